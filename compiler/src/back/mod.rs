@@ -1,0 +1,1 @@
+//! Code generation through LLVM's NVPTX target (inkwell): HIR to LLVM IR and PTX.

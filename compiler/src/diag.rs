@@ -1,0 +1,271 @@
+//! Diagnostics as plain data.
+//!
+//! Every phase reports problems as [`Diagnostic`] values; nothing here knows how they are
+//! printed. Rendering (codespan for people, JSON for machines) happens once, at the edge, in
+//! [`crate::render`].
+
+use std::fmt;
+
+/// A byte range in one source file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span { start: start as u32, end: end as u32 }
+    }
+
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+    }
+
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+/// Stable diagnostic codes. The string form (`E0100`) is what users search for and what
+/// `-W`/`-Werror` options name, so a code never changes meaning once released.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Code {
+    // Lexing and parsing: E00xx
+    InvalidToken,
+    UnterminatedComment,
+    UnterminatedLiteral,
+    IntegerLiteralOutOfRange,
+    InvalidEscape,
+    SyntaxError,
+    UnsupportedSyntax,
+    // Names and declarations: E01xx
+    UnknownName,
+    Redefinition,
+    UnknownType,
+    InvalidDeclaration,
+    MissingDefinition,
+    // Types and expressions: E02xx
+    TypeMismatch,
+    InvalidOperands,
+    NotAnLvalue,
+    CallArity,
+    NotCallable,
+    InvalidArraySize,
+    NotConstant,
+    AssignToConst,
+    MisplacedStatement,
+    MissingReturn,
+    // Launches and the device runtime: E03xx / W03xx
+    LaunchOfNonKernel,
+    LaunchArity,
+    LaunchArgumentType,
+    LaunchConfigType,
+    ParamBufferTooLarge,
+    ParamBufferOver4K,
+    StreamNeedsV2Abi,
+    LocalPointerToChild,
+    DeviceSynchronizeRemoved,
+    MissingRequiredFlag,
+    LaunchInHostDevice,
+    KernelReturnType,
+    KernelCalledDirectly,
+    // Whole-program limits: E04xx
+    NestingTooDeep,
+    SourceTooLarge,
+}
+
+impl Code {
+    pub fn as_str(self) -> &'static str {
+        use Code::*;
+        match self {
+            InvalidToken => "E0001",
+            UnterminatedComment => "E0002",
+            UnterminatedLiteral => "E0003",
+            IntegerLiteralOutOfRange => "E0004",
+            InvalidEscape => "E0005",
+            SyntaxError => "E0006",
+            UnsupportedSyntax => "E0007",
+            UnknownName => "E0100",
+            Redefinition => "E0101",
+            UnknownType => "E0102",
+            InvalidDeclaration => "E0103",
+            MissingDefinition => "E0104",
+            TypeMismatch => "E0200",
+            InvalidOperands => "E0201",
+            NotAnLvalue => "E0202",
+            CallArity => "E0203",
+            NotCallable => "E0204",
+            InvalidArraySize => "E0205",
+            NotConstant => "E0206",
+            AssignToConst => "E0207",
+            MisplacedStatement => "E0208",
+            MissingReturn => "W0209",
+            LaunchOfNonKernel => "E0300",
+            LaunchArity => "E0301",
+            LaunchArgumentType => "E0302",
+            LaunchConfigType => "E0303",
+            ParamBufferTooLarge => "E0304",
+            ParamBufferOver4K => "W0305",
+            StreamNeedsV2Abi => "E0306",
+            LocalPointerToChild => "E0307",
+            DeviceSynchronizeRemoved => "E0308",
+            MissingRequiredFlag => "E0309",
+            LaunchInHostDevice => "E0310",
+            KernelReturnType => "E0311",
+            KernelCalledDirectly => "E0312",
+            NestingTooDeep => "E0400",
+            SourceTooLarge => "E0401",
+        }
+    }
+
+    /// Warnings are the codes that start with `W`; everything else stops compilation.
+    pub fn default_severity(self) -> Severity {
+        if self.as_str().starts_with('W') {
+            Severity::Warning
+        } else {
+            Severity::Error
+        }
+    }
+
+    pub const ALL: &'static [Code] = &[
+        Code::InvalidToken,
+        Code::UnterminatedComment,
+        Code::UnterminatedLiteral,
+        Code::IntegerLiteralOutOfRange,
+        Code::InvalidEscape,
+        Code::SyntaxError,
+        Code::UnsupportedSyntax,
+        Code::UnknownName,
+        Code::Redefinition,
+        Code::UnknownType,
+        Code::InvalidDeclaration,
+        Code::MissingDefinition,
+        Code::TypeMismatch,
+        Code::InvalidOperands,
+        Code::NotAnLvalue,
+        Code::CallArity,
+        Code::NotCallable,
+        Code::InvalidArraySize,
+        Code::NotConstant,
+        Code::AssignToConst,
+        Code::MisplacedStatement,
+        Code::MissingReturn,
+        Code::LaunchOfNonKernel,
+        Code::LaunchArity,
+        Code::LaunchArgumentType,
+        Code::LaunchConfigType,
+        Code::ParamBufferTooLarge,
+        Code::ParamBufferOver4K,
+        Code::StreamNeedsV2Abi,
+        Code::LocalPointerToChild,
+        Code::DeviceSynchronizeRemoved,
+        Code::MissingRequiredFlag,
+        Code::LaunchInHostDevice,
+        Code::KernelReturnType,
+        Code::KernelCalledDirectly,
+        Code::NestingTooDeep,
+        Code::SourceTooLarge,
+    ];
+
+    pub fn from_str(s: &str) -> Option<Code> {
+        Code::ALL.iter().copied().find(|c| c.as_str().eq_ignore_ascii_case(s))
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Label {
+    pub span: Span,
+    pub message: String,
+    /// The primary label is where the problem is; secondary labels give context.
+    pub primary: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub code: Code,
+    pub severity: Severity,
+    pub message: String,
+    pub labels: Vec<Label>,
+    pub notes: Vec<String>,
+}
+
+impl Diagnostic {
+    /// A diagnostic of `code`'s default severity whose primary label points at `span`.
+    pub fn new(code: Code, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            code,
+            severity: code.default_severity(),
+            message: message.into(),
+            labels: vec![Label { span, message: String::new(), primary: true }],
+            notes: Vec::new(),
+        }
+    }
+
+    /// Sets the text shown under the primary label.
+    pub fn with_primary_message(mut self, message: impl Into<String>) -> Diagnostic {
+        if let Some(label) = self.labels.iter_mut().find(|l| l.primary) {
+            label.message = message.into();
+        }
+        self
+    }
+
+    pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
+        self.labels.push(Label { span, message: message.into(), primary: false });
+        self
+    }
+
+    pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
+        self.notes.push(note.into());
+        self
+    }
+
+    pub fn primary_span(&self) -> Span {
+        self.labels.iter().find(|l| l.primary).map(|l| l.span).unwrap_or_default()
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+/// Collects diagnostics so a phase can report many problems and keep going.
+#[derive(Debug, Default)]
+pub struct Diagnostics {
+    list: Vec<Diagnostic>,
+}
+
+impl Diagnostics {
+    pub fn push(&mut self, diagnostic: Diagnostic) {
+        self.list.push(diagnostic);
+    }
+
+    pub fn has_errors(&self) -> bool {
+        self.list.iter().any(Diagnostic::is_error)
+    }
+
+    pub fn into_vec(self) -> Vec<Diagnostic> {
+        self.list
+    }
+
+    pub fn extend(&mut self, more: impl IntoIterator<Item = Diagnostic>) {
+        self.list.extend(more);
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.list.iter()
+    }
+}

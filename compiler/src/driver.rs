@@ -1,0 +1,1 @@
+//! Runs the phases in order for one source file.

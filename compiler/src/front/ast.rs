@@ -1,0 +1,296 @@
+//! The syntax tree the parser produces: what the user wrote, with spans, before any name or
+//! type is resolved. Semantic analysis (`crate::sema`) turns it into the typed `crate::hir`.
+
+use crate::diag::Span;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct TranslationUnit {
+    pub items: Vec<Item>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    Function(FunctionDef),
+    Struct(StructDef),
+    /// A declaration at file scope: `__device__ int x = 3;`, `__constant__ float k[4];`,
+    /// `extern __shared__ float buf[];`.
+    Global(DeclStmt),
+}
+
+/// `__global__`, `__device__`, `__host__` and the other words that may precede a function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FnQualifier {
+    Global,
+    Device,
+    Host,
+    /// `extern "C"` (accepted so that a file stays valid CUDA C++; it changes nothing here).
+    ExternC,
+    Static,
+    Inline,
+    ForceInline,
+    NoInline,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FunctionDef {
+    pub qualifiers: Vec<(FnQualifier, Span)>,
+    pub return_type: TypeName,
+    pub name: Ident,
+    pub params: Vec<Param>,
+    /// `None` for a prototype (`__device__ int f(int);`), which lets functions call each other
+    /// before their definitions.
+    pub body: Option<Block>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub ty: TypeSpec,
+    pub declarator: Declarator,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct StructDef {
+    pub name: Ident,
+    pub fields: Vec<DeclStmt>,
+    pub span: Span,
+}
+
+/// Storage and space qualifiers of a variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VarQualifier {
+    Device,
+    Constant,
+    Shared,
+    Extern,
+    Static,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BaseType {
+    Void,
+    Bool,
+    Char,
+    SignedChar,
+    UnsignedChar,
+    Short,
+    UnsignedShort,
+    Int,
+    UnsignedInt,
+    Long,
+    UnsignedLong,
+    LongLong,
+    UnsignedLongLong,
+    Float,
+    Double,
+    SizeT,
+    Dim3,
+    Stream,
+    Event,
+    CudaError,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeSpecKind {
+    Builtin(BaseType),
+    /// `struct S` or, as C++ allows, plain `S` after `struct S { ... };`.
+    Struct(Ident),
+}
+
+/// The declaration specifiers: a base type and whether it is `const`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeSpec {
+    pub kind: TypeSpecKind,
+    pub is_const: bool,
+    pub span: Span,
+}
+
+/// One `*` of a declarator, and whether the pointer itself is `const` (`int *const p`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PointerLevel {
+    pub is_const: bool,
+    pub span: Span,
+}
+
+/// The part of a declaration that names one variable: `*const *p[3][4]`.
+/// Array dimensions may be empty (`[]`) for `extern __shared__` arrays and parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Declarator {
+    pub pointers: Vec<PointerLevel>,
+    pub name: Ident,
+    pub array_dims: Vec<ArrayDim>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArrayDim {
+    pub size: Option<Expr>,
+    pub span: Span,
+}
+
+/// A type written without a name, as in casts, `sizeof` and return types: `const int *`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeName {
+    pub spec: TypeSpec,
+    pub pointers: Vec<PointerLevel>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeclStmt {
+    pub qualifiers: Vec<(VarQualifier, Span)>,
+    pub spec: TypeSpec,
+    pub declarators: Vec<InitDeclarator>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct InitDeclarator {
+    pub declarator: Declarator,
+    pub init: Option<Initializer>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Initializer {
+    /// `= expr`
+    Expr(Expr),
+    /// `= { a, b, { c } }`
+    List(Vec<Initializer>, Span),
+    /// Constructor syntax: `dim3 grid(4, 2);`
+    Ctor(Vec<Expr>, Span),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    Decl(DeclStmt),
+    Expr(Expr),
+    If { cond: Expr, then: Box<Stmt>, otherwise: Option<Box<Stmt>>, span: Span },
+    While { cond: Expr, body: Box<Stmt>, span: Span },
+    DoWhile { body: Box<Stmt>, cond: Expr, span: Span },
+    /// `init` is a declaration or an expression statement (or `None` for `for (;;)`).
+    For { init: Option<Box<Stmt>>, cond: Option<Expr>, step: Option<Expr>, body: Box<Stmt>, span: Span },
+    Break(Span),
+    Continue(Span),
+    Return(Option<Expr>, Span),
+    Block(Block),
+    Empty(Span),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    Neg,
+    Plus,
+    Not,
+    BitNot,
+    Deref,
+    AddrOf,
+    PreInc,
+    PreDec,
+    PostInc,
+    PostDec,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    Mul,
+    Div,
+    Rem,
+    Add,
+    Sub,
+    Shl,
+    Shr,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    Eq,
+    Ne,
+    BitAnd,
+    BitXor,
+    BitOr,
+    LogAnd,
+    LogOr,
+}
+
+impl BinaryOp {
+    pub fn symbol(self) -> &'static str {
+        use BinaryOp::*;
+        match self {
+            Mul => "*",
+            Div => "/",
+            Rem => "%",
+            Add => "+",
+            Sub => "-",
+            Shl => "<<",
+            Shr => ">>",
+            Lt => "<",
+            Gt => ">",
+            Le => "<=",
+            Ge => ">=",
+            Eq => "==",
+            Ne => "!=",
+            BitAnd => "&",
+            BitXor => "^",
+            BitOr => "|",
+            LogAnd => "&&",
+            LogOr => "||",
+        }
+    }
+}
+
+/// The suffix of an integer literal (`u`, `l`, `ll` and combinations).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct IntSuffix {
+    pub unsigned: bool,
+    /// 0 for none, 1 for `l`, 2 for `ll`.
+    pub long: u8,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// `decimal` matters: C gives hex and octal literals unsigned types where decimal ones
+    /// would not fit a signed type.
+    IntLit { value: u64, suffix: IntSuffix, decimal: bool },
+    /// `is_float` for the `f`/`F` suffix.
+    FloatLit { value: f64, is_float: bool },
+    CharLit(u8),
+    StringLit(Vec<u8>),
+    BoolLit(bool),
+    Ident(Ident),
+    Unary { op: UnaryOp, operand: Box<Expr> },
+    Binary { op: BinaryOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    /// `lhs = rhs` (op `None`) or `lhs op= rhs`.
+    Assign { op: Option<BinaryOp>, lhs: Box<Expr>, rhs: Box<Expr> },
+    Conditional { cond: Box<Expr>, then: Box<Expr>, otherwise: Box<Expr> },
+    Comma { lhs: Box<Expr>, rhs: Box<Expr> },
+    Cast { ty: TypeName, operand: Box<Expr> },
+    SizeofType(TypeName),
+    SizeofExpr(Box<Expr>),
+    Call { callee: Box<Expr>, args: Vec<Expr> },
+    /// `kernel<<<config...>>>(args)`; `config` holds 2 to 4 expressions as written (the parser
+    /// accepts any count so that sema can report a wrong one with a good message).
+    Launch { kernel: Ident, config: Vec<Expr>, config_span: Span, args: Vec<Expr> },
+    Index { base: Box<Expr>, index: Box<Expr> },
+    Member { base: Box<Expr>, field: Ident, arrow: bool },
+    /// A functional cast or constructor call such as `dim3(4, 2)` or `float(x)`.
+    Construct { ty: TypeName, args: Vec<Expr> },
+}

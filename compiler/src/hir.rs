@@ -1,0 +1,386 @@
+//! The typed intermediate representation between semantic analysis and code generation.
+//!
+//! Everything here is resolved and explicit: names are handles, every expression carries its
+//! type, implicit conversions are [`ExprKind::Cast`] nodes, array-to-pointer decay is
+//! [`ExprKind::Decay`], `sizeof` is folded, launches carry their parameter-buffer layout.
+//! Code generation trusts it and reports no user errors.
+
+use crate::diag::Span;
+use crate::layout::ParamLayout;
+use crate::types::{size_align, StructId, StructLayouts, Type};
+use crate::target::Target;
+pub use runtime_shim::entry_points::RuntimeFn;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FuncId(pub u32);
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GlobalId(pub u32);
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LocalId(pub u32);
+
+#[derive(Clone, Debug)]
+pub struct Module {
+    pub target: Target,
+    pub structs: Vec<StructDef>,
+    pub globals: Vec<Global>,
+    pub functions: Vec<Function>,
+}
+
+impl Module {
+    pub fn function(&self, id: FuncId) -> &Function {
+        &self.functions[id.0 as usize]
+    }
+    pub fn global(&self, id: GlobalId) -> &Global {
+        &self.globals[id.0 as usize]
+    }
+    pub fn struct_def(&self, id: StructId) -> &StructDef {
+        &self.structs[id.0 as usize]
+    }
+    pub fn size_align(&self, ty: &Type) -> (u64, u64) {
+        size_align(ty, self, &self.target)
+    }
+}
+
+impl StructLayouts for Module {
+    fn struct_size_align(&self, id: StructId) -> (u64, u64) {
+        let s = self.struct_def(id);
+        (s.size, s.align)
+    }
+    fn struct_name(&self, id: StructId) -> &str {
+        &self.struct_def(id).name
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct StructDef {
+    pub name: String,
+    pub fields: Vec<Field>,
+    /// Computed by sema with C's rules; code generation must lay the LLVM struct out the same.
+    pub size: u64,
+    pub align: u64,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Field {
+    pub name: String,
+    pub ty: Type,
+    pub offset: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GlobalSpace {
+    /// `__device__`: global memory, visible to every grid.
+    Device,
+    /// `__constant__`: constant memory.
+    Constant,
+    /// `__shared__` (at file scope or hoisted out of a function body): one copy per block.
+    Shared,
+    /// `extern __shared__ T name[];`: the dynamic shared memory sized by a launch's `Ns`.
+    /// All such declarations alias the same memory, as in CUDA.
+    ExternShared,
+    /// The bytes of a string literal (constant, read-only global memory).
+    StringLiteral,
+}
+
+#[derive(Clone, Debug)]
+pub struct Global {
+    /// The symbol name in the PTX. Unique; shared arrays hoisted out of a function are named
+    /// `function$name`-style by sema to keep them apart.
+    pub name: String,
+    pub ty: Type,
+    pub space: GlobalSpace,
+    pub init: Option<ConstInit>,
+    pub span: Span,
+}
+
+/// A compile-time initializer of a global. Integer values hold the bits of the value
+/// (sign-extended into the `i64`), already converted to the element type by sema.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConstInit {
+    Int(i64),
+    Float(f64),
+    /// Elements in order; a shorter list than the array is zero-filled.
+    Array(Vec<ConstInit>),
+    /// Fields in order; missing trailing fields are zero.
+    Struct(Vec<ConstInit>),
+    /// Address of another global (string literals, `&g`), possibly offset by bytes.
+    GlobalAddress(GlobalId),
+    Zero,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FunctionKind {
+    /// `__global__`: an entry point (`.entry`), launchable from the host and the device.
+    Kernel,
+    /// `__device__`: a device function (`.func`).
+    Device,
+    /// `__host__ __device__`: compiled for the device like `Device`.
+    HostDevice,
+}
+
+#[derive(Clone, Debug)]
+pub struct Function {
+    pub name: String,
+    pub kind: FunctionKind,
+    pub return_type: Type,
+    /// Each parameter is also a local (a parameter can be assigned and have its address taken).
+    pub params: Vec<LocalId>,
+    pub locals: Vec<Local>,
+    /// `None` for a prototype without a definition (a link-time error under nvlink if it is
+    /// called; sema reports it first).
+    pub body: Option<Block>,
+    pub span: Span,
+}
+
+impl Function {
+    pub fn local(&self, id: LocalId) -> &Local {
+        &self.locals[id.0 as usize]
+    }
+    pub fn param_types(&self) -> impl Iterator<Item = &Type> + '_ {
+        self.params.iter().map(|p| &self.local(*p).ty)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Local {
+    pub name: String,
+    pub ty: Type,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Stmt {
+    /// Storage for the local comes into being; `init` stores its first value.
+    Decl { local: LocalId, init: Option<Init> },
+    Expr(Expr),
+    If { cond: Expr, then: Block, otherwise: Option<Block> },
+    /// Covers `while`, `do`/`while` and `for`: `init` runs once, then (unless
+    /// `check_cond_first` is false on the first iteration) `cond`, `body`, `step` repeat.
+    /// `continue` jumps to `step`. A missing `cond` is true.
+    Loop { init: Block, cond: Option<Expr>, step: Option<Expr>, body: Block, check_cond_first: bool },
+    Break,
+    Continue,
+    Return(Option<Expr>),
+    Block(Block),
+}
+
+/// The initial value of a local.
+#[derive(Clone, Debug)]
+pub enum Init {
+    /// An expression already converted to the local's type.
+    Expr(Expr),
+    /// Brace-enclosed list for arrays and structs: elements in order, the rest zero.
+    List(Vec<Init>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub ty: Type,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Axis {
+    X,
+    Y,
+    Z,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpecialReg {
+    ThreadIdx(Axis),
+    BlockIdx(Axis),
+    BlockDim(Axis),
+    GridDim(Axis),
+    WarpSize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    /// Arithmetic negation on an integer or float of the expression's type.
+    Neg,
+    /// Bitwise complement.
+    BitNot,
+    /// Logical not: the operand is a scalar compared with zero; the result is `int` 0 or 1.
+    Not,
+}
+
+/// Binary operators after the usual arithmetic conversions. For arithmetic and bitwise
+/// operators both operands have the expression's type; shifts keep the left operand's
+/// (promoted) type and convert the right to it; comparisons take two operands of one common
+/// type (arithmetic or pointer) and yield `int`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Shl,
+    Shr,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    Eq,
+    Ne,
+    /// Pointer plus a signed integer of pointer width, scaled by the pointee size.
+    PtrAdd,
+    /// Pointer minus pointer: the element distance, as `long` (ptrdiff_t).
+    PtrDiff,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    Add,
+    Sub,
+    Exch,
+    Min,
+    Max,
+    /// `atomicInc(p, limit)`: ((old >= limit) ? 0 : old + 1).
+    Inc,
+    /// `atomicDec(p, limit)`: ((old == 0 || old > limit) ? limit : old - 1).
+    Dec,
+    And,
+    Or,
+    Xor,
+    /// `atomicCAS(p, compare, value)`.
+    Cas,
+}
+
+/// Float math functions; the argument and result type are the expression's float type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MathFn {
+    Sqrt,
+    Rsqrt,
+    Fabs,
+    Floor,
+    Ceil,
+    Trunc,
+    Round,
+    Exp,
+    Exp2,
+    Log,
+    Log2,
+    Log10,
+    Sin,
+    Cos,
+    Tan,
+    Pow,
+    Fmin,
+    Fmax,
+    Fma,
+    Fmod,
+    Atan2,
+}
+
+#[derive(Clone, Debug)]
+pub enum Builtin {
+    SpecialReg(SpecialReg),
+    SyncThreads,
+    ThreadFence,
+    ThreadFenceBlock,
+    /// args: pointer, then value(s) of the pointee type (CAS: compare, value).
+    /// Result: the old value (the pointee type).
+    Atomic(AtomicOp),
+    /// args[0] is the format (a `const char *`); the rest are already promoted by sema
+    /// (float to double, small integers to int). Result: int.
+    Printf,
+    /// `__isGlobal(p)`: unsigned int 1 if p points into global memory.
+    IsGlobal,
+    /// `clock64()`: long long.
+    Clock64,
+    /// `min`/`max` on two operands converted to the expression's (integer or float) type.
+    Min,
+    Max,
+    /// `abs` on an integer or float of the expression's type.
+    Abs,
+    Math(MathFn),
+    /// A device-runtime API call; args converted to the C-level signature in
+    /// `runtime_shim::entry_points`. Code generation calls the entry point's PTX symbol.
+    Runtime(RuntimeFn),
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    /// The value's bits for the expression's integer type (bool, char, ..., cudaError_t).
+    IntConst(i64),
+    FloatConst(f64),
+    /// The null pointer of a pointer type, and the predefined stream handles of type
+    /// `cudaStream_t` (0 = NULL stream, 3 = tail launch, 4 = fire-and-forget).
+    PointerConst(u64),
+
+    // ---- Places (lvalues). Evaluated as values they are loaded. ----
+    Local(LocalId),
+    Global(GlobalId),
+    /// `*ptr` (also the result of lowering `a[i]` to `*(a + i)`).
+    Deref(Box<Expr>),
+    /// `.field` of a struct place or value; `index` into `StructDef::fields`.
+    /// `p->f` is lowered to `(*p).f`. dim3 fields use index 0, 1, 2 for x, y, z.
+    Member { base: Box<Expr>, index: u32 },
+
+    // ---- Values ----
+    /// The address of a place.
+    AddrOf(Box<Expr>),
+    /// An array place converted to a pointer to its first element.
+    Decay(Box<Expr>),
+    /// Conversion of the operand to `Expr::ty`. Covers integer widening and narrowing (the
+    /// operand's signedness decides sign or zero extension), int/float, float/float, pointer
+    /// to pointer, integer to pointer and back, any scalar to bool (compare with zero), and
+    /// `cudaError_t` to integer.
+    Cast(Box<Expr>),
+    Unary { op: UnaryOp, operand: Box<Expr> },
+    Binary { op: BinaryOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    /// Short-circuit `&&` / `||` on scalars; the result is `int` 0 or 1.
+    LogicalAnd { lhs: Box<Expr>, rhs: Box<Expr> },
+    LogicalOr { lhs: Box<Expr>, rhs: Box<Expr> },
+    /// Both branches already have the expression's type. `cond` is a scalar tested against 0.
+    Conditional { cond: Box<Expr>, then: Box<Expr>, otherwise: Box<Expr> },
+    /// Evaluate `lhs` for effect, then `rhs`.
+    Comma { lhs: Box<Expr>, rhs: Box<Expr> },
+    /// Store `value` (already of the place's type) and yield it.
+    Assign { place: Box<Expr>, value: Box<Expr> },
+    /// `place op= value`: load place, convert it to `op_type`, apply `op` with `value`
+    /// (already of `op_type`, or for `PtrAdd` a pointer-width integer), convert back to the
+    /// place's type, store, yield the new value.
+    CompoundAssign { op: BinaryOp, place: Box<Expr>, value: Box<Expr>, op_type: Type },
+    /// `++`/`--` on an arithmetic or pointer place; yields the new value (prefix) or the old
+    /// one (postfix).
+    IncDec { place: Box<Expr>, increment: bool, prefix: bool },
+    Call { func: FuncId, args: Vec<Expr> },
+    Builtin { builtin: Builtin, args: Vec<Expr> },
+    /// `dim3(x, y, z)` with three `unsigned int` operands (missing ones are the constant 1).
+    Dim3 { x: Box<Expr>, y: Box<Expr>, z: Box<Expr> },
+    /// `kernel<<<grid, block, shared_mem, stream>>>(args)`. Type: void.
+    Launch(Box<Launch>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Launch {
+    pub kernel: FuncId,
+    /// Type dim3.
+    pub grid: Expr,
+    /// Type dim3.
+    pub block: Expr,
+    /// Type unsigned int (the runtime takes 32 bits).
+    pub shared_mem: Expr,
+    /// Type cudaStream_t.
+    pub stream: Expr,
+    /// Converted to the kernel's parameter types, in order.
+    pub args: Vec<Expr>,
+    /// Offsets of the arguments in the parameter buffer, its size and alignment.
+    pub layout: ParamLayout,
+    /// The launch's error is recorded by the device runtime itself (as with nvcc, which
+    /// ignores the entry point's return value), so `cudaGetLastError()` sees it.
+    pub span: Span,
+}

@@ -1,0 +1,1 @@
+//! Turning diagnostics into text: codespan-reporting for people.

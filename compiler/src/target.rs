@@ -1,0 +1,112 @@
+//! What we compile for: the GPU architecture, the address size and the launch ABI.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// `sm_XX`: the compute capability times ten (sm_90 is 90).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SmVersion(pub u32);
+
+impl SmVersion {
+    /// The oldest architecture with dynamic parallelism (compute capability 3.5).
+    pub const MIN_CDP: SmVersion = SmVersion(35);
+    /// CUDA 12.1 raised the kernel-parameter limit to 32764 bytes from this architecture on.
+    pub const LARGE_PARAMS: SmVersion = SmVersion(70);
+}
+
+impl fmt::Display for SmVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "sm_{}", self.0)
+    }
+}
+
+impl FromStr for SmVersion {
+    type Err = String;
+    /// Accepts `sm_90`, `90` and nvcc's `compute_90`; a trailing `a`/`f` feature suffix is
+    /// refused because LLVM spells those targets differently and we do not emit them yet.
+    fn from_str(s: &str) -> Result<SmVersion, String> {
+        let digits = s.strip_prefix("sm_").or_else(|| s.strip_prefix("compute_")).unwrap_or(s);
+        match digits.parse::<u32>() {
+            Ok(n) if n >= SmVersion::MIN_CDP.0 && n < 1000 => Ok(SmVersion(n)),
+            Ok(n) => Err(format!(
+                "sm_{n} cannot launch kernels from the device: dynamic parallelism needs sm_35 or newer"
+            )),
+            Err(_) => Err(format!("`{s}` is not an architecture; expected a name like sm_90")),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AddressSize {
+    Bits32,
+    Bits64,
+}
+
+impl AddressSize {
+    pub fn pointer_bytes(self) -> u64 {
+        match self {
+            AddressSize::Bits32 => 4,
+            AddressSize::Bits64 => 8,
+        }
+    }
+}
+
+/// Which device-runtime entry points a `<<<>>>` launch lowers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LaunchAbi {
+    /// The documented `cudaGetParameterBuffer` + `cudaLaunchDevice` pair. The runtime refuses
+    /// tail launch and fire-and-forget through it (measured on sm_90, ABI-NOTES.md).
+    V1,
+    /// `__cudaCDP2GetParameterBufferV2` + `__cudaCDP2LaunchDeviceV2`, what nvcc 13 emits.
+    V2,
+}
+
+impl FromStr for LaunchAbi {
+    type Err = String;
+    fn from_str(s: &str) -> Result<LaunchAbi, String> {
+        match s {
+            "v1" | "V1" => Ok(LaunchAbi::V1),
+            "v2" | "V2" => Ok(LaunchAbi::V2),
+            _ => Err(format!("unknown launch ABI `{s}`; expected v1 or v2")),
+        }
+    }
+}
+
+impl fmt::Display for LaunchAbi {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            LaunchAbi::V1 => "v1",
+            LaunchAbi::V2 => "v2",
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Target {
+    pub sm: SmVersion,
+    pub address_size: AddressSize,
+    pub launch_abi: LaunchAbi,
+}
+
+impl Default for Target {
+    fn default() -> Target {
+        Target { sm: SmVersion(90), address_size: AddressSize::Bits64, launch_abi: LaunchAbi::V2 }
+    }
+}
+
+impl Target {
+    /// The largest parameter buffer the target's runtime accepts: 32764 bytes on sm_70 and newer
+    /// with 64-bit addresses (CUDA 12.1+, measured), else the documented 4096.
+    pub fn param_buffer_limit(&self) -> u64 {
+        if self.sm >= SmVersion::LARGE_PARAMS && self.address_size == AddressSize::Bits64 {
+            runtime_shim::limits::PARAM_BUFFER_MAX_BYTES_CUDA_12_1
+        } else {
+            runtime_shim::limits::PARAM_BUFFER_DOCUMENTED_MAX_BYTES
+        }
+    }
+
+    /// `long` follows the host's data model: LP64 on 64-bit Linux, ILP32 for 32-bit PTX.
+    pub fn long_bytes(&self) -> u64 {
+        self.address_size.pointer_bytes()
+    }
+}

@@ -1,0 +1,1 @@
+//! Finding and running the NVIDIA tools (ptxas, nvlink) and libcudadevrt.

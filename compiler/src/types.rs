@@ -1,0 +1,251 @@
+//! The types of the kernel language and their sizes and alignments.
+//!
+//! Sizes follow nvcc on Linux: LP64 for 64-bit output (long is 8 bytes), ILP32 for 32-bit PTX.
+
+use crate::target::Target;
+use std::fmt;
+
+/// Index of a struct in [`crate::hir::Module::structs`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StructId(pub u32);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IntKind {
+    Bool,
+    /// Plain `char`, signed on every platform nvcc targets.
+    Char,
+    SChar,
+    UChar,
+    Short,
+    UShort,
+    Int,
+    UInt,
+    Long,
+    ULong,
+    LongLong,
+    ULongLong,
+}
+
+impl IntKind {
+    pub fn is_signed(self, _target: &Target) -> bool {
+        matches!(self, IntKind::Char | IntKind::SChar | IntKind::Short | IntKind::Int | IntKind::Long | IntKind::LongLong)
+    }
+
+    pub fn bytes(self, target: &Target) -> u64 {
+        match self {
+            IntKind::Bool | IntKind::Char | IntKind::SChar | IntKind::UChar => 1,
+            IntKind::Short | IntKind::UShort => 2,
+            IntKind::Int | IntKind::UInt => 4,
+            IntKind::Long | IntKind::ULong => target.long_bytes(),
+            IntKind::LongLong | IntKind::ULongLong => 8,
+        }
+    }
+
+    pub fn bits(self, target: &Target) -> u32 {
+        if self == IntKind::Bool {
+            1
+        } else {
+            (self.bytes(target) * 8) as u32
+        }
+    }
+
+    /// C's integer conversion rank, used by the usual arithmetic conversions.
+    pub fn rank(self) -> u32 {
+        match self {
+            IntKind::Bool => 0,
+            IntKind::Char | IntKind::SChar | IntKind::UChar => 1,
+            IntKind::Short | IntKind::UShort => 2,
+            IntKind::Int | IntKind::UInt => 3,
+            IntKind::Long | IntKind::ULong => 4,
+            IntKind::LongLong | IntKind::ULongLong => 5,
+        }
+    }
+
+    pub fn to_unsigned(self) -> IntKind {
+        match self {
+            IntKind::Char | IntKind::SChar => IntKind::UChar,
+            IntKind::Short => IntKind::UShort,
+            IntKind::Int => IntKind::UInt,
+            IntKind::Long => IntKind::ULong,
+            IntKind::LongLong => IntKind::ULongLong,
+            other => other,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            IntKind::Bool => "bool",
+            IntKind::Char => "char",
+            IntKind::SChar => "signed char",
+            IntKind::UChar => "unsigned char",
+            IntKind::Short => "short",
+            IntKind::UShort => "unsigned short",
+            IntKind::Int => "int",
+            IntKind::UInt => "unsigned int",
+            IntKind::Long => "long",
+            IntKind::ULong => "unsigned long",
+            IntKind::LongLong => "long long",
+            IntKind::ULongLong => "unsigned long long",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FloatKind {
+    Float,
+    Double,
+}
+
+impl FloatKind {
+    pub fn bytes(self) -> u64 {
+        match self {
+            FloatKind::Float => 4,
+            FloatKind::Double => 8,
+        }
+    }
+}
+
+/// A language type. Cheap to clone and compared structurally; struct types compare by id.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Type {
+    Void,
+    Int(IntKind),
+    Float(FloatKind),
+    Pointer { pointee: Box<Type>, pointee_const: bool },
+    Array { elem: Box<Type>, len: u64 },
+    Struct(StructId),
+    /// CUDA's `dim3`: three `unsigned int`s, 12 bytes, 4-aligned.
+    Dim3,
+    /// `cudaStream_t`, an opaque pointer.
+    Stream,
+    /// `cudaEvent_t`, an opaque pointer.
+    Event,
+    /// `cudaError_t`, an enum of `int` size that converts to integers but not back.
+    CudaError,
+}
+
+impl Type {
+    pub const INT: Type = Type::Int(IntKind::Int);
+    pub const UINT: Type = Type::Int(IntKind::UInt);
+    pub const BOOL: Type = Type::Int(IntKind::Bool);
+    pub const CHAR: Type = Type::Int(IntKind::Char);
+    pub const ULONGLONG: Type = Type::Int(IntKind::ULongLong);
+    pub const LONGLONG: Type = Type::Int(IntKind::LongLong);
+    pub const FLOAT: Type = Type::Float(FloatKind::Float);
+    pub const DOUBLE: Type = Type::Float(FloatKind::Double);
+
+    pub fn pointer_to(pointee: Type) -> Type {
+        Type::Pointer { pointee: Box::new(pointee), pointee_const: false }
+    }
+
+    pub fn const_pointer_to(pointee: Type) -> Type {
+        Type::Pointer { pointee: Box::new(pointee), pointee_const: true }
+    }
+
+    /// `size_t` is `unsigned long`: 8 bytes at 64 bits and 4 at 32, like the host's.
+    pub fn size_t() -> Type {
+        Type::Int(IntKind::ULong)
+    }
+
+    pub fn is_integer(&self) -> bool {
+        matches!(self, Type::Int(_) | Type::CudaError)
+    }
+
+    pub fn is_arithmetic(&self) -> bool {
+        matches!(self, Type::Int(_) | Type::Float(_) | Type::CudaError)
+    }
+
+    pub fn is_scalar(&self) -> bool {
+        self.is_arithmetic() || self.is_pointer_like()
+    }
+
+    pub fn is_pointer(&self) -> bool {
+        matches!(self, Type::Pointer { .. })
+    }
+
+    /// Pointers and the opaque handles that are pointers underneath.
+    pub fn is_pointer_like(&self) -> bool {
+        matches!(self, Type::Pointer { .. } | Type::Stream | Type::Event)
+    }
+
+    pub fn is_void(&self) -> bool {
+        matches!(self, Type::Void)
+    }
+
+    pub fn pointee(&self) -> Option<&Type> {
+        match self {
+            Type::Pointer { pointee, .. } => Some(pointee),
+            _ => None,
+        }
+    }
+
+    pub fn is_complete_object(&self) -> bool {
+        !matches!(self, Type::Void | Type::Array { len: 0, .. })
+    }
+}
+
+/// What size and alignment queries need to know about struct types.
+pub trait StructLayouts {
+    fn struct_size_align(&self, id: StructId) -> (u64, u64);
+    fn struct_name(&self, id: StructId) -> &str;
+}
+
+/// Size and alignment in bytes, as nvcc lays the type out in memory and in a parameter buffer.
+pub fn size_align(ty: &Type, structs: &dyn StructLayouts, target: &Target) -> (u64, u64) {
+    match ty {
+        Type::Void => (1, 1),
+        Type::Int(kind) => {
+            let bytes = kind.bytes(target);
+            (bytes, bytes)
+        }
+        Type::CudaError => (4, 4),
+        Type::Float(kind) => (kind.bytes(), kind.bytes()),
+        Type::Pointer { .. } | Type::Stream | Type::Event => {
+            let bytes = target.address_size.pointer_bytes();
+            (bytes, bytes)
+        }
+        Type::Array { elem, len } => {
+            let (size, align) = size_align(elem, structs, target);
+            (size.saturating_mul(*len), align)
+        }
+        Type::Struct(id) => structs.struct_size_align(*id),
+        Type::Dim3 => (12, 4),
+    }
+}
+
+pub fn round_up(offset: u64, align: u64) -> u64 {
+    offset.div_ceil(align.max(1)).saturating_mul(align.max(1))
+}
+
+/// Formats a type the way a C programmer writes it, for diagnostics.
+pub struct DisplayType<'a> {
+    pub ty: &'a Type,
+    pub structs: &'a dyn StructLayouts,
+}
+
+impl fmt::Display for DisplayType<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.ty {
+            Type::Void => f.write_str("void"),
+            Type::Int(kind) => f.write_str(kind.name()),
+            Type::Float(FloatKind::Float) => f.write_str("float"),
+            Type::Float(FloatKind::Double) => f.write_str("double"),
+            Type::Pointer { pointee, pointee_const } => {
+                let inner = DisplayType { ty: pointee, structs: self.structs };
+                if *pointee_const {
+                    write!(f, "const {inner} *")
+                } else {
+                    write!(f, "{inner} *")
+                }
+            }
+            Type::Array { elem, len } => {
+                write!(f, "{}[{}]", DisplayType { ty: elem, structs: self.structs }, len)
+            }
+            Type::Struct(id) => write!(f, "struct {}", self.structs.struct_name(*id)),
+            Type::Dim3 => f.write_str("dim3"),
+            Type::Stream => f.write_str("cudaStream_t"),
+            Type::Event => f.write_str("cudaEvent_t"),
+            Type::CudaError => f.write_str("cudaError_t"),
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! Predefined stream handles and the flags device code must pass.
+
+/// The implicit NULL stream, shared by the threads of one block.
+pub const NULL_STREAM: u64 = 0;
+/// `cudaStreamTailLaunch`: runs after the launching grid and all its work completes.
+/// Refused by the documented (V1) launch entry point; only the V2 entry point accepts it.
+pub const TAIL_LAUNCH: u64 = 0x3;
+/// `cudaStreamFireAndForget`: runs independently of the launching grid's other work.
+/// Refused by the V1 entry point, like tail launch.
+pub const FIRE_AND_FORGET: u64 = 0x4;
+
+/// Whether a stream handle must go through the V2 launch entry point.
+pub fn needs_v2_abi(handle: u64) -> bool {
+    handle == TAIL_LAUNCH || handle == FIRE_AND_FORGET
+}
+
+/// `cudaStreamNonBlocking`: device-created streams must carry it.
+pub const STREAM_NON_BLOCKING: u32 = 0x1;
+/// `cudaStreamDefault`.
+pub const STREAM_DEFAULT: u32 = 0x0;
+/// `cudaEventDisableTiming`: device-created events must carry it (no timing on the device).
+pub const EVENT_DISABLE_TIMING: u32 = 0x2;
+/// `cudaEventDefault`.
+pub const EVENT_DEFAULT: u32 = 0x0;
+
+/// Named constants the kernel language predefines, with their values and C types.
+pub const NAMED_HANDLES: &[(&str, u64)] = &[
+    ("cudaStreamTailLaunch", TAIL_LAUNCH),
+    ("cudaStreamFireAndForget", FIRE_AND_FORGET),
+];
+
+pub const NAMED_FLAGS: &[(&str, u32)] = &[
+    ("cudaStreamNonBlocking", STREAM_NON_BLOCKING),
+    ("cudaStreamDefault", STREAM_DEFAULT),
+    ("cudaEventDisableTiming", EVENT_DISABLE_TIMING),
+    ("cudaEventDefault", EVENT_DEFAULT),
+];
