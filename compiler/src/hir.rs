@@ -337,7 +337,7 @@ pub enum ExprKind {
     /// Conversion of the operand to `Expr::ty`. Covers integer widening and narrowing (the
     /// operand's signedness decides sign or zero extension), int/float, float/float, pointer
     /// to pointer, integer to pointer and back, any scalar to bool (compare with zero), and
-    /// `cudaError_t` to integer.
+    /// `cudaError_t` to integer. A cast to `void` evaluates the operand for its effects only.
     Cast(Box<Expr>),
     Unary { op: UnaryOp, operand: Box<Expr> },
     Binary { op: BinaryOp, lhs: Box<Expr>, rhs: Box<Expr> },

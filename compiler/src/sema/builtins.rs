@@ -1,0 +1,324 @@
+//! Calls of CUDA's built-in device functions and of the device runtime API.
+
+use super::expr::{make, plural};
+use super::Context;
+use crate::diag::{Code, Span};
+use crate::front::ast;
+use crate::hir::{self, AtomicOp, Builtin, ExprKind, MathFn, RuntimeFn};
+use crate::types::{FloatKind, IntKind, Type};
+use runtime_shim::entry_points::CType;
+
+/// Every built-in function name, for "did you mean" suggestions.
+pub(super) const BUILTIN_NAMES: &[&str] = &[
+    "__syncthreads", "__threadfence", "__threadfence_block", "atomicAdd", "atomicSub", "atomicExch", "atomicMin",
+    "atomicMax", "atomicInc", "atomicDec", "atomicCAS", "atomicAnd", "atomicOr", "atomicXor", "printf", "__isGlobal",
+    "clock64", "min", "max", "abs", "cudaGetLastError", "cudaPeekAtLastError", "cudaStreamCreateWithFlags",
+    "cudaStreamDestroy", "cudaEventCreateWithFlags", "cudaEventRecord", "cudaStreamWaitEvent", "cudaEventDestroy",
+    "cudaMalloc", "cudaFree", "cudaGetDevice", "cudaDeviceGetAttribute", "sqrtf", "expf", "logf", "sinf", "cosf", "powf",
+];
+
+/// Math functions by name: the C name gives the double version, `f` the float one.
+const MATH: &[(&str, MathFn, usize)] = &[
+    ("sqrt", MathFn::Sqrt, 1),
+    ("rsqrt", MathFn::Rsqrt, 1),
+    ("fabs", MathFn::Fabs, 1),
+    ("floor", MathFn::Floor, 1),
+    ("ceil", MathFn::Ceil, 1),
+    ("trunc", MathFn::Trunc, 1),
+    ("round", MathFn::Round, 1),
+    ("exp", MathFn::Exp, 1),
+    ("exp2", MathFn::Exp2, 1),
+    ("log", MathFn::Log, 1),
+    ("log2", MathFn::Log2, 1),
+    ("log10", MathFn::Log10, 1),
+    ("sin", MathFn::Sin, 1),
+    ("cos", MathFn::Cos, 1),
+    ("tan", MathFn::Tan, 1),
+    ("pow", MathFn::Pow, 2),
+    ("fmin", MathFn::Fmin, 2),
+    ("fmax", MathFn::Fmax, 2),
+    ("fma", MathFn::Fma, 3),
+    ("fmod", MathFn::Fmod, 2),
+    ("atan2", MathFn::Atan2, 2),
+];
+
+/// The value types CUDA declares each atomic for (sm_60 and newer).
+fn atomic_types(op: AtomicOp) -> &'static [Type] {
+    use IntKind::*;
+    const I: Type = Type::Int(Int);
+    const U: Type = Type::Int(UInt);
+    const ULL: Type = Type::Int(ULongLong);
+    const LL: Type = Type::Int(LongLong);
+    const F: Type = Type::Float(FloatKind::Float);
+    const D: Type = Type::Float(FloatKind::Double);
+    match op {
+        AtomicOp::Add => &[I, U, ULL, F, D],
+        AtomicOp::Sub => &[I, U],
+        AtomicOp::Exch => &[I, U, ULL, F],
+        AtomicOp::Min | AtomicOp::Max => &[I, U, LL, ULL],
+        AtomicOp::Inc | AtomicOp::Dec => &[U],
+        AtomicOp::And | AtomicOp::Or | AtomicOp::Xor => &[I, U, ULL],
+        AtomicOp::Cas => &[I, U, ULL],
+    }
+}
+
+impl Context {
+    pub(super) fn builtin_call(&mut self, name: &ast::Ident, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+        let n = name.name.as_str();
+        let simple = |builtin: Builtin| Some((builtin, Type::Void));
+        let (builtin, ty) = match n {
+            "__syncthreads" => simple(Builtin::SyncThreads)?,
+            "__threadfence" => simple(Builtin::ThreadFence)?,
+            "__threadfence_block" => simple(Builtin::ThreadFenceBlock)?,
+            "clock64" => (Builtin::Clock64, Type::LONGLONG),
+            "printf" => return self.printf(args, span),
+            "__isGlobal" => {
+                self.expect_arity(name, args, 1, span)?;
+                let p = self.expr(&args[0])?;
+                let p = self.rvalue(p);
+                let p = self.coerce(p, &Type::const_pointer_to(Type::Void), Code::TypeMismatch, "`__isGlobal` takes a pointer")?;
+                return Some(make(ExprKind::Builtin { builtin: Builtin::IsGlobal, args: vec![p] }, Type::UINT, span));
+            }
+            "min" | "max" => return self.min_max(name, args, span),
+            "abs" => {
+                self.expect_arity(name, args, 1, span)?;
+                let v = self.expr(&args[0])?;
+                let v = self.rvalue(v);
+                if !v.ty.is_arithmetic() {
+                    let message = format!("`abs` takes a number, found {}", self.show(&v.ty));
+                    self.error(Code::TypeMismatch, v.span, message).emit();
+                    return None;
+                }
+                let ty = self.promote(&v.ty);
+                let v = self.cast(v, &ty);
+                return Some(make(ExprKind::Builtin { builtin: Builtin::Abs, args: vec![v] }, ty, span));
+            }
+            "cudaDeviceSynchronize" => {
+                self.error(Code::DeviceSynchronizeRemoved, span, "`cudaDeviceSynchronize` cannot be called from device code")
+                    .primary("removed from the device runtime in CUDA 12 (CDP2)")
+                    .note("to use a child grid's results, launch the work that needs them into `cudaStreamTailLaunch`: it runs after the parent grid and all its children finish")
+                    .emit();
+                return None;
+            }
+            _ => {
+                if let Some(op) = atomic_op(n) {
+                    return self.atomic(name, op, args, span);
+                }
+                if let Some(f) = RuntimeFn::from_c_name(n) {
+                    return self.runtime_call(f, name, args, span);
+                }
+                if let Some(e) = self.math_call(name, args, span) {
+                    return e;
+                }
+                let mut builder = self.error(Code::UnknownName, name.span, format!("cannot find function `{n}`")).primary("not declared");
+                if let Some(similar) = BUILTIN_NAMES.iter().find(|b| b.eq_ignore_ascii_case(n)) {
+                    builder = builder.note(format!("did you mean `{similar}`?"));
+                }
+                builder.emit();
+                return None;
+            }
+        };
+        self.expect_arity(name, args, 0, span)?;
+        Some(make(ExprKind::Builtin { builtin, args: vec![] }, ty, span))
+    }
+
+    fn expect_arity(&mut self, name: &ast::Ident, args: &[ast::Expr], n: usize, span: Span) -> Option<()> {
+        if args.len() == n {
+            return Some(());
+        }
+        self.error(Code::CallArity, span, format!("`{}` takes {n} argument{}, but {} were given", name.name, plural(n), args.len())).emit();
+        None
+    }
+
+    /// printf: a format string, then C's default argument promotions (float to double, small
+    /// integers to int), which is what vprintf's argument buffer expects.
+    fn printf(&mut self, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+        let Some(format) = args.first() else {
+            self.error(Code::CallArity, span, "`printf` needs a format string").emit();
+            return None;
+        };
+        let mut checked = Vec::new();
+        let f = self.expr(format)?;
+        let f = self.rvalue(f);
+        if !matches!(&f.ty, Type::Pointer { pointee, .. } if matches!(**pointee, Type::Int(IntKind::Char))) {
+            let message = format!("the first argument of `printf` must be a format string, found {}", self.show(&f.ty));
+            self.error(Code::TypeMismatch, f.span, message).emit();
+            return None;
+        }
+        checked.push(self.cast(f, &Type::const_pointer_to(Type::CHAR)));
+        let mut failed = false;
+        for a in &args[1..] {
+            let Some(e) = self.expr(a) else {
+                failed = true;
+                continue;
+            };
+            let e = self.rvalue(e);
+            let promoted = match &e.ty {
+                Type::Float(_) => Type::DOUBLE,
+                t if t.is_integer() => self.promote(t),
+                t if t.is_pointer_like() => t.clone(),
+                other => {
+                    let message = format!("`printf` cannot print a value of type {}", self.show(other));
+                    self.error(Code::TypeMismatch, e.span, message).emit();
+                    failed = true;
+                    continue;
+                }
+            };
+            checked.push(self.cast(e, &promoted));
+        }
+        if failed {
+            return None;
+        }
+        Some(make(ExprKind::Builtin { builtin: Builtin::Printf, args: checked }, Type::INT, span))
+    }
+
+    fn min_max(&mut self, name: &ast::Ident, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+        self.expect_arity(name, args, 2, span)?;
+        let (a, b) = (self.expr(&args[0]), self.expr(&args[1]));
+        let (a, b) = (self.rvalue(a?), self.rvalue(b?));
+        if !a.ty.is_arithmetic() || !b.ty.is_arithmetic() {
+            let message = format!("`{}` takes two numbers, found {} and {}", name.name, self.show(&a.ty), self.show(&b.ty));
+            self.error(Code::TypeMismatch, span, message).emit();
+            return None;
+        }
+        let ty = self.usual_arithmetic(&a.ty, &b.ty);
+        let (a, b) = (self.cast(a, &ty), self.cast(b, &ty));
+        let builtin = if name.name == "min" { Builtin::Min } else { Builtin::Max };
+        Some(make(ExprKind::Builtin { builtin, args: vec![a, b] }, ty, span))
+    }
+
+    fn atomic(&mut self, name: &ast::Ident, op: AtomicOp, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+        let arity = if op == AtomicOp::Cas { 3 } else { 2 };
+        self.expect_arity(name, args, arity, span)?;
+        let p = self.expr(&args[0])?;
+        let p = self.rvalue(p);
+        let allowed = atomic_types(op);
+        let value_type = match &p.ty {
+            Type::Pointer { pointee, pointee_const: false } if allowed.contains(pointee) => (**pointee).clone(),
+            other => {
+                let names: Vec<String> = allowed.iter().map(|t| self.show(t)).collect();
+                let message = format!("`{}` does not take {}", name.name, self.show(other));
+                self.error(Code::TypeMismatch, p.span, message)
+                    .note(format!("`{}` takes a pointer to one of: {}", name.name, names.join(", ")))
+                    .emit();
+                return None;
+            }
+        };
+        let mut checked = vec![p];
+        for a in &args[1..] {
+            let v = self.expr(a)?;
+            checked.push(self.coerce(v, &value_type, Code::TypeMismatch, "atomic operand has the wrong type")?);
+        }
+        Some(make(ExprKind::Builtin { builtin: Builtin::Atomic(op), args: checked }, value_type, span))
+    }
+
+    /// `Some(result)` when `name` is a math function.
+    fn math_call(&mut self, name: &ast::Ident, args: &[ast::Expr], span: Span) -> Option<Option<hir::Expr>> {
+        let n = name.name.as_str();
+        let (base, single_name) = match n.strip_suffix('f') {
+            Some(base) if MATH.iter().any(|(m, ..)| *m == base) => (base, true),
+            _ => (n, false),
+        };
+        let &(_, f, arity) = MATH.iter().find(|(m, ..)| *m == base)?;
+        if self.expect_arity(name, args, arity, span).is_none() {
+            return Some(None);
+        }
+        let mut values = Vec::new();
+        for a in args {
+            let Some(v) = self.expr(a) else { return Some(None) };
+            let v = self.rvalue(v);
+            if !v.ty.is_arithmetic() {
+                let message = format!("`{n}` takes numbers, found {}", self.show(&v.ty));
+                self.error(Code::TypeMismatch, v.span, message).emit();
+                return Some(None);
+            }
+            values.push(v);
+        }
+        // `sqrtf` is float; `sqrt` is double unless every argument is float (C++'s overloads).
+        let all_float = values.iter().all(|v| v.ty == Type::FLOAT);
+        let ty = if single_name || all_float { Type::FLOAT } else { Type::DOUBLE };
+        let values = values.into_iter().map(|v| self.cast(v, &ty)).collect();
+        Some(Some(make(ExprKind::Builtin { builtin: Builtin::Math(f), args: values }, ty, span)))
+    }
+
+    fn runtime_call(&mut self, f: RuntimeFn, name: &ast::Ident, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+        let entry = f.entry_point();
+        self.expect_arity(name, args, entry.params.len(), span)?;
+        let mut checked = Vec::new();
+        for (a, (param, ctype)) in args.iter().zip(entry.params) {
+            let e = self.expr(a)?;
+            let e = self.rvalue(e);
+            let e = if *ctype == CType::VoidPtrPtr {
+                // cuda_runtime.h's `template <class T> cudaMalloc(T **, size_t)` takes any `T **`.
+                if matches!(&e.ty, Type::Pointer { pointee, pointee_const: false } if pointee.is_pointer()) {
+                    self.cast(e, &Type::pointer_to(Type::pointer_to(Type::Void)))
+                } else {
+                    let message = format!("`{}`: `{param}` must be the address of a pointer, found {}", entry.c_name, self.show(&e.ty));
+                    self.error(Code::TypeMismatch, e.span, message).emit();
+                    return None;
+                }
+            } else {
+                let ty = c_type(*ctype);
+                self.coerce(e, &ty, Code::TypeMismatch, &format!("`{}`: argument `{param}` has the wrong type", entry.c_name))?
+            };
+            checked.push(e);
+        }
+        self.check_required_flag(f, &checked, span);
+        Some(make(ExprKind::Builtin { builtin: Builtin::Runtime(f), args: checked }, Type::CudaError, span))
+    }
+
+    /// Device-created streams must be non-blocking and device events must not time.
+    fn check_required_flag(&mut self, f: RuntimeFn, args: &[hir::Expr], span: Span) {
+        use runtime_shim::streams::{EVENT_DISABLE_TIMING, STREAM_NON_BLOCKING};
+        let (flag, flag_name, what) = match f {
+            RuntimeFn::StreamCreateWithFlags => (STREAM_NON_BLOCKING, "cudaStreamNonBlocking", "a stream created in device code"),
+            RuntimeFn::EventCreateWithFlags => (EVENT_DISABLE_TIMING, "cudaEventDisableTiming", "an event created in device code"),
+            _ => return,
+        };
+        let Some(flags) = args.get(1) else { return };
+        if let Some(super::consteval::Const::Int(value)) = super::consteval::eval(flags, &self.target) {
+            if value as u32 & flag == 0 {
+                self.error(Code::MissingRequiredFlag, flags.span, format!("{what} must be created with `{flag_name}`"))
+                    .primary(format!("these flags lack `{flag_name}`"))
+                    .label(span, "in this call")
+                    .note("the device runtime supports only non-blocking streams and events without timing")
+                    .emit();
+            }
+        }
+    }
+}
+
+fn atomic_op(name: &str) -> Option<AtomicOp> {
+    Some(match name {
+        "atomicAdd" => AtomicOp::Add,
+        "atomicSub" => AtomicOp::Sub,
+        "atomicExch" => AtomicOp::Exch,
+        "atomicMin" => AtomicOp::Min,
+        "atomicMax" => AtomicOp::Max,
+        "atomicInc" => AtomicOp::Inc,
+        "atomicDec" => AtomicOp::Dec,
+        "atomicAnd" => AtomicOp::And,
+        "atomicOr" => AtomicOp::Or,
+        "atomicXor" => AtomicOp::Xor,
+        "atomicCAS" => AtomicOp::Cas,
+        _ => return None,
+    })
+}
+
+/// The kernel-language type of a device-runtime C type.
+fn c_type(ctype: CType) -> Type {
+    match ctype {
+        CType::Int | CType::DeviceAttr => Type::INT,
+        CType::UInt => Type::UINT,
+        CType::SizeT => Type::size_t(),
+        CType::Error => Type::CudaError,
+        CType::VoidPtr => Type::pointer_to(Type::Void),
+        CType::VoidPtrPtr => Type::pointer_to(Type::pointer_to(Type::Void)),
+        CType::IntPtr => Type::pointer_to(Type::INT),
+        CType::Stream => Type::Stream,
+        CType::StreamPtr => Type::pointer_to(Type::Stream),
+        CType::Event => Type::Event,
+        CType::EventPtr => Type::pointer_to(Type::Event),
+        CType::Dim3 => Type::Dim3,
+    }
+}

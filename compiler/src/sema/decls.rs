@@ -1,0 +1,422 @@
+//! File-scope declarations: structs, function signatures, globals; then function bodies.
+
+use super::{Binding, Context, FunctionState, GlobalSymbol};
+use crate::diag::{Code, Span};
+use crate::front::ast;
+use crate::hir::{self, ConstInit, ExprKind, FuncId, FunctionKind, GlobalSpace};
+use crate::types::{round_up, StructId, Type};
+use std::collections::HashMap;
+
+/// Registers every struct, function and global so that bodies can refer to any of them.
+pub(super) fn declare_items(cx: &mut Context, unit: &ast::TranslationUnit) {
+    // Struct names first: a field may point to a struct declared later.
+    for item in &unit.items {
+        if let ast::Item::Struct(def) = item {
+            if cx.struct_names.contains_key(&def.name.name) {
+                cx.error(Code::Redefinition, def.name.span, format!("struct `{}` is defined twice", def.name.name))
+                    .primary("defined again here")
+                    .emit();
+                continue;
+            }
+            let id = StructId(cx.structs.len() as u32);
+            cx.struct_names.insert(def.name.name.clone(), id);
+            cx.structs.push(hir::StructDef { name: def.name.name.clone(), fields: Vec::new(), size: 0, align: 1, span: def.span });
+            cx.complete.push(false);
+        }
+    }
+    for item in &unit.items {
+        match item {
+            ast::Item::Struct(def) => define_struct(cx, def),
+            ast::Item::Function(def) => declare_function(cx, def),
+            ast::Item::Global(decl) => declare_globals(cx, decl),
+        }
+    }
+}
+
+fn define_struct(cx: &mut Context, def: &ast::StructDef) {
+    let Some(&id) = cx.struct_names.get(&def.name.name) else { return };
+    if cx.structs[id.0 as usize].span != def.span {
+        return; // the duplicate definition already reported
+    }
+    let mut fields: Vec<hir::Field> = Vec::new();
+    let (mut offset, mut align) = (0u64, 1u64);
+    for decl in &def.fields {
+        if let Some((q, span)) = decl.qualifiers.first() {
+            cx.error(Code::InvalidDeclaration, *span, format!("a struct field cannot be `{}`", qualifier_name(*q))).emit();
+        }
+        let Some(base) = cx.resolve_spec(&decl.spec) else { continue };
+        for init in &decl.declarators {
+            let Some(ty) = declarator_type(cx, base.clone(), decl.spec.is_const, &init.declarator, false) else { continue };
+            if ty == Type::Struct(id) || !is_complete(cx, &ty) {
+                cx.error(Code::InvalidDeclaration, init.declarator.span, format!("field `{}` has incomplete type {}", init.declarator.name.name, cx.show(&ty)))
+                    .primary("this field's type is not fully defined here")
+                    .note("a struct cannot contain itself, and a struct used by value must be defined before it; use a pointer instead")
+                    .emit();
+                continue;
+            }
+            if init.init.is_some() {
+                cx.error(Code::InvalidDeclaration, init.declarator.span, "struct fields cannot have initializers").emit();
+            }
+            if fields.iter().any(|f| f.name == init.declarator.name.name) {
+                cx.error(Code::Redefinition, init.declarator.name.span, format!("field `{}` is declared twice", init.declarator.name.name)).emit();
+                continue;
+            }
+            let (size, field_align) = cx.size_align(&ty);
+            offset = round_up(offset, field_align);
+            fields.push(hir::Field { name: init.declarator.name.name.clone(), ty, offset });
+            offset = offset.saturating_add(size);
+            align = align.max(field_align);
+        }
+    }
+    let s = &mut cx.structs[id.0 as usize];
+    s.fields = fields;
+    s.size = round_up(offset, align).max(if offset == 0 { 1 } else { 0 });
+    s.align = align;
+    cx.complete[id.0 as usize] = true;
+}
+
+fn is_complete(cx: &Context, ty: &Type) -> bool {
+    match ty {
+        Type::Struct(id) => cx.complete[id.0 as usize],
+        Type::Array { elem, len } => *len > 0 && is_complete(cx, elem),
+        Type::Void => false,
+        _ => true,
+    }
+}
+
+fn qualifier_name(q: ast::VarQualifier) -> &'static str {
+    match q {
+        ast::VarQualifier::Device => "__device__",
+        ast::VarQualifier::Constant => "__constant__",
+        ast::VarQualifier::Shared => "__shared__",
+        ast::VarQualifier::Extern => "extern",
+        ast::VarQualifier::Static => "static",
+    }
+}
+
+/// The type a declarator gives its name. `[]` is allowed only where `allow_unsized` (extern
+/// shared arrays); parameters handle their own decay.
+pub(super) fn declarator_type(cx: &mut Context, base: Type, is_const: bool, d: &ast::Declarator, allow_unsized: bool) -> Option<Type> {
+    let mut ty = cx.wrap_pointers(base, is_const, &d.pointers);
+    // `int a[2][3]` is an array of 2 arrays of 3: build from the innermost dimension out.
+    for (i, dim) in d.array_dims.iter().enumerate().rev() {
+        let len = match &dim.size {
+            None if allow_unsized && i == 0 => 0,
+            None => {
+                cx.error(Code::InvalidArraySize, dim.span, "an array needs a size here")
+                    .note("only `extern __shared__` arrays may leave the size empty")
+                    .emit();
+                return None;
+            }
+            Some(expr) => array_len(cx, expr)?,
+        };
+        if ty.is_void() {
+            cx.error(Code::InvalidDeclaration, d.span, "an array of `void` is not a type").emit();
+            return None;
+        }
+        ty = Type::Array { elem: Box::new(ty), len };
+    }
+    Some(ty)
+}
+
+fn array_len(cx: &mut Context, expr: &ast::Expr) -> Option<u64> {
+    let e = cx.expr(expr)?;
+    match super::consteval::eval(&e, &cx.target) {
+        Some(super::consteval::Const::Int(n)) if e.ty.is_integer() && n > 0 && n <= (1 << 40) => Some(n as u64),
+        Some(super::consteval::Const::Int(n)) if e.ty.is_integer() => {
+            cx.error(Code::InvalidArraySize, expr.span, format!("array size {n} is not positive or is too large")).emit();
+            None
+        }
+        _ => {
+            cx.error(Code::NotConstant, expr.span, "an array size must be an integer constant expression").emit();
+            None
+        }
+    }
+}
+
+fn function_kind(cx: &mut Context, def: &ast::FunctionDef) -> Option<FunctionKind> {
+    use ast::FnQualifier as Q;
+    let has = |q: Q| def.qualifiers.iter().any(|(x, _)| *x == q);
+    match (has(Q::Global), has(Q::Device), has(Q::Host)) {
+        (true, false, false) => Some(FunctionKind::Kernel),
+        (false, true, false) => Some(FunctionKind::Device),
+        (false, true, true) => Some(FunctionKind::HostDevice),
+        (true, _, _) => {
+            cx.error(Code::InvalidDeclaration, def.name.span, "a `__global__` function cannot also be `__device__` or `__host__`").emit();
+            None
+        }
+        (false, false, _) => {
+            cx.error(Code::UnsupportedSyntax, def.name.span, format!("`{}` is host code, which cdpc does not compile", def.name.name))
+                .primary("no `__global__` or `__device__` here")
+                .note("cdpc compiles device code only; mark the function `__device__` or `__global__`, or move host code to a .cu file")
+                .emit();
+            None
+        }
+    }
+}
+
+fn declare_function(cx: &mut Context, def: &ast::FunctionDef) {
+    let Some(kind) = function_kind(cx, def) else { return };
+    let Some(return_type) = cx.resolve_type_name(&def.return_type) else { return };
+    if kind == FunctionKind::Kernel && !return_type.is_void() {
+        cx.error(Code::KernelReturnType, def.return_type.span, format!("a `__global__` function must return `void`, not {}", cx.show(&return_type)))
+            .primary("kernels cannot return a value")
+            .emit();
+    }
+    if matches!(return_type, Type::Struct(_) | Type::Array { .. }) {
+        cx.error(Code::UnsupportedSyntax, def.return_type.span, "returning a struct or an array is not supported")
+            .note("return through a pointer parameter instead")
+            .emit();
+        return;
+    }
+    let mut locals = Vec::new();
+    let mut params = Vec::new();
+    for param in &def.params {
+        let Some(base) = cx.resolve_spec(&param.ty) else { continue };
+        // `int a[]` and `int a[4]` parameters are pointers, as in C.
+        let mut d = param.declarator.clone();
+        let decays = !d.array_dims.is_empty();
+        if decays {
+            d.array_dims.remove(0);
+        }
+        let Some(mut ty) = declarator_type(cx, base, param.ty.is_const, &d, false) else { continue };
+        if decays {
+            ty = Type::pointer_to(ty);
+        }
+        if ty.is_void() {
+            if def.params.len() == 1 && d.pointers.is_empty() {
+                continue; // `f(void)`
+            }
+            cx.error(Code::InvalidDeclaration, param.span, "a parameter cannot have type `void`").emit();
+            continue;
+        }
+        if !is_complete(cx, &ty) {
+            cx.error(Code::InvalidDeclaration, param.span, format!("parameter has incomplete type {}", cx.show(&ty))).emit();
+            continue;
+        }
+        locals.push(hir::Local { name: d.name.name.clone(), ty, span: param.span });
+        params.push(hir::LocalId(locals.len() as u32 - 1));
+    }
+    let name = &def.name.name;
+    let candidate = hir::Function { name: name.clone(), kind, return_type, params, locals, body: None, span: def.span };
+    match cx.symbols.get(name).copied() {
+        None => {
+            cx.functions.push(candidate);
+            cx.symbols.insert(name.clone(), GlobalSymbol::Function(FuncId(cx.functions.len() as u32 - 1)));
+        }
+        Some(GlobalSymbol::Function(id)) => {
+            // A prototype and its definition must agree.
+            let existing = &cx.functions[id.0 as usize];
+            let same = existing.kind == candidate.kind
+                && existing.return_type == candidate.return_type
+                && existing.param_types().eq(candidate.param_types());
+            if !same {
+                let previous = existing.span;
+                cx.error(Code::Redefinition, def.name.span, format!("`{name}` is declared again with a different signature"))
+                    .label(previous, "first declared here")
+                    .emit();
+            } else if existing.body.is_some() || def.body.is_none() {
+                // Duplicate prototypes are harmless; a duplicate definition is caught when defining.
+            } else {
+                cx.functions[id.0 as usize].locals = candidate.locals;
+                cx.functions[id.0 as usize].span = candidate.span;
+            }
+        }
+        Some(GlobalSymbol::Global(_)) => {
+            cx.error(Code::Redefinition, def.name.span, format!("`{name}` is already declared as a variable")).emit();
+        }
+    }
+}
+
+fn declare_globals(cx: &mut Context, decl: &ast::DeclStmt) {
+    use ast::VarQualifier as Q;
+    let has = |q: Q| decl.qualifiers.iter().any(|(x, _)| *x == q);
+    let space = if has(Q::Shared) {
+        if has(Q::Extern) {
+            GlobalSpace::ExternShared
+        } else {
+            GlobalSpace::Shared
+        }
+    } else if has(Q::Constant) {
+        GlobalSpace::Constant
+    } else if has(Q::Device) {
+        GlobalSpace::Device
+    } else {
+        cx.error(Code::UnsupportedSyntax, decl.span, "a file-scope variable needs `__device__`, `__constant__` or `__shared__`")
+            .note("without one it would be a host variable, which device code cannot use")
+            .emit();
+        return;
+    };
+    let Some(base) = cx.resolve_spec(&decl.spec) else { return };
+    for init in &decl.declarators {
+        declare_one_global(cx, base.clone(), decl, init, space, &init.declarator.name.name.clone());
+    }
+}
+
+/// Declares one global (also used for `__shared__` and `static` declarations in bodies, which
+/// get a unique `symbol`). Returns its id.
+pub(super) fn declare_one_global(cx: &mut Context, base: Type, decl: &ast::DeclStmt, init: &ast::InitDeclarator, space: GlobalSpace, symbol: &str) -> Option<hir::GlobalId> {
+    let d = &init.declarator;
+    let ty = declarator_type(cx, base, decl.spec.is_const, d, space == GlobalSpace::ExternShared)?;
+    if space == GlobalSpace::ExternShared && !matches!(ty, Type::Array { len: 0, .. }) {
+        cx.error(Code::InvalidDeclaration, d.span, "`extern __shared__` declares the dynamic shared memory: write it as an unsized array, `extern __shared__ T name[];`").emit();
+        return None;
+    }
+    if space != GlobalSpace::ExternShared && !is_complete(cx, &ty) {
+        cx.error(Code::InvalidDeclaration, d.span, format!("`{}` has incomplete type {}", d.name.name, cx.show(&ty))).emit();
+        return None;
+    }
+    let const_init = match (&init.init, space) {
+        (None, _) => None,
+        (Some(_), GlobalSpace::Shared | GlobalSpace::ExternShared) => {
+            cx.error(Code::InvalidDeclaration, d.span, "`__shared__` variables cannot have initializers")
+                .note("shared memory is uninitialised at block start; assign it in the kernel, then `__syncthreads()`")
+                .emit();
+            None
+        }
+        (Some(i), _) => Some(const_initializer(cx, i, &ty)?),
+    };
+    if cx.func.is_none() {
+        if cx.symbols.contains_key(symbol) {
+            cx.error(Code::Redefinition, d.name.span, format!("`{symbol}` is already declared")).emit();
+            return None;
+        }
+    }
+    let id = cx.add_global(hir::Global { name: symbol.to_string(), ty, space, init: const_init, span: d.span });
+    if declares_const_object(decl, d) {
+        cx.const_globals.insert(id);
+    }
+    if cx.func.is_none() {
+        cx.symbols.insert(symbol.to_string(), GlobalSymbol::Global(id));
+    }
+    Some(id)
+}
+
+/// A compile-time initializer for a global of type `ty`.
+fn const_initializer(cx: &mut Context, init: &ast::Initializer, ty: &Type) -> Option<ConstInit> {
+    match (init, ty) {
+        (ast::Initializer::List(items, span), Type::Array { elem, len }) => {
+            if items.len() as u64 > *len {
+                cx.error(Code::TypeMismatch, *span, format!("{} initializers for an array of {len}", items.len())).emit();
+                return None;
+            }
+            let values = items.iter().map(|i| const_initializer(cx, i, elem)).collect::<Option<Vec<_>>>()?;
+            Some(ConstInit::Array(values))
+        }
+        (ast::Initializer::List(items, span), Type::Struct(id)) => {
+            let fields: Vec<Type> = cx.structs[id.0 as usize].fields.iter().map(|f| f.ty.clone()).collect();
+            if items.len() > fields.len() {
+                cx.error(Code::TypeMismatch, *span, format!("{} initializers for a struct of {} fields", items.len(), fields.len())).emit();
+                return None;
+            }
+            let values = items.iter().zip(&fields).map(|(i, t)| const_initializer(cx, i, t)).collect::<Option<Vec<_>>>()?;
+            Some(ConstInit::Struct(values))
+        }
+        (ast::Initializer::List(items, span), _) if items.len() == 1 => {
+            let _ = span;
+            const_initializer(cx, &items[0], ty)
+        }
+        (ast::Initializer::Expr(e), _) if !matches!(ty, Type::Array { .. } | Type::Struct(_)) => {
+            let value = cx.expr(e)?;
+            let value = cx.coerce(value, ty, Code::TypeMismatch, "initializer has the wrong type")?;
+            to_const(cx, &value)
+        }
+        (ast::Initializer::Expr(e), Type::Array { elem, .. }) if matches!(e.kind, ast::ExprKind::StringLit(_)) && matches!(**elem, Type::Int(_)) => {
+            let ast::ExprKind::StringLit(bytes) = &e.kind else { unreachable!() };
+            Some(ConstInit::Array(bytes.iter().chain(std::iter::once(&0)).map(|b| ConstInit::Int(*b as i8 as i64)).collect()))
+        }
+        (other, _) => {
+            let span = match other {
+                ast::Initializer::Expr(e) => e.span,
+                ast::Initializer::List(_, s) | ast::Initializer::Ctor(_, s) => *s,
+            };
+            cx.error(Code::TypeMismatch, span, format!("this initializer does not fit a variable of type {}", cx.show(ty))).emit();
+            None
+        }
+    }
+}
+
+fn to_const(cx: &mut Context, value: &hir::Expr) -> Option<ConstInit> {
+    use super::consteval::{eval, Const};
+    // Addresses of globals (string literals included) are link-time constants.
+    let mut inner = value;
+    while let ExprKind::Cast(e) = &inner.kind {
+        inner = e;
+    }
+    if let ExprKind::AddrOf(place) | ExprKind::Decay(place) = &inner.kind {
+        if let ExprKind::Global(id) = place.kind {
+            return Some(ConstInit::GlobalAddress(id));
+        }
+    }
+    match eval(value, &cx.target) {
+        Some(Const::Int(v)) => Some(ConstInit::Int(v as i64)),
+        Some(Const::Float(f)) => Some(ConstInit::Float(f)),
+        Some(Const::Pointer(0)) => Some(ConstInit::Zero),
+        _ => {
+            cx.error(Code::NotConstant, value.span, "a global's initializer must be a constant expression").emit();
+            None
+        }
+    }
+}
+
+/// Checks every function body in order.
+pub(super) fn define_functions(cx: &mut Context, unit: &ast::TranslationUnit) {
+    let mut defined: HashMap<String, Span> = HashMap::new();
+    for item in &unit.items {
+        let ast::Item::Function(def) = item else { continue };
+        let Some(body) = &def.body else { continue };
+        let Some(GlobalSymbol::Function(id)) = cx.symbols.get(&def.name.name).copied() else { continue };
+        if let Some(previous) = defined.insert(def.name.name.clone(), def.name.span) {
+            cx.error(Code::Redefinition, def.name.span, format!("`{}` is defined twice", def.name.name))
+                .label(previous, "first defined here")
+                .emit();
+            continue;
+        }
+        let f = &cx.functions[id.0 as usize];
+        if f.span != def.span {
+            continue; // the signature did not match; already reported
+        }
+        let mut scope = HashMap::new();
+        for p in &f.params {
+            scope.insert(f.locals[p.0 as usize].name.clone(), Binding::Local(*p));
+        }
+        cx.func = Some(FunctionState {
+            id,
+            kind: f.kind,
+            return_type: f.return_type.clone(),
+            locals: f.locals.clone(),
+            scopes: vec![scope],
+            loop_depth: 0,
+            const_locals: Default::default(),
+            provenance: Default::default(),
+        });
+        let block = cx.block(body);
+        let state = cx.func.take().expect("function state");
+        let f = &mut cx.functions[id.0 as usize];
+        f.locals = state.locals;
+        f.body = Some(block);
+        if !f.return_type.is_void() && !super::stmt::always_returns(f.body.as_ref().expect("just set")) {
+            let name = def.name.name.clone();
+            cx.error(Code::MissingReturn, body.span, format!("`{name}` can reach its end without returning a value"))
+                .primary("control may fall off the end here")
+                .emit();
+        }
+    }
+    // Calls to functions that are declared but never defined would fail in nvlink; say it here.
+    for (i, f) in cx.functions.iter().enumerate() {
+        if f.body.is_none() && cx.called.contains(&FuncId(i as u32)) {
+            cx.diags.push(
+                crate::diag::Diagnostic::new(Code::MissingDefinition, f.span, format!("`{}` is called but never defined", f.name))
+                    .with_note("cdpc links one file; define the function in it"),
+            );
+        }
+    }
+}
+
+/// Whether the declared object itself (not what it points to) is `const`.
+pub(super) fn declares_const_object(decl: &ast::DeclStmt, d: &ast::Declarator) -> bool {
+    match d.pointers.last() {
+        Some(level) => level.is_const,
+        None => decl.spec.is_const,
+    }
+}

@@ -1,0 +1,283 @@
+//! Statements and local declarations.
+
+use super::decls::{declarator_type, declare_one_global};
+use super::{Binding, Context};
+use crate::diag::{Code, Span};
+use crate::front::ast;
+use crate::hir::{self, ExprKind, GlobalSpace, Init, Stmt};
+use crate::types::Type;
+use std::collections::HashMap;
+
+impl Context {
+    pub(super) fn block(&mut self, block: &ast::Block) -> hir::Block {
+        self.state().scopes.push(HashMap::new());
+        let mut stmts = Vec::new();
+        for stmt in &block.stmts {
+            self.stmt(stmt, &mut stmts);
+        }
+        self.state().scopes.pop();
+        hir::Block { stmts }
+    }
+
+    /// A statement that opens its own scope (the body of `if`, a loop).
+    fn scoped(&mut self, stmt: &ast::Stmt) -> hir::Block {
+        match stmt {
+            ast::Stmt::Block(b) => self.block(b),
+            other => {
+                self.state().scopes.push(HashMap::new());
+                let mut stmts = Vec::new();
+                self.stmt(other, &mut stmts);
+                self.state().scopes.pop();
+                hir::Block { stmts }
+            }
+        }
+    }
+
+    fn stmt(&mut self, stmt: &ast::Stmt, out: &mut Vec<Stmt>) {
+        match stmt {
+            ast::Stmt::Decl(decl) => self.local_decl(decl, out),
+            ast::Stmt::Expr(e) => {
+                if let Some(e) = self.expr(e) {
+                    out.push(Stmt::Expr(e));
+                }
+            }
+            ast::Stmt::If { cond, then, otherwise, .. } => {
+                let cond = self.condition(cond);
+                let then = self.scoped(then);
+                let otherwise = otherwise.as_ref().map(|o| self.scoped(o));
+                if let Some(cond) = cond {
+                    out.push(Stmt::If { cond, then, otherwise });
+                }
+            }
+            ast::Stmt::While { cond, body, .. } => {
+                let cond = self.condition(cond);
+                let body = self.loop_body(body);
+                out.push(Stmt::Loop { init: hir::Block::default(), cond, step: None, body, check_cond_first: true });
+            }
+            ast::Stmt::DoWhile { body, cond, .. } => {
+                let body = self.loop_body(body);
+                let cond = self.condition(cond);
+                out.push(Stmt::Loop { init: hir::Block::default(), cond, step: None, body, check_cond_first: false });
+            }
+            ast::Stmt::For { init, cond, step, body, .. } => {
+                // The init's declarations are visible in the whole loop and nowhere else.
+                self.state().scopes.push(HashMap::new());
+                let mut init_stmts = Vec::new();
+                if let Some(init) = init {
+                    self.stmt(init, &mut init_stmts);
+                }
+                let cond = cond.as_ref().and_then(|c| self.condition(c));
+                let step = step.as_ref().and_then(|s| self.expr(s));
+                let body = self.loop_body(body);
+                self.state().scopes.pop();
+                out.push(Stmt::Loop { init: hir::Block { stmts: init_stmts }, cond, step, body, check_cond_first: true });
+            }
+            ast::Stmt::Break(span) => {
+                if self.state().loop_depth == 0 {
+                    self.error(Code::MisplacedStatement, *span, "`break` outside of a loop").emit();
+                } else {
+                    out.push(Stmt::Break);
+                }
+            }
+            ast::Stmt::Continue(span) => {
+                if self.state().loop_depth == 0 {
+                    self.error(Code::MisplacedStatement, *span, "`continue` outside of a loop").emit();
+                } else {
+                    out.push(Stmt::Continue);
+                }
+            }
+            ast::Stmt::Return(value, span) => self.return_stmt(value.as_ref(), *span, out),
+            ast::Stmt::Block(b) => {
+                let b = self.block(b);
+                out.push(Stmt::Block(b));
+            }
+            ast::Stmt::Empty(_) => {}
+        }
+    }
+
+    fn loop_body(&mut self, body: &ast::Stmt) -> hir::Block {
+        self.state().loop_depth += 1;
+        let body = self.scoped(body);
+        self.state().loop_depth -= 1;
+        body
+    }
+
+    /// A condition: any scalar, tested against zero by code generation.
+    pub(super) fn condition(&mut self, e: &ast::Expr) -> Option<hir::Expr> {
+        let e = self.expr(e)?;
+        let e = self.rvalue(e);
+        if !e.ty.is_scalar() {
+            let message = format!("a condition must be a number or a pointer, not {}", self.show(&e.ty));
+            self.error(Code::TypeMismatch, e.span, message).emit();
+            return None;
+        }
+        Some(e)
+    }
+
+    fn return_stmt(&mut self, value: Option<&ast::Expr>, span: Span, out: &mut Vec<Stmt>) {
+        let return_type = self.state().return_type.clone();
+        match (value, return_type.is_void()) {
+            (None, true) => out.push(Stmt::Return(None)),
+            (None, false) => {
+                let message = format!("this function returns {}; `return` needs a value", self.show(&return_type));
+                self.error(Code::TypeMismatch, span, message).emit();
+            }
+            (Some(v), true) => {
+                if let Some(e) = self.expr(v) {
+                    if e.ty.is_void() {
+                        out.push(Stmt::Expr(e));
+                        out.push(Stmt::Return(None));
+                    } else {
+                        self.error(Code::TypeMismatch, v.span, "a `void` function cannot return a value").emit();
+                    }
+                }
+            }
+            (Some(v), false) => {
+                if let Some(e) = self.expr(v) {
+                    if let Some(e) = self.coerce(e, &return_type, Code::TypeMismatch, "returned value has the wrong type") {
+                        out.push(Stmt::Return(Some(e)));
+                    }
+                }
+            }
+        }
+    }
+
+    fn local_decl(&mut self, decl: &ast::DeclStmt, out: &mut Vec<Stmt>) {
+        use ast::VarQualifier as Q;
+        let has = |q: Q| decl.qualifiers.iter().any(|(x, _)| *x == q);
+        let Some(base) = self.resolve_spec(&decl.spec) else { return };
+        let hoisted = if has(Q::Shared) {
+            Some(if has(Q::Extern) { GlobalSpace::ExternShared } else { GlobalSpace::Shared })
+        } else if has(Q::Static) || has(Q::Device) {
+            Some(GlobalSpace::Device)
+        } else {
+            if let Some((q, span)) = decl.qualifiers.iter().find(|(q, _)| matches!(q, Q::Extern | Q::Constant)) {
+                let what = if *q == Q::Extern { "extern" } else { "__constant__" };
+                self.error(Code::InvalidDeclaration, *span, format!("`{what}` variables must be declared at file scope")).emit();
+                return;
+            }
+            None
+        };
+        for init in &decl.declarators {
+            let name = &init.declarator.name;
+            if let Some(space) = hoisted {
+                // Shared and static variables live for the whole grid: they become module globals
+                // with a name that cannot clash with the user's.
+                let function = self.current_function_name();
+                let symbol = format!("{function}__{}", name.name);
+                let symbol = self.unique_global_name(symbol);
+                if let Some(id) = declare_one_global(self, base.clone(), decl, init, space, &symbol) {
+                    self.bind(name, Binding::Global(id));
+                }
+                continue;
+            }
+            let Some(ty) = declarator_type(self, base.clone(), decl.spec.is_const, &init.declarator, false) else { continue };
+            if !ty.is_complete_object() {
+                let message = format!("`{}` cannot have type {}", name.name, self.show(&ty));
+                self.error(Code::InvalidDeclaration, init.declarator.span, message).emit();
+                continue;
+            }
+            // The initializer is checked before the name is in scope, as in C (`int x = x;` aside).
+            let value = init.init.as_ref().and_then(|i| self.local_init(i, &ty));
+            let local = self.new_local(&name.name, ty.clone(), init.declarator.span);
+            if super::decls::declares_const_object(decl, &init.declarator) {
+                self.state().const_locals.insert(local);
+            }
+            self.bind(name, Binding::Local(local));
+            if let Some(Init::Expr(value)) = &value {
+                let place = hir::Expr { kind: ExprKind::Local(local), ty: ty.clone(), span: name.span };
+                let globals = std::mem::take(&mut self.globals);
+                self.state().provenance.record_store(&place, value, &globals);
+                self.globals = globals;
+            }
+            out.push(Stmt::Decl { local, init: value });
+        }
+    }
+
+    fn unique_global_name(&self, base: String) -> String {
+        let mut name = base.clone();
+        let mut n = 1;
+        while self.globals.iter().any(|g| g.name == name) || self.symbols.contains_key(&name) {
+            n += 1;
+            name = format!("{base}_{n}");
+        }
+        name
+    }
+
+    fn local_init(&mut self, init: &ast::Initializer, ty: &Type) -> Option<Init> {
+        match (init, ty) {
+            (ast::Initializer::Ctor(args, span), Type::Dim3) => {
+                let e = self.dim3_ctor(args, *span)?;
+                Some(Init::Expr(e))
+            }
+            (ast::Initializer::Ctor(args, span), _) if args.len() == 1 => {
+                let e = self.expr(&args[0])?;
+                let _ = span;
+                Some(Init::Expr(self.coerce(e, ty, Code::TypeMismatch, "initializer has the wrong type")?))
+            }
+            (ast::Initializer::Ctor(_, span), _) => {
+                let message = format!("{} cannot be constructed from a list of arguments", self.show(ty));
+                self.error(Code::TypeMismatch, *span, message).emit();
+                None
+            }
+            (ast::Initializer::List(items, span), Type::Array { elem, len }) => {
+                if items.len() as u64 > *len {
+                    self.error(Code::TypeMismatch, *span, format!("{} initializers for an array of {len}", items.len())).emit();
+                    return None;
+                }
+                let elem = (**elem).clone();
+                let values = items.iter().map(|i| self.local_init(i, &elem)).collect::<Vec<_>>();
+                Some(Init::List(values.into_iter().collect::<Option<Vec<_>>>()?))
+            }
+            (ast::Initializer::List(items, span), Type::Struct(id)) => {
+                let fields: Vec<Type> = self.structs[id.0 as usize].fields.iter().map(|f| f.ty.clone()).collect();
+                if items.len() > fields.len() {
+                    self.error(Code::TypeMismatch, *span, format!("{} initializers for a struct of {} fields", items.len(), fields.len())).emit();
+                    return None;
+                }
+                let values = items.iter().zip(&fields).map(|(i, t)| self.local_init(i, t)).collect::<Vec<_>>();
+                Some(Init::List(values.into_iter().collect::<Option<Vec<_>>>()?))
+            }
+            (ast::Initializer::List(items, _), Type::Dim3) if (1..=3).contains(&items.len()) && items.iter().all(|i| matches!(i, ast::Initializer::Expr(_))) => {
+                let args: Vec<ast::Expr> = items.iter().map(|i| match i { ast::Initializer::Expr(e) => e.clone(), _ => unreachable!() }).collect();
+                let span = args[0].span.to(args[args.len() - 1].span);
+                Some(Init::Expr(self.dim3_ctor(&args, span)?))
+            }
+            (ast::Initializer::List(items, _), _) if items.len() == 1 => self.local_init(&items[0], ty),
+            (ast::Initializer::List(_, span), _) => {
+                let message = format!("a brace list cannot initialize {}", self.show(ty));
+                self.error(Code::TypeMismatch, *span, message).emit();
+                None
+            }
+            (ast::Initializer::Expr(e), Type::Array { .. }) => {
+                self.error(Code::TypeMismatch, e.span, "an array is initialized with a brace list `{ ... }`").emit();
+                None
+            }
+            (ast::Initializer::Expr(e), _) => {
+                let value = self.expr(e)?;
+                Some(Init::Expr(self.coerce(value, ty, Code::TypeMismatch, "initializer has the wrong type")?))
+            }
+        }
+    }
+}
+
+/// Whether every path through `block` ends in `return` (a conservative check for the
+/// missing-return warning: loops are assumed to exit).
+pub(super) fn always_returns(block: &hir::Block) -> bool {
+    block.stmts.iter().any(|s| match s {
+        Stmt::Return(_) => true,
+        Stmt::Block(b) => always_returns(b),
+        Stmt::If { then, otherwise: Some(otherwise), .. } => always_returns(then) && always_returns(otherwise),
+        Stmt::Loop { cond: None, body, .. } => !contains_break(body),
+        _ => false,
+    })
+}
+
+fn contains_break(block: &hir::Block) -> bool {
+    block.stmts.iter().any(|s| match s {
+        Stmt::Break => true,
+        Stmt::Block(b) => contains_break(b),
+        Stmt::If { then, otherwise, .. } => contains_break(then) || otherwise.as_ref().is_some_and(contains_break),
+        _ => false,
+    })
+}
