@@ -1,1 +1,208 @@
-fn main() {}
+//! The `cdpc` command: compile a `.cdp` file to a linked cubin (or PTX, LLVM IR, an object).
+
+use cdpc::driver::{self, CompileError, CompileOptions, Emit, WarningPolicy};
+use cdpc::render::{self, Color};
+use cdpc::toolchain::ToolSearch;
+use cdpc::{AddressSize, Code, Diagnostic, LaunchAbi, SmVersion, Target};
+use clap::{Parser, ValueEnum};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(name = "cdpc", version, about = "Compile CUDA kernels with device-side launches (.cdp) to linked cubins")]
+struct Cli {
+    /// The source file (a subset of CUDA C)
+    input: PathBuf,
+    /// Output file; `-` writes PTX or LLVM IR to standard output [default: INPUT with the
+    /// extension of --emit]
+    #[arg(short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// What to produce
+    #[arg(long, value_enum, default_value_t = EmitArg::Cubin)]
+    emit: EmitArg,
+    /// GPU architecture (nvcc's `-arch=sm_90` is accepted too)
+    #[arg(long, default_value = "sm_90", value_name = "sm_XX")]
+    arch: SmVersion,
+    /// Optimisation level for LLVM and ptxas
+    #[arg(short = 'O', default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=3))]
+    opt_level: u8,
+    /// Device-launch ABI: v2 is what nvcc 13 emits (all streams); v1 is the documented
+    /// cudaGetParameterBuffer/cudaLaunchDevice pair (no tail launch, no fire-and-forget)
+    #[arg(long, default_value = "v2", value_name = "v1|v2")]
+    launch_abi: LaunchAbi,
+    /// Pointer size of the PTX; 32-bit output is PTX or LLVM IR only
+    #[arg(long, value_enum, default_value_t = AddressSizeArg::Bits64, value_name = "32|64")]
+    address_size: AddressSizeArg,
+    /// Pass an argument to ptxas (repeatable)
+    #[arg(long = "Xptxas", value_name = "ARG", allow_hyphen_values = true)]
+    xptxas: Vec<String>,
+    /// Pass an argument to nvlink (repeatable)
+    #[arg(long = "Xnvlink", value_name = "ARG", allow_hyphen_values = true)]
+    xnvlink: Vec<String>,
+    /// Print each tool's command line
+    #[arg(short = 'v', long)]
+    verbose: bool,
+    /// Directory of a CUDA toolkit or of the NVIDIA wheels (before CUDA_HOME in the search)
+    #[arg(long, value_name = "DIR")]
+    cuda_home: Option<PathBuf>,
+    /// Treat parameter buffers over 4 KB as errors (runtimes before CUDA 12.1 refuse them)
+    #[arg(long)]
+    strict_param_limit: bool,
+    /// Treat every warning as an error
+    #[arg(long = "Werror")]
+    werror: bool,
+    /// Treat this warning code as an error (repeatable)
+    #[arg(long, value_name = "CODE")]
+    deny: Vec<String>,
+    /// Do not report this warning code (repeatable)
+    #[arg(long, value_name = "CODE")]
+    allow: Vec<String>,
+    /// Colour in diagnostics
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
+    color: ColorArg,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum EmitArg {
+    Cubin,
+    Obj,
+    Ptx,
+    LlvmIr,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum AddressSizeArg {
+    #[value(name = "32")]
+    Bits32,
+    #[value(name = "64")]
+    Bits64,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ColorArg {
+    Auto,
+    Always,
+    Never,
+}
+
+/// Rewrites nvcc-style single-dash options (`-arch=sm_90`, `-Xptxas -v`, `-Werror`) into the
+/// double-dash forms clap parses, so nvcc users can keep their habits.
+fn normalize_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut out = Vec::new();
+    for arg in args {
+        if let Some(value) = arg.strip_prefix("-arch=") {
+            out.push(format!("--arch={value}"));
+        } else if matches!(arg.as_str(), "-arch" | "-Xptxas" | "-Xnvlink" | "-Werror") {
+            out.push(format!("-{arg}"));
+        } else if let Some(rest) = arg.strip_prefix("-Xptxas=").or_else(|| arg.strip_prefix("-Xnvlink=")) {
+            let tool = if arg.starts_with("-Xptxas") { "--Xptxas" } else { "--Xnvlink" };
+            out.push(format!("{tool}={rest}"));
+        } else {
+            out.push(arg);
+        }
+    }
+    out
+}
+
+fn parse_codes(names: &[String]) -> Result<Vec<Code>, String> {
+    names.iter().map(|n| Code::from_str(n).ok_or_else(|| format!("unknown diagnostic code `{n}`"))).collect()
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse_from(normalize_args(std::env::args()));
+    let color = match cli.color {
+        ColorArg::Always => Color::Always,
+        ColorArg::Never => Color::Never,
+        ColorArg::Auto if std::io::stderr().is_terminal() => Color::Always,
+        ColorArg::Auto => Color::Never,
+    };
+    let mut warnings = WarningPolicy { deny_all: cli.werror, ..Default::default() };
+    match (parse_codes(&cli.deny), parse_codes(&cli.allow)) {
+        (Ok(deny), Ok(allow)) => {
+            warnings.deny = deny;
+            warnings.allow = allow;
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    if cli.strict_param_limit {
+        warnings.deny.push(Code::ParamBufferOver4K);
+    }
+    let emit = match cli.emit {
+        EmitArg::Cubin => Emit::Cubin,
+        EmitArg::Obj => Emit::Object,
+        EmitArg::Ptx => Emit::Ptx,
+        EmitArg::LlvmIr => Emit::LlvmIr,
+    };
+    let address_size = match cli.address_size {
+        AddressSizeArg::Bits32 => AddressSize::Bits32,
+        AddressSizeArg::Bits64 => AddressSize::Bits64,
+    };
+    let options = CompileOptions {
+        target: Target { sm: cli.arch, address_size, launch_abi: cli.launch_abi },
+        opt_level: cli.opt_level,
+        emit,
+        ptxas_args: cli.xptxas.clone(),
+        nvlink_args: cli.xnvlink.clone(),
+        verbose: cli.verbose,
+        warnings,
+        tools: ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() },
+    };
+    let file_name = cli.input.display().to_string();
+    let source = match driver::read_source(&cli.input) {
+        Ok(source) => source,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let report = |diagnostics: &[Diagnostic]| {
+        if !diagnostics.is_empty() {
+            eprint!("{}", render::human(diagnostics, &file_name, &source, color));
+        }
+    };
+    let to_stdout = cli.output.as_deref() == Some(std::path::Path::new("-"));
+    let result = if to_stdout {
+        if matches!(emit, Emit::Cubin | Emit::Object) {
+            eprintln!("error: `-o -` writes text; binary output needs a file name");
+            return ExitCode::from(2);
+        }
+        driver::compile_to_text(&source, &options).map(|(text, warnings)| {
+            let _ = std::io::stdout().write_all(text.as_bytes());
+            warnings
+        })
+    } else {
+        let output = cli.output.clone().unwrap_or_else(|| cli.input.with_extension(emit.extension()));
+        driver::compile_source(&source, &output, &options).map(|compiled| compiled.warnings)
+    };
+    match result {
+        Ok(warnings) => {
+            report(&warnings);
+            ExitCode::SUCCESS
+        }
+        Err(CompileError::Diagnostics(diagnostics)) => {
+            report(&diagnostics);
+            let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+            eprintln!("error: could not compile `{file_name}` due to {errors} previous error{}", if errors == 1 { "" } else { "s" });
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalize_args;
+
+    #[test]
+    fn nvcc_spellings_become_long_options() {
+        let args = ["cdpc", "-arch=sm_80", "-Xptxas", "-v", "-Werror", "a.cdp", "-arch", "sm_90"].map(String::from);
+        assert_eq!(normalize_args(args), ["cdpc", "--arch=sm_80", "--Xptxas", "-v", "--Werror", "a.cdp", "--arch", "sm_90"]);
+    }
+}

@@ -1,1 +1,43 @@
-//! Integration tests of cdpc live in tests/; this crate has no library code.
+//! Helpers shared by the integration tests: where things are, and how a test file states the
+//! compiler flags it needs.
+
+use cdpc::driver::CompileOptions;
+use cdpc::{AddressSize, Code, LaunchAbi};
+use std::path::{Path, PathBuf};
+
+/// The repository root (this crate lives in `tests/`).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+}
+
+/// The `.cdp` files of a folder, sorted by name.
+pub fn cdp_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|entry| entry.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cdp"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Compiler options from a `// flags: ...` first line, as a test file writes them:
+/// `--launch-abi v1|v2`, `--address-size 32|64`, `--arch sm_XX`, `--strict-param-limit`.
+pub fn options_from_header(source: &str) -> CompileOptions {
+    let mut options = CompileOptions::default();
+    let Some(flags) = source.lines().next().and_then(|l| l.strip_prefix("// flags:")) else { return options };
+    let mut words = flags.split_whitespace();
+    while let Some(flag) = words.next() {
+        let mut value = || words.next().unwrap_or_else(|| panic!("`{flag}` needs a value"));
+        match flag {
+            "--launch-abi" => options.target.launch_abi = value().parse::<LaunchAbi>().expect("v1 or v2"),
+            "--address-size" => {
+                options.target.address_size = if value() == "32" { AddressSize::Bits32 } else { AddressSize::Bits64 }
+            }
+            "--arch" => options.target.sm = value().parse().expect("an architecture"),
+            "--strict-param-limit" => options.warnings.deny.push(Code::ParamBufferOver4K),
+            other => panic!("unknown flag `{other}` in a test header"),
+        }
+    }
+    options
+}

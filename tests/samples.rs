@@ -1,0 +1,115 @@
+//! Every sample compiles: PTX snapshots for both launch ABIs and for 32-bit addresses, and a
+//! linked cubin whose ELF lists the sample's kernels and the device-runtime code linked in.
+
+use cdpc::driver::{self, CompileError, CompileOptions, Emit};
+use cdpc::render::{self, Color};
+use cdpc::toolchain::{ToolSearch, Toolchain};
+use cdpc::{AddressSize, LaunchAbi};
+use cdpc_tests::{cdp_files, repo_root};
+use std::path::Path;
+use std::process::Command;
+
+fn samples() -> Vec<(String, String)> {
+    let files = cdp_files(&repo_root().join("samples"));
+    assert!(files.len() >= 6, "the samples folder lost files: {files:?}");
+    files
+        .iter()
+        .map(|p| (p.file_stem().unwrap().to_string_lossy().to_string(), std::fs::read_to_string(p).unwrap()))
+        .collect()
+}
+
+/// The PTX, or the rendered diagnostics where the options refuse the program (v1 and tail
+/// launch), so that the snapshot records which it was.
+fn ptx_or_diagnostics(name: &str, source: &str, options: &CompileOptions) -> String {
+    match driver::compile_to_text(source, options) {
+        Ok((ptx, warnings)) => {
+            assert!(warnings.is_empty(), "{name}: unexpected warnings {warnings:?}");
+            ptx
+        }
+        Err(CompileError::Diagnostics(d)) => render::human(&d, &format!("samples/{name}.cdp"), source, Color::Never),
+        Err(other) => panic!("{name}: {other}"),
+    }
+}
+
+fn snapshot_all(suffix: &str, options: CompileOptions) {
+    for (name, source) in samples() {
+        let text = ptx_or_diagnostics(&name, &source, &options);
+        let snapshot_dir = repo_root().join("tests/snapshots/ptx");
+        insta::with_settings!({ snapshot_path => snapshot_dir, prepend_module_to_snapshot => false, omit_expression => true }, {
+            insta::assert_snapshot!(format!("{name}.{suffix}"), text);
+        });
+    }
+}
+
+fn ptx_options(launch_abi: LaunchAbi, address_size: AddressSize) -> CompileOptions {
+    let mut options = CompileOptions { emit: Emit::Ptx, ..CompileOptions::default() };
+    options.target.launch_abi = launch_abi;
+    options.target.address_size = address_size;
+    options
+}
+
+#[test]
+fn ptx_v2_snapshots() {
+    snapshot_all("v2", ptx_options(LaunchAbi::V2, AddressSize::Bits64));
+}
+
+#[test]
+fn ptx_v1_snapshots() {
+    snapshot_all("v1", ptx_options(LaunchAbi::V1, AddressSize::Bits64));
+}
+
+#[test]
+fn ptx_32_bit_snapshots() {
+    snapshot_all("v1-32bit", ptx_options(LaunchAbi::V1, AddressSize::Bits32));
+}
+
+/// Names of the kernels a sample defines (`extern "C" __global__ void NAME(`).
+fn kernel_names(source: &str) -> Vec<String> {
+    source
+        .lines()
+        .filter_map(|l| l.split("__global__ void ").nth(1))
+        .map(|rest| rest.split('(').next().unwrap().trim().to_string())
+        .collect()
+}
+
+#[test]
+fn samples_link_to_cubins_with_the_device_runtime() {
+    let tools = match Toolchain::discover(&ToolSearch::default()) {
+        Ok(tools) => tools,
+        Err(e) => {
+            println!("skipped: the NVIDIA tools were not found, run `cargo xtask setup`:\n{e}");
+            return;
+        }
+    };
+    let out = tempfile::tempdir().unwrap();
+    for abi in [LaunchAbi::V2, LaunchAbi::V1] {
+        for (name, source) in samples() {
+            let mut options = CompileOptions::default();
+            options.target.launch_abi = abi;
+            let cubin = out.path().join(format!("{name}.{abi}.cubin"));
+            match driver::compile_source(&source, &cubin, &options) {
+                Ok(_) => {}
+                // The v1 ABI cannot express tail launch or fire-and-forget; the ui tests cover
+                // that refusal, and the snapshot records it for these samples.
+                Err(CompileError::Diagnostics(d)) if abi == LaunchAbi::V1 && d.iter().all(|d| d.code == cdpc::Code::StreamNeedsV2Abi || !d.is_error()) => continue,
+                Err(e) => panic!("{name} ({abi}): {e}"),
+            }
+            let Some(cuobjdump) = &tools.cuobjdump else {
+                println!("skipped ELF check of {name}: cuobjdump not found (pip package nvidia-cuda-cuobjdump)");
+                continue;
+            };
+            let elf = elf_listing(cuobjdump, &cubin);
+            for kernel in kernel_names(&source) {
+                assert!(elf.contains(&format!(".text.{kernel}")), "{name} ({abi}): kernel {kernel} missing from the cubin:\n{elf}");
+            }
+            assert!(elf.contains("cudaCDP2") || elf.contains("cudaLaunchDevice") || elf.contains("cudaGetParameterBuffer"),
+                "{name} ({abi}): no device-runtime code linked in:\n{elf}");
+        }
+    }
+}
+
+fn elf_listing(cuobjdump: &Path, cubin: &Path) -> String {
+    let output = Command::new(cuobjdump).arg("-elf").arg(cubin).output().expect("cuobjdump runs");
+    assert!(output.status.success(), "cuobjdump -elf failed: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
