@@ -189,6 +189,9 @@ pub enum Tok {
     #[token("/*", block_comment)]
     #[regex("//[^\n]*", logos::skip)]
     #[token("#", directive)]
+    // `__restrict__` is only an optimisation hint; it is accepted and ignored.
+    #[token("__restrict__", logos::skip)]
+    #[token("__restrict", logos::skip)]
     Skipped,
 
     #[token("(")]

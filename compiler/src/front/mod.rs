@@ -87,13 +87,24 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
         }
     };
     let mut reported = 0;
-    let mut last_end: Option<u32> = None;
+    let mut last: Option<(u32, usize)> = None;
     for error in &parse_errors {
         let diag = syntax_error(error, &tokens, source.len());
         let at = diag.primary_span();
-        let after_previous = last_end.is_none_or(|end| at.start >= end);
-        if after_previous && !follows_lex_error(at, &tokens, &lex_error_spans) && reported < MAX_SYNTAX_ERRORS {
-            last_end = Some(at.end.max(at.start + 1));
+        let index = tokens.partition_point(|(s, _, _)| (*s as u32) < at.start);
+        // After a recovered error, the next one counts only if a statement or block ended in
+        // between; otherwise it is most likely a consequence of the first.
+        let independent = match last {
+            None => true,
+            Some((end, last_index)) => {
+                at.start >= end
+                    && tokens[last_index.min(tokens.len())..index.min(tokens.len())]
+                        .iter()
+                        .any(|(_, t, _)| matches!(t, Tok::Semi | Tok::RBrace))
+            }
+        };
+        if independent && !follows_lex_error(at, &tokens, &lex_error_spans) && reported < MAX_SYNTAX_ERRORS {
+            last = Some((at.end.max(at.start + 1), index));
             diags.push(diag);
             reported += 1;
         }
@@ -134,6 +145,10 @@ fn check_limits(tokens: &[Spanned]) -> Option<Diagnostic> {
         match tok {
             Tok::LParen | Tok::LBracket | Tok::LBrace | Tok::LaunchOpen => {
                 stack.push(tok);
+                // Casts and postfix chains nest without nesting brackets: `(int)(int)x`, `a[0][0]`.
+                if !matches!(tok, Tok::LBrace) {
+                    operators += 1;
+                }
                 if stack.len() > MAX_NESTING {
                     return Some(
                         Diagnostic::new(Code::NestingTooDeep, Span::new(*start, *end), "nesting too deep")

@@ -575,3 +575,20 @@ fn eof_error() {
     assert_eq!(span, Span::new(src.len(), src.len()));
     assert!(msg.contains("end of file"), "{msg}");
 }
+
+#[test]
+fn no_cascade_after_recovery() {
+    let diags = errors("void f() { if x > 3 { y = 1; } z = ; }");
+    assert_eq!(diags.len(), 2, "{diags:#?}");
+    let diags = errors("void f() { x = ; y = ; }");
+    assert_eq!(diags.len(), 2, "{diags:#?}");
+}
+
+#[test]
+fn restrict_is_ignored_and_casts_chains_are_limited() {
+    let tu = ok("__global__ void k(float *__restrict__ out, const float *__restrict in) {}");
+    let Item::Function(k) = &tu.items[0] else { panic!() };
+    assert_eq!(k.params.len(), 2);
+    let casts = format!("void f() {{ x = {}y; }}", "(int)".repeat(50_000));
+    assert_eq!(errors(&casts)[0].code, Code::NestingTooDeep);
+}
