@@ -1,13 +1,539 @@
 //! The front end: source text to syntax tree. Never spawns processes, never touches LLVM.
+//!
+//! [`parse`] lexes the source with the logos lexer in `lexer.rs`, checks the size limits below,
+//! and runs the lalrpop parser generated from `grammar.lalrpop`. The parser recovers from
+//! syntax errors at statement and item level, so one run reports several of them.
+//!
+//! # Limits
+//!
+//! - A source larger than [`MAX_SOURCE_BYTES`] (64 MiB) is rejected with `E0401`
+//!   (`SourceTooLarge`) before it is lexed.
+//! - Brackets (`(`, `[`, `{`, `<<<`, counted together) may nest at most [`MAX_NESTING`] (256)
+//!   deep; deeper input is rejected with `E0400` (`NestingTooDeep`) before parsing. The check is
+//!   made on the token stream because the syntax tree is dropped recursively, and the later
+//!   passes walk it recursively: a 10,000-deep input would overflow the stack.
+//! - For the same reason, one statement may contain at most [`MAX_OPERATORS`] operators
+//!   (an unbracketed `1 + 1 + ... + 1` nests as deeply as it is long), and after parsing the
+//!   tree of statements and expressions may be at most [`MAX_TREE_DEPTH`] deep (long
+//!   `else if` chains, long operator chains); both give `E0400`.
+//!
+//! # Other limitations
+//!
+//! - Struct names are found by a lexer pre-pass (every identifier written after `struct`), so
+//!   a variable, field or function may not share its name with a struct.
+//! - There is no preprocessor: `#include` and `#pragma` lines are ignored, any other directive
+//!   is reported (`E0007`).
 
 pub mod ast;
 mod lexer;
+mod syntax;
+#[cfg(test)]
+mod tests;
 
-use crate::diag::Diagnostic;
+lalrpop_util::lalrpop_mod!(
+    #[allow(clippy::all, unused_parens, unused_imports, dead_code)]
+    grammar,
+    "/front/grammar.rs"
+);
+
+use lalrpop_util::{ErrorRecovery, ParseError};
+
+use crate::diag::{Code, Diagnostic, Span};
+use lexer::{LexError, Spanned, Tok};
+
+/// The largest source accepted, in bytes.
+pub const MAX_SOURCE_BYTES: usize = 64 << 20;
+/// How deep brackets may nest.
+pub const MAX_NESTING: usize = 256;
+/// How many operators one statement may contain.
+pub const MAX_OPERATORS: usize = 4096;
+/// How deep the tree of statements and expressions may be.
+pub const MAX_TREE_DEPTH: usize = 512;
+/// At most this many syntax errors are reported; the rest are likely consequences.
+const MAX_SYNTAX_ERRORS: usize = 30;
 
 /// Parses a whole `.cdp` file. Returns the tree when there was no syntax error, and every
 /// diagnostic found (the parser recovers where it can, so one run reports several errors).
 pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
-    let _ = source;
-    (None, Vec::new())
+    if source.len() > MAX_SOURCE_BYTES {
+        let diag = Diagnostic::new(Code::SourceTooLarge, Span::new(0, 0), "source file is too large")
+            .with_primary_message("the file starts here")
+            .with_note(format!(
+                "the file has {} bytes; the limit is {} bytes (64 MiB)",
+                source.len(),
+                MAX_SOURCE_BYTES
+            ));
+        return (None, vec![diag]);
+    }
+    let (tokens, mut diags) = lexer::lex(source);
+    if let Some(diag) = check_limits(&tokens) {
+        diags.push(diag);
+        return (None, diags);
+    }
+
+    let lex_error_spans: Vec<Span> = diags.iter().map(Diagnostic::primary_span).collect();
+    let mut action_diags = Vec::new();
+    let mut recovered: Vec<ErrorRecovery<usize, Tok, LexError>> = Vec::new();
+    let input = tokens.iter().cloned().map(Ok::<Spanned, LexError>);
+    let result = grammar::TranslationUnitParser::new().parse(&mut action_diags, &mut recovered, input);
+
+    let mut parse_errors: Vec<ParseError<usize, Tok, LexError>> =
+        recovered.into_iter().map(|r| r.error).collect();
+    let tree = match result {
+        Ok(tree) => Some(tree),
+        Err(error) => {
+            parse_errors.push(error);
+            None
+        }
+    };
+    let mut reported = 0;
+    let mut last: Option<(u32, usize)> = None;
+    for error in &parse_errors {
+        let diag = syntax_error(error, &tokens, source.len());
+        let at = diag.primary_span();
+        let index = tokens.partition_point(|(s, _, _)| (*s as u32) < at.start);
+        // After a recovered error, the next one counts only if a statement or block ended in
+        // between; otherwise it is most likely a consequence of the first.
+        let independent = match last {
+            None => true,
+            Some((end, last_index)) => {
+                at.start >= end
+                    && tokens[last_index.min(tokens.len())..index.min(tokens.len())]
+                        .iter()
+                        .any(|(_, t, _)| matches!(t, Tok::Semi | Tok::RBrace))
+            }
+        };
+        if independent && !follows_lex_error(at, &tokens, &lex_error_spans) && reported < MAX_SYNTAX_ERRORS {
+            last = Some((at.end.max(at.start + 1), index));
+            diags.push(diag);
+            reported += 1;
+        }
+    }
+    diags.extend(action_diags);
+    diags.sort_by_key(|d| d.primary_span().start);
+
+    let tree = tree.and_then(|tree| match too_deep(&tree) {
+        Some(at) => {
+            diags.push(
+                Diagnostic::new(Code::NestingTooDeep, at, "program nested too deeply")
+                    .with_primary_message(format!(
+                        "statements and expressions nest more than {MAX_TREE_DEPTH} levels deep here"
+                    ))
+                    .with_note("split long operator chains or `else if` chains into several statements"),
+            );
+            dismantle(tree);
+            None
+        }
+        None => Some(tree),
+    });
+
+    if diags.iter().any(Diagnostic::is_error) {
+        if let Some(tree) = tree {
+            dismantle(tree);
+        }
+        return (None, diags);
+    }
+    (tree, diags)
+}
+
+/// The token-stream limits: bracket depth and operators per statement.
+fn check_limits(tokens: &[Spanned]) -> Option<Diagnostic> {
+    let mut stack: Vec<&Tok> = Vec::new();
+    let mut operators = 0usize;
+    let mut statement_start = 0usize;
+    for (start, tok, end) in tokens {
+        match tok {
+            Tok::LParen | Tok::LBracket | Tok::LBrace | Tok::LaunchOpen => {
+                stack.push(tok);
+                // Casts and postfix chains nest without nesting brackets: `(int)(int)x`, `a[0][0]`.
+                if !matches!(tok, Tok::LBrace) {
+                    operators += 1;
+                }
+                if stack.len() > MAX_NESTING {
+                    return Some(
+                        Diagnostic::new(Code::NestingTooDeep, Span::new(*start, *end), "nesting too deep")
+                            .with_primary_message(format!(
+                                "brackets nest more than {MAX_NESTING} levels deep here"
+                            ))
+                            .with_note(
+                                "parentheses, brackets and braces together may nest at most 256 deep",
+                            ),
+                    );
+                }
+                if matches!(tok, Tok::LBrace) {
+                    operators = 0;
+                    statement_start = *start;
+                }
+            }
+            Tok::RParen | Tok::RBracket | Tok::RBrace | Tok::LaunchClose => {
+                stack.pop();
+                if matches!(tok, Tok::RBrace) {
+                    operators = 0;
+                    statement_start = *end;
+                }
+            }
+            Tok::Semi => {
+                operators = 0;
+                statement_start = *end;
+            }
+            Tok::Comma => {
+                if !matches!(stack.last(), Some(Tok::LBrace)) {
+                    operators += 1;
+                }
+            }
+            _ => {
+                if tok.text().is_some_and(|t| !t.starts_with(|c: char| c.is_ascii_alphabetic()))
+                    || matches!(tok, Tok::Sizeof)
+                {
+                    operators += 1;
+                }
+            }
+        }
+        if operators > MAX_OPERATORS {
+            return Some(
+                Diagnostic::new(Code::NestingTooDeep, Span::new(statement_start, *end), "statement too complex")
+                    .with_primary_message(format!("this statement has more than {MAX_OPERATORS} operators"))
+                    .with_note("split the expression into several statements"),
+            );
+        }
+    }
+    None
+}
+
+/// Whether a syntax error at `at` is probably a consequence of a lexical error just before it
+/// (an invalid character was dropped, an unterminated comment swallowed the rest).
+fn follows_lex_error(at: Span, tokens: &[Spanned], lex_errors: &[Span]) -> bool {
+    let idx = tokens.partition_point(|(s, _, _)| (*s as u32) < at.start);
+    let prev_end = if idx == 0 { 0 } else { tokens[idx - 1].2 as u32 };
+    lex_errors.iter().any(|e| e.start >= prev_end && e.start <= at.end.max(at.start))
+}
+
+/// Terminals the grammar names in expected-token lists, grouped for readable messages.
+const EXPR_START: &[&str] = &[
+    "Ident", "IntLit", "FloatLit", "CharLit", "StrLit", "true", "false", "(", "-", "+", "!", "~", "*",
+    "&", "++", "--", "sizeof", "TypeKw",
+];
+const OPERATORS: &[&str] = &[
+    "+", "-", "*", "/", "%", "<<", ">>", "<", ">", "<=", ">=", "==", "!=", "&", "^", "|", "&&", "||",
+    "?", "=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=", "[", "(", ".", "->", "++",
+    "--", "<<<",
+];
+const STMT_START: &[&str] =
+    &["if", "while", "do", "for", "break", "continue", "return", "{", ";", "const", "struct", "TypeIdent", "Qual", "extern"];
+const TYPE_START: &[&str] = &["TypeKw", "TypeIdent", "const", "struct"];
+
+fn friendly_terminal(name: &str) -> String {
+    match name {
+        "Ident" => "identifier".into(),
+        "TypeIdent" => "struct name".into(),
+        "TypeKw" => "type".into(),
+        "Qual" => "qualifier".into(),
+        "IntLit" => "integer literal".into(),
+        "FloatLit" => "floating-point literal".into(),
+        "CharLit" => "character literal".into(),
+        "StrLit" => "string literal".into(),
+        other => format!("`{other}`"),
+    }
+}
+
+/// Turns lalrpop's list of expected terminals into readable text, folding the long lists
+/// that appear at the start of an expression or after a complete one.
+fn describe_expected(expected: &[String]) -> String {
+    let names: Vec<&str> = expected.iter().map(|s| s.trim_matches('"')).collect();
+    let has = |n: &str| names.contains(&n);
+    let mut folded: Vec<&str> = Vec::new();
+    let mut categories: Vec<String> = Vec::new();
+    let statement = has("if") && has("while") && has("return");
+    let expression = has("Ident") && has("IntLit");
+    let operator = has("+") && has("*") && has("==");
+    let types = has("TypeKw") && has("TypeIdent");
+    if statement {
+        folded.extend(STMT_START);
+        folded.extend(EXPR_START);
+        categories.push("a statement".into());
+    }
+    if expression && !statement {
+        folded.extend(EXPR_START);
+        categories.push("an expression".into());
+    }
+    if operator {
+        folded.extend(OPERATORS);
+        categories.push("an operator".into());
+    }
+    if types && !statement {
+        folded.extend(TYPE_START);
+        categories.push("a type".into());
+    }
+    let mut items: Vec<String> =
+        names.iter().filter(|n| !folded.contains(n)).map(|n| friendly_terminal(n)).collect();
+    items.extend(categories);
+    let shown = 6;
+    match items.len() {
+        0 => "something else".into(),
+        1 => items.remove(0),
+        2 => format!("{} or {}", items[0], items[1]),
+        n if n <= shown => format!("one of {}, or {}", items[..n - 1].join(", "), items[n - 1]),
+        n => format!("one of {}, or {} others", items[..shown].join(", "), n - shown),
+    }
+}
+
+fn syntax_error(error: &ParseError<usize, Tok, LexError>, tokens: &[Spanned], len: usize) -> Diagnostic {
+    match error {
+        ParseError::UnrecognizedToken { token: (start, tok, end), expected } => {
+            let span = Span::new(*start, *end);
+            let mut diag = Diagnostic::new(
+                Code::SyntaxError,
+                span,
+                format!("expected {}, found {}", describe_expected(expected), tok.describe()),
+            )
+            .with_primary_message("unexpected token");
+            let wants_semi = expected.iter().any(|e| e == "\";\"");
+            let idx = tokens.partition_point(|(s, _, _)| s < start);
+            if wants_semi && idx > 0 {
+                let prev_end = tokens[idx - 1].2;
+                diag = diag.with_label(Span::new(prev_end, prev_end), "a `;` may be missing here");
+            }
+            diag
+        }
+        ParseError::UnrecognizedEof { location, expected } => {
+            let at = (*location).min(len);
+            Diagnostic::new(
+                Code::SyntaxError,
+                Span::new(at, at),
+                format!("expected {}, found end of file", describe_expected(expected)),
+            )
+            .with_primary_message("the file ends here")
+        }
+        ParseError::ExtraToken { token: (start, tok, end) } => Diagnostic::new(
+            Code::SyntaxError,
+            Span::new(*start, *end),
+            format!("unexpected {}", tok.describe()),
+        )
+        .with_primary_message("unexpected token"),
+        ParseError::InvalidToken { location } => {
+            let at = (*location).min(len);
+            Diagnostic::new(Code::InvalidToken, Span::new(at, at), "invalid token")
+        }
+        ParseError::User { .. } => Diagnostic::new(Code::SyntaxError, Span::new(0, 0), "syntax error"),
+    }
+}
+
+enum Node<'a> {
+    Stmt(&'a ast::Stmt),
+    Expr(&'a ast::Expr),
+    Init(&'a ast::Initializer),
+    Decl(&'a ast::DeclStmt),
+}
+
+/// The span of a node nested deeper than [`MAX_TREE_DEPTH`], found without recursion.
+fn too_deep(tu: &ast::TranslationUnit) -> Option<Span> {
+    use ast::{ExprKind as E, Initializer as I, Stmt as S};
+    let mut stack: Vec<(Node, usize)> = Vec::new();
+    for item in &tu.items {
+        match item {
+            ast::Item::Function(f) => {
+                if let Some(body) = &f.body {
+                    stack.extend(body.stmts.iter().map(|s| (Node::Stmt(s), 1)));
+                }
+            }
+            ast::Item::Struct(s) => stack.extend(s.fields.iter().map(|d| (Node::Decl(d), 1))),
+            ast::Item::Global(d) => stack.push((Node::Decl(d), 1)),
+        }
+    }
+    while let Some((node, depth)) = stack.pop() {
+        let d = depth + 1;
+        let span = match node {
+            Node::Stmt(s) => {
+                match s {
+                    S::Decl(decl) => stack.push((Node::Decl(decl), d)),
+                    S::Expr(e) => stack.push((Node::Expr(e), d)),
+                    S::If { cond, then, otherwise, .. } => {
+                        stack.push((Node::Expr(cond), d));
+                        stack.push((Node::Stmt(then), d));
+                        if let Some(o) = otherwise {
+                            stack.push((Node::Stmt(o), d));
+                        }
+                    }
+                    S::While { cond, body, .. } | S::DoWhile { body, cond, .. } => {
+                        stack.push((Node::Expr(cond), d));
+                        stack.push((Node::Stmt(body), d));
+                    }
+                    S::For { init, cond, step, body, .. } => {
+                        if let Some(i) = init {
+                            stack.push((Node::Stmt(i), d));
+                        }
+                        stack.extend(cond.iter().chain(step.iter()).map(|e| (Node::Expr(e), d)));
+                        stack.push((Node::Stmt(body), d));
+                    }
+                    S::Return(Some(e), _) => stack.push((Node::Expr(e), d)),
+                    S::Block(b) => stack.extend(b.stmts.iter().map(|s| (Node::Stmt(s), d))),
+                    S::Break(_) | S::Continue(_) | S::Return(None, _) | S::Empty(_) => {}
+                }
+                stmt_span(s)
+            }
+            Node::Expr(e) => {
+                match &e.kind {
+                    E::Unary { operand: a, .. } | E::SizeofExpr(a) | E::Cast { operand: a, .. } => {
+                        stack.push((Node::Expr(a), d))
+                    }
+                    E::Binary { lhs, rhs, .. } | E::Assign { lhs, rhs, .. } | E::Comma { lhs, rhs } => {
+                        stack.push((Node::Expr(lhs), d));
+                        stack.push((Node::Expr(rhs), d));
+                    }
+                    E::Index { base, index } => {
+                        stack.push((Node::Expr(base), d));
+                        stack.push((Node::Expr(index), d));
+                    }
+                    E::Conditional { cond, then, otherwise } => {
+                        stack.push((Node::Expr(cond), d));
+                        stack.push((Node::Expr(then), d));
+                        stack.push((Node::Expr(otherwise), d));
+                    }
+                    E::Call { callee, args } => {
+                        stack.push((Node::Expr(callee), d));
+                        stack.extend(args.iter().map(|a| (Node::Expr(a), d)));
+                    }
+                    E::Launch { config, args, .. } => {
+                        stack.extend(config.iter().chain(args.iter()).map(|a| (Node::Expr(a), d)))
+                    }
+                    E::Member { base, .. } => stack.push((Node::Expr(base), d)),
+                    E::Construct { args, .. } => stack.extend(args.iter().map(|a| (Node::Expr(a), d))),
+                    E::IntLit { .. }
+                    | E::FloatLit { .. }
+                    | E::CharLit(_)
+                    | E::StringLit(_)
+                    | E::BoolLit(_)
+                    | E::Ident(_)
+                    | E::SizeofType(_) => {}
+                }
+                e.span
+            }
+            Node::Init(i) => match i {
+                I::Expr(e) => {
+                    stack.push((Node::Expr(e), d));
+                    e.span
+                }
+                I::List(items, span) => {
+                    stack.extend(items.iter().map(|i| (Node::Init(i), d)));
+                    *span
+                }
+                I::Ctor(args, span) => {
+                    stack.extend(args.iter().map(|a| (Node::Expr(a), d)));
+                    *span
+                }
+            },
+            Node::Decl(decl) => {
+                for init in &decl.declarators {
+                    for dim in &init.declarator.array_dims {
+                        stack.extend(dim.size.iter().map(|e| (Node::Expr(e), d)));
+                    }
+                    stack.extend(init.init.iter().map(|i| (Node::Init(i), d)));
+                }
+                decl.span
+            }
+        };
+        if depth > MAX_TREE_DEPTH {
+            return Some(span);
+        }
+    }
+    None
+}
+
+fn stmt_span(s: &ast::Stmt) -> Span {
+    use ast::Stmt as S;
+    match s {
+        S::Decl(d) => d.span,
+        S::Expr(e) => e.span,
+        S::If { span, .. }
+        | S::While { span, .. }
+        | S::DoWhile { span, .. }
+        | S::For { span, .. }
+        | S::Break(span)
+        | S::Continue(span)
+        | S::Return(_, span)
+        | S::Empty(span) => *span,
+        S::Block(b) => b.span,
+    }
+}
+
+enum Owned {
+    Stmt(ast::Stmt),
+    Expr(ast::Expr),
+    Init(ast::Initializer),
+}
+
+/// Drops a tree without recursion (the derived drop glue recurses once per level).
+fn dismantle(tu: ast::TranslationUnit) {
+    use ast::{ExprKind as E, Initializer as I, Stmt as S};
+    let mut stack: Vec<Owned> = Vec::new();
+    let decl = |d: ast::DeclStmt, stack: &mut Vec<Owned>| {
+        for init in d.declarators {
+            for dim in init.declarator.array_dims {
+                stack.extend(dim.size.map(Owned::Expr));
+            }
+            stack.extend(init.init.map(Owned::Init));
+        }
+    };
+    for item in tu.items {
+        match item {
+            ast::Item::Function(f) => stack.extend(f.body.into_iter().flat_map(|b| b.stmts).map(Owned::Stmt)),
+            ast::Item::Struct(s) => s.fields.into_iter().for_each(|d| decl(d, &mut stack)),
+            ast::Item::Global(d) => decl(d, &mut stack),
+        }
+    }
+    while let Some(node) = stack.pop() {
+        match node {
+            Owned::Stmt(s) => match s {
+                S::Decl(d) => decl(d, &mut stack),
+                S::Expr(e) | S::Return(Some(e), _) => stack.push(Owned::Expr(e)),
+                S::If { cond, then, otherwise, .. } => {
+                    stack.push(Owned::Expr(cond));
+                    stack.push(Owned::Stmt(*then));
+                    stack.extend(otherwise.map(|o| Owned::Stmt(*o)));
+                }
+                S::While { cond, body, .. } | S::DoWhile { body, cond, .. } => {
+                    stack.push(Owned::Expr(cond));
+                    stack.push(Owned::Stmt(*body));
+                }
+                S::For { init, cond, step, body, .. } => {
+                    stack.extend(init.map(|i| Owned::Stmt(*i)));
+                    stack.extend(cond.into_iter().chain(step).map(Owned::Expr));
+                    stack.push(Owned::Stmt(*body));
+                }
+                S::Block(b) => stack.extend(b.stmts.into_iter().map(Owned::Stmt)),
+                S::Break(_) | S::Continue(_) | S::Return(None, _) | S::Empty(_) => {}
+            },
+            Owned::Expr(e) => match e.kind {
+                E::Unary { operand: a, .. } | E::SizeofExpr(a) | E::Cast { operand: a, .. } => {
+                    stack.push(Owned::Expr(*a))
+                }
+                E::Binary { lhs, rhs, .. } | E::Assign { lhs, rhs, .. } | E::Comma { lhs, rhs } => {
+                    stack.push(Owned::Expr(*lhs));
+                    stack.push(Owned::Expr(*rhs));
+                }
+                E::Index { base, index } => {
+                    stack.push(Owned::Expr(*base));
+                    stack.push(Owned::Expr(*index));
+                }
+                E::Conditional { cond, then, otherwise } => {
+                    stack.push(Owned::Expr(*cond));
+                    stack.push(Owned::Expr(*then));
+                    stack.push(Owned::Expr(*otherwise));
+                }
+                E::Call { callee, args } => {
+                    stack.push(Owned::Expr(*callee));
+                    stack.extend(args.into_iter().map(Owned::Expr));
+                }
+                E::Launch { config, args, .. } => stack.extend(config.into_iter().chain(args).map(Owned::Expr)),
+                E::Member { base, .. } => stack.push(Owned::Expr(*base)),
+                E::Construct { args, .. } => stack.extend(args.into_iter().map(Owned::Expr)),
+                _ => {}
+            },
+            Owned::Init(i) => match i {
+                I::Expr(e) => stack.push(Owned::Expr(e)),
+                I::List(items, _) => stack.extend(items.into_iter().map(Owned::Init)),
+                I::Ctor(args, _) => stack.extend(args.into_iter().map(Owned::Expr)),
+            },
+        }
+    }
 }

@@ -1,0 +1,261 @@
+//! Helpers for the grammar's actions: normalising type-specifier words, sorting qualifiers
+//! into function and variable ones, and building expression nodes.
+
+use super::ast::*;
+use super::lexer::{QualKw, TypeKw};
+use crate::diag::{Code, Diagnostic, Span};
+
+/// One word of a declaration's specifiers, as written.
+#[derive(Clone, Debug)]
+pub enum SpecWord {
+    Kw(TypeKw, Span),
+    Struct(Ident),
+    Const,
+}
+
+/// One qualifier, as written; `extern "C"` is [`Qual::ExternC`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Qual {
+    Kw(QualKw),
+    Extern,
+    ExternC,
+}
+
+impl Qual {
+    fn text(self) -> &'static str {
+        match self {
+            Qual::Kw(q) => q.as_str(),
+            Qual::Extern => "extern",
+            Qual::ExternC => "extern \"C\"",
+        }
+    }
+}
+
+pub fn span(l: usize, r: usize) -> Span {
+    Span::new(l, r)
+}
+
+pub fn expr(kind: ExprKind, l: usize, r: usize) -> Expr {
+    Expr { kind, span: Span::new(l, r) }
+}
+
+pub fn binary(op: BinaryOp, lhs: Expr, rhs: Expr, l: usize, r: usize) -> Expr {
+    expr(ExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, l, r)
+}
+
+pub fn unary(op: UnaryOp, operand: Expr, l: usize, r: usize) -> Expr {
+    expr(ExprKind::Unary { op, operand: Box::new(operand) }, l, r)
+}
+
+/// Turns the specifier words into a [`TypeSpec`], reporting impossible combinations such as
+/// `long float` or `signed unsigned`.
+pub fn type_spec(words: Vec<SpecWord>, l: usize, r: usize, diags: &mut Vec<Diagnostic>) -> TypeSpec {
+    let whole = Span::new(l, r);
+    let mut is_const = false;
+    let mut kws: Vec<(TypeKw, Span)> = Vec::new();
+    let mut structs: Vec<Ident> = Vec::new();
+    for w in words {
+        match w {
+            SpecWord::Const => is_const = true,
+            SpecWord::Kw(k, s) => kws.push((k, s)),
+            SpecWord::Struct(id) => structs.push(id),
+        }
+    }
+    let fallback = TypeSpec { kind: TypeSpecKind::Builtin(BaseType::Int), is_const, span: whole };
+    if let Some(first) = structs.first() {
+        if structs.len() > 1 || !kws.is_empty() {
+            diags.push(
+                Diagnostic::new(Code::SyntaxError, whole, "two types in one declaration")
+                    .with_primary_message("a declaration names exactly one type"),
+            );
+            return fallback;
+        }
+        return TypeSpec { kind: TypeSpecKind::Struct(first.clone()), is_const, span: whole };
+    }
+    if kws.is_empty() {
+        diags.push(
+            Diagnostic::new(Code::SyntaxError, whole, "missing type")
+                .with_primary_message("`const` needs a type, as in `const int`"),
+        );
+        return fallback;
+    }
+    match base_type(&kws) {
+        Ok(base) => TypeSpec { kind: TypeSpecKind::Builtin(base), is_const, span: whole },
+        Err(message) => {
+            let written: Vec<&str> = kws.iter().map(|(k, _)| k.as_str()).collect();
+            diags.push(
+                Diagnostic::new(
+                    Code::SyntaxError,
+                    whole,
+                    format!("invalid type `{}`", written.join(" ")),
+                )
+                .with_primary_message(message),
+            );
+            fallback
+        }
+    }
+}
+
+fn base_type(kws: &[(TypeKw, Span)]) -> Result<BaseType, String> {
+    let count = |k: TypeKw| kws.iter().filter(|(w, _)| *w == k).count();
+    let (signed, unsigned) = (count(TypeKw::Signed), count(TypeKw::Unsigned));
+    let (short, long, int, char_) =
+        (count(TypeKw::Short), count(TypeKw::Long), count(TypeKw::Int), count(TypeKw::Char));
+    let standalone = [
+        (TypeKw::Void, BaseType::Void),
+        (TypeKw::Bool, BaseType::Bool),
+        (TypeKw::Float, BaseType::Float),
+        (TypeKw::Double, BaseType::Double),
+        (TypeKw::SizeT, BaseType::SizeT),
+        (TypeKw::Dim3, BaseType::Dim3),
+        (TypeKw::Stream, BaseType::Stream),
+        (TypeKw::Event, BaseType::Event),
+        (TypeKw::CudaError, BaseType::CudaError),
+    ];
+    for (kw, base) in standalone {
+        if count(kw) > 0 {
+            if kws.len() == 1 {
+                return Ok(base);
+            }
+            if kw == TypeKw::Double && long == 1 && kws.len() == 2 {
+                return Err("`long double` is not supported".into());
+            }
+            return Err(format!("`{}` cannot be combined with other type words", kw.as_str()));
+        }
+    }
+    if signed > 0 && unsigned > 0 {
+        return Err("a type cannot be both `signed` and `unsigned`".into());
+    }
+    if signed > 1 || unsigned > 1 || short > 1 || int > 1 || char_ > 1 || long > 2 {
+        return Err("a type word is repeated".into());
+    }
+    if char_ == 1 {
+        if short + long + int > 0 {
+            return Err("`char` cannot be combined with `short`, `long` or `int`".into());
+        }
+        return Ok(if signed == 1 {
+            BaseType::SignedChar
+        } else if unsigned == 1 {
+            BaseType::UnsignedChar
+        } else {
+            BaseType::Char
+        });
+    }
+    if short == 1 {
+        if long > 0 {
+            return Err("a type cannot be both `short` and `long`".into());
+        }
+        return Ok(if unsigned == 1 { BaseType::UnsignedShort } else { BaseType::Short });
+    }
+    Ok(match (long, unsigned == 1) {
+        (0, false) => BaseType::Int,
+        (0, true) => BaseType::UnsignedInt,
+        (1, false) => BaseType::Long,
+        (1, true) => BaseType::UnsignedLong,
+        (_, false) => BaseType::LongLong,
+        (_, true) => BaseType::UnsignedLongLong,
+    })
+}
+
+/// The type of a functional cast `int(x)`: one type word.
+pub fn construct_type(kw: TypeKw, l: usize, r: usize, diags: &mut Vec<Diagnostic>) -> TypeName {
+    let spec = type_spec(vec![SpecWord::Kw(kw, Span::new(l, r))], l, r, diags);
+    TypeName { spec, pointers: Vec::new(), span: Span::new(l, r) }
+}
+
+pub fn fn_qualifiers(quals: Vec<(Qual, Span)>, diags: &mut Vec<Diagnostic>) -> Vec<(FnQualifier, Span)> {
+    let mut out = Vec::new();
+    for (q, s) in quals {
+        let fq = match q {
+            Qual::Kw(QualKw::Global) => FnQualifier::Global,
+            Qual::Kw(QualKw::Device) => FnQualifier::Device,
+            Qual::Kw(QualKw::Host) => FnQualifier::Host,
+            Qual::Kw(QualKw::Static) => FnQualifier::Static,
+            Qual::Kw(QualKw::Inline) => FnQualifier::Inline,
+            Qual::Kw(QualKw::ForceInline) => FnQualifier::ForceInline,
+            Qual::Kw(QualKw::NoInline) => FnQualifier::NoInline,
+            Qual::ExternC => FnQualifier::ExternC,
+            // A plain `extern` on a function declaration means nothing in C.
+            Qual::Extern => continue,
+            Qual::Kw(QualKw::Constant | QualKw::Shared) => {
+                diags.push(
+                    Diagnostic::new(
+                        Code::SyntaxError,
+                        s,
+                        format!("`{}` cannot be applied to a function", q.text()),
+                    )
+                    .with_primary_message("this qualifier is for variables"),
+                );
+                continue;
+            }
+        };
+        out.push((fq, s));
+    }
+    out
+}
+
+pub fn var_qualifiers(quals: Vec<(Qual, Span)>, diags: &mut Vec<Diagnostic>) -> Vec<(VarQualifier, Span)> {
+    let mut out = Vec::new();
+    for (q, s) in quals {
+        let vq = match q {
+            Qual::Kw(QualKw::Device) => VarQualifier::Device,
+            Qual::Kw(QualKw::Constant) => VarQualifier::Constant,
+            Qual::Kw(QualKw::Shared) => VarQualifier::Shared,
+            Qual::Kw(QualKw::Static) => VarQualifier::Static,
+            Qual::Extern => VarQualifier::Extern,
+            _ => {
+                diags.push(
+                    Diagnostic::new(
+                        Code::SyntaxError,
+                        s,
+                        format!("`{}` cannot be applied to a variable", q.text()),
+                    )
+                    .with_primary_message("this qualifier is for functions"),
+                );
+                continue;
+            }
+        };
+        out.push((vq, s));
+    }
+    out
+}
+
+/// `f(void)` declares no parameters.
+pub fn params(list: Vec<Param>) -> Vec<Param> {
+    if let [p] = list.as_slice() {
+        if p.ty.kind == TypeSpecKind::Builtin(BaseType::Void)
+            && !p.ty.is_const
+            && p.declarator.pointers.is_empty()
+            && p.declarator.name.name.is_empty()
+            && p.declarator.array_dims.is_empty()
+        {
+            return Vec::new();
+        }
+    }
+    list
+}
+
+pub fn struct_def(
+    quals: Vec<(Qual, Span)>,
+    name: Ident,
+    fields: Vec<DeclStmt>,
+    l: usize,
+    r: usize,
+    diags: &mut Vec<Diagnostic>,
+) -> StructDef {
+    for (q, s) in quals {
+        diags.push(
+            Diagnostic::new(
+                Code::SyntaxError,
+                s,
+                format!("`{}` cannot be applied to a struct definition", q.text()),
+            )
+            .with_primary_message("remove this qualifier"),
+        );
+    }
+    StructDef { name, fields, span: Span::new(l, r) }
+}
+
+pub fn concat_strings(parts: Vec<Vec<u8>>) -> Vec<u8> {
+    parts.concat()
+}

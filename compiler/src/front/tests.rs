@@ -1,0 +1,594 @@
+//! Parser tests: tree shapes for representative programs, and diagnostics for broken ones.
+
+use super::ast::*;
+use super::parse;
+use crate::diag::{Code, Diagnostic, Span};
+
+const TYPICAL: &str = r#"#include <cstdio>
+struct Pair { int a; double b; };
+extern "C" __global__ void child(int *data, double x, char c, int n) { data[threadIdx.x] += n + (int)x + c; }
+extern "C" __global__ void tail(int *data) { data[threadIdx.x] += 1; }
+extern "C" __global__ void parent(int *data, Pair p) {
+  __shared__ int tile[256];
+  extern __shared__ float dyn[];
+  dim3 grid(2, 1);
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  if (threadIdx.x == 0) {
+    child<<<1, 256>>>(data, 2.5, 'a', 7);
+    child<<<grid, dim3(128), 0, s>>>(data, p.b, 'b', p.a);
+    tail<<<1, 256, 0, cudaStreamTailLaunch>>>(data);
+    if (cudaSuccess != cudaGetLastError()) return;
+  }
+  for (int i = 0; i < 10; ++i) { tile[i] = i * 2; }
+  printf("%d %f\n", tile[3], (float)data[0]);
+}
+"#;
+
+fn ok(src: &str) -> TranslationUnit {
+    let (tree, diags) = parse(src);
+    assert!(diags.is_empty(), "unexpected diagnostics for {src:?}: {diags:#?}");
+    tree.expect("no tree although there were no diagnostics")
+}
+
+fn errors(src: &str) -> Vec<Diagnostic> {
+    let (tree, diags) = parse(src);
+    assert!(tree.is_none(), "expected errors for {src:?}");
+    assert!(!diags.is_empty(), "no diagnostics for {src:?}");
+    diags
+}
+
+/// The body of `void f() { ... }` wrapped around `body`.
+fn body(body: &str) -> Vec<Stmt> {
+    let tu = ok(&format!("struct S {{ int x; }};\nvoid f() {{ {body} }}"));
+    match tu.items.into_iter().last() {
+        Some(Item::Function(FunctionDef { body: Some(b), .. })) => b.stmts,
+        other => panic!("not a function: {other:?}"),
+    }
+}
+
+fn expr(src: &str) -> Expr {
+    match body(&format!("{src};")).remove(0) {
+        Stmt::Expr(e) => e,
+        other => panic!("not an expression statement: {other:?}"),
+    }
+}
+
+fn decl(src: &str) -> DeclStmt {
+    match body(src).remove(0) {
+        Stmt::Decl(d) => d,
+        other => panic!("not a declaration: {other:?}"),
+    }
+}
+
+fn ident(e: &Expr) -> &str {
+    match &e.kind {
+        ExprKind::Ident(i) => &i.name,
+        other => panic!("not an identifier: {other:?}"),
+    }
+}
+
+fn int(e: &Expr) -> u64 {
+    match e.kind {
+        ExprKind::IntLit { value, .. } => value,
+        ref other => panic!("not an integer: {other:?}"),
+    }
+}
+
+fn builtin(spec: &TypeSpec) -> BaseType {
+    match spec.kind {
+        TypeSpecKind::Builtin(b) => b,
+        ref other => panic!("not builtin: {other:?}"),
+    }
+}
+
+#[test]
+fn typical_program() {
+    let tu = ok(TYPICAL);
+    assert_eq!(tu.items.len(), 4);
+    let Item::Struct(pair) = &tu.items[0] else { panic!() };
+    assert_eq!(pair.name.name, "Pair");
+    assert_eq!(pair.fields.len(), 2);
+    let Item::Function(parent) = &tu.items[3] else { panic!() };
+    assert_eq!(parent.name.name, "parent");
+    assert_eq!(
+        parent.qualifiers.iter().map(|q| q.0).collect::<Vec<_>>(),
+        vec![FnQualifier::ExternC, FnQualifier::Global]
+    );
+    assert_eq!(parent.params.len(), 2);
+    assert!(matches!(&parent.params[1].ty.kind, TypeSpecKind::Struct(i) if i.name == "Pair"));
+    let stmts = &parent.body.as_ref().unwrap().stmts;
+    let Stmt::Decl(tile) = &stmts[0] else { panic!() };
+    assert_eq!(tile.qualifiers[0].0, VarQualifier::Shared);
+    let Stmt::Decl(dynamic) = &stmts[1] else { panic!() };
+    assert_eq!(
+        dynamic.qualifiers.iter().map(|q| q.0).collect::<Vec<_>>(),
+        vec![VarQualifier::Extern, VarQualifier::Shared]
+    );
+    assert_eq!(dynamic.declarators[0].declarator.array_dims.len(), 1);
+    assert!(dynamic.declarators[0].declarator.array_dims[0].size.is_none());
+    let Stmt::Decl(grid) = &stmts[2] else { panic!() };
+    assert!(matches!(&grid.declarators[0].init, Some(Initializer::Ctor(args, _)) if args.len() == 2));
+    assert_eq!(builtin(&grid.spec), BaseType::Dim3);
+    let Item::Function(child) = &tu.items[1] else { panic!() };
+    assert_eq!(child.params.len(), 4);
+    assert_eq!(child.params[0].declarator.pointers.len(), 1);
+    // The span of the function covers its text.
+    assert_eq!(&TYPICAL[child.name.span.range()], "child");
+}
+
+#[test]
+fn launches_with_two_three_and_four_config_arguments() {
+    let stmts = body("k<<<1, 2>>>(a); k<<<g, b, 16>>>(); k<<<g, b, 0, s>>>(x, y);");
+    let counts: Vec<(usize, usize)> = stmts
+        .iter()
+        .map(|s| match s {
+            Stmt::Expr(Expr { kind: ExprKind::Launch { config, args, kernel, .. }, .. }) => {
+                assert_eq!(kernel.name, "k");
+                (config.len(), args.len())
+            }
+            other => panic!("not a launch: {other:?}"),
+        })
+        .collect();
+    assert_eq!(counts, vec![(2, 1), (3, 0), (4, 2)]);
+    let src = "void f() { k<<<1, 2>>>(a); }";
+    let tu = ok(src);
+    let Item::Function(f) = &tu.items[0] else { panic!() };
+    let Stmt::Expr(Expr { kind: ExprKind::Launch { config_span, .. }, .. }) = &f.body.as_ref().unwrap().stmts[0]
+    else {
+        panic!()
+    };
+    assert_eq!(&src[config_span.range()], "<<<1, 2>>>");
+}
+
+#[test]
+fn launch_with_one_or_five_config_arguments_parses() {
+    let stmts = body("k<<<1>>>(); k<<<1, 2, 3, 4, 5>>>();");
+    assert_eq!(stmts.len(), 2);
+}
+
+#[test]
+fn precedence_and_associativity() {
+    let e = expr("a + b * c");
+    let ExprKind::Binary { op: BinaryOp::Add, lhs, rhs } = &e.kind else { panic!("{e:?}") };
+    assert_eq!(ident(lhs), "a");
+    assert!(matches!(rhs.kind, ExprKind::Binary { op: BinaryOp::Mul, .. }));
+
+    let e = expr("a - b - c");
+    let ExprKind::Binary { op: BinaryOp::Sub, lhs, rhs } = &e.kind else { panic!() };
+    assert!(matches!(lhs.kind, ExprKind::Binary { op: BinaryOp::Sub, .. }));
+    assert_eq!(ident(rhs), "c");
+
+    let e = expr("a = b = c");
+    let ExprKind::Assign { op: None, lhs, rhs } = &e.kind else { panic!() };
+    assert_eq!(ident(lhs), "a");
+    assert!(matches!(rhs.kind, ExprKind::Assign { op: None, .. }));
+
+    let e = expr("x <<= a || b && c | d ^ e & f == g < h << i");
+    let ExprKind::Assign { op: Some(BinaryOp::Shl), rhs, .. } = &e.kind else { panic!() };
+    assert!(matches!(rhs.kind, ExprKind::Binary { op: BinaryOp::LogOr, .. }));
+
+    let e = expr("c ? a : b ? d : e");
+    let ExprKind::Conditional { otherwise, .. } = &e.kind else { panic!() };
+    assert!(matches!(otherwise.kind, ExprKind::Conditional { .. }));
+
+    let e = expr("a, b = 1");
+    assert!(matches!(e.kind, ExprKind::Comma { .. }));
+
+    let e = expr("-a * !b");
+    let ExprKind::Binary { op: BinaryOp::Mul, lhs, rhs } = &e.kind else { panic!() };
+    assert!(matches!(lhs.kind, ExprKind::Unary { op: UnaryOp::Neg, .. }));
+    assert!(matches!(rhs.kind, ExprKind::Unary { op: UnaryOp::Not, .. }));
+}
+
+#[test]
+fn casts_and_parentheses() {
+    let e = expr("(int)x + 1");
+    let ExprKind::Binary { lhs, .. } = &e.kind else { panic!() };
+    let ExprKind::Cast { ty, operand } = &lhs.kind else { panic!("{lhs:?}") };
+    assert_eq!(builtin(&ty.spec), BaseType::Int);
+    assert_eq!(ident(operand), "x");
+
+    let e = expr("(x) + 1");
+    let ExprKind::Binary { lhs, .. } = &e.kind else { panic!() };
+    assert_eq!(ident(lhs), "x");
+
+    let e = expr("(const unsigned char *)p");
+    let ExprKind::Cast { ty, .. } = &e.kind else { panic!() };
+    assert!(ty.spec.is_const);
+    assert_eq!(builtin(&ty.spec), BaseType::UnsignedChar);
+    assert_eq!(ty.pointers.len(), 1);
+
+    let e = expr("(struct S *)p");
+    let ExprKind::Cast { ty, .. } = &e.kind else { panic!() };
+    assert!(matches!(&ty.spec.kind, TypeSpecKind::Struct(i) if i.name == "S"));
+
+    let e = expr("(S *)p");
+    assert!(matches!(e.kind, ExprKind::Cast { .. }));
+
+    let e = expr("(a + b) * c");
+    let ExprKind::Binary { op: BinaryOp::Mul, lhs, .. } = &e.kind else { panic!() };
+    assert!(matches!(lhs.kind, ExprKind::Binary { op: BinaryOp::Add, .. }));
+
+    let e = expr("(float)(int)x");
+    let ExprKind::Cast { operand, .. } = &e.kind else { panic!() };
+    assert!(matches!(operand.kind, ExprKind::Cast { .. }));
+
+    let e = expr("dim3(x, y)");
+    let ExprKind::Construct { ty, args } = &e.kind else { panic!("{e:?}") };
+    assert_eq!(builtin(&ty.spec), BaseType::Dim3);
+    assert_eq!(args.len(), 2);
+
+    let e = expr("(float(x))");
+    assert!(matches!(e.kind, ExprKind::Construct { .. }));
+}
+
+#[test]
+fn sizeof_forms() {
+    assert!(matches!(expr("sizeof(int)").kind, ExprKind::SizeofType(_)));
+    assert!(matches!(expr("sizeof(struct S)").kind, ExprKind::SizeofType(_)));
+    assert!(matches!(expr("sizeof(S *)").kind, ExprKind::SizeofType(_)));
+    assert!(matches!(expr("sizeof x").kind, ExprKind::SizeofExpr(_)));
+    assert!(matches!(expr("sizeof(x)").kind, ExprKind::SizeofExpr(_)));
+    let e = expr("sizeof x + 1");
+    assert!(matches!(e.kind, ExprKind::Binary { op: BinaryOp::Add, .. }));
+}
+
+#[test]
+fn builtin_type_spellings() {
+    let cases = [
+        ("char", BaseType::Char),
+        ("signed char", BaseType::SignedChar),
+        ("unsigned char", BaseType::UnsignedChar),
+        ("short", BaseType::Short),
+        ("short int", BaseType::Short),
+        ("unsigned short int", BaseType::UnsignedShort),
+        ("unsigned", BaseType::UnsignedInt),
+        ("signed", BaseType::Int),
+        ("long int", BaseType::Long),
+        ("unsigned long", BaseType::UnsignedLong),
+        ("long long", BaseType::LongLong),
+        ("unsigned long long int", BaseType::UnsignedLongLong),
+        ("long unsigned long", BaseType::UnsignedLongLong),
+        ("size_t", BaseType::SizeT),
+        ("bool", BaseType::Bool),
+        ("cudaEvent_t", BaseType::Event),
+        ("cudaError_t", BaseType::CudaError),
+        ("int const", BaseType::Int),
+    ];
+    for (spelling, base) in cases {
+        let d = decl(&format!("{spelling} v;"));
+        assert_eq!(builtin(&d.spec), base, "{spelling}");
+    }
+    assert!(decl("int const v = 1;").spec.is_const);
+    let diags = errors("void f() { long float x; }");
+    assert_eq!(diags[0].code, Code::SyntaxError);
+    assert!(diags[0].message.contains("long float"), "{}", diags[0].message);
+}
+
+#[test]
+fn struct_names_and_fields() {
+    let tu = ok("struct T { int x; };\nstruct S { int a; float b[4]; struct T t; T *next; };\nS make(S s, struct T t);");
+    let Item::Struct(s) = &tu.items[1] else { panic!() };
+    assert_eq!(s.fields.len(), 4);
+    assert_eq!(s.fields[1].declarators[0].declarator.array_dims.len(), 1);
+    assert!(matches!(&s.fields[2].spec.kind, TypeSpecKind::Struct(i) if i.name == "T"));
+    assert_eq!(s.fields[3].declarators[0].declarator.pointers.len(), 1);
+    let Item::Function(f) = &tu.items[2] else { panic!() };
+    assert!(f.body.is_none());
+    assert!(matches!(&f.return_type.spec.kind, TypeSpecKind::Struct(i) if i.name == "S"));
+    assert_eq!(f.params.len(), 2);
+}
+
+#[test]
+fn declarations_with_several_declarators() {
+    let d = decl("int a = 1, *b, c[4], *const *d[2][3];");
+    assert_eq!(d.declarators.len(), 4);
+    assert!(matches!(d.declarators[0].init, Some(Initializer::Expr(_))));
+    assert_eq!(d.declarators[1].declarator.pointers.len(), 1);
+    assert_eq!(int(d.declarators[2].declarator.array_dims[0].size.as_ref().unwrap()), 4);
+    let last = &d.declarators[3].declarator;
+    assert_eq!(last.name.name, "d");
+    assert_eq!(last.pointers.len(), 2);
+    assert!(last.pointers[0].is_const);
+    assert!(!last.pointers[1].is_const);
+    assert_eq!(last.array_dims.len(), 2);
+}
+
+#[test]
+fn initializers() {
+    let d = decl("dim3 grid(4, 2), block(128);");
+    assert!(matches!(&d.declarators[0].init, Some(Initializer::Ctor(a, _)) if a.len() == 2));
+    assert!(matches!(&d.declarators[1].init, Some(Initializer::Ctor(a, _)) if a.len() == 1));
+    let d = decl("int m[2][2] = { {1, 2}, {3, 4}, };");
+    let Some(Initializer::List(rows, _)) = &d.declarators[0].init else { panic!() };
+    assert_eq!(rows.len(), 2);
+    assert!(matches!(&rows[1], Initializer::List(r, _) if r.len() == 2));
+    let d = decl("int e[1] = {};");
+    assert!(matches!(&d.declarators[0].init, Some(Initializer::List(v, _)) if v.is_empty()));
+}
+
+#[test]
+fn postfix_chain() {
+    let e = expr("p->x.y[3]++");
+    let ExprKind::Unary { op: UnaryOp::PostInc, operand } = &e.kind else { panic!() };
+    let ExprKind::Index { base, index } = &operand.kind else { panic!() };
+    assert_eq!(int(index), 3);
+    let ExprKind::Member { base, field, arrow: false } = &base.kind else { panic!() };
+    assert_eq!(field.name, "y");
+    let ExprKind::Member { base, field, arrow: true } = &base.kind else { panic!() };
+    assert_eq!(field.name, "x");
+    assert_eq!(ident(base), "p");
+    let e = expr("*p++");
+    let ExprKind::Unary { op: UnaryOp::Deref, operand } = &e.kind else { panic!() };
+    assert!(matches!(operand.kind, ExprKind::Unary { op: UnaryOp::PostInc, .. }));
+    let e = expr("--*&x");
+    assert!(matches!(e.kind, ExprKind::Unary { op: UnaryOp::PreDec, .. }));
+}
+
+#[test]
+fn literals() {
+    let lit = |src: &str| expr(src).kind;
+    assert_eq!(
+        lit("42"),
+        ExprKind::IntLit { value: 42, suffix: IntSuffix::default(), decimal: true }
+    );
+    assert_eq!(
+        lit("0x1F"),
+        ExprKind::IntLit { value: 31, suffix: IntSuffix::default(), decimal: false }
+    );
+    assert_eq!(lit("017"), ExprKind::IntLit { value: 15, suffix: IntSuffix::default(), decimal: false });
+    assert_eq!(lit("0"), ExprKind::IntLit { value: 0, suffix: IntSuffix::default(), decimal: true });
+    assert_eq!(
+        lit("10uLL"),
+        ExprKind::IntLit { value: 10, suffix: IntSuffix { unsigned: true, long: 2 }, decimal: true }
+    );
+    assert_eq!(
+        lit("7lu"),
+        ExprKind::IntLit { value: 7, suffix: IntSuffix { unsigned: true, long: 1 }, decimal: true }
+    );
+    assert_eq!(
+        lit("18446744073709551615ULL"),
+        ExprKind::IntLit { value: u64::MAX, suffix: IntSuffix { unsigned: true, long: 2 }, decimal: true }
+    );
+    assert_eq!(lit("1.0"), ExprKind::FloatLit { value: 1.0, is_float: false });
+    assert_eq!(lit(".5"), ExprKind::FloatLit { value: 0.5, is_float: false });
+    assert_eq!(lit("1e-3"), ExprKind::FloatLit { value: 1e-3, is_float: false });
+    assert_eq!(lit("2.5f"), ExprKind::FloatLit { value: 2.5, is_float: true });
+    assert_eq!(lit("1.f"), ExprKind::FloatLit { value: 1.0, is_float: true });
+    assert_eq!(lit("'\\n'"), ExprKind::CharLit(b'\n'));
+    assert_eq!(lit("'\\0'"), ExprKind::CharLit(0));
+    assert_eq!(lit("'\\\\'"), ExprKind::CharLit(b'\\'));
+    assert_eq!(lit("'\\''"), ExprKind::CharLit(b'\''));
+    assert_eq!(lit("'\\x41'"), ExprKind::CharLit(b'A'));
+    assert_eq!(lit("'a'"), ExprKind::CharLit(b'a'));
+    assert_eq!(lit(r#""a\tb\"" "c\x41\101""#), ExprKind::StringLit(b"a\tb\"cAA".to_vec()));
+    assert_eq!(lit("true"), ExprKind::BoolLit(true));
+    assert_eq!(lit("false"), ExprKind::BoolLit(false));
+}
+
+#[test]
+fn statements() {
+    let stmts = body(
+        "if (a) if (b) x; else y; while (i < 3) i++; do { i--; } while (i); for (;;) break; \
+         for (i = 0; i < 3; i++) continue; return; ; { }",
+    );
+    let Stmt::If { then, otherwise: None, .. } = &stmts[0] else { panic!("dangling else: {:?}", stmts[0]) };
+    assert!(matches!(**then, Stmt::If { otherwise: Some(_), .. }));
+    assert!(matches!(stmts[1], Stmt::While { .. }));
+    assert!(matches!(stmts[2], Stmt::DoWhile { .. }));
+    assert!(matches!(&stmts[3], Stmt::For { init: None, cond: None, step: None, .. }));
+    assert!(matches!(&stmts[4], Stmt::For { init: Some(_), cond: Some(_), step: Some(_), .. }));
+    assert!(matches!(stmts[5], Stmt::Return(None, _)));
+    assert!(matches!(stmts[6], Stmt::Empty(_)));
+    assert!(matches!(stmts[7], Stmt::Block(_)));
+}
+
+#[test]
+fn globals_and_qualifiers() {
+    let tu = ok(
+        "__device__ int counter = 0;\n__constant__ float k[4] = {1, 2, 3, 4};\nextern __shared__ float buf[];\n\
+         static __device__ __forceinline__ int sq(int x) { return x * x; }\n__host__ __device__ inline void g(void);\n\
+         __noinline__ __device__ const int *h(int a[], int);",
+    );
+    let Item::Global(c) = &tu.items[0] else { panic!() };
+    assert_eq!(c.qualifiers[0].0, VarQualifier::Device);
+    let Item::Global(k) = &tu.items[1] else { panic!() };
+    assert!(matches!(&k.declarators[0].init, Some(Initializer::List(v, _)) if v.len() == 4));
+    let Item::Global(b) = &tu.items[2] else { panic!() };
+    assert_eq!(b.qualifiers.len(), 2);
+    let Item::Function(sq) = &tu.items[3] else { panic!() };
+    assert_eq!(
+        sq.qualifiers.iter().map(|q| q.0).collect::<Vec<_>>(),
+        vec![FnQualifier::Static, FnQualifier::Device, FnQualifier::ForceInline]
+    );
+    let Item::Function(g) = &tu.items[4] else { panic!() };
+    assert!(g.params.is_empty());
+    assert!(g.body.is_none());
+    let Item::Function(h) = &tu.items[5] else { panic!() };
+    assert!(h.return_type.spec.is_const);
+    assert_eq!(h.return_type.pointers.len(), 1);
+    assert_eq!(h.params.len(), 2);
+    assert!(h.params[1].declarator.name.name.is_empty());
+}
+
+#[test]
+fn comments_and_pragmas_are_skipped() {
+    ok("// line\n#pragma once\n  #include \"x.h\"\n/* block\n comment */ void f() { /* in */ }");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Diagnostics
+
+fn first(src: &str) -> (Code, Span, String) {
+    let diags = errors(src);
+    let d = &diags[0];
+    (d.code, d.primary_span(), d.message.clone())
+}
+
+#[test]
+fn missing_semicolon() {
+    let src = "void f() {\n  int x = 3\n  return;\n}";
+    let diags = errors(src);
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    let d = &diags[0];
+    assert_eq!(d.code, Code::SyntaxError);
+    assert_eq!(&src[d.primary_span().range()], "return");
+    assert!(d.message.starts_with("expected "), "{}", d.message);
+    assert!(d.message.contains("`;`"), "{}", d.message);
+    assert!(d.message.ends_with("found keyword `return`"), "{}", d.message);
+    // A secondary label points just after `3`.
+    assert!(d.labels.iter().any(|l| !l.primary && l.span == Span::new(22, 22)), "{d:#?}");
+}
+
+#[test]
+fn several_syntax_errors_in_one_run() {
+    let src = "void f() {\n  x = ;\n  y = 2;\n  z = * ;\n}\nint g( { }\nvoid h() { }";
+    let diags = errors(src);
+    assert!(diags.len() >= 3, "{diags:#?}");
+    assert!(diags.iter().all(|d| d.code == Code::SyntaxError));
+    assert!(diags.len() <= 4, "cascade: {diags:#?}");
+}
+
+#[test]
+fn unterminated_comment() {
+    let src = "void f() {}\n/* never closed\nint x;";
+    let diags = errors(src);
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    assert_eq!(diags[0].code, Code::UnterminatedComment);
+    assert_eq!(diags[0].primary_span(), Span::new(12, 14));
+}
+
+#[test]
+fn unterminated_literals() {
+    let (code, span, _) = first("void f() { s = \"abc;\n}");
+    assert_eq!(code, Code::UnterminatedLiteral);
+    assert_eq!(span.start, 15);
+    let (code, _, _) = first("void f() { c = 'a;\n}");
+    assert_eq!(code, Code::UnterminatedLiteral);
+}
+
+#[test]
+fn bad_token() {
+    let src = "void f() { int x = 3 @ 4; }";
+    let diags = errors(src);
+    assert_eq!(diags[0].code, Code::InvalidToken);
+    assert_eq!(diags[0].primary_span(), Span::new(21, 22));
+    assert!(diags[0].message.contains('@'));
+    assert_eq!(diags.len(), 1, "no cascade expected: {diags:#?}");
+    let (code, _, _) = first("void f() { int é; }");
+    assert_eq!(code, Code::InvalidToken);
+}
+
+#[test]
+fn integer_out_of_range() {
+    let src = "void f() { x = 18446744073709551616; }";
+    let (code, span, _) = first(src);
+    assert_eq!(code, Code::IntegerLiteralOutOfRange);
+    assert_eq!(&src[span.range()], "18446744073709551616");
+    let (code, _, _) = first("void f() { x = 0x1FFFFFFFFFFFFFFFF; }");
+    assert_eq!(code, Code::IntegerLiteralOutOfRange);
+}
+
+#[test]
+fn bad_literals() {
+    assert_eq!(first("void f() { x = 09; }").0, Code::InvalidToken);
+    assert_eq!(first("void f() { x = 12abc; }").0, Code::InvalidToken);
+    assert_eq!(first("void f() { x = 1.2.3; }").0, Code::InvalidToken);
+    assert_eq!(first("void f() { x = '\\q'; }").0, Code::InvalidEscape);
+    assert_eq!(first("void f() { x = \"\\x\"; }").0, Code::InvalidEscape);
+    assert_eq!(first("void f() { x = ''; }").0, Code::InvalidToken);
+}
+
+#[test]
+fn preprocessor_directive() {
+    let src = "#include <cuda.h>\n#define N 4\nvoid f() {}";
+    let diags = errors(src);
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    assert_eq!(diags[0].code, Code::UnsupportedSyntax);
+    assert_eq!(&src[diags[0].primary_span().range()], "#define");
+    assert!(diags[0].message.contains("preprocessor") || diags[0].labels[0].message.contains("preprocessor"));
+}
+
+#[test]
+fn nul_bytes_and_garbage_do_not_panic() {
+    let diags = errors("void f() { int x\0 = 1; }");
+    assert_eq!(diags[0].code, Code::InvalidToken);
+    for src in [
+        "\0", "\0\0\0", "'", "\"", "/*", "# define", "0x", "1e", "..", "<<<", ">>>(", "'\\x", "\"\\",
+        "'\\", "void f() { k<<<", "struct", "struct {", "}}}}", "@@@@", "extern \"C\" {", "int x = ((((;",
+        "\u{feff}int x;", "int 1x;", "\\\n", "'\\400'",
+    ] {
+        let (tree, _diags) = parse(src);
+        assert!(tree.is_none() || src.is_empty(), "{src:?}");
+    }
+    // Everything printable, one byte at a time.
+    let all: String = (0u8..128).map(|b| b as char).collect();
+    let _ = parse(&all);
+    assert!(parse("").0.is_some());
+}
+
+#[test]
+fn deep_nesting_is_rejected() {
+    let deep = format!("void f() {{ x = {}1{}; }}", "(".repeat(10_000), ")".repeat(10_000));
+    let diags = errors(&deep);
+    assert_eq!(diags.len(), 1);
+    assert_eq!(diags[0].code, Code::NestingTooDeep);
+    let deep_blocks = format!("void f() {}{}", "{".repeat(10_000), "}".repeat(10_000));
+    assert_eq!(errors(&deep_blocks)[0].code, Code::NestingTooDeep);
+    let unbalanced = "[".repeat(100_000);
+    assert_eq!(errors(&unbalanced)[0].code, Code::NestingTooDeep);
+    // 200 levels are fine.
+    ok(&format!("void f() {{ x = {}1{}; }}", "(".repeat(200), ")".repeat(200)));
+}
+
+#[test]
+fn long_chains_are_rejected_without_overflow() {
+    let sum = format!("void f() {{ x = 1{}; }}", " + 1".repeat(100_000));
+    assert_eq!(errors(&sum)[0].code, Code::NestingTooDeep);
+    let negs = format!("void f() {{ x = {}1; }}", "-".repeat(100_000));
+    assert_eq!(errors(&negs)[0].code, Code::NestingTooDeep);
+    let chain = format!("void f() {{ if (a) x; {} }}", "else if (a) x; ".repeat(5_000));
+    assert_eq!(errors(&chain)[0].code, Code::NestingTooDeep);
+    let medium = format!("void f() {{ x = 1{}; }}", " + 1".repeat(1_000));
+    assert_eq!(errors(&medium)[0].code, Code::NestingTooDeep);
+    ok(&format!("void f() {{ x = 1{}; }}", " + 1".repeat(300)));
+    // A large initializer list is not nesting.
+    let table = format!("__constant__ int t[] = {{ {} }};", "1, ".repeat(50_000));
+    ok(&table);
+}
+
+#[test]
+fn qualifier_misuse() {
+    let (code, _, msg) = first("__global__ int x;");
+    assert_eq!(code, Code::SyntaxError);
+    assert!(msg.contains("variable"), "{msg}");
+    let (code, _, _) = first("__shared__ void f() {}");
+    assert_eq!(code, Code::SyntaxError);
+}
+
+#[test]
+fn eof_error() {
+    let src = "void f() { x = 1;";
+    let (code, span, msg) = first(src);
+    assert_eq!(code, Code::SyntaxError);
+    assert_eq!(span, Span::new(src.len(), src.len()));
+    assert!(msg.contains("end of file"), "{msg}");
+}
+
+#[test]
+fn no_cascade_after_recovery() {
+    let diags = errors("void f() { if x > 3 { y = 1; } z = ; }");
+    assert_eq!(diags.len(), 2, "{diags:#?}");
+    let diags = errors("void f() { x = ; y = ; }");
+    assert_eq!(diags.len(), 2, "{diags:#?}");
+}
+
+#[test]
+fn restrict_is_ignored_and_casts_chains_are_limited() {
+    let tu = ok("__global__ void k(float *__restrict__ out, const float *__restrict in) {}");
+    let Item::Function(k) = &tu.items[0] else { panic!() };
+    assert_eq!(k.params.len(), 2);
+    let casts = format!("void f() {{ x = {}y; }}", "(int)".repeat(50_000));
+    assert_eq!(errors(&casts)[0].code, Code::NestingTooDeep);
+}
