@@ -1,1 +1,262 @@
 //! Code generation through LLVM's NVPTX target (inkwell): HIR to LLVM IR and PTX.
+//!
+//! The work is split by concern: [`types`] maps HIR types to LLVM types, `globals` builds
+//! module-scope variables, [`function`] lowers statements and expressions, [`launch`] lowers
+//! `<<<>>>` to the device-runtime launch ABIs and [`builtins`] the CUDA intrinsics. This file
+//! holds the public API, the target machine, libdevice linking and the pass pipeline.
+
+mod builtins;
+mod function;
+mod globals;
+mod launch;
+mod types;
+
+#[cfg(test)]
+mod tests;
+
+use crate::hir;
+use crate::target::AddressSize;
+use inkwell::builder::{Builder, BuilderError};
+use inkwell::context::Context;
+use inkwell::module::{FlagBehavior, Linkage, Module};
+use inkwell::passes::PassBuilderOptions;
+use inkwell::targets::{
+    CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetData, TargetMachine,
+    TargetTriple,
+};
+use inkwell::values::{FunctionValue, GlobalValue};
+use inkwell::OptimizationLevel;
+use std::collections::HashSet;
+use std::fmt;
+use std::path::PathBuf;
+
+
+/// How to generate code.
+#[derive(Clone, Debug, Default)]
+pub struct CodegenOptions {
+    /// 0..=3, as `-O`; larger values are treated as 3.
+    pub opt_level: u8,
+    /// `libdevice.10.bc`, needed only when the program calls math functions.
+    pub libdevice: Option<PathBuf>,
+}
+
+/// Internal failures of code generation. User errors are sema's business and never get here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BackendError {
+    /// The generated module failed LLVM's verifier (a bug in this back end).
+    Verify(String),
+    /// The program uses math functions but libdevice is missing or unreadable.
+    Libdevice(String),
+    /// LLVM's NVPTX target could not be initialised or could not emit code.
+    Target(String),
+    /// An inconsistency between the HIR and what the back end expected.
+    Internal(String),
+}
+
+impl fmt::Display for BackendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BackendError::Verify(msg) => write!(f, "internal error: LLVM rejected the generated module: {msg}"),
+            BackendError::Libdevice(msg) => write!(f, "{msg}"),
+            BackendError::Target(msg) => write!(f, "LLVM NVPTX target: {msg}"),
+            BackendError::Internal(msg) => write!(f, "internal code generation error: {msg}"),
+        }
+    }
+}
+
+impl std::error::Error for BackendError {}
+
+impl From<BuilderError> for BackendError {
+    fn from(e: BuilderError) -> BackendError {
+        BackendError::Internal(format!("LLVM builder: {e}"))
+    }
+}
+
+pub(crate) type R<T> = Result<T, BackendError>;
+
+pub(crate) fn internal<T>(msg: impl Into<String>) -> R<T> {
+    Err(BackendError::Internal(msg.into()))
+}
+
+/// The textual LLVM IR of the module, after the same pipeline that [`emit_ptx`] runs.
+pub fn emit_llvm_ir(module: &hir::Module, options: &CodegenOptions) -> Result<String, BackendError> {
+    let context = Context::create();
+    let tm = target_machine(module, options)?;
+    let llvm = build_module(&context, &tm, module, options)?;
+    Ok(llvm.print_to_string().to_string())
+}
+
+/// PTX assembly for the module.
+pub fn emit_ptx(module: &hir::Module, options: &CodegenOptions) -> Result<String, BackendError> {
+    let context = Context::create();
+    let tm = target_machine(module, options)?;
+    let llvm = build_module(&context, &tm, module, options)?;
+    let buffer = tm
+        .write_to_memory_buffer(&llvm, FileType::Assembly)
+        .map_err(|e| BackendError::Target(e.to_string()))?;
+    String::from_utf8(buffer.as_slice().to_vec()).map_err(|e| BackendError::Target(format!("PTX is not UTF-8: {e}")))
+}
+
+fn opt_level(options: &CodegenOptions) -> u8 {
+    options.opt_level.min(3)
+}
+
+fn target_machine(module: &hir::Module, options: &CodegenOptions) -> R<TargetMachine> {
+    LlvmTarget::initialize_nvptx(&InitializationConfig::default());
+    let triple = TargetTriple::create(match module.target.address_size {
+        AddressSize::Bits64 => "nvptx64-nvidia-cuda",
+        AddressSize::Bits32 => "nvptx-nvidia-cuda",
+    });
+    let target = LlvmTarget::from_triple(&triple).map_err(|e| BackendError::Target(e.to_string()))?;
+    let level = match opt_level(options) {
+        0 => OptimizationLevel::None,
+        1 => OptimizationLevel::Less,
+        2 => OptimizationLevel::Default,
+        _ => OptimizationLevel::Aggressive,
+    };
+    let cpu = module.target.sm.to_string();
+    target
+        .create_target_machine(&triple, &cpu, "", level, RelocMode::Default, CodeModel::Default)
+        .ok_or_else(|| BackendError::Target(format!("cannot create a target machine for {cpu}")))
+}
+
+/// Lowers the HIR, links libdevice if needed, verifies and optimises.
+fn build_module<'ctx>(
+    context: &'ctx Context,
+    tm: &TargetMachine,
+    hir_module: &hir::Module,
+    options: &CodegenOptions,
+) -> R<Module<'ctx>> {
+    let module = context.create_module("cdpc");
+    module.set_triple(&tm.get_triple());
+    let td = tm.get_target_data();
+    module.set_data_layout(&td.get_data_layout());
+
+    let mut cg = Codegen::new(context, module, hir_module, &td)?;
+    cg.declare_globals()?;
+    cg.declare_functions()?;
+    cg.define_global_initializers()?;
+    for index in 0..hir_module.functions.len() {
+        cg.define_function(index)?;
+    }
+    let uses_math = cg.uses_math;
+    let ours: HashSet<String> = hir_module
+        .functions
+        .iter()
+        .map(|f| f.name.clone())
+        .chain(hir_module.globals.iter().map(|g| g.name.clone()))
+        .collect();
+    let module = cg.finish();
+
+    module.verify().map_err(|e| BackendError::Verify(e.to_string()))?;
+
+    if uses_math {
+        link_libdevice(context, &module, options, &ours)?;
+    }
+    // libdevice consults `__nvvm_reflect("__CUDA_FTZ")`; 0 keeps denormals, as nvcc does by default.
+    module.add_basic_value_flag("nvvm-reflect-ftz", FlagBehavior::Override, context.i32_type().const_int(0, false));
+
+    let passes = format!("default<O{}>", opt_level(options));
+    module
+        .run_passes(&passes, tm, PassBuilderOptions::create())
+        .map_err(|e| BackendError::Target(format!("pass pipeline {passes}: {e}")))?;
+    if opt_level(options) == 0 && uses_math {
+        // default<O0> keeps every internal function; drop the libdevice functions nobody calls.
+        module
+            .run_passes("globaldce", tm, PassBuilderOptions::create())
+            .map_err(|e| BackendError::Target(format!("globaldce: {e}")))?;
+    }
+    module.verify().map_err(|e| BackendError::Verify(format!("after optimisation: {e}")))?;
+    Ok(module)
+}
+
+/// Links libdevice into `module` and makes all of its symbols internal, so that only the
+/// functions we call survive and the PTX exports nothing of it.
+fn link_libdevice<'ctx>(
+    context: &'ctx Context,
+    module: &Module<'ctx>,
+    options: &CodegenOptions,
+    ours: &HashSet<String>,
+) -> R<()> {
+    let path = options.libdevice.as_ref().ok_or_else(|| {
+        BackendError::Libdevice(
+            "this program calls math functions, which need libdevice.10.bc: install the `nvidia-nvvm` \
+             wheel (pip install nvidia-nvvm) and pass its nvvm/libdevice/libdevice.10.bc"
+                .to_string(),
+        )
+    })?;
+    let libdevice = Module::parse_bitcode_from_path(path, context)
+        .map_err(|e| BackendError::Libdevice(format!("cannot read libdevice at {}: {e}", path.display())))?;
+    // libdevice carries its own triple and layout; adopt ours so the linker does not warn.
+    libdevice.set_triple(&module.get_triple());
+    libdevice.set_data_layout(&module.get_data_layout());
+    module
+        .link_in_module(libdevice)
+        .map_err(|e| BackendError::Libdevice(format!("cannot link libdevice from {}: {e}", path.display())))?;
+    for f in module.get_functions() {
+        let name = f.get_name().to_string_lossy();
+        if f.count_basic_blocks() > 0 && !ours.contains(name.as_ref()) {
+            f.set_linkage(Linkage::Internal);
+        }
+    }
+    for g in module.get_globals() {
+        if g.get_initializer().is_some() && !ours.contains(g.get_name().to_string_lossy().as_ref()) {
+            g.set_linkage(Linkage::Internal);
+        }
+    }
+    Ok(())
+}
+
+/// Per-function state of the lowering.
+pub(crate) struct FnState<'ctx> {
+    pub index: usize,
+    pub llvm: FunctionValue<'ctx>,
+    /// Generic pointer to each local's storage, by `LocalId`.
+    pub locals: Vec<inkwell::values::PointerValue<'ctx>>,
+    /// The entry block ends in a branch; new allocas go before it.
+    pub entry: inkwell::basic_block::BasicBlock<'ctx>,
+    /// (continue target, break target) of the enclosing loops.
+    pub loops: Vec<(inkwell::basic_block::BasicBlock<'ctx>, inkwell::basic_block::BasicBlock<'ctx>)>,
+}
+
+/// The state of one module's lowering, shared by the files of this module.
+pub(crate) struct Codegen<'ctx, 'h> {
+    pub ctx: &'ctx Context,
+    pub module: Module<'ctx>,
+    pub builder: Builder<'ctx>,
+    pub hir: &'h hir::Module,
+    pub types: types::Types<'ctx>,
+    pub functions: Vec<FunctionValue<'ctx>>,
+    pub globals: Vec<GlobalValue<'ctx>>,
+    pub uses_math: bool,
+    pub fs: Option<FnState<'ctx>>,
+}
+
+impl<'ctx, 'h> Codegen<'ctx, 'h> {
+    fn new(ctx: &'ctx Context, module: Module<'ctx>, hir: &'h hir::Module, td: &TargetData) -> R<Self> {
+        let types = types::Types::new(ctx, hir, td)?;
+        Ok(Codegen {
+            ctx,
+            module,
+            builder: ctx.create_builder(),
+            hir,
+            types,
+            functions: Vec::new(),
+            globals: Vec::new(),
+            uses_math: false,
+            fs: None,
+        })
+    }
+
+    fn finish(self) -> Module<'ctx> {
+        self.module
+    }
+
+    pub(crate) fn fs(&self) -> R<&FnState<'ctx>> {
+        self.fs.as_ref().ok_or_else(|| BackendError::Internal("expression outside a function".into()))
+    }
+
+    pub(crate) fn fs_mut(&mut self) -> R<&mut FnState<'ctx>> {
+        self.fs.as_mut().ok_or_else(|| BackendError::Internal("expression outside a function".into()))
+    }
+}

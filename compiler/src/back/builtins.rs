@@ -1,0 +1,332 @@
+//! CUDA built-ins: special registers, barriers and fences, atomics, printf, math (libdevice)
+//! and the device-runtime API.
+
+use super::function::Class;
+use super::{internal, BackendError, Codegen, R};
+use crate::hir::{AtomicOp, Axis, Builtin, Expr, MathFn, SpecialReg};
+use crate::types::{FloatKind, Type};
+use inkwell::intrinsics::Intrinsic;
+use inkwell::llvm_sys::core::{
+    LLVMBuildAtomicCmpXchgSyncScope, LLVMBuildAtomicRMWSyncScope, LLVMBuildFenceSyncScope, LLVMGetModuleContext,
+    LLVMGetSyncScopeID,
+};
+use inkwell::llvm_sys::{LLVMAtomicOrdering, LLVMAtomicRMWBinOp};
+use inkwell::module::Linkage;
+use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
+use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValueEnum, FunctionValue, ValueKind};
+
+type BV<'ctx> = BasicValueEnum<'ctx>;
+
+impl<'ctx> Codegen<'ctx, '_> {
+    pub(crate) fn intrinsic(&self, name: &str, overloads: &[BasicTypeEnum<'ctx>]) -> R<FunctionValue<'ctx>> {
+        Intrinsic::find(name)
+            .and_then(|i| i.get_declaration(&self.module, overloads))
+            .ok_or_else(|| BackendError::Internal(format!("LLVM has no intrinsic {name}")))
+    }
+
+    /// Calls `f`; `None` for a void result.
+    pub(crate) fn call(&self, f: FunctionValue<'ctx>, args: &[BasicMetadataValueEnum<'ctx>]) -> R<Option<BV<'ctx>>> {
+        let call = self.builder.build_call(f, args, "")?;
+        Ok(match call.try_as_basic_value() {
+            ValueKind::Basic(v) => Some(v),
+            _ => None,
+        })
+    }
+
+    fn call_value(&self, f: FunctionValue<'ctx>, args: &[BasicMetadataValueEnum<'ctx>]) -> R<BV<'ctx>> {
+        self.call(f, args)?.ok_or_else(|| BackendError::Internal("call returned no value".into()))
+    }
+
+    /// An external function declared once per module.
+    pub(crate) fn declare_external(
+        &self,
+        name: &str,
+        ret: Option<BasicTypeEnum<'ctx>>,
+        params: &[BasicMetadataTypeEnum<'ctx>],
+    ) -> FunctionValue<'ctx> {
+        if let Some(f) = self.module.get_function(name) {
+            return f;
+        }
+        let ty = match ret {
+            Some(r) => r.fn_type(params, false),
+            None => self.ctx.void_type().fn_type(params, false),
+        };
+        self.module.add_function(name, ty, Some(Linkage::External))
+    }
+
+    fn sync_scope(&self, name: &str) -> u32 {
+        // SAFETY: the module and its context are alive; the name is a plain byte string.
+        unsafe {
+            let ctx = LLVMGetModuleContext(self.module.as_mut_ptr());
+            LLVMGetSyncScopeID(ctx, name.as_ptr() as *const _, name.len())
+        }
+    }
+
+    /// Result of an i32/i1 builtin converted to the expression's type.
+    fn int_result(&self, v: BV<'ctx>, from: &Type, ty: &Type) -> R<Option<BV<'ctx>>> {
+        Ok(Some(self.cast(v, from, ty)?))
+    }
+
+    pub(crate) fn builtin(&mut self, builtin: &Builtin, args: &[Expr], ty: &Type) -> R<Option<BV<'ctx>>> {
+        let mut vals = Vec::with_capacity(args.len());
+        for a in args {
+            vals.push(self.value(a)?);
+        }
+        match builtin {
+            Builtin::SpecialReg(reg) => {
+                let axis = |a: &Axis| match a {
+                    Axis::X => "x",
+                    Axis::Y => "y",
+                    Axis::Z => "z",
+                };
+                let name = match reg {
+                    SpecialReg::ThreadIdx(a) => format!("llvm.nvvm.read.ptx.sreg.tid.{}", axis(a)),
+                    SpecialReg::BlockIdx(a) => format!("llvm.nvvm.read.ptx.sreg.ctaid.{}", axis(a)),
+                    SpecialReg::BlockDim(a) => format!("llvm.nvvm.read.ptx.sreg.ntid.{}", axis(a)),
+                    SpecialReg::GridDim(a) => format!("llvm.nvvm.read.ptx.sreg.nctaid.{}", axis(a)),
+                    SpecialReg::WarpSize => "llvm.nvvm.read.ptx.sreg.warpsize".to_string(),
+                };
+                let v = self.call_value(self.intrinsic(&name, &[])?, &[])?;
+                self.int_result(v, &Type::UINT, ty)
+            }
+            Builtin::SyncThreads => {
+                // LLVM 21 replaced llvm.nvvm.barrier0 with the explicit form `bar.sync 0`.
+                match self.intrinsic("llvm.nvvm.barrier.cta.sync.aligned.all", &[]) {
+                    Ok(f) => self.call(f, &[self.ctx.i32_type().const_zero().into()])?,
+                    Err(_) => self.call(self.intrinsic("llvm.nvvm.barrier0", &[])?, &[])?,
+                };
+                Ok(None)
+            }
+            Builtin::ThreadFence | Builtin::ThreadFenceBlock => {
+                let scope = if matches!(builtin, Builtin::ThreadFence) { "device" } else { "block" };
+                let ssid = self.sync_scope(scope);
+                // SAFETY: the builder is positioned (we are inside a function body).
+                unsafe {
+                    LLVMBuildFenceSyncScope(
+                        self.builder.as_mut_ptr(),
+                        LLVMAtomicOrdering::LLVMAtomicOrderingSequentiallyConsistent,
+                        ssid,
+                        c"".as_ptr(),
+                    );
+                }
+                Ok(None)
+            }
+            Builtin::Atomic(op) => self.atomic(*op, &vals, args, ty).map(Some),
+            Builtin::Printf => self.printf(&vals, args).map(Some),
+            Builtin::IsGlobal => {
+                let f = self.intrinsic("llvm.nvvm.isspacep.global", &[])?;
+                let v = self.call_value(f, &[vals[0].into()])?;
+                self.int_result(v, &Type::BOOL, ty)
+            }
+            Builtin::Clock64 => {
+                let v = self.call_value(self.intrinsic("llvm.nvvm.read.ptx.sreg.clock64", &[])?, &[])?;
+                self.int_result(v, &Type::LONGLONG, ty)
+            }
+            Builtin::Min | Builtin::Max => {
+                let is_min = matches!(builtin, Builtin::Min);
+                let name = match (self.class(ty), is_min) {
+                    (Class::Float(_), true) => "llvm.minnum",
+                    (Class::Float(_), false) => "llvm.maxnum",
+                    (Class::Int { signed: true, .. }, true) => "llvm.smin",
+                    (Class::Int { signed: true, .. }, false) => "llvm.smax",
+                    (_, true) => "llvm.umin",
+                    (_, false) => "llvm.umax",
+                };
+                let f = self.intrinsic(name, &[self.types.reg(ty)?])?;
+                Ok(Some(self.call_value(f, &[vals[0].into(), vals[1].into()])?))
+            }
+            Builtin::Abs => match self.class(ty) {
+                Class::Float(_) => {
+                    let f = self.intrinsic("llvm.fabs", &[self.types.reg(ty)?])?;
+                    Ok(Some(self.call_value(f, &[vals[0].into()])?))
+                }
+                _ => {
+                    let f = self.intrinsic("llvm.abs", &[self.types.reg(ty)?])?;
+                    // abs(INT_MIN) is undefined in C, but nvcc's abs wraps; so do we.
+                    let poison_on_min = self.ctx.bool_type().const_zero();
+                    Ok(Some(self.call_value(f, &[vals[0].into(), poison_on_min.into()])?))
+                }
+            },
+            Builtin::Math(f) => self.math(*f, &vals, ty).map(Some),
+            Builtin::Runtime(f) => {
+                let ep = f.entry_point();
+                let callee = self.declare_entry(&ep);
+                let params = callee.get_type().get_param_types();
+                let mut call_args: Vec<BasicMetadataValueEnum> = Vec::with_capacity(vals.len());
+                for (v, p) in vals.iter().zip(params) {
+                    call_args.push(self.coerce(*v, p)?.into());
+                }
+                let v = self.call_value(callee, &call_args)?;
+                self.int_result(v, &Type::CudaError, ty)
+            }
+        }
+    }
+
+    /// Adapts an argument to an entry point's ABI type (sema already converted it to the C type,
+    /// so this only bridges integer widths and pointer/integer mismatches).
+    pub(crate) fn coerce(&self, v: BV<'ctx>, to: BasicMetadataTypeEnum<'ctx>) -> R<BV<'ctx>> {
+        let b = &self.builder;
+        Ok(match (v, to) {
+            (BasicValueEnum::IntValue(i), BasicMetadataTypeEnum::IntType(t)) if i.get_type() != t => {
+                b.build_int_cast_sign_flag(i, t, false, "abi")?.into()
+            }
+            (BasicValueEnum::IntValue(i), BasicMetadataTypeEnum::PointerType(t)) => {
+                b.build_int_to_ptr(i, t, "abi")?.into()
+            }
+            (BasicValueEnum::PointerValue(p), BasicMetadataTypeEnum::IntType(t)) => {
+                b.build_ptr_to_int(p, t, "abi")?.into()
+            }
+            (v, _) => v,
+        })
+    }
+
+    fn atomic(&mut self, op: AtomicOp, vals: &[BV<'ctx>], args: &[Expr], ty: &Type) -> R<BV<'ctx>> {
+        use LLVMAtomicRMWBinOp::*;
+        let (Some(ptr), Some(value)) = (vals.first(), vals.get(1)) else {
+            return internal("atomic without pointer and value");
+        };
+        let ptr = ptr.into_pointer_value();
+        let pointee = args[0].ty.pointee().cloned().unwrap_or_else(|| ty.clone());
+        let class = self.class(&pointee);
+        let device = self.sync_scope("device");
+        let monotonic = LLVMAtomicOrdering::LLVMAtomicOrderingMonotonic;
+        if op == AtomicOp::Cas {
+            let Some(new) = vals.get(2) else { return internal("atomicCAS needs three arguments") };
+            // cmpxchg takes integers only: a float CAS compares the bits, as CUDA's does.
+            let (cmp, new) = match class {
+                Class::Float(k) => {
+                    let it = self.types.int(if k == FloatKind::Float { 32 } else { 64 });
+                    (
+                        self.builder.build_bit_cast(*value, it, "cas.cmp")?,
+                        self.builder.build_bit_cast(*new, it, "cas.new")?,
+                    )
+                }
+                _ => (*value, *new),
+            };
+            // SAFETY: ptr, cmp and new are valid values of matching types; the builder is positioned.
+            let pair = unsafe {
+                BV::new(LLVMBuildAtomicCmpXchgSyncScope(
+                    self.builder.as_mut_ptr(),
+                    ptr.as_value_ref(),
+                    cmp.as_value_ref(),
+                    new.as_value_ref(),
+                    monotonic,
+                    monotonic,
+                    device,
+                ))
+            };
+            let old = self.builder.build_extract_value(pair.into_struct_value(), 0, "cas.old")?;
+            return match class {
+                Class::Float(_) => Ok(self.builder.build_bit_cast(old, self.types.reg(&pointee)?, "cas.old")?),
+                _ => Ok(old),
+            };
+        }
+        let float = matches!(class, Class::Float(_));
+        let signed = matches!(class, Class::Int { signed: true, .. });
+        let rmw = match op {
+            AtomicOp::Add if float => LLVMAtomicRMWBinOpFAdd,
+            AtomicOp::Add => LLVMAtomicRMWBinOpAdd,
+            AtomicOp::Sub if float => LLVMAtomicRMWBinOpFSub,
+            AtomicOp::Sub => LLVMAtomicRMWBinOpSub,
+            AtomicOp::Exch => LLVMAtomicRMWBinOpXchg,
+            AtomicOp::Min if float => LLVMAtomicRMWBinOpFMin,
+            AtomicOp::Min if signed => LLVMAtomicRMWBinOpMin,
+            AtomicOp::Min => LLVMAtomicRMWBinOpUMin,
+            AtomicOp::Max if float => LLVMAtomicRMWBinOpFMax,
+            AtomicOp::Max if signed => LLVMAtomicRMWBinOpMax,
+            AtomicOp::Max => LLVMAtomicRMWBinOpUMax,
+            // CUDA's atomicInc/atomicDec are exactly LLVM's wrapping increment/decrement.
+            AtomicOp::Inc => LLVMAtomicRMWBinOpUIncWrap,
+            AtomicOp::Dec => LLVMAtomicRMWBinOpUDecWrap,
+            AtomicOp::And => LLVMAtomicRMWBinOpAnd,
+            AtomicOp::Or => LLVMAtomicRMWBinOpOr,
+            AtomicOp::Xor => LLVMAtomicRMWBinOpXor,
+            AtomicOp::Cas => return internal("atomicCAS is lowered to cmpxchg above"),
+        };
+        // SAFETY: ptr and value are valid values; the builder is positioned.
+        Ok(unsafe {
+            BV::new(LLVMBuildAtomicRMWSyncScope(
+                self.builder.as_mut_ptr(),
+                rmw,
+                ptr.as_value_ref(),
+                value.as_value_ref(),
+                monotonic,
+                device,
+            ))
+        })
+    }
+
+    /// `vprintf(fmt, args)`: the arguments packed in a local buffer, each aligned to its size.
+    fn printf(&mut self, vals: &[BV<'ctx>], args: &[Expr]) -> R<BV<'ctx>> {
+        let ptr_ty = self.types.ptr();
+        let vprintf = self.declare_external("vprintf", Some(self.ctx.i32_type().into()), &[ptr_ty.into(), ptr_ty.into()]);
+        let Some(fmt) = vals.first() else { return internal("printf without a format") };
+        let mut offsets = Vec::new();
+        let mut end = 0u64;
+        let mut max_align = 1u64;
+        for a in &args[1..] {
+            let (size, _) = self.hir.size_align(&a.ty);
+            let align = size.max(1);
+            let offset = crate::types::round_up(end, align);
+            offsets.push(offset);
+            end = offset + size;
+            max_align = max_align.max(align);
+        }
+        let buffer = if args.len() > 1 {
+            let size = crate::types::round_up(end, max_align);
+            let buf_ty = self.ctx.i8_type().array_type(size as u32);
+            let buf = self.entry_alloca_raw(buf_ty.into(), max_align.max(8), "printf.args")?;
+            for ((v, a), offset) in vals[1..].iter().zip(&args[1..]).zip(&offsets) {
+                let idx = self.types.intptr().const_int(*offset, false);
+                // SAFETY: the offset lies inside the buffer sized above.
+                let p = unsafe { self.builder.build_in_bounds_gep(self.ctx.i8_type(), buf, &[idx], "printf.arg")? };
+                self.store(p, *v, &a.ty)?;
+            }
+            buf
+        } else {
+            ptr_ty.const_null()
+        };
+        self.call_value(vprintf, &[(*fmt).into(), buffer.into()])
+    }
+
+    /// A libdevice function (`__nv_sinf`, `__nv_sin`, ...); linking happens after lowering.
+    fn math(&mut self, f: MathFn, vals: &[BV<'ctx>], ty: &Type) -> R<BV<'ctx>> {
+        self.uses_math = true;
+        let (base, arity) = match f {
+            MathFn::Sqrt => ("sqrt", 1),
+            MathFn::Rsqrt => ("rsqrt", 1),
+            MathFn::Fabs => ("fabs", 1),
+            MathFn::Floor => ("floor", 1),
+            MathFn::Ceil => ("ceil", 1),
+            MathFn::Trunc => ("trunc", 1),
+            MathFn::Round => ("round", 1),
+            MathFn::Exp => ("exp", 1),
+            MathFn::Exp2 => ("exp2", 1),
+            MathFn::Log => ("log", 1),
+            MathFn::Log2 => ("log2", 1),
+            MathFn::Log10 => ("log10", 1),
+            MathFn::Sin => ("sin", 1),
+            MathFn::Cos => ("cos", 1),
+            MathFn::Tan => ("tan", 1),
+            MathFn::Pow => ("pow", 2),
+            MathFn::Fmin => ("fmin", 2),
+            MathFn::Fmax => ("fmax", 2),
+            MathFn::Fma => ("fma", 3),
+            MathFn::Fmod => ("fmod", 2),
+            MathFn::Atan2 => ("atan2", 2),
+        };
+        let suffix = match ty {
+            Type::Float(FloatKind::Float) => "f",
+            Type::Float(FloatKind::Double) => "",
+            other => return internal(format!("math function on {other:?}")),
+        };
+        if vals.len() != arity {
+            return internal(format!("{base} takes {arity} arguments, got {}", vals.len()));
+        }
+        let fty = self.types.reg(ty)?;
+        let params: Vec<BasicMetadataTypeEnum> = (0..arity).map(|_| fty.into()).collect();
+        let callee = self.declare_external(&format!("__nv_{base}{suffix}"), Some(fty), &params);
+        let args: Vec<BasicMetadataValueEnum> = vals.iter().map(|v| (*v).into()).collect();
+        self.call_value(callee, &args)
+    }
+}

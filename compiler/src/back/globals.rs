@@ -1,0 +1,171 @@
+//! Module-scope variables: one LLVM global per HIR global, in the NVPTX address space of its
+//! CUDA memory space, with constant initializers built from `ConstInit`.
+
+use super::{internal, Codegen, R};
+use crate::hir::{ConstInit, GlobalId, GlobalSpace};
+use crate::types::{FloatKind, Type};
+use inkwell::module::Linkage;
+use inkwell::types::{AsTypeRef, BasicTypeEnum};
+use inkwell::values::{AsValueRef, BasicValueEnum, PointerValue};
+use inkwell::AddressSpace;
+
+/// NVPTX address spaces.
+pub(crate) const GLOBAL_AS: u16 = 1;
+pub(crate) const SHARED_AS: u16 = 3;
+pub(crate) const CONST_AS: u16 = 4;
+
+impl<'ctx> Codegen<'ctx, '_> {
+    pub(crate) fn declare_globals(&mut self) -> R<()> {
+        for global in &self.hir.globals {
+            let (space, align) = match global.space {
+                GlobalSpace::Device => (GLOBAL_AS, None),
+                GlobalSpace::Constant | GlobalSpace::StringLiteral => (CONST_AS, None),
+                GlobalSpace::Shared => (SHARED_AS, None),
+                // Dynamic shared memory starts at the base of the block's shared window,
+                // which is 16-aligned; every extern declaration is an alias of that base.
+                GlobalSpace::ExternShared => (SHARED_AS, Some(16)),
+            };
+            let ty = self.types.mem(&global.ty)?;
+            let g = self.module.add_global(ty, Some(AddressSpace::from(space)), &global.name);
+            let natural = self.hir.size_align(&global.ty).1 as u32;
+            g.set_alignment(align.unwrap_or(natural).max(1));
+            match global.space {
+                GlobalSpace::Device | GlobalSpace::Constant => {
+                    // Visible so that the host can find the symbol; the host may also write it
+                    // (cudaMemcpyToSymbol), so the optimiser must not assume the initial value.
+                    g.set_linkage(Linkage::External);
+                    g.set_externally_initialized(true);
+                }
+                GlobalSpace::StringLiteral => {
+                    g.set_linkage(Linkage::Internal);
+                    g.set_constant(true);
+                    g.set_unnamed_addr(true);
+                }
+                GlobalSpace::Shared => {
+                    // Shared memory cannot be initialised; undef is what NVPTX expects.
+                    g.set_linkage(Linkage::Internal);
+                    g.set_initializer(&undef(ty));
+                }
+                GlobalSpace::ExternShared => g.set_linkage(Linkage::External),
+            }
+            self.globals.push(g);
+        }
+        Ok(())
+    }
+
+    /// Initializers come after all declarations, as they may take other globals' addresses.
+    pub(crate) fn define_global_initializers(&mut self) -> R<()> {
+        for (index, global) in self.hir.globals.iter().enumerate() {
+            if matches!(global.space, GlobalSpace::Shared | GlobalSpace::ExternShared) {
+                continue;
+            }
+            let value = match &global.init {
+                Some(init) => self.const_init(init, &global.ty)?,
+                None => self.types.mem(&global.ty)?.const_zero(),
+            };
+            self.globals[index].set_initializer(&value);
+        }
+        Ok(())
+    }
+
+    /// A global's address as a generic pointer (a constant `addrspacecast`).
+    pub(crate) fn global_ptr(&self, id: GlobalId) -> R<PointerValue<'ctx>> {
+        match self.globals.get(id.0 as usize) {
+            Some(g) => Ok(g.as_pointer_value().const_address_space_cast(self.types.ptr())),
+            None => internal(format!("unknown global {}", id.0)),
+        }
+    }
+
+    /// A constant of `ty`'s memory type.
+    fn const_init(&self, init: &ConstInit, ty: &Type) -> R<BasicValueEnum<'ctx>> {
+        let llvm_ty = self.types.mem(ty)?;
+        Ok(match (init, ty) {
+            (ConstInit::Zero, _) => llvm_ty.const_zero(),
+            (ConstInit::Int(v), Type::Int(_) | Type::CudaError) => {
+                llvm_ty.into_int_type().const_int(*v as u64, false).into()
+            }
+            (ConstInit::Int(v), Type::Float(_)) => llvm_ty.into_float_type().const_float(*v as f64).into(),
+            (ConstInit::Float(v), Type::Float(FloatKind::Float)) => {
+                llvm_ty.into_float_type().const_float(*v as f32 as f64).into()
+            }
+            (ConstInit::Float(v), Type::Float(FloatKind::Double)) => llvm_ty.into_float_type().const_float(*v).into(),
+            (ConstInit::Float(v), Type::Int(_)) => llvm_ty.into_int_type().const_int(*v as i64 as u64, false).into(),
+            (ConstInit::Int(0), t) if t.is_pointer_like() => llvm_ty.const_zero(),
+            (ConstInit::Int(v), t) if t.is_pointer_like() => {
+                self.types.intptr().const_int(*v as u64, false).const_to_pointer(self.types.ptr()).into()
+            }
+            (ConstInit::GlobalAddress(g), t) if t.is_pointer_like() => self.global_ptr(*g)?.into(),
+            (ConstInit::GlobalAddress(g), Type::Int(_)) => {
+                self.global_ptr(*g)?.const_to_int(llvm_ty.into_int_type()).into()
+            }
+            (ConstInit::Array(elems), Type::Array { elem, len }) => {
+                let elem_ty = self.types.mem(elem)?;
+                let mut values = Vec::with_capacity(*len as usize);
+                for i in 0..*len as usize {
+                    values.push(match elems.get(i) {
+                        Some(e) => self.const_init(e, elem)?,
+                        None => elem_ty.const_zero(),
+                    });
+                }
+                const_array(elem_ty, &values)
+            }
+            (ConstInit::Struct(fields), Type::Struct(id)) => {
+                let def = self.hir.struct_def(*id);
+                let info = &self.types.structs[id.0 as usize];
+                let mut values = Vec::with_capacity(info.elements.len());
+                let mut field = 0usize;
+                for element in &info.elements {
+                    match element {
+                        Some(pad) => values.push(self.ctx.i8_type().array_type(*pad as u32).const_zero().into()),
+                        None => {
+                            let fty = &def.fields[field].ty;
+                            values.push(match fields.get(field) {
+                                Some(f) => self.const_init(f, fty)?,
+                                None => self.types.mem(fty)?.const_zero(),
+                            });
+                            field += 1;
+                        }
+                    }
+                }
+                info.ty.const_named_struct(&values).into()
+            }
+            (ConstInit::Struct(fields), Type::Dim3) => {
+                let i32 = self.ctx.i32_type();
+                let mut values: Vec<BasicValueEnum> = Vec::new();
+                for i in 0..3 {
+                    values.push(match fields.get(i) {
+                        Some(f) => self.const_init(f, &Type::UINT)?,
+                        None => i32.const_int(1, false).into(),
+                    });
+                }
+                self.types.dim3().const_named_struct(&values).into()
+            }
+            (other, ty) => return internal(format!("initializer {other:?} does not fit type {ty:?}")),
+        })
+    }
+}
+
+/// `undef` of any first-class type (inkwell only offers it per type kind).
+pub(crate) fn undef<'ctx>(ty: BasicTypeEnum<'ctx>) -> BasicValueEnum<'ctx> {
+    // SAFETY: LLVMGetUndef returns a valid constant of the given valid type.
+    unsafe { BasicValueEnum::new(inkwell::llvm_sys::core::LLVMGetUndef(ty.as_type_ref())) }
+}
+
+/// `poison` of any first-class type.
+pub(crate) fn poison<'ctx>(ty: BasicTypeEnum<'ctx>) -> BasicValueEnum<'ctx> {
+    // SAFETY: LLVMGetPoison returns a valid constant of the given valid type.
+    unsafe { BasicValueEnum::new(inkwell::llvm_sys::core::LLVMGetPoison(ty.as_type_ref())) }
+}
+
+/// A constant array of any element type (inkwell's is split by element kind).
+fn const_array<'ctx>(elem: BasicTypeEnum<'ctx>, values: &[BasicValueEnum<'ctx>]) -> BasicValueEnum<'ctx> {
+    let mut refs: Vec<_> = values.iter().map(|v| v.as_value_ref()).collect();
+    // SAFETY: every value is a constant of type `elem` (built by const_init for that type).
+    unsafe {
+        BasicValueEnum::new(inkwell::llvm_sys::core::LLVMConstArray2(
+            elem.as_type_ref(),
+            refs.as_mut_ptr(),
+            refs.len() as u64,
+        ))
+    }
+}

@@ -1,0 +1,201 @@
+//! HIR types to LLVM types.
+//!
+//! Every value has a memory type (how it is stored, passed and returned) and a register type
+//! (how it lives in SSA form); they differ only for `bool`, which is `i1` in registers and `i8`
+//! in memory, as in clang. Pointers are opaque generic `ptr` (address space 0).
+
+use super::{internal, BackendError, R};
+use crate::hir;
+use crate::types::{round_up, FloatKind, IntKind, Type};
+use inkwell::context::Context;
+use inkwell::targets::TargetData;
+use inkwell::types::{BasicType, BasicTypeEnum, IntType, StructType};
+use inkwell::AddressSpace;
+
+/// How a struct's HIR fields map onto the LLVM struct's elements.
+pub(crate) struct StructInfo<'ctx> {
+    pub ty: StructType<'ctx>,
+    /// LLVM element index of each HIR field (padding elements are skipped).
+    pub field_slots: Vec<u32>,
+    /// Bytes of explicit padding before each LLVM element (0 for fields laid out naturally);
+    /// `None` for an element that is a HIR field, `Some(n)` for an `[n x i8]` padding element.
+    pub elements: Vec<Option<u64>>,
+}
+
+pub(crate) struct Types<'ctx> {
+    ctx: &'ctx Context,
+    pointer_bytes: u64,
+    long_bytes: u64,
+    pub structs: Vec<StructInfo<'ctx>>,
+}
+
+/// Whether C's natural layout of `fields` (each at the next multiple of its alignment, size
+/// rounded up to the largest alignment) gives exactly the offsets and size sema computed. When
+/// it does, a plain (non-packed) LLVM struct has the same layout, because the NVPTX data
+/// layout aligns every scalar like C does.
+pub(crate) fn struct_layout_is_natural(def: &hir::StructDef, hir_module: &hir::Module) -> bool {
+    let mut end = 0u64;
+    let mut max_align = 1u64;
+    for field in &def.fields {
+        let (size, align) = hir_module.size_align(&field.ty);
+        if round_up(end, align) != field.offset {
+            return false;
+        }
+        end = field.offset + size;
+        max_align = max_align.max(align);
+    }
+    max_align == def.align && round_up(end, max_align) == def.size
+}
+
+impl<'ctx> Types<'ctx> {
+    /// Builds every struct type of the module and checks LLVM's layout against sema's.
+    pub fn new(ctx: &'ctx Context, hir_module: &hir::Module, td: &TargetData) -> R<Self> {
+        let mut types = Types {
+            ctx,
+            pointer_bytes: hir_module.target.address_size.pointer_bytes(),
+            long_bytes: hir_module.target.long_bytes(),
+            structs: Vec::new(),
+        };
+        // Named opaque types first, so that fields may name any struct.
+        for def in &hir_module.structs {
+            let ty = ctx.opaque_struct_type(&format!("struct.{}", def.name));
+            types.structs.push(StructInfo { ty, field_slots: Vec::new(), elements: Vec::new() });
+        }
+        for (index, def) in hir_module.structs.iter().enumerate() {
+            let natural = struct_layout_is_natural(def, hir_module);
+            let mut elements: Vec<BasicTypeEnum<'ctx>> = Vec::new();
+            let mut kinds = Vec::new();
+            let mut slots = Vec::new();
+            let mut end = 0u64;
+            for field in &def.fields {
+                if !natural && field.offset > end {
+                    elements.push(ctx.i8_type().array_type(to_u32(field.offset - end)?).into());
+                    kinds.push(Some(field.offset - end));
+                }
+                slots.push(elements.len() as u32);
+                elements.push(types.mem(&field.ty)?);
+                kinds.push(None);
+                end = field.offset + hir_module.size_align(&field.ty).0;
+            }
+            if !natural && def.size > end {
+                elements.push(ctx.i8_type().array_type(to_u32(def.size - end)?).into());
+                kinds.push(Some(def.size - end));
+            }
+            types.structs[index].ty.set_body(&elements, !natural);
+            types.structs[index].field_slots = slots;
+            types.structs[index].elements = kinds;
+        }
+        // The contract: LLVM must place every field where sema's layout says.
+        for (index, def) in hir_module.structs.iter().enumerate() {
+            let info = &types.structs[index];
+            if td.get_abi_size(&info.ty) != def.size {
+                return internal(format!(
+                    "struct {}: LLVM size {} differs from sema's {}",
+                    def.name,
+                    td.get_abi_size(&info.ty),
+                    def.size
+                ));
+            }
+            for (field, slot) in def.fields.iter().zip(&info.field_slots) {
+                if td.offset_of_element(&info.ty, *slot) != Some(field.offset) {
+                    return internal(format!("struct {}: field {} is not at offset {}", def.name, field.name, field.offset));
+                }
+            }
+        }
+        Ok(types)
+    }
+
+    pub fn ptr(&self) -> inkwell::types::PointerType<'ctx> {
+        self.ctx.ptr_type(AddressSpace::default())
+    }
+
+    /// The integer type as wide as a pointer (`size_t`, `ptrdiff_t`).
+    pub fn intptr(&self) -> IntType<'ctx> {
+        self.int((self.pointer_bytes * 8) as u32)
+    }
+
+    /// The integer type of `bits` bits; C's integers are 1 (bool), 8, 16, 32 or 64 bits wide.
+    pub fn int(&self, bits: u32) -> IntType<'ctx> {
+        match bits {
+            1 => self.ctx.bool_type(),
+            8 => self.ctx.i8_type(),
+            16 => self.ctx.i16_type(),
+            32 => self.ctx.i32_type(),
+            _ => self.ctx.i64_type(),
+        }
+    }
+
+    /// `dim3` is `{ i32, i32, i32 }`, which NVPTX passes as `.param .align 4 .b8 [12]`.
+    pub fn dim3(&self) -> StructType<'ctx> {
+        let i32 = self.ctx.i32_type().into();
+        self.ctx.struct_type(&[i32, i32, i32], false)
+    }
+
+    pub fn int_bits(&self, kind: IntKind) -> u32 {
+        match kind {
+            IntKind::Bool => 1,
+            IntKind::Char | IntKind::SChar | IntKind::UChar => 8,
+            IntKind::Short | IntKind::UShort => 16,
+            IntKind::Int | IntKind::UInt => 32,
+            IntKind::Long | IntKind::ULong => (self.long_bytes * 8) as u32,
+            IntKind::LongLong | IntKind::ULongLong => 64,
+        }
+    }
+
+    /// The type of a value in memory, in parameters and in return values.
+    pub fn mem(&self, ty: &Type) -> R<BasicTypeEnum<'ctx>> {
+        Ok(match ty {
+            Type::Int(IntKind::Bool) => self.ctx.i8_type().into(),
+            _ => return self.reg(ty),
+        })
+    }
+
+    /// The type of a value in an SSA register.
+    pub fn reg(&self, ty: &Type) -> R<BasicTypeEnum<'ctx>> {
+        Ok(match ty {
+            Type::Void => return internal("void has no LLVM value type"),
+            Type::Int(kind) => self.int(self.int_bits(*kind)).into(),
+            Type::CudaError => self.ctx.i32_type().into(),
+            Type::Float(FloatKind::Float) => self.ctx.f32_type().into(),
+            Type::Float(FloatKind::Double) => self.ctx.f64_type().into(),
+            Type::Pointer { .. } | Type::Stream | Type::Event => self.ptr().into(),
+            Type::Array { elem, len } => self.mem(elem)?.array_type(to_u32(*len)?).into(),
+            Type::Struct(id) => match self.structs.get(id.0 as usize) {
+                Some(info) => info.ty.into(),
+                None => return internal(format!("unknown struct id {}", id.0)),
+            },
+            Type::Dim3 => self.dim3().into(),
+        })
+    }
+
+    /// The LLVM element index of a struct field, or the dim3 component.
+    pub fn field_slot(&self, ty: &Type, index: u32) -> R<u32> {
+        match ty {
+            Type::Struct(id) => self
+                .structs
+                .get(id.0 as usize)
+                .and_then(|info| info.field_slots.get(index as usize).copied())
+                .ok_or_else(|| BackendError::Internal(format!("struct {} has no field {index}", id.0))),
+            Type::Dim3 if index < 3 => Ok(index),
+            _ => internal(format!("member {index} of a non-struct type {ty:?}")),
+        }
+    }
+
+    /// The HIR type of a struct field or dim3 component.
+    pub fn field_type(&self, hir_module: &hir::Module, ty: &Type, index: u32) -> R<Type> {
+        match ty {
+            Type::Struct(id) => hir_module
+                .structs
+                .get(id.0 as usize)
+                .and_then(|def| def.fields.get(index as usize))
+                .map(|f| f.ty.clone())
+                .ok_or_else(|| BackendError::Internal(format!("struct {} has no field {index}", id.0))),
+            Type::Dim3 => Ok(Type::UINT),
+            _ => internal(format!("member {index} of a non-struct type {ty:?}")),
+        }
+    }
+}
+
+fn to_u32(n: u64) -> R<u32> {
+    u32::try_from(n).map_err(|_| BackendError::Internal(format!("array of {n} elements is too large for LLVM")))
+}
