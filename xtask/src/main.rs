@@ -1,1 +1,479 @@
-fn main() {}
+//! `cargo xtask`: project set-up and the two README commands.
+//!
+//! ```text
+//! cargo xtask setup [--force]   LLVM 22 (apt) and the pinned NVIDIA wheels (pip, into .cuda/)
+//! cargo xtask samples [ARGS]    setup, build cdpc (release), compile samples/*.cdp to build/samples/
+//! cargo xtask test [ARGS]       setup, then `cargo test --workspace [ARGS]`
+//! ```
+//!
+//! Standard library only, and no LLVM: this crate must build before LLVM is installed.
+
+use std::env;
+use std::ffi::OsString;
+use std::fs;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Instant;
+
+/// The wheels `setup` installs into `.cuda/`, pinned. All install under `.cuda/nvidia/cu13/`.
+const WHEELS: &[&str] = &[
+    "nvidia-cuda-nvcc==13.5.37",      // ptxas, nvlink, nvcc
+    "nvidia-cuda-runtime==13.5.37",   // libcudadevrt.a, headers
+    "nvidia-nvvm==13.5.37",           // cicc, libdevice
+    "nvidia-cuda-crt==13.5.37",       // headers nvcc needs
+    "nvidia-cuda-cuobjdump==13.5.37", // cuobjdump
+];
+const CUDA_DIR: &str = ".cuda";
+const STAMP: &str = ".cdpc-wheels";
+
+const LLVM_MAJOR: &str = "22";
+const LLVM_PREFIX: &str = "/usr/lib/llvm-22";
+/// llvm-sys 221.x (inkwell's `llvm22-1` feature) reads this to find llvm-config.
+const LLVM_SYS_PREFIX_VAR: &str = "LLVM_SYS_221_PREFIX";
+/// llvm-22-dev brings libLLVM and llvm-config; libpolly-22-dev keeps `llvm-config --libs` from
+/// failing on Debian/apt.llvm.org packages that list Polly.
+const LLVM_APT_PACKAGES: &[&str] = &["llvm-22-dev", "libpolly-22-dev"];
+
+type Result<T> = std::result::Result<T, String>;
+
+fn main() -> ExitCode {
+    let mut args = env::args_os().skip(1);
+    let command = args.next().map(|c| c.to_string_lossy().into_owned());
+    let rest: Vec<OsString> = args.collect();
+    let root = repo_root();
+    let result = match command.as_deref() {
+        Some("setup") => {
+            setup(&root, rest.iter().any(|a| a == "--force")).map(|_| ExitCode::SUCCESS)
+        }
+        Some("samples") => samples(&root, &rest),
+        Some("test") => test(&root, &rest),
+        None | Some("help") | Some("-h") | Some("--help") => {
+            print!("{}", USAGE);
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(other) => Err(format!("unknown command `{other}`\n\n{USAGE}")),
+    };
+    match result {
+        Ok(code) => code,
+        Err(msg) => {
+            eprintln!("xtask: error: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+  setup [--force]   install LLVM 22 (apt-get, as root) and the pinned NVIDIA wheels into .cuda/
+                    (pip); --force reinstalls the wheels
+  samples [ARGS]    setup, `cargo build --release -p cdpc`, then compile every samples/NAME.cdp
+                    to build/samples/NAME.cubin (ARGS go to each cdpc run, e.g. --arch sm_90)
+  test [ARGS]       setup, then `cargo test --workspace [ARGS]`
+";
+
+fn repo_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
+}
+
+// ---------------------------------------------------------------------------------------------
+// setup
+
+/// What later steps need from setup: the environment for child cargo processes.
+struct Setup {
+    envs: Vec<(String, OsString)>,
+}
+
+fn setup(root: &Path, force: bool) -> Result<Setup> {
+    let llvm_prefix = ensure_llvm()?;
+    ensure_wheels(root, force)?;
+    let mut envs = Vec::new();
+    if env::var_os(LLVM_SYS_PREFIX_VAR).is_none() {
+        envs.push((LLVM_SYS_PREFIX_VAR.to_string(), llvm_prefix.into_os_string()));
+    }
+    Ok(Setup { envs })
+}
+
+/// Finds LLVM 22's prefix (the folder holding bin/llvm-config), installing it with apt as root.
+fn ensure_llvm() -> Result<PathBuf> {
+    if let Some(prefix) = env::var_os(LLVM_SYS_PREFIX_VAR) {
+        if find_llvm().is_none() {
+            return Err(format!(
+                "{LLVM_SYS_PREFIX_VAR}={} has no LLVM {LLVM_MAJOR} bin/llvm-config; unset it or fix it",
+                PathBuf::from(prefix).display()
+            ));
+        }
+    }
+    if let Some(prefix) = find_llvm() {
+        println!("setup: LLVM {LLVM_MAJOR} at {}", prefix.display());
+        return ensure_c_compiler().map(|_| prefix);
+    }
+    let mut packages: Vec<&str> = LLVM_APT_PACKAGES.to_vec();
+    if !has_c_compiler() {
+        packages.push("build-essential");
+    }
+    let install = format!("apt-get update && apt-get install -y {}", packages.join(" "));
+    if !is_root() {
+        return Err(format!(
+            "LLVM {LLVM_MAJOR} (llvm-config-{LLVM_MAJOR}) is not installed and this is not root.\n\
+             Install it with:\n    sudo {}\n\
+             (Debian 12 has llvm-22-dev in bookworm-security.) {}",
+            install.replace("&& apt-get", "&& sudo apt-get"),
+            APT_LLVM_HELP
+        ));
+    }
+    if !succeeds(Command::new("apt-get").arg("--version")) {
+        return Err(format!(
+            "LLVM {LLVM_MAJOR} is not installed and apt-get is not available. {APT_LLVM_HELP}"
+        ));
+    }
+    println!("setup: installing LLVM {LLVM_MAJOR}: {install}");
+    run_status(apt().arg("update"))?;
+    let mut cmd = apt();
+    cmd.args(["install", "-y", "--no-install-recommends"]).args(&packages);
+    if let Err(e) = run_status(&mut cmd) {
+        return Err(format!(
+            "{e}\napt-get could not install {}. {APT_LLVM_HELP}",
+            packages.join(" ")
+        ));
+    }
+    find_llvm().ok_or_else(|| {
+        format!(
+            "apt-get installed {} but no llvm-config-{LLVM_MAJOR} was found. {APT_LLVM_HELP}",
+            packages.join(" ")
+        )
+    })
+}
+
+const APT_LLVM_HELP: &str = "\
+If apt cannot find llvm-22-dev (Ubuntu 24.04, or Debian without bookworm-security), add the LLVM
+apt repository and install from there:
+    wget https://apt.llvm.org/llvm.sh && chmod +x llvm.sh && sudo ./llvm.sh 22
+    sudo apt-get install -y llvm-22-dev libpolly-22-dev
+or point LLVM_SYS_221_PREFIX at an LLVM 22 install (the folder holding bin/llvm-config).";
+
+fn apt() -> Command {
+    let mut c = Command::new("apt-get");
+    c.env("DEBIAN_FRONTEND", "noninteractive");
+    c
+}
+
+fn find_llvm() -> Option<PathBuf> {
+    let is_22 = |config: &Path| {
+        output_of(Command::new(config).arg("--version"))
+            .is_some_and(|v| v.trim().starts_with("22."))
+    };
+    if let Some(prefix) = env::var_os(LLVM_SYS_PREFIX_VAR) {
+        let prefix = PathBuf::from(prefix);
+        return is_22(&prefix.join("bin/llvm-config")).then_some(prefix);
+    }
+    let standard = PathBuf::from(LLVM_PREFIX);
+    if is_22(&standard.join("bin/llvm-config")) {
+        return Some(standard);
+    }
+    let config = PathBuf::from(format!("llvm-config-{LLVM_MAJOR}"));
+    if is_22(&config) {
+        return output_of(Command::new(&config).arg("--prefix")).map(|p| PathBuf::from(p.trim()));
+    }
+    None
+}
+
+fn has_c_compiler() -> bool {
+    succeeds(Command::new("cc").arg("--version"))
+}
+
+/// llvm-sys compiles a small C file, and rustc links through `cc`.
+fn ensure_c_compiler() -> Result<()> {
+    if has_c_compiler() {
+        return Ok(());
+    }
+    if !is_root() {
+        return Err(
+            "no C compiler (`cc`); install one with: sudo apt-get install -y build-essential"
+                .into(),
+        );
+    }
+    println!("setup: installing a C compiler: apt-get install -y build-essential");
+    run_status(apt().arg("update"))?;
+    run_status(apt().args(["install", "-y", "--no-install-recommends", "build-essential"]))
+}
+
+fn is_root() -> bool {
+    output_of(Command::new("id").arg("-u")).is_some_and(|u| u.trim() == "0")
+}
+
+/// Installs the pinned wheels into `.cuda/` unless its stamp already lists exactly them.
+fn ensure_wheels(root: &Path, force: bool) -> Result<()> {
+    let dir = root.join(CUDA_DIR);
+    let stamp_text = WHEELS.join("\n") + "\n";
+    let ptxas = dir.join("nvidia/cu13/bin/ptxas");
+    let stamp_ok = fs::read_to_string(dir.join(STAMP)).is_ok_and(|s| s == stamp_text);
+    if !force && stamp_ok && ptxas.is_file() {
+        println!("setup: NVIDIA tools up to date in {CUDA_DIR}/ ({})", WHEELS.join(" "));
+        return Ok(());
+    }
+    ensure_pip()?;
+    // Install into a staging folder and swap it in, so an interrupted install never looks done.
+    let staging = root.join(format!("{CUDA_DIR}.partial"));
+    remove_dir_if_present(&staging)?;
+    println!("setup: installing into {CUDA_DIR}/: {}", WHEELS.join(" "));
+    let pip = |extra: &[&str]| {
+        let mut c = Command::new("python3");
+        // Installing as root into a project folder is intended; silence pip's warning (an env
+        // variable, unlike --root-user-action, is ignored by pips that do not know it).
+        c.env("PIP_ROOT_USER_ACTION", "ignore");
+        c.args([
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--no-input",
+            "--progress-bar",
+            "off",
+        ])
+        .args(["--no-deps", "--target"])
+        .arg(&staging)
+        .args(extra)
+        .args(WHEELS);
+        c
+    };
+    let (ok, stderr) = run_capturing_stderr(&mut pip(&[]))?;
+    if !ok {
+        // Debian's pip can refuse with "externally-managed-environment" (PEP 668), although
+        // --target does not touch the system; older pips do not know the override flag.
+        let retried = stderr.contains("externally-managed")
+            && run_capturing_stderr(&mut pip(&["--break-system-packages"]))?.0;
+        if !retried {
+            let _ = fs::remove_dir_all(&staging);
+            return Err(format!(
+                "pip could not install the NVIDIA wheels into {}:\n{}",
+                staging.display(),
+                stderr.trim_end()
+            ));
+        }
+    }
+    let new_ptxas = staging.join("nvidia/cu13/bin/ptxas");
+    let version = output_of(Command::new(&new_ptxas).arg("--version")).ok_or_else(|| {
+        format!("the wheels installed, but `{} --version` does not run", new_ptxas.display())
+    })?;
+    fs::write(staging.join(STAMP), &stamp_text)
+        .map_err(|e| format!("writing the stamp in {}: {e}", staging.display()))?;
+    remove_dir_if_present(&dir)?;
+    fs::rename(&staging, &dir)
+        .map_err(|e| format!("renaming {} to {}: {e}", staging.display(), dir.display()))?;
+    let version = version
+        .lines()
+        .find(|l| l.contains("release"))
+        .or_else(|| version.lines().last())
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    println!("setup: NVIDIA tools installed in {CUDA_DIR}/nvidia/cu13 (ptxas: {version})");
+    Ok(())
+}
+
+fn ensure_pip() -> Result<()> {
+    if succeeds(Command::new("python3").args(["-m", "pip", "--version"])) {
+        return Ok(());
+    }
+    if !is_root() {
+        return Err("python3 with pip is needed to install the NVIDIA wheels: sudo apt-get install -y python3-pip".into());
+    }
+    println!("setup: installing pip: apt-get install -y python3-pip");
+    run_status(apt().arg("update"))?;
+    run_status(apt().args(["install", "-y", "--no-install-recommends", "python3-pip"]))
+}
+
+fn remove_dir_if_present(dir: &Path) -> Result<()> {
+    match fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != ErrorKind::NotFound => {
+            Err(format!("removing {}: {e}", dir.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// samples
+
+fn samples(root: &Path, cdpc_args: &[OsString]) -> Result<ExitCode> {
+    let s = setup(root, false)?;
+    let mut build = cargo(root, &s);
+    build.args(["build", "--release", "-p", "cdpc"]);
+    println!("samples: cargo build --release -p cdpc");
+    run_status(&mut build)?;
+
+    let cdpc = target_dir(root).join("release").join(format!("cdpc{}", env::consts::EXE_SUFFIX));
+    if !cdpc.is_file() {
+        return Err(format!("cargo built cdpc but {} does not exist", cdpc.display()));
+    }
+    let mut names: Vec<String> = match fs::read_dir(root.join("samples")) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter_map(|n| n.strip_suffix(".cdp").map(str::to_string))
+            .collect(),
+        Err(e) if e.kind() == ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(format!("reading samples/: {e}")),
+    };
+    names.sort();
+    if names.is_empty() {
+        println!("samples: no samples: samples/ has no .cdp files; nothing to compile");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let out_dir = root.join("build/samples");
+    fs::create_dir_all(&out_dir).map_err(|e| format!("creating {}: {e}", out_dir.display()))?;
+
+    let mut failed = Vec::new();
+    for name in &names {
+        let input = format!("samples/{name}.cdp");
+        let output = format!("build/samples/{name}.cubin");
+        let _ = fs::remove_file(root.join(&output)); // never count a stale cubin
+        let started = Instant::now();
+        let result = Command::new(&cdpc)
+            .current_dir(root)
+            .arg(&input)
+            .arg("-o")
+            .arg(&output)
+            .args(cdpc_args)
+            .stdin(Stdio::null())
+            .output();
+        let secs = started.elapsed().as_secs_f64();
+        match result {
+            Ok(out) if out.status.success() => match fs::metadata(root.join(&output)) {
+                Ok(m) => println!("  ok    {input} -> {output} ({} bytes, {secs:.2} s)", m.len()),
+                Err(_) => {
+                    println!("  FAIL  {input}: cdpc exited 0 but wrote no {output}");
+                    failed.push(name.clone());
+                }
+            },
+            Ok(out) => {
+                println!("  FAIL  {input} ({}, {secs:.2} s)", describe_status(out.status));
+                for stream in [&out.stderr, &out.stdout] {
+                    for line in String::from_utf8_lossy(stream).lines() {
+                        println!("        {line}");
+                    }
+                }
+                failed.push(name.clone());
+            }
+            Err(e) => {
+                println!("  FAIL  {input}: could not run {}: {e}", cdpc.display());
+                failed.push(name.clone());
+            }
+        }
+    }
+    let ok = names.len() - failed.len();
+    if failed.is_empty() {
+        println!("samples: all {ok} compiled into build/samples/");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!(
+            "samples: {ok} compiled, {} failed ({}) of {}",
+            failed.len(),
+            failed.join(", "),
+            names.len()
+        );
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+fn target_dir(root: &Path) -> PathBuf {
+    match env::var_os("CARGO_TARGET_DIR") {
+        Some(d) if !d.is_empty() => root.join(d), // join keeps an absolute path as is
+        _ => root.join("target"),
+    }
+}
+
+fn describe_status(status: std::process::ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        return format!("exit status {code}");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            return format!("killed by signal {sig}");
+        }
+    }
+    "unknown exit status".into()
+}
+
+// ---------------------------------------------------------------------------------------------
+// test
+
+fn test(root: &Path, args: &[OsString]) -> Result<ExitCode> {
+    let s = setup(root, false)?;
+    let mut cmd = cargo(root, &s);
+    cmd.args(["test", "--workspace"]).args(args);
+    println!(
+        "test: cargo test --workspace {}",
+        args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ")
+    );
+    let status = cmd.status().map_err(|e| format!("running cargo: {e}"))?;
+    Ok(match status.code() {
+        Some(0) => ExitCode::SUCCESS,
+        Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1).max(1)),
+        None => ExitCode::FAILURE,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// helpers
+
+fn cargo(root: &Path, s: &Setup) -> Command {
+    let mut c = Command::new(env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    c.current_dir(root);
+    for (k, v) in &s.envs {
+        c.env(k, v);
+    }
+    c
+}
+
+fn succeeds(cmd: &mut Command) -> bool {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The stdout of a command that succeeded.
+fn output_of(cmd: &mut Command) -> Option<String> {
+    let out = cmd.stdin(Stdio::null()).stderr(Stdio::null()).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn display(cmd: &Command) -> String {
+    std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Runs with inherited output; a non-zero exit is an error naming the command.
+fn run_status(cmd: &mut Command) -> Result<()> {
+    println!("+ {}", display(cmd));
+    let status = cmd.status().map_err(|e| format!("could not run `{}`: {e}", display(cmd)))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{}` failed ({})", display(cmd), describe_status(status)))
+    }
+}
+
+/// Runs with stdout inherited and stderr captured (and echoed); returns success and stderr.
+fn run_capturing_stderr(cmd: &mut Command) -> Result<(bool, String)> {
+    println!("+ {}", display(cmd));
+    let out = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("could not run `{}`: {e}", display(cmd)))?;
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    eprint!("{stderr}");
+    Ok((out.status.success(), stderr))
+}

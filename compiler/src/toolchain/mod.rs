@@ -1,1 +1,26 @@
 //! Finding and running the NVIDIA tools (ptxas, nvlink) and libcudadevrt.
+//!
+//! [`Toolchain::discover`] finds the tools in a documented order (see [`discover`]);
+//! [`Toolchain::build_cubin`] turns PTX into a linked cubin:
+//!
+//! ```text
+//! ptxas  -arch=sm_90 -c [-O N] [ptxas args] -o module.o module.ptx
+//! nvlink -arch=sm_90 module.o -L<cudadevrt dir> -lcudadevrt [nvlink args] -o module.cubin
+//! ```
+//!
+//! and [`Toolchain::build_object`] stops after ptxas (`--emit obj`). Argument lists come from the
+//! pure functions [`ptxas_args`] and [`nvlink_args`]. Every failure is a [`ToolError`] whose
+//! `Display` is meant to be shown to the user as is.
+
+pub mod discover;
+pub mod error;
+pub mod run;
+
+pub use discover::{
+    SearchEnv, ToolSearch, ToolSource, Toolchain, CUDADEVRT, PROJECT_TOOLS_DIR, WHEEL_SUBDIR,
+};
+pub use error::{command_line, shell_quote, ExitKind, ToolError, CAPTURE_LIMIT, INSTALL_HELP};
+pub use run::{nvlink_args, ptxas_args, BuildOptions};
+
+#[cfg(test)]
+mod tests;

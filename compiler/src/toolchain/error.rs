@@ -1,0 +1,190 @@
+//! Errors from finding and running the NVIDIA tools.
+
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+use std::process::ExitStatus;
+
+/// How much of a tool's stderr (and stdout) an error keeps: the last 64 KiB.
+pub const CAPTURE_LIMIT: usize = 64 * 1024;
+
+/// How to get the tools, shown with every [`ToolError::NotFound`].
+pub const INSTALL_HELP: &str = "\
+to install them, run `cargo xtask setup` in the cdpc checkout (puts the pinned wheels in .cuda/),
+  or `python3 -m pip install nvidia-cuda-nvcc==13.5.37 nvidia-cuda-runtime==13.5.37` and pass
+  the install folder with --cuda-home (or set CUDA_HOME), or set CUDA_HOME to a CUDA toolkit";
+
+/// How a tool ended when it did not succeed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitKind {
+    /// It exited with this status code.
+    Code(i32),
+    /// It was killed by this signal (Unix).
+    Signal(i32),
+    /// Neither a code nor a signal is known.
+    Unknown,
+}
+
+impl ExitKind {
+    pub fn from_status(status: ExitStatus) -> ExitKind {
+        if let Some(code) = status.code() {
+            return ExitKind::Code(code);
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::ExitStatusExt;
+            if let Some(sig) = status.signal() {
+                return ExitKind::Signal(sig);
+            }
+        }
+        ExitKind::Unknown
+    }
+}
+
+impl fmt::Display for ExitKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            ExitKind::Code(c) => write!(f, "exit status {c}"),
+            ExitKind::Signal(s) => match signal_name(s) {
+                Some(name) => write!(f, "killed by signal {s} ({name})"),
+                None => write!(f, "killed by signal {s}"),
+            },
+            ExitKind::Unknown => f.write_str("unknown exit status"),
+        }
+    }
+}
+
+fn signal_name(sig: i32) -> Option<&'static str> {
+    Some(match sig {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        15 => "SIGTERM",
+        _ => return None,
+    })
+}
+
+/// Everything that can go wrong between PTX and a cubin on disk.
+#[derive(Debug)]
+pub enum ToolError {
+    /// A tool or library was not found. `searched` lists every place looked at, in order.
+    NotFound { what: String, searched: Vec<String> },
+    /// A tool could not be started at all (not executable, vanished, ...).
+    Spawn { tool: String, command: String, source: io::Error },
+    /// A tool ran and failed. `stderr`/`stdout` hold at most the last [`CAPTURE_LIMIT`] bytes.
+    Failed { tool: String, command: String, status: ExitKind, stderr: String, stdout: String },
+    /// A file operation failed; `action` says what we were doing ("writing the PTX input").
+    Io { action: String, path: PathBuf, source: io::Error },
+    /// The output path cannot receive the result (a directory, a missing or unwritable folder).
+    OutputPathInvalid { path: PathBuf, reason: String },
+}
+
+impl ToolError {
+    pub(crate) fn io(
+        action: impl Into<String>,
+        path: impl Into<PathBuf>,
+        source: io::Error,
+    ) -> ToolError {
+        ToolError::Io { action: action.into(), path: path.into(), source }
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolError::NotFound { what, searched } => {
+                writeln!(f, "{what} not found")?;
+                if searched.is_empty() {
+                    writeln!(
+                        f,
+                        "  searched: nowhere (no CUDA_HOME, no .cuda/ folder, nothing on PATH)"
+                    )?;
+                } else {
+                    writeln!(f, "  searched, in order:")?;
+                    for place in searched {
+                        writeln!(f, "    - {place}")?;
+                    }
+                }
+                write!(f, "  {INSTALL_HELP}")
+            }
+            ToolError::Spawn { tool, command, source } => {
+                write!(f, "{tool} could not be started: {source}\n  command: {command}")
+            }
+            ToolError::Failed { tool, command, status, stderr, stdout } => {
+                write!(f, "{tool} failed ({status})\n  command: {command}")?;
+                let stderr = stderr.trim_end();
+                let stdout = stdout.trim_end();
+                if !stderr.is_empty() {
+                    write!(f, "\n  stderr:\n{}", indent(stderr))?;
+                }
+                if !stdout.is_empty() {
+                    write!(f, "\n  stdout:\n{}", indent(stdout))?;
+                }
+                if stderr.is_empty() && stdout.is_empty() {
+                    write!(f, "\n  (no output)")?;
+                }
+                Ok(())
+            }
+            ToolError::Io { action, path, source } => {
+                write!(f, "error {action} `{}`: {source}", path.display())
+            }
+            ToolError::OutputPathInvalid { path, reason } => {
+                write!(f, "cannot write output `{}`: {reason}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for ToolError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ToolError::Spawn { source, .. } | ToolError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
+}
+
+/// Keeps the last `limit` bytes of a tool's output, cut at a character boundary, decoded lossily.
+pub fn truncate_output(bytes: &[u8], limit: usize) -> String {
+    if bytes.len() <= limit {
+        return String::from_utf8_lossy(bytes).into_owned();
+    }
+    let mut start = bytes.len() - limit;
+    // Do not start in the middle of a UTF-8 sequence.
+    while start < bytes.len() && (bytes[start] & 0xC0) == 0x80 {
+        start += 1;
+    }
+    format!("[... {} bytes omitted ...]\n{}", start, String::from_utf8_lossy(&bytes[start..]))
+}
+
+/// Quotes one argument for display the way a POSIX shell would read it back.
+pub fn shell_quote(arg: &OsStr) -> String {
+    let s = arg.to_string_lossy();
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        s.into_owned()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// A whole command line, program first, quoted for display.
+pub fn command_line(program: &OsStr, args: &[OsString]) -> String {
+    std::iter::once(program)
+        .chain(args.iter().map(|a| a.as_os_str()))
+        .map(shell_quote)
+        .collect::<Vec<_>>()
+        .join(" ")
+}

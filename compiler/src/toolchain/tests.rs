@@ -1,0 +1,511 @@
+//! Tests without a GPU: argument lists, the search order over fake folder trees, fake tools that
+//! fail in every way, and (when real tools are found) a real ptxas + nvlink run.
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use tempfile::TempDir;
+
+use super::*;
+use crate::target::SmVersion;
+
+fn os(v: &[&str]) -> Vec<OsString> {
+    v.iter().map(OsString::from).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Argument lists
+
+#[test]
+fn ptxas_args_default() {
+    let opts = BuildOptions::new(SmVersion(90));
+    let args = ptxas_args(&opts, Path::new("/w/in.ptx"), Path::new("/w/out.o"));
+    assert_eq!(args, os(&["-arch=sm_90", "-c", "-o", "/w/out.o", "/w/in.ptx"]));
+}
+
+#[test]
+fn ptxas_args_opt_level_and_extra() {
+    let mut opts = BuildOptions::new(SmVersion(100));
+    opts.opt_level = Some(2);
+    opts.ptxas_args = os(&["-v", "--maxrregcount=32"]);
+    let args = ptxas_args(&opts, Path::new("a.ptx"), Path::new("a.o"));
+    assert_eq!(
+        args,
+        os(&["-arch=sm_100", "-c", "-O2", "-v", "--maxrregcount=32", "-o", "a.o", "a.ptx"])
+    );
+}
+
+#[test]
+fn nvlink_args_default_and_extra() {
+    let mut opts = BuildOptions::new(SmVersion(90));
+    let args =
+        nvlink_args(&opts, &[Path::new("/w/a.o")], Path::new("/cuda/lib"), Path::new("/w/x.cubin"));
+    assert_eq!(
+        args,
+        os(&["-arch=sm_90", "/w/a.o", "-L/cuda/lib", "-lcudadevrt", "-o", "/w/x.cubin"])
+    );
+
+    opts.nvlink_args = os(&["-v"]);
+    let args = nvlink_args(
+        &opts,
+        &[Path::new("a.o"), Path::new("b.o")],
+        Path::new("/l i b"),
+        Path::new("o.cubin"),
+    );
+    assert_eq!(
+        args,
+        os(&["-arch=sm_90", "a.o", "b.o", "-L/l i b", "-lcudadevrt", "-v", "-o", "o.cubin"])
+    );
+}
+
+#[test]
+fn shell_quoting_for_display() {
+    assert_eq!(shell_quote("-arch=sm_90".as_ref()), "-arch=sm_90");
+    assert_eq!(shell_quote("/a b/c".as_ref()), "'/a b/c'");
+    assert_eq!(shell_quote("it's".as_ref()), r"'it'\''s'");
+    assert_eq!(shell_quote("".as_ref()), "''");
+    assert_eq!(
+        command_line("/bin/ptxas".as_ref(), &os(&["-c", "x y.ptx"])),
+        "/bin/ptxas -c 'x y.ptx'"
+    );
+}
+
+#[test]
+fn output_truncation_keeps_the_tail() {
+    assert_eq!(error::truncate_output(b"short", 64), "short");
+    let long: Vec<u8> = std::iter::repeat(b'a').take(100).chain(b"END".iter().copied()).collect();
+    let t = error::truncate_output(&long, 10);
+    assert!(t.starts_with("[... 93 bytes omitted ...]\n"), "{t}");
+    assert!(t.ends_with("aaaaaaaEND"), "{t}");
+    // Never starts inside a UTF-8 sequence.
+    let t = error::truncate_output("xxé€".as_bytes(), 4);
+    assert!(t.ends_with('€'), "{t}");
+}
+
+#[test]
+fn exit_kind_display() {
+    assert_eq!(ExitKind::Code(255).to_string(), "exit status 255");
+    assert_eq!(ExitKind::Signal(9).to_string(), "killed by signal 9 (SIGKILL)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fake folder trees
+
+fn write_script(path: &Path, body: &str) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+/// A toolkit-shaped folder at `prefix`: bin/ptxas, bin/nvlink and `<lib>/libcudadevrt.a`.
+fn fake_prefix(prefix: &Path, lib: &str) -> PathBuf {
+    write_script(&prefix.join("bin/ptxas"), "exit 0");
+    write_script(&prefix.join("bin/nvlink"), "exit 0");
+    fs::create_dir_all(prefix.join(lib)).unwrap();
+    fs::write(prefix.join(lib).join("libcudadevrt.a"), b"!<arch>\n").unwrap();
+    prefix.to_path_buf()
+}
+
+/// All four sources filled, with the environment pointing at each of them.
+struct Trees {
+    _root: TempDir,
+    flag: PathBuf,
+    cuda_home: PathBuf,
+    project: PathBuf,
+    path_bin: PathBuf,
+    elsewhere: PathBuf,
+}
+
+fn trees() -> Trees {
+    let root = TempDir::new().unwrap();
+    let r = root.path();
+    let flag = fake_prefix(&r.join("flag"), "lib64");
+    let cuda_home = fake_prefix(&r.join("home"), "lib64");
+    let project = r.join("proj");
+    fake_prefix(&project.join(".cuda/nvidia/cu13"), "lib");
+    fs::create_dir_all(project.join("src/deep")).unwrap();
+    let path_bin = fake_prefix(&r.join("usr"), "lib64").join("bin");
+    let elsewhere = r.join("elsewhere");
+    fs::create_dir_all(&elsewhere).unwrap();
+    Trees { flag, cuda_home, project, path_bin, elsewhere, _root: root }
+}
+
+fn env_for(t: &Trees) -> SearchEnv {
+    SearchEnv {
+        cuda_home: Some(t.cuda_home.clone().into()),
+        path: Some(std::env::join_paths([Path::new("/nonexistent-bin"), &t.path_bin]).unwrap()),
+        current_dir: Some(t.project.join("src/deep")),
+        current_exe: Some(t.elsewhere.join("cdpc")),
+    }
+}
+
+#[test]
+fn search_order_flag_then_cuda_home_then_project_then_path() {
+    let t = trees();
+    let mut env = env_for(&t);
+    let flag = ToolSearch { cuda_home: Some(t.flag.clone()), project_dir: None };
+
+    let tc = Toolchain::discover_with(&flag, &env).unwrap();
+    assert_eq!(tc.source, ToolSource::Explicit(t.flag.clone()));
+    assert_eq!(tc.ptxas, t.flag.join("bin/ptxas"));
+    assert_eq!(tc.nvlink, t.flag.join("bin/nvlink"));
+    assert_eq!(tc.cudadevrt_dir, t.flag.join("lib64"));
+
+    let tc = Toolchain::discover_with(&ToolSearch::default(), &env).unwrap();
+    assert_eq!(tc.source, ToolSource::CudaHome(t.cuda_home.clone()));
+
+    env.cuda_home = None;
+    let tc = Toolchain::discover_with(&ToolSearch::default(), &env).unwrap();
+    let cu13 = t.project.join(".cuda/nvidia/cu13");
+    assert_eq!(tc.source, ToolSource::ProjectLocal(cu13.clone()));
+    assert_eq!(tc.cudadevrt_dir, cu13.join("lib"));
+
+    env.current_dir = Some(t.elsewhere.clone());
+    let tc = Toolchain::discover_with(&ToolSearch::default(), &env).unwrap();
+    assert_eq!(tc.source, ToolSource::Path(t.path_bin.clone()));
+    assert_eq!(tc.ptxas, t.path_bin.join("ptxas"));
+    assert_eq!(tc.cudadevrt_dir, t.path_bin.parent().unwrap().join("lib64"));
+}
+
+#[test]
+fn empty_cuda_home_is_ignored() {
+    let t = trees();
+    let mut env = env_for(&t);
+    env.cuda_home = Some(OsString::new());
+    let tc = Toolchain::discover_with(&ToolSearch::default(), &env).unwrap();
+    assert!(matches!(tc.source, ToolSource::ProjectLocal(_)), "{:?}", tc.source);
+}
+
+#[test]
+fn project_dir_option_and_executable_location() {
+    let t = trees();
+    let mut env = env_for(&t);
+    env.cuda_home = None;
+    env.current_dir = Some(t.elsewhere.clone());
+    let cu13 = t.project.join(".cuda/nvidia/cu13");
+
+    // --project-dir style start.
+    let s = ToolSearch { cuda_home: None, project_dir: Some(t.project.join("src")) };
+    assert_eq!(
+        Toolchain::discover_with(&s, &env).unwrap().source,
+        ToolSource::ProjectLocal(cu13.clone())
+    );
+
+    // The executable lives in the checkout (target/debug/cdpc) while the cwd is elsewhere.
+    env.current_exe = Some(t.project.join("target/debug/cdpc"));
+    let tc = Toolchain::discover_with(&ToolSearch::default(), &env).unwrap();
+    assert_eq!(tc.source, ToolSource::ProjectLocal(cu13));
+}
+
+#[test]
+fn wheel_layout_under_an_explicit_folder_with_optional_tools() {
+    let root = TempDir::new().unwrap();
+    let cu13 = fake_prefix(&root.path().join("nvidia/cu13"), "lib");
+    write_script(&cu13.join("bin/cuobjdump"), "exit 0");
+    fs::create_dir_all(cu13.join("nvvm/libdevice")).unwrap();
+    fs::write(cu13.join("nvvm/libdevice/libdevice.10.bc"), b"BC").unwrap();
+
+    let s = ToolSearch { cuda_home: Some(root.path().to_path_buf()), project_dir: None };
+    let tc = Toolchain::discover_with(&s, &SearchEnv::default()).unwrap();
+    assert_eq!(tc.source, ToolSource::Explicit(cu13.clone()));
+    assert_eq!(tc.cudadevrt_dir, cu13.join("lib"));
+    assert_eq!(tc.libdevice, Some(cu13.join("nvvm/libdevice/libdevice.10.bc")));
+    assert_eq!(tc.cuobjdump, Some(cu13.join("bin/cuobjdump")));
+}
+
+#[test]
+fn incomplete_explicit_folder_is_an_error_naming_the_missing_library() {
+    let t = trees();
+    let env = env_for(&t);
+    fs::remove_file(t.flag.join("lib64/libcudadevrt.a")).unwrap();
+    let s = ToolSearch { cuda_home: Some(t.flag.clone()), project_dir: None };
+    let err = Toolchain::discover_with(&s, &env).unwrap_err();
+    let msg = err.to_string();
+    match &err {
+        ToolError::NotFound { what, searched } => {
+            assert!(what.starts_with("libcudadevrt.a"), "{what}");
+            assert_eq!(searched.len(), 2, "{searched:?}"); // toolkit and wheel layouts, nothing else
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(msg.contains(&t.flag.display().to_string()), "{msg}");
+    assert!(msg.contains("nvidia/cu13"), "{msg}");
+    // It does not fall through to CUDA_HOME.
+    assert!(!msg.contains(&t.cuda_home.display().to_string()), "{msg}");
+}
+
+#[test]
+fn nothing_found_lists_every_place_and_how_to_install() {
+    let root = TempDir::new().unwrap();
+    let empty_bin = root.path().join("bin");
+    fs::create_dir_all(&empty_bin).unwrap();
+    let env = SearchEnv {
+        cuda_home: None,
+        path: Some(empty_bin.clone().into()),
+        current_dir: Some(root.path().to_path_buf()),
+        current_exe: Some(root.path().join("x/cdpc")),
+    };
+    let err = Toolchain::discover_with(&ToolSearch::default(), &env).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.starts_with("the NVIDIA tools (ptxas, nvlink and libcudadevrt.a"), "{msg}");
+    for needle in [
+        "from the current directory",
+        "from the cdpc executable's folder",
+        "PATH: no folder on PATH holds ptxas",
+        "cargo xtask setup",
+        "pip install nvidia-cuda-nvcc==13.5.37 nvidia-cuda-runtime==13.5.37",
+        "CUDA_HOME",
+    ] {
+        assert!(msg.contains(needle), "missing {needle:?} in:\n{msg}");
+    }
+}
+
+#[test]
+fn ptxas_on_path_without_library_says_what_is_missing() {
+    let root = TempDir::new().unwrap();
+    let bin = root.path().join("opt/bin");
+    write_script(&bin.join("ptxas"), "exit 0");
+    write_script(&bin.join("nvlink"), "exit 0");
+    let env = SearchEnv { path: Some(bin.clone().into()), ..SearchEnv::default() };
+    let msg = Toolchain::discover_with(&ToolSearch::default(), &env).unwrap_err().to_string();
+    assert!(msg.starts_with("libcudadevrt.a (the CUDA device runtime"), "{msg}");
+    assert!(msg.contains(&format!("PATH: `{}` (no libcudadevrt.a)", bin.display())), "{msg}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fake tools
+
+/// Writes the file named after `-o` (its content: `tag` and the arguments).
+const WRITE_OUTPUT: &str = r#"out=""; prev=""
+for a in "$@"; do if [ "$prev" = "-o" ]; then out="$a"; fi; prev="$a"; done
+printf '%s %s\n' "$TAG" "$*" > "$out""#;
+
+struct Fake {
+    dir: TempDir,
+    tc: Toolchain,
+    opts: BuildOptions,
+}
+
+impl Fake {
+    fn out_dir(&self) -> PathBuf {
+        self.dir.path().join("out")
+    }
+    fn temp_root(&self) -> PathBuf {
+        self.dir.path().join("tmp")
+    }
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+fn fake(ptxas_body: &str, nvlink_body: &str) -> Fake {
+    let dir = TempDir::new().unwrap();
+    let prefix = dir.path().join("cuda");
+    write_script(&prefix.join("bin/ptxas"), &format!("TAG=OBJ\n{ptxas_body}"));
+    write_script(&prefix.join("bin/nvlink"), &format!("TAG=CUBIN\n{nvlink_body}"));
+    fs::create_dir_all(prefix.join("lib64")).unwrap();
+    fs::write(prefix.join("lib64/libcudadevrt.a"), b"!<arch>\n").unwrap();
+    fs::create_dir_all(dir.path().join("out")).unwrap();
+    fs::create_dir_all(dir.path().join("tmp")).unwrap();
+    let s = ToolSearch { cuda_home: Some(prefix), project_dir: None };
+    let tc = Toolchain::discover_with(&s, &SearchEnv::default()).unwrap();
+    let mut opts = BuildOptions::new(SmVersion(90));
+    opts.temp_root = Some(dir.path().join("tmp"));
+    Fake { dir, tc, opts }
+}
+
+#[test]
+fn fake_tools_success_writes_the_output_and_cleans_up() {
+    let f = fake(WRITE_OUTPUT, WRITE_OUTPUT);
+    let out = f.out_dir().join("k.cubin");
+    f.tc.build_cubin(".version 8.0", &f.opts, &out).unwrap();
+    let text = fs::read_to_string(&out).unwrap();
+    assert!(text.starts_with("CUBIN -arch=sm_90 "), "{text}");
+    assert!(text.contains("/module.o -L"), "{text}");
+    assert!(text.contains("/lib64 -lcudadevrt -o "), "{text}");
+    assert_eq!(Fake::entries(&f.out_dir()), vec!["k.cubin"]);
+    assert!(Fake::entries(&f.temp_root()).is_empty());
+
+    let obj = f.out_dir().join("k.o");
+    f.tc.build_object(".version 8.0", &f.opts, &obj).unwrap();
+    let text = fs::read_to_string(&obj).unwrap();
+    assert!(text.starts_with("OBJ -arch=sm_90 -c -o "), "{text}");
+    assert!(Fake::entries(&f.temp_root()).is_empty());
+
+    let bytes = f.tc.assemble(".version 8.0", &f.opts).unwrap();
+    assert!(bytes.starts_with(b"OBJ "));
+    assert!(Fake::entries(&f.temp_root()).is_empty());
+
+    // link() of a ready object.
+    let linked = f.out_dir().join("linked.cubin");
+    f.tc.link(&[obj.as_path()], &f.opts, &linked).unwrap();
+    assert!(fs::read_to_string(&linked)
+        .unwrap()
+        .contains(&format!("-arch=sm_90 {} -L", obj.display())));
+    assert!(Fake::entries(&f.temp_root()).is_empty());
+}
+
+#[test]
+fn ptxas_failure_reports_command_status_and_stderr() {
+    let f = fake(
+        "echo 'ptxas fatal   : Unresolved extern function child' >&2\necho some stdout\nexit 255",
+        WRITE_OUTPUT,
+    );
+    let out = f.out_dir().join("k.cubin");
+    let err = f.tc.build_cubin("bad", &f.opts, &out).unwrap_err();
+    match &err {
+        ToolError::Failed { tool, command, status, stderr, stdout } => {
+            assert_eq!(tool, "ptxas");
+            assert!(command.starts_with(&f.tc.ptxas.display().to_string()), "{command}");
+            assert!(command.contains(" -arch=sm_90 -c -o "), "{command}");
+            assert_eq!(*status, ExitKind::Code(255));
+            assert!(stderr.contains("Unresolved extern function child"), "{stderr}");
+            assert!(stdout.contains("some stdout"), "{stdout}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let msg = err.to_string();
+    assert!(msg.starts_with("ptxas failed (exit status 255)\n  command: "), "{msg}");
+    assert!(msg.contains("\n  stderr:\n    ptxas fatal   : Unresolved"), "{msg}");
+    assert!(!out.exists());
+    assert!(Fake::entries(&f.out_dir()).is_empty(), "{:?}", Fake::entries(&f.out_dir()));
+    assert!(Fake::entries(&f.temp_root()).is_empty());
+}
+
+#[test]
+fn tool_killed_by_a_signal() {
+    let f = fake("kill -9 $$", WRITE_OUTPUT);
+    let out = f.out_dir().join("k.cubin");
+    let err = f.tc.build_cubin("x", &f.opts, &out).unwrap_err();
+    assert!(matches!(err, ToolError::Failed { status: ExitKind::Signal(9), .. }), "{err:?}");
+    assert!(err.to_string().starts_with("ptxas failed (killed by signal 9 (SIGKILL))"), "{err}");
+    assert!(Fake::entries(&f.out_dir()).is_empty());
+    assert!(Fake::entries(&f.temp_root()).is_empty());
+}
+
+#[test]
+fn nvlink_failure_keeps_the_previous_output_untouched() {
+    // nvlink writes a partial file and then fails.
+    let f = fake(WRITE_OUTPUT, &format!("{WRITE_OUTPUT}\necho 'nvlink error   : Undefined reference to cudaLaunchDevice' >&2\nexit 1"));
+    let out = f.out_dir().join("k.cubin");
+    fs::write(&out, b"previous build").unwrap();
+    let err = f.tc.build_cubin("x", &f.opts, &out).unwrap_err();
+    assert!(
+        matches!(&err, ToolError::Failed { tool, status: ExitKind::Code(1), .. } if tool == "nvlink"),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("-lcudadevrt"), "{err}");
+    assert!(err.to_string().contains("Undefined reference to cudaLaunchDevice"), "{err}");
+    assert_eq!(fs::read(&out).unwrap(), b"previous build");
+    assert_eq!(Fake::entries(&f.out_dir()), vec!["k.cubin"]);
+    assert!(Fake::entries(&f.temp_root()).is_empty());
+}
+
+#[test]
+fn huge_stderr_is_truncated_to_the_tail() {
+    let f = fake("i=0; while [ $i -lt 2000 ]; do printf '%0100d\\n' $i >&2; i=$((i+1)); done; echo LAST LINE >&2; exit 3", WRITE_OUTPUT);
+    let err = f.tc.assemble("x", &f.opts).unwrap_err();
+    match err {
+        ToolError::Failed { stderr, .. } => {
+            assert!(stderr.len() < CAPTURE_LIMIT + 100, "{}", stderr.len());
+            assert!(stderr.starts_with("[... "), "{}", &stderr[..40]);
+            assert!(stderr.trim_end().ends_with("LAST LINE"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn output_path_that_is_a_directory_is_refused_before_running_anything() {
+    let f = fake(&format!("touch {}/ran\n{WRITE_OUTPUT}", "$(dirname $0)"), WRITE_OUTPUT);
+    let out = f.out_dir().join("dir.cubin");
+    fs::create_dir_all(&out).unwrap();
+    let err = f.tc.build_cubin("x", &f.opts, &out).unwrap_err();
+    assert!(matches!(err, ToolError::OutputPathInvalid { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!("cannot write output `{}`: it is a directory", out.display())
+    );
+    assert!(!f.tc.ptxas.parent().unwrap().join("ran").exists());
+
+    let missing = f.out_dir().join("no/such/k.cubin");
+    let err = f.tc.build_object("x", &f.opts, &missing).unwrap_err();
+    assert!(err.to_string().contains("does not exist"), "{err}");
+}
+
+#[test]
+fn tool_that_cannot_start() {
+    let mut f = fake(WRITE_OUTPUT, WRITE_OUTPUT);
+    f.tc.ptxas = f.dir.path().join("gone/ptxas");
+    let err = f.tc.build_cubin("x", &f.opts, &f.out_dir().join("k.cubin")).unwrap_err();
+    assert!(matches!(err, ToolError::Spawn { .. }), "{err:?}");
+    assert!(err.to_string().starts_with("ptxas could not be started: "), "{err}");
+    assert!(Fake::entries(&f.out_dir()).is_empty());
+    assert!(Fake::entries(&f.temp_root()).is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The real tools, when present
+
+const LAUNCH_V1_PTX: &str = include_str!("testdata/launch_v1.ptx");
+
+fn real_toolchain() -> Option<Toolchain> {
+    if let Ok(tc) = Toolchain::discover(&ToolSearch::default()) {
+        return Some(tc);
+    }
+    let wheels = ToolSearch { cuda_home: Some("/tmp/nvtools".into()), project_dir: None };
+    Toolchain::discover_with(&wheels, &SearchEnv::default()).ok()
+}
+
+#[test]
+fn real_ptxas_and_nvlink_build_a_cubin_with_a_device_side_launch() {
+    let Some(tc) = real_toolchain() else {
+        eprintln!("SKIPPED: no ptxas/nvlink/libcudadevrt.a found (run `cargo xtask setup`)");
+        return;
+    };
+    eprintln!("using {tc:?}");
+    let dir = TempDir::new().unwrap();
+    let mut opts = BuildOptions::new(SmVersion(90));
+    opts.temp_root = Some(dir.path().to_path_buf());
+    opts.opt_level = Some(3);
+    opts.verbose = true;
+    let out = dir.path().join("launch.cubin");
+    tc.build_cubin(LAUNCH_V1_PTX, &opts, &out).unwrap_or_else(|e| panic!("{e}"));
+    let cubin = fs::read(&out).unwrap();
+    assert_eq!(&cubin[..4], b"\x7fELF");
+    let has = |needle: &[u8]| cubin.windows(needle.len()).any(|w| w == needle);
+    assert!(has(b"parent") && has(b"inc"));
+
+    let obj = dir.path().join("launch.o");
+    tc.build_object(LAUNCH_V1_PTX, &opts, &obj).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(&fs::read(&obj).unwrap()[..4], b"\x7fELF");
+    assert_eq!(Fake::entries(dir.path()), vec!["launch.cubin", "launch.o"]);
+
+    // A real ptxas error comes back with ptxas's own message.
+    let err = tc
+        .build_cubin(".version 8.0\n.target sm_90\n.address_size 64\nnonsense;\n", &opts, &out)
+        .unwrap_err();
+    assert!(matches!(&err, ToolError::Failed { tool, .. } if tool == "ptxas"), "{err}");
+    assert!(err.to_string().contains("syntax error"), "{err}");
+    assert_eq!(&fs::read(&out).unwrap()[..4], b"\x7fELF", "the earlier cubin is kept");
+
+    // Without libcudadevrt the launch does not resolve: nvlink reports it.
+    let mut no_devrt = opts.clone();
+    no_devrt.temp_root = Some(dir.path().to_path_buf());
+    let bare = Toolchain { cudadevrt_dir: dir.path().join("empty"), ..tc.clone() };
+    fs::create_dir_all(dir.path().join("empty")).unwrap();
+    let err = bare.build_cubin(LAUNCH_V1_PTX, &no_devrt, &dir.path().join("x.cubin")).unwrap_err();
+    assert!(matches!(&err, ToolError::Failed { tool, .. } if tool == "nvlink"), "{err}");
+    eprintln!("{err}");
+    assert!(!dir.path().join("x.cubin").exists());
+}
