@@ -397,7 +397,8 @@ pub(super) fn define_functions(cx: &mut Context, unit: &ast::TranslationUnit) {
         f.body = Some(block);
         if !f.return_type.is_void() && !super::stmt::always_returns(f.body.as_ref().expect("just set")) {
             let name = def.name.name.clone();
-            cx.error(Code::MissingReturn, body.span, format!("`{name}` can reach its end without returning a value"))
+            let closing_brace = crate::diag::Span { start: body.span.end.saturating_sub(1), end: body.span.end };
+            cx.error(Code::MissingReturn, closing_brace, format!("`{name}` can reach its end without returning a value"))
                 .primary("control may fall off the end here")
                 .emit();
         }

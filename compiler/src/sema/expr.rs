@@ -121,6 +121,7 @@ impl Context {
                 let ty = self.globals[id.0 as usize].ty.clone();
                 return Some(make(ExprKind::Global(id), ty, span));
             }
+            Some(Binding::Poisoned) => return None,
             None => {}
         }
         if let Some(e) = self.predefined_constant(&ident.name, span) {

@@ -140,7 +140,7 @@ impl Context {
             let mut builder = self
                 .error(Code::LocalPointerToChild, arg.span, format!("a pointer to {space} is passed to a child kernel"))
                 .primary(format!("this points into the parent's {space}"));
-            if origin.span != arg.span {
+            if !(arg.span.start <= origin.span.start && origin.span.end <= arg.span.end) {
                 builder = builder.label(origin.span, format!("this is in {space}"));
             }
             builder

@@ -50,6 +50,9 @@ enum GlobalSymbol {
 enum Binding {
     Local(LocalId),
     Global(GlobalId),
+    /// A declaration that failed to check: uses of the name stay quiet instead of cascading
+    /// into "cannot find" errors.
+    Poisoned,
 }
 
 struct Context {

@@ -166,12 +166,16 @@ impl Context {
                 let function = self.current_function_name();
                 let symbol = format!("{function}__{}", name.name);
                 let symbol = self.unique_global_name(symbol);
-                if let Some(id) = declare_one_global(self, base.clone(), decl, init, space, &symbol) {
-                    self.bind(name, Binding::Global(id));
+                match declare_one_global(self, base.clone(), decl, init, space, &symbol) {
+                    Some(id) => self.bind(name, Binding::Global(id)),
+                    None => self.bind(name, Binding::Poisoned),
                 }
                 continue;
             }
-            let Some(ty) = declarator_type(self, base.clone(), decl.spec.is_const, &init.declarator, false) else { continue };
+            let Some(ty) = declarator_type(self, base.clone(), decl.spec.is_const, &init.declarator, false) else {
+                self.bind(name, Binding::Poisoned);
+                continue;
+            };
             if !ty.is_complete_object() {
                 let message = format!("`{}` cannot have type {}", name.name, self.show(&ty));
                 self.error(Code::InvalidDeclaration, init.declarator.span, message).emit();

@@ -226,13 +226,13 @@ fn spawn_and_wait(program: &Path, args: &[OsString]) -> io::Result<std::process:
 
 /// The final output: a temporary file beside it, renamed over it by [`OutputFile::commit`].
 /// Dropping it without committing removes the temporary file.
-struct OutputFile {
+pub struct OutputFile {
     tmp: NamedTempFile,
     path: PathBuf,
 }
 
 impl OutputFile {
-    fn prepare(path: &Path) -> Result<OutputFile, ToolError> {
+    pub fn prepare(path: &Path) -> Result<OutputFile, ToolError> {
         let invalid =
             |reason: String| ToolError::OutputPathInvalid { path: path.to_path_buf(), reason };
         if path.is_dir() {
@@ -269,7 +269,7 @@ impl OutputFile {
         Ok(OutputFile { tmp, path: path.to_path_buf() })
     }
 
-    fn commit(mut self, bytes: &[u8]) -> Result<(), ToolError> {
+    pub fn commit(mut self, bytes: &[u8]) -> Result<(), ToolError> {
         let tmp_path = self.tmp.path().to_path_buf();
         self.tmp
             .write_all(bytes)
