@@ -655,3 +655,47 @@ fn diagnostics_name_tokens_readably() {
     let (_, _, msg) = first("int x");
     assert!(msg.ends_with("found end of file"), "{msg}");
 }
+
+/// Mutations of a valid program (deleted, duplicated and replaced characters) never panic, and
+/// every error diagnostic has a span inside the source.
+#[test]
+fn mutated_programs_do_not_panic() {
+    let pieces: &[&str] =
+        &["(", ")", "{", "}", "<<<", ">>>", ";", "'", "\"", "/*", "#", "\0", "1e", "struct", "@"];
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..400 {
+        let mut src: Vec<u8> = TYPICAL.as_bytes().to_vec();
+        for _ in 0..1 + next() % 4 {
+            let at = (next() as usize) % (src.len() + 1);
+            match next() % 3 {
+                0 if at < src.len() => {
+                    let len = ((next() % 8) as usize).min(src.len() - at);
+                    src.drain(at..at + len);
+                }
+                1 => {
+                    let piece = pieces[(next() as usize) % pieces.len()];
+                    src.splice(at..at, piece.bytes());
+                }
+                _ => {
+                    let from = (next() as usize) % src.len();
+                    let len = ((next() % 12) as usize).min(src.len() - from);
+                    let copy: Vec<u8> = src[from..from + len].to_vec();
+                    src.splice(at..at, copy);
+                }
+            }
+        }
+        let src = String::from_utf8_lossy(&src).into_owned();
+        let (tree, diags) = parse(&src);
+        assert_eq!(tree.is_some(), !diags.iter().any(Diagnostic::is_error), "{src}");
+        for d in &diags {
+            assert!(d.primary_span().end as usize <= src.len(), "{src}\n{d:?}");
+            assert!(d.primary_span().start <= d.primary_span().end);
+        }
+    }
+}
