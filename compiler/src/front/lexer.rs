@@ -396,7 +396,9 @@ pub fn lex(source: &str) -> (Vec<Spanned>, Vec<Diagnostic>) {
         match result {
             Ok(tok) => tokens.push((span.start, tok, span.end)),
             Err(LexError) => match invalid.last_mut() {
-                Some(last) if last.1 == span.start && !is_nul(source, span.start) => last.1 = span.end,
+                Some(last) if last.1 == span.start && !is_nul(source, span.start) => {
+                    last.1 = span.end
+                }
                 _ => invalid.push((span.start, span.end)),
             },
         }
@@ -516,11 +518,13 @@ fn directive(lex: &mut Lexer<Tok>) -> Skip {
     let line = &rest[..len];
     let trimmed = line.trim_start_matches([' ', '\t']);
     let name_offset = line.len() - trimmed.len();
-    let name_len =
-        trimmed.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
+    let name_len = trimmed.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
     let name = &trimmed[..name_len];
     if !(name.is_empty() && trimmed.trim().is_empty()) && name != "include" && name != "pragma" {
-        let end = start + 1 + name_offset + name_len.max(trimmed.chars().next().map_or(0, char::len_utf8));
+        let end = start
+            + 1
+            + name_offset
+            + name_len.max(trimmed.chars().next().map_or(0, char::len_utf8));
         let shown = if name.is_empty() { "#".to_string() } else { format!("#{name}") };
         push(
             lex,
@@ -632,14 +636,15 @@ fn accumulate(digits: &str, radix: u32) -> Result<u64, NumberError> {
     let mut value: u64 = 0;
     for c in digits.chars() {
         let d = c.to_digit(radix).unwrap_or(0) as u64;
-        value = value.checked_mul(radix as u64).and_then(|v| v.checked_add(d)).ok_or_else(|| {
-            (
-                Code::IntegerLiteralOutOfRange,
-                None,
-                "integer literal is too large".into(),
-                format!("the largest integer literal is {}", u64::MAX),
-            )
-        })?;
+        value =
+            value.checked_mul(radix as u64).and_then(|v| v.checked_add(d)).ok_or_else(|| {
+                (
+                    Code::IntegerLiteralOutOfRange,
+                    None,
+                    "integer literal is too large".into(),
+                    format!("the largest integer literal is {}", u64::MAX),
+                )
+            })?;
     }
     Ok(value)
 }
@@ -675,8 +680,12 @@ fn lex_char(lex: &mut Lexer<Tok>) -> Tok {
         match bytes.len() {
             0 => push(
                 lex,
-                Diagnostic::new(Code::InvalidToken, Span::new(start, end), "empty character literal")
-                    .with_primary_message("a character literal holds exactly one character"),
+                Diagnostic::new(
+                    Code::InvalidToken,
+                    Span::new(start, end),
+                    "empty character literal",
+                )
+                .with_primary_message("a character literal holds exactly one character"),
             ),
             1 => {}
             _ => push(

@@ -56,13 +56,14 @@ const MAX_SYNTAX_ERRORS: usize = 30;
 /// diagnostic found (the parser recovers where it can, so one run reports several errors).
 pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     if source.len() > MAX_SOURCE_BYTES {
-        let diag = Diagnostic::new(Code::SourceTooLarge, Span::new(0, 0), "source file is too large")
-            .with_primary_message("the file starts here")
-            .with_note(format!(
-                "the file has {} bytes; the limit is {} bytes (64 MiB)",
-                source.len(),
-                MAX_SOURCE_BYTES
-            ));
+        let diag =
+            Diagnostic::new(Code::SourceTooLarge, Span::new(0, 0), "source file is too large")
+                .with_primary_message("the file starts here")
+                .with_note(format!(
+                    "the file has {} bytes; the limit is {} bytes (64 MiB)",
+                    source.len(),
+                    MAX_SOURCE_BYTES
+                ));
         return (None, vec![diag]);
     }
     let (tokens, mut diags) = lexer::lex(source);
@@ -75,7 +76,8 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     let mut action_diags = Vec::new();
     let mut recovered: Vec<ErrorRecovery<usize, Tok, LexError>> = Vec::new();
     let input = tokens.iter().cloned().map(Ok::<Spanned, LexError>);
-    let result = grammar::TranslationUnitParser::new().parse(&mut action_diags, &mut recovered, input);
+    let result =
+        grammar::TranslationUnitParser::new().parse(&mut action_diags, &mut recovered, input);
 
     let mut parse_errors: Vec<ParseError<usize, Tok, LexError>> =
         recovered.into_iter().map(|r| r.error).collect();
@@ -103,7 +105,10 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
                         .any(|(_, t, _)| matches!(t, Tok::Semi | Tok::RBrace))
             }
         };
-        if independent && !follows_lex_error(at, &tokens, &lex_error_spans) && reported < MAX_SYNTAX_ERRORS {
+        if independent
+            && !follows_lex_error(at, &tokens, &lex_error_spans)
+            && reported < MAX_SYNTAX_ERRORS
+        {
             last = Some((at.end.max(at.start + 1), index));
             diags.push(diag);
             reported += 1;
@@ -151,13 +156,17 @@ fn check_limits(tokens: &[Spanned]) -> Option<Diagnostic> {
                 }
                 if stack.len() > MAX_NESTING {
                     return Some(
-                        Diagnostic::new(Code::NestingTooDeep, Span::new(*start, *end), "nesting too deep")
-                            .with_primary_message(format!(
-                                "brackets nest more than {MAX_NESTING} levels deep here"
-                            ))
-                            .with_note(
-                                "parentheses, brackets and braces together may nest at most 256 deep",
-                            ),
+                        Diagnostic::new(
+                            Code::NestingTooDeep,
+                            Span::new(*start, *end),
+                            "nesting too deep",
+                        )
+                        .with_primary_message(format!(
+                            "brackets nest more than {MAX_NESTING} levels deep here"
+                        ))
+                        .with_note(
+                            "parentheses, brackets and braces together may nest at most 256 deep",
+                        ),
                     );
                 }
                 if matches!(tok, Tok::LBrace) {
@@ -191,9 +200,15 @@ fn check_limits(tokens: &[Spanned]) -> Option<Diagnostic> {
         }
         if operators > MAX_OPERATORS {
             return Some(
-                Diagnostic::new(Code::NestingTooDeep, Span::new(statement_start, *end), "statement too complex")
-                    .with_primary_message(format!("this statement has more than {MAX_OPERATORS} operators"))
-                    .with_note("split the expression into several statements"),
+                Diagnostic::new(
+                    Code::NestingTooDeep,
+                    Span::new(statement_start, *end),
+                    "statement too complex",
+                )
+                .with_primary_message(format!(
+                    "this statement has more than {MAX_OPERATORS} operators"
+                ))
+                .with_note("split the expression into several statements"),
             );
         }
     }
@@ -210,16 +225,30 @@ fn follows_lex_error(at: Span, tokens: &[Spanned], lex_errors: &[Span]) -> bool 
 
 /// Terminals the grammar names in expected-token lists, grouped for readable messages.
 const EXPR_START: &[&str] = &[
-    "Ident", "IntLit", "FloatLit", "CharLit", "StrLit", "true", "false", "(", "-", "+", "!", "~", "*",
-    "&", "++", "--", "sizeof", "TypeKw",
+    "Ident", "IntLit", "FloatLit", "CharLit", "StrLit", "true", "false", "(", "-", "+", "!", "~",
+    "*", "&", "++", "--", "sizeof", "TypeKw",
 ];
 const OPERATORS: &[&str] = &[
-    "+", "-", "*", "/", "%", "<<", ">>", "<", ">", "<=", ">=", "==", "!=", "&", "^", "|", "&&", "||",
-    "?", "=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=", "[", "(", ".", "->", "++",
-    "--", "<<<",
+    "+", "-", "*", "/", "%", "<<", ">>", "<", ">", "<=", ">=", "==", "!=", "&", "^", "|", "&&",
+    "||", "?", "=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=", "[", "(", ".",
+    "->", "++", "--", "<<<",
 ];
-const STMT_START: &[&str] =
-    &["if", "while", "do", "for", "break", "continue", "return", "{", ";", "const", "struct", "TypeIdent", "Qual", "extern"];
+const STMT_START: &[&str] = &[
+    "if",
+    "while",
+    "do",
+    "for",
+    "break",
+    "continue",
+    "return",
+    "{",
+    ";",
+    "const",
+    "struct",
+    "TypeIdent",
+    "Qual",
+    "extern",
+];
 const TYPE_START: &[&str] = &["TypeKw", "TypeIdent", "const", "struct"];
 
 fn friendly_terminal(name: &str) -> String {
@@ -277,7 +306,11 @@ fn describe_expected(expected: &[String]) -> String {
     }
 }
 
-fn syntax_error(error: &ParseError<usize, Tok, LexError>, tokens: &[Spanned], len: usize) -> Diagnostic {
+fn syntax_error(
+    error: &ParseError<usize, Tok, LexError>,
+    tokens: &[Spanned],
+    len: usize,
+) -> Diagnostic {
     match error {
         ParseError::UnrecognizedToken { token: (start, tok, end), expected } => {
             let span = Span::new(*start, *end);
@@ -314,7 +347,9 @@ fn syntax_error(error: &ParseError<usize, Tok, LexError>, tokens: &[Spanned], le
             let at = (*location).min(len);
             Diagnostic::new(Code::InvalidToken, Span::new(at, at), "invalid token")
         }
-        ParseError::User { .. } => Diagnostic::new(Code::SyntaxError, Span::new(0, 0), "syntax error"),
+        ParseError::User { .. } => {
+            Diagnostic::new(Code::SyntaxError, Span::new(0, 0), "syntax error")
+        }
     }
 }
 
@@ -376,7 +411,9 @@ fn too_deep(tu: &ast::TranslationUnit) -> Option<Span> {
                     E::Unary { operand: a, .. } | E::SizeofExpr(a) | E::Cast { operand: a, .. } => {
                         stack.push((Node::Expr(a), d))
                     }
-                    E::Binary { lhs, rhs, .. } | E::Assign { lhs, rhs, .. } | E::Comma { lhs, rhs } => {
+                    E::Binary { lhs, rhs, .. }
+                    | E::Assign { lhs, rhs, .. }
+                    | E::Comma { lhs, rhs } => {
                         stack.push((Node::Expr(lhs), d));
                         stack.push((Node::Expr(rhs), d));
                     }
@@ -397,7 +434,9 @@ fn too_deep(tu: &ast::TranslationUnit) -> Option<Span> {
                         stack.extend(config.iter().chain(args.iter()).map(|a| (Node::Expr(a), d)))
                     }
                     E::Member { base, .. } => stack.push((Node::Expr(base), d)),
-                    E::Construct { args, .. } => stack.extend(args.iter().map(|a| (Node::Expr(a), d))),
+                    E::Construct { args, .. } => {
+                        stack.extend(args.iter().map(|a| (Node::Expr(a), d)))
+                    }
                     E::IntLit { .. }
                     | E::FloatLit { .. }
                     | E::CharLit(_)
@@ -476,7 +515,9 @@ fn dismantle(tu: ast::TranslationUnit) {
     };
     for item in tu.items {
         match item {
-            ast::Item::Function(f) => stack.extend(f.body.into_iter().flat_map(|b| b.stmts).map(Owned::Stmt)),
+            ast::Item::Function(f) => {
+                stack.extend(f.body.into_iter().flat_map(|b| b.stmts).map(Owned::Stmt))
+            }
             ast::Item::Struct(s) => s.fields.into_iter().for_each(|d| decl(d, &mut stack)),
             ast::Item::Global(d) => decl(d, &mut stack),
         }
@@ -524,7 +565,9 @@ fn dismantle(tu: ast::TranslationUnit) {
                     stack.push(Owned::Expr(*callee));
                     stack.extend(args.into_iter().map(Owned::Expr));
                 }
-                E::Launch { config, args, .. } => stack.extend(config.into_iter().chain(args).map(Owned::Expr)),
+                E::Launch { config, args, .. } => {
+                    stack.extend(config.into_iter().chain(args).map(Owned::Expr))
+                }
                 E::Member { base, .. } => stack.push(Owned::Expr(*base)),
                 E::Construct { args, .. } => stack.extend(args.into_iter().map(Owned::Expr)),
                 _ => {}

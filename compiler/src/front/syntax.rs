@@ -49,7 +49,12 @@ pub fn unary(op: UnaryOp, operand: Expr, l: usize, r: usize) -> Expr {
 
 /// Turns the specifier words into a [`TypeSpec`], reporting impossible combinations such as
 /// `long float` or `signed unsigned`.
-pub fn type_spec(words: Vec<SpecWord>, l: usize, r: usize, diags: &mut Vec<Diagnostic>) -> TypeSpec {
+pub fn type_spec(
+    words: Vec<SpecWord>,
+    l: usize,
+    r: usize,
+    diags: &mut Vec<Diagnostic>,
+) -> TypeSpec {
     let whole = Span::new(l, r);
     let mut is_const = false;
     let mut kws: Vec<(TypeKw, Span)> = Vec::new();
@@ -163,7 +168,10 @@ pub fn construct_type(kw: TypeKw, l: usize, r: usize, diags: &mut Vec<Diagnostic
     TypeName { spec, pointers: Vec::new(), span: Span::new(l, r) }
 }
 
-pub fn fn_qualifiers(quals: Vec<(Qual, Span)>, diags: &mut Vec<Diagnostic>) -> Vec<(FnQualifier, Span)> {
+pub fn fn_qualifiers(
+    quals: Vec<(Qual, Span)>,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<(FnQualifier, Span)> {
     let mut out = Vec::new();
     for (q, s) in quals {
         let fq = match q {
@@ -194,7 +202,10 @@ pub fn fn_qualifiers(quals: Vec<(Qual, Span)>, diags: &mut Vec<Diagnostic>) -> V
     out
 }
 
-pub fn var_qualifiers(quals: Vec<(Qual, Span)>, diags: &mut Vec<Diagnostic>) -> Vec<(VarQualifier, Span)> {
+pub fn var_qualifiers(
+    quals: Vec<(Qual, Span)>,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<(VarQualifier, Span)> {
     let mut out = Vec::new();
     for (q, s) in quals {
         let vq = match q {

@@ -108,7 +108,9 @@ fn typical_program() {
     assert_eq!(dynamic.declarators[0].declarator.array_dims.len(), 1);
     assert!(dynamic.declarators[0].declarator.array_dims[0].size.is_none());
     let Stmt::Decl(grid) = &stmts[2] else { panic!() };
-    assert!(matches!(&grid.declarators[0].init, Some(Initializer::Ctor(args, _)) if args.len() == 2));
+    assert!(
+        matches!(&grid.declarators[0].init, Some(Initializer::Ctor(args, _)) if args.len() == 2)
+    );
     assert_eq!(builtin(&grid.spec), BaseType::Dim3);
     let Item::Function(child) = &tu.items[1] else { panic!() };
     assert_eq!(child.params.len(), 4);
@@ -134,7 +136,8 @@ fn launches_with_two_three_and_four_config_arguments() {
     let src = "void f() { k<<<1, 2>>>(a); }";
     let tu = ok(src);
     let Item::Function(f) = &tu.items[0] else { panic!() };
-    let Stmt::Expr(Expr { kind: ExprKind::Launch { config_span, .. }, .. }) = &f.body.as_ref().unwrap().stmts[0]
+    let Stmt::Expr(Expr { kind: ExprKind::Launch { config_span, .. }, .. }) =
+        &f.body.as_ref().unwrap().stmts[0]
     else {
         panic!()
     };
@@ -337,11 +340,21 @@ fn literals() {
         lit("0x1F"),
         ExprKind::IntLit { value: 31, suffix: IntSuffix::default(), decimal: false }
     );
-    assert_eq!(lit("017"), ExprKind::IntLit { value: 15, suffix: IntSuffix::default(), decimal: false });
-    assert_eq!(lit("0"), ExprKind::IntLit { value: 0, suffix: IntSuffix::default(), decimal: true });
+    assert_eq!(
+        lit("017"),
+        ExprKind::IntLit { value: 15, suffix: IntSuffix::default(), decimal: false }
+    );
+    assert_eq!(
+        lit("0"),
+        ExprKind::IntLit { value: 0, suffix: IntSuffix::default(), decimal: true }
+    );
     assert_eq!(
         lit("10uLL"),
-        ExprKind::IntLit { value: 10, suffix: IntSuffix { unsigned: true, long: 2 }, decimal: true }
+        ExprKind::IntLit {
+            value: 10,
+            suffix: IntSuffix { unsigned: true, long: 2 },
+            decimal: true
+        }
     );
     assert_eq!(
         lit("7lu"),
@@ -349,7 +362,11 @@ fn literals() {
     );
     assert_eq!(
         lit("18446744073709551615ULL"),
-        ExprKind::IntLit { value: u64::MAX, suffix: IntSuffix { unsigned: true, long: 2 }, decimal: true }
+        ExprKind::IntLit {
+            value: u64::MAX,
+            suffix: IntSuffix { unsigned: true, long: 2 },
+            decimal: true
+        }
     );
     assert_eq!(lit("1.0"), ExprKind::FloatLit { value: 1.0, is_float: false });
     assert_eq!(lit(".5"), ExprKind::FloatLit { value: 0.5, is_float: false });
@@ -373,7 +390,9 @@ fn statements() {
         "if (a) if (b) x; else y; while (i < 3) i++; do { i--; } while (i); for (;;) break; \
          for (i = 0; i < 3; i++) continue; return; ; { }",
     );
-    let Stmt::If { then, otherwise: None, .. } = &stmts[0] else { panic!("dangling else: {:?}", stmts[0]) };
+    let Stmt::If { then, otherwise: None, .. } = &stmts[0] else {
+        panic!("dangling else: {:?}", stmts[0])
+    };
     assert!(matches!(**then, Stmt::If { otherwise: Some(_), .. }));
     assert!(matches!(stmts[1], Stmt::While { .. }));
     assert!(matches!(stmts[2], Stmt::DoWhile { .. }));
@@ -507,7 +526,10 @@ fn preprocessor_directive() {
     assert_eq!(diags.len(), 1, "{diags:#?}");
     assert_eq!(diags[0].code, Code::UnsupportedSyntax);
     assert_eq!(&src[diags[0].primary_span().range()], "#define");
-    assert!(diags[0].message.contains("preprocessor") || diags[0].labels[0].message.contains("preprocessor"));
+    assert!(
+        diags[0].message.contains("preprocessor")
+            || diags[0].labels[0].message.contains("preprocessor")
+    );
 }
 
 #[test]
@@ -515,9 +537,31 @@ fn nul_bytes_and_garbage_do_not_panic() {
     let diags = errors("void f() { int x\0 = 1; }");
     assert_eq!(diags[0].code, Code::InvalidToken);
     for src in [
-        "\0", "\0\0\0", "'", "\"", "/*", "# define", "0x", "1e", "..", "<<<", ">>>(", "'\\x", "\"\\",
-        "'\\", "void f() { k<<<", "struct", "struct {", "}}}}", "@@@@", "extern \"C\" {", "int x = ((((;",
-        "\u{feff}int x;", "int 1x;", "\\\n", "'\\400'",
+        "\0",
+        "\0\0\0",
+        "'",
+        "\"",
+        "/*",
+        "# define",
+        "0x",
+        "1e",
+        "..",
+        "<<<",
+        ">>>(",
+        "'\\x",
+        "\"\\",
+        "'\\",
+        "void f() { k<<<",
+        "struct",
+        "struct {",
+        "}}}}",
+        "@@@@",
+        "extern \"C\" {",
+        "int x = ((((;",
+        "\u{feff}int x;",
+        "int 1x;",
+        "\\\n",
+        "'\\400'",
     ] {
         let (tree, _diags) = parse(src);
         assert!(tree.is_none() || src.is_empty(), "{src:?}");
@@ -591,4 +635,67 @@ fn restrict_is_ignored_and_casts_chains_are_limited() {
     assert_eq!(k.params.len(), 2);
     let casts = format!("void f() {{ x = {}y; }}", "(int)".repeat(50_000));
     assert_eq!(errors(&casts)[0].code, Code::NestingTooDeep);
+}
+
+#[test]
+fn oversized_source_is_rejected() {
+    let big = " ".repeat(super::MAX_SOURCE_BYTES + 1);
+    let (tree, diags) = parse(&big);
+    assert!(tree.is_none());
+    assert_eq!(diags.len(), 1);
+    assert_eq!(diags[0].code, Code::SourceTooLarge);
+}
+
+#[test]
+fn diagnostics_name_tokens_readably() {
+    let (_, _, msg) = first("void f() { foo(1, 2; }");
+    assert_eq!(msg, "expected `)` or `,`, found `;`");
+    let (_, _, msg) = first("void f() { x = a +; }");
+    assert_eq!(msg, "expected an expression, found `;`");
+    let (_, _, msg) = first("int x");
+    assert!(msg.ends_with("found end of file"), "{msg}");
+}
+
+/// Mutations of a valid program (deleted, duplicated and replaced characters) never panic, and
+/// every error diagnostic has a span inside the source.
+#[test]
+fn mutated_programs_do_not_panic() {
+    let pieces: &[&str] =
+        &["(", ")", "{", "}", "<<<", ">>>", ";", "'", "\"", "/*", "#", "\0", "1e", "struct", "@"];
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..400 {
+        let mut src: Vec<u8> = TYPICAL.as_bytes().to_vec();
+        for _ in 0..1 + next() % 4 {
+            let at = (next() as usize) % (src.len() + 1);
+            match next() % 3 {
+                0 if at < src.len() => {
+                    let len = ((next() % 8) as usize).min(src.len() - at);
+                    src.drain(at..at + len);
+                }
+                1 => {
+                    let piece = pieces[(next() as usize) % pieces.len()];
+                    src.splice(at..at, piece.bytes());
+                }
+                _ => {
+                    let from = (next() as usize) % src.len();
+                    let len = ((next() % 12) as usize).min(src.len() - from);
+                    let copy: Vec<u8> = src[from..from + len].to_vec();
+                    src.splice(at..at, copy);
+                }
+            }
+        }
+        let src = String::from_utf8_lossy(&src).into_owned();
+        let (tree, diags) = parse(&src);
+        assert_eq!(tree.is_some(), !diags.iter().any(Diagnostic::is_error), "{src}");
+        for d in &diags {
+            assert!(d.primary_span().end as usize <= src.len(), "{src}\n{d:?}");
+            assert!(d.primary_span().start <= d.primary_span().end);
+        }
+    }
 }
