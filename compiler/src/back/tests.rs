@@ -315,6 +315,11 @@ fn thirty_two_bit_output() {
     assert!(ptx.contains(".param .b32 cudaLaunchDevice_param_0"), "{ptx}");
     assert!(ptx.contains(".param .b32 cudaLaunchDevice_param_5"), "{ptx}");
     assert!(ptx.contains(".param .align 4 .b8 cudaLaunchDevice_param_2[12]"), "{ptx}");
+    let ptx = super::emit_ptx(&hello(Target { launch_abi: LaunchAbi::V2, ..bits32() }), &CodegenOptions::default())
+        .expect("32-bit V2 PTX");
+    assert!(ptx.contains(".address_size 32"), "{ptx}");
+    assert!(ptx.contains(".extern .func  (.param .b32 func_retval0) __cudaCDP2GetParameterBufferV2"), "{ptx}");
+    assert!(ptx.contains(".param .b32 __cudaCDP2LaunchDeviceV2_param_1"), "{ptx}");
 }
 
 fn printf_module() -> Module {
@@ -604,6 +609,45 @@ fn runtime_api_calls_use_cdp2_symbols() {
     assert!(ptx.contains("__cudaCDP2StreamCreateWithFlags"), "{ptx}");
     assert!(ptx.contains("__cudaCDP2StreamDestroy"), "{ptx}");
     assemble(&ptx, "api");
+}
+
+/// Struct, bool and dim3 arguments go into the buffer whole, at their offsets.
+#[test]
+fn launch_with_struct_bool_and_dim3_arguments() {
+    for target in [Target::default(), v1()] {
+        let mut m = module(target);
+        // struct P { char c; double d; }: size 16, align 8.
+        m.structs.push(StructDef {
+            name: "P".into(),
+            fields: vec![
+                Field { name: "c".into(), ty: Type::CHAR, offset: 0 },
+                Field { name: "d".into(), ty: Type::DOUBLE, offset: 8 },
+            ],
+            size: 16,
+            align: 8,
+            span: Span::default(),
+        });
+        let p_ty = Type::Struct(StructId(0));
+        let mut child = F::kernel("child");
+        child.param("flag", Type::BOOL);
+        child.param("pair", p_ty.clone());
+        child.param("shape", Type::Dim3);
+        let child = add(&mut m, child.body(vec![]));
+        let mut parent = F::kernel("parent");
+        let pair = parent.param("pair", p_ty);
+        let flag = parent.param("flag", Type::BOOL);
+        let stmts = vec![launch_stmt(&m, child, dim3(1), dim3(32), 0, vec![flag, pair, dim3(7)])];
+        add(&mut m, parent.body(stmts));
+        assert_eq!(m.function(FuncId(0)).param_types().count(), 3);
+        let layout = param_layout(m.function(FuncId(0)).param_types(), &m, &m.target);
+        assert_eq!(layout.offsets, vec![0, 8, 24]);
+        let ptx = ptx(&m, 2);
+        assert!(ptx.contains(".param .align 8 .b8 child_param_1[16]"), "{ptx}");
+        assert!(ptx.contains(".param .align 4 .b8 child_param_2[12]"), "{ptx}");
+        let parent = body_of(&ptx, "parent");
+        assert_in_order(parent, &["setp.eq", "st.b8 \t[%rd", "+8], ", "+16], ", "+24], ", "+32], "]);
+        assemble(&ptx, &format!("aggregates_{}", target.launch_abi));
+    }
 }
 
 /// The remaining builtins and operators, checked by ptxas.
