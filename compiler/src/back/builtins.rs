@@ -115,7 +115,7 @@ impl<'ctx> Codegen<'ctx, '_> {
             Builtin::Printf => self.printf(&vals, args).map(Some),
             Builtin::IsGlobal => {
                 let f = self.intrinsic("llvm.nvvm.isspacep.global", &[])?;
-                let v = self.call_value(f, &[vals[0].into()])?;
+                let v = self.call_value(f, &[arg(&vals, 0)?.into()])?;
                 self.int_result(v, &Type::BOOL, ty)
             }
             Builtin::Clock64 => {
@@ -133,18 +133,18 @@ impl<'ctx> Codegen<'ctx, '_> {
                     (_, false) => "llvm.umax",
                 };
                 let f = self.intrinsic(name, &[self.types.reg(ty)?])?;
-                Ok(Some(self.call_value(f, &[vals[0].into(), vals[1].into()])?))
+                Ok(Some(self.call_value(f, &[arg(&vals, 0)?.into(), arg(&vals, 1)?.into()])?))
             }
             Builtin::Abs => match self.class(ty) {
                 Class::Float(_) => {
                     let f = self.intrinsic("llvm.fabs", &[self.types.reg(ty)?])?;
-                    Ok(Some(self.call_value(f, &[vals[0].into()])?))
+                    Ok(Some(self.call_value(f, &[arg(&vals, 0)?.into()])?))
                 }
                 _ => {
                     let f = self.intrinsic("llvm.abs", &[self.types.reg(ty)?])?;
                     // abs(INT_MIN) is undefined in C, but nvcc's abs wraps; so do we.
                     let poison_on_min = self.ctx.bool_type().const_zero();
-                    Ok(Some(self.call_value(f, &[vals[0].into(), poison_on_min.into()])?))
+                    Ok(Some(self.call_value(f, &[arg(&vals, 0)?.into(), poison_on_min.into()])?))
                 }
             },
             Builtin::Math(f) => self.math(*f, &vals, ty).map(Some),
@@ -186,7 +186,7 @@ impl<'ctx> Codegen<'ctx, '_> {
             return internal("atomic without pointer and value");
         };
         let ptr = ptr.into_pointer_value();
-        let pointee = args[0].ty.pointee().cloned().unwrap_or_else(|| ty.clone());
+        let pointee = args.first().and_then(|a| a.ty.pointee()).cloned().unwrap_or_else(|| ty.clone());
         let class = self.class(&pointee);
         let device = self.sync_scope("device");
         let monotonic = LLVMAtomicOrdering::LLVMAtomicOrderingMonotonic;
@@ -329,4 +329,9 @@ impl<'ctx> Codegen<'ctx, '_> {
         let args: Vec<BasicMetadataValueEnum> = vals.iter().map(|v| (*v).into()).collect();
         self.call_value(callee, &args)
     }
+}
+
+/// The `i`th argument of a builtin; sema guarantees the count, so a miss is an internal error.
+fn arg<'ctx>(vals: &[BV<'ctx>], i: usize) -> R<BV<'ctx>> {
+    vals.get(i).copied().ok_or_else(|| BackendError::Internal(format!("builtin argument {i} missing")))
 }

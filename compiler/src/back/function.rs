@@ -227,7 +227,7 @@ impl<'ctx> Codegen<'ctx, '_> {
             Stmt::Return(value) => match value {
                 Some(e) => {
                     let v = self.value(e)?;
-                    let v = self.to_mem(v, &e.ty)?;
+                    let v = self.reg_to_mem(v, &e.ty)?;
                     self.builder.build_return(Some(&v))?;
                 }
                 None => {
@@ -301,7 +301,7 @@ impl<'ctx> Codegen<'ctx, '_> {
     // ---------------------------------------------------------------- memory
 
     /// Register value to memory representation (`bool`: i1 to i8).
-    pub(crate) fn to_mem(&self, v: BV<'ctx>, ty: &Type) -> R<BV<'ctx>> {
+    pub(crate) fn reg_to_mem(&self, v: BV<'ctx>, ty: &Type) -> R<BV<'ctx>> {
         if self.class(ty) == Class::Bool {
             return Ok(self.builder.build_int_z_extend(v.into_int_value(), self.ctx.i8_type(), "bool.mem")?.into());
         }
@@ -309,7 +309,7 @@ impl<'ctx> Codegen<'ctx, '_> {
     }
 
     /// Memory representation to register value (`bool`: i8 to i1).
-    pub(crate) fn from_mem(&self, v: BV<'ctx>, ty: &Type) -> R<BV<'ctx>> {
+    pub(crate) fn mem_to_reg(&self, v: BV<'ctx>, ty: &Type) -> R<BV<'ctx>> {
         if self.class(ty) == Class::Bool {
             let zero = self.ctx.i8_type().const_zero();
             return Ok(self.builder.build_int_compare(IntPredicate::NE, v.into_int_value(), zero, "bool.reg")?.into());
@@ -320,12 +320,12 @@ impl<'ctx> Codegen<'ctx, '_> {
     pub(crate) fn load(&self, ptr: PointerValue<'ctx>, ty: &Type) -> R<BV<'ctx>> {
         let v = self.builder.build_load(self.types.mem(ty)?, ptr, "load")?;
         self.set_align(v.as_instruction_value(), ty)?;
-        self.from_mem(v, ty)
+        self.mem_to_reg(v, ty)
     }
 
     /// Stores a register value.
     pub(crate) fn store(&self, ptr: PointerValue<'ctx>, v: BV<'ctx>, ty: &Type) -> R<()> {
-        let v = self.to_mem(v, ty)?;
+        let v = self.reg_to_mem(v, ty)?;
         self.store_mem(ptr, v, ty)
     }
 
@@ -425,7 +425,7 @@ impl<'ctx> Codegen<'ctx, '_> {
                     let agg = self.value(base)?;
                     let slot = self.types.field_slot(&base.ty, *index)?;
                     let v = self.builder.build_extract_value(agg.into_struct_value(), slot, "field")?;
-                    self.from_mem(v, &e.ty)?
+                    self.mem_to_reg(v, &e.ty)?
                 }
             }
             ExprKind::AddrOf(place) | ExprKind::Decay(place) => self.place(place)?.into(),
@@ -499,14 +499,14 @@ impl<'ctx> Codegen<'ctx, '_> {
                 let mut values: Vec<BasicMetadataValueEnum> = Vec::with_capacity(args.len());
                 for a in args {
                     let v = self.value(a)?;
-                    values.push(self.to_mem(v, &a.ty)?.into());
+                    values.push(self.reg_to_mem(v, &a.ty)?.into());
                 }
                 let call = self.builder.build_call(callee, &values, "call")?;
                 if e.ty.is_void() {
                     return Ok(None);
                 }
                 match call.try_as_basic_value() {
-                    inkwell::values::ValueKind::Basic(v) => self.from_mem(v, &e.ty)?,
+                    inkwell::values::ValueKind::Basic(v) => self.mem_to_reg(v, &e.ty)?,
                     _ => return internal("call of a void function used as a value"),
                 }
             }

@@ -44,7 +44,7 @@ impl<'ctx> Codegen<'ctx, '_> {
         let mut args = Vec::with_capacity(launch.args.len());
         for a in &launch.args {
             let v = self.value(a)?;
-            args.push(self.to_mem(v, &a.ty)?);
+            args.push(self.reg_to_mem(v, &a.ty)?);
         }
         if args.len() != launch.layout.offsets.len() {
             return internal(format!(
