@@ -104,7 +104,7 @@ pub enum ConstInit {
     Array(Vec<ConstInit>),
     /// Fields in order; missing trailing fields are zero.
     Struct(Vec<ConstInit>),
-    /// Address of another global (string literals, `&g`), possibly offset by bytes.
+    /// Address of another global (string literals, `&g`); sema refuses offsets from it.
     GlobalAddress(GlobalId),
     Zero,
 }

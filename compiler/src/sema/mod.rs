@@ -200,3 +200,6 @@ impl Drop for DiagnosticBuilder<'_> {
     }
 }
 
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,105 @@
+//! Sema's typing rules on small programs: each case states the C type an expression must have.
+//! Diagnostics are covered by the ui tests in tests/ui.
+
+use super::{analyze, SemaOptions};
+use crate::hir::{ExprKind, Stmt};
+use crate::types::{DisplayType, Type};
+
+/// The type sema gives `expr`, evaluated in a device function with the given parameters.
+fn type_of(params: &str, expr: &str) -> String {
+    let source = format!("__device__ void probe({params}) {{ {expr}; }}");
+    let (unit, diagnostics) = crate::front::parse(&source);
+    let unit = unit.unwrap_or_else(|| panic!("{source}: {diagnostics:?}"));
+    let (module, diagnostics) = analyze(&unit, &SemaOptions::default());
+    let module = module.unwrap_or_else(|| panic!("{source}: {diagnostics:?}"));
+    let body = module.functions[0].body.as_ref().unwrap();
+    let Some(Stmt::Expr(e)) = body.stmts.last() else { panic!("{source}: no expression statement") };
+    DisplayType { ty: &e.ty, structs: &module }.to_string()
+}
+
+fn check(params: &str, expr: &str, expected: &str) {
+    assert_eq!(type_of(params, expr), expected, "type of `{expr}` with ({params})");
+}
+
+#[test]
+fn integer_literals_take_the_first_type_that_holds_them() {
+    check("", "2147483647", "int");
+    check("", "2147483648", "long");
+    check("", "0x7fffffff", "int");
+    check("", "0xffffffff", "unsigned int");
+    check("", "0xffffffffffffffff", "unsigned long");
+    check("", "1u", "unsigned int");
+    check("", "1ll", "long long");
+    check("", "1ull", "unsigned long long");
+    check("", "'a'", "char");
+    check("", "1.5f", "float");
+    check("", "1.5", "double");
+}
+
+#[test]
+fn usual_arithmetic_conversions() {
+    check("char a, char b", "a + b", "int");
+    check("unsigned short a, short b", "a * b", "int");
+    check("unsigned a, int b", "a + b", "unsigned int");
+    check("long a, unsigned b", "a + b", "long");
+    check("long long a, unsigned long b", "a - b", "unsigned long long");
+    check("int a, float b", "a + b", "float");
+    check("float a, double b", "a / b", "double");
+    check("bool a, bool b", "a & b", "int");
+    check("unsigned a, long long b", "a << b", "unsigned int");
+    check("int a, int b", "a < b", "int");
+    check("int a, int b", "a && b", "int");
+}
+
+#[test]
+fn pointers_arrays_and_members() {
+    check("int *p, int i", "p + i", "int *");
+    check("int *p, int *q", "p - q", "long");
+    check("const float *p", "p[3]", "float");
+    check("int *p", "&p[2]", "int *");
+    check("dim3 d", "d.y", "unsigned int");
+    check("", "threadIdx.x", "unsigned int");
+    check("", "sizeof(double)", "unsigned long");
+    check("int *p", "sizeof p", "unsigned long");
+    check("int c", "c ? 1 : 2.0f", "float");
+    check("int *p", "p ? p : 0", "int *");
+    check("", "cudaGetLastError()", "cudaError_t");
+    check("float x", "sqrtf(x)", "float");
+    check("double x", "sqrt(x)", "double");
+    check("float x", "sqrt(x)", "float");
+    check("int *p", "atomicAdd(p, 1)", "int");
+    check("int a, unsigned b", "max(a, b)", "unsigned int");
+}
+
+#[test]
+fn struct_layout_follows_c() {
+    let source = "struct S { char c; double d; short s; }; struct T { char a; struct S s; char b; };";
+    let (unit, _) = crate::front::parse(source);
+    let (module, diagnostics) = analyze(&unit.unwrap(), &SemaOptions::default());
+    let module = module.unwrap_or_else(|| panic!("{diagnostics:?}"));
+    let s = &module.structs[0];
+    assert_eq!((s.size, s.align), (24, 8));
+    assert_eq!(s.fields.iter().map(|f| f.offset).collect::<Vec<_>>(), [0, 8, 16]);
+    let t = &module.structs[1];
+    assert_eq!((t.size, t.align), (40, 8));
+    assert_eq!(t.fields.iter().map(|f| f.offset).collect::<Vec<_>>(), [0, 8, 32]);
+}
+
+#[test]
+fn launch_carries_converted_arguments_and_layout() {
+    let source = "__global__ void child(double x, char c, int *p) {}
+                  __global__ void parent(int *p) { child<<<2, dim3(4, 4)>>>(1, 300, p); }";
+    let (unit, _) = crate::front::parse(source);
+    let (module, diagnostics) = analyze(&unit.unwrap(), &SemaOptions::default());
+    let module = module.unwrap_or_else(|| panic!("{diagnostics:?}"));
+    let body = module.functions[1].body.as_ref().unwrap();
+    let Some(Stmt::Expr(e)) = body.stmts.first() else { panic!() };
+    let ExprKind::Launch(launch) = &e.kind else { panic!("{e:?}") };
+    assert_eq!(launch.layout.offsets, [0, 8, 16]);
+    assert_eq!((launch.layout.size, launch.layout.align), (24, 8));
+    assert_eq!(launch.args[0].ty, Type::DOUBLE);
+    // 300 converted to char at compile time, as C does.
+    assert!(matches!(launch.args[1].kind, ExprKind::IntConst(44)), "{:?}", launch.args[1]);
+    assert_eq!(launch.grid.ty, Type::Dim3);
+    assert!(matches!(launch.stream.kind, ExprKind::PointerConst(0)));
+}
