@@ -1,0 +1,118 @@
+//! The `cdpc` binary: options, outputs and exit codes. Cases that need ptxas and nvlink skip
+//! with a printed reason when `cargo xtask setup` has not installed them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const HELLO: &str = r#"
+extern "C" __global__ void child(int *data) { data[threadIdx.x] += 1; }
+extern "C" __global__ void parent(int *data) {
+    if (threadIdx.x == 0) child<<<1, 32>>>(data);
+}
+"#;
+
+fn cdpc(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cdpc")).current_dir(dir).args(args).output().expect("cdpc runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn workspace() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("app.cdp");
+    std::fs::write(&file, HELLO).unwrap();
+    (dir, file)
+}
+
+fn tools_available() -> bool {
+    let found = cdpc::toolchain::Toolchain::discover(&Default::default()).is_ok();
+    if !found {
+        println!("skipped: ptxas/nvlink not found; run `cargo xtask setup`");
+    }
+    found
+}
+
+#[test]
+fn ptx_to_stdout_with_nvcc_style_arch() {
+    let (dir, _) = workspace();
+    let out = cdpc(dir.path(), &["app.cdp", "--emit", "ptx", "-arch=sm_80", "-o", "-"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ptx = String::from_utf8(out.stdout).unwrap();
+    assert!(ptx.contains(".target sm_80"), "{ptx}");
+    assert!(ptx.contains("__cudaCDP2LaunchDeviceV2"));
+    assert!(!dir.path().join("app.ptx").exists());
+}
+
+#[test]
+fn default_output_name_follows_emit() {
+    let (dir, _) = workspace();
+    let out = cdpc(dir.path(), &["app.cdp", "--emit", "llvm-ir", "--launch-abi", "v1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ir = std::fs::read_to_string(dir.path().join("app.ll")).unwrap();
+    assert!(ir.contains("@cudaLaunchDevice"), "{ir}");
+}
+
+#[test]
+fn errors_leave_no_output_file_and_fail() {
+    let (dir, file) = workspace();
+    std::fs::write(&file, "__global__ void k() { undefined_name = 1; }").unwrap();
+    let out = cdpc(dir.path(), &["app.cdp", "--emit", "ptx", "-o", "out.ptx"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("error[E0100]") && err.contains("app.cdp:1:"), "{err}");
+    assert!(!dir.path().join("out.ptx").exists());
+}
+
+#[test]
+fn thirty_two_bit_cubins_are_refused() {
+    let (dir, _) = workspace();
+    let out = cdpc(dir.path(), &["app.cdp", "--address-size", "32"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("32-bit output is PTX only"), "{}", stderr(&out));
+    let ptx = cdpc(dir.path(), &["app.cdp", "--address-size", "32", "--launch-abi", "v1", "--emit", "ptx", "-o", "-"]);
+    assert!(ptx.status.success(), "{}", stderr(&ptx));
+    assert!(String::from_utf8_lossy(&ptx.stdout).contains(".address_size 32"));
+}
+
+#[test]
+fn missing_input_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = cdpc(dir.path(), &["nope.cdp"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("nope.cdp"), "{}", stderr(&out));
+}
+
+#[test]
+fn warnings_can_be_denied_and_allowed() {
+    let (dir, file) = workspace();
+    std::fs::write(&file, "__device__ int f(int x) { if (x) return 1; }\n__global__ void k(int *p) { p[0] = f(p[1]); }").unwrap();
+    let warn = cdpc(dir.path(), &["app.cdp", "--emit", "ptx", "-o", "-"]);
+    assert!(warn.status.success() && stderr(&warn).contains("warning[W0209]"), "{}", stderr(&warn));
+    let deny = cdpc(dir.path(), &["app.cdp", "--emit", "ptx", "-o", "-", "-Werror"]);
+    assert!(!deny.status.success() && stderr(&deny).contains("error[W0209]"), "{}", stderr(&deny));
+    let allow = cdpc(dir.path(), &["app.cdp", "--emit", "ptx", "-o", "-", "--allow", "W0209"]);
+    assert!(allow.status.success() && stderr(&allow).is_empty(), "{}", stderr(&allow));
+}
+
+#[test]
+fn cubin_and_object_with_verbose_tool_lines() {
+    if !tools_available() {
+        return;
+    }
+    let (dir, _) = workspace();
+    let out = cdpc(dir.path(), &["app.cdp", "-v", "-Xptxas", "-v"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("ptxas") && err.contains("-c") && err.contains("nvlink") && err.contains("-lcudadevrt"), "{err}");
+    let cubin = std::fs::read(dir.path().join("app.cubin")).unwrap();
+    assert_eq!(&cubin[..4], b"\x7fELF");
+    let obj = cdpc(dir.path(), &["app.cdp", "--emit", "obj"]);
+    assert!(obj.status.success(), "{}", stderr(&obj));
+    assert_eq!(&std::fs::read(dir.path().join("app.o")).unwrap()[..4], b"\x7fELF");
+    // No work files are left next to the output.
+    let mut names: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names, ["app.cdp", "app.cubin", "app.o"]);
+}
