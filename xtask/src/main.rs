@@ -216,8 +216,10 @@ fn ensure_wheels(root: &Path, force: bool) -> Result<()> {
     }
     ensure_pip()?;
     // Install into a staging folder and swap it in, so an interrupted install never looks done.
-    let staging = root.join(format!("{CUDA_DIR}.partial"));
+    // The staging folder sits in the git-ignored build/, on the same file system as .cuda/.
+    let staging = root.join("build").join(format!("{CUDA_DIR}.partial"));
     remove_dir_if_present(&staging)?;
+    fs::create_dir_all(root.join("build")).map_err(|e| format!("creating build/: {e}"))?;
     println!("setup: installing into {CUDA_DIR}/: {}", WHEELS.join(" "));
     let pip = |extra: &[&str]| {
         let mut c = Command::new("python3");

@@ -75,7 +75,7 @@ pub fn nvlink_args(
     output: &Path,
 ) -> Vec<OsString> {
     let mut args: Vec<OsString> = vec![format!("-arch={}", opts.arch).into()];
-    args.extend(objects.iter().map(|o| OsString::from(o)));
+    args.extend(objects.iter().map(OsString::from));
     let mut lib_dir = OsString::from("-L");
     lib_dir.push(cudadevrt_dir);
     args.push(lib_dir);

@@ -74,7 +74,7 @@ fn shell_quoting_for_display() {
 #[test]
 fn output_truncation_keeps_the_tail() {
     assert_eq!(error::truncate_output(b"short", 64), "short");
-    let long: Vec<u8> = std::iter::repeat(b'a').take(100).chain(b"END".iter().copied()).collect();
+    let long: Vec<u8> = std::iter::repeat_n(b'a', 100).chain(b"END".iter().copied()).collect();
     let t = error::truncate_output(&long, 10);
     assert!(t.starts_with("[... 93 bytes omitted ...]\n"), "{t}");
     assert!(t.ends_with("aaaaaaaEND"), "{t}");
