@@ -21,10 +21,10 @@ fn samples() -> Vec<(String, String)> {
 /// The PTX, or the rendered diagnostics where the options refuse the program (v1 and tail
 /// launch), so that the snapshot records which it was.
 fn ptx_or_diagnostics(name: &str, source: &str, options: &CompileOptions) -> String {
-    match driver::compile_to_text(source, options) {
-        Ok((ptx, warnings)) => {
-            assert!(warnings.is_empty(), "{name}: unexpected warnings {warnings:?}");
-            ptx
+    match driver::compile(source, options) {
+        Ok(compiled) => {
+            assert!(compiled.warnings.is_empty(), "{name}: unexpected warnings {:?}", compiled.warnings);
+            String::from_utf8(compiled.output).expect("PTX is text")
         }
         Err(CompileError::Diagnostics(d)) => render::human(&d, &format!("samples/{name}.cdp"), source, Color::Never),
         Err(other) => panic!("{name}: {other}"),
@@ -87,7 +87,7 @@ fn samples_link_to_cubins_with_the_device_runtime() {
             let mut options = CompileOptions::default();
             options.target.launch_abi = abi;
             let cubin = out.path().join(format!("{name}.{abi}.cubin"));
-            match driver::compile_source(&source, &cubin, &options) {
+            match driver::compile_to_file(&source, &cubin, &options) {
                 Ok(_) => {}
                 // The v1 ABI cannot express tail launch or fire-and-forget; the ui tests cover
                 // that refusal, and the snapshot records it for these samples.

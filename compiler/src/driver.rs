@@ -10,6 +10,7 @@ use crate::toolchain::{BuildOptions, ToolError, ToolSearch, Toolchain};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+
 /// What the compiler writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Emit {
@@ -160,8 +161,10 @@ pub fn check(source: &str, options: &CompileOptions) -> Result<Checked, CompileE
     }
 }
 
-/// The bytes of a compilation's output and the warnings it produced.
+/// The output of a compilation and the warnings it produced.
 pub struct Compiled {
+    /// LLVM IR or PTX text, or the bytes of the object or cubin, as `CompileOptions::emit` asked.
+    pub output: Vec<u8>,
     pub warnings: Vec<Diagnostic>,
 }
 
@@ -177,52 +180,59 @@ fn validate(options: &CompileOptions) -> Result<(), CompileError> {
     Ok(())
 }
 
-/// Compiles `source` to LLVM IR or PTX text.
-pub fn compile_to_text(source: &str, options: &CompileOptions) -> Result<(String, Vec<Diagnostic>), CompileError> {
+/// Compiles `source` held in memory to what `options.emit` names. Prints nothing; the NVIDIA
+/// tools run in a temporary folder that is removed before this returns.
+pub fn compile(source: &str, options: &CompileOptions) -> Result<Compiled, CompileError> {
     validate(options)?;
     let checked = check(source, options)?;
-    let tools = Toolchain::discover(&options.tools).ok();
-    let codegen = CodegenOptions { opt_level: options.opt_level, libdevice: tools.and_then(|t| t.libdevice) };
-    let text = match options.emit {
-        Emit::LlvmIr => back::emit_llvm_ir(&checked.module, &codegen)?,
-        _ => back::emit_ptx(&checked.module, &codegen)?,
+    // Text output needs no NVIDIA tool, but libdevice (for math functions) comes from the same place.
+    let tools = match Toolchain::discover(&options.tools) {
+        Ok(tools) => Some(tools),
+        Err(e) if options.emit.needs_nvidia_tools() => return Err(e.into()),
+        Err(_) => None,
     };
-    Ok((text, checked.warnings))
+    let codegen = CodegenOptions { opt_level: options.opt_level, libdevice: tools.as_ref().and_then(|t| t.libdevice.clone()) };
+    let output = match options.emit {
+        Emit::LlvmIr => back::emit_llvm_ir(&checked.module, &codegen)?.into_bytes(),
+        Emit::Ptx => back::emit_ptx(&checked.module, &codegen)?.into_bytes(),
+        Emit::Object | Emit::Cubin => {
+            let ptx = back::emit_ptx(&checked.module, &codegen)?;
+            let tools = tools.expect("discovery succeeded for object output");
+            build_with_nvidia_tools(&tools, &ptx, options)?
+        }
+    };
+    Ok(Compiled { output, warnings: checked.warnings })
+}
+
+fn build_with_nvidia_tools(tools: &Toolchain, ptx: &str, options: &CompileOptions) -> Result<Vec<u8>, CompileError> {
+    let mut build = BuildOptions::new(options.target.sm);
+    build.opt_level = Some(options.opt_level);
+    build.ptxas_args = options.ptxas_args.iter().map(Into::into).collect();
+    build.nvlink_args = options.nvlink_args.iter().map(Into::into).collect();
+    build.verbose = options.verbose;
+    if options.emit == Emit::Object {
+        return Ok(tools.assemble(ptx, &build)?);
+    }
+    let work = tempfile::tempdir().map_err(|error| CompileError::Io { path: std::env::temp_dir(), action: "cannot create a work folder in", error })?;
+    let cubin = work.path().join("module.cubin");
+    tools.build_cubin(ptx, &build, &cubin)?;
+    std::fs::read(&cubin).map_err(|error| CompileError::Io { path: cubin, action: "cannot read the linked cubin", error })
 }
 
 /// Compiles the file at `input` and writes the result to `output`. The output file appears
 /// only when everything succeeded; work files never outlive the call.
 pub fn compile_file(input: &Path, output: &Path, options: &CompileOptions) -> Result<Compiled, CompileError> {
     let source = read_source(input)?;
-    compile_source(&source, output, options)
+    compile_to_file(&source, output, options)
 }
 
 /// Like [`compile_file`] for source text already in memory.
-pub fn compile_source(source: &str, output: &Path, options: &CompileOptions) -> Result<Compiled, CompileError> {
-    validate(options)?;
-    let checked = check(source, options)?;
-    let codegen_text_only = !options.emit.needs_nvidia_tools();
-    let tools = if codegen_text_only { Toolchain::discover(&options.tools).ok() } else { Some(Toolchain::discover(&options.tools)?) };
-    let codegen = CodegenOptions { opt_level: options.opt_level, libdevice: tools.as_ref().and_then(|t| t.libdevice.clone()) };
-    match options.emit {
-        Emit::LlvmIr => write_output(output, back::emit_llvm_ir(&checked.module, &codegen)?.as_bytes())?,
-        Emit::Ptx => write_output(output, back::emit_ptx(&checked.module, &codegen)?.as_bytes())?,
-        Emit::Object | Emit::Cubin => {
-            let ptx = back::emit_ptx(&checked.module, &codegen)?;
-            let tools = tools.expect("discovered above for object output");
-            let mut build = BuildOptions::new(options.target.sm);
-            build.opt_level = Some(options.opt_level);
-            build.ptxas_args = options.ptxas_args.iter().map(Into::into).collect();
-            build.nvlink_args = options.nvlink_args.iter().map(Into::into).collect();
-            build.verbose = options.verbose;
-            if options.emit == Emit::Object {
-                tools.build_object(&ptx, &build, output)?;
-            } else {
-                tools.build_cubin(&ptx, &build, output)?;
-            }
-        }
-    }
-    Ok(Compiled { warnings: checked.warnings })
+pub fn compile_to_file(source: &str, output: &Path, options: &CompileOptions) -> Result<Compiled, CompileError> {
+    // Refuse an unusable output path before doing any work.
+    let file = crate::toolchain::OutputFile::prepare(output)?;
+    let compiled = compile(source, options)?;
+    file.commit(&compiled.output)?;
+    Ok(compiled)
 }
 
 /// Reads a source file; invalid UTF-8 is reported with the offset of the first bad byte.
@@ -236,11 +246,4 @@ pub fn read_source(path: &Path) -> Result<String, CompileError> {
             error: std::io::Error::new(std::io::ErrorKind::InvalidData, format!("the file is not valid UTF-8 (first bad byte at offset {offset})")),
         }
     })
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same directory, so that a reader
-/// never sees a partial file and a failure leaves no file behind.
-fn write_output(path: &Path, bytes: &[u8]) -> Result<(), CompileError> {
-    crate::toolchain::OutputFile::prepare(path)?.commit(bytes)?;
-    Ok(())
 }

@@ -170,13 +170,13 @@ fn main() -> ExitCode {
             eprintln!("error: `-o -` writes text; binary output needs a file name");
             return ExitCode::from(2);
         }
-        driver::compile_to_text(&source, &options).map(|(text, warnings)| {
-            let _ = std::io::stdout().write_all(text.as_bytes());
-            warnings
+        driver::compile(&source, &options).map(|compiled| {
+            let _ = std::io::stdout().write_all(&compiled.output);
+            compiled.warnings
         })
     } else {
         let output = cli.output.clone().unwrap_or_else(|| cli.input.with_extension(emit.extension()));
-        driver::compile_source(&source, &output, &options).map(|compiled| compiled.warnings)
+        driver::compile_to_file(&source, &output, &options).map(|compiled| compiled.warnings)
     };
     match result {
         Ok(warnings) => {

@@ -703,19 +703,3 @@ fn builtins_and_operators() {
         assemble(&ptx, &format!("misc{level}"));
     }
 }
-
-#[test]
-#[ignore]
-fn dump() {
-    let which = std::env::var("DUMP").unwrap_or_default();
-    let m = match which.as_str() {
-        "v1" => hello(v1()),
-        "math" => math_module(),
-        "atomics" => atomics_module(),
-        "printf" => printf_module(),
-        "spaces" => memory_spaces_module(),
-        _ => hello(Target::default()),
-    };
-    let level = std::env::var("OPT").ok().and_then(|s| s.parse().ok()).unwrap_or(2);
-    println!("{}", ptx(&m, level));
-}
