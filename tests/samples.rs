@@ -102,8 +102,14 @@ fn samples_link_to_cubins_with_the_device_runtime() {
             for kernel in kernel_names(&source) {
                 assert!(elf.contains(&format!(".text.{kernel}")), "{name} ({abi}): kernel {kernel} missing from the cubin:\n{elf}");
             }
-            assert!(elf.contains("cudaCDP2") || elf.contains("cudaLaunchDevice") || elf.contains("cudaGetParameterBuffer"),
-                "{name} ({abi}): no device-runtime code linked in:\n{elf}");
+            // Every sample launches, so the launch entry points of its ABI must be linked in.
+            let entry_points: &[&str] = match abi {
+                LaunchAbi::V2 => &["__cudaCDP2GetParameterBufferV2", "__cudaCDP2LaunchDeviceV2"],
+                LaunchAbi::V1 => &["cudaLaunchDevice"],
+            };
+            for symbol in entry_points {
+                assert!(elf.contains(&format!(".text.{symbol}\n")), "{name} ({abi}): {symbol} is not linked in:\n{elf}");
+            }
         }
     }
 }
