@@ -210,13 +210,8 @@ fn build_with_nvidia_tools(tools: &Toolchain, ptx: &str, options: &CompileOption
     build.ptxas_args = options.ptxas_args.iter().map(Into::into).collect();
     build.nvlink_args = options.nvlink_args.iter().map(Into::into).collect();
     build.verbose = options.verbose;
-    if options.emit == Emit::Object {
-        return Ok(tools.assemble(ptx, &build)?);
-    }
-    let work = tempfile::tempdir().map_err(|error| CompileError::Io { path: std::env::temp_dir(), action: "cannot create a work folder in", error })?;
-    let cubin = work.path().join("module.cubin");
-    tools.build_cubin(ptx, &build, &cubin)?;
-    std::fs::read(&cubin).map_err(|error| CompileError::Io { path: cubin, action: "cannot read the linked cubin", error })
+    let bytes = if options.emit == Emit::Object { tools.assemble(ptx, &build)? } else { tools.build_cubin_bytes(ptx, &build)? };
+    Ok(bytes)
 }
 
 /// Compiles the file at `input` and writes the result to `output`. The output file appears

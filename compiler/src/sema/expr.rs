@@ -633,14 +633,22 @@ impl Context {
                 .emit();
             return None;
         }
-        let mut converted = Vec::new();
-        for (a, p) in args.iter().zip(&params) {
-            let e = self.expr(a);
-            converted.push(e.and_then(|e| self.coerce(e, p, Code::TypeMismatch, "argument has the wrong type")));
-        }
-        let args = converted.into_iter().collect::<Option<Vec<_>>>()?;
+        let args = self.convert_args(args, &params, Code::TypeMismatch, "argument has the wrong type")?;
         self.called.insert(function);
         Some(make(ExprKind::Call { func: function, args }, return_type, span))
+    }
+}
+
+impl Context {
+    /// Checks each argument and converts it to its parameter's type; every bad argument is
+    /// reported, not just the first.
+    pub(super) fn convert_args(&mut self, args: &[ast::Expr], params: &[Type], code: Code, what: &str) -> Option<Vec<hir::Expr>> {
+        let mut converted = Vec::new();
+        for (a, p) in args.iter().zip(params) {
+            let e = self.expr(a);
+            converted.push(e.and_then(|e| self.coerce(e, p, code, what)));
+        }
+        converted.into_iter().collect()
     }
 }
 

@@ -31,12 +31,8 @@ impl Context {
                 .emit();
             return None;
         }
-        let mut converted = Vec::new();
-        for (a, p) in args.iter().zip(&params) {
-            let e = self.expr(a);
-            converted.push(e.and_then(|e| self.coerce(e, p, Code::LaunchArgumentType, "launch argument has the wrong type")));
-        }
-        let args = converted.into_iter().collect::<Option<Vec<_>>>()?;
+        let args = self.convert_args(args, &params, Code::LaunchArgumentType, "launch argument has the wrong type");
+        let args = args?;
         self.check_child_visible_pointers(&args);
         let (grid, block, shared_mem, stream) = configuration?;
         let layout = param_layout(&params, self, &self.target);

@@ -131,10 +131,15 @@ impl Toolchain {
         output: &Path,
     ) -> Result<(), ToolError> {
         let out = OutputFile::prepare(output)?;
+        out.commit(&self.build_cubin_bytes(ptx, opts)?)
+    }
+
+    /// PTX to the bytes of a linked cubin, for callers that keep it in memory.
+    pub fn build_cubin_bytes(&self, ptx: &str, opts: &BuildOptions) -> Result<Vec<u8>, ToolError> {
         let work = work_dir(opts)?;
         let object = self.assemble_in(work.path(), ptx, opts)?;
         let cubin = self.link_in(work.path(), &[object.as_path()], opts)?;
-        out.commit(&read(&cubin, "reading the cubin nvlink wrote")?)
+        read(&cubin, "reading the cubin nvlink wrote")
     }
 
     fn assemble_in(
