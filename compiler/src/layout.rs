@@ -7,7 +7,9 @@
 
 use crate::target::Target;
 use crate::types::{round_up, size_align, StructLayouts, Type};
+use runtime_shim::limits::PARAM_BUFFER_DOCUMENTED_MAX_BYTES;
 
+/// The layout of one launch's parameter buffer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParamLayout {
     /// Byte offset of each parameter, in declaration order.
@@ -18,23 +20,129 @@ pub struct ParamLayout {
     pub align: u64,
 }
 
+/// The size and alignment of one kernel parameter, in bytes: the input of
+/// [`layout_params`] for front ends that have their own type system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ParamSpec {
+    /// `sizeof` the parameter's type.
+    pub size: u64,
+    /// `alignof` the parameter's type (a power of two; 0 is taken as 1).
+    pub align: u64,
+}
+
+impl ParamSpec {
+    /// A parameter of `size` bytes aligned to `align` bytes.
+    pub fn new(size: u64, align: u64) -> ParamSpec {
+        ParamSpec { size, align }
+    }
+}
+
+/// Lays out parameters given as sizes and alignments, in declaration order. This is the one
+/// place the layout rule lives: [`param_layout`] (the `.cdp` front end's entry point) calls it.
+///
+/// ```
+/// use cdpc::layout::{layout_params, ParamSpec};
+/// // child(int *data, double x, char c, int n) at 64 bits: nvcc stores at 0, 8, 16, 20.
+/// let layout = layout_params(&[ParamSpec::new(8, 8), ParamSpec::new(8, 8), ParamSpec::new(1, 1), ParamSpec::new(4, 4)]);
+/// assert_eq!(layout.offsets, [0, 8, 16, 20]);
+/// assert_eq!((layout.size, layout.align), (24, 8));
+/// ```
+pub fn layout_params<'a>(params: impl IntoIterator<Item = &'a ParamSpec>) -> ParamLayout {
+    let mut offsets = Vec::new();
+    let mut end = 0u64;
+    let mut max_align = 1u64;
+    for spec in params {
+        let align = spec.align.max(1);
+        let offset = round_up(end, align);
+        offsets.push(offset);
+        end = offset.saturating_add(spec.size);
+        max_align = max_align.max(align);
+    }
+    ParamLayout { offsets, size: end, align: max_align }
+}
+
 /// Lays out `params` (the kernel's parameter types, in order).
 pub fn param_layout<'a>(
     params: impl IntoIterator<Item = &'a Type>,
     structs: &dyn StructLayouts,
     target: &Target,
 ) -> ParamLayout {
-    let mut offsets = Vec::new();
-    let mut end = 0u64;
-    let mut max_align = 1u64;
-    for ty in params {
-        let (size, align) = size_align(ty, structs, target);
-        let offset = round_up(end, align);
-        offsets.push(offset);
-        end = offset.saturating_add(size);
-        max_align = max_align.max(align);
+    let specs: Vec<ParamSpec> = params
+        .into_iter()
+        .map(|ty| {
+            let (size, align) = size_align(ty, structs, target);
+            ParamSpec { size, align }
+        })
+        .collect();
+    layout_params(&specs)
+}
+
+/// A parameter buffer larger than the target's runtime accepts: the launch cannot be compiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParamBufferTooLarge {
+    /// Bytes the parameters need.
+    pub size: u64,
+    /// The largest buffer the target accepts ([`Target::param_buffer_limit`]).
+    pub limit: u64,
+}
+
+impl std::fmt::Display for ParamBufferTooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the parameters need {} bytes, more than the {} a launch can pass", self.size, self.limit)
     }
-    ParamLayout { offsets, size: end, align: max_align }
+}
+
+impl std::error::Error for ParamBufferTooLarge {}
+
+/// A parameter buffer over the documented 4096 bytes that the target still accepts (sm_70+ at
+/// 64 bits, CUDA 12.1 and newer): runtimes before CUDA 12.1 refuse the launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParamBufferOver4K {
+    /// Bytes the parameters need.
+    pub size: u64,
+}
+
+impl std::fmt::Display for ParamBufferOver4K {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the parameters need {} bytes, more than 4096; runtimes before CUDA 12.1 refuse the launch", self.size)
+    }
+}
+
+impl ParamLayout {
+    /// The size check of the target: `Err` over [`Target::param_buffer_limit`] (the diagnostic
+    /// E-code `ParamBufferTooLarge` of the `.cdp` front end), `Ok(Some(_))` over 4096 bytes where
+    /// the target allows more (the warning `ParamBufferOver4K`), `Ok(None)` otherwise.
+    ///
+    /// ```
+    /// use cdpc::layout::{layout_params, ParamSpec};
+    /// use cdpc::{SmVersion, Target};
+    /// let big = layout_params(&[ParamSpec::new(8000, 8)]);
+    /// let sm90 = Target::default();
+    /// assert_eq!(big.check_size(&sm90).unwrap().unwrap().size, 8000); // a warning
+    /// let sm60 = Target { sm: SmVersion(60), ..Target::default() };
+    /// assert_eq!(big.check_size(&sm60).unwrap_err().limit, 4096); // an error
+    /// ```
+    pub fn check_size(&self, target: &Target) -> Result<Option<ParamBufferOver4K>, ParamBufferTooLarge> {
+        let limit = target.param_buffer_limit();
+        if self.size > limit {
+            return Err(ParamBufferTooLarge { size: self.size, limit });
+        }
+        if self.size > PARAM_BUFFER_DOCUMENTED_MAX_BYTES {
+            return Ok(Some(ParamBufferOver4K { size: self.size }));
+        }
+        Ok(None)
+    }
+}
+
+/// [`layout_params`] followed by [`ParamLayout::check_size`]: the layout and a possible
+/// warning, or the error for a buffer the target cannot pass.
+pub fn checked_layout(
+    params: &[ParamSpec],
+    target: &Target,
+) -> Result<(ParamLayout, Option<ParamBufferOver4K>), ParamBufferTooLarge> {
+    let layout = layout_params(params);
+    let warning = layout.check_size(target)?;
+    Ok((layout, warning))
 }
 
 #[cfg(test)]
@@ -106,6 +214,29 @@ mod tests {
         let params = [Type::CHAR, Type::pointer_to(Type::FLOAT), Type::Int(IntKind::Long), Type::Float(FloatKind::Double)];
         check(&params, target64(), &[0, 8, 16, 24], 32, 8);
         check(&params, target32(), &[0, 4, 8, 16], 24, 8);
+    }
+
+    #[test]
+    fn sizes_and_alignments_entry_point_matches_types() {
+        let params = [Type::CHAR, Type::Dim3, Type::DOUBLE];
+        let specs: Vec<ParamSpec> = params.iter().map(|t| { let (size, align) = size_align(t, &Table, &target64()); ParamSpec::new(size, align) }).collect();
+        assert_eq!(layout_params(&specs), param_layout(&params, &Table, &target64()));
+        assert_eq!(layout_params(&[ParamSpec::new(3, 0)]).align, 1);
+    }
+
+    #[test]
+    fn size_check_per_target() {
+        let at = |size: u64| ParamLayout { offsets: vec![0], size, align: 1 };
+        let sm90 = target64();
+        let sm60 = Target { sm: SmVersion(60), ..target64() };
+        assert_eq!(at(4096).check_size(&sm90), Ok(None));
+        assert_eq!(at(4097).check_size(&sm90), Ok(Some(ParamBufferOver4K { size: 4097 })));
+        assert_eq!(at(32764).check_size(&sm90), Ok(Some(ParamBufferOver4K { size: 32764 })));
+        assert_eq!(at(32765).check_size(&sm90), Err(ParamBufferTooLarge { size: 32765, limit: 32764 }));
+        assert_eq!(at(4097).check_size(&sm60), Err(ParamBufferTooLarge { size: 4097, limit: 4096 }));
+        assert_eq!(at(4097).check_size(&target32()), Err(ParamBufferTooLarge { size: 4097, limit: 4096 }));
+        let (layout, warning) = checked_layout(&[ParamSpec::new(5000, 8)], &sm90).unwrap();
+        assert_eq!((layout.size, warning), (5000, Some(ParamBufferOver4K { size: 5000 })));
     }
 
     #[test]

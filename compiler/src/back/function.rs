@@ -12,8 +12,7 @@ use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, IntValue, PointerValue};
 use inkwell::{AddressSpace, FloatPredicate, IntPredicate};
 
-/// PTX_Kernel: LLVM 20+ only makes `.entry` functions of this calling convention.
-const PTX_KERNEL_CC: u32 = 71;
+use super::device_launch::PTX_KERNEL_CALL_CONV as PTX_KERNEL_CC;
 
 /// What kind of LLVM value a HIR type is, for conversions and operators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,8 +4,32 @@
 //! module-scope variables, [`function`] lowers statements and expressions, [`launch`] lowers
 //! `<<<>>>` to the device-runtime launch ABIs and [`builtins`] the CUDA intrinsics. This file
 //! holds the public API, the target machine, libdevice linking and the pass pipeline.
+//!
+//! Two levels are public:
+//!
+//! - whole programs: [`emit_llvm_ir`] and [`emit_ptx`] take a checked [`hir::Module`] (from
+//!   [`crate::driver::check`]);
+//! - pieces for compilers that build their own LLVM IR with inkwell: [`device_launch`] declares
+//!   the device runtime and emits launches, [`target_machine`] makes the NVPTX target machine,
+//!   [`configure_module`] gives a module its triple and data layout, [`optimize`] runs the
+//!   pipeline cdpc runs and [`write_ptx`] prints PTX.
+//!
+//! ```
+//! use cdpc::back::{configure_module, optimize, target_machine, write_ptx};
+//! use cdpc::Target;
+//! use inkwell::context::Context;
+//!
+//! let ctx = Context::create();
+//! let module = ctx.create_module("empty");
+//! let tm = target_machine(&Target::default(), 3).unwrap();
+//! configure_module(&module, &tm);
+//! optimize(&module, &tm, 3).unwrap();
+//! let ptx = write_ptx(&module, &tm).unwrap();
+//! assert!(ptx.contains(".target sm_90"));
+//! ```
 
 mod builtins;
+pub mod device_launch;
 mod function;
 mod globals;
 mod launch;
@@ -15,7 +39,7 @@ mod types;
 mod tests;
 
 use crate::hir;
-use crate::target::AddressSize;
+use crate::target::{AddressSize, Target};
 use inkwell::builder::{Builder, BuilderError};
 use inkwell::context::Context;
 use inkwell::module::{FlagBehavior, Linkage, Module};
@@ -29,6 +53,7 @@ use inkwell::OptimizationLevel;
 use std::collections::HashSet;
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Once;
 
 
 /// How to generate code.
@@ -51,6 +76,9 @@ pub enum BackendError {
     Target(String),
     /// An inconsistency between the HIR and what the back end expected.
     Internal(String),
+    /// [`device_launch::build_device_launch`] was given inconsistent input (an argument count
+    /// that differs from the layout's, a builder outside a function, a stream of the wrong type).
+    Launch(String),
 }
 
 impl fmt::Display for BackendError {
@@ -60,6 +88,7 @@ impl fmt::Display for BackendError {
             BackendError::Libdevice(msg) => write!(f, "{msg}"),
             BackendError::Target(msg) => write!(f, "LLVM NVPTX target: {msg}"),
             BackendError::Internal(msg) => write!(f, "internal code generation error: {msg}"),
+            BackendError::Launch(msg) => write!(f, "device launch: {msg}"),
         }
     }
 }
@@ -81,7 +110,7 @@ pub(crate) fn internal<T>(msg: impl Into<String>) -> R<T> {
 /// The textual LLVM IR of the module, after the same pipeline that [`emit_ptx`] runs.
 pub fn emit_llvm_ir(module: &hir::Module, options: &CodegenOptions) -> Result<String, BackendError> {
     let context = Context::create();
-    let tm = target_machine(module, options)?;
+    let tm = target_machine(&module.target, options.opt_level)?;
     let llvm = build_module(&context, &tm, module, options)?;
     Ok(llvm.print_to_string().to_string())
 }
@@ -89,33 +118,61 @@ pub fn emit_llvm_ir(module: &hir::Module, options: &CodegenOptions) -> Result<St
 /// PTX assembly for the module.
 pub fn emit_ptx(module: &hir::Module, options: &CodegenOptions) -> Result<String, BackendError> {
     let context = Context::create();
-    let tm = target_machine(module, options)?;
+    let tm = target_machine(&module.target, options.opt_level)?;
     let llvm = build_module(&context, &tm, module, options)?;
+    write_ptx(&llvm, &tm)
+}
+
+/// PTX assembly for an LLVM module that already has the target machine's triple and data
+/// layout ([`configure_module`]) and has been optimised as wanted ([`optimize`]).
+pub fn write_ptx(module: &Module<'_>, tm: &TargetMachine) -> Result<String, BackendError> {
     let buffer = tm
-        .write_to_memory_buffer(&llvm, FileType::Assembly)
+        .write_to_memory_buffer(module, FileType::Assembly)
         .map_err(|e| BackendError::Target(e.to_string()))?;
     String::from_utf8(buffer.as_slice().to_vec()).map_err(|e| BackendError::Target(format!("PTX is not UTF-8: {e}")))
+}
+
+/// Gives `module` the triple and data layout of `tm` (`nvptx64-nvidia-cuda` or
+/// `nvptx-nvidia-cuda`), as every module cdpc builds has.
+pub fn configure_module(module: &Module<'_>, tm: &TargetMachine) {
+    module.set_triple(&tm.get_triple());
+    module.set_data_layout(&tm.get_target_data().get_data_layout());
+}
+
+/// Runs LLVM's `default<O{opt_level}>` pipeline (the one `cdpc -O` runs; levels above 3 are 3)
+/// and verifies the result.
+pub fn optimize(module: &Module<'_>, tm: &TargetMachine, opt_level: u8) -> Result<(), BackendError> {
+    let passes = format!("default<O{}>", opt_level.min(3));
+    module
+        .run_passes(&passes, tm, PassBuilderOptions::create())
+        .map_err(|e| BackendError::Target(format!("pass pipeline {passes}: {e}")))?;
+    module.verify().map_err(|e| BackendError::Verify(format!("after optimisation: {e}")))
 }
 
 fn opt_level(options: &CodegenOptions) -> u8 {
     options.opt_level.min(3)
 }
 
-fn target_machine(module: &hir::Module, options: &CodegenOptions) -> R<TargetMachine> {
-    LlvmTarget::initialize_nvptx(&InitializationConfig::default());
-    let triple = TargetTriple::create(match module.target.address_size {
+static INIT_NVPTX: Once = Once::new();
+
+/// The NVPTX target machine for `target` (its architecture and address size) at `opt_level`
+/// (0 to 3; more is 3). LLVM's NVPTX target is initialised once per process, under a
+/// [`Once`], so this may be called from several threads at the same time.
+pub fn target_machine(target: &Target, opt_level: u8) -> Result<TargetMachine, BackendError> {
+    INIT_NVPTX.call_once(|| LlvmTarget::initialize_nvptx(&InitializationConfig::default()));
+    let triple = TargetTriple::create(match target.address_size {
         AddressSize::Bits64 => "nvptx64-nvidia-cuda",
         AddressSize::Bits32 => "nvptx-nvidia-cuda",
     });
-    let target = LlvmTarget::from_triple(&triple).map_err(|e| BackendError::Target(e.to_string()))?;
-    let level = match opt_level(options) {
+    let llvm_target = LlvmTarget::from_triple(&triple).map_err(|e| BackendError::Target(e.to_string()))?;
+    let level = match opt_level.min(3) {
         0 => OptimizationLevel::None,
         1 => OptimizationLevel::Less,
         2 => OptimizationLevel::Default,
         _ => OptimizationLevel::Aggressive,
     };
-    let cpu = module.target.sm.to_string();
-    target
+    let cpu = target.sm.to_string();
+    llvm_target
         .create_target_machine(&triple, &cpu, "", level, RelocMode::Default, CodeModel::Default)
         .ok_or_else(|| BackendError::Target(format!("cannot create a target machine for {cpu}")))
 }
@@ -128,9 +185,8 @@ fn build_module<'ctx>(
     options: &CodegenOptions,
 ) -> R<Module<'ctx>> {
     let module = context.create_module("cdpc");
-    module.set_triple(&tm.get_triple());
+    configure_module(&module, tm);
     let td = tm.get_target_data();
-    module.set_data_layout(&td.get_data_layout());
 
     let mut cg = Codegen::new(context, module, hir_module, &td)?;
     cg.declare_globals()?;
