@@ -9,11 +9,14 @@ use std::fmt;
 /// A byte range in one source file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Span {
+    /// Byte offset of the first byte.
     pub start: u32,
+    /// Byte offset just past the last byte.
     pub end: u32,
 }
 
 impl Span {
+    /// The span `start..end`.
     pub fn new(start: usize, end: usize) -> Span {
         Span { start: start as u32, end: end as u32 }
     }
@@ -23,19 +26,25 @@ impl Span {
         Span { start: self.start.min(other.start), end: self.end.max(other.end) }
     }
 
+    /// The span as a range of byte offsets.
     pub fn range(self) -> std::ops::Range<usize> {
         self.start as usize..self.end as usize
     }
 }
 
+/// How bad a diagnostic is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
+    /// Compilation goes on (unless the warning policy denies it).
     Warning,
+    /// No output is produced.
     Error,
 }
 
 /// Stable diagnostic codes. The string form (`E0100`) is what users search for and what
-/// `-W`/`-Werror` options name, so a code never changes meaning once released.
+/// `-W`/`-Werror` options name, so a code never changes meaning once released. Each variant's
+/// meaning is shown by its test file in `tests/ui` (named after the code).
+#[allow(missing_docs)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Code {
     // Lexing and parsing: E00xx
@@ -83,6 +92,7 @@ pub enum Code {
 }
 
 impl Code {
+    /// The code as written in messages: `E0307`, `W0209`.
     pub fn as_str(self) -> &'static str {
         use Code::*;
         match self {
@@ -135,6 +145,7 @@ impl Code {
         }
     }
 
+    /// Every code, in numeric order.
     pub const ALL: &'static [Code] = &[
         Code::InvalidToken,
         Code::UnterminatedComment,
@@ -175,6 +186,7 @@ impl Code {
         Code::SourceTooLarge,
     ];
 
+    /// The code written as `E0100` (any case), if it exists.
     pub fn from_str(s: &str) -> Option<Code> {
         Code::ALL.iter().copied().find(|c| c.as_str().eq_ignore_ascii_case(s))
     }
@@ -186,20 +198,30 @@ impl fmt::Display for Code {
     }
 }
 
+/// A span of the source with an explanation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Label {
+    /// Where.
     pub span: Span,
+    /// What about it (may be empty).
     pub message: String,
     /// The primary label is where the problem is; secondary labels give context.
     pub primary: bool,
 }
 
+/// One problem found in the source: a stable code, a severity, a message, labelled spans and
+/// notes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// The stable code (`E0307`).
     pub code: Code,
+    /// Error or warning, after the warning policy.
     pub severity: Severity,
+    /// The headline.
     pub message: String,
+    /// Spans with their explanations; one is primary.
     pub labels: Vec<Label>,
+    /// Explanations without a span (`= note:` lines).
     pub notes: Vec<String>,
 }
 
@@ -223,20 +245,24 @@ impl Diagnostic {
         self
     }
 
+    /// Adds a secondary label.
     pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
         self.labels.push(Label { span, message: message.into(), primary: false });
         self
     }
 
+    /// Adds a note.
     pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
         self.notes.push(note.into());
         self
     }
 
+    /// The span of the primary label.
     pub fn primary_span(&self) -> Span {
         self.labels.iter().find(|l| l.primary).map(|l| l.span).unwrap_or_default()
     }
 
+    /// Whether the severity is [`Severity::Error`].
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
@@ -249,22 +275,27 @@ pub struct Diagnostics {
 }
 
 impl Diagnostics {
+    /// Adds one.
     pub fn push(&mut self, diagnostic: Diagnostic) {
         self.list.push(diagnostic);
     }
 
+    /// Whether any is an error.
     pub fn has_errors(&self) -> bool {
         self.list.iter().any(Diagnostic::is_error)
     }
 
+    /// All of them, in the order reported.
     pub fn into_vec(self) -> Vec<Diagnostic> {
         self.list
     }
 
+    /// Adds several.
     pub fn extend(&mut self, more: impl IntoIterator<Item = Diagnostic>) {
         self.list.extend(more);
     }
 
+    /// The diagnostics so far.
     pub fn iter(&self) -> impl Iterator<Item = &Diagnostic> {
         self.list.iter()
     }

@@ -1,12 +1,37 @@
 //! Runs the phases in order for one source file: the entry point of the `cdpc` binary and of
 //! programs that embed the compiler.
+//!
+//! [`compile`] takes source text and [`CompileOptions`] and returns the bytes [`Emit`] asks for
+//! and the warnings; [`compile_artifacts`] returns LLVM IR, PTX, the object and the cubin of one
+//! compilation at once. Neither prints, exits or keeps global state: diagnostics come back as
+//! data ([`Diagnostic`], rendered by [`crate::render`]), each tool run as a
+//! [`ToolRun`], and calls on several threads at once are independent (each has its own LLVM
+//! context and temporary folder).
+//!
+//! ```
+//! use cdpc::driver::{compile, CompileError, CompileOptions, Emit};
+//!
+//! let source = r#"
+//!     extern "C" __global__ void child(int *p) { p[threadIdx.x] += 1; }
+//!     extern "C" __global__ void parent(int *p) { child<<<1, 32>>>(p); }
+//! "#;
+//! let options = CompileOptions { emit: Emit::Ptx, ..CompileOptions::default() };
+//! let ptx = String::from_utf8(compile(source, &options).unwrap().output).unwrap();
+//! assert!(ptx.contains("__cudaCDP2LaunchDeviceV2"));
+//!
+//! // Mistakes are diagnostics with stable codes, not output on stderr.
+//! match compile("__global__ void k() { undefined(); }", &options) {
+//!     Err(CompileError::Diagnostics(d)) => assert_eq!(d[0].code.as_str(), "E0100"),
+//!     _ => unreachable!(),
+//! }
+//! ```
 
 use crate::back::{self, BackendError, CodegenOptions};
 use crate::diag::{Code, Diagnostic, Severity};
 use crate::hir;
 use crate::sema::{self, SemaOptions};
 use crate::target::{AddressSize, Target};
-use crate::toolchain::{BuildOptions, ToolError, ToolSearch, Toolchain};
+use crate::toolchain::{BuildOptions, ToolError, ToolRun, ToolSearch, Toolchain};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -14,7 +39,9 @@ use std::path::{Path, PathBuf};
 /// What the compiler writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Emit {
+    /// Textual LLVM IR after optimisation (`.ll`).
     LlvmIr,
+    /// PTX assembly (`.ptx`).
     Ptx,
     /// A relocatable device object (`ptxas -c`), for linking with other device code.
     Object,
@@ -23,6 +50,7 @@ pub enum Emit {
 }
 
 impl Emit {
+    /// The usual file extension of this output, without the dot.
     pub fn extension(self) -> &'static str {
         match self {
             Emit::LlvmIr => "ll",
@@ -64,17 +92,25 @@ impl WarningPolicy {
     }
 }
 
+/// What and how to compile. `CompileOptions::default()` is `cdpc`'s default: a cubin for sm_90,
+/// 64-bit, launch ABI v2, `-O3`.
 #[derive(Clone, Debug)]
 pub struct CompileOptions {
+    /// Architecture, address size and launch ABI.
     pub target: Target,
     /// 0 to 3, for LLVM and ptxas alike.
     pub opt_level: u8,
+    /// What [`compile`] returns ([`compile_artifacts`] ignores it).
     pub emit: Emit,
-    /// Extra arguments for ptxas (`-Xptxas`) and nvlink (`-Xnvlink`).
+    /// Extra arguments for ptxas (`-Xptxas`).
     pub ptxas_args: Vec<String>,
+    /// Extra arguments for nvlink (`-Xnvlink`).
     pub nvlink_args: Vec<String>,
-    /// Print each tool's command line before running it.
+    /// Echo each tool's command line and messages to stderr as it runs (the CLI's `-v`). Leave
+    /// it off in a library: nothing is printed then, and the same information is in
+    /// [`Compiled::tool_runs`].
     pub verbose: bool,
+    /// Which warnings are errors or silenced.
     pub warnings: WarningPolicy,
     /// Where to look for ptxas, nvlink and libcudadevrt.
     pub tools: ToolSearch,
@@ -104,10 +140,17 @@ pub enum CompileError {
     Usage(String),
     /// LLVM failed on valid input: a bug in cdpc.
     Backend(BackendError),
-    /// ptxas or nvlink is missing or failed.
+    /// ptxas or nvlink is missing or failed; the error carries the command line and stderr.
     Tool(ToolError),
     /// Reading the source or writing the output failed.
-    Io { path: PathBuf, action: &'static str, error: std::io::Error },
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What was being done, for the message ("cannot read").
+        action: &'static str,
+        /// The operating system's error.
+        error: std::io::Error,
+    },
 }
 
 impl fmt::Display for CompileError {
@@ -141,7 +184,9 @@ impl From<BackendError> for CompileError {
 
 /// A checked program, ready for code generation, with the warnings found on the way.
 pub struct Checked {
+    /// The typed program.
     pub module: hir::Module,
+    /// Warnings, after the [`WarningPolicy`].
     pub warnings: Vec<Diagnostic>,
 }
 
@@ -165,7 +210,28 @@ pub fn check(source: &str, options: &CompileOptions) -> Result<Checked, CompileE
 pub struct Compiled {
     /// LLVM IR or PTX text, or the bytes of the object or cubin, as `CompileOptions::emit` asked.
     pub output: Vec<u8>,
+    /// Warnings, after the [`WarningPolicy`].
     pub warnings: Vec<Diagnostic>,
+    /// The ptxas and nvlink runs, in order, with their command lines and messages.
+    pub tool_runs: Vec<ToolRun>,
+}
+
+/// Every output of one compilation, from [`compile_artifacts`].
+#[derive(Clone, Debug)]
+pub struct Artifacts {
+    /// Textual LLVM IR after optimisation.
+    pub llvm_ir: String,
+    /// PTX assembly.
+    pub ptx: String,
+    /// The relocatable device object (`ptxas -c`); `None` when the NVIDIA tools were not asked
+    /// for ([`compile_artifacts`]'s `with_tools`).
+    pub object: Option<Vec<u8>>,
+    /// The cubin linked with libcudadevrt; `None` like `object`.
+    pub cubin: Option<Vec<u8>>,
+    /// Warnings, after the [`WarningPolicy`].
+    pub warnings: Vec<Diagnostic>,
+    /// The ptxas and nvlink runs, in order.
+    pub tool_runs: Vec<ToolRun>,
 }
 
 fn validate(options: &CompileOptions) -> Result<(), CompileError> {
@@ -180,8 +246,9 @@ fn validate(options: &CompileOptions) -> Result<(), CompileError> {
     Ok(())
 }
 
-/// Compiles `source` held in memory to what `options.emit` names. Prints nothing; the NVIDIA
-/// tools run in a temporary folder that is removed before this returns.
+/// Compiles `source` held in memory to what `options.emit` names. Prints nothing (unless
+/// `options.verbose`); the NVIDIA tools run in a temporary folder that is removed before this
+/// returns. Safe to call from several threads at once.
 pub fn compile(source: &str, options: &CompileOptions) -> Result<Compiled, CompileError> {
     validate(options)?;
     let checked = check(source, options)?;
@@ -191,27 +258,65 @@ pub fn compile(source: &str, options: &CompileOptions) -> Result<Compiled, Compi
         Err(e) if options.emit.needs_nvidia_tools() => return Err(e.into()),
         Err(_) => None,
     };
-    let codegen = CodegenOptions { opt_level: options.opt_level, libdevice: tools.as_ref().and_then(|t| t.libdevice.clone()) };
+    let codegen = codegen_options(options, tools.as_ref());
+    let build = build_options(options);
     let output = match options.emit {
         Emit::LlvmIr => back::emit_llvm_ir(&checked.module, &codegen)?.into_bytes(),
         Emit::Ptx => back::emit_ptx(&checked.module, &codegen)?.into_bytes(),
         Emit::Object | Emit::Cubin => {
             let ptx = back::emit_ptx(&checked.module, &codegen)?;
             let tools = tools.expect("discovery succeeded for object output");
-            build_with_nvidia_tools(&tools, &ptx, options)?
+            if options.emit == Emit::Object { tools.assemble(&ptx, &build)? } else { tools.build_cubin_bytes(&ptx, &build)? }
         }
     };
-    Ok(Compiled { output, warnings: checked.warnings })
+    Ok(Compiled { output, warnings: checked.warnings, tool_runs: build.log.take() })
 }
 
-fn build_with_nvidia_tools(tools: &Toolchain, ptx: &str, options: &CompileOptions) -> Result<Vec<u8>, CompileError> {
+/// Compiles `source` once and returns the LLVM IR, the PTX and, when `with_tools` is true, the
+/// object and the linked cubin (ptxas runs once; its object is what nvlink links).
+/// `options.emit` is ignored. Like [`compile`], prints nothing and may run on several threads.
+///
+/// ```
+/// use cdpc::driver::{compile_artifacts, CompileOptions};
+/// let source = "extern \"C\" __global__ void k(int *p) { *p = 1; }";
+/// let out = compile_artifacts(source, &CompileOptions::default(), false).unwrap();
+/// assert!(out.llvm_ir.contains("define") && out.ptx.contains(".entry k"));
+/// assert!(out.cubin.is_none());
+/// ```
+pub fn compile_artifacts(source: &str, options: &CompileOptions, with_tools: bool) -> Result<Artifacts, CompileError> {
+    let options = CompileOptions { emit: if with_tools { Emit::Cubin } else { Emit::Ptx }, ..options.clone() };
+    validate(&options)?;
+    let checked = check(source, &options)?;
+    let tools = match Toolchain::discover(&options.tools) {
+        Ok(tools) => Some(tools),
+        Err(e) if with_tools => return Err(e.into()),
+        Err(_) => None,
+    };
+    let codegen = codegen_options(&options, tools.as_ref());
+    let (llvm_ir, ptx) = back::emit_llvm_ir_and_ptx(&checked.module, &codegen)?;
+    let build = build_options(&options);
+    let (object, cubin) = match tools.filter(|_| with_tools) {
+        Some(tools) => {
+            let object = tools.assemble(&ptx, &build)?;
+            let cubin = tools.link_objects(&[&object], &build)?;
+            (Some(object), Some(cubin))
+        }
+        None => (None, None),
+    };
+    Ok(Artifacts { llvm_ir, ptx, object, cubin, warnings: checked.warnings, tool_runs: build.log.take() })
+}
+
+fn codegen_options(options: &CompileOptions, tools: Option<&Toolchain>) -> CodegenOptions {
+    CodegenOptions { opt_level: options.opt_level, libdevice: tools.and_then(|t| t.libdevice.clone()) }
+}
+
+fn build_options(options: &CompileOptions) -> BuildOptions {
     let mut build = BuildOptions::new(options.target.sm);
     build.opt_level = Some(options.opt_level);
     build.ptxas_args = options.ptxas_args.iter().map(Into::into).collect();
     build.nvlink_args = options.nvlink_args.iter().map(Into::into).collect();
     build.verbose = options.verbose;
-    let bytes = if options.emit == Emit::Object { tools.assemble(ptx, &build)? } else { tools.build_cubin_bytes(ptx, &build)? };
-    Ok(bytes)
+    build
 }
 
 /// Compiles the file at `input` and writes the result to `output`. The output file appears

@@ -36,13 +36,17 @@ impl FromStr for SmVersion {
     }
 }
 
+/// The PTX address size: `nvptx-nvidia-cuda` or `nvptx64-nvidia-cuda`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AddressSize {
+    /// 32-bit pointers (PTX only: ptxas 13 refuses to assemble it).
     Bits32,
+    /// 64-bit pointers, the default.
     Bits64,
 }
 
 impl AddressSize {
+    /// 4 or 8.
     pub fn pointer_bytes(self) -> u64 {
         match self {
             AddressSize::Bits32 => 4,
@@ -81,10 +85,14 @@ impl fmt::Display for LaunchAbi {
     }
 }
 
+/// What code is generated for. The default is sm_90, 64-bit, launch ABI v2.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Target {
+    /// The GPU architecture (`-arch`).
     pub sm: SmVersion,
+    /// 32- or 64-bit addresses.
     pub address_size: AddressSize,
+    /// Which device-runtime entry points launches call.
     pub launch_abi: LaunchAbi,
 }
 

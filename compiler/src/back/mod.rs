@@ -115,6 +115,15 @@ pub fn emit_llvm_ir(module: &hir::Module, options: &CodegenOptions) -> Result<St
     Ok(llvm.print_to_string().to_string())
 }
 
+/// The LLVM IR and the PTX of one code generation (the IR is printed before PTX emission).
+pub fn emit_llvm_ir_and_ptx(module: &hir::Module, options: &CodegenOptions) -> Result<(String, String), BackendError> {
+    let context = Context::create();
+    let tm = target_machine(&module.target, options.opt_level)?;
+    let llvm = build_module(&context, &tm, module, options)?;
+    let ir = llvm.print_to_string().to_string();
+    Ok((ir, write_ptx(&llvm, &tm)?))
+}
+
 /// PTX assembly for the module.
 pub fn emit_ptx(module: &hir::Module, options: &CodegenOptions) -> Result<String, BackendError> {
     let context = Context::create();

@@ -46,7 +46,9 @@ pub struct SearchEnv {
     pub cuda_home: Option<OsString>,
     /// `PATH`.
     pub path: Option<OsString>,
+    /// The current directory (start of the `.cuda/` search).
     pub current_dir: Option<PathBuf>,
+    /// The running executable (second start of the `.cuda/` search).
     pub current_exe: Option<PathBuf>,
 }
 
@@ -78,13 +80,17 @@ pub enum ToolSource {
 /// The NVIDIA tools cdpc runs, all absolute paths.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Toolchain {
+    /// The PTX assembler.
     pub ptxas: PathBuf,
+    /// The device linker.
     pub nvlink: PathBuf,
     /// The folder holding `libcudadevrt.a` (given to nvlink as `-L`).
     pub cudadevrt_dir: PathBuf,
     /// `libdevice.10.bc` when the `nvidia-nvvm` wheel or a toolkit provides it.
     pub libdevice: Option<PathBuf>,
+    /// `cuobjdump`, when present (tests use it to list a cubin's symbols).
     pub cuobjdump: Option<PathBuf>,
+    /// Which rule of the search found the tools.
     pub source: ToolSource,
 }
 

@@ -27,6 +27,7 @@ pub enum ExitKind {
 }
 
 impl ExitKind {
+    /// How a finished process ended.
     pub fn from_status(status: ExitStatus) -> ExitKind {
         if let Some(code) = status.code() {
             return ExitKind::Code(code);
@@ -76,14 +77,20 @@ fn signal_name(sig: i32) -> Option<&'static str> {
 #[derive(Debug)]
 pub enum ToolError {
     /// A tool or library was not found. `searched` lists every place looked at, in order.
+    #[allow(missing_docs)]
     NotFound { what: String, searched: Vec<String> },
     /// A tool could not be started at all (not executable, vanished, ...).
+    #[allow(missing_docs)]
     Spawn { tool: String, command: String, source: io::Error },
-    /// A tool ran and failed. `stderr`/`stdout` hold at most the last [`CAPTURE_LIMIT`] bytes.
+    /// A tool ran and failed. `command` is its command line (quoted for a shell), `status` how
+    /// it ended; `stderr`/`stdout` hold at most the last [`CAPTURE_LIMIT`] bytes.
+    #[allow(missing_docs)]
     Failed { tool: String, command: String, status: ExitKind, stderr: String, stdout: String },
     /// A file operation failed; `action` says what we were doing ("writing the PTX input").
+    #[allow(missing_docs)]
     Io { action: String, path: PathBuf, source: io::Error },
     /// The output path cannot receive the result (a directory, a missing or unwritable folder).
+    #[allow(missing_docs)]
     OutputPathInvalid { path: PathBuf, reason: String },
 }
 

@@ -8,6 +8,7 @@ use std::ffi::{OsStr, OsString};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
 
 use tempfile::{NamedTempFile, TempDir};
 
@@ -27,13 +28,75 @@ pub struct BuildOptions {
     pub ptxas_args: Vec<OsString>,
     /// Extra nvlink arguments (`-Xnvlink`), appended after ours.
     pub nvlink_args: Vec<OsString>,
-    /// Print each command line to stderr before running it.
+    /// Echo to stderr, as the `cdpc -v` command line does: each command line before it runs,
+    /// and the messages of tools that succeed. Off, nothing is printed; the same information is
+    /// always recorded in [`BuildOptions::log`].
     pub verbose: bool,
     /// Where the temporary work folder is made; `None` is the system's temp folder.
     pub temp_root: Option<PathBuf>,
+    /// Static libraries or relocatable objects (paths) that nvlink links after the objects and
+    /// before libcudadevrt, for device code compiled elsewhere.
+    pub link_libraries: Vec<PathBuf>,
+    /// Every successful tool run is recorded here (a failed one is in its [`ToolError`]).
+    pub log: ToolLog,
 }
 
+/// One successful run of ptxas or nvlink.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolRun {
+    /// `ptxas` or `nvlink`.
+    pub tool: String,
+    /// The command line, quoted for a POSIX shell.
+    pub command: String,
+    /// What the tool wrote to stdout (`ptxas -v` resource usage, for instance), truncated.
+    pub stdout: String,
+    /// What the tool wrote to stderr (warnings), truncated.
+    pub stderr: String,
+}
+
+/// A record of the tool runs of a build, shared by the clones of one [`BuildOptions`] and safe
+/// to use from several threads. It is not part of the options' value: any two logs compare
+/// equal.
+#[derive(Clone, Debug, Default)]
+pub struct ToolLog(Arc<Mutex<Vec<ToolRun>>>);
+
+impl ToolLog {
+    /// An empty log.
+    pub fn new() -> ToolLog {
+        ToolLog::default()
+    }
+
+    /// The runs recorded so far, oldest first.
+    pub fn runs(&self) -> Vec<ToolRun> {
+        self.0.lock().map(|runs| runs.clone()).unwrap_or_else(|poisoned| poisoned.into_inner().clone())
+    }
+
+    /// Removes and returns the runs recorded so far.
+    pub fn take(&self) -> Vec<ToolRun> {
+        match self.0.lock() {
+            Ok(mut runs) => std::mem::take(&mut *runs),
+            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+        }
+    }
+
+    fn push(&self, run: ToolRun) {
+        match self.0.lock() {
+            Ok(mut runs) => runs.push(run),
+            Err(poisoned) => poisoned.into_inner().push(run),
+        }
+    }
+}
+
+impl PartialEq for ToolLog {
+    fn eq(&self, _: &ToolLog) -> bool {
+        true
+    }
+}
+
+impl Eq for ToolLog {}
+
 impl BuildOptions {
+    /// Options for `arch` with ptxas's default optimisation and nothing extra.
     pub fn new(arch: SmVersion) -> BuildOptions {
         BuildOptions {
             arch,
@@ -42,6 +105,8 @@ impl BuildOptions {
             nvlink_args: Vec::new(),
             verbose: false,
             temp_root: None,
+            link_libraries: Vec::new(),
+            log: ToolLog::new(),
         }
     }
 }
@@ -67,7 +132,8 @@ pub fn ptxas_args(opts: &BuildOptions, input: &Path, output: &Path) -> Vec<OsStr
     args
 }
 
-/// nvlink's arguments: `-arch=sm_XX OBJECTS... -L<cudadevrt_dir> -lcudadevrt [extra...] -o OUTPUT`.
+/// nvlink's arguments:
+/// `-arch=sm_XX OBJECTS... LINK_LIBRARIES... -L<cudadevrt_dir> -lcudadevrt [extra...] -o OUTPUT`.
 pub fn nvlink_args(
     opts: &BuildOptions,
     objects: &[&Path],
@@ -76,6 +142,7 @@ pub fn nvlink_args(
 ) -> Vec<OsString> {
     let mut args: Vec<OsString> = vec![format!("-arch={}", opts.arch).into()];
     args.extend(objects.iter().map(OsString::from));
+    args.extend(opts.link_libraries.iter().map(OsString::from));
     let mut lib_dir = OsString::from("-L");
     lib_dir.push(cudadevrt_dir);
     args.push(lib_dir);
@@ -96,6 +163,22 @@ impl Toolchain {
         let work = work_dir(opts)?;
         let object = self.assemble_in(work.path(), ptx, opts)?;
         read(&object, "reading the object ptxas wrote")
+    }
+
+    /// Links relocatable device objects (in memory, for instance from [`Toolchain::assemble`]
+    /// of several PTX modules) with [`BuildOptions::link_libraries`] and libcudadevrt, and
+    /// returns the cubin's bytes.
+    pub fn link_objects(&self, objects: &[&[u8]], opts: &BuildOptions) -> Result<Vec<u8>, ToolError> {
+        let work = work_dir(opts)?;
+        let mut paths = Vec::with_capacity(objects.len());
+        for (index, bytes) in objects.iter().enumerate() {
+            let path = work.path().join(format!("input{index}.o"));
+            std::fs::write(&path, bytes).map_err(|e| ToolError::io("writing an object for nvlink", &path, e))?;
+            paths.push(path);
+        }
+        let paths: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+        let cubin = self.link_in(work.path(), &paths, opts)?;
+        read(&cubin, "reading the cubin nvlink wrote")
     }
 
     /// Links relocatable device objects with libcudadevrt into `output` (a cubin).
@@ -152,7 +235,7 @@ impl Toolchain {
         let object = work.join(OBJECT_NAME);
         std::fs::write(&input, ptx)
             .map_err(|e| ToolError::io("writing the PTX for ptxas", &input, e))?;
-        run_tool("ptxas", &self.ptxas, &ptxas_args(opts, &input, &object), opts.verbose)?;
+        run_tool("ptxas", &self.ptxas, &ptxas_args(opts, &input, &object), opts)?;
         Ok(object)
     }
 
@@ -164,7 +247,7 @@ impl Toolchain {
     ) -> Result<PathBuf, ToolError> {
         let cubin = work.join(CUBIN_NAME);
         let args = nvlink_args(opts, objects, &self.cudadevrt_dir, &cubin);
-        run_tool("nvlink", &self.nvlink, &args, opts.verbose)?;
+        run_tool("nvlink", &self.nvlink, &args, opts)?;
         Ok(cubin)
     }
 }
@@ -181,10 +264,11 @@ fn read(path: &Path, action: &str) -> Result<Vec<u8>, ToolError> {
     std::fs::read(path).map_err(|e| ToolError::io(action, path, e))
 }
 
-/// Runs one tool, capturing its output. Its stderr is passed on when it succeeds (warnings).
-fn run_tool(tool: &str, program: &Path, args: &[OsString], verbose: bool) -> Result<(), ToolError> {
+/// Runs one tool, capturing its output, and records it in the log. Nothing is printed unless
+/// `opts.verbose` asks for the command line and the tool's messages on stderr.
+fn run_tool(tool: &str, program: &Path, args: &[OsString], opts: &BuildOptions) -> Result<(), ToolError> {
     let command = command_line(program.as_os_str(), args);
-    if verbose {
+    if opts.verbose {
         eprintln!("{command}");
     }
     let output = spawn_and_wait(program, args).map_err(|source| ToolError::Spawn {
@@ -201,10 +285,16 @@ fn run_tool(tool: &str, program: &Path, args: &[OsString], verbose: bool) -> Res
             stdout: truncate_output(&output.stdout, CAPTURE_LIMIT),
         });
     }
-    if !output.stderr.is_empty() {
+    if opts.verbose {
         let mut err = io::stderr().lock();
         let _ = err.write_all(&output.stderr);
     }
+    opts.log.push(ToolRun {
+        tool: tool.to_string(),
+        command,
+        stdout: truncate_output(&output.stdout, CAPTURE_LIMIT),
+        stderr: truncate_output(&output.stderr, CAPTURE_LIMIT),
+    });
     Ok(())
 }
 
@@ -237,6 +327,8 @@ pub struct OutputFile {
 }
 
 impl OutputFile {
+    /// Checks that `path` can be written (its folder exists, it is not a folder) and makes the
+    /// temporary file beside it.
     pub fn prepare(path: &Path) -> Result<OutputFile, ToolError> {
         let invalid =
             |reason: String| ToolError::OutputPathInvalid { path: path.to_path_buf(), reason };
@@ -274,6 +366,7 @@ impl OutputFile {
         Ok(OutputFile { tmp, path: path.to_path_buf() })
     }
 
+    /// Writes `bytes` and renames the temporary file over the output.
     pub fn commit(mut self, bytes: &[u8]) -> Result<(), ToolError> {
         let tmp_path = self.tmp.path().to_path_buf();
         self.tmp
