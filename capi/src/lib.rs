@@ -1,0 +1,395 @@
+//! The C API of cdpc: compile `.cdp` source held in memory to a cubin, an object, PTX or LLVM
+//! IR, from C, C++ or Python (ctypes). `include/cdpc.h` is generated from this file by cbindgen
+//! (a test checks that the committed header is current).
+//!
+//! Conventions:
+//!
+//! - every function returns a [`CdpcStatus`] (or a pointer that is NULL on failure) and never
+//!   unwinds into C: panics are caught and reported as [`CdpcStatus::Internal`];
+//! - invalid arguments (NULL pointers, source or option text that is not UTF-8, unknown options
+//!   or values) give [`CdpcStatus::InvalidArgument`] and a message, never a crash;
+//! - ownership is explicit: an options object is freed with [`cdpc_options_free`], a result with
+//!   [`cdpc_result_free`], every returned string with [`cdpc_string_free`] and every returned
+//!   byte buffer with [`cdpc_bytes_free`];
+//! - there is no global state; distinct objects may be used from different threads at once.
+//!
+//! ```c
+//! CdpcOptions *options = cdpc_options_new();
+//! cdpc_options_set(options, "emit", "cubin", NULL);
+//! CdpcResult *result = NULL;
+//! if (cdpc_compile(source, options, &result) == CDPC_STATUS_OK) {
+//!     uint8_t *cubin; size_t len;
+//!     cdpc_result_output(result, &cubin, &len);
+//!     /* ... cuModuleLoadData(&module, cubin) ... */
+//!     cdpc_bytes_free(cubin, len);
+//! } else {
+//!     char *text = cdpc_result_diagnostics_text(result);
+//!     fputs(text, stderr);
+//!     cdpc_string_free(text);
+//! }
+//! cdpc_result_free(result);
+//! cdpc_options_free(options);
+//! ```
+
+use cdpc::driver::{self, CompileError, CompileOptions, Emit};
+use cdpc::render::{self, Color};
+use cdpc::{AddressSize, Code, Diagnostic, LaunchAbi};
+use std::ffi::{c_char, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+
+/// What a call did.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CdpcStatus {
+    /// Success.
+    Ok = 0,
+    /// A NULL pointer, text that is not UTF-8, or an unknown option or value.
+    InvalidArgument = 1,
+    /// The source has errors: see the result's diagnostics.
+    Diagnostics = 2,
+    /// ptxas or nvlink is missing or failed: see the result's message.
+    Tool = 3,
+    /// The options ask for something impossible (a cubin at 32 bits, say).
+    Usage = 4,
+    /// A bug in cdpc (an LLVM failure on valid input, or a caught panic).
+    Internal = 5,
+}
+
+/// Compiler options; made by [`cdpc_options_new`], changed by [`cdpc_options_set`], freed by
+/// [`cdpc_options_free`].
+pub struct CdpcOptions {
+    options: CompileOptions,
+    file_name: String,
+}
+
+/// The outcome of [`cdpc_compile`]: a status, the output on success, diagnostics and a
+/// message otherwise. Freed by [`cdpc_result_free`].
+pub struct CdpcResult {
+    status: CdpcStatus,
+    output: Vec<u8>,
+    diagnostics: Vec<Diagnostic>,
+    message: String,
+    source: String,
+    file_name: String,
+}
+
+fn guard<T>(on_panic: T, f: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or(on_panic)
+}
+
+/// Stores `message` in `*error` (when `error` is not NULL) as a string to free with
+/// [`cdpc_string_free`].
+unsafe fn set_error(error: *mut *mut c_char, message: &str) {
+    if !error.is_null() {
+        *error = to_c_string(message);
+    }
+}
+
+fn to_c_string(s: &str) -> *mut c_char {
+    CString::new(s.replace('\0', "\\0")).map(CString::into_raw).unwrap_or(std::ptr::null_mut())
+}
+
+unsafe fn utf8<'a>(p: *const c_char, what: &str) -> Result<&'a str, String> {
+    if p.is_null() {
+        return Err(format!("{what} is NULL"));
+    }
+    CStr::from_ptr(p).to_str().map_err(|e| format!("{what} is not valid UTF-8 (first bad byte at offset {})", e.valid_up_to()))
+}
+
+/// A new options object with cdpc's defaults: a cubin for sm_90, 64-bit, launch ABI v2, `-O3`.
+/// NULL only if memory runs out.
+#[no_mangle]
+pub extern "C" fn cdpc_options_new() -> *mut CdpcOptions {
+    guard(std::ptr::null_mut(), || {
+        Box::into_raw(Box::new(CdpcOptions { options: CompileOptions::default(), file_name: "input.cdp".into() }))
+    })
+}
+
+/// Frees an options object. NULL is ignored.
+///
+/// # Safety
+/// `options` is NULL or came from [`cdpc_options_new`] and was not freed before.
+#[no_mangle]
+pub unsafe extern "C" fn cdpc_options_free(options: *mut CdpcOptions) {
+    if !options.is_null() {
+        guard((), || drop(Box::from_raw(options)));
+    }
+}
+
+fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
+    let codes = |v: &str| -> Result<Vec<Code>, String> {
+        v.split(',').filter(|s| !s.is_empty()).map(|c| Code::from_str(c.trim()).ok_or_else(|| format!("unknown diagnostic code `{c}`"))).collect()
+    };
+    let flag = |v: &str| match v {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(format!("`{v}` is not a boolean for `{key}`; use true or false")),
+    };
+    let options = &mut o.options;
+    match key {
+        "arch" => options.target.sm = value.parse()?,
+        "launch-abi" => options.target.launch_abi = value.parse::<LaunchAbi>()?,
+        "address-size" => {
+            options.target.address_size = match value {
+                "32" => AddressSize::Bits32,
+                "64" => AddressSize::Bits64,
+                _ => return Err(format!("address size `{value}` does not exist; use 32 or 64")),
+            }
+        }
+        "opt-level" => {
+            options.opt_level = match value.trim_start_matches("-O").parse::<u8>() {
+                Ok(n) if n <= 3 => n,
+                _ => return Err(format!("optimisation level `{value}` does not exist; use 0 to 3")),
+            }
+        }
+        "emit" => {
+            options.emit = match value {
+                "cubin" => Emit::Cubin,
+                "obj" | "object" => Emit::Object,
+                "ptx" => Emit::Ptx,
+                "llvm-ir" => Emit::LlvmIr,
+                _ => return Err(format!("unknown output `{value}`; use cubin, obj, ptx or llvm-ir")),
+            }
+        }
+        "cuda-home" => options.tools.cuda_home = Some(PathBuf::from(value)),
+        "ptxas-arg" => options.ptxas_args.push(value.to_string()),
+        "nvlink-arg" => options.nvlink_args.push(value.to_string()),
+        "werror" => options.warnings.deny_all = flag(value)?,
+        "strict-param-limit" => {
+            if flag(value)? {
+                options.warnings.deny.push(Code::ParamBufferOver4K);
+            }
+        }
+        "deny" => options.warnings.deny.extend(codes(value)?),
+        "allow" => options.warnings.allow.extend(codes(value)?),
+        "file-name" => o.file_name = value.to_string(),
+        _ => {
+            return Err(format!(
+                "unknown option `{key}`; the options are arch, launch-abi, address-size, opt-level, emit, cuda-home, \
+                 ptxas-arg, nvlink-arg, werror, strict-param-limit, deny, allow, file-name"
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// Sets one option from text, as the `cdpc` command line spells it:
+///
+/// | key | values |
+/// |---|---|
+/// | `arch` | `sm_90`, `90`, `compute_90` |
+/// | `launch-abi` | `v1`, `v2` |
+/// | `address-size` | `32`, `64` |
+/// | `opt-level` | `0` to `3` |
+/// | `emit` | `cubin`, `obj`, `ptx`, `llvm-ir` |
+/// | `cuda-home` | a CUDA toolkit or `pip install --target` folder |
+/// | `ptxas-arg`, `nvlink-arg` | one extra argument (repeatable) |
+/// | `werror`, `strict-param-limit` | `true`, `false` |
+/// | `deny`, `allow` | diagnostic codes, comma-separated (`W0209`) |
+/// | `file-name` | the name diagnostics show for the source |
+///
+/// On failure returns [`CdpcStatus::InvalidArgument`], leaves the options unchanged and, when
+/// `error` is not NULL, stores a message there (free it with [`cdpc_string_free`]).
+///
+/// # Safety
+/// `options` is NULL or a live options object; `key` and `value` are NULL or NUL-terminated;
+/// `error` is NULL or points to writable storage for a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn cdpc_options_set(
+    options: *mut CdpcOptions,
+    key: *const c_char,
+    value: *const c_char,
+    error: *mut *mut c_char,
+) -> CdpcStatus {
+    let outcome = guard(Err((CdpcStatus::Internal, "internal error: panic while setting an option".to_string())), || {
+        let Some(options) = options.as_mut() else { return Err((CdpcStatus::InvalidArgument, "options is NULL".into())) };
+        let key = utf8(key, "the option name").map_err(|e| (CdpcStatus::InvalidArgument, e))?;
+        let value = utf8(value, "the option value").map_err(|e| (CdpcStatus::InvalidArgument, e))?;
+        let mut updated = CdpcOptions { options: options.options.clone(), file_name: options.file_name.clone() };
+        apply(&mut updated, key, value).map_err(|e| (CdpcStatus::InvalidArgument, e))?;
+        *options = updated;
+        Ok(())
+    });
+    match outcome {
+        Ok(()) => CdpcStatus::Ok,
+        Err((status, message)) => {
+            set_error(error, &message);
+            status
+        }
+    }
+}
+
+fn failed(status: CdpcStatus, message: String) -> CdpcResult {
+    CdpcResult { status, output: Vec::new(), diagnostics: Vec::new(), message, source: String::new(), file_name: String::new() }
+}
+
+/// Compiles `source` (NUL-terminated UTF-8 `.cdp` text) with `options` (NULL for the defaults)
+/// and returns the status. When `result` is not NULL, `*result` receives a result object in
+/// every case, also on failure (it then holds the message and any diagnostics); free it with
+/// [`cdpc_result_free`]. Nothing is printed.
+///
+/// # Safety
+/// `source` is NULL or NUL-terminated; `options` is NULL or a live options object; `result` is
+/// NULL or points to writable storage for a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn cdpc_compile(
+    source: *const c_char,
+    options: *const CdpcOptions,
+    result: *mut *mut CdpcResult,
+) -> CdpcStatus {
+    let outcome = guard(failed(CdpcStatus::Internal, "internal error: the compiler panicked".into()), || {
+        let source = match utf8(source, "the source") {
+            Ok(s) => s.to_string(),
+            Err(e) => return failed(CdpcStatus::InvalidArgument, e),
+        };
+        let defaults;
+        let options = match options.as_ref() {
+            Some(o) => o,
+            None => {
+                defaults = CdpcOptions { options: CompileOptions::default(), file_name: "input.cdp".into() };
+                &defaults
+            }
+        };
+        let mut r = match driver::compile(&source, &options.options) {
+            Ok(compiled) => CdpcResult {
+                status: CdpcStatus::Ok,
+                output: compiled.output,
+                diagnostics: compiled.warnings,
+                message: String::new(),
+                source: String::new(),
+                file_name: String::new(),
+            },
+            Err(CompileError::Diagnostics(diagnostics)) => {
+                let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+                let mut r = failed(CdpcStatus::Diagnostics, String::new());
+                r.message = format!("could not compile `{}` due to {errors} error{}", options.file_name, if errors == 1 { "" } else { "s" });
+                r.diagnostics = diagnostics;
+                r
+            }
+            Err(e @ CompileError::Tool(_)) => failed(CdpcStatus::Tool, e.to_string()),
+            Err(e @ CompileError::Usage(_)) => failed(CdpcStatus::Usage, e.to_string()),
+            Err(e @ CompileError::Io { .. }) => failed(CdpcStatus::Tool, e.to_string()),
+            Err(e @ CompileError::Backend(_)) => failed(CdpcStatus::Internal, e.to_string()),
+        };
+        r.source = source;
+        r.file_name = options.file_name.clone();
+        r
+    });
+    let status = outcome.status;
+    if !result.is_null() {
+        *result = Box::into_raw(Box::new(outcome));
+    }
+    status
+}
+
+/// The status of a result ([`CdpcStatus::InvalidArgument`] for NULL).
+///
+/// # Safety
+/// `result` is NULL or a live result.
+#[no_mangle]
+pub unsafe extern "C" fn cdpc_result_status(result: *const CdpcResult) -> CdpcStatus {
+    result.as_ref().map_or(CdpcStatus::InvalidArgument, |r| r.status)
+}
+
+/// Copies the output (cubin or object bytes, or PTX or LLVM IR text without a NUL) to a new
+/// buffer: `*data` and `*len` receive it; free it with [`cdpc_bytes_free`]. Returns
+/// [`CdpcStatus::InvalidArgument`] for NULL arguments, or the result's status when it has no
+/// output (then `*data` is NULL and `*len` 0).
+///
+/// # Safety
+/// `result` is NULL or a live result; `data` and `len` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cdpc_result_output(result: *const CdpcResult, data: *mut *mut u8, len: *mut usize) -> CdpcStatus {
+    let (Some(r), false, false) = (result.as_ref(), data.is_null(), len.is_null()) else {
+        return CdpcStatus::InvalidArgument;
+    };
+    *data = std::ptr::null_mut();
+    *len = 0;
+    if r.status != CdpcStatus::Ok {
+        return r.status;
+    }
+    guard(CdpcStatus::Internal, || {
+        let boxed: Box<[u8]> = r.output.clone().into_boxed_slice();
+        *len = boxed.len();
+        *data = Box::into_raw(boxed) as *mut u8;
+        CdpcStatus::Ok
+    })
+}
+
+/// The result's message (empty on success), as a new string to free with
+/// [`cdpc_string_free`]; NULL for a NULL result.
+///
+/// # Safety
+/// `result` is NULL or a live result.
+#[no_mangle]
+pub unsafe extern "C" fn cdpc_result_message(result: *const CdpcResult) -> *mut c_char {
+    match result.as_ref() {
+        Some(r) => guard(std::ptr::null_mut(), || to_c_string(&r.message)),
+        None => std::ptr::null_mut(),
+    }
+}
+
+/// The number of diagnostics (errors and warnings) of a result; 0 for NULL.
+///
+/// # Safety
+/// `result` is NULL or a live result.
+#[no_mangle]
+pub unsafe extern "C" fn cdpc_result_diagnostic_count(result: *const CdpcResult) -> usize {
+    result.as_ref().map_or(0, |r| r.diagnostics.len())
+}
+
+/// The diagnostics rendered as text, as `cdpc` prints them (no colour), as a new string to free
+/// with [`cdpc_string_free`]; empty when there are none, NULL for a NULL result.
+///
+/// # Safety
+/// `result` is NULL or a live result.
+#[no_mangle]
+pub unsafe extern "C" fn cdpc_result_diagnostics_text(result: *const CdpcResult) -> *mut c_char {
+    match result.as_ref() {
+        Some(r) => guard(std::ptr::null_mut(), || {
+            to_c_string(&render::human(&r.diagnostics, &r.file_name, &r.source, Color::Never))
+        }),
+        None => std::ptr::null_mut(),
+    }
+}
+
+/// Frees a result. NULL is ignored.
+///
+/// # Safety
+/// `result` is NULL or came from [`cdpc_compile`] and was not freed before.
+#[no_mangle]
+pub unsafe extern "C" fn cdpc_result_free(result: *mut CdpcResult) {
+    if !result.is_null() {
+        guard((), || drop(Box::from_raw(result)));
+    }
+}
+
+/// Frees a string returned by this library. NULL is ignored.
+///
+/// # Safety
+/// `s` is NULL or a string from this library that was not freed before.
+#[no_mangle]
+pub unsafe extern "C" fn cdpc_string_free(s: *mut c_char) {
+    if !s.is_null() {
+        guard((), || drop(CString::from_raw(s)));
+    }
+}
+
+/// Frees a byte buffer returned by [`cdpc_result_output`], with the length it came with. NULL is
+/// ignored.
+///
+/// # Safety
+/// `data` is NULL or a buffer from [`cdpc_result_output`] of `len` bytes, not freed before.
+#[no_mangle]
+pub unsafe extern "C" fn cdpc_bytes_free(data: *mut u8, len: usize) {
+    if !data.is_null() {
+        guard((), || drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(data, len))));
+    }
+}
+
+/// The library's version, a static string (do not free).
+#[no_mangle]
+pub extern "C" fn cdpc_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr() as *const c_char
+}

@@ -1,0 +1,105 @@
+"""The C API from Python through ctypes: compile samples/hello.cdp to PTX (and a cubin when the
+NVIDIA tools exist) and check the error paths.
+
+Usage: python3 test_capi.py LIBRARY SAMPLES_DIR HAVE_TOOLS(0|1)."""
+import ctypes
+import sys
+
+OK, INVALID_ARGUMENT, DIAGNOSTICS, TOOL, USAGE, INTERNAL = range(6)
+
+
+def load(path):
+    lib = ctypes.CDLL(path)
+    c_char_pp = ctypes.POINTER(ctypes.c_char_p)
+    lib.cdpc_options_new.restype = ctypes.c_void_p
+    lib.cdpc_options_free.argtypes = [ctypes.c_void_p]
+    lib.cdpc_options_set.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.cdpc_options_set.restype = ctypes.c_int
+    lib.cdpc_compile.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.cdpc_compile.restype = ctypes.c_int
+    lib.cdpc_result_status.argtypes = [ctypes.c_void_p]
+    lib.cdpc_result_output.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t)]
+    lib.cdpc_result_output.restype = ctypes.c_int
+    for name in ("cdpc_result_message", "cdpc_result_diagnostics_text"):
+        getattr(lib, name).argtypes = [ctypes.c_void_p]
+        getattr(lib, name).restype = ctypes.c_void_p
+    lib.cdpc_result_diagnostic_count.argtypes = [ctypes.c_void_p]
+    lib.cdpc_result_diagnostic_count.restype = ctypes.c_size_t
+    lib.cdpc_result_free.argtypes = [ctypes.c_void_p]
+    lib.cdpc_string_free.argtypes = [ctypes.c_void_p]
+    lib.cdpc_bytes_free.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    return lib
+
+
+def take_string(lib, ptr):
+    assert ptr, "expected a string"
+    text = ctypes.string_at(ptr).decode()
+    lib.cdpc_string_free(ptr)
+    return text
+
+
+def set_option(lib, options, key, value):
+    error = ctypes.c_void_p()
+    status = lib.cdpc_options_set(options, key.encode() if key is not None else None, value, ctypes.byref(error))
+    message = take_string(lib, error.value) if error.value else None
+    return status, message
+
+
+def compile_source(lib, source, options):
+    result = ctypes.c_void_p()
+    status = lib.cdpc_compile(source, options, ctypes.byref(result))
+    output = None
+    if status == OK:
+        data, size = ctypes.c_void_p(), ctypes.c_size_t()
+        assert lib.cdpc_result_output(result, ctypes.byref(data), ctypes.byref(size)) == OK
+        output = ctypes.string_at(data, size.value)
+        lib.cdpc_bytes_free(data, size)
+    message = take_string(lib, lib.cdpc_result_message(result))
+    diagnostics = take_string(lib, lib.cdpc_result_diagnostics_text(result))
+    count = lib.cdpc_result_diagnostic_count(result)
+    lib.cdpc_result_free(result)
+    return status, output, message, diagnostics, count
+
+
+def main():
+    lib = load(sys.argv[1])
+    source = open(sys.argv[2] + "/hello.cdp", "rb").read()
+    have_tools = sys.argv[3] == "1"
+    options = lib.cdpc_options_new()
+    assert options
+    if have_tools:
+        status, cubin, message, _, _ = compile_source(lib, source, options)
+        assert status == OK, message
+        assert cubin[:4] == b"\x7fELF", cubin[:4]
+    assert set_option(lib, options, "emit", b"ptx") == (OK, None)
+    assert set_option(lib, options, "launch-abi", b"v1") == (OK, None)
+    status, ptx, message, _, _ = compile_source(lib, b"""
+        extern "C" __global__ void child(int *data, int add) { data[threadIdx.x] += add; }
+        extern "C" __global__ void parent(int *data) { child<<<1, 256>>>(data, 7); }
+    """, options)
+    assert status == OK, message
+    assert b"cudaGetParameterBuffer" in ptx and b"cudaLaunchDevice" in ptx, ptx
+
+    status, output, message, diagnostics, count = compile_source(lib, b"__global__ void k() { nope(); }", options)
+    assert status == DIAGNOSTICS and output is None and count >= 1
+    assert "error[E0100]" in diagnostics, diagnostics
+    assert "could not compile" in message
+
+    status, message = set_option(lib, options, "bogus", b"1")
+    assert status == INVALID_ARGUMENT and "unknown option" in message, message
+    status, message = set_option(lib, options, "opt-level", b"9")
+    assert status == INVALID_ARGUMENT and "0 to 3" in message, message
+    status, message = set_option(lib, options, "arch", b"\xff")
+    assert status == INVALID_ARGUMENT and "UTF-8" in message, message
+    status, message = set_option(lib, None, "arch", b"sm_90")
+    assert status == INVALID_ARGUMENT
+    status, _, message, _, _ = compile_source(lib, None, options)
+    assert status == INVALID_ARGUMENT and "NULL" in message, message
+    status, _, message, _, _ = compile_source(lib, b"\xc3\x28", options)
+    assert status == INVALID_ARGUMENT and "UTF-8" in message, message
+    lib.cdpc_options_free(options)
+    print("test_capi.py: all checks passed")
+
+
+if __name__ == "__main__":
+    main()
