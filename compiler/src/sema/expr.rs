@@ -135,11 +135,14 @@ impl Context {
                 .emit();
             return None;
         }
-        if matches!(ident.name.as_str(), "threadIdx" | "blockIdx" | "blockDim" | "gridDim") {
-            self.error(Code::TypeMismatch, span, format!("`{}` is used through its fields", ident.name))
-                .note(format!("write `{}.x`, `{0}.y` or `{0}.z`", ident.name))
-                .emit();
-            return None;
+        if let Some(register) = special_register_kind(&ident.name) {
+            // `blockDim` as a whole is a dim3 (CUDA's uint3 converts to dim3).
+            let axis = |a: hir::Axis| {
+                let builtin = hir::Builtin::SpecialReg(register(a));
+                make(ExprKind::Builtin { builtin, args: vec![] }, Type::UINT, span)
+            };
+            let (x, y, z) = (axis(hir::Axis::X), axis(hir::Axis::Y), axis(hir::Axis::Z));
+            return Some(make(ExprKind::Dim3 { x: boxed(x), y: boxed(y), z: boxed(z) }, Type::Dim3, span));
         }
         let suggestion = self.similar_name(&ident.name);
         let mut builder = self.error(Code::UnknownName, span, format!("cannot find `{}` in this scope", ident.name)).primary("not found");
@@ -549,14 +552,8 @@ impl Context {
 
     /// `threadIdx.x` and friends, or `None` if `name` is not one of them.
     fn special_register(&mut self, name: &str, field: &ast::Ident, span: Span) -> Option<Option<hir::Expr>> {
-        use hir::{Axis, SpecialReg};
-        let make_reg: fn(Axis) -> SpecialReg = match name {
-            "threadIdx" => SpecialReg::ThreadIdx,
-            "blockIdx" => SpecialReg::BlockIdx,
-            "blockDim" => SpecialReg::BlockDim,
-            "gridDim" => SpecialReg::GridDim,
-            _ => return None,
-        };
+        use hir::Axis;
+        let make_reg = special_register_kind(name)?;
         let axis = match field.name.as_str() {
             "x" => Axis::X,
             "y" => Axis::Y,
@@ -650,6 +647,18 @@ impl Context {
         }
         converted.into_iter().collect()
     }
+}
+
+/// The special register behind `threadIdx`, `blockIdx`, `blockDim` or `gridDim`, per axis.
+fn special_register_kind(name: &str) -> Option<fn(hir::Axis) -> hir::SpecialReg> {
+    use hir::SpecialReg;
+    Some(match name {
+        "threadIdx" => SpecialReg::ThreadIdx,
+        "blockIdx" => SpecialReg::BlockIdx,
+        "blockDim" => SpecialReg::BlockDim,
+        "gridDim" => SpecialReg::GridDim,
+        _ => return None,
+    })
 }
 
 fn comparison(op: AstBin) -> BinaryOp {

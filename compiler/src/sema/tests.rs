@@ -59,6 +59,7 @@ fn pointers_arrays_and_members() {
     check("int *p", "&p[2]", "int *");
     check("dim3 d", "d.y", "unsigned int");
     check("", "threadIdx.x", "unsigned int");
+    check("", "blockDim", "dim3");
     check("", "sizeof(double)", "unsigned long");
     check("int *p", "sizeof p", "unsigned long");
     check("int c", "c ? 1 : 2.0f", "float");
