@@ -106,10 +106,6 @@ pub struct CompileOptions {
     pub ptxas_args: Vec<String>,
     /// Extra arguments for nvlink (`-Xnvlink`).
     pub nvlink_args: Vec<String>,
-    /// Echo each tool's command line and messages to stderr as it runs (the CLI's `-v`). Leave
-    /// it off in a library: nothing is printed then, and the same information is in
-    /// [`Compiled::tool_runs`].
-    pub verbose: bool,
     /// Which warnings are errors or silenced.
     pub warnings: WarningPolicy,
     /// Where to look for ptxas, nvlink and libcudadevrt.
@@ -124,7 +120,6 @@ impl Default for CompileOptions {
             emit: Emit::Cubin,
             ptxas_args: Vec::new(),
             nvlink_args: Vec::new(),
-            verbose: false,
             warnings: WarningPolicy::default(),
             tools: ToolSearch::default(),
         }
@@ -246,8 +241,8 @@ fn validate(options: &CompileOptions) -> Result<(), CompileError> {
     Ok(())
 }
 
-/// Compiles `source` held in memory to what `options.emit` names. Prints nothing (unless
-/// `options.verbose`); the NVIDIA tools run in a temporary folder that is removed before this
+/// Compiles `source` held in memory to what `options.emit` names. Prints nothing (each tool's
+/// command line and messages are in [`Compiled::tool_runs`]); the NVIDIA tools run in a temporary folder that is removed before this
 /// returns. Safe to call from several threads at once.
 pub fn compile(source: &str, options: &CompileOptions) -> Result<Compiled, CompileError> {
     validate(options)?;
@@ -315,7 +310,6 @@ fn build_options(options: &CompileOptions) -> BuildOptions {
     build.opt_level = Some(options.opt_level);
     build.ptxas_args = options.ptxas_args.iter().map(Into::into).collect();
     build.nvlink_args = options.nvlink_args.iter().map(Into::into).collect();
-    build.verbose = options.verbose;
     build
 }
 

@@ -8,7 +8,7 @@
 //!
 //! # Embedding cdpc: three levels
 //!
-//! Nothing in this crate prints (unless [`driver::CompileOptions::verbose`] asks), exits the
+//! Nothing in this crate prints, exits the
 //! process or keeps global state beyond LLVM's once-only target initialisation; every function
 //! below may be called from several threads at once.
 //!

@@ -147,7 +147,6 @@ fn main() -> ExitCode {
         emit,
         ptxas_args: cli.xptxas.clone(),
         nvlink_args: cli.xnvlink.clone(),
-        verbose: cli.verbose,
         warnings,
         tools: ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() },
     };
@@ -170,14 +169,17 @@ fn main() -> ExitCode {
             eprintln!("error: `-o -` writes text; binary output needs a file name");
             return ExitCode::from(2);
         }
-        driver::compile(&source, &options).map(|compiled| {
+        driver::compile(&source, &options).inspect(|compiled| {
             let _ = std::io::stdout().write_all(&compiled.output);
-            compiled.warnings
         })
     } else {
         let output = cli.output.clone().unwrap_or_else(|| cli.input.with_extension(emit.extension()));
-        driver::compile_to_file(&source, &output, &options).map(|compiled| compiled.warnings)
+        driver::compile_to_file(&source, &output, &options)
     };
+    let result = result.map(|compiled| {
+        show_tool_runs(&compiled.tool_runs, cli.verbose);
+        compiled.warnings
+    });
     match result {
         Ok(warnings) => {
             report(&warnings);
@@ -193,6 +195,18 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// What ptxas and nvlink said: their warnings always, and with `-v` each command line and
+/// what the tool printed to stdout (`-Xptxas -v` resource usage, say).
+fn show_tool_runs(runs: &[cdpc::toolchain::ToolRun], verbose: bool) {
+    for run in runs {
+        if verbose {
+            eprintln!("{}", run.command);
+            eprint!("{}", run.stdout);
+        }
+        eprint!("{}", run.stderr);
     }
 }
 

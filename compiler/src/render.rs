@@ -9,7 +9,9 @@ use codespan_reporting::term::{self, termcolor};
 /// Whether rendered text carries ANSI colours.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Color {
+    /// Plain text, for files, pipes and snapshots.
     Never,
+    /// ANSI escape codes, for terminals.
     Always,
 }
 

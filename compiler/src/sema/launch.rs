@@ -9,7 +9,6 @@ use crate::hir::{self, ExprKind, FunctionKind};
 use crate::layout::param_layout;
 use crate::target::LaunchAbi;
 use crate::types::Type;
-use runtime_shim::limits::PARAM_BUFFER_DOCUMENTED_MAX_BYTES;
 
 impl Context {
     pub(super) fn launch(&mut self, kernel: &ast::Ident, config: &[ast::Expr], config_span: Span, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
@@ -36,7 +35,7 @@ impl Context {
         self.check_child_visible_pointers(&args);
         let (grid, block, shared_mem, stream) = configuration?;
         let layout = param_layout(&params, self, &self.target);
-        self.check_buffer_size(layout.size, kernel, kernel_span, span)?;
+        self.check_buffer_size(&layout, kernel, kernel_span, span)?;
         let launch = hir::Launch { kernel: kernel_id, grid, block, shared_mem, stream, args, layout, span };
         Some(make(ExprKind::Launch(Box::new(launch)), Type::Void, span))
     }
@@ -146,23 +145,28 @@ impl Context {
         }
     }
 
-    fn check_buffer_size(&mut self, size: u64, kernel: &ast::Ident, kernel_span: Span, span: Span) -> Option<()> {
-        let limit = self.target.param_buffer_limit();
-        if size > limit {
-            let (sm, bits) = (self.target.sm, self.target.address_size.pointer_bytes() * 8);
-            self.error(Code::ParamBufferTooLarge, span, format!("the parameters of `{}` need {size} bytes, more than the {limit} a launch can pass", kernel.name))
-                .label(kernel_span, "parameters declared here")
-                .note(format!("the limit for {sm} at {bits}-bit addresses is {limit} bytes; pass large data through a pointer to global memory"))
-                .emit();
-            return None;
+    /// The target's limit is an error; more than the documented 4 KB a warning. The rule is
+    /// [`ParamLayout::check_size`](crate::layout::ParamLayout::check_size), shared with embedders.
+    fn check_buffer_size(&mut self, layout: &crate::layout::ParamLayout, kernel: &ast::Ident, kernel_span: Span, span: Span) -> Option<()> {
+        match layout.check_size(&self.target) {
+            Err(too_large) => {
+                let (size, limit) = (too_large.size, too_large.limit);
+                let (sm, bits) = (self.target.sm, self.target.address_size.pointer_bytes() * 8);
+                self.error(Code::ParamBufferTooLarge, span, format!("the parameters of `{}` need {size} bytes, more than the {limit} a launch can pass", kernel.name))
+                    .label(kernel_span, "parameters declared here")
+                    .note(format!("the limit for {sm} at {bits}-bit addresses is {limit} bytes; pass large data through a pointer to global memory"))
+                    .emit();
+                None
+            }
+            Ok(Some(over)) => {
+                self.error(Code::ParamBufferOver4K, span, format!("the parameters of `{}` need {} bytes, more than 4096", kernel.name, over.size))
+                    .label(kernel_span, "parameters declared here")
+                    .note("CUDA 12.1 and newer accept up to 32764 bytes on sm_70+, but older runtimes refuse buffers over 4 KB")
+                    .note("`--strict-param-limit` makes this an error")
+                    .emit();
+                Some(())
+            }
+            Ok(None) => Some(()),
         }
-        if size > PARAM_BUFFER_DOCUMENTED_MAX_BYTES {
-            self.error(Code::ParamBufferOver4K, span, format!("the parameters of `{}` need {size} bytes, more than 4096", kernel.name))
-                .label(kernel_span, "parameters declared here")
-                .note("CUDA 12.1 and newer accept up to 32764 bytes on sm_70+, but older runtimes refuse buffers over 4 KB")
-                .note("`--strict-param-limit` makes this an error")
-                .emit();
-        }
-        Some(())
     }
 }

@@ -28,10 +28,6 @@ pub struct BuildOptions {
     pub ptxas_args: Vec<OsString>,
     /// Extra nvlink arguments (`-Xnvlink`), appended after ours.
     pub nvlink_args: Vec<OsString>,
-    /// Echo to stderr, as the `cdpc -v` command line does: each command line before it runs,
-    /// and the messages of tools that succeed. Off, nothing is printed; the same information is
-    /// always recorded in [`BuildOptions::log`].
-    pub verbose: bool,
     /// Where the temporary work folder is made; `None` is the system's temp folder.
     pub temp_root: Option<PathBuf>,
     /// Static libraries or relocatable objects (paths) that nvlink links after the objects and
@@ -103,7 +99,6 @@ impl BuildOptions {
             opt_level: None,
             ptxas_args: Vec::new(),
             nvlink_args: Vec::new(),
-            verbose: false,
             temp_root: None,
             link_libraries: Vec::new(),
             log: ToolLog::new(),
@@ -264,13 +259,10 @@ fn read(path: &Path, action: &str) -> Result<Vec<u8>, ToolError> {
     std::fs::read(path).map_err(|e| ToolError::io(action, path, e))
 }
 
-/// Runs one tool, capturing its output, and records it in the log. Nothing is printed unless
-/// `opts.verbose` asks for the command line and the tool's messages on stderr.
+/// Runs one tool, capturing its output, and records it in the log. Nothing is printed: callers
+/// show the log (the CLI's `-v` prints the command lines).
 fn run_tool(tool: &str, program: &Path, args: &[OsString], opts: &BuildOptions) -> Result<(), ToolError> {
     let command = command_line(program.as_os_str(), args);
-    if opts.verbose {
-        eprintln!("{command}");
-    }
     let output = spawn_and_wait(program, args).map_err(|source| ToolError::Spawn {
         tool: tool.to_string(),
         command: command.clone(),
@@ -284,10 +276,6 @@ fn run_tool(tool: &str, program: &Path, args: &[OsString], opts: &BuildOptions) 
             stderr: truncate_output(&output.stderr, CAPTURE_LIMIT),
             stdout: truncate_output(&output.stdout, CAPTURE_LIMIT),
         });
-    }
-    if opts.verbose {
-        let mut err = io::stderr().lock();
-        let _ = err.write_all(&output.stderr);
     }
     opts.log.push(ToolRun {
         tool: tool.to_string(),

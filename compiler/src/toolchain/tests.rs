@@ -478,7 +478,6 @@ fn real_ptxas_and_nvlink_build_a_cubin_with_a_device_side_launch() {
     let mut opts = BuildOptions::new(SmVersion(90));
     opts.temp_root = Some(dir.path().to_path_buf());
     opts.opt_level = Some(3);
-    opts.verbose = true;
     let out = dir.path().join("launch.cubin");
     tc.build_cubin(LAUNCH_V1_PTX, &opts, &out).unwrap_or_else(|e| panic!("{e}"));
     let cubin = fs::read(&out).unwrap();
