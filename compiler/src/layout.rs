@@ -3,7 +3,10 @@
 //! The device runtime forbids reordering: parameters are placed in declaration order, each at
 //! the next offset that is a multiple of its alignment. The buffer's alignment is the largest
 //! parameter alignment (what the documented ABI passes to `cudaGetParameterBuffer`), and its
-//! size is the end of the last parameter, not rounded up (nvcc's "N bytes required").
+//! size is the end of the last parameter, not rounded up: the total nvcc records in the cubin
+//! (`EIATTR_CBANK_PARAM_SIZE`) and ptxas's "uses too much parameter space" figure. (nvcc's front
+//! end, in "Formal parameter space overflowed (N bytes required ...)", counts N without padding.)
+//! `tests/layout_oracle.rs` checks all of this against nvcc.
 
 use crate::target::Target;
 use crate::types::{round_up, size_align, StructLayouts, Type};
