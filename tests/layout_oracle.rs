@@ -13,9 +13,10 @@
 //!
 //! The same text is a valid `.cdp` file (the language is a CUDA subset): cdpc's answer is
 //! `cdpc::layout::param_layout` over each kernel's parameter types after `driver::check`.
-//! cdpc checks the size limit where a parameter buffer is built, at a launch, so refusal is
-//! checked by launching the kernel from a parent and expecting E0304 exactly when nvcc
-//! refused the kernel.
+//! Like nvcc, cdpc refuses a kernel definition whose parameters exceed the limit (E0304), so
+//! the layouts are read from the same signatures declared as `__device__` functions (which
+//! have no limit), and refusal is checked by compiling the kernel, launched from a parent,
+//! and expecting E0304 exactly when nvcc refused the kernel.
 //!
 //! Observed relationship of the total (asserted below): nvcc's `EIATTR_CBANK_PARAM_SIZE` is the
 //! end of the last parameter (offset + size), NOT rounded up to the largest parameter
@@ -528,17 +529,18 @@ fn diagnostics_text(e: &CompileError, source: &str) -> String {
 }
 
 /// cdpc's layout of every kernel of `batch` (the same text nvcc compiled, refused kernels
-/// included: cdpc refuses at launches, checked separately).
+/// included, with `__global__` made `__device__` so that cdpc's size check, tested
+/// separately, does not stop it).
 /// Per kernel: offsets, size, and the sum of the parameter sizes (for nvcc's front-end refusals).
 fn cdpc_layouts(batch: &Batch) -> HashMap<String, (Vec<u64>, u64, u64)> {
-    let source = batch.source(&|_| false);
+    let source = batch.source(&|_| false).replace("__global__", "__device__");
     let checked = driver::check(&source, &CompileOptions::default())
         .unwrap_or_else(|e| panic!("cdpc rejects a signature batch nvcc accepts:\n{}\n{source}", diagnostics_text(&e, &source)));
     let module = &checked.module;
     module
         .functions
         .iter()
-        .filter(|f| f.kind == FunctionKind::Kernel)
+        .filter(|f| f.kind == FunctionKind::Device)
         .map(|f| {
             let layout = cdpc::layout::param_layout(f.param_types(), module, &module.target);
             let sum = f.param_types().map(|t| module.size_align(t).0).sum();
@@ -547,7 +549,7 @@ fn cdpc_layouts(batch: &Batch) -> HashMap<String, (Vec<u64>, u64, u64)> {
         .collect()
 }
 
-/// Launches `sig`'s kernel from a parent; true when cdpc refuses with E0304.
+/// Compiles `sig`'s kernel launched from a parent; true when cdpc refuses with E0304.
 fn cdpc_refuses_launch(batch: &Batch, sig: &Signature) -> Result<bool, String> {
     let mut source = batch.needed_structs(sig) + &kernel_text(sig);
     let params: Vec<String> = sig.params.iter().enumerate().map(|(i, t)| format!("{t} *a{i}")).collect();

@@ -197,6 +197,9 @@ fn declare_function(cx: &mut Context, def: &ast::FunctionDef) {
         locals.push(hir::Local { name: d.name.name.clone(), ty, span: param.span });
         params.push(hir::LocalId(locals.len() as u32 - 1));
     }
+    if kind == FunctionKind::Kernel {
+        check_kernel_param_size(cx, def, &locals);
+    }
     let name = &def.name.name;
     let candidate = hir::Function { name: name.clone(), kind, return_type, params, locals, body: None, span: def.span };
     match cx.symbols.get(name).copied() {
@@ -225,6 +228,24 @@ fn declare_function(cx: &mut Context, def: &ast::FunctionDef) {
         Some(GlobalSymbol::Global(_)) => {
             cx.error(Code::Redefinition, def.name.span, format!("`{name}` is already declared as a variable")).emit();
         }
+    }
+}
+
+/// A kernel whose parameters exceed the target's limit can be launched from nowhere; nvcc
+/// refuses its definition ("Formal parameter space overflowed"), and so does cdpc.
+fn check_kernel_param_size(cx: &mut Context, def: &ast::FunctionDef, params: &[hir::Local]) {
+    let layout = crate::layout::param_layout(params.iter().map(|p| &p.ty), cx, &cx.target);
+    if let Err(too_large) = layout.check_size(&cx.target) {
+        let (size, limit) = (too_large.size, too_large.limit);
+        let (sm, bits) = (cx.target.sm, cx.target.address_size.pointer_bytes() * 8);
+        let params_span = match (def.params.first(), def.params.last()) {
+            (Some(first), Some(last)) => first.span.to(last.span),
+            _ => def.name.span,
+        };
+        cx.error(Code::ParamBufferTooLarge, def.name.span, format!("the parameters of kernel `{}` need {size} bytes, more than the {limit} a launch can pass", def.name.name))
+            .label(params_span, "these parameters")
+            .note(format!("the limit for {sm} at {bits}-bit addresses is {limit} bytes; pass large data through a pointer to global memory"))
+            .emit();
     }
 }
 

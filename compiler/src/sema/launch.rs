@@ -145,19 +145,13 @@ impl Context {
         }
     }
 
-    /// The target's limit is an error; more than the documented 4 KB a warning. The rule is
+    /// More than the documented 4 KB is a warning (the target's limit was checked where the
+    /// kernel is defined). The rule is
     /// [`ParamLayout::check_size`](crate::layout::ParamLayout::check_size), shared with embedders.
     fn check_buffer_size(&mut self, layout: &crate::layout::ParamLayout, kernel: &ast::Ident, kernel_span: Span, span: Span) -> Option<()> {
         match layout.check_size(&self.target) {
-            Err(too_large) => {
-                let (size, limit) = (too_large.size, too_large.limit);
-                let (sm, bits) = (self.target.sm, self.target.address_size.pointer_bytes() * 8);
-                self.error(Code::ParamBufferTooLarge, span, format!("the parameters of `{}` need {size} bytes, more than the {limit} a launch can pass", kernel.name))
-                    .label(kernel_span, "parameters declared here")
-                    .note(format!("the limit for {sm} at {bits}-bit addresses is {limit} bytes; pass large data through a pointer to global memory"))
-                    .emit();
-                None
-            }
+            // Reported once, at the kernel's definition, as nvcc does.
+            Err(_) => None,
             Ok(Some(over)) => {
                 self.error(Code::ParamBufferOver4K, span, format!("the parameters of `{}` need {} bytes, more than 4096", kernel.name, over.size))
                     .label(kernel_span, "parameters declared here")
