@@ -741,3 +741,91 @@ impl Buffer {
         })
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// a manifest from command-line options (`cdpc run`)
+
+/// A launch written as command-line options, for `cdpc run` without a manifest file.
+#[derive(Clone, Debug, Default)]
+pub struct CliLaunch {
+    pub kernel: String,
+    /// `4`, `4,2` or `4,2,1` (each a number or a formula)
+    pub grid: String,
+    pub block: String,
+    pub shared_bytes: Option<String>,
+    /// `NAME:TYPE:LEN[:INIT]`; INIT is `zero`, `iota`, `random:SEED`, a formula in `i`, or
+    /// comma-separated values (`1,2,3`).
+    pub buffers: Vec<String>,
+    /// `buf:NAME` or `TYPE:VALUE`.
+    pub args: Vec<String>,
+    /// `NAME:TYPE` of `__device__` variables to read back.
+    pub globals: Vec<String>,
+    pub limits: Limits,
+}
+
+fn dims_value(text: &str) -> toml::Value {
+    let parts: Vec<toml::Value> = text.split([',', 'x']).map(|p| toml::Value::String(p.trim().to_string())).collect();
+    if parts.len() == 1 {
+        parts.into_iter().next().unwrap()
+    } else {
+        toml::Value::Array(parts)
+    }
+}
+
+impl Manifest {
+    /// The manifest that `cdpc run --kernel ... --buf ... --arg ...` describes.
+    pub fn from_cli(name: &str, cli: &CliLaunch) -> Result<Manifest> {
+        let mut buffer = Vec::new();
+        for spec in &cli.buffers {
+            let parts: Vec<&str> = spec.splitn(4, ':').collect();
+            if parts.len() < 3 {
+                return err(format!("--buf `{spec}`: expected NAME:TYPE:LEN[:INIT], e.g. data:i32:256:iota"));
+            }
+            let init = parts.get(3).map(|i| {
+                if i.contains(',') {
+                    toml::Value::Array(i.split(',').map(|v| toml::Value::String(v.trim().to_string())).collect())
+                } else {
+                    toml::Value::String(i.to_string())
+                }
+            });
+            buffer.push(RawBuffer {
+                name: parts[0].to_string(),
+                ty: parts[1].to_string(),
+                len: toml::Value::String(parts[2].to_string()),
+                init,
+                expect: None,
+                check: None,
+                tolerance: None,
+            });
+        }
+        let mut global = Vec::new();
+        for spec in &cli.globals {
+            let Some((n, t)) = spec.split_once(':') else {
+                return err(format!("--global `{spec}`: expected NAME:TYPE, e.g. launch_errors:u32"));
+            };
+            global.push(RawGlobal { name: n.to_string(), ty: t.to_string(), expect: None });
+        }
+        if cli.kernel.is_empty() {
+            return err("name the kernel to launch: --kernel NAME (or give --manifest FILE)");
+        }
+        let raw = RawManifest {
+            description: format!("cdpc run {}", cli.kernel),
+            deterministic: true,
+            vars: BTreeMap::new(),
+            limits: cli.limits.clone(),
+            launch: RawLaunch {
+                kernel: cli.kernel.clone(),
+                grid: dims_value(&cli.grid),
+                block: dims_value(&cli.block),
+                shared_bytes: cli.shared_bytes.clone().map(toml::Value::String),
+                args: cli.args.clone(),
+            },
+            buffer,
+            global,
+            stdout: None,
+            abis: None,
+            expect_error: None,
+        };
+        Manifest::from_raw(name, raw)
+    }
+}
