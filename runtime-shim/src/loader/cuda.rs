@@ -477,7 +477,7 @@ pub fn run_sample(cubin: &[u8], manifest: &Manifest, options: &RunOptions) -> Re
                 if k + 1 == options.warmup + options.repeat && manifest.deterministic {
                     let again = read_back(&buffers)?;
                     if again != output.buffers {
-                        output.timing_problems.push(format!("the last repeat's buffers differ from the first run's (a deterministic sample)"));
+                        output.timing_problems.push("the last repeat's buffers differ from the first run's (a deterministic sample)".to_string());
                     }
                 }
             }

@@ -33,7 +33,7 @@ impl Label {
 #[derive(Clone, Debug)]
 pub enum Cell {
     /// It ran; `reasons` lists every way it fell short of its manifest (empty: ok).
-    Ran { output: RunOutput, reasons: Vec<String> },
+    Ran { output: Box<RunOutput>, reasons: Vec<String> },
     /// No cubin, and the manifest says this ABI cannot build the sample: not a failure.
     NotBuilt(String),
     /// No cubin where one was due, or the sample could not be started.
@@ -75,7 +75,7 @@ pub fn judge(manifest: &Manifest, outcome: Result<RunOutput, LoadError>) -> Cell
     match outcome {
         Ok(output) => {
             let reasons = check_against_manifest(manifest, &output);
-            Cell::Ran { output, reasons }
+            Cell::Ran { output: Box::new(output), reasons }
         }
         Err(e) => Cell::Failed(e.to_string()),
     }
