@@ -1,4 +1,7 @@
 //! The `cdpc` command: compile a `.cdp` file to a linked cubin (or PTX, LLVM IR, an object).
+//! `cdpc run FILE.cdp ...` compiles and runs a kernel on the GPU (`run_cmd.rs`).
+
+mod run_cmd;
 
 use cdpc::driver::{self, CompileError, CompileOptions, Emit, WarningPolicy};
 use cdpc::render::{self, Color};
@@ -110,7 +113,11 @@ fn parse_codes(names: &[String]) -> Result<Vec<Code>, String> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse_from(normalize_args(std::env::args()));
+    let args = normalize_args(std::env::args());
+    if args.get(1).map(String::as_str) == Some("run") {
+        return run_cmd::main(args);
+    }
+    let cli = Cli::parse_from(args);
     let color = match cli.color {
         ColorArg::Always => Color::Always,
         ColorArg::Never => Color::Never,

@@ -13,3 +13,6 @@ pub mod entry_points;
 pub mod errors;
 pub mod limits;
 pub mod streams;
+
+#[cfg(feature = "loader")]
+pub mod loader;

@@ -4,6 +4,8 @@
 //! cargo xtask setup [--force]   LLVM 22 (apt) and the pinned NVIDIA wheels (pip, into .cuda/)
 //! cargo xtask samples [ARGS]    setup, build cdpc (release), compile samples/*.cdp to build/samples/
 //! cargo xtask test [ARGS]       setup, then `cargo test --workspace [ARGS]`
+//! cargo xtask gpu-bundle        cdpc's cubins for both launch ABIs and a release cdpc-run in
+//!                               build/gpu/, for `sh samples/harness/gpu-run.sh` on a GPU machine
 //! ```
 //!
 //! Standard library only, and no LLVM: this crate must build before LLVM is installed.
@@ -48,6 +50,7 @@ fn main() -> ExitCode {
         }
         Some("samples") => samples(&root, &rest),
         Some("test") => test(&root, &rest),
+        Some("gpu-bundle") => gpu_bundle(&root),
         None | Some("help") | Some("-h") | Some("--help") => {
             print!("{}", USAGE);
             Ok(ExitCode::SUCCESS)
@@ -71,6 +74,10 @@ usage: cargo xtask <command>
   samples [ARGS]    setup, `cargo build --release -p cdpc`, then compile every samples/NAME.cdp
                     to build/samples/NAME.cubin (ARGS go to each cdpc run, e.g. --arch sm_90)
   test [ARGS]       setup, then `cargo test --workspace [ARGS]`
+  gpu-bundle        setup, build cdpc's cubins of every sample for both launch ABIs into
+                    build/gpu/cdpc-v2 and build/gpu/cdpc-v1 and the release cdpc-run into
+                    build/gpu/bin/; carry build/gpu to the GPU machine and run
+                    `sh samples/harness/gpu-run.sh` there
 ";
 
 fn repo_root() -> PathBuf {
@@ -419,6 +426,78 @@ fn test(root: &Path, args: &[OsString]) -> Result<ExitCode> {
         Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1).max(1)),
         None => ExitCode::FAILURE,
     })
+}
+
+// ---------------------------------------------------------------------------------------------
+// gpu-bundle
+
+/// What the GPU machine needs from this one: cdpc's cubins (it has no LLVM) and the runner
+/// (it has no Rust).
+fn gpu_bundle(root: &Path) -> Result<ExitCode> {
+    let s = setup(root, false)?;
+    println!("gpu-bundle: cargo build --release -p cdpc");
+    run_status(cargo(root, &s).args(["build", "--release", "-p", "cdpc"]))?;
+    // The runner: no LLVM in it, libcuda opened at run time.
+    println!("gpu-bundle: cargo build --release -p runtime-shim --features loader --bin cdpc-run");
+    run_status(cargo(root, &s).args(["build", "--release", "-p", "runtime-shim", "--features", "loader", "--bin", "cdpc-run"]))?;
+    let release = target_dir(root).join("release");
+    let cdpc = release.join(format!("cdpc{}", env::consts::EXE_SUFFIX));
+    let gpu = root.join("build/gpu");
+    remove_dir_if_present(&gpu)?;
+    let bin = gpu.join("bin");
+    fs::create_dir_all(&bin).map_err(|e| format!("creating {}: {e}", bin.display()))?;
+    fs::copy(release.join("cdpc-run"), bin.join("cdpc-run")).map_err(|e| format!("copying cdpc-run: {e}"))?;
+    if let Some(ldd) = output_of(Command::new("ldd").arg(bin.join("cdpc-run"))) {
+        let bad: Vec<&str> = ldd
+            .lines()
+            .filter(|l| !["linux-vdso", "libc.so", "libm.so", "libgcc_s", "libpthread", "libdl.so", "ld-linux"].iter().any(|ok| l.contains(ok)))
+            .collect();
+        if !bad.is_empty() {
+            return Err(format!("cdpc-run links more than libc/libm/libgcc:\n{}", bad.join("\n")));
+        }
+    }
+    let mut names: Vec<String> = fs::read_dir(root.join("samples"))
+        .map_err(|e| format!("reading samples/: {e}"))?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok()?.strip_suffix(".cdp").map(str::to_string))
+        .collect();
+    names.sort();
+    let mut failed = Vec::new();
+    for abi in ["v2", "v1"] {
+        let dir = gpu.join(format!("cdpc-{abi}"));
+        fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        for name in &names {
+            let out = Command::new(&cdpc)
+                .current_dir(root)
+                .arg(format!("samples/{name}.cdp"))
+                .args(["--launch-abi", abi, "-o"])
+                .arg(dir.join(format!("{name}.cubin")))
+                .stdin(Stdio::null())
+                .output()
+                .map_err(|e| format!("running {}: {e}", cdpc.display()))?;
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if out.status.success() {
+                println!("  ok    {abi} {name}");
+            } else if abi == "v1" && stderr.contains("E0306") {
+                // the v1 entry point refuses tail launch and fire-and-forget: the manifest's
+                // `abis` says so, and cdpc-run reports it as "not built"
+                println!("  --    {abi} {name}: refused (E0306, needs the v2 ABI)");
+            } else {
+                println!("  FAIL  {abi} {name}:\n{stderr}");
+                failed.push(format!("{abi}/{name}"));
+            }
+        }
+    }
+    let commit = output_of(Command::new("git").current_dir(root).args(["rev-parse", "--short", "HEAD"])).unwrap_or_default();
+    let dirty = output_of(Command::new("git").current_dir(root).args(["status", "--porcelain"])).is_some_and(|s| !s.trim().is_empty());
+    let info = format!("commit {}{}\n", commit.trim(), if dirty { " (with uncommitted changes)" } else { "" });
+    fs::write(gpu.join("BUILD-INFO"), info).map_err(|e| format!("writing BUILD-INFO: {e}"))?;
+    if failed.is_empty() {
+        println!("gpu-bundle: build/gpu ready; carry it and run `sh samples/harness/gpu-run.sh` on the GPU machine");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!("gpu-bundle: {} sample(s) failed to compile: {}", failed.len(), failed.join(", "));
+        Ok(ExitCode::FAILURE)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

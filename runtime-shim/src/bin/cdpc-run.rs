@@ -1,0 +1,183 @@
+//! `cdpc-run`: runs linked cubins as their sample manifests say, on a machine with a GPU and
+//! nothing else (no Rust, no LLVM, no CUDA toolkit: libcuda is opened at run time).
+//!
+//! ```text
+//! cdpc-run sample CUBIN MANIFEST [--repeat N] [--warmup N]
+//! cdpc-run diff --manifests DIR --cubins LABEL=DIR... [--reference LABEL] [--repeat N]
+//!               [--warmup N] [--results FILE]
+//! cdpc-run device
+//! ```
+
+use runtime_shim::loader::diff::{self, Label};
+use runtime_shim::loader::{check_against_manifest, device_info, run_sample, Manifest, RunOptions};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage:
+  cdpc-run sample CUBIN MANIFEST [--repeat N] [--warmup N]
+      run one cubin as MANIFEST (samples/NAME.toml) says, check it, print ok/FAIL and the
+      median launch-tree time of N timed runs (default 20, after 3 warm-up runs)
+  cdpc-run diff --manifests DIR --cubins LABEL=DIR [--cubins LABEL=DIR ...]
+                [--reference LABEL] [--repeat N] [--warmup N] [--results FILE]
+      run every DIR/NAME.toml from every LABEL's DIR/NAME.cubin, check each, compare outputs
+      byte for byte with the reference (default: the label `nvcc`, else the first), time
+      them, print one table and write it with the device, driver, date and command line to
+      FILE (markdown)
+  cdpc-run device
+      print the GPU and driver this machine has
+";
+
+struct Common {
+    options: RunOptions,
+}
+
+fn number(args: &mut impl Iterator<Item = String>, flag: &str) -> Result<usize, String> {
+    let v = args.next().ok_or_else(|| format!("{flag} needs a number"))?;
+    v.parse().map_err(|_| format!("{flag}: `{v}` is not a number"))
+}
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().collect();
+    let result = match argv.get(1).map(String::as_str) {
+        Some("sample") => sample(argv[2..].to_vec()),
+        Some("diff") => diff_cmd(&argv),
+        Some("device") => device_info().map(|d| {
+            println!("{d}");
+            ExitCode::SUCCESS
+        }).map_err(|e| e.to_string()),
+        Some("-h") | Some("--help") | Some("help") => {
+            print!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
+        }
+        _ => Err(format!("expected a subcommand\n\n{USAGE}")),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("cdpc-run: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn parse_common(flag: &str, args: &mut impl Iterator<Item = String>, c: &mut Common) -> Result<bool, String> {
+    match flag {
+        "--repeat" => c.options.repeat = number(args, flag)?,
+        "--warmup" => c.options.warmup = number(args, flag)?,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+fn sample(args: Vec<String>) -> Result<ExitCode, String> {
+    let mut common = Common { options: RunOptions::default() };
+    let mut positional = Vec::new();
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        if !parse_common(&a, &mut it, &mut common)? {
+            if a.starts_with("--") {
+                return Err(format!("unknown option `{a}`\n\n{USAGE}"));
+            }
+            positional.push(a);
+        }
+    }
+    let [cubin, manifest] = <[String; 2]>::try_from(positional).map_err(|_| format!("`sample` needs CUBIN and MANIFEST\n\n{USAGE}"))?;
+    let manifest = Manifest::load(&PathBuf::from(&manifest)).map_err(|e| e.to_string())?;
+    let bytes = std::fs::read(&cubin).map_err(|e| format!("cannot read {cubin}: {e}"))?;
+    let output = run_sample(&bytes, &manifest, &common.options).map_err(|e| e.to_string())?;
+    if !output.stdout.is_empty() {
+        println!("printed:\n{}", String::from_utf8_lossy(&output.stdout));
+    }
+    let reasons = check_against_manifest(&manifest, &output);
+    let time = output.median_ms().map(|t| format!(" (median {t:.3} ms of {} runs)", output.times_ms.len())).unwrap_or_default();
+    if reasons.is_empty() {
+        println!("ok   {}{time}", manifest.name);
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!("FAIL {}{time}", manifest.name);
+        for r in reasons {
+            println!("  {r}");
+        }
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
+    let mut common = Common { options: RunOptions::default() };
+    let mut manifests_dir = None;
+    let mut labels = Vec::new();
+    let mut reference = None;
+    let mut results_file = None;
+    let mut it = argv[2..].iter().cloned();
+    while let Some(a) = it.next() {
+        if parse_common(&a, &mut it, &mut common)? {
+            continue;
+        }
+        let mut value = |flag: &str| it.next().ok_or_else(|| format!("{flag} needs a value"));
+        match a.as_str() {
+            "--manifests" => manifests_dir = Some(PathBuf::from(value(&a)?)),
+            "--cubins" => {
+                labels.push(Label::parse(&value(&a)?)?);
+                // `--cubins A=x B=y`: further LABEL=DIR words belong to it too
+            }
+            "--reference" => reference = Some(value(&a)?),
+            "--results" => results_file = Some(PathBuf::from(value(&a)?)),
+            other if other.contains('=') && !other.starts_with('-') && !labels.is_empty() => labels.push(Label::parse(other)?),
+            other => return Err(format!("unknown argument `{other}`\n\n{USAGE}")),
+        }
+    }
+    let manifests_dir = manifests_dir.ok_or("diff needs --manifests DIR")?;
+    if labels.is_empty() {
+        return Err("diff needs at least one --cubins LABEL=DIR".into());
+    }
+    let reference = match reference {
+        Some(r) => labels.iter().position(|l| l.name == r).ok_or_else(|| format!("--reference {r}: no such label"))?,
+        None => labels.iter().position(|l| l.name == "nvcc").unwrap_or(0),
+    };
+    let manifests = diff::load_manifests(&manifests_dir)?;
+    if manifests.is_empty() {
+        return Err(format!("no manifests (NAME.toml) in {}", manifests_dir.display()));
+    }
+    let device = device_info().map_err(|e| e.to_string())?;
+    println!("device: {device}");
+    let results = diff::run_all(&manifests, &labels, &common.options, |line| println!("{line}"));
+    let table = diff::table(&results, &labels, reference);
+    let details = diff::details(&results, &labels, reference);
+    let passed = diff::all_passed(&results, reference);
+    println!();
+    print!("{table}");
+    if !details.is_empty() {
+        println!();
+        print!("{details}");
+    }
+    println!("\n{}", if passed { "all samples passed" } else { "SOME SAMPLES FAILED" });
+    if let Some(path) = results_file {
+        let command = argv.iter().map(|a| if a.contains(' ') { format!("'{a}'") } else { a.clone() }).collect::<Vec<_>>().join(" ");
+        let labels_text = labels.iter().map(|l| format!("`{}` = {}", l.name, l.dir.display())).collect::<Vec<_>>().join(", ");
+        let text = format!(
+            "# Differential GPU run: cdpc against {reference_name}\n\n\
+             - date: {date}\n\
+             - device: {device}\n\
+             - command: `{command}`\n\
+             - cubins: {labels_text}\n\
+             - timing: median of {repeat} runs after {warmup} warm-up runs; CUDA events recorded around the top-level \
+             launch and the completion of its launch tree (ms); ratio = compiler ms / {reference_name} ms\n\
+             - identical: buffers, `__device__` globals and printed output compared byte for byte with {reference_name}'s run\n\
+             - result: {verdict}\n\n\
+             {table}\n{details_heading}{details}",
+            reference_name = labels[reference].name,
+            date = diff::today(),
+            repeat = common.options.repeat,
+            warmup = common.options.warmup,
+            verdict = if passed { "all samples passed" } else { "some samples FAILED" },
+            details_heading = if details.is_empty() { "" } else { "## Details\n\n" },
+        );
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        println!("results written to {}", path.display());
+    }
+    Ok(if passed { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}

@@ -1,0 +1,495 @@
+//! The driver-API side of the loader: libcuda is opened at run time (cudarc's dynamic
+//! loading), so building needs no CUDA and a machine without a driver gets an error value.
+//!
+//! One run of a sample: retain the device's primary context (fresh for every sample: the last
+//! release resets it, which also clears the sticky error a faulting grid leaves), set the
+//! device-runtime limits, load the cubin (`cuModuleLoadData`), allocate and fill the buffers,
+//! launch the top-level kernel on the NULL stream, synchronise, copy buffers and `__device__`
+//! globals back; then warm-up and timed repeats, each timed with CUDA events recorded around
+//! the launch and its completion (the parent grid completes only when its whole launch tree
+//! has), buffers refilled before each outside the timed span.
+
+use super::compare::RunOutput;
+use super::manifest::{Manifest, ManifestError};
+use cudarc::driver::sys::{self, CUresult};
+use std::ffi::{c_void, CString};
+use std::fmt;
+
+/// A CUDA error: the driver's code and name, the runtime's `cudaError*` name where the codes
+/// coincide, and the step that returned it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CudaError {
+    pub code: i32,
+    /// `CUDA_ERROR_ILLEGAL_ADDRESS`
+    pub driver_name: String,
+    /// `cudaErrorIllegalAddress`
+    pub runtime_name: Option<&'static str>,
+    pub description: String,
+    /// What was being done: `cuCtxSynchronize after launching parent`.
+    pub step: String,
+}
+
+/// Driver codes whose runtime `cudaError_t` has the same value and meaning (driver_types.h and
+/// cuda.h, CUDA 13): the runtime name is what CUDA programmers search for.
+const RUNTIME_NAMES: &[(i32, &str)] = &[
+    (1, "cudaErrorInvalidValue"),
+    (2, "cudaErrorMemoryAllocation"),
+    (3, "cudaErrorInitializationError"),
+    (4, "cudaErrorCudartUnloading"),
+    (34, "cudaErrorStubLibrary"),
+    (35, "cudaErrorInsufficientDriver"),
+    (46, "cudaErrorDevicesUnavailable"),
+    (100, "cudaErrorNoDevice"),
+    (101, "cudaErrorInvalidDevice"),
+    (200, "cudaErrorInvalidKernelImage"),
+    (209, "cudaErrorNoKernelImageForDevice"),
+    (218, "cudaErrorInvalidPtx"),
+    (400, "cudaErrorInvalidResourceHandle"),
+    (500, "cudaErrorSymbolNotFound"),
+    (600, "cudaErrorNotReady"),
+    (700, "cudaErrorIllegalAddress"),
+    (701, "cudaErrorLaunchOutOfResources"),
+    (702, "cudaErrorLaunchTimeout"),
+    (710, "cudaErrorAssert"),
+    (714, "cudaErrorHardwareStackError"),
+    (715, "cudaErrorIllegalInstruction"),
+    (716, "cudaErrorMisalignedAddress"),
+    (717, "cudaErrorInvalidAddressSpace"),
+    (718, "cudaErrorInvalidPc"),
+    (719, "cudaErrorLaunchFailure"),
+    (801, "cudaErrorNotSupported"),
+    (811, "cudaErrorCdpNotSupported"),
+    (812, "cudaErrorCdpVersionMismatch"),
+    (999, "cudaErrorUnknown"),
+];
+
+/// The runtime name of a driver error code, where the two agree.
+pub fn runtime_name(code: i32) -> Option<&'static str> {
+    RUNTIME_NAMES.iter().find(|(c, _)| *c == code).map(|(_, n)| *n)
+}
+
+impl CudaError {
+    /// An error from its parts (driver names come from `cuGetErrorName` when a driver exists).
+    pub fn new(code: i32, driver_name: &str, description: &str, step: &str) -> CudaError {
+        CudaError {
+            code,
+            driver_name: driver_name.to_string(),
+            runtime_name: runtime_name(code),
+            description: description.to_string(),
+            step: step.to_string(),
+        }
+    }
+
+    fn from_driver(result: CUresult, step: &str) -> CudaError {
+        let e = cudarc::driver::DriverError(result);
+        let name = e.error_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("CUresult {}", result as i32));
+        let text = e.error_string().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        CudaError::new(result as i32, &name, &text, step)
+    }
+
+    /// Whether this is the error called `name` (runtime or driver spelling).
+    pub fn matches(&self, name: &str) -> bool {
+        self.runtime_name == Some(name) || self.driver_name == name
+    }
+}
+
+impl fmt::Display for CudaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.runtime_name {
+            Some(r) => write!(f, "{r} ({} = {}", self.driver_name, self.code)?,
+            None => write!(f, "{} ({}", self.driver_name, self.code)?,
+        }
+        if !self.description.is_empty() {
+            write!(f, ": {}", self.description)?;
+        }
+        write!(f, ") in {}", self.step)
+    }
+}
+
+impl std::error::Error for CudaError {}
+
+/// Why a sample could not be run at all.
+#[derive(Debug)]
+pub enum LoadError {
+    /// libcuda could not be opened: no NVIDIA driver on this machine.
+    NoDriver(String),
+    /// The driver is there but a step failed before the launch (init, no device, a cubin the
+    /// driver refuses, a kernel or global that does not exist, out of memory).
+    Cuda(CudaError),
+    /// The manifest cannot be turned into a launch.
+    Manifest(ManifestError),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::NoDriver(why) => write!(f, "no CUDA driver found: {why}"),
+            LoadError::Cuda(e) => write!(f, "{e}"),
+            LoadError::Manifest(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+impl From<CudaError> for LoadError {
+    fn from(e: CudaError) -> LoadError {
+        LoadError::Cuda(e)
+    }
+}
+
+impl From<ManifestError> for LoadError {
+    fn from(e: ManifestError) -> LoadError {
+        LoadError::Manifest(e)
+    }
+}
+
+fn ck(result: CUresult, step: impl FnOnce() -> String) -> Result<(), CudaError> {
+    if result == CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(CudaError::from_driver(result, &step()))
+    }
+}
+
+/// Opens libcuda and initialises the driver; the error says why not.
+pub fn init_driver() -> Result<(), LoadError> {
+    // Opening the library is the only step cudarc would panic on; check it first.
+    let present = std::panic::catch_unwind(|| unsafe { sys::is_culib_present() }).unwrap_or(false);
+    if !present {
+        return Err(LoadError::NoDriver(
+            "libcuda.so (the NVIDIA driver's CUDA library) could not be loaded; this needs a machine with an NVIDIA GPU and its driver (set LD_LIBRARY_PATH if libcuda.so is in an unusual place)".into(),
+        ));
+    }
+    unsafe { ck(sys::cuInit(0), || "cuInit".into())? };
+    Ok(())
+}
+
+/// The device a run uses and the driver it runs under.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub compute_capability: (i32, i32),
+    /// `cuDriverGetVersion`: 13000 for CUDA 13.0.
+    pub cuda_driver_version: i32,
+    /// The kernel module's version (`/proc/driver/nvidia/version`), e.g. 580.159.04.
+    pub driver_release: Option<String>,
+}
+
+impl fmt::Display for DeviceInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = self.cuda_driver_version;
+        write!(f, "{} (sm_{}{}), driver {}, CUDA {}.{}", self.name, self.compute_capability.0, self.compute_capability.1,
+            self.driver_release.as_deref().unwrap_or("?"), v / 1000, (v % 1000) / 10)
+    }
+}
+
+/// Device 0 and the driver's versions.
+pub fn device_info() -> Result<DeviceInfo, LoadError> {
+    init_driver()?;
+    unsafe {
+        let mut dev = 0;
+        ck(sys::cuDeviceGet(&mut dev, 0), || "cuDeviceGet(0)".into())?;
+        let mut name = [0 as std::ffi::c_char; 256];
+        ck(sys::cuDeviceGetName(name.as_mut_ptr(), 256, dev), || "cuDeviceGetName".into())?;
+        let name = std::ffi::CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned();
+        let (mut major, mut minor) = (0, 0);
+        ck(sys::cuDeviceGetAttribute(&mut major, sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), || "cuDeviceGetAttribute".into())?;
+        ck(sys::cuDeviceGetAttribute(&mut minor, sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), || "cuDeviceGetAttribute".into())?;
+        let mut version = 0;
+        ck(sys::cuDriverGetVersion(&mut version), || "cuDriverGetVersion".into())?;
+        let driver_release = std::fs::read_to_string("/proc/driver/nvidia/version").ok().and_then(|t| {
+            // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..."
+            t.lines().next()?.split_whitespace().find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()) && w.contains('.')).map(str::to_string)
+        });
+        Ok(DeviceInfo { name, compute_capability: (major, minor), cuda_driver_version: version, driver_release })
+    }
+}
+
+/// How many times to run.
+#[derive(Clone, Copy, Debug)]
+pub struct RunOptions {
+    /// Untimed runs before the timed ones.
+    pub warmup: usize,
+    /// Timed runs (the median is reported); 0 runs the sample once, untimed.
+    pub repeat: usize,
+    /// Capture what the kernels print instead of letting it reach the terminal.
+    pub capture_stdout: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> RunOptions {
+        RunOptions { warmup: 3, repeat: 20, capture_stdout: true }
+    }
+}
+
+/// The primary context of device 0, retained for one sample; releasing the last reference
+/// resets it (allocations, modules, limits and any sticky error go with it).
+struct Context {
+    dev: sys::CUdevice,
+}
+
+impl Context {
+    fn open() -> Result<Context, LoadError> {
+        init_driver()?;
+        unsafe {
+            let mut dev = 0;
+            ck(sys::cuDeviceGet(&mut dev, 0), || "cuDeviceGet(0)".into())?;
+            let mut ctx = std::ptr::null_mut();
+            ck(sys::cuDevicePrimaryCtxRetain(&mut ctx, dev), || "cuDevicePrimaryCtxRetain".into())?;
+            let context = Context { dev };
+            ck(sys::cuCtxSetCurrent(ctx), || "cuCtxSetCurrent".into())?;
+            Ok(context)
+        }
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        unsafe {
+            let _ = sys::cuDevicePrimaryCtxRelease_v2(self.dev);
+        }
+    }
+}
+
+/// Redirects file descriptor 1 into a temporary file, for device printf (the driver writes it
+/// to the process's stdout at synchronisation).
+pub struct StdoutCapture {
+    saved: i32,
+    file: std::fs::File,
+}
+
+impl StdoutCapture {
+    pub fn start() -> std::io::Result<StdoutCapture> {
+        use std::io::Write;
+        use std::os::fd::AsRawFd;
+        let _ = std::io::stdout().flush();
+        unsafe { libc::fflush(std::ptr::null_mut()) };
+        let file = tempfile_in_tmp()?;
+        let saved = unsafe { libc::dup(1) };
+        if saved < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if unsafe { libc::dup2(file.as_raw_fd(), 1) } < 0 {
+            let e = std::io::Error::last_os_error();
+            unsafe { libc::close(saved) };
+            return Err(e);
+        }
+        Ok(StdoutCapture { saved, file })
+    }
+
+    /// Restores fd 1 and returns what was written to it.
+    pub fn finish(mut self) -> Vec<u8> {
+        use std::io::{Read, Seek, Write};
+        self.restore();
+        let mut out = Vec::new();
+        let _ = self.file.flush();
+        let _ = self.file.seek(std::io::SeekFrom::Start(0));
+        let _ = self.file.read_to_end(&mut out);
+        out
+    }
+
+    fn restore(&mut self) {
+        use std::io::Write;
+        if self.saved < 0 {
+            return;
+        }
+        let _ = std::io::stdout().flush();
+        unsafe {
+            libc::fflush(std::ptr::null_mut());
+            libc::dup2(self.saved, 1);
+            libc::close(self.saved);
+        }
+        self.saved = -1;
+    }
+}
+
+impl Drop for StdoutCapture {
+    fn drop(&mut self) {
+        self.restore();
+    }
+}
+
+/// An anonymous temporary file (unlinked at once), without a tempfile dependency.
+fn tempfile_in_tmp() -> std::io::Result<std::fs::File> {
+    let dir = std::env::temp_dir();
+    for attempt in 0..100u32 {
+        let path = dir.join(format!("cdpc-run-stdout-{}-{attempt}", std::process::id()));
+        match std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path) {
+            Ok(f) => {
+                let _ = std::fs::remove_file(&path);
+                return Ok(f);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other("no free temporary file name"))
+}
+
+struct DeviceBuffer {
+    ptr: sys::CUdeviceptr,
+    bytes: usize,
+}
+
+/// Runs `cubin` as `manifest` says. `Err` when the sample could not be started; a CUDA error of
+/// the launch tree itself is `Ok` with [`RunOutput::error`] set (some samples expect one).
+pub fn run_sample(cubin: &[u8], manifest: &Manifest, options: &RunOptions) -> Result<RunOutput, LoadError> {
+    let _context = Context::open()?;
+    let kernel = &manifest.launch.kernel;
+    unsafe {
+        let limits = [
+            (sys::CUlimit::CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, manifest.limits.pending_launch_count, "pending_launch_count"),
+            (sys::CUlimit::CU_LIMIT_MALLOC_HEAP_SIZE, manifest.limits.heap_bytes, "heap_bytes"),
+            (sys::CUlimit::CU_LIMIT_STACK_SIZE, manifest.limits.stack_bytes, "stack_bytes"),
+        ];
+        for (limit, value, name) in limits {
+            if let Some(v) = value {
+                ck(sys::cuCtxSetLimit(limit, v as usize), || format!("cuCtxSetLimit({name} = {v})"))?;
+            }
+        }
+        // cuModuleLoadData reads an ELF image from memory; keep an 8-aligned copy.
+        let mut image = vec![0u64; cubin.len().div_ceil(8) + 1];
+        std::ptr::copy_nonoverlapping(cubin.as_ptr(), image.as_mut_ptr() as *mut u8, cubin.len());
+        let mut module = std::ptr::null_mut();
+        ck(sys::cuModuleLoadData(&mut module, image.as_ptr() as *const c_void), || "cuModuleLoadData (loading the cubin)".into())?;
+        let cname = CString::new(kernel.as_str()).map_err(|_| ManifestError(format!("kernel name `{kernel}` has a NUL byte")))?;
+        let mut function = std::ptr::null_mut();
+        ck(sys::cuModuleGetFunction(&mut function, module, cname.as_ptr()), || format!("cuModuleGetFunction(`{kernel}`)"))?;
+        if manifest.launch.shared_bytes > 48 * 1024 {
+            let n = manifest.launch.shared_bytes as i32;
+            ck(
+                sys::cuFuncSetAttribute(function, sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, n),
+                || format!("cuFuncSetAttribute(max dynamic shared = {n})"),
+            )?;
+        }
+
+        // Buffers: allocate, remember the initial bytes for refills.
+        let mut buffers = Vec::new();
+        let mut initial = Vec::new();
+        for b in &manifest.buffers {
+            let bytes = b.initial_bytes(&manifest.vars)?;
+            let mut ptr = 0;
+            if !bytes.is_empty() {
+                ck(sys::cuMemAlloc_v2(&mut ptr, bytes.len()), || format!("cuMemAlloc({} bytes for `{}`)", bytes.len(), b.name))?;
+            }
+            buffers.push(DeviceBuffer { ptr, bytes: bytes.len() });
+            initial.push(bytes);
+        }
+        let fill = |buffers: &[DeviceBuffer]| -> Result<(), CudaError> {
+            for ((d, bytes), b) in buffers.iter().zip(&initial).zip(&manifest.buffers) {
+                if d.bytes > 0 {
+                    ck(sys::cuMemcpyHtoD_v2(d.ptr, bytes.as_ptr() as *const c_void, d.bytes), || format!("filling `{}`", b.name))?;
+                }
+            }
+            Ok(())
+        };
+        fill(&buffers)?;
+
+        // Arguments: each in its own 8-aligned slot; kernelParams points at the slots.
+        let args = manifest.arg_bytes(|name| {
+            manifest.buffers.iter().position(|b| b.name == name).map(|k| buffers[k].ptr)
+        })?;
+        let mut slots: Vec<[u64; 1]> = args
+            .iter()
+            .map(|a| {
+                let mut slot = [0u64; 1];
+                std::ptr::copy_nonoverlapping(a.as_ptr(), slot.as_mut_ptr() as *mut u8, a.len());
+                slot
+            })
+            .collect();
+        let mut params: Vec<*mut c_void> = slots.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect();
+        let l = &manifest.launch;
+        let launch = |params: &mut Vec<*mut c_void>| -> Result<(), CudaError> {
+            ck(
+                sys::cuLaunchKernel(
+                    function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2], l.shared_bytes,
+                    std::ptr::null_mut(), params.as_mut_ptr(), std::ptr::null_mut(),
+                ),
+                || format!("cuLaunchKernel(`{kernel}`)"),
+            )
+        };
+        let sync = || ck(sys::cuCtxSynchronize(), || format!("cuCtxSynchronize after launching `{kernel}` (the launch tree)"));
+
+        let read_back = |buffers: &[DeviceBuffer]| -> Result<Vec<(String, Vec<u8>)>, CudaError> {
+            let mut out = Vec::new();
+            for (d, b) in buffers.iter().zip(&manifest.buffers) {
+                let mut host = vec![0u8; d.bytes];
+                if d.bytes > 0 {
+                    ck(sys::cuMemcpyDtoH_v2(host.as_mut_ptr() as *mut c_void, d.ptr, d.bytes), || format!("reading `{}` back", b.name))?;
+                }
+                out.push((b.name.clone(), host));
+            }
+            Ok(out)
+        };
+
+        // The checked run.
+        let mut output = RunOutput::default();
+        let capture = if options.capture_stdout { StdoutCapture::start().ok() } else { None };
+        let result = launch(&mut params).and_then(|_| sync());
+        output.stdout = capture.map(StdoutCapture::finish).unwrap_or_default();
+        if let Err(e) = result {
+            output.error = Some(e);
+            return Ok(output);
+        }
+        output.buffers = read_back(&buffers)?;
+        for g in &manifest.globals {
+            let gname = CString::new(g.name.as_str()).map_err(|_| ManifestError(format!("global `{}` has a NUL byte", g.name)))?;
+            let (mut ptr, mut size) = (0, 0usize);
+            ck(sys::cuModuleGetGlobal_v2(&mut ptr, &mut size, module, gname.as_ptr()), || format!("cuModuleGetGlobal(`{}`)", g.name))?;
+            if size != g.ty.size() {
+                return Err(ManifestError(format!("global `{}` is {size} bytes in the cubin, but the manifest says {}", g.name, g.ty)).into());
+            }
+            let mut host = vec![0u8; size];
+            ck(sys::cuMemcpyDtoH_v2(host.as_mut_ptr() as *mut c_void, ptr, size), || format!("reading global `{}`", g.name))?;
+            output.globals.push((g.name.clone(), host));
+        }
+
+        // Warm-up and timed runs.
+        if options.repeat > 0 {
+            let (mut start, mut end) = (std::ptr::null_mut(), std::ptr::null_mut());
+            ck(sys::cuEventCreate(&mut start, 0), || "cuEventCreate".into())?;
+            ck(sys::cuEventCreate(&mut end, 0), || "cuEventCreate".into())?;
+            for k in 0..options.warmup + options.repeat {
+                fill(&buffers)?;
+                sync()?;
+                let capture = if options.capture_stdout { StdoutCapture::start().ok() } else { None };
+                let result = (|| {
+                    ck(sys::cuEventRecord(start, std::ptr::null_mut()), || "cuEventRecord(start)".into())?;
+                    launch(&mut params)?;
+                    ck(sys::cuEventRecord(end, std::ptr::null_mut()), || "cuEventRecord(end)".into())?;
+                    ck(sys::cuEventSynchronize(end), || format!("cuEventSynchronize after launching `{kernel}`"))?;
+                    sync()
+                })();
+                let printed = capture.map(StdoutCapture::finish).unwrap_or_default();
+                if let Err(e) = result {
+                    output.timing_problems.push(format!("repeat {k} failed: {e}"));
+                    break;
+                }
+                if options.capture_stdout && manifest.deterministic && printed != output.stdout {
+                    output.timing_problems.push(format!("repeat {k} printed {:?}, the first run {:?}", String::from_utf8_lossy(&printed), String::from_utf8_lossy(&output.stdout)));
+                }
+                let mut ms = 0f32;
+                ck(sys::cuEventElapsedTime_v2(&mut ms, start, end), || "cuEventElapsedTime".into())?;
+                if k >= options.warmup {
+                    output.times_ms.push(ms as f64);
+                }
+                if k + 1 == options.warmup + options.repeat && manifest.deterministic {
+                    let again = read_back(&buffers)?;
+                    if again != output.buffers {
+                        output.timing_problems.push("the last repeat's buffers differ from the first run's (a deterministic sample)".to_string());
+                    }
+                }
+            }
+            let _ = sys::cuEventDestroy_v2(start);
+            let _ = sys::cuEventDestroy_v2(end);
+        }
+        for d in &buffers {
+            if d.bytes > 0 {
+                let _ = sys::cuMemFree_v2(d.ptr);
+            }
+        }
+        let _ = sys::cuModuleUnload(module);
+        Ok(output)
+    }
+}

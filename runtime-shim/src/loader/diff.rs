@@ -1,0 +1,245 @@
+//! The differential run: every sample from every labelled cubin folder, checked against its
+//! manifest, compared byte for byte with the reference compiler's run, timed, and tabulated.
+
+use super::compare::{check_against_manifest, compare_outputs, RunOutput};
+use super::cuda::{run_sample, LoadError, RunOptions};
+use super::manifest::{Abi, Manifest};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// A compiler's cubins: `LABEL=DIR` holding `NAME.cubin` per sample.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Label {
+    pub name: String,
+    pub dir: PathBuf,
+}
+
+impl Label {
+    /// Parses `LABEL=DIR`.
+    pub fn parse(text: &str) -> Result<Label, String> {
+        match text.split_once('=') {
+            Some((name, dir)) if !name.is_empty() && !dir.is_empty() => Ok(Label { name: name.into(), dir: dir.into() }),
+            _ => Err(format!("`{text}`: expected LABEL=DIR, e.g. nvcc=/tmp/nvcc")),
+        }
+    }
+
+    /// The cdpc launch ABI a label stands for, from its last `-v1`/`-v2` (`cdpc-v1`).
+    pub fn abi(&self) -> Option<Abi> {
+        self.name.rsplit(['-', '_']).next().and_then(Abi::parse)
+    }
+}
+
+/// The result of one sample from one compiler.
+#[derive(Clone, Debug)]
+pub enum Cell {
+    /// It ran; `reasons` lists every way it fell short of its manifest (empty: ok).
+    Ran { output: Box<RunOutput>, reasons: Vec<String> },
+    /// No cubin, and the manifest says this ABI cannot build the sample: not a failure.
+    NotBuilt(String),
+    /// No cubin where one was due, or the sample could not be started.
+    Failed(String),
+}
+
+impl Cell {
+    pub fn is_ok(&self) -> bool {
+        match self {
+            Cell::Ran { reasons, .. } => reasons.is_empty(),
+            Cell::NotBuilt(_) => true,
+            Cell::Failed(_) => false,
+        }
+    }
+
+    fn output(&self) -> Option<&RunOutput> {
+        match self {
+            Cell::Ran { output, .. } => Some(output),
+            _ => None,
+        }
+    }
+
+    fn ok_text(&self) -> String {
+        match self {
+            Cell::Ran { reasons, .. } if reasons.is_empty() => "ok".into(),
+            Cell::Ran { .. } => "FAIL".into(),
+            Cell::NotBuilt(why) => format!("not built ({why})"),
+            Cell::Failed(_) => "FAIL".into(),
+        }
+    }
+
+    fn ms(&self) -> Option<f64> {
+        self.output().and_then(RunOutput::median_ms)
+    }
+}
+
+/// Judges a run against its manifest.
+pub fn judge(manifest: &Manifest, outcome: Result<RunOutput, LoadError>) -> Cell {
+    match outcome {
+        Ok(output) => {
+            let reasons = check_against_manifest(manifest, &output);
+            Cell::Ran { output: Box::new(output), reasons }
+        }
+        Err(e) => Cell::Failed(e.to_string()),
+    }
+}
+
+/// The cell for a label whose folder has no cubin for the sample.
+pub fn missing_cubin(manifest: &Manifest, label: &Label, path: &Path) -> Cell {
+    match label.abi() {
+        Some(abi) if !manifest.abis.contains(&abi) => {
+            Cell::NotBuilt(format!("the {} launch ABI cannot build it", abi.name()))
+        }
+        _ => Cell::Failed(format!("no cubin at {}", path.display())),
+    }
+}
+
+/// One sample's results, one cell per label (in the labels' order).
+#[derive(Clone, Debug)]
+pub struct SampleResult {
+    pub manifest: Manifest,
+    pub cells: Vec<Cell>,
+}
+
+/// Runs every sample from every label's folder (needs a GPU). `progress` gets one line per run.
+pub fn run_all(manifests: &[Manifest], labels: &[Label], options: &RunOptions, mut progress: impl FnMut(&str)) -> Vec<SampleResult> {
+    manifests
+        .iter()
+        .map(|m| {
+            let cells = labels
+                .iter()
+                .map(|label| {
+                    let path = label.dir.join(format!("{}.cubin", m.name));
+                    let cell = match std::fs::read(&path) {
+                        Ok(cubin) => judge(m, run_sample(&cubin, m, options)),
+                        Err(_) => missing_cubin(m, label, &path),
+                    };
+                    let time = cell.ms().map(|t| format!(", {t:.3} ms")).unwrap_or_default();
+                    progress(&format!("{:<5} {} from {}{time}", if cell.is_ok() { "ok" } else { "FAIL" }, m.name, label.name));
+                    cell
+                })
+                .collect();
+            SampleResult { manifest: m.clone(), cells }
+        })
+        .collect()
+}
+
+/// Whether two cells' outputs are identical: `Some(diffs)` when both ran (empty: identical).
+fn identical(manifest: &Manifest, a: &Cell, b: &Cell) -> Option<Vec<String>> {
+    Some(compare_outputs(manifest, a.output()?, b.output()?))
+}
+
+fn identical_text(manifest: &Manifest, a: &Cell, b: &Cell) -> String {
+    match identical(manifest, a, b) {
+        None => "–".into(),
+        Some(d) if d.is_empty() => "yes".into(),
+        Some(_) if !manifest.deterministic => "n/a (not deterministic)".into(),
+        Some(_) => "NO".into(),
+    }
+}
+
+fn ms_text(ms: Option<f64>) -> String {
+    ms.map(|t| format!("{t:.3}")).unwrap_or_else(|| "–".into())
+}
+
+/// The table: one row per sample and compared label, against the reference label.
+pub fn table(results: &[SampleResult], labels: &[Label], reference: usize) -> String {
+    let r = &labels[reference].name;
+    let mut out = format!("| sample | compiler | compiler output ok | {r} output ok | identical | compiler ms | {r} ms | ratio |\n");
+    out.push_str("|---|---|---|---|---|---:|---:|---:|\n");
+    for s in results {
+        let rc = &s.cells[reference];
+        for (k, label) in labels.iter().enumerate() {
+            if k == reference {
+                continue;
+            }
+            let c = &s.cells[k];
+            let ratio = match (c.ms(), rc.ms()) {
+                (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
+                _ => "–".into(),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                s.manifest.name,
+                label.name,
+                c.ok_text(),
+                rc.ok_text(),
+                identical_text(&s.manifest, c, rc),
+                ms_text(c.ms()),
+                ms_text(rc.ms()),
+                ratio
+            );
+        }
+    }
+    out
+}
+
+/// Every failure, mismatch and the captured output, for the results file.
+pub fn details(results: &[SampleResult], labels: &[Label], reference: usize) -> String {
+    let mut out = String::new();
+    for s in results {
+        let mut lines = Vec::new();
+        for (k, label) in labels.iter().enumerate() {
+            match &s.cells[k] {
+                Cell::Ran { reasons, .. } => lines.extend(reasons.iter().map(|r| format!("{}: {r}", label.name))),
+                Cell::Failed(why) => lines.push(format!("{}: {why}", label.name)),
+                Cell::NotBuilt(_) => {}
+            }
+            if k != reference && s.manifest.deterministic {
+                if let Some(diffs) = identical(&s.manifest, &s.cells[k], &s.cells[reference]) {
+                    lines.extend(diffs.iter().map(|d| format!("{} against {}: {d}", label.name, labels[reference].name)));
+                }
+            }
+        }
+        let printed = s.cells.iter().filter_map(Cell::output).map(|o| &o.stdout).find(|o| !o.is_empty());
+        if lines.is_empty() && printed.is_none() {
+            continue;
+        }
+        let _ = writeln!(out, "- **{}** ({})", s.manifest.name, s.manifest.description);
+        for l in lines {
+            let _ = writeln!(out, "  - {l}");
+        }
+        if let Some(p) = printed {
+            let _ = writeln!(out, "  - printed: `{}`", String::from_utf8_lossy(p).escape_debug());
+        }
+    }
+    out
+}
+
+/// Whether the whole run passed: every cell ok, deterministic outputs identical to the reference.
+pub fn all_passed(results: &[SampleResult], reference: usize) -> bool {
+    results.iter().all(|s| {
+        s.cells.iter().all(Cell::is_ok)
+            && (!s.manifest.deterministic
+                || s.cells.iter().all(|c| identical(&s.manifest, c, &s.cells[reference]).is_none_or(|d| d.is_empty())))
+    })
+}
+
+/// Today's date (UTC) as YYYY-MM-DD, from the system clock.
+pub fn today() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    civil_date(secs / 86400)
+}
+
+/// Days since 1970-01-01 to YYYY-MM-DD (Howard Hinnant's civil_from_days).
+pub fn civil_date(days: u64) -> String {
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Loads every `NAME.toml` in `dir`, sorted by name.
+pub fn load_manifests(dir: &Path) -> Result<Vec<Manifest>, String> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    paths.iter().map(|p| Manifest::load(p).map_err(|e| e.to_string())).collect()
+}

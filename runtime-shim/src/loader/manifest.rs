@@ -1,0 +1,831 @@
+//! Sample manifests (`samples/NAME.toml`, format in `samples/MANIFEST.md`): parsing, formula
+//! evaluation, buffer contents and kernel-argument bytes. Pure host code: no CUDA here.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+/// A manifest error: what is wrong, where.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ManifestError(pub String);
+
+impl fmt::Display for ManifestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ManifestError {}
+
+type Result<T> = std::result::Result<T, ManifestError>;
+
+fn err<T>(message: impl Into<String>) -> Result<T> {
+    Err(ManifestError(message.into()))
+}
+
+// ---------------------------------------------------------------------------------------------
+// element types and values
+
+/// An element or scalar type: `i8 u8 i16 u16 i32 u32 i64 u64 f32 f64`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElemType {
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    I64,
+    U64,
+    F32,
+    F64,
+}
+
+impl ElemType {
+    pub const ALL: [ElemType; 10] = [
+        ElemType::I8,
+        ElemType::U8,
+        ElemType::I16,
+        ElemType::U16,
+        ElemType::I32,
+        ElemType::U32,
+        ElemType::I64,
+        ElemType::U64,
+        ElemType::F32,
+        ElemType::F64,
+    ];
+
+    pub fn parse(name: &str) -> Result<ElemType> {
+        ElemType::ALL
+            .into_iter()
+            .find(|t| t.name() == name)
+            .ok_or_else(|| ManifestError(format!("unknown type `{name}` (one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64)")))
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ElemType::I8 => "i8",
+            ElemType::U8 => "u8",
+            ElemType::I16 => "i16",
+            ElemType::U16 => "u16",
+            ElemType::I32 => "i32",
+            ElemType::U32 => "u32",
+            ElemType::I64 => "i64",
+            ElemType::U64 => "u64",
+            ElemType::F32 => "f32",
+            ElemType::F64 => "f64",
+        }
+    }
+
+    pub fn size(self) -> usize {
+        match self {
+            ElemType::I8 | ElemType::U8 => 1,
+            ElemType::I16 | ElemType::U16 => 2,
+            ElemType::I32 | ElemType::U32 | ElemType::F32 => 4,
+            ElemType::I64 | ElemType::U64 | ElemType::F64 => 8,
+        }
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, ElemType::F32 | ElemType::F64)
+    }
+
+    fn int_range(self) -> (i128, i128) {
+        match self {
+            ElemType::I8 => (i8::MIN.into(), i8::MAX.into()),
+            ElemType::U8 => (0, u8::MAX.into()),
+            ElemType::I16 => (i16::MIN.into(), i16::MAX.into()),
+            ElemType::U16 => (0, u16::MAX.into()),
+            ElemType::I32 => (i32::MIN.into(), i32::MAX.into()),
+            ElemType::U32 => (0, u32::MAX.into()),
+            ElemType::I64 => (i64::MIN.into(), i64::MAX.into()),
+            ElemType::U64 => (0, u64::MAX.into()),
+            ElemType::F32 | ElemType::F64 => (i128::MIN, i128::MAX),
+        }
+    }
+
+    /// The little-endian bytes of `value` as this type. Integers must fit; a float stored into
+    /// an integer type must be integral; an integer stored into a float type is converted.
+    pub fn encode(self, value: Num) -> Result<Vec<u8>> {
+        let int = |v: Num| -> Result<i128> {
+            let i = match v {
+                Num::Int(i) => i,
+                Num::Float(f) if f.fract() == 0.0 && f.abs() < 1.8e19 => f as i128,
+                Num::Float(f) => return err(format!("{f} is not an integer, but the type is {}", self.name())),
+            };
+            let (lo, hi) = self.int_range();
+            if i < lo || i > hi {
+                return err(format!("{i} does not fit in {}", self.name()));
+            }
+            Ok(i)
+        };
+        Ok(match self {
+            ElemType::I8 => (int(value)? as i8).to_le_bytes().to_vec(),
+            ElemType::U8 => (int(value)? as u8).to_le_bytes().to_vec(),
+            ElemType::I16 => (int(value)? as i16).to_le_bytes().to_vec(),
+            ElemType::U16 => (int(value)? as u16).to_le_bytes().to_vec(),
+            ElemType::I32 => (int(value)? as i32).to_le_bytes().to_vec(),
+            ElemType::U32 => (int(value)? as u32).to_le_bytes().to_vec(),
+            ElemType::I64 => (int(value)? as i64).to_le_bytes().to_vec(),
+            ElemType::U64 => (int(value)? as u64).to_le_bytes().to_vec(),
+            ElemType::F32 => (value.as_f64() as f32).to_le_bytes().to_vec(),
+            ElemType::F64 => value.as_f64().to_le_bytes().to_vec(),
+        })
+    }
+
+    /// Reads one element from exactly `self.size()` little-endian bytes.
+    pub fn decode(self, bytes: &[u8]) -> Num {
+        fn arr<const N: usize>(b: &[u8]) -> [u8; N] {
+            b[..N].try_into().expect("element bytes")
+        }
+        match self {
+            ElemType::I8 => Num::Int(i8::from_le_bytes(arr(bytes)).into()),
+            ElemType::U8 => Num::Int(u8::from_le_bytes(arr(bytes)).into()),
+            ElemType::I16 => Num::Int(i16::from_le_bytes(arr(bytes)).into()),
+            ElemType::U16 => Num::Int(u16::from_le_bytes(arr(bytes)).into()),
+            ElemType::I32 => Num::Int(i32::from_le_bytes(arr(bytes)).into()),
+            ElemType::U32 => Num::Int(u32::from_le_bytes(arr(bytes)).into()),
+            ElemType::I64 => Num::Int(i64::from_le_bytes(arr(bytes)).into()),
+            ElemType::U64 => Num::Int(u64::from_le_bytes(arr(bytes)).into()),
+            ElemType::F32 => Num::Float(f32::from_le_bytes(arr(bytes)).into()),
+            ElemType::F64 => Num::Float(f64::from_le_bytes(arr(bytes))),
+        }
+    }
+
+    /// Decodes a whole buffer.
+    pub fn decode_all(self, bytes: &[u8]) -> Vec<Num> {
+        bytes.chunks_exact(self.size()).map(|c| self.decode(c)).collect()
+    }
+}
+
+impl fmt::Display for ElemType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A number from a manifest or a buffer: integers up to u64/i64 exactly, or a float.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Num {
+    Int(i128),
+    Float(f64),
+}
+
+impl Num {
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Num::Int(i) => i as f64,
+            Num::Float(f) => f,
+        }
+    }
+
+    /// Parses `5`, `-3`, `0xAA`, `18446744073709551615`, `1.5`, `3.0e300`, `inf`, `nan`.
+    pub fn parse(text: &str) -> Option<Num> {
+        let t = text.trim();
+        let (neg, digits) = match t.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, t),
+        };
+        if let Some(hex) = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+            let v = i128::from_str_radix(hex, 16).ok()?;
+            return Some(Num::Int(if neg { -v } else { v }));
+        }
+        if let Ok(v) = t.parse::<i128>() {
+            return Some(Num::Int(v));
+        }
+        t.parse::<f64>().ok().map(Num::Float)
+    }
+}
+
+impl fmt::Display for Num {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Num::Int(i) => write!(f, "{i}"),
+            Num::Float(x) => write!(f, "{x:?}"),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// formulas
+
+/// A formula in the element index `i` and the manifest's `[vars]` (evalexpr syntax), parsed once.
+pub struct Formula {
+    text: String,
+    tree: evalexpr::Node,
+    context: evalexpr::HashMapContext,
+}
+
+impl Formula {
+    pub fn new(text: &str, vars: &BTreeMap<String, i64>) -> Result<Formula> {
+        use evalexpr::ContextWithMutableVariables;
+        let tree = evalexpr::build_operator_tree(text).map_err(|e| ManifestError(format!("formula `{text}`: {e}")))?;
+        let mut context = evalexpr::HashMapContext::new();
+        for (name, value) in vars {
+            context
+                .set_value(name.clone(), evalexpr::Value::Int(*value))
+                .map_err(|e| ManifestError(format!("variable `{name}`: {e}")))?;
+        }
+        Ok(Formula { text: text.to_string(), tree, context })
+    }
+
+    /// The value at element `i` (or with `i` unset when `None`).
+    pub fn eval(&mut self, i: Option<i64>) -> Result<Num> {
+        use evalexpr::ContextWithMutableVariables;
+        if let Some(i) = i {
+            self.context.set_value("i".into(), evalexpr::Value::Int(i)).map_err(|e| ManifestError(e.to_string()))?;
+        }
+        match self.tree.eval_with_context(&self.context) {
+            Ok(evalexpr::Value::Int(v)) => Ok(Num::Int(v.into())),
+            Ok(evalexpr::Value::Float(v)) => Ok(Num::Float(v)),
+            Ok(evalexpr::Value::Boolean(b)) => Ok(Num::Int(b.into())),
+            Ok(other) => err(format!("formula `{}` gives {other}, not a number", self.text)),
+            Err(e) => err(format!("formula `{}`{}: {e}", self.text, i.map(|i| format!(" at i = {i}")).unwrap_or_default())),
+        }
+    }
+}
+
+/// Evaluates a formula without `i` (lengths, grid sizes, scalar arguments).
+pub fn eval_constant(text: &str, vars: &BTreeMap<String, i64>) -> Result<Num> {
+    if let Some(n) = Num::parse(text) {
+        return Ok(n);
+    }
+    Formula::new(text, vars)?.eval(None)
+}
+
+fn eval_count(value: &toml::Value, what: &str, vars: &BTreeMap<String, i64>) -> Result<u64> {
+    let n = match value {
+        toml::Value::Integer(i) => Num::Int((*i).into()),
+        toml::Value::String(s) => eval_constant(s, vars)?,
+        other => return err(format!("{what}: expected an integer or a formula, found {other}")),
+    };
+    match n {
+        Num::Int(i) if (0..=u64::MAX as i128).contains(&i) => Ok(i as u64),
+        other => err(format!("{what}: {other} is not a non-negative integer")),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the manifest as written
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    description: String,
+    #[serde(default = "yes")]
+    deterministic: bool,
+    #[serde(default)]
+    vars: BTreeMap<String, i64>,
+    #[serde(default)]
+    limits: Limits,
+    launch: RawLaunch,
+    #[serde(default)]
+    buffer: Vec<RawBuffer>,
+    #[serde(default)]
+    global: Vec<RawGlobal>,
+    stdout: Option<String>,
+    abis: Option<Vec<String>>,
+    expect_error: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Device-runtime limits, set on the context before the module is loaded.
+#[derive(Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    pub pending_launch_count: Option<u64>,
+    pub heap_bytes: Option<u64>,
+    pub stack_bytes: Option<u64>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct RawLaunch {
+    kernel: String,
+    grid: toml::Value,
+    block: toml::Value,
+    #[serde(default)]
+    shared_bytes: Option<toml::Value>,
+    #[serde(default)]
+    args: Vec<String>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct RawBuffer {
+    name: String,
+    #[serde(rename = "type")]
+    ty: String,
+    len: toml::Value,
+    init: Option<toml::Value>,
+    expect: Option<toml::Value>,
+    check: Option<String>,
+    tolerance: Option<f64>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct RawGlobal {
+    name: String,
+    #[serde(rename = "type")]
+    ty: String,
+    expect: Option<toml::Value>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// the manifest, checked
+
+/// A launch ABI of cdpc (`--launch-abi`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Abi {
+    V1,
+    V2,
+}
+
+impl Abi {
+    pub fn parse(name: &str) -> Option<Abi> {
+        match name {
+            "v1" => Some(Abi::V1),
+            "v2" => Some(Abi::V2),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Abi::V1 => "v1",
+            Abi::V2 => "v2",
+        }
+    }
+}
+
+/// One kernel argument.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arg {
+    /// `buf:NAME`: the device pointer of buffer NAME.
+    Buffer(String),
+    /// `TYPE:VALUE`.
+    Scalar(ElemType, Num),
+}
+
+impl Arg {
+    /// Parses `buf:NAME` or `TYPE:VALUE` (VALUE a number or a formula in the `[vars]`).
+    pub fn parse(text: &str, vars: &BTreeMap<String, i64>) -> Result<Arg> {
+        let Some((kind, value)) = text.split_once(':') else {
+            return err(format!("argument `{text}`: expected `buf:NAME` or `TYPE:VALUE`"));
+        };
+        if kind == "buf" {
+            return Ok(Arg::Buffer(value.to_string()));
+        }
+        let ty = ElemType::parse(kind).map_err(|e| ManifestError(format!("argument `{text}`: {e}")))?;
+        let num = eval_constant(value, vars).map_err(|e| ManifestError(format!("argument `{text}`: {e}")))?;
+        ty.encode(num).map_err(|e| ManifestError(format!("argument `{text}`: {e}")))?;
+        Ok(Arg::Scalar(ty, num))
+    }
+
+    /// The bytes the kernel receives for this argument: a buffer's 8-byte device pointer or
+    /// the scalar's little-endian bytes.
+    pub fn bytes(&self, buffer_address: impl Fn(&str) -> Option<u64>) -> Result<Vec<u8>> {
+        match self {
+            Arg::Buffer(name) => buffer_address(name)
+                .map(|p| p.to_le_bytes().to_vec())
+                .ok_or_else(|| ManifestError(format!("argument `buf:{name}`: no buffer named `{name}`"))),
+            Arg::Scalar(ty, value) => ty.encode(*value),
+        }
+    }
+}
+
+/// How a buffer starts.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Init {
+    Zero,
+    Iota,
+    Random(u64),
+    Values(Vec<Num>),
+    Formula(String),
+}
+
+/// What a buffer must hold afterwards.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expect {
+    /// Every element equals this.
+    All(Num),
+    /// The first elements equal these.
+    Prefix(Vec<Num>),
+    /// Element `i` equals the formula's value.
+    Formula(String),
+}
+
+/// An invariant of a buffer's final contents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Check {
+    Sorted,
+    Permutation,
+    Nonzero,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Buffer {
+    pub name: String,
+    pub ty: ElemType,
+    pub len: usize,
+    pub init: Init,
+    pub expect: Option<Expect>,
+    pub check: Option<Check>,
+    /// Absolute tolerance for float comparisons (an extension; exact when absent).
+    pub tolerance: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Global {
+    pub name: String,
+    pub ty: ElemType,
+    pub expect: Option<Num>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Launch {
+    pub kernel: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_bytes: u32,
+    pub args: Vec<Arg>,
+}
+
+/// A checked manifest: everything the loader needs to run a sample and judge its output.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Manifest {
+    pub name: String,
+    pub description: String,
+    pub deterministic: bool,
+    pub vars: BTreeMap<String, i64>,
+    pub limits: Limits,
+    pub launch: Launch,
+    pub buffers: Vec<Buffer>,
+    pub globals: Vec<Global>,
+    pub stdout: Option<String>,
+    pub abis: Vec<Abi>,
+    pub expect_error: Option<String>,
+}
+
+fn dims(value: &toml::Value, what: &str, vars: &BTreeMap<String, i64>) -> Result<[u32; 3]> {
+    let items: Vec<toml::Value> = match value {
+        toml::Value::Array(a) if (1..=3).contains(&a.len()) => a.clone(),
+        toml::Value::Array(_) => return err(format!("{what}: expected 1 to 3 dimensions")),
+        other => vec![other.clone()],
+    };
+    let mut out = [1u32; 3];
+    for (k, item) in items.iter().enumerate() {
+        let n = eval_count(item, what, vars)?;
+        if n == 0 || n > u32::MAX as u64 {
+            return err(format!("{what}: dimension {k} is {n}; it must be 1 to {}", u32::MAX));
+        }
+        out[k] = n as u32;
+    }
+    Ok(out)
+}
+
+fn num_of(value: &toml::Value, what: &str) -> Result<Num> {
+    match value {
+        toml::Value::Integer(i) => Ok(Num::Int((*i).into())),
+        toml::Value::Float(f) => Ok(Num::Float(*f)),
+        toml::Value::Boolean(b) => Ok(Num::Int((*b).into())),
+        toml::Value::String(s) => Num::parse(s).ok_or_else(|| ManifestError(format!("{what}: `{s}` is not a number"))),
+        other => err(format!("{what}: expected a number, found {other}")),
+    }
+}
+
+fn nums_of(values: &[toml::Value], what: &str) -> Result<Vec<Num>> {
+    values.iter().enumerate().map(|(k, v)| num_of(v, &format!("{what}[{k}]"))).collect()
+}
+
+impl Manifest {
+    /// Reads `path`; the sample's name is the file stem.
+    pub fn load(path: &Path) -> Result<Manifest> {
+        let text = std::fs::read_to_string(path).map_err(|e| ManifestError(format!("cannot read `{}`: {e}", path.display())))?;
+        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        Manifest::parse(&name, &text).map_err(|e| ManifestError(format!("{}: {e}", path.display())))
+    }
+
+    /// Parses and checks a manifest's text.
+    pub fn parse(name: &str, text: &str) -> Result<Manifest> {
+        let raw: RawManifest = toml::from_str(text).map_err(|e| {
+            let message = e.to_string();
+            let top_level = ["description", "deterministic", "stdout", "abis", "expect_error"];
+            if top_level.iter().any(|k| message.contains(&format!("unknown field `{k}`"))) {
+                ManifestError(format!("{message}note: in TOML a key after a [table] header belongs to that table; put the top-level keys (description, deterministic, stdout, abis, expect_error) before the first [table]"))
+            } else {
+                ManifestError(message)
+            }
+        })?;
+        Manifest::from_raw(name, raw)
+    }
+
+    fn from_raw(name: &str, raw: RawManifest) -> Result<Manifest> {
+        let vars = raw.vars;
+        if vars.contains_key("i") {
+            return err("[vars] may not define `i`: it is the element index");
+        }
+        let mut buffers = Vec::new();
+        for b in raw.buffer {
+            let what = format!("buffer `{}`", b.name);
+            if buffers.iter().any(|x: &Buffer| x.name == b.name) {
+                return err(format!("{what} is defined twice"));
+            }
+            let ty = ElemType::parse(&b.ty).map_err(|e| ManifestError(format!("{what}: {e}")))?;
+            let len = eval_count(&b.len, &format!("{what}: len"), &vars)? as usize;
+            let init = match &b.init {
+                None => Init::Zero,
+                Some(toml::Value::String(s)) => match s.as_str() {
+                    "zero" => Init::Zero,
+                    "iota" => Init::Iota,
+                    s if s.starts_with("random:") => {
+                        let seed = s["random:".len()..].trim().parse().map_err(|_| ManifestError(format!("{what}: bad seed in `{s}`")))?;
+                        Init::Random(seed)
+                    }
+                    s => {
+                        Formula::new(s, &vars).map_err(|e| ManifestError(format!("{what}: init: {e}")))?;
+                        Init::Formula(s.to_string())
+                    }
+                },
+                Some(toml::Value::Array(a)) => {
+                    if a.len() > len {
+                        return err(format!("{what}: init has {} values for {len} elements", a.len()));
+                    }
+                    Init::Values(nums_of(a, &format!("{what}: init"))?)
+                }
+                Some(other) => Init::Values(vec![num_of(other, &format!("{what}: init"))?; len]),
+            };
+            let expect = match &b.expect {
+                None => None,
+                Some(toml::Value::Array(a)) => {
+                    if a.len() > len {
+                        return err(format!("{what}: expect has {} values for {len} elements", a.len()));
+                    }
+                    Some(Expect::Prefix(nums_of(a, &format!("{what}: expect"))?))
+                }
+                Some(toml::Value::String(s)) => match Num::parse(s) {
+                    Some(n) => Some(Expect::All(n)),
+                    None => {
+                        Formula::new(s, &vars).map_err(|e| ManifestError(format!("{what}: expect: {e}")))?;
+                        Some(Expect::Formula(s.clone()))
+                    }
+                },
+                Some(other) => Some(Expect::All(num_of(other, &format!("{what}: expect"))?)),
+            };
+            let check = match b.check.as_deref() {
+                None => None,
+                Some("sorted") => Some(Check::Sorted),
+                Some("permutation") => Some(Check::Permutation),
+                Some("nonzero") => Some(Check::Nonzero),
+                Some(other) => return err(format!("{what}: unknown check `{other}` (sorted, permutation, nonzero)")),
+            };
+            buffers.push(Buffer { name: b.name, ty, len, init, expect, check, tolerance: b.tolerance });
+        }
+        let mut globals = Vec::new();
+        for g in raw.global {
+            let what = format!("global `{}`", g.name);
+            let ty = ElemType::parse(&g.ty).map_err(|e| ManifestError(format!("{what}: {e}")))?;
+            let expect = match &g.expect {
+                None => None,
+                Some(toml::Value::String(s)) => Some(eval_constant(s, &vars)?),
+                Some(v) => Some(num_of(v, &what)?),
+            };
+            if let Some(e) = expect {
+                ty.encode(e).map_err(|e| ManifestError(format!("{what}: expect: {e}")))?;
+            }
+            globals.push(Global { name: g.name, ty, expect });
+        }
+        let l = raw.launch;
+        if l.kernel.is_empty() {
+            return err("launch.kernel is empty");
+        }
+        let shared_bytes = match &l.shared_bytes {
+            None => 0,
+            Some(v) => {
+                let n = eval_count(v, "launch.shared_bytes", &vars)?;
+                u32::try_from(n).map_err(|_| ManifestError(format!("launch.shared_bytes: {n} is too large")))?
+            }
+        };
+        let args = l.args.iter().map(|a| Arg::parse(a, &vars)).collect::<Result<Vec<_>>>()?;
+        for a in &args {
+            if let Arg::Buffer(n) = a {
+                if !buffers.iter().any(|b| &b.name == n) {
+                    return err(format!("argument `buf:{n}`: no [[buffer]] named `{n}`"));
+                }
+            }
+        }
+        let launch = Launch {
+            grid: dims(&l.grid, "launch.grid", &vars)?,
+            block: dims(&l.block, "launch.block", &vars)?,
+            kernel: l.kernel,
+            shared_bytes,
+            args,
+        };
+        let abis = match raw.abis {
+            None => vec![Abi::V1, Abi::V2],
+            Some(list) => list
+                .iter()
+                .map(|a| Abi::parse(a).ok_or_else(|| ManifestError(format!("abis: unknown ABI `{a}` (v1, v2)"))))
+                .collect::<Result<Vec<_>>>()?,
+        };
+        Ok(Manifest {
+            name: name.to_string(),
+            description: raw.description,
+            deterministic: raw.deterministic,
+            vars,
+            limits: raw.limits,
+            launch,
+            buffers,
+            globals,
+            stdout: raw.stdout,
+            abis,
+            expect_error: raw.expect_error,
+        })
+    }
+
+    pub fn buffer(&self, name: &str) -> Option<&Buffer> {
+        self.buffers.iter().find(|b| b.name == name)
+    }
+
+    /// The kernel's arguments, each as the bytes `cuLaunchKernel` copies.
+    pub fn arg_bytes(&self, buffer_address: impl Fn(&str) -> Option<u64>) -> Result<Vec<Vec<u8>>> {
+        self.launch.args.iter().map(|a| a.bytes(&buffer_address)).collect()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// buffer contents
+
+/// splitmix64: the generator behind `random:SEED` (documented in MANIFEST.md).
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> SplitMix64 {
+        SplitMix64(seed)
+    }
+
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+impl Buffer {
+    /// The buffer's initial contents as values.
+    pub fn initial_values(&self, vars: &BTreeMap<String, i64>) -> Result<Vec<Num>> {
+        let what = format!("buffer `{}`", self.name);
+        Ok(match &self.init {
+            Init::Zero => vec![Num::Int(0); self.len],
+            Init::Iota => (0..self.len).map(|i| Num::Int(i as i128)).collect(),
+            Init::Random(seed) => {
+                let mut rng = SplitMix64::new(*seed);
+                (0..self.len)
+                    .map(|_| {
+                        let r = rng.next();
+                        if self.ty.is_float() {
+                            Num::Float((r >> 11) as f64 / (1u64 << 53) as f64)
+                        } else {
+                            Num::Int((r % 1000) as i128)
+                        }
+                    })
+                    .collect()
+            }
+            Init::Values(v) => {
+                let mut v = v.clone();
+                v.resize(self.len, Num::Int(0));
+                v
+            }
+            Init::Formula(text) => {
+                let mut f = Formula::new(text, vars)?;
+                (0..self.len)
+                    .map(|i| f.eval(Some(i as i64)).map_err(|e| ManifestError(format!("{what}: init: {e}"))))
+                    .collect::<Result<_>>()?
+            }
+        })
+    }
+
+    /// The buffer's initial bytes.
+    pub fn initial_bytes(&self, vars: &BTreeMap<String, i64>) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.len * self.ty.size());
+        for (i, v) in self.initial_values(vars)?.into_iter().enumerate() {
+            out.extend(self.ty.encode(v).map_err(|e| ManifestError(format!("buffer `{}`: init[{i}]: {e}", self.name)))?);
+        }
+        Ok(out)
+    }
+
+    /// The expected values (`None` where an element is not checked).
+    pub fn expected_values(&self, vars: &BTreeMap<String, i64>) -> Result<Vec<Option<Num>>> {
+        Ok(match &self.expect {
+            None => vec![None; self.len],
+            Some(Expect::All(n)) => vec![Some(*n); self.len],
+            Some(Expect::Prefix(v)) => {
+                let mut out: Vec<Option<Num>> = v.iter().copied().map(Some).collect();
+                out.resize(self.len, None);
+                out
+            }
+            Some(Expect::Formula(text)) => {
+                let mut f = Formula::new(text, vars)?;
+                (0..self.len)
+                    .map(|i| f.eval(Some(i as i64)).map(Some).map_err(|e| ManifestError(format!("buffer `{}`: expect: {e}", self.name))))
+                    .collect::<Result<_>>()?
+            }
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// a manifest from command-line options (`cdpc run`)
+
+/// A launch written as command-line options, for `cdpc run` without a manifest file.
+#[derive(Clone, Debug, Default)]
+pub struct CliLaunch {
+    pub kernel: String,
+    /// `4`, `4,2` or `4,2,1` (each a number or a formula)
+    pub grid: String,
+    pub block: String,
+    pub shared_bytes: Option<String>,
+    /// `NAME:TYPE:LEN[:INIT]`; INIT is `zero`, `iota`, `random:SEED`, a formula in `i`, or
+    /// comma-separated values (`1,2,3`).
+    pub buffers: Vec<String>,
+    /// `buf:NAME` or `TYPE:VALUE`.
+    pub args: Vec<String>,
+    /// `NAME:TYPE` of `__device__` variables to read back.
+    pub globals: Vec<String>,
+    pub limits: Limits,
+}
+
+fn dims_value(text: &str) -> toml::Value {
+    let parts: Vec<toml::Value> = text.split([',', 'x']).map(|p| toml::Value::String(p.trim().to_string())).collect();
+    if parts.len() == 1 {
+        parts.into_iter().next().unwrap()
+    } else {
+        toml::Value::Array(parts)
+    }
+}
+
+impl Manifest {
+    /// The manifest that `cdpc run --kernel ... --buf ... --arg ...` describes.
+    pub fn from_cli(name: &str, cli: &CliLaunch) -> Result<Manifest> {
+        let mut buffer = Vec::new();
+        for spec in &cli.buffers {
+            let parts: Vec<&str> = spec.splitn(4, ':').collect();
+            if parts.len() < 3 {
+                return err(format!("--buf `{spec}`: expected NAME:TYPE:LEN[:INIT], e.g. data:i32:256:iota"));
+            }
+            let init = parts.get(3).map(|i| {
+                if i.contains(',') {
+                    toml::Value::Array(i.split(',').map(|v| toml::Value::String(v.trim().to_string())).collect())
+                } else {
+                    toml::Value::String(i.to_string())
+                }
+            });
+            buffer.push(RawBuffer {
+                name: parts[0].to_string(),
+                ty: parts[1].to_string(),
+                len: toml::Value::String(parts[2].to_string()),
+                init,
+                expect: None,
+                check: None,
+                tolerance: None,
+            });
+        }
+        let mut global = Vec::new();
+        for spec in &cli.globals {
+            let Some((n, t)) = spec.split_once(':') else {
+                return err(format!("--global `{spec}`: expected NAME:TYPE, e.g. launch_errors:u32"));
+            };
+            global.push(RawGlobal { name: n.to_string(), ty: t.to_string(), expect: None });
+        }
+        if cli.kernel.is_empty() {
+            return err("name the kernel to launch: --kernel NAME (or give --manifest FILE)");
+        }
+        let raw = RawManifest {
+            description: format!("cdpc run {}", cli.kernel),
+            deterministic: true,
+            vars: BTreeMap::new(),
+            limits: cli.limits.clone(),
+            launch: RawLaunch {
+                kernel: cli.kernel.clone(),
+                grid: dims_value(&cli.grid),
+                block: dims_value(&cli.block),
+                shared_bytes: cli.shared_bytes.clone().map(toml::Value::String),
+                args: cli.args.clone(),
+            },
+            buffer,
+            global,
+            stdout: None,
+            abis: None,
+            expect_error: None,
+        };
+        Manifest::from_raw(name, raw)
+    }
+}

@@ -1,0 +1,12 @@
+//! The host side (feature `loader`): sample manifests, a CUDA driver-API loader that dlopens
+//! libcuda (no CUDA or GPU needed to build), result checks and the differential run behind
+//! `cdpc-run` and `cdpc run`. No LLVM.
+
+pub mod compare;
+pub mod cuda;
+pub mod diff;
+pub mod manifest;
+
+pub use compare::{check_against_manifest, compare_outputs, RunOutput};
+pub use cuda::{device_info, init_driver, run_sample, CudaError, DeviceInfo, LoadError, RunOptions};
+pub use manifest::{Abi, Arg, ElemType, Manifest, ManifestError, Num};

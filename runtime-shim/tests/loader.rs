@@ -1,0 +1,321 @@
+//! The host loader without a GPU: manifests of every sample, formulas, argument bytes, result
+//! comparison, the no-driver error path and the runner's link line.
+
+use runtime_shim::loader::compare::{check_against_manifest, compare_outputs, median, RunOutput};
+use runtime_shim::loader::diff::{self, Cell, Label, SampleResult};
+use runtime_shim::loader::manifest::{Arg, ElemType, Init, Num};
+use runtime_shim::loader::{run_sample, CudaError, LoadError, Manifest, RunOptions};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn samples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples")
+}
+
+fn sample_names() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(samples_dir())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok()?.strip_suffix(".cdp").map(str::to_string))
+        .collect();
+    names.sort();
+    names
+}
+
+fn manifest(name: &str) -> Manifest {
+    Manifest::load(&samples_dir().join(format!("{name}.toml"))).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A successful run whose buffers hold exactly what the manifest expects (where it says).
+fn perfect_output(m: &Manifest) -> RunOutput {
+    let mut out = RunOutput::default();
+    for b in &m.buffers {
+        let initial = b.initial_values(&m.vars).unwrap();
+        let want = b.expected_values(&m.vars).unwrap();
+        let mut bytes = Vec::new();
+        for (i, v) in initial.iter().enumerate() {
+            bytes.extend(b.ty.encode(want[i].unwrap_or(*v)).unwrap());
+        }
+        out.buffers.push((b.name.clone(), bytes));
+    }
+    for g in &m.globals {
+        out.globals.push((g.name.clone(), g.ty.encode(g.expect.unwrap_or(Num::Int(0))).unwrap()));
+    }
+    out.stdout = m.stdout.clone().unwrap_or_default().into_bytes();
+    out
+}
+
+#[test]
+fn every_sample_has_a_manifest_that_names_its_kernel_buffers_and_globals() {
+    let names = sample_names();
+    assert!(names.len() >= 8, "samples lost: {names:?}");
+    for name in &names {
+        let m = manifest(name);
+        let source = std::fs::read_to_string(samples_dir().join(format!("{name}.cdp"))).unwrap();
+        let kernel = format!("__global__ void {}(", m.launch.kernel);
+        assert!(source.contains(&kernel), "{name}: no kernel `{}` in the .cdp", m.launch.kernel);
+        for g in &m.globals {
+            assert!(
+                source.lines().any(|l| l.contains("__device__") && l.contains(&format!(" {} ", g.name)) && !l.contains('(')),
+                "{name}: no __device__ variable `{}`",
+                g.name
+            );
+        }
+        assert!(!m.abis.is_empty(), "{name}: no ABI builds it");
+        if source.contains("cudaStreamTailLaunch") || source.contains("cudaStreamFireAndForget") {
+            assert_eq!(m.abis, vec![runtime_shim::loader::Abi::V2], "{name}: v1 refuses tail launch and fire-and-forget");
+        }
+        // every expectation evaluates and a correct run passes its own checks
+        let perfect = perfect_output(&m);
+        assert_eq!(check_against_manifest(&m, &perfect), Vec::<String>::new(), "{name}");
+    }
+}
+
+#[test]
+fn sample_launches_match_their_header_comments() {
+    let hello = manifest("hello");
+    assert_eq!(hello.stdout.as_deref(), Some("Hello World!\n"));
+    assert_eq!((hello.launch.grid, hello.launch.block), ([1, 1, 1], [1, 1, 1]));
+    let r = manifest("recursion");
+    assert_eq!(r.launch.args, vec![Arg::Scalar(ElemType::I32, Num::Int(23)), Arg::Buffer("counters".into())]);
+    assert_eq!(r.buffers[0].len, 24);
+    let p = manifest("permute");
+    assert_eq!((p.launch.grid, p.launch.block, p.launch.shared_bytes), ([1, 1, 1], [256, 1, 1], 1024));
+    let il = manifest("irregular_loop");
+    assert_eq!(il.launch.grid, [4, 1, 1]);
+    assert_eq!(il.limits.pending_launch_count, Some(4096));
+    assert_eq!(il.buffer("moreData").unwrap().len, 500_499);
+}
+
+#[test]
+fn formulas_agree_with_direct_models() {
+    // permute: bits 7, 5, 3, 1 flipped
+    let p = manifest("permute");
+    let want = p.buffers[0].expected_values(&p.vars).unwrap();
+    for (i, w) in want.iter().enumerate() {
+        assert_eq!(*w, Some(Num::Int((i ^ 0xAA) as i128)));
+    }
+    // irregular_loop: elements inside a segment become 3x+1, the others keep their value
+    let il = manifest("irregular_loop");
+    let n = 1000usize;
+    let m = il.buffer("moreData").unwrap();
+    let mut covered = vec![false; m.len];
+    for i in 0..n {
+        let s = i * (i + 1) / 2;
+        covered[s..s + i].iter_mut().for_each(|c| *c = true);
+    }
+    let want = m.expected_values(&il.vars).unwrap();
+    let init = m.initial_values(&il.vars).unwrap();
+    for j in 0..m.len {
+        let v = (j % 1000) as f64;
+        assert_eq!(init[j].as_f64(), v);
+        let expected = if covered[j] { 3.0 * v + 1.0 } else { v };
+        assert_eq!(want[j].unwrap().as_f64(), expected, "moreData[{j}]");
+    }
+    // streams_events uses [vars]
+    let se = manifest("streams_events");
+    let out = se.buffer("out").unwrap().expected_values(&se.vars).unwrap();
+    assert_eq!(out[0], Some(Num::Int(999 * 999)));
+    assert_eq!(out[10], Some(Num::Int(100 + 989 * 989)));
+}
+
+#[test]
+fn inits_and_formula_errors() {
+    let text = r#"
+        description = "x"
+        [vars]
+        n = 4
+        [launch]
+        kernel = "k"
+        grid = [2, "n"]
+        block = "n * 8"
+        args = ["buf:a", "u64:18446744073709551615", "f32:1.5", "i8:-3", "u16:n + 1"]
+        [[buffer]]
+        name = "a"
+        type = "u8"
+        len = "n"
+        init = "random:7"
+        [[buffer]]
+        name = "b"
+        type = "f64"
+        len = 3
+        init = [1.5, 2]
+    "#;
+    let m = Manifest::parse("x", text).unwrap();
+    assert_eq!((m.launch.grid, m.launch.block), ([2, 4, 1], [32, 1, 1]));
+    let a = m.buffer("a").unwrap();
+    assert_eq!(a.init, Init::Random(7));
+    let r1 = a.initial_values(&m.vars).unwrap();
+    assert_eq!(r1, a.initial_values(&m.vars).unwrap(), "random:SEED is reproducible");
+    assert!(r1.iter().all(|v| matches!(v, Num::Int(0..=999))));
+    assert_eq!(m.buffer("b").unwrap().initial_bytes(&m.vars).unwrap(), [1.5f64.to_le_bytes(), 2f64.to_le_bytes(), 0f64.to_le_bytes()].concat());
+
+    for (bad, why) in [
+        ("args = [\"i8:300\"]", "does not fit in i8"),
+        ("args = [\"buf:nope\"]", "no [[buffer]] named `nope`"),
+        ("args = [\"i32:1.5\"]", "not an integer"),
+        ("args = [\"q32:1\"]", "unknown type `q32`"),
+        ("args = [\"i32:n +\"]", "formula"),
+        ("grid = 0", "must be 1 to"),
+    ] {
+        let t = format!("description = \"x\"\n[launch]\nkernel = \"k\"\n{}{bad}\n", if bad.starts_with("grid") { "block = 1\n" } else { "grid = 1\nblock = 1\n" });
+        let e = Manifest::parse("x", &t).unwrap_err().to_string();
+        assert!(e.contains(why), "{bad}: {e}");
+    }
+    // a top-level key after a table is a TOML mistake the error explains
+    let e = Manifest::parse("x", "description = \"x\"\n[launch]\nkernel = \"k\"\ngrid = 1\nblock = 1\nabis = [\"v2\"]\n").unwrap_err().to_string();
+    assert!(e.contains("before the first"), "{e}");
+}
+
+#[test]
+fn argument_bytes() {
+    let vars = BTreeMap::from([("n".to_string(), 1000i64)]);
+    let cases: &[(&str, &[u8])] = &[
+        ("i8:-3", &[0xfd]),
+        ("u8:200", &[200]),
+        ("i16:-1234", &(-1234i16).to_le_bytes()),
+        ("u16:65000", &65000u16.to_le_bytes()),
+        ("i32:5", &[5, 0, 0, 0]),
+        ("u32:n", &1000u32.to_le_bytes()),
+        ("i64:-9000000000000000005", &(-9000000000000000005i64).to_le_bytes()),
+        ("u64:0xFFFFFFFFFFFFFFFF", &[0xff; 8]),
+        ("f32:1.5", &1.5f32.to_le_bytes()),
+        ("f64:3.0e300", &3.0e300f64.to_le_bytes()),
+        ("f64:2", &2.0f64.to_le_bytes()),
+        ("buf:data", &0x7f00_1234_5600u64.to_le_bytes()),
+    ];
+    for (text, bytes) in cases {
+        let arg = Arg::parse(text, &vars).unwrap();
+        let got = arg.bytes(|name| (name == "data").then_some(0x7f00_1234_5600)).unwrap();
+        assert_eq!(&got, bytes, "{text}");
+    }
+    let m = manifest("param_layout");
+    let packed = m.arg_bytes(|name| Some(match name { "iout" => 0x1000, "fout" => 0x2000, _ => 0x3000 })).unwrap();
+    assert_eq!(packed, vec![0x1000u64.to_le_bytes().to_vec(), 0x2000u64.to_le_bytes().to_vec(), 0x3000u64.to_le_bytes().to_vec(), vec![5, 0, 0, 0]]);
+}
+
+#[test]
+fn checks_report_what_is_wrong() {
+    let m = manifest("recursion");
+    let mut out = perfect_output(&m);
+    assert!(check_against_manifest(&m, &out).is_empty());
+    out.buffers[0].1[4 * 5..4 * 6].copy_from_slice(&0u32.to_le_bytes());
+    out.globals[0].1 = 3u32.to_le_bytes().to_vec();
+    let reasons = check_against_manifest(&m, &out);
+    assert_eq!(reasons, ["counters[5] = 0, expected 64", "launch_errors = 3, expected 0"]);
+
+    let h = manifest("hello");
+    let mut out = perfect_output(&h);
+    out.stdout = b"World!\nHello ".to_vec();
+    assert_eq!(check_against_manifest(&h, &out).len(), 1);
+    out.error = Some(CudaError::new(700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered", "cuCtxSynchronize"));
+    let reasons = check_against_manifest(&h, &out);
+    assert!(reasons[0].contains("cudaErrorIllegalAddress (CUDA_ERROR_ILLEGAL_ADDRESS = 700"), "{reasons:?}");
+
+    // permutation check catches a duplicated element
+    let p = manifest("permute");
+    let mut out = perfect_output(&p);
+    let first = out.buffers[0].1[0..4].to_vec();
+    out.buffers[0].1[4..8].copy_from_slice(&first);
+    let reasons = check_against_manifest(&p, &out);
+    assert!(reasons.iter().any(|r| r.contains("not a permutation")), "{reasons:?}");
+
+    // an expected error: matched by either spelling, and success is a failure
+    let mut e = Manifest::parse("e", "description = \"e\"\nexpect_error = \"cudaErrorIllegalAddress\"\n[launch]\nkernel = \"k\"\ngrid = 1\nblock = 1\n").unwrap();
+    let mut out = RunOutput::default();
+    assert!(check_against_manifest(&e, &out)[0].contains("but the run succeeded"));
+    out.error = Some(CudaError::new(700, "CUDA_ERROR_ILLEGAL_ADDRESS", "", "cuCtxSynchronize"));
+    assert!(check_against_manifest(&e, &out).is_empty());
+    e.expect_error = Some("CUDA_ERROR_ILLEGAL_ADDRESS".into());
+    assert!(check_against_manifest(&e, &out).is_empty());
+}
+
+#[test]
+fn byte_for_byte_comparison() {
+    let m = manifest("param_layout");
+    let a = perfect_output(&m);
+    let mut b = a.clone();
+    assert!(compare_outputs(&m, &a, &b).is_empty());
+    // -0.0 == 0.0 as numbers, but not as bytes
+    b.buffers[1].1[5 * 8..6 * 8].copy_from_slice(&(-0.0f64).to_le_bytes());
+    b.buffers[0].1[8..16].copy_from_slice(&7i64.to_le_bytes());
+    let d = compare_outputs(&m, &a, &b);
+    assert_eq!(d, ["buffer `iout`: 1 element(s) differ, first [1]: -3 against 7", "buffer `fout`: 1 element(s) differ, first [5]: 0.0 against -0.0"]);
+    assert!(check_against_manifest(&m, &b).iter().any(|r| r == "iout[1] = 7, expected -3"));
+    let mut c = a.clone();
+    c.stdout = b"x".to_vec();
+    assert_eq!(compare_outputs(&m, &a, &c).len(), 1);
+}
+
+#[test]
+fn diff_table_rows_and_verdict() {
+    let labels: Vec<Label> = ["nvcc=/n", "cdpc-v2=/a", "cdpc-v1=/b"].iter().map(|l| Label::parse(l).unwrap()).collect();
+    assert_eq!(labels[2].abi(), Some(runtime_shim::loader::Abi::V1));
+    assert_eq!(labels[0].abi(), None);
+    let h = manifest("hello");
+    let mut fast = perfect_output(&h);
+    fast.times_ms = vec![0.5, 0.1, 0.2];
+    let mut slow = perfect_output(&h);
+    slow.times_ms = vec![0.4, 0.4];
+    let ran = |o: &RunOutput| diff::judge(&h, Ok(o.clone()));
+    let not_built = diff::missing_cubin(&h, &labels[2], Path::new("/b/hello.cubin"));
+    assert!(matches!(not_built, Cell::NotBuilt(_)));
+    let results = vec![SampleResult { manifest: h.clone(), cells: vec![ran(&fast), ran(&slow), not_built] }];
+    let table = diff::table(&results, &labels, 0);
+    let rows: Vec<&str> = table.lines().collect();
+    assert_eq!(rows[0], "| sample | compiler | compiler output ok | nvcc output ok | identical | compiler ms | nvcc ms | ratio |");
+    assert_eq!(rows[2], "| hello | cdpc-v2 | ok | ok | yes | 0.400 | 0.200 | 2.00 |");
+    assert_eq!(rows[3], "| hello | cdpc-v1 | not built (the v1 launch ABI cannot build it) | ok | – | – | 0.200 | – |");
+    assert!(diff::all_passed(&results, 0));
+    // a cubin that should exist and does not fails the run; so do differing outputs
+    let missing = diff::missing_cubin(&manifest("permute"), &labels[2], Path::new("/b/permute.cubin"));
+    assert!(matches!(missing, Cell::Failed(_)));
+    let mut other = slow.clone();
+    other.stdout = b"Hello World!\n\n".to_vec();
+    let results = vec![SampleResult { manifest: h.clone(), cells: vec![ran(&fast), diff::judge(&h, Ok(other)), ran(&slow)] }];
+    assert!(!diff::all_passed(&results, 0));
+    assert!(diff::table(&results, &labels, 0).contains("| hello | cdpc-v2 | FAIL | ok | NO |"));
+    assert!(diff::details(&results, &labels, 0).contains("cdpc-v2 against nvcc: stdout"));
+    assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+    assert_eq!(diff::civil_date(0), "1970-01-01");
+    assert_eq!(diff::civil_date(20_779), "2026-11-22");
+}
+
+#[test]
+fn without_a_driver_the_loader_returns_an_error() {
+    let m = manifest("hello");
+    match run_sample(b"not a cubin", &m, &RunOptions::default()) {
+        Err(LoadError::NoDriver(why)) => {
+            let text = LoadError::NoDriver(why).to_string();
+            assert!(text.starts_with("no CUDA driver found"), "{text}");
+        }
+        Err(LoadError::Cuda(e)) => println!("skipped: a CUDA driver is present ({e}); the no-driver path is not reachable here"),
+        other => println!("skipped: a CUDA driver is present; loading garbage gave {other:?}"),
+    }
+}
+
+#[test]
+fn the_runner_does_not_link_llvm_or_cuda() {
+    let exe = env!("CARGO_BIN_EXE_cdpc-run");
+    let out = match std::process::Command::new("ldd").arg(exe).output() {
+        Ok(o) => o,
+        Err(e) => return println!("skipped: ldd cannot run: {e}"),
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in text.lines() {
+        let lib = line.split_whitespace().next().unwrap_or("");
+        let allowed = ["linux-vdso", "libc.so", "libm.so", "libgcc_s.so", "libpthread.so", "libdl.so", "/lib64/ld-linux", "ld-linux"];
+        assert!(allowed.iter().any(|a| lib.contains(a)), "cdpc-run links {lib}:\n{text}");
+    }
+    // and nothing LLVM-related is in its dependency tree
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let tree = std::process::Command::new(cargo)
+        .args(["tree", "--offline", "-p", "runtime-shim", "--features", "loader", "-e", "normal", "--prefix", "none"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output();
+    if let Some(tree) = tree.ok().filter(|t| t.status.success()) {
+        let deps = String::from_utf8_lossy(&tree.stdout);
+        for bad in ["llvm-sys", "inkwell", "cdpc "] {
+            assert!(!deps.lines().any(|l| l.starts_with(bad)), "runtime-shim --features loader depends on {bad}");
+        }
+    }
+}
