@@ -135,22 +135,19 @@ pub fn main(args: Vec<String>) -> ExitCode {
         target: Target { sm: cli.arch, launch_abi: cli.launch_abi, ..Target::default() },
         opt_level: cli.opt_level,
         emit: Emit::Cubin,
-        verbose: cli.verbose,
         tools: ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() },
         ..CompileOptions::default()
     };
     let color = if std::io::stderr().is_terminal() { Color::Always } else { Color::Never };
-    let work = match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("error: cannot make a temporary folder: {e}");
-            return ExitCode::FAILURE;
+    // The cubin stays in memory: the loader takes bytes.
+    let cubin = match driver::compile(&source, &options) {
+        Ok(compiled) => {
+            crate::show_tool_runs(&compiled.tool_runs, cli.verbose);
+            if !compiled.warnings.is_empty() {
+                eprint!("{}", render::human(&compiled.warnings, &file_name, &source, color));
+            }
+            compiled.output
         }
-    };
-    let cubin_path = work.path().join("program.cubin");
-    match driver::compile_source(&source, &cubin_path, &options) {
-        Ok(compiled) if !compiled.warnings.is_empty() => eprint!("{}", render::human(&compiled.warnings, &file_name, &source, color)),
-        Ok(_) => {}
         Err(CompileError::Diagnostics(d)) => {
             eprint!("{}", render::human(&d, &file_name, &source, color));
             eprintln!("error: could not compile `{file_name}`");
@@ -158,13 +155,6 @@ pub fn main(args: Vec<String>) -> ExitCode {
         }
         Err(e) => {
             eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
-    }
-    let cubin = match std::fs::read(&cubin_path) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("error: cannot read the compiled cubin: {e}");
             return ExitCode::FAILURE;
         }
     };

@@ -28,5 +28,8 @@ timeout 540 "$RUN" diff --manifests samples \
     --cubins nvcc=/tmp/nvcc cdpc-v2=build/gpu/cdpc-v2 cdpc-v1=build/gpu/cdpc-v1 \
     --repeat "$REPEAT" --warmup 3 --results "$RESULTS_DIR/gpu-diff.md"
 status=$?
+# The second front end's cubin (compiler/examples/inkwell_frontend.rs), checked by its manifest.
+echo "=== inkwell front end"
+"$RUN" sample build/gpu/inkwell_frontend.cubin compiler/examples/inkwell_frontend.toml --repeat "$REPEAT" || status=1
 [ "$RESULTS_DIR" = results ] || cp "$RESULTS_DIR/gpu-diff.md" results/gpu-diff.md 2>/dev/null
 exit $status
