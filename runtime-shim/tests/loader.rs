@@ -29,11 +29,17 @@ fn manifest(name: &str) -> Manifest {
 fn perfect_output(m: &Manifest) -> RunOutput {
     let mut out = RunOutput::default();
     for b in &m.buffers {
-        let initial = b.initial_values(&m.vars).unwrap();
+        let mut initial = b.initial_values(&m.vars).unwrap();
+        if b.check == Some(runtime_shim::loader::manifest::Check::Sorted) {
+            // A correct sort: the initial values in order (a permutation of them, too).
+            initial.sort_by(|x, y| x.as_f64().total_cmp(&y.as_f64()));
+        }
         let want = b.expected_values(&m.vars).unwrap();
         let mut bytes = Vec::new();
         for (i, v) in initial.iter().enumerate() {
-            bytes.extend(b.ty.encode(want[i].unwrap_or(*v)).unwrap());
+            // A "nonzero" check without expected values: any nonzero value passes.
+            let fallback = if b.check == Some(runtime_shim::loader::manifest::Check::Nonzero) { Num::Int(1) } else { *v };
+            bytes.extend(b.ty.encode(want[i].unwrap_or(fallback)).unwrap());
         }
         out.buffers.push((b.name.clone(), bytes));
     }
@@ -41,6 +47,10 @@ fn perfect_output(m: &Manifest) -> RunOutput {
         out.globals.push((g.name.clone(), g.ty.encode(g.expect.unwrap_or(Num::Int(0))).unwrap()));
     }
     out.stdout = m.stdout.clone().unwrap_or_default().into_bytes();
+    if let Some(wanted) = &m.expect_error {
+        let code = runtime_shim::errors::NAMED_ERRORS.iter().find(|(n, _)| n == wanted).map(|(_, c)| *c).expect("a known error name");
+        out.error = Some(CudaError::new(code, "CUDA_ERROR", "expected by the manifest", "cuCtxSynchronize"));
+    }
     out
 }
 
@@ -318,4 +328,25 @@ fn the_runner_does_not_link_llvm_or_cuda() {
             assert!(!deps.lines().any(|l| l.starts_with(bad)), "runtime-shim --features loader depends on {bad}");
         }
     }
+}
+
+/// The differential run gives each sample its own process (a fault's sticky error would
+/// poison the rest): the child's verdict must come back intact, and a child that dies without
+/// a result must be an error, never a pass.
+#[test]
+fn runs_in_a_child_process_report_back() {
+    use runtime_shim::loader::isolate::run_in_child;
+    let runner = Path::new(env!("CARGO_BIN_EXE_cdpc-run"));
+    let dir = tempfile::tempdir().unwrap();
+    let cubin = dir.path().join("x.cubin");
+    std::fs::write(&cubin, b"not a cubin").unwrap();
+    let manifest = samples_dir().join("hello.toml");
+    let options = RunOptions { warmup: 0, repeat: 0, capture_stdout: true };
+    match run_in_child(runner, &cubin, &manifest, &options) {
+        Err(LoadError::NoDriver(why)) => assert!(!why.is_empty()),
+        Err(LoadError::Cuda(e)) => println!("a CUDA driver is present; the child reported {e}"),
+        other => panic!("expected the child's driver error, got {other:?}"),
+    }
+    let dead = run_in_child(Path::new("/bin/false"), &cubin, &manifest, &options);
+    assert!(matches!(&dead, Err(LoadError::Isolated(m)) if m.contains("without a result")), "{dead:?}");
 }

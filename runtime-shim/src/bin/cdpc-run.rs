@@ -9,6 +9,7 @@
 //! ```
 
 use runtime_shim::loader::diff::{self, Label};
+use runtime_shim::loader::isolate;
 use runtime_shim::loader::{check_against_manifest, device_info, run_sample, Manifest, RunOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,6 +43,7 @@ fn main() -> ExitCode {
     let result = match argv.get(1).map(String::as_str) {
         Some("sample") => sample(argv[2..].to_vec()),
         Some("diff") => diff_cmd(&argv),
+        Some(isolate::SUBCOMMAND) => run_one(argv[2..].to_vec()),
         Some("device") => device_info().map(|d| {
             println!("{d}");
             ExitCode::SUCCESS
@@ -103,6 +105,25 @@ fn sample(args: Vec<String>) -> Result<ExitCode, String> {
     }
 }
 
+/// `run-one CUBIN MANIFEST --repeat N --warmup N --out FILE`: the child side of `diff`.
+fn run_one(args: Vec<String>) -> Result<ExitCode, String> {
+    let mut common = Common { options: RunOptions { capture_stdout: true, ..RunOptions::default() } };
+    let (mut positional, mut out) = (Vec::new(), None);
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        if parse_common(&a, &mut it, &mut common)? {
+            continue;
+        }
+        match a.as_str() {
+            "--out" => out = Some(PathBuf::from(it.next().ok_or("--out needs a file")?)),
+            _ => positional.push(PathBuf::from(a)),
+        }
+    }
+    let [cubin, manifest] = positional.as_slice() else { return Err(format!("{} needs CUBIN MANIFEST", isolate::SUBCOMMAND)) };
+    isolate::serve(cubin, manifest, &common.options, &out.ok_or("--out is required")?)?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
     let mut common = Common { options: RunOptions::default() };
     let mut manifests_dir = None;
@@ -141,7 +162,12 @@ fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
     }
     let device = device_info().map_err(|e| e.to_string())?;
     println!("device: {device}");
-    let results = diff::run_all(&manifests, &labels, &common.options, |line| println!("{line}"));
+    // Each run in its own process: an expected fault must not poison the runs after it.
+    let exe = std::env::current_exe().map_err(|e| format!("finding this program: {e}"))?;
+    let run = |cubin: &std::path::Path, m: &Manifest| {
+        isolate::run_in_child(&exe, cubin, &manifests_dir.join(format!("{}.toml", m.name)), &common.options)
+    };
+    let results = diff::run_all(&manifests, &labels, run, |line| println!("{line}"));
     let table = diff::table(&results, &labels, reference);
     let details = diff::details(&results, &labels, reference);
     let passed = diff::all_passed(&results, reference);

@@ -1,8 +1,8 @@
 //! The driver-API side of the loader: libcuda is opened at run time (cudarc's dynamic
 //! loading), so building needs no CUDA and a machine without a driver gets an error value.
 //!
-//! One run of a sample: retain the device's primary context (fresh for every sample: the last
-//! release resets it, which also clears the sticky error a faulting grid leaves), set the
+//! One run of a sample: retain the device's primary context (a faulting grid's sticky error
+//! survives in the process, so the differential run isolates runs in processes: `isolate`), set the
 //! device-runtime limits, load the cubin (`cuModuleLoadData`), allocate and fill the buffers,
 //! launch the top-level kernel on the NULL stream, synchronise, copy buffers and `__device__`
 //! globals back; then warm-up and timed repeats, each timed with CUDA events recorded around
@@ -29,43 +29,10 @@ pub struct CudaError {
     pub step: String,
 }
 
-/// Driver codes whose runtime `cudaError_t` has the same value and meaning (driver_types.h and
-/// cuda.h, CUDA 13): the runtime name is what CUDA programmers search for.
-const RUNTIME_NAMES: &[(i32, &str)] = &[
-    (1, "cudaErrorInvalidValue"),
-    (2, "cudaErrorMemoryAllocation"),
-    (3, "cudaErrorInitializationError"),
-    (4, "cudaErrorCudartUnloading"),
-    (34, "cudaErrorStubLibrary"),
-    (35, "cudaErrorInsufficientDriver"),
-    (46, "cudaErrorDevicesUnavailable"),
-    (100, "cudaErrorNoDevice"),
-    (101, "cudaErrorInvalidDevice"),
-    (200, "cudaErrorInvalidKernelImage"),
-    (209, "cudaErrorNoKernelImageForDevice"),
-    (218, "cudaErrorInvalidPtx"),
-    (400, "cudaErrorInvalidResourceHandle"),
-    (500, "cudaErrorSymbolNotFound"),
-    (600, "cudaErrorNotReady"),
-    (700, "cudaErrorIllegalAddress"),
-    (701, "cudaErrorLaunchOutOfResources"),
-    (702, "cudaErrorLaunchTimeout"),
-    (710, "cudaErrorAssert"),
-    (714, "cudaErrorHardwareStackError"),
-    (715, "cudaErrorIllegalInstruction"),
-    (716, "cudaErrorMisalignedAddress"),
-    (717, "cudaErrorInvalidAddressSpace"),
-    (718, "cudaErrorInvalidPc"),
-    (719, "cudaErrorLaunchFailure"),
-    (801, "cudaErrorNotSupported"),
-    (811, "cudaErrorCdpNotSupported"),
-    (812, "cudaErrorCdpVersionMismatch"),
-    (999, "cudaErrorUnknown"),
-];
-
-/// The runtime name of a driver error code, where the two agree.
+/// The runtime name of a driver error code, where the two agree (same value and meaning in
+/// driver_types.h and cuda.h): the runtime name is what CUDA programmers search for.
 pub fn runtime_name(code: i32) -> Option<&'static str> {
-    RUNTIME_NAMES.iter().find(|(c, _)| *c == code).map(|(_, n)| *n)
+    crate::errors::error_name(code)
 }
 
 impl CudaError {
@@ -118,6 +85,8 @@ pub enum LoadError {
     Cuda(CudaError),
     /// The manifest cannot be turned into a launch.
     Manifest(ManifestError),
+    /// The run in a separate process (see `isolate`) failed or reported a failure as text.
+    Isolated(String),
 }
 
 impl fmt::Display for LoadError {
@@ -126,6 +95,7 @@ impl fmt::Display for LoadError {
             LoadError::NoDriver(why) => write!(f, "no CUDA driver found: {why}"),
             LoadError::Cuda(e) => write!(f, "{e}"),
             LoadError::Manifest(e) => write!(f, "{e}"),
+            LoadError::Isolated(e) => write!(f, "{e}"),
         }
     }
 }
@@ -224,7 +194,8 @@ impl Default for RunOptions {
 }
 
 /// The primary context of device 0, retained for one sample; releasing the last reference
-/// resets it (allocations, modules, limits and any sticky error go with it).
+/// frees its allocations, modules and limits. A sticky error outlives it (measured: the next
+/// retain in the process fails with the same error), hence `isolate`.
 struct Context {
     dev: sys::CUdevice,
 }

@@ -2,7 +2,7 @@
 //! manifest, compared byte for byte with the reference compiler's run, timed, and tabulated.
 
 use super::compare::{check_against_manifest, compare_outputs, RunOutput};
-use super::cuda::{run_sample, LoadError, RunOptions};
+use super::cuda::LoadError;
 use super::manifest::{Abi, Manifest};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -98,8 +98,14 @@ pub struct SampleResult {
     pub cells: Vec<Cell>,
 }
 
-/// Runs every sample from every label's folder (needs a GPU). `progress` gets one line per run.
-pub fn run_all(manifests: &[Manifest], labels: &[Label], options: &RunOptions, mut progress: impl FnMut(&str)) -> Vec<SampleResult> {
+/// Runs every sample from every label's folder (needs a GPU) with `run` (the cubin's path and
+/// its manifest; `cdpc-run` runs each in its own process). `progress` gets one line per run.
+pub fn run_all(
+    manifests: &[Manifest],
+    labels: &[Label],
+    run: impl Fn(&Path, &Manifest) -> Result<super::RunOutput, LoadError>,
+    mut progress: impl FnMut(&str),
+) -> Vec<SampleResult> {
     manifests
         .iter()
         .map(|m| {
@@ -107,10 +113,7 @@ pub fn run_all(manifests: &[Manifest], labels: &[Label], options: &RunOptions, m
                 .iter()
                 .map(|label| {
                     let path = label.dir.join(format!("{}.cubin", m.name));
-                    let cell = match std::fs::read(&path) {
-                        Ok(cubin) => judge(m, run_sample(&cubin, m, options)),
-                        Err(_) => missing_cubin(m, label, &path),
-                    };
+                    let cell = if path.is_file() { judge(m, run(&path, m)) } else { missing_cubin(m, label, &path) };
                     let time = cell.ms().map(|t| format!(", {t:.3} ms")).unwrap_or_default();
                     progress(&format!("{:<5} {} from {}{time}", if cell.is_ok() { "ok" } else { "FAIL" }, m.name, label.name));
                     cell

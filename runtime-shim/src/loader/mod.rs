@@ -5,6 +5,7 @@
 pub mod compare;
 pub mod cuda;
 pub mod diff;
+pub mod isolate;
 pub mod manifest;
 
 pub use compare::{check_against_manifest, compare_outputs, RunOutput};

@@ -1,0 +1,98 @@
+//! Running one sample in a child process.
+//!
+//! A faulting grid leaves a sticky error (`cudaErrorIllegalAddress`, say) that poisons CUDA for
+//! the rest of the process: measured on the H100, every later `cuDevicePrimaryCtxRetain` in the
+//! same process returned error 700, so the samples after an expected fault all failed. The
+//! differential run therefore gives each run its own process: `cdpc-run` calls itself with the
+//! hidden subcommand `run-one`, which writes the result as JSON to a file the parent reads.
+
+use super::compare::RunOutput;
+use super::cuda::{run_sample, CudaError, LoadError, RunOptions};
+use super::manifest::Manifest;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::process::Command;
+
+/// The name of the hidden subcommand that runs one sample for a parent process.
+pub const SUBCOMMAND: &str = "run-one";
+
+#[derive(Serialize, Deserialize)]
+struct WireError {
+    code: i32,
+    driver_name: String,
+    description: String,
+    step: String,
+}
+
+impl From<&CudaError> for WireError {
+    fn from(e: &CudaError) -> WireError {
+        WireError { code: e.code, driver_name: e.driver_name.clone(), description: e.description.clone(), step: e.step.clone() }
+    }
+}
+
+impl From<WireError> for CudaError {
+    fn from(w: WireError) -> CudaError {
+        CudaError { code: w.code, driver_name: w.driver_name, runtime_name: super::cuda::runtime_name(w.code), description: w.description, step: w.step }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+enum Wire {
+    Ran {
+        buffers: Vec<(String, Vec<u8>)>,
+        globals: Vec<(String, Vec<u8>)>,
+        stdout: Vec<u8>,
+        error: Option<WireError>,
+        times_ms: Vec<f64>,
+        timing_problems: Vec<String>,
+    },
+    NoDriver(String),
+    Cuda(WireError),
+    Other(String),
+}
+
+/// The child's side: runs `cubin` as `manifest` says and writes the outcome to `out`.
+pub fn serve(cubin: &Path, manifest: &Path, options: &RunOptions, out: &Path) -> Result<(), String> {
+    let manifest = Manifest::load(manifest).map_err(|e| e.to_string())?;
+    let bytes = std::fs::read(cubin).map_err(|e| format!("reading {}: {e}", cubin.display()))?;
+    let wire = match run_sample(&bytes, &manifest, options) {
+        Ok(o) => Wire::Ran {
+            buffers: o.buffers,
+            globals: o.globals,
+            stdout: o.stdout,
+            error: o.error.as_ref().map(WireError::from),
+            times_ms: o.times_ms,
+            timing_problems: o.timing_problems,
+        },
+        Err(LoadError::NoDriver(why)) => Wire::NoDriver(why),
+        Err(LoadError::Cuda(e)) => Wire::Cuda(WireError::from(&e)),
+        Err(other) => Wire::Other(other.to_string()),
+    };
+    let text = serde_json::to_vec(&wire).map_err(|e| format!("encoding the result: {e}"))?;
+    std::fs::write(out, text).map_err(|e| format!("writing {}: {e}", out.display()))
+}
+
+/// The parent's side: runs `exe run-one ...` and reads back what it found. A child that dies
+/// (a signal, a driver abort) is an error that says so, never a silent success.
+pub fn run_in_child(exe: &Path, cubin: &Path, manifest: &Path, options: &RunOptions) -> Result<RunOutput, LoadError> {
+    let dir = tempfile::tempdir().map_err(|e| LoadError::Isolated(format!("making a temporary folder: {e}")))?;
+    let out = dir.path().join("result.json");
+    let status = Command::new(exe)
+        .arg(SUBCOMMAND)
+        .arg(cubin)
+        .arg(manifest)
+        .args(["--repeat", &options.repeat.to_string(), "--warmup", &options.warmup.to_string(), "--out"])
+        .arg(&out)
+        .status()
+        .map_err(|e| LoadError::Isolated(format!("starting {}: {e}", exe.display())))?;
+    let text = std::fs::read(&out).map_err(|_| LoadError::Isolated(format!("the run of {} ended ({status}) without a result", cubin.display())))?;
+    let wire: Wire = serde_json::from_slice(&text).map_err(|e| LoadError::Isolated(format!("reading the child's result: {e}")))?;
+    match wire {
+        Wire::Ran { buffers, globals, stdout, error, times_ms, timing_problems } => {
+            Ok(RunOutput { buffers, globals, stdout, error: error.map(CudaError::from), times_ms, timing_problems })
+        }
+        Wire::NoDriver(why) => Err(LoadError::NoDriver(why)),
+        Wire::Cuda(e) => Err(LoadError::Cuda(e.into())),
+        Wire::Other(message) => Err(LoadError::Isolated(message)),
+    }
+}
