@@ -34,6 +34,7 @@ use crate::target::{AddressSize, Target};
 use crate::toolchain::{BuildOptions, ToolError, ToolRun, ToolSearch, Toolchain};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 
 /// What the compiler writes.
@@ -177,26 +178,90 @@ impl From<BackendError> for CompileError {
     }
 }
 
+/// A phase of the compiler, as `cdpc --time` reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Reading the source file.
+    Read,
+    /// Lexing and parsing.
+    Parse,
+    /// Semantic checks and lowering to HIR.
+    Sema,
+    /// Building the LLVM module.
+    LlvmIr,
+    /// LLVM's optimisation and PTX emission.
+    LlvmOptPtx,
+    /// `ptxas -c`.
+    Ptxas,
+    /// `nvlink` with libcudadevrt.
+    Nvlink,
+}
+
+impl Phase {
+    /// The name `cdpc --time` prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Read => "read",
+            Phase::Parse => "parse",
+            Phase::Sema => "sema",
+            Phase::LlvmIr => "llvm-ir",
+            Phase::LlvmOptPtx => "llvm-opt-ptx",
+            Phase::Ptxas => "ptxas",
+            Phase::Nvlink => "nvlink",
+        }
+    }
+}
+
+/// How long each phase of a compilation took, in the order they ran.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Timings(pub Vec<(Phase, Duration)>);
+
+impl Timings {
+    fn record(&mut self, phase: Phase, since: Instant) -> Instant {
+        let now = Instant::now();
+        self.0.push((phase, now - since));
+        now
+    }
+
+    fn add_tool_runs(&mut self, runs: &[ToolRun]) {
+        for run in runs {
+            let phase = if run.tool == "nvlink" { Phase::Nvlink } else { Phase::Ptxas };
+            self.0.push((phase, run.elapsed));
+        }
+    }
+
+    /// The sum of the phases.
+    pub fn total(&self) -> Duration {
+        self.0.iter().map(|(_, d)| *d).sum()
+    }
+}
+
 /// A checked program, ready for code generation, with the warnings found on the way.
 pub struct Checked {
     /// The typed program.
     pub module: hir::Module,
     /// Warnings, after the [`WarningPolicy`].
     pub warnings: Vec<Diagnostic>,
+    /// Parse and sema times.
+    pub timings: Timings,
 }
 
 /// Parses and checks `source`. The front half of the compiler: no LLVM, no processes.
 pub fn check(source: &str, options: &CompileOptions) -> Result<Checked, CompileError> {
+    let mut timings = Timings::default();
+    let started = Instant::now();
     let (unit, mut diagnostics) = crate::front::parse(source);
+    let parsed = timings.record(Phase::Parse, started);
     let mut module = None;
     if let Some(unit) = unit {
         let (checked, more) = sema::analyze(&unit, &SemaOptions { target: options.target });
         diagnostics.extend(more);
         module = checked;
+        timings.record(Phase::Sema, parsed);
     }
     let diagnostics = options.warnings.apply(diagnostics);
     match module {
-        Some(module) if !diagnostics.iter().any(Diagnostic::is_error) => Ok(Checked { module, warnings: diagnostics }),
+        Some(module) if !diagnostics.iter().any(Diagnostic::is_error) => Ok(Checked { module, warnings: diagnostics, timings }),
         _ => Err(CompileError::Diagnostics(diagnostics)),
     }
 }
@@ -209,6 +274,8 @@ pub struct Compiled {
     pub warnings: Vec<Diagnostic>,
     /// The ptxas and nvlink runs, in order, with their command lines and messages.
     pub tool_runs: Vec<ToolRun>,
+    /// How long each phase took.
+    pub timings: Timings,
 }
 
 /// Every output of one compilation, from [`compile_artifacts`].
@@ -255,16 +322,23 @@ pub fn compile(source: &str, options: &CompileOptions) -> Result<Compiled, Compi
     };
     let codegen = codegen_options(options, tools.as_ref());
     let build = build_options(options);
-    let output = match options.emit {
-        Emit::LlvmIr => back::emit_llvm_ir(&checked.module, &codegen)?.into_bytes(),
-        Emit::Ptx => back::emit_ptx(&checked.module, &codegen)?.into_bytes(),
-        Emit::Object | Emit::Cubin => {
-            let ptx = back::emit_ptx(&checked.module, &codegen)?;
+    let wants_ir = options.emit == Emit::LlvmIr;
+    let generated = back::generate(&checked.module, &codegen, back::Outputs { llvm_ir: wants_ir, ptx: !wants_ir })?;
+    let mut timings = checked.timings;
+    timings.0.push((Phase::LlvmIr, generated.timings.llvm_ir));
+    timings.0.push((Phase::LlvmOptPtx, generated.timings.optimize_and_emit));
+    let output = match (generated.llvm_ir, generated.ptx) {
+        (Some(ir), _) => ir.into_bytes(),
+        (None, Some(ptx)) if options.emit == Emit::Ptx => ptx.into_bytes(),
+        (None, Some(ptx)) => {
             let tools = tools.expect("discovery succeeded for object output");
             if options.emit == Emit::Object { tools.assemble(&ptx, &build)? } else { tools.build_cubin_bytes(&ptx, &build)? }
         }
+        (None, None) => unreachable!("generate returns what it was asked for"),
     };
-    Ok(Compiled { output, warnings: checked.warnings, tool_runs: build.log.take() })
+    let tool_runs = build.log.take();
+    timings.add_tool_runs(&tool_runs);
+    Ok(Compiled { output, warnings: checked.warnings, tool_runs, timings })
 }
 
 /// Compiles `source` once and returns the LLVM IR, the PTX and, when `with_tools` is true, the
@@ -288,7 +362,8 @@ pub fn compile_artifacts(source: &str, options: &CompileOptions, with_tools: boo
         Err(_) => None,
     };
     let codegen = codegen_options(&options, tools.as_ref());
-    let (llvm_ir, ptx) = back::emit_llvm_ir_and_ptx(&checked.module, &codegen)?;
+    let generated = back::generate(&checked.module, &codegen, back::Outputs { llvm_ir: true, ptx: true })?;
+    let (llvm_ir, ptx) = (generated.llvm_ir.expect("asked for IR"), generated.ptx.expect("asked for PTX"));
     let build = build_options(&options);
     let (object, cubin) = match tools.filter(|_| with_tools) {
         Some(tools) => {
@@ -316,8 +391,12 @@ fn build_options(options: &CompileOptions) -> BuildOptions {
 /// Compiles the file at `input` and writes the result to `output`. The output file appears
 /// only when everything succeeded; work files never outlive the call.
 pub fn compile_file(input: &Path, output: &Path, options: &CompileOptions) -> Result<Compiled, CompileError> {
+    let started = Instant::now();
     let source = read_source(input)?;
-    compile_to_file(&source, output, options)
+    let read = started.elapsed();
+    let mut compiled = compile_to_file(&source, output, options)?;
+    compiled.timings.0.insert(0, (Phase::Read, read));
+    Ok(compiled)
 }
 
 /// Like [`compile_file`] for source text already in memory.

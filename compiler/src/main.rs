@@ -61,6 +61,9 @@ struct Cli {
     /// Do not report this warning code (repeatable)
     #[arg(long, value_name = "CODE")]
     allow: Vec<String>,
+    /// Print the time of each phase to stderr (`time: PHASE SECONDS`), like nvcc --time
+    #[arg(long)]
+    time: bool,
     /// Colour in diagnostics
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     color: ColorArg,
@@ -158,6 +161,7 @@ fn main() -> ExitCode {
         tools: ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() },
     };
     let file_name = cli.input.display().to_string();
+    let read_started = std::time::Instant::now();
     let source = match driver::read_source(&cli.input) {
         Ok(source) => source,
         Err(e) => {
@@ -165,6 +169,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let read_time = read_started.elapsed();
     let report = |diagnostics: &[Diagnostic]| {
         if !diagnostics.is_empty() {
             eprint!("{}", render::human(diagnostics, &file_name, &source, color));
@@ -183,8 +188,12 @@ fn main() -> ExitCode {
         let output = cli.output.clone().unwrap_or_else(|| cli.input.with_extension(emit.extension()));
         driver::compile_to_file(&source, &output, &options)
     };
-    let result = result.map(|compiled| {
+    let result = result.map(|mut compiled| {
         show_tool_runs(&compiled.tool_runs, cli.verbose);
+        if cli.time {
+            compiled.timings.0.insert(0, (driver::Phase::Read, read_time));
+            show_timings(&compiled.timings);
+        }
         compiled.warnings
     });
     match result {
@@ -203,6 +212,14 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `cdpc --time`: one line a phase, then the total, in seconds.
+fn show_timings(timings: &driver::Timings) {
+    for (phase, duration) in &timings.0 {
+        eprintln!("time: {} {:.6}", phase.name(), duration.as_secs_f64());
+    }
+    eprintln!("time: total {:.6}", timings.total().as_secs_f64());
 }
 
 /// What ptxas and nvlink said: their warnings always, and with `-v` each command line and

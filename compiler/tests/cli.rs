@@ -116,3 +116,20 @@ fn cubin_and_object_with_verbose_tool_lines() {
     names.sort();
     assert_eq!(names, ["app.cdp", "app.cubin", "app.o"]);
 }
+
+#[test]
+fn time_prints_each_phase_in_order() {
+    let (dir, _) = workspace();
+    let out = cdpc(dir.path(), &["app.cdp", "--emit", "ptx", "-o", "-", "--time"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let phases: Vec<String> = stderr(&out)
+        .lines()
+        .filter_map(|l| l.strip_prefix("time: "))
+        .map(|l| {
+            let (phase, seconds) = l.split_once(' ').expect("`time: PHASE SECONDS`");
+            assert!(seconds.parse::<f64>().is_ok_and(|s| s >= 0.0), "{l}");
+            phase.to_string()
+        })
+        .collect();
+    assert_eq!(phases, ["read", "parse", "sema", "llvm-ir", "llvm-opt-ptx", "total"]);
+}

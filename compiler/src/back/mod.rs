@@ -107,29 +107,60 @@ pub(crate) fn internal<T>(msg: impl Into<String>) -> R<T> {
     Err(BackendError::Internal(msg.into()))
 }
 
-/// The textual LLVM IR of the module, after the same pipeline that [`emit_ptx`] runs.
-pub fn emit_llvm_ir(module: &hir::Module, options: &CodegenOptions) -> Result<String, BackendError> {
-    let context = Context::create();
-    let tm = target_machine(&module.target, options.opt_level)?;
-    let llvm = build_module(&context, &tm, module, options)?;
-    Ok(llvm.print_to_string().to_string())
+/// Which texts [`generate`] should produce.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Outputs {
+    /// The LLVM IR after optimisation.
+    pub llvm_ir: bool,
+    /// The PTX.
+    pub ptx: bool,
 }
 
-/// The LLVM IR and the PTX of one code generation (the IR is printed before PTX emission).
-pub fn emit_llvm_ir_and_ptx(module: &hir::Module, options: &CodegenOptions) -> Result<(String, String), BackendError> {
+/// How long the two halves of code generation took (`cdpc --time`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BackendTimings {
+    /// Building the LLVM module from the HIR (and linking libdevice).
+    pub llvm_ir: std::time::Duration,
+    /// LLVM's optimisation pipeline and PTX emission (or printing the IR).
+    pub optimize_and_emit: std::time::Duration,
+}
+
+/// What one code generation produced.
+#[derive(Clone, Debug, Default)]
+pub struct Generated {
+    /// Present when [`Outputs::llvm_ir`] asked for it.
+    pub llvm_ir: Option<String>,
+    /// Present when [`Outputs::ptx`] asked for it.
+    pub ptx: Option<String>,
+    /// The time of each half.
+    pub timings: BackendTimings,
+}
+
+/// Generates code once and returns the texts `outputs` asks for; the IR is the optimised
+/// module that PTX is emitted from.
+pub fn generate(module: &hir::Module, options: &CodegenOptions, outputs: Outputs) -> Result<Generated, BackendError> {
+    let started = std::time::Instant::now();
     let context = Context::create();
     let tm = target_machine(&module.target, options.opt_level)?;
-    let llvm = build_module(&context, &tm, module, options)?;
-    let ir = llvm.print_to_string().to_string();
-    Ok((ir, write_ptx(&llvm, &tm)?))
+    let llvm = build_ir(&context, &tm, module, options)?;
+    let built = std::time::Instant::now();
+    optimize_built(&llvm, &tm, options)?;
+    let llvm_ir = outputs.llvm_ir.then(|| llvm.print_to_string().to_string());
+    let ptx = if outputs.ptx { Some(write_ptx(&llvm, &tm)?) } else { None };
+    let timings = BackendTimings { llvm_ir: built - started, optimize_and_emit: built.elapsed() };
+    Ok(Generated { llvm_ir, ptx, timings })
+}
+
+/// The textual LLVM IR of the module, after the same pipeline that [`emit_ptx`] runs.
+pub fn emit_llvm_ir(module: &hir::Module, options: &CodegenOptions) -> Result<String, BackendError> {
+    let generated = generate(module, options, Outputs { llvm_ir: true, ptx: false })?;
+    Ok(generated.llvm_ir.expect("asked for the IR"))
 }
 
 /// PTX assembly for the module.
 pub fn emit_ptx(module: &hir::Module, options: &CodegenOptions) -> Result<String, BackendError> {
-    let context = Context::create();
-    let tm = target_machine(&module.target, options.opt_level)?;
-    let llvm = build_module(&context, &tm, module, options)?;
-    write_ptx(&llvm, &tm)
+    let generated = generate(module, options, Outputs { llvm_ir: false, ptx: true })?;
+    Ok(generated.ptx.expect("asked for PTX"))
 }
 
 /// PTX assembly for an LLVM module that already has the target machine's triple and data
@@ -187,7 +218,7 @@ pub fn target_machine(target: &Target, opt_level: u8) -> Result<TargetMachine, B
 }
 
 /// Lowers the HIR, links libdevice if needed, verifies and optimises.
-fn build_module<'ctx>(
+fn build_ir<'ctx>(
     context: &'ctx Context,
     tm: &TargetMachine,
     hir_module: &hir::Module,
@@ -220,7 +251,14 @@ fn build_module<'ctx>(
     }
     // libdevice consults `__nvvm_reflect("__CUDA_FTZ")`; 0 keeps denormals, as nvcc does by default.
     module.add_basic_value_flag("nvvm-reflect-ftz", FlagBehavior::Override, context.i32_type().const_int(0, false));
+    Ok(module)
+}
 
+/// LLVM's pipeline at the options' level, then (at -O0 with libdevice linked in) dropping the
+/// libdevice functions nobody calls.
+fn optimize_built(module: &Module<'_>, tm: &TargetMachine, options: &CodegenOptions) -> R<()> {
+    // libdevice's functions are all named `__nv_*`; they are present only when it was linked.
+    let uses_math = module.get_functions().any(|f| f.get_name().to_bytes().starts_with(b"__nv_"));
     let passes = format!("default<O{}>", opt_level(options));
     module
         .run_passes(&passes, tm, PassBuilderOptions::create())
@@ -231,8 +269,7 @@ fn build_module<'ctx>(
             .run_passes("globaldce", tm, PassBuilderOptions::create())
             .map_err(|e| BackendError::Target(format!("globaldce: {e}")))?;
     }
-    module.verify().map_err(|e| BackendError::Verify(format!("after optimisation: {e}")))?;
-    Ok(module)
+    module.verify().map_err(|e| BackendError::Verify(format!("after optimisation: {e}")))
 }
 
 /// Links libdevice into `module` and makes all of its symbols internal, so that only the

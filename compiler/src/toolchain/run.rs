@@ -48,6 +48,8 @@ pub struct ToolRun {
     pub stdout: String,
     /// What the tool wrote to stderr (warnings), truncated.
     pub stderr: String,
+    /// How long the process ran (`cdpc --time`).
+    pub elapsed: std::time::Duration,
 }
 
 /// A record of the tool runs of a build, shared by the clones of one [`BuildOptions`] and safe
@@ -263,6 +265,7 @@ fn read(path: &Path, action: &str) -> Result<Vec<u8>, ToolError> {
 /// show the log (the CLI's `-v` prints the command lines).
 fn run_tool(tool: &str, program: &Path, args: &[OsString], opts: &BuildOptions) -> Result<(), ToolError> {
     let command = command_line(program.as_os_str(), args);
+    let started = std::time::Instant::now();
     let output = spawn_and_wait(program, args).map_err(|source| ToolError::Spawn {
         tool: tool.to_string(),
         command: command.clone(),
@@ -282,6 +285,7 @@ fn run_tool(tool: &str, program: &Path, args: &[OsString], opts: &BuildOptions) 
         command,
         stdout: truncate_output(&output.stdout, CAPTURE_LIMIT),
         stderr: truncate_output(&output.stderr, CAPTURE_LIMIT),
+        elapsed: started.elapsed(),
     });
     Ok(())
 }
