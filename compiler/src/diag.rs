@@ -35,6 +35,8 @@ impl Span {
 /// How bad a diagnostic is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
+    /// Information about an optimisation (`-Rpass=aggregate`); never stops compilation.
+    Remark,
     /// Compilation goes on (unless the warning policy denies it).
     Warning,
     /// No output is produced.
@@ -89,6 +91,8 @@ pub enum Code {
     // Whole-program limits: E04xx
     NestingTooDeep,
     SourceTooLarge,
+    // Optimisation remarks: R05xx
+    AggregationRemark,
 }
 
 impl Code {
@@ -133,12 +137,16 @@ impl Code {
             KernelCalledDirectly => "E0312",
             NestingTooDeep => "E0400",
             SourceTooLarge => "E0401",
+            AggregationRemark => "R0500",
         }
     }
 
-    /// Warnings are the codes that start with `W`; everything else stops compilation.
+    /// Warnings are the codes that start with `W`, remarks those with `R`; everything else
+    /// stops compilation.
     pub fn default_severity(self) -> Severity {
-        if self.as_str().starts_with('W') {
+        if self.as_str().starts_with('R') {
+            Severity::Remark
+        } else if self.as_str().starts_with('W') {
             Severity::Warning
         } else {
             Severity::Error
@@ -184,6 +192,7 @@ impl Code {
         Code::KernelCalledDirectly,
         Code::NestingTooDeep,
         Code::SourceTooLarge,
+        Code::AggregationRemark,
     ];
 
     /// The code written as `E0100` (any case), if it exists.

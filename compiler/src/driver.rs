@@ -26,6 +26,7 @@
 //! }
 //! ```
 
+use crate::aggregate::{self, Granularity};
 use crate::back::{self, BackendError, CodegenOptions};
 use crate::diag::{Code, Diagnostic, Severity};
 use crate::hir;
@@ -111,6 +112,10 @@ pub struct CompileOptions {
     pub warnings: WarningPolicy,
     /// Where to look for ptxas, nvlink and libcudadevrt.
     pub tools: ToolSearch,
+    /// Launch aggregation (`-faggregate-launches=`), a HIR phase between sema and back.
+    pub aggregate: Granularity,
+    /// Report why launches were left alone (`-Rpass=aggregate`): remarks among the warnings.
+    pub pass_remarks: bool,
 }
 
 impl Default for CompileOptions {
@@ -123,6 +128,8 @@ impl Default for CompileOptions {
             nvlink_args: Vec::new(),
             warnings: WarningPolicy::default(),
             tools: ToolSearch::default(),
+            aggregate: Granularity::Off,
+            pass_remarks: false,
         }
     }
 }
@@ -246,7 +253,8 @@ pub struct Checked {
     pub timings: Timings,
 }
 
-/// Parses and checks `source`. The front half of the compiler: no LLVM, no processes.
+/// Parses and checks `source`, then aggregates launches when asked. The front half of the
+/// compiler: no LLVM, no processes.
 pub fn check(source: &str, options: &CompileOptions) -> Result<Checked, CompileError> {
     let mut timings = Timings::default();
     let started = Instant::now();
@@ -257,6 +265,12 @@ pub fn check(source: &str, options: &CompileOptions) -> Result<Checked, CompileE
         let (checked, more) = sema::analyze(&unit, &SemaOptions { target: options.target });
         diagnostics.extend(more);
         module = checked;
+        if let Some(m) = module.as_mut().filter(|_| !diagnostics.iter().any(Diagnostic::is_error)) {
+            let remarks = aggregate::aggregate(m, options.aggregate);
+            if options.pass_remarks {
+                diagnostics.extend(remarks);
+            }
+        }
         timings.record(Phase::Sema, parsed);
     }
     let diagnostics = options.warnings.apply(diagnostics);

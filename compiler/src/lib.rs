@@ -77,6 +77,7 @@
 //!
 //! `docs/EMBEDDING.md` shows the same three levels, and the C API (`capi/`) wraps level 1.
 
+pub mod aggregate;
 pub mod back;
 pub mod diag;
 pub mod driver;

@@ -67,6 +67,13 @@ struct Cli {
     /// Colour in diagnostics
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     color: ColorArg,
+    /// Aggregate the device launches of a block (or warp: not implemented) into one launch
+    /// (`-faggregate-launches=block`)
+    #[arg(long = "faggregate-launches", value_name = "warp|block|off", default_value = "off")]
+    aggregate_launches: cdpc::aggregate::Granularity,
+    /// Report optimisation remarks of a pass (`-Rpass=aggregate`: launches left as they are)
+    #[arg(long = "Rpass", value_name = "PASS", value_parser = ["aggregate"])]
+    rpass: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -100,6 +107,8 @@ fn normalize_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
         if let Some(value) = arg.strip_prefix("-arch=") {
             out.push(format!("--arch={value}"));
         } else if matches!(arg.as_str(), "-arch" | "-Xptxas" | "-Xnvlink" | "-Werror") {
+            out.push(format!("-{arg}"));
+        } else if arg.starts_with("-faggregate-launches") || arg.starts_with("-Rpass") {
             out.push(format!("-{arg}"));
         } else if let Some(rest) = arg.strip_prefix("-Xptxas=").or_else(|| arg.strip_prefix("-Xnvlink=")) {
             let tool = if arg.starts_with("-Xptxas") { "--Xptxas" } else { "--Xnvlink" };
@@ -159,6 +168,8 @@ fn main() -> ExitCode {
         nvlink_args: cli.xnvlink.clone(),
         warnings,
         tools: ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() },
+        aggregate: cli.aggregate_launches,
+        pass_remarks: !cli.rpass.is_empty(),
     };
     let file_name = cli.input.display().to_string();
     let read_started = std::time::Instant::now();
@@ -242,5 +253,7 @@ mod tests {
     fn nvcc_spellings_become_long_options() {
         let args = ["cdpc", "-arch=sm_80", "-Xptxas", "-v", "-Werror", "a.cdp", "-arch", "sm_90"].map(String::from);
         assert_eq!(normalize_args(args), ["cdpc", "--arch=sm_80", "--Xptxas", "-v", "--Werror", "a.cdp", "--arch", "sm_90"]);
+        let args = ["cdpc", "-faggregate-launches=block", "-Rpass=aggregate"].map(String::from);
+        assert_eq!(normalize_args(args), ["cdpc", "--faggregate-launches=block", "--Rpass=aggregate"]);
     }
 }

@@ -48,6 +48,7 @@ fn severity_word(severity: Severity) -> &'static str {
     match severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
+        Severity::Remark => "remark",
     }
 }
 
@@ -55,6 +56,8 @@ fn to_codespan(d: &Diagnostic, source_len: usize) -> cs::Diagnostic<()> {
     let severity = match d.severity {
         Severity::Error => cs::Severity::Error,
         Severity::Warning => cs::Severity::Warning,
+        // codespan has no remark: rendered as `note[R0500]`, like clang's remarks next to notes
+        Severity::Remark => cs::Severity::Note,
     };
     let clamp = |r: std::ops::Range<usize>| r.start.min(source_len)..r.end.min(source_len).max(r.start.min(source_len));
     let labels = d

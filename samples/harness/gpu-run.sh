@@ -1,7 +1,8 @@
 #!/bin/sh
 # The differential GPU run. On the device machine (a GPU, CUDA toolkit in /usr/local/cuda, no
 # Rust, no LLVM), from the repository root, with build/gpu carried from the development machine
-# (made there by `cargo xtask gpu-bundle`: cdpc's cubins for both launch ABIs and the runner):
+# (made there by `cargo xtask gpu-bundle`: cdpc's cubins for both launch ABIs, the v2 cubins
+# with -faggregate-launches=block, and the runner):
 #
 #     sh samples/harness/gpu-run.sh
 #
@@ -26,6 +27,7 @@ OUT_DIR=/tmp/nvcc sh samples/check.sh "$CU" || echo "(nvcc could not build some 
 mkdir -p "$RESULTS_DIR"
 timeout 540 "$RUN" diff --manifests samples \
     --cubins nvcc=/tmp/nvcc cdpc-v2=build/gpu/cdpc-v2 cdpc-v1=build/gpu/cdpc-v1 \
+    cdpc-v2-agg-block=build/gpu/cdpc-v2-agg-block \
     --repeat "$REPEAT" --warmup 3 --results "$RESULTS_DIR/gpu-diff.md"
 status=$?
 # The second front end's cubin (compiler/examples/inkwell_frontend.rs), checked by its manifest.

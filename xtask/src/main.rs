@@ -75,7 +75,8 @@ usage: cargo xtask <command>
                     to build/samples/NAME.cubin (ARGS go to each cdpc run, e.g. --arch sm_90)
   test [ARGS]       setup, then `cargo test --workspace [ARGS]`
   gpu-bundle        setup, build cdpc's cubins of every sample for both launch ABIs into
-                    build/gpu/cdpc-v2 and build/gpu/cdpc-v1 and the release cdpc-run into
+                    build/gpu/cdpc-v2 and build/gpu/cdpc-v1, with -faggregate-launches=block
+                    (v2) into build/gpu/cdpc-v2-agg-block, and the release cdpc-run into
                     build/gpu/bin/; carry build/gpu to the GPU machine and run
                     `sh samples/harness/gpu-run.sh` there
 ";
@@ -462,13 +463,18 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
         .collect();
     names.sort();
     let mut failed = Vec::new();
-    for abi in ["v2", "v1"] {
-        let dir = gpu.join(format!("cdpc-{abi}"));
+    // (label, launch ABI, extra flags): cdpc-v2-agg-block is every sample with
+    // `-faggregate-launches=block` (warp granularity is not implemented, so it has no label).
+    let configs: [(&str, &str, &[&str]); 3] =
+        [("cdpc-v2", "v2", &[]), ("cdpc-v1", "v1", &[]), ("cdpc-v2-agg-block", "v2", &["-faggregate-launches=block"])];
+    for (label, abi, flags) in configs {
+        let dir = gpu.join(label);
         fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
         for name in &names {
             let out = Command::new(&cdpc)
                 .current_dir(root)
                 .arg(format!("samples/{name}.cdp"))
+                .args(flags)
                 .args(["--launch-abi", abi, "-o"])
                 .arg(dir.join(format!("{name}.cubin")))
                 .stdin(Stdio::null())
@@ -476,14 +482,14 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
                 .map_err(|e| format!("running {}: {e}", cdpc.display()))?;
             let stderr = String::from_utf8_lossy(&out.stderr);
             if out.status.success() {
-                println!("  ok    {abi} {name}");
+                println!("  ok    {label} {name}");
             } else if abi == "v1" && stderr.contains("E0306") {
                 // the v1 entry point refuses tail launch and fire-and-forget: the manifest's
                 // `abis` says so, and cdpc-run reports it as "not built"
-                println!("  --    {abi} {name}: refused (E0306, needs the v2 ABI)");
+                println!("  --    {label} {name}: refused (E0306, needs the v2 ABI)");
             } else {
-                println!("  FAIL  {abi} {name}:\n{stderr}");
-                failed.push(format!("{abi}/{name}"));
+                println!("  FAIL  {label} {name}:\n{stderr}");
+                failed.push(format!("{label}/{name}"));
             }
         }
     }
