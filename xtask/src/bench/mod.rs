@@ -159,8 +159,12 @@ pub struct Measured {
     pub kernels: usize,
     pub generated: bool,
     pub cdpc: Vec<f64>,
+    /// CPU seconds (user + system, children included) of the same cdpc runs.
+    pub cdpc_cpu: Vec<f64>,
     /// nvcc + nvlink, both processes.
     pub nvcc_total: Vec<f64>,
+    /// CPU seconds of the same nvcc + nvlink runs (nvcc's subprocesses included).
+    pub nvcc_cpu: Vec<f64>,
     pub nvcc_only: Vec<f64>,
     pub nvcc_nvlink: Vec<f64>,
     /// `--time` phases (TimeFlag), or "emit-ptx", "ptxas", "nvlink" (SeparateProcesses).
@@ -295,12 +299,13 @@ pub fn bench_compile(root: &Path, args: &[OsString]) -> Result<ExitCode> {
             m.error = Some(e);
         } else {
             println!(
-                "  {:<28} {:>5} kernels  cdpc {:.3} s  nvcc {:.3} s  nvcc/cdpc {:.1}x{}",
+                "  {:<30} {:>5} kernels  cdpc {:.3} s  nvcc {:.3} s  nvcc/cdpc {:.1}x (CPU {:.1}x){}",
                 m.file,
                 m.kernels,
                 stats::median(&m.cdpc),
                 stats::median(&m.nvcc_total),
                 stats::median(&m.nvcc_total) / stats::median(&m.cdpc),
+                stats::median(&m.nvcc_cpu) / stats::median(&m.cdpc_cpu),
                 m.ours_fraction()
                     .map(|f| format!("  ours {:.0}%", 100.0 * f))
                     .unwrap_or_default()
@@ -404,17 +409,60 @@ pub fn parse_time_lines(stderr: &[u8]) -> BTreeMap<String, f64> {
     phases
 }
 
-/// Runs a command with no input and captured output; its wall-clock seconds, or an error naming
-/// it with its stderr.
-fn timed(cmd: &mut Command) -> Result<(f64, Output)> {
+/// CPU seconds (user + system) of this process's finished and waited-for children, and theirs:
+/// getrusage(RUSAGE_CHILDREN). The difference around one child is that child's CPU time, which
+/// other processes' load changes much less than wall-clock time. NaN where not available.
+fn children_cpu_seconds() -> f64 {
+    #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+    {
+        #[repr(C)]
+        struct Timeval {
+            sec: i64,
+            usec: i64,
+        }
+        #[repr(C)]
+        struct Rusage {
+            utime: Timeval,
+            stime: Timeval,
+            rest: [i64; 14],
+        }
+        extern "C" {
+            fn getrusage(who: i32, usage: *mut Rusage) -> i32;
+        }
+        const RUSAGE_CHILDREN: i32 = -1;
+        let mut u = Rusage {
+            utime: Timeval { sec: 0, usec: 0 },
+            stime: Timeval { sec: 0, usec: 0 },
+            rest: [0; 14],
+        };
+        // SAFETY: getrusage writes one struct rusage, whose layout on 64-bit Linux this is.
+        if unsafe { getrusage(RUSAGE_CHILDREN, &mut u) } == 0 {
+            let t = |v: &Timeval| v.sec as f64 + v.usec as f64 * 1e-6;
+            return t(&u.utime) + t(&u.stime);
+        }
+    }
+    f64::NAN
+}
+
+/// One finished command: wall-clock seconds, CPU seconds (its and its children's), its output.
+pub struct Run {
+    pub wall: f64,
+    pub cpu: f64,
+    pub out: Output,
+}
+
+/// Runs a command with no input and captured output, timed; an error names it with its stderr.
+fn timed(cmd: &mut Command) -> Result<Run> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    let cpu = children_cpu_seconds();
     let t = Instant::now();
     let out = cmd
         .output()
         .map_err(|e| format!("could not run `{}`: {e}", crate::display(cmd)))?;
-    let secs = t.elapsed().as_secs_f64();
+    let wall = t.elapsed().as_secs_f64();
+    let cpu = children_cpu_seconds() - cpu;
     if !out.status.success() {
         let mut msg = format!(
             "`{}` failed ({})",
@@ -427,7 +475,7 @@ fn timed(cmd: &mut Command) -> Result<(f64, Output)> {
         }
         return Err(msg);
     }
-    Ok((secs, out))
+    Ok(Run { wall, cpu, out })
 }
 
 fn cdpc_cmd(tools: &Tools, input: &Path, output: &Path, time_flag: bool) -> Command {
@@ -477,25 +525,23 @@ fn measure(
     let (ptx, obj, sep_cubin) = (o("ptx"), o("sep.o"), o("sep.cubin"));
     let time_flag = phase_source == PhaseSource::TimeFlag;
 
-    let cdpc = || -> Result<(f64, BTreeMap<String, f64>)> {
+    let cdpc = || -> Result<(Run, BTreeMap<String, f64>)> {
         let _ = fs::remove_file(&cdpc_cubin);
-        let (secs, out) = timed(&mut cdpc_cmd(tools, input, &cdpc_cubin, time_flag))?;
+        let run = timed(&mut cdpc_cmd(tools, input, &cdpc_cubin, time_flag))?;
         if !cdpc_cubin.is_file() {
             return Err(format!(
                 "cdpc exited 0 but wrote no {}",
                 cdpc_cubin.display()
             ));
         }
-        Ok((
-            secs,
-            if time_flag {
-                parse_time_lines(&out.stderr)
-            } else {
-                BTreeMap::new()
-            },
-        ))
+        let phases = if time_flag {
+            parse_time_lines(&run.out.stderr)
+        } else {
+            BTreeMap::new()
+        };
+        Ok((run, phases))
     };
-    let nvcc_run = || -> Result<(f64, f64)> {
+    let nvcc_run = || -> Result<(Run, Run)> {
         let _ = fs::remove_file(&nvcc_cubin);
         let mut nvcc = Command::new(&tools.nvcc);
         nvcc.args(["-x", "cu", "-rdc=true", "-cubin"])
@@ -503,16 +549,16 @@ fn measure(
             .arg(input)
             .arg("-o")
             .arg(&nvcc_obj);
-        let (a, _) = timed(&mut nvcc)?;
-        let (b, _) = timed(&mut nvlink_cmd(tools, &nvcc_obj, &nvcc_cubin))?;
+        let a = timed(&mut nvcc)?;
+        let b = timed(&mut nvlink_cmd(tools, &nvcc_obj, &nvcc_cubin))?;
         Ok((a, b))
     };
     let separate = || -> Result<(f64, f64, f64)> {
         let mut emit = tools.cdpc_command();
         emit.arg(input).args(["--emit", "ptx", "-o"]).arg(&ptx);
-        let (a, _) = timed(&mut emit)?;
-        let (b, _) = timed(&mut ptxas_cmd(tools, &ptx, &obj))?;
-        let (c, _) = timed(&mut nvlink_cmd(tools, &obj, &sep_cubin))?;
+        let a = timed(&mut emit)?.wall;
+        let b = timed(&mut ptxas_cmd(tools, &ptx, &obj))?.wall;
+        let c = timed(&mut nvlink_cmd(tools, &obj, &sep_cubin))?.wall;
         Ok((a, b, c))
     };
 
@@ -525,15 +571,17 @@ fn measure(
         }
     }
     for _ in 0..opts.repeat {
-        let (secs, phases) = cdpc()?;
-        m.cdpc.push(secs);
+        let (run, phases) = cdpc()?;
+        m.cdpc.push(run.wall);
+        m.cdpc_cpu.push(run.cpu);
         for (phase, s) in phases {
             m.phases.entry(phase).or_default().push(s);
         }
         let (a, b) = nvcc_run()?;
-        m.nvcc_only.push(a);
-        m.nvcc_nvlink.push(b);
-        m.nvcc_total.push(a + b);
+        m.nvcc_only.push(a.wall);
+        m.nvcc_nvlink.push(b.wall);
+        m.nvcc_total.push(a.wall + b.wall);
+        m.nvcc_cpu.push(a.cpu + b.cpu);
         if !time_flag {
             let (e, p, l) = separate()?;
             for (k, v) in [("emit-ptx", e), ("ptxas", p), ("nvlink", l)] {

@@ -148,7 +148,7 @@ pub fn measure(
         "bench-compile: nvJitLink ({wheel}) against ptxas + nvlink on {} PTX file(s)",
         picked.len()
     );
-    let (_, out) = super::timed(&mut cmd)?;
+    let out = super::timed(&mut cmd)?.out;
     let text = String::from_utf8_lossy(&out.stdout);
     let mut report = JitReport {
         wheel,
