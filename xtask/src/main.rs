@@ -3,12 +3,16 @@
 //! ```text
 //! cargo xtask setup [--force]   LLVM 22 (apt) and the pinned NVIDIA wheels (pip, into .cuda/)
 //! cargo xtask samples [ARGS]    setup, build cdpc (release), compile samples/*.cdp to build/samples/
-//! cargo xtask test [ARGS]       setup, then `cargo test --workspace [ARGS]`
+//! cargo xtask test [ARGS]       setup, then `cargo test --workspace [ARGS]`, then bench-compile --tiny
 //! cargo xtask gpu-bundle        cdpc's cubins for both launch ABIs and a release cdpc-run in
 //!                               build/gpu/, for `sh samples/harness/gpu-run.sh` on a GPU machine
+//! cargo xtask bench-compile      compile time of cdpc against nvcc (src/bench/)
 //! ```
 //!
-//! Standard library only, and no LLVM: this crate must build before LLVM is installed.
+//! No LLVM: this crate must build before LLVM is installed (its one dependency, plotters, draws
+//! bench-compile's plot in pure Rust).
+
+mod bench;
 
 use std::env;
 use std::ffi::OsString;
@@ -51,6 +55,7 @@ fn main() -> ExitCode {
         Some("samples") => samples(&root, &rest),
         Some("test") => test(&root, &rest),
         Some("gpu-bundle") => gpu_bundle(&root),
+        Some("bench-compile") => bench::bench_compile(&root, &rest),
         None | Some("help") | Some("-h") | Some("--help") => {
             print!("{}", USAGE);
             Ok(ExitCode::SUCCESS)
@@ -73,12 +78,15 @@ usage: cargo xtask <command>
                     (pip); --force reinstalls the wheels
   samples [ARGS]    setup, `cargo build --release -p cdpc`, then compile every samples/NAME.cdp
                     to build/samples/NAME.cubin (ARGS go to each cdpc run, e.g. --arch sm_90)
-  test [ARGS]       setup, then `cargo test --workspace [ARGS]`
+  test [ARGS]       setup, then `cargo test --workspace [ARGS]`, then `bench-compile --tiny`
   gpu-bundle        setup, build cdpc's cubins of every sample for both launch ABIs into
                     build/gpu/cdpc-v2 and build/gpu/cdpc-v1, with -faggregate-launches=block
                     (v2) into build/gpu/cdpc-v2-agg-block, and the release cdpc-run into
                     build/gpu/bin/; carry build/gpu to the GPU machine and run
                     `sh samples/harness/gpu-run.sh` there
+  bench-compile [--sizes 1,10,100,1000] [--repeat N] [--tiny]
+                    cdpc's compile time against nvcc's; writes BENCHMARKS.md and
+                    docs/compile-time.png (--tiny: a quick check, no report)
 ";
 
 fn repo_root() -> PathBuf {
@@ -422,6 +430,10 @@ fn test(root: &Path, args: &[OsString]) -> Result<ExitCode> {
         args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ")
     );
     let status = cmd.status().map_err(|e| format!("running cargo: {e}"))?;
+    if status.success() {
+        // Checks that the compile-time benchmark runs, on a tiny size (skips without nvcc).
+        return bench::bench_compile(root, &["--tiny".into()]);
+    }
     Ok(match status.code() {
         Some(0) => ExitCode::SUCCESS,
         Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1).max(1)),
