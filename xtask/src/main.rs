@@ -25,6 +25,7 @@ const WHEELS: &[&str] = &[
     "nvidia-nvvm==13.5.37",           // cicc, libdevice
     "nvidia-cuda-crt==13.5.37",       // headers nvcc needs
     "nvidia-cuda-cuobjdump==13.5.37", // cuobjdump
+    "nvidia-cuda-nvdisasm==13.5.37",  // nvdisasm, which `cuobjdump -sass` runs
 ];
 const CUDA_DIR: &str = ".cuda";
 const STAMP: &str = ".cdpc-wheels";
