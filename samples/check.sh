@@ -3,6 +3,8 @@
 # code, libcudadevrt). Fails on any error, and on any warning (-Werror
 # all-warnings for nvcc; nvlink's stderr must be empty).
 # Usage: sh samples/check.sh [NVTOOLS]   (default NVTOOLS=/tmp/nvtools/nvidia/cu13)
+# OUT_DIR: where the cubins go (default /tmp/s); SRC_DIR: the folder of .cdp files (default
+# samples/, e.g. SRC_DIR=bench/gpu for the launch-throughput benchmark).
 set -eu
 CU=${1:-/tmp/nvtools/nvidia/cu13}
 PATH=$CU/bin:$PATH
@@ -10,7 +12,7 @@ OUT=${OUT_DIR:-/tmp/s}
 LIB=$CU/lib
 [ -f "$LIB/libcudadevrt.a" ] || LIB=$CU/lib64   # toolkit installs use lib64
 mkdir -p "$OUT"
-cd "$(dirname "$0")"
+cd "${SRC_DIR:-$(dirname "$0")}"
 status=0
 for f in *.cdp; do
     n=${f%.cdp}

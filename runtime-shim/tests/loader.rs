@@ -80,6 +80,30 @@ fn every_sample_has_a_manifest_that_names_its_kernel_buffers_and_globals() {
     }
 }
 
+/// bench/gpu/VARIANT_N.toml (written by `cargo xtask gpu-bench-bundle`): VARIANT.cdp exists and
+/// has the kernel, the grid launches N threads (one launch each), the pending-launch limit
+/// covers them, and a correct run (counter == N * 32) passes.
+#[test]
+fn gpu_bench_manifests_launch_n_children() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/gpu");
+    let manifests = diff::load_manifests(&dir).unwrap();
+    assert_eq!(manifests.len(), 12, "3 variants x 4 sizes");
+    for m in &manifests {
+        let (variant, n) = m.name.rsplit_once('_').unwrap();
+        let n: u64 = n.parse().unwrap();
+        let source = std::fs::read_to_string(dir.join(format!("{variant}.cdp"))).unwrap();
+        assert!(source.contains(&format!("__global__ void {}(", m.launch.kernel)), "{}", m.name);
+        let threads: u64 = m.launch.grid.iter().chain(&m.launch.block).map(|&x| u64::from(x)).product();
+        assert_eq!(threads, n, "{}", m.name);
+        assert!(m.limits.pending_launch_count.unwrap() >= n, "{}", m.name);
+        let want = m.buffers[0].expected_values(&m.vars).unwrap();
+        assert_eq!(want[0], Some(Num::Int(i128::from(n) * 32)), "{}", m.name);
+        assert_eq!(check_against_manifest(m, &perfect_output(m)), Vec::<String>::new(), "{}", m.name);
+        let v2_only = source.contains("cudaStreamFireAndForget");
+        assert_eq!(m.abis.len(), if v2_only { 1 } else { 2 }, "{}", m.name);
+    }
+}
+
 #[test]
 fn sample_launches_match_their_header_comments() {
     let hello = manifest("hello");

@@ -10,6 +10,12 @@
 # cdpc's cubins: every sample checked against samples/NAME.toml, outputs compared byte for byte
 # with nvcc's, launch trees timed with CUDA events. The results file goes to $OUT/gpu-diff.md
 # (and results/gpu-diff.md in this copy of the repository). Exit status 0 when all passed.
+#
+# Then the launch-throughput benchmark (bench/gpu, docs/gpu-benchmarks.md), when build/gpu/bench
+# is there (gpu-bundle and gpu-bench-bundle make it): each bench/gpu/VARIANT.cdp built with nvcc
+# and copied under every size's name VARIANT_N.cubin, then `cdpc-run diff --manifests bench/gpu`
+# into $OUT/gpu-bench.md (and results/gpu-bench.md). BENCH_REPEAT (default 5) timed runs per
+# cell after 2 warm-up runs. SAMPLES=0 skips the samples, BENCH=0 the benchmark.
 set -u
 CU=${CUDA_HOME:-/usr/local/cuda}
 RESULTS_DIR=${OUT:-results}
@@ -22,16 +28,39 @@ fi
 echo "cdpc cubins: $(cat build/gpu/BUILD-INFO 2>/dev/null || echo '?')"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 "$CU/bin/nvcc" --version | tail -n 2
+mkdir -p "$RESULTS_DIR"
+status=0
+if [ "${SAMPLES:-1}" != 0 ]; then
 rm -rf /tmp/nvcc
 OUT_DIR=/tmp/nvcc sh samples/check.sh "$CU" || echo "(nvcc could not build some samples; they show as missing)"
-mkdir -p "$RESULTS_DIR"
 timeout 540 "$RUN" diff --manifests samples \
     --cubins nvcc=/tmp/nvcc cdpc-v2=build/gpu/cdpc-v2 cdpc-v1=build/gpu/cdpc-v1 \
     cdpc-v2-agg-block=build/gpu/cdpc-v2-agg-block \
-    --repeat "$REPEAT" --warmup 3 --results "$RESULTS_DIR/gpu-diff.md"
-status=$?
+    --repeat "$REPEAT" --warmup 3 --results "$RESULTS_DIR/gpu-diff.md" || status=1
 # The second front end's cubin (compiler/examples/inkwell_frontend.rs), checked by its manifest.
 echo "=== inkwell front end"
 "$RUN" sample build/gpu/inkwell_frontend.cubin compiler/examples/inkwell_frontend.toml --repeat "$REPEAT" || status=1
 [ "$RESULTS_DIR" = results ] || cp "$RESULTS_DIR/gpu-diff.md" results/gpu-diff.md 2>/dev/null
+fi
+
+if [ "${BENCH:-1}" != 0 ]; then
+    echo "=== launch-throughput benchmark (bench/gpu)"
+    if [ ! -d build/gpu/bench/cdpc-v2 ]; then
+        echo "no build/gpu/bench: run \`cargo xtask gpu-bundle\` (or gpu-bench-bundle) and carry build/gpu"
+        exit 2
+    fi
+    rm -rf /tmp/nvcc-bench-src /tmp/nvcc-bench
+    mkdir -p /tmp/nvcc-bench
+    SRC_DIR=bench/gpu OUT_DIR=/tmp/nvcc-bench-src sh samples/check.sh "$CU" \
+        || echo "(nvcc could not build some benchmark variants; they show as missing)"
+    for m in bench/gpu/*.toml; do
+        label=$(basename "$m" .toml)        # VARIANT_N: one .cdp serves every size
+        variant=${label%_*}
+        [ -f "/tmp/nvcc-bench-src/$variant.cubin" ] && cp "/tmp/nvcc-bench-src/$variant.cubin" "/tmp/nvcc-bench/$label.cubin"
+    done
+    timeout "${BENCH_TIMEOUT:-420}" "$RUN" diff --manifests bench/gpu \
+        --cubins nvcc=/tmp/nvcc-bench cdpc-v2=build/gpu/bench/cdpc-v2 cdpc-v1=build/gpu/bench/cdpc-v1 \
+        --repeat "${BENCH_REPEAT:-5}" --warmup 2 --results "$RESULTS_DIR/gpu-bench.md" || status=1
+    [ "$RESULTS_DIR" = results ] || cp "$RESULTS_DIR/gpu-bench.md" results/gpu-bench.md 2>/dev/null
+fi
 exit $status

@@ -6,6 +6,9 @@
 //! cargo xtask test [ARGS]       setup, then `cargo test --workspace [ARGS]`, then bench-compile --tiny
 //! cargo xtask gpu-bundle        cdpc's cubins for both launch ABIs and a release cdpc-run in
 //!                               build/gpu/, for `sh samples/harness/gpu-run.sh` on a GPU machine
+//!                               (and the launch-throughput benchmark's, as gpu-bench-bundle)
+//! cargo xtask gpu-bench-bundle  bench/gpu/VARIANT_N.toml and cdpc's cubins of the benchmark in
+//!                               build/gpu/bench/
 //! cargo xtask bench-compile      compile time of cdpc against nvcc (src/bench/)
 //! ```
 //!
@@ -29,6 +32,7 @@ const WHEELS: &[&str] = &[
     "nvidia-nvvm==13.5.37",           // cicc, libdevice
     "nvidia-cuda-crt==13.5.37",       // headers nvcc needs
     "nvidia-cuda-cuobjdump==13.5.37", // cuobjdump
+    "nvidia-cuda-nvdisasm==13.5.37",  // nvdisasm, which `cuobjdump -sass` runs
 ];
 const CUDA_DIR: &str = ".cuda";
 const STAMP: &str = ".cdpc-wheels";
@@ -56,6 +60,7 @@ fn main() -> ExitCode {
         Some("test") => test(&root, &rest),
         Some("gpu-bundle") => gpu_bundle(&root),
         Some("bench-compile") => bench::bench_compile(&root, &rest),
+        Some("gpu-bench-bundle") => gpu_bench_bundle(&root),
         None | Some("help") | Some("-h") | Some("--help") => {
             print!("{}", USAGE);
             Ok(ExitCode::SUCCESS)
@@ -83,10 +88,13 @@ usage: cargo xtask <command>
                     build/gpu/cdpc-v2 and build/gpu/cdpc-v1, with -faggregate-launches=block
                     (v2) into build/gpu/cdpc-v2-agg-block, and the release cdpc-run into
                     build/gpu/bin/; carry build/gpu to the GPU machine and run
-                    `sh samples/harness/gpu-run.sh` there
+                    `sh samples/harness/gpu-run.sh` there; then gpu-bench-bundle
   bench-compile [--sizes 1,10,100,1000] [--repeat N] [--tiny]
                     cdpc's compile time against nvcc's; writes BENCHMARKS.md and
                     docs/compile-time.png (--tiny: a quick check, no report)
+  gpu-bench-bundle  setup, build cdpc, (re)write the launch-throughput manifests
+                    bench/gpu/VARIANT_N.toml and compile bench/gpu/VARIANT.cdp for both ABIs to
+                    build/gpu/bench/cdpc-v2/VARIANT_N.cubin (and cdpc-v1/)
 ";
 
 fn repo_root() -> PathBuf {
@@ -513,6 +521,7 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
     let dirty = output_of(Command::new("git").current_dir(root).args(["status", "--porcelain"])).is_some_and(|s| !s.trim().is_empty());
     let info = format!("commit {}{}\n", commit.trim(), if dirty { " (with uncommitted changes)" } else { "" });
     fs::write(gpu.join("BUILD-INFO"), info).map_err(|e| format!("writing BUILD-INFO: {e}"))?;
+    failed.extend(gpu_bench(root, &cdpc)?);
     if failed.is_empty() {
         println!("gpu-bundle: build/gpu ready; carry it and run `sh samples/harness/gpu-run.sh` on the GPU machine");
         Ok(ExitCode::SUCCESS)
@@ -520,6 +529,116 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
         println!("gpu-bundle: {} sample(s) failed to compile: {}", failed.len(), failed.join(", "));
         Ok(ExitCode::FAILURE)
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// gpu-bench-bundle
+
+/// The launch-throughput benchmark's variants: bench/gpu/NAME.cdp, a one-line description, and
+/// the launch ABIs that can build it.
+const BENCH_VARIANTS: &[(&str, &str, &[&str])] = &[
+    ("null_stream", "every thread launches child<<<1, 32>>> into the NULL stream", &["v1", "v2"]),
+    ("named_stream", "every thread launches child<<<1, 32>>> into its block's non-blocking stream", &["v1", "v2"]),
+    ("fire_and_forget", "every thread launches child<<<1, 32>>> into cudaStreamFireAndForget", &["v2"]),
+];
+/// Launches per run (one per parent thread; 256-thread blocks).
+const BENCH_SIZES: &[u64] = &[1024, 8192, 65536, 1048576];
+/// cudaLimitDevRuntimePendingLaunchCount for every size: the largest run's launch count, so that
+/// no size can hit it (a run makes no more launches than that), and the same for all, so that
+/// the sizes differ only in the number of launches. Not more: the device runtime reserves
+/// memory per pending launch when the limit is set.
+const BENCH_PENDING_LIMIT: u64 = 1048576;
+
+/// One manifest per variant and size, named VARIANT_N (N zero-padded to 7 digits, so that
+/// `cdpc-run diff` lists the sizes in order).
+fn bench_label(variant: &str, n: u64) -> String {
+    format!("{variant}_{n:07}")
+}
+
+fn bench_manifest(variant: &str, description: &str, abis: &[&str], n: u64) -> String {
+    let abis = abis.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ");
+    format!(
+        "# Written by `cargo xtask gpu-bench-bundle` (xtask/src/main.rs); edit there.\n\
+         # Launch throughput: bench/gpu/{variant}.cdp with {n} launches.\n\
+         description = \"{description}; {n} launches\"\n\
+         deterministic = true   # the counter's sum does not depend on the order\n\
+         abis = [{abis}]\n\
+         \n\
+         [vars]\n\
+         n = {n}                # launches: one per parent thread\n\
+         \n\
+         [limits]\n\
+         pending_launch_count = {BENCH_PENDING_LIMIT}\n\
+         \n\
+         [launch]\n\
+         kernel = \"parent\"\n\
+         grid = \"n / 256\"\n\
+         block = 256\n\
+         args = [\"buf:counter\"]\n\
+         \n\
+         [[buffer]]\n\
+         name = \"counter\"\n\
+         type = \"u32\"\n\
+         len = 1\n\
+         init = \"zero\"\n\
+         expect = \"n * 32\"      # every child's 32 threads add 1\n"
+    )
+}
+
+fn gpu_bench_bundle(root: &Path) -> Result<ExitCode> {
+    let s = setup(root, false)?;
+    println!("gpu-bench-bundle: cargo build --release -p cdpc");
+    run_status(cargo(root, &s).args(["build", "--release", "-p", "cdpc"]))?;
+    let cdpc = target_dir(root).join("release").join(format!("cdpc{}", env::consts::EXE_SUFFIX));
+    let failed = gpu_bench(root, &cdpc)?;
+    if failed.is_empty() {
+        println!("gpu-bench-bundle: build/gpu/bench ready (with build/gpu from gpu-bundle: `sh samples/harness/gpu-run.sh`)");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!("gpu-bench-bundle: failed: {}", failed.join(", "));
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+/// Writes bench/gpu/VARIANT_N.toml and build/gpu/bench/cdpc-ABI/VARIANT_N.cubin (one cubin per
+/// variant and ABI, copied under each size's name). Returns what failed to compile.
+fn gpu_bench(root: &Path, cdpc: &Path) -> Result<Vec<String>> {
+    let src = root.join("bench/gpu");
+    let out = root.join("build/gpu/bench");
+    remove_dir_if_present(&out)?;
+    let mut failed = Vec::new();
+    for &(variant, description, abis) in BENCH_VARIANTS {
+        for &n in BENCH_SIZES {
+            let path = src.join(format!("{}.toml", bench_label(variant, n)));
+            fs::write(&path, bench_manifest(variant, description, abis, n))
+                .map_err(|e| format!("writing {}: {e}", path.display()))?;
+        }
+        for abi in abis {
+            let dir = out.join(format!("cdpc-{abi}"));
+            fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+            let cubin = dir.join(format!("{variant}.cubin"));
+            let res = Command::new(cdpc)
+                .current_dir(root)
+                .arg(format!("bench/gpu/{variant}.cdp"))
+                .args(["--launch-abi", abi, "-o"])
+                .arg(&cubin)
+                .stdin(Stdio::null())
+                .output()
+                .map_err(|e| format!("running {}: {e}", cdpc.display()))?;
+            if !res.status.success() {
+                println!("  FAIL  bench {abi} {variant}:\n{}", String::from_utf8_lossy(&res.stderr));
+                failed.push(format!("bench/{abi}/{variant}"));
+                continue;
+            }
+            for &n in BENCH_SIZES {
+                let to = dir.join(format!("{}.cubin", bench_label(variant, n)));
+                fs::copy(&cubin, &to).map_err(|e| format!("copying to {}: {e}", to.display()))?;
+            }
+            fs::remove_file(&cubin).map_err(|e| format!("removing {}: {e}", cubin.display()))?;
+            println!("  ok    bench {abi} {variant} ({} sizes)", BENCH_SIZES.len());
+        }
+    }
+    Ok(failed)
 }
 
 // ---------------------------------------------------------------------------------------------
