@@ -6,7 +6,7 @@ use crate::diag::{Code, Diagnostic, Severity};
 use crate::hir;
 use crate::sema::{self, SemaOptions};
 use crate::target::{AddressSize, Target};
-use crate::toolchain::{BuildOptions, ToolError, ToolSearch, Toolchain};
+use crate::toolchain::{BuildOptions, ToolError, ToolLog, ToolSearch, Toolchain};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -72,7 +72,8 @@ pub struct CompileOptions {
     /// Extra arguments for ptxas (`-Xptxas`) and nvlink (`-Xnvlink`).
     pub ptxas_args: Vec<String>,
     pub nvlink_args: Vec<String>,
-    /// Print each tool's command line before running it.
+    /// Whether the caller shows each tool's command line (`-v`). The library never prints:
+    /// the command lines are in [`Compiled::tool_log`] either way.
     pub verbose: bool,
     pub warnings: WarningPolicy,
     /// Where to look for ptxas, nvlink and libcudadevrt.
@@ -163,6 +164,8 @@ pub fn check(source: &str, options: &CompileOptions) -> Result<Checked, CompileE
 /// The bytes of a compilation's output and the warnings it produced.
 pub struct Compiled {
     pub warnings: Vec<Diagnostic>,
+    /// The ptxas and nvlink command lines run and what they printed (empty for text output).
+    pub tool_log: ToolLog,
 }
 
 fn validate(options: &CompileOptions) -> Result<(), CompileError> {
@@ -204,6 +207,7 @@ pub fn compile_source(source: &str, output: &Path, options: &CompileOptions) -> 
     let codegen_text_only = !options.emit.needs_nvidia_tools();
     let tools = if codegen_text_only { Toolchain::discover(&options.tools).ok() } else { Some(Toolchain::discover(&options.tools)?) };
     let codegen = CodegenOptions { opt_level: options.opt_level, libdevice: tools.as_ref().and_then(|t| t.libdevice.clone()) };
+    let mut tool_log = ToolLog::default();
     match options.emit {
         Emit::LlvmIr => write_output(output, back::emit_llvm_ir(&checked.module, &codegen)?.as_bytes())?,
         Emit::Ptx => write_output(output, back::emit_ptx(&checked.module, &codegen)?.as_bytes())?,
@@ -214,15 +218,14 @@ pub fn compile_source(source: &str, output: &Path, options: &CompileOptions) -> 
             build.opt_level = Some(options.opt_level);
             build.ptxas_args = options.ptxas_args.iter().map(Into::into).collect();
             build.nvlink_args = options.nvlink_args.iter().map(Into::into).collect();
-            build.verbose = options.verbose;
-            if options.emit == Emit::Object {
-                tools.build_object(&ptx, &build, output)?;
+            tool_log = if options.emit == Emit::Object {
+                tools.build_object(&ptx, &build, output)?
             } else {
-                tools.build_cubin(&ptx, &build, output)?;
-            }
+                tools.build_cubin(&ptx, &build, output)?
+            };
         }
     }
-    Ok(Compiled { warnings: checked.warnings })
+    Ok(Compiled { warnings: checked.warnings, tool_log })
 }
 
 /// Reads a source file; invalid UTF-8 is reported with the offset of the first bad byte.

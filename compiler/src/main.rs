@@ -61,6 +61,15 @@ struct Cli {
     /// Colour in diagnostics
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     color: ColorArg,
+    /// How diagnostics are written to stderr: text for people, or JSON (one object per line)
+    #[arg(long, value_enum, default_value_t = ErrorFormat::Human)]
+    error_format: ErrorFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ErrorFormat {
+    Human,
+    Json,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -155,12 +164,15 @@ fn main() -> ExitCode {
     let source = match driver::read_source(&cli.input) {
         Ok(source) => source,
         Err(e) => {
-            eprintln!("error: {e}");
+            fail(cli.error_format, &file_name, &e.to_string());
             return ExitCode::FAILURE;
         }
     };
+    let json = cli.error_format == ErrorFormat::Json;
     let report = |diagnostics: &[Diagnostic]| {
-        if !diagnostics.is_empty() {
+        if json {
+            eprint!("{}", render::json(diagnostics, &file_name, &source));
+        } else if !diagnostics.is_empty() {
             eprint!("{}", render::human(diagnostics, &file_name, &source, color));
         }
     };
@@ -176,7 +188,13 @@ fn main() -> ExitCode {
         })
     } else {
         let output = cli.output.clone().unwrap_or_else(|| cli.input.with_extension(emit.extension()));
-        driver::compile_source(&source, &output, &options).map(|compiled| compiled.warnings)
+        driver::compile_source(&source, &output, &options).map(|compiled| {
+            if cli.verbose {
+                compiled.tool_log.commands.iter().for_each(|c| eprintln!("{c}"));
+            }
+            eprint!("{}", compiled.tool_log.stderr);
+            compiled.warnings
+        })
     };
     match result {
         Ok(warnings) => {
@@ -186,13 +204,23 @@ fn main() -> ExitCode {
         Err(CompileError::Diagnostics(diagnostics)) => {
             report(&diagnostics);
             let errors = diagnostics.iter().filter(|d| d.is_error()).count();
-            eprintln!("error: could not compile `{file_name}` due to {errors} previous error{}", if errors == 1 { "" } else { "s" });
+            if !json {
+                eprintln!("error: could not compile `{file_name}` due to {errors} previous error{}", if errors == 1 { "" } else { "s" });
+            }
             ExitCode::FAILURE
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            fail(cli.error_format, &file_name, &e.to_string());
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Reports a failure that is not about the source text (a tool, a file, the options).
+fn fail(format: ErrorFormat, file_name: &str, message: &str) {
+    match format {
+        ErrorFormat::Human => eprintln!("error: {message}"),
+        ErrorFormat::Json => eprint!("{}", render::json_failure(file_name, message)),
     }
 }
 

@@ -1,5 +1,6 @@
-//! Turning diagnostics into text for people, with codespan-reporting. The only module that
-//! knows about codespan: every phase reports plain [`Diagnostic`] data.
+//! Turning diagnostics into text: for people with codespan-reporting ([`human`]), for machines
+//! as JSON lines ([`json`]). The only module that formats diagnostics: every phase reports
+//! plain [`Diagnostic`] data.
 
 use crate::diag::{Diagnostic, Severity};
 use codespan_reporting::diagnostic as cs;
@@ -68,4 +69,142 @@ fn to_codespan(d: &Diagnostic, source_len: usize) -> cs::Diagnostic<()> {
         .with_message(d.message.clone())
         .with_labels(labels)
         .with_notes(d.notes.iter().map(|n| format!("note: {n}")).collect())
+}
+
+/// One diagnostic as a JSON object (see [`json`]).
+#[derive(serde::Serialize)]
+struct JsonDiagnostic<'a> {
+    /// `None` (JSON `null`) for failures that are not diagnostics of the source.
+    code: Option<&'static str>,
+    severity: &'static str,
+    message: &'a str,
+    file: &'a str,
+    labels: Vec<JsonLabel<'a>>,
+    notes: &'a [String],
+}
+
+#[derive(serde::Serialize)]
+struct JsonLabel<'a> {
+    /// Byte offsets into the file, end exclusive.
+    byte_start: usize,
+    byte_end: usize,
+    /// 1-based; columns count characters (Unicode scalar values), not bytes.
+    line_start: usize,
+    column_start: usize,
+    line_end: usize,
+    column_end: usize,
+    message: &'a str,
+    primary: bool,
+}
+
+/// Renders `diagnostics` as JSON lines: one object per diagnostic, each on its own line, with
+/// `code`, `severity` (`"error"` or `"warning"`), `message`, `file`, `labels` (byte offsets,
+/// 1-based line and column of both ends, message, `primary`) and `notes`.
+pub fn json(diagnostics: &[Diagnostic], file_name: &str, source: &str) -> String {
+    let lines = LineIndex::new(source);
+    let mut out = String::new();
+    for d in diagnostics {
+        let labels = d
+            .labels
+            .iter()
+            .map(|l| {
+                let start = lines.clamp(l.span.start as usize);
+                let end = lines.clamp(l.span.end as usize).max(start);
+                let (line_start, column_start) = lines.position(start);
+                let (line_end, column_end) = lines.position(end);
+                JsonLabel {
+                    byte_start: start,
+                    byte_end: end,
+                    line_start,
+                    column_start,
+                    line_end,
+                    column_end,
+                    message: &l.message,
+                    primary: l.primary,
+                }
+            })
+            .collect();
+        let object = JsonDiagnostic {
+            code: Some(d.code.as_str()),
+            severity: severity_word(d.severity),
+            message: &d.message,
+            file: file_name,
+            labels,
+            notes: &d.notes,
+        };
+        out.push_str(&serde_json::to_string(&object).expect("diagnostics serialise"));
+        out.push('\n');
+    }
+    out
+}
+
+/// A failure that is no diagnostic of the source (a tool failed, a file cannot be read) as one
+/// JSON line in the same shape: `code` is `null` and there are no labels.
+pub fn json_failure(file_name: &str, message: &str) -> String {
+    let object = JsonDiagnostic {
+        code: None,
+        severity: severity_word(Severity::Error),
+        message,
+        file: file_name,
+        labels: Vec::new(),
+        notes: &[],
+    };
+    format!("{}\n", serde_json::to_string(&object).expect("diagnostics serialise"))
+}
+
+/// Byte offsets to 1-based lines and columns.
+struct LineIndex<'a> {
+    source: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    fn new(source: &'a str) -> LineIndex<'a> {
+        let starts = std::iter::once(0).chain(source.match_indices('\n').map(|(i, _)| i + 1)).collect();
+        LineIndex { source, starts }
+    }
+
+    /// The offset moved into the source and back to the start of the character it is in.
+    fn clamp(&self, offset: usize) -> usize {
+        let mut at = offset.min(self.source.len());
+        while !self.source.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
+    }
+
+    fn position(&self, offset: usize) -> (usize, usize) {
+        let line = self.starts.partition_point(|&s| s <= offset) - 1;
+        let column = self.source[self.starts[line]..offset].chars().count() + 1;
+        (line + 1, column)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::{Code, Span};
+
+    #[test]
+    fn json_positions_are_one_based_and_count_characters() {
+        let source = "ab\né x\n";
+        let d = Diagnostic::new(Code::UnknownName, Span::new(6, 7), "cannot find `x`")
+            .with_primary_message("here")
+            .with_label(Span::new(0, 100), "clamped")
+            .with_note("a note");
+        let line = json(&[d], "a.cdp", source);
+        let v: serde_json::Value = serde_json::from_str(line.trim_end()).unwrap();
+        assert_eq!(v["code"], "E0100");
+        assert_eq!(v["severity"], "error");
+        assert_eq!(v["file"], "a.cdp");
+        assert_eq!(v["notes"][0], "a note");
+        let l = &v["labels"][0];
+        assert_eq!((l["line_start"].as_u64(), l["column_start"].as_u64()), (Some(2), Some(3)));
+        assert_eq!((l["line_end"].as_u64(), l["column_end"].as_u64()), (Some(2), Some(4)));
+        assert_eq!(l["primary"], true);
+        let l = &v["labels"][1];
+        assert_eq!((l["byte_start"].as_u64(), l["byte_end"].as_u64()), (Some(0), Some(8)));
+        assert_eq!((l["line_end"].as_u64(), l["column_end"].as_u64()), (Some(3), Some(1)));
+        assert_eq!(l["primary"], false);
+    }
 }

@@ -20,7 +20,7 @@ pub use discover::{
     SearchEnv, ToolSearch, ToolSource, Toolchain, CUDADEVRT, PROJECT_TOOLS_DIR, WHEEL_SUBDIR,
 };
 pub use error::{command_line, shell_quote, ExitKind, ToolError, CAPTURE_LIMIT, INSTALL_HELP};
-pub use run::{nvlink_args, ptxas_args, BuildOptions, OutputFile};
+pub use run::{nvlink_args, ptxas_args, BuildOptions, OutputFile, ToolLog};
 
 #[cfg(test)]
 mod tests;

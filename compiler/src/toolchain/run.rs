@@ -27,8 +27,6 @@ pub struct BuildOptions {
     pub ptxas_args: Vec<OsString>,
     /// Extra nvlink arguments (`-Xnvlink`), appended after ours.
     pub nvlink_args: Vec<OsString>,
-    /// Print each command line to stderr before running it.
-    pub verbose: bool,
     /// Where the temporary work folder is made; `None` is the system's temp folder.
     pub temp_root: Option<PathBuf>,
 }
@@ -40,7 +38,6 @@ impl BuildOptions {
             opt_level: None,
             ptxas_args: Vec::new(),
             nvlink_args: Vec::new(),
-            verbose: false,
             temp_root: None,
         }
     }
@@ -90,12 +87,22 @@ const PTX_NAME: &str = "module.ptx";
 const OBJECT_NAME: &str = "module.o";
 const CUBIN_NAME: &str = "module.cubin";
 
+/// What the tools said while succeeding, for the caller to show: the library never prints.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolLog {
+    /// Each command line run, in order, quoted for display (what `-v` shows).
+    pub commands: Vec<String>,
+    /// Everything the tools wrote to stderr while succeeding (their warnings), in order.
+    pub stderr: String,
+}
+
 impl Toolchain {
     /// Assembles PTX into a relocatable device object (`ptxas -c`) and returns its bytes.
-    pub fn assemble(&self, ptx: &str, opts: &BuildOptions) -> Result<Vec<u8>, ToolError> {
+    pub fn assemble(&self, ptx: &str, opts: &BuildOptions) -> Result<(Vec<u8>, ToolLog), ToolError> {
+        let mut log = ToolLog::default();
         let work = work_dir(opts)?;
-        let object = self.assemble_in(work.path(), ptx, opts)?;
-        read(&object, "reading the object ptxas wrote")
+        let object = self.assemble_in(work.path(), ptx, opts, &mut log)?;
+        Ok((read(&object, "reading the object ptxas wrote")?, log))
     }
 
     /// Links relocatable device objects with libcudadevrt into `output` (a cubin).
@@ -104,11 +111,13 @@ impl Toolchain {
         objects: &[&Path],
         opts: &BuildOptions,
         output: &Path,
-    ) -> Result<(), ToolError> {
+    ) -> Result<ToolLog, ToolError> {
+        let mut log = ToolLog::default();
         let out = OutputFile::prepare(output)?;
         let work = work_dir(opts)?;
-        let cubin = self.link_in(work.path(), objects, opts)?;
-        out.commit(&read(&cubin, "reading the cubin nvlink wrote")?)
+        let cubin = self.link_in(work.path(), objects, opts, &mut log)?;
+        out.commit(&read(&cubin, "reading the cubin nvlink wrote")?)?;
+        Ok(log)
     }
 
     /// PTX to a relocatable device object at `output` (`--emit obj`).
@@ -117,10 +126,11 @@ impl Toolchain {
         ptx: &str,
         opts: &BuildOptions,
         output: &Path,
-    ) -> Result<(), ToolError> {
+    ) -> Result<ToolLog, ToolError> {
         let out = OutputFile::prepare(output)?;
-        let bytes = self.assemble(ptx, opts)?;
-        out.commit(&bytes)
+        let (bytes, log) = self.assemble(ptx, opts)?;
+        out.commit(&bytes)?;
+        Ok(log)
     }
 
     /// PTX to a linked cubin at `output`: ptxas, then nvlink with libcudadevrt.
@@ -129,12 +139,14 @@ impl Toolchain {
         ptx: &str,
         opts: &BuildOptions,
         output: &Path,
-    ) -> Result<(), ToolError> {
+    ) -> Result<ToolLog, ToolError> {
+        let mut log = ToolLog::default();
         let out = OutputFile::prepare(output)?;
         let work = work_dir(opts)?;
-        let object = self.assemble_in(work.path(), ptx, opts)?;
-        let cubin = self.link_in(work.path(), &[object.as_path()], opts)?;
-        out.commit(&read(&cubin, "reading the cubin nvlink wrote")?)
+        let object = self.assemble_in(work.path(), ptx, opts, &mut log)?;
+        let cubin = self.link_in(work.path(), &[object.as_path()], opts, &mut log)?;
+        out.commit(&read(&cubin, "reading the cubin nvlink wrote")?)?;
+        Ok(log)
     }
 
     fn assemble_in(
@@ -142,12 +154,13 @@ impl Toolchain {
         work: &Path,
         ptx: &str,
         opts: &BuildOptions,
+        log: &mut ToolLog,
     ) -> Result<PathBuf, ToolError> {
         let input = work.join(PTX_NAME);
         let object = work.join(OBJECT_NAME);
         std::fs::write(&input, ptx)
             .map_err(|e| ToolError::io("writing the PTX for ptxas", &input, e))?;
-        run_tool("ptxas", &self.ptxas, &ptxas_args(opts, &input, &object), opts.verbose)?;
+        run_tool("ptxas", &self.ptxas, &ptxas_args(opts, &input, &object), log)?;
         Ok(object)
     }
 
@@ -156,10 +169,11 @@ impl Toolchain {
         work: &Path,
         objects: &[&Path],
         opts: &BuildOptions,
+        log: &mut ToolLog,
     ) -> Result<PathBuf, ToolError> {
         let cubin = work.join(CUBIN_NAME);
         let args = nvlink_args(opts, objects, &self.cudadevrt_dir, &cubin);
-        run_tool("nvlink", &self.nvlink, &args, opts.verbose)?;
+        run_tool("nvlink", &self.nvlink, &args, log)?;
         Ok(cubin)
     }
 }
@@ -176,12 +190,11 @@ fn read(path: &Path, action: &str) -> Result<Vec<u8>, ToolError> {
     std::fs::read(path).map_err(|e| ToolError::io(action, path, e))
 }
 
-/// Runs one tool, capturing its output. Its stderr is passed on when it succeeds (warnings).
-fn run_tool(tool: &str, program: &Path, args: &[OsString], verbose: bool) -> Result<(), ToolError> {
+/// Runs one tool, capturing its output. Its command line, and its stderr when it succeeds
+/// (warnings), go to `log`.
+fn run_tool(tool: &str, program: &Path, args: &[OsString], log: &mut ToolLog) -> Result<(), ToolError> {
     let command = command_line(program.as_os_str(), args);
-    if verbose {
-        eprintln!("{command}");
-    }
+    log.commands.push(command.clone());
     let output = spawn_and_wait(program, args).map_err(|source| ToolError::Spawn {
         tool: tool.to_string(),
         command: command.clone(),
@@ -196,10 +209,7 @@ fn run_tool(tool: &str, program: &Path, args: &[OsString], verbose: bool) -> Res
             stdout: truncate_output(&output.stdout, CAPTURE_LIMIT),
         });
     }
-    if !output.stderr.is_empty() {
-        let mut err = io::stderr().lock();
-        let _ = err.write_all(&output.stderr);
-    }
+    log.stderr.push_str(&truncate_output(&output.stderr, CAPTURE_LIMIT));
     Ok(())
 }
 

@@ -342,7 +342,9 @@ fn fake_tools_success_writes_the_output_and_cleans_up() {
     assert!(text.starts_with("OBJ -arch=sm_90 -c -o "), "{text}");
     assert!(Fake::entries(&f.temp_root()).is_empty());
 
-    let bytes = f.tc.assemble(".version 8.0", &f.opts).unwrap();
+    let (bytes, log) = f.tc.assemble(".version 8.0", &f.opts).unwrap();
+    assert_eq!(log.commands.len(), 1);
+    assert!(log.commands[0].starts_with(&f.tc.ptxas.display().to_string()), "{log:?}");
     assert!(bytes.starts_with(b"OBJ "));
     assert!(Fake::entries(&f.temp_root()).is_empty());
 
@@ -478,9 +480,9 @@ fn real_ptxas_and_nvlink_build_a_cubin_with_a_device_side_launch() {
     let mut opts = BuildOptions::new(SmVersion(90));
     opts.temp_root = Some(dir.path().to_path_buf());
     opts.opt_level = Some(3);
-    opts.verbose = true;
     let out = dir.path().join("launch.cubin");
-    tc.build_cubin(LAUNCH_V1_PTX, &opts, &out).unwrap_or_else(|e| panic!("{e}"));
+    let log = tc.build_cubin(LAUNCH_V1_PTX, &opts, &out).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(log.commands.len(), 2, "{log:?}");
     let cubin = fs::read(&out).unwrap();
     assert_eq!(&cubin[..4], b"\x7fELF");
     let has = |needle: &[u8]| cubin.windows(needle.len()).any(|w| w == needle);
