@@ -9,6 +9,8 @@ pub mod back;
 pub mod diag;
 pub mod driver;
 pub mod front;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod hir;
 pub mod layout;
 pub mod render;

@@ -52,6 +52,15 @@ pub const MAX_TREE_DEPTH: usize = 512;
 /// At most this many syntax errors are reported; the rest are likely consequences.
 const MAX_SYNTAX_ERRORS: usize = 30;
 
+/// Runs only the lexer: the byte range of every token formed, and the lexical diagnostics.
+/// An entry point for the fuzz targets and robustness tests (the lexer itself is private);
+/// not a stable API.
+#[doc(hidden)]
+pub fn lex_only(source: &str) -> (Vec<std::ops::Range<usize>>, Vec<Diagnostic>) {
+    let (tokens, diags) = lexer::lex(source);
+    (tokens.into_iter().map(|(start, _, end)| start..end).collect(), diags)
+}
+
 /// Parses a whole `.cdp` file. Returns the tree when there was no syntax error, and every
 /// diagnostic found (the parser recovers where it can, so one run reports several errors).
 pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
