@@ -145,8 +145,33 @@ pub struct Checked {
     pub warnings: Vec<Diagnostic>,
 }
 
+/// The stack the phases run on. Sema and code generation recurse over the tree, which the front
+/// end lets grow [`crate::front::MAX_TREE_DEPTH`] deep; an unoptimised build needs about 10 KiB
+/// a level, more than the 2 MiB a test thread (or any spawned thread) has by default.
+pub const STACK_BYTES: usize = 64 << 20;
+
+/// Runs `f` on a thread with a [`STACK_BYTES`] stack and returns its result; a panic in `f`
+/// is resumed on the caller's thread. Runs `f` in place if no thread can be started.
+pub fn on_large_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    let f = std::sync::Mutex::new(Some(f));
+    let run = || f.lock().unwrap_or_else(|e| e.into_inner()).take().map(|f| f());
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new().name("cdpc".into()).stack_size(STACK_BYTES).spawn_scoped(scope, run) {
+            Ok(handle) => match handle.join() {
+                Ok(result) => result.expect("the compilation closure runs once"),
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            Err(_) => run().expect("the compilation closure runs once"),
+        }
+    })
+}
+
 /// Parses and checks `source`. The front half of the compiler: no LLVM, no processes.
 pub fn check(source: &str, options: &CompileOptions) -> Result<Checked, CompileError> {
+    on_large_stack(|| check_here(source, options))
+}
+
+fn check_here(source: &str, options: &CompileOptions) -> Result<Checked, CompileError> {
     let (unit, mut diagnostics) = crate::front::parse(source);
     let mut module = None;
     if let Some(unit) = unit {
@@ -182,8 +207,12 @@ fn validate(options: &CompileOptions) -> Result<(), CompileError> {
 
 /// Compiles `source` to LLVM IR or PTX text.
 pub fn compile_to_text(source: &str, options: &CompileOptions) -> Result<(String, Vec<Diagnostic>), CompileError> {
+    on_large_stack(|| compile_to_text_here(source, options))
+}
+
+fn compile_to_text_here(source: &str, options: &CompileOptions) -> Result<(String, Vec<Diagnostic>), CompileError> {
     validate(options)?;
-    let checked = check(source, options)?;
+    let checked = check_here(source, options)?;
     let tools = Toolchain::discover(&options.tools).ok();
     let codegen = CodegenOptions { opt_level: options.opt_level, libdevice: tools.and_then(|t| t.libdevice) };
     let text = match options.emit {
@@ -202,8 +231,12 @@ pub fn compile_file(input: &Path, output: &Path, options: &CompileOptions) -> Re
 
 /// Like [`compile_file`] for source text already in memory.
 pub fn compile_source(source: &str, output: &Path, options: &CompileOptions) -> Result<Compiled, CompileError> {
+    on_large_stack(|| compile_source_here(source, output, options))
+}
+
+fn compile_source_here(source: &str, output: &Path, options: &CompileOptions) -> Result<Compiled, CompileError> {
     validate(options)?;
-    let checked = check(source, options)?;
+    let checked = check_here(source, options)?;
     let codegen_text_only = !options.emit.needs_nvidia_tools();
     let tools = if codegen_text_only { Toolchain::discover(&options.tools).ok() } else { Some(Toolchain::discover(&options.tools)?) };
     let codegen = CodegenOptions { opt_level: options.opt_level, libdevice: tools.as_ref().and_then(|t| t.libdevice.clone()) };

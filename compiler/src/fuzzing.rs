@@ -83,7 +83,7 @@ pub fn check(source: &str) -> Option<hir::Module> {
 pub fn codegen(source: &str, options: &CompileOptions) {
     if let Some(module) = check_with(source, options) {
         let codegen = CodegenOptions { opt_level: options.opt_level, libdevice: None };
-        match back::emit_ptx(&module, &codegen) {
+        match driver::on_large_stack(|| back::emit_ptx(&module, &codegen)) {
             Ok(ptx) => assert!(ptx.contains(".target"), "PTX without a .target line"),
             // Math functions need libdevice, which the fuzz targets do not load.
             Err(BackendError::Libdevice(_)) => {}
