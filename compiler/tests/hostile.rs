@@ -309,7 +309,7 @@ fn cli_fifty_megabytes_of_deep_nesting_is_refused_quickly() {
 /// of many comment lines overflowed the stack in the lexer (found by `fifty_megabyte_source`).
 #[test]
 fn regression_comment_lines_overflowed_the_lexer_stack() {
-    let src = "// a comment line\n/* a block */ #pragma x\n".repeat(200_000);
+    let src = "// a comment line\n/* a block */\n#pragma x\n".repeat(200_000);
     let (tokens, diags) = std::thread::Builder::new()
         .stack_size(256 << 10)
         .spawn(move || cdpc::front::lex_only(&src))
