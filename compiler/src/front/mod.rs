@@ -16,6 +16,20 @@
 //!   (an unbracketed `1 + 1 + ... + 1` nests as deeply as it is long), and after parsing the
 //!   tree of statements and expressions may be at most [`MAX_TREE_DEPTH`] deep (long
 //!   `else if` chains, long operator chains); both give `E0400`.
+//! - Sema and code generation recurse over the tree, about 10 KiB of stack a level in an
+//!   unoptimised build; [`crate::driver`] therefore runs them on a thread with a 64 MiB stack
+//!   ([`crate::driver::STACK_BYTES`]), so the deepest accepted tree compiles wherever the caller
+//!   runs (a 2 MiB test thread included). Embedders calling `sema` or `back` directly should do
+//!   the same ([`crate::driver::on_large_stack`]).
+//! - Nothing else is limited: a line may be megabytes long, a function may hold any number of
+//!   statements and launches, a kernel any number of parameters (the launch's parameter buffer
+//!   is limited instead, `E0304`). The lexer, the limit checks, the depth check and the
+//!   dropping of rejected trees never recurse, so 10,000-deep input is refused, not a crash.
+//! - Source text is UTF-8: [`crate::driver::read_source`] refuses other bytes with the offset
+//!   of the first bad one. A NUL byte, or a run of them, is one `E0001`.
+//!
+//! `compiler/tests/hostile.rs` tests each limit and the extreme inputs around them; `fuzz/`
+//! fuzzes the lexer, the parser, sema and code generation.
 //!
 //! # Other limitations
 //!
