@@ -537,7 +537,7 @@ fn fuzz(root: &Path, args: &[OsString]) -> Result<ExitCode> {
             .lines()
             .filter_map(|l| l.strip_prefix("stat::number_of_executed_units:"))
             .filter_map(|n| n.trim().parse::<u64>().ok())
-            .last()
+            .next_back()
             .unwrap_or(0);
         done += executed.max(1);
         if output.status.success() {
