@@ -32,11 +32,32 @@ pub fn human(diagnostics: &[Diagnostic], file_name: &str, source: &str, color: C
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// Source lines longer than this are not shown under a diagnostic: codespan prints (and
+/// measures) whole lines, so 200 diagnostics on a 10 MB line would print 2 GB.
+pub const MAX_SHOWN_LINE_BYTES: usize = 1024;
+
 fn emit_all(writer: &mut dyn termcolor::WriteColor, diagnostics: &[Diagnostic], file_name: &str, source: &str) {
     let file = SimpleFile::new(file_name, source);
     let config = term::Config::default();
+    let lines = LineIndex::new(source);
     for d in diagnostics {
-        if term::emit(writer, &config, &file, &to_codespan(d, source.len())).is_err() {
+        let mut shown = to_codespan(d, source.len());
+        if let Some(long) = lines.longest_line_of(d) {
+            // Labels become notes with their positions; the line itself is left out.
+            let mut notes: Vec<String> = d
+                .labels
+                .iter()
+                .map(|l| {
+                    let (line, column) = lines.position(lines.clamp(l.span.start as usize));
+                    let text = if l.message.is_empty() { "here" } else { l.message.as_str() };
+                    format!("{file_name}:{line}:{column}: {text}")
+                })
+                .collect();
+            notes.push(format!("(the source line is {long} bytes long and is not shown)"));
+            notes.extend(shown.notes);
+            shown = cs::Diagnostic::new(shown.severity).with_code(d.code.as_str()).with_message(d.message.clone()).with_notes(notes);
+        }
+        if term::emit(writer, &config, &file, &shown).is_err() {
             // Only a span outside the file could fail; print the message rather than nothing.
             let _ = writeln!(writer, "{}[{}]: {}", severity_word(d.severity), d.code, d.message);
         }
@@ -156,12 +177,14 @@ pub fn json_failure(file_name: &str, message: &str) -> String {
 struct LineIndex<'a> {
     source: &'a str,
     starts: Vec<usize>,
+    /// The last offset asked for and its column.
+    cursor: std::cell::Cell<(usize, usize)>,
 }
 
 impl<'a> LineIndex<'a> {
     fn new(source: &'a str) -> LineIndex<'a> {
         let starts = std::iter::once(0).chain(source.match_indices('\n').map(|(i, _)| i + 1)).collect();
-        LineIndex { source, starts }
+        LineIndex { source, starts, cursor: std::cell::Cell::new((0, 1)) }
     }
 
     /// The offset moved into the source and back to the start of the character it is in.
@@ -173,9 +196,32 @@ impl<'a> LineIndex<'a> {
         at
     }
 
+    /// The length of the longest source line a label of `d` touches, if over
+    /// [`MAX_SHOWN_LINE_BYTES`].
+    fn longest_line_of(&self, d: &Diagnostic) -> Option<usize> {
+        let line_of = |offset: usize| self.starts.partition_point(|&s| s <= self.clamp(offset)) - 1;
+        let mut longest = 0;
+        for l in &d.labels {
+            for line in line_of(l.span.start as usize)..=line_of(l.span.end as usize) {
+                let start = self.starts[line];
+                let end = self.starts.get(line + 1).copied().unwrap_or(self.source.len());
+                longest = longest.max(end - start);
+            }
+        }
+        (longest > MAX_SHOWN_LINE_BYTES).then_some(longest)
+    }
+
+    /// 1-based line and column (in characters) of a clamped offset. Counting resumes from the
+    /// previous query when it was earlier on the same line, so positions asked in source order
+    /// cost one pass over a long line rather than one pass each.
     fn position(&self, offset: usize) -> (usize, usize) {
         let line = self.starts.partition_point(|&s| s <= offset) - 1;
-        let column = self.source[self.starts[line]..offset].chars().count() + 1;
+        let (from, column) = match self.cursor.get() {
+            (at, column) if at >= self.starts[line] && at <= offset => (at, column),
+            _ => (self.starts[line], 1),
+        };
+        let column = column + self.source[from..offset].chars().count();
+        self.cursor.set((offset, column));
         (line + 1, column)
     }
 }

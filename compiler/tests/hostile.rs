@@ -327,3 +327,20 @@ fn regression_a_run_of_nul_bytes_is_one_diagnostic() {
     assert_eq!(nul.len(), 1, "{diags:?}");
     assert_eq!(nul[0].message, "1000 NUL bytes in source");
 }
+
+/// Every bad character was a diagnostic, each rendered with its whole line: 5 million `@` on
+/// one 10 MB line took gigabytes of memory and printed a 10 MB line 5 million times.
+#[test]
+fn regression_many_errors_on_a_long_line_are_capped_and_not_printed_whole() {
+    let src = "@ ".repeat(200_000);
+    let diags = check(src.clone());
+    assert_eq!(diags.len(), cdpc::diag::MAX_DIAGNOSTICS);
+    assert!(diags.last().unwrap().notes.iter().any(|n| n.contains("199800 more diagnostics are not shown")), "{:?}", diags.last());
+    let text = cdpc::render::human(&diags, "at.cdp", &src, cdpc::render::Color::Never);
+    assert!(text.len() < 100_000, "{} bytes of text", text.len());
+    assert!(text.contains("at.cdp:1:399: this character does not start any token"), "{}", &text[..500]);
+    // Sema too.
+    let diags = check(format!("{KERNEL_START}{}}}\n", "undefined_name;\n".repeat(20_000)));
+    assert_eq!(diags.len(), cdpc::diag::MAX_DIAGNOSTICS);
+    assert_code(&diags, Code::UnknownName);
+}

@@ -393,19 +393,21 @@ pub fn lex(source: &str) -> (Vec<Spanned>, Vec<Diagnostic>) {
     let mut tokens = Vec::new();
     // Invalid characters are collected separately so that a run of them is one diagnostic.
     let mut invalid: Vec<(usize, usize)> = Vec::new();
+    let mut invalid_dropped = 0;
     while let Some(result) = lexer.next() {
         let span = lexer.span();
         match result {
             Ok(Tok::Skipped) => {}
             Ok(tok) => tokens.push((span.start, tok, span.end)),
             // A run of NUL bytes, or of other invalid characters, is one diagnostic.
-            Err(LexError) => match invalid.last_mut() {
-                Some(last)
+            Err(LexError) => match (invalid.len() > crate::diag::MAX_DIAGNOSTICS, invalid.last_mut()) {
+                (_, Some(last))
                     if last.1 == span.start
                         && is_nul(source, last.0) == is_nul(source, span.start) =>
                 {
                     last.1 = span.end
                 }
+                (true, _) => invalid_dropped += 1,
                 _ => invalid.push((span.start, span.end)),
             },
         }
@@ -437,6 +439,7 @@ pub fn lex(source: &str) -> (Vec<Spanned>, Vec<Diagnostic>) {
         diags.push(diag);
     }
     diags.sort_by_key(|d| d.primary_span().start);
+    crate::diag::cap(&mut diags, invalid_dropped);
     mark_struct_names(&mut tokens);
     (tokens, diags)
 }
@@ -465,8 +468,12 @@ fn mark_struct_names(tokens: &mut [Spanned]) {
     }
 }
 
+/// Records a lexical diagnostic. Past the cap they are dropped here (their number is not
+/// known to the note `lex` adds), so that a file of bad literals cannot take unbounded memory.
 fn push(lex: &mut Lexer<Tok>, diag: Diagnostic) {
-    lex.extras.push(diag);
+    if lex.extras.len() <= crate::diag::MAX_DIAGNOSTICS {
+        lex.extras.push(diag);
+    }
 }
 
 fn block_comment(lex: &mut Lexer<Tok>) {

@@ -25,6 +25,8 @@
 //!   statements and launches, a kernel any number of parameters (the launch's parameter buffer
 //!   is limited instead, `E0304`). The lexer, the limit checks, the depth check and the
 //!   dropping of rejected trees never recurse, so 10,000-deep input is refused, not a crash.
+//! - Each phase reports at most [`crate::diag::MAX_DIAGNOSTICS`] (200) diagnostics; a note on
+//!   the last one counts the rest, so a file of a million bad characters stays cheap.
 //! - Source text is UTF-8: [`crate::driver::read_source`] refuses other bytes with the offset
 //!   of the first bad one. A NUL byte, or a run of them, is one `E0001`.
 //!
@@ -139,6 +141,7 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     }
     diags.extend(action_diags);
     diags.sort_by_key(|d| d.primary_span().start);
+    crate::diag::cap(&mut diags, 0);
 
     let tree = tree.and_then(|tree| match too_deep(&tree) {
         Some(at) => {
