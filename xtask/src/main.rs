@@ -543,6 +543,10 @@ fn fuzz(root: &Path, args: &[OsString]) -> Result<ExitCode> {
         if output.status.success() {
             continue;
         }
+        if log.contains("libFuzzer: run interrupted") {
+            println!("fuzz: interrupted");
+            break;
+        }
         crashes += 1;
         if !keep_going {
             break;
