@@ -189,10 +189,17 @@ fn main() -> ExitCode {
     } else {
         let output = cli.output.clone().unwrap_or_else(|| cli.input.with_extension(emit.extension()));
         driver::compile_source(&source, &output, &options).map(|compiled| {
-            if cli.verbose {
-                compiled.tool_log.commands.iter().for_each(|c| eprintln!("{c}"));
+            let log = &compiled.tool_log;
+            if cli.error_format == ErrorFormat::Json {
+                if !log.stderr.trim().is_empty() {
+                    eprint!("{}", render::json_message(cdpc::Severity::Warning, &file_name, log.stderr.trim_end()));
+                }
+            } else {
+                if cli.verbose {
+                    log.commands.iter().for_each(|c| eprintln!("{c}"));
+                }
+                eprint!("{}", log.stderr);
             }
-            eprint!("{}", compiled.tool_log.stderr);
             compiled.warnings
         })
     };

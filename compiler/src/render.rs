@@ -162,9 +162,15 @@ pub fn json(diagnostics: &[Diagnostic], file_name: &str, source: &str) -> String
 /// A failure that is no diagnostic of the source (a tool failed, a file cannot be read) as one
 /// JSON line in the same shape: `code` is `null` and there are no labels.
 pub fn json_failure(file_name: &str, message: &str) -> String {
+    json_message(Severity::Error, file_name, message)
+}
+
+/// A message that is no diagnostic of the source (a failure, or what ptxas printed while
+/// succeeding, as a warning) as one JSON line with a `null` code and no labels.
+pub fn json_message(severity: Severity, file_name: &str, message: &str) -> String {
     let object = JsonDiagnostic {
         code: None,
-        severity: severity_word(Severity::Error),
+        severity: severity_word(severity),
         message,
         file: file_name,
         labels: Vec::new(),

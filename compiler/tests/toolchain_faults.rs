@@ -107,6 +107,12 @@ fn tool_faults_through_the_command_line() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("-lcudadevrt") && stderr.contains("LAST LINE"), "-v shows the commands and tool output: {stderr}");
+    // In JSON mode the tool's warnings are one JSON line too.
+    let out = cdpc(d, &cuda, &["-v", "--error-format", "json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.lines().count() == 1, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(stderr.trim()).unwrap();
+    assert!(v["severity"] == "warning" && v["message"].as_str().unwrap().ends_with("LAST LINE"), "{v}");
     std::fs::remove_file(d.join("app.cubin")).unwrap();
     std::fs::create_dir(d.join("app.cubin")).unwrap();
     let out = cdpc(d, &cuda, &[]);
