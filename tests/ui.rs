@@ -64,3 +64,26 @@ fn oversized_source_is_refused() {
         Ok(_) => panic!("a source over the size limit compiled"),
     }
 }
+
+/// The JSON rendering (`--error-format json`) of a few files, one object per line, snapshotted
+/// in `tests/ui/out/json/`: a syntax error, a diagnostic with secondary labels and notes, a
+/// warning, and an invalid character.
+#[test]
+fn json_diagnostics_match_their_snapshots() {
+    let dir = repo_root().join("tests/ui");
+    for name in ["e0006_syntax_error", "e0307_local_pointer_to_child", "w0209_missing_return", "e0001_invalid_token"] {
+        let source = std::fs::read_to_string(dir.join(format!("{name}.cdp"))).unwrap();
+        let options = options_from_header(&source);
+        let diagnostics = match driver::check(&source, &options) {
+            Ok(checked) => checked.warnings,
+            Err(CompileError::Diagnostics(d)) => d,
+            Err(other) => panic!("{name}: expected diagnostics, got {other}"),
+        };
+        let json = render::json(&diagnostics, &format!("tests/ui/{name}.cdp"), &source);
+        assert_eq!(json.lines().count(), diagnostics.len());
+        assert!(json.lines().all(|l| l.starts_with("{\"code\":\"") && l.ends_with('}')), "{json}");
+        insta::with_settings!({ snapshot_path => dir.join("out/json"), prepend_module_to_snapshot => false, omit_expression => true }, {
+            insta::assert_snapshot!(name, json);
+        });
+    }
+}

@@ -277,31 +277,61 @@ impl Diagnostic {
     }
 }
 
-/// Collects diagnostics so a phase can report many problems and keep going.
+/// How many diagnostics one phase (lexing, parsing, sema) keeps; the rest are counted in a
+/// note on the last one kept. Without a bound, a file of a million bad tokens would take
+/// gigabytes of memory and minutes of rendering.
+pub const MAX_DIAGNOSTICS: usize = 200;
+
+/// Keeps the first [`MAX_DIAGNOSTICS`] of `list` (plus `dropped` already left out) and says on
+/// the last one kept how many were left out.
+pub fn cap(list: &mut Vec<Diagnostic>, dropped: usize) {
+    let dropped = dropped + list.len().saturating_sub(MAX_DIAGNOSTICS);
+    list.truncate(MAX_DIAGNOSTICS);
+    if dropped > 0 {
+        if let Some(last) = list.last_mut() {
+            last.notes.push(format!(
+                "{dropped} more diagnostic{} not shown (at most {MAX_DIAGNOSTICS} are reported)",
+                if dropped == 1 { " is" } else { "s are" }
+            ));
+        }
+    }
+}
+
+/// Collects diagnostics so a phase can report many problems and keep going. Keeps at most
+/// [`MAX_DIAGNOSTICS`], counting the rest.
 #[derive(Debug, Default)]
 pub struct Diagnostics {
     list: Vec<Diagnostic>,
+    dropped: usize,
+    has_errors: bool,
 }
 
 impl Diagnostics {
     /// Adds one.
     pub fn push(&mut self, diagnostic: Diagnostic) {
-        self.list.push(diagnostic);
+        self.has_errors |= diagnostic.is_error();
+        if self.list.len() < MAX_DIAGNOSTICS {
+            self.list.push(diagnostic);
+        } else {
+            self.dropped += 1;
+        }
     }
 
     /// Whether any is an error.
     pub fn has_errors(&self) -> bool {
-        self.list.iter().any(Diagnostic::is_error)
+        self.has_errors
     }
 
     /// All of them, in the order reported.
     pub fn into_vec(self) -> Vec<Diagnostic> {
-        self.list
+        let mut list = self.list;
+        cap(&mut list, self.dropped);
+        list
     }
 
     /// Adds several.
     pub fn extend(&mut self, more: impl IntoIterator<Item = Diagnostic>) {
-        self.list.extend(more);
+        more.into_iter().for_each(|d| self.push(d));
     }
 
     /// The diagnostics so far.

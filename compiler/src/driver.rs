@@ -243,6 +243,27 @@ impl Timings {
     }
 }
 
+/// The stack the phases run on. Sema and code generation recurse over the tree, which the front
+/// end lets grow [`crate::front::MAX_TREE_DEPTH`] deep; an unoptimised build needs about 10 KiB
+/// a level, more than the 2 MiB a test thread (or any spawned thread) has by default.
+pub const STACK_BYTES: usize = 64 << 20;
+
+/// Runs `f` on a thread with a [`STACK_BYTES`] stack and returns its result; a panic in `f`
+/// is resumed on the caller's thread. Runs `f` in place if no thread can be started.
+pub fn on_large_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    let f = std::sync::Mutex::new(Some(f));
+    let run = || f.lock().unwrap_or_else(|e| e.into_inner()).take().map(|f| f());
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new().name("cdpc".into()).stack_size(STACK_BYTES).spawn_scoped(scope, run) {
+            Ok(handle) => match handle.join() {
+                Ok(result) => result.expect("the compilation closure runs once"),
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            Err(_) => run().expect("the compilation closure runs once"),
+        }
+    })
+}
+
 /// A checked program, ready for code generation, with the warnings found on the way.
 pub struct Checked {
     /// The typed program.
@@ -256,6 +277,10 @@ pub struct Checked {
 /// Parses and checks `source`, then aggregates launches when asked. The front half of the
 /// compiler: no LLVM, no processes.
 pub fn check(source: &str, options: &CompileOptions) -> Result<Checked, CompileError> {
+    on_large_stack(|| check_here(source, options))
+}
+
+fn check_here(source: &str, options: &CompileOptions) -> Result<Checked, CompileError> {
     let mut timings = Timings::default();
     let started = Instant::now();
     let (unit, mut diagnostics) = crate::front::parse(source);
@@ -326,8 +351,12 @@ fn validate(options: &CompileOptions) -> Result<(), CompileError> {
 /// command line and messages are in [`Compiled::tool_runs`]); the NVIDIA tools run in a temporary folder that is removed before this
 /// returns. Safe to call from several threads at once.
 pub fn compile(source: &str, options: &CompileOptions) -> Result<Compiled, CompileError> {
+    on_large_stack(|| compile_here(source, options))
+}
+
+fn compile_here(source: &str, options: &CompileOptions) -> Result<Compiled, CompileError> {
     validate(options)?;
-    let checked = check(source, options)?;
+    let checked = check_here(source, options)?;
     // Text output needs no NVIDIA tool, but libdevice (for math functions) comes from the same place.
     let tools = match Toolchain::discover(&options.tools) {
         Ok(tools) => Some(tools),
@@ -367,9 +396,13 @@ pub fn compile(source: &str, options: &CompileOptions) -> Result<Compiled, Compi
 /// assert!(out.cubin.is_none());
 /// ```
 pub fn compile_artifacts(source: &str, options: &CompileOptions, with_tools: bool) -> Result<Artifacts, CompileError> {
+    on_large_stack(|| compile_artifacts_here(source, options, with_tools))
+}
+
+fn compile_artifacts_here(source: &str, options: &CompileOptions, with_tools: bool) -> Result<Artifacts, CompileError> {
     let options = CompileOptions { emit: if with_tools { Emit::Cubin } else { Emit::Ptx }, ..options.clone() };
     validate(&options)?;
-    let checked = check(source, &options)?;
+    let checked = check_here(source, &options)?;
     let tools = match Toolchain::discover(&options.tools) {
         Ok(tools) => Some(tools),
         Err(e) if with_tools => return Err(e.into()),

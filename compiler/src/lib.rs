@@ -85,6 +85,8 @@ pub mod driver;
 // for `back::emit_ptx`, but are not documented item by item.
 #[allow(missing_docs)]
 pub mod front;
+#[doc(hidden)]
+pub mod fuzzing;
 #[allow(missing_docs)]
 pub mod hir;
 pub mod layout;

@@ -74,6 +74,9 @@ struct Cli {
     /// Report optimisation remarks of a pass (`-Rpass=aggregate`: launches left as they are)
     #[arg(long = "Rpass", value_name = "PASS", value_parser = ["aggregate"])]
     rpass: Vec<String>,
+    /// How diagnostics are written to stderr: text for people, or JSON (one object per line)
+    #[arg(long, value_enum, default_value_t = ErrorFormat::Human)]
+    error_format: ErrorFormat,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -82,6 +85,12 @@ enum EmitArg {
     Obj,
     Ptx,
     LlvmIr,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ErrorFormat {
+    Human,
+    Json,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -172,24 +181,25 @@ fn main() -> ExitCode {
         pass_remarks: !cli.rpass.is_empty(),
     };
     let file_name = cli.input.display().to_string();
+    let format = cli.error_format;
     let read_started = std::time::Instant::now();
     let source = match driver::read_source(&cli.input) {
         Ok(source) => source,
         Err(e) => {
-            eprintln!("error: {e}");
+            fail(format, &file_name, &e.to_string());
             return ExitCode::FAILURE;
         }
     };
     let read_time = read_started.elapsed();
-    let report = |diagnostics: &[Diagnostic]| {
-        if !diagnostics.is_empty() {
-            eprint!("{}", render::human(diagnostics, &file_name, &source, color));
-        }
+    let report = |diagnostics: &[Diagnostic]| match format {
+        ErrorFormat::Json => eprint!("{}", render::json(diagnostics, &file_name, &source)),
+        ErrorFormat::Human if !diagnostics.is_empty() => eprint!("{}", render::human(diagnostics, &file_name, &source, color)),
+        ErrorFormat::Human => {}
     };
     let to_stdout = cli.output.as_deref() == Some(std::path::Path::new("-"));
     let result = if to_stdout {
         if matches!(emit, Emit::Cubin | Emit::Object) {
-            eprintln!("error: `-o -` writes text; binary output needs a file name");
+            fail(format, &file_name, "`-o -` writes text; binary output needs a file name");
             return ExitCode::from(2);
         }
         driver::compile(&source, &options).inspect(|compiled| {
@@ -200,7 +210,7 @@ fn main() -> ExitCode {
         driver::compile_to_file(&source, &output, &options)
     };
     let result = result.map(|mut compiled| {
-        show_tool_runs(&compiled.tool_runs, cli.verbose);
+        show_tool_runs(&compiled.tool_runs, cli.verbose, format, &file_name);
         if cli.time {
             compiled.timings.0.insert(0, (driver::Phase::Read, read_time));
             show_timings(&compiled.timings);
@@ -215,13 +225,23 @@ fn main() -> ExitCode {
         Err(CompileError::Diagnostics(diagnostics)) => {
             report(&diagnostics);
             let errors = diagnostics.iter().filter(|d| d.is_error()).count();
-            eprintln!("error: could not compile `{file_name}` due to {errors} previous error{}", if errors == 1 { "" } else { "s" });
+            if format == ErrorFormat::Human {
+                eprintln!("error: could not compile `{file_name}` due to {errors} previous error{}", if errors == 1 { "" } else { "s" });
+            }
             ExitCode::FAILURE
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            fail(format, &file_name, &e.to_string());
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Reports a failure that is not about the source text (a tool, a file, the options).
+fn fail(format: ErrorFormat, file_name: &str, message: &str) {
+    match format {
+        ErrorFormat::Human => eprintln!("error: {message}"),
+        ErrorFormat::Json => eprint!("{}", render::json_failure(file_name, message)),
     }
 }
 
@@ -233,9 +253,16 @@ fn show_timings(timings: &driver::Timings) {
     eprintln!("time: total {:.6}", timings.total().as_secs_f64());
 }
 
-/// What ptxas and nvlink said: their warnings always, and with `-v` each command line and
-/// what the tool printed to stdout (`-Xptxas -v` resource usage, say).
-fn show_tool_runs(runs: &[cdpc::toolchain::ToolRun], verbose: bool) {
+/// What ptxas and nvlink said: their warnings always (in JSON mode, one warning line), and in
+/// text mode with `-v` each command line and what the tool printed to stdout (`-Xptxas -v`).
+pub(crate) fn show_tool_runs(runs: &[cdpc::toolchain::ToolRun], verbose: bool, format: ErrorFormat, file_name: &str) {
+    if format == ErrorFormat::Json {
+        let warnings: String = runs.iter().map(|r| r.stderr.as_str()).collect();
+        if !warnings.trim().is_empty() {
+            eprint!("{}", render::json_message(cdpc::Severity::Warning, file_name, warnings.trim_end()));
+        }
+        return;
+    }
     for run in runs {
         if verbose {
             eprintln!("{}", run.command);

@@ -1,5 +1,6 @@
-//! Turning diagnostics into text for people, with codespan-reporting. The only module that
-//! knows about codespan: every phase reports plain [`Diagnostic`] data.
+//! Turning diagnostics into text: for people with codespan-reporting ([`human`]), for machines
+//! as JSON lines ([`json`]). The only module that formats diagnostics: every phase reports
+//! plain [`Diagnostic`] data.
 
 use crate::diag::{Diagnostic, Severity};
 use codespan_reporting::diagnostic as cs;
@@ -33,11 +34,32 @@ pub fn human(diagnostics: &[Diagnostic], file_name: &str, source: &str, color: C
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// Source lines longer than this are not shown under a diagnostic: codespan prints (and
+/// measures) whole lines, so 200 diagnostics on a 10 MB line would print 2 GB.
+pub const MAX_SHOWN_LINE_BYTES: usize = 1024;
+
 fn emit_all(writer: &mut dyn termcolor::WriteColor, diagnostics: &[Diagnostic], file_name: &str, source: &str) {
     let file = SimpleFile::new(file_name, source);
     let config = term::Config::default();
+    let lines = LineIndex::new(source);
     for d in diagnostics {
-        if term::emit(writer, &config, &file, &to_codespan(d, source.len())).is_err() {
+        let mut shown = to_codespan(d, source.len());
+        if let Some(long) = lines.longest_line_of(d) {
+            // Labels become notes with their positions; the line itself is left out.
+            let mut notes: Vec<String> = d
+                .labels
+                .iter()
+                .map(|l| {
+                    let (line, column) = lines.position(lines.clamp(l.span.start as usize));
+                    let text = if l.message.is_empty() { "here" } else { l.message.as_str() };
+                    format!("{file_name}:{line}:{column}: {text}")
+                })
+                .collect();
+            notes.push(format!("(the source line is {long} bytes long and is not shown)"));
+            notes.extend(shown.notes);
+            shown = cs::Diagnostic::new(shown.severity).with_code(d.code.as_str()).with_message(d.message.clone()).with_notes(notes);
+        }
+        if term::emit(writer, &config, &file, &shown).is_err() {
             // Only a span outside the file could fail; print the message rather than nothing.
             let _ = writeln!(writer, "{}[{}]: {}", severity_word(d.severity), d.code, d.message);
         }
@@ -73,4 +95,173 @@ fn to_codespan(d: &Diagnostic, source_len: usize) -> cs::Diagnostic<()> {
         .with_message(d.message.clone())
         .with_labels(labels)
         .with_notes(d.notes.iter().map(|n| format!("note: {n}")).collect())
+}
+
+/// One diagnostic as a JSON object (see [`json`]).
+#[derive(serde::Serialize)]
+struct JsonDiagnostic<'a> {
+    /// `None` (JSON `null`) for failures that are not diagnostics of the source.
+    code: Option<&'static str>,
+    severity: &'static str,
+    message: &'a str,
+    file: &'a str,
+    labels: Vec<JsonLabel<'a>>,
+    notes: &'a [String],
+}
+
+#[derive(serde::Serialize)]
+struct JsonLabel<'a> {
+    /// Byte offsets into the file, end exclusive.
+    byte_start: usize,
+    byte_end: usize,
+    /// 1-based; columns count characters (Unicode scalar values), not bytes.
+    line_start: usize,
+    column_start: usize,
+    line_end: usize,
+    column_end: usize,
+    message: &'a str,
+    primary: bool,
+}
+
+/// Renders `diagnostics` as JSON lines: one object per diagnostic, each on its own line, with
+/// `code`, `severity` (`"error"` or `"warning"`), `message`, `file`, `labels` (byte offsets,
+/// 1-based line and column of both ends, message, `primary`) and `notes`.
+pub fn json(diagnostics: &[Diagnostic], file_name: &str, source: &str) -> String {
+    let lines = LineIndex::new(source);
+    let mut out = String::new();
+    for d in diagnostics {
+        let labels = d
+            .labels
+            .iter()
+            .map(|l| {
+                let start = lines.clamp(l.span.start as usize);
+                let end = lines.clamp(l.span.end as usize).max(start);
+                let (line_start, column_start) = lines.position(start);
+                let (line_end, column_end) = lines.position(end);
+                JsonLabel {
+                    byte_start: start,
+                    byte_end: end,
+                    line_start,
+                    column_start,
+                    line_end,
+                    column_end,
+                    message: &l.message,
+                    primary: l.primary,
+                }
+            })
+            .collect();
+        let object = JsonDiagnostic {
+            code: Some(d.code.as_str()),
+            severity: severity_word(d.severity),
+            message: &d.message,
+            file: file_name,
+            labels,
+            notes: &d.notes,
+        };
+        out.push_str(&serde_json::to_string(&object).expect("diagnostics serialise"));
+        out.push('\n');
+    }
+    out
+}
+
+/// A failure that is no diagnostic of the source (a tool failed, a file cannot be read) as one
+/// JSON line in the same shape: `code` is `null` and there are no labels.
+pub fn json_failure(file_name: &str, message: &str) -> String {
+    json_message(Severity::Error, file_name, message)
+}
+
+/// A message that is no diagnostic of the source (a failure, or what ptxas printed while
+/// succeeding, as a warning) as one JSON line with a `null` code and no labels.
+pub fn json_message(severity: Severity, file_name: &str, message: &str) -> String {
+    let object = JsonDiagnostic {
+        code: None,
+        severity: severity_word(severity),
+        message,
+        file: file_name,
+        labels: Vec::new(),
+        notes: &[],
+    };
+    format!("{}\n", serde_json::to_string(&object).expect("diagnostics serialise"))
+}
+
+/// Byte offsets to 1-based lines and columns.
+struct LineIndex<'a> {
+    source: &'a str,
+    starts: Vec<usize>,
+    /// The last offset asked for and its column.
+    cursor: std::cell::Cell<(usize, usize)>,
+}
+
+impl<'a> LineIndex<'a> {
+    fn new(source: &'a str) -> LineIndex<'a> {
+        let starts = std::iter::once(0).chain(source.match_indices('\n').map(|(i, _)| i + 1)).collect();
+        LineIndex { source, starts, cursor: std::cell::Cell::new((0, 1)) }
+    }
+
+    /// The offset moved into the source and back to the start of the character it is in.
+    fn clamp(&self, offset: usize) -> usize {
+        let mut at = offset.min(self.source.len());
+        while !self.source.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
+    }
+
+    /// The length of the longest source line a label of `d` touches, if over
+    /// [`MAX_SHOWN_LINE_BYTES`].
+    fn longest_line_of(&self, d: &Diagnostic) -> Option<usize> {
+        let line_of = |offset: usize| self.starts.partition_point(|&s| s <= self.clamp(offset)) - 1;
+        let mut longest = 0;
+        for l in &d.labels {
+            for line in line_of(l.span.start as usize)..=line_of(l.span.end as usize) {
+                let start = self.starts[line];
+                let end = self.starts.get(line + 1).copied().unwrap_or(self.source.len());
+                longest = longest.max(end - start);
+            }
+        }
+        (longest > MAX_SHOWN_LINE_BYTES).then_some(longest)
+    }
+
+    /// 1-based line and column (in characters) of a clamped offset. Counting resumes from the
+    /// previous query when it was earlier on the same line, so positions asked in source order
+    /// cost one pass over a long line rather than one pass each.
+    fn position(&self, offset: usize) -> (usize, usize) {
+        let line = self.starts.partition_point(|&s| s <= offset) - 1;
+        let (from, column) = match self.cursor.get() {
+            (at, column) if at >= self.starts[line] && at <= offset => (at, column),
+            _ => (self.starts[line], 1),
+        };
+        let column = column + self.source[from..offset].chars().count();
+        self.cursor.set((offset, column));
+        (line + 1, column)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::{Code, Span};
+
+    #[test]
+    fn json_positions_are_one_based_and_count_characters() {
+        let source = "ab\né x\n";
+        let d = Diagnostic::new(Code::UnknownName, Span::new(6, 7), "cannot find `x`")
+            .with_primary_message("here")
+            .with_label(Span::new(0, 100), "clamped")
+            .with_note("a note");
+        let line = json(&[d], "a.cdp", source);
+        let v: serde_json::Value = serde_json::from_str(line.trim_end()).unwrap();
+        assert_eq!(v["code"], "E0100");
+        assert_eq!(v["severity"], "error");
+        assert_eq!(v["file"], "a.cdp");
+        assert_eq!(v["notes"][0], "a note");
+        let l = &v["labels"][0];
+        assert_eq!((l["line_start"].as_u64(), l["column_start"].as_u64()), (Some(2), Some(3)));
+        assert_eq!((l["line_end"].as_u64(), l["column_end"].as_u64()), (Some(2), Some(4)));
+        assert_eq!(l["primary"], true);
+        let l = &v["labels"][1];
+        assert_eq!((l["byte_start"].as_u64(), l["byte_end"].as_u64()), (Some(0), Some(8)));
+        assert_eq!((l["line_end"].as_u64(), l["column_end"].as_u64()), (Some(3), Some(1)));
+        assert_eq!(l["primary"], false);
+    }
 }

@@ -142,7 +142,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
     // The cubin stays in memory: the loader takes bytes.
     let cubin = match driver::compile(&source, &options) {
         Ok(compiled) => {
-            crate::show_tool_runs(&compiled.tool_runs, cli.verbose);
+            crate::show_tool_runs(&compiled.tool_runs, cli.verbose, crate::ErrorFormat::Human, &file_name);
             if !compiled.warnings.is_empty() {
                 eprint!("{}", render::human(&compiled.warnings, &file_name, &source, color));
             }

@@ -10,6 +10,8 @@
 //! cargo xtask gpu-bench-bundle  bench/gpu/VARIANT_N.toml and cdpc's cubins of the benchmark in
 //!                               build/gpu/bench/
 //! cargo xtask bench-compile      compile time of cdpc against nvcc (src/bench/)
+//! cargo xtask fuzz TARGET [--runs N]   run a cargo-fuzz target for N executions (fuzz/README.md)
+//! cargo xtask fuzz-seeds        rewrite fuzz/seeds/ from samples/ and tests/ui/
 //! ```
 //!
 //! No LLVM: this crate must build before LLVM is installed (its one dependency, plotters, draws
@@ -61,6 +63,8 @@ fn main() -> ExitCode {
         Some("gpu-bundle") => gpu_bundle(&root),
         Some("bench-compile") => bench::bench_compile(&root, &rest),
         Some("gpu-bench-bundle") => gpu_bench_bundle(&root),
+        Some("fuzz") => fuzz(&root, &rest),
+        Some("fuzz-seeds") => fuzz_seeds(&root),
         None | Some("help") | Some("-h") | Some("--help") => {
             print!("{}", USAGE);
             Ok(ExitCode::SUCCESS)
@@ -95,6 +99,11 @@ usage: cargo xtask <command>
   gpu-bench-bundle  setup, build cdpc, (re)write the launch-throughput manifests
                     bench/gpu/VARIANT_N.toml and compile bench/gpu/VARIANT.cdp for both ABIs to
                     build/gpu/bench/cdpc-v2/VARIANT_N.cubin (and cdpc-v1/)
+  fuzz TARGET [--runs N] [--max-len N] [--keep-going]
+                    run a cargo-fuzz target (lex, parse, check, codegen) for N executions
+                    (default 100000) on stable Rust via RUSTC_BOOTSTRAP=1; needs
+                    `cargo install cargo-fuzz`; see fuzz/README.md
+  fuzz-seeds        rewrite fuzz/seeds/ from samples/*.cdp and tests/ui/*.cdp
 ";
 
 fn repo_root() -> PathBuf {
@@ -639,6 +648,146 @@ fn gpu_bench(root: &Path, cdpc: &Path) -> Result<Vec<String>> {
         }
     }
     Ok(failed)
+}
+
+// ---------------------------------------------------------------------------------------------
+// fuzz
+
+/// The cargo-fuzz targets in fuzz/fuzz_targets, and the seed folder each starts from.
+const FUZZ_TARGETS: &[(&str, &str)] =
+    &[("lex", "text"), ("parse", "text"), ("check", "text"), ("codegen", "codegen")];
+/// The first byte of a codegen input picks the options (see fuzz/fuzz_targets/codegen.rs);
+/// 3 is -O3, 64-bit, launch ABI v2.
+const CODEGEN_KNOBS: u8 = 3;
+
+/// Rewrites fuzz/seeds/ from samples/*.cdp and tests/ui/*.cdp.
+fn fuzz_seeds(root: &Path) -> Result<ExitCode> {
+    let seeds = root.join("fuzz/seeds");
+    let (text, codegen) = (seeds.join("text"), seeds.join("codegen"));
+    for dir in [&text, &codegen] {
+        remove_dir_if_present(dir)?;
+        fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    }
+    let mut count = 0;
+    for (folder, prefix) in [("samples", "sample_"), ("tests/ui", "ui_")] {
+        let mut files: Vec<PathBuf> = fs::read_dir(root.join(folder))
+            .map_err(|e| format!("listing {folder}: {e}"))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "cdp"))
+            .collect();
+        files.sort();
+        for file in files {
+            let bytes = fs::read(&file).map_err(|e| format!("reading {}: {e}", file.display()))?;
+            let name = format!("{prefix}{}", file.file_name().unwrap_or_default().to_string_lossy());
+            let write = |path: PathBuf, data: &[u8]| {
+                fs::write(&path, data).map_err(|e| format!("writing {}: {e}", path.display()))
+            };
+            write(text.join(&name), &bytes)?;
+            write(codegen.join(&name), &[&[CODEGEN_KNOBS][..], &bytes].concat())?;
+            count += 1;
+        }
+    }
+    println!("fuzz-seeds: {count} seeds in fuzz/seeds/text and fuzz/seeds/codegen");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cargo xtask fuzz TARGET [--runs N] [--max-len N] [--keep-going]`: builds the cargo-fuzz
+/// targets on stable (RUSTC_BOOTSTRAP=1, no sanitizer, debug assertions on) and runs TARGET for
+/// N executions from its seeds. With --keep-going a crash is saved under fuzz/artifacts/TARGET/
+/// and fuzzing restarts until N executions have run; the summary line says how many crashed.
+fn fuzz(root: &Path, args: &[OsString]) -> Result<ExitCode> {
+    let args: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let mut target = None;
+    let (mut runs, mut max_len, mut keep_going) = (100_000u64, 8192u64, false);
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut number = |name: &str| -> Result<u64> {
+            it.next().and_then(|v| v.parse().ok()).ok_or_else(|| format!("{name} needs a number"))
+        };
+        match arg.as_str() {
+            "--runs" => runs = number("--runs")?,
+            "--max-len" => max_len = number("--max-len")?,
+            "--keep-going" => keep_going = true,
+            name if target.is_none() && !name.starts_with('-') => target = Some(name.to_string()),
+            other => return Err(format!("fuzz: unexpected argument `{other}`\n\n{USAGE}")),
+        }
+    }
+    let names: Vec<&str> = FUZZ_TARGETS.iter().map(|(n, _)| *n).collect();
+    let target = target.ok_or_else(|| format!("fuzz: name a target: {}", names.join(", ")))?;
+    let seeds = FUZZ_TARGETS
+        .iter()
+        .find(|(n, _)| *n == target)
+        .map(|(_, s)| *s)
+        .ok_or_else(|| format!("fuzz: no target `{target}`; the targets are {}", names.join(", ")))?;
+    let s = setup_llvm_only()?;
+    let fuzz_dir = root.join("fuzz");
+    let target_dir = target_dir(root).join("fuzz");
+    let mut build = cargo(&fuzz_dir, &s);
+    build
+        .env("RUSTC_BOOTSTRAP", "1")
+        .args(["fuzz", "build", "--sanitizer", "none", "-O", "--debug-assertions", "--target-dir"])
+        .arg(&target_dir)
+        .arg(&target);
+    println!("fuzz: {}", display(&build));
+    run_status(&mut build).map_err(|e| {
+        format!("{e}\n(cargo-fuzz is needed: `cargo install cargo-fuzz`)")
+    })?;
+    let binary = target_dir.join("x86_64-unknown-linux-gnu/release").join(&target);
+    let corpus = fuzz_dir.join("corpus").join(&target);
+    let artifacts = fuzz_dir.join("artifacts").join(&target);
+    for dir in [&corpus, &artifacts] {
+        fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    }
+    let started = Instant::now();
+    let (mut done, mut crashes) = (0u64, 0u64);
+    while done < runs {
+        let mut cmd = Command::new(&binary);
+        cmd.arg(format!("-runs={}", runs - done))
+            .arg(format!("-max_len={max_len}"))
+            .args(["-timeout=10", "-rss_limit_mb=4096", "-print_final_stats=1"])
+            .arg(format!("-artifact_prefix={}/", artifacts.display()))
+            .arg(&corpus)
+            .arg(fuzz_dir.join("seeds").join(seeds))
+            .stdout(Stdio::inherit())
+            .stderr(Stdio::piped());
+        let output = cmd.output().map_err(|e| format!("running {}: {e}", binary.display()))?;
+        let log = String::from_utf8_lossy(&output.stderr);
+        eprint!("{log}");
+        let executed = log
+            .lines()
+            .filter_map(|l| l.strip_prefix("stat::number_of_executed_units:"))
+            .filter_map(|n| n.trim().parse::<u64>().ok())
+            .next_back()
+            .unwrap_or(0);
+        done += executed.max(1);
+        if output.status.success() {
+            continue;
+        }
+        if log.contains("libFuzzer: run interrupted") {
+            println!("fuzz: interrupted");
+            break;
+        }
+        crashes += 1;
+        if !keep_going {
+            break;
+        }
+    }
+    println!(
+        "fuzz: target {target}: {done} executions in {:.0} s, {crashes} crash{} (artifacts in fuzz/artifacts/{target}/)",
+        started.elapsed().as_secs_f64(),
+        if crashes == 1 { "" } else { "es" }
+    );
+    Ok(if crashes == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// LLVM's prefix for child cargo processes, without installing the NVIDIA wheels.
+fn setup_llvm_only() -> Result<Setup> {
+    let llvm_prefix = ensure_llvm()?;
+    let mut envs = Vec::new();
+    if env::var_os(LLVM_SYS_PREFIX_VAR).is_none() {
+        envs.push((LLVM_SYS_PREFIX_VAR.to_string(), llvm_prefix.into_os_string()));
+    }
+    Ok(Setup { envs })
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@
 //! [`Tok::TypeIdent`]. This keeps the grammar LR(1) without a symbol table, at the price that a
 //! variable, function or field may not share its name with a struct.
 
-use logos::{Lexer, Logos, Skip};
+use logos::{Lexer, Logos};
 
 use super::ast::IntSuffix;
 use crate::diag::{Code, Diagnostic, Span};
@@ -108,7 +108,6 @@ pub struct LexError;
 #[derive(Logos, Clone, Debug, PartialEq)]
 #[logos(extras = Vec<Diagnostic>)]
 #[logos(error = LexError)]
-#[logos(skip r"[ \t\r\n\x0B\x0C]+")]
 pub enum Tok {
     #[regex("[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice().to_string())]
     Ident(String),
@@ -185,13 +184,16 @@ pub enum Tok {
     #[token("\"", lex_string)]
     Literal,
 
-    /// Never produced: comments and accepted directives are skipped by their callbacks.
+    /// Whitespace, comments and accepted directives: [`lex`] drops these. They are tokens rather
+    /// than logos skips because logos restarts itself recursively after a skip, so a long run
+    /// of comment lines would overflow the stack (found by the hostile-source tests).
+    #[regex(r"[ \t\r\n\x0B\x0C]+")]
     #[token("/*", block_comment)]
-    #[regex("//[^\n]*", logos::skip)]
+    #[regex("//[^\n]*")]
     #[token("#", directive)]
     // `__restrict__` is only an optimisation hint; it is accepted and ignored.
-    #[token("__restrict__", logos::skip)]
-    #[token("__restrict", logos::skip)]
+    #[token("__restrict__")]
+    #[token("__restrict")]
     Skipped,
 
     #[token("(")]
@@ -391,14 +393,21 @@ pub fn lex(source: &str) -> (Vec<Spanned>, Vec<Diagnostic>) {
     let mut tokens = Vec::new();
     // Invalid characters are collected separately so that a run of them is one diagnostic.
     let mut invalid: Vec<(usize, usize)> = Vec::new();
+    let mut invalid_dropped = 0;
     while let Some(result) = lexer.next() {
         let span = lexer.span();
         match result {
+            Ok(Tok::Skipped) => {}
             Ok(tok) => tokens.push((span.start, tok, span.end)),
-            Err(LexError) => match invalid.last_mut() {
-                Some(last) if last.1 == span.start && !is_nul(source, span.start) => {
+            // A run of NUL bytes, or of other invalid characters, is one diagnostic.
+            Err(LexError) => match (invalid.len() > crate::diag::MAX_DIAGNOSTICS, invalid.last_mut()) {
+                (_, Some(last))
+                    if last.1 == span.start
+                        && is_nul(source, last.0) == is_nul(source, span.start) =>
+                {
                     last.1 = span.end
                 }
+                (true, _) => invalid_dropped += 1,
                 _ => invalid.push((span.start, span.end)),
             },
         }
@@ -406,7 +415,10 @@ pub fn lex(source: &str) -> (Vec<Spanned>, Vec<Diagnostic>) {
     let mut diags = std::mem::take(&mut lexer.extras);
     for (start, end) in invalid {
         let text = source.get(start..end).unwrap_or("");
-        let diag = if text.starts_with('\0') {
+        let diag = if text.len() > 1 && text.starts_with('\0') {
+            Diagnostic::new(Code::InvalidToken, Span::new(start, end), format!("{} NUL bytes in source", text.len()))
+                .with_primary_message("NUL bytes are not allowed here")
+        } else if text.starts_with('\0') {
             Diagnostic::new(Code::InvalidToken, Span::new(start, end), "NUL byte in source")
                 .with_primary_message("a NUL byte is not allowed here")
         } else if text.chars().count() == 1 {
@@ -427,6 +439,7 @@ pub fn lex(source: &str) -> (Vec<Spanned>, Vec<Diagnostic>) {
         diags.push(diag);
     }
     diags.sort_by_key(|d| d.primary_span().start);
+    crate::diag::cap(&mut diags, invalid_dropped);
     mark_struct_names(&mut tokens);
     (tokens, diags)
 }
@@ -455,11 +468,15 @@ fn mark_struct_names(tokens: &mut [Spanned]) {
     }
 }
 
+/// Records a lexical diagnostic. Past the cap they are dropped here (their number is not
+/// known to the note `lex` adds), so that a file of bad literals cannot take unbounded memory.
 fn push(lex: &mut Lexer<Tok>, diag: Diagnostic) {
-    lex.extras.push(diag);
+    if lex.extras.len() <= crate::diag::MAX_DIAGNOSTICS {
+        lex.extras.push(diag);
+    }
 }
 
-fn block_comment(lex: &mut Lexer<Tok>) -> Skip {
+fn block_comment(lex: &mut Lexer<Tok>) {
     let rest = lex.remainder();
     match rest.find("*/") {
         Some(pos) => lex.bump(pos + 2),
@@ -479,7 +496,6 @@ fn block_comment(lex: &mut Lexer<Tok>) -> Skip {
             lex.bump(len);
         }
     }
-    Skip
 }
 
 /// Length of the rest of the logical line (backslash-newline continues it), excluding the
@@ -500,7 +516,7 @@ fn line_len(rest: &str) -> usize {
 
 /// `#` at the start of a line: `#include` and `#pragma` are ignored, other directives are
 /// reported; a `#` elsewhere is an invalid token.
-fn directive(lex: &mut Lexer<Tok>) -> Skip {
+fn directive(lex: &mut Lexer<Tok>) {
     let start = lex.span().start;
     let source = lex.source();
     let line_start = source[..start].rfind('\n').map_or(0, |p| p + 1);
@@ -513,7 +529,7 @@ fn directive(lex: &mut Lexer<Tok>) -> Skip {
             Diagnostic::new(Code::InvalidToken, Span::new(start, start + 1), "unexpected `#`")
                 .with_primary_message("`#` may only start a preprocessor line"),
         );
-        return Skip;
+        return;
     }
     let line = &rest[..len];
     let trimmed = line.trim_start_matches([' ', '\t']);
@@ -541,7 +557,6 @@ fn directive(lex: &mut Lexer<Tok>) -> Skip {
         );
     }
     lex.bump(len);
-    Skip
 }
 
 fn lex_number(lex: &mut Lexer<Tok>) -> Tok {

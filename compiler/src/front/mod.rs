@@ -16,6 +16,22 @@
 //!   (an unbracketed `1 + 1 + ... + 1` nests as deeply as it is long), and after parsing the
 //!   tree of statements and expressions may be at most [`MAX_TREE_DEPTH`] deep (long
 //!   `else if` chains, long operator chains); both give `E0400`.
+//! - Sema and code generation recurse over the tree, about 10 KiB of stack a level in an
+//!   unoptimised build; [`crate::driver`] therefore runs them on a thread with a 64 MiB stack
+//!   ([`crate::driver::STACK_BYTES`]), so the deepest accepted tree compiles wherever the caller
+//!   runs (a 2 MiB test thread included). Embedders calling `sema` or `back` directly should do
+//!   the same ([`crate::driver::on_large_stack`]).
+//! - Nothing else is limited: a line may be megabytes long, a function may hold any number of
+//!   statements and launches, a kernel any number of parameters (the launch's parameter buffer
+//!   is limited instead, `E0304`). The lexer, the limit checks, the depth check and the
+//!   dropping of rejected trees never recurse, so 10,000-deep input is refused, not a crash.
+//! - Each phase reports at most [`crate::diag::MAX_DIAGNOSTICS`] (200) diagnostics; a note on
+//!   the last one counts the rest, so a file of a million bad characters stays cheap.
+//! - Source text is UTF-8: [`crate::driver::read_source`] refuses other bytes with the offset
+//!   of the first bad one. A NUL byte, or a run of them, is one `E0001`.
+//!
+//! `compiler/tests/hostile.rs` tests each limit and the extreme inputs around them; `fuzz/`
+//! fuzzes the lexer, the parser, sema and code generation.
 //!
 //! # Other limitations
 //!
@@ -51,6 +67,15 @@ pub const MAX_OPERATORS: usize = 4096;
 pub const MAX_TREE_DEPTH: usize = 512;
 /// At most this many syntax errors are reported; the rest are likely consequences.
 const MAX_SYNTAX_ERRORS: usize = 30;
+
+/// Runs only the lexer: the byte range of every token formed, and the lexical diagnostics.
+/// An entry point for the fuzz targets and robustness tests (the lexer itself is private);
+/// not a stable API.
+#[doc(hidden)]
+pub fn lex_only(source: &str) -> (Vec<std::ops::Range<usize>>, Vec<Diagnostic>) {
+    let (tokens, diags) = lexer::lex(source);
+    (tokens.into_iter().map(|(start, _, end)| start..end).collect(), diags)
+}
 
 /// Parses a whole `.cdp` file. Returns the tree when there was no syntax error, and every
 /// diagnostic found (the parser recovers where it can, so one run reports several errors).
@@ -116,6 +141,7 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     }
     diags.extend(action_diags);
     diags.sort_by_key(|d| d.primary_span().start);
+    crate::diag::cap(&mut diags, 0);
 
     let tree = tree.and_then(|tree| match too_deep(&tree) {
         Some(at) => {

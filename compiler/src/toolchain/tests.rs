@@ -342,7 +342,11 @@ fn fake_tools_success_writes_the_output_and_cleans_up() {
     assert!(text.starts_with("OBJ -arch=sm_90 -c -o "), "{text}");
     assert!(Fake::entries(&f.temp_root()).is_empty());
 
+    f.opts.log.take();
     let bytes = f.tc.assemble(".version 8.0", &f.opts).unwrap();
+    let runs = f.opts.log.take();
+    assert_eq!(runs.len(), 1);
+    assert!(runs[0].command.starts_with(&f.tc.ptxas.display().to_string()), "{runs:?}");
     assert!(bytes.starts_with(b"OBJ "));
     assert!(Fake::entries(&f.temp_root()).is_empty());
 
@@ -455,6 +459,231 @@ fn tool_that_cannot_start() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The fake tool binary (testdata/fake_tool.rs): the faults the scripts above do not cover
+
+/// testdata/fake_tool.rs compiled with rustc, once per test process, cached by content.
+fn fake_tool_binary() -> &'static Path {
+    static BINARY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BINARY.get_or_init(|| {
+        let source = include_str!("testdata/fake_tool.rs");
+        let hash = source.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+        let dir = std::env::temp_dir().join(format!("cdpc-fake-tool-{hash:016x}"));
+        let binary = dir.join("fake-tool");
+        if binary.exists() {
+            return binary;
+        }
+        fs::create_dir_all(&dir).unwrap();
+        let work = tempfile::tempdir_in(&dir).unwrap();
+        let src = work.path().join("fake_tool.rs");
+        fs::write(&src, source).unwrap();
+        let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+        let out = std::process::Command::new(rustc)
+            .args(["--edition", "2021", "-C", "opt-level=1", "-o"])
+            .arg(work.path().join("fake-tool"))
+            .arg(&src)
+            .output()
+            .expect("rustc runs");
+        assert!(out.status.success(), "compiling the fake tool: {}", String::from_utf8_lossy(&out.stderr));
+        // Rename into place: concurrent test processes may race here, and either copy is fine.
+        let _ = fs::rename(work.path().join("fake-tool"), &binary);
+        binary
+    })
+}
+
+/// A toolkit folder whose ptxas and nvlink are copies of the fake tool, doing `ptxas_mode` and
+/// `nvlink_mode` (see testdata/fake_tool.rs).
+fn fake_bin(ptxas_mode: &str, nvlink_mode: &str) -> Fake {
+    let dir = TempDir::new().unwrap();
+    let prefix = dir.path().join("cuda");
+    fs::create_dir_all(prefix.join("bin")).unwrap();
+    for (tool, mode) in [("ptxas", ptxas_mode), ("nvlink", nvlink_mode)] {
+        fs::copy(fake_tool_binary(), prefix.join("bin").join(tool)).unwrap();
+        fs::write(prefix.join("bin").join(format!("{tool}.mode")), mode).unwrap();
+    }
+    fs::create_dir_all(prefix.join("lib64")).unwrap();
+    fs::write(prefix.join("lib64/libcudadevrt.a"), b"!<arch>\n").unwrap();
+    fs::create_dir_all(dir.path().join("out")).unwrap();
+    fs::create_dir_all(dir.path().join("tmp")).unwrap();
+    let s = ToolSearch { cuda_home: Some(prefix), project_dir: None };
+    let tc = Toolchain::discover_with(&s, &SearchEnv::default()).unwrap();
+    let mut opts = BuildOptions::new(SmVersion(90));
+    opts.temp_root = Some(dir.path().join("tmp"));
+    Fake { dir, tc, opts }
+}
+
+impl Fake {
+    /// Builds a cubin and an object, expecting both to fail, and checks what every failure must
+    /// leave: no output file (nor a temporary one) and an empty temporary root.
+    fn both_fail(&self) -> (ToolError, ToolError) {
+        let cubin = self.out_dir().join("k.cubin");
+        let e1 = self.tc.build_cubin(".version 8.0", &self.opts, &cubin).unwrap_err();
+        assert!(Fake::entries(&self.out_dir()).is_empty(), "{:?}", Fake::entries(&self.out_dir()));
+        assert!(Fake::entries(&self.temp_root()).is_empty(), "work folder left behind");
+        let obj = self.out_dir().join("k.o");
+        let e2 = self.tc.build_object(".version 8.0", &self.opts, &obj).unwrap_err();
+        assert!(Fake::entries(&self.out_dir()).is_empty(), "{:?}", Fake::entries(&self.out_dir()));
+        assert!(Fake::entries(&self.temp_root()).is_empty(), "work folder left behind");
+        (e1, e2)
+    }
+}
+
+/// One clear error: it names the tool and, where one ran, the whole command line.
+fn assert_names_tool(err: &ToolError, tool: &str, program: &Path) {
+    let msg = err.to_string();
+    assert!(msg.starts_with(tool), "{msg}");
+    assert!(msg.contains(&format!("command: {}", program.display())), "{msg}");
+}
+
+#[test]
+fn binary_fake_tools_succeed() {
+    let f = fake_bin("write", "stderr 100\nwrite");
+    let out = f.out_dir().join("k.cubin");
+    f.tc.build_cubin(".version 8.0", &f.opts, &out).unwrap();
+    assert!(fs::read_to_string(&out).unwrap().starts_with("FAKE nvlink -arch=sm_90 "));
+    let runs = f.opts.log.take();
+    assert_eq!(runs.len(), 2);
+    assert!(runs[1].stderr.ends_with("LAST LINE\n"), "nvlink's warnings are returned, not printed");
+    assert!(Fake::entries(&f.temp_root()).is_empty());
+}
+
+#[test]
+fn binary_fake_tool_exits_non_zero() {
+    let f = fake_bin("stderr 50\nexit 2", "write");
+    let (e1, _) = f.both_fail();
+    assert!(matches!(e1, ToolError::Failed { status: ExitKind::Code(2), .. }), "{e1:?}");
+    assert_names_tool(&e1, "ptxas failed (exit status 2)", &f.tc.ptxas);
+
+    let f = fake_bin("write", "write\nexit 1");
+    let cubin = f.out_dir().join("k.cubin");
+    let err = f.tc.build_cubin("x", &f.opts, &cubin).unwrap_err();
+    assert_names_tool(&err, "nvlink failed (exit status 1)", &f.tc.nvlink);
+    assert!(err.to_string().contains("-lcudadevrt"), "{err}");
+    assert!(!cubin.exists(), "nvlink's partial output must not appear");
+    assert!(Fake::entries(&f.temp_root()).is_empty());
+}
+
+#[test]
+fn binary_fake_tool_killed_by_a_signal() {
+    let f = fake_bin("abort", "write");
+    let (e1, e2) = f.both_fail();
+    for e in [&e1, &e2] {
+        assert!(matches!(e, ToolError::Failed { status: ExitKind::Signal(6), .. }), "{e:?}");
+        assert_names_tool(e, "ptxas failed (killed by signal 6 (SIGABRT))", &f.tc.ptxas);
+    }
+    let f = fake_bin("write", "write\nabort");
+    let (e1, _) = f.both_fail_cubin_only();
+    assert_names_tool(&e1, "nvlink failed (killed by signal 6 (SIGABRT))", &f.tc.nvlink);
+}
+
+impl Fake {
+    fn both_fail_cubin_only(&self) -> (ToolError, ()) {
+        let cubin = self.out_dir().join("k.cubin");
+        let e = self.tc.build_cubin("x", &self.opts, &cubin).unwrap_err();
+        assert!(Fake::entries(&self.out_dir()).is_empty());
+        assert!(Fake::entries(&self.temp_root()).is_empty());
+        (e, ())
+    }
+}
+
+#[test]
+fn binary_fake_tool_prints_megabytes_to_stderr_and_stdout() {
+    // 8 MB on each stream: both are drained (no deadlock) and only the last 64 KiB is kept.
+    let f = fake_bin("stdout 8000000\nstderr 8000000\nexit 1", "write");
+    let (e1, _) = f.both_fail();
+    match &e1 {
+        ToolError::Failed { stderr, stdout, .. } => {
+            assert!(stderr.len() < CAPTURE_LIMIT + 100 && stdout.len() < CAPTURE_LIMIT + 100);
+            assert!(stderr.starts_with("[... ") && stderr.trim_end().ends_with("LAST LINE"), "{}", &stderr[..60]);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_names_tool(&e1, "ptxas failed (exit status 1)", &f.tc.ptxas);
+    assert!(e1.to_string().len() < 3 * CAPTURE_LIMIT, "the message stays bounded");
+}
+
+#[test]
+fn binary_fake_tool_missing_or_not_executable() {
+    // nvlink deleted after discovery.
+    let f = fake_bin("write", "write");
+    fs::remove_file(&f.tc.nvlink).unwrap();
+    let (e1, _) = f.both_fail_cubin_only();
+    assert!(matches!(e1, ToolError::Spawn { .. }), "{e1:?}");
+    assert_names_tool(&e1, "nvlink could not be started: ", &f.tc.nvlink);
+
+    // ptxas without execute permission (refused even to root).
+    let f = fake_bin("write", "write");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&f.tc.ptxas, fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let (e1, e2) = f.both_fail();
+    for e in [&e1, &e2] {
+        assert!(matches!(e, ToolError::Spawn { .. }), "{e:?}");
+        assert_names_tool(e, "ptxas could not be started: ", &f.tc.ptxas);
+        assert!(e.to_string().contains("ermission denied"), "{e}");
+    }
+
+    // Not a program at all.
+    let f = fake_bin("write", "write");
+    fs::write(&f.tc.ptxas, b"\x00\x01 not an executable").unwrap();
+    let (e1, _) = f.both_fail();
+    assert_names_tool(&e1, "ptxas could not be started: ", &f.tc.ptxas);
+}
+
+#[test]
+fn unwritable_output_locations() {
+    let f = fake_bin("write", "write");
+    let run = |out: &Path| {
+        let err = f.tc.build_cubin("x", &f.opts, out).unwrap_err();
+        assert!(Fake::entries(&f.temp_root()).is_empty());
+        err
+    };
+    // The output is a directory.
+    let dir_out = f.out_dir().join("k.cubin");
+    fs::create_dir(&dir_out).unwrap();
+    assert!(run(&dir_out).to_string().ends_with("it is a directory"));
+    fs::remove_dir(&dir_out).unwrap();
+    // A path under a regular file: unwritable even for root.
+    let file = f.out_dir().join("plain");
+    fs::write(&file, b"").unwrap();
+    let err = run(&file.join("k.cubin"));
+    assert!(matches!(err, ToolError::OutputPathInvalid { .. }), "{err:?}");
+    assert!(err.to_string().contains("is not a folder"), "{err}");
+    // A folder without write permission; root ignores the mode, so this runs only when the
+    // mode is honoured.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let locked = f.out_dir().join("locked");
+        fs::create_dir(&locked).unwrap();
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o555)).unwrap();
+        if fs::write(locked.join("probe"), b"").is_ok() {
+            eprintln!("running as root: chmod does not deny writes; the path-under-a-file case covers it");
+        } else {
+            let err = run(&locked.join("k.cubin"));
+            assert!(err.to_string().contains("permission denied"), "{err}");
+            assert!(Fake::entries(&locked).is_empty());
+        }
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    #[cfg(unix)]
+    assert_eq!(Fake::entries(&f.out_dir()), ["locked", "plain"]);
+}
+
+#[test]
+fn unwritable_temporary_root_is_one_clear_error() {
+    let mut f = fake_bin("write", "write");
+    let file = f.dir.path().join("not-a-folder");
+    fs::write(&file, b"").unwrap();
+    f.opts.temp_root = Some(file.clone());
+    let out = f.out_dir().join("k.cubin");
+    let err = f.tc.build_cubin("x", &f.opts, &out).unwrap_err();
+    assert!(err.to_string().contains("creating a temporary work folder in"), "{err}");
+    assert!(Fake::entries(&f.out_dir()).is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
 // The real tools, when present
 
 const LAUNCH_V1_PTX: &str = include_str!("testdata/launch_v1.ptx");
@@ -480,6 +709,8 @@ fn real_ptxas_and_nvlink_build_a_cubin_with_a_device_side_launch() {
     opts.opt_level = Some(3);
     let out = dir.path().join("launch.cubin");
     tc.build_cubin(LAUNCH_V1_PTX, &opts, &out).unwrap_or_else(|e| panic!("{e}"));
+    let runs = opts.log.take();
+    assert_eq!(runs.len(), 2, "{runs:?}");
     let cubin = fs::read(&out).unwrap();
     assert_eq!(&cubin[..4], b"\x7fELF");
     let has = |needle: &[u8]| cubin.windows(needle.len()).any(|w| w == needle);

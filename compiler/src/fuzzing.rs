@@ -1,0 +1,93 @@
+//! Oracles for the fuzz targets (`fuzz/`) and the in-suite mutation test
+//! (`compiler/tests/fuzz_smoke.rs`): each runs some phases on arbitrary text and panics when an
+//! invariant is broken. Not a stable API.
+//!
+//! The invariants: no phase panics; every diagnostic has a code and a primary label whose span
+//! lies inside the source on character boundaries; a failed phase reports at least one error;
+//! both renderings (text and JSON) of the diagnostics succeed; code generation of a checked
+//! program never fails except for a missing libdevice (the back end reports no user errors).
+
+use crate::back::{self, BackendError, CodegenOptions};
+use crate::diag::Diagnostic;
+use crate::driver::{self, CompileError, CompileOptions};
+use crate::{front, hir, render};
+
+/// Panics unless every label of every diagnostic lies inside `source`, on char boundaries.
+pub fn assert_spans_valid(source: &str, diagnostics: &[Diagnostic]) {
+    for d in diagnostics {
+        assert!(d.labels.iter().any(|l| l.primary), "{} has no primary label: {d:?}", d.code);
+        for label in &d.labels {
+            let (start, end) = (label.span.start as usize, label.span.end as usize);
+            assert!(start <= end && end <= source.len(), "{} span {start}..{end} outside a source of {} bytes", d.code, source.len());
+            assert!(
+                source.is_char_boundary(start) && source.is_char_boundary(end),
+                "{} span {start}..{end} splits a character",
+                d.code
+            );
+        }
+    }
+}
+
+fn render_both(source: &str, diagnostics: &[Diagnostic]) {
+    let text = render::human(diagnostics, "fuzz.cdp", source, render::Color::Never);
+    assert!(diagnostics.is_empty() || !text.is_empty());
+    let json = render::json(diagnostics, "fuzz.cdp", source);
+    assert_eq!(json.lines().count(), diagnostics.len());
+}
+
+/// The lexer alone: tokens in order, inside the source, on char boundaries.
+pub fn lex(source: &str) {
+    let (tokens, diagnostics) = front::lex_only(source);
+    let mut previous_end = 0;
+    for t in &tokens {
+        assert!(previous_end <= t.start && t.start < t.end && t.end <= source.len(), "token {t:?} out of order or bounds");
+        assert!(source.is_char_boundary(t.start) && source.is_char_boundary(t.end), "token {t:?} splits a character");
+        previous_end = t.end;
+    }
+    assert_spans_valid(source, &diagnostics);
+}
+
+/// Lexer and parser: a tree exactly when there is no error.
+pub fn parse(source: &str) {
+    let (tree, diagnostics) = front::parse(source);
+    assert_spans_valid(source, &diagnostics);
+    let has_error = diagnostics.iter().any(Diagnostic::is_error);
+    assert_eq!(tree.is_some(), !has_error, "a tree must come back exactly when there is no error: {diagnostics:?}");
+}
+
+/// The whole front half (parse and sema) with `options`; the checked module when it passed.
+pub fn check_with(source: &str, options: &CompileOptions) -> Option<hir::Module> {
+    match driver::check(source, options) {
+        Ok(checked) => {
+            assert_spans_valid(source, &checked.warnings);
+            assert!(!checked.warnings.iter().any(Diagnostic::is_error));
+            render_both(source, &checked.warnings);
+            Some(checked.module)
+        }
+        Err(CompileError::Diagnostics(diagnostics)) => {
+            assert_spans_valid(source, &diagnostics);
+            assert!(diagnostics.iter().any(Diagnostic::is_error), "check failed without an error: {diagnostics:?}");
+            render_both(source, &diagnostics);
+            None
+        }
+        Err(other) => panic!("check returned a non-diagnostic error: {other}"),
+    }
+}
+
+/// [`check_with`] with the default options (sm_90, 64-bit, launch ABI v2).
+pub fn check(source: &str) -> Option<hir::Module> {
+    check_with(source, &CompileOptions::default())
+}
+
+/// Parse, check and, when that passed, generate PTX at `opt_level` (no ptxas).
+pub fn codegen(source: &str, options: &CompileOptions) {
+    if let Some(module) = check_with(source, options) {
+        let codegen = CodegenOptions { opt_level: options.opt_level, libdevice: None };
+        match driver::on_large_stack(|| back::emit_ptx(&module, &codegen)) {
+            Ok(ptx) => assert!(ptx.contains(".target"), "PTX without a .target line"),
+            // Math functions need libdevice, which the fuzz targets do not load.
+            Err(BackendError::Libdevice(_)) => {}
+            Err(e) => panic!("code generation failed on a checked program: {e}"),
+        }
+    }
+}

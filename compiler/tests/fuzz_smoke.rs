@@ -1,0 +1,200 @@
+//! A short, deterministic fuzz run inside the normal test suite (stable Rust, no cargo-fuzz):
+//! the seed corpus (samples/*.cdp, tests/ui/*.cdp, fuzz/regressions/*) and thousands of
+//! mutations of it (bit flips, truncations, splices, token swaps, inserted troublemakers) go
+//! through the lexer, the parser, sema and rendering, and the ones that pass the checks through
+//! LLVM code generation, each under `catch_unwind`. The oracles are `cdpc::fuzzing`'s, the same
+//! the cargo-fuzz targets use.
+//!
+//! `CDPC_FUZZ_SEED=N` picks another seed (the seed is printed), `CDPC_FUZZ_ITERS=N` another
+//! number of mutations.
+
+use cdpc::driver::CompileOptions;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+
+/// xorshift64*: small, fast, deterministic.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn corpus() -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    for dir in ["samples", "tests/ui", "fuzz/regressions"] {
+        let Ok(entries) = std::fs::read_dir(repo_root().join(dir)) else { continue };
+        let mut paths: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).filter(|p| p.is_file()).collect();
+        paths.sort();
+        for path in paths {
+            if dir != "fuzz/regressions" && path.extension().is_none_or(|e| e != "cdp") {
+                continue;
+            }
+            files.push((format!("{dir}/{}", path.file_name().unwrap().to_string_lossy()), std::fs::read(&path).unwrap()));
+        }
+    }
+    assert!(files.len() > 20, "the seed corpus is missing");
+    files
+}
+
+/// Pieces of text likely to upset a compiler.
+const TROUBLE: &[&str] = &[
+    "<<<", ">>>", "{", "}", "(", ")", "[", "]", ";", ",", "struct", "struct S", "__global__", "__device__",
+    "extern \"C\"", "/*", "*/", "//", "\"", "'", "'\\", "\\", "#define X", "#include", "0x", "0xffffffffffffffffff",
+    "18446744073709551616", "1e999", "0.", "1.f", "sizeof", "sizeof(", "->", ".", "&", "*", "?", ":", "=", "+=",
+    "<<=", "return", "if (", "else", "for (;;)", "while (1)", "do", "break;", "continue;", "int", "void",
+    "unsigned long long", "dim3", "cudaStream_t", "cudaStreamTailLaunch", "threadIdx.x", "\0", "\u{feff}", "é",
+    "\u{10ffff}", "\r\n", "\t", "-2147483648", "1 / 0", "1 % 0", "1 << 64", "[0]", "[-1]", "[1 << 40]",
+];
+
+fn tokens(text: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, b) in text.iter().enumerate() {
+        if b.is_ascii_whitespace() || b"(){}[];,".contains(b) {
+            if start < i {
+                out.push(&text[start..i]);
+            }
+            out.push(&text[i..i + 1]);
+            start = i + 1;
+        }
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+fn mutate(rng: &mut Rng, corpus: &[(String, Vec<u8>)], input: &[u8]) -> Vec<u8> {
+    let mut data = input.to_vec();
+    let rounds = 1 + rng.below(4);
+    for _ in 0..rounds {
+        let len = data.len();
+        match rng.below(8) {
+            0 if len > 0 => {
+                let at = rng.below(len);
+                data[at] ^= 1 << rng.below(8);
+            }
+            1 => data.truncate(rng.below(len + 1)),
+            2 => {
+                let (_, other) = &corpus[rng.below(corpus.len())];
+                let (a, b) = (rng.below(len + 1), rng.below(other.len() + 1));
+                data.truncate(a);
+                data.extend_from_slice(&other[b..]);
+            }
+            3 => {
+                let mut toks: Vec<Vec<u8>> = tokens(&data).into_iter().map(<[u8]>::to_vec).collect();
+                if toks.len() > 1 {
+                    let (a, b) = (rng.below(toks.len()), rng.below(toks.len()));
+                    toks.swap(a, b);
+                }
+                data = toks.concat();
+            }
+            4 => {
+                let mut toks: Vec<Vec<u8>> = tokens(&data).into_iter().map(<[u8]>::to_vec).collect();
+                if !toks.is_empty() {
+                    let at = rng.below(toks.len());
+                    if rng.below(2) == 0 {
+                        toks.remove(at);
+                    } else {
+                        let copy = toks[rng.below(toks.len())].clone();
+                        toks.insert(at, copy);
+                    }
+                }
+                data = toks.concat();
+            }
+            5 => {
+                let at = rng.below(len + 1);
+                let piece = TROUBLE[rng.below(TROUBLE.len())].as_bytes();
+                data.splice(at..at, piece.iter().copied());
+            }
+            6 if len > 0 => {
+                // Repeat a slice: long runs, deep nesting.
+                let a = rng.below(len);
+                let b = (a + 1 + rng.below(16)).min(len);
+                let piece = data[a..b].to_vec();
+                for _ in 0..rng.below(64) {
+                    data.splice(a..a, piece.iter().copied());
+                }
+            }
+            _ if len > 0 => {
+                let at = rng.below(len);
+                data[at] = rng.next() as u8;
+            }
+            _ => {}
+        }
+    }
+    data
+}
+
+fn run_one(source: &str, codegen: bool, opt_level: u8) -> Result<(), String> {
+    catch_unwind(AssertUnwindSafe(|| {
+        cdpc::fuzzing::lex(source);
+        cdpc::fuzzing::parse(source);
+        if codegen {
+            let options = CompileOptions { opt_level, ..CompileOptions::default() };
+            cdpc::fuzzing::codegen(source, &options);
+        } else {
+            cdpc::fuzzing::check(source);
+        }
+    }))
+    .map_err(|payload| {
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "a panic".into())
+    })
+}
+
+#[test]
+fn corpus_and_mutations_never_panic() {
+    let seed: u64 = std::env::var("CDPC_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5EED_CD9C);
+    let iterations: usize = std::env::var("CDPC_FUZZ_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(3000);
+    println!("fuzz smoke: seed {seed} (CDPC_FUZZ_SEED), {iterations} mutations (CDPC_FUZZ_ITERS)");
+    let corpus = corpus();
+    let mut rng = Rng(seed | 1);
+    let mut failures = Vec::new();
+    let started = std::time::Instant::now();
+    for (name, bytes) in &corpus {
+        let source = String::from_utf8_lossy(bytes);
+        if let Err(e) = run_one(&source, true, 2) {
+            failures.push(format!("seed file {name}: {e}"));
+        }
+    }
+    let mut generated = 0;
+    for i in 0..iterations {
+        let (name, bytes) = &corpus[rng.below(corpus.len())];
+        let data = mutate(&mut rng, &corpus, bytes);
+        let source = String::from_utf8_lossy(&data);
+        // Code generation is the slow part: every eighth mutant that passes the checks.
+        let codegen = i % 8 == 0;
+        generated += codegen as usize;
+        if let Err(e) = run_one(&source, codegen, (i % 4) as u8) {
+            let file = std::env::temp_dir().join(format!("cdpc-fuzz-{seed}-{i}.cdp"));
+            let _ = std::fs::write(&file, &data);
+            failures.push(format!("mutation {i} of {name} (seed {seed}), saved to {}: {e}", file.display()));
+        }
+    }
+    println!(
+        "fuzz smoke: {} seed files and {iterations} mutations ({generated} through codegen) in {:.1} s",
+        corpus.len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(failures.is_empty(), "{} inputs panicked:\n{}", failures.len(), failures.join("\n"));
+}

@@ -1,0 +1,7 @@
+//! The whole front end through semantic checks, and both renderings of the diagnostics.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    cdpc::fuzzing::check(&String::from_utf8_lossy(data));
+});

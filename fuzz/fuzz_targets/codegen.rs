@@ -1,0 +1,18 @@
+//! Parse, check and, for programs that pass, LLVM code generation to PTX (no ptxas). The first
+//! byte picks the optimisation level, the address size and the launch ABI.
+#![no_main]
+use cdpc::driver::CompileOptions;
+use cdpc::{AddressSize, LaunchAbi};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&knobs, text)) = data.split_first() else { return };
+    let mut options = CompileOptions { opt_level: knobs & 3, ..CompileOptions::default() };
+    if knobs & 4 != 0 {
+        options.target.launch_abi = LaunchAbi::V1;
+    }
+    if knobs & 8 != 0 {
+        options.target.address_size = AddressSize::Bits32;
+    }
+    cdpc::fuzzing::codegen(&String::from_utf8_lossy(text), &options);
+});

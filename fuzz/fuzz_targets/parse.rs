@@ -1,0 +1,7 @@
+//! Lexer and parser, with the front end's limits, on arbitrary text.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    cdpc::fuzzing::parse(&String::from_utf8_lossy(data));
+});
