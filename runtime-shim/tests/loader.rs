@@ -366,11 +366,20 @@ fn runs_in_a_child_process_report_back() {
     std::fs::write(&cubin, b"not a cubin").unwrap();
     let manifest = samples_dir().join("hello.toml");
     let options = RunOptions { warmup: 0, repeat: 0, capture_stdout: true };
-    match run_in_child(runner, &cubin, &manifest, &options) {
+    match run_in_child(runner, &cubin, &manifest, &options, std::time::Duration::from_secs(60)) {
         Err(LoadError::NoDriver(why)) => assert!(!why.is_empty()),
         Err(LoadError::Cuda(e)) => println!("a CUDA driver is present; the child reported {e}"),
         other => panic!("expected the child's driver error, got {other:?}"),
     }
-    let dead = run_in_child(Path::new("/bin/false"), &cubin, &manifest, &options);
+    let dead = run_in_child(Path::new("/bin/false"), &cubin, &manifest, &options, std::time::Duration::from_secs(60));
     assert!(matches!(&dead, Err(LoadError::Isolated(m)) if m.contains("without a result")), "{dead:?}");
+    // A run that never finishes (a hung grid) is stopped: a script that ignores its arguments
+    // and sleeps stands in for it.
+    let hang = dir.path().join("hang.sh");
+    std::fs::write(&hang, "#!/bin/sh\nsleep 30\n").unwrap();
+    std::fs::set_permissions(&hang, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let started = std::time::Instant::now();
+    let hung = run_in_child(&hang, &cubin, &manifest, &options, std::time::Duration::from_millis(300));
+    assert!(matches!(&hung, Err(LoadError::Isolated(m)) if m.contains("did not finish")), "{hung:?}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "the hung run was not stopped");
 }

@@ -165,7 +165,7 @@ fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
     // Each run in its own process: an expected fault must not poison the runs after it.
     let exe = std::env::current_exe().map_err(|e| format!("finding this program: {e}"))?;
     let run = |cubin: &std::path::Path, m: &Manifest| {
-        isolate::run_in_child(&exe, cubin, &manifests_dir.join(format!("{}.toml", m.name)), &common.options)
+        isolate::run_in_child(&exe, cubin, &manifests_dir.join(format!("{}.toml", m.name)), &common.options, isolate::RUN_TIMEOUT)
     };
     let results = diff::run_all(&manifests, &labels, run, |line| println!("{line}"));
     let table = diff::table(&results, &labels, reference);

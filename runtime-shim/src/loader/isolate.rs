@@ -12,6 +12,7 @@ use super::manifest::Manifest;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 /// The name of the hidden subcommand that runs one sample for a parent process.
 pub const SUBCOMMAND: &str = "run-one";
@@ -72,19 +73,37 @@ pub fn serve(cubin: &Path, manifest: &Path, options: &RunOptions, out: &Path) ->
     std::fs::write(out, text).map_err(|e| format!("writing {}: {e}", out.display()))
 }
 
+/// How long one run may take before it is stopped: a launch tree that never completes (a hung
+/// grid) must not stall the whole differential run.
+pub const RUN_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// The parent's side: runs `exe run-one ...` and reads back what it found. A child that dies
-/// (a signal, a driver abort) is an error that says so, never a silent success.
-pub fn run_in_child(exe: &Path, cubin: &Path, manifest: &Path, options: &RunOptions) -> Result<RunOutput, LoadError> {
+/// (a signal, a driver abort) or outlives `timeout` is an error that says so, never a silent
+/// success.
+pub fn run_in_child(exe: &Path, cubin: &Path, manifest: &Path, options: &RunOptions, timeout: Duration) -> Result<RunOutput, LoadError> {
     let dir = tempfile::tempdir().map_err(|e| LoadError::Isolated(format!("making a temporary folder: {e}")))?;
     let out = dir.path().join("result.json");
-    let status = Command::new(exe)
+    let mut child = Command::new(exe)
         .arg(SUBCOMMAND)
         .arg(cubin)
         .arg(manifest)
         .args(["--repeat", &options.repeat.to_string(), "--warmup", &options.warmup.to_string(), "--out"])
         .arg(&out)
-        .status()
+        .spawn()
         .map_err(|e| LoadError::Isolated(format!("starting {}: {e}", exe.display())))?;
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(LoadError::Isolated(format!("the run of {} did not finish within {} s (hung?) and was stopped", cubin.display(), timeout.as_secs())));
+            }
+            Err(e) => return Err(LoadError::Isolated(format!("waiting for the run of {}: {e}", cubin.display()))),
+        }
+    };
     let text = std::fs::read(&out).map_err(|_| LoadError::Isolated(format!("the run of {} ended ({status}) without a result", cubin.display())))?;
     let wire: Wire = serde_json::from_slice(&text).map_err(|e| LoadError::Isolated(format!("reading the child's result: {e}")))?;
     match wire {
