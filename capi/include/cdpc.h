@@ -121,6 +121,15 @@ size_t cdpc_result_diagnostic_count(const struct CdpcResult *result);
 // `result` is NULL or a live result.
 char *cdpc_result_diagnostics_text(const struct CdpcResult *result);
 
+// The diagnostics as JSON, one object a line, exactly as `cdpc --error-format json` writes
+// them (code, severity, message, file, labels with byte and line/column ranges, notes), as a
+// new string to free with [`cdpc_string_free`]; empty when there are none, NULL for a NULL
+// result.
+//
+// # Safety
+// `result` is NULL or a live result.
+char *cdpc_result_diagnostics_json(const struct CdpcResult *result);
+
 // Frees a result. NULL is ignored.
 //
 // # Safety

@@ -354,6 +354,21 @@ pub unsafe extern "C" fn cdpc_result_diagnostics_text(result: *const CdpcResult)
     }
 }
 
+/// The diagnostics as JSON, one object a line, exactly as `cdpc --error-format json` writes
+/// them (code, severity, message, file, labels with byte and line/column ranges, notes), as a
+/// new string to free with [`cdpc_string_free`]; empty when there are none, NULL for a NULL
+/// result.
+///
+/// # Safety
+/// `result` is NULL or a live result.
+#[no_mangle]
+pub unsafe extern "C" fn cdpc_result_diagnostics_json(result: *const CdpcResult) -> *mut c_char {
+    match result.as_ref() {
+        Some(r) => guard(std::ptr::null_mut(), || to_c_string(&render::json(&r.diagnostics, &r.file_name, &r.source))),
+        None => std::ptr::null_mut(),
+    }
+}
+
 /// Frees a result. NULL is ignored.
 ///
 /// # Safety

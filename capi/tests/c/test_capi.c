@@ -69,6 +69,9 @@ int main(int argc, char **argv) {
     char *diags = cdpc_result_diagnostics_text(result);
     CHECK(diags != NULL && strstr(diags, "error[E0100]") != NULL && strstr(diags, "hello.cdp") != NULL);
     cdpc_string_free(diags);
+    char *json = cdpc_result_diagnostics_json(result);
+    CHECK(json != NULL && strncmp(json, "{", 1) == 0 && strstr(json, "\"code\":\"E0100\"") != NULL);
+    cdpc_string_free(json);
     char *message = cdpc_result_message(result);
     CHECK(message != NULL && strstr(message, "could not compile") != NULL);
     cdpc_string_free(message);

@@ -20,7 +20,7 @@ def load(path):
     lib.cdpc_result_status.argtypes = [ctypes.c_void_p]
     lib.cdpc_result_output.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t)]
     lib.cdpc_result_output.restype = ctypes.c_int
-    for name in ("cdpc_result_message", "cdpc_result_diagnostics_text"):
+    for name in ("cdpc_result_message", "cdpc_result_diagnostics_text", "cdpc_result_diagnostics_json"):
         getattr(lib, name).argtypes = [ctypes.c_void_p]
         getattr(lib, name).restype = ctypes.c_void_p
     lib.cdpc_result_diagnostic_count.argtypes = [ctypes.c_void_p]
@@ -56,6 +56,11 @@ def compile_source(lib, source, options):
         lib.cdpc_bytes_free(data, size)
     message = take_string(lib, lib.cdpc_result_message(result))
     diagnostics = take_string(lib, lib.cdpc_result_diagnostics_text(result))
+    json_lines = take_string(lib, lib.cdpc_result_diagnostics_json(result))
+    # Every line is one JSON object with the same codes as the text.
+    import json as json_module
+    codes = [json_module.loads(line)["code"] for line in (json_lines or "").splitlines()]
+    assert all(code in diagnostics for code in codes if code), (codes, diagnostics)
     count = lib.cdpc_result_diagnostic_count(result)
     lib.cdpc_result_free(result)
     return status, output, message, diagnostics, count
