@@ -10,6 +10,7 @@
 //! cargo xtask gpu-bench-bundle  bench/gpu/VARIANT_N.toml and cdpc's cubins of the benchmark in
 //!                               build/gpu/bench/
 //! cargo xtask bench-compile      compile time of cdpc against nvcc (src/bench/)
+//! cargo xtask plot-gpu [FILE]   docs/gpu-ratios.png from a differential run's results file
 //! cargo xtask fuzz TARGET [--runs N]   run a cargo-fuzz target for N executions (fuzz/README.md)
 //! cargo xtask fuzz-seeds        rewrite fuzz/seeds/ from samples/ and tests/ui/
 //! ```
@@ -62,6 +63,7 @@ fn main() -> ExitCode {
         Some("test") => test(&root, &rest),
         Some("gpu-bundle") => gpu_bundle(&root),
         Some("bench-compile") => bench::bench_compile(&root, &rest),
+        Some("plot-gpu") => bench::plot_gpu(&root, &rest),
         Some("gpu-bench-bundle") => gpu_bench_bundle(&root),
         Some("fuzz") => fuzz(&root, &rest),
         Some("fuzz-seeds") => fuzz_seeds(&root),
@@ -96,6 +98,8 @@ usage: cargo xtask <command>
   bench-compile [--sizes 1,10,100,1000] [--repeat N] [--tiny]
                     cdpc's compile time against nvcc's; writes BENCHMARKS.md and
                     docs/compile-time.png (--tiny: a quick check, no report)
+  plot-gpu [FILE]   draw docs/gpu-ratios.png (cdpc / nvcc launch-tree time per sample) from
+                    results/gpu-diff.md or FILE
   gpu-bench-bundle  setup, build cdpc, (re)write the launch-throughput manifests
                     bench/gpu/VARIANT_N.toml and compile bench/gpu/VARIANT.cdp for both ABIs to
                     build/gpu/bench/cdpc-v2/VARIANT_N.cubin (and cdpc-v1/)

@@ -17,6 +17,7 @@
 
 mod gen;
 mod nvjitlink;
+mod gpu_plot;
 mod plot;
 mod report;
 mod stats;
@@ -636,3 +637,5 @@ mod tests {
         assert!(parse_options(&a(&["--bogus"])).is_err());
     }
 }
+
+pub use gpu_plot::plot_gpu;

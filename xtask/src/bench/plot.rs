@@ -12,10 +12,10 @@ use super::{stats, Measured};
 use crate::Result;
 
 const FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-const FAMILY: &str = "sans-serif";
+pub const FAMILY: &str = "sans-serif";
 
 /// Registers the font once; false when it is absent or unreadable.
-fn font_available() -> bool {
+pub fn font_available() -> bool {
     static REGISTERED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *REGISTERED.get_or_init(|| match fs::read(FONT) {
         Ok(bytes) => {

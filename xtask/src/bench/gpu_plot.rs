@@ -1,0 +1,121 @@
+//! `cargo xtask plot-gpu [RESULTS.md]`: the launch-tree time of each sample from cdpc's cubins
+//! over nvcc's, per cdpc configuration, read from the differential run's results file
+//! (`results/gpu-diff.md`, written on the GPU machine by `cdpc-run diff`) and drawn to
+//! `docs/gpu-ratios.png`.
+
+use std::fs;
+use std::path::Path;
+use std::process::ExitCode;
+
+use plotters::prelude::*;
+
+use super::plot::{font_available, FAMILY};
+use crate::Result;
+
+/// One row of the results table: sample, cdpc configuration, time ratio cdpc / nvcc.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ratio {
+    pub sample: String,
+    pub label: String,
+    pub ratio: f64,
+}
+
+/// The rows of `cdpc-run diff`'s markdown table that have a ratio.
+pub fn parse_ratios(markdown: &str) -> Vec<Ratio> {
+    markdown
+        .lines()
+        .filter(|l| l.starts_with("| "))
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.trim_matches('|').split('|').map(str::trim).collect();
+            let ratio = cells.get(7)?.parse::<f64>().ok()?;
+            Some(Ratio { sample: cells[0].to_string(), label: cells[1].to_string(), ratio })
+        })
+        .collect()
+}
+
+pub fn plot_gpu(root: &Path, args: &[std::ffi::OsString]) -> Result<ExitCode> {
+    let input = args.first().map(|a| root.join(a)).unwrap_or_else(|| root.join("results/gpu-diff.md"));
+    let text = fs::read_to_string(&input).map_err(|e| format!("reading {}: {e}", input.display()))?;
+    let ratios = parse_ratios(&text);
+    if ratios.is_empty() {
+        return Err(format!("{} has no rows with a ratio", input.display()));
+    }
+    let out = root.join("docs/gpu-ratios.png");
+    draw(&out, &ratios)?;
+    println!("plot-gpu: {} ratios from {} drawn to {}", ratios.len(), input.display(), out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn draw(path: &Path, ratios: &[Ratio]) -> Result<()> {
+    let mut samples: Vec<&str> = ratios.iter().map(|r| r.sample.as_str()).collect();
+    samples.dedup();
+    let mut labels: Vec<&str> = ratios.iter().map(|r| r.label.as_str()).collect();
+    labels.sort();
+    labels.dedup();
+    let y_min = ratios.iter().map(|r| r.ratio).fold(1.0, f64::min) / 1.3;
+    let y_max = ratios.iter().map(|r| r.ratio).fold(1.0, f64::max) * 1.3;
+    let e = |e: &dyn std::fmt::Display| format!("drawing {}: {e}", path.display());
+    let text = font_available();
+    let root = BitMapBackend::new(path, (1100, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let mut builder = ChartBuilder::on(&root);
+    builder.margin(20);
+    if text {
+        builder
+            .caption("Launch-tree time on the GPU, cdpc / nvcc (below 1: cdpc faster)", (FAMILY, 22))
+            .x_label_area_size(110)
+            .y_label_area_size(60);
+    }
+    let n = samples.len() as f64;
+    let mut chart = builder.build_cartesian_2d(-0.5f64..n - 0.5, (y_min..y_max).log_scale()).map_err(|x| e(&x))?;
+    if text {
+        let names: Vec<String> = samples.iter().map(|s| s.to_string()).collect();
+        chart
+            .configure_mesh()
+            .x_labels(samples.len())
+            .x_label_formatter(&|x| {
+                let i = x.round();
+                if (x - i).abs() < 0.01 && i >= 0.0 { names.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
+            })
+            .label_style((FAMILY, 14))
+            .x_label_style((FAMILY, 13).into_font().transform(FontTransform::Rotate90))
+            .y_label_formatter(&|y| format!("{y:.2}"))
+            .disable_x_mesh()
+            .light_line_style(WHITE)
+            .y_desc("cdpc ms / nvcc ms")
+            .draw()
+            .map_err(|x| e(&x))?;
+    }
+    chart.draw_series(LineSeries::new([(-0.5, 1.0), (n - 0.5, 1.0)], BLACK.stroke_width(1))).map_err(|x| e(&x))?;
+    for (k, label) in labels.iter().enumerate() {
+        let color = Palette99::pick(k).to_rgba();
+        let offset = (k as f64 - (labels.len() as f64 - 1.0) / 2.0) * 0.18;
+        let points: Vec<(f64, f64)> = ratios
+            .iter()
+            .filter(|r| r.label == *label)
+            .filter_map(|r| samples.iter().position(|s| *s == r.sample).map(|i| (i as f64 + offset, r.ratio)))
+            .collect();
+        let series = chart.draw_series(points.iter().map(|p| Circle::new(*p, 5, color.filled()))).map_err(|x| e(&x))?;
+        if text {
+            series.label(label.to_string()).legend(move |(x, y)| Circle::new((x, y), 5, color.filled()));
+        }
+    }
+    if text {
+        chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).label_font((FAMILY, 14)).draw().map_err(|x| e(&x))?;
+    }
+    root.present().map_err(|x| e(&x))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_ratio_rows_and_skips_the_rest() {
+        let md = "| sample | compiler | a | b | identical | x ms | nvcc ms | ratio |\n|---|---|---|---|---|---:|---:|---:|\n\
+                  | bfs | cdpc-v2 | ok | ok | yes | 0.176 | 0.170 | 1.03 |\n\
+                  | bfs | cdpc-v1 | not built | ok | – | – | 0.170 | – |\n";
+        assert_eq!(parse_ratios(md), vec![Ratio { sample: "bfs".into(), label: "cdpc-v2".into(), ratio: 1.03 }]);
+    }
+}
