@@ -201,9 +201,7 @@ pub fn bench_compile(root: &Path, args: &[OsString]) -> Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let mut build = crate::cargo(root, &s);
-    build.args(["build", "--release", "-p", "cdpc"]);
-    crate::run_status(&mut build)?;
+    crate::build_release_cdpc(root, &s)?;
     let tools = Tools {
         root: root.to_path_buf(),
         cdpc: crate::target_dir(root)
