@@ -189,7 +189,7 @@ const APT_LLVM_HELP: &str = "\
 If apt cannot find llvm-22-dev (Ubuntu 24.04, or Debian without bookworm-security), add the LLVM
 apt repository and install from there:
     wget https://apt.llvm.org/llvm.sh && chmod +x llvm.sh && sudo ./llvm.sh 22
-    sudo apt-get install -y llvm-22-dev libpolly-22-dev
+    sudo apt-get install -y llvm-22-dev libpolly-22-dev libzstd-dev zlib1g-dev
 or point LLVM_SYS_221_PREFIX at an LLVM 22 install (the folder holding bin/llvm-config).";
 
 fn apt() -> Command {
