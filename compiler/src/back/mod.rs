@@ -259,17 +259,16 @@ fn build_ir<'ctx>(
 fn optimize_built(module: &Module<'_>, tm: &TargetMachine, options: &CodegenOptions) -> R<()> {
     // libdevice's functions are all named `__nv_*`; they are present only when it was linked.
     let uses_math = module.get_functions().any(|f| f.get_name().to_bytes().starts_with(b"__nv_"));
-    let passes = format!("default<O{}>", opt_level(options));
-    module
-        .run_passes(&passes, tm, PassBuilderOptions::create())
-        .map_err(|e| BackendError::Target(format!("pass pipeline {passes}: {e}")))?;
+    // The same pipeline embedders run through `optimize`.
+    optimize(module, tm, opt_level(options))?;
     if opt_level(options) == 0 && uses_math {
         // default<O0> keeps every internal function; drop the libdevice functions nobody calls.
         module
             .run_passes("globaldce", tm, PassBuilderOptions::create())
             .map_err(|e| BackendError::Target(format!("globaldce: {e}")))?;
+        module.verify().map_err(|e| BackendError::Verify(format!("after globaldce: {e}")))?;
     }
-    module.verify().map_err(|e| BackendError::Verify(format!("after optimisation: {e}")))
+    Ok(())
 }
 
 /// Links libdevice into `module` and makes all of its symbols internal, so that only the
