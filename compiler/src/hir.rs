@@ -309,6 +309,25 @@ pub enum Builtin {
     /// A device-runtime API call; args converted to the C-level signature in
     /// `runtime_shim::entry_points`. Code generation calls the entry point's PTX symbol.
     Runtime(RuntimeFn),
+    /// A warp-level primitive; made by launch aggregation, not by sema.
+    Warp(WarpOp),
+}
+
+/// Warp-level primitives. Masks, lanes and values are `unsigned int`; see each variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WarpOp {
+    /// `__activemask()`: the lanes executing together now.
+    ActiveMask,
+    /// `__ballot_sync(mask, pred)`: args mask, predicate (int, tested against 0).
+    Ballot,
+    /// `__shfl_sync(mask, value, lane)`: args mask, value, source lane.
+    Shuffle,
+    /// `__syncwarp(mask)`: a barrier and memory fence among the lanes of mask. Result: void.
+    SyncWarp,
+    /// The mask of the lanes below this one (`%lanemask_lt`).
+    LaneMaskLt,
+    /// `__popc(x)`: the number of set bits.
+    PopCount,
 }
 
 #[derive(Clone, Debug)]

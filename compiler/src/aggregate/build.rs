@@ -2,7 +2,11 @@
 //! carries the span of the launch site it was made for.
 
 use crate::diag::Span;
-use crate::hir::{AtomicOp, Axis, BinaryOp, Block, Builtin, Expr, ExprKind, GlobalId, Init, LocalId, SpecialReg, Stmt};
+use crate::hir::{
+    AtomicOp, Axis, BinaryOp, Block, Builtin, Expr, ExprKind, Function, Global, GlobalId, GlobalSpace, Init, Local, LocalId, Module,
+    SpecialReg, Stmt,
+};
+use crate::target::AddressSize;
 use crate::types::{IntKind, Type};
 
 #[derive(Clone, Copy)]
@@ -127,4 +131,24 @@ impl B {
     pub fn dim3(&self, x: Expr, y: Expr, z: Expr) -> Expr {
         self.e(ExprKind::Dim3 { x: Box::new(x), y: Box::new(y), z: Box::new(z) }, Type::Dim3)
     }
+}
+
+/// A builder for nodes at `span`, with the module's pointer-offset type.
+pub(super) fn builder(module: &Module, span: Span) -> B {
+    let ptr_int = if module.target.address_size == AddressSize::Bits64 { IntKind::Long } else { IntKind::Int };
+    B { span, ptr_int }
+}
+
+/// A new local of `f`.
+pub(super) fn new_local(f: &mut Function, name: &str, ty: Type, span: Span) -> LocalId {
+    let id = LocalId(f.locals.len() as u32);
+    f.locals.push(Local { name: name.to_string(), ty, span });
+    id
+}
+
+/// A new `__shared__` variable of the module.
+pub(super) fn new_shared(module: &mut Module, name: String, ty: Type, span: Span) -> GlobalId {
+    let id = GlobalId(module.globals.len() as u32);
+    module.globals.push(Global { name, ty, space: GlobalSpace::Shared, init: None, span });
+    id
 }

@@ -3,7 +3,7 @@
 
 use super::function::Class;
 use super::{internal, BackendError, Codegen, R};
-use crate::hir::{AtomicOp, Axis, Builtin, Expr, MathFn, SpecialReg};
+use crate::hir::{AtomicOp, Axis, Builtin, Expr, MathFn, SpecialReg, WarpOp};
 use crate::types::{FloatKind, Type};
 use inkwell::intrinsics::Intrinsic;
 use inkwell::llvm_sys::core::{
@@ -112,6 +112,7 @@ impl<'ctx> Codegen<'ctx, '_> {
                 Ok(None)
             }
             Builtin::Atomic(op) => self.atomic(*op, &vals, args, ty).map(Some),
+            Builtin::Warp(op) => self.warp(*op, &vals),
             Builtin::Printf => self.printf(&vals, args).map(Some),
             Builtin::IsGlobal => {
                 let f = self.intrinsic("llvm.nvvm.isspacep.global", &[])?;
@@ -334,4 +335,38 @@ impl<'ctx> Codegen<'ctx, '_> {
 /// The `i`th argument of a builtin; sema guarantees the count, so a miss is an internal error.
 fn arg<'ctx>(vals: &[BV<'ctx>], i: usize) -> R<BV<'ctx>> {
     vals.get(i).copied().ok_or_else(|| BackendError::Internal(format!("builtin argument {i} missing")))
+}
+
+impl<'ctx> Codegen<'ctx, '_> {
+    /// Warp primitives on `unsigned int` operands (the aggregation pass makes them with the
+    /// right types; a predicate is an `int` compared with zero).
+    fn warp(&mut self, op: WarpOp, vals: &[BV<'ctx>]) -> R<Option<BV<'ctx>>> {
+        let i32t = self.ctx.i32_type();
+        let word = |i: usize| -> R<inkwell::values::IntValue<'ctx>> {
+            match arg(vals, i)? {
+                BasicValueEnum::IntValue(v) => Ok(v),
+                other => internal(format!("warp primitive operand {i} is not an integer: {other:?}")),
+            }
+        };
+        match op {
+            WarpOp::ActiveMask => self.call(self.intrinsic("llvm.nvvm.activemask", &[])?, &[]),
+            WarpOp::LaneMaskLt => self.call(self.intrinsic("llvm.nvvm.read.ptx.sreg.lanemask.lt", &[])?, &[]),
+            WarpOp::Ballot => {
+                let v = word(1)?;
+                let pred = self.builder.build_int_compare(inkwell::IntPredicate::NE, v, v.get_type().const_zero(), "")?;
+                self.call(self.intrinsic("llvm.nvvm.vote.ballot.sync", &[])?, &[word(0)?.into(), pred.into()])
+            }
+            WarpOp::Shuffle => {
+                // c = 0x1f: the whole warp is one segment, as __shfl_sync with width 32.
+                let clamp = i32t.const_int(0x1f, false);
+                let f = self.intrinsic("llvm.nvvm.shfl.sync.idx.i32", &[])?;
+                self.call(f, &[word(0)?.into(), word(1)?.into(), word(2)?.into(), clamp.into()])
+            }
+            WarpOp::SyncWarp => {
+                self.call(self.intrinsic("llvm.nvvm.bar.warp.sync", &[])?, &[word(0)?.into()])?;
+                Ok(None)
+            }
+            WarpOp::PopCount => self.call(self.intrinsic("llvm.ctpop", &[i32t.into()])?, &[word(0)?.into()]),
+        }
+    }
 }

@@ -703,3 +703,31 @@ fn builtins_and_operators() {
         assemble(&ptx, &format!("misc{level}"));
     }
 }
+
+#[test]
+fn warp_primitives() {
+    let mut m = module(Target::default());
+    let mut k = F::kernel("warp_ops");
+    let p = k.param("p", Type::pointer_to(Type::UINT));
+    let at = |i: i64| deref(binary(BinaryOp::PtrAdd, p.clone(), e(ExprKind::IntConst(i), Type::Int(IntKind::Long)), Type::pointer_to(Type::UINT)));
+    let warp = |op, args| builtin(Builtin::Warp(op), args, Type::UINT);
+    let mask = k.local_id("mask", Type::UINT);
+    let mv = || local(mask, Type::UINT);
+    let odd = binary(BinaryOp::BitAnd, e(ExprKind::Cast(b(tid_x())), Type::INT), int(1), Type::INT);
+    let stmts = vec![
+        Stmt::Decl { local: mask, init: Some(Init::Expr(warp(WarpOp::ActiveMask, vec![]))) },
+        assign(at(0), warp(WarpOp::Ballot, vec![mv(), odd])),
+        assign(at(1), warp(WarpOp::Shuffle, vec![mv(), tid_x(), uint(3)])),
+        assign(at(2), warp(WarpOp::PopCount, vec![warp(WarpOp::LaneMaskLt, vec![])])),
+        Stmt::Expr(builtin(Builtin::Warp(WarpOp::SyncWarp), vec![mv()], Type::Void)),
+    ];
+    add(&mut m, k.body(stmts));
+    for level in [0, 2] {
+        let ptx = ptx(&m, level);
+        let body = body_of(&ptx, "warp_ops");
+        for needle in ["activemask.b32", "vote.sync.ballot.b32", "shfl.sync.idx.b32", "%lanemask_lt", "popc.b32", "bar.warp.sync"] {
+            assert!(body.contains(needle), "{needle} missing at -O{level}:\n{body}");
+        }
+        assemble(&ptx, &format!("warp_ops{level}"));
+    }
+}

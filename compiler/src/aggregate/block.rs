@@ -1,0 +1,378 @@
+//! Block granularity: launches become records in a per-block `__shared__` table that thread 0
+//! launches as one grid once every thread of the block has reached the end of the kernel.
+
+use super::*;
+
+/// The shared state of one aggregated launch site in a kernel.
+pub(super) struct SiteState {
+    pub(super) child: FuncId,
+    pub(super) agg: FuncId,
+    pub(super) record: StructId,
+    pub(super) child_syncs: bool,
+    pub(super) cap: u64,
+    pub(super) counter: GlobalId,
+    pub(super) min_threads: GlobalId,
+    pub(super) max_threads: GlobalId,
+    pub(super) table: GlobalId,
+    pub(super) buffer: GlobalId,
+    pub(super) span: Span,
+}
+
+pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u64)], aggs: &BTreeMap<FuncId, AggChild>) {
+    let kname = module.function(kid).name.clone();
+    let mut states = Vec::new();
+    for (n, (s, cap)) in sites.iter().enumerate() {
+        let a = &aggs[&s.launch.kernel];
+        let rec = Type::Struct(a.record);
+        let sp = s.launch.span;
+        states.push(SiteState {
+            child: s.launch.kernel,
+            agg: a.agg,
+            record: a.record,
+            child_syncs: a.child_syncs,
+            cap: *cap,
+            counter: new_shared(module, format!("{kname}$agg{n}$counter"), Type::ULONGLONG, sp),
+            min_threads: new_shared(module, format!("{kname}$agg{n}$min_threads"), Type::UINT, sp),
+            max_threads: new_shared(module, format!("{kname}$agg{n}$max_threads"), Type::UINT, sp),
+            table: new_shared(module, format!("{kname}$agg{n}$table"), Type::Array { elem: Box::new(rec.clone()), len: *cap }, sp),
+            buffer: new_shared(module, format!("{kname}$agg{n}$buffer"), Type::pointer_to(rec), sp),
+            span: sp,
+        });
+    }
+    let mut f = module.functions[kid.0 as usize].clone();
+    let span = f.span;
+    let b = builder(module, span);
+    let u = Type::UINT;
+    let tid = new_local(&mut f, "agg$tid", u.clone(), span);
+    let nthreads = new_local(&mut f, "agg$nthreads", u.clone(), span);
+    let returned = new_local(&mut f, "agg$returned", Type::INT, span);
+
+    let mut rw = Rewriter { module, f: &mut f, states: &states, returned, by_span: BTreeMap::new() };
+    for (i, (s, _)) in sites.iter().enumerate() {
+        rw.by_span.insert((s.launch.span.start, s.launch.span.end), i);
+    }
+    let mut original = rw.f.body.take().unwrap_or_default();
+    rw.rewrite_block(&mut original, 0);
+
+    let m: &Module = rw.module;
+    let g = |id: GlobalId| b.global(id, &m.global(id).ty);
+    let sr = |r| b.special(r);
+    use Axis::{X, Y, Z};
+    use SpecialReg::{BlockDim, ThreadIdx};
+    let mut stmts = vec![
+        b.decl(
+            tid,
+            b.arith(
+                BinaryOp::Add,
+                sr(ThreadIdx(X)),
+                b.arith(
+                    BinaryOp::Mul,
+                    sr(BlockDim(X)),
+                    b.arith(BinaryOp::Add, sr(ThreadIdx(Y)), b.arith(BinaryOp::Mul, sr(BlockDim(Y)), sr(ThreadIdx(Z)))),
+                ),
+            ),
+        ),
+        b.decl(nthreads, b.arith(BinaryOp::Mul, b.arith(BinaryOp::Mul, sr(BlockDim(X)), sr(BlockDim(Y))), sr(BlockDim(Z)))),
+    ];
+    let mut init = Vec::new();
+    for s in &states {
+        init.push(b.assign(g(s.counter), b.ull(0)));
+        init.push(b.assign(g(s.min_threads), b.uint(u32::MAX as u64)));
+        init.push(b.assign(g(s.max_threads), b.uint(0)));
+    }
+    let thread0 = || b.cmp(BinaryOp::Eq, b.local(tid, &Type::UINT), b.uint(0));
+    stmts.push(b.if_(thread0(), init));
+    stmts.push(b.sync());
+    stmts.push(b.decl(returned, b.int(0)));
+    stmts.push(Stmt::Loop { init: Block::default(), cond: Some(b.int(0)), step: None, body: original, check_cond_first: false });
+    stmts.push(b.sync());
+
+    // The number of records of a site: min(counter >> 32, cap).
+    let count_of = |s: &SiteState| {
+        let hi = b.cast(b.arith(BinaryOp::Shr, g(s.counter), b.ull(32)), &Type::UINT);
+        b.builtin(Builtin::Min, vec![hi, b.uint(s.cap)], &Type::UINT)
+    };
+    let null_rec = |s: &SiteState| b.cast(b.e(ExprKind::PointerConst(0), Type::pointer_to(Type::Void)), &m.global(s.buffer).ty);
+    let mut extra_locals: Vec<(String, Type)> = Vec::new();
+    let mut fresh = |name: &str, ty: Type| {
+        extra_locals.push((name.to_string(), ty));
+        LocalId((f.locals.len() + extra_locals.len() - 1) as u32)
+    };
+
+    // Thread 0 allocates the global tables.
+    let mut alloc = Vec::new();
+    for s in &states {
+        let sb = builder(m, s.span);
+        let count = fresh("agg$count", u.clone());
+        let p = fresh("agg$allocation", Type::pointer_to(Type::Void));
+        let rec_size = m.size_align(&Type::Struct(s.record)).0;
+        let bytes = sb.arith(BinaryOp::Mul, sb.cast(sb.local(count, &u), &Type::size_t()), sb.e(ExprKind::IntConst(rec_size as i64), Type::size_t()));
+        let malloc = sb.builtin(
+            Builtin::Runtime(RuntimeFn::Malloc),
+            vec![sb.addr_of(sb.local(p, &Type::pointer_to(Type::Void))), bytes],
+            &Type::CudaError,
+        );
+        let mut wanted = sb.cmp(BinaryOp::Gt, sb.local(count, &u), sb.uint(0));
+        if s.child_syncs {
+            // the clone's barriers need every thread: equal block sizes only
+            wanted = sb.and(wanted, sb.cmp(BinaryOp::Eq, g(s.min_threads), g(s.max_threads)));
+        }
+        alloc.push(sb.decl(count, count_of(s)));
+        alloc.push(sb.assign(g(s.buffer), null_rec(s)));
+        alloc.push(sb.if_(
+            wanted,
+            vec![
+                sb.decl(p, sb.e(ExprKind::PointerConst(0), Type::pointer_to(Type::Void))),
+                sb.if_(
+                    sb.cmp(BinaryOp::Eq, sb.cast(malloc, &Type::INT), sb.int(0)),
+                    vec![sb.assign(g(s.buffer), sb.cast(sb.local(p, &Type::pointer_to(Type::Void)), &m.global(s.buffer).ty))],
+                ),
+            ],
+        ));
+    }
+    stmts.push(b.if_(thread0(), alloc));
+    stmts.push(b.sync());
+
+    // The block copies the tables.
+    for s in &states {
+        let sb = builder(m, s.span);
+        let count = fresh("agg$count", u.clone());
+        let i = fresh("agg$i", u.clone());
+        let li = || sb.local(i, &u);
+        let copy = sb.assign(sb.index(g(s.buffer), li()), sb.index(sb.decay(g(s.table)), li()));
+        stmts.push(Stmt::Block(Block {
+            stmts: vec![
+                sb.decl(count, count_of(s)),
+                sb.if_(
+                    sb.cmp(BinaryOp::Ne, g(s.buffer), null_rec(s)),
+                    vec![sb.for_(
+                        vec![sb.decl(i, sb.local(tid, &u))],
+                        sb.cmp(BinaryOp::Lt, li(), sb.local(count, &u)),
+                        sb.e(ExprKind::CompoundAssign { op: BinaryOp::Add, place: Box::new(li()), value: Box::new(sb.local(nthreads, &u)), op_type: u.clone() }, u.clone()),
+                        vec![copy],
+                    )],
+                ),
+            ],
+        }));
+    }
+    stmts.push(b.sync());
+
+    // Thread 0 launches.
+    let mut launch = Vec::new();
+    for s in &states {
+        let sb = builder(m, s.span);
+        let rec = Type::Struct(s.record);
+        let rec_ptr = Type::pointer_to(rec.clone());
+        let count = fresh("agg$count", u.clone());
+        let last = fresh("agg$last", rec_ptr.clone());
+        let total = fresh("agg$total", u.clone());
+        let i = fresh("agg$i", u.clone());
+        let lc = || sb.local(count, &u);
+        let field = |p: Expr, idx: u32, ty: &Type| sb.member(sb.deref(p), idx, ty);
+        let table = || sb.decay(g(s.table));
+        let agg_args = vec![g(s.buffer), lc()];
+        let agg_layout = param_layout([rec_ptr.clone(), u.clone()].iter(), m, &m.target);
+        let agg_launch = Launch {
+            kernel: s.agg,
+            grid: sb.dim3(sb.local(total, &u), sb.uint(1), sb.uint(1)),
+            block: sb.dim3(g(s.max_threads), sb.uint(1), sb.uint(1)),
+            shared_mem: sb.uint(0),
+            stream: sb.e(ExprKind::PointerConst(0), Type::Stream),
+            args: agg_args,
+            layout: agg_layout,
+            span: s.span,
+        };
+        // Fallback: each record launched as it was.
+        let child = m.function(s.child);
+        let rec_i = || sb.ptr_add(table(), sb.local(i, &u));
+        let child_args: Vec<Expr> =
+            child.param_types().enumerate().map(|(k, ty)| field(rec_i(), F_ARG0 + k as u32, ty)).collect();
+        let child_layout = param_layout(child.param_types(), m, &m.target);
+        let direct = Launch {
+            kernel: s.child,
+            grid: field(rec_i(), F_GRID, &Type::Dim3),
+            block: field(rec_i(), F_BLOCK, &Type::Dim3),
+            shared_mem: sb.uint(0),
+            stream: sb.e(ExprKind::PointerConst(0), Type::Stream),
+            args: child_args,
+            layout: child_layout,
+            span: s.span,
+        };
+        let li = || sb.local(i, &u);
+        launch.push(sb.decl(count, count_of(s)));
+        launch.push(sb.if_(
+            sb.cmp(BinaryOp::Gt, lc(), sb.uint(0)),
+            vec![sb.if_else(
+                sb.cmp(BinaryOp::Ne, g(s.buffer), null_rec(s)),
+                vec![
+                    sb.decl(last, sb.ptr_add(table(), sb.arith(BinaryOp::Sub, lc(), sb.uint(1)))),
+                    sb.decl(
+                        total,
+                        sb.arith(
+                            BinaryOp::Add,
+                            field(sb.local(last, &rec_ptr), F_START, &u),
+                            sb.volume(&field(sb.local(last, &rec_ptr), F_GRID, &Type::Dim3), &u),
+                        ),
+                    ),
+                    Stmt::Expr(sb.e(ExprKind::Launch(Box::new(agg_launch)), Type::Void)),
+                ],
+                vec![sb.for_(
+                    vec![sb.decl(i, sb.uint(0))],
+                    sb.cmp(BinaryOp::Lt, li(), lc()),
+                    sb.e(ExprKind::IncDec { place: Box::new(li()), increment: true, prefix: true }, u.clone()),
+                    vec![Stmt::Expr(sb.e(ExprKind::Launch(Box::new(direct)), Type::Void))],
+                )],
+            )],
+        ));
+    }
+    stmts.push(b.if_(thread0(), launch));
+
+    for (name, ty) in extra_locals {
+        new_local(&mut f, &name, ty, span);
+    }
+    f.body = Some(Block { stmts });
+    module.functions[kid.0 as usize] = f;
+}
+
+pub(super) struct Rewriter<'a, 'b> {
+    pub(super) module: &'a Module,
+    pub(super) f: &'b mut Function,
+    pub(super) states: &'a [SiteState],
+    pub(super) returned: LocalId,
+    pub(super) by_span: BTreeMap<(u32, u32), usize>,
+}
+
+impl Rewriter<'_, '_> {
+    /// Rewrites the aggregated launch statements into records and the `return`s into jumps to
+    /// the end of the kernel; `depth` counts the loops around `block` (the kernel's own
+    /// `do { } while (0)` not included). Returns whether a `return` inside a loop was rewritten
+    /// (its loop must then be left with the flag).
+    fn rewrite_block(&mut self, block: &mut Block, depth: usize) -> bool {
+        let mut out = Vec::with_capacity(block.stmts.len());
+        let mut any = false;
+        for stmt in std::mem::take(&mut block.stmts) {
+            match stmt {
+                Stmt::Return(_) => {
+                    // kernels return void
+                    if depth > 0 {
+                        let b = builder(self.module, Span::default());
+                        out.push(b.assign(b.local(self.returned, &Type::INT), b.int(1)));
+                        any = true;
+                    }
+                    out.push(Stmt::Break);
+                }
+                Stmt::Expr(Expr { kind: ExprKind::Launch(l), ty, span })
+                    if self.by_span.contains_key(&(l.span.start, l.span.end)) =>
+                {
+                    let _ = (ty, span);
+                    let n = self.by_span[&(l.span.start, l.span.end)];
+                    out.push(self.record(*l, n));
+                }
+                Stmt::If { cond, mut then, otherwise } => {
+                    any |= self.rewrite_block(&mut then, depth);
+                    let otherwise = otherwise.map(|mut o| {
+                        any |= self.rewrite_block(&mut o, depth);
+                        o
+                    });
+                    out.push(Stmt::If { cond, then, otherwise });
+                }
+                Stmt::Block(mut inner) => {
+                    any |= self.rewrite_block(&mut inner, depth);
+                    out.push(Stmt::Block(inner));
+                }
+                Stmt::Loop { mut init, cond, step, mut body, check_cond_first } => {
+                    let inner = self.rewrite_block(&mut init, depth) | self.rewrite_block(&mut body, depth + 1);
+                    out.push(Stmt::Loop { init, cond, step, body, check_cond_first });
+                    if inner {
+                        let b = builder(self.module, Span::default());
+                        out.push(b.if_(b.local(self.returned, &Type::INT), vec![Stmt::Break]));
+                        any |= depth > 0;
+                    }
+                }
+                other => out.push(other),
+            }
+        }
+        block.stmts = out;
+        any
+    }
+
+    /// The record that replaces `C<<<g, b>>>(args)` at site `n`.
+    fn record(&mut self, launch: Launch, n: usize) -> Stmt {
+        let s = &self.states[n];
+        let m = self.module;
+        let b = builder(m, launch.span);
+        let u = Type::UINT;
+        let ull = Type::ULONGLONG;
+        let g = |id: GlobalId| b.global(id, &m.global(id).ty);
+        let span = launch.span;
+        let grid = new_local(self.f, "agg$grid", Type::Dim3, span);
+        let block = new_local(self.f, "agg$block", Type::Dim3, span);
+        let param_types: Vec<Type> = m.function(s.child).param_types().cloned().collect();
+        let args: Vec<LocalId> =
+            param_types.iter().enumerate().map(|(i, ty)| new_local(self.f, &format!("agg$arg{i}"), ty.clone(), span)).collect();
+        let slot = new_local(self.f, "agg$slot", u.clone(), span);
+        let blocks = new_local(self.f, "agg$blocks", ull.clone(), span);
+        let old = new_local(self.f, "agg$old", ull.clone(), span);
+        let (lg, lb) = (|| b.local(grid, &Type::Dim3), || b.local(block, &Type::Dim3));
+        let mut stmts = vec![b.decl(grid, launch.grid), b.decl(block, launch.block)];
+        for ((id, arg), ty) in args.iter().zip(launch.args).zip(&param_types) {
+            stmts.push(b.decl(*id, b.cast(arg, ty)));
+        }
+        stmts.push(b.decl(slot, b.uint(s.cap)));
+        stmts.push(b.decl(blocks, b.volume(&lg(), &ull)));
+        // A configuration the runtime would refuse is launched directly, so it fails as before.
+        let ge1 = |e: Expr| b.cmp(BinaryOp::Ge, e, b.uint(1));
+        let le = |e: Expr, v: u64| b.cmp(BinaryOp::Le, e, b.uint(v));
+        let conds = [
+            ge1(b.axis(lg(), Axis::X)),
+            ge1(b.axis(lg(), Axis::Y)),
+            ge1(b.axis(lg(), Axis::Z)),
+            le(b.axis(lg(), Axis::Y), 65535),
+            le(b.axis(lg(), Axis::Z), 65535),
+            b.cmp(BinaryOp::Le, b.local(blocks, &ull), b.ull(MAX_BLOCKS_PER_RECORD)),
+            ge1(b.axis(lb(), Axis::X)),
+            ge1(b.axis(lb(), Axis::Y)),
+            ge1(b.axis(lb(), Axis::Z)),
+            le(b.axis(lb(), Axis::X), 1024),
+            le(b.axis(lb(), Axis::Y), 1024),
+            le(b.axis(lb(), Axis::Z), 64),
+            b.cmp(BinaryOp::Le, b.volume(&lb(), &ull), b.ull(1024)),
+        ];
+        let valid = conds.into_iter().reduce(|a, c| b.and(a, c)).expect("conditions");
+        let rec_at = || b.index(b.decay(g(s.table)), b.local(slot, &u));
+        let field = |idx: u32, ty: &Type| b.member(rec_at(), idx, ty);
+        let mut store = vec![
+            b.assign(field(F_START, &u), b.cast(b.local(old, &ull), &u)),
+            b.assign(field(F_DONE, &u), b.uint(0)),
+            b.assign(field(F_GRID, &Type::Dim3), lg()),
+            b.assign(field(F_BLOCK, &Type::Dim3), lb()),
+        ];
+        for (i, (id, ty)) in args.iter().zip(&param_types).enumerate() {
+            store.push(b.assign(field(F_ARG0 + i as u32, ty), b.local(*id, ty)));
+        }
+        let threads = b.volume(&lb(), &u);
+        store.push(Stmt::Expr(b.atomic(AtomicOp::Min, b.addr_of(g(s.min_threads)), threads.clone())));
+        store.push(Stmt::Expr(b.atomic(AtomicOp::Max, b.addr_of(g(s.max_threads)), threads)));
+        let add = b.arith(BinaryOp::Add, b.ull(1 << 32), b.local(blocks, &ull));
+        stmts.push(b.if_(
+            valid,
+            vec![
+                b.decl(old, b.atomic(AtomicOp::Add, b.addr_of(g(s.counter)), add)),
+                b.assign(b.local(slot, &u), b.cast(b.arith(BinaryOp::Shr, b.local(old, &ull), b.ull(32)), &u)),
+                b.if_(b.cmp(BinaryOp::Lt, b.local(slot, &u), b.uint(s.cap)), store),
+            ],
+        ));
+        let direct = Launch {
+            grid: lg(),
+            block: lb(),
+            args: args.iter().zip(&param_types).map(|(id, ty)| b.local(*id, ty)).collect(),
+            ..launch
+        };
+        stmts.push(b.if_(
+            b.cmp(BinaryOp::Ge, b.local(slot, &u), b.uint(s.cap)),
+            vec![Stmt::Expr(b.e(ExprKind::Launch(Box::new(direct)), Type::Void))],
+        ));
+        Stmt::Block(Block { stmts })
+    }
+}
+

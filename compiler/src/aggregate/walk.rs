@@ -1,0 +1,279 @@
+//! Walking the HIR: visitors, launch sites, and what each function does.
+
+use super::*;
+
+pub(super) fn children(e: &Expr) -> Vec<&Expr> {
+    use ExprKind::*;
+    match &e.kind {
+        IntConst(_) | FloatConst(_) | PointerConst(_) | Local(_) | Global(_) => vec![],
+        Deref(a) | Member { base: a, .. } | AddrOf(a) | Decay(a) | Cast(a) | Unary { operand: a, .. } => vec![a],
+        IncDec { place, .. } => vec![place],
+        Binary { lhs, rhs, .. } | LogicalAnd { lhs, rhs } | LogicalOr { lhs, rhs } | Comma { lhs, rhs } => vec![lhs, rhs],
+        Assign { place, value } | CompoundAssign { place, value, .. } => vec![place, value],
+        Conditional { cond, then, otherwise } => vec![cond, then, otherwise],
+        Call { args, .. } | Builtin { args, .. } => args.iter().collect(),
+        Dim3 { x, y, z } => vec![x, y, z],
+        Launch(l) => {
+            let mut v = vec![&l.grid, &l.block, &l.shared_mem, &l.stream];
+            v.extend(l.args.iter());
+            v
+        }
+    }
+}
+
+pub(super) fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
+    use ExprKind::*;
+    match &mut e.kind {
+        IntConst(_) | FloatConst(_) | PointerConst(_) | Local(_) | Global(_) => vec![],
+        Deref(a) | Member { base: a, .. } | AddrOf(a) | Decay(a) | Cast(a) | Unary { operand: a, .. } => vec![a],
+        IncDec { place, .. } => vec![place],
+        Binary { lhs, rhs, .. } | LogicalAnd { lhs, rhs } | LogicalOr { lhs, rhs } | Comma { lhs, rhs } => vec![lhs, rhs],
+        Assign { place, value } | CompoundAssign { place, value, .. } => vec![place, value],
+        Conditional { cond, then, otherwise } => vec![cond, then, otherwise],
+        Call { args, .. } | Builtin { args, .. } => args.iter_mut().collect(),
+        Dim3 { x, y, z } => vec![x, y, z],
+        Launch(l) => {
+            let crate::hir::Launch { grid, block, shared_mem, stream, args, .. } = &mut **l;
+            let mut v = vec![grid, block, shared_mem, stream];
+            v.extend(args.iter_mut());
+            v
+        }
+    }
+}
+
+pub(super) fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
+    for c in children(e) {
+        visit_expr(c, f);
+    }
+}
+
+pub(super) fn init_exprs(init: &Init, out: &mut Vec<Expr>) {
+    match init {
+        Init::Expr(e) => out.push(e.clone()),
+        Init::List(items) => items.iter().for_each(|i| init_exprs(i, out)),
+    }
+}
+
+/// Every expression of a block (statement roots, pre-order within each).
+pub(super) fn visit_block(b: &Block, f: &mut dyn FnMut(&Expr)) {
+    for s in &b.stmts {
+        match s {
+            Stmt::Decl { init: Some(init), .. } => {
+                let mut v = Vec::new();
+                init_exprs(init, &mut v);
+                v.iter().for_each(|e| visit_expr(e, f));
+            }
+            Stmt::Decl { init: None, .. } | Stmt::Break | Stmt::Continue | Stmt::Return(None) => {}
+            Stmt::Expr(e) | Stmt::Return(Some(e)) => visit_expr(e, f),
+            Stmt::If { cond, then, otherwise } => {
+                visit_expr(cond, f);
+                visit_block(then, f);
+                if let Some(o) = otherwise {
+                    visit_block(o, f);
+                }
+            }
+            Stmt::Loop { init, cond, step, body, .. } => {
+                visit_block(init, f);
+                if let Some(c) = cond {
+                    visit_expr(c, f);
+                }
+                if let Some(s) = step {
+                    visit_expr(s, f);
+                }
+                visit_block(body, f);
+            }
+            Stmt::Block(b) => visit_block(b, f),
+        }
+    }
+}
+
+pub(super) fn map_expr(e: &mut Expr, f: &dyn Fn(&Expr) -> Option<Expr>) {
+    if let Some(new) = f(e) {
+        *e = new;
+        return;
+    }
+    for c in children_mut(e) {
+        map_expr(c, f);
+    }
+}
+
+pub(super) fn map_init(init: &mut Init, f: &dyn Fn(&Expr) -> Option<Expr>) {
+    match init {
+        Init::Expr(e) => map_expr(e, f),
+        Init::List(items) => items.iter_mut().for_each(|i| map_init(i, f)),
+    }
+}
+
+pub(super) fn map_block(b: &mut Block, f: &dyn Fn(&Expr) -> Option<Expr>) {
+    for s in &mut b.stmts {
+        match s {
+            Stmt::Decl { init: Some(init), .. } => map_init(init, f),
+            Stmt::Decl { init: None, .. } | Stmt::Break | Stmt::Continue | Stmt::Return(None) => {}
+            Stmt::Expr(e) | Stmt::Return(Some(e)) => map_expr(e, f),
+            Stmt::If { cond, then, otherwise } => {
+                map_expr(cond, f);
+                map_block(then, f);
+                if let Some(o) = otherwise {
+                    map_block(o, f);
+                }
+            }
+            Stmt::Loop { init, cond, step, body, .. } => {
+                map_block(init, f);
+                if let Some(c) = cond {
+                    map_expr(c, f);
+                }
+                if let Some(s) = step {
+                    map_expr(s, f);
+                }
+                map_block(body, f);
+            }
+            Stmt::Block(b) => map_block(b, f),
+        }
+    }
+}
+
+pub(super) fn collect_sites(b: &Block, in_loop: bool, out: &mut Vec<Site>) {
+    let nested = |e: &Expr, out: &mut Vec<Site>| {
+        visit_expr(e, &mut |x| {
+            if let ExprKind::Launch(l) = &x.kind {
+                out.push(Site { launch: (**l).clone(), in_loop, statement: false });
+            }
+        })
+    };
+    for s in &b.stmts {
+        match s {
+            Stmt::Expr(Expr { kind: ExprKind::Launch(l), .. }) => {
+                out.push(Site { launch: (**l).clone(), in_loop, statement: true });
+            }
+            Stmt::Expr(e) | Stmt::Return(Some(e)) => nested(e, out),
+            Stmt::Decl { init: Some(init), .. } => {
+                let mut v = Vec::new();
+                init_exprs(init, &mut v);
+                v.iter().for_each(|e| nested(e, out));
+            }
+            Stmt::Decl { init: None, .. } | Stmt::Break | Stmt::Continue | Stmt::Return(None) => {}
+            Stmt::If { cond, then, otherwise } => {
+                nested(cond, out);
+                collect_sites(then, in_loop, out);
+                if let Some(o) = otherwise {
+                    collect_sites(o, in_loop, out);
+                }
+            }
+            Stmt::Loop { init, cond, step, body, .. } => {
+                collect_sites(init, true, out);
+                if let Some(c) = cond {
+                    visit_expr(c, &mut |x| {
+                        if let ExprKind::Launch(l) = &x.kind {
+                            out.push(Site { launch: (**l).clone(), in_loop: true, statement: false });
+                        }
+                    });
+                }
+                if let Some(st) = step {
+                    visit_expr(st, &mut |x| {
+                        if let ExprKind::Launch(l) = &x.kind {
+                            out.push(Site { launch: (**l).clone(), in_loop: true, statement: false });
+                        }
+                    });
+                }
+                collect_sites(body, true, out);
+            }
+            Stmt::Block(inner) => collect_sites(inner, in_loop, out),
+        }
+    }
+}
+
+/// Whether a block holds a `return` other than as its very last statement.
+pub(super) fn has_early_return(body: &Block) -> bool {
+    fn any_return(b: &Block) -> bool {
+        b.stmts.iter().any(|s| match s {
+            Stmt::Return(_) => true,
+            Stmt::If { then, otherwise, .. } => any_return(then) || otherwise.as_ref().is_some_and(any_return),
+            Stmt::Loop { init, body, .. } => any_return(init) || any_return(body),
+            Stmt::Block(b) => any_return(b),
+            _ => false,
+        })
+    }
+    match body.stmts.split_last() {
+        Some((Stmt::Return(_), rest)) => any_return(&Block { stmts: rest.to_vec() }),
+        _ => any_return(body),
+    }
+}
+
+/// What each function does, itself or through the functions it calls.
+#[derive(Clone, Debug, Default)]
+pub(super) struct FnFacts {
+    /// Calls `__syncthreads`.
+    pub(super) syncs: bool,
+    /// Reads threadIdx, blockIdx, blockDim or gridDim (warpSize is the same everywhere).
+    pub(super) reads_ids: bool,
+    /// Launches kernels (the function itself).
+    pub(super) launches: bool,
+    /// A function it calls launches kernels.
+    pub(super) launches_in_callees: bool,
+    /// Records or waits on events.
+    pub(super) events: bool,
+    /// Returns before its last statement.
+    pub(super) early_return: bool,
+    pub(super) calls: BTreeSet<FuncId>,
+}
+
+pub(super) struct Facts {
+    pub(super) of: Vec<FnFacts>,
+}
+
+impl Facts {
+    pub(super) fn compute(module: &Module) -> Facts {
+        let mut of: Vec<FnFacts> = module
+            .functions
+            .iter()
+            .map(|f| {
+                let mut facts = FnFacts::default();
+                if let Some(body) = &f.body {
+                    facts.early_return = has_early_return(body);
+                    visit_block(body, &mut |e| match &e.kind {
+                        ExprKind::Builtin { builtin: Builtin::SyncThreads, .. } => facts.syncs = true,
+                        ExprKind::Builtin { builtin: Builtin::SpecialReg(r), .. } if *r != SpecialReg::WarpSize => {
+                            facts.reads_ids = true
+                        }
+                        ExprKind::Builtin { builtin: Builtin::Runtime(RuntimeFn::EventRecord | RuntimeFn::StreamWaitEvent), .. } => {
+                            facts.events = true
+                        }
+                        ExprKind::Launch(_) => facts.launches = true,
+                        ExprKind::Call { func, .. } => {
+                            facts.calls.insert(*func);
+                        }
+                        _ => {}
+                    });
+                }
+                facts
+            })
+            .collect();
+        // Propagate through calls to a fixed point (recursion allowed).
+        loop {
+            let mut changed = false;
+            for i in 0..of.len() {
+                let calls: Vec<FuncId> = of[i].calls.iter().copied().collect();
+                for c in calls {
+                    let callee = of[c.0 as usize].clone();
+                    let me = &mut of[i];
+                    let before = (me.syncs, me.reads_ids, me.launches_in_callees, me.events);
+                    me.syncs |= callee.syncs;
+                    me.reads_ids |= callee.reads_ids;
+                    me.launches_in_callees |= callee.launches || callee.launches_in_callees;
+                    me.events |= callee.events;
+                    changed |= before != (me.syncs, me.reads_ids, me.launches_in_callees, me.events);
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        Facts { of }
+    }
+
+    pub(super) fn callees_read_ids(&self, f: FuncId) -> bool {
+        self.of[f.0 as usize].calls.iter().any(|c| self.of[c.0 as usize].reads_ids)
+    }
+}
+
