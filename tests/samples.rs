@@ -120,8 +120,9 @@ fn elf_listing(cuobjdump: &Path, cubin: &Path) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-/// `-faggregate-launches=block`: PTX snapshots of the launch-heavy samples (v2), and every
-/// sample still compiles with both ABIs (or is refused exactly as without aggregation).
+/// `-faggregate-launches=block` and `=warp`: PTX snapshots of the launch-heavy samples (v2),
+/// and every sample still compiles with both ABIs (or is refused exactly as without
+/// aggregation).
 #[test]
 fn aggregated_ptx_snapshots() {
     use cdpc::aggregate::Granularity;
@@ -129,15 +130,17 @@ fn aggregated_ptx_snapshots() {
     for (name, source) in samples() {
         for abi in [LaunchAbi::V2, LaunchAbi::V1] {
             let plain = ptx_options(abi, AddressSize::Bits64);
-            let options = CompileOptions { aggregate: Granularity::Block, ..plain.clone() };
-            let text = ptx_or_diagnostics(&name, &source, &options);
             let refused = driver::compile(&source, &plain).is_err();
-            assert_eq!(text.starts_with("error"), refused, "{name} {abi:?}: aggregation changed whether it compiles");
-            if abi == LaunchAbi::V2 && heavy.contains(&name.as_str()) {
-                let snapshot_dir = repo_root().join("tests/snapshots/ptx");
-                insta::with_settings!({ snapshot_path => snapshot_dir, prepend_module_to_snapshot => false, omit_expression => true }, {
-                    insta::assert_snapshot!(format!("{name}.v2-agg-block"), text);
-                });
+            for (granularity, suffix) in [(Granularity::Block, "block"), (Granularity::Warp, "warp")] {
+                let options = CompileOptions { aggregate: granularity, ..plain.clone() };
+                let text = ptx_or_diagnostics(&name, &source, &options);
+                assert_eq!(text.starts_with("error"), refused, "{name} {abi:?} {suffix}: aggregation changed whether it compiles");
+                if abi == LaunchAbi::V2 && heavy.contains(&name.as_str()) {
+                    let snapshot_dir = repo_root().join("tests/snapshots/ptx");
+                    insta::with_settings!({ snapshot_path => snapshot_dir, prepend_module_to_snapshot => false, omit_expression => true }, {
+                        insta::assert_snapshot!(format!("{name}.v2-agg-{suffix}"), text);
+                    });
+                }
             }
         }
     }

@@ -67,8 +67,8 @@ struct Cli {
     /// Colour in diagnostics
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     color: ColorArg,
-    /// Aggregate the device launches of a block (or warp: not implemented) into one launch
-    /// (`-faggregate-launches=block`)
+    /// Aggregate the device launches of a block, or of the threads of a warp that launch
+    /// together, into one launch (`-faggregate-launches=block`; remarks with `-Rpass=aggregate`)
     #[arg(long = "faggregate-launches", value_name = "warp|block|off", default_value = "off")]
     aggregate_launches: cdpc::aggregate::Granularity,
     /// Report optimisation remarks of a pass (`-Rpass=aggregate`: launches left as they are)

@@ -1,8 +1,8 @@
 #!/bin/sh
 # The differential GPU run. On the device machine (a GPU, CUDA toolkit in /usr/local/cuda, no
 # Rust, no LLVM), from the repository root, with build/gpu carried from the development machine
-# (made there by `cargo xtask gpu-bundle`: cdpc's cubins for both launch ABIs, the v2 cubins
-# with -faggregate-launches=block, and the runner):
+# (made there by `cargo xtask gpu-bundle`: cdpc's cubins for both launch ABIs, plain and with
+# -faggregate-launches=block and =warp, and the runner):
 #
 #     sh samples/harness/gpu-run.sh
 #
@@ -35,7 +35,8 @@ rm -rf /tmp/nvcc
 OUT_DIR=/tmp/nvcc sh samples/check.sh "$CU" || echo "(nvcc could not build some samples; they show as missing)"
 timeout 540 "$RUN" diff --manifests samples \
     --cubins nvcc=/tmp/nvcc cdpc-v2=build/gpu/cdpc-v2 cdpc-v1=build/gpu/cdpc-v1 \
-    cdpc-v2-agg-block=build/gpu/cdpc-v2-agg-block \
+    cdpc-v2-agg-block=build/gpu/cdpc-v2-agg-block cdpc-v2-agg-warp=build/gpu/cdpc-v2-agg-warp \
+    cdpc-v1-agg-block=build/gpu/cdpc-v1-agg-block cdpc-v1-agg-warp=build/gpu/cdpc-v1-agg-warp \
     --repeat "$REPEAT" --warmup 3 --results "$RESULTS_DIR/gpu-diff.md" || status=1
 # The second front end's cubin (compiler/examples/inkwell_frontend.rs), checked by its manifest.
 echo "=== inkwell front end"
@@ -60,6 +61,7 @@ if [ "${BENCH:-1}" != 0 ]; then
     done
     timeout "${BENCH_TIMEOUT:-420}" "$RUN" diff --manifests bench/gpu \
         --cubins nvcc=/tmp/nvcc-bench cdpc-v2=build/gpu/bench/cdpc-v2 cdpc-v1=build/gpu/bench/cdpc-v1 \
+        cdpc-v2-agg-block=build/gpu/bench/cdpc-v2-agg-block cdpc-v2-agg-warp=build/gpu/bench/cdpc-v2-agg-warp \
         --repeat "${BENCH_REPEAT:-5}" --warmup 2 --results "$RESULTS_DIR/gpu-bench.md" || status=1
     [ "$RESULTS_DIR" = results ] || cp "$RESULTS_DIR/gpu-bench.md" results/gpu-bench.md 2>/dev/null
 fi

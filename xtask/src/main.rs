@@ -93,8 +93,8 @@ usage: cargo xtask <command>
   test [ARGS]       setup, then `cargo test --workspace [ARGS]`, then `bench-compile --tiny`
   gpu-bundle        setup, build cdpc's cubins of every sample for both launch ABIs into
                     build/gpu/cdpc-v2 and build/gpu/cdpc-v1, with -faggregate-launches=block
-                    (v2) into build/gpu/cdpc-v2-agg-block, and the release cdpc-run into
-                    build/gpu/bin/; carry build/gpu to the GPU machine and run
+                    and =warp into build/gpu/cdpc-ABI-agg-block and -agg-warp, and the release
+                    cdpc-run into build/gpu/bin/; carry build/gpu to the GPU machine and run
                     `sh samples/harness/gpu-run.sh` there; then gpu-bench-bundle
   bench-compile [--sizes 1,10,100,1000] [--repeat N] [--tiny]
                     cdpc's compile time against nvcc's; writes BENCHMARKS.md and
@@ -493,10 +493,16 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
         .collect();
     names.sort();
     let mut failed = Vec::new();
-    // (label, launch ABI, extra flags): cdpc-v2-agg-block is every sample with
-    // `-faggregate-launches=block` (warp granularity is not implemented, so it has no label).
-    let configs: [(&str, &str, &[&str]); 3] =
-        [("cdpc-v2", "v2", &[]), ("cdpc-v1", "v1", &[]), ("cdpc-v2-agg-block", "v2", &["-faggregate-launches=block"])];
+    // (label, launch ABI, extra flags): every sample with each launch ABI, plain and with
+    // launch aggregation at both granularities.
+    let configs: [(&str, &str, &[&str]); 6] = [
+        ("cdpc-v2", "v2", &[]),
+        ("cdpc-v1", "v1", &[]),
+        ("cdpc-v2-agg-block", "v2", &["-faggregate-launches=block"]),
+        ("cdpc-v2-agg-warp", "v2", &["-faggregate-launches=warp"]),
+        ("cdpc-v1-agg-block", "v1", &["-faggregate-launches=block"]),
+        ("cdpc-v1-agg-warp", "v1", &["-faggregate-launches=warp"]),
+    ];
     for (label, abi, flags) in configs {
         let dir = gpu.join(label);
         fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
@@ -622,21 +628,29 @@ fn gpu_bench(root: &Path, cdpc: &Path) -> Result<Vec<String>> {
             fs::write(&path, bench_manifest(variant, description, abis, n))
                 .map_err(|e| format!("writing {}: {e}", path.display()))?;
         }
-        for abi in abis {
-            let dir = out.join(format!("cdpc-{abi}"));
+        let mut configs: Vec<(String, &str, &[&str])> = abis.iter().map(|abi| (format!("cdpc-{abi}"), *abi, &[][..])).collect();
+        // Aggregation leaves the stream launches alone, so only null_stream changes; the others
+        // are built too so that every label has every cell.
+        if abis.contains(&"v2") {
+            configs.push(("cdpc-v2-agg-block".into(), "v2", &["-faggregate-launches=block"]));
+            configs.push(("cdpc-v2-agg-warp".into(), "v2", &["-faggregate-launches=warp"]));
+        }
+        for (label, abi, flags) in configs {
+            let dir = out.join(&label);
             fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
             let cubin = dir.join(format!("{variant}.cubin"));
             let res = Command::new(cdpc)
                 .current_dir(root)
                 .arg(format!("bench/gpu/{variant}.cdp"))
+                .args(flags)
                 .args(["--launch-abi", abi, "-o"])
                 .arg(&cubin)
                 .stdin(Stdio::null())
                 .output()
                 .map_err(|e| format!("running {}: {e}", cdpc.display()))?;
             if !res.status.success() {
-                println!("  FAIL  bench {abi} {variant}:\n{}", String::from_utf8_lossy(&res.stderr));
-                failed.push(format!("bench/{abi}/{variant}"));
+                println!("  FAIL  bench {label} {variant}:\n{}", String::from_utf8_lossy(&res.stderr));
+                failed.push(format!("bench/{label}/{variant}"));
                 continue;
             }
             for &n in BENCH_SIZES {
@@ -644,7 +658,7 @@ fn gpu_bench(root: &Path, cdpc: &Path) -> Result<Vec<String>> {
                 fs::copy(&cubin, &to).map_err(|e| format!("copying to {}: {e}", to.display()))?;
             }
             fs::remove_file(&cubin).map_err(|e| format!("removing {}: {e}", cubin.display()))?;
-            println!("  ok    bench {abi} {variant} ({} sizes)", BENCH_SIZES.len());
+            println!("  ok    bench {label} {variant} ({} sizes)", BENCH_SIZES.len());
         }
     }
     Ok(failed)

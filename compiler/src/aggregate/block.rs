@@ -112,7 +112,8 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
             vec![sb.addr_of(sb.local(p, &Type::pointer_to(Type::Void))), bytes],
             &Type::CudaError,
         );
-        let mut wanted = sb.cmp(BinaryOp::Gt, sb.local(count, &u), sb.uint(0));
+        // A lone record is launched as it was: an allocation would cost more than it saves.
+        let mut wanted = sb.cmp(BinaryOp::Gt, sb.local(count, &u), sb.uint(1));
         if s.child_syncs {
             // the clone's barriers need every thread: equal block sizes only
             wanted = sb.and(wanted, sb.cmp(BinaryOp::Eq, g(s.min_threads), g(s.max_threads)));
@@ -301,77 +302,32 @@ impl Rewriter<'_, '_> {
         let s = &self.states[n];
         let m = self.module;
         let b = builder(m, launch.span);
-        let u = Type::UINT;
-        let ull = Type::ULONGLONG;
+        let (u, ull) = (Type::UINT, Type::ULONGLONG);
         let g = |id: GlobalId| b.global(id, &m.global(id).ty);
-        let span = launch.span;
-        let grid = new_local(self.f, "agg$grid", Type::Dim3, span);
-        let block = new_local(self.f, "agg$block", Type::Dim3, span);
-        let param_types: Vec<Type> = m.function(s.child).param_types().cloned().collect();
-        let args: Vec<LocalId> =
-            param_types.iter().enumerate().map(|(i, ty)| new_local(self.f, &format!("agg$arg{i}"), ty.clone(), span)).collect();
-        let slot = new_local(self.f, "agg$slot", u.clone(), span);
-        let blocks = new_local(self.f, "agg$blocks", ull.clone(), span);
-        let old = new_local(self.f, "agg$old", ull.clone(), span);
-        let (lg, lb) = (|| b.local(grid, &Type::Dim3), || b.local(block, &Type::Dim3));
-        let mut stmts = vec![b.decl(grid, launch.grid), b.decl(block, launch.block)];
-        for ((id, arg), ty) in args.iter().zip(launch.args).zip(&param_types) {
-            stmts.push(b.decl(*id, b.cast(arg, ty)));
-        }
+        let (ops, mut stmts) = Operands::evaluate(m, self.f, &launch);
+        let slot = new_local(self.f, "agg$slot", u.clone(), launch.span);
+        let old = new_local(self.f, "agg$old", ull.clone(), launch.span);
         stmts.push(b.decl(slot, b.uint(s.cap)));
-        stmts.push(b.decl(blocks, b.volume(&lg(), &ull)));
-        // A configuration the runtime would refuse is launched directly, so it fails as before.
-        let ge1 = |e: Expr| b.cmp(BinaryOp::Ge, e, b.uint(1));
-        let le = |e: Expr, v: u64| b.cmp(BinaryOp::Le, e, b.uint(v));
-        let conds = [
-            ge1(b.axis(lg(), Axis::X)),
-            ge1(b.axis(lg(), Axis::Y)),
-            ge1(b.axis(lg(), Axis::Z)),
-            le(b.axis(lg(), Axis::Y), 65535),
-            le(b.axis(lg(), Axis::Z), 65535),
-            b.cmp(BinaryOp::Le, b.local(blocks, &ull), b.ull(MAX_BLOCKS_PER_RECORD)),
-            ge1(b.axis(lb(), Axis::X)),
-            ge1(b.axis(lb(), Axis::Y)),
-            ge1(b.axis(lb(), Axis::Z)),
-            le(b.axis(lb(), Axis::X), 1024),
-            le(b.axis(lb(), Axis::Y), 1024),
-            le(b.axis(lb(), Axis::Z), 64),
-            b.cmp(BinaryOp::Le, b.volume(&lb(), &ull), b.ull(1024)),
-        ];
-        let valid = conds.into_iter().reduce(|a, c| b.and(a, c)).expect("conditions");
         let rec_at = || b.index(b.decay(g(s.table)), b.local(slot, &u));
-        let field = |idx: u32, ty: &Type| b.member(rec_at(), idx, ty);
         let mut store = vec![
-            b.assign(field(F_START, &u), b.cast(b.local(old, &ull), &u)),
-            b.assign(field(F_DONE, &u), b.uint(0)),
-            b.assign(field(F_GRID, &Type::Dim3), lg()),
-            b.assign(field(F_BLOCK, &Type::Dim3), lb()),
+            b.assign(b.member(rec_at(), F_START, &u), b.cast(b.local(old, &ull), &u)),
+            b.assign(b.member(rec_at(), F_DONE, &u), b.uint(0)),
         ];
-        for (i, (id, ty)) in args.iter().zip(&param_types).enumerate() {
-            store.push(b.assign(field(F_ARG0 + i as u32, ty), b.local(*id, ty)));
-        }
-        let threads = b.volume(&lb(), &u);
+        store.extend(ops.store(&b, &rec_at));
+        let threads = b.volume(&ops.block(&b), &u);
         store.push(Stmt::Expr(b.atomic(AtomicOp::Min, b.addr_of(g(s.min_threads)), threads.clone())));
         store.push(Stmt::Expr(b.atomic(AtomicOp::Max, b.addr_of(g(s.max_threads)), threads)));
-        let add = b.arith(BinaryOp::Add, b.ull(1 << 32), b.local(blocks, &ull));
+        // One 64-bit shared atomic hands out the slot (high half) and the first block (low).
+        let add = b.arith(BinaryOp::Add, b.ull(1 << 32), b.local(ops.blocks, &ull));
         stmts.push(b.if_(
-            valid,
+            ops.valid(&b),
             vec![
                 b.decl(old, b.atomic(AtomicOp::Add, b.addr_of(g(s.counter)), add)),
                 b.assign(b.local(slot, &u), b.cast(b.arith(BinaryOp::Shr, b.local(old, &ull), b.ull(32)), &u)),
                 b.if_(b.cmp(BinaryOp::Lt, b.local(slot, &u), b.uint(s.cap)), store),
             ],
         ));
-        let direct = Launch {
-            grid: lg(),
-            block: lb(),
-            args: args.iter().zip(&param_types).map(|(id, ty)| b.local(*id, ty)).collect(),
-            ..launch
-        };
-        stmts.push(b.if_(
-            b.cmp(BinaryOp::Ge, b.local(slot, &u), b.uint(s.cap)),
-            vec![Stmt::Expr(b.e(ExprKind::Launch(Box::new(direct)), Type::Void))],
-        ));
+        stmts.push(b.if_(b.cmp(BinaryOp::Ge, b.local(slot, &u), b.uint(s.cap)), vec![ops.direct(&b, &launch)]));
         Stmt::Block(Block { stmts })
     }
 }

@@ -166,3 +166,96 @@ pub(super) fn build_agg_kernel(module: &Module, child: &Function, record: Struct
     f.body = Some(Block { stmts: body });
     f
 }
+
+/// A launch's operands, evaluated once into locals of the launching function, in the order
+/// of the original launch (grid, block, then the arguments converted to the parameter types).
+pub(super) struct Operands {
+    pub(super) grid: LocalId,
+    pub(super) block: LocalId,
+    pub(super) args: Vec<(LocalId, Type)>,
+    /// The grid's block count, `unsigned long long`.
+    pub(super) blocks: LocalId,
+}
+
+impl Operands {
+    /// Declares the locals in `f` and returns the statements that set them.
+    pub(super) fn evaluate(module: &Module, f: &mut Function, launch: &Launch) -> (Operands, Vec<Stmt>) {
+        let b = builder(module, launch.span);
+        let span = launch.span;
+        let grid = new_local(f, "agg$grid", Type::Dim3, span);
+        let block = new_local(f, "agg$block", Type::Dim3, span);
+        let param_types: Vec<Type> = module.function(launch.kernel).param_types().cloned().collect();
+        let args: Vec<(LocalId, Type)> = param_types
+            .into_iter()
+            .enumerate()
+            .map(|(i, ty)| (new_local(f, &format!("agg$arg{i}"), ty.clone(), span), ty))
+            .collect();
+        let blocks = new_local(f, "agg$blocks", Type::ULONGLONG, span);
+        let ops = Operands { grid, block, args, blocks };
+        let mut stmts = vec![b.decl(grid, launch.grid.clone()), b.decl(block, launch.block.clone())];
+        for ((id, ty), arg) in ops.args.iter().zip(&launch.args) {
+            stmts.push(b.decl(*id, b.cast(arg.clone(), ty)));
+        }
+        stmts.push(b.decl(blocks, b.volume(&ops.grid(&b), &Type::ULONGLONG)));
+        (ops, stmts)
+    }
+
+    pub(super) fn grid(&self, b: &B) -> Expr {
+        b.local(self.grid, &Type::Dim3)
+    }
+
+    pub(super) fn block(&self, b: &B) -> Expr {
+        b.local(self.block, &Type::Dim3)
+    }
+
+    /// Whether the runtime would accept the configuration and it fits a record (at most
+    /// `MAX_BLOCKS_PER_RECORD` blocks): anything else is launched directly, so it fails (or
+    /// runs) as before.
+    pub(super) fn valid(&self, b: &B) -> Expr {
+        let ull = Type::ULONGLONG;
+        let (lg, lb) = (|| self.grid(b), || self.block(b));
+        let ge1 = |e: Expr| b.cmp(BinaryOp::Ge, e, b.uint(1));
+        let le = |e: Expr, v: u64| b.cmp(BinaryOp::Le, e, b.uint(v));
+        let conds = [
+            ge1(b.axis(lg(), Axis::X)),
+            ge1(b.axis(lg(), Axis::Y)),
+            ge1(b.axis(lg(), Axis::Z)),
+            le(b.axis(lg(), Axis::Y), 65535),
+            le(b.axis(lg(), Axis::Z), 65535),
+            b.cmp(BinaryOp::Le, b.local(self.blocks, &ull), b.ull(MAX_BLOCKS_PER_RECORD)),
+            ge1(b.axis(lb(), Axis::X)),
+            ge1(b.axis(lb(), Axis::Y)),
+            ge1(b.axis(lb(), Axis::Z)),
+            le(b.axis(lb(), Axis::X), 1024),
+            le(b.axis(lb(), Axis::Y), 1024),
+            le(b.axis(lb(), Axis::Z), 64),
+            b.cmp(BinaryOp::Le, b.volume(&lb(), &ull), b.ull(1024)),
+        ];
+        conds.into_iter().reduce(|a, c| b.and(a, c)).expect("conditions")
+    }
+
+    /// Stores of grid, block and arguments into the record place `rec` (start and done are
+    /// the caller's).
+    pub(super) fn store(&self, b: &B, rec: &dyn Fn() -> Expr) -> Vec<Stmt> {
+        let field = |idx: u32, ty: &Type| b.member(rec(), idx, ty);
+        let mut out = vec![
+            b.assign(field(F_GRID, &Type::Dim3), self.grid(b)),
+            b.assign(field(F_BLOCK, &Type::Dim3), self.block(b)),
+        ];
+        for (i, (id, ty)) in self.args.iter().enumerate() {
+            out.push(b.assign(field(F_ARG0 + i as u32, ty), b.local(*id, ty)));
+        }
+        out
+    }
+
+    /// The original launch with the evaluated operands.
+    pub(super) fn direct(&self, b: &B, launch: &Launch) -> Stmt {
+        let direct = Launch {
+            grid: self.grid(b),
+            block: self.block(b),
+            args: self.args.iter().map(|(id, ty)| b.local(*id, ty)).collect(),
+            ..launch.clone()
+        };
+        Stmt::Expr(b.e(ExprKind::Launch(Box::new(direct)), Type::Void))
+    }
+}

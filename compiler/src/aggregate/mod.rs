@@ -15,8 +15,9 @@
 //! a `return` out of nested loops), so every thread of the block reaches the end, where:
 //! `__syncthreads()`; thread 0 `cudaMalloc`s a global copy of the table; the block copies it;
 //! `__syncthreads()`; thread 0 launches `C__agg<<<total blocks, max threads>>>(table, count)`.
-//! When `C` calls `__syncthreads` and the records' block sizes differ, or the allocation
-//! fails, thread 0 instead launches every record as the original `C<<<g, b>>>(args)`.
+//! When there is one record, when `C` calls `__syncthreads` and the records' block sizes
+//! differ, or when the allocation fails, thread 0 instead launches every record as the
+//! original `C<<<g, b>>>(args)`.
 //!
 //! `C__agg` is a clone of `C`'s body: block `B` finds its record by binary search over the
 //! starts, reads its grid, block and arguments into locals (the original parameters become
@@ -42,18 +43,20 @@ mod block;
 mod build;
 mod clone;
 mod walk;
+mod warp;
 #[cfg(test)]
 mod tests;
 
 use crate::diag::{Code, Diagnostic, Span};
 use crate::hir::{
     AtomicOp, Axis, BinaryOp, Block, Builtin, Expr, ExprKind, Field, FuncId, Function, FunctionKind,
-    GlobalId, Init, Launch, LocalId, Module, RuntimeFn, SpecialReg, Stmt, StructDef,
+    GlobalId, Init, Launch, LocalId, Module, RuntimeFn, SpecialReg, Stmt, StructDef, WarpOp,
 };
 use crate::layout::param_layout;
+use crate::target::AddressSize;
 use crate::types::{round_up, StructId, Type};
 use block::rewrite_kernel;
-use build::{builder, new_local, new_shared};
+use build::{builder, new_local, new_shared, B};
 use clone::*;
 use walk::*;
 use std::collections::{BTreeMap, BTreeSet};
@@ -92,6 +95,9 @@ const MIN_CAP: u64 = 32;
 /// `RECORD_CAP` records never overflow the 32-bit block counter or `gridDim.x`.
 pub const MAX_BLOCKS_PER_RECORD: u64 = 1 << 22;
 
+/// Added to the remarks for what only block granularity refuses.
+const WARP_HINT: &str = " (-faggregate-launches=warp would aggregate it)";
+
 // Record fields.
 const F_START: u32 = 0;
 const F_DONE: u32 = 1;
@@ -118,12 +124,7 @@ pub fn aggregate(module: &mut Module, granularity: Granularity) -> Vec<Diagnosti
         }
     }
     if granularity == Granularity::Warp {
-        for sites in plans.values() {
-            for s in sites {
-                remarks.push(remark(module, s, "warp-granularity aggregation is not implemented; use -faggregate-launches=block"));
-            }
-        }
-        return remarks;
+        return aggregate_warps(module, &facts, &plans);
     }
 
     // Decide site by site, then kernel by kernel.
@@ -134,9 +135,9 @@ pub fn aggregate(module: &mut Module, granularity: Granularity) -> Vec<Diagnosti
         let mut direct_null: Vec<&Site> = Vec::new();
         for s in sites {
             let why = if f.kind != FunctionKind::Kernel {
-                Some(format!("the launch is in the device function `{}`; only launches in kernels are aggregated", f.name))
+                Some(format!("the launch is in the device function `{}`; only launches in kernels are aggregated{WARP_HINT}", f.name))
             } else {
-                site_reason(module, &facts, fid, s)
+                site_reason(module, &facts, fid, s, Granularity::Block)
             };
             match why {
                 Some(why) => {
@@ -153,7 +154,10 @@ pub fn aggregate(module: &mut Module, granularity: Granularity) -> Vec<Diagnosti
         }
         let k = &facts.of[fid.0 as usize];
         let kernel_reason = if k.early_return && k.syncs {
-            Some(format!("`{}` returns early and calls `__syncthreads`: its threads cannot all reach the block-wide launch point", f.name))
+            Some(format!(
+                "`{}` returns early and calls `__syncthreads`: its threads cannot all reach the block-wide launch point{WARP_HINT}",
+                f.name
+            ))
         } else if let Some(other) = direct_null.first() {
             Some(format!(
                 "`{}` also launches `{}` into the NULL stream without aggregation; delaying this launch would reorder them",
@@ -218,14 +222,50 @@ fn remark(module: &Module, s: &Site, why: &str) -> Diagnostic {
         .with_primary_message(why.to_string())
 }
 
-/// Why a launch in a kernel is left alone, if it is.
-fn site_reason(module: &Module, facts: &Facts, kernel: FuncId, s: &Site) -> Option<String> {
+/// Warp granularity: every eligible site is rewritten where it is, then the children are
+/// cloned from the rewritten module, so that a clone's own launches are aggregated too.
+fn aggregate_warps(module: &mut Module, facts: &Facts, plans: &BTreeMap<FuncId, Vec<Site>>) -> Vec<Diagnostic> {
+    let mut remarks = Vec::new();
+    let mut rewrites: BTreeMap<FuncId, BTreeSet<(u32, u32)>> = BTreeMap::new();
+    let mut children: BTreeSet<FuncId> = BTreeSet::new();
+    for (&fid, sites) in plans {
+        for s in sites {
+            match site_reason(module, facts, fid, s, Granularity::Warp) {
+                Some(why) => remarks.push(remark(module, s, &why)),
+                None => {
+                    rewrites.entry(fid).or_default().insert((s.launch.span.start, s.launch.span.end));
+                    children.insert(s.launch.kernel);
+                }
+            }
+        }
+    }
+    let mut aggs: BTreeMap<FuncId, AggChild> = BTreeMap::new();
+    let first_clone = module.functions.len();
+    for (k, &c) in children.iter().enumerate() {
+        let record = make_record(module, c);
+        aggs.insert(c, AggChild { agg: FuncId((first_clone + k) as u32), record, child_syncs: facts.of[c.0 as usize].syncs });
+    }
+    for (fid, sites) in &rewrites {
+        warp::rewrite_function(module, *fid, sites, &aggs);
+    }
+    for c in &children {
+        let a = &aggs[c];
+        let clone = build_agg_kernel(module, &module.functions[c.0 as usize].clone(), a.record);
+        debug_assert_eq!(module.functions.len(), a.agg.0 as usize);
+        module.functions.push(clone);
+    }
+    remarks
+}
+
+/// Why a launch is left alone at `granularity`, if it is.
+fn site_reason(module: &Module, facts: &Facts, kernel: FuncId, s: &Site, granularity: Granularity) -> Option<String> {
+    let block = granularity == Granularity::Block;
     let child = module.function(s.launch.kernel);
     if !s.statement {
         return Some("the launch is part of a larger expression".into());
     }
-    if s.in_loop {
-        return Some("the launch is inside a loop: a thread may launch more than once".into());
+    if block && s.in_loop {
+        return Some(format!("the launch is inside a loop: a thread may launch more than once{WARP_HINT}"));
     }
     match strip_casts(&s.launch.stream).kind {
         ExprKind::PointerConst(0) => {}
@@ -236,8 +276,8 @@ fn site_reason(module: &Module, facts: &Facts, kernel: FuncId, s: &Site) -> Opti
     if !matches!(strip_casts(&s.launch.shared_mem).kind, ExprKind::IntConst(0)) {
         return Some("the launch asks for dynamic shared memory".into());
     }
-    if s.launch.kernel == kernel {
-        return Some(format!("`{}` launches itself: its aggregated clone would have to be aggregated too", child.name));
+    if block && s.launch.kernel == kernel {
+        return Some(format!("`{}` launches itself: its aggregated clone would have to be aggregated too{WARP_HINT}", child.name));
     }
     if child.body.is_none() {
         return Some(format!("`{}` has no definition to clone", child.name));

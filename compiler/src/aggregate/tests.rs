@@ -1,7 +1,7 @@
 use super::Granularity;
 use crate::diag::{Code, Severity};
 use crate::driver::{self, CompileOptions, Emit};
-use crate::hir::{Builtin, ExprKind, FunctionKind, SpecialReg, Stmt};
+use crate::hir::{Builtin, ExprKind, FunctionKind, SpecialReg, Stmt, WarpOp};
 
 fn options(granularity: Granularity, remarks: bool) -> CompileOptions {
     CompileOptions { emit: Emit::Ptx, aggregate: granularity, pass_remarks: remarks, ..CompileOptions::default() }
@@ -25,6 +25,13 @@ fn remarks(source: &str, granularity: Granularity) -> Vec<(usize, String)> {
 fn ptx(source: &str, granularity: Granularity) -> String {
     let compiled = driver::compile(source, &options(granularity, false)).unwrap_or_else(|e| panic!("{e}: {e:?}"));
     String::from_utf8(compiled.output).unwrap()
+}
+
+/// The PTX of kernel `name`: from its `.entry` to the next one.
+fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
+    let start = ptx.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("no kernel {name}"));
+    let rest = &ptx[start + 1..];
+    &ptx[start..start + 1 + rest.find(".entry").unwrap_or(rest.len())]
 }
 
 /// Launch calls in the PTX (V2: one `__cudaCDP2LaunchDeviceV2` call per launch site).
@@ -92,13 +99,20 @@ fn block_aggregation_adds_a_clone_and_moves_the_launch_to_the_end() {
 
 #[test]
 fn both_abis_and_32_bit_compile() {
-    for abi in [crate::LaunchAbi::V1, crate::LaunchAbi::V2] {
-        for size in [crate::AddressSize::Bits64, crate::AddressSize::Bits32] {
-            let mut o = options(Granularity::Block, false);
-            o.target.launch_abi = abi;
-            o.target.address_size = size;
-            let out = String::from_utf8(driver::compile(IRREGULAR, &o).unwrap().output).unwrap();
-            assert!(out.contains(".entry child__agg("), "{abi:?} {size:?}");
+    for granularity in [Granularity::Block, Granularity::Warp] {
+        for abi in [crate::LaunchAbi::V1, crate::LaunchAbi::V2] {
+            for size in [crate::AddressSize::Bits64, crate::AddressSize::Bits32] {
+                let mut o = options(granularity, false);
+                o.target.launch_abi = abi;
+                o.target.address_size = size;
+                let out = String::from_utf8(driver::compile(IRREGULAR, &o).unwrap().output).unwrap();
+                assert!(out.contains(".entry child__agg("), "{granularity:?} {abi:?} {size:?}");
+                if granularity == Granularity::Warp {
+                    // one shuffle per 32-bit half of the table's address
+                    let shuffles = out.matches("shfl.sync.idx.b32").count();
+                    assert_eq!(shuffles, if size == crate::AddressSize::Bits64 { 2 } else { 1 }, "{abi:?} {size:?}");
+                }
+            }
         }
     }
 }
@@ -188,12 +202,80 @@ fn remarks_need_the_flag() {
     assert!(checked.warnings.is_empty());
 }
 
+/// The warp primitives of a function body, in pre-order.
+fn warp_ops(f: &crate::hir::Function) -> Vec<WarpOp> {
+    let mut ops = Vec::new();
+    super::visit_block(f.body.as_ref().unwrap(), &mut |e| {
+        if let ExprKind::Builtin { builtin: Builtin::Warp(op), .. } = &e.kind {
+            ops.push(*op);
+        }
+    });
+    ops
+}
+
 #[test]
-fn warp_granularity_is_reported_as_not_implemented() {
-    let got = remarks(IRREGULAR, Granularity::Warp);
-    assert_eq!(got.len(), 1);
-    assert!(got[0].1.contains("not implemented"));
-    assert_eq!(ptx(IRREGULAR, Granularity::Warp), ptx(IRREGULAR, Granularity::Off));
+fn warp_aggregation_rewrites_the_launch_where_it_is() {
+    assert!(remarks(IRREGULAR, Granularity::Warp).is_empty());
+    let module = driver::check(IRREGULAR, &options(Granularity::Warp, false)).unwrap().module;
+    let names: Vec<&str> = module.functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["child", "parent", "child__agg"]);
+    let ops = warp_ops(&module.functions[1]);
+    // the group, its size, rank and lowest lane, the table's address in two halves, and the
+    // two barriers around the leader's launch
+    for op in [WarpOp::ActiveMask, WarpOp::Ballot, WarpOp::LaneMaskLt] {
+        assert_eq!(ops.iter().filter(|o| **o == op).count(), 1, "{op:?} in {ops:?}");
+    }
+    assert_eq!(ops.iter().filter(|o| **o == WarpOp::Shuffle).count(), 2, "{ops:?}");
+    assert_eq!(ops.iter().filter(|o| **o == WarpOp::SyncWarp).count(), 2, "{ops:?}");
+    assert!(module.globals.iter().all(|g| !g.name.contains("$agg")), "no shared tables at warp granularity");
+
+    let out = ptx(IRREGULAR, Granularity::Warp);
+    let parent = entry(&out, "parent");
+    for needle in ["activemask.b32", "vote.sync.ballot.b32", "shfl.sync.idx.b32", "bar.warp.sync", "__cudaCDP2Malloc"] {
+        assert!(parent.contains(needle), "{needle} missing from parent:\n{parent}");
+    }
+    assert!(!parent.contains("bar.sync") && !parent.contains("barrier.sync"), "no block barrier in parent:\n{parent}");
+    assert!(parent.lines().any(|l| l.trim_start().starts_with("mov.b64") && l.ends_with("child__agg;")), "the aggregated kernel is launched");
+    assert_eq!(launch_calls(parent), 2, "the aggregated launch and the direct one");
+}
+
+#[test]
+fn warp_granularity_takes_loops_device_functions_recursion_and_early_returns() {
+    let got = remarks(LEFT_ALONE, Granularity::Warp);
+    let lines: Vec<usize> = got.iter().map(|(l, _)| *l).collect();
+    assert_eq!(lines, [11, 12, 15, 16, 23], "{got:#?}");
+    let why: Vec<&str> = got.iter().map(|(_, w)| w.as_str()).collect();
+    assert!(why[0].contains("tail launch"));
+    assert!(why[1].contains("fire-and-forget"));
+    assert!(why[2].contains("NULL stream"));
+    assert!(why[3].contains("dynamic shared memory"));
+    assert!(why[4].contains("device function that reads threadIdx"));
+    let module = driver::check(LEFT_ALONE, &options(Granularity::Warp, false)).unwrap().module;
+    let aggs: Vec<&str> = module.functions.iter().map(|f| f.name.as_str()).filter(|n| n.ends_with("__agg")).collect();
+    assert_eq!(aggs, ["leaf__agg", "k_self__agg"]);
+    for name in ["k_loop", "k_self", "helper", "k_sync", "k_ok"] {
+        let f = module.functions.iter().find(|f| f.name == name).unwrap();
+        assert!(warp_ops(f).contains(&WarpOp::Ballot), "{name} is not aggregated");
+    }
+    let out = ptx(LEFT_ALONE, Granularity::Warp);
+    assert!(out.contains(".entry leaf__agg(") && out.contains(".entry k_self__agg("));
+}
+
+#[test]
+fn a_clone_aggregates_its_own_launches() {
+    // k_self launches itself: its clone is made from the rewritten kernel, so the clone's
+    // launch is aggregated too and goes to the clone.
+    let module = driver::check(LEFT_ALONE, &options(Granularity::Warp, false)).unwrap().module;
+    let id = module.functions.iter().position(|f| f.name == "k_self__agg").unwrap();
+    let clone = &module.functions[id];
+    assert!(warp_ops(clone).contains(&WarpOp::Ballot));
+    let mut launched = Vec::new();
+    super::visit_block(clone.body.as_ref().unwrap(), &mut |e| {
+        if let ExprKind::Launch(l) = &e.kind {
+            launched.push(module.functions[l.kernel.0 as usize].name.clone());
+        }
+    });
+    assert_eq!(launched, ["k_self__agg", "k_self"], "the aggregated launch and the direct one");
 }
 
 #[test]
@@ -246,7 +328,13 @@ extern "C" __global__ void k(const float *x, float *out, int n) {
         reduce<<<2, 256>>>(x + 512 * threadIdx.x, out + threadIdx.x);
 }
 "#;
-    assert!(remarks(source, Granularity::Block).is_empty());
-    let out = ptx(source, Granularity::Block);
-    assert!(out.contains(".entry reduce__agg("));
+    for granularity in [Granularity::Block, Granularity::Warp] {
+        assert!(remarks(source, granularity).is_empty());
+        let out = ptx(source, granularity);
+        assert!(out.contains(".entry reduce__agg("));
+        // with block sizes that differ, the records are launched as they were: at warp
+        // granularity the table is allocated before the sizes are known, and freed then
+        let k = entry(&out, "k");
+        assert_eq!(k.contains("__cudaCDP2Free"), granularity == Granularity::Warp, "{granularity:?}");
+    }
 }

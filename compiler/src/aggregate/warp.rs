@@ -1,0 +1,176 @@
+//! Warp granularity: the threads of a warp that reach a launch together make one launch.
+//!
+//! At the site, the launching threads evaluate the launch's operands as before, then find
+//! each other with `__activemask()` and `__ballot_sync` (those whose configuration is valid).
+//! A lone thread launches directly. Otherwise the lowest lane `cudaMalloc`s a table of one
+//! record per thread and shares the pointer with `__shfl_sync`; every thread writes its
+//! record, fences, and meets the others at `__syncwarp`; the lowest lane numbers the records'
+//! blocks and launches `C__agg` over all of them; a second `__syncwarp` holds the other lanes
+//! until it has, so that a later launch of theirs stays behind this one in the block's NULL
+//! stream. Nothing moves past any other statement, so unlike block granularity this works in
+//! loops, divergent code, device functions and kernels that return early.
+
+use super::*;
+
+/// Rewrites the launch statements of `fid` whose spans are in `sites` into warp-aggregated
+/// launches of their children's clones (`aggs`).
+pub(super) fn rewrite_function(module: &mut Module, fid: FuncId, sites: &BTreeSet<(u32, u32)>, aggs: &BTreeMap<FuncId, AggChild>) {
+    let mut f = module.functions[fid.0 as usize].clone();
+    let mut body = f.body.take().unwrap_or_default();
+    rewrite_block(module, &mut f, &mut body, sites, aggs);
+    f.body = Some(body);
+    module.functions[fid.0 as usize] = f;
+}
+
+fn rewrite_block(module: &Module, f: &mut Function, block: &mut Block, sites: &BTreeSet<(u32, u32)>, aggs: &BTreeMap<FuncId, AggChild>) {
+    for stmt in &mut block.stmts {
+        match stmt {
+            Stmt::Expr(Expr { kind: ExprKind::Launch(l), .. }) if sites.contains(&(l.span.start, l.span.end)) => {
+                let launch = (**l).clone();
+                *stmt = site(module, f, &launch, &aggs[&launch.kernel]);
+            }
+            Stmt::If { then, otherwise, .. } => {
+                rewrite_block(module, f, then, sites, aggs);
+                if let Some(o) = otherwise {
+                    rewrite_block(module, f, o, sites, aggs);
+                }
+            }
+            Stmt::Loop { init, body, .. } => {
+                rewrite_block(module, f, init, sites, aggs);
+                rewrite_block(module, f, body, sites, aggs);
+            }
+            Stmt::Block(inner) => rewrite_block(module, f, inner, sites, aggs),
+            _ => {}
+        }
+    }
+}
+
+/// The statement that replaces `C<<<g, b>>>(args);` in `f`.
+fn site(module: &Module, f: &mut Function, launch: &Launch, a: &AggChild) -> Stmt {
+    let b = builder(module, launch.span);
+    let span = launch.span;
+    let (u, int) = (Type::UINT, Type::INT);
+    let rec_ptr = Type::pointer_to(Type::Struct(a.record));
+    let void_ptr = Type::pointer_to(Type::Void);
+    let wide = module.target.address_size == AddressSize::Bits64;
+    let warp = |op: WarpOp, args: Vec<Expr>| b.builtin(Builtin::Warp(op), args, &u);
+
+    let (ops, mut stmts) = Operands::evaluate(module, f, launch);
+    let mut local = |name: &str, ty: &Type| new_local(f, &format!("agg${name}"), ty.clone(), span);
+    let [mask, group, n, rank, leader, lo, hi, total, min_t, max_t, i, threads] =
+        ["mask", "group", "n", "rank", "leader", "lo", "hi", "total", "min_threads", "max_threads", "i", "threads"].map(|name| local(name, &u));
+    let (valid, done) = (local("valid", &int), local("done", &int));
+    let allocation = local("allocation", &void_ptr);
+    let table = local("table", &rec_ptr);
+    let l = |id: LocalId, ty: &Type| b.local(id, ty);
+    let lu = |id: LocalId| b.local(id, &u);
+
+    stmts.push(b.decl(valid, ops.valid(&b)));
+    stmts.push(b.decl(mask, warp(WarpOp::ActiveMask, vec![])));
+    stmts.push(b.decl(group, warp(WarpOp::Ballot, vec![lu(mask), l(valid, &int)])));
+    stmts.push(b.decl(done, b.int(0)));
+
+    // The lowest lane allocates the table; every lane of the group gets its address.
+    let bytes = b.arith(
+        BinaryOp::Mul,
+        b.cast(lu(n), &Type::size_t()),
+        b.e(ExprKind::IntConst(module.size_align(&Type::Struct(a.record)).0 as i64), Type::size_t()),
+    );
+    let malloc = b.builtin(Builtin::Runtime(RuntimeFn::Malloc), vec![b.addr_of(l(allocation, &void_ptr)), bytes], &Type::CudaError);
+    let null = || b.cast(b.e(ExprKind::PointerConst(0), void_ptr.clone()), &void_ptr);
+    let lowest_bit = b.arith(BinaryOp::BitAnd, lu(group), b.arith(BinaryOp::Sub, b.uint(0), lu(group)));
+    let mut shared_address = vec![
+        b.decl(rank, warp(WarpOp::PopCount, vec![b.arith(BinaryOp::BitAnd, lu(group), warp(WarpOp::LaneMaskLt, vec![]))])),
+        b.decl(leader, warp(WarpOp::PopCount, vec![b.arith(BinaryOp::Sub, lowest_bit, b.uint(1))])),
+        b.decl(allocation, null()),
+        b.if_(
+            b.cmp(BinaryOp::Eq, lu(rank), b.uint(0)),
+            vec![b.if_(b.cmp(BinaryOp::Ne, b.cast(malloc, &int), b.int(0)), vec![b.assign(l(allocation, &void_ptr), null())])],
+        ),
+    ];
+    let shuffle = |word: Expr| warp(WarpOp::Shuffle, vec![lu(group), word, lu(leader)]);
+    if wide {
+        let ull = Type::ULONGLONG;
+        let bits = || b.cast(l(allocation, &void_ptr), &ull);
+        shared_address.push(b.decl(lo, shuffle(b.cast(bits(), &u))));
+        shared_address.push(b.decl(hi, shuffle(b.cast(b.arith(BinaryOp::Shr, bits(), b.ull(32)), &u))));
+        let joined = b.arith(BinaryOp::BitOr, b.arith(BinaryOp::Shl, b.cast(lu(hi), &ull), b.ull(32)), b.cast(lu(lo), &ull));
+        shared_address.push(b.decl(table, b.cast(joined, &rec_ptr)));
+    } else {
+        shared_address.push(b.decl(lo, shuffle(b.cast(l(allocation, &void_ptr), &u))));
+        shared_address.push(b.decl(table, b.cast(lu(lo), &rec_ptr)));
+    }
+
+    // Every lane writes its record; the lowest lane numbers the blocks and launches.
+    let rec = |index: Expr| b.index(l(table, &rec_ptr), index);
+    let mine = || rec(lu(rank));
+    let mut write = vec![b.assign(b.member(mine(), F_START, &u), b.uint(0)), b.assign(b.member(mine(), F_DONE, &u), b.uint(0))];
+    write.extend(ops.store(&b, &mine));
+    write.push(Stmt::Expr(b.builtin(Builtin::ThreadFence, vec![], &Type::Void)));
+    write.push(Stmt::Expr(b.builtin(Builtin::Warp(WarpOp::SyncWarp), vec![lu(group)], &Type::Void)));
+
+    let ith = || rec(lu(i));
+    let count_loop = |body: Vec<Stmt>| {
+        let step = b.e(ExprKind::IncDec { place: Box::new(lu(i)), increment: true, prefix: true }, u.clone());
+        b.for_(vec![b.decl(i, b.uint(0))], b.cmp(BinaryOp::Lt, lu(i), lu(n)), step, body)
+    };
+    let mut leader_stmts = vec![
+        b.decl(total, b.uint(0)),
+        b.decl(min_t, b.uint(u32::MAX as u64)),
+        b.decl(max_t, b.uint(0)),
+        count_loop(vec![
+            b.assign(b.member(ith(), F_START, &u), lu(total)),
+            b.assign(lu(total), b.arith(BinaryOp::Add, lu(total), b.volume(&b.member(ith(), F_GRID, &Type::Dim3), &u))),
+            b.decl(threads, b.volume(&b.member(ith(), F_BLOCK, &Type::Dim3), &u)),
+            b.assign(lu(min_t), b.builtin(Builtin::Min, vec![lu(min_t), lu(threads)], &u)),
+            b.assign(lu(max_t), b.builtin(Builtin::Max, vec![lu(max_t), lu(threads)], &u)),
+        ]),
+    ];
+    let agg_launch = Stmt::Expr(b.e(
+        ExprKind::Launch(Box::new(Launch {
+            kernel: a.agg,
+            grid: b.dim3(lu(total), b.uint(1), b.uint(1)),
+            block: b.dim3(lu(max_t), b.uint(1), b.uint(1)),
+            shared_mem: b.uint(0),
+            stream: b.e(ExprKind::PointerConst(0), Type::Stream),
+            args: vec![l(table, &rec_ptr), lu(n)],
+            layout: param_layout([rec_ptr.clone(), u.clone()].iter(), module, &module.target),
+            span,
+        })),
+        Type::Void,
+    ));
+    if a.child_syncs {
+        // The clone's barriers need every thread: with block sizes that differ, each record
+        // is launched as it was.
+        let child = module.function(launch.kernel);
+        let record_launch = Launch {
+            grid: b.member(ith(), F_GRID, &Type::Dim3),
+            block: b.member(ith(), F_BLOCK, &Type::Dim3),
+            args: child.param_types().enumerate().map(|(k, ty)| b.member(ith(), F_ARG0 + k as u32, ty)).collect(),
+            ..launch.clone()
+        };
+        let free = b.builtin(Builtin::Runtime(RuntimeFn::Free), vec![b.cast(l(table, &rec_ptr), &void_ptr)], &Type::CudaError);
+        leader_stmts.push(b.if_else(
+            b.cmp(BinaryOp::Ne, lu(min_t), lu(max_t)),
+            vec![count_loop(vec![Stmt::Expr(b.e(ExprKind::Launch(Box::new(record_launch)), Type::Void))]), Stmt::Expr(free)],
+            vec![agg_launch],
+        ));
+    } else {
+        leader_stmts.push(agg_launch);
+    }
+    write.push(b.if_(b.cmp(BinaryOp::Eq, lu(rank), b.uint(0)), leader_stmts));
+    write.push(Stmt::Expr(b.builtin(Builtin::Warp(WarpOp::SyncWarp), vec![lu(group)], &Type::Void)));
+    write.push(b.assign(l(done, &int), b.int(1)));
+
+    let mut several = shared_address;
+    several.push(b.if_(b.cmp(BinaryOp::Ne, l(table, &rec_ptr), b.cast(null(), &rec_ptr)), write));
+    stmts.push(b.if_(
+        l(valid, &int),
+        vec![
+            b.decl(n, warp(WarpOp::PopCount, vec![lu(group)])),
+            b.if_(b.cmp(BinaryOp::Gt, lu(n), b.uint(1)), several),
+        ],
+    ));
+    stmts.push(b.if_(b.cmp(BinaryOp::Eq, l(done, &int), b.int(0)), vec![ops.direct(&b, launch)]));
+    Stmt::Block(Block { stmts })
+}
