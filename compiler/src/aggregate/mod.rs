@@ -1,5 +1,12 @@
 //! Launch aggregation (KLAP-style), a HIR-to-HIR phase between sema and code generation,
-//! enabled by `-faggregate-launches=block`; code generation is unaware of it.
+//! enabled by `-faggregate-launches=block` or `=warp`; code generation is unaware of it.
+//!
+//! Both granularities turn launches of one child `C` into one launch of `C__agg`, a clone of
+//! `C` that maps each of its blocks back to a *record* (grid, block, arguments) and so sees the
+//! `threadIdx`, `blockIdx`, `blockDim`, `gridDim` and arguments of the launch it stands for
+//! (`clone.rs`). They differ in who meets to launch: the threads of a block at the end of the
+//! kernel (`block.rs`), or the threads of a warp at the launch site itself (`warp.rs`, whose
+//! header says how).
 //!
 //! # Block granularity
 //!
@@ -37,7 +44,10 @@
 //! stream would have run one after another in an unspecified order, run as one grid.
 //!
 //! Everything else is left as it is, with a remark (`R0500`, printed with `-Rpass=aggregate`)
-//! saying why. Warp granularity is accepted and reported as not implemented.
+//! saying why. At warp granularity the same holds for the clone, the visibility and what
+//! changes, with `__syncwarp` (a memory barrier among its lanes) for `__syncthreads()`, and
+//! only the launches the child cannot take are left alone: loops, device functions, kernels
+//! that return early and kernels that launch themselves are all aggregated.
 
 mod block;
 mod build;
