@@ -285,6 +285,9 @@ fn diff_table_rows_and_verdict() {
     let labels: Vec<Label> = ["nvcc=/n", "cdpc-v2=/a", "cdpc-v1=/b"].iter().map(|l| Label::parse(l).unwrap()).collect();
     assert_eq!(labels[2].abi(), Some(runtime_shim::loader::Abi::V1));
     assert_eq!(labels[0].abi(), None);
+    // aggregated builds name their ABI before the granularity
+    assert_eq!(Label::parse("cdpc-v1-agg-warp=/w").unwrap().abi(), Some(runtime_shim::loader::Abi::V1));
+    assert_eq!(Label::parse("agg-block=/w").unwrap().abi(), None);
     let h = manifest("hello");
     let mut fast = perfect_output(&h);
     fast.times_ms = vec![0.5, 0.1, 0.2];

@@ -23,9 +23,10 @@ impl Label {
         }
     }
 
-    /// The cdpc launch ABI a label stands for, from its last `-v1`/`-v2` (`cdpc-v1`).
+    /// The cdpc launch ABI a label stands for, from its last `-v1`/`-v2` part (`cdpc-v1`,
+    /// `cdpc-v1-agg-block`).
     pub fn abi(&self) -> Option<Abi> {
-        self.name.rsplit(['-', '_']).next().and_then(Abi::parse)
+        self.name.rsplit(['-', '_']).find_map(Abi::parse)
     }
 }
 
