@@ -8,6 +8,7 @@
 //! `CDPC_FUZZ_SEED=N` picks another seed (the seed is printed), `CDPC_FUZZ_ITERS=N` another
 //! number of mutations.
 
+use cdpc::aggregate::Granularity;
 use cdpc::driver::CompileOptions;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -142,12 +143,18 @@ fn mutate(rng: &mut Rng, corpus: &[(String, Vec<u8>)], input: &[u8]) -> Vec<u8> 
     data
 }
 
-fn run_one(source: &str, codegen: bool, opt_level: u8) -> Result<(), String> {
+/// Launch aggregation for the `i`th run through code generation: off, block and warp in turn
+/// (with remarks, so that they are rendered too).
+fn aggregation(i: usize) -> (Granularity, bool) {
+    [(Granularity::Off, false), (Granularity::Block, true), (Granularity::Warp, true)][i % 3]
+}
+
+fn run_one(source: &str, codegen: bool, opt_level: u8, (aggregate, pass_remarks): (Granularity, bool)) -> Result<(), String> {
     catch_unwind(AssertUnwindSafe(|| {
         cdpc::fuzzing::lex(source);
         cdpc::fuzzing::parse(source);
         if codegen {
-            let options = CompileOptions { opt_level, ..CompileOptions::default() };
+            let options = CompileOptions { opt_level, aggregate, pass_remarks, ..CompileOptions::default() };
             cdpc::fuzzing::codegen(source, &options);
         } else {
             cdpc::fuzzing::check(source);
@@ -173,8 +180,10 @@ fn corpus_and_mutations_never_panic() {
     let started = std::time::Instant::now();
     for (name, bytes) in &corpus {
         let source = String::from_utf8_lossy(bytes);
-        if let Err(e) = run_one(&source, true, 2) {
-            failures.push(format!("seed file {name}: {e}"));
+        for k in 0..3 {
+            if let Err(e) = run_one(&source, true, 2, aggregation(k)) {
+                failures.push(format!("seed file {name} ({:?}): {e}", aggregation(k).0));
+            }
         }
     }
     let mut generated = 0;
@@ -185,7 +194,7 @@ fn corpus_and_mutations_never_panic() {
         // Code generation is the slow part: every eighth mutant that passes the checks.
         let codegen = i % 8 == 0;
         generated += codegen as usize;
-        if let Err(e) = run_one(&source, codegen, (i % 4) as u8) {
+        if let Err(e) = run_one(&source, codegen, (i % 4) as u8, aggregation(i / 8)) {
             let file = std::env::temp_dir().join(format!("cdpc-fuzz-{seed}-{i}.cdp"));
             let _ = std::fs::write(&file, &data);
             failures.push(format!("mutation {i} of {name} (seed {seed}), saved to {}: {e}", file.display()));

@@ -1,6 +1,7 @@
 //! Parse, check and, for programs that pass, LLVM code generation to PTX (no ptxas). The first
-//! byte picks the optimisation level, the address size and the launch ABI.
+//! byte picks the optimisation level, the address size, the launch ABI and launch aggregation.
 #![no_main]
+use cdpc::aggregate::Granularity;
 use cdpc::driver::CompileOptions;
 use cdpc::{AddressSize, LaunchAbi};
 use libfuzzer_sys::fuzz_target;
@@ -14,5 +15,7 @@ fuzz_target!(|data: &[u8]| {
     if knobs & 8 != 0 {
         options.target.address_size = AddressSize::Bits32;
     }
+    options.aggregate = [Granularity::Off, Granularity::Block, Granularity::Warp, Granularity::Off][(knobs >> 4) as usize & 3];
+    options.pass_remarks = knobs & 64 != 0;
     cdpc::fuzzing::codegen(&String::from_utf8_lossy(text), &options);
 });
