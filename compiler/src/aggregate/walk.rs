@@ -2,45 +2,72 @@
 
 use super::*;
 
-pub(super) fn children(e: &Expr) -> Vec<&Expr> {
-    use ExprKind::*;
-    match &e.kind {
-        IntConst(_) | FloatConst(_) | PointerConst(_) | Local(_) | Global(_) => vec![],
-        Deref(a) | Member { base: a, .. } | AddrOf(a) | Decay(a) | Cast(a) | Unary { operand: a, .. } => vec![a],
-        IncDec { place, .. } => vec![place],
-        Binary { lhs, rhs, .. } | LogicalAnd { lhs, rhs } | LogicalOr { lhs, rhs } | Comma { lhs, rhs } => vec![lhs, rhs],
-        Assign { place, value } | CompoundAssign { place, value, .. } => vec![place, value],
-        Conditional { cond, then, otherwise } => vec![cond, then, otherwise],
-        Call { args, .. } | Builtin { args, .. } => args.iter().collect(),
-        Dim3 { x, y, z } => vec![x, y, z],
-        Launch(l) => {
-            let mut v = vec![&l.grid, &l.block, &l.shared_mem, &l.stream];
-            v.extend(l.args.iter());
-            v
+/// One definition for the shared and the mutable walkers, which differ only in `&`/`&mut`.
+macro_rules! walkers {
+    ($children:ident, $roots:ident, $init_roots:ident, $iter:ident $(, $mut:tt)?) => {
+        /// The direct sub-expressions of `e`.
+        pub(super) fn $children(e: &$($mut)? Expr) -> Vec<&$($mut)? Expr> {
+            use ExprKind::*;
+            match &$($mut)? e.kind {
+                IntConst(_) | FloatConst(_) | PointerConst(_) | Local(_) | Global(_) => vec![],
+                Deref(a) | Member { base: a, .. } | AddrOf(a) | Decay(a) | Cast(a) | Unary { operand: a, .. } => vec![a],
+                IncDec { place, .. } => vec![place],
+                Binary { lhs, rhs, .. } | LogicalAnd { lhs, rhs } | LogicalOr { lhs, rhs } | Comma { lhs, rhs } => vec![lhs, rhs],
+                Assign { place, value } | CompoundAssign { place, value, .. } => vec![place, value],
+                Conditional { cond, then, otherwise } => vec![cond, then, otherwise],
+                Call { args, .. } | Builtin { args, .. } => args.$iter().collect(),
+                Dim3 { x, y, z } => vec![x, y, z],
+                Launch(l) => {
+                    let crate::hir::Launch { grid, block, shared_mem, stream, args, .. } = &$($mut)? **l;
+                    let mut v = vec![grid, block, shared_mem, stream];
+                    v.extend(args.$iter());
+                    v
+                }
+            }
         }
-    }
+
+        fn $init_roots(init: &$($mut)? Init, f: &mut dyn FnMut(&$($mut)? Expr)) {
+            match init {
+                Init::Expr(e) => f(e),
+                Init::List(items) => items.$iter().for_each(|i| $init_roots(i, f)),
+            }
+        }
+
+        /// The root expression of every statement of `b` and of its nested blocks, in order.
+        pub(super) fn $roots(b: &$($mut)? Block, f: &mut dyn FnMut(&$($mut)? Expr)) {
+            for s in b.stmts.$iter() {
+                match s {
+                    Stmt::Decl { init: Some(init), .. } => $init_roots(init, f),
+                    Stmt::Decl { init: None, .. } | Stmt::Break | Stmt::Continue | Stmt::Return(None) => {}
+                    Stmt::Expr(e) | Stmt::Return(Some(e)) => f(e),
+                    Stmt::If { cond, then, otherwise } => {
+                        f(cond);
+                        $roots(then, f);
+                        if let Some(o) = otherwise {
+                            $roots(o, f);
+                        }
+                    }
+                    Stmt::Loop { init, cond, step, body, .. } => {
+                        $roots(init, f);
+                        if let Some(c) = cond {
+                            f(c);
+                        }
+                        if let Some(s) = step {
+                            f(s);
+                        }
+                        $roots(body, f);
+                    }
+                    Stmt::Block(b) => $roots(b, f),
+                }
+            }
+        }
+    };
 }
 
-pub(super) fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
-    use ExprKind::*;
-    match &mut e.kind {
-        IntConst(_) | FloatConst(_) | PointerConst(_) | Local(_) | Global(_) => vec![],
-        Deref(a) | Member { base: a, .. } | AddrOf(a) | Decay(a) | Cast(a) | Unary { operand: a, .. } => vec![a],
-        IncDec { place, .. } => vec![place],
-        Binary { lhs, rhs, .. } | LogicalAnd { lhs, rhs } | LogicalOr { lhs, rhs } | Comma { lhs, rhs } => vec![lhs, rhs],
-        Assign { place, value } | CompoundAssign { place, value, .. } => vec![place, value],
-        Conditional { cond, then, otherwise } => vec![cond, then, otherwise],
-        Call { args, .. } | Builtin { args, .. } => args.iter_mut().collect(),
-        Dim3 { x, y, z } => vec![x, y, z],
-        Launch(l) => {
-            let crate::hir::Launch { grid, block, shared_mem, stream, args, .. } = &mut **l;
-            let mut v = vec![grid, block, shared_mem, stream];
-            v.extend(args.iter_mut());
-            v
-        }
-    }
-}
+walkers!(children, root_exprs, init_roots, iter);
+walkers!(children_mut, root_exprs_mut, init_roots_mut, iter_mut, mut);
 
+/// Calls `f` on every expression of `e`, pre-order.
 pub(super) fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     f(e);
     for c in children(e) {
@@ -48,46 +75,12 @@ pub(super) fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     }
 }
 
-pub(super) fn init_exprs(init: &Init, out: &mut Vec<Expr>) {
-    match init {
-        Init::Expr(e) => out.push(e.clone()),
-        Init::List(items) => items.iter().for_each(|i| init_exprs(i, out)),
-    }
-}
-
 /// Every expression of a block (statement roots, pre-order within each).
 pub(super) fn visit_block(b: &Block, f: &mut dyn FnMut(&Expr)) {
-    for s in &b.stmts {
-        match s {
-            Stmt::Decl { init: Some(init), .. } => {
-                let mut v = Vec::new();
-                init_exprs(init, &mut v);
-                v.iter().for_each(|e| visit_expr(e, f));
-            }
-            Stmt::Decl { init: None, .. } | Stmt::Break | Stmt::Continue | Stmt::Return(None) => {}
-            Stmt::Expr(e) | Stmt::Return(Some(e)) => visit_expr(e, f),
-            Stmt::If { cond, then, otherwise } => {
-                visit_expr(cond, f);
-                visit_block(then, f);
-                if let Some(o) = otherwise {
-                    visit_block(o, f);
-                }
-            }
-            Stmt::Loop { init, cond, step, body, .. } => {
-                visit_block(init, f);
-                if let Some(c) = cond {
-                    visit_expr(c, f);
-                }
-                if let Some(s) = step {
-                    visit_expr(s, f);
-                }
-                visit_block(body, f);
-            }
-            Stmt::Block(b) => visit_block(b, f),
-        }
-    }
+    root_exprs(b, &mut |e| visit_expr(e, f));
 }
 
+/// Replaces each outermost expression for which `f` gives a replacement.
 pub(super) fn map_expr(e: &mut Expr, f: &dyn Fn(&Expr) -> Option<Expr>) {
     if let Some(new) = f(e) {
         *e = new;
@@ -98,39 +91,9 @@ pub(super) fn map_expr(e: &mut Expr, f: &dyn Fn(&Expr) -> Option<Expr>) {
     }
 }
 
-pub(super) fn map_init(init: &mut Init, f: &dyn Fn(&Expr) -> Option<Expr>) {
-    match init {
-        Init::Expr(e) => map_expr(e, f),
-        Init::List(items) => items.iter_mut().for_each(|i| map_init(i, f)),
-    }
-}
-
+/// [`map_expr`] over every statement root of a block.
 pub(super) fn map_block(b: &mut Block, f: &dyn Fn(&Expr) -> Option<Expr>) {
-    for s in &mut b.stmts {
-        match s {
-            Stmt::Decl { init: Some(init), .. } => map_init(init, f),
-            Stmt::Decl { init: None, .. } | Stmt::Break | Stmt::Continue | Stmt::Return(None) => {}
-            Stmt::Expr(e) | Stmt::Return(Some(e)) => map_expr(e, f),
-            Stmt::If { cond, then, otherwise } => {
-                map_expr(cond, f);
-                map_block(then, f);
-                if let Some(o) = otherwise {
-                    map_block(o, f);
-                }
-            }
-            Stmt::Loop { init, cond, step, body, .. } => {
-                map_block(init, f);
-                if let Some(c) = cond {
-                    map_expr(c, f);
-                }
-                if let Some(s) = step {
-                    map_expr(s, f);
-                }
-                map_block(body, f);
-            }
-            Stmt::Block(b) => map_block(b, f),
-        }
-    }
+    root_exprs_mut(b, &mut |e| map_expr(e, f));
 }
 
 pub(super) fn collect_sites(b: &Block, in_loop: bool, out: &mut Vec<Site>) {
@@ -147,11 +110,7 @@ pub(super) fn collect_sites(b: &Block, in_loop: bool, out: &mut Vec<Site>) {
                 out.push(Site { launch: (**l).clone(), in_loop, statement: true });
             }
             Stmt::Expr(e) | Stmt::Return(Some(e)) => nested(e, out),
-            Stmt::Decl { init: Some(init), .. } => {
-                let mut v = Vec::new();
-                init_exprs(init, &mut v);
-                v.iter().for_each(|e| nested(e, out));
-            }
+            Stmt::Decl { init: Some(init), .. } => init_roots(init, &mut |e| nested(e, out)),
             Stmt::Decl { init: None, .. } | Stmt::Break | Stmt::Continue | Stmt::Return(None) => {}
             Stmt::If { cond, then, otherwise } => {
                 nested(cond, out);
