@@ -400,6 +400,8 @@ pub struct Launch {
     /// Offsets of the arguments in the parameter buffer, its size and alignment.
     pub layout: ParamLayout,
     /// The launch's error is recorded by the device runtime itself (as with nvcc, which
-    /// ignores the entry point's return value), so `cudaGetLastError()` sees it.
+    /// ignores the entry point's return value), so `cudaGetLastError()` sees it. A launch
+    /// expression is `void` in the language; one of type `cudaError_t` (made by launch
+    /// aggregation) has the entry point's result as its value as well.
     pub span: Span,
 }

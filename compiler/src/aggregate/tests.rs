@@ -108,9 +108,9 @@ fn both_abis_and_32_bit_compile() {
                 let out = String::from_utf8(driver::compile(IRREGULAR, &o).unwrap().output).unwrap();
                 assert!(out.contains(".entry child__agg("), "{granularity:?} {abi:?} {size:?}");
                 if granularity == Granularity::Warp {
-                    // one shuffle per 32-bit half of the table's address
+                    // one shuffle per 32-bit half of the table's address, one for the verdict
                     let shuffles = out.matches("shfl.sync.idx.b32").count();
-                    assert_eq!(shuffles, if size == crate::AddressSize::Bits64 { 2 } else { 1 }, "{abi:?} {size:?}");
+                    assert_eq!(shuffles, if size == crate::AddressSize::Bits64 { 3 } else { 2 }, "{abi:?} {size:?}");
                 }
             }
         }
@@ -220,13 +220,23 @@ fn warp_aggregation_rewrites_the_launch_where_it_is() {
     let names: Vec<&str> = module.functions.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["child", "parent", "child__agg"]);
     let ops = warp_ops(&module.functions[1]);
-    // the group, its size, rank and lowest lane, the table's address in two halves, and the
-    // two barriers around the leader's launch
-    for op in [WarpOp::ActiveMask, WarpOp::Ballot, WarpOp::LaneMaskLt] {
+    // the group, its size, rank and lowest lane, the table's address in two halves, the
+    // barrier before the leader reads the records, and the leader's verdict
+    for op in [WarpOp::ActiveMask, WarpOp::Ballot, WarpOp::LaneMaskLt, WarpOp::SyncWarp] {
         assert_eq!(ops.iter().filter(|o| **o == op).count(), 1, "{op:?} in {ops:?}");
     }
-    assert_eq!(ops.iter().filter(|o| **o == WarpOp::Shuffle).count(), 2, "{ops:?}");
-    assert_eq!(ops.iter().filter(|o| **o == WarpOp::SyncWarp).count(), 2, "{ops:?}");
+    assert_eq!(ops.iter().filter(|o| **o == WarpOp::Shuffle).count(), 3, "{ops:?}");
+    // the leader reads the aggregated launch's status
+    let mut statuses = 0;
+    super::visit_block(module.functions[1].body.as_ref().unwrap(), &mut |e| {
+        if let ExprKind::Launch(l) = &e.kind {
+            if e.ty == crate::types::Type::CudaError {
+                assert_eq!(l.kernel.0, 2, "only the aggregated launch is checked");
+                statuses += 1;
+            }
+        }
+    });
+    assert_eq!(statuses, 1);
     assert!(module.globals.iter().all(|g| !g.name.contains("$agg")), "no shared tables at warp granularity");
 
     let out = ptx(IRREGULAR, Granularity::Warp);

@@ -5,10 +5,13 @@
 //! A lone thread launches directly. Otherwise the lowest lane `cudaMalloc`s a table of one
 //! record per thread and shares the pointer with `__shfl_sync`; every thread writes its
 //! record, fences, and meets the others at `__syncwarp`; the lowest lane numbers the records'
-//! blocks and launches `C__agg` over all of them; a second `__syncwarp` holds the other lanes
-//! until it has, so that a later launch of theirs stays behind this one in the block's NULL
-//! stream. Nothing moves past any other statement, so unlike block granularity this works in
-//! loops, divergent code, device functions and kernels that return early.
+//! blocks and launches `C__agg` over all of them, then tells the others with a shuffle (which
+//! also holds them until it has launched, so that a later launch of theirs stays behind this
+//! one in the block's NULL stream) whether it worked. If it did not, or the child has barriers
+//! and the block sizes differ, the table is freed and every thread launches its own as it was:
+//! each thread's `cudaGetLastError()` then says what its own launch did, as without
+//! aggregation. Nothing moves past any other statement, so unlike block granularity this works
+//! in loops, divergent code, device functions and kernels that return early.
 
 use super::*;
 
@@ -57,8 +60,9 @@ fn site(module: &Module, f: &mut Function, launch: &Launch, a: &AggChild) -> Stm
 
     let (ops, mut stmts) = Operands::evaluate(module, f, launch);
     let mut local = |name: &str, ty: &Type| new_local(f, &format!("agg${name}"), ty.clone(), span);
-    let [mask, group, n, rank, leader, lo, hi, total, min_t, max_t, i, threads] =
-        ["mask", "group", "n", "rank", "leader", "lo", "hi", "total", "min_threads", "max_threads", "i", "threads"].map(|name| local(name, &u));
+    let [mask, group, n, rank, leader, lo, hi, total, min_t, max_t, i, threads, fallback] =
+        ["mask", "group", "n", "rank", "leader", "lo", "hi", "total", "min_threads", "max_threads", "i", "threads", "fallback"]
+            .map(|name| local(name, &u));
     let (valid, done) = (local("valid", &int), local("done", &int));
     let allocation = local("allocation", &void_ptr);
     let table = local("table", &rec_ptr);
@@ -126,7 +130,9 @@ fn site(module: &Module, f: &mut Function, launch: &Launch, a: &AggChild) -> Stm
             b.assign(lu(max_t), b.builtin(Builtin::Max, vec![lu(max_t), lu(threads)], &u)),
         ]),
     ];
-    let agg_launch = Stmt::Expr(b.e(
+    // The aggregated launch's status: on failure every lane launches its own as it was, so
+    // that each thread's cudaGetLastError() says what its own launch did.
+    let agg_launch = b.e(
         ExprKind::Launch(Box::new(Launch {
             kernel: a.agg,
             grid: b.dim3(lu(total), b.uint(1), b.uint(1)),
@@ -137,30 +143,27 @@ fn site(module: &Module, f: &mut Function, launch: &Launch, a: &AggChild) -> Stm
             layout: param_layout([rec_ptr.clone(), u.clone()].iter(), module, &module.target),
             span,
         })),
-        Type::Void,
-    ));
+        Type::CudaError,
+    );
+    let launch_and_check = b.if_(b.cmp(BinaryOp::Ne, b.cast(agg_launch, &int), b.int(0)), vec![b.assign(lu(fallback), b.uint(1))]);
     if a.child_syncs {
-        // The clone's barriers need every thread: with block sizes that differ, each record
-        // is launched as it was.
-        let child = module.function(launch.kernel);
-        let record_launch = Launch {
-            grid: b.member(ith(), F_GRID, &Type::Dim3),
-            block: b.member(ith(), F_BLOCK, &Type::Dim3),
-            args: child.param_types().enumerate().map(|(k, ty)| b.member(ith(), F_ARG0 + k as u32, ty)).collect(),
-            ..launch.clone()
-        };
-        let free = b.builtin(Builtin::Runtime(RuntimeFn::Free), vec![b.cast(l(table, &rec_ptr), &void_ptr)], &Type::CudaError);
+        // The clone's barriers need every thread of a block: only equal block sizes.
         leader_stmts.push(b.if_else(
             b.cmp(BinaryOp::Ne, lu(min_t), lu(max_t)),
-            vec![count_loop(vec![Stmt::Expr(b.e(ExprKind::Launch(Box::new(record_launch)), Type::Void))]), Stmt::Expr(free)],
-            vec![agg_launch],
+            vec![b.assign(lu(fallback), b.uint(1))],
+            vec![launch_and_check],
         ));
     } else {
-        leader_stmts.push(agg_launch);
+        leader_stmts.push(launch_and_check);
     }
+    let free = b.builtin(Builtin::Runtime(RuntimeFn::Free), vec![b.cast(l(table, &rec_ptr), &void_ptr)], &Type::CudaError);
+    leader_stmts.push(b.if_(b.cmp(BinaryOp::Ne, lu(fallback), b.uint(0)), vec![Stmt::Expr(free)]));
+    write.push(b.decl(fallback, b.uint(0)));
     write.push(b.if_(b.cmp(BinaryOp::Eq, lu(rank), b.uint(0)), leader_stmts));
-    write.push(Stmt::Expr(b.builtin(Builtin::Warp(WarpOp::SyncWarp), vec![lu(group)], &Type::Void)));
-    write.push(b.assign(l(done, &int), b.int(1)));
+    // The shuffle also holds the lanes until the leader has launched, so that a later launch
+    // of theirs stays behind this one in the block's NULL stream.
+    write.push(b.assign(lu(fallback), shuffle(lu(fallback))));
+    write.push(b.assign(l(done, &int), b.cast(b.cmp(BinaryOp::Eq, lu(fallback), b.uint(0)), &int)));
 
     let mut several = shared_address;
     several.push(b.if_(b.cmp(BinaryOp::Ne, l(table, &rec_ptr), b.cast(null(), &rec_ptr)), write));

@@ -521,8 +521,8 @@ impl<'ctx> Codegen<'ctx, '_> {
                 agg.as_basic_value_enum()
             }
             ExprKind::Launch(launch) => {
-                self.launch(launch)?;
-                return Ok(None);
+                let status = self.launch(launch, e.ty == Type::CudaError)?;
+                return Ok(status.map(Into::into));
             }
         };
         Ok(Some(v))

@@ -5,7 +5,7 @@
 use super::device_launch::{build_device_launch, DeviceRuntime, LaunchArg, LaunchSite};
 use super::{internal, Codegen, R};
 use crate::hir::Launch;
-use inkwell::values::{BasicValueEnum, FunctionValue, InstructionOpcode, StructValue};
+use inkwell::values::{BasicValueEnum, FunctionValue, InstructionOpcode, IntValue, StructValue};
 use runtime_shim::entry_points::EntryPoint;
 
 impl<'ctx> Codegen<'ctx, '_> {
@@ -19,7 +19,9 @@ impl<'ctx> Codegen<'ctx, '_> {
         self.runtime().entry(ep)
     }
 
-    pub(crate) fn launch(&mut self, launch: &Launch) -> R<()> {
+    /// Lowers a launch; with `keep_status`, returns its status (`cudaError_t`), which is
+    /// otherwise dropped from the IR.
+    pub(crate) fn launch(&mut self, launch: &Launch, keep_status: bool) -> R<Option<IntValue<'ctx>>> {
         // C semantics: the configuration and the arguments are evaluated before the call.
         let grid = self.value(&launch.grid)?;
         let block = self.value(&launch.block)?;
@@ -41,12 +43,15 @@ impl<'ctx> Codegen<'ctx, '_> {
         let status = build_device_launch(&self.builder, &self.runtime(), site, &launch.layout)?;
         // A launch is a void expression in the language: drop the status nobody reads, so the
         // IR is exactly the launch sequence at every optimisation level.
+        if keep_status {
+            return Ok(Some(status));
+        }
         if let Some(phi) = status.as_instruction().filter(|i| i.get_opcode() == InstructionOpcode::Phi) {
             if phi.get_first_use().is_none() {
                 phi.erase_from_basic_block();
             }
         }
-        Ok(())
+        Ok(None)
     }
 }
 
