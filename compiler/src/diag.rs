@@ -93,6 +93,7 @@ pub enum Code {
     SourceTooLarge,
     // Optimisation remarks: R05xx
     AggregationRemark,
+    AggregatedPerWarp,
 }
 
 impl Code {
@@ -138,6 +139,7 @@ impl Code {
             NestingTooDeep => "E0400",
             SourceTooLarge => "E0401",
             AggregationRemark => "R0500",
+            AggregatedPerWarp => "R0501",
         }
     }
 
@@ -193,6 +195,7 @@ impl Code {
         Code::NestingTooDeep,
         Code::SourceTooLarge,
         Code::AggregationRemark,
+        Code::AggregatedPerWarp,
     ];
 
     /// The code written as `E0100` (any case), if it exists.

@@ -116,101 +116,148 @@ const F_BLOCK: u32 = 3;
 const F_ARG0: u32 = 4;
 
 /// Rewrites `module` for `granularity` and returns the remarks: one for each launch left as it
-/// is (and why). With [`Granularity::Off`] nothing changes and nothing is said.
+/// is (and why), and at block granularity one for each launch aggregated per warp instead.
+/// With [`Granularity::Off`] nothing changes and nothing is said.
 pub fn aggregate(module: &mut Module, granularity: Granularity) -> Vec<Diagnostic> {
     if granularity == Granularity::Off {
         return Vec::new();
     }
     let facts = Facts::compute(module);
-    let mut remarks = Vec::new();
-    // Every launch site, per function, in source order.
-    let mut plans: BTreeMap<FuncId, Vec<Site>> = BTreeMap::new();
+    let mut plan = Plan::default();
     for (i, f) in module.functions.iter().enumerate() {
         let Some(body) = &f.body else { continue };
         let mut sites = Vec::new();
         collect_sites(body, false, &mut sites);
-        if !sites.is_empty() {
-            plans.insert(FuncId(i as u32), sites);
+        let fid = FuncId(i as u32);
+        // A kernel that reads launch errors keeps them per thread: its launches are made at
+        // their sites, warp-wide, at either granularity.
+        let errors_read = f.kind == FunctionKind::Kernel && facts.of[i].reads_errors;
+        if granularity == Granularity::Warp || errors_read {
+            plan_at_sites(module, &facts, fid, &sites, granularity == Granularity::Block, &mut plan);
+        } else {
+            plan_at_block_end(module, &facts, fid, &sites, &mut plan);
         }
     }
-    if granularity == Granularity::Warp {
-        return aggregate_warps(module, &facts, &plans);
-    }
+    apply(module, &facts, plan)
+}
 
-    // Decide site by site, then kernel by kernel.
-    let mut rewrites: BTreeMap<FuncId, Vec<(Site, u64)>> = BTreeMap::new();
-    for (&fid, sites) in &plans {
-        let f = module.function(fid);
-        let mut eligible = Vec::new();
-        let mut direct_null: Vec<&Site> = Vec::new();
-        for s in sites {
-            let why = if f.kind != FunctionKind::Kernel {
-                Some(format!("the launch is in the device function `{}`; only launches in kernels are aggregated{WARP_HINT}", f.name))
-            } else {
-                site_reason(module, &facts, fid, s, Granularity::Block)
-            };
-            match why {
-                Some(why) => {
-                    if is_null_stream(&s.launch.stream) {
-                        direct_null.push(s);
-                    }
-                    remarks.push(remark(module, s, &why));
+/// What the pass does: which launch sites become warp-wide aggregation at the site, which
+/// become records launched at the end of the block, the children they launch, the remarks.
+#[derive(Default)]
+struct Plan {
+    at_site: BTreeMap<FuncId, BTreeSet<(u32, u32)>>,
+    at_block_end: BTreeMap<FuncId, Vec<(Site, u64)>>,
+    children: BTreeSet<FuncId>,
+    remarks: Vec<Diagnostic>,
+}
+
+/// Warp-wide aggregation at the sites of `fid`; `instead_of_block` adds a remark to each that
+/// says why it is not aggregated per block.
+fn plan_at_sites(module: &Module, facts: &Facts, fid: FuncId, sites: &[Site], instead_of_block: bool, plan: &mut Plan) {
+    for s in sites {
+        match site_reason(module, facts, fid, s, Granularity::Warp) {
+            Some(why) => plan.remarks.push(remark(module, s, &why)),
+            None => {
+                plan.at_site.entry(fid).or_default().insert((s.launch.span.start, s.launch.span.end));
+                plan.children.insert(s.launch.kernel);
+                if instead_of_block {
+                    let child = &module.function(s.launch.kernel).name;
+                    plan.remarks.push(
+                        Diagnostic::new(Code::AggregatedPerWarp, s.launch.span, format!("launch of `{child}` aggregated per warp, at its site"))
+                            .with_primary_message(format!(
+                                "`{}` reads launch errors (cudaGetLastError or cudaPeekAtLastError): made here, each thread's error stays its own launch's",
+                                module.function(fid).name
+                            )),
+                    );
                 }
-                None => eligible.push(s),
             }
         }
-        if eligible.is_empty() {
-            continue;
-        }
-        let k = &facts.of[fid.0 as usize];
-        let kernel_reason = if k.early_return && k.syncs {
-            Some(format!(
-                "`{}` returns early and calls `__syncthreads`: its threads cannot all reach the block-wide launch point{WARP_HINT}",
-                f.name
-            ))
-        } else if let Some(other) = direct_null.first() {
-            Some(format!(
-                "`{}` also launches `{}` into the NULL stream without aggregation; delaying this launch would reorder them",
-                f.name,
-                module.function(other.launch.kernel).name
-            ))
-        } else if k.launches_in_callees {
-            Some(format!("`{}` calls a device function that launches kernels; delaying this launch could reorder them", f.name))
-        } else if k.events {
-            Some(format!("`{}` records or waits on events; delaying this launch would move it past them", f.name))
-        } else {
-            None
-        };
-        if let Some(why) = kernel_reason {
-            remarks.extend(eligible.iter().map(|s| remark(module, s, &why)));
-            continue;
-        }
-        let bytes: u64 = eligible.iter().map(|s| record_size(module, s.launch.kernel)).sum();
-        let cap = RECORD_CAP.min(SHARED_BUDGET / bytes.max(1));
-        if cap < MIN_CAP {
-            let why = format!("the launch records of `{}` need {bytes} bytes each and do not fit in shared memory", f.name);
-            remarks.extend(eligible.iter().map(|s| remark(module, s, &why)));
-            continue;
-        }
-        rewrites.insert(fid, eligible.into_iter().map(|s| (s.clone(), cap)).collect());
     }
+}
 
-    // Clone the children first, from the unmodified module.
-    let children: BTreeSet<FuncId> = rewrites.values().flatten().map(|(s, _)| s.launch.kernel).collect();
+/// Block-wide aggregation of the launches of kernel `fid`, decided site by site, then for the
+/// kernel as a whole.
+fn plan_at_block_end(module: &Module, facts: &Facts, fid: FuncId, sites: &[Site], plan: &mut Plan) {
+    let f = module.function(fid);
+    let mut eligible = Vec::new();
+    let mut direct_null: Vec<&Site> = Vec::new();
+    for s in sites {
+        let why = if f.kind != FunctionKind::Kernel {
+            Some(format!("the launch is in the device function `{}`; only launches in kernels are aggregated{WARP_HINT}", f.name))
+        } else {
+            site_reason(module, facts, fid, s, Granularity::Block)
+        };
+        match why {
+            Some(why) => {
+                if is_null_stream(&s.launch.stream) {
+                    direct_null.push(s);
+                }
+                plan.remarks.push(remark(module, s, &why));
+            }
+            None => eligible.push(s),
+        }
+    }
+    if eligible.is_empty() {
+        return;
+    }
+    let k = &facts.of[fid.0 as usize];
+    let kernel_reason = if k.early_return && k.syncs {
+        Some(format!(
+            "`{}` returns early and calls `__syncthreads`: its threads cannot all reach the block-wide launch point{WARP_HINT}",
+            f.name
+        ))
+    } else if let Some(other) = direct_null.first() {
+        Some(format!(
+            "`{}` also launches `{}` into the NULL stream without aggregation; delaying this launch would reorder them",
+            f.name,
+            module.function(other.launch.kernel).name
+        ))
+    } else if k.launches_in_callees {
+        Some(format!("`{}` calls a device function that launches kernels; delaying this launch could reorder them", f.name))
+    } else if k.events {
+        Some(format!("`{}` records or waits on events; delaying this launch would move it past them", f.name))
+    } else {
+        None
+    };
+    if let Some(why) = kernel_reason {
+        plan.remarks.extend(eligible.iter().map(|s| remark(module, s, &why)));
+        return;
+    }
+    let bytes: u64 = eligible.iter().map(|s| record_size(module, s.launch.kernel)).sum();
+    let cap = RECORD_CAP.min(SHARED_BUDGET / bytes.max(1));
+    if cap < MIN_CAP {
+        let why = format!("the launch records of `{}` need {bytes} bytes each and do not fit in shared memory", f.name);
+        plan.remarks.extend(eligible.iter().map(|s| remark(module, s, &why)));
+        return;
+    }
+    plan.children.extend(eligible.iter().map(|s| s.launch.kernel));
+    plan.at_block_end.insert(fid, eligible.into_iter().map(|s| (s.clone(), cap)).collect());
+}
+
+/// Carries out `plan`: the warp-wide rewrites first, then the clones of the children (from
+/// that module, so that a clone's own launches are aggregated at their sites too, but before
+/// the block-wide rewrites, which only the kernels themselves need), then the block-wide
+/// rewrites.
+fn apply(module: &mut Module, facts: &Facts, plan: Plan) -> Vec<Diagnostic> {
     let mut aggs: BTreeMap<FuncId, AggChild> = BTreeMap::new();
-    let originals = module.functions.clone();
-    for c in children {
+    let first_clone = module.functions.len();
+    for (k, &c) in plan.children.iter().enumerate() {
         let record = make_record(module, c);
-        let child_syncs = facts.of[c.0 as usize].syncs;
-        let agg = build_agg_kernel(module, &originals[c.0 as usize], record);
-        let id = FuncId(module.functions.len() as u32);
-        module.functions.push(agg);
-        aggs.insert(c, AggChild { agg: id, record, child_syncs });
+        aggs.insert(c, AggChild { agg: FuncId((first_clone + k) as u32), record, child_syncs: facts.of[c.0 as usize].syncs });
     }
-    for (k, sites) in rewrites {
-        rewrite_kernel(module, k, &sites, &aggs);
+    for (fid, sites) in &plan.at_site {
+        warp::rewrite_function(module, *fid, sites, &aggs);
     }
-    remarks
+    for c in &plan.children {
+        let a = &aggs[c];
+        let clone = build_agg_kernel(module, &module.functions[c.0 as usize].clone(), a.record);
+        debug_assert_eq!(module.functions.len(), a.agg.0 as usize);
+        module.functions.push(clone);
+    }
+    for (k, sites) in &plan.at_block_end {
+        rewrite_kernel(module, *k, sites, &aggs);
+    }
+    plan.remarks
 }
 
 #[derive(Clone, Debug)]
@@ -230,41 +277,6 @@ fn remark(module: &Module, s: &Site, why: &str) -> Diagnostic {
     let child = &module.function(s.launch.kernel).name;
     Diagnostic::new(Code::AggregationRemark, s.launch.span, format!("launch of `{child}` not aggregated"))
         .with_primary_message(why.to_string())
-}
-
-/// Warp granularity: every eligible site is rewritten where it is, then the children are
-/// cloned from the rewritten module, so that a clone's own launches are aggregated too.
-fn aggregate_warps(module: &mut Module, facts: &Facts, plans: &BTreeMap<FuncId, Vec<Site>>) -> Vec<Diagnostic> {
-    let mut remarks = Vec::new();
-    let mut rewrites: BTreeMap<FuncId, BTreeSet<(u32, u32)>> = BTreeMap::new();
-    let mut children: BTreeSet<FuncId> = BTreeSet::new();
-    for (&fid, sites) in plans {
-        for s in sites {
-            match site_reason(module, facts, fid, s, Granularity::Warp) {
-                Some(why) => remarks.push(remark(module, s, &why)),
-                None => {
-                    rewrites.entry(fid).or_default().insert((s.launch.span.start, s.launch.span.end));
-                    children.insert(s.launch.kernel);
-                }
-            }
-        }
-    }
-    let mut aggs: BTreeMap<FuncId, AggChild> = BTreeMap::new();
-    let first_clone = module.functions.len();
-    for (k, &c) in children.iter().enumerate() {
-        let record = make_record(module, c);
-        aggs.insert(c, AggChild { agg: FuncId((first_clone + k) as u32), record, child_syncs: facts.of[c.0 as usize].syncs });
-    }
-    for (fid, sites) in &rewrites {
-        warp::rewrite_function(module, *fid, sites, &aggs);
-    }
-    for c in &children {
-        let a = &aggs[c];
-        let clone = build_agg_kernel(module, &module.functions[c.0 as usize].clone(), a.record);
-        debug_assert_eq!(module.functions.len(), a.agg.0 as usize);
-        module.functions.push(clone);
-    }
-    remarks
 }
 
 /// Why a launch is left alone at `granularity`, if it is.

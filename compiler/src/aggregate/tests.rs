@@ -348,3 +348,43 @@ extern "C" __global__ void k(const float *x, float *out, int n) {
         assert_eq!(k.contains("__cudaCDP2Free"), granularity == Granularity::Warp, "{granularity:?}");
     }
 }
+
+#[test]
+fn at_block_granularity_a_kernel_that_reads_launch_errors_aggregates_per_warp() {
+    let source = r#"
+extern "C" __global__ void leaf(int *p) { p[threadIdx.x] = 1; }
+extern "C" __device__ int failed() { return cudaPeekAtLastError() != cudaSuccess; }
+extern "C" __global__ void checks(int *p, int *errors) {
+    leaf<<<1, 32>>>(p);
+    if (cudaGetLastError() != cudaSuccess)
+        atomicAdd(errors, 1);
+}
+extern "C" __global__ void checks_in_a_callee(int *p, int *errors, int n) {
+    for (int i = 0; i < n; i++)
+        leaf<<<1, 32>>>(p + 32 * i);
+    errors[threadIdx.x] = failed();
+}
+extern "C" __global__ void ignores(int *p) {
+    leaf<<<1, 32>>>(p);
+}
+"#;
+    let checked = driver::check(source, &options(Granularity::Block, true)).unwrap();
+    let notes: Vec<(usize, &str)> = checked
+        .warnings
+        .iter()
+        .map(|d| (source[..d.primary_span().start as usize].lines().count(), d.code.as_str()))
+        .collect();
+    // the two launches of the kernels that read errors, the loop's included; none for `ignores`
+    assert_eq!(notes, [(5, "R0501"), (11, "R0501")], "{:#?}", checked.warnings);
+    assert!(checked.warnings[0].labels[0].message.contains("`checks` reads launch errors"));
+    let m = &checked.module;
+    let f = |name: &str| m.functions.iter().find(|f| f.name == name).unwrap();
+    assert!(warp_ops(f("checks")).contains(&WarpOp::Ballot));
+    assert!(warp_ops(f("checks_in_a_callee")).contains(&WarpOp::Ballot));
+    assert!(warp_ops(f("ignores")).is_empty(), "block-wide, with shared tables");
+    assert!(m.globals.iter().any(|g| g.name.starts_with("ignores$agg0$")));
+    assert!(!m.globals.iter().any(|g| g.name.starts_with("checks")));
+    // one clone serves both kinds of site
+    assert_eq!(m.functions.iter().filter(|f| f.name.ends_with("__agg")).count(), 1);
+    assert!(ptx(source, Granularity::Block).contains(".entry leaf__agg("));
+}

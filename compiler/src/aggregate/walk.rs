@@ -172,6 +172,8 @@ pub(super) struct FnFacts {
     pub(super) launches_in_callees: bool,
     /// Records or waits on events.
     pub(super) events: bool,
+    /// Reads launch errors: `cudaGetLastError` or `cudaPeekAtLastError`.
+    pub(super) reads_errors: bool,
     /// Returns before its last statement.
     pub(super) early_return: bool,
     pub(super) calls: BTreeSet<FuncId>,
@@ -198,6 +200,9 @@ impl Facts {
                         ExprKind::Builtin { builtin: Builtin::Runtime(RuntimeFn::EventRecord | RuntimeFn::StreamWaitEvent), .. } => {
                             facts.events = true
                         }
+                        ExprKind::Builtin { builtin: Builtin::Runtime(RuntimeFn::GetLastError | RuntimeFn::PeekAtLastError), .. } => {
+                            facts.reads_errors = true
+                        }
                         ExprKind::Launch(_) => facts.launches = true,
                         ExprKind::Call { func, .. } => {
                             facts.calls.insert(*func);
@@ -216,12 +221,13 @@ impl Facts {
                 for c in calls {
                     let callee = of[c.0 as usize].clone();
                     let me = &mut of[i];
-                    let before = (me.syncs, me.reads_ids, me.launches_in_callees, me.events);
+                    let before = (me.syncs, me.reads_ids, me.launches_in_callees, me.events, me.reads_errors);
                     me.syncs |= callee.syncs;
                     me.reads_ids |= callee.reads_ids;
                     me.launches_in_callees |= callee.launches || callee.launches_in_callees;
                     me.events |= callee.events;
-                    changed |= before != (me.syncs, me.reads_ids, me.launches_in_callees, me.events);
+                    me.reads_errors |= callee.reads_errors;
+                    changed |= before != (me.syncs, me.reads_ids, me.launches_in_callees, me.events, me.reads_errors);
                 }
             }
             if !changed {
