@@ -39,9 +39,13 @@
 //! Later writes of the recording thread may be seen as well, which the model allows.
 //!
 //! What changes observably, and only on failure or for order the model leaves open: a recorded
-//! launch never fails at its site (`cudaGetLastError()` there says `cudaSuccess`; a failure of
-//! the aggregated launch is thread 0's), and the child grids of one block, which the NULL
-//! stream would have run one after another in an unspecified order, run as one grid.
+//! launch never fails at its site (`cudaGetLastError()` there would say `cudaSuccess`; a
+//! failure of the aggregated launch is thread 0's), and the child grids of one block, which
+//! the NULL stream would have run one after another in an unspecified order, run as one grid.
+//! So that the first never shows, a kernel that reads launch errors (`cudaGetLastError`,
+//! `cudaPeekAtLastError`, itself or in a function it calls) is aggregated per warp, at its
+//! sites, where a failed aggregated launch becomes each thread's own launch again; remark
+//! `R0501` says so.
 //!
 //! Everything else is left as it is, with a remark (`R0500`, printed with `-Rpass=aggregate`)
 //! saying why. At warp granularity the same holds for the clone, the visibility and what
