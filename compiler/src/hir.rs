@@ -293,7 +293,7 @@ pub enum Builtin {
     /// args: pointer, then value(s) of the pointee type (CAS: compare, value).
     /// Result: the old value (the pointee type).
     Atomic(AtomicOp),
-    /// args[0] is the format (a `const char *`); the rest are already promoted by sema
+    /// `args[0]` is the format (a `const char *`); the rest are already promoted by sema
     /// (float to double, small integers to int). Result: int.
     Printf,
     /// `__isGlobal(p)`: unsigned int 1 if p points into global memory.

@@ -1,8 +1,8 @@
 //! Code generation through LLVM's NVPTX target (inkwell): HIR to LLVM IR and PTX.
 //!
-//! The work is split by concern: [`types`] maps HIR types to LLVM types, `globals` builds
-//! module-scope variables, [`function`] lowers statements and expressions, [`launch`] lowers
-//! `<<<>>>` to the device-runtime launch ABIs and [`builtins`] the CUDA intrinsics. This file
+//! The work is split by concern: `types` maps HIR types to LLVM types, `globals` builds
+//! module-scope variables, `function` lowers statements and expressions, `launch` lowers
+//! `<<<>>>` to the device-runtime launch ABIs and `builtins` the CUDA intrinsics. This file
 //! holds the public API, the target machine, libdevice linking and the pass pipeline.
 //!
 //! Two levels are public:
