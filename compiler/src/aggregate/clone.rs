@@ -59,7 +59,7 @@ pub(super) fn unique_function_name(module: &Module, base: &str) -> String {
 
 /// `C__agg(record *records, unsigned count)`: the clone of `C` run by every block of the
 /// aggregated grid.
-pub(super) fn build_agg_kernel(module: &Module, child: &Function, record: StructId) -> Function {
+pub(super) fn build_agg_kernel(module: &Module, child: &Function, record: StructId, pool: Option<&pool::Pool>) -> Function {
     let b = builder(module, child.span);
     let rec_ty = Type::Struct(record);
     let rec_ptr = Type::pointer_to(rec_ty.clone());
@@ -128,18 +128,18 @@ pub(super) fn build_agg_kernel(module: &Module, child: &Function, record: Struct
         let ty = child.local(*p).ty.clone();
         body.push(b.decl(*p, b.member(b.deref(l(rp)), F_ARG0 + i as u32, &ty)));
     }
-    // Every thread has read its record: the last block to get here frees the table.
+    // Every thread has read its record: the last block to get here gives the table back (the
+    // fence orders this block's reads before its count, for a table that is used again).
     body.push(b.sync());
     let done = b.addr_of(b.member(b.deref(l(recs)), F_DONE, &Type::UINT));
     let last = b.arith(BinaryOp::Sub, b.special(SpecialReg::GridDim(Axis::X)), b.uint(1));
-    let free = Stmt::Expr(b.builtin(
-        Builtin::Runtime(RuntimeFn::Free),
-        vec![b.cast(l(recs), &Type::pointer_to(Type::Void))],
-        &Type::CudaError,
-    ));
+    let free = pool::give_back(module, &b, pool, l(recs));
     body.push(b.if_(
         b.cmp(BinaryOp::Eq, b.special(SpecialReg::ThreadIdx(Axis::X)), b.uint(0)),
-        vec![b.if_(b.cmp(BinaryOp::Eq, b.atomic(AtomicOp::Add, done, b.uint(1)), last), vec![free])],
+        vec![
+            Stmt::Expr(b.builtin(Builtin::ThreadFence, vec![], &Type::Void)),
+            b.if_(b.cmp(BinaryOp::Eq, b.atomic(AtomicOp::Add, done, b.uint(1)), last), vec![free]),
+        ],
     ));
     body.push(b.if_(b.cmp(BinaryOp::Ge, l(t), l(nt)), vec![Stmt::Return(None)]));
 

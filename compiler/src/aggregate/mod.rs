@@ -56,6 +56,7 @@
 mod block;
 mod build;
 mod clone;
+mod pool;
 mod walk;
 mod warp;
 #[cfg(test)]
@@ -152,6 +153,8 @@ struct Plan {
     at_site: BTreeMap<FuncId, BTreeSet<(u32, u32)>>,
     at_block_end: BTreeMap<FuncId, Vec<(Site, u64)>>,
     children: BTreeSet<FuncId>,
+    /// The children launched from warp-wide sites.
+    at_site_children: BTreeSet<FuncId>,
     remarks: Vec<Diagnostic>,
 }
 
@@ -164,6 +167,7 @@ fn plan_at_sites(module: &Module, facts: &Facts, fid: FuncId, sites: &[Site], in
             None => {
                 plan.at_site.entry(fid).or_default().insert((s.launch.span.start, s.launch.span.end));
                 plan.children.insert(s.launch.kernel);
+                plan.at_site_children.insert(s.launch.kernel);
                 if instead_of_block {
                     let child = &module.function(s.launch.kernel).name;
                     plan.remarks.push(
@@ -247,14 +251,15 @@ fn apply(module: &mut Module, facts: &Facts, plan: Plan) -> Vec<Diagnostic> {
     let first_clone = module.functions.len();
     for (k, &c) in plan.children.iter().enumerate() {
         let record = make_record(module, c);
-        aggs.insert(c, AggChild { agg: FuncId((first_clone + k) as u32), record, child_syncs: facts.of[c.0 as usize].syncs });
+        let pool = if plan.at_site_children.contains(&c) { pool::Pool::declare(module, c, record) } else { None };
+        aggs.insert(c, AggChild { agg: FuncId((first_clone + k) as u32), record, child_syncs: facts.of[c.0 as usize].syncs, pool });
     }
     for (fid, sites) in &plan.at_site {
         warp::rewrite_function(module, *fid, sites, &aggs);
     }
     for c in &plan.children {
         let a = &aggs[c];
-        let clone = build_agg_kernel(module, &module.functions[c.0 as usize].clone(), a.record);
+        let clone = build_agg_kernel(module, &module.functions[c.0 as usize].clone(), a.record, a.pool.as_ref());
         debug_assert_eq!(module.functions.len(), a.agg.0 as usize);
         module.functions.push(clone);
     }
@@ -275,6 +280,8 @@ struct AggChild {
     agg: FuncId,
     record: StructId,
     child_syncs: bool,
+    /// Where warp-wide sites take their tables (children launched only block-wide have none).
+    pool: Option<pool::Pool>,
 }
 
 fn remark(module: &Module, s: &Site, why: &str) -> Diagnostic {

@@ -1,7 +1,7 @@
 use super::Granularity;
 use crate::diag::{Code, Severity};
 use crate::driver::{self, CompileOptions, Emit};
-use crate::hir::{Builtin, ExprKind, FunctionKind, SpecialReg, Stmt, WarpOp};
+use crate::hir::{Builtin, ExprKind, FunctionKind, GlobalSpace, SpecialReg, Stmt, WarpOp};
 
 fn options(granularity: Granularity, remarks: bool) -> CompileOptions {
     CompileOptions { emit: Emit::Ptx, aggregate: granularity, pass_remarks: remarks, ..CompileOptions::default() }
@@ -237,11 +237,15 @@ fn warp_aggregation_rewrites_the_launch_where_it_is() {
         }
     });
     assert_eq!(statuses, 1);
-    assert!(module.globals.iter().all(|g| !g.name.contains("$agg")), "no shared tables at warp granularity");
+    // no shared tables at warp granularity: a pool of tables in global memory, a bit per table
+    let globals: Vec<(&str, GlobalSpace)> = module.globals.iter().map(|g| (g.name.as_str(), g.space)).collect();
+    assert_eq!(globals, [("child$agg_pool", GlobalSpace::Device), ("child$agg_pool_used", GlobalSpace::Device)]);
 
     let out = ptx(IRREGULAR, Granularity::Warp);
     let parent = entry(&out, "parent");
-    for needle in ["activemask.b32", "vote.sync.ballot.b32", "shfl.sync.idx.b32", "bar.warp.sync", "__cudaCDP2Malloc"] {
+    // a table from the pool (atom.or), else from the heap; given back to the pool in the clone
+    assert!(entry(&out, "child__agg").contains("atom.global.and.b32"));
+    for needle in ["activemask.b32", "vote.sync.ballot.b32", "shfl.sync.idx.b32", "bar.warp.sync", "atom.global.or.b32", "__cudaCDP2Malloc"] {
         assert!(parent.contains(needle), "{needle} missing from parent:\n{parent}");
     }
     assert!(!parent.contains("bar.sync") && !parent.contains("barrier.sync"), "no block barrier in parent:\n{parent}");

@@ -87,11 +87,26 @@ fn site(module: &Module, f: &mut Function, launch: &Launch, a: &AggChild) -> Stm
         b.decl(rank, warp(WarpOp::PopCount, vec![b.arith(BinaryOp::BitAnd, lu(group), warp(WarpOp::LaneMaskLt, vec![]))])),
         b.decl(leader, warp(WarpOp::PopCount, vec![b.arith(BinaryOp::Sub, lowest_bit, b.uint(1))])),
         b.decl(allocation, null()),
-        b.if_(
-            b.cmp(BinaryOp::Eq, lu(rank), b.uint(0)),
-            vec![b.if_(b.cmp(BinaryOp::Ne, b.cast(malloc, &int), b.int(0)), vec![b.assign(l(allocation, &void_ptr), null())])],
-        ),
     ];
+    // The leader's table: a chunk of the child's pool, else the heap.
+    let mut take = Vec::new();
+    if let Some(pool) = &a.pool {
+        let taken = local("taken", &rec_ptr);
+        take.push(b.decl(taken, b.cast(null(), &rec_ptr)));
+        // a start that spreads the warps of a grid over the pool's words
+        let start = b.arith(
+            BinaryOp::Add,
+            b.arith(BinaryOp::Mul, b.special(SpecialReg::BlockIdx(Axis::X)), b.uint(33)),
+            b.arith(BinaryOp::Div, b.special(SpecialReg::ThreadIdx(Axis::X)), b.uint(32)),
+        );
+        take.extend(pool.take(module, f, &b, taken, start));
+        take.push(b.assign(l(allocation, &void_ptr), b.cast(b.local(taken, &rec_ptr), &void_ptr)));
+    }
+    take.push(b.if_(
+        b.cmp(BinaryOp::Eq, l(allocation, &void_ptr), null()),
+        vec![b.if_(b.cmp(BinaryOp::Ne, b.cast(malloc, &int), b.int(0)), vec![b.assign(l(allocation, &void_ptr), null())])],
+    ));
+    shared_address.push(b.if_(b.cmp(BinaryOp::Eq, lu(rank), b.uint(0)), take));
     let shuffle = |word: Expr| warp(WarpOp::Shuffle, vec![lu(group), word, lu(leader)]);
     if wide {
         let ull = Type::ULONGLONG;
@@ -156,8 +171,8 @@ fn site(module: &Module, f: &mut Function, launch: &Launch, a: &AggChild) -> Stm
     } else {
         leader_stmts.push(launch_and_check);
     }
-    let free = b.builtin(Builtin::Runtime(RuntimeFn::Free), vec![b.cast(l(table, &rec_ptr), &void_ptr)], &Type::CudaError);
-    leader_stmts.push(b.if_(b.cmp(BinaryOp::Ne, lu(fallback), b.uint(0)), vec![Stmt::Expr(free)]));
+    let give_back = pool::give_back(module, &b, a.pool.as_ref(), l(table, &rec_ptr));
+    leader_stmts.push(b.if_(b.cmp(BinaryOp::Ne, lu(fallback), b.uint(0)), vec![give_back]));
     write.push(b.decl(fallback, b.uint(0)));
     write.push(b.if_(b.cmp(BinaryOp::Eq, lu(rank), b.uint(0)), leader_stmts));
     // The shuffle also holds the lanes until the leader has launched, so that a later launch
