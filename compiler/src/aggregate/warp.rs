@@ -2,8 +2,9 @@
 //!
 //! At the site, the launching threads evaluate the launch's operands as before, then find
 //! each other with `__activemask()` and `__ballot_sync` (those whose configuration is valid).
-//! A lone thread launches directly. Otherwise the lowest lane `cudaMalloc`s a table of one
-//! record per thread and shares the pointer with `__shfl_sync`; every thread writes its
+//! A lone thread launches directly. Otherwise the lowest lane takes a table of one record per
+//! thread from the child's pool (`pool.rs`; `cudaMalloc` when the pool is full) and shares the
+//! pointer with `__shfl_sync`; every thread writes its
 //! record, fences, and meets the others at `__syncwarp`; the lowest lane numbers the records'
 //! blocks and launches `C__agg` over all of them, then tells the others with a shuffle (which
 //! also holds them until it has launched, so that a later launch of theirs stays behind this
