@@ -60,6 +60,8 @@ void cdpc_options_free(struct CdpcOptions *options);
 // | `cuda-home` | a CUDA toolkit or `pip install --target` folder |
 // | `ptxas-arg`, `nvlink-arg` | one extra argument (repeatable) |
 // | `werror`, `strict-param-limit` | `true`, `false` |
+// | `aggregate-launches` | `off`, `warp`, `block` (`-faggregate-launches=`) |
+// | `pass-remarks` | `aggregate` (`-Rpass=aggregate`: remarks R0500/R0501 among the diagnostics), `none` |
 // | `deny`, `allow` | diagnostic codes, comma-separated (`W0209`) |
 // | `file-name` | the name diagnostics show for the source |
 //

@@ -161,13 +161,22 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
                 options.warnings.deny.push(Code::ParamBufferOver4K);
             }
         }
+        "aggregate-launches" => options.aggregate = value.parse()?,
+        "pass-remarks" => {
+            options.pass_remarks = match value {
+                "aggregate" => true,
+                "" | "none" => false,
+                _ => return Err(format!("no pass `{value}` reports remarks; use aggregate or none")),
+            }
+        }
         "deny" => options.warnings.deny.extend(codes(value)?),
         "allow" => options.warnings.allow.extend(codes(value)?),
         "file-name" => o.file_name = value.to_string(),
         _ => {
             return Err(format!(
                 "unknown option `{key}`; the options are arch, launch-abi, address-size, opt-level, emit, cuda-home, \
-                 ptxas-arg, nvlink-arg, werror, strict-param-limit, deny, allow, file-name"
+                 ptxas-arg, nvlink-arg, werror, strict-param-limit, aggregate-launches, pass-remarks, deny, allow, \
+                 file-name"
             ))
         }
     }
@@ -186,6 +195,8 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
 /// | `cuda-home` | a CUDA toolkit or `pip install --target` folder |
 /// | `ptxas-arg`, `nvlink-arg` | one extra argument (repeatable) |
 /// | `werror`, `strict-param-limit` | `true`, `false` |
+/// | `aggregate-launches` | `off`, `warp`, `block` (`-faggregate-launches=`) |
+/// | `pass-remarks` | `aggregate` (`-Rpass=aggregate`: remarks R0500/R0501 among the diagnostics), `none` |
 /// | `deny`, `allow` | diagnostic codes, comma-separated (`W0209`) |
 /// | `file-name` | the name diagnostics show for the source |
 ///

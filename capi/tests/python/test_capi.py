@@ -85,6 +85,25 @@ def main():
     assert status == OK, message
     assert b"cudaGetParameterBuffer" in ptx and b"cudaLaunchDevice" in ptx, ptx
 
+    # launch aggregation, with its remarks among the diagnostics (v2: fire-and-forget)
+    assert set_option(lib, options, "launch-abi", b"v2") == (OK, None)
+    assert set_option(lib, options, "aggregate-launches", b"warp") == (OK, None)
+    assert set_option(lib, options, "pass-remarks", b"aggregate") == (OK, None)
+    status, ptx, message, diagnostics, count = compile_source(lib, b"""
+        extern "C" __global__ void child(int *data) { data[threadIdx.x] += 1; }
+        extern "C" __global__ void parent(int *data) {
+            child<<<1, 32>>>(data + 32 * threadIdx.x);
+            child<<<1, 32, 0, cudaStreamFireAndForget>>>(data);
+        }
+    """, options)
+    assert status == OK, message
+    assert b".entry child__agg(" in ptx and b"vote.sync.ballot" in ptx, ptx
+    assert count == 1 and "note[R0500]" in diagnostics and "fire-and-forget" in diagnostics, diagnostics
+    status, message = set_option(lib, options, "aggregate-launches", b"grid")
+    assert status == INVALID_ARGUMENT and "warp, block or off" in message, message
+    assert set_option(lib, options, "aggregate-launches", b"off") == (OK, None)
+    assert set_option(lib, options, "pass-remarks", b"none") == (OK, None)
+
     status, output, message, diagnostics, count = compile_source(lib, b"__global__ void k() { nope(); }", options)
     assert status == DIAGNOSTICS and output is None and count >= 1
     assert "error[E0100]" in diagnostics, diagnostics
