@@ -31,7 +31,8 @@
 //! locals), and sees `blockIdx` = `B - start` unflattened against `g`, `threadIdx` = its linear
 //! thread index unflattened against `b` (so warps hold the same threads), `blockDim` = `b`,
 //! `gridDim` = `g`. Threads beyond the record's block size return at once. After every thread
-//! has read its record (a barrier), the last block to get there frees the table.
+//! has read its record (a barrier), the last block to get there gives the table back (to the
+//! warp tables' pool, `pool.rs`, or the heap).
 //!
 //! Memory visibility: a child sees what its launching thread wrote before the launch. The
 //! recording thread's writes precede the end-of-block `__syncthreads()`, after which thread 0
