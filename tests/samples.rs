@@ -126,7 +126,7 @@ fn elf_listing(cuobjdump: &Path, cubin: &Path) -> String {
 #[test]
 fn aggregated_ptx_snapshots() {
     use cdpc::aggregate::Granularity;
-    let heavy = ["bfs", "irregular_loop", "launch_shapes", "mandelbrot", "spmv"];
+    let heavy = ["bfs", "irregular_loop", "launch_patterns", "launch_shapes", "mandelbrot", "spmv"];
     for (name, source) in samples() {
         for abi in [LaunchAbi::V2, LaunchAbi::V1] {
             let plain = ptx_options(abi, AddressSize::Bits64);
