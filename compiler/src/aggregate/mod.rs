@@ -83,9 +83,10 @@ pub enum Granularity {
     /// No aggregation (the default).
     #[default]
     Off,
-    /// The launches of a warp (not implemented: every launch gets a remark).
+    /// The launches that the threads of a warp make together, at the launch site.
     Warp,
-    /// The launches of a thread block.
+    /// The launches of a thread block, at the end of the kernel (per warp, at the site, in
+    /// kernels that read launch errors).
     Block,
 }
 
