@@ -308,11 +308,10 @@ impl Fake {
     }
 }
 
-fn fake(ptxas_body: &str, nvlink_body: &str) -> Fake {
-    let dir = TempDir::new().unwrap();
+/// Completes the fake toolkit under `dir/cuda` (whose bin/ is in place): libcudadevrt, the
+/// output and temporary folders, and the toolchain found there.
+fn fake_toolkit(dir: TempDir) -> Fake {
     let prefix = dir.path().join("cuda");
-    write_script(&prefix.join("bin/ptxas"), &format!("TAG=OBJ\n{ptxas_body}"));
-    write_script(&prefix.join("bin/nvlink"), &format!("TAG=CUBIN\n{nvlink_body}"));
     fs::create_dir_all(prefix.join("lib64")).unwrap();
     fs::write(prefix.join("lib64/libcudadevrt.a"), b"!<arch>\n").unwrap();
     fs::create_dir_all(dir.path().join("out")).unwrap();
@@ -322,6 +321,14 @@ fn fake(ptxas_body: &str, nvlink_body: &str) -> Fake {
     let mut opts = BuildOptions::new(SmVersion(90));
     opts.temp_root = Some(dir.path().join("tmp"));
     Fake { dir, tc, opts }
+}
+
+fn fake(ptxas_body: &str, nvlink_body: &str) -> Fake {
+    let dir = TempDir::new().unwrap();
+    let prefix = dir.path().join("cuda");
+    write_script(&prefix.join("bin/ptxas"), &format!("TAG=OBJ\n{ptxas_body}"));
+    write_script(&prefix.join("bin/nvlink"), &format!("TAG=CUBIN\n{nvlink_body}"));
+    fake_toolkit(dir)
 }
 
 #[test]
@@ -500,15 +507,7 @@ fn fake_bin(ptxas_mode: &str, nvlink_mode: &str) -> Fake {
         fs::copy(fake_tool_binary(), prefix.join("bin").join(tool)).unwrap();
         fs::write(prefix.join("bin").join(format!("{tool}.mode")), mode).unwrap();
     }
-    fs::create_dir_all(prefix.join("lib64")).unwrap();
-    fs::write(prefix.join("lib64/libcudadevrt.a"), b"!<arch>\n").unwrap();
-    fs::create_dir_all(dir.path().join("out")).unwrap();
-    fs::create_dir_all(dir.path().join("tmp")).unwrap();
-    let s = ToolSearch { cuda_home: Some(prefix), project_dir: None };
-    let tc = Toolchain::discover_with(&s, &SearchEnv::default()).unwrap();
-    let mut opts = BuildOptions::new(SmVersion(90));
-    opts.temp_root = Some(dir.path().join("tmp"));
-    Fake { dir, tc, opts }
+    fake_toolkit(dir)
 }
 
 impl Fake {
