@@ -132,23 +132,18 @@ analysis=""
     for v in $VARIANTS; do
         echo
         echo "## $v"
-        for c in nvcc cdpc-v2 cdpc-v1; do
-            [ -f "$T/$c-$v.sass" ] || continue
-            echo
-            echo "### $v: $c, SASS"
-            echo
-            echo '```'
-            cat "$T/$c-$v.sass"
-            echo '```'
-        done
-        for c in nvcc cdpc-v2 cdpc-v1; do
-            [ -f "$T/$c-$v.sass" ] || continue
-            echo
-            echo "### $v: $c, PTX"
-            echo
-            echo '```'
-            cat "$T/$c-$v.parent.ptx"
-            echo '```'
+        for kind in SASS PTX; do
+            for c in nvcc cdpc-v2 cdpc-v1; do
+                [ -f "$T/$c-$v.sass" ] || continue
+                file="$T/$c-$v.sass"
+                [ "$kind" = PTX ] && file="$T/$c-$v.parent.ptx"
+                echo
+                echo "### $v: $c, $kind"
+                echo
+                echo '```'
+                cat "$file"
+                echo '```'
+            done
         done
     done
     echo
