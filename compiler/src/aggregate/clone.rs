@@ -3,33 +3,16 @@
 
 use super::*;
 
-
-pub(super) fn record_size(module: &Module, child: FuncId) -> u64 {
-    let mut fields = vec![Type::UINT, Type::UINT, Type::Dim3, Type::Dim3];
-    fields.extend(module.function(child).param_types().cloned());
-    let (mut size, mut align) = (0, 1);
-    for ty in &fields {
-        let (s, a) = module.size_align(ty);
-        size = round_up(size, a) + s;
-        align = align.max(a);
-    }
-    round_up(size, align)
-}
-
-/// The record struct of a child: start, done, grid, block, then the child's parameters.
-pub(super) fn make_record(module: &mut Module, child: FuncId) -> StructId {
-    let f = module.function(child);
+/// The fields of `child`'s record, C-laid-out: start, done, grid, block, then the child's
+/// parameters; with the record's size and alignment.
+fn record_layout(module: &Module, child: FuncId) -> (Vec<Field>, u64, u64) {
     let mut fields = vec![
         ("start".to_string(), Type::UINT),
         ("done".to_string(), Type::UINT),
         ("grid".to_string(), Type::Dim3),
         ("block".to_string(), Type::Dim3),
     ];
-    for (i, ty) in f.param_types().enumerate() {
-        fields.push((format!("arg{i}"), ty.clone()));
-    }
-    let name = format!("{}$agg_record", f.name);
-    let span = f.span;
+    fields.extend(module.function(child).param_types().enumerate().map(|(i, ty)| (format!("arg{i}"), ty.clone())));
     let (mut size, mut align) = (0, 1);
     let mut out = Vec::new();
     for (name, ty) in fields {
@@ -39,12 +22,23 @@ pub(super) fn make_record(module: &mut Module, child: FuncId) -> StructId {
         align = align.max(a);
         out.push(Field { name, ty, offset });
     }
-    let id = StructId(module.structs.len() as u32);
-    module.structs.push(StructDef { name, fields: out, size: round_up(size, align), align, span });
-    id
+    (out, round_up(size, align), align)
 }
 
+/// The size of `child`'s record in bytes, before the record struct exists.
+pub(super) fn record_size(module: &Module, child: FuncId) -> u64 {
+    record_layout(module, child).1
+}
 
+/// Adds the record struct of `child` to the module.
+pub(super) fn make_record(module: &mut Module, child: FuncId) -> StructId {
+    let (fields, size, align) = record_layout(module, child);
+    let f = module.function(child);
+    let def = StructDef { name: format!("{}$agg_record", f.name), fields, size, align, span: f.span };
+    let id = StructId(module.structs.len() as u32);
+    module.structs.push(def);
+    id
+}
 
 pub(super) fn unique_function_name(module: &Module, base: &str) -> String {
     let taken = |n: &str| module.functions.iter().any(|f| f.name == n) || module.globals.iter().any(|g| g.name == n);
