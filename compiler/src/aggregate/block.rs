@@ -105,13 +105,7 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
         let sb = builder(m, s.span);
         let count = fresh("agg$count", u.clone());
         let p = fresh("agg$allocation", Type::pointer_to(Type::Void));
-        let rec_size = m.size_align(&Type::Struct(s.record)).0;
-        let bytes = sb.arith(BinaryOp::Mul, sb.cast(sb.local(count, &u), &Type::size_t()), sb.e(ExprKind::IntConst(rec_size as i64), Type::size_t()));
-        let malloc = sb.builtin(
-            Builtin::Runtime(RuntimeFn::Malloc),
-            vec![sb.addr_of(sb.local(p, &Type::pointer_to(Type::Void))), bytes],
-            &Type::CudaError,
-        );
+        let malloc = pool::heap_table(m, &sb, p, sb.local(count, &u), s.record);
         // A lone record is launched as it was: an allocation would cost more than it saves.
         let mut wanted = sb.cmp(BinaryOp::Gt, sb.local(count, &u), sb.uint(1));
         if s.child_syncs {

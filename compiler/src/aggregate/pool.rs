@@ -7,6 +7,7 @@
 //! a warp takes a free bit with `atomicOr`, starting at a word chosen by its warp, and falls
 //! back to `cudaMalloc` when every chunk is taken; whoever is done with a table gives it back
 //! with `atomicAnd` if it lies in the pool and with `cudaFree` otherwise.
+//! The heap allocation of a table (`heap_table`) is here too, for both granularities.
 
 use super::*;
 use crate::hir::{Global, GlobalSpace, UnaryOp};
@@ -105,6 +106,16 @@ impl Pool {
             ],
         )]
     }
+}
+
+/// `cudaMalloc(&allocation, count * sizeof(record))`, a `cudaError_t`: a table from the heap
+/// (`allocation` is a `void *` local; `count` an `unsigned int`).
+pub(super) fn heap_table(module: &Module, b: &B, allocation: LocalId, count: Expr, record: StructId) -> Expr {
+    let size_t = Type::size_t();
+    let record_bytes = b.e(ExprKind::IntConst(module.size_align(&Type::Struct(record)).0 as i64), size_t.clone());
+    let bytes = b.arith(BinaryOp::Mul, b.cast(count, &size_t), record_bytes);
+    let place = b.addr_of(b.local(allocation, &Type::pointer_to(Type::Void)));
+    b.builtin(Builtin::Runtime(RuntimeFn::Malloc), vec![place, bytes], &Type::CudaError)
 }
 
 /// Gives `table` (a `record *` expression) back: to the pool when it lies in it, to the heap

@@ -76,12 +76,7 @@ fn site(module: &Module, f: &mut Function, launch: &Launch, a: &AggChild) -> Stm
     stmts.push(b.decl(done, b.int(0)));
 
     // The lowest lane allocates the table; every lane of the group gets its address.
-    let bytes = b.arith(
-        BinaryOp::Mul,
-        b.cast(lu(n), &Type::size_t()),
-        b.e(ExprKind::IntConst(module.size_align(&Type::Struct(a.record)).0 as i64), Type::size_t()),
-    );
-    let malloc = b.builtin(Builtin::Runtime(RuntimeFn::Malloc), vec![b.addr_of(l(allocation, &void_ptr)), bytes], &Type::CudaError);
+    let malloc = pool::heap_table(module, &b, allocation, lu(n), a.record);
     let null = || b.cast(b.e(ExprKind::PointerConst(0), void_ptr.clone()), &void_ptr);
     let lowest_bit = b.arith(BinaryOp::BitAnd, lu(group), b.arith(BinaryOp::Sub, b.uint(0), lu(group)));
     let mut shared_address = vec![
