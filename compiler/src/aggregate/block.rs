@@ -92,7 +92,7 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
         let hi = b.cast(b.arith(BinaryOp::Shr, g(s.counter), b.ull(32)), &Type::UINT);
         b.builtin(Builtin::Min, vec![hi, b.uint(s.cap)], &Type::UINT)
     };
-    let null_rec = |s: &SiteState| b.cast(b.e(ExprKind::PointerConst(0), Type::pointer_to(Type::Void)), &m.global(s.buffer).ty);
+    let null_rec = |s: &SiteState| b.null(&m.global(s.buffer).ty);
     let mut extra_locals: Vec<(String, Type)> = Vec::new();
     let mut fresh = |name: &str, ty: Type| {
         extra_locals.push((name.to_string(), ty));
@@ -117,7 +117,7 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
         alloc.push(sb.if_(
             wanted,
             vec![
-                sb.decl(p, sb.e(ExprKind::PointerConst(0), Type::pointer_to(Type::Void))),
+                sb.decl(p, sb.null(&Type::pointer_to(Type::Void))),
                 sb.if_(
                     sb.cmp(BinaryOp::Eq, sb.cast(malloc, &Type::INT), sb.int(0)),
                     vec![sb.assign(g(s.buffer), sb.cast(sb.local(p, &Type::pointer_to(Type::Void)), &m.global(s.buffer).ty))],
@@ -172,7 +172,7 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
             grid: sb.dim3(sb.local(total, &u), sb.uint(1), sb.uint(1)),
             block: sb.dim3(g(s.max_threads), sb.uint(1), sb.uint(1)),
             shared_mem: sb.uint(0),
-            stream: sb.e(ExprKind::PointerConst(0), Type::Stream),
+            stream: sb.null_stream(),
             args: agg_args,
             layout: agg_layout,
             span: s.span,
@@ -188,7 +188,7 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
             grid: field(rec_i(), F_GRID, &Type::Dim3),
             block: field(rec_i(), F_BLOCK, &Type::Dim3),
             shared_mem: sb.uint(0),
-            stream: sb.e(ExprKind::PointerConst(0), Type::Stream),
+            stream: sb.null_stream(),
             args: child_args,
             layout: child_layout,
             span: s.span,

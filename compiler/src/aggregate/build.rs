@@ -26,6 +26,14 @@ impl B {
     pub fn ull(&self, v: u64) -> Expr {
         self.e(ExprKind::IntConst(v as i64), Type::ULONGLONG)
     }
+    /// The null pointer of pointer type `ty`.
+    pub fn null(&self, ty: &Type) -> Expr {
+        self.e(ExprKind::PointerConst(0), ty.clone())
+    }
+    /// The NULL stream, `(cudaStream_t)0`.
+    pub fn null_stream(&self) -> Expr {
+        self.e(ExprKind::PointerConst(0), Type::Stream)
+    }
     pub fn int(&self, v: i64) -> Expr {
         self.e(ExprKind::IntConst(v), Type::INT)
     }

@@ -63,7 +63,7 @@ impl Pool {
         let span = b.span;
         let [k, w, v, bit, old] = ["k", "w", "v", "bit", "old"].map(|n| new_local(f, &format!("agg$pool_{n}"), u.clone(), span));
         let lu = |id: LocalId| b.local(id, &u);
-        let null = || b.cast(b.e(ExprKind::PointerConst(0), Type::pointer_to(Type::Void)), &rec_ptr);
+        let null = || b.null(&rec_ptr);
         let is_null = || b.cmp(BinaryOp::Eq, b.local(table, &rec_ptr), null());
         let mask = || b.arith(BinaryOp::Shl, b.uint(1), lu(bit));
         // the lowest clear bit of v: popc((~v & (v + 1)) - 1)

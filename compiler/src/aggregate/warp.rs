@@ -77,7 +77,7 @@ fn site(module: &Module, f: &mut Function, launch: &Launch, a: &AggChild) -> Stm
 
     // The lowest lane allocates the table; every lane of the group gets its address.
     let malloc = pool::heap_table(module, &b, allocation, lu(n), a.record);
-    let null = || b.cast(b.e(ExprKind::PointerConst(0), void_ptr.clone()), &void_ptr);
+    let null = || b.null(&void_ptr);
     let lowest_bit = b.arith(BinaryOp::BitAnd, lu(group), b.arith(BinaryOp::Sub, b.uint(0), lu(group)));
     let mut shared_address = vec![
         b.decl(rank, warp(WarpOp::PopCount, vec![b.arith(BinaryOp::BitAnd, lu(group), warp(WarpOp::LaneMaskLt, vec![]))])),
@@ -88,7 +88,7 @@ fn site(module: &Module, f: &mut Function, launch: &Launch, a: &AggChild) -> Stm
     let mut take = Vec::new();
     if let Some(pool) = &a.pool {
         let taken = local("taken", &rec_ptr);
-        take.push(b.decl(taken, b.cast(null(), &rec_ptr)));
+        take.push(b.decl(taken, b.null(&rec_ptr)));
         // a start that spreads the warps of a grid over the pool's words
         let start = b.arith(
             BinaryOp::Add,
@@ -149,7 +149,7 @@ fn site(module: &Module, f: &mut Function, launch: &Launch, a: &AggChild) -> Stm
             grid: b.dim3(lu(total), b.uint(1), b.uint(1)),
             block: b.dim3(lu(max_t), b.uint(1), b.uint(1)),
             shared_mem: b.uint(0),
-            stream: b.e(ExprKind::PointerConst(0), Type::Stream),
+            stream: b.null_stream(),
             args: vec![l(table, &rec_ptr), lu(n)],
             layout: param_layout([rec_ptr.clone(), u.clone()].iter(), module, &module.target),
             span,
@@ -177,7 +177,7 @@ fn site(module: &Module, f: &mut Function, launch: &Launch, a: &AggChild) -> Stm
     write.push(b.assign(l(done, &int), b.cast(b.cmp(BinaryOp::Eq, lu(fallback), b.uint(0)), &int)));
 
     let mut several = shared_address;
-    several.push(b.if_(b.cmp(BinaryOp::Ne, l(table, &rec_ptr), b.cast(null(), &rec_ptr)), write));
+    several.push(b.if_(b.cmp(BinaryOp::Ne, l(table, &rec_ptr), b.null(&rec_ptr)), write));
     stmts.push(b.if_(
         l(valid, &int),
         vec![
