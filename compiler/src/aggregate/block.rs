@@ -25,17 +25,18 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
         let a = &aggs[&s.launch.kernel];
         let rec = Type::Struct(a.record);
         let sp = s.launch.span;
+        let mut shared = |name: String, ty: Type| new_global(module, name, ty, crate::hir::GlobalSpace::Shared, sp);
         states.push(SiteState {
             child: s.launch.kernel,
             agg: a.agg,
             record: a.record,
             child_syncs: a.child_syncs,
             cap: *cap,
-            counter: new_shared(module, format!("{kname}$agg{n}$counter"), Type::ULONGLONG, sp),
-            min_threads: new_shared(module, format!("{kname}$agg{n}$min_threads"), Type::UINT, sp),
-            max_threads: new_shared(module, format!("{kname}$agg{n}$max_threads"), Type::UINT, sp),
-            table: new_shared(module, format!("{kname}$agg{n}$table"), Type::Array { elem: Box::new(rec.clone()), len: *cap }, sp),
-            buffer: new_shared(module, format!("{kname}$agg{n}$buffer"), Type::pointer_to(rec), sp),
+            counter: shared(format!("{kname}$agg{n}$counter"), Type::ULONGLONG),
+            min_threads: shared(format!("{kname}$agg{n}$min_threads"), Type::UINT),
+            max_threads: shared(format!("{kname}$agg{n}$max_threads"), Type::UINT),
+            table: shared(format!("{kname}$agg{n}$table"), Type::Array { elem: Box::new(rec.clone()), len: *cap }),
+            buffer: shared(format!("{kname}$agg{n}$buffer"), Type::pointer_to(rec)),
             span: sp,
         });
     }

@@ -154,9 +154,9 @@ pub(super) fn new_local(f: &mut Function, name: &str, ty: Type, span: Span) -> L
     id
 }
 
-/// A new `__shared__` variable of the module.
-pub(super) fn new_shared(module: &mut Module, name: String, ty: Type, span: Span) -> GlobalId {
+/// A new module-scope variable in `space` (`__shared__` or `__device__`), zero-initialised.
+pub(super) fn new_global(module: &mut Module, name: String, ty: Type, space: GlobalSpace, span: Span) -> GlobalId {
     let id = GlobalId(module.globals.len() as u32);
-    module.globals.push(Global { name, ty, space: GlobalSpace::Shared, init: None, span });
+    module.globals.push(Global { name, ty, space, init: None, span });
     id
 }

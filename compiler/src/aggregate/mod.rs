@@ -72,7 +72,7 @@ use crate::layout::param_layout;
 use crate::target::AddressSize;
 use crate::types::{round_up, StructId, Type};
 use block::rewrite_kernel;
-use build::{builder, new_local, new_shared, B};
+use build::{builder, new_global, new_local, B};
 use clone::*;
 use walk::*;
 use std::collections::{BTreeMap, BTreeSet};

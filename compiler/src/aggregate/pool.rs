@@ -10,7 +10,7 @@
 //! The heap allocation of a table (`heap_table`) is here too, for both granularities.
 
 use super::*;
-use crate::hir::{Global, GlobalSpace, UnaryOp};
+use crate::hir::{GlobalSpace, UnaryOp};
 
 /// Records per chunk: a warp's table.
 pub(super) const CHUNK_RECORDS: u64 = 32;
@@ -37,11 +37,7 @@ impl Pool {
         }
         let name = module.function(child).name.clone();
         let span = module.function(child).span;
-        let mut device = |name: String, ty: Type| {
-            let id = GlobalId(module.globals.len() as u32);
-            module.globals.push(Global { name, ty, space: GlobalSpace::Device, init: None, span });
-            id
-        };
+        let mut device = |name: String, ty: Type| new_global(module, name, ty, GlobalSpace::Device, span);
         let records = device(format!("{name}$agg_pool"), Type::Array { elem: Box::new(Type::Struct(record)), len: chunks * CHUNK_RECORDS });
         let used = device(format!("{name}$agg_pool_used"), Type::Array { elem: Box::new(Type::UINT), len: chunks / 32 });
         Some(Pool { records, used, words: chunks / 32 })
