@@ -507,15 +507,7 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
         let dir = gpu.join(label);
         fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
         for name in &names {
-            let out = Command::new(&cdpc)
-                .current_dir(root)
-                .arg(format!("samples/{name}.cdp"))
-                .args(flags)
-                .args(["--launch-abi", abi, "-o"])
-                .arg(dir.join(format!("{name}.cubin")))
-                .stdin(Stdio::null())
-                .output()
-                .map_err(|e| format!("running {}: {e}", cdpc.display()))?;
+            let out = compile_cubin(root, &cdpc, &format!("samples/{name}.cdp"), abi, flags, &dir.join(format!("{name}.cubin")))?;
             let stderr = String::from_utf8_lossy(&out.stderr);
             if out.status.success() {
                 println!("  ok    {label} {name}");
@@ -545,6 +537,20 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
         println!("gpu-bundle: {} sample(s) failed to compile: {}", failed.len(), failed.join(", "));
         Ok(ExitCode::FAILURE)
     }
+}
+
+/// Runs `cdpc SOURCE FLAGS --launch-abi ABI -o OUTPUT` from the repository root; the output
+/// says whether it compiled.
+fn compile_cubin(root: &Path, cdpc: &Path, source: &str, abi: &str, flags: &[&str], output: &Path) -> Result<std::process::Output> {
+    Command::new(cdpc)
+        .current_dir(root)
+        .arg(source)
+        .args(flags)
+        .args(["--launch-abi", abi, "-o"])
+        .arg(output)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("running {}: {e}", cdpc.display()))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -639,15 +645,7 @@ fn gpu_bench(root: &Path, cdpc: &Path) -> Result<Vec<String>> {
             let dir = out.join(&label);
             fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
             let cubin = dir.join(format!("{variant}.cubin"));
-            let res = Command::new(cdpc)
-                .current_dir(root)
-                .arg(format!("bench/gpu/{variant}.cdp"))
-                .args(flags)
-                .args(["--launch-abi", abi, "-o"])
-                .arg(&cubin)
-                .stdin(Stdio::null())
-                .output()
-                .map_err(|e| format!("running {}: {e}", cdpc.display()))?;
+            let res = compile_cubin(root, cdpc, &format!("bench/gpu/{variant}.cdp"), abi, flags, &cubin)?;
             if !res.status.success() {
                 println!("  FAIL  bench {label} {variant}:\n{}", String::from_utf8_lossy(&res.stderr));
                 failed.push(format!("bench/{label}/{variant}"));
