@@ -2,17 +2,39 @@
 # Compile and link every sample with nvcc + nvlink (sm_90, relocatable device
 # code, libcudadevrt). Fails on any error, and on any warning (-Werror
 # all-warnings for nvcc; nvlink's stderr must be empty).
-# Usage: sh samples/check.sh [NVTOOLS]   (default NVTOOLS=/tmp/nvtools/nvidia/cu13)
-# OUT_DIR: where the cubins go (default /tmp/s); SRC_DIR: the folder of .cdp files (default
-# samples/, e.g. SRC_DIR=bench/gpu for the launch-throughput benchmark).
+# Usage: sh samples/check.sh [CUDA_DIR]
+# CUDA_DIR is found as cdpc finds its tools (SETUP.md): the argument, else
+# $CUDA_HOME, else the checkout's .cuda/ (the wheels of `cargo xtask setup`),
+# else the folder above the nvcc on PATH. It may be a CUDA toolkit or a
+# `pip install --target` folder (tools under nvidia/cu13/).
+# OUT_DIR: where the cubins go (default: a new temporary folder, printed);
+# SRC_DIR: the folder of .cdp files (default samples/, e.g. SRC_DIR=bench/gpu
+# for the launch-throughput benchmark).
 set -eu
-CU=${1:-/tmp/nvtools/nvidia/cu13}
+here=$(cd "$(dirname "$0")" && pwd)
+CU=${1:-${CUDA_HOME:-}}
+if [ -z "$CU" ] && [ -x "$here/../.cuda/nvidia/cu13/bin/nvcc" ]; then
+    CU=$here/../.cuda
+fi
+if [ -z "$CU" ] && command -v nvcc >/dev/null 2>&1; then
+    CU=$(dirname "$(dirname "$(command -v nvcc)")")
+fi
+if [ -z "$CU" ]; then
+    echo "no CUDA found: pass a folder, set CUDA_HOME, or run \`cargo xtask setup\`" >&2
+    exit 2
+fi
+[ -x "$CU/bin/nvcc" ] || CU=$CU/nvidia/cu13      # a pip --target folder
+if [ ! -x "$CU/bin/nvcc" ]; then
+    echo "no bin/nvcc in $CU (nor in nvidia/cu13 below it)" >&2
+    exit 2
+fi
 PATH=$CU/bin:$PATH
-OUT=${OUT_DIR:-/tmp/s}
+OUT=${OUT_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/cdpc-check-XXXXXX")}
+echo "tools: $CU; cubins: $OUT"
 LIB=$CU/lib
 [ -f "$LIB/libcudadevrt.a" ] || LIB=$CU/lib64   # toolkit installs use lib64
 mkdir -p "$OUT"
-cd "${SRC_DIR:-$(dirname "$0")}"
+cd "${SRC_DIR:-$here}"
 status=0
 for f in *.cdp; do
     n=${f%.cdp}

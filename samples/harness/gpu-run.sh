@@ -17,7 +17,10 @@
 # into $OUT/gpu-bench.md (and results/gpu-bench.md). BENCH_REPEAT (default 5) timed runs per
 # cell after 2 warm-up runs. SAMPLES=0 skips the samples, BENCH=0 the benchmark.
 set -u
+# The GPU machine has its toolkit in /usr/local/cuda; CUDA_HOME overrides it.
 CU=${CUDA_HOME:-/usr/local/cuda}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/cdpc-gpu-run-XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
 RESULTS_DIR=${OUT:-results}
 REPEAT=${REPEAT:-20}
 RUN=build/gpu/bin/cdpc-run
@@ -31,10 +34,9 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 mkdir -p "$RESULTS_DIR"
 status=0
 if [ "${SAMPLES:-1}" != 0 ]; then
-rm -rf /tmp/nvcc
-OUT_DIR=/tmp/nvcc sh samples/check.sh "$CU" || echo "(nvcc could not build some samples; they show as missing)"
+OUT_DIR=$WORK/nvcc sh samples/check.sh "$CU" || echo "(nvcc could not build some samples; they show as missing)"
 timeout 540 "$RUN" diff --manifests samples \
-    --cubins nvcc=/tmp/nvcc cdpc-v2=build/gpu/cdpc-v2 cdpc-v1=build/gpu/cdpc-v1 \
+    --cubins nvcc="$WORK/nvcc" cdpc-v2=build/gpu/cdpc-v2 cdpc-v1=build/gpu/cdpc-v1 \
     cdpc-v2-agg-block=build/gpu/cdpc-v2-agg-block cdpc-v2-agg-warp=build/gpu/cdpc-v2-agg-warp \
     cdpc-v1-agg-block=build/gpu/cdpc-v1-agg-block cdpc-v1-agg-warp=build/gpu/cdpc-v1-agg-warp \
     --repeat "$REPEAT" --warmup 3 --results "$RESULTS_DIR/gpu-diff.md" || status=1
@@ -50,17 +52,16 @@ if [ "${BENCH:-1}" != 0 ]; then
         echo "no build/gpu/bench: run \`cargo xtask gpu-bundle\` (or gpu-bench-bundle) and carry build/gpu"
         exit 2
     fi
-    rm -rf /tmp/nvcc-bench-src /tmp/nvcc-bench
-    mkdir -p /tmp/nvcc-bench
-    SRC_DIR=bench/gpu OUT_DIR=/tmp/nvcc-bench-src sh samples/check.sh "$CU" \
+    mkdir -p "$WORK/nvcc-bench"
+    SRC_DIR=bench/gpu OUT_DIR=$WORK/nvcc-bench-src sh samples/check.sh "$CU" \
         || echo "(nvcc could not build some benchmark variants; they show as missing)"
     for m in bench/gpu/*.toml; do
         label=$(basename "$m" .toml)        # VARIANT_N: one .cdp serves every size
         variant=${label%_*}
-        [ -f "/tmp/nvcc-bench-src/$variant.cubin" ] && cp "/tmp/nvcc-bench-src/$variant.cubin" "/tmp/nvcc-bench/$label.cubin"
+        [ -f "$WORK/nvcc-bench-src/$variant.cubin" ] && cp "$WORK/nvcc-bench-src/$variant.cubin" "$WORK/nvcc-bench/$label.cubin"
     done
     timeout "${BENCH_TIMEOUT:-420}" "$RUN" diff --manifests bench/gpu \
-        --cubins nvcc=/tmp/nvcc-bench cdpc-v2=build/gpu/bench/cdpc-v2 cdpc-v1=build/gpu/bench/cdpc-v1 \
+        --cubins nvcc="$WORK/nvcc-bench" cdpc-v2=build/gpu/bench/cdpc-v2 cdpc-v1=build/gpu/bench/cdpc-v1 \
         cdpc-v2-agg-block=build/gpu/bench/cdpc-v2-agg-block cdpc-v2-agg-warp=build/gpu/bench/cdpc-v2-agg-warp \
         --repeat "${BENCH_REPEAT:-5}" --warmup 2 --results "$RESULTS_DIR/gpu-bench.md" || status=1
     [ "$RESULTS_DIR" = results ] || cp "$RESULTS_DIR/gpu-bench.md" results/gpu-bench.md 2>/dev/null

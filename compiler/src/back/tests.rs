@@ -6,10 +6,21 @@ use crate::hir::*;
 use crate::layout::param_layout;
 use crate::target::{LaunchAbi, SmVersion, Target};
 use crate::types::{IntKind, StructId, Type};
+use crate::toolchain::{ToolSearch, Toolchain};
 use std::path::Path;
+use std::sync::OnceLock;
 
-const LIBDEVICE: &str = "/tmp/nvtools/nvidia/cu13/nvvm/libdevice/libdevice.10.bc";
-const PTXAS: &str = "/tmp/nvtools/nvidia/cu13/bin/ptxas";
+/// The NVIDIA tools found the way `cdpc` finds them (`CUDA_HOME`, the checkout's `.cuda/`, `PATH`:
+/// SETUP.md), or `None` when `cargo xtask setup` has not been run.
+fn tools() -> Option<&'static Toolchain> {
+    static TOOLS: OnceLock<Option<Toolchain>> = OnceLock::new();
+    TOOLS.get_or_init(|| Toolchain::discover(&ToolSearch::default()).ok()).as_ref()
+}
+
+/// libdevice, when the tools were found with it.
+fn libdevice() -> Option<&'static Path> {
+    tools().and_then(|t| t.libdevice.as_deref())
+}
 
 // ------------------------------------------------------------------ a terse HIR builder
 
@@ -131,7 +142,7 @@ fn add(m: &mut Module, f: Function) -> FuncId {
 }
 
 fn ptx(m: &Module, opt_level: u8) -> String {
-    let options = CodegenOptions { opt_level, libdevice: Some(LIBDEVICE.into()) };
+    let options = CodegenOptions { opt_level, libdevice: libdevice().map(Path::to_path_buf) };
     match emit_ptx(m, &options) {
         Ok(p) => p,
         Err(err) => panic!("emit_ptx failed: {err}"),
@@ -204,14 +215,14 @@ fn assert_in_order(text: &str, needles: &[&str]) {
 
 /// Runs ptxas on the PTX; `false` (with a printed reason) when ptxas is absent.
 fn assemble(ptx: &str, name: &str) -> bool {
-    if !Path::new(PTXAS).exists() {
-        eprintln!("skipping ptxas check: {PTXAS} is absent");
+    let Some(tools) = tools() else {
+        eprintln!("SKIPPED ptxas check: no ptxas found (CUDA_HOME, .cuda/, PATH; run `cargo xtask setup`)");
         return false;
-    }
+    };
     let dir = tempfile::tempdir().expect("temp dir");
     let src = dir.path().join(format!("{name}.ptx"));
     std::fs::write(&src, ptx).expect("write ptx");
-    let out = std::process::Command::new(PTXAS)
+    let out = std::process::Command::new(&tools.ptxas)
         .args(["-arch=sm_90", "-c"])
         .arg(&src)
         .arg("-o")
@@ -357,8 +368,8 @@ fn math_module() -> Module {
 
 #[test]
 fn math_links_libdevice() {
-    if !Path::new(LIBDEVICE).exists() {
-        eprintln!("skipping: {LIBDEVICE} is absent (install the nvidia-nvvm wheel)");
+    if libdevice().is_none() {
+        eprintln!("SKIPPED: no libdevice found beside the NVIDIA tools (install the nvidia-nvvm wheel: `cargo xtask setup`)");
         return;
     }
     for level in [0, 3] {

@@ -468,13 +468,16 @@ fn tool_that_cannot_start() {
 // ---------------------------------------------------------------------------------------------
 // The fake tool binary (testdata/fake_tool.rs): the faults the scripts above do not cover
 
-/// testdata/fake_tool.rs compiled with rustc, once per test process, cached by content.
+/// testdata/fake_tool.rs compiled with rustc, once per test process, cached by content beside
+/// the test binary (a build output, like the binary itself: not in the temporary folder, which
+/// the test run empties).
 fn fake_tool_binary() -> &'static Path {
     static BINARY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BINARY.get_or_init(|| {
         let source = include_str!("testdata/fake_tool.rs");
         let hash = source.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
-        let dir = std::env::temp_dir().join(format!("cdpc-fake-tool-{hash:016x}"));
+        let build_dir = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)).unwrap_or_else(std::env::temp_dir);
+        let dir = build_dir.join(format!("cdpc-fake-tool-{hash:016x}"));
         let binary = dir.join("fake-tool");
         if binary.exists() {
             return binary;
@@ -687,12 +690,9 @@ fn unwritable_temporary_root_is_one_clear_error() {
 
 const LAUNCH_V1_PTX: &str = include_str!("testdata/launch_v1.ptx");
 
+/// The real tools, found as `cdpc` finds them (`CUDA_HOME`, the checkout's `.cuda/`, `PATH`).
 fn real_toolchain() -> Option<Toolchain> {
-    if let Ok(tc) = Toolchain::discover(&ToolSearch::default()) {
-        return Some(tc);
-    }
-    let wheels = ToolSearch { cuda_home: Some("/tmp/nvtools".into()), project_dir: None };
-    Toolchain::discover_with(&wheels, &SearchEnv::default()).ok()
+    Toolchain::discover(&ToolSearch::default()).ok()
 }
 
 #[test]

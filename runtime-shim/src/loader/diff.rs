@@ -19,7 +19,7 @@ impl Label {
     pub fn parse(text: &str) -> Result<Label, String> {
         match text.split_once('=') {
             Some((name, dir)) if !name.is_empty() && !dir.is_empty() => Ok(Label { name: name.into(), dir: dir.into() }),
-            _ => Err(format!("`{text}`: expected LABEL=DIR, e.g. nvcc=/tmp/nvcc")),
+            _ => Err(format!("`{text}`: expected LABEL=DIR, e.g. nvcc=build/nvcc")),
         }
     }
 

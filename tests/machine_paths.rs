@@ -1,0 +1,114 @@
+//! The fresh-machine property: no tracked test, script or source names a tool by an absolute
+//! path outside the checkout. Tools are found the way users find them (`CUDA_HOME`, the
+//! checkout's `.cuda/`, `PATH`: SETUP.md); a hard-coded `/tmp/...` folder once made CI pass only
+//! because the machine still had it from earlier work.
+//!
+//! Every code, script and build file of the repository is scanned (documentation, `*.md`, may
+//! name such paths: it explains them). An absolute path counts as a tool path when it names
+//! CUDA, NVIDIA, LLVM or one of their tools; the few that are deliberate are listed in
+//! [`ALLOWED`] with the reason.
+
+use cdpc_tests::repo_root;
+use std::path::{Path, PathBuf};
+
+/// (file, path, why it is right there).
+const ALLOWED: &[(&str, &str, &str)] = &[
+    ("xtask/src/main.rs", "/usr/lib/llvm-22", "where apt's llvm-22-dev installs LLVM; set-up installs it there and LLVM_SYS_221_PREFIX overrides it"),
+    ("samples/harness/gpu-run.sh", "/usr/local/cuda", "the GPU machine's own toolkit (the script runs only there); CUDA_HOME overrides it"),
+];
+
+/// Folders that are not part of the checkout's tracked content (build outputs, installed tools,
+/// fuzzing state, virtual environments).
+const SKIPPED_DIRS: &[&str] = &[".git", "target", ".cuda", "build", "corpus", "artifacts", ".venv", "venv", "__pycache__", "node_modules"];
+
+/// Roots outside the checkout that an absolute path may start with.
+const ROOTS: &[&str] = &["tmp", "opt", "usr", "home", "root", "work", "mnt", "srv", "var", "etc", "scratch"];
+
+/// Words that make an absolute path a tool path.
+const TOOL_WORDS: &[&str] = &["nvtools", "cuda", "nvidia", "ptxas", "nvlink", "nvcc", "libdevice", "cudadevrt", "llvm", "cu13", "cu12"];
+
+/// The absolute tool paths in `text`: each `/root/...` that is not the tail of a longer path
+/// or variable (`$HOME/tmp/x`, `dir/tmp/x` are relative) and names a tool.
+fn tool_paths(text: &str) -> Vec<String> {
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    for (at, _) in text.match_indices('/') {
+        let before = at.checked_sub(1).map(|i| bytes[i]);
+        if before.is_some_and(|b| b.is_ascii_alphanumeric() || b"_.~$}/\\".contains(&b)) {
+            continue;
+        }
+        let rest = &text[at + 1..];
+        let Some(root) = ROOTS.iter().find(|r| rest.starts_with(**r) && rest[r.len()..].starts_with('/')) else { continue };
+        let end = rest.find(|c: char| c.is_whitespace() || "\"'`(){}[],;:<>|*".contains(c)).unwrap_or(rest.len());
+        let path = format!("/{}", &rest[..end]);
+        let lower = path.to_ascii_lowercase();
+        if TOOL_WORDS.iter().any(|w| lower.contains(w)) {
+            debug_assert!(path.starts_with(&format!("/{root}/")));
+            found.push(path);
+        }
+    }
+    found
+}
+
+fn is_code_or_script(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    matches!(ext, "rs" | "sh" | "py" | "toml" | "c" | "h" | "cu" | "cdp" | "lalrpop" | "cmake" | "json" | "yml" | "yaml" | "txt" | "cfg" | "ini" | "mk")
+        || matches!(name, "Makefile" | "run" | "CMakeLists.txt" | "Dockerfile")
+        || path.parent().is_some_and(|p| p.ends_with(".ci"))
+}
+
+fn files_below(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        let Ok(kind) = entry.file_type() else { continue };
+        if kind.is_dir() {
+            if !SKIPPED_DIRS.iter().any(|s| name == *s) {
+                files_below(&path, out);
+            }
+        } else if kind.is_file() && is_code_or_script(&path) {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn no_tracked_file_names_a_tool_outside_the_checkout() {
+    let root = repo_root();
+    let mut files = Vec::new();
+    files_below(&root, &mut files);
+    assert!(files.len() > 50, "the scan found only {} files under {}", files.len(), root.display());
+    let this_file = Path::new(file!()).file_name().unwrap();
+    let mut bad = Vec::new();
+    for file in &files {
+        if file.file_name() == Some(this_file) && file.parent() == Some(&root.join("tests")) {
+            continue; // its examples are the paths it looks for
+        }
+        let Ok(text) = std::fs::read_to_string(file) else { continue };
+        let rel = file.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
+        for path in tool_paths(&text) {
+            if !ALLOWED.iter().any(|(f, p, _)| *f == rel && path.starts_with(p)) {
+                bad.push(format!("{rel}: {path}"));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "absolute tool paths outside the checkout (find tools through CUDA_HOME, the checkout's .cuda/ or PATH, as SETUP.md says; or add the path to ALLOWED with the reason):\n  {}",
+        bad.join("\n  ")
+    );
+}
+
+#[test]
+fn the_scan_finds_what_it_is_for() {
+    assert_eq!(tool_paths(r#"const P: &str = "/tmp/nvtools/nvidia/cu13/bin/ptxas";"#), ["/tmp/nvtools/nvidia/cu13/bin/ptxas"]);
+    assert_eq!(tool_paths("CU=${1:-/tmp/nvtools/nvidia/cu13}"), ["/tmp/nvtools/nvidia/cu13"]);
+    assert_eq!(tool_paths("PATH=/opt/cuda/bin:$PATH"), ["/opt/cuda/bin"]);
+    assert_eq!(tool_paths("cuda_home: Some(\"/home/me/nv\".into()) // nvidia"), Vec::<String>::new());
+    assert_eq!(tool_paths("ls /home/me/nvidia-wheels"), ["/home/me/nvidia-wheels"]);
+    // Relative paths, paths below a variable, and non-tool absolute paths are fine.
+    assert!(tool_paths("$HOME/tmp/cuda .cuda/nvidia/cu13/bin dir/usr/cuda").is_empty());
+    assert!(tool_paths("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf /tmp/cdpc-work").is_empty());
+}
