@@ -4,18 +4,29 @@
 
 use cdpc::driver::{self, CompileError};
 use cdpc::render::{self, Color};
-use cdpc::Code;
+use cdpc::{Code, Diagnostic};
 use cdpc_tests::{cdp_files, options_from_header, repo_root};
 
-fn render_file(name: &str, source: &str) -> (String, Vec<Code>) {
-    let options = options_from_header(source);
-    let diagnostics = match driver::check(source, &options) {
+/// A ui test file's diagnostics and the text they are rendered against: the checker's, or the
+/// encoding error of a file that is not UTF-8 (`E0008`), as `cdpc` reports it.
+fn diagnose(name: &str, bytes: Vec<u8>) -> (Vec<Diagnostic>, String) {
+    let source = match driver::decode_source(bytes) {
+        Ok(source) => source,
+        Err(e) => return (vec![e.diagnostic], e.shown),
+    };
+    let options = options_from_header(&source);
+    let diagnostics = match driver::check(&source, &options) {
         Ok(checked) => checked.warnings,
         Err(CompileError::Diagnostics(d)) => d,
         Err(other) => panic!("{name}: expected diagnostics, got {other}"),
     };
+    (diagnostics, source)
+}
+
+fn render_file(name: &str, bytes: Vec<u8>) -> (String, Vec<Code>) {
+    let (diagnostics, source) = diagnose(name, bytes);
     let codes = diagnostics.iter().map(|d| d.code).collect();
-    (render::human(&diagnostics, &format!("tests/ui/{name}.cdp"), source, Color::Never), codes)
+    (render::human(&diagnostics, &format!("tests/ui/{name}.cdp"), &source, Color::Never), codes)
 }
 
 #[test]
@@ -23,8 +34,7 @@ fn diagnostics_match_their_snapshots() {
     let dir = repo_root().join("tests/ui");
     for path in cdp_files(&dir) {
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
-        let source = std::fs::read_to_string(&path).unwrap();
-        let (rendered, codes) = render_file(&name, &source);
+        let (rendered, codes) = render_file(&name, std::fs::read(&path).unwrap());
         let expected_code = name.split('_').next().unwrap();
         assert!(
             codes.iter().any(|c| c.as_str().eq_ignore_ascii_case(expected_code)),
@@ -67,18 +77,12 @@ fn oversized_source_is_refused() {
 
 /// The JSON rendering (`--error-format json`) of a few files, one object per line, snapshotted
 /// in `tests/ui/out/json/`: a syntax error, a diagnostic with secondary labels and notes, a
-/// warning, and an invalid character.
+/// warning, an invalid character, and a source that is not UTF-8.
 #[test]
 fn json_diagnostics_match_their_snapshots() {
     let dir = repo_root().join("tests/ui");
-    for name in ["e0006_syntax_error", "e0307_local_pointer_to_child", "w0209_missing_return", "e0001_invalid_token"] {
-        let source = std::fs::read_to_string(dir.join(format!("{name}.cdp"))).unwrap();
-        let options = options_from_header(&source);
-        let diagnostics = match driver::check(&source, &options) {
-            Ok(checked) => checked.warnings,
-            Err(CompileError::Diagnostics(d)) => d,
-            Err(other) => panic!("{name}: expected diagnostics, got {other}"),
-        };
+    for name in ["e0006_syntax_error", "e0307_local_pointer_to_child", "w0209_missing_return", "e0001_invalid_token", "e0008_invalid_utf8"] {
+        let (diagnostics, source) = diagnose(name, std::fs::read(dir.join(format!("{name}.cdp"))).unwrap());
         let json = render::json(&diagnostics, &format!("tests/ui/{name}.cdp"), &source);
         assert_eq!(json.lines().count(), diagnostics.len());
         assert!(json.lines().all(|l| l.starts_with("{\"code\":\"") && l.ends_with('}')), "{json}");

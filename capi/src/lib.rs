@@ -250,9 +250,20 @@ pub unsafe extern "C" fn cdpc_compile(
     result: *mut *mut CdpcResult,
 ) -> CdpcStatus {
     let outcome = guard(failed(CdpcStatus::Internal, "internal error: the compiler panicked".into()), || {
-        let source = match utf8(source, "the source") {
-            Ok(s) => s.to_string(),
-            Err(e) => return failed(CdpcStatus::InvalidArgument, e),
+        if source.is_null() {
+            return failed(CdpcStatus::InvalidArgument, "the source is NULL".into());
+        }
+        let source = match driver::decode_source(CStr::from_ptr(source).to_bytes().to_vec()) {
+            Ok(s) => s,
+            Err(e) => {
+                // E0008 at the first bad byte, rendered against the source with `?` for bad bytes.
+                let mut r = failed(CdpcStatus::Diagnostics, String::new());
+                r.diagnostics = vec![e.diagnostic];
+                r.source = e.shown;
+                r.file_name = options.as_ref().map_or_else(|| "input.cdp".into(), |o| o.file_name.clone());
+                r.message = format!("could not compile `{}` due to 1 error", r.file_name);
+                return r;
+            }
         };
         let defaults;
         let options = match options.as_ref() {
@@ -280,7 +291,7 @@ pub unsafe extern "C" fn cdpc_compile(
             }
             Err(e @ CompileError::Tool(_)) => failed(CdpcStatus::Tool, e.to_string()),
             Err(e @ CompileError::Usage(_)) => failed(CdpcStatus::Usage, e.to_string()),
-            Err(e @ CompileError::Io { .. }) => failed(CdpcStatus::Tool, e.to_string()),
+            Err(e @ (CompileError::Io { .. } | CompileError::NotUtf8(_))) => failed(CdpcStatus::Tool, e.to_string()),
             Err(e @ CompileError::Backend(_)) => failed(CdpcStatus::Internal, e.to_string()),
         };
         r.source = source;

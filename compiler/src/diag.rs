@@ -57,6 +57,7 @@ pub enum Code {
     InvalidEscape,
     SyntaxError,
     UnsupportedSyntax,
+    InvalidUtf8,
     // Names and declarations: E01xx
     UnknownName,
     Redefinition,
@@ -108,6 +109,7 @@ impl Code {
             InvalidEscape => "E0005",
             SyntaxError => "E0006",
             UnsupportedSyntax => "E0007",
+            InvalidUtf8 => "E0008",
             UnknownName => "E0100",
             Redefinition => "E0101",
             UnknownType => "E0102",
@@ -164,6 +166,7 @@ impl Code {
         Code::InvalidEscape,
         Code::SyntaxError,
         Code::UnsupportedSyntax,
+        Code::InvalidUtf8,
         Code::UnknownName,
         Code::Redefinition,
         Code::UnknownType,

@@ -145,6 +145,8 @@ pub enum CompileError {
     Backend(BackendError),
     /// ptxas or nvlink is missing or failed; the error carries the command line and stderr.
     Tool(ToolError),
+    /// The source is not UTF-8: an `E0008` diagnostic and the text to render it against.
+    NotUtf8(Box<NotUtf8>),
     /// Reading the source or writing the output failed.
     Io {
         /// The file.
@@ -166,6 +168,7 @@ impl fmt::Display for CompileError {
             CompileError::Usage(message) => f.write_str(message),
             CompileError::Backend(e) => write!(f, "internal compiler error in code generation: {e}"),
             CompileError::Tool(e) => write!(f, "{e}"),
+            CompileError::NotUtf8(e) => f.write_str(&e.diagnostic.message),
             CompileError::Io { path, action, error } => write!(f, "{action} `{}`: {error}", path.display()),
         }
     }
@@ -455,15 +458,60 @@ pub fn compile_to_file(source: &str, output: &Path, options: &CompileOptions) ->
     Ok(compiled)
 }
 
-/// Reads a source file; invalid UTF-8 is reported with the offset of the first bad byte.
+/// Reads a source file. Bytes that are not UTF-8 are [`CompileError::NotUtf8`]: an `E0008`
+/// diagnostic at the first bad byte (see [`decode_source`]).
 pub fn read_source(path: &Path) -> Result<String, CompileError> {
     let bytes = std::fs::read(path).map_err(|error| CompileError::Io { path: path.to_path_buf(), action: "cannot read", error })?;
-    String::from_utf8(bytes).map_err(|e| {
-        let offset = e.utf8_error().valid_up_to();
-        CompileError::Io {
-            path: path.to_path_buf(),
-            action: "cannot read",
-            error: std::io::Error::new(std::io::ErrorKind::InvalidData, format!("the file is not valid UTF-8 (first bad byte at offset {offset})")),
+    decode_source(bytes).map_err(|e| CompileError::NotUtf8(Box::new(e)))
+}
+
+/// A source that is not UTF-8, from [`decode_source`].
+#[derive(Clone, Debug)]
+pub struct NotUtf8 {
+    /// The source as it can be shown: each byte that is not part of a UTF-8 character is `?`,
+    /// so every offset is the file's own. Render [`NotUtf8::diagnostic`] against this text.
+    pub shown: String,
+    /// `E0008`, spanning the first invalid byte sequence.
+    pub diagnostic: Diagnostic,
+}
+
+/// Source bytes as text. Sources are UTF-8 (the lexer, the spans and every rendering rely on
+/// it); anything else is refused with an `E0008` diagnostic whose span covers the first invalid
+/// byte sequence, rather than guessed at.
+pub fn decode_source(bytes: Vec<u8>) -> Result<String, NotUtf8> {
+    let bytes = match String::from_utf8(bytes) {
+        Ok(text) => return Ok(text),
+        Err(e) => e.into_bytes(),
+    };
+    let mut shown = String::with_capacity(bytes.len());
+    let mut first_bad: Option<(usize, &[u8])> = None;
+    let mut bad_bytes = 0;
+    for chunk in bytes.utf8_chunks() {
+        shown.push_str(chunk.valid());
+        let invalid = chunk.invalid();
+        if !invalid.is_empty() {
+            first_bad.get_or_insert((shown.len(), invalid));
+            bad_bytes += invalid.len();
+            shown.extend(std::iter::repeat_n('?', invalid.len()));
         }
-    })
+    }
+    let (offset, invalid) = first_bad.expect("from_utf8 failed, so some bytes are invalid");
+    let hex: Vec<String> = invalid.iter().map(|b| format!("0x{b:02X}")).collect();
+    let label = if invalid.len() == 1 {
+        format!("byte {} is not UTF-8", hex[0])
+    } else {
+        format!("bytes {} are not a UTF-8 character", hex.join(" "))
+    };
+    let mut diagnostic = Diagnostic::new(
+        Code::InvalidUtf8,
+        crate::diag::Span::new(offset, offset + invalid.len()),
+        format!("the source is not valid UTF-8 (first bad byte at offset {offset})"),
+    )
+    .with_primary_message(label)
+    .with_note("cdpc reads sources as UTF-8; convert the file, e.g. `iconv -f LATIN1 -t UTF-8 in.cu > out.cu` for a Latin-1 file");
+    let more = bad_bytes - invalid.len();
+    if more > 0 {
+        diagnostic = diagnostic.with_note(format!("{more} more byte{} further on {} not UTF-8 (shown as `?`)", if more == 1 { "" } else { "s" }, if more == 1 { "is" } else { "are" }));
+    }
+    Err(NotUtf8 { shown, diagnostic })
 }

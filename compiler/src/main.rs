@@ -185,6 +185,17 @@ fn main() -> ExitCode {
     let read_started = std::time::Instant::now();
     let source = match driver::read_source(&cli.input) {
         Ok(source) => source,
+        Err(CompileError::NotUtf8(e)) => {
+            let diagnostics = [e.diagnostic];
+            match format {
+                ErrorFormat::Json => eprint!("{}", render::json(&diagnostics, &file_name, &e.shown)),
+                ErrorFormat::Human => {
+                    eprint!("{}", render::human(&diagnostics, &file_name, &e.shown, color));
+                    eprintln!("error: could not compile `{file_name}` due to 1 previous error");
+                }
+            }
+            return ExitCode::FAILURE;
+        }
         Err(e) => {
             fail(format, &file_name, &e.to_string());
             return ExitCode::FAILURE;

@@ -124,8 +124,13 @@ pub fn main(args: Vec<String>) -> ExitCode {
     }
 
     let file_name = cli.input.display().to_string();
+    let color = if std::io::stderr().is_terminal() { Color::Always } else { Color::Never };
     let source = match driver::read_source(&cli.input) {
         Ok(s) => s,
+        Err(CompileError::NotUtf8(e)) => {
+            eprint!("{}", render::human(&[e.diagnostic], &file_name, &e.shown, color));
+            return ExitCode::FAILURE;
+        }
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::FAILURE;
@@ -138,7 +143,6 @@ pub fn main(args: Vec<String>) -> ExitCode {
         tools: ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() },
         ..CompileOptions::default()
     };
-    let color = if std::io::stderr().is_terminal() { Color::Always } else { Color::Never };
     // The cubin stays in memory: the loader takes bytes.
     let cubin = match driver::compile(&source, &options) {
         Ok(compiled) => {

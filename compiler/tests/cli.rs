@@ -133,3 +133,23 @@ fn time_prints_each_phase_in_order() {
         .collect();
     assert_eq!(phases, ["read", "parse", "sema", "llvm-ir", "llvm-opt-ptx", "total"]);
 }
+
+#[test]
+fn a_source_that_is_not_utf8_is_a_diagnostic_in_both_formats() {
+    let (dir, file) = workspace();
+    // Latin-1 `é` (0xE9) in a comment on line 2.
+    std::fs::write(&file, b"// ok\n// caf\xe9\n__global__ void k() {}\n").unwrap();
+    let out = cdpc(dir.path(), &["app.cdp", "--emit", "ptx"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    assert!(text.contains("error[E0008]: the source is not valid UTF-8 (first bad byte at offset 12)"), "{text}");
+    assert!(text.contains("app.cdp:2:7") && text.contains("byte 0xE9 is not UTF-8"), "{text}");
+    assert!(!dir.path().join("app.ptx").exists());
+
+    let out = cdpc(dir.path(), &["app.cdp", "--emit", "ptx", "--error-format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let json = stderr(&out);
+    assert_eq!(json.lines().count(), 1, "{json}");
+    assert!(json.starts_with(r#"{"code":"E0008","severity":"error""#), "{json}");
+    assert!(json.contains(r#""byte_start":12,"byte_end":13,"line_start":2,"column_start":7"#), "{json}");
+}

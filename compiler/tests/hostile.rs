@@ -286,6 +286,22 @@ fn cli_invalid_utf8_names_the_byte_offset() {
     let line = String::from_utf8_lossy(&out.stderr);
     let v: serde_json::Value = serde_json::from_str(line.trim()).unwrap_or_else(|e| panic!("{e}: {line}"));
     assert!(v["message"].as_str().unwrap().contains(&format!("offset {offset}")), "{v}");
+    assert_eq!(v["code"], "E0008", "{v}");
+    // 0xFF and 0xFE are two separate invalid bytes: the label covers the first, a note counts the other.
+    assert_eq!((v["labels"][0]["byte_start"].as_u64(), v["labels"][0]["byte_end"].as_u64()), (Some(offset as u64), Some(offset as u64 + 1)), "{v}");
+    assert!(v["notes"].to_string().contains("1 more byte further on is not UTF-8"), "{v}");
+}
+
+#[test]
+fn invalid_utf8_sequences_are_spanned_whole_and_offsets_kept() {
+    // A truncated three-byte character at the very end, after a valid multi-byte one.
+    let e = driver::decode_source("é = 1;\n\u{20AC}".as_bytes()[..10].to_vec()).unwrap_err();
+    assert_eq!(e.diagnostic.code, Code::InvalidUtf8);
+    assert_eq!(e.diagnostic.primary_span().range(), 8..10);
+    assert_eq!(e.shown, "é = 1;\n??");
+    assert!(e.diagnostic.labels[0].message.contains("0xE2 0x82"), "{:?}", e.diagnostic);
+    // Valid text comes back unchanged.
+    assert_eq!(driver::decode_source("é\u{20AC}".as_bytes().to_vec()).unwrap(), "é\u{20AC}");
 }
 
 #[test]

@@ -102,7 +102,14 @@ int main(int argc, char **argv) {
     CHECK(message != NULL && strstr(message, "NULL") != NULL);
     cdpc_string_free(message);
     cdpc_result_free(result);
-    CHECK(cdpc_compile("int x = 1;\xc3\x28", options, NULL) == CDPC_STATUS_INVALID_ARGUMENT);
+    /* A source that is not UTF-8 is a diagnostic (E0008), like any mistake in the source. */
+    result = NULL;
+    CHECK(cdpc_compile("int x = 1;\xc3\x28", options, &result) == CDPC_STATUS_DIAGNOSTICS);
+    CHECK(cdpc_result_diagnostic_count(result) == 1);
+    diags = cdpc_result_diagnostics_text(result);
+    CHECK(diags != NULL && strstr(diags, "error[E0008]") != NULL && strstr(diags, "0xC3") != NULL);
+    cdpc_string_free(diags);
+    cdpc_result_free(result);
     CHECK(cdpc_result_status(NULL) == CDPC_STATUS_INVALID_ARGUMENT);
     CHECK(cdpc_result_output(NULL, &none, &none_len) == CDPC_STATUS_INVALID_ARGUMENT);
     CHECK(cdpc_result_message(NULL) == NULL);

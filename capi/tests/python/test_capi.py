@@ -119,8 +119,10 @@ def main():
     assert status == INVALID_ARGUMENT
     status, _, message, _, _ = compile_source(lib, None, options)
     assert status == INVALID_ARGUMENT and "NULL" in message, message
-    status, _, message, _, _ = compile_source(lib, b"\xc3\x28", options)
-    assert status == INVALID_ARGUMENT and "UTF-8" in message, message
+    # A source that is not UTF-8 is a diagnostic (E0008) at the first bad byte, like any mistake.
+    status, output, message, diagnostics, count = compile_source(lib, b"int x;\n\xc3\x28", options)
+    assert status == DIAGNOSTICS and output is None and count == 1, (status, message)
+    assert "error[E0008]" in diagnostics and "0xC3" in diagnostics and ":2:1" in diagnostics, diagnostics
     lib.cdpc_options_free(options)
     print("test_capi.py: all checks passed")
 

@@ -27,8 +27,8 @@
 //!   dropping of rejected trees never recurse, so 10,000-deep input is refused, not a crash.
 //! - Each phase reports at most [`crate::diag::MAX_DIAGNOSTICS`] (200) diagnostics; a note on
 //!   the last one counts the rest, so a file of a million bad characters stays cheap.
-//! - Source text is UTF-8: [`crate::driver::read_source`] refuses other bytes with the offset
-//!   of the first bad one. A NUL byte, or a run of them, is one `E0001`.
+//! - Source text is UTF-8: [`crate::driver::decode_source`] refuses other bytes with `E0008`
+//!   at the first bad one. A NUL byte, or a run of them, is one `E0001`.
 //!
 //! `compiler/tests/hostile.rs` tests each limit and the extreme inputs around them; `fuzz/`
 //! fuzzes the lexer, the parser, sema and code generation.
