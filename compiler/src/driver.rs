@@ -336,6 +336,8 @@ pub struct Artifacts {
     pub warnings: Vec<Diagnostic>,
     /// The ptxas and nvlink runs, in order.
     pub tool_runs: Vec<ToolRun>,
+    /// The signatures of the kernels and device functions defined, in source order.
+    pub signatures: Vec<crate::signature::Signature>,
 }
 
 fn validate(options: &CompileOptions) -> Result<(), CompileError> {
@@ -423,7 +425,8 @@ fn compile_artifacts_here(source: &str, options: &CompileOptions, with_tools: bo
         }
         None => (None, None),
     };
-    Ok(Artifacts { llvm_ir, ptx, object, cubin, warnings: checked.warnings, tool_runs: build.log.take() })
+    let signatures = crate::signature::signatures(&checked.module);
+    Ok(Artifacts { llvm_ir, ptx, object, cubin, warnings: checked.warnings, tool_runs: build.log.take(), signatures })
 }
 
 fn codegen_options(options: &CompileOptions, tools: Option<&Toolchain>) -> CodegenOptions {

@@ -93,6 +93,7 @@ pub mod layout;
 pub mod render;
 #[allow(missing_docs)]
 pub mod sema;
+pub mod signature;
 pub mod target;
 pub mod toolchain;
 #[allow(missing_docs)]

@@ -134,7 +134,13 @@ fn parse_codes(names: &[String]) -> Result<Vec<Code>, String> {
 }
 
 fn main() -> ExitCode {
-    let args = normalize_args(std::env::args());
+    main_with_args(std::env::args())
+}
+
+/// The whole command for an argument list (program name first): `main`'s body, and what the
+/// Python package's `cdpc` console script runs (`python/src/lib.rs` includes this file).
+pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode {
+    let args = normalize_args(args);
     if args.get(1).map(String::as_str) == Some("run") {
         return run_cmd::main(args);
     }

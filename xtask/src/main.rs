@@ -19,6 +19,7 @@
 //! bench-compile's plot in pure Rust).
 
 mod bench;
+mod python;
 
 use std::env;
 use std::ffi::OsString;
@@ -63,6 +64,7 @@ fn main() -> ExitCode {
         Some("samples") => samples(&root, &rest),
         Some("test") => test(&root, &rest),
         Some("gpu-bundle") => gpu_bundle(&root),
+        Some("wheel") => setup(&root, false).and_then(|s| python::wheel(&root, &s)),
         Some("bench-compile") => bench::bench_compile(&root, &rest),
         Some("plot-gpu") => bench::plot_gpu(&root, &rest),
         Some("gpu-bench-bundle") => gpu_bench_bundle(&root),
@@ -90,7 +92,11 @@ usage: cargo xtask <command>
                     (pip); --force reinstalls the wheels
   samples [ARGS]    setup, build the release cdpc (LLVM linked statically), then compile every samples/NAME.cdp
                     to build/samples/NAME.cubin (ARGS go to each cdpc run, e.g. --arch sm_90)
-  test [ARGS]       setup, then `cargo test --workspace [ARGS]`, then `bench-compile --tiny`
+  test [ARGS]       setup, then `cargo test --workspace [ARGS]`, then the Python package's
+                    pytest suite (its wheel built and installed in target/python-venv), then
+                    `bench-compile --tiny`
+  wheel             build the Python package's wheel (python/, maturin, LLVM linked statically)
+                    into build/wheels/
   gpu-bundle        setup, build cdpc's cubins of every sample for both launch ABIs into
                     build/gpu/cdpc-v2 and build/gpu/cdpc-v1, with -faggregate-launches=block
                     and =warp into build/gpu/cdpc-ABI-agg-block and -agg-warp, and the release
@@ -470,6 +476,10 @@ fn test(root: &Path, args: &[OsString]) -> Result<ExitCode> {
         eprintln!("xtask: {message}");
     }
     if status.success() {
+        // The Python package's pytest suite, against its wheel installed in a venv.
+        if python::python_tests(root, &s)? != ExitCode::SUCCESS {
+            return Ok(ExitCode::FAILURE);
+        }
         // Checks that the compile-time benchmark runs, on a tiny size (skips without nvcc).
         return bench::bench_compile(root, &["--tiny".into()]);
     }

@@ -1,0 +1,336 @@
+"""cdpc: compile CUDA kernels with device-side launches (dynamic parallelism) from Python.
+
+>>> import cdpc
+>>> compiled = cdpc.compile('''
+...     extern "C" __global__ void child(int *data) { data[threadIdx.x] = threadIdx.x; }
+...     extern "C" __global__ void parent(int *data) { child<<<1, 32>>>(data); }
+... ''')                                                                  # doctest: +SKIP
+>>> compiled.cubin[:4]                                                    # doctest: +SKIP
+b'\\x7fELF'
+>>> [p.c_type for p in compiled.kernels["parent"].params]                 # doctest: +SKIP
+['int *']
+
+:func:`compile` returns a :class:`Compiled` (the cubin, the relocatable object, PTX, LLVM IR,
+the kernels' and device functions' signatures, the warnings); a source with errors raises
+:class:`CompileError`, whose text is the rendered diagnostics and whose ``diagnostics`` are
+:class:`Diagnostic` objects. ptxas, nvlink and libcudadevrt come from the NVIDIA wheels this
+package depends on (see :func:`cuda_home`). :mod:`cdpc.cupy` launches the result with CuPy
+arrays, :mod:`cdpc.numba` lets numba-cuda kernels call cdpc's ``__device__`` functions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Union
+
+from . import _cdpc
+from ._toolkit import cuda_home, cudadevrt, wheel_cuda_home
+
+__all__ = [
+    "compile",
+    "Compiled",
+    "CompileError",
+    "Diagnostic",
+    "Label",
+    "Signature",
+    "Param",
+    "ToolRun",
+    "cuda_home",
+    "cudadevrt",
+    "wheel_cuda_home",
+    "__version__",
+]
+
+__version__: str = _cdpc.__version__
+
+Defines = Union[Mapping[str, Union[str, int, None]], Iterable[str]]
+"""``{"N": 4, "DEBUG": None}`` or ``["N=4", "DEBUG"]``, like ``-DN=4 -DDEBUG``."""
+
+
+@dataclass(frozen=True)
+class Label:
+    """A span of the source with an explanation. Offsets are bytes (end exclusive); lines and
+    columns are 1-based, columns counting characters."""
+
+    byte_start: int
+    byte_end: int
+    line_start: int
+    column_start: int
+    line_end: int
+    column_end: int
+    message: str
+    primary: bool
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One problem: the JSON object of ``cdpc --error-format json``, as a Python object.
+
+    ``code`` is the stable code (``"E0307"``), or ``None`` for a failure that is not about the
+    source (a tool failed, an option is impossible)."""
+
+    code: str | None
+    severity: Literal["error", "warning"]
+    message: str
+    file: str
+    labels: tuple[Label, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == "error"
+
+    @property
+    def primary_label(self) -> Label | None:
+        """The label that points at the problem, if the diagnostic has one."""
+        return next((label for label in self.labels if label.primary), None)
+
+    @staticmethod
+    def _from_json_lines(text: str) -> list[Diagnostic]:
+        out = []
+        for line in text.splitlines():
+            if not line.strip():
+                continue
+            d = json.loads(line)
+            out.append(
+                Diagnostic(
+                    code=d["code"],
+                    severity=d["severity"],
+                    message=d["message"],
+                    file=d["file"],
+                    labels=tuple(Label(**label) for label in d["labels"]),
+                    notes=tuple(d["notes"]),
+                )
+            )
+        return out
+
+
+class CompileError(Exception):
+    """Compilation failed. ``str(error)`` is the rendered diagnostics (rustc-style text, as the
+    command line prints them); ``diagnostics`` holds them as :class:`Diagnostic` objects (the
+    warnings too); ``kind`` is ``"diagnostics"`` (the source has errors), ``"tool"`` (ptxas or
+    nvlink missing or failed), ``"usage"`` (impossible options) or ``"internal"`` (a bug)."""
+
+    def __init__(self, rendered: str, diagnostics: list[Diagnostic], kind: str) -> None:
+        super().__init__(rendered.rstrip("\n"))
+        self.rendered = rendered
+        self.diagnostics = diagnostics
+        self.kind = kind
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.is_error]
+
+
+ValueKindName = Literal["void", "scalar", "pointer", "handle", "dim3", "aggregate"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a kernel or device function.
+
+    ``kind`` says how it is passed: ``"scalar"`` (``dtype`` is its NumPy dtype name),
+    ``"pointer"`` (``dtype`` is the element's, or ``None`` for ``void *``, pointers to structs
+    and pointers to pointers; ``is_const`` for ``const T *``), ``"handle"`` (a stream or event),
+    ``"dim3"`` or ``"aggregate"`` (a struct by value). ``offset`` is its place in the kernel's
+    parameter buffer."""
+
+    name: str
+    c_type: str
+    kind: ValueKindName
+    dtype: str | None
+    is_const: bool
+    size: int
+    align: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A kernel's or device function's symbol (cdpc does not mangle names) and parameters."""
+
+    name: str
+    kind: Literal["kernel", "device"]
+    return_c_type: str
+    return_kind: ValueKindName
+    return_dtype: str | None
+    params: tuple[Param, ...]
+    param_bytes: int
+
+    def __str__(self) -> str:
+        qualifier = "__global__" if self.kind == "kernel" else "__device__"
+        params = ", ".join(f"{p.c_type}{'' if p.c_type.endswith('*') else ' '}{p.name}" for p in self.params)
+        return f"{qualifier} {self.return_c_type} {self.name}({params})"
+
+    @staticmethod
+    def _from_dict(d: dict) -> Signature:
+        params = []
+        for p in d["params"]:
+            params.append(Param(p["name"], p["c_type"], p["kind"], p["dtype"], p["is_const"], p["size"], p["align"], p["offset"]))
+        r = d["return_kind"]
+        return Signature(d["name"], d["kind"], d["return_c_type"], r["kind"], r["dtype"], tuple(params), d["param_bytes"])
+
+
+@dataclass(frozen=True)
+class ToolRun:
+    """One run of ptxas or nvlink: its command line and what it printed."""
+
+    tool: str
+    command: str
+    stdout: str
+    stderr: str
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """The outputs of one compilation.
+
+    ``cubin`` is linked with libcudadevrt, ready for ``cuModuleLoadData``
+    (``cupy.RawModule(code=...)``); ``object`` is the relocatable object of ``ptxas -c``, for
+    other linkers (numba-cuda); both are ``None`` when compiled with ``build_cubin=False``."""
+
+    ptx: str
+    llvm_ir: str
+    cubin: bytes | None
+    object: bytes | None
+    signatures: tuple[Signature, ...]
+    warnings: tuple[Diagnostic, ...]
+    tool_runs: tuple[ToolRun, ...]
+    arch: str
+    rendered_warnings: str = field(default="", repr=False)
+
+    @property
+    def kernels(self) -> dict[str, Signature]:
+        """The ``__global__`` functions by name."""
+        return {s.name: s for s in self.signatures if s.kind == "kernel"}
+
+    @property
+    def device_functions(self) -> dict[str, Signature]:
+        """The ``__device__`` functions by name."""
+        return {s.name: s for s in self.signatures if s.kind == "device"}
+
+    def write_cubin(self, path: str | os.PathLike[str]) -> Path:
+        """Writes the cubin to ``path`` and returns the path."""
+        if self.cubin is None:
+            raise ValueError("compiled with build_cubin=False: there is no cubin")
+        path = Path(path)
+        path.write_bytes(self.cubin)
+        return path
+
+
+def _defines(defines: Defines | None) -> list[tuple[str, str | None]]:
+    if defines is None:
+        return []
+    if isinstance(defines, Mapping):
+        return [(str(k), None if v is None else str(v)) for k, v in defines.items()]
+    if isinstance(defines, str):
+        raise TypeError("defines is a mapping or a list of 'NAME' / 'NAME=VALUE' strings, not one string")
+    out: list[tuple[str, str | None]] = []
+    for item in defines:
+        name, eq, value = str(item).partition("=")
+        out.append((name, value if eq else None))
+    return out
+
+
+def _arch(arch: str | int) -> str:
+    if isinstance(arch, int):
+        return f"sm_{arch}"
+    return arch.removeprefix("-arch=")
+
+
+def compile(  # noqa: A001 (the natural name, like re.compile)
+    source: str,
+    *,
+    arch: str | int = "sm_90",
+    opt_level: int = 3,
+    launch_abi: Literal["v1", "v2"] = "v2",
+    address_size: Literal[32, 64] = 64,
+    defines: Defines | None = None,
+    include_dirs: Sequence[str | os.PathLike[str]] | None = None,
+    aggregate_launches: Literal["off", "block", "warp"] = "off",
+    pass_remarks: bool = False,
+    warnings_as_errors: bool = False,
+    deny: Sequence[str] = (),
+    allow: Sequence[str] = (),
+    ptxas_args: Sequence[str] = (),
+    nvlink_args: Sequence[str] = (),
+    cuda_home: str | os.PathLike[str] | None = None,
+    tool_timeout: float | None = None,
+    build_cubin: bool = True,
+    filename: str = "input.cdp",
+) -> Compiled:
+    """Compiles ``.cdp`` / CUDA device source held in a string.
+
+    :param source: the program text.
+    :param arch: the GPU architecture: ``"sm_90"``, ``"sm_80"``, ``90``.
+    :param opt_level: 0 to 3, for LLVM and ptxas.
+    :param launch_abi: ``"v2"`` (what nvcc 13 emits; all streams) or ``"v1"`` (the documented
+        ``cudaGetParameterBuffer``/``cudaLaunchDevice`` pair).
+    :param address_size: 64, or 32 for PTX only (then pass ``build_cubin=False``).
+    :param defines: preprocessor macros, ``{"N": 4}`` or ``["N=4"]`` (``-D``).
+    :param include_dirs: folders searched by ``#include "..."`` (``-I``).
+    :param aggregate_launches: launch aggregation (``-faggregate-launches=``).
+    :param pass_remarks: report why launches were left alone, as warnings (``-Rpass=aggregate``).
+    :param warnings_as_errors: ``-Werror``.
+    :param deny: warning codes to treat as errors (``--deny``).
+    :param allow: warning codes not to report (``--allow``).
+    :param ptxas_args: extra ptxas arguments (``-Xptxas``).
+    :param nvlink_args: extra nvlink arguments (``-Xnvlink``).
+    :param cuda_home: where ptxas, nvlink and libcudadevrt are; by default ``CUDA_HOME``, then
+        the NVIDIA wheels (see :func:`cdpc.cuda_home`).
+    :param tool_timeout: seconds after which a ptxas or nvlink run is stopped.
+    :param build_cubin: run ptxas and nvlink (``cubin`` and ``object``); ``False`` stops at PTX
+        and needs no NVIDIA tool.
+    :param filename: the name diagnostics show for the source.
+    :raises CompileError: the source has errors, or a tool failed; ``str(error)`` is the
+        rendered diagnostics.
+    :raises ValueError: an option has an impossible value (an unknown architecture, say).
+    :raises NotImplementedError: ``defines``, ``include_dirs`` or ``tool_timeout`` given to a
+        build of cdpc that does not have them yet.
+    """
+    if not isinstance(source, str):
+        raise TypeError(f"source is str, not {type(source).__name__} (decode bytes first)")
+    home = _toolkit_home(cuda_home)
+    arch = _arch(arch)
+    result = _cdpc.compile(
+        source,
+        file_name=filename,
+        arch=arch,
+        opt_level=int(opt_level),
+        launch_abi=launch_abi,
+        address_size=int(address_size),
+        aggregate_launches=aggregate_launches,
+        pass_remarks=bool(pass_remarks),
+        warnings_as_errors=bool(warnings_as_errors),
+        deny=list(deny),
+        allow=list(allow),
+        ptxas_args=list(ptxas_args),
+        nvlink_args=list(nvlink_args),
+        cuda_home=None if home is None else str(home),
+        build_cubin=bool(build_cubin),
+        defines=_defines(defines),
+        include_dirs=[os.fspath(d) for d in include_dirs or ()],
+        tool_timeout=None if tool_timeout is None else float(tool_timeout),
+    )
+    diagnostics = Diagnostic._from_json_lines(result["diagnostics_json"])
+    if not result["ok"]:
+        raise CompileError(result["rendered"], diagnostics, result["error_kind"])
+    return Compiled(
+        ptx=result["ptx"],
+        llvm_ir=result["llvm_ir"],
+        cubin=result["cubin"],
+        object=result["object"],
+        signatures=tuple(Signature._from_dict(s) for s in result["signatures"]),
+        warnings=tuple(diagnostics),
+        tool_runs=tuple(ToolRun(**r) for r in result["tool_runs"]),
+        arch=arch,
+        rendered_warnings=result["rendered"],
+    )
+
+
+def _toolkit_home(explicit: str | os.PathLike[str] | None) -> Path | None:
+    return cuda_home(explicit)

@@ -1,0 +1,28 @@
+"""Type stubs of the extension module (python/src/lib.rs). Use the ``cdpc`` package instead."""
+
+from typing import Any
+
+__version__: str
+
+def compile(
+    source: str,
+    *,
+    file_name: str,
+    arch: str,
+    opt_level: int,
+    launch_abi: str,
+    address_size: int,
+    aggregate_launches: str,
+    pass_remarks: bool,
+    warnings_as_errors: bool,
+    deny: list[str],
+    allow: list[str],
+    ptxas_args: list[str],
+    nvlink_args: list[str],
+    cuda_home: str | None,
+    build_cubin: bool,
+    defines: list[tuple[str, str | None]],
+    include_dirs: list[str],
+    tool_timeout: float | None,
+) -> dict[str, Any]: ...
+def main(argv: list[str]) -> int: ...

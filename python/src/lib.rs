@@ -1,0 +1,197 @@
+//! `cdpc._cdpc`, the extension module under the `cdpc` Python package. It is deliberately thin:
+//! it turns keyword arguments into [`CompileOptions`], runs one compilation with the GIL
+//! released, and returns plain data (dicts, bytes, strings). The Python half (`cdpc/`) owns the
+//! public types (`Compiled`, `Diagnostic`, `CompileError`) and finding the NVIDIA wheels.
+//!
+//! Diagnostics cross the boundary as the JSON lines of [`cdpc::render::json`], the format
+//! `cdpc --error-format json` prints, so Python sees exactly what machines see on the command
+//! line; the rendered text comes from [`cdpc::render::human`].
+
+use cdpc::driver::{compile_artifacts, CompileError, CompileOptions, WarningPolicy};
+use cdpc::render::{self, Color};
+use cdpc::signature::{FunctionKind, Signature, ValueKind};
+use cdpc::toolchain::ToolSearch;
+use cdpc::{AddressSize, Code, LaunchAbi, SmVersion, Target};
+use pyo3::exceptions::{PyNotImplementedError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use std::path::PathBuf;
+
+/// The command-line program, compiled into the extension for the `cdpc` console script.
+#[allow(dead_code)]
+#[path = "../../compiler/src/main.rs"]
+mod cli;
+// run_cmd.rs (a child of main.rs) names these from the crate root, which main.rs is in the binary.
+use cli::{show_tool_runs, ErrorFormat};
+
+fn codes(names: &[String]) -> PyResult<Vec<Code>> {
+    names.iter().map(|n| Code::from_str(n).ok_or_else(|| PyValueError::new_err(format!("unknown diagnostic code `{n}`")))).collect()
+}
+
+fn value<T>(r: Result<T, String>) -> PyResult<T> {
+    r.map_err(PyValueError::new_err)
+}
+
+fn kind_dict<'py>(py: Python<'py>, kind: &ValueKind) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let (name, scalar, is_const) = match kind {
+        ValueKind::Void => ("void", None, false),
+        ValueKind::Scalar(s) => ("scalar", Some(*s), false),
+        ValueKind::Pointer { pointee, is_const } => ("pointer", *pointee, *is_const),
+        ValueKind::Handle => ("handle", None, false),
+        ValueKind::Dim3 => ("dim3", None, false),
+        ValueKind::Aggregate => ("aggregate", None, false),
+    };
+    d.set_item("kind", name)?;
+    d.set_item("dtype", scalar.map(|s| s.numpy_name()))?;
+    d.set_item("is_const", is_const)?;
+    Ok(d)
+}
+
+fn signature_dict<'py>(py: Python<'py>, s: &Signature) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("name", &s.name)?;
+    d.set_item("kind", if s.kind == FunctionKind::Kernel { "kernel" } else { "device" })?;
+    d.set_item("return_c_type", &s.return_c_type)?;
+    d.set_item("return_kind", kind_dict(py, &s.return_kind)?)?;
+    d.set_item("param_bytes", s.param_bytes)?;
+    let params = PyList::empty(py);
+    for p in &s.params {
+        let pd = kind_dict(py, &p.kind)?;
+        pd.set_item("name", &p.name)?;
+        pd.set_item("c_type", &p.c_type)?;
+        pd.set_item("size", p.size)?;
+        pd.set_item("align", p.align)?;
+        pd.set_item("offset", p.offset)?;
+        params.append(pd)?;
+    }
+    d.set_item("params", params)?;
+    Ok(d)
+}
+
+/// Compiles `source` and returns a dict: on success `ok` is true and it holds `ptx`,
+/// `llvm_ir`, `object` and `cubin` (bytes or None), `signatures`, `tool_runs` and the warnings
+/// (`diagnostics_json`, `rendered`); on failure `ok` is false, `error_kind` says which
+/// (`diagnostics`, `usage`, `tool`, `internal`) and the diagnostics say what.
+#[pyfunction]
+#[pyo3(signature = (
+    source, *, file_name, arch, opt_level, launch_abi, address_size, aggregate_launches,
+    pass_remarks, warnings_as_errors, deny, allow, ptxas_args, nvlink_args, cuda_home,
+    build_cubin, defines, include_dirs, tool_timeout
+))]
+#[allow(clippy::too_many_arguments)]
+fn compile<'py>(
+    py: Python<'py>,
+    source: &str,
+    file_name: &str,
+    arch: &str,
+    opt_level: u8,
+    launch_abi: &str,
+    address_size: u32,
+    aggregate_launches: &str,
+    pass_remarks: bool,
+    warnings_as_errors: bool,
+    deny: Vec<String>,
+    allow: Vec<String>,
+    ptxas_args: Vec<String>,
+    nvlink_args: Vec<String>,
+    cuda_home: Option<PathBuf>,
+    build_cubin: bool,
+    defines: Vec<(String, Option<String>)>,
+    include_dirs: Vec<PathBuf>,
+    tool_timeout: Option<f64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    // Not in this build of the library yet: say so rather than compile something else.
+    if !defines.is_empty() || !include_dirs.is_empty() {
+        return Err(PyNotImplementedError::new_err(
+            "`defines` and `include_dirs` need cdpc's preprocessor (-D/-I), which this build of cdpc does not have yet",
+        ));
+    }
+    if tool_timeout.is_some() {
+        return Err(PyNotImplementedError::new_err("`tool_timeout` needs cdpc's --tool-timeout, which this build of cdpc does not have yet"));
+    }
+    let address_size = match address_size {
+        32 => AddressSize::Bits32,
+        64 => AddressSize::Bits64,
+        other => return Err(PyValueError::new_err(format!("address size {other} does not exist; use 32 or 64"))),
+    };
+    let options = CompileOptions {
+        target: Target { sm: value(arch.parse::<SmVersion>())?, address_size, launch_abi: value(launch_abi.parse::<LaunchAbi>())? },
+        opt_level,
+        ptxas_args,
+        nvlink_args,
+        warnings: WarningPolicy { deny_all: warnings_as_errors, deny: codes(&deny)?, allow: codes(&allow)? },
+        tools: ToolSearch { cuda_home, ..Default::default() },
+        aggregate: value(aggregate_launches.parse())?,
+        pass_remarks,
+        ..CompileOptions::default()
+    };
+    let source_owned = source.to_owned();
+    let result = py.detach(move || compile_artifacts(&source_owned, &options, build_cubin));
+    let d = PyDict::new(py);
+    let rendered = |diagnostics: &[cdpc::Diagnostic]| render::human(diagnostics, file_name, source, Color::Never);
+    match result {
+        Ok(out) => {
+            d.set_item("ok", true)?;
+            d.set_item("ptx", out.ptx)?;
+            d.set_item("llvm_ir", out.llvm_ir)?;
+            d.set_item("object", out.object.as_deref().map(|b| PyBytes::new(py, b)))?;
+            d.set_item("cubin", out.cubin.as_deref().map(|b| PyBytes::new(py, b)))?;
+            let signatures = PyList::empty(py);
+            for s in &out.signatures {
+                signatures.append(signature_dict(py, s)?)?;
+            }
+            d.set_item("signatures", signatures)?;
+            let runs = PyList::empty(py);
+            for run in &out.tool_runs {
+                let r = PyDict::new(py);
+                r.set_item("tool", &run.tool)?;
+                r.set_item("command", &run.command)?;
+                r.set_item("stdout", &run.stdout)?;
+                r.set_item("stderr", &run.stderr)?;
+                runs.append(r)?;
+            }
+            d.set_item("tool_runs", runs)?;
+            d.set_item("diagnostics_json", render::json(&out.warnings, file_name, source))?;
+            d.set_item("rendered", rendered(&out.warnings))?;
+        }
+        Err(CompileError::Diagnostics(diagnostics)) => {
+            d.set_item("ok", false)?;
+            d.set_item("error_kind", "diagnostics")?;
+            d.set_item("diagnostics_json", render::json(&diagnostics, file_name, source))?;
+            let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+            let summary = format!("error: could not compile `{file_name}` due to {errors} previous error{}\n", if errors == 1 { "" } else { "s" });
+            d.set_item("rendered", rendered(&diagnostics) + &summary)?;
+        }
+        Err(e) => {
+            let kind = match e {
+                CompileError::Usage(_) => "usage",
+                CompileError::Tool(_) => "tool",
+                _ => "internal",
+            };
+            let message = e.to_string();
+            d.set_item("ok", false)?;
+            d.set_item("error_kind", kind)?;
+            d.set_item("diagnostics_json", render::json_failure(file_name, &message))?;
+            d.set_item("rendered", format!("error: {message}\n"))?;
+        }
+    }
+    Ok(d)
+}
+
+/// Runs the `cdpc` command line with `argv` (program name first) and returns its exit status.
+/// It prints to the process's stdout and stderr, like the binary.
+#[pyfunction]
+fn main(py: Python<'_>, argv: Vec<String>) -> i32 {
+    let code = py.detach(|| cli::main_with_args(argv));
+    (0..=255u8).find(|c| std::process::ExitCode::from(*c) == code).map_or(1, i32::from)
+}
+
+/// The extension module.
+#[pymodule]
+fn _cdpc(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(compile, m)?)?;
+    m.add_function(wrap_pyfunction!(main, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

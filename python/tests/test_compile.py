@@ -1,0 +1,110 @@
+"""cdpc.compile: outputs, signatures, options."""
+
+from __future__ import annotations
+
+import pytest
+
+import cdpc
+from conftest import PARENT_CHILD
+
+
+def test_cubin_object_and_ptx(tools: None) -> None:
+    c = cdpc.compile(PARENT_CHILD)
+    assert c.cubin is not None and c.cubin[:4] == b"\x7fELF"
+    assert c.object is not None and c.object[:4] == b"\x7fELF"
+    assert ".entry parent" in c.ptx and ".entry child" in c.ptx
+    # launch ABI v2 by default, v1 on request
+    assert "__cudaCDP2LaunchDeviceV2" in c.ptx
+    assert "define" in c.llvm_ir
+    assert [r.tool for r in c.tool_runs] == ["ptxas", "nvlink"]
+    assert c.arch == "sm_90" and c.warnings == ()
+
+
+def test_ptx_only_needs_no_tools() -> None:
+    c = cdpc.compile(PARENT_CHILD, build_cubin=False, launch_abi="v1", arch=80)
+    assert c.cubin is None and c.object is None and c.tool_runs == ()
+    assert "cudaGetParameterBuffer" in c.ptx and "cudaLaunchDevice" in c.ptx
+    assert ".target sm_80" in c.ptx
+
+
+def test_write_cubin(tools: None, tmp_path) -> None:
+    c = cdpc.compile(PARENT_CHILD)
+    path = c.write_cubin(tmp_path / "k.cubin")
+    assert path.read_bytes() == c.cubin
+    with pytest.raises(ValueError, match="build_cubin=False"):
+        cdpc.compile(PARENT_CHILD, build_cubin=False).write_cubin(tmp_path / "none.cubin")
+
+
+def test_kernel_signatures() -> None:
+    source = """
+    struct Pair { int a; double b; };
+    extern "C" __global__ void k(const float *in, double x, char c, unsigned long long n, struct Pair p, cudaStream_t s) { }
+    extern "C" __device__ int helper(int *result, long n) { *result = (int)n; return 0; }
+    """
+    c = cdpc.compile(source, build_cubin=False)
+    assert list(c.kernels) == ["k"] and list(c.device_functions) == ["helper"]
+    k = c.kernels["k"]
+    assert k.kind == "kernel" and k.return_c_type == "void" and k.return_kind == "void"
+    got = [(p.name, p.c_type, p.kind, p.dtype, p.is_const, p.size, p.align, p.offset) for p in k.params]
+    # The C layout, by hand: pointer 0..8, double 8..16, char 16, u64 24..32, struct{int,double} 32..48, stream 48..56.
+    assert got == [
+        ("in", "const float *", "pointer", "float32", True, 8, 8, 0),
+        ("x", "double", "scalar", "float64", False, 8, 8, 8),
+        ("c", "char", "scalar", "int8", False, 1, 1, 16),
+        ("n", "unsigned long long", "scalar", "uint64", False, 8, 8, 24),
+        ("p", "struct Pair", "aggregate", None, False, 16, 8, 32),
+        ("s", "cudaStream_t", "handle", None, False, 8, 8, 48),
+    ]
+    assert k.param_bytes == 56
+    helper = c.device_functions["helper"]
+    assert (helper.return_c_type, helper.return_kind, helper.return_dtype) == ("int", "scalar", "int32")
+    assert [(p.c_type, p.dtype) for p in helper.params] == [("int *", "int32"), ("long", "int64")]
+    assert str(helper) == "__device__ int helper(int *result, long n)"
+
+
+def test_options_are_checked() -> None:
+    with pytest.raises(ValueError, match="sm_1"):
+        cdpc.compile(PARENT_CHILD, arch="sm_1", build_cubin=False)
+    with pytest.raises(ValueError, match="E9999"):
+        cdpc.compile(PARENT_CHILD, deny=["E9999"], build_cubin=False)
+    with pytest.raises(ValueError, match="v3"):
+        cdpc.compile(PARENT_CHILD, launch_abi="v3", build_cubin=False)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="str"):
+        cdpc.compile(PARENT_CHILD.encode())  # type: ignore[arg-type]
+
+
+def test_32_bit_is_ptx_only() -> None:
+    ptx = cdpc.compile(PARENT_CHILD, address_size=32, launch_abi="v1", build_cubin=False).ptx
+    assert ".address_size 32" in ptx
+    with pytest.raises(cdpc.CompileError) as e:
+        cdpc.compile(PARENT_CHILD, address_size=32, launch_abi="v1")
+    assert e.value.kind == "usage" and "32-bit output is PTX only" in str(e.value)
+    assert e.value.diagnostics[0].code is None
+
+
+def test_missing_tools_name_the_folder(tmp_path) -> None:
+    with pytest.raises(cdpc.CompileError) as e:
+        cdpc.compile(PARENT_CHILD, cuda_home=tmp_path)
+    assert e.value.kind == "tool"
+    assert str(tmp_path) in str(e.value) and "ptxas" in str(e.value)
+
+
+def test_preprocessor_and_timeout_options_are_refused_until_supported() -> None:
+    # The library has no preprocessor and no tool timeout yet: say so instead of ignoring them.
+    with pytest.raises(NotImplementedError, match="defines"):
+        cdpc.compile(PARENT_CHILD, defines={"N": 4}, build_cubin=False)
+    with pytest.raises(NotImplementedError, match="include_dirs"):
+        cdpc.compile(PARENT_CHILD, include_dirs=["."], build_cubin=False)
+    with pytest.raises(NotImplementedError, match="tool_timeout"):
+        cdpc.compile(PARENT_CHILD, tool_timeout=10, build_cubin=False)
+    # no macros is no macros
+    assert cdpc.compile(PARENT_CHILD, defines={}, include_dirs=[], build_cubin=False).ptx
+
+
+def test_defines_accept_mappings_and_lists() -> None:
+    from cdpc import _defines
+
+    assert _defines({"N": 4, "DEBUG": None}) == [("N", "4"), ("DEBUG", None)]
+    assert _defines(["N=4", "DEBUG", "E="]) == [("N", "4"), ("DEBUG", None), ("E", "")]
+    with pytest.raises(TypeError):
+        _defines("N=4")

@@ -1,0 +1,90 @@
+"""The installed package on its own: outside the checkout, with no CUDA_HOME, it finds ptxas,
+nvlink and libcudadevrt in the NVIDIA wheels (site-packages/nvidia/cu13), and the `cdpc`
+console script works. `cargo xtask test` runs this against the wheel installed in a venv."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+import cdpc
+from conftest import PARENT_CHILD
+
+
+def clean_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("CUDA_HOME", "PYTHONPATH")}
+    return env
+
+
+def python(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=clean_env(), capture_output=True, text=True, check=False)
+
+
+def console_script() -> Path:
+    return Path(sysconfig.get_path("scripts")) / "cdpc"
+
+
+@pytest.mark.skipif(os.environ.get("CDPC_EXPECT_INSTALLED") != "1", reason="not run against an installed wheel (cargo xtask test sets CDPC_EXPECT_INSTALLED=1)")
+def test_imported_from_site_packages() -> None:
+    assert Path(cdpc.__file__).parent.parent == Path(sysconfig.get_path("purelib"))
+    assert console_script().is_file()
+
+
+def test_compiles_a_cubin_with_the_wheels_outside_the_checkout(tmp_path: Path) -> None:
+    if cdpc.wheel_cuda_home() is None:
+        pytest.skip("the NVIDIA wheels (nvidia-cuda-nvcc, nvidia-cuda-runtime) are not importable here")
+    code = f"""
+import json, cdpc
+c = cdpc.compile({PARENT_CHILD!r})
+print(json.dumps({{"home": str(cdpc.cuda_home()), "wheel": str(cdpc.wheel_cuda_home()),
+                  "magic": c.cubin[:4].hex(), "ptxas": c.tool_runs[0].command.split()[0]}}))
+"""
+    out = python(code, tmp_path)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["home"] == result["wheel"] and result["home"].endswith(os.path.join("nvidia", "cu13"))
+    assert result["magic"] == "7f454c46"
+    assert result["ptxas"] == os.path.join(result["wheel"], "bin", "ptxas")
+
+
+def test_cuda_home_wins_over_the_wheels(tmp_path: Path) -> None:
+    out = python("import cdpc; print(cdpc.cuda_home())", tmp_path)
+    env_home = tmp_path / "toolkit"
+    code = f"import os; os.environ['CUDA_HOME'] = {str(env_home)!r}; import cdpc; print(cdpc.cuda_home())"
+    assert python(code, tmp_path).stdout.strip() == str(env_home)
+    assert out.returncode == 0
+
+
+def test_console_script(tools: None, tmp_path: Path) -> None:
+    script = console_script()
+    if not script.is_file():
+        pytest.skip(f"no console script at {script} (the package is not installed in this environment)")
+    (tmp_path / "app.cdp").write_text(PARENT_CHILD)
+    (tmp_path / "bad.cdp").write_text("__global__ void k() { undefined(); }\n")
+    env = clean_env()
+    ok = subprocess.run([str(script), "app.cdp", "-o", "app.cubin"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert (tmp_path / "app.cubin").read_bytes()[:4] == b"\x7fELF"
+    ptx = subprocess.run([str(script), "app.cdp", "--emit", "ptx", "-o", "-"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert ptx.returncode == 0 and ".entry parent" in ptx.stdout
+    bad = subprocess.run([str(script), "bad.cdp", "--error-format", "json"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert bad.returncode == 1
+    assert json.loads(bad.stderr.splitlines()[0])["code"] == "E0100"
+    assert not (tmp_path / "bad.cubin").exists()
+    version = subprocess.run([str(script), "--version"], env=env, capture_output=True, text=True)
+    assert version.returncode == 0 and version.stdout.strip() == f"cdpc {cdpc.__version__}"
+
+
+def test_main_returns_the_exit_status(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    from cdpc.__main__ import main
+
+    source = tmp_path / "bad.cdp"
+    source.write_text("__global__ void k() { undefined(); }\n")
+    assert main([str(source), "--emit", "ptx", "--error-format", "json"]) == 1
+    assert '"code":"E0100"' in capfd.readouterr().err
