@@ -41,8 +41,8 @@ def cuda_home(explicit: str | os.PathLike[str] | None = None) -> Path | None:
     """The folder cdpc takes ptxas, nvlink and libcudadevrt from, in this order:
 
     1. ``explicit`` (the ``cuda_home=`` argument of :func:`cdpc.compile`);
-    2. the ``CUDA_HOME`` environment variable, when set and not empty (a CUDA toolkit, such as
-       ``/usr/local/cuda``, or a ``pip install --target`` folder);
+    2. the ``CUDA_HOME`` environment variable, when set and not empty (a CUDA toolkit:
+       the folder of an installed toolkit, or a ``pip install --target`` folder);
     3. the NVIDIA wheels this package depends on (:func:`wheel_cuda_home`).
 
     ``None`` when none applies: then the library's own search runs (the project's ``.cuda/``
