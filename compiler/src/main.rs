@@ -2,6 +2,7 @@
 //! `cdpc run FILE.cdp ...` compiles and runs a kernel on the GPU (`run_cmd.rs`).
 
 mod run_cmd;
+mod signals;
 
 use cdpc::driver::{self, CompileError, CompileOptions, Emit, WarningPolicy};
 use cdpc::render::{self, Color};
@@ -77,6 +78,21 @@ struct Cli {
     /// How diagnostics are written to stderr: text for people, or JSON (one object per line)
     #[arg(long, value_enum, default_value_t = ErrorFormat::Human)]
     error_format: ErrorFormat,
+    /// Kill ptxas or nvlink and fail (E0702) when one run takes longer than this; 0: no limit
+    #[arg(long, value_name = "SECONDS", default_value_t = driver::DEFAULT_TOOL_TIMEOUT.as_secs_f64(), value_parser = parse_seconds)]
+    tool_timeout: f64,
+    /// Replace an existing output file even when it is no compiler output (E0701); the input
+    /// is never replaced (E0700)
+    #[arg(long)]
+    overwrite: bool,
+}
+
+/// `--tool-timeout`: a finite, non-negative number of seconds.
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && (0.0..=1e9).contains(&s) => Ok(s),
+        _ => Err(format!("`{text}` is not a number of seconds (0 to 1e9; 0 means no limit)")),
+    }
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -134,6 +150,7 @@ fn parse_codes(names: &[String]) -> Result<Vec<Code>, String> {
 }
 
 fn main() -> ExitCode {
+    signals::install();
     let args = normalize_args(std::env::args());
     if args.get(1).map(String::as_str) == Some("run") {
         return run_cmd::main(args);
@@ -179,6 +196,8 @@ fn main() -> ExitCode {
         tools: ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() },
         aggregate: cli.aggregate_launches,
         pass_remarks: !cli.rpass.is_empty(),
+        tool_timeout: (cli.tool_timeout > 0.0).then(|| std::time::Duration::from_secs_f64(cli.tool_timeout)),
+        overwrite: if cli.overwrite { driver::Overwrite::Any } else { driver::Overwrite::CompilerOutputs },
     };
     let file_name = cli.input.display().to_string();
     let format = cli.error_format;
@@ -207,7 +226,7 @@ fn main() -> ExitCode {
         })
     } else {
         let output = cli.output.clone().unwrap_or_else(|| cli.input.with_extension(emit.extension()));
-        driver::compile_to_file(&source, &output, &options)
+        driver::compile_inputs_to_file(&source, &[cli.input.as_path()], &output, &options)
     };
     let result = result.map(|mut compiled| {
         show_tool_runs(&compiled.tool_runs, cli.verbose, format, &file_name);
@@ -231,7 +250,7 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
         Err(e) => {
-            fail(format, &file_name, &e.to_string());
+            fail_with_code(format, &file_name, e.code(), &e.to_string());
             ExitCode::FAILURE
         }
     }
@@ -239,9 +258,15 @@ fn main() -> ExitCode {
 
 /// Reports a failure that is not about the source text (a tool, a file, the options).
 fn fail(format: ErrorFormat, file_name: &str, message: &str) {
-    match format {
-        ErrorFormat::Human => eprintln!("error: {message}"),
-        ErrorFormat::Json => eprint!("{}", render::json_failure(file_name, message)),
+    fail_with_code(format, file_name, None, message)
+}
+
+/// [`fail`] for a failure with a stable code: `error[E0700]: ...`, or `"code":"E0700"` in JSON.
+fn fail_with_code(format: ErrorFormat, file_name: &str, code: Option<Code>, message: &str) {
+    match (format, code) {
+        (ErrorFormat::Human, Some(code)) => eprintln!("error[{code}]: {message}"),
+        (ErrorFormat::Human, None) => eprintln!("error: {message}"),
+        (ErrorFormat::Json, _) => eprint!("{}", render::json_failure_with_code(code, file_name, message)),
     }
 }
 
