@@ -143,6 +143,17 @@ impl Default for CompileOptions {
     }
 }
 
+/// Reads a tool time limit as `--tool-timeout` and the C API spell it: seconds, fractions
+/// allowed, `0` for no limit (`None`). Negative, infinite or absurd (over 10^9 s) values are
+/// refused with a message.
+pub fn parse_tool_timeout(text: &str) -> Result<Option<Duration>, String> {
+    match text.trim().parse::<f64>() {
+        Ok(s) if s == 0.0 => Ok(None),
+        Ok(s) if s.is_finite() && s > 0.0 && s <= 1e9 => Ok(Some(Duration::from_secs_f64(s))),
+        _ => Err(format!("`{text}` is not a time limit: give seconds from 0 to 1e9 (0 means no limit)")),
+    }
+}
+
 /// Why a compilation produced no output.
 #[derive(Debug)]
 pub enum CompileError {

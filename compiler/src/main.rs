@@ -79,20 +79,20 @@ struct Cli {
     #[arg(long, value_enum, default_value_t = ErrorFormat::Human)]
     error_format: ErrorFormat,
     /// Kill ptxas or nvlink and fail (E0702) when one run takes longer than this; 0: no limit
-    #[arg(long, value_name = "SECONDS", default_value_t = driver::DEFAULT_TOOL_TIMEOUT.as_secs_f64(), value_parser = parse_seconds)]
-    tool_timeout: f64,
+    #[arg(long, value_name = "SECONDS", default_value = "600", value_parser = parse_time_limit)]
+    tool_timeout: TimeLimit,
     /// Replace an existing output file even when it is no compiler output (E0701); the input
     /// is never replaced (E0700)
     #[arg(long)]
     overwrite: bool,
 }
 
-/// `--tool-timeout`: a finite, non-negative number of seconds.
-fn parse_seconds(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(s) if s.is_finite() && (0.0..=1e9).contains(&s) => Ok(s),
-        _ => Err(format!("`{text}` is not a number of seconds (0 to 1e9; 0 means no limit)")),
-    }
+/// `--tool-timeout`: `None` is no limit.
+#[derive(Clone, Copy, Debug)]
+struct TimeLimit(Option<std::time::Duration>);
+
+fn parse_time_limit(text: &str) -> Result<TimeLimit, String> {
+    driver::parse_tool_timeout(text).map(TimeLimit)
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -196,7 +196,7 @@ fn main() -> ExitCode {
         tools: ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() },
         aggregate: cli.aggregate_launches,
         pass_remarks: !cli.rpass.is_empty(),
-        tool_timeout: (cli.tool_timeout > 0.0).then(|| std::time::Duration::from_secs_f64(cli.tool_timeout)),
+        tool_timeout: cli.tool_timeout.0,
         overwrite: if cli.overwrite { driver::Overwrite::Any } else { driver::Overwrite::CompilerOutputs },
     };
     let file_name = cli.input.display().to_string();
@@ -300,6 +300,14 @@ pub(crate) fn show_tool_runs(runs: &[cdpc::toolchain::ToolRun], verbose: bool, f
 #[cfg(test)]
 mod tests {
     use super::normalize_args;
+
+    #[test]
+    fn the_help_states_the_library_default_time_limit() {
+        use clap::Parser;
+        let cli = super::Cli::parse_from(["cdpc", "a.cdp"]);
+        assert_eq!(cli.tool_timeout.0, Some(cdpc::driver::DEFAULT_TOOL_TIMEOUT));
+        assert_eq!(super::Cli::parse_from(["cdpc", "a.cdp", "--tool-timeout", "0"]).tool_timeout.0, None);
+    }
 
     #[test]
     fn nvcc_spellings_become_long_options() {
