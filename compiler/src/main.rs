@@ -151,6 +151,12 @@ fn parse_codes(names: &[String]) -> Result<Vec<Code>, String> {
 
 fn main() -> ExitCode {
     signals::install();
+    let status = compile_or_run();
+    signals::settle();
+    status
+}
+
+fn compile_or_run() -> ExitCode {
     let args = normalize_args(std::env::args());
     if args.get(1).map(String::as_str) == Some("run") {
         return run_cmd::main(args);

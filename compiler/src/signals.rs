@@ -20,6 +20,17 @@ pub fn install() {
     });
 }
 
+/// Called when `main` is done: when a signal interrupted the compilation, the signal thread is
+/// still removing work files and will end the process by the signal; returning from `main`
+/// now would exit first, with the wrong status and perhaps files left. So wait for it (at
+/// most ten seconds, then exit as a shell reports an interrupted program).
+pub fn settle() {
+    if cdpc::toolchain::cleanup::interrupted() {
+        std::thread::sleep(std::time::Duration::from_secs(10));
+        std::process::exit(130);
+    }
+}
+
 /// Whether `signal` is ignored now (as `nohup` leaves SIGHUP): a handler would undo that.
 fn ignored(signal: i32) -> bool {
     // SAFETY: sigaction with a null new action only reads the current one into `old`.
