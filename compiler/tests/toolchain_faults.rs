@@ -48,13 +48,19 @@ fn names(dir: &Path) -> Vec<String> {
     v
 }
 
+/// A folder with `app.cdp` holding `source` and the compiled fake tool `fake-tool`.
+fn project(source: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("app.cdp"), source).unwrap();
+    let binary = fake_tool_binary(dir.path());
+    std::fs::remove_file(dir.path().join("fake_tool.rs")).unwrap();
+    (dir, binary)
+}
+
 #[test]
 fn tool_faults_through_the_command_line() {
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, binary) = project("__global__ void child(int *p) { p[0] = 1; }\n__global__ void k(int *p) { child<<<1, 1>>>(p); }\n");
     let d = dir.path();
-    std::fs::write(d.join("app.cdp"), "__global__ void child(int *p) { p[0] = 1; }\n__global__ void k(int *p) { child<<<1, 1>>>(p); }\n").unwrap();
-    let binary = fake_tool_binary(d);
-    std::fs::remove_file(d.join("fake_tool.rs")).unwrap();
 
     let cases: &[(&str, &str, &str)] = &[
         ("stderr 20\nexit 3", "write", "ptxas failed (exit status 3)"),
@@ -134,11 +140,8 @@ fn tool_faults_through_the_command_line() {
 
 #[test]
 fn a_hung_tool_is_killed_after_tool_timeout() {
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, binary) = project("__global__ void k(int *p) { p[0] = 1; }\n");
     let d = dir.path();
-    std::fs::write(d.join("app.cdp"), "__global__ void k(int *p) { p[0] = 1; }\n").unwrap();
-    let binary = fake_tool_binary(d);
-    std::fs::remove_file(d.join("fake_tool.rs")).unwrap();
     for (ptxas, nvlink, tool) in [("sleep 60", "write", "ptxas"), ("write", "sleep 60", "nvlink")] {
         let cuda = fake_cuda(d, &binary, ptxas, nvlink);
         let started = std::time::Instant::now();
@@ -196,11 +199,8 @@ fn interrupt_when_working(d: &Path, args: &[&str], signal: i32) -> std::process:
 #[test]
 fn a_signal_removes_the_work_folder_and_kills_the_tool() {
     use std::os::unix::process::ExitStatusExt;
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, binary) = project("__global__ void k(int *p) { p[0] = 1; }\n");
     let d = dir.path();
-    std::fs::write(d.join("app.cdp"), "__global__ void k(int *p) { p[0] = 1; }\n").unwrap();
-    let binary = fake_tool_binary(d);
-    std::fs::remove_file(d.join("fake_tool.rs")).unwrap();
     for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
         // ptxas "hangs", so the signal arrives while a tool runs in the work folder.
         let cuda = fake_cuda(d, &binary, "sleep 60", "write");
