@@ -64,6 +64,7 @@ void cdpc_options_free(struct CdpcOptions *options);
 // | `pass-remarks` | `aggregate` (`-Rpass=aggregate`: remarks R0500/R0501 among the diagnostics), `none` |
 // | `deny`, `allow` | diagnostic codes, comma-separated (`W0209`) |
 // | `file-name` | the name diagnostics show for the source |
+// | `tool-timeout` | seconds one ptxas or nvlink run may take before it is killed and the compile fails with [`CdpcStatus::Tool`] (`600` by default, `0` for no limit) |
 //
 // On failure returns [`CdpcStatus::InvalidArgument`], leaves the options unchanged and, when
 // `error` is not NULL, stores a message there (free it with [`cdpc_string_free`]).
@@ -150,6 +151,14 @@ void cdpc_string_free(char *s);
 // # Safety
 // `data` is NULL or a buffer from [`cdpc_result_output`] of `len` bytes, not freed before.
 void cdpc_bytes_free(uint8_t *data, size_t len);
+
+// Stops every compilation of the process for good and removes their work files
+// ([`cdpc::toolchain::interrupt`]): running ptxas and nvlink runs are killed, compilations in
+// progress fail with [`CdpcStatus::Tool`], and so does every later one. Returns how many work
+// folders and temporary files it removed. For a program that stops on SIGINT, SIGTERM or
+// SIGHUP: call it from a thread that waits for the signals (`sigwait`), never from a signal
+// handler (it takes a lock and deletes files), then exit.
+size_t cdpc_interrupt(void);
 
 // The library's version, a static string (do not free).
 const char *cdpc_version(void);

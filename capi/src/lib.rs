@@ -172,11 +172,12 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
         "deny" => options.warnings.deny.extend(codes(value)?),
         "allow" => options.warnings.allow.extend(codes(value)?),
         "file-name" => o.file_name = value.to_string(),
+        "tool-timeout" => options.tool_timeout = driver::parse_tool_timeout(value)?,
         _ => {
             return Err(format!(
                 "unknown option `{key}`; the options are arch, launch-abi, address-size, opt-level, emit, cuda-home, \
                  ptxas-arg, nvlink-arg, werror, strict-param-limit, aggregate-launches, pass-remarks, deny, allow, \
-                 file-name"
+                 file-name, tool-timeout"
             ))
         }
     }
@@ -199,6 +200,7 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
 /// | `pass-remarks` | `aggregate` (`-Rpass=aggregate`: remarks R0500/R0501 among the diagnostics), `none` |
 /// | `deny`, `allow` | diagnostic codes, comma-separated (`W0209`) |
 /// | `file-name` | the name diagnostics show for the source |
+/// | `tool-timeout` | seconds one ptxas or nvlink run may take before it is killed and the compile fails with [`CdpcStatus::Tool`] (`600` by default, `0` for no limit) |
 ///
 /// On failure returns [`CdpcStatus::InvalidArgument`], leaves the options unchanged and, when
 /// `error` is not NULL, stores a message there (free it with [`cdpc_string_free`]).
@@ -423,6 +425,17 @@ pub unsafe extern "C" fn cdpc_bytes_free(data: *mut u8, len: usize) {
     if !data.is_null() {
         guard((), || drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(data, len))));
     }
+}
+
+/// Stops every compilation of the process for good and removes their work files
+/// ([`cdpc::toolchain::interrupt`]): running ptxas and nvlink runs are killed, compilations in
+/// progress fail with [`CdpcStatus::Tool`], and so does every later one. Returns how many work
+/// folders and temporary files it removed. For a program that stops on SIGINT, SIGTERM or
+/// SIGHUP: call it from a thread that waits for the signals (`sigwait`), never from a signal
+/// handler (it takes a lock and deletes files), then exit.
+#[no_mangle]
+pub extern "C" fn cdpc_interrupt() -> usize {
+    guard(0, cdpc::toolchain::interrupt)
 }
 
 /// The library's version, a static string (do not free).

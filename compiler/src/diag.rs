@@ -95,6 +95,11 @@ pub enum Code {
     // Optimisation remarks: R05xx
     AggregationRemark,
     AggregatedPerWarp,
+    // The user's files and the tools' time, no source span: E07xx
+    OutputIsInput,
+    OutputNotCompilerOutput,
+    ToolTimedOut,
+    Interrupted,
 }
 
 impl Code {
@@ -142,6 +147,10 @@ impl Code {
             SourceTooLarge => "E0401",
             AggregationRemark => "R0500",
             AggregatedPerWarp => "R0501",
+            OutputIsInput => "E0700",
+            OutputNotCompilerOutput => "E0701",
+            ToolTimedOut => "E0702",
+            Interrupted => "E0703",
         }
     }
 
@@ -199,6 +208,10 @@ impl Code {
         Code::SourceTooLarge,
         Code::AggregationRemark,
         Code::AggregatedPerWarp,
+        Code::OutputIsInput,
+        Code::OutputNotCompilerOutput,
+        Code::ToolTimedOut,
+        Code::Interrupted,
     ];
 
     /// The code written as `E0100` (any case), if it exists.

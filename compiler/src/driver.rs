@@ -32,7 +32,8 @@ use crate::diag::{Code, Diagnostic, Severity};
 use crate::hir;
 use crate::sema::{self, SemaOptions};
 use crate::target::{AddressSize, Target};
-use crate::toolchain::{BuildOptions, ToolError, ToolRun, ToolSearch, Toolchain};
+use crate::toolchain::{BuildOptions, OutputFile, OutputGuard, ToolError, ToolRun, ToolSearch, Toolchain};
+pub use crate::toolchain::{Overwrite, DEFAULT_TOOL_TIMEOUT};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -116,6 +117,12 @@ pub struct CompileOptions {
     pub aggregate: Granularity,
     /// Report why launches were left alone (`-Rpass=aggregate`): remarks among the warnings.
     pub pass_remarks: bool,
+    /// How long one run of ptxas or nvlink may take before it is killed and the compilation
+    /// fails (`E0702`); `None` waits for ever (`--tool-timeout`, [`DEFAULT_TOOL_TIMEOUT`]).
+    pub tool_timeout: Option<Duration>,
+    /// Which existing files [`compile_file`] and its siblings may replace (`--overwrite`);
+    /// an input never.
+    pub overwrite: Overwrite,
 }
 
 impl Default for CompileOptions {
@@ -130,7 +137,20 @@ impl Default for CompileOptions {
             tools: ToolSearch::default(),
             aggregate: Granularity::Off,
             pass_remarks: false,
+            tool_timeout: Some(DEFAULT_TOOL_TIMEOUT),
+            overwrite: Overwrite::CompilerOutputs,
         }
+    }
+}
+
+/// Reads a tool time limit as `--tool-timeout` and the C API spell it: seconds, fractions
+/// allowed, `0` for no limit (`None`). Negative, infinite or absurd (over 10^9 s) values are
+/// refused with a message.
+pub fn parse_tool_timeout(text: &str) -> Result<Option<Duration>, String> {
+    match text.trim().parse::<f64>() {
+        Ok(s) if s == 0.0 => Ok(None),
+        Ok(s) if s.is_finite() && s > 0.0 && s <= 1e9 => Ok(Some(Duration::from_secs_f64(s))),
+        _ => Err(format!("`{text}` is not a time limit: give seconds from 0 to 1e9 (0 means no limit)")),
     }
 }
 
@@ -175,6 +195,18 @@ impl fmt::Display for CompileError {
 }
 
 impl std::error::Error for CompileError {}
+
+impl CompileError {
+    /// The stable code of an error that is no source diagnostic, where it has one: `E0700`
+    /// (the output is an input), `E0701` (the output would replace a file that is no compiler
+    /// output), `E0702` (a tool timed out), `E0703` (interrupted).
+    pub fn code(&self) -> Option<Code> {
+        match self {
+            CompileError::Tool(e) => e.code(),
+            _ => None,
+        }
+    }
+}
 
 impl From<ToolError> for CompileError {
     fn from(e: ToolError) -> CompileError {
@@ -438,6 +470,7 @@ fn build_options(options: &CompileOptions) -> BuildOptions {
     build.opt_level = Some(options.opt_level);
     build.ptxas_args = options.ptxas_args.iter().map(Into::into).collect();
     build.nvlink_args = options.nvlink_args.iter().map(Into::into).collect();
+    build.tool_timeout = options.tool_timeout;
     build
 }
 
@@ -447,15 +480,24 @@ pub fn compile_file(input: &Path, output: &Path, options: &CompileOptions) -> Re
     let started = Instant::now();
     let source = read_source(input)?;
     let read = started.elapsed();
-    let mut compiled = compile_to_file(&source, output, options)?;
+    let mut compiled = compile_inputs_to_file(&source, &[input], output, options)?;
     compiled.timings.0.insert(0, (Phase::Read, read));
     Ok(compiled)
 }
 
 /// Like [`compile_file`] for source text already in memory.
 pub fn compile_to_file(source: &str, output: &Path, options: &CompileOptions) -> Result<Compiled, CompileError> {
-    // Refuse an unusable output path before doing any work.
-    let file = crate::toolchain::OutputFile::prepare(output)?;
+    compile_inputs_to_file(source, &[], output, options)
+}
+
+/// Like [`compile_to_file`] for source text read from `inputs` (the source file, included
+/// files): the output never replaces one of them (`E0700`), nor, unless
+/// [`CompileOptions::overwrite`] allows it, an existing file that is no compiler output
+/// (`E0701`). The `cdpc` command calls this.
+pub fn compile_inputs_to_file(source: &str, inputs: &[&Path], output: &Path, options: &CompileOptions) -> Result<Compiled, CompileError> {
+    // Refuse an unusable or protected output path before doing any work.
+    let guard = OutputGuard { inputs: inputs.iter().map(|p| p.to_path_buf()).collect(), overwrite: options.overwrite };
+    let file = OutputFile::prepare_guarded(output, guard)?;
     let compiled = compile(source, options)?;
     file.commit(&compiled.output)?;
     Ok(compiled)

@@ -2,6 +2,7 @@
 //! `cdpc run FILE.cdp ...` compiles and runs a kernel on the GPU (`run_cmd.rs`).
 
 mod run_cmd;
+mod signals;
 
 use cdpc::driver::{self, CompileError, CompileOptions, Emit, WarningPolicy};
 use cdpc::render::{self, Color};
@@ -77,6 +78,21 @@ struct Cli {
     /// How diagnostics are written to stderr: text for people, or JSON (one object per line)
     #[arg(long, value_enum, default_value_t = ErrorFormat::Human)]
     error_format: ErrorFormat,
+    /// Kill ptxas or nvlink and fail (E0702) when one run takes longer than this; 0: no limit
+    #[arg(long, value_name = "SECONDS", default_value = "600", value_parser = parse_time_limit)]
+    tool_timeout: TimeLimit,
+    /// Replace an existing output file even when it is no compiler output (E0701); the input
+    /// is never replaced (E0700)
+    #[arg(long)]
+    overwrite: bool,
+}
+
+/// `--tool-timeout`: `None` is no limit.
+#[derive(Clone, Copy, Debug)]
+struct TimeLimit(Option<std::time::Duration>);
+
+fn parse_time_limit(text: &str) -> Result<TimeLimit, String> {
+    driver::parse_tool_timeout(text).map(TimeLimit)
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -134,7 +150,10 @@ fn parse_codes(names: &[String]) -> Result<Vec<Code>, String> {
 }
 
 fn main() -> ExitCode {
-    main_with_args(std::env::args())
+    signals::install();
+    let status = main_with_args(std::env::args());
+    signals::settle();
+    status
 }
 
 /// The whole command for an argument list (program name first): `main`'s body, and what the
@@ -185,6 +204,8 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         tools: ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() },
         aggregate: cli.aggregate_launches,
         pass_remarks: !cli.rpass.is_empty(),
+        tool_timeout: cli.tool_timeout.0,
+        overwrite: if cli.overwrite { driver::Overwrite::Any } else { driver::Overwrite::CompilerOutputs },
     };
     let file_name = cli.input.display().to_string();
     let format = cli.error_format;
@@ -224,7 +245,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         })
     } else {
         let output = cli.output.clone().unwrap_or_else(|| cli.input.with_extension(emit.extension()));
-        driver::compile_to_file(&source, &output, &options)
+        driver::compile_inputs_to_file(&source, &[cli.input.as_path()], &output, &options)
     };
     let result = result.map(|mut compiled| {
         show_tool_runs(&compiled.tool_runs, cli.verbose, format, &file_name);
@@ -248,7 +269,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
             ExitCode::FAILURE
         }
         Err(e) => {
-            fail(format, &file_name, &e.to_string());
+            fail_with_code(format, &file_name, e.code(), &e.to_string());
             ExitCode::FAILURE
         }
     }
@@ -256,9 +277,15 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
 
 /// Reports a failure that is not about the source text (a tool, a file, the options).
 fn fail(format: ErrorFormat, file_name: &str, message: &str) {
-    match format {
-        ErrorFormat::Human => eprintln!("error: {message}"),
-        ErrorFormat::Json => eprint!("{}", render::json_failure(file_name, message)),
+    fail_with_code(format, file_name, None, message)
+}
+
+/// [`fail`] for a failure with a stable code: `error[E0700]: ...`, or `"code":"E0700"` in JSON.
+fn fail_with_code(format: ErrorFormat, file_name: &str, code: Option<Code>, message: &str) {
+    match (format, code) {
+        (ErrorFormat::Human, Some(code)) => eprintln!("error[{code}]: {message}"),
+        (ErrorFormat::Human, None) => eprintln!("error: {message}"),
+        (ErrorFormat::Json, _) => eprint!("{}", render::json_failure_with_code(code, file_name, message)),
     }
 }
 
@@ -292,6 +319,14 @@ pub(crate) fn show_tool_runs(runs: &[cdpc::toolchain::ToolRun], verbose: bool, f
 #[cfg(test)]
 mod tests {
     use super::normalize_args;
+
+    #[test]
+    fn the_help_states_the_library_default_time_limit() {
+        use clap::Parser;
+        let cli = super::Cli::parse_from(["cdpc", "a.cdp"]);
+        assert_eq!(cli.tool_timeout.0, Some(cdpc::driver::DEFAULT_TOOL_TIMEOUT));
+        assert_eq!(super::Cli::parse_from(["cdpc", "a.cdp", "--tool-timeout", "0"]).tool_timeout.0, None);
+    }
 
     #[test]
     fn nvcc_spellings_become_long_options() {

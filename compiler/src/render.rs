@@ -170,11 +170,21 @@ pub fn json_failure(file_name: &str, message: &str) -> String {
     json_message(Severity::Error, file_name, message)
 }
 
+/// Like [`json_failure`] for a failure with a stable code (`E0700`: the output is the input),
+/// which the line carries in `code`.
+pub fn json_failure_with_code(code: Option<crate::Code>, file_name: &str, message: &str) -> String {
+    json_line(code, Severity::Error, file_name, message)
+}
+
 /// A message that is no diagnostic of the source (a failure, or what ptxas printed while
 /// succeeding, as a warning) as one JSON line with a `null` code and no labels.
 pub fn json_message(severity: Severity, file_name: &str, message: &str) -> String {
+    json_line(None, severity, file_name, message)
+}
+
+fn json_line(code: Option<crate::Code>, severity: Severity, file_name: &str, message: &str) -> String {
     let object = JsonDiagnostic {
-        code: None,
+        code: code.map(crate::Code::as_str),
         severity: severity_word(severity),
         message,
         file: file_name,

@@ -153,3 +153,56 @@ fn a_source_that_is_not_utf8_is_a_diagnostic_in_both_formats() {
     assert!(json.starts_with(r#"{"code":"E0008","severity":"error""#), "{json}");
     assert!(json.contains(r#""byte_start":12,"byte_end":13,"line_start":2,"column_start":7"#), "{json}");
 }
+
+#[test]
+fn the_input_is_never_the_output() {
+    let (dir, file) = workspace();
+    let refused = |args: &[&str]| {
+        let out = cdpc(dir.path(), args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).starts_with("error[E0700]: the output `"), "{args:?}: {}", stderr(&out));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), HELLO, "{args:?}: the source is intact");
+    };
+    refused(&["app.cdp", "-o", "app.cdp"]);
+    refused(&["app.cdp", "-o", "./app.cdp", "--emit", "ptx", "--overwrite"]);
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("app.cdp", dir.path().join("link.cubin")).unwrap();
+        refused(&["app.cdp", "-o", "link.cubin", "--emit", "ptx"]);
+        std::fs::hard_link(&file, dir.path().join("hard.ptx")).unwrap();
+        refused(&["app.cdp", "-o", "hard.ptx", "--emit", "ptx"]);
+    }
+    // The default output name can be the input too: `app.ptx --emit ptx`.
+    std::fs::copy(&file, dir.path().join("k.ptx")).unwrap();
+    let out = cdpc(dir.path(), &["k.ptx", "--emit", "ptx"]);
+    assert!(stderr(&out).starts_with("error[E0700]"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(dir.path().join("k.ptx")).unwrap(), HELLO);
+    // In JSON, the code is on the line.
+    let out = cdpc(dir.path(), &["app.cdp", "-o", "app.cdp", "--error-format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(stderr(&out).trim()).unwrap();
+    assert_eq!(v["code"], "E0700", "{v}");
+}
+
+#[test]
+fn existing_files_are_replaced_only_when_they_are_compiler_outputs_or_asked_for() {
+    let (dir, _) = workspace();
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "my notes").unwrap();
+    let out = cdpc(dir.path(), &["app.cdp", "--emit", "ptx", "-o", "notes.txt"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).starts_with("error[E0701]: refusing to overwrite `notes.txt`"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--overwrite"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "my notes");
+
+    let out = cdpc(dir.path(), &["app.cdp", "--emit", "ptx", "-o", "notes.txt", "--overwrite"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(std::fs::read_to_string(&notes).unwrap().contains(".entry parent"));
+
+    // A previous output is replaced without asking, whatever kind it was.
+    let out = cdpc(dir.path(), &["app.cdp", "--emit", "llvm-ir", "-o", "notes.txt"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(std::fs::read_to_string(&notes).unwrap().contains("define"));
+    let mut names: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names, ["app.cdp", "notes.txt"], "no temporary output is left");
+}

@@ -71,7 +71,7 @@ impl<'ctx> Codegen<'ctx, '_> {
         let start = self.ctx.append_basic_block(fv, "start");
         self.builder.position_at_end(entry);
         self.builder.build_unconditional_branch(start)?;
-        self.fs = Some(FnState { index, llvm: fv, locals: Vec::new(), entry, loops: Vec::new() });
+        self.fs = Some(FnState { index, llvm: fv, locals: Vec::new(), entry, loops: Vec::new(), launches: 0 });
         let mut locals = Vec::with_capacity(f.locals.len());
         for local in &f.locals {
             locals.push(self.entry_alloca(&local.ty, &local.name)?);

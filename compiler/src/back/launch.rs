@@ -1,12 +1,29 @@
 //! `kernel<<<grid, block, shmem, stream>>>(args)` in `.cdp` source: evaluates the HIR operands
 //! and hands them to [`super::device_launch::build_device_launch`], the public launch lowering
 //! that other front ends call too. The sequences of both ABIs are described there.
+//!
+//! A function's first [`INLINE_LAUNCHES`] launch sites get the sequence in place, as nvcc
+//! emits it. Later sites call a helper, one per child kernel and operand types, that holds the
+//! sequence once: ptxas needs time and memory that grow faster than linearly with the number
+//! of runtime calls in one function (BENCHMARKS.md, "Launches per kernel": 2,000 launches in
+//! place take it about 6 s and 540 MB, through the helper about 1.5 s and 130 MB), and the helper
+//! costs one call per launch. Programs with fewer launches per function are unchanged.
 
 use super::device_launch::{build_device_launch, DeviceRuntime, LaunchArg, LaunchSite};
 use super::{internal, Codegen, R};
 use crate::hir::Launch;
-use inkwell::values::{BasicValueEnum, FunctionValue, InstructionOpcode, IntValue, StructValue};
+use crate::layout::ParamLayout;
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::module::Linkage;
+use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
+use inkwell::values::{
+    BasicMetadataValueEnum, BasicValueEnum, FunctionValue, InstructionOpcode, IntValue, StructValue, ValueKind,
+};
 use runtime_shim::entry_points::EntryPoint;
+
+/// How many launch sites of one function are lowered in place before later ones call a shared
+/// helper (see the module documentation).
+pub const INLINE_LAUNCHES: usize = 64;
 
 impl<'ctx> Codegen<'ctx, '_> {
     /// The device runtime of this module, declaring entry points on first use.
@@ -40,7 +57,15 @@ impl<'ctx> Codegen<'ctx, '_> {
             return internal("launch with a non-integer shared memory size");
         };
         let site = LaunchSite { kernel, grid: dim3(grid)?, block: dim3(block)?, shared_mem, stream, args: &args };
-        let status = build_device_launch(&self.builder, &self.runtime(), site, &launch.layout)?;
+        let lowered = self.fs.as_mut().map_or(0, |fs| {
+            fs.launches += 1;
+            fs.launches
+        });
+        let status = if lowered > INLINE_LAUNCHES {
+            self.call_launch_helper(launch.kernel.0 as usize, site, &launch.layout)?
+        } else {
+            build_device_launch(&self.builder, &self.runtime(), site, &launch.layout)?
+        };
         // A launch is a void expression in the language: drop the status nobody reads, so the
         // IR is exactly the launch sequence at every optimisation level.
         if keep_status {
@@ -52,6 +77,54 @@ impl<'ctx> Codegen<'ctx, '_> {
             }
         }
         Ok(None)
+    }
+}
+
+impl<'ctx> Codegen<'ctx, '_> {
+    /// Calls the helper that launches `site.kernel` with operands of these types, made on first
+    /// use: `i32 @__cdpc_launch_<kernel>(grid, block, shmem, stream, args...)`, internal and
+    /// never inlined, whose body is [`build_device_launch`] on its parameters.
+    fn call_launch_helper(&mut self, kernel_index: usize, site: LaunchSite<'_, 'ctx>, layout: &ParamLayout) -> R<IntValue<'ctx>> {
+        let mut operands: Vec<BasicValueEnum<'ctx>> = vec![site.grid.into(), site.block.into(), site.shared_mem.into(), site.stream];
+        operands.extend(site.args.iter().map(|a| a.value));
+        let types: Vec<BasicTypeEnum<'ctx>> = operands.iter().map(|v| v.get_type()).collect();
+        let key = (kernel_index, types.iter().map(|t| t.print_to_string().to_string()).collect::<Vec<_>>().join(","));
+        let helper = match self.launch_helpers.get(&key) {
+            Some(helper) => *helper,
+            None => {
+                let helper = self.define_launch_helper(site, layout, &types)?;
+                self.launch_helpers.insert(key, helper);
+                helper
+            }
+        };
+        let operands: Vec<BasicMetadataValueEnum<'ctx>> = operands.into_iter().map(Into::into).collect();
+        let call = self.builder.build_call(helper, &operands, "launch.status")?;
+        match call.try_as_basic_value() {
+            ValueKind::Basic(BasicValueEnum::IntValue(status)) => Ok(status),
+            _ => internal("a launch helper returned no status"),
+        }
+    }
+
+    fn define_launch_helper(&self, site: LaunchSite<'_, 'ctx>, layout: &ParamLayout, types: &[BasicTypeEnum<'ctx>]) -> R<FunctionValue<'ctx>> {
+        let params: Vec<BasicMetadataTypeEnum<'ctx>> = types.iter().map(|t| (*t).into()).collect();
+        let name = format!("__cdpc_launch_{}", site.kernel.get_name().to_string_lossy());
+        let helper = self.module.add_function(&name, self.ctx.i32_type().fn_type(&params, false), Some(Linkage::Internal));
+        let noinline = Attribute::get_named_enum_kind_id("noinline");
+        helper.add_attribute(AttributeLoc::Function, self.ctx.create_enum_attribute(noinline, 0));
+        let builder = self.ctx.create_builder();
+        builder.position_at_end(self.ctx.append_basic_block(helper, "entry"));
+        let param = |i: u32| helper.get_nth_param(i).ok_or_else(|| super::BackendError::Internal("launch helper parameter".into()));
+        let args: Vec<LaunchArg<'ctx>> = site
+            .args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| Ok(LaunchArg { value: param(4 + i as u32)?, align: a.align }))
+            .collect::<R<_>>()?;
+        let BasicValueEnum::IntValue(shared_mem) = param(2)? else { return internal("launch helper shared memory") };
+        let inner = LaunchSite { kernel: site.kernel, grid: dim3(param(0)?)?, block: dim3(param(1)?)?, shared_mem, stream: param(3)?, args: &args };
+        let status = build_device_launch(&builder, &self.runtime(), inner, layout)?;
+        builder.build_return(Some(&status))?;
+        Ok(helper)
     }
 }
 

@@ -33,6 +33,7 @@ pub mod device_launch;
 mod function;
 mod globals;
 mod launch;
+pub use launch::INLINE_LAUNCHES;
 mod types;
 
 #[cfg(test)]
@@ -318,6 +319,8 @@ pub(crate) struct FnState<'ctx> {
     pub entry: inkwell::basic_block::BasicBlock<'ctx>,
     /// (continue target, break target) of the enclosing loops.
     pub loops: Vec<(inkwell::basic_block::BasicBlock<'ctx>, inkwell::basic_block::BasicBlock<'ctx>)>,
+    /// Launch sites lowered so far in this function (`launch.rs` outlines those past a bound).
+    pub launches: usize,
 }
 
 /// The state of one module's lowering, shared by the files of this module.
@@ -331,6 +334,8 @@ pub(crate) struct Codegen<'ctx, 'h> {
     pub globals: Vec<GlobalValue<'ctx>>,
     pub uses_math: bool,
     pub fs: Option<FnState<'ctx>>,
+    /// The shared launch helpers of `launch.rs`, by child kernel and operand types.
+    pub launch_helpers: std::collections::HashMap<(usize, String), FunctionValue<'ctx>>,
 }
 
 impl<'ctx, 'h> Codegen<'ctx, 'h> {
@@ -346,6 +351,7 @@ impl<'ctx, 'h> Codegen<'ctx, 'h> {
             globals: Vec::new(),
             uses_math: false,
             fs: None,
+            launch_helpers: Default::default(),
         })
     }
 

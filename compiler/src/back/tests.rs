@@ -477,6 +477,10 @@ fn atomics() {
 /// One module with launches of both kinds, atomics, printf and math, through ptxas.
 #[test]
 fn everything_assembles() {
+    if libdevice().is_none() {
+        eprintln!("skipping: libdevice not found (the module calls math functions); run `cargo xtask setup`");
+        return;
+    }
     for target in [Target::default(), v1()] {
         let mut m = hello(target);
         for extra in [printf_module(), atomics_module(), math_module(), memory_spaces_module()] {

@@ -5,6 +5,9 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 use std::process::ExitStatus;
+use std::time::Duration;
+
+use crate::diag::Code;
 
 /// How much of a tool's stderr (and stdout) an error keeps: the last 64 KiB.
 pub const CAPTURE_LIMIT: usize = 64 * 1024;
@@ -92,9 +95,35 @@ pub enum ToolError {
     /// The output path cannot receive the result (a directory, a missing or unwritable folder).
     #[allow(missing_docs)]
     OutputPathInvalid { path: PathBuf, reason: String },
+    /// A tool ran longer than [`BuildOptions::tool_timeout`](super::BuildOptions::tool_timeout)
+    /// and was killed; `stderr` is what it had printed by then (truncated). `E0702`.
+    #[allow(missing_docs)]
+    TimedOut { tool: String, command: String, limit: Duration, stderr: String },
+    /// [`interrupt`](super::cleanup::interrupt) was called: the process is being stopped. `E0703`.
+    Interrupted,
+    /// The output path names an input of the compilation (the same file, also through a
+    /// symbolic or hard link). `E0700`.
+    #[allow(missing_docs)]
+    OutputIsInput { output: PathBuf, input: PathBuf },
+    /// The output path names an existing file that is not the output of a compiler, which
+    /// cdpc does not replace unless asked to. `E0701`.
+    #[allow(missing_docs)]
+    WouldOverwrite { path: PathBuf, reason: String },
 }
 
 impl ToolError {
+    /// The stable diagnostic code of the errors that have one (those about the safety of the
+    /// user's files and about bounded time); the rest are reported without a code.
+    pub fn code(&self) -> Option<Code> {
+        Some(match self {
+            ToolError::OutputIsInput { .. } => Code::OutputIsInput,
+            ToolError::WouldOverwrite { .. } => Code::OutputNotCompilerOutput,
+            ToolError::TimedOut { .. } => Code::ToolTimedOut,
+            ToolError::Interrupted => Code::Interrupted,
+            _ => return None,
+        })
+    }
+
     pub(crate) fn io(
         action: impl Into<String>,
         path: impl Into<PathBuf>,
@@ -146,6 +175,23 @@ impl fmt::Display for ToolError {
             ToolError::OutputPathInvalid { path, reason } => {
                 write!(f, "cannot write output `{}`: {reason}", path.display())
             }
+            ToolError::TimedOut { tool, command, limit, stderr } => {
+                write!(f, "{tool} did not finish within {} and was killed\n  command: {command}", seconds(*limit))?;
+                let stderr = stderr.trim_end();
+                if !stderr.is_empty() {
+                    write!(f, "\n  stderr so far:\n{}", indent(stderr))?;
+                }
+                write!(f, "\n  = help: --tool-timeout SECONDS sets the limit (0: none)")
+            }
+            ToolError::Interrupted => f.write_str("interrupted: the compilation was stopped and its work files removed"),
+            ToolError::OutputIsInput { output, input } => {
+                write!(f, "the output `{}` is the input `{}`: writing it would destroy the source", output.display(), input.display())?;
+                write!(f, "\n  = help: name another output file with -o")
+            }
+            ToolError::WouldOverwrite { path, reason } => {
+                write!(f, "refusing to overwrite `{}`: {reason}", path.display())?;
+                write!(f, "\n  = help: cdpc replaces only files that are compiler outputs (ELF, PTX, LLVM IR) or empty; pass --overwrite to replace it anyway")
+            }
         }
     }
 }
@@ -157,6 +203,11 @@ impl std::error::Error for ToolError {
             _ => None,
         }
     }
+}
+
+/// A limit as people write it: `600 s`, `0.5 s`.
+fn seconds(limit: Duration) -> String {
+    format!("{} s", limit.as_secs_f64())
 }
 
 fn indent(text: &str) -> String {

@@ -1,19 +1,24 @@
 //! Running ptxas and nvlink: PTX to a relocatable object, objects to a linked cubin.
 //!
-//! Work files live in a temporary folder that is removed in every case. The result is written to
-//! a temporary file in the output's folder and renamed over the output only when every step
-//! succeeded, so a failed build never leaves a partial or stale-looking output behind.
+//! Work files live in a temporary folder (`cdpc-work-<pid>-<random>`) that is removed in every
+//! case, also when the process is interrupted ([`super::cleanup`]). The result is written to a
+//! temporary file in the output's folder and renamed over the output only when every step
+//! succeeded, so a failed build never leaves a partial or stale-looking output behind. Each tool
+//! run is bounded by [`BuildOptions::tool_timeout`].
 
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tempfile::{NamedTempFile, TempDir};
 
+use super::cleanup::{self, Tracked};
 use super::discover::Toolchain;
 use super::error::{command_line, truncate_output, ExitKind, ToolError, CAPTURE_LIMIT};
+use super::overwrite::OutputGuard;
+use super::process::{self, Ended};
 use crate::target::SmVersion;
 
 /// Options for [`Toolchain::assemble`], [`Toolchain::link`], [`Toolchain::build_object`] and
@@ -35,7 +40,15 @@ pub struct BuildOptions {
     pub link_libraries: Vec<PathBuf>,
     /// Every successful tool run is recorded here (a failed one is in its [`ToolError`]).
     pub log: ToolLog,
+    /// How long one run of ptxas or nvlink may take before it is killed and the build fails
+    /// with [`ToolError::TimedOut`]; `None` waits for ever. [`DEFAULT_TOOL_TIMEOUT`] by default.
+    pub tool_timeout: Option<Duration>,
 }
+
+/// The default bound on one tool run: 10 minutes. The largest kernels measured (BENCHMARKS.md,
+/// "Launches per kernel") take ptxas well under a minute, so a run past this is a hung or
+/// pathological tool, and a build system learns of it instead of waiting for ever.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// One successful run of ptxas or nvlink.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -104,12 +117,13 @@ impl BuildOptions {
             temp_root: None,
             link_libraries: Vec::new(),
             log: ToolLog::new(),
+            tool_timeout: Some(DEFAULT_TOOL_TIMEOUT),
         }
     }
 }
 
 impl Default for BuildOptions {
-    /// sm_90, ptxas's default optimisation, no extra arguments.
+    /// sm_90, ptxas's default optimisation, no extra arguments, [`DEFAULT_TOOL_TIMEOUT`].
     fn default() -> BuildOptions {
         BuildOptions::new(SmVersion(90))
     }
@@ -249,12 +263,29 @@ impl Toolchain {
     }
 }
 
-fn work_dir(opts: &BuildOptions) -> Result<TempDir, ToolError> {
+/// A work folder, recorded for [`cleanup::interrupt`] until it is removed. The folder goes
+/// first (fields drop in order), then the record.
+struct WorkDir {
+    dir: TempDir,
+    _tracked: Tracked,
+}
+
+impl WorkDir {
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+fn work_dir(opts: &BuildOptions) -> Result<WorkDir, ToolError> {
     let root = opts.temp_root.clone().unwrap_or_else(std::env::temp_dir);
-    tempfile::Builder::new()
-        .prefix("cdpc-")
-        .tempdir_in(&root)
-        .map_err(|e| ToolError::io("creating a temporary work folder in", root, e))
+    let create = || {
+        tempfile::Builder::new()
+            .prefix(&cleanup::work_dir_prefix())
+            .tempdir_in(&root)
+            .map_err(|e| ToolError::io("creating a temporary work folder in", &root, e))
+    };
+    let (dir, tracked) = cleanup::tracked(create, |dir: &TempDir| dir.path().to_path_buf())?;
+    Ok(WorkDir { dir, _tracked: tracked })
 }
 
 fn read(path: &Path, action: &str) -> Result<Vec<u8>, ToolError> {
@@ -266,61 +297,65 @@ fn read(path: &Path, action: &str) -> Result<Vec<u8>, ToolError> {
 fn run_tool(tool: &str, program: &Path, args: &[OsString], opts: &BuildOptions) -> Result<(), ToolError> {
     let command = command_line(program.as_os_str(), args);
     let started = std::time::Instant::now();
-    let output = spawn_and_wait(program, args).map_err(|source| ToolError::Spawn {
+    let ended = process::run(program, args, opts.tool_timeout).map_err(|source| ToolError::Spawn {
         tool: tool.to_string(),
         command: command.clone(),
         source,
     })?;
-    if !output.status.success() {
+    let (status, stdout, stderr) = match ended {
+        Ended::Exited { status, stdout, stderr } => (status, stdout, stderr),
+        Ended::Interrupted => return Err(ToolError::Interrupted),
+        Ended::TimedOut { stderr, .. } => {
+            return Err(ToolError::TimedOut {
+                tool: tool.to_string(),
+                command,
+                limit: opts.tool_timeout.unwrap_or_default(),
+                stderr: truncate_output(&stderr, CAPTURE_LIMIT),
+            })
+        }
+    };
+    if !status.success() {
         return Err(ToolError::Failed {
             tool: tool.to_string(),
             command,
-            status: ExitKind::from_status(output.status),
-            stderr: truncate_output(&output.stderr, CAPTURE_LIMIT),
-            stdout: truncate_output(&output.stdout, CAPTURE_LIMIT),
+            status: ExitKind::from_status(status),
+            stderr: truncate_output(&stderr, CAPTURE_LIMIT),
+            stdout: truncate_output(&stdout, CAPTURE_LIMIT),
         });
     }
     opts.log.push(ToolRun {
         tool: tool.to_string(),
         command,
-        stdout: truncate_output(&output.stdout, CAPTURE_LIMIT),
-        stderr: truncate_output(&output.stderr, CAPTURE_LIMIT),
+        stdout: truncate_output(&stdout, CAPTURE_LIMIT),
+        stderr: truncate_output(&stderr, CAPTURE_LIMIT),
         elapsed: started.elapsed(),
     });
     Ok(())
 }
 
-fn spawn_and_wait(program: &Path, args: &[OsString]) -> io::Result<std::process::Output> {
-    // A script written moments ago can be briefly "busy" (ETXTBSY) while another thread's fork
-    // still holds its write descriptor; retry that case a few times.
-    let mut tries = 0;
-    loop {
-        let result = Command::new(program)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .output();
-        match result {
-            Err(e) if e.raw_os_error() == Some(26) && cfg!(unix) && tries < 10 => {
-                tries += 1;
-                std::thread::sleep(std::time::Duration::from_millis(20 * tries));
-            }
-            other => return other,
-        }
-    }
-}
-
 /// The final output: a temporary file beside it, renamed over it by [`OutputFile::commit`].
-/// Dropping it without committing removes the temporary file.
+/// Dropping it without committing removes the temporary file; so does
+/// [`cleanup::interrupt`].
 pub struct OutputFile {
     tmp: NamedTempFile,
+    _tracked: Tracked,
     path: PathBuf,
+    guard: Option<OutputGuard>,
 }
 
 impl OutputFile {
+    /// Like [`OutputFile::prepare`], and first checks that the output replaces nothing `guard`
+    /// protects (an input; a file that is no compiler's output), again just before the rename.
+    pub fn prepare_guarded(path: &Path, guard: OutputGuard) -> Result<OutputFile, ToolError> {
+        guard.check(path)?;
+        let mut file = OutputFile::prepare(path)?;
+        file.guard = Some(guard);
+        Ok(file)
+    }
+
     /// Checks that `path` can be written (its folder exists, it is not a folder) and makes the
-    /// temporary file beside it.
+    /// temporary file beside it. Whatever file is at `path` is replaced on commit: callers
+    /// that write where a user asked use [`OutputFile::prepare_guarded`].
     pub fn prepare(path: &Path) -> Result<OutputFile, ToolError> {
         let invalid =
             |reason: String| ToolError::OutputPathInvalid { path: path.to_path_buf(), reason };
@@ -344,18 +379,21 @@ impl OutputFile {
         let mut prefix = OsString::from(".");
         prefix.push(name);
         prefix.push(".");
-        let tmp = tempfile::Builder::new()
-            .prefix(&prefix)
-            .suffix(OsStr::new(".tmp"))
-            .tempfile_in(&dir)
-            .map_err(|e| match e.kind() {
-                io::ErrorKind::PermissionDenied => invalid(format!(
-                    "cannot create files in `{}`: permission denied",
-                    dir.display()
-                )),
-                _ => ToolError::io("creating a temporary output file in", &dir, e),
-            })?;
-        Ok(OutputFile { tmp, path: path.to_path_buf() })
+        let create = || {
+            tempfile::Builder::new()
+                .prefix(&prefix)
+                .suffix(OsStr::new(".tmp"))
+                .tempfile_in(&dir)
+                .map_err(|e| match e.kind() {
+                    io::ErrorKind::PermissionDenied => invalid(format!(
+                        "cannot create files in `{}`: permission denied",
+                        dir.display()
+                    )),
+                    _ => ToolError::io("creating a temporary output file in", &dir, e),
+                })
+        };
+        let (tmp, tracked) = cleanup::tracked(create, |tmp: &NamedTempFile| tmp.path().to_path_buf())?;
+        Ok(OutputFile { tmp, _tracked: tracked, path: path.to_path_buf(), guard: None })
     }
 
     /// Writes `bytes` and renames the temporary file over the output.
@@ -370,6 +408,9 @@ impl OutputFile {
             // NamedTempFile is created 0600; give the result the usual file mode.
             use std::os::unix::fs::PermissionsExt;
             let _ = std::fs::set_permissions(&tmp_path, std::fs::Permissions::from_mode(0o644));
+        }
+        if let Some(guard) = &self.guard {
+            guard.check(&self.path)?;
         }
         let path = self.path;
         self.tmp.persist(&path).map(|_| ()).map_err(|e| {

@@ -685,6 +685,86 @@ fn unwritable_temporary_root_is_one_clear_error() {
     assert!(Fake::entries(&f.out_dir()).is_empty());
 }
 
+#[test]
+fn a_hung_tool_is_killed_at_the_time_limit() {
+    for (ptxas, nvlink, tool) in [("sleep 60", "write", "ptxas"), ("write", "stderr 10\nsleep 60", "nvlink")] {
+        let mut f = fake_bin(ptxas, nvlink);
+        f.opts.tool_timeout = Some(std::time::Duration::from_millis(300));
+        let started = std::time::Instant::now();
+        let (err, _) = f.both_fail_cubin_only();
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+        let program = if tool == "ptxas" { &f.tc.ptxas } else { &f.tc.nvlink };
+        match &err {
+            ToolError::TimedOut { tool: t, command, limit, .. } => {
+                assert_eq!(t, tool);
+                assert!(command.starts_with(&program.display().to_string()), "{command}");
+                assert_eq!(*limit, std::time::Duration::from_millis(300));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(err.code().map(|c| c.as_str()), Some("E0702"));
+        let msg = err.to_string();
+        assert!(msg.starts_with(&format!("{tool} did not finish within 0.3 s and was killed\n  command: {}", program.display())), "{msg}");
+        assert!(msg.contains("--tool-timeout"), "{msg}");
+        if tool == "nvlink" {
+            assert!(msg.contains("stderr so far:") && msg.contains("LAST LINE"), "what it printed is kept: {msg}");
+        }
+    }
+}
+
+#[test]
+fn a_hung_script_whose_child_holds_the_pipes_does_not_hang_the_build() {
+    // sh waits for `sleep`, which inherits stdout and stderr: killing sh leaves the pipes open.
+    let mut f = fake("sleep 5\nexit 0", WRITE_OUTPUT);
+    f.opts.tool_timeout = Some(std::time::Duration::from_millis(200));
+    let started = std::time::Instant::now();
+    let err = f.tc.build_cubin("x", &f.opts, &f.out_dir().join("k.cubin")).unwrap_err();
+    assert!(matches!(err, ToolError::TimedOut { .. }), "{err:?}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(4), "waited for the grandchild: {:?}", started.elapsed());
+    assert!(Fake::entries(&f.out_dir()).is_empty());
+    assert!(Fake::entries(&f.temp_root()).is_empty());
+}
+
+#[test]
+fn no_time_limit_waits_and_a_quick_tool_is_not_slowed() {
+    let mut f = fake_bin("write", "write");
+    f.opts.tool_timeout = None;
+    f.tc.build_cubin(".version 8.0", &f.opts, &f.out_dir().join("k.cubin")).unwrap();
+    f.opts.tool_timeout = Some(std::time::Duration::from_secs(60));
+    f.tc.build_cubin(".version 8.0", &f.opts, &f.out_dir().join("k.cubin")).unwrap();
+    assert_eq!(BuildOptions::default().tool_timeout, Some(DEFAULT_TOOL_TIMEOUT));
+}
+
+#[test]
+fn work_folders_are_named_after_cdpc_and_the_process() {
+    // ptxas records the folder it was given its input in.
+    let f = fake(&format!("for a; do last=\"$a\"; done; basename \"$(dirname \"$last\")\" > \"$(dirname $0)/seen\"\n{WRITE_OUTPUT}"), WRITE_OUTPUT);
+    f.tc.build_cubin("x", &f.opts, &f.out_dir().join("k.cubin")).unwrap();
+    let seen = fs::read_to_string(f.tc.ptxas.parent().unwrap().join("seen")).unwrap();
+    assert!(seen.starts_with(&format!("cdpc-work-{}-", std::process::id())), "{seen}");
+    assert!(Fake::entries(&f.temp_root()).is_empty());
+}
+
+#[test]
+fn guarded_output_refuses_the_input_and_foreign_files_before_running_anything() {
+    let f = fake(&format!("touch {}/ran\n{WRITE_OUTPUT}", "$(dirname $0)"), WRITE_OUTPUT);
+    let source = f.out_dir().join("app.cdp");
+    fs::write(&source, "source text").unwrap();
+    let guard = OutputGuard { inputs: vec![source.clone()], overwrite: Overwrite::CompilerOutputs };
+    let err = OutputFile::prepare_guarded(&source, guard.clone()).err().unwrap();
+    assert!(matches!(err, ToolError::OutputIsInput { .. }), "{err:?}");
+    // A file that appears between the start and the end of a build is checked again.
+    let out = f.out_dir().join("k.cubin");
+    let file = OutputFile::prepare_guarded(&out, guard).unwrap();
+    fs::write(&out, "the user's notes").unwrap();
+    let err = file.commit(b"\x7fELF new").unwrap_err();
+    assert!(matches!(err, ToolError::WouldOverwrite { .. }), "{err:?}");
+    assert_eq!(fs::read_to_string(&out).unwrap(), "the user's notes");
+    assert_eq!(fs::read_to_string(&source).unwrap(), "source text");
+    assert_eq!(Fake::entries(&f.out_dir()), ["app.cdp", "k.cubin"], "no temporary output is left");
+    assert!(!f.tc.ptxas.parent().unwrap().join("ran").exists());
+}
+
 // ---------------------------------------------------------------------------------------------
 // The real tools, when present
 

@@ -8,6 +8,7 @@
 //! stderr N       print N bytes of numbered lines to stderr, then "LAST LINE"
 //! exit N         exit with status N
 //! abort          die of SIGABRT
+//! sleep N        sleep N seconds (a tool that hangs)
 //! ```
 //!
 //! No `.mode` file means `write`.
@@ -46,6 +47,7 @@ fn main() {
             }
             "exit" => std::process::exit(n as i32),
             "abort" => std::process::abort(),
+            "sleep" => std::thread::sleep(std::time::Duration::from_secs(n as u64)),
             "" => {}
             other => panic!("unknown step `{other}`"),
         }

@@ -1,0 +1,207 @@
+//! Work files that must not outlive the process, and what happens when it is interrupted.
+//!
+//! Every work folder and temporary output file the toolchain makes is recorded here for as long
+//! as it exists, and every running ptxas or nvlink is counted. [`interrupt`] is what a signal
+//! handler calls: from then on no new work file or tool run starts (they fail with
+//! [`ToolError::Interrupted`](super::ToolError::Interrupted)), running tools are killed by the
+//! threads that started them, and every recorded file and folder is removed. The `cdpc` binary
+//! calls it from its signal thread on SIGINT, SIGTERM and SIGHUP, then dies of the signal.
+//!
+//! This is the one piece of process-wide state in the library: a signal concerns the process,
+//! not one compilation. An embedding program that wants the same guarantee calls [`interrupt`]
+//! from its own signal handling (a thread that waits for signals, as `signal-hook`'s iterator
+//! gives, never an async-signal handler: it takes a lock and deletes files), then exits.
+//! SIGKILL cannot be caught; the work folders it leaves are named
+//! `cdpc-work-<pid>-<random>` so that [`stale_work_dirs`] (or `ls $TMPDIR/cdpc-work-*`) finds
+//! the ones whose process is gone. A later compile never trips over them: each compile makes a
+//! new folder with a random name.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use super::error::ToolError;
+
+/// The prefix of every work folder: `cdpc-work-<pid>-`, then random characters.
+pub const WORK_DIR_PREFIX: &str = "cdpc-work-";
+
+/// How long [`interrupt`] waits for running tools to be killed and reaped before it removes
+/// the files anyway. The threads that run tools look at the flag every few milliseconds.
+const KILL_GRACE: Duration = Duration::from_secs(2);
+
+#[derive(Default)]
+struct State {
+    next_id: u64,
+    paths: Vec<(u64, PathBuf)>,
+    running_tools: usize,
+}
+
+static STATE: Mutex<State> = Mutex::new(State { next_id: 0, paths: Vec::new(), running_tools: 0 });
+static TOOLS_DONE: Condvar = Condvar::new();
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+fn state() -> MutexGuard<'static, State> {
+    STATE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Whether [`interrupt`] has been called in this process.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Stops every compilation of the process for good and removes their work files: sets the flag
+/// that makes new work files and tool runs fail with `ToolError::Interrupted`, waits (at most
+/// two seconds) until the threads running ptxas or nvlink have killed them, then deletes every
+/// recorded work folder and temporary output file. Returns how many paths it removed.
+///
+/// Call it from a normal thread (a signal-waiting thread, say), then exit; compilations still
+/// running in other threads fail instead of producing output.
+pub fn interrupt() -> usize {
+    let mut s = state();
+    INTERRUPTED.store(true, Ordering::SeqCst);
+    let deadline = Instant::now() + KILL_GRACE;
+    while s.running_tools > 0 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        s = TOOLS_DONE.wait_timeout(s, left).unwrap_or_else(|poisoned| poisoned.into_inner()).0;
+    }
+    let paths = std::mem::take(&mut s.paths);
+    drop(s);
+    paths.iter().filter(|(_, path)| remove_path(path)).count()
+}
+
+/// Removes a file or a folder with its contents; another thread may be removing it at the same
+/// time, so a vanished entry is not a failure. True when something was there.
+fn remove_path(path: &Path) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return false };
+    if meta.is_dir() {
+        for _ in 0..3 {
+            if std::fs::remove_dir_all(path).is_ok() || !path.exists() {
+                break;
+            }
+        }
+    } else {
+        let _ = std::fs::remove_file(path);
+    }
+    true
+}
+
+/// A recorded work path; dropping it forgets the path (after the owner removed it).
+#[derive(Debug)]
+pub(crate) struct Tracked(u64);
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        state().paths.retain(|(id, _)| *id != self.0);
+    }
+}
+
+/// Creates something on disk with `create` and records the path `path_of` gives, both under the
+/// lock [`interrupt`] takes, so that nothing is created after an interrupt has cleaned up.
+pub(crate) fn tracked<T>(
+    create: impl FnOnce() -> Result<T, ToolError>,
+    path_of: impl FnOnce(&T) -> PathBuf,
+) -> Result<(T, Tracked), ToolError> {
+    let mut s = state();
+    if interrupted() {
+        return Err(ToolError::Interrupted);
+    }
+    let value = create()?;
+    let id = s.next_id;
+    s.next_id += 1;
+    s.paths.push((id, path_of(&value)));
+    Ok((value, Tracked(id)))
+}
+
+/// A running tool, counted until dropped, so that [`interrupt`] can wait for it to be killed.
+#[derive(Debug)]
+pub(crate) struct RunningTool(());
+
+impl RunningTool {
+    /// Counts a tool about to be started; fails once the process is interrupted.
+    pub(crate) fn start() -> Result<RunningTool, ToolError> {
+        let mut s = state();
+        if interrupted() {
+            return Err(ToolError::Interrupted);
+        }
+        s.running_tools += 1;
+        Ok(RunningTool(()))
+    }
+}
+
+impl Drop for RunningTool {
+    fn drop(&mut self) {
+        let mut s = state();
+        s.running_tools = s.running_tools.saturating_sub(1);
+        TOOLS_DONE.notify_all();
+    }
+}
+
+/// The prefix of this process's work folders: `cdpc-work-<pid>-`.
+pub(crate) fn work_dir_prefix() -> String {
+    format!("{WORK_DIR_PREFIX}{}-", std::process::id())
+}
+
+/// The work folders in `root` (the system's temporary folder for `None`) left by cdpc processes
+/// that no longer run: named `cdpc-work-<pid>-...` with no process `<pid>` alive. Only Linux's
+/// `/proc` tells which processes run; elsewhere the list is empty. Removing them is the
+/// caller's choice (`cdpc` itself never deletes what it did not make).
+pub fn stale_work_dirs(root: Option<&Path>) -> Vec<PathBuf> {
+    let root = root.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
+    if !Path::new("/proc/self").exists() {
+        return Vec::new();
+    }
+    let Ok(entries) = std::fs::read_dir(&root) else { return Vec::new() };
+    let mut stale: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| work_dir_pid(&e.file_name()).is_some_and(|pid| !Path::new("/proc").join(pid.to_string()).exists()))
+        .map(|e| e.path())
+        .collect();
+    stale.sort();
+    stale
+}
+
+/// The pid in a work folder's name `cdpc-work-<pid>-<random>`.
+fn work_dir_pid(name: &OsStr) -> Option<u32> {
+    let rest = name.to_str()?.strip_prefix(WORK_DIR_PREFIX)?;
+    let (pid, random) = rest.split_once('-')?;
+    (!random.is_empty()).then_some(())?;
+    pid.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn work_dir_names_carry_the_pid() {
+        assert_eq!(work_dir_pid(OsStr::new("cdpc-work-1234-aB3xYz")), Some(1234));
+        assert_eq!(work_dir_pid(OsStr::new("cdpc-work-1234-")), None);
+        assert_eq!(work_dir_pid(OsStr::new("cdpc-work-x-abc")), None);
+        assert_eq!(work_dir_pid(OsStr::new("cdpc-1234-abc")), None);
+        assert!(work_dir_prefix().starts_with(&format!("cdpc-work-{}-", std::process::id())));
+    }
+
+    #[test]
+    fn stale_work_dirs_are_those_of_dead_processes() {
+        if !Path::new("/proc/self").exists() {
+            println!("skipped: no /proc to tell running processes");
+            return;
+        }
+        let root = tempfile::tempdir().unwrap();
+        // Our own pid runs; pid 4194304 is above Linux's largest (2^22) and never runs.
+        let live = root.path().join(format!("{}abc", work_dir_prefix()));
+        let dead = root.path().join("cdpc-work-4194304-abc");
+        let unrelated = root.path().join("cdpc-4194304-abc");
+        for dir in [&live, &dead, &unrelated] {
+            std::fs::create_dir(dir).unwrap();
+        }
+        std::fs::write(root.path().join("cdpc-work-4194304-file"), b"").unwrap();
+        assert_eq!(stale_work_dirs(Some(root.path())), vec![dead]);
+    }
+}
