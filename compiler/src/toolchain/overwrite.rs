@@ -164,14 +164,21 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn devices_are_never_replaced() {
+    fn devices_and_pipes_are_never_replaced() {
+        // A pipe made here, and /dev/null when it is the character device it should be (a root
+        // process that renames a file over it turns it into a regular file: what this prevents).
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe.cubin");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success());
         let null = Path::new("/dev/null");
-        if !null.exists() {
-            return;
-        }
-        for overwrite in [Overwrite::CompilerOutputs, Overwrite::Any] {
-            let err = guard(&[], overwrite).check(null).unwrap_err();
-            assert!(err.to_string().contains("not a regular file"), "{err}");
+        let is_device = std::fs::metadata(null).is_ok_and(|m| !m.is_file() && !m.is_dir());
+        let targets: Vec<&Path> = [made.then_some(fifo.as_path()), is_device.then_some(null)].into_iter().flatten().collect();
+        assert!(!targets.is_empty(), "neither mkfifo nor a /dev/null device: nothing to test against");
+        for target in targets {
+            for overwrite in [Overwrite::CompilerOutputs, Overwrite::Any] {
+                let err = guard(&[], overwrite).check(target).unwrap_err();
+                assert!(err.to_string().contains("not a regular file"), "{}: {err}", target.display());
+            }
         }
     }
 }
