@@ -94,6 +94,9 @@ pub enum Code {
     // Optimisation remarks: R05xx
     AggregationRemark,
     AggregatedPerWarp,
+    // C++ and CUDA as real programs write them: E09xx / W09xx
+    HostCodeInDevice,
+    NotCompiledForDevice,
 }
 
 impl Code {
@@ -140,6 +143,8 @@ impl Code {
             SourceTooLarge => "E0401",
             AggregationRemark => "R0500",
             AggregatedPerWarp => "R0501",
+            HostCodeInDevice => "E0900",
+            NotCompiledForDevice => "E0901",
         }
     }
 
@@ -196,6 +201,8 @@ impl Code {
         Code::SourceTooLarge,
         Code::AggregationRemark,
         Code::AggregatedPerWarp,
+        Code::HostCodeInDevice,
+        Code::NotCompiledForDevice,
     ];
 
     /// The code written as `E0100` (any case), if it exists.

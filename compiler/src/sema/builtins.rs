@@ -110,6 +110,9 @@ impl Context {
                 if let Some(e) = self.math_call(name, args, span) {
                     return e;
                 }
+                if self.skipped_use(n, name.span) {
+                    return None;
+                }
                 let mut builder = self.error(Code::UnknownName, name.span, format!("cannot find function `{n}`")).primary("not declared");
                 if let Some(similar) = BUILTIN_NAMES.iter().find(|b| b.eq_ignore_ascii_case(n)) {
                     builder = builder.note(format!("did you mean `{similar}`?"));
