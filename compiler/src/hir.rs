@@ -121,8 +121,10 @@ pub enum FunctionKind {
 
 #[derive(Clone, Debug)]
 pub struct Function {
+    /// The name as written; [`Function::linkage`] says how it becomes a symbol.
     pub name: String,
     pub kind: FunctionKind,
+    pub linkage: Linkage,
     pub return_type: Type,
     /// Each parameter is also a local (a parameter can be assigned and have its address taken).
     pub params: Vec<LocalId>,
@@ -133,7 +135,21 @@ pub struct Function {
     pub span: Span,
 }
 
+/// How a function's name becomes its symbol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Linkage {
+    /// `extern "C"`, and functions cdpc makes itself: the symbol is the name.
+    C,
+    /// C++: the symbol is the Itanium-mangled name, as nvcc writes it (`crate::mangle`).
+    Cxx,
+}
+
 impl Function {
+    /// The symbol in PTX and in the cubin.
+    pub fn symbol(&self, structs: &dyn crate::types::StructLayouts) -> String {
+        crate::mangle::function_symbol(self, structs)
+    }
+
     pub fn local(&self, id: LocalId) -> &Local {
         &self.locals[id.0 as usize]
     }

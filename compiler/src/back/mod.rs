@@ -239,7 +239,7 @@ fn build_ir<'ctx>(
     let ours: HashSet<String> = hir_module
         .functions
         .iter()
-        .map(|f| f.name.clone())
+        .map(|f| f.symbol(hir_module))
         .chain(hir_module.globals.iter().map(|g| g.name.clone()))
         .collect();
     let module = cg.finish();

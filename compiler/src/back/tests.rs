@@ -63,6 +63,7 @@ impl F {
             f: Function {
                 name: name.into(),
                 kind,
+                linkage: crate::hir::Linkage::C,
                 return_type: ret,
                 params: vec![],
                 locals: vec![],

@@ -201,7 +201,8 @@ fn declare_function(cx: &mut Context, def: &ast::FunctionDef) {
         check_kernel_param_size(cx, def, &locals);
     }
     let name = &def.name.name;
-    let candidate = hir::Function { name: name.clone(), kind, return_type, params, locals, body: None, span: def.span };
+    let linkage = if def.qualifiers.iter().any(|(q, _)| *q == ast::FnQualifier::ExternC) { hir::Linkage::C } else { hir::Linkage::Cxx };
+    let candidate = hir::Function { name: name.clone(), kind, linkage, return_type, params, locals, body: None, span: def.span };
     match cx.symbols.get(name).copied() {
         None => {
             cx.functions.push(candidate);
