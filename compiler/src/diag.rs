@@ -97,6 +97,7 @@ pub enum Code {
     // C++ and CUDA as real programs write them: E09xx / W09xx
     HostCodeInDevice,
     NotCompiledForDevice,
+    LegacyWarpIntrinsic,
 }
 
 impl Code {
@@ -145,6 +146,7 @@ impl Code {
             AggregatedPerWarp => "R0501",
             HostCodeInDevice => "E0900",
             NotCompiledForDevice => "E0901",
+            LegacyWarpIntrinsic => "W0902",
         }
     }
 
@@ -203,6 +205,7 @@ impl Code {
         Code::AggregatedPerWarp,
         Code::HostCodeInDevice,
         Code::NotCompiledForDevice,
+        Code::LegacyWarpIntrinsic,
     ];
 
     /// The code written as `E0100` (any case), if it exists.

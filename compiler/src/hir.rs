@@ -325,8 +325,48 @@ pub enum Builtin {
     /// A device-runtime API call; args converted to the C-level signature in
     /// `runtime_shim::entry_points`. Code generation calls the entry point's PTX symbol.
     Runtime(RuntimeFn),
-    /// A warp-level primitive; made by launch aggregation, not by sema.
+    /// A warp-level primitive; made by launch aggregation, and by sema for `__activemask`,
+    /// `__ballot_sync` and `__syncwarp`.
     Warp(WarpOp),
+    /// CUDA's integer and warp intrinsics as programs write them (`sema/intrinsics.rs`).
+    Intrinsic(Intrinsic),
+}
+
+/// CUDA's integer and warp intrinsics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Intrinsic {
+    /// `__popc`, `__clz`, `__ffs`, `__brev` on `unsigned int` (`wide`: their `ll` forms on
+    /// `unsigned long long`). Result: `int`, except `__brev`'s, the operand's type.
+    Bits { op: BitOp, wide: bool },
+    /// `__any_sync(mask, pred)`, `__all_sync(mask, pred)`: args mask, predicate (`int`, tested
+    /// against 0). Result: `int`, 1 or 0.
+    Vote(Vote),
+    /// `__shfl_sync` and its `_up`, `_down`, `_xor` forms: args mask, value (a 32-bit integer
+    /// or `float`, the result's type), lane or delta or lane mask (`int`), width (`int`).
+    Shuffle(ShuffleKind),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BitOp {
+    PopCount,
+    CountLeadingZeros,
+    /// One plus the index of the lowest set bit; 0 for 0.
+    FindFirstSet,
+    Reverse,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Vote {
+    Any,
+    All,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShuffleKind {
+    Idx,
+    Up,
+    Down,
+    Xor,
 }
 
 /// Warp-level primitives. Masks, lanes and values are `unsigned int`; see each variant.

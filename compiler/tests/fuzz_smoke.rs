@@ -65,6 +65,9 @@ const TROUBLE: &[&str] = &[
     "__host__", "__host__ __device__", "class", "class C {", "public:", "namespace", "namespace N {",
     "namespace cg = cooperative_groups;", "using namespace std;", "template <typename T>", "template <int N>",
     "typedef", "extern \"C\" {", "int main() {", "std::cout << x;", "::", "operator()", "[&](int x) { return x; }",
+    // CUDA's integer and warp intrinsics, old and new (sema/intrinsics.rs).
+    "__popc(", "__brevll(", "__ffs(0)", "__activemask()", "__ballot_sync(", "__shfl_down_sync(0xffffffff, ",
+    "__any(", "__shfl(", "1'000",
 ];
 
 fn tokens(text: &[u8]) -> Vec<&[u8]> {

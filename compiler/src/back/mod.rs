@@ -32,6 +32,7 @@ mod builtins;
 pub mod device_launch;
 mod function;
 mod globals;
+mod intrinsics;
 mod launch;
 mod types;
 

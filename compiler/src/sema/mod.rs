@@ -10,6 +10,7 @@ mod convert;
 mod decls;
 mod expr;
 mod host;
+mod intrinsics;
 mod launch;
 mod provenance;
 mod stmt;

@@ -141,3 +141,26 @@ fn device_code_naming_host_code_is_told_why() {
     assert_eq!(codes("void launch_host();\n__global__ void k() { launch_host<<<1, 1>>>(); }"), ["E0900"]);
     assert_eq!(codes("struct G { __host__ __device__ std::string f(); };\n__global__ void k(G *g) {}"), ["E0901"]);
 }
+
+#[test]
+fn integer_and_warp_intrinsics_have_cudas_types() {
+    check("unsigned m", "__popc(m)", "int");
+    check("long long x", "__popcll(x)", "int");
+    check("int x", "__clz(x)", "int");
+    check("long long x", "__ffsll(x)", "int");
+    check("unsigned m", "__brev(m)", "unsigned int");
+    check("long long x", "__brevll(x)", "unsigned long long");
+    check("", "__activemask()", "unsigned int");
+    check("unsigned m, int x", "__ballot_sync(m, x > 0)", "unsigned int");
+    check("unsigned m, int x", "__any_sync(m, x)", "int");
+    check("unsigned m, float f", "__shfl_sync(m, f, 0)", "float");
+    check("unsigned m, short s", "__shfl_xor_sync(m, s, 1, 16)", "int");
+    check("unsigned m, unsigned u", "__shfl_down_sync(m, u, 1)", "unsigned int");
+    check("int x", "__shfl_up(x, 1)", "int");
+    check("int x", "__all(x)", "int");
+}
+
+#[test]
+fn shuffles_of_64_bit_values_are_refused_with_a_hint() {
+    assert_eq!(codes("__device__ double f(double d) { return __shfl_sync(0xffffffff, d, 0); }"), ["E0200"]);
+}
