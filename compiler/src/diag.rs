@@ -100,6 +100,10 @@ pub enum Code {
     OutputNotCompilerOutput,
     ToolTimedOut,
     Interrupted,
+    // C++ and CUDA as real programs write them: E09xx / W09xx
+    HostCodeInDevice,
+    NotCompiledForDevice,
+    LegacyWarpIntrinsic,
 }
 
 impl Code {
@@ -151,6 +155,9 @@ impl Code {
             OutputNotCompilerOutput => "E0701",
             ToolTimedOut => "E0702",
             Interrupted => "E0703",
+            HostCodeInDevice => "E0900",
+            NotCompiledForDevice => "E0901",
+            LegacyWarpIntrinsic => "W0902",
         }
     }
 
@@ -212,6 +219,9 @@ impl Code {
         Code::OutputNotCompilerOutput,
         Code::ToolTimedOut,
         Code::Interrupted,
+        Code::HostCodeInDevice,
+        Code::NotCompiledForDevice,
+        Code::LegacyWarpIntrinsic,
     ];
 
     /// The code written as `E0100` (any case), if it exists.

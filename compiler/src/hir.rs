@@ -121,8 +121,10 @@ pub enum FunctionKind {
 
 #[derive(Clone, Debug)]
 pub struct Function {
+    /// The name as written; [`Function::linkage`] says how it becomes a symbol.
     pub name: String,
     pub kind: FunctionKind,
+    pub linkage: Linkage,
     pub return_type: Type,
     /// Each parameter is also a local (a parameter can be assigned and have its address taken).
     pub params: Vec<LocalId>,
@@ -133,7 +135,21 @@ pub struct Function {
     pub span: Span,
 }
 
+/// How a function's name becomes its symbol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Linkage {
+    /// `extern "C"`, and functions cdpc makes itself: the symbol is the name.
+    C,
+    /// C++: the symbol is the Itanium-mangled name, as nvcc writes it (`crate::mangle`).
+    Cxx,
+}
+
 impl Function {
+    /// The symbol in PTX and in the cubin.
+    pub fn symbol(&self, structs: &dyn crate::types::StructLayouts) -> String {
+        crate::mangle::function_symbol(self, structs)
+    }
+
     pub fn local(&self, id: LocalId) -> &Local {
         &self.locals[id.0 as usize]
     }
@@ -309,8 +325,48 @@ pub enum Builtin {
     /// A device-runtime API call; args converted to the C-level signature in
     /// `runtime_shim::entry_points`. Code generation calls the entry point's PTX symbol.
     Runtime(RuntimeFn),
-    /// A warp-level primitive; made by launch aggregation, not by sema.
+    /// A warp-level primitive; made by launch aggregation, and by sema for `__activemask`,
+    /// `__ballot_sync` and `__syncwarp`.
     Warp(WarpOp),
+    /// CUDA's integer and warp intrinsics as programs write them (`sema/intrinsics.rs`).
+    Intrinsic(Intrinsic),
+}
+
+/// CUDA's integer and warp intrinsics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Intrinsic {
+    /// `__popc`, `__clz`, `__ffs`, `__brev` on `unsigned int` (`wide`: their `ll` forms on
+    /// `unsigned long long`). Result: `int`, except `__brev`'s, the operand's type.
+    Bits { op: BitOp, wide: bool },
+    /// `__any_sync(mask, pred)`, `__all_sync(mask, pred)`: args mask, predicate (`int`, tested
+    /// against 0). Result: `int`, 1 or 0.
+    Vote(Vote),
+    /// `__shfl_sync` and its `_up`, `_down`, `_xor` forms: args mask, value (a 32-bit integer
+    /// or `float`, the result's type), lane or delta or lane mask (`int`), width (`int`).
+    Shuffle(ShuffleKind),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BitOp {
+    PopCount,
+    CountLeadingZeros,
+    /// One plus the index of the lowest set bit; 0 for 0.
+    FindFirstSet,
+    Reverse,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Vote {
+    Any,
+    All,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShuffleKind {
+    Idx,
+    Up,
+    Down,
+    Xor,
 }
 
 /// Warp-level primitives. Masks, lanes and values are `unsigned int`; see each variant.

@@ -61,6 +61,13 @@ const TROUBLE: &[&str] = &[
     "<<=", "return", "if (", "else", "for (;;)", "while (1)", "do", "break;", "continue;", "int", "void",
     "unsigned long long", "dim3", "cudaStream_t", "cudaStreamTailLaunch", "threadIdx.x", "\0", "\u{feff}", "é",
     "\u{10ffff}", "\r\n", "\t", "-2147483648", "1 / 0", "1 % 0", "1 << 64", "[0]", "[-1]", "[1 << 40]",
+    // Host code, which the front end skips (front/split.rs), and the C++ around device code.
+    "__host__", "__host__ __device__", "class", "class C {", "public:", "namespace", "namespace N {",
+    "namespace cg = cooperative_groups;", "using namespace std;", "template <typename T>", "template <int N>",
+    "typedef", "extern \"C\" {", "int main() {", "std::cout << x;", "::", "operator()", "[&](int x) { return x; }",
+    // CUDA's integer and warp intrinsics, old and new (sema/intrinsics.rs).
+    "__popc(", "__brevll(", "__ffs(0)", "__activemask()", "__ballot_sync(", "__shfl_down_sync(0xffffffff, ",
+    "__any(", "__shfl(", "1'000",
 ];
 
 fn tokens(text: &[u8]) -> Vec<&[u8]> {

@@ -205,7 +205,7 @@ fn kernel_with_a_thousand_parameters_launched_from_the_device() {
     );
     assert!(check(src.clone()).is_empty());
     let ptx = ptx(src, 0);
-    assert!(ptx.contains("wide_param_999"), "the 1000th parameter is in the PTX");
+    assert!(ptx.contains("_param_999"), "the 1000th parameter is in the PTX");
 }
 
 #[test]

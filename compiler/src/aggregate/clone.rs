@@ -60,6 +60,8 @@ pub(super) fn build_agg_kernel(module: &Module, child: &Function, record: Struct
     let mut f = Function {
         name: unique_function_name(module, &format!("{}__agg", child.name)),
         kind: FunctionKind::Kernel,
+        // cdpc's own: no nvcc name to match, and the name as written is the easiest to find.
+        linkage: crate::hir::Linkage::C,
         return_type: Type::Void,
         params: Vec::new(),
         locals: child.locals.clone(),

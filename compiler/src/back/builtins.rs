@@ -113,6 +113,7 @@ impl<'ctx> Codegen<'ctx, '_> {
             }
             Builtin::Atomic(op) => self.atomic(*op, &vals, args, ty).map(Some),
             Builtin::Warp(op) => self.warp(*op, &vals),
+            Builtin::Intrinsic(i) => self.cuda_intrinsic(*i, &vals, ty),
             Builtin::Printf => self.printf(&vals, args).map(Some),
             Builtin::IsGlobal => {
                 let f = self.intrinsic("llvm.nvvm.isspacep.global", &[])?;

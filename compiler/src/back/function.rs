@@ -54,7 +54,7 @@ impl<'ctx> Codegen<'ctx, '_> {
                 self.types.mem(&f.return_type)?.fn_type(&params, false)
             };
             // External linkage keeps names exact and visible, like nvcc with -rdc.
-            let fv = self.module.add_function(&f.name, fn_ty, Some(Linkage::External));
+            let fv = self.module.add_function(&f.symbol(self.hir), fn_ty, Some(Linkage::External));
             if f.kind == FunctionKind::Kernel {
                 fv.set_call_conventions(PTX_KERNEL_CC);
             }

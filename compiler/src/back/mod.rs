@@ -32,6 +32,7 @@ mod builtins;
 pub mod device_launch;
 mod function;
 mod globals;
+mod intrinsics;
 mod launch;
 pub use launch::INLINE_LAUNCHES;
 mod types;
@@ -240,7 +241,7 @@ fn build_ir<'ctx>(
     let ours: HashSet<String> = hir_module
         .functions
         .iter()
-        .map(|f| f.name.clone())
+        .map(|f| f.symbol(hir_module))
         .chain(hir_module.globals.iter().map(|g| g.name.clone()))
         .collect();
     let module = cg.finish();

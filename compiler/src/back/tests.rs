@@ -74,6 +74,7 @@ impl F {
             f: Function {
                 name: name.into(),
                 kind,
+                linkage: crate::hir::Linkage::C,
                 return_type: ret,
                 params: vec![],
                 locals: vec![],
@@ -770,4 +771,42 @@ fn a_launch_of_type_cuda_error_has_the_status_as_its_value() {
             assemble(&ptx, &format!("status{level}{:?}", target.launch_abi));
         }
     }
+}
+
+/// CUDA's integer and warp intrinsics, from source to the PTX instructions nvcc uses for them
+/// (`shfl.sync`'s third operand is CUDA's `c`: `(32 - width) << 8`, ORed with 31 except for `up`).
+#[test]
+fn intrinsics_become_their_ptx_instructions() {
+    let source = "__global__ void k(unsigned *o, float *f, long long *l) {\n\
+        unsigned m = __activemask();\n\
+        o[0] = __popc(m) + __clz(m) + __ffs(m) + __brev(m) + __popcll(l[0]) + __clzll(l[1]);\n\
+        l[2] = __brevll(l[2]);\n\
+        o[1] = __ballot_sync(m, o[2] > 3) + __any_sync(m, o[3]) + __all_sync(m, o[4]);\n\
+        f[0] = __shfl_sync(m, f[1], 0) + __shfl_up_sync(m, f[2], 1) + __shfl_down_sync(m, f[3], 2, 16);\n\
+        o[5] = __shfl_xor_sync(m, o[6], 1);\n\
+        __syncwarp(m);\n\
+        o[7] = __any(o[8]);\n\
+    }";
+    let options = crate::driver::CompileOptions { emit: crate::driver::Emit::Ptx, ..Default::default() };
+    let ptx = String::from_utf8(crate::driver::compile(source, &options).expect("compiles").output).unwrap();
+    for instruction in [
+        "activemask.b32",
+        "popc.b32",
+        "clz.b32",
+        "brev.b32",
+        "popc.b64",
+        "clz.b64",
+        "brev.b64",
+        "vote.sync.ballot.b32",
+        "vote.sync.any.pred",
+        "vote.sync.all.pred",
+        "shfl.sync.bfly.b32",
+        "bar.warp.sync",
+    ] {
+        assert!(ptx.contains(instruction), "no {instruction} in\n{ptx}");
+    }
+    let shfl = |kind: &str| ptx.lines().find(|l| l.contains(&format!("shfl.sync.{kind}.b32"))).unwrap_or_else(|| panic!("no shfl.{kind}")).to_string();
+    assert!(shfl("idx").contains(", 0, 31,"), "{}", shfl("idx"));
+    assert!(shfl("up").contains(", 1, 0,"), "{}", shfl("up"));
+    assert!(shfl("down").contains(", 2, 4127,"), "{}", shfl("down"));
 }

@@ -12,6 +12,35 @@ pub struct Ident {
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct TranslationUnit {
     pub items: Vec<Item>,
+    /// Top-level declarations left to the host compiler (`front::split` decides which), kept so
+    /// that device code naming one gets a diagnostic that says why it cannot use it.
+    pub skipped: Vec<Skipped>,
+}
+
+/// What kind of declaration was skipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SkippedKind {
+    /// A function without `__device__` or `__global__` (`main` included).
+    Function,
+    /// A file-scope variable without `__device__`, `__constant__` or `__shared__`.
+    Variable,
+    /// Other host declarations: `using namespace`, namespace aliases, templates of host code.
+    Other,
+    /// A declaration device code may use (a type, a `__host__ __device__` function, a `const`
+    /// variable) that does not parse as device code; its first error is in [`Skipped::error`].
+    Unparsed,
+}
+
+/// A top-level declaration the front end did not hand to sema.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Skipped {
+    pub kind: SkippedKind,
+    /// The names it declares, with the span of each.
+    pub names: Vec<Ident>,
+    /// The whole declaration.
+    pub span: Span,
+    /// For [`SkippedKind::Unparsed`]: the first error found in it.
+    pub error: Option<Box<crate::diag::Diagnostic>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

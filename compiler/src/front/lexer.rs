@@ -179,7 +179,8 @@ pub enum Tok {
     Str(Vec<u8>),
     /// Never produced: the callbacks return [`Tok::Int`], [`Tok::Float`], [`Tok::Char`] or
     /// [`Tok::Str`].
-    #[regex(r"\.?[0-9]([0-9A-Za-z_.]|[eEpP][+-])*", lex_number)]
+    // `'` between digits is C++14's digit separator (`1'000'000`).
+    #[regex(r"\.?[0-9]([0-9A-Za-z_.]|[eEpP][+-]|'[0-9A-Za-z])*", lex_number)]
     #[token("'", lex_char)]
     #[token("\"", lex_string)]
     Literal,
@@ -562,6 +563,15 @@ fn directive(lex: &mut Lexer<Tok>) {
 fn lex_number(lex: &mut Lexer<Tok>) -> Tok {
     let start = lex.span().start;
     let text = lex.slice();
+    // Digit separators carry no value. (Offsets in errors then count without them; the
+    // literal's whole span is right either way.)
+    let stripped;
+    let text = if text.contains('\'') {
+        stripped = text.replace('\'', "");
+        stripped.as_str()
+    } else {
+        text
+    };
     match parse_number(text) {
         Ok(tok) => tok,
         Err((code, rel, message, label)) => {

@@ -1,7 +1,8 @@
 //! The front end: source text to syntax tree. Never spawns processes, never touches LLVM.
 //!
 //! [`parse`] lexes the source with the logos lexer in `lexer.rs`, checks the size limits below,
-//! and runs the lalrpop parser generated from `grammar.lalrpop`. The parser recovers from
+//! leaves host code out (`split.rs`), and runs the lalrpop parser generated from
+//! `grammar.lalrpop` on each device declaration. The parser recovers from
 //! syntax errors at statement and item level, so one run reports several of them.
 //!
 //! # Limits
@@ -35,13 +36,18 @@
 //!
 //! # Other limitations
 //!
-//! - Struct names are found by a lexer pre-pass (every identifier written after `struct`), so
-//!   a variable, field or function may not share its name with a struct.
+//! - Struct names are found by a lexer pre-pass (every identifier written after `struct`), and
+//!   the names of skipped type declarations (classes, typedefs) by `split`, so a variable,
+//!   field or function may not share its name with a type.
+//! - Host code is never parsed: `split` sorts the top-level declarations first, and only
+//!   device declarations (and tentatively, types and `__host__ __device__` functions) reach the
+//!   grammar, each parsed on its own.
 //! - There is no preprocessor: `#include` and `#pragma` lines are ignored, any other directive
 //!   is reported (`E0007`).
 
 pub mod ast;
 mod lexer;
+mod split;
 mod syntax;
 #[cfg(test)]
 mod tests;
@@ -91,28 +97,74 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
                 ));
         return (None, vec![diag]);
     }
-    let (tokens, mut diags) = lexer::lex(source);
+    let (mut tokens, mut diags) = lexer::lex(source);
     if let Some(diag) = check_limits(&tokens) {
         diags.push(diag);
         return (None, diags);
     }
+    let lex_diags_all = diags.clone();
+
+    let (chunks, split_diags) = split::split(&tokens);
+    split::mark_type_names(&mut tokens, &chunks);
+    let mut diags = keep_lexical(diags, &chunks, &tokens);
+    diags.extend(split_diags);
 
     let lex_error_spans: Vec<Span> = diags.iter().map(Diagnostic::primary_span).collect();
     let mut action_diags = Vec::new();
-    let mut recovered: Vec<ErrorRecovery<usize, Tok, LexError>> = Vec::new();
-    let input = tokens.iter().cloned().map(Ok::<Spanned, LexError>);
-    let result =
-        grammar::TranslationUnitParser::new().parse(&mut action_diags, &mut recovered, input);
-
-    let mut parse_errors: Vec<ParseError<usize, Tok, LexError>> =
-        recovered.into_iter().map(|r| r.error).collect();
-    let tree = match result {
-        Ok(tree) => Some(tree),
-        Err(error) => {
-            parse_errors.push(error);
-            None
+    let mut parse_errors: Vec<ParseError<usize, Tok, LexError>> = Vec::new();
+    let mut unit = ast::TranslationUnit::default();
+    let mut complete = true;
+    for chunk in &chunks {
+        let span = chunk_span(&tokens, chunk);
+        match chunk.class {
+            split::Class::Host(kind) => {
+                unit.skipped.push(ast::Skipped { kind, names: chunk.names.clone(), span, error: None })
+            }
+            split::Class::Device => {
+                let parsed = parse_chunk(&tokens[chunk.tokens.clone()]);
+                action_diags.extend(parsed.diags);
+                parse_errors.extend(parsed.errors);
+                match parsed.unit {
+                    Some(part) => unit.items.extend(with_linkage(part.items, chunk.extern_c)),
+                    None => complete = false,
+                }
+            }
+            split::Class::Tentative => {
+                let parsed = parse_chunk(&tokens[chunk.tokens.clone()]);
+                let lexical = lex_diags_in(&lex_diags_all, span);
+                let first_error = parsed
+                    .errors
+                    .first()
+                    .map(|e| syntax_error(e, &tokens, source.len()))
+                    .or_else(|| parsed.diags.iter().find(|d| d.is_error()).cloned())
+                    .or_else(|| lexical.into_iter().next());
+                match (first_error, parsed.unit) {
+                    (None, Some(part)) => {
+                        action_diags.extend(parsed.diags);
+                        unit.items.extend(with_linkage(part.items, chunk.extern_c));
+                    }
+                    (error, _) => {
+                        let error = error.unwrap_or_else(|| {
+                            Diagnostic::new(Code::SyntaxError, span, "this declaration does not parse as device code")
+                        });
+                        unit.skipped.push(ast::Skipped {
+                            kind: ast::SkippedKind::Unparsed,
+                            names: chunk.names.clone(),
+                            span,
+                            error: Some(Box::new(error)),
+                        });
+                    }
+                }
+            }
         }
+    }
+    let tree = if complete {
+        Some(unit)
+    } else {
+        dismantle(unit);
+        None
     };
+
     let mut reported = 0;
     let mut last: Option<(u32, usize)> = None;
     for error in &parse_errors {
@@ -165,6 +217,77 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
         return (None, diags);
     }
     (tree, diags)
+}
+
+/// What parsing one top-level declaration gave.
+struct ParsedChunk {
+    unit: Option<ast::TranslationUnit>,
+    errors: Vec<ParseError<usize, Tok, LexError>>,
+    diags: Vec<Diagnostic>,
+}
+
+/// Parses the tokens of one top-level declaration (see `split`).
+fn parse_chunk(tokens: &[Spanned]) -> ParsedChunk {
+    let mut diags = Vec::new();
+    let mut recovered: Vec<ErrorRecovery<usize, Tok, LexError>> = Vec::new();
+    let input = tokens.iter().cloned().map(Ok::<Spanned, LexError>);
+    let result = grammar::TranslationUnitParser::new().parse(&mut diags, &mut recovered, input);
+    let mut errors: Vec<ParseError<usize, Tok, LexError>> = recovered.into_iter().map(|r| r.error).collect();
+    let unit = match result {
+        Ok(unit) => Some(unit),
+        Err(error) => {
+            errors.push(error);
+            None
+        }
+    };
+    ParsedChunk { unit, errors, diags }
+}
+
+/// The bytes a declaration covers.
+fn chunk_span(tokens: &[Spanned], chunk: &split::Chunk) -> Span {
+    let first = &tokens[chunk.tokens.start];
+    let last = &tokens[chunk.tokens.end - 1];
+    Span::new(first.0, last.2)
+}
+
+/// Functions declared inside an `extern "C" { ... }` block get the linkage written on them.
+fn with_linkage(items: Vec<ast::Item>, extern_c: bool) -> impl Iterator<Item = ast::Item> {
+    items.into_iter().map(move |mut item| {
+        if let ast::Item::Function(f) = &mut item {
+            if extern_c && !f.qualifiers.iter().any(|(q, _)| *q == ast::FnQualifier::ExternC) {
+                f.qualifiers.push((ast::FnQualifier::ExternC, f.name.span));
+            }
+        }
+        item
+    })
+}
+
+fn lex_diags_in(diags: &[Diagnostic], span: Span) -> Vec<Diagnostic> {
+    diags
+        .iter()
+        .filter(|d| d.is_error() && span.start <= d.primary_span().start && d.primary_span().start < span.end)
+        .cloned()
+        .collect()
+}
+
+/// The lexical diagnostics that stand: those in host or tentative declarations are dropped
+/// (a host compiler may accept what cdpc's lexer does not; a tentative declaration's errors are
+/// reported only if device code uses it), except an unterminated comment, which swallows
+/// everything after it.
+fn keep_lexical(diags: Vec<Diagnostic>, chunks: &[split::Chunk], tokens: &[Spanned]) -> Vec<Diagnostic> {
+    let skipped: Vec<Span> = chunks
+        .iter()
+        .filter(|c| c.class != split::Class::Device)
+        .map(|c| chunk_span(tokens, c))
+        .collect();
+    diags
+        .into_iter()
+        .filter(|d| {
+            let at = d.primary_span().start;
+            d.code == Code::UnterminatedComment
+                || !skipped.iter().any(|s| s.start <= at && at < s.end)
+        })
+        .collect()
 }
 
 /// The token-stream limits: bracket depth and operators per statement.
@@ -353,6 +476,19 @@ fn syntax_error(
                 diag = diag.with_label(Span::new(prev_end, prev_end), "a `;` may be missing here");
             }
             diag
+        }
+        // A declaration's tokens are parsed alone (see `split`): its end is not the file's.
+        ParseError::UnrecognizedEof { location, expected }
+            if tokens.last().is_some_and(|t| t.0 >= *location) =>
+        {
+            let next = tokens.partition_point(|t| t.0 < *location);
+            let (start, tok, end) = &tokens[next];
+            Diagnostic::new(
+                Code::SyntaxError,
+                Span::new(*start, *end),
+                format!("expected {}, found {}", describe_expected(expected), tok.describe()),
+            )
+            .with_primary_message("unexpected token")
         }
         ParseError::UnrecognizedEof { location, expected } => {
             let at = (*location).min(len);

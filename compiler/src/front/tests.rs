@@ -40,7 +40,7 @@ fn errors(src: &str) -> Vec<Diagnostic> {
 
 /// The body of `void f() { ... }` wrapped around `body`.
 fn body(body: &str) -> Vec<Stmt> {
-    let tu = ok(&format!("struct S {{ int x; }};\nvoid f() {{ {body} }}"));
+    let tu = ok(&format!("struct S {{ int x; }};\n__device__ void f() {{ {body} }}"));
     match tu.items.into_iter().last() {
         Some(Item::Function(FunctionDef { body: Some(b), .. })) => b.stmts,
         other => panic!("not a function: {other:?}"),
@@ -133,7 +133,7 @@ fn launches_with_two_three_and_four_config_arguments() {
         })
         .collect();
     assert_eq!(counts, vec![(2, 1), (3, 0), (4, 2)]);
-    let src = "void f() { k<<<1, 2>>>(a); }";
+    let src = "__device__ void f() { k<<<1, 2>>>(a); }";
     let tu = ok(src);
     let Item::Function(f) = &tu.items[0] else { panic!() };
     let Stmt::Expr(Expr { kind: ExprKind::Launch { config_span, .. }, .. }) =
@@ -264,14 +264,14 @@ fn builtin_type_spellings() {
         assert_eq!(builtin(&d.spec), base, "{spelling}");
     }
     assert!(decl("int const v = 1;").spec.is_const);
-    let diags = errors("void f() { long float x; }");
+    let diags = errors("__device__ void f() { long float x; }");
     assert_eq!(diags[0].code, Code::SyntaxError);
     assert!(diags[0].message.contains("long float"), "{}", diags[0].message);
 }
 
 #[test]
 fn struct_names_and_fields() {
-    let tu = ok("struct T { int x; };\nstruct S { int a; float b[4]; struct T t; T *next; };\nS make(S s, struct T t);");
+    let tu = ok("struct T { int x; };\nstruct S { int a; float b[4]; struct T t; T *next; };\n__device__ S make(S s, struct T t);");
     let Item::Struct(s) = &tu.items[1] else { panic!() };
     assert_eq!(s.fields.len(), 4);
     assert_eq!(s.fields[1].declarators[0].declarator.array_dims.len(), 1);
@@ -433,7 +433,7 @@ fn globals_and_qualifiers() {
 
 #[test]
 fn comments_and_pragmas_are_skipped() {
-    ok("// line\n#pragma once\n  #include \"x.h\"\n/* block\n comment */ void f() { /* in */ }");
+    ok("// line\n#pragma once\n  #include \"x.h\"\n/* block\n comment */ __device__ void f() { /* in */ }");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -447,7 +447,7 @@ fn first(src: &str) -> (Code, Span, String) {
 
 #[test]
 fn missing_semicolon() {
-    let src = "void f() {\n  int x = 3\n  return;\n}";
+    let src = "__device__ void f() {\n  int x = 3\n  return;\n}";
     let diags = errors(src);
     assert_eq!(diags.len(), 1, "{diags:#?}");
     let d = &diags[0];
@@ -457,12 +457,12 @@ fn missing_semicolon() {
     assert!(d.message.contains("`;`"), "{}", d.message);
     assert!(d.message.ends_with("found keyword `return`"), "{}", d.message);
     // A secondary label points just after `3`.
-    assert!(d.labels.iter().any(|l| !l.primary && l.span == Span::new(22, 22)), "{d:#?}");
+    assert!(d.labels.iter().any(|l| !l.primary && l.span == Span::new(33, 33)), "{d:#?}");
 }
 
 #[test]
 fn several_syntax_errors_in_one_run() {
-    let src = "void f() {\n  x = ;\n  y = 2;\n  z = * ;\n}\nint g( { }\nvoid h() { }";
+    let src = "__device__ void f() {\n  x = ;\n  y = 2;\n  z = * ;\n}\n__device__ int g( { }\n__device__ void h() { }";
     let diags = errors(src);
     assert!(diags.len() >= 3, "{diags:#?}");
     assert!(diags.iter().all(|d| d.code == Code::SyntaxError));
@@ -471,57 +471,57 @@ fn several_syntax_errors_in_one_run() {
 
 #[test]
 fn unterminated_comment() {
-    let src = "void f() {}\n/* never closed\nint x;";
+    let src = "__device__ void f() {}\n/* never closed\nint x;";
     let diags = errors(src);
     assert_eq!(diags.len(), 1, "{diags:#?}");
     assert_eq!(diags[0].code, Code::UnterminatedComment);
-    assert_eq!(diags[0].primary_span(), Span::new(12, 14));
+    assert_eq!(diags[0].primary_span(), Span::new(23, 25));
 }
 
 #[test]
 fn unterminated_literals() {
-    let (code, span, _) = first("void f() { s = \"abc;\n}");
+    let (code, span, _) = first("__device__ void f() { s = \"abc;\n}");
     assert_eq!(code, Code::UnterminatedLiteral);
-    assert_eq!(span.start, 15);
-    let (code, _, _) = first("void f() { c = 'a;\n}");
+    assert_eq!(span.start, 26);
+    let (code, _, _) = first("__device__ void f() { c = 'a;\n}");
     assert_eq!(code, Code::UnterminatedLiteral);
 }
 
 #[test]
 fn bad_token() {
-    let src = "void f() { int x = 3 @ 4; }";
+    let src = "__device__ void f() { int x = 3 @ 4; }";
     let diags = errors(src);
     assert_eq!(diags[0].code, Code::InvalidToken);
-    assert_eq!(diags[0].primary_span(), Span::new(21, 22));
+    assert_eq!(diags[0].primary_span(), Span::new(32, 33));
     assert!(diags[0].message.contains('@'));
     assert_eq!(diags.len(), 1, "no cascade expected: {diags:#?}");
-    let (code, _, _) = first("void f() { int é; }");
+    let (code, _, _) = first("__device__ void f() { int é; }");
     assert_eq!(code, Code::InvalidToken);
 }
 
 #[test]
 fn integer_out_of_range() {
-    let src = "void f() { x = 18446744073709551616; }";
+    let src = "__device__ void f() { x = 18446744073709551616; }";
     let (code, span, _) = first(src);
     assert_eq!(code, Code::IntegerLiteralOutOfRange);
     assert_eq!(&src[span.range()], "18446744073709551616");
-    let (code, _, _) = first("void f() { x = 0x1FFFFFFFFFFFFFFFF; }");
+    let (code, _, _) = first("__device__ void f() { x = 0x1FFFFFFFFFFFFFFFF; }");
     assert_eq!(code, Code::IntegerLiteralOutOfRange);
 }
 
 #[test]
 fn bad_literals() {
-    assert_eq!(first("void f() { x = 09; }").0, Code::InvalidToken);
-    assert_eq!(first("void f() { x = 12abc; }").0, Code::InvalidToken);
-    assert_eq!(first("void f() { x = 1.2.3; }").0, Code::InvalidToken);
-    assert_eq!(first("void f() { x = '\\q'; }").0, Code::InvalidEscape);
-    assert_eq!(first("void f() { x = \"\\x\"; }").0, Code::InvalidEscape);
-    assert_eq!(first("void f() { x = ''; }").0, Code::InvalidToken);
+    assert_eq!(first("__device__ void f() { x = 09; }").0, Code::InvalidToken);
+    assert_eq!(first("__device__ void f() { x = 12abc; }").0, Code::InvalidToken);
+    assert_eq!(first("__device__ void f() { x = 1.2.3; }").0, Code::InvalidToken);
+    assert_eq!(first("__device__ void f() { x = '\\q'; }").0, Code::InvalidEscape);
+    assert_eq!(first("__device__ void f() { x = \"\\x\"; }").0, Code::InvalidEscape);
+    assert_eq!(first("__device__ void f() { x = ''; }").0, Code::InvalidToken);
 }
 
 #[test]
 fn preprocessor_directive() {
-    let src = "#include <cuda.h>\n#define N 4\nvoid f() {}";
+    let src = "#include <cuda.h>\n#define N 4\n__device__ void f() {}";
     let diags = errors(src);
     assert_eq!(diags.len(), 1, "{diags:#?}");
     assert_eq!(diags[0].code, Code::UnsupportedSyntax);
@@ -534,7 +534,7 @@ fn preprocessor_directive() {
 
 #[test]
 fn nul_bytes_and_garbage_do_not_panic() {
-    let diags = errors("void f() { int x\0 = 1; }");
+    let diags = errors("__device__ void f() { int x\0 = 1; }");
     assert_eq!(diags[0].code, Code::InvalidToken);
     for src in [
         "\0",
@@ -551,7 +551,7 @@ fn nul_bytes_and_garbage_do_not_panic() {
         "'\\x",
         "\"\\",
         "'\\",
-        "void f() { k<<<",
+        "__device__ void f() { k<<<",
         "struct",
         "struct {",
         "}}}}",
@@ -559,7 +559,7 @@ fn nul_bytes_and_garbage_do_not_panic() {
         "extern \"C\" {",
         "int x = ((((;",
         "\u{feff}int x;",
-        "int 1x;",
+        "__device__ int 1x;",
         "\\\n",
         "'\\400'",
     ] {
@@ -574,29 +574,29 @@ fn nul_bytes_and_garbage_do_not_panic() {
 
 #[test]
 fn deep_nesting_is_rejected() {
-    let deep = format!("void f() {{ x = {}1{}; }}", "(".repeat(10_000), ")".repeat(10_000));
+    let deep = format!("__device__ void f() {{ x = {}1{}; }}", "(".repeat(10_000), ")".repeat(10_000));
     let diags = errors(&deep);
     assert_eq!(diags.len(), 1);
     assert_eq!(diags[0].code, Code::NestingTooDeep);
-    let deep_blocks = format!("void f() {}{}", "{".repeat(10_000), "}".repeat(10_000));
+    let deep_blocks = format!("__device__ void f() {}{}", "{".repeat(10_000), "}".repeat(10_000));
     assert_eq!(errors(&deep_blocks)[0].code, Code::NestingTooDeep);
     let unbalanced = "[".repeat(100_000);
     assert_eq!(errors(&unbalanced)[0].code, Code::NestingTooDeep);
     // 200 levels are fine.
-    ok(&format!("void f() {{ x = {}1{}; }}", "(".repeat(200), ")".repeat(200)));
+    ok(&format!("__device__ void f() {{ x = {}1{}; }}", "(".repeat(200), ")".repeat(200)));
 }
 
 #[test]
 fn long_chains_are_rejected_without_overflow() {
-    let sum = format!("void f() {{ x = 1{}; }}", " + 1".repeat(100_000));
+    let sum = format!("__device__ void f() {{ x = 1{}; }}", " + 1".repeat(100_000));
     assert_eq!(errors(&sum)[0].code, Code::NestingTooDeep);
-    let negs = format!("void f() {{ x = {}1; }}", "-".repeat(100_000));
+    let negs = format!("__device__ void f() {{ x = {}1; }}", "-".repeat(100_000));
     assert_eq!(errors(&negs)[0].code, Code::NestingTooDeep);
-    let chain = format!("void f() {{ if (a) x; {} }}", "else if (a) x; ".repeat(5_000));
+    let chain = format!("__device__ void f() {{ if (a) x; {} }}", "else if (a) x; ".repeat(5_000));
     assert_eq!(errors(&chain)[0].code, Code::NestingTooDeep);
-    let medium = format!("void f() {{ x = 1{}; }}", " + 1".repeat(1_000));
+    let medium = format!("__device__ void f() {{ x = 1{}; }}", " + 1".repeat(1_000));
     assert_eq!(errors(&medium)[0].code, Code::NestingTooDeep);
-    ok(&format!("void f() {{ x = 1{}; }}", " + 1".repeat(300)));
+    ok(&format!("__device__ void f() {{ x = 1{}; }}", " + 1".repeat(300)));
     // A large initializer list is not nesting.
     let table = format!("__constant__ int t[] = {{ {} }};", "1, ".repeat(50_000));
     ok(&table);
@@ -613,7 +613,7 @@ fn qualifier_misuse() {
 
 #[test]
 fn eof_error() {
-    let src = "void f() { x = 1;";
+    let src = "__device__ void f() { x = 1;";
     let (code, span, msg) = first(src);
     assert_eq!(code, Code::SyntaxError);
     assert_eq!(span, Span::new(src.len(), src.len()));
@@ -622,9 +622,9 @@ fn eof_error() {
 
 #[test]
 fn no_cascade_after_recovery() {
-    let diags = errors("void f() { if x > 3 { y = 1; } z = ; }");
+    let diags = errors("__device__ void f() { if x > 3 { y = 1; } z = ; }");
     assert_eq!(diags.len(), 2, "{diags:#?}");
-    let diags = errors("void f() { x = ; y = ; }");
+    let diags = errors("__device__ void f() { x = ; y = ; }");
     assert_eq!(diags.len(), 2, "{diags:#?}");
 }
 
@@ -633,7 +633,7 @@ fn restrict_is_ignored_and_casts_chains_are_limited() {
     let tu = ok("__global__ void k(float *__restrict__ out, const float *__restrict in) {}");
     let Item::Function(k) = &tu.items[0] else { panic!() };
     assert_eq!(k.params.len(), 2);
-    let casts = format!("void f() {{ x = {}y; }}", "(int)".repeat(50_000));
+    let casts = format!("__device__ void f() {{ x = {}y; }}", "(int)".repeat(50_000));
     assert_eq!(errors(&casts)[0].code, Code::NestingTooDeep);
 }
 
@@ -648,11 +648,11 @@ fn oversized_source_is_rejected() {
 
 #[test]
 fn diagnostics_name_tokens_readably() {
-    let (_, _, msg) = first("void f() { foo(1, 2; }");
+    let (_, _, msg) = first("__device__ void f() { foo(1, 2; }");
     assert_eq!(msg, "expected `)` or `,`, found `;`");
-    let (_, _, msg) = first("void f() { x = a +; }");
+    let (_, _, msg) = first("__device__ void f() { x = a +; }");
     assert_eq!(msg, "expected an expression, found `;`");
-    let (_, _, msg) = first("int x");
+    let (_, _, msg) = first("__device__ int x");
     assert!(msg.ends_with("found end of file"), "{msg}");
 }
 
@@ -698,4 +698,137 @@ fn mutated_programs_do_not_panic() {
             assert!(d.primary_span().start <= d.primary_span().end);
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host code is skipped (split.rs)
+
+/// A .cu file in the style of real programs: host code of every kind around device code.
+const MIXED: &str = r#"#include <cstdio>
+#include <thrust/device_vector.h>
+using namespace std;
+namespace cg = cooperative_groups;
+static int host_counter = 0;
+std::vector<std::vector<int>> host_table;
+template <typename T> T host_max(T a, T b) { return a > b ? a : b; }
+class HostOnly { public: HostOnly() : x{1}, y(2) {} virtual ~HostOnly() {} int x, y; };
+HostOnly::HostOnly(int a) : x{a}, y(a) { std::cout << a; }
+struct Generator {
+    __host__ __device__ thrust::tuple<float, float> operator()() { return thrust::make_tuple(0.0f, 1.0f); }
+};
+struct Pair { int a; int b; };
+__host__ __device__ int twice(int x) { return 2 * x; }
+extern "C" {
+__global__ void in_block(int *p) { p[0] = twice(3); }
+void host_in_block() { printf("%d\n", 1'000); }
+}
+__device__ int g_uids = 0;
+__global__ void k(Pair *p) { p->a = twice(p->b) + g_uids; }
+int main(int argc, char **argv) {
+    auto f = [&](int x) { return x + 1; };
+    k<<<1, 1>>>(nullptr);
+    std::cout << "done " << f(1) << std::endl;
+    return 0;
+}
+"#;
+
+fn item_names(tu: &TranslationUnit) -> Vec<&str> {
+    tu.items
+        .iter()
+        .map(|item| match item {
+            Item::Function(f) => f.name.name.as_str(),
+            Item::Struct(s) => s.name.name.as_str(),
+            Item::Global(g) => g.declarators[0].declarator.name.name.as_str(),
+        })
+        .collect()
+}
+
+fn skipped<'a>(tu: &'a TranslationUnit, name: &str) -> &'a Skipped {
+    tu.skipped
+        .iter()
+        .find(|s| s.names.iter().any(|n| n.name == name))
+        .unwrap_or_else(|| panic!("`{name}` is not among the skipped declarations: {:#?}", tu.skipped))
+}
+
+#[test]
+fn host_code_is_skipped_and_device_code_kept() {
+    let tu = ok(MIXED);
+    assert_eq!(item_names(&tu), ["Pair", "twice", "in_block", "g_uids", "k"]);
+    assert_eq!(skipped(&tu, "main").kind, SkippedKind::Function);
+    assert_eq!(skipped(&tu, "host_max").kind, SkippedKind::Other);
+    assert_eq!(skipped(&tu, "host_counter").kind, SkippedKind::Variable);
+    assert_eq!(skipped(&tu, "host_table").kind, SkippedKind::Variable);
+    assert_eq!(skipped(&tu, "host_in_block").kind, SkippedKind::Function);
+    // A type device code might use is parsed; one that does not parse keeps its first error.
+    let generator = skipped(&tu, "Generator");
+    assert_eq!(generator.kind, SkippedKind::Unparsed);
+    assert_eq!(generator.error.as_ref().map(|e| e.code), Some(Code::SyntaxError));
+    assert_eq!(skipped(&tu, "HostOnly").kind, SkippedKind::Unparsed);
+    // The span of a skipped name is the name.
+    let main = skipped(&tu, "main").names.iter().find(|n| n.name == "main").unwrap();
+    assert_eq!(&MIXED[main.span.range()], "main");
+}
+
+#[test]
+fn extern_c_blocks_give_their_functions_c_linkage() {
+    let tu = ok(MIXED);
+    let linkage = |name: &str| {
+        tu.items.iter().any(|item| {
+            matches!(item, Item::Function(f) if f.name.name == name
+                && f.qualifiers.iter().any(|(q, _)| *q == FnQualifier::ExternC))
+        })
+    };
+    assert!(linkage("in_block"));
+    assert!(!linkage("k"));
+}
+
+#[test]
+fn a_mistake_in_device_code_among_host_code_is_reported_at_its_place() {
+    let src = MIXED.replace("p->a = twice(p->b) + g_uids;", "p->a = twice(p->b) + ;");
+    let diags = errors(&src);
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    assert_eq!(diags[0].code, Code::SyntaxError);
+    let at = src.find("+ ;").unwrap() + 2;
+    assert_eq!(diags[0].primary_span(), Span::new(at, at + 1));
+}
+
+#[test]
+fn lexical_errors_count_only_in_device_code() {
+    // `1'000` (a C++14 digit separator) and `1.0L` are host compiler business.
+    ok("void host() { int x = 1'000; long double y = 1.0L; }\n__device__ int d(int x) { return x; }");
+    let (code, _, _) = first("__device__ int d() { return 1.0L; }");
+    assert_eq!(code, Code::UnsupportedSyntax);
+}
+
+#[test]
+fn digit_separators() {
+    assert!(matches!(expr("1'000'000").kind, ExprKind::IntLit { value: 1_000_000, .. }));
+    assert!(matches!(expr("0x1'F").kind, ExprKind::IntLit { value: 31, .. }));
+    assert!(matches!(expr("1'5.2'5f").kind, ExprKind::FloatLit { value, .. } if value == 15.25));
+}
+
+#[test]
+fn what_never_closes_is_reported_even_in_host_code() {
+    let diags = errors("__device__ int d(int x) { return x; }\nint main() { if (1) {\n");
+    assert!(diags.iter().all(|d| d.code == Code::SyntaxError), "{diags:#?}");
+    let diags = errors("extern \"C\" {\n__global__ void k() {}\n");
+    assert!(!diags.is_empty());
+}
+
+#[test]
+fn a_declaration_cut_short_names_the_next_token_not_the_end_of_file() {
+    // The declaration ends at the stray `)`; its parse error is about that token.
+    let (code, span, msg) = first("__device__ int x = 1);\n__device__ int y;");
+    assert_eq!(code, Code::SyntaxError);
+    assert!(!msg.contains("end of file"), "{msg}");
+    assert_eq!(span, Span::new(20, 21));
+}
+
+#[test]
+fn names_of_skipped_types_become_type_names() {
+    // `Points` is declared by a class the grammar cannot parse; naming it as a type in device
+    // code must parse, so that sema can say why it cannot be used.
+    let tu = ok("class Points { public: __host__ __device__ float get() const { return 0; } };\n__global__ void k(Points *p) {}");
+    assert_eq!(item_names(&tu), ["k"]);
+    assert_eq!(skipped(&tu, "Points").kind, SkippedKind::Unparsed);
 }

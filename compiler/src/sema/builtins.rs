@@ -110,6 +110,12 @@ impl Context {
                 if let Some(e) = self.math_call(name, args, span) {
                     return e;
                 }
+                if let Some(e) = self.intrinsic_call(name, args, span) {
+                    return e;
+                }
+                if self.skipped_use(n, name.span) {
+                    return None;
+                }
                 let mut builder = self.error(Code::UnknownName, name.span, format!("cannot find function `{n}`")).primary("not declared");
                 if let Some(similar) = BUILTIN_NAMES.iter().find(|b| b.eq_ignore_ascii_case(n)) {
                     builder = builder.note(format!("did you mean `{similar}`?"));
@@ -122,7 +128,7 @@ impl Context {
         Some(make(ExprKind::Builtin { builtin, args: vec![] }, ty, span))
     }
 
-    fn expect_arity(&mut self, name: &ast::Ident, args: &[ast::Expr], n: usize, span: Span) -> Option<()> {
+    pub(super) fn expect_arity(&mut self, name: &ast::Ident, args: &[ast::Expr], n: usize, span: Span) -> Option<()> {
         if args.len() == n {
             return Some(());
         }

@@ -35,8 +35,9 @@ impl Context {
                 B::Event => Type::Event,
                 B::CudaError => Type::CudaError,
             },
-            ast::TypeSpecKind::Struct(name) => match self.struct_names.get(&name.name) {
-                Some(id) => Type::Struct(*id),
+            ast::TypeSpecKind::Struct(name) => match self.struct_names.get(&name.name).copied() {
+                Some(id) => Type::Struct(id),
+                None if self.skipped_use(&name.name, name.span) => return None,
                 None => {
                     self.error(Code::UnknownType, name.span, format!("unknown struct `{}`", name.name))
                         .primary("not declared in this file")

@@ -201,7 +201,8 @@ fn declare_function(cx: &mut Context, def: &ast::FunctionDef) {
         check_kernel_param_size(cx, def, &locals);
     }
     let name = &def.name.name;
-    let candidate = hir::Function { name: name.clone(), kind, return_type, params, locals, body: None, span: def.span };
+    let linkage = if def.qualifiers.iter().any(|(q, _)| *q == ast::FnQualifier::ExternC) { hir::Linkage::C } else { hir::Linkage::Cxx };
+    let candidate = hir::Function { name: name.clone(), kind, linkage, return_type, params, locals, body: None, span: def.span };
     match cx.symbols.get(name).copied() {
         None => {
             cx.functions.push(candidate);
@@ -383,6 +384,7 @@ fn to_const(cx: &mut Context, value: &hir::Expr) -> Option<ConstInit> {
 /// Checks every function body in order.
 pub(super) fn define_functions(cx: &mut Context, unit: &ast::TranslationUnit) {
     let mut defined: HashMap<String, Span> = HashMap::new();
+    let mut deferred = super::host::Deferred::default();
     for item in &unit.items {
         let ast::Item::Function(def) = item else { continue };
         let Some(body) = &def.body else { continue };
@@ -401,37 +403,58 @@ pub(super) fn define_functions(cx: &mut Context, unit: &ast::TranslationUnit) {
         for p in &f.params {
             scope.insert(f.locals[p.0 as usize].name.clone(), Binding::Local(*p));
         }
-        cx.func = Some(FunctionState {
-            id,
-            kind: f.kind,
-            return_type: f.return_type.clone(),
-            locals: f.locals.clone(),
-            scopes: vec![scope],
-            loop_depth: 0,
-            const_locals: Default::default(),
-            provenance: Default::default(),
-        });
-        let block = cx.block(body);
-        let state = cx.func.take().expect("function state");
-        let f = &mut cx.functions[id.0 as usize];
-        f.locals = state.locals;
-        f.body = Some(block);
-        if !f.return_type.is_void() && !super::stmt::always_returns(f.body.as_ref().expect("just set")) {
-            let name = def.name.name.clone();
-            let closing_brace = crate::diag::Span { start: body.span.end.saturating_sub(1), end: body.span.end };
-            cx.error(Code::MissingReturn, closing_brace, format!("`{name}` can reach its end without returning a value"))
-                .primary("control may fall off the end here")
-                .emit();
+        // A parameter whose type failed to check is already reported; its uses stay quiet.
+        for p in &def.params {
+            scope.entry(p.declarator.name.name.clone()).or_insert(Binding::Poisoned);
+        }
+        let kind = f.kind;
+        let check = |cx: &mut Context| define_body(cx, id, def, body, scope);
+        if kind == FunctionKind::HostDevice {
+            deferred.hold(cx, id, check);
+        } else {
+            check(cx);
         }
     }
+    let called = super::host::finish_host_device(cx, deferred);
     // Calls to functions that are declared but never defined would fail in nvlink; say it here.
     for (i, f) in cx.functions.iter().enumerate() {
-        if f.body.is_none() && cx.called.contains(&FuncId(i as u32)) {
+        if f.body.is_none() && called.contains(&FuncId(i as u32)) {
             cx.diags.push(
                 crate::diag::Diagnostic::new(Code::MissingDefinition, f.span, format!("`{}` is called but never defined", f.name))
                     .with_note("cdpc links one file; define the function in it"),
             );
         }
+    }
+}
+
+/// Checks one function's body into the HIR.
+fn define_body(cx: &mut Context, id: FuncId, def: &ast::FunctionDef, body: &ast::Block, scope: HashMap<String, Binding>) {
+    let f = &cx.functions[id.0 as usize];
+    cx.func = Some(FunctionState {
+        id,
+        kind: f.kind,
+        return_type: f.return_type.clone(),
+        locals: f.locals.clone(),
+        scopes: vec![scope],
+        loop_depth: 0,
+        const_locals: Default::default(),
+        provenance: Default::default(),
+    });
+    let errors_before = cx.diags.iter().filter(|d| d.is_error()).count();
+    let block = cx.block(body);
+    // A statement that failed to check is left out of the block; whether the body returns is
+    // then unknown, and the error already reported.
+    let body_failed = cx.diags.iter().filter(|d| d.is_error()).count() > errors_before;
+    let state = cx.func.take().expect("function state");
+    let f = &mut cx.functions[id.0 as usize];
+    f.locals = state.locals;
+    f.body = Some(block);
+    if !body_failed && !f.return_type.is_void() && !super::stmt::always_returns(f.body.as_ref().expect("just set")) {
+        let name = def.name.name.clone();
+        let closing_brace = crate::diag::Span { start: body.span.end.saturating_sub(1), end: body.span.end };
+        cx.error(Code::MissingReturn, closing_brace, format!("`{name}` can reach its end without returning a value"))
+            .primary("control may fall off the end here")
+            .emit();
     }
 }
 

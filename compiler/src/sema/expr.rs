@@ -144,6 +144,9 @@ impl Context {
             let (x, y, z) = (axis(hir::Axis::X), axis(hir::Axis::Y), axis(hir::Axis::Z));
             return Some(make(ExprKind::Dim3 { x: boxed(x), y: boxed(y), z: boxed(z) }, Type::Dim3, span));
         }
+        if self.skipped_use(&ident.name, span) {
+            return None;
+        }
         let suggestion = self.similar_name(&ident.name);
         let mut builder = self.error(Code::UnknownName, span, format!("cannot find `{}` in this scope", ident.name)).primary("not found");
         if let Some(suggestion) = suggestion {
@@ -631,7 +634,7 @@ impl Context {
             return None;
         }
         let args = self.convert_args(args, &params, Code::TypeMismatch, "argument has the wrong type")?;
-        self.called.insert(function);
+        self.record_call(function);
         Some(make(ExprKind::Call { func: function, args }, return_type, span))
     }
 }

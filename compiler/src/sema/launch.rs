@@ -56,6 +56,7 @@ impl Context {
                 self.error(Code::LaunchOfNonKernel, kernel.span, format!("`{}` is a variable, not a kernel", kernel.name)).emit();
                 None
             }
+            None if self.skipped_use(&kernel.name, kernel.span) => None,
             None => {
                 self.error(Code::UnknownName, kernel.span, format!("cannot find kernel `{}`", kernel.name)).primary("not declared").emit();
                 None

@@ -9,6 +9,8 @@ mod consteval;
 mod convert;
 mod decls;
 mod expr;
+mod host;
+mod intrinsics;
 mod launch;
 mod provenance;
 mod stmt;
@@ -30,6 +32,7 @@ pub struct SemaOptions {
 /// error; warnings come back either way.
 pub fn analyze(unit: &ast::TranslationUnit, options: &SemaOptions) -> (Option<hir::Module>, Vec<Diagnostic>) {
     let mut cx = Context::new(options.target);
+    cx.skipped = host::index_skipped(&unit.skipped);
     decls::declare_items(&mut cx, unit);
     decls::define_functions(&mut cx, unit);
     let failed = cx.diags.has_errors();
@@ -64,8 +67,11 @@ struct Context {
     globals: Vec<hir::Global>,
     functions: Vec<hir::Function>,
     symbols: HashMap<String, GlobalSymbol>,
-    /// Functions some body calls, to report calls of functions that are never defined.
-    called: std::collections::HashSet<FuncId>,
+    /// Caller and callee of every call and launch checked, for the reachability of
+    /// `__host__ __device__` functions and the check that called functions are defined.
+    calls: Vec<(FuncId, FuncId)>,
+    /// Declarations the front end left to the host compiler, by name (see `host.rs`).
+    skipped: HashMap<String, ast::Skipped>,
     /// Globals declared `const` (and string literals): read-only places.
     const_globals: std::collections::HashSet<GlobalId>,
     diags: Diagnostics,
@@ -105,7 +111,8 @@ impl Context {
             globals: Vec::new(),
             functions: Vec::new(),
             symbols: HashMap::new(),
-            called: Default::default(),
+            calls: Vec::new(),
+            skipped: HashMap::new(),
             const_globals: Default::default(),
             diags: Diagnostics::default(),
             func: None,

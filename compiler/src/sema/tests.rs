@@ -104,3 +104,63 @@ fn launch_carries_converted_arguments_and_layout() {
     assert_eq!(launch.grid.ty, Type::Dim3);
     assert!(matches!(launch.stream.kind, ExprKind::PointerConst(0)));
 }
+
+/// Diagnostic codes of a whole program (empty when it compiles).
+fn codes(source: &str) -> Vec<&'static str> {
+    let (unit, diagnostics) = crate::front::parse(source);
+    let Some(unit) = unit else { return diagnostics.iter().map(|d| d.code.as_str()).collect() };
+    let (_, diagnostics) = analyze(&unit, &SemaOptions::default());
+    diagnostics.iter().map(|d| d.code.as_str()).collect()
+}
+
+#[test]
+fn host_device_functions_are_checked_only_when_device_code_calls_them() {
+    let hd = "__host__ __device__ int hd(int x) { return x + undeclared; }\n";
+    assert_eq!(codes(hd), Vec::<&str>::new(), "unused: its errors are the host compiler's");
+    assert_eq!(codes(&format!("{hd}__global__ void k(int *p) {{ p[0] = hd(1); }}")), ["E0100"]);
+    // Reached through another `__host__ __device__` function.
+    let chain = format!("{hd}__host__ __device__ int outer(int x) {{ return hd(x); }}\n__device__ int d() {{ return outer(1); }}");
+    assert_eq!(codes(&chain), ["E0100"]);
+}
+
+#[test]
+fn unused_host_device_functions_are_not_compiled() {
+    let source = "__host__ __device__ int used(int x) { return x; }\n__host__ __device__ int unused(int x) { return x; }\n__global__ void k(int *p) { p[0] = used(1); }";
+    let (unit, _) = crate::front::parse(source);
+    let (module, diagnostics) = analyze(&unit.unwrap(), &SemaOptions::default());
+    let module = module.unwrap_or_else(|| panic!("{diagnostics:?}"));
+    let body = |name: &str| module.functions.iter().find(|f| f.name == name).unwrap().body.is_some();
+    assert!(body("used"));
+    assert!(!body("unused"));
+}
+
+#[test]
+fn device_code_naming_host_code_is_told_why() {
+    assert_eq!(codes("int h(int x) { return x; }\n__device__ int d() { return h(1); }"), ["E0900"]);
+    assert_eq!(codes("int counter;\n__device__ int d() { return counter; }"), ["E0900"]);
+    assert_eq!(codes("void launch_host();\n__global__ void k() { launch_host<<<1, 1>>>(); }"), ["E0900"]);
+    assert_eq!(codes("struct G { __host__ __device__ std::string f(); };\n__global__ void k(G *g) {}"), ["E0901"]);
+}
+
+#[test]
+fn integer_and_warp_intrinsics_have_cudas_types() {
+    check("unsigned m", "__popc(m)", "int");
+    check("long long x", "__popcll(x)", "int");
+    check("int x", "__clz(x)", "int");
+    check("long long x", "__ffsll(x)", "int");
+    check("unsigned m", "__brev(m)", "unsigned int");
+    check("long long x", "__brevll(x)", "unsigned long long");
+    check("", "__activemask()", "unsigned int");
+    check("unsigned m, int x", "__ballot_sync(m, x > 0)", "unsigned int");
+    check("unsigned m, int x", "__any_sync(m, x)", "int");
+    check("unsigned m, float f", "__shfl_sync(m, f, 0)", "float");
+    check("unsigned m, short s", "__shfl_xor_sync(m, s, 1, 16)", "int");
+    check("unsigned m, unsigned u", "__shfl_down_sync(m, u, 1)", "unsigned int");
+    check("int x", "__shfl_up(x, 1)", "int");
+    check("int x", "__all(x)", "int");
+}
+
+#[test]
+fn shuffles_of_64_bit_values_are_refused_with_a_hint() {
+    assert_eq!(codes("__device__ double f(double d) { return __shfl_sync(0xffffffff, d, 0); }"), ["E0200"]);
+}

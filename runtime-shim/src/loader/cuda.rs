@@ -324,7 +324,9 @@ pub fn run_sample(cubin: &[u8], manifest: &Manifest, options: &RunOptions) -> Re
         std::ptr::copy_nonoverlapping(cubin.as_ptr(), image.as_mut_ptr() as *mut u8, cubin.len());
         let mut module = std::ptr::null_mut();
         ck(sys::cuModuleLoadData(&mut module, image.as_ptr() as *const c_void), || "cuModuleLoadData (loading the cubin)".into())?;
-        let cname = CString::new(kernel.as_str()).map_err(|_| ManifestError(format!("kernel name `{kernel}` has a NUL byte")))?;
+        // A kernel without `extern "C"` has its C++ (mangled) name in the cubin.
+        let symbol = super::symbols::kernel_symbol(cubin, kernel);
+        let cname = CString::new(symbol.as_str()).map_err(|_| ManifestError(format!("kernel name `{kernel}` has a NUL byte")))?;
         let mut function = std::ptr::null_mut();
         ck(sys::cuModuleGetFunction(&mut function, module, cname.as_ptr()), || format!("cuModuleGetFunction(`{kernel}`)"))?;
         if manifest.launch.shared_bytes > 48 * 1024 {

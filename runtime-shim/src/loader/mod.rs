@@ -7,6 +7,7 @@ pub mod cuda;
 pub mod diff;
 pub mod isolate;
 pub mod manifest;
+pub mod symbols;
 
 pub use compare::{check_against_manifest, compare_outputs, RunOutput};
 pub use cuda::{device_info, init_driver, run_sample, CudaError, DeviceInfo, LoadError, RunOptions};

@@ -1,0 +1,394 @@
+//! **Where host code is skipped.** A `.cu` file mixes host and device code; cdpc compiles the
+//! device side only, like clang's `--cuda-device-only`. Before the grammar sees anything, this
+//! module cuts the token stream into top-level declarations (by balanced brackets, `;` and
+//! function bodies) and sorts each into one of three classes:
+//!
+//! - [`Class::Device`]: `__global__`, `__device__` (without `__host__`), `__constant__`,
+//!   `__shared__` and `__managed__` declarations. They are parsed, and every error in them is
+//!   an error.
+//! - [`Class::Tentative`]: what device code *may* use: `__host__ __device__` functions, struct,
+//!   class, union and enum definitions, `typedef`s and `using X = ...` aliases, and `const`
+//!   variables. They are parsed; one that does not parse is skipped, and its first error is
+//!   reported only if device code names it (clang's rule for code not used on the device).
+//! - [`Class::Host`]: everything else (functions without device attributes, `main` included;
+//!   host variables; `using namespace`; namespace aliases; templates of host code). Never
+//!   parsed: host code may use any C++ a host compiler accepts.
+//!
+//! `extern "C" { ... }` and `namespace N { ... }` blocks are opened and their declarations
+//! sorted one by one; `extern "C"` is remembered for the functions inside.
+//!
+//! Why tokens and not text: the lexer already knows comments and string literals, so a brace
+//! in a comment or a string cannot unbalance the split. Why before the grammar: the grammar
+//! stays a grammar of device code, and the host code of real programs (Thrust, `std::`,
+//! streams, lambdas) never reaches it.
+
+use super::ast::Ident;
+use super::lexer::{QualKw, Spanned, Tok};
+use crate::diag::{Code, Diagnostic, Span};
+use std::ops::Range;
+
+/// How a top-level declaration is treated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Class {
+    Device,
+    Tentative,
+    Host(super::ast::SkippedKind),
+}
+
+/// One top-level declaration: a range of token indices and what to do with it.
+#[derive(Clone, Debug)]
+pub(super) struct Chunk {
+    pub tokens: Range<usize>,
+    pub class: Class,
+    /// Inside an `extern "C" { ... }` block.
+    pub extern_c: bool,
+    /// The names it declares, as far as can be told without parsing it (for the diagnostic
+    /// when device code names a skipped declaration).
+    pub names: Vec<Ident>,
+    /// The names are type names (a class, struct, union, enum, `typedef` or `using` alias).
+    pub declares_types: bool,
+}
+
+/// Makes the names that type declarations introduce type names everywhere (as the lexer does
+/// for names written after `struct`), so that device code naming a class or a `typedef` the
+/// grammar cannot parse yet is told why, not given a syntax error.
+pub(super) fn mark_type_names(tokens: &mut [Spanned], chunks: &[Chunk]) {
+    let names: std::collections::HashSet<&str> = chunks
+        .iter()
+        .filter(|c| c.declares_types)
+        .flat_map(|c| c.names.iter().map(|n| n.name.as_str()))
+        .collect();
+    let names: std::collections::HashSet<String> = names.into_iter().map(str::to_string).collect();
+    for (_, tok, _) in tokens.iter_mut() {
+        if let Tok::Ident(name) = tok {
+            if names.contains(name.as_str()) {
+                *tok = Tok::TypeIdent(std::mem::take(name));
+            }
+        }
+    }
+}
+
+/// Splits `tokens` into top-level declarations. Diagnostics are for device code in places cdpc
+/// does not support yet (namespaces, templates).
+pub(super) fn split(tokens: &[Spanned]) -> (Vec<Chunk>, Vec<Diagnostic>) {
+    let mut splitter = Splitter { tokens, chunks: Vec::new(), diags: Vec::new() };
+    splitter.range(0, tokens.len(), Context::default());
+    (splitter.chunks, splitter.diags)
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Context {
+    extern_c: bool,
+    /// The span of the `namespace` keyword of the enclosing namespace block, if any.
+    namespace: Option<Span>,
+}
+
+struct Splitter<'t> {
+    tokens: &'t [Spanned],
+    chunks: Vec<Chunk>,
+    diags: Vec<Diagnostic>,
+}
+
+fn ident<'a>(tok: &'a Tok) -> Option<&'a str> {
+    match tok {
+        Tok::Ident(name) | Tok::TypeIdent(name) => Some(name),
+        _ => None,
+    }
+}
+
+fn is_word(tok: &Tok, word: &str) -> bool {
+    ident(tok) == Some(word)
+}
+
+fn opens(tok: &Tok) -> bool {
+    matches!(tok, Tok::LParen | Tok::LBracket | Tok::LBrace)
+}
+
+fn closes(tok: &Tok) -> bool {
+    matches!(tok, Tok::RParen | Tok::RBracket | Tok::RBrace)
+}
+
+/// Words whose parenthesised argument is an attribute, not a parameter list.
+const ATTRIBUTE_WORDS: &[&str] =
+    &["__align__", "__attribute__", "alignas", "__launch_bounds__", "__declspec", "decltype"];
+
+fn is_class_key(tok: &Tok) -> bool {
+    matches!(tok, Tok::Struct) || ["class", "union", "enum"].iter().any(|w| is_word(tok, w))
+}
+
+impl Splitter<'_> {
+    fn tok(&self, i: usize) -> &Tok {
+        &self.tokens[i].1
+    }
+
+    fn span(&self, i: usize) -> Span {
+        Span::new(self.tokens[i].0, self.tokens[i].2)
+    }
+
+    /// The index just past the bracket group opened at `open` (or `end` when unbalanced).
+    fn skip_group(&self, open: usize, end: usize) -> usize {
+        self.group_end(open, end).unwrap_or(end)
+    }
+
+    /// The index just past the bracket group opened at `open`, if it closes before `end`.
+    fn group_end(&self, open: usize, end: usize) -> Option<usize> {
+        let mut depth = 0usize;
+        for i in open..end {
+            let t = self.tok(i);
+            if opens(t) {
+                depth += 1;
+            } else if closes(t) {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether every bracket opened in `start..end` is closed there.
+    fn balanced(&self, start: usize, end: usize) -> bool {
+        let mut depth = 0isize;
+        for i in start..end {
+            let t = self.tok(i);
+            depth += opens(t) as isize - closes(t) as isize;
+            if depth < 0 {
+                return false;
+            }
+        }
+        depth == 0
+    }
+
+    fn range(&mut self, mut i: usize, end: usize, cx: Context) {
+        while i < end {
+            i = self.declaration(i, end, cx);
+        }
+    }
+
+    /// Sorts the declaration starting at `start`; returns where the next one starts.
+    fn declaration(&mut self, start: usize, end: usize, cx: Context) -> usize {
+        // A stray closing bracket is a chunk of its own, left to the parser to report.
+        if closes(self.tok(start)) {
+            self.push(start..start + 1, Class::Device, cx, Vec::new());
+            return start + 1;
+        }
+        if matches!(self.tok(start), Tok::Semi) {
+            return start + 1; // an empty declaration
+        }
+        let mut saw_eq = false;
+        let mut saw_params = false;
+        let mut ctor_init = false;
+        let mut i = start;
+        while i < end {
+            let t = self.tok(i);
+            match t {
+                Tok::Semi => return self.finish(start, i + 1, cx),
+                Tok::Assign => saw_eq = true,
+                Tok::Colon if saw_params && !saw_eq => ctor_init = true,
+                Tok::LParen | Tok::LBracket => {
+                    let attribute = i > start && ATTRIBUTE_WORDS.iter().any(|w| is_word(self.tok(i - 1), w));
+                    if matches!(t, Tok::LParen) && !attribute && !saw_eq {
+                        saw_params = true;
+                    }
+                    i = self.skip_group(i, end);
+                    continue;
+                }
+                Tok::LBrace => {
+                    if let Some(inner) = self.container(start, i) {
+                        let Some(close) = self.group_end(i, end) else {
+                            // Never closed: the parser says so.
+                            self.push(start..end, Class::Device, cx, Vec::new());
+                            return end;
+                        };
+                        let inner_cx = match inner {
+                            Container::ExternC => Context { extern_c: true, ..cx },
+                            Container::Namespace(at) => Context { namespace: Some(at), ..cx },
+                        };
+                        self.range(i + 1, close - 1, inner_cx);
+                        return close;
+                    }
+                    let after = self.skip_group(i, end);
+                    let previous = if i > start { Some(self.tok(i - 1)) } else { None };
+                    let member_init = ctor_init && matches!(previous, Some(Tok::Ident(_) | Tok::TypeIdent(_) | Tok::Gt));
+                    if saw_params && !saw_eq && !member_init && !self.class_key_head(start, i) {
+                        return self.finish(start, after, cx); // a function body ends the definition
+                    }
+                    i = after;
+                    continue;
+                }
+                _ if closes(t) => {
+                    // Unbalanced: end the declaration before it.
+                    return self.finish(start, i, cx);
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        self.finish(start, end, cx)
+    }
+
+    /// Whether the tokens before the brace at `brace` open an `extern "C"` or namespace block.
+    fn container(&self, start: usize, brace: usize) -> Option<Container> {
+        let head: Vec<&Tok> = (start..brace).map(|i| self.tok(i)).collect();
+        match head.as_slice() {
+            [Tok::Extern, Tok::Str(_)] => Some(Container::ExternC),
+            [ns] | [ns, Tok::Ident(_)] if is_word(ns, "namespace") => Some(Container::Namespace(self.span(start))),
+            [inline, ns, ..] if is_word(inline, "inline") && is_word(ns, "namespace") => {
+                Some(Container::Namespace(self.span(start + 1)))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the declaration is a class, struct, union or enum definition: a class key comes
+    /// before the brace, with no parameter list between them.
+    fn class_key_head(&self, start: usize, brace: usize) -> bool {
+        let Some(key) = (start..brace).find(|&i| is_class_key(self.tok(i))) else { return false };
+        let mut i = key + 1;
+        while i < brace {
+            if matches!(self.tok(i), Tok::LParen) {
+                let attribute = ATTRIBUTE_WORDS.iter().any(|w| is_word(self.tok(i - 1), w));
+                if !attribute {
+                    return false;
+                }
+                i = self.skip_group(i, brace);
+                continue;
+            }
+            i += 1;
+        }
+        true
+    }
+
+    /// Classifies the declaration `start..end` and records it.
+    fn finish(&mut self, start: usize, end: usize, cx: Context) -> usize {
+        let end = end.max(start + 1);
+        let (mut class, names, declares_types) = self.classify(start, end);
+        if !self.balanced(start, end) {
+            // A declaration that never closes is a mistake on either side: report it.
+            class = Class::Device;
+        }
+        if class == Class::Device {
+            if let Some(at) = cx.namespace {
+                self.diags.push(
+                    Diagnostic::new(Code::UnsupportedSyntax, self.span(start), "device code inside a namespace is not supported yet")
+                        .with_primary_message("this device declaration is inside a namespace")
+                        .with_label(at, "the namespace starts here")
+                        .with_note("move the device code out of the namespace"),
+                );
+                return end;
+            }
+            if is_word(self.tok(start), "template") {
+                self.diags.push(
+                    Diagnostic::new(Code::UnsupportedSyntax, self.span(start), "templates are not supported in device code yet")
+                        .with_primary_message("a template of device code")
+                        .with_note("write the function for the types it is used with"),
+                );
+                return end;
+            }
+        }
+        self.chunks.push(Chunk { tokens: start..end, class, extern_c: cx.extern_c, names, declares_types });
+        end
+    }
+
+    fn push(&mut self, tokens: Range<usize>, class: Class, cx: Context, names: Vec<Ident>) {
+        self.chunks.push(Chunk { tokens, class, extern_c: cx.extern_c, names, declares_types: false });
+    }
+
+    /// The class of a declaration and the names it declares.
+    fn classify(&self, start: usize, end: usize) -> (Class, Vec<Ident>, bool) {
+        use super::ast::SkippedKind;
+        // The head: the tokens outside brackets, before the first brace.
+        // `top`: every token outside brackets (a bracket group counts as its opening token).
+        let mut top: Vec<usize> = Vec::new();
+        let mut i = start;
+        while i < end {
+            top.push(i);
+            i = if opens(self.tok(i)) { self.skip_group(i, end) } else { i + 1 };
+        }
+        let head: Vec<usize> = top.iter().copied().take_while(|&i| !matches!(self.tok(i), Tok::LBrace)).collect();
+        let has = |q: QualKw| head.iter().any(|&i| matches!(self.tok(i), Tok::Qual(k) if *k == q));
+        let word = |w: &str| head.iter().any(|&i| is_word(self.tok(i), w));
+        let device = has(QualKw::Global) || has(QualKw::Device) || has(QualKw::Constant) || has(QualKw::Shared) || word("__managed__");
+        let first = self.tok(start);
+        let params = head.iter().position(|&i| {
+            matches!(self.tok(i), Tok::LParen) && i > start && !ATTRIBUTE_WORDS.iter().any(|w| is_word(self.tok(i - 1), w))
+        });
+        let eq = head.iter().position(|&i| matches!(self.tok(i), Tok::Assign));
+        let function = match (params, eq) {
+            (Some(p), Some(e)) => p < e,
+            (Some(_), None) => true,
+            _ => false,
+        };
+        let brace = (start..end).find(|&i| matches!(self.tok(i), Tok::LBrace)).unwrap_or(end);
+        let names = self.declared_names(if function { &head } else { &top }, function);
+        let type_head = !function && self.class_key_head(start, brace);
+        let declares_types = is_word(first, "typedef")
+            || (is_word(first, "using") && !head.get(1).is_some_and(|&i| is_word(self.tok(i), "namespace")))
+            || (type_head && !is_word(first, "template"));
+        let class = if head.iter().all(|&i| !matches!(self.tok(i), Tok::Ident(_) | Tok::TypeIdent(_) | Tok::TypeKw(_))) {
+            // No name at all (stray tokens): let the parser say what is wrong.
+            Class::Device
+        } else if is_word(first, "template") {
+            if device {
+                Class::Device
+            } else if self.class_key_head(start, brace) && brace < end {
+                Class::Tentative
+            } else {
+                Class::Host(SkippedKind::Other)
+            }
+        } else if is_word(first, "using") {
+            if head.len() > 1 && is_word(self.tok(head[1]), "namespace") {
+                Class::Host(SkippedKind::Other)
+            } else {
+                Class::Tentative
+            }
+        } else if is_word(first, "namespace") {
+            Class::Host(SkippedKind::Other)
+        } else if is_word(first, "typedef") || (type_head && brace < end) {
+            Class::Tentative
+        } else if function {
+            if device && has(QualKw::Host) && !has(QualKw::Global) {
+                Class::Tentative
+            } else if device {
+                Class::Device
+            } else {
+                Class::Host(SkippedKind::Function)
+            }
+        } else if device {
+            Class::Device
+        } else if head.iter().any(|&i| matches!(self.tok(i), Tok::Const) || is_word(self.tok(i), "constexpr")) {
+            Class::Tentative
+        } else {
+            Class::Host(SkippedKind::Variable)
+        };
+        (class, names, declares_types)
+    }
+
+    /// The names a declaration introduces: the identifier before the parameter list of a
+    /// function; the class name after a class key; the declarator names of variables and
+    /// typedefs (identifiers just before `=`, `;`, `,`, `[` or `:` at the top level).
+    fn declared_names(&self, head: &[usize], function: bool) -> Vec<Ident> {
+        let mut names = Vec::new();
+        for (k, &i) in head.iter().enumerate() {
+            let Some(name) = ident(self.tok(i)) else { continue };
+            let next = head.get(k + 1).map(|&j| self.tok(j));
+            let prev = k.checked_sub(1).map(|p| self.tok(head[p]));
+            let declares = if function {
+                matches!(next, Some(Tok::LParen)) && !ATTRIBUTE_WORDS.contains(&name)
+            } else {
+                prev.is_some_and(is_class_key)
+                    || matches!(next, None | Some(Tok::Assign | Tok::Semi | Tok::Comma | Tok::LBracket | Tok::LBrace | Tok::Colon))
+            };
+            if declares && !names.iter().any(|n: &Ident| n.name == name) {
+                names.push(Ident { name: name.to_string(), span: self.span(i) });
+            }
+        }
+        names
+    }
+}
+
+enum Container {
+    ExternC,
+    Namespace(Span),
+}
