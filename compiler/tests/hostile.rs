@@ -220,7 +220,13 @@ fn ten_thousand_launches_in_one_function() {
 /// Launches in the PTX: in place, or (past `cdpc::back::INLINE_LAUNCHES` in one function) as
 /// calls of the shared helper.
 fn launch_sites(ptx: &str) -> usize {
-    ptx.matches("__cudaCDP2LaunchDeviceV2").count() + ptx.matches(" __cdpc_launch_child, (").count()
+    // The helper is named after the child's symbol (`__cdpc_launch__Z5childPi` when mangled);
+    // a call names it followed by its arguments, `NAME, (`.
+    let helper_calls = ptx
+        .match_indices(" __cdpc_launch_")
+        .filter(|(at, _)| ptx[at + 1..].split_once(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).is_some_and(|(_, rest)| rest.starts_with(" (")))
+        .count();
+    ptx.matches("__cudaCDP2LaunchDeviceV2").count() + helper_calls
 }
 
 #[test]
