@@ -7,8 +7,17 @@ use cdpc::render::{self, Color};
 use cdpc::Code;
 use cdpc_tests::{cdp_files, options_from_header, repo_root};
 
+/// The options of a ui test file: its header's flags, and its path, so that `#include "..."`
+/// finds the headers in `tests/ui/include/` and diagnostics name them relative to the root.
+fn ui_options(name: &str, source: &str) -> driver::CompileOptions {
+    let mut options = options_from_header(source);
+    options.preprocess.input = Some(repo_root().join(format!("tests/ui/{name}.cdp")));
+    options.preprocess.input_name = Some(format!("tests/ui/{name}.cdp"));
+    options
+}
+
 fn render_file(name: &str, source: &str) -> (String, Vec<Code>) {
-    let options = options_from_header(source);
+    let options = ui_options(name, source);
     let diagnostics = match driver::check(source, &options) {
         Ok(checked) => checked.warnings,
         Err(CompileError::Diagnostics(d)) => d,
@@ -67,13 +76,13 @@ fn oversized_source_is_refused() {
 
 /// The JSON rendering (`--error-format json`) of a few files, one object per line, snapshotted
 /// in `tests/ui/out/json/`: a syntax error, a diagnostic with secondary labels and notes, a
-/// warning, and an invalid character.
+/// warning, an invalid character, and a label in an included header.
 #[test]
 fn json_diagnostics_match_their_snapshots() {
     let dir = repo_root().join("tests/ui");
-    for name in ["e0006_syntax_error", "e0307_local_pointer_to_child", "w0209_missing_return", "e0001_invalid_token"] {
+    for name in ["e0006_syntax_error", "e0307_local_pointer_to_child", "w0209_missing_return", "e0001_invalid_token", "e0606_macro_arguments"] {
         let source = std::fs::read_to_string(dir.join(format!("{name}.cdp"))).unwrap();
-        let options = options_from_header(&source);
+        let options = ui_options(name, &source);
         let diagnostics = match driver::check(&source, &options) {
             Ok(checked) => checked.warnings,
             Err(CompileError::Diagnostics(d)) => d,

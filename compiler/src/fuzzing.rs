@@ -12,11 +12,13 @@ use crate::diag::Diagnostic;
 use crate::driver::{self, CompileError, CompileOptions};
 use crate::{front, hir, render};
 
-/// Panics unless every label of every diagnostic lies inside `source`, on char boundaries.
+/// Panics unless every label of every diagnostic lies inside its file (`source`, or the header
+/// the label names), on char boundaries.
 pub fn assert_spans_valid(source: &str, diagnostics: &[Diagnostic]) {
     for d in diagnostics {
         assert!(d.labels.iter().any(|l| l.primary), "{} has no primary label: {d:?}", d.code);
         for label in &d.labels {
+            let source = label.file.as_deref().map_or(source, |f| f.text.as_str());
             let (start, end) = (label.span.start as usize, label.span.end as usize);
             assert!(start <= end && end <= source.len(), "{} span {start}..{end} outside a source of {} bytes", d.code, source.len());
             assert!(

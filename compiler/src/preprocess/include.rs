@@ -185,7 +185,8 @@ impl Preprocessor<'_> {
                     .with_primary_message("no such file");
                 let mut looked: Vec<String> = Vec::new();
                 if self.options.files == FileAccess::Disk {
-                    looked.extend(self.folder_of(file).map(|(dir, _)| dir.display().to_string()));
+                    // The folder as the user named it: a real path could be anyone's home.
+                    looked.extend(self.folder_of(file).map(|(_, named)| if named.as_os_str().is_empty() { ".".into() } else { named.display().to_string() }));
                     looked.extend(self.options.include_dirs.iter().map(|d| d.display().to_string()));
                 }
                 looked.push("the headers shipped with cdpc".into());

@@ -23,8 +23,10 @@ use std::rc::Rc;
 
 /// How deep macro invocations may nest inside the arguments of other invocations.
 pub const MAX_ARGUMENT_DEPTH: usize = 200;
-/// How many tokens macro expansion may produce in one translation unit, rescans included.
-pub const MAX_EXPANSION_TOKENS: u64 = 16 << 20;
+/// How much macro expansion one translation unit may do: each expansion counts one plus the
+/// tokens it produces (rescans included). Two million keeps the tokens and the source map's
+/// expansion records of the worst case within a few hundred megabytes and seconds.
+pub const MAX_EXPANSION_TOKENS: u64 = 2 << 20;
 
 /// A token during expansion: its text, where it was spelled, and the macros that produced it.
 #[derive(Clone, Debug)]
@@ -214,7 +216,7 @@ impl Preprocessor<'_> {
         if self.work > MAX_EXPANSION_TOKENS {
             let d = Diagnostic::new(Code::PreprocessorLimit, at.span(), "macro expansion is too large")
                 .with_primary_message("expanding this produces too many tokens")
-                .with_note(format!("macro expansion may produce at most {MAX_EXPANSION_TOKENS} tokens in a translation unit, rescans included"));
+                .with_note(format!("macro expansion may produce at most {MAX_EXPANSION_TOKENS} tokens in a translation unit, rescans included; a macro that doubles its text at each level grows past any limit"));
             return Err(self.fatal(d, at));
         }
         Ok(())
@@ -257,7 +259,7 @@ impl Preprocessor<'_> {
                 Some(kind) => vec![self.dynamic_token(kind, &t, exp)],
                 None => self.substitute(&m, &args, exp, &hide, depth)?,
             };
-            self.spend(result.len(), call)?;
+            self.spend(1 + result.len(), call)?;
             if let Some(first) = result.first_mut() {
                 first.space = t.space;
             }
@@ -446,10 +448,12 @@ impl Preprocessor<'_> {
                 vec![Tok { kind: one.kind, text: Rc::from(text), space: lhs.space, loc: lhs.loc, origin: Some(exp), hide: hide.clone() }]
             }
             _ => {
-                let d = Diagnostic::new(Code::InvalidPaste, op.span(), format!("pasting `{}` and `{}` does not give a valid token", lhs.text, rhs.text))
-                    .with_primary_message("`##` is here")
+                let call = self.map.outermost(exp).call;
+                let d = Diagnostic::new(Code::InvalidPaste, call.span(), format!("pasting `{}` and `{}` does not give a valid token", lhs.text, rhs.text))
+                    .with_primary_message("in this expansion")
                     .with_note("`##` must join two tokens into one token; leave it out to keep them apart");
-                let d = self.map.located(d, op);
+                let mut d = self.map.located(d, call);
+                d.labels.push(self.map.label(op, "`##` is here", false));
                 self.report(d);
                 vec![lhs, rhs]
             }

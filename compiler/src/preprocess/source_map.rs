@@ -106,6 +106,8 @@ struct Segment {
 
 /// At most this many "expanded from macro" labels are put on one diagnostic.
 const MAX_CHAIN_LABELS: usize = 8;
+/// At most this many "in file included from" notes are put on one diagnostic.
+const MAX_INCLUDE_NOTES: usize = 10;
 
 /// Where the preprocessed text came from (see the module documentation).
 #[derive(Debug, Default)]
@@ -160,7 +162,7 @@ impl SourceMap {
     }
 
     /// The outermost expansion of a chain: the one invoked from a file.
-    fn outermost(&self, mut id: u32) -> &Expansion {
+    pub fn outermost(&self, mut id: u32) -> &Expansion {
         let mut steps = 0;
         while let Some(parent) = self.expansions[id as usize].parent {
             id = parent;
@@ -247,6 +249,14 @@ impl SourceMap {
             if notes.len() > self.files.len() {
                 break;
             }
+        }
+        if notes.len() > MAX_INCLUDE_NOTES {
+            // The nearest includes and the main file's; the middle of a deep chain says little.
+            let last = notes.pop().expect("more than the maximum");
+            let hidden = notes.len() - (MAX_INCLUDE_NOTES - 2);
+            notes.truncate(MAX_INCLUDE_NOTES - 2);
+            notes.push(format!("... {hidden} more `#include` levels not shown"));
+            notes.push(last);
         }
         notes
     }
