@@ -73,8 +73,10 @@ impl IncludeState {
 /// The header name of an `#include` or `__has_include`: `"name"` or `<name>` (then `true`).
 fn header_name(toks: &[Tok]) -> Option<(String, bool)> {
     let first = toks.first()?;
-    if first.kind == Kind::Str && first.text.starts_with('"') && first.text.len() >= 2 {
-        return Some((first.text[1..first.text.len() - 1].to_string(), false));
+    if first.kind == Kind::Str {
+        // An unterminated literal (`"name` up to the end of the line) is no header name.
+        let name = first.text.strip_prefix('"')?.strip_suffix('"')?;
+        return Some((name.to_string(), false));
     }
     if !first.is("<") {
         return None;

@@ -163,6 +163,9 @@ fn shipped_headers_and_skipped_host_headers() {
     assert_eq!(p.skipped_headers, ["<iostream>", "<thrust/sort.h>"]);
     assert_eq!(diagnose("#include \"missing.h\""), ["E0602"]);
     assert_eq!(diagnose("#include missing"), ["E0601"]);
+    // Found by the preprocessor fuzz run: an unterminated name ending in a multi-byte character.
+    assert_eq!(diagnose("#include \"x.h\u{fffd}\n"), ["E0601"]);
+    assert_eq!(diagnose("#include \""), ["E0601"]);
     check("#define H <cstdio>\n#include H\nok", "ok");
 }
 
