@@ -314,4 +314,17 @@ mod tests {
         assert_eq!((l["line_end"].as_u64(), l["column_end"].as_u64()), (Some(3), Some(1)));
         assert_eq!(l["primary"], false);
     }
+
+    #[test]
+    fn labels_in_other_files_are_shown_in_those_files() {
+        let header = std::sync::Arc::new(SourceFile { name: "inc/k.h".into(), text: "#define BAD x\n".into() });
+        let mut d = Diagnostic::new(Code::UnknownName, Span::new(4, 7), "cannot find `x`");
+        d.labels.push(Label { span: Span::new(12, 13), message: "expanded from macro `BAD`".into(), primary: false, file: Some(header) });
+        let text = human(std::slice::from_ref(&d), "a.cu", "int BAD;\n", Color::Never);
+        assert!(text.contains("a.cu:1:5") && text.contains("inc/k.h:1:13") && text.contains("expanded from macro `BAD`"), "{text}");
+        let v: serde_json::Value = serde_json::from_str(json(&[d], "a.cu", "int BAD;\n").trim_end()).unwrap();
+        assert_eq!(v["file"], "a.cu");
+        assert_eq!((v["labels"][0]["file"].as_str(), v["labels"][1]["file"].as_str()), (Some("a.cu"), Some("inc/k.h")));
+        assert_eq!((v["labels"][1]["line_start"].as_u64(), v["labels"][1]["column_start"].as_u64()), (Some(1), Some(13)));
+    }
 }

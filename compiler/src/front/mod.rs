@@ -37,8 +37,10 @@
 //!
 //! - Struct names are found by a lexer pre-pass (every identifier written after `struct`), so
 //!   a variable, field or function may not share its name with a struct.
-//! - There is no preprocessor: `#include` and `#pragma` lines are ignored, any other directive
-//!   is reported (`E0007`).
+//! - The front end reads preprocessed text (`crate::preprocess` runs first): `#pragma` lines
+//!   are ignored here; an `#include` or other directive only reaches the lexer when `parse` is
+//!   called on text that was not preprocessed, and then `#include` is ignored and any other
+//!   directive is reported (`E0007`).
 
 pub mod ast;
 mod lexer;
