@@ -76,6 +76,12 @@ impl Preprocessor<'_> {
     pub(super) fn run_file(&mut self, file: FileId) -> Result<(), Fatal> {
         let entry = self.map.files[file as usize].file.clone();
         let text: &str = &entry.text;
+        // Most files of a program have no directive, and a huge one should cost no token
+        // vector: with no `#` and no macro name in it, the file is its own output.
+        let no_directive = !text.contains('#') && !text.contains("%:");
+        if no_directive && !lexer::Lexer::new(text).any(|t| t.kind == Kind::Ident && self.macros.is_defined(&t.text(text))) {
+            return self.copy(file, text, 0, text.len());
+        }
         let toks = lexer::lex(text);
         let directive_starts: Vec<usize> = (0..toks.len()).filter(|&i| toks[i].line_start && is_hash(&toks[i], text)).collect();
         let base = self.conds.len();

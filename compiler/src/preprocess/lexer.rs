@@ -131,57 +131,85 @@ impl<'a> Cursor<'a> {
 
 /// Splits `source` into preprocessing tokens. Never fails and never recurses.
 pub fn lex(source: &str) -> Vec<RawToken> {
-    let mut c = Cursor { bytes: source.as_bytes(), at: 0, spliced: false };
-    let mut tokens = Vec::new();
-    let mut space_before = false;
-    let mut line_start = true;
-    while let Some(b) = c.peek() {
-        match b {
-            b'\n' => {
-                c.at += 1;
-                line_start = true;
-                space_before = false;
-                continue;
-            }
-            b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c' => {
-                c.at += 1;
-                space_before = true;
-                continue;
-            }
-            b'/' if c.peek2() == Some(b'/') => {
-                // A line comment ends at the newline (a splice continues it, as in C).
-                while let Some(b) = c.peek() {
-                    if b == b'\n' {
-                        break;
-                    }
-                    c.at += 1;
-                }
-                space_before = true;
-                continue;
-            }
-            b'/' if c.peek2() == Some(b'*') => {
-                c.advance(2);
-                match source[c.at..].find("*/") {
-                    Some(end) => c.at += end + 2,
-                    None => c.at = source.len(),
-                }
-                space_before = true;
-                continue;
-            }
-            _ => {}
-        }
-        let start = c.at;
-        c.spliced = false;
-        let kind = lex_token(&mut c, source);
-        // A token never ends inside a character: the cursor only stops on ASCII boundaries.
-        while !source.is_char_boundary(c.at) {
-            c.at += 1;
-        }
-        tokens.push(RawToken { kind, start: start as u32, end: c.at as u32, space_before, line_start, spliced: c.spliced });
-        space_before = false;
-        line_start = false;
+    Lexer::new(source).collect()
+}
+
+/// The tokens of a file one at a time, for scans that need not keep them.
+pub struct Lexer<'a> {
+    source: &'a str,
+    c: Cursor<'a>,
+    space_before: bool,
+    line_start: bool,
+}
+
+impl<'a> Lexer<'a> {
+    /// A lexer at the start of `source`.
+    pub fn new(source: &'a str) -> Lexer<'a> {
+        Lexer { source, c: Cursor { bytes: source.as_bytes(), at: 0, spliced: false }, space_before: false, line_start: true }
     }
-    tokens
+}
+
+impl Iterator for Lexer<'_> {
+    type Item = RawToken;
+
+    fn next(&mut self) -> Option<RawToken> {
+        let (source, c) = (self.source, &mut self.c);
+        while let Some(b) = c.peek() {
+            match b {
+                b'\n' => {
+                    c.at += 1;
+                    self.line_start = true;
+                    self.space_before = false;
+                    continue;
+                }
+                b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c' => {
+                    c.at += 1;
+                    self.space_before = true;
+                    continue;
+                }
+                b'/' if c.peek2() == Some(b'/') => {
+                    // A line comment ends at the newline (a splice continues it, as in C).
+                    while let Some(b) = c.peek() {
+                        if b == b'\n' {
+                            break;
+                        }
+                        c.at += 1;
+                    }
+                    self.space_before = true;
+                    continue;
+                }
+                b'/' if c.peek2() == Some(b'*') => {
+                    c.advance(2);
+                    match source[c.at..].find("*/") {
+                        Some(end) => c.at += end + 2,
+                        None => c.at = source.len(),
+                    }
+                    self.space_before = true;
+                    continue;
+                }
+                _ => {}
+            }
+            let start = c.at;
+            c.spliced = false;
+            let kind = lex_token(c, source);
+            // A token never ends inside a character: the cursor only stops on ASCII boundaries.
+            while !source.is_char_boundary(c.at) {
+                c.at += 1;
+            }
+            let token = RawToken {
+                kind,
+                start: start as u32,
+                end: c.at as u32,
+                space_before: self.space_before,
+                line_start: self.line_start,
+                spliced: c.spliced,
+            };
+            self.space_before = false;
+            self.line_start = false;
+            return Some(token);
+        }
+        None
+    }
 }
 
 fn is_ident_byte(b: u8) -> bool {
@@ -227,8 +255,13 @@ fn lex_token(c: &mut Cursor, source: &str) -> Kind {
     if b == b'"' || b == b'\'' {
         return quoted(c, b);
     }
+    if matches!(b, b'(' | b')' | b'[' | b']' | b'{' | b'}' | b';' | b',' | b'?' | b'~') {
+        // Punctuators that begin no longer one: the common case, without the search below.
+        c.at += 1;
+        return Kind::Punct;
+    }
     if b.is_ascii() {
-        for p in PUNCTUATORS {
+        for p in PUNCTUATORS.iter().filter(|p| p.as_bytes()[0] == b) {
             if c.starts_with(p) {
                 c.advance(p.len());
                 return Kind::Punct;
