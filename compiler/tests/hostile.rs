@@ -64,21 +64,6 @@ fn assert_code(diags: &[Diagnostic], code: Code) {
 
 const KERNEL_START: &str = "__global__ void k(int *p, int x) {\n";
 
-/// The same with a directive, so that the preprocessor tokenizes all of it (12 bytes a token).
-#[test]
-fn cli_fifty_megabytes_of_deep_nesting_after_a_define_is_refused_quickly() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut src = format!("#define N 1\n{KERNEL_START}");
-    while src.len() < 50 << 20 {
-        src.push_str(&"(".repeat(1 << 20));
-    }
-    std::fs::write(dir.path().join("deep.cdp"), &src).unwrap();
-    let out = cdpc_limited(dir.path(), &["deep.cdp", "--emit", "ptx", "--error-format", "json"]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{}", &stderr[..stderr.len().min(2000)]);
-    assert!(stderr.contains("\"code\":\"E0400\""), "{}", &stderr[..stderr.len().min(2000)]);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Depth
 
@@ -303,10 +288,10 @@ fn cli_invalid_utf8_names_the_byte_offset() {
     assert!(v["message"].as_str().unwrap().contains(&format!("offset {offset}")), "{v}");
 }
 
-#[test]
-fn cli_fifty_megabytes_of_deep_nesting_is_refused_quickly() {
+/// 50 MB of `(` after `prefix`, through the CLI under `ulimit -v`: `E0400`, quickly.
+fn fifty_megabytes_of_parens_are_refused(prefix: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let mut src = String::from(KERNEL_START);
+    let mut src = format!("{prefix}{KERNEL_START}");
     while src.len() < 50 << 20 {
         src.push_str(&"(".repeat(1 << 20));
     }
@@ -315,6 +300,17 @@ fn cli_fifty_megabytes_of_deep_nesting_is_refused_quickly() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{}", &stderr[..stderr.len().min(2000)]);
     assert!(stderr.contains("\"code\":\"E0400\""), "{}", &stderr[..stderr.len().min(2000)]);
+}
+
+#[test]
+fn cli_fifty_megabytes_of_deep_nesting_is_refused_quickly() {
+    fifty_megabytes_of_parens_are_refused("");
+}
+
+/// The same after a directive, so that the preprocessor tokenizes all of it (12 bytes a token).
+#[test]
+fn cli_fifty_megabytes_of_deep_nesting_after_a_define_is_refused_quickly() {
+    fifty_megabytes_of_parens_are_refused("#define N 1\n");
 }
 
 // ---------------------------------------------------------------------------------------------
