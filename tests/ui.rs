@@ -7,6 +7,15 @@ use cdpc::render::{self, Color};
 use cdpc::{Code, Diagnostic};
 use cdpc_tests::{cdp_files, options_from_header, repo_root};
 
+/// The options of a ui test file: its header's flags, and its path, so that `#include "..."`
+/// finds the headers in `tests/ui/include/` and diagnostics name them relative to the root.
+fn ui_options(name: &str, source: &str) -> driver::CompileOptions {
+    let mut options = options_from_header(source);
+    options.preprocess.input = Some(repo_root().join(format!("tests/ui/{name}.cdp")));
+    options.preprocess.input_name = Some(format!("tests/ui/{name}.cdp"));
+    options
+}
+
 /// A ui test file's diagnostics and the text they are rendered against: the checker's, or the
 /// encoding error of a file that is not UTF-8 (`E0008`), as `cdpc` reports it.
 fn diagnose(name: &str, bytes: Vec<u8>) -> (Vec<Diagnostic>, String) {
@@ -14,7 +23,7 @@ fn diagnose(name: &str, bytes: Vec<u8>) -> (Vec<Diagnostic>, String) {
         Ok(source) => source,
         Err(e) => return (vec![e.diagnostic], e.shown),
     };
-    let options = options_from_header(&source);
+    let options = ui_options(name, &source);
     let diagnostics = match driver::check(&source, &options) {
         Ok(checked) => checked.warnings,
         Err(CompileError::Diagnostics(d)) => d,
@@ -79,11 +88,11 @@ fn oversized_source_is_refused() {
 
 /// The JSON rendering (`--error-format json`) of a few files, one object per line, snapshotted
 /// in `tests/ui/out/json/`: a syntax error, a diagnostic with secondary labels and notes, a
-/// warning, an invalid character, and a source that is not UTF-8.
+/// warning, an invalid character, a label in an included header, and a source that is not UTF-8.
 #[test]
 fn json_diagnostics_match_their_snapshots() {
     let dir = repo_root().join("tests/ui");
-    for name in ["e0006_syntax_error", "e0307_local_pointer_to_child", "w0209_missing_return", "e0001_invalid_token", "e0008_invalid_utf8"] {
+    for name in ["e0006_syntax_error", "e0307_local_pointer_to_child", "w0209_missing_return", "e0001_invalid_token", "e0606_macro_arguments", "e0008_invalid_utf8"] {
         let (diagnostics, source) = diagnose(name, std::fs::read(dir.join(format!("{name}.cdp"))).unwrap());
         let json = render::json(&diagnostics, &format!("tests/ui/{name}.cdp"), &source);
         assert_eq!(json.lines().count(), diagnostics.len());

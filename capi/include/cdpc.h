@@ -63,8 +63,12 @@ void cdpc_options_free(struct CdpcOptions *options);
 // | `aggregate-launches` | `off`, `warp`, `block` (`-faggregate-launches=`) |
 // | `pass-remarks` | `aggregate` (`-Rpass=aggregate`: remarks R0500/R0501 among the diagnostics), `none` |
 // | `deny`, `allow` | diagnostic codes, comma-separated (`W0209`) |
-// | `file-name` | the name diagnostics show for the source |
 // | `tool-timeout` | seconds one ptxas or nvlink run may take before it is killed and the compile fails with [`CdpcStatus::Tool`] (`600` by default, `0` for no limit) |
+// | `file-name` | the name diagnostics and `__FILE__` show for the source |
+// | `input-path` | the source's path: `#include "..."` looks beside it (default: the current folder) |
+// | `define` | `NAME` or `NAME=VALUE`, like `-D` (repeatable; `define` and `undefine` apply in order) |
+// | `undefine` | `NAME`, like `-U` (repeatable) |
+// | `include-dir` | a folder for `#include`, like `-I` (repeatable, searched in order) |
 //
 // On failure returns [`CdpcStatus::InvalidArgument`], leaves the options unchanged and, when
 // `error` is not NULL, stores a message there (free it with [`cdpc_string_free`]).

@@ -32,6 +32,7 @@
 //! ```
 
 use cdpc::driver::{self, CompileError, CompileOptions, Emit};
+use cdpc::preprocess::MacroOption;
 use cdpc::render::{self, Color};
 use cdpc::{AddressSize, Code, Diagnostic, LaunchAbi};
 use std::ffi::{c_char, CStr, CString};
@@ -171,13 +172,29 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
         }
         "deny" => options.warnings.deny.extend(codes(value)?),
         "allow" => options.warnings.allow.extend(codes(value)?),
-        "file-name" => o.file_name = value.to_string(),
         "tool-timeout" => options.tool_timeout = driver::parse_tool_timeout(value)?,
+        "file-name" => {
+            o.file_name = value.to_string();
+            options.preprocess.input_name = Some(value.to_string());
+        }
+        "input-path" => options.preprocess.input = Some(PathBuf::from(value)),
+        "define" | "undefine" => {
+            let name = value.split_once('=').map_or(value, |(n, _)| n);
+            if name.is_empty() || !name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+                return Err(format!("`{value}` does not start with a macro name"));
+            }
+            options.preprocess.macros.push(if key == "define" {
+                MacroOption::Define(value.to_string())
+            } else {
+                MacroOption::Undefine(value.to_string())
+            });
+        }
+        "include-dir" => options.preprocess.include_dirs.push(PathBuf::from(value)),
         _ => {
             return Err(format!(
                 "unknown option `{key}`; the options are arch, launch-abi, address-size, opt-level, emit, cuda-home, \
                  ptxas-arg, nvlink-arg, werror, strict-param-limit, aggregate-launches, pass-remarks, deny, allow, \
-                 file-name, tool-timeout"
+                  file-name, input-path, define, undefine, include-dir, tool-timeout"
             ))
         }
     }
@@ -199,8 +216,12 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
 /// | `aggregate-launches` | `off`, `warp`, `block` (`-faggregate-launches=`) |
 /// | `pass-remarks` | `aggregate` (`-Rpass=aggregate`: remarks R0500/R0501 among the diagnostics), `none` |
 /// | `deny`, `allow` | diagnostic codes, comma-separated (`W0209`) |
-/// | `file-name` | the name diagnostics show for the source |
 /// | `tool-timeout` | seconds one ptxas or nvlink run may take before it is killed and the compile fails with [`CdpcStatus::Tool`] (`600` by default, `0` for no limit) |
+/// | `file-name` | the name diagnostics and `__FILE__` show for the source |
+/// | `input-path` | the source's path: `#include "..."` looks beside it (default: the current folder) |
+/// | `define` | `NAME` or `NAME=VALUE`, like `-D` (repeatable; `define` and `undefine` apply in order) |
+/// | `undefine` | `NAME`, like `-U` (repeatable) |
+/// | `include-dir` | a folder for `#include`, like `-I` (repeatable, searched in order) |
 ///
 /// On failure returns [`CdpcStatus::InvalidArgument`], leaves the options unchanged and, when
 /// `error` is not NULL, stores a message there (free it with [`cdpc_string_free`]).
@@ -442,4 +463,40 @@ pub extern "C" fn cdpc_interrupt() -> usize {
 #[no_mangle]
 pub extern "C" fn cdpc_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr() as *const c_char
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(options: *mut CdpcOptions, key: &str, value: &str) -> CdpcStatus {
+        let (key, value) = (CString::new(key).unwrap(), CString::new(value).unwrap());
+        unsafe { cdpc_options_set(options, key.as_ptr(), value.as_ptr(), std::ptr::null_mut()) }
+    }
+
+    /// `define`, `undefine` and `include-dir` reach the preprocessor, in order.
+    #[test]
+    fn preprocessor_options() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("n.h"), "#define FROM_HEADER 3\n").unwrap();
+        let options = cdpc_options_new();
+        assert_eq!(set(options, "emit", "ptx"), CdpcStatus::Ok);
+        assert_eq!(set(options, "define", "N=4"), CdpcStatus::Ok);
+        assert_eq!(set(options, "define", "GONE"), CdpcStatus::Ok);
+        assert_eq!(set(options, "undefine", "GONE"), CdpcStatus::Ok);
+        assert_eq!(set(options, "include-dir", dir.path().to_str().unwrap()), CdpcStatus::Ok);
+        assert_eq!(set(options, "define", "=1"), CdpcStatus::InvalidArgument);
+        let source = CString::new(
+            "#include <n.h>\n#if N != 4 || FROM_HEADER != 3 || defined(GONE)\n#error wrong\n#endif\nextern \"C\" __global__ void k(int *p) { p[0] = N; }\n",
+        )
+        .unwrap();
+        let mut result = std::ptr::null_mut();
+        let status = unsafe { cdpc_compile(source.as_ptr(), options, &mut result) };
+        let text = unsafe { CString::from_raw(cdpc_result_diagnostics_text(result)) };
+        assert_eq!(status, CdpcStatus::Ok, "{text:?}");
+        unsafe {
+            cdpc_result_free(result);
+            cdpc_options_free(options);
+        }
+    }
 }

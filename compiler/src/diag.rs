@@ -5,6 +5,7 @@
 //! [`crate::render`].
 
 use std::fmt;
+use std::sync::Arc;
 
 /// A byte range in one source file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -92,6 +93,19 @@ pub enum Code {
     // Whole-program limits: E04xx
     NestingTooDeep,
     SourceTooLarge,
+    // The preprocessor: E06xx / W06xx / R06xx
+    UnknownDirective,
+    MalformedDirective,
+    IncludeNotFound,
+    ErrorDirective,
+    UnbalancedConditional,
+    InvalidIfExpression,
+    MacroArguments,
+    InvalidPaste,
+    PreprocessorLimit,
+    MacroRedefined,
+    WarningDirective,
+    HostHeaderSkipped,
     // Optimisation remarks: R05xx
     AggregationRemark,
     AggregatedPerWarp,
@@ -149,6 +163,18 @@ impl Code {
             KernelCalledDirectly => "E0312",
             NestingTooDeep => "E0400",
             SourceTooLarge => "E0401",
+            UnknownDirective => "E0600",
+            MalformedDirective => "E0601",
+            IncludeNotFound => "E0602",
+            ErrorDirective => "E0603",
+            UnbalancedConditional => "E0604",
+            InvalidIfExpression => "E0605",
+            MacroArguments => "E0606",
+            InvalidPaste => "E0607",
+            PreprocessorLimit => "E0608",
+            MacroRedefined => "W0609",
+            WarningDirective => "W0610",
+            HostHeaderSkipped => "R0611",
             AggregationRemark => "R0500",
             AggregatedPerWarp => "R0501",
             OutputIsInput => "E0700",
@@ -215,6 +241,18 @@ impl Code {
         Code::SourceTooLarge,
         Code::AggregationRemark,
         Code::AggregatedPerWarp,
+        Code::UnknownDirective,
+        Code::MalformedDirective,
+        Code::IncludeNotFound,
+        Code::ErrorDirective,
+        Code::UnbalancedConditional,
+        Code::InvalidIfExpression,
+        Code::MacroArguments,
+        Code::InvalidPaste,
+        Code::PreprocessorLimit,
+        Code::MacroRedefined,
+        Code::WarningDirective,
+        Code::HostHeaderSkipped,
         Code::OutputIsInput,
         Code::OutputNotCompilerOutput,
         Code::ToolTimedOut,
@@ -245,6 +283,19 @@ pub struct Label {
     pub message: String,
     /// The primary label is where the problem is; secondary labels give context.
     pub primary: bool,
+    /// The file the span is in when it is not the main file (a header, or a macro definition
+    /// from the command line); `None` for the main file, the only file without a preprocessor.
+    pub file: Option<Arc<SourceFile>>,
+}
+
+/// A file other than the main one that a [`Label`] points into, with its text, so that
+/// renderers can show its lines without reading anything.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceFile {
+    /// The name shown in diagnostics (`kernels.cuh`, `<cdpc>/cuda_runtime.h`, `<command line>`).
+    pub name: String,
+    /// The whole text.
+    pub text: String,
 }
 
 /// One problem found in the source: a stable code, a severity, a message, labelled spans and
@@ -270,7 +321,7 @@ impl Diagnostic {
             code,
             severity: code.default_severity(),
             message: message.into(),
-            labels: vec![Label { span, message: String::new(), primary: true }],
+            labels: vec![Label { span, message: String::new(), primary: true, file: None }],
             notes: Vec::new(),
         }
     }
@@ -285,7 +336,7 @@ impl Diagnostic {
 
     /// Adds a secondary label.
     pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
-        self.labels.push(Label { span, message: message.into(), primary: false });
+        self.labels.push(Label { span, message: message.into(), primary: false, file: None });
         self
     }
 

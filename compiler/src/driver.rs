@@ -30,6 +30,7 @@ use crate::aggregate::{self, Granularity};
 use crate::back::{self, BackendError, CodegenOptions};
 use crate::diag::{Code, Diagnostic, Severity};
 use crate::hir;
+use crate::preprocess::{self, PreprocessOptions};
 use crate::sema::{self, SemaOptions};
 use crate::target::{AddressSize, Target};
 use crate::toolchain::{BuildOptions, OutputFile, OutputGuard, ToolError, ToolRun, ToolSearch, Toolchain};
@@ -123,6 +124,8 @@ pub struct CompileOptions {
     /// Which existing files [`compile_file`] and its siblings may replace (`--overwrite`);
     /// an input never.
     pub overwrite: Overwrite,
+    /// The preprocessor: the input's path, `-D`, `-U`, `-I`.
+    pub preprocess: PreprocessOptions,
 }
 
 impl Default for CompileOptions {
@@ -139,6 +142,7 @@ impl Default for CompileOptions {
             pass_remarks: false,
             tool_timeout: Some(DEFAULT_TOOL_TIMEOUT),
             overwrite: Overwrite::CompilerOutputs,
+            preprocess: PreprocessOptions::default(),
         }
     }
 }
@@ -225,6 +229,8 @@ impl From<BackendError> for CompileError {
 pub enum Phase {
     /// Reading the source file.
     Read,
+    /// The C preprocessor.
+    Preprocess,
     /// Lexing and parsing.
     Parse,
     /// Semantic checks and lowering to HIR.
@@ -244,6 +250,7 @@ impl Phase {
     pub fn name(self) -> &'static str {
         match self {
             Phase::Read => "read",
+            Phase::Preprocess => "preprocess",
             Phase::Parse => "parse",
             Phase::Sema => "sema",
             Phase::LlvmIr => "llvm-ir",
@@ -318,26 +325,57 @@ pub fn check(source: &str, options: &CompileOptions) -> Result<Checked, CompileE
 fn check_here(source: &str, options: &CompileOptions) -> Result<Checked, CompileError> {
     let mut timings = Timings::default();
     let started = Instant::now();
-    let (unit, mut diagnostics) = crate::front::parse(source);
-    let parsed = timings.record(Phase::Parse, started);
+    // An oversized source is refused by the front end before any work (E0401).
+    let pp = (source.len() <= crate::front::MAX_SOURCE_BYTES).then(|| preprocess::preprocess(source, &options.preprocess, &options.target));
+    let mut diagnostics = Vec::new();
+    let text = match &pp {
+        Some(pp) => {
+            diagnostics.extend(pp.diagnostics.iter().cloned());
+            if diagnostics.iter().any(Diagnostic::is_error) {
+                return Err(CompileError::Diagnostics(options.warnings.apply(diagnostics)));
+            }
+            pp.text.as_str()
+        }
+        None => source,
+    };
+    let preprocessed = timings.record(Phase::Preprocess, started);
+    let (unit, front) = crate::front::parse(text);
+    let mut found = front;
+    let parsed = timings.record(Phase::Parse, preprocessed);
     let mut module = None;
     if let Some(unit) = unit {
         let (checked, more) = sema::analyze(&unit, &SemaOptions { target: options.target });
-        diagnostics.extend(more);
+        found.extend(more);
         module = checked;
-        if let Some(m) = module.as_mut().filter(|_| !diagnostics.iter().any(Diagnostic::is_error)) {
+        if let Some(m) = module.as_mut().filter(|_| !found.iter().any(Diagnostic::is_error)) {
             let remarks = aggregate::aggregate(m, options.aggregate);
             if options.pass_remarks {
-                diagnostics.extend(remarks);
+                found.extend(remarks);
             }
         }
         timings.record(Phase::Sema, parsed);
+    }
+    match &pp {
+        Some(pp) => diagnostics.extend(found.into_iter().map(|d| explain_skipped_headers(pp.map.remap(d), &pp.skipped_headers))),
+        None => diagnostics.extend(found),
     }
     let diagnostics = options.warnings.apply(diagnostics);
     match module {
         Some(module) if !diagnostics.iter().any(Diagnostic::is_error) => Ok(Checked { module, warnings: diagnostics, timings }),
         _ => Err(CompileError::Diagnostics(diagnostics)),
     }
+}
+
+/// An unknown name may be one that a skipped host-only header declares: say which were skipped.
+fn explain_skipped_headers(d: Diagnostic, skipped: &[String]) -> Diagnostic {
+    if d.code != Code::UnknownName || skipped.is_empty() {
+        return d;
+    }
+    let (list, were) = match skipped {
+        [one] => (one.clone(), "was"),
+        _ => (skipped.join(", "), "were"),
+    };
+    d.with_note(format!("{list} {were} skipped as host-only (R0611): a name declared there cannot be used in device code"))
 }
 
 /// The output of a compilation and the warnings it produced.
@@ -480,7 +518,9 @@ pub fn compile_file(input: &Path, output: &Path, options: &CompileOptions) -> Re
     let started = Instant::now();
     let source = read_source(input)?;
     let read = started.elapsed();
-    let mut compiled = compile_inputs_to_file(&source, &[input], output, options)?;
+    let mut options = options.clone();
+    options.preprocess.input.get_or_insert_with(|| input.to_path_buf());
+    let mut compiled = compile_inputs_to_file(&source, &[input], output, &options)?;
     compiled.timings.0.insert(0, (Phase::Read, read));
     Ok(compiled)
 }

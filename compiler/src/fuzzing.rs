@@ -12,11 +12,13 @@ use crate::diag::Diagnostic;
 use crate::driver::{self, CompileError, CompileOptions};
 use crate::{front, hir, render};
 
-/// Panics unless every label of every diagnostic lies inside `source`, on char boundaries.
+/// Panics unless every label of every diagnostic lies inside its file (`source`, or the header
+/// the label names), on char boundaries.
 pub fn assert_spans_valid(source: &str, diagnostics: &[Diagnostic]) {
     for d in diagnostics {
         assert!(d.labels.iter().any(|l| l.primary), "{} has no primary label: {d:?}", d.code);
         for label in &d.labels {
+            let source = label.file.as_deref().map_or(source, |f| f.text.as_str());
             let (start, end) = (label.span.start as usize, label.span.end as usize);
             assert!(start <= end && end <= source.len(), "{} span {start}..{end} outside a source of {} bytes", d.code, source.len());
             assert!(
@@ -55,8 +57,34 @@ pub fn parse(source: &str) {
     assert_eq!(tree.is_some(), !has_error, "a tree must come back exactly when there is no error: {diagnostics:?}");
 }
 
-/// The whole front half (parse and sema) with `options`; the checked module when it passed.
+/// The preprocessor alone, reading no file (only the shipped headers): diagnostics inside
+/// their files, a failure only with an error, output within the limit and free of directives
+/// other than `#pragma`, every output range mapping inside a file, both renderings succeed.
+pub fn preprocess(source: &str) {
+    use crate::preprocess::{self as pp, FileAccess, PreprocessOptions};
+    let options = PreprocessOptions { files: FileAccess::ShippedOnly, ..Default::default() };
+    let result = driver::on_large_stack(|| pp::preprocess(source, &options, &Default::default()));
+    assert_spans_valid(source, &result.diagnostics);
+    render_both(source, &result.diagnostics);
+    assert!(result.text.len() <= pp::MAX_OUTPUT_BYTES);
+    if result.text.is_empty() {
+        return;
+    }
+    let step = (result.text.len() / 64).max(1);
+    for start in (0..result.text.len()).step_by(step) {
+        let end = (start + 7).min(result.text.len());
+        let loc = result.map.map_span(crate::diag::Span::new(start, end));
+        let file = &result.map.files[loc.file as usize].file.text;
+        assert!(loc.start <= loc.end && loc.end as usize <= file.len(), "output {start}..{end} maps outside its file: {loc:?}");
+    }
+}
+
+/// The whole front half (preprocessor, parse and sema) with `options`, reading no header from
+/// disk; the checked module when it passed.
 pub fn check_with(source: &str, options: &CompileOptions) -> Option<hir::Module> {
+    let mut options = options.clone();
+    options.preprocess.files = crate::preprocess::FileAccess::ShippedOnly;
+    let options = &options;
     match driver::check(source, options) {
         Ok(checked) => {
             assert_spans_valid(source, &checked.warnings);

@@ -91,6 +91,7 @@ pub mod fuzzing;
 pub mod hir;
 pub mod layout;
 pub mod mangle;
+pub mod preprocess;
 pub mod render;
 #[allow(missing_docs)]
 pub mod sema;

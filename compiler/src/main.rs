@@ -8,7 +8,8 @@ use cdpc::driver::{self, CompileError, CompileOptions, Emit, WarningPolicy};
 use cdpc::render::{self, Color};
 use cdpc::toolchain::ToolSearch;
 use cdpc::{AddressSize, Code, Diagnostic, LaunchAbi, SmVersion, Target};
-use clap::{Parser, ValueEnum};
+use cdpc::preprocess::{MacroOption, PreprocessOptions};
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -78,6 +79,8 @@ struct Cli {
     /// How diagnostics are written to stderr: text for people, or JSON (one object per line)
     #[arg(long, value_enum, default_value_t = ErrorFormat::Human)]
     error_format: ErrorFormat,
+    #[command(flatten)]
+    preprocess: PreprocessArgs,
     /// Kill ptxas or nvlink and fail (E0702) when one run takes longer than this; 0: no limit
     #[arg(long, value_name = "SECONDS", default_value = "600", value_parser = parse_time_limit)]
     tool_timeout: TimeLimit,
@@ -93,6 +96,38 @@ struct TimeLimit(Option<std::time::Duration>);
 
 fn parse_time_limit(text: &str) -> Result<TimeLimit, String> {
     driver::parse_tool_timeout(text).map(TimeLimit)
+}
+
+/// The preprocessor's options, shared by `cdpc` and `cdpc run`.
+#[derive(clap::Args, Debug, Clone)]
+pub(crate) struct PreprocessArgs {
+    /// Define a macro: `-D NAME` (as 1) or `-D NAME=VALUE` (repeatable; -D and -U apply in order)
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    define: Vec<String>,
+    /// Undefine a macro, a predefined one included (repeatable)
+    #[arg(short = 'U', value_name = "NAME")]
+    undefine: Vec<String>,
+    /// Look for #include headers in this folder (repeatable, in order; `-Idir` or `-I dir`)
+    #[arg(short = 'I', value_name = "DIR")]
+    include: Vec<PathBuf>,
+}
+
+impl PreprocessArgs {
+    /// The options for `input`, with `-D` and `-U` in the order they were written (clap keeps
+    /// each option's values apart; their indices in `matches` give the order).
+    pub(crate) fn options(&self, matches: &ArgMatches, input: &std::path::Path) -> PreprocessOptions {
+        let mut ordered: Vec<(usize, MacroOption)> = Vec::new();
+        let indices = |id: &str| matches.indices_of(id).map(|i| i.collect::<Vec<_>>()).unwrap_or_default();
+        ordered.extend(indices("define").into_iter().zip(&self.define).map(|(i, v)| (i, MacroOption::Define(v.clone()))));
+        ordered.extend(indices("undefine").into_iter().zip(&self.undefine).map(|(i, v)| (i, MacroOption::Undefine(v.clone()))));
+        ordered.sort_by_key(|(i, _)| *i);
+        PreprocessOptions {
+            input: Some(input.to_path_buf()),
+            macros: ordered.into_iter().map(|(_, m)| m).collect(),
+            include_dirs: self.include.clone(),
+            ..PreprocessOptions::default()
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -163,7 +198,8 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
     if args.get(1).map(String::as_str) == Some("run") {
         return run_cmd::main(args);
     }
-    let cli = Cli::parse_from(args);
+    let matches = Cli::command().get_matches_from(args);
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let color = match cli.color {
         ColorArg::Always => Color::Always,
         ColorArg::Never => Color::Never,
@@ -206,6 +242,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         pass_remarks: !cli.rpass.is_empty(),
         tool_timeout: cli.tool_timeout.0,
         overwrite: if cli.overwrite { driver::Overwrite::Any } else { driver::Overwrite::CompilerOutputs },
+        preprocess: cli.preprocess.options(&matches, &cli.input),
     };
     let file_name = cli.input.display().to_string();
     let format = cli.error_format;

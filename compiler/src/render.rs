@@ -2,9 +2,9 @@
 //! as JSON lines ([`json`]). The only module that formats diagnostics: every phase reports
 //! plain [`Diagnostic`] data.
 
-use crate::diag::{Diagnostic, Severity};
+use crate::diag::{Diagnostic, Label, Severity, SourceFile};
 use codespan_reporting::diagnostic as cs;
-use codespan_reporting::files::SimpleFile;
+use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::{self, termcolor};
 
 /// Whether rendered text carries ANSI colours.
@@ -17,7 +17,9 @@ pub enum Color {
 }
 
 /// Renders `diagnostics` against `source` (named `file_name`) the way rustc does: the code,
-/// the message, the source lines with labels underneath, then the notes.
+/// the message, the source lines with labels underneath, then the notes. Labels in other files
+/// (headers, macro definitions: [`Label::file`](crate::diag::Label::file)) are shown in those
+/// files, with their own names.
 pub fn human(diagnostics: &[Diagnostic], file_name: &str, source: &str, color: Color) -> String {
     let bytes = match color {
         Color::Never => {
@@ -38,28 +40,69 @@ pub fn human(diagnostics: &[Diagnostic], file_name: &str, source: &str, color: C
 /// measures) whole lines, so 200 diagnostics on a 10 MB line would print 2 GB.
 pub const MAX_SHOWN_LINE_BYTES: usize = 1024;
 
+/// The files the labels of some diagnostics point into: the main file first (id 0), then each
+/// other file once.
+struct Sources<'a> {
+    files: SimpleFiles<&'a str, &'a str>,
+    lines: Vec<LineIndex<'a>>,
+    names: Vec<&'a str>,
+    others: Vec<&'a SourceFile>,
+}
+
+impl<'a> Sources<'a> {
+    fn new(diagnostics: &'a [Diagnostic], file_name: &'a str, source: &'a str) -> Sources<'a> {
+        let mut sources = Sources { files: SimpleFiles::new(), lines: Vec::new(), names: Vec::new(), others: Vec::new() };
+        sources.add(file_name, source);
+        for label in diagnostics.iter().flat_map(|d| &d.labels) {
+            if let Some(file) = label.file.as_deref() {
+                if !sources.others.iter().any(|f| std::ptr::eq(*f, file) || *f == file) {
+                    sources.others.push(file);
+                    sources.add(&file.name, &file.text);
+                }
+            }
+        }
+        sources
+    }
+
+    fn add(&mut self, name: &'a str, text: &'a str) {
+        self.files.add(name, text);
+        self.lines.push(LineIndex::new(text));
+        self.names.push(name);
+    }
+
+    /// The id of the file a label is in.
+    fn id(&self, label: &Label) -> usize {
+        match label.file.as_deref() {
+            None => 0,
+            Some(file) => self.others.iter().position(|f| std::ptr::eq(*f, file) || *f == file).map_or(0, |i| i + 1),
+        }
+    }
+}
+
 fn emit_all(writer: &mut dyn termcolor::WriteColor, diagnostics: &[Diagnostic], file_name: &str, source: &str) {
-    let file = SimpleFile::new(file_name, source);
+    let sources = Sources::new(diagnostics, file_name, source);
     let config = term::Config::default();
-    let lines = LineIndex::new(source);
     for d in diagnostics {
-        let mut shown = to_codespan(d, source.len());
-        if let Some(long) = lines.longest_line_of(d) {
+        let mut shown = to_codespan(d, &sources);
+        let long = d.labels.iter().filter_map(|l| sources.lines[sources.id(l)].longest_line_of(l)).max();
+        if let Some(long) = long {
             // Labels become notes with their positions; the line itself is left out.
             let mut notes: Vec<String> = d
                 .labels
                 .iter()
                 .map(|l| {
+                    let id = sources.id(l);
+                    let lines = &sources.lines[id];
                     let (line, column) = lines.position(lines.clamp(l.span.start as usize));
                     let text = if l.message.is_empty() { "here" } else { l.message.as_str() };
-                    format!("{file_name}:{line}:{column}: {text}")
+                    format!("{}:{line}:{column}: {text}", sources.names[id])
                 })
                 .collect();
             notes.push(format!("(the source line is {long} bytes long and is not shown)"));
             notes.extend(shown.notes);
             shown = cs::Diagnostic::new(shown.severity).with_code(d.code.as_str()).with_message(d.message.clone()).with_notes(notes);
         }
-        if term::emit(writer, &config, &file, &shown).is_err() {
+        if term::emit(writer, &config, &sources.files, &shown).is_err() {
             // Only a span outside the file could fail; print the message rather than nothing.
             let _ = writeln!(writer, "{}[{}]: {}", severity_word(d.severity), d.code, d.message);
         }
@@ -74,20 +117,23 @@ fn severity_word(severity: Severity) -> &'static str {
     }
 }
 
-fn to_codespan(d: &Diagnostic, source_len: usize) -> cs::Diagnostic<()> {
+fn to_codespan(d: &Diagnostic, sources: &Sources) -> cs::Diagnostic<usize> {
     let severity = match d.severity {
         Severity::Error => cs::Severity::Error,
         Severity::Warning => cs::Severity::Warning,
         // codespan has no remark: rendered as `note[R0500]`, like clang's remarks next to notes
         Severity::Remark => cs::Severity::Note,
     };
-    let clamp = |r: std::ops::Range<usize>| r.start.min(source_len)..r.end.min(source_len).max(r.start.min(source_len));
     let labels = d
         .labels
         .iter()
         .map(|l| {
             let style = if l.primary { cs::LabelStyle::Primary } else { cs::LabelStyle::Secondary };
-            cs::Label::new(style, (), clamp(l.span.range())).with_message(l.message.clone())
+            let id = sources.id(l);
+            let lines = &sources.lines[id];
+            let start = lines.clamp(l.span.start as usize);
+            let end = lines.clamp(l.span.end as usize).max(start);
+            cs::Label::new(style, id, start..end).with_message(l.message.clone())
         })
         .collect();
     cs::Diagnostic::new(severity)
@@ -111,6 +157,8 @@ struct JsonDiagnostic<'a> {
 
 #[derive(serde::Serialize)]
 struct JsonLabel<'a> {
+    /// The file the label is in: the main file, or a header.
+    file: &'a str,
     /// Byte offsets into the file, end exclusive.
     byte_start: usize,
     byte_end: usize,
@@ -124,21 +172,25 @@ struct JsonLabel<'a> {
 }
 
 /// Renders `diagnostics` as JSON lines: one object per diagnostic, each on its own line, with
-/// `code`, `severity` (`"error"` or `"warning"`), `message`, `file`, `labels` (byte offsets,
-/// 1-based line and column of both ends, message, `primary`) and `notes`.
+/// `code`, `severity` (`"error"`, `"warning"` or `"remark"`), `message`, `file` (the main
+/// file), `labels` (each with its `file`, byte offsets, 1-based line and column of both ends,
+/// message, `primary`) and `notes`.
 pub fn json(diagnostics: &[Diagnostic], file_name: &str, source: &str) -> String {
-    let lines = LineIndex::new(source);
+    let sources = Sources::new(diagnostics, file_name, source);
     let mut out = String::new();
     for d in diagnostics {
         let labels = d
             .labels
             .iter()
             .map(|l| {
+                let id = sources.id(l);
+                let lines = &sources.lines[id];
                 let start = lines.clamp(l.span.start as usize);
                 let end = lines.clamp(l.span.end as usize).max(start);
                 let (line_start, column_start) = lines.position(start);
                 let (line_end, column_end) = lines.position(end);
                 JsonLabel {
+                    file: sources.names[id],
                     byte_start: start,
                     byte_end: end,
                     line_start,
@@ -217,17 +269,15 @@ impl<'a> LineIndex<'a> {
         at
     }
 
-    /// The length of the longest source line a label of `d` touches, if over
+    /// The length of the longest source line label `l` touches, if over
     /// [`MAX_SHOWN_LINE_BYTES`].
-    fn longest_line_of(&self, d: &Diagnostic) -> Option<usize> {
+    fn longest_line_of(&self, l: &Label) -> Option<usize> {
         let line_of = |offset: usize| self.starts.partition_point(|&s| s <= self.clamp(offset)) - 1;
         let mut longest = 0;
-        for l in &d.labels {
-            for line in line_of(l.span.start as usize)..=line_of(l.span.end as usize) {
-                let start = self.starts[line];
-                let end = self.starts.get(line + 1).copied().unwrap_or(self.source.len());
-                longest = longest.max(end - start);
-            }
+        for line in line_of(l.span.start as usize)..=line_of(l.span.end as usize) {
+            let start = self.starts[line];
+            let end = self.starts.get(line + 1).copied().unwrap_or(self.source.len());
+            longest = longest.max(end - start);
         }
         (longest > MAX_SHOWN_LINE_BYTES).then_some(longest)
     }
@@ -273,5 +323,18 @@ mod tests {
         assert_eq!((l["byte_start"].as_u64(), l["byte_end"].as_u64()), (Some(0), Some(8)));
         assert_eq!((l["line_end"].as_u64(), l["column_end"].as_u64()), (Some(3), Some(1)));
         assert_eq!(l["primary"], false);
+    }
+
+    #[test]
+    fn labels_in_other_files_are_shown_in_those_files() {
+        let header = std::sync::Arc::new(SourceFile { name: "inc/k.h".into(), text: "#define BAD x\n".into() });
+        let mut d = Diagnostic::new(Code::UnknownName, Span::new(4, 7), "cannot find `x`");
+        d.labels.push(Label { span: Span::new(12, 13), message: "expanded from macro `BAD`".into(), primary: false, file: Some(header) });
+        let text = human(std::slice::from_ref(&d), "a.cu", "int BAD;\n", Color::Never);
+        assert!(text.contains("a.cu:1:5") && text.contains("inc/k.h:1:13") && text.contains("expanded from macro `BAD`"), "{text}");
+        let v: serde_json::Value = serde_json::from_str(json(&[d], "a.cu", "int BAD;\n").trim_end()).unwrap();
+        assert_eq!(v["file"], "a.cu");
+        assert_eq!((v["labels"][0]["file"].as_str(), v["labels"][1]["file"].as_str()), (Some("a.cu"), Some("inc/k.h")));
+        assert_eq!((v["labels"][1]["line_start"].as_u64(), v["labels"][1]["column_start"].as_u64()), (Some(1), Some(13)));
     }
 }

@@ -7,14 +7,14 @@ use cdpc::driver::{self, CompileError, CompileOptions, Emit};
 use cdpc::render::{self, Color};
 use cdpc::toolchain::ToolSearch;
 use cdpc::{LaunchAbi, SmVersion, Target};
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use runtime_shim::loader::manifest::{CliLaunch, Limits};
 use runtime_shim::loader::{check_against_manifest, run_sample, LoadError, Manifest, RunOptions};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(Parser, Debug)]
+#[derive(clap::Parser, Debug)]
 #[command(
     name = "cdpc run",
     about = "Compile a .cdp file and run one kernel on the GPU, printing what it printed and the buffers asked for",
@@ -23,6 +23,8 @@ use std::process::ExitCode;
 struct RunCli {
     /// The source file
     input: PathBuf,
+    #[command(flatten)]
+    preprocess: crate::PreprocessArgs,
     /// Run as this sample manifest says (samples/MANIFEST.md) and check the result
     #[arg(long, value_name = "FILE", conflicts_with_all = ["kernel", "buf", "arg", "global"])]
     manifest: Option<PathBuf>,
@@ -83,7 +85,8 @@ struct RunCli {
 /// `args` is the whole command line: `cdpc run ...`.
 pub fn main(args: Vec<String>) -> ExitCode {
     let argv: Vec<String> = std::iter::once("cdpc run".to_string()).chain(args.into_iter().skip(2)).collect();
-    let cli = RunCli::parse_from(argv);
+    let matches = RunCli::command().get_matches_from(argv);
+    let cli = RunCli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     // The launch first: a mistake in it should not wait for a compilation.
     let manifest = match &cli.manifest {
         Some(path) => Manifest::load(path),
@@ -141,6 +144,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
         opt_level: cli.opt_level,
         emit: Emit::Cubin,
         tools: ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() },
+        preprocess: cli.preprocess.options(&matches, &cli.input),
         ..CompileOptions::default()
     };
     // The cubin stays in memory: the loader takes bytes.

@@ -131,7 +131,31 @@ fn time_prints_each_phase_in_order() {
             phase.to_string()
         })
         .collect();
-    assert_eq!(phases, ["read", "parse", "sema", "llvm-ir", "llvm-opt-ptx", "total"]);
+    assert_eq!(phases, ["read", "preprocess", "parse", "sema", "llvm-ir", "llvm-opt-ptx", "total"]);
+}
+
+/// `-D`, `-U` and `-I` (both spellings) reach the preprocessor, `-D`/`-U` in the order written,
+/// and `"..."` headers are found beside the input from another working directory.
+#[test]
+fn preprocessor_options_apply_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src/inc")).unwrap();
+    std::fs::create_dir_all(dir.path().join("extra")).unwrap();
+    std::fs::write(dir.path().join("src/local.h"), "#define LOCAL 1\n").unwrap();
+    std::fs::write(dir.path().join("src/inc/width.h"), "#define WIDTH 32\n").unwrap();
+    std::fs::write(dir.path().join("extra/depth.h"), "#define DEPTH 2\n").unwrap();
+    let program = "#include \"local.h\"\n#include <width.h>\n#include <depth.h>\n\
+                   #if N != 8 || !LOCAL || defined(GONE)\n#error wrong macros\n#endif\n\
+                   extern \"C\" __global__ void k(int *p) { p[threadIdx.x % WIDTH] = N * DEPTH; }\n";
+    std::fs::write(dir.path().join("src/app.cdp"), program).unwrap();
+    let args = ["src/app.cdp", "--emit", "ptx", "-o", "-", "-D", "N=4", "-U", "N", "-DN=8", "-DGONE", "-UGONE", "-Isrc/inc", "-I", "extra"];
+    let out = cdpc(dir.path(), &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // With the -U last, N is undefined (0 in #if) and the #error fires.
+    let out = cdpc(dir.path(), &["src/app.cdp", "--emit", "ptx", "-o", "-", "-DN=8", "-UN", "-Isrc/inc", "-Iextra"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("error[E0603]: #error: wrong macros"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("src/app.cdp:5:1"), "{}", stderr(&out));
 }
 
 #[test]

@@ -68,6 +68,11 @@ const TROUBLE: &[&str] = &[
     // CUDA's integer and warp intrinsics, old and new (sema/intrinsics.rs).
     "__popc(", "__brevll(", "__ffs(0)", "__activemask()", "__ballot_sync(", "__shfl_down_sync(0xffffffff, ",
     "__any(", "__shfl(", "1'000",
+    // The preprocessor's.
+    "\n#define F(x, ...) x ## __VA_ARGS__ #x\n", "\n#define A A B\n#define B A\n", "\n#if ", "\n#elif 1\n", "\n#else\n",
+    "\n#endif\n", "\n#ifdef A\n", "\n#undef A\n", "\n#include <cstdio>\n", "\n#include \"x.h\"\n", "\n#include <thrust/x.h>\n",
+    "\n#pragma once\n", "\n#error e\n", "\\\n", "##", "#", "__VA_ARGS__", "__LINE__", "__FILE__", "defined(", "F(", "A",
+    "__has_include(", "R\"x(", ")x\"", "'\\377'",
 ];
 
 fn tokens(text: &[u8]) -> Vec<&[u8]> {
@@ -158,6 +163,7 @@ fn aggregation(i: usize) -> (Granularity, bool) {
 
 fn run_one(source: &str, codegen: bool, opt_level: u8, (aggregate, pass_remarks): (Granularity, bool)) -> Result<(), String> {
     catch_unwind(AssertUnwindSafe(|| {
+        cdpc::fuzzing::preprocess(source);
         cdpc::fuzzing::lex(source);
         cdpc::fuzzing::parse(source);
         if codegen {
@@ -212,5 +218,31 @@ fn corpus_and_mutations_never_panic() {
         corpus.len(),
         started.elapsed().as_secs_f64()
     );
+    assert!(failures.is_empty(), "{} inputs panicked:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// The preprocessor alone, on many more mutations than the whole compiler gets: it is the
+/// phase that reads every byte first. `CDPC_FUZZ_PP_ITERS=N` sets the count (1,000,000 for
+/// the run in fuzz/RESULTS.md, in release mode).
+#[test]
+fn preprocessor_mutations_never_panic() {
+    let seed: u64 = std::env::var("CDPC_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5EED_0CC0);
+    let iterations: usize = std::env::var("CDPC_FUZZ_PP_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(5000);
+    let corpus = corpus();
+    let mut rng = Rng(seed | 1);
+    let started = std::time::Instant::now();
+    let mut failures = Vec::new();
+    for i in 0..iterations {
+        let (name, bytes) = &corpus[rng.below(corpus.len())];
+        let data = mutate(&mut rng, &corpus, bytes);
+        let source = String::from_utf8_lossy(&data);
+        let outcome = catch_unwind(AssertUnwindSafe(|| cdpc::fuzzing::preprocess(&source)));
+        if outcome.is_err() {
+            let file = std::env::temp_dir().join(format!("cdpc-fuzz-pp-{seed}-{i}.cdp"));
+            let _ = std::fs::write(&file, &data);
+            failures.push(format!("mutation {i} of {name} (seed {seed}), saved to {}", file.display()));
+        }
+    }
+    println!("fuzz smoke (preprocessor): seed {seed}, {iterations} mutations in {:.1} s", started.elapsed().as_secs_f64());
     assert!(failures.is_empty(), "{} inputs panicked:\n{}", failures.len(), failures.join("\n"));
 }

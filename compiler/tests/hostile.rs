@@ -316,10 +316,10 @@ fn invalid_utf8_sequences_are_spanned_whole_and_offsets_kept() {
     assert_eq!(driver::decode_source("é\u{20AC}".as_bytes().to_vec()).unwrap(), "é\u{20AC}");
 }
 
-#[test]
-fn cli_fifty_megabytes_of_deep_nesting_is_refused_quickly() {
+/// 50 MB of `(` after `prefix`, through the CLI under `ulimit -v`: `E0400`, quickly.
+fn fifty_megabytes_of_parens_are_refused(prefix: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let mut src = String::from(KERNEL_START);
+    let mut src = format!("{prefix}{KERNEL_START}");
     while src.len() < 50 << 20 {
         src.push_str(&"(".repeat(1 << 20));
     }
@@ -328,6 +328,17 @@ fn cli_fifty_megabytes_of_deep_nesting_is_refused_quickly() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{}", &stderr[..stderr.len().min(2000)]);
     assert!(stderr.contains("\"code\":\"E0400\""), "{}", &stderr[..stderr.len().min(2000)]);
+}
+
+#[test]
+fn cli_fifty_megabytes_of_deep_nesting_is_refused_quickly() {
+    fifty_megabytes_of_parens_are_refused("");
+}
+
+/// The same after a directive, so that the preprocessor tokenizes all of it (12 bytes a token).
+#[test]
+fn cli_fifty_megabytes_of_deep_nesting_after_a_define_is_refused_quickly() {
+    fifty_megabytes_of_parens_are_refused("#define N 1\n");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -371,4 +382,85 @@ fn regression_many_errors_on_a_long_line_are_capped_and_not_printed_whole() {
     let diags = check(format!("{KERNEL_START}{}}}\n", "undefined_name;\n".repeat(20_000)));
     assert_eq!(diags.len(), cdpc::diag::MAX_DIAGNOSTICS);
     assert_code(&diags, Code::UnknownName);
+}
+
+// The preprocessor's limits (README, "Limits"; `cdpc::preprocess`).
+
+/// Checks `source`, whose `"..."` headers are looked up in `dir`.
+fn check_in(dir: &std::path::Path, source: String) -> Vec<Diagnostic> {
+    let input = dir.join("main.cu");
+    bounded(60, move || {
+        let mut options = CompileOptions::default();
+        options.preprocess.input = Some(input);
+        match driver::check(&source, &options) {
+            Ok(checked) => checked.warnings,
+            Err(CompileError::Diagnostics(d)) => d,
+            Err(other) => panic!("{other}"),
+        }
+    })
+}
+
+#[test]
+fn include_cycles_without_guards_end_at_the_depth_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each header includes both, twice: without a depth limit this is 4^200 inclusions.
+    std::fs::write(dir.path().join("a.h"), "#include \"b.h\"\n#include \"a.h\"\n").unwrap();
+    std::fs::write(dir.path().join("b.h"), "#include \"a.h\"\n#include \"b.h\"\n").unwrap();
+    let d = check_in(dir.path(), "#include \"a.h\"\n__global__ void k() {}\n".into());
+    assert_eq!(codes(&d), [Code::PreprocessorLimit], "{d:?}");
+    assert!(d[0].message.contains("nested too deeply"));
+    // With guards the same cycle is fine.
+    std::fs::write(dir.path().join("a.h"), "#pragma once\n#include \"b.h\"\n#include \"a.h\"\n").unwrap();
+    std::fs::write(dir.path().join("b.h"), "#ifndef B\n#define B\n#include \"a.h\"\n#include \"b.h\"\n#endif\n").unwrap();
+    assert!(check_in(dir.path(), "#include \"a.h\"\n__global__ void k() {}\n".into()).is_empty());
+}
+
+#[test]
+fn recursive_macros_stop_expanding() {
+    // A becomes `A * 2 + 1`: the inner A is painted blue and left for sema, which does not know it.
+    let d = check("#define A B + 1\n#define B A * 2\n#define F(x) F(x) + 1\n__global__ void k(int *p) { p[0] = A; p[1] = F(2); }\n".into());
+    assert_eq!(codes(&d), [Code::UnknownName, Code::UnknownName], "{d:?}");
+    assert!(d[0].message.contains("`A`") && d[1].message.contains("`F`"), "{d:?}");
+}
+
+#[test]
+fn ten_thousand_nested_ifs() {
+    let n = 10_000;
+    let source = format!("{}__global__ void k(int *p) {{ p[0] = 1; }}\n{}", "#if 1\n".repeat(n), "#endif\n".repeat(n));
+    assert!(check(source).is_empty());
+    let unclosed = format!("{}__global__ void k() {{}}\n", "#ifdef X\n".repeat(n));
+    assert_eq!(codes(&check(unclosed)), [Code::UnbalancedConditional]);
+}
+
+#[test]
+fn a_macro_expanding_to_megabytes_is_refused() {
+    // Each level doubles: X24 would be 16 million tokens.
+    let mut source = String::from("#define X0 1+\n");
+    for i in 1..=24 {
+        source.push_str(&format!("#define X{i} X{} X{}\n", i - 1, i - 1));
+    }
+    source.push_str("__global__ void k(int *p) { p[0] = X24 1; }\n");
+    let d = check(source);
+    assert_eq!(codes(&d), [Code::PreprocessorLimit], "{d:?}");
+    // Half a megabyte of expansion is fine.
+    let mut source = String::from("#define X0 1+\n");
+    for i in 1..=16 {
+        source.push_str(&format!("#define X{i} X{} X{}\n", i - 1, i - 1));
+    }
+    source.push_str("__global__ void k(int *p) { p[0] = (X16 1); }\n");
+    let d = check(source);
+    assert!(d.iter().all(|d| d.code != Code::PreprocessorLimit), "{d:?}");
+}
+
+#[test]
+fn deeply_nested_macro_arguments_are_refused() {
+    let n = 5_000;
+    let source = format!("#define F(x) x\n__global__ void k(int *p) {{ p[0] = {}1{}; }}\n", "F(".repeat(n), ")".repeat(n));
+    assert_eq!(codes(&check(source)), [Code::PreprocessorLimit]);
+}
+
+#[test]
+fn reading_a_device_file_is_an_error_not_a_hang() {
+    let d = check("#include \"/dev/zero\"\n__global__ void k() {}\n".into());
+    assert_eq!(codes(&d), [Code::IncludeNotFound], "{d:?}");
 }

@@ -42,8 +42,10 @@
 //! - Host code is never parsed: `split` sorts the top-level declarations first, and only
 //!   device declarations (and tentatively, types and `__host__ __device__` functions) reach the
 //!   grammar, each parsed on its own.
-//! - There is no preprocessor: `#include` and `#pragma` lines are ignored, any other directive
-//!   is reported (`E0007`).
+//! - The front end reads preprocessed text (`crate::preprocess` runs first): `#pragma` lines
+//!   are ignored here; an `#include` or other directive only reaches the lexer when `parse` is
+//!   called on text that was not preprocessed, and then `#include` is ignored and any other
+//!   directive is reported (`E0007`).
 
 pub mod ast;
 mod lexer;

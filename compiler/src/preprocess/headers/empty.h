@@ -1,0 +1,2 @@
+/* A header cdpc ships so that its #include succeeds; what it declares is built into cdpc or
+ * is host code. */
