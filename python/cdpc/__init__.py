@@ -53,9 +53,11 @@ Defines = Union[Mapping[str, Union[str, int, None]], Iterable[str]]
 
 @dataclass(frozen=True)
 class Label:
-    """A span of the source with an explanation. Offsets are bytes (end exclusive); lines and
+    """A span of the source with an explanation. ``file`` is the file it is in (the source's
+    name, or a header it includes); offsets are bytes of that file (end exclusive); lines and
     columns are 1-based, columns counting characters."""
 
+    file: str
     byte_start: int
     byte_end: int
     line_start: int
@@ -282,15 +284,14 @@ def compile(  # noqa: A001 (the natural name, like re.compile)
     :param nvlink_args: extra nvlink arguments (``-Xnvlink``).
     :param cuda_home: where ptxas, nvlink and libcudadevrt are; by default ``CUDA_HOME``, then
         the NVIDIA wheels (see :func:`cdpc.cuda_home`).
-    :param tool_timeout: seconds after which a ptxas or nvlink run is stopped.
+    :param tool_timeout: seconds after which a ptxas or nvlink run is stopped and the compile
+        fails (``None``: cdpc's default of 600; ``0``: no limit).
     :param build_cubin: run ptxas and nvlink (``cubin`` and ``object``); ``False`` stops at PTX
         and needs no NVIDIA tool.
     :param filename: the name diagnostics show for the source.
     :raises CompileError: the source has errors, or a tool failed; ``str(error)`` is the
         rendered diagnostics.
     :raises ValueError: an option has an impossible value (an unknown architecture, say).
-    :raises NotImplementedError: ``defines``, ``include_dirs`` or ``tool_timeout`` given to a
-        build of cdpc that does not have them yet.
     """
     if not isinstance(source, str):
         raise TypeError(f"source is str, not {type(source).__name__} (decode bytes first)")

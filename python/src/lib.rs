@@ -12,7 +12,7 @@ use cdpc::render::{self, Color};
 use cdpc::signature::{FunctionKind, Signature, ValueKind};
 use cdpc::toolchain::ToolSearch;
 use cdpc::{AddressSize, Code, LaunchAbi, SmVersion, Target};
-use pyo3::exceptions::{PyNotImplementedError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use std::path::PathBuf;
@@ -22,7 +22,7 @@ use std::path::PathBuf;
 #[path = "../../compiler/src/main.rs"]
 mod cli;
 // run_cmd.rs (a child of main.rs) names these from the crate root, which main.rs is in the binary.
-use cli::{show_tool_runs, ErrorFormat};
+use cli::{show_tool_runs, ErrorFormat, PreprocessArgs};
 
 fn codes(names: &[String]) -> PyResult<Vec<Code>> {
     names.iter().map(|n| Code::from_str(n).ok_or_else(|| PyValueError::new_err(format!("unknown diagnostic code `{n}`")))).collect()
@@ -101,15 +101,24 @@ fn compile<'py>(
     include_dirs: Vec<PathBuf>,
     tool_timeout: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    // Not in this build of the library yet: say so rather than compile something else.
-    if !defines.is_empty() || !include_dirs.is_empty() {
-        return Err(PyNotImplementedError::new_err(
-            "`defines` and `include_dirs` need cdpc's preprocessor (-D/-I), which this build of cdpc does not have yet",
-        ));
-    }
-    if tool_timeout.is_some() {
-        return Err(PyNotImplementedError::new_err("`tool_timeout` needs cdpc's --tool-timeout, which this build of cdpc does not have yet"));
-    }
+    let tool_timeout = match tool_timeout {
+        None => cdpc::driver::CompileOptions::default().tool_timeout,
+        Some(t) if t.is_finite() && t == 0.0 => None,
+        Some(t) if t.is_finite() && t > 0.0 => Some(std::time::Duration::from_secs_f64(t)),
+        Some(t) => return Err(PyValueError::new_err(format!("tool_timeout {t} is not a number of seconds (0 for no limit)"))),
+    };
+    let preprocess = cdpc::preprocess::PreprocessOptions {
+        input_name: Some(file_name.to_string()),
+        macros: defines
+            .into_iter()
+            .map(|(name, v)| cdpc::preprocess::MacroOption::Define(match v {
+                Some(v) => format!("{name}={v}"),
+                None => name,
+            }))
+            .collect(),
+        include_dirs,
+        ..Default::default()
+    };
     let address_size = match address_size {
         32 => AddressSize::Bits32,
         64 => AddressSize::Bits64,
@@ -124,6 +133,8 @@ fn compile<'py>(
         tools: ToolSearch { cuda_home, ..Default::default() },
         aggregate: value(aggregate_launches.parse())?,
         pass_remarks,
+        tool_timeout,
+        preprocess,
         ..CompileOptions::default()
     };
     let source_owned = source.to_owned();

@@ -89,16 +89,27 @@ def test_missing_tools_name_the_folder(tmp_path) -> None:
     assert str(tmp_path) in str(e.value) and "ptxas" in str(e.value)
 
 
-def test_preprocessor_and_timeout_options_are_refused_until_supported() -> None:
-    # The library has no preprocessor and no tool timeout yet: say so instead of ignoring them.
-    with pytest.raises(NotImplementedError, match="defines"):
-        cdpc.compile(PARENT_CHILD, defines={"N": 4}, build_cubin=False)
-    with pytest.raises(NotImplementedError, match="include_dirs"):
-        cdpc.compile(PARENT_CHILD, include_dirs=["."], build_cubin=False)
-    with pytest.raises(NotImplementedError, match="tool_timeout"):
-        cdpc.compile(PARENT_CHILD, tool_timeout=10, build_cubin=False)
+def test_defines_and_include_dirs_reach_the_preprocessor(tmp_path) -> None:
+    (tmp_path / "size.h").write_text("#define SIZE (N * 2)\n")
+    source = (
+        '#include "size.h"\n'
+        'extern "C" __global__ void child(int *p) { p[threadIdx.x] = SIZE; }\n'
+        'extern "C" __global__ void parent(int *p) { child<<<1, 32>>>(p); }\n'
+    )
+    ptx = cdpc.compile(source, defines={"N": 21}, include_dirs=[tmp_path], build_cubin=False).ptx
+    assert "42" in ptx, ptx
+    # Without the -I folder the quoted header is not found: E0602, a real diagnostic.
+    with pytest.raises(cdpc.CompileError) as e:
+        cdpc.compile(source, defines=["N=21"], build_cubin=False)
+    assert any(d.code == "E0602" for d in e.value.diagnostics), str(e.value)
     # no macros is no macros
     assert cdpc.compile(PARENT_CHILD, defines={}, include_dirs=[], build_cubin=False).ptx
+
+
+def test_tool_timeout_is_checked_and_passed_on() -> None:
+    with pytest.raises(ValueError, match="tool_timeout"):
+        cdpc.compile(PARENT_CHILD, tool_timeout=-1, build_cubin=False)
+    assert cdpc.compile(PARENT_CHILD, tool_timeout=0, build_cubin=False).ptx
 
 
 def test_defines_accept_mappings_and_lists() -> None:

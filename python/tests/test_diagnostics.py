@@ -41,7 +41,7 @@ def test_error_is_an_exception_with_rendered_text_and_objects() -> None:
     assert label is not None
     # `undefined` is bytes 26..35 of the source: line 2, columns 5..14
     assert UNKNOWN[label.byte_start:label.byte_end] == "undefined"
-    assert (label.byte_start, label.line_start, label.column_start, label.line_end, label.column_end) == (26, 2, 5, 2, 14)
+    assert (label.file, label.byte_start, label.line_start, label.column_start, label.line_end, label.column_end) == ("app.cdp", 26, 2, 5, 2, 14)
     assert e.errors == [d]
 
 
