@@ -8,7 +8,10 @@
 #   cdpc-*.whl                  cargo xtask wheel
 #   cffi-*.whl, pycparser-*.whl numba's ffi.from_buffer, for numba_children.py
 #   cdpc-example-cudarc         cargo build --release -p cdpc-example-cudarc
-# CuPy, numba-cuda and numpy come from the machine's Python (the venv sees its site-packages);
+#   numpy-*.whl (optional)      a NumPy that the machine's numba-cuda works with: on the H100
+#                               image (2026-11), numba-cuda 0.30.4 fails to import under its
+#                               NumPy 2.5 (np.row_stack is gone); NumPy 2.2.6 is carried
+# CuPy, numba-cuda and numpy come from that Python's own packages;
 # ptxas, nvlink and libcudadevrt from its CUDA toolkit (CUDA_HOME, default /usr/local/cuda):
 # the NVIDIA wheels are over 100 MB, more than can be carried.
 set -u
@@ -18,12 +21,16 @@ ROOT=$(pwd)
 REPORT=${OUT:-.}/python-gpu.md
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-VENV=$WORK/venv
+# The Python that has CuPy and numba-cuda (PYTHON; on the GPU machine the one of its PyTorch
+# environment): the wheel is installed with pip --target into a folder of its own on PYTHONPATH,
+# since a venv made from that environment would not see its packages.
+PY=${PYTHON:-python3}
+SITE=$WORK/site
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export PYTHONUNBUFFERED=1
 
-python3 -m venv --system-site-packages "$VENV" || exit 1
-"$VENV/bin/python" -m pip install -q --no-index --no-deps --no-cache-dir "$DIR"/cdpc-*.whl "$DIR"/cffi-*.whl "$DIR"/pycparser-*.whl || exit 1
+"$PY" -m pip install -q --no-index --no-deps --no-cache-dir --target "$SITE" "$DIR"/cdpc-*.whl "$DIR"/cffi-*.whl "$DIR"/pycparser-*.whl $(ls "$DIR"/numpy-*.whl 2>/dev/null) || exit 1
+export PYTHONPATH=$SITE
 
 failed=0
 {
@@ -34,8 +41,8 @@ failed=0
     echo "- device: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
     echo "- driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
     echo "- CUDA_HOME: $CUDA_HOME ($("$CUDA_HOME/bin/ptxas" --version | tail -1))"
-    echo "- Python: $("$VENV/bin/python" --version), cdpc wheel $(cd "$DIR" && ls cdpc-*.whl), installed with --no-deps into a new venv"
-    echo "- $("$VENV/bin/python" -c 'import cupy; print("cupy", cupy.__version__)' 2>&1 | tail -1), $("$VENV/bin/python" -c 'import numba_cuda; print("numba-cuda", numba_cuda.__version__)' 2>&1 | tail -1)"
+    echo "- Python: $("$PY" --version), cdpc wheel $(cd "$DIR" && ls cdpc-*.whl), installed with --no-deps into a folder of its own (pip --target)"
+    echo "- $("$PY" -c 'import cupy; print("cupy", cupy.__version__)' 2>&1 | tail -1), $("$PY" -c 'import numba_cuda; print("numba-cuda", numba_cuda.__version__)' 2>&1 | tail -1)"
     echo
     echo "| step | result | output |"
     echo "|---|---|---|"
@@ -49,10 +56,10 @@ step() { # name, command...: runs outside the checkout, so nothing is found in i
     printf '| %s | %s | %s |\n' "$name" "$result" "$(printf '%s' "$log" | tail -3 | tr '\n|' '  ')" >> "$REPORT"
 }
 
-step "import, compile a cubin (installed package)" "$VENV/bin/python" -c "import cdpc; c = cdpc.compile(open('$ROOT/examples/python/children.cdp').read()); print(cdpc.__file__, cdpc.cuda_home(), len(c.cubin), 'bytes of cubin')"
-step "cdpc console script" "$VENV/bin/cdpc" "$ROOT/samples/recursion.cdp" -o "$WORK/recursion.cubin" -v
-step "CuPy: parent kernel, 64 child grids" "$VENV/bin/python" "$ROOT/examples/python/cupy_children.py"
-step "Numba: numba kernel calls a cdpc __device__ function that launches" "$VENV/bin/python" "$ROOT/examples/python/numba_children.py"
+step "import, compile a cubin (installed package)" "$PY" -c "import cdpc; c = cdpc.compile(open('$ROOT/examples/python/children.cdp').read()); print(cdpc.__file__, cdpc.cuda_home(), len(c.cubin), 'bytes of cubin')"
+step "cdpc console script" "$SITE/bin/cdpc" "$ROOT/samples/recursion.cdp" -o "$WORK/recursion.cubin" -v
+step "CuPy: parent kernel, 64 child grids" "$PY" "$ROOT/examples/python/cupy_children.py"
+step "Numba: numba kernel calls a cdpc __device__ function that launches" "$PY" "$ROOT/examples/python/numba_children.py"
 step "Rust: typed cudarc launcher from cdpc-build" "$DIR/cdpc-example-cudarc"
 
 echo "report: $REPORT"

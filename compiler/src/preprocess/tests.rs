@@ -229,3 +229,11 @@ fn every_shipped_header_preprocesses_cleanly_twice() {
         assert!(p.diagnostics.is_empty(), "<{name}>: {:?}", p.diagnostics);
     }
 }
+
+#[test]
+fn cuda_runtime_h_brings_limits_h_as_cuda_13_5_does() {
+    // Measured in the wheels' headers: cuda_runtime.h -> builtin_types.h -> driver_types.h ->
+    // <limits.h>; KLAP's BFS uses UINT_MAX with only <cuda_runtime_api.h> included.
+    check("#include <cuda_runtime_api.h>\nunsigned m = UINT_MAX;", "unsigned m = 4294967295U;");
+    check("#include <cuda.h>\nint m = INT_MAX;", "int m = 2147483647;");
+}
