@@ -35,14 +35,17 @@ impl Context {
                 B::Event => Type::Event,
                 B::CudaError => Type::CudaError,
             },
-            ast::TypeSpecKind::Struct(name) => match self.struct_names.get(&name.name) {
-                Some(id) => Type::Struct(*id),
-                None => {
-                    self.error(Code::UnknownType, name.span, format!("unknown struct `{}`", name.name))
-                        .primary("not declared in this file")
-                        .emit();
-                    return None;
-                }
+            ast::TypeSpecKind::Struct(name) => match self.struct_names.get(&name.name).copied() {
+                Some(id) => Type::Struct(id),
+                None => match self.cuda_type(&name.name) {
+                    Some(ty) => ty,
+                    None => {
+                        self.error(Code::UnknownType, name.span, format!("unknown struct `{}`", name.name))
+                            .primary("not declared in this file")
+                            .emit();
+                        return None;
+                    }
+                },
             },
         })
     }
