@@ -61,6 +61,10 @@ const TROUBLE: &[&str] = &[
     "<<=", "return", "if (", "else", "for (;;)", "while (1)", "do", "break;", "continue;", "int", "void",
     "unsigned long long", "dim3", "cudaStream_t", "cudaStreamTailLaunch", "threadIdx.x", "\0", "\u{feff}", "é",
     "\u{10ffff}", "\r\n", "\t", "-2147483648", "1 / 0", "1 % 0", "1 << 64", "[0]", "[-1]", "[1 << 40]",
+    // The device-runtime API's types, handles and inline functions.
+    "cudaExtent", "cudaPitchedPtr", "cudaMemcpy3DParms", "cudaFuncAttributes", "cudaGraphExec_t",
+    "cudaGraphDeviceNode_t", "cudaGraphKernelNodeUpdate", "cudaLimit", "cudaStreamGraphTailLaunch",
+    "cudaGraphLaunch(", "cudaGetCurrentGraphExec()", "cudaGridDependencySynchronize()", "cudaGetErrorString(",
 ];
 
 fn tokens(text: &[u8]) -> Vec<&[u8]> {
