@@ -306,6 +306,7 @@ pub struct Limits {
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
+/// `[launch]`, and each node of a `[[graph]]` (which alone may say `device_updatable`).
 struct RawLaunch {
     kernel: String,
     grid: toml::Value,
@@ -314,27 +315,15 @@ struct RawLaunch {
     shared_bytes: Option<toml::Value>,
     #[serde(default)]
     args: Vec<String>,
+    #[serde(default)]
+    device_updatable: Option<bool>,
 }
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
 struct RawGraph {
     name: String,
-    nodes: Vec<RawNode>,
-}
-
-#[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields)]
-struct RawNode {
-    kernel: String,
-    grid: toml::Value,
-    block: toml::Value,
-    #[serde(default)]
-    shared_bytes: Option<toml::Value>,
-    #[serde(default)]
-    args: Vec<String>,
-    #[serde(default)]
-    device_updatable: bool,
+    nodes: Vec<RawLaunch>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -666,6 +655,9 @@ impl Manifest {
             globals.push(Global { name: g.name, ty, expect });
         }
         let l = raw.launch;
+        if l.device_updatable.is_some() {
+            return err("launch.device_updatable: only a [[graph]] node can be device-updatable");
+        }
         let launch = launch_of("launch", l.kernel, &l.grid, &l.block, l.shared_bytes.as_ref(), &l.args, &vars, &buffers)?;
         let mut graphs: Vec<Graph> = Vec::new();
         for g in raw.graph {
@@ -683,7 +675,7 @@ impl Manifest {
                 if launch.args.iter().any(|a| matches!(a, Arg::Graph(_) | Arg::Node(..))) {
                     return err(format!("{node_what}: a node's arguments are buffers and scalars"));
                 }
-                nodes.push(GraphNode { launch, device_updatable: n.device_updatable });
+                nodes.push(GraphNode { launch, device_updatable: n.device_updatable.unwrap_or(false) });
             }
             graphs.push(Graph { name: g.name, nodes });
         }
@@ -934,6 +926,7 @@ impl Manifest {
                 block: dims_value(&cli.block),
                 shared_bytes: cli.shared_bytes.clone().map(toml::Value::String),
                 args: cli.args.clone(),
+                device_updatable: None,
             },
             buffer,
             global,
