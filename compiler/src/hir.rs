@@ -323,8 +323,13 @@ pub enum Builtin {
     Abs,
     Math(MathFn),
     /// A device-runtime API call; args converted to the C-level signature in
-    /// `runtime_shim::entry_points`. Code generation calls the entry point's PTX symbol.
+    /// `runtime_shim::entry_points`. Code generation calls the entry point's PTX symbol, or
+    /// emits the one instruction of an inline function (`RuntimeFn::lowering`). Its type is
+    /// the C return type (`void` for `cudaGraphSetConditional`).
     Runtime(RuntimeFn),
+    /// The address of a kernel, where the runtime takes one (`cudaFuncGetAttributes`'s
+    /// `func`); typed `void *` or `const void *`. No operands.
+    KernelAddress(FuncId),
     /// A warp-level primitive; made by launch aggregation, and by sema for `__activemask`,
     /// `__ballot_sync` and `__syncwarp`.
     Warp(WarpOp),

@@ -73,6 +73,10 @@ const TROUBLE: &[&str] = &[
     "\n#endif\n", "\n#ifdef A\n", "\n#undef A\n", "\n#include <cstdio>\n", "\n#include \"x.h\"\n", "\n#include <thrust/x.h>\n",
     "\n#pragma once\n", "\n#error e\n", "\\\n", "##", "#", "__VA_ARGS__", "__LINE__", "__FILE__", "defined(", "F(", "A",
     "__has_include(", "R\"x(", ")x\"", "'\\377'",
+    // The device-runtime API's types, handles and inline functions.
+    "cudaExtent", "cudaPitchedPtr", "cudaMemcpy3DParms", "cudaFuncAttributes", "cudaGraphExec_t",
+    "cudaGraphDeviceNode_t", "cudaGraphKernelNodeUpdate", "cudaLimit", "cudaStreamGraphTailLaunch",
+    "cudaGraphLaunch(", "cudaGetCurrentGraphExec()", "cudaGridDependencySynchronize()", "cudaGetErrorString(",
 ];
 
 fn tokens(text: &[u8]) -> Vec<&[u8]> {

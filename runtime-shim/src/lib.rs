@@ -13,6 +13,7 @@ pub mod entry_points;
 pub mod errors;
 pub mod limits;
 pub mod streams;
+pub mod types;
 
 #[cfg(feature = "loader")]
 pub mod loader;

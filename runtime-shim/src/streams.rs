@@ -9,6 +9,20 @@ pub const TAIL_LAUNCH: u64 = 0x3;
 /// Refused by the V1 entry point, like tail launch.
 pub const FIRE_AND_FORGET: u64 = 0x4;
 
+/// `cudaStreamGraphTailLaunch`: `cudaGraphLaunch` from device code runs the graph after the
+/// launching graph finishes. Graph streams are for `cudaGraphLaunch` only, never `<<<>>>`.
+pub const GRAPH_TAIL_LAUNCH: u64 = 0x0100_0000_0000_0000;
+/// `cudaStreamGraphFireAndForget`: the graph runs at once, as a child of the launching graph.
+pub const GRAPH_FIRE_AND_FORGET: u64 = 0x0200_0000_0000_0000;
+/// `cudaStreamGraphFireAndForgetAsSibling`: the graph runs at once, as a sibling of the
+/// launching graph (a child of its parent).
+pub const GRAPH_FIRE_AND_FORGET_AS_SIBLING: u64 = 0x0300_0000_0000_0000;
+
+/// Whether a stream handle is one of the three that only `cudaGraphLaunch` accepts.
+pub fn is_graph_stream(handle: u64) -> bool {
+    matches!(handle, GRAPH_TAIL_LAUNCH | GRAPH_FIRE_AND_FORGET | GRAPH_FIRE_AND_FORGET_AS_SIBLING)
+}
+
 /// Whether a stream handle must go through the V2 launch entry point.
 pub fn needs_v2_abi(handle: u64) -> bool {
     handle == TAIL_LAUNCH || handle == FIRE_AND_FORGET
@@ -27,6 +41,9 @@ pub const EVENT_DEFAULT: u32 = 0x0;
 pub const NAMED_HANDLES: &[(&str, u64)] = &[
     ("cudaStreamTailLaunch", TAIL_LAUNCH),
     ("cudaStreamFireAndForget", FIRE_AND_FORGET),
+    ("cudaStreamGraphTailLaunch", GRAPH_TAIL_LAUNCH),
+    ("cudaStreamGraphFireAndForget", GRAPH_FIRE_AND_FORGET),
+    ("cudaStreamGraphFireAndForgetAsSibling", GRAPH_FIRE_AND_FORGET_AS_SIBLING),
 ];
 
 pub const NAMED_FLAGS: &[(&str, u32)] = &[
@@ -34,4 +51,10 @@ pub const NAMED_FLAGS: &[(&str, u32)] = &[
     ("cudaStreamDefault", STREAM_DEFAULT),
     ("cudaEventDisableTiming", EVENT_DISABLE_TIMING),
     ("cudaEventDefault", EVENT_DEFAULT),
+    // `cudaEventRecordWithFlags`: only the default is accepted on the device.
+    ("cudaEventRecordDefault", 0x0),
+    ("cudaEventRecordExternal", 0x1),
+    // `cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags`.
+    ("cudaOccupancyDefault", 0x0),
+    ("cudaOccupancyDisableCachingOverride", 0x1),
 ];

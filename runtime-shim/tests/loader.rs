@@ -63,6 +63,10 @@ fn every_sample_has_a_manifest_that_names_its_kernel_buffers_and_globals() {
         let source = std::fs::read_to_string(samples_dir().join(format!("{name}.cdp"))).unwrap();
         let kernel = format!("__global__ void {}(", m.launch.kernel);
         assert!(source.contains(&kernel), "{name}: no kernel `{}` in the .cdp", m.launch.kernel);
+        for node in m.graphs.iter().flat_map(|g| &g.nodes) {
+            let kernel = format!("__global__ void {}(", node.launch.kernel);
+            assert!(source.contains(&kernel), "{name}: no graph-node kernel `{}` in the .cdp", node.launch.kernel);
+        }
         for g in &m.globals {
             assert!(
                 source.lines().any(|l| l.contains("__device__") && l.contains(&format!(" {} ", g.name)) && !l.contains('(')),
@@ -385,4 +389,34 @@ fn runs_in_a_child_process_report_back() {
     let hung = run_in_child(&hang, &cubin, &manifest, &options, std::time::Duration::from_millis(300));
     assert!(matches!(&hung, Err(LoadError::Isolated(m)) if m.contains("did not finish")), "{hung:?}");
     assert!(started.elapsed() < std::time::Duration::from_secs(10), "the hung run was not stopped");
+}
+
+#[test]
+fn graph_tables_and_handle_arguments() {
+    let head = "description = \"g\"\n[launch]\nkernel = \"p\"\ngrid = 1\nblock = 1\n";
+    let graph = "[[buffer]]\nname = \"out\"\ntype = \"i32\"\nlen = 4\n[[graph]]\nname = \"g\"\nnodes = [{ kernel = \"k\", grid = 2, block = [32, 1, 1], args = [\"buf:out\", \"i32:7\"] }, { kernel = \"k\", grid = 1, block = 1, device_updatable = true }]\n";
+    let m = Manifest::parse("g", &format!("{head}args = [\"graph:g\", \"node:g.1\"]\n{graph}")).unwrap();
+    assert_eq!(m.graphs.len(), 1);
+    assert_eq!(m.graphs[0].nodes.len(), 2);
+    assert_eq!(m.graphs[0].nodes[0].launch.grid, [2, 1, 1]);
+    assert_eq!(m.graphs[0].nodes[0].launch.block, [32, 1, 1]);
+    assert!(!m.graphs[0].nodes[0].device_updatable && m.graphs[0].nodes[1].device_updatable);
+    assert_eq!(m.launch.args, vec![Arg::Graph("g".into()), Arg::Node("g".into(), 1)]);
+    // Handles resolve by `graph:NAME` and `node:NAME.K`.
+    let bytes = m.arg_bytes(|key| match key { "graph:g" => Some(0xa0), "node:g.1" => Some(0xb1), _ => None }).unwrap();
+    assert_eq!(bytes, vec![0xa0u64.to_le_bytes().to_vec(), 0xb1u64.to_le_bytes().to_vec()]);
+    let refused = [
+        ("args = [\"graph:h\"]", "no [[graph]] named `h`"),
+        ("args = [\"node:g.0\"]", "not `device_updatable = true`"),
+        ("args = [\"node:g.5\"]", "has no node 5"),
+        ("args = [\"node:g\"]", "expected `node:GRAPH.INDEX`"),
+    ];
+    for (args, message) in refused {
+        let e = Manifest::parse("g", &format!("{head}{args}\n{graph}")).unwrap_err().to_string();
+        assert!(e.contains(message), "{args}: {e}");
+    }
+    let twice = format!("{head}{graph}[[graph]]\nname = \"g\"\nnodes = [{{ kernel = \"k\", grid = 1, block = 1 }}]\n");
+    assert!(Manifest::parse("g", &twice).unwrap_err().to_string().contains("defined twice"));
+    let nested = format!("{head}[[graph]]\nname = \"a\"\nnodes = [{{ kernel = \"k\", grid = 1, block = 1, args = [\"graph:a\"] }}]\n");
+    assert!(Manifest::parse("g", &nested).unwrap_err().to_string().contains("buffers and scalars"));
 }

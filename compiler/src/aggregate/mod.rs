@@ -59,6 +59,8 @@ mod build;
 mod clone;
 mod pool;
 mod walk;
+/// Every expression of a HIR block, for passes outside aggregation.
+pub(crate) use walk::visit_block as visit_exprs;
 mod warp;
 #[cfg(test)]
 mod tests;
@@ -225,7 +227,7 @@ fn plan_at_block_end(module: &Module, facts: &Facts, fid: FuncId, sites: &[Site]
     } else if k.launches_in_callees {
         Some(format!("`{}` calls a device function that launches kernels; delaying this launch could reorder them", f.name))
     } else if k.events {
-        Some(format!("`{}` records or waits on events; delaying this launch would move it past them", f.name))
+        Some(format!("`{}` records or waits on events or puts other work into streams; delaying this launch would move it past them", f.name))
     } else {
         None
     };

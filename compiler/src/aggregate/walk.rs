@@ -76,7 +76,7 @@ pub(super) fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
 }
 
 /// Every expression of a block (statement roots, pre-order within each).
-pub(super) fn visit_block(b: &Block, f: &mut dyn FnMut(&Expr)) {
+pub(crate) fn visit_block(b: &Block, f: &mut dyn FnMut(&Expr)) {
     root_exprs(b, &mut |e| visit_expr(e, f));
 }
 
@@ -170,7 +170,8 @@ pub(super) struct FnFacts {
     pub(super) launches: bool,
     /// A function it calls launches kernels.
     pub(super) launches_in_callees: bool,
-    /// Records or waits on events.
+    /// Records or waits on events, or puts other work into streams (copies, sets, graph and
+    /// explicit launches): `RuntimeFn::orders_stream_work`.
     pub(super) events: bool,
     /// Reads launch errors: `cudaGetLastError` or `cudaPeekAtLastError`.
     pub(super) reads_errors: bool,
@@ -197,12 +198,8 @@ impl Facts {
                         ExprKind::Builtin { builtin: Builtin::SpecialReg(r), .. } if *r != SpecialReg::WarpSize => {
                             facts.reads_ids = true
                         }
-                        ExprKind::Builtin { builtin: Builtin::Runtime(RuntimeFn::EventRecord | RuntimeFn::StreamWaitEvent), .. } => {
-                            facts.events = true
-                        }
-                        ExprKind::Builtin { builtin: Builtin::Runtime(RuntimeFn::GetLastError | RuntimeFn::PeekAtLastError), .. } => {
-                            facts.reads_errors = true
-                        }
+                        ExprKind::Builtin { builtin: Builtin::Runtime(f), .. } if f.orders_stream_work() => facts.events = true,
+                        ExprKind::Builtin { builtin: Builtin::Runtime(f), .. } if f.reads_launch_errors() => facts.reads_errors = true,
                         ExprKind::Launch(_) => facts.launches = true,
                         ExprKind::Call { func, .. } => {
                             facts.calls.insert(*func);

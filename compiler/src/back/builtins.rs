@@ -63,7 +63,7 @@ impl<'ctx> Codegen<'ctx, '_> {
     }
 
     /// Result of an i32/i1 builtin converted to the expression's type.
-    fn int_result(&self, v: BV<'ctx>, from: &Type, ty: &Type) -> R<Option<BV<'ctx>>> {
+    pub(crate) fn int_result(&self, v: BV<'ctx>, from: &Type, ty: &Type) -> R<Option<BV<'ctx>>> {
         Ok(Some(self.cast(v, from, ty)?))
     }
 
@@ -150,17 +150,11 @@ impl<'ctx> Codegen<'ctx, '_> {
                 }
             },
             Builtin::Math(f) => self.math(*f, &vals, ty).map(Some),
-            Builtin::Runtime(f) => {
-                let ep = f.entry_point();
-                let callee = self.declare_entry(&ep);
-                let params = callee.get_type().get_param_types();
-                let mut call_args: Vec<BasicMetadataValueEnum> = Vec::with_capacity(vals.len());
-                for (v, p) in vals.iter().zip(params) {
-                    call_args.push(self.coerce(*v, p)?.into());
-                }
-                let v = self.call_value(callee, &call_args)?;
-                self.int_result(v, &Type::CudaError, ty)
-            }
+            Builtin::Runtime(f) => self.runtime_call(*f, &vals, ty),
+            Builtin::KernelAddress(id) => match self.functions.get(id.0 as usize) {
+                Some(kernel) => Ok(Some(kernel.as_global_value().as_pointer_value().into())),
+                None => internal(format!("address of unknown kernel {}", id.0)),
+            },
         }
     }
 
@@ -177,6 +171,20 @@ impl<'ctx> Codegen<'ctx, '_> {
             }
             (BasicValueEnum::PointerValue(p), BasicMetadataTypeEnum::IntType(t)) => {
                 b.build_ptr_to_int(p, t, "abi")?.into()
+            }
+            // A struct by value (`cudaPitchedPtr`): the program's named struct and the entry
+            // point's literal one have the same elements; rebuild it element by element.
+            (BasicValueEnum::StructValue(sv), BasicMetadataTypeEnum::StructType(t)) if sv.get_type() != t => {
+                let mut out = t.get_undef();
+                for i in 0..t.count_fields() {
+                    let element = b.build_extract_value(sv, i, "abi.elt")?;
+                    let element = match t.get_field_type_at_index(i) {
+                        Some(BasicTypeEnum::StructType(inner)) => self.coerce(element, inner.into())?,
+                        _ => element,
+                    };
+                    out = b.build_insert_value(out, element, i, "abi")?.into_struct_value();
+                }
+                out.into()
             }
             (v, _) => v,
         })

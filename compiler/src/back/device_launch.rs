@@ -73,6 +73,7 @@ use inkwell::values::{
     BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, IntValue, PointerValue, StructValue, ValueKind,
 };
 use inkwell::AddressSpace;
+use runtime_shim::types::{CStruct, FieldType};
 use runtime_shim::entry_points::{
     AbiType, CType, EntryPoint, GET_PARAMETER_BUFFER, GET_PARAMETER_BUFFER_V2, LAUNCH_DEVICE, LAUNCH_DEVICE_V2,
 };
@@ -153,8 +154,29 @@ impl<'m, 'ctx> DeviceRuntime<'m, 'ctx> {
             AbiType::B32 => self.context().i32_type().into(),
             AbiType::Address if ty == CType::SizeT => self.intptr_type().into(),
             AbiType::Address => self.ptr_type().into(),
+            AbiType::B64 => self.context().i64_type().into(),
             AbiType::Dim3 => self.dim3_type().into(),
+            AbiType::Struct(s) => self.struct_type(s).into(),
         }
+    }
+
+    /// A struct the runtime takes by value, as a literal LLVM struct with C's layout (which
+    /// NVPTX passes as `.param .align A .b8 [N]`, as nvcc does).
+    pub fn struct_type(&self, s: CStruct) -> StructType<'ctx> {
+        let ctx = self.context();
+        let fields: Vec<BasicTypeEnum<'ctx>> = s
+            .fields()
+            .unwrap_or_default()
+            .iter()
+            .map(|(_, field)| match field {
+                FieldType::Int | FieldType::Enum(_) => ctx.i32_type().into(),
+                FieldType::SizeT => self.intptr_type().into(),
+                FieldType::VoidPtr | FieldType::Handle(_) => self.ptr_type().into(),
+                FieldType::Struct(inner) => self.struct_type(*inner).into(),
+                FieldType::IntArray(n) => ctx.i32_type().array_type(*n).into(),
+            })
+            .collect();
+        ctx.struct_type(&fields, false)
     }
 
     /// `dim3`: `{ i32, i32, i32 }`, which NVPTX passes as `.param .align 4 .b8 [12]`.

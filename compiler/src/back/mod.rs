@@ -29,6 +29,7 @@
 //! ```
 
 mod builtins;
+mod runtime_api;
 pub mod device_launch;
 mod function;
 mod globals;
@@ -143,7 +144,7 @@ pub struct Generated {
 pub fn generate(module: &hir::Module, options: &CodegenOptions, outputs: Outputs) -> Result<Generated, BackendError> {
     let started = std::time::Instant::now();
     let context = Context::create();
-    let tm = target_machine(&module.target, options.opt_level)?;
+    let tm = target_machine_with_features(&module.target, options.opt_level, ptx_features(module))?;
     let llvm = build_ir(&context, &tm, module, options)?;
     let built = std::time::Instant::now();
     optimize_built(&llvm, &tm, options)?;
@@ -201,6 +202,31 @@ static INIT_NVPTX: Once = Once::new();
 /// (0 to 3; more is 3). LLVM's NVPTX target is initialised once per process, under a
 /// [`Once`], so this may be called from several threads at the same time.
 pub fn target_machine(target: &Target, opt_level: u8) -> Result<TargetMachine, BackendError> {
+    target_machine_with_features(target, opt_level, "")
+}
+
+/// The PTX ISA features a module needs beyond LLVM's default for its architecture (7.8 for
+/// sm_90): `cudaGetCurrentGraphExec` reads `%current_graph_exec`, new in PTX ISA 8.0, so a
+/// module that calls it is emitted as PTX 8.0 (and only such a module, so every other PTX
+/// stays as it was).
+fn ptx_features(module: &hir::Module) -> &'static str {
+    let mut uses = false;
+    for f in &module.functions {
+        if let Some(body) = &f.body {
+            crate::aggregate::visit_exprs(body, &mut |e| {
+                uses |= matches!(e.kind, hir::ExprKind::Builtin { builtin: hir::Builtin::Runtime(hir::RuntimeFn::GetCurrentGraphExec), .. });
+            });
+        }
+    }
+    if uses {
+        "+ptx80"
+    } else {
+        ""
+    }
+}
+
+/// [`target_machine`] with LLVM subtarget features (`+ptx80`).
+fn target_machine_with_features(target: &Target, opt_level: u8, features: &str) -> Result<TargetMachine, BackendError> {
     INIT_NVPTX.call_once(|| LlvmTarget::initialize_nvptx(&InitializationConfig::default()));
     let triple = TargetTriple::create(match target.address_size {
         AddressSize::Bits64 => "nvptx64-nvidia-cuda",
@@ -215,7 +241,7 @@ pub fn target_machine(target: &Target, opt_level: u8) -> Result<TargetMachine, B
     };
     let cpu = target.sm.to_string();
     llvm_target
-        .create_target_machine(&triple, &cpu, "", level, RelocMode::Default, CodeModel::Default)
+        .create_target_machine(&triple, &cpu, features, level, RelocMode::Default, CodeModel::Default)
         .ok_or_else(|| BackendError::Target(format!("cannot create a target machine for {cpu}")))
 }
 

@@ -449,16 +449,15 @@ fn is_nul(source: &str, at: usize) -> bool {
     source.as_bytes().get(at) == Some(&0)
 }
 
-/// The pre-pass described in the module docs: identifiers named after `struct` are type names.
+/// The pre-pass described in the module docs: identifiers named after `struct` are type names,
+/// and so are the CUDA types of the device-runtime API (`cudaExtent`, `cudaGraphExec_t`, ...;
+/// `runtime_shim::types`), which nvcc's implicit headers declare in every file.
 fn mark_struct_names(tokens: &mut [Spanned]) {
-    let mut names = std::collections::HashSet::new();
+    let mut names: std::collections::HashSet<String> = runtime_shim::types::type_names().map(str::to_string).collect();
     for pair in tokens.windows(2) {
         if let (Tok::Struct, Tok::Ident(name)) = (&pair[0].1, &pair[1].1) {
             names.insert(name.clone());
         }
-    }
-    if names.is_empty() {
-        return;
     }
     for (_, tok, _) in tokens.iter_mut() {
         if let Tok::Ident(name) = tok {

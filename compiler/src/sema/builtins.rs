@@ -14,7 +14,8 @@ pub(super) const BUILTIN_NAMES: &[&str] = &[
     "atomicMax", "atomicInc", "atomicDec", "atomicCAS", "atomicAnd", "atomicOr", "atomicXor", "printf", "__isGlobal",
     "clock64", "min", "max", "abs", "cudaGetLastError", "cudaPeekAtLastError", "cudaStreamCreateWithFlags",
     "cudaStreamDestroy", "cudaEventCreateWithFlags", "cudaEventRecord", "cudaStreamWaitEvent", "cudaEventDestroy",
-    "cudaMalloc", "cudaFree", "cudaGetDevice", "cudaDeviceGetAttribute", "sqrtf", "expf", "logf", "sinf", "cosf", "powf",
+    "cudaMalloc", "cudaFree", "cudaGetDevice", "cudaDeviceGetAttribute", "cudaGetErrorString", "cudaGetErrorName",
+    "cudaMemcpyAsync", "cudaMemsetAsync", "cudaGraphLaunch", "sqrtf", "expf", "logf", "sinf", "cosf", "powf",
 ];
 
 /// Math functions by name: the C name gives the double version, `f` the float one.
@@ -250,8 +251,15 @@ impl Context {
     fn runtime_call(&mut self, f: RuntimeFn, name: &ast::Ident, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
         let entry = f.entry_point();
         self.expect_arity(name, args, entry.params.len(), span)?;
+        self.check_runtime_arch(f, span)?;
         let mut checked = Vec::new();
-        for (a, (param, ctype)) in args.iter().zip(entry.params) {
+        for (i, (a, (param, ctype))) in args.iter().zip(entry.params).enumerate() {
+            if f.kernel_param() == Some(i) {
+                if let Some(kernel) = self.kernel_address(a, *ctype) {
+                    checked.push(kernel);
+                    continue;
+                }
+            }
             let e = self.expr(a)?;
             let e = self.rvalue(e);
             let e = if *ctype == CType::VoidPtrPtr {
@@ -264,13 +272,92 @@ impl Context {
                     return None;
                 }
             } else {
-                let ty = c_type(*ctype);
+                let ty = self.c_type(*ctype);
                 self.coerce(e, &ty, Code::TypeMismatch, &format!("`{}`: argument `{param}` has the wrong type", entry.c_name))?
             };
             checked.push(e);
         }
         self.check_required_flag(f, &checked, span);
-        Some(make(ExprKind::Builtin { builtin: Builtin::Runtime(f), args: checked }, Type::CudaError, span))
+        self.check_graph_streams(f, &checked, span)?;
+        if f.missing_from_libcudadevrt() {
+            self.error(Code::NotInDeviceRuntimeLibrary, name.span, format!("libcudadevrt does not define `{}`", entry.ptx_symbol))
+                .primary("declared by cuda_device_runtime_api.h, but linking will fail")
+                .note("CUDA 13.5's libcudadevrt.a has no such symbol, so nvlink reports an undefined reference (for nvcc's code as well); PTX output is unaffected")
+                .emit();
+        }
+        let ty = match entry.ret {
+            Some(ret) => self.c_type(ret),
+            None => Type::Void,
+        };
+        Some(make(ExprKind::Builtin { builtin: Builtin::Runtime(f), args: checked }, ty, span))
+    }
+
+    /// A kernel named where the runtime takes `const void *func` (`cudaFuncGetAttributes(&a,
+    /// (const void *)kernel)`, or without the cast as C++'s template overloads allow): its
+    /// address. `None` when the argument is anything else, which then checks as a value.
+    fn kernel_address(&mut self, arg: &ast::Expr, ctype: CType) -> Option<hir::Expr> {
+        let mut e = arg;
+        while let ast::ExprKind::Cast { operand, .. } = &e.kind {
+            e = operand;
+        }
+        let ast::ExprKind::Ident(ident) = &e.kind else { return None };
+        if self.lookup(&ident.name).is_some() {
+            return None;
+        }
+        let Some(super::GlobalSymbol::Function(id)) = self.symbols.get(&ident.name).copied() else { return None };
+        if self.functions[id.0 as usize].kind != hir::FunctionKind::Kernel {
+            return None;
+        }
+        let ty = self.c_type(ctype);
+        Some(make(ExprKind::Builtin { builtin: Builtin::KernelAddress(id), args: vec![] }, ty, arg.span))
+    }
+
+    /// Programmatic dependent launch is `griddepcontrol`, an sm_90 instruction.
+    fn check_runtime_arch(&mut self, f: RuntimeFn, span: Span) -> Option<()> {
+        let needs_sm90 = matches!(f, RuntimeFn::GridDependencySynchronize | RuntimeFn::TriggerProgrammaticLaunchCompletion);
+        if needs_sm90 && self.target.sm.0 < 90 {
+            let sm = self.target.sm;
+            self.error(Code::NeedsNewerArch, span, format!("`{}` needs sm_90 or newer", f.entry_point().c_name))
+                .primary(format!("compiling for {sm}"))
+                .note("programmatic dependent launch is the PTX instruction `griddepcontrol`, which exists from sm_90 on; compile with `-arch=sm_90`")
+                .emit();
+            return None;
+        }
+        Some(())
+    }
+
+    /// The graph streams (`cudaStreamGraphTailLaunch`, ...) belong to `cudaGraphLaunch` alone,
+    /// and `cudaGraphLaunch` from device code takes nothing else.
+    fn check_graph_streams(&mut self, f: RuntimeFn, args: &[hir::Expr], span: Span) -> Option<()> {
+        let entry = f.entry_point();
+        let mut ok = true;
+        for (arg, (_, ctype)) in args.iter().zip(entry.params) {
+            if *ctype != CType::Stream {
+                continue;
+            }
+            let Some(handle) = stream_constant(arg) else { continue };
+            let graph_stream = runtime_shim::streams::is_graph_stream(handle);
+            if f == RuntimeFn::GraphLaunch && !graph_stream {
+                self.error(Code::GraphLaunchStream, arg.span, "a graph launched from device code must go into a graph stream")
+                    .primary(format!("this is {}", stream_name(handle)))
+                    .label(span, "in this call")
+                    .note("use `cudaStreamGraphTailLaunch`, `cudaStreamGraphFireAndForget` or `cudaStreamGraphFireAndForgetAsSibling`; the programming guide's \"Device Graph Launch\": device graphs cannot be launched into regular streams, only into these named ones")
+                    .emit();
+                ok = false;
+            } else if f != RuntimeFn::GraphLaunch && graph_stream {
+                self.graph_stream_misuse(arg.span, handle, &format!("`{}`", entry.c_name));
+                ok = false;
+            }
+        }
+        ok.then_some(())
+    }
+
+    /// E0313: a graph stream where only `cudaGraphLaunch` may take one.
+    pub(super) fn graph_stream_misuse(&mut self, at: Span, handle: u64, what: &str) {
+        self.error(Code::GraphStreamMisuse, at, format!("{} is only for `cudaGraphLaunch`", stream_name(handle)))
+            .primary(format!("passed to {what}"))
+            .note("graph streams name where a device-launched graph runs; kernels, copies and events need a created stream, the NULL stream, `cudaStreamTailLaunch` or `cudaStreamFireAndForget`")
+            .emit();
     }
 
     /// Device-created streams must be non-blocking and device events must not time.
@@ -311,20 +398,21 @@ fn atomic_op(name: &str) -> Option<AtomicOp> {
     })
 }
 
-/// The kernel-language type of a device-runtime C type.
-fn c_type(ctype: CType) -> Type {
-    match ctype {
-        CType::Int | CType::DeviceAttr => Type::INT,
-        CType::UInt => Type::UINT,
-        CType::SizeT => Type::size_t(),
-        CType::Error => Type::CudaError,
-        CType::VoidPtr => Type::pointer_to(Type::Void),
-        CType::VoidPtrPtr => Type::pointer_to(Type::pointer_to(Type::Void)),
-        CType::IntPtr => Type::pointer_to(Type::INT),
-        CType::Stream => Type::Stream,
-        CType::StreamPtr => Type::pointer_to(Type::Stream),
-        CType::Event => Type::Event,
-        CType::EventPtr => Type::pointer_to(Type::Event),
-        CType::Dim3 => Type::Dim3,
+/// The handle a stream argument holds when it is a constant (`0`, `cudaStreamTailLaunch`, ...).
+pub(super) fn stream_constant(e: &hir::Expr) -> Option<u64> {
+    match &e.kind {
+        ExprKind::PointerConst(handle) => Some(*handle),
+        ExprKind::IntConst(value) => Some(*value as u64),
+        ExprKind::Cast(inner) if inner.ty.is_integer() || inner.ty.is_pointer_like() => stream_constant(inner),
+        _ => None,
+    }
+}
+
+/// How a diagnostic names a stream handle.
+fn stream_name(handle: u64) -> String {
+    match runtime_shim::streams::NAMED_HANDLES.iter().find(|(_, h)| *h == handle) {
+        Some((name, _)) => format!("`{name}`"),
+        None if handle == runtime_shim::streams::NULL_STREAM => "the NULL stream".to_string(),
+        None => format!("the stream handle {handle:#x}"),
     }
 }

@@ -38,12 +38,15 @@ impl Context {
             ast::TypeSpecKind::Struct(name) => match self.struct_names.get(&name.name).copied() {
                 Some(id) => Type::Struct(id),
                 None if self.skipped_use(&name.name, name.span) => return None,
-                None => {
-                    self.error(Code::UnknownType, name.span, format!("unknown struct `{}`", name.name))
-                        .primary("not declared in this file")
-                        .emit();
-                    return None;
-                }
+                None => match self.cuda_type(&name.name) {
+                    Some(ty) => ty,
+                    None => {
+                        self.error(Code::UnknownType, name.span, format!("unknown struct `{}`", name.name))
+                            .primary("not declared in this file")
+                            .emit();
+                        return None;
+                    }
+                },
             },
         })
     }

@@ -12,6 +12,13 @@ pub(super) fn declare_items(cx: &mut Context, unit: &ast::TranslationUnit) {
     // Struct names first: a field may point to a struct declared later.
     for item in &unit.items {
         if let ast::Item::Struct(def) = item {
+            if runtime_shim::types::type_names().any(|n| n == def.name.name) {
+                cx.error(Code::Redefinition, def.name.span, format!("`{}` is a CUDA type and cannot be defined again", def.name.name))
+                    .primary("already declared by the CUDA headers")
+                    .note("the device-runtime API's types are built in, with nvcc's layout")
+                    .emit();
+                continue;
+            }
             if cx.struct_names.contains_key(&def.name.name) {
                 cx.error(Code::Redefinition, def.name.span, format!("struct `{}` is defined twice", def.name.name))
                     .primary("defined again here")

@@ -177,8 +177,8 @@ impl Context {
         if let Some((_, code)) = runtime_shim::errors::NAMED_ERRORS.iter().find(|(n, _)| *n == name) {
             return Some(int_const(*code as i64, Type::CudaError, span));
         }
-        if let Some((_, attr)) = runtime_shim::errors::NAMED_DEVICE_ATTRIBUTES.iter().find(|(n, _)| *n == name) {
-            return Some(int_const(*attr as i64, Type::INT, span));
+        if let Some((_, value)) = runtime_shim::types::CEnum::value_named(name) {
+            return Some(int_const(value as i64, Type::INT, span));
         }
         None
     }

@@ -99,6 +99,10 @@ impl Context {
             None => Some(make(ExprKind::PointerConst(runtime_shim::streams::NULL_STREAM), Type::Stream, config_span)),
         };
         if let Some(s) = &stream {
+            if let Some(handle) = super::builtins::stream_constant(s).filter(|h| runtime_shim::streams::is_graph_stream(*h)) {
+                self.graph_stream_misuse(s.span, handle, "a `<<<>>>` launch");
+                return None;
+            }
             if let ExprKind::PointerConst(handle) = s.kind {
                 if self.target.launch_abi == LaunchAbi::V1 && runtime_shim::streams::needs_v2_abi(handle) {
                     let which = if handle == runtime_shim::streams::TAIL_LAUNCH { "cudaStreamTailLaunch" } else { "cudaStreamFireAndForget" };

@@ -7,6 +7,7 @@
 mod builtins;
 mod consteval;
 mod convert;
+pub mod cuda_types;
 mod decls;
 mod expr;
 mod host;

@@ -4,7 +4,8 @@
 //! One run of a sample: retain the device's primary context (a faulting grid's sticky error
 //! survives in the process, so the differential run isolates runs in processes: `isolate`), set the
 //! device-runtime limits, load the cubin (`cuModuleLoadData`), allocate and fill the buffers,
-//! launch the top-level kernel on the NULL stream, synchronise, copy buffers and `__device__`
+//! build the device graphs (`graphs`), launch the top-level kernel on the NULL stream (as a
+//! one-node graph when there are device graphs), synchronise, copy buffers and `__device__`
 //! globals back; then warm-up and timed repeats, each timed with CUDA events recorded around
 //! the launch and its completion (the parent grid completes only when its whole launch tree
 //! has), buffers refilled before each outside the timed span.
@@ -114,7 +115,7 @@ impl From<ManifestError> for LoadError {
     }
 }
 
-fn ck(result: CUresult, step: impl FnOnce() -> String) -> Result<(), CudaError> {
+pub(super) fn ck(result: CUresult, step: impl FnOnce() -> String) -> Result<(), CudaError> {
     if result == CUresult::CUDA_SUCCESS {
         Ok(())
     } else {
@@ -359,21 +360,21 @@ pub fn run_sample(cubin: &[u8], manifest: &Manifest, options: &RunOptions) -> Re
         };
         fill(&buffers)?;
 
-        // Arguments: each in its own 8-aligned slot; kernelParams points at the slots.
-        let args = manifest.arg_bytes(|name| {
-            manifest.buffers.iter().position(|b| b.name == name).map(|k| buffers[k].ptr)
-        })?;
-        let mut slots: Vec<[u64; 1]> = args
-            .iter()
-            .map(|a| {
-                let mut slot = [0u64; 1];
-                std::ptr::copy_nonoverlapping(a.as_ptr(), slot.as_mut_ptr() as *mut u8, a.len());
-                slot
-            })
-            .collect();
+        // Device graphs (built from this module's kernels), then the arguments: each in its
+        // own 8-aligned slot; kernelParams points at the slots.
+        let buffer_address = |name: &str| manifest.buffers.iter().position(|b| b.name == name).map(|k| buffers[k].ptr);
+        let mut graphs = super::graphs::HostGraphs::build(module, manifest, &buffer_address)?;
+        let args = manifest.arg_bytes(|key| graphs.handle(key).or_else(|| buffer_address(key)))?;
+        let mut slots = super::graphs::slots(&args);
         let mut params: Vec<*mut c_void> = slots.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect();
         let l = &manifest.launch;
+        if !graphs.is_empty() {
+            graphs.make_launcher(function, l, &args)?;
+        }
         let launch = |params: &mut Vec<*mut c_void>| -> Result<(), CudaError> {
+            if !graphs.is_empty() {
+                return graphs.launch(kernel);
+            }
             ck(
                 sys::cuLaunchKernel(
                     function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2], l.shared_bytes,
@@ -462,6 +463,7 @@ pub fn run_sample(cubin: &[u8], manifest: &Manifest, options: &RunOptions) -> Re
                 let _ = sys::cuMemFree_v2(d.ptr);
             }
         }
+        drop(graphs);
         let _ = sys::cuModuleUnload(module);
         Ok(output)
     }

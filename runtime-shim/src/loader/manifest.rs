@@ -284,6 +284,8 @@ struct RawManifest {
     buffer: Vec<RawBuffer>,
     #[serde(default)]
     global: Vec<RawGlobal>,
+    #[serde(default)]
+    graph: Vec<RawGraph>,
     stdout: Option<String>,
     abis: Option<Vec<String>>,
     expect_error: Option<String>,
@@ -304,6 +306,7 @@ pub struct Limits {
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
+/// `[launch]`, and each node of a `[[graph]]` (which alone may say `device_updatable`).
 struct RawLaunch {
     kernel: String,
     grid: toml::Value,
@@ -312,6 +315,15 @@ struct RawLaunch {
     shared_bytes: Option<toml::Value>,
     #[serde(default)]
     args: Vec<String>,
+    #[serde(default)]
+    device_updatable: Option<bool>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct RawGraph {
+    name: String,
+    nodes: Vec<RawLaunch>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -368,6 +380,11 @@ impl Abi {
 pub enum Arg {
     /// `buf:NAME`: the device pointer of buffer NAME.
     Buffer(String),
+    /// `graph:NAME`: the `cudaGraphExec_t` of graph NAME, instantiated for device launch.
+    Graph(String),
+    /// `node:NAME.K`: the `cudaGraphDeviceNode_t` of node K (from 0) of graph NAME, which must
+    /// be `device_updatable`.
+    Node(String, usize),
     /// `TYPE:VALUE`.
     Scalar(ElemType, Num),
 }
@@ -381,17 +398,33 @@ impl Arg {
         if kind == "buf" {
             return Ok(Arg::Buffer(value.to_string()));
         }
+        if kind == "graph" {
+            return Ok(Arg::Graph(value.to_string()));
+        }
+        if kind == "node" {
+            let parsed = value.rsplit_once('.').and_then(|(g, k)| Some((g.to_string(), k.parse().ok()?)));
+            let Some((graph, index)) = parsed else {
+                return err(format!("argument `{text}`: expected `node:GRAPH.INDEX`"));
+            };
+            return Ok(Arg::Node(graph, index));
+        }
         let ty = ElemType::parse(kind).map_err(|e| ManifestError(format!("argument `{text}`: {e}")))?;
         let num = eval_constant(value, vars).map_err(|e| ManifestError(format!("argument `{text}`: {e}")))?;
         ty.encode(num).map_err(|e| ManifestError(format!("argument `{text}`: {e}")))?;
         Ok(Arg::Scalar(ty, num))
     }
 
-    /// The bytes the kernel receives for this argument: a buffer's 8-byte device pointer or
-    /// the scalar's little-endian bytes.
-    pub fn bytes(&self, buffer_address: impl Fn(&str) -> Option<u64>) -> Result<Vec<u8>> {
+    /// The bytes the kernel receives for this argument: a buffer's 8-byte device pointer, a
+    /// graph or node handle, or the scalar's little-endian bytes. `handle` resolves a buffer by
+    /// its name, a graph as `graph:NAME` and a node as `node:NAME.K`.
+    pub fn bytes(&self, handle: impl Fn(&str) -> Option<u64>) -> Result<Vec<u8>> {
+        let resolve = |key: &str, text: String| {
+            handle(key).map(|p| p.to_le_bytes().to_vec()).ok_or_else(|| ManifestError(format!("argument `{text}`: not found")))
+        };
         match self {
-            Arg::Buffer(name) => buffer_address(name)
+            Arg::Graph(name) => resolve(&format!("graph:{name}"), format!("graph:{name}")),
+            Arg::Node(graph, k) => resolve(&format!("node:{graph}.{k}"), format!("node:{graph}.{k}")),
+            Arg::Buffer(name) => handle(name)
                 .map(|p| p.to_le_bytes().to_vec())
                 .ok_or_else(|| ManifestError(format!("argument `buf:{name}`: no buffer named `{name}`"))),
             Arg::Scalar(ty, value) => ty.encode(*value),
@@ -456,6 +489,24 @@ pub struct Launch {
     pub args: Vec<Arg>,
 }
 
+/// A graph the runner builds on the host before the launch: its kernel nodes run one after
+/// the other. It is instantiated with `CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH` and uploaded,
+/// so device code that receives it (`graph:NAME`) can `cudaGraphLaunch` it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Graph {
+    pub name: String,
+    /// Each node is a launch; its arguments are buffers and scalars.
+    pub nodes: Vec<GraphNode>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct GraphNode {
+    pub launch: Launch,
+    /// Created with `CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE`, so that device code can
+    /// update it through the handle `node:GRAPH.K` passes.
+    pub device_updatable: bool,
+}
+
 /// A checked manifest: everything the loader needs to run a sample and judge its output.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Manifest {
@@ -467,6 +518,9 @@ pub struct Manifest {
     pub launch: Launch,
     pub buffers: Vec<Buffer>,
     pub globals: Vec<Global>,
+    /// Device graphs (`[[graph]]`); when there are any, the top-level launch itself runs as a
+    /// one-node graph, since device graphs may only be launched from a kernel in a graph.
+    pub graphs: Vec<Graph>,
     pub stdout: Option<String>,
     pub abis: Vec<Abi>,
     pub expect_error: Option<String>,
@@ -601,31 +655,43 @@ impl Manifest {
             globals.push(Global { name: g.name, ty, expect });
         }
         let l = raw.launch;
-        if l.kernel.is_empty() {
-            return err("launch.kernel is empty");
+        if l.device_updatable.is_some() {
+            return err("launch.device_updatable: only a [[graph]] node can be device-updatable");
         }
-        let shared_bytes = match &l.shared_bytes {
-            None => 0,
-            Some(v) => {
-                let n = eval_count(v, "launch.shared_bytes", &vars)?;
-                u32::try_from(n).map_err(|_| ManifestError(format!("launch.shared_bytes: {n} is too large")))?
+        let launch = launch_of("launch", l.kernel, &l.grid, &l.block, l.shared_bytes.as_ref(), &l.args, &vars, &buffers)?;
+        let mut graphs: Vec<Graph> = Vec::new();
+        for g in raw.graph {
+            let what = format!("graph `{}`", g.name);
+            if graphs.iter().any(|x| x.name == g.name) {
+                return err(format!("{what} is defined twice"));
             }
-        };
-        let args = l.args.iter().map(|a| Arg::parse(a, &vars)).collect::<Result<Vec<_>>>()?;
-        for a in &args {
-            if let Arg::Buffer(n) = a {
-                if !buffers.iter().any(|b| &b.name == n) {
-                    return err(format!("argument `buf:{n}`: no [[buffer]] named `{n}`"));
+            if g.nodes.is_empty() {
+                return err(format!("{what} has no nodes"));
+            }
+            let mut nodes = Vec::new();
+            for (k, n) in g.nodes.into_iter().enumerate() {
+                let node_what = format!("{what}, node {k}");
+                let launch = launch_of(&node_what, n.kernel, &n.grid, &n.block, n.shared_bytes.as_ref(), &n.args, &vars, &buffers)?;
+                if launch.args.iter().any(|a| matches!(a, Arg::Graph(_) | Arg::Node(..))) {
+                    return err(format!("{node_what}: a node's arguments are buffers and scalars"));
                 }
+                nodes.push(GraphNode { launch, device_updatable: n.device_updatable.unwrap_or(false) });
+            }
+            graphs.push(Graph { name: g.name, nodes });
+        }
+        for a in &launch.args {
+            match a {
+                Arg::Graph(g) if !graphs.iter().any(|x| &x.name == g) => return err(format!("argument `graph:{g}`: no [[graph]] named `{g}`")),
+                Arg::Node(g, k) => match graphs.iter().find(|x| &x.name == g).and_then(|x| x.nodes.get(*k)) {
+                    None => return err(format!("argument `node:{g}.{k}`: graph `{g}` has no node {k}")),
+                    Some(node) if !node.device_updatable => {
+                        return err(format!("argument `node:{g}.{k}`: the node is not `device_updatable = true`"))
+                    }
+                    Some(_) => {}
+                },
+                _ => {}
             }
         }
-        let launch = Launch {
-            grid: dims(&l.grid, "launch.grid", &vars)?,
-            block: dims(&l.block, "launch.block", &vars)?,
-            kernel: l.kernel,
-            shared_bytes,
-            args,
-        };
         let abis = match raw.abis {
             None => vec![Abi::V1, Abi::V2],
             Some(list) => list
@@ -642,6 +708,7 @@ impl Manifest {
             launch,
             buffers,
             globals,
+            graphs,
             stdout: raw.stdout,
             abis,
             expect_error: raw.expect_error,
@@ -660,6 +727,46 @@ impl Manifest {
 
 // ---------------------------------------------------------------------------------------------
 // buffer contents
+
+/// A launch of the manifest (`[launch]` or a graph node) checked: its kernel, its
+/// configuration and arguments, whose buffers must exist.
+#[allow(clippy::too_many_arguments)]
+fn launch_of(
+    what: &str,
+    kernel: String,
+    grid: &toml::Value,
+    block: &toml::Value,
+    shared_bytes: Option<&toml::Value>,
+    args: &[String],
+    vars: &BTreeMap<String, i64>,
+    buffers: &[Buffer],
+) -> Result<Launch> {
+    if kernel.is_empty() {
+        return err(format!("{what}: kernel is empty"));
+    }
+    let shared_bytes = match shared_bytes {
+        None => 0,
+        Some(v) => {
+            let n = eval_count(v, &format!("{what}: shared_bytes"), vars)?;
+            u32::try_from(n).map_err(|_| ManifestError(format!("{what}: shared_bytes: {n} is too large")))?
+        }
+    };
+    let args = args.iter().map(|a| Arg::parse(a, vars)).collect::<Result<Vec<_>>>()?;
+    for a in &args {
+        if let Arg::Buffer(n) = a {
+            if !buffers.iter().any(|b| &b.name == n) {
+                return err(format!("argument `buf:{n}`: no [[buffer]] named `{n}`"));
+            }
+        }
+    }
+    Ok(Launch {
+        grid: dims(grid, &format!("{what}: grid"), vars)?,
+        block: dims(block, &format!("{what}: block"), vars)?,
+        kernel,
+        shared_bytes,
+        args,
+    })
+}
 
 /// splitmix64: the generator behind `random:SEED` (documented in MANIFEST.md).
 pub struct SplitMix64(u64);
@@ -819,9 +926,11 @@ impl Manifest {
                 block: dims_value(&cli.block),
                 shared_bytes: cli.shared_bytes.clone().map(toml::Value::String),
                 args: cli.args.clone(),
+                device_updatable: None,
             },
             buffer,
             global,
+            graph: Vec::new(),
             stdout: None,
             abis: None,
             expect_error: None,

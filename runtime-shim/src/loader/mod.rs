@@ -5,6 +5,7 @@
 pub mod compare;
 pub mod cuda;
 pub mod diff;
+mod graphs;
 pub mod isolate;
 pub mod manifest;
 pub mod symbols;

@@ -1,0 +1,172 @@
+//! Device graphs for a run (`[[graph]]` in a manifest). Each graph's kernel nodes run one after
+//! the other; the graph is instantiated with `CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH` and
+//! uploaded, the two conditions the programming guide ("Device Graph Launch") sets for
+//! `cudaGraphLaunch` from device code, and its `CUgraphExec` is what `graph:NAME` passes. A
+//! node marked `device_updatable` gets `CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE`, and
+//! its `CUgraphDeviceNode` is what `node:NAME.K` passes.
+//!
+//! Device graphs may only be launched from a kernel that itself runs in a graph, so with any
+//! `[[graph]]` the top-level launch becomes a one-node graph launched with `cuGraphLaunch`.
+
+use super::cuda::{ck, CudaError, LoadError};
+use super::manifest::{Launch, Manifest, ManifestError};
+use cudarc::driver::sys;
+use std::collections::HashMap;
+use std::ffi::{c_void, CString};
+
+/// The graphs of one run, destroyed with it.
+pub(super) struct HostGraphs {
+    graphs: Vec<sys::CUgraph>,
+    execs: Vec<sys::CUgraphExec>,
+    /// `graph:NAME` and `node:NAME.K` to their handles.
+    handles: HashMap<String, u64>,
+    /// The top-level launch as a graph, when there are device graphs.
+    launcher: Option<sys::CUgraphExec>,
+}
+
+/// Each argument in its own 8-byte slot, as `kernelParams` wants them.
+pub(super) fn slots(args: &[Vec<u8>]) -> Vec<[u64; 1]> {
+    args.iter()
+        .map(|a| {
+            let mut slot = [0u64; 1];
+            let n = a.len().min(8);
+            // SAFETY: at most 8 bytes into an 8-byte slot.
+            unsafe { std::ptr::copy_nonoverlapping(a.as_ptr(), slot.as_mut_ptr() as *mut u8, n) };
+            slot
+        })
+        .collect()
+}
+
+impl HostGraphs {
+    /// Builds, instantiates and uploads every graph of `manifest` from `module`'s kernels.
+    ///
+    /// # Safety
+    /// `module` is a loaded module of the current context.
+    pub(super) unsafe fn build(module: sys::CUmodule, manifest: &Manifest, buffer: &dyn Fn(&str) -> Option<u64>) -> Result<HostGraphs, LoadError> {
+        let mut out = HostGraphs { graphs: Vec::new(), execs: Vec::new(), handles: HashMap::new(), launcher: None };
+        for g in &manifest.graphs {
+            let mut graph = std::ptr::null_mut();
+            ck(sys::cuGraphCreate(&mut graph, 0), || format!("cuGraphCreate(`{}`)", g.name))?;
+            out.graphs.push(graph);
+            let mut previous: Option<sys::CUgraphNode> = None;
+            for (k, node) in g.nodes.iter().enumerate() {
+                let what = format!("graph `{}`, node {k} (`{}`)", g.name, node.launch.kernel);
+                let function = kernel(module, &node.launch.kernel)?;
+                let args = node.launch.args.iter().map(|a| a.bytes(buffer)).collect::<Result<Vec<_>, _>>()?;
+                let added = add_kernel_node(graph, function, &node.launch, &args, previous, &what)?;
+                if node.device_updatable {
+                    let handle = make_device_updatable(added, &what)?;
+                    out.handles.insert(format!("node:{}.{k}", g.name), handle);
+                }
+                previous = Some(added);
+            }
+            let mut exec = std::ptr::null_mut();
+            let flags = sys::CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH.0 as u64;
+            ck(sys::cuGraphInstantiateWithFlags(&mut exec, graph, flags), || {
+                format!("instantiating graph `{}` for device launch (cuGraphInstantiateWithFlags with CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH; device graphs may hold only kernel, memcpy and memset nodes on one device)", g.name)
+            })?;
+            out.execs.push(exec);
+            ck(sys::cuGraphUpload(exec, std::ptr::null_mut()), || format!("cuGraphUpload(`{}`)", g.name))?;
+            out.handles.insert(format!("graph:{}", g.name), exec as u64);
+        }
+        Ok(out)
+    }
+
+    /// The handle `graph:NAME` or `node:NAME.K` passes.
+    pub(super) fn handle(&self, key: &str) -> Option<u64> {
+        self.handles.get(key).copied()
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.execs.is_empty()
+    }
+
+    /// Makes the top-level launch a one-node graph (with its arguments copied now).
+    ///
+    /// # Safety
+    /// `function` is a kernel of the current context; `args` are its parameters' bytes.
+    pub(super) unsafe fn make_launcher(&mut self, function: sys::CUfunction, launch: &Launch, args: &[Vec<u8>]) -> Result<(), CudaError> {
+        let mut graph = std::ptr::null_mut();
+        ck(sys::cuGraphCreate(&mut graph, 0), || "cuGraphCreate(the top-level launch)".into())?;
+        self.graphs.push(graph);
+        add_kernel_node(graph, function, launch, args, None, &format!("the top-level launch of `{}`", launch.kernel))?;
+        let mut exec = std::ptr::null_mut();
+        ck(sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0), || "instantiating the top-level launch's graph".into())?;
+        self.execs.push(exec);
+        self.launcher = Some(exec);
+        Ok(())
+    }
+
+    /// Launches the top-level graph on the NULL stream.
+    ///
+    /// # Safety
+    /// The context of [`HostGraphs::build`] is current.
+    pub(super) unsafe fn launch(&self, kernel: &str) -> Result<(), CudaError> {
+        let Some(exec) = self.launcher else {
+            return Err(CudaError::new(1, "CUDA_ERROR_INVALID_VALUE", "no top-level graph", "cuGraphLaunch"));
+        };
+        ck(sys::cuGraphLaunch(exec, std::ptr::null_mut()), || format!("cuGraphLaunch(the graph of `{kernel}`)"))
+    }
+}
+
+impl Drop for HostGraphs {
+    fn drop(&mut self) {
+        // SAFETY: each handle was created by this value and is destroyed once.
+        unsafe {
+            for exec in self.execs.drain(..) {
+                let _ = sys::cuGraphExecDestroy(exec);
+            }
+            for graph in self.graphs.drain(..) {
+                let _ = sys::cuGraphDestroy(graph);
+            }
+        }
+    }
+}
+
+unsafe fn kernel(module: sys::CUmodule, name: &str) -> Result<sys::CUfunction, LoadError> {
+    let cname = CString::new(name).map_err(|_| ManifestError(format!("kernel name `{name}` has a NUL byte")))?;
+    let mut function = std::ptr::null_mut();
+    ck(sys::cuModuleGetFunction(&mut function, module, cname.as_ptr()), || format!("cuModuleGetFunction(`{name}`)"))?;
+    Ok(function)
+}
+
+unsafe fn add_kernel_node(
+    graph: sys::CUgraph,
+    function: sys::CUfunction,
+    launch: &Launch,
+    args: &[Vec<u8>],
+    after: Option<sys::CUgraphNode>,
+    what: &str,
+) -> Result<sys::CUgraphNode, CudaError> {
+    let mut slots = slots(args);
+    let mut params: Vec<*mut c_void> = slots.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect();
+    let mut p: sys::CUDA_KERNEL_NODE_PARAMS = std::mem::zeroed();
+    p.func = function;
+    [p.gridDimX, p.gridDimY, p.gridDimZ] = launch.grid;
+    [p.blockDimX, p.blockDimY, p.blockDimZ] = launch.block;
+    p.sharedMemBytes = launch.shared_bytes;
+    p.kernelParams = params.as_mut_ptr();
+    let deps: Vec<sys::CUgraphNode> = after.into_iter().collect();
+    let mut node = std::ptr::null_mut();
+    ck(sys::cuGraphAddKernelNode_v2(&mut node, graph, deps.as_ptr(), deps.len(), &p), || format!("cuGraphAddKernelNode({what})"))?;
+    Ok(node)
+}
+
+/// Sets the device-updatable attribute and returns the node's device handle (the driver
+/// returns it through the attribute's value, read back here).
+unsafe fn make_device_updatable(node: sys::CUgraphNode, what: &str) -> Result<u64, CudaError> {
+    let attr = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE;
+    let mut value: sys::CUkernelNodeAttrValue = std::mem::zeroed();
+    value.deviceUpdatableKernelNode.deviceUpdatable = 1;
+    ck(sys::cuGraphKernelNodeSetAttribute(node, attr, &value), || format!("making {what} device-updatable"))?;
+    let mut read: sys::CUkernelNodeAttrValue = std::mem::zeroed();
+    ck(sys::cuGraphKernelNodeGetAttribute(node, attr, &mut read), || format!("reading the device handle of {what}"))?;
+    let handle = match read.deviceUpdatableKernelNode.devNode as u64 {
+        0 => value.deviceUpdatableKernelNode.devNode as u64,
+        h => h,
+    };
+    if handle == 0 {
+        return Err(CudaError::new(1, "CUDA_ERROR_INVALID_VALUE", "the driver returned no device node handle", what));
+    }
+    Ok(handle)
+}
