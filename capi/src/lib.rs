@@ -276,18 +276,6 @@ pub unsafe extern "C" fn cdpc_compile(
         if source.is_null() {
             return failed(CdpcStatus::InvalidArgument, "the source is NULL".into());
         }
-        let source = match driver::decode_source(CStr::from_ptr(source).to_bytes().to_vec()) {
-            Ok(s) => s,
-            Err(e) => {
-                // E0008 at the first bad byte, rendered against the source with `?` for bad bytes.
-                let mut r = failed(CdpcStatus::Diagnostics, String::new());
-                r.diagnostics = vec![e.diagnostic];
-                r.source = e.shown;
-                r.file_name = options.as_ref().map_or_else(|| "input.cdp".into(), |o| o.file_name.clone());
-                r.message = format!("could not compile `{}` due to 1 error", r.file_name);
-                return r;
-            }
-        };
         let defaults;
         let options = match options.as_ref() {
             Some(o) => o,
@@ -296,7 +284,16 @@ pub unsafe extern "C" fn cdpc_compile(
                 &defaults
             }
         };
-        let mut r = match driver::compile(&source, &options.options) {
+        // A source that is not UTF-8 is E0008 at the first bad byte, rendered against the
+        // source with `?` for the bad bytes, like any other diagnostic.
+        let (source, compiled) = match driver::decode_source(CStr::from_ptr(source).to_bytes().to_vec()) {
+            Ok(source) => {
+                let compiled = driver::compile(&source, &options.options);
+                (source, compiled)
+            }
+            Err(e) => (e.shown, Err(CompileError::Diagnostics(vec![e.diagnostic]))),
+        };
+        let mut r = match compiled {
             Ok(compiled) => CdpcResult {
                 status: CdpcStatus::Ok,
                 output: compiled.output,

@@ -339,8 +339,7 @@ fn check_here(source: &str, options: &CompileOptions) -> Result<Checked, Compile
         None => source,
     };
     let preprocessed = timings.record(Phase::Preprocess, started);
-    let (unit, front) = crate::front::parse(text);
-    let mut found = front;
+    let (unit, mut found) = crate::front::parse(text);
     let parsed = timings.record(Phase::Parse, preprocessed);
     let mut module = None;
     if let Some(unit) = unit {

@@ -249,17 +249,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
     let read_started = std::time::Instant::now();
     let source = match driver::read_source(&cli.input) {
         Ok(source) => source,
-        Err(CompileError::NotUtf8(e)) => {
-            let diagnostics = [e.diagnostic];
-            match format {
-                ErrorFormat::Json => eprint!("{}", render::json(&diagnostics, &file_name, &e.shown)),
-                ErrorFormat::Human => {
-                    eprint!("{}", render::human(&diagnostics, &file_name, &e.shown, color));
-                    eprintln!("error: could not compile `{file_name}` due to 1 previous error");
-                }
-            }
-            return ExitCode::FAILURE;
-        }
+        Err(CompileError::NotUtf8(e)) => return report_errors(format, &file_name, &e.shown, &[e.diagnostic], color),
         Err(e) => {
             fail(format, &file_name, &e.to_string());
             return ExitCode::FAILURE;
@@ -297,19 +287,26 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
             report(&warnings);
             ExitCode::SUCCESS
         }
-        Err(CompileError::Diagnostics(diagnostics)) => {
-            report(&diagnostics);
-            let errors = diagnostics.iter().filter(|d| d.is_error()).count();
-            if format == ErrorFormat::Human {
-                eprintln!("error: could not compile `{file_name}` due to {errors} previous error{}", if errors == 1 { "" } else { "s" });
-            }
-            ExitCode::FAILURE
-        }
+        Err(CompileError::Diagnostics(diagnostics)) => report_errors(format, &file_name, &source, &diagnostics, color),
         Err(e) => {
             fail_with_code(format, &file_name, e.code(), &e.to_string());
             ExitCode::FAILURE
         }
     }
+}
+
+/// Reports the diagnostics of a failed compilation, rendered against `source`, and for people
+/// the summary line after them.
+fn report_errors(format: ErrorFormat, file_name: &str, source: &str, diagnostics: &[Diagnostic], color: Color) -> ExitCode {
+    match format {
+        ErrorFormat::Json => eprint!("{}", render::json(diagnostics, file_name, source)),
+        ErrorFormat::Human => {
+            eprint!("{}", render::human(diagnostics, file_name, source, color));
+            let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+            eprintln!("error: could not compile `{file_name}` due to {errors} previous error{}", if errors == 1 { "" } else { "s" });
+        }
+    }
+    ExitCode::FAILURE
 }
 
 /// Reports a failure that is not about the source text (a tool, a file, the options).
