@@ -11,7 +11,7 @@
 use cdpc::driver::{self, CompileOptions, Emit};
 use cdpc::sema::cuda_types::builtin_struct_layout;
 use cdpc::toolchain::{Toolchain, ToolSearch};
-use cdpc::Target;
+use cdpc::{DefaultStream, Target};
 use runtime_shim::entry_points::{CType, InlinePtx, Lowering, RuntimeFn};
 use runtime_shim::types::{CEnum, CHandle, CStruct};
 use std::collections::BTreeMap;
@@ -36,6 +36,11 @@ fn nvcc() -> Option<PathBuf> {
 
 /// nvcc's PTX for `source` (sm_90, relocatable device code, as cdpc compiles).
 fn nvcc_ptx(nvcc: &PathBuf, source: &str) -> String {
+    nvcc_ptx_with(nvcc, source, &[])
+}
+
+/// nvcc's PTX for `source` with `extra` options.
+fn nvcc_ptx_with(nvcc: &PathBuf, source: &str, extra: &[&str]) -> String {
     let dir = tempfile::tempdir().unwrap();
     let cu = dir.path().join("devrt.cu");
     let ptx = dir.path().join("devrt.ptx");
@@ -44,6 +49,7 @@ fn nvcc_ptx(nvcc: &PathBuf, source: &str) -> String {
     path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
     let out = Command::new(nvcc)
         .args(["-arch=sm_90", "-rdc=true", "-ptx", "-diag-suppress=1215"])
+        .args(extra)
         .arg(&cu)
         .arg("-o")
         .arg(&ptx)
@@ -55,7 +61,11 @@ fn nvcc_ptx(nvcc: &PathBuf, source: &str) -> String {
 }
 
 fn cdpc_ptx(source: &str) -> String {
-    let options = CompileOptions { emit: Emit::Ptx, ..CompileOptions::default() };
+    cdpc_ptx_for(source, Target::default())
+}
+
+fn cdpc_ptx_for(source: &str, target: Target) -> String {
+    let options = CompileOptions { emit: Emit::Ptx, target, ..CompileOptions::default() };
     let compiled = driver::compile(source, &options).unwrap_or_else(|e| panic!("cdpc refused the source: {e}\n{source}"));
     String::from_utf8(compiled.output).unwrap()
 }
@@ -269,4 +279,58 @@ fn declarations_snapshot() {
     insta::with_settings!({ snapshot_path => cdpc_tests::repo_root().join("tests/snapshots/devrt"), prepend_module_to_snapshot => false, omit_expression => true }, {
         insta::assert_snapshot!("declarations", text.join("\n"));
     });
+}
+
+/// Calls that the CUDA headers rename to their `_ptsz` forms under `--default-stream
+/// per-thread`, a launch, and a kernel that exists only when the macro is defined.
+const PER_THREAD_SOURCE: &str = r#"
+extern "C" __global__ void child(int *p) { p[0] = 1; }
+extern "C" __global__ void parent(int *p, int *q, cudaEvent_t e)
+{
+    child<<<1, 1>>>(p);
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    cudaMemcpyAsync(p, q, 4, cudaMemcpyDeviceToDevice, s);
+    cudaMemsetAsync(p, 0, 4, s);
+    cudaMemcpy2DAsync(p, 16, q, 16, 16, 2, cudaMemcpyDeviceToDevice, s);
+    cudaMemset2DAsync(p, 16, 0, 16, 2, s);
+    cudaEventRecord(e, s);
+    cudaStreamWaitEvent(s, e, 0);
+    cudaStreamDestroy(s);
+}
+#ifdef CUDA_API_PER_THREAD_DEFAULT_STREAM
+extern "C" __global__ void per_thread_marker(int *p) { p[0] = CUDA_API_PER_THREAD_DEFAULT_STREAM; }
+#endif
+"#;
+
+#[test]
+fn per_thread_default_stream_matches_nvcc() {
+    let Some(nvcc) = nvcc() else { return };
+    for (nvcc_args, stream) in [(&[][..], DefaultStream::Legacy), (&["--default-stream", "per-thread"][..], DefaultStream::PerThread)] {
+        let theirs = nvcc_ptx_with(&nvcc, PER_THREAD_SOURCE, nvcc_args);
+        let ours = cdpc_ptx_for(PER_THREAD_SOURCE, Target { default_stream: stream, ..Target::default() });
+        assert_eq!(externs(&theirs), externs(&ours), "{stream:?}: nvcc and cdpc declare different entry points");
+        let marker = ".entry per_thread_marker";
+        assert_eq!(theirs.contains(marker), stream == DefaultStream::PerThread, "{stream:?}: nvcc's macro");
+        assert_eq!(ours.contains(marker), stream == DefaultStream::PerThread, "{stream:?}: cdpc's macro");
+        let launch = if stream == DefaultStream::PerThread { "__cudaCDP2LaunchDeviceV2_ptsz" } else { "__cudaCDP2LaunchDeviceV2" };
+        assert!(externs(&ours).contains_key(launch), "{stream:?}: cdpc launches through {launch}:\n{ours}");
+    }
+}
+
+#[test]
+fn per_thread_default_stream_links_with_both_launch_abis() {
+    // nvcc has no v1 launch to compare with; libcudadevrt must define what cdpc's v1 calls.
+    if nvcc().is_none() {
+        return;
+    }
+    for abi in [cdpc::LaunchAbi::V1, cdpc::LaunchAbi::V2] {
+        let target = Target { launch_abi: abi, default_stream: DefaultStream::PerThread, ..Target::default() };
+        let ptx = cdpc_ptx_for(PER_THREAD_SOURCE, target);
+        let expected = if abi == cdpc::LaunchAbi::V1 { "cudaLaunchDevice_ptsz" } else { "__cudaCDP2LaunchDeviceV2_ptsz" };
+        assert!(externs(&ptx).contains_key(expected), "{abi}: {expected} in\n{ptx}");
+        let options = CompileOptions { emit: Emit::Cubin, target, ..CompileOptions::default() };
+        let cubin = driver::compile(PER_THREAD_SOURCE, &options).unwrap_or_else(|e| panic!("{abi}: nvlink refused it: {e}"));
+        assert_eq!(&cubin.output[..4], b"\x7fELF", "{abi}: a linked cubin");
+    }
 }

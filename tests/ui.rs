@@ -24,12 +24,59 @@ fn diagnose(name: &str, bytes: Vec<u8>) -> (Vec<Diagnostic>, String) {
         Err(e) => return (vec![e.diagnostic], e.shown),
     };
     let options = ui_options(name, &source);
+    if let Some(result) = link_diagnostics(name, &source, &options) {
+        return result;
+    }
+    // `// emit: host-obj`: the warnings of a host object, which need no NVIDIA tool to find.
+    let host_obj = source.lines().any(|l| l.trim() == "// emit: host-obj");
     let diagnostics = match driver::check(&source, &options) {
+        Ok(checked) if host_obj => checked.warnings.iter().cloned().chain(driver::host::stub_warnings(&checked)).collect(),
         Ok(checked) => checked.warnings,
         Err(CompileError::Diagnostics(d)) => d,
         Err(other) => panic!("{name}: expected diagnostics, got {other}"),
     };
     (diagnostics, source)
+}
+
+/// A file with `// link-with: link/OTHER.cdp` or `// link-libs: NAME` lines is linked (checked as
+/// `driver::link::check` does, no NVIDIA tool needed) with the companions of `tests/ui/link/`
+/// and those `-l` libraries: its diagnostics are the link's (E08xx), each label in its file.
+fn link_diagnostics(name: &str, source: &str, options: &driver::CompileOptions) -> Option<(Vec<Diagnostic>, String)> {
+    let header = |key: &str| -> Vec<String> {
+        source.lines().filter_map(|l| l.strip_prefix(key)).flat_map(|v| v.split_whitespace().map(str::to_string).collect::<Vec<_>>()).collect()
+    };
+    let (with, libraries) = (header("// link-with:"), header("// link-libs:"));
+    if with.is_empty() && libraries.is_empty() {
+        return None;
+    }
+    let root = repo_root();
+    let main = root.join(format!("tests/ui/{name}.cdp"));
+    let inputs: Vec<driver::Input> = std::iter::once(main).chain(with.iter().map(|w| root.join(format!("tests/ui/{w}")))).map(driver::Input::Source).collect();
+    let link = driver::LinkOptions { libraries, library_dirs: vec![root.join("tests/ui/link")] };
+    let diagnostics = match driver::link::check(&inputs, &link, options) {
+        Ok(_) => Vec::new(),
+        Err(driver::BuildError::Link(d)) => d,
+        Err(other) => panic!("{name}: expected link diagnostics, got {other}"),
+    };
+    // Name the files relative to the root, as the other tests do, so that snapshots hold no
+    // machine path.
+    let prefix = format!("{}/", root.display());
+    let relative = |text: &str| text.replace(&prefix, "");
+    let diagnostics = diagnostics
+        .into_iter()
+        .map(|mut d| {
+            d.message = relative(&d.message);
+            d.notes = d.notes.iter().map(|n| relative(n)).collect();
+            for label in &mut d.labels {
+                label.message = relative(&label.message);
+                if let Some(file) = &label.file {
+                    label.file = Some(std::sync::Arc::new(cdpc::diag::SourceFile { name: relative(&file.name), text: file.text.clone() }));
+                }
+            }
+            d
+        })
+        .collect();
+    Some((diagnostics, source.to_string()))
 }
 
 fn render_file(name: &str, bytes: Vec<u8>) -> (String, Vec<Code>) {

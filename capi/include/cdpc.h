@@ -54,13 +54,14 @@ void cdpc_options_free(struct CdpcOptions *options);
 // |---|---|
 // | `arch` | `sm_90`, `90`, `compute_90` |
 // | `launch-abi` | `v1`, `v2` |
+// | `default-stream` | `legacy` (or `null`), `per-thread` (nvcc's `--default-stream`: the `_ptsz` entry points) |
 // | `address-size` | `32`, `64` |
 // | `opt-level` | `0` to `3` |
-// | `emit` | `cubin`, `obj`, `ptx`, `llvm-ir` |
+// | `emit` | `cubin`, `obj`, `ptx`, `llvm-ir`, `host-obj` (an x86-64 object like `nvcc -dc`'s) |
 // | `cuda-home` | a CUDA toolkit or `pip install --target` folder |
 // | `ptxas-arg`, `nvlink-arg` | one extra argument (repeatable) |
 // | `werror`, `strict-param-limit` | `true`, `false` |
-// | `aggregate-launches` | `off`, `warp`, `block` (`-faggregate-launches=`) |
+// | `aggregate-launches` | `off`, `warp`, `block`, `grid` (`-faggregate-launches=`) |
 // | `pass-remarks` | `aggregate` (`-Rpass=aggregate`: remarks R0500/R0501 among the diagnostics), `none` |
 // | `deny`, `allow` | diagnostic codes, comma-separated (`W0209`) |
 // | `tool-timeout` | seconds one ptxas or nvlink run may take before it is killed and the compile fails with [`CdpcStatus::Tool`] (`600` by default, `0` for no limit) |
@@ -69,6 +70,11 @@ void cdpc_options_free(struct CdpcOptions *options);
 // | `define` | `NAME` or `NAME=VALUE`, like `-D` (repeatable; `define` and `undefine` apply in order) |
 // | `undefine` | `NAME`, like `-U` (repeatable) |
 // | `include-dir` | a folder for `#include`, like `-I` (repeatable, searched in order) |
+// | `lineinfo` | `true`: line tables (`-lineinfo`) |
+// | `device-debug` | `true`: full DWARF at -O0 (`-G`) |
+// | `separate` | `true`: one of several files (`-dc`): declared but undefined device functions and `extern` variables are left to a link |
+// | `library` | `NAME`: link `libNAME.a` in [`cdpc_link_files`] (`-l`, repeatable) |
+// | `library-dir` | a folder searched for `library` (`-L`, repeatable, in order) |
 //
 // On failure returns [`CdpcStatus::InvalidArgument`], leaves the options unchanged and, when
 // `error` is not NULL, stores a message there (free it with [`cdpc_string_free`]).
@@ -92,6 +98,22 @@ enum CdpcStatus cdpc_options_set(struct CdpcOptions *options,
 enum CdpcStatus cdpc_compile(const char *source,
                              const struct CdpcOptions *options,
                              struct CdpcResult **result);
+
+// Links several files into one cubin, as `cdpc a.cu b.cu x.o -lNAME` does: each source
+// (`.cu`, `.cdp`, anything but `.o`, `.obj`, `.cubin`, `.a`, `.lib`) compiled separately, then
+// nvlink over them, the objects and archives, the options' `library` archives and
+// libcudadevrt. `paths` holds `count` NUL-terminated paths. Like [`cdpc_compile`], `*result`
+// (when `result` is not NULL) receives a result in every case: the cubin, or the diagnostics
+// (a source's errors, rendered against that source; E0800-E0802 of the link, each label in
+// its file).
+//
+// # Safety
+// `paths` is NULL or points to `count` pointers, each NULL or NUL-terminated; `options` is
+// NULL or a live options object; `result` is NULL or points to writable storage for a pointer.
+enum CdpcStatus cdpc_link_files(const char *const *paths,
+                                size_t count,
+                                const struct CdpcOptions *options,
+                                struct CdpcResult **result);
 
 // The status of a result ([`CdpcStatus::InvalidArgument`] for NULL).
 //

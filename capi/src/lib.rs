@@ -59,9 +59,12 @@ pub enum CdpcStatus {
 
 /// Compiler options; made by [`cdpc_options_new`], changed by [`cdpc_options_set`], freed by
 /// [`cdpc_options_free`].
+#[derive(Clone)]
 pub struct CdpcOptions {
     options: CompileOptions,
     file_name: String,
+    /// `-l` and `-L` of [`cdpc_link_files`].
+    link: driver::LinkOptions,
 }
 
 /// The outcome of [`cdpc_compile`]: a status, the output on success, diagnostics and a
@@ -103,7 +106,7 @@ unsafe fn utf8<'a>(p: *const c_char, what: &str) -> Result<&'a str, String> {
 #[no_mangle]
 pub extern "C" fn cdpc_options_new() -> *mut CdpcOptions {
     guard(std::ptr::null_mut(), || {
-        Box::into_raw(Box::new(CdpcOptions { options: CompileOptions::default(), file_name: "input.cdp".into() }))
+        Box::into_raw(Box::new(CdpcOptions { options: CompileOptions::default(), file_name: "input.cdp".into(), link: Default::default() }))
     })
 }
 
@@ -131,6 +134,7 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
     match key {
         "arch" => options.target.sm = value.parse()?,
         "launch-abi" => options.target.launch_abi = value.parse::<LaunchAbi>()?,
+        "default-stream" => options.target.default_stream = value.parse::<cdpc::DefaultStream>()?,
         "address-size" => {
             options.target.address_size = match value {
                 "32" => AddressSize::Bits32,
@@ -150,7 +154,8 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
                 "obj" | "object" => Emit::Object,
                 "ptx" => Emit::Ptx,
                 "llvm-ir" => Emit::LlvmIr,
-                _ => return Err(format!("unknown output `{value}`; use cubin, obj, ptx or llvm-ir")),
+                "host-obj" => Emit::HostObject,
+                _ => return Err(format!("unknown output `{value}`; use cubin, obj, ptx, llvm-ir or host-obj")),
             }
         }
         "cuda-home" => options.tools.cuda_home = Some(PathBuf::from(value)),
@@ -190,11 +195,17 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
             });
         }
         "include-dir" => options.preprocess.include_dirs.push(PathBuf::from(value)),
+        "lineinfo" => options.debug = flag(value)?.then_some(driver::DebugLevel::LineTables),
+        "device-debug" => options.debug = flag(value)?.then_some(driver::DebugLevel::Full),
+        "separate" => options.separate = flag(value)?,
+        "library" => o.link.libraries.push(value.to_string()),
+        "library-dir" => o.link.library_dirs.push(PathBuf::from(value)),
         _ => {
             return Err(format!(
-                "unknown option `{key}`; the options are arch, launch-abi, address-size, opt-level, emit, cuda-home, \
+                "unknown option `{key}`; the options are arch, launch-abi, default-stream, address-size, opt-level, emit, cuda-home, \
                  ptxas-arg, nvlink-arg, werror, strict-param-limit, aggregate-launches, pass-remarks, deny, allow, \
-                  file-name, input-path, define, undefine, include-dir, tool-timeout"
+                  file-name, input-path, define, undefine, include-dir, tool-timeout, lineinfo, device-debug, separate, \
+                  library, library-dir"
             ))
         }
     }
@@ -207,13 +218,14 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
 /// |---|---|
 /// | `arch` | `sm_90`, `90`, `compute_90` |
 /// | `launch-abi` | `v1`, `v2` |
+/// | `default-stream` | `legacy` (or `null`), `per-thread` (nvcc's `--default-stream`: the `_ptsz` entry points) |
 /// | `address-size` | `32`, `64` |
 /// | `opt-level` | `0` to `3` |
-/// | `emit` | `cubin`, `obj`, `ptx`, `llvm-ir` |
+/// | `emit` | `cubin`, `obj`, `ptx`, `llvm-ir`, `host-obj` (an x86-64 object like `nvcc -dc`'s) |
 /// | `cuda-home` | a CUDA toolkit or `pip install --target` folder |
 /// | `ptxas-arg`, `nvlink-arg` | one extra argument (repeatable) |
 /// | `werror`, `strict-param-limit` | `true`, `false` |
-/// | `aggregate-launches` | `off`, `warp`, `block` (`-faggregate-launches=`) |
+/// | `aggregate-launches` | `off`, `warp`, `block`, `grid` (`-faggregate-launches=`) |
 /// | `pass-remarks` | `aggregate` (`-Rpass=aggregate`: remarks R0500/R0501 among the diagnostics), `none` |
 /// | `deny`, `allow` | diagnostic codes, comma-separated (`W0209`) |
 /// | `tool-timeout` | seconds one ptxas or nvlink run may take before it is killed and the compile fails with [`CdpcStatus::Tool`] (`600` by default, `0` for no limit) |
@@ -222,6 +234,11 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
 /// | `define` | `NAME` or `NAME=VALUE`, like `-D` (repeatable; `define` and `undefine` apply in order) |
 /// | `undefine` | `NAME`, like `-U` (repeatable) |
 /// | `include-dir` | a folder for `#include`, like `-I` (repeatable, searched in order) |
+/// | `lineinfo` | `true`: line tables (`-lineinfo`) |
+/// | `device-debug` | `true`: full DWARF at -O0 (`-G`) |
+/// | `separate` | `true`: one of several files (`-dc`): declared but undefined device functions and `extern` variables are left to a link |
+/// | `library` | `NAME`: link `libNAME.a` in [`cdpc_link_files`] (`-l`, repeatable) |
+/// | `library-dir` | a folder searched for `library` (`-L`, repeatable, in order) |
 ///
 /// On failure returns [`CdpcStatus::InvalidArgument`], leaves the options unchanged and, when
 /// `error` is not NULL, stores a message there (free it with [`cdpc_string_free`]).
@@ -240,7 +257,7 @@ pub unsafe extern "C" fn cdpc_options_set(
         let Some(options) = options.as_mut() else { return Err((CdpcStatus::InvalidArgument, "options is NULL".into())) };
         let key = utf8(key, "the option name").map_err(|e| (CdpcStatus::InvalidArgument, e))?;
         let value = utf8(value, "the option value").map_err(|e| (CdpcStatus::InvalidArgument, e))?;
-        let mut updated = CdpcOptions { options: options.options.clone(), file_name: options.file_name.clone() };
+        let mut updated = options.clone();
         apply(&mut updated, key, value).map_err(|e| (CdpcStatus::InvalidArgument, e))?;
         *options = updated;
         Ok(())
@@ -280,7 +297,7 @@ pub unsafe extern "C" fn cdpc_compile(
         let options = match options.as_ref() {
             Some(o) => o,
             None => {
-                defaults = CdpcOptions { options: CompileOptions::default(), file_name: "input.cdp".into() };
+                defaults = CdpcOptions { options: CompileOptions::default(), file_name: "input.cdp".into(), link: Default::default() };
                 &defaults
             }
         };
@@ -317,6 +334,87 @@ pub unsafe extern "C" fn cdpc_compile(
         r.source = source;
         r.file_name = options.file_name.clone();
         r
+    });
+    let status = outcome.status;
+    if !result.is_null() {
+        *result = Box::into_raw(Box::new(outcome));
+    }
+    status
+}
+
+/// Links several files into one cubin, as `cdpc a.cu b.cu x.o -lNAME` does: each source
+/// (`.cu`, `.cdp`, anything but `.o`, `.obj`, `.cubin`, `.a`, `.lib`) compiled separately, then
+/// nvlink over them, the objects and archives, the options' `library` archives and
+/// libcudadevrt. `paths` holds `count` NUL-terminated paths. Like [`cdpc_compile`], `*result`
+/// (when `result` is not NULL) receives a result in every case: the cubin, or the diagnostics
+/// (a source's errors, rendered against that source; E0800-E0802 of the link, each label in
+/// its file).
+///
+/// # Safety
+/// `paths` is NULL or points to `count` pointers, each NULL or NUL-terminated; `options` is
+/// NULL or a live options object; `result` is NULL or points to writable storage for a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn cdpc_link_files(
+    paths: *const *const c_char,
+    count: usize,
+    options: *const CdpcOptions,
+    result: *mut *mut CdpcResult,
+) -> CdpcStatus {
+    let outcome = guard(failed(CdpcStatus::Internal, "internal error: the compiler panicked".into()), || {
+        if paths.is_null() || count == 0 {
+            return failed(CdpcStatus::InvalidArgument, "no input paths".into());
+        }
+        let mut inputs = Vec::with_capacity(count);
+        for i in 0..count {
+            match utf8(*paths.add(i), "an input path") {
+                Ok(path) => inputs.push(driver::Input::classify(std::path::Path::new(path))),
+                Err(e) => return failed(CdpcStatus::InvalidArgument, e),
+            }
+        }
+        let defaults = CdpcOptions { options: CompileOptions::default(), file_name: "input.cdp".into(), link: Default::default() };
+        let options = options.as_ref().unwrap_or(&defaults);
+        match driver::link(&inputs, &options.link, &options.options) {
+            Ok(linked) => CdpcResult {
+                status: CdpcStatus::Ok,
+                output: linked.cubin,
+                diagnostics: linked.warnings.into_iter().flat_map(|w| w.warnings).collect(),
+                message: String::new(),
+                source: String::new(),
+                file_name: String::new(),
+            },
+            Err(driver::BuildError::Source { name, text, error }) => {
+                let mut r = match error {
+                    CompileError::Diagnostics(d) => {
+                        let mut r = failed(CdpcStatus::Diagnostics, format!("could not compile `{name}`"));
+                        r.diagnostics = d;
+                        r
+                    }
+                    CompileError::NotUtf8(e) => {
+                        let mut r = failed(CdpcStatus::Diagnostics, format!("could not compile `{name}`"));
+                        r.diagnostics = vec![e.diagnostic];
+                        r
+                    }
+                    CompileError::Usage(m) => failed(CdpcStatus::Usage, m),
+                    CompileError::Backend(e) => failed(CdpcStatus::Internal, e.to_string()),
+                    other => failed(CdpcStatus::Tool, other.to_string()),
+                };
+                r.source = text;
+                r.file_name = name;
+                r
+            }
+            Err(driver::BuildError::Link(d)) => {
+                let mut r = failed(CdpcStatus::Diagnostics, format!("could not link due to {} error{}", d.len(), if d.len() == 1 { "" } else { "s" }));
+                // Render against the file of the first label that has one; every label says its file.
+                if let Some(file) = d.iter().flat_map(|d| &d.labels).find_map(|l| l.file.clone()) {
+                    r.file_name = file.name.clone();
+                    r.source = file.text.clone();
+                }
+                r.diagnostics = d;
+                r
+            }
+            Err(driver::BuildError::Other(e @ CompileError::Usage(_))) => failed(CdpcStatus::Usage, e.to_string()),
+            Err(driver::BuildError::Other(e)) => failed(CdpcStatus::Tool, e.to_string()),
+        }
     });
     let status = outcome.status;
     if !result.is_null() {
@@ -495,5 +593,62 @@ mod tests {
             cdpc_result_free(result);
             cdpc_options_free(options);
         }
+    }
+
+    fn output(result: *const CdpcResult) -> Vec<u8> {
+        let (mut data, mut len) = (std::ptr::null_mut(), 0);
+        assert_eq!(unsafe { cdpc_result_output(result, &mut data, &mut len) }, CdpcStatus::Ok);
+        let bytes = unsafe { std::slice::from_raw_parts(data, len) }.to_vec();
+        unsafe { cdpc_bytes_free(data, len) };
+        bytes
+    }
+
+    /// `lineinfo` puts `.loc` lines in the PTX; `separate` leaves an extern declaration alone.
+    #[test]
+    fn lineinfo_and_separate_options() {
+        let options = cdpc_options_new();
+        assert_eq!(set(options, "emit", "ptx"), CdpcStatus::Ok);
+        assert_eq!(set(options, "lineinfo", "true"), CdpcStatus::Ok);
+        assert_eq!(set(options, "separate", "true"), CdpcStatus::Ok);
+        assert_eq!(set(options, "lineinfo", "maybe"), CdpcStatus::InvalidArgument);
+        let source = CString::new("extern __device__ int counter;\nextern \"C\" __global__ void k(int *p) {\n  p[0] = counter;\n}\n").unwrap();
+        let mut result = std::ptr::null_mut();
+        assert_eq!(unsafe { cdpc_compile(source.as_ptr(), options, &mut result) }, CdpcStatus::Ok);
+        let ptx = String::from_utf8(output(result)).unwrap();
+        assert!(ptx.contains(".loc\t1 3 ") && ptx.contains(".extern .global .align 4 .u32 counter;"), "{ptx}");
+        unsafe {
+            cdpc_result_free(result);
+            cdpc_options_free(options);
+        }
+    }
+
+    /// Several files linked into one cubin; a duplicate definition is E0800 with both files.
+    #[test]
+    fn link_files_of_several_sources() {
+        if cdpc::toolchain::Toolchain::discover(&Default::default()).is_err() {
+            println!("skipped: ptxas/nvlink not found; run `cargo xtask setup`");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            CString::new(path.to_str().unwrap()).unwrap()
+        };
+        let user = write("user.cu", "extern __device__ int counter;\n__device__ int twice(int);\nextern \"C\" __global__ void k(int *p) { p[0] = twice(counter); }\n");
+        let lib = write("lib.cu", "__device__ int counter = 2;\n__device__ int twice(int x) { return 2 * x; }\n");
+        let again = write("again.cu", "__device__ int counter = 3;\n");
+        let mut result = std::ptr::null_mut();
+        let paths = [user.as_ptr(), lib.as_ptr()];
+        assert_eq!(unsafe { cdpc_link_files(paths.as_ptr(), 2, std::ptr::null(), &mut result) }, CdpcStatus::Ok);
+        assert_eq!(&output(result)[..4], b"\x7fELF");
+        unsafe { cdpc_result_free(result) };
+        let paths = [user.as_ptr(), lib.as_ptr(), again.as_ptr()];
+        assert_eq!(unsafe { cdpc_link_files(paths.as_ptr(), 3, std::ptr::null(), &mut result) }, CdpcStatus::Diagnostics);
+        let text = unsafe { CString::from_raw(cdpc_result_diagnostics_text(result)) }.into_string().unwrap();
+        assert!(text.contains("error[E0800]") && text.contains("lib.cu") && text.contains("again.cu:1:16"), "{text}");
+        unsafe { cdpc_result_free(result) };
+        assert_eq!(unsafe { cdpc_link_files(std::ptr::null(), 0, std::ptr::null(), &mut result) }, CdpcStatus::InvalidArgument);
+        unsafe { cdpc_result_free(result) };
     }
 }

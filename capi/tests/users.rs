@@ -92,3 +92,21 @@ fn tempfile_dir() -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+#[test]
+fn default_stream_option_is_parsed_and_checked() {
+    use cdpc_capi::*;
+    use std::ffi::CString;
+    let set = |options, key: &str, value: &str| {
+        let (key, value) = (CString::new(key).unwrap(), CString::new(value).unwrap());
+        // SAFETY: live options and NUL-terminated strings; no error string asked for.
+        unsafe { cdpc_options_set(options, key.as_ptr(), value.as_ptr(), std::ptr::null_mut()) }
+    };
+    let options = cdpc_options_new();
+    for good in ["legacy", "null", "per-thread"] {
+        assert_eq!(set(options, "default-stream", good), CdpcStatus::Ok, "{good}");
+    }
+    assert_eq!(set(options, "default-stream", "per-block"), CdpcStatus::InvalidArgument);
+    // SAFETY: made above, freed once.
+    unsafe { cdpc_options_free(options) };
+}

@@ -118,10 +118,31 @@ pub enum Code {
     OutputNotCompilerOutput,
     ToolTimedOut,
     Interrupted,
+    // Separate compilation and the link step: E08xx
+    DuplicateDeviceSymbol,
+    UndefinedDeviceSymbol,
+    LibraryNotFound,
+    NoHostStub,
     // C++ and CUDA as real programs write them: E09xx / W09xx
     HostCodeInDevice,
     NotCompiledForDevice,
     LegacyWarpIntrinsic,
+    // CUDA's vector types and device qualifiers: E091x / W091x
+    HostConstantAddress,
+    InvalidLaunchBounds,
+    DeprecatedVectorType,
+    // C++ classes, references, namespaces (E092x)
+    CxxUnsupported,
+    NoSuchMember,
+    ReferenceBinding,
+    // Templates and cooperative groups: E094x / E095x
+    TemplateDepthExceeded,
+    TemplateDeductionFailed,
+    TemplateArgumentMismatch,
+    TemplateArgumentNotConstant,
+    TemplateUnsupported,
+    CoopGroupsUnsupported,
+    CoopGroupsMisuse,
 }
 
 impl Code {
@@ -189,9 +210,26 @@ impl Code {
             OutputNotCompilerOutput => "E0701",
             ToolTimedOut => "E0702",
             Interrupted => "E0703",
+            DuplicateDeviceSymbol => "E0800",
+            UndefinedDeviceSymbol => "E0801",
+            LibraryNotFound => "E0802",
+            NoHostStub => "W0800",
             HostCodeInDevice => "E0900",
             NotCompiledForDevice => "E0901",
             LegacyWarpIntrinsic => "W0902",
+            HostConstantAddress => "E0910",
+            InvalidLaunchBounds => "E0911",
+            DeprecatedVectorType => "W0910",
+            CxxUnsupported => "E0920",
+            NoSuchMember => "E0921",
+            ReferenceBinding => "E0922",
+            TemplateDepthExceeded => "E0940",
+            TemplateDeductionFailed => "E0941",
+            TemplateArgumentMismatch => "E0942",
+            TemplateArgumentNotConstant => "E0943",
+            TemplateUnsupported => "E0944",
+            CoopGroupsUnsupported => "E0950",
+            CoopGroupsMisuse => "E0951",
         }
     }
 
@@ -269,9 +307,26 @@ impl Code {
         Code::OutputNotCompilerOutput,
         Code::ToolTimedOut,
         Code::Interrupted,
+        Code::DuplicateDeviceSymbol,
+        Code::UndefinedDeviceSymbol,
+        Code::LibraryNotFound,
+        Code::NoHostStub,
         Code::HostCodeInDevice,
         Code::NotCompiledForDevice,
         Code::LegacyWarpIntrinsic,
+        Code::HostConstantAddress,
+        Code::InvalidLaunchBounds,
+        Code::DeprecatedVectorType,
+        Code::CxxUnsupported,
+        Code::NoSuchMember,
+        Code::ReferenceBinding,
+        Code::TemplateDepthExceeded,
+        Code::TemplateDeductionFailed,
+        Code::TemplateArgumentMismatch,
+        Code::TemplateArgumentNotConstant,
+        Code::TemplateUnsupported,
+        Code::CoopGroupsUnsupported,
+        Code::CoopGroupsMisuse,
     ];
 
     /// The code written as `E0100` (any case), if it exists.
@@ -429,5 +484,22 @@ impl Diagnostics {
     /// The diagnostics so far.
     pub fn iter(&self) -> impl Iterator<Item = &Diagnostic> {
         self.list.iter()
+    }
+
+    /// How many are kept so far.
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// Whether none is kept.
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// The ones kept since there were `from` (to add context to them, such as the template
+    /// instantiation they were found in).
+    pub fn since_mut(&mut self, from: usize) -> &mut [Diagnostic] {
+        let from = from.min(self.list.len());
+        &mut self.list[from..]
     }
 }

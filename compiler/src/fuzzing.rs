@@ -107,10 +107,28 @@ pub fn check(source: &str) -> Option<hir::Module> {
     check_with(source, &CompileOptions::default())
 }
 
-/// Parse, check and, when that passed, generate PTX at `opt_level` (no ptxas).
+/// Parse, check and, when that passed, generate PTX at `opt_level` (no ptxas). With
+/// `options.debug` (`-lineinfo`, `-G`), through the driver, which maps lines through the
+/// source map; `options.separate` (`-dc`) leaves undefined declarations to a link.
 pub fn codegen(source: &str, options: &CompileOptions) {
+    if options.debug.is_some() {
+        let options = CompileOptions { emit: driver::Emit::Ptx, ..options.clone() };
+        match driver::compile(source, &options) {
+            Ok(out) => {
+                let ptx = String::from_utf8(out.output).expect("PTX is text");
+                assert!(ptx.contains(".target"), "PTX without a .target line");
+            }
+            Err(CompileError::Diagnostics(diagnostics)) => {
+                assert_spans_valid(source, &diagnostics);
+                assert!(diagnostics.iter().any(Diagnostic::is_error), "compile failed without an error");
+            }
+            Err(CompileError::Backend(BackendError::Libdevice(_))) => {}
+            Err(other) => panic!("compile with debug information failed on a checked program: {other}"),
+        }
+        return;
+    }
     if let Some(module) = check_with(source, options) {
-        let codegen = CodegenOptions { opt_level: options.opt_level, libdevice: None };
+        let codegen = CodegenOptions { opt_level: options.opt_level, libdevice: None, debug: None };
         match driver::on_large_stack(|| back::emit_ptx(&module, &codegen)) {
             Ok(ptx) => assert!(ptx.contains(".target"), "PTX without a .target line"),
             // Math functions need libdevice, which the fuzz targets do not load.

@@ -92,6 +92,9 @@ pub struct Global {
     pub space: GlobalSpace,
     pub init: Option<ConstInit>,
     pub span: Span,
+    /// `extern __device__ T x;` (or `__constant__`) without an initializer: declared here,
+    /// defined in another translation unit that the link step brings in (`.extern` in PTX).
+    pub external: bool,
 }
 
 /// A compile-time initializer of a global. Integer values hold the bits of the value
@@ -133,6 +136,69 @@ pub struct Function {
     /// called; sema reports it first).
     pub body: Option<Block>,
     pub span: Span,
+    /// `__forceinline__`, `__noinline__` and `__launch_bounds__`.
+    pub attrs: FnAttrs,
+    /// What C++ adds to the name and the signature (scopes, `this`, references).
+    pub cxx: CxxSignature,
+    /// For an instance of a function template: its template arguments and its signature as the
+    /// template writes it, which its mangled name is made of (`crate::mangle`).
+    pub template: Option<Box<TemplateInstance>>,
+}
+
+/// What a function's qualifiers ask of code generation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FnAttrs {
+    /// `Some(true)` for `__forceinline__` (LLVM `alwaysinline`), `Some(false)` for
+    /// `__noinline__` (`noinline`).
+    pub inline: Option<bool>,
+    /// A kernel's `__launch_bounds__`: `.maxntid`, `.minnctapersm`, `.maxclusterrank` in PTX.
+    pub launch_bounds: Option<crate::front::ast::LaunchBounds>,
+}
+
+/// The C++ side of a function's signature, for its mangled name. The HIR itself needs none
+/// of it: `this` is the first parameter, and a reference is a pointer that sema dereferences
+/// at every use.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CxxSignature {
+    /// The enclosing namespaces and class, outermost first (`["N", "Graph"]`).
+    pub scope: Vec<String>,
+    /// A member function with a `this` parameter (the first of `Function::params`).
+    pub has_this: bool,
+    /// `int f() const`.
+    pub const_method: bool,
+    /// For each parameter after `this`: whether it is a reference (its type is then the
+    /// pointer that carries it). Empty when none is.
+    pub ref_params: Vec<bool>,
+    /// The return type is a reference (`Function::return_type` is the pointer).
+    pub returns_ref: bool,
+    /// A constructor: named `C1` (the complete-object constructor) in the mangled name.
+    pub ctor: bool,
+}
+
+/// What an instance of a function template (`crate::sema::templates`) keeps of its template:
+/// everything else about it is an ordinary concrete function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TemplateInstance {
+    pub args: Vec<TemplateArgValue>,
+    /// The return type as written in the template (`T *`), then each parameter's.
+    pub return_pattern: TypePattern,
+    pub param_patterns: Vec<TypePattern>,
+}
+
+/// A template argument: a type, or an integer constant of the parameter's type.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TemplateArgValue {
+    Type(Type),
+    Int { value: i64, ty: Type },
+}
+
+/// A type as a template's signature writes it, where a template parameter may stand for a type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypePattern {
+    Concrete(Type),
+    /// The template's type parameter of this index (`T_`, `T0_`, ... in a mangled name).
+    Param(u32),
+    Pointer { pointee: Box<TypePattern>, pointee_const: bool },
 }
 
 /// How a function's name becomes its symbol.
@@ -216,6 +282,9 @@ pub enum SpecialReg {
     BlockDim(Axis),
     GridDim(Axis),
     WarpSize,
+    /// `%gridid`, the grid's launch number in its context (low 32 bits; LLVM reads it as
+    /// 32 bits): made only by grid-granularity aggregation, never by user code.
+    GridId,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -316,6 +385,10 @@ pub enum Builtin {
     IsGlobal,
     /// `clock64()`: long long.
     Clock64,
+    /// `malloc(size)` on the device heap: one `size_t` operand, result `void *`.
+    Malloc,
+    /// `free(p)` of what device `malloc` returned: one `void *` operand, result void.
+    Free,
     /// `min`/`max` on two operands converted to the expression's (integer or float) type.
     Min,
     Max,
@@ -335,6 +408,12 @@ pub enum Builtin {
     Warp(WarpOp),
     /// CUDA's integer and warp intrinsics as programs write them (`sema/intrinsics.rs`).
     Intrinsic(Intrinsic),
+    /// `make_float2(x, y)` and the other vector constructors: a value of the expression's
+    /// struct type whose fields are the args, in order (already of the fields' types).
+    MakeStruct,
+    /// `__ldg(p)`: a load of `*p` through the read-only data cache (`ld.global.nc`); `p` is a
+    /// pointer into global memory to a scalar or vector type. Result: the pointee type.
+    Ldg,
 }
 
 /// CUDA's integer and warp intrinsics.

@@ -51,12 +51,20 @@ impl ParamSpec {
 /// assert_eq!((layout.size, layout.align), (24, 8));
 /// ```
 pub fn layout_params<'a>(params: impl IntoIterator<Item = &'a ParamSpec>) -> ParamLayout {
+    layout_params_at(params, 0)
+}
+
+/// [`layout_params`] for parameters that ptxas places at `base` bytes into the constant bank:
+/// a parameter aligned to more than 16 bytes (CUDA 13's `double4_32a`, a struct with one)
+/// gets an offset whose address `base + offset` is aligned, as nvcc's cubins show
+/// ([`Target::param_bank_base`]); the others are aligned from the buffer's start.
+pub fn layout_params_at<'a>(params: impl IntoIterator<Item = &'a ParamSpec>, base: u64) -> ParamLayout {
     let mut offsets = Vec::new();
     let mut end = 0u64;
     let mut max_align = 1u64;
     for spec in params {
         let align = spec.align.max(1);
-        let offset = round_up(end, align);
+        let offset = if align > 16 { round_up(end + base, align) - base } else { round_up(end, align) };
         offsets.push(offset);
         end = offset.saturating_add(spec.size);
         max_align = max_align.max(align);
@@ -77,7 +85,7 @@ pub fn param_layout<'a>(
             ParamSpec { size, align }
         })
         .collect();
-    layout_params(&specs)
+    layout_params_at(&specs, target.param_bank_base())
 }
 
 /// A parameter buffer larger than the target's runtime accepts: the launch cannot be compiled.
@@ -143,7 +151,7 @@ pub fn checked_layout(
     params: &[ParamSpec],
     target: &Target,
 ) -> Result<(ParamLayout, Option<ParamBufferOver4K>), ParamBufferTooLarge> {
-    let layout = layout_params(params);
+    let layout = layout_params_at(params, target.param_bank_base());
     let warning = layout.check_size(target)?;
     Ok((layout, warning))
 }
@@ -173,7 +181,7 @@ mod tests {
     }
 
     fn target32() -> Target {
-        Target { sm: SmVersion(90), address_size: AddressSize::Bits32, launch_abi: LaunchAbi::V1 }
+        Target { sm: SmVersion(90), address_size: AddressSize::Bits32, launch_abi: LaunchAbi::V1 , ..Default::default() }
     }
 
     fn check(params: &[Type], target: Target, offsets: &[u64], size: u64, align: u64) {

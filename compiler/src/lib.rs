@@ -102,4 +102,4 @@ pub mod toolchain;
 pub mod types;
 
 pub use diag::{Code, Diagnostic, Severity, Span};
-pub use target::{AddressSize, LaunchAbi, SmVersion, Target};
+pub use target::{AddressSize, DefaultStream, LaunchAbi, SmVersion, Target};

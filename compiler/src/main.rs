@@ -4,10 +4,10 @@
 mod run_cmd;
 mod signals;
 
-use cdpc::driver::{self, CompileError, CompileOptions, Emit, WarningPolicy};
+use cdpc::driver::{self, BuildError, CompileError, CompileOptions, Emit, Input, LinkOptions, WarningPolicy};
 use cdpc::render::{self, Color};
 use cdpc::toolchain::ToolSearch;
-use cdpc::{AddressSize, Code, Diagnostic, LaunchAbi, SmVersion, Target};
+use cdpc::{AddressSize, Code, DefaultStream, Diagnostic, LaunchAbi, SmVersion, Target};
 use cdpc::preprocess::{MacroOption, PreprocessOptions};
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
 use std::io::{IsTerminal, Write};
@@ -17,12 +17,48 @@ use std::process::ExitCode;
 #[derive(Parser, Debug)]
 #[command(name = "cdpc", version, about = "Compile CUDA kernels with device-side launches (.cdp) to linked cubins")]
 struct Cli {
-    /// The source file (a subset of CUDA C)
-    input: PathBuf,
-    /// Output file; `-` writes PTX or LLVM IR to standard output [default: INPUT with the
-    /// extension of --emit]
+    /// Source files (a subset of CUDA C), relocatable device objects (`.o`, from cdpc or
+    /// `nvcc -dc`) and static archives of them (`.a`). One source alone compiles as a whole
+    /// program; several inputs, an object or `-l` are compiled separately and linked
+    #[arg(required = true, value_name = "INPUT")]
+    inputs: Vec<PathBuf>,
+    /// Output file; `-` writes PTX or LLVM IR to standard output [default: the first INPUT
+    /// with the extension of --emit; with -dc, each source's name with `.o` in the current
+    /// folder]
     #[arg(short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Compile each source to a relocatable device object and stop (nvcc's `-dc`, also spelled
+    /// `-c`; cdpc's device code is always relocatable): no link, `extern` device functions and
+    /// variables are left to the link step
+    #[arg(short = 'c', long = "device-c", visible_alias = "compile")]
+    device_c: bool,
+    /// Link only (nvcc's `-dlink`): the inputs are objects and archives (sources are compiled
+    /// first), the output is one cubin linked with libcudadevrt
+    #[arg(long = "device-link")]
+    device_link: bool,
+    /// Link the device library libNAME.a (repeatable; `-lNAME` or `-l NAME`)
+    #[arg(short = 'l', value_name = "NAME")]
+    library: Vec<String>,
+    /// Look for `-l` libraries in this folder (repeatable, in order)
+    #[arg(short = 'L', value_name = "DIR")]
+    library_dir: Vec<PathBuf>,
+    /// With `--emit host-obj`: also write a C header declaring each kernel's launcher
+    /// (`cdpc_launch_KERNEL`) and, for nvcc, the kernels
+    #[arg(long, value_name = "FILE")]
+    host_header: Option<PathBuf>,
+    /// Line tables in the device code (`.loc` lines in the PTX, for profilers and
+    /// compute-sanitizer), the code optimised as usual (nvcc's `-lineinfo`)
+    #[arg(long = "lineinfo", visible_alias = "generate-line-info")]
+    lineinfo: bool,
+    /// Full debug information for cuda-gdb (DWARF: lines, functions, variables) at -O0
+    /// (nvcc's `-G`)
+    #[arg(short = 'G', long = "device-debug")]
+    device_debug: bool,
+    /// Add targets to a fat binary, as nvcc: `arch=compute_90,code=sm_90` (a linked cubin),
+    /// `code=compute_90` (PTX for JIT), `code=[sm_90,compute_90]` (repeatable). Writes a
+    /// `.fatbin` packed by the toolkit's fatbinary; --arch is then ignored
+    #[arg(long = "gencode", value_name = "arch=compute_XX,code=...", value_parser = cdpc::driver::fatbin::parse_gencode)]
+    gencode: Vec<Vec<cdpc::driver::fatbin::Image>>,
     /// What to produce
     #[arg(long, value_enum, default_value_t = EmitArg::Cubin)]
     emit: EmitArg,
@@ -36,6 +72,10 @@ struct Cli {
     /// cudaGetParameterBuffer/cudaLaunchDevice pair (no tail launch, no fire-and-forget)
     #[arg(long, default_value = "v2", value_name = "v1|v2")]
     launch_abi: LaunchAbi,
+    /// What stream 0 means in device code, as nvcc's option: per-thread defines
+    /// CUDA_API_PER_THREAD_DEFAULT_STREAM and calls the runtime's `_ptsz` entry points
+    #[arg(long, default_value = "legacy", value_name = "legacy|null|per-thread")]
+    default_stream: DefaultStream,
     /// Pointer size of the PTX; 32-bit output is PTX or LLVM IR only
     #[arg(long, value_enum, default_value_t = AddressSizeArg::Bits64, value_name = "32|64")]
     address_size: AddressSizeArg,
@@ -69,9 +109,10 @@ struct Cli {
     /// Colour in diagnostics
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     color: ColorArg,
-    /// Aggregate the device launches of a block, or of the threads of a warp that launch
-    /// together, into one launch (`-faggregate-launches=block`; remarks with `-Rpass=aggregate`)
-    #[arg(long = "faggregate-launches", value_name = "warp|block|off", default_value = "off")]
+    /// Aggregate the device launches of a parent grid, of a block, or of the threads of a warp
+    /// that launch together, into one launch (`-faggregate-launches=block`; remarks with
+    /// `-Rpass=aggregate`)
+    #[arg(long = "faggregate-launches", value_name = "warp|block|grid|off", default_value = "off")]
     aggregate_launches: cdpc::aggregate::Granularity,
     /// Report optimisation remarks of a pass (`-Rpass=aggregate`: launches left as they are)
     #[arg(long = "Rpass", value_name = "PASS", value_parser = ["aggregate"])]
@@ -134,6 +175,8 @@ impl PreprocessArgs {
 enum EmitArg {
     Cubin,
     Obj,
+    /// An x86-64 object like `nvcc -dc` writes, for `nvcc -dlink` and the host linker
+    HostObj,
     Ptx,
     LlvmIr,
 }
@@ -168,7 +211,19 @@ fn normalize_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
             out.push(format!("--arch={value}"));
         } else if matches!(arg.as_str(), "-arch" | "-Xptxas" | "-Xnvlink" | "-Werror") {
             out.push(format!("-{arg}"));
-        } else if arg.starts_with("-faggregate-launches") || arg.starts_with("-Rpass") {
+        } else if arg == "-lineinfo" {
+            out.push("--lineinfo".into());
+        } else if arg == "-gencode" {
+            out.push("--gencode".into());
+        } else if let Some(value) = arg.strip_prefix("-gencode=") {
+            out.push(format!("--gencode={value}"));
+        } else if arg == "-dc" {
+            out.push("--device-c".into());
+        } else if arg == "-dlink" {
+            out.push("--device-link".into());
+        } else if matches!(arg.as_str(), "-rdc=true" | "-rdc" | "--relocatable-device-code=true") {
+            // cdpc's device code is always relocatable (device launches need it).
+        } else if arg.starts_with("-faggregate-launches") || arg.starts_with("-Rpass") || arg.starts_with("-default-stream") {
             out.push(format!("-{arg}"));
         } else if let Some(rest) = arg.strip_prefix("-Xptxas=").or_else(|| arg.strip_prefix("-Xnvlink=")) {
             let tool = if arg.starts_with("-Xptxas") { "--Xptxas" } else { "--Xnvlink" };
@@ -223,6 +278,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
     let emit = match cli.emit {
         EmitArg::Cubin => Emit::Cubin,
         EmitArg::Obj => Emit::Object,
+        EmitArg::HostObj => Emit::HostObject,
         EmitArg::Ptx => Emit::Ptx,
         EmitArg::LlvmIr => Emit::LlvmIr,
     };
@@ -231,7 +287,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         AddressSizeArg::Bits64 => AddressSize::Bits64,
     };
     let options = CompileOptions {
-        target: Target { sm: cli.arch, address_size, launch_abi: cli.launch_abi },
+        target: Target { sm: cli.arch, address_size, launch_abi: cli.launch_abi, default_stream: cli.default_stream },
         opt_level: cli.opt_level,
         emit,
         ptxas_args: cli.xptxas.clone(),
@@ -242,12 +298,75 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         pass_remarks: !cli.rpass.is_empty(),
         tool_timeout: cli.tool_timeout.0,
         overwrite: if cli.overwrite { driver::Overwrite::Any } else { driver::Overwrite::CompilerOutputs },
-        preprocess: cli.preprocess.options(&matches, &cli.input),
+        preprocess: cli.preprocess.options(&matches, &cli.inputs[0]),
+        debug: if cli.device_debug {
+            Some(driver::DebugLevel::Full)
+        } else if cli.lineinfo {
+            Some(driver::DebugLevel::LineTables)
+        } else {
+            None
+        },
+        separate: false,
     };
-    let file_name = cli.input.display().to_string();
+    let format = cli.error_format;
+    if cli.host_header.is_some() && emit != Emit::HostObject {
+        fail(format, &cli.inputs[0].display().to_string(), "`--host-header` describes the launchers of `--emit host-obj`");
+        return ExitCode::from(2);
+    }
+    let inputs: Vec<Input> = cli.inputs.iter().map(|p| Input::classify(p)).collect();
+    let sources: Vec<&std::path::Path> = inputs.iter().filter(|i| matches!(i, Input::Source(_))).map(Input::path).collect();
+    let usage = |message: &str| {
+        fail(format, &cli.inputs[0].display().to_string(), message);
+        ExitCode::from(2)
+    };
+    if cli.device_c {
+        // Each source on its own, as one of several translation units.
+        if let Some(object) = inputs.iter().find(|i| matches!(i, Input::Object(_))) {
+            return usage(&format!("`{}` is an object: `-dc` compiles sources; link objects without `-dc`", object.path().display()));
+        }
+        if cli.output.is_some() && sources.len() > 1 {
+            return usage("`-o` with `-dc` names one object: give one source, or leave `-o` out to write each source's object in the current folder");
+        }
+        let emit = if emit == Emit::Cubin { Emit::Object } else { emit };
+        for source in sources {
+            let output = cli.output.clone().unwrap_or_else(|| PathBuf::from(source.file_name().unwrap_or_default()).with_extension(emit.extension()));
+            let options = CompileOptions { emit, separate: true, preprocess: cli.preprocess.options(&matches, source), ..options.clone() };
+            let status = compile_one(&cli, source, Some(output), &options, color);
+            if status != ExitCode::SUCCESS {
+                return status;
+            }
+        }
+        return ExitCode::SUCCESS;
+    }
+    if !cli.gencode.is_empty() {
+        if cli.device_c {
+            return usage("`-gencode` makes a fat binary of linked cubins; with `-dc`, compile one object per `--arch`");
+        }
+        let output = cli.output.clone().unwrap_or_else(|| cli.inputs[0].with_extension("fatbin"));
+        let link = LinkOptions { libraries: cli.library.clone(), library_dirs: cli.library_dir.clone() };
+        let images: Vec<_> = cli.gencode.concat();
+        let options = CompileOptions { emit: Emit::Cubin, ..options.clone() };
+        return build_fatbin(&cli, &inputs, &link, &images, &output, &options, color);
+    }
+    if cli.device_link || inputs.len() > 1 || sources.len() != inputs.len() || !cli.library.is_empty() {
+        if cli.output.as_deref() == Some(std::path::Path::new("-")) {
+            return usage("`-o -` writes text; a link writes a cubin, which needs a file name");
+        }
+        let output = cli.output.clone().unwrap_or_else(|| cli.inputs[0].with_extension(Emit::Cubin.extension()));
+        let link = LinkOptions { libraries: cli.library.clone(), library_dirs: cli.library_dir.clone() };
+        return link_inputs(&cli, &inputs, &link, &output, &options, color);
+    }
+    compile_one(&cli, &cli.inputs[0], cli.output.clone(), &options, color)
+}
+
+/// One source, compiled on its own to what `options.emit` names: the whole-program compile,
+/// and each file of `-dc`.
+fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, options: &CompileOptions, color: Color) -> ExitCode {
+    let emit = options.emit;
+    let file_name = input.display().to_string();
     let format = cli.error_format;
     let read_started = std::time::Instant::now();
-    let source = match driver::read_source(&cli.input) {
+    let source = match driver::read_source(input) {
         Ok(source) => source,
         Err(CompileError::NotUtf8(e)) => return report_errors(format, &file_name, &e.shown, &[e.diagnostic], color),
         Err(e) => {
@@ -261,19 +380,28 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         ErrorFormat::Human if !diagnostics.is_empty() => eprint!("{}", render::human(diagnostics, &file_name, &source, color)),
         ErrorFormat::Human => {}
     };
-    let to_stdout = cli.output.as_deref() == Some(std::path::Path::new("-"));
+    let to_stdout = output.as_deref() == Some(std::path::Path::new("-"));
     let result = if to_stdout {
-        if matches!(emit, Emit::Cubin | Emit::Object) {
+        if matches!(emit, Emit::Cubin | Emit::Object | Emit::HostObject) {
             fail(format, &file_name, "`-o -` writes text; binary output needs a file name");
             return ExitCode::from(2);
         }
-        driver::compile(&source, &options).inspect(|compiled| {
+        driver::compile(&source, options).inspect(|compiled| {
             let _ = std::io::stdout().write_all(&compiled.output);
         })
     } else {
-        let output = cli.output.clone().unwrap_or_else(|| cli.input.with_extension(emit.extension()));
-        driver::compile_inputs_to_file(&source, &[cli.input.as_path()], &output, &options)
+        let output = output.unwrap_or_else(|| input.with_extension(emit.extension()));
+        driver::compile_inputs_to_file(&source, &[input], &output, options)
     };
+    let result = result.and_then(|compiled| match (&cli.host_header, &compiled.header) {
+        (Some(path), Some(header)) => {
+            let guard = cdpc::toolchain::OutputGuard { inputs: vec![input.to_path_buf()], overwrite: options.overwrite };
+            let file = cdpc::toolchain::OutputFile::prepare_guarded(path, guard)?;
+            file.commit(header.as_bytes())?;
+            Ok(compiled)
+        }
+        _ => Ok(compiled),
+    });
     let result = result.map(|mut compiled| {
         show_tool_runs(&compiled.tool_runs, cli.verbose, format, &file_name);
         if cli.time {
@@ -290,6 +418,75 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         Err(CompileError::Diagnostics(diagnostics)) => report_errors(format, &file_name, &source, &diagnostics, color),
         Err(e) => {
             fail_with_code(format, &file_name, e.code(), &e.to_string());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Several inputs, objects or libraries: each source compiled on its own, then one link.
+fn link_inputs(cli: &Cli, inputs: &[Input], link: &LinkOptions, output: &std::path::Path, options: &CompileOptions, color: Color) -> ExitCode {
+    let result = driver::link_files(inputs, link, output, options).map(|linked| {
+        if cli.time {
+            show_timings(&linked.timings);
+        }
+        (linked.tool_runs, linked.warnings)
+    });
+    report_build(cli, output, result, color)
+}
+
+/// `-gencode`: a fat binary of the inputs, written to `output` only when it is complete.
+fn build_fatbin(cli: &Cli, inputs: &[Input], link: &LinkOptions, images: &[cdpc::driver::fatbin::Image], output: &std::path::Path, options: &CompileOptions, color: Color) -> ExitCode {
+    let guard = cdpc::toolchain::OutputGuard { inputs: cli.inputs.clone(), overwrite: options.overwrite };
+    let result = cdpc::toolchain::OutputFile::prepare_guarded(output, guard)
+        .map_err(|e| BuildError::Other(e.into()))
+        .and_then(|file| {
+            let fatbin = cdpc::driver::fatbin::fatbin(inputs, link, images, options)?;
+            file.commit(&fatbin.bytes).map_err(|e| BuildError::Other(e.into()))?;
+            Ok((fatbin.tool_runs, fatbin.warnings))
+        });
+    report_build(cli, output, result, color)
+}
+
+/// Reports a build of several files: tool runs and warnings, or what failed.
+fn report_build(cli: &Cli, output: &std::path::Path, result: Result<(Vec<cdpc::toolchain::ToolRun>, Vec<driver::SourceWarnings>), BuildError>, color: Color) -> ExitCode {
+    let format = cli.error_format;
+    let output_name = output.display().to_string();
+    match result {
+        Ok((tool_runs, warnings)) => {
+            show_tool_runs(&tool_runs, cli.verbose, format, &output_name);
+            for unit in &warnings {
+                match format {
+                    ErrorFormat::Json => eprint!("{}", render::json(&unit.warnings, &unit.name, &unit.text)),
+                    ErrorFormat::Human if !unit.warnings.is_empty() => eprint!("{}", render::human(&unit.warnings, &unit.name, &unit.text, color)),
+                    ErrorFormat::Human => {}
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(BuildError::Source { name, text, error: CompileError::Diagnostics(d) }) => report_errors(format, &name, &text, &d, color),
+        Err(BuildError::Source { name, text, error: CompileError::NotUtf8(e) }) => report_errors(format, &name, &text, &[e.diagnostic], color),
+        Err(BuildError::Source { name, error, .. }) => {
+            fail_with_code(format, &name, error.code(), &error.to_string());
+            ExitCode::FAILURE
+        }
+        Err(BuildError::Link(diagnostics)) => {
+            for d in &diagnostics {
+                // Render against the file of the first label that has one: each label says its file.
+                let file = d.labels.iter().find_map(|l| l.file.clone());
+                let (name, text) = file.as_deref().map_or(("<link>", ""), |f| (f.name.as_str(), f.text.as_str()));
+                match format {
+                    ErrorFormat::Json => eprint!("{}", render::json(std::slice::from_ref(d), name, text)),
+                    ErrorFormat::Human => eprint!("{}", render::human(std::slice::from_ref(d), name, text, color)),
+                }
+            }
+            if format == ErrorFormat::Human {
+                let errors = diagnostics.len();
+                eprintln!("error: could not link `{output_name}` due to {errors} previous error{}", if errors == 1 { "" } else { "s" });
+            }
+            ExitCode::FAILURE
+        }
+        Err(BuildError::Other(e)) => {
+            fail_with_code(format, &output_name, e.code(), &e.to_string());
             ExitCode::FAILURE
         }
     }
@@ -358,6 +555,7 @@ mod tests {
     fn the_help_states_the_library_default_time_limit() {
         use clap::Parser;
         let cli = super::Cli::parse_from(["cdpc", "a.cdp"]);
+        assert_eq!(cli.inputs, [std::path::PathBuf::from("a.cdp")]);
         assert_eq!(cli.tool_timeout.0, Some(cdpc::driver::DEFAULT_TOOL_TIMEOUT));
         assert_eq!(super::Cli::parse_from(["cdpc", "a.cdp", "--tool-timeout", "0"]).tool_timeout.0, None);
     }
@@ -366,6 +564,8 @@ mod tests {
     fn nvcc_spellings_become_long_options() {
         let args = ["cdpc", "-arch=sm_80", "-Xptxas", "-v", "-Werror", "a.cdp", "-arch", "sm_90"].map(String::from);
         assert_eq!(normalize_args(args), ["cdpc", "--arch=sm_80", "--Xptxas", "-v", "--Werror", "a.cdp", "--arch", "sm_90"]);
+        let args = ["cdpc", "-default-stream", "per-thread", "a.cu", "-default-stream=legacy"].map(String::from);
+        assert_eq!(normalize_args(args), ["cdpc", "--default-stream", "per-thread", "a.cu", "--default-stream=legacy"]);
         let args = ["cdpc", "-faggregate-launches=block", "-Rpass=aggregate"].map(String::from);
         assert_eq!(normalize_args(args), ["cdpc", "--faggregate-launches=block", "--Rpass=aggregate"]);
     }

@@ -18,7 +18,7 @@
 //! for them contain a hash of the file that no other compiler reproduces, and no host code can
 //! look them up.
 
-use crate::hir::{Function, Linkage};
+use crate::hir::{Function, Linkage, TemplateArgValue, TemplateInstance, TypePattern};
 use crate::types::{FloatKind, IntKind, StructLayouts, Type};
 
 /// The symbol of `f` in PTX and the cubin.
@@ -26,10 +26,125 @@ pub fn function_symbol(f: &Function, structs: &dyn StructLayouts) -> String {
     match f.linkage {
         Linkage::C => f.name.clone(),
         Linkage::Cxx => {
-            let params: Vec<&Type> = f.param_types().collect();
-            mangle_function(&f.name, &params, structs)
+            let cxx = &f.cxx;
+            if let Some(instance) = &f.template {
+                return mangle_template_instance(&cxx.scope, &f.name, instance, structs);
+            }
+            let params: Vec<Param> = f
+                .param_types()
+                .skip(cxx.has_this as usize)
+                .enumerate()
+                .map(|(i, ty)| Param { ty, is_ref: cxx.ref_params.get(i).copied().unwrap_or(false) })
+                .collect();
+            let name = if cxx.ctor { CTOR } else { &f.name };
+            mangle_member(&cxx.scope, name, cxx.const_method, &params, structs)
         }
     }
+}
+
+/// `_Z<length><name>I<arguments>E<return type><parameter types>`, the Itanium name of an
+/// instance of a function template; in namespaces it is nested, `_ZN1N1fIiEEvT_`. The
+/// signature is mangled as the template writes it (`T_` for its first parameter, `T0_` for the
+/// second, ...), and an instance's name includes its return type. Each scope prefix (`1N`) and
+/// then the template's name (`1N1f`) are the first substitution candidates.
+pub fn mangle_template_instance(scope: &[String], name: &str, instance: &TemplateInstance, structs: &dyn StructLayouts) -> String {
+    let mut m = Mangler { out: String::from("_Z"), substitutions: Vec::new(), structs };
+    let mut prefix = String::new();
+    for component in scope.iter().map(String::as_str).chain([name]) {
+        prefix.push_str(&format!("{}{component}", component.len()));
+        m.substitutions.push(prefix.clone());
+    }
+    if !scope.is_empty() {
+        m.out.push('N');
+    }
+    m.out.push_str(&prefix);
+    m.out.push('I');
+    for arg in &instance.args {
+        match arg {
+            TemplateArgValue::Type(ty) => m.ty(ty, false),
+            TemplateArgValue::Int { value, ty } => {
+                let code = builtin(ty).unwrap_or("i");
+                let digits = if *value < 0 { format!("n{}", value.unsigned_abs()) } else { value.to_string() };
+                m.out.push_str(&format!("L{code}{digits}E"));
+            }
+        }
+    }
+    m.out.push('E');
+    if !scope.is_empty() {
+        m.out.push('E');
+    }
+    m.pattern(&instance.return_pattern, false);
+    if instance.param_patterns.is_empty() {
+        m.out.push('v');
+    }
+    for p in &instance.param_patterns {
+        m.pattern(p, false);
+    }
+    m.out
+}
+
+/// The name a constructor gets in place of its class's: the complete-object constructor.
+/// (nvcc also writes the base-object constructor, `C2`, with the same body; cdpc calls and
+/// writes `C1` only.)
+const CTOR: &str = "\0C1";
+
+/// A parameter as mangling sees it: a reference parameter's HIR type is the pointer that
+/// carries it, and mangles as `R` where a pointer has `P`.
+pub struct Param<'t> {
+    /// The HIR type (for a reference, the pointer that carries it).
+    pub ty: &'t Type,
+    /// The parameter is a reference.
+    pub is_ref: bool,
+}
+
+/// The Itanium name of a function in namespaces or a class: `_ZN1N5Graph3degEj`, with `K`
+/// after the `N` for a const member function (`_ZNK5Graph3getEj`); each prefix of the nested
+/// name (`1N`, `1N5Graph`) is a substitution candidate, numbered before the parameters'.
+/// Without a scope this is [`mangle_function`].
+pub fn mangle_member(scope: &[String], name: &str, const_method: bool, params: &[Param], structs: &dyn StructLayouts) -> String {
+    let mut m = Mangler { out: String::from("_Z"), substitutions: Vec::new(), structs };
+    if scope.is_empty() {
+        m.out.push_str(&format!("{}{name}", name.len()));
+    } else {
+        m.out.push('N');
+        if const_method {
+            m.out.push('K');
+        }
+        let mut prefix = String::new();
+        for component in scope {
+            prefix.push_str(&format!("{}{component}", component.len()));
+            m.substitutions.push(prefix.clone());
+        }
+        m.out.push_str(&prefix);
+        match name.strip_prefix('\0') {
+            Some(special) => m.out.push_str(special),
+            None => m.out.push_str(&format!("{}{name}", name.len())),
+        }
+        m.out.push('E');
+    }
+    if params.is_empty() {
+        m.out.push('v');
+    }
+    for p in params {
+        if p.is_ref {
+            let (pointee, pointee_const) = match p.ty {
+                Type::Pointer { pointee, pointee_const } => (&**pointee, *pointee_const),
+                other => (other, false),
+            };
+            let key = format!("R{}", m.plain(pointee, pointee_const));
+            match m.substitutions.iter().position(|s| *s == key) {
+                Some(index) => m.out.push_str(&substitution(index)),
+                None => {
+                    m.out.push('R');
+                    m.ty(pointee, pointee_const);
+                    m.substitutions.push(key);
+                }
+            }
+        } else {
+            m.ty(p.ty, false);
+        }
+    }
+    m.out
 }
 
 /// `_Z<length><name><parameter types>`, the Itanium name of a function at global scope.
@@ -53,6 +168,73 @@ struct Mangler<'a> {
 }
 
 impl Mangler<'_> {
+    /// Writes a type as a template's signature writes it.
+    fn pattern(&mut self, p: &TypePattern, is_const: bool) {
+        match p {
+            TypePattern::Concrete(ty) => self.ty(ty, is_const),
+            TypePattern::Param(index) => {
+                let param = if *index == 0 { "T_".to_string() } else { format!("T{}_", index - 1) };
+                if is_const {
+                    let key = format!("K{param}");
+                    self.component(key, |m| {
+                        m.out.push('K');
+                        m.component(param.clone(), |m| m.out.push_str(&param));
+                    });
+                } else {
+                    self.component(param.clone(), |m| m.out.push_str(&param));
+                }
+            }
+            TypePattern::Pointer { pointee, pointee_const } => {
+                let key = format!("P{}", self.plain_pattern(pointee, *pointee_const));
+                self.component(key, |m| {
+                    m.out.push('P');
+                    m.pattern(pointee, *pointee_const);
+                });
+            }
+        }
+    }
+
+    /// The unsubstituted mangling of a pattern: its substitution key.
+    fn plain_pattern(&self, p: &TypePattern, is_const: bool) -> String {
+        let inner = match p {
+            TypePattern::Concrete(ty) => return self.plain(ty, is_const),
+            TypePattern::Param(0) => "T_".to_string(),
+            TypePattern::Param(i) => format!("T{}_", i - 1),
+            TypePattern::Pointer { pointee, pointee_const } => format!("P{}", self.plain_pattern(pointee, *pointee_const)),
+        };
+        if is_const {
+            format!("K{inner}")
+        } else {
+            inner
+        }
+    }
+
+    /// A class name, nested in namespaces when it has `::` (`N18cooperative_groups4__v112thread_blockE`),
+    /// with each enclosing namespace a substitution candidate of its own.
+    fn nested_class(&mut self, name: &str) {
+        let parts: Vec<&str> = name.split("::").collect();
+        let prefix_key = |n: usize| parts[..n].iter().map(|p| format!("{}{p}", p.len())).collect::<String>();
+        // The longest enclosing prefix seen before is written as its substitution.
+        let mut start = 0;
+        let mut out = String::from("N");
+        for n in (1..parts.len()).rev() {
+            if let Some(index) = self.substitutions.iter().position(|s| *s == prefix_key(n)) {
+                out.push_str(&substitution(index));
+                start = n;
+                break;
+            }
+        }
+        for n in start + 1..=parts.len() {
+            let p = parts[n - 1];
+            out.push_str(&format!("{}{p}", p.len()));
+            if n < parts.len() {
+                self.substitutions.push(prefix_key(n));
+            }
+        }
+        out.push('E');
+        self.out.push_str(&out);
+    }
+
     /// Writes `ty` (const-qualified when `is_const`), substituting repeated components.
     fn ty(&mut self, ty: &Type, is_const: bool) {
         if let Some(code) = builtin(ty) {
@@ -91,7 +273,11 @@ impl Mangler<'_> {
                 }
                 other => {
                     let name = self.class_of(other);
-                    self.out.push_str(&format!("{}{name}", name.len()));
+                    if name.contains("::") {
+                        self.nested_class(&name);
+                    } else {
+                        self.out.push_str(&format!("{}{name}", name.len()));
+                    }
                 }
             }
         }
@@ -136,7 +322,11 @@ impl Mangler<'_> {
                 Type::Event => "P10CUevent_st".into(),
                 other => {
                     let name = self.class_of(other);
-                    format!("{}{name}", name.len())
+                    if name.contains("::") {
+                        format!("N{}E", name.split("::").map(|p| format!("{}{p}", p.len())).collect::<String>())
+                    } else {
+                        format!("{}{name}", name.len())
+                    }
                 }
             },
         };
@@ -250,6 +440,29 @@ mod tests {
         );
     }
 
+    fn member(scope: &[&str], name: &str, is_const: bool, params: &[(Type, bool)]) -> String {
+        let scope: Vec<String> = scope.iter().map(|s| s.to_string()).collect();
+        let params: Vec<Param> = params.iter().map(|(ty, is_ref)| Param { ty, is_ref: *is_ref }).collect();
+        mangle_member(&scope, name, is_const, &params, &Names)
+    }
+
+    // nvcc 13.5's names (compiler/tests/corpus_cxx.rs compares many more with nvcc itself).
+    #[test]
+    fn nested_names_references_and_constructors() {
+        let pair = Type::Struct(StructId(0));
+        assert_eq!(member(&["Graph"], "deg", false, &[(Type::UINT, false)]), "_ZN5Graph3degEj");
+        assert_eq!(member(&["Graph"], "get", true, &[(Type::UINT, false)]), "_ZNK5Graph3getEj");
+        assert_eq!(member(&["N", "M"], "h", false, &[(Type::INT, false), (ptr(pair.clone()), true)]), "_ZN1N1M1hEiR4Pair");
+        assert_eq!(
+            member(&["N"], "k", false, &[(cptr(Type::INT), true), (ptr(Type::INT), true), (ptr(pair.clone()), false), (ptr(pair.clone()), true)]),
+            "_ZN1N1kERKiRiP4PairRS3_"
+        );
+        // The class is the first substitution: a reference to it is `RS_`.
+        assert_eq!(member(&["Pair"], "same", true, &[(cptr(pair.clone()), true)]), "_ZNK4Pair4sameERKS_");
+        assert_eq!(member(&["Pair"], CTOR, false, &[(ptr(Type::INT), false), (Type::INT, false)]), "_ZN4PairC1EPii");
+        assert_eq!(member(&[], "kref", false, &[(ptr(Type::INT), true)]), "_Z4krefRi");
+    }
+
     #[test]
     fn substitution_numbers_are_base_36() {
         assert_eq!(substitution(0), "S_");
@@ -258,5 +471,66 @@ mod tests {
         assert_eq!(substitution(11), "SA_");
         assert_eq!(substitution(36), "SZ_");
         assert_eq!(substitution(37), "S10_");
+    }
+
+    /// Struct 0 is `cooperative_groups::__v1::thread_block`, struct 1 `...::grid_group`.
+    struct Groups;
+    impl StructLayouts for Groups {
+        fn struct_size_align(&self, _: StructId) -> (u64, u64) {
+            (24, 8)
+        }
+        fn struct_name(&self, id: StructId) -> &str {
+            ["cooperative_groups::__v1::thread_block", "cooperative_groups::__v1::grid_group"][id.0 as usize]
+        }
+    }
+
+    // nvcc 13.5's names for functions taking classes declared in those namespaces.
+    #[test]
+    fn classes_in_namespaces_are_nested_names_with_substitutable_prefixes() {
+        let block = Type::Struct(StructId(0));
+        let grid = Type::Struct(StructId(1));
+        let m = |name: &str, params: &[Type]| mangle_function(name, &params.iter().collect::<Vec<_>>(), &Groups);
+        assert_eq!(m("usecg", &[block.clone(), Type::INT]), "_Z5usecgN18cooperative_groups4__v112thread_blockEi");
+        assert_eq!(m("usecg2", &[block.clone(), block.clone()]), "_Z6usecg2N18cooperative_groups4__v112thread_blockES1_");
+        assert_eq!(
+            m("usecg3", &[ptr(block.clone()), ptr(grid), ptr(block)]),
+            "_Z6usecg3PN18cooperative_groups4__v112thread_blockEPNS0_10grid_groupES2_"
+        );
+    }
+
+    fn instance(args: Vec<TemplateArgValue>, ret: TypePattern, params: Vec<TypePattern>) -> TemplateInstance {
+        TemplateInstance { args, return_pattern: ret, param_patterns: params }
+    }
+
+    fn p_of(p: TypePattern, pointee_const: bool) -> TypePattern {
+        TypePattern::Pointer { pointee: Box::new(p), pointee_const }
+    }
+
+    // nvcc 13.5's names for instances of function templates (the test `template_mangling` in
+    // compiler/tests/corpus_templates.rs asks nvcc for these and more).
+    #[test]
+    fn template_instances_mangle_their_arguments_and_written_signature() {
+        use TypePattern::{Concrete, Param};
+        let pair = Type::Struct(StructId(0));
+        let void = Concrete(Type::Void);
+        let int_arg = |v: i64| TemplateArgValue::Int { value: v, ty: Type::INT };
+        // template <int N> __global__ void k(int *)
+        let k = instance(vec![int_arg(128)], void.clone(), vec![Concrete(ptr(Type::INT))]);
+        assert_eq!(mangle_template_instance(&[], "k", &k, &Names), "_Z1kILi128EEvPi");
+        // template <unsigned N> __global__ void ku(int *) with 5u
+        let ku = instance(vec![TemplateArgValue::Int { value: 5, ty: Type::UINT }], void.clone(), vec![Concrete(ptr(Type::INT))]);
+        assert_eq!(mangle_template_instance(&[], "ku", &ku, &Names), "_Z2kuILj5EEvPi");
+        // template <typename T, int N> void g(const T *, T) with <Pair, -2>
+        let g = instance(vec![TemplateArgValue::Type(pair.clone()), int_arg(-2)], void.clone(), vec![p_of(Param(0), true), Param(0)]);
+        assert_eq!(mangle_template_instance(&[], "g", &g, &Names), "_Z1gI4PairLin2EEvPKT_S1_");
+        // template <typename T> T *ra(Pair *, T *, T *) with <Pair>
+        let ra = instance(vec![TemplateArgValue::Type(pair.clone())], p_of(Param(0), false), vec![Concrete(ptr(pair)), p_of(Param(0), false), p_of(Param(0), false)]);
+        assert_eq!(mangle_template_instance(&[], "ra", &ra, &Names), "_Z2raI4PairEPT_PS0_S2_S2_");
+        // template <class A, class B> B conv(A) with <int, float>
+        let conv = instance(vec![TemplateArgValue::Type(Type::INT), TemplateArgValue::Type(Type::FLOAT)], Param(1), vec![Param(0)]);
+        assert_eq!(mangle_template_instance(&[], "conv", &conv, &Names), "_Z4convIifET0_T_");
+        // template <typename T> void h(T, T, const T *, T **) with <float>
+        let h = instance(vec![TemplateArgValue::Type(Type::FLOAT)], void, vec![Param(0), Param(0), p_of(Param(0), true), p_of(p_of(Param(0), false), false)]);
+        assert_eq!(mangle_template_instance(&[], "h", &h, &Names), "_Z1hIfEvT_S0_PKS0_PPS0_");
     }
 }

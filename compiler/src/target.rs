@@ -76,6 +76,29 @@ impl FromStr for LaunchAbi {
     }
 }
 
+/// Which stream a device-runtime call or launch means by stream 0 (nvcc's `--default-stream`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum DefaultStream {
+    /// The legacy NULL stream (nvcc's default; `legacy`, or `null`).
+    #[default]
+    Legacy,
+    /// Per-thread default streams (`per-thread`): `CUDA_API_PER_THREAD_DEFAULT_STREAM` is
+    /// defined and device-runtime calls that have a `_ptsz` entry point (launches, memcpy and
+    /// memset, event record, stream wait) call it, as nvcc's device code does.
+    PerThread,
+}
+
+impl FromStr for DefaultStream {
+    type Err = String;
+    fn from_str(s: &str) -> Result<DefaultStream, String> {
+        match s {
+            "legacy" | "null" => Ok(DefaultStream::Legacy),
+            "per-thread" => Ok(DefaultStream::PerThread),
+            _ => Err(format!("unknown default stream `{s}`; expected legacy, null or per-thread")),
+        }
+    }
+}
+
 impl fmt::Display for LaunchAbi {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -94,15 +117,29 @@ pub struct Target {
     pub address_size: AddressSize,
     /// Which device-runtime entry points launches call.
     pub launch_abi: LaunchAbi,
+    /// What stream 0 means (`--default-stream`).
+    pub default_stream: DefaultStream,
 }
 
 impl Default for Target {
     fn default() -> Target {
-        Target { sm: SmVersion(90), address_size: AddressSize::Bits64, launch_abi: LaunchAbi::V2 }
+        Target { sm: SmVersion(90), address_size: AddressSize::Bits64, launch_abi: LaunchAbi::V2, default_stream: DefaultStream::Legacy }
     }
 }
 
 impl Target {
+    /// Where ptxas puts a kernel's parameters in the constant bank, as far as it matters to the
+    /// layout: modulo 32 (`layout::layout_params_at`). sm_90's start at 0x210, 16 past a
+    /// multiple of 32, so nvcc's `(char, double4_32a)` has its vector at offset 16 there and at
+    /// 32 on sm_75 to sm_120 otherwise (measured with nvcc 13.5, `EIATTR_KPARAM_INFO`).
+    pub fn param_bank_base(&self) -> u64 {
+        if self.sm.0 == 90 {
+            0x210
+        } else {
+            0
+        }
+    }
+
     /// The largest parameter buffer the target's runtime accepts: 32764 bytes on sm_70 and newer
     /// with 64-bit addresses (CUDA 12.1+, measured), else the documented 4096.
     pub fn param_buffer_limit(&self) -> u64 {

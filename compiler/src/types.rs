@@ -249,3 +249,105 @@ impl fmt::Display for DisplayType<'_> {
         }
     }
 }
+
+/// One of CUDA's built-in vector types (`vector_types.h`): `float2`, `uchar4`, `double4_32a`...
+/// Each is a struct of `len` fields `x`, `y`, `z`, `w` of the element type, aligned as nvcc's
+/// header aligns it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VectorType {
+    pub name: &'static str,
+    pub elem: VectorElem,
+    pub len: u8,
+    /// The `_16a`/`_32a` forms of CUDA 13 fix the alignment of the 4-vectors of 8-byte elements.
+    pub fixed_align: Option<u64>,
+}
+
+/// The element types of the vector types (`char` vectors hold `signed char`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VectorElem {
+    Int(IntKind),
+    Float(FloatKind),
+}
+
+/// The element-name stems of the vector types, in `vector_types.h`'s order.
+const VECTOR_STEMS: &[(&str, VectorElem)] = &[
+    ("char", VectorElem::Int(IntKind::SChar)),
+    ("uchar", VectorElem::Int(IntKind::UChar)),
+    ("short", VectorElem::Int(IntKind::Short)),
+    ("ushort", VectorElem::Int(IntKind::UShort)),
+    ("int", VectorElem::Int(IntKind::Int)),
+    ("uint", VectorElem::Int(IntKind::UInt)),
+    ("long", VectorElem::Int(IntKind::Long)),
+    ("ulong", VectorElem::Int(IntKind::ULong)),
+    ("longlong", VectorElem::Int(IntKind::LongLong)),
+    ("ulonglong", VectorElem::Int(IntKind::ULongLong)),
+    ("float", VectorElem::Float(FloatKind::Float)),
+    ("double", VectorElem::Float(FloatKind::Double)),
+];
+
+/// The names of every vector type, `char1` to `double4_32a`.
+const VECTOR_NAMES: &[&str] = &[
+    "char1", "char2", "char3", "char4", "uchar1", "uchar2", "uchar3", "uchar4",
+    "short1", "short2", "short3", "short4", "ushort1", "ushort2", "ushort3", "ushort4",
+    "int1", "int2", "int3", "int4", "uint1", "uint2", "uint3", "uint4",
+    "long1", "long2", "long3", "long4", "ulong1", "ulong2", "ulong3", "ulong4",
+    "longlong1", "longlong2", "longlong3", "longlong4", "ulonglong1", "ulonglong2", "ulonglong3", "ulonglong4",
+    "float1", "float2", "float3", "float4", "double1", "double2", "double3", "double4",
+    "long4_16a", "long4_32a", "ulong4_16a", "ulong4_32a", "longlong4_16a", "longlong4_32a",
+    "ulonglong4_16a", "ulonglong4_32a", "double4_16a", "double4_32a",
+];
+
+impl VectorType {
+    /// The vector type called `name`, if it is one.
+    pub fn from_name(name: &str) -> Option<VectorType> {
+        let name = *VECTOR_NAMES.iter().find(|n| **n == name)?;
+        let (base, fixed_align) = match name.split_once('_') {
+            Some((base, "16a")) => (base, Some(16)),
+            Some((base, _)) => (base, Some(32)),
+            None => (name, None),
+        };
+        let (stem, digit) = base.split_at(base.len() - 1);
+        let elem = VECTOR_STEMS.iter().find(|(s, _)| *s == stem)?.1;
+        Some(VectorType { name, elem, len: digit.parse().ok()?, fixed_align })
+    }
+
+    /// Every vector type's name.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        VECTOR_NAMES.iter().copied()
+    }
+
+    pub fn elem_type(self) -> Type {
+        match self.elem {
+            VectorElem::Int(kind) => Type::Int(kind),
+            VectorElem::Float(kind) => Type::Float(kind),
+        }
+    }
+
+    /// The fields' names, `x` to `w`.
+    pub fn field_names(self) -> &'static [&'static str] {
+        &["x", "y", "z", "w"][..usize::from(self.len)]
+    }
+
+    /// The alignment `vector_types.h` gives it: 2-vectors twice the element's (`float2` 8,
+    /// `double2` 16), `char4` 4, `short4` 8, the other 4-vectors 16; 1- and 3-vectors the
+    /// element's (`float3` is 12 bytes, 4-aligned).
+    pub fn align(self, target: &Target) -> u64 {
+        let elem = match self.elem {
+            VectorElem::Int(kind) => kind.bytes(target),
+            VectorElem::Float(kind) => kind.bytes(),
+        };
+        match (self.fixed_align, self.len) {
+            (Some(align), _) => align,
+            (None, 2) => 2 * elem,
+            (None, 4) => (4 * elem).min(16),
+            _ => elem,
+        }
+    }
+
+    /// `long4`, `ulong4`, `longlong4`, `ulonglong4` and `double4` are deprecated in CUDA 13 in
+    /// favour of their `_16a` and `_32a` forms; the replacement nvcc's warning names.
+    pub fn deprecated(self) -> Option<String> {
+        let eight = matches!(self.elem, VectorElem::Int(IntKind::Long | IntKind::ULong | IntKind::LongLong | IntKind::ULongLong) | VectorElem::Float(FloatKind::Double));
+        (eight && self.len == 4 && self.fixed_align.is_none()).then(|| format!("{0}_16a or {0}_32a", self.name))
+    }
+}

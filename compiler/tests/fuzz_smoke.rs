@@ -65,9 +65,16 @@ const TROUBLE: &[&str] = &[
     "__host__", "__host__ __device__", "class", "class C {", "public:", "namespace", "namespace N {",
     "namespace cg = cooperative_groups;", "using namespace std;", "template <typename T>", "template <int N>",
     "typedef", "extern \"C\" {", "int main() {", "std::cout << x;", "::", "operator()", "[&](int x) { return x; }",
+    // Classes, references and namespaces in device code (front/members.rs, sema/scope.rs, sema/refs.rs).
+    "struct D : S {", "S::f", "N::M::f(", "int &r = ", "const S &", "this->", "private:", "S() : a(1) {}",
+    "~S()", "virtual ", "enum { A, B } e;", "__device__ int f() const;", "typedef struct S {", "} S;",
+    "bool b = true", "S(1, 2)", "namespace N { __device__ int f(int &x) { return x; } }",
     // CUDA's integer and warp intrinsics, old and new (sema/intrinsics.rs).
     "__popc(", "__brevll(", "__ffs(0)", "__activemask()", "__ballot_sync(", "__shfl_down_sync(0xffffffff, ",
     "__any(", "__shfl(", "1'000",
+    // CUDA's vector types and host constants (sema/vector.rs, sema/host.rs).
+    "float2", "double4_32a", "make_float4(", "make_char1(", ".w", "__ldg(", "long4", "const int N = 4;", "&N",
+    "__launch_bounds__(", "__launch_bounds__(256, 2, 4)", "__forceinline__", "__noinline__",
     // The preprocessor's.
     "\n#define F(x, ...) x ## __VA_ARGS__ #x\n", "\n#define A A B\n#define B A\n", "\n#if ", "\n#elif 1\n", "\n#else\n",
     "\n#endif\n", "\n#ifdef A\n", "\n#undef A\n", "\n#include <cstdio>\n", "\n#include \"x.h\"\n", "\n#include <thrust/x.h>\n",
@@ -77,6 +84,13 @@ const TROUBLE: &[&str] = &[
     "cudaExtent", "cudaPitchedPtr", "cudaMemcpy3DParms", "cudaFuncAttributes", "cudaGraphExec_t",
     "cudaGraphDeviceNode_t", "cudaGraphKernelNodeUpdate", "cudaLimit", "cudaStreamGraphTailLaunch",
     "cudaGraphLaunch(", "cudaGetCurrentGraphExec()", "cudaGridDependencySynchronize()", "cudaGetErrorString(",
+    // Separate compilation: declarations that another file defines.
+    "extern __device__ int counter;", "extern __constant__ float table[4];", "__device__ int helper(int);", "extern",
+    // Device templates (front/templates.rs, sema/templates.rs) and cooperative groups.
+    "template <typename T, int N> __device__ T *", "template <class T>", "template <>", "template <int N> __global__ void",
+    "f<int>(", "f<T, N + 1>(", "k<128><<<1, 1>>>(", "<int *>", "> >", ">>", "typename", "T *", "(T)",
+    "cg::thread_block b = cg::this_thread_block();", "cg::sync(b);", "b.sync();", "b.thread_rank()", "b.size()",
+    "cooperative_groups::", "cg::coalesced_group", "cg::tiled_partition<32>(b)",
 ];
 
 fn tokens(text: &[u8]) -> Vec<&[u8]> {
@@ -159,10 +173,10 @@ fn mutate(rng: &mut Rng, corpus: &[(String, Vec<u8>)], input: &[u8]) -> Vec<u8> 
     data
 }
 
-/// Launch aggregation for the `i`th run through code generation: off, block and warp in turn
-/// (with remarks, so that they are rendered too).
+/// Launch aggregation for the `i`th run through code generation: off, block, warp and grid in
+/// turn (with remarks, so that they are rendered too).
 fn aggregation(i: usize) -> (Granularity, bool) {
-    [(Granularity::Off, false), (Granularity::Block, true), (Granularity::Warp, true)][i % 3]
+    [(Granularity::Off, false), (Granularity::Block, true), (Granularity::Warp, true), (Granularity::Grid, true)][i % 4]
 }
 
 fn run_one(source: &str, codegen: bool, opt_level: u8, (aggregate, pass_remarks): (Granularity, bool)) -> Result<(), String> {
@@ -171,7 +185,13 @@ fn run_one(source: &str, codegen: bool, opt_level: u8, (aggregate, pass_remarks)
         cdpc::fuzzing::lex(source);
         cdpc::fuzzing::parse(source);
         if codegen {
-            let options = CompileOptions { opt_level, aggregate, pass_remarks, ..CompileOptions::default() };
+            // Every third run is separate compilation (-dc), with -lineinfo or -G in turn.
+            let (separate, debug) = match opt_level {
+                1 => (true, Some(cdpc::driver::DebugLevel::LineTables)),
+                3 => (true, Some(cdpc::driver::DebugLevel::Full)),
+                _ => (false, None),
+            };
+            let options = CompileOptions { opt_level, aggregate, pass_remarks, separate, debug, ..CompileOptions::default() };
             cdpc::fuzzing::codegen(source, &options);
         } else {
             cdpc::fuzzing::check(source);
@@ -197,7 +217,7 @@ fn corpus_and_mutations_never_panic() {
     let started = std::time::Instant::now();
     for (name, bytes) in &corpus {
         let source = String::from_utf8_lossy(bytes);
-        for k in 0..3 {
+        for k in 0..4 {
             if let Err(e) = run_one(&source, true, 2, aggregation(k)) {
                 failures.push(format!("seed file {name} ({:?}): {e}", aggregation(k).0));
             }

@@ -1,5 +1,6 @@
 //! Parse, check and, for programs that pass, LLVM code generation to PTX (no ptxas). The first
-//! byte picks the optimisation level, the address size, the launch ABI and launch aggregation.
+//! byte picks the optimisation level, the address size, the launch ABI and launch aggregation;
+//! its top bit, separate compilation (`-dc`) with line tables (`-lineinfo`, or `-G` at -O0).
 #![no_main]
 use cdpc::aggregate::Granularity;
 use cdpc::driver::CompileOptions;
@@ -15,7 +16,11 @@ fuzz_target!(|data: &[u8]| {
     if knobs & 8 != 0 {
         options.target.address_size = AddressSize::Bits32;
     }
-    options.aggregate = [Granularity::Off, Granularity::Block, Granularity::Warp, Granularity::Off][(knobs >> 4) as usize & 3];
+    options.aggregate = [Granularity::Off, Granularity::Block, Granularity::Warp, Granularity::Grid][(knobs >> 4) as usize & 3];
     options.pass_remarks = knobs & 64 != 0;
+    if knobs & 128 != 0 {
+        options.separate = true;
+        options.debug = Some(if knobs & 3 == 0 { cdpc::driver::DebugLevel::Full } else { cdpc::driver::DebugLevel::LineTables });
+    }
     cdpc::fuzzing::codegen(&String::from_utf8_lossy(text), &options);
 });

@@ -32,6 +32,7 @@ from ._toolkit import cuda_home, cudadevrt, wheel_cuda_home
 
 __all__ = [
     "compile",
+    "link",
     "Compiled",
     "CompileError",
     "Diagnostic",
@@ -250,10 +251,11 @@ def compile(  # noqa: A001 (the natural name, like re.compile)
     arch: str | int = "sm_90",
     opt_level: int = 3,
     launch_abi: Literal["v1", "v2"] = "v2",
+    default_stream: Literal["legacy", "null", "per-thread"] = "legacy",
     address_size: Literal[32, 64] = 64,
     defines: Defines | None = None,
     include_dirs: Sequence[str | os.PathLike[str]] | None = None,
-    aggregate_launches: Literal["off", "block", "warp"] = "off",
+    aggregate_launches: Literal["off", "block", "warp", "grid"] = "off",
     pass_remarks: bool = False,
     warnings_as_errors: bool = False,
     deny: Sequence[str] = (),
@@ -264,6 +266,9 @@ def compile(  # noqa: A001 (the natural name, like re.compile)
     tool_timeout: float | None = None,
     build_cubin: bool = True,
     filename: str = "input.cdp",
+    lineinfo: bool = False,
+    device_debug: bool = False,
+    separate: bool = False,
 ) -> Compiled:
     """Compiles ``.cdp`` / CUDA device source held in a string.
 
@@ -272,6 +277,8 @@ def compile(  # noqa: A001 (the natural name, like re.compile)
     :param opt_level: 0 to 3, for LLVM and ptxas.
     :param launch_abi: ``"v2"`` (what nvcc 13 emits; all streams) or ``"v1"`` (the documented
         ``cudaGetParameterBuffer``/``cudaLaunchDevice`` pair).
+    :param default_stream: what stream 0 means, as nvcc's ``--default-stream``: ``"per-thread"``
+        defines ``CUDA_API_PER_THREAD_DEFAULT_STREAM`` and calls the runtime's ``_ptsz`` entry points.
     :param address_size: 64, or 32 for PTX only (then pass ``build_cubin=False``).
     :param defines: preprocessor macros, ``{"N": 4}`` or ``["N=4"]`` (``-D``).
     :param include_dirs: folders searched by ``#include "..."`` (``-I``).
@@ -289,6 +296,10 @@ def compile(  # noqa: A001 (the natural name, like re.compile)
     :param build_cubin: run ptxas and nvlink (``cubin`` and ``object``); ``False`` stops at PTX
         and needs no NVIDIA tool.
     :param filename: the name diagnostics show for the source.
+    :param lineinfo: line tables in the PTX and cubin (``-lineinfo``).
+    :param device_debug: full DWARF at -O0 (``-G``).
+    :param separate: one of several files (``-dc``): device functions and ``extern`` variables
+        declared but not defined are left to a link (:func:`link`).
     :raises CompileError: the source has errors, or a tool failed; ``str(error)`` is the
         rendered diagnostics.
     :raises ValueError: an option has an impossible value (an unknown architecture, say).
@@ -303,6 +314,7 @@ def compile(  # noqa: A001 (the natural name, like re.compile)
         arch=arch,
         opt_level=int(opt_level),
         launch_abi=launch_abi,
+        default_stream=default_stream,
         address_size=int(address_size),
         aggregate_launches=aggregate_launches,
         pass_remarks=bool(pass_remarks),
@@ -316,6 +328,8 @@ def compile(  # noqa: A001 (the natural name, like re.compile)
         defines=_defines(defines),
         include_dirs=[os.fspath(d) for d in include_dirs or ()],
         tool_timeout=None if tool_timeout is None else float(tool_timeout),
+        debug=_debug(lineinfo, device_debug),
+        separate=bool(separate),
     )
     diagnostics = Diagnostic._from_json_lines(result["diagnostics_json"])
     if not result["ok"]:
@@ -331,6 +345,57 @@ def compile(  # noqa: A001 (the natural name, like re.compile)
         arch=arch,
         rendered_warnings=result["rendered"],
     )
+
+
+def _debug(lineinfo: bool, device_debug: bool) -> str:
+    if device_debug:
+        return "full"
+    return "lineinfo" if lineinfo else "none"
+
+
+def link(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    arch: str | int = "sm_90",
+    opt_level: int = 3,
+    libraries: Sequence[str] = (),
+    library_dirs: Sequence[str | os.PathLike[str]] = (),
+    defines: Defines | None = None,
+    include_dirs: Sequence[str | os.PathLike[str]] | None = None,
+    lineinfo: bool = False,
+    device_debug: bool = False,
+    cuda_home: str | os.PathLike[str] | None = None,
+    tool_timeout: float | None = None,
+) -> bytes:
+    """Links several files into one cubin, as ``cdpc a.cu b.cu x.o -lNAME`` does.
+
+    Sources (``.cu``, ``.cdp``) are compiled separately, so ``extern __device__`` functions and
+    variables resolve across them; objects (``.o``, from ``cdpc -dc`` or ``nvcc -dc``), archives
+    (``.a``) and ``libraries`` (``libNAME.a`` in ``library_dirs``) join them; libcudadevrt is
+    always linked. A symbol defined twice (E0800) or defined nowhere (E0801) is reported with
+    the lines of both files.
+
+    :returns: the cubin's bytes.
+    :raises CompileError: a source has errors, the link found duplicate or missing symbols, or
+        a tool failed.
+    """
+    home = _toolkit_home(cuda_home)
+    result = _cdpc.link(
+        [os.fspath(p) for p in paths],
+        arch=_arch(arch),
+        opt_level=int(opt_level),
+        debug=_debug(lineinfo, device_debug),
+        libraries=list(libraries),
+        library_dirs=[os.fspath(d) for d in library_dirs],
+        cuda_home=None if home is None else str(home),
+        defines=_defines(defines),
+        include_dirs=[os.fspath(d) for d in include_dirs or ()],
+        tool_timeout=None if tool_timeout is None else float(tool_timeout),
+    )
+    if not result["ok"]:
+        diagnostics = Diagnostic._from_json_lines(result["diagnostics_json"])
+        raise CompileError(result["rendered"], diagnostics, result["error_kind"])
+    return result["cubin"]
 
 
 def _toolkit_home(explicit: str | os.PathLike[str] | None) -> Path | None:

@@ -24,5 +24,20 @@ def compile(
     defines: list[tuple[str, str | None]],
     include_dirs: list[str],
     tool_timeout: float | None,
+    debug: str,
+    separate: bool,
+) -> dict[str, Any]: ...
+def link(
+    paths: list[str],
+    *,
+    arch: str,
+    opt_level: int,
+    debug: str,
+    libraries: list[str],
+    library_dirs: list[str],
+    cuda_home: str | None,
+    defines: list[tuple[str, str | None]],
+    include_dirs: list[str],
+    tool_timeout: float | None,
 ) -> dict[str, Any]: ...
 def main(argv: list[str]) -> int: ...

@@ -2,10 +2,9 @@
 
 numba-cuda cannot launch a kernel from the device itself; a numba kernel can call external
 device code (``numba.cuda.declare_device(..., link=[...])``), and its linker (nvJitLink or the
-driver's) accepts relocatable objects and static libraries. So cdpc compiles the launching
-function to a relocatable object (``Compiled.object``, what ``ptxas -c`` makes), and
-:func:`declare_device` hands numba that object and ``libcudadevrt.a`` (the device runtime
-that the child launch calls into), both from memory::
+driver's) links PTX, relocatable objects and static libraries. :func:`declare_device` hands
+numba cdpc's PTX of the module and ``libcudadevrt.a`` (the device runtime that the child
+launch calls into), both from memory::
 
     compiled = cdpc.compile(source)                      # defines launch_fill below
     launch_fill = cdpc.numba.declare_device(compiled, "launch_fill")
@@ -13,6 +12,11 @@ that the child launch calls into), both from memory::
     @cuda.jit
     def parent(data, n):
         status = launch_fill(ffi.from_buffer(data), n)   # launches a child grid
+
+PTX, not the relocatable object: measured on an H100 (numba-cuda 0.30.4, CUDA 13.0,
+2026-11-23), nvJitLink refuses the object (``Undefined reference to 'launch_fill_row' in
+'ltoPtx'``) with ``lto=True`` (numba's default when nvJitLink is present) and ``lto=False``
+alike, and links the PTX in both modes.
 
 With numba's default ABI (``abi="numba"``) the C function returns a status (0 for success)
 and writes its result through its first parameter::
@@ -26,7 +30,7 @@ and writes its result through its first parameter::
 and numba sees ``int32(CPointer(int32), int32)``: the result type, then the parameters
 after the first. ``abi="c"`` calls a plain C function instead (in numba-cuda versions whose
 ``declare_device`` takes ``abi``). Needs a numba-cuda with in-memory linkable code
-(``numba.cuda.Object`` and ``numba.cuda.Archive``).
+(``numba.cuda.PTXSource`` and ``numba.cuda.Archive``).
 """
 
 from __future__ import annotations
@@ -93,16 +97,15 @@ def numba_signature(signature: Signature, abi: Literal["numba", "c"] = "numba") 
 
 def link_files(compiled: Compiled, cuda_home: str | os.PathLike[str] | None = None) -> list[Any]:
     """What numba must link for ``compiled``'s device functions, as numba-cuda linkable code
-    held in memory: cdpc's relocatable object and ``libcudadevrt.a`` (from ``cuda_home``,
-    ``CUDA_HOME`` or the NVIDIA wheels, like :func:`cdpc.compile`)."""
+    held in memory: cdpc's PTX of the module and ``libcudadevrt.a`` (from ``cuda_home``,
+    ``CUDA_HOME`` or the NVIDIA wheels, like :func:`cdpc.compile`). The PTX is for the
+    architecture ``compiled`` was compiled for; nvJitLink compiles it for the device."""
     from numba import cuda
 
-    if not (hasattr(cuda, "Object") and hasattr(cuda, "Archive")):
-        raise ImportError("this numba-cuda has no numba.cuda.Object/Archive (linkable code in memory); upgrade numba-cuda")
-    if compiled.object is None:
-        raise ValueError("compiled with build_cubin=False: there is no object to link")
+    if not (hasattr(cuda, "PTXSource") and hasattr(cuda, "Archive")):
+        raise ImportError("this numba-cuda has no numba.cuda.PTXSource/Archive (linkable code in memory); upgrade numba-cuda")
     devrt = cudadevrt(cuda_home)
-    return [cuda.Object(compiled.object, name="cdpc-module.o"), cuda.Archive(devrt.read_bytes(), name=devrt.name)]
+    return [cuda.PTXSource(compiled.ptx.encode(), name="cdpc-module.ptx"), cuda.Archive(devrt.read_bytes(), name=devrt.name)]
 
 
 def declare_device(

@@ -75,9 +75,9 @@ fn signature_dict<'py>(py: Python<'py>, s: &Signature) -> PyResult<Bound<'py, Py
 /// (`diagnostics`, `usage`, `tool`, `internal`) and the diagnostics say what.
 #[pyfunction]
 #[pyo3(signature = (
-    source, *, file_name, arch, opt_level, launch_abi, address_size, aggregate_launches,
+    source, *, file_name, arch, opt_level, launch_abi, default_stream, address_size, aggregate_launches,
     pass_remarks, warnings_as_errors, deny, allow, ptxas_args, nvlink_args, cuda_home,
-    build_cubin, defines, include_dirs, tool_timeout
+    build_cubin, defines, include_dirs, tool_timeout, debug, separate
 ))]
 #[allow(clippy::too_many_arguments)]
 fn compile<'py>(
@@ -87,6 +87,7 @@ fn compile<'py>(
     arch: &str,
     opt_level: u8,
     launch_abi: &str,
+    default_stream: &str,
     address_size: u32,
     aggregate_launches: &str,
     pass_remarks: bool,
@@ -100,6 +101,8 @@ fn compile<'py>(
     defines: Vec<(String, Option<String>)>,
     include_dirs: Vec<PathBuf>,
     tool_timeout: Option<f64>,
+    debug: &str,
+    separate: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let tool_timeout = match tool_timeout {
         None => cdpc::driver::CompileOptions::default().tool_timeout,
@@ -125,7 +128,8 @@ fn compile<'py>(
         other => return Err(PyValueError::new_err(format!("address size {other} does not exist; use 32 or 64"))),
     };
     let options = CompileOptions {
-        target: Target { sm: value(arch.parse::<SmVersion>())?, address_size, launch_abi: value(launch_abi.parse::<LaunchAbi>())? },
+        target: Target { sm: value(arch.parse::<SmVersion>())?, address_size, launch_abi: value(launch_abi.parse::<LaunchAbi>())?,
+                         default_stream: value(default_stream.parse::<cdpc::DefaultStream>())? },
         opt_level,
         ptxas_args,
         nvlink_args,
@@ -135,6 +139,8 @@ fn compile<'py>(
         pass_remarks,
         tool_timeout,
         preprocess,
+        debug: debug_level(debug)?,
+        separate,
         ..CompileOptions::default()
     };
     let source_owned = source.to_owned();
@@ -190,6 +196,118 @@ fn compile<'py>(
     Ok(d)
 }
 
+/// `"none"`, `"lineinfo"` (`-lineinfo`) or `"full"` (`-G`).
+fn debug_level(text: &str) -> PyResult<Option<cdpc::driver::DebugLevel>> {
+    match text {
+        "none" => Ok(None),
+        "lineinfo" => Ok(Some(cdpc::driver::DebugLevel::LineTables)),
+        "full" => Ok(Some(cdpc::driver::DebugLevel::Full)),
+        other => Err(PyValueError::new_err(format!("debug `{other}` does not exist; use none, lineinfo or full"))),
+    }
+}
+
+/// Links several files (sources compiled separately, objects, archives, `libraries`) into
+/// one cubin and returns a dict: `ok`, `cubin` (bytes), the warnings or errors
+/// (`diagnostics_json`, `rendered`), `error_kind` on failure.
+#[pyfunction]
+#[pyo3(signature = (paths, *, arch, opt_level, debug, libraries, library_dirs, cuda_home, defines, include_dirs, tool_timeout))]
+#[allow(clippy::too_many_arguments)]
+fn link<'py>(
+    py: Python<'py>,
+    paths: Vec<PathBuf>,
+    arch: &str,
+    opt_level: u8,
+    debug: &str,
+    libraries: Vec<String>,
+    library_dirs: Vec<PathBuf>,
+    cuda_home: Option<PathBuf>,
+    defines: Vec<(String, Option<String>)>,
+    include_dirs: Vec<PathBuf>,
+    tool_timeout: Option<f64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mut options = CompileOptions {
+        target: Target { sm: value(arch.parse::<SmVersion>())?, ..Target::default() },
+        opt_level,
+        debug: debug_level(debug)?,
+        tools: ToolSearch { cuda_home, ..Default::default() },
+        ..CompileOptions::default()
+    };
+    options.preprocess.include_dirs = include_dirs;
+    options.preprocess.macros = defines
+        .into_iter()
+        .map(|(name, v)| cdpc::preprocess::MacroOption::Define(match v {
+            Some(v) => format!("{name}={v}"),
+            None => name,
+        }))
+        .collect();
+    match tool_timeout {
+        None => {}
+        Some(t) if t.is_finite() && t == 0.0 => options.tool_timeout = None,
+        Some(t) if t.is_finite() && t > 0.0 => options.tool_timeout = Some(std::time::Duration::from_secs_f64(t)),
+        Some(t) => return Err(PyValueError::new_err(format!("tool_timeout {t} is not a number of seconds (0 for no limit)"))),
+    }
+    let inputs: Vec<cdpc::driver::Input> = paths.iter().map(|p| cdpc::driver::Input::classify(p)).collect();
+    let link = cdpc::driver::LinkOptions { libraries, library_dirs };
+    let result = py.detach(move || cdpc::driver::link(&inputs, &link, &options));
+    let d = PyDict::new(py);
+    let render_all = |diagnostics: &[cdpc::Diagnostic], name: &str, text: &str| (render::json(diagnostics, name, text), render::human(diagnostics, name, text, Color::Never));
+    match result {
+        Ok(linked) => {
+            d.set_item("ok", true)?;
+            d.set_item("cubin", PyBytes::new(py, &linked.cubin))?;
+            let (mut json, mut human) = (String::new(), String::new());
+            for w in &linked.warnings {
+                let (j, h) = render_all(&w.warnings, &w.name, &w.text);
+                json.push_str(&j);
+                human.push_str(&h);
+            }
+            d.set_item("diagnostics_json", json)?;
+            d.set_item("rendered", human)?;
+        }
+        Err(cdpc::driver::BuildError::Source { name, text, error }) => {
+            let diagnostics = match error {
+                CompileError::Diagnostics(d) => d,
+                CompileError::NotUtf8(e) => vec![e.diagnostic],
+                other => {
+                    let message = other.to_string();
+                    d.set_item("ok", false)?;
+                    d.set_item("error_kind", if matches!(other, CompileError::Usage(_)) { "usage" } else { "tool" })?;
+                    d.set_item("diagnostics_json", render::json_failure(&name, &message))?;
+                    d.set_item("rendered", format!("error: {message}\n"))?;
+                    return Ok(d);
+                }
+            };
+            let (json, human) = render_all(&diagnostics, &name, &text);
+            d.set_item("ok", false)?;
+            d.set_item("error_kind", "diagnostics")?;
+            d.set_item("diagnostics_json", json)?;
+            d.set_item("rendered", human)?;
+        }
+        Err(cdpc::driver::BuildError::Link(diagnostics)) => {
+            let (mut json, mut human) = (String::new(), String::new());
+            for diagnostic in &diagnostics {
+                let file = diagnostic.labels.iter().find_map(|l| l.file.clone());
+                let (name, text) = file.as_deref().map_or(("<link>", ""), |f| (f.name.as_str(), f.text.as_str()));
+                let (j, h) = render_all(std::slice::from_ref(diagnostic), name, text);
+                json.push_str(&j);
+                human.push_str(&h);
+            }
+            d.set_item("ok", false)?;
+            d.set_item("error_kind", "diagnostics")?;
+            d.set_item("diagnostics_json", json)?;
+            d.set_item("rendered", human)?;
+        }
+        Err(cdpc::driver::BuildError::Other(e)) => {
+            let message = e.to_string();
+            d.set_item("ok", false)?;
+            d.set_item("error_kind", if matches!(e, CompileError::Usage(_)) { "usage" } else { "tool" })?;
+            d.set_item("diagnostics_json", render::json_failure("<link>", &message))?;
+            d.set_item("rendered", format!("error: {message}\n"))?;
+        }
+    }
+    Ok(d)
+}
+
 /// Runs the `cdpc` command line with `argv` (program name first) and returns its exit status.
 /// It prints to the process's stdout and stderr, like the binary.
 #[pyfunction]
@@ -202,6 +320,7 @@ fn main(py: Python<'_>, argv: Vec<String>) -> i32 {
 #[pymodule]
 fn _cdpc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compile, m)?)?;
+    m.add_function(wrap_pyfunction!(link, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -73,6 +73,14 @@ def test_options_are_checked() -> None:
         cdpc.compile(PARENT_CHILD.encode())  # type: ignore[arg-type]
 
 
+def test_default_stream_per_thread_calls_the_ptsz_launch() -> None:
+    legacy = cdpc.compile(PARENT_CHILD, build_cubin=False).ptx
+    per_thread = cdpc.compile(PARENT_CHILD, default_stream="per-thread", build_cubin=False).ptx
+    assert "__cudaCDP2LaunchDeviceV2_ptsz" in per_thread and "_ptsz" not in legacy
+    with pytest.raises(ValueError, match="per-block"):
+        cdpc.compile(PARENT_CHILD, default_stream="per-block", build_cubin=False)  # type: ignore[arg-type]
+
+
 def test_32_bit_is_ptx_only() -> None:
     ptx = cdpc.compile(PARENT_CHILD, address_size=32, launch_abi="v1", build_cubin=False).ptx
     assert ".address_size 32" in ptx
@@ -119,3 +127,30 @@ def test_defines_accept_mappings_and_lists() -> None:
     assert _defines(["N=4", "DEBUG", "E="]) == [("N", "4"), ("DEBUG", None), ("E", "")]
     with pytest.raises(TypeError):
         _defines("N=4")
+
+
+def test_lineinfo_and_separate_reach_the_ptx() -> None:
+    source = 'extern __device__ int counter;\nextern "C" __global__ void k(int *p) {\n    p[0] = counter;\n}\n'
+    c = cdpc.compile(source, build_cubin=False, lineinfo=True, separate=True)
+    assert ".loc\t1 3 " in c.ptx and ".extern .global .align 4 .u32 counter;" in c.ptx
+    with pytest.raises(cdpc.CompileError) as e:
+        cdpc.compile(source, build_cubin=False)
+    assert [d.code for d in e.value.diagnostics] == ["E0104"]
+
+
+def test_link_several_files(tools: None, tmp_path) -> None:
+    user = tmp_path / "user.cu"
+    user.write_text('extern __device__ int counter;\n__device__ int twice(int);\nextern "C" __global__ void k(int *p) { p[0] = twice(counter); }\n')
+    lib = tmp_path / "lib.cu"
+    lib.write_text("__device__ int counter = 2;\n__device__ int twice(int x) { return 2 * x; }\n")
+    cubin = cdpc.link([user, lib], lineinfo=True)
+    assert cubin[:4] == b"\x7fELF"
+    again = tmp_path / "again.cu"
+    again.write_text("__device__ int counter = 3;\n")
+    with pytest.raises(cdpc.CompileError) as e:
+        cdpc.link([user, lib, again])
+    assert [d.code for d in e.value.diagnostics] == ["E0800"]
+    assert "again.cu" in str(e.value) and "lib.cu" in str(e.value)
+    with pytest.raises(cdpc.CompileError) as e:
+        cdpc.link([user], libraries=["nothere"], library_dirs=[tmp_path])
+    assert [d.code for d in e.value.diagnostics] == ["E0802"]

@@ -63,3 +63,40 @@ def test_cupy_arguments_are_checked_and_converted(compiled: cdpc.Compiled) -> No
         marshal_args(k, (data, inp, 5, 2.0, 256))
     with pytest.raises(TypeError, match="is a pointer"):
         marshal_args(k, ("data", inp, 5, 2.0, 1))
+
+
+def test_numba_links_ptx_and_cudadevrt(compiled: cdpc.Compiled, tmp_path, monkeypatch) -> None:
+    """What declare_device hands numba: the module's PTX (numba-cuda 0.30.4's nvJitLink refuses
+    cdpc's relocatable object and links its PTX, measured on an H100: docs/PYTHON.md) and the
+    bytes of the libcudadevrt.a it was told to use. A stand-in `numba.cuda` records the calls,
+    since numba-cuda is not installed here."""
+    import sys
+    import types
+
+    calls = []
+
+    class Linkable:
+        def __init__(self, kind: str, data: bytes, name: str) -> None:
+            self.kind, self.data, self.name = kind, data, name
+
+    cuda = types.SimpleNamespace(
+        PTXSource=lambda data, name: Linkable("ptx", data, name),
+        Archive=lambda data, name: Linkable("archive", data, name),
+        declare_device=lambda name, sig, link: calls.append((name, sig, link)) or "declared",
+    )
+    numba = types.ModuleType("numba")
+    numba.cuda = cuda  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "numba", numba)
+    monkeypatch.setitem(sys.modules, "numba.cuda", cuda)
+    home = tmp_path / "cuda"
+    (home / "lib64").mkdir(parents=True)
+    (home / "lib64" / "libcudadevrt.a").write_bytes(b"!<arch>\nstand-in")
+
+    assert cdpc.numba.declare_device(compiled, "launch_fill", cuda_home=home) == "declared"
+    [(name, sig, link)] = calls
+    assert (name, sig) == ("launch_fill", "int32(CPointer(int32), int32)")
+    assert [item.kind for item in link] == ["ptx", "archive"]
+    assert link[0].data.decode() == compiled.ptx and ".visible .func" in compiled.ptx and "launch_fill" in compiled.ptx
+    assert link[1].data == b"!<arch>\nstand-in" and link[1].name == "libcudadevrt.a"
+    with pytest.raises(KeyError, match="no __device__ function `absent`"):
+        cdpc.numba.declare_device(compiled, "absent", cuda_home=home)

@@ -152,6 +152,15 @@ pub const LAUNCH_DEVICE: EntryPoint = EntryPoint {
     ],
 };
 
+/// `cudaLaunchDevice` for per-thread default streams (`--default-stream per-thread`): what the
+/// header's inline `cudaLaunchDevice` calls when `CUDA_API_PER_THREAD_DEFAULT_STREAM` is defined.
+pub const LAUNCH_DEVICE_PTSZ: EntryPoint = EntryPoint {
+    c_name: "cudaLaunchDevice_ptsz",
+    ptx_symbol: "cudaLaunchDevice_ptsz",
+    ret: LAUNCH_DEVICE.ret,
+    params: LAUNCH_DEVICE.params,
+};
+
 /// The CDP2 pair nvcc 13 emits: the configuration goes with the buffer request.
 pub const GET_PARAMETER_BUFFER_V2: EntryPoint = EntryPoint {
     c_name: "__cudaCDP2GetParameterBufferV2",
@@ -170,6 +179,15 @@ pub const LAUNCH_DEVICE_V2: EntryPoint = EntryPoint {
     ptx_symbol: "__cudaCDP2LaunchDeviceV2",
     ret: Some(CType::Error),
     params: &[("parameterBuffer", CType::VoidPtr), ("stream", CType::Stream)],
+};
+
+/// `__cudaCDP2LaunchDeviceV2` for per-thread default streams: nvcc 13.5's launch with
+/// `--default-stream per-thread` (its PTX, compared in `tests/devrt_declarations.rs`).
+pub const LAUNCH_DEVICE_V2_PTSZ: EntryPoint = EntryPoint {
+    c_name: "__cudaCDP2LaunchDeviceV2_ptsz",
+    ptx_symbol: "__cudaCDP2LaunchDeviceV2_ptsz",
+    ret: LAUNCH_DEVICE_V2.ret,
+    params: LAUNCH_DEVICE_V2.params,
 };
 
 /// How generated code performs a device-runtime call.
@@ -344,6 +362,29 @@ impl RuntimeFn {
     /// The API call a program names, if it is one of ours.
     pub fn from_c_name(name: &str) -> Option<RuntimeFn> {
         RuntimeFn::ALL.iter().copied().find(|f| f.entry_point().c_name == name)
+    }
+
+    /// The `_ptsz` form that `CUDA_API_PER_THREAD_DEFAULT_STREAM` (nvcc's `--default-stream
+    /// per-thread`) turns a call of this function into, as `cuda_runtime_api.h`'s
+    /// `__CUDART_API_PTSZ` macros do; `None` for functions without one. (`cudaGraphLaunch_ptsz`
+    /// is an inline function of the header that only replaces stream 0, which `cudaGraphLaunch`
+    /// refuses anyway; it is not modelled.)
+    pub fn per_thread_variant(self) -> Option<RuntimeFn> {
+        use RuntimeFn::*;
+        Some(match self {
+            MemcpyAsync => MemcpyAsyncPtsz,
+            Memcpy2DAsync => Memcpy2DAsyncPtsz,
+            Memcpy3DAsync => Memcpy3DAsyncPtsz,
+            MemsetAsync => MemsetAsyncPtsz,
+            Memset2DAsync => Memset2DAsyncPtsz,
+            Memset3DAsync => Memset3DAsyncPtsz,
+            EventRecord => EventRecordPtsz,
+            EventRecordWithFlags => EventRecordWithFlagsPtsz,
+            StreamWaitEvent => StreamWaitEventPtsz,
+            LaunchDevice => LaunchDevicePtsz,
+            LaunchDeviceV2 => LaunchDeviceV2Ptsz,
+            _ => return None,
+        })
     }
 
     pub fn lowering(self) -> Lowering {

@@ -301,11 +301,20 @@ fn diff_table_rows_and_verdict() {
     let not_built = diff::missing_cubin(&h, &labels[2], Path::new("/b/hello.cubin"));
     assert!(matches!(not_built, Cell::NotBuilt(_)));
     let results = vec![SampleResult { manifest: h.clone(), cells: vec![ran(&fast), ran(&slow), not_built] }];
-    let table = diff::table(&results, &labels, 0);
+    let table = diff::table(&results, &labels, 0, 1);
     let rows: Vec<&str> = table.lines().collect();
-    assert_eq!(rows[0], "| sample | compiler | compiler output ok | nvcc output ok | identical | compiler ms | nvcc ms | ratio |");
-    assert_eq!(rows[2], "| hello | cdpc-v2 | ok | ok | yes | 0.400 | 0.200 | 2.00 |");
-    assert_eq!(rows[3], "| hello | cdpc-v1 | not built (the v1 launch ABI cannot build it) | ok | – | – | 0.200 | – |");
+    assert_eq!(
+        rows[0],
+        "| sample | compiler | compiler output ok | nvcc output ok | identical | compiler ms (min / median / max) | nvcc ms (min / median / max) | ratio | 95% interval | verdict |"
+    );
+    // nvcc {0.5, 0.1, 0.2}: median 0.2; cdpc-v2 {0.4, 0.4}: median 0.4. The resampled medians
+    // of nvcc are 0.1, 0.2 or 0.5 (3 draws), so the ratios 0.4/0.5 = 0.8 to 0.4/0.1 = 4: the
+    // interval holds 1 and no verdict is stated.
+    assert_eq!(rows[2], "| hello | cdpc-v2 | ok | ok | yes | 0.400 / 0.400 / 0.400 | 0.100 / 0.200 / 0.500 | 2.00 | 0.80–4.00 | no difference shown |");
+    assert_eq!(rows[3], "| hello | cdpc-v1 | not built (the v1 launch ABI cannot build it) | ok | – | – | 0.100 / 0.200 / 0.500 | – | – | – |");
+    let summary = diff::summary(&results, &labels, 0, 1);
+    assert!(summary.contains("| cdpc-v2 | 1 | 0 | 0 | 1 | 2.000 |"), "{summary}");
+    assert!(summary.contains("| cdpc-v1 | 0 | 0 | 0 | 0 | – |"), "{summary}");
     assert!(diff::all_passed(&results, 0));
     // a cubin that should exist and does not fails the run; so do differing outputs
     let missing = diff::missing_cubin(&manifest("permute"), &labels[2], Path::new("/b/permute.cubin"));
@@ -314,7 +323,7 @@ fn diff_table_rows_and_verdict() {
     other.stdout = b"Hello World!\n\n".to_vec();
     let results = vec![SampleResult { manifest: h.clone(), cells: vec![ran(&fast), diff::judge(&h, Ok(other)), ran(&slow)] }];
     assert!(!diff::all_passed(&results, 0));
-    assert!(diff::table(&results, &labels, 0).contains("| hello | cdpc-v2 | FAIL | ok | NO |"));
+    assert!(diff::table(&results, &labels, 0, 1).contains("| hello | cdpc-v2 | FAIL | ok | NO |"));
     assert!(diff::details(&results, &labels, 0).contains("cdpc-v2 against nvcc: stdout"));
     assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
     assert_eq!(diff::civil_date(0), "1970-01-01");

@@ -37,6 +37,10 @@ const WHEELS: &[&str] = &[
     "nvidia-cuda-crt==13.5.37",       // headers nvcc needs
     "nvidia-cuda-cuobjdump==13.5.37", // cuobjdump
     "nvidia-cuda-nvdisasm==13.5.37",  // nvdisasm, which `cuobjdump -sass` runs
+    // CCCL (libcu++, CUB, Thrust), which nvcc needs for <cooperative_groups.h> and Thrust: the
+    // corpus tests compare cdpc with nvcc on programs that include them. CUDA 13.0's release:
+    // cdpQuadtree's Thrust code does not build with the newest (13.3.5.0.6) under nvcc 13.5.
+    "nvidia-cuda-cccl==13.0.85",
 ];
 const CUDA_DIR: &str = ".cuda";
 const STAMP: &str = ".cdpc-wheels";
@@ -98,8 +102,8 @@ usage: cargo xtask <command>
   wheel             build the Python package's wheel (python/, maturin, LLVM linked statically)
                     into build/wheels/
   gpu-bundle        setup, build cdpc's cubins of every sample for both launch ABIs into
-                    build/gpu/cdpc-v2 and build/gpu/cdpc-v1, with -faggregate-launches=block
-                    and =warp into build/gpu/cdpc-ABI-agg-block and -agg-warp, and the release
+                    build/gpu/cdpc-v2 and build/gpu/cdpc-v1, with -faggregate-launches=block,
+                    =warp and =grid into build/gpu/cdpc-ABI-agg-block, -agg-warp and -agg-grid, and the release
                     cdpc-run into build/gpu/bin/; carry build/gpu to the GPU machine and run
                     `sh samples/harness/gpu-run.sh` there; then gpu-bench-bundle
   bench-compile [--sizes 1,10,100,1000] [--repeat N] [--tiny]
@@ -524,14 +528,16 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
     names.sort();
     let mut failed = Vec::new();
     // (label, launch ABI, extra flags): every sample with each launch ABI, plain and with
-    // launch aggregation at both granularities.
-    let configs: [(&str, &str, &[&str]); 6] = [
+    // launch aggregation at every granularity.
+    let configs: [(&str, &str, &[&str]); 8] = [
         ("cdpc-v2", "v2", &[]),
         ("cdpc-v1", "v1", &[]),
         ("cdpc-v2-agg-block", "v2", &["-faggregate-launches=block"]),
         ("cdpc-v2-agg-warp", "v2", &["-faggregate-launches=warp"]),
         ("cdpc-v1-agg-block", "v1", &["-faggregate-launches=block"]),
         ("cdpc-v1-agg-warp", "v1", &["-faggregate-launches=warp"]),
+        ("cdpc-v2-agg-grid", "v2", &["-faggregate-launches=grid"]),
+        ("cdpc-v1-agg-grid", "v1", &["-faggregate-launches=grid"]),
     ];
     for (label, abi, flags) in configs {
         let dir = gpu.join(label);
@@ -670,6 +676,7 @@ fn gpu_bench(root: &Path, cdpc: &Path) -> Result<Vec<String>> {
         if abis.contains(&"v2") {
             configs.push(("cdpc-v2-agg-block".into(), "v2", &["-faggregate-launches=block"]));
             configs.push(("cdpc-v2-agg-warp".into(), "v2", &["-faggregate-launches=warp"]));
+            configs.push(("cdpc-v2-agg-grid".into(), "v2", &["-faggregate-launches=grid"]));
         }
         for (label, abi, flags) in configs {
             let dir = out.join(&label);
@@ -703,6 +710,10 @@ const FUZZ_TARGETS: &[(&str, &str)] =
 const CODEGEN_KNOBS: u8 = 3;
 
 /// Rewrites fuzz/seeds/ from samples/*.cdp and tests/ui/*.cdp.
+/// The codegen target's bits for grid-granularity aggregation (bits 4-5 = 3) with its remarks
+/// (bit 6), `fuzz/fuzz_targets/codegen.rs`.
+const GRID_KNOBS: u8 = (3 << 4) | 64;
+
 fn fuzz_seeds(root: &Path) -> Result<ExitCode> {
     let seeds = root.join("fuzz/seeds");
     let (text, codegen) = (seeds.join("text"), seeds.join("codegen"));
@@ -727,6 +738,12 @@ fn fuzz_seeds(root: &Path) -> Result<ExitCode> {
             write(text.join(&name), &bytes)?;
             write(codegen.join(&name), &[&[CODEGEN_KNOBS][..], &bytes].concat())?;
             count += 1;
+            if prefix == "sample_" {
+                // the samples again with -faggregate-launches=grid -Rpass=aggregate, so that
+                // the fuzzer starts from the grid rewrite too
+                write(codegen.join(format!("grid_{name}")), &[&[CODEGEN_KNOBS | GRID_KNOBS][..], &bytes].concat())?;
+                count += 1;
+            }
         }
     }
     println!("fuzz-seeds: {count} seeds in fuzz/seeds/text and fuzz/seeds/codegen");

@@ -99,8 +99,8 @@ def main():
     assert status == OK, message
     assert b".entry child__agg(" in ptx and b"vote.sync.ballot" in ptx, ptx
     assert count == 1 and "note[R0500]" in diagnostics and "fire-and-forget" in diagnostics, diagnostics
-    status, message = set_option(lib, options, "aggregate-launches", b"grid")
-    assert status == INVALID_ARGUMENT and "warp, block or off" in message, message
+    status, message = set_option(lib, options, "aggregate-launches", b"thread")
+    assert status == INVALID_ARGUMENT and "warp, block, grid or off" in message, message
     assert set_option(lib, options, "aggregate-launches", b"off") == (OK, None)
     assert set_option(lib, options, "pass-remarks", b"none") == (OK, None)
 

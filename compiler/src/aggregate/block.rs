@@ -1,5 +1,6 @@
 //! Block granularity: launches become records in a per-block `__shared__` table that thread 0
-//! launches as one grid once every thread of the block has reached the end of the kernel.
+//! launches as one grid once every thread of the block has reached the end of the kernel. At
+//! grid granularity the same table is handed on to the grid's last block instead (`grid.rs`).
 
 use super::*;
 
@@ -18,7 +19,9 @@ pub(super) struct SiteState {
     pub(super) span: Span,
 }
 
-pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u64)], aggs: &BTreeMap<FuncId, AggChild>) {
+/// Rewrites kernel `kid` so that its `sites` become records launched at the end of the block,
+/// or, with `grid`, at the end of the parent grid.
+pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u64)], aggs: &BTreeMap<FuncId, AggChild>, grid: bool) {
     let kname = module.function(kid).name.clone();
     let mut states = Vec::new();
     for (n, (s, cap)) in sites.iter().enumerate() {
@@ -40,6 +43,7 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
             span: sp,
         });
     }
+    let grid_state = grid.then(|| grid::GridState::declare(module, &kname, &states, module.function(kid).span));
     let mut f = module.functions[kid.0 as usize].clone();
     let span = f.span;
     let b = builder(module, span);
@@ -89,10 +93,7 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
     stmts.push(b.sync());
 
     // The number of records of a site: min(counter >> 32, cap).
-    let count_of = |s: &SiteState| {
-        let hi = b.cast(b.arith(BinaryOp::Shr, g(s.counter), b.ull(32)), &Type::UINT);
-        b.builtin(Builtin::Min, vec![hi, b.uint(s.cap)], &Type::UINT)
-    };
+    let count_of = |s: &SiteState| count_of(m, &b, s);
     let null_rec = |s: &SiteState| b.null(&m.global(s.buffer).ty);
     let mut extra_locals: Vec<(String, Type)> = Vec::new();
     let mut fresh = |name: &str, ty: Type| {
@@ -102,14 +103,19 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
 
     // Thread 0 allocates the global tables.
     let mut alloc = Vec::new();
-    for s in &states {
+    for (n, s) in states.iter().enumerate() {
         let sb = builder(m, s.span);
         let count = fresh("agg$count", u.clone());
         let p = fresh("agg$allocation", Type::pointer_to(Type::Void));
-        let malloc = pool::heap_table(m, &sb, p, sb.local(count, &u), s.record);
+        let (malloc, records) = match &grid_state {
+            // a node of the grid's list: its header, then the records
+            Some(gs) => (gs.node_alloc(m, &sb, n, p, sb.local(count, &u), s.record), gs.node_records(m, &sb, n, p, s.record)),
+            None => (pool::heap_table(m, &sb, p, sb.local(count, &u), s.record), sb.local(p, &Type::pointer_to(Type::Void))),
+        };
         // A lone record is launched as it was: an allocation would cost more than it saves.
-        let mut wanted = sb.cmp(BinaryOp::Gt, sb.local(count, &u), sb.uint(1));
-        if s.child_syncs {
+        // At grid granularity every block with records hands them on: they may meet others.
+        let mut wanted = sb.cmp(BinaryOp::Gt, sb.local(count, &u), sb.uint(if grid { 0 } else { 1 }));
+        if s.child_syncs && !grid {
             // the clone's barriers need every thread: equal block sizes only
             wanted = sb.and(wanted, sb.cmp(BinaryOp::Eq, g(s.min_threads), g(s.max_threads)));
         }
@@ -121,7 +127,7 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
                 sb.decl(p, sb.null(&Type::pointer_to(Type::Void))),
                 sb.if_(
                     sb.cmp(BinaryOp::Eq, sb.cast(malloc, &Type::INT), sb.int(0)),
-                    vec![sb.assign(g(s.buffer), sb.cast(sb.local(p, &Type::pointer_to(Type::Void)), &m.global(s.buffer).ty))],
+                    vec![sb.assign(g(s.buffer), sb.cast(records, &m.global(s.buffer).ty))],
                 ),
             ],
         ));
@@ -153,81 +159,84 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
     }
     stmts.push(b.sync());
 
-    // Thread 0 launches.
-    let mut launch = Vec::new();
-    for s in &states {
-        let sb = builder(m, s.span);
-        let rec = Type::Struct(s.record);
-        let rec_ptr = Type::pointer_to(rec.clone());
-        let count = fresh("agg$count", u.clone());
-        let last = fresh("agg$last", rec_ptr.clone());
-        let total = fresh("agg$total", u.clone());
-        let i = fresh("agg$i", u.clone());
-        let lc = || sb.local(count, &u);
-        let field = |p: Expr, idx: u32, ty: &Type| sb.member(sb.deref(p), idx, ty);
-        let table = || sb.decay(g(s.table));
-        let agg_args = vec![g(s.buffer), lc()];
-        let agg_layout = param_layout([rec_ptr.clone(), u.clone()].iter(), m, &m.target);
-        let agg_launch = Launch {
-            kernel: s.agg,
-            grid: sb.dim3(sb.local(total, &u), sb.uint(1), sb.uint(1)),
-            block: sb.dim3(g(s.max_threads), sb.uint(1), sb.uint(1)),
-            shared_mem: sb.uint(0),
-            stream: sb.null_stream(),
-            args: agg_args,
-            layout: agg_layout,
-            span: s.span,
-        };
-        // Fallback: each record launched as it was.
-        let child = m.function(s.child);
-        let rec_i = || sb.ptr_add(table(), sb.local(i, &u));
-        let child_args: Vec<Expr> =
-            child.param_types().enumerate().map(|(k, ty)| field(rec_i(), F_ARG0 + k as u32, ty)).collect();
-        let child_layout = param_layout(child.param_types(), m, &m.target);
-        let direct = Launch {
-            kernel: s.child,
-            grid: field(rec_i(), F_GRID, &Type::Dim3),
-            block: field(rec_i(), F_BLOCK, &Type::Dim3),
-            shared_mem: sb.uint(0),
-            stream: sb.null_stream(),
-            args: child_args,
-            layout: child_layout,
-            span: s.span,
-        };
-        let li = || sb.local(i, &u);
-        launch.push(sb.decl(count, count_of(s)));
-        launch.push(sb.if_(
-            sb.cmp(BinaryOp::Gt, lc(), sb.uint(0)),
-            vec![sb.if_else(
-                sb.cmp(BinaryOp::Ne, g(s.buffer), null_rec(s)),
-                vec![
-                    sb.decl(last, sb.ptr_add(table(), sb.arith(BinaryOp::Sub, lc(), sb.uint(1)))),
-                    sb.decl(
-                        total,
-                        sb.arith(
-                            BinaryOp::Add,
-                            field(sb.local(last, &rec_ptr), F_START, &u),
-                            sb.volume(&field(sb.local(last, &rec_ptr), F_GRID, &Type::Dim3), &u),
-                        ),
-                    ),
-                    Stmt::Expr(sb.e(ExprKind::Launch(Box::new(agg_launch)), Type::Void)),
-                ],
-                vec![sb.for_(
-                    vec![sb.decl(i, sb.uint(0))],
-                    sb.cmp(BinaryOp::Lt, li(), lc()),
-                    sb.e(ExprKind::IncDec { place: Box::new(li()), increment: true, prefix: true }, u.clone()),
-                    vec![Stmt::Expr(sb.e(ExprKind::Launch(Box::new(direct)), Type::Void))],
-                )],
-            )],
-        ));
+    if let Some(gs) = &grid_state {
+        // Thread 0 hands the records on; the grid's last block launches them.
+        let block_launch = |s: &SiteState, fresh: &mut dyn FnMut(&str, Type) -> LocalId| launch_block(m, s, fresh);
+        stmts.extend(gs.finish(m, &b, &states, tid, nthreads, &mut fresh, &block_launch));
+    } else {
+        // Thread 0 launches.
+        let mut launch = Vec::new();
+        for s in &states {
+            launch.extend(launch_block(m, s, &mut fresh));
+        }
+        stmts.push(b.if_(thread0(), launch));
     }
-    stmts.push(b.if_(thread0(), launch));
 
     for (name, ty) in extra_locals {
         new_local(&mut f, &name, ty, span);
     }
     f.body = Some(Block { stmts });
     module.functions[kid.0 as usize] = f;
+}
+
+/// The number of records of a site: `min(counter >> 32, cap)`.
+pub(super) fn count_of(m: &Module, b: &B, s: &SiteState) -> Expr {
+    let hi = b.cast(b.arith(BinaryOp::Shr, b.global(s.counter, &m.global(s.counter).ty), b.ull(32)), &Type::UINT);
+    b.builtin(Builtin::Min, vec![hi, b.uint(s.cap)], &Type::UINT)
+}
+
+/// Thread 0's launch of a block's records of site `s`: one launch of the clone over the
+/// global copy (`buffer`), or each record as it was when there is none.
+fn launch_block(m: &Module, s: &SiteState, fresh: &mut dyn FnMut(&str, Type) -> LocalId) -> Vec<Stmt> {
+    let u = Type::UINT;
+    let g = |id: GlobalId| s_global(m, s, id);
+    let null_rec = |s: &SiteState| builder(m, s.span).null(&m.global(s.buffer).ty);
+    let count_of = |s: &SiteState| count_of(m, &builder(m, s.span), s);
+    let mut launch = Vec::new();
+    let sb = builder(m, s.span);
+    let rec = Type::Struct(s.record);
+    let rec_ptr = Type::pointer_to(rec.clone());
+    let count = fresh("agg$count", u.clone());
+    let last = fresh("agg$last", rec_ptr.clone());
+    let total = fresh("agg$total", u.clone());
+    let i = fresh("agg$i", u.clone());
+    let lc = || sb.local(count, &u);
+    let field = |p: Expr, idx: u32, ty: &Type| sb.member(sb.deref(p), idx, ty);
+    let table = || sb.decay(g(s.table));
+    let agg = agg_launch(m, &sb, s.agg, s.record, g(s.buffer), lc(), sb.local(total, &u), g(s.max_threads));
+    // Fallback: each record launched as it was.
+    let direct = record_launch(m, &sb, s.child, &|| sb.ptr_add(table(), sb.local(i, &u)));
+    let li = || sb.local(i, &u);
+    launch.push(sb.decl(count, count_of(s)));
+    launch.push(sb.if_(
+        sb.cmp(BinaryOp::Gt, lc(), sb.uint(0)),
+        vec![sb.if_else(
+            sb.cmp(BinaryOp::Ne, g(s.buffer), null_rec(s)),
+            vec![
+                sb.decl(last, sb.ptr_add(table(), sb.arith(BinaryOp::Sub, lc(), sb.uint(1)))),
+                sb.decl(
+                    total,
+                    sb.arith(
+                        BinaryOp::Add,
+                        field(sb.local(last, &rec_ptr), F_START, &u),
+                        sb.volume(&field(sb.local(last, &rec_ptr), F_GRID, &Type::Dim3), &u),
+                    ),
+                ),
+                agg,
+            ],
+            vec![sb.for_(
+                vec![sb.decl(i, sb.uint(0))],
+                sb.cmp(BinaryOp::Lt, li(), lc()),
+                sb.e(ExprKind::IncDec { place: Box::new(li()), increment: true, prefix: true }, u.clone()),
+                vec![direct],
+            )],
+        )],
+    ));
+    launch
+}
+
+fn s_global(m: &Module, s: &SiteState, id: GlobalId) -> Expr {
+    builder(m, s.span).global(id, &m.global(id).ty)
 }
 
 pub(super) struct Rewriter<'a, 'b> {

@@ -67,6 +67,9 @@ impl B {
     pub fn and(&self, lhs: Expr, rhs: Expr) -> Expr {
         self.e(ExprKind::LogicalAnd { lhs: Box::new(lhs), rhs: Box::new(rhs) }, Type::INT)
     }
+    pub fn or(&self, lhs: Expr, rhs: Expr) -> Expr {
+        self.e(ExprKind::LogicalOr { lhs: Box::new(lhs), rhs: Box::new(rhs) }, Type::INT)
+    }
     pub fn cast(&self, e: Expr, ty: &Type) -> Expr {
         if &e.ty == ty {
             return e;
@@ -157,6 +160,6 @@ pub(super) fn new_local(f: &mut Function, name: &str, ty: Type, span: Span) -> L
 /// A new module-scope variable in `space` (`__shared__` or `__device__`), zero-initialised.
 pub(super) fn new_global(module: &mut Module, name: String, ty: Type, space: GlobalSpace, span: Span) -> GlobalId {
     let id = GlobalId(module.globals.len() as u32);
-    module.globals.push(Global { name, ty, space, init: None, span });
+    module.globals.push(Global { name, ty, space, init: None, span, external: false });
     id
 }

@@ -67,6 +67,10 @@ pub(super) fn build_agg_kernel(module: &Module, child: &Function, record: Struct
         locals: child.locals.clone(),
         body: None,
         span: child.span,
+        // The clone's blocks are not the child's: its launch bounds do not carry over.
+        attrs: Default::default(),
+        cxx: Default::default(),
+        template: None,
     };
     let span = child.span;
     let recs = new_local(&mut f, "agg$records", rec_ptr.clone(), span);
@@ -154,7 +158,7 @@ pub(super) fn build_agg_kernel(module: &Module, child: &Function, record: Struct
             SpecialReg::BlockIdx(Axis::Z) => local(biz),
             SpecialReg::BlockDim(a) => dim(block, a),
             SpecialReg::GridDim(a) => dim(grid, a),
-            SpecialReg::WarpSize => None,
+            SpecialReg::WarpSize | SpecialReg::GridId => None,
         }
     };
     map_block(&mut original, &subst);
@@ -254,4 +258,38 @@ impl Operands {
         };
         Stmt::Expr(b.e(ExprKind::Launch(Box::new(direct)), Type::Void))
     }
+}
+
+/// `C__agg<<<blocks, threads>>>(records, count)`: one launch of the clone over a table.
+pub(super) fn agg_launch(m: &Module, b: &B, agg: FuncId, record: StructId, records: Expr, count: Expr, blocks: Expr, threads: Expr) -> Stmt {
+    let layout = param_layout([Type::pointer_to(Type::Struct(record)), Type::UINT].iter(), m, &m.target);
+    let launch = Launch {
+        kernel: agg,
+        grid: b.dim3(blocks, b.uint(1), b.uint(1)),
+        block: b.dim3(threads, b.uint(1), b.uint(1)),
+        shared_mem: b.uint(0),
+        stream: b.null_stream(),
+        args: vec![records, count],
+        layout,
+        span: b.span,
+    };
+    Stmt::Expr(b.e(ExprKind::Launch(Box::new(launch)), Type::Void))
+}
+
+/// The launch a record stands for, `C<<<rec->grid, rec->block>>>(rec->args...)`, made as it
+/// was: `rec` gives the record's address.
+pub(super) fn record_launch(m: &Module, b: &B, child: FuncId, rec: &dyn Fn() -> Expr) -> Stmt {
+    let field = |idx: u32, ty: &Type| b.member(b.deref(rec()), idx, ty);
+    let c = m.function(child);
+    let launch = Launch {
+        kernel: child,
+        grid: field(F_GRID, &Type::Dim3),
+        block: field(F_BLOCK, &Type::Dim3),
+        shared_mem: b.uint(0),
+        stream: b.null_stream(),
+        args: c.param_types().enumerate().map(|(k, ty)| field(F_ARG0 + k as u32, ty)).collect(),
+        layout: param_layout(c.param_types(), m, &m.target),
+        span: b.span,
+    };
+    Stmt::Expr(b.e(ExprKind::Launch(Box::new(launch)), Type::Void))
 }

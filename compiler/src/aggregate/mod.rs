@@ -1,5 +1,6 @@
 //! Launch aggregation (KLAP-style), a HIR-to-HIR phase between sema and code generation,
-//! enabled by `-faggregate-launches=block` or `=warp`; code generation is unaware of it.
+//! enabled by `-faggregate-launches=block`, `=grid` or `=warp`; code generation is unaware of
+//! it (but for reading `%gridid`, an ordinary special register).
 //!
 //! Both granularities turn launches of one child `C` into one launch of `C__agg`, a clone of
 //! `C` that maps each of its blocks back to a *record* (grid, block, arguments) and so sees the
@@ -48,6 +49,13 @@
 //! sites, where a failed aggregated launch becomes each thread's own launch again; remark
 //! `R0501` says so.
 //!
+//! # Grid granularity
+//!
+//! The same rewrite as block granularity up to the copy of the block's table; then the copy is
+//! a node of the parent grid's list, and the grid's last block launches all of them as one
+//! grid (`grid.rs`, whose header says how per-grid state is kept for concurrent grids). It
+//! takes exactly the launches block granularity takes, with the same remarks.
+//!
 //! Everything else is left as it is, with a remark (`R0500`, printed with `-Rpass=aggregate`)
 //! saying why. At warp granularity the same holds for the clone, the visibility and what
 //! changes, with `__syncwarp` (a memory barrier among its lanes) for `__syncthreads()`, and
@@ -57,11 +65,14 @@
 mod block;
 mod build;
 mod clone;
+pub(crate) mod grid;
 mod pool;
 mod walk;
 /// Every expression of a HIR block, for passes outside aggregation.
 pub(crate) use walk::visit_block as visit_exprs;
 mod warp;
+#[cfg(test)]
+mod grid_tests;
 #[cfg(test)]
 mod tests;
 
@@ -90,6 +101,9 @@ pub enum Granularity {
     /// The launches of a thread block, at the end of the kernel (per warp, at the site, in
     /// kernels that read launch errors).
     Block,
+    /// The launches of a whole parent grid: each block's records as at block granularity,
+    /// handed to the grid's last block, which launches them as one grid (`grid.rs`).
+    Grid,
 }
 
 impl std::str::FromStr for Granularity {
@@ -99,7 +113,8 @@ impl std::str::FromStr for Granularity {
             "off" | "none" => Ok(Granularity::Off),
             "warp" => Ok(Granularity::Warp),
             "block" => Ok(Granularity::Block),
-            other => Err(format!("unknown aggregation granularity `{other}`: use warp, block or off")),
+            "grid" => Ok(Granularity::Grid),
+            other => Err(format!("unknown aggregation granularity `{other}`: use warp, block, grid or off")),
         }
     }
 }
@@ -125,14 +140,15 @@ const F_BLOCK: u32 = 3;
 const F_ARG0: u32 = 4;
 
 /// Rewrites `module` for `granularity` and returns the remarks: one for each launch left as it
-/// is (and why), and at block granularity one for each launch aggregated per warp instead.
+/// is (and why), and at block and grid granularity one for each launch aggregated per warp
+/// instead.
 /// With [`Granularity::Off`] nothing changes and nothing is said.
 pub fn aggregate(module: &mut Module, granularity: Granularity) -> Vec<Diagnostic> {
     if granularity == Granularity::Off {
         return Vec::new();
     }
     let facts = Facts::compute(module);
-    let mut plan = Plan::default();
+    let mut plan = Plan { grid: granularity == Granularity::Grid, ..Plan::default() };
     for (i, f) in module.functions.iter().enumerate() {
         let Some(body) = &f.body else { continue };
         let mut sites = Vec::new();
@@ -142,7 +158,7 @@ pub fn aggregate(module: &mut Module, granularity: Granularity) -> Vec<Diagnosti
         // their sites, warp-wide, at either granularity.
         let errors_read = f.kind == FunctionKind::Kernel && facts.of[i].reads_errors;
         if granularity == Granularity::Warp || errors_read {
-            plan_at_sites(module, &facts, fid, &sites, granularity == Granularity::Block, &mut plan);
+            plan_at_sites(module, &facts, fid, &sites, granularity != Granularity::Warp, &mut plan);
         } else {
             plan_at_block_end(module, &facts, fid, &sites, &mut plan);
         }
@@ -156,6 +172,8 @@ pub fn aggregate(module: &mut Module, granularity: Granularity) -> Vec<Diagnosti
 struct Plan {
     at_site: BTreeMap<FuncId, BTreeSet<(u32, u32)>>,
     at_block_end: BTreeMap<FuncId, Vec<(Site, u64)>>,
+    /// The `at_block_end` kernels hand their records on to the grid's last block.
+    grid: bool,
     children: BTreeSet<FuncId>,
     /// The children launched from warp-wide sites.
     at_site_children: BTreeSet<FuncId>,
@@ -268,7 +286,7 @@ fn apply(module: &mut Module, facts: &Facts, plan: Plan) -> Vec<Diagnostic> {
         module.functions.push(clone);
     }
     for (k, sites) in &plan.at_block_end {
-        rewrite_kernel(module, *k, sites, &aggs);
+        rewrite_kernel(module, *k, sites, &aggs, plan.grid);
     }
     plan.remarks
 }

@@ -3,7 +3,7 @@ use crate::diag::{Code, Severity};
 use crate::driver::{self, CompileOptions, Emit};
 use crate::hir::{Builtin, ExprKind, FunctionKind, GlobalSpace, SpecialReg, Stmt, WarpOp};
 
-fn options(granularity: Granularity, remarks: bool) -> CompileOptions {
+pub(super) fn options(granularity: Granularity, remarks: bool) -> CompileOptions {
     CompileOptions { emit: Emit::Ptx, aggregate: granularity, pass_remarks: remarks, ..CompileOptions::default() }
 }
 
@@ -22,13 +22,13 @@ fn remarks(source: &str, granularity: Granularity) -> Vec<(usize, String)> {
         .collect()
 }
 
-fn ptx(source: &str, granularity: Granularity) -> String {
+pub(super) fn ptx(source: &str, granularity: Granularity) -> String {
     let compiled = driver::compile(source, &options(granularity, false)).unwrap_or_else(|e| panic!("{e}: {e:?}"));
     String::from_utf8(compiled.output).unwrap()
 }
 
 /// The PTX of kernel `name`: from its `.entry` to the next one.
-fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
+pub(super) fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
     let start = ptx.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("no kernel {name}"));
     let rest = &ptx[start + 1..];
     &ptx[start..start + 1 + rest.find(".entry").unwrap_or(rest.len())]
@@ -39,7 +39,7 @@ fn launch_calls(ptx: &str) -> usize {
     ptx.lines().filter(|l| l.contains("call") && l.contains("__cudaCDP2LaunchDeviceV2")).count()
 }
 
-const IRREGULAR: &str = r#"
+pub(super) const IRREGULAR: &str = r#"
 extern "C" __global__ void child(unsigned int start, unsigned int end, float *data) {
     unsigned int j = start + blockIdx.x * blockDim.x + threadIdx.x;
     if (j < end) data[j] = 3.0f * data[j] + 1.0f;
@@ -328,9 +328,8 @@ extern "C" __global__ void k(int *p, int n) {
     assert!(ptx(source, Granularity::Block).contains(".entry leaf__agg("));
 }
 
-#[test]
-fn children_with_barriers_are_aggregated_with_the_equal_size_check() {
-    let source = r#"
+/// A child that calls `__syncthreads`, launched by every thread of `k`.
+pub(super) const BARRIERS: &str = r#"
 extern "C" __global__ void reduce(const float *x, float *out) {
     __shared__ float part[256];
     part[threadIdx.x] = x[blockIdx.x * blockDim.x + threadIdx.x];
@@ -342,6 +341,10 @@ extern "C" __global__ void k(const float *x, float *out, int n) {
         reduce<<<2, 256>>>(x + 512 * threadIdx.x, out + threadIdx.x);
 }
 "#;
+
+#[test]
+fn children_with_barriers_are_aggregated_with_the_equal_size_check() {
+    let source = BARRIERS;
     for granularity in [Granularity::Block, Granularity::Warp] {
         assert!(remarks(source, granularity).is_empty());
         let out = ptx(source, granularity);

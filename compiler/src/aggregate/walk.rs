@@ -195,7 +195,7 @@ impl Facts {
                     facts.early_return = has_early_return(body);
                     visit_block(body, &mut |e| match &e.kind {
                         ExprKind::Builtin { builtin: Builtin::SyncThreads, .. } => facts.syncs = true,
-                        ExprKind::Builtin { builtin: Builtin::SpecialReg(r), .. } if *r != SpecialReg::WarpSize => {
+                        ExprKind::Builtin { builtin: Builtin::SpecialReg(r), .. } if !matches!(r, SpecialReg::WarpSize | SpecialReg::GridId) => {
                             facts.reads_ids = true
                         }
                         ExprKind::Builtin { builtin: Builtin::Runtime(f), .. } if f.orders_stream_work() => facts.events = true,

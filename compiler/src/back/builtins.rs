@@ -85,6 +85,7 @@ impl<'ctx> Codegen<'ctx, '_> {
                     SpecialReg::BlockDim(a) => format!("llvm.nvvm.read.ptx.sreg.ntid.{}", axis(a)),
                     SpecialReg::GridDim(a) => format!("llvm.nvvm.read.ptx.sreg.nctaid.{}", axis(a)),
                     SpecialReg::WarpSize => "llvm.nvvm.read.ptx.sreg.warpsize".to_string(),
+                    SpecialReg::GridId => "llvm.nvvm.read.ptx.sreg.gridid".to_string(),
                 };
                 let v = self.call_value(self.intrinsic(&name, &[])?, &[])?;
                 self.int_result(v, &Type::UINT, ty)
@@ -120,6 +121,16 @@ impl<'ctx> Codegen<'ctx, '_> {
                 let v = self.call_value(f, &[arg(&vals, 0)?.into()])?;
                 self.int_result(v, &Type::BOOL, ty)
             }
+            Builtin::Malloc => {
+                let ptr_ty = self.types.ptr();
+                let f = self.declare_external("malloc", Some(ptr_ty.into()), &[self.types.intptr().into()]);
+                Ok(Some(self.call_value(f, &[arg(&vals, 0)?.into()])?))
+            }
+            Builtin::Free => {
+                let f = self.declare_external("free", None, &[self.types.ptr().into()]);
+                self.call(f, &[arg(&vals, 0)?.into()])?;
+                Ok(None)
+            }
             Builtin::Clock64 => {
                 let v = self.call_value(self.intrinsic("llvm.nvvm.read.ptx.sreg.clock64", &[])?, &[])?;
                 self.int_result(v, &Type::LONGLONG, ty)
@@ -151,6 +162,8 @@ impl<'ctx> Codegen<'ctx, '_> {
             },
             Builtin::Math(f) => self.math(*f, &vals, ty).map(Some),
             Builtin::Runtime(f) => self.runtime_call(*f, &vals, ty),
+            Builtin::MakeStruct => self.make_struct(&vals, ty).map(Some),
+            Builtin::Ldg => self.ldg(arg(&vals, 0)?.into_pointer_value(), ty).map(Some),
             Builtin::KernelAddress(id) => match self.functions.get(id.0 as usize) {
                 Some(kernel) => Ok(Some(kernel.as_global_value().as_pointer_value().into())),
                 None => internal(format!("address of unknown kernel {}", id.0)),
@@ -377,5 +390,35 @@ impl<'ctx> Codegen<'ctx, '_> {
             }
             WarpOp::PopCount => self.call(self.intrinsic("llvm.ctpop", &[i32t.into()])?, &[word(0)?.into()]),
         }
+    }
+}
+
+impl<'ctx> Codegen<'ctx, '_> {
+    /// A struct value from its fields' values (the vector constructors `make_float2`, ...).
+    fn make_struct(&self, vals: &[BV<'ctx>], ty: &Type) -> R<BV<'ctx>> {
+        let st = self.types.mem(ty)?.into_struct_type();
+        let mut agg: inkwell::values::AggregateValueEnum<'ctx> = st.get_undef().into();
+        for (index, v) in (0u32..).zip(vals) {
+            let field = self.types.field_type(self.hir, ty, index)?;
+            let slot = self.types.field_slot(ty, index)?;
+            agg = self.builder.build_insert_value(agg, self.reg_to_mem(*v, &field)?, slot, "make")?;
+        }
+        Ok(agg.into_struct_value().into())
+    }
+
+    /// `__ldg(p)`: a load from the global address space marked invariant, which NVPTX emits as
+    /// `ld.global.nc` (the read-only data cache), as nvcc's `__ldg` does.
+    fn ldg(&self, p: inkwell::values::PointerValue<'ctx>, ty: &Type) -> R<BV<'ctx>> {
+        let global = self.ctx.ptr_type(inkwell::AddressSpace::from(1u16));
+        let gp = self.builder.build_address_space_cast(p, global, "ldg.ptr")?;
+        use inkwell::values::BasicValue;
+        let v = self.builder.build_load(self.types.mem(ty)?, gp, "ldg")?;
+        if let Some(inst) = v.as_instruction_value() {
+            let align = self.hir.size_align(ty).1.max(1) as u32;
+            inst.set_alignment(align).map_err(|e| super::BackendError::Internal(e.to_string()))?;
+            let kind = self.ctx.get_kind_id("invariant.load");
+            inst.set_metadata(self.ctx.metadata_node(&[]), kind).map_err(|e| super::BackendError::Internal(e.to_string()))?;
+        }
+        self.mem_to_reg(v, ty)
     }
 }

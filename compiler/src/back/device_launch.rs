@@ -64,7 +64,7 @@
 
 use super::BackendError;
 use crate::layout::ParamLayout;
-use crate::target::{AddressSize, LaunchAbi, Target};
+use crate::target::{AddressSize, DefaultStream, LaunchAbi, Target};
 use inkwell::builder::Builder;
 use inkwell::context::ContextRef;
 use inkwell::module::{Linkage, Module};
@@ -75,7 +75,8 @@ use inkwell::values::{
 use inkwell::AddressSpace;
 use runtime_shim::types::{CStruct, FieldType};
 use runtime_shim::entry_points::{
-    AbiType, CType, EntryPoint, GET_PARAMETER_BUFFER, GET_PARAMETER_BUFFER_V2, LAUNCH_DEVICE, LAUNCH_DEVICE_V2,
+    AbiType, CType, EntryPoint, GET_PARAMETER_BUFFER, GET_PARAMETER_BUFFER_V2, LAUNCH_DEVICE, LAUNCH_DEVICE_PTSZ,
+    LAUNCH_DEVICE_V2, LAUNCH_DEVICE_V2_PTSZ,
 };
 
 /// LLVM's `PTX_Kernel` calling convention: since LLVM 20 only functions with it become `.entry`.
@@ -128,8 +129,19 @@ impl<'m, 'ctx> DeviceRuntime<'m, 'ctx> {
     /// sequence first uses them.
     pub fn launch_entry_points(&self) -> [&'static EntryPoint; 2] {
         match self.target.launch_abi {
-            LaunchAbi::V1 => [&LAUNCH_DEVICE, &GET_PARAMETER_BUFFER],
-            LaunchAbi::V2 => [&GET_PARAMETER_BUFFER_V2, &LAUNCH_DEVICE_V2],
+            LaunchAbi::V1 => [self.launch_entry(), &GET_PARAMETER_BUFFER],
+            LaunchAbi::V2 => [&GET_PARAMETER_BUFFER_V2, self.launch_entry()],
+        }
+    }
+
+    /// The entry point that launches a filled buffer: the `_ptsz` one with per-thread default
+    /// streams, as nvcc's `--default-stream per-thread` device code calls.
+    pub fn launch_entry(&self) -> &'static EntryPoint {
+        match (self.target.launch_abi, self.target.default_stream) {
+            (LaunchAbi::V1, DefaultStream::Legacy) => &LAUNCH_DEVICE,
+            (LaunchAbi::V1, DefaultStream::PerThread) => &LAUNCH_DEVICE_PTSZ,
+            (LaunchAbi::V2, DefaultStream::Legacy) => &LAUNCH_DEVICE_V2,
+            (LaunchAbi::V2, DefaultStream::PerThread) => &LAUNCH_DEVICE_V2_PTSZ,
         }
     }
 
@@ -334,11 +346,11 @@ pub fn build_device_launch<'ctx>(
         LaunchAbi::V2 => {
             let get = runtime.entry(&GET_PARAMETER_BUFFER_V2);
             let buf = call(builder, get, &[kernel, grid, block, shmem])?;
-            let launch = runtime.entry(&LAUNCH_DEVICE_V2);
+            let launch = runtime.entry(runtime.launch_entry());
             fill_and_launch(buf, &|buf| call(builder, launch, &[buf.into(), stream]))
         }
         LaunchAbi::V1 => {
-            let launch = runtime.entry(&LAUNCH_DEVICE);
+            let launch = runtime.entry(runtime.launch_entry());
             if site.args.is_empty() {
                 // The documented ABI allows a NULL buffer for a kernel without parameters.
                 let null = runtime.ptr_type().const_null().into();

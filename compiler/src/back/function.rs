@@ -53,14 +53,40 @@ impl<'ctx> Codegen<'ctx, '_> {
             } else {
                 self.types.mem(&f.return_type)?.fn_type(&params, false)
             };
-            // External linkage keeps names exact and visible, like nvcc with -rdc.
-            let fv = self.module.add_function(&f.symbol(self.hir), fn_ty, Some(Linkage::External));
+            // External linkage keeps names exact and visible, like nvcc with -rdc; an instance
+            // of a template is `.weak`, as nvcc's are, so two files may both instantiate it.
+            let linkage = if f.template.is_some() { Linkage::WeakODR } else { Linkage::External };
+            let fv = self.module.add_function(&f.symbol(self.hir), fn_ty, Some(linkage));
             if f.kind == FunctionKind::Kernel {
                 fv.set_call_conventions(PTX_KERNEL_CC);
             }
+            self.function_attributes(fv, &f.attrs);
             self.functions.push(fv);
         }
         Ok(())
+    }
+
+    /// `__forceinline__` and `__noinline__` as LLVM's `alwaysinline` and `noinline`;
+    /// `__launch_bounds__` as NVPTX's `nvvm.maxntid` ("256,1,1", which prints `.maxntid 256, 1, 1`
+    /// as nvcc does), `nvvm.minctasm` (`.minnctapersm`) and `nvvm.maxclusterrank`. A 0 asks
+    /// nothing, as in nvcc.
+    fn function_attributes(&self, fv: inkwell::values::FunctionValue<'ctx>, attrs: &crate::hir::FnAttrs) {
+        use inkwell::attributes::{Attribute, AttributeLoc};
+        if let Some(inline) = attrs.inline {
+            let kind = Attribute::get_named_enum_kind_id(if inline { "alwaysinline" } else { "noinline" });
+            fv.add_attribute(AttributeLoc::Function, self.ctx.create_enum_attribute(kind, 0));
+        }
+        let Some(bounds) = attrs.launch_bounds else { return };
+        let string = |key: &str, value: String| fv.add_attribute(AttributeLoc::Function, self.ctx.create_string_attribute(key, &value));
+        if bounds.max_threads > 0 {
+            string("nvvm.maxntid", format!("{},1,1", bounds.max_threads));
+        }
+        if let Some(min) = bounds.min_blocks.filter(|&m| m > 0) {
+            string("nvvm.minctasm", min.to_string());
+        }
+        if let Some(max) = bounds.max_blocks_per_cluster.filter(|&m| m > 0) {
+            string("nvvm.maxclusterrank", max.to_string());
+        }
     }
 
     pub(crate) fn define_function(&mut self, index: usize) -> R<()> {
@@ -69,6 +95,7 @@ impl<'ctx> Codegen<'ctx, '_> {
         let fv = self.functions[index];
         let entry = self.ctx.append_basic_block(fv, "entry");
         let start = self.ctx.append_basic_block(fv, "start");
+        self.debug_begin_function(fv, f);
         self.builder.position_at_end(entry);
         self.builder.build_unconditional_branch(start)?;
         self.fs = Some(FnState { index, llvm: fv, locals: Vec::new(), entry, loops: Vec::new(), launches: 0 });
@@ -86,10 +113,18 @@ impl<'ctx> Codegen<'ctx, '_> {
             };
             let ty = &f.local(*id).ty;
             self.store_mem(ptr, value, ty)?;
+            self.debug_variable(f.local(*id), i as u32 + 1, ptr);
+        }
+        for (i, local) in f.locals.iter().enumerate() {
+            if !f.params.iter().any(|p| p.0 as usize == i) {
+                self.debug_variable(local, 0, locals[i]);
+            }
         }
         self.fs_mut()?.locals = locals;
         self.block(body)?;
         if !self.terminated() {
+            // The implicit return is at the closing brace.
+            self.debug_at(crate::diag::Span::new(f.span.end.saturating_sub(1) as usize, f.span.end as usize));
             if f.return_type.is_void() {
                 self.builder.build_return(None)?;
             } else {
@@ -99,6 +134,7 @@ impl<'ctx> Codegen<'ctx, '_> {
             }
         }
         self.fs = None;
+        self.debug_end_function();
         Ok(())
     }
 
@@ -147,6 +183,9 @@ impl<'ctx> Codegen<'ctx, '_> {
     }
 
     fn stmt(&mut self, stmt: &Stmt) -> R<()> {
+        if let Some(span) = stmt_span(stmt) {
+            self.debug_at(span);
+        }
         match stmt {
             Stmt::Decl { local, init } => {
                 if let Some(init) = init {
@@ -829,5 +868,15 @@ impl<'ctx> Codegen<'ctx, '_> {
         let phi = self.builder.build_phi(self.types.reg(ty)?, "cond")?;
         phi.add_incoming(&[(&tv as &dyn BasicValue, then_end), (&ev as &dyn BasicValue, else_end)]);
         Ok(Some(phi.as_basic_value()))
+    }
+}
+
+/// Where a statement is, for its line in the debug information: its first expression's span.
+fn stmt_span(stmt: &Stmt) -> Option<crate::diag::Span> {
+    match stmt {
+        Stmt::Expr(e) | Stmt::If { cond: e, .. } | Stmt::Return(Some(e)) => Some(e.span),
+        Stmt::Loop { cond: Some(e), .. } => Some(e.span),
+        Stmt::Decl { init: Some(crate::hir::Init::Expr(e)), .. } => Some(e.span),
+        _ => None,
     }
 }

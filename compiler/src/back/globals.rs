@@ -30,6 +30,8 @@ impl<'ctx> Codegen<'ctx, '_> {
             let natural = self.hir.size_align(&global.ty).1 as u32;
             g.set_alignment(align.unwrap_or(natural).max(1));
             match global.space {
+                // Defined by another translation unit: a declaration (`.extern` in the PTX).
+                GlobalSpace::Device | GlobalSpace::Constant if global.external => g.set_linkage(Linkage::External),
                 GlobalSpace::Device | GlobalSpace::Constant => {
                     // Visible so that the host can find the symbol; the host may also write it
                     // (cudaMemcpyToSymbol), so the optimiser must not assume the initial value.
@@ -56,7 +58,7 @@ impl<'ctx> Codegen<'ctx, '_> {
     /// Initializers come after all declarations, as they may take other globals' addresses.
     pub(crate) fn define_global_initializers(&mut self) -> R<()> {
         for (index, global) in self.hir.globals.iter().enumerate() {
-            if matches!(global.space, GlobalSpace::Shared | GlobalSpace::ExternShared) {
+            if global.external || matches!(global.space, GlobalSpace::Shared | GlobalSpace::ExternShared) {
                 continue;
             }
             let value = match &global.init {
@@ -116,7 +118,7 @@ impl<'ctx> Codegen<'ctx, '_> {
                 let mut field = 0usize;
                 for element in &info.elements {
                     match element {
-                        Some(pad) => values.push(self.ctx.i8_type().array_type(*pad as u32).const_zero().into()),
+                        Some(filler) => values.push(filler.const_zero()),
                         None => {
                             let fty = &def.fields[field].ty;
                             values.push(match fields.get(field) {

@@ -29,10 +29,13 @@
 //! ```
 
 mod builtins;
+mod debug;
+pub use debug::{DebugInfo, DebugLevel, Position};
 mod runtime_api;
 pub mod device_launch;
 mod function;
 mod globals;
+pub mod host_object;
 mod intrinsics;
 mod launch;
 pub use launch::INLINE_LAUNCHES;
@@ -66,6 +69,8 @@ pub struct CodegenOptions {
     pub opt_level: u8,
     /// `libdevice.10.bc`, needed only when the program calls math functions.
     pub libdevice: Option<PathBuf>,
+    /// `-lineinfo` or `-G`: DWARF for the user's files and lines.
+    pub debug: Option<DebugInfo>,
 }
 
 /// Internal failures of code generation. User errors are sema's business and never get here.
@@ -149,7 +154,10 @@ pub fn generate(module: &hir::Module, options: &CodegenOptions, outputs: Outputs
     let built = std::time::Instant::now();
     optimize_built(&llvm, &tm, options)?;
     let llvm_ir = outputs.llvm_ir.then(|| llvm.print_to_string().to_string());
-    let ptx = if outputs.ptx { Some(write_ptx(&llvm, &tm)?) } else { None };
+    let mut ptx = if outputs.ptx { Some(write_ptx(&llvm, &tm)?) } else { None };
+    if options.debug.as_ref().is_some_and(|d| d.level == DebugLevel::LineTables) {
+        ptx = ptx.map(|ptx| debug::directives_only(&ptx));
+    }
     let timings = BackendTimings { llvm_ir: built - started, optimize_and_emit: built.elapsed() };
     Ok(Generated { llvm_ir, ptx, timings })
 }
@@ -257,11 +265,15 @@ fn build_ir<'ctx>(
     let td = tm.get_target_data();
 
     let mut cg = Codegen::new(context, module, hir_module, &td)?;
+    cg.dbg = options.debug.as_ref().map(|info| debug::Dbg::new(&cg.module, context, info, opt_level(options) > 0));
     cg.declare_globals()?;
     cg.declare_functions()?;
     cg.define_global_initializers()?;
     for index in 0..hir_module.functions.len() {
         cg.define_function(index)?;
+    }
+    if let Some(dbg) = &cg.dbg {
+        dbg.finalize();
     }
     let uses_math = cg.uses_math;
     let ours: HashSet<String> = hir_module
@@ -363,6 +375,8 @@ pub(crate) struct Codegen<'ctx, 'h> {
     pub fs: Option<FnState<'ctx>>,
     /// The shared launch helpers of `launch.rs`, by child kernel and operand types.
     pub launch_helpers: std::collections::HashMap<(usize, String), FunctionValue<'ctx>>,
+    /// The DWARF builder, with `-lineinfo` or `-G`.
+    pub(crate) dbg: Option<debug::Dbg<'ctx>>,
 }
 
 impl<'ctx, 'h> Codegen<'ctx, 'h> {
@@ -379,6 +393,7 @@ impl<'ctx, 'h> Codegen<'ctx, 'h> {
             uses_math: false,
             fs: None,
             launch_helpers: Default::default(),
+            dbg: None,
         })
     }
 

@@ -80,6 +80,9 @@ impl F {
                 locals: vec![],
                 body: None,
                 span: Span::default(),
+                attrs: Default::default(),
+                cxx: Default::default(),
+                template: None,
             },
         }
     }
@@ -115,6 +118,7 @@ fn string_literal(m: &mut Module, text: &str) -> Expr {
         space: GlobalSpace::StringLiteral,
         init: Some(ConstInit::Array(bytes)),
         span: Span::default(),
+        external: false,
     });
     let g = e(ExprKind::Global(GlobalId(m.globals.len() as u32 - 1)), ty);
     e(ExprKind::Decay(b(g)), Type::const_pointer_to(Type::CHAR))
@@ -143,7 +147,7 @@ fn add(m: &mut Module, f: Function) -> FuncId {
 }
 
 fn ptx(m: &Module, opt_level: u8) -> String {
-    let options = CodegenOptions { opt_level, libdevice: libdevice().map(Path::to_path_buf) };
+    let options = CodegenOptions { opt_level, libdevice: libdevice().map(Path::to_path_buf), ..Default::default() };
     match emit_ptx(m, &options) {
         Ok(p) => p,
         Err(err) => panic!("emit_ptx failed: {err}"),
@@ -188,7 +192,7 @@ fn v1() -> Target {
 }
 
 fn bits32() -> Target {
-    Target { sm: SmVersion(90), address_size: crate::target::AddressSize::Bits32, launch_abi: LaunchAbi::V1 }
+    Target { sm: SmVersion(90), address_size: crate::target::AddressSize::Bits32, launch_abi: LaunchAbi::V1 , ..Default::default() }
 }
 
 /// The text of `name`'s body in the PTX.
@@ -388,7 +392,7 @@ fn math_links_libdevice() {
 
 #[test]
 fn math_without_libdevice_is_an_error() {
-    let err = emit_ptx(&math_module(), &CodegenOptions { opt_level: 0, libdevice: None }).unwrap_err();
+    let err = emit_ptx(&math_module(), &CodegenOptions { opt_level: 0, libdevice: None, ..Default::default() }).unwrap_err();
     assert!(matches!(err, BackendError::Libdevice(_)), "{err}");
     assert!(err.to_string().contains("nvidia-nvvm"), "{err}");
 }
@@ -396,7 +400,7 @@ fn math_without_libdevice_is_an_error() {
 fn memory_spaces_module() -> Module {
     let mut m = module(Target::default());
     let arr = |len| Type::Array { elem: Box::new(Type::FLOAT), len };
-    let global = |name: &str, ty: Type, space, init| Global { name: name.into(), ty, space, init, span: Span::default() };
+    let global = |name: &str, ty: Type, space, init| Global { name: name.into(), ty, space, init, span: Span::default(), external: false };
     m.globals.push(global("tile", arr(64), GlobalSpace::Shared, None));
     m.globals.push(global("coeffs", arr(4), GlobalSpace::Constant, Some(ConstInit::Array(vec![ConstInit::Float(1.5)]))));
     m.globals.push(global("dyn", arr(0), GlobalSpace::ExternShared, None));

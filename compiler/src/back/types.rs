@@ -17,9 +17,10 @@ pub(crate) struct StructInfo<'ctx> {
     pub ty: StructType<'ctx>,
     /// LLVM element index of each HIR field (padding elements are skipped).
     pub field_slots: Vec<u32>,
-    /// Bytes of explicit padding before each LLVM element (0 for fields laid out naturally);
-    /// `None` for an element that is a HIR field, `Some(n)` for an `[n x i8]` padding element.
-    pub elements: Vec<Option<u64>>,
+    /// Each LLVM element: `None` for a HIR field, `Some(ty)` for a filler of type `ty` (an
+    /// `[n x i8]` of padding, or the `[0 x <A x i8>]` that gives an over-aligned struct its
+    /// alignment `A`).
+    pub elements: Vec<Option<BasicTypeEnum<'ctx>>>,
 }
 
 pub(crate) struct Types<'ctx> {
@@ -34,17 +35,33 @@ pub(crate) struct Types<'ctx> {
 /// it does, a plain (non-packed) LLVM struct has the same layout, because the NVPTX data
 /// layout aligns every scalar like C does.
 pub(crate) fn struct_layout_is_natural(def: &hir::StructDef, hir_module: &hir::Module) -> bool {
+    natural_end_and_align(def, hir_module).is_some_and(|(end, max_align)| max_align == def.align && round_up(end, max_align) == def.size)
+}
+
+/// Where `def`'s last field ends and its fields' largest alignment, when every field sits at the
+/// next multiple of its alignment (C's natural placement); `None` when one does not.
+fn natural_end_and_align(def: &hir::StructDef, hir_module: &hir::Module) -> Option<(u64, u64)> {
     let mut end = 0u64;
     let mut max_align = 1u64;
     for field in &def.fields {
         let (size, align) = hir_module.size_align(&field.ty);
         if round_up(end, align) != field.offset {
-            return false;
+            return None;
         }
         end = field.offset + size;
         max_align = max_align.max(align);
     }
-    max_align == def.align && round_up(end, max_align) == def.size
+    Some((end, max_align))
+}
+
+/// Whether `def` is laid out naturally but for an alignment above its fields' (CUDA's
+/// `float2` is two floats aligned to 8, `double2` two doubles aligned to 16): then an LLVM
+/// struct with a leading `[0 x <A x i8>]`, which takes no room but is A-aligned (NVPTX aligns
+/// vectors to their size), has sema's layout and alignment, in memory and as a parameter.
+fn over_aligned_but_natural(def: &hir::StructDef, hir_module: &hir::Module) -> bool {
+    natural_end_and_align(def, hir_module).is_some_and(|(end, max_align)| {
+        def.align > max_align && def.align.is_power_of_two() && def.align <= 256 && round_up(end, def.align) == def.size
+    })
 }
 
 impl<'ctx> Types<'ctx> {
@@ -62,15 +79,22 @@ impl<'ctx> Types<'ctx> {
             types.structs.push(StructInfo { ty, field_slots: Vec::new(), elements: Vec::new() });
         }
         for (index, def) in hir_module.structs.iter().enumerate() {
-            let natural = struct_layout_is_natural(def, hir_module);
+            let over_aligned = over_aligned_but_natural(def, hir_module);
+            let natural = over_aligned || struct_layout_is_natural(def, hir_module);
             let mut elements: Vec<BasicTypeEnum<'ctx>> = Vec::new();
             let mut kinds = Vec::new();
             let mut slots = Vec::new();
             let mut end = 0u64;
+            if over_aligned {
+                let filler = ctx.i8_type().vec_type(def.align as u32).array_type(0).into();
+                elements.push(filler);
+                kinds.push(Some(filler));
+            }
             for field in &def.fields {
                 if !natural && field.offset > end {
-                    elements.push(ctx.i8_type().array_type(to_u32(field.offset - end)?).into());
-                    kinds.push(Some(field.offset - end));
+                    let pad = ctx.i8_type().array_type(to_u32(field.offset - end)?).into();
+                    elements.push(pad);
+                    kinds.push(Some(pad));
                 }
                 slots.push(elements.len() as u32);
                 elements.push(types.mem(&field.ty)?);
@@ -78,8 +102,9 @@ impl<'ctx> Types<'ctx> {
                 end = field.offset + hir_module.size_align(&field.ty).0;
             }
             if !natural && def.size > end {
-                elements.push(ctx.i8_type().array_type(to_u32(def.size - end)?).into());
-                kinds.push(Some(def.size - end));
+                let pad = ctx.i8_type().array_type(to_u32(def.size - end)?).into();
+                elements.push(pad);
+                kinds.push(Some(pad));
             }
             types.structs[index].ty.set_body(&elements, !natural);
             types.structs[index].field_slots = slots;
@@ -95,6 +120,9 @@ impl<'ctx> Types<'ctx> {
                     td.get_abi_size(&info.ty),
                     def.size
                 ));
+            }
+            if def.size > 0 && natural_alignment(td, info) != def.align && struct_layout_is_natural(def, hir_module) | over_aligned_but_natural(def, hir_module) {
+                return internal(format!("struct {}: LLVM alignment {} differs from sema's {}", def.name, natural_alignment(td, info), def.align));
             }
             for (field, slot) in def.fields.iter().zip(&info.field_slots) {
                 if td.offset_of_element(&info.ty, *slot) != Some(field.offset) {
@@ -194,6 +222,10 @@ impl<'ctx> Types<'ctx> {
             _ => internal(format!("member {index} of a non-struct type {ty:?}")),
         }
     }
+}
+
+fn natural_alignment(td: &TargetData, info: &StructInfo<'_>) -> u64 {
+    u64::from(td.get_abi_alignment(&info.ty))
 }
 
 fn to_u32(n: u64) -> R<u32> {

@@ -15,6 +15,10 @@ pub struct TranslationUnit {
     /// Top-level declarations left to the host compiler (`front::split` decides which), kept so
     /// that device code naming one gets a diagnostic that says why it cannot use it.
     pub skipped: Vec<Skipped>,
+    /// `using namespace N;` at file scope: the namespaces whose members unqualified names find.
+    pub using_namespaces: Vec<Ident>,
+    /// `namespace cg = N;` at file scope: (alias, namespace).
+    pub namespace_aliases: Vec<(Ident, Ident)>,
 }
 
 /// What kind of declaration was skipped.
@@ -50,6 +54,50 @@ pub enum Item {
     /// A declaration at file scope: `__device__ int x = 3;`, `__constant__ float k[4];`,
     /// `extern __shared__ float buf[];`.
     Global(DeclStmt),
+    /// `typedef unsigned foru;`: a second name for a type.
+    Typedef(TypedefDef),
+    /// `template <typename T, int N> __device__ T *f(...) { ... }`: instantiated on use by
+    /// `crate::sema::templates`, never lowered as written.
+    Template(TemplateDef),
+}
+
+/// `typedef T name;`
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypedefDef {
+    pub name: Ident,
+    pub ty: TypeName,
+    pub span: Span,
+}
+
+/// A function template: its parameters and the function as written, with the parameters' names
+/// where types and constants go.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TemplateDef {
+    pub params: Vec<TemplateParam>,
+    pub function: FunctionDef,
+    pub span: Span,
+}
+
+/// One template parameter: `typename T` / `class T`, or a non-type parameter `int N`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TemplateParam {
+    pub kind: TemplateParamKind,
+    pub name: Ident,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TemplateParamKind {
+    Type,
+    /// A constant of this (integer) type.
+    Value(TypeSpec),
+}
+
+/// An explicit template argument as written: a type (`f<int *>`) or a constant (`k<128>`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum TemplateArg {
+    Type(TypeName),
+    Value(Expr),
 }
 
 /// `__global__`, `__device__`, `__host__` and the other words that may precede a function.
@@ -64,17 +112,48 @@ pub enum FnQualifier {
     Inline,
     ForceInline,
     NoInline,
+    /// `__launch_bounds__(max_threads[, min_blocks[, max_blocks_per_cluster]])`.
+    LaunchBounds(LaunchBounds),
+}
+
+/// The arguments of `__launch_bounds__`, integer constants (the front end folds them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchBounds {
+    pub max_threads: u32,
+    pub min_blocks: Option<u32>,
+    pub max_blocks_per_cluster: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct FunctionDef {
     pub qualifiers: Vec<(FnQualifier, Span)>,
     pub return_type: TypeName,
+    /// `T &f(...)`: the function returns a reference (the span of the `&`).
+    pub return_ref: Option<Span>,
+    /// The name as written; a member function's or a namespace member's name is qualified
+    /// (`Graph::getOutDegree`, `N::f`): `front` qualifies in-class and in-namespace
+    /// declarations, `front::qualified` joins the names written out of class.
     pub name: Ident,
     pub params: Vec<Param>,
+    /// `int f() const`: a const member function.
+    pub const_method: bool,
+    /// Declared inside its class's body (a member's first declaration); an out-of-class
+    /// definition `A::f` has `false` and must match one.
+    pub in_class: bool,
+    /// A constructor (`S(...)` in its class, `S::S(...)` outside): its member-initializer
+    /// list, `: a(x), b(y)` (empty when none is written). `None` for other functions.
+    pub ctor_inits: Option<Vec<MemberInit>>,
     /// `None` for a prototype (`__device__ int f(int);`), which lets functions call each other
     /// before their definitions.
     pub body: Option<Block>,
+    pub span: Span,
+}
+
+/// `field(args)` in a constructor's member-initializer list.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemberInit {
+    pub field: Ident,
+    pub args: Vec<Expr>,
     pub span: Span,
 }
 
@@ -82,12 +161,16 @@ pub struct FunctionDef {
 pub struct Param {
     pub ty: TypeSpec,
     pub declarator: Declarator,
+    /// A default argument, `bool compress = true`.
+    pub default: Option<Expr>,
     pub span: Span,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct StructDef {
     pub name: Ident,
+    /// The base class, `struct GPUGraph : Graph` (one, non-virtual, public or not).
+    pub base: Option<Ident>,
     pub fields: Vec<DeclStmt>,
     pub span: Span,
 }
@@ -153,6 +236,8 @@ pub struct PointerLevel {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Declarator {
     pub pointers: Vec<PointerLevel>,
+    /// `T &name`: a reference (the span of the `&`), after the pointers (`int *&p`).
+    pub reference: Option<Span>,
     pub name: Ident,
     pub array_dims: Vec<ArrayDim>,
     pub span: Span,
@@ -317,9 +402,12 @@ pub enum ExprKind {
     Call { callee: Box<Expr>, args: Vec<Expr> },
     /// `kernel<<<config...>>>(args)`; `config` holds 2 to 4 expressions as written (the parser
     /// accepts any count so that sema can report a wrong one with a good message).
-    Launch { kernel: Ident, config: Vec<Expr>, config_span: Span, args: Vec<Expr> },
+    Launch { kernel: Ident, config: Vec<Expr>, config_span: Span, args: Vec<Expr>, template_args: Option<Vec<TemplateArg>> },
     Index { base: Box<Expr>, index: Box<Expr> },
     Member { base: Box<Expr>, field: Ident, arrow: bool },
     /// A functional cast or constructor call such as `dim3(4, 2)` or `float(x)`.
     Construct { ty: TypeName, args: Vec<Expr> },
+    /// The name of a function template, with the explicit arguments written after it, if any
+    /// (`f<int, 4>` or plain `f`, whose arguments a call deduces).
+    TemplateId { name: Ident, args: Option<Vec<TemplateArg>> },
 }

@@ -113,6 +113,11 @@ pub enum Tok {
     Ident(String),
     /// An identifier declared as a struct name somewhere in the file (see the module docs).
     TypeIdent(String),
+    /// The name of a device function template (`front::templates` marks it), so that `f<` opens
+    /// template arguments instead of comparing.
+    TemplateName(String),
+    /// The word `template` at the head of a device function template (`front::templates`).
+    Template,
 
     #[token("void", |_| TypeKw::Void)]
     #[token("bool", |_| TypeKw::Bool)]
@@ -287,10 +292,21 @@ pub enum Tok {
     CaretAssign,
     #[token("|=")]
     PipeAssign,
+    /// `__launch_bounds__`, followed by its parenthesised arguments.
+    #[token("__launch_bounds__")]
+    LaunchBounds,
     #[token("<<<")]
     LaunchOpen,
     #[token(">>>")]
     LaunchClose,
+
+    // ---- C++ names and declarations (classes, namespaces, typedefs) ----
+    /// `::`; `front::qualified` joins `A::b` into one name token, so the grammar sees it only
+    /// where it is out of place.
+    #[token("::")]
+    ColonColon,
+    #[token("typedef")]
+    Typedef,
 }
 
 impl Tok {
@@ -299,6 +315,8 @@ impl Tok {
         match self {
             Tok::Ident(name) => format!("identifier `{name}`"),
             Tok::TypeIdent(name) => format!("struct name `{name}`"),
+            Tok::TemplateName(name) => format!("template name `{name}`"),
+            Tok::Template => "keyword `template`".to_string(),
             Tok::TypeKw(kw) => format!("type `{}`", kw.as_str()),
             Tok::Qual(q) => format!("qualifier `{}`", q.as_str()),
             Tok::Int(_) => "integer literal".to_string(),
@@ -378,7 +396,10 @@ impl Tok {
             Tok::CaretAssign => "^=",
             Tok::PipeAssign => "|=",
             Tok::LaunchOpen => "<<<",
+            Tok::LaunchBounds => "__launch_bounds__",
             Tok::LaunchClose => ">>>",
+            Tok::ColonColon => "::",
+            Tok::Typedef => "typedef",
             _ => return None,
         })
     }
@@ -451,9 +472,11 @@ fn is_nul(source: &str, at: usize) -> bool {
 
 /// The pre-pass described in the module docs: identifiers named after `struct` are type names,
 /// and so are the CUDA types of the device-runtime API (`cudaExtent`, `cudaGraphExec_t`, ...;
-/// `runtime_shim::types`), which nvcc's implicit headers declare in every file.
+/// `runtime_shim::types`) and CUDA's vector types (`float2`, ...; `types::VectorType`), which
+/// nvcc's implicit headers declare in every file.
 fn mark_struct_names(tokens: &mut [Spanned]) {
     let mut names: std::collections::HashSet<String> = runtime_shim::types::type_names().map(str::to_string).collect();
+    names.extend(crate::types::VectorType::names().map(str::to_string));
     for pair in tokens.windows(2) {
         if let (Tok::Struct, Tok::Ident(name)) = (&pair[0].1, &pair[1].1) {
             names.insert(name.clone());

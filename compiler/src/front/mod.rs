@@ -39,6 +39,10 @@
 //! - Struct names are found by a lexer pre-pass (every identifier written after `struct`), and
 //!   the names of skipped type declarations (classes, typedefs) by `split`, so a variable,
 //!   field or function may not share its name with a type.
+//! - Likewise the name of a device function template is a template name everywhere in the file
+//!   (`templates.rs`), so that `f<int>(x)` parses; a variable may not share it. Names qualified
+//!   by `cooperative_groups::` (or an alias of it) are joined into one name before the split
+//!   (`coop_groups.rs`); other `::` names reach the grammar as written.
 //! - Host code is never parsed: `split` sorts the top-level declarations first, and only
 //!   device declarations (and tentatively, types and `__host__ __device__` functions) reach the
 //!   grammar, each parsed on its own.
@@ -48,9 +52,13 @@
 //!   directive is reported (`E0007`).
 
 pub mod ast;
+pub mod coop_groups;
 mod lexer;
+mod members;
+mod qualified;
 mod split;
 mod syntax;
+mod templates;
 #[cfg(test)]
 mod tests;
 
@@ -104,10 +112,14 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
         diags.push(diag);
         return (None, diags);
     }
+    // `cg::NAME` first: the built-in namespace's names must not become ordinary qualified names.
+    coop_groups::join_qualified_names(&mut tokens);
+    qualified::join(&mut tokens);
     let lex_diags_all = diags.clone();
 
     let (chunks, split_diags) = split::split(&tokens);
     split::mark_type_names(&mut tokens, &chunks);
+    templates::mark(&mut tokens, &chunks);
     let mut diags = keep_lexical(diags, &chunks, &tokens);
     diags.extend(split_diags);
 
@@ -120,6 +132,7 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
         let span = chunk_span(&tokens, chunk);
         match chunk.class {
             split::Class::Host(kind) => {
+                scope_directive(&tokens[chunk.tokens.clone()], &chunk.namespace, &mut unit);
                 unit.skipped.push(ast::Skipped { kind, names: chunk.names.clone(), span, error: None })
             }
             split::Class::Device => {
@@ -127,8 +140,40 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
                 action_diags.extend(parsed.diags);
                 parse_errors.extend(parsed.errors);
                 match parsed.unit {
-                    Some(part) => unit.items.extend(with_linkage(part.items, chunk.extern_c)),
+                    Some(part) => {
+                        let items = in_namespace(part.items, &chunk.namespace, &mut action_diags);
+                        unit.items.extend(with_linkage(items, chunk.extern_c))
+                    }
                     None => complete = false,
+                }
+            }
+            split::Class::Tentative if members::is_class_definition(&tokens[chunk.tokens.clone()]) => {
+                let parse = |toks: &[Spanned]| {
+                    let parsed = parse_chunk(toks);
+                    let first = parsed
+                        .errors
+                        .first()
+                        .map(|e| syntax_error(e, &tokens, source.len()))
+                        .or_else(|| parsed.diags.iter().find(|d| d.is_error()).cloned());
+                    match (first, parsed.unit) {
+                        (None, Some(unit)) => Ok(unit),
+                        (e, _) => Err((e.unwrap_or_else(|| Diagnostic::new(Code::SyntaxError, span, "this class does not parse as device code")), parsed.diags)),
+                    }
+                };
+                let lexical = lex_diags_in(&lex_diags_all, span).into_iter().next();
+                let namespaced = (!chunk.namespace.is_empty()).then(|| namespace_unsupported(span, "a class"));
+                match namespaced.or(lexical).map(Err).unwrap_or_else(|| members::parse_class(&tokens[chunk.tokens.clone()], parse)) {
+                    Ok(class) => {
+                        action_diags.extend(class.diags);
+                        unit.items.extend(class.items);
+                        unit.skipped.extend(class.skipped);
+                    }
+                    Err(error) => unit.skipped.push(ast::Skipped {
+                        kind: ast::SkippedKind::Unparsed,
+                        names: chunk.names.clone(),
+                        span,
+                        error: Some(Box::new(error)),
+                    }),
                 }
             }
             split::Class::Tentative => {
@@ -143,7 +188,8 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
                 match (first_error, parsed.unit) {
                     (None, Some(part)) => {
                         action_diags.extend(parsed.diags);
-                        unit.items.extend(with_linkage(part.items, chunk.extern_c));
+                        let items = in_namespace(part.items, &chunk.namespace, &mut action_diags);
+                        unit.items.extend(with_linkage(items, chunk.extern_c));
                     }
                     (error, _) => {
                         let error = error.unwrap_or_else(|| {
@@ -250,6 +296,66 @@ fn chunk_span(tokens: &[Spanned], chunk: &split::Chunk) -> Span {
     let first = &tokens[chunk.tokens.start];
     let last = &tokens[chunk.tokens.end - 1];
     Span::new(first.0, last.2)
+}
+
+fn namespace_unsupported(at: Span, what: &str) -> Diagnostic {
+    Diagnostic::new(Code::CxxUnsupported, at, format!("{what} inside a namespace is not supported yet"))
+        .with_primary_message("declared inside a namespace")
+        .with_note("functions may be declared in namespaces; move other declarations out of the namespace")
+}
+
+/// Declarations inside `namespace N { ... }`: a function's or function template's name is
+/// qualified (`N::f`); other
+/// declarations are not supported there yet (`E0920`).
+fn in_namespace(items: Vec<ast::Item>, namespace: &[String], diags: &mut Vec<Diagnostic>) -> Vec<ast::Item> {
+    if namespace.is_empty() {
+        return items;
+    }
+    let prefix = namespace.join("::");
+    items
+        .into_iter()
+        .filter_map(|mut item| match &mut item {
+            ast::Item::Function(f) | ast::Item::Template(ast::TemplateDef { function: f, .. }) => {
+                f.name.name = format!("{prefix}::{}", f.name.name);
+                Some(item)
+            }
+            ast::Item::Struct(s) => {
+                diags.push(namespace_unsupported(s.name.span, "a struct"));
+                None
+            }
+            ast::Item::Global(d) => {
+                diags.push(namespace_unsupported(d.span, "a variable"));
+                None
+            }
+            ast::Item::Typedef(t) => {
+                diags.push(namespace_unsupported(t.span, "a typedef"));
+                None
+            }
+        })
+        .collect()
+}
+
+/// `using namespace N;` and `namespace A = N;` at file scope, remembered for name lookup.
+fn scope_directive(tokens: &[Spanned], namespace: &[String], unit: &mut ast::TranslationUnit) {
+    let name = |t: &Spanned| match &t.1 {
+        Tok::Ident(n) | Tok::TypeIdent(n) => Some(ast::Ident { name: n.clone(), span: Span::new(t.0, t.2) }),
+        _ => None,
+    };
+    let word = |t: &Spanned, w: &str| name(t).is_some_and(|n| n.name == w);
+    if !namespace.is_empty() {
+        return;
+    }
+    match tokens {
+        [u, ns, target, (_, Tok::Semi, _)] if word(u, "using") && word(ns, "namespace") => {
+            unit.using_namespaces.extend(name(target));
+        }
+        [ns, alias, (_, Tok::Assign, _), target, (_, Tok::Semi, _)] if word(ns, "namespace") => {
+            if let (Some(alias), Some(target)) = (name(alias), name(target)) {
+                unit.namespace_aliases.push((alias, target));
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Functions declared inside an `extern "C" { ... }` block get the linkage written on them.
@@ -377,7 +483,7 @@ fn follows_lex_error(at: Span, tokens: &[Spanned], lex_errors: &[Span]) -> bool 
 /// Terminals the grammar names in expected-token lists, grouped for readable messages.
 const EXPR_START: &[&str] = &[
     "Ident", "IntLit", "FloatLit", "CharLit", "StrLit", "true", "false", "(", "-", "+", "!", "~",
-    "*", "&", "++", "--", "sizeof", "TypeKw",
+    "*", "&", "++", "--", "sizeof", "TypeKw", "TypeIdent", "TemplateName",
 ];
 const OPERATORS: &[&str] = &[
     "+", "-", "*", "/", "%", "<<", ">>", "<", ">", "<=", ">=", "==", "!=", "&", "^", "|", "&&",
@@ -398,6 +504,7 @@ const STMT_START: &[&str] = &[
     "struct",
     "TypeIdent",
     "Qual",
+    "__launch_bounds__",
     "extern",
 ];
 const TYPE_START: &[&str] = &["TypeKw", "TypeIdent", "const", "struct"];
@@ -412,6 +519,7 @@ fn friendly_terminal(name: &str) -> String {
         "FloatLit" => "floating-point literal".into(),
         "CharLit" => "character literal".into(),
         "StrLit" => "string literal".into(),
+        "TemplateName" => "template name".into(),
         other => format!("`{other}`"),
     }
 }
@@ -426,7 +534,9 @@ fn describe_expected(expected: &[String]) -> String {
     let statement = has("if") && has("while") && has("return");
     let expression = has("Ident") && has("IntLit");
     let operator = has("+") && has("*") && has("==");
-    let types = has("TypeKw") && has("TypeIdent");
+    // Both type tokens also start expressions (`int(x)`, `Params(p, true)`): a type is
+    // expected where a type-only word is.
+    let types = has("TypeKw") && has("TypeIdent") && (has("const") || has("struct"));
     if statement {
         folded.extend(STMT_START);
         folded.extend(EXPR_START);
@@ -444,6 +554,8 @@ fn describe_expected(expected: &[String]) -> String {
         folded.extend(TYPE_START);
         categories.push("a type".into());
     }
+    // `template` is a token only where `templates::mark` made one: never worth suggesting.
+    folded.push("template");
     let mut items: Vec<String> =
         names.iter().filter(|n| !folded.contains(n)).map(|n| friendly_terminal(n)).collect();
     items.extend(categories);
@@ -530,13 +642,16 @@ fn too_deep(tu: &ast::TranslationUnit) -> Option<Span> {
     let mut stack: Vec<(Node, usize)> = Vec::new();
     for item in &tu.items {
         match item {
-            ast::Item::Function(f) => {
+            ast::Item::Function(f) | ast::Item::Template(ast::TemplateDef { function: f, .. }) => {
                 if let Some(body) = &f.body {
                     stack.extend(body.stmts.iter().map(|s| (Node::Stmt(s), 1)));
                 }
+                stack.extend(f.params.iter().filter_map(|p| p.default.as_ref()).map(|e| (Node::Expr(e), 1)));
+                stack.extend(f.ctor_inits.iter().flatten().flat_map(|i| &i.args).map(|e| (Node::Expr(e), 1)));
             }
             ast::Item::Struct(s) => stack.extend(s.fields.iter().map(|d| (Node::Decl(d), 1))),
             ast::Item::Global(d) => stack.push((Node::Decl(d), 1)),
+            ast::Item::Typedef(_) => {}
         }
     }
     while let Some((node, depth)) = stack.pop() {
@@ -607,6 +722,7 @@ fn too_deep(tu: &ast::TranslationUnit) -> Option<Span> {
                     | E::StringLit(_)
                     | E::BoolLit(_)
                     | E::Ident(_)
+                    | E::TemplateId { .. }
                     | E::SizeofType(_) => {}
                 }
                 e.span
@@ -679,11 +795,14 @@ fn dismantle(tu: ast::TranslationUnit) {
     };
     for item in tu.items {
         match item {
-            ast::Item::Function(f) => {
+            ast::Item::Function(f) | ast::Item::Template(ast::TemplateDef { function: f, .. }) => {
+                stack.extend(f.params.into_iter().filter_map(|p| p.default).map(Owned::Expr));
+                stack.extend(f.ctor_inits.into_iter().flatten().flat_map(|i| i.args).map(Owned::Expr));
                 stack.extend(f.body.into_iter().flat_map(|b| b.stmts).map(Owned::Stmt))
             }
             ast::Item::Struct(s) => s.fields.into_iter().for_each(|d| decl(d, &mut stack)),
             ast::Item::Global(d) => decl(d, &mut stack),
+            ast::Item::Typedef(_) => {}
         }
     }
     while let Some(node) = stack.pop() {

@@ -15,7 +15,9 @@
 //!   parsed: host code may use any C++ a host compiler accepts.
 //!
 //! `extern "C" { ... }` and `namespace N { ... }` blocks are opened and their declarations
-//! sorted one by one; `extern "C"` is remembered for the functions inside.
+//! sorted one by one; `extern "C"` is remembered for the functions inside, and the namespace
+//! path for every declaration ([`Chunk::namespace`]). `members.rs` sorts the members of a class
+//! body with the same rules.
 //!
 //! Why tokens and not text: the lexer already knows comments and string literals, so a brace
 //! in a comment or a string cannot unbalance the split. Why before the grammar: the grammar
@@ -24,7 +26,7 @@
 
 use super::ast::Ident;
 use super::lexer::{QualKw, Spanned, Tok};
-use crate::diag::{Code, Diagnostic, Span};
+use crate::diag::{Diagnostic, Span};
 use std::ops::Range;
 
 /// How a top-level declaration is treated.
@@ -47,6 +49,8 @@ pub(super) struct Chunk {
     pub names: Vec<Ident>,
     /// The names are type names (a class, struct, union, enum, `typedef` or `using` alias).
     pub declares_types: bool,
+    /// The enclosing namespaces, outermost first (empty at global scope).
+    pub namespace: Vec<String>,
 }
 
 /// Makes the names that type declarations introduce type names everywhere (as the lexer does
@@ -61,7 +65,10 @@ pub(super) fn mark_type_names(tokens: &mut [Spanned], chunks: &[Chunk]) {
     let names: std::collections::HashSet<String> = names.into_iter().map(str::to_string).collect();
     for (_, tok, _) in tokens.iter_mut() {
         if let Tok::Ident(name) = tok {
-            if names.contains(name.as_str()) {
+            // A qualified name (`N::Graph`, joined by `front::qualified`) names a type when its
+            // last component does.
+            let last = name.rsplit("::").next().unwrap_or(name);
+            if names.contains(last) {
                 *tok = Tok::TypeIdent(std::mem::take(name));
             }
         }
@@ -69,9 +76,9 @@ pub(super) fn mark_type_names(tokens: &mut [Spanned], chunks: &[Chunk]) {
 }
 
 /// Splits `tokens` into top-level declarations. Diagnostics are for device code in places cdpc
-/// does not support yet (namespaces, templates).
+/// does not support yet (none at present: templates and namespaces are both parsed).
 pub(super) fn split(tokens: &[Spanned]) -> (Vec<Chunk>, Vec<Diagnostic>) {
-    let mut splitter = Splitter { tokens, chunks: Vec::new(), diags: Vec::new() };
+    let mut splitter = Splitter { tokens, chunks: Vec::new(), diags: Vec::new(), namespaces: vec![Vec::new()] };
     splitter.range(0, tokens.len(), Context::default());
     (splitter.chunks, splitter.diags)
 }
@@ -79,14 +86,17 @@ pub(super) fn split(tokens: &[Spanned]) -> (Vec<Chunk>, Vec<Diagnostic>) {
 #[derive(Clone, Copy, Debug, Default)]
 struct Context {
     extern_c: bool,
-    /// The span of the `namespace` keyword of the enclosing namespace block, if any.
-    namespace: Option<Span>,
+    /// The enclosing namespace blocks: an index into `Splitter::namespaces` (0: none).
+    namespace: usize,
 }
 
 struct Splitter<'t> {
     tokens: &'t [Spanned],
     chunks: Vec<Chunk>,
     diags: Vec<Diagnostic>,
+    /// The namespace paths seen (`["N", "M"]` inside `namespace N { namespace M {`); the
+    /// first is the global one.
+    namespaces: Vec<Vec<String>>,
 }
 
 fn ident<'a>(tok: &'a Tok) -> Option<&'a str> {
@@ -97,7 +107,7 @@ fn ident<'a>(tok: &'a Tok) -> Option<&'a str> {
 }
 
 fn is_word(tok: &Tok, word: &str) -> bool {
-    ident(tok) == Some(word)
+    ident(tok) == Some(word) || (word == "typedef" && matches!(tok, Tok::Typedef))
 }
 
 fn opens(tok: &Tok) -> bool {
@@ -111,6 +121,11 @@ fn closes(tok: &Tok) -> bool {
 /// Words whose parenthesised argument is an attribute, not a parameter list.
 const ATTRIBUTE_WORDS: &[&str] =
     &["__align__", "__attribute__", "alignas", "__launch_bounds__", "__declspec", "decltype"];
+
+/// A word whose parenthesised argument is an attribute (`__launch_bounds__` is a token of its own).
+fn is_attribute(tok: &Tok) -> bool {
+    matches!(tok, Tok::LaunchBounds) || ATTRIBUTE_WORDS.iter().any(|w| is_word(tok, w))
+}
 
 fn is_class_key(tok: &Tok) -> bool {
     matches!(tok, Tok::Struct) || ["class", "union", "enum"].iter().any(|w| is_word(tok, w))
@@ -187,7 +202,7 @@ impl Splitter<'_> {
                 Tok::Assign => saw_eq = true,
                 Tok::Colon if saw_params && !saw_eq => ctor_init = true,
                 Tok::LParen | Tok::LBracket => {
-                    let attribute = i > start && ATTRIBUTE_WORDS.iter().any(|w| is_word(self.tok(i - 1), w));
+                    let attribute = i > start && is_attribute(self.tok(i - 1));
                     if matches!(t, Tok::LParen) && !attribute && !saw_eq {
                         saw_params = true;
                     }
@@ -203,7 +218,13 @@ impl Splitter<'_> {
                         };
                         let inner_cx = match inner {
                             Container::ExternC => Context { extern_c: true, ..cx },
-                            Container::Namespace(at) => Context { namespace: Some(at), ..cx },
+                            Container::Namespace(name) => {
+                                let mut path = self.namespaces[cx.namespace].clone();
+                                // An anonymous namespace's members are visible as if global.
+                                path.extend(name);
+                                self.namespaces.push(path);
+                                Context { namespace: self.namespaces.len() - 1, ..cx }
+                            }
                         };
                         self.range(i + 1, close - 1, inner_cx);
                         return close;
@@ -233,9 +254,14 @@ impl Splitter<'_> {
         let head: Vec<&Tok> = (start..brace).map(|i| self.tok(i)).collect();
         match head.as_slice() {
             [Tok::Extern, Tok::Str(_)] => Some(Container::ExternC),
-            [ns] | [ns, Tok::Ident(_)] if is_word(ns, "namespace") => Some(Container::Namespace(self.span(start))),
-            [inline, ns, ..] if is_word(inline, "inline") && is_word(ns, "namespace") => {
-                Some(Container::Namespace(self.span(start + 1)))
+            [ns] if is_word(ns, "namespace") => Some(Container::Namespace(None)),
+            [ns, name] if is_word(ns, "namespace") && ident(name).is_some() => {
+                Some(Container::Namespace(ident(name).map(str::to_string)))
+            }
+            // An inline namespace's members are named as if outside it (its name only shows
+            // in mangled names, which cdpc does not write for it).
+            [inline, ns, ..] if matches!(inline, Tok::Qual(QualKw::Inline)) && is_word(ns, "namespace") => {
+                Some(Container::Namespace(None))
             }
             _ => None,
         }
@@ -244,11 +270,24 @@ impl Splitter<'_> {
     /// Whether the declaration is a class, struct, union or enum definition: a class key comes
     /// before the brace, with no parameter list between them.
     fn class_key_head(&self, start: usize, brace: usize) -> bool {
-        let Some(key) = (start..brace).find(|&i| is_class_key(self.tok(i))) else { return false };
+        // Only a key outside brackets: `f(struct Graph &g) {` is a function, not a class.
+        let mut depth = 0usize;
+        let Some(key) = (start..brace).find(|&i| {
+            let t = self.tok(i);
+            let top = depth == 0;
+            if opens(t) {
+                depth += 1;
+            } else if closes(t) {
+                depth = depth.saturating_sub(1);
+            }
+            top && is_class_key(t)
+        }) else {
+            return false;
+        };
         let mut i = key + 1;
         while i < brace {
             if matches!(self.tok(i), Tok::LParen) {
-                let attribute = ATTRIBUTE_WORDS.iter().any(|w| is_word(self.tok(i - 1), w));
+                let attribute = is_attribute(self.tok(i - 1));
                 if !attribute {
                     return false;
                 }
@@ -268,31 +307,14 @@ impl Splitter<'_> {
             // A declaration that never closes is a mistake on either side: report it.
             class = Class::Device;
         }
-        if class == Class::Device {
-            if let Some(at) = cx.namespace {
-                self.diags.push(
-                    Diagnostic::new(Code::UnsupportedSyntax, self.span(start), "device code inside a namespace is not supported yet")
-                        .with_primary_message("this device declaration is inside a namespace")
-                        .with_label(at, "the namespace starts here")
-                        .with_note("move the device code out of the namespace"),
-                );
-                return end;
-            }
-            if is_word(self.tok(start), "template") {
-                self.diags.push(
-                    Diagnostic::new(Code::UnsupportedSyntax, self.span(start), "templates are not supported in device code yet")
-                        .with_primary_message("a template of device code")
-                        .with_note("write the function for the types it is used with"),
-                );
-                return end;
-            }
-        }
-        self.chunks.push(Chunk { tokens: start..end, class, extern_c: cx.extern_c, names, declares_types });
+        let namespace = self.namespaces[cx.namespace].clone();
+        self.chunks.push(Chunk { tokens: start..end, class, extern_c: cx.extern_c, names, declares_types, namespace });
         end
     }
 
     fn push(&mut self, tokens: Range<usize>, class: Class, cx: Context, names: Vec<Ident>) {
-        self.chunks.push(Chunk { tokens, class, extern_c: cx.extern_c, names, declares_types: false });
+        let namespace = self.namespaces[cx.namespace].clone();
+        self.chunks.push(Chunk { tokens, class, extern_c: cx.extern_c, names, declares_types: false, namespace });
     }
 
     /// The class of a declaration and the names it declares.
@@ -312,7 +334,7 @@ impl Splitter<'_> {
         let device = has(QualKw::Global) || has(QualKw::Device) || has(QualKw::Constant) || has(QualKw::Shared) || word("__managed__");
         let first = self.tok(start);
         let params = head.iter().position(|&i| {
-            matches!(self.tok(i), Tok::LParen) && i > start && !ATTRIBUTE_WORDS.iter().any(|w| is_word(self.tok(i - 1), w))
+            matches!(self.tok(i), Tok::LParen) && i > start && !is_attribute(self.tok(i - 1))
         });
         let eq = head.iter().position(|&i| matches!(self.tok(i), Tok::Assign));
         let function = match (params, eq) {
@@ -390,5 +412,39 @@ impl Splitter<'_> {
 
 enum Container {
     ExternC,
-    Namespace(Span),
+    /// `namespace N {` (`None`: anonymous or inline).
+    Namespace(Option<String>),
+}
+
+/// Whether the declaration `tokens` declares a function: a parameter list (not an attribute's
+/// arguments) comes before any `=` at the top level.
+pub(super) fn is_function(tokens: &[Spanned]) -> bool {
+    function_params(tokens).is_some()
+}
+
+/// The index of the parameter list of a function declaration.
+fn function_params(tokens: &[Spanned]) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, (_, t, _)) in tokens.iter().enumerate() {
+        match t {
+            Tok::LParen if depth == 0 => {
+                let attribute = i > 0 && ATTRIBUTE_WORDS.iter().any(|w| is_word(&tokens[i - 1].1, w));
+                if !attribute && i > 0 {
+                    return Some(i);
+                }
+                depth += 1;
+            }
+            Tok::Assign | Tok::LBrace if depth == 0 => return None,
+            _ if opens(t) => depth += 1,
+            _ if closes(t) => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The name a function declaration declares (the word before its parameter list).
+pub(super) fn function_name(tokens: &[Spanned]) -> Option<String> {
+    let at = function_params(tokens)?;
+    ident(&tokens[at - 1].1).map(str::to_string)
 }

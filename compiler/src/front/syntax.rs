@@ -19,6 +19,7 @@ pub enum Qual {
     Kw(QualKw),
     Extern,
     ExternC,
+    LaunchBounds(LaunchBounds),
 }
 
 impl Qual {
@@ -27,6 +28,7 @@ impl Qual {
             Qual::Kw(q) => q.as_str(),
             Qual::Extern => "extern",
             Qual::ExternC => "extern \"C\"",
+            Qual::LaunchBounds(_) => "__launch_bounds__",
         }
     }
 }
@@ -183,6 +185,7 @@ pub fn fn_qualifiers(
             Qual::Kw(QualKw::ForceInline) => FnQualifier::ForceInline,
             Qual::Kw(QualKw::NoInline) => FnQualifier::NoInline,
             Qual::ExternC => FnQualifier::ExternC,
+            Qual::LaunchBounds(bounds) => FnQualifier::LaunchBounds(bounds),
             // A plain `extern` on a function declaration means nothing in C.
             Qual::Extern => continue,
             Qual::Kw(QualKw::Constant | QualKw::Shared) => {
@@ -237,6 +240,7 @@ pub fn params(list: Vec<Param>) -> Vec<Param> {
         if p.ty.kind == TypeSpecKind::Builtin(BaseType::Void)
             && !p.ty.is_const
             && p.declarator.pointers.is_empty()
+            && p.declarator.reference.is_none()
             && p.declarator.name.name.is_empty()
             && p.declarator.array_dims.is_empty()
         {
@@ -264,9 +268,95 @@ pub fn struct_def(
             .with_primary_message("remove this qualifier"),
         );
     }
-    StructDef { name, fields, span: Span::new(l, r) }
+    StructDef { name, base: None, fields, span: Span::new(l, r) }
+}
+
+/// `typedef unsigned foru;` parses as specifiers whose last word is the new name (the grammar
+/// cannot tell `foru` from a type word there without a symbol table): take it off.
+pub fn typedef_without_pointers(
+    mut words: Vec<SpecWord>,
+    l: usize,
+    r: usize,
+    end: usize,
+    diags: &mut Vec<Diagnostic>,
+) -> TypedefDef {
+    let name = match words.pop() {
+        Some(SpecWord::Struct(name)) if !words.is_empty() => name,
+        other => {
+            let at = match &other {
+                Some(SpecWord::Struct(id)) => id.span,
+                _ => Span::new(l, r),
+            };
+            diags.push(
+                Diagnostic::new(Code::SyntaxError, at, "a `typedef` needs a type and a new name")
+                    .with_primary_message("as in `typedef unsigned foru;`"),
+            );
+            Ident { name: String::new(), span: at }
+        }
+    };
+    let type_end = words.iter().map(|w| match w {
+        SpecWord::Kw(_, s) => s.end as usize,
+        SpecWord::Struct(id) => id.span.end as usize,
+        SpecWord::Const => l,
+    }).max().unwrap_or(l);
+    let spec = type_spec(words, l, type_end, diags);
+    let ty = TypeName { spec, pointers: Vec::new(), span: Span::new(l, type_end) };
+    TypedefDef { name, ty, span: Span::new(l, end) }
 }
 
 pub fn concat_strings(parts: Vec<Vec<u8>>) -> Vec<u8> {
     parts.concat()
+}
+
+// ---------------------------------------------------------------------------------------------
+// `__launch_bounds__` (CUDA's small device qualifiers)
+
+/// `__launch_bounds__(a[, b[, c]])`: one to three integer constant expressions (literals and
+/// `+ - * / % << >>` on them, as macros expand to), each from 0 to 2^31 - 1 (`E0911`
+/// otherwise, and for more than three); 0, like a bad one, asks nothing, as in nvcc.
+pub fn launch_bounds(args: Vec<Expr>, at: Span, diags: &mut Vec<Diagnostic>) -> Qual {
+    if args.len() > 3 {
+        diags.push(
+            Diagnostic::new(Code::InvalidLaunchBounds, at, "`__launch_bounds__` takes at most three arguments")
+                .with_note("`__launch_bounds__(maxThreadsPerBlock, minBlocksPerMultiprocessor, maxBlocksPerCluster)`"),
+        );
+    }
+    let mut values = [None; 3];
+    for (slot, arg) in values.iter_mut().zip(&args) {
+        match fold_int(arg).filter(|v| (0..=i128::from(i32::MAX)).contains(v)) {
+            Some(v) => *slot = Some(v as u32),
+            None => diags.push(
+                Diagnostic::new(Code::InvalidLaunchBounds, arg.span, "`__launch_bounds__` arguments must be integer constants from 0 to 2147483647")
+                    .with_primary_message("not an integer constant in that range that cdpc can evaluate here")
+                    .with_note("cdpc folds literals and arithmetic on them; a `constexpr` variable or template parameter is not supported here"),
+            ),
+        }
+    }
+    Qual::LaunchBounds(LaunchBounds { max_threads: values[0].unwrap_or(0), min_blocks: values[1], max_blocks_per_cluster: values[2] })
+}
+
+/// An integer constant expression of literals, as the front end can see it without types.
+fn fold_int(e: &Expr) -> Option<i128> {
+    match &e.kind {
+        ExprKind::IntLit { value, .. } => Some(i128::from(*value)),
+        ExprKind::CharLit(c) => Some(i128::from(*c)),
+        ExprKind::Unary { op: UnaryOp::Neg, operand } => fold_int(operand).map(|v| -v),
+        ExprKind::Unary { op: UnaryOp::Plus, operand } => fold_int(operand),
+        ExprKind::Cast { operand, .. } => fold_int(operand),
+        ExprKind::Binary { op, lhs, rhs } => {
+            let (a, b) = (fold_int(lhs)?, fold_int(rhs)?);
+            let v = match op {
+                BinaryOp::Add => a.checked_add(b)?,
+                BinaryOp::Sub => a.checked_sub(b)?,
+                BinaryOp::Mul => a.checked_mul(b)?,
+                BinaryOp::Div => a.checked_div(b)?,
+                BinaryOp::Rem => a.checked_rem(b)?,
+                BinaryOp::Shl if (0..64).contains(&b) => a.checked_mul(1i128 << b)?,
+                BinaryOp::Shr if (0..64).contains(&b) => a >> b,
+                _ => return None,
+            };
+            (v.abs() < 1i128 << 64).then_some(v)
+        }
+        _ => None,
+    }
 }

@@ -739,6 +739,8 @@ fn item_names(tu: &TranslationUnit) -> Vec<&str> {
             Item::Function(f) => f.name.name.as_str(),
             Item::Struct(s) => s.name.name.as_str(),
             Item::Global(g) => g.declarators[0].declarator.name.name.as_str(),
+            Item::Typedef(t) => t.name.name.as_str(),
+            Item::Template(t) => t.function.name.name.as_str(),
         })
         .collect()
 }
@@ -828,7 +830,142 @@ fn a_declaration_cut_short_names_the_next_token_not_the_end_of_file() {
 fn names_of_skipped_types_become_type_names() {
     // `Points` is declared by a class the grammar cannot parse; naming it as a type in device
     // code must parse, so that sema can say why it cannot be used.
-    let tu = ok("class Points { public: __host__ __device__ float get() const { return 0; } };\n__global__ void k(Points *p) {}");
+    let tu = ok("class Points { public: virtual __host__ __device__ float get() const { return 0; } };\n__global__ void k(Points *p) {}");
     assert_eq!(item_names(&tu), ["k"]);
     assert_eq!(skipped(&tu, "Points").kind, SkippedKind::Unparsed);
+}
+
+/// Found by the fuzz smoke test (fuzz/regressions/escape_before_end_of_file.cdp): the
+/// end-of-file error's position (the end of the text) was mapped back through the source map
+/// to the last byte of the file, inside the multi-byte character there (the fuzzing oracle
+/// panics on such a span).
+#[test]
+fn end_of_file_errors_fall_on_a_character_boundary() {
+    for src in [
+        "__global__ void k() {\n    printf(\"tab\\\u{FFFD}",
+        "#include <cstdio>\n__global__ void k() {\n    printf(\"tab\\\u{FFFD}",
+    ] {
+        crate::fuzzing::check(src);
+    }
+}
+
+#[test]
+fn classes_are_cut_into_a_struct_and_member_functions() {
+    let tu = ok("struct B { int x; };\nclass D : public B {\n  int y;\npublic:\n  enum { A, C } kind;\n  __device__ int get() const { return y; }\n  __device__ D(int v) : y(v) {}\n  void host_only() { std::cout << y; }\n  __device__ static int twice(int a, bool b = true);\n};\n__device__ int D::twice(int a, bool b) { return 2 * a; }");
+    assert_eq!(item_names(&tu), ["B", "D", "D::get", "D::D", "D::twice", "D::twice"]);
+    let Item::Struct(d) = &tu.items[1] else { panic!() };
+    assert_eq!(d.base.as_ref().map(|b| b.name.as_str()), Some("B"));
+    assert_eq!(d.fields.len(), 2, "y and the enum member: {:?}", d.fields);
+    let Item::Function(get) = &tu.items[2] else { panic!() };
+    assert!(get.const_method && get.in_class);
+    let Item::Function(ctor) = &tu.items[3] else { panic!() };
+    assert_eq!(ctor.ctor_inits.as_ref().map(|i| i[0].field.name.as_str()), Some("y"));
+    let Item::Function(twice) = &tu.items[4] else { panic!() };
+    assert!(twice.params[1].default.is_some());
+    let Item::Function(out_of_class) = &tu.items[5] else { panic!() };
+    assert!(!out_of_class.in_class);
+    assert_eq!(skipped(&tu, "D::host_only").kind, SkippedKind::Function);
+}
+
+#[test]
+fn references_typedefs_and_namespaces_parse() {
+    let tu = ok("typedef unsigned foru;\ntypedef int *iptr;\nnamespace N { namespace M { __device__ int &f(const int &a, int &b) { return b; } } }\nnamespace cg = N;\nusing namespace N::M;");
+    assert_eq!(item_names(&tu), ["foru", "iptr", "N::M::f"]);
+    let Item::Function(f) = &tu.items[2] else { panic!() };
+    assert!(f.return_ref.is_some());
+    assert!(f.params.iter().all(|p| p.declarator.reference.is_some()));
+    assert_eq!(tu.using_namespaces[0].name, "N::M");
+    assert_eq!((tu.namespace_aliases[0].0.name.as_str(), tu.namespace_aliases[0].1.name.as_str()), ("cg", "N"));
+}
+
+#[test]
+fn what_classes_cannot_hold_yet_leaves_them_unparsed() {
+    for source in ["struct V { virtual __device__ int f(); int x; };", "struct V { struct In { int a; } in; };", "struct V { __device__ ~V() {} int x; };"] {
+        let tu = ok(source);
+        assert!(tu.items.is_empty(), "{source}");
+        let error = skipped(&tu, "V").error.as_ref().expect("the first error is kept");
+        assert_eq!(error.code, Code::CxxUnsupported, "{source}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Templates (templates.rs, the grammar's "Templates" productions)
+
+const TEMPLATES: &str = r#"
+template <typename T, int N> static __device__ T *pick(T *p, const T *q) { return (T *)q + N; }
+template <int N> __global__ void fill(int *p) { p[threadIdx.x] = N; }
+__global__ void k(int *p, float *f) {
+    int *a = pick<int, 2>(p, p);
+    float *b = pick<float, 1>(f, f);
+    fill<128><<<1, 32>>>(p);
+    fill<<<1, 32>>>(p);
+    bool lt = 1 < 2;
+}
+"#;
+
+#[test]
+fn function_templates_parse_with_their_parameters() {
+    let tu = ok(TEMPLATES);
+    let Item::Template(pick) = &tu.items[0] else { panic!("{:#?}", tu.items[0]) };
+    assert_eq!(pick.function.name.name, "pick");
+    assert_eq!(pick.params.len(), 2);
+    assert_eq!(pick.params[0].kind, TemplateParamKind::Type);
+    assert_eq!(pick.params[0].name.name, "T");
+    assert!(matches!(&pick.params[1].kind, TemplateParamKind::Value(spec) if spec.kind == TypeSpecKind::Builtin(BaseType::Int)));
+    // `T` is a type inside the template: the return type, the parameters and the cast.
+    assert!(matches!(&pick.function.return_type.spec.kind, TypeSpecKind::Struct(t) if t.name == "T"));
+    assert_eq!(pick.function.return_type.pointers.len(), 1);
+    assert!(pick.function.params[1].ty.is_const);
+    let Item::Template(fill) = &tu.items[1] else { panic!() };
+    assert!(fill.function.qualifiers.iter().any(|(q, _)| *q == FnQualifier::Global));
+}
+
+#[test]
+fn template_arguments_are_parsed_after_a_template_name_only() {
+    let tu = ok(TEMPLATES);
+    let Item::Function(k) = &tu.items[2] else { panic!() };
+    let stmts = &k.body.as_ref().unwrap().stmts;
+    let Stmt::Decl(a) = &stmts[0] else { panic!() };
+    let Some(Initializer::Expr(Expr { kind: ExprKind::Call { callee, args }, .. })) = &a.declarators[0].init else { panic!("{a:#?}") };
+    assert_eq!(args.len(), 2);
+    let ExprKind::TemplateId { name, args: Some(targs) } = &callee.kind else { panic!("{callee:#?}") };
+    assert_eq!(name.name, "pick");
+    assert!(matches!(&targs[0], TemplateArg::Type(t) if t.spec.kind == TypeSpecKind::Builtin(BaseType::Int)));
+    assert!(matches!(&targs[1], TemplateArg::Value(Expr { kind: ExprKind::IntLit { value: 2, .. }, .. })));
+    let Stmt::Expr(Expr { kind: ExprKind::Launch { kernel, template_args: Some(targs), config, .. }, .. }) = &stmts[2] else { panic!("{:#?}", stmts[2]) };
+    assert_eq!(kernel.name, "fill");
+    assert_eq!(targs.len(), 1);
+    assert_eq!(config.len(), 2);
+    let Stmt::Expr(Expr { kind: ExprKind::Launch { template_args: None, .. }, .. }) = &stmts[3] else { panic!("{:#?}", stmts[3]) };
+    // `<` after an ordinary name still compares.
+    let Stmt::Decl(lt) = &stmts[4] else { panic!() };
+    assert!(matches!(&lt.declarators[0].init, Some(Initializer::Expr(Expr { kind: ExprKind::Binary { op: BinaryOp::Lt, .. }, .. }))));
+}
+
+#[test]
+fn a_template_head_that_does_not_parse_is_a_syntax_error() {
+    let diags = errors("template <typename> __device__ void f(int x) {}");
+    assert_eq!(diags[0].code, Code::SyntaxError);
+    let diags = errors("template <typo T> __device__ void f(T x) {}");
+    assert_eq!(diags[0].code, Code::SyntaxError);
+    // With `T` a type name already, the head parses and the word is what is wrong.
+    let diags = errors("struct T { int a; };\ntemplate <typo T> __device__ void f(T x) {}");
+    assert_eq!(diags[0].code, Code::SyntaxError);
+    assert!(diags[0].message.contains("`typename` or `class`"), "{diags:#?}");
+}
+
+#[test]
+fn cooperative_groups_names_are_joined_through_their_alias() {
+    let src = "namespace cg = cooperative_groups;\n__global__ void k() { cg::thread_block b = cg::this_thread_block(); cg::sync(b); }";
+    let tu = ok(src);
+    let Item::Function(k) = &tu.items[0] else { panic!("{:#?}", tu.items) };
+    let Stmt::Decl(d) = &k.body.as_ref().unwrap().stmts[0] else { panic!() };
+    let TypeSpecKind::Struct(ty) = &d.spec.kind else { panic!("{d:#?}") };
+    assert_eq!(ty.name, "cooperative_groups::thread_block");
+    assert_eq!(&src[ty.span.range()], "cg::thread_block");
+    let Some(Initializer::Expr(Expr { kind: ExprKind::Call { callee, .. }, .. })) = &d.declarators[0].init else { panic!() };
+    assert!(matches!(&callee.kind, ExprKind::Ident(i) if i.name == "cooperative_groups::this_thread_block"));
+    // Another namespace's `::` is left alone (and host code may use it freely).
+    let tu = ok("namespace other = std;\nint main() { other::x y; }\n__global__ void k() {}");
+    assert_eq!(item_names(&tu), ["k"]);
 }

@@ -99,7 +99,7 @@ impl Preprocessor<'_> {
                 if self.active() {
                     self.copy(file, text, copied, toks[i].start as usize)?;
                 }
-                copied = toks[end - 1].end as usize;
+                copied = past_line_splices(text, toks[end - 1].end as usize);
                 self.directive(file, text, &toks[i..end], base)?;
                 i = end;
                 continue;
@@ -368,5 +368,27 @@ fn dynamic_kind(name: &str, file: FileId, map: &super::SourceMap) -> Option<Dyna
         "__LINE__" => Some(Dynamic::Line),
         "__COUNTER__" => Some(Dynamic::Counter),
         _ => None,
+    }
+}
+
+/// Past the blanks and backslash-newlines that may end a directive's line after its last
+/// token (`#define A x \` followed by an empty line): they belong to the directive, and
+/// copied to the output the backslash would reach the lexer.
+fn past_line_splices(text: &str, mut at: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut end = at;
+    loop {
+        match bytes.get(at..) {
+            Some([b' ' | b'\t' | b'\r', ..]) => at += 1,
+            Some([b'\\', b'\n', ..]) => {
+                at += 2;
+                end = at;
+            }
+            Some([b'\\', b'\r', b'\n', ..]) => {
+                at += 3;
+                end = at;
+            }
+            _ => return end,
+        }
     }
 }

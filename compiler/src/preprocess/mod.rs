@@ -47,7 +47,8 @@
 //! integer `__CDPC_VERSION_NUM__` (major·10000 + minor·100 + patch). `__FILE__`, `__LINE__`
 //! and `__COUNTER__` are computed at each use; `__DATE__` and `__TIME__` are fixed at
 //! `"Jan  1 1970"` and `"00:00:00"` so that builds are reproducible (as `SOURCE_DATE_EPOCH=0`
-//! makes gcc's). `__GNUC__` is not defined: cdpc is no GNU compiler, and headers that test it
+//! makes gcc's). With `--default-stream per-thread` (`Target::default_stream`),
+//! `CUDA_API_PER_THREAD_DEFAULT_STREAM` 1, as nvcc defines it. `__GNUC__` is not defined: cdpc is no GNU compiler, and headers that test it
 //! would expect GNU built-ins.
 //!
 //! Then `-D NAME`, `-D NAME=VALUE` and `-U NAME` apply in command-line order (as a

@@ -4,7 +4,7 @@
 //! module documentation of [`super`].
 
 use super::{MacroOption, PreprocessOptions};
-use crate::target::{AddressSize, Target};
+use crate::target::{AddressSize, DefaultStream, Target};
 
 /// The name of the pseudo-file of predefined macros.
 pub const BUILT_IN: &str = "<built-in>";
@@ -32,6 +32,10 @@ pub fn prelude(options: &PreprocessOptions, target: &Target) -> Vec<(&'static st
          #define __DATE__ \"Jan  1 1970\"\n#define __TIME__ \"00:00:00\"\n\
          #define __FILE__ __FILE__\n#define __LINE__ __LINE__\n#define __COUNTER__ __COUNTER__\n"
     );
+    if target.default_stream == DefaultStream::PerThread {
+        // nvcc's `--default-stream per-thread`; the CUDA headers switch to the `_ptsz` calls on it.
+        text.push_str("#define CUDA_API_PER_THREAD_DEFAULT_STREAM 1\n");
+    }
     match target.address_size {
         AddressSize::Bits64 => text.push_str(
             "#define __LP64__ 1\n#define _LP64 1\n#define __x86_64__ 1\n#define __x86_64 1\n#define __amd64__ 1\n#define __amd64 1\n\

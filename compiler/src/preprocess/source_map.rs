@@ -198,11 +198,29 @@ impl SourceMap {
         }
     }
 
+    /// Where output byte `pos` is: a file and a byte offset in it (for expanded text, the
+    /// outermost invocation of its macro). A map without segments is the identity on the
+    /// main file.
+    pub fn file_position(&self, pos: u32) -> (FileId, u32) {
+        if self.segments.is_empty() {
+            return (0, pos);
+        }
+        self.file_pos(pos, false)
+    }
+
     /// The file range of an output span.
     pub fn map_span(&self, span: Span) -> Loc {
         let (file, start) = self.file_pos(span.start, false);
         if span.end <= span.start {
-            // An empty span (a position): keep it empty in the file.
+            // An empty span (a position): keep it empty in the file. A position at the end of
+            // a verbatim segment maps to its last byte, which may be inside a multi-byte
+            // character: move back to the character's start.
+            let text = self.files.get(file as usize).map(|f| f.file.text.as_str()).unwrap_or("");
+            let mut start = (start as usize).min(text.len());
+            while !text.is_char_boundary(start) {
+                start -= 1;
+            }
+            let start = start as u32;
             return Loc { file, start, end: start };
         }
         let (end_file, end) = self.file_pos(span.end - 1, true);

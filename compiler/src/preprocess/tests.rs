@@ -237,3 +237,11 @@ fn cuda_runtime_h_brings_limits_h_as_cuda_13_5_does() {
     check("#include <cuda_runtime_api.h>\nunsigned m = UINT_MAX;", "unsigned m = 4294967295U;");
     check("#include <cuda.h>\nint m = INT_MAX;", "int m = 2147483647;");
 }
+
+#[test]
+fn a_directive_ending_in_a_splice_before_an_empty_line_leaves_no_backslash() {
+    // lonestargpu's cutil_subset.h: `#define CUDA_SAFE_CALL(call) ...; \` then a blank line.
+    let p = run("#define A(c) B(c);   \\\n\nint x;\n", &PreprocessOptions { files: FileAccess::ShippedOnly, ..Default::default() });
+    assert!(!p.text.contains('\\'), "{:?}", p.text);
+    assert_eq!(fold(&p.text), "int x ;");
+}

@@ -16,6 +16,7 @@ pub(super) const BUILTIN_NAMES: &[&str] = &[
     "cudaStreamDestroy", "cudaEventCreateWithFlags", "cudaEventRecord", "cudaStreamWaitEvent", "cudaEventDestroy",
     "cudaMalloc", "cudaFree", "cudaGetDevice", "cudaDeviceGetAttribute", "cudaGetErrorString", "cudaGetErrorName",
     "cudaMemcpyAsync", "cudaMemsetAsync", "cudaGraphLaunch", "sqrtf", "expf", "logf", "sinf", "cosf", "powf",
+    "malloc", "free",
 ];
 
 /// Math functions by name: the C name gives the double version, `f` the float one.
@@ -73,6 +74,19 @@ impl Context {
             "__threadfence_block" => simple(Builtin::ThreadFenceBlock)?,
             "clock64" => (Builtin::Clock64, Type::LONGLONG),
             "printf" => return self.printf(args, span),
+            "malloc" => {
+                self.expect_arity(name, args, 1, span)?;
+                let size = self.expr(&args[0])?;
+                let size = self.coerce(size, &Type::size_t(), Code::TypeMismatch, "`malloc` takes a size")?;
+                return Some(make(ExprKind::Builtin { builtin: Builtin::Malloc, args: vec![size] }, Type::pointer_to(Type::Void), span));
+            }
+            "free" => {
+                self.expect_arity(name, args, 1, span)?;
+                let p = self.expr(&args[0])?;
+                let p = self.rvalue(p);
+                let p = self.coerce(p, &Type::pointer_to(Type::Void), Code::TypeMismatch, "`free` takes a pointer")?;
+                return Some(make(ExprKind::Builtin { builtin: Builtin::Free, args: vec![p] }, Type::Void, span));
+            }
             "__isGlobal" => {
                 self.expect_arity(name, args, 1, span)?;
                 let p = self.expr(&args[0])?;
@@ -106,12 +120,20 @@ impl Context {
                     return self.atomic(name, op, args, span);
                 }
                 if let Some(f) = RuntimeFn::from_c_name(n) {
+                    // `--default-stream per-thread`: the header's `__CUDART_API_PTSZ` renaming.
+                    let f = match self.target.default_stream {
+                        crate::target::DefaultStream::PerThread => f.per_thread_variant().unwrap_or(f),
+                        crate::target::DefaultStream::Legacy => f,
+                    };
                     return self.runtime_call(f, name, args, span);
                 }
                 if let Some(e) = self.math_call(name, args, span) {
                     return e;
                 }
                 if let Some(e) = self.intrinsic_call(name, args, span) {
+                    return e;
+                }
+                if let Some(e) = self.vector_call(name, args, span) {
                     return e;
                 }
                 if self.skipped_use(n, name.span) {

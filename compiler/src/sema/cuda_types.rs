@@ -11,7 +11,7 @@
 use super::Context;
 use crate::hir;
 use crate::target::Target;
-use crate::types::{round_up, StructId, Type};
+use crate::types::{round_up, StructId, Type, VectorType};
 use runtime_shim::entry_points::CType;
 use runtime_shim::types::{CEnum, CHandle, CStruct, FieldType, GRAPH_CONDITIONAL_HANDLE};
 
@@ -26,6 +26,9 @@ impl Context {
         }
         if CEnum::from_c_name(name).is_some() {
             return Some(Type::INT);
+        }
+        if let Some(v) = VectorType::from_name(name) {
+            return Some(self.vector_struct(v));
         }
         (name == GRAPH_CONDITIONAL_HANDLE).then_some(Type::ULONGLONG)
     }
@@ -49,6 +52,20 @@ impl Context {
             align = align.max(field_align);
         }
         let def = hir::StructDef { name: s.c_name().to_string(), fields: hir_fields, size: round_up(offset, align), align, span: Default::default() };
+        Type::Struct(self.add_builtin_struct(def, true))
+    }
+
+    /// A vector type (`float2`, ...), a built-in struct of fields `x` to `w` registered on
+    /// first use with `vector_types.h`'s alignment.
+    pub(super) fn vector_struct(&mut self, v: VectorType) -> Type {
+        if let Some(id) = self.struct_names.get(v.name) {
+            return Type::Struct(*id);
+        }
+        let elem = v.elem_type();
+        let (size, _) = self.size_align(&elem);
+        let fields = v.field_names().iter().zip(0u64..).map(|(name, i)| hir::Field { name: (*name).to_string(), ty: elem.clone(), offset: i * size }).collect();
+        let align = v.align(&self.target);
+        let def = hir::StructDef { name: v.name.to_string(), fields, size: round_up(size * u64::from(v.len), align), align, span: Default::default() };
         Type::Struct(self.add_builtin_struct(def, true))
     }
 

@@ -31,11 +31,19 @@ pub(super) fn declare_items(cx: &mut Context, unit: &ast::TranslationUnit) {
             cx.complete.push(false);
         }
     }
+    // Templates before functions: a function may not take a template's name.
+    for item in &unit.items {
+        if let ast::Item::Template(def) = item {
+            super::templates::declare(cx, def);
+        }
+    }
     for item in &unit.items {
         match item {
             ast::Item::Struct(def) => define_struct(cx, def),
             ast::Item::Function(def) => declare_function(cx, def),
             ast::Item::Global(decl) => declare_globals(cx, decl),
+            ast::Item::Typedef(def) => super::scope::declare_typedef(cx, def),
+            ast::Item::Template(_) => {}
         }
     }
 }
@@ -47,12 +55,37 @@ fn define_struct(cx: &mut Context, def: &ast::StructDef) {
     }
     let mut fields: Vec<hir::Field> = Vec::new();
     let (mut offset, mut align) = (0u64, 1u64);
+    if let Some(base) = &def.base {
+        // The base class is the first member, at offset 0 (see `scope::BASE_FIELD`).
+        let ty = cx.resolve_spec(&ast::TypeSpec { kind: ast::TypeSpecKind::Struct(base.clone()), is_const: false, span: base.span });
+        match ty {
+            Some(Type::Struct(b)) if cx.complete[b.0 as usize] && b != id => {
+                cx.cxx.bases.insert(id, b);
+                if !cx.structs[b.0 as usize].fields.is_empty() {
+                    let (size, base_align) = cx.size_align(&Type::Struct(b));
+                    fields.push(hir::Field { name: super::scope::BASE_FIELD.to_string(), ty: Type::Struct(b), offset: 0 });
+                    offset = size;
+                    align = base_align;
+                }
+            }
+            Some(_) => {
+                cx.error(Code::InvalidDeclaration, base.span, format!("the base of `{}` must be a struct defined before it", def.name.name)).emit();
+            }
+            None => {}
+        }
+    }
     for decl in &def.fields {
         if let Some((q, span)) = decl.qualifiers.first() {
             cx.error(Code::InvalidDeclaration, *span, format!("a struct field cannot be `{}`", qualifier_name(*q))).emit();
         }
         let Some(base) = cx.resolve_spec(&decl.spec) else { continue };
         for init in &decl.declarators {
+            if let Some(at) = init.declarator.reference {
+                cx.error(Code::ReferenceBinding, at, format!("field `{}` is a reference, which cdpc does not support in a struct yet", init.declarator.name.name))
+                    .note("store a pointer instead")
+                    .emit();
+                continue;
+            }
             let Some(ty) = declarator_type(cx, base.clone(), decl.spec.is_const, &init.declarator, false) else { continue };
             if ty == Type::Struct(id) || !is_complete(cx, &ty) {
                 cx.error(Code::InvalidDeclaration, init.declarator.span, format!("field `{}` has incomplete type {}", init.declarator.name.name, cx.show(&ty)))
@@ -162,22 +195,105 @@ fn function_kind(cx: &mut Context, def: &ast::FunctionDef) -> Option<FunctionKin
     }
 }
 
+/// `__forceinline__`, `__noinline__` and a kernel's `__launch_bounds__` (`E0911` on any other
+/// function, as nvcc refuses it).
+fn fn_attrs(cx: &mut Context, def: &ast::FunctionDef, kind: FunctionKind) -> hir::FnAttrs {
+    let mut attrs = hir::FnAttrs::default();
+    for (q, span) in &def.qualifiers {
+        match q {
+            ast::FnQualifier::ForceInline => attrs.inline = Some(true),
+            ast::FnQualifier::NoInline => attrs.inline = Some(false),
+            ast::FnQualifier::LaunchBounds(_) if kind != FunctionKind::Kernel => {
+                cx.error(Code::InvalidLaunchBounds, *span, "`__launch_bounds__` is only allowed on a `__global__` function")
+                    .primary("on a function that is not a kernel")
+                    .note("launch bounds describe the blocks of a launch; only kernels are launched")
+                    .emit();
+            }
+            ast::FnQualifier::LaunchBounds(bounds) => attrs.launch_bounds = Some(*bounds),
+            _ => {}
+        }
+    }
+    attrs
+}
+
 fn declare_function(cx: &mut Context, def: &ast::FunctionDef) {
-    let Some(kind) = function_kind(cx, def) else { return };
-    let Some(return_type) = cx.resolve_type_name(&def.return_type) else { return };
+    if cx.templates.contains_key(&def.name.name) {
+        super::templates::redefined_as_function(cx, def);
+        return;
+    }
+    let Some((candidate, owner)) = function_signature(cx, def) else { return };
+    let name = &super::scope::symbol_key(def);
+    match cx.symbols.get(name).copied() {
+        None => {
+            if owner.class.is_some() && !def.in_class {
+                cx.error(Code::NoSuchMember, def.name.span, format!("`{name}` is not declared in its class"))
+                    .primary("defined outside the class here")
+                    .note("declare the member function inside the class body first")
+                    .emit();
+                return;
+            }
+            cx.functions.push(candidate);
+            let id = FuncId(cx.functions.len() as u32 - 1);
+            cx.symbols.insert(name.clone(), GlobalSymbol::Function(id));
+            super::scope::record_function(cx, id, &owner, def);
+        }
+        Some(GlobalSymbol::Function(id)) => {
+            // A prototype and its definition must agree.
+            let existing = &cx.functions[id.0 as usize];
+            let same = existing.kind == candidate.kind
+                && existing.return_type == candidate.return_type
+                && existing.cxx == candidate.cxx
+                && existing.param_types().eq(candidate.param_types());
+            if !same {
+                let previous = existing.span;
+                cx.error(Code::Redefinition, def.name.span, format!("`{name}` is declared again with a different signature"))
+                    .label(previous, "first declared here")
+                    .emit();
+            } else if existing.body.is_some() || def.body.is_none() {
+                // Duplicate prototypes are harmless; a duplicate definition is caught when defining.
+            } else {
+                cx.functions[id.0 as usize].locals = candidate.locals;
+                cx.functions[id.0 as usize].span = candidate.span;
+            }
+            if same {
+                super::scope::record_defaults(cx, id, def);
+            }
+        }
+        Some(GlobalSymbol::Global(_)) => {
+            cx.error(Code::Redefinition, def.name.span, format!("`{name}` is already declared as a variable")).emit();
+        }
+    }
+}
+
+/// The HIR function a definition or prototype declares, without a body, and the class or
+/// namespaces it belongs to; `None` when its kind, owner or return type is wrong (reported).
+/// Template instances are built here too, with the template's arguments in scope
+/// (`templates.rs`).
+pub(super) fn function_signature(cx: &mut Context, def: &ast::FunctionDef) -> Option<(hir::Function, super::scope::Owner)> {
+    let kind = function_kind(cx, def)?;
+    let owner = super::scope::function_owner(cx, def)?;
+    let mut return_type = cx.resolve_type_name(&def.return_type)?;
     if kind == FunctionKind::Kernel && !return_type.is_void() {
         cx.error(Code::KernelReturnType, def.return_type.span, format!("a `__global__` function must return `void`, not {}", cx.show(&return_type)))
             .primary("kernels cannot return a value")
             .emit();
     }
-    if matches!(return_type, Type::Struct(_) | Type::Array { .. }) {
-        cx.error(Code::UnsupportedSyntax, def.return_type.span, "returning a struct or an array is not supported")
+    if matches!(return_type, Type::Array { .. }) {
+        cx.error(Code::UnsupportedSyntax, def.return_type.span, "returning an array is not supported")
             .note("return through a pointer parameter instead")
             .emit();
-        return;
+        return None;
+    }
+    if def.return_ref.is_some() {
+        return_type = super::refs::carrier(return_type, def.return_type.spec.is_const && def.return_type.pointers.is_empty());
     }
     let mut locals = Vec::new();
     let mut params = Vec::new();
+    let mut ref_params = Vec::new();
+    if let Some(this) = owner.this_type(cx) {
+        locals.push(hir::Local { name: "this".into(), ty: this, span: def.name.span });
+        params.push(hir::LocalId(0));
+    }
     for param in &def.params {
         let Some(base) = cx.resolve_spec(&param.ty) else { continue };
         // `int a[]` and `int a[4]` parameters are pointers, as in C.
@@ -201,42 +317,28 @@ fn declare_function(cx: &mut Context, def: &ast::FunctionDef) {
             cx.error(Code::InvalidDeclaration, param.span, format!("parameter has incomplete type {}", cx.show(&ty))).emit();
             continue;
         }
+        if d.reference.is_some() {
+            ty = super::refs::carrier(ty, param.ty.is_const && d.pointers.is_empty());
+        }
+        ref_params.push(d.reference.is_some());
         locals.push(hir::Local { name: d.name.name.clone(), ty, span: param.span });
         params.push(hir::LocalId(locals.len() as u32 - 1));
     }
     if kind == FunctionKind::Kernel {
         check_kernel_param_size(cx, def, &locals);
     }
-    let name = &def.name.name;
     let linkage = if def.qualifiers.iter().any(|(q, _)| *q == ast::FnQualifier::ExternC) { hir::Linkage::C } else { hir::Linkage::Cxx };
-    let candidate = hir::Function { name: name.clone(), kind, linkage, return_type, params, locals, body: None, span: def.span };
-    match cx.symbols.get(name).copied() {
-        None => {
-            cx.functions.push(candidate);
-            cx.symbols.insert(name.clone(), GlobalSymbol::Function(FuncId(cx.functions.len() as u32 - 1)));
-        }
-        Some(GlobalSymbol::Function(id)) => {
-            // A prototype and its definition must agree.
-            let existing = &cx.functions[id.0 as usize];
-            let same = existing.kind == candidate.kind
-                && existing.return_type == candidate.return_type
-                && existing.param_types().eq(candidate.param_types());
-            if !same {
-                let previous = existing.span;
-                cx.error(Code::Redefinition, def.name.span, format!("`{name}` is declared again with a different signature"))
-                    .label(previous, "first declared here")
-                    .emit();
-            } else if existing.body.is_some() || def.body.is_none() {
-                // Duplicate prototypes are harmless; a duplicate definition is caught when defining.
-            } else {
-                cx.functions[id.0 as usize].locals = candidate.locals;
-                cx.functions[id.0 as usize].span = candidate.span;
-            }
-        }
-        Some(GlobalSymbol::Global(_)) => {
-            cx.error(Code::Redefinition, def.name.span, format!("`{name}` is already declared as a variable")).emit();
-        }
-    }
+    let attrs = fn_attrs(cx, def, kind);
+    let cxx = hir::CxxSignature {
+        scope: owner.scope.clone(),
+        has_this: owner.has_this(),
+        const_method: def.const_method,
+        ref_params: if ref_params.iter().any(|r| *r) { ref_params } else { Vec::new() },
+        returns_ref: def.return_ref.is_some(),
+        ctor: owner.ctor,
+    };
+    let candidate = hir::Function { name: owner.simple_name.clone(), kind, linkage, return_type, params, locals, body: None, span: def.span, attrs, cxx, template: None };
+    Some((candidate, owner))
 }
 
 /// A kernel whose parameters exceed the target's limit can be launched from nowhere; nvcc
@@ -271,9 +373,8 @@ fn declare_globals(cx: &mut Context, decl: &ast::DeclStmt) {
     } else if has(Q::Device) {
         GlobalSpace::Device
     } else {
-        cx.error(Code::UnsupportedSyntax, decl.span, "a file-scope variable needs `__device__`, `__constant__` or `__shared__`")
-            .note("without one it would be a host variable, which device code cannot use")
-            .emit();
+        // A host variable: device code may use only the value of a `const` one (host.rs).
+        cx.declare_host_variables(decl);
         return;
     };
     let Some(base) = cx.resolve_spec(&decl.spec) else { return };
@@ -305,13 +406,32 @@ pub(super) fn declare_one_global(cx: &mut Context, base: Type, decl: &ast::DeclS
         }
         (Some(i), _) => Some(const_initializer(cx, i, &ty)?),
     };
+    // `extern __device__ T x;` declares a variable another translation unit defines.
+    let external = cx.func.is_none()
+        && init.init.is_none()
+        && matches!(space, GlobalSpace::Device | GlobalSpace::Constant)
+        && decl.qualifiers.iter().any(|(q, _)| *q == ast::VarQualifier::Extern);
     if cx.func.is_none() {
+        if let Some(&GlobalSymbol::Global(earlier)) = cx.symbols.get(symbol) {
+            // A definition (or another declaration) after an `extern` declaration of the same
+            // variable is the C rule: the definition wins.
+            let g = &cx.globals[earlier.0 as usize];
+            if (g.external || external) && g.ty == ty && g.space == space {
+                if !external {
+                    let g = &mut cx.globals[earlier.0 as usize];
+                    g.external = false;
+                    g.init = const_init;
+                    g.span = d.span;
+                }
+                return Some(earlier);
+            }
+        }
         if cx.symbols.contains_key(symbol) {
             cx.error(Code::Redefinition, d.name.span, format!("`{symbol}` is already declared")).emit();
             return None;
         }
     }
-    let id = cx.add_global(hir::Global { name: symbol.to_string(), ty, space, init: const_init, span: d.span });
+    let id = cx.add_global(hir::Global { name: symbol.to_string(), ty, space, init: const_init, span: d.span, external });
     if declares_const_object(decl, d) {
         cx.const_globals.insert(id);
     }
@@ -395,8 +515,9 @@ pub(super) fn define_functions(cx: &mut Context, unit: &ast::TranslationUnit) {
     for item in &unit.items {
         let ast::Item::Function(def) = item else { continue };
         let Some(body) = &def.body else { continue };
-        let Some(GlobalSymbol::Function(id)) = cx.symbols.get(&def.name.name).copied() else { continue };
-        if let Some(previous) = defined.insert(def.name.name.clone(), def.name.span) {
+        let key = super::scope::symbol_key(def);
+        let Some(GlobalSymbol::Function(id)) = cx.symbols.get(&key).copied() else { continue };
+        if let Some(previous) = defined.insert(key, def.name.span) {
             cx.error(Code::Redefinition, def.name.span, format!("`{}` is defined twice", def.name.name))
                 .label(previous, "first defined here")
                 .emit();
@@ -406,14 +527,7 @@ pub(super) fn define_functions(cx: &mut Context, unit: &ast::TranslationUnit) {
         if f.span != def.span {
             continue; // the signature did not match; already reported
         }
-        let mut scope = HashMap::new();
-        for p in &f.params {
-            scope.insert(f.locals[p.0 as usize].name.clone(), Binding::Local(*p));
-        }
-        // A parameter whose type failed to check is already reported; its uses stay quiet.
-        for p in &def.params {
-            scope.entry(p.declarator.name.name.clone()).or_insert(Binding::Poisoned);
-        }
+        let scope = param_scope(f, def);
         let kind = f.kind;
         let check = |cx: &mut Context| define_body(cx, id, def, body, scope);
         if kind == FunctionKind::HostDevice {
@@ -424,19 +538,61 @@ pub(super) fn define_functions(cx: &mut Context, unit: &ast::TranslationUnit) {
     }
     let called = super::host::finish_host_device(cx, deferred);
     // Calls to functions that are declared but never defined would fail in nvlink; say it here.
+    // Under separate compilation the link step resolves them against the other inputs.
+    if cx.separate {
+        return;
+    }
     for (i, f) in cx.functions.iter().enumerate() {
         if f.body.is_none() && called.contains(&FuncId(i as u32)) {
             cx.diags.push(
                 crate::diag::Diagnostic::new(Code::MissingDefinition, f.span, format!("`{}` is called but never defined", f.name))
-                    .with_note("cdpc links one file; define the function in it"),
+                    .with_note("this compilation links one file; define the function in it, or compile each file with `-dc` and link them together"),
+            );
+        }
+    }
+    for g in &cx.globals {
+        if g.external {
+            cx.diags.push(
+                crate::diag::Diagnostic::new(Code::MissingDefinition, g.span, format!("`{}` is declared `extern` but never defined", g.name))
+                    .with_note("this compilation links one file; define the variable in it, or compile each file with `-dc` and link them together"),
             );
         }
     }
 }
 
+/// The parameters of `f`, declared by `def`, as the outermost scope of its body.
+fn param_scope(f: &hir::Function, def: &ast::FunctionDef) -> HashMap<String, Binding> {
+    let mut scope = HashMap::new();
+    for p in &f.params {
+        scope.insert(f.locals[p.0 as usize].name.clone(), Binding::Local(*p));
+    }
+    // A parameter whose type failed to check is already reported; its uses stay quiet.
+    for p in &def.params {
+        scope.entry(p.declarator.name.name.clone()).or_insert(Binding::Poisoned);
+    }
+    scope
+}
+
+/// Checks the body of a function declared outside the file's order (a template instance),
+/// with the caller's function state saved around it.
+pub(super) fn define_out_of_order(cx: &mut Context, id: FuncId, def: &ast::FunctionDef) {
+    let Some(body) = &def.body else { return };
+    let scope = param_scope(&cx.functions[id.0 as usize], def);
+    let saved = cx.func.take();
+    define_body(cx, id, def, body, scope);
+    cx.func = saved;
+}
+
 /// Checks one function's body into the HIR.
 fn define_body(cx: &mut Context, id: FuncId, def: &ast::FunctionDef, body: &ast::Block, scope: HashMap<String, Binding>) {
     let f = &cx.functions[id.0 as usize];
+    let ref_locals = f.params.iter().skip(f.cxx.has_this as usize).zip(&f.cxx.ref_params).filter(|(_, r)| **r).map(|(p, _)| *p).collect();
+    let this = match (f.cxx.has_this, cx.cxx.methods.get(&id)) {
+        (true, Some(m)) => Some((f.params[0], m.class)),
+        _ => None,
+    };
+    let mut const_locals = std::collections::HashSet::new();
+    const_locals.extend(this.map(|(local, _)| local)); // `this` is not assignable
     cx.func = Some(FunctionState {
         id,
         kind: f.kind,
@@ -444,11 +600,21 @@ fn define_body(cx: &mut Context, id: FuncId, def: &ast::FunctionDef, body: &ast:
         locals: f.locals.clone(),
         scopes: vec![scope],
         loop_depth: 0,
-        const_locals: Default::default(),
+        const_locals,
+        ref_locals,
+        this,
+        returns_ref: f.cxx.returns_ref,
         provenance: Default::default(),
     });
     let errors_before = cx.diags.iter().filter(|d| d.is_error()).count();
-    let block = cx.block(body);
+    let inits = match &def.ctor_inits {
+        Some(inits) => cx.member_inits(inits),
+        None => Vec::new(),
+    };
+    let mut block = cx.block(body);
+    if !inits.is_empty() {
+        block.stmts.splice(0..0, inits);
+    }
     // A statement that failed to check is left out of the block; whether the body returns is
     // then unknown, and the error already reported.
     let body_failed = cx.diags.iter().filter(|d| d.is_error()).count() > errors_before;

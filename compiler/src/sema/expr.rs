@@ -61,7 +61,10 @@ impl Context {
                 self.sizeof(&operand.ty, span)
             }
             ast::ExprKind::Call { callee, args } => self.call(callee, args, span),
-            ast::ExprKind::Launch { kernel, config, config_span, args } => self.launch(kernel, config, *config_span, args, span),
+            ast::ExprKind::Launch { kernel, config, config_span, args, template_args } => {
+                self.launch(kernel, template_args.as_deref(), config, *config_span, args, span)
+            }
+            ast::ExprKind::TemplateId { name, .. } => self.template_as_value(name, span),
             ast::ExprKind::Index { base, index } => self.index(base, index, span),
             ast::ExprKind::Member { base, field, arrow } => self.member(base, field, *arrow, span),
             ast::ExprKind::Construct { ty, args } => self.construct(ty, args, span),
@@ -105,17 +108,27 @@ impl Context {
         data.push(hir::ConstInit::Int(0));
         let ty = Type::Array { elem: Box::new(Type::CHAR), len: data.len() as u64 };
         let name = format!("__cdpc_str{}", self.globals.len());
-        let id = self.add_global(hir::Global { name, ty: ty.clone(), space: GlobalSpace::StringLiteral, init: Some(hir::ConstInit::Array(data)), span });
+        let id = self.add_global(hir::Global { name, ty: ty.clone(), space: GlobalSpace::StringLiteral, init: Some(hir::ConstInit::Array(data)), span, external: false });
         self.const_globals.insert(id);
         make(ExprKind::Global(id), ty, span)
     }
 
     fn ident(&mut self, ident: &ast::Ident) -> Option<hir::Expr> {
         let span = ident.span;
-        match self.lookup(&ident.name) {
+        let binding = self.lookup(&ident.name);
+        if !matches!(binding, Some(Binding::Local(_))) {
+            if let Some(member) = self.this_member(ident) {
+                return Some(member);
+            }
+        }
+        match binding {
             Some(Binding::Local(id)) => {
                 let ty = self.state().locals[id.0 as usize].ty.clone();
-                return Some(make(ExprKind::Local(id), ty, span));
+                let local = make(ExprKind::Local(id), ty, span);
+                if self.state().ref_locals.contains(&id) {
+                    return Some(self.through_reference(local));
+                }
+                return Some(local);
             }
             Some(Binding::Global(id)) => {
                 let ty = self.globals[id.0 as usize].ty.clone();
@@ -124,10 +137,16 @@ impl Context {
             Some(Binding::Poisoned) => return None,
             None => {}
         }
+        if let Some(e) = self.template_value(ident) {
+            return Some(e);
+        }
         if let Some(e) = self.predefined_constant(&ident.name, span) {
             return Some(e);
         }
-        if let Some(GlobalSymbol::Function(id)) = self.symbols.get(&ident.name) {
+        if let Some(e) = self.host_constant(&ident.name, span) {
+            return Some(e);
+        }
+        if let Some((GlobalSymbol::Function(id), _)) = self.resolve_symbol(&ident.name) {
             let f = &self.functions[id.0 as usize];
             let hint = if f.kind == hir::FunctionKind::Kernel { "launch it with `<<<grid, block>>>(...)`" } else { "call it with `(...)`" };
             self.error(Code::TypeMismatch, span, format!("`{}` is a function, not a value", ident.name))
@@ -203,7 +222,7 @@ impl Context {
         }
     }
 
-    fn is_const_place(&self, e: &hir::Expr) -> bool {
+    pub(super) fn is_const_place(&self, e: &hir::Expr) -> bool {
         match &e.kind {
             ExprKind::Local(id) => self.func.as_ref().is_some_and(|s| s.const_locals.contains(id)),
             ExprKind::Global(id) => self.const_globals.contains(id) || self.globals[id.0 as usize].space == GlobalSpace::Constant,
@@ -237,6 +256,11 @@ impl Context {
     }
 
     fn unary(&mut self, op: AstUn, operand: &ast::Expr, span: Span) -> Option<hir::Expr> {
+        if let (AstUn::AddrOf, ast::ExprKind::Ident(name)) = (op, &operand.kind) {
+            if self.host_constant_address(name) {
+                return None;
+            }
+        }
         let e = self.expr(operand)?;
         match op {
             AstUn::AddrOf => {
@@ -524,16 +548,13 @@ impl Context {
                 "z" => (2, Type::UINT),
                 _ => return self.no_field(field, &b.ty, "x, y, z"),
             },
-            Type::Struct(id) => {
-                let s = &self.structs[id.0 as usize];
-                match s.fields.iter().position(|f| f.name == field.name) {
-                    Some(i) => (i as u32, s.fields[i].ty.clone()),
-                    None => {
-                        let names = s.fields.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ");
-                        return self.no_field(field, &b.ty.clone(), &names);
-                    }
+            Type::Struct(id) => match self.find_field(*id, &field.name) {
+                Some((path, ty)) => return Some(self.member_path(b, &path, ty, span)),
+                None => {
+                    let names = self.field_names(*id);
+                    return self.no_field(field, &b.ty.clone(), &names);
                 }
-            }
+            },
             Type::Pointer { .. } if !arrow => {
                 self.error(Code::InvalidOperands, span, format!("`{}` is a pointer; use `->` to reach its field", self.show(&b.ty))).emit();
                 return None;
@@ -575,6 +596,9 @@ impl Context {
         if target == Type::Dim3 {
             return self.dim3_ctor(args, span);
         }
+        if let Some(class) = self.has_ctors(&target) {
+            return self.construct_temporary(class, args, span);
+        }
         if args.len() != 1 || !target.is_scalar() {
             let message = format!("{} cannot be constructed from {} arguments", self.show(&target), args.len());
             self.error(Code::TypeMismatch, span, message).emit();
@@ -605,6 +629,16 @@ impl Context {
     }
 
     fn call(&mut self, callee: &ast::Expr, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+        // A group object's member functions (`b.sync()`) are built in, so before C++ members.
+        if let Some(call) = self.coop_group_call(callee, args, span) {
+            return call;
+        }
+        if let ast::ExprKind::Member { base, field, arrow } = &callee.kind {
+            return self.method_call(base, field, *arrow, args, span);
+        }
+        if let ast::ExprKind::TemplateId { name, args: explicit } = &callee.kind {
+            return self.template_call(name, explicit.as_deref(), args, span);
+        }
         let ast::ExprKind::Ident(name) = &callee.kind else {
             self.error(Code::NotCallable, callee.span, "only named functions can be called").note("cdpc has no function pointers").emit();
             return None;
@@ -613,10 +647,103 @@ impl Context {
             self.error(Code::NotCallable, name.span, format!("`{}` is a variable, not a function", name.name)).emit();
             return None;
         }
-        let function = match self.symbols.get(&name.name) {
-            Some(GlobalSymbol::Function(id)) => *id,
-            _ => return self.builtin_call(name, args, span),
+        let function = match self.resolve_symbol(&name.name) {
+            Some((GlobalSymbol::Function(id), _)) => id,
+            _ => {
+                if let Some(host) = self.skipped_candidate(&name.name) {
+                    if host != name.name && self.skipped_use(&host, name.span) {
+                        return None;
+                    }
+                }
+                return self.builtin_call(name, args, span);
+            }
         };
+        // A member function called by its bare name inside another: through `this`.
+        let object = match self.cxx.methods.get(&function).copied() {
+            Some(m) if !m.is_static => match self.implicit_this(m.class, name.span) {
+                Some(this) => Some(this),
+                None => {
+                    let class = self.structs[m.class.0 as usize].name.clone();
+                    let simple = self.functions[function.0 as usize].name.clone();
+                    self.error(Code::NoSuchMember, name.span, format!("`{}` is a member function of `{class}` and needs an object", name.name))
+                        .note(format!("call it on a `{class}`: `object.{simple}(...)`"))
+                        .emit();
+                    return None;
+                }
+            },
+            _ => None,
+        };
+        self.finish_call(function, object, args, span)
+    }
+
+    /// `object.f(args)` and `pointer->f(args)`.
+    fn method_call(&mut self, base: &ast::Expr, field: &ast::Ident, arrow: bool, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+        let b = self.expr(base)?;
+        let b = if arrow { self.rvalue(b) } else { b };
+        let class = match (&b.ty, arrow) {
+            (Type::Struct(id), false) => *id,
+            (Type::Pointer { pointee, .. }, true) if matches!(**pointee, Type::Struct(_)) => match **pointee {
+                Type::Struct(id) => id,
+                _ => unreachable!(),
+            },
+            _ => {
+                let how = if arrow { "`->` needs a pointer to a struct" } else { "only a struct has member functions" };
+                let message = format!("{how}; found {}", self.show(&b.ty));
+                self.error(Code::NotCallable, callee_span(base, field), message).emit();
+                return None;
+            }
+        };
+        let Some((function, declaring)) = self.find_method(class, &field.name) else {
+            let class_name = self.structs[class.0 as usize].name.clone();
+            let qualified = format!("{class_name}::{}", field.name);
+            if self.skipped_use(&qualified, field.span) {
+                return None;
+            }
+            let is_field = self.find_field(class, &field.name).is_some();
+            let mut builder = self.error(Code::NoSuchMember, field.span, format!("`{class_name}` has no member function `{}`", field.name));
+            if is_field {
+                builder = builder.note("it is a data member; cdpc has no function pointers");
+            }
+            builder.emit();
+            return None;
+        };
+        let method = self.cxx.methods.get(&function).copied();
+        let object = match method {
+            Some(m) if m.is_static => None,
+            _ => {
+                let pointer = if arrow {
+                    b
+                } else {
+                    if !self.is_place(&b) {
+                        self.error(Code::NotAnLvalue, base.span, "cdpc calls member functions only on variables, elements and fields").emit();
+                        return None;
+                    }
+                    let ty = Type::pointer_to(b.ty.clone());
+                    let s = b.span;
+                    make(ExprKind::AddrOf(boxed(b)), ty, s)
+                };
+                let f = &self.functions[function.0 as usize];
+                let this_ty = f.local(f.params[0]).ty.clone();
+                let object_const = matches!(&pointer.ty, Type::Pointer { pointee_const: true, .. })
+                    || matches!(&pointer.kind, ExprKind::AddrOf(place) if self.is_const_place(place));
+                if object_const && !matches!(this_ty, Type::Pointer { pointee_const: true, .. }) {
+                    let name = f.name.clone();
+                    self.error(Code::NoSuchMember, field.span, format!("`{name}` is not a const member function and cannot be called on a read-only object"))
+                        .note("declare it `const` if it does not modify the object")
+                        .emit();
+                    return None;
+                }
+                let _ = declaring;
+                let s = pointer.span;
+                Some(make(ExprKind::Cast(boxed(pointer)), this_ty, s))
+            }
+        };
+        self.finish_call(function, object, args, span)
+    }
+
+    /// A call of `function` with `args` (after the object pointer of a member function):
+    /// default arguments, references and a reference result.
+    pub(super) fn finish_call(&mut self, function: hir::FuncId, object: Option<hir::Expr>, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
         let f = &self.functions[function.0 as usize];
         if f.kind == hir::FunctionKind::Kernel {
             let fname = f.name.clone();
@@ -625,18 +752,47 @@ impl Context {
                 .emit();
             return None;
         }
-        let params: Vec<Type> = f.param_types().cloned().collect();
-        let (return_type, def_span, fname) = (f.return_type.clone(), f.span, f.name.clone());
-        if args.len() != params.len() {
+        let skip = f.cxx.has_this as usize;
+        let params: Vec<Type> = f.param_types().skip(skip).cloned().collect();
+        let refs: Vec<bool> = (0..params.len()).map(|i| f.cxx.ref_params.get(i).copied().unwrap_or(false)).collect();
+        let (return_type, def_span, fname, returns_ref) = (f.return_type.clone(), f.span, f.name.clone(), f.cxx.returns_ref);
+        let defaults = self.cxx.defaults.get(&function).cloned().unwrap_or_default();
+        let mut all_args: Vec<ast::Expr> = args.to_vec();
+        while all_args.len() < params.len() {
+            match defaults.get(all_args.len()).cloned().flatten() {
+                Some(default) => all_args.push(default),
+                None => break,
+            }
+        }
+        if all_args.len() != params.len() {
             self.error(Code::CallArity, span, format!("`{fname}` takes {} argument{}, but {} were given", params.len(), plural(params.len()), args.len()))
                 .label(def_span, "declared here")
                 .emit();
             return None;
         }
-        let args = self.convert_args(args, &params, Code::TypeMismatch, "argument has the wrong type")?;
+        let mut converted = Vec::new();
+        for (i, (a, p)) in all_args.iter().zip(&params).enumerate() {
+            let e = self.expr(a);
+            converted.push(e.and_then(|e| {
+                if refs[i] {
+                    self.bind_reference(e, p, &format!("parameter {} of `{fname}`", i + 1), a.span)
+                } else {
+                    self.coerce(e, p, Code::TypeMismatch, "argument has the wrong type")
+                }
+            }));
+        }
+        let mut args: Vec<hir::Expr> = converted.into_iter().collect::<Option<Vec<_>>>()?;
+        if let Some(object) = object {
+            args.insert(0, object);
+        }
         self.record_call(function);
-        Some(make(ExprKind::Call { func: function, args }, return_type, span))
+        let call = make(ExprKind::Call { func: function, args }, return_type, span);
+        Some(if returns_ref { self.through_reference(call) } else { call })
     }
+}
+
+fn callee_span(base: &ast::Expr, field: &ast::Ident) -> Span {
+    base.span.to(field.span)
 }
 
 impl Context {

@@ -4,6 +4,12 @@
 //! code names one, [`Context::skipped_use`] says why it cannot use it (`E0900`, `E0901`)
 //! instead of a bare "cannot find".
 //!
+//! A file-scope variable without `__device__`, `__constant__` or `__shared__` is a host
+//! variable. As in nvcc, device code may still read one that is `const`, of arithmetic type
+//! and initialized by a constant expression: its uses are that constant
+//! ([`Context::declare_host_variables`]); taking its address is `E0910`, as nvcc says that
+//! the identifier "is undefined in device code". Any other host variable is `E0900` when used.
+//!
 //! `__host__ __device__` functions follow clang's rule: they are compiled for the device only
 //! when device code calls them. Their bodies are checked with their diagnostics held back;
 //! [`finish_host_device`] keeps the diagnostics and the body of those that kernels and
@@ -13,7 +19,8 @@
 
 use super::{Context, FunctionState};
 use crate::diag::{Code, Diagnostic, Diagnostics, Span};
-use crate::front::ast::{Skipped, SkippedKind};
+use crate::front::ast::{self, Skipped, SkippedKind};
+use crate::hir;
 use crate::hir::{FuncId, FunctionKind};
 use std::collections::{HashMap, HashSet};
 
@@ -29,6 +36,70 @@ pub(super) fn index_skipped(skipped: &[Skipped]) -> HashMap<String, Skipped> {
 }
 
 impl Context {
+    /// A file-scope declaration without a memory space: host variables. Each `const` one of
+    /// arithmetic type with a constant initializer becomes a constant that device code may
+    /// read; the others are recorded as skipped host variables. Nothing is reported here
+    /// (the host compiler owns the declaration).
+    pub(super) fn declare_host_variables(&mut self, decl: &ast::DeclStmt) {
+        for init in &decl.declarators {
+            let d = &init.declarator;
+            let value = match &init.init {
+                Some(ast::Initializer::Expr(e)) if d.pointers.is_empty() && d.array_dims.is_empty() && decl.spec.is_const => self.quiet_constant(&decl.spec, e),
+                _ => None,
+            };
+            match value {
+                Some(value) => {
+                    self.host_consts.insert(d.name.name.clone(), value);
+                }
+                None => {
+                    let skipped = Skipped { kind: SkippedKind::Variable, names: vec![d.name.clone()], span: decl.span, error: None };
+                    self.skipped.entry(d.name.name.clone()).or_insert(skipped);
+                }
+            }
+        }
+    }
+
+    /// The value of `init` converted to the arithmetic type `spec`, if it is a constant;
+    /// diagnostics are dropped (the declaration is host code).
+    fn quiet_constant(&mut self, spec: &ast::TypeSpec, init: &ast::Expr) -> Option<hir::Expr> {
+        use super::consteval::{eval, Const};
+        let outer = std::mem::take(&mut self.diags);
+        let value = (|| {
+            let ty = self.resolve_spec(spec)?;
+            if !ty.is_arithmetic() {
+                return None;
+            }
+            let e = self.expr(init)?;
+            let e = self.coerce(e, &ty, Code::TypeMismatch, "")?;
+            let kind = match eval(&e, &self.target)? {
+                Const::Int(v) => hir::ExprKind::IntConst(v as i64),
+                Const::Float(f) => hir::ExprKind::FloatConst(f),
+                Const::Pointer(_) => return None,
+            };
+            Some(hir::Expr { kind, ty, span: init.span })
+        })();
+        self.diags = outer;
+        value
+    }
+
+    /// A use of a host constant: its value, at the use's span.
+    pub(super) fn host_constant(&self, name: &str, span: Span) -> Option<hir::Expr> {
+        self.host_consts.get(name).map(|value| hir::Expr { span, ..value.clone() })
+    }
+
+    /// `&N` for a host constant `N`: device code has its value, not the host's variable.
+    pub(super) fn host_constant_address(&mut self, name: &ast::Ident) -> bool {
+        if self.lookup(&name.name).is_some() || !self.host_consts.contains_key(&name.name) {
+            return false;
+        }
+        self.error(Code::HostConstantAddress, name.span, format!("identifier `{}` is undefined in device code", name.name))
+            .primary("its address is taken here")
+            .note(format!("`{}` is a host variable; device code may read its value, a constant, but the variable lives in host memory", name.name))
+            .note("declare it `__device__ const` or `__constant__` to give device code an address")
+            .emit();
+        true
+    }
+
     /// If `name` was declared by a skipped declaration, reports the use at `span` and returns
     /// true; otherwise reports nothing.
     pub(super) fn skipped_use(&mut self, name: &str, span: Span) -> bool {
@@ -109,7 +180,9 @@ pub(super) fn finish_host_device(cx: &mut Context, deferred: Deferred) -> HashSe
         .functions
         .iter()
         .enumerate()
-        .filter(|(_, f)| f.kind != FunctionKind::HostDevice)
+        // Device-function instances are compiled where they are used, like these functions (a
+        // kernel instance is launched from device code, never from these functions).
+        .filter(|(_, f)| f.kind != FunctionKind::HostDevice && (f.template.is_none() || f.kind == FunctionKind::Kernel))
         .map(|(i, _)| FuncId(i as u32))
         .collect();
     while let Some(f) = work.pop() {
@@ -118,11 +191,27 @@ pub(super) fn finish_host_device(cx: &mut Context, deferred: Deferred) -> HashSe
         }
         work.extend(cx.calls.iter().filter(|(caller, _)| *caller == f).map(|(_, callee)| *callee));
     }
+    // The function outside any template whose body requested an instance (through others).
+    let requested_from = |mut id: FuncId| {
+        while let Some(by) = cx.templates.requested_by.get(&id) {
+            id = *by;
+        }
+        id
+    };
+    let reached_instances: Vec<FuncId> = reached.iter().copied().filter(|id| cx.functions[id.0 as usize].template.is_some()).collect();
     for (id, diags) in deferred.held {
-        if reached.contains(&id) {
+        // An instance device code uses may have been requested first by an unused function,
+        // which held the instance's diagnostics: they are reported all the same.
+        let feeds_used_instance = reached_instances.iter().any(|i| requested_from(*i) == id);
+        if reached.contains(&id) || (feeds_used_instance && diags.has_errors()) {
             cx.diags.extend(diags.into_vec());
         } else {
             cx.functions[id.0 as usize].body = None;
+        }
+    }
+    for (i, f) in cx.functions.iter_mut().enumerate() {
+        if f.template.is_some() && !reached.contains(&FuncId(i as u32)) {
+            f.body = None;
         }
     }
     cx.calls.iter().filter(|(caller, _)| reached.contains(caller)).map(|(_, callee)| *callee).collect()

@@ -11,8 +11,12 @@ use crate::target::LaunchAbi;
 use crate::types::Type;
 
 impl Context {
-    pub(super) fn launch(&mut self, kernel: &ast::Ident, config: &[ast::Expr], config_span: Span, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
-        let kernel_id = self.launched_kernel(kernel)?;
+    pub(super) fn launch(&mut self, kernel: &ast::Ident, template_args: Option<&[ast::TemplateArg]>, config: &[ast::Expr], config_span: Span, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+        let kernel_id = if self.templates.contains_key(&kernel.name) {
+            self.launched_template(kernel, template_args, args)?
+        } else {
+            self.launched_kernel(kernel)?
+        };
         if self.state().kind == FunctionKind::HostDevice {
             let function = self.current_function_name();
             self.error(Code::LaunchInHostDevice, span, format!("kernel launch inside `__host__ __device__` function `{function}`"))
@@ -41,7 +45,7 @@ impl Context {
     }
 
     fn launched_kernel(&mut self, kernel: &ast::Ident) -> Option<hir::FuncId> {
-        match self.symbols.get(&kernel.name).copied() {
+        match self.resolve_symbol(&kernel.name).map(|(symbol, _)| symbol) {
             Some(GlobalSymbol::Function(id)) if self.functions[id.0 as usize].kind == FunctionKind::Kernel => Some(id),
             Some(GlobalSymbol::Function(id)) => {
                 let f_span = self.functions[id.0 as usize].span;

@@ -14,7 +14,12 @@ mod host;
 mod intrinsics;
 mod launch;
 mod provenance;
+mod refs;
+mod scope;
 mod stmt;
+mod vector;
+mod templates;
+mod coop_groups;
 
 use crate::diag::{Code, Diagnostic, Diagnostics, Span};
 use crate::front::ast;
@@ -27,13 +32,19 @@ use std::collections::HashMap;
 #[derive(Clone, Debug, Default)]
 pub struct SemaOptions {
     pub target: Target,
+    /// Separate compilation (`-dc`, several inputs, a link with libraries): a device function
+    /// or `extern` variable declared but not defined here is left to the link step, which
+    /// reports it (E0801) if no input defines it. Off, such a use is E0104 here.
+    pub separate: bool,
 }
 
 /// Checks a parsed file and lowers it to HIR. The module is returned only when there was no
 /// error; warnings come back either way.
 pub fn analyze(unit: &ast::TranslationUnit, options: &SemaOptions) -> (Option<hir::Module>, Vec<Diagnostic>) {
     let mut cx = Context::new(options.target);
+    cx.separate = options.separate;
     cx.skipped = host::index_skipped(&unit.skipped);
+    scope::index_directives(&mut cx, unit);
     decls::declare_items(&mut cx, unit);
     decls::define_functions(&mut cx, unit);
     let failed = cx.diags.has_errors();
@@ -73,11 +84,21 @@ struct Context {
     calls: Vec<(FuncId, FuncId)>,
     /// Declarations the front end left to the host compiler, by name (see `host.rs`).
     skipped: HashMap<String, ast::Skipped>,
+    /// Host variables that device code may read as constants (`const int N = 4;` at file
+    /// scope, without `__device__`): their values, as typed constant expressions (host.rs).
+    host_consts: HashMap<String, hir::Expr>,
     /// Globals declared `const` (and string literals): read-only places.
     const_globals: std::collections::HashSet<GlobalId>,
+    /// C++: typedef names, member functions, default arguments, base classes, namespace
+    /// directives (see `scope.rs`).
+    cxx: scope::CxxNames,
+    /// Function templates and their instances (`templates.rs`).
+    templates: templates::Templates,
     diags: Diagnostics,
     /// State of the function body being checked.
     func: Option<FunctionState>,
+    /// [`SemaOptions::separate`].
+    separate: bool,
 }
 
 struct FunctionState {
@@ -89,6 +110,12 @@ struct FunctionState {
     loop_depth: u32,
     /// Locals declared `const` (`const int x`, `int *const p`).
     const_locals: std::collections::HashSet<LocalId>,
+    /// References: locals holding the address of what they name (`refs.rs`).
+    ref_locals: std::collections::HashSet<LocalId>,
+    /// A member function's `this` parameter and its class.
+    this: Option<(LocalId, StructId)>,
+    /// The function returns a reference: `return` takes an address.
+    returns_ref: bool,
     provenance: provenance::Tracker,
 }
 
@@ -114,9 +141,13 @@ impl Context {
             symbols: HashMap::new(),
             calls: Vec::new(),
             skipped: HashMap::new(),
+            host_consts: HashMap::new(),
             const_globals: Default::default(),
+            cxx: Default::default(),
+            templates: Default::default(),
             diags: Diagnostics::default(),
             func: None,
+            separate: false,
         }
     }
 

@@ -5,7 +5,7 @@ use super::{Binding, Context};
 use crate::diag::{Code, Span};
 use crate::front::ast;
 use crate::hir::{self, ExprKind, GlobalSpace, Init, Stmt};
-use crate::types::Type;
+use crate::types::{IntKind, Type};
 use std::collections::HashMap;
 
 impl Context {
@@ -132,6 +132,13 @@ impl Context {
                     }
                 }
             }
+            (Some(v), false) if self.state().returns_ref => {
+                if let Some(e) = self.expr(v) {
+                    if let Some(e) = self.bind_reference(e, &return_type, "the returned reference", v.span) {
+                        out.push(Stmt::Return(Some(e)));
+                    }
+                }
+            }
             (Some(v), false) => {
                 if let Some(e) = self.expr(v) {
                     if let Some(e) = self.coerce(e, &return_type, Code::TypeMismatch, "returned value has the wrong type") {
@@ -145,7 +152,13 @@ impl Context {
     fn local_decl(&mut self, decl: &ast::DeclStmt, out: &mut Vec<Stmt>) {
         use ast::VarQualifier as Q;
         let has = |q: Q| decl.qualifiers.iter().any(|(x, _)| *x == q);
-        let Some(base) = self.resolve_spec(&decl.spec) else { return };
+        let Some(base) = self.resolve_spec(&decl.spec) else {
+            // The type is reported; uses of the names stay quiet instead of "cannot find".
+            for init in &decl.declarators {
+                self.bind(&init.declarator.name, Binding::Poisoned);
+            }
+            return;
+        };
         let hoisted = if has(Q::Shared) {
             Some(if has(Q::Extern) { GlobalSpace::ExternShared } else { GlobalSpace::Shared })
         } else if has(Q::Static) || has(Q::Device) {
@@ -172,10 +185,41 @@ impl Context {
                 }
                 continue;
             }
-            let Some(ty) = declarator_type(self, base.clone(), decl.spec.is_const, &init.declarator, false) else {
+            let sized = sized_by_initializer(&init.declarator, init.init.as_ref());
+            let Some(ty) = declarator_type(self, base.clone(), decl.spec.is_const, sized.as_ref().unwrap_or(&init.declarator), false) else {
                 self.bind(name, Binding::Poisoned);
                 continue;
             };
+            if init.declarator.reference.is_some() {
+                self.local_reference(decl, init, ty, out);
+                continue;
+            }
+            if let Some(class) = self.has_ctors(&ty) {
+                let args: &[ast::Expr] = match &init.init {
+                    None => &[],
+                    Some(ast::Initializer::Ctor(args, _)) => args,
+                    Some(_) => &[],
+                };
+                if matches!(init.init, None | Some(ast::Initializer::Ctor(..))) {
+                    // `T x;` and `T x(args);` run a constructor on the new local.
+                    let local = self.new_local(&name.name, ty.clone(), init.declarator.span);
+                    let place = hir::Expr { kind: ExprKind::Local(local), ty: ty.clone(), span: name.span };
+                    let call = self.construct_into(place, class, args, init.declarator.span);
+                    self.bind(name, Binding::Local(local));
+                    out.push(Stmt::Decl { local, init: None });
+                    out.extend(call.map(Stmt::Expr));
+                    continue;
+                }
+            }
+            if let Type::Array { elem, .. } = &ty {
+                if self.has_ctors(elem).is_some() {
+                    self.error(Code::CxxUnsupported, init.declarator.span, format!("an array of {}, a class with constructors, is not supported yet", self.show(elem)))
+                        .note("declare the elements one by one, or a pointer to them")
+                        .emit();
+                    self.bind(name, Binding::Poisoned);
+                    continue;
+                }
+            }
             if !ty.is_complete_object() {
                 let message = format!("`{}` cannot have type {}", name.name, self.show(&ty));
                 self.error(Code::InvalidDeclaration, init.declarator.span, message).emit();
@@ -195,6 +239,33 @@ impl Context {
                 self.globals = globals;
             }
             out.push(Stmt::Decl { local, init: value });
+        }
+    }
+
+    /// `T &r = place;` (`refs.rs`): a local holding the address, read through at every use.
+    fn local_reference(&mut self, decl: &ast::DeclStmt, init: &ast::InitDeclarator, ty: Type, out: &mut Vec<Stmt>) {
+        let name = &init.declarator.name;
+        let carrier = super::refs::carrier(ty, decl.spec.is_const && init.declarator.pointers.is_empty());
+        let value = match &init.init {
+            Some(ast::Initializer::Expr(e)) => self.expr(e).and_then(|v| self.bind_reference(v, &carrier, &format!("`{}`", name.name), e.span)),
+            Some(ast::Initializer::Ctor(args, _)) if args.len() == 1 => {
+                self.expr(&args[0]).and_then(|v| self.bind_reference(v, &carrier, &format!("`{}`", name.name), args[0].span))
+            }
+            _ => {
+                self.error(Code::ReferenceBinding, init.declarator.span, format!("reference `{}` must be bound to an object where it is declared", name.name))
+                    .note("write `T &name = object;`")
+                    .emit();
+                None
+            }
+        };
+        let local = self.new_local(&name.name, carrier, init.declarator.span);
+        self.state().ref_locals.insert(local);
+        match value {
+            Some(value) => {
+                self.bind(name, Binding::Local(local));
+                out.push(Stmt::Decl { local, init: Some(Init::Expr(value)) });
+            }
+            None => self.bind(name, Binding::Poisoned),
         }
     }
 
@@ -253,6 +324,15 @@ impl Context {
                 self.error(Code::TypeMismatch, *span, message).emit();
                 None
             }
+            (ast::Initializer::Expr(ast::Expr { kind: ast::ExprKind::StringLit(bytes), span }), Type::Array { elem, len }) if matches!(**elem, Type::Int(IntKind::Char | IntKind::SChar | IntKind::UChar)) => {
+                // `char s[] = "\t";`: the characters and the terminating zero.
+                if bytes.len() as u64 + 1 > *len {
+                    self.error(Code::TypeMismatch, *span, format!("a string of {} characters does not fit an array of {len}", bytes.len())).emit();
+                    return None;
+                }
+                let chars = bytes.iter().chain(std::iter::once(&0u8)).map(|b| Init::Expr(super::expr::int_const(*b as i8 as i64, (**elem).clone(), *span)));
+                Some(Init::List(chars.collect()))
+            }
             (ast::Initializer::Expr(e), Type::Array { .. }) => {
                 self.error(Code::TypeMismatch, e.span, "an array is initialized with a brace list `{ ... }`").emit();
                 None
@@ -263,6 +343,20 @@ impl Context {
             }
         }
     }
+}
+
+/// `char s[] = "\t";`, `int a[] = {1, 2};`: the array's size is the initializer's.
+fn sized_by_initializer(d: &ast::Declarator, init: Option<&ast::Initializer>) -> Option<ast::Declarator> {
+    let first = d.array_dims.first().filter(|dim| dim.size.is_none())?;
+    let len = match init? {
+        ast::Initializer::Expr(ast::Expr { kind: ast::ExprKind::StringLit(bytes), .. }) => bytes.len() + 1,
+        ast::Initializer::List(items, _) => items.len(),
+        _ => return None,
+    };
+    let mut sized = d.clone();
+    let size = ast::Expr { kind: ast::ExprKind::IntLit { value: len as u64, suffix: Default::default(), decimal: true }, span: first.span };
+    sized.array_dims[0].size = Some(size);
+    Some(sized)
 }
 
 /// Whether every path through `block` ends in `return` (a conservative check for the

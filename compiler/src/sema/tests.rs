@@ -164,3 +164,148 @@ fn integer_and_warp_intrinsics_have_cudas_types() {
 fn shuffles_of_64_bit_values_are_refused_with_a_hint() {
     assert_eq!(codes("__device__ double f(double d) { return __shfl_sync(0xffffffff, d, 0); }"), ["E0200"]);
 }
+
+/// The value sema gives a host `const` variable read by device code.
+fn host_constant(decls: &str, expr: &str) -> ExprKind {
+    let source = format!("{decls}\n__device__ void probe() {{ {expr}; }}");
+    let (unit, diagnostics) = crate::front::parse(&source);
+    let unit = unit.unwrap_or_else(|| panic!("{source}: {diagnostics:?}"));
+    let (module, diagnostics) = analyze(&unit, &SemaOptions::default());
+    let module = module.unwrap_or_else(|| panic!("{source}: {diagnostics:?}"));
+    let body = module.functions[0].body.as_ref().unwrap();
+    let Some(Stmt::Expr(e)) = body.stmts.last() else { panic!("{source}: no expression statement") };
+    e.kind.clone()
+}
+
+#[test]
+fn vector_types_are_structs_of_x_y_z_w() {
+    check("float2 v", "v.x", "float");
+    check("float2 *p", "p->y", "float");
+    check("char4 c", "c.w", "signed char");
+    check("uint3 u", "u.z", "unsigned int");
+    check("double4_32a d", "d.w", "double");
+    check("", "make_float4(1, 2, 3, 4)", "struct float4");
+    check("", "make_uchar2(1, 2).y", "unsigned char");
+    check("const float4 *p", "__ldg(p)", "struct float4");
+    check("const long *p", "__ldg(p)", "long");
+    check("float2 v", "v.x = 1", "float");
+}
+
+#[test]
+fn vector_type_misuse_is_diagnosed() {
+    assert_eq!(codes("__global__ void k(float2 v) { v.z = 1; }"), ["E0100"]);
+    assert_eq!(codes("__global__ void k(float *p) { p[0] = make_float2(1).x; }"), ["E0203"]);
+    assert_eq!(codes("__global__ void k(const bool *p) { __ldg(p); }"), ["E0200"]);
+    assert_eq!(codes("__global__ void k(const long3 *p) { __ldg(p); }"), ["E0200"]);
+    assert_eq!(codes("__global__ void k(long4 *p) {}"), ["W0910"]);
+    assert_eq!(codes("__global__ void k(long4_16a *p) {}"), Vec::<&str>::new());
+}
+
+#[test]
+fn launch_bounds_belong_to_kernels() {
+    assert_eq!(codes("__global__ void __launch_bounds__(256, 2) k(int *p) {}"), Vec::<&str>::new());
+    assert_eq!(codes("__global__ __launch_bounds__(64 * 2) void k(int *p) {}"), Vec::<&str>::new());
+    assert_eq!(codes("__device__ int __launch_bounds__(64) d(int x) { return x; }"), ["E0911"]);
+    assert_eq!(codes("__global__ void __launch_bounds__(1, 2, 3, 4) k() {}"), ["E0911"]);
+}
+
+#[test]
+fn host_constants_are_values_in_device_code() {
+    assert!(matches!(host_constant("const int N = 4;", "N"), ExprKind::IntConst(4)));
+    assert!(matches!(host_constant("const long G = 4096;\nconst int S = G / (4 * 2);", "S"), ExprKind::IntConst(512)));
+    assert!(matches!(host_constant("const float D = 0.5;", "D"), ExprKind::FloatConst(f) if f == 0.5));
+    assert_eq!(codes("const int N = 4;\n__global__ void k(const int **p) { *p = &N; }"), ["E0910"]);
+    // Not const, or not a constant: a host variable, E0900 where device code uses it.
+    assert_eq!(codes("int n = 4;\n__global__ void k(int *p) { p[0] = n; }"), ["E0900"]);
+    assert_eq!(codes("const int t[2] = {1, 2};\n__global__ void k(int *p) { p[0] = t[0]; }"), ["E0900"]);
+    // A local of the same name hides it.
+    assert_eq!(codes("const int N = 4;\n__global__ void k(int *p) { int N = 1; p[0] = *&N; }"), Vec::<&str>::new());
+}
+
+/// The module sema makes of `source`, which must check.
+fn module_of(source: &str) -> crate::hir::Module {
+    let (unit, diagnostics) = crate::front::parse(source);
+    let unit = unit.unwrap_or_else(|| panic!("{source}: {diagnostics:?}"));
+    let (module, diagnostics) = analyze(&unit, &SemaOptions::default());
+    module.unwrap_or_else(|| panic!("{source}: {diagnostics:?}"))
+}
+
+#[test]
+fn templates_are_instantiated_once_per_argument_list_and_only_when_used() {
+    let module = module_of(
+        "template <typename T> __device__ T twice(T x) { return x + twice_helper(x); }\n\
+         __device__ int twice_helper(int x) { return x; }\n\
+         template <typename T> __device__ void unused(T *p) { p[0] = 0; }\n\
+         template <typename T> __device__ T again(T x) { return x > 0 ? again<T>(x - 1) : x; }\n\
+         __global__ void k(int *p, long *q) {\n\
+             p[0] = twice(p[1]) + twice<int>(2) + twice(p[2]);\n\
+             q[0] = twice(q[1]) + again(q[2]);\n\
+         }",
+    );
+    let names: Vec<&str> = module.functions.iter().map(|f| f.name.as_str()).collect();
+    // twice<int>, twice<long> and again<long> (which calls itself): three instances, no template.
+    assert_eq!(names.iter().filter(|n| **n == "twice").count(), 2, "{names:?}");
+    assert_eq!(names.iter().filter(|n| **n == "again").count(), 1, "{names:?}");
+    assert!(!names.contains(&"unused"), "{names:?}");
+    for f in module.functions.iter().filter(|f| f.template.is_some()) {
+        assert!(f.body.is_some(), "{} has no body", f.name);
+    }
+    let long_twice = module.functions.iter().find(|f| f.name == "twice" && f.return_type == Type::Int(crate::types::IntKind::Long)).unwrap();
+    assert_eq!(long_twice.param_types().cloned().collect::<Vec<_>>(), [Type::Int(crate::types::IntKind::Long)]);
+}
+
+#[test]
+fn a_non_type_parameter_is_a_constant_of_its_type() {
+    let module = module_of(
+        "template <unsigned N> __device__ void fill(int *p) { int local[N]; local[0] = 1; p[0] = N + local[0]; }\n\
+         __global__ void k(int *p) { fill<4>(p); fill<2 * 4>(p); }",
+    );
+    let instances: Vec<_> = module.functions.iter().filter_map(|f| f.template.as_ref()).collect();
+    assert_eq!(instances.len(), 2);
+    assert_eq!(instances[0].args, [crate::hir::TemplateArgValue::Int { value: 4, ty: Type::UINT }]);
+    assert_eq!(instances[1].args, [crate::hir::TemplateArgValue::Int { value: 8, ty: Type::UINT }]);
+}
+
+#[test]
+fn a_thread_block_lowers_to_the_barrier_and_the_special_registers() {
+    let module = module_of(
+        "namespace cg = cooperative_groups;\n\
+         __global__ void k(unsigned *p) { cg::thread_block b = cg::this_thread_block(); cg::sync(b); b.sync(); p[b.thread_rank()] = b.size(); }",
+    );
+    let body = module.functions[0].body.as_ref().unwrap();
+    let builtins: Vec<String> = body
+        .stmts
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::Expr(e) => Some(format!("{:?}", e.kind)),
+            _ => None,
+        })
+        .collect();
+    assert!(builtins[0].contains("SyncThreads") && builtins[1].contains("SyncThreads"), "{builtins:?}");
+    // thread_rank: (tid.z * ntid.y * ntid.x) + tid.y * ntid.x + tid.x; size: ntid.x * ntid.y * ntid.z.
+    assert!(builtins[2].contains("ThreadIdx(Z)") && builtins[2].contains("BlockDim(Z)"), "{}", builtins[2]);
+}
+
+#[test]
+fn an_instance_only_an_unused_host_device_function_requests_is_not_compiled() {
+    let source = "template <typename T> __device__ T first(T *p) { return p[0]; }\n\
+                  __host__ __device__ int unused(int *p) { return first(p); }\n\
+                  __global__ void k(float *f) { f[0] = first(f); }";
+    let module = module_of(source);
+    let bodies: Vec<(String, bool)> = module
+        .functions
+        .iter()
+        .filter(|f| f.template.is_some())
+        .map(|f| (DisplayType { ty: &f.return_type, structs: &module }.to_string(), f.body.is_some()))
+        .collect();
+    assert_eq!(bodies, [("int".to_string(), false), ("float".to_string(), true)]);
+    // An error in an instance requested first by the unused function is still reported when
+    // device code uses the instance too.
+    let source = "template <typename T> __device__ T first(T *p) { return p->missing; }\n\
+                  __host__ __device__ int unused(int *p) { return first(p); }\n\
+                  __global__ void k(int *p) { p[1] = first(p); }";
+    let (unit, _) = crate::front::parse(source);
+    let (module, diagnostics) = analyze(&unit.unwrap(), &SemaOptions::default());
+    assert!(module.is_none(), "{diagnostics:?}");
+    assert!(diagnostics.iter().any(|d| d.is_error()), "{diagnostics:?}");
+}

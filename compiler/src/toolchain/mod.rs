@@ -8,7 +8,8 @@
 //! nvlink -arch=sm_90 module.o -L<cudadevrt dir> -lcudadevrt [nvlink args] -o module.cubin
 //! ```
 //!
-//! and [`Toolchain::build_object`] stops after ptxas (`--emit obj`). Each tool run is bounded in
+//! and [`Toolchain::build_object`] stops after ptxas (`--emit obj`); [`Toolchain::fatbinary`]
+//! packs cubins and PTX for several architectures into a fat binary. Each tool run is bounded in
 //! time ([`BuildOptions::tool_timeout`]); work files are removed also when the process is
 //! interrupted ([`cleanup`]); [`overwrite`] decides which existing files an output may replace. Argument lists come from the
 //! pure functions [`ptxas_args`] and [`nvlink_args`]. Every failure is a [`ToolError`] whose
@@ -27,7 +28,7 @@ pub use discover::{
 pub use error::{command_line, shell_quote, ExitKind, ToolError, CAPTURE_LIMIT, INSTALL_HELP};
 pub use cleanup::{interrupt, stale_work_dirs, WORK_DIR_PREFIX};
 pub use overwrite::{OutputGuard, Overwrite};
-pub use run::{nvlink_args, ptxas_args, BuildOptions, OutputFile, ToolLog, ToolRun, DEFAULT_TOOL_TIMEOUT};
+pub use run::{nvlink_args, ptxas_args, BuildOptions, FatbinImage, OutputFile, ToolLog, ToolRun, DEFAULT_TOOL_TIMEOUT};
 
 #[cfg(test)]
 mod tests;

@@ -263,6 +263,44 @@ impl Toolchain {
     }
 }
 
+/// One image for [`Toolchain::fatbinary`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FatbinImage {
+    /// PTX text (`kind=ptx`) rather than a cubin (`kind=elf`).
+    pub ptx: bool,
+    /// The architecture number (`90` for sm_90 or compute_90).
+    pub sm: u32,
+    /// The image's bytes.
+    pub bytes: Vec<u8>,
+}
+
+impl Toolchain {
+    /// Packs cubins and PTX into a fat binary with the `fatbinary` beside ptxas and returns its
+    /// bytes: `fatbinary --create=F -64 --image3=kind=elf|ptx,sm=N,file=...`, as nvcc runs it;
+    /// `relocatable` (`--device-c`) for relocatable device objects, as `nvcc -dc` embeds them.
+    pub fn fatbinary(&self, images: &[FatbinImage], relocatable: bool, opts: &BuildOptions) -> Result<Vec<u8>, ToolError> {
+        let work = work_dir(opts)?;
+        let output = work.path().join("module.fatbin");
+        let mut args: Vec<OsString> = vec![{
+            let mut create = OsString::from("--create=");
+            create.push(&output);
+            create
+        }, "-64".into()];
+        for (index, image) in images.iter().enumerate() {
+            let file = work.path().join(format!("image{index}.{}", if image.ptx { "ptx" } else { "cubin" }));
+            std::fs::write(&file, &image.bytes).map_err(|e| ToolError::io("writing an image for fatbinary", &file, e))?;
+            let mut spec = OsString::from(format!("--image3=kind={},sm={},file=", if image.ptx { "ptx" } else { "elf" }, image.sm));
+            spec.push(&file);
+            args.push(spec);
+        }
+        if relocatable {
+            args.push("--device-c".into());
+        }
+        run_tool("fatbinary", &self.ptxas.with_file_name("fatbinary"), &args, opts)?;
+        read(&output, "reading the fat binary fatbinary wrote")
+    }
+}
+
 /// A work folder, recorded for [`cleanup::interrupt`] until it is removed. The folder goes
 /// first (fields drop in order), then the record.
 struct WorkDir {

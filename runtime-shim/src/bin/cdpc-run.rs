@@ -4,13 +4,14 @@
 //! ```text
 //! cdpc-run sample CUBIN MANIFEST [--repeat N] [--warmup N]
 //! cdpc-run diff --manifests DIR --cubins LABEL=DIR... [--reference LABEL] [--repeat N]
-//!               [--warmup N] [--results FILE]
+//!               [--warmup N] [--seed N] [--results FILE]
 //! cdpc-run device
 //! ```
 
 use runtime_shim::loader::diff::{self, Label};
 use runtime_shim::loader::isolate;
-use runtime_shim::loader::{check_against_manifest, device_info, run_sample, Manifest, RunOptions};
+use runtime_shim::loader::stats;
+use runtime_shim::loader::{check_against_manifest, device_info, run_sample, Manifest, RunOptions, TimingOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -20,17 +21,22 @@ usage:
       run one cubin as MANIFEST (samples/NAME.toml) says, check it, print ok/FAIL and the
       median launch-tree time of N timed runs (default 20, after 3 warm-up runs)
   cdpc-run diff --manifests DIR --cubins LABEL=DIR [--cubins LABEL=DIR ...]
-                [--reference LABEL] [--repeat N] [--warmup N] [--results FILE]
-      run every DIR/NAME.toml from every LABEL's DIR/NAME.cubin, check each, compare outputs
-      byte for byte with the reference (default: the label `nvcc`, else the first), time
-      them, print one table and write it with the device, driver, date and command line to
-      FILE (markdown)
+                [--reference LABEL] [--repeat N] [--warmup N] [--seed N] [--results FILE]
+      run every DIR/NAME.toml from every LABEL's DIR/NAME.cubin, check each (one process per
+      run), compare outputs byte for byte with the reference (default: the label `nvcc`,
+      else the first); then time the cubins that passed together, interleaved: N warm-up runs
+      of each (default 3), then --repeat rounds (default 30) in each of which every compiler
+      runs once, in a random order drawn from --seed; print one table (min / median / max ms,
+      the ratio of medians to the reference with its 95% bootstrap interval, faster/slower
+      only where the interval excludes 1) and write it with the device, driver, date and
+      command line to FILE (markdown)
   cdpc-run device
       print the GPU and driver this machine has
 ";
 
 struct Common {
     options: RunOptions,
+    seed: u64,
 }
 
 fn number(args: &mut impl Iterator<Item = String>, flag: &str) -> Result<usize, String> {
@@ -44,6 +50,7 @@ fn main() -> ExitCode {
         Some("sample") => sample(argv[2..].to_vec()),
         Some("diff") => diff_cmd(&argv),
         Some(isolate::SUBCOMMAND) => run_one(argv[2..].to_vec()),
+        Some(isolate::TIME_SUBCOMMAND) => time_many(argv[2..].to_vec()),
         Some("device") => device_info().map(|d| {
             println!("{d}");
             ExitCode::SUCCESS
@@ -67,13 +74,17 @@ fn parse_common(flag: &str, args: &mut impl Iterator<Item = String>, c: &mut Com
     match flag {
         "--repeat" => c.options.repeat = number(args, flag)?,
         "--warmup" => c.options.warmup = number(args, flag)?,
+        "--seed" => {
+            let v = args.next().ok_or("--seed needs a number")?;
+            c.seed = v.parse().map_err(|_| format!("--seed: `{v}` is not a number"))?;
+        }
         _ => return Ok(false),
     }
     Ok(true)
 }
 
 fn sample(args: Vec<String>) -> Result<ExitCode, String> {
-    let mut common = Common { options: RunOptions::default() };
+    let mut common = Common { options: RunOptions::default(), seed: stats::DEFAULT_SEED };
     let mut positional = Vec::new();
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
@@ -92,7 +103,9 @@ fn sample(args: Vec<String>) -> Result<ExitCode, String> {
         println!("printed:\n{}", String::from_utf8_lossy(&output.stdout));
     }
     let reasons = check_against_manifest(&manifest, &output);
-    let time = output.median_ms().map(|t| format!(" (median {t:.3} ms of {} runs)", output.times_ms.len())).unwrap_or_default();
+    let time = stats::Summary::of(&output.times_ms)
+        .map(|s| format!(" (min {:.3}, median {:.3}, max {:.3} ms of {} runs)", s.min, s.median, s.max, s.runs))
+        .unwrap_or_default();
     if reasons.is_empty() {
         println!("ok   {}{time}", manifest.name);
         Ok(ExitCode::SUCCESS)
@@ -107,7 +120,7 @@ fn sample(args: Vec<String>) -> Result<ExitCode, String> {
 
 /// `run-one CUBIN MANIFEST --repeat N --warmup N --out FILE`: the child side of `diff`.
 fn run_one(args: Vec<String>) -> Result<ExitCode, String> {
-    let mut common = Common { options: RunOptions { capture_stdout: true, ..RunOptions::default() } };
+    let mut common = Common { options: RunOptions { capture_stdout: true, ..RunOptions::default() }, seed: stats::DEFAULT_SEED };
     let (mut positional, mut out) = (Vec::new(), None);
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
@@ -124,8 +137,35 @@ fn run_one(args: Vec<String>) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `time-many MANIFEST CUBIN... --warmup N --rounds N --seed N --out FILE`: the timing side of
+/// `diff`, every cubin in one context, interleaved.
+fn time_many(args: Vec<String>) -> Result<ExitCode, String> {
+    let mut options = TimingOptions::default();
+    let (mut positional, mut out) = (Vec::new(), None);
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--warmup" => options.warmup = number(&mut it, &a)?,
+            "--rounds" => options.rounds = number(&mut it, &a)?,
+            "--seed" => {
+                let v = it.next().ok_or("--seed needs a number")?;
+                options.seed = v.parse().map_err(|_| format!("--seed: `{v}` is not a number"))?;
+            }
+            "--out" => out = Some(PathBuf::from(it.next().ok_or("--out needs a file")?)),
+            _ => positional.push(PathBuf::from(a)),
+        }
+    }
+    let Some((manifest, cubins)) = positional.split_first() else { return Err(format!("{} needs MANIFEST CUBIN...", isolate::TIME_SUBCOMMAND)) };
+    isolate::serve_timing(manifest, cubins, &options, &out.ok_or("--out is required")?)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Timed rounds per cell unless `--repeat` says otherwise: 30 rounds are what the method asks
+/// for at the least (docs/gpu-benchmarks.md).
+const DEFAULT_ROUNDS: usize = 30;
+
 fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
-    let mut common = Common { options: RunOptions::default() };
+    let mut common = Common { options: RunOptions { repeat: DEFAULT_ROUNDS, ..RunOptions::default() }, seed: stats::DEFAULT_SEED };
     let mut manifests_dir = None;
     let mut labels = Vec::new();
     let mut reference = None;
@@ -164,15 +204,24 @@ fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
     println!("device: {device}");
     // Each run in its own process: an expected fault must not poison the runs after it.
     let exe = std::env::current_exe().map_err(|e| format!("finding this program: {e}"))?;
+    // The checked run alone (repeat 0); the timing comes after, all compilers together.
+    let checked = RunOptions { repeat: 0, ..common.options };
     let run = |cubin: &std::path::Path, m: &Manifest| {
-        isolate::run_in_child(&exe, cubin, &manifests_dir.join(format!("{}.toml", m.name)), &common.options, isolate::RUN_TIMEOUT)
+        isolate::run_in_child(&exe, cubin, &manifests_dir.join(format!("{}.toml", m.name)), &checked, isolate::RUN_TIMEOUT)
     };
-    let results = diff::run_all(&manifests, &labels, run, |line| println!("{line}"));
-    let table = diff::table(&results, &labels, reference);
+    let timing = TimingOptions { warmup: common.options.warmup, rounds: common.options.repeat, seed: common.seed };
+    let time = |m: &Manifest, cubins: &[&std::path::Path]| {
+        isolate::time_in_child(&exe, &manifests_dir.join(format!("{}.toml", m.name)), cubins, &timing, isolate::TIME_TIMEOUT)
+    };
+    let results = diff::run_all(&manifests, &labels, run, time, |line| println!("{line}"));
+    let table = diff::table(&results, &labels, reference, common.seed);
+    let summary = diff::summary(&results, &labels, reference, common.seed);
     let details = diff::details(&results, &labels, reference);
     let passed = diff::all_passed(&results, reference);
     println!();
     print!("{table}");
+    println!();
+    print!("{summary}");
     if !details.is_empty() {
         println!();
         print!("{details}");
@@ -187,15 +236,20 @@ fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
              - device: {device}\n\
              - command: `{command}`\n\
              - cubins: {labels_text}\n\
-             - timing: median of {repeat} runs after {warmup} warm-up runs; CUDA events recorded around the top-level \
-             launch and the completion of its launch tree (ms); ratio = compiler ms / {reference_name} ms\n\
+             - timing: every compiler's cubins of a sample loaded in one process and timed interleaved: {warmup} warm-up \
+             runs of each, then {repeat} rounds in each of which every compiler runs once, in a random order (seed {seed}); \
+             CUDA events recorded around the top-level launch and the completion of its launch tree (ms); min / median / max \
+             per compiler; ratio = compiler median / {reference_name} median, with the 95% percentile-bootstrap interval \
+             ({resamples} resamples, seed {seed}); a compiler is called faster or slower only where that interval excludes 1\n\
              - identical: buffers, `__device__` globals and printed output compared byte for byte with {reference_name}'s run\n\
              - result: {verdict}\n\n\
-             {table}\n{details_heading}{details}",
+             {table}\n## Summary\n\n{summary}\n{details_heading}{details}",
             reference_name = labels[reference].name,
             date = diff::today(),
             repeat = common.options.repeat,
             warmup = common.options.warmup,
+            seed = common.seed,
+            resamples = stats::RESAMPLES,
             verdict = if passed { "all samples passed" } else { "some samples FAILED" },
             details_heading = if details.is_empty() { "" } else { "## Details\n\n" },
         );

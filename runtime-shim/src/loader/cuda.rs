@@ -9,6 +9,10 @@
 //! globals back; then warm-up and timed repeats, each timed with CUDA events recorded around
 //! the launch and its completion (the parent grid completes only when its whole launch tree
 //! has), buffers refilled before each outside the timed span.
+//!
+//! The differential run times with [`time_interleaved`] instead: every compiler's cubin of one
+//! sample loaded in one context, and the compilers taking turns run by run in a seeded random
+//! order (`stats`), so that no compiler gets a quieter stretch of the machine than another.
 
 use super::compare::RunOutput;
 use super::manifest::{Manifest, ManifestError};
@@ -304,167 +308,348 @@ struct DeviceBuffer {
     bytes: usize,
 }
 
-/// Runs `cubin` as `manifest` says. `Err` when the sample could not be started; a CUDA error of
-/// the launch tree itself is `Ok` with [`RunOutput::error`] set (some samples expect one).
-pub fn run_sample(cubin: &[u8], manifest: &Manifest, options: &RunOptions) -> Result<RunOutput, LoadError> {
-    let _context = Context::open()?;
-    let kernel = &manifest.launch.kernel;
-    unsafe {
-        let limits = [
-            (sys::CUlimit::CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, manifest.limits.pending_launch_count, "pending_launch_count"),
-            (sys::CUlimit::CU_LIMIT_MALLOC_HEAP_SIZE, manifest.limits.heap_bytes, "heap_bytes"),
-            (sys::CUlimit::CU_LIMIT_STACK_SIZE, manifest.limits.stack_bytes, "stack_bytes"),
-        ];
-        for (limit, value, name) in limits {
-            if let Some(v) = value {
-                ck(sys::cuCtxSetLimit(limit, v as usize), || format!("cuCtxSetLimit({name} = {v})"))?;
-            }
+/// Sets the device-runtime limits `manifest` asks for on the current context.
+///
+/// # Safety
+/// A context is current.
+unsafe fn set_limits(manifest: &Manifest) -> Result<(), CudaError> {
+    let limits = [
+        (sys::CUlimit::CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, manifest.limits.pending_launch_count, "pending_launch_count"),
+        (sys::CUlimit::CU_LIMIT_MALLOC_HEAP_SIZE, manifest.limits.heap_bytes, "heap_bytes"),
+        (sys::CUlimit::CU_LIMIT_STACK_SIZE, manifest.limits.stack_bytes, "stack_bytes"),
+    ];
+    for (limit, value, name) in limits {
+        if let Some(v) = value {
+            ck(sys::cuCtxSetLimit(limit, v as usize), || format!("cuCtxSetLimit({name} = {v})"))?;
         }
+    }
+    Ok(())
+}
+
+fn sync(kernel: &str) -> Result<(), CudaError> {
+    unsafe { ck(sys::cuCtxSynchronize(), || format!("cuCtxSynchronize after launching `{kernel}` (the launch tree)")) }
+}
+
+/// One cubin loaded for one manifest in the current context: its module, top-level kernel,
+/// buffers (with their initial bytes), device graphs and argument slots. Several can live in
+/// one context (the interleaved timing loads every compiler's); dropping one frees what it made.
+struct Loaded<'m> {
+    manifest: &'m Manifest,
+    module: sys::CUmodule,
+    function: sys::CUfunction,
+    buffers: Vec<DeviceBuffer>,
+    initial: Vec<Vec<u8>>,
+    graphs: Option<super::graphs::HostGraphs>,
+    /// Each argument's 8-byte slot; `params` points into them (boxed slice: never moves).
+    _slots: Box<[[u64; 1]]>,
+    params: Vec<*mut c_void>,
+}
+
+impl<'m> Loaded<'m> {
+    /// # Safety
+    /// A context is current, with `manifest`'s limits set.
+    unsafe fn load(cubin: &[u8], manifest: &'m Manifest) -> Result<Loaded<'m>, LoadError> {
+        let kernel = &manifest.launch.kernel;
         // cuModuleLoadData reads an ELF image from memory; keep an 8-aligned copy.
         let mut image = vec![0u64; cubin.len().div_ceil(8) + 1];
         std::ptr::copy_nonoverlapping(cubin.as_ptr(), image.as_mut_ptr() as *mut u8, cubin.len());
         let mut module = std::ptr::null_mut();
         ck(sys::cuModuleLoadData(&mut module, image.as_ptr() as *const c_void), || "cuModuleLoadData (loading the cubin)".into())?;
+        let mut loaded = Loaded {
+            manifest,
+            module,
+            function: std::ptr::null_mut(),
+            buffers: Vec::new(),
+            initial: Vec::new(),
+            graphs: None,
+            _slots: Box::new([]),
+            params: Vec::new(),
+        };
         // A kernel without `extern "C"` has its C++ (mangled) name in the cubin.
         let symbol = super::symbols::kernel_symbol(cubin, kernel);
         let cname = CString::new(symbol.as_str()).map_err(|_| ManifestError(format!("kernel name `{kernel}` has a NUL byte")))?;
-        let mut function = std::ptr::null_mut();
-        ck(sys::cuModuleGetFunction(&mut function, module, cname.as_ptr()), || format!("cuModuleGetFunction(`{kernel}`)"))?;
+        ck(sys::cuModuleGetFunction(&mut loaded.function, module, cname.as_ptr()), || format!("cuModuleGetFunction(`{kernel}`)"))?;
         if manifest.launch.shared_bytes > 48 * 1024 {
             let n = manifest.launch.shared_bytes as i32;
             ck(
-                sys::cuFuncSetAttribute(function, sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, n),
+                sys::cuFuncSetAttribute(loaded.function, sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, n),
                 || format!("cuFuncSetAttribute(max dynamic shared = {n})"),
             )?;
         }
 
         // Buffers: allocate, remember the initial bytes for refills.
-        let mut buffers = Vec::new();
-        let mut initial = Vec::new();
         for b in &manifest.buffers {
             let bytes = b.initial_bytes(&manifest.vars)?;
             let mut ptr = 0;
             if !bytes.is_empty() {
                 ck(sys::cuMemAlloc_v2(&mut ptr, bytes.len()), || format!("cuMemAlloc({} bytes for `{}`)", bytes.len(), b.name))?;
             }
-            buffers.push(DeviceBuffer { ptr, bytes: bytes.len() });
-            initial.push(bytes);
+            loaded.buffers.push(DeviceBuffer { ptr, bytes: bytes.len() });
+            loaded.initial.push(bytes);
         }
-        let fill = |buffers: &[DeviceBuffer]| -> Result<(), CudaError> {
-            for ((d, bytes), b) in buffers.iter().zip(&initial).zip(&manifest.buffers) {
-                if d.bytes > 0 {
-                    ck(sys::cuMemcpyHtoD_v2(d.ptr, bytes.as_ptr() as *const c_void, d.bytes), || format!("filling `{}`", b.name))?;
-                }
-            }
-            Ok(())
-        };
-        fill(&buffers)?;
+        loaded.fill()?;
 
         // Device graphs (built from this module's kernels), then the arguments: each in its
         // own 8-aligned slot; kernelParams points at the slots.
+        let buffers = &loaded.buffers;
         let buffer_address = |name: &str| manifest.buffers.iter().position(|b| b.name == name).map(|k| buffers[k].ptr);
         let mut graphs = super::graphs::HostGraphs::build(module, manifest, &buffer_address)?;
         let args = manifest.arg_bytes(|key| graphs.handle(key).or_else(|| buffer_address(key)))?;
-        let mut slots = super::graphs::slots(&args);
-        let mut params: Vec<*mut c_void> = slots.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect();
-        let l = &manifest.launch;
         if !graphs.is_empty() {
-            graphs.make_launcher(function, l, &args)?;
+            graphs.make_launcher(loaded.function, &manifest.launch, &args)?;
         }
-        let launch = |params: &mut Vec<*mut c_void>| -> Result<(), CudaError> {
-            if !graphs.is_empty() {
-                return graphs.launch(kernel);
+        loaded.graphs = Some(graphs);
+        loaded._slots = super::graphs::slots(&args).into_boxed_slice();
+        loaded.params = loaded._slots.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect();
+        Ok(loaded)
+    }
+
+    fn fill(&self) -> Result<(), CudaError> {
+        for ((d, bytes), b) in self.buffers.iter().zip(&self.initial).zip(&self.manifest.buffers) {
+            if d.bytes > 0 {
+                unsafe { ck(sys::cuMemcpyHtoD_v2(d.ptr, bytes.as_ptr() as *const c_void, d.bytes), || format!("filling `{}`", b.name))? };
             }
+        }
+        Ok(())
+    }
+
+    /// Launches the top-level kernel on the NULL stream (asynchronously).
+    fn launch(&mut self) -> Result<(), CudaError> {
+        let kernel = &self.manifest.launch.kernel;
+        if let Some(g) = self.graphs.as_ref().filter(|g| !g.is_empty()) {
+            return unsafe { g.launch(kernel) };
+        }
+        let l = &self.manifest.launch;
+        unsafe {
             ck(
                 sys::cuLaunchKernel(
-                    function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2], l.shared_bytes,
-                    std::ptr::null_mut(), params.as_mut_ptr(), std::ptr::null_mut(),
+                    self.function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2], l.shared_bytes,
+                    std::ptr::null_mut(), self.params.as_mut_ptr(), std::ptr::null_mut(),
                 ),
                 || format!("cuLaunchKernel(`{kernel}`)"),
             )
-        };
-        let sync = || ck(sys::cuCtxSynchronize(), || format!("cuCtxSynchronize after launching `{kernel}` (the launch tree)"));
-
-        let read_back = |buffers: &[DeviceBuffer]| -> Result<Vec<(String, Vec<u8>)>, CudaError> {
-            let mut out = Vec::new();
-            for (d, b) in buffers.iter().zip(&manifest.buffers) {
-                let mut host = vec![0u8; d.bytes];
-                if d.bytes > 0 {
-                    ck(sys::cuMemcpyDtoH_v2(host.as_mut_ptr() as *mut c_void, d.ptr, d.bytes), || format!("reading `{}` back", b.name))?;
-                }
-                out.push((b.name.clone(), host));
-            }
-            Ok(out)
-        };
-
-        // The checked run.
-        let mut output = RunOutput::default();
-        let capture = if options.capture_stdout { StdoutCapture::start().ok() } else { None };
-        let result = launch(&mut params).and_then(|_| sync());
-        output.stdout = capture.map(StdoutCapture::finish).unwrap_or_default();
-        if let Err(e) = result {
-            output.error = Some(e);
-            return Ok(output);
         }
-        output.buffers = read_back(&buffers)?;
-        for g in &manifest.globals {
+    }
+
+    fn read_back(&self) -> Result<Vec<(String, Vec<u8>)>, CudaError> {
+        let mut out = Vec::new();
+        for (d, b) in self.buffers.iter().zip(&self.manifest.buffers) {
+            let mut host = vec![0u8; d.bytes];
+            if d.bytes > 0 {
+                unsafe { ck(sys::cuMemcpyDtoH_v2(host.as_mut_ptr() as *mut c_void, d.ptr, d.bytes), || format!("reading `{}` back", b.name))? };
+            }
+            out.push((b.name.clone(), host));
+        }
+        Ok(out)
+    }
+
+    fn read_globals(&self) -> Result<Vec<(String, Vec<u8>)>, LoadError> {
+        let mut out = Vec::new();
+        for g in &self.manifest.globals {
             let gname = CString::new(g.name.as_str()).map_err(|_| ManifestError(format!("global `{}` has a NUL byte", g.name)))?;
             let (mut ptr, mut size) = (0, 0usize);
-            ck(sys::cuModuleGetGlobal_v2(&mut ptr, &mut size, module, gname.as_ptr()), || format!("cuModuleGetGlobal(`{}`)", g.name))?;
+            unsafe { ck(sys::cuModuleGetGlobal_v2(&mut ptr, &mut size, self.module, gname.as_ptr()), || format!("cuModuleGetGlobal(`{}`)", g.name))? };
             if size != g.ty.size() {
                 return Err(ManifestError(format!("global `{}` is {size} bytes in the cubin, but the manifest says {}", g.name, g.ty)).into());
             }
             let mut host = vec![0u8; size];
-            ck(sys::cuMemcpyDtoH_v2(host.as_mut_ptr() as *mut c_void, ptr, size), || format!("reading global `{}`", g.name))?;
-            output.globals.push((g.name.clone(), host));
+            unsafe { ck(sys::cuMemcpyDtoH_v2(host.as_mut_ptr() as *mut c_void, ptr, size), || format!("reading global `{}`", g.name))? };
+            out.push((g.name.clone(), host));
         }
+        Ok(out)
+    }
 
-        // Warm-up and timed runs.
-        if options.repeat > 0 {
-            let (mut start, mut end) = (std::ptr::null_mut(), std::ptr::null_mut());
+    /// One timed run: buffers refilled and the device idle first (not timed), then CUDA events
+    /// recorded around the launch; the time covers the parent grid and its whole launch tree.
+    /// Returns the milliseconds and what the run printed (captured when `capture`).
+    fn timed_run(&mut self, events: &Events, capture: bool) -> Result<(f64, Vec<u8>), CudaError> {
+        let kernel = self.manifest.launch.kernel.clone();
+        self.fill()?;
+        sync(&kernel)?;
+        let capture = if capture { StdoutCapture::start().ok() } else { None };
+        let result = (|| unsafe {
+            ck(sys::cuEventRecord(events.start, std::ptr::null_mut()), || "cuEventRecord(start)".into())?;
+            self.launch()?;
+            ck(sys::cuEventRecord(events.end, std::ptr::null_mut()), || "cuEventRecord(end)".into())?;
+            ck(sys::cuEventSynchronize(events.end), || format!("cuEventSynchronize after launching `{kernel}`"))?;
+            sync(&kernel)
+        })();
+        let printed = capture.map(StdoutCapture::finish).unwrap_or_default();
+        result?;
+        let mut ms = 0f32;
+        unsafe { ck(sys::cuEventElapsedTime_v2(&mut ms, events.start, events.end), || "cuEventElapsedTime".into())? };
+        Ok((ms as f64, printed))
+    }
+}
+
+impl Drop for Loaded<'_> {
+    fn drop(&mut self) {
+        unsafe {
+            for d in &self.buffers {
+                if d.bytes > 0 {
+                    let _ = sys::cuMemFree_v2(d.ptr);
+                }
+            }
+            self.graphs = None;
+            let _ = sys::cuModuleUnload(self.module);
+        }
+    }
+}
+
+/// The two events a timed run is measured between.
+struct Events {
+    start: sys::CUevent,
+    end: sys::CUevent,
+}
+
+impl Events {
+    fn new() -> Result<Events, CudaError> {
+        let (mut start, mut end) = (std::ptr::null_mut(), std::ptr::null_mut());
+        unsafe {
             ck(sys::cuEventCreate(&mut start, 0), || "cuEventCreate".into())?;
-            ck(sys::cuEventCreate(&mut end, 0), || "cuEventCreate".into())?;
-            for k in 0..options.warmup + options.repeat {
-                fill(&buffers)?;
-                sync()?;
-                let capture = if options.capture_stdout { StdoutCapture::start().ok() } else { None };
-                let result = (|| {
-                    ck(sys::cuEventRecord(start, std::ptr::null_mut()), || "cuEventRecord(start)".into())?;
-                    launch(&mut params)?;
-                    ck(sys::cuEventRecord(end, std::ptr::null_mut()), || "cuEventRecord(end)".into())?;
-                    ck(sys::cuEventSynchronize(end), || format!("cuEventSynchronize after launching `{kernel}`"))?;
-                    sync()
-                })();
-                let printed = capture.map(StdoutCapture::finish).unwrap_or_default();
-                if let Err(e) = result {
+            let made = ck(sys::cuEventCreate(&mut end, 0), || "cuEventCreate".into());
+            if let Err(e) = made {
+                let _ = sys::cuEventDestroy_v2(start);
+                return Err(e);
+            }
+        }
+        Ok(Events { start, end })
+    }
+}
+
+impl Drop for Events {
+    fn drop(&mut self) {
+        unsafe {
+            let _ = sys::cuEventDestroy_v2(self.start);
+            let _ = sys::cuEventDestroy_v2(self.end);
+        }
+    }
+}
+
+/// Runs `cubin` as `manifest` says. `Err` when the sample could not be started; a CUDA error of
+/// the launch tree itself is `Ok` with [`RunOutput::error`] set (some samples expect one).
+pub fn run_sample(cubin: &[u8], manifest: &Manifest, options: &RunOptions) -> Result<RunOutput, LoadError> {
+    let _context = Context::open()?;
+    let kernel = &manifest.launch.kernel;
+    unsafe { set_limits(manifest)? };
+    let mut loaded = unsafe { Loaded::load(cubin, manifest)? };
+
+    // The checked run.
+    let mut output = RunOutput::default();
+    let capture = if options.capture_stdout { StdoutCapture::start().ok() } else { None };
+    let result = loaded.launch().and_then(|_| sync(kernel));
+    output.stdout = capture.map(StdoutCapture::finish).unwrap_or_default();
+    if let Err(e) = result {
+        output.error = Some(e);
+        return Ok(output);
+    }
+    output.buffers = loaded.read_back()?;
+    output.globals = loaded.read_globals()?;
+
+    // Warm-up and timed runs.
+    if options.repeat > 0 {
+        let events = Events::new()?;
+        for k in 0..options.warmup + options.repeat {
+            let (ms, printed) = match loaded.timed_run(&events, options.capture_stdout) {
+                Ok(done) => done,
+                Err(e) => {
                     output.timing_problems.push(format!("repeat {k} failed: {e}"));
                     break;
                 }
-                if options.capture_stdout && manifest.deterministic && printed != output.stdout {
-                    output.timing_problems.push(format!("repeat {k} printed {:?}, the first run {:?}", String::from_utf8_lossy(&printed), String::from_utf8_lossy(&output.stdout)));
-                }
-                let mut ms = 0f32;
-                ck(sys::cuEventElapsedTime_v2(&mut ms, start, end), || "cuEventElapsedTime".into())?;
-                if k >= options.warmup {
-                    output.times_ms.push(ms as f64);
-                }
-                if k + 1 == options.warmup + options.repeat && manifest.deterministic {
-                    let again = read_back(&buffers)?;
-                    if again != output.buffers {
-                        output.timing_problems.push("the last repeat's buffers differ from the first run's (a deterministic sample)".to_string());
+            };
+            if options.capture_stdout && manifest.deterministic && printed != output.stdout {
+                output.timing_problems.push(format!("repeat {k} printed {:?}, the first run {:?}", String::from_utf8_lossy(&printed), String::from_utf8_lossy(&output.stdout)));
+            }
+            if k >= options.warmup {
+                output.times_ms.push(ms);
+            }
+            if k + 1 == options.warmup + options.repeat && manifest.deterministic && loaded.read_back()? != output.buffers {
+                output.timing_problems.push("the last repeat's buffers differ from the first run's (a deterministic sample)".to_string());
+            }
+        }
+    }
+    Ok(output)
+}
+
+/// How the interleaved timing runs: `warmup` untimed runs of each cubin (round-robin), then
+/// `rounds` rounds in each of which every cubin runs once, in the order
+/// [`super::stats::round_order`] draws from `seed`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimingOptions {
+    pub warmup: usize,
+    pub rounds: usize,
+    pub seed: u64,
+}
+
+impl Default for TimingOptions {
+    fn default() -> TimingOptions {
+        TimingOptions { warmup: 3, rounds: 30, seed: super::stats::DEFAULT_SEED }
+    }
+}
+
+/// What the interleaved timing measured, one entry per cubin in the order given.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Interleaved {
+    pub times_ms: Vec<Vec<f64>>,
+    /// Per cubin: runs that failed or gave other results than its first timed run.
+    pub problems: Vec<Vec<String>>,
+}
+
+/// Times several compilers' cubins of one sample in one context, interleaved run by run (see
+/// [`TimingOptions`]). A cubin whose run fails is timed no further (its problem says why); a
+/// fault poisons the context, so the runner only times cubins whose checked run succeeded.
+pub fn time_interleaved(cubins: &[Vec<u8>], manifest: &Manifest, options: &TimingOptions) -> Result<Interleaved, LoadError> {
+    let _context = Context::open()?;
+    unsafe { set_limits(manifest)? };
+    let mut loaded = Vec::new();
+    for c in cubins {
+        loaded.push(unsafe { Loaded::load(c, manifest)? });
+    }
+    let n = loaded.len();
+    let mut out = Interleaved { times_ms: vec![Vec::new(); n], problems: vec![Vec::new(); n] };
+    let mut failed = vec![false; n];
+    // What each cubin's first warm-up run printed and left in its buffers: every later run must
+    // give the same (deterministic samples).
+    let mut first: Vec<Option<(Vec<u8>, Vec<(String, Vec<u8>)>)>> = vec![None; n];
+    let events = Events::new()?;
+    let mut run = |k: usize, what: &str, out: &mut Interleaved| -> Option<f64> {
+        if failed[k] {
+            return None;
+        }
+        match loaded[k].timed_run(&events, true) {
+            Err(e) => {
+                out.problems[k].push(format!("{what} failed: {e}"));
+                failed[k] = true;
+                None
+            }
+            Ok((ms, printed)) => {
+                if manifest.deterministic {
+                    let buffers = loaded[k].read_back().unwrap_or_default();
+                    match &first[k] {
+                        None => first[k] = Some((printed, buffers)),
+                        Some((p, b)) if *p != printed || *b != buffers => {
+                            out.problems[k].push(format!("{what} gave other buffers or printed output than the first warm-up run (a deterministic sample)"));
+                        }
+                        Some(_) => {}
                     }
                 }
-            }
-            let _ = sys::cuEventDestroy_v2(start);
-            let _ = sys::cuEventDestroy_v2(end);
-        }
-        for d in &buffers {
-            if d.bytes > 0 {
-                let _ = sys::cuMemFree_v2(d.ptr);
+                Some(ms)
             }
         }
-        drop(graphs);
-        let _ = sys::cuModuleUnload(module);
-        Ok(output)
+    };
+    for w in 0..options.warmup.max(1) {
+        for k in 0..n {
+            run(k, &format!("warm-up run {w}"), &mut out);
+        }
     }
+    for round in 0..options.rounds {
+        for k in super::stats::round_order(n, round, options.seed) {
+            if let Some(ms) = run(k, &format!("round {round}"), &mut out) {
+                out.times_ms[k].push(ms);
+            }
+        }
+    }
+    drop(events);
+    drop(loaded);
+    Ok(out)
 }

@@ -1,9 +1,16 @@
 //! The differential run: every sample from every labelled cubin folder, checked against its
 //! manifest, compared byte for byte with the reference compiler's run, timed, and tabulated.
+//!
+//! Each compiler's checked run has a process of its own (an expected fault must not poison the
+//! others); then the cubins whose checked run passed are timed together, interleaved run by
+//! run in a seeded random order (`stats`, `cuda::time_interleaved`), and the table gives each
+//! compiler's min, median and max and the ratio of medians with its 95% bootstrap interval,
+//! calling a compiler faster or slower only where that interval excludes 1.
 
 use super::compare::{check_against_manifest, compare_outputs, RunOutput};
-use super::cuda::LoadError;
+use super::cuda::{Interleaved, LoadError};
 use super::manifest::{Abi, Manifest};
+use super::stats::{self, RatioInterval, Summary, Verdict};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -66,8 +73,17 @@ impl Cell {
         }
     }
 
-    fn ms(&self) -> Option<f64> {
-        self.output().and_then(RunOutput::median_ms)
+    fn times(&self) -> &[f64] {
+        self.output().map(|o| o.times_ms.as_slice()).unwrap_or(&[])
+    }
+
+    fn summary(&self) -> Option<Summary> {
+        Summary::of(self.times())
+    }
+
+    /// Whether this cell's cubin is timed: it ran, passed its checks and raised no error.
+    fn timeable(&self, manifest: &Manifest) -> bool {
+        manifest.expect_error.is_none() && matches!(self, Cell::Ran { output, reasons } if reasons.is_empty() && output.error.is_none())
     }
 }
 
@@ -99,27 +115,49 @@ pub struct SampleResult {
     pub cells: Vec<Cell>,
 }
 
-/// Runs every sample from every label's folder (needs a GPU) with `run` (the cubin's path and
-/// its manifest; `cdpc-run` runs each in its own process). `progress` gets one line per run.
+/// Runs every sample from every label's folder (needs a GPU): first each cubin's checked run
+/// with `run` (the cubin's path and its manifest; `cdpc-run` runs each in its own process),
+/// then the cubins that passed, timed together with `time` (interleaved, `cuda::time_interleaved`).
+/// `progress` gets one line per cell.
 pub fn run_all(
     manifests: &[Manifest],
     labels: &[Label],
     run: impl Fn(&Path, &Manifest) -> Result<super::RunOutput, LoadError>,
+    time: impl Fn(&Manifest, &[&Path]) -> Result<Interleaved, LoadError>,
     mut progress: impl FnMut(&str),
 ) -> Vec<SampleResult> {
     manifests
         .iter()
         .map(|m| {
-            let cells = labels
+            let paths: Vec<PathBuf> = labels.iter().map(|l| l.dir.join(format!("{}.cubin", m.name))).collect();
+            let mut cells: Vec<Cell> = labels
                 .iter()
-                .map(|label| {
-                    let path = label.dir.join(format!("{}.cubin", m.name));
-                    let cell = if path.is_file() { judge(m, run(&path, m)) } else { missing_cubin(m, label, &path) };
-                    let time = cell.ms().map(|t| format!(", {t:.3} ms")).unwrap_or_default();
-                    progress(&format!("{:<5} {} from {}{time}", if cell.is_ok() { "ok" } else { "FAIL" }, m.name, label.name));
-                    cell
-                })
+                .zip(&paths)
+                .map(|(label, path)| if path.is_file() { judge(m, run(path, m)) } else { missing_cubin(m, label, path) })
                 .collect();
+            let timed: Vec<usize> = (0..cells.len()).filter(|&k| cells[k].timeable(m)).collect();
+            if !timed.is_empty() {
+                let timed_paths: Vec<&Path> = timed.iter().map(|&k| paths[k].as_path()).collect();
+                let outcome = time(m, &timed_paths);
+                for (j, &k) in timed.iter().enumerate() {
+                    if let Cell::Ran { output, reasons } = &mut cells[k] {
+                        match &outcome {
+                            Ok(t) => {
+                                output.times_ms = t.times_ms.get(j).cloned().unwrap_or_default();
+                                reasons.extend(t.problems.get(j).into_iter().flatten().map(|p| format!("timing: {p}")));
+                            }
+                            Err(e) => reasons.push(format!("timing: {e}")),
+                        }
+                    }
+                }
+            }
+            for (cell, label) in cells.iter().zip(labels) {
+                let time = cell
+                    .summary()
+                    .map(|s| format!(", median {:.3} ms (min {:.3}, max {:.3}, {} runs)", s.median, s.min, s.max, s.runs))
+                    .unwrap_or_default();
+                progress(&format!("{:<5} {} from {}{time}", if cell.is_ok() { "ok" } else { "FAIL" }, m.name, label.name));
+            }
             SampleResult { manifest: m.clone(), cells }
         })
         .collect()
@@ -139,15 +177,25 @@ fn identical_text(manifest: &Manifest, a: &Cell, b: &Cell) -> String {
     }
 }
 
-fn ms_text(ms: Option<f64>) -> String {
-    ms.map(|t| format!("{t:.3}")).unwrap_or_else(|| "–".into())
+fn ms_text(s: Option<Summary>) -> String {
+    s.map(|s| format!("{:.3} / {:.3} / {:.3}", s.min, s.median, s.max)).unwrap_or_else(|| "–".into())
 }
 
-/// The table: one row per sample and compared label, against the reference label.
-pub fn table(results: &[SampleResult], labels: &[Label], reference: usize) -> String {
+/// A cell's ratio of medians to the reference's, with its 95% bootstrap interval (`seed`).
+fn ratio(c: &Cell, reference: &Cell, seed: u64) -> Option<RatioInterval> {
+    stats::bootstrap_ratio(c.times(), reference.times(), 0.95, stats::RESAMPLES, seed)
+}
+
+/// The table: one row per sample and compared label, against the reference label. Times are
+/// min / median / max (ms); the ratio is of the medians, with its 95% bootstrap interval
+/// (seeded with `seed`), and the verdict says faster or slower only when the interval
+/// excludes 1.
+pub fn table(results: &[SampleResult], labels: &[Label], reference: usize, seed: u64) -> String {
     let r = &labels[reference].name;
-    let mut out = format!("| sample | compiler | compiler output ok | {r} output ok | identical | compiler ms | {r} ms | ratio |\n");
-    out.push_str("|---|---|---|---|---|---:|---:|---:|\n");
+    let mut out = format!(
+        "| sample | compiler | compiler output ok | {r} output ok | identical | compiler ms (min / median / max) | {r} ms (min / median / max) | ratio | 95% interval | verdict |\n"
+    );
+    out.push_str("|---|---|---|---|---|---:|---:|---:|---:|---|\n");
     for s in results {
         let rc = &s.cells[reference];
         for (k, label) in labels.iter().enumerate() {
@@ -155,23 +203,56 @@ pub fn table(results: &[SampleResult], labels: &[Label], reference: usize) -> St
                 continue;
             }
             let c = &s.cells[k];
-            let ratio = match (c.ms(), rc.ms()) {
-                (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
-                _ => "–".into(),
+            let (ratio_text, interval, verdict) = match ratio(c, rc, seed) {
+                Some(r) => (format!("{:.2}", r.ratio), format!("{:.2}–{:.2}", r.low, r.high), r.verdict().text()),
+                None => ("–".into(), "–".into(), "–"),
             };
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 s.manifest.name,
                 label.name,
                 c.ok_text(),
                 rc.ok_text(),
                 identical_text(&s.manifest, c, rc),
-                ms_text(c.ms()),
-                ms_text(rc.ms()),
-                ratio
+                ms_text(c.summary()),
+                ms_text(rc.summary()),
+                ratio_text,
+                interval,
+                verdict
             );
         }
+    }
+    out
+}
+
+/// Per compared label: how many samples it was timed on, how many it is faster, slower or not
+/// shown different on (by the interval rule of [`table`]), and the geometric mean of the ratios.
+pub fn summary(results: &[SampleResult], labels: &[Label], reference: usize, seed: u64) -> String {
+    let r = &labels[reference].name;
+    let mut out = format!("| compiler | samples timed | faster than {r} | slower | no difference shown | geometric mean of ratios |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|\n");
+    for (k, label) in labels.iter().enumerate() {
+        if k == reference {
+            continue;
+        }
+        let ratios: Vec<RatioInterval> = results.iter().filter_map(|s| ratio(&s.cells[k], &s.cells[reference], seed)).collect();
+        let count = |v: Verdict| ratios.iter().filter(|r| r.verdict() == v).count();
+        let geomean = if ratios.is_empty() {
+            "–".to_string()
+        } else {
+            format!("{:.3}", (ratios.iter().map(|r| r.ratio.ln()).sum::<f64>() / ratios.len() as f64).exp())
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            label.name,
+            ratios.len(),
+            count(Verdict::Faster),
+            count(Verdict::Slower),
+            count(Verdict::Undecided),
+            geomean
+        );
     }
     out
 }

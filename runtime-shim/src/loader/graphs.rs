@@ -90,9 +90,22 @@ impl HostGraphs {
         ck(sys::cuGraphCreate(&mut graph, 0), || "cuGraphCreate(the top-level launch)".into())?;
         self.graphs.push(graph);
         add_kernel_node(graph, function, launch, args, None, &format!("the top-level launch of `{}`", launch.kernel))?;
+        // Instantiated for device launch where the driver allows it, like the manifest's graphs:
+        // only then is the parent part of a *device* graph, for which cudaGetCurrentGraphExec()
+        // returns its handle (measured on the H100: with flags 0 it returns NULL, in nvcc's
+        // build as in cdpc's). The driver refuses that flag (CUDA_ERROR_INVALID_VALUE) for a
+        // kernel that launches kernels itself (measured: devrt_calls); such a parent still
+        // launches device graphs from an ordinary graph, so it gets one.
         let mut exec = std::ptr::null_mut();
-        ck(sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0), || "instantiating the top-level launch's graph".into())?;
-        self.execs.push(exec);
+        let flags = sys::CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH.0 as u64;
+        if sys::cuGraphInstantiateWithFlags(&mut exec, graph, flags) == sys::CUresult::CUDA_SUCCESS {
+            self.execs.push(exec);
+            ck(sys::cuGraphUpload(exec, std::ptr::null_mut()), || "cuGraphUpload(the top-level launch's graph)".into())?;
+        } else {
+            exec = std::ptr::null_mut();
+            ck(sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0), || "instantiating the top-level launch's graph".into())?;
+            self.execs.push(exec);
+        }
         self.launcher = Some(exec);
         Ok(())
     }

@@ -8,8 +8,9 @@ pub mod diff;
 mod graphs;
 pub mod isolate;
 pub mod manifest;
+pub mod stats;
 pub mod symbols;
 
 pub use compare::{check_against_manifest, compare_outputs, RunOutput};
-pub use cuda::{device_info, init_driver, run_sample, CudaError, DeviceInfo, LoadError, RunOptions};
+pub use cuda::{device_info, init_driver, run_sample, time_interleaved, CudaError, DeviceInfo, Interleaved, LoadError, RunOptions, TimingOptions};
 pub use manifest::{Abi, Arg, ElemType, Manifest, ManifestError, Num};

@@ -1,0 +1,337 @@
+//! The host-linkable object: an x86-64 ELF object, built by LLVM's X86 back end, that holds a
+//! relocatable fat binary and what `nvcc -dc` puts beside it, so that `nvcc -dlink` and the
+//! host linker treat it as one of nvcc's own objects:
+//!
+//! - the fat binary in section `__nv_relfatbin` and the module id (a C identifier) in
+//!   `__nv_module_id`, which nvlink reads to write `__cudaRegisterLinkedBinary<ID>` into the
+//!   device-link object;
+//! - `__fatbinwrap<ID>` in `.nvFatBinSegment`: `{ 0x466243b1, 1, &fatbin, 0 }`;
+//! - a constructor (in `.init_array`) calling `__cudaRegisterLinkedBinary<ID>(callback,
+//!   &__fatbinwrap<ID>, &module_id, dummy)`; the callback registers each kernel's host stub with
+//!   `__cudaRegisterFunction`;
+//! - per kernel, the host stub under the kernel's own symbol (what a host program's `<<<>>>`
+//!   calls after `__cudaPushCallConfiguration`): it pops the configuration and calls
+//!   `cudaLaunchKernel` (nvcc's `__NV_LEGACY_LAUNCH` form), and a launcher
+//!   `cdpc_launch_<symbol>(grid, block, shared_mem, stream, args...)` for host code that is no
+//!   CUDA (g++ with the header the driver writes).
+//!
+//! Parameters follow the System V x86-64 ABI: scalars and pointers in registers, `dim3` as the
+//! pair (`i64`, `i32`) its two eightbytes are passed in. Kernels that take a struct or an
+//! array by value get neither stub nor launcher (the driver warns, W0800).
+
+use super::{BackendError, R};
+use inkwell::context::Context;
+use inkwell::module::{Linkage, Module};
+use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetMachine, TargetTriple};
+use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum, StructType};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, PointerValue, ValueKind};
+use inkwell::{AddressSpace, IntPredicate, OptimizationLevel};
+use std::sync::Once;
+
+/// How a kernel parameter reaches the host stub.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostParam {
+    /// An integer of this many bytes (1, 2, 4, 8; `bool` is 1).
+    Int(u32),
+    /// `float`.
+    F32,
+    /// `double`.
+    F64,
+    /// A pointer or a stream or event handle.
+    Pointer,
+    /// `dim3`: 12 bytes in two registers.
+    Dim3,
+}
+
+/// One kernel with a host stub.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostKernel {
+    /// Its symbol (the host stub's name and the name `__cudaRegisterFunction` registers).
+    pub symbol: String,
+    /// Its parameters.
+    pub params: Vec<HostParam>,
+}
+
+/// What the host object holds.
+#[derive(Clone, Debug)]
+pub struct HostObjectSpec<'a> {
+    /// The module id: a C identifier unique to this object.
+    pub module_id: &'a str,
+    /// The relocatable fat binary (`fatbinary --device-c`).
+    pub fatbin: &'a [u8],
+    /// The kernels to register and give host stubs.
+    pub kernels: &'a [HostKernel],
+}
+
+/// The magic and version of `__fatBinC_Wrapper_t`.
+const FATBIN_WRAPPER_MAGIC: u64 = 0x466243b1;
+
+static INIT_X86: Once = Once::new();
+
+fn x86_machine() -> R<TargetMachine> {
+    INIT_X86.call_once(|| LlvmTarget::initialize_x86(&InitializationConfig::default()));
+    let triple = TargetTriple::create("x86_64-unknown-linux-gnu");
+    let target = LlvmTarget::from_triple(&triple).map_err(|e| BackendError::Target(format!("x86-64: {e}")))?;
+    target
+        .create_target_machine(&triple, "x86-64", "", OptimizationLevel::Default, RelocMode::PIC, CodeModel::Default)
+        .ok_or_else(|| BackendError::Target("cannot create an x86-64 target machine".into()))
+}
+
+/// Builds the object's bytes.
+pub fn host_object(spec: &HostObjectSpec<'_>) -> R<Vec<u8>> {
+    let tm = x86_machine()?;
+    let ctx = Context::create();
+    let module = ctx.create_module("cdpc_host");
+    super::configure_module(&module, &tm);
+    let b = Builder::new(&ctx, &module);
+    b.build(spec)?;
+    module.verify().map_err(|e| BackendError::Verify(format!("host object: {e}")))?;
+    let buffer = tm.write_to_memory_buffer(&module, FileType::Object).map_err(|e| BackendError::Target(e.to_string()))?;
+    Ok(buffer.as_slice().to_vec())
+}
+
+struct Builder<'a, 'ctx> {
+    ctx: &'ctx Context,
+    module: &'a Module<'ctx>,
+    ptr: inkwell::types::PointerType<'ctx>,
+    dim3: StructType<'ctx>,
+}
+
+impl<'a, 'ctx> Builder<'a, 'ctx> {
+    fn new(ctx: &'ctx Context, module: &'a Module<'ctx>) -> Self {
+        let i32 = ctx.i32_type();
+        Builder { ctx, module, ptr: ctx.ptr_type(AddressSpace::default()), dim3: ctx.struct_type(&[i32.into(), i32.into(), i32.into()], false) }
+    }
+
+    fn build(&self, spec: &HostObjectSpec<'_>) -> R<()> {
+        let (ctx, i32) = (self.ctx, self.ctx.i32_type());
+        // The fat binary and the module id, in the sections nvlink reads.
+        let data = ctx.const_string(spec.fatbin, false);
+        let fatbin = self.module.add_global(data.get_type(), None, "fatbinData");
+        fatbin.set_initializer(&data);
+        fatbin.set_linkage(Linkage::Internal);
+        fatbin.set_constant(true);
+        fatbin.set_section(Some("__nv_relfatbin"));
+        fatbin.set_alignment(8);
+        let id = ctx.const_string(spec.module_id.as_bytes(), true);
+        let module_id = self.module.add_global(id.get_type(), None, "__module_id_str");
+        module_id.set_initializer(&id);
+        module_id.set_linkage(Linkage::Internal);
+        module_id.set_constant(true);
+        module_id.set_section(Some("__nv_module_id"));
+        let wrapper_ty = ctx.struct_type(&[i32.into(), i32.into(), self.ptr.into(), self.ptr.into()], false);
+        let wrapper = self.module.add_global(wrapper_ty, None, &format!("__fatbinwrap{}", spec.module_id));
+        wrapper.set_initializer(&wrapper_ty.const_named_struct(&[
+            i32.const_int(FATBIN_WRAPPER_MAGIC, false).into(),
+            i32.const_int(1, false).into(),
+            fatbin.as_pointer_value().into(),
+            self.ptr.const_null().into(),
+        ]));
+        wrapper.set_section(Some(".nvFatBinSegment"));
+        wrapper.set_alignment(8);
+        wrapper.set_constant(true);
+
+        // Host stubs and launchers.
+        let mut stubs = Vec::new();
+        for kernel in spec.kernels {
+            let stub = self.stub(kernel)?;
+            self.launcher(kernel, stub)?;
+            stubs.push((kernel, stub));
+        }
+
+        // The callback that registers each stub, and the constructor that hands it over.
+        let void = ctx.void_type();
+        let register_function = self.module.add_function(
+            "__cudaRegisterFunction",
+            void.fn_type(&[self.ptr.into(), self.ptr.into(), self.ptr.into(), self.ptr.into(), i32.into(), self.ptr.into(), self.ptr.into(), self.ptr.into(), self.ptr.into(), self.ptr.into()], false),
+            Some(Linkage::External),
+        );
+        let callback = self.module.add_function("__nv_cudaEntityRegisterCallback", void.fn_type(&[self.ptr.into()], false), Some(Linkage::Internal));
+        let b = ctx.create_builder();
+        b.position_at_end(ctx.append_basic_block(callback, "entry"));
+        let handle = param(callback, 0)?;
+        for (kernel, stub) in &stubs {
+            let name = b.build_global_string_ptr(&kernel.symbol, "kernel_name")?.as_pointer_value();
+            let null = self.ptr.const_null();
+            b.build_call(
+                register_function,
+                &[handle.into(), stub.as_global_value().as_pointer_value().into(), name.into(), name.into(), i32.const_all_ones().into(), null.into(), null.into(), null.into(), null.into(), null.into()],
+                "",
+            )?;
+        }
+        b.build_return(None)?;
+        let dummy = self.module.add_function("__nv_dummy_param_ref", void.fn_type(&[self.ptr.into()], false), Some(Linkage::Internal));
+        b.position_at_end(ctx.append_basic_block(dummy, "entry"));
+        b.build_return(None)?;
+        let register_linked = self.module.add_function(
+            &format!("__cudaRegisterLinkedBinary{}", spec.module_id),
+            void.fn_type(&[self.ptr.into(), self.ptr.into(), self.ptr.into(), self.ptr.into()], false),
+            Some(Linkage::External),
+        );
+        let ctor = self.module.add_function("__sti____cudaRegisterAll", void.fn_type(&[], false), Some(Linkage::Internal));
+        b.position_at_end(ctx.append_basic_block(ctor, "entry"));
+        b.build_call(
+            register_linked,
+            &[
+                callback.as_global_value().as_pointer_value().into(),
+                wrapper.as_pointer_value().into(),
+                module_id.as_pointer_value().into(),
+                dummy.as_global_value().as_pointer_value().into(),
+            ],
+            "",
+        )?;
+        b.build_return(None)?;
+        // The constructor's address in `.init_array`, as gcc puts it (LLVM's C API would make
+        // `llvm.global_ctors` a `.ctors` section: its TargetOptions cannot be set).
+        let init = self.module.add_global(self.ptr.array_type(1), None, "__cdpc_init_array");
+        init.set_initializer(&self.ptr.const_array(&[ctor.as_global_value().as_pointer_value()]));
+        init.set_linkage(Linkage::Internal);
+        init.set_section(Some(".init_array"));
+        init.set_alignment(8);
+        let used = self.module.add_global(self.ptr.array_type(1), None, "llvm.compiler.used");
+        used.set_linkage(Linkage::Appending);
+        used.set_section(Some("llvm.metadata"));
+        used.set_initializer(&self.ptr.const_array(&[init.as_pointer_value()]));
+        Ok(())
+    }
+
+    /// The LLVM types a parameter arrives in.
+    fn abi_types(&self, p: HostParam) -> Vec<BasicTypeEnum<'ctx>> {
+        let ctx = self.ctx;
+        match p {
+            HostParam::Int(1) => vec![ctx.i8_type().into()],
+            HostParam::Int(2) => vec![ctx.i16_type().into()],
+            HostParam::Int(4) => vec![ctx.i32_type().into()],
+            HostParam::Int(_) => vec![ctx.i64_type().into()],
+            HostParam::F32 => vec![ctx.f32_type().into()],
+            HostParam::F64 => vec![ctx.f64_type().into()],
+            HostParam::Pointer => vec![self.ptr.into()],
+            HostParam::Dim3 => vec![ctx.i64_type().into(), ctx.i32_type().into()],
+        }
+    }
+
+    /// The memory type a parameter is kept in for the argument array.
+    fn memory_type(&self, p: HostParam) -> BasicTypeEnum<'ctx> {
+        match p {
+            HostParam::Dim3 => self.dim3.into(),
+            other => self.abi_types(other)[0],
+        }
+    }
+
+    /// Declares a function taking `prefix` then the kernel's parameters; returns it and, per
+    /// parameter, the index of its first LLVM parameter.
+    fn function(&self, name: &str, ret: Option<BasicTypeEnum<'ctx>>, prefix: &[BasicTypeEnum<'ctx>], kernel: &HostKernel) -> (FunctionValue<'ctx>, Vec<u32>) {
+        let mut types: Vec<BasicMetadataTypeEnum<'ctx>> = prefix.iter().map(|t| (*t).into()).collect();
+        let mut firsts = Vec::new();
+        for p in &kernel.params {
+            firsts.push(types.len() as u32);
+            types.extend(self.abi_types(*p).into_iter().map(BasicMetadataTypeEnum::from));
+        }
+        let fn_ty = match ret {
+            Some(r) => r.fn_type(&types, false),
+            None => self.ctx.void_type().fn_type(&types, false),
+        };
+        (self.module.add_function(name, fn_ty, Some(Linkage::External)), firsts)
+    }
+
+    /// Stores each parameter in its own slot and returns the array of their addresses, as
+    /// `cudaLaunchKernel` takes the arguments.
+    fn argument_array(&self, b: &inkwell::builder::Builder<'ctx>, f: FunctionValue<'ctx>, firsts: &[u32], kernel: &HostKernel) -> R<PointerValue<'ctx>> {
+        let n = kernel.params.len().max(1) as u32;
+        let array = b.build_alloca(self.ptr.array_type(n), "args")?;
+        for (i, (p, &first)) in kernel.params.iter().zip(firsts).enumerate() {
+            let slot = b.build_alloca(self.memory_type(*p), "arg")?;
+            self.store_param(b, f, first, *p, slot)?;
+            let at = unsafe { b.build_in_bounds_gep(self.ptr.array_type(n), array, &[self.ctx.i32_type().const_zero(), self.ctx.i32_type().const_int(i as u64, false)], "at")? };
+            b.build_store(at, slot)?;
+        }
+        Ok(array)
+    }
+
+    /// Stores parameter `first` (and for `dim3` the one after) at `slot`.
+    fn store_param(&self, b: &inkwell::builder::Builder<'ctx>, f: FunctionValue<'ctx>, first: u32, p: HostParam, slot: PointerValue<'ctx>) -> R<()> {
+        b.build_store(slot, param(f, first)?)?;
+        if p == HostParam::Dim3 {
+            let high = unsafe { b.build_in_bounds_gep(self.ctx.i8_type(), slot, &[self.ctx.i64_type().const_int(8, false)], "z")? };
+            b.build_store(high, param(f, first + 1)?)?;
+        }
+        Ok(())
+    }
+
+    /// Loads a `dim3` kept at `ptr` as the (`i64`, `i32`) pair it is passed in.
+    fn dim3_pair(&self, b: &inkwell::builder::Builder<'ctx>, ptr: PointerValue<'ctx>) -> R<[BasicMetadataValueEnum<'ctx>; 2]> {
+        let low = b.build_load(self.ctx.i64_type(), ptr, "xy")?;
+        let high_ptr = unsafe { b.build_in_bounds_gep(self.ctx.i8_type(), ptr, &[self.ctx.i64_type().const_int(8, false)], "zp")? };
+        let high = b.build_load(self.ctx.i32_type(), high_ptr, "z")?;
+        Ok([low.into(), high.into()])
+    }
+
+    fn launch_kernel(&self) -> FunctionValue<'ctx> {
+        let (i32, i64) = (self.ctx.i32_type(), self.ctx.i64_type());
+        self.module.get_function("cudaLaunchKernel").unwrap_or_else(|| {
+            let ty = i32.fn_type(&[self.ptr.into(), i64.into(), i32.into(), i64.into(), i32.into(), self.ptr.into(), i64.into(), self.ptr.into()], false);
+            self.module.add_function("cudaLaunchKernel", ty, Some(Linkage::External))
+        })
+    }
+
+    /// The host stub: pops the configuration of the host's `<<<>>>` and launches.
+    fn stub(&self, kernel: &HostKernel) -> R<FunctionValue<'ctx>> {
+        let (ctx, i32) = (self.ctx, self.ctx.i32_type());
+        let (f, firsts) = self.function(&kernel.symbol, None, &[], kernel);
+        let b = ctx.create_builder();
+        b.position_at_end(ctx.append_basic_block(f, "entry"));
+        let args = self.argument_array(&b, f, &firsts, kernel)?;
+        let (grid, block) = (b.build_alloca(self.dim3, "grid")?, b.build_alloca(self.dim3, "block")?);
+        let shared = b.build_alloca(ctx.i64_type(), "shared_mem")?;
+        let stream = b.build_alloca(self.ptr, "stream")?;
+        let pop = self.module.get_function("__cudaPopCallConfiguration").unwrap_or_else(|| {
+            let ty = i32.fn_type(&[self.ptr.into(), self.ptr.into(), self.ptr.into(), self.ptr.into()], false);
+            self.module.add_function("__cudaPopCallConfiguration", ty, Some(Linkage::External))
+        });
+        let status = b.build_call(pop, &[grid.into(), block.into(), shared.into(), stream.into()], "popped")?;
+        let ValueKind::Basic(BasicValueEnum::IntValue(status)) = status.try_as_basic_value() else { return Err(BackendError::Internal("pop returned nothing".into())) };
+        let (launch, done) = (ctx.append_basic_block(f, "launch"), ctx.append_basic_block(f, "done"));
+        let ok = b.build_int_compare(IntPredicate::EQ, status, i32.const_zero(), "ok")?;
+        b.build_conditional_branch(ok, launch, done)?;
+        b.position_at_end(launch);
+        let mut operands: Vec<BasicMetadataValueEnum<'ctx>> = vec![f.as_global_value().as_pointer_value().into()];
+        operands.extend(self.dim3_pair(&b, grid)?);
+        operands.extend(self.dim3_pair(&b, block)?);
+        operands.push(args.into());
+        operands.push(b.build_load(ctx.i64_type(), shared, "shared")?.into());
+        operands.push(b.build_load(self.ptr, stream, "stream")?.into());
+        b.build_call(self.launch_kernel(), &operands, "")?;
+        b.build_unconditional_branch(done)?;
+        b.position_at_end(done);
+        b.build_return(None)?;
+        Ok(f)
+    }
+
+    /// `cudaError_t cdpc_launch_<symbol>(dim3 grid, dim3 block, size_t shared_mem,
+    /// cudaStream_t stream, params...)`.
+    fn launcher(&self, kernel: &HostKernel, stub: FunctionValue<'ctx>) -> R<()> {
+        let (ctx, i32, i64) = (self.ctx, self.ctx.i32_type(), self.ctx.i64_type());
+        let prefix: [BasicTypeEnum<'ctx>; 6] = [i64.into(), i32.into(), i64.into(), i32.into(), i64.into(), self.ptr.into()];
+        let (f, firsts) = self.function(&format!("cdpc_launch_{}", kernel.symbol), Some(i32.into()), &prefix, kernel);
+        let b = ctx.create_builder();
+        b.position_at_end(ctx.append_basic_block(f, "entry"));
+        let args = self.argument_array(&b, f, &firsts, kernel)?;
+        let mut operands: Vec<BasicMetadataValueEnum<'ctx>> = vec![stub.as_global_value().as_pointer_value().into()];
+        for i in 0..6 {
+            operands.push(param(f, i)?.into());
+        }
+        // cudaLaunchKernel(func, grid, block, args, shared_mem, stream).
+        let (shared, stream) = (operands.remove(5), operands.remove(5));
+        operands.push(args.into());
+        operands.push(shared);
+        operands.push(stream);
+        let status = b.build_call(self.launch_kernel(), &operands, "status")?;
+        let ValueKind::Basic(status) = status.try_as_basic_value() else { return Err(BackendError::Internal("launch returned nothing".into())) };
+        b.build_return(Some(&status))?;
+        Ok(())
+    }
+}
+
+fn param(f: FunctionValue<'_>, i: u32) -> R<BasicValueEnum<'_>> {
+    f.get_nth_param(i).ok_or_else(|| BackendError::Internal(format!("host stub parameter {i}")))
+}

@@ -1,0 +1,130 @@
+//! Fat binaries: one file holding a linked cubin for each of several GPU generations and PTX
+//! for the driver to JIT on newer ones, as nvcc's `-gencode arch=compute_XX,code=...` asks,
+//! packed by the toolkit's `fatbinary`.
+//!
+//! Each `code=sm_XX` is a whole link ([`super::link`]) for that architecture; each
+//! `code=compute_XX` is the PTX of the one source, compiled for that architecture. The PTX of
+//! a program with device launches calls libcudadevrt, so JIT needs it linked (`cuLink*` with
+//! libcudadevrt.a), as it does for nvcc's `-rdc` PTX.
+
+use super::link::{self, BuildError, Input, LinkOptions, SourceWarnings};
+use super::{CompileError, CompileOptions, Emit};
+use crate::target::SmVersion;
+use crate::toolchain::{FatbinImage, ToolRun, Toolchain};
+
+/// One image of a fat binary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Image {
+    /// A linked cubin for `sm_XX` (`code=sm_XX`).
+    Cubin(SmVersion),
+    /// PTX for `compute_XX`, JIT-compiled by the driver (`code=compute_XX`).
+    Ptx(SmVersion),
+}
+
+/// Reads one `-gencode` value: `arch=compute_XX,code=sm_XX`, `code=compute_XX`, or a list
+/// `code=[sm_XX,compute_XX]` (also in quotes, as nvcc takes it). `arch` must be the virtual
+/// architecture of every `code`: cdpc compiles each target from the source.
+pub fn parse_gencode(text: &str) -> Result<Vec<Image>, String> {
+    let (arch, code) = match text.split_once(",code=") {
+        Some((arch, code)) => (arch.strip_prefix("arch=").unwrap_or(arch), code),
+        None => return Err(format!("`{text}` is no -gencode value: write `arch=compute_90,code=sm_90` or `code=[sm_90,compute_90]`")),
+    };
+    let Some(virtual_arch) = arch.strip_prefix("compute_") else {
+        return Err(format!("`arch={arch}` in -gencode names a virtual architecture: `compute_XX`"));
+    };
+    let virtual_arch: SmVersion = virtual_arch.parse()?;
+    let list = code.trim_matches(|c| matches!(c, '[' | ']' | '"' | '\''));
+    let mut images = Vec::new();
+    for item in list.split(',').map(str::trim) {
+        let image = if let Some(sm) = item.strip_prefix("sm_") {
+            Image::Cubin(sm.parse()?)
+        } else if let Some(sm) = item.strip_prefix("compute_") {
+            Image::Ptx(sm.parse()?)
+        } else {
+            return Err(format!("`code={item}` in -gencode is neither `sm_XX` nor `compute_XX`"));
+        };
+        let sm = match image {
+            Image::Cubin(sm) | Image::Ptx(sm) => sm,
+        };
+        if sm.0 < virtual_arch.0 || (matches!(image, Image::Ptx(_)) && sm != virtual_arch) {
+            return Err(format!("`{item}` cannot be built from `compute_{}`", virtual_arch.0));
+        }
+        images.push(image);
+    }
+    Ok(images)
+}
+
+/// A finished fat binary.
+pub struct Fatbin {
+    /// The bytes of the `.fatbin` file.
+    pub bytes: Vec<u8>,
+    /// Each source's warnings (from the first image's compilation), in input order.
+    pub warnings: Vec<SourceWarnings>,
+    /// Every ptxas, nvlink and fatbinary run.
+    pub tool_runs: Vec<ToolRun>,
+}
+
+/// Builds `images` from `inputs` and packs them with `fatbinary`.
+pub fn fatbin(inputs: &[Input], link_options: &LinkOptions, images: &[Image], options: &CompileOptions) -> Result<Fatbin, BuildError> {
+    if images.is_empty() {
+        return Err(CompileError::Usage("a fat binary needs at least one -gencode target".into()).into());
+    }
+    let tools = Toolchain::discover(&options.tools).map_err(CompileError::from)?;
+    let mut packed = Vec::new();
+    let mut warnings = None;
+    let mut tool_runs = Vec::new();
+    let mut seen = Vec::new();
+    for &image in images {
+        if seen.contains(&image) {
+            continue;
+        }
+        seen.push(image);
+        let mut options = CompileOptions { emit: Emit::Cubin, ..options.clone() };
+        match image {
+            Image::Cubin(sm) => {
+                options.target.sm = sm;
+                let linked = link::link(inputs, link_options, &options)?;
+                warnings.get_or_insert(linked.warnings);
+                tool_runs.extend(linked.tool_runs);
+                packed.push(FatbinImage { ptx: false, sm: sm.0, bytes: linked.cubin });
+            }
+            Image::Ptx(sm) => {
+                let [Input::Source(path)] = inputs else {
+                    return Err(CompileError::Usage(format!(
+                        "`code=compute_{}` embeds the PTX of one source; a link of several inputs has no PTX: use `code=sm_XX`",
+                        sm.0
+                    ))
+                    .into());
+                };
+                options.target.sm = sm;
+                options.emit = Emit::Ptx;
+                let name = path.display().to_string();
+                let text = super::read_source(path).map_err(|error| BuildError::Source { name: name.clone(), text: String::new(), error })?;
+                options.preprocess.input = Some(path.clone());
+                let compiled = super::compile(&text, &options).map_err(|error| BuildError::Source { name, text, error })?;
+                packed.push(FatbinImage { ptx: true, sm: sm.0, bytes: compiled.output });
+            }
+        }
+    }
+    let build = super::build_options(options);
+    let bytes = tools.fatbinary(&packed, false, &build).map_err(CompileError::from)?;
+    tool_runs.extend(build.log.take());
+    Ok(Fatbin { bytes, warnings: warnings.unwrap_or_default(), tool_runs })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gencode_values_as_nvcc_writes_them() {
+        assert_eq!(parse_gencode("arch=compute_80,code=sm_80"), Ok(vec![Image::Cubin(SmVersion(80))]));
+        assert_eq!(parse_gencode("arch=compute_90,code=[sm_90,compute_90]"), Ok(vec![Image::Cubin(SmVersion(90)), Image::Ptx(SmVersion(90))]));
+        assert_eq!(parse_gencode("arch=compute_90,code=\"sm_90,sm_100\""), Ok(vec![Image::Cubin(SmVersion(90)), Image::Cubin(SmVersion(100))]));
+        assert!(parse_gencode("arch=sm_90,code=sm_90").unwrap_err().contains("virtual architecture"));
+        assert!(parse_gencode("arch=compute_90,code=sm_80").unwrap_err().contains("cannot be built"));
+        assert!(parse_gencode("arch=compute_90,code=compute_100").is_err());
+        assert!(parse_gencode("sm_90").is_err());
+        assert!(parse_gencode("arch=compute_90,code=lto_90").is_err());
+    }
+}

@@ -1,0 +1,665 @@
+//! Runs the phases in order for one source file: the entry point of the `cdpc` binary and of
+//! programs that embed the compiler.
+//!
+//! [`compile`] takes source text and [`CompileOptions`] and returns the bytes [`Emit`] asks for
+//! and the warnings; [`compile_artifacts`] returns LLVM IR, PTX, the object and the cubin of one
+//! compilation at once. Neither prints, exits or keeps global state: diagnostics come back as
+//! data ([`Diagnostic`], rendered by [`crate::render`]), each tool run as a
+//! [`ToolRun`], and calls on several threads at once are independent (each has its own LLVM
+//! context and temporary folder).
+//!
+//! ```
+//! use cdpc::driver::{compile, CompileError, CompileOptions, Emit};
+//!
+//! let source = r#"
+//!     extern "C" __global__ void child(int *p) { p[threadIdx.x] += 1; }
+//!     extern "C" __global__ void parent(int *p) { child<<<1, 32>>>(p); }
+//! "#;
+//! let options = CompileOptions { emit: Emit::Ptx, ..CompileOptions::default() };
+//! let ptx = String::from_utf8(compile(source, &options).unwrap().output).unwrap();
+//! assert!(ptx.contains("__cudaCDP2LaunchDeviceV2"));
+//!
+//! // Mistakes are diagnostics with stable codes, not output on stderr.
+//! match compile("__global__ void k() { undefined(); }", &options) {
+//!     Err(CompileError::Diagnostics(d)) => assert_eq!(d[0].code.as_str(), "E0100"),
+//!     _ => unreachable!(),
+//! }
+//! ```
+
+use crate::aggregate::{self, Granularity};
+use crate::back::{self, BackendError, CodegenOptions};
+pub use crate::back::DebugLevel;
+use crate::diag::{Code, Diagnostic, Severity};
+use crate::hir;
+use crate::preprocess::{self, PreprocessOptions};
+use crate::sema::{self, SemaOptions};
+use crate::target::{AddressSize, Target};
+use crate::toolchain::{BuildOptions, OutputFile, OutputGuard, ToolError, ToolRun, ToolSearch, Toolchain};
+pub use crate::toolchain::{Overwrite, DEFAULT_TOOL_TIMEOUT};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub mod archive;
+mod debug;
+pub mod fatbin;
+pub mod host;
+pub mod link;
+pub mod symbols;
+
+pub use link::{link, link_files, BuildError, Input, LinkOptions, Linked, SourceWarnings};
+
+
+/// What the compiler writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emit {
+    /// Textual LLVM IR after optimisation (`.ll`).
+    LlvmIr,
+    /// PTX assembly (`.ptx`).
+    Ptx,
+    /// A relocatable device object (`ptxas -c`), for linking with other device code.
+    Object,
+    /// A cubin linked with libcudadevrt, ready for `cuModuleLoad`.
+    Cubin,
+    /// An x86-64 object like `nvcc -dc` writes: the relocatable fat binary, its registration
+    /// and a host stub per kernel, for `nvcc -dlink` and the host linker ([`host`]).
+    HostObject,
+}
+
+impl Emit {
+    /// The usual file extension of this output, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Emit::LlvmIr => "ll",
+            Emit::Ptx => "ptx",
+            Emit::Object => "o",
+            Emit::Cubin => "cubin",
+            Emit::HostObject => "o",
+        }
+    }
+
+    fn needs_nvidia_tools(self) -> bool {
+        matches!(self, Emit::Object | Emit::Cubin | Emit::HostObject)
+    }
+}
+
+/// How warnings are treated: `-Werror`, `--deny CODE`, `--allow CODE`.
+#[derive(Clone, Debug, Default)]
+pub struct WarningPolicy {
+    /// Every warning becomes an error.
+    pub deny_all: bool,
+    /// These warnings become errors.
+    pub deny: Vec<Code>,
+    /// These warnings are not reported.
+    pub allow: Vec<Code>,
+}
+
+impl WarningPolicy {
+    /// Applies the policy: silenced warnings disappear, denied ones become errors.
+    pub fn apply(&self, diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+        diagnostics
+            .into_iter()
+            .filter(|d| d.severity == Severity::Error || !self.allow.contains(&d.code))
+            .map(|mut d| {
+                if d.severity == Severity::Warning && (self.deny_all || self.deny.contains(&d.code)) {
+                    d.severity = Severity::Error;
+                }
+                d
+            })
+            .collect()
+    }
+}
+
+/// What and how to compile. `CompileOptions::default()` is `cdpc`'s default: a cubin for sm_90,
+/// 64-bit, launch ABI v2, `-O3`.
+#[derive(Clone, Debug)]
+pub struct CompileOptions {
+    /// Architecture, address size and launch ABI.
+    pub target: Target,
+    /// 0 to 3, for LLVM and ptxas alike.
+    pub opt_level: u8,
+    /// What [`compile`] returns ([`compile_artifacts`] ignores it).
+    pub emit: Emit,
+    /// Extra arguments for ptxas (`-Xptxas`).
+    pub ptxas_args: Vec<String>,
+    /// Extra arguments for nvlink (`-Xnvlink`).
+    pub nvlink_args: Vec<String>,
+    /// Which warnings are errors or silenced.
+    pub warnings: WarningPolicy,
+    /// Where to look for ptxas, nvlink and libcudadevrt.
+    pub tools: ToolSearch,
+    /// Launch aggregation (`-faggregate-launches=`), a HIR phase between sema and back.
+    pub aggregate: Granularity,
+    /// Report why launches were left alone (`-Rpass=aggregate`): remarks among the warnings.
+    pub pass_remarks: bool,
+    /// How long one run of ptxas or nvlink may take before it is killed and the compilation
+    /// fails (`E0702`); `None` waits for ever (`--tool-timeout`, [`DEFAULT_TOOL_TIMEOUT`]).
+    pub tool_timeout: Option<Duration>,
+    /// Which existing files [`compile_file`] and its siblings may replace (`--overwrite`);
+    /// an input never.
+    pub overwrite: Overwrite,
+    /// The preprocessor: the input's path, `-D`, `-U`, `-I`.
+    pub preprocess: PreprocessOptions,
+    /// Debug information: `-lineinfo` (line tables, the code optimised as usual) or `-G` (full
+    /// DWARF; LLVM and ptxas then run at -O0 whatever `opt_level` says).
+    pub debug: Option<DebugLevel>,
+    /// Separate compilation (`-dc`, or one of several inputs): device functions and `extern`
+    /// variables declared but not defined are left to the link step ([`link`]) instead of
+    /// being E0104.
+    pub separate: bool,
+}
+
+impl Default for CompileOptions {
+    fn default() -> CompileOptions {
+        CompileOptions {
+            target: Target::default(),
+            opt_level: 3,
+            emit: Emit::Cubin,
+            ptxas_args: Vec::new(),
+            nvlink_args: Vec::new(),
+            warnings: WarningPolicy::default(),
+            tools: ToolSearch::default(),
+            aggregate: Granularity::Off,
+            pass_remarks: false,
+            tool_timeout: Some(DEFAULT_TOOL_TIMEOUT),
+            overwrite: Overwrite::CompilerOutputs,
+            preprocess: PreprocessOptions::default(),
+            debug: None,
+            separate: false,
+        }
+    }
+}
+
+/// Reads a tool time limit as `--tool-timeout` and the C API spell it: seconds, fractions
+/// allowed, `0` for no limit (`None`). Negative, infinite or absurd (over 10^9 s) values are
+/// refused with a message.
+pub fn parse_tool_timeout(text: &str) -> Result<Option<Duration>, String> {
+    match text.trim().parse::<f64>() {
+        Ok(s) if s == 0.0 => Ok(None),
+        Ok(s) if s.is_finite() && s > 0.0 && s <= 1e9 => Ok(Some(Duration::from_secs_f64(s))),
+        _ => Err(format!("`{text}` is not a time limit: give seconds from 0 to 1e9 (0 means no limit)")),
+    }
+}
+
+/// Why a compilation produced no output.
+#[derive(Debug)]
+pub enum CompileError {
+    /// The source has errors; the list holds every diagnostic, warnings included.
+    Diagnostics(Vec<Diagnostic>),
+    /// The options ask for something impossible (a cubin at 32 bits, say).
+    Usage(String),
+    /// LLVM failed on valid input: a bug in cdpc.
+    Backend(BackendError),
+    /// ptxas or nvlink is missing or failed; the error carries the command line and stderr.
+    Tool(ToolError),
+    /// The source is not UTF-8: an `E0008` diagnostic and the text to render it against.
+    NotUtf8(Box<NotUtf8>),
+    /// Reading the source or writing the output failed.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What was being done, for the message ("cannot read").
+        action: &'static str,
+        /// The operating system's error.
+        error: std::io::Error,
+    },
+}
+
+impl fmt::Display for CompileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CompileError::Diagnostics(d) => {
+                let errors = d.iter().filter(|d| d.is_error()).count();
+                write!(f, "could not compile: {errors} error{}", if errors == 1 { "" } else { "s" })
+            }
+            CompileError::Usage(message) => f.write_str(message),
+            CompileError::Backend(e) => write!(f, "internal compiler error in code generation: {e}"),
+            CompileError::Tool(e) => write!(f, "{e}"),
+            CompileError::NotUtf8(e) => f.write_str(&e.diagnostic.message),
+            CompileError::Io { path, action, error } => write!(f, "{action} `{}`: {error}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for CompileError {}
+
+impl CompileError {
+    /// The stable code of an error that is no source diagnostic, where it has one: `E0700`
+    /// (the output is an input), `E0701` (the output would replace a file that is no compiler
+    /// output), `E0702` (a tool timed out), `E0703` (interrupted).
+    pub fn code(&self) -> Option<Code> {
+        match self {
+            CompileError::Tool(e) => e.code(),
+            _ => None,
+        }
+    }
+}
+
+impl From<ToolError> for CompileError {
+    fn from(e: ToolError) -> CompileError {
+        CompileError::Tool(e)
+    }
+}
+
+impl From<BackendError> for CompileError {
+    fn from(e: BackendError) -> CompileError {
+        CompileError::Backend(e)
+    }
+}
+
+/// A phase of the compiler, as `cdpc --time` reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Reading the source file.
+    Read,
+    /// The C preprocessor.
+    Preprocess,
+    /// Lexing and parsing.
+    Parse,
+    /// Semantic checks and lowering to HIR.
+    Sema,
+    /// Building the LLVM module.
+    LlvmIr,
+    /// LLVM's optimisation and PTX emission.
+    LlvmOptPtx,
+    /// `ptxas -c`.
+    Ptxas,
+    /// `nvlink` with libcudadevrt.
+    Nvlink,
+}
+
+impl Phase {
+    /// The name `cdpc --time` prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Read => "read",
+            Phase::Preprocess => "preprocess",
+            Phase::Parse => "parse",
+            Phase::Sema => "sema",
+            Phase::LlvmIr => "llvm-ir",
+            Phase::LlvmOptPtx => "llvm-opt-ptx",
+            Phase::Ptxas => "ptxas",
+            Phase::Nvlink => "nvlink",
+        }
+    }
+}
+
+/// How long each phase of a compilation took, in the order they ran.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Timings(pub Vec<(Phase, Duration)>);
+
+impl Timings {
+    fn record(&mut self, phase: Phase, since: Instant) -> Instant {
+        let now = Instant::now();
+        self.0.push((phase, now - since));
+        now
+    }
+
+    fn add_tool_runs(&mut self, runs: &[ToolRun]) {
+        for run in runs {
+            let phase = if run.tool == "nvlink" { Phase::Nvlink } else { Phase::Ptxas };
+            self.0.push((phase, run.elapsed));
+        }
+    }
+
+    /// The sum of the phases.
+    pub fn total(&self) -> Duration {
+        self.0.iter().map(|(_, d)| *d).sum()
+    }
+}
+
+/// The stack the phases run on. Sema and code generation recurse over the tree, which the front
+/// end lets grow [`crate::front::MAX_TREE_DEPTH`] deep; an unoptimised build needs about 10 KiB
+/// a level, more than the 2 MiB a test thread (or any spawned thread) has by default.
+pub const STACK_BYTES: usize = 64 << 20;
+
+/// Runs `f` on a thread with a [`STACK_BYTES`] stack and returns its result; a panic in `f`
+/// is resumed on the caller's thread. Runs `f` in place if no thread can be started.
+pub fn on_large_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    let f = std::sync::Mutex::new(Some(f));
+    let run = || f.lock().unwrap_or_else(|e| e.into_inner()).take().map(|f| f());
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new().name("cdpc".into()).stack_size(STACK_BYTES).spawn_scoped(scope, run) {
+            Ok(handle) => match handle.join() {
+                Ok(result) => result.expect("the compilation closure runs once"),
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            Err(_) => run().expect("the compilation closure runs once"),
+        }
+    })
+}
+
+/// A checked program, ready for code generation, with the warnings found on the way.
+pub struct Checked {
+    /// The typed program.
+    pub module: hir::Module,
+    /// Warnings, after the [`WarningPolicy`].
+    pub warnings: Vec<Diagnostic>,
+    /// Parse and sema times.
+    pub timings: Timings,
+    /// Where each function and device variable was declared, by symbol, in the files' own
+    /// coordinates: the link step's labels ([`symbols::declaration_places`]).
+    pub places: std::collections::HashMap<String, crate::diag::Label>,
+    /// With [`CompileOptions::debug`]: the files and the map from spans to their lines.
+    pub debug: Option<back::DebugInfo>,
+}
+
+/// Parses and checks `source`, then aggregates launches when asked. The front half of the
+/// compiler: no LLVM, no processes.
+pub fn check(source: &str, options: &CompileOptions) -> Result<Checked, CompileError> {
+    on_large_stack(|| check_here(source, options))
+}
+
+fn check_here(source: &str, options: &CompileOptions) -> Result<Checked, CompileError> {
+    let mut timings = Timings::default();
+    let started = Instant::now();
+    // An oversized source is refused by the front end before any work (E0401).
+    let pp = (source.len() <= crate::front::MAX_SOURCE_BYTES).then(|| preprocess::preprocess(source, &options.preprocess, &options.target));
+    let mut diagnostics = Vec::new();
+    let text = match &pp {
+        Some(pp) => {
+            diagnostics.extend(pp.diagnostics.iter().cloned());
+            if diagnostics.iter().any(Diagnostic::is_error) {
+                return Err(CompileError::Diagnostics(options.warnings.apply(diagnostics)));
+            }
+            pp.text.as_str()
+        }
+        None => source,
+    };
+    let preprocessed = timings.record(Phase::Preprocess, started);
+    let (unit, mut found) = crate::front::parse(text);
+    let parsed = timings.record(Phase::Parse, preprocessed);
+    let mut module = None;
+    if let Some(unit) = unit {
+        let (checked, more) = sema::analyze(&unit, &SemaOptions { target: options.target, separate: options.separate || options.emit == Emit::HostObject });
+        found.extend(more);
+        module = checked;
+        if let Some(m) = module.as_mut().filter(|_| !found.iter().any(Diagnostic::is_error)) {
+            let remarks = aggregate::aggregate(m, options.aggregate);
+            if options.pass_remarks {
+                found.extend(remarks);
+            }
+        }
+        timings.record(Phase::Sema, parsed);
+    }
+    match &pp {
+        Some(pp) => diagnostics.extend(found.into_iter().map(|d| explain_skipped_headers(pp.map.remap(d), &pp.skipped_headers))),
+        None => diagnostics.extend(found),
+    }
+    let diagnostics = options.warnings.apply(diagnostics);
+    match module {
+        Some(module) if !diagnostics.iter().any(Diagnostic::is_error) => {
+            let places = symbols::declaration_places(&module, pp.as_ref().map(|pp| &pp.map));
+            let debug = options.debug.zip(pp).map(|(level, pp)| debug::debug_info(level, pp.map));
+            Ok(Checked { module, warnings: diagnostics, timings, places, debug })
+        }
+        _ => Err(CompileError::Diagnostics(diagnostics)),
+    }
+}
+
+/// An unknown name may be one that a skipped host-only header declares: say which were skipped.
+fn explain_skipped_headers(d: Diagnostic, skipped: &[String]) -> Diagnostic {
+    if d.code != Code::UnknownName || skipped.is_empty() {
+        return d;
+    }
+    let (list, were) = match skipped {
+        [one] => (one.clone(), "was"),
+        _ => (skipped.join(", "), "were"),
+    };
+    d.with_note(format!("{list} {were} skipped as host-only (R0611): a name declared there cannot be used in device code"))
+}
+
+/// The output of a compilation and the warnings it produced.
+pub struct Compiled {
+    /// LLVM IR or PTX text, or the bytes of the object or cubin, as `CompileOptions::emit` asked.
+    pub output: Vec<u8>,
+    /// Warnings, after the [`WarningPolicy`].
+    pub warnings: Vec<Diagnostic>,
+    /// The ptxas and nvlink runs, in order, with their command lines and messages.
+    pub tool_runs: Vec<ToolRun>,
+    /// How long each phase took.
+    pub timings: Timings,
+    /// With [`Emit::HostObject`]: the C header declaring the kernels' launchers ([`host::header`]).
+    pub header: Option<String>,
+}
+
+/// Every output of one compilation, from [`compile_artifacts`].
+#[derive(Clone, Debug)]
+pub struct Artifacts {
+    /// Textual LLVM IR after optimisation.
+    pub llvm_ir: String,
+    /// PTX assembly.
+    pub ptx: String,
+    /// The relocatable device object (`ptxas -c`); `None` when the NVIDIA tools were not asked
+    /// for ([`compile_artifacts`]'s `with_tools`).
+    pub object: Option<Vec<u8>>,
+    /// The cubin linked with libcudadevrt; `None` like `object`.
+    pub cubin: Option<Vec<u8>>,
+    /// Warnings, after the [`WarningPolicy`].
+    pub warnings: Vec<Diagnostic>,
+    /// The ptxas and nvlink runs, in order.
+    pub tool_runs: Vec<ToolRun>,
+    /// The signatures of the kernels and device functions defined, in source order.
+    pub signatures: Vec<crate::signature::Signature>,
+}
+
+fn validate(options: &CompileOptions) -> Result<(), CompileError> {
+    if options.emit.needs_nvidia_tools() && options.target.address_size == AddressSize::Bits32 {
+        return Err(CompileError::Usage(
+            "32-bit output is PTX only: ptxas 13 refuses the 32-bit ABI; use `--emit ptx` or `--emit llvm-ir` with `--address-size 32`".into(),
+        ));
+    }
+    if options.opt_level > 3 {
+        return Err(CompileError::Usage(format!("optimisation level {} does not exist; use -O0 to -O3", options.opt_level)));
+    }
+    Ok(())
+}
+
+/// Compiles `source` held in memory to what `options.emit` names. Prints nothing (each tool's
+/// command line and messages are in [`Compiled::tool_runs`]); the NVIDIA tools run in a temporary folder that is removed before this
+/// returns. Safe to call from several threads at once.
+pub fn compile(source: &str, options: &CompileOptions) -> Result<Compiled, CompileError> {
+    on_large_stack(|| compile_here(source, options))
+}
+
+fn compile_here(source: &str, options: &CompileOptions) -> Result<Compiled, CompileError> {
+    validate(options)?;
+    let checked = check_here(source, options)?;
+    // Text output needs no NVIDIA tool, but libdevice (for math functions) comes from the same place.
+    let tools = match Toolchain::discover(&options.tools) {
+        Ok(tools) => Some(tools),
+        Err(e) if options.emit.needs_nvidia_tools() => return Err(e.into()),
+        Err(_) => None,
+    };
+    let codegen = codegen_options(options, tools.as_ref(), &checked);
+    let build = build_options(options);
+    let wants_ir = options.emit == Emit::LlvmIr;
+    let generated = back::generate(&checked.module, &codegen, back::Outputs { llvm_ir: wants_ir, ptx: !wants_ir })?;
+    let mut timings = checked.timings;
+    timings.0.push((Phase::LlvmIr, generated.timings.llvm_ir));
+    timings.0.push((Phase::LlvmOptPtx, generated.timings.optimize_and_emit));
+    let mut warnings = checked.warnings;
+    let mut header = None;
+    let output = match (generated.llvm_ir, generated.ptx) {
+        (Some(ir), _) => ir.into_bytes(),
+        (None, Some(ptx)) if options.emit == Emit::Ptx => ptx.into_bytes(),
+        (None, Some(ptx)) if options.emit == Emit::HostObject => {
+            let tools = tools.expect("discovery succeeded for object output");
+            let name = options.preprocess.main_name();
+            let (object, stub_warnings) = host::host_object(&tools, &ptx, &checked.module, &checked.places, &name, &build)?;
+            warnings.extend(options.warnings.apply(stub_warnings));
+            if warnings.iter().any(Diagnostic::is_error) {
+                return Err(CompileError::Diagnostics(warnings));
+            }
+            header = Some(host::header(&checked.module, &name));
+            object
+        }
+        (None, Some(ptx)) => {
+            let tools = tools.expect("discovery succeeded for object output");
+            if options.emit == Emit::Object { tools.assemble(&ptx, &build)? } else { tools.build_cubin_bytes(&ptx, &build)? }
+        }
+        (None, None) => unreachable!("generate returns what it was asked for"),
+    };
+    let tool_runs = build.log.take();
+    timings.add_tool_runs(&tool_runs);
+    Ok(Compiled { output, warnings, tool_runs, timings, header })
+}
+
+/// Compiles `source` once and returns the LLVM IR, the PTX and, when `with_tools` is true, the
+/// object and the linked cubin (ptxas runs once; its object is what nvlink links).
+/// `options.emit` is ignored. Like [`compile`], prints nothing and may run on several threads.
+///
+/// ```
+/// use cdpc::driver::{compile_artifacts, CompileOptions};
+/// let source = "extern \"C\" __global__ void k(int *p) { *p = 1; }";
+/// let out = compile_artifacts(source, &CompileOptions::default(), false).unwrap();
+/// assert!(out.llvm_ir.contains("define") && out.ptx.contains(".entry k"));
+/// assert!(out.cubin.is_none());
+/// ```
+pub fn compile_artifacts(source: &str, options: &CompileOptions, with_tools: bool) -> Result<Artifacts, CompileError> {
+    on_large_stack(|| compile_artifacts_here(source, options, with_tools))
+}
+
+fn compile_artifacts_here(source: &str, options: &CompileOptions, with_tools: bool) -> Result<Artifacts, CompileError> {
+    let options = CompileOptions { emit: if with_tools { Emit::Cubin } else { Emit::Ptx }, ..options.clone() };
+    validate(&options)?;
+    let checked = check_here(source, &options)?;
+    let tools = match Toolchain::discover(&options.tools) {
+        Ok(tools) => Some(tools),
+        Err(e) if with_tools => return Err(e.into()),
+        Err(_) => None,
+    };
+    let codegen = codegen_options(&options, tools.as_ref(), &checked);
+    let generated = back::generate(&checked.module, &codegen, back::Outputs { llvm_ir: true, ptx: true })?;
+    let (llvm_ir, ptx) = (generated.llvm_ir.expect("asked for IR"), generated.ptx.expect("asked for PTX"));
+    let build = build_options(&options);
+    let (object, cubin) = match tools.filter(|_| with_tools) {
+        Some(tools) => {
+            let object = tools.assemble(&ptx, &build)?;
+            let cubin = tools.link_objects(&[&object], &build)?;
+            (Some(object), Some(cubin))
+        }
+        None => (None, None),
+    };
+    let signatures = crate::signature::signatures(&checked.module);
+    Ok(Artifacts { llvm_ir, ptx, object, cubin, warnings: checked.warnings, tool_runs: build.log.take(), signatures })
+}
+
+fn codegen_options(options: &CompileOptions, tools: Option<&Toolchain>, checked: &Checked) -> CodegenOptions {
+    CodegenOptions { opt_level: opt_level(options), libdevice: tools.and_then(|t| t.libdevice.clone()), debug: checked.debug.clone() }
+}
+
+/// The optimisation level of LLVM and ptxas: `-G` means -O0.
+fn opt_level(options: &CompileOptions) -> u8 {
+    if options.debug == Some(DebugLevel::Full) {
+        0
+    } else {
+        options.opt_level
+    }
+}
+
+fn build_options(options: &CompileOptions) -> BuildOptions {
+    let mut build = BuildOptions::new(options.target.sm);
+    build.opt_level = Some(opt_level(options));
+    match options.debug {
+        Some(DebugLevel::LineTables) => build.ptxas_args.push("-lineinfo".into()),
+        Some(DebugLevel::Full) => {
+            build.ptxas_args.push("-g".into());
+            build.nvlink_args.push("-g".into());
+        }
+        None => {}
+    }
+    build.ptxas_args.extend(options.ptxas_args.iter().map(Into::into));
+    build.nvlink_args.extend(options.nvlink_args.iter().map(Into::into));
+    build.tool_timeout = options.tool_timeout;
+    build
+}
+
+/// Compiles the file at `input` and writes the result to `output`. The output file appears
+/// only when everything succeeded; work files never outlive the call.
+pub fn compile_file(input: &Path, output: &Path, options: &CompileOptions) -> Result<Compiled, CompileError> {
+    let started = Instant::now();
+    let source = read_source(input)?;
+    let read = started.elapsed();
+    let mut options = options.clone();
+    options.preprocess.input.get_or_insert_with(|| input.to_path_buf());
+    let mut compiled = compile_inputs_to_file(&source, &[input], output, &options)?;
+    compiled.timings.0.insert(0, (Phase::Read, read));
+    Ok(compiled)
+}
+
+/// Like [`compile_file`] for source text already in memory.
+pub fn compile_to_file(source: &str, output: &Path, options: &CompileOptions) -> Result<Compiled, CompileError> {
+    compile_inputs_to_file(source, &[], output, options)
+}
+
+/// Like [`compile_to_file`] for source text read from `inputs` (the source file, included
+/// files): the output never replaces one of them (`E0700`), nor, unless
+/// [`CompileOptions::overwrite`] allows it, an existing file that is no compiler output
+/// (`E0701`). The `cdpc` command calls this.
+pub fn compile_inputs_to_file(source: &str, inputs: &[&Path], output: &Path, options: &CompileOptions) -> Result<Compiled, CompileError> {
+    // Refuse an unusable or protected output path before doing any work.
+    let guard = OutputGuard { inputs: inputs.iter().map(|p| p.to_path_buf()).collect(), overwrite: options.overwrite };
+    let file = OutputFile::prepare_guarded(output, guard)?;
+    let compiled = compile(source, options)?;
+    file.commit(&compiled.output)?;
+    Ok(compiled)
+}
+
+/// Reads a source file. Bytes that are not UTF-8 are [`CompileError::NotUtf8`]: an `E0008`
+/// diagnostic at the first bad byte (see [`decode_source`]).
+pub fn read_source(path: &Path) -> Result<String, CompileError> {
+    let bytes = std::fs::read(path).map_err(|error| CompileError::Io { path: path.to_path_buf(), action: "cannot read", error })?;
+    decode_source(bytes).map_err(|e| CompileError::NotUtf8(Box::new(e)))
+}
+
+/// A source that is not UTF-8, from [`decode_source`].
+#[derive(Clone, Debug)]
+pub struct NotUtf8 {
+    /// The source as it can be shown: each byte that is not part of a UTF-8 character is `?`,
+    /// so every offset is the file's own. Render [`NotUtf8::diagnostic`] against this text.
+    pub shown: String,
+    /// `E0008`, spanning the first invalid byte sequence.
+    pub diagnostic: Diagnostic,
+}
+
+/// Source bytes as text. Sources are UTF-8 (the lexer, the spans and every rendering rely on
+/// it); anything else is refused with an `E0008` diagnostic whose span covers the first invalid
+/// byte sequence, rather than guessed at.
+pub fn decode_source(bytes: Vec<u8>) -> Result<String, NotUtf8> {
+    let bytes = match String::from_utf8(bytes) {
+        Ok(text) => return Ok(text),
+        Err(e) => e.into_bytes(),
+    };
+    let mut shown = String::with_capacity(bytes.len());
+    let mut first_bad: Option<(usize, &[u8])> = None;
+    let mut bad_bytes = 0;
+    for chunk in bytes.utf8_chunks() {
+        shown.push_str(chunk.valid());
+        let invalid = chunk.invalid();
+        if !invalid.is_empty() {
+            first_bad.get_or_insert((shown.len(), invalid));
+            bad_bytes += invalid.len();
+            shown.extend(std::iter::repeat_n('?', invalid.len()));
+        }
+    }
+    let (offset, invalid) = first_bad.expect("from_utf8 failed, so some bytes are invalid");
+    let hex: Vec<String> = invalid.iter().map(|b| format!("0x{b:02X}")).collect();
+    let label = if invalid.len() == 1 {
+        format!("byte {} is not UTF-8", hex[0])
+    } else {
+        format!("bytes {} are not a UTF-8 character", hex.join(" "))
+    };
+    let mut diagnostic = Diagnostic::new(
+        Code::InvalidUtf8,
+        crate::diag::Span::new(offset, offset + invalid.len()),
+        format!("the source is not valid UTF-8 (first bad byte at offset {offset})"),
+    )
+    .with_primary_message(label)
+    .with_note("cdpc reads sources as UTF-8; convert the file, e.g. `iconv -f LATIN1 -t UTF-8 in.cu > out.cu` for a Latin-1 file");
+    let more = bad_bytes - invalid.len();
+    if more > 0 {
+        diagnostic = diagnostic.with_note(format!("{more} more byte{} further on {} not UTF-8 (shown as `?`)", if more == 1 { "" } else { "s" }, if more == 1 { "is" } else { "are" }));
+    }
+    Err(NotUtf8 { shown, diagnostic })
+}

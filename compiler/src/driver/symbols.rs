@@ -1,0 +1,221 @@
+//! The device symbols of separately compiled files, and the check that runs before nvlink:
+//! each symbol defined once (E0800) and each one a file uses defined by some input (E0801),
+//! with labels in both files. nvlink would find the same problems, but it names only work
+//! files and symbols, never a line.
+//!
+//! What a file defines and needs is read from its PTX, which is exactly what ptxas and nvlink
+//! see (`.visible` and `.extern` declarations); where a symbol is declared comes from sema's
+//! spans, mapped back through the source map.
+
+use crate::diag::{Code, Diagnostic, Label, SourceFile, Span};
+use crate::hir;
+use crate::hir::GlobalSpace;
+use crate::preprocess::SourceMap;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The symbols of one PTX module that the linker resolves.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PtxSymbols {
+    /// `.visible` kernels, functions and variables, in order.
+    pub defined: Vec<String>,
+    /// `.extern` functions and variables (dynamic shared memory excluded), in order.
+    pub undefined: Vec<String>,
+}
+
+/// Reads the `.visible` and `.extern` declarations of `ptx`.
+pub fn ptx_symbols(ptx: &str) -> PtxSymbols {
+    let mut symbols = PtxSymbols::default();
+    for line in ptx.lines() {
+        let line = line.trim_start();
+        let (list, rest) = if let Some(rest) = line.strip_prefix(".visible") {
+            (&mut symbols.defined, rest)
+        } else if let Some(rest) = line.strip_prefix(".extern") {
+            (&mut symbols.undefined, rest)
+        } else {
+            continue;
+        };
+        // `.extern .shared` is the dynamic shared memory: no symbol for the linker.
+        if rest.trim_start().starts_with(".shared") {
+            continue;
+        }
+        if let Some(name) = declared_name(rest) {
+            list.push(name.to_string());
+        }
+    }
+    symbols
+}
+
+/// The name in the rest of a `.visible`/`.extern` line: after the directives (`.func`,
+/// `.global`, `.align 4`, `.u32`) and a function's return parameter `(.param ...)`.
+fn declared_name(rest: &str) -> Option<&str> {
+    let mut rest = rest.trim_start();
+    loop {
+        if let Some(after) = rest.strip_prefix('(') {
+            rest = after.split_once(')')?.1.trim_start();
+        } else if rest.starts_with('.') || rest.starts_with(|c: char| c.is_ascii_digit()) {
+            let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+            rest = rest[end..].trim_start();
+        } else {
+            break;
+        }
+    }
+    let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%'))).unwrap_or(rest.len());
+    (end > 0).then(|| &rest[..end])
+}
+
+/// Where each function and variable of a module was declared (the definition where there is
+/// one), by symbol, in the files' own coordinates.
+pub fn declaration_places(module: &hir::Module, map: Option<&SourceMap>) -> HashMap<String, Label> {
+    let mut places = HashMap::new();
+    // Each label's message is the name as written, for messages about a mangled symbol.
+    let mut place = |symbol: String, name: &str, span: Span| {
+        let mut d = Diagnostic::new(Code::UndefinedDeviceSymbol, span, "").with_primary_message(name);
+        if let Some(map) = map {
+            d = map.remap(d);
+        }
+        if let Some(label) = d.labels.into_iter().find(|l| l.primary) {
+            places.insert(symbol, label);
+        }
+    };
+    for f in &module.functions {
+        place(f.symbol(module), &f.name, f.span);
+    }
+    for g in &module.globals {
+        if matches!(g.space, GlobalSpace::Device | GlobalSpace::Constant) {
+            place(g.name.clone(), &g.name, g.span);
+        }
+    }
+    places
+}
+
+/// One separately compiled source, as the check sees it.
+#[derive(Clone, Debug)]
+pub struct Unit {
+    /// The file, its name as shown and its text (labels without a file of their own are in it).
+    pub file: Arc<SourceFile>,
+    /// What its PTX defines and needs.
+    pub symbols: PtxSymbols,
+    /// Where its declarations are ([`declaration_places`]).
+    pub places: HashMap<String, Label>,
+}
+
+impl Unit {
+    /// `name` for a symbol that is its own name, `name` (symbol `_Z...`) for a mangled one.
+    fn shown(&self, symbol: &str) -> String {
+        match self.places.get(symbol).map(|l| l.message.as_str()) {
+            Some(name) if !name.is_empty() && name != symbol => format!("`{name}` (symbol `{symbol}`)"),
+            _ => format!("`{symbol}`"),
+        }
+    }
+
+    fn label(&self, symbol: &str, message: String, primary: bool) -> Option<Label> {
+        let place = self.places.get(symbol)?;
+        Some(Label { span: place.span, message, primary, file: Some(place.file.clone().unwrap_or_else(|| self.file.clone())) })
+    }
+}
+
+/// Checks the units against each other: a symbol defined by two of them is E0800 (labels at
+/// both definitions); with `closed` (no other object or library takes part in the link), a
+/// symbol one of them declares, uses and no unit defines is E0801. Symbols that no source
+/// declares (the device runtime's) are left to nvlink and libcudadevrt.
+pub fn check(units: &[Unit], closed: bool) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    let mut first: HashMap<&str, &Unit> = HashMap::new();
+    for unit in units {
+        for symbol in &unit.symbols.defined {
+            match first.get(symbol.as_str()) {
+                None => {
+                    first.insert(symbol, unit);
+                }
+                Some(earlier) => {
+                    let (a, b) = (&earlier.file.name, &unit.file.name);
+                    let mut d = duplicate(&unit.shown(symbol), a, b);
+                    d.labels = [unit.label(symbol, format!("defined again in `{b}`"), true), earlier.label(symbol, format!("first defined in `{a}`"), false)]
+                        .into_iter()
+                        .flatten()
+                        .collect();
+                    diagnostics.push(d);
+                }
+            }
+        }
+    }
+    if closed {
+        for unit in units {
+            for symbol in &unit.symbols.undefined {
+                if first.contains_key(symbol.as_str()) || !unit.places.contains_key(symbol) {
+                    continue;
+                }
+                let mut d = undefined(&unit.shown(symbol), &unit.file.name);
+                d.labels = unit.label(symbol, "declared here, defined by no input".into(), true).into_iter().collect();
+                diagnostics.push(d);
+            }
+        }
+    }
+    diagnostics
+}
+
+/// E0800 without labels: `symbol` (quoted) is defined in `first` and in `second`.
+pub fn duplicate(symbol: &str, first: &str, second: &str) -> Diagnostic {
+    let mut d = Diagnostic::new(Code::DuplicateDeviceSymbol, Span::default(), format!("device symbol {symbol} is defined in both `{first}` and `{second}`"))
+        .with_note("a `__device__` function, variable or kernel may be defined in one file only; declare it `extern` (a variable) or by a prototype (a function) in the others");
+    d.labels.clear();
+    d
+}
+
+/// E0801 without labels: `user` needs `symbol` (quoted), which no input defines.
+pub fn undefined(symbol: &str, user: &str) -> Diagnostic {
+    let mut d = Diagnostic::new(Code::UndefinedDeviceSymbol, Span::default(), format!("device symbol {symbol}, used in `{user}`, is not defined by any input"))
+        .with_note("add the file, object or library (`-l`) that defines it to the link");
+    d.labels.clear();
+    d
+}
+
+/// Reads nvlink's messages about symbols (`Multiple definition of 'x' in 'b.o', first
+/// defined in 'a.o'`, `Undefined reference to 'x' in 'a.o'`) as E0800 and E0801, with each
+/// work file's name replaced by the input it stands for (`names`).
+pub fn from_nvlink(stderr: &str, names: &[(String, String)]) -> Vec<Diagnostic> {
+    let shown = |path: &str| {
+        names.iter().find(|(work, _)| path == work || path.ends_with(&format!("/{work}"))).map(|(_, user)| user.clone()).unwrap_or_else(|| path.to_string())
+    };
+    let quoted = |text: &str| -> Vec<String> { text.split('\'').skip(1).step_by(2).map(str::to_string).collect() };
+    let mut found = Vec::new();
+    for line in stderr.lines() {
+        let q = quoted(line);
+        if line.contains("Multiple definition of") && q.len() >= 3 {
+            found.push(duplicate(&format!("`{}`", q[0]), &shown(&q[2]), &shown(&q[1])));
+        } else if line.contains("Undefined reference to") && q.len() >= 2 {
+            found.push(undefined(&format!("`{}`", q[0]), &shown(&q[1])));
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ptx_declarations_give_defined_and_undefined_symbols() {
+        let ptx = ".extern .func  (.param .b32 func_retval0) _Z6helperi\n(\n.param .b32 _Z6helperi_param_0\n);\n\
+                   .extern .global .align 4 .u32 counter;\n.extern .shared .align 16 .b8 dyn[];\n\
+                   .visible .global .align 4 .b8 table[16] = {1};\n.visible .entry parent(\n.visible .func k()\n\
+                   .extern .func  (.param .b32 func_retval0) cudaGetParameterBufferV2\n";
+        let s = ptx_symbols(ptx);
+        assert_eq!(s.defined, ["table", "parent", "k"]);
+        assert_eq!(s.undefined, ["_Z6helperi", "counter", "cudaGetParameterBufferV2"]);
+    }
+
+    #[test]
+    fn nvlink_messages_name_the_users_files() {
+        let names = vec![("/tmp/w/0.o".to_string(), "a.cu".to_string()), ("/tmp/w/1.o".to_string(), "b.cu".to_string())];
+        let stderr = "nvlink error   : Multiple definition of 'counter' in '/tmp/w/1.o', first defined in '/tmp/w/0.o'\n\
+                      nvlink error   : Undefined reference to '_Z6helperi' in '/tmp/w/0.o'\n";
+        let d = from_nvlink(stderr, &names);
+        assert_eq!(d.len(), 2);
+        assert_eq!(d[0].code, Code::DuplicateDeviceSymbol);
+        assert!(d[0].message.contains("`a.cu` and `b.cu`"), "{}", d[0].message);
+        assert_eq!(d[1].code, Code::UndefinedDeviceSymbol);
+        assert!(d[1].message.contains("used in `a.cu`"), "{}", d[1].message);
+    }
+}

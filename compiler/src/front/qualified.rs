@@ -1,0 +1,80 @@
+//! **Where qualified names are formed.** C++ names a member of a class or namespace as
+//! `Graph::getOutDegree` or `N::M::f`. Before `split` and the grammar see the tokens, each run
+//! `name :: name (:: name)*` becomes one name token whose text is the whole qualified name and
+//! whose span covers it. The grammar then needs no productions for nested names: a qualified
+//! function definition is a definition whose name contains `::`, a qualified call is a call of
+//! such a name, and sema (`sema::scope`) resolves the components.
+//!
+//! A `::` that does not sit between two names (a leading `::f`, `A::~A`, `A<int>::f`) is left
+//! alone; the grammar has no use for it, so in device code it is a syntax error, while host
+//! code, which is never parsed, may use it freely.
+
+use super::lexer::{Spanned, Tok};
+
+fn name(tok: &Tok) -> Option<&str> {
+    match tok {
+        Tok::Ident(n) | Tok::TypeIdent(n) => Some(n),
+        _ => None,
+    }
+}
+
+/// Joins qualified names in place.
+pub(super) fn join(tokens: &mut Vec<Spanned>) {
+    if !tokens.iter().any(|t| matches!(t.1, Tok::ColonColon)) {
+        return;
+    }
+    let old = std::mem::take(tokens);
+    let mut out: Vec<Spanned> = Vec::with_capacity(old.len());
+    let mut i = 0;
+    while i < old.len() {
+        let (start, tok, mut end) = old[i].clone();
+        let Some(first) = name(&tok) else {
+            out.push((start, tok, end));
+            i += 1;
+            continue;
+        };
+        let mut text = first.to_string();
+        let mut last_is_type = false;
+        let mut j = i + 1;
+        while j + 1 < old.len() && matches!(old[j].1, Tok::ColonColon) {
+            let Some(next) = name(&old[j + 1].1) else { break };
+            text.push_str("::");
+            text.push_str(next);
+            last_is_type = matches!(old[j + 1].1, Tok::TypeIdent(_));
+            end = old[j + 1].2;
+            j += 2;
+        }
+        if j == i + 1 {
+            out.push((start, tok, end));
+        } else if last_is_type {
+            out.push((start, Tok::TypeIdent(text), end));
+        } else {
+            out.push((start, Tok::Ident(text), end));
+        }
+        i = j;
+    }
+    *tokens = out;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(source: &str) -> Vec<String> {
+        let (mut tokens, _) = super::super::lexer::lex(source);
+        join(&mut tokens);
+        tokens.iter().map(|(s, _, e)| source[*s..*e].to_string()).collect()
+    }
+
+    #[test]
+    fn joins_nested_names() {
+        assert_eq!(texts("N::M::f(x)"), ["N::M::f", "(", "x", ")"]);
+        assert_eq!(texts("unsigned Graph::deg()"), ["unsigned", "Graph::deg", "(", ")"]);
+    }
+
+    #[test]
+    fn leaves_other_colons() {
+        assert_eq!(texts("::f(); a ? b : c"), ["::", "f", "(", ")", ";", "a", "?", "b", ":", "c"]);
+        assert_eq!(texts("A::~A"), ["A", "::", "~", "A"]);
+    }
+}

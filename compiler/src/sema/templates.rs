@@ -1,0 +1,452 @@
+//! **Where templates are instantiated.** A function template (`ast::Item::Template`) is kept
+//! as written; each use with new arguments makes one concrete HIR function, its *instance*,
+//! checked with the template's parameters bound to the arguments. So the HIR after sema holds
+//! only concrete functions, and code generation never sees a template.
+//!
+//! - **Arguments** are explicit (`f<int, 4>(p)`, `k<128><<<g, b>>>(p)`, resolved in the scope
+//!   of the use) or deduced from the call's or launch's arguments, clang's way for the common
+//!   parameter forms: `T`, `T *`, `const T *` (and further `*`s). Explicit ones come first; the
+//!   rest are deduced. Non-type parameters take integer constants.
+//! - **Instantiation is on use and memoised**: the first use of `f<int>` declares the instance
+//!   and checks its body at once (with the user's function state set aside); later uses, and
+//!   a recursive use inside the body, find the same instance.
+//! - **Depth**: instantiations nest (an instance's body may request others); at most
+//!   [`MAX_INSTANTIATION_DEPTH`] deep (`E0940`).
+//! - **Errors inside an instance** carry, for every level, a label at the use that requested
+//!   it, "in instantiation of `f<int>` requested here", as clang's notes do.
+//! - **Names**: an instance keeps its template's arguments and signature as written
+//!   (`hir::TemplateInstance`), from which `crate::mangle` makes nvcc's symbol
+//!   (`_Z1fIiEvPT_`).
+//!
+//! Codes: `E0940` depth, `E0941` deduction failed, `E0942` wrong number or kind of template
+//! arguments, `E0943` a non-type argument that is not an integer constant, `E0944` what cdpc's
+//! templates do not do yet (a template name used as a value, a non-type parameter that is not
+//! an integer, deducing a `const` type). Class templates, specialisations, default template
+//! arguments and packs are not supported (their syntax does not parse as a device template).
+
+use super::consteval::{eval, Const};
+use super::expr::{int_const, make, plural};
+use super::Context;
+use crate::diag::{Code, Span};
+use crate::front::ast;
+use crate::hir::{self, ExprKind, FuncId, TemplateArgValue, TemplateInstance, TypePattern};
+use crate::types::{DisplayType, Type};
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+/// How deeply instantiations may nest (clang's default is 1024; nvcc's front end stops far
+/// earlier on recursive templates; 64 is plenty for device code and keeps sema's stack small).
+pub const MAX_INSTANTIATION_DEPTH: usize = 64;
+
+/// At most this many "in instantiation of" labels are added to one diagnostic.
+const MAX_CONTEXT_LABELS: usize = 8;
+
+/// The function templates of a file and their instances.
+#[derive(Default)]
+pub(super) struct Templates {
+    defs: HashMap<String, Rc<ast::TemplateDef>>,
+    instances: HashMap<(String, Vec<TemplateArgValue>), FuncId>,
+    /// Instantiations that failed to declare (reported once).
+    failed: HashSet<(String, Vec<TemplateArgValue>)>,
+    /// The arguments of the instance being checked, by parameter name.
+    env: Option<Rc<HashMap<String, TemplateArgValue>>>,
+    /// How many instantiations are under way, one inside the other.
+    depth: usize,
+    /// The function whose body first requested each instance (for `host.rs`: an instance that
+    /// only an unused `__host__ __device__` function requests is not compiled either).
+    pub(super) requested_by: HashMap<FuncId, FuncId>,
+}
+
+impl Templates {
+    pub(super) fn contains_key(&self, name: &str) -> bool {
+        self.defs.contains_key(name)
+    }
+}
+
+/// Registers a function template (the one with a body, when a prototype comes too).
+pub(super) fn declare(cx: &mut Context, def: &ast::TemplateDef) {
+    let name = &def.function.name;
+    let mut seen: HashMap<&str, Span> = HashMap::new();
+    for p in &def.params {
+        if let Some(first) = seen.insert(p.name.name.as_str(), p.name.span) {
+            cx.error(Code::Redefinition, p.name.span, format!("template parameter `{}` is declared twice", p.name.name))
+                .label(first, "first declared here")
+                .emit();
+            return;
+        }
+    }
+    match cx.templates.defs.get(&name.name) {
+        Some(existing) if existing.function.body.is_some() && def.function.body.is_some() => {
+            let first = existing.function.name.span;
+            cx.error(Code::Redefinition, name.span, format!("function template `{}` is defined twice", name.name))
+                .label(first, "first defined here")
+                .note("cdpc does not overload function templates")
+                .emit();
+        }
+        Some(existing) if existing.function.body.is_some() => {}
+        _ => {
+            cx.templates.defs.insert(name.name.clone(), Rc::new(def.clone()));
+        }
+    }
+}
+
+/// A function that takes the name of a function template (C++ overloading, which cdpc lacks).
+pub(super) fn redefined_as_function(cx: &mut Context, def: &ast::FunctionDef) {
+    let first = cx.templates.defs[&def.name.name].function.name.span;
+    cx.error(Code::Redefinition, def.name.span, format!("`{}` is already declared as a function template", def.name.name))
+        .label(first, "the template")
+        .note("cdpc does not overload functions; give the function another name")
+        .emit();
+}
+
+impl Context {
+    /// The type a template type parameter stands for in the instance being checked.
+    pub(super) fn template_type(&self, name: &str) -> Option<Type> {
+        match self.templates.env.as_ref()?.get(name)? {
+            TemplateArgValue::Type(ty) => Some(ty.clone()),
+            TemplateArgValue::Int { .. } => None,
+        }
+    }
+
+    /// The constant a non-type template parameter stands for in the instance being checked.
+    pub(super) fn template_value(&self, ident: &ast::Ident) -> Option<hir::Expr> {
+        match self.templates.env.as_ref()?.get(&ident.name)? {
+            TemplateArgValue::Int { value, ty } => Some(int_const(*value, ty.clone(), ident.span)),
+            TemplateArgValue::Type(_) => None,
+        }
+    }
+
+    /// `f<...>` anywhere but before a call's `(` or a launch's `<<<`.
+    pub(super) fn template_as_value(&mut self, name: &ast::Ident, span: Span) -> Option<hir::Expr> {
+        self.error(Code::TemplateUnsupported, span, format!("`{}` is a function template, not a value", name.name))
+            .note("cdpc has no function pointers; call it, `f<T>(...)`, or launch it, `k<N><<<grid, block>>>(...)`")
+            .emit();
+        None
+    }
+
+    /// A call of a function template: `f<int>(p)` or `f(p)`.
+    pub(super) fn template_call(&mut self, name: &ast::Ident, explicit: Option<&[ast::TemplateArg]>, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+        let def = self.template_def(name)?;
+        if args.len() != def.function.params.len() {
+            let n = def.function.params.len();
+            self.error(Code::CallArity, span, format!("`{}` takes {n} argument{}, but {} were given", name.name, plural(n), args.len()))
+                .label(def.function.name.span, "declared here")
+                .emit();
+            return None;
+        }
+        let mut known = self.explicit_template_args(&def, name, explicit)?;
+        let checked: Vec<Option<hir::Expr>> = args.iter().map(|a| self.expr(a).map(|e| self.rvalue(e))).collect();
+        let checked: Vec<hir::Expr> = checked.into_iter().collect::<Option<_>>()?;
+        let types: Vec<(Type, Span)> = checked.iter().map(|e| (e.ty.clone(), e.span)).collect();
+        self.deduce(&def, name, &mut known, &types)?;
+        let id = self.instantiate(&def, known.into_iter().collect::<Option<Vec<_>>>()?, name.span)?;
+        let f = &self.functions[id.0 as usize];
+        if f.kind == hir::FunctionKind::Kernel {
+            self.error(Code::KernelCalledDirectly, span, format!("`{}` is a `__global__` kernel template and cannot be called like a function", name.name))
+                .note(format!("launch it: `{}<...><<<grid, block>>>(...)`", name.name))
+                .emit();
+            return None;
+        }
+        let params: Vec<Type> = f.param_types().cloned().collect();
+        let return_type = f.return_type.clone();
+        if params.len() != checked.len() {
+            return None; // a parameter of the instance failed to check; reported
+        }
+        let converted: Vec<Option<hir::Expr>> =
+            checked.into_iter().zip(&params).map(|(e, p)| self.coerce(e, p, Code::TypeMismatch, "argument has the wrong type")).collect();
+        let converted = converted.into_iter().collect::<Option<Vec<_>>>()?;
+        self.record_call(id);
+        Some(make(ExprKind::Call { func: id, args: converted }, return_type, span))
+    }
+
+    /// The instance a launch of a kernel template starts: `k<128><<<...>>>(p)` or `k<<<...>>>(p)`.
+    pub(super) fn launched_template(&mut self, kernel: &ast::Ident, explicit: Option<&[ast::TemplateArg]>, args: &[ast::Expr]) -> Option<FuncId> {
+        let def = self.template_def(kernel)?;
+        let mut known = self.explicit_template_args(&def, kernel, explicit)?;
+        if known.iter().any(Option::is_none) {
+            // Deduction needs the arguments' types; the launch checks them again afterwards,
+            // so only a clean first check may go on (no diagnostic is reported twice).
+            let errors = self.diags.len();
+            let types: Vec<Option<(Type, Span)>> = args.iter().map(|a| self.expr(a).map(|e| (self.rvalue(e).ty, a.span))).collect();
+            if self.diags.len() != errors {
+                return None;
+            }
+            let types: Vec<(Type, Span)> = types.into_iter().collect::<Option<_>>()?;
+            if types.len() != def.function.params.len() {
+                let n = def.function.params.len();
+                self.error(Code::LaunchArity, kernel.span, format!("kernel template `{}` takes {n} argument{}, but {} were given", kernel.name, plural(n), types.len()))
+                    .label(def.function.name.span, "declared here")
+                    .emit();
+                return None;
+            }
+            self.deduce(&def, kernel, &mut known, &types)?;
+        }
+        let id = self.instantiate(&def, known.into_iter().collect::<Option<Vec<_>>>()?, kernel.span)?;
+        if self.functions[id.0 as usize].kind != hir::FunctionKind::Kernel {
+            self.error(Code::LaunchOfNonKernel, kernel.span, format!("`{}` is not a kernel template", kernel.name))
+                .label(def.function.name.span, "declared without `__global__`")
+                .emit();
+            return None;
+        }
+        Some(id)
+    }
+
+    fn template_def(&mut self, name: &ast::Ident) -> Option<Rc<ast::TemplateDef>> {
+        // Looked up as any function name is (`scope.rs`): through enclosing namespaces, `using
+        // namespace` and namespace aliases.
+        match self.candidates(&name.name).into_iter().find_map(|c| self.templates.defs.get(&c).cloned()) {
+            Some(def) => Some(def),
+            None => {
+                // The template's own declaration failed to parse or check; that was reported.
+                if !self.skipped_use(&name.name, name.span) && !self.diags.has_errors() {
+                    self.error(Code::UnknownName, name.span, format!("cannot find function template `{}`", name.name)).emit();
+                }
+                None
+            }
+        }
+    }
+
+    /// The explicit arguments, one entry per template parameter (`None`: to be deduced).
+    fn explicit_template_args(&mut self, def: &ast::TemplateDef, name: &ast::Ident, explicit: Option<&[ast::TemplateArg]>) -> Option<Vec<Option<TemplateArgValue>>> {
+        let explicit = explicit.unwrap_or(&[]);
+        if explicit.len() > def.params.len() {
+            let n = def.params.len();
+            let span = arg_span(&explicit[n]);
+            self.error(Code::TemplateArgumentMismatch, span, format!("too many template arguments for `{}`: it has {n} template parameter{}", name.name, plural(n)))
+                .label(def.function.name.span, "the template")
+                .emit();
+            return None;
+        }
+        let mut values = Vec::with_capacity(def.params.len());
+        let mut ok = true;
+        for (i, param) in def.params.iter().enumerate() {
+            let Some(arg) = explicit.get(i) else {
+                values.push(None);
+                continue;
+            };
+            let value = match (&param.kind, arg) {
+                (ast::TemplateParamKind::Type, ast::TemplateArg::Type(tn)) => self.resolve_type_name(tn).map(TemplateArgValue::Type),
+                (ast::TemplateParamKind::Value(spec), ast::TemplateArg::Value(e)) => self.constant_arg(spec, param, e),
+                (ast::TemplateParamKind::Type, ast::TemplateArg::Value(e)) => {
+                    self.error(Code::TemplateArgumentMismatch, e.span, format!("template parameter `{}` of `{}` is a type, but this is an expression", param.name.name, name.name))
+                        .label(param.span, "declared as a type here")
+                        .emit();
+                    None
+                }
+                (ast::TemplateParamKind::Value(_), ast::TemplateArg::Type(tn)) => {
+                    self.error(Code::TemplateArgumentMismatch, tn.span, format!("template parameter `{}` of `{}` is a constant, but this is a type", param.name.name, name.name))
+                        .label(param.span, "declared as a constant here")
+                        .emit();
+                    None
+                }
+            };
+            ok &= value.is_some();
+            values.push(value);
+        }
+        ok.then_some(values)
+    }
+
+    /// A non-type argument: an integer constant, converted to the parameter's type.
+    fn constant_arg(&mut self, spec: &ast::TypeSpec, param: &ast::TemplateParam, e: &ast::Expr) -> Option<TemplateArgValue> {
+        let ty = self.resolve_spec(spec)?;
+        if !ty.is_integer() {
+            self.error(Code::TemplateUnsupported, param.span, format!("non-type template parameter `{}` has type {}", param.name.name, self.show(&ty)))
+                .note("cdpc's non-type template parameters are integers")
+                .emit();
+            return None;
+        }
+        let value = self.expr(e)?;
+        let value = self.coerce(value, &ty, Code::TemplateArgumentNotConstant, "template argument has the wrong type")?;
+        match eval(&value, &self.target) {
+            Some(Const::Int(v)) => Some(TemplateArgValue::Int { value: v as i64, ty }),
+            _ => {
+                self.error(Code::TemplateArgumentNotConstant, e.span, format!("the argument for `{}` is not an integer constant", param.name.name))
+                    .primary("known only when the program runs")
+                    .note("a template argument must be known at compile time: a literal, an enumerator-like constant or an expression of them")
+                    .emit();
+                None
+            }
+        }
+    }
+
+    /// Fills in the parameters not given explicitly from the argument types (`T`, `T *`,
+    /// `const T *` patterns); reports what stays unknown or contradicts itself.
+    fn deduce(&mut self, def: &ast::TemplateDef, name: &ast::Ident, known: &mut [Option<TemplateArgValue>], args: &[(Type, Span)]) -> Option<()> {
+        let explicit: Vec<bool> = known.iter().map(Option::is_some).collect();
+        let mut from: Vec<Option<Span>> = vec![None; known.len()];
+        for (param, (arg_ty, arg_span)) in def.function.params.iter().zip(args) {
+            let ast::TypeSpecKind::Struct(base) = &param.ty.kind else { continue };
+            let Some(index) = type_param_index(def, &base.name) else { continue };
+            if explicit[index] {
+                continue;
+            }
+            let levels = param.declarator.pointers.len() + usize::from(!param.declarator.array_dims.is_empty());
+            let mut ty = arg_ty.clone();
+            for level in 0..levels {
+                match ty {
+                    Type::Pointer { pointee, pointee_const } => {
+                        if level + 1 == levels && pointee_const && !param.ty.is_const {
+                            let shown = self.show(arg_ty);
+                            self.error(Code::TemplateUnsupported, *arg_span, format!("deducing `{}` of `{}` would make it a `const` type", base.name, name.name))
+                                .primary(format!("this has type {shown}"))
+                                .note(format!("cdpc cannot bind a template parameter to a `const` type yet; write the parameter `const {} *`, or cast the argument", base.name))
+                                .emit();
+                            return None;
+                        }
+                        ty = *pointee;
+                    }
+                    _ => {
+                        self.error(Code::TemplateDeductionFailed, *arg_span, format!("cannot deduce `{}` of `{}` from an argument of type {}", base.name, name.name, self.show(arg_ty)))
+                            .label(param.span, format!("this parameter needs a pointer{}", if levels > 1 { " to a pointer" } else { "" }))
+                            .emit();
+                        return None;
+                    }
+                }
+            }
+            let deduced = TemplateArgValue::Type(ty);
+            match (&known[index], from[index]) {
+                (Some(previous), Some(first)) if *previous != deduced => {
+                    let (a, b) = (self.arg_text(previous), self.arg_text(&deduced));
+                    self.error(Code::TemplateDeductionFailed, *arg_span, format!("conflicting types for `{}` of `{}`: `{a}` and `{b}`", base.name, name.name))
+                        .primary(format!("`{}` would be `{b}` here", base.name))
+                        .label(first, format!("but `{a}` here"))
+                        .note(format!("give the argument explicitly: `{}<...>(...)`", name.name))
+                        .emit();
+                    return None;
+                }
+                (Some(_), Some(_)) => {}
+                _ => {
+                    known[index] = Some(deduced);
+                    from[index] = Some(*arg_span);
+                }
+            }
+        }
+        if let Some(i) = known.iter().position(Option::is_none) {
+            let param = &def.params[i];
+            self.error(Code::TemplateDeductionFailed, name.span, format!("cannot deduce template parameter `{}` of `{}`", param.name.name, name.name))
+                .label(param.span, "declared here")
+                .note(format!("no argument's type gives it; write the template arguments: `{}<...>`", name.name))
+                .emit();
+            return None;
+        }
+        Some(())
+    }
+
+    /// The instance of `def` for `args`, declared and checked on first use.
+    fn instantiate(&mut self, def: &ast::TemplateDef, args: Vec<TemplateArgValue>, request: Span) -> Option<FuncId> {
+        let name = def.function.name.name.clone();
+        let key = (name.clone(), args.clone());
+        if let Some(id) = self.templates.instances.get(&key) {
+            return Some(*id);
+        }
+        if self.templates.failed.contains(&key) {
+            return None;
+        }
+        let display = format!("{name}<{}>", args.iter().map(|a| self.arg_text(a)).collect::<Vec<_>>().join(", "));
+        if self.templates.depth >= MAX_INSTANTIATION_DEPTH {
+            self.error(Code::TemplateDepthExceeded, request, format!("instantiating `{display}` exceeds the maximum depth of {MAX_INSTANTIATION_DEPTH} nested instantiations"))
+                .primary("requested here")
+                .note("the template instantiates itself with new arguments without end; recursion through templates needs a way to stop, which cdpc's templates (without specialisations) do not have")
+                .emit();
+            self.templates.failed.insert(key);
+            return None;
+        }
+        let env: HashMap<String, TemplateArgValue> = def.params.iter().map(|p| p.name.name.clone()).zip(args.iter().cloned()).collect();
+        let saved_env = self.templates.env.replace(Rc::new(env));
+        let saved_func = self.func.take();
+        self.templates.depth += 1;
+        let first_diag = self.diags.len();
+
+        let declared = super::decls::function_signature(self, &def.function);
+        let id = declared.and_then(|(mut f, owner)| {
+            if owner.class.is_some() {
+                self.error(Code::TemplateUnsupported, def.function.name.span, "a member function template is not supported yet")
+                    .primary("a template of a class's member function")
+                    .note("write the member function for the types it is used with, or make the template a free function")
+                    .emit();
+                return None;
+            }
+            if f.params.len() != def.function.params.len() {
+                return None; // a parameter failed to check; reported
+            }
+            f.template = Some(Box::new(TemplateInstance {
+                return_pattern: pattern(def, &def.function.return_type.spec, &def.function.return_type.pointers, false, &f.return_type),
+                param_patterns: def
+                    .function
+                    .params
+                    .iter()
+                    .zip(f.param_types())
+                    .map(|(p, ty)| pattern(def, &p.ty, &p.declarator.pointers, !p.declarator.array_dims.is_empty(), ty))
+                    .collect(),
+                args: args.clone(),
+            }));
+            self.functions.push(f);
+            let id = FuncId(self.functions.len() as u32 - 1);
+            self.templates.instances.insert(key.clone(), id);
+            if let Some(requester) = &saved_func {
+                self.templates.requested_by.insert(id, requester.id);
+            }
+            Some(id)
+        });
+        match id {
+            Some(id) => super::decls::define_out_of_order(self, id, &def.function),
+            None => {
+                self.templates.failed.insert(key);
+            }
+        }
+
+        self.templates.depth -= 1;
+        self.func = saved_func;
+        self.templates.env = saved_env;
+        let context = format!("in instantiation of `{display}` requested here");
+        for d in self.diags.since_mut(first_diag) {
+            let context_labels = || d.labels.iter().filter(|l| l.message.starts_with("in instantiation of"));
+            // Recursive instances request each other from one place: label it once (the
+            // innermost), then the first use elsewhere.
+            let same_place = context_labels().any(|l| l.span == request);
+            if !same_place && context_labels().count() < MAX_CONTEXT_LABELS {
+                d.labels.push(crate::diag::Label { span: request, message: context.clone(), primary: false, file: None });
+            }
+        }
+        id
+    }
+
+    /// A template argument as a message writes it.
+    fn arg_text(&self, arg: &TemplateArgValue) -> String {
+        match arg {
+            TemplateArgValue::Type(ty) => DisplayType { ty, structs: self }.to_string(),
+            TemplateArgValue::Int { value, ty: Type::Int(kind) } if !kind.is_signed(&self.target) => format!("{}", *value as u64),
+            TemplateArgValue::Int { value, .. } => value.to_string(),
+        }
+    }
+}
+
+/// The index of the template's type parameter named `name`, among all its parameters.
+fn type_param_index(def: &ast::TemplateDef, name: &str) -> Option<usize> {
+    def.params.iter().position(|p| p.name.name == name && p.kind == ast::TemplateParamKind::Type)
+}
+
+/// A type as the template writes it: a template parameter under its pointers, or the concrete
+/// type it resolved to.
+fn pattern(def: &ast::TemplateDef, spec: &ast::TypeSpec, pointers: &[ast::PointerLevel], decays: bool, resolved: &Type) -> TypePattern {
+    let ast::TypeSpecKind::Struct(base) = &spec.kind else { return TypePattern::Concrete(resolved.clone()) };
+    let Some(index) = type_param_index(def, &base.name) else { return TypePattern::Concrete(resolved.clone()) };
+    let mut p = TypePattern::Param(index as u32);
+    let mut pointee_const = spec.is_const;
+    for level in pointers {
+        p = TypePattern::Pointer { pointee: Box::new(p), pointee_const };
+        pointee_const = level.is_const;
+    }
+    if decays {
+        p = TypePattern::Pointer { pointee: Box::new(p), pointee_const };
+    }
+    p
+}
+
+/// Where a template argument was written.
+fn arg_span(arg: &ast::TemplateArg) -> Span {
+    match arg {
+        ast::TemplateArg::Type(tn) => tn.span,
+        ast::TemplateArg::Value(e) => e.span,
+    }
+}

@@ -1,0 +1,57 @@
+//! What the build tests share (`separate_compilation.rs`, `debug_info.rs`, `host_object.rs`):
+//! running the `cdpc` binary and the NVIDIA tools, and finding them, each missing one a
+//! printed reason to skip.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs the `cdpc` binary in `dir`.
+pub fn cdpc(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cdpc")).current_dir(dir).args(args).output().expect("cdpc runs")
+}
+
+/// What a process wrote to stderr.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The folder of ptxas and nvlink, or `None` (with the reason printed).
+pub fn tool_dir() -> Option<PathBuf> {
+    match cdpc::toolchain::Toolchain::discover(&Default::default()) {
+        Ok(t) => t.ptxas.parent().map(Path::to_path_buf),
+        Err(_) => {
+            println!("skipped: ptxas/nvlink not found; run `cargo xtask setup`");
+            None
+        }
+    }
+}
+
+/// nvcc beside ptxas, or `None` (with the reason printed).
+pub fn nvcc() -> Option<PathBuf> {
+    let nvcc = tool_dir()?.join("nvcc");
+    if !nvcc.is_file() {
+        println!("skipped: no nvcc beside ptxas");
+        return None;
+    }
+    Some(nvcc)
+}
+
+/// Whether `program --version` runs (with the reason printed when not).
+pub fn have(program: &str) -> bool {
+    let found = Command::new(program).arg("--version").output().is_ok_and(|o| o.status.success());
+    if !found {
+        println!("skipped: `{program}` is not available");
+    }
+    found
+}
+
+/// Runs `program` in `dir` with the tools' folder first on `PATH` (nvcc finds its own tools
+/// there) and asserts that it succeeded.
+pub fn run(program: &Path, dir: &Path, args: &[&str]) -> Output {
+    let tools = tool_dir().expect("the NVIDIA tools");
+    let path = format!("{}:{}", tools.display(), std::env::var("PATH").unwrap_or_default());
+    let out = Command::new(program).current_dir(dir).env("PATH", path).args(args).output().expect("the tool runs");
+    assert!(out.status.success(), "{} {args:?}: {}{}", program.display(), stderr(&out), String::from_utf8_lossy(&out.stdout));
+    out
+}

@@ -1,0 +1,271 @@
+//! Separate compilation and the link step of the `cdpc` binary: several inputs in one command,
+//! `-dc` objects, `-l`/`-L` and archives, `extern __device__` across files, E0800-E0802, and
+//! interoperation with nvcc both ways (nvcc's `-dc` objects linked by cdpc; cdpc's objects
+//! linked by `nvcc -dlink`). The linked cubins are compared with what nvlink makes of nvcc's
+//! own objects of the same files. Cases that need the NVIDIA tools (or nvcc, or readelf) skip
+//! with a printed reason.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+mod build_common;
+use build_common::{cdpc, nvcc, run, stderr, tool_dir};
+
+/// Uses a function and a variable that the other file defines.
+const USER: &str = r#"
+extern __device__ int helper(int x);
+extern __device__ int counter;
+extern "C" __global__ void child(int *p) { p[threadIdx.x] = helper(p[threadIdx.x]) + counter; }
+extern "C" __global__ void parent(int *p) { if (threadIdx.x == 0) child<<<1, 32>>>(p); }
+"#;
+
+/// Defines them.
+const LIBRARY: &str = "__device__ int counter = 5;\n__device__ int helper(int x) { return x * 2; }\n";
+
+/// The symbols the two files share or define, as they appear in a cubin.
+const SYMBOLS: [&str; 4] = ["parent", "child", "_Z6helperi", "counter"];
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("user.cu"), USER).unwrap();
+    std::fs::write(dir.path().join("lib.cu"), LIBRARY).unwrap();
+    dir
+}
+
+/// The global symbols a cubin defines (not `UND`), among [`SYMBOLS`], by `readelf -sW`.
+fn defined(cubin: &Path) -> Option<BTreeSet<String>> {
+    let out = Command::new("readelf").arg("-sW").arg(cubin).output().ok();
+    let Some(out) = out.filter(|o| o.status.success()) else {
+        println!("skipped: readelf is not available");
+        return None;
+    };
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let names = text
+        .lines()
+        .filter(|l| l.contains(" GLOBAL ") && !l.contains(" UND "))
+        .filter_map(|l| l.split_whitespace().last())
+        .filter(|n| SYMBOLS.contains(n))
+        .map(str::to_string)
+        .collect();
+    Some(names)
+}
+
+fn all_symbols() -> BTreeSet<String> {
+    SYMBOLS.iter().map(|s| s.to_string()).collect()
+}
+
+/// What nvlink makes of nvcc's own `-dc` objects of the two files: the oracle.
+fn nvcc_link(dir: &Path, nvcc: &Path) -> BTreeSet<String> {
+    std::fs::copy(dir.join("user.cu"), dir.join("nv_user.cu")).unwrap();
+    std::fs::copy(dir.join("lib.cu"), dir.join("nv_lib.cu")).unwrap();
+    run(nvcc, dir, &["-dc", "-arch=sm_90", "nv_user.cu", "nv_lib.cu"]);
+    let nvlink = nvcc.with_file_name("nvlink");
+    let devrt = cdpc::toolchain::Toolchain::discover(&Default::default()).unwrap().cudadevrt_dir;
+    run(&nvlink, dir, &["-arch=sm_90", "nv_user.o", "nv_lib.o", &format!("-L{}", devrt.display()), "-lcudadevrt", "-o", "nv.cubin"]);
+    defined(&dir.join("nv.cubin")).unwrap()
+}
+
+#[test]
+fn two_sources_sharing_a_device_function_and_variable_link_in_one_command() {
+    let Some(_) = tool_dir() else { return };
+    let dir = project();
+    let out = cdpc(dir.path(), &["user.cu", "lib.cu", "-o", "app.cubin"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let Some(ours) = defined(&dir.path().join("app.cubin")) else { return };
+    assert_eq!(ours, all_symbols());
+    if let Some(nvcc) = nvcc() {
+        assert_eq!(ours, nvcc_link(dir.path(), &nvcc), "nvcc's objects of the same files define other symbols");
+    }
+}
+
+#[test]
+fn dc_writes_one_object_per_source_in_the_current_folder_and_they_link() {
+    let Some(_) = tool_dir() else { return };
+    let dir = project();
+    let out = cdpc(dir.path(), &["-dc", "user.cu", "lib.cu", "-arch=sm_90"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for object in ["user.o", "lib.o"] {
+        let bytes = std::fs::read(dir.path().join(object)).unwrap();
+        assert!(cdpc::driver::archive::is_device_object(&bytes), "{object} is no device object");
+    }
+    // `-c` is the same, and `-o` names the object of one source.
+    let out = cdpc(dir.path(), &["-c", "lib.cu", "-o", "other.o"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(dir.path().join("other.o").is_file());
+    let out = cdpc(dir.path(), &["-dlink", "user.o", "lib.o", "-o", "app.cubin"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let Some(ours) = defined(&dir.path().join("app.cubin")) else { return };
+    assert_eq!(ours, all_symbols());
+}
+
+#[test]
+fn dc_refuses_o_with_several_sources_and_objects() {
+    let dir = project();
+    let out = cdpc(dir.path(), &["-dc", "user.cu", "lib.cu", "-o", "x.o"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("`-o` with `-dc` names one object"), "{}", stderr(&out));
+    std::fs::write(dir.path().join("x.o"), b"").unwrap();
+    let out = cdpc(dir.path(), &["-dc", "x.o"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("is an object"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_duplicate_definition_names_both_files_and_lines() {
+    let Some(_) = tool_dir() else { return };
+    let dir = project();
+    std::fs::write(dir.path().join("again.cu"), "// another definition\n__device__ int counter = 7;\n").unwrap();
+    let out = cdpc(dir.path(), &["user.cu", "lib.cu", "again.cu", "-o", "app.cubin"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("error[E0800]: device symbol `counter` is defined in both `lib.cu` and `again.cu`"), "{err}");
+    assert!(err.contains("again.cu:2:16") && err.contains("lib.cu:1:16"), "{err}");
+    assert!(!dir.path().join("app.cubin").exists());
+}
+
+#[test]
+fn a_missing_definition_names_the_file_that_uses_it() {
+    let Some(_) = tool_dir() else { return };
+    let dir = project();
+    std::fs::write(dir.path().join("half.cu"), "__device__ int counter = 1;\n").unwrap();
+    let out = cdpc(dir.path(), &["user.cu", "half.cu", "-o", "app.cubin", "--error-format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(r#""code":"E0801""#) && err.contains("device symbol `helper` (symbol `_Z6helperi`), used in `user.cu`"), "{err}");
+    assert!(err.contains(r#""file":"user.cu""#), "{err}");
+}
+
+#[test]
+fn duplicates_among_objects_come_from_nvlink_with_the_objects_names() {
+    let Some(_) = tool_dir() else { return };
+    let dir = project();
+    std::fs::write(dir.path().join("again.cu"), "extern \"C\" __global__ void child(int *p) { p[0] = 0; }\n").unwrap();
+    assert!(cdpc(dir.path(), &["-dc", "user.cu", "again.cu"]).status.success());
+    let out = cdpc(dir.path(), &["user.o", "again.o", "lib.cu", "-o", "app.cubin"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("error[E0800]: device symbol `child` is defined in both `user.o` and `again.o`"), "{err}");
+}
+
+#[test]
+fn libraries_from_l_and_archives_of_device_objects() {
+    let Some(_) = tool_dir() else { return };
+    let dir = project();
+    assert!(cdpc(dir.path(), &["-dc", "lib.cu"]).status.success());
+    std::fs::create_dir(dir.path().join("libs")).unwrap();
+    let ar = Command::new("ar").current_dir(dir.path()).args(["rcs", "libs/libshared.a", "lib.o"]).output();
+    if !ar.is_ok_and(|o| o.status.success()) {
+        println!("skipped: `ar` is not available");
+        return;
+    }
+    let out = cdpc(dir.path(), &["user.cu", "-Llibs", "-lshared", "-o", "app.cubin"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let Some(ours) = defined(&dir.path().join("app.cubin")) else { return };
+    assert_eq!(ours, all_symbols());
+    let out = cdpc(dir.path(), &["user.cu", "libs/libshared.a", "-o", "app2.cubin"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Without the folder the library is not found: E0802, nothing written.
+    let out = cdpc(dir.path(), &["user.cu", "-lshared", "-o", "app3.cubin"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("error[E0802]: cannot find the device library `-lshared`: no `libshared.a`"), "{err}");
+    assert!(!dir.path().join("app3.cubin").exists());
+    // With the library, the missing function is no longer cdpc's to judge: nvlink reports it.
+    std::fs::write(dir.path().join("empty.cu"), "__device__ int unrelated;\n").unwrap();
+    assert!(cdpc(dir.path(), &["-dc", "empty.cu"]).status.success());
+    let out = cdpc(dir.path(), &["user.cu", "empty.o", "-o", "app4.cubin"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("error[E0801]: device symbol `_Z6helperi`, used in `user.cu`"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_single_source_with_extern_declarations_is_still_a_whole_program() {
+    let dir = project();
+    let out = cdpc(dir.path(), &["user.cu", "--emit", "ptx", "-o", "-"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("error[E0104]"), "{}", stderr(&out));
+    // With -dc, the declarations are `.extern` in the PTX.
+    let out = cdpc(dir.path(), &["-dc", "user.cu", "--emit", "ptx", "-o", "-"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ptx = String::from_utf8(out.stdout).unwrap();
+    assert!(ptx.contains(".extern .global .align 4 .u32 counter;"), "{ptx}");
+    assert!(ptx.contains(".extern .func  (.param .b32 func_retval0) _Z6helperi"), "{ptx}");
+}
+
+#[test]
+fn cdpc_links_nvcc_dc_objects_and_archives() {
+    let Some(nvcc) = nvcc() else { return };
+    let dir = project();
+    run(&nvcc, dir.path(), &["-dc", "-arch=sm_90", "lib.cu", "-o", "nvlib.o"]);
+    run(&nvcc, dir.path(), &["-lib", "nvlib.o", "-o", "libnv.a"]);
+    let out = cdpc(dir.path(), &["user.cu", "nvlib.o", "-o", "app.cubin"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = cdpc(dir.path(), &["user.cu", "-L.", "-lnv", "-o", "app2.cubin"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for cubin in ["app.cubin", "app2.cubin"] {
+        let Some(ours) = defined(&dir.path().join(cubin)) else { return };
+        assert_eq!(ours, nvcc_link(dir.path(), &nvcc), "{cubin}");
+    }
+}
+
+#[test]
+fn nvcc_dlink_links_cdpc_objects() {
+    let Some(nvcc) = nvcc() else { return };
+    let dir = project();
+    assert!(cdpc(dir.path(), &["-dc", "user.cu", "lib.cu"]).status.success());
+    // A host object holding the linked device code, as nvcc -dlink writes for the host link.
+    run(&nvcc, dir.path(), &["-dlink", "-arch=sm_90", "user.o", "lib.o", "-o", "dlink.o"]);
+    let bytes = std::fs::read(dir.path().join("dlink.o")).unwrap();
+    assert_eq!(&bytes[..4], b"\x7fELF");
+    assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 62, "dlink.o is an x86-64 object");
+    // And its cubin form, compared with cdpc's own link.
+    run(&nvcc, dir.path(), &["-dlink", "-cubin", "-arch=sm_90", "user.o", "lib.o", "-o", "dlink.cubin"]);
+    let Some(theirs) = defined(&dir.path().join("dlink.cubin")) else { return };
+    assert_eq!(theirs, all_symbols());
+}
+
+/// `cuobjdump --list-elf --list-ptx` of a file, or `None` (with the reason printed).
+fn list_images(file: &Path) -> Option<String> {
+    let tools = cdpc::toolchain::Toolchain::discover(&Default::default()).ok()?;
+    let Some(cuobjdump) = tools.cuobjdump else {
+        println!("skipped: cuobjdump not found");
+        return None;
+    };
+    let out = Command::new(cuobjdump).args(["--list-elf", "--list-ptx"]).arg(file).output().unwrap();
+    assert!(out.status.success(), "cuobjdump: {}", stderr(&out));
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn gencode_packs_a_linked_cubin_per_architecture_and_ptx_into_a_fat_binary() {
+    let Some(_) = tool_dir() else { return };
+    let dir = project();
+    let gencode = ["-gencode", "arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=sm_90", "-gencode", "arch=compute_100,code=sm_100", "-gencode", "arch=compute_120,code=sm_120"];
+    let mut args = vec!["user.cu", "lib.cu", "-o", "app.fatbin"];
+    args.extend(gencode);
+    let out = cdpc(dir.path(), &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let Some(list) = list_images(&dir.path().join("app.fatbin")) else { return };
+    let elves: Vec<&str> = list.lines().filter(|l| l.starts_with("ELF file")).collect();
+    assert_eq!(elves.len(), 4, "{list}");
+    for (line, sm) in elves.iter().zip(["sm_80", "sm_90", "sm_100", "sm_120"]) {
+        assert!(line.ends_with(&format!("{sm}.cubin")), "{list}");
+    }
+    assert!(!list.contains("PTX file"), "{list}");
+    // One source: PTX for JIT beside the cubin, with nvcc's list syntax.
+    let out = cdpc(dir.path(), &["lib.cu", "-gencode", "arch=compute_90,code=[sm_90,compute_90]"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let list = list_images(&dir.path().join("lib.fatbin")).unwrap();
+    assert!(list.contains("ELF file    1: lib.1.sm_90.cubin") && list.contains("PTX file    1: lib.1.sm_90.ptx"), "{list}");
+    // PTX of a link of several sources does not exist: a usage error, nothing written.
+    let out = cdpc(dir.path(), &["user.cu", "lib.cu", "-gencode", "arch=compute_90,code=compute_90", "-o", "x.fatbin"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("has no PTX"), "{}", stderr(&out));
+    assert!(!dir.path().join("x.fatbin").exists());
+    // A malformed target is refused by the option parser.
+    let out = cdpc(dir.path(), &["lib.cu", "-gencode", "arch=sm_90,code=sm_90"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("virtual architecture"), "{}", stderr(&out));
+}

@@ -1,0 +1,12 @@
+// The kernels a host program launches; `scale` and `factor` live in scale.cu.
+extern __device__ int factor;
+__device__ int scale(int x);
+
+extern "C" __global__ void child(int *data) {
+    data[threadIdx.x] = scale(data[threadIdx.x]) + factor;
+}
+
+extern "C" __global__ void parent(int *data, int n) {
+    if (threadIdx.x == 0)
+        child<<<1, n>>>(data);
+}

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The corpus programs (../shared/corpus) with their own host code, built twice: by nvcc alone,
+# and with cdpc compiling every device-code file (samples/harness/nvcc-cdpc.py puts cdpc's
+# relocatable object where nvcc's ptxas output would go; the host code, its stubs and the link
+# stay nvcc's). Both builds run with the program's own inputs and options; their outputs are
+# compared. Writes $OUT/corpus-gpu.md (or ./corpus-gpu.md) for results/.
+#
+# Usage, from the repository root, on a machine with nvcc (and a GPU to run; RUN=0 builds only):
+#   bash samples/harness/corpus-gpu.sh CDPC [CORPUS]
+# CDPC: a cdpc binary; CORPUS: default ../shared/corpus. NVCC: default $CUDA_HOME/bin/nvcc
+# (CUDA_HOME default /usr/local/cuda, else the checkout's .cuda/nvidia/cu13). ARCH: default sm_90.
+# RUN_LIMIT: seconds one run may take (default 60; a run stopped by it shows as exit 124).
+#
+# Output comparison: stdout and stderr together, lines sorted (device printf order is not
+# fixed), numbers with a decimal point masked as `#` (the programs print their timings).
+set -u
+CDPC=$(realpath "${1:?usage: corpus-gpu.sh CDPC [CORPUS]}")
+CORPUS=$(realpath "${2:-../shared/corpus}")
+ROOT=$(pwd)
+if [ -z "${CUDA_HOME:-}" ]; then
+    if [ -x /usr/local/cuda/bin/nvcc ]; then CUDA_HOME=/usr/local/cuda; else CUDA_HOME=$ROOT/.cuda/nvidia/cu13; fi
+fi
+NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
+ARCH=${ARCH:-sm_90}
+RUN=${RUN:-1}
+REPORT=${OUT:-.}/corpus-gpu.md
+WRAP="python3 $ROOT/samples/harness/nvcc-cdpc.py --cdpc $CDPC --nvcc $NVCC --cuda-home $CUDA_HOME --"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+# KLAP's host code calls cudaThreadSynchronize, gone from CUDA 13 (issue 12): both builds get
+# the define nvcc itself needs.
+COMPAT=-DcudaThreadSynchronize=cudaDeviceSynchronize
+
+# name | folder under the corpus | device-code files | other .cu files | nvcc options | run arguments
+PROGRAMS=$(cat <<'EOF'
+cdpSimplePrint|cuda-samples/cdpSimplePrint|cdpSimplePrint.cu||-rdc=true -I../Common|
+cdpSimpleQuicksort|cuda-samples/cdpSimpleQuicksort|cdpSimpleQuicksort.cu||-rdc=true -I../Common|
+cdpAdvancedQuicksort|cuda-samples/cdpAdvancedQuicksort|cdpAdvancedQuicksort.cu cdpBitonicSort.cu||-rdc=true -I../Common|
+cdpBezierTessellation|cuda-samples/cdpBezierTessellation|BezierLineCDP.cu||-rdc=true -I../Common|
+cdpQuadtree|cuda-samples/cdpQuadtree|cdpQuadtree.cu||-rdc=true -I../Common|
+BFS|klap/test/BFS|kernel.base.cu|main.cu graph.cu|-Xcompiler -fPIC -dc -m64 --default-stream per-thread -I. -I../../include -I$SHIM|-o 1
+BT|klap/test/BT|kernel.base.cu|main.cu verify.cu|-Xcompiler -fPIC -dc -m64 --default-stream per-thread -I. -I../../include -I$SHIM|-o 1
+GC|klap/test/GC|kernel.base.cu|main.cu graphColoring.cu|-Xcompiler -fPIC -dc -m64 --default-stream per-thread -I. -I../../include -I$SHIM|-o 1
+MST|klap/test/MST|kernel.base.cu|main.cu|-Xcompiler -fPIC -dc -m64 --default-stream per-thread -I. -I../../include -I$SHIM|-o 1
+QT|klap/test/QT|kernel.base.cu|main.cu|-Xcompiler -fPIC -dc -m64 --default-stream per-thread -I. -I../../include -I$SHIM|-o 1
+SP|klap/test/SP|kernel.base.cu|main.cu|-Xcompiler -fPIC -dc -m64 --default-stream per-thread -I. -I../../include -I$SHIM|-o 1
+SSSP|klap/test/SSSP|kernel.base.cu|main.cu|-Xcompiler -fPIC -dc -m64 --default-stream per-thread -I. -I../../include -I$SHIM|-o 1
+EOF
+)
+
+SHIM=$WORK/shim
+
+normalize() { sed -E 's/[0-9]+\.[0-9]+(e[-+]?[0-9]+)?/#/g' "$1" | sort; }
+
+# build NAME KIND DIR DEVICE OTHER FLAGS: KIND nvcc or cdpc, in a copy of the corpus of its own
+# (the programs include ../Common or ../../include relative to their folder, and write files)
+build() {
+    local name=$1 kind=$2 dir=$3 device=$4 other=$5 flags=${6//\$SHIM/$SHIM}
+    (
+        cd "$WORK/$kind/$dir" || exit 1
+        objs=""
+        for f in $device; do
+            o=${f%.cu}.o
+            if [ "$kind" = cdpc ]; then
+                $WRAP -arch=$ARCH $flags $COMPAT -c "$f" -o "$o" || exit 1
+            else
+                "$NVCC" -arch=$ARCH $flags $COMPAT -c "$f" -o "$o" || exit 1
+            fi
+            objs="$objs $o"
+        done
+        for f in $other; do
+            o=${f%.cu}.o
+            "$NVCC" -arch=$ARCH $flags $COMPAT -c "$f" -o "$o" || exit 1
+            objs="$objs $o"
+        done
+        "$NVCC" -arch=$ARCH -rdc=true -o "prog.$name" $objs -lcudadevrt || exit 1
+    ) > "$WORK/$kind/$name.log" 2>&1
+}
+
+run() { # NAME KIND DIR ARGS: exit status; output in $WORK/KIND/NAME.out
+    local name=$1 kind=$2 dir=$3 args=$4
+    (cd "$WORK/$kind/$dir" && timeout "${RUN_LIMIT:-60}" "./prog.$name" $args) > "$WORK/$kind/$name.out" 2>&1
+}
+
+for kind in nvcc cdpc; do
+    mkdir -p "$WORK/$kind" && cp -r "$CORPUS/." "$WORK/$kind/" || exit 1
+done
+# KLAP's MST, SP and SSSP include "cub/cub/cub.cuh", its own copy of CUB, which the corpus does
+# not carry: a one-line header of ours sends them to the CUB of the CUDA toolkit (CCCL).
+mkdir -p "$WORK/shim/cub/cub" && echo '#include <cub/cub.cuh>' > "$WORK/shim/cub/cub/cub.cuh"
+
+{
+    echo "# The corpus programs with their own host code: nvcc alone, and with cdpc's device code"
+    echo
+    echo "Run by \`bash samples/harness/corpus-gpu.sh\` on $(date -u +%Y-%m-%d)."
+    echo
+    if [ "$RUN" = 1 ]; then
+        echo "- device: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
+    fi
+    echo "- nvcc: $("$NVCC" --version | tail -1); cdpc: $("$CDPC" --version 2>&1 | head -1); arch $ARCH"
+    echo "- \"cdpc build\": every device-code file compiled by cdpc (\`samples/harness/nvcc-cdpc.py\`), host code and link by nvcc"
+    echo "- outputs compared with timings masked and lines sorted (see the script)"
+    echo
+    echo "| program | nvcc build | cdpc build | nvcc run | cdpc run | outputs equal |"
+    echo "|---|---|---|---|---|---|"
+} > "$REPORT"
+
+DETAILS=$WORK/details.md
+: > "$DETAILS"
+echo "$PROGRAMS" | while IFS='|' read -r name dir device other flags args; do
+    [ -n "$name" ] || continue
+    build "$name" nvcc "$dir" "$device" "$other" "$flags" & p1=$!
+    build "$name" cdpc "$dir" "$device" "$other" "$flags" & p2=$!
+    wait $p1; nb=$?; wait $p2; cb=$?
+    nbs=$([ $nb = 0 ] && echo ok || echo FAIL); cbs=$([ $cb = 0 ] && echo ok || echo FAIL)
+    nr=-; cr=-; eq=-
+    if [ "$RUN" = 1 ]; then
+        if [ $nb = 0 ]; then run "$name" nvcc "$dir" "$args"; s=$?; nr=$([ $s = 0 ] && echo ok || echo "exit $s"); fi
+        if [ $cb = 0 ]; then run "$name" cdpc "$dir" "$args"; s=$?; cr=$([ $s = 0 ] && echo ok || echo "exit $s"); fi
+        if [ $nb = 0 ] && [ $cb = 0 ]; then
+            if cmp -s <(normalize "$WORK/nvcc/$name.out") <(normalize "$WORK/cdpc/$name.out"); then eq=yes; else eq=NO; fi
+        fi
+    fi
+    echo "| $name | $nbs | $cbs | $nr | $cr | $eq |" >> "$REPORT"
+    {
+        echo "### $name"
+        echo
+        for kind in nvcc cdpc; do
+            echo "- $kind build log (last lines): \`$(grep -v '^ *$' "$WORK/$kind/$name.log" 2>/dev/null | grep -E 'error|warning: ' | head -3 | tr '\n|`' '   ' | cut -c1-400)\`"
+            [ -f "$WORK/$kind/$name.out" ] && echo "- $kind output (first lines): \`$(head -6 "$WORK/$kind/$name.out" | tr '\n|`' '   ' | cut -c1-500)\`"
+        done
+        echo
+    } >> "$DETAILS"
+done
+{ echo; echo "## Details"; echo; cat "$DETAILS"; } >> "$REPORT"
+cat "$REPORT"

@@ -1,0 +1,218 @@
+//! The corpus (`../shared/corpus`: NVIDIA's dynamic-parallelism samples and the KLAP benchmark
+//! programs, which this project did not write) compiled unchanged, and the symbols of what
+//! compiles compared with nvcc's.
+//!
+//! [`PROGRAMS`] lists the 13 device-code files with the `-I`, `-D` and `--default-stream`
+//! options their Makefiles give nvcc. [`COMPILES`] is the ledger of the files cdpc compiles with
+//! zero errors today: a listed file that fails, or an unlisted one that compiles, fails
+//! `corpus_compiles_as_the_ledger_says`, so the ledger (and `docs/CORPUS.md`) stays true.
+//!
+//! `corpus_symbols_match_nvcc`: for every file in the ledger, the kernels (`.entry`) and the
+//! device variables (`.global` definitions) in cdpc's PTX must be nvcc 13.5's (`nvcc -ptx
+//! -rdc=true`, the wheels), name for name, so that host code written for nvcc's build finds
+//! them. Both skip with a printed reason when the corpus or nvcc is absent.
+
+use cdpc::driver::{self, CompileOptions, Emit};
+use cdpc::preprocess::{MacroOption, PreprocessOptions};
+use cdpc::toolchain::{ToolSearch, Toolchain};
+use cdpc::{DefaultStream, Target};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// One device-code file of the corpus and its Makefile's options.
+struct Program {
+    name: &'static str,
+    /// Under the corpus folder.
+    file: &'static str,
+    /// `-I` folders under the corpus folder; the file's own folder comes first (`-I.`).
+    includes: &'static [&'static str],
+    /// KLAP's Makefiles compile with `--default-stream per-thread`.
+    per_thread: bool,
+}
+
+const SAMPLES_INCLUDE: &[&str] = &["cuda-samples/Common"];
+const KLAP_INCLUDE: &[&str] = &["klap/include"];
+
+const PROGRAMS: &[Program] = &[
+    Program { name: "cdpSimplePrint", file: "cuda-samples/cdpSimplePrint/cdpSimplePrint.cu", includes: SAMPLES_INCLUDE, per_thread: false },
+    Program { name: "cdpSimpleQuicksort", file: "cuda-samples/cdpSimpleQuicksort/cdpSimpleQuicksort.cu", includes: SAMPLES_INCLUDE, per_thread: false },
+    Program { name: "cdpAdvancedQuicksort", file: "cuda-samples/cdpAdvancedQuicksort/cdpAdvancedQuicksort.cu", includes: SAMPLES_INCLUDE, per_thread: false },
+    Program { name: "cdpBitonicSort", file: "cuda-samples/cdpAdvancedQuicksort/cdpBitonicSort.cu", includes: SAMPLES_INCLUDE, per_thread: false },
+    Program { name: "cdpBezierTessellation", file: "cuda-samples/cdpBezierTessellation/BezierLineCDP.cu", includes: SAMPLES_INCLUDE, per_thread: false },
+    Program { name: "cdpQuadtree", file: "cuda-samples/cdpQuadtree/cdpQuadtree.cu", includes: SAMPLES_INCLUDE, per_thread: false },
+    Program { name: "BFS", file: "klap/test/BFS/kernel.base.cu", includes: KLAP_INCLUDE, per_thread: true },
+    Program { name: "BT", file: "klap/test/BT/kernel.base.cu", includes: KLAP_INCLUDE, per_thread: true },
+    Program { name: "GC", file: "klap/test/GC/kernel.base.cu", includes: KLAP_INCLUDE, per_thread: true },
+    Program { name: "MST", file: "klap/test/MST/kernel.base.cu", includes: KLAP_INCLUDE, per_thread: true },
+    Program { name: "QT", file: "klap/test/QT/kernel.base.cu", includes: KLAP_INCLUDE, per_thread: true },
+    Program { name: "SP", file: "klap/test/SP/kernel.base.cu", includes: KLAP_INCLUDE, per_thread: true },
+    Program { name: "SSSP", file: "klap/test/SSSP/kernel.base.cu", includes: KLAP_INCLUDE, per_thread: true },
+];
+
+/// The ledger: the files cdpc compiles unchanged with zero errors (keep docs/CORPUS.md in step).
+const COMPILES: &[&str] = &["cdpSimplePrint", "cdpSimpleQuicksort", "BFS", "GC", "SP"];
+
+/// KLAP's host code calls `cudaThreadSynchronize`, gone from CUDA 13; nvcc needs this define to
+/// build the programs, and both compilers get it.
+const COMPAT_DEFINE: (&str, &str) = ("cudaThreadSynchronize", "cudaDeviceSynchronize");
+
+fn corpus() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus");
+    if dir.is_dir() {
+        Some(dir.canonicalize().unwrap())
+    } else {
+        println!("skipped: no corpus at {}", dir.display());
+        None
+    }
+}
+
+/// KLAP's MST, SP and SSSP include `"cub/cub/cub.cuh"`, KLAP's own copy of CUB, which the corpus
+/// does not carry: a folder with a one-line header of ours that includes the toolkit's CUB
+/// (CCCL) instead. cdpc skips `<cub/cub.cuh>` as a host-only header (R0611).
+fn cub_shim() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("cub/cub")).unwrap();
+    std::fs::write(dir.path().join("cub/cub/cub.cuh"), "#include <cub/cub.cuh>\n").unwrap();
+    dir
+}
+
+fn include_dirs(program: &Program, corpus: &Path, shim: &Path) -> Vec<PathBuf> {
+    let path = corpus.join(program.file);
+    let mut dirs = vec![path.parent().unwrap().to_path_buf()];
+    dirs.extend(program.includes.iter().map(|d| corpus.join(d)));
+    dirs.push(shim.to_path_buf());
+    dirs
+}
+
+/// cdpc's PTX of `program`, or its rendered errors.
+fn cdpc_ptx(program: &Program, corpus: &Path, shim: &Path) -> Result<String, String> {
+    let path = corpus.join(program.file);
+    let source = std::fs::read_to_string(&path).unwrap();
+    let target = Target { default_stream: if program.per_thread { DefaultStream::PerThread } else { DefaultStream::Legacy }, ..Target::default() };
+    let preprocess = PreprocessOptions {
+        input: Some(path.clone()),
+        include_dirs: include_dirs(program, corpus, shim),
+        macros: vec![MacroOption::Define(format!("{}={}", COMPAT_DEFINE.0, COMPAT_DEFINE.1))],
+        ..Default::default()
+    };
+    let options = CompileOptions { emit: Emit::Ptx, target, preprocess, ..CompileOptions::default() };
+    driver::compile(&source, &options).map(|c| String::from_utf8(c.output).unwrap()).map_err(|e| match e {
+        driver::CompileError::Diagnostics(diagnostics) => {
+            let errors = diagnostics.iter().filter(|d| d.is_error());
+            errors.take(4).map(|d| format!("  {}: {}", d.code, d.message)).collect::<Vec<_>>().join("\n")
+        }
+        other => other.to_string(),
+    })
+}
+
+fn nvcc() -> Option<PathBuf> {
+    let tools = match Toolchain::discover(&ToolSearch::default()) {
+        Ok(t) => t,
+        Err(e) => {
+            println!("skipped: the NVIDIA tools were not found, run `cargo xtask setup`: {e}");
+            return None;
+        }
+    };
+    let nvcc = tools.ptxas.parent()?.join("nvcc");
+    if nvcc.is_file() {
+        Some(nvcc)
+    } else {
+        println!("skipped: nvcc is not next to ptxas (pip package nvidia-cuda-nvcc)");
+        None
+    }
+}
+
+/// nvcc's PTX of `program` with the same options, or why it failed.
+fn nvcc_ptx(nvcc: &Path, program: &Program, corpus: &Path, shim: &Path) -> Result<String, String> {
+    let out_dir = tempfile::tempdir().unwrap();
+    let ptx = out_dir.path().join("out.ptx");
+    let mut command = Command::new(nvcc);
+    command.args(["-arch=sm_90", "-rdc=true", "-ptx", "-w"]);
+    for dir in include_dirs(program, corpus, shim) {
+        command.arg(format!("-I{}", dir.display()));
+    }
+    command.arg(format!("-D{}={}", COMPAT_DEFINE.0, COMPAT_DEFINE.1));
+    if program.per_thread {
+        command.args(["--default-stream", "per-thread"]);
+    }
+    let mut path = vec![nvcc.parent().unwrap().to_path_buf()];
+    path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+    command.env("PATH", std::env::join_paths(path).unwrap());
+    let output = command.arg(corpus.join(program.file)).arg("-o").arg(&ptx).output().expect("nvcc runs");
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).lines().take(3).collect::<Vec<_>>().join("\n"));
+    }
+    Ok(std::fs::read_to_string(&ptx).unwrap())
+}
+
+/// The kernels and the defined device variables of a PTX text.
+fn symbols(ptx: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+    let mut kernels = BTreeSet::new();
+    let mut variables = BTreeSet::new();
+    for line in ptx.lines().map(str::trim) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if let Some(at) = words.iter().position(|w| *w == ".entry") {
+            if let Some(name) = words.get(at + 1) {
+                kernels.insert(name.trim_end_matches('(').to_string());
+            }
+        } else if words.first().is_some_and(|w| *w == ".global" || *w == ".visible" || *w == ".weak")
+            && words.contains(&".global")
+            && !words.contains(&".extern")
+        {
+            // `.visible .global .align 4 .b32 name[4] = {...};`: the word before `=`, `;` or `[`.
+            let decl = line.split(['=', ';']).next().unwrap_or("");
+            // String literals (`$str`) are the compiler's own, not the program's variables.
+            if let Some(name) = decl.split_whitespace().last().map(|w| w.split('[').next().unwrap()) {
+                if !name.starts_with('$') {
+                    variables.insert(name.to_string());
+                }
+            }
+        }
+    }
+    (kernels, variables)
+}
+
+#[test]
+fn corpus_compiles_as_the_ledger_says() {
+    let Some(corpus) = corpus() else { return };
+    let shim = cub_shim();
+    let mut wrong = Vec::new();
+    for program in PROGRAMS {
+        let result = cdpc::driver::on_large_stack(|| cdpc_ptx(program, &corpus, shim.path()));
+        let listed = COMPILES.contains(&program.name);
+        match (&result, listed) {
+            (Ok(_), true) => println!("{}: compiles", program.name),
+            (Err(e), false) => println!("{}: does not compile yet:\n{e}", program.name),
+            (Ok(_), false) => wrong.push(format!("{} now compiles: add it to COMPILES and docs/CORPUS.md", program.name)),
+            (Err(e), true) => wrong.push(format!("{} is in COMPILES but fails:\n{e}", program.name)),
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn corpus_symbols_match_nvcc() {
+    let Some(corpus) = corpus() else { return };
+    let Some(nvcc) = nvcc() else { return };
+    let shim = cub_shim();
+    let mut compared = 0;
+    for program in PROGRAMS.iter().filter(|p| COMPILES.contains(&p.name)) {
+        let theirs = match nvcc_ptx(&nvcc, program, &corpus, shim.path()) {
+            Ok(ptx) => ptx,
+            Err(e) => {
+                println!("{}: nvcc cannot build it, nothing to compare:\n{e}", program.name);
+                continue;
+            }
+        };
+        let ours = cdpc::driver::on_large_stack(|| cdpc_ptx(program, &corpus, shim.path())).unwrap();
+        let (their_kernels, their_variables) = symbols(&theirs);
+        let (our_kernels, our_variables) = symbols(&ours);
+        assert!(!their_kernels.is_empty(), "{}: no kernel found in nvcc's PTX", program.name);
+        assert_eq!(our_kernels, their_kernels, "{}: kernel symbols", program.name);
+        assert_eq!(our_variables, their_variables, "{}: device-variable symbols", program.name);
+        println!("{}: {} kernels, {} device variables, as nvcc's", program.name, our_kernels.len(), our_variables.len());
+        compared += 1;
+    }
+    assert!(compared > 0, "nvcc built none of the files cdpc compiles");
+}
