@@ -7,8 +7,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod build_common;
-use build_common::{cdpc, stderr};
+use crate::build_common::{cdpc, stderr};
 
 const HEADER: &str = "#define TWICE(x) ((x) * 2)\n__device__ inline int header_fn(int v) { return v + 1; }\n";
 

@@ -9,8 +9,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-mod build_common;
-use build_common::{cdpc, have, run, stderr, tool_dir};
+use crate::build_common::{cdpc, have, run, stderr, tool_dir};
 
 const KERNELS: &str = r#"
 extern "C" __global__ void child(int *p) { p[threadIdx.x] += 1; }

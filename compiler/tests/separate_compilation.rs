@@ -9,8 +9,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-mod build_common;
-use build_common::{cdpc, nvcc, run, stderr, tool_dir};
+use crate::build_common::{cdpc, nvcc, run, stderr, tool_dir};
 
 /// Uses a function and a variable that the other file defines.
 const USER: &str = r#"

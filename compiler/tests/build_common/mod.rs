@@ -1,7 +1,6 @@
 //! What the build tests share (`separate_compilation.rs`, `debug_info.rs`, `host_object.rs`):
 //! running the `cdpc` binary and the NVIDIA tools, and finding them, each missing one a
 //! printed reason to skip.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

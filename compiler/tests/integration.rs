@@ -1,0 +1,27 @@
+//! The compiler crate's integration tests: one module per boundary, all in one test binary.
+//!
+//! Every test binary links LLVM statically (the crate's default feature), so each costs about
+//! 100 MB of disk and a link of several seconds; CI once ran out of disk building one binary per
+//! file. Modules here share the binary; [`build_common`] is what the build tests share.
+//! `interrupt.rs` stays a binary of its own: an interrupt stops every later compilation of the
+//! process that calls it.
+
+mod build_common;
+
+mod build_docs;
+mod cli;
+mod corpus_cxx;
+mod corpus_templates;
+mod debug_info;
+mod embed;
+mod fuzz_smoke;
+mod host_object;
+mod hostile;
+mod inkwell_frontend;
+mod json_cli;
+mod launch_scaling;
+mod preprocess_corpus;
+mod run_cmd;
+mod separate_compilation;
+mod toolchain_faults;
+mod vector_ptx;
