@@ -2,7 +2,7 @@
 //! gives them (Itanium C++ ABI names), for hundreds of random signatures.
 //!
 //! Each run writes one `.cu` file of random `__global__` and `__device__` functions (every
-//! scalar type, pointers to const and non-const, pointers to pointers, structs by value and by
+//! scalar type, pointers to const, volatile and unqualified objects, pointers to pointers, structs by value and by
 //! pointer, `dim3`, `cudaStream_t`, `cudaEvent_t`, `cudaError_t`, repeated types so that the
 //! ABI's substitutions are exercised). nvcc compiles it to PTX (`-rdc=true` keeps every
 //! external function); the answer is the name on each `.entry` and `.func` line. cdpc compiles
@@ -50,14 +50,19 @@ fn random_type(rng: &mut fastrand::Rng) -> String {
         SCALARS[rng.usize(0..SCALARS.len())].to_string()
     };
     // Structs, dim3 and the handles by value; anything behind up to two pointers, each pointee
-    // const or not. `void *` too.
+    // const, volatile, both or neither (`PVKi`). `void *` too.
     match rng.u8(0..6) {
         0 | 1 => base,
         2 => format!("{base} *"),
-        3 => format!("const {base} *"),
-        4 => format!("{}{base} *{}*", if rng.bool() { "const " } else { "" }, if rng.bool() { "const " } else { "" }),
-        _ => if rng.bool() { "void *" } else { "const void *" }.to_string(),
+        3 => format!("{}{base} *", quals(rng)),
+        4 => format!("{}{base} *{}*", quals(rng), quals(rng).replace("const volatile", "volatile const")),
+        _ => format!("{}void *", quals(rng)),
     }
+}
+
+/// A pointee's qualifiers, as a declaration writes them before the type or after a `*`.
+fn quals(rng: &mut fastrand::Rng) -> &'static str {
+    ["", "const ", "volatile ", "const volatile "][rng.usize(0..4)]
 }
 
 fn source(rng: &mut fastrand::Rng) -> String {

@@ -7,7 +7,7 @@
 
 use crate::diag::Span;
 use crate::layout::ParamLayout;
-use crate::types::{size_align, StructId, StructLayouts, Type};
+use crate::types::{size_align, Quals, StructId, StructLayouts, Type};
 use crate::target::Target;
 pub use runtime_shim::entry_points::RuntimeFn;
 
@@ -66,6 +66,8 @@ pub struct Field {
     pub name: String,
     pub ty: Type,
     pub offset: u64,
+    /// A `volatile` member: every load and store of it is volatile.
+    pub volatile: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,6 +97,8 @@ pub struct Global {
     /// `extern __device__ T x;` (or `__constant__`) without an initializer: declared here,
     /// defined in another translation unit that the link step brings in (`.extern` in PTX).
     pub external: bool,
+    /// A `volatile` variable (`volatile __shared__ int flag;`): its loads and stores are volatile.
+    pub volatile: bool,
 }
 
 /// A compile-time initializer of a global. Integer values hold the bits of the value
@@ -198,7 +202,7 @@ pub enum TypePattern {
     Concrete(Type),
     /// The template's type parameter of this index (`T_`, `T0_`, ... in a mangled name).
     Param(u32),
-    Pointer { pointee: Box<TypePattern>, pointee_const: bool },
+    Pointer { pointee: Box<TypePattern>, pointee_quals: Quals },
 }
 
 /// How a function's name becomes its symbol.
@@ -224,11 +228,31 @@ impl Function {
     }
 }
 
+/// Whether loads and stores of the place `e` are volatile: a `volatile` variable, a place
+/// reached through a pointer to `volatile`, a `volatile` member, or any member of those.
+pub fn is_volatile_place(e: &Expr, locals: &[Local], globals: &[Global], structs: &[StructDef]) -> bool {
+    match &e.kind {
+        ExprKind::Local(id) => locals.get(id.0 as usize).is_some_and(|l| l.volatile),
+        ExprKind::Global(id) => globals.get(id.0 as usize).is_some_and(|g| g.volatile),
+        ExprKind::Deref(pointer) => pointer.ty.pointee_quals().is_volatile,
+        ExprKind::Member { base, index } => {
+            let member = match &base.ty {
+                Type::Struct(id) => structs.get(id.0 as usize).and_then(|s| s.fields.get(*index as usize)).is_some_and(|f| f.volatile),
+                _ => false,
+            };
+            member || is_volatile_place(base, locals, globals, structs)
+        }
+        _ => false,
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Local {
     pub name: String,
     pub ty: Type,
     pub span: Span,
+    /// A `volatile` variable: its loads and stores are volatile.
+    pub volatile: bool,
 }
 
 #[derive(Clone, Debug, Default)]

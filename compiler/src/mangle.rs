@@ -19,7 +19,7 @@
 //! look them up.
 
 use crate::hir::{Function, Linkage, TemplateArgValue, TemplateInstance, TypePattern};
-use crate::types::{FloatKind, IntKind, StructLayouts, Type};
+use crate::types::{FloatKind, IntKind, Quals, StructLayouts, Type};
 
 /// The symbol of `f` in PTX and the cubin.
 pub fn function_symbol(f: &Function, structs: &dyn StructLayouts) -> String {
@@ -61,7 +61,7 @@ pub fn mangle_template_instance(scope: &[String], name: &str, instance: &Templat
     m.out.push('I');
     for arg in &instance.args {
         match arg {
-            TemplateArgValue::Type(ty) => m.ty(ty, false),
+            TemplateArgValue::Type(ty) => m.ty(ty, Quals::NONE),
             TemplateArgValue::Int { value, ty } => {
                 let code = builtin(ty).unwrap_or("i");
                 let digits = if *value < 0 { format!("n{}", value.unsigned_abs()) } else { value.to_string() };
@@ -73,12 +73,12 @@ pub fn mangle_template_instance(scope: &[String], name: &str, instance: &Templat
     if !scope.is_empty() {
         m.out.push('E');
     }
-    m.pattern(&instance.return_pattern, false);
+    m.pattern(&instance.return_pattern, Quals::NONE);
     if instance.param_patterns.is_empty() {
         m.out.push('v');
     }
     for p in &instance.param_patterns {
-        m.pattern(p, false);
+        m.pattern(p, Quals::NONE);
     }
     m.out
 }
@@ -127,21 +127,21 @@ pub fn mangle_member(scope: &[String], name: &str, const_method: bool, params: &
     }
     for p in params {
         if p.is_ref {
-            let (pointee, pointee_const) = match p.ty {
-                Type::Pointer { pointee, pointee_const } => (&**pointee, *pointee_const),
-                other => (other, false),
+            let (pointee, quals) = match p.ty {
+                Type::Pointer { pointee, .. } => (&**pointee, p.ty.pointee_quals()),
+                other => (other, Quals::NONE),
             };
-            let key = format!("R{}", m.plain(pointee, pointee_const));
+            let key = format!("R{}", m.plain(pointee, quals));
             match m.substitutions.iter().position(|s| *s == key) {
                 Some(index) => m.out.push_str(&substitution(index)),
                 None => {
                     m.out.push('R');
-                    m.ty(pointee, pointee_const);
+                    m.ty(pointee, quals);
                     m.substitutions.push(key);
                 }
             }
         } else {
-            m.ty(p.ty, false);
+            m.ty(p.ty, Quals::NONE);
         }
     }
     m.out
@@ -154,7 +154,7 @@ pub fn mangle_function(name: &str, params: &[&Type], structs: &dyn StructLayouts
         m.out.push('v');
     }
     for ty in params {
-        m.ty(ty, false);
+        m.ty(ty, Quals::NONE);
     }
     m.out
 }
@@ -169,44 +169,40 @@ struct Mangler<'a> {
 
 impl Mangler<'_> {
     /// Writes a type as a template's signature writes it.
-    fn pattern(&mut self, p: &TypePattern, is_const: bool) {
+    fn pattern(&mut self, p: &TypePattern, quals: Quals) {
         match p {
-            TypePattern::Concrete(ty) => self.ty(ty, is_const),
+            TypePattern::Concrete(ty) => self.ty(ty, quals),
             TypePattern::Param(index) => {
                 let param = if *index == 0 { "T_".to_string() } else { format!("T{}_", index - 1) };
-                if is_const {
-                    let key = format!("K{param}");
+                if quals != Quals::NONE {
+                    let key = format!("{}{param}", cv(quals));
                     self.component(key, |m| {
-                        m.out.push('K');
+                        m.out.push_str(cv(quals));
                         m.component(param.clone(), |m| m.out.push_str(&param));
                     });
                 } else {
                     self.component(param.clone(), |m| m.out.push_str(&param));
                 }
             }
-            TypePattern::Pointer { pointee, pointee_const } => {
-                let key = format!("P{}", self.plain_pattern(pointee, *pointee_const));
+            TypePattern::Pointer { pointee, pointee_quals } => {
+                let key = format!("P{}", self.plain_pattern(pointee, *pointee_quals));
                 self.component(key, |m| {
                     m.out.push('P');
-                    m.pattern(pointee, *pointee_const);
+                    m.pattern(pointee, *pointee_quals);
                 });
             }
         }
     }
 
     /// The unsubstituted mangling of a pattern: its substitution key.
-    fn plain_pattern(&self, p: &TypePattern, is_const: bool) -> String {
+    fn plain_pattern(&self, p: &TypePattern, quals: Quals) -> String {
         let inner = match p {
-            TypePattern::Concrete(ty) => return self.plain(ty, is_const),
+            TypePattern::Concrete(ty) => return self.plain(ty, quals),
             TypePattern::Param(0) => "T_".to_string(),
             TypePattern::Param(i) => format!("T{}_", i - 1),
-            TypePattern::Pointer { pointee, pointee_const } => format!("P{}", self.plain_pattern(pointee, *pointee_const)),
+            TypePattern::Pointer { pointee, pointee_quals } => format!("P{}", self.plain_pattern(pointee, *pointee_quals)),
         };
-        if is_const {
-            format!("K{inner}")
-        } else {
-            inner
-        }
+        format!("{}{inner}", cv(quals))
     }
 
     /// A class name, nested in namespaces when it has `::` (`N18cooperative_groups4__v112thread_blockE`),
@@ -235,12 +231,13 @@ impl Mangler<'_> {
         self.out.push_str(&out);
     }
 
-    /// Writes `ty` (const-qualified when `is_const`), substituting repeated components.
-    fn ty(&mut self, ty: &Type, is_const: bool) {
+    /// Writes `ty` qualified by `quals`, substituting repeated components. A qualified type is
+    /// one component, whatever its qualifiers (`VKi`), and its unqualified type another.
+    fn ty(&mut self, ty: &Type, quals: Quals) {
         if let Some(code) = builtin(ty) {
-            if is_const {
-                self.component(format!("K{code}"), |m| {
-                    m.out.push('K');
+            if quals != Quals::NONE {
+                self.component(format!("{}{code}", cv(quals)), |m| {
+                    m.out.push_str(cv(quals));
                     m.out.push_str(code);
                 });
             } else {
@@ -248,23 +245,23 @@ impl Mangler<'_> {
             }
             return;
         }
-        let key = self.plain(ty, is_const);
+        let key = self.plain(ty, quals);
         if let Some(index) = self.substitutions.iter().position(|s| *s == key) {
             self.out.push_str(&substitution(index));
             return;
         }
-        if is_const {
-            self.out.push('K');
-            self.ty(ty, false);
+        if quals != Quals::NONE {
+            self.out.push_str(cv(quals));
+            self.ty(ty, Quals::NONE);
         } else {
             match ty {
-                Type::Pointer { pointee, pointee_const } => {
+                Type::Pointer { pointee, .. } => {
                     self.out.push('P');
-                    self.ty(pointee, *pointee_const);
+                    self.ty(pointee, ty.pointee_quals());
                 }
                 Type::Array { elem, len } => {
                     self.out.push_str(&format!("A{len}_"));
-                    self.ty(elem, false);
+                    self.ty(elem, Quals::NONE);
                 }
                 Type::Stream | Type::Event => {
                     self.out.push('P');
@@ -312,12 +309,12 @@ impl Mangler<'_> {
     }
 
     /// The mangling of `ty` without substitutions: the key substitutions are looked up by.
-    fn plain(&self, ty: &Type, is_const: bool) -> String {
+    fn plain(&self, ty: &Type, quals: Quals) -> String {
         let inner = match builtin(ty) {
             Some(code) => code.to_string(),
             None => match ty {
-                Type::Pointer { pointee, pointee_const } => format!("P{}", self.plain(pointee, *pointee_const)),
-                Type::Array { elem, len } => format!("A{len}_{}", self.plain(elem, false)),
+                Type::Pointer { pointee, .. } => format!("P{}", self.plain(pointee, ty.pointee_quals())),
+                Type::Array { elem, len } => format!("A{len}_{}", self.plain(elem, Quals::NONE)),
                 Type::Stream => "P11CUstream_st".into(),
                 Type::Event => "P10CUevent_st".into(),
                 other => {
@@ -330,11 +327,17 @@ impl Mangler<'_> {
                 }
             },
         };
-        if is_const {
-            format!("K{inner}")
-        } else {
-            inner
-        }
+        format!("{}{inner}", cv(quals))
+    }
+}
+
+/// The `<CV-qualifiers>` of the ABI, in its order: `V` (volatile) before `K` (const).
+fn cv(quals: Quals) -> &'static str {
+    match (quals.is_volatile, quals.is_const) {
+        (false, false) => "",
+        (false, true) => "K",
+        (true, false) => "V",
+        (true, true) => "VK",
     }
 }
 
@@ -503,7 +506,7 @@ mod tests {
     }
 
     fn p_of(p: TypePattern, pointee_const: bool) -> TypePattern {
-        TypePattern::Pointer { pointee: Box::new(p), pointee_const }
+        TypePattern::Pointer { pointee: Box::new(p), pointee_quals: Quals { is_const: pointee_const, is_volatile: false } }
     }
 
     // nvcc 13.5's names for instances of function templates (the test `template_mangling` in

@@ -105,13 +105,48 @@ impl FloatKind {
     }
 }
 
+/// C's type qualifiers, as they qualify what a pointer points to or an object (a variable, a
+/// struct member): `const` forbids stores, `volatile` makes every load and store happen, in
+/// order, as written (PTX `ld.volatile`/`st.volatile`, as nvcc emits them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Quals {
+    pub is_const: bool,
+    pub is_volatile: bool,
+}
+
+impl Quals {
+    pub const NONE: Quals = Quals { is_const: false, is_volatile: false };
+    pub const CONST: Quals = Quals { is_const: true, is_volatile: false };
+
+    /// Both sets of qualifiers together.
+    pub fn union(self, other: Quals) -> Quals {
+        Quals { is_const: self.is_const || other.is_const, is_volatile: self.is_volatile || other.is_volatile }
+    }
+
+    /// Whether `self` has every qualifier of `other`.
+    pub fn contains(self, other: Quals) -> bool {
+        (self.is_const || !other.is_const) && (self.is_volatile || !other.is_volatile)
+    }
+
+    /// As written before a type: `""`, `"const "`, `"volatile "`, `"const volatile "`.
+    pub fn prefix(self) -> &'static str {
+        match (self.is_const, self.is_volatile) {
+            (false, false) => "",
+            (true, false) => "const ",
+            (false, true) => "volatile ",
+            (true, true) => "const volatile ",
+        }
+    }
+}
+
 /// A language type. Cheap to clone and compared structurally; struct types compare by id.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Type {
     Void,
     Int(IntKind),
     Float(FloatKind),
-    Pointer { pointee: Box<Type>, pointee_const: bool },
+    /// A pointer, with the qualifiers of what it points to (`const volatile int *`).
+    Pointer { pointee: Box<Type>, pointee_const: bool, pointee_volatile: bool },
     Array { elem: Box<Type>, len: u64 },
     Struct(StructId),
     /// CUDA's `dim3`: three `unsigned int`s, 12 bytes, 4-aligned.
@@ -135,11 +170,23 @@ impl Type {
     pub const DOUBLE: Type = Type::Float(FloatKind::Double);
 
     pub fn pointer_to(pointee: Type) -> Type {
-        Type::Pointer { pointee: Box::new(pointee), pointee_const: false }
+        Type::qualified_pointer_to(pointee, Quals::NONE)
     }
 
     pub fn const_pointer_to(pointee: Type) -> Type {
-        Type::Pointer { pointee: Box::new(pointee), pointee_const: true }
+        Type::qualified_pointer_to(pointee, Quals::CONST)
+    }
+
+    pub fn qualified_pointer_to(pointee: Type, quals: Quals) -> Type {
+        Type::Pointer { pointee: Box::new(pointee), pointee_const: quals.is_const, pointee_volatile: quals.is_volatile }
+    }
+
+    /// The qualifiers of a pointer's pointee; none for other types.
+    pub fn pointee_quals(&self) -> Quals {
+        match self {
+            Type::Pointer { pointee_const, pointee_volatile, .. } => Quals { is_const: *pointee_const, is_volatile: *pointee_volatile },
+            _ => Quals::NONE,
+        }
     }
 
     /// `size_t` is `unsigned long`: 8 bytes at 64 bits and 4 at 32, like the host's.
@@ -230,13 +277,9 @@ impl fmt::Display for DisplayType<'_> {
             Type::Int(kind) => f.write_str(kind.name()),
             Type::Float(FloatKind::Float) => f.write_str("float"),
             Type::Float(FloatKind::Double) => f.write_str("double"),
-            Type::Pointer { pointee, pointee_const } => {
+            Type::Pointer { pointee, .. } => {
                 let inner = DisplayType { ty: pointee, structs: self.structs };
-                if *pointee_const {
-                    write!(f, "const {inner} *")
-                } else {
-                    write!(f, "{inner} *")
-                }
+                write!(f, "{}{inner} *", self.ty.pointee_quals().prefix())
             }
             Type::Array { elem, len } => {
                 write!(f, "{}[{}]", DisplayType { ty: elem, structs: self.structs }, len)

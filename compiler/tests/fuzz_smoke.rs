@@ -69,6 +69,9 @@ const TROUBLE: &[&str] = &[
     "struct D : S {", "S::f", "N::M::f(", "int &r = ", "const S &", "this->", "private:", "S() : a(1) {}",
     "~S()", "virtual ", "enum { A, B } e;", "__device__ int f() const;", "typedef struct S {", "} S;",
     "bool b = true", "S(1, 2)", "namespace N { __device__ int f(int &x) { return x; } }",
+    // Qualifiers: `volatile` objects, pointers, members and references (hir::is_volatile_place).
+    "volatile", "volatile int *", "int *volatile ", "const volatile ", "__volatile__", "(volatile int *)",
+    "struct V { volatile unsigned n; };", "volatile int &r = ", "__shared__ volatile int s[4];",
     // CUDA's integer and warp intrinsics, old and new (sema/intrinsics.rs).
     "__popc(", "__brevll(", "__ffs(0)", "__activemask()", "__ballot_sync(", "__shfl_down_sync(0xffffffff, ",
     "__any(", "__shfl(", "1'000",

@@ -25,3 +25,4 @@ mod run_cmd;
 mod separate_compilation;
 mod toolchain_faults;
 mod vector_ptx;
+mod volatile_ptx;

@@ -153,13 +153,13 @@ pub(super) fn builder(module: &Module, span: Span) -> B {
 /// A new local of `f`.
 pub(super) fn new_local(f: &mut Function, name: &str, ty: Type, span: Span) -> LocalId {
     let id = LocalId(f.locals.len() as u32);
-    f.locals.push(Local { name: name.to_string(), ty, span });
+    f.locals.push(Local { name: name.to_string(), ty, span, volatile: false });
     id
 }
 
 /// A new module-scope variable in `space` (`__shared__` or `__device__`), zero-initialised.
 pub(super) fn new_global(module: &mut Module, name: String, ty: Type, space: GlobalSpace, span: Span) -> GlobalId {
     let id = GlobalId(module.globals.len() as u32);
-    module.globals.push(Global { name, ty, space, init: None, span, external: false });
+    module.globals.push(Global { name, ty, space, init: None, span, external: false, volatile: false });
     id
 }

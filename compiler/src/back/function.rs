@@ -190,8 +190,16 @@ impl<'ctx> Codegen<'ctx, '_> {
             Stmt::Decl { local, init } => {
                 if let Some(init) = init {
                     let ptr = self.local_ptr(local.0)?;
-                    let ty = self.hir.functions[self.fs()?.index].local(*local).ty.clone();
-                    self.init(ptr, &ty, init)?;
+                    let decl = self.hir.functions[self.fs()?.index].local(*local);
+                    let (ty, volatile) = (decl.ty.clone(), decl.volatile);
+                    match init {
+                        // `volatile int x = v;` stores as every later access does.
+                        Init::Expr(e) if volatile => {
+                            let v = self.value(e)?;
+                            self.store_access(ptr, v, &ty, true)?;
+                        }
+                        _ => self.init(ptr, &ty, init)?,
+                    }
                 }
             }
             Stmt::Expr(e) => {
@@ -355,22 +363,43 @@ impl<'ctx> Codegen<'ctx, '_> {
         Ok(v)
     }
 
-    pub(crate) fn load(&self, ptr: PointerValue<'ctx>, ty: &Type) -> R<BV<'ctx>> {
+    /// Loads with the type's alignment; `volatile` as the place requires (`ld.volatile`).
+    fn load_access(&self, ptr: PointerValue<'ctx>, ty: &Type, volatile: bool) -> R<BV<'ctx>> {
         let v = self.builder.build_load(self.types.mem(ty)?, ptr, "load")?;
         self.set_align(v.as_instruction_value(), ty)?;
+        self.set_volatile(v.as_instruction_value(), volatile)?;
         self.mem_to_reg(v, ty)
     }
 
     /// Stores a register value.
     pub(crate) fn store(&self, ptr: PointerValue<'ctx>, v: BV<'ctx>, ty: &Type) -> R<()> {
+        self.store_access(ptr, v, ty, false)
+    }
+
+    fn store_access(&self, ptr: PointerValue<'ctx>, v: BV<'ctx>, ty: &Type, volatile: bool) -> R<()> {
         let v = self.reg_to_mem(v, ty)?;
-        self.store_mem(ptr, v, ty)
+        let inst = self.builder.build_store(ptr, v)?;
+        self.set_align(Some(inst), ty)?;
+        self.set_volatile(Some(inst), volatile)
     }
 
     /// Stores a value already in memory representation, with the type's alignment.
     pub(crate) fn store_mem(&self, ptr: PointerValue<'ctx>, v: BV<'ctx>, ty: &Type) -> R<()> {
         let inst = self.builder.build_store(ptr, v)?;
         self.set_align(Some(inst), ty)
+    }
+
+    /// Whether accesses to the place `e` are volatile (`hir::is_volatile_place`).
+    fn is_volatile(&self, e: &Expr) -> R<bool> {
+        let f = &self.hir.functions[self.fs()?.index];
+        Ok(crate::hir::is_volatile_place(e, &f.locals, &self.hir.globals, &self.hir.structs))
+    }
+
+    fn set_volatile(&self, inst: Option<inkwell::values::InstructionValue<'ctx>>, volatile: bool) -> R<()> {
+        match inst {
+            Some(inst) if volatile => inst.set_volatile(true).map_err(|e| super::BackendError::Internal(e.to_string())),
+            _ => Ok(()),
+        }
     }
 
     fn set_align(&self, inst: Option<inkwell::values::InstructionValue<'ctx>>, ty: &Type) -> R<()> {
@@ -453,12 +482,12 @@ impl<'ctx> Codegen<'ctx, '_> {
             ExprKind::PointerConst(v) => self.ptr_const(*v),
             ExprKind::Local(_) | ExprKind::Global(_) | ExprKind::Deref(_) => {
                 let ptr = self.place(e)?;
-                self.load(ptr, &e.ty)?
+                self.load_access(ptr, &e.ty, self.is_volatile(e)?)?
             }
             ExprKind::Member { base, index } => {
                 if Self::is_place(base) {
                     let ptr = self.place(e)?;
-                    self.load(ptr, &e.ty)?
+                    self.load_access(ptr, &e.ty, self.is_volatile(e)?)?
                 } else {
                     let agg = self.value(base)?;
                     let slot = self.types.field_slot(&base.ty, *index)?;
@@ -506,24 +535,26 @@ impl<'ctx> Codegen<'ctx, '_> {
                 // Like clang: the right operand first, then the place's address.
                 let v = self.value(value)?;
                 let ptr = self.place(place)?;
-                self.store(ptr, v, &place.ty)?;
+                self.store_access(ptr, v, &place.ty, self.is_volatile(place)?)?;
                 v
             }
             ExprKind::CompoundAssign { op, place, value, op_type } => {
                 let r = self.value(value)?;
                 let ptr = self.place(place)?;
-                let old = self.load(ptr, &place.ty)?;
+                let volatile = self.is_volatile(place)?;
+                let old = self.load_access(ptr, &place.ty, volatile)?;
                 let l = self.cast(old, &place.ty, op_type)?;
                 let result = self.binop(*op, l, r, op_type, &value.ty, op_type)?;
                 let new = self.cast(result, op_type, &place.ty)?;
-                self.store(ptr, new, &place.ty)?;
+                self.store_access(ptr, new, &place.ty, volatile)?;
                 new
             }
             ExprKind::IncDec { place, increment, prefix } => {
                 let ptr = self.place(place)?;
-                let old = self.load(ptr, &place.ty)?;
+                let volatile = self.is_volatile(place)?;
+                let old = self.load_access(ptr, &place.ty, volatile)?;
                 let new = self.inc_dec(old, &place.ty, *increment)?;
-                self.store(ptr, new, &place.ty)?;
+                self.store_access(ptr, new, &place.ty, volatile)?;
                 if *prefix {
                     new
                 } else {

@@ -95,7 +95,7 @@ impl F {
         local(id, ty)
     }
     fn local_id(&mut self, name: &str, ty: Type) -> LocalId {
-        self.f.locals.push(Local { name: name.into(), ty, span: Span::default() });
+        self.f.locals.push(Local { name: name.into(), ty, span: Span::default(), volatile: false });
         LocalId(self.f.locals.len() as u32 - 1)
     }
     fn body(mut self, stmts: Vec<Stmt>) -> Function {
@@ -119,6 +119,7 @@ fn string_literal(m: &mut Module, text: &str) -> Expr {
         init: Some(ConstInit::Array(bytes)),
         span: Span::default(),
         external: false,
+        volatile: false,
     });
     let g = e(ExprKind::Global(GlobalId(m.globals.len() as u32 - 1)), ty);
     e(ExprKind::Decay(b(g)), Type::const_pointer_to(Type::CHAR))
@@ -400,7 +401,7 @@ fn math_without_libdevice_is_an_error() {
 fn memory_spaces_module() -> Module {
     let mut m = module(Target::default());
     let arr = |len| Type::Array { elem: Box::new(Type::FLOAT), len };
-    let global = |name: &str, ty: Type, space, init| Global { name: name.into(), ty, space, init, span: Span::default(), external: false };
+    let global = |name: &str, ty: Type, space, init| Global { name: name.into(), ty, space, init, span: Span::default(), external: false, volatile: false };
     m.globals.push(global("tile", arr(64), GlobalSpace::Shared, None));
     m.globals.push(global("coeffs", arr(4), GlobalSpace::Constant, Some(ConstInit::Array(vec![ConstInit::Float(1.5)]))));
     m.globals.push(global("dyn", arr(0), GlobalSpace::ExternShared, None));
@@ -535,9 +536,9 @@ fn control_flow_and_structs() {
     m.structs.push(StructDef {
         name: "S".into(),
         fields: vec![
-            Field { name: "c".into(), ty: Type::CHAR, offset: 0 },
-            Field { name: "d".into(), ty: Type::DOUBLE, offset: 8 },
-            Field { name: "n".into(), ty: Type::INT, offset: 16 },
+            Field { name: "c".into(), ty: Type::CHAR, offset: 0, volatile: false },
+            Field { name: "d".into(), ty: Type::DOUBLE, offset: 8, volatile: false },
+            Field { name: "n".into(), ty: Type::INT, offset: 16, volatile: false },
         ],
         size: 24,
         align: 8,
@@ -640,8 +641,8 @@ fn launch_with_struct_bool_and_dim3_arguments() {
         m.structs.push(StructDef {
             name: "P".into(),
             fields: vec![
-                Field { name: "c".into(), ty: Type::CHAR, offset: 0 },
-                Field { name: "d".into(), ty: Type::DOUBLE, offset: 8 },
+                Field { name: "c".into(), ty: Type::CHAR, offset: 0, volatile: false },
+                Field { name: "d".into(), ty: Type::DOUBLE, offset: 8, volatile: false },
             ],
             size: 16,
             align: 8,

@@ -2,6 +2,7 @@
 //! type is resolved. Semantic analysis (`crate::sema`) turns it into the typed `crate::hir`.
 
 use crate::diag::Span;
+use crate::types::Quals;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ident {
@@ -216,19 +217,33 @@ pub enum TypeSpecKind {
     Struct(Ident),
 }
 
-/// The declaration specifiers: a base type and whether it is `const`.
+/// The declaration specifiers: a base type and its qualifiers.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TypeSpec {
     pub kind: TypeSpecKind,
     pub is_const: bool,
+    pub is_volatile: bool,
     pub span: Span,
 }
 
-/// One `*` of a declarator, and whether the pointer itself is `const` (`int *const p`).
+impl TypeSpec {
+    pub fn quals(&self) -> Quals {
+        Quals { is_const: self.is_const, is_volatile: self.is_volatile }
+    }
+}
+
+/// One `*` of a declarator, and the qualifiers of the pointer itself (`int *const p`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PointerLevel {
     pub is_const: bool,
+    pub is_volatile: bool,
     pub span: Span,
+}
+
+impl PointerLevel {
+    pub fn quals(&self) -> Quals {
+        Quals { is_const: self.is_const, is_volatile: self.is_volatile }
+    }
 }
 
 /// The part of a declaration that names one variable: `*const *p[3][4]`.

@@ -153,6 +153,10 @@ pub enum Tok {
     Struct,
     #[token("const")]
     Const,
+    /// `volatile`, and GCC's `__volatile__` that CUDA headers and `asm` statements use.
+    #[token("volatile")]
+    #[token("__volatile__")]
+    Volatile,
     #[token("if")]
     If,
     #[token("else")]
@@ -339,6 +343,7 @@ impl Tok {
             Tok::Extern => "extern",
             Tok::Struct => "struct",
             Tok::Const => "const",
+            Tok::Volatile => "volatile",
             Tok::If => "if",
             Tok::Else => "else",
             Tok::While => "while",

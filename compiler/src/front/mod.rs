@@ -501,13 +501,14 @@ const STMT_START: &[&str] = &[
     "{",
     ";",
     "const",
+    "volatile",
     "struct",
     "TypeIdent",
     "Qual",
     "__launch_bounds__",
     "extern",
 ];
-const TYPE_START: &[&str] = &["TypeKw", "TypeIdent", "const", "struct"];
+const TYPE_START: &[&str] = &["TypeKw", "TypeIdent", "const", "volatile", "struct"];
 
 fn friendly_terminal(name: &str) -> String {
     match name {

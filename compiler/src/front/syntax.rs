@@ -6,11 +6,12 @@ use super::lexer::{QualKw, TypeKw};
 use crate::diag::{Code, Diagnostic, Span};
 
 /// One word of a declaration's specifiers, as written.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum SpecWord {
     Kw(TypeKw, Span),
     Struct(Ident),
     Const,
+    Volatile,
 }
 
 /// One qualifier, as written; `extern "C"` is [`Qual::ExternC`].
@@ -59,16 +60,18 @@ pub fn type_spec(
 ) -> TypeSpec {
     let whole = Span::new(l, r);
     let mut is_const = false;
+    let mut is_volatile = false;
     let mut kws: Vec<(TypeKw, Span)> = Vec::new();
     let mut structs: Vec<Ident> = Vec::new();
     for w in words {
         match w {
             SpecWord::Const => is_const = true,
+            SpecWord::Volatile => is_volatile = true,
             SpecWord::Kw(k, s) => kws.push((k, s)),
             SpecWord::Struct(id) => structs.push(id),
         }
     }
-    let fallback = TypeSpec { kind: TypeSpecKind::Builtin(BaseType::Int), is_const, span: whole };
+    let fallback = TypeSpec { kind: TypeSpecKind::Builtin(BaseType::Int), is_const, is_volatile, span: whole };
     if let Some(first) = structs.first() {
         if structs.len() > 1 || !kws.is_empty() {
             diags.push(
@@ -77,7 +80,7 @@ pub fn type_spec(
             );
             return fallback;
         }
-        return TypeSpec { kind: TypeSpecKind::Struct(first.clone()), is_const, span: whole };
+        return TypeSpec { kind: TypeSpecKind::Struct(first.clone()), is_const, is_volatile, span: whole };
     }
     if kws.is_empty() {
         diags.push(
@@ -87,7 +90,7 @@ pub fn type_spec(
         return fallback;
     }
     match base_type(&kws) {
-        Ok(base) => TypeSpec { kind: TypeSpecKind::Builtin(base), is_const, span: whole },
+        Ok(base) => TypeSpec { kind: TypeSpecKind::Builtin(base), is_const, is_volatile, span: whole },
         Err(message) => {
             let written: Vec<&str> = kws.iter().map(|(k, _)| k.as_str()).collect();
             diags.push(
@@ -297,7 +300,7 @@ pub fn typedef_without_pointers(
     let type_end = words.iter().map(|w| match w {
         SpecWord::Kw(_, s) => s.end as usize,
         SpecWord::Struct(id) => id.span.end as usize,
-        SpecWord::Const => l,
+        SpecWord::Const | SpecWord::Volatile => l,
     }).max().unwrap_or(l);
     let spec = type_spec(words, l, type_end, diags);
     let ty = TypeName { spec, pointers: Vec::new(), span: Span::new(l, type_end) };

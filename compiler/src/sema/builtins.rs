@@ -223,7 +223,7 @@ impl Context {
         let p = self.rvalue(p);
         let allowed = atomic_types(op);
         let value_type = match &p.ty {
-            Type::Pointer { pointee, pointee_const: false } if allowed.contains(pointee) => (**pointee).clone(),
+            Type::Pointer { pointee, pointee_const: false, pointee_volatile: false } if allowed.contains(pointee) => (**pointee).clone(),
             other => {
                 let names: Vec<String> = allowed.iter().map(|t| self.show(t)).collect();
                 let message = format!("`{}` does not take {}", name.name, self.show(other));
@@ -286,7 +286,7 @@ impl Context {
             let e = self.rvalue(e);
             let e = if *ctype == CType::VoidPtrPtr {
                 // cuda_runtime.h's `template <class T> cudaMalloc(T **, size_t)` takes any `T **`.
-                if matches!(&e.ty, Type::Pointer { pointee, pointee_const: false } if pointee.is_pointer()) {
+                if matches!(&e.ty, Type::Pointer { pointee, pointee_const: false, pointee_volatile: false } if pointee.is_pointer()) {
                     self.cast(e, &Type::pointer_to(Type::pointer_to(Type::Void)))
                 } else {
                     let message = format!("`{}`: `{param}` must be the address of a pointer, found {}", entry.c_name, self.show(&e.ty));

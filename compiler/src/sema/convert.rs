@@ -6,7 +6,7 @@ use super::Context;
 use crate::diag::{Code, Span};
 use crate::front::ast;
 use crate::hir::{self, ExprKind};
-use crate::types::{FloatKind, IntKind, Type};
+use crate::types::{FloatKind, IntKind, Quals, Type};
 
 impl Context {
     /// The type named by declaration specifiers.
@@ -61,25 +61,29 @@ impl Context {
         })
     }
 
-    pub(super) fn wrap_pointers(&self, mut ty: Type, is_const: bool, pointers: &[ast::PointerLevel]) -> Type {
-        let mut pointee_const = is_const;
+    /// `base` with the declarator's pointers around it: the specifiers' qualifiers qualify what
+    /// the first `*` points to, each `*`'s own qualifiers what the next one points to.
+    pub(super) fn wrap_pointers(&self, mut ty: Type, quals: Quals, pointers: &[ast::PointerLevel]) -> Type {
+        let mut pointee_quals = quals;
         for level in pointers {
-            ty = Type::Pointer { pointee: Box::new(ty), pointee_const };
-            pointee_const = level.is_const;
+            ty = Type::qualified_pointer_to(ty, pointee_quals);
+            pointee_quals = level.quals();
         }
         ty
     }
 
     pub(super) fn resolve_type_name(&mut self, name: &ast::TypeName) -> Option<Type> {
         let base = self.resolve_spec(&name.spec)?;
-        Some(self.wrap_pointers(base, name.spec.is_const, &name.pointers))
+        Some(self.wrap_pointers(base, name.spec.quals(), &name.pointers))
     }
 
-    /// A value of this type in an expression: arrays decay to pointers to their first element.
+    /// A value of this type in an expression: arrays decay to pointers to their first element,
+    /// qualified as the array is (`volatile __shared__ int s[32]` gives `volatile int *`).
     pub(super) fn rvalue(&mut self, e: hir::Expr) -> hir::Expr {
         match &e.ty {
             Type::Array { elem, .. } => {
-                let ty = Type::pointer_to((**elem).clone());
+                let quals = Quals { is_const: self.is_const_place(&e), is_volatile: self.is_volatile_place(&e) };
+                let ty = Type::qualified_pointer_to((**elem).clone(), quals);
                 let span = e.span;
                 hir::Expr { kind: ExprKind::Decay(Box::new(e)), ty, span }
             }
@@ -160,9 +164,11 @@ impl Context {
             (f, t) if f.is_arithmetic() && t.is_arithmetic() => Ok(()),
             (f, Type::Int(IntKind::Bool)) if f.is_pointer_like() => Ok(()),
             (_, t) if t.is_pointer_like() && self.is_null_constant(e) => Ok(()),
-            (Type::Pointer { pointee: pf, pointee_const: cf }, Type::Pointer { pointee: pt, pointee_const: ct }) => {
-                if *cf && !*ct {
-                    return Err(Some("the conversion would drop `const`".into()));
+            (Type::Pointer { pointee: pf, .. }, Type::Pointer { pointee: pt, .. }) => {
+                let (qf, qt) = (from.pointee_quals(), to.pointee_quals());
+                if !qt.contains(qf) {
+                    let dropped = Quals { is_const: qf.is_const && !qt.is_const, is_volatile: qf.is_volatile && !qt.is_volatile };
+                    return Err(Some(format!("the conversion would drop `{}`", dropped.prefix().trim_end())));
                 }
                 if pf == pt || pt.is_void() {
                     Ok(())

@@ -45,8 +45,8 @@ impl Context {
         }
         let data = Type::Array { elem: Box::new(Type::ULONGLONG), len: 2 };
         let fields = vec![
-            hir::Field { name: "__cdpc_group_data".into(), ty: data, offset: 0 },
-            hir::Field { name: "__cdpc_tile_memory".into(), ty: Type::pointer_to(Type::Void), offset: 16 },
+            hir::Field { name: "__cdpc_group_data".into(), ty: data, offset: 0, volatile: false },
+            hir::Field { name: "__cdpc_tile_memory".into(), ty: Type::pointer_to(Type::Void), offset: 16, volatile: false },
         ];
         let def = hir::StructDef { name: THREAD_BLOCK.into(), fields, size: 24, align: 8, span: Span::default() };
         let id = crate::types::StructId(self.structs.len() as u32);

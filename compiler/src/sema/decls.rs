@@ -4,7 +4,7 @@ use super::{Binding, Context, FunctionState, GlobalSymbol};
 use crate::diag::{Code, Span};
 use crate::front::ast;
 use crate::hir::{self, ConstInit, ExprKind, FuncId, FunctionKind, GlobalSpace};
-use crate::types::{round_up, StructId, Type};
+use crate::types::{round_up, Quals, StructId, Type};
 use std::collections::HashMap;
 
 /// Registers every struct, function and global so that bodies can refer to any of them.
@@ -57,13 +57,13 @@ fn define_struct(cx: &mut Context, def: &ast::StructDef) {
     let (mut offset, mut align) = (0u64, 1u64);
     if let Some(base) = &def.base {
         // The base class is the first member, at offset 0 (see `scope::BASE_FIELD`).
-        let ty = cx.resolve_spec(&ast::TypeSpec { kind: ast::TypeSpecKind::Struct(base.clone()), is_const: false, span: base.span });
+        let ty = cx.resolve_spec(&ast::TypeSpec { kind: ast::TypeSpecKind::Struct(base.clone()), is_const: false, is_volatile: false, span: base.span });
         match ty {
             Some(Type::Struct(b)) if cx.complete[b.0 as usize] && b != id => {
                 cx.cxx.bases.insert(id, b);
                 if !cx.structs[b.0 as usize].fields.is_empty() {
                     let (size, base_align) = cx.size_align(&Type::Struct(b));
-                    fields.push(hir::Field { name: super::scope::BASE_FIELD.to_string(), ty: Type::Struct(b), offset: 0 });
+                    fields.push(hir::Field { name: super::scope::BASE_FIELD.to_string(), ty: Type::Struct(b), offset: 0, volatile: false });
                     offset = size;
                     align = base_align;
                 }
@@ -86,7 +86,7 @@ fn define_struct(cx: &mut Context, def: &ast::StructDef) {
                     .emit();
                 continue;
             }
-            let Some(ty) = declarator_type(cx, base.clone(), decl.spec.is_const, &init.declarator, false) else { continue };
+            let Some(ty) = declarator_type(cx, base.clone(), decl.spec.quals(), &init.declarator, false) else { continue };
             if ty == Type::Struct(id) || !is_complete(cx, &ty) {
                 cx.error(Code::InvalidDeclaration, init.declarator.span, format!("field `{}` has incomplete type {}", init.declarator.name.name, cx.show(&ty)))
                     .primary("this field's type is not fully defined here")
@@ -103,7 +103,8 @@ fn define_struct(cx: &mut Context, def: &ast::StructDef) {
             }
             let (size, field_align) = cx.size_align(&ty);
             offset = round_up(offset, field_align);
-            fields.push(hir::Field { name: init.declarator.name.name.clone(), ty, offset });
+            let volatile = object_quals(decl, &init.declarator).is_volatile;
+            fields.push(hir::Field { name: init.declarator.name.name.clone(), ty, offset, volatile });
             offset = offset.saturating_add(size);
             align = align.max(field_align);
         }
@@ -136,8 +137,8 @@ fn qualifier_name(q: ast::VarQualifier) -> &'static str {
 
 /// The type a declarator gives its name. `[]` is allowed only where `allow_unsized` (extern
 /// shared arrays); parameters handle their own decay.
-pub(super) fn declarator_type(cx: &mut Context, base: Type, is_const: bool, d: &ast::Declarator, allow_unsized: bool) -> Option<Type> {
-    let mut ty = cx.wrap_pointers(base, is_const, &d.pointers);
+pub(super) fn declarator_type(cx: &mut Context, base: Type, quals: Quals, d: &ast::Declarator, allow_unsized: bool) -> Option<Type> {
+    let mut ty = cx.wrap_pointers(base, quals, &d.pointers);
     // `int a[2][3]` is an array of 2 arrays of 3: build from the innermost dimension out.
     for (i, dim) in d.array_dims.iter().enumerate().rev() {
         let len = match &dim.size {
@@ -285,13 +286,13 @@ pub(super) fn function_signature(cx: &mut Context, def: &ast::FunctionDef) -> Op
         return None;
     }
     if def.return_ref.is_some() {
-        return_type = super::refs::carrier(return_type, def.return_type.spec.is_const && def.return_type.pointers.is_empty());
+        return_type = super::refs::carrier(return_type, super::refs::referred_quals(&def.return_type.spec, &def.return_type.pointers));
     }
     let mut locals = Vec::new();
     let mut params = Vec::new();
     let mut ref_params = Vec::new();
     if let Some(this) = owner.this_type(cx) {
-        locals.push(hir::Local { name: "this".into(), ty: this, span: def.name.span });
+        locals.push(hir::Local { name: "this".into(), ty: this, span: def.name.span, volatile: false });
         params.push(hir::LocalId(0));
     }
     for param in &def.params {
@@ -302,9 +303,12 @@ pub(super) fn function_signature(cx: &mut Context, def: &ast::FunctionDef) -> Op
         if decays {
             d.array_dims.remove(0);
         }
-        let Some(mut ty) = declarator_type(cx, base, param.ty.is_const, &d, false) else { continue };
+        let Some(mut ty) = declarator_type(cx, base, param.ty.quals(), &d, false) else { continue };
+        // The qualifiers of the parameter object, or of the elements of an array parameter.
+        let quals = d.pointers.last().map(|level| level.quals()).unwrap_or(param.ty.quals());
         if decays {
-            ty = Type::pointer_to(ty);
+            // `const float a[]` is `const float *a`.
+            ty = Type::qualified_pointer_to(ty, quals);
         }
         if ty.is_void() {
             if def.params.len() == 1 && d.pointers.is_empty() {
@@ -318,10 +322,12 @@ pub(super) fn function_signature(cx: &mut Context, def: &ast::FunctionDef) -> Op
             continue;
         }
         if d.reference.is_some() {
-            ty = super::refs::carrier(ty, param.ty.is_const && d.pointers.is_empty());
+            ty = super::refs::carrier(ty, super::refs::referred_quals(&param.ty, &d.pointers));
         }
         ref_params.push(d.reference.is_some());
-        locals.push(hir::Local { name: d.name.name.clone(), ty, span: param.span });
+        // A reference parameter's local is the pointer that carries it, never volatile itself.
+        let volatile = quals.is_volatile && !decays && d.reference.is_none();
+        locals.push(hir::Local { name: d.name.name.clone(), ty, span: param.span, volatile });
         params.push(hir::LocalId(locals.len() as u32 - 1));
     }
     if kind == FunctionKind::Kernel {
@@ -387,7 +393,7 @@ fn declare_globals(cx: &mut Context, decl: &ast::DeclStmt) {
 /// get a unique `symbol`). Returns its id.
 pub(super) fn declare_one_global(cx: &mut Context, base: Type, decl: &ast::DeclStmt, init: &ast::InitDeclarator, space: GlobalSpace, symbol: &str) -> Option<hir::GlobalId> {
     let d = &init.declarator;
-    let ty = declarator_type(cx, base, decl.spec.is_const, d, space == GlobalSpace::ExternShared)?;
+    let ty = declarator_type(cx, base, decl.spec.quals(), d, space == GlobalSpace::ExternShared)?;
     if space == GlobalSpace::ExternShared && !matches!(ty, Type::Array { len: 0, .. }) {
         cx.error(Code::InvalidDeclaration, d.span, "`extern __shared__` declares the dynamic shared memory: write it as an unsized array, `extern __shared__ T name[];`").emit();
         return None;
@@ -431,8 +437,9 @@ pub(super) fn declare_one_global(cx: &mut Context, base: Type, decl: &ast::DeclS
             return None;
         }
     }
-    let id = cx.add_global(hir::Global { name: symbol.to_string(), ty, space, init: const_init, span: d.span, external });
-    if declares_const_object(decl, d) {
+    let quals = object_quals(decl, d);
+    let id = cx.add_global(hir::Global { name: symbol.to_string(), ty, space, init: const_init, span: d.span, external, volatile: quals.is_volatile });
+    if quals.is_const {
         cx.const_globals.insert(id);
     }
     if cx.func.is_none() {
@@ -632,9 +639,11 @@ fn define_body(cx: &mut Context, id: FuncId, def: &ast::FunctionDef, body: &ast:
 }
 
 /// Whether the declared object itself (not what it points to) is `const`.
-pub(super) fn declares_const_object(decl: &ast::DeclStmt, d: &ast::Declarator) -> bool {
+/// The qualifiers of the object a declarator declares: its last `*`'s (`int *const p`), or the
+/// specifiers' when it has none (`volatile int x`, and each element of `volatile int a[4]`).
+pub(super) fn object_quals(decl: &ast::DeclStmt, d: &ast::Declarator) -> Quals {
     match d.pointers.last() {
-        Some(level) => level.is_const,
-        None => decl.spec.is_const,
+        Some(level) => level.quals(),
+        None => decl.spec.quals(),
     }
 }

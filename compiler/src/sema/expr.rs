@@ -4,7 +4,7 @@ use super::{Binding, Context, GlobalSymbol};
 use crate::diag::{Code, Span};
 use crate::front::ast::{self, BinaryOp as AstBin, UnaryOp as AstUn};
 use crate::hir::{self, BinaryOp, ExprKind, GlobalSpace, UnaryOp};
-use crate::types::{IntKind, Type};
+use crate::types::{IntKind, Quals, Type};
 
 fn boxed(e: hir::Expr) -> Box<hir::Expr> {
     Box::new(e)
@@ -108,7 +108,7 @@ impl Context {
         data.push(hir::ConstInit::Int(0));
         let ty = Type::Array { elem: Box::new(Type::CHAR), len: data.len() as u64 };
         let name = format!("__cdpc_str{}", self.globals.len());
-        let id = self.add_global(hir::Global { name, ty: ty.clone(), space: GlobalSpace::StringLiteral, init: Some(hir::ConstInit::Array(data)), span, external: false });
+        let id = self.add_global(hir::Global { name, ty: ty.clone(), space: GlobalSpace::StringLiteral, init: Some(hir::ConstInit::Array(data)), span, external: false, volatile: false });
         self.const_globals.insert(id);
         make(ExprKind::Global(id), ty, span)
     }
@@ -232,6 +232,11 @@ impl Context {
         }
     }
 
+    pub(super) fn is_volatile_place(&self, e: &hir::Expr) -> bool {
+        let locals = self.func.as_ref().map_or(&[][..], |s| &s.locals[..]);
+        hir::is_volatile_place(e, locals, &self.globals, &self.structs)
+    }
+
     /// Checks that `e` can be assigned to, reporting why not.
     fn check_modifiable(&mut self, e: &hir::Expr, what: &str) -> bool {
         if !self.is_place(e) {
@@ -268,7 +273,8 @@ impl Context {
                     self.error(Code::NotAnLvalue, e.span, "cannot take the address of this expression").primary("not a variable, element or field").emit();
                     return None;
                 }
-                let ty = Type::Pointer { pointee: Box::new(e.ty.clone()), pointee_const: self.is_const_place(&e) };
+                let quals = Quals { is_const: self.is_const_place(&e), is_volatile: self.is_volatile_place(&e) };
+                let ty = Type::qualified_pointer_to(e.ty.clone(), quals);
                 Some(make(ExprKind::AddrOf(boxed(e)), ty, span))
             }
             AstUn::Deref => {

@@ -193,7 +193,7 @@ impl Context {
 
     fn new_local(&mut self, name: &str, ty: Type, span: Span) -> LocalId {
         let state = self.state();
-        state.locals.push(hir::Local { name: name.to_string(), ty, span });
+        state.locals.push(hir::Local { name: name.to_string(), ty, span, volatile: false });
         LocalId(state.locals.len() as u32 - 1)
     }
 

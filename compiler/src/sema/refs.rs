@@ -15,18 +15,25 @@ use super::expr::make;
 use super::Context;
 use crate::diag::{Code, Span};
 use crate::hir::{self, ExprKind};
-use crate::types::Type;
+use crate::front::ast;
+use crate::types::{Quals, Type};
 
 /// The pointer type that carries a reference to `ty`.
-pub(super) fn carrier(ty: Type, is_const: bool) -> Type {
-    Type::Pointer { pointee: Box::new(ty), pointee_const: is_const }
+/// `quals` are the referenced object's (`const int &`, `volatile int &`, `int *const &`).
+pub(super) fn carrier(ty: Type, quals: Quals) -> Type {
+    Type::qualified_pointer_to(ty, quals)
+}
+
+/// The qualifiers of what a reference declarator refers to: its last `*`'s, or the specifiers'.
+pub(super) fn referred_quals(spec: &ast::TypeSpec, pointers: &[ast::PointerLevel]) -> Quals {
+    pointers.last().map_or(spec.quals(), |level| level.quals())
 }
 
 impl Context {
     /// Binds a reference whose carrier type is `carrier` to `value`; returns the address to
     /// store in the carrier. `what` names the reference in messages.
     pub(super) fn bind_reference(&mut self, value: hir::Expr, carrier: &Type, what: &str, span: Span) -> Option<hir::Expr> {
-        let Type::Pointer { pointee, pointee_const } = carrier else { unreachable!("a reference's carrier is a pointer") };
+        let Type::Pointer { pointee, pointee_const, pointee_volatile } = carrier else { unreachable!("a reference's carrier is a pointer") };
         let same_class = match (&value.ty, &**pointee) {
             (Type::Struct(from), Type::Struct(to)) => self.derives_from(*from, *to),
             (from, to) => from == to,
@@ -36,6 +43,13 @@ impl Context {
                 self.error(Code::ReferenceBinding, value.span, format!("{what} is a non-const reference and cannot bind to a read-only object"))
                     .primary("this is const")
                     .note("make the reference `const`, or bind it to a modifiable object")
+                    .emit();
+                return None;
+            }
+            if self.is_volatile_place(&value) && !pointee_volatile {
+                self.error(Code::ReferenceBinding, value.span, format!("{what} is a non-volatile reference and cannot bind to a volatile object"))
+                    .primary("this is volatile")
+                    .note("make the reference `volatile`, so that accesses through it stay volatile")
                     .emit();
                 return None;
             }

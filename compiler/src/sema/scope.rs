@@ -24,7 +24,7 @@ use super::{Context, GlobalSymbol};
 use crate::diag::{Code, Span};
 use crate::front::ast;
 use crate::hir::{self, ExprKind, FuncId};
-use crate::types::{StructId, Type};
+use crate::types::{Quals, StructId, Type};
 use std::collections::HashMap;
 
 /// The name of the field that holds a base class (no user field can have it).
@@ -78,7 +78,7 @@ impl Owner {
     /// The type of `this`, for a member function that has one.
     pub fn this_type(&self, _cx: &Context) -> Option<Type> {
         let class = self.class.filter(|_| self.has_this())?;
-        Some(Type::Pointer { pointee: Box::new(Type::Struct(class)), pointee_const: self.is_const })
+        Some(Type::qualified_pointer_to(Type::Struct(class), Quals { is_const: self.is_const, is_volatile: false }))
     }
 }
 

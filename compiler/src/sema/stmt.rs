@@ -186,7 +186,7 @@ impl Context {
                 continue;
             }
             let sized = sized_by_initializer(&init.declarator, init.init.as_ref());
-            let Some(ty) = declarator_type(self, base.clone(), decl.spec.is_const, sized.as_ref().unwrap_or(&init.declarator), false) else {
+            let Some(ty) = declarator_type(self, base.clone(), decl.spec.quals(), sized.as_ref().unwrap_or(&init.declarator), false) else {
                 self.bind(name, Binding::Poisoned);
                 continue;
             };
@@ -228,9 +228,12 @@ impl Context {
             // The initializer is checked before the name is in scope, as in C (`int x = x;` aside).
             let value = init.init.as_ref().and_then(|i| self.local_init(i, &ty));
             let local = self.new_local(&name.name, ty.clone(), init.declarator.span);
-            if super::decls::declares_const_object(decl, &init.declarator) {
+            let quals = super::decls::object_quals(decl, &init.declarator);
+            if quals.is_const {
                 self.state().const_locals.insert(local);
             }
+            // A reference's local is the pointer that carries it (`refs.rs`), never volatile itself.
+            self.state().locals[local.0 as usize].volatile = quals.is_volatile && init.declarator.reference.is_none();
             self.bind(name, Binding::Local(local));
             if let Some(Init::Expr(value)) = &value {
                 let place = hir::Expr { kind: ExprKind::Local(local), ty: ty.clone(), span: name.span };
@@ -245,7 +248,7 @@ impl Context {
     /// `T &r = place;` (`refs.rs`): a local holding the address, read through at every use.
     fn local_reference(&mut self, decl: &ast::DeclStmt, init: &ast::InitDeclarator, ty: Type, out: &mut Vec<Stmt>) {
         let name = &init.declarator.name;
-        let carrier = super::refs::carrier(ty, decl.spec.is_const && init.declarator.pointers.is_empty());
+        let carrier = super::refs::carrier(ty, super::refs::referred_quals(&decl.spec, &init.declarator.pointers));
         let value = match &init.init {
             Some(ast::Initializer::Expr(e)) => self.expr(e).and_then(|v| self.bind_reference(v, &carrier, &format!("`{}`", name.name), e.span)),
             Some(ast::Initializer::Ctor(args, _)) if args.len() == 1 => {

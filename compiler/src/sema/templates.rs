@@ -30,7 +30,7 @@ use super::Context;
 use crate::diag::{Code, Span};
 use crate::front::ast;
 use crate::hir::{self, ExprKind, FuncId, TemplateArgValue, TemplateInstance, TypePattern};
-use crate::types::{DisplayType, Type};
+use crate::types::{DisplayType, Quals, Type};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
@@ -284,12 +284,14 @@ impl Context {
             let mut ty = arg_ty.clone();
             for level in 0..levels {
                 match ty {
-                    Type::Pointer { pointee, pointee_const } => {
-                        if level + 1 == levels && pointee_const && !param.ty.is_const {
+                    Type::Pointer { pointee, pointee_const, pointee_volatile } => {
+                        let extra = Quals { is_const: pointee_const && !param.ty.is_const, is_volatile: pointee_volatile && !param.ty.is_volatile };
+                        if level + 1 == levels && extra != Quals::NONE {
                             let shown = self.show(arg_ty);
-                            self.error(Code::TemplateUnsupported, *arg_span, format!("deducing `{}` of `{}` would make it a `const` type", base.name, name.name))
+                            let quals = extra.prefix().trim_end();
+                            self.error(Code::TemplateUnsupported, *arg_span, format!("deducing `{}` of `{}` would make it a `{quals}` type", base.name, name.name))
                                 .primary(format!("this has type {shown}"))
-                                .note(format!("cdpc cannot bind a template parameter to a `const` type yet; write the parameter `const {} *`, or cast the argument", base.name))
+                                .note(format!("cdpc cannot bind a template parameter to a qualified type yet; write the parameter `{quals} {} *`, or cast the argument", base.name))
                                 .emit();
                             return None;
                         }
@@ -432,13 +434,13 @@ fn pattern(def: &ast::TemplateDef, spec: &ast::TypeSpec, pointers: &[ast::Pointe
     let ast::TypeSpecKind::Struct(base) = &spec.kind else { return TypePattern::Concrete(resolved.clone()) };
     let Some(index) = type_param_index(def, &base.name) else { return TypePattern::Concrete(resolved.clone()) };
     let mut p = TypePattern::Param(index as u32);
-    let mut pointee_const = spec.is_const;
+    let mut quals = spec.quals();
     for level in pointers {
-        p = TypePattern::Pointer { pointee: Box::new(p), pointee_const };
-        pointee_const = level.is_const;
+        p = TypePattern::Pointer { pointee: Box::new(p), pointee_quals: quals };
+        quals = level.quals();
     }
     if decays {
-        p = TypePattern::Pointer { pointee: Box::new(p), pointee_const };
+        p = TypePattern::Pointer { pointee: Box::new(p), pointee_quals: quals };
     }
     p
 }

@@ -54,3 +54,13 @@ pub fn run(program: &Path, dir: &Path, args: &[&str]) -> Output {
     assert!(out.status.success(), "{} {args:?}: {}{}", program.display(), stderr(&out), String::from_utf8_lossy(&out.stdout));
     out
 }
+
+/// nvcc's PTX of `source` (`nvcc -arch=sm_90 -rdc=true -ptx`, the oracle of the PTX tests), or
+/// `None` with the reason printed when nvcc is not there. A source nvcc rejects fails the test.
+pub fn nvcc_ptx(source: &str) -> Option<String> {
+    let nvcc = nvcc()?;
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    std::fs::write(dir.path().join("oracle.cu"), source).expect("the source is written");
+    run(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "-ptx", "oracle.cu", "-o", "oracle.ptx"]);
+    Some(std::fs::read_to_string(dir.path().join("oracle.ptx")).expect("nvcc wrote the PTX"))
+}
