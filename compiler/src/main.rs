@@ -342,6 +342,10 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         if cli.device_c {
             return usage("`-gencode` makes a fat binary of linked cubins; with `-dc`, compile one object per `--arch`");
         }
+        if emit != Emit::Cubin {
+            // The fat binary is the output; another --emit would be silently ignored.
+            return usage("`-gencode` writes a fat binary; `--emit` other than cubin takes one `--arch` instead");
+        }
         let output = cli.output.clone().unwrap_or_else(|| cli.inputs[0].with_extension("fatbin"));
         let link = LinkOptions { libraries: cli.library.clone(), library_dirs: cli.library_dir.clone() };
         let images: Vec<_> = cli.gencode.concat();

@@ -148,3 +148,29 @@ fn g_is_full_dwarf_at_o0() {
     // -O0: the local `i` keeps its own stack slot, as the variable DWARF describes.
     assert!(text.contains("__local_depot"), "{text}");
 }
+
+/// -G's variable types as the DWARF standard encodes them and as nvcc names them, so that
+/// cuda-gdb shows `int *data` as a pointer to int (measured on the H100: with pointers to an
+/// 8-bit "void" of `DW_ATE_unsigned_char`, it printed the memory as a string, `data=0x... ""`).
+#[test]
+fn g_describes_scalars_and_pointers_by_their_c_types() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("types.cu"),
+        "__global__ void k(int *data, unsigned n, const float *f) {\n    char c = 'a';\n    long long big = n;\n    data[0] = c + (int)big + (int)f[0];\n}\n",
+    )
+    .unwrap();
+    let out = cdpc(dir.path(), &["types.cu", "-G", "--emit", "llvm-ir", "-o", "types.ll"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ir = std::fs::read_to_string(dir.path().join("types.ll")).unwrap();
+    for expected in [
+        r#"!DIBasicType(name: "int", size: 32, encoding: DW_ATE_signed)"#,
+        r#"!DIBasicType(name: "unsigned int", size: 32, encoding: DW_ATE_unsigned)"#,
+        r#"!DIBasicType(name: "char", size: 8, encoding: DW_ATE_signed_char)"#,
+        r#"!DIBasicType(name: "long long", size: 64, encoding: DW_ATE_signed)"#,
+        r#"!DIDerivedType(tag: DW_TAG_pointer_type, name: "int *""#,
+        r#"!DIDerivedType(tag: DW_TAG_pointer_type, name: "const float *""#,
+    ] {
+        assert!(ir.contains(expected), "{expected} is not in the IR:\n{ir}");
+    }
+}

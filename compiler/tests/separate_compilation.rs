@@ -263,6 +263,12 @@ fn gencode_packs_a_linked_cubin_per_architecture_and_ptx_into_a_fat_binary() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("has no PTX"), "{}", stderr(&out));
     assert!(!dir.path().join("x.fatbin").exists());
+    // -gencode writes a fat binary: another --emit is a usage error, not a fat binary under the
+    // name of an object.
+    let out = cdpc(dir.path(), &["lib.cu", "--emit", "host-obj", "-gencode", "arch=compute_90,code=compute_90", "-o", "lib.host.o"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("`--emit` other than cubin"), "{}", stderr(&out));
+    assert!(!dir.path().join("lib.host.o").exists());
     // A malformed target is refused by the option parser.
     let out = cdpc(dir.path(), &["lib.cu", "-gencode", "arch=sm_90,code=sm_90"]);
     assert_eq!(out.status.code(), Some(2));

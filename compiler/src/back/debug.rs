@@ -61,7 +61,9 @@ pub(crate) struct Dbg<'ctx> {
 const DW_ATE_BOOLEAN: u32 = 0x02;
 const DW_ATE_FLOAT: u32 = 0x04;
 const DW_ATE_SIGNED: u32 = 0x05;
-const DW_ATE_UNSIGNED: u32 = 0x08;
+const DW_ATE_SIGNED_CHAR: u32 = 0x06;
+const DW_ATE_UNSIGNED: u32 = 0x07;
+const DW_ATE_UNSIGNED_CHAR: u32 = 0x08;
 
 impl<'ctx> Dbg<'ctx> {
     /// The compile unit of `module` for the main file, and the module flags that make LLVM keep
@@ -178,14 +180,26 @@ impl<'ctx> Codegen<'ctx, '_> {
             Type::Int(kind) => {
                 let bits = kind.bytes(target) * 8;
                 let signed = kind.is_signed(target);
-                basic(&format!("{}int{bits}", if signed { "" } else { "u" }), bits, if signed { DW_ATE_SIGNED } else { DW_ATE_UNSIGNED })
+                // The C name, as nvcc's DWARF has it (`int`, `unsigned int`), which debuggers show.
+                let encoding = match kind {
+                    IntKind::Char | IntKind::SChar if signed => DW_ATE_SIGNED_CHAR,
+                    IntKind::Char | IntKind::UChar => DW_ATE_UNSIGNED_CHAR,
+                    _ if signed => DW_ATE_SIGNED,
+                    _ => DW_ATE_UNSIGNED,
+                };
+                basic(kind.name(), bits, encoding)
             }
             Type::Float(FloatKind::Float) => basic("float", 32, DW_ATE_FLOAT),
             Type::Float(FloatKind::Double) => basic("double", 64, DW_ATE_FLOAT),
-            Type::Pointer { .. } => {
+            Type::Pointer { pointee, .. } => {
                 let bits = target.address_size.pointer_bytes() * 8;
-                let pointee = basic("void", 8, DW_ATE_UNSIGNED)?;
-                Some(b.create_pointer_type("void *", pointee, bits, bits as u32, AddressSpace::default()).as_type())
+                // A pointer to a scalar or pointer points to its type (so that a debugger shows
+                // `int *` and does not print the memory as a string); to anything else, to bytes.
+                let (target_type, name) = match self.debug_type(pointee) {
+                    Some(t) => (t, crate::types::DisplayType { ty, structs: self.hir }.to_string()),
+                    None => (basic("void", 8, DW_ATE_UNSIGNED)?, "void *".to_string()),
+                };
+                Some(b.create_pointer_type(&name, target_type, bits, bits as u32, AddressSpace::default()).as_type())
             }
             _ => None,
         }

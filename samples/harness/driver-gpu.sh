@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# The compiler driver's outputs on the GPU machine (issue 14), each against nvcc's build of the
+# same sources:
+#   1. docs/build-example: the host program compiled by nvcc (<<<>>> on cdpc's kernels) and the
+#      one compiled by g++ (the generated launcher), both linked with cdpc's host objects, run
+#      and compared with a build by nvcc alone;
+#   2. -lineinfo: compute-sanitizer on a kernel that writes out of bounds names the file and
+#      line in cdpc's build as in nvcc's;
+#   3. -G: cuda-gdb stops at a line of a child kernel and prints a local variable, in both builds.
+# Writes $OUT/driver-gpu.md (or ./driver-gpu.md) for results/.
+#
+# Usage, from the repository root, on the GPU machine:
+#   bash samples/harness/driver-gpu.sh CDPC
+# CUDA_HOME: default /usr/local/cuda (nvcc, compute-sanitizer, cuda-gdb, lib64).
+# SECTIONS: which parts to run, default "1 2 3".
+set -u
+CDPC=$(realpath "${1:?usage: driver-gpu.sh CDPC}")
+ROOT=$(pwd)
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+NVCC=$CUDA_HOME/bin/nvcc
+REPORT=${OUT:-.}/driver-gpu.md
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+export PATH=$CUDA_HOME/bin:$PATH
+SECTIONS=${SECTIONS:-1 2 3}
+want() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
+
+{
+    echo "# The compiler driver on the GPU"
+    echo
+    echo "$(date -u +%Y-%m-%d), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1),"
+    echo "$($NVCC --version | tail -1), cdpc $("$CDPC" --version 2>/dev/null | head -1)."
+    echo
+} > "$REPORT"
+
+# step TITLE COMMAND...: runs the command in the current folder, records its exit code and the
+# tail of its output in the report, and returns the exit code.
+step() {
+    local title=$1
+    shift
+    local log
+    log=$(mktemp -p "$WORK")
+    timeout 300 "$@" > "$log" 2>&1
+    local rc=$?
+    {
+        echo "### $title (exit $rc)"
+        echo
+        echo '```'
+        echo "\$ $*"
+        tail -n 25 "$log"
+        echo '```'
+        echo
+    } >> "$REPORT"
+    cp "$log" "$WORK/last.out"
+    return $rc
+}
+
+# ---------------------------------------------------------------- 1. host programs
+if want 1; then
+echo "## 1. Host programs that launch cdpc's kernels (docs/build-example)" >> "$REPORT"
+echo >> "$REPORT"
+mkdir -p "$WORK/example" "$WORK/reference"
+cp docs/build-example/* "$WORK/example/"
+cp docs/build-example/*.cu "$WORK/reference/"
+cd "$WORK/example"
+step "make (cdpc's objects; nvcc's and g++'s host programs)" \
+    make CDPC="$CDPC" NVCC="$NVCC" CUDA="$CUDA_HOME" CUDA_LIB="$CUDA_HOME/lib64" app.cubin app.fatbin app-nvcc app-gxx
+step "app-nvcc" ./app-nvcc; cp "$WORK/last.out" "$WORK/nvcc-host.out"
+step "app-gxx" ./app-gxx; cp "$WORK/last.out" "$WORK/gxx-host.out"
+cd "$WORK/reference"
+step "reference: nvcc alone" "$NVCC" -arch=sm_90 -rdc=true main.cu launch.cu scale.cu -o app-ref
+step "app-ref" ./app-ref; cp "$WORK/last.out" "$WORK/ref.out"
+if cmp -s "$WORK/ref.out" "$WORK/nvcc-host.out" && cmp -s "$WORK/ref.out" "$WORK/gxx-host.out"; then
+    verdict="identical"
+else
+    verdict="DIFFERENT"
+fi
+printf '**Outputs of app-nvcc and app-gxx against nvcc alone: %s.**\n\n' "$verdict" >> "$REPORT"
+fi
+
+# ---------------------------------------------------------------- 2. -lineinfo
+if want 2; then
+echo "## 2. -lineinfo under compute-sanitizer" >> "$REPORT"
+echo >> "$REPORT"
+mkdir -p "$WORK/fault"
+cd "$WORK/fault"
+cat > fault.cu <<'EOF'
+// Out of bounds on purpose: compute-sanitizer must name this file and line 5.
+extern "C" __global__ void child(int *data, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int far = i + n * 1024 * 1024;
+    data[far] = i;
+}
+
+extern "C" __global__ void parent(int *data, int n) {
+    child<<<1, 32>>>(data, n);
+}
+EOF
+cat > main.cu <<'EOF'
+#include <cstdio>
+extern "C" __global__ void parent(int *data, int n);
+int main() {
+    int *data;
+    cudaMalloc(&data, 32 * sizeof(int));
+    parent<<<1, 1>>>(data, 32);
+    printf("parent: %s\n", cudaGetErrorName(cudaDeviceSynchronize()));
+    return 0;
+}
+EOF
+step "cdpc -lineinfo host object" "$CDPC" --emit host-obj -arch=sm_90 -lineinfo fault.cu -o fault.host.o
+step "link with nvcc" "$NVCC" -arch=sm_90 -rdc=true main.cu fault.host.o -o fault-cdpc
+step "nvcc -lineinfo" "$NVCC" -arch=sm_90 -rdc=true -lineinfo main.cu fault.cu -o fault-nvcc
+step "compute-sanitizer, cdpc's build" compute-sanitizer --print-limit 1 ./fault-cdpc
+grep -o 'fault.cu:[0-9]*' "$WORK/last.out" | sort -u > cdpc.lines
+step "compute-sanitizer, nvcc's build" compute-sanitizer --print-limit 1 ./fault-nvcc
+grep -o 'fault.cu:[0-9]*' "$WORK/last.out" | sort -u > nvcc.lines
+printf '**Source lines reported: cdpc %s; nvcc %s.**\n\n' "$(tr '\n' ' ' < cdpc.lines)" "$(tr '\n' ' ' < nvcc.lines)" >> "$REPORT"
+fi
+
+# ---------------------------------------------------------------- 3. -G
+if want 3; then
+echo "## 3. -G under cuda-gdb" >> "$REPORT"
+echo >> "$REPORT"
+mkdir -p "$WORK/debug"
+cd "$WORK/debug"
+cat > scale.cu <<'EOF'
+extern "C" __global__ void child(int *data) {
+    int x = data[threadIdx.x];
+    int y = x * 3 + 1;
+    data[threadIdx.x] = y;
+}
+
+extern "C" __global__ void parent(int *data) {
+    child<<<1, 4>>>(data);
+}
+EOF
+cat > main.cu <<'EOF'
+#include <cstdio>
+extern "C" __global__ void parent(int *data);
+int main() {
+    int host[4] = {10, 20, 30, 40};
+    int *data;
+    cudaMalloc(&data, sizeof host);
+    cudaMemcpy(data, host, sizeof host, cudaMemcpyHostToDevice);
+    parent<<<1, 1>>>(data);
+    cudaDeviceSynchronize();
+    cudaMemcpy(host, data, sizeof host, cudaMemcpyDeviceToHost);
+    printf("%d %d %d %d\n", host[0], host[1], host[2], host[3]);
+    return 0;
+}
+EOF
+step "cdpc -G host object" "$CDPC" --emit host-obj -arch=sm_90 -G scale.cu -o scale.host.o
+step "link with nvcc" "$NVCC" -arch=sm_90 -rdc=true -G main.cu scale.host.o -o debug-cdpc
+step "nvcc -G" "$NVCC" -arch=sm_90 -rdc=true -G main.cu scale.cu -o debug-nvcc
+for build in cdpc nvcc; do
+    # The kernel's code is loaded at run time: the breakpoint waits for it (pending).
+    step "cuda-gdb, $build's build" cuda-gdb -batch -ex 'set breakpoint pending on' -ex 'set cuda break_on_launch none' -ex 'break scale.cu:4' \
+        -ex run -ex 'print x' -ex 'print y' -ex 'info cuda kernels' -ex continue ./debug-$build
+    grep -E '^\$[0-9]+ = |Breakpoint 1, |scale.cu:4' "$WORK/last.out" | head -5 > $build.gdb
+done
+{
+    echo "**cuda-gdb at scale.cu:4, cdpc's build:**"
+    echo '```'; cat cdpc.gdb; echo '```'
+    echo "**nvcc's build:**"
+    echo '```'; cat nvcc.gdb; echo '```'
+} >> "$REPORT"
+fi
+cd "$ROOT"
+echo "wrote $REPORT"
