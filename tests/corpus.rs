@@ -86,7 +86,7 @@ fn include_dirs(program: &Program, corpus: &Path, shim: &Path) -> Vec<PathBuf> {
 }
 
 /// cdpc's PTX of `program`, or its rendered errors.
-fn cdpc_ptx(program: &Program, corpus: &Path, shim: &Path) -> Result<String, String> {
+fn cdpc_ptx(program: &Program, corpus: &Path, shim: &Path, nv_module_id: Option<String>) -> Result<String, String> {
     let path = corpus.join(program.file);
     let source = std::fs::read_to_string(&path).unwrap();
     let target = Target { default_stream: if program.per_thread { DefaultStream::PerThread } else { DefaultStream::Legacy }, ..Target::default() };
@@ -96,7 +96,7 @@ fn cdpc_ptx(program: &Program, corpus: &Path, shim: &Path) -> Result<String, Str
         macros: vec![MacroOption::Define(format!("{}={}", COMPAT_DEFINE.0, COMPAT_DEFINE.1))],
         ..Default::default()
     };
-    let options = CompileOptions { emit: Emit::Ptx, target, preprocess, ..CompileOptions::default() };
+    let options = CompileOptions { emit: Emit::Ptx, target, preprocess, nv_module_id, ..CompileOptions::default() };
     driver::compile(&source, &options).map(|c| String::from_utf8(c.output).unwrap()).map_err(|e| match e {
         driver::CompileError::Diagnostics(diagnostics) => {
             let errors = diagnostics.iter().filter(|d| d.is_error());
@@ -147,15 +147,13 @@ fn nvcc_ptx(nvcc: &Path, program: &Program, corpus: &Path, shim: &Path) -> Resul
 }
 
 /// The kernels and the defined device variables of a PTX text.
-/// `name` without nvcc's prefix for internal-linkage kernels, `__nv_static_<n>_<module id>_`
-/// (`<n>` the length of the module id, e.g. `__nv_static_23__02c4de4f_4_s_cu__Z1kPi__Z2skPi`).
-fn without_module_id(name: &str) -> String {
-    let Some(rest) = name.strip_prefix("__nv_static_") else { return name.to_string() };
-    let Some((len, tail)) = rest.split_once('_') else { return name.to_string() };
-    match len.parse::<usize>() {
-        Ok(n) if tail.len() > n && tail.as_bytes()[n] == b'_' => tail[n + 1..].to_string(),
-        _ => name.to_string(),
-    }
+/// The module id in nvcc's name of an internal kernel or variable, `__nv_static_<n>_<id>_<name>`
+/// with `<n>` the id's length (`__nv_static_23__02c4de4f_4_s_cu__Z1kPi__Z2skPi`: the id is
+/// `_02c4de4f_4_s_cu__Z1kPi`).
+fn module_id_of(name: &str) -> Option<String> {
+    let (len, tail) = name.strip_prefix("__nv_static_")?.split_once('_')?;
+    let n: usize = len.parse().ok()?;
+    (tail.len() > n && tail.as_bytes()[n] == b'_').then(|| tail[..n].to_string())
 }
 
 fn symbols(ptx: &str) -> (BTreeSet<String>, BTreeSet<String>) {
@@ -190,7 +188,7 @@ fn corpus_compiles_as_the_ledger_says() {
     let shim = cub_shim();
     let mut wrong = Vec::new();
     for program in PROGRAMS {
-        let result = cdpc::driver::on_large_stack(|| cdpc_ptx(program, &corpus, shim.path()));
+        let result = cdpc::driver::on_large_stack(|| cdpc_ptx(program, &corpus, shim.path(), None));
         let listed = COMPILES.contains(&program.name);
         match (&result, listed) {
             (Ok(_), true) => println!("{}: compiles", program.name),
@@ -216,12 +214,12 @@ fn corpus_symbols_match_nvcc() {
                 continue;
             }
         };
-        let ours = cdpc::driver::on_large_stack(|| cdpc_ptx(program, &corpus, shim.path())).unwrap();
         let (their_kernels, their_variables) = symbols(&theirs);
         // nvcc names a `static __global__` kernel `__nv_static_<n>_<module id>_<mangled name>`,
-        // with a module id that hashes the file's path; cdpc keeps the mangled name (see
-        // docs/CORPUS.md). The rest of the name must still be nvcc's.
-        let their_kernels: BTreeSet<String> = their_kernels.iter().map(|k| without_module_id(k)).collect();
+        // with a module id that hashes the file's path (cudafe++ writes it); given that id, as
+        // samples/harness/nvcc-cdpc.py gives it, cdpc names it the same.
+        let module_id = their_kernels.iter().chain(&their_variables).find_map(|k| module_id_of(k));
+        let ours = cdpc::driver::on_large_stack(|| cdpc_ptx(program, &corpus, shim.path(), module_id)).unwrap();
         let (our_kernels, our_variables) = symbols(&ours);
         assert!(!their_kernels.is_empty(), "{}: no kernel found in nvcc's PTX", program.name);
         assert_eq!(our_kernels, their_kernels, "{}: kernel symbols", program.name);

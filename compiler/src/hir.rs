@@ -24,6 +24,9 @@ pub struct Module {
     pub structs: Vec<StructDef>,
     pub globals: Vec<Global>,
     pub functions: Vec<Function>,
+    /// nvcc's module id of this translation unit (`--nv-module-id`), which prefixes the symbols
+    /// of its internal kernels and variables as nvcc's do (`Function::symbol`).
+    pub nv_module_id: Option<String>,
 }
 
 impl Module {
@@ -99,6 +102,25 @@ pub struct Global {
     pub external: bool,
     /// A `volatile` variable (`volatile __shared__ int flag;`): its loads and stores are volatile.
     pub volatile: bool,
+    /// `static` at file scope: internal linkage, a symbol no other file sees.
+    pub internal: bool,
+}
+
+impl Global {
+    /// The symbol in PTX and in the cubin: the name, with nvcc's prefix for an internal variable
+    /// when the module id is known (`__nv_static_23__79fa1adf_4_v_cu__Z1kPi_sv`).
+    pub fn symbol(&self, module: &Module) -> String {
+        internal_symbol(self.internal, &self.name, module)
+    }
+}
+
+/// nvcc's name for an internal kernel or variable, `__nv_static_<n>_<module id>_<name>` with `n`
+/// the id's length (measured with nvcc 13.5); the name itself without a module id.
+fn internal_symbol(internal: bool, name: &str, module: &Module) -> String {
+    match &module.nv_module_id {
+        Some(id) if internal => format!("__nv_static_{}_{id}_{name}", id.len()),
+        _ => name.to_string(),
+    }
 }
 
 /// A compile-time initializer of a global. Integer values hold the bits of the value
@@ -142,6 +164,9 @@ pub struct Function {
     pub span: Span,
     /// `__forceinline__`, `__noinline__` and `__launch_bounds__`.
     pub attrs: FnAttrs,
+    /// `static` outside a class: internal linkage, a symbol no other file sees (two files may
+    /// each have their own `static __device__ int helper()`).
+    pub internal: bool,
     /// What C++ adds to the name and the signature (scopes, `this`, references).
     pub cxx: CxxSignature,
     /// For an instance of a function template: its template arguments and its signature as the
@@ -215,9 +240,12 @@ pub enum Linkage {
 }
 
 impl Function {
-    /// The symbol in PTX and in the cubin.
-    pub fn symbol(&self, structs: &dyn crate::types::StructLayouts) -> String {
-        crate::mangle::function_symbol(self, structs)
+    /// The symbol in PTX and in the cubin: the mangled name (`crate::mangle`), with nvcc's
+    /// prefix for an internal kernel when the module id is known. (nvcc leaves the names of
+    /// internal `__device__` functions alone: only kernels and variables are found by name.)
+    pub fn symbol(&self, module: &Module) -> String {
+        let name = crate::mangle::function_symbol(self, module);
+        internal_symbol(self.internal && self.kind == FunctionKind::Kernel, &name, module)
     }
 
     pub fn local(&self, id: LocalId) -> &Local {

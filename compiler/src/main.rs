@@ -42,6 +42,11 @@ struct Cli {
     /// Look for `-l` libraries in this folder (repeatable, in order)
     #[arg(short = 'L', value_name = "DIR")]
     library_dir: Vec<PathBuf>,
+    /// nvcc's module id of the file (the contents of the file cudafe++ writes with
+    /// `--gen_module_id_file`): `static` kernels and variables get nvcc's names,
+    /// `__nv_static_<n>_<ID>_<name>`, for host stubs that nvcc wrote
+    #[arg(long, value_name = "ID")]
+    nv_module_id: Option<String>,
     /// With `--emit host-obj`: also write a C header declaring each kernel's launcher
     /// (`cdpc_launch_KERNEL`) and, for nvcc, the kernels
     #[arg(long, value_name = "FILE")]
@@ -307,6 +312,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
             None
         },
         separate: false,
+        nv_module_id: cli.nv_module_id.clone(),
     };
     let format = cli.error_format;
     if cli.host_header.is_some() && emit != Emit::HostObject {

@@ -274,3 +274,59 @@ fn gencode_packs_a_linked_cubin_per_architecture_and_ptx_into_a_fat_binary() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("virtual architecture"), "{}", stderr(&out));
 }
+
+/// Two files with the same-named `static` function, kernel and variable: C's internal linkage
+/// makes each its file's own, so the link succeeds (it was E0800) and nvlink keeps both
+/// kernels, host code's to launch by name, though no device code launches them.
+#[test]
+fn static_functions_kernels_and_variables_are_each_files_own() {
+    let dir = tempfile::tempdir().unwrap();
+    for (file, value) in [("a.cu", 1), ("b.cu", 2)] {
+        let stem = &file[..1];
+        std::fs::write(
+            dir.path().join(file),
+            format!(
+                "static __device__ int base = {value};\nstatic __device__ int helper(int x) {{ return x + base; }}\n\
+                 static __global__ void init(int *p) {{ p[0] = {value}; }}\n\
+                 __global__ void run_{stem}(int *p) {{ p[{value}] = helper(p[{value}]); }}\n"
+            ),
+        )
+        .unwrap();
+    }
+    let out = cdpc(dir.path(), &["a.cu", "b.cu", "-o", "ab.cubin"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let Ok(elf) = Command::new("readelf").arg("-sW").arg(dir.path().join("ab.cubin")).output() else {
+        return println!("skipped: readelf is not available");
+    };
+    let symbols = String::from_utf8_lossy(&elf.stdout);
+    let local_inits = symbols.lines().filter(|l| l.contains(" LOCAL ") && l.trim_end().ends_with(" _Z4initPi")).count();
+    assert_eq!(local_inits, 2, "each file's static kernel is in the cubin, local:\n{symbols}");
+    assert!(!symbols.lines().any(|l| l.contains(" GLOBAL ") && l.contains("_Z4initPi")), "{symbols}");
+}
+
+/// With nvcc's module id of a file (`--nv-module-id`, as samples/harness/nvcc-cdpc.py passes
+/// it), its static kernels and variables get nvcc's own names, `__nv_static_<n>_<id>_<name>`,
+/// which nvcc's host stubs register: the id is read back from nvcc's PTX of the same file.
+#[test]
+fn with_nvccs_module_id_static_kernels_and_variables_get_nvccs_names() {
+    let source = "static __device__ int limit = 3;\nstatic __global__ void hidden(int *p) { p[0] = limit; }\n\
+                  __global__ void shown(int *p) { hidden<<<1, 1>>>(p); }\n";
+    let Some(theirs) = crate::build_common::nvcc_ptx(source) else { return };
+    let names = |ptx: &str| -> BTreeSet<String> {
+        ptx.lines()
+            .filter(|l| l.contains(".entry ") || (l.starts_with(".global") || l.starts_with(".visible .global")))
+            .filter_map(|l| l.split(['(', ' ', '=', ';']).filter(|w| !w.is_empty()).find(|w| w.starts_with("_Z") || w.starts_with("__nv_static_")).map(str::to_string))
+            .collect()
+    };
+    let theirs = names(&theirs);
+    let hidden = theirs.iter().find(|n| n.starts_with("__nv_static_") && n.ends_with("__Z6hiddenPi")).expect("nvcc names the static kernel with its module id");
+    // `__nv_static_<n>_<id>_<name>`: the id is the <n> characters after the length's `_`.
+    let (len, tail) = hidden["__nv_static_".len()..].split_once('_').unwrap();
+    let id = &tail[..len.parse::<usize>().unwrap()];
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("s.cu"), source).unwrap();
+    let out = cdpc(dir.path(), &["s.cu", "--emit", "ptx", "-o", "s.ptx", "--nv-module-id", id]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ours = names(&std::fs::read_to_string(dir.path().join("s.ptx")).unwrap());
+    assert_eq!(ours, theirs, "cdpc (left) and nvcc (right)");
+}

@@ -77,6 +77,14 @@ def main() -> int:
     steps = [line[3:] for line in dry.stderr.splitlines() if line.startswith("#$ ")]
     script: list[str] = []
     replaced = False
+    # cudafe++ writes the file's module id (`--gen_module_id_file --module_id_file_name F`)
+    # before ptxas would run: cdpc names `static` kernels and variables with it, as the host
+    # stubs nvcc writes expect (`__nv_static_<n>_<id>_<name>`).
+    module_id_file = None
+    for step in steps:
+        words = shlex.split(step, posix=True) if not step.partition("=")[0].isidentifier() else []
+        if "--module_id_file_name" in words:
+            module_id_file = words[words.index("--module_id_file_name") + 1]
     for step in steps:
         name, _, value = step.partition("=")
         if name.isidentifier():
@@ -91,7 +99,10 @@ def main() -> int:
             cdpc = [args.cdpc, source, "--emit", "obj", *shared, "-o", cubin]
             if args.cuda_home:
                 cdpc += ["--cuda-home", args.cuda_home]
-            script.append(shlex.join(cdpc))
+            line = shlex.join(cdpc)
+            if module_id_file:
+                line += f' --nv-module-id "$(cat {shlex.quote(module_id_file)})"'
+            script.append(line)
             replaced = True
             continue
         if program == "fatbinary":

@@ -160,6 +160,6 @@ pub(super) fn new_local(f: &mut Function, name: &str, ty: Type, span: Span) -> L
 /// A new module-scope variable in `space` (`__shared__` or `__device__`), zero-initialised.
 pub(super) fn new_global(module: &mut Module, name: String, ty: Type, space: GlobalSpace, span: Span) -> GlobalId {
     let id = GlobalId(module.globals.len() as u32);
-    module.globals.push(Global { name, ty, space, init: None, span, external: false, volatile: false });
+    module.globals.push(Global { name, ty, space, init: None, span, external: false, volatile: false, internal: false });
     id
 }

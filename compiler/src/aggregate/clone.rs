@@ -69,6 +69,7 @@ pub(super) fn build_agg_kernel(module: &Module, child: &Function, record: Struct
         span: child.span,
         // The clone's blocks are not the child's: its launch bounds do not carry over.
         attrs: Default::default(),
+        internal: false,
         cxx: Default::default(),
         template: None,
     };

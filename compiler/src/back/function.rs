@@ -54,11 +54,22 @@ impl<'ctx> Codegen<'ctx, '_> {
                 self.types.mem(&f.return_type)?.fn_type(&params, false)
             };
             // External linkage keeps names exact and visible, like nvcc with -rdc; an instance
-            // of a template is `.weak`, as nvcc's are, so two files may both instantiate it.
-            let linkage = if f.template.is_some() { Linkage::WeakODR } else { Linkage::External };
+            // of a template is `.weak`, as nvcc's are, so two files may both instantiate it; a
+            // `static` function is internal (no `.visible`), as nvcc's are.
+            let linkage = if f.internal {
+                Linkage::Internal
+            } else if f.template.is_some() {
+                Linkage::WeakODR
+            } else {
+                Linkage::External
+            };
             let fv = self.module.add_function(&f.symbol(self.hir), fn_ty, Some(linkage));
             if f.kind == FunctionKind::Kernel {
                 fv.set_call_conventions(PTX_KERNEL_CC);
+                if f.internal {
+                    // Host code launches it by name: kept though no device code calls it.
+                    self.used.push(fv.as_global_value().as_pointer_value());
+                }
             }
             self.function_attributes(fv, &f.attrs);
             self.functions.push(fv);

@@ -26,16 +26,22 @@ impl<'ctx> Codegen<'ctx, '_> {
                 GlobalSpace::ExternShared => (SHARED_AS, Some(16)),
             };
             let ty = self.types.mem(&global.ty)?;
-            let g = self.module.add_global(ty, Some(AddressSpace::from(space)), &global.name);
+            let g = self.module.add_global(ty, Some(AddressSpace::from(space)), &global.symbol(self.hir));
             let natural = self.hir.size_align(&global.ty).1 as u32;
             g.set_alignment(align.unwrap_or(natural).max(1));
             match global.space {
                 // Defined by another translation unit: a declaration (`.extern` in the PTX).
                 GlobalSpace::Device | GlobalSpace::Constant if global.external => g.set_linkage(Linkage::External),
                 GlobalSpace::Device | GlobalSpace::Constant => {
-                    // Visible so that the host can find the symbol; the host may also write it
-                    // (cudaMemcpyToSymbol), so the optimiser must not assume the initial value.
-                    g.set_linkage(Linkage::External);
+                    // Visible so that the host can find the symbol (a `static` one is internal,
+                    // but its file's host code still finds it by name); the host may also write
+                    // it (cudaMemcpyToSymbol), so the optimiser must not assume the initial value.
+                    if global.internal {
+                        g.set_linkage(Linkage::Internal);
+                        self.used.push(g.as_pointer_value());
+                    } else {
+                        g.set_linkage(Linkage::External);
+                    }
                     g.set_externally_initialized(true);
                 }
                 GlobalSpace::StringLiteral => {

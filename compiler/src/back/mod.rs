@@ -280,7 +280,7 @@ fn build_ir<'ctx>(
         .functions
         .iter()
         .map(|f| f.symbol(hir_module))
-        .chain(hir_module.globals.iter().map(|g| g.name.clone()))
+        .chain(hir_module.globals.iter().map(|g| g.symbol(hir_module)))
         .collect();
     let module = cg.finish();
 
@@ -341,7 +341,9 @@ fn link_libdevice<'ctx>(
         }
     }
     for g in module.get_globals() {
-        if g.get_initializer().is_some() && !ours.contains(g.get_name().to_string_lossy().as_ref()) {
+        let name = g.get_name().to_string_lossy();
+        // `llvm.used` and its kind are LLVM's own, with appending linkage that must stay.
+        if g.get_initializer().is_some() && !ours.contains(name.as_ref()) && !name.starts_with("llvm.") {
             g.set_linkage(Linkage::Internal);
         }
     }
@@ -377,6 +379,9 @@ pub(crate) struct Codegen<'ctx, 'h> {
     pub launch_helpers: std::collections::HashMap<(usize, String), FunctionValue<'ctx>>,
     /// The DWARF builder, with `-lineinfo` or `-G`.
     pub(crate) dbg: Option<debug::Dbg<'ctx>>,
+    /// Internal kernels and variables that host code finds by name: `@llvm.used` keeps them
+    /// though no device code refers to them.
+    pub used: Vec<inkwell::values::PointerValue<'ctx>>,
 }
 
 impl<'ctx, 'h> Codegen<'ctx, 'h> {
@@ -394,10 +399,21 @@ impl<'ctx, 'h> Codegen<'ctx, 'h> {
             fs: None,
             launch_helpers: Default::default(),
             dbg: None,
+            used: Vec::new(),
         })
     }
 
     fn finish(self) -> Module<'ctx> {
+        if !self.used.is_empty() {
+            // `@llvm.used = appending global [N x ptr] [...], section "llvm.metadata"`, each
+            // element cast to the generic address space as the verifier requires.
+            let ptr = self.ctx.ptr_type(inkwell::AddressSpace::default());
+            let elements: Vec<_> = self.used.iter().map(|p| p.const_address_space_cast(ptr)).collect();
+            let used = self.module.add_global(ptr.array_type(elements.len() as u32), None, "llvm.used");
+            used.set_linkage(Linkage::Appending);
+            used.set_section(Some("llvm.metadata"));
+            used.set_initializer(&ptr.const_array(&elements));
+        }
         self.module
     }
 

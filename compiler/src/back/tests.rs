@@ -81,6 +81,7 @@ impl F {
                 body: None,
                 span: Span::default(),
                 attrs: Default::default(),
+                internal: false,
                 cxx: Default::default(),
                 template: None,
             },
@@ -105,7 +106,7 @@ impl F {
 }
 
 fn module(target: Target) -> Module {
-    Module { target, structs: vec![], globals: vec![], functions: vec![] }
+    Module { target, structs: vec![], globals: vec![], functions: vec![], nv_module_id: None }
 }
 
 fn string_literal(m: &mut Module, text: &str) -> Expr {
@@ -120,6 +121,7 @@ fn string_literal(m: &mut Module, text: &str) -> Expr {
         span: Span::default(),
         external: false,
         volatile: false,
+        internal: false,
     });
     let g = e(ExprKind::Global(GlobalId(m.globals.len() as u32 - 1)), ty);
     e(ExprKind::Decay(b(g)), Type::const_pointer_to(Type::CHAR))
@@ -401,7 +403,7 @@ fn math_without_libdevice_is_an_error() {
 fn memory_spaces_module() -> Module {
     let mut m = module(Target::default());
     let arr = |len| Type::Array { elem: Box::new(Type::FLOAT), len };
-    let global = |name: &str, ty: Type, space, init| Global { name: name.into(), ty, space, init, span: Span::default(), external: false, volatile: false };
+    let global = |name: &str, ty: Type, space, init| Global { name: name.into(), ty, space, init, span: Span::default(), external: false, volatile: false, internal: false };
     m.globals.push(global("tile", arr(64), GlobalSpace::Shared, None));
     m.globals.push(global("coeffs", arr(4), GlobalSpace::Constant, Some(ConstInit::Array(vec![ConstInit::Float(1.5)]))));
     m.globals.push(global("dyn", arr(0), GlobalSpace::ExternShared, None));

@@ -147,6 +147,11 @@ pub struct CompileOptions {
     /// variables declared but not defined are left to the link step ([`link`]) instead of
     /// being E0104.
     pub separate: bool,
+    /// nvcc's module id for this translation unit (what cudafe++ writes with
+    /// `--gen_module_id_file`): internal (`static`) kernels and variables are then named as
+    /// nvcc names them, `__nv_static_<n>_<id>_<name>`, so that host stubs nvcc wrote find them.
+    /// `None`: they keep their own names (with internal linkage either way).
+    pub nv_module_id: Option<String>,
 }
 
 impl Default for CompileOptions {
@@ -166,6 +171,7 @@ impl Default for CompileOptions {
             preprocess: PreprocessOptions::default(),
             debug: None,
             separate: false,
+            nv_module_id: None,
         }
     }
 }
@@ -374,6 +380,9 @@ fn check_here(source: &str, options: &CompileOptions) -> Result<Checked, Compile
         let (checked, more) = sema::analyze(&unit, &SemaOptions { target: options.target, separate: options.separate || options.emit == Emit::HostObject });
         found.extend(more);
         module = checked;
+        if let Some(m) = module.as_mut() {
+            m.nv_module_id = options.nv_module_id.clone();
+        }
         if let Some(m) = module.as_mut().filter(|_| !found.iter().any(Diagnostic::is_error)) {
             let remarks = aggregate::aggregate(m, options.aggregate);
             if options.pass_remarks {

@@ -83,7 +83,7 @@ pub fn declaration_places(module: &hir::Module, map: Option<&SourceMap>) -> Hash
     }
     for g in &module.globals {
         if matches!(g.space, GlobalSpace::Device | GlobalSpace::Constant) {
-            place(g.name.clone(), &g.name, g.span);
+            place(g.symbol(module), &g.name, g.span);
         }
     }
     places

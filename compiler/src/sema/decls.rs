@@ -343,7 +343,9 @@ pub(super) fn function_signature(cx: &mut Context, def: &ast::FunctionDef) -> Op
         returns_ref: def.return_ref.is_some(),
         ctor: owner.ctor,
     };
-    let candidate = hir::Function { name: owner.simple_name.clone(), kind, linkage, return_type, params, locals, body: None, span: def.span, attrs, cxx, template: None };
+    // `static` outside a class is internal linkage; inside one it makes a static member.
+    let internal = owner.class.is_none() && def.qualifiers.iter().any(|(q, _)| *q == ast::FnQualifier::Static);
+    let candidate = hir::Function { name: owner.simple_name.clone(), kind, linkage, return_type, params, locals, body: None, span: def.span, attrs, internal, cxx, template: None };
     Some((candidate, owner))
 }
 
@@ -438,7 +440,9 @@ pub(super) fn declare_one_global(cx: &mut Context, base: Type, decl: &ast::DeclS
         }
     }
     let quals = object_quals(decl, d);
-    let id = cx.add_global(hir::Global { name: symbol.to_string(), ty, space, init: const_init, span: d.span, external, volatile: quals.is_volatile });
+    // `static` at file scope; a `static` local is hoisted here too, under a name of its own.
+    let internal = cx.func.is_none() && decl.qualifiers.iter().any(|(q, _)| *q == ast::VarQualifier::Static);
+    let id = cx.add_global(hir::Global { name: symbol.to_string(), ty, space, init: const_init, span: d.span, external, volatile: quals.is_volatile, internal });
     if quals.is_const {
         cx.const_globals.insert(id);
     }

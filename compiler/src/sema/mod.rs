@@ -48,7 +48,7 @@ pub fn analyze(unit: &ast::TranslationUnit, options: &SemaOptions) -> (Option<hi
     decls::declare_items(&mut cx, unit);
     decls::define_functions(&mut cx, unit);
     let failed = cx.diags.has_errors();
-    let module = hir::Module { target: cx.target, structs: cx.structs, globals: cx.globals, functions: cx.functions };
+    let module = hir::Module { target: cx.target, structs: cx.structs, globals: cx.globals, functions: cx.functions, nv_module_id: None };
     (if failed { None } else { Some(module) }, cx.diags.into_vec())
 }
 
