@@ -90,15 +90,6 @@ pub(super) fn declare(cx: &mut Context, def: &ast::TemplateDef) {
     }
 }
 
-/// A function that takes the name of a function template (C++ overloading, which cdpc lacks).
-pub(super) fn redefined_as_function(cx: &mut Context, def: &ast::FunctionDef) {
-    let first = cx.templates.defs[&def.name.name].function.name.span;
-    cx.error(Code::Redefinition, def.name.span, format!("`{}` is already declared as a function template", def.name.name))
-        .label(first, "the template")
-        .note("cdpc does not overload functions; give the function another name")
-        .emit();
-}
-
 impl Context {
     /// The type a template type parameter stands for in the instance being checked.
     pub(super) fn template_type(&self, name: &str) -> Option<Type> {
