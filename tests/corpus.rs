@@ -51,7 +51,7 @@ const PROGRAMS: &[Program] = &[
 ];
 
 /// The ledger: the files cdpc compiles unchanged with zero errors (keep docs/CORPUS.md in step).
-const COMPILES: &[&str] = &["cdpSimplePrint", "cdpSimpleQuicksort", "BFS", "GC", "SP"];
+const COMPILES: &[&str] = &["cdpSimplePrint", "cdpSimpleQuicksort", "cdpBezierTessellation", "BFS", "BT", "GC", "SP"];
 
 /// KLAP's host code calls `cudaThreadSynchronize`, gone from CUDA 13; nvcc needs this define to
 /// build the programs, and both compilers get it.

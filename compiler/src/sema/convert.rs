@@ -174,7 +174,8 @@ impl Context {
                     Err(None)
                 }
             }
-            (Type::Int(_), Type::Dim3) => Ok(()),
+            // dim3's converting constructor, after a conversion to `unsigned int`.
+            (Type::Int(_) | Type::Float(_), Type::Dim3) => Ok(()),
             _ => Err(None),
         }
     }

@@ -126,9 +126,11 @@ impl Context {
         let value = self.rvalue(value);
         match &value.ty {
             Type::Dim3 => Some(value),
-            t if t.is_integer() => Some(self.dim3_from(value)),
+            // dim3's converting constructor takes `unsigned int`: any number converts to it
+            // first (a standard conversion, then the user-defined one), as nvcc accepts.
+            t if t.is_arithmetic() && *t != Type::CudaError => Some(self.dim3_from(value)),
             other => {
-                let message = format!("the {what} size must be an integer or a `dim3`, found {}", self.show(other));
+                let message = format!("the {what} size must be a number or a `dim3`, found {}", self.show(other));
                 self.error(Code::LaunchConfigType, value.span, message).emit();
                 None
             }
