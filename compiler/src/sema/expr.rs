@@ -687,18 +687,19 @@ impl Context {
         // A member function called by its bare name inside another: through `this`.
         let members = set.iter().any(|id| self.cxx.methods.get(id).is_some_and(|m| !m.is_static));
         let this_object = if members { self.implicit_this_object() } else { None };
-        let function = if set.len() == 1 && !super::vector::is_vector_maker(&name.name) {
-            function
-        } else {
-            let mut exprs: Vec<hir::Expr> = this_object.iter().cloned().collect();
-            exprs.extend(checked.iter().cloned());
-            let operands = super::overload::Operands { exprs: &exprs, object: this_object.is_some() };
-            if super::vector::is_vector_maker(&name.name) && self.quiet_overload(&set, &operands).is_none() {
-                // `make_float2(x, y)` is built in; a header's `make_float2(float)` overloads it.
-                return self.builtin_call(name, args, span);
+        let mut exprs: Vec<hir::Expr> = this_object.iter().cloned().collect();
+        exprs.extend(checked.iter().cloned());
+        let operands = super::overload::Operands { exprs: &exprs, object: this_object.is_some() };
+        if self.quiet_overload(&set, &operands).is_none() {
+            // A built-in (`sqrtf`, `make_float2(x, y)`) that a header overloads for its own
+            // types (helper_math.h's `fminf(float2, float2)`) stays a candidate.
+            let checkpoint = self.diags.checkpoint();
+            if let Some(call) = self.builtin_call(name, args, span) {
+                return Some(call);
             }
-            self.resolve_overload(&name.name, &set, operands, span)?
-        };
+            self.diags.restore(checkpoint);
+        }
+        let function = if set.len() == 1 { function } else { self.resolve_overload(&name.name, &set, operands, span)? };
         let object = match self.cxx.methods.get(&function).copied() {
             Some(m) if !m.is_static => match self.implicit_this(m.class, name.span) {
                 Some(this) => Some(this),

@@ -16,12 +16,6 @@ const LDG_VECTORS: &[&str] = &[
     "longlong2", "ulonglong2", "float2", "float4", "double2",
 ];
 
-/// Whether `name` is one of the built-in `make_<vector>` functions (which a header may
-/// overload: helper_math.h's `make_float2(float)`).
-pub(super) fn is_vector_maker(name: &str) -> bool {
-    name.strip_prefix("make_").is_some_and(|v| VectorType::from_name(v).is_some())
-}
-
 impl Context {
     /// `make_<vector>(...)` or `__ldg(p)`, if `name` is one of them.
     pub(super) fn vector_call(&mut self, name: &ast::Ident, args: &[ast::Expr], span: Span) -> Option<Option<hir::Expr>> {
