@@ -265,6 +265,7 @@ fn declare_function(cx: &mut Context, def: &ast::FunctionDef) {
                     .label(previous, format!("first declared here as `{old}`"))
                     .note("functions cannot be overloaded by their return type alone; give them different parameters or names")
                     .emit();
+                cx.cxx.conflicted.insert(id);
                 return;
             }
             // A prototype and its definition must agree.
@@ -275,11 +276,12 @@ fn declare_function(cx: &mut Context, def: &ast::FunctionDef) {
                     .label(previous, "first declared here")
                     .emit();
                 return;
-            } else if existing.body.is_some() || def.body.is_none() {
+            } else if existing.body.is_some() || def.body.is_none() || cx.cxx.has_definition.contains(&id) {
                 // Duplicate prototypes are harmless; a duplicate definition is caught when defining.
             } else {
                 cx.functions[id.0 as usize].locals = candidate.locals;
                 cx.functions[id.0 as usize].span = candidate.span;
+                cx.cxx.has_definition.insert(id);
             }
             cx.cxx.decl_of.insert(def.span, id);
             super::scope::record_defaults(cx, id, def);
@@ -297,6 +299,9 @@ fn add_function(cx: &mut Context, f: hir::Function, owner: &super::scope::Owner,
     cx.cxx.overloads.entry(super::scope::symbol_key(def)).or_default().push(id);
     cx.cxx.name_spans.insert(id, def.name.span);
     cx.cxx.decl_of.insert(def.span, id);
+    if def.body.is_some() {
+        cx.cxx.has_definition.insert(id);
+    }
     super::scope::record_function(cx, id, owner, def);
     id
 }
@@ -588,7 +593,7 @@ pub(super) fn define_functions(cx: &mut Context, unit: &ast::TranslationUnit) {
         return;
     }
     for (i, f) in cx.functions.iter().enumerate() {
-        if f.body.is_none() && called.contains(&FuncId(i as u32)) {
+        if f.body.is_none() && called.contains(&FuncId(i as u32)) && !cx.cxx.conflicted.contains(&FuncId(i as u32)) {
             cx.diags.push(
                 crate::diag::Diagnostic::new(Code::MissingDefinition, f.span, format!("`{}` is called but never defined", f.name))
                     .with_note("this compilation links one file; define the function in it, or compile each file with `-dc` and link them together"),

@@ -50,6 +50,11 @@ pub(super) struct CxxNames {
     pub name_spans: HashMap<FuncId, Span>,
     /// The function each declaration or definition (by its span) declares.
     pub decl_of: HashMap<Span, FuncId>,
+    /// Functions a declaration has given a body to (the first definition keeps it).
+    pub has_definition: std::collections::HashSet<FuncId>,
+    /// Functions declared again with another return type (`E0973`): not reported as
+    /// undefined too.
+    pub conflicted: std::collections::HashSet<FuncId>,
 }
 
 #[derive(Clone, Copy, Debug)]
