@@ -71,22 +71,24 @@ fn check_against_nvcc(name: &str, source: &str) {
 }
 
 /// Free functions: exact match, promotion, conversion, qualification, references, defaults.
+/// Each has a side effect, so that no compiler folds a call away.
 const FREE: &str = r#"
-__device__ __noinline__ int pick(int x) { return 1; }
-__device__ __noinline__ int pick(float x) { return 2; }
-__device__ __noinline__ int pick(double x) { return 3; }
-__device__ __noinline__ int pick(int *p) { return 4; }
-__device__ __noinline__ int pick(const int *p) { return 5; }
-__device__ __noinline__ int pick(void *p) { return 6; }
-__device__ __noinline__ int ref(int &x) { return 7; }
-__device__ __noinline__ int ref(const int &x) { return 8; }
-__device__ __noinline__ int two(int a, int b = 0) { return 9; }
-__device__ __noinline__ int two(long a) { return 10; }
-__device__ __noinline__ int promo(long x) { return 11; }
-__device__ __noinline__ int promo(int x) { return 12; }
+__device__ int sink;
+__device__ __noinline__ int pick(int x) { sink++; return 1; }
+__device__ __noinline__ int pick(float x) { sink++; return 2; }
+__device__ __noinline__ int pick(double x) { sink++; return 3; }
+__device__ __noinline__ int pick(int *p) { sink++; return 4; }
+__device__ __noinline__ int pick(const int *p) { sink++; return 5; }
+__device__ __noinline__ int pick(void *p) { sink++; return 6; }
+__device__ __noinline__ int ref(int &x) { sink++; return 7; }
+__device__ __noinline__ int ref(const int &x) { sink++; return 8; }
+__device__ __noinline__ int two(int a, int b = 0) { sink++; return 9; }
+__device__ __noinline__ int two(long a) { sink++; return 10; }
+__device__ __noinline__ int promo(long x) { sink++; return 11; }
+__device__ __noinline__ int promo(int x) { sink++; return 12; }
 __device__ int proto(int x, int y);
-__device__ __noinline__ int proto(int x) { return 13; }
-__device__ __noinline__ int proto(int x, int y) { return 14; }
+__device__ __noinline__ int proto(int x) { sink++; return 13; }
+__device__ __noinline__ int proto(int x, int y) { sink++; return 14; }
 __global__ void k(int *out, float *f) {
     const int c = 3;
     short s = 2;

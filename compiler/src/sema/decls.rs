@@ -217,6 +217,10 @@ fn fn_attrs(cx: &mut Context, def: &ast::FunctionDef, kind: FunctionKind) -> hir
 }
 
 fn declare_function(cx: &mut Context, def: &ast::FunctionDef) {
+    if cx.templates.contains_key(&def.name.name) {
+        super::templates::redefined_as_function(cx, def);
+        return;
+    }
     let Some((candidate, owner)) = function_signature(cx, def) else { return };
     let operands = candidate.params.len();
     if !cx.check_operator_arity(&def.name.name, def.name.span, operands, owner.has_this()) {
@@ -279,8 +283,11 @@ fn declare_function(cx: &mut Context, def: &ast::FunctionDef) {
             } else if existing.body.is_some() || def.body.is_none() || cx.cxx.has_definition.contains(&id) {
                 // Duplicate prototypes are harmless; a duplicate definition is caught when defining.
             } else {
-                cx.functions[id.0 as usize].locals = candidate.locals;
-                cx.functions[id.0 as usize].span = candidate.span;
+                let f = &mut cx.functions[id.0 as usize];
+                f.locals = candidate.locals;
+                f.span = candidate.span;
+                // `__noinline__` or `__forceinline__` on the definition counts too.
+                f.attrs.inline = candidate.attrs.inline.or(f.attrs.inline);
                 cx.cxx.has_definition.insert(id);
             }
             cx.cxx.decl_of.insert(def.span, id);

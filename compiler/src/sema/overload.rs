@@ -18,15 +18,16 @@
 //!    lvalue, a conversion to a nearer base beats one to a farther base, and those beat a
 //!    conversion to `void *`, which beats a conversion to `bool`.
 //! 3. **Best viable function**: the one whose every sequence is no worse than any other's and
-//!    one better; among equals a non-template beats a template instance. Several left: the
+//!    one better. Several left: the
 //!    call is ambiguous (`E0971`, the tied candidates as labels); none viable: `E0970`, each
 //!    candidate with why it is not.
 //!
 //! A member candidate's implicit object parameter is its first operand (`const Class &` for a
-//! `const` member function); a static member's matches any object. Function templates take
-//! part in a simpler way (`templates.rs`): a non-template whose every sequence is an exact
-//! match wins; otherwise a template whose arguments deduce wins (deduction gives exact
-//! matches); otherwise the best non-template. What is not done: user-defined conversion
+//! `const` member function); a static member's matches any object. A built-in function
+//! (`sqrtf`, `make_float2(x, y)`) stays callable beside a header's overloads of its name: when
+//! no declared overload is viable, the built-in is tried. What is not done: function templates
+//! in an overload set with plain functions (`templates.rs` refuses a plain function named like
+//! a template, so the "non-template beats template" rule never has to apply), user-defined conversion
 //! functions and converting constructors (classes convert to nothing but their bases),
 //! list-initialisation sequences, ref-qualifiers, `operator()`, and overloads that differ only
 //! in top-level `const` of a parameter (the same function, as in C++).
@@ -101,7 +102,7 @@ impl Context {
     }
 
     /// The best viable candidate without reporting anything, and whether all its conversion
-    /// sequences are exact matches; `Err` holds what each candidate gave.
+    /// sequences are exact matches.
     pub(super) fn quiet_overload(&self, candidates: &[FuncId], operands: &Operands) -> Option<(FuncId, bool)> {
         let outcomes: Vec<Outcome> = candidates.iter().map(|id| self.try_candidate(*id, operands)).collect();
         let best = best_of(&outcomes)?;
