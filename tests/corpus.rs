@@ -51,7 +51,15 @@ const PROGRAMS: &[Program] = &[
 ];
 
 /// The ledger: the files cdpc compiles unchanged with zero errors (keep docs/CORPUS.md in step).
-const COMPILES: &[&str] = &["cdpSimplePrint", "cdpSimpleQuicksort", "BFS", "GC", "MST", "SP"];
+const COMPILES: &[&str] = &["cdpSimplePrint", "cdpSimpleQuicksort", "cdpBezierTessellation", "cdpQuadtree", "BFS", "BT", "GC", "MST", "SP"];
+
+/// Files in the ledger whose kernels are not all nvcc's yet, each with why (docs/CORPUS.md): the
+/// names test says so instead of comparing, and fails once the file's names do match.
+const NAMES_DIFFER: &[(&str, &str)] = &[(
+    "cdpQuadtree",
+    "its kernel template `build_quadtree_kernel<128>` is launched only from host code, which cdpc skips, so no \
+     instance is made; its other kernels are Thrust's and CUB's, from host-only headers",
+)];
 
 /// KLAP's host code calls `cudaThreadSynchronize`, gone from CUDA 13; nvcc needs this define to
 /// build the programs, and both compilers get it.
@@ -222,6 +230,11 @@ fn corpus_symbols_match_nvcc() {
         let ours = cdpc::driver::on_large_stack(|| cdpc_ptx(program, &corpus, shim.path(), module_id)).unwrap();
         let (our_kernels, our_variables) = symbols(&ours);
         assert!(!their_kernels.is_empty(), "{}: no kernel found in nvcc's PTX", program.name);
+        if let Some((_, why)) = NAMES_DIFFER.iter().find(|(name, _)| *name == program.name) {
+            assert_ne!((&our_kernels, &our_variables), (&their_kernels, &their_variables), "{}: its names now match nvcc's: take it out of NAMES_DIFFER", program.name);
+            println!("{}: names not compared: {why}", program.name);
+            continue;
+        }
         assert_eq!(our_kernels, their_kernels, "{}: kernel symbols", program.name);
         assert_eq!(our_variables, their_variables, "{}: device-variable symbols", program.name);
         println!("{}: {} kernels, {} device variables, as nvcc's", program.name, our_kernels.len(), our_variables.len());

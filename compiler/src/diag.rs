@@ -143,6 +143,12 @@ pub enum Code {
     TemplateUnsupported,
     CoopGroupsUnsupported,
     CoopGroupsMisuse,
+    // Overloading (E097x, `sema::overload`)
+    NoViableOverload,
+    AmbiguousOverload,
+    OverloadRedefinition,
+    OverloadReturnOnly,
+    OperatorArity,
 }
 
 impl Code {
@@ -230,6 +236,11 @@ impl Code {
             TemplateUnsupported => "E0944",
             CoopGroupsUnsupported => "E0950",
             CoopGroupsMisuse => "E0951",
+            NoViableOverload => "E0970",
+            AmbiguousOverload => "E0971",
+            OverloadRedefinition => "E0972",
+            OverloadReturnOnly => "E0973",
+            OperatorArity => "E0974",
         }
     }
 
@@ -327,6 +338,11 @@ impl Code {
         Code::TemplateUnsupported,
         Code::CoopGroupsUnsupported,
         Code::CoopGroupsMisuse,
+        Code::NoViableOverload,
+        Code::AmbiguousOverload,
+        Code::OverloadRedefinition,
+        Code::OverloadReturnOnly,
+        Code::OperatorArity,
     ];
 
     /// The code written as `E0100` (any case), if it exists.
@@ -494,6 +510,20 @@ impl Diagnostics {
     /// Whether none is kept.
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
+    }
+
+    /// Where the list stands now, for [`Diagnostics::restore`].
+    pub fn checkpoint(&self) -> (usize, usize, bool) {
+        (self.list.len(), self.dropped, self.has_errors)
+    }
+
+    /// Forgets what was reported since `checkpoint` (a quiet attempt, such as trying an
+    /// overload's template argument deduction, that is not taken).
+    pub fn restore(&mut self, checkpoint: (usize, usize, bool)) {
+        let (len, dropped, has_errors) = checkpoint;
+        self.list.truncate(len);
+        self.dropped = dropped;
+        self.has_errors = has_errors;
     }
 
     /// The ones kept since there were `from` (to add context to them, such as the template

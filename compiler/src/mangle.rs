@@ -28,7 +28,9 @@ pub fn function_symbol(f: &Function, structs: &dyn StructLayouts) -> String {
         Linkage::Cxx => {
             let cxx = &f.cxx;
             if let Some(instance) = &f.template {
-                return mangle_template_instance(&cxx.scope, &f.name, instance, structs);
+                let operands = instance.param_patterns.len() + cxx.has_this as usize;
+                let name = operator_name(&f.name, operands).unwrap_or_else(|| f.name.clone());
+                return mangle_template_instance(&cxx.scope, &name, instance, structs);
             }
             let params: Vec<Param> = f
                 .param_types()
@@ -36,7 +38,8 @@ pub fn function_symbol(f: &Function, structs: &dyn StructLayouts) -> String {
                 .enumerate()
                 .map(|(i, ty)| Param { ty, is_ref: cxx.ref_params.get(i).copied().unwrap_or(false) })
                 .collect();
-            let name = if cxx.ctor { CTOR } else { &f.name };
+            let operator = operator_name(&f.name, params.len() + cxx.has_this as usize);
+            let name = if cxx.ctor { CTOR } else { operator.as_deref().unwrap_or(&f.name) };
             mangle_member(&cxx.scope, name, cxx.const_method, &params, structs)
         }
     }
@@ -51,7 +54,7 @@ pub fn mangle_template_instance(scope: &[String], name: &str, instance: &Templat
     let mut m = Mangler { out: String::from("_Z"), substitutions: Vec::new(), structs };
     let mut prefix = String::new();
     for component in scope.iter().map(String::as_str).chain([name]) {
-        prefix.push_str(&format!("{}{component}", component.len()));
+        prefix.push_str(&source_name(component));
         m.substitutions.push(prefix.clone());
     }
     if !scope.is_empty() {
@@ -83,6 +86,65 @@ pub fn mangle_template_instance(scope: &[String], name: &str, instance: &Templat
     m.out
 }
 
+/// `<length><name>`, or for a special name (`\0` and its code: a constructor, an operator) the
+/// code alone.
+fn source_name(name: &str) -> String {
+    match name.strip_prefix('\0') {
+        Some(special) => special.to_string(),
+        None => format!("{}{name}", name.len()),
+    }
+}
+
+/// The Itanium `<operator-name>` of an operator function (`operator+=` is `pL`), as a special
+/// name, `\0pL`; `operands` counts the implicit object, and tells unary `-a` (`ng`) from
+/// binary `a - b` (`mi`). `None` for a name that is not an operator's.
+pub fn operator_name(name: &str, operands: usize) -> Option<String> {
+    let op = crate::front::operators::operator_of(name)?;
+    let unary = operands == 1;
+    let code = match op {
+        "+" if unary => "ps",
+        "-" if unary => "ng",
+        "*" if unary => "de",
+        "&" if unary => "ad",
+        "+" => "pl",
+        "-" => "mi",
+        "*" => "ml",
+        "&" => "an",
+        "/" => "dv",
+        "%" => "rm",
+        "|" => "or",
+        "^" => "eo",
+        "~" => "co",
+        "!" => "nt",
+        "=" => "aS",
+        "+=" => "pL",
+        "-=" => "mI",
+        "*=" => "mL",
+        "/=" => "dV",
+        "%=" => "rM",
+        "&=" => "aN",
+        "|=" => "oR",
+        "^=" => "eO",
+        "<<" => "ls",
+        ">>" => "rs",
+        "<<=" => "lS",
+        ">>=" => "rS",
+        "==" => "eq",
+        "!=" => "ne",
+        "<" => "lt",
+        ">" => "gt",
+        "<=" => "le",
+        ">=" => "ge",
+        "&&" => "aa",
+        "||" => "oo",
+        "++" => "pp",
+        "--" => "mm",
+        "[]" => "ix",
+        _ => return None,
+    };
+    Some(format!("\0{code}"))
+}
+
 /// The name a constructor gets in place of its class's: the complete-object constructor.
 /// (nvcc also writes the base-object constructor, `C2`, with the same body; cdpc calls and
 /// writes `C1` only.)
@@ -104,7 +166,7 @@ pub struct Param<'t> {
 pub fn mangle_member(scope: &[String], name: &str, const_method: bool, params: &[Param], structs: &dyn StructLayouts) -> String {
     let mut m = Mangler { out: String::from("_Z"), substitutions: Vec::new(), structs };
     if scope.is_empty() {
-        m.out.push_str(&format!("{}{name}", name.len()));
+        m.out.push_str(&source_name(name));
     } else {
         m.out.push('N');
         if const_method {
@@ -116,10 +178,7 @@ pub fn mangle_member(scope: &[String], name: &str, const_method: bool, params: &
             m.substitutions.push(prefix.clone());
         }
         m.out.push_str(&prefix);
-        match name.strip_prefix('\0') {
-            Some(special) => m.out.push_str(special),
-            None => m.out.push_str(&format!("{}{name}", name.len())),
-        }
+        m.out.push_str(&source_name(name));
         m.out.push('E');
     }
     if params.is_empty() {

@@ -94,6 +94,10 @@ const TROUBLE: &[&str] = &[
     "f<int>(", "f<T, N + 1>(", "k<128><<<1, 1>>>(", "<int *>", "> >", ">>", "typename", "T *", "(T)",
     "cg::thread_block b = cg::this_thread_block();", "cg::sync(b);", "b.sync();", "b.thread_rank()", "b.size()",
     "cooperative_groups::", "cg::coalesced_group", "cg::tiled_partition<32>(b)",
+    // Overloading and operator functions (front/operators.rs, sema/overload.rs, sema/operators.rs).
+    "operator+", "operator[]", "operator+=(", "operator", "operator<<=", "S::operator==", "operator++(int)",
+    "__device__ S operator-(const S &a);", "__device__ int f(float);", "__device__ int f(int, int = 1);",
+    "a + b", "-a", "a[1]", "a += b", "a++", "f(1u)", "f(1.0)",
 ];
 
 fn tokens(text: &[u8]) -> Vec<&[u8]> {

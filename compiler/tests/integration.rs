@@ -20,6 +20,7 @@ mod hostile;
 mod inkwell_frontend;
 mod json_cli;
 mod launch_scaling;
+mod overloading;
 mod preprocess_corpus;
 mod run_cmd;
 mod separate_compilation;

@@ -55,6 +55,7 @@ pub mod ast;
 pub mod coop_groups;
 mod lexer;
 mod members;
+pub mod operators;
 mod qualified;
 mod split;
 mod syntax;
@@ -114,6 +115,7 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     }
     // `cg::NAME` first: the built-in namespace's names must not become ordinary qualified names.
     coop_groups::join_qualified_names(&mut tokens);
+    operators::join(&mut tokens);
     qualified::join(&mut tokens);
     let lex_diags_all = diags.clone();
 

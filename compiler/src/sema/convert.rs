@@ -172,13 +172,16 @@ impl Context {
                 }
                 if pf == pt || pt.is_void() {
                     Ok(())
+                } else if matches!((&**pf, &**pt), (Type::Struct(d), Type::Struct(b)) if self.derives_from(*d, *b)) {
+                    Ok(()) // derived to base: the base is the first field, at offset 0
                 } else if pf.is_void() {
                     Err(Some("C++ (and so nvcc) needs an explicit cast from `void *` to another pointer type".into()))
                 } else {
                     Err(None)
                 }
             }
-            (Type::Int(_), Type::Dim3) => Ok(()),
+            // dim3's converting constructor, after a conversion to `unsigned int`.
+            (Type::Int(_) | Type::Float(_), Type::Dim3) => Ok(()),
             _ => Err(None),
         }
     }

@@ -223,6 +223,10 @@ fn declare_function(cx: &mut Context, def: &ast::FunctionDef) {
         return;
     }
     let Some((candidate, owner)) = function_signature(cx, def) else { return };
+    let operands = candidate.params.len();
+    if !cx.check_operator_arity(&def.name.name, def.name.span, operands, owner.has_this()) {
+        return;
+    }
     let name = &super::scope::symbol_key(def);
     match cx.symbols.get(name).copied() {
         None => {
@@ -233,37 +237,81 @@ fn declare_function(cx: &mut Context, def: &ast::FunctionDef) {
                     .emit();
                 return;
             }
-            cx.functions.push(candidate);
-            let id = FuncId(cx.functions.len() as u32 - 1);
+            let id = add_function(cx, candidate, &owner, def);
             cx.symbols.insert(name.clone(), GlobalSymbol::Function(id));
-            super::scope::record_function(cx, id, &owner, def);
         }
-        Some(GlobalSymbol::Function(id)) => {
-            // A prototype and its definition must agree.
+        Some(GlobalSymbol::Function(_)) => {
+            let set = cx.cxx.overloads.get(name).cloned().unwrap_or_default();
+            // The same parameter list declares the same function again ([over.dcl]).
+            let same_params = |f: &hir::Function| {
+                f.cxx.has_this == candidate.cxx.has_this
+                    && f.cxx.const_method == candidate.cxx.const_method
+                    && f.cxx.ref_params == candidate.cxx.ref_params
+                    && f.param_types().eq(candidate.param_types())
+            };
+            let Some(id) = set.iter().copied().find(|id| same_params(&cx.functions[id.0 as usize])) else {
+                // A new overload.
+                if owner.class.is_some() && !def.in_class {
+                    cx.error(Code::NoSuchMember, def.name.span, format!("no `{name}` with these parameters is declared in its class"))
+                        .primary("defined outside the class here")
+                        .note("declare this overload of the member function inside the class body first")
+                        .emit();
+                    return;
+                }
+                add_function(cx, candidate, &owner, def);
+                return;
+            };
             let existing = &cx.functions[id.0 as usize];
-            let same = existing.kind == candidate.kind
-                && existing.return_type == candidate.return_type
-                && existing.cxx == candidate.cxx
-                && existing.param_types().eq(candidate.param_types());
+            if existing.return_type != candidate.return_type || existing.cxx.returns_ref != candidate.cxx.returns_ref {
+                let previous = cx.name_span(id);
+                let (old, new) = (cx.signature(id), cx.show(&candidate.return_type));
+                cx.error(Code::OverloadReturnOnly, def.name.span, format!("`{name}` is declared again with the same parameters but return type {new}"))
+                    .primary("differs only in its return type")
+                    .label(previous, format!("first declared here as `{old}`"))
+                    .note("functions cannot be overloaded by their return type alone; give them different parameters or names")
+                    .emit();
+                cx.cxx.conflicted.insert(id);
+                return;
+            }
+            // A prototype and its definition must agree.
+            let same = existing.kind == candidate.kind && existing.cxx == candidate.cxx;
             if !same {
                 let previous = existing.span;
                 cx.error(Code::Redefinition, def.name.span, format!("`{name}` is declared again with a different signature"))
                     .label(previous, "first declared here")
                     .emit();
-            } else if existing.body.is_some() || def.body.is_none() {
+                return;
+            } else if existing.body.is_some() || def.body.is_none() || cx.cxx.has_definition.contains(&id) {
                 // Duplicate prototypes are harmless; a duplicate definition is caught when defining.
             } else {
-                cx.functions[id.0 as usize].locals = candidate.locals;
-                cx.functions[id.0 as usize].span = candidate.span;
+                let f = &mut cx.functions[id.0 as usize];
+                f.locals = candidate.locals;
+                f.span = candidate.span;
+                // `__noinline__` or `__forceinline__` on the definition counts too.
+                f.attrs.inline = candidate.attrs.inline.or(f.attrs.inline);
+                cx.cxx.has_definition.insert(id);
             }
-            if same {
-                super::scope::record_defaults(cx, id, def);
-            }
+            cx.cxx.decl_of.insert(def.span, id);
+            super::scope::record_defaults(cx, id, def);
         }
         Some(GlobalSymbol::Global(_)) => {
             cx.error(Code::Redefinition, def.name.span, format!("`{name}` is already declared as a variable")).emit();
         }
     }
+}
+
+/// Adds a new function (or a new overload of a name) to the module.
+fn add_function(cx: &mut Context, f: hir::Function, owner: &super::scope::Owner, def: &ast::FunctionDef) -> FuncId {
+    cx.functions.push(f);
+    let id = FuncId(cx.functions.len() as u32 - 1);
+    cx.cxx.overloads.entry(super::scope::symbol_key(def)).or_default().push(id);
+    cx.cxx.name_spans.insert(id, def.name.span);
+    cx.cxx.decl_of.insert(def.span, id);
+    if def.body.is_some() {
+        cx.cxx.has_definition.insert(id);
+    }
+    super::scope::record_function(cx, id, owner, def);
+    id
 }
 
 /// The HIR function a definition or prototype declares, without a body, and the class or
@@ -521,17 +569,26 @@ fn to_const(cx: &mut Context, value: &hir::Expr) -> Option<ConstInit> {
 
 /// Checks every function body in order.
 pub(super) fn define_functions(cx: &mut Context, unit: &ast::TranslationUnit) {
-    let mut defined: HashMap<String, Span> = HashMap::new();
+    let mut defined: HashMap<FuncId, Span> = HashMap::new();
     let mut deferred = super::host::Deferred::default();
     for item in &unit.items {
         let ast::Item::Function(def) = item else { continue };
         let Some(body) = &def.body else { continue };
-        let key = super::scope::symbol_key(def);
-        let Some(GlobalSymbol::Function(id)) = cx.symbols.get(&key).copied() else { continue };
-        if let Some(previous) = defined.insert(key, def.name.span) {
-            cx.error(Code::Redefinition, def.name.span, format!("`{}` is defined twice", def.name.name))
-                .label(previous, "first defined here")
-                .emit();
+        let Some(id) = cx.cxx.decl_of.get(&def.span).copied() else { continue };
+        if let Some(previous) = defined.insert(id, def.name.span) {
+            let overloaded = cx.cxx.overloads.get(&super::scope::symbol_key(def)).is_some_and(|set| set.len() > 1);
+            if overloaded {
+                let signature = cx.signature(id);
+                cx.error(Code::OverloadRedefinition, def.name.span, format!("the overload `{signature}` is defined twice"))
+                    .primary("defined again here")
+                    .label(previous, "first defined here")
+                    .note("each overload of a name needs parameters of its own; one definition each")
+                    .emit();
+            } else {
+                cx.error(Code::Redefinition, def.name.span, format!("`{}` is defined twice", def.name.name))
+                    .label(previous, "first defined here")
+                    .emit();
+            }
             continue;
         }
         let f = &cx.functions[id.0 as usize];
@@ -554,7 +611,7 @@ pub(super) fn define_functions(cx: &mut Context, unit: &ast::TranslationUnit) {
         return;
     }
     for (i, f) in cx.functions.iter().enumerate() {
-        if f.body.is_none() && called.contains(&FuncId(i as u32)) {
+        if f.body.is_none() && called.contains(&FuncId(i as u32)) && !cx.cxx.conflicted.contains(&FuncId(i as u32)) {
             cx.diags.push(
                 crate::diag::Diagnostic::new(Code::MissingDefinition, f.span, format!("`{}` is called but never defined", f.name))
                     .with_note("this compilation links one file; define the function in it, or compile each file with `-dc` and link them together"),

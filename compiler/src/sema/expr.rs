@@ -37,7 +37,11 @@ impl Context {
             ast::ExprKind::Unary { op, operand } => self.unary(*op, operand, span),
             ast::ExprKind::Binary { op, lhs, rhs } => {
                 let (l, r) = (self.expr(lhs), self.expr(rhs));
-                let (l, r) = (self.rvalue(l?), self.rvalue(r?));
+                let (l, r) = (l?, r?);
+                if let Some(call) = self.overloaded_operator(op.symbol(), vec![l.clone(), r.clone()], span) {
+                    return call;
+                }
+                let (l, r) = (self.rvalue(l), self.rvalue(r));
                 self.binary(*op, l, r, span)
             }
             ast::ExprKind::Assign { op, lhs, rhs } => self.assign(*op, lhs, rhs, span),
@@ -267,6 +271,15 @@ impl Context {
             }
         }
         let e = self.expr(operand)?;
+        if let Some(symbol) = overloadable_unary(op) {
+            let mut operands = vec![e.clone()];
+            if matches!(op, AstUn::PostInc | AstUn::PostDec) {
+                operands.push(int_const(0, Type::INT, span)); // `operator++(T &, int)`
+            }
+            if let Some(call) = self.overloaded_operator(symbol, operands, span) {
+                return call;
+            }
+        }
         match op {
             AstUn::AddrOf => {
                 if !self.is_place(&e) {
@@ -444,6 +457,10 @@ impl Context {
     fn assign(&mut self, op: Option<AstBin>, lhs: &ast::Expr, rhs: &ast::Expr, span: Span) -> Option<hir::Expr> {
         let (place, value) = (self.expr(lhs), self.expr(rhs));
         let (place, value) = (place?, value?);
+        let symbol = op.map_or("=".to_string(), |op| format!("{}=", op.symbol()));
+        if let Some(call) = self.overloaded_operator(&symbol, vec![place.clone(), value.clone()], span) {
+            return call;
+        }
         if !self.check_modifiable(&place, "assign to") {
             return None;
         }
@@ -511,7 +528,13 @@ impl Context {
 
     fn index(&mut self, base: &ast::Expr, index: &ast::Expr, span: Span) -> Option<hir::Expr> {
         let (b, i) = (self.expr(base), self.expr(index));
-        let (b, i) = (self.rvalue(b?), self.rvalue(i?));
+        let (b, i) = (b?, i?);
+        if matches!(b.ty, Type::Struct(_)) {
+            if let Some(call) = self.overloaded_operator("[]", vec![b.clone(), i.clone()], span) {
+                return call;
+            }
+        }
+        let (b, i) = (self.rvalue(b), self.rvalue(i));
         let (ptr, idx) = if b.ty.is_pointer() { (b, i) } else { (i, b) };
         if !ptr.ty.is_pointer() || !idx.ty.is_integer() {
             let message = format!("cannot index {} with {}", self.show(&ptr.ty), self.show(&idx.ty));
@@ -653,8 +676,8 @@ impl Context {
             self.error(Code::NotCallable, name.span, format!("`{}` is a variable, not a function", name.name)).emit();
             return None;
         }
-        let function = match self.resolve_symbol(&name.name) {
-            Some((GlobalSymbol::Function(id), _)) => id,
+        let (function, key) = match self.resolve_symbol(&name.name) {
+            Some((GlobalSymbol::Function(id), key)) => (id, key),
             _ => {
                 if let Some(host) = self.skipped_candidate(&name.name) {
                     if host != name.name && self.skipped_use(&host, name.span) {
@@ -664,7 +687,25 @@ impl Context {
                 return self.builtin_call(name, args, span);
             }
         };
+        let set = self.cxx.overloads.get(&key).cloned().unwrap_or_else(|| vec![function]);
+        let checked: Vec<Option<hir::Expr>> = args.iter().map(|a| self.expr(a)).collect();
+        let checked = checked.into_iter().collect::<Option<Vec<_>>>()?;
         // A member function called by its bare name inside another: through `this`.
+        let members = set.iter().any(|id| self.cxx.methods.get(id).is_some_and(|m| !m.is_static));
+        let this_object = if members { self.implicit_this_object() } else { None };
+        let mut exprs: Vec<hir::Expr> = this_object.iter().cloned().collect();
+        exprs.extend(checked.iter().cloned());
+        let operands = super::overload::Operands { exprs: &exprs, object: this_object.is_some() };
+        if self.quiet_overload(&set, &operands).is_none() {
+            // A built-in (`sqrtf`, `make_float2(x, y)`) that a header overloads for its own
+            // types (helper_math.h's `fminf(float2, float2)`) stays a candidate.
+            let checkpoint = self.diags.checkpoint();
+            if let Some(call) = self.builtin_call(name, args, span) {
+                return Some(call);
+            }
+            self.diags.restore(checkpoint);
+        }
+        let function = if set.len() == 1 { function } else { self.resolve_overload(&name.name, &set, operands, span)? };
         let object = match self.cxx.methods.get(&function).copied() {
             Some(m) if !m.is_static => match self.implicit_this(m.class, name.span) {
                 Some(this) => Some(this),
@@ -679,7 +720,12 @@ impl Context {
             },
             _ => None,
         };
-        self.finish_call(function, object, args, span)
+        let object = object.map(|this| {
+            let f = &self.functions[function.0 as usize];
+            let this_ty = f.local(f.params[0]).ty.clone();
+            self.cast(this, &this_ty)
+        });
+        self.finish_call_checked(function, object, checked, span)
     }
 
     /// `object.f(args)` and `pointer->f(args)`.
@@ -713,6 +759,24 @@ impl Context {
             builder.emit();
             return None;
         };
+        let class_name = self.structs[declaring.0 as usize].name.clone();
+        let set = self.cxx.overloads.get(&format!("{class_name}::{}", field.name)).cloned().unwrap_or_else(|| vec![function]);
+        let checked: Vec<Option<hir::Expr>> = args.iter().map(|a| self.expr(a)).collect();
+        let checked = checked.into_iter().collect::<Option<Vec<_>>>()?;
+        let function = if set.len() == 1 {
+            function
+        } else {
+            let object_place = if arrow {
+                let pointee = b.ty.pointee().cloned().expect("checked above: a pointer to a struct");
+                make(ExprKind::Deref(boxed(b.clone())), pointee, b.span)
+            } else {
+                b.clone()
+            };
+            let mut exprs = vec![object_place];
+            exprs.extend(checked.iter().cloned());
+            let what = format!("{class_name}::{}", field.name);
+            self.resolve_overload(&what, &set, super::overload::Operands { exprs: &exprs, object: true }, span)?
+        };
         let method = self.cxx.methods.get(&function).copied();
         let object = match method {
             Some(m) if m.is_static => None,
@@ -739,17 +803,17 @@ impl Context {
                         .emit();
                     return None;
                 }
-                let _ = declaring;
                 let s = pointer.span;
                 Some(make(ExprKind::Cast(boxed(pointer)), this_ty, s))
             }
         };
-        self.finish_call(function, object, args, span)
+        self.finish_call_checked(function, object, checked, span)
     }
 
-    /// A call of `function` with `args` (after the object pointer of a member function):
-    /// default arguments, references and a reference result.
-    pub(super) fn finish_call(&mut self, function: hir::FuncId, object: Option<hir::Expr>, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+    /// A call of `function` with `args`, already checked (overload resolution needs their
+    /// types first), after the object pointer of a member function: default arguments,
+    /// references and a reference result.
+    pub(super) fn finish_call_checked(&mut self, function: hir::FuncId, object: Option<hir::Expr>, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
         let f = &self.functions[function.0 as usize];
         if f.kind == hir::FunctionKind::Kernel {
             let fname = f.name.clone();
@@ -763,25 +827,29 @@ impl Context {
         let refs: Vec<bool> = (0..params.len()).map(|i| f.cxx.ref_params.get(i).copied().unwrap_or(false)).collect();
         let (return_type, def_span, fname, returns_ref) = (f.return_type.clone(), f.span, f.name.clone(), f.cxx.returns_ref);
         let defaults = self.cxx.defaults.get(&function).cloned().unwrap_or_default();
-        let mut all_args: Vec<ast::Expr> = args.to_vec();
+        let given = args.len();
+        let mut all_args: Vec<Option<hir::Expr>> = args.into_iter().map(Some).collect();
         while all_args.len() < params.len() {
             match defaults.get(all_args.len()).cloned().flatten() {
-                Some(default) => all_args.push(default),
+                Some(default) => {
+                    let e = self.expr(&default);
+                    all_args.push(e);
+                }
                 None => break,
             }
         }
         if all_args.len() != params.len() {
-            self.error(Code::CallArity, span, format!("`{fname}` takes {} argument{}, but {} were given", params.len(), plural(params.len()), args.len()))
+            self.error(Code::CallArity, span, format!("`{fname}` takes {} argument{}, but {} were given", params.len(), plural(params.len()), given))
                 .label(def_span, "declared here")
                 .emit();
             return None;
         }
         let mut converted = Vec::new();
-        for (i, (a, p)) in all_args.iter().zip(&params).enumerate() {
-            let e = self.expr(a);
+        for (i, (e, p)) in all_args.into_iter().zip(&params).enumerate() {
             converted.push(e.and_then(|e| {
+                let at = e.span;
                 if refs[i] {
-                    self.bind_reference(e, p, &format!("parameter {} of `{fname}`", i + 1), a.span)
+                    self.bind_reference(e, p, &format!("parameter {} of `{fname}`", i + 1), at)
                 } else {
                     self.coerce(e, p, Code::TypeMismatch, "argument has the wrong type")
                 }
@@ -795,6 +863,19 @@ impl Context {
         let call = make(ExprKind::Call { func: function, args }, return_type, span);
         Some(if returns_ref { self.through_reference(call) } else { call })
     }
+}
+
+/// The operator an overloadable unary operator spells.
+fn overloadable_unary(op: AstUn) -> Option<&'static str> {
+    Some(match op {
+        AstUn::Neg => "-",
+        AstUn::Plus => "+",
+        AstUn::Not => "!",
+        AstUn::BitNot => "~",
+        AstUn::PreInc | AstUn::PostInc => "++",
+        AstUn::PreDec | AstUn::PostDec => "--",
+        AstUn::Deref | AstUn::AddrOf => return None,
+    })
 }
 
 fn callee_span(base: &ast::Expr, field: &ast::Ident) -> Span {

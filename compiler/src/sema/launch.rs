@@ -15,7 +15,8 @@ impl Context {
         let kernel_id = if self.templates.contains_key(&kernel.name) {
             self.launched_template(kernel, template_args, args)?
         } else {
-            self.launched_kernel(kernel)?
+            let id = self.launched_kernel(kernel)?;
+            self.launched_overload(kernel, id, args)?
         };
         if self.state().kind == FunctionKind::HostDevice {
             let function = self.current_function_name();
@@ -42,6 +43,25 @@ impl Context {
         self.check_buffer_size(&layout, kernel, kernel_span, span)?;
         let launch = hir::Launch { kernel: kernel_id, grid, block, shared_mem, stream, args, layout, span };
         Some(make(ExprKind::Launch(Box::new(launch)), Type::Void, span))
+    }
+
+    /// The kernel an overloaded name launches, by overload resolution on the arguments
+    /// (`overload.rs`); the arguments are checked again by the launch, so only a clean first
+    /// check goes on (no diagnostic is reported twice).
+    fn launched_overload(&mut self, kernel: &ast::Ident, id: hir::FuncId, args: &[ast::Expr]) -> Option<hir::FuncId> {
+        let Some((_, key)) = self.resolve_symbol(&kernel.name) else { return Some(id) };
+        let set: Vec<hir::FuncId> = self.cxx.overloads.get(&key).cloned().unwrap_or_default();
+        if set.len() <= 1 {
+            return Some(id);
+        }
+        let errors = self.diags.len();
+        let checked: Vec<Option<hir::Expr>> = args.iter().map(|a| self.expr(a)).collect();
+        if self.diags.len() != errors {
+            return None;
+        }
+        let checked: Vec<hir::Expr> = checked.into_iter().collect::<Option<_>>()?;
+        let kernels: Vec<hir::FuncId> = set.into_iter().filter(|f| self.functions[f.0 as usize].kind == FunctionKind::Kernel).collect();
+        self.resolve_overload(&kernel.name, &kernels, super::overload::Operands { exprs: &checked, object: false }, kernel.span)
     }
 
     fn launched_kernel(&mut self, kernel: &ast::Ident) -> Option<hir::FuncId> {
@@ -126,9 +146,11 @@ impl Context {
         let value = self.rvalue(value);
         match &value.ty {
             Type::Dim3 => Some(value),
-            t if t.is_integer() => Some(self.dim3_from(value)),
+            // dim3's converting constructor takes `unsigned int`: any number converts to it
+            // first (a standard conversion, then the user-defined one), as nvcc accepts.
+            t if t.is_arithmetic() && *t != Type::CudaError => Some(self.dim3_from(value)),
             other => {
-                let message = format!("the {what} size must be an integer or a `dim3`, found {}", self.show(other));
+                let message = format!("the {what} size must be a number or a `dim3`, found {}", self.show(other));
                 self.error(Code::LaunchConfigType, value.span, message).emit();
                 None
             }

@@ -13,6 +13,8 @@ mod expr;
 mod host;
 mod intrinsics;
 mod launch;
+mod operators;
+mod overload;
 mod provenance;
 mod refs;
 mod scope;

@@ -11,7 +11,8 @@
 //! 3. the namespaces of file-scope `using namespace N;` directives.
 //!
 //! A namespace alias (`namespace cg = N;`) rewrites the first component of a qualified name.
-//! There is no overloading: one name, one function.
+//! A name may stand for several functions, its overload set (`CxxNames::overloads`); which one
+//! a call means is decided in `overload.rs`.
 //!
 //! A member function is lowered to a plain function whose first parameter is `this` (a pointer
 //! to the class, to a const class for a const member function); a call `obj.f(a)` passes
@@ -42,6 +43,18 @@ pub(super) struct CxxNames {
     pub ctors: HashMap<StructId, Vec<FuncId>>,
     pub using: Vec<String>,
     pub aliases: HashMap<String, String>,
+    /// Every function declared under a qualified name, in declaration order: its overload set
+    /// (`Context::symbols` holds the first, for the checks that need one function of a name).
+    pub overloads: HashMap<String, Vec<FuncId>>,
+    /// Where each function's name is first declared, for candidate labels.
+    pub name_spans: HashMap<FuncId, Span>,
+    /// The function each declaration or definition (by its span) declares.
+    pub decl_of: HashMap<Span, FuncId>,
+    /// Functions a declaration has given a body to (the first definition keeps it).
+    pub has_definition: std::collections::HashSet<FuncId>,
+    /// Functions declared again with another return type (`E0973`): not reported as
+    /// undefined too.
+    pub conflicted: std::collections::HashSet<FuncId>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -61,13 +74,9 @@ pub(super) struct Owner {
     pub ctor: bool,
 }
 
-/// The key of a function in `Context::symbols`: its qualified name, and for a constructor its
-/// number of parameters too (constructors are the one overloaded name cdpc knows).
+/// The key of a function in `Context::symbols` and of its overload set: its qualified name.
 pub(super) fn symbol_key(def: &ast::FunctionDef) -> String {
-    match def.ctor_inits {
-        Some(_) => format!("{}/{}", def.name.name, def.params.len()),
-        None => def.name.name.clone(),
-    }
+    def.name.name.clone()
 }
 
 impl Owner {
@@ -324,37 +333,22 @@ impl Context {
     }
 
     /// Runs the constructor of `class` that takes `args` on `place`; the call's value is void.
+    /// Which constructor is overload resolution's choice (`overload.rs`).
     pub(super) fn construct_into(&mut self, place: hir::Expr, class: StructId, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
         let ctors = self.cxx.ctors.get(&class).cloned().unwrap_or_default();
-        let fits = |cx: &Context, id: &FuncId| {
-            let f = &cx.functions[id.0 as usize];
-            let params = f.params.len().saturating_sub(1);
-            let defaults = cx.cxx.defaults.get(id).map_or(0, |d| d.iter().rev().take_while(|d| d.is_some()).count());
-            args.len() <= params && args.len() + defaults >= params
-        };
-        let matching: Vec<FuncId> = ctors.iter().copied().filter(|id| fits(self, id)).collect();
+        let checked: Vec<Option<hir::Expr>> = args.iter().map(|a| self.expr(a)).collect();
+        let checked = checked.into_iter().collect::<Option<Vec<_>>>()?;
         let name = self.structs[class.0 as usize].name.clone();
-        let ctor = match matching.as_slice() {
-            [one] => *one,
-            [] => {
-                self.error(Code::NoSuchMember, span, format!("`{name}` has no constructor that takes {} argument{}", args.len(), super::expr::plural(args.len())))
-                    .note("cdpc picks a constructor by its number of arguments")
-                    .emit();
-                return None;
-            }
-            _ => {
-                self.error(Code::CxxUnsupported, span, format!("`{name}` has several constructors that take {} argument{}", args.len(), super::expr::plural(args.len())))
-                    .note("cdpc tells constructors apart by their number of parameters only")
-                    .emit();
-                return None;
-            }
-        };
+        let mut operands = vec![place.clone()];
+        operands.extend(checked.iter().cloned());
+        let what = format!("{name}::{name}");
+        let ctor = self.resolve_overload(&what, &ctors, super::overload::Operands { exprs: &operands, object: true }, span)?;
         let this_ty = {
             let f = &self.functions[ctor.0 as usize];
             f.local(f.params[0]).ty.clone()
         };
         let object = super::expr::make(ExprKind::AddrOf(Box::new(place)), this_ty, span);
-        self.finish_call(ctor, Some(object), args, span)
+        self.finish_call_checked(ctor, Some(object), checked, span)
     }
 
     /// `Parameters(params, true)`: a temporary constructed in place, as a value.

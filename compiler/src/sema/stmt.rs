@@ -205,6 +205,10 @@ impl Context {
                     let local = self.new_local(&name.name, ty.clone(), init.declarator.span);
                     let place = hir::Expr { kind: ExprKind::Local(local), ty: ty.clone(), span: name.span };
                     let call = self.construct_into(place, class, args, init.declarator.span);
+                    // Const once constructed: `const C c(1);` calls only `const` members.
+                    if super::decls::object_quals(decl, &init.declarator).is_const {
+                        self.state().const_locals.insert(local);
+                    }
                     self.bind(name, Binding::Local(local));
                     out.push(Stmt::Decl { local, init: None });
                     out.extend(call.map(Stmt::Expr));

@@ -80,7 +80,7 @@ pub(super) fn declare(cx: &mut Context, def: &ast::TemplateDef) {
             let first = existing.function.name.span;
             cx.error(Code::Redefinition, name.span, format!("function template `{}` is defined twice", name.name))
                 .label(first, "first defined here")
-                .note("cdpc does not overload function templates")
+                .note("cdpc does not overload function templates yet (plain functions may be overloaded)")
                 .emit();
         }
         Some(existing) if existing.function.body.is_some() => {}
@@ -90,12 +90,13 @@ pub(super) fn declare(cx: &mut Context, def: &ast::TemplateDef) {
     }
 }
 
-/// A function that takes the name of a function template (C++ overloading, which cdpc lacks).
+/// A plain function that takes the name of a function template: overloading a template with
+/// plain functions is not done yet (plain functions overload each other, `overload.rs`).
 pub(super) fn redefined_as_function(cx: &mut Context, def: &ast::FunctionDef) {
     let first = cx.templates.defs[&def.name.name].function.name.span;
     cx.error(Code::Redefinition, def.name.span, format!("`{}` is already declared as a function template", def.name.name))
         .label(first, "the template")
-        .note("cdpc does not overload functions; give the function another name")
+        .note("cdpc does not yet overload a function template with plain functions; give the function another name")
         .emit();
 }
 
