@@ -16,6 +16,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("xtask/src/main.rs", "usr/lib/llvm-22", "where apt's llvm-22-dev installs LLVM; set-up installs it there and LLVM_SYS_221_PREFIX overrides it"),
     ("samples/harness/gpu-run.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there); CUDA_HOME overrides it"),
     ("examples/python/gpu-run.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there); CUDA_HOME overrides it"),
+    ("samples/harness/driver-gpu.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there, with compute-sanitizer and cuda-gdb); CUDA_HOME overrides it"),
     ("samples/harness/corpus-gpu.sh", "usr/local/cuda", "the GPU machine's own toolkit, tried first; CUDA_HOME and NVCC override it, and the checkout's .cuda/ is the fallback"),
 ];
 

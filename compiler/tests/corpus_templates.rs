@@ -191,6 +191,13 @@ fn cdpc_spelling(source: &str) -> String {
     source.replace(stand_in, "")
 }
 
+/// Files that compile but whose functions are not all nvcc's yet, with why (docs/CORPUS.md):
+/// cdpc's must then be some of nvcc's, and the test fails once they are all of them.
+const INCOMPLETE: &[(&str, &str)] = &[(
+    "cdpQuadtree/cdpQuadtree.cu",
+    "its kernel template is launched only from host code, which cdpc skips, and its other functions are Thrust's and CUB's",
+)];
+
 #[test]
 fn corpus_targets_compile_or_fail_only_on_other_features() {
     let samples = repo_root().join("../shared/corpus/cuda-samples");
@@ -216,7 +223,14 @@ fn corpus_targets_compile_or_fail_only_on_other_features() {
                     }
                 };
                 match nvcc_ptx(nvcc, &path, &include_dirs) {
-                    Ok(ptx) => assert_eq!(got, functions(&ptx), "{file}: cdpc's functions differ from nvcc's"),
+                    Ok(ptx) => match INCOMPLETE.iter().find(|(f, _)| *f == file) {
+                        Some((_, why)) => {
+                            let theirs = functions(&ptx);
+                            assert!(got.is_subset(&theirs) && got != theirs, "{file}: take it out of INCOMPLETE, or fix: cdpc {got:#?}\nnvcc {theirs:#?}");
+                            println!("{file}: {} of nvcc's {} functions: {why}", got.len(), theirs.len());
+                        }
+                        None => assert_eq!(got, functions(&ptx), "{file}: cdpc's functions differ from nvcc's"),
+                    },
                     Err(why) => println!("{file}: compiled; nvcc comparison skipped, nvcc cannot compile it here: {why}"),
                 }
             }

@@ -688,6 +688,12 @@ impl Context {
             }
         };
         let set = self.cxx.overloads.get(&key).cloned().unwrap_or_else(|| vec![function]);
+        // A prototype of one of CUDA's intrinsics (KLAP's QT declares `__device__ int
+        // __shfl_up(int, unsigned int, int);`, as CUDA's headers once did) declares the
+        // intrinsic, not a function of the program's.
+        if super::intrinsics::is_intrinsic(&name.name) && set.iter().all(|id| self.functions[id.0 as usize].body.is_none()) {
+            return self.builtin_call(name, args, span);
+        }
         let checked: Vec<Option<hir::Expr>> = args.iter().map(|a| self.expr(a)).collect();
         let checked = checked.into_iter().collect::<Option<Vec<_>>>()?;
         // A member function called by its bare name inside another: through `this`.

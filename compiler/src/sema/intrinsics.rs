@@ -37,6 +37,11 @@ const LEGACY: &[(&str, &str)] = &[
     ("__shfl_xor", "__shfl_xor_sync"),
 ];
 
+/// Whether `name` is one of CUDA's intrinsics this module compiles, old forms included.
+pub(super) fn is_intrinsic(name: &str) -> bool {
+    INTRINSIC_NAMES.contains(&name) || LEGACY.iter().any(|(old, _)| *old == name)
+}
+
 impl Context {
     /// `Some` when `name` is one of the intrinsics (`Some(None)` after an error reported).
     pub(super) fn intrinsic_call(&mut self, name: &ast::Ident, args: &[ast::Expr], span: Span) -> Option<Option<hir::Expr>> {

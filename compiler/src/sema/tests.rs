@@ -309,3 +309,15 @@ fn an_instance_only_an_unused_host_device_function_requests_is_not_compiled() {
     assert!(module.is_none(), "{diagnostics:?}");
     assert!(diagnostics.iter().any(|d| d.is_error()), "{diagnostics:?}");
 }
+
+#[test]
+fn a_prototype_of_an_intrinsic_declares_the_intrinsic() {
+    // KLAP's QT declares `__shfl_up` as CUDA's old headers did; the call is the intrinsic (with
+    // the old form's W0902), not a function that is never defined (E0104).
+    let source = "__device__ int __shfl_up(int var, unsigned int delta, int width);\n\
+                  __global__ void k(int *p) { p[0] = __shfl_up(p[0], 1, 32) + __popc(p[1]); }\n\
+                  __device__ int __popc(unsigned int x);";
+    assert_eq!(codes(source), ["W0902"]);
+    // A prototype of a function of the program's own, never defined, is still E0104.
+    assert_eq!(codes("__device__ int twice(int x);\n__global__ void k(int *p) { p[0] = twice(1); }"), ["E0104"]);
+}
