@@ -17,6 +17,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("samples/harness/gpu-run.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there); CUDA_HOME overrides it"),
     ("examples/python/gpu-run.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there); CUDA_HOME overrides it"),
     ("samples/harness/driver-gpu.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there, with compute-sanitizer and cuda-gdb); CUDA_HOME overrides it"),
+    ("samples/harness/corpus-timing.py", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there, timing the programs); CUDA_HOME overrides it"),
     ("samples/harness/corpus-gpu.sh", "usr/local/cuda", "the GPU machine's own toolkit, tried first; CUDA_HOME and NVCC override it, and the checkout's .cuda/ is the fallback"),
 ];
 

@@ -15,7 +15,7 @@ symbols are nvcc's (issue 12 requires that; docs/CORPUS.md). Link the objects wi
 usual (`nvcc -arch=sm_90 -rdc=true a.o b.o -lcudadevrt`): its device link takes cdpc's code
 from the fat binaries.
 
-Usage: nvcc-cdpc.py --cdpc CDPC [--nvcc NVCC] [--cuda-home DIR] -- NVCC_ARGS...
+Usage: nvcc-cdpc.py --cdpc CDPC [--nvcc NVCC] [--cuda-home DIR] [--cdpc-arg ARG]... -- NVCC_ARGS...
 NVCC_ARGS: an `nvcc -c` (or `-dc`) command line for one .cu file, as a Makefile writes it.
 Exits with cdpc's or the failing step's status; prints the diagnostics. Device code that
 nvcc's own front end (cicc) refuses cannot be built this way.
@@ -65,6 +65,7 @@ def main() -> int:
     parser.add_argument("--cdpc", required=True)
     parser.add_argument("--nvcc", default="nvcc")
     parser.add_argument("--cuda-home")
+    parser.add_argument("--cdpc-arg", action="append", default=[], help="an extra argument for cdpc (repeatable), e.g. -faggregate-launches=block")
     parser.add_argument("nvcc_args", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     nvcc_args = args.nvcc_args[1:] if args.nvcc_args[:1] == ["--"] else args.nvcc_args
@@ -96,7 +97,7 @@ def main() -> int:
         program = os.path.basename(words[0]) if words else ""
         if program == "ptxas":
             cubin = words[words.index("-o") + 1]
-            cdpc = [args.cdpc, source, "--emit", "obj", *shared, "-o", cubin]
+            cdpc = [args.cdpc, source, "--emit", "obj", *shared, *args.cdpc_arg, "-o", cubin]
             if args.cuda_home:
                 cdpc += ["--cuda-home", args.cuda_home]
             line = shlex.join(cdpc)
