@@ -128,7 +128,7 @@ pub fn codegen(source: &str, options: &CompileOptions) {
         return;
     }
     if let Some(module) = check_with(source, options) {
-        let codegen = CodegenOptions { opt_level: options.opt_level, libdevice: None, debug: None };
+        let codegen = CodegenOptions { opt_level: options.opt_level, libdevice: None, debug: None, fmad: options.fmad };
         match driver::on_large_stack(|| back::emit_ptx(&module, &codegen)) {
             Ok(ptx) => assert!(ptx.contains(".target"), "PTX without a .target line"),
             // Math functions need libdevice, which the fuzz targets do not load.

@@ -47,6 +47,10 @@ struct Cli {
     /// `__nv_static_<n>_<ID>_<name>`, for host stubs that nvcc wrote
     #[arg(long, value_name = "ID")]
     nv_module_id: Option<String>,
+    /// Whether a floating-point multiply and an add may become one `fma` (nvcc's `-fmad`,
+    /// true by default as in nvcc; `-fmad=false` is accepted too)
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    fmad: bool,
     /// With `--emit host-obj`: also write a C header declaring each kernel's launcher
     /// (`cdpc_launch_KERNEL`) and, for nvcc, the kernels
     #[arg(long, value_name = "FILE")]
@@ -228,7 +232,7 @@ fn normalize_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
             out.push("--device-link".into());
         } else if matches!(arg.as_str(), "-rdc=true" | "-rdc" | "--relocatable-device-code=true") {
             // cdpc's device code is always relocatable (device launches need it).
-        } else if arg.starts_with("-faggregate-launches") || arg.starts_with("-Rpass") || arg.starts_with("-default-stream") {
+        } else if arg.starts_with("-faggregate-launches") || arg.starts_with("-Rpass") || arg.starts_with("-default-stream") || arg.starts_with("-fmad=") {
             out.push(format!("-{arg}"));
         } else if let Some(rest) = arg.strip_prefix("-Xptxas=").or_else(|| arg.strip_prefix("-Xnvlink=")) {
             let tool = if arg.starts_with("-Xptxas") { "--Xptxas" } else { "--Xnvlink" };
@@ -313,6 +317,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         },
         separate: false,
         nv_module_id: cli.nv_module_id.clone(),
+        fmad: if cli.fmad { cdpc::back::Fmad::Contract } else { cdpc::back::Fmad::Separate },
     };
     let format = cli.error_format;
     if cli.host_header.is_some() && emit != Emit::HostObject {

@@ -14,6 +14,7 @@ mod corpus_cxx;
 mod corpus_templates;
 mod debug_info;
 mod embed;
+mod fmad_sass;
 mod fuzz_smoke;
 mod host_object;
 mod hostile;

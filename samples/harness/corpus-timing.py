@@ -88,14 +88,18 @@ def build(root: str, name: str, variant: str, work: str, args: argparse.Namespac
     return (os.path.join(folder, exe) if r.returncode == 0 else None), "\n".join(log)
 
 
-def run(exe: str, name: str, limit: float) -> float | None:
-    """The last kernel time the program printed, or None if it failed or printed none."""
+def run(exe: str, name: str, limit: float) -> tuple[float | None, str]:
+    """The last kernel time the program printed (None if it failed or printed none), and its
+    output with the numbers that have a decimal point masked and the lines sorted, as
+    corpus-gpu.sh compares outputs."""
     try:
         r = subprocess.run([exe, *PROGRAMS[name][2]], cwd=os.path.dirname(exe), capture_output=True, text=True, timeout=limit)
     except subprocess.TimeoutExpired:
-        return None
-    times = TIME.findall(r.stdout + r.stderr)
-    return float(times[-1]) if r.returncode == 0 and times else None
+        return None, "(stopped by the time limit)"
+    text = r.stdout + r.stderr
+    times = TIME.findall(text)
+    masked = "\n".join(sorted(re.sub(r"[0-9]+\.[0-9]+(e[-+]?[0-9]+)?", "#", line) for line in text.splitlines()))
+    return (float(times[-1]) if r.returncode == 0 and times else None), masked
 
 
 def ratio_interval(a: list[float], b: list[float], rng: random.Random) -> tuple[float, float, float]:
@@ -139,6 +143,10 @@ def main() -> int:
                 else:
                     failed.append(f"{name} {variant}: build failed: {log.strip().splitlines()[-1] if log.strip() else '?'}")
         times: dict[tuple[str, str], list[float]] = {key: [] for key in exes}
+        # Whether every run's output equalled the first nvcc run's (timings masked).
+        same: dict[tuple[str, str], bool] = {key: True for key in exes}
+        reference: dict[str, str] = {}
+        outputs: dict[tuple[str, str], list[str]] = {}
         rng = random.Random(SEED)
         started = time.time()
         for _ in range(args.rounds):
@@ -146,12 +154,17 @@ def main() -> int:
                 order = [v for v in VARIANTS if (name, v) in exes]
                 rng.shuffle(order)
                 for v in order:
-                    t = run(exes[(name, v)], name, args.run_limit)
+                    t, output = run(exes[(name, v)], name, args.run_limit)
                     if t is None:
                         failed.append(f"{name} {v}: a run failed or printed no time")
                     else:
                         times[(name, v)].append(t)
+                    if v == "nvcc":
+                        reference.setdefault(name, output)
+                    outputs.setdefault((name, v), []).append(output)
         elapsed = time.time() - started
+        for (name, v), outs in outputs.items():
+            same[(name, v)] = name in reference and all(o == reference[name] for o in outs)
 
         try:
             gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
@@ -167,8 +180,10 @@ def main() -> int:
             "Times are the programs' own (`kernel time = X`, ms). Ratio: median(variant) / median(nvcc), below 1 is faster;",
             "95% percentile-bootstrap interval; a verdict only where the interval excludes 1.",
             "",
-            "| program | variant | runs | median ms | min | max | ratio to nvcc | 95% interval | verdict |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "\"output = nvcc's\": every run's output equals nvcc's first run's, timings masked and lines sorted.",
+            "",
+            "| program | variant | runs | output = nvcc's | median ms | min | max | ratio to nvcc | 95% interval | verdict |",
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
         boot = random.Random(SEED + 1)
         for name in programs:
@@ -176,9 +191,9 @@ def main() -> int:
             for v in VARIANTS:
                 t = times.get((name, v), [])
                 if not t:
-                    lines.append(f"| {name} | {v} | 0 | - | - | - | - | - | - |")
+                    lines.append(f"| {name} | {v} | 0 | - | - | - | - | - | - | - |")
                     continue
-                row = f"| {name} | {v} | {len(t)} | {statistics.median(t):.3f} | {min(t):.3f} | {max(t):.3f} |"
+                row = f"| {name} | {v} | {len(t)} | {'yes' if same.get((name, v)) else 'NO'} | {statistics.median(t):.3f} | {min(t):.3f} | {max(t):.3f} |"
                 if v != "nvcc" and len(base) >= 3 and len(t) >= 3:
                     r, lo, hi = ratio_interval(t, base, boot)
                     verdict = "faster" if hi < 1 else "slower" if lo > 1 else "no difference shown"

@@ -400,6 +400,16 @@ impl<'ctx> Codegen<'ctx, '_> {
         self.set_align(Some(inst), ty)
     }
 
+    /// Marks a float add, subtract or multiply `contract` under `-fmad=true` (the default), so
+    /// that LLVM may fuse a multiply into the add that uses it, as nvcc does.
+    fn contract(&self, v: inkwell::values::FloatValue<'ctx>) {
+        if self.fmad == super::Fmad::Contract {
+            if let Some(inst) = v.as_instruction() {
+                let _ = inst.set_fast_math_flags(inkwell::values::FastMathFlags::AllowContract);
+            }
+        }
+    }
+
     /// Whether accesses to the place `e` are volatile (`hir::is_volatile_place`).
     fn is_volatile(&self, e: &Expr) -> R<bool> {
         let f = &self.hir.functions[self.fs()?.index];
@@ -784,15 +794,18 @@ impl<'ctx> Codegen<'ctx, '_> {
         }
         if let Class::Float(_) = self.class(ty) {
             let (l, r) = (l.into_float_value(), r.into_float_value());
-            return Ok(match op {
+            let v = match op {
                 BinaryOp::Add => b.build_float_add(l, r, "fadd")?,
                 BinaryOp::Sub => b.build_float_sub(l, r, "fsub")?,
                 BinaryOp::Mul => b.build_float_mul(l, r, "fmul")?,
                 BinaryOp::Div => b.build_float_div(l, r, "fdiv")?,
                 BinaryOp::Rem => b.build_float_rem(l, r, "frem")?,
                 _ => return internal(format!("{op:?} on floating point")),
+            };
+            if matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul) {
+                self.contract(v);
             }
-            .into());
+            return Ok(v.into());
         }
         let signed = matches!(self.class(ty), Class::Int { signed: true, .. });
         let (l, r) = (l.into_int_value(), r.into_int_value());

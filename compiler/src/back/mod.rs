@@ -71,6 +71,21 @@ pub struct CodegenOptions {
     pub libdevice: Option<PathBuf>,
     /// `-lineinfo` or `-G`: DWARF for the user's files and lines.
     pub debug: Option<DebugInfo>,
+    /// nvcc's `-fmad`: whether a floating-point multiply and an add may become one `fma`.
+    pub fmad: Fmad,
+}
+
+/// nvcc's `-fmad=true|false`. nvcc contracts by default (`fma.rn` for `a * b + c`, rounded
+/// once), and programs that compare GPU results exactly depend on getting the same bits (KLAP's
+/// BT checks its kernels' float2 results with `!=` against a kernel nvcc compiled).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Fmad {
+    /// Every float add, subtract and multiply is marked `contract` (clang's
+    /// `-ffp-contract=fast`, which clang also uses for CUDA); LLVM fuses where it can.
+    #[default]
+    Contract,
+    /// Each operation rounded on its own (`-fmad=false`).
+    Separate,
 }
 
 /// Internal failures of code generation. User errors are sema's business and never get here.
@@ -265,6 +280,7 @@ fn build_ir<'ctx>(
     let td = tm.get_target_data();
 
     let mut cg = Codegen::new(context, module, hir_module, &td)?;
+    cg.fmad = options.fmad;
     cg.dbg = options.debug.as_ref().map(|info| debug::Dbg::new(&cg.module, context, info, opt_level(options) > 0));
     cg.declare_globals()?;
     cg.declare_functions()?;
@@ -382,6 +398,8 @@ pub(crate) struct Codegen<'ctx, 'h> {
     /// Internal kernels and variables that host code finds by name: `@llvm.used` keeps them
     /// though no device code refers to them.
     pub used: Vec<inkwell::values::PointerValue<'ctx>>,
+    /// [`CodegenOptions::fmad`].
+    pub fmad: Fmad,
 }
 
 impl<'ctx, 'h> Codegen<'ctx, 'h> {
@@ -400,6 +418,7 @@ impl<'ctx, 'h> Codegen<'ctx, 'h> {
             launch_helpers: Default::default(),
             dbg: None,
             used: Vec::new(),
+            fmad: Fmad::default(),
         })
     }
 

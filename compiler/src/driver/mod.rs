@@ -152,6 +152,8 @@ pub struct CompileOptions {
     /// nvcc names them, `__nv_static_<n>_<id>_<name>`, so that host stubs nvcc wrote find them.
     /// `None`: they keep their own names (with internal linkage either way).
     pub nv_module_id: Option<String>,
+    /// nvcc's `-fmad`: contract a float multiply and add into `fma` (the default, as nvcc).
+    pub fmad: crate::back::Fmad,
 }
 
 impl Default for CompileOptions {
@@ -172,6 +174,7 @@ impl Default for CompileOptions {
             debug: None,
             separate: false,
             nv_module_id: None,
+            fmad: crate::back::Fmad::Contract,
         }
     }
 }
@@ -555,7 +558,7 @@ fn compile_artifacts_here(source: &str, options: &CompileOptions, with_tools: bo
 }
 
 fn codegen_options(options: &CompileOptions, tools: Option<&Toolchain>, checked: &Checked) -> CodegenOptions {
-    CodegenOptions { opt_level: opt_level(options), libdevice: tools.and_then(|t| t.libdevice.clone()), debug: checked.debug.clone() }
+    CodegenOptions { opt_level: opt_level(options), libdevice: tools.and_then(|t| t.libdevice.clone()), debug: checked.debug.clone(), fmad: options.fmad }
 }
 
 /// The optimisation level of LLVM and ptxas: `-G` means -O0.
