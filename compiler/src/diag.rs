@@ -143,6 +143,15 @@ pub enum Code {
     TemplateUnsupported,
     CoopGroupsUnsupported,
     CoopGroupsMisuse,
+    // GCC-style inline PTX assembly: E096x
+    AsmUnknownConstraint,
+    AsmOperandOutOfRange,
+    AsmOutputNotLvalue,
+    AsmNotConstant,
+    AsmOperandType,
+    AsmConstraintModifier,
+    AsmClobber,
+    AsmTemplate,
 }
 
 impl Code {
@@ -230,6 +239,14 @@ impl Code {
             TemplateUnsupported => "E0944",
             CoopGroupsUnsupported => "E0950",
             CoopGroupsMisuse => "E0951",
+            AsmUnknownConstraint => "E0960",
+            AsmOperandOutOfRange => "E0961",
+            AsmOutputNotLvalue => "E0962",
+            AsmNotConstant => "E0963",
+            AsmOperandType => "E0964",
+            AsmConstraintModifier => "E0965",
+            AsmClobber => "E0966",
+            AsmTemplate => "E0967",
         }
     }
 
@@ -327,6 +344,14 @@ impl Code {
         Code::TemplateUnsupported,
         Code::CoopGroupsUnsupported,
         Code::CoopGroupsMisuse,
+        Code::AsmUnknownConstraint,
+        Code::AsmOperandOutOfRange,
+        Code::AsmOutputNotLvalue,
+        Code::AsmNotConstant,
+        Code::AsmOperandType,
+        Code::AsmConstraintModifier,
+        Code::AsmClobber,
+        Code::AsmTemplate,
     ];
 
     /// The code written as `E0100` (any case), if it exists.

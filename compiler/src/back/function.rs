@@ -273,6 +273,7 @@ impl<'ctx> Codegen<'ctx, '_> {
                 }
             },
             Stmt::Block(b) => self.block(b)?,
+            Stmt::Asm(a) => self.inline_asm(a)?,
         }
         Ok(())
     }
@@ -876,6 +877,7 @@ fn stmt_span(stmt: &Stmt) -> Option<crate::diag::Span> {
     match stmt {
         Stmt::Expr(e) | Stmt::If { cond: e, .. } | Stmt::Return(Some(e)) => Some(e.span),
         Stmt::Loop { cond: Some(e), .. } => Some(e.span),
+        Stmt::Asm(a) => Some(a.span),
         Stmt::Decl { init: Some(crate::hir::Init::Expr(e)), .. } => Some(e.span),
         _ => None,
     }

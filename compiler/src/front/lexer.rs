@@ -307,6 +307,16 @@ pub enum Tok {
     ColonColon,
     #[token("typedef")]
     Typedef,
+
+    // ---- GCC-style inline assembly (`sema::asm`) ----
+    #[token("asm")]
+    #[token("__asm__")]
+    #[token("__asm")]
+    Asm,
+    /// `__volatile__` or `__volatile`, and `volatile` right after `asm` (`front::asm` marks it).
+    #[token("__volatile__")]
+    #[token("__volatile")]
+    AsmVolatile,
 }
 
 impl Tok {
@@ -400,6 +410,8 @@ impl Tok {
             Tok::LaunchClose => ">>>",
             Tok::ColonColon => "::",
             Tok::Typedef => "typedef",
+            Tok::Asm => "asm",
+            Tok::AsmVolatile => "volatile",
             _ => return None,
         })
     }
