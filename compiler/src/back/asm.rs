@@ -6,8 +6,11 @@
 //! - constraints are `=r` for each output (`=&r` early clobber), then each input's letter, then
 //!   for each `+` output an input tied to it (`0`, its number), then `~{memory}`;
 //! - one output is the call's value, several are fields of a returned struct, stored in order;
-//! - `volatile` (or no outputs) is `sideeffect`; an asm without either and without the memory
-//!   clobber touches no memory (`memory(none)`), so LLVM may merge or drop it as nvcc does.
+//! - `volatile` (or no outputs) is `sideeffect`; otherwise LLVM treats the statement as a pure
+//!   function of its inputs, as GCC's documentation allows: like nvcc it drops one whose
+//!   outputs are unused and hoists one out of a loop, but unlike nvcc it also merges two
+//!   identical ones (two non-volatile reads of `%clock` become one; write `asm volatile`, as
+//!   timing code must for any compiler).
 //!
 //! Operands already have the constraint's width (sema's rule, nvcc's); pointers travel as
 //! 64-bit integers.
@@ -15,7 +18,6 @@
 use super::{internal, Codegen, R};
 use crate::hir::{AsmConstraint, AsmPiece, InlineAsm};
 use crate::types::Type;
-use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, ValueKind};
 
@@ -116,10 +118,6 @@ impl<'ctx> Codegen<'ctx, '_> {
         };
         let asm = self.ctx.create_inline_asm(fn_type, llvm_template(&a.template), llvm_constraints(a), a.side_effects, false, None, false);
         let call = self.builder.build_indirect_call(fn_type, asm, &args, "")?;
-        if !a.side_effects && !a.clobbers_memory {
-            let memory = Attribute::get_named_enum_kind_id("memory");
-            call.add_attribute(AttributeLoc::Function, self.ctx.create_enum_attribute(memory, 0));
-        }
         if a.outputs.is_empty() {
             return Ok(());
         }
