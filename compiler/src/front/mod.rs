@@ -499,6 +499,7 @@ const STMT_START: &[&str] = &[
     "for",
     "break",
     "continue",
+    "asm",
     "return",
     "{",
     ";",
