@@ -302,6 +302,85 @@ pub enum Stmt {
     Continue,
     Return(Option<Expr>),
     Block(Block),
+    /// GCC-style inline PTX (`sema::asm` checks it, `back::asm` lowers it).
+    Asm(Box<InlineAsm>),
+}
+
+/// An `asm` statement after checking: every operand fits its constraint, every `%N` names an
+/// operand.
+#[derive(Clone, Debug)]
+pub struct InlineAsm {
+    /// The template: text and operand references, numbered as GCC numbers them (outputs
+    /// first, then inputs). A statement without operands is one `Text`, taken literally.
+    pub template: Vec<AsmPiece>,
+    pub outputs: Vec<AsmOutput>,
+    pub inputs: Vec<AsmInput>,
+    /// `volatile`, or no outputs (GCC's rule): the statement is kept and not moved.
+    pub side_effects: bool,
+    /// The `"memory"` clobber.
+    pub clobbers_memory: bool,
+    pub span: crate::diag::Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AsmPiece {
+    Text(String),
+    Operand(u32),
+}
+
+/// The register class of an operand: `h` (16-bit), `r` (32), `l` (64), `f` (f32), `d` (f64),
+/// or `n` (an immediate integer, inputs only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AsmConstraint {
+    H,
+    R,
+    L,
+    F,
+    D,
+    N,
+}
+
+impl AsmConstraint {
+    pub fn letter(self) -> char {
+        match self {
+            AsmConstraint::H => 'h',
+            AsmConstraint::R => 'r',
+            AsmConstraint::L => 'l',
+            AsmConstraint::F => 'f',
+            AsmConstraint::D => 'd',
+            AsmConstraint::N => 'n',
+        }
+    }
+
+    pub fn from_letter(c: char) -> Option<AsmConstraint> {
+        Some(match c {
+            'h' => AsmConstraint::H,
+            'r' => AsmConstraint::R,
+            'l' => AsmConstraint::L,
+            'f' => AsmConstraint::F,
+            'd' => AsmConstraint::D,
+            'n' => AsmConstraint::N,
+            _ => return None,
+        })
+    }
+}
+
+/// An output operand: the place written, of a type that fits the constraint.
+#[derive(Clone, Debug)]
+pub struct AsmOutput {
+    pub place: Expr,
+    pub constraint: AsmConstraint,
+    /// `+`: also read, through an input tied to this output.
+    pub read_write: bool,
+    /// `&`: written before the inputs are read.
+    pub early_clobber: bool,
+}
+
+/// An input operand: a value of a type that fits the constraint (for `n`, an integer constant).
+#[derive(Clone, Debug)]
+pub struct AsmInput {
+    pub value: Expr,
+    pub constraint: AsmConstraint,
 }
 
 /// The initial value of a local.

@@ -1,5 +1,6 @@
 //! A short, deterministic fuzz run inside the normal test suite (stable Rust, no cargo-fuzz):
-//! the seed corpus (samples/*.cdp, tests/ui/*.cdp, fuzz/regressions/*) and thousands of
+//! the seed corpus (samples/*.cdp, tests/ui/*.cdp, fuzz/regressions/*, the hand-written seeds
+//! of fuzz/seeds/text) and thousands of
 //! mutations of it (bit flips, truncations, splices, token swaps, inserted troublemakers) go
 //! through the lexer, the parser, sema and rendering, and the ones that pass the checks through
 //! LLVM code generation, each under `catch_unwind`. The oracles are `cdpc::fuzzing`'s, the same
@@ -38,12 +39,18 @@ fn repo_root() -> PathBuf {
 
 fn corpus() -> Vec<(String, Vec<u8>)> {
     let mut files = Vec::new();
-    for dir in ["samples", "tests/ui", "fuzz/regressions"] {
+    for dir in ["samples", "tests/ui", "fuzz/regressions", "fuzz/seeds/text"] {
         let Ok(entries) = std::fs::read_dir(repo_root().join(dir)) else { continue };
         let mut paths: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).filter(|p| p.is_file()).collect();
         paths.sort();
         for path in paths {
             if dir != "fuzz/regressions" && path.extension().is_none_or(|e| e != "cdp") {
+                continue;
+            }
+            // The seeds made from samples/ and tests/ui/ are read there; the hand-written ones
+            // (inline asm, cooperative groups, ...) only here.
+            let file_name = path.file_name().unwrap().to_string_lossy();
+            if dir == "fuzz/seeds/text" && (file_name.starts_with("sample_") || file_name.starts_with("ui_") || file_name.starts_with("grid_")) {
                 continue;
             }
             files.push((format!("{dir}/{}", path.file_name().unwrap().to_string_lossy()), std::fs::read(&path).unwrap()));
@@ -78,6 +85,10 @@ const TROUBLE: &[&str] = &[
     // CUDA's vector types and host constants (sema/vector.rs, sema/host.rs).
     "float2", "double4_32a", "make_float4(", "make_char1(", ".w", "__ldg(", "long4", "const int N = 4;", "&N",
     "__launch_bounds__(", "__launch_bounds__(256, 2, 4)", "__forceinline__", "__noinline__",
+    // Inline PTX assembly (front/asm.rs, sema/asm.rs, back/asm.rs).
+    "asm(", "asm volatile(", "__asm__ __volatile__(", "asm(\"mov.u32 %0, %%smid;\" : \"=r\"(x));", " : \"=r\"(",
+    " : \"+l\"(", " :: \"n\"(4)", " ::: \"memory\"", "\"%0 %1 %%\"", "\"%\"", "\"%9\"", "\"=h\"", "\"d\"",
+    "\"f\"(1.0f)", "\"rn\"", "\"cc\"", "%[x]",
     // The preprocessor's.
     "\n#define F(x, ...) x ## __VA_ARGS__ #x\n", "\n#define A A B\n#define B A\n", "\n#if ", "\n#elif 1\n", "\n#else\n",
     "\n#endif\n", "\n#ifdef A\n", "\n#undef A\n", "\n#include <cstdio>\n", "\n#include \"x.h\"\n", "\n#include <thrust/x.h>\n",

@@ -8,6 +8,7 @@
 
 mod build_common;
 
+mod asm_ptx;
 mod build_docs;
 mod cli;
 mod corpus_cxx;

@@ -58,6 +58,11 @@ macro_rules! walkers {
                         $roots(body, f);
                     }
                     Stmt::Block(b) => $roots(b, f),
+                    Stmt::Asm(a) => {
+                        let crate::hir::InlineAsm { outputs, inputs, .. } = &$($mut)? **a;
+                        outputs.$iter().for_each(|o| f(&$($mut)? o.place));
+                        inputs.$iter().for_each(|i| f(&$($mut)? i.value));
+                    }
                 }
             }
         }
@@ -138,6 +143,7 @@ pub(super) fn collect_sites(b: &Block, in_loop: bool, out: &mut Vec<Site>) {
                 collect_sites(body, true, out);
             }
             Stmt::Block(inner) => collect_sites(inner, in_loop, out),
+            Stmt::Asm(a) => a.outputs.iter().map(|o| &o.place).chain(a.inputs.iter().map(|i| &i.value)).for_each(|e| nested(e, out)),
         }
     }
 }

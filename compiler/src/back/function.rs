@@ -292,6 +292,7 @@ impl<'ctx> Codegen<'ctx, '_> {
                 }
             },
             Stmt::Block(b) => self.block(b)?,
+            Stmt::Asm(a) => self.inline_asm(a)?,
         }
         Ok(())
     }
@@ -375,7 +376,7 @@ impl<'ctx> Codegen<'ctx, '_> {
     }
 
     /// Loads with the type's alignment; `volatile` as the place requires (`ld.volatile`).
-    fn load_access(&self, ptr: PointerValue<'ctx>, ty: &Type, volatile: bool) -> R<BV<'ctx>> {
+    pub(crate) fn load_access(&self, ptr: PointerValue<'ctx>, ty: &Type, volatile: bool) -> R<BV<'ctx>> {
         let v = self.builder.build_load(self.types.mem(ty)?, ptr, "load")?;
         self.set_align(v.as_instruction_value(), ty)?;
         self.set_volatile(v.as_instruction_value(), volatile)?;
@@ -387,7 +388,7 @@ impl<'ctx> Codegen<'ctx, '_> {
         self.store_access(ptr, v, ty, false)
     }
 
-    fn store_access(&self, ptr: PointerValue<'ctx>, v: BV<'ctx>, ty: &Type, volatile: bool) -> R<()> {
+    pub(crate) fn store_access(&self, ptr: PointerValue<'ctx>, v: BV<'ctx>, ty: &Type, volatile: bool) -> R<()> {
         let v = self.reg_to_mem(v, ty)?;
         let inst = self.builder.build_store(ptr, v)?;
         self.set_align(Some(inst), ty)?;
@@ -411,7 +412,7 @@ impl<'ctx> Codegen<'ctx, '_> {
     }
 
     /// Whether accesses to the place `e` are volatile (`hir::is_volatile_place`).
-    fn is_volatile(&self, e: &Expr) -> R<bool> {
+    pub(crate) fn is_volatile(&self, e: &Expr) -> R<bool> {
         let f = &self.hir.functions[self.fs()?.index];
         Ok(crate::hir::is_volatile_place(e, &f.locals, &self.hir.globals, &self.hir.structs))
     }
@@ -931,6 +932,7 @@ fn stmt_span(stmt: &Stmt) -> Option<crate::diag::Span> {
     match stmt {
         Stmt::Expr(e) | Stmt::If { cond: e, .. } | Stmt::Return(Some(e)) => Some(e.span),
         Stmt::Loop { cond: Some(e), .. } => Some(e.span),
+        Stmt::Asm(a) => Some(a.span),
         Stmt::Decl { init: Some(crate::hir::Init::Expr(e)), .. } => Some(e.span),
         _ => None,
     }

@@ -28,6 +28,7 @@
 //! assert!(ptx.contains(".target sm_90"));
 //! ```
 
+mod asm;
 mod builtins;
 mod debug;
 pub use debug::{DebugInfo, DebugLevel, Position};

@@ -316,6 +316,31 @@ pub enum Stmt {
     Return(Option<Expr>, Span),
     Block(Block),
     Empty(Span),
+    /// GCC-style inline assembly, `asm volatile("..." : outputs : inputs : clobbers);`.
+    Asm(Box<AsmStmt>),
+}
+
+/// An `asm` statement as written (`sema::asm` checks it). The template is kept as its string
+/// literals, each with its span, so that a message can point into the literal it is about.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AsmStmt {
+    /// `volatile`/`__volatile__` after `asm`.
+    pub volatile: bool,
+    /// The adjacent string literals of the template, unescaped, each with its span.
+    pub template: Vec<(Vec<u8>, Span)>,
+    pub outputs: Vec<AsmOperand>,
+    pub inputs: Vec<AsmOperand>,
+    pub clobbers: Vec<(Vec<u8>, Span)>,
+    pub span: Span,
+}
+
+/// `"=r"(x)`: a constraint string and the operand's expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AsmOperand {
+    pub constraint: Vec<u8>,
+    pub constraint_span: Span,
+    pub expr: Expr,
+    pub span: Span,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -153,9 +153,11 @@ pub enum Tok {
     Struct,
     #[token("const")]
     Const,
-    /// `volatile`, and GCC's `__volatile__` that CUDA headers and `asm` statements use.
+    /// `volatile`, and GCC's `__volatile__`/`__volatile` that headers and `asm` statements use
+    /// (after `asm`, `front::asm` makes it [`Tok::AsmVolatile`]).
     #[token("volatile")]
     #[token("__volatile__")]
+    #[token("__volatile")]
     Volatile,
     #[token("if")]
     If,
@@ -311,6 +313,15 @@ pub enum Tok {
     ColonColon,
     #[token("typedef")]
     Typedef,
+
+    // ---- GCC-style inline assembly (`sema::asm`) ----
+    #[token("asm")]
+    #[token("__asm__")]
+    #[token("__asm")]
+    Asm,
+    /// `volatile` (or `__volatile__`, `__volatile`) right after `asm`: the asm statement's
+    /// qualifier, not C's; no spelling of its own, `front::asm` marks it.
+    AsmVolatile,
 }
 
 impl Tok {
@@ -405,6 +416,8 @@ impl Tok {
             Tok::LaunchClose => ">>>",
             Tok::ColonColon => "::",
             Tok::Typedef => "typedef",
+            Tok::Asm => "asm",
+            Tok::AsmVolatile => "volatile",
             _ => return None,
         })
     }

@@ -52,6 +52,7 @@
 //!   directive is reported (`E0007`).
 
 pub mod ast;
+mod asm;
 pub mod coop_groups;
 mod lexer;
 mod members;
@@ -117,6 +118,7 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     coop_groups::join_qualified_names(&mut tokens);
     operators::join(&mut tokens);
     qualified::join(&mut tokens);
+    asm::mark_volatile(&mut tokens);
     let lex_diags_all = diags.clone();
 
     let (chunks, split_diags) = split::split(&tokens);
@@ -499,6 +501,7 @@ const STMT_START: &[&str] = &[
     "for",
     "break",
     "continue",
+    "asm",
     "return",
     "{",
     ";",
@@ -684,6 +687,7 @@ fn too_deep(tu: &ast::TranslationUnit) -> Option<Span> {
                     }
                     S::Return(Some(e), _) => stack.push((Node::Expr(e), d)),
                     S::Block(b) => stack.extend(b.stmts.iter().map(|s| (Node::Stmt(s), d))),
+                    S::Asm(a) => stack.extend(a.outputs.iter().chain(&a.inputs).map(|o| (Node::Expr(&o.expr), d))),
                     S::Break(_) | S::Continue(_) | S::Return(None, _) | S::Empty(_) => {}
                 }
                 stmt_span(s)
@@ -775,6 +779,7 @@ fn stmt_span(s: &ast::Stmt) -> Span {
         | S::Return(_, span)
         | S::Empty(span) => *span,
         S::Block(b) => b.span,
+        S::Asm(a) => a.span,
     }
 }
 
@@ -828,6 +833,10 @@ fn dismantle(tu: ast::TranslationUnit) {
                     stack.push(Owned::Stmt(*body));
                 }
                 S::Block(b) => stack.extend(b.stmts.into_iter().map(Owned::Stmt)),
+                S::Asm(a) => {
+                    let a = *a;
+                    stack.extend(a.outputs.into_iter().chain(a.inputs).map(|o| Owned::Expr(o.expr)))
+                }
                 S::Break(_) | S::Continue(_) | S::Return(None, _) | S::Empty(_) => {}
             },
             Owned::Expr(e) => match e.kind {

@@ -348,7 +348,11 @@ impl Splitter<'_> {
         let declares_types = is_word(first, "typedef")
             || (is_word(first, "using") && !head.get(1).is_some_and(|&i| is_word(self.tok(i), "namespace")))
             || (type_head && !is_word(first, "template"));
-        let class = if head.iter().all(|&i| !matches!(self.tok(i), Tok::Ident(_) | Tok::TypeIdent(_) | Tok::TypeKw(_))) {
+        let class = if matches!(first, Tok::Asm) {
+            // A file-scope `asm("...");` is the host compiler's, as it was before `asm` became
+            // a keyword (inline asm is compiled inside device functions only).
+            Class::Host(SkippedKind::Other)
+        } else if head.iter().all(|&i| !matches!(self.tok(i), Tok::Ident(_) | Tok::TypeIdent(_) | Tok::TypeKw(_))) {
             // No name at all (stray tokens): let the parser say what is wrong.
             Class::Device
         } else if is_word(first, "template") {

@@ -969,3 +969,31 @@ fn cooperative_groups_names_are_joined_through_their_alias() {
     let tu = ok("namespace other = std;\nint main() { other::x y; }\n__global__ void k() {}");
     assert_eq!(item_names(&tu), ["k"]);
 }
+
+#[test]
+fn asm_statements_parse_in_every_colon_form() {
+    let tu = ok(r#"
+asm(".global .u32 file_scope;");
+__device__ void f(int x, int *p) {
+    asm("membar.cta;");
+    asm volatile("a" "b" : "=r"(x));
+    __asm__ __volatile__("c" : "+r"(x) : "r"(x), "n"(4));
+    asm("d" :: "l"(p));
+    asm("e" ::: "memory");
+    asm("f" : "=r"(x) :: "memory");
+    asm("g" :: "r"(x) : "memory");
+    asm("h" : : : );
+}
+"#);
+    let Some(Item::Function(f)) = tu.items.first() else { panic!("no function") };
+    let asms: Vec<&AsmStmt> = f.body.as_ref().unwrap().stmts.iter().filter_map(|s| if let Stmt::Asm(a) = s { Some(&**a) } else { None }).collect();
+    let shape = |a: &AsmStmt| (a.volatile, a.template.len(), a.outputs.len(), a.inputs.len(), a.clobbers.len());
+    let shapes: Vec<_> = asms.iter().map(|a| shape(a)).collect();
+    assert_eq!(
+        shapes,
+        [(false, 1, 0, 0, 0), (true, 2, 1, 0, 0), (true, 1, 1, 2, 0), (false, 1, 0, 1, 0), (false, 1, 0, 0, 1), (false, 1, 1, 0, 1), (false, 1, 0, 1, 1), (false, 1, 0, 0, 0)]
+    );
+    assert_eq!(asms[2].outputs[0].constraint, b"+r");
+    // The file-scope statement is the host compiler's.
+    assert_eq!(tu.items.len(), 1);
+}

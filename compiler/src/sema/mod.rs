@@ -4,6 +4,7 @@
 //! becomes `None` and its parents stay quiet, so one mistake gives one diagnostic.
 //! Never touches LLVM and never spawns processes.
 
+mod asm;
 mod builtins;
 mod consteval;
 mod convert;

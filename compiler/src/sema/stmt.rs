@@ -92,6 +92,7 @@ impl Context {
                 out.push(Stmt::Block(b));
             }
             ast::Stmt::Empty(_) => {}
+            ast::Stmt::Asm(a) => self.asm_stmt(a, out),
         }
     }
 
