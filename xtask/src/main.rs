@@ -717,9 +717,17 @@ const GRID_KNOBS: u8 = (3 << 4) | 64;
 fn fuzz_seeds(root: &Path) -> Result<ExitCode> {
     let seeds = root.join("fuzz/seeds");
     let (text, codegen) = (seeds.join("text"), seeds.join("codegen"));
+    // Only the seeds this command writes are replaced (a removed sample or ui test loses its
+    // seed); hand-written seeds (`inline_asm.cdp`, `coop_groups_block.cdp`, ...) stay.
+    const GENERATED: [&str; 3] = ["sample_", "ui_", "grid_sample_"];
     for dir in [&text, &codegen] {
-        remove_dir_if_present(dir)?;
         fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        for entry in fs::read_dir(dir).map_err(|e| format!("listing {}: {e}", dir.display()))?.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if GENERATED.iter().any(|p| name.starts_with(p)) {
+                fs::remove_file(entry.path()).map_err(|e| format!("removing {}: {e}", entry.path().display()))?;
+            }
+        }
     }
     let mut count = 0;
     for (folder, prefix) in [("samples", "sample_"), ("tests/ui", "ui_")] {
