@@ -173,6 +173,8 @@ pub struct StructDef {
     /// The base class, `struct GPUGraph : Graph` (one, non-virtual, public or not).
     pub base: Option<Ident>,
     pub fields: Vec<DeclStmt>,
+    /// CUDA's `struct __align__(N) Name { ... }`: at least this alignment, with its span.
+    pub align: Option<(u64, Span)>,
     pub span: Span,
 }
 

@@ -72,8 +72,9 @@ pub(super) fn parse_class(tokens: &[Spanned], parse: impl Fn(&[Spanned]) -> Resu
     let key = if typedef { 1 } else { 0 };
     let brace = tokens.iter().position(|t| matches!(t.1, Tok::LBrace)).expect("a class definition has a body");
     let close = matching_brace(tokens, brace).ok_or_else(|| unsupported(span_of(&tokens[brace]), "an unclosed body", "close the class body"))?;
-    // The head: name and base.
-    let head = &tokens[key + 1..brace];
+    // The head: `__align__(N)`, then name and base.
+    let (align, head) = align_attribute(&tokens[key + 1..brace])?;
+    let head = &head[..];
     let (mut name, base) = match head {
         [] => (None, None),
         [(s, n, e)] if word(n).is_some() => (Some(Ident { name: word(n).unwrap().to_string(), span: Span::new(*s, *e) }), None),
@@ -91,6 +92,8 @@ pub(super) fn parse_class(tokens: &[Spanned], parse: impl Fn(&[Spanned]) -> Resu
     };
     // The tail: `;` or, after `typedef`, the new name and `;`.
     let tail = &tokens[close + 1..];
+    // `typedef struct A { ... } B;`: the class is `A`, and `B` a typedef of it.
+    let mut other_name: Option<Ident> = None;
     match tail {
         [(_, Tok::Semi, _)] | [] if !typedef => {}
         [(s, n, e), (_, Tok::Semi, _)] if typedef && word(n).is_some() => {
@@ -98,7 +101,7 @@ pub(super) fn parse_class(tokens: &[Spanned], parse: impl Fn(&[Spanned]) -> Resu
             match &name {
                 None => name = Some(alias),
                 Some(n) if n.name == alias.name => {}
-                Some(_) => return Err(unsupported(alias.span, "a `typedef` naming a class differently", "use the class's own name")),
+                Some(_) => other_name = Some(alias),
             }
         }
         _ => {
@@ -181,11 +184,33 @@ pub(super) fn parse_class(tokens: &[Spanned], parse: impl Fn(&[Spanned]) -> Resu
     for mut item in unit.items {
         if let ast::Item::Struct(s) = &mut item {
             s.base = base.clone();
+            s.align = align;
             s.span = Span::new(tokens[0].0, tokens[tokens.len() - 1].2);
         }
         class.items.insert(0, item);
     }
+    if let Some(alias) = other_name {
+        let spec = ast::TypeSpec { kind: ast::TypeSpecKind::Struct(name.clone()), is_const: false, is_volatile: false, span: name.span };
+        let whole = Span::new(tokens[0].0, tokens[tokens.len() - 1].2);
+        let ty = ast::TypeName { spec, pointers: Vec::new(), span: name.span };
+        class.items.insert(1, ast::Item::Typedef(ast::TypedefDef { name: alias, ty, span: whole }));
+    }
     Ok(class)
+}
+
+/// CUDA's `__align__(N)` in a class head (`typedef struct __align__(128) Name { ... }`, as
+/// `vector_types.h` and the samples write it): N, an integer literal after preprocessing, and
+/// the head without it. Sema checks that N is a power of two.
+fn align_attribute(head: &[Spanned]) -> Result<(Option<(u64, Span)>, Vec<Spanned>), Diagnostic> {
+    let Some(at) = head.iter().position(|t| word(&t.1) == Some("__align__")) else { return Ok((None, head.to_vec())) };
+    match &head[at + 1..] {
+        [(_, Tok::LParen, _), (_, Tok::Int(lit), _), (_, Tok::RParen, e), ..] => {
+            let span = Span::new(head[at].0, *e);
+            let rest: Vec<Spanned> = head[..at].iter().chain(&head[at + 4..]).cloned().collect();
+            Ok((Some((lit.value, span)), rest))
+        }
+        _ => Err(unsupported(span_of(&head[at]), "an `__align__` without an integer literal", "write `__align__(16)`, a power of two")),
+    }
 }
 
 fn matching_brace(tokens: &[Spanned], open: usize) -> Option<usize> {

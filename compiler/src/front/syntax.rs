@@ -271,7 +271,7 @@ pub fn struct_def(
             .with_primary_message("remove this qualifier"),
         );
     }
-    StructDef { name, base: None, fields, span: Span::new(l, r) }
+    StructDef { name, base: None, fields, align: None, span: Span::new(l, r) }
 }
 
 /// `typedef unsigned foru;` parses as specifiers whose last word is the new name (the grammar

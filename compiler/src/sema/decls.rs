@@ -109,6 +109,16 @@ fn define_struct(cx: &mut Context, def: &ast::StructDef) {
             align = align.max(field_align);
         }
     }
+    // `__align__(N)` raises the alignment (never lowers it), and the size with it.
+    if let Some((wanted, span)) = def.align {
+        if !wanted.is_power_of_two() || wanted > 256 {
+            cx.error(Code::InvalidDeclaration, span, format!("`__align__({wanted})` is not an alignment cdpc supports"))
+                .primary("a power of two from 1 to 256")
+                .emit();
+        } else {
+            align = align.max(wanted);
+        }
+    }
     let s = &mut cx.structs[id.0 as usize];
     s.fields = fields;
     s.size = round_up(offset, align).max(if offset == 0 { 1 } else { 0 });
