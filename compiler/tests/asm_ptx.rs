@@ -10,10 +10,8 @@
 //! differs). Skipped with a printed reason when nvcc cannot be found.
 
 use cdpc::driver::{self, CompileOptions, Emit};
-use cdpc::toolchain::{ToolSearch, Toolchain};
+use crate::build_common::nvcc_ptx;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::process::Command;
 
 const SOURCE: &str = r#"
 struct Pair { int lo; int hi; };
@@ -106,13 +104,6 @@ __global__ void plain() {
 }
 "#;
 
-fn nvcc() -> Result<PathBuf, String> {
-    let tools = Toolchain::discover(&ToolSearch::default()).map_err(|e| format!("the NVIDIA tools were not found, run `cargo xtask setup`:\n{e}"))?;
-    let bin = tools.ptxas.parent().ok_or("ptxas has no folder")?.to_path_buf();
-    let nvcc = bin.join(format!("nvcc{}", std::env::consts::EXE_SUFFIX));
-    nvcc.is_file().then_some(nvcc).ok_or_else(|| format!("nvcc is not next to ptxas in {}", bin.display()))
-}
-
 /// A register named by its width: `%r7` and `%f7` are `%b32`, `%rd2` and `%fd2` `%b64`.
 fn normalize(line: &str) -> String {
     let mut out = String::new();
@@ -177,19 +168,6 @@ fn asm_blocks(ptx: &str) -> BTreeMap<String, Vec<String>> {
     out
 }
 
-fn nvcc_ptx(nvcc: &std::path::Path, source: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("cdpc-asm-ptx-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (cu, ptx) = (dir.join("asm.cu"), dir.join("asm.ptx"));
-    std::fs::write(&cu, source).unwrap();
-    let bin = nvcc.parent().unwrap();
-    let search = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
-    let output = Command::new(nvcc).args(["-arch=sm_90", "-rdc=true", "-ptx"]).arg(&cu).arg("-o").arg(&ptx).env("PATH", search).output().expect("nvcc runs");
-    let theirs = std::fs::read_to_string(&ptx);
-    std::fs::remove_dir_all(&dir).unwrap();
-    assert!(output.status.success(), "nvcc failed:\n{}", String::from_utf8_lossy(&output.stderr));
-    theirs.unwrap()
-}
 
 #[test]
 fn normalizes_registers_by_width() {
@@ -203,11 +181,7 @@ fn inline_asm_matches_nvcc() {
     let options = CompileOptions { emit: Emit::Ptx, ..CompileOptions::default() };
     let compiled = driver::compile(SOURCE, &options).unwrap_or_else(|e| panic!("cdpc failed: {e}"));
     let ours = String::from_utf8(compiled.output).unwrap();
-    let nvcc = match nvcc() {
-        Ok(n) => n,
-        Err(why) => return println!("skipped: {why}"),
-    };
-    let theirs = nvcc_ptx(&nvcc, SOURCE);
+    let Some(theirs) = nvcc_ptx(SOURCE) else { return };
     let (ours, theirs) = (asm_blocks(&ours), asm_blocks(&theirs));
     assert!(theirs.values().map(Vec::len).sum::<usize>() >= 20, "nvcc's PTX has too few asm blocks: {theirs:#?}");
     assert_eq!(ours.keys().collect::<Vec<_>>(), theirs.keys().collect::<Vec<_>>(), "functions with inline asm: cdpc (left), nvcc (right)");

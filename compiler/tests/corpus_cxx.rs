@@ -17,7 +17,6 @@
 
 use cdpc::driver::{self, CompileError, CompileOptions, Emit};
 use cdpc::preprocess::PreprocessOptions;
-use cdpc::toolchain::{ToolSearch, Toolchain};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -34,12 +33,9 @@ fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
+/// nvcc beside the toolchain's ptxas (`build_common::nvcc`), or why not.
 fn nvcc() -> Result<PathBuf, String> {
-    let tools = Toolchain::discover(&ToolSearch::default())
-        .map_err(|e| format!("the NVIDIA tools were not found, run `cargo xtask setup`:\n{e}"))?;
-    let bin = tools.ptxas.parent().ok_or("ptxas has no folder")?.to_path_buf();
-    let nvcc = bin.join(format!("nvcc{}", std::env::consts::EXE_SUFFIX));
-    nvcc.is_file().then_some(nvcc).ok_or_else(|| format!("nvcc is not next to ptxas in {}", bin.display()))
+    crate::build_common::nvcc().ok_or_else(|| "nvcc was not found beside ptxas; run `cargo xtask setup`".to_string())
 }
 
 /// Kernel symbols and visible global variables of a PTX text.

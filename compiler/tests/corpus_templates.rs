@@ -18,7 +18,6 @@
 //! checkout) is absent.
 
 use cdpc::driver::{self, CompileError, CompileOptions, Emit};
-use cdpc::toolchain::{ToolSearch, Toolchain};
 use cdpc::Code;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -28,11 +27,9 @@ fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
+/// nvcc beside the toolchain's ptxas (`build_common::nvcc`), or why not.
 fn nvcc() -> Result<PathBuf, String> {
-    let tools = Toolchain::discover(&ToolSearch::default()).map_err(|e| format!("the NVIDIA tools were not found, run `cargo xtask setup`:\n{e}"))?;
-    let bin = tools.ptxas.parent().ok_or("ptxas has no folder")?.to_path_buf();
-    let nvcc = bin.join(format!("nvcc{}", std::env::consts::EXE_SUFFIX));
-    nvcc.is_file().then_some(nvcc).ok_or_else(|| format!("nvcc is not next to ptxas in {}", bin.display()))
+    crate::build_common::nvcc().ok_or_else(|| "nvcc was not found beside ptxas; run `cargo xtask setup`".to_string())
 }
 
 /// nvcc's PTX for the file at `cu`, or why it could not make it.

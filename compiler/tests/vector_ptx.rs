@@ -5,9 +5,7 @@
 //! Skipped with a printed reason when nvcc cannot be found.
 
 use cdpc::driver::{self, CompileOptions, Emit};
-use cdpc::toolchain::{ToolSearch, Toolchain};
-use std::path::PathBuf;
-use std::process::Command;
+use crate::build_common::nvcc_ptx;
 
 const SOURCE: &str = r#"
 struct Line { char tag; float2 cp[3]; double2 weight; float3 normal; };
@@ -26,13 +24,6 @@ __global__ void parent(Line *lines, float2 *out, int n) {
     child<<<1, 32>>>(p, make_float4(1, 2, 3, 4), lines[n], make_double2(1, 2), make_int3(1, 2, 3), make_uchar4(1, 2, 3, 4), make_short3(1, 2, 3));
 }
 "#;
-
-fn nvcc() -> Result<PathBuf, String> {
-    let tools = Toolchain::discover(&ToolSearch::default()).map_err(|e| format!("the NVIDIA tools were not found, run `cargo xtask setup`:\n{e}"))?;
-    let bin = tools.ptxas.parent().ok_or("ptxas has no folder")?.to_path_buf();
-    let nvcc = bin.join(format!("nvcc{}", std::env::consts::EXE_SUFFIX));
-    nvcc.is_file().then_some(nvcc).ok_or_else(|| format!("nvcc is not next to ptxas in {}", bin.display()))
-}
 
 /// Each `.entry`'s header: its parameter declarations and directives, whitespace normalized.
 fn entries(ptx: &str) -> Vec<Vec<String>> {
@@ -66,21 +57,7 @@ fn vector_types_ldg_and_launch_bounds_match_nvcc() {
     let options = CompileOptions { emit: Emit::Ptx, ..CompileOptions::default() };
     let compiled = driver::compile(SOURCE, &options).unwrap_or_else(|e| panic!("cdpc failed: {e}"));
     let ours = String::from_utf8(compiled.output).unwrap();
-    let nvcc = match nvcc() {
-        Ok(n) => n,
-        Err(why) => return println!("skipped: {why}"),
-    };
-    let dir = std::env::temp_dir().join(format!("cdpc-vector-ptx-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (cu, ptx) = (dir.join("vector.cu"), dir.join("vector.ptx"));
-    std::fs::write(&cu, SOURCE).unwrap();
-    let bin = nvcc.parent().unwrap();
-    let search = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
-    let output = Command::new(&nvcc).args(["-arch=sm_90", "-rdc=true", "-ptx"]).arg(&cu).arg("-o").arg(&ptx).env("PATH", search).output().expect("nvcc runs");
-    let theirs = std::fs::read_to_string(&ptx);
-    std::fs::remove_dir_all(&dir).unwrap();
-    assert!(output.status.success(), "nvcc failed:\n{}", String::from_utf8_lossy(&output.stderr));
-    let theirs = theirs.unwrap();
+    let Some(theirs) = nvcc_ptx(SOURCE) else { return };
 
     assert_eq!(entries(&ours), entries(&theirs), "kernel headers: cdpc (left), nvcc (right)");
     for kernel in ["_Z10ldg_float4P6float4PKS_", "_Z7ldg_intPiPKi"] {
