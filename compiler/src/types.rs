@@ -118,9 +118,9 @@ impl Quals {
     pub const NONE: Quals = Quals { is_const: false, is_volatile: false };
     pub const CONST: Quals = Quals { is_const: true, is_volatile: false };
 
-    /// Both sets of qualifiers together.
-    pub fn union(self, other: Quals) -> Quals {
-        Quals { is_const: self.is_const || other.is_const, is_volatile: self.is_volatile || other.is_volatile }
+    /// The qualifiers of `self` that `other` lacks: what a conversion to `other` would drop.
+    pub fn without(self, other: Quals) -> Quals {
+        Quals { is_const: self.is_const && !other.is_const, is_volatile: self.is_volatile && !other.is_volatile }
     }
 
     /// Whether `self` has every qualifier of `other`.

@@ -80,14 +80,21 @@ impl Context {
     /// A value of this type in an expression: arrays decay to pointers to their first element,
     /// qualified as the array is (`volatile __shared__ int s[32]` gives `volatile int *`).
     pub(super) fn rvalue(&mut self, e: hir::Expr) -> hir::Expr {
-        match &e.ty {
-            Type::Array { elem, .. } => {
-                let quals = Quals { is_const: self.is_const_place(&e), is_volatile: self.is_volatile_place(&e) };
-                let ty = Type::qualified_pointer_to((**elem).clone(), quals);
+        match self.decayed_type(&e) {
+            Some(ty) => {
                 let span = e.span;
                 hir::Expr { kind: ExprKind::Decay(Box::new(e)), ty, span }
             }
-            _ => e,
+            None => e,
+        }
+    }
+
+    /// The pointer type an array expression decays to, qualified as the array is; `None` for
+    /// any other expression.
+    pub(super) fn decayed_type(&self, e: &hir::Expr) -> Option<Type> {
+        match &e.ty {
+            Type::Array { elem, .. } => Some(Type::qualified_pointer_to((**elem).clone(), self.place_quals(e))),
+            _ => None,
         }
     }
 
@@ -167,8 +174,7 @@ impl Context {
             (Type::Pointer { pointee: pf, .. }, Type::Pointer { pointee: pt, .. }) => {
                 let (qf, qt) = (from.pointee_quals(), to.pointee_quals());
                 if !qt.contains(qf) {
-                    let dropped = Quals { is_const: qf.is_const && !qt.is_const, is_volatile: qf.is_volatile && !qt.is_volatile };
-                    return Err(Some(format!("the conversion would drop `{}`", dropped.prefix().trim_end())));
+                    return Err(Some(format!("the conversion would drop `{}`", qf.without(qt).prefix().trim_end())));
                 }
                 if pf == pt || pt.is_void() {
                     Ok(())

@@ -236,6 +236,11 @@ impl Context {
         }
     }
 
+    /// The qualifiers of the object a place designates: what `&place` points to.
+    pub(super) fn place_quals(&self, e: &hir::Expr) -> Quals {
+        Quals { is_const: self.is_const_place(e), is_volatile: self.is_volatile_place(e) }
+    }
+
     pub(super) fn is_volatile_place(&self, e: &hir::Expr) -> bool {
         let locals = self.func.as_ref().map_or(&[][..], |s| &s.locals[..]);
         hir::is_volatile_place(e, locals, &self.globals, &self.structs)
@@ -286,8 +291,7 @@ impl Context {
                     self.error(Code::NotAnLvalue, e.span, "cannot take the address of this expression").primary("not a variable, element or field").emit();
                     return None;
                 }
-                let quals = Quals { is_const: self.is_const_place(&e), is_volatile: self.is_volatile_place(&e) };
-                let ty = Type::qualified_pointer_to(e.ty.clone(), quals);
+                let ty = Type::qualified_pointer_to(e.ty.clone(), self.place_quals(&e));
                 Some(make(ExprKind::AddrOf(boxed(e)), ty, span))
             }
             AstUn::Deref => {

@@ -35,7 +35,7 @@
 use super::Context;
 use crate::diag::{Code, Span};
 use crate::hir::{self, FuncId};
-use crate::types::{DisplayType, FloatKind, IntKind, Quals, Type};
+use crate::types::{DisplayType, FloatKind, IntKind, Type};
 
 /// The rank of an implicit conversion sequence, best first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -261,14 +261,7 @@ impl Context {
 
     /// The sequence that converts the value of `arg` to `to`.
     fn value_sequence(&self, arg: &hir::Expr, to: &Type) -> Result<Ics, String> {
-        let from = match &arg.ty {
-            // The array decays to a pointer qualified as the array is (`rvalue`).
-            Type::Array { elem, .. } => {
-                let quals = Quals { is_const: self.is_const_place(arg), is_volatile: self.is_volatile_place(arg) };
-                Type::qualified_pointer_to((**elem).clone(), quals)
-            }
-            other => other.clone(),
-        };
+        let from = self.decayed_type(arg).unwrap_or_else(|| arg.ty.clone());
         if &from == to {
             return Ok(ics(Rank::Exact, 0));
         }
@@ -285,8 +278,7 @@ impl Context {
         if let (Type::Pointer { pointee: pf, .. }, Type::Pointer { pointee: pt, .. }) = (&from, to) {
             let (qf, qt) = (from.pointee_quals(), to.pointee_quals());
             if !qt.contains(qf) {
-                let dropped = Quals { is_const: qf.is_const && !qt.is_const, is_volatile: qf.is_volatile && !qt.is_volatile };
-                return Err(format!("has type {}, and the conversion to {} would drop `{}`", self.show(&from), self.show(to), dropped.prefix().trim_end()));
+                return Err(format!("has type {}, and the conversion to {} would drop `{}`", self.show(&from), self.show(to), qf.without(qt).prefix().trim_end()));
             }
             if pf == pt {
                 return Ok(ics(Rank::Exact, 1));

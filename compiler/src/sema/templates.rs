@@ -284,9 +284,9 @@ impl Context {
             let levels = param.declarator.pointers.len() + usize::from(!param.declarator.array_dims.is_empty());
             let mut ty = arg_ty.clone();
             for level in 0..levels {
+                let extra = ty.pointee_quals().without(param.ty.quals());
                 match ty {
-                    Type::Pointer { pointee, pointee_const, pointee_volatile } => {
-                        let extra = Quals { is_const: pointee_const && !param.ty.is_const, is_volatile: pointee_volatile && !param.ty.is_volatile };
+                    Type::Pointer { pointee, .. } => {
                         if level + 1 == levels && extra != Quals::NONE {
                             let shown = self.show(arg_ty);
                             let quals = extra.prefix().trim_end();
