@@ -143,10 +143,8 @@ def main() -> int:
                 else:
                     failed.append(f"{name} {variant}: build failed: {log.strip().splitlines()[-1] if log.strip() else '?'}")
         times: dict[tuple[str, str], list[float]] = {key: [] for key in exes}
-        # Whether every run's output equalled the first nvcc run's (timings masked).
-        same: dict[tuple[str, str], bool] = {key: True for key in exes}
-        reference: dict[str, str] = {}
-        outputs: dict[tuple[str, str], list[str]] = {}
+        # Each run's output, timings masked, in the order the runs were made.
+        outputs: dict[tuple[str, str], list[str]] = {key: [] for key in exes}
         rng = random.Random(SEED)
         started = time.time()
         for _ in range(args.rounds):
@@ -159,12 +157,13 @@ def main() -> int:
                         failed.append(f"{name} {v}: a run failed or printed no time")
                     else:
                         times[(name, v)].append(t)
-                    if v == "nvcc":
-                        reference.setdefault(name, output)
-                    outputs.setdefault((name, v), []).append(output)
+                    outputs[(name, v)].append(output)
         elapsed = time.time() - started
-        for (name, v), outs in outputs.items():
-            same[(name, v)] = name in reference and all(o == reference[name] for o in outs)
+
+        def same_as_nvcc(name: str, v: str) -> bool:
+            """Whether every run's output equalled the first nvcc run's."""
+            reference = outputs.get((name, "nvcc"), [])
+            return bool(reference) and all(o == reference[0] for o in outputs.get((name, v), []))
 
         try:
             gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
@@ -193,7 +192,7 @@ def main() -> int:
                 if not t:
                     lines.append(f"| {name} | {v} | 0 | - | - | - | - | - | - | - |")
                     continue
-                row = f"| {name} | {v} | {len(t)} | {'yes' if same.get((name, v)) else 'NO'} | {statistics.median(t):.3f} | {min(t):.3f} | {max(t):.3f} |"
+                row = f"| {name} | {v} | {len(t)} | {'yes' if same_as_nvcc(name, v) else 'NO'} | {statistics.median(t):.3f} | {min(t):.3f} | {max(t):.3f} |"
                 if v != "nvcc" and len(base) >= 3 and len(t) >= 3:
                     r, lo, hi = ratio_interval(t, base, boot)
                     verdict = "faster" if hi < 1 else "slower" if lo > 1 else "no difference shown"
