@@ -16,6 +16,8 @@ pub(super) struct SiteState {
     pub(super) max_threads: GlobalId,
     pub(super) table: GlobalId,
     pub(super) buffer: GlobalId,
+    /// At grid granularity, the child's record arena (`arena.rs`).
+    pub(super) arena: Option<arena::Arena>,
     pub(super) span: Span,
 }
 
@@ -40,6 +42,7 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
             max_threads: shared(format!("{kname}$agg{n}$max_threads"), Type::UINT),
             table: shared(format!("{kname}$agg{n}$table"), Type::Array { elem: Box::new(rec.clone()), len: *cap }),
             buffer: shared(format!("{kname}$agg{n}$buffer"), Type::pointer_to(rec)),
+            arena: if grid { a.arena } else { None },
             span: sp,
         });
     }
@@ -101,21 +104,26 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
         LocalId((f.locals.len() + extra_locals.len() - 1) as u32)
     };
 
-    // Thread 0 allocates the global tables.
+    // Thread 0 allocates the global tables (at grid granularity: finds the grid's entry, then
+    // room in the child's arena or a node of the grid's list, `grid.rs`).
     let mut alloc = Vec::new();
+    if let Some(gs) = &grid_state {
+        alloc.extend(gs.begin(m, &b, &mut fresh));
+    }
     for (n, s) in states.iter().enumerate() {
         let sb = builder(m, s.span);
         let count = fresh("agg$count", u.clone());
+        if let Some(gs) = &grid_state {
+            // every block with records hands them on: they may meet others
+            alloc.push(sb.decl(count, count_of(s)));
+            alloc.extend(gs.alloc_site(m, &sb, n, s, count, &mut fresh));
+            continue;
+        }
         let p = fresh("agg$allocation", Type::pointer_to(Type::Void));
-        let (malloc, records) = match &grid_state {
-            // a node of the grid's list: its header, then the records
-            Some(gs) => (gs.node_alloc(m, &sb, n, p, sb.local(count, &u), s.record), gs.node_records(m, &sb, n, p, s.record)),
-            None => (pool::heap_table(m, &sb, p, sb.local(count, &u), s.record), sb.local(p, &Type::pointer_to(Type::Void))),
-        };
+        let (malloc, records) = (pool::heap_table(m, &sb, p, sb.local(count, &u), s.record), sb.local(p, &Type::pointer_to(Type::Void)));
         // A lone record is launched as it was: an allocation would cost more than it saves.
-        // At grid granularity every block with records hands them on: they may meet others.
-        let mut wanted = sb.cmp(BinaryOp::Gt, sb.local(count, &u), sb.uint(if grid { 0 } else { 1 }));
-        if s.child_syncs && !grid {
+        let mut wanted = sb.cmp(BinaryOp::Gt, sb.local(count, &u), sb.uint(1));
+        if s.child_syncs {
             // the clone's barriers need every thread: equal block sizes only
             wanted = sb.and(wanted, sb.cmp(BinaryOp::Eq, g(s.min_threads), g(s.max_threads)));
         }
@@ -136,12 +144,15 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
     stmts.push(b.sync());
 
     // The block copies the tables.
-    for s in &states {
+    for (n, s) in states.iter().enumerate() {
         let sb = builder(m, s.span);
         let count = fresh("agg$count", u.clone());
         let i = fresh("agg$i", u.clone());
         let li = || sb.local(i, &u);
-        let copy = sb.assign(sb.index(g(s.buffer), li()), sb.index(sb.decay(g(s.table)), li()));
+        let mut copy = vec![sb.assign(sb.index(g(s.buffer), li()), sb.index(sb.decay(g(s.table)), li()))];
+        if let Some(gs) = &grid_state {
+            copy.push(gs.rebase(m, &sb, n, sb.index(g(s.buffer), li())));
+        }
         stmts.push(Stmt::Block(Block {
             stmts: vec![
                 sb.decl(count, count_of(s)),
@@ -151,7 +162,7 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
                         vec![sb.decl(i, sb.local(tid, &u))],
                         sb.cmp(BinaryOp::Lt, li(), sb.local(count, &u)),
                         sb.e(ExprKind::CompoundAssign { op: BinaryOp::Add, place: Box::new(li()), value: Box::new(sb.local(nthreads, &u)), op_type: u.clone() }, u.clone()),
-                        vec![copy],
+                        copy,
                     )],
                 ),
             ],

@@ -53,7 +53,7 @@ pub(super) fn unique_function_name(module: &Module, base: &str) -> String {
 
 /// `C__agg(record *records, unsigned count)`: the clone of `C` run by every block of the
 /// aggregated grid.
-pub(super) fn build_agg_kernel(module: &Module, child: &Function, record: StructId, pool: Option<&pool::Pool>) -> Function {
+pub(super) fn build_agg_kernel(module: &Module, child: &Function, record: StructId, pool: Option<&pool::Pool>, arena: Option<&arena::Arena>) -> Function {
     let b = builder(module, child.span);
     let rec_ty = Type::Struct(record);
     let rec_ptr = Type::pointer_to(rec_ty.clone());
@@ -134,7 +134,7 @@ pub(super) fn build_agg_kernel(module: &Module, child: &Function, record: Struct
     body.push(b.sync());
     let done = b.addr_of(b.member(b.deref(l(recs)), F_DONE, &Type::UINT));
     let last = b.arith(BinaryOp::Sub, b.special(SpecialReg::GridDim(Axis::X)), b.uint(1));
-    let free = pool::give_back(module, &b, pool, l(recs));
+    let free = pool::give_back(module, &b, pool, arena, l(recs));
     body.push(b.if_(
         b.cmp(BinaryOp::Eq, b.special(SpecialReg::ThreadIdx(Axis::X)), b.uint(0)),
         vec![

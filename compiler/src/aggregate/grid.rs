@@ -2,7 +2,12 @@
 //! become one child grid, as KLAP's `ag` versions do.
 //!
 //! Each block gathers its records as at block granularity (`block.rs`: a `__shared__` table,
-//! copied at the end of the block into a global allocation). Here the allocation is a *node*:
+//! copied at the end of the block into global memory). Where it can, a block copies them
+//! straight into the child's static *arena* (`arena.rs`), beside the records of the grid's
+//! other blocks, with their first blocks made the grid's; the last block then launches the
+//! arena's records as they lie, and the device heap is never touched (on the H100 it was what
+//! made grid granularity slow: `arena.rs` says what was measured). A block that finds the
+//! arena full or owned by another grid uses the heap as follows. That allocation is a *node*:
 //! a header (`next`, record count, block count, smallest and largest block size) followed by
 //! the records. Thread 0 pushes the node onto the parent grid's list with `atomicExch`, makes
 //! the block's writes visible (`__threadfence()`), and counts the block done with an
@@ -50,7 +55,7 @@ pub const SLOTS: u64 = 512;
 /// An entry given back, which a lookup must step over (0 is an entry never used).
 const TOMBSTONE: u64 = u64::MAX;
 /// The largest aggregated grid (`gridDim.x`); beyond it the records are launched as they were.
-const MAX_GRID_X: u64 = (1 << 31) - 1;
+pub(super) const MAX_GRID_X: u64 = (1 << 31) - 1;
 
 // Node header fields.
 const N_NEXT: u32 = 0;
@@ -73,6 +78,10 @@ struct SiteGrid {
     min_threads: GlobalId,
     max_threads: GlobalId,
     flat: GlobalId,
+    /// `__shared__`: whether this block's records lie in the child's arena (`arena.rs`), and
+    /// their first block there (0 for a node, whose starts the last block rebases).
+    in_arena: GlobalId,
+    base: GlobalId,
 }
 
 /// A kernel's grid-wide state.
@@ -83,8 +92,10 @@ pub(super) struct GridState {
     done: GlobalId,
     /// `__device__ unsigned K$agg_grid_lock`.
     lock: GlobalId,
-    /// `__shared__`: this block's entry, and whether it is its grid's last block.
+    /// `__shared__`: this block's entry, its grid's key (`gridid + 1`), and whether it is its
+    /// grid's last block.
     slot: GlobalId,
+    key: GlobalId,
     last: GlobalId,
     sites: Vec<SiteGrid>,
 }
@@ -97,6 +108,7 @@ impl GridState {
         let done = new_global(module, format!("{kname}$agg_grid_done"), table(u.clone()), GlobalSpace::Device, span);
         let lock = new_global(module, format!("{kname}$agg_grid_lock"), u.clone(), GlobalSpace::Device, span);
         let slot = new_global(module, format!("{kname}$agg_grid_slot"), u.clone(), GlobalSpace::Shared, span);
+        let key = new_global(module, format!("{kname}$agg_grid_key"), ull.clone(), GlobalSpace::Shared, span);
         let last = new_global(module, format!("{kname}$agg_grid_last"), u.clone(), GlobalSpace::Shared, span);
         let mut sites = Vec::new();
         for (n, s) in states.iter().enumerate() {
@@ -108,15 +120,83 @@ impl GridState {
             let min_threads = shared("min_threads", u.clone());
             let max_threads = shared("max_threads", u.clone());
             let flat = shared("flat", rec_ptr);
+            let in_arena = shared("in_arena", u.clone());
+            let base = shared("base", u.clone());
             let heads = new_global(module, format!("{kname}$agg{n}$grid_heads"), table(ull.clone()), GlobalSpace::Device, s.span);
             let node = make_node(module, &format!("{kname}$agg{n}$grid_node"), s.record, s.span);
-            sites.push(SiteGrid { heads, node, list, total, blocks, min_threads, max_threads, flat });
+            sites.push(SiteGrid { heads, node, list, total, blocks, min_threads, max_threads, flat, in_arena, base });
         }
-        GridState { ids, done, lock, slot, last, sites }
+        GridState { ids, done, lock, slot, key, last, sites }
+    }
+
+    /// Thread 0, before the block's tables are copied: finds the grid's entry (`slot`, `key`).
+    pub(super) fn begin(&self, m: &Module, b: &B, fresh: &mut dyn FnMut(&str, Type) -> LocalId) -> Vec<Stmt> {
+        let u = Type::UINT;
+        let slot = fresh("agg$grid_slot", u.clone());
+        let key = fresh("agg$grid_key", Type::ULONGLONG);
+        let mut stmts = self.find_slot(m, b, slot, key, fresh);
+        stmts.push(b.assign(b.global(self.slot, &u), b.local(slot, &u)));
+        stmts.push(b.assign(b.global(self.key, &Type::ULONGLONG), b.local(key, &Type::ULONGLONG)));
+        stmts
+    }
+
+    /// The key under which site `n` of this grid owns its child's arena.
+    fn arena_key(&self, b: &B, n: usize) -> Expr {
+        let key = b.global(self.key, &Type::ULONGLONG);
+        b.arith(BinaryOp::Add, b.arith(BinaryOp::Mul, key, b.ull(256)), b.ull(n as u64 + 1))
+    }
+
+    /// Thread 0: where site `n`'s `count` records go (`buffer`): room in the child's arena,
+    /// else a node of the heap list, else nowhere (null: the block launches them itself).
+    pub(super) fn alloc_site(&self, m: &Module, b: &B, n: usize, s: &SiteState, count: LocalId, fresh: &mut dyn FnMut(&str, Type) -> LocalId) -> Vec<Stmt> {
+        let u = Type::UINT;
+        let g = |id: GlobalId| b.global(id, &m.global(id).ty);
+        let sg = &self.sites[n];
+        let rec_ptr = m.global(s.buffer).ty.clone();
+        let lc = || b.local(count, &u);
+        let p = fresh("agg$allocation", Type::pointer_to(Type::Void));
+        let node = vec![
+            b.decl(p, b.null(&Type::pointer_to(Type::Void))),
+            b.if_(
+                b.cmp(BinaryOp::Eq, b.cast(self.node_alloc(m, b, n, p, lc(), s.record), &Type::INT), b.int(0)),
+                vec![b.assign(g(s.buffer), b.cast(self.node_records(m, b, n, p, s.record), &rec_ptr))],
+            ),
+        ];
+        let mut placed = vec![b.assign(g(sg.in_arena), b.uint(0)), b.assign(g(sg.base), b.uint(0))];
+        match s.arena.filter(|_| n < arena::MAX_SITES) {
+            Some(arena) => {
+                let [at, base] = ["agg$arena_at", "agg$arena_base"].map(|name| fresh(name, u.clone()));
+                let last = b.index(b.decay(g(s.table)), b.arith(BinaryOp::Sub, lc(), b.uint(1)));
+                let blocks = b.arith(BinaryOp::Add, b.member(last.clone(), F_START, &u), b.volume(&b.member(last, F_GRID, &Type::Dim3), &u));
+                placed.push(b.decl(at, b.uint(u32::MAX as u64)));
+                placed.push(b.decl(base, b.uint(0)));
+                placed.extend(arena.reserve(m, b, fresh, self.arena_key(b, n), lc(), blocks, (g(s.min_threads), g(s.max_threads)), (at, base)));
+                placed.push(b.if_else(
+                    b.cmp(BinaryOp::Ne, b.local(at, &u), b.uint(u32::MAX as u64)),
+                    vec![
+                        b.assign(g(s.buffer), b.ptr_add(arena.first(m, b), b.local(at, &u))),
+                        b.assign(g(sg.in_arena), b.uint(1)),
+                        b.assign(g(sg.base), b.local(base, &u)),
+                    ],
+                    node,
+                ));
+            }
+            None => placed.extend(node),
+        }
+        vec![b.assign(g(s.buffer), b.null(&rec_ptr)), b.if_(b.cmp(BinaryOp::Gt, lc(), b.uint(0)), placed)]
+    }
+
+    /// After a thread copied record `i` of site `n` to `dst` (a record place): its first block
+    /// made the grid's (a node's records are rebased by the last block instead).
+    pub(super) fn rebase(&self, m: &Module, b: &B, n: usize, dst: Expr) -> Stmt {
+        let u = Type::UINT;
+        let start = b.member(dst, F_START, &u);
+        let base = b.global(self.sites[n].base, &m.global(self.sites[n].base).ty);
+        b.assign(start.clone(), b.arith(BinaryOp::Add, start, base))
     }
 
     /// `cudaMalloc(&p, sizeof(node) + count * sizeof(record))`, a `cudaError_t`.
-    pub(super) fn node_alloc(&self, m: &Module, b: &B, site: usize, p: LocalId, count: Expr, record: StructId) -> Expr {
+    fn node_alloc(&self, m: &Module, b: &B, site: usize, p: LocalId, count: Expr, record: StructId) -> Expr {
         let size_t = Type::size_t();
         let node_bytes = m.size_align(&Type::Struct(self.sites[site].node)).0;
         let record_bytes = m.size_align(&Type::Struct(record)).0;
@@ -134,7 +214,7 @@ impl GridState {
     }
 
     /// The records of the node at `p` (a `void *` local): `(record *)((node *)p + 1)`.
-    pub(super) fn node_records(&self, _m: &Module, b: &B, site: usize, p: LocalId, record: StructId) -> Expr {
+    fn node_records(&self, _m: &Module, b: &B, site: usize, p: LocalId, record: StructId) -> Expr {
         let node = b.cast(b.local(p, &Type::pointer_to(Type::Void)), &self.node_ptr(site));
         records_of(b, node, record)
     }
@@ -158,8 +238,7 @@ impl GridState {
         let g = |id: GlobalId| b.global(id, &m.global(id).ty);
         let thread0 = || b.cmp(BinaryOp::Eq, b.local(tid, &u), b.uint(0));
         let slot = fresh("agg$grid_slot", u.clone());
-        let mut hand_on = self.find_slot(m, b, slot, fresh);
-        hand_on.push(b.assign(g(self.slot), b.local(slot, &u)));
+        let mut hand_on = vec![b.decl(slot, g(self.slot))];
         for (n, s) in states.iter().enumerate() {
             let sb = builder(m, s.span);
             let sg = &self.sites[n];
@@ -193,9 +272,11 @@ impl GridState {
                 ),
             ];
             hand_on.push(sb.decl(count, count_of(m, &sb, s)));
+            // records in the arena are in place already
+            let hand = sb.if_else(sb.cmp(BinaryOp::Ne, buffer, sb.null(&rec_ptr)), push, block_launch(s, fresh));
             hand_on.push(sb.if_(
-                sb.cmp(BinaryOp::Gt, sb.local(count, &u), sb.uint(0)),
-                vec![sb.if_else(sb.cmp(BinaryOp::Ne, buffer, sb.null(&rec_ptr)), push, block_launch(s, fresh))],
+                sb.and(sb.cmp(BinaryOp::Gt, sb.local(count, &u), sb.uint(0)), sb.cmp(BinaryOp::Eq, g(sg.in_arena), sb.uint(0))),
+                vec![hand],
             ));
         }
         // Count the block: after a fence, so that the last block sees its nodes and whatever
@@ -216,6 +297,10 @@ impl GridState {
         // The last block.
         let mut last = vec![fence(b)];
         for (n, s) in states.iter().enumerate() {
+            if let Some(arena) = s.arena.filter(|_| n < arena::MAX_SITES) {
+                let sb = builder(m, s.span);
+                last.push(b.if_(thread0(), arena.launch(m, &sb, fresh, self.arena_key(&sb, n), s)));
+            }
             last.extend(self.launch_grid(m, s, n, tid, nthreads, fresh));
         }
         last.push(b.if_(thread0(), self.release(m, b, fresh)));
@@ -243,11 +328,12 @@ impl GridState {
         b.if_(b.cmp(BinaryOp::Eq, cas, b.uint(0)), held)
     }
 
-    /// Sets `slot` to this grid's entry: at `gridid % SLOTS` when the key is there, else found
-    /// or claimed under the lock, waiting while the table is full.
-    fn find_slot(&self, m: &Module, b: &B, slot: LocalId, fresh: &mut dyn FnMut(&str, Type) -> LocalId) -> Vec<Stmt> {
+    /// Sets `key` to this grid's key (`gridid + 1`) and `slot` to its entry: at
+    /// `gridid % SLOTS` when the key is there, else found or claimed under the lock, waiting
+    /// while the table is full.
+    fn find_slot(&self, m: &Module, b: &B, slot: LocalId, key: LocalId, fresh: &mut dyn FnMut(&str, Type) -> LocalId) -> Vec<Stmt> {
         let (u, ull) = (Type::UINT, Type::ULONGLONG);
-        let [key, value] = ["agg$grid_key", "agg$grid_value"].map(|n| fresh(n, ull.clone()));
+        let value = fresh("agg$grid_value", ull.clone());
         let [home, k, idx, free] = ["agg$grid_home", "agg$grid_k", "agg$grid_idx", "agg$grid_free"].map(|n| fresh(n, u.clone()));
         let lu = |id: LocalId| b.local(id, &u);
         let lull = |id: LocalId| b.local(id, &ull);

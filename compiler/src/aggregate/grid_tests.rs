@@ -25,10 +25,22 @@ fn grid_state_is_keyed_by_the_grid_and_the_clone_is_block_granularitys() {
     let m = &checked.module;
     let names: Vec<&str> = m.functions.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["child", "parent", "child__agg"]);
-    // the clone is the one block granularity makes: grid changes only the parent
+    // the clone is the one block granularity makes, but that its last block gives a table in
+    // the child's arena back to the arena (`arena.rs`) rather than to the heap
     let block = driver::check(IRREGULAR, &options(Granularity::Block, false)).unwrap().module;
-    assert_eq!(format!("{:?}", m.functions[2]), format!("{:?}", block.functions[2]));
+    assert_eq!(format!("{:?}", m.functions[2].locals), format!("{:?}", block.functions[2].locals));
     assert_eq!(format!("{:?}", m.functions[0]), format!("{:?}", block.functions[0]));
+    let globals_used = |m: &crate::hir::Module, f: usize| {
+        let mut names = std::collections::BTreeSet::new();
+        super::visit_block(m.functions[f].body.as_ref().unwrap(), &mut |e| {
+            if let ExprKind::Global(g) = e.kind {
+                names.insert(m.globals[g.0 as usize].name.clone());
+            }
+        });
+        names
+    };
+    assert!(globals_used(&block, 2).is_empty());
+    assert_eq!(globals_used(m, 2), ["child$agg_arena", "child$agg_arena_cursor", "child$agg_arena_max_threads", "child$agg_arena_min_threads", "child$agg_arena_owner"].map(String::from).into());
     // per-grid state in __device__ tables of SLOTS entries, one lock per kernel
     let global = |name: &str| m.globals.iter().find(|g| g.name == name).unwrap_or_else(|| panic!("no global {name}"));
     let table = |elem: Type| Type::Array { elem: Box::new(elem), len: SLOTS };
@@ -72,7 +84,8 @@ fn grid_ptx_pushes_counts_and_launches_from_the_last_block() {
         "atom.global.add.u32",     // the block counted done
         "atom.global.or.b64",      // the keys read atomically (atomicAdd of 0, which LLVM makes an or)
         "atom.shared.add.u64",     // the block's own records, as at block granularity
-        "__cudaCDP2Malloc",        // nodes and the flat table
+        "global.cas.b64",          // the child's arena claimed, room in it taken (arena.rs)
+        "__cudaCDP2Malloc",        // nodes and the flat table, where the arena is taken or full
         "__cudaCDP2Free",          // the nodes
         "child__agg",              // the one aggregated launch
     ] {

@@ -62,6 +62,7 @@
 //! only the launches the child cannot take are left alone: loops, device functions, kernels
 //! that return early and kernels that launch themselves are all aggregated.
 
+mod arena;
 mod block;
 mod build;
 mod clone;
@@ -274,14 +275,16 @@ fn apply(module: &mut Module, facts: &Facts, plan: Plan) -> Vec<Diagnostic> {
     for (k, &c) in plan.children.iter().enumerate() {
         let record = make_record(module, c);
         let pool = if plan.at_site_children.contains(&c) { pool::Pool::declare(module, c, record) } else { None };
-        aggs.insert(c, AggChild { agg: FuncId((first_clone + k) as u32), record, child_syncs: facts.of[c.0 as usize].syncs, pool });
+        let at_grid_end = plan.grid && plan.at_block_end.values().flatten().any(|(s, _)| s.launch.kernel == c);
+        let arena = if at_grid_end { arena::Arena::declare(module, c, record) } else { None };
+        aggs.insert(c, AggChild { agg: FuncId((first_clone + k) as u32), record, child_syncs: facts.of[c.0 as usize].syncs, pool, arena });
     }
     for (fid, sites) in &plan.at_site {
         warp::rewrite_function(module, *fid, sites, &aggs);
     }
     for c in &plan.children {
         let a = &aggs[c];
-        let clone = build_agg_kernel(module, &module.functions[c.0 as usize].clone(), a.record, a.pool.as_ref());
+        let clone = build_agg_kernel(module, &module.functions[c.0 as usize].clone(), a.record, a.pool.as_ref(), a.arena.as_ref());
         debug_assert_eq!(module.functions.len(), a.agg.0 as usize);
         module.functions.push(clone);
     }
@@ -304,6 +307,8 @@ struct AggChild {
     child_syncs: bool,
     /// Where warp-wide sites take their tables (children launched only block-wide have none).
     pool: Option<pool::Pool>,
+    /// Where a grid's blocks place their records (children launched at grid granularity).
+    arena: Option<arena::Arena>,
 }
 
 fn remark(module: &Module, s: &Site, why: &str) -> Diagnostic {

@@ -114,11 +114,14 @@ pub(super) fn heap_table(module: &Module, b: &B, allocation: LocalId, count: Exp
     b.builtin(Builtin::Runtime(RuntimeFn::Malloc), vec![place, bytes], &Type::CudaError)
 }
 
-/// Gives `table` (a `record *` expression) back: to the pool when it lies in it, to the heap
-/// otherwise.
-pub(super) fn give_back(module: &Module, b: &B, pool: Option<&Pool>, table: Expr) -> Stmt {
+/// Gives `table` (a `record *` expression) back: to the pool when it lies in it, to its owner
+/// when it is the arena of grid granularity (`arena.rs`), to the heap otherwise.
+pub(super) fn give_back(module: &Module, b: &B, pool: Option<&Pool>, arena: Option<&super::arena::Arena>, table: Expr) -> Stmt {
     let void_ptr = Type::pointer_to(Type::Void);
-    let free = Stmt::Expr(b.builtin(Builtin::Runtime(RuntimeFn::Free), vec![b.cast(table.clone(), &void_ptr)], &Type::CudaError));
+    let mut free = Stmt::Expr(b.builtin(Builtin::Runtime(RuntimeFn::Free), vec![b.cast(table.clone(), &void_ptr)], &Type::CudaError));
+    if let Some(arena) = arena {
+        free = b.if_else(arena.contains(module, b, table.clone()), arena.release(module, b), vec![free]);
+    }
     let Some(pool) = pool else { return free };
     let u = Type::UINT;
     let first = pool.first_record(module, b);

@@ -167,7 +167,7 @@ fn site(module: &Module, f: &mut Function, launch: &Launch, a: &AggChild) -> Stm
     } else {
         leader_stmts.push(launch_and_check);
     }
-    let give_back = pool::give_back(module, &b, a.pool.as_ref(), l(table, &rec_ptr));
+    let give_back = pool::give_back(module, &b, a.pool.as_ref(), None, l(table, &rec_ptr));
     leader_stmts.push(b.if_(b.cmp(BinaryOp::Ne, lu(fallback), b.uint(0)), vec![give_back]));
     write.push(b.decl(fallback, b.uint(0)));
     write.push(b.if_(b.cmp(BinaryOp::Eq, lu(rank), b.uint(0)), leader_stmts));
