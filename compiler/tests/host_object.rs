@@ -147,18 +147,149 @@ fn a_gxx_program_with_the_header_links_with_it() {
     assert!(dir.path().join("app").is_file());
 }
 
+/// The structs of the ABI test, one per way System V passes a struct: two floats in one SSE
+/// register, an int and a double in a general and an SSE one, 3 and 12 bytes in general ones
+/// (the last eightbyte narrower than 8), a float and an int sharing a general register, 24
+/// bytes in memory, and CUDA's 16-aligned float4 in two SSE registers.
+const ABI_STRUCTS: &str = r#"
+struct F2 { float x, y; };
+struct ID { int a; double d; };
+struct C3 { char c[3]; };
+struct I3 { int a, b, c; };
+struct FI { float f; int i; };
+struct Big { double a, b, c; };
+"#;
+
+const ABI_KERNELS: &str = r#"
+#include "structs.h"
+extern "C" __global__ void many(int a, F2 f2, ID id, C3 c3, I3 i3, Big big, FI fi, float4 v, double d, char ch) {}
+// five general registers taken: I3 needs two, so it goes to memory whole, and `f` takes the last
+extern "C" __global__ void spill(long a, long b, long c, long d, long e, I3 s, int f, dim3 g) {}
+__global__ void mangled(F2 f, Big b) {}
+"#;
+
+/// g++ calls the stubs and launchers; fake `cudaLaunchKernel` and `__cudaPopCallConfiguration`
+/// record what reaches them, and the program compares each argument's bytes with the values it
+/// passed. g++ is the oracle of the calling convention.
+const ABI_MAIN: &str = r#"
+#include <cstdio>
+#include <cstring>
+#include <vector>
+#include "structs.h"
+#include "kernels.h"
+
+static std::vector<std::vector<unsigned char>> got;
+static std::vector<size_t> sizes;
+static dim3 got_grid, got_block; static size_t got_shared; static cudaStream_t got_stream;
+extern "C" cudaError_t cudaLaunchKernel(const void *, dim3 g, dim3 b, void **args, size_t shared, cudaStream_t stream) {
+    got.clear();
+    for (size_t i = 0; i < sizes.size(); i++) {
+        const unsigned char *p = (const unsigned char *)args[i];
+        got.push_back(std::vector<unsigned char>(p, p + sizes[i]));
+    }
+    got_grid = g; got_block = b; got_shared = shared; got_stream = stream;
+    return cudaSuccess;
+}
+extern "C" unsigned __cudaPopCallConfiguration(dim3 *g, dim3 *b, size_t *shared, void *stream) {
+    *g = dim3(7, 8, 9); *b = dim3(32, 2, 1); *shared = 48; *(cudaStream_t *)stream = (cudaStream_t)0x77;
+    return 0;
+}
+extern "C" void __cudaRegisterFunction(void *, const void *, const char *, const char *, int, void *, void *, void *, void *, void *) {}
+extern "C" void REGISTER_LINKED(void *, void *, void *, void *) {}
+
+extern "C" void many(int, F2, ID, C3, I3, Big, FI, float4, double, char);
+extern "C" void spill(long, long, long, long, long, I3, int, dim3);
+void mangled(F2, Big);
+
+static int failures = 0;
+template <class T> static void expect(size_t i, const T &v, const char *what) {
+    if (i >= got.size() || got[i].size() != sizeof(T) || memcmp(got[i].data(), &v, sizeof(T)) != 0) {
+        printf("argument %zu (%s) differs\n", i, what);
+        failures++;
+    }
+}
+static void config(dim3 g, dim3 b, size_t shared, cudaStream_t s) {
+    if (got_grid.x != g.x || got_grid.y != g.y || got_grid.z != g.z || got_block.x != b.x || got_block.y != b.y || got_block.z != b.z || got_shared != shared || got_stream != s) {
+        printf("launch configuration differs\n");
+        failures++;
+    }
+}
+
+int main() {
+    int a = -7; F2 f2 = {1.5f, -2.25f}; ID id = {42, 3.125}; C3 c3 = {{'x', 'y', 'z'}};
+    I3 i3 = {10, 20, 30}; Big big = {0.5, 1.5, 2.5}; FI fi = {6.5f, 99};
+    float4 v = make_float4(1.f, 2.f, 3.f, 4.f); double d = 9.75; char ch = 'q';
+    sizes = {sizeof a, sizeof f2, sizeof id, sizeof c3, sizeof i3, sizeof big, sizeof fi, sizeof v, sizeof d, sizeof ch};
+    for (int via_launcher = 0; via_launcher < 2; via_launcher++) {
+        got.clear();
+        if (via_launcher) {
+            cdpc_launch_many(dim3(2, 3, 4), dim3(5, 6, 7), 99, (cudaStream_t)0x1234, a, f2, id, c3, i3, big, fi, v, d, ch);
+            config(dim3(2, 3, 4), dim3(5, 6, 7), 99, (cudaStream_t)0x1234);
+        } else {
+            many(a, f2, id, c3, i3, big, fi, v, d, ch);
+            config(dim3(7, 8, 9), dim3(32, 2, 1), 48, (cudaStream_t)0x77);
+        }
+        expect(0, a, "int"); expect(1, f2, "F2"); expect(2, id, "ID"); expect(3, c3, "C3"); expect(4, i3, "I3");
+        expect(5, big, "Big"); expect(6, fi, "FI"); expect(7, v, "float4"); expect(8, d, "double"); expect(9, ch, "char");
+    }
+    dim3 g(11, 12, 13);
+    sizes = {8, 8, 8, 8, 8, sizeof i3, sizeof(int), sizeof g};
+    for (int via_launcher = 0; via_launcher < 2; via_launcher++) {
+        if (via_launcher) cdpc_launch_spill(dim3(1), dim3(1), 0, 0, 1, 2, 3, 4, 5, i3, 6, g);
+        else spill(1, 2, 3, 4, 5, i3, 6, g);
+        long l = 5; int f = 6;
+        expect(4, l, "long"); expect(5, i3, "I3 after five longs"); expect(6, f, "int after it"); expect(7, g, "dim3");
+    }
+    sizes = {sizeof f2, sizeof big};
+    mangled(f2, big);
+    expect(0, f2, "F2 of a mangled kernel"); expect(1, big, "Big of a mangled kernel");
+    printf("%s\n", failures ? "FAILED" : "ok");
+    return failures;
+}
+"#;
+
 #[test]
-fn a_kernel_taking_a_struct_by_value_gets_no_stub_and_a_warning() {
+fn structs_by_value_reach_the_launch_as_gxx_passes_them() {
+    let Some(tools) = tool_dir() else { return };
+    if !have("g++") || !have("nm") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("structs.h"), ABI_STRUCTS).unwrap();
+    std::fs::write(dir.path().join("kernels.cu"), ABI_KERNELS).unwrap();
+    let out = cdpc(dir.path(), &["kernels.cu", "--emit", "host-obj", "-o", "kernels.o", "--host-header", "kernels.h"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("W0800"), "{}", stderr(&out));
+    let header = std::fs::read_to_string(dir.path().join("kernels.h")).unwrap();
+    assert!(header.contains("struct F2;") && header.contains("struct I3 s, int f, dim3 g);"), "{header}");
+    // the registration function named by the object's module id
+    let register = globals(&dir.path().join("kernels.o"))
+        .into_iter()
+        .find(|(kind, name)| *kind == 'U' && name.starts_with("__cudaRegisterLinkedBinary"))
+        .expect("the object calls __cudaRegisterLinkedBinary<ID>")
+        .1;
+    std::fs::write(dir.path().join("main.cpp"), ABI_MAIN.replace("REGISTER_LINKED", &register)).unwrap();
+    let include = format!("-I{}", tools.parent().unwrap().join("include").display());
+    run(Path::new("g++"), dir.path(), &["-O1", &include, "main.cpp", "kernels.o", "-o", "app"]);
+    let ran = Command::new(dir.path().join("app")).output().unwrap();
+    assert!(ran.status.success(), "{}{}", String::from_utf8_lossy(&ran.stdout), String::from_utf8_lossy(&ran.stderr));
+}
+
+#[test]
+fn a_kernel_whose_struct_c_cannot_name_gets_a_stub_but_no_launcher() {
     let Some(_) = tool_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("s.cu"), "struct P { int a; double b; };\nextern \"C\" __global__ void k(P p, int *out) { *out = p.a; }\nextern \"C\" __global__ void ok(int *out) { *out = 1; }\n").unwrap();
-    let out = cdpc(dir.path(), &["s.cu", "--emit", "host-obj", "--host-header", "s.h"]);
+    std::fs::write(dir.path().join("s.cu"), "#include <cooperative_groups.h>\nextern \"C\" __global__ void k(cooperative_groups::thread_block p, int *out) { *out = p.thread_rank(); }\nextern \"C\" __global__ void ok(int *out) { *out = 1; }\n").unwrap();
+    let out = cdpc(dir.path(), &["s.cu", "--emit", "host-obj", "-o", "s.o", "--host-header", "s.h"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains("warning[W0800]: kernel `k` gets no host stub: it takes `p` by value"), "{err}");
+    assert!(err.contains("warning[W0800]: the header declares no launcher for kernel `k`: C cannot name the type of `p` (`struct cooperative_groups::__v1::thread_block`)"), "{err}");
     assert!(err.contains("s.cu:2:"), "{err}");
     let header = std::fs::read_to_string(dir.path().join("s.h")).unwrap();
     assert!(header.contains("cdpc_launch_ok") && !header.contains("cdpc_launch_k("), "{header}");
+    if have("nm") {
+        assert!(globals(&dir.path().join("s.o")).contains(&('T', "k".to_string())), "k's stub");
+    }
     let out = cdpc(dir.path(), &["s.cu", "--emit", "host-obj", "--deny", "W0800", "-o", "denied.o"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(!dir.path().join("denied.o").exists());

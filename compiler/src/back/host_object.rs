@@ -15,15 +15,19 @@
 //!   `cdpc_launch_<symbol>(grid, block, shared_mem, stream, args...)` for host code that is no
 //!   CUDA (g++ with the header the driver writes).
 //!
-//! Parameters follow the System V x86-64 ABI: scalars and pointers in registers, `dim3` as the
-//! pair (`i64`, `i32`) its two eightbytes are passed in. Kernels that take a struct or an
-//! array by value get neither stub nor launcher (the driver warns, W0800).
+//! Parameters follow the System V x86-64 ABI (its section 3.2.3), as g++ and nvcc's host
+//! compiler pass them: scalars and pointers in registers, and a struct by value (`dim3`
+//! among them) classified eightbyte by eightbyte ([`Aggregate::classify`]): an eightbyte of
+//! `float`s and `double`s only is passed in an SSE register, any other in a general one, and a
+//! struct over 16 bytes, or one for whose eightbytes too few registers are left, in memory
+//! (`byval`), as clang lowers them.
 
 use super::{BackendError, R};
 use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
 use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetMachine, TargetTriple};
-use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum, StructType};
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::types::{AnyType, BasicMetadataTypeEnum, BasicType, BasicTypeEnum, StructType};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, PointerValue, ValueKind};
 use inkwell::{AddressSpace, IntPredicate, OptimizationLevel};
 use std::sync::Once;
@@ -41,6 +45,92 @@ pub enum HostParam {
     Pointer,
     /// `dim3`: 12 bytes in two registers.
     Dim3,
+    /// A struct by value.
+    Aggregate(Aggregate),
+}
+
+/// A scalar inside a struct, for its classification.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Leaf {
+    /// An integer or pointer of this many bytes.
+    Int(u8),
+    /// `float`.
+    F32,
+    /// `double`.
+    F64,
+}
+
+/// How one eightbyte of a struct is passed in registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Eightbyte {
+    /// In a general register, as an integer of this many bytes (the last eightbyte's may be
+    /// fewer than 8).
+    Integer(u8),
+    /// In an SSE register: one `float`,
+    F32,
+    /// two `float`s,
+    F32x2,
+    /// or one `double`.
+    F64,
+}
+
+/// A struct by value as the System V x86-64 ABI passes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Aggregate {
+    /// `sizeof`.
+    pub size: u32,
+    /// `alignof`.
+    pub align: u32,
+    /// Its eightbytes in registers (the second absent for a struct of at most 8 bytes, or
+    /// one whose second eightbyte is padding); `None` for the MEMORY class.
+    pub eightbytes: Option<(Eightbyte, Option<Eightbyte>)>,
+}
+
+impl Aggregate {
+    /// Classifies a struct of `size` bytes at `align` from its scalars at their offsets.
+    pub fn classify(size: u64, align: u64, leaves: &[(u64, Leaf)]) -> Aggregate {
+        let memory = Aggregate { size: size as u32, align: align as u32, eightbytes: None };
+        let leaf_size = |l: Leaf| match l {
+            Leaf::Int(n) => n as u64,
+            Leaf::F32 => 4,
+            Leaf::F64 => 8,
+        };
+        if size > 16 || size == 0 || leaves.iter().any(|&(off, l)| off % leaf_size(l) != 0) {
+            return memory;
+        }
+        let eightbyte = |i: u64| -> Option<Eightbyte> {
+            let inside: Vec<(u64, Leaf)> = leaves.iter().copied().filter(|&(off, _)| off / 8 == i).collect();
+            if inside.is_empty() {
+                return None;
+            }
+            if inside.iter().all(|&(_, l)| matches!(l, Leaf::F32 | Leaf::F64)) {
+                if inside.iter().any(|&(_, l)| l == Leaf::F64) {
+                    return Some(Eightbyte::F64);
+                }
+                return Some(if inside.iter().any(|&(off, _)| off % 8 == 4) { Eightbyte::F32x2 } else { Eightbyte::F32 });
+            }
+            Some(Eightbyte::Integer((size - 8 * i).min(8) as u8))
+        };
+        match (eightbyte(0), if size > 8 { eightbyte(1) } else { None }) {
+            (Some(lo), hi) => Aggregate { eightbytes: Some((lo, hi)), ..memory },
+            // a struct that begins with padding cannot be written in C
+            (None, _) => memory,
+        }
+    }
+
+    /// `dim3`: three `unsigned int`s.
+    pub const DIM3: Aggregate = Aggregate { size: 12, align: 4, eightbytes: Some((Eightbyte::Integer(8), Some(Eightbyte::Integer(4)))) };
+}
+
+/// How one parameter arrives, once registers are counted.
+#[derive(Clone, Debug)]
+enum Lowered<'ctx> {
+    /// As one value of this type (a scalar or pointer).
+    Scalar(BasicTypeEnum<'ctx>),
+    /// As the values of its eightbytes, stored at offsets 0 and 8 of a struct of `size` bytes.
+    Pieces { types: Vec<BasicTypeEnum<'ctx>>, size: u32, align: u32 },
+    /// In memory: a pointer to the caller's copy (`byval`).
+    Memory { size: u32, align: u32 },
 }
 
 /// One kernel with a host stub.
@@ -195,67 +285,124 @@ impl<'a, 'ctx> Builder<'a, 'ctx> {
         Ok(())
     }
 
-    /// The LLVM types a parameter arrives in.
-    fn abi_types(&self, p: HostParam) -> Vec<BasicTypeEnum<'ctx>> {
+    /// An integer of `bytes` bytes (1 to 8; `i24` and the like for a struct's last eightbyte,
+    /// as clang passes it).
+    fn int_type(&self, bytes: u32) -> BasicTypeEnum<'ctx> {
+        let bits = std::num::NonZeroU32::new(8 * bytes.clamp(1, 8)).unwrap_or(std::num::NonZeroU32::MIN);
+        self.ctx.custom_width_int_type(bits).map(Into::into).unwrap_or_else(|_| self.ctx.i64_type().into())
+    }
+
+    /// The LLVM type of one eightbyte in registers.
+    fn eightbyte_type(&self, e: Eightbyte) -> BasicTypeEnum<'ctx> {
+        match e {
+            Eightbyte::Integer(n) => self.int_type(n as u32),
+            Eightbyte::F32 => self.ctx.f32_type().into(),
+            Eightbyte::F32x2 => self.ctx.f32_type().vec_type(2).into(),
+            Eightbyte::F64 => self.ctx.f64_type().into(),
+        }
+    }
+
+    /// How each parameter of `kernel` arrives after `prefix_ints` general registers are
+    /// taken: the ABI's register counting (six general, eight SSE), since a struct whose
+    /// eightbytes do not all fit in the registers left goes to memory whole.
+    fn lower(&self, kernel: &HostKernel, prefix_ints: u32) -> Vec<Lowered<'ctx>> {
         let ctx = self.ctx;
-        match p {
-            HostParam::Int(1) => vec![ctx.i8_type().into()],
-            HostParam::Int(2) => vec![ctx.i16_type().into()],
-            HostParam::Int(4) => vec![ctx.i32_type().into()],
-            HostParam::Int(_) => vec![ctx.i64_type().into()],
-            HostParam::F32 => vec![ctx.f32_type().into()],
-            HostParam::F64 => vec![ctx.f64_type().into()],
-            HostParam::Pointer => vec![self.ptr.into()],
-            HostParam::Dim3 => vec![ctx.i64_type().into(), ctx.i32_type().into()],
-        }
+        let (mut ints, mut sses) = (6u32.saturating_sub(prefix_ints), 8u32);
+        kernel
+            .params
+            .iter()
+            .map(|p| {
+                let aggregate = match *p {
+                    HostParam::Int(n) => {
+                        ints = ints.saturating_sub(1);
+                        return Lowered::Scalar(self.int_type(n));
+                    }
+                    HostParam::Pointer => {
+                        ints = ints.saturating_sub(1);
+                        return Lowered::Scalar(self.ptr.into());
+                    }
+                    HostParam::F32 | HostParam::F64 => {
+                        sses = sses.saturating_sub(1);
+                        return Lowered::Scalar(if *p == HostParam::F32 { ctx.f32_type().into() } else { ctx.f64_type().into() });
+                    }
+                    HostParam::Dim3 => Aggregate::DIM3,
+                    HostParam::Aggregate(a) => a,
+                };
+                let Some((lo, hi)) = aggregate.eightbytes else { return Lowered::Memory { size: aggregate.size, align: aggregate.align } };
+                let parts: Vec<Eightbyte> = std::iter::once(lo).chain(hi).collect();
+                let need_int = parts.iter().filter(|e| matches!(e, Eightbyte::Integer(_))).count() as u32;
+                let need_sse = parts.len() as u32 - need_int;
+                if need_int > ints || need_sse > sses {
+                    return Lowered::Memory { size: aggregate.size, align: aggregate.align };
+                }
+                (ints, sses) = (ints - need_int, sses - need_sse);
+                Lowered::Pieces { types: parts.into_iter().map(|e| self.eightbyte_type(e)).collect(), size: aggregate.size, align: aggregate.align }
+            })
+            .collect()
     }
 
-    /// The memory type a parameter is kept in for the argument array.
-    fn memory_type(&self, p: HostParam) -> BasicTypeEnum<'ctx> {
-        match p {
-            HostParam::Dim3 => self.dim3.into(),
-            other => self.abi_types(other)[0],
-        }
-    }
-
-    /// Declares a function taking `prefix` then the kernel's parameters; returns it and, per
-    /// parameter, the index of its first LLVM parameter.
-    fn function(&self, name: &str, ret: Option<BasicTypeEnum<'ctx>>, prefix: &[BasicTypeEnum<'ctx>], kernel: &HostKernel) -> (FunctionValue<'ctx>, Vec<u32>) {
+    /// Declares a function taking `prefix` (all in general registers) then the kernel's
+    /// parameters; returns it and, per parameter, its lowering and the index of its first
+    /// LLVM parameter.
+    fn function(&self, name: &str, ret: Option<BasicTypeEnum<'ctx>>, prefix: &[BasicTypeEnum<'ctx>], kernel: &HostKernel) -> (FunctionValue<'ctx>, Vec<(Lowered<'ctx>, u32)>) {
         let mut types: Vec<BasicMetadataTypeEnum<'ctx>> = prefix.iter().map(|t| (*t).into()).collect();
-        let mut firsts = Vec::new();
-        for p in &kernel.params {
-            firsts.push(types.len() as u32);
-            types.extend(self.abi_types(*p).into_iter().map(BasicMetadataTypeEnum::from));
+        let mut lowered = Vec::new();
+        let mut byval = Vec::new();
+        for l in self.lower(kernel, prefix.len() as u32) {
+            let first = types.len() as u32;
+            match &l {
+                Lowered::Scalar(t) => types.push((*t).into()),
+                Lowered::Pieces { types: parts, .. } => types.extend(parts.iter().map(|t| BasicMetadataTypeEnum::from(*t))),
+                Lowered::Memory { size, align } => {
+                    byval.push((first, *size, *align));
+                    types.push(self.ptr.into());
+                }
+            }
+            lowered.push((l, first));
         }
         let fn_ty = match ret {
             Some(r) => r.fn_type(&types, false),
             None => self.ctx.void_type().fn_type(&types, false),
         };
-        (self.module.add_function(name, fn_ty, Some(Linkage::External)), firsts)
+        let f = self.module.add_function(name, fn_ty, Some(Linkage::External));
+        for (index, size, align) in byval {
+            let kind = |name: &str| Attribute::get_named_enum_kind_id(name);
+            let bytes = self.ctx.i8_type().array_type(size);
+            f.add_attribute(AttributeLoc::Param(index), self.ctx.create_type_attribute(kind("byval"), bytes.as_any_type_enum()));
+            // the stack slot of a MEMORY argument is 8-aligned, or 16 for a type aligned to 16
+            f.add_attribute(AttributeLoc::Param(index), self.ctx.create_enum_attribute(kind("align"), align.clamp(8, 16) as u64));
+        }
+        (f, lowered)
     }
 
-    /// Stores each parameter in its own slot and returns the array of their addresses, as
-    /// `cudaLaunchKernel` takes the arguments.
-    fn argument_array(&self, b: &inkwell::builder::Builder<'ctx>, f: FunctionValue<'ctx>, firsts: &[u32], kernel: &HostKernel) -> R<PointerValue<'ctx>> {
-        let n = kernel.params.len().max(1) as u32;
+    /// Stores each parameter in its own slot (a parameter in memory is its own slot) and
+    /// returns the array of their addresses, as `cudaLaunchKernel` takes the arguments.
+    fn argument_array(&self, b: &inkwell::builder::Builder<'ctx>, f: FunctionValue<'ctx>, params: &[(Lowered<'ctx>, u32)]) -> R<PointerValue<'ctx>> {
+        let n = params.len().max(1) as u32;
         let array = b.build_alloca(self.ptr.array_type(n), "args")?;
-        for (i, (p, &first)) in kernel.params.iter().zip(firsts).enumerate() {
-            let slot = b.build_alloca(self.memory_type(*p), "arg")?;
-            self.store_param(b, f, first, *p, slot)?;
+        for (i, (l, first)) in params.iter().enumerate() {
+            let slot = match l {
+                Lowered::Scalar(t) => {
+                    let slot = b.build_alloca(*t, "arg")?;
+                    b.build_store(slot, param(f, *first)?)?;
+                    slot
+                }
+                Lowered::Pieces { types, size, align } => {
+                    let bytes = self.ctx.i8_type().array_type(size.div_ceil(8) * 8);
+                    let slot = b.build_alloca(bytes, "arg")?;
+                    set_alignment(slot, (*align).max(8))?;
+                    for k in 0..types.len() as u32 {
+                        let at = unsafe { b.build_in_bounds_gep(self.ctx.i8_type(), slot, &[self.ctx.i64_type().const_int(8 * k as u64, false)], "piece")? };
+                        b.build_store(at, param(f, first + k)?)?;
+                    }
+                    slot
+                }
+                Lowered::Memory { .. } => param(f, *first)?.into_pointer_value(),
+            };
             let at = unsafe { b.build_in_bounds_gep(self.ptr.array_type(n), array, &[self.ctx.i32_type().const_zero(), self.ctx.i32_type().const_int(i as u64, false)], "at")? };
             b.build_store(at, slot)?;
         }
         Ok(array)
-    }
-
-    /// Stores parameter `first` (and for `dim3` the one after) at `slot`.
-    fn store_param(&self, b: &inkwell::builder::Builder<'ctx>, f: FunctionValue<'ctx>, first: u32, p: HostParam, slot: PointerValue<'ctx>) -> R<()> {
-        b.build_store(slot, param(f, first)?)?;
-        if p == HostParam::Dim3 {
-            let high = unsafe { b.build_in_bounds_gep(self.ctx.i8_type(), slot, &[self.ctx.i64_type().const_int(8, false)], "z")? };
-            b.build_store(high, param(f, first + 1)?)?;
-        }
-        Ok(())
     }
 
     /// Loads a `dim3` kept at `ptr` as the (`i64`, `i32`) pair it is passed in.
@@ -277,10 +424,10 @@ impl<'a, 'ctx> Builder<'a, 'ctx> {
     /// The host stub: pops the configuration of the host's `<<<>>>` and launches.
     fn stub(&self, kernel: &HostKernel) -> R<FunctionValue<'ctx>> {
         let (ctx, i32) = (self.ctx, self.ctx.i32_type());
-        let (f, firsts) = self.function(&kernel.symbol, None, &[], kernel);
+        let (f, params) = self.function(&kernel.symbol, None, &[], kernel);
         let b = ctx.create_builder();
         b.position_at_end(ctx.append_basic_block(f, "entry"));
-        let args = self.argument_array(&b, f, &firsts, kernel)?;
+        let args = self.argument_array(&b, f, &params)?;
         let (grid, block) = (b.build_alloca(self.dim3, "grid")?, b.build_alloca(self.dim3, "block")?);
         let shared = b.build_alloca(ctx.i64_type(), "shared_mem")?;
         let stream = b.build_alloca(self.ptr, "stream")?;
@@ -312,10 +459,10 @@ impl<'a, 'ctx> Builder<'a, 'ctx> {
     fn launcher(&self, kernel: &HostKernel, stub: FunctionValue<'ctx>) -> R<()> {
         let (ctx, i32, i64) = (self.ctx, self.ctx.i32_type(), self.ctx.i64_type());
         let prefix: [BasicTypeEnum<'ctx>; 6] = [i64.into(), i32.into(), i64.into(), i32.into(), i64.into(), self.ptr.into()];
-        let (f, firsts) = self.function(&format!("cdpc_launch_{}", kernel.symbol), Some(i32.into()), &prefix, kernel);
+        let (f, params) = self.function(&format!("cdpc_launch_{}", kernel.symbol), Some(i32.into()), &prefix, kernel);
         let b = ctx.create_builder();
         b.position_at_end(ctx.append_basic_block(f, "entry"));
-        let args = self.argument_array(&b, f, &firsts, kernel)?;
+        let args = self.argument_array(&b, f, &params)?;
         let mut operands: Vec<BasicMetadataValueEnum<'ctx>> = vec![stub.as_global_value().as_pointer_value().into()];
         for i in 0..6 {
             operands.push(param(f, i)?.into());
@@ -330,6 +477,11 @@ impl<'a, 'ctx> Builder<'a, 'ctx> {
         b.build_return(Some(&status))?;
         Ok(())
     }
+}
+
+fn set_alignment(slot: PointerValue<'_>, align: u32) -> R<()> {
+    let Some(inst) = slot.as_instruction() else { return Err(BackendError::Internal("an alloca that is no instruction".into())) };
+    inst.set_alignment(align).map_err(|e| BackendError::Internal(format!("alignment {align}: {e}")))
 }
 
 fn param(f: FunctionValue<'_>, i: u32) -> R<BasicValueEnum<'_>> {

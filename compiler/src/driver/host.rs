@@ -5,56 +5,99 @@
 //! kernel. [`header`] writes the C header that declares the launchers for a host compiler
 //! that is no nvcc, and the kernels for one that is.
 
-use crate::back::host_object::{self, HostKernel, HostObjectSpec, HostParam};
+use crate::back::host_object::{self, Aggregate, HostKernel, HostObjectSpec, HostParam, Leaf};
 use crate::diag::{Code, Diagnostic, Label};
 use crate::hir;
+use crate::types::{FloatKind, Type};
 use crate::signature::{self, Scalar, ValueKind};
 use crate::toolchain::{BuildOptions, FatbinImage, Toolchain};
 use std::collections::HashMap;
 
 use super::CompileError;
 
-/// A kernel of `module` with its symbol and signature.
-fn kernels(module: &hir::Module) -> Vec<(String, signature::Signature)> {
-    let symbols = module.functions.iter().filter(|f| f.body.is_some()).map(|f| f.symbol(module));
-    symbols.zip(signature::signatures(module)).filter(|(_, s)| s.kind == signature::FunctionKind::Kernel).collect()
+/// A kernel of `module` with its symbol, signature and parameter types.
+fn kernels(module: &hir::Module) -> Vec<(String, signature::Signature, Vec<Type>)> {
+    let defined = module.functions.iter().filter(|f| f.body.is_some());
+    defined
+        .zip(signature::signatures(module))
+        .filter(|(_, s)| s.kind == signature::FunctionKind::Kernel)
+        .map(|(f, s)| (f.symbol(module), s, f.param_types().cloned().collect()))
+        .collect()
 }
 
-/// How a parameter is passed to the host stub, or `None` for a struct or array by value.
-fn host_param(kind: &ValueKind, size: u64) -> Option<HostParam> {
+/// How a parameter of type `ty` is passed to the host stub.
+fn host_param(module: &hir::Module, kind: &ValueKind, ty: &Type, size: u64) -> HostParam {
     match kind {
-        ValueKind::Scalar(Scalar::F32) => Some(HostParam::F32),
-        ValueKind::Scalar(Scalar::F64) => Some(HostParam::F64),
-        ValueKind::Scalar(_) => Some(HostParam::Int(size as u32)),
-        ValueKind::Pointer { .. } | ValueKind::Handle => Some(HostParam::Pointer),
-        ValueKind::Dim3 => Some(HostParam::Dim3),
-        ValueKind::Void | ValueKind::Aggregate => None,
+        ValueKind::Scalar(Scalar::F32) => HostParam::F32,
+        ValueKind::Scalar(Scalar::F64) => HostParam::F64,
+        ValueKind::Scalar(_) => HostParam::Int(size as u32),
+        ValueKind::Pointer { .. } | ValueKind::Handle => HostParam::Pointer,
+        ValueKind::Dim3 => HostParam::Dim3,
+        ValueKind::Void | ValueKind::Aggregate => {
+            let (size, align) = module.size_align(ty);
+            let mut leaves = Vec::new();
+            scalars(module, ty, 0, &mut leaves);
+            HostParam::Aggregate(Aggregate::classify(size, align, &leaves))
+        }
     }
 }
 
-/// The kernels that get host stubs, and a W0800 for each that cannot (at its definition).
+/// The scalars of a value of type `ty` at `offset`, for the ABI's classification (at most
+/// 17 are looked at: a struct with more is over 16 bytes, passed in memory anyway).
+fn scalars(module: &hir::Module, ty: &Type, offset: u64, out: &mut Vec<(u64, Leaf)>) {
+    if out.len() > 16 {
+        return;
+    }
+    match ty {
+        Type::Float(FloatKind::Float) => out.push((offset, Leaf::F32)),
+        Type::Float(FloatKind::Double) => out.push((offset, Leaf::F64)),
+        Type::Struct(id) => {
+            for field in &module.struct_def(*id).fields {
+                scalars(module, &field.ty, offset + field.offset, out);
+            }
+        }
+        Type::Array { elem, len } => {
+            let step = module.size_align(elem).0;
+            for i in 0..(*len).min(17) {
+                scalars(module, elem, offset + i * step, out);
+            }
+        }
+        Type::Dim3 => (0..3).for_each(|i| out.push((offset + 4 * i, Leaf::Int(4)))),
+        Type::Void => {}
+        other => out.push((offset, Leaf::Int(module.size_align(other).0 as u8))),
+    }
+}
+
+/// The C type names of a kernel's struct parameters that C cannot spell (`struct N::S`,
+/// a template instance's, an unnamed struct's): the header cannot declare its launcher.
+fn unspellable(sig: &signature::Signature) -> Vec<&signature::Param> {
+    let plain = |c: &str| c.strip_prefix("struct ").is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !n.starts_with(|c: char| c.is_ascii_digit()));
+    sig.params.iter().filter(|p| p.kind == ValueKind::Aggregate && !plain(&p.c_type)).collect()
+}
+
+/// Every kernel's host stub, and a W0800 for each whose launcher the header cannot declare
+/// (at its definition).
 fn host_kernels(module: &hir::Module, places: &HashMap<String, Label>) -> (Vec<HostKernel>, Vec<Diagnostic>) {
     let mut found = Vec::new();
     let mut warnings = Vec::new();
-    for (symbol, sig) in kernels(module) {
-        let params: Option<Vec<HostParam>> = sig.params.iter().map(|p| host_param(&p.kind, p.size)).collect();
-        match params {
-            Some(params) => found.push(HostKernel { symbol, params }),
-            None => {
-                let by_value: Vec<String> = sig.params.iter().filter(|p| p.kind == ValueKind::Aggregate).map(|p| format!("`{}`", p.name)).collect();
-                let mut d = Diagnostic::new(Code::NoHostStub, Default::default(), format!("kernel `{}` gets no host stub: it takes {} by value", sig.name, by_value.join(", ")))
-                    .with_note("host code can launch it through the driver API (cuModuleGetFunction on the linked cubin), or pass the struct through a pointer");
-                // A place's message is the name as written (see `symbols::declaration_places`).
-                d.labels = places.get(&symbol).cloned().map(|l| Label { message: "defined here".into(), ..l }).into_iter().collect();
-                warnings.push(d);
-            }
+    for (symbol, sig, types) in kernels(module) {
+        let params = sig.params.iter().zip(&types).map(|(p, ty)| host_param(module, &p.kind, ty, p.size)).collect();
+        let odd = unspellable(&sig);
+        if !odd.is_empty() {
+            let names: Vec<String> = odd.iter().map(|p| format!("`{}` (`{}`)", p.name, p.c_type)).collect();
+            let mut d = Diagnostic::new(Code::NoHostLauncher, Default::default(), format!("the header declares no launcher for kernel `{}`: C cannot name the type of {}", sig.name, names.join(", ")))
+                .with_note("its host stub is in the object: host code compiled by nvcc that declares the kernel launches it with <<<>>>; for g++, pass a struct declared at file scope");
+            // A place's message is the name as written (see `symbols::declaration_places`).
+            d.labels = places.get(&symbol).cloned().map(|l| Label { message: "defined here".into(), ..l }).into_iter().collect();
+            warnings.push(d);
         }
+        found.push(HostKernel { symbol, params });
     }
     (found, warnings)
 }
 
-/// The W0800 warnings `--emit host-obj` gives a checked program: one per kernel that gets no
-/// host stub.
+/// The W0800 warnings `--emit host-obj` gives a checked program: one per kernel whose
+/// launcher the header cannot declare.
 pub fn stub_warnings(checked: &super::Checked) -> Vec<Diagnostic> {
     host_kernels(&checked.module, &checked.places).1
 }
@@ -109,16 +152,26 @@ pub fn header(module: &hir::Module, source_name: &str) -> String {
     );
     let mut c_decls = String::new();
     let mut cuda_decls = String::new();
-    for (symbol, sig) in kernels(module) {
-        if !sig.params.iter().all(|p| host_param(&p.kind, p.size).is_some()) {
+    let mut structs = std::collections::BTreeSet::new();
+    for (symbol, sig, _) in kernels(module) {
+        if !unspellable(&sig).is_empty() {
             continue;
         }
+        structs.extend(sig.params.iter().filter(|p| p.kind == ValueKind::Aggregate).map(|p| p.c_type.clone()));
         let params: Vec<String> = sig.params.iter().map(|p| format!("{} {}", p.c_type, p.name)).collect();
         let params = params.join(", ");
         let sep = if params.is_empty() { "" } else { ", " };
         c_decls.push_str(&format!("/* Launches `{}` like <<<grid, block, shared_mem, stream>>>. */\ncudaError_t cdpc_launch_{symbol}(dim3 grid, dim3 block, size_t shared_mem, cudaStream_t stream{sep}{params});\n", sig.name));
         let linkage = if symbol == sig.name { "extern \"C\" " } else { "" };
         cuda_decls.push_str(&format!("{linkage}__global__ void {}({});\n", sig.name, if params.is_empty() { "void" } else { &params }));
+    }
+    // Structs by value: declared here, defined by the host program's own header (a
+    // declaration may name an incomplete type; a call needs the definition).
+    for s in &structs {
+        out.push_str(&format!("{s};\n"));
+    }
+    if !structs.is_empty() {
+        out.push('\n');
     }
     out.push_str("#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
     out.push_str(&c_decls);
