@@ -137,6 +137,7 @@ pub(crate) struct Setup {
 fn setup(root: &Path, force: bool) -> Result<Setup> {
     let llvm_prefix = ensure_llvm()?;
     ensure_wheels(root, force)?;
+    ensure_cmake();
     let mut envs = Vec::new();
     if env::var_os(LLVM_SYS_PREFIX_VAR).is_none() {
         envs.push((LLVM_SYS_PREFIX_VAR.to_string(), llvm_prefix.into_os_string()));
@@ -250,6 +251,24 @@ fn ensure_c_compiler() -> Result<()> {
 
 fn is_root() -> bool {
     output_of(Command::new("id").arg("-u")).is_some_and(|u| u.trim() == "0")
+}
+
+/// Installs CMake for the test of docs/build-example/CMakeLists.txt, as root where apt-get is
+/// there; otherwise (or when that fails) the test skips with a printed reason, so this never
+/// stops the setup.
+fn ensure_cmake() {
+    if succeeds(Command::new("cmake").arg("--version")) {
+        return;
+    }
+    if !is_root() || !succeeds(Command::new("apt-get").arg("--version")) {
+        println!("setup: no CMake (the CMake example's test will skip); install it with: sudo apt-get install -y cmake");
+        return;
+    }
+    println!("setup: installing CMake for the CMake example's test: apt-get install -y cmake");
+    let installed = run_status(apt().arg("update")).and_then(|_| run_status(apt().args(["install", "-y", "--no-install-recommends", "cmake"])));
+    if let Err(e) = installed {
+        println!("setup: CMake could not be installed ({e}); the CMake example's test will skip");
+    }
 }
 
 /// Installs the pinned wheels into `.cuda/` unless its stamp already lists exactly them.
