@@ -6,13 +6,17 @@
 #      and compared with a build by nvcc alone;
 #   2. -lineinfo: compute-sanitizer on a kernel that writes out of bounds names the file and
 #      line in cdpc's build as in nvcc's;
-#   3. -G: cuda-gdb stops at a line of a child kernel and prints a local variable, in both builds.
+#   3. -G: cuda-gdb stops at a line of a child kernel and prints its locals (an int and an
+#      int *), in both builds;
+#   4. a fat binary with PTX only (-gencode arch=compute_90,code=compute_90): the driver JIT-links
+#      it with libcudadevrt (cuLinkCreate/cuLinkAddData/cuLinkAddFile) and runs the kernels,
+#      cdpc's fat binary against nvcc's, and each loaded directly (cuModuleLoadData).
 # Writes $OUT/driver-gpu.md (or ./driver-gpu.md) for results/.
 #
 # Usage, from the repository root, on the GPU machine:
 #   bash samples/harness/driver-gpu.sh CDPC
 # CUDA_HOME: default /usr/local/cuda (nvcc, compute-sanitizer, cuda-gdb, lib64).
-# SECTIONS: which parts to run, default "1 2 3".
+# SECTIONS: which parts to run, default "1 2 3 4".
 set -u
 CDPC=$(realpath "${1:?usage: driver-gpu.sh CDPC}")
 ROOT=$(pwd)
@@ -22,7 +26,7 @@ REPORT=${OUT:-.}/driver-gpu.md
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 export PATH=$CUDA_HOME/bin:$PATH
-SECTIONS=${SECTIONS:-1 2 3}
+SECTIONS=${SECTIONS:-1 2 3 4}
 want() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 {
@@ -155,14 +159,86 @@ step "nvcc -G" "$NVCC" -arch=sm_90 -rdc=true -G main.cu scale.cu -o debug-nvcc
 for build in cdpc nvcc; do
     # The kernel's code is loaded at run time: the breakpoint waits for it (pending).
     step "cuda-gdb, $build's build" cuda-gdb -batch -ex 'set breakpoint pending on' -ex 'set cuda break_on_launch none' -ex 'break scale.cu:4' \
-        -ex run -ex 'print x' -ex 'print y' -ex 'info cuda kernels' -ex continue ./debug-$build
-    grep -E '^\$[0-9]+ = |Breakpoint 1, |scale.cu:4' "$WORK/last.out" | head -5 > $build.gdb
+        -ex run -ex 'print x' -ex 'print y' -ex 'print data' -ex 'print *data' -ex 'info cuda kernels' -ex continue ./debug-$build
+    grep -E '^\$[0-9]+ = |Breakpoint 1, |scale.cu:4' "$WORK/last.out" | sed -E 's/0x[0-9a-f]+/0x.../g' | head -7 > $build.gdb
 done
 {
     echo "**cuda-gdb at scale.cu:4, cdpc's build:**"
     echo '```'; cat cdpc.gdb; echo '```'
     echo "**nvcc's build:**"
     echo '```'; cat nvcc.gdb; echo '```'
+} >> "$REPORT"
+fi
+
+# ---------------------------------------------------------------- 4. PTX-only fat binary
+if want 4; then
+echo "## 4. A fat binary with PTX only, JIT-linked with libcudadevrt" >> "$REPORT"
+echo >> "$REPORT"
+mkdir -p "$WORK/jit"
+cd "$WORK/jit"
+cat > tree.cu <<'EOF'
+extern "C" __global__ void child(int *data, int base) {
+    data[base + threadIdx.x] += base + 1;
+}
+
+extern "C" __global__ void parent(int *data) {
+    child<<<1, 32>>>(data, threadIdx.x * 32);
+}
+EOF
+cat > load.cpp <<'EOF'
+// Loads a fat binary (argv[1]) with the driver API, directly (argv[2] = "direct") or through a
+// JIT link with libcudadevrt (argv[2] = path of libcudadevrt.a), runs parent<<<1, 4>>> and
+// prints the result.
+#include <cuda.h>
+#include <cstdio>
+#include <string_view>
+#include <vector>
+#define CHECK(x) do { CUresult r = (x); if (r != CUDA_SUCCESS) { const char *s; cuGetErrorName(r, &s); printf("%s: %s\n", #x, s); return 1; } } while (0)
+int main(int argc, char **argv) {
+    if (argc < 3) return 2;
+    FILE *f = fopen(argv[1], "rb");
+    if (!f) { printf("cannot open %s\n", argv[1]); return 1; }
+    std::vector<char> image(1 << 24);
+    image.resize(fread(image.data(), 1, image.size(), f));
+    fclose(f);
+    CUdevice dev; CUcontext ctx; CUmodule mod;
+    CHECK(cuInit(0)); CHECK(cuDeviceGet(&dev, 0)); CHECK(cuCtxCreate(&ctx, NULL, 0, dev));
+    if (std::string_view(argv[2]) == "direct") {
+        CHECK(cuModuleLoadData(&mod, image.data()));
+    } else {
+        CUlinkState link; void *cubin; size_t size;
+        CHECK(cuLinkCreate(0, NULL, NULL, &link));
+        CHECK(cuLinkAddData(link, CU_JIT_INPUT_FATBINARY, image.data(), image.size(), "tree", 0, NULL, NULL));
+        CHECK(cuLinkAddFile(link, CU_JIT_INPUT_LIBRARY, argv[2], 0, NULL, NULL));
+        CHECK(cuLinkComplete(link, &cubin, &size));
+        CHECK(cuModuleLoadData(&mod, cubin));
+        CHECK(cuLinkDestroy(link));
+    }
+    CUfunction parent; CHECK(cuModuleGetFunction(&parent, mod, "parent"));
+    CUdeviceptr data; CHECK(cuMemAlloc(&data, 128 * sizeof(int))); CHECK(cuMemsetD32(data, 0, 128));
+    void *args[] = {&data};
+    CHECK(cuLaunchKernel(parent, 1, 1, 1, 4, 1, 1, 0, NULL, args, NULL));
+    CHECK(cuCtxSynchronize());
+    int host[128]; CHECK(cuMemcpyDtoH(host, data, sizeof host));
+    long sum = 0; for (int i = 0; i < 128; i++) sum += host[i];
+    printf("ok: data[0]=%d data[127]=%d sum=%ld\n", host[0], host[127], sum);
+    return 0;
+}
+EOF
+step "load.cpp" g++ -std=c++17 -I"$CUDA_HOME/include" load.cpp -o load -L"$CUDA_HOME/lib64/stubs" -lcuda
+step "cdpc, PTX only" "$CDPC" tree.cu -o cdpc.fatbin -gencode arch=compute_90,code=compute_90
+step "nvcc, PTX only" "$NVCC" -rdc=true -fatbin -gencode arch=compute_90,code=compute_90 tree.cu -o nvcc.fatbin
+for build in cdpc nvcc; do
+    step "$build's fat binary, JIT-linked with libcudadevrt" ./load $build.fatbin "$CUDA_HOME/lib64/libcudadevrt.a"
+    grep '^ok\|: CUDA_ERROR' "$WORK/last.out" > $build.linked
+    step "$build's fat binary, loaded directly" ./load $build.fatbin direct
+    grep '^ok\|: CUDA_ERROR' "$WORK/last.out" > $build.direct
+done
+{
+    echo "**JIT-linked: cdpc \`$(cat cdpc.linked)\`; nvcc \`$(cat nvcc.linked)\`.**"
+    echo
+    echo "**Loaded directly: cdpc \`$(cat cdpc.direct)\`; nvcc \`$(cat nvcc.direct)\`.**"
+    echo
 } >> "$REPORT"
 fi
 cd "$ROOT"
