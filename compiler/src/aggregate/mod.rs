@@ -65,6 +65,7 @@
 mod arena;
 mod block;
 mod build;
+mod callees;
 mod clone;
 pub(crate) mod grid;
 mod pool;
@@ -159,7 +160,7 @@ pub fn aggregate(module: &mut Module, granularity: Granularity) -> Vec<Diagnosti
         // their sites, warp-wide, at either granularity.
         let errors_read = f.kind == FunctionKind::Kernel && facts.of[i].reads_errors;
         if granularity == Granularity::Warp || errors_read {
-            plan_at_sites(module, &facts, fid, &sites, granularity != Granularity::Warp, &mut plan);
+            plan_at_sites(module, fid, &sites, granularity != Granularity::Warp, &mut plan);
         } else {
             plan_at_block_end(module, &facts, fid, &sites, &mut plan);
         }
@@ -183,9 +184,9 @@ struct Plan {
 
 /// Warp-wide aggregation at the sites of `fid`; `instead_of_block` adds a remark to each that
 /// says why it is not aggregated per block.
-fn plan_at_sites(module: &Module, facts: &Facts, fid: FuncId, sites: &[Site], instead_of_block: bool, plan: &mut Plan) {
+fn plan_at_sites(module: &Module, fid: FuncId, sites: &[Site], instead_of_block: bool, plan: &mut Plan) {
     for s in sites {
-        match site_reason(module, facts, fid, s, Granularity::Warp) {
+        match site_reason(module, fid, s, Granularity::Warp) {
             Some(why) => plan.remarks.push(remark(module, s, &why)),
             None => {
                 plan.at_site.entry(fid).or_default().insert((s.launch.span.start, s.launch.span.end));
@@ -216,7 +217,7 @@ fn plan_at_block_end(module: &Module, facts: &Facts, fid: FuncId, sites: &[Site]
         let why = if f.kind != FunctionKind::Kernel {
             Some(format!("the launch is in the device function `{}`; only launches in kernels are aggregated{WARP_HINT}", f.name))
         } else {
-            site_reason(module, facts, fid, s, Granularity::Block)
+            site_reason(module, fid, s, Granularity::Block)
         };
         match why {
             Some(why) => {
@@ -288,6 +289,10 @@ fn apply(module: &mut Module, facts: &Facts, plan: Plan) -> Vec<Diagnostic> {
         debug_assert_eq!(module.functions.len(), a.agg.0 as usize);
         module.functions.push(clone);
     }
+    // The device functions the clones call that read the built-ins, cloned to take the
+    // launch's remapped values.
+    let clones: Vec<FuncId> = plan.children.iter().map(|c| aggs[c].agg).collect();
+    callees::clone_for(module, facts, &clones);
     for (k, sites) in &plan.at_block_end {
         rewrite_kernel(module, *k, sites, &aggs, plan.grid);
     }
@@ -318,7 +323,7 @@ fn remark(module: &Module, s: &Site, why: &str) -> Diagnostic {
 }
 
 /// Why a launch is left alone at `granularity`, if it is.
-fn site_reason(module: &Module, facts: &Facts, kernel: FuncId, s: &Site, granularity: Granularity) -> Option<String> {
+fn site_reason(module: &Module, kernel: FuncId, s: &Site, granularity: Granularity) -> Option<String> {
     let block = granularity == Granularity::Block;
     let child = module.function(s.launch.kernel);
     if !s.statement {
@@ -341,12 +346,6 @@ fn site_reason(module: &Module, facts: &Facts, kernel: FuncId, s: &Site, granula
     }
     if child.body.is_none() {
         return Some(format!("`{}` has no definition to clone", child.name));
-    }
-    if facts.callees_read_ids(s.launch.kernel) {
-        return Some(format!(
-            "`{}` calls a device function that reads threadIdx, blockIdx, blockDim or gridDim, which the aggregated clone cannot remap",
-            child.name
-        ));
     }
     None
 }

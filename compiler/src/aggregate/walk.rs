@@ -239,9 +239,5 @@ impl Facts {
         }
         Facts { of }
     }
-
-    pub(super) fn callees_read_ids(&self, f: FuncId) -> bool {
-        self.of[f.0 as usize].calls.iter().any(|c| self.of[c.0 as usize].reads_ids)
-    }
 }
 
