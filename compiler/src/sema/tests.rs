@@ -281,7 +281,8 @@ fn a_thread_block_lowers_to_the_barrier_and_the_special_registers() {
             _ => None,
         })
         .collect();
-    assert!(builtins[0].contains("SyncThreads") && builtins[1].contains("SyncThreads"), "{builtins:?}");
+    // nvcc's `cta::sync()` is `__barrier_sync(0)`: `barrier.sync 0`, not `__syncthreads`' `bar.sync`.
+    assert!(builtins[0].contains("BarrierSync") && builtins[1].contains("BarrierSync"), "{builtins:?}");
     // thread_rank: (tid.z * ntid.y * ntid.x) + tid.y * ntid.x + tid.x; size: ntid.x * ntid.y * ntid.z.
     assert!(builtins[2].contains("ThreadIdx(Z)") && builtins[2].contains("BlockDim(Z)"), "{}", builtins[2]);
 }
