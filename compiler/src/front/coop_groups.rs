@@ -89,6 +89,7 @@ fn simple_template_args(tokens: &[Spanned], i: usize, spellings: &HashSet<String
                 let qualifies = matches!(tokens.get(j + 1), Some((_, Tok::ColonColon, _)));
                 text.push_str(if qualifies && spellings.contains(n) { NAMESPACE } else { n });
             }
+            Tok::TypeKw(k) => text.push_str(k.as_str()),
             Tok::ColonColon if j > i + 1 => text.push_str("::"),
             Tok::Comma => text.push_str(", "),
             Tok::Gt if j > i + 1 => {

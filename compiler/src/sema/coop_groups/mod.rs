@@ -140,6 +140,13 @@ impl Context {
         let of_block = match parent {
             None | Some("void") => false,
             Some(p) if p == format!("{NAMESPACE}::thread_block") => true,
+            Some(p) if !crate::front::coop_groups::is_qualified(p) => {
+                self.error(Code::CoopGroupsMisuse, span, format!("`{p}` is not a group, and cannot be a tile's parent"))
+                    .primary("a tile of this parent")
+                    .note("write `thread_block_tile<N>` or `thread_block_tile<N, cg::thread_block>`")
+                    .emit();
+                return None;
+            }
             Some(p) => {
                 self.error(Code::CoopGroupsUnsupported, span, format!("`thread_block_tile<{size}, {p}>` is not supported yet"))
                     .primary("a tile of this parent")
