@@ -4,8 +4,10 @@
 //! `qualified::join` (which forms every other qualified name) and before `split`, finds
 //! the aliases of that namespace and joins each qualified name `cg::thread_block` (or
 //! `cooperative_groups::thread_block`) into one identifier, `cooperative_groups::thread_block`,
-//! spanning the whole name. The group types become type names; sema gives every such name its
-//! meaning (`crate::sema::coop_groups`).
+//! spanning the whole name. Simple template arguments stay part of the name
+//! (`cg::tiled_partition<32>`, `cg::thread_block_tile<32, cg::thread_block>` as
+//! `cooperative_groups::thread_block_tile<32, cooperative_groups::thread_block>`). The group
+//! types become type names; sema gives every such name its meaning (`crate::sema::coop_groups`).
 //!
 //! This is deliberately narrow: the namespace is built in rather than declared by a parsed
 //! `cooperative_groups.h`, so its names never reach `sema::scope`'s namespace look-up; the
