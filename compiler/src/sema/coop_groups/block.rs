@@ -48,6 +48,6 @@ impl Context {
         };
         self.expect_args(method, args, 0)?;
         // Static member functions: the object is evaluated for its effects only.
-        Some(super::then(object, e))
+        Some(super::ir::then(object, e))
     }
 }

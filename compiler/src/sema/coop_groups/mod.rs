@@ -17,7 +17,8 @@
 //!
 //! Every member function is lowered to what nvcc's inline header code computes, through the
 //! HIR's warp built-ins: one module per kind of group (`block.rs`, `coalesced.rs`, `tile.rs`),
-//! each citing the header's definitions it follows. A method is found on any expression of a
+//! each citing the header's definitions it follows, on the expression builder of `ir.rs` and
+//! the argument checks, temporaries and shuffles of `args.rs`. A method is found on any expression of a
 //! group type (a variable, a parameter, a reference, a field, `p->`), from
 //! `Context::method_call`, before C++ members.
 //!
@@ -26,16 +27,19 @@
 //! a wrong use of a supported group (an unknown member, a wrong argument, a tile size the header
 //! rejects) is `E0951`.
 
+mod args;
 mod block;
 mod coalesced;
+mod ir;
 mod tile;
 
-use super::expr::make;
+use ir::{then, Ir};
+
 use super::Context;
 use crate::diag::{Code, Span};
 use crate::front::ast;
 use crate::front::coop_groups::NAMESPACE;
-use crate::hir::{self, BinaryOp, Builtin, ExprKind, SpecialReg, WarpOp};
+use crate::hir;
 use crate::types::{IntKind, StructId, Type};
 
 /// nvcc's names for the classes (its headers open `namespace cooperative_groups { namespace __v1`).
@@ -391,227 +395,5 @@ impl Context {
         }
     }
 
-    /// Checks a group method's argument count (`E0951`).
-    fn expect_args(&mut self, name: &ast::Ident, args: &[ast::Expr], n: usize) -> Option<()> {
-        if args.len() == n {
-            return Some(());
-        }
-        let short = name.name.rsplit("::").next().unwrap_or(&name.name).to_string();
-        self.error(Code::CoopGroupsMisuse, name.span, format!("`{short}` takes {n} argument{}, but {} were given", super::expr::plural(n), args.len()))
-            .emit();
-        None
-    }
 
-    /// An argument converted to `ty` as the header's parameter takes it (`E0951` if it cannot).
-    fn group_arg(&mut self, method: &ast::Ident, arg: &ast::Expr, ty: &Type) -> Option<hir::Expr> {
-        let value = self.expr(arg)?;
-        let what = format!("an argument of `{}` has the wrong type", method.name);
-        self.coerce(value, ty, Code::CoopGroupsMisuse, &what)
-    }
-
-    /// An argument as the header's parameter takes it, where it can be read more than once
-    /// (arguments are evaluated before the call, in order, through `setup`).
-    fn group_arg_once(&mut self, method: &ast::Ident, arg: &ast::Expr, ty: &Type, setup: &mut Vec<hir::Expr>) -> Option<hir::Expr> {
-        let value = self.group_arg(method, arg, ty)?;
-        Some(self.reusable(value, setup))
-    }
-
-    /// The value a group's `shfl` moves, read once into `setup`, and the type of the result
-    /// (the header's `TyRet`, the value's type without qualifiers). The header's native
-    /// shuffle takes integers and floating-point values; cdpc's those of up to 64 bits but
-    /// `double`.
-    fn shuffled_value(&mut self, method: &ast::Ident, arg: &ast::Expr, setup: &mut Vec<hir::Expr>) -> Option<hir::Expr> {
-        let value = self.expr(arg)?;
-        let value = self.rvalue(value);
-        let ok = match &value.ty {
-            Type::Int(k) => k.bytes(&self.target) <= 8,
-            Type::Float(crate::types::FloatKind::Float) => true,
-            _ => false,
-        };
-        if !ok {
-            let found = self.show(&value.ty);
-            // nvcc's header shuffles any trivially copyable value of up to 32 bytes.
-            self.error(Code::CoopGroupsUnsupported, value.span, format!("`{}` of {found} is not supported yet", method.name))
-                .primary(format!("this has type {found}"))
-                .note("cdpc's groups shuffle integers of up to 64 bits and `float`; move other values as integers")
-                .emit();
-            return None;
-        }
-        Some(self.reusable(value, setup))
-    }
-
-    /// A shuffle of `value` (from [`Context::shuffled_value`]) among `mask`'s lanes, as
-    /// `__shfl*_sync(mask, value, lane, width)`: one 32-bit shuffle, or two of a 64-bit
-    /// integer's halves as CUDA's `long long` overloads do; the result has the value's type.
-    #[allow(clippy::too_many_arguments)]
-    fn group_shuffle(&mut self, ir: Ir, kind: hir::ShuffleKind, mask: hir::Expr, value: &hir::Expr, lane: hir::Expr, width: i32, setup: &mut Vec<hir::Expr>) -> hir::Expr {
-        let ty = value.ty.clone();
-        let lane = ir.cast(lane, &Type::INT);
-        let one = |ir: Ir, v: hir::Expr, lane: hir::Expr, operand: &Type| {
-            let args = vec![mask.clone(), ir.cast(v, operand), lane, ir.int(width)];
-            ir.builtin(Builtin::Intrinsic(hir::Intrinsic::Shuffle(kind)), args, operand.clone())
-        };
-        let wide = matches!(&ty, Type::Int(k) if k.bytes(&self.target) == 8);
-        if !wide {
-            let operand = if ty == Type::FLOAT { Type::FLOAT } else { self.promote(&ty) };
-            return ir.cast(one(ir, value.clone(), lane, &operand), &ty);
-        }
-        let lane = self.reusable(lane, setup);
-        let bits = ir.cast(value.clone(), &Type::ULONGLONG);
-        let high = ir.cast(ir.op(BinaryOp::Shr, bits.clone(), make(ExprKind::IntConst(32), Type::ULONGLONG, ir.span)), &Type::UINT);
-        let low = ir.cast(bits, &Type::UINT);
-        let high = ir.cast(one(ir, high, lane.clone(), &Type::UINT), &Type::ULONGLONG);
-        let low = ir.cast(one(ir, low, lane, &Type::UINT), &Type::ULONGLONG);
-        let joined = ir.op(BinaryOp::BitOr, ir.op(BinaryOp::Shl, high, make(ExprKind::IntConst(32), Type::ULONGLONG, ir.span)), low);
-        ir.cast(joined, &ty)
-    }
-
-    /// `value` where it can be read more than once: itself when it is a constant or a place
-    /// whose reading has no effect, else a temporary.
-    fn reusable(&mut self, value: hir::Expr, setup: &mut Vec<hir::Expr>) -> hir::Expr {
-        if pure_place(&value) || matches!(value.kind, ExprKind::IntConst(_) | ExprKind::FloatConst(_)) {
-            value
-        } else {
-            self.group_temp(value, setup)
-        }
-    }
-
-    /// `value` in a new local, its assignment added to `setup`: for a value used twice.
-    fn group_temp(&mut self, value: hir::Expr, setup: &mut Vec<hir::Expr>) -> hir::Expr {
-        let (ty, span) = (value.ty.clone(), value.span);
-        let local = self.new_local("cg.tmp", ty.clone(), span);
-        let place = make(ExprKind::Local(local), ty.clone(), span);
-        setup.push(make(ExprKind::Assign { place: Box::new(place.clone()), value: Box::new(value) }, ty, span));
-        place
-    }
-
-}
-
-/// A place that reading again reads the same object with no effect.
-fn pure_place(e: &hir::Expr) -> bool {
-    match &e.kind {
-        ExprKind::Local(_) | ExprKind::Global(_) => true,
-        ExprKind::Member { base, .. } => pure_place(base),
-        ExprKind::Deref(pointer) => pure_value(pointer),
-        _ => false,
-    }
-}
-
-fn pure_value(e: &hir::Expr) -> bool {
-    match &e.kind {
-        ExprKind::Cast(inner) | ExprKind::Decay(inner) => pure_value(inner),
-        ExprKind::AddrOf(place) => pure_place(place),
-        _ => pure_place(e),
-    }
-}
-
-/// `value` after `first` is evaluated for its effects (`first` dropped when it has none).
-fn then(first: hir::Expr, value: hir::Expr) -> hir::Expr {
-    if pure_place(&first) {
-        return value;
-    }
-    let (ty, span) = (value.ty.clone(), value.span);
-    let discarded = make(ExprKind::Cast(Box::new(first)), Type::Void, span);
-    make(ExprKind::Comma { lhs: Box::new(discarded), rhs: Box::new(value) }, ty, span)
-}
-
-/// The expressions of the lowering, all at one span; integers are `unsigned int` unless said.
-#[derive(Clone, Copy)]
-struct Ir {
-    span: Span,
-}
-
-impl Ir {
-    fn new(span: Span) -> Ir {
-        Ir { span }
-    }
-
-    fn uint(self, v: u32) -> hir::Expr {
-        make(ExprKind::IntConst(v as i64), Type::UINT, self.span)
-    }
-
-    fn int(self, v: i32) -> hir::Expr {
-        make(ExprKind::IntConst(v as i64), Type::INT, self.span)
-    }
-
-    fn builtin(self, builtin: Builtin, args: Vec<hir::Expr>, ty: Type) -> hir::Expr {
-        make(ExprKind::Builtin { builtin, args }, ty, self.span)
-    }
-
-    fn reg(self, reg: SpecialReg) -> hir::Expr {
-        self.builtin(Builtin::SpecialReg(reg), vec![], Type::UINT)
-    }
-
-    fn warp(self, op: WarpOp, args: Vec<hir::Expr>) -> hir::Expr {
-        let ty = if op == WarpOp::SyncWarp { Type::Void } else { Type::UINT };
-        self.builtin(Builtin::Warp(op), args, ty)
-    }
-
-    /// An operator on two operands of one type: arithmetic keeps it, comparisons give `int`.
-    fn op(self, op: BinaryOp, lhs: hir::Expr, rhs: hir::Expr) -> hir::Expr {
-        let ty = match op {
-            BinaryOp::Lt | BinaryOp::Gt | BinaryOp::Le | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne => Type::INT,
-            _ => lhs.ty.clone(),
-        };
-        make(ExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, ty, self.span)
-    }
-
-    fn cond(self, cond: hir::Expr, then: hir::Expr, otherwise: hir::Expr) -> hir::Expr {
-        let ty = then.ty.clone();
-        make(ExprKind::Conditional { cond: Box::new(cond), then: Box::new(then), otherwise: Box::new(otherwise) }, ty, self.span)
-    }
-
-    fn cast(self, e: hir::Expr, ty: &Type) -> hir::Expr {
-        if &e.ty == ty {
-            return e;
-        }
-        make(ExprKind::Cast(Box::new(e)), ty.clone(), self.span)
-    }
-
-    /// A word of a 16-byte group's data.
-    fn field(self, object: &hir::Expr, index: u32) -> hir::Expr {
-        make(ExprKind::Member { base: Box::new(object.clone()), index }, Type::UINT, self.span)
-    }
-
-    fn make_struct(self, ty: Type, fields: Vec<hir::Expr>) -> hir::Expr {
-        self.builtin(Builtin::MakeStruct, fields, ty)
-    }
-
-    /// `details::cta::thread_rank()`: `vec3_to_linear(threadIdx, blockDim)`, z * (ny * nx) +
-    /// y * nx + x in `unsigned int`.
-    fn cta_rank(self) -> hir::Expr {
-        use crate::hir::Axis::{X, Y, Z};
-        let (nx, ny) = (self.reg(SpecialReg::BlockDim(X)), self.reg(SpecialReg::BlockDim(Y)));
-        let z = self.op(BinaryOp::Mul, self.op(BinaryOp::Mul, self.reg(SpecialReg::ThreadIdx(Z)), ny), nx.clone());
-        let y = self.op(BinaryOp::Mul, self.reg(SpecialReg::ThreadIdx(Y)), nx);
-        self.op(BinaryOp::Add, self.op(BinaryOp::Add, z, y), self.reg(SpecialReg::ThreadIdx(X)))
-    }
-
-    /// `details::cta::size()`: blockDim.x * blockDim.y * blockDim.z.
-    fn cta_size(self) -> hir::Expr {
-        use crate::hir::Axis::{X, Y, Z};
-        let xy = self.op(BinaryOp::Mul, self.reg(SpecialReg::BlockDim(X)), self.reg(SpecialReg::BlockDim(Y)));
-        self.op(BinaryOp::Mul, xy, self.reg(SpecialReg::BlockDim(Z)))
-    }
-
-    fn lane_id(self) -> hir::Expr {
-        self.reg(SpecialReg::LaneId)
-    }
-
-    fn popc(self, x: hir::Expr) -> hir::Expr {
-        self.warp(WarpOp::PopCount, vec![x])
-    }
-
-    /// `__ballot_sync(mask, pred)` (`pred` an `int`).
-    fn ballot(self, mask: hir::Expr, pred: hir::Expr) -> hir::Expr {
-        self.warp(WarpOp::Ballot, vec![mask, pred])
-    }
-
-    /// Evaluates `setup` in order, then `value`.
-    fn sequence(self, setup: Vec<hir::Expr>, value: hir::Expr) -> hir::Expr {
-        setup.into_iter().rev().fold(value, |rest, first| {
-            let ty = rest.ty.clone();
-            make(ExprKind::Comma { lhs: Box::new(first), rhs: Box::new(rest) }, ty, self.span)
-        })
-    }
 }

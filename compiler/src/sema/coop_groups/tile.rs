@@ -40,7 +40,7 @@ impl Context {
             Some(Group::Block) => {
                 let ty = self.group_type(Group::Tile { size, of_block: true });
                 let value = Ir::new(span).make_struct(ty, vec![crate::sema::expr::int_const(0, Type::Int(crate::types::IntKind::UChar), span)]);
-                Some(super::then(parent, value))
+                Some(super::ir::then(parent, value))
             }
             Some(Group::Tile { .. }) => {
                 self.error(Code::CoopGroupsUnsupported, args[0].span, "a tile of a tile is not supported yet")
@@ -133,7 +133,7 @@ impl Context {
             }
         };
         // A tile's methods read no data but the meta group's: the object is evaluated once.
-        let value = super::then(g, value);
+        let value = super::ir::then(g, value);
         Some(ir.sequence(setup, value))
     }
 }
