@@ -416,6 +416,9 @@ pub enum SpecialReg {
     /// `%gridid`, the grid's launch number in its context (low 32 bits; LLVM reads it as
     /// 32 bits): made only by grid-granularity aggregation, never by user code.
     GridId,
+    /// `%laneid`, the thread's lane in its warp (0 to 31); made by the lowering of cooperative
+    /// groups (`sema/coop_groups/`), as the header's `details::laneid()` reads it.
+    LaneId,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -503,7 +506,11 @@ pub enum MathFn {
 #[derive(Clone, Debug)]
 pub enum Builtin {
     SpecialReg(SpecialReg),
+    /// `__syncthreads()`: `bar.sync 0`, which the warp's threads reach together.
     SyncThreads,
+    /// `__barrier_sync(0)`: `barrier.sync 0`, cooperative groups' `thread_block::sync` (the
+    /// non-`.aligned` barrier: the threads of a warp may reach it apart). Result: void.
+    BarrierSync,
     ThreadFence,
     ThreadFenceBlock,
     /// args: pointer, then value(s) of the pointee type (CAS: compare, value).
@@ -559,6 +566,11 @@ pub enum Intrinsic {
     /// `__shfl_sync` and its `_up`, `_down`, `_xor` forms: args mask, value (a 32-bit integer
     /// or `float`, the result's type), lane or delta or lane mask (`int`), width (`int`).
     Shuffle(ShuffleKind),
+    /// `__fns(mask, base, offset)`: the lane of the `offset`-th set bit of `mask` counted from
+    /// `base` (upwards for a positive offset, downwards for a negative one; `base` itself
+    /// counts as the first when set), or `0xffffffff` when there is none (PTX's `fns.b32`).
+    /// Args: mask and base (`unsigned int`), offset (`int`). Result: `unsigned int`.
+    Fns,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -599,6 +611,10 @@ pub enum WarpOp {
     LaneMaskLt,
     /// `__popc(x)`: the number of set bits.
     PopCount,
+    /// Cooperative groups' `_packLanes`: args a group's lane mask and a set of lanes; the
+    /// lanes of the set that are in the group, each moved to the bit of its rank in the group
+    /// (the group's lanes numbered upwards from 0). Result: `unsigned int`.
+    PackLanes,
 }
 
 #[derive(Clone, Debug)]

@@ -265,14 +265,19 @@ impl Mangler<'_> {
     }
 
     /// A class name, nested in namespaces when it has `::` (`N18cooperative_groups4__v112thread_blockE`),
-    /// with each enclosing namespace a substitution candidate of its own.
+    /// with each enclosing namespace a substitution candidate of its own. A class template's
+    /// instance is named with its arguments (`...::thread_block_tile<32u, void>`, see
+    /// [`template_args`]): its template name is one more candidate, then come its arguments.
     fn nested_class(&mut self, name: &str) {
-        let parts: Vec<&str> = name.split("::").collect();
+        let (head, args) = template_args(name);
+        let parts: Vec<&str> = head.split("::").collect();
         let prefix_key = |n: usize| parts[..n].iter().map(|p| format!("{}{p}", p.len())).collect::<String>();
-        // The longest enclosing prefix seen before is written as its substitution.
+        // The prefixes that are candidates: the enclosing namespaces, and a template's name.
+        let candidates = if args.is_some() { parts.len() } else { parts.len() - 1 };
+        // The longest candidate prefix seen before is written as its substitution.
         let mut start = 0;
         let mut out = String::from("N");
-        for n in (1..parts.len()).rev() {
+        for n in (1..=candidates).rev() {
             if let Some(index) = self.substitutions.iter().position(|s| *s == prefix_key(n)) {
                 out.push_str(&substitution(index));
                 start = n;
@@ -282,12 +287,45 @@ impl Mangler<'_> {
         for n in start + 1..=parts.len() {
             let p = parts[n - 1];
             out.push_str(&format!("{}{p}", p.len()));
-            if n < parts.len() {
+            if n <= candidates {
                 self.substitutions.push(prefix_key(n));
             }
         }
-        out.push('E');
         self.out.push_str(&out);
+        if let Some(args) = args {
+            self.out.push('I');
+            for arg in args {
+                self.template_arg(arg);
+            }
+            self.out.push('E');
+        }
+        self.out.push('E');
+    }
+
+    /// One argument of a class template's instance, as [`template_args`] reads it.
+    fn template_arg(&mut self, arg: &str) {
+        match TemplateArg::of(arg) {
+            TemplateArg::Unsigned(digits) => self.out.push_str(&format!("Lj{digits}E")),
+            TemplateArg::Void => self.out.push('v'),
+            TemplateArg::Class(class) => {
+                let key = plain_class(class);
+                if let Some(index) = self.substitutions.iter().position(|s| *s == key) {
+                    self.out.push_str(&substitution(index));
+                    return;
+                }
+                self.write_class(class);
+                self.substitutions.push(key);
+            }
+        }
+    }
+
+    /// A class's name, nested or not, without substituting the class itself.
+    fn write_class(&mut self, name: &str) {
+        if name.contains("::") {
+            self.nested_class(name);
+        } else {
+            self.out.push_str(&format!("{}{name}", name.len()));
+        }
     }
 
     /// Writes `ty` qualified by `quals`, substituting repeated components. A qualified type is
@@ -329,11 +367,7 @@ impl Mangler<'_> {
                 }
                 other => {
                     let name = self.class_of(other);
-                    if name.contains("::") {
-                        self.nested_class(&name);
-                    } else {
-                        self.out.push_str(&format!("{}{name}", name.len()));
-                    }
+                    self.write_class(&name);
                 }
             }
         }
@@ -376,17 +410,72 @@ impl Mangler<'_> {
                 Type::Array { elem, len } => format!("A{len}_{}", self.plain(elem, Quals::NONE)),
                 Type::Stream => "P11CUstream_st".into(),
                 Type::Event => "P10CUevent_st".into(),
-                other => {
-                    let name = self.class_of(other);
-                    if name.contains("::") {
-                        format!("N{}E", name.split("::").map(|p| format!("{}{p}", p.len())).collect::<String>())
-                    } else {
-                        format!("{}{name}", name.len())
-                    }
-                }
+                other => plain_class(&self.class_of(other)),
             },
         };
         format!("{}{inner}", cv(quals))
+    }
+}
+
+/// The unsubstituted mangling of a class's name (see [`Mangler::nested_class`]).
+fn plain_class(name: &str) -> String {
+    let (head, args) = template_args(name);
+    if !head.contains("::") && args.is_none() {
+        return format!("{}{name}", name.len());
+    }
+    let mut out = String::from("N");
+    out.extend(head.split("::").map(|p| format!("{}{p}", p.len())));
+    if let Some(args) = args {
+        out.push('I');
+        for arg in args {
+            match TemplateArg::of(arg) {
+                TemplateArg::Unsigned(digits) => out.push_str(&format!("Lj{digits}E")),
+                TemplateArg::Void => out.push('v'),
+                TemplateArg::Class(class) => out.push_str(&plain_class(class)),
+            }
+        }
+        out.push('E');
+    }
+    out.push('E');
+    out
+}
+
+/// A class name's template arguments: `A::B<32u, void>` is `A::B` and `["32u", "void"]`. Only
+/// built-in classes have them (cooperative groups' `thread_block_tile<N, ParentT>`, named so by
+/// `sema::coop_groups`); an argument is an `unsigned int` (`32u`), `void` or a class name.
+fn template_args(name: &str) -> (&str, Option<Vec<&str>>) {
+    let Some(open) = name.find('<').filter(|_| name.ends_with('>')) else { return (name, None) };
+    let inner = &name[open + 1..name.len() - 1];
+    let (mut args, mut depth, mut from) = (Vec::new(), 0, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            ',' if depth == 0 => {
+                args.push(inner[from..i].trim());
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    args.push(inner[from..].trim());
+    (&name[..open], Some(args))
+}
+
+/// A template argument of a built-in class's name.
+enum TemplateArg<'a> {
+    Unsigned(&'a str),
+    Void,
+    Class(&'a str),
+}
+
+impl<'a> TemplateArg<'a> {
+    fn of(arg: &'a str) -> Self {
+        match arg.strip_suffix('u') {
+            Some(digits) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => TemplateArg::Unsigned(digits),
+            _ if arg == "void" => TemplateArg::Void,
+            _ => TemplateArg::Class(arg),
+        }
     }
 }
 
@@ -558,6 +647,36 @@ mod tests {
             m("usecg3", &[ptr(block.clone()), ptr(grid), ptr(block)]),
             "_Z6usecg3PN18cooperative_groups4__v112thread_blockEPNS0_10grid_groupES2_"
         );
+    }
+
+    /// Struct 0 is `thread_block`, 1 to 3 are tiles of `cooperative_groups::__v1`.
+    struct Tiles;
+    impl StructLayouts for Tiles {
+        fn struct_size_align(&self, _: StructId) -> (u64, u64) {
+            (16, 8)
+        }
+        fn struct_name(&self, id: StructId) -> &str {
+            [
+                "cooperative_groups::__v1::thread_block",
+                "cooperative_groups::__v1::thread_block_tile<32u, void>",
+                "cooperative_groups::__v1::thread_block_tile<16u, void>",
+                "cooperative_groups::__v1::thread_block_tile<4u, cooperative_groups::__v1::thread_block>",
+                "cooperative_groups::__v1::coalesced_group",
+            ][id.0 as usize]
+        }
+    }
+
+    // nvcc 13.5's names for functions taking instances of the class template
+    // `thread_block_tile` (compiler/tests/coop_groups_ptx.rs asks nvcc for them).
+    #[test]
+    fn class_template_instances_nest_their_arguments_with_substitutions() {
+        let s = |i: u32| Type::Struct(StructId(i));
+        let m = |name: &str, params: &[Type]| mangle_function(name, &params.iter().collect::<Vec<_>>(), &Tiles);
+        assert_eq!(m("f2", &[s(1)]), "_Z2f2N18cooperative_groups4__v117thread_block_tileILj32EvEE");
+        assert_eq!(m("f3", &[s(3)]), "_Z2f3N18cooperative_groups4__v117thread_block_tileILj4ENS0_12thread_blockEEE");
+        assert_eq!(m("g1", &[s(1), s(2), s(1)]), "_Z2g1N18cooperative_groups4__v117thread_block_tileILj32EvEENS1_ILj16EvEES2_");
+        assert_eq!(m("g2", &[s(0), s(3), ptr(s(3))]), "_Z2g2N18cooperative_groups4__v112thread_blockENS0_17thread_block_tileILj4ES1_EEPS3_");
+        assert_eq!(m("g4", &[s(4), s(2)]), "_Z2g4N18cooperative_groups4__v115coalesced_groupENS0_17thread_block_tileILj16EvEE");
     }
 
     fn instance(args: Vec<TemplateArgValue>, ret: TypePattern, params: Vec<TypePattern>) -> TemplateInstance {

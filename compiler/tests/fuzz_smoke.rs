@@ -105,6 +105,11 @@ const TROUBLE: &[&str] = &[
     "f<int>(", "f<T, N + 1>(", "k<128><<<1, 1>>>(", "<int *>", "> >", ">>", "typename", "T *", "(T)",
     "cg::thread_block b = cg::this_thread_block();", "cg::sync(b);", "b.sync();", "b.thread_rank()", "b.size()",
     "cooperative_groups::", "cg::coalesced_group", "cg::tiled_partition<32>(b)",
+    "cg::coalesced_group g = cg::coalesced_threads();", "cg::thread_block_tile<32> t = cg::tiled_partition<32>(b);",
+    "cg::thread_block_tile<", "cg::thread_block_tile<4, cg::thread_block>", "cg::tiled_partition<", "<3>", "<64>",
+    "cg::this_thread()", "cg::group_size(", "cg::thread_rank(", "g.ballot(", "t.ballot(1)", "g.shfl(", "t.shfl_xor(",
+    "t.shfl_up(x, 1)", "g.shfl_down(", ".any(", ".all(", ".meta_group_rank()", ".meta_group_size()", ".num_threads()",
+    "t.sync();", "cg::sync(g);", "__fns(", "const cg::coalesced_group &", "cg::thread_block_tile<N>",
     // Overloading and operator functions (front/operators.rs, sema/overload.rs, sema/operators.rs).
     "operator+", "operator[]", "operator+=(", "operator", "operator<<=", "S::operator==", "operator++(int)",
     "__device__ S operator-(const S &a);", "__device__ int f(float);", "__device__ int f(int, int = 1);",

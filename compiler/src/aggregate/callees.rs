@@ -107,7 +107,8 @@ fn clone_function(module: &Module, f: FuncId) -> Function {
             SpecialReg::BlockIdx(a) => local(3 + axis_index(a)),
             SpecialReg::BlockDim(a) => dim(6, a),
             SpecialReg::GridDim(a) => dim(7, a),
-            SpecialReg::WarpSize | SpecialReg::GridId => None,
+            // a thread's lane is its own in the aggregated grid too: warps keep their threads
+            SpecialReg::WarpSize | SpecialReg::GridId | SpecialReg::LaneId => None,
         }
     };
     if let Some(body) = &mut clone.body {

@@ -159,7 +159,8 @@ pub(super) fn build_agg_kernel(module: &Module, child: &Function, record: Struct
             SpecialReg::BlockIdx(Axis::Z) => local(biz),
             SpecialReg::BlockDim(a) => dim(block, a),
             SpecialReg::GridDim(a) => dim(grid, a),
-            SpecialReg::WarpSize | SpecialReg::GridId => None,
+            // The hardware's lane stays the hardware's: a clone runs its threads in warps too.
+            SpecialReg::WarpSize | SpecialReg::GridId | SpecialReg::LaneId => None,
         }
     };
     map_block(&mut original, &subst);

@@ -200,7 +200,7 @@ impl Facts {
                 if let Some(body) = &f.body {
                     facts.early_return = has_early_return(body);
                     visit_block(body, &mut |e| match &e.kind {
-                        ExprKind::Builtin { builtin: Builtin::SyncThreads, .. } => facts.syncs = true,
+                        ExprKind::Builtin { builtin: Builtin::SyncThreads | Builtin::BarrierSync, .. } => facts.syncs = true,
                         ExprKind::Builtin { builtin: Builtin::SpecialReg(r), .. } if !matches!(r, SpecialReg::WarpSize | SpecialReg::GridId) => {
                             facts.reads_ids = true
                         }

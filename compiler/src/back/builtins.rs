@@ -86,6 +86,7 @@ impl<'ctx> Codegen<'ctx, '_> {
                     SpecialReg::GridDim(a) => format!("llvm.nvvm.read.ptx.sreg.nctaid.{}", axis(a)),
                     SpecialReg::WarpSize => "llvm.nvvm.read.ptx.sreg.warpsize".to_string(),
                     SpecialReg::GridId => "llvm.nvvm.read.ptx.sreg.gridid".to_string(),
+                    SpecialReg::LaneId => "llvm.nvvm.read.ptx.sreg.laneid".to_string(),
                 };
                 let v = self.call_value(self.intrinsic(&name, &[])?, &[])?;
                 self.int_result(v, &Type::UINT, ty)
@@ -96,6 +97,10 @@ impl<'ctx> Codegen<'ctx, '_> {
                     Ok(f) => self.call(f, &[self.ctx.i32_type().const_zero().into()])?,
                     Err(_) => self.call(self.intrinsic("llvm.nvvm.barrier0", &[])?, &[])?,
                 };
+                Ok(None)
+            }
+            Builtin::BarrierSync => {
+                self.call(self.intrinsic("llvm.nvvm.barrier.cta.sync.all", &[])?, &[self.ctx.i32_type().const_zero().into()])?;
                 Ok(None)
             }
             Builtin::ThreadFence | Builtin::ThreadFenceBlock => {
@@ -389,7 +394,29 @@ impl<'ctx> Codegen<'ctx, '_> {
                 Ok(None)
             }
             WarpOp::PopCount => self.call(self.intrinsic("llvm.ctpop", &[i32t.into()])?, &[word(0)?.into()]),
+            WarpOp::PackLanes => self.pack_lanes(word(0)?, word(1)?).map(|v| Some(v.into())),
         }
+    }
+
+    /// `_packLanes` of `cooperative_groups.h`: walks the 32 lanes upwards; each lane of the
+    /// group `mask` takes the next rank, and sets that rank's bit when it is in `lanes`.
+    /// Straight-line code, since the walk has a fixed length (nvcc unrolls it too).
+    fn pack_lanes(&mut self, mask: inkwell::values::IntValue<'ctx>, lanes: inkwell::values::IntValue<'ctx>) -> R<inkwell::values::IntValue<'ctx>> {
+        use inkwell::IntPredicate::NE;
+        let i32t = self.ctx.i32_type();
+        let b = &self.builder;
+        let (zero, one) = (i32t.const_zero(), i32t.const_int(1, false));
+        let (mut pack, mut rank) = (zero, zero);
+        for lane in 0..32 {
+            let bit = b.build_and(mask, i32t.const_int(1 << lane, false), "")?;
+            let member = b.build_int_compare(NE, bit, zero, "")?;
+            let chosen = b.build_int_compare(NE, b.build_and(lanes, bit, "")?, zero, "")?;
+            let rank_bit = b.build_left_shift(one, rank, "")?;
+            let set = b.build_and(member, chosen, "")?;
+            pack = b.build_or(pack, b.build_select(set, rank_bit, zero, "")?.into_int_value(), "")?;
+            rank = b.build_int_add(rank, b.build_int_z_extend(member, i32t, "")?, "")?;
+        }
+        Ok(pack)
     }
 }
 

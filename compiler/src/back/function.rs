@@ -85,8 +85,16 @@ impl<'ctx> Codegen<'ctx, '_> {
     /// `__launch_bounds__` as NVPTX's `nvvm.maxntid` ("256,1,1", which prints `.maxntid 256, 1, 1`
     /// as nvcc does), `nvvm.minctasm` (`.minnctapersm`) and `nvvm.maxclusterrank`. A 0 asks
     /// nothing, as in nvcc.
+    ///
+    /// Every function is also `convergent`, as clang makes CUDA's: a call may hold warp-level
+    /// operations (`__activemask`, `__ballot_sync`, a coalesced group), so that LLVM never
+    /// merges or moves calls across branches that decide which threads run them (two calls in
+    /// the two arms of an `if` must stay two). LLVM drops the attribute itself from functions
+    /// that call nothing convergent.
     fn function_attributes(&self, fv: inkwell::values::FunctionValue<'ctx>, attrs: &crate::hir::FnAttrs) {
         use inkwell::attributes::{Attribute, AttributeLoc};
+        let convergent = Attribute::get_named_enum_kind_id("convergent");
+        fv.add_attribute(AttributeLoc::Function, self.ctx.create_enum_attribute(convergent, 0));
         if let Some(inline) = attrs.inline {
             let kind = Attribute::get_named_enum_kind_id(if inline { "alwaysinline" } else { "noinline" });
             fv.add_attribute(AttributeLoc::Function, self.ctx.create_enum_attribute(kind, 0));

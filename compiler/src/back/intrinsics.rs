@@ -1,5 +1,5 @@
 //! CUDA's integer and warp intrinsics (`hir::Intrinsic`, checked in `sema/intrinsics.rs`), as
-//! LLVM's bit-manipulation intrinsics and NVVM's warp vote and shuffle intrinsics.
+//! LLVM's bit-manipulation intrinsics and NVVM's warp vote, shuffle and `fns` intrinsics.
 
 use super::{internal, Codegen, R};
 use crate::hir::{BitOp, Intrinsic, ShuffleKind, Vote};
@@ -26,6 +26,10 @@ impl<'ctx> Codegen<'ctx, '_> {
                 Ok(Some(self.builder.build_int_z_extend(r, self.ctx.i32_type(), "")?.into()))
             }
             Intrinsic::Shuffle(kind) => self.shuffle(kind, vals, ty).map(Some),
+            Intrinsic::Fns => {
+                let f = self.intrinsic("llvm.nvvm.fns", &[])?;
+                self.call(f, &[int(vals, 0)?.into(), int(vals, 1)?.into(), int(vals, 2)?.into()])
+            }
         }
     }
 

@@ -4,8 +4,10 @@
 //! `qualified::join` (which forms every other qualified name) and before `split`, finds
 //! the aliases of that namespace and joins each qualified name `cg::thread_block` (or
 //! `cooperative_groups::thread_block`) into one identifier, `cooperative_groups::thread_block`,
-//! spanning the whole name. The group types become type names; sema gives every such name its
-//! meaning (`crate::sema::coop_groups`).
+//! spanning the whole name. Simple template arguments stay part of the name
+//! (`cg::tiled_partition<32>`, `cg::thread_block_tile<32, cg::thread_block>` as
+//! `cooperative_groups::thread_block_tile<32, cooperative_groups::thread_block>`). The group
+//! types become type names; sema gives every such name its meaning (`crate::sema::coop_groups`).
 //!
 //! This is deliberately narrow: the namespace is built in rather than declared by a parsed
 //! `cooperative_groups.h`, so its names never reach `sema::scope`'s namespace look-up; the
@@ -65,7 +67,7 @@ fn qualified_at(tokens: &[Spanned], i: usize, spellings: &HashSet<String>) -> Op
     let (mut end, mut next) = (*end, i + 3);
     // `thread_block_tile<32>`, `tiled_partition<32>`: simple template arguments stay part of
     // the name, so that sema can say the name is not supported instead of a syntax error.
-    if let Some((args, close_end, after)) = simple_template_args(tokens, next) {
+    if let Some((args, close_end, after)) = simple_template_args(tokens, next, spellings) {
         joined.push_str(&args);
         (end, next) = (close_end, after);
     }
@@ -73,9 +75,11 @@ fn qualified_at(tokens: &[Spanned], i: usize, spellings: &HashSet<String>) -> Op
     Some(((*start, tok, end), next))
 }
 
-/// `<32>` or `<T, 4>` at `i`: its text, where it ends, and the index after it. Only names and
-/// integers, so that a comparison `cg::x < y` is never taken for arguments.
-fn simple_template_args(tokens: &[Spanned], i: usize) -> Option<(String, usize, usize)> {
+/// `<32>`, `<T, 4>` or `<32, cg::thread_block>` at `i`: its text, where it ends, and the index
+/// after it. Only names (qualified ones with the namespace's spellings written
+/// `cooperative_groups::`) and integers, so that a comparison `cg::x < y` is never taken for
+/// arguments.
+fn simple_template_args(tokens: &[Spanned], i: usize, spellings: &HashSet<String>) -> Option<(String, usize, usize)> {
     let (_, Tok::Lt, _) = tokens.get(i)? else { return None };
     let mut text = String::from("<");
     let mut j = i + 1;
@@ -83,7 +87,12 @@ fn simple_template_args(tokens: &[Spanned], i: usize) -> Option<(String, usize, 
         let (_, tok, end) = tokens.get(j)?;
         match tok {
             Tok::Int(v) => text.push_str(&v.value.to_string()),
-            Tok::Ident(n) | Tok::TypeIdent(n) => text.push_str(n),
+            Tok::Ident(n) | Tok::TypeIdent(n) => {
+                let qualifies = matches!(tokens.get(j + 1), Some((_, Tok::ColonColon, _)));
+                text.push_str(if qualifies && spellings.contains(n) { NAMESPACE } else { n });
+            }
+            Tok::TypeKw(k) => text.push_str(k.as_str()),
+            Tok::ColonColon if j > i + 1 => text.push_str("::"),
             Tok::Comma => text.push_str(", "),
             Tok::Gt if j > i + 1 => {
                 text.push('>');

@@ -1,6 +1,6 @@
 //! CUDA's integer and warp intrinsics: `__popc`, `__clz`, `__ffs`, `__brev` (and their `ll`
-//! forms), `__activemask`, `__ballot_sync`, `__any_sync`, `__all_sync`, `__syncwarp` and the
-//! `__shfl*_sync` family, with the signatures of CUDA's `sm_30_intrinsics.h` and
+//! forms), `__fns`, `__activemask`, `__ballot_sync`, `__any_sync`, `__all_sync`, `__syncwarp`
+//! and the `__shfl*_sync` family, with the signatures of CUDA's `sm_30_intrinsics.h` and
 //! `device_functions.h`.
 //!
 //! The warp intrinsics of before CUDA 9 (`__any`, `__all`, `__ballot`, `__shfl`, `__shfl_up`,
@@ -21,7 +21,7 @@ use super::expr::make;
 
 /// The names this module answers for (for "did you mean" hints).
 pub(super) const INTRINSIC_NAMES: &[&str] = &[
-    "__popc", "__popcll", "__clz", "__clzll", "__ffs", "__ffsll", "__brev", "__brevll", "__activemask",
+    "__popc", "__popcll", "__clz", "__clzll", "__ffs", "__ffsll", "__brev", "__brevll", "__fns", "__activemask",
     "__ballot_sync", "__any_sync", "__all_sync", "__syncwarp", "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
     "__shfl_xor_sync",
 ];
@@ -72,6 +72,9 @@ impl Context {
         if let Some((op, wide)) = bit_op {
             return Some(self.bits_call(op, wide, name, args, span));
         }
+        if n == "__fns" {
+            return Some(self.fns_call(name, args, span));
+        }
         if INTRINSIC_NAMES.contains(&n) {
             return Some(self.warp_call(n, None, name, args, span));
         }
@@ -86,6 +89,16 @@ impl Context {
         let v = self.int_arg(&args[0], &operand, &name.name)?;
         let ty = if op == BitOp::Reverse { operand } else { Type::INT };
         Some(make(ExprKind::Builtin { builtin: Builtin::Intrinsic(Intrinsic::Bits { op, wide }), args: vec![v] }, ty, span))
+    }
+
+    /// `unsigned int __fns(unsigned int mask, unsigned int base, int offset)`.
+    fn fns_call(&mut self, name: &ast::Ident, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+        self.expect_arity(name, args, 3, span)?;
+        let mask = self.int_arg(&args[0], &Type::UINT, &name.name);
+        let base = self.int_arg(&args[1], &Type::UINT, &name.name);
+        let offset = self.int_arg(&args[2], &Type::INT, &name.name);
+        let args = vec![mask?, base?, offset?];
+        Some(make(ExprKind::Builtin { builtin: Builtin::Intrinsic(Intrinsic::Fns), args }, Type::UINT, span))
     }
 
     /// The `_sync` warp intrinsics; `mask` is given for the legacy forms, which have none.

@@ -290,7 +290,8 @@ impl Context {
             }
         }
         match self.implicit_conversion_ok(&hir::Expr { kind: arg.kind.clone(), ty: from.clone(), span: arg.span }, to) {
-            Ok(()) if *to == Type::Dim3 => Ok(ics(Rank::UserDefined, 0)),
+            // dim3's converting constructor, a group's conversion operator.
+            Ok(()) if *to == Type::Dim3 || matches!(to, Type::Struct(_)) => Ok(ics(Rank::UserDefined, 0)),
             Ok(()) if *to == Type::BOOL => Ok(ics(Rank::Conversion, 200)),
             Ok(()) if to.pointee().is_some_and(Type::is_void) => Ok(ics(Rank::Conversion, 100)),
             Ok(()) => Ok(ics(Rank::Conversion, 0)),

@@ -150,6 +150,7 @@ fn integer_and_warp_intrinsics_have_cudas_types() {
     check("long long x", "__ffsll(x)", "int");
     check("unsigned m", "__brev(m)", "unsigned int");
     check("long long x", "__brevll(x)", "unsigned long long");
+    check("unsigned m, int x", "__fns(m, 0, x)", "unsigned int");
     check("", "__activemask()", "unsigned int");
     check("unsigned m, int x", "__ballot_sync(m, x > 0)", "unsigned int");
     check("unsigned m, int x", "__any_sync(m, x)", "int");
@@ -281,9 +282,39 @@ fn a_thread_block_lowers_to_the_barrier_and_the_special_registers() {
             _ => None,
         })
         .collect();
-    assert!(builtins[0].contains("SyncThreads") && builtins[1].contains("SyncThreads"), "{builtins:?}");
+    // nvcc's `cta::sync()` is `__barrier_sync(0)`: `barrier.sync 0`, not `__syncthreads`' `bar.sync`.
+    assert!(builtins[0].contains("BarrierSync") && builtins[1].contains("BarrierSync"), "{builtins:?}");
     // thread_rank: (tid.z * ntid.y * ntid.x) + tid.y * ntid.x + tid.x; size: ntid.x * ntid.y * ntid.z.
     assert!(builtins[2].contains("ThreadIdx(Z)") && builtins[2].contains("BlockDim(Z)"), "{}", builtins[2]);
+}
+
+/// Group methods have the header's result types: `unsigned int` ranks, sizes and ballots, `int`
+/// votes, and a shuffle's result the type of its value (`TyRet`); on parameters and references.
+#[test]
+fn group_methods_have_the_headers_types() {
+    let groups = "cooperative_groups::coalesced_group g, cooperative_groups::thread_block_tile<8> t, \
+                  const cooperative_groups::thread_block_tile<4, cooperative_groups::thread_block> &e, \
+                  cooperative_groups::thread_block b, long long *ll, char *c";
+    for (expr, ty) in [
+        ("g.thread_rank()", "unsigned int"),
+        ("g.size()", "unsigned int"),
+        ("g.ballot(1)", "unsigned int"),
+        ("g.any(1)", "int"),
+        ("g.shfl(ll[0], 0)", "long long"),
+        ("g.shfl_up(c[0], 1)", "char"),
+        ("t.ballot(1)", "unsigned int"),
+        ("t.all(1)", "int"),
+        ("t.shfl_xor(1.5f, 1)", "float"),
+        ("t.meta_group_rank()", "unsigned int"),
+        ("e.meta_group_size()", "unsigned int"),
+        ("e.shfl(c[1], 0)", "char"),
+        ("b.size()", "unsigned int"),
+        ("cooperative_groups::group_size(e)", "unsigned int"),
+        ("cooperative_groups::tiled_partition<2>(b)", "struct cooperative_groups::__v1::thread_block_tile<2u, cooperative_groups::__v1::thread_block>"),
+        ("cooperative_groups::coalesced_threads()", "struct cooperative_groups::__v1::coalesced_group"),
+    ] {
+        check(groups, expr, ty);
+    }
 }
 
 #[test]
