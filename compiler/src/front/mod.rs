@@ -54,6 +54,8 @@
 pub mod ast;
 mod asm;
 pub mod coop_groups;
+mod explicit_instances;
+mod host_mentions;
 mod lexer;
 mod members;
 pub mod operators;
@@ -123,6 +125,7 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
 
     let (chunks, split_diags) = split::split(&tokens);
     split::mark_type_names(&mut tokens, &chunks);
+    split::constexpr_variables(&mut tokens, &chunks);
     templates::mark(&mut tokens, &chunks);
     let mut diags = keep_lexical(diags, &chunks, &tokens);
     diags.extend(split_diags);
@@ -134,6 +137,10 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     let mut complete = true;
     for chunk in &chunks {
         let span = chunk_span(&tokens, chunk);
+        if let Some(instance) = explicit_instances::read(&tokens[chunk.tokens.clone()], &chunk.namespace) {
+            unit.explicit_instances.push(instance);
+            continue;
+        }
         match chunk.class {
             split::Class::Host(kind) => {
                 scope_directive(&tokens[chunk.tokens.clone()], &chunk.namespace, &mut unit);
@@ -210,6 +217,7 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
             }
         }
     }
+    unit.host_template_uses = host_mentions::collect(&tokens, &chunks);
     let tree = if complete {
         Some(unit)
     } else {
