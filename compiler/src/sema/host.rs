@@ -34,6 +34,42 @@ pub(super) struct HostLocal {
     pub scope_end: u32,
 }
 
+/// The host locals in scope, innermost last; blocks nest, so those whose block has ended are
+/// always the last ones. Each operation is constant time, whatever the number of locals.
+#[derive(Default)]
+pub(super) struct HostLocals {
+    locals: Vec<HostLocal>,
+    /// The locals of each name, innermost last (indices into `locals`).
+    by_name: HashMap<String, Vec<usize>>,
+}
+
+impl HostLocals {
+    pub(super) fn push(&mut self, local: HostLocal) {
+        self.by_name.entry(local.name.clone()).or_default().push(self.locals.len());
+        self.locals.push(local);
+    }
+
+    /// Forgets the locals whose block ends at or before byte `at`.
+    pub(super) fn leave(&mut self, at: u32) {
+        while self.locals.last().is_some_and(|l| l.scope_end <= at) {
+            if let Some(local) = self.locals.pop() {
+                if let Some(stack) = self.by_name.get_mut(&local.name) {
+                    stack.pop();
+                }
+            }
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<&HostLocal> {
+        self.by_name.get(name)?.last().map(|&i| &self.locals[i])
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.locals.clear();
+        self.by_name.clear();
+    }
+}
+
 /// The skipped declarations by the names they declare (the first wins).
 pub(super) fn index_skipped(skipped: &[Skipped]) -> HashMap<String, Skipped> {
     let mut map = HashMap::new();
@@ -120,7 +156,7 @@ impl Context {
         if self.func.is_some() {
             return None;
         }
-        let local = self.host_locals.iter().rev().find(|l| l.name == ident.name)?;
+        let local = self.host_locals.get(&ident.name)?;
         let value = local.value.clone();
         if value.is_none() {
             self.error(Code::TemplateArgumentNotConstant, ident.span, format!("`{}` is a local of host code that cdpc cannot evaluate", ident.name))

@@ -100,7 +100,7 @@ struct Context {
     templates: templates::Templates,
     /// The `const` locals of the host function whose template mentions are being evaluated,
     /// innermost last (`host.rs`, `templates::instantiate_requested`).
-    host_locals: Vec<host::HostLocal>,
+    host_locals: host::HostLocals,
     diags: Diagnostics,
     /// State of the function body being checked.
     func: Option<FunctionState>,
@@ -152,7 +152,7 @@ impl Context {
             const_globals: Default::default(),
             cxx: Default::default(),
             templates: Default::default(),
-            host_locals: Vec::new(),
+            host_locals: Default::default(),
             diags: Diagnostics::default(),
             func: None,
             separate: false,

@@ -239,7 +239,8 @@ impl Context {
             } else {
                 (format!("`{}` is not a kernel template, but its explicit instantiation is `__global__`", name.name), "write the instantiation with the template's own attributes: `template __device__ ...`")
             };
-            self.error(Code::InvalidDeclaration, name.span, message).label(def.function.name.span, "the template").note(note).emit();
+            let primary = if kernel { "instantiated without `__global__`" } else { "instantiated as a kernel" };
+            self.error(Code::InvalidDeclaration, name.span, message).primary(primary).label(def.function.name.span, "the template").note(note).emit();
             return;
         }
         let Some(values) = self.explicit_template_args(&def, name, Some(args)) else { return };
@@ -265,7 +266,7 @@ impl Context {
                 ast::HostEvent::Const(c) => c.name.span.start,
                 ast::HostEvent::Use(u) => u.span.start,
             };
-            self.host_locals.retain(|l| l.scope_end > at);
+            self.host_locals.leave(at);
             match event {
                 ast::HostEvent::Const(c) => {
                     let value = c.value.as_ref().and_then(|v| self.host_local_value(v));
@@ -303,15 +304,12 @@ impl Context {
                 if let Some(values) = values.and_then(|v| v.into_iter().collect::<Option<Vec<_>>>()) {
                     return Some((def, values, mention.span));
                 }
-                let why = errors.iter().find(|d| d.is_error()).map_or_else(|| "they are not constants cdpc can evaluate".to_string(), |d| {
-                    let label = d.labels.iter().find(|l| l.primary && !l.message.is_empty()).map(|l| format!(" ({})", l.message)).unwrap_or_default();
-                    format!("{}{label}", d.message)
-                });
+                let why = errors.iter().find(|d| d.is_error()).map_or_else(|| "they are not constants cdpc can evaluate".to_string(), |d| d.message.clone());
                 ("template arguments cdpc cannot evaluate", why)
             }
         };
         let kernel = def.function.qualifiers.iter().any(|(q, _)| *q == ast::FnQualifier::Global);
-        let (what, attribute) = if kernel { ("kernel template", "__global__") } else { ("function template", "__device__") };
+        let (what, head) = if kernel { ("kernel template", "__global__ void") } else { ("function template", "__device__ ...") };
         let name = &mention.name.name;
         let mut warning = self
             .error(Code::HostTemplateNotInstantiated, mention.span, format!("host code names an instance of {what} `{name}` that cdpc does not compile"))
@@ -325,7 +323,7 @@ impl Context {
             .note(format!(
                 "cdpc instantiates what host code names when its template arguments are types and constants of device code (literals, macros, \
                  file-scope constants, `const` locals initialized with them); ask for the instance in device code with an explicit \
-                 instantiation: `template {attribute} ... {name}<...>(...);`"
+                 instantiation, `template {head} {name}<...>(...);`, with the template arguments and the {what}'s parameter types"
             ))
             .emit();
         None
