@@ -45,7 +45,9 @@
 //!   (`coop_groups.rs`); other `::` names reach the grammar as written.
 //! - Host code is never parsed: `split` sorts the top-level declarations first, and only
 //!   device declarations (and tentatively, types and `__host__ __device__` functions) reach the
-//!   grammar, each parsed on its own.
+//!   grammar, each parsed on its own. Of host code only its mentions of device templates and
+//!   the `const` locals before them are read (`host_mentions.rs`), each mention's arguments
+//!   parsed as an expression of at most `host_mentions::MAX_HOST_TOKENS` tokens.
 //! - The front end reads preprocessed text (`crate::preprocess` runs first): `#pragma` lines
 //!   are ignored here; an `#include` or other directive only reaches the lexer when `parse` is
 //!   called on text that was not preprocessed, and then `#include` is ignored and any other

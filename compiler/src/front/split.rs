@@ -12,7 +12,13 @@
 //!   reported only if device code names it (clang's rule for code not used on the device).
 //! - [`Class::Host`]: everything else (functions without device attributes, `main` included;
 //!   host variables; `using namespace`; namespace aliases; templates of host code). Never
-//!   parsed: host code may use any C++ a host compiler accepts.
+//!   parsed: host code may use any C++ a host compiler accepts. What device code needs from
+//!   it, the device templates it names (`k<128><<<...>>>`, which nvcc instantiates), is read
+//!   afterwards from its tokens by `host_mentions.rs`.
+//!
+//! An explicit instantiation (`template __global__ void k<128>(P);`) is sorted like any
+//! declaration here; `explicit_instances.rs` then takes it out of the parse when it names a
+//! device template. [`constexpr_variables`] reads a `constexpr` variable as `const`.
 //!
 //! `extern "C" { ... }` and `namespace N { ... }` blocks are opened and their declarations
 //! sorted one by one; `extern "C"` is remembered for the functions inside, and the namespace

@@ -17,11 +17,21 @@
 //! - **Names**: an instance keeps its template's arguments and signature as written
 //!   (`hir::TemplateInstance`), from which `crate::mangle` makes nvcc's symbol
 //!   (`_Z1fIiEvPT_`).
+//! - **Requests from outside device code** ([`instantiate_requested`], before any body is
+//!   checked): the instances that host code names, `k<128><<<...>>>` in `main` or `&k<int>`
+//!   (collected by `front::host_mentions`), and explicit instantiations, `template __global__
+//!   void k<128>(P);` (read by `front::explicit_instances`). nvcc makes both, so cdpc does,
+//!   under the same memo as device-side uses. A host mention's arguments are evaluated as device
+//!   code's, with the host function's `const` locals declared before it in scope (`host.rs`,
+//!   `HostLocals`); what cannot be evaluated there (a host call, an enumerator, a host
+//!   template's parameter) is `W0945`, since host code is the host compiler's to judge. Such
+//!   instances are compiled whether device code uses them or not.
 //!
 //! Codes: `E0940` depth, `E0941` deduction failed, `E0942` wrong number or kind of template
 //! arguments, `E0943` a non-type argument that is not an integer constant, `E0944` what cdpc's
 //! templates do not do yet (a template name used as a value, a non-type parameter that is not
-//! an integer, deducing a `const` type). Class templates, specialisations, default template
+//! an integer, deducing a `const` type), `W0945` an instance host code names with arguments
+//! cdpc cannot evaluate. Class templates, specialisations, default template
 //! arguments and packs are not supported (their syntax does not parse as a device template).
 
 use super::consteval::{eval, Const};
