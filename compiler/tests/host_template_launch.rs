@@ -4,13 +4,15 @@
 //! included (`k<128><<<1, 128>>>(p)` in `main`, `&k<int>` passed to a runtime call), and for an
 //! explicit instantiation (`template __global__ void k<3>(P);`). cdpc never parses host code:
 //! `front::host_mentions` reads the mentions and `sema::templates` instantiates them. Each case
-//! below is compiled by nvcc (`-arch=sm_90 -rdc=true -ptx`) and by cdpc; the `.entry` and `.func`
+//! below is compiled by nvcc (`-arch=sm_90 -rdc=true -ptx`) and by cdpc (nvcc makes no device
+//! code for a `__device__` or `__host__ __device__` template that only host code names, and
+//! neither does cdpc); the `.entry` and `.func`
 //! symbols, with their linkage, must be the same, and nvcc's must include the instances the
 //! case is about (so that the comparison proves something).
 //!
 //! `unevaluable_host_arguments_are_warned_about`: what cdpc cannot evaluate (a host `constexpr`
-//! function, an enumerator, a host template's parameter) is the instance nvcc makes and cdpc
-//! does not, each with a `W0945` at its mention.
+//! function, an enumerator, a host template's parameter, even one named like a file-scope
+//! constant) is the instance nvcc makes and cdpc does not, each with a `W0945` at its mention.
 //!
 //! Skipped with a printed reason when nvcc is absent.
 
@@ -160,8 +162,26 @@ template __device__ int f<int>(int);
 template __device__ int f<float>(float);
 namespace N { template __global__ void kn<2>(int *); }
 template __global__ void kt<float>(float *);
+template <typename T> __host__ __device__ T mymax(T a, T b) { return a > b ? a : b; }
+template __host__ __device__ int mymax<int>(int, int);
+template <typename T> __device__ __noinline__ T dv(T a) { sink = 2; return a; }
+template float dv<float>(float);
 "#,
-        &["_Z2keILi3EEv1P", "_Z1kILi12EEvPi", "_Z1fIiEiT_", "_Z1fIfEiT_", "_ZN1N2knILi2EEEvPi", "_Z2ktIfEvPT_"],
+        &["_Z2keILi3EEv1P", "_Z1kILi12EEvPi", "_Z1fIiEiT_", "_Z1fIfEiT_", "_ZN1N2knILi2EEEvPi", "_Z2ktIfEvPT_", "_Z5mymaxIiET_S0_S0_", "_Z2dvIfET_S0_"],
+    ),
+    (
+        "device and host-device templates that only host code names are no device code",
+        r#"
+template <typename T> __host__ __device__ T mymax(T a, T b) { return a > b ? a : b; }
+template <typename T> __device__ __noinline__ T dv(T a) { sink = 2; return a; }
+int main() {
+    int m = mymax<int>(1, 2);
+    void *p = (void *)&dv<int>;
+    k<3><<<1, 1>>>(0);
+    return m + (p != 0);
+}
+"#,
+        &["_Z1kILi3EEvPi"],
     ),
     (
         "host and device uses share one instance; host code in a namespace",
@@ -213,6 +233,7 @@ fn host_named_instances_are_nvccs() {
 const UNEVALUABLE: &str = r#"
 constexpr int host_size() { return 6; }
 enum { E1 = 7 };
+const int B = 4;
 template <int B> void run(int *p) { k<B><<<1, 1>>>(p); }
 int main(int argc, char **argv) {
     int *p = 0;

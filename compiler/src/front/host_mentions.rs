@@ -60,8 +60,15 @@ pub(super) fn collect(tokens: &[Spanned], chunks: &[Chunk]) -> Vec<ast::HostTemp
             let name = ident(&decl[c.name]);
             events.push((c.name, HostEvent::Const(ast::HostConst { name, value, scope_end: c.scope_end })));
         }
-        events.sort_by_key(|(at, _)| *at);
         let in_template = matches!(decl, [t, (_, Tok::Lt, _), ..] if is_word(&t.1, "template"));
+        if in_template {
+            // The host template's own parameters hide file-scope constants of the same name; their
+            // values are known only where host code instantiates it.
+            for at in template_params(decl) {
+                events.push((0, HostEvent::Const(ast::HostConst { name: ident(&decl[at]), value: None, scope_end: u32::MAX })));
+            }
+        }
+        events.sort_by_key(|(at, _)| *at);
         out.push(ast::HostTemplateUses { events: events.into_iter().map(|(_, e)| e).collect(), namespace: chunk.namespace.clone(), in_template });
     }
     out
@@ -236,6 +243,29 @@ fn const_decl(decl: &[Spanned], start: usize) -> Option<Vec<ConstDecl>> {
         }
         i = j + 1;
     }
+}
+
+/// The names a host template's header `template <typename T, int N = 4>` declares: the
+/// identifiers followed by `,`, `=` or the closing `>`, outside brackets.
+fn template_params(decl: &[Spanned]) -> Vec<usize> {
+    let mut names = Vec::new();
+    let mut depth = 0usize;
+    for i in 2..decl.len() {
+        match &decl[i].1 {
+            Tok::Lt | Tok::LParen | Tok::LBracket => depth += 1,
+            Tok::Gt | Tok::Shr if depth == 0 => {
+                if matches!(decl[i - 1].1, Tok::Ident(_) | Tok::TypeIdent(_)) {
+                    names.push(i - 1);
+                }
+                break;
+            }
+            Tok::Gt | Tok::RParen | Tok::RBracket => depth = depth.saturating_sub(1),
+            Tok::Comma | Tok::Assign if depth == 0 && matches!(decl[i - 1].1, Tok::Ident(_) | Tok::TypeIdent(_)) => names.push(i - 1),
+            Tok::LBrace | Tok::Semi => break,
+            _ => {}
+        }
+    }
+    names
 }
 
 /// The value a constant local is initialized with, converted to its declared type: the tokens

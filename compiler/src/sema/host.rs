@@ -159,7 +159,7 @@ impl Context {
         let local = self.host_locals.get(&ident.name)?;
         let value = local.value.clone();
         if value.is_none() {
-            self.error(Code::TemplateArgumentNotConstant, ident.span, format!("`{}` is a local of host code that cdpc cannot evaluate", ident.name))
+            self.error(Code::TemplateArgumentNotConstant, ident.span, format!("`{}` is declared by host code with a value cdpc cannot evaluate", ident.name))
                 .primary("not a constant cdpc can evaluate")
                 .emit();
         }
@@ -268,7 +268,8 @@ pub(super) fn finish_host_device(cx: &mut Context, deferred: Deferred) -> HashSe
         // kernel instance is launched from device code, never from these functions).
         // Instances that host code or an explicit instantiation asks for are compiled as well.
         .filter(|(i, f)| {
-            f.kind != FunctionKind::HostDevice && (f.template.is_none() || f.kind == FunctionKind::Kernel || cx.templates.requested_outside.contains(&FuncId(*i as u32)))
+            let outside = cx.templates.requested_outside.contains(&FuncId(*i as u32));
+            outside || (f.kind != FunctionKind::HostDevice && (f.template.is_none() || f.kind == FunctionKind::Kernel))
         })
         .map(|(i, _)| FuncId(i as u32))
         .collect();

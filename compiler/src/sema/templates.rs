@@ -18,8 +18,9 @@
 //!   (`hir::TemplateInstance`), from which `crate::mangle` makes nvcc's symbol
 //!   (`_Z1fIiEvPT_`).
 //! - **Requests from outside device code** ([`instantiate_requested`], before any body is
-//!   checked): the instances that host code names, `k<128><<<...>>>` in `main` or `&k<int>`
-//!   (collected by `front::host_mentions`), and explicit instantiations, `template __global__
+//!   checked): the kernel instances that host code names, `k<128><<<...>>>` in `main` or
+//!   `&k<int>` (collected by `front::host_mentions`; nvcc compiles no device code for other
+//!   templates that only host code names), and explicit instantiations, `template __global__
 //!   void k<128>(P);` (read by `front::explicit_instances`). nvcc makes both, so cdpc does,
 //!   under the same memo as device-side uses. A host mention's arguments are evaluated as device
 //!   code's, with the host function's `const` locals declared before it in scope (`host.rs`,
@@ -294,9 +295,14 @@ impl Context {
     }
 
     /// The template and arguments of one host mention; `None` (with `W0945`) when cdpc cannot
-    /// evaluate them, and `None` quietly when the name is no device template of this file.
+    /// evaluate them, and `None` quietly when the name is no kernel template of this file: nvcc
+    /// compiles no device code for a `__device__` or `__host__ __device__` template that only
+    /// host code names (measured: its PTX has no such function).
     fn host_template_use(&mut self, mention: &ast::HostTemplateUse, uses: &ast::HostTemplateUses) -> Option<(Rc<ast::TemplateDef>, Vec<TemplateArgValue>, Span)> {
         let def = self.template_def_in(&mention.name.name, &uses.namespace)?;
+        if !def.function.qualifiers.iter().any(|(q, _)| *q == ast::FnQualifier::Global) {
+            return None;
+        }
         let (label, why) = match &mention.args {
             ast::HostTemplateArgs::Deduced => (
                 "launched without template arguments",
@@ -318,8 +324,7 @@ impl Context {
                 ("template arguments cdpc cannot evaluate", why)
             }
         };
-        let kernel = def.function.qualifiers.iter().any(|(q, _)| *q == ast::FnQualifier::Global);
-        let (what, head) = if kernel { ("kernel template", "__global__ void") } else { ("function template", "__device__ ...") };
+        let (what, head) = ("kernel template", "__global__ void");
         let name = &mention.name.name;
         let mut warning = self
             .error(Code::HostTemplateNotInstantiated, mention.span, format!("host code names an instance of {what} `{name}` that cdpc does not compile"))
