@@ -83,11 +83,12 @@ pub(super) fn mark_type_names(tokens: &mut [Spanned], chunks: &[Chunk]) {
 
 /// `constexpr` on a variable at file scope (or in a namespace) is read as `const`: a constexpr
 /// variable is const (C++ [dcl.constexpr]), and its initializer is a constant expression, which
-/// is what device code may read of a host constant (`sema::host`). Functions keep the word (and
-/// so stay unparsed where they are host code).
+/// is what device code may read of a host constant (`sema::host`). Functions and classes keep
+/// the word (and so stay unparsed where they are host code).
 pub(super) fn constexpr_variables(tokens: &mut [Spanned], chunks: &[Chunk]) {
     for chunk in chunks {
-        if matches!(chunk.class, Class::Host(_)) || is_function(&tokens[chunk.tokens.clone()]) {
+        let decl = &tokens[chunk.tokens.clone()];
+        if matches!(chunk.class, Class::Host(_)) || is_function(decl) || super::members::is_class_definition(decl) {
             continue;
         }
         for (_, tok, _) in &mut tokens[chunk.tokens.clone()] {
