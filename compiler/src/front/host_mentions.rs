@@ -191,10 +191,8 @@ pub(super) fn scan(decl: &[Spanned]) -> Scan {
 /// Closes the innermost template-argument list at token `at` (`first_half`: with the first `>`
 /// of a `>>`).
 fn close(scan: &mut Scan, stack: &mut Vec<Frame>, at: usize, first_half: bool) {
-    if let Some(Frame::Angle { mention }) = stack.pop() {
-        if let Some(m) = mention {
-            scan.mentions[m].end = Some((at, first_half));
-        }
+    if let Some(Frame::Angle { mention: Some(m) }) = stack.pop() {
+        scan.mentions[m].end = Some((at, first_half));
     }
 }
 
