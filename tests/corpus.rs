@@ -71,8 +71,9 @@ const COMPILES: &[&str] = &[
 /// names test says so instead of comparing, and fails once the file's names do match.
 const NAMES_DIFFER: &[(&str, &str)] = &[(
     "cdpQuadtree",
-    "its kernel template `build_quadtree_kernel<128>` is launched only from host code, which cdpc skips, so no \
-     instance is made",
+    "its other kernels are Thrust's and CUB's, from host-only headers that cdpc skips; its own, the instance \
+     `build_quadtree_kernel<128>` that host code launches, has nvcc's name \
+     (`cdpquadtree_instantiates_its_host_launched_kernel_template`)",
 )];
 
 /// KLAP's host code calls `cudaThreadSynchronize`, gone from CUDA 13; nvcc needs this define to
@@ -109,6 +110,17 @@ fn include_dirs(program: &Program, corpus: &Path, shim: &Path) -> Vec<PathBuf> {
 
 /// cdpc's PTX of `program`, or its rendered errors.
 fn cdpc_ptx(program: &Program, corpus: &Path, shim: &Path, nv_module_id: Option<String>) -> Result<String, String> {
+    cdpc_compile(program, corpus, shim, nv_module_id).map_err(|e| match e {
+        driver::CompileError::Diagnostics(diagnostics) => {
+            let errors = diagnostics.iter().filter(|d| d.is_error());
+            errors.take(4).map(|d| format!("  {}: {}", d.code, d.message)).collect::<Vec<_>>().join("\n")
+        }
+        other => other.to_string(),
+    })
+}
+
+/// cdpc's PTX of `program`, with its Makefile's options.
+fn cdpc_compile(program: &Program, corpus: &Path, shim: &Path, nv_module_id: Option<String>) -> Result<String, driver::CompileError> {
     let path = corpus.join(program.file);
     let source = std::fs::read_to_string(&path).unwrap();
     let target = Target { default_stream: if program.per_thread { DefaultStream::PerThread } else { DefaultStream::Legacy }, ..Target::default() };
@@ -119,13 +131,7 @@ fn cdpc_ptx(program: &Program, corpus: &Path, shim: &Path, nv_module_id: Option<
         ..Default::default()
     };
     let options = CompileOptions { emit: Emit::Ptx, target, preprocess, nv_module_id, ..CompileOptions::default() };
-    driver::compile(&source, &options).map(|c| String::from_utf8(c.output).unwrap()).map_err(|e| match e {
-        driver::CompileError::Diagnostics(diagnostics) => {
-            let errors = diagnostics.iter().filter(|d| d.is_error());
-            errors.take(4).map(|d| format!("  {}: {}", d.code, d.message)).collect::<Vec<_>>().join("\n")
-        }
-        other => other.to_string(),
-    })
+    driver::compile(&source, &options).map(|c| String::from_utf8(c.output).unwrap())
 }
 
 fn nvcc() -> Option<PathBuf> {
@@ -297,4 +303,26 @@ fn library_symbols_are_told_apart() {
     assert!(!library_symbol("_Z10qsort_warpPjS_jjP17qsortAtomicData_tP14qsortRingbuf_tjj"));
     assert!(!library_symbol("_ZN18cooperative_groups4__v15thingE"));
     assert!(!library_symbol("__nv_static_23__02c4de4f_4_s_cu__Z1kPi__Z2skPi"));
+}
+
+/// cdpQuadtree's one kernel is a template launched only from host code,
+/// `build_quadtree_kernel<NUM_THREADS_PER_BLOCK><<<...>>>` with a `const int` local of 128:
+/// cdpc must instantiate it (front/host_mentions.rs) under nvcc's name, and compile its body
+/// (`cg::thread_block_tile<32>` among it).
+#[test]
+fn cdpquadtree_instantiates_its_host_launched_kernel_template() {
+    let Some(corpus) = corpus() else { return };
+    let Some(nvcc) = nvcc() else { return };
+    let shim = cub_shim();
+    let program = PROGRAMS.iter().find(|p| p.name == "cdpQuadtree").unwrap();
+    let theirs = match nvcc_ptx(&nvcc, program, &corpus, shim.path()) {
+        Ok(ptx) => symbols(&ptx).0,
+        Err(e) => return println!("cdpQuadtree: nvcc cannot build it, nothing to compare:\n{e}"),
+    };
+    let wanted: Vec<&String> = theirs.iter().filter(|k| k.contains("build_quadtree_kernel")).collect();
+    assert_eq!(wanted.len(), 1, "nvcc's kernels: {theirs:#?}");
+    let ptx = cdpc::driver::on_large_stack(|| cdpc_compile(program, &corpus, shim.path(), None)).unwrap_or_else(|e| panic!("cdpQuadtree: {e}"));
+    let ours = symbols(&ptx).0;
+    assert!(ours.contains(wanted[0]), "cdpc's kernels {ours:#?} lack nvcc's {}", wanted[0]);
+    println!("cdpQuadtree: {} as nvcc names it", wanted[0]);
 }

@@ -141,6 +141,7 @@ pub enum Code {
     TemplateArgumentMismatch,
     TemplateArgumentNotConstant,
     TemplateUnsupported,
+    HostTemplateNotInstantiated,
     CoopGroupsUnsupported,
     CoopGroupsMisuse,
     // GCC-style inline PTX assembly: E096x
@@ -243,6 +244,7 @@ impl Code {
             TemplateArgumentMismatch => "E0942",
             TemplateArgumentNotConstant => "E0943",
             TemplateUnsupported => "E0944",
+            HostTemplateNotInstantiated => "W0945",
             CoopGroupsUnsupported => "E0950",
             CoopGroupsMisuse => "E0951",
             AsmUnknownConstraint => "E0960",
@@ -353,6 +355,7 @@ impl Code {
         Code::TemplateArgumentMismatch,
         Code::TemplateArgumentNotConstant,
         Code::TemplateUnsupported,
+        Code::HostTemplateNotInstantiated,
         Code::CoopGroupsUnsupported,
         Code::CoopGroupsMisuse,
         Code::AsmUnknownConstraint,

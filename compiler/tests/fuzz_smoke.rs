@@ -103,6 +103,12 @@ const TROUBLE: &[&str] = &[
     // Device templates (front/templates.rs, sema/templates.rs) and cooperative groups.
     "template <typename T, int N> __device__ T *", "template <class T>", "template <>", "template <int N> __global__ void",
     "f<int>(", "f<T, N + 1>(", "k<128><<<1, 1>>>(", "<int *>", "> >", ">>", "typename", "T *", "(T)",
+    // Device templates named by host code, explicit instantiations (front/host_mentions.rs,
+    // front/explicit_instances.rs).
+    "int main() { const int N = 128; k<N><<<1, N>>>(p); }", "k<", "k<N>", "&k<int>", "k<f<1>>", "k<1>>", "k<(a > b)>",
+    "template __global__ void k<128>(int *);", "template __device__ int f<int>(int);", "template void k<1>(int *);",
+    "template __global__ void k(int *);", "constexpr int M = N * 2;", "constexpr auto ", "const int A = 1, B = A;",
+    "cudaFuncGetAttributes(&attr, k<4>);", "k<<<1, 1>>>(p);", "std::vector<k<", "void h() {",
     "cg::thread_block b = cg::this_thread_block();", "cg::sync(b);", "b.sync();", "b.thread_rank()", "b.size()",
     "cooperative_groups::", "cg::coalesced_group", "cg::tiled_partition<32>(b)",
     "cg::coalesced_group g = cg::coalesced_threads();", "cg::thread_block_tile<32> t = cg::tiled_partition<32>(b);",

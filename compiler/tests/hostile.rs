@@ -464,3 +464,38 @@ fn reading_a_device_file_is_an_error_not_a_hang() {
     let d = check("#include \"/dev/zero\"\n__global__ void k() {}\n".into());
     assert_eq!(codes(&d), [Code::IncludeNotFound], "{d:?}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Host code's mentions of device templates (front/host_mentions.rs): one pass, bounded parses
+
+const TEMPLATE_K: &str = "template <int N> __global__ void k(int *p) { p[0] = N; }\n";
+
+#[test]
+fn a_hundred_thousand_nested_template_mentions_in_host_code() {
+    // One statement may hold at most `front::MAX_OPERATORS` operators, so 50 statements of 2,000
+    // nested mentions each, closed (`> `), closed by `>>` pairs, or never closed (`;` ends them):
+    // every mention is read or reported, in time linear in the source.
+    let (n, statements) = (2_000, 50);
+    for tail in [format!("1{}", "> ".repeat(n)), "1".to_string(), format!("1{}", ">>".repeat(n / 2))] {
+        let statement = format!("x = {}{tail};\n", "k<".repeat(n));
+        let src = format!("{TEMPLATE_K}int main() {{ int x;\n{}return 0; }}\n", statement.repeat(statements));
+        let diags = check(src);
+        assert!(!diags.iter().any(Diagnostic::is_error), "{:?}", codes(&diags));
+        assert_code(&diags, Code::HostTemplateNotInstantiated);
+    }
+    // `a<b<c<...`: names that are no device template are not mentions at all.
+    let src = format!("{TEMPLATE_K}int main() {{ return {}1; }}\n", "a<b<".repeat(1_000));
+    assert!(check(src).is_empty());
+}
+
+#[test]
+fn a_hundred_thousand_host_constants_before_a_mention() {
+    let n = 100_000;
+    let mut body = String::from("const int c0 = 1;\n");
+    for i in 1..n {
+        body.push_str(&format!("const int c{i} = c{} + 1; k<c{i} % 5><<<1, 1>>>(0);\n", i - 1));
+    }
+    let src = format!("{TEMPLATE_K}int main() {{\n{body}k<c{} % 7><<<1, 1>>>(0);\nreturn 0; }}\n", n - 1);
+    let diags = check(src);
+    assert!(diags.is_empty(), "{:?}", codes(&diags));
+}

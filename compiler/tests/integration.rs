@@ -19,6 +19,7 @@ mod debug_info;
 mod embed;
 mod fmad_sass;
 mod fuzz_smoke;
+mod host_template_launch;
 mod host_object;
 mod hostile;
 mod inkwell_frontend;

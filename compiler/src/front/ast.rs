@@ -20,6 +20,76 @@ pub struct TranslationUnit {
     pub using_namespaces: Vec<Ident>,
     /// `namespace cg = N;` at file scope: (alias, namespace).
     pub namespace_aliases: Vec<(Ident, Ident)>,
+    /// Device function templates that host code names (`k<128><<<...>>>(...)`, `&k<int>`),
+    /// one entry per host declaration that names any (`front::host_mentions` collects them;
+    /// `crate::sema::templates` instantiates them, as nvcc does).
+    pub host_template_uses: Vec<HostTemplateUses>,
+    /// `template __global__ void k<128>(Params);`: explicit instantiation definitions of device
+    /// function templates (`front::explicit_instances`).
+    pub explicit_instances: Vec<ExplicitInstance>,
+}
+
+/// The device-template mentions of one host declaration (a function body, usually), with the
+/// `const` and `constexpr` locals declared before them, in source order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostTemplateUses {
+    pub events: Vec<HostEvent>,
+    /// The enclosing namespaces, outermost first.
+    pub namespace: Vec<String>,
+    /// The host declaration is itself a template (`template <typename T> void run()`): its
+    /// parameters are known only where host code instantiates it.
+    pub in_template: bool,
+}
+
+/// What the host scan records, in source order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostEvent {
+    Const(HostConst),
+    Use(HostTemplateUse),
+}
+
+/// `const int N = 128;` or `constexpr auto M = N / 32;` in a host function body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostConst {
+    pub name: Ident,
+    /// The initializer converted to the declared type (a cast, `(int)(N / 32)`); `None` when it
+    /// cannot be read as device code, which makes the name a host variable.
+    pub value: Option<Expr>,
+    /// The byte offset where its block ends (it is out of scope from there).
+    pub scope_end: u32,
+}
+
+/// `k<ARGS>` (or `k<<<...>>>`) in host code, `k` a device function template.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostTemplateUse {
+    pub name: Ident,
+    pub args: HostTemplateArgs,
+    /// The mention: the name and its template arguments.
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostTemplateArgs {
+    /// `k<128>`, `k<float, N>`.
+    Explicit(Vec<TemplateArg>),
+    /// `k<<<grid, block>>>(x)`: the host compiler deduces them from host expressions.
+    Deduced,
+    /// Written, but not as device code can read them (or longer than the scan reads).
+    Unreadable,
+}
+
+/// `template __global__ void k<128>(Params);` (or `__device__`, or without an attribute).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExplicitInstance {
+    pub name: Ident,
+    /// `None`: written without template arguments (`template __global__ void k(int *);`), or
+    /// with ones that cannot be read.
+    pub args: Option<Vec<TemplateArg>>,
+    /// `__global__` / `__device__` written in the declaration.
+    pub global: bool,
+    pub device: bool,
+    pub namespace: Vec<String>,
+    pub span: Span,
 }
 
 /// What kind of declaration was skipped.

@@ -45,7 +45,9 @@
 //!   (`coop_groups.rs`); other `::` names reach the grammar as written.
 //! - Host code is never parsed: `split` sorts the top-level declarations first, and only
 //!   device declarations (and tentatively, types and `__host__ __device__` functions) reach the
-//!   grammar, each parsed on its own.
+//!   grammar, each parsed on its own. Of host code only its mentions of device templates and
+//!   the `const` locals before them are read (`host_mentions.rs`), each mention's arguments
+//!   parsed as an expression of at most `host_mentions::MAX_HOST_TOKENS` tokens.
 //! - The front end reads preprocessed text (`crate::preprocess` runs first): `#pragma` lines
 //!   are ignored here; an `#include` or other directive only reaches the lexer when `parse` is
 //!   called on text that was not preprocessed, and then `#include` is ignored and any other
@@ -54,6 +56,8 @@
 pub mod ast;
 mod asm;
 pub mod coop_groups;
+mod explicit_instances;
+mod host_mentions;
 mod lexer;
 mod members;
 pub mod operators;
@@ -123,6 +127,7 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
 
     let (chunks, split_diags) = split::split(&tokens);
     split::mark_type_names(&mut tokens, &chunks);
+    split::constexpr_variables(&mut tokens, &chunks);
     templates::mark(&mut tokens, &chunks);
     let mut diags = keep_lexical(diags, &chunks, &tokens);
     diags.extend(split_diags);
@@ -134,6 +139,10 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     let mut complete = true;
     for chunk in &chunks {
         let span = chunk_span(&tokens, chunk);
+        if let Some(instance) = explicit_instances::read(&tokens[chunk.tokens.clone()], &chunk.namespace) {
+            unit.explicit_instances.push(instance);
+            continue;
+        }
         match chunk.class {
             split::Class::Host(kind) => {
                 scope_directive(&tokens[chunk.tokens.clone()], &chunk.namespace, &mut unit);
@@ -210,6 +219,7 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
             }
         }
     }
+    unit.host_template_uses = host_mentions::collect(&tokens, &chunks);
     let tree = if complete {
         Some(unit)
     } else {

@@ -12,7 +12,13 @@
 //!   reported only if device code names it (clang's rule for code not used on the device).
 //! - [`Class::Host`]: everything else (functions without device attributes, `main` included;
 //!   host variables; `using namespace`; namespace aliases; templates of host code). Never
-//!   parsed: host code may use any C++ a host compiler accepts.
+//!   parsed: host code may use any C++ a host compiler accepts. What device code needs from
+//!   it, the device templates it names (`k<128><<<...>>>`, which nvcc instantiates), is read
+//!   afterwards from its tokens by `host_mentions.rs`.
+//!
+//! An explicit instantiation (`template __global__ void k<128>(P);`) is sorted like any
+//! declaration here; `explicit_instances.rs` then takes it out of the parse when it names a
+//! device template. [`constexpr_variables`] reads a `constexpr` variable as `const`.
 //!
 //! `extern "C" { ... }` and `namespace N { ... }` blocks are opened and their declarations
 //! sorted one by one; `extern "C"` is remembered for the functions inside, and the namespace
@@ -70,6 +76,24 @@ pub(super) fn mark_type_names(tokens: &mut [Spanned], chunks: &[Chunk]) {
             let last = name.rsplit("::").next().unwrap_or(name);
             if names.contains(last) {
                 *tok = Tok::TypeIdent(std::mem::take(name));
+            }
+        }
+    }
+}
+
+/// `constexpr` on a variable at file scope (or in a namespace) is read as `const`: a constexpr
+/// variable is const (C++ [dcl.constexpr]), and its initializer is a constant expression, which
+/// is what device code may read of a host constant (`sema::host`). Functions and classes keep
+/// the word (and so stay unparsed where they are host code).
+pub(super) fn constexpr_variables(tokens: &mut [Spanned], chunks: &[Chunk]) {
+    for chunk in chunks {
+        let decl = &tokens[chunk.tokens.clone()];
+        if matches!(chunk.class, Class::Host(_)) || is_function(decl) || super::members::is_class_definition(decl) {
+            continue;
+        }
+        for (_, tok, _) in &mut tokens[chunk.tokens.clone()] {
+            if is_word(tok, "constexpr") {
+                *tok = Tok::Const;
             }
         }
     }

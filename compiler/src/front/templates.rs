@@ -11,6 +11,10 @@
 //!   also as the last component of a qualified name (`N::f`, inside a namespace the template's
 //!   name is qualified by `front::in_namespace`), so that `f<` opens template arguments (`f<int, 4>(p)`, `k<128><<<g, b>>>(p)`).
 //!
+//! The names are marked in host code too: `host_mentions.rs` finds host code's mentions of
+//! device templates (`k<128><<<...>>>` in `main`) by them, and `explicit_instances.rs` the
+//! explicit instantiations.
+//!
 //! The grammar's productions for templates are grouped under "Templates" in `grammar.lalrpop`;
 //! instantiation is sema's (`crate::sema::templates`).
 

@@ -997,3 +997,63 @@ __device__ void f(int x, int *p) {
     // The file-scope statement is the host compiler's.
     assert_eq!(tu.items.len(), 1);
 }
+
+/// What `host_mentions` records of one host function: (const names with whether they have a
+/// value, mention names with their argument count or `None`).
+fn host_events(src: &str) -> Vec<String> {
+    let tu = ok(src);
+    tu.host_template_uses
+        .iter()
+        .flat_map(|u| &u.events)
+        .map(|e| match e {
+            HostEvent::Const(c) => format!("const {}{}", c.name.name, if c.value.is_some() { "" } else { "?" }),
+            HostEvent::Use(u) => match &u.args {
+                HostTemplateArgs::Explicit(a) => format!("{}<{}>", u.name.name, a.len()),
+                HostTemplateArgs::Deduced => format!("{}<<<", u.name.name),
+                HostTemplateArgs::Unreadable => format!("{}<?>", u.name.name),
+            },
+        })
+        .collect()
+}
+
+#[test]
+fn host_code_mentions_of_device_templates_are_collected() {
+    let head = "template <int N, typename T> __global__ void k(T *p) { p[0] = N; }\n";
+    let events = host_events(&format!(
+        "{head}int main(int argc, char **) {{
+            const int A = 4, B = argc;
+            constexpr auto C = A * 2;
+            int x = 3 < 4;
+            k<A, float><<<1, 1>>>(0);
+            {{ static const unsigned D = 1; k<D, Pair<int>><<<1, 1>>>(0); }}
+            f(&k<1, int>, k<(2 > 1), char>, std::vector<k<3, int>>());
+            k<<<1, 1>>>(0);
+            k<1, int;
+            obj.k<1>(); obj->k<2>();
+        }}\n"
+    ));
+    assert_eq!(
+        events,
+        // `Pair<int>` is a host template's instance: unreadable as device code.
+        ["const A", "const B", "const C", "k<2>", "const D", "k<?>", "k<2>", "k<2>", "k<2>", "k<<<", "k<?>"],
+        "{events:#?}"
+    );
+    // Nothing is recorded for host code that names no device template, and a mention's
+    // template keeps its namespace.
+    assert!(host_events("int main() { const int A = 1; return A < 2; }").is_empty());
+    let tu = ok(&format!("namespace N {{ {head} void run() {{ k<1, int><<<1, 1>>>(0); }} }}"));
+    assert_eq!(tu.host_template_uses[0].namespace, ["N"]);
+}
+
+#[test]
+fn explicit_instantiations_of_device_templates_are_read() {
+    let tu = ok("template <int N> __global__ void k(int *p) { p[0] = N; }\n\
+                 template __global__ void k<128>(int *);\n\
+                 template void k<1>(int *);\n\
+                 namespace M { template __global__ void k<2>(int *); }\n\
+                 template __global__ void k(int *);\n");
+    let got: Vec<(usize, bool, Vec<String>)> =
+        tu.explicit_instances.iter().map(|i| (i.args.as_ref().map_or(0, Vec::len), i.global, i.namespace.clone())).collect();
+    assert_eq!(got, [(1, true, vec![]), (1, false, vec![]), (1, true, vec!["M".to_string()]), (0, true, vec![])]);
+    assert!(tu.explicit_instances[3].args.is_none());
+}

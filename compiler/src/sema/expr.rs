@@ -119,6 +119,9 @@ impl Context {
 
     fn ident(&mut self, ident: &ast::Ident) -> Option<hir::Expr> {
         let span = ident.span;
+        if let Some(found) = self.host_local(ident) {
+            return found;
+        }
         let binding = self.lookup(&ident.name);
         if !matches!(binding, Some(Binding::Local(_))) {
             if let Some(member) = self.this_member(ident) {

@@ -49,6 +49,7 @@ pub fn analyze(unit: &ast::TranslationUnit, options: &SemaOptions) -> (Option<hi
     cx.skipped = host::index_skipped(&unit.skipped);
     scope::index_directives(&mut cx, unit);
     decls::declare_items(&mut cx, unit);
+    templates::instantiate_requested(&mut cx, unit);
     decls::define_functions(&mut cx, unit);
     let failed = cx.diags.has_errors();
     let module = hir::Module { target: cx.target, structs: cx.structs, globals: cx.globals, functions: cx.functions, nv_module_id: None };
@@ -97,6 +98,9 @@ struct Context {
     cxx: scope::CxxNames,
     /// Function templates and their instances (`templates.rs`).
     templates: templates::Templates,
+    /// The `const` locals of the host function whose template mentions are being evaluated,
+    /// innermost last (`host.rs`, `templates::instantiate_requested`).
+    host_locals: host::HostLocals,
     diags: Diagnostics,
     /// State of the function body being checked.
     func: Option<FunctionState>,
@@ -148,6 +152,7 @@ impl Context {
             const_globals: Default::default(),
             cxx: Default::default(),
             templates: Default::default(),
+            host_locals: Default::default(),
             diags: Diagnostics::default(),
             func: None,
             separate: false,

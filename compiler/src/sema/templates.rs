@@ -17,11 +17,22 @@
 //! - **Names**: an instance keeps its template's arguments and signature as written
 //!   (`hir::TemplateInstance`), from which `crate::mangle` makes nvcc's symbol
 //!   (`_Z1fIiEvPT_`).
+//! - **Requests from outside device code** ([`instantiate_requested`], before any body is
+//!   checked): the kernel instances that host code names, `k<128><<<...>>>` in `main` or
+//!   `&k<int>` (collected by `front::host_mentions`; nvcc compiles no device code for other
+//!   templates that only host code names), and explicit instantiations, `template __global__
+//!   void k<128>(P);` (read by `front::explicit_instances`). nvcc makes both, so cdpc does,
+//!   under the same memo as device-side uses. A host mention's arguments are evaluated as device
+//!   code's, with the host function's `const` locals declared before it in scope (`host.rs`,
+//!   `HostLocals`); what cannot be evaluated there (a host call, an enumerator, a host
+//!   template's parameter) is `W0945`, since host code is the host compiler's to judge. Such
+//!   instances are compiled whether device code uses them or not.
 //!
 //! Codes: `E0940` depth, `E0941` deduction failed, `E0942` wrong number or kind of template
 //! arguments, `E0943` a non-type argument that is not an integer constant, `E0944` what cdpc's
 //! templates do not do yet (a template name used as a value, a non-type parameter that is not
-//! an integer, deducing a `const` type). Class templates, specialisations, default template
+//! an integer, deducing a `const` type), `W0945` an instance host code names with arguments
+//! cdpc cannot evaluate. Class templates, specialisations, default template
 //! arguments and packs are not supported (their syntax does not parse as a device template).
 
 use super::consteval::{eval, Const};
@@ -55,6 +66,9 @@ pub(super) struct Templates {
     /// The function whose body first requested each instance (for `host.rs`: an instance that
     /// only an unused `__host__ __device__` function requests is not compiled either).
     pub(super) requested_by: HashMap<FuncId, FuncId>,
+    /// The instances host code or an explicit instantiation asks for: compiled like kernels,
+    /// whether device code uses them or not.
+    pub(super) requested_outside: HashSet<FuncId>,
 }
 
 impl Templates {
@@ -87,6 +101,20 @@ pub(super) fn declare(cx: &mut Context, def: &ast::TemplateDef) {
         _ => {
             cx.templates.defs.insert(name.name.clone(), Rc::new(def.clone()));
         }
+    }
+}
+
+/// Makes the instances that host code names and that explicit instantiations ask for
+/// (`front::host_mentions`, `front::explicit_instances`), before any body is checked, as nvcc
+/// makes them. A host mention whose arguments cdpc cannot evaluate is `W0945` (host code is the
+/// host compiler's to judge); an explicit instantiation is device code, and its mistakes are
+/// errors. Errors inside an instance's body are errors either way, labelled with the request.
+pub(super) fn instantiate_requested(cx: &mut Context, unit: &ast::TranslationUnit) {
+    for instance in &unit.explicit_instances {
+        cx.explicit_instance(instance);
+    }
+    for uses in &unit.host_template_uses {
+        cx.host_template_uses(uses);
     }
 }
 
@@ -190,6 +218,130 @@ impl Context {
             return None;
         }
         Some(id)
+    }
+
+    /// The template `name` names from inside `namespace` (host code's or an explicit
+    /// instantiation's, which have no function scope): innermost namespace first, then as any
+    /// name at file scope.
+    fn template_def_in(&self, name: &str, namespace: &[String]) -> Option<Rc<ast::TemplateDef>> {
+        let mut candidates: Vec<String> = (1..=namespace.len()).rev().map(|i| format!("{}::{name}", namespace[..i].join("::"))).collect();
+        candidates.extend(self.candidates(name));
+        candidates.iter().find_map(|c| self.templates.defs.get(c).cloned())
+    }
+
+    /// `template __global__ void k<128>(P);`
+    fn explicit_instance(&mut self, instance: &ast::ExplicitInstance) {
+        let name = &instance.name;
+        let Some(def) = self.template_def_in(&name.name, &instance.namespace) else {
+            self.error(Code::UnknownName, name.span, format!("cannot find function template `{}` to instantiate", name.name)).emit();
+            return;
+        };
+        let Some(args) = &instance.args else {
+            self.error(Code::TemplateUnsupported, name.span, format!("explicit instantiation of `{}` without template arguments cdpc can read", name.name))
+                .primary("template arguments expected here")
+                .note(format!("cdpc does not deduce them from the parameter list; write them: `{}<...>`", name.name))
+                .emit();
+            return;
+        };
+        let kernel = def.function.qualifiers.iter().any(|(q, _)| *q == ast::FnQualifier::Global);
+        if kernel != instance.global {
+            let (message, note) = if kernel {
+                (format!("kernel template `{}` is explicitly instantiated without `__global__`", name.name), "nvcc rejects it too (\"a __global__ function redeclared without __global__\"); write `template __global__ void ...`")
+            } else {
+                (format!("`{}` is not a kernel template, but its explicit instantiation is `__global__`", name.name), "write the instantiation with the template's own attributes: `template __device__ ...`")
+            };
+            let primary = if kernel { "instantiated without `__global__`" } else { "instantiated as a kernel" };
+            self.error(Code::InvalidDeclaration, name.span, message).primary(primary).label(def.function.name.span, "the template").note(note).emit();
+            return;
+        }
+        let Some(values) = self.explicit_template_args(&def, name, Some(args)) else { return };
+        let Some(values) = values.into_iter().collect::<Option<Vec<_>>>() else {
+            self.error(Code::TemplateUnsupported, instance.span, format!("explicit instantiation of `{}` gives {} of its {} template arguments", name.name, args.len(), def.params.len()))
+                .label(def.function.name.span, "the template")
+                .note("cdpc does not deduce the others from the parameter list; write them all")
+                .emit();
+            return;
+        };
+        if let Some(id) = self.instantiate(&def, values, name.span) {
+            self.templates.requested_outside.insert(id);
+        }
+    }
+
+    /// The mentions of device templates in one host declaration, with its `const` locals in
+    /// scope as they are declared (`host.rs`); each instance is made after the walk, so that no
+    /// host local is visible inside an instance's body.
+    fn host_template_uses(&mut self, uses: &ast::HostTemplateUses) {
+        let mut requested = Vec::new();
+        for event in &uses.events {
+            let at = match event {
+                ast::HostEvent::Const(c) => c.name.span.start,
+                ast::HostEvent::Use(u) => u.span.start,
+            };
+            self.host_locals.leave(at);
+            match event {
+                ast::HostEvent::Const(c) => {
+                    let value = c.value.as_ref().and_then(|v| self.host_local_value(v));
+                    self.host_locals.push(super::host::HostLocal { name: c.name.name.clone(), value, scope_end: c.scope_end });
+                }
+                ast::HostEvent::Use(u) => requested.extend(self.host_template_use(u, uses)),
+            }
+        }
+        self.host_locals.clear();
+        for (def, args, span) in requested {
+            if let Some(id) = self.instantiate(&def, args, span) {
+                self.templates.requested_outside.insert(id);
+            }
+        }
+    }
+
+    /// The template and arguments of one host mention; `None` (with `W0945`) when cdpc cannot
+    /// evaluate them, and `None` quietly when the name is no kernel template of this file: nvcc
+    /// compiles no device code for a `__device__` or `__host__ __device__` template that only
+    /// host code names (measured: its PTX has no such function).
+    fn host_template_use(&mut self, mention: &ast::HostTemplateUse, uses: &ast::HostTemplateUses) -> Option<(Rc<ast::TemplateDef>, Vec<TemplateArgValue>, Span)> {
+        let def = self.template_def_in(&mention.name.name, &uses.namespace)?;
+        if !def.function.qualifiers.iter().any(|(q, _)| *q == ast::FnQualifier::Global) {
+            return None;
+        }
+        let (label, why) = match &mention.args {
+            ast::HostTemplateArgs::Deduced => (
+                "launched without template arguments",
+                "nvcc deduces them from the launch's arguments, host expressions that cdpc does not read".to_string(),
+            ),
+            ast::HostTemplateArgs::Unreadable => ("template arguments cdpc cannot read", "they do not read as device code's types and constants".to_string()),
+            ast::HostTemplateArgs::Explicit(args) if args.len() < def.params.len() => (
+                "not every template argument is written",
+                "nvcc deduces the others from the call's arguments, host expressions that cdpc does not read".to_string(),
+            ),
+            ast::HostTemplateArgs::Explicit(args) => {
+                let outer = std::mem::take(&mut self.diags);
+                let values = self.explicit_template_args(&def, &mention.name, Some(args));
+                let errors = std::mem::replace(&mut self.diags, outer);
+                if let Some(values) = values.and_then(|v| v.into_iter().collect::<Option<Vec<_>>>()) {
+                    return Some((def, values, mention.span));
+                }
+                let why = errors.iter().find(|d| d.is_error()).map_or_else(|| "they are not constants cdpc can evaluate".to_string(), |d| d.message.clone());
+                ("template arguments cdpc cannot evaluate", why)
+            }
+        };
+        let (what, head) = ("kernel template", "__global__ void");
+        let name = &mention.name.name;
+        let mut warning = self
+            .error(Code::HostTemplateNotInstantiated, mention.span, format!("host code names an instance of {what} `{name}` that cdpc does not compile"))
+            .primary(label)
+            .label(def.function.name.span, format!("the {what}"))
+            .note(format!("cdpc cannot tell which instance: {why}"));
+        if uses.in_template {
+            warning = warning.note("this host declaration is a template: its template parameters are known only where host code instantiates it, which cdpc does not see");
+        }
+        warning
+            .note(format!(
+                "cdpc instantiates what host code names when its template arguments are types and constants of device code (literals, macros, \
+                 file-scope constants, `const` locals initialized with them); ask for the instance in device code with an explicit \
+                 instantiation, `template {head} {name}<...>(...);`, with the template arguments and the {what}'s parameter types"
+            ))
+            .emit();
+        None
     }
 
     fn template_def(&mut self, name: &ast::Ident) -> Option<Rc<ast::TemplateDef>> {
