@@ -69,12 +69,7 @@ const COMPILES: &[&str] = &[
 
 /// Files in the ledger whose kernels are not all nvcc's yet, each with why (docs/CORPUS.md): the
 /// names test says so instead of comparing, and fails once the file's names do match.
-const NAMES_DIFFER: &[(&str, &str)] = &[(
-    "cdpQuadtree",
-    "its other kernels are Thrust's and CUB's, from host-only headers that cdpc skips; its own, the instance \
-     `build_quadtree_kernel<128>` that host code launches, has nvcc's name \
-     (`cdpquadtree_instantiates_its_host_launched_kernel_template`)",
-)];
+const NAMES_DIFFER: &[(&str, &str)] = &[];
 
 /// KLAP's host code calls `cudaThreadSynchronize`, gone from CUDA 13; nvcc needs this define to
 /// build the programs, and both compilers get it.

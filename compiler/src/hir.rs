@@ -180,6 +180,10 @@ pub struct FnAttrs {
     /// `Some(true)` for `__forceinline__` (LLVM `alwaysinline`), `Some(false)` for
     /// `__noinline__` (`noinline`).
     pub inline: Option<bool>,
+    /// C++'s inline: the `inline` keyword, `__forceinline__`, or a member function defined in
+    /// its class. Its definition may appear in every file that uses it, so it is emitted
+    /// `linkonce_odr`: no `.func` where every call is inlined, a `.weak` one otherwise, as nvcc.
+    pub odr_inline: bool,
     /// A kernel's `__launch_bounds__`: `.maxntid`, `.minnctapersm`, `.maxclusterrank` in PTX.
     pub launch_bounds: Option<crate::front::ast::LaunchBounds>,
 }

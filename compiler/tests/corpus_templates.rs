@@ -197,10 +197,7 @@ fn cdpc_spelling(source: &str) -> String {
 
 /// Files that compile but whose functions are not all nvcc's yet, with why (docs/CORPUS.md):
 /// cdpc's must then be some of nvcc's, and the test fails once they are all of them.
-const INCOMPLETE: &[(&str, &str)] = &[(
-    "cdpQuadtree/cdpQuadtree.cu",
-    "its other functions are Thrust's and CUB's, from host-only headers that cdpc skips (its kernel template instance, launched from host code, is nvcc's)",
-)];
+const INCOMPLETE: &[(&str, &str)] = &[];
 
 #[test]
 fn corpus_targets_compile_or_fail_only_on_other_features() {

@@ -206,13 +206,18 @@ fn function_kind(cx: &mut Context, def: &ast::FunctionDef) -> Option<FunctionKin
     }
 }
 
-/// `__forceinline__`, `__noinline__` and a kernel's `__launch_bounds__` (`E0911` on any other
-/// function, as nvcc refuses it).
+/// `inline`, `__forceinline__`, `__noinline__` and a kernel's `__launch_bounds__` (`E0911` on
+/// any other function, as nvcc refuses it); a member function defined in its class is inline
+/// too ([dcl.inline]).
 fn fn_attrs(cx: &mut Context, def: &ast::FunctionDef, kind: FunctionKind) -> hir::FnAttrs {
-    let mut attrs = hir::FnAttrs::default();
+    let mut attrs = hir::FnAttrs { odr_inline: def.in_class && def.body.is_some(), ..Default::default() };
     for (q, span) in &def.qualifiers {
         match q {
-            ast::FnQualifier::ForceInline => attrs.inline = Some(true),
+            ast::FnQualifier::Inline => attrs.odr_inline = true,
+            ast::FnQualifier::ForceInline => {
+                attrs.inline = Some(true);
+                attrs.odr_inline = true;
+            }
             ast::FnQualifier::NoInline => attrs.inline = Some(false),
             ast::FnQualifier::LaunchBounds(_) if kind != FunctionKind::Kernel => {
                 cx.error(Code::InvalidLaunchBounds, *span, "`__launch_bounds__` is only allowed on a `__global__` function")
