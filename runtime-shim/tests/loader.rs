@@ -495,8 +495,8 @@ fn conditional_nodes_and_condition_handles() {
         (graph("launch = \"host\"\n", &format!("{{ if = \"h\", default = 0, {body} }}, {{ while = \"h\", default = 0, {body} }}")), "defined twice"),
         (graph("launch = \"host\"\n", &format!("{{ if = \"a.b\", default = 0, {body} }}")), "without `.`"),
         (graph("launch = \"host\"\n", "{ kernel = \"k\", grid = 1, block = 1, args = [\"cond:g.none\"] }"), "no conditional node with handle `none`"),
-        (graph("launch = \"host\"\n", &format!("{{ if = \"h\", default = 0, body = [{{ kernel = \"k\", grid = 1, block = 1, args = [\"cond:other.h\"] }}] }}")), "its own graph"),
-        (graph("launch = \"host\"\n", &format!("{{ if = \"h\", default = 0, body = [{{ kernel = \"k\", grid = 1, block = 1, device_updatable = true }}] }}")), "plain kernel launch"),
+        (graph("launch = \"host\"\n", "{ if = \"h\", default = 0, body = [{ kernel = \"k\", grid = 1, block = 1, args = [\"cond:other.h\"] }] }"), "its own graph"),
+        (graph("launch = \"host\"\n", "{ if = \"h\", default = 0, body = [{ kernel = \"k\", grid = 1, block = 1, device_updatable = true }] }"), "plain kernel launch"),
         (graph("launch = \"host\"\n", "{ kernel = \"k\", grid = 1, block = 1, args = [\"cond:g\"] }"), "expected `cond:GRAPH.HANDLE`"),
     ];
     for (text, message) in refused {
