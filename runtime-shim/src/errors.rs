@@ -35,6 +35,7 @@ pub const NAMED_ERRORS: &[(&str, i32)] = &[
     ("cudaErrorInvalidAddressSpace", 717),
     ("cudaErrorInvalidPc", 718),
     ("cudaErrorLaunchFailure", 719),
+    ("cudaErrorCooperativeLaunchTooLarge", 720),
     ("cudaErrorNotSupported", 801),
     ("cudaErrorCdpNotSupported", 811),
     ("cudaErrorCdpVersionMismatch", 812),

@@ -3,7 +3,7 @@
 
 use runtime_shim::loader::compare::{check_against_manifest, compare_outputs, median, RunOutput};
 use runtime_shim::loader::diff::{self, Cell, Label, SampleResult};
-use runtime_shim::loader::manifest::{Arg, ElemType, Init, Num};
+use runtime_shim::loader::manifest::{Arg, CondKind, ElemType, GraphLaunch, Init, Node, Num};
 use runtime_shim::loader::{run_sample, CudaError, LoadError, Manifest, RunOptions};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -63,9 +63,9 @@ fn every_sample_has_a_manifest_that_names_its_kernel_buffers_and_globals() {
         let source = std::fs::read_to_string(samples_dir().join(format!("{name}.cdp"))).unwrap();
         let kernel = format!("__global__ void {}(", m.launch.kernel);
         assert!(source.contains(&kernel), "{name}: no kernel `{}` in the .cdp", m.launch.kernel);
-        for node in m.graphs.iter().flat_map(|g| &g.nodes) {
-            let kernel = format!("__global__ void {}(", node.launch.kernel);
-            assert!(source.contains(&kernel), "{name}: no graph-node kernel `{}` in the .cdp", node.launch.kernel);
+        for launch in m.graphs.iter().flat_map(|g| g.kernels()) {
+            let kernel = format!("__global__ void {}(", launch.kernel);
+            assert!(source.contains(&kernel), "{name}: no graph-node kernel `{}` in the .cdp", launch.kernel);
         }
         for g in &m.globals {
             assert!(
@@ -407,9 +407,11 @@ fn graph_tables_and_handle_arguments() {
     let m = Manifest::parse("g", &format!("{head}args = [\"graph:g\", \"node:g.1\"]\n{graph}")).unwrap();
     assert_eq!(m.graphs.len(), 1);
     assert_eq!(m.graphs[0].nodes.len(), 2);
-    assert_eq!(m.graphs[0].nodes[0].launch.grid, [2, 1, 1]);
-    assert_eq!(m.graphs[0].nodes[0].launch.block, [32, 1, 1]);
-    assert!(!m.graphs[0].nodes[0].device_updatable && m.graphs[0].nodes[1].device_updatable);
+    assert_eq!(m.graphs[0].launch, GraphLaunch::Device);
+    let (Node::Kernel(n0), Node::Kernel(n1)) = (&m.graphs[0].nodes[0], &m.graphs[0].nodes[1]) else { panic!("kernel nodes") };
+    assert_eq!(n0.launch.grid, [2, 1, 1]);
+    assert_eq!(n0.launch.block, [32, 1, 1]);
+    assert!(!n0.device_updatable && n1.device_updatable);
     assert_eq!(m.launch.args, vec![Arg::Graph("g".into()), Arg::Node("g".into(), 1)]);
     // Handles resolve by `graph:NAME` and `node:NAME.K`.
     let bytes = m.arg_bytes(|key| match key { "graph:g" => Some(0xa0), "node:g.1" => Some(0xb1), _ => None }).unwrap();
@@ -427,5 +429,90 @@ fn graph_tables_and_handle_arguments() {
     let twice = format!("{head}{graph}[[graph]]\nname = \"g\"\nnodes = [{{ kernel = \"k\", grid = 1, block = 1 }}]\n");
     assert!(Manifest::parse("g", &twice).unwrap_err().to_string().contains("defined twice"));
     let nested = format!("{head}[[graph]]\nname = \"a\"\nnodes = [{{ kernel = \"k\", grid = 1, block = 1, args = [\"graph:a\"] }}]\n");
-    assert!(Manifest::parse("g", &nested).unwrap_err().to_string().contains("buffers and scalars"));
+    assert!(Manifest::parse("g", &nested).unwrap_err().to_string().contains("buffers, scalars"));
+}
+
+#[test]
+fn cooperative_launch_key() {
+    let m = |launch_extra: &str| Manifest::parse("c", &format!("description = \"c\"\n[launch]\nkernel = \"k\"\ngrid = 4\nblock = 64\n{launch_extra}"));
+    assert!(!m("").unwrap().launch.cooperative, "not cooperative unless asked");
+    assert!(m("cooperative = true").unwrap().launch.cooperative);
+    assert!(!m("cooperative = false").unwrap().launch.cooperative);
+    assert!(m("cooperative = 1").unwrap_err().to_string().contains("cooperative"), "a boolean");
+    // Only [launch] says it: not a graph node, nor a conditional body's kernel.
+    let node = "description = \"c\"\n[launch]\nkernel = \"k\"\ngrid = 1\nblock = 1\n[[graph]]\nname = \"g\"\nnodes = [{ kernel = \"k\", grid = 1, block = 1, cooperative = true }]\n";
+    assert!(Manifest::parse("c", node).is_err());
+    let body = "description = \"c\"\n[launch]\nkernel = \"k\"\ngrid = 1\nblock = 1\n[[graph]]\nname = \"g\"\nlaunch = \"host\"\nnodes = [{ if = \"h\", default = 0, body = [{ kernel = \"k\", grid = 1, block = 1, cooperative = true }] }]\n";
+    assert!(Manifest::parse("c", body).unwrap_err().to_string().contains("cooperative"));
+    // The sample that needs it asks for it.
+    let cg = manifest("devrt_cg");
+    assert!(cg.launch.cooperative);
+    assert!(cg.graphs.is_empty(), "launched with cuLaunchCooperativeKernel, not as a graph");
+    // The error a too-large cooperative grid gives has its runtime name.
+    assert_eq!(runtime_shim::errors::error_name(720), Some("cudaErrorCooperativeLaunchTooLarge"));
+    let e = CudaError::new(720, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE", "too many blocks", "cuLaunchCooperativeKernel(`k`)");
+    assert!(e.matches("cudaErrorCooperativeLaunchTooLarge") && e.matches("CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"));
+}
+
+#[test]
+fn conditional_nodes_and_condition_handles() {
+    let head = "description = \"c\"\n[launch]\nkernel = \"p\"\ngrid = 1\nblock = 1\n[[buffer]]\nname = \"out\"\ntype = \"i32\"\nlen = 4\n";
+    let graph = |launch: &str, nodes: &str| format!("{head}[[graph]]\nname = \"g\"\n{launch}nodes = [{nodes}]\n");
+    let good = graph(
+        "launch = \"host\"\n",
+        "{ kernel = \"set\", grid = 1, block = 1, args = [\"cond:g.yes\"] }, \
+         { if = \"yes\", default = 0, body = [{ kernel = \"mark\", grid = 1, block = 1, args = [\"buf:out\", \"i32:1\"] }] }, \
+         { while = \"more\", default = 1, body = [{ kernel = \"step\", grid = 1, block = 1, args = [\"buf:out\", \"cond:g.more\"] }, { kernel = \"mark\", grid = 2, block = 1 }] }",
+    );
+    let m = Manifest::parse("c", &good).unwrap();
+    let g = &m.graphs[0];
+    assert_eq!(g.launch, GraphLaunch::Host);
+    assert_eq!(g.handles(), vec!["yes", "more"]);
+    assert_eq!(g.kernels().iter().map(|l| l.kernel.as_str()).collect::<Vec<_>>(), vec!["set", "mark", "step", "mark"]);
+    let Node::Conditional(c) = &g.nodes[2] else { panic!("node 2 is the WHILE") };
+    assert_eq!((c.kind, c.handle.as_str(), c.default, c.body.len()), (CondKind::While, "more", 1, 2));
+    assert_eq!(c.body[0].args, vec![Arg::Buffer("out".into()), Arg::Cond("g".into(), "more".into())]);
+    let Node::Conditional(c) = &g.nodes[1] else { panic!("node 1 is the IF") };
+    assert_eq!((c.kind, c.default), (CondKind::If, 0));
+    // A condition handle's bytes are the handle, resolved by `cond:GRAPH.HANDLE`.
+    assert_eq!(Arg::Cond("g".into(), "more".into()).bytes(|k| (k == "cond:g.more").then_some(0x5e)).unwrap(), 0x5eu64.to_le_bytes().to_vec());
+    assert!(Arg::Cond("g".into(), "x".into()).bytes(|_| None).unwrap_err().to_string().contains("cond:g.x"));
+    assert_eq!(Arg::parse("cond:a.b.c", &BTreeMap::new()).unwrap(), Arg::Cond("a.b".into(), "c".into()));
+
+    let body = "body = [{ kernel = \"mark\", grid = 1, block = 1 }]";
+    let refused = [
+        // conditional nodes only in host-launched graphs (cuda_runtime_api.h, cudaGraphInstantiate)
+        (graph("", &format!("{{ if = \"h\", default = 0, {body} }}")), "device launch may not hold"),
+        (graph("launch = \"device\"\n", &format!("{{ while = \"h\", default = 1, {body} }}")), "device launch may not hold"),
+        (graph("launch = \"later\"\n", "{ kernel = \"k\", grid = 1, block = 1 }"), "expected \"device\" or \"host\""),
+        (graph("launch = \"host\"\n", &format!("{{ if = \"h\", {body} }}")), "needs `default`"),
+        (graph("launch = \"host\"\n", &format!("{{ if = \"h\", default = -1, {body} }}")), "not an unsigned int"),
+        (graph("launch = \"host\"\n", "{ if = \"h\", default = 0, body = [] }"), "has no kernels"),
+        (graph("launch = \"host\"\n", &format!("{{ if = \"h\", while = \"h\", default = 0, {body} }}")), "not both"),
+        (graph("launch = \"host\"\n", &format!("{{ if = \"h\", default = 0, kernel = \"k\", {body} }}")), "its kernels go in `body`"),
+        (graph("launch = \"host\"\n", "{ kernel = \"k\", grid = 1, block = 1, default = 1 }"), "belong to a conditional node"),
+        (graph("launch = \"host\"\n", "{ kernel = \"k\", block = 1 }"), "needs `kernel`, `grid` and `block`"),
+        (graph("launch = \"host\"\n", &format!("{{ if = \"h\", default = 0, {body} }}, {{ while = \"h\", default = 0, {body} }}")), "defined twice"),
+        (graph("launch = \"host\"\n", &format!("{{ if = \"a.b\", default = 0, {body} }}")), "without `.`"),
+        (graph("launch = \"host\"\n", "{ kernel = \"k\", grid = 1, block = 1, args = [\"cond:g.none\"] }"), "no conditional node with handle `none`"),
+        (graph("launch = \"host\"\n", "{ if = \"h\", default = 0, body = [{ kernel = \"k\", grid = 1, block = 1, args = [\"cond:other.h\"] }] }"), "its own graph"),
+        (graph("launch = \"host\"\n", "{ if = \"h\", default = 0, body = [{ kernel = \"k\", grid = 1, block = 1, device_updatable = true }] }"), "plain kernel launch"),
+        (graph("launch = \"host\"\n", "{ kernel = \"k\", grid = 1, block = 1, args = [\"cond:g\"] }"), "expected `cond:GRAPH.HANDLE`"),
+    ];
+    for (text, message) in refused {
+        let e = Manifest::parse("c", &text).unwrap_err().to_string();
+        assert!(e.contains(message), "{text}\n=> {e}\n(wanted: {message})");
+    }
+    // [launch] gets no condition handle, and a host graph is no `graph:` argument.
+    let hosted = graph("launch = \"host\"\n", &format!("{{ if = \"h\", default = 0, {body} }}"));
+    let with_args = |args: &str| hosted.replacen("block = 1\n", &format!("block = 1\nargs = [{args}]\n"), 1);
+    assert!(Manifest::parse("c", &with_args("\"cond:g.h\"")).unwrap_err().to_string().contains("not to [launch]"));
+    assert!(Manifest::parse("c", &with_args("\"graph:g\"")).unwrap_err().to_string().contains("not instantiated for device launch"));
+    assert!(Manifest::parse("c", &with_args("\"node:g.0\"")).unwrap_err().to_string().contains("not `device_updatable = true`"));
+
+    // The sample: a host graph with a WHILE and two IFs.
+    let s = manifest("devrt_conditional");
+    assert!(s.graphs.iter().all(|g| g.launch == GraphLaunch::Host));
+    let kinds: Vec<CondKind> = s.graphs.iter().flat_map(|g| &g.nodes).filter_map(|n| if let Node::Conditional(c) = n { Some(c.kind) } else { None }).collect();
+    assert!(kinds.contains(&CondKind::If) && kinds.contains(&CondKind::While), "{kinds:?}");
 }

@@ -5,7 +5,8 @@
 //! survives in the process, so the differential run isolates runs in processes: `isolate`), set the
 //! device-runtime limits, load the cubin (`cuModuleLoadData`), allocate and fill the buffers,
 //! build the device graphs (`graphs`), launch the top-level kernel on the NULL stream (as a
-//! one-node graph when there are device graphs), synchronise, copy buffers and `__device__`
+//! one-node graph when there are device graphs; with `cuLaunchCooperativeKernel` when the
+//! manifest's `[launch]` says `cooperative = true`), then its host-launched graphs, synchronise, copy buffers and `__device__`
 //! globals back; then warm-up and timed repeats, each timed with CUDA events recorded around
 //! the launch and its completion (the parent grid completes only when its whole launch tree
 //! has), buffers refilled before each outside the timed span.
@@ -395,7 +396,7 @@ impl<'m> Loaded<'m> {
         let buffer_address = |name: &str| manifest.buffers.iter().position(|b| b.name == name).map(|k| buffers[k].ptr);
         let mut graphs = super::graphs::HostGraphs::build(module, manifest, &buffer_address)?;
         let args = manifest.arg_bytes(|key| graphs.handle(key).or_else(|| buffer_address(key)))?;
-        if !graphs.is_empty() {
+        if graphs.has_device_graphs() {
             graphs.make_launcher(loaded.function, &manifest.launch, &args)?;
         }
         loaded.graphs = Some(graphs);
@@ -413,22 +414,40 @@ impl<'m> Loaded<'m> {
         Ok(())
     }
 
-    /// Launches the top-level kernel on the NULL stream (asynchronously).
+    /// Launches the top-level kernel on the NULL stream (asynchronously): as a one-node graph
+    /// when there are device graphs, cooperatively when the manifest says so; then the
+    /// `launch = "host"` graphs, in order, on the same stream.
     fn launch(&mut self) -> Result<(), CudaError> {
         let kernel = &self.manifest.launch.kernel;
-        if let Some(g) = self.graphs.as_ref().filter(|g| !g.is_empty()) {
-            return unsafe { g.launch(kernel) };
-        }
         let l = &self.manifest.launch;
+        let graphs = self.graphs.as_ref();
         unsafe {
-            ck(
-                sys::cuLaunchKernel(
-                    self.function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2], l.shared_bytes,
-                    std::ptr::null_mut(), self.params.as_mut_ptr(), std::ptr::null_mut(),
-                ),
-                || format!("cuLaunchKernel(`{kernel}`)"),
-            )
+            if let Some(g) = graphs.filter(|g| g.has_launcher()) {
+                g.launch(kernel)?;
+            } else if l.cooperative {
+                // CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE when the grid's blocks cannot all be
+                // resident at once; an error value like any other.
+                ck(
+                    sys::cuLaunchCooperativeKernel(
+                        self.function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2], l.shared_bytes,
+                        std::ptr::null_mut(), self.params.as_mut_ptr(),
+                    ),
+                    || format!("cuLaunchCooperativeKernel(`{kernel}`, grid {:?}, block {:?}; a cooperative grid's blocks must all fit on the device at once)", l.grid, l.block),
+                )?;
+            } else {
+                ck(
+                    sys::cuLaunchKernel(
+                        self.function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2], l.shared_bytes,
+                        std::ptr::null_mut(), self.params.as_mut_ptr(), std::ptr::null_mut(),
+                    ),
+                    || format!("cuLaunchKernel(`{kernel}`)"),
+                )?;
+            }
+            if let Some(g) = graphs {
+                g.launch_host_graphs()?;
+            }
         }
+        Ok(())
     }
 
     fn read_back(&self) -> Result<Vec<(String, Vec<u8>)>, CudaError> {

@@ -6,10 +6,18 @@
 //! its `CUgraphDeviceNode` is what `node:NAME.K` passes.
 //!
 //! Device graphs may only be launched from a kernel that itself runs in a graph, so with any
-//! `[[graph]]` the top-level launch becomes a one-node graph launched with `cuGraphLaunch`.
+//! device `[[graph]]` the top-level launch becomes a one-node graph launched with `cuGraphLaunch`.
+//!
+//! A graph with `launch = "host"` is instantiated for the host and launched by the runner after
+//! the top-level launch. Only such a graph may hold conditional nodes (IF, WHILE): each gets a
+//! handle from `cuGraphConditionalHandleCreate` with its default value and
+//! `CU_GRAPH_COND_ASSIGN_DEFAULT` (`cond:GRAPH.HANDLE` passes it to the graph's kernels, which
+//! call `cudaGraphSetConditional`), and is added with `cuGraphAddNode` as a
+//! `CU_GRAPH_NODE_TYPE_CONDITIONAL` node whose body graph, made by the driver, gets the body's
+//! kernel nodes.
 
 use super::cuda::{ck, CudaError, LoadError};
-use super::manifest::{Launch, Manifest, ManifestError};
+use super::manifest::{CondKind, GraphLaunch, Launch, Manifest, ManifestError, Node};
 use cudarc::driver::sys;
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
@@ -22,6 +30,8 @@ pub(super) struct HostGraphs {
     handles: HashMap<String, u64>,
     /// The top-level launch as a graph, when there are device graphs.
     launcher: Option<sys::CUgraphExec>,
+    /// The `launch = "host"` graphs, launched after the top-level launch in this order.
+    host: Vec<(String, sys::CUgraphExec)>,
 }
 
 /// Each argument in its own 8-byte slot, as `kernelParams` wants them.
@@ -43,31 +53,67 @@ impl HostGraphs {
     /// # Safety
     /// `module` is a loaded module of the current context.
     pub(super) unsafe fn build(module: sys::CUmodule, manifest: &Manifest, buffer: &dyn Fn(&str) -> Option<u64>) -> Result<HostGraphs, LoadError> {
-        let mut out = HostGraphs { graphs: Vec::new(), execs: Vec::new(), handles: HashMap::new(), launcher: None };
+        let mut out = HostGraphs { graphs: Vec::new(), execs: Vec::new(), handles: HashMap::new(), launcher: None, host: Vec::new() };
         for g in &manifest.graphs {
             let mut graph = std::ptr::null_mut();
             ck(sys::cuGraphCreate(&mut graph, 0), || format!("cuGraphCreate(`{}`)", g.name))?;
             out.graphs.push(graph);
-            let mut previous: Option<sys::CUgraphNode> = None;
-            for (k, node) in g.nodes.iter().enumerate() {
-                let what = format!("graph `{}`, node {k} (`{}`)", g.name, node.launch.kernel);
-                let function = kernel(module, &node.launch.kernel)?;
-                let args = node.launch.args.iter().map(|a| a.bytes(buffer)).collect::<Result<Vec<_>, _>>()?;
-                let added = add_kernel_node(graph, function, &node.launch, &args, previous, &what)?;
-                if node.device_updatable {
-                    let handle = make_device_updatable(added, &what)?;
-                    out.handles.insert(format!("node:{}.{k}", g.name), handle);
+            // The condition handles first: kernels before a conditional node may set it too.
+            for n in &g.nodes {
+                if let Node::Conditional(c) = n {
+                    let handle = condition_handle(graph, c.default, &format!("graph `{}`, handle `{}`", g.name, c.handle))?;
+                    out.handles.insert(format!("cond:{}.{}", g.name, c.handle), handle);
                 }
+            }
+            let resolve = |key: &str| out.handles.get(key).copied().or_else(|| buffer(key));
+            let mut previous: Option<sys::CUgraphNode> = None;
+            let mut device_nodes = Vec::new();
+            for (k, node) in g.nodes.iter().enumerate() {
+                let added = match node {
+                    Node::Kernel(node) => {
+                        let what = format!("graph `{}`, node {k} (`{}`)", g.name, node.launch.kernel);
+                        let function = kernel(module, &node.launch.kernel)?;
+                        let args = node.launch.args.iter().map(|a| a.bytes(resolve)).collect::<Result<Vec<_>, _>>()?;
+                        let added = add_kernel_node(graph, function, &node.launch, &args, previous, &what)?;
+                        if node.device_updatable {
+                            device_nodes.push((format!("node:{}.{k}", g.name), make_device_updatable(added, &what)?));
+                        }
+                        added
+                    }
+                    Node::Conditional(c) => {
+                        let what = format!("graph `{}`, node {k} (conditional `{}`)", g.name, c.handle);
+                        let handle = resolve(&format!("cond:{}.{}", g.name, c.handle)).unwrap_or(0);
+                        let (added, body) = add_conditional_node(graph, handle, c.kind, previous, &what)?;
+                        let mut before: Option<sys::CUgraphNode> = None;
+                        for (j, launch) in c.body.iter().enumerate() {
+                            let what = format!("{what}, body node {j} (`{}`)", launch.kernel);
+                            let function = kernel(module, &launch.kernel)?;
+                            let args = launch.args.iter().map(|a| a.bytes(resolve)).collect::<Result<Vec<_>, _>>()?;
+                            before = Some(add_kernel_node(body, function, launch, &args, before, &what)?);
+                        }
+                        added
+                    }
+                };
                 previous = Some(added);
             }
+            out.handles.extend(device_nodes);
             let mut exec = std::ptr::null_mut();
-            let flags = sys::CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH.0 as u64;
-            ck(sys::cuGraphInstantiateWithFlags(&mut exec, graph, flags), || {
-                format!("instantiating graph `{}` for device launch (cuGraphInstantiateWithFlags with CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH; device graphs may hold only kernel, memcpy and memset nodes on one device)", g.name)
-            })?;
-            out.execs.push(exec);
-            ck(sys::cuGraphUpload(exec, std::ptr::null_mut()), || format!("cuGraphUpload(`{}`)", g.name))?;
-            out.handles.insert(format!("graph:{}", g.name), exec as u64);
+            match g.launch {
+                GraphLaunch::Device => {
+                    let flags = sys::CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH.0 as u64;
+                    ck(sys::cuGraphInstantiateWithFlags(&mut exec, graph, flags), || {
+                        format!("instantiating graph `{}` for device launch (cuGraphInstantiateWithFlags with CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH; device graphs may hold only kernel, memcpy and memset nodes on one device)", g.name)
+                    })?;
+                    out.execs.push(exec);
+                    ck(sys::cuGraphUpload(exec, std::ptr::null_mut()), || format!("cuGraphUpload(`{}`)", g.name))?;
+                    out.handles.insert(format!("graph:{}", g.name), exec as u64);
+                }
+                GraphLaunch::Host => {
+                    ck(sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0), || format!("instantiating graph `{}` (launch = \"host\")", g.name))?;
+                    out.execs.push(exec);
+                    out.host.push((g.name.clone(), exec));
+                }
+            }
         }
         Ok(out)
     }
@@ -77,8 +123,25 @@ impl HostGraphs {
         self.handles.get(key).copied()
     }
 
-    pub(super) fn is_empty(&self) -> bool {
-        self.execs.is_empty()
+    /// Whether there are graphs for device launch (then the top-level launch runs as a graph).
+    pub(super) fn has_device_graphs(&self) -> bool {
+        self.handles.keys().any(|k| k.starts_with("graph:"))
+    }
+
+    /// Whether the top-level launch runs as a graph ([`HostGraphs::make_launcher`]).
+    pub(super) fn has_launcher(&self) -> bool {
+        self.launcher.is_some()
+    }
+
+    /// Launches the `launch = "host"` graphs on the NULL stream, in the manifest's order.
+    ///
+    /// # Safety
+    /// The context of [`HostGraphs::build`] is current.
+    pub(super) unsafe fn launch_host_graphs(&self) -> Result<(), CudaError> {
+        for (name, exec) in &self.host {
+            ck(sys::cuGraphLaunch(*exec, std::ptr::null_mut()), || format!("cuGraphLaunch(graph `{name}`, launch = \"host\")"))?;
+        }
+        Ok(())
     }
 
     /// Makes the top-level launch a one-node graph (with its arguments copied now).
@@ -89,7 +152,15 @@ impl HostGraphs {
         let mut graph = std::ptr::null_mut();
         ck(sys::cuGraphCreate(&mut graph, 0), || "cuGraphCreate(the top-level launch)".into())?;
         self.graphs.push(graph);
-        add_kernel_node(graph, function, launch, args, None, &format!("the top-level launch of `{}`", launch.kernel))?;
+        let what = format!("the top-level launch of `{}`", launch.kernel);
+        let node = add_kernel_node(graph, function, launch, args, None, &what)?;
+        if launch.cooperative {
+            let mut value: sys::CUkernelNodeAttrValue = std::mem::zeroed();
+            value.cooperative = 1;
+            ck(sys::cuGraphKernelNodeSetAttribute(node, sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &value), || {
+                format!("making {what} cooperative (CU_LAUNCH_ATTRIBUTE_COOPERATIVE)")
+            })?;
+        }
         // Instantiated for device launch where the driver allows it, like the manifest's graphs:
         // only then is the parent part of a *device* graph, for which cudaGetCurrentGraphExec()
         // returns its handle (measured on the H100: with flags 0 it returns NULL, in nvcc's
@@ -182,4 +253,49 @@ unsafe fn make_device_updatable(node: sys::CUgraphNode, what: &str) -> Result<u6
         return Err(CudaError::new(1, "CUDA_ERROR_INVALID_VALUE", "the driver returned no device node handle", what));
     }
     Ok(handle)
+}
+
+/// A condition handle of `graph` that every launch of the graph resets to `default`.
+unsafe fn condition_handle(graph: sys::CUgraph, default: u32, what: &str) -> Result<u64, CudaError> {
+    let mut ctx = std::ptr::null_mut();
+    ck(sys::cuCtxGetCurrent(&mut ctx), || "cuCtxGetCurrent".into())?;
+    let mut handle: sys::CUgraphConditionalHandle = 0;
+    ck(sys::cuGraphConditionalHandleCreate(&mut handle, graph, ctx, default, sys::CU_GRAPH_COND_ASSIGN_DEFAULT), || {
+        format!("cuGraphConditionalHandleCreate({what}, default {default}, CU_GRAPH_COND_ASSIGN_DEFAULT)")
+    })?;
+    Ok(handle)
+}
+
+/// Adds a conditional node (one body graph) after `after`; returns the node and its body graph,
+/// which the driver made and owns.
+unsafe fn add_conditional_node(
+    graph: sys::CUgraph,
+    handle: u64,
+    kind: CondKind,
+    after: Option<sys::CUgraphNode>,
+    what: &str,
+) -> Result<(sys::CUgraphNode, sys::CUgraph), CudaError> {
+    let mut ctx = std::ptr::null_mut();
+    ck(sys::cuCtxGetCurrent(&mut ctx), || "cuCtxGetCurrent".into())?;
+    let mut params: sys::CUgraphNodeParams = std::mem::zeroed();
+    params.type_ = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    params.__bindgen_anon_1.conditional = sys::CUDA_CONDITIONAL_NODE_PARAMS {
+        handle,
+        type_: match kind {
+            CondKind::If => sys::CUgraphConditionalNodeType::CU_GRAPH_COND_TYPE_IF,
+            CondKind::While => sys::CUgraphConditionalNodeType::CU_GRAPH_COND_TYPE_WHILE,
+        },
+        size: 1,
+        phGraph_out: std::ptr::null_mut(),
+        ctx,
+    };
+    let deps: Vec<sys::CUgraphNode> = after.into_iter().collect();
+    let mut node = std::ptr::null_mut();
+    ck(sys::cuGraphAddNode_v2(&mut node, graph, deps.as_ptr(), std::ptr::null(), deps.len(), &mut params), || format!("cuGraphAddNode({what})"))?;
+    // The driver fills phGraph_out with an array (owned by the node) of `size` body graphs.
+    let bodies = params.__bindgen_anon_1.conditional.phGraph_out;
+    if bodies.is_null() || (*bodies).is_null() {
+        return Err(CudaError::new(1, "CUDA_ERROR_INVALID_VALUE", "the driver returned no body graph", what));
+    }
+    Ok((node, *bodies))
 }

@@ -306,7 +306,8 @@ pub struct Limits {
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
-/// `[launch]`, and each node of a `[[graph]]` (which alone may say `device_updatable`).
+/// `[launch]` (which alone may say `cooperative`), and each kernel launch in the body of a
+/// conditional node.
 struct RawLaunch {
     kernel: String,
     grid: toml::Value,
@@ -317,13 +318,40 @@ struct RawLaunch {
     args: Vec<String>,
     #[serde(default)]
     device_updatable: Option<bool>,
+    #[serde(default)]
+    cooperative: Option<bool>,
+}
+
+/// A node of a `[[graph]]`: a kernel launch (`kernel = ...`, which alone may say
+/// `device_updatable`), or a conditional node (`if = "HANDLE"` or `while = "HANDLE"`, with
+/// `default` and `body`).
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct RawNode {
+    kernel: Option<String>,
+    grid: Option<toml::Value>,
+    block: Option<toml::Value>,
+    #[serde(default)]
+    shared_bytes: Option<toml::Value>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    device_updatable: Option<bool>,
+    #[serde(rename = "if")]
+    if_handle: Option<String>,
+    #[serde(rename = "while")]
+    while_handle: Option<String>,
+    default: Option<i64>,
+    body: Option<Vec<RawLaunch>>,
 }
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
 struct RawGraph {
     name: String,
-    nodes: Vec<RawLaunch>,
+    /// "device" (the default) or "host".
+    launch: Option<String>,
+    nodes: Vec<RawNode>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -385,6 +413,9 @@ pub enum Arg {
     /// `node:NAME.K`: the `cudaGraphDeviceNode_t` of node K (from 0) of graph NAME, which must
     /// be `device_updatable`.
     Node(String, usize),
+    /// `cond:GRAPH.HANDLE`: the `cudaGraphConditionalHandle` of conditional node HANDLE of graph
+    /// GRAPH, for `cudaGraphSetConditional` in a kernel of that graph.
+    Cond(String, String),
     /// `TYPE:VALUE`.
     Scalar(ElemType, Num),
 }
@@ -408,6 +439,12 @@ impl Arg {
             };
             return Ok(Arg::Node(graph, index));
         }
+        if kind == "cond" {
+            let Some((graph, handle)) = value.rsplit_once('.').filter(|(g, h)| !g.is_empty() && !h.is_empty()) else {
+                return err(format!("argument `{text}`: expected `cond:GRAPH.HANDLE`"));
+            };
+            return Ok(Arg::Cond(graph.to_string(), handle.to_string()));
+        }
         let ty = ElemType::parse(kind).map_err(|e| ManifestError(format!("argument `{text}`: {e}")))?;
         let num = eval_constant(value, vars).map_err(|e| ManifestError(format!("argument `{text}`: {e}")))?;
         ty.encode(num).map_err(|e| ManifestError(format!("argument `{text}`: {e}")))?;
@@ -415,8 +452,9 @@ impl Arg {
     }
 
     /// The bytes the kernel receives for this argument: a buffer's 8-byte device pointer, a
-    /// graph or node handle, or the scalar's little-endian bytes. `handle` resolves a buffer by
-    /// its name, a graph as `graph:NAME` and a node as `node:NAME.K`.
+    /// graph, node or condition handle, or the scalar's little-endian bytes. `handle` resolves a
+    /// buffer by its name, a graph as `graph:NAME`, a node as `node:NAME.K` and a condition
+    /// handle as `cond:NAME.HANDLE`.
     pub fn bytes(&self, handle: impl Fn(&str) -> Option<u64>) -> Result<Vec<u8>> {
         let resolve = |key: &str, text: String| {
             handle(key).map(|p| p.to_le_bytes().to_vec()).ok_or_else(|| ManifestError(format!("argument `{text}`: not found")))
@@ -424,6 +462,7 @@ impl Arg {
         match self {
             Arg::Graph(name) => resolve(&format!("graph:{name}"), format!("graph:{name}")),
             Arg::Node(graph, k) => resolve(&format!("node:{graph}.{k}"), format!("node:{graph}.{k}")),
+            Arg::Cond(graph, h) => resolve(&format!("cond:{graph}.{h}"), format!("cond:{graph}.{h}")),
             Arg::Buffer(name) => handle(name)
                 .map(|p| p.to_le_bytes().to_vec())
                 .ok_or_else(|| ManifestError(format!("argument `buf:{name}`: no buffer named `{name}`"))),
@@ -487,16 +526,61 @@ pub struct Launch {
     pub block: [u32; 3],
     pub shared_bytes: u32,
     pub args: Vec<Arg>,
+    /// `cooperative = true` (the top-level `[launch]` only): launched with
+    /// `cuLaunchCooperativeKernel` (or, as a graph node, with `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`),
+    /// so that the grid's blocks are co-resident and grid-wide synchronisation works.
+    pub cooperative: bool,
 }
 
-/// A graph the runner builds on the host before the launch: its kernel nodes run one after
-/// the other. It is instantiated with `CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH` and uploaded,
-/// so device code that receives it (`graph:NAME`) can `cudaGraphLaunch` it.
+/// Who launches a `[[graph]]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GraphLaunch {
+    /// Instantiated with `CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH` and uploaded; device code
+    /// that receives it (`graph:NAME`) launches it with `cudaGraphLaunch`.
+    Device,
+    /// Instantiated for the host; the runner launches it (`cuGraphLaunch`) on the top-level
+    /// launch's stream right after that launch, in the order of the tables, in every run.
+    Host,
+}
+
+/// A graph the runner builds on the host before the launch: its nodes run one after the other.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Graph {
     pub name: String,
-    /// Each node is a launch; its arguments are buffers and scalars.
-    pub nodes: Vec<GraphNode>,
+    pub launch: GraphLaunch,
+    pub nodes: Vec<Node>,
+}
+
+impl Graph {
+    /// Every kernel launch of the graph, those in conditional bodies included.
+    pub fn kernels(&self) -> Vec<&Launch> {
+        let mut out = Vec::new();
+        for n in &self.nodes {
+            match n {
+                Node::Kernel(k) => out.push(&k.launch),
+                Node::Conditional(c) => out.extend(c.body.iter()),
+            }
+        }
+        out
+    }
+
+    /// The conditional nodes' handle names.
+    pub fn handles(&self) -> Vec<&str> {
+        self.nodes
+            .iter()
+            .filter_map(|n| match n {
+                Node::Conditional(c) => Some(c.handle.as_str()),
+                Node::Kernel(_) => None,
+            })
+            .collect()
+    }
+}
+
+/// One node of a graph; `node:GRAPH.K` counts them from 0.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Node {
+    Kernel(GraphNode),
+    Conditional(Conditional),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -505,6 +589,27 @@ pub struct GraphNode {
     /// Created with `CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE`, so that device code can
     /// update it through the handle `node:GRAPH.K` passes.
     pub device_updatable: bool,
+}
+
+/// IF runs its body once when the condition is non-zero; WHILE runs it as long as the
+/// condition is non-zero, tested before each pass (`CUgraphConditionalNodeType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CondKind {
+    If,
+    While,
+}
+
+/// A conditional node (`{ if = "H", default = 0, body = [...] }` or `{ while = "H", ... }`):
+/// its handle is made with `cuGraphConditionalHandleCreate(default, CU_GRAPH_COND_ASSIGN_DEFAULT)`,
+/// so that every launch of the graph starts from `default`; a kernel of the graph that gets the
+/// handle (`cond:GRAPH.H`) sets it with `cudaGraphSetConditional`. The body's kernel nodes run
+/// one after the other.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Conditional {
+    pub kind: CondKind,
+    pub handle: String,
+    pub default: u32,
+    pub body: Vec<Launch>,
 }
 
 /// A checked manifest: everything the loader needs to run a sample and judge its output.
@@ -658,36 +763,32 @@ impl Manifest {
         if l.device_updatable.is_some() {
             return err("launch.device_updatable: only a [[graph]] node can be device-updatable");
         }
-        let launch = launch_of("launch", l.kernel, &l.grid, &l.block, l.shared_bytes.as_ref(), &l.args, &vars, &buffers)?;
+        let mut launch = launch_of("launch", l.kernel, &l.grid, &l.block, l.shared_bytes.as_ref(), &l.args, &vars, &buffers)?;
+        launch.cooperative = l.cooperative.unwrap_or(false);
+        if let Some(Arg::Cond(g, h)) = launch.args.iter().find(|a| matches!(a, Arg::Cond(..))) {
+            return err(format!("argument `cond:{g}.{h}`: a condition handle is passed to kernels of its own graph, not to [launch]"));
+        }
         let mut graphs: Vec<Graph> = Vec::new();
         for g in raw.graph {
-            let what = format!("graph `{}`", g.name);
-            if graphs.iter().any(|x| x.name == g.name) {
-                return err(format!("{what} is defined twice"));
+            let graph = graph_of(g, &vars, &buffers)?;
+            if graphs.iter().any(|x| x.name == graph.name) {
+                return err(format!("graph `{}` is defined twice", graph.name));
             }
-            if g.nodes.is_empty() {
-                return err(format!("{what} has no nodes"));
-            }
-            let mut nodes = Vec::new();
-            for (k, n) in g.nodes.into_iter().enumerate() {
-                let node_what = format!("{what}, node {k}");
-                let launch = launch_of(&node_what, n.kernel, &n.grid, &n.block, n.shared_bytes.as_ref(), &n.args, &vars, &buffers)?;
-                if launch.args.iter().any(|a| matches!(a, Arg::Graph(_) | Arg::Node(..))) {
-                    return err(format!("{node_what}: a node's arguments are buffers and scalars"));
-                }
-                nodes.push(GraphNode { launch, device_updatable: n.device_updatable.unwrap_or(false) });
-            }
-            graphs.push(Graph { name: g.name, nodes });
+            graphs.push(graph);
         }
         for a in &launch.args {
             match a {
-                Arg::Graph(g) if !graphs.iter().any(|x| &x.name == g) => return err(format!("argument `graph:{g}`: no [[graph]] named `{g}`")),
-                Arg::Node(g, k) => match graphs.iter().find(|x| &x.name == g).and_then(|x| x.nodes.get(*k)) {
-                    None => return err(format!("argument `node:{g}.{k}`: graph `{g}` has no node {k}")),
-                    Some(node) if !node.device_updatable => {
-                        return err(format!("argument `node:{g}.{k}`: the node is not `device_updatable = true`"))
+                Arg::Graph(g) => match graphs.iter().find(|x| &x.name == g) {
+                    None => return err(format!("argument `graph:{g}`: no [[graph]] named `{g}`")),
+                    Some(x) if x.launch == GraphLaunch::Host => {
+                        return err(format!("argument `graph:{g}`: graph `{g}` is `launch = \"host\"`, not instantiated for device launch"))
                     }
                     Some(_) => {}
+                },
+                Arg::Node(g, k) => match graphs.iter().find(|x| &x.name == g).and_then(|x| x.nodes.get(*k)) {
+                    None => return err(format!("argument `node:{g}.{k}`: graph `{g}` has no node {k}")),
+                    Some(Node::Kernel(node)) if node.device_updatable => {}
+                    Some(_) => return err(format!("argument `node:{g}.{k}`: the node is not `device_updatable = true`")),
                 },
                 _ => {}
             }
@@ -728,6 +829,89 @@ impl Manifest {
 // ---------------------------------------------------------------------------------------------
 // buffer contents
 
+/// A `[[graph]]` checked: its nodes, their handles, and who launches it.
+fn graph_of(g: RawGraph, vars: &BTreeMap<String, i64>, buffers: &[Buffer]) -> Result<Graph> {
+    let what = format!("graph `{}`", g.name);
+    let launch = match g.launch.as_deref() {
+        None | Some("device") => GraphLaunch::Device,
+        Some("host") => GraphLaunch::Host,
+        Some(other) => return err(format!("{what}: launch = `{other}`: expected \"device\" or \"host\"")),
+    };
+    if g.nodes.is_empty() {
+        return err(format!("{what} has no nodes"));
+    }
+    let mut nodes = Vec::new();
+    for (k, n) in g.nodes.into_iter().enumerate() {
+        let node_what = format!("{what}, node {k}");
+        let cond = match (n.if_handle, n.while_handle) {
+            (Some(_), Some(_)) => return err(format!("{node_what}: a conditional node is `if` or `while`, not both")),
+            (Some(h), None) => Some((CondKind::If, h)),
+            (None, Some(h)) => Some((CondKind::While, h)),
+            (None, None) => None,
+        };
+        let Some((kind, handle)) = cond else {
+            if n.default.is_some() || n.body.is_some() {
+                return err(format!("{node_what}: `default` and `body` belong to a conditional node (`if = \"HANDLE\"` or `while = \"HANDLE\"`)"));
+            }
+            let (Some(kernel), Some(grid), Some(block)) = (n.kernel, n.grid, n.block) else {
+                return err(format!("{node_what}: a kernel node needs `kernel`, `grid` and `block` (or write a conditional node: `if`/`while`, `default`, `body`)"));
+            };
+            let launch = launch_of(&node_what, kernel, &grid, &block, n.shared_bytes.as_ref(), &n.args, vars, buffers)?;
+            nodes.push(Node::Kernel(GraphNode { launch, device_updatable: n.device_updatable.unwrap_or(false) }));
+            continue;
+        };
+        if n.kernel.is_some() || n.grid.is_some() || n.block.is_some() || n.shared_bytes.is_some() || !n.args.is_empty() || n.device_updatable.is_some() {
+            return err(format!("{node_what}: a conditional node has `default` and `body`; its kernels go in `body`"));
+        }
+        if handle.is_empty() || handle.contains('.') {
+            return err(format!("{node_what}: handle name `{handle}` must be non-empty and without `.`"));
+        }
+        let default = match n.default {
+            None => return err(format!("{node_what}: a conditional node needs `default`, the condition's value at the start of every launch of the graph")),
+            Some(d) => u32::try_from(d).map_err(|_| ManifestError(format!("{node_what}: default = {d} is not an unsigned int")))?,
+        };
+        let mut body = Vec::new();
+        for (j, b) in n.body.unwrap_or_default().into_iter().enumerate() {
+            let body_what = format!("{node_what}, body node {j}");
+            if b.device_updatable.is_some() || b.cooperative.is_some() {
+                return err(format!("{body_what}: a body node is a plain kernel launch (no `device_updatable`, no `cooperative`)"));
+            }
+            body.push(launch_of(&body_what, b.kernel, &b.grid, &b.block, b.shared_bytes.as_ref(), &b.args, vars, buffers)?);
+        }
+        if body.is_empty() {
+            return err(format!("{node_what}: the conditional node's `body` has no kernels"));
+        }
+        nodes.push(Node::Conditional(Conditional { kind, handle, default, body }));
+    }
+    let graph = Graph { name: g.name, launch, nodes };
+    let handles = graph.handles();
+    for (k, h) in handles.iter().enumerate() {
+        if handles[..k].contains(h) {
+            return err(format!("{what}: condition handle `{h}` is defined twice"));
+        }
+    }
+    for l in graph.kernels() {
+        if l.cooperative {
+            return err(format!("{what}: `cooperative` is a key of [launch] only"));
+        }
+        for a in &l.args {
+            match a {
+                Arg::Graph(_) | Arg::Node(..) => return err(format!("{what}, kernel `{}`: a node's arguments are buffers, scalars and the graph's own condition handles", l.kernel)),
+                Arg::Cond(cg, h) if cg != &graph.name || !handles.contains(&h.as_str()) => {
+                    return err(format!("argument `cond:{cg}.{h}`: graph `{}` has no conditional node with handle `{h}` (a kernel gets the handles of its own graph)", graph.name))
+                }
+                _ => {}
+            }
+        }
+    }
+    // cuda_runtime_api.h (cudaGraphInstantiate): a graph instantiated for device launch "can only
+    // contain kernel nodes, memcpy nodes, memset nodes, and child graph nodes".
+    if launch == GraphLaunch::Device && !handles.is_empty() {
+        return err(format!("{what} has a conditional node, which a graph instantiated for device launch may not hold (only kernel, memcpy, memset and child graph nodes: cuda_runtime_api.h, cudaGraphInstantiate); write `launch = \"host\"`"));
+    }
+    Ok(graph)
+}
+
 /// A launch of the manifest (`[launch]` or a graph node) checked: its kernel, its
 /// configuration and arguments, whose buffers must exist.
 #[allow(clippy::too_many_arguments)]
@@ -765,6 +949,7 @@ fn launch_of(
         kernel,
         shared_bytes,
         args,
+        cooperative: false,
     })
 }
 
@@ -927,6 +1112,7 @@ impl Manifest {
                 shared_bytes: cli.shared_bytes.clone().map(toml::Value::String),
                 args: cli.args.clone(),
                 device_updatable: None,
+                cooperative: None,
             },
             buffer,
             global,
