@@ -10,13 +10,14 @@
 #      int *), in both builds;
 #   4. a fat binary with PTX only (-gencode arch=compute_90,code=compute_90): the driver JIT-links
 #      it with libcudadevrt (cuLinkCreate/cuLinkAddData/cuLinkAddFile) and runs the kernels,
-#      cdpc's fat binary against nvcc's, and each loaded directly (cuModuleLoadData).
+#      cdpc's fat binary against nvcc's, and each loaded directly (cuModuleLoadData);
+#   5. Nsight Compute (ncu) profiles the host program's kernels in cdpc's build as in nvcc's.
 # Writes $OUT/driver-gpu.md (or ./driver-gpu.md) for results/.
 #
 # Usage, from the repository root, on the GPU machine:
 #   bash samples/harness/driver-gpu.sh CDPC
 # CUDA_HOME: default /usr/local/cuda (nvcc, compute-sanitizer, cuda-gdb, lib64).
-# SECTIONS: which parts to run, default "1 2 3 4".
+# SECTIONS: which parts to run, default "1 2 3 4 5".
 set -u
 CDPC=$(realpath "${1:?usage: driver-gpu.sh CDPC}")
 ROOT=$(pwd)
@@ -26,7 +27,7 @@ REPORT=${OUT:-.}/driver-gpu.md
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 export PATH=$CUDA_HOME/bin:$PATH
-SECTIONS=${SECTIONS:-1 2 3 4}
+SECTIONS=${SECTIONS:-1 2 3 4 5}
 want() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 {
@@ -239,6 +240,29 @@ done
     echo
     echo "**Loaded directly: cdpc \`$(cat cdpc.direct)\`; nvcc \`$(cat nvcc.direct)\`.**"
     echo
+} >> "$REPORT"
+fi
+
+# ---------------------------------------------------------------- 5. profiling
+if want 5; then
+echo "## 5. Nsight Compute on the host program (docs/build-example)" >> "$REPORT"
+echo >> "$REPORT"
+mkdir -p "$WORK/profile" "$WORK/profile-ref"
+cp docs/build-example/* "$WORK/profile/"
+cp docs/build-example/*.cu "$WORK/profile-ref/"
+cd "$WORK/profile"
+step "make app-nvcc (cdpc's host objects)" make CDPC="$CDPC" NVCC="$NVCC" CUDA="$CUDA_HOME" CUDA_LIB="$CUDA_HOME/lib64" app-nvcc
+step "ncu, cdpc's build" ncu --metrics gpu__time_duration.sum,launch__grid_size,launch__registers_per_thread ./app-nvcc
+grep -E '^  [A-Za-z_].*\(|gpu__time_duration|launch__grid_size|launch__registers' "$WORK/last.out" | sed -E 's/[0-9]+\.[0-9]+/#/g' > "$WORK/cdpc.ncu"
+cd "$WORK/profile-ref"
+step "nvcc alone" "$NVCC" -arch=sm_90 -rdc=true main.cu launch.cu scale.cu -o app-ref
+step "ncu, nvcc's build" ncu --metrics gpu__time_duration.sum,launch__grid_size,launch__registers_per_thread ./app-ref
+grep -E '^  [A-Za-z_].*\(|gpu__time_duration|launch__grid_size|launch__registers' "$WORK/last.out" | sed -E 's/[0-9]+\.[0-9]+/#/g' > "$WORK/nvcc.ncu"
+{
+    echo "**Kernels and metrics ncu reports (durations masked), cdpc's build:**"
+    echo '```'; cat "$WORK/cdpc.ncu"; echo '```'
+    echo "**nvcc's build:**"
+    echo '```'; cat "$WORK/nvcc.ncu"; echo '```'
 } >> "$REPORT"
 fi
 cd "$ROOT"
