@@ -2,8 +2,8 @@
 //! programs, which this project did not write) compiled unchanged, and the symbols of what
 //! compiles compared with nvcc's.
 //!
-//! [`PROGRAMS`] lists the 13 device-code files with the `-I`, `-D` and `--default-stream`
-//! options their Makefiles give nvcc. [`COMPILES`] is the ledger of the files cdpc compiles with
+//! [`PROGRAMS`] (`tests/corpus-programs.txt`) lists the 13 device-code files with the `-I`, `-D`
+//! and `--default-stream` options their Makefiles give nvcc. [`COMPILES`] is the ledger of the files cdpc compiles with
 //! zero errors today: a listed file that fails, or an unlisted one that compiles, fails
 //! `corpus_compiles_as_the_ledger_says`, so the ledger (and `docs/CORPUS.md`) stays true.
 //!
@@ -20,36 +20,32 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// One device-code file of the corpus and its Makefile's options.
+/// One device-code file of the corpus and its Makefile's options (a line of
+/// `tests/corpus-programs.txt`, which `cargo xtask bench-compile` reads too).
 struct Program {
-    name: &'static str,
+    name: String,
     /// Under the corpus folder.
-    file: &'static str,
+    file: String,
     /// `-I` folders under the corpus folder; the file's own folder comes first (`-I.`).
-    includes: &'static [&'static str],
+    includes: Vec<String>,
     /// KLAP's Makefiles compile with `--default-stream per-thread`.
     per_thread: bool,
 }
 
-const SAMPLES_INCLUDE: &[&str] = &["cuda-samples/Common"];
-const KLAP_INCLUDE: &[&str] = &["klap/include"];
-
-const PROGRAMS: &[Program] = &[
-    Program { name: "cdpSimplePrint", file: "cuda-samples/cdpSimplePrint/cdpSimplePrint.cu", includes: SAMPLES_INCLUDE, per_thread: false },
-    Program { name: "cdpSimpleQuicksort", file: "cuda-samples/cdpSimpleQuicksort/cdpSimpleQuicksort.cu", includes: SAMPLES_INCLUDE, per_thread: false },
-    Program { name: "cdpAdvancedQuicksort", file: "cuda-samples/cdpAdvancedQuicksort/cdpAdvancedQuicksort.cu", includes: SAMPLES_INCLUDE, per_thread: false },
-    Program { name: "cdpBitonicSort", file: "cuda-samples/cdpAdvancedQuicksort/cdpBitonicSort.cu", includes: SAMPLES_INCLUDE, per_thread: false },
-    Program { name: "cdpBezierTessellation", file: "cuda-samples/cdpBezierTessellation/BezierLineCDP.cu", includes: SAMPLES_INCLUDE, per_thread: false },
-    Program { name: "cdpQuadtree", file: "cuda-samples/cdpQuadtree/cdpQuadtree.cu", includes: SAMPLES_INCLUDE, per_thread: false },
-    Program { name: "BFS", file: "klap/test/BFS/kernel.base.cu", includes: KLAP_INCLUDE, per_thread: true },
-    Program { name: "BT", file: "klap/test/BT/kernel.base.cu", includes: KLAP_INCLUDE, per_thread: true },
-    Program { name: "GC", file: "klap/test/GC/kernel.base.cu", includes: KLAP_INCLUDE, per_thread: true },
-    Program { name: "MST", file: "klap/test/MST/kernel.base.cu", includes: KLAP_INCLUDE, per_thread: true },
-    Program { name: "QT", file: "klap/test/QT/kernel.base.cu", includes: KLAP_INCLUDE, per_thread: true },
-    Program { name: "SP", file: "klap/test/SP/kernel.base.cu", includes: KLAP_INCLUDE, per_thread: true },
-    Program { name: "SSSP", file: "klap/test/SSSP/kernel.base.cu", includes: KLAP_INCLUDE, per_thread: true },
-];
-
+static PROGRAMS: std::sync::LazyLock<Vec<Program>> = std::sync::LazyLock::new(|| {
+    let table = include_str!("corpus-programs.txt");
+    let programs: Vec<Program> = table
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            assert!(w.len() >= 3 && matches!(w[2], "legacy" | "per-thread"), "corpus-programs.txt: {l}");
+            Program { name: w[0].into(), file: w[1].into(), includes: w[3..].iter().map(|s| s.to_string()).collect(), per_thread: w[2] == "per-thread" }
+        })
+        .collect();
+    assert_eq!(programs.len(), 13, "the corpus has 13 device-code files");
+    programs
+});
 /// The ledger: the files cdpc compiles unchanged with zero errors (keep docs/CORPUS.md in step).
 const COMPILES: &[&str] = &[
     "cdpSimplePrint",
@@ -96,7 +92,7 @@ fn cub_shim() -> tempfile::TempDir {
 }
 
 fn include_dirs(program: &Program, corpus: &Path, shim: &Path) -> Vec<PathBuf> {
-    let path = corpus.join(program.file);
+    let path = corpus.join(&program.file);
     let mut dirs = vec![path.parent().unwrap().to_path_buf()];
     dirs.extend(program.includes.iter().map(|d| corpus.join(d)));
     dirs.push(shim.to_path_buf());
@@ -116,7 +112,7 @@ fn cdpc_ptx(program: &Program, corpus: &Path, shim: &Path, nv_module_id: Option<
 
 /// cdpc's PTX of `program`, with its Makefile's options.
 fn cdpc_compile(program: &Program, corpus: &Path, shim: &Path, nv_module_id: Option<String>) -> Result<String, driver::CompileError> {
-    let path = corpus.join(program.file);
+    let path = corpus.join(&program.file);
     let source = std::fs::read_to_string(&path).unwrap();
     let target = Target { default_stream: if program.per_thread { DefaultStream::PerThread } else { DefaultStream::Legacy }, ..Target::default() };
     let preprocess = PreprocessOptions {
@@ -162,7 +158,7 @@ fn nvcc_ptx(nvcc: &Path, program: &Program, corpus: &Path, shim: &Path) -> Resul
     let mut path = vec![nvcc.parent().unwrap().to_path_buf()];
     path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
     command.env("PATH", std::env::join_paths(path).unwrap());
-    let output = command.arg(corpus.join(program.file)).arg("-o").arg(&ptx).output().expect("nvcc runs");
+    let output = command.arg(corpus.join(&program.file)).arg("-o").arg(&ptx).output().expect("nvcc runs");
     if !output.status.success() {
         return Err(String::from_utf8_lossy(&output.stderr).lines().take(3).collect::<Vec<_>>().join("\n"));
     }
@@ -235,9 +231,9 @@ fn corpus_compiles_as_the_ledger_says() {
     let Some(corpus) = corpus() else { return };
     let shim = cub_shim();
     let mut wrong = Vec::new();
-    for program in PROGRAMS {
+    for program in PROGRAMS.iter() {
         let result = cdpc::driver::on_large_stack(|| cdpc_ptx(program, &corpus, shim.path(), None));
-        let listed = COMPILES.contains(&program.name);
+        let listed = COMPILES.contains(&program.name.as_str());
         match (&result, listed) {
             (Ok(_), true) => println!("{}: compiles", program.name),
             (Err(e), false) => println!("{}: does not compile yet:\n{e}", program.name),
@@ -254,7 +250,7 @@ fn corpus_symbols_match_nvcc() {
     let Some(nvcc) = nvcc() else { return };
     let shim = cub_shim();
     let mut compared = 0;
-    for program in PROGRAMS.iter().filter(|p| COMPILES.contains(&p.name)) {
+    for program in PROGRAMS.iter().filter(|p| COMPILES.contains(&p.name.as_str())) {
         let theirs = match nvcc_ptx(&nvcc, program, &corpus, shim.path()) {
             Ok(ptx) => ptx,
             Err(e) => {

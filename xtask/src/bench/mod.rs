@@ -159,6 +159,10 @@ pub struct Measured {
     pub file: String,
     pub kernels: usize,
     pub generated: bool,
+    /// A device-code file of `../shared/corpus` (`tests/corpus-programs.txt`), compiled as a
+    /// relocatable device object by both compilers (no nvlink: cdpAdvancedQuicksort's kernels
+    /// call cdpBitonicSort.cu's).
+    pub corpus: bool,
     pub cdpc: Vec<f64>,
     /// CPU seconds (user + system, children included) of the same cdpc runs.
     pub cdpc_cpu: Vec<f64>,
@@ -232,8 +236,8 @@ pub fn bench_compile(root: &Path, args: &[OsString]) -> Result<ExitCode> {
     let out_dir = bench_dir.join("out");
     fs::create_dir_all(&out_dir).map_err(|e| format!("creating {}: {e}", out_dir.display()))?;
 
-    // The programs: samples (one with --tiny), then the generated chains.
-    let mut programs: Vec<(String, PathBuf, bool)> = Vec::new();
+    // The programs: samples (one with --tiny), then the generated chains, then the corpus.
+    let mut programs: Vec<Job> = Vec::new();
     let mut names: Vec<String> = fs::read_dir(root.join("samples"))
         .map_err(|e| format!("reading samples/: {e}"))?
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
@@ -250,16 +254,19 @@ pub fn bench_compile(root: &Path, args: &[OsString]) -> Result<ExitCode> {
     }
     for n in names {
         let path = root.join("samples").join(format!("{n}.cdp"));
-        programs.push((n, path, false));
+        programs.push(Job { name: n, path, generated: false, corpus: None });
     }
     for &n in &opts.sizes {
         let path = bench_dir.join(format!("gen_{n}.cdp"));
         fs::write(&path, gen::chain_program(n))
             .map_err(|e| format!("writing {}: {e}", path.display()))?;
-        programs.push((format!("gen_{n}"), path, true));
+        programs.push(Job { name: format!("gen_{n}"), path, generated: true, corpus: None });
+    }
+    if !opts.tiny {
+        programs.extend(corpus_jobs(root, &bench_dir)?);
     }
 
-    let phase_source = detect_time_flag(&tools, &programs[0].1, &out_dir);
+    let phase_source = detect_time_flag(&tools, &programs[0].path, &out_dir);
     println!(
         "bench-compile: {} program(s), {} timed run(s) each{}; phases: {}",
         programs.len(),
@@ -279,21 +286,23 @@ pub fn bench_compile(root: &Path, args: &[OsString]) -> Result<ExitCode> {
     let mut loads = vec![load_average()];
     let started = Instant::now();
     let mut results = Vec::new();
-    for (name, path, generated) in &programs {
+    for job in &programs {
+        let path = &job.path;
         let src =
             fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let shown = match &job.corpus {
+            Some(_) => format!("corpus/{}", path.strip_prefix(corpus_root(root)).unwrap_or(path).display()),
+            None => path.strip_prefix(root).unwrap_or(path).display().to_string(),
+        };
         let mut m = Measured {
-            name: name.clone(),
-            file: path
-                .strip_prefix(root)
-                .unwrap_or(path)
-                .display()
-                .to_string(),
+            name: job.name.clone(),
+            file: shown,
             kernels: gen::count_kernels(&src),
-            generated: *generated,
+            generated: job.generated,
+            corpus: job.corpus.is_some(),
             ..Default::default()
         };
-        if let Err(e) = measure(&tools, path, &out_dir, &opts, phase_source, &mut m) {
+        if let Err(e) = measure(&tools, job, &out_dir, &opts, phase_source, &mut m) {
             println!("  FAIL  {}: {e}", m.file);
             m.error = Some(e);
         } else {
@@ -481,13 +490,74 @@ fn timed(cmd: &mut Command) -> Result<Run> {
     Ok(Run { wall, cpu, out })
 }
 
-fn cdpc_cmd(tools: &Tools, input: &Path, output: &Path, time_flag: bool) -> Command {
+fn cdpc_cmd(tools: &Tools, job: &Job, output: &Path, time_flag: bool) -> Command {
     let mut c = tools.cdpc_command();
     if time_flag {
         c.arg("--time");
     }
-    c.arg(input).arg("-o").arg(output);
+    if let Some(corpus) = &job.corpus {
+        c.arg("-dc").args(&corpus.args);
+    }
+    c.arg(&job.path).arg("-o").arg(output);
     c
+}
+
+/// One program to measure.
+struct Job {
+    name: String,
+    path: PathBuf,
+    generated: bool,
+    corpus: Option<CorpusOptions>,
+}
+
+/// A corpus file's Makefile options, for both compilers (`-I`, `-D`, `--default-stream`).
+struct CorpusOptions {
+    args: Vec<OsString>,
+}
+
+fn corpus_root(root: &Path) -> PathBuf {
+    root.join("../shared/corpus")
+}
+
+/// The corpus files of `tests/corpus-programs.txt` (the table tests/corpus.rs reads), with
+/// their Makefiles' options; none when `../shared/corpus` is not there. KLAP's
+/// `cub/cub/cub.cuh` comes from a shim folder that includes the toolkit's CUB, as in the tests.
+fn corpus_jobs(root: &Path, bench_dir: &Path) -> Result<Vec<Job>> {
+    let corpus = corpus_root(root);
+    if !corpus.is_dir() {
+        println!("bench-compile: no corpus at {}: its files are not measured", corpus.display());
+        return Ok(Vec::new());
+    }
+    let shim = bench_dir.join("corpus-shim");
+    fs::create_dir_all(shim.join("cub/cub")).map_err(|e| format!("creating {}: {e}", shim.display()))?;
+    fs::write(shim.join("cub/cub/cub.cuh"), "#include <cub/cub.cuh>\n").map_err(|e| format!("writing the CUB shim: {e}"))?;
+    let table_path = root.join("tests/corpus-programs.txt");
+    let table = fs::read_to_string(&table_path).map_err(|e| format!("reading {}: {e}", table_path.display()))?;
+    let mut jobs = Vec::new();
+    for line in table.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        if w.len() < 3 {
+            return Err(format!("{}: bad line `{line}`", table_path.display()));
+        }
+        let path = corpus.join(w[1]);
+        let mut args: Vec<OsString> = Vec::new();
+        let mut include = |dir: &Path| {
+            let mut a = OsString::from("-I");
+            a.push(dir);
+            args.push(a);
+        };
+        include(path.parent().unwrap_or(&corpus));
+        for dir in &w[3..] {
+            include(&corpus.join(dir));
+        }
+        include(&shim);
+        args.push("-DcudaThreadSynchronize=cudaDeviceSynchronize".into());
+        if w[2] == "per-thread" {
+            args.extend(["--default-stream".into(), "per-thread".into()]);
+        }
+        jobs.push(Job { name: format!("corpus_{}", w[0]), path, generated: false, corpus: Some(CorpusOptions { args }) });
+    }
+    Ok(jobs)
 }
 
 pub fn ptxas_cmd(tools: &Tools, ptx: &Path, obj: &Path) -> Command {
@@ -517,7 +587,7 @@ pub fn nvlink_cmd(tools: &Tools, obj: &Path, cubin: &Path) -> Command {
 /// mode cdpc --emit ptx, ptxas and nvlink.
 fn measure(
     tools: &Tools,
-    input: &Path,
+    job: &Job,
     out_dir: &Path,
     opts: &Options,
     phase_source: PhaseSource,
@@ -530,7 +600,7 @@ fn measure(
 
     let cdpc = || -> Result<(Run, BTreeMap<String, f64>)> {
         let _ = fs::remove_file(&cdpc_cubin);
-        let run = timed(&mut cdpc_cmd(tools, input, &cdpc_cubin, time_flag))?;
+        let run = timed(&mut cdpc_cmd(tools, job, &cdpc_cubin, time_flag))?;
         if !cdpc_cubin.is_file() {
             return Err(format!(
                 "cdpc exited 0 but wrote no {}",
@@ -549,16 +619,23 @@ fn measure(
         let mut nvcc = Command::new(&tools.nvcc);
         nvcc.args(["-x", "cu", "-rdc=true", "-cubin"])
             .arg(format!("-arch={ARCH}"))
-            .arg(input)
+            .arg(&job.path)
             .arg("-o")
             .arg(&nvcc_obj);
+        if let Some(corpus) = &job.corpus {
+            // a relocatable object, as cdpc -dc writes: no device link
+            nvcc.args(&corpus.args);
+            let a = timed(&mut nvcc)?;
+            let none = Run { wall: 0.0, cpu: 0.0, out: std::process::Output { status: Default::default(), stdout: Vec::new(), stderr: Vec::new() } };
+            return Ok((a, none));
+        }
         let a = timed(&mut nvcc)?;
         let b = timed(&mut nvlink_cmd(tools, &nvcc_obj, &nvcc_cubin))?;
         Ok((a, b))
     };
     let separate = || -> Result<(f64, f64, f64)> {
         let mut emit = tools.cdpc_command();
-        emit.arg(input).args(["--emit", "ptx", "-o"]).arg(&ptx);
+        emit.arg(&job.path).args(["--emit", "ptx", "-o"]).arg(&ptx);
         let a = timed(&mut emit)?.wall;
         let b = timed(&mut ptxas_cmd(tools, &ptx, &obj))?.wall;
         let c = timed(&mut nvlink_cmd(tools, &obj, &sep_cubin))?.wall;

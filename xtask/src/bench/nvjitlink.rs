@@ -44,7 +44,7 @@ pub struct JitReport {
 /// generated chain.
 fn pick(results: &[Measured]) -> Vec<&Measured> {
     let ok: Vec<&Measured> = results.iter().filter(|m| m.error.is_none()).collect();
-    let samples: Vec<&Measured> = ok.iter().copied().filter(|m| !m.generated).collect();
+    let samples: Vec<&Measured> = ok.iter().copied().filter(|m| !m.generated && !m.corpus).collect();
     let mut picked = Vec::new();
     if let Some(big) = samples.iter().max_by_key(|m| m.kernels) {
         picked.push(*big);

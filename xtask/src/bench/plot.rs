@@ -31,7 +31,7 @@ pub fn draw(path: &Path, results: &[Measured]) -> Result<()> {
     let series = |generated: bool, pick: fn(&Measured) -> &Vec<f64>| -> Vec<(f64, f64)> {
         let mut v: Vec<(f64, f64)> = ok
             .iter()
-            .filter(|m| m.generated == generated)
+            .filter(|m| m.generated == generated && !m.corpus)
             .map(|m| (m.kernels as f64, stats::median(pick(m))))
             .collect();
         v.sort_by(|a, b| a.0.total_cmp(&b.0));
