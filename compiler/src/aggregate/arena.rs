@@ -180,20 +180,7 @@ impl Arena {
             let smallest = b.arith(BinaryOp::Sub, b.uint(u32::MAX as u64), atomic_read_u(self.min_threads));
             wanted = b.and(wanted, b.cmp(BinaryOp::Eq, smallest, lu(largest)));
         }
-        let layout = param_layout([Type::pointer_to(Type::Struct(s.record)), Type::UINT].iter(), m, &m.target);
-        let agg = b.e(
-            ExprKind::Launch(Box::new(Launch {
-                kernel: s.agg,
-                grid: b.dim3(lu(nb), b.uint(1), b.uint(1)),
-                block: b.dim3(lu(largest), b.uint(1), b.uint(1)),
-                shared_mem: b.uint(0),
-                stream: b.null_stream(),
-                args: vec![self.first(m, b), lu(n)],
-                layout,
-                span: b.span,
-            })),
-            Type::CudaError,
-        );
+        let agg = agg_launch_status(m, b, s.agg, s.record, self.first(m, b), lu(n), lu(nb), lu(largest));
         let direct = record_launch(m, b, s.child, &|| b.ptr_add(self.first(m, b), lu(j)));
         let step = b.e(ExprKind::IncDec { place: Box::new(lu(j)), increment: true, prefix: true }, u.clone());
         let mut one_by_one = vec![b.for_(vec![b.decl(j, b.uint(0))], b.cmp(BinaryOp::Lt, lu(j), lu(n)), step, vec![direct])];

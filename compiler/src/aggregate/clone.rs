@@ -263,9 +263,24 @@ impl Operands {
 }
 
 /// `C__agg<<<blocks, threads>>>(records, count)`: one launch of the clone over a table.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn agg_launch(m: &Module, b: &B, agg: FuncId, record: StructId, records: Expr, count: Expr, blocks: Expr, threads: Expr) -> Stmt {
+    let launch = agg_launch_of(m, b, agg, record, records, count, blocks, threads);
+    Stmt::Expr(b.e(ExprKind::Launch(Box::new(launch)), Type::Void))
+}
+
+/// The same launch as an expression of its `cudaError_t` status, for the callers that fall
+/// back to the records' own launches when it fails.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn agg_launch_status(m: &Module, b: &B, agg: FuncId, record: StructId, records: Expr, count: Expr, blocks: Expr, threads: Expr) -> Expr {
+    let launch = agg_launch_of(m, b, agg, record, records, count, blocks, threads);
+    b.e(ExprKind::Launch(Box::new(launch)), Type::CudaError)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn agg_launch_of(m: &Module, b: &B, agg: FuncId, record: StructId, records: Expr, count: Expr, blocks: Expr, threads: Expr) -> Launch {
     let layout = param_layout([Type::pointer_to(Type::Struct(record)), Type::UINT].iter(), m, &m.target);
-    let launch = Launch {
+    Launch {
         kernel: agg,
         grid: b.dim3(blocks, b.uint(1), b.uint(1)),
         block: b.dim3(threads, b.uint(1), b.uint(1)),
@@ -274,8 +289,7 @@ pub(super) fn agg_launch(m: &Module, b: &B, agg: FuncId, record: StructId, recor
         args: vec![records, count],
         layout,
         span: b.span,
-    };
-    Stmt::Expr(b.e(ExprKind::Launch(Box::new(launch)), Type::Void))
+    }
 }
 
 /// The launch a record stands for, `C<<<rec->grid, rec->block>>>(rec->args...)`, made as it

@@ -143,19 +143,7 @@ fn site(module: &Module, f: &mut Function, launch: &Launch, a: &AggChild) -> Stm
     ];
     // The aggregated launch's status: on failure every lane launches its own as it was, so
     // that each thread's cudaGetLastError() says what its own launch did.
-    let agg_launch = b.e(
-        ExprKind::Launch(Box::new(Launch {
-            kernel: a.agg,
-            grid: b.dim3(lu(total), b.uint(1), b.uint(1)),
-            block: b.dim3(lu(max_t), b.uint(1), b.uint(1)),
-            shared_mem: b.uint(0),
-            stream: b.null_stream(),
-            args: vec![l(table, &rec_ptr), lu(n)],
-            layout: param_layout([rec_ptr.clone(), u.clone()].iter(), module, &module.target),
-            span,
-        })),
-        Type::CudaError,
-    );
+    let agg_launch = agg_launch_status(module, &b, a.agg, a.record, l(table, &rec_ptr), lu(n), lu(total), lu(max_t));
     let launch_and_check = b.if_(b.cmp(BinaryOp::Ne, b.cast(agg_launch, &int), b.int(0)), vec![b.assign(lu(fallback), b.uint(1))]);
     if a.child_syncs {
         // The clone's barriers need every thread of a block: only equal block sizes.
