@@ -294,3 +294,47 @@ fn a_kernel_whose_struct_c_cannot_name_gets_a_stub_but_no_launcher() {
     assert_eq!(out.status.code(), Some(1));
     assert!(!dir.path().join("denied.o").exists());
 }
+
+/// `nm` of an object: the local text symbols (kind `t`).
+fn local_text(object: &Path) -> BTreeSet<String> {
+    let out = Command::new("nm").arg(object).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace().rev();
+            let name = w.next()?.to_string();
+            (w.next()? == "t").then_some(name)
+        })
+        .collect()
+}
+
+#[test]
+fn static_kernels_get_internal_stubs_no_launcher_and_two_objects_link() {
+    let Some(_) = tool_dir() else { return };
+    let nvcc = tool_dir().unwrap().join("nvcc");
+    if !nvcc.is_file() || !have("g++") || !have("nm") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Two files with a `static` kernel of the same name, each launched by its file's public kernel.
+    for (file, value) in [("a", 1), ("b", 2)] {
+        let source = format!("static __global__ void set(int *p) {{ *p = {value}; }}\n__global__ void run_{file}(int *p) {{ set<<<1, 1>>>(p); }}\n");
+        std::fs::write(dir.path().join(format!("{file}.cu")), &source).unwrap();
+        let out = cdpc(dir.path(), &[&format!("{file}.cu"), "--emit", "host-obj", "-o", &format!("{file}.o"), "--host-header", &format!("{file}.h")]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let header = std::fs::read_to_string(dir.path().join(format!("{file}.h"))).unwrap();
+        assert!(!header.contains("set"), "a static kernel is in the header:\n{header}");
+        let object = dir.path().join(format!("{file}.o"));
+        let symbols = globals(&object);
+        assert!(symbols.iter().all(|(_, n)| !n.contains("set")), "a static kernel's stub or launcher is global: {symbols:?}");
+        assert!(symbols.contains(&('T', format!("cdpc_launch__Z5run_{file}Pi"))), "{symbols:?}");
+        // nvcc -dc: the stub of a static kernel is a local symbol too.
+        run(&nvcc, dir.path(), &["-dc", "-arch=sm_90", &format!("{file}.cu"), "-o", &format!("nvcc_{file}.o")]);
+        assert!(local_text(&dir.path().join(format!("nvcc_{file}.o"))).iter().any(|n| n.ends_with("3setPi")));
+        assert!(local_text(&object).iter().any(|n| n.ends_with("3setPi")), "{:?}", local_text(&object));
+    }
+    // The device link and a host link of both objects: no duplicate symbol on either side.
+    std::fs::write(dir.path().join("main.cu"), "__global__ void run_a(int *);\n__global__ void run_b(int *);\nint main() { int *p; cudaMalloc(&p, 4); run_a<<<1, 1>>>(p); run_b<<<1, 1>>>(p); return (int)cudaDeviceSynchronize(); }\n").unwrap();
+    run(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "main.cu", "a.o", "b.o", "-o", "app"]);
+    assert!(dir.path().join("app").is_file());
+}

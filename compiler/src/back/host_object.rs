@@ -13,7 +13,8 @@
 //!   calls after `__cudaPushCallConfiguration`): it pops the configuration and calls
 //!   `cudaLaunchKernel` (nvcc's `__NV_LEGACY_LAUNCH` form), and a launcher
 //!   `cdpc_launch_<symbol>(grid, block, shared_mem, stream, args...)` for host code that is no
-//!   CUDA (g++ with the header the driver writes).
+//!   CUDA (g++ with the header the driver writes). A `static` kernel's stub is internal and it
+//!   has no launcher, as nvcc's host code has no visible symbol for it.
 //!
 //! Parameters follow the System V x86-64 ABI (its section 3.2.3), as g++ and nvcc's host
 //! compiler pass them: scalars and pointers in registers, and a struct by value (`dim3`
@@ -140,6 +141,9 @@ pub struct HostKernel {
     pub symbol: String,
     /// Its parameters.
     pub params: Vec<HostParam>,
+    /// A `static` kernel: as nvcc makes it, its stub has internal linkage (no other object
+    /// can launch it, and two objects may each have their own) and it gets no launcher.
+    pub internal: bool,
 }
 
 /// What the host object holds.
@@ -225,7 +229,11 @@ impl<'a, 'ctx> Builder<'a, 'ctx> {
         let mut stubs = Vec::new();
         for kernel in spec.kernels {
             let stub = self.stub(kernel)?;
-            self.launcher(kernel, stub)?;
+            if kernel.internal {
+                stub.set_linkage(Linkage::Internal);
+            } else {
+                self.launcher(kernel, stub)?;
+            }
             stubs.push((kernel, stub));
         }
 

@@ -15,13 +15,21 @@ use std::collections::HashMap;
 
 use super::CompileError;
 
-/// A kernel of `module` with its symbol, signature and parameter types.
-fn kernels(module: &hir::Module) -> Vec<(String, signature::Signature, Vec<Type>)> {
+/// A kernel of `module`: its symbol, signature, parameter types, and whether it is `static`.
+struct Kernel {
+    symbol: String,
+    sig: signature::Signature,
+    types: Vec<Type>,
+    internal: bool,
+}
+
+/// The kernels of `module`.
+fn kernels(module: &hir::Module) -> Vec<Kernel> {
     let defined = module.functions.iter().filter(|f| f.body.is_some());
     defined
         .zip(signature::signatures(module))
         .filter(|(_, s)| s.kind == signature::FunctionKind::Kernel)
-        .map(|(f, s)| (f.symbol(module), s, f.param_types().cloned().collect()))
+        .map(|(f, sig)| Kernel { symbol: f.symbol(module), sig, types: f.param_types().cloned().collect(), internal: f.internal })
         .collect()
 }
 
@@ -80,10 +88,10 @@ fn unspellable(sig: &signature::Signature) -> Vec<&signature::Param> {
 fn host_kernels(module: &hir::Module, places: &HashMap<String, Label>) -> (Vec<HostKernel>, Vec<Diagnostic>) {
     let mut found = Vec::new();
     let mut warnings = Vec::new();
-    for (symbol, sig, types) in kernels(module) {
+    for Kernel { symbol, sig, types, internal } in kernels(module) {
         let params = sig.params.iter().zip(&types).map(|(p, ty)| host_param(module, &p.kind, ty, p.size)).collect();
         let odd = unspellable(&sig);
-        if !odd.is_empty() {
+        if !odd.is_empty() && !internal {
             let names: Vec<String> = odd.iter().map(|p| format!("`{}` (`{}`)", p.name, p.c_type)).collect();
             let mut d = Diagnostic::new(Code::NoHostLauncher, Default::default(), format!("the header declares no launcher for kernel `{}`: C cannot name the type of {}", sig.name, names.join(", ")))
                 .with_note("its host stub is in the object: host code compiled by nvcc that declares the kernel launches it with <<<>>>; for g++, pass a struct declared at file scope");
@@ -91,7 +99,7 @@ fn host_kernels(module: &hir::Module, places: &HashMap<String, Label>) -> (Vec<H
             d.labels = places.get(&symbol).cloned().map(|l| Label { message: "defined here".into(), ..l }).into_iter().collect();
             warnings.push(d);
         }
-        found.push(HostKernel { symbol, params });
+        found.push(HostKernel { symbol, params, internal });
     }
     (found, warnings)
 }
@@ -128,7 +136,8 @@ pub(super) fn host_object(
     let sm = build.arch.0;
     let images = [FatbinImage { ptx: false, sm, bytes: object }, FatbinImage { ptx: true, sm, bytes: ptx.as_bytes().to_vec() }];
     let fatbin = tools.fatbinary(&images, true, build)?;
-    let id = module_id(name, &fatbin);
+    // the id `check` gave the module, under which its `static` kernels are named
+    let id = module.nv_module_id.clone().unwrap_or_else(|| module_id(name, &fatbin));
     let (kernels, warnings) = host_kernels(module, places);
     let bytes = host_object::host_object(&HostObjectSpec { module_id: &id, fatbin: &fatbin, kernels: &kernels })?;
     Ok((bytes, warnings))
@@ -153,8 +162,9 @@ pub fn header(module: &hir::Module, source_name: &str) -> String {
     let mut c_decls = String::new();
     let mut cuda_decls = String::new();
     let mut structs = std::collections::BTreeSet::new();
-    for (symbol, sig, _) in kernels(module) {
-        if !unspellable(&sig).is_empty() {
+    for Kernel { symbol, sig, internal, .. } in kernels(module) {
+        // a `static` kernel has no launcher, and host code in another file cannot name it
+        if internal || !unspellable(&sig).is_empty() {
             continue;
         }
         structs.extend(sig.params.iter().filter(|p| p.kind == ValueKind::Aggregate).map(|p| p.c_type.clone()));

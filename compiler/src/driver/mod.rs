@@ -384,7 +384,14 @@ fn check_here(source: &str, options: &CompileOptions) -> Result<Checked, Compile
         found.extend(more);
         module = checked;
         if let Some(m) = module.as_mut() {
-            m.nv_module_id = options.nv_module_id.clone();
+            // A host object names its `static` kernels and variables as nvcc does, under its
+            // own module id (made here from the source, since the fat binary comes later), so
+            // that two objects' `static` kernels of one name stay apart when linked.
+            let own_id = || {
+                let keyed = format!("{:?}\0{source}", options.target);
+                host::module_id(&options.preprocess.main_name(), keyed.as_bytes())
+            };
+            m.nv_module_id = options.nv_module_id.clone().or_else(|| (options.emit == Emit::HostObject).then(own_id));
         }
         if let Some(m) = module.as_mut().filter(|_| !found.iter().any(Diagnostic::is_error)) {
             let remarks = aggregate::aggregate(m, options.aggregate);
