@@ -174,3 +174,134 @@ fn g_describes_scalars_and_pointers_by_their_c_types() {
         assert!(ir.contains(expected), "{expected} is not in the IR:\n{ir}");
     }
 }
+
+/// The bytes of one DWARF section of a PTX text (`.section .debug_info { .b8 ... }`): numbers
+/// little-endian in their directive's width, labels (relocations) as zeros.
+fn dwarf_section(ptx: &str, name: &str) -> Vec<u8> {
+    let Some(start) = ptx.find(&format!(".section\t{name}")) else { return Vec::new() };
+    let body = &ptx[start..];
+    let body = &body[body.find('{').map_or(0, |i| i + 1)..body.find('}').unwrap_or(body.len())];
+    let mut bytes = Vec::new();
+    for line in body.lines().map(|l| l.split("//").next().unwrap_or("").trim()) {
+        let Some((directive, values)) = line.split_once(char::is_whitespace) else { continue };
+        let width = match directive {
+            ".b8" => 1,
+            ".b16" => 2,
+            ".b32" => 4,
+            ".b64" => 8,
+            _ => continue,
+        };
+        for value in values.split(',').map(str::trim) {
+            let n = value.parse::<u64>().unwrap_or(0);
+            bytes.extend_from_slice(&n.to_le_bytes()[..width]);
+        }
+    }
+    bytes
+}
+
+fn uleb(bytes: &[u8], at: &mut usize) -> u64 {
+    let (mut value, mut shift) = (0u64, 0);
+    while let Some(&b) = bytes.get(*at) {
+        *at += 1;
+        value |= ((b & 0x7f) as u64) << shift.min(63);
+        shift += 7;
+        if b < 0x80 {
+            break;
+        }
+    }
+    value
+}
+
+/// The DIEs of a `-G` PTX text's first compile unit: (tag, [(attribute, value)]), a value
+/// being the number of a constant form (0 for others).
+fn dies(ptx: &str) -> Vec<(u64, Vec<(u64, u64)>)> {
+    let abbrev = dwarf_section(ptx, ".debug_abbrev");
+    let mut table = std::collections::HashMap::new();
+    let mut at = 0;
+    loop {
+        let code = uleb(&abbrev, &mut at);
+        if code == 0 || at >= abbrev.len() {
+            break;
+        }
+        let tag = uleb(&abbrev, &mut at);
+        at += 1; // has children
+        let mut attrs = Vec::new();
+        loop {
+            let (attr, form) = (uleb(&abbrev, &mut at), uleb(&abbrev, &mut at));
+            if attr == 0 && form == 0 {
+                break;
+            }
+            attrs.push((attr, form));
+        }
+        table.insert(code, (tag, attrs));
+    }
+    let info = dwarf_section(ptx, ".debug_info");
+    let version = u16::from_le_bytes([info[4], info[5]]);
+    let mut at = if version >= 5 { 12 } else { 11 };
+    let mut found = Vec::new();
+    while at < info.len() {
+        let code = uleb(&info, &mut at);
+        if code == 0 {
+            continue;
+        }
+        let Some((tag, attrs)) = table.get(&code) else { panic!("abbreviation {code} is not in .debug_abbrev") };
+        let mut values = Vec::new();
+        for &(attr, form) in attrs {
+            let fixed = |n: usize, at: &mut usize| {
+                let mut b = [0u8; 8];
+                b[..n].copy_from_slice(&info[*at..*at + n]);
+                *at += n;
+                u64::from_le_bytes(b)
+            };
+            let value = match form {
+                0x01 | 0x07 => fixed(8, &mut at),
+                0x05 => fixed(2, &mut at),
+                0x06 | 0x10 | 0x13 | 0x17 | 0x0e => fixed(4, &mut at),
+                0x0b | 0x0c | 0x11 => fixed(1, &mut at),
+                0x08 => {
+                    at += info[at..].iter().position(|&b| b == 0).unwrap() + 1;
+                    0
+                }
+                0x0a => {
+                    at += 1 + info[at] as usize;
+                    0
+                }
+                0x09 | 0x18 => {
+                    let n = uleb(&info, &mut at) as usize;
+                    at += n;
+                    0
+                }
+                0x0d | 0x0f => uleb(&info, &mut at),
+                0x19 => 1,
+                other => panic!("DWARF form {other:#x} is not read by this test"),
+            };
+            values.push((attr, value));
+        }
+        found.push((*tag, values));
+    }
+    found
+}
+
+/// The `DW_AT_address_class` of every pointer type in a `-G` PTX text.
+fn pointer_address_classes(ptx: &str) -> BTreeSet<u64> {
+    const DW_TAG_POINTER_TYPE: u64 = 0x0f;
+    const DW_AT_ADDRESS_CLASS: u64 = 0x33;
+    dies(ptx).into_iter().filter(|(tag, _)| *tag == DW_TAG_POINTER_TYPE).flat_map(|(_, v)| v.into_iter().filter(|(a, _)| *a == DW_AT_ADDRESS_CLASS).map(|(_, v)| v)).collect()
+}
+
+/// cuda-gdb reads a pointer's address class from its DWARF type: nvcc marks every pointer
+/// type generic, and cdpc's must say the same (measured on the H100 before: cdpc's `int *`
+/// showed as `int * @local` where nvcc's is `@generic int *`).
+#[test]
+fn g_pointer_types_have_nvccs_address_class() {
+    let source = "__global__ void k(int *data, const float *f) {\n    int *p = data + 1;\n    *p = (int)f[0];\n}\n";
+    let Some(theirs) = crate::build_common::nvcc_ptx_with(source, &["-G"]) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.cu"), source).unwrap();
+    let out = cdpc(dir.path(), &["p.cu", "-G", "--emit", "ptx", "-o", "-"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ours = String::from_utf8(out.stdout).unwrap();
+    let expected = pointer_address_classes(&theirs);
+    assert!(!expected.is_empty(), "nvcc's PTX has no pointer type with an address class:\n{theirs}");
+    assert_eq!(pointer_address_classes(&ours), expected);
+}

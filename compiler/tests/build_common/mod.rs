@@ -58,9 +58,16 @@ pub fn run(program: &Path, dir: &Path, args: &[&str]) -> Output {
 /// nvcc's PTX of `source` (`nvcc -arch=sm_90 -rdc=true -ptx`, the oracle of the PTX tests), or
 /// `None` with the reason printed when nvcc is not there. A source nvcc rejects fails the test.
 pub fn nvcc_ptx(source: &str) -> Option<String> {
+    nvcc_ptx_with(source, &[])
+}
+
+/// [`nvcc_ptx`] with more of nvcc's options (`-G`, `-lineinfo`).
+pub fn nvcc_ptx_with(source: &str, options: &[&str]) -> Option<String> {
     let nvcc = nvcc()?;
     let dir = tempfile::tempdir().expect("a temporary folder");
     std::fs::write(dir.path().join("oracle.cu"), source).expect("the source is written");
-    run(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "-ptx", "oracle.cu", "-o", "oracle.ptx"]);
+    let mut args = vec!["-arch=sm_90", "-rdc=true", "-ptx", "oracle.cu", "-o", "oracle.ptx"];
+    args.extend_from_slice(options);
+    run(&nvcc, dir.path(), &args);
     Some(std::fs::read_to_string(dir.path().join("oracle.ptx")).expect("nvcc wrote the PTX"))
 }
