@@ -10,6 +10,7 @@
 # CDPC: a cdpc binary; CORPUS: default ../shared/corpus. NVCC: default $CUDA_HOME/bin/nvcc
 # (CUDA_HOME default /usr/local/cuda, else the checkout's .cuda/nvidia/cu13). ARCH: default sm_90.
 # RUN_LIMIT: seconds one run may take (default 60; a run stopped by it shows as exit 124).
+# ONLY: the names of the programs to build and run (default all).
 #
 # Output comparison: stdout and stderr together, lines sorted (device printf order is not
 # fixed), numbers with a decimal point masked as `#` (the programs print their timings).
@@ -24,12 +25,46 @@ NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
 ARCH=${ARCH:-sm_90}
 RUN=${RUN:-1}
 REPORT=${OUT:-.}/corpus-gpu.md
-WRAP="python3 $ROOT/samples/harness/nvcc-cdpc.py --cdpc $CDPC --nvcc $NVCC --cuda-home $CUDA_HOME --"
+WRAP="python3 $ROOT/samples/harness/nvcc-cdpc.py --cdpc $CDPC --nvcc $NVCC --cuda-home $CUDA_HOME"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 # KLAP's host code calls cudaThreadSynchronize, gone from CUDA 13 (issue 12): both builds get
 # the define nvcc itself needs.
 COMPAT=-DcudaThreadSynchronize=cudaDeviceSynchronize
+
+# What a program needs beyond its Makefile's options to be built with CUDA 13 at all, the same
+# for both builds (host code; cdpc sees only the -D's, which its device code does not use).
+# QT's own copy of helper_cuda.h reads cudaDeviceProp::computeMode and ::clockRate, removed in
+# CUDA 13, in its device selection (one GPU here: the values do not matter), and its main.cu
+# names thrust::host_vector without including it (older Thrust included it transitively).
+host_compat() {
+    case $1 in
+        QT) echo "-DcomputeMode=major -DclockRate=major --pre-include thrust/host_vector.h" ;;
+    esac
+}
+
+# The nvcc build of a device-code file nvcc's own tools refuse: KLAP's QT calls the warp votes
+# and shuffle without `_sync` (`__any`, `__ballot`, `__shfl_up`), which ptxas refuses for sm_70
+# and newer. nvcc compiles a copy with each call rewritten to the `_sync` form over
+# `__activemask()`, what cdpc compiles the original to (W0902); cdpc compiles the original.
+nvcc_rewrite() { # NAME FILE: rewrites FILE in place for nvcc, or leaves it
+    case $1 in
+        QT) sed -i -E 's/__any\(/__any_sync(__activemask(), /g; s/__ballot\(/__ballot_sync(__activemask(), /g; s/__shfl_up\(/__shfl_up_sync(__activemask(), /g' "$2" ;;
+    esac
+}
+
+# Programs whose host code instantiates library kernels (cdpQuadtree's thrust::generate and
+# device_vector): those kernels come from host-only headers, so cdpc's object has none. The
+# cdpc build merges nvcc's relocatable device code of the same file into cdpc's object for
+# them (nvcc-cdpc.py --library-device-code); the program's own kernels are template
+# instances, weak in both, and the link must keep cdpc's: `own_kernels` checks that in the
+# executable.
+library_device_code() {
+    case $1 in
+        cdpQuadtree) return 0 ;;
+    esac
+    return 1
+}
 
 # name | folder under the corpus | device-code files | other .cu files | nvcc options | run arguments
 PROGRAMS=$(cat <<'EOF'
@@ -56,25 +91,45 @@ normalize() { sed -E 's/[0-9]+\.[0-9]+(e[-+]?[0-9]+)?/#/g' "$1" | sort; }
 # (the programs include ../Common or ../../include relative to their folder, and write files)
 build() {
     local name=$1 kind=$2 dir=$3 device=$4 other=$5 flags=${6//\$SHIM/$SHIM}
+    local compat="$COMPAT $(host_compat "$name")"
     (
         cd "$WORK/$kind/$dir" || exit 1
         objs=""
         for f in $device; do
             o=${f%.cu}.o
             if [ "$kind" = cdpc ]; then
-                $WRAP -arch=$ARCH $flags $COMPAT -c "$f" -o "$o" || exit 1
+                local library=""
+                library_device_code "$name" && library=--library-device-code
+                $WRAP $library -- -arch=$ARCH $flags $compat -c "$f" -o "$o" || exit 1
             else
-                "$NVCC" -arch=$ARCH $flags $COMPAT -c "$f" -o "$o" || exit 1
+                nvcc_rewrite "$name" "$f"
+                "$NVCC" -arch=$ARCH $flags $compat -c "$f" -o "$o" || exit 1
             fi
-            objs="$objs $o"
+            objs="$o $objs"
         done
         for f in $other; do
             o=${f%.cu}.o
-            "$NVCC" -arch=$ARCH $flags $COMPAT -c "$f" -o "$o" || exit 1
+            "$NVCC" -arch=$ARCH $flags $compat -c "$f" -o "$o" || exit 1
             objs="$objs $o"
         done
         "$NVCC" -arch=$ARCH -rdc=true -o "prog.$name" $objs -lcudadevrt || exit 1
     ) > "$WORK/$kind/$name.log" 2>&1
+}
+
+# own_kernels NAME DIR DEVICE: "yes" when every kernel of cdpc's objects is in the cdpc build's
+# executable with cdpc's code (a .text section of the same size), else the first that is not.
+kernel_sizes() { # FILE: "section size" per kernel code section of the device ELFs in FILE
+    "$(dirname "$NVCC")/cuobjdump" -elf "$1" 2>/dev/null | awk '/PROGBITS/ && $NF ~ /^\.text\./ { print $NF, $3 }'
+}
+own_kernels() {
+    local name=$1 dir=$2 device=$3 f
+    local linked; linked=$(kernel_sizes "$WORK/cdpc/$dir/prog.$name")
+    for f in $device; do
+        while read -r section size; do
+            if ! grep -qx "$section $size" <<< "$linked"; then echo "NO (${section#.text.})"; return; fi
+        done < <(kernel_sizes "$WORK/cdpc/$dir/${f%.cu}.o")
+    done
+    echo yes
 }
 
 run() { # NAME KIND DIR ARGS: exit status; output in $WORK/KIND/NAME.out
@@ -101,19 +156,21 @@ mkdir -p "$WORK/shim/cub/cub" && echo '#include <cub/cub.cuh>' > "$WORK/shim/cub
     echo "- \"cdpc build\": every device-code file compiled by cdpc (\`samples/harness/nvcc-cdpc.py\`), host code and link by nvcc"
     echo "- outputs compared with timings masked and lines sorted (see the script)"
     echo
-    echo "| program | nvcc build | cdpc build | nvcc run | cdpc run | outputs equal |"
-    echo "|---|---|---|---|---|---|"
+    echo "| program | nvcc build | cdpc build | cdpc's kernels in it | nvcc run | cdpc run | outputs equal |"
+    echo "|---|---|---|---|---|---|---|"
 } > "$REPORT"
 
 DETAILS=$WORK/details.md
 : > "$DETAILS"
 echo "$PROGRAMS" | while IFS='|' read -r name dir device other flags args; do
     [ -n "$name" ] || continue
+    if [ -n "${ONLY:-}" ] && ! grep -qw -- "$name" <<< "$ONLY"; then continue; fi
     build "$name" nvcc "$dir" "$device" "$other" "$flags" & p1=$!
     build "$name" cdpc "$dir" "$device" "$other" "$flags" & p2=$!
     wait $p1; nb=$?; wait $p2; cb=$?
     nbs=$([ $nb = 0 ] && echo ok || echo FAIL); cbs=$([ $cb = 0 ] && echo ok || echo FAIL)
-    nr=-; cr=-; eq=-
+    nr=-; cr=-; eq=-; own=-
+    [ $cb = 0 ] && own=$(own_kernels "$name" "$dir" "$device")
     if [ "$RUN" = 1 ]; then
         if [ $nb = 0 ]; then run "$name" nvcc "$dir" "$args"; s=$?; nr=$([ $s = 0 ] && echo ok || echo "exit $s"); fi
         if [ $cb = 0 ]; then run "$name" cdpc "$dir" "$args"; s=$?; cr=$([ $s = 0 ] && echo ok || echo "exit $s"); fi
@@ -121,7 +178,7 @@ echo "$PROGRAMS" | while IFS='|' read -r name dir device other flags args; do
             if cmp -s <(normalize "$WORK/nvcc/$name.out") <(normalize "$WORK/cdpc/$name.out"); then eq=yes; else eq=NO; fi
         fi
     fi
-    echo "| $name | $nbs | $cbs | $nr | $cr | $eq |" >> "$REPORT"
+    echo "| $name | $nbs | $cbs | $own | $nr | $cr | $eq |" >> "$REPORT"
     {
         echo "### $name"
         echo

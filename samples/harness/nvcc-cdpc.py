@@ -15,7 +15,14 @@ symbols are nvcc's (issue 12 requires that; docs/CORPUS.md). Link the objects wi
 usual (`nvcc -arch=sm_90 -rdc=true a.o b.o -lcudadevrt`): its device link takes cdpc's code
 from the fat binaries.
 
-Usage: nvcc-cdpc.py --cdpc CDPC [--nvcc NVCC] [--cuda-home DIR] [--cdpc-arg ARG]... -- NVCC_ARGS...
+With --library-device-code, nvcc's own relocatable cubin of the file is kept too and merged
+with cdpc's by a relocatable device link (`nvlink -r`, cdpc's object first): the object then
+also holds the kernels that host code instantiates from host-only headers (Thrust's, CUB's),
+which cdpc, compiling device code only, leaves out. Kernels both define are template instances
+(weak in both objects); which one the link keeps is checked by the caller
+(`corpus-gpu.sh` compares the kernels' code in the executable with cdpc's).
+
+Usage: nvcc-cdpc.py --cdpc CDPC [--nvcc NVCC] [--cuda-home DIR] [--cdpc-arg ARG]... [--library-device-code] -- NVCC_ARGS...
 NVCC_ARGS: an `nvcc -c` (or `-dc`) command line for one .cu file, as a Makefile writes it.
 Exits with cdpc's or the failing step's status; prints the diagnostics. Device code that
 nvcc's own front end (cicc) refuses cannot be built this way.
@@ -66,6 +73,7 @@ def main() -> int:
     parser.add_argument("--nvcc", default="nvcc")
     parser.add_argument("--cuda-home")
     parser.add_argument("--cdpc-arg", action="append", default=[], help="an extra argument for cdpc (repeatable), e.g. -faggregate-launches=block")
+    parser.add_argument("--library-device-code", action="store_true", help="also keep nvcc's device code of the file, for the library kernels host code instantiates")
     parser.add_argument("nvcc_args", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     nvcc_args = args.nvcc_args[1:] if args.nvcc_args[:1] == ["--"] else args.nvcc_args
@@ -97,13 +105,25 @@ def main() -> int:
         program = os.path.basename(words[0]) if words else ""
         if program == "ptxas":
             cubin = words[words.index("-o") + 1]
-            cdpc = [args.cdpc, source, "--emit", "obj", *shared, *args.cdpc_arg, "-o", cubin]
+            target = cubin
+            if args.library_device_code:
+                # nvcc's relocatable cubin beside cdpc's, then both merged into `cubin`
+                nvcc_cubin, target = cubin + ".nvcc", cubin + ".cdpc"
+                script.append(shlex.join([*words[: words.index("-o")], "-o", nvcc_cubin, *words[words.index("-o") + 2 :]]))
+            cdpc = [args.cdpc, source, "--emit", "obj", *shared, *args.cdpc_arg, "-o", target]
             if args.cuda_home:
                 cdpc += ["--cuda-home", args.cuda_home]
             line = shlex.join(cdpc)
             if module_id_file:
                 line += f' --nv-module-id "$(cat {shlex.quote(module_id_file)})"'
             script.append(line)
+            if args.library_device_code:
+                arch = next((w.split("=", 1)[1] for w in words if w.startswith("-arch=")), None)
+                if arch is None and "-arch" in words:
+                    arch = words[words.index("-arch") + 1]
+                nvlink = os.path.join(os.path.dirname(words[0]), "nvlink")
+                script.append(shlex.join([nvlink, "-r", f"-arch={arch}", target, nvcc_cubin, "-o", cubin]))
+                script.append(shlex.join(["rm", "-f", target, nvcc_cubin]))
             replaced = True
             continue
         if program == "fatbinary":
