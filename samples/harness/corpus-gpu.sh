@@ -116,20 +116,28 @@ build() {
     ) > "$WORK/$kind/$name.log" 2>&1
 }
 
-# own_kernels NAME DIR DEVICE: "yes" when every kernel of cdpc's objects is in the cdpc build's
-# executable with cdpc's code (a .text section of the same size), else the first that is not.
-kernel_sizes() { # FILE: "section size" per kernel code section of the device ELFs in FILE
-    "$(dirname "$NVCC")/cuobjdump" -elf "$1" 2>/dev/null | awk '/PROGBITS/ && $NF ~ /^\.text\./ { print $NF, $3 }'
+# own_kernels NAME DIR DEVICE: "yes (N)" when each of the N kernels of cdpc's objects that the
+# cdpc build's executable holds is there with cdpc's code (a .text section of the same size),
+# else "NO" and the first that is not. (The device link drops `static` kernels nothing
+# launches, as for nvcc's build.)
+kernel_sizes() { # FILE: "name size" per kernel (an ENTRY symbol) of the device ELFs in FILE
+    local cuobjdump; cuobjdump=$(dirname "$NVCC")/cuobjdump
+    "$cuobjdump" -elf "$1" 2>/dev/null | awk '/PROGBITS/ && $NF ~ /^\.text\./ { sub(/^\.text\./, "", $NF); print $NF, $3 }' \
+        | grep -Fwf <("$cuobjdump" -symbols "$1" 2>/dev/null | awk '/ENTRY/ { print $NF }') | sort -u
 }
 own_kernels() {
-    local name=$1 dir=$2 device=$3 f
+    local name=$1 dir=$2 device=$3 f n=0
     local linked; linked=$(kernel_sizes "$WORK/cdpc/$dir/prog.$name")
     for f in $device; do
-        while read -r section size; do
-            if ! grep -qx "$section $size" <<< "$linked"; then echo "NO (${section#.text.})"; return; fi
-        done < <(kernel_sizes "$WORK/cdpc/$dir/${f%.cu}.o")
+        local object="$WORK/cdpc/$dir/${f%.cu}.o"
+        [ -f "$object.cdpc.cubin" ] && object=$object.cdpc.cubin # with library device code: cdpc's alone
+        while read -r kernel size; do
+            grep -q "^$kernel " <<< "$linked" || continue
+            if ! grep -qx "$kernel $size" <<< "$linked"; then echo "NO ($kernel)"; return; fi
+            n=$((n + 1))
+        done < <(kernel_sizes "$object")
     done
-    echo yes
+    echo "yes ($n)"
 }
 
 run() { # NAME KIND DIR ARGS: exit status; output in $WORK/KIND/NAME.out

@@ -11,13 +11,15 @@
 #   4. a fat binary with PTX only (-gencode arch=compute_90,code=compute_90): the driver JIT-links
 #      it with libcudadevrt (cuLinkCreate/cuLinkAddData/cuLinkAddFile) and runs the kernels,
 #      cdpc's fat binary against nvcc's, and each loaded directly (cuModuleLoadData);
-#   5. Nsight Compute (ncu) profiles the host program's kernels in cdpc's build as in nvcc's.
+#   5. Nsight Compute (ncu) profiles the host program's kernels in cdpc's build as in nvcc's;
+#   6. two host objects, each with a `static` kernel named `set` launched by its file's public
+#      kernel, linked into one program by nvcc: each launch runs its own file's `set`.
 # Writes $OUT/driver-gpu.md (or ./driver-gpu.md) for results/.
 #
 # Usage, from the repository root, on the GPU machine:
 #   bash samples/harness/driver-gpu.sh CDPC
 # CUDA_HOME: default /usr/local/cuda (nvcc, compute-sanitizer, cuda-gdb, lib64).
-# SECTIONS: which parts to run, default "1 2 3 4 5".
+# SECTIONS: which parts to run, default "1 2 3 4 5 6".
 set -u
 CDPC=$(realpath "${1:?usage: driver-gpu.sh CDPC}")
 ROOT=$(pwd)
@@ -27,7 +29,7 @@ REPORT=${OUT:-.}/driver-gpu.md
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 export PATH=$CUDA_HOME/bin:$PATH
-SECTIONS=${SECTIONS:-1 2 3 4 5}
+SECTIONS=${SECTIONS:-1 2 3 4 5 6}
 want() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 {
@@ -264,6 +266,33 @@ grep -E '^  [A-Za-z_].*\(|gpu__time_duration|launch__grid_size|launch__registers
     echo "**nvcc's build:**"
     echo '```'; cat "$WORK/nvcc.ncu"; echo '```'
 } >> "$REPORT"
+fi
+
+# ---------------------------------------------------------------- 6. static kernels
+if want 6; then
+echo "## 6. Two host objects with a static kernel of one name" >> "$REPORT"
+echo >> "$REPORT"
+mkdir -p "$WORK/static" && cd "$WORK/static"
+for f in a b; do
+    v=$([ $f = a ] && echo 1 || echo 2)
+    printf 'static __global__ void set(int *p) { *p = %s; }\n__global__ void run_%s(int *p) { set<<<1, 1>>>(p); }\n' "$v" "$f" > $f.cu
+    step "cdpc $f.cu --emit host-obj" "$CDPC" $f.cu --emit host-obj -o $f.o --cuda-home "$CUDA_HOME"
+done
+cat > main.cu <<'EOF2'
+#include <cstdio>
+__global__ void run_a(int *);
+__global__ void run_b(int *);
+int main() {
+    int *p, a = 0, b = 0;
+    cudaMalloc(&p, sizeof(int));
+    run_a<<<1, 1>>>(p); cudaMemcpy(&a, p, sizeof(int), cudaMemcpyDeviceToHost);
+    run_b<<<1, 1>>>(p); cudaMemcpy(&b, p, sizeof(int), cudaMemcpyDeviceToHost);
+    printf("run_a set %d, run_b set %d: %s\n", a, b, a == 1 && b == 2 ? "each file's own static kernel" : "WRONG");
+    return !(a == 1 && b == 2);
+}
+EOF2
+step "nvcc links both" "$NVCC" -arch=sm_90 -rdc=true main.cu a.o b.o -o app
+step "run" ./app
 fi
 cd "$ROOT"
 echo "wrote $REPORT"

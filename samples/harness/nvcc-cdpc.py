@@ -20,7 +20,8 @@ with cdpc's by a relocatable device link (`nvlink -r`, cdpc's object first): the
 also holds the kernels that host code instantiates from host-only headers (Thrust's, CUB's),
 which cdpc, compiling device code only, leaves out. Kernels both define are template instances
 (weak in both objects); which one the link keeps is checked by the caller
-(`corpus-gpu.sh` compares the kernels' code in the executable with cdpc's).
+(`corpus-gpu.sh` compares the kernels' code in the executable with cdpc's object, which is
+left beside the output as OUTPUT.cdpc.cubin).
 
 Usage: nvcc-cdpc.py --cdpc CDPC [--nvcc NVCC] [--cuda-home DIR] [--cdpc-arg ARG]... [--library-device-code] -- NVCC_ARGS...
 NVCC_ARGS: an `nvcc -c` (or `-dc`) command line for one .cu file, as a Makefile writes it.
@@ -107,8 +108,10 @@ def main() -> int:
             cubin = words[words.index("-o") + 1]
             target = cubin
             if args.library_device_code:
-                # nvcc's relocatable cubin beside cdpc's, then both merged into `cubin`
-                nvcc_cubin, target = cubin + ".nvcc", cubin + ".cdpc"
+                # nvcc's relocatable cubin beside cdpc's, then both merged into `cubin` (nvlink
+                # knows its inputs by their extension: both end in .cubin)
+                stem = cubin.removesuffix(".cubin")
+                nvcc_cubin, target = stem + ".nvcc.cubin", stem + ".cdpc.cubin"
                 script.append(shlex.join([*words[: words.index("-o")], "-o", nvcc_cubin, *words[words.index("-o") + 2 :]]))
             cdpc = [args.cdpc, source, "--emit", "obj", *shared, *args.cdpc_arg, "-o", target]
             if args.cuda_home:
@@ -123,6 +126,10 @@ def main() -> int:
                     arch = words[words.index("-arch") + 1]
                 nvlink = os.path.join(os.path.dirname(words[0]), "nvlink")
                 script.append(shlex.join([nvlink, "-r", f"-arch={arch}", target, nvcc_cubin, "-o", cubin]))
+                # cdpc's own object stays beside the output, for the caller's check
+                output = nvcc_args[nvcc_args.index("-o") + 1] if "-o" in nvcc_args else None
+                if output:
+                    script.append(shlex.join(["cp", target, output + ".cdpc.cubin"]))
                 script.append(shlex.join(["rm", "-f", target, nvcc_cubin]))
             replaced = True
             continue
