@@ -64,6 +64,7 @@ step() {
 
 # ---------------------------------------------------------------- 1. host programs
 if want 1; then
+cd "$ROOT"
 echo "## 1. Host programs that launch cdpc's kernels (docs/build-example)" >> "$REPORT"
 echo >> "$REPORT"
 mkdir -p "$WORK/example" "$WORK/reference"
@@ -87,6 +88,7 @@ fi
 
 # ---------------------------------------------------------------- 2. -lineinfo
 if want 2; then
+cd "$ROOT"
 echo "## 2. -lineinfo under compute-sanitizer" >> "$REPORT"
 echo >> "$REPORT"
 mkdir -p "$WORK/fault"
@@ -126,6 +128,7 @@ fi
 
 # ---------------------------------------------------------------- 3. -G
 if want 3; then
+cd "$ROOT"
 echo "## 3. -G under cuda-gdb" >> "$REPORT"
 echo >> "$REPORT"
 mkdir -p "$WORK/debug"
@@ -175,6 +178,7 @@ fi
 
 # ---------------------------------------------------------------- 4. PTX-only fat binary
 if want 4; then
+cd "$ROOT"
 echo "## 4. A fat binary with PTX only, JIT-linked with libcudadevrt" >> "$REPORT"
 echo >> "$REPORT"
 mkdir -p "$WORK/jit"
@@ -247,6 +251,7 @@ fi
 
 # ---------------------------------------------------------------- 5. profiling
 if want 5; then
+cd "$ROOT"
 echo "## 5. Nsight Compute on the host program (docs/build-example)" >> "$REPORT"
 echo >> "$REPORT"
 mkdir -p "$WORK/profile" "$WORK/profile-ref"
@@ -270,6 +275,7 @@ fi
 
 # ---------------------------------------------------------------- 6. static kernels
 if want 6; then
+cd "$ROOT"
 echo "## 6. Two host objects with a static kernel of one name" >> "$REPORT"
 echo >> "$REPORT"
 mkdir -p "$WORK/static" && cd "$WORK/static"
