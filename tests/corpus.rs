@@ -67,6 +67,15 @@ const COMPILES: &[&str] = &[
 /// names test says so instead of comparing, and fails once the file's names do match.
 const NAMES_DIFFER: &[(&str, &str)] = &[];
 
+/// What nvcc is given instead of a file it cannot build unchanged: KLAP's QT calls the warp
+/// votes and shuffle of before CUDA 9 (`__any`, `__ballot`, `__shfl_up`), which nvcc's ptxas
+/// refuses for sm_70 and newer (even `nvcc -ptx` runs it). nvcc compiles a copy with each call
+/// rewritten to its `_sync` form over `__activemask()`, what cdpc compiles the original to
+/// (W0902), as `samples/harness/corpus-gpu.sh` does for the GPU run; the names do not depend
+/// on the calls.
+const NVCC_REWRITES: &[(&str, &[(&str, &str)])] =
+    &[("QT", &[("__any(", "__any_sync(__activemask(), "), ("__ballot(", "__ballot_sync(__activemask(), "), ("__shfl_up(", "__shfl_up_sync(__activemask(), ")])];
+
 /// KLAP's host code calls `cudaThreadSynchronize`, gone from CUDA 13; nvcc needs this define to
 /// build the programs, and both compilers get it.
 const COMPAT_DEFINE: (&str, &str) = ("cudaThreadSynchronize", "cudaDeviceSynchronize");
@@ -148,7 +157,21 @@ fn nvcc_ptx(nvcc: &Path, program: &Program, corpus: &Path, shim: &Path) -> Resul
     let ptx = out_dir.path().join("out.ptx");
     let mut command = Command::new(nvcc);
     command.args(["-arch=sm_90", "-rdc=true", "-ptx", "-w"]);
-    for dir in include_dirs(program, corpus, shim) {
+    let mut dirs = include_dirs(program, corpus, shim);
+    let mut file = corpus.join(&program.file);
+    if let Some((_, rewrites)) = NVCC_REWRITES.iter().find(|(name, _)| *name == program.name) {
+        // the file's folder copied (its own headers are found beside it), the file rewritten
+        let copy = out_dir.path().join("src");
+        std::fs::create_dir(&copy).unwrap();
+        for entry in std::fs::read_dir(&dirs[0]).unwrap().flatten().filter(|e| e.path().is_file()) {
+            std::fs::copy(entry.path(), copy.join(entry.file_name())).unwrap();
+        }
+        file = copy.join(file.file_name().unwrap());
+        let text = rewrites.iter().fold(std::fs::read_to_string(&file).unwrap(), |t, (from, to)| t.replace(from, to));
+        std::fs::write(&file, text).unwrap();
+        dirs[0] = copy;
+    }
+    for dir in dirs {
         command.arg(format!("-I{}", dir.display()));
     }
     command.arg(format!("-D{}={}", COMPAT_DEFINE.0, COMPAT_DEFINE.1));
@@ -158,7 +181,7 @@ fn nvcc_ptx(nvcc: &Path, program: &Program, corpus: &Path, shim: &Path) -> Resul
     let mut path = vec![nvcc.parent().unwrap().to_path_buf()];
     path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
     command.env("PATH", std::env::join_paths(path).unwrap());
-    let output = command.arg(corpus.join(&program.file)).arg("-o").arg(&ptx).output().expect("nvcc runs");
+    let output = command.arg(&file).arg("-o").arg(&ptx).output().expect("nvcc runs");
     if !output.status.success() {
         return Err(String::from_utf8_lossy(&output.stderr).lines().take(3).collect::<Vec<_>>().join("\n"));
     }
