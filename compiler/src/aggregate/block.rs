@@ -10,6 +10,8 @@ pub(super) struct SiteState {
     pub(super) agg: FuncId,
     pub(super) record: StructId,
     pub(super) child_syncs: bool,
+    /// The aggregated launch's dynamic shared memory (`AggChild::shared_mem`).
+    pub(super) shared_mem: u64,
     pub(super) cap: u64,
     pub(super) counter: GlobalId,
     pub(super) min_threads: GlobalId,
@@ -36,6 +38,7 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
             agg: a.agg,
             record: a.record,
             child_syncs: a.child_syncs,
+            shared_mem: a.shared_mem,
             cap: *cap,
             counter: shared(format!("{kname}$agg{n}$counter"), Type::ULONGLONG),
             min_threads: shared(format!("{kname}$agg{n}$min_threads"), Type::UINT),
@@ -214,9 +217,9 @@ fn launch_block(m: &Module, s: &SiteState, fresh: &mut dyn FnMut(&str, Type) -> 
     let lc = || sb.local(count, &u);
     let field = |p: Expr, idx: u32, ty: &Type| sb.member(sb.deref(p), idx, ty);
     let table = || sb.decay(g(s.table));
-    let agg = agg_launch(m, &sb, s.agg, s.record, g(s.buffer), lc(), sb.local(total, &u), g(s.max_threads));
+    let agg = agg_launch(m, &sb, s.agg, s.record, s.shared_mem, g(s.buffer), lc(), sb.local(total, &u), g(s.max_threads));
     // Fallback: each record launched as it was.
-    let direct = record_launch(m, &sb, s.child, &|| sb.ptr_add(table(), sb.local(i, &u)));
+    let direct = record_launch(m, &sb, s.child, s.shared_mem, &|| sb.ptr_add(table(), sb.local(i, &u)));
     let li = || sb.local(i, &u);
     launch.push(sb.decl(count, count_of(s)));
     launch.push(sb.if_(

@@ -264,27 +264,27 @@ impl Operands {
 
 /// `C__agg<<<blocks, threads>>>(records, count)`: one launch of the clone over a table.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn agg_launch(m: &Module, b: &B, agg: FuncId, record: StructId, records: Expr, count: Expr, blocks: Expr, threads: Expr) -> Stmt {
-    let launch = agg_launch_of(m, b, agg, record, records, count, blocks, threads);
+pub(super) fn agg_launch(m: &Module, b: &B, agg: FuncId, record: StructId, shared_mem: u64, records: Expr, count: Expr, blocks: Expr, threads: Expr) -> Stmt {
+    let launch = agg_launch_of(m, b, agg, record, shared_mem, records, count, blocks, threads);
     Stmt::Expr(b.e(ExprKind::Launch(Box::new(launch)), Type::Void))
 }
 
 /// The same launch as an expression of its `cudaError_t` status, for the callers that fall
 /// back to the records' own launches when it fails.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn agg_launch_status(m: &Module, b: &B, agg: FuncId, record: StructId, records: Expr, count: Expr, blocks: Expr, threads: Expr) -> Expr {
-    let launch = agg_launch_of(m, b, agg, record, records, count, blocks, threads);
+pub(super) fn agg_launch_status(m: &Module, b: &B, agg: FuncId, record: StructId, shared_mem: u64, records: Expr, count: Expr, blocks: Expr, threads: Expr) -> Expr {
+    let launch = agg_launch_of(m, b, agg, record, shared_mem, records, count, blocks, threads);
     b.e(ExprKind::Launch(Box::new(launch)), Type::CudaError)
 }
 
 #[allow(clippy::too_many_arguments)]
-fn agg_launch_of(m: &Module, b: &B, agg: FuncId, record: StructId, records: Expr, count: Expr, blocks: Expr, threads: Expr) -> Launch {
+fn agg_launch_of(m: &Module, b: &B, agg: FuncId, record: StructId, shared_mem: u64, records: Expr, count: Expr, blocks: Expr, threads: Expr) -> Launch {
     let layout = param_layout([Type::pointer_to(Type::Struct(record)), Type::UINT].iter(), m, &m.target);
     Launch {
         kernel: agg,
         grid: b.dim3(blocks, b.uint(1), b.uint(1)),
         block: b.dim3(threads, b.uint(1), b.uint(1)),
-        shared_mem: b.uint(0),
+        shared_mem: b.uint(shared_mem),
         stream: b.null_stream(),
         args: vec![records, count],
         layout,
@@ -292,16 +292,16 @@ fn agg_launch_of(m: &Module, b: &B, agg: FuncId, record: StructId, records: Expr
     }
 }
 
-/// The launch a record stands for, `C<<<rec->grid, rec->block>>>(rec->args...)`, made as it
-/// was: `rec` gives the record's address.
-pub(super) fn record_launch(m: &Module, b: &B, child: FuncId, rec: &dyn Fn() -> Expr) -> Stmt {
+/// The launch a record stands for, `C<<<rec->grid, rec->block, shared_mem>>>(rec->args...)`,
+/// made as it was: `rec` gives the record's address.
+pub(super) fn record_launch(m: &Module, b: &B, child: FuncId, shared_mem: u64, rec: &dyn Fn() -> Expr) -> Stmt {
     let field = |idx: u32, ty: &Type| b.member(b.deref(rec()), idx, ty);
     let c = m.function(child);
     let launch = Launch {
         kernel: child,
         grid: field(F_GRID, &Type::Dim3),
         block: field(F_BLOCK, &Type::Dim3),
-        shared_mem: b.uint(0),
+        shared_mem: b.uint(shared_mem),
         stream: b.null_stream(),
         args: c.param_types().enumerate().map(|(k, ty)| field(F_ARG0 + k as u32, ty)).collect(),
         layout: param_layout(c.param_types(), m, &m.target),

@@ -474,10 +474,10 @@ impl GridState {
         ];
 
         // Thread 0: one launch of the clone, or every record as it was; then the nodes freed.
-        let agg = agg_launch(m, &b, s.agg, s.record, g(sg.flat), g(sg.total), b.cast(g(sg.blocks), &u), g(sg.max_threads));
+        let agg = agg_launch(m, &b, s.agg, s.record, s.shared_mem, g(sg.flat), g(sg.total), b.cast(g(sg.blocks), &u), g(sg.max_threads));
         let dnode = fresh("agg$grid_node", node_ptr.clone());
         let j = fresh("agg$i", u.clone());
-        let direct = record_launch(m, &b, s.child, &|| b.ptr_add(records_of(&b, ln(dnode), s.record), lu(j)));
+        let direct = record_launch(m, &b, s.child, s.shared_mem, &|| b.ptr_add(records_of(&b, ln(dnode), s.record), lu(j)));
         let fnode = fresh("agg$grid_node", node_ptr.clone());
         let fnext = fresh("agg$grid_next", node_ptr.clone());
         let void_ptr = Type::pointer_to(Type::Void);

@@ -69,6 +69,7 @@ mod callees;
 mod clone;
 pub(crate) mod grid;
 mod pool;
+mod uniform;
 mod walk;
 /// Every expression of a HIR block, for passes outside aggregation.
 pub(crate) use walk::visit_block as visit_exprs;
@@ -177,9 +178,21 @@ struct Plan {
     /// The `at_block_end` kernels hand their records on to the grid's last block.
     grid: bool,
     children: BTreeSet<FuncId>,
+    /// Per child, the largest constant dynamic shared memory of its aggregated sites.
+    shared_mem: BTreeMap<FuncId, u64>,
     /// The children launched from warp-wide sites.
     at_site_children: BTreeSet<FuncId>,
     remarks: Vec<Diagnostic>,
+}
+
+impl Plan {
+    /// Notes an aggregated site of function `fid`: its child and its dynamic shared memory.
+    fn add_child(&mut self, module: &Module, fid: FuncId, s: &Site) {
+        let bytes = site_shared_mem(module, fid, s).unwrap_or(0);
+        self.children.insert(s.launch.kernel);
+        let largest = self.shared_mem.entry(s.launch.kernel).or_insert(0);
+        *largest = (*largest).max(bytes);
+    }
 }
 
 /// Warp-wide aggregation at the sites of `fid`; `instead_of_block` adds a remark to each that
@@ -190,7 +203,7 @@ fn plan_at_sites(module: &Module, fid: FuncId, sites: &[Site], instead_of_block:
             Some(why) => plan.remarks.push(remark(module, s, &why)),
             None => {
                 plan.at_site.entry(fid).or_default().insert((s.launch.span.start, s.launch.span.end));
-                plan.children.insert(s.launch.kernel);
+                plan.add_child(module, fid, s);
                 plan.at_site_children.insert(s.launch.kernel);
                 if instead_of_block {
                     let child = &module.function(s.launch.kernel).name;
@@ -262,7 +275,9 @@ fn plan_at_block_end(module: &Module, facts: &Facts, fid: FuncId, sites: &[Site]
         plan.remarks.extend(eligible.iter().map(|s| remark(module, s, &why)));
         return;
     }
-    plan.children.extend(eligible.iter().map(|s| s.launch.kernel));
+    for s in &eligible {
+        plan.add_child(module, fid, s);
+    }
     plan.at_block_end.insert(fid, eligible.into_iter().map(|s| (s.clone(), cap)).collect());
 }
 
@@ -278,7 +293,8 @@ fn apply(module: &mut Module, facts: &Facts, plan: Plan) -> Vec<Diagnostic> {
         let pool = if plan.at_site_children.contains(&c) { pool::Pool::declare(module, c, record) } else { None };
         let at_grid_end = plan.grid && plan.at_block_end.values().flatten().any(|(s, _)| s.launch.kernel == c);
         let arena = if at_grid_end { arena::Arena::declare(module, c, record) } else { None };
-        aggs.insert(c, AggChild { agg: FuncId((first_clone + k) as u32), record, child_syncs: facts.of[c.0 as usize].syncs, pool, arena });
+        let shared_mem = plan.shared_mem.get(&c).copied().unwrap_or(0);
+        aggs.insert(c, AggChild { agg: FuncId((first_clone + k) as u32), record, child_syncs: facts.of[c.0 as usize].syncs, pool, arena, shared_mem });
     }
     for (fid, sites) in &plan.at_site {
         warp::rewrite_function(module, *fid, sites, &aggs);
@@ -314,6 +330,9 @@ struct AggChild {
     pool: Option<pool::Pool>,
     /// Where a grid's blocks place their records (children launched at grid granularity).
     arena: Option<arena::Arena>,
+    /// The dynamic shared memory of the aggregated launch (and of a record's own launch when
+    /// it falls back): the largest of the child's aggregated sites, all constants.
+    shared_mem: u64,
 }
 
 fn remark(module: &Module, s: &Site, why: &str) -> Diagnostic {
@@ -338,8 +357,8 @@ fn site_reason(module: &Module, kernel: FuncId, s: &Site, granularity: Granulari
         ExprKind::PointerConst(4) => return Some("fire-and-forget launches (cudaStreamFireAndForget) are not aggregated".into()),
         _ => return Some("only launches into the NULL stream are aggregated".into()),
     }
-    if !matches!(strip_casts(&s.launch.shared_mem).kind, ExprKind::IntConst(0)) {
-        return Some("the launch asks for dynamic shared memory".into());
+    if site_shared_mem(module, kernel, s).is_none() {
+        return Some("the launch's dynamic shared memory is not the same for every thread (a constant, `warpSize`, or a local only its declaration stores): the aggregated grid's blocks would each need their own".into());
     }
     if block && s.launch.kernel == kernel {
         return Some(format!("`{}` launches itself: its aggregated clone would have to be aggregated too{WARP_HINT}", child.name));
@@ -348,6 +367,18 @@ fn site_reason(module: &Module, kernel: FuncId, s: &Site, granularity: Granulari
         return Some(format!("`{}` has no definition to clone", child.name));
     }
     None
+}
+
+/// The dynamic shared memory of a launch in function `fid` when every thread asks for the
+/// same (`uniform.rs`; 0 when it asks for none): every block of the aggregated grid gets the
+/// largest of its child's sites.
+fn site_shared_mem(module: &Module, fid: FuncId, s: &Site) -> Option<u64> {
+    if let ExprKind::IntConst(n) = strip_casts(&s.launch.shared_mem).kind {
+        return u32::try_from(n).ok().map(u64::from);
+    }
+    let body = module.function(fid).body.as_ref()?;
+    let value = uniform::SingleStores::of(body).value(&s.launch.shared_mem, &module.target)?;
+    u32::try_from(value).ok().map(u64::from)
 }
 
 fn strip_casts(e: &Expr) -> &Expr {

@@ -132,7 +132,7 @@ extern "C" __global__ void k_streams(int *p) {
     cudaStream_t s;
     cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
     leaf<<<1, 32, 0, s>>>(p);
-    leaf<<<1, 32, 64>>>(p);
+    leaf<<<1, 32, 4 * threadIdx.x>>>(p);
 }
 extern "C" __global__ void k_self(int *p, int depth) {
     if (depth > 0)
@@ -436,4 +436,58 @@ extern "C" __global__ void parent(int *p) { if (threadIdx.x == 0) child<<<2, 64>
     assert!(!agg_ptx.contains("%ctaid.y") && !agg_ptx.contains("%nctaid.z"), "{agg_ptx}");
     let child_ptx = entry(&out, "child");
     assert!(child_ptx.contains("%ctaid.y") && child_ptx.contains("%nctaid.z"), "{child_ptx}");
+}
+
+/// KLAP's QT asks for `4 * NUM_WARPS_PER_BLOCK * sizeof(int)` bytes of dynamic shared memory,
+/// with `const int NUM_WARPS_PER_BLOCK = NUM_THREADS_PER_BLOCK / warpSize`.
+const UNIFORM_SHARED: &str = r#"
+extern "C" __global__ void child(int *p) {
+    extern __shared__ int s[];
+    s[threadIdx.x] = p[threadIdx.x];
+    p[threadIdx.x] = s[threadIdx.x] + 1;
+}
+extern "C" __global__ void parent(int *p) {
+    const int warps = 128 / warpSize;
+    if (threadIdx.x == 0)
+        child<<<1, 32, 4 * warps * sizeof(int)>>>(p + 32 * blockIdx.x);
+}
+extern "C" __global__ void literal(int *p) {
+    child<<<1, 32, 96>>>(p);
+}
+extern "C" __global__ void reassigned(int *p) {
+    int bytes = 64;
+    if (p[0] > 0) bytes = 128;
+    child<<<1, 32, bytes>>>(p);
+}
+"#;
+
+#[test]
+fn dynamic_shared_memory_the_same_for_every_thread_is_aggregated_with_the_largest() {
+    for granularity in [Granularity::Block, Granularity::Warp, Granularity::Grid] {
+        let got = remarks(UNIFORM_SHARED, granularity);
+        // only `reassigned`'s launch, whose size depends on the data, is left alone
+        assert_eq!(got.iter().map(|(l, _)| *l).collect::<Vec<_>>(), [18], "{granularity:?}: {got:#?}");
+        assert!(got[0].1.contains("dynamic shared memory is not the same for every thread"), "{got:#?}");
+        // the aggregated launch (and a record's own launch when it falls back) asks for the
+        // largest of its sites: 96 bytes (`literal`), not `parent`'s 64
+        let module = driver::check(UNIFORM_SHARED, &options(granularity, false)).unwrap().module;
+        let agg = module.functions.iter().position(|f| f.name == "child__agg").expect("child__agg");
+        let mut sizes = Vec::new();
+        for f in &module.functions {
+            let Some(body) = &f.body else { continue };
+            super::walk::root_exprs(body, &mut |e| {
+                super::walk::visit_expr(e, &mut |e| {
+                    if let ExprKind::Launch(l) = &e.kind {
+                        if l.kernel.0 as usize == agg {
+                            sizes.push(match l.shared_mem.kind {
+                                ExprKind::IntConst(n) => n,
+                                _ => -1,
+                            });
+                        }
+                    }
+                })
+            });
+        }
+        assert!(!sizes.is_empty() && sizes.iter().all(|&n| n == 96), "{granularity:?}: {sizes:?}");
+    }
 }

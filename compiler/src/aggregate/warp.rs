@@ -143,7 +143,7 @@ fn site(module: &Module, f: &mut Function, launch: &Launch, a: &AggChild) -> Stm
     ];
     // The aggregated launch's status: on failure every lane launches its own as it was, so
     // that each thread's cudaGetLastError() says what its own launch did.
-    let agg_launch = agg_launch_status(module, &b, a.agg, a.record, l(table, &rec_ptr), lu(n), lu(total), lu(max_t));
+    let agg_launch = agg_launch_status(module, &b, a.agg, a.record, a.shared_mem, l(table, &rec_ptr), lu(n), lu(total), lu(max_t));
     let launch_and_check = b.if_(b.cmp(BinaryOp::Ne, b.cast(agg_launch, &int), b.int(0)), vec![b.assign(lu(fallback), b.uint(1))]);
     if a.child_syncs {
         // The clone's barriers need every thread of a block: only equal block sizes.

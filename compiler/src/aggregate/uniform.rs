@@ -1,0 +1,144 @@
+//! Values every thread of every launch agrees on, for what an aggregated launch must ask for
+//! as one: a launch's dynamic shared memory is taken when it is such a value (KLAP's QT asks
+//! for `4 * NUM_WARPS_PER_BLOCK * sizeof(int)` with `const int NUM_WARPS_PER_BLOCK =
+//! NUM_THREADS_PER_BLOCK / warpSize`).
+//!
+//! A uniform value is an integer constant; `warpSize`, which is 32 on every NVIDIA GPU (PTX has
+//! it as the constant `WARP_SZ`); a local whose only store is its declaration's initializer,
+//! when that initializer is uniform; and integer arithmetic and conversions of those.
+
+use super::walk::{root_exprs, visit_expr};
+use crate::hir::{BinaryOp, Block, Builtin, Expr, ExprKind, Init, LocalId, SpecialReg, Stmt, UnaryOp};
+use crate::target::Target;
+use crate::types::Type;
+use std::collections::HashMap;
+
+/// The width of a warp on every NVIDIA GPU.
+const WARP_SIZE: i64 = 32;
+
+/// How many locals deep an initializer is followed.
+const MAX_DEPTH: u32 = 16;
+
+/// The locals of a function body that are stored to only by their declaration's initializer,
+/// with that initializer.
+pub(super) struct SingleStores<'a> {
+    inits: HashMap<LocalId, &'a Expr>,
+}
+
+impl<'a> SingleStores<'a> {
+    pub(super) fn of(body: &'a Block) -> SingleStores<'a> {
+        let mut inits: HashMap<LocalId, Option<&'a Expr>> = HashMap::new();
+        declarations(body, &mut inits);
+        let mut stored = Vec::new();
+        root_exprs(body, &mut |e| {
+            visit_expr(e, &mut |e| match &e.kind {
+                ExprKind::Assign { place, .. } | ExprKind::CompoundAssign { place, .. } | ExprKind::IncDec { place, .. } | ExprKind::AddrOf(place) => {
+                    stored.extend(root_local(place))
+                }
+                _ => {}
+            })
+        });
+        asm_outputs(body, &mut stored);
+        for id in stored {
+            inits.insert(id, None);
+        }
+        SingleStores { inits: inits.into_iter().filter_map(|(id, init)| Some((id, init?))).collect() }
+    }
+
+    /// The value of `e` when it is uniform and fits in 64 bits.
+    pub(super) fn value(&self, e: &Expr, target: &Target) -> Option<i64> {
+        self.eval(e, target, 0)
+    }
+
+    fn eval(&self, e: &Expr, target: &Target, depth: u32) -> Option<i64> {
+        match &e.kind {
+            ExprKind::IntConst(n) => Some(*n),
+            ExprKind::Builtin { builtin: Builtin::SpecialReg(SpecialReg::WarpSize), .. } => Some(WARP_SIZE),
+            ExprKind::Local(id) if depth < MAX_DEPTH => self.eval(self.inits.get(id)?, target, depth + 1),
+            ExprKind::Cast(inner) => {
+                let Type::Int(kind) = &e.ty else { return None };
+                let value = self.eval(inner, target, depth)?;
+                let bits = kind.bits(target);
+                if bits >= 64 {
+                    return Some(value);
+                }
+                let truncated = value & ((1i64 << bits) - 1);
+                let sign = 1i64 << (bits - 1);
+                Some(if kind.is_signed(target) && truncated & sign != 0 { truncated - (1i64 << bits) } else { truncated })
+            }
+            ExprKind::Unary { op: UnaryOp::Neg, operand } => self.eval(operand, target, depth)?.checked_neg(),
+            ExprKind::Binary { op, lhs, rhs } => {
+                let (a, b) = (self.eval(lhs, target, depth)?, self.eval(rhs, target, depth)?);
+                match op {
+                    BinaryOp::Add => a.checked_add(b),
+                    BinaryOp::Sub => a.checked_sub(b),
+                    BinaryOp::Mul => a.checked_mul(b),
+                    BinaryOp::Div => a.checked_div(b),
+                    BinaryOp::Rem => a.checked_rem(b),
+                    BinaryOp::Shl => u32::try_from(b).ok().filter(|&s| s < 63).and_then(|s| a.checked_shl(s)),
+                    BinaryOp::Shr => u32::try_from(b).ok().filter(|&s| s < 64).map(|s| a >> s),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Every `Decl` with an expression initializer: `Some(init)`; a second declaration of the
+/// same local, or one without an initializer, makes it `None`.
+fn declarations<'a>(b: &'a Block, inits: &mut HashMap<LocalId, Option<&'a Expr>>) {
+    for s in &b.stmts {
+        match s {
+            Stmt::Decl { local, init } => {
+                let first = !inits.contains_key(local);
+                let value = match init {
+                    Some(Init::Expr(e)) if first => Some(e),
+                    _ => None,
+                };
+                inits.insert(*local, value);
+            }
+            Stmt::If { then, otherwise, .. } => {
+                declarations(then, inits);
+                if let Some(o) = otherwise {
+                    declarations(o, inits);
+                }
+            }
+            Stmt::Loop { init, body, .. } => {
+                declarations(init, inits);
+                declarations(body, inits);
+            }
+            Stmt::Block(b) => declarations(b, inits),
+            _ => {}
+        }
+    }
+}
+
+/// The local a place is part of (`x`, `x.f`, `x[i]` of an array local), if any.
+fn root_local(place: &Expr) -> Option<LocalId> {
+    match &place.kind {
+        ExprKind::Local(id) => Some(*id),
+        ExprKind::Member { base, .. } | ExprKind::Decay(base) | ExprKind::Cast(base) => root_local(base),
+        _ => None,
+    }
+}
+
+fn asm_outputs(b: &Block, stored: &mut Vec<LocalId>) {
+    for s in &b.stmts {
+        match s {
+            Stmt::Asm(a) => stored.extend(a.outputs.iter().filter_map(|o| root_local(&o.place))),
+            Stmt::If { then, otherwise, .. } => {
+                asm_outputs(then, stored);
+                if let Some(o) = otherwise {
+                    asm_outputs(o, stored);
+                }
+            }
+            Stmt::Loop { init, body, .. } => {
+                asm_outputs(init, stored);
+                asm_outputs(body, stored);
+            }
+            Stmt::Block(b) => asm_outputs(b, stored),
+            _ => {}
+        }
+    }
+}
