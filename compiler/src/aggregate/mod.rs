@@ -309,8 +309,26 @@ fn apply(module: &mut Module, facts: &Facts, plan: Plan) -> Vec<Diagnostic> {
     // launch's remapped values.
     let clones: Vec<FuncId> = plan.children.iter().map(|c| aggs[c].agg).collect();
     callees::clone_for(module, facts, &clones);
-    for (k, sites) in &plan.at_block_end {
-        rewrite_kernel(module, *k, sites, &aggs, plan.grid);
+    // A kernel that launches itself at the end of its blocks (KLAP's QT at block or grid
+    // granularity) is also its own aggregated child: its clone's launches, the same sites, are
+    // rewritten the same way, so that every level of the recursion is one aggregated launch.
+    // The clone's real blocks are the original's blocks, so delaying its launches to the end of
+    // them keeps what the kernel's own rewrite keeps.
+    let recursive: Vec<(FuncId, Vec<(Site, u64)>)> = plan
+        .at_block_end
+        .iter()
+        .filter(|(k, sites)| sites.iter().any(|(s, _)| s.launch.kernel == **k))
+        .filter_map(|(k, sites)| {
+            let agg = aggs.get(k)?.agg;
+            let caps: BTreeMap<(u32, u32), u64> = sites.iter().map(|(s, cap)| ((s.launch.span.start, s.launch.span.end), *cap)).collect();
+            let mut found = Vec::new();
+            collect_sites(module.function(agg).body.as_ref()?, false, &mut found);
+            let clone_sites: Vec<(Site, u64)> = found.into_iter().filter_map(|s| caps.get(&(s.launch.span.start, s.launch.span.end)).copied().map(|c| (s, c))).collect();
+            (clone_sites.len() == sites.len()).then_some((agg, clone_sites))
+        })
+        .collect();
+    for (k, sites) in plan.at_block_end.iter().map(|(k, s)| (*k, s.clone())).chain(recursive) {
+        rewrite_kernel(module, k, &sites, &aggs, plan.grid);
     }
     plan.remarks
 }
@@ -359,9 +377,6 @@ fn site_reason(module: &Module, kernel: FuncId, s: &Site, granularity: Granulari
     }
     if site_shared_mem(module, kernel, s).is_none() {
         return Some("the launch's dynamic shared memory is not the same for every thread (a constant, `warpSize`, or a local only its declaration stores): the aggregated grid's blocks would each need their own".into());
-    }
-    if block && s.launch.kernel == kernel {
-        return Some(format!("`{}` launches itself: its aggregated clone would have to be aggregated too{WARP_HINT}", child.name));
     }
     if child.body.is_none() {
         return Some(format!("`{}` has no definition to clone", child.name));

@@ -160,19 +160,19 @@ fn remarks_name_exactly_the_launches_left_alone() {
     let lines: Vec<usize> = got.iter().map(|(l, _)| *l).collect();
     // k_ok's launch (line 34) and k_indirect's (line 23: its child's helper reads threadIdx,
     // and gets a clone that takes the remapped values, `callees.rs`) have no remark.
-    assert_eq!(lines, [8, 11, 12, 15, 16, 20, 25, 30], "{got:#?}");
+    // k_self's launch of itself (line 20) is aggregated, and so are its clone's
+    assert_eq!(lines, [8, 11, 12, 15, 16, 25, 30], "{got:#?}");
     let why: Vec<&str> = got.iter().map(|(_, w)| w.as_str()).collect();
     assert!(why[0].contains("inside a loop"));
     assert!(why[1].contains("tail launch"));
     assert!(why[2].contains("fire-and-forget"));
     assert!(why[3].contains("NULL stream"));
     assert!(why[4].contains("dynamic shared memory"));
-    assert!(why[5].contains("launches itself"));
-    assert!(why[6].contains("device function `helper`"));
-    assert!(why[7].contains("returns early and calls `__syncthreads`"));
+    assert!(why[5].contains("device function `helper`"));
+    assert!(why[6].contains("returns early and calls `__syncthreads`"));
     let module = driver::check(LEFT_ALONE, &options(Granularity::Block, false)).unwrap().module;
     let aggs: Vec<&str> = module.functions.iter().map(|f| f.name.as_str()).filter(|n| n.ends_with("__agg")).collect();
-    assert_eq!(aggs, ["leaf__agg", "indirect__agg"]);
+    assert_eq!(aggs, ["leaf__agg", "indirect__agg", "k_self__agg"]);
     // it all still compiles
     assert!(ptx(LEFT_ALONE, Granularity::Block).contains(".entry leaf__agg("));
 }
@@ -489,5 +489,38 @@ fn dynamic_shared_memory_the_same_for_every_thread_is_aggregated_with_the_larges
             });
         }
         assert!(!sizes.is_empty() && sizes.iter().all(|&n| n == 96), "{granularity:?}: {sizes:?}");
+    }
+}
+
+/// The launches of a function as (kernel launched, whether it is an aggregated launch of a
+/// clone, that is, takes a record table and a count).
+fn launches_in(module: &crate::hir::Module, f: &crate::hir::Function) -> Vec<String> {
+    let mut found = Vec::new();
+    if let Some(body) = &f.body {
+        super::walk::root_exprs(body, &mut |e| {
+            super::walk::visit_expr(e, &mut |e| {
+                if let ExprKind::Launch(l) = &e.kind {
+                    found.push(module.function(l.kernel).name.clone());
+                }
+            })
+        });
+    }
+    found
+}
+
+#[test]
+fn a_kernel_that_launches_itself_is_aggregated_at_every_level_of_its_recursion() {
+    for granularity in [Granularity::Block, Granularity::Grid] {
+        let module = driver::check(LEFT_ALONE, &options(granularity, false)).unwrap().module;
+        let f = |name: &str| module.functions.iter().find(|f| f.name == name).unwrap();
+        // the kernel and its clone both launch the clone, over their blocks' records, and
+        // launch `k_self` itself only as a record's own launch when the aggregated one is
+        // not wanted (a lone record) or fails
+        for name in ["k_self", "k_self__agg"] {
+            let launched = launches_in(&module, f(name));
+            assert!(launched.contains(&"k_self__agg".to_string()), "{granularity:?}: {name} launches {launched:?}");
+        }
+        let out = ptx(LEFT_ALONE, granularity);
+        assert!(entry(&out, "k_self__agg").contains("k_self__agg"), "{granularity:?}: the clone does not launch itself");
     }
 }
