@@ -174,11 +174,16 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
                     }
                 };
                 let lexical = lex_diags_in(&lex_diags_all, span).into_iter().next();
-                let namespaced = (!chunk.namespace.is_empty()).then(|| namespace_unsupported(span, "a class"));
-                match namespaced.or(lexical).map(Err).unwrap_or_else(|| members::parse_class(&tokens[chunk.tokens.clone()], parse)) {
-                    Ok(class) => {
+                match lexical.map(Err).unwrap_or_else(|| members::parse_class(&tokens[chunk.tokens.clone()], parse)) {
+                    Ok(mut class) => {
                         action_diags.extend(class.diags);
-                        unit.items.extend(class.items);
+                        unit.items.extend(in_namespace(class.items, &chunk.namespace, &mut action_diags));
+                        if !chunk.namespace.is_empty() {
+                            let prefix = chunk.namespace.join("::");
+                            for name in class.skipped.iter_mut().flat_map(|s| s.names.iter_mut()) {
+                                name.name = format!("{prefix}::{}", name.name);
+                            }
+                        }
                         unit.skipped.extend(class.skipped);
                     }
                     Err(error) => unit.skipped.push(ast::Skipped {
@@ -315,12 +320,13 @@ fn chunk_span(tokens: &[Spanned], chunk: &split::Chunk) -> Span {
 fn namespace_unsupported(at: Span, what: &str) -> Diagnostic {
     Diagnostic::new(Code::CxxUnsupported, at, format!("{what} inside a namespace is not supported yet"))
         .with_primary_message("declared inside a namespace")
-        .with_note("functions may be declared in namespaces; move other declarations out of the namespace")
+        .with_note("functions and types may be declared in namespaces; move the variable out of the namespace")
 }
 
-/// Declarations inside `namespace N { ... }`: a function's or function template's name is
-/// qualified (`N::f`); other
-/// declarations are not supported there yet (`E0920`).
+/// Declarations inside `namespace N { ... }`: the name of a function, function template,
+/// struct or class (its member functions with it, `N::S::f`) or typedef is qualified (`N::f`,
+/// `N::S`), and sema looks it up through the namespaces (`sema::scope`); variables are not
+/// supported there yet (`E0920`).
 fn in_namespace(items: Vec<ast::Item>, namespace: &[String], diags: &mut Vec<Diagnostic>) -> Vec<ast::Item> {
     if namespace.is_empty() {
         return items;
@@ -334,15 +340,15 @@ fn in_namespace(items: Vec<ast::Item>, namespace: &[String], diags: &mut Vec<Dia
                 Some(item)
             }
             ast::Item::Struct(s) => {
-                diags.push(namespace_unsupported(s.name.span, "a struct"));
-                None
+                s.name.name = format!("{prefix}::{}", s.name.name);
+                Some(item)
+            }
+            ast::Item::Typedef(t) => {
+                t.name.name = format!("{prefix}::{}", t.name.name);
+                Some(item)
             }
             ast::Item::Global(d) => {
                 diags.push(namespace_unsupported(d.span, "a variable"));
-                None
-            }
-            ast::Item::Typedef(t) => {
-                diags.push(namespace_unsupported(t.span, "a typedef"));
                 None
             }
         })

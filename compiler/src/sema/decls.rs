@@ -53,6 +53,15 @@ fn define_struct(cx: &mut Context, def: &ast::StructDef) {
     if cx.structs[id.0 as usize].span != def.span {
         return; // the duplicate definition already reported
     }
+    // A struct in a namespace names the types of its fields from there.
+    let mut namespaces: Vec<String> = def.name.name.split("::").map(str::to_string).collect();
+    namespaces.pop();
+    let saved = std::mem::replace(&mut cx.decl_scope, namespaces);
+    define_struct_in_scope(cx, def, id);
+    cx.decl_scope = saved;
+}
+
+fn define_struct_in_scope(cx: &mut Context, def: &ast::StructDef, id: StructId) {
     let mut fields: Vec<hir::Field> = Vec::new();
     let (mut offset, mut align) = (0u64, 1u64);
     if let Some(base) = &def.base {
@@ -336,6 +345,15 @@ fn add_function(cx: &mut Context, f: hir::Function, owner: &super::scope::Owner,
 pub(super) fn function_signature(cx: &mut Context, def: &ast::FunctionDef) -> Option<(hir::Function, super::scope::Owner)> {
     let kind = function_kind(cx, def)?;
     let owner = super::scope::function_owner(cx, def)?;
+    // The signature names types from the function's namespaces (a member function's too).
+    let namespaces = owner.scope[..owner.scope.len() - usize::from(owner.class.is_some())].to_vec();
+    let saved = std::mem::replace(&mut cx.decl_scope, namespaces);
+    let signature = signature_in_scope(cx, def, kind, owner);
+    cx.decl_scope = saved;
+    signature
+}
+
+fn signature_in_scope(cx: &mut Context, def: &ast::FunctionDef, kind: FunctionKind, owner: super::scope::Owner) -> Option<(hir::Function, super::scope::Owner)> {
     let mut return_type = cx.resolve_type_name(&def.return_type)?;
     if kind == FunctionKind::Kernel && !return_type.is_void() {
         cx.error(Code::KernelReturnType, def.return_type.span, format!("a `__global__` function must return `void`, not {}", cx.show(&return_type)))

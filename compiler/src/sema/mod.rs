@@ -106,6 +106,10 @@ struct Context {
     func: Option<FunctionState>,
     /// [`SemaOptions::separate`].
     separate: bool,
+    /// The namespaces of the declaration being checked outside any function body (a struct's
+    /// fields, a function's signature, a typedef), outermost first: where its type names are
+    /// looked up (`scope.rs`, `Context::candidates`).
+    decl_scope: Vec<String>,
 }
 
 struct FunctionState {
@@ -156,6 +160,7 @@ impl Context {
             diags: Diagnostics::default(),
             func: None,
             separate: false,
+            decl_scope: Vec::new(),
         }
     }
 

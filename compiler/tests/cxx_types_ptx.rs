@@ -1,0 +1,140 @@
+//! C++ types against nvcc, the oracle: structs, classes and typedefs declared in namespaces
+//! (named `n::P`, from inside the namespace, through `using namespace` and namespace aliases),
+//! their member functions, and class templates' instances (`Buf<int, 4>`).
+//!
+//! Each case is compiled by nvcc (`-arch=sm_90 -rdc=true -ptx`) and by cdpc; the `.entry` and
+//! `.func` symbols (with their linkage) must be the same, nvcc's must include the symbols the
+//! case is about (so that the comparison proves something), and every kernel's `.param` list
+//! (each parameter's alignment and size, which is the struct layout a launch stores) must be
+//! the same. Skipped with a printed reason when nvcc is absent.
+
+use crate::build_common::nvcc_ptx;
+use cdpc::driver::{self, CompileOptions, Emit};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The functions a PTX text defines: (linkage, symbol) of every `.entry` and `.func` that is
+/// not `.extern`.
+fn functions(ptx: &str) -> BTreeSet<(String, String)> {
+    ptx.lines()
+        .map(str::trim)
+        .filter(|l| (l.contains(".entry ") || l.contains(".func ")) && !l.starts_with(".extern") && !l.starts_with("//"))
+        .filter_map(|l| {
+            let linkage = l.split_whitespace().next()?.to_string();
+            let name = l.split_whitespace().find(|w| w.starts_with("_Z"))?;
+            Some((linkage, name.trim_end_matches('(').to_string()))
+        })
+        .collect()
+}
+
+/// Every kernel's parameter list: its `.param` lines without the pointer annotations
+/// (`.ptr .align 1`, which cdpc writes and nvcc does not).
+fn kernel_params(ptx: &str) -> BTreeMap<String, Vec<String>> {
+    let mut out = BTreeMap::new();
+    let mut lines = ptx.lines().map(str::trim);
+    while let Some(line) = lines.next() {
+        let Some(rest) = line.split(".entry ").nth(1) else { continue };
+        let name = rest.trim_end_matches('(').to_string();
+        let mut params = Vec::new();
+        for p in lines.by_ref() {
+            if !p.starts_with(".param") {
+                break;
+            }
+            let words: Vec<&str> = p.trim_end_matches(',').split_whitespace().collect();
+            let mut kept = Vec::new();
+            let mut i = 0;
+            while i < words.len() {
+                match words[i] {
+                    ".ptr" => i += 1,
+                    ".global" | ".shared" | ".const" | ".local" if kept.last() != Some(&".param".to_string()) => i += 1,
+                    ".align" if words.get(i + 2).is_some_and(|w| !w.starts_with(".b8")) && kept.len() >= 2 => i += 2,
+                    w => {
+                        kept.push(w.to_string());
+                        i += 1;
+                    }
+                }
+            }
+            params.push(kept.join(" "));
+        }
+        out.insert(name, params);
+    }
+    out
+}
+
+fn cdpc_ptx(source: &str) -> String {
+    let options = CompileOptions { emit: Emit::Ptx, ..CompileOptions::default() };
+    match driver::compile(source, &options) {
+        Ok(compiled) => String::from_utf8(compiled.output).unwrap(),
+        Err(e) => panic!("cdpc failed: {e}\n{source}"),
+    }
+}
+
+/// Compiles `source` with both compilers and compares symbols and kernel parameters.
+fn compare(what: &str, source: &str, expected: &[&str]) -> bool {
+    let Some(nvcc) = nvcc_ptx(source) else { return false };
+    let ours = cdpc_ptx(source);
+    let (mut theirs, mine) = (functions(&nvcc), functions(&ours));
+    // nvcc also writes the base-object constructor (`C2`), which cdpc does not (`mangle.rs`).
+    theirs.retain(|(_, s)| !s.contains("C2E"));
+    for symbol in expected {
+        assert!(theirs.iter().any(|(_, s)| s == symbol), "{what}: nvcc does not define `{symbol}`: {theirs:?}");
+    }
+    assert_eq!(mine, theirs, "{what}: the functions differ (left cdpc, right nvcc)\n{source}");
+    assert_eq!(kernel_params(&ours), kernel_params(&nvcc), "{what}: kernel parameters differ (left cdpc, right nvcc)\n{source}");
+    true
+}
+
+#[test]
+fn kernel_params_reads_alignment_and_size() {
+    let ptx = ".visible .entry _Z1kPi(\n\t.param .align 8 .b8 _Z1kPi_param_0[16],\n\t.param .u64 .ptr .align 1 _Z1kPi_param_1\n)\n";
+    let params = kernel_params(ptx);
+    assert_eq!(params["_Z1kPi"], [".param .align 8 .b8 _Z1kPi_param_0[16]", ".param .u64 _Z1kPi_param_1"]);
+}
+
+#[test]
+fn types_in_namespaces() {
+    let cases: &[(&str, &str, &[&str])] = &[
+        (
+            "a struct in a namespace, by qualified name",
+            "namespace n { struct P { int x; }; }\n__global__ void k(n::P p, int *o) { n::P q = p; *o = q.x; }\n",
+            &["_Z1kN1n1PEPi"],
+        ),
+        (
+            "nested namespaces, typedefs, unqualified names inside, member functions",
+            r#"
+namespace n {
+struct P { int x; float y; };
+typedef P PT;
+struct Q : P { int z; __device__ int get() const { return x + z; } __device__ void set(P p); __device__ void f(); };
+__device__ void Q::set(P p) { x = p.x; }
+namespace m { struct R { P p; double d; char c; }; }
+__device__ int use(P p, m::R *r) { Q q; q.set(p); q.f(); return q.get() + r->p.x; }
+}
+__device__ void n::Q::f() { z = 0; }
+namespace al = n;
+using namespace n;
+__global__ void k(n::P p, int *o) { n::P q = p; *o = q.x; }
+__global__ void k2(al::m::R r, PT t, Q *q, int *o) { *o = n::use(t, &r) + q->get(); }
+__global__ void k3(n::m::R r, n::m::R *s, P p, n::Q q) { s->p = p; }
+"#,
+            &["_ZN1n1Q3setENS_1PE", "_ZN1n1Q1fEv", "_ZN1n3useENS_1PEPNS_1m1RE", "_Z2k2N1n1m1RENS_1PEPNS_1QEPi", "_Z2k3N1n1m1REPS1_NS_1PENS_1QE"],
+        ),
+        (
+            "a class with a constructor in a namespace, two namespaces with the same class name",
+            r#"
+namespace a {
+class V { public: int v[3]; __device__ V(int x); __device__ int sum() const; };
+__device__ V::V(int x) { v[0] = x; v[1] = x; v[2] = x; }
+}
+__device__ int a::V::sum() const { return v[0] + v[1] + v[2]; }
+namespace b { struct V { char c; double d; }; __device__ int g(V v, a::V w) { return v.c + w.sum(); } }
+__global__ void k(a::V v, b::V w, int *o) { a::V x(3); *o = x.sum() + b::g(w, v); }
+"#,
+            &["_ZN1a1VC1Ei", "_ZNK1a1V3sumEv", "_ZN1b1gENS_1VEN1a1VE", "_Z1kN1a1VEN1b1VEPi"],
+        ),
+    ];
+    for (what, source, expected) in cases {
+        if !compare(what, source, expected) {
+            return;
+        }
+    }
+}
