@@ -55,6 +55,7 @@
 
 pub mod ast;
 mod asm;
+mod class_templates;
 pub mod coop_groups;
 mod explicit_instances;
 mod host_mentions;
@@ -122,6 +123,7 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     coop_groups::join_qualified_names(&mut tokens);
     operators::join(&mut tokens);
     qualified::join(&mut tokens);
+    templates::split_closing_shifts(&mut tokens);
     asm::mark_volatile(&mut tokens);
     let lex_diags_all = diags.clone();
 
@@ -148,6 +150,20 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
                 scope_directive(&tokens[chunk.tokens.clone()], &chunk.namespace, &mut unit);
                 unit.skipped.push(ast::Skipped { kind, names: chunk.names.clone(), span, error: None })
             }
+            split::Class::Device if class_templates::out_of_class_member(&tokens[chunk.tokens.clone()]).is_some() => {
+                let toks = &tokens[chunk.tokens.clone()];
+                let at = class_templates::out_of_class_member(toks).expect("just checked");
+                let parse = |part: &[Spanned]| parse_strict(part, &tokens, source.len(), span);
+                match class_templates::parse_member(toks, at, &parse) {
+                    Ok(mut member) => {
+                        if !chunk.namespace.is_empty() {
+                            member.function.name.name = format!("{}::{}", chunk.namespace.join("::"), member.function.name.name);
+                        }
+                        unit.items.push(ast::Item::ClassTemplateMember(member));
+                    }
+                    Err(error) => action_diags.push(error),
+                }
+            }
             split::Class::Device => {
                 let parsed = parse_chunk(&tokens[chunk.tokens.clone()]);
                 action_diags.extend(parsed.diags);
@@ -160,19 +176,25 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
                     None => complete = false,
                 }
             }
-            split::Class::Tentative if members::is_class_definition(&tokens[chunk.tokens.clone()]) => {
-                let parse = |toks: &[Spanned]| {
-                    let parsed = parse_chunk(toks);
-                    let first = parsed
-                        .errors
-                        .first()
-                        .map(|e| syntax_error(e, &tokens, source.len()))
-                        .or_else(|| parsed.diags.iter().find(|d| d.is_error()).cloned());
-                    match (first, parsed.unit) {
-                        (None, Some(unit)) => Ok(unit),
-                        (e, _) => Err((e.unwrap_or_else(|| Diagnostic::new(Code::SyntaxError, span, "this class does not parse as device code")), parsed.diags)),
+            split::Class::Tentative if class_templates::is_class_template(&tokens[chunk.tokens.clone()]) => {
+                let parse = |part: &[Spanned]| parse_strict(part, &tokens, source.len(), span);
+                let lexical = lex_diags_in(&lex_diags_all, span).into_iter().next();
+                match lexical.map(Err).unwrap_or_else(|| class_templates::parse_class_template(&tokens[chunk.tokens.clone()], &parse)) {
+                    Ok((template, class)) => {
+                        action_diags.extend(class.diags);
+                        unit.items.extend(in_namespace(vec![ast::Item::ClassTemplate(template)], &chunk.namespace, &mut action_diags));
+                        unit.skipped.extend(class.skipped);
                     }
-                };
+                    Err(error) => unit.skipped.push(ast::Skipped {
+                        kind: ast::SkippedKind::Unparsed,
+                        names: chunk.names.clone(),
+                        span,
+                        error: Some(Box::new(error)),
+                    }),
+                }
+            }
+            split::Class::Tentative if members::is_class_definition(&tokens[chunk.tokens.clone()]) => {
+                let parse = |part: &[Spanned]| parse_strict(part, &tokens, source.len(), span);
                 let lexical = lex_diags_in(&lex_diags_all, span).into_iter().next();
                 match lexical.map(Err).unwrap_or_else(|| members::parse_class(&tokens[chunk.tokens.clone()], parse)) {
                     Ok(mut class) => {
@@ -286,6 +308,16 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     (tree, diags)
 }
 
+/// Parses part of a declaration that must parse whole (a class's pieces): its first error.
+fn parse_strict(part: &[Spanned], tokens: &[Spanned], len: usize, span: Span) -> Result<ast::TranslationUnit, (Diagnostic, Vec<Diagnostic>)> {
+    let parsed = parse_chunk(part);
+    let first = parsed.errors.first().map(|e| syntax_error(e, tokens, len)).or_else(|| parsed.diags.iter().find(|d| d.is_error()).cloned());
+    match (first, parsed.unit) {
+        (None, Some(unit)) => Ok(unit),
+        (e, _) => Err((e.unwrap_or_else(|| Diagnostic::new(Code::SyntaxError, span, "this class does not parse as device code")), parsed.diags)),
+    }
+}
+
 /// What parsing one top-level declaration gave.
 struct ParsedChunk {
     unit: Option<ast::TranslationUnit>,
@@ -345,6 +377,17 @@ fn in_namespace(items: Vec<ast::Item>, namespace: &[String], diags: &mut Vec<Dia
             }
             ast::Item::Typedef(t) => {
                 t.name.name = format!("{prefix}::{}", t.name.name);
+                Some(item)
+            }
+            ast::Item::ClassTemplate(t) => {
+                t.class.name.name = format!("{prefix}::{}", t.class.name.name);
+                for f in &mut t.methods {
+                    f.name.name = format!("{prefix}::{}", f.name.name);
+                }
+                Some(item)
+            }
+            ast::Item::ClassTemplateMember(m) => {
+                m.function.name.name = format!("{prefix}::{}", m.function.name.name);
                 Some(item)
             }
             ast::Item::Global(d) => {
@@ -504,6 +547,7 @@ fn follows_lex_error(at: Span, tokens: &[Spanned], lex_errors: &[Span]) -> bool 
 const EXPR_START: &[&str] = &[
     "Ident", "IntLit", "FloatLit", "CharLit", "StrLit", "true", "false", "(", "-", "+", "!", "~",
     "*", "&", "++", "--", "sizeof", "TypeKw", "TypeIdent", "TemplateName",
+    "ClassTemplateName",
 ];
 const OPERATORS: &[&str] = &[
     "+", "-", "*", "/", "%", "<<", ">>", "<", ">", "<=", ">=", "==", "!=", "&", "^", "|", "&&",
@@ -524,12 +568,13 @@ const STMT_START: &[&str] = &[
     "const",
     "volatile",
     "struct",
+    "ClassTemplateName",
     "TypeIdent",
     "Qual",
     "__launch_bounds__",
     "extern",
 ];
-const TYPE_START: &[&str] = &["TypeKw", "TypeIdent", "const", "volatile", "struct"];
+const TYPE_START: &[&str] = &["TypeKw", "TypeIdent", "const", "volatile", "struct", "ClassTemplateName"];
 
 fn friendly_terminal(name: &str) -> String {
     match name {
@@ -542,6 +587,7 @@ fn friendly_terminal(name: &str) -> String {
         "CharLit" => "character literal".into(),
         "StrLit" => "string literal".into(),
         "TemplateName" => "template name".into(),
+        "ClassTemplateName" => "class template name".into(),
         other => format!("`{other}`"),
     }
 }
@@ -674,6 +720,20 @@ fn too_deep(tu: &ast::TranslationUnit) -> Option<Span> {
             ast::Item::Struct(s) => stack.extend(s.fields.iter().map(|d| (Node::Decl(d), 1))),
             ast::Item::Global(d) => stack.push((Node::Decl(d), 1)),
             ast::Item::Typedef(_) => {}
+            ast::Item::ClassTemplate(t) => {
+                stack.extend(t.class.fields.iter().map(|d| (Node::Decl(d), 1)));
+                for f in &t.methods {
+                    stack.extend(f.body.iter().flat_map(|b| &b.stmts).map(|s| (Node::Stmt(s), 1)));
+                    stack.extend(f.params.iter().filter_map(|p| p.default.as_ref()).map(|e| (Node::Expr(e), 1)));
+                    stack.extend(f.ctor_inits.iter().flatten().flat_map(|i| &i.args).map(|e| (Node::Expr(e), 1)));
+                }
+            }
+            ast::Item::ClassTemplateMember(m) => {
+                let f = &m.function;
+                stack.extend(f.body.iter().flat_map(|b| &b.stmts).map(|s| (Node::Stmt(s), 1)));
+                stack.extend(f.params.iter().filter_map(|p| p.default.as_ref()).map(|e| (Node::Expr(e), 1)));
+                stack.extend(f.ctor_inits.iter().flatten().flat_map(|i| &i.args).map(|e| (Node::Expr(e), 1)));
+            }
         }
     }
     while let Some((node, depth)) = stack.pop() {
@@ -827,6 +887,20 @@ fn dismantle(tu: ast::TranslationUnit) {
             ast::Item::Struct(s) => s.fields.into_iter().for_each(|d| decl(d, &mut stack)),
             ast::Item::Global(d) => decl(d, &mut stack),
             ast::Item::Typedef(_) => {}
+            ast::Item::ClassTemplate(t) => {
+                t.class.fields.into_iter().for_each(|d| decl(d, &mut stack));
+                for f in t.methods {
+                    stack.extend(f.params.into_iter().filter_map(|p| p.default).map(Owned::Expr));
+                    stack.extend(f.ctor_inits.into_iter().flatten().flat_map(|i| i.args).map(Owned::Expr));
+                    stack.extend(f.body.into_iter().flat_map(|b| b.stmts).map(Owned::Stmt));
+                }
+            }
+            ast::Item::ClassTemplateMember(m) => {
+                let f = m.function;
+                stack.extend(f.params.into_iter().filter_map(|p| p.default).map(Owned::Expr));
+                stack.extend(f.ctor_inits.into_iter().flatten().flat_map(|i| i.args).map(Owned::Expr));
+                stack.extend(f.body.into_iter().flat_map(|b| b.stmts).map(Owned::Stmt));
+            }
         }
     }
     while let Some(node) = stack.pop() {

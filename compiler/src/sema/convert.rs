@@ -38,6 +38,7 @@ impl Context {
             ast::TypeSpecKind::Struct(name) if self.template_type(&name.name).is_some() => {
                 self.template_type(&name.name).expect("just checked")
             }
+            ast::TypeSpecKind::Instance(name, args) => self.class_instance(name, args, spec.span)?,
             ast::TypeSpecKind::Struct(name) if crate::front::coop_groups::is_qualified(&name.name) => {
                 self.coop_group_type(name)?
             }

@@ -27,14 +27,21 @@ pub(super) fn declare_items(cx: &mut Context, unit: &ast::TranslationUnit) {
             }
             let id = StructId(cx.structs.len() as u32);
             cx.struct_names.insert(def.name.name.clone(), id);
-            cx.structs.push(hir::StructDef { name: def.name.name.clone(), fields: Vec::new(), size: 0, align: 1, span: def.span });
+            cx.structs.push(hir::StructDef { name: def.name.name.clone(), fields: Vec::new(), size: 0, align: 1, span: def.span, template: None });
             cx.complete.push(false);
         }
     }
     // Templates before functions: a function may not take a template's name.
     for item in &unit.items {
-        if let ast::Item::Template(def) = item {
-            super::templates::declare(cx, def);
+        match item {
+            ast::Item::Template(def) => super::templates::declare(cx, def),
+            ast::Item::ClassTemplate(def) => super::class_templates::declare(cx, def),
+            _ => {}
+        }
+    }
+    for item in &unit.items {
+        if let ast::Item::ClassTemplateMember(member) = item {
+            super::class_templates::declare_member(cx, member);
         }
     }
     for item in &unit.items {
@@ -43,7 +50,7 @@ pub(super) fn declare_items(cx: &mut Context, unit: &ast::TranslationUnit) {
             ast::Item::Function(def) => declare_function(cx, def),
             ast::Item::Global(decl) => declare_globals(cx, decl),
             ast::Item::Typedef(def) => super::scope::declare_typedef(cx, def),
-            ast::Item::Template(_) => {}
+            ast::Item::Template(_) | ast::Item::ClassTemplate(_) | ast::Item::ClassTemplateMember(_) => {}
         }
     }
 }
@@ -61,7 +68,7 @@ fn define_struct(cx: &mut Context, def: &ast::StructDef) {
     cx.decl_scope = saved;
 }
 
-fn define_struct_in_scope(cx: &mut Context, def: &ast::StructDef, id: StructId) {
+pub(super) fn define_struct_in_scope(cx: &mut Context, def: &ast::StructDef, id: StructId) {
     let mut fields: Vec<hir::Field> = Vec::new();
     let (mut offset, mut align) = (0u64, 1u64);
     if let Some(base) = &def.base {
@@ -423,6 +430,7 @@ fn signature_in_scope(cx: &mut Context, def: &ast::FunctionDef, kind: FunctionKi
         ref_params: if ref_params.iter().any(|r| *r) { ref_params } else { Vec::new() },
         returns_ref: def.return_ref.is_some(),
         ctor: owner.ctor,
+        instance: owner.instance,
     };
     // `static` outside a class is internal linkage; inside one it makes a static member.
     let internal = owner.class.is_none() && def.qualifiers.iter().any(|(q, _)| *q == ast::FnQualifier::Static);
@@ -607,6 +615,7 @@ fn to_const(cx: &mut Context, value: &hir::Expr) -> Option<ConstInit> {
 
 /// Checks every function body in order.
 pub(super) fn define_functions(cx: &mut Context, unit: &ast::TranslationUnit) {
+    super::class_templates::define_pending(cx);
     let mut defined: HashMap<FuncId, Span> = HashMap::new();
     let mut deferred = super::host::Deferred::default();
     for item in &unit.items {

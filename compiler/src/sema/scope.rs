@@ -72,6 +72,8 @@ pub(super) struct Owner {
     pub is_static: bool,
     pub is_const: bool,
     pub ctor: bool,
+    /// A member of a class template's instance (`class_templates.rs`).
+    pub instance: Option<StructId>,
 }
 
 /// The key of a function in `Context::symbols` and of its overload set: its qualified name.
@@ -98,6 +100,9 @@ pub(super) fn index_directives(cx: &mut Context, unit: &ast::TranslationUnit) {
 
 /// The class or namespaces a function declaration belongs to, from its qualified name.
 pub(super) fn function_owner(cx: &mut Context, def: &ast::FunctionDef) -> Option<Owner> {
+    if let Some((class, is_static)) = cx.class_templates.declaring {
+        return Some(cx.instance_owner(def, class, is_static));
+    }
     let parts: Vec<&str> = def.name.name.split("::").collect();
     let (simple, scope) = parts.split_last().expect("split gives one part at least");
     if parts.iter().any(|p| p.is_empty()) {
@@ -111,6 +116,7 @@ pub(super) fn function_owner(cx: &mut Context, def: &ast::FunctionDef) -> Option
         is_static: false,
         is_const: def.const_method,
         ctor: false,
+        instance: None,
     };
     let Some(last) = scope.last() else {
         if def.const_method {

@@ -60,9 +60,10 @@ pub(super) struct Templates {
     /// Instantiations that failed to declare (reported once).
     failed: HashSet<(String, Vec<TemplateArgValue>)>,
     /// The arguments of the instance being checked, by parameter name.
-    env: Option<Rc<HashMap<String, TemplateArgValue>>>,
-    /// How many instantiations are under way, one inside the other.
-    depth: usize,
+    pub(super) env: Option<Rc<HashMap<String, TemplateArgValue>>>,
+    /// How many instantiations are under way, one inside the other (of function and class
+    /// templates together).
+    pub(super) depth: usize,
     /// The function whose body first requested each instance (for `host.rs`: an instance that
     /// only an unused `__host__ __device__` function requests is not compiled either).
     pub(super) requested_by: HashMap<FuncId, FuncId>,
@@ -400,7 +401,7 @@ impl Context {
     }
 
     /// A non-type argument: an integer constant, converted to the parameter's type.
-    fn constant_arg(&mut self, spec: &ast::TypeSpec, param: &ast::TemplateParam, e: &ast::Expr) -> Option<TemplateArgValue> {
+    pub(super) fn constant_arg(&mut self, spec: &ast::TypeSpec, param: &ast::TemplateParam, e: &ast::Expr) -> Option<TemplateArgValue> {
         let ty = self.resolve_spec(spec)?;
         if !ty.is_integer() {
             self.error(Code::TemplateUnsupported, param.span, format!("non-type template parameter `{}` has type {}", param.name.name, self.show(&ty)))
@@ -428,6 +429,64 @@ impl Context {
         let explicit: Vec<bool> = known.iter().map(Option::is_some).collect();
         let mut from: Vec<Option<Span>> = vec![None; known.len()];
         for (param, (arg_ty, arg_span)) in def.function.params.iter().zip(args) {
+            if let ast::TypeSpecKind::Instance(template, written) = &param.ty.kind {
+                // `Buf<T, N> b` from an argument `Buf<float, 2>` (through as many pointers).
+                let levels = param.declarator.pointers.len() + usize::from(!param.declarator.array_dims.is_empty());
+                let inner = strip_pointers(arg_ty, levels).clone();
+                let values = match &inner {
+                    Type::Struct(id) => crate::types::StructLayouts::struct_template(self, *id).map(|(t, v)| (t.to_string(), v.to_vec())),
+                    _ => None,
+                };
+                let wanted = self.candidates(&template.name).into_iter().find(|c| self.class_templates_contains(c));
+                let Some((_, values)) = values.filter(|(t, _)| Some(t) == wanted.as_ref()) else {
+                    if written.iter().any(|a| mentions_param(def, a)) {
+                        self.error(Code::TemplateDeductionFailed, *arg_span, format!("cannot deduce the template arguments of `{}` from an argument of type {}", name.name, self.show(arg_ty)))
+                            .label(param.span, format!("this parameter needs an instance of `{}`", template.name))
+                            .emit();
+                        return None;
+                    }
+                    continue;
+                };
+                for (arg, value) in written.iter().zip(&values) {
+                    let (index, deduced) = match (arg, value) {
+                        (ast::TemplateArg::Type(tn), TemplateArgValue::Type(ty)) if tn.pointers.is_empty() => match &tn.spec.kind {
+                            ast::TypeSpecKind::Struct(n) if !tn.spec.is_const && !tn.spec.is_volatile => match type_param_index(def, &n.name) {
+                                Some(i) => (i, TemplateArgValue::Type(ty.clone())),
+                                None => continue,
+                            },
+                            _ => continue,
+                        },
+                        (ast::TemplateArg::Value(ast::Expr { kind: ast::ExprKind::Ident(n), .. }), TemplateArgValue::Int { value, .. }) => {
+                            let Some(i) = def.params.iter().position(|p| p.name.name == n.name) else { continue };
+                            let ast::TemplateParamKind::Value(spec) = &def.params[i].kind else { continue };
+                            let ty = self.resolve_spec(spec)?;
+                            (i, TemplateArgValue::Int { value: *value, ty })
+                        }
+                        _ => continue,
+                    };
+                    if explicit[index] {
+                        continue;
+                    }
+                    match (&known[index], from[index]) {
+                        (Some(previous), Some(first)) if *previous != deduced => {
+                            let (a, b) = (self.arg_text(previous), self.arg_text(&deduced));
+                            let p = &def.params[index].name.name;
+                            self.error(Code::TemplateDeductionFailed, *arg_span, format!("conflicting arguments for `{p}` of `{}`: `{a}` and `{b}`", name.name))
+                                .primary(format!("`{p}` would be `{b}` here"))
+                                .label(first, format!("but `{a}` here"))
+                                .note(format!("give the argument explicitly: `{}<...>(...)`", name.name))
+                                .emit();
+                            return None;
+                        }
+                        (Some(_), Some(_)) => {}
+                        _ => {
+                            known[index] = Some(deduced);
+                            from[index] = Some(*arg_span);
+                        }
+                    }
+                }
+                continue;
+            }
             let ast::TypeSpecKind::Struct(base) = &param.ty.kind else { continue };
             let Some(index) = type_param_index(def, &base.name) else { continue };
             if explicit[index] {
@@ -525,13 +584,13 @@ impl Context {
                 return None; // a parameter failed to check; reported
             }
             f.template = Some(Box::new(TemplateInstance {
-                return_pattern: pattern(def, &def.function.return_type.spec, &def.function.return_type.pointers, false, &f.return_type),
+                return_pattern: pattern(self, def, &def.function.return_type.spec, &def.function.return_type.pointers, false, &f.return_type),
                 param_patterns: def
                     .function
                     .params
                     .iter()
                     .zip(f.param_types())
-                    .map(|(p, ty)| pattern(def, &p.ty, &p.declarator.pointers, !p.declarator.array_dims.is_empty(), ty))
+                    .map(|(p, ty)| pattern(self, def, &p.ty, &p.declarator.pointers, !p.declarator.array_dims.is_empty(), ty))
                     .collect(),
                 args: args.clone(),
             }));
@@ -567,7 +626,7 @@ impl Context {
     }
 
     /// A template argument as a message writes it.
-    fn arg_text(&self, arg: &TemplateArgValue) -> String {
+    pub(super) fn arg_text(&self, arg: &TemplateArgValue) -> String {
         match arg {
             TemplateArgValue::Type(ty) => DisplayType { ty, structs: self }.to_string(),
             TemplateArgValue::Int { value, ty: Type::Int(kind) } if !kind.is_signed(&self.target) => format!("{}", *value as u64),
@@ -583,10 +642,19 @@ fn type_param_index(def: &ast::TemplateDef, name: &str) -> Option<usize> {
 
 /// A type as the template writes it: a template parameter under its pointers, or the concrete
 /// type it resolved to.
-fn pattern(def: &ast::TemplateDef, spec: &ast::TypeSpec, pointers: &[ast::PointerLevel], decays: bool, resolved: &Type) -> TypePattern {
-    let ast::TypeSpecKind::Struct(base) = &spec.kind else { return TypePattern::Concrete(resolved.clone()) };
-    let Some(index) = type_param_index(def, &base.name) else { return TypePattern::Concrete(resolved.clone()) };
-    let mut p = TypePattern::Param(index as u32);
+fn pattern(cx: &Context, def: &ast::TemplateDef, spec: &ast::TypeSpec, pointers: &[ast::PointerLevel], decays: bool, resolved: &Type) -> TypePattern {
+    let mut p = match &spec.kind {
+        ast::TypeSpecKind::Struct(base) => match type_param_index(def, &base.name) {
+            Some(index) => TypePattern::Param(index as u32),
+            None => return TypePattern::Concrete(resolved.clone()),
+        },
+        // `Buf<T, 2>`: an instance written with the template's parameters.
+        ast::TypeSpecKind::Instance(_, args) => match instance_pattern(cx, def, args, strip_pointers(resolved, pointers.len() + usize::from(decays))) {
+            Some(p) => p,
+            None => return TypePattern::Concrete(resolved.clone()),
+        },
+        ast::TypeSpecKind::Builtin(_) => return TypePattern::Concrete(resolved.clone()),
+    };
     let mut quals = spec.quals();
     for level in pointers {
         p = TypePattern::Pointer { pointee: Box::new(p), pointee_quals: quals };
@@ -596,6 +664,60 @@ fn pattern(def: &ast::TemplateDef, spec: &ast::TypeSpec, pointers: &[ast::Pointe
         p = TypePattern::Pointer { pointee: Box::new(p), pointee_quals: quals };
     }
     p
+}
+
+/// Whether a class template's argument as written names one of the template's parameters.
+fn mentions_param(def: &ast::TemplateDef, arg: &ast::TemplateArg) -> bool {
+    match arg {
+        ast::TemplateArg::Type(tn) => match &tn.spec.kind {
+            ast::TypeSpecKind::Struct(n) => type_param_index(def, &n.name).is_some(),
+            ast::TypeSpecKind::Instance(_, args) => args.iter().any(|a| mentions_param(def, a)),
+            ast::TypeSpecKind::Builtin(_) => false,
+        },
+        ast::TemplateArg::Value(ast::Expr { kind: ast::ExprKind::Ident(n), .. }) => def.params.iter().any(|p| p.name.name == n.name),
+        ast::TemplateArg::Value(_) => false,
+    }
+}
+
+/// `ty` under `levels` pointers.
+fn strip_pointers(ty: &Type, levels: usize) -> &Type {
+    let mut ty = ty;
+    for _ in 0..levels {
+        match ty {
+            Type::Pointer { pointee, .. } => ty = pointee,
+            _ => break,
+        }
+    }
+    ty
+}
+
+/// The pattern of a class template's instance written with the function template's parameters
+/// (`Buf<T, N>`), `resolved` the instance it gave; `None` when no argument names a parameter
+/// (the instance is then a concrete type).
+fn instance_pattern(cx: &Context, def: &ast::TemplateDef, args: &[ast::TemplateArg], resolved: &Type) -> Option<TypePattern> {
+    let Type::Struct(id) = resolved else { return None };
+    let (template, values) = crate::types::StructLayouts::struct_template(cx, *id)?;
+    let mut generic = false;
+    let mut out = Vec::with_capacity(values.len());
+    for (i, value) in values.iter().enumerate() {
+        let arg = match (args.get(i), value) {
+            (Some(ast::TemplateArg::Type(tn)), TemplateArgValue::Type(ty)) => {
+                let p = pattern(cx, def, &tn.spec, &tn.pointers, false, ty);
+                generic |= !matches!(p, TypePattern::Concrete(_));
+                hir::PatternArg::Type(p)
+            }
+            (Some(ast::TemplateArg::Value(ast::Expr { kind: ast::ExprKind::Ident(name), .. })), _)
+                if def.params.iter().any(|p| p.name.name == name.name && matches!(p.kind, ast::TemplateParamKind::Value(_))) =>
+            {
+                generic = true;
+                hir::PatternArg::ValueParam(def.params.iter().position(|p| p.name.name == name.name).expect("just found") as u32)
+            }
+            (_, TemplateArgValue::Type(ty)) => hir::PatternArg::Type(TypePattern::Concrete(ty.clone())),
+            (_, value) => hir::PatternArg::Value(value.clone()),
+        };
+        out.push(arg);
+    }
+    generic.then(|| TypePattern::Instance { template: template.to_string(), args: out })
 }
 
 /// Where a template argument was written.
