@@ -206,6 +206,25 @@ __global__ void k(Vec<float, 3> a, ns::Vec<double> b, float *out) {
 "#,
             &["_Z1kN2ns3VecIfLi3EEENS0_IdLi2EEEPf", "_ZNK2ns3VecIfLi3EE6scaledEf", "_ZNK2ns3VecIfLi3EE3dotERKS1_", "_ZN2ns5norm2ENS_3VecIfLi3EEE", "_ZNK2ns3VecIdLi2EE3dotERKS1_"],
         ),
+        (
+            "an instance as a field, static members through an object, explicit and deduced non-type arguments of launched kernel templates",
+            r#"
+template <typename T, int N = 2> struct Buf { T data[N]; __device__ static int size() { return N; } __device__ T sum() const { T s = 0; for (int i = 0; i < N; i++) s += data[i]; return s; } };
+struct Holder { Buf<float> b; int tag; };
+template <class T, int M> __global__ void kt(Buf<T, M> b, T *out) { *out = b.sum() + b.size(); }
+__device__ float *gf;
+__global__ void k(Holder h, Buf<float, 3> *p, float *out) { Buf<float, 2> b = h.b; out[0] = b.sum() + p->sum() + b.size(); kt<float, 2><<<1, 1>>>(b, gf); kt<<<1, 1>>>(*p, gf); }
+"#,
+            &["_Z1k6HolderP3BufIfLi3EEPf", "_Z2ktIfLi2EEv3BufIT_XT0_EEPS1_", "_Z2ktIfLi3EEv3BufIT_XT0_EEPS1_"],
+        ),
+        (
+            "instances nested three deep, closed by `>>` and `>>>`, a shift inside parentheses as an argument",
+            r#"
+template <typename T, int N = 1> struct Buf { T x[N]; };
+__global__ void k(Buf<Buf<Buf<int>>> a, Buf<Buf<Buf<Buf<char, 3>>, 2>> *b, Buf<Buf<Buf<short, 2>, (8 >> 2)>> c) { }
+"#,
+            &["_Z1k3BufIS_IS_IiLi1EELi1EELi1EEPS_IS_IS_IS_IcLi3EELi1EELi2EELi1EES_IS_IS_IsLi2EELi2EELi1EE"],
+        ),
     ];
     for (what, source, expected) in cases {
         if !compare(what, source, expected) {

@@ -40,7 +40,8 @@
 //!   the names of skipped type declarations (classes, typedefs) by `split`, so a variable,
 //!   field or function may not share its name with a type.
 //! - Likewise the name of a device function template is a template name everywhere in the file
-//!   (`templates.rs`), so that `f<int>(x)` parses; a variable may not share it. Names qualified
+//!   (`templates.rs`), so that `f<int>(x)` parses, and a class template's name a class template
+//!   name where arguments follow; a variable may not share either. Names qualified
 //!   by `cooperative_groups::` (or an alias of it) are joined into one name before the split
 //!   (`coop_groups.rs`); other `::` names reach the grammar as written.
 //! - Host code is never parsed: `split` sorts the top-level declarations first, and only
@@ -131,6 +132,10 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     split::mark_type_names(&mut tokens, &chunks);
     split::constexpr_variables(&mut tokens, &chunks);
     templates::mark(&mut tokens, &chunks);
+    if let Some(diag) = templates::check_argument_nesting(&tokens, &chunks) {
+        diags.push(diag);
+        return (None, diags);
+    }
     let mut diags = keep_lexical(diags, &chunks, &tokens);
     diags.extend(split_diags);
 

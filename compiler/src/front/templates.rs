@@ -11,6 +11,16 @@
 //!   also as the last component of a qualified name (`N::f`, inside a namespace the template's
 //!   name is qualified by `front::in_namespace`), so that `f<` opens template arguments (`f<int, 4>(p)`, `k<128><<<g, b>>>(p)`).
 //!
+//! - a class template (`template <typename T, int N> struct Buf { ... };`, a tentative
+//!   declaration): `template` and its type parameters likewise, and its name becomes
+//!   [`Tok::ClassTemplateName`] wherever template arguments follow it (`Buf<int, 4>`), or a type
+//!   name alone inside its own declarations (C++'s injected class name, `const Buf &o`); an
+//!   out-of-class member `template <...> R Buf<T, N>::f(...)` is marked the same way and is no
+//!   function template (`class_templates.rs` parses both);
+//! - before the split, a `>>` that closes two template argument lists after a class template's
+//!   name (`Buf<Buf<int, 2>>`) becomes two `>` ([`split_closing_shifts`]), and the argument
+//!   lists count toward the bracket nesting limit ([`check_argument_nesting`]).
+//!
 //! The names are marked in host code too: `host_mentions.rs` finds host code's mentions of
 //! device templates (`k<128><<<...>>>` in `main`) by them, and `explicit_instances.rs` the
 //! explicit instantiations.
@@ -89,6 +99,55 @@ pub(super) fn mark(tokens: &mut [Spanned], chunks: &[Chunk]) {
     }
 }
 
+/// A class template's argument lists (`Buf<Buf<...>>`) nest like brackets, which
+/// `check_limits` counts before template names are known: here, in the declarations that are
+/// parsed, they count together with the brackets, at most [`super::MAX_NESTING`] deep
+/// (`E0400`), since the type they make is walked recursively. (Host code is never parsed.)
+pub(super) fn check_argument_nesting(tokens: &[Spanned], chunks: &[Chunk]) -> Option<crate::diag::Diagnostic> {
+    chunks.iter().filter(|c| !matches!(c.class, Class::Host(_))).find_map(|c| nesting_in(&tokens[c.tokens.clone()]))
+}
+
+fn nesting_in(tokens: &[Spanned]) -> Option<crate::diag::Diagnostic> {
+    use crate::diag::{Code, Diagnostic, Span};
+    let mut depth = 0usize;
+    // The depth at which each open template argument list started.
+    let mut lists: Vec<usize> = Vec::new();
+    for (i, (s, tok, e)) in tokens.iter().enumerate() {
+        let after_name = i > 0 && matches!(tokens[i - 1].1, Tok::ClassTemplateName(_));
+        match tok {
+            Tok::Lt if after_name => {
+                depth += 1;
+                lists.push(depth);
+            }
+            Tok::Gt if lists.last() == Some(&depth) => {
+                lists.pop();
+                depth -= 1;
+            }
+            Tok::LParen | Tok::LBracket | Tok::LBrace | Tok::LaunchOpen => depth += 1,
+            Tok::RParen | Tok::RBracket | Tok::RBrace | Tok::LaunchClose => {
+                while lists.last() == Some(&depth) {
+                    lists.pop();
+                    depth -= 1;
+                }
+                depth = depth.saturating_sub(1);
+            }
+            Tok::Semi => {
+                depth -= lists.len().min(depth);
+                lists.clear();
+            }
+            _ => {}
+        }
+        if depth > super::MAX_NESTING {
+            return Some(
+                Diagnostic::new(Code::NestingTooDeep, Span::new(*s, *e), "nesting too deep")
+                    .with_primary_message(format!("brackets and template arguments nest more than {} levels deep here", super::MAX_NESTING))
+                    .with_note("parentheses, brackets, braces and template argument lists together may nest at most 256 deep"),
+            );
+        }
+    }
+    None
+}
+
 /// The name of the class template `tokens` define: `template <...> struct|class Name [: base] {`.
 pub(super) fn class_template_name(tokens: &[Spanned]) -> Option<String> {
     if tokens.len() < 2 || !(is_word(&tokens[0].1, "template") || matches!(tokens[0].1, Tok::Template)) || !matches!(tokens[1].1, Tok::Lt) {
@@ -126,9 +185,9 @@ pub(super) fn member_of_class_template(tokens: &[Spanned], classes: &HashSet<Str
 /// C++11's `>>` closing two template argument lists (`Buf<Buf<int, 2>>`): after the name of a
 /// class template (written after `template <...> struct|class`, found by a scan of the tokens
 /// before `split` sorts them) an argument list opens, and a `>>` while one is innermost becomes
-/// two `>` tokens. A shift inside parentheses (`Buf<(8 >> 1)>`) stays a shift.
+/// two `>` tokens (and the lexer's `>>>` three). A shift inside parentheses (`Buf<(8 >> 1)>`) stays a shift.
 pub(super) fn split_closing_shifts(tokens: &mut Vec<Spanned>) {
-    if !tokens.iter().any(|t| matches!(t.1, Tok::Shr)) {
+    if !tokens.iter().any(|t| matches!(t.1, Tok::Shr | Tok::LaunchClose)) {
         return;
     }
     let mut classes: HashSet<String> = HashSet::new();
@@ -164,6 +223,16 @@ pub(super) fn split_closing_shifts(tokens: &mut Vec<Spanned>) {
                 }
                 out.push((s, Tok::Gt, s + 1));
                 out.push((s + 1, Tok::Gt, e));
+                continue;
+            }
+            // `Buf<Buf<Buf<int>>>`: the lexer's `>>>` closes three lists.
+            Tok::LaunchClose if stack.last() == Some(&true) => {
+                for k in 0..3 {
+                    if stack.last() == Some(&true) {
+                        stack.pop();
+                    }
+                    out.push((s + k, Tok::Gt, (s + k + 1).min(e)));
+                }
                 continue;
             }
             Tok::Semi => stack.clear(),

@@ -32,8 +32,11 @@
 //! arguments, `E0943` a non-type argument that is not an integer constant, `E0944` what cdpc's
 //! templates do not do yet (a template name used as a value, a non-type parameter that is not
 //! an integer, deducing a `const` type), `W0945` an instance host code names with arguments
-//! cdpc cannot evaluate. Class templates, specialisations, default template
-//! arguments and packs are not supported (their syntax does not parse as a device template).
+//! cdpc cannot evaluate. Specialisations, default arguments of function templates and
+//! packs are not supported (their syntax does not parse as a device template); class templates
+//! are `class_templates.rs`'s, and a parameter written as an instance of one (`Buf<T, N> b`)
+//! deduces `T` and `N` from an argument's instance and keeps that pattern for the symbol
+//! (`3BufIT_XT0_EE`).
 
 use super::consteval::{eval, Const};
 use super::expr::{int_const, make, plural};
