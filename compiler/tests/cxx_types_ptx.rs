@@ -8,23 +8,9 @@
 //! (each parameter's alignment and size, which is the struct layout a launch stores) must be
 //! the same. Skipped with a printed reason when nvcc is absent.
 
-use crate::build_common::nvcc_ptx;
+use crate::build_common::{nvcc_ptx, ptx_functions as functions};
 use cdpc::driver::{self, CompileOptions, Emit};
-use std::collections::{BTreeMap, BTreeSet};
-
-/// The functions a PTX text defines: (linkage, symbol) of every `.entry` and `.func` that is
-/// not `.extern`.
-fn functions(ptx: &str) -> BTreeSet<(String, String)> {
-    ptx.lines()
-        .map(str::trim)
-        .filter(|l| (l.contains(".entry ") || l.contains(".func ")) && !l.starts_with(".extern") && !l.starts_with("//"))
-        .filter_map(|l| {
-            let linkage = l.split_whitespace().next()?.to_string();
-            let name = l.split_whitespace().find(|w| w.starts_with("_Z"))?;
-            Some((linkage, name.trim_end_matches('(').to_string()))
-        })
-        .collect()
-}
+use std::collections::BTreeMap;
 
 /// Every kernel's parameter list: its `.param` lines without the pointer annotations
 /// (`.ptr .align 1`, which cdpc writes and nvcc does not).

@@ -181,27 +181,24 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
                     None => complete = false,
                 }
             }
-            split::Class::Tentative if class_templates::is_class_template(&tokens[chunk.tokens.clone()]) => {
+            split::Class::Tentative
+                if class_templates::is_class_template(&tokens[chunk.tokens.clone()]) || members::is_class_definition(&tokens[chunk.tokens.clone()]) =>
+            {
+                let toks = &tokens[chunk.tokens.clone()];
                 let parse = |part: &[Spanned]| parse_strict(part, &tokens, source.len(), span);
                 let lexical = lex_diags_in(&lex_diags_all, span).into_iter().next();
-                match lexical.map(Err).unwrap_or_else(|| class_templates::parse_class_template(&tokens[chunk.tokens.clone()], &parse)) {
-                    Ok((template, class)) => {
-                        action_diags.extend(class.diags);
-                        unit.items.extend(in_namespace(vec![ast::Item::ClassTemplate(template)], &chunk.namespace, &mut action_diags));
-                        unit.skipped.extend(class.skipped);
+                let parsed = lexical.map(Err).unwrap_or_else(|| {
+                    if class_templates::is_class_template(toks) {
+                        // The template's pieces are kept together, as syntax, for sema to instantiate.
+                        class_templates::parse_class_template(toks, &parse).map(|(template, mut class)| {
+                            class.items = vec![ast::Item::ClassTemplate(template)];
+                            class
+                        })
+                    } else {
+                        members::parse_class(toks, parse)
                     }
-                    Err(error) => unit.skipped.push(ast::Skipped {
-                        kind: ast::SkippedKind::Unparsed,
-                        names: chunk.names.clone(),
-                        span,
-                        error: Some(Box::new(error)),
-                    }),
-                }
-            }
-            split::Class::Tentative if members::is_class_definition(&tokens[chunk.tokens.clone()]) => {
-                let parse = |part: &[Spanned]| parse_strict(part, &tokens, source.len(), span);
-                let lexical = lex_diags_in(&lex_diags_all, span).into_iter().next();
-                match lexical.map(Err).unwrap_or_else(|| members::parse_class(&tokens[chunk.tokens.clone()], parse)) {
+                });
+                match parsed {
                     Ok(mut class) => {
                         action_diags.extend(class.diags);
                         unit.items.extend(in_namespace(class.items, &chunk.namespace, &mut action_diags));

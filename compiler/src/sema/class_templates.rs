@@ -75,14 +75,8 @@ struct Pending {
 /// Registers a class template.
 pub(super) fn declare(cx: &mut Context, def: &ast::ClassTemplateDef) {
     let name = &def.class.name;
-    let mut seen: HashMap<&str, Span> = HashMap::new();
-    for p in &def.params {
-        if let Some(first) = seen.insert(p.name.name.as_str(), p.name.span) {
-            cx.error(Code::Redefinition, p.name.span, format!("template parameter `{}` is declared twice", p.name.name))
-                .label(first, "first declared here")
-                .emit();
-            return;
-        }
+    if !super::templates::distinct_params(cx, &def.params) {
+        return;
     }
     if let Some(existing) = cx.class_templates.defs.get(&name.name) {
         let first = existing.class.name.span;
@@ -209,6 +203,11 @@ impl Context {
     /// `Buf<int, 4>` in a type: the instance, made on first use.
     pub(super) fn class_instance(&mut self, name: &ast::Ident, args: &[ast::TemplateArg], span: Span) -> Option<Type> {
         let Some(def) = self.candidates(&name.name).into_iter().find_map(|c| self.class_templates.defs.get(&c).cloned()) else {
+            // A class template that does not parse as device code was left to the host compiler.
+            let skipped = self.skipped_candidate(&name.name);
+            if skipped.is_some_and(|s| self.skipped_use(&s, name.span)) {
+                return None;
+            }
             if !self.diags.has_errors() {
                 self.error(Code::UnknownType, name.span, format!("cannot find class template `{}`", name.name)).emit();
             }
@@ -235,7 +234,7 @@ impl Context {
         let mut values: Vec<TemplateArgValue> = Vec::with_capacity(def.params.len());
         for (i, param) in def.params.iter().enumerate() {
             let value = match written.get(i) {
-                Some(arg) => self.class_template_arg(param, arg, name)?,
+                Some(arg) => self.template_arg(param, arg, &name.name)?,
                 None => {
                     let Some(default) = &param.default else {
                         self.error(Code::TemplateArgumentMismatch, name.span, format!("too few template arguments for `{}`: `{}` has no default", name.name, param.name.name))
@@ -247,7 +246,7 @@ impl Context {
                     // A default sees the earlier parameters, bound to their arguments.
                     let env: HashMap<String, TemplateArgValue> = def.params.iter().map(|p| p.name.name.clone()).zip(values.iter().cloned()).collect();
                     let saved = self.templates.env.replace(Rc::new(env));
-                    let value = self.class_template_arg(param, default, name);
+                    let value = self.template_arg(param, default, &name.name);
                     self.templates.env = saved;
                     value?
                 }
@@ -255,25 +254,6 @@ impl Context {
             values.push(value);
         }
         Some(values)
-    }
-
-    fn class_template_arg(&mut self, param: &ast::TemplateParam, arg: &ast::TemplateArg, name: &ast::Ident) -> Option<TemplateArgValue> {
-        match (&param.kind, arg) {
-            (ast::TemplateParamKind::Type, ast::TemplateArg::Type(tn)) => self.resolve_type_name(tn).map(TemplateArgValue::Type),
-            (ast::TemplateParamKind::Value(spec), ast::TemplateArg::Value(e)) => self.constant_arg(spec, param, e),
-            (ast::TemplateParamKind::Type, ast::TemplateArg::Value(e)) => {
-                self.error(Code::TemplateArgumentMismatch, e.span, format!("template parameter `{}` of `{}` is a type, but this is an expression", param.name.name, name.name))
-                    .label(param.span, "declared as a type here")
-                    .emit();
-                None
-            }
-            (ast::TemplateParamKind::Value(_), ast::TemplateArg::Type(tn)) => {
-                self.error(Code::TemplateArgumentMismatch, tn.span, format!("template parameter `{}` of `{}` is a constant, but this is a type", param.name.name, name.name))
-                    .label(param.span, "declared as a constant here")
-                    .emit();
-                None
-            }
-        }
     }
 
     /// The instance of `def` for `args`, made on first use.

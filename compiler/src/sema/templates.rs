@@ -81,17 +81,25 @@ impl Templates {
     }
 }
 
-/// Registers a function template (the one with a body, when a prototype comes too).
-pub(super) fn declare(cx: &mut Context, def: &ast::TemplateDef) {
-    let name = &def.function.name;
+/// Whether a template's parameters have distinct names (`E0101` for the first repeated one).
+pub(super) fn distinct_params(cx: &mut Context, params: &[ast::TemplateParam]) -> bool {
     let mut seen: HashMap<&str, Span> = HashMap::new();
-    for p in &def.params {
+    for p in params {
         if let Some(first) = seen.insert(p.name.name.as_str(), p.name.span) {
             cx.error(Code::Redefinition, p.name.span, format!("template parameter `{}` is declared twice", p.name.name))
                 .label(first, "first declared here")
                 .emit();
-            return;
+            return false;
         }
+    }
+    true
+}
+
+/// Registers a function template (the one with a body, when a prototype comes too).
+pub(super) fn declare(cx: &mut Context, def: &ast::TemplateDef) {
+    let name = &def.function.name;
+    if !distinct_params(cx, &def.params) {
+        return;
     }
     match cx.templates.defs.get(&name.name) {
         Some(existing) if existing.function.body.is_some() && def.function.body.is_some() => {
@@ -381,26 +389,57 @@ impl Context {
                 values.push(None);
                 continue;
             };
-            let value = match (&param.kind, arg) {
-                (ast::TemplateParamKind::Type, ast::TemplateArg::Type(tn)) => self.resolve_type_name(tn).map(TemplateArgValue::Type),
-                (ast::TemplateParamKind::Value(spec), ast::TemplateArg::Value(e)) => self.constant_arg(spec, param, e),
-                (ast::TemplateParamKind::Type, ast::TemplateArg::Value(e)) => {
-                    self.error(Code::TemplateArgumentMismatch, e.span, format!("template parameter `{}` of `{}` is a type, but this is an expression", param.name.name, name.name))
-                        .label(param.span, "declared as a type here")
-                        .emit();
-                    None
-                }
-                (ast::TemplateParamKind::Value(_), ast::TemplateArg::Type(tn)) => {
-                    self.error(Code::TemplateArgumentMismatch, tn.span, format!("template parameter `{}` of `{}` is a constant, but this is a type", param.name.name, name.name))
-                        .label(param.span, "declared as a constant here")
-                        .emit();
-                    None
-                }
-            };
+            let value = self.template_arg(param, arg, &name.name);
             ok &= value.is_some();
             values.push(value);
         }
         ok.then_some(values)
+    }
+
+    /// The value of one template argument as written for `param` of the template `name` (a
+    /// function or class template): a type, or an integer constant (`E0942` for the other kind).
+    pub(super) fn template_arg(&mut self, param: &ast::TemplateParam, arg: &ast::TemplateArg, name: &str) -> Option<TemplateArgValue> {
+        match (&param.kind, arg) {
+            (ast::TemplateParamKind::Type, ast::TemplateArg::Type(tn)) => self.resolve_type_name(tn).map(TemplateArgValue::Type),
+            (ast::TemplateParamKind::Value(spec), ast::TemplateArg::Value(e)) => self.constant_arg(spec, param, e),
+            (ast::TemplateParamKind::Type, ast::TemplateArg::Value(e)) => {
+                self.error(Code::TemplateArgumentMismatch, e.span, format!("template parameter `{}` of `{name}` is a type, but this is an expression", param.name.name))
+                    .label(param.span, "declared as a type here")
+                    .emit();
+                None
+            }
+            (ast::TemplateParamKind::Value(_), ast::TemplateArg::Type(tn)) => {
+                self.error(Code::TemplateArgumentMismatch, tn.span, format!("template parameter `{}` of `{name}` is a constant, but this is a type", param.name.name))
+                    .label(param.span, "declared as a constant here")
+                    .emit();
+                None
+            }
+        }
+    }
+
+    /// Records what one argument deduces for the template's parameter `index`; `E0941` when an
+    /// earlier argument deduced something else.
+    #[allow(clippy::too_many_arguments)]
+    fn record_deduced(&mut self, def: &ast::TemplateDef, name: &ast::Ident, known: &mut [Option<TemplateArgValue>], from: &mut [Option<Span>], index: usize, deduced: TemplateArgValue, at: Span) -> Option<()> {
+        match (&known[index], from[index]) {
+            (Some(previous), Some(first)) if *previous != deduced => {
+                let (a, b) = (self.arg_text(previous), self.arg_text(&deduced));
+                let p = &def.params[index].name.name;
+                let what = if matches!(deduced, TemplateArgValue::Type(_)) { "types" } else { "values" };
+                self.error(Code::TemplateDeductionFailed, at, format!("conflicting {what} for `{p}` of `{}`: `{a}` and `{b}`", name.name))
+                    .primary(format!("`{p}` would be `{b}` here"))
+                    .label(first, format!("but `{a}` here"))
+                    .note(format!("give the argument explicitly: `{}<...>(...)`", name.name))
+                    .emit();
+                None
+            }
+            (Some(_), Some(_)) => Some(()),
+            _ => {
+                known[index] = Some(deduced);
+                from[index] = Some(at);
+                Some(())
+            }
+        }
     }
 
     /// A non-type argument: an integer constant, converted to the parameter's type.
@@ -467,25 +506,8 @@ impl Context {
                         }
                         _ => continue,
                     };
-                    if explicit[index] {
-                        continue;
-                    }
-                    match (&known[index], from[index]) {
-                        (Some(previous), Some(first)) if *previous != deduced => {
-                            let (a, b) = (self.arg_text(previous), self.arg_text(&deduced));
-                            let p = &def.params[index].name.name;
-                            self.error(Code::TemplateDeductionFailed, *arg_span, format!("conflicting arguments for `{p}` of `{}`: `{a}` and `{b}`", name.name))
-                                .primary(format!("`{p}` would be `{b}` here"))
-                                .label(first, format!("but `{a}` here"))
-                                .note(format!("give the argument explicitly: `{}<...>(...)`", name.name))
-                                .emit();
-                            return None;
-                        }
-                        (Some(_), Some(_)) => {}
-                        _ => {
-                            known[index] = Some(deduced);
-                            from[index] = Some(*arg_span);
-                        }
+                    if !explicit[index] {
+                        self.record_deduced(def, name, known, &mut from, index, deduced, *arg_span)?;
                     }
                 }
                 continue;
@@ -520,23 +542,7 @@ impl Context {
                     }
                 }
             }
-            let deduced = TemplateArgValue::Type(ty);
-            match (&known[index], from[index]) {
-                (Some(previous), Some(first)) if *previous != deduced => {
-                    let (a, b) = (self.arg_text(previous), self.arg_text(&deduced));
-                    self.error(Code::TemplateDeductionFailed, *arg_span, format!("conflicting types for `{}` of `{}`: `{a}` and `{b}`", base.name, name.name))
-                        .primary(format!("`{}` would be `{b}` here", base.name))
-                        .label(first, format!("but `{a}` here"))
-                        .note(format!("give the argument explicitly: `{}<...>(...)`", name.name))
-                        .emit();
-                    return None;
-                }
-                (Some(_), Some(_)) => {}
-                _ => {
-                    known[index] = Some(deduced);
-                    from[index] = Some(*arg_span);
-                }
-            }
+            self.record_deduced(def, name, known, &mut from, index, TemplateArgValue::Type(ty), *arg_span)?;
         }
         if let Some(i) = known.iter().position(Option::is_none) {
             let param = &def.params[i];
