@@ -211,6 +211,25 @@ __global__ void k(Buf<Buf<Buf<int>>> a, Buf<Buf<Buf<Buf<char, 3>>, 2>> *b, Buf<B
 "#,
             &["_Z1k3BufIS_IS_IiLi1EELi1EELi1EEPS_IS_IS_IS_IcLi3EELi1EELi2EELi1EES_IS_IS_IsLi2EELi2EELi1EE"],
         ),
+        (
+            "static constexpr members in the layout and in constants, static member functions named through the instance",
+            r#"
+template <typename T, int N = 2> struct Buf {
+    static constexpr int size = N * 2;
+    static const int twice = size * 2;
+    T data[size];
+    __device__ static __noinline__ int count(int x) { return x * size + twice; }
+    __device__ __noinline__ T last() const { return data[size - 1]; }
+};
+__global__ void k(Buf<float, 3> b, float *out) {
+    out[0] = b.last() + Buf<int, 4>::count((int)out[2]) + Buf<float, 3>::size;
+    int a[Buf<char>::twice];
+    a[0] = 1;
+    out[1] = a[0];
+}
+"#,
+            &["_Z1k3BufIfLi3EEPf", "_ZN3BufIiLi4EE5countEi", "_ZNK3BufIfLi3EE4lastEv"],
+        ),
     ];
     for (what, source, expected) in cases {
         if !compare(what, source, expected) {

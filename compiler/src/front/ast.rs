@@ -146,6 +146,8 @@ pub struct ClassTemplateDef {
     pub params: Vec<TemplateParam>,
     pub class: StructDef,
     pub methods: Vec<FunctionDef>,
+    /// `static constexpr int size = N;`: integer constants of each instance.
+    pub statics: Vec<DeclStmt>,
     pub span: Span,
 }
 
@@ -551,6 +553,9 @@ pub enum ExprKind {
     Member { base: Box<Expr>, field: Ident, arrow: bool },
     /// A functional cast or constructor call such as `dim3(4, 2)` or `float(x)`.
     Construct { ty: TypeName, args: Vec<Expr> },
+    /// `Buf<int, 4>::size` or `Buf<int, 4>::make`: a static member of a class template's
+    /// instance (a constant, or a function to call).
+    InstanceMember { ty: TypeName, member: Ident },
     /// The name of a function template, with the explicit arguments written after it, if any
     /// (`f<int, 4>` or plain `f`, whose arguments a call deduces).
     TemplateId { name: Ident, args: Option<Vec<TemplateArg>> },

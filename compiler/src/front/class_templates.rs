@@ -79,7 +79,8 @@ pub(super) fn parse_class_template(tokens: &[Spanned], parse: Parse) -> Result<(
     };
     let span = Span::new(tokens[0].0, tokens[tokens.len() - 1].2);
     def.span = span;
-    Ok((ast::ClassTemplateDef { params, class: def, methods, span }, class))
+    let statics = std::mem::take(&mut class.statics);
+    Ok((ast::ClassTemplateDef { params, class: def, methods, statics, span }, class))
 }
 
 /// Where `Buf < args > :: f` stands in an out-of-class member definition: the index of `Buf`

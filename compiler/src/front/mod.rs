@@ -195,7 +195,7 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
                             class
                         })
                     } else {
-                        members::parse_class(toks, parse)
+                        members::parse_class(toks, parse).and_then(members::refuse_statics)
                     }
                 });
                 match parsed {
@@ -808,6 +808,7 @@ fn too_deep(tu: &ast::TranslationUnit) -> Option<Span> {
                     | E::BoolLit(_)
                     | E::Ident(_)
                     | E::TemplateId { .. }
+                    | E::InstanceMember { .. }
                     | E::SizeofType(_) => {}
                 }
                 e.span

@@ -28,7 +28,11 @@
 //!   give the body of the prototype in the class with the same name and number of parameters;
 //!   the arguments after the class's name must be the header's parameters in order.
 //!
-//! Not supported: specialisations, member templates, static data members, nested types, a
+//! - **Static members**: `static constexpr int size = N;` (integer constants, evaluated before
+//!   the layout, seen by the data members and member functions like the parameters, and as
+//!   `Buf<int, 4>::size`); `Buf<int, 4>::f(x)` calls a static member function.
+//!
+//! Not supported: specialisations, member templates, other static data members, nested types, a
 //! class template as a base or with a base that depends on its parameters, packs.
 
 use super::templates::MAX_INSTANTIATION_DEPTH;
@@ -56,6 +60,8 @@ pub(super) struct ClassTemplates {
     /// Members whose definition outside the class was refused (`Buf::f`): their uses are not
     /// reported again as undefined.
     broken: HashSet<String>,
+    /// The `static constexpr` integer members of each instance.
+    statics: HashMap<(StructId, String), TemplateArgValue>,
     /// Bodies are checked at once (set when the file's bodies are checked).
     defining: bool,
     /// The instance whose member functions are being declared, and whether the one being
@@ -300,6 +306,13 @@ impl Context {
         self.templates.depth += 1;
         let first_diag = self.diags.len();
 
+        // `static constexpr int size = N;`: constants the data and function members see like
+        // the parameters.
+        let statics = self.static_members(def, id);
+        let mut with_statics = (*env).clone();
+        with_statics.extend(statics.iter().cloned());
+        let env = Rc::new(with_statics);
+        self.templates.env = Some(env.clone());
         super::decls::define_struct_in_scope(self, &def.class, id);
         // The member functions: declared first (they may call each other), then defined.
         let outside = self.class_templates.members.get(&name).cloned().unwrap_or_default();
@@ -314,6 +327,7 @@ impl Context {
                 Some(member) => {
                     let mut own: HashMap<String, TemplateArgValue> = member.params.iter().map(|p| p.name.name.clone()).zip(args.iter().cloned()).collect();
                     own.insert(simple.clone(), TemplateArgValue::Type(Type::Struct(id)));
+                    own.extend(statics.iter().cloned());
                     let mut function = member.function.clone();
                     // The definition is the member's: in its class, with the prototype's words.
                     function.in_class = true;
@@ -360,6 +374,74 @@ impl Context {
         self.templates.env = saved_env;
         self.label_instance_diagnostics(first_diag, request, &display);
         Some(id)
+    }
+
+    /// The values of an instance's `static constexpr` members, each an integer constant
+    /// evaluated with the template's arguments (and the members before it) in scope.
+    fn static_members(&mut self, def: &ast::ClassTemplateDef, id: StructId) -> Vec<(String, TemplateArgValue)> {
+        let mut out = Vec::new();
+        for decl in &def.statics {
+            let Some(ty) = self.resolve_spec(&decl.spec) else { continue };
+            for init in &decl.declarators {
+                let d = &init.declarator;
+                let value = match (&init.init, ty.is_integer() && d.pointers.is_empty() && d.array_dims.is_empty()) {
+                    (Some(ast::Initializer::Expr(e)), true) => self.expr(e).and_then(|v| self.coerce(v, &ty, Code::TypeMismatch, "the initial value has the wrong type")),
+                    _ => {
+                        self.error(Code::CxxUnsupported, d.span, format!("static data member `{}` is not an integer constant", d.name.name))
+                            .note("a class template's static data members may be integer constants, `static constexpr int size = N;`")
+                            .emit();
+                        continue;
+                    }
+                };
+                let Some(value) = value else { continue };
+                match super::consteval::eval(&value, &self.target) {
+                    Some(super::consteval::Const::Int(v)) => {
+                        let value = TemplateArgValue::Int { value: v as i64, ty: ty.clone() };
+                        self.class_templates.statics.insert((id, d.name.name.clone()), value.clone());
+                        // Later members see it.
+                        if let Some(env) = &self.templates.env {
+                            let mut env = (**env).clone();
+                            env.insert(d.name.name.clone(), value.clone());
+                            self.templates.env = Some(Rc::new(env));
+                        }
+                        out.push((d.name.name.clone(), value));
+                    }
+                    _ => {
+                        self.error(Code::NotConstant, value.span, format!("static data member `{}` needs a constant initializer", d.name.name)).emit();
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// `Buf<int, 4>::f`: the qualified name the instance's member `f` is declared under.
+    pub(super) fn instance_member_name(&mut self, ty: &ast::TypeName, member: &ast::Ident) -> Option<ast::Ident> {
+        let class = match self.resolve_type_name(ty)? {
+            Type::Struct(id) => id,
+            other => {
+                let shown = self.show(&other);
+                self.error(Code::UnknownType, ty.span, format!("{shown} has no members")).emit();
+                return None;
+            }
+        };
+        let name = format!("{}::{}", self.structs[class.0 as usize].name, member.name);
+        Some(ast::Ident { name, span: member.span })
+    }
+
+    /// `Buf<int, 4>::size`: a `static constexpr` member of an instance.
+    pub(super) fn instance_constant(&mut self, ty: &ast::TypeName, member: &ast::Ident) -> Option<hir::Expr> {
+        let name = self.instance_member_name(ty, member)?;
+        let Type::Struct(class) = self.resolve_type_name(ty)? else { return None };
+        match self.class_templates.statics.get(&(class, member.name.clone())) {
+            Some(TemplateArgValue::Int { value, ty }) => Some(super::expr::int_const(*value, ty.clone(), member.span)),
+            _ => {
+                self.error(Code::NoSuchMember, member.span, format!("`{}` is no static data member", name.name))
+                    .note("a class template's instance has the static data members declared `static constexpr` in the template; call a member function, `Buf<int, 4>::f()`")
+                    .emit();
+                None
+            }
+        }
     }
 
     /// Labels the diagnostics from `first` on with the use that requested the instance.
