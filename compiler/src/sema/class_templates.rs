@@ -27,7 +27,6 @@
 //! - **Members defined outside the class** (`template <class T> __device__ T Buf<T>::f() {...}`)
 //!   give the body of the prototype in the class with the same name and number of parameters;
 //!   the arguments after the class's name must be the header's parameters in order.
-//!
 //! - **Static members**: `static constexpr int size = N;` (integer constants, evaluated before
 //!   the layout, seen by the data members and member functions like the parameters, and as
 //!   `Buf<int, 4>::size`); `Buf<int, 4>::f(x)` calls a static member function.
