@@ -851,4 +851,49 @@ mod tests {
         let h = instance(vec![TemplateArgValue::Type(Type::FLOAT)], void, vec![Param(0), Param(0), p_of(Param(0), true), p_of(p_of(Param(0), false), false)]);
         assert_eq!(mangle_template_instance(&[], "h", &h, &Names), "_Z1hIfEvT_S0_PKS0_PPS0_");
     }
+
+    /// Struct 0 is `Buf<int, 2>`, 1 `Buf<Buf<int, 2>, 3>`, 2 `Buf<int, 4>`, 3 `n::W<P>` and 4 `P`.
+    struct Instances;
+    impl StructLayouts for Instances {
+        fn struct_size_align(&self, _: StructId) -> (u64, u64) {
+            (8, 4)
+        }
+        fn struct_name(&self, id: StructId) -> &str {
+            ["Buf<int, 2>", "Buf<Buf<int, 2>, 3>", "Buf<int, 4>", "n::W<P>", "P"][id.0 as usize]
+        }
+        fn struct_template(&self, id: StructId) -> Option<(&str, &[TemplateArgValue])> {
+            use std::sync::OnceLock;
+            static ARGS: OnceLock<Vec<Vec<TemplateArgValue>>> = OnceLock::new();
+            let int = |v: i64| TemplateArgValue::Int { value: v, ty: Type::INT };
+            let args = ARGS.get_or_init(|| {
+                vec![
+                    vec![TemplateArgValue::Type(Type::INT), int(2)],
+                    vec![TemplateArgValue::Type(Type::Struct(StructId(0))), int(3)],
+                    vec![TemplateArgValue::Type(Type::INT), int(4)],
+                    vec![TemplateArgValue::Type(Type::Struct(StructId(4)))],
+                ]
+            });
+            let name = ["Buf", "Buf", "Buf", "n::W"].get(id.0 as usize)?;
+            Some((name, args[id.0 as usize].as_slice()))
+        }
+    }
+
+    // nvcc 13.5's names for class templates' instances and their members
+    // (compiler/tests/cxx_types_ptx.rs asks nvcc for these and more).
+    #[test]
+    fn class_template_instances_substitute_their_template_name_and_themselves() {
+        let s = |i: u32| Type::Struct(StructId(i));
+        let m = |name: &str, params: &[Type]| mangle_function(name, &params.iter().collect::<Vec<_>>(), &Instances);
+        assert_eq!(m("k", &[s(2), ptr(Type::INT)]), "_Z1k3BufIiLi4EEPi");
+        assert_eq!(m("k2", &[s(1), s(2), s(0)]), "_Z2k23BufIS_IiLi2EELi3EES_IiLi4EES0_");
+        assert_eq!(m("k3", &[s(3), ptr(s(3))]), "_Z2k3N1n1WI1PEEPS2_");
+        let sum = mangle_instance_member(StructId(2), "sum", true, &[], &Instances);
+        assert_eq!(sum, "_ZNK3BufIiLi4EE3sumEv");
+        let add = mangle_instance_member(StructId(2), "add", false, &[Param { ty: &cptr(s(2)), is_ref: true }], &Instances);
+        assert_eq!(add, "_ZN3BufIiLi4EE3addERKS0_");
+        // template <class T> __global__ void kt(Buf<T, 2>, T *) with <float>
+        let pattern = TypePattern::Instance { template: "Buf".into(), args: vec![PatternArg::Type(TypePattern::Param(0)), PatternArg::Value(TemplateArgValue::Int { value: 2, ty: Type::INT })] };
+        let kt = instance(vec![TemplateArgValue::Type(Type::FLOAT)], TypePattern::Concrete(Type::Void), vec![pattern, p_of(TypePattern::Param(0), false)]);
+        assert_eq!(mangle_template_instance(&[], "kt", &kt, &Instances), "_Z2ktIfEv3BufIT_Li2EEPS1_");
+    }
 }
