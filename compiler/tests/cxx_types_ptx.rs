@@ -230,6 +230,22 @@ __global__ void k(Buf<float, 3> b, float *out) {
 "#,
             &["_Z1k3BufIfLi3EEPf", "_ZN3BufIiLi4EE5countEi", "_ZNK3BufIfLi3EE4lastEv"],
         ),
+        (
+            "kernel templates instantiated for instances by host code and by an explicit instantiation",
+            r#"
+template <typename T, int N = 2> struct Buf { T data[N]; };
+template <class T> __global__ void kt(Buf<T, 2> b, T *out) { *out = b.data[0]; }
+template <class B> __global__ void kb(B *b, int *out) { *out = sizeof(B); }
+template __global__ void kt<double>(Buf<double, 2>, double *);
+int main() {
+    Buf<float, 2> b;
+    kt<float><<<1, 1>>>(b, (float *)0);
+    kb<Buf<Buf<char, 3>>><<<1, 1>>>(0, 0);
+    return 0;
+}
+"#,
+            &["_Z2ktIdEv3BufIT_Li2EEPS1_", "_Z2ktIfEv3BufIT_Li2EEPS1_", "_Z2kbI3BufIS0_IcLi3EELi2EEEvPT_Pi"],
+        ),
     ];
     for (what, source, expected) in cases {
         if !compare(what, source, expected) {
