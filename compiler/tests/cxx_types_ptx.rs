@@ -225,7 +225,7 @@ __global__ void k(Buf<float, 3> b, float *out) {
     out[0] = b.last() + Buf<int, 4>::count((int)out[2]) + Buf<float, 3>::size;
     int a[Buf<char>::twice];
     a[0] = 1;
-    out[1] = a[0];
+    out[1] = a[0] + b.size;
 }
 "#,
             &["_Z1k3BufIfLi3EEPf", "_ZN3BufIiLi4EE5countEi", "_ZNK3BufIfLi3EE4lastEv"],

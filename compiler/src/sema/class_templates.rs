@@ -428,6 +428,15 @@ impl Context {
         Some(ast::Ident { name, span: member.span })
     }
 
+    /// `b.size`: the `static constexpr` member `field` of the instance `class` (the object is
+    /// not evaluated; C++ evaluates it, which matters only for one with side effects).
+    pub(super) fn instance_static(&self, class: StructId, field: &ast::Ident) -> Option<hir::Expr> {
+        match self.class_templates.statics.get(&(class, field.name.clone()))? {
+            TemplateArgValue::Int { value, ty } => Some(super::expr::int_const(*value, ty.clone(), field.span)),
+            TemplateArgValue::Type(_) => None,
+        }
+    }
+
     /// `Buf<int, 4>::size`: a `static constexpr` member of an instance.
     pub(super) fn instance_constant(&mut self, ty: &ast::TypeName, member: &ast::Ident) -> Option<hir::Expr> {
         let name = self.instance_member_name(ty, member)?;

@@ -587,6 +587,8 @@ impl Context {
             },
             Type::Struct(id) => match self.find_field(*id, &field.name) {
                 Some((path, ty)) => return Some(self.member_path(b, &path, ty, span)),
+                // `b.size`: a class template's `static constexpr` member, through an object.
+                None if self.instance_static(*id, field).is_some() => return self.instance_static(*id, field),
                 None => {
                     let names = self.field_names(*id);
                     return self.no_field(field, &b.ty.clone(), &names);

@@ -391,5 +391,6 @@ fn class_template_members_have_the_instances_types() {
     assert_eq!(type_of("b.data[1]"), "short");
     assert_eq!(type_of("p->data"), "float[4]");
     assert_eq!(type_of("Buf<short, 2>::size"), "long");
+    assert_eq!(type_of("b.size + p->size"), "long");
     assert_eq!(type_of("sizeof(Buf<double, 3>)"), "unsigned long");
 }
