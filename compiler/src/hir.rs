@@ -250,6 +250,8 @@ pub enum TypePattern {
     /// The template's type parameter of this index (`T_`, `T0_`, ... in a mangled name).
     Param(u32),
     Pointer { pointee: Box<TypePattern>, pointee_quals: Quals },
+    /// A reference parameter, `const T &` (`RKT_`): the referred type's pattern.
+    Reference { pointee: Box<TypePattern>, pointee_quals: Quals },
     /// An instance of a class template written with the function template's parameters,
     /// `Buf<T, 2>`, `Buf<T, N>` (the template's qualified name).
     Instance { template: String, args: Vec<PatternArg> },

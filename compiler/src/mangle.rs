@@ -367,6 +367,13 @@ impl Mangler<'_> {
                     m.pattern(pointee, *pointee_quals);
                 });
             }
+            TypePattern::Reference { pointee, pointee_quals } => {
+                let key = format!("R{}", self.plain_pattern(pointee, *pointee_quals));
+                self.component(key, |m| {
+                    m.out.push('R');
+                    m.pattern(pointee, *pointee_quals);
+                });
+            }
             TypePattern::Instance { template, args } => {
                 let key = self.instance_key(template, args);
                 let qualified = format!("{}{key}", cv(quals));
@@ -385,6 +392,7 @@ impl Mangler<'_> {
             TypePattern::Param(0) => "T_".to_string(),
             TypePattern::Param(i) => format!("T{}_", i - 1),
             TypePattern::Pointer { pointee, pointee_quals } => format!("P{}", self.plain_pattern(pointee, *pointee_quals)),
+            TypePattern::Reference { pointee, pointee_quals } => format!("R{}", self.plain_pattern(pointee, *pointee_quals)),
             TypePattern::Instance { template, args } => self.instance_key(template, args),
         };
         format!("{}{inner}", cv(quals))

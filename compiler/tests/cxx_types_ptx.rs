@@ -246,6 +246,27 @@ int main() {
 "#,
             &["_Z2ktIdEv3BufIT_Li2EEPS1_", "_Z2ktIfEv3BufIT_Li2EEPS1_", "_Z2kbI3BufIS0_IcLi3EELi2EEEvPT_Pi"],
         ),
+        (
+            "function templates with reference parameters, of instances and of their own parameters",
+            r#"
+template <typename T, int N = 4> struct Buf { T data[N]; };
+template <class T> __device__ __noinline__ T first(const Buf<T> &b) { return b.data[0]; }
+template <class T> __device__ __noinline__ void inc(T &x, const T &by) { x += by; }
+template <class T, int M> __device__ __noinline__ void fill(Buf<T, M> &b, T v) { for (int i = 0; i < M; i++) b.data[i] = v; }
+__global__ void k(Buf<int> b, float *out) {
+    Buf<float, 3> f;
+    fill(f, 2.0f);
+    float x = first(b) + f.data[1];
+    inc(x, 1.5f);
+    int *p = &b.data[0];
+    int d = 1;
+    inc(d, 2);
+    p[1] = d;
+    out[0] = x + *p;
+}
+"#,
+            &["_Z4fillIfLi3EEvR3BufIT_XT0_EES1_", "_Z5firstIiET_RK3BufIS0_Li4EE", "_Z3incIfEvRT_RKS0_", "_Z3incIiEvRT_RKS0_"],
+        ),
     ];
     for (what, source, expected) in cases {
         if !compare(what, source, expected) {

@@ -5,8 +5,9 @@
 //!
 //! - **Arguments** are explicit (`f<int, 4>(p)`, `k<128><<<g, b>>>(p)`, resolved in the scope
 //!   of the use) or deduced from the call's or launch's arguments, clang's way for the common
-//!   parameter forms: `T`, `T *`, `const T *` (and further `*`s). Explicit ones come first; the
-//!   rest are deduced. Non-type parameters take integer constants.
+//!   parameter forms: `T`, `T *`, `const T *` (and further `*`s), `T &`, `const T &`. Explicit
+//!   ones come first; the rest are deduced. A reference parameter binds to its argument as a
+//!   function's does (`refs.rs`), and its pattern is mangled under `R`. Non-type parameters take integer constants.
 //! - **Instantiation is on use and memoised**: the first use of `f<int>` declares the instance
 //!   and checks its body at once (with the user's function state set aside); later uses, and
 //!   a recursive use inside the body, find the same instance.
@@ -176,9 +177,10 @@ impl Context {
             return None;
         }
         let mut known = self.explicit_template_args(&def, name, explicit)?;
-        let checked: Vec<Option<hir::Expr>> = args.iter().map(|a| self.expr(a).map(|e| self.rvalue(e))).collect();
+        // Places, since a reference parameter binds to one; their values' types deduce.
+        let checked: Vec<Option<hir::Expr>> = args.iter().map(|a| self.expr(a)).collect();
         let checked: Vec<hir::Expr> = checked.into_iter().collect::<Option<_>>()?;
-        let types: Vec<(Type, Span)> = checked.iter().map(|e| (e.ty.clone(), e.span)).collect();
+        let types: Vec<(Type, Span)> = checked.iter().map(|e| (self.rvalue(e.clone()).ty, e.span)).collect();
         self.deduce(&def, name, &mut known, &types)?;
         let id = self.instantiate(&def, known.into_iter().collect::<Option<Vec<_>>>()?, name.span)?;
         let f = &self.functions[id.0 as usize];
@@ -189,12 +191,25 @@ impl Context {
             return None;
         }
         let params: Vec<Type> = f.param_types().cloned().collect();
+        let refs: Vec<bool> = (0..params.len()).map(|i| f.cxx.ref_params.get(i).copied().unwrap_or(false)).collect();
         let return_type = f.return_type.clone();
         if params.len() != checked.len() {
             return None; // a parameter of the instance failed to check; reported
         }
-        let converted: Vec<Option<hir::Expr>> =
-            checked.into_iter().zip(&params).map(|(e, p)| self.coerce(e, p, Code::TypeMismatch, "argument has the wrong type")).collect();
+        let converted: Vec<Option<hir::Expr>> = checked
+            .into_iter()
+            .zip(&params)
+            .enumerate()
+            .map(|(i, (e, p))| {
+                if refs[i] {
+                    let at = e.span;
+                    self.bind_reference(e, p, &format!("parameter {} of `{}`", i + 1, name.name), at)
+                } else {
+                    let value = self.rvalue(e);
+                    self.coerce(value, p, Code::TypeMismatch, "argument has the wrong type")
+                }
+            })
+            .collect();
         let converted = converted.into_iter().collect::<Option<Vec<_>>>()?;
         self.record_call(id);
         Some(make(ExprKind::Call { func: id, args: converted }, return_type, span))
@@ -599,7 +614,19 @@ impl Context {
                     .params
                     .iter()
                     .zip(f.param_types())
-                    .map(|(p, ty)| pattern(self, def, &p.ty, &p.declarator.pointers, !p.declarator.array_dims.is_empty(), ty))
+                    .map(|(p, ty)| match p.declarator.reference {
+                        // `T &x`, `const Buf<T> &b`: the referred type's pattern, under `R`.
+                        Some(_) => {
+                            let referred = ty.pointee().cloned().unwrap_or_else(|| ty.clone());
+                            let quals = p.declarator.pointers.last().map(|l| l.quals()).unwrap_or(p.ty.quals());
+                            let pointee = match pattern(self, def, &p.ty, &p.declarator.pointers, false, &referred) {
+                                TypePattern::Concrete(_) => TypePattern::Concrete(referred.clone()),
+                                generic => generic,
+                            };
+                            TypePattern::Reference { pointee: Box::new(pointee), pointee_quals: quals }
+                        }
+                        None => pattern(self, def, &p.ty, &p.declarator.pointers, !p.declarator.array_dims.is_empty(), ty),
+                    })
                     .collect(),
                 args: args.clone(),
             }));
