@@ -52,6 +52,9 @@ impl StructLayouts for Module {
     fn struct_name(&self, id: StructId) -> &str {
         &self.struct_def(id).name
     }
+    fn struct_template(&self, id: StructId) -> Option<(&str, &[TemplateArgValue])> {
+        self.struct_def(id).template.as_deref().map(|t| (t.name.as_str(), t.args.as_slice()))
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -62,6 +65,18 @@ pub struct StructDef {
     pub size: u64,
     pub align: u64,
     pub span: Span,
+    /// An instance of a class template (`crate::sema::class_templates`): the template and its
+    /// arguments, from which `crate::mangle` names it (`3BufIiLi4EE`). `name` is then the
+    /// instance as messages show it, `Buf<int, 4>`.
+    pub template: Option<Box<ClassInstance>>,
+}
+
+/// What an instance of a class template keeps of its template.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassInstance {
+    /// The template's qualified name, `n::Buf`.
+    pub name: String,
+    pub args: Vec<TemplateArgValue>,
 }
 
 #[derive(Clone, Debug)]
@@ -206,6 +221,9 @@ pub struct CxxSignature {
     pub returns_ref: bool,
     /// A constructor: named `C1` (the complete-object constructor) in the mangled name.
     pub ctor: bool,
+    /// A member function of a class template's instance: the class, whose template arguments
+    /// its nested name includes (`_ZNK3BufIiLi4EE3sumEv`).
+    pub instance: Option<StructId>,
 }
 
 /// What an instance of a function template (`crate::sema::templates`) keeps of its template:
@@ -232,6 +250,20 @@ pub enum TypePattern {
     /// The template's type parameter of this index (`T_`, `T0_`, ... in a mangled name).
     Param(u32),
     Pointer { pointee: Box<TypePattern>, pointee_quals: Quals },
+    /// A reference parameter, `const T &` (`RKT_`): the referred type's pattern.
+    Reference { pointee: Box<TypePattern>, pointee_quals: Quals },
+    /// An instance of a class template written with the function template's parameters,
+    /// `Buf<T, 2>`, `Buf<T, N>` (the template's qualified name).
+    Instance { template: String, args: Vec<PatternArg> },
+}
+
+/// An argument of a class template's instance in a [`TypePattern::Instance`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum PatternArg {
+    Type(TypePattern),
+    Value(TemplateArgValue),
+    /// The function template's non-type parameter of this index (`XT0_E`).
+    ValueParam(u32),
 }
 
 /// How a function's name becomes its symbol.

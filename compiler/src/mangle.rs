@@ -18,7 +18,7 @@
 //! for them contain a hash of the file that no other compiler reproduces, and no host code can
 //! look them up.
 
-use crate::hir::{Function, Linkage, TemplateArgValue, TemplateInstance, TypePattern};
+use crate::hir::{Function, Linkage, PatternArg, TemplateArgValue, TemplateInstance, TypePattern};
 use crate::types::{FloatKind, IntKind, Quals, StructLayouts, Type};
 
 /// The symbol of `f` in PTX and the cubin.
@@ -40,6 +40,9 @@ pub fn function_symbol(f: &Function, structs: &dyn StructLayouts) -> String {
                 .collect();
             let operator = operator_name(&f.name, params.len() + cxx.has_this as usize);
             let name = if cxx.ctor { CTOR } else { operator.as_deref().unwrap_or(&f.name) };
+            if let Some(class) = cxx.instance {
+                return mangle_instance_member(class, name, cxx.const_method, &params, structs);
+            }
             mangle_member(&cxx.scope, name, cxx.const_method, &params, structs)
         }
     }
@@ -65,11 +68,7 @@ pub fn mangle_template_instance(scope: &[String], name: &str, instance: &Templat
     for arg in &instance.args {
         match arg {
             TemplateArgValue::Type(ty) => m.ty(ty, Quals::NONE),
-            TemplateArgValue::Int { value, ty } => {
-                let code = builtin(ty).unwrap_or("i");
-                let digits = if *value < 0 { format!("n{}", value.unsigned_abs()) } else { value.to_string() };
-                m.out.push_str(&format!("L{code}{digits}E"));
-            }
+            value => m.out.push_str(&literal(value)),
         }
     }
     m.out.push('E');
@@ -181,29 +180,147 @@ pub fn mangle_member(scope: &[String], name: &str, const_method: bool, params: &
         m.out.push_str(&source_name(name));
         m.out.push('E');
     }
-    if params.is_empty() {
-        m.out.push('v');
+    m.params(params);
+    m.out
+}
+
+/// The Itanium name of a member function of a class template's instance: the class is a
+/// nested name's prefix with its template arguments, `_ZNK3BufIiLi4EE3sumEv`,
+/// `_ZN1n1WI1PE3setES1_`; the template's name and then the instance are substitution
+/// candidates, as they are where the instance is a parameter's type.
+pub fn mangle_instance_member(class: crate::types::StructId, name: &str, const_method: bool, params: &[Param], structs: &dyn StructLayouts) -> String {
+    let mut m = Mangler { out: String::from("_ZN"), substitutions: Vec::new(), structs };
+    if const_method {
+        m.out.push('K');
     }
-    for p in params {
-        if p.is_ref {
-            let (pointee, quals) = match p.ty {
-                Type::Pointer { pointee, .. } => (&**pointee, p.ty.pointee_quals()),
-                other => (other, Quals::NONE),
-            };
-            let key = format!("R{}", m.plain(pointee, quals));
-            match m.substitutions.iter().position(|s| *s == key) {
-                Some(index) => m.out.push_str(&substitution(index)),
-                None => {
-                    m.out.push('R');
-                    m.ty(pointee, quals);
-                    m.substitutions.push(key);
+    let (template, args) = structs.struct_template(class).expect("a member of a class template's instance");
+    let args: Vec<PatternArg> = args.iter().map(concrete_arg).collect();
+    let template = template.to_string();
+    m.instance_parts(&template, &args, false);
+    let key = m.instance_key(&template, &args);
+    m.substitutions.push(key);
+    m.out.push_str(&source_name(name));
+    m.out.push('E');
+    m.params(params);
+    m.out
+}
+
+/// A class template's argument as a pattern that is all concrete.
+fn concrete_arg(arg: &TemplateArgValue) -> PatternArg {
+    match arg {
+        TemplateArgValue::Type(ty) => PatternArg::Type(TypePattern::Concrete(ty.clone())),
+        value => PatternArg::Value(value.clone()),
+    }
+}
+
+/// `L<type><value>E`, a non-type template argument.
+fn literal(value: &TemplateArgValue) -> String {
+    match value {
+        TemplateArgValue::Int { value, ty } => {
+            let code = builtin(ty).unwrap_or("i");
+            let digits = if *value < 0 { format!("n{}", value.unsigned_abs()) } else { value.to_string() };
+            format!("L{code}{digits}E")
+        }
+        TemplateArgValue::Type(_) => unreachable!("a type is no literal"),
+    }
+}
+
+/// `T_`, `T0_`, ...: a template parameter by index.
+fn template_param(index: u32) -> String {
+    if index == 0 {
+        "T_".to_string()
+    } else {
+        format!("T{}_", index - 1)
+    }
+}
+
+impl Mangler<'_> {
+    /// A function's parameter types (`v` for none), references as `R`.
+    fn params(&mut self, params: &[Param]) {
+        if params.is_empty() {
+            self.out.push('v');
+        }
+        for p in params {
+            if p.is_ref {
+                let (pointee, quals) = match p.ty {
+                    Type::Pointer { pointee, .. } => (&**pointee, p.ty.pointee_quals()),
+                    other => (other, Quals::NONE),
+                };
+                let key = format!("R{}", self.plain(pointee, quals));
+                match self.substitutions.iter().position(|s| *s == key) {
+                    Some(index) => self.out.push_str(&substitution(index)),
+                    None => {
+                        self.out.push('R');
+                        self.ty(pointee, quals);
+                        self.substitutions.push(key);
+                    }
                 }
+            } else {
+                self.ty(p.ty, Quals::NONE);
             }
-        } else {
-            m.ty(p.ty, Quals::NONE);
         }
     }
-    m.out
+
+    /// The name of a class template's instance, `3BufIiLi4EE` (`N1n1WI1PEE` in a namespace,
+    /// `nested` writing the `N...E` around it): each enclosing namespace and then the
+    /// template's name are substitution candidates (the longest one seen is written as its
+    /// substitution), then come the arguments. The caller records the whole instance.
+    fn instance_parts(&mut self, template: &str, args: &[PatternArg], nested: bool) {
+        let parts: Vec<&str> = template.split("::").collect();
+        let wrap = nested && parts.len() > 1;
+        if wrap {
+            self.out.push('N');
+        }
+        let prefix_key = |n: usize| parts[..n].iter().map(|p| format!("{}{p}", p.len())).collect::<String>();
+        let mut start = 0;
+        for n in (1..=parts.len()).rev() {
+            if let Some(index) = self.substitutions.iter().position(|s| *s == prefix_key(n)) {
+                self.out.push_str(&substitution(index));
+                start = n;
+                break;
+            }
+        }
+        for n in start + 1..=parts.len() {
+            let p = parts[n - 1];
+            self.out.push_str(&format!("{}{p}", p.len()));
+            self.substitutions.push(prefix_key(n));
+        }
+        self.out.push('I');
+        for arg in args {
+            match arg {
+                PatternArg::Type(p) => self.pattern(p, Quals::NONE),
+                PatternArg::Value(v) => self.out.push_str(&literal(v)),
+                PatternArg::ValueParam(i) => self.out.push_str(&format!("X{}E", template_param(*i))),
+            }
+        }
+        self.out.push('E');
+        if wrap {
+            self.out.push('E');
+        }
+    }
+
+    /// The unsubstituted mangling of a class template's instance: its substitution key.
+    fn instance_key(&self, template: &str, args: &[PatternArg]) -> String {
+        let parts: Vec<&str> = template.split("::").collect();
+        let mut key = String::new();
+        if parts.len() > 1 {
+            key.push('N');
+        }
+        key.extend(parts.iter().map(|p| format!("{}{p}", p.len())));
+        key.push('I');
+        for arg in args {
+            key.push_str(&match arg {
+                PatternArg::Type(p) => self.plain_pattern(p, Quals::NONE),
+                PatternArg::Value(v) => literal(v),
+                PatternArg::ValueParam(i) => format!("X{}E", template_param(*i)),
+            });
+        }
+        key.push('E');
+        if parts.len() > 1 {
+            key.push('E');
+        }
+        key
+    }
 }
 
 /// `_Z<length><name><parameter types>`, the Itanium name of a function at global scope.
@@ -232,7 +349,7 @@ impl Mangler<'_> {
         match p {
             TypePattern::Concrete(ty) => self.ty(ty, quals),
             TypePattern::Param(index) => {
-                let param = if *index == 0 { "T_".to_string() } else { format!("T{}_", index - 1) };
+                let param = template_param(*index);
                 if quals != Quals::NONE {
                     let key = format!("{}{param}", cv(quals));
                     self.component(key, |m| {
@@ -250,6 +367,21 @@ impl Mangler<'_> {
                     m.pattern(pointee, *pointee_quals);
                 });
             }
+            TypePattern::Reference { pointee, pointee_quals } => {
+                let key = format!("R{}", self.plain_pattern(pointee, *pointee_quals));
+                self.component(key, |m| {
+                    m.out.push('R');
+                    m.pattern(pointee, *pointee_quals);
+                });
+            }
+            TypePattern::Instance { template, args } => {
+                let key = self.instance_key(template, args);
+                let qualified = format!("{}{key}", cv(quals));
+                self.component(qualified, |m| {
+                    m.out.push_str(cv(quals));
+                    m.component(key, |m| m.instance_parts(template, args, true));
+                });
+            }
         }
     }
 
@@ -260,6 +392,8 @@ impl Mangler<'_> {
             TypePattern::Param(0) => "T_".to_string(),
             TypePattern::Param(i) => format!("T{}_", i - 1),
             TypePattern::Pointer { pointee, pointee_quals } => format!("P{}", self.plain_pattern(pointee, *pointee_quals)),
+            TypePattern::Reference { pointee, pointee_quals } => format!("R{}", self.plain_pattern(pointee, *pointee_quals)),
+            TypePattern::Instance { template, args } => self.instance_key(template, args),
         };
         format!("{}{inner}", cv(quals))
     }
@@ -365,6 +499,12 @@ impl Mangler<'_> {
                     let name = if *ty == Type::Stream { "CUstream_st" } else { "CUevent_st" };
                     self.class_name(name);
                 }
+                Type::Struct(id) if self.structs.struct_template(*id).is_some() => {
+                    let (template, args) = self.structs.struct_template(*id).expect("just checked");
+                    let args: Vec<PatternArg> = args.iter().map(concrete_arg).collect();
+                    let template = template.to_string();
+                    self.instance_parts(&template, &args, true);
+                }
                 other => {
                     let name = self.class_of(other);
                     self.write_class(&name);
@@ -410,6 +550,11 @@ impl Mangler<'_> {
                 Type::Array { elem, len } => format!("A{len}_{}", self.plain(elem, Quals::NONE)),
                 Type::Stream => "P11CUstream_st".into(),
                 Type::Event => "P10CUevent_st".into(),
+                Type::Struct(id) if self.structs.struct_template(*id).is_some() => {
+                    let (template, args) = self.structs.struct_template(*id).expect("just checked");
+                    let args: Vec<PatternArg> = args.iter().map(concrete_arg).collect();
+                    self.instance_key(template, &args)
+                }
                 other => plain_class(&self.class_of(other)),
             },
         };
@@ -713,5 +858,50 @@ mod tests {
         // template <typename T> void h(T, T, const T *, T **) with <float>
         let h = instance(vec![TemplateArgValue::Type(Type::FLOAT)], void, vec![Param(0), Param(0), p_of(Param(0), true), p_of(p_of(Param(0), false), false)]);
         assert_eq!(mangle_template_instance(&[], "h", &h, &Names), "_Z1hIfEvT_S0_PKS0_PPS0_");
+    }
+
+    /// Struct 0 is `Buf<int, 2>`, 1 `Buf<Buf<int, 2>, 3>`, 2 `Buf<int, 4>`, 3 `n::W<P>` and 4 `P`.
+    struct Instances;
+    impl StructLayouts for Instances {
+        fn struct_size_align(&self, _: StructId) -> (u64, u64) {
+            (8, 4)
+        }
+        fn struct_name(&self, id: StructId) -> &str {
+            ["Buf<int, 2>", "Buf<Buf<int, 2>, 3>", "Buf<int, 4>", "n::W<P>", "P"][id.0 as usize]
+        }
+        fn struct_template(&self, id: StructId) -> Option<(&str, &[TemplateArgValue])> {
+            use std::sync::OnceLock;
+            static ARGS: OnceLock<Vec<Vec<TemplateArgValue>>> = OnceLock::new();
+            let int = |v: i64| TemplateArgValue::Int { value: v, ty: Type::INT };
+            let args = ARGS.get_or_init(|| {
+                vec![
+                    vec![TemplateArgValue::Type(Type::INT), int(2)],
+                    vec![TemplateArgValue::Type(Type::Struct(StructId(0))), int(3)],
+                    vec![TemplateArgValue::Type(Type::INT), int(4)],
+                    vec![TemplateArgValue::Type(Type::Struct(StructId(4)))],
+                ]
+            });
+            let name = ["Buf", "Buf", "Buf", "n::W"].get(id.0 as usize)?;
+            Some((name, args[id.0 as usize].as_slice()))
+        }
+    }
+
+    // nvcc 13.5's names for class templates' instances and their members
+    // (compiler/tests/cxx_types_ptx.rs asks nvcc for these and more).
+    #[test]
+    fn class_template_instances_substitute_their_template_name_and_themselves() {
+        let s = |i: u32| Type::Struct(StructId(i));
+        let m = |name: &str, params: &[Type]| mangle_function(name, &params.iter().collect::<Vec<_>>(), &Instances);
+        assert_eq!(m("k", &[s(2), ptr(Type::INT)]), "_Z1k3BufIiLi4EEPi");
+        assert_eq!(m("k2", &[s(1), s(2), s(0)]), "_Z2k23BufIS_IiLi2EELi3EES_IiLi4EES0_");
+        assert_eq!(m("k3", &[s(3), ptr(s(3))]), "_Z2k3N1n1WI1PEEPS2_");
+        let sum = mangle_instance_member(StructId(2), "sum", true, &[], &Instances);
+        assert_eq!(sum, "_ZNK3BufIiLi4EE3sumEv");
+        let add = mangle_instance_member(StructId(2), "add", false, &[Param { ty: &cptr(s(2)), is_ref: true }], &Instances);
+        assert_eq!(add, "_ZN3BufIiLi4EE3addERKS0_");
+        // template <class T> __global__ void kt(Buf<T, 2>, T *) with <float>
+        let pattern = TypePattern::Instance { template: "Buf".into(), args: vec![PatternArg::Type(TypePattern::Param(0)), PatternArg::Value(TemplateArgValue::Int { value: 2, ty: Type::INT })] };
+        let kt = instance(vec![TemplateArgValue::Type(Type::FLOAT)], TypePattern::Concrete(Type::Void), vec![pattern, p_of(TypePattern::Param(0), false)]);
+        assert_eq!(mangle_template_instance(&[], "kt", &kt, &Instances), "_Z2ktIfEv3BufIT_Li2EEPS1_");
     }
 }

@@ -235,6 +235,10 @@ impl Type {
 pub trait StructLayouts {
     fn struct_size_align(&self, id: StructId) -> (u64, u64);
     fn struct_name(&self, id: StructId) -> &str;
+    /// For an instance of a class template: the template's qualified name and the arguments.
+    fn struct_template(&self, _id: StructId) -> Option<(&str, &[crate::hir::TemplateArgValue])> {
+        None
+    }
 }
 
 /// Size and alignment in bytes, as nvcc lays the type out in memory and in a parameter buffer.

@@ -16,24 +16,11 @@
 //!
 //! Skipped with a printed reason when nvcc is absent.
 
-use crate::build_common::nvcc_ptx;
+use crate::build_common::{nvcc_ptx, ptx_functions as functions};
 use cdpc::driver::{self, CompileOptions, Emit};
 use cdpc::Code;
 use std::collections::BTreeSet;
 
-/// The functions a PTX text defines: (linkage, symbol) of every `.entry` and `.func` that is
-/// not `.extern`.
-fn functions(ptx: &str) -> BTreeSet<(String, String)> {
-    ptx.lines()
-        .map(str::trim)
-        .filter(|l| (l.contains(".entry ") || l.contains(".func ")) && !l.starts_with(".extern") && !l.starts_with("//"))
-        .filter_map(|l| {
-            let linkage = l.split_whitespace().next()?.to_string();
-            let name = l.split_whitespace().find(|w| w.starts_with("_Z") || (!w.starts_with('.') && !w.starts_with('(') && w.ends_with('(')))?;
-            Some((linkage, name.trim_end_matches('(').to_string()))
-        })
-        .collect()
-}
 
 fn cdpc_compile(source: &str) -> (BTreeSet<(String, String)>, Vec<cdpc::Diagnostic>) {
     let options = CompileOptions { emit: Emit::Ptx, ..CompileOptions::default() };

@@ -499,3 +499,18 @@ fn a_hundred_thousand_host_constants_before_a_mention() {
     let diags = check(src);
     assert!(diags.is_empty(), "{:?}", codes(&diags));
 }
+
+#[test]
+fn deeply_nested_class_template_arguments_are_refused() {
+    // `Buf<Buf<Buf<...>>>` a hundred thousand deep: the argument lists count toward the nesting
+    // limit (E0400), closed by `>` or by `>>` pairs, or never closed.
+    let n = 100_000;
+    let head = "template <typename T> struct Buf { T x; };\n";
+    for tail in [format!("int{}", "> ".repeat(n)), format!("int{}", ">>".repeat(n / 2)), "int".to_string()] {
+        let src = format!("{head}__global__ void k({}{tail} b) {{ }}\n", "Buf<".repeat(n));
+        assert_code(&check(src), Code::NestingTooDeep);
+    }
+    // 60 deep is fine, and compiles.
+    let src = format!("{head}__global__ void k({}int{} *b) {{ }}\n", "Buf<".repeat(60), ">".repeat(60));
+    assert!(!check(src).iter().any(Diagnostic::is_error));
+}

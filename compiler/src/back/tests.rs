@@ -545,6 +545,7 @@ fn control_flow_and_structs() {
         size: 24,
         align: 8,
         span: Span::default(),
+        template: None,
     });
     let s_ty = Type::Struct(StructId(0));
     let mut k = F::kernel("loops");
@@ -649,6 +650,7 @@ fn launch_with_struct_bool_and_dim3_arguments() {
             size: 16,
             align: 8,
             span: Span::default(),
+            template: None,
         });
         let p_ty = Type::Struct(StructId(0));
         let mut child = F::kernel("child");

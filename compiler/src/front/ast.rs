@@ -130,6 +130,36 @@ pub enum Item {
     /// `template <typename T, int N> __device__ T *f(...) { ... }`: instantiated on use by
     /// `crate::sema::templates`, never lowered as written.
     Template(TemplateDef),
+    /// `template <typename T, int N = 4> struct Buf { ... };`: each use with new arguments
+    /// makes one concrete struct and its member functions (`crate::sema::class_templates`).
+    ClassTemplate(ClassTemplateDef),
+    /// `template <class T> __device__ T Buf<T>::f() { ... }`.
+    ClassTemplateMember(ClassTemplateMember),
+}
+
+/// A class template: its parameters, the class as written (data members with the parameters'
+/// names where types and constants go) and its member functions (named `Buf::f`, as
+/// `front::members` names them), those defined in the body and those defined outside it
+/// (`template <class T> __device__ T Buf<T>::f() { ... }`, `out_of_class`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassTemplateDef {
+    pub params: Vec<TemplateParam>,
+    pub class: StructDef,
+    pub methods: Vec<FunctionDef>,
+    /// `static constexpr int size = N;`: integer constants of each instance.
+    pub statics: Vec<DeclStmt>,
+    pub span: Span,
+}
+
+/// `template <class U> __device__ U Buf<U>::f() { ... }`: a member function of a class template
+/// defined outside its class; `function` is named `Buf::f`, and `class_args` are the arguments
+/// written after the class's name, which must be the header's parameters in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassTemplateMember {
+    pub params: Vec<TemplateParam>,
+    pub class_args: Vec<TemplateArg>,
+    pub function: FunctionDef,
+    pub span: Span,
 }
 
 /// `typedef T name;`
@@ -154,6 +184,8 @@ pub struct TemplateDef {
 pub struct TemplateParam {
     pub kind: TemplateParamKind,
     pub name: Ident,
+    /// A default argument, `typename T = int`, `int N = 4` (class templates).
+    pub default: Option<TemplateArg>,
     pub span: Span,
 }
 
@@ -287,6 +319,8 @@ pub enum TypeSpecKind {
     Builtin(BaseType),
     /// `struct S` or, as C++ allows, plain `S` after `struct S { ... };`.
     Struct(Ident),
+    /// An instance of a class template, `Buf<int, 4>` (the arguments as written).
+    Instance(Ident, Vec<TemplateArg>),
 }
 
 /// The declaration specifiers: a base type and its qualifiers.
@@ -519,6 +553,9 @@ pub enum ExprKind {
     Member { base: Box<Expr>, field: Ident, arrow: bool },
     /// A functional cast or constructor call such as `dim3(4, 2)` or `float(x)`.
     Construct { ty: TypeName, args: Vec<Expr> },
+    /// `Buf<int, 4>::size` or `Buf<int, 4>::make`: a static member of a class template's
+    /// instance (a constant, or a function to call).
+    InstanceMember { ty: TypeName, member: Ident },
     /// The name of a function template, with the explicit arguments written after it, if any
     /// (`f<int, 4>` or plain `f`, whose arguments a call deduces).
     TemplateId { name: Ident, args: Option<Vec<TemplateArg>> },

@@ -137,8 +137,8 @@ pub(super) fn scan(decl: &[Spanned]) -> Scan {
                 Some(Tok::LaunchOpen) => scan.mentions.push(Mention { name: i, end: None, deduced: true, nested: false }),
                 _ => {}
             },
-            Tok::Ident(_) | Tok::TypeIdent(_) if in_angle && matches!(next, Some(Tok::Lt)) => {
-                // Another template's arguments inside a mention's (`k<Pair<int, 2>>`).
+            Tok::Ident(_) | Tok::TypeIdent(_) | Tok::ClassTemplateName(_) if in_angle && matches!(next, Some(Tok::Lt)) => {
+                // Another template's arguments inside a mention's (`k<Pair<int, 2>>`, `k<Buf<int>>`).
                 stack.push(Frame::Angle { mention: None });
                 i += 2;
                 continue;

@@ -116,6 +116,9 @@ pub enum Tok {
     /// The name of a device function template (`front::templates` marks it), so that `f<` opens
     /// template arguments instead of comparing.
     TemplateName(String),
+    /// The name of a class template (`front::templates` marks it), so that `Buf<` opens
+    /// template arguments in a type.
+    ClassTemplateName(String),
     /// The word `template` at the head of a device function template (`front::templates`).
     Template,
 
@@ -331,6 +334,7 @@ impl Tok {
             Tok::Ident(name) => format!("identifier `{name}`"),
             Tok::TypeIdent(name) => format!("struct name `{name}`"),
             Tok::TemplateName(name) => format!("template name `{name}`"),
+            Tok::ClassTemplateName(name) => format!("class template name `{name}`"),
             Tok::Template => "keyword `template`".to_string(),
             Tok::TypeKw(kw) => format!("type `{}`", kw.as_str()),
             Tok::Qual(q) => format!("qualifier `{}`", q.as_str()),

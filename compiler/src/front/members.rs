@@ -30,6 +30,17 @@ pub(super) struct Class {
     pub skipped: Vec<ast::Skipped>,
     /// Warnings and other non-error diagnostics of the parsed parts.
     pub diags: Vec<Diagnostic>,
+    /// `static const int size = 4;` (`static constexpr`, read as `const` in a class template):
+    /// constant data members, which only class templates take (`refuse_statics`).
+    pub statics: Vec<ast::DeclStmt>,
+}
+
+/// A class other than a class template's may not have static data members yet.
+pub(super) fn refuse_statics(class: Class) -> Result<Class, Diagnostic> {
+    match class.statics.first() {
+        Some(decl) => Err(unsupported(decl.span, "a static data member", "use a `__device__` variable at file scope")),
+        None => Ok(class),
+    }
 }
 
 fn word(tok: &Tok) -> Option<&str> {
@@ -126,7 +137,7 @@ pub(super) fn parse_class(tokens: &[Spanned], parse: impl Fn(&[Spanned]) -> Resu
     }
     let (chunks, _) = split::split(&body);
     let mut fields: Vec<Spanned> = Vec::new();
-    let mut class = Class { items: Vec::new(), skipped: Vec::new(), diags: Vec::new() };
+    let mut class = Class { items: Vec::new(), skipped: Vec::new(), diags: Vec::new(), statics: Vec::new() };
     for chunk in &chunks {
         let toks = &body[chunk.tokens.clone()];
         let at = span_of(&toks[0]);
@@ -160,6 +171,13 @@ pub(super) fn parse_class(tokens: &[Spanned], parse: impl Fn(&[Spanned]) -> Resu
         // A data member.
         match toks.first().map(|t| &t.1) {
             Some(t) if word(t) == Some("enum") => fields.extend(enum_member(toks)?),
+            Some(Tok::Qual(_)) if toks.iter().any(|t| matches!(t.1, Tok::Const)) && toks.iter().any(|t| matches!(t.1, Tok::Assign)) => {
+                let unit = parse(toks).map_err(|(e, _)| e)?;
+                match unit.items.into_iter().next() {
+                    Some(ast::Item::Global(decl)) if decl.qualifiers.iter().any(|(q, _)| *q == ast::VarQualifier::Static) => class.statics.push(decl),
+                    _ => return Err(unsupported(at, "this static data member", "write `static constexpr int name = value;`")),
+                }
+            }
             Some(Tok::Qual(_)) => return Err(unsupported(at, "a static data member", "use a `__device__` variable at file scope")),
             Some(Tok::Typedef) => return Err(unsupported(at, "a nested type", "declare the type before the class")),
             Some(Tok::Struct) if toks.iter().any(|t| matches!(t.1, Tok::LBrace)) => {

@@ -40,7 +40,8 @@
 //!   the names of skipped type declarations (classes, typedefs) by `split`, so a variable,
 //!   field or function may not share its name with a type.
 //! - Likewise the name of a device function template is a template name everywhere in the file
-//!   (`templates.rs`), so that `f<int>(x)` parses; a variable may not share it. Names qualified
+//!   (`templates.rs`), so that `f<int>(x)` parses, and a class template's name a class template
+//!   name where arguments follow; a variable may not share either. Names qualified
 //!   by `cooperative_groups::` (or an alias of it) are joined into one name before the split
 //!   (`coop_groups.rs`); other `::` names reach the grammar as written.
 //! - Host code is never parsed: `split` sorts the top-level declarations first, and only
@@ -55,6 +56,7 @@
 
 pub mod ast;
 mod asm;
+mod class_templates;
 pub mod coop_groups;
 mod explicit_instances;
 mod host_mentions;
@@ -122,6 +124,7 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     coop_groups::join_qualified_names(&mut tokens);
     operators::join(&mut tokens);
     qualified::join(&mut tokens);
+    templates::split_closing_shifts(&mut tokens);
     asm::mark_volatile(&mut tokens);
     let lex_diags_all = diags.clone();
 
@@ -129,6 +132,10 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     split::mark_type_names(&mut tokens, &chunks);
     split::constexpr_variables(&mut tokens, &chunks);
     templates::mark(&mut tokens, &chunks);
+    if let Some(diag) = templates::check_argument_nesting(&tokens, &chunks) {
+        diags.push(diag);
+        return (None, diags);
+    }
     let mut diags = keep_lexical(diags, &chunks, &tokens);
     diags.extend(split_diags);
 
@@ -148,6 +155,20 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
                 scope_directive(&tokens[chunk.tokens.clone()], &chunk.namespace, &mut unit);
                 unit.skipped.push(ast::Skipped { kind, names: chunk.names.clone(), span, error: None })
             }
+            split::Class::Device if class_templates::out_of_class_member(&tokens[chunk.tokens.clone()]).is_some() => {
+                let toks = &tokens[chunk.tokens.clone()];
+                let at = class_templates::out_of_class_member(toks).expect("just checked");
+                let parse = |part: &[Spanned]| parse_strict(part, &tokens, source.len(), span);
+                match class_templates::parse_member(toks, at, &parse) {
+                    Ok(mut member) => {
+                        if !chunk.namespace.is_empty() {
+                            member.function.name.name = format!("{}::{}", chunk.namespace.join("::"), member.function.name.name);
+                        }
+                        unit.items.push(ast::Item::ClassTemplateMember(member));
+                    }
+                    Err(error) => action_diags.push(error),
+                }
+            }
             split::Class::Device => {
                 let parsed = parse_chunk(&tokens[chunk.tokens.clone()]);
                 action_diags.extend(parsed.diags);
@@ -160,25 +181,33 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
                     None => complete = false,
                 }
             }
-            split::Class::Tentative if members::is_class_definition(&tokens[chunk.tokens.clone()]) => {
-                let parse = |toks: &[Spanned]| {
-                    let parsed = parse_chunk(toks);
-                    let first = parsed
-                        .errors
-                        .first()
-                        .map(|e| syntax_error(e, &tokens, source.len()))
-                        .or_else(|| parsed.diags.iter().find(|d| d.is_error()).cloned());
-                    match (first, parsed.unit) {
-                        (None, Some(unit)) => Ok(unit),
-                        (e, _) => Err((e.unwrap_or_else(|| Diagnostic::new(Code::SyntaxError, span, "this class does not parse as device code")), parsed.diags)),
-                    }
-                };
+            split::Class::Tentative
+                if class_templates::is_class_template(&tokens[chunk.tokens.clone()]) || members::is_class_definition(&tokens[chunk.tokens.clone()]) =>
+            {
+                let toks = &tokens[chunk.tokens.clone()];
+                let parse = |part: &[Spanned]| parse_strict(part, &tokens, source.len(), span);
                 let lexical = lex_diags_in(&lex_diags_all, span).into_iter().next();
-                let namespaced = (!chunk.namespace.is_empty()).then(|| namespace_unsupported(span, "a class"));
-                match namespaced.or(lexical).map(Err).unwrap_or_else(|| members::parse_class(&tokens[chunk.tokens.clone()], parse)) {
-                    Ok(class) => {
+                let parsed = lexical.map(Err).unwrap_or_else(|| {
+                    if class_templates::is_class_template(toks) {
+                        // The template's pieces are kept together, as syntax, for sema to instantiate.
+                        class_templates::parse_class_template(toks, &parse).map(|(template, mut class)| {
+                            class.items = vec![ast::Item::ClassTemplate(template)];
+                            class
+                        })
+                    } else {
+                        members::parse_class(toks, parse).and_then(members::refuse_statics)
+                    }
+                });
+                match parsed {
+                    Ok(mut class) => {
                         action_diags.extend(class.diags);
-                        unit.items.extend(class.items);
+                        unit.items.extend(in_namespace(class.items, &chunk.namespace, &mut action_diags));
+                        if !chunk.namespace.is_empty() {
+                            let prefix = chunk.namespace.join("::");
+                            for name in class.skipped.iter_mut().flat_map(|s| s.names.iter_mut()) {
+                                name.name = format!("{prefix}::{}", name.name);
+                            }
+                        }
                         unit.skipped.extend(class.skipped);
                     }
                     Err(error) => unit.skipped.push(ast::Skipped {
@@ -281,6 +310,16 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     (tree, diags)
 }
 
+/// Parses part of a declaration that must parse whole (a class's pieces): its first error.
+fn parse_strict(part: &[Spanned], tokens: &[Spanned], len: usize, span: Span) -> Result<ast::TranslationUnit, (Diagnostic, Vec<Diagnostic>)> {
+    let parsed = parse_chunk(part);
+    let first = parsed.errors.first().map(|e| syntax_error(e, tokens, len)).or_else(|| parsed.diags.iter().find(|d| d.is_error()).cloned());
+    match (first, parsed.unit) {
+        (None, Some(unit)) => Ok(unit),
+        (e, _) => Err((e.unwrap_or_else(|| Diagnostic::new(Code::SyntaxError, span, "this class does not parse as device code")), parsed.diags)),
+    }
+}
+
 /// What parsing one top-level declaration gave.
 struct ParsedChunk {
     unit: Option<ast::TranslationUnit>,
@@ -315,12 +354,13 @@ fn chunk_span(tokens: &[Spanned], chunk: &split::Chunk) -> Span {
 fn namespace_unsupported(at: Span, what: &str) -> Diagnostic {
     Diagnostic::new(Code::CxxUnsupported, at, format!("{what} inside a namespace is not supported yet"))
         .with_primary_message("declared inside a namespace")
-        .with_note("functions may be declared in namespaces; move other declarations out of the namespace")
+        .with_note("functions and types may be declared in namespaces; move the variable out of the namespace")
 }
 
-/// Declarations inside `namespace N { ... }`: a function's or function template's name is
-/// qualified (`N::f`); other
-/// declarations are not supported there yet (`E0920`).
+/// Declarations inside `namespace N { ... }`: the name of a function, function template,
+/// struct or class (its member functions with it, `N::S::f`) or typedef is qualified (`N::f`,
+/// `N::S`), and sema looks it up through the namespaces (`sema::scope`); variables are not
+/// supported there yet (`E0920`).
 fn in_namespace(items: Vec<ast::Item>, namespace: &[String], diags: &mut Vec<Diagnostic>) -> Vec<ast::Item> {
     if namespace.is_empty() {
         return items;
@@ -334,15 +374,26 @@ fn in_namespace(items: Vec<ast::Item>, namespace: &[String], diags: &mut Vec<Dia
                 Some(item)
             }
             ast::Item::Struct(s) => {
-                diags.push(namespace_unsupported(s.name.span, "a struct"));
-                None
+                s.name.name = format!("{prefix}::{}", s.name.name);
+                Some(item)
+            }
+            ast::Item::Typedef(t) => {
+                t.name.name = format!("{prefix}::{}", t.name.name);
+                Some(item)
+            }
+            ast::Item::ClassTemplate(t) => {
+                t.class.name.name = format!("{prefix}::{}", t.class.name.name);
+                for f in &mut t.methods {
+                    f.name.name = format!("{prefix}::{}", f.name.name);
+                }
+                Some(item)
+            }
+            ast::Item::ClassTemplateMember(m) => {
+                m.function.name.name = format!("{prefix}::{}", m.function.name.name);
+                Some(item)
             }
             ast::Item::Global(d) => {
                 diags.push(namespace_unsupported(d.span, "a variable"));
-                None
-            }
-            ast::Item::Typedef(t) => {
-                diags.push(namespace_unsupported(t.span, "a typedef"));
                 None
             }
         })
@@ -498,6 +549,7 @@ fn follows_lex_error(at: Span, tokens: &[Spanned], lex_errors: &[Span]) -> bool 
 const EXPR_START: &[&str] = &[
     "Ident", "IntLit", "FloatLit", "CharLit", "StrLit", "true", "false", "(", "-", "+", "!", "~",
     "*", "&", "++", "--", "sizeof", "TypeKw", "TypeIdent", "TemplateName",
+    "ClassTemplateName",
 ];
 const OPERATORS: &[&str] = &[
     "+", "-", "*", "/", "%", "<<", ">>", "<", ">", "<=", ">=", "==", "!=", "&", "^", "|", "&&",
@@ -518,12 +570,13 @@ const STMT_START: &[&str] = &[
     "const",
     "volatile",
     "struct",
+    "ClassTemplateName",
     "TypeIdent",
     "Qual",
     "__launch_bounds__",
     "extern",
 ];
-const TYPE_START: &[&str] = &["TypeKw", "TypeIdent", "const", "volatile", "struct"];
+const TYPE_START: &[&str] = &["TypeKw", "TypeIdent", "const", "volatile", "struct", "ClassTemplateName"];
 
 fn friendly_terminal(name: &str) -> String {
     match name {
@@ -536,6 +589,7 @@ fn friendly_terminal(name: &str) -> String {
         "CharLit" => "character literal".into(),
         "StrLit" => "string literal".into(),
         "TemplateName" => "template name".into(),
+        "ClassTemplateName" => "class template name".into(),
         other => format!("`{other}`"),
     }
 }
@@ -668,6 +722,20 @@ fn too_deep(tu: &ast::TranslationUnit) -> Option<Span> {
             ast::Item::Struct(s) => stack.extend(s.fields.iter().map(|d| (Node::Decl(d), 1))),
             ast::Item::Global(d) => stack.push((Node::Decl(d), 1)),
             ast::Item::Typedef(_) => {}
+            ast::Item::ClassTemplate(t) => {
+                stack.extend(t.class.fields.iter().map(|d| (Node::Decl(d), 1)));
+                for f in &t.methods {
+                    stack.extend(f.body.iter().flat_map(|b| &b.stmts).map(|s| (Node::Stmt(s), 1)));
+                    stack.extend(f.params.iter().filter_map(|p| p.default.as_ref()).map(|e| (Node::Expr(e), 1)));
+                    stack.extend(f.ctor_inits.iter().flatten().flat_map(|i| &i.args).map(|e| (Node::Expr(e), 1)));
+                }
+            }
+            ast::Item::ClassTemplateMember(m) => {
+                let f = &m.function;
+                stack.extend(f.body.iter().flat_map(|b| &b.stmts).map(|s| (Node::Stmt(s), 1)));
+                stack.extend(f.params.iter().filter_map(|p| p.default.as_ref()).map(|e| (Node::Expr(e), 1)));
+                stack.extend(f.ctor_inits.iter().flatten().flat_map(|i| &i.args).map(|e| (Node::Expr(e), 1)));
+            }
         }
     }
     while let Some((node, depth)) = stack.pop() {
@@ -740,6 +808,7 @@ fn too_deep(tu: &ast::TranslationUnit) -> Option<Span> {
                     | E::BoolLit(_)
                     | E::Ident(_)
                     | E::TemplateId { .. }
+                    | E::InstanceMember { .. }
                     | E::SizeofType(_) => {}
                 }
                 e.span
@@ -821,6 +890,20 @@ fn dismantle(tu: ast::TranslationUnit) {
             ast::Item::Struct(s) => s.fields.into_iter().for_each(|d| decl(d, &mut stack)),
             ast::Item::Global(d) => decl(d, &mut stack),
             ast::Item::Typedef(_) => {}
+            ast::Item::ClassTemplate(t) => {
+                t.class.fields.into_iter().for_each(|d| decl(d, &mut stack));
+                for f in t.methods {
+                    stack.extend(f.params.into_iter().filter_map(|p| p.default).map(Owned::Expr));
+                    stack.extend(f.ctor_inits.into_iter().flatten().flat_map(|i| i.args).map(Owned::Expr));
+                    stack.extend(f.body.into_iter().flat_map(|b| b.stmts).map(Owned::Stmt));
+                }
+            }
+            ast::Item::ClassTemplateMember(m) => {
+                let f = m.function;
+                stack.extend(f.params.into_iter().filter_map(|p| p.default).map(Owned::Expr));
+                stack.extend(f.ctor_inits.into_iter().flatten().flat_map(|i| i.args).map(Owned::Expr));
+                stack.extend(f.body.into_iter().flat_map(|b| b.stmts).map(Owned::Stmt));
+            }
         }
     }
     while let Some(node) = stack.pop() {

@@ -38,12 +38,12 @@ impl Context {
             ast::TypeSpecKind::Struct(name) if self.template_type(&name.name).is_some() => {
                 self.template_type(&name.name).expect("just checked")
             }
-            ast::TypeSpecKind::Struct(name) if self.cxx.typedefs.contains_key(&name.name) => self.cxx.typedefs[&name.name].clone(),
+            ast::TypeSpecKind::Instance(name, args) => self.class_instance(name, args, spec.span)?,
             ast::TypeSpecKind::Struct(name) if crate::front::coop_groups::is_qualified(&name.name) => {
                 self.coop_group_type(name)?
             }
-            ast::TypeSpecKind::Struct(name) => match self.struct_names.get(&name.name).copied() {
-                Some(id) => Type::Struct(id),
+            ast::TypeSpecKind::Struct(name) => match self.named_type(&name.name) {
+                Some(ty) => ty,
                 None if self.skipped_use(&name.name, name.span) => return None,
                 None => match self.cuda_type(&name.name) {
                     Some(ty) => {

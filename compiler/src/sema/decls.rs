@@ -27,14 +27,21 @@ pub(super) fn declare_items(cx: &mut Context, unit: &ast::TranslationUnit) {
             }
             let id = StructId(cx.structs.len() as u32);
             cx.struct_names.insert(def.name.name.clone(), id);
-            cx.structs.push(hir::StructDef { name: def.name.name.clone(), fields: Vec::new(), size: 0, align: 1, span: def.span });
+            cx.structs.push(hir::StructDef { name: def.name.name.clone(), fields: Vec::new(), size: 0, align: 1, span: def.span, template: None });
             cx.complete.push(false);
         }
     }
     // Templates before functions: a function may not take a template's name.
     for item in &unit.items {
-        if let ast::Item::Template(def) = item {
-            super::templates::declare(cx, def);
+        match item {
+            ast::Item::Template(def) => super::templates::declare(cx, def),
+            ast::Item::ClassTemplate(def) => super::class_templates::declare(cx, def),
+            _ => {}
+        }
+    }
+    for item in &unit.items {
+        if let ast::Item::ClassTemplateMember(member) = item {
+            super::class_templates::declare_member(cx, member);
         }
     }
     for item in &unit.items {
@@ -43,7 +50,7 @@ pub(super) fn declare_items(cx: &mut Context, unit: &ast::TranslationUnit) {
             ast::Item::Function(def) => declare_function(cx, def),
             ast::Item::Global(decl) => declare_globals(cx, decl),
             ast::Item::Typedef(def) => super::scope::declare_typedef(cx, def),
-            ast::Item::Template(_) => {}
+            ast::Item::Template(_) | ast::Item::ClassTemplate(_) | ast::Item::ClassTemplateMember(_) => {}
         }
     }
 }
@@ -53,6 +60,15 @@ fn define_struct(cx: &mut Context, def: &ast::StructDef) {
     if cx.structs[id.0 as usize].span != def.span {
         return; // the duplicate definition already reported
     }
+    // A struct in a namespace names the types of its fields from there.
+    let mut namespaces: Vec<String> = def.name.name.split("::").map(str::to_string).collect();
+    namespaces.pop();
+    let saved = std::mem::replace(&mut cx.decl_scope, namespaces);
+    define_struct_in_scope(cx, def, id);
+    cx.decl_scope = saved;
+}
+
+pub(super) fn define_struct_in_scope(cx: &mut Context, def: &ast::StructDef, id: StructId) {
     let mut fields: Vec<hir::Field> = Vec::new();
     let (mut offset, mut align) = (0u64, 1u64);
     if let Some(base) = &def.base {
@@ -336,6 +352,15 @@ fn add_function(cx: &mut Context, f: hir::Function, owner: &super::scope::Owner,
 pub(super) fn function_signature(cx: &mut Context, def: &ast::FunctionDef) -> Option<(hir::Function, super::scope::Owner)> {
     let kind = function_kind(cx, def)?;
     let owner = super::scope::function_owner(cx, def)?;
+    // The signature names types from the function's namespaces (a member function's too).
+    let namespaces = owner.scope[..owner.scope.len() - usize::from(owner.class.is_some())].to_vec();
+    let saved = std::mem::replace(&mut cx.decl_scope, namespaces);
+    let signature = signature_in_scope(cx, def, kind, owner);
+    cx.decl_scope = saved;
+    signature
+}
+
+fn signature_in_scope(cx: &mut Context, def: &ast::FunctionDef, kind: FunctionKind, owner: super::scope::Owner) -> Option<(hir::Function, super::scope::Owner)> {
     let mut return_type = cx.resolve_type_name(&def.return_type)?;
     if kind == FunctionKind::Kernel && !return_type.is_void() {
         cx.error(Code::KernelReturnType, def.return_type.span, format!("a `__global__` function must return `void`, not {}", cx.show(&return_type)))
@@ -405,6 +430,7 @@ pub(super) fn function_signature(cx: &mut Context, def: &ast::FunctionDef) -> Op
         ref_params: if ref_params.iter().any(|r| *r) { ref_params } else { Vec::new() },
         returns_ref: def.return_ref.is_some(),
         ctor: owner.ctor,
+        instance: owner.instance,
     };
     // `static` outside a class is internal linkage; inside one it makes a static member.
     let internal = owner.class.is_none() && def.qualifiers.iter().any(|(q, _)| *q == ast::FnQualifier::Static);
@@ -589,6 +615,7 @@ fn to_const(cx: &mut Context, value: &hir::Expr) -> Option<ConstInit> {
 
 /// Checks every function body in order.
 pub(super) fn define_functions(cx: &mut Context, unit: &ast::TranslationUnit) {
+    super::class_templates::define_pending(cx);
     let mut defined: HashMap<FuncId, Span> = HashMap::new();
     let mut deferred = super::host::Deferred::default();
     for item in &unit.items {

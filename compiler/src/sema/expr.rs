@@ -34,6 +34,7 @@ impl Context {
             ast::ExprKind::BoolLit(b) => Some(int_const(*b as i64, Type::BOOL, span)),
             ast::ExprKind::StringLit(bytes) => Some(self.string_literal(bytes, span)),
             ast::ExprKind::Ident(ident) => self.ident(ident),
+            ast::ExprKind::InstanceMember { ty, member } => self.instance_constant(ty, member),
             ast::ExprKind::Unary { op, operand } => self.unary(*op, operand, span),
             ast::ExprKind::Binary { op, lhs, rhs } => {
                 let (l, r) = (self.expr(lhs), self.expr(rhs));
@@ -586,6 +587,8 @@ impl Context {
             },
             Type::Struct(id) => match self.find_field(*id, &field.name) {
                 Some((path, ty)) => return Some(self.member_path(b, &path, ty, span)),
+                // `b.size`: a class template's `static constexpr` member, through an object.
+                None if self.instance_static(*id, field).is_some() => return self.instance_static(*id, field),
                 None => {
                     let names = self.field_names(*id);
                     return self.no_field(field, &b.ty.clone(), &names);
@@ -674,6 +677,12 @@ impl Context {
         }
         if let ast::ExprKind::TemplateId { name, args: explicit } = &callee.kind {
             return self.template_call(name, explicit.as_deref(), args, span);
+        }
+        if let ast::ExprKind::InstanceMember { ty, member } = &callee.kind {
+            // `Buf<int, 4>::make(x)`: the instance's member function, by its qualified name.
+            let name = self.instance_member_name(ty, member)?;
+            let callee = ast::Expr { kind: ast::ExprKind::Ident(name), span: callee.span };
+            return self.call(&callee, args, span);
         }
         let ast::ExprKind::Ident(name) = &callee.kind else {
             self.error(Code::NotCallable, callee.span, "only named functions can be called").note("cdpc has no function pointers").emit();

@@ -235,6 +235,7 @@ impl Context {
         if let Some(FunctionState { id, .. }) = &self.func {
             self.calls.push((*id, callee));
         }
+        self.use_member(callee);
     }
 }
 

@@ -22,6 +22,7 @@ mod scope;
 mod stmt;
 mod vector;
 mod templates;
+mod class_templates;
 mod coop_groups;
 
 use crate::diag::{Code, Diagnostic, Diagnostics, Span};
@@ -98,6 +99,8 @@ struct Context {
     cxx: scope::CxxNames,
     /// Function templates and their instances (`templates.rs`).
     templates: templates::Templates,
+    /// Class templates and their instances (`class_templates.rs`).
+    class_templates: class_templates::ClassTemplates,
     /// The `const` locals of the host function whose template mentions are being evaluated,
     /// innermost last (`host.rs`, `templates::instantiate_requested`).
     host_locals: host::HostLocals,
@@ -106,6 +109,10 @@ struct Context {
     func: Option<FunctionState>,
     /// [`SemaOptions::separate`].
     separate: bool,
+    /// The namespaces of the declaration being checked outside any function body (a struct's
+    /// fields, a function's signature, a typedef), outermost first: where its type names are
+    /// looked up (`scope.rs`, `Context::candidates`).
+    decl_scope: Vec<String>,
 }
 
 struct FunctionState {
@@ -134,6 +141,9 @@ impl StructLayouts for Context {
     fn struct_name(&self, id: StructId) -> &str {
         &self.structs[id.0 as usize].name
     }
+    fn struct_template(&self, id: StructId) -> Option<(&str, &[hir::TemplateArgValue])> {
+        self.structs[id.0 as usize].template.as_deref().map(|t| (t.name.as_str(), t.args.as_slice()))
+    }
 }
 
 impl Context {
@@ -152,10 +162,12 @@ impl Context {
             const_globals: Default::default(),
             cxx: Default::default(),
             templates: Default::default(),
+            class_templates: Default::default(),
             host_locals: Default::default(),
             diags: Diagnostics::default(),
             func: None,
             separate: false,
+            decl_scope: Vec::new(),
         }
     }
 

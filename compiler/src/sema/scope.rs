@@ -72,6 +72,8 @@ pub(super) struct Owner {
     pub is_static: bool,
     pub is_const: bool,
     pub ctor: bool,
+    /// A member of a class template's instance (`class_templates.rs`).
+    pub instance: Option<StructId>,
 }
 
 /// The key of a function in `Context::symbols` and of its overload set: its qualified name.
@@ -98,6 +100,9 @@ pub(super) fn index_directives(cx: &mut Context, unit: &ast::TranslationUnit) {
 
 /// The class or namespaces a function declaration belongs to, from its qualified name.
 pub(super) fn function_owner(cx: &mut Context, def: &ast::FunctionDef) -> Option<Owner> {
+    if let Some((class, is_static)) = cx.class_templates.declaring {
+        return Some(cx.instance_owner(def, class, is_static));
+    }
     let parts: Vec<&str> = def.name.name.split("::").collect();
     let (simple, scope) = parts.split_last().expect("split gives one part at least");
     if parts.iter().any(|p| p.is_empty()) {
@@ -111,6 +116,7 @@ pub(super) fn function_owner(cx: &mut Context, def: &ast::FunctionDef) -> Option
         is_static: false,
         is_const: def.const_method,
         ctor: false,
+        instance: None,
     };
     let Some(last) = scope.last() else {
         if def.const_method {
@@ -119,11 +125,7 @@ pub(super) fn function_owner(cx: &mut Context, def: &ast::FunctionDef) -> Option
         }
         return Some(owner);
     };
-    if let Some(&class) = cx.struct_names.get(*last) {
-        if scope.len() > 1 {
-            cx.error(Code::CxxUnsupported, def.name.span, "a class inside a namespace is not supported yet").emit();
-            return None;
-        }
+    if let Some(&class) = cx.struct_names.get(&scope.join("::")) {
         owner.class = Some(class);
         owner.ctor = def.ctor_inits.is_some();
         if owner.ctor && simple != last {
@@ -181,7 +183,11 @@ pub(super) fn declare_typedef(cx: &mut Context, def: &ast::TypedefDef) {
     if def.name.name.is_empty() {
         return; // reported by the parser
     }
-    let Some(ty) = cx.resolve_type_name(&def.ty) else { return };
+    let namespaces = def.name.name.split("::").map(str::to_string).collect::<Vec<_>>();
+    let saved = std::mem::replace(&mut cx.decl_scope, namespaces[..namespaces.len() - 1].to_vec());
+    let ty = cx.resolve_type_name(&def.ty);
+    cx.decl_scope = saved;
+    let Some(ty) = ty else { return };
     let name = &def.name.name;
     let clash = match cx.cxx.typedefs.get(name) {
         Some(existing) => *existing != ty,
@@ -218,10 +224,26 @@ impl Context {
             for i in (1..=namespaces.len()).rev() {
                 out.push(format!("{}::{name}", namespaces[..i].join("::")));
             }
+        } else {
+            // A declaration outside any body: a struct's fields, a signature, a typedef.
+            let namespaces = &self.decl_scope;
+            for i in (1..=namespaces.len()).rev() {
+                out.push(format!("{}::{name}", namespaces[..i].join("::")));
+            }
         }
         out.push(name.clone());
         out.extend(self.cxx.using.iter().map(|u| format!("{u}::{name}")));
         out
+    }
+
+    /// The type a struct, class or typedef name stands for here, looked up as
+    /// [`Context::candidates`] orders the qualified names it may mean (`P` inside `namespace
+    /// n` is `n::P`, `m::P` through `namespace m = n;`).
+    pub(super) fn named_type(&self, name: &str) -> Option<Type> {
+        self.candidates(name).into_iter().find_map(|c| match self.cxx.typedefs.get(&c) {
+            Some(ty) => Some(ty.clone()),
+            None => self.struct_names.get(&c).map(|id| Type::Struct(*id)),
+        })
     }
 
     /// What a function or variable name refers to, and its qualified name.

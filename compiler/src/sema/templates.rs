@@ -5,8 +5,9 @@
 //!
 //! - **Arguments** are explicit (`f<int, 4>(p)`, `k<128><<<g, b>>>(p)`, resolved in the scope
 //!   of the use) or deduced from the call's or launch's arguments, clang's way for the common
-//!   parameter forms: `T`, `T *`, `const T *` (and further `*`s). Explicit ones come first; the
-//!   rest are deduced. Non-type parameters take integer constants.
+//!   parameter forms: `T`, `T *`, `const T *` (and further `*`s), `T &`, `const T &`. Explicit
+//!   ones come first; the rest are deduced. A reference parameter binds to its argument as a
+//!   function's does (`refs.rs`), and its pattern is mangled under `R`. Non-type parameters take integer constants.
 //! - **Instantiation is on use and memoised**: the first use of `f<int>` declares the instance
 //!   and checks its body at once (with the user's function state set aside); later uses, and
 //!   a recursive use inside the body, find the same instance.
@@ -32,8 +33,11 @@
 //! arguments, `E0943` a non-type argument that is not an integer constant, `E0944` what cdpc's
 //! templates do not do yet (a template name used as a value, a non-type parameter that is not
 //! an integer, deducing a `const` type), `W0945` an instance host code names with arguments
-//! cdpc cannot evaluate. Class templates, specialisations, default template
-//! arguments and packs are not supported (their syntax does not parse as a device template).
+//! cdpc cannot evaluate. Specialisations, default arguments of function templates and
+//! packs are not supported (their syntax does not parse as a device template); class templates
+//! are `class_templates.rs`'s, and a parameter written as an instance of one (`Buf<T, N> b`)
+//! deduces `T` and `N` from an argument's instance and keeps that pattern for the symbol
+//! (`3BufIT_XT0_EE`).
 
 use super::consteval::{eval, Const};
 use super::expr::{int_const, make, plural};
@@ -60,9 +64,10 @@ pub(super) struct Templates {
     /// Instantiations that failed to declare (reported once).
     failed: HashSet<(String, Vec<TemplateArgValue>)>,
     /// The arguments of the instance being checked, by parameter name.
-    env: Option<Rc<HashMap<String, TemplateArgValue>>>,
-    /// How many instantiations are under way, one inside the other.
-    depth: usize,
+    pub(super) env: Option<Rc<HashMap<String, TemplateArgValue>>>,
+    /// How many instantiations are under way, one inside the other (of function and class
+    /// templates together).
+    pub(super) depth: usize,
     /// The function whose body first requested each instance (for `host.rs`: an instance that
     /// only an unused `__host__ __device__` function requests is not compiled either).
     pub(super) requested_by: HashMap<FuncId, FuncId>,
@@ -77,17 +82,25 @@ impl Templates {
     }
 }
 
-/// Registers a function template (the one with a body, when a prototype comes too).
-pub(super) fn declare(cx: &mut Context, def: &ast::TemplateDef) {
-    let name = &def.function.name;
+/// Whether a template's parameters have distinct names (`E0101` for the first repeated one).
+pub(super) fn distinct_params(cx: &mut Context, params: &[ast::TemplateParam]) -> bool {
     let mut seen: HashMap<&str, Span> = HashMap::new();
-    for p in &def.params {
+    for p in params {
         if let Some(first) = seen.insert(p.name.name.as_str(), p.name.span) {
             cx.error(Code::Redefinition, p.name.span, format!("template parameter `{}` is declared twice", p.name.name))
                 .label(first, "first declared here")
                 .emit();
-            return;
+            return false;
         }
+    }
+    true
+}
+
+/// Registers a function template (the one with a body, when a prototype comes too).
+pub(super) fn declare(cx: &mut Context, def: &ast::TemplateDef) {
+    let name = &def.function.name;
+    if !distinct_params(cx, &def.params) {
+        return;
     }
     match cx.templates.defs.get(&name.name) {
         Some(existing) if existing.function.body.is_some() && def.function.body.is_some() => {
@@ -164,9 +177,10 @@ impl Context {
             return None;
         }
         let mut known = self.explicit_template_args(&def, name, explicit)?;
-        let checked: Vec<Option<hir::Expr>> = args.iter().map(|a| self.expr(a).map(|e| self.rvalue(e))).collect();
+        // Places, since a reference parameter binds to one; their values' types deduce.
+        let checked: Vec<Option<hir::Expr>> = args.iter().map(|a| self.expr(a)).collect();
         let checked: Vec<hir::Expr> = checked.into_iter().collect::<Option<_>>()?;
-        let types: Vec<(Type, Span)> = checked.iter().map(|e| (e.ty.clone(), e.span)).collect();
+        let types: Vec<(Type, Span)> = checked.iter().map(|e| (self.rvalue(e.clone()).ty, e.span)).collect();
         self.deduce(&def, name, &mut known, &types)?;
         let id = self.instantiate(&def, known.into_iter().collect::<Option<Vec<_>>>()?, name.span)?;
         let f = &self.functions[id.0 as usize];
@@ -177,12 +191,25 @@ impl Context {
             return None;
         }
         let params: Vec<Type> = f.param_types().cloned().collect();
+        let refs: Vec<bool> = (0..params.len()).map(|i| f.cxx.ref_params.get(i).copied().unwrap_or(false)).collect();
         let return_type = f.return_type.clone();
         if params.len() != checked.len() {
             return None; // a parameter of the instance failed to check; reported
         }
-        let converted: Vec<Option<hir::Expr>> =
-            checked.into_iter().zip(&params).map(|(e, p)| self.coerce(e, p, Code::TypeMismatch, "argument has the wrong type")).collect();
+        let converted: Vec<Option<hir::Expr>> = checked
+            .into_iter()
+            .zip(&params)
+            .enumerate()
+            .map(|(i, (e, p))| {
+                if refs[i] {
+                    let at = e.span;
+                    self.bind_reference(e, p, &format!("parameter {} of `{}`", i + 1, name.name), at)
+                } else {
+                    let value = self.rvalue(e);
+                    self.coerce(value, p, Code::TypeMismatch, "argument has the wrong type")
+                }
+            })
+            .collect();
         let converted = converted.into_iter().collect::<Option<Vec<_>>>()?;
         self.record_call(id);
         Some(make(ExprKind::Call { func: id, args: converted }, return_type, span))
@@ -377,30 +404,61 @@ impl Context {
                 values.push(None);
                 continue;
             };
-            let value = match (&param.kind, arg) {
-                (ast::TemplateParamKind::Type, ast::TemplateArg::Type(tn)) => self.resolve_type_name(tn).map(TemplateArgValue::Type),
-                (ast::TemplateParamKind::Value(spec), ast::TemplateArg::Value(e)) => self.constant_arg(spec, param, e),
-                (ast::TemplateParamKind::Type, ast::TemplateArg::Value(e)) => {
-                    self.error(Code::TemplateArgumentMismatch, e.span, format!("template parameter `{}` of `{}` is a type, but this is an expression", param.name.name, name.name))
-                        .label(param.span, "declared as a type here")
-                        .emit();
-                    None
-                }
-                (ast::TemplateParamKind::Value(_), ast::TemplateArg::Type(tn)) => {
-                    self.error(Code::TemplateArgumentMismatch, tn.span, format!("template parameter `{}` of `{}` is a constant, but this is a type", param.name.name, name.name))
-                        .label(param.span, "declared as a constant here")
-                        .emit();
-                    None
-                }
-            };
+            let value = self.template_arg(param, arg, &name.name);
             ok &= value.is_some();
             values.push(value);
         }
         ok.then_some(values)
     }
 
+    /// The value of one template argument as written for `param` of the template `name` (a
+    /// function or class template): a type, or an integer constant (`E0942` for the other kind).
+    pub(super) fn template_arg(&mut self, param: &ast::TemplateParam, arg: &ast::TemplateArg, name: &str) -> Option<TemplateArgValue> {
+        match (&param.kind, arg) {
+            (ast::TemplateParamKind::Type, ast::TemplateArg::Type(tn)) => self.resolve_type_name(tn).map(TemplateArgValue::Type),
+            (ast::TemplateParamKind::Value(spec), ast::TemplateArg::Value(e)) => self.constant_arg(spec, param, e),
+            (ast::TemplateParamKind::Type, ast::TemplateArg::Value(e)) => {
+                self.error(Code::TemplateArgumentMismatch, e.span, format!("template parameter `{}` of `{name}` is a type, but this is an expression", param.name.name))
+                    .label(param.span, "declared as a type here")
+                    .emit();
+                None
+            }
+            (ast::TemplateParamKind::Value(_), ast::TemplateArg::Type(tn)) => {
+                self.error(Code::TemplateArgumentMismatch, tn.span, format!("template parameter `{}` of `{name}` is a constant, but this is a type", param.name.name))
+                    .label(param.span, "declared as a constant here")
+                    .emit();
+                None
+            }
+        }
+    }
+
+    /// Records what one argument deduces for the template's parameter `index`; `E0941` when an
+    /// earlier argument deduced something else.
+    #[allow(clippy::too_many_arguments)]
+    fn record_deduced(&mut self, def: &ast::TemplateDef, name: &ast::Ident, known: &mut [Option<TemplateArgValue>], from: &mut [Option<Span>], index: usize, deduced: TemplateArgValue, at: Span) -> Option<()> {
+        match (&known[index], from[index]) {
+            (Some(previous), Some(first)) if *previous != deduced => {
+                let (a, b) = (self.arg_text(previous), self.arg_text(&deduced));
+                let p = &def.params[index].name.name;
+                let what = if matches!(deduced, TemplateArgValue::Type(_)) { "types" } else { "values" };
+                self.error(Code::TemplateDeductionFailed, at, format!("conflicting {what} for `{p}` of `{}`: `{a}` and `{b}`", name.name))
+                    .primary(format!("`{p}` would be `{b}` here"))
+                    .label(first, format!("but `{a}` here"))
+                    .note(format!("give the argument explicitly: `{}<...>(...)`", name.name))
+                    .emit();
+                None
+            }
+            (Some(_), Some(_)) => Some(()),
+            _ => {
+                known[index] = Some(deduced);
+                from[index] = Some(at);
+                Some(())
+            }
+        }
+    }
+
     /// A non-type argument: an integer constant, converted to the parameter's type.
-    fn constant_arg(&mut self, spec: &ast::TypeSpec, param: &ast::TemplateParam, e: &ast::Expr) -> Option<TemplateArgValue> {
+    pub(super) fn constant_arg(&mut self, spec: &ast::TypeSpec, param: &ast::TemplateParam, e: &ast::Expr) -> Option<TemplateArgValue> {
         let ty = self.resolve_spec(spec)?;
         if !ty.is_integer() {
             self.error(Code::TemplateUnsupported, param.span, format!("non-type template parameter `{}` has type {}", param.name.name, self.show(&ty)))
@@ -428,6 +486,47 @@ impl Context {
         let explicit: Vec<bool> = known.iter().map(Option::is_some).collect();
         let mut from: Vec<Option<Span>> = vec![None; known.len()];
         for (param, (arg_ty, arg_span)) in def.function.params.iter().zip(args) {
+            if let ast::TypeSpecKind::Instance(template, written) = &param.ty.kind {
+                // `Buf<T, N> b` from an argument `Buf<float, 2>` (through as many pointers).
+                let levels = param.declarator.pointers.len() + usize::from(!param.declarator.array_dims.is_empty());
+                let inner = strip_pointers(arg_ty, levels).clone();
+                let values = match &inner {
+                    Type::Struct(id) => crate::types::StructLayouts::struct_template(self, *id).map(|(t, v)| (t.to_string(), v.to_vec())),
+                    _ => None,
+                };
+                let wanted = self.candidates(&template.name).into_iter().find(|c| self.class_templates_contains(c));
+                let Some((_, values)) = values.filter(|(t, _)| Some(t) == wanted.as_ref()) else {
+                    if written.iter().any(|a| mentions_param(def, a)) {
+                        self.error(Code::TemplateDeductionFailed, *arg_span, format!("cannot deduce the template arguments of `{}` from an argument of type {}", name.name, self.show(arg_ty)))
+                            .label(param.span, format!("this parameter needs an instance of `{}`", template.name))
+                            .emit();
+                        return None;
+                    }
+                    continue;
+                };
+                for (arg, value) in written.iter().zip(&values) {
+                    let (index, deduced) = match (arg, value) {
+                        (ast::TemplateArg::Type(tn), TemplateArgValue::Type(ty)) if tn.pointers.is_empty() => match &tn.spec.kind {
+                            ast::TypeSpecKind::Struct(n) if !tn.spec.is_const && !tn.spec.is_volatile => match type_param_index(def, &n.name) {
+                                Some(i) => (i, TemplateArgValue::Type(ty.clone())),
+                                None => continue,
+                            },
+                            _ => continue,
+                        },
+                        (ast::TemplateArg::Value(ast::Expr { kind: ast::ExprKind::Ident(n), .. }), TemplateArgValue::Int { value, .. }) => {
+                            let Some(i) = def.params.iter().position(|p| p.name.name == n.name) else { continue };
+                            let ast::TemplateParamKind::Value(spec) = &def.params[i].kind else { continue };
+                            let ty = self.resolve_spec(spec)?;
+                            (i, TemplateArgValue::Int { value: *value, ty })
+                        }
+                        _ => continue,
+                    };
+                    if !explicit[index] {
+                        self.record_deduced(def, name, known, &mut from, index, deduced, *arg_span)?;
+                    }
+                }
+                continue;
+            }
             let ast::TypeSpecKind::Struct(base) = &param.ty.kind else { continue };
             let Some(index) = type_param_index(def, &base.name) else { continue };
             if explicit[index] {
@@ -458,23 +557,7 @@ impl Context {
                     }
                 }
             }
-            let deduced = TemplateArgValue::Type(ty);
-            match (&known[index], from[index]) {
-                (Some(previous), Some(first)) if *previous != deduced => {
-                    let (a, b) = (self.arg_text(previous), self.arg_text(&deduced));
-                    self.error(Code::TemplateDeductionFailed, *arg_span, format!("conflicting types for `{}` of `{}`: `{a}` and `{b}`", base.name, name.name))
-                        .primary(format!("`{}` would be `{b}` here", base.name))
-                        .label(first, format!("but `{a}` here"))
-                        .note(format!("give the argument explicitly: `{}<...>(...)`", name.name))
-                        .emit();
-                    return None;
-                }
-                (Some(_), Some(_)) => {}
-                _ => {
-                    known[index] = Some(deduced);
-                    from[index] = Some(*arg_span);
-                }
-            }
+            self.record_deduced(def, name, known, &mut from, index, TemplateArgValue::Type(ty), *arg_span)?;
         }
         if let Some(i) = known.iter().position(Option::is_none) {
             let param = &def.params[i];
@@ -525,13 +608,25 @@ impl Context {
                 return None; // a parameter failed to check; reported
             }
             f.template = Some(Box::new(TemplateInstance {
-                return_pattern: pattern(def, &def.function.return_type.spec, &def.function.return_type.pointers, false, &f.return_type),
+                return_pattern: pattern(self, def, &def.function.return_type.spec, &def.function.return_type.pointers, false, &f.return_type),
                 param_patterns: def
                     .function
                     .params
                     .iter()
                     .zip(f.param_types())
-                    .map(|(p, ty)| pattern(def, &p.ty, &p.declarator.pointers, !p.declarator.array_dims.is_empty(), ty))
+                    .map(|(p, ty)| match p.declarator.reference {
+                        // `T &x`, `const Buf<T> &b`: the referred type's pattern, under `R`.
+                        Some(_) => {
+                            let referred = ty.pointee().cloned().unwrap_or_else(|| ty.clone());
+                            let quals = p.declarator.pointers.last().map(|l| l.quals()).unwrap_or(p.ty.quals());
+                            let pointee = match pattern(self, def, &p.ty, &p.declarator.pointers, false, &referred) {
+                                TypePattern::Concrete(_) => TypePattern::Concrete(referred.clone()),
+                                generic => generic,
+                            };
+                            TypePattern::Reference { pointee: Box::new(pointee), pointee_quals: quals }
+                        }
+                        None => pattern(self, def, &p.ty, &p.declarator.pointers, !p.declarator.array_dims.is_empty(), ty),
+                    })
                     .collect(),
                 args: args.clone(),
             }));
@@ -567,7 +662,7 @@ impl Context {
     }
 
     /// A template argument as a message writes it.
-    fn arg_text(&self, arg: &TemplateArgValue) -> String {
+    pub(super) fn arg_text(&self, arg: &TemplateArgValue) -> String {
         match arg {
             TemplateArgValue::Type(ty) => DisplayType { ty, structs: self }.to_string(),
             TemplateArgValue::Int { value, ty: Type::Int(kind) } if !kind.is_signed(&self.target) => format!("{}", *value as u64),
@@ -583,10 +678,19 @@ fn type_param_index(def: &ast::TemplateDef, name: &str) -> Option<usize> {
 
 /// A type as the template writes it: a template parameter under its pointers, or the concrete
 /// type it resolved to.
-fn pattern(def: &ast::TemplateDef, spec: &ast::TypeSpec, pointers: &[ast::PointerLevel], decays: bool, resolved: &Type) -> TypePattern {
-    let ast::TypeSpecKind::Struct(base) = &spec.kind else { return TypePattern::Concrete(resolved.clone()) };
-    let Some(index) = type_param_index(def, &base.name) else { return TypePattern::Concrete(resolved.clone()) };
-    let mut p = TypePattern::Param(index as u32);
+fn pattern(cx: &Context, def: &ast::TemplateDef, spec: &ast::TypeSpec, pointers: &[ast::PointerLevel], decays: bool, resolved: &Type) -> TypePattern {
+    let mut p = match &spec.kind {
+        ast::TypeSpecKind::Struct(base) => match type_param_index(def, &base.name) {
+            Some(index) => TypePattern::Param(index as u32),
+            None => return TypePattern::Concrete(resolved.clone()),
+        },
+        // `Buf<T, 2>`: an instance written with the template's parameters.
+        ast::TypeSpecKind::Instance(_, args) => match instance_pattern(cx, def, args, strip_pointers(resolved, pointers.len() + usize::from(decays))) {
+            Some(p) => p,
+            None => return TypePattern::Concrete(resolved.clone()),
+        },
+        ast::TypeSpecKind::Builtin(_) => return TypePattern::Concrete(resolved.clone()),
+    };
     let mut quals = spec.quals();
     for level in pointers {
         p = TypePattern::Pointer { pointee: Box::new(p), pointee_quals: quals };
@@ -596,6 +700,60 @@ fn pattern(def: &ast::TemplateDef, spec: &ast::TypeSpec, pointers: &[ast::Pointe
         p = TypePattern::Pointer { pointee: Box::new(p), pointee_quals: quals };
     }
     p
+}
+
+/// Whether a class template's argument as written names one of the template's parameters.
+fn mentions_param(def: &ast::TemplateDef, arg: &ast::TemplateArg) -> bool {
+    match arg {
+        ast::TemplateArg::Type(tn) => match &tn.spec.kind {
+            ast::TypeSpecKind::Struct(n) => type_param_index(def, &n.name).is_some(),
+            ast::TypeSpecKind::Instance(_, args) => args.iter().any(|a| mentions_param(def, a)),
+            ast::TypeSpecKind::Builtin(_) => false,
+        },
+        ast::TemplateArg::Value(ast::Expr { kind: ast::ExprKind::Ident(n), .. }) => def.params.iter().any(|p| p.name.name == n.name),
+        ast::TemplateArg::Value(_) => false,
+    }
+}
+
+/// `ty` under `levels` pointers.
+fn strip_pointers(ty: &Type, levels: usize) -> &Type {
+    let mut ty = ty;
+    for _ in 0..levels {
+        match ty {
+            Type::Pointer { pointee, .. } => ty = pointee,
+            _ => break,
+        }
+    }
+    ty
+}
+
+/// The pattern of a class template's instance written with the function template's parameters
+/// (`Buf<T, N>`), `resolved` the instance it gave; `None` when no argument names a parameter
+/// (the instance is then a concrete type).
+fn instance_pattern(cx: &Context, def: &ast::TemplateDef, args: &[ast::TemplateArg], resolved: &Type) -> Option<TypePattern> {
+    let Type::Struct(id) = resolved else { return None };
+    let (template, values) = crate::types::StructLayouts::struct_template(cx, *id)?;
+    let mut generic = false;
+    let mut out = Vec::with_capacity(values.len());
+    for (i, value) in values.iter().enumerate() {
+        let arg = match (args.get(i), value) {
+            (Some(ast::TemplateArg::Type(tn)), TemplateArgValue::Type(ty)) => {
+                let p = pattern(cx, def, &tn.spec, &tn.pointers, false, ty);
+                generic |= !matches!(p, TypePattern::Concrete(_));
+                hir::PatternArg::Type(p)
+            }
+            (Some(ast::TemplateArg::Value(ast::Expr { kind: ast::ExprKind::Ident(name), .. })), _)
+                if def.params.iter().any(|p| p.name.name == name.name && matches!(p.kind, ast::TemplateParamKind::Value(_))) =>
+            {
+                generic = true;
+                hir::PatternArg::ValueParam(def.params.iter().position(|p| p.name.name == name.name).expect("just found") as u32)
+            }
+            (_, TemplateArgValue::Type(ty)) => hir::PatternArg::Type(TypePattern::Concrete(ty.clone())),
+            (_, value) => hir::PatternArg::Value(value.clone()),
+        };
+        out.push(arg);
+    }
+    generic.then(|| TypePattern::Instance { template: template.to_string(), args: out })
 }
 
 /// Where a template argument was written.

@@ -352,3 +352,45 @@ fn a_prototype_of_an_intrinsic_declares_the_intrinsic() {
     // A prototype of a function of the program's own, never defined, is still E0104.
     assert_eq!(codes("__device__ int twice(int x);\n__global__ void k(int *p) { p[0] = twice(1); }"), ["E0104"]);
 }
+
+const BUF: &str = "template <typename T, int N = 4> struct Buf { static constexpr int size = N; T data[N]; \
+                   __device__ T sum() const { T s = 0; for (int i = 0; i < N; i++) s += data[i]; return s; } };\n\
+                   struct P { char c; double d; };\n";
+
+#[test]
+fn class_template_instances_are_made_once_per_argument_list() {
+    // `Buf<int>` is `Buf<int, 4>` (the default); `Buf<int, 2 + 2>` too (its value).
+    let m = module_of(&format!("{BUF}__global__ void k(Buf<int> a, Buf<int, 4> *b, Buf<int, 2 + 2> c, Buf<short, 2> d) {{ }}"));
+    let names: Vec<&str> = m.structs.iter().map(|s| s.name.as_str()).filter(|n| n.starts_with("Buf<")).collect();
+    assert_eq!(names, ["Buf<int, 4>", "Buf<short, 2>"]);
+    let k = m.functions.iter().find(|f| f.name == "k").unwrap();
+    let types: Vec<&Type> = k.param_types().collect();
+    assert_eq!(types[0], types[2]);
+    assert_eq!(types[1], &Type::pointer_to(types[0].clone()));
+}
+
+#[test]
+fn class_template_members_are_checked_when_used() {
+    // `Buf<P, 1>::sum` cannot add `P`s, but nothing calls it: C++ does not instantiate it, and
+    // the module has no body for it.
+    let m = module_of(&format!("{BUF}__global__ void k(Buf<P, 1> p, Buf<int> b, int *out) {{ *out = b.sum(); }}"));
+    let sums: Vec<bool> = m.functions.iter().filter(|f| f.name == "sum").map(|f| f.body.is_some()).collect();
+    assert_eq!(sums, [false, true], "Buf<P, 1>::sum declared only, Buf<int, 4>::sum defined");
+}
+
+#[test]
+fn class_template_members_have_the_instances_types() {
+    let prelude = "template <typename T, int N = 4> struct Buf { static constexpr long size = N; T data[N]; };\n";
+    let source = |expr: &str| format!("{prelude}__device__ void probe(Buf<short, 2> b, Buf<float> *p) {{ {expr}; }}");
+    let type_of = |expr: &str| {
+        let m = module_of(&source(expr));
+        let f = m.functions.iter().find(|f| f.name == "probe").unwrap();
+        let Some(Stmt::Expr(e)) = f.body.as_ref().unwrap().stmts.last() else { panic!("no expression statement") };
+        DisplayType { ty: &e.ty, structs: &m }.to_string()
+    };
+    assert_eq!(type_of("b.data[1]"), "short");
+    assert_eq!(type_of("p->data"), "float[4]");
+    assert_eq!(type_of("Buf<short, 2>::size"), "long");
+    assert_eq!(type_of("b.size + p->size"), "long");
+    assert_eq!(type_of("sizeof(Buf<double, 3>)"), "unsigned long");
+}

@@ -71,3 +71,17 @@ pub fn nvcc_ptx_with(source: &str, options: &[&str]) -> Option<String> {
     run(&nvcc, dir.path(), &args);
     Some(std::fs::read_to_string(dir.path().join("oracle.ptx")).expect("nvcc wrote the PTX"))
 }
+
+/// The functions a PTX text defines: (linkage, symbol) of every `.entry` and `.func` that is
+/// not `.extern` (`host_template_launch.rs`, `cxx_types_ptx.rs`).
+pub fn ptx_functions(ptx: &str) -> std::collections::BTreeSet<(String, String)> {
+    ptx.lines()
+        .map(str::trim)
+        .filter(|l| (l.contains(".entry ") || l.contains(".func ")) && !l.starts_with(".extern") && !l.starts_with("//"))
+        .filter_map(|l| {
+            let linkage = l.split_whitespace().next()?.to_string();
+            let name = l.split_whitespace().find(|w| w.starts_with("_Z") || (!w.starts_with('.') && !w.starts_with('(') && w.ends_with('(')))?;
+            Some((linkage, name.trim_end_matches('(').to_string()))
+        })
+        .collect()
+}

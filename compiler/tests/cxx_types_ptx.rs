@@ -1,0 +1,276 @@
+//! C++ types against nvcc, the oracle: structs, classes and typedefs declared in namespaces
+//! (named `n::P`, from inside the namespace, through `using namespace` and namespace aliases),
+//! their member functions, and class templates' instances (`Buf<int, 4>`).
+//!
+//! Each case is compiled by nvcc (`-arch=sm_90 -rdc=true -ptx`) and by cdpc; the `.entry` and
+//! `.func` symbols (with their linkage) must be the same, nvcc's must include the symbols the
+//! case is about (so that the comparison proves something), and every kernel's `.param` list
+//! (each parameter's alignment and size, which is the struct layout a launch stores) must be
+//! the same. Skipped with a printed reason when nvcc is absent.
+
+use crate::build_common::{nvcc_ptx, ptx_functions as functions};
+use cdpc::driver::{self, CompileOptions, Emit};
+use std::collections::BTreeMap;
+
+/// Every kernel's parameter list: its `.param` lines without the pointer annotations
+/// (`.ptr .align 1`, which cdpc writes and nvcc does not).
+fn kernel_params(ptx: &str) -> BTreeMap<String, Vec<String>> {
+    let mut out = BTreeMap::new();
+    let mut lines = ptx.lines().map(str::trim);
+    while let Some(line) = lines.next() {
+        let Some(rest) = line.split(".entry ").nth(1) else { continue };
+        let name = rest.trim_end_matches('(').to_string();
+        let mut params = Vec::new();
+        for p in lines.by_ref() {
+            if !p.starts_with(".param") {
+                break;
+            }
+            let words: Vec<&str> = p.trim_end_matches(',').split_whitespace().collect();
+            let mut kept = Vec::new();
+            let mut i = 0;
+            while i < words.len() {
+                match words[i] {
+                    ".ptr" => i += 1,
+                    ".global" | ".shared" | ".const" | ".local" if kept.last() != Some(&".param".to_string()) => i += 1,
+                    ".align" if words.get(i + 2).is_some_and(|w| !w.starts_with(".b8")) && kept.len() >= 2 => i += 2,
+                    w => {
+                        kept.push(w.to_string());
+                        i += 1;
+                    }
+                }
+            }
+            params.push(kept.join(" "));
+        }
+        out.insert(name, params);
+    }
+    out
+}
+
+fn cdpc_ptx(source: &str) -> String {
+    let options = CompileOptions { emit: Emit::Ptx, ..CompileOptions::default() };
+    match driver::compile(source, &options) {
+        Ok(compiled) => String::from_utf8(compiled.output).unwrap(),
+        Err(e) => panic!("cdpc failed: {e}\n{source}"),
+    }
+}
+
+/// Compiles `source` with both compilers and compares symbols and kernel parameters.
+fn compare(what: &str, source: &str, expected: &[&str]) -> bool {
+    let Some(nvcc) = nvcc_ptx(source) else { return false };
+    let ours = cdpc_ptx(source);
+    let (mut theirs, mine) = (functions(&nvcc), functions(&ours));
+    // nvcc also writes the base-object constructor (`C2`), which cdpc does not (`mangle.rs`),
+    // and clones of its own (`_Z3useP3BufIiLi4EE$1`, a local copy of a visible function).
+    theirs.retain(|(_, s)| !s.contains("C2E") && !s.contains('$'));
+    for symbol in expected {
+        assert!(theirs.iter().any(|(_, s)| s == symbol), "{what}: nvcc does not define `{symbol}`: {theirs:?}");
+    }
+    assert_eq!(mine, theirs, "{what}: the functions differ (left cdpc, right nvcc)\n{source}");
+    assert_eq!(kernel_params(&ours), kernel_params(&nvcc), "{what}: kernel parameters differ (left cdpc, right nvcc)\n{source}");
+    true
+}
+
+#[test]
+fn kernel_params_reads_alignment_and_size() {
+    let ptx = ".visible .entry _Z1kPi(\n\t.param .align 8 .b8 _Z1kPi_param_0[16],\n\t.param .u64 .ptr .align 1 _Z1kPi_param_1\n)\n";
+    let params = kernel_params(ptx);
+    assert_eq!(params["_Z1kPi"], [".param .align 8 .b8 _Z1kPi_param_0[16]", ".param .u64 _Z1kPi_param_1"]);
+}
+
+#[test]
+fn types_in_namespaces() {
+    let cases: &[(&str, &str, &[&str])] = &[
+        (
+            "a struct in a namespace, by qualified name",
+            "namespace n { struct P { int x; }; }\n__global__ void k(n::P p, int *o) { n::P q = p; *o = q.x; }\n",
+            &["_Z1kN1n1PEPi"],
+        ),
+        (
+            "nested namespaces, typedefs, unqualified names inside, member functions",
+            r#"
+namespace n {
+struct P { int x; float y; };
+typedef P PT;
+struct Q : P { int z; __device__ int get() const { return x + z; } __device__ void set(P p); __device__ void f(); };
+__device__ void Q::set(P p) { x = p.x; }
+namespace m { struct R { P p; double d; char c; }; }
+__device__ int use(P p, m::R *r) { Q q; q.set(p); q.f(); return q.get() + r->p.x; }
+}
+__device__ void n::Q::f() { z = 0; }
+namespace al = n;
+using namespace n;
+__global__ void k(n::P p, int *o) { n::P q = p; *o = q.x; }
+__global__ void k2(al::m::R r, PT t, Q *q, int *o) { *o = n::use(t, &r) + q->get(); }
+__global__ void k3(n::m::R r, n::m::R *s, P p, n::Q q) { s->p = p; }
+"#,
+            &["_ZN1n1Q3setENS_1PE", "_ZN1n1Q1fEv", "_ZN1n3useENS_1PEPNS_1m1RE", "_Z2k2N1n1m1RENS_1PEPNS_1QEPi", "_Z2k3N1n1m1REPS1_NS_1PENS_1QE"],
+        ),
+        (
+            "a class with a constructor in a namespace, two namespaces with the same class name",
+            r#"
+namespace a {
+class V { public: int v[3]; __device__ V(int x); __device__ int sum() const; };
+__device__ V::V(int x) { v[0] = x; v[1] = x; v[2] = x; }
+}
+__device__ int a::V::sum() const { return v[0] + v[1] + v[2]; }
+namespace b { struct V { char c; double d; }; __device__ int g(V v, a::V w) { return v.c + w.sum(); } }
+__global__ void k(a::V v, b::V w, int *o) { a::V x(3); *o = x.sum() + b::g(w, v); }
+"#,
+            &["_ZN1a1VC1Ei", "_ZNK1a1V3sumEv", "_ZN1b1gENS_1VEN1a1VE", "_Z1kN1a1VEN1b1VEPi"],
+        ),
+    ];
+    for (what, source, expected) in cases {
+        if !compare(what, source, expected) {
+            return;
+        }
+    }
+}
+
+#[test]
+fn class_templates() {
+    let cases: &[(&str, &str, &[&str])] = &[
+        (
+            "instances as kernel parameters (by value, pointer, reference), nested with `>>`, defaults, members in and out of class",
+            r#"
+template <typename T, int N = 4> struct Buf { T data[N]; __device__ __noinline__ T sum() const { T s = 0; for (int i = 0; i < N; i++) s += data[i]; return s; } __device__ void fill(T v); __device__ void add(const Buf &o); };
+template <typename T, int N> __device__ __noinline__ void Buf<T, N>::fill(T v) { for (int i = 0; i < N; i++) data[i] = v; }
+template <typename T, int N> __device__ __noinline__ void Buf<T, N>::add(const Buf &o) { for (int i = 0; i < N; i++) data[i] += o.data[i]; }
+struct P { char c; double d; };
+namespace n { template <class T> struct W { T v; char tag; }; struct Q { int q; }; }
+__device__ __noinline__ int use(Buf<int, 4> *b) { b->fill(1); b->add(*b); return b->sum(); }
+__global__ void k(Buf<int, 4> b, int *o) { *o = b.sum() + use(&b); }
+__global__ void k2(Buf<Buf<int, 2>, 3> b, Buf<int> c, Buf<int, 2> d, Buf<char, 3> e) { }
+__global__ void k3(n::W<P> w, n::W<n::Q> *x, n::W<n::W<short>> y, Buf<P, 1> z, Buf<int, 4> &r) { }
+__global__ void k5(Buf<unsigned, 3u> a, Buf<long, -2 + 5> b, Buf<bool, 1> c, Buf<int *, 2> d, Buf<const int *, 2> e) {}
+"#,
+            &[
+                "_Z1k3BufIiLi4EEPi",
+                "_ZNK3BufIiLi4EE3sumEv",
+                "_ZN3BufIiLi4EE4fillEi",
+                "_ZN3BufIiLi4EE3addERKS0_",
+                "_Z2k23BufIS_IiLi2EELi3EES_IiLi4EES0_S_IcLi3EE",
+                "_Z2k3N1n1WI1PEEPNS0_INS_1QEEENS0_INS0_IsEEEE3BufIS1_Li1EERS8_IiLi4EE",
+                "_Z2k53BufIjLi3EES_IlLi3EES_IbLi1EES_IPiLi2EES_IPKiLi2EE",
+            ],
+        ),
+        (
+            "instances in function templates' signatures: explicit and deduced arguments, defaults, non-type parameters",
+            r#"
+template <typename T, int N = 4> struct Buf { T data[N]; __device__ T first() const { return data[0]; } };
+template <class T> __global__ void kt(Buf<T, 2> b, T *out) { *out = b.data[0]; }
+template <class T, int M> __global__ void kt2(Buf<T, M> b, Buf<T, M> *c) { }
+template <class T> __device__ __noinline__ T get(const Buf<T> *b, Buf<Buf<T, 1>, 2> *e) { return b->first(); }
+__device__ Buf<char, 5> gc;
+__global__ void launcher(float *f) { Buf<float, 2> b; b.data[0] = 1; kt<float><<<1, 1>>>(b, f); kt<<<1,1>>>(b, f); kt2<<<1,1>>>(gc, &gc); Buf<int> d; f[1] = get(&d, (Buf<Buf<int, 1>, 2> *)0); }
+"#,
+            &["_Z2ktIfEv3BufIT_Li2EEPS1_", "_Z3kt2IcLi5EEv3BufIT_XT0_EEPS2_", "_Z3getIiET_PK3BufIS0_Li4EEPS1_IS1_IS0_Li1EELi2EE"],
+        ),
+        (
+            "a class template in a namespace: constructors, static and const members, a member returning the instance, locals and temporaries",
+            r#"
+namespace ns {
+template <typename T, int N = 2> class Vec {
+public:
+    T v[N];
+    __device__ Vec(T x) { for (int i = 0; i < N; i++) v[i] = x; }
+    __device__ __noinline__ T dot(const Vec &o) const { T s = 0; for (int i = 0; i < N; i++) s += v[i] * o.v[i]; return s; }
+    __device__ static __noinline__ int size() { return N; }
+    __device__ Vec scaled(T k) const;
+};
+template <typename T, int N> __device__ __noinline__ Vec<T, N> Vec<T, N>::scaled(T k) const { Vec r(0); for (int i = 0; i < N; i++) r.v[i] = v[i] * k; return r; }
+__device__ __noinline__ float norm2(Vec<float, 3> a) { return a.dot(a); }
+}
+using namespace ns;
+__global__ void k(Vec<float, 3> a, ns::Vec<double> b, float *out) {
+    Vec<float, 3> c(2.0f);
+    Vec<float, 3> d = c.scaled(3.0f);
+    out[0] = d.dot(a) + norm2(c);
+    Vec<int, 3> e(1);
+    out[2] = e.dot(Vec<int, 3>(2));
+    out[1] = (float)b.dot(b);
+}
+"#,
+            &["_Z1kN2ns3VecIfLi3EEENS0_IdLi2EEEPf", "_ZNK2ns3VecIfLi3EE6scaledEf", "_ZNK2ns3VecIfLi3EE3dotERKS1_", "_ZN2ns5norm2ENS_3VecIfLi3EEE", "_ZNK2ns3VecIdLi2EE3dotERKS1_"],
+        ),
+        (
+            "an instance as a field, static members through an object, explicit and deduced non-type arguments of launched kernel templates",
+            r#"
+template <typename T, int N = 2> struct Buf { T data[N]; __device__ static int size() { return N; } __device__ T sum() const { T s = 0; for (int i = 0; i < N; i++) s += data[i]; return s; } };
+struct Holder { Buf<float> b; int tag; };
+template <class T, int M> __global__ void kt(Buf<T, M> b, T *out) { *out = b.sum() + b.size(); }
+__device__ float *gf;
+__global__ void k(Holder h, Buf<float, 3> *p, float *out) { Buf<float, 2> b = h.b; out[0] = b.sum() + p->sum() + b.size(); kt<float, 2><<<1, 1>>>(b, gf); kt<<<1, 1>>>(*p, gf); }
+"#,
+            &["_Z1k6HolderP3BufIfLi3EEPf", "_Z2ktIfLi2EEv3BufIT_XT0_EEPS1_", "_Z2ktIfLi3EEv3BufIT_XT0_EEPS1_"],
+        ),
+        (
+            "instances nested three deep, closed by `>>` and `>>>`, a shift inside parentheses as an argument",
+            r#"
+template <typename T, int N = 1> struct Buf { T x[N]; };
+__global__ void k(Buf<Buf<Buf<int>>> a, Buf<Buf<Buf<Buf<char, 3>>, 2>> *b, Buf<Buf<Buf<short, 2>, (8 >> 2)>> c) { }
+"#,
+            &["_Z1k3BufIS_IS_IiLi1EELi1EELi1EEPS_IS_IS_IS_IcLi3EELi1EELi2EELi1EES_IS_IS_IsLi2EELi2EELi1EE"],
+        ),
+        (
+            "static constexpr members in the layout and in constants, static member functions named through the instance",
+            r#"
+template <typename T, int N = 2> struct Buf {
+    static constexpr int size = N * 2;
+    static const int twice = size * 2;
+    T data[size];
+    __device__ static __noinline__ int count(int x) { return x * size + twice; }
+    __device__ __noinline__ T last() const { return data[size - 1]; }
+};
+__global__ void k(Buf<float, 3> b, float *out) {
+    out[0] = b.last() + Buf<int, 4>::count((int)out[2]) + Buf<float, 3>::size;
+    int a[Buf<char>::twice];
+    a[0] = 1;
+    out[1] = a[0] + b.size;
+}
+"#,
+            &["_Z1k3BufIfLi3EEPf", "_ZN3BufIiLi4EE5countEi", "_ZNK3BufIfLi3EE4lastEv"],
+        ),
+        (
+            "kernel templates instantiated for instances by host code and by an explicit instantiation",
+            r#"
+template <typename T, int N = 2> struct Buf { T data[N]; };
+template <class T> __global__ void kt(Buf<T, 2> b, T *out) { *out = b.data[0]; }
+template <class B> __global__ void kb(B *b, int *out) { *out = sizeof(B); }
+template __global__ void kt<double>(Buf<double, 2>, double *);
+int main() {
+    Buf<float, 2> b;
+    kt<float><<<1, 1>>>(b, (float *)0);
+    kb<Buf<Buf<char, 3>>><<<1, 1>>>(0, 0);
+    return 0;
+}
+"#,
+            &["_Z2ktIdEv3BufIT_Li2EEPS1_", "_Z2ktIfEv3BufIT_Li2EEPS1_", "_Z2kbI3BufIS0_IcLi3EELi2EEEvPT_Pi"],
+        ),
+        (
+            "function templates with reference parameters, of instances and of their own parameters",
+            r#"
+template <typename T, int N = 4> struct Buf { T data[N]; };
+template <class T> __device__ __noinline__ T first(const Buf<T> &b) { return b.data[0]; }
+template <class T> __device__ __noinline__ void inc(T &x, const T &by) { x += by; }
+template <class T, int M> __device__ __noinline__ void fill(Buf<T, M> &b, T v) { for (int i = 0; i < M; i++) b.data[i] = v; }
+__global__ void k(Buf<int> b, float *out) {
+    Buf<float, 3> f;
+    fill(f, 2.0f);
+    float x = first(b) + f.data[1];
+    inc(x, 1.5f);
+    int *p = &b.data[0];
+    int d = 1;
+    inc(d, 2);
+    p[1] = d;
+    out[0] = x + *p;
+}
+"#,
+            &["_Z4fillIfLi3EEvR3BufIT_XT0_EES1_", "_Z5firstIiET_RK3BufIS0_Li4EE", "_Z3incIfEvRT_RKS0_", "_Z3incIiEvRT_RKS0_"],
+        ),
+    ];
+    for (what, source, expected) in cases {
+        if !compare(what, source, expected) {
+            return;
+        }
+    }
+}
