@@ -39,7 +39,14 @@ PROGRAMS = {
     "GC": (["kernel.base.cu"], ["main.cu", "graphColoring.cu"], ["-o", "1"]),
     "SP": (["kernel.base.cu"], ["main.cu"], ["-o", "1"]),
     "SSSP": (["kernel.base.cu"], ["main.cu"], ["-o", "1"]),
+    "QT": (["kernel.base.cu"], ["main.cu"], ["-o", "1"]),
 }
+# What QT needs beyond its Makefile to build with CUDA 13 at all, as in corpus-gpu.sh
+# (`host_compat`, `nvcc_rewrite`; docs/CORPUS.md): host-code compatibility for every variant,
+# and for nvcc's build a copy of the device code with the pre-CUDA-9 warp votes rewritten to
+# their `_sync` forms over `__activemask()` (what cdpc compiles the original to).
+HOST_COMPAT = {"QT": ["-DcomputeMode=major", "-DclockRate=major", "--pre-include", "thrust/host_vector.h"]}
+NVCC_REWRITE = {"QT": [("__any(", "__any_sync(__activemask(), "), ("__ballot(", "__ballot_sync(__activemask(), "), ("__shfl_up(", "__shfl_up_sync(__activemask(), ")]}
 FLAGS = ["-Xcompiler", "-fPIC", "-m64", "--default-stream", "per-thread", "-I.", "-I../../include"]
 # KLAP's host code calls cudaThreadSynchronize, gone from CUDA 13 (docs/CORPUS.md).
 COMPAT = "-DcudaThreadSynchronize=cudaDeviceSynchronize"
@@ -59,7 +66,7 @@ def build(root: str, name: str, variant: str, work: str, args: argparse.Namespac
     """The program's executable for `variant`, or None and the build log."""
     device, other, _ = PROGRAMS[name]
     folder = os.path.join(work, "klap", "test", name)
-    flags = FLAGS + [f"-I{shim}", COMPAT, "-arch=sm_90", "-dc"]
+    flags = FLAGS + [f"-I{shim}", COMPAT, *HOST_COMPAT.get(name, []), "-arch=sm_90", "-dc"]
     log = []
     objects = []
     for f in other:  # host code, the same for every variant: compiled once
@@ -73,7 +80,16 @@ def build(root: str, name: str, variant: str, work: str, args: argparse.Namespac
     for f in device:
         o = f"{f[:-3]}.{variant}.o"
         if VARIANTS[variant] is None:
-            cmd = [args.nvcc, *flags, "-c", f, "-o", o]
+            source = f
+            if name in NVCC_REWRITE:
+                source = f"{f[:-3]}.nvcc.cu"
+                with open(os.path.join(folder, f)) as original:
+                    text = original.read()
+                for old, new in NVCC_REWRITE[name]:
+                    text = text.replace(old, new)
+                with open(os.path.join(folder, source), "w") as rewritten:
+                    rewritten.write(text)
+            cmd = [args.nvcc, *flags, "-c", source, "-o", o]
         else:
             cmd = [sys.executable, os.path.join(root, "samples/harness/nvcc-cdpc.py"), "--cdpc", args.cdpc, "--nvcc", args.nvcc,
                    "--cuda-home", args.cuda_home, *[f"--cdpc-arg={a}" for a in VARIANTS[variant]], "--", *flags, "-c", f, "-o", o]
