@@ -274,3 +274,18 @@ __global__ void k(Buf<int> b, float *out) {
         }
     }
 }
+
+/// `inline` on a definition alone makes the function inline, as on any declaration
+/// ([dcl.inline]): lonestargpu (KLAP's MST, SP, SSSP) declares `Graph`'s members in the class
+/// and defines them out of it as `inline __device__`; nvcc emits none that nothing calls.
+#[test]
+fn inline_on_the_definition_alone() {
+    let source = r#"
+struct G { int n; __device__ void a(); __device__ int b() { return n; } };
+inline __device__ void G::a() { n = 1; }
+__device__ int g(int x);
+inline __device__ int g(int x) { return x * 2; }
+__global__ void k(G *p) { p->n = 2; }
+"#;
+    compare("inline on the definition alone", source, &["_Z1kP1G"]);
+}

@@ -322,6 +322,12 @@ fn declare_function(cx: &mut Context, def: &ast::FunctionDef) {
                 f.attrs.inline = candidate.attrs.inline.or(f.attrs.inline);
                 cx.cxx.has_definition.insert(id);
             }
+            // `inline` on any declaration makes the function inline ([dcl.inline]), as
+            // lonestargpu's `inline __device__ void Graph::initLevels() {...}` for a member
+            // declared without it: nvcc then leaves it out where nothing calls it.
+            if candidate.attrs.odr_inline {
+                cx.functions[id.0 as usize].attrs.odr_inline = true;
+            }
             cx.cxx.decl_of.insert(def.span, id);
             super::scope::record_defaults(cx, id, def);
         }
