@@ -186,9 +186,8 @@ struct Plan {
 }
 
 impl Plan {
-    /// Notes an aggregated site of function `fid`: its child and its dynamic shared memory.
-    fn add_child(&mut self, module: &Module, fid: FuncId, s: &Site) {
-        let bytes = site_shared_mem(module, fid, s).unwrap_or(0);
+    /// Notes an aggregated site: its child, and the dynamic shared memory it asks for.
+    fn add_child(&mut self, s: &Site, bytes: u64) {
         self.children.insert(s.launch.kernel);
         let largest = self.shared_mem.entry(s.launch.kernel).or_insert(0);
         *largest = (*largest).max(bytes);
@@ -199,11 +198,11 @@ impl Plan {
 /// says why it is not aggregated per block.
 fn plan_at_sites(module: &Module, fid: FuncId, sites: &[Site], instead_of_block: bool, plan: &mut Plan) {
     for s in sites {
-        match site_reason(module, fid, s, Granularity::Warp) {
-            Some(why) => plan.remarks.push(remark(module, s, &why)),
-            None => {
+        match site_check(module, fid, s, Granularity::Warp) {
+            Err(why) => plan.remarks.push(remark(module, s, &why)),
+            Ok(bytes) => {
                 plan.at_site.entry(fid).or_default().insert((s.launch.span.start, s.launch.span.end));
-                plan.add_child(module, fid, s);
+                plan.add_child(s, bytes);
                 plan.at_site_children.insert(s.launch.kernel);
                 if instead_of_block {
                     let child = &module.function(s.launch.kernel).name;
@@ -227,19 +226,19 @@ fn plan_at_block_end(module: &Module, facts: &Facts, fid: FuncId, sites: &[Site]
     let mut eligible = Vec::new();
     let mut direct_null: Vec<&Site> = Vec::new();
     for s in sites {
-        let why = if f.kind != FunctionKind::Kernel {
-            Some(format!("the launch is in the device function `{}`; only launches in kernels are aggregated{WARP_HINT}", f.name))
+        let checked = if f.kind != FunctionKind::Kernel {
+            Err(format!("the launch is in the device function `{}`; only launches in kernels are aggregated{WARP_HINT}", f.name))
         } else {
-            site_reason(module, fid, s, Granularity::Block)
+            site_check(module, fid, s, Granularity::Block)
         };
-        match why {
-            Some(why) => {
+        match checked {
+            Err(why) => {
                 if is_null_stream(&s.launch.stream) {
                     direct_null.push(s);
                 }
                 plan.remarks.push(remark(module, s, &why));
             }
-            None => eligible.push(s),
+            Ok(bytes) => eligible.push((s, bytes)),
         }
     }
     if eligible.is_empty() {
@@ -265,20 +264,20 @@ fn plan_at_block_end(module: &Module, facts: &Facts, fid: FuncId, sites: &[Site]
         None
     };
     if let Some(why) = kernel_reason {
-        plan.remarks.extend(eligible.iter().map(|s| remark(module, s, &why)));
+        plan.remarks.extend(eligible.iter().map(|(s, _)| remark(module, s, &why)));
         return;
     }
-    let bytes: u64 = eligible.iter().map(|s| record_size(module, s.launch.kernel)).sum();
+    let bytes: u64 = eligible.iter().map(|(s, _)| record_size(module, s.launch.kernel)).sum();
     let cap = RECORD_CAP.min(SHARED_BUDGET / bytes.max(1));
     if cap < MIN_CAP {
         let why = format!("the launch records of `{}` need {bytes} bytes each and do not fit in shared memory", f.name);
-        plan.remarks.extend(eligible.iter().map(|s| remark(module, s, &why)));
+        plan.remarks.extend(eligible.iter().map(|(s, _)| remark(module, s, &why)));
         return;
     }
-    for s in &eligible {
-        plan.add_child(module, fid, s);
+    for &(s, shared_mem) in &eligible {
+        plan.add_child(s, shared_mem);
     }
-    plan.at_block_end.insert(fid, eligible.into_iter().map(|s| (s.clone(), cap)).collect());
+    plan.at_block_end.insert(fid, eligible.into_iter().map(|(s, _)| (s.clone(), cap)).collect());
 }
 
 /// Carries out `plan`: the warp-wide rewrites first, then the clones of the children (from
@@ -327,8 +326,8 @@ fn apply(module: &mut Module, facts: &Facts, plan: Plan) -> Vec<Diagnostic> {
             (clone_sites.len() == sites.len()).then_some((agg, clone_sites))
         })
         .collect();
-    for (k, sites) in plan.at_block_end.iter().map(|(k, s)| (*k, s.clone())).chain(recursive) {
-        rewrite_kernel(module, k, &sites, &aggs, plan.grid);
+    for (k, sites) in plan.at_block_end.iter().chain(recursive.iter().map(|(k, s)| (k, s))) {
+        rewrite_kernel(module, *k, sites, &aggs, plan.grid);
     }
     plan.remarks
 }
@@ -359,29 +358,30 @@ fn remark(module: &Module, s: &Site, why: &str) -> Diagnostic {
         .with_primary_message(why.to_string())
 }
 
-/// Why a launch is left alone at `granularity`, if it is.
-fn site_reason(module: &Module, kernel: FuncId, s: &Site, granularity: Granularity) -> Option<String> {
+/// Whether a launch in function `kernel` is aggregated at `granularity`: the dynamic shared
+/// memory it asks for if it is, why it is left alone if not.
+fn site_check(module: &Module, kernel: FuncId, s: &Site, granularity: Granularity) -> Result<u64, String> {
     let block = granularity == Granularity::Block;
     let child = module.function(s.launch.kernel);
     if !s.statement {
-        return Some("the launch is part of a larger expression".into());
+        return Err("the launch is part of a larger expression".into());
     }
     if block && s.in_loop {
-        return Some(format!("the launch is inside a loop: a thread may launch more than once{WARP_HINT}"));
+        return Err(format!("the launch is inside a loop: a thread may launch more than once{WARP_HINT}"));
     }
     match strip_casts(&s.launch.stream).kind {
         ExprKind::PointerConst(0) => {}
-        ExprKind::PointerConst(3) => return Some("tail launches (cudaStreamTailLaunch) are not aggregated".into()),
-        ExprKind::PointerConst(4) => return Some("fire-and-forget launches (cudaStreamFireAndForget) are not aggregated".into()),
-        _ => return Some("only launches into the NULL stream are aggregated".into()),
+        ExprKind::PointerConst(3) => return Err("tail launches (cudaStreamTailLaunch) are not aggregated".into()),
+        ExprKind::PointerConst(4) => return Err("fire-and-forget launches (cudaStreamFireAndForget) are not aggregated".into()),
+        _ => return Err("only launches into the NULL stream are aggregated".into()),
     }
-    if site_shared_mem(module, kernel, s).is_none() {
-        return Some("the launch's dynamic shared memory is not the same for every thread (a constant, `warpSize`, or a local only its declaration stores): the aggregated grid's blocks would each need their own".into());
-    }
+    let Some(shared_mem) = site_shared_mem(module, kernel, s) else {
+        return Err("the launch's dynamic shared memory is not the same for every thread (a constant, `warpSize`, or a local only its declaration stores): the aggregated grid's blocks would each need their own".into());
+    };
     if child.body.is_none() {
-        return Some(format!("`{}` has no definition to clone", child.name));
+        return Err(format!("`{}` has no definition to clone", child.name));
     }
-    None
+    Ok(shared_mem)
 }
 
 /// The dynamic shared memory of a launch in function `fid` when every thread asks for the

@@ -7,7 +7,7 @@
 //! it as the constant `WARP_SZ`); a local whose only store is its declaration's initializer,
 //! when that initializer is uniform; and integer arithmetic and conversions of those.
 
-use super::walk::{root_exprs, visit_expr};
+use super::walk::{root_exprs, visit_expr, visit_stmts};
 use crate::hir::{BinaryOp, Block, Builtin, Expr, ExprKind, Init, LocalId, SpecialReg, Stmt, UnaryOp};
 use crate::target::Target;
 use crate::types::Type;
@@ -27,9 +27,21 @@ pub(super) struct SingleStores<'a> {
 
 impl<'a> SingleStores<'a> {
     pub(super) fn of(body: &'a Block) -> SingleStores<'a> {
+        // Every `Decl` with an expression initializer: `Some(init)`; a second declaration of
+        // the same local, or one without an initializer, makes it `None`.
         let mut inits: HashMap<LocalId, Option<&'a Expr>> = HashMap::new();
-        declarations(body, &mut inits);
         let mut stored = Vec::new();
+        visit_stmts(body, &mut |s| match s {
+            Stmt::Decl { local, init } => {
+                let value = match init {
+                    Some(Init::Expr(e)) if !inits.contains_key(local) => Some(e),
+                    _ => None,
+                };
+                inits.insert(*local, value);
+            }
+            Stmt::Asm(a) => stored.extend(a.outputs.iter().filter_map(|o| root_local(&o.place))),
+            _ => {}
+        });
         root_exprs(body, &mut |e| {
             visit_expr(e, &mut |e| match &e.kind {
                 ExprKind::Assign { place, .. } | ExprKind::CompoundAssign { place, .. } | ExprKind::IncDec { place, .. } | ExprKind::AddrOf(place) => {
@@ -38,7 +50,6 @@ impl<'a> SingleStores<'a> {
                 _ => {}
             })
         });
-        asm_outputs(body, &mut stored);
         for id in stored {
             inits.insert(id, None);
         }
@@ -85,60 +96,11 @@ impl<'a> SingleStores<'a> {
     }
 }
 
-/// Every `Decl` with an expression initializer: `Some(init)`; a second declaration of the
-/// same local, or one without an initializer, makes it `None`.
-fn declarations<'a>(b: &'a Block, inits: &mut HashMap<LocalId, Option<&'a Expr>>) {
-    for s in &b.stmts {
-        match s {
-            Stmt::Decl { local, init } => {
-                let first = !inits.contains_key(local);
-                let value = match init {
-                    Some(Init::Expr(e)) if first => Some(e),
-                    _ => None,
-                };
-                inits.insert(*local, value);
-            }
-            Stmt::If { then, otherwise, .. } => {
-                declarations(then, inits);
-                if let Some(o) = otherwise {
-                    declarations(o, inits);
-                }
-            }
-            Stmt::Loop { init, body, .. } => {
-                declarations(init, inits);
-                declarations(body, inits);
-            }
-            Stmt::Block(b) => declarations(b, inits),
-            _ => {}
-        }
-    }
-}
-
 /// The local a place is part of (`x`, `x.f`, `x[i]` of an array local), if any.
 fn root_local(place: &Expr) -> Option<LocalId> {
     match &place.kind {
         ExprKind::Local(id) => Some(*id),
         ExprKind::Member { base, .. } | ExprKind::Decay(base) | ExprKind::Cast(base) => root_local(base),
         _ => None,
-    }
-}
-
-fn asm_outputs(b: &Block, stored: &mut Vec<LocalId>) {
-    for s in &b.stmts {
-        match s {
-            Stmt::Asm(a) => stored.extend(a.outputs.iter().filter_map(|o| root_local(&o.place))),
-            Stmt::If { then, otherwise, .. } => {
-                asm_outputs(then, stored);
-                if let Some(o) = otherwise {
-                    asm_outputs(o, stored);
-                }
-            }
-            Stmt::Loop { init, body, .. } => {
-                asm_outputs(init, stored);
-                asm_outputs(body, stored);
-            }
-            Stmt::Block(b) => asm_outputs(b, stored),
-            _ => {}
-        }
     }
 }

@@ -72,6 +72,28 @@ macro_rules! walkers {
 walkers!(children, root_exprs, init_roots, iter);
 walkers!(children_mut, root_exprs_mut, init_roots_mut, iter_mut, mut);
 
+/// Calls `f` on every statement of `b` and of the blocks nested in it, each before those nested
+/// in it.
+pub(super) fn visit_stmts<'a>(b: &'a Block, f: &mut dyn FnMut(&'a Stmt)) {
+    for s in &b.stmts {
+        f(s);
+        match s {
+            Stmt::If { then, otherwise, .. } => {
+                visit_stmts(then, f);
+                if let Some(o) = otherwise {
+                    visit_stmts(o, f);
+                }
+            }
+            Stmt::Loop { init, body, .. } => {
+                visit_stmts(init, f);
+                visit_stmts(body, f);
+            }
+            Stmt::Block(b) => visit_stmts(b, f),
+            _ => {}
+        }
+    }
+}
+
 /// Calls `f` on every expression of `e`, pre-order.
 pub(super) fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     f(e);
