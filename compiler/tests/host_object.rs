@@ -49,8 +49,8 @@ fn project() -> Option<tempfile::TempDir> {
     Some(dir)
 }
 
-/// `nm` of an object: (kind letter, name) of the global symbols.
-fn globals(object: &Path) -> BTreeSet<(char, String)> {
+/// `nm` of an object: (kind letter, name) of every symbol.
+fn symbols(object: &Path) -> BTreeSet<(char, String)> {
     let out = Command::new("nm").arg(object).output().unwrap();
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -58,9 +58,14 @@ fn globals(object: &Path) -> BTreeSet<(char, String)> {
             let mut w = l.split_whitespace().rev();
             let name = w.next()?.to_string();
             let kind = w.next()?.chars().next()?;
-            kind.is_ascii_uppercase().then_some((kind, name))
+            Some((kind, name))
         })
         .collect()
+}
+
+/// The global symbols of an object (an upper-case kind letter).
+fn globals(object: &Path) -> BTreeSet<(char, String)> {
+    symbols(object).into_iter().filter(|(kind, _)| kind.is_ascii_uppercase()).collect()
 }
 
 fn sections(object: &Path) -> BTreeSet<String> {
@@ -295,17 +300,9 @@ fn a_kernel_whose_struct_c_cannot_name_gets_a_stub_but_no_launcher() {
     assert!(!dir.path().join("denied.o").exists());
 }
 
-/// `nm` of an object: the local text symbols (kind `t`).
+/// The local text symbols of an object (kind `t`).
 fn local_text(object: &Path) -> BTreeSet<String> {
-    let out = Command::new("nm").arg(object).output().unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let mut w = l.split_whitespace().rev();
-            let name = w.next()?.to_string();
-            (w.next()? == "t").then_some(name)
-        })
-        .collect()
+    symbols(object).into_iter().filter(|(kind, _)| *kind == 't').map(|(_, name)| name).collect()
 }
 
 #[test]

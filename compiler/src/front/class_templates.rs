@@ -17,14 +17,10 @@
 
 use super::ast;
 use super::lexer::{Spanned, Tok, TypeKw};
-use super::members;
+use super::members::{self, span_of};
 use crate::diag::{Code, Diagnostic, Span};
 
 type Parse<'a> = &'a dyn Fn(&[Spanned]) -> Result<ast::TranslationUnit, (Diagnostic, Vec<Diagnostic>)>;
-
-fn span_of(t: &Spanned) -> Span {
-    Span::new(t.0, t.2)
-}
 
 fn unsupported(at: Span, what: &str, note: &str) -> Diagnostic {
     Diagnostic::new(Code::CxxUnsupported, at, format!("{what} in a class template is not supported yet"))

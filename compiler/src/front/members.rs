@@ -54,7 +54,7 @@ fn is_access(tok: &Tok) -> bool {
     matches!(word(tok), Some("public" | "private" | "protected"))
 }
 
-fn span_of(t: &Spanned) -> Span {
+pub(super) fn span_of(t: &Spanned) -> Span {
     Span::new(t.0, t.2)
 }
 
