@@ -201,6 +201,9 @@ pub struct FnAttrs {
     pub odr_inline: bool,
     /// A kernel's `__launch_bounds__`: `.maxntid`, `.minnctapersm`, `.maxclusterrank` in PTX.
     pub launch_bounds: Option<crate::front::ast::LaunchBounds>,
+    /// A kernel's register cap, `.maxnreg` in PTX: set by launch aggregation on the kernels it
+    /// changes (`aggregate::cap_registers`), never from source.
+    pub max_registers: Option<u32>,
 }
 
 /// The C++ side of a function's signature, for its mangled name. The HIR itself needs none

@@ -64,7 +64,7 @@ pub(super) fn clone_for(module: &mut Module, facts: &Facts, aggs: &[FuncId]) {
 }
 
 /// The functions `f` calls.
-fn calls_of(module: &Module, f: FuncId) -> Vec<FuncId> {
+pub(super) fn calls_of(module: &Module, f: FuncId) -> Vec<FuncId> {
     let mut out = Vec::new();
     if let Some(body) = &module.function(f).body {
         visit_block(body, &mut |e| {

@@ -329,7 +329,47 @@ fn apply(module: &mut Module, facts: &Facts, plan: Plan) -> Vec<Diagnostic> {
     for (k, sites) in plan.at_block_end.iter().chain(recursive.iter().map(|(k, s)| (k, s))) {
         rewrite_kernel(module, *k, sites, &aggs, plan.grid);
     }
+    let clones = (first_clone as u32..module.functions.len() as u32).map(FuncId);
+    let changed: BTreeSet<FuncId> = plan.at_site.keys().chain(plan.at_block_end.keys()).copied().chain(clones).collect();
+    cap_registers(module, &changed);
     plan.remarks
+}
+
+/// Registers a kernel may use per thread so that a block of 1024 threads still fits an SM's
+/// 65,536 (sm_50 to sm_120 alike).
+pub const REGISTER_CAP: u32 = 64;
+
+/// Caps at `REGISTER_CAP` the registers of every kernel that aggregation created or changed
+/// (itself or a function it calls, at any depth), unless its `__launch_bounds__` already
+/// bound them. A kernel that was launchable with 1024-thread blocks must stay so: ptxas gives a
+/// kernel without bounds as many registers as it likes, and the record-building code of an
+/// aggregated parent and the record-reading code of `C__agg` can take it past 64 (KLAP's MST,
+/// whose kernels run with 1024 threads: 90 registers at block granularity, and every
+/// aggregated launch failed with `cudaErrorLaunchOutOfResources`). A kernel that needed more
+/// than 64 before could not run 1024-thread blocks then either; capped, it may spill.
+fn cap_registers(module: &mut Module, changed: &BTreeSet<FuncId>) {
+    let reaches_changed = |module: &Module, k: FuncId| {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![k];
+        while let Some(f) = stack.pop() {
+            if changed.contains(&f) {
+                return true;
+            }
+            if seen.insert(f) {
+                stack.extend(callees::calls_of(module, f));
+            }
+        }
+        false
+    };
+    let capped: Vec<usize> = (0..module.functions.len())
+        .filter(|&i| {
+            let f = &module.functions[i];
+            f.kind == FunctionKind::Kernel && f.attrs.launch_bounds.is_none() && reaches_changed(module, FuncId(i as u32))
+        })
+        .collect();
+    for i in capped {
+        module.functions[i].attrs.max_registers = Some(REGISTER_CAP);
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -524,3 +524,43 @@ fn a_kernel_that_launches_itself_is_aggregated_at_every_level_of_its_recursion()
         assert!(entry(&out, "k_self__agg").contains("k_self__agg"), "{granularity:?}: the clone does not launch itself");
     }
 }
+
+/// Kernels that aggregation changes or creates get `.maxnreg 64`, so that a parent that ran
+/// with 1024-thread blocks still can (KLAP's MST: its aggregated find kernel took 90
+/// registers and every launch of it failed with `cudaErrorLaunchOutOfResources` on the H100);
+/// kernels it leaves alone, and kernels whose `__launch_bounds__` already bound ptxas, do not.
+#[test]
+fn changed_kernels_keep_room_for_1024_thread_blocks() {
+    let source = r#"
+extern "C" __global__ void child(unsigned int n, float *data) {
+    unsigned int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < n) data[j] += 1.0f;
+}
+__device__ void helper(unsigned int n, float *data) {
+    if (n > 0) child<<<(n + 255) / 256, 256>>>(n, data);
+}
+extern "C" __global__ void parent(unsigned int *len, float *data) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (len[i] > 0) child<<<(len[i] + 255) / 256, 256>>>(len[i], data);
+}
+extern "C" __global__ void via_helper(unsigned int *len, float *data) {
+    helper(len[threadIdx.x], data);
+}
+extern "C" __global__ void __launch_bounds__(256) bounded(unsigned int *len, float *data) {
+    if (len[threadIdx.x] > 0) child<<<1, 256>>>(len[threadIdx.x], data);
+}
+extern "C" __global__ void untouched(float *data) { data[threadIdx.x] = 0.0f; }
+"#;
+    for granularity in [Granularity::Warp, Granularity::Block, Granularity::Grid] {
+        let out = ptx(source, granularity);
+        let capped = |name: &str| entry(&out, name).contains(".maxnreg 64");
+        assert!(capped("parent") && capped("child__agg"), "{granularity:?}");
+        assert!(!capped("untouched") && !capped("child") && !capped("bounded"), "{granularity:?}");
+        assert!(entry(&out, "bounded").contains(".maxntid 256, 1, 1"), "{granularity:?}");
+        // The warp-wide rewrite of `helper` reaches `via_helper` through its call.
+        if granularity == Granularity::Warp {
+            assert!(capped("via_helper"));
+        }
+    }
+    assert!(!ptx(source, Granularity::Off).contains(".maxnreg"));
+}

@@ -85,7 +85,7 @@ impl<'ctx> Codegen<'ctx, '_> {
     /// `__forceinline__` and `__noinline__` as LLVM's `alwaysinline` and `noinline`;
     /// `__launch_bounds__` as NVPTX's `nvvm.maxntid` ("256,1,1", which prints `.maxntid 256, 1, 1`
     /// as nvcc does), `nvvm.minctasm` (`.minnctapersm`) and `nvvm.maxclusterrank`. A 0 asks
-    /// nothing, as in nvcc.
+    /// nothing, as in nvcc. A register cap (`max_registers`) as `nvvm.maxnreg` (`.maxnreg`).
     ///
     /// Every function is also `convergent`, as clang makes CUDA's: a call may hold warp-level
     /// operations (`__activemask`, `__ballot_sync`, a coalesced group), so that LLVM never
@@ -100,8 +100,11 @@ impl<'ctx> Codegen<'ctx, '_> {
             let kind = Attribute::get_named_enum_kind_id(if inline { "alwaysinline" } else { "noinline" });
             fv.add_attribute(AttributeLoc::Function, self.ctx.create_enum_attribute(kind, 0));
         }
-        let Some(bounds) = attrs.launch_bounds else { return };
         let string = |key: &str, value: String| fv.add_attribute(AttributeLoc::Function, self.ctx.create_string_attribute(key, &value));
+        if let Some(n) = attrs.max_registers {
+            string("nvvm.maxnreg", n.to_string());
+        }
+        let Some(bounds) = attrs.launch_bounds else { return };
         if bounds.max_threads > 0 {
             string("nvvm.maxntid", format!("{},1,1", bounds.max_threads));
         }
