@@ -11,6 +11,7 @@
 //!                               build/gpu/bench/
 //! cargo xtask bench-compile      compile time of cdpc against nvcc (src/bench/)
 //! cargo xtask plot-gpu [FILE]   docs/gpu-ratios.png from a differential run's results file
+//! cargo xtask plot-klap [FILE]  docs/klap-speedups.png from corpus-timing.py's results file
 //! cargo xtask fuzz TARGET [--runs N]   run a cargo-fuzz target for N executions (fuzz/README.md)
 //! cargo xtask fuzz-seeds        rewrite fuzz/seeds/ from samples/ and tests/ui/
 //! ```
@@ -71,6 +72,7 @@ fn main() -> ExitCode {
         Some("wheel") => setup(&root, false).and_then(|s| python::wheel(&root, &s)),
         Some("bench-compile") => bench::bench_compile(&root, &rest),
         Some("plot-gpu") => bench::plot_gpu(&root, &rest),
+        Some("plot-klap") => bench::plot_klap(&root, &rest),
         Some("gpu-bench-bundle") => gpu_bench_bundle(&root),
         Some("fuzz") => fuzz(&root, &rest),
         Some("fuzz-seeds") => fuzz_seeds(&root),
@@ -111,6 +113,8 @@ usage: cargo xtask <command>
                     docs/compile-time.png (--tiny: a quick check, no report)
   plot-gpu [FILE]   draw docs/gpu-ratios.png (cdpc / nvcc launch-tree time per sample) from
                     results/gpu-diff.md or FILE
+  plot-klap [FILE]  draw docs/klap-speedups.png (KLAP's programs: nvcc's time over each cdpc
+                    build's, with intervals) from results/corpus-timing.md or FILE
   gpu-bench-bundle  setup, build cdpc, (re)write the launch-throughput manifests
                     bench/gpu/VARIANT_N.toml and compile bench/gpu/VARIANT.cdp for both ABIs to
                     build/gpu/bench/cdpc-v2/VARIANT_N.cubin (and cdpc-v1/)

@@ -18,6 +18,7 @@
 mod gen;
 mod nvjitlink;
 mod gpu_plot;
+mod klap_plot;
 mod plot;
 mod report;
 mod stats;
@@ -732,3 +733,4 @@ mod tests {
 }
 
 pub use gpu_plot::plot_gpu;
+pub use klap_plot::plot_klap;
