@@ -126,13 +126,13 @@ fn elf_listing(cuobjdump: &Path, cubin: &Path) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-/// `-faggregate-launches=block`, `=warp` and `=grid`: PTX snapshots of the launch-heavy samples (v2),
+/// `-faggregate-launches=block`, `=warp` and `=grid`: PTX snapshots of the launch-heavy samples and early_return_sync (v2),
 /// and every sample still compiles with both ABIs (or is refused exactly as without
 /// aggregation).
 #[test]
 fn aggregated_ptx_snapshots() {
     use cdpc::aggregate::Granularity;
-    let heavy = ["bfs", "grid_instances", "irregular_loop", "launch_patterns", "launch_shapes", "mandelbrot", "spmv"];
+    let heavy = ["bfs", "early_return_sync", "grid_instances", "irregular_loop", "launch_patterns", "launch_shapes", "mandelbrot", "spmv"];
     for (name, source) in samples() {
         for abi in [LaunchAbi::V2, LaunchAbi::V1] {
             let plain = ptx_options(abi, AddressSize::Bits64);

@@ -1,6 +1,8 @@
 //! Block granularity: launches become records in a per-block `__shared__` table that thread 0
-//! launches as one grid once every thread of the block has reached the end of the kernel. At
-//! grid granularity the same table is handed on to the grid's last block instead (`grid.rs`).
+//! launches as one grid once every thread of the block has reached the end of the kernel (or,
+//! in a kernel that returns early and calls `__syncthreads`, that the block's last thread to
+//! finish launches: `BlockEnd`). At grid granularity the same table is handed on to the grid's
+//! last block instead (`grid.rs`).
 
 use super::*;
 
@@ -23,10 +25,25 @@ pub(super) struct SiteState {
     pub(super) span: Span,
 }
 
+/// How a block's threads meet at the end of the kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum BlockEnd {
+    /// Every thread reaches the end and the block's threads work together, between barriers.
+    Barriers,
+    /// For a kernel that returns early and calls `__syncthreads` (KLAP's QT): a thread that
+    /// returns must leave, as it did, or the barriers it skipped would count it (and the end's
+    /// barriers would stand in for the body's). Each thread counts itself in a shared counter
+    /// after a fence and leaves; the last to count, which every other thread's records
+    /// precede, does the end's work alone, as a block of one thread (no barriers).
+    LastThread,
+}
+
 /// Rewrites kernel `kid` so that its `sites` become records launched at the end of the block,
 /// or, with `grid`, at the end of the parent grid.
-pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u64)], aggs: &BTreeMap<FuncId, AggChild>, grid: bool) {
+pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u64)], aggs: &BTreeMap<FuncId, AggChild>, grid: bool, end: BlockEnd) {
     let kname = module.function(kid).name.clone();
+    let arrived = (end == BlockEnd::LastThread)
+        .then(|| new_global(module, format!("{kname}$agg$arrived"), Type::UINT, crate::hir::GlobalSpace::Shared, module.function(kid).span));
     let mut states = Vec::new();
     for (n, (s, cap)) in sites.iter().enumerate() {
         let a = &aggs[&s.launch.kernel];
@@ -91,12 +108,17 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
         init.push(b.assign(g(s.min_threads), b.uint(u32::MAX as u64)));
         init.push(b.assign(g(s.max_threads), b.uint(0)));
     }
+    if let Some(a) = arrived {
+        init.push(b.assign(g(a), b.uint(0)));
+    }
     let thread0 = || b.cmp(BinaryOp::Eq, b.local(tid, &Type::UINT), b.uint(0));
     stmts.push(b.if_(thread0(), init));
     stmts.push(b.sync());
     stmts.push(b.decl(returned, b.int(0)));
     stmts.push(Stmt::Loop { init: Block::default(), cond: Some(b.int(0)), step: None, body: original, check_cond_first: false });
-    stmts.push(b.sync());
+    // What the block does once every thread has recorded its launches: built for a block of
+    // `nthreads` threads that meet at barriers, the first of them `tid` 0.
+    let mut tail = Vec::new();
 
     // The number of records of a site: min(counter >> 32, cap).
     let count_of = |s: &SiteState| count_of(m, &b, s);
@@ -143,8 +165,8 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
             ],
         ));
     }
-    stmts.push(b.if_(thread0(), alloc));
-    stmts.push(b.sync());
+    tail.push(b.if_(thread0(), alloc));
+    tail.push(b.sync());
 
     // The block copies the tables.
     for (n, s) in states.iter().enumerate() {
@@ -156,7 +178,7 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
         if let Some(gs) = &grid_state {
             copy.push(gs.rebase(m, &sb, n, sb.index(g(s.buffer), li())));
         }
-        stmts.push(Stmt::Block(Block {
+        tail.push(Stmt::Block(Block {
             stmts: vec![
                 sb.decl(count, count_of(s)),
                 sb.if_(
@@ -171,19 +193,35 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
             ],
         }));
     }
-    stmts.push(b.sync());
+    tail.push(b.sync());
 
     if let Some(gs) = &grid_state {
         // Thread 0 hands the records on; the grid's last block launches them.
         let block_launch = |s: &SiteState, fresh: &mut dyn FnMut(&str, Type) -> LocalId| launch_block(m, s, fresh);
-        stmts.extend(gs.finish(m, &b, &states, tid, nthreads, &mut fresh, &block_launch));
+        tail.extend(gs.finish(m, &b, &states, tid, nthreads, &mut fresh, &block_launch));
     } else {
         // Thread 0 launches.
         let mut launch = Vec::new();
         for s in &states {
             launch.extend(launch_block(m, s, &mut fresh));
         }
-        stmts.push(b.if_(thread0(), launch));
+        tail.push(b.if_(thread0(), launch));
+    }
+
+    match arrived {
+        None => {
+            stmts.push(b.sync());
+            stmts.extend(tail);
+        }
+        Some(a) => {
+            let fence = || Stmt::Expr(b.builtin(Builtin::ThreadFence, vec![], &Type::Void));
+            let counted = b.atomic(AtomicOp::Add, b.addr_of(g(a)), b.uint(1));
+            let last = b.cmp(BinaryOp::Eq, counted, b.arith(BinaryOp::Sub, b.local(nthreads, &u), b.uint(1)));
+            let mut alone = vec![fence(), b.assign(b.local(tid, &u), b.uint(0)), b.assign(b.local(nthreads, &u), b.uint(1))];
+            alone.extend(tail.into_iter().map(|s| without_barriers(s, &b)));
+            stmts.push(fence());
+            stmts.push(b.if_(last, alone));
+        }
     }
 
     for (name, ty) in extra_locals {
@@ -191,6 +229,21 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
     }
     f.body = Some(Block { stmts });
     module.functions[kid.0 as usize] = f;
+}
+
+/// `stmt` with each `__syncthreads()` in it a `__threadfence_block()`: the end of a block for
+/// its last thread alone (`BlockEnd::LastThread`), where the other threads have left.
+fn without_barriers(stmt: Stmt, b: &B) -> Stmt {
+    let block = |blk: Block| Block { stmts: blk.stmts.into_iter().map(|s| without_barriers(s, b)).collect() };
+    match stmt {
+        Stmt::Expr(Expr { kind: ExprKind::Builtin { builtin: Builtin::SyncThreads, .. }, .. }) => {
+            Stmt::Expr(b.builtin(Builtin::ThreadFenceBlock, vec![], &Type::Void))
+        }
+        Stmt::If { cond, then, otherwise } => Stmt::If { cond, then: block(then), otherwise: otherwise.map(block) },
+        Stmt::Loop { init, cond, step, body, check_cond_first } => Stmt::Loop { init: block(init), cond, step, body: block(body), check_cond_first },
+        Stmt::Block(blk) => Stmt::Block(block(blk)),
+        other => other,
+    }
 }
 
 /// The number of records of a site: `min(counter >> 32, cap)`.

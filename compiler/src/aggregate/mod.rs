@@ -23,6 +23,9 @@
 //! a `return` out of nested loops), so every thread of the block reaches the end, where:
 //! `__syncthreads()`; thread 0 `cudaMalloc`s a global copy of the table; the block copies it;
 //! `__syncthreads()`; thread 0 launches `C__agg<<<total blocks, max threads>>>(table, count)`.
+//! A kernel that returns early and calls `__syncthreads` ends its blocks without barriers
+//! instead: each thread counts itself after a fence and leaves, and the last does the same work
+//! alone (`block::BlockEnd::LastThread`; grid granularity leaves such kernels alone).
 //! When there is one record, when `C` calls `__syncthreads` and the records' block sizes
 //! differ, or when the allocation fails, thread 0 instead launches every record as the
 //! original `C<<<g, b>>>(args)`.
@@ -87,7 +90,7 @@ use crate::hir::{
 use crate::layout::param_layout;
 use crate::target::AddressSize;
 use crate::types::{round_up, StructId, Type};
-use block::rewrite_kernel;
+use block::{rewrite_kernel, BlockEnd};
 use build::{builder, new_global, new_local, B};
 use clone::*;
 use walk::*;
@@ -245,9 +248,12 @@ fn plan_at_block_end(module: &Module, facts: &Facts, fid: FuncId, sites: &[Site]
         return;
     }
     let k = &facts.of[fid.0 as usize];
-    let kernel_reason = if k.early_return && k.syncs {
+    let kernel_reason = if k.early_return && k.syncs && plan.grid {
+        // Block granularity takes such a kernel, ending its blocks without barriers
+        // (`block::BlockEnd`); on the H100 the same end at grid granularity gave KLAP's QT wrong
+        // output, hundreds of times slower (results/corpus-timing.md, Run F), not yet understood.
         Some(format!(
-            "`{}` returns early and calls `__syncthreads`: its threads cannot all reach the block-wide launch point{WARP_HINT}",
+            "`{}` returns early and calls `__syncthreads`: grid granularity leaves it alone (-faggregate-launches=block or =warp would aggregate it)",
             f.name
         ))
     } else if let Some(other) = direct_null.first() {
@@ -326,8 +332,16 @@ fn apply(module: &mut Module, facts: &Facts, plan: Plan) -> Vec<Diagnostic> {
             (clone_sites.len() == sites.len()).then_some((agg, clone_sites))
         })
         .collect();
+    // A kernel that returns early and calls `__syncthreads` ends its blocks without barriers
+    // (`block::BlockEnd`); so does its clone.
+    let end_of = |k: FuncId| {
+        let facts = &facts.of[k.0 as usize];
+        if facts.early_return && facts.syncs { BlockEnd::LastThread } else { BlockEnd::Barriers }
+    };
+    let ends: BTreeMap<FuncId, BlockEnd> =
+        plan.at_block_end.keys().map(|&k| (k, end_of(k))).chain(recursive.iter().filter_map(|(agg, _)| Some((*agg, end_of(*clone_of(&aggs, *agg)?))))).collect();
     for (k, sites) in plan.at_block_end.iter().chain(recursive.iter().map(|(k, s)| (k, s))) {
-        rewrite_kernel(module, *k, sites, &aggs, plan.grid);
+        rewrite_kernel(module, *k, sites, &aggs, plan.grid, ends[k]);
     }
     let clones = (first_clone as u32..module.functions.len() as u32).map(FuncId);
     let changed: BTreeSet<FuncId> = plan.at_site.keys().chain(plan.at_block_end.keys()).copied().chain(clones).collect();
@@ -370,6 +384,11 @@ fn cap_registers(module: &mut Module, changed: &BTreeSet<FuncId>) {
     for i in capped {
         module.functions[i].attrs.max_registers = Some(REGISTER_CAP);
     }
+}
+
+/// The kernel whose clone `agg` is.
+fn clone_of(aggs: &BTreeMap<FuncId, AggChild>, agg: FuncId) -> Option<&FuncId> {
+    aggs.iter().find(|(_, a)| a.agg == agg).map(|(k, _)| k)
 }
 
 #[derive(Clone, Debug)]

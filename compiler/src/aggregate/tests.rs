@@ -1,7 +1,7 @@
 use super::Granularity;
 use crate::diag::{Code, Severity};
 use crate::driver::{self, CompileOptions, Emit};
-use crate::hir::{Builtin, ExprKind, FunctionKind, GlobalSpace, SpecialReg, Stmt, WarpOp};
+use crate::hir::{Builtin, Expr, ExprKind, FunctionKind, GlobalSpace, SpecialReg, Stmt, WarpOp};
 
 pub(super) fn options(granularity: Granularity, remarks: bool) -> CompileOptions {
     CompileOptions { emit: Emit::Ptx, aggregate: granularity, pass_remarks: remarks, ..CompileOptions::default() }
@@ -160,8 +160,10 @@ fn remarks_name_exactly_the_launches_left_alone() {
     let lines: Vec<usize> = got.iter().map(|(l, _)| *l).collect();
     // k_ok's launch (line 34) and k_indirect's (line 23: its child's helper reads threadIdx,
     // and gets a clone that takes the remapped values, `callees.rs`) have no remark.
-    // k_self's launch of itself (line 20) is aggregated, and so are its clone's
-    assert_eq!(lines, [8, 11, 12, 15, 16, 25, 30], "{got:#?}");
+    // k_self's launch of itself (line 20) is aggregated, and so are its clone's; k_sync's
+    // (line 30), which returns early and calls `__syncthreads`, ends its blocks with its last
+    // thread (`block::BlockEnd::LastThread`)
+    assert_eq!(lines, [8, 11, 12, 15, 16, 25], "{got:#?}");
     let why: Vec<&str> = got.iter().map(|(_, w)| w.as_str()).collect();
     assert!(why[0].contains("inside a loop"));
     assert!(why[1].contains("tail launch"));
@@ -169,7 +171,6 @@ fn remarks_name_exactly_the_launches_left_alone() {
     assert!(why[3].contains("NULL stream"));
     assert!(why[4].contains("dynamic shared memory"));
     assert!(why[5].contains("device function `helper`"));
-    assert!(why[6].contains("returns early and calls `__syncthreads`"));
     let module = driver::check(LEFT_ALONE, &options(Granularity::Block, false)).unwrap().module;
     let aggs: Vec<&str> = module.functions.iter().map(|f| f.name.as_str()).filter(|n| n.ends_with("__agg")).collect();
     assert_eq!(aggs, ["leaf__agg", "indirect__agg", "k_self__agg"]);
@@ -563,4 +564,41 @@ extern "C" __global__ void untouched(float *data) { data[threadIdx.x] = 0.0f; }
         }
     }
     assert!(!ptx(source, Granularity::Off).contains(".maxnreg"));
+}
+
+
+/// A kernel that returns early and calls `__syncthreads` (KLAP's QT) is aggregated at block
+/// granularity with a barrier-free end: each thread counts itself in `K$agg$arrived` after a
+/// fence and leaves, and the last one launches; nothing after the body waits at a barrier
+/// (a thread that returned must leave, as it did, not count at the body's barriers). At grid
+/// granularity it is left alone, with a remark. A kernel without early returns keeps the
+/// barrier end (`k_ok`).
+#[test]
+fn early_return_and_barriers_end_the_block_with_its_last_thread() {
+    let module = driver::check(LEFT_ALONE, &options(Granularity::Block, false)).unwrap().module;
+    let arrived: Vec<&str> = module.globals.iter().filter_map(|g| g.name.strip_suffix("$agg$arrived")).collect();
+    assert_eq!(arrived, ["k_sync"]);
+    let k_sync = module.functions.iter().find(|f| f.name == "k_sync").unwrap();
+    let body = &k_sync.body.as_ref().unwrap().stmts;
+    // after the body's `do { } while (0)`: a fence, then `if (last) { ... }`, with no barrier
+    let after = &body[body.iter().rposition(|s| matches!(s, Stmt::Loop { .. })).unwrap() + 1..];
+    assert!(matches!(after, [Stmt::Expr(Expr { kind: ExprKind::Builtin { builtin: Builtin::ThreadFence, .. }, .. }), Stmt::If { .. }]), "{after:#?}");
+    let mut barriers = 0;
+    for s in after {
+        super::walk::visit_stmts(&crate::hir::Block { stmts: vec![s.clone()] }, &mut |s| {
+            if let Stmt::Expr(Expr { kind: ExprKind::Builtin { builtin: Builtin::SyncThreads, .. }, .. }) = s {
+                barriers += 1;
+            }
+        });
+    }
+    assert_eq!(barriers, 0);
+    let out = ptx(LEFT_ALONE, Granularity::Block);
+    assert!(entry(&out, "k_sync").contains("atom.shared.add.u32"));
+    // the barrier end of k_ok: barriers after its body
+    assert!(entry(&out, "k_ok").matches("bar.sync").count() >= 3);
+
+    let grid = remarks(LEFT_ALONE, Granularity::Grid);
+    let (line, why) = grid.iter().find(|(l, _)| *l == 30).expect("k_sync's launch has a remark at grid granularity");
+    assert_eq!(*line, 30);
+    assert!(why.contains("returns early and calls `__syncthreads`"), "{why}");
 }
