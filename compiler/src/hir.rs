@@ -122,10 +122,11 @@ pub struct Global {
 }
 
 impl Global {
-    /// The symbol in PTX and in the cubin: the name, with nvcc's prefix for an internal variable
-    /// when the module id is known (`__nv_static_23__79fa1adf_4_v_cu__Z1kPi_sv`).
+    /// The symbol in PTX and in the cubin: the name (mangled in a namespace, `_ZN1n5tableE`),
+    /// with nvcc's prefix for an internal variable when the module id is known
+    /// (`__nv_static_23__79fa1adf_4_v_cu__Z1kPi_sv`).
     pub fn symbol(&self, module: &Module) -> String {
-        internal_symbol(self.internal, &self.name, module)
+        internal_symbol(self.internal, &crate::mangle::variable_symbol(&self.name), module)
     }
 }
 

@@ -85,6 +85,16 @@ pub fn mangle_template_instance(scope: &[String], name: &str, instance: &Templat
     m.out
 }
 
+/// The symbol of a variable: its name at file scope (C++ leaves those alone), the Itanium nested
+/// name in a namespace (`n::m::x` is `_ZN1n1m1xE`), as nvcc writes both.
+pub fn variable_symbol(name: &str) -> String {
+    if !name.contains("::") {
+        return name.to_string();
+    }
+    let parts: String = name.split("::").map(source_name).collect();
+    format!("_ZN{parts}E")
+}
+
 /// `<length><name>`, or for a special name (`\0` and its code: a constructor, an operator) the
 /// code alone.
 fn source_name(name: &str) -> String {

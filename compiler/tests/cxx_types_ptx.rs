@@ -290,3 +290,49 @@ __global__ void k(G *p) { p->n = 2; }
 "#;
     compare("inline on the definition alone", source, &["_Z1kP1G"]);
 }
+
+/// The variables a PTX text defines: each `.global` or `.const` declaration at file scope, as
+/// `linkage space symbol` (`.visible .global _ZN3cfg5tableE`).
+fn ptx_variables(ptx: &str) -> std::collections::BTreeSet<String> {
+    ptx.lines()
+        .filter(|l| (l.starts_with(".visible") || l.starts_with(".global") || l.starts_with(".const")) && (l.contains(" .global ") || l.contains(" .const ") || !l.starts_with(".visible")))
+        .filter(|l| !l.contains(".entry") && !l.contains(".func"))
+        .filter_map(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            let space = words.iter().find(|w| **w == ".global" || **w == ".const")?;
+            let symbol = words.iter().find(|w| w.starts_with("_Z") || (!w.starts_with('.') && !w.chars().next().unwrap_or('0').is_ascii_digit() && **w != "="))?;
+            let symbol = symbol.split(['[', ';']).next()?;
+            Some(format!("{} {space} {symbol}", words[0]))
+        })
+        .collect()
+}
+
+/// Variables in namespaces (`__device__`, `__constant__`, nested namespaces) get nvcc's
+/// Itanium names (`_ZN3cfg5tableE`), and device code finds them qualified, from inside the
+/// namespace and through `using namespace`; a `constexpr` in a namespace is a constant there.
+#[test]
+fn variables_in_namespaces() {
+    let source = r#"
+namespace cfg {
+    constexpr int N = 4;
+    __device__ int table[N];
+    __constant__ float scale = 2.0f;
+    namespace inner { __device__ unsigned counter; }
+    __device__ int get(int i) { return table[i % N] + inner::counter; }
+}
+__device__ int plain;
+using namespace cfg;
+extern "C" __global__ void k(int *out) {
+    out[threadIdx.x] = cfg::get(threadIdx.x) * (int)scale + cfg::N + inner::counter + plain;
+}
+__global__ void k2(int *out) { out[0] = cfg::table[1] + N; }
+"#;
+    let Some(nvcc) = nvcc_ptx(source) else { return };
+    let ours = cdpc_ptx(source);
+    let theirs = ptx_variables(&nvcc);
+    for expected in [".visible .global _ZN3cfg5tableE", ".visible .const _ZN3cfg5scaleE", ".visible .global _ZN3cfg5inner7counterE", ".visible .global plain"] {
+        assert!(theirs.contains(expected), "nvcc does not define `{expected}`: {theirs:?}");
+    }
+    assert_eq!(ptx_variables(&ours), theirs, "the variables differ (left cdpc, right nvcc)");
+    assert_eq!(functions(&ours), functions(&nvcc), "the functions differ (left cdpc, right nvcc)");
+}

@@ -175,7 +175,7 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
                 parse_errors.extend(parsed.errors);
                 match parsed.unit {
                     Some(part) => {
-                        let items = in_namespace(part.items, &chunk.namespace, &mut action_diags);
+                        let items = in_namespace(part.items, &chunk.namespace);
                         unit.items.extend(with_linkage(items, chunk.extern_c))
                     }
                     None => complete = false,
@@ -201,7 +201,7 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
                 match parsed {
                     Ok(mut class) => {
                         action_diags.extend(class.diags);
-                        unit.items.extend(in_namespace(class.items, &chunk.namespace, &mut action_diags));
+                        unit.items.extend(in_namespace(class.items, &chunk.namespace));
                         if !chunk.namespace.is_empty() {
                             let prefix = chunk.namespace.join("::");
                             for name in class.skipped.iter_mut().flat_map(|s| s.names.iter_mut()) {
@@ -230,7 +230,7 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
                 match (first_error, parsed.unit) {
                     (None, Some(part)) => {
                         action_diags.extend(parsed.diags);
-                        let items = in_namespace(part.items, &chunk.namespace, &mut action_diags);
+                        let items = in_namespace(part.items, &chunk.namespace);
                         unit.items.extend(with_linkage(items, chunk.extern_c));
                     }
                     (error, _) => {
@@ -351,51 +351,36 @@ fn chunk_span(tokens: &[Spanned], chunk: &split::Chunk) -> Span {
     Span::new(first.0, last.2)
 }
 
-fn namespace_unsupported(at: Span, what: &str) -> Diagnostic {
-    Diagnostic::new(Code::CxxUnsupported, at, format!("{what} inside a namespace is not supported yet"))
-        .with_primary_message("declared inside a namespace")
-        .with_note("functions and types may be declared in namespaces; move the variable out of the namespace")
-}
-
 /// Declarations inside `namespace N { ... }`: the name of a function, function template,
-/// struct or class (its member functions with it, `N::S::f`) or typedef is qualified (`N::f`,
-/// `N::S`), and sema looks it up through the namespaces (`sema::scope`); variables are not
-/// supported there yet (`E0920`).
-fn in_namespace(items: Vec<ast::Item>, namespace: &[String], diags: &mut Vec<Diagnostic>) -> Vec<ast::Item> {
+/// struct or class (its member functions with it, `N::S::f`), typedef or variable is qualified
+/// (`N::f`, `N::S`, `N::x`), and sema looks it up through the namespaces (`sema::scope`).
+fn in_namespace(items: Vec<ast::Item>, namespace: &[String]) -> Vec<ast::Item> {
     if namespace.is_empty() {
         return items;
     }
     let prefix = namespace.join("::");
+    let qualify = |name: &mut String| *name = format!("{prefix}::{name}");
     items
         .into_iter()
-        .filter_map(|mut item| match &mut item {
-            ast::Item::Function(f) | ast::Item::Template(ast::TemplateDef { function: f, .. }) => {
-                f.name.name = format!("{prefix}::{}", f.name.name);
-                Some(item)
-            }
-            ast::Item::Struct(s) => {
-                s.name.name = format!("{prefix}::{}", s.name.name);
-                Some(item)
-            }
-            ast::Item::Typedef(t) => {
-                t.name.name = format!("{prefix}::{}", t.name.name);
-                Some(item)
-            }
-            ast::Item::ClassTemplate(t) => {
-                t.class.name.name = format!("{prefix}::{}", t.class.name.name);
-                for f in &mut t.methods {
-                    f.name.name = format!("{prefix}::{}", f.name.name);
+        .map(|mut item| {
+            match &mut item {
+                ast::Item::Function(f) | ast::Item::Template(ast::TemplateDef { function: f, .. }) => qualify(&mut f.name.name),
+                ast::Item::Struct(s) => qualify(&mut s.name.name),
+                ast::Item::Typedef(t) => qualify(&mut t.name.name),
+                ast::Item::ClassTemplate(t) => {
+                    qualify(&mut t.class.name.name);
+                    for f in &mut t.methods {
+                        qualify(&mut f.name.name);
+                    }
                 }
-                Some(item)
+                ast::Item::ClassTemplateMember(m) => qualify(&mut m.function.name.name),
+                ast::Item::Global(d) => {
+                    for init in &mut d.declarators {
+                        qualify(&mut init.declarator.name.name);
+                    }
+                }
             }
-            ast::Item::ClassTemplateMember(m) => {
-                m.function.name.name = format!("{prefix}::{}", m.function.name.name);
-                Some(item)
-            }
-            ast::Item::Global(d) => {
-                diags.push(namespace_unsupported(d.span, "a variable"));
-                None
-            }
+            item
         })
         .collect()
 }

@@ -480,10 +480,16 @@ fn declare_globals(cx: &mut Context, decl: &ast::DeclStmt) {
         cx.declare_host_variables(decl);
         return;
     };
-    let Some(base) = cx.resolve_spec(&decl.spec) else { return };
-    for init in &decl.declarators {
-        declare_one_global(cx, base.clone(), decl, init, space, &init.declarator.name.name.clone());
+    // A variable in a namespace names types and constants from there.
+    let mut namespaces: Vec<String> = decl.declarators.first().map(|d| d.declarator.name.name.split("::").map(str::to_string).collect()).unwrap_or_default();
+    namespaces.pop();
+    let saved = std::mem::replace(&mut cx.decl_scope, namespaces);
+    if let Some(base) = cx.resolve_spec(&decl.spec) {
+        for init in &decl.declarators {
+            declare_one_global(cx, base.clone(), decl, init, space, &init.declarator.name.name.clone());
+        }
     }
+    cx.decl_scope = saved;
 }
 
 /// Declares one global (also used for `__shared__` and `static` declarations in bodies, which

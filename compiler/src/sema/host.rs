@@ -168,12 +168,17 @@ impl Context {
 
     /// A use of a host constant: its value, at the use's span.
     pub(super) fn host_constant(&self, name: &str, span: Span) -> Option<hir::Expr> {
-        self.host_consts.get(name).map(|value| hir::Expr { span, ..value.clone() })
+        self.host_constant_named(name).map(|value| hir::Expr { span, ..value.clone() })
+    }
+
+    /// The host constant `name` means here, looked up through the namespaces as a variable is.
+    fn host_constant_named(&self, name: &str) -> Option<&hir::Expr> {
+        self.candidates(name).into_iter().find_map(|c| self.host_consts.get(&c))
     }
 
     /// `&N` for a host constant `N`: device code has its value, not the host's variable.
     pub(super) fn host_constant_address(&mut self, name: &ast::Ident) -> bool {
-        if self.lookup(&name.name).is_some() || !self.host_consts.contains_key(&name.name) {
+        if self.lookup(&name.name).is_some() || self.host_constant_named(&name.name).is_none() {
             return false;
         }
         self.error(Code::HostConstantAddress, name.span, format!("identifier `{}` is undefined in device code", name.name))

@@ -205,8 +205,10 @@ impl Context {
                 }
             }
         }
-        match self.symbols.get(name) {
-            Some(GlobalSymbol::Global(id)) => Some(Binding::Global(*id)),
+        // A variable at file scope or in a namespace, looked up as C++ does (`scope.rs`: the
+        // enclosing namespaces innermost first, the file scope, `using namespace`).
+        match self.resolve_symbol(name) {
+            Some((GlobalSymbol::Global(id), _)) => Some(Binding::Global(id)),
             _ => None,
         }
     }
