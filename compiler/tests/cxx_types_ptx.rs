@@ -336,3 +336,31 @@ __global__ void k2(int *out) { out[0] = cfg::table[1] + N; }
     assert_eq!(ptx_variables(&ours), theirs, "the variables differ (left cdpc, right nvcc)");
     assert_eq!(functions(&ours), functions(&nvcc), "the functions differ (left cdpc, right nvcc)");
 }
+
+/// `::x`, `::f`, `::P` and `::n::x` name the file scope's declarations, also from inside a
+/// namespace that declares the same names: the same symbols as nvcc's, and the loads of both
+/// `table`s where nvcc has them.
+#[test]
+fn names_of_the_global_scope() {
+    let source = r#"
+__device__ int table[2];
+__device__ int f(int x) { return x + 1; }
+struct P { int v; };
+namespace cfg {
+    __device__ int table[4];
+    __device__ int f(int x) { return x * 2; }
+    __device__ int both() { return table[0] + ::table[0] + f(1) + ::f(1); }
+}
+extern "C" __global__ void k(int *out, P p) {
+    ::P q = p;
+    out[0] = cfg::both() + ::table[1] + ::cfg::table[2] + ::f(q.v) + (q.v > 0 ? ::table[0] : 0);
+}
+"#;
+    let Some(nvcc) = nvcc_ptx(source) else { return };
+    let ours = cdpc_ptx(source);
+    assert_eq!(ptx_variables(&ours), ptx_variables(&nvcc), "the variables differ (left cdpc, right nvcc)");
+    assert_eq!(functions(&ours), functions(&nvcc), "the functions differ (left cdpc, right nvcc)");
+    // `cfg::both` reads both tables' first elements
+    let both: String = ours.split("_ZN3cfg4bothEv(").nth(1).unwrap_or_default().split(".entry").next().unwrap_or_default().to_string();
+    assert!(both.contains("[table]") && both.contains("[_ZN3cfg5tableE]"), "{both}");
+}

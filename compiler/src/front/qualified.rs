@@ -5,9 +5,11 @@
 //! function definition is a definition whose name contains `::`, a qualified call is a call of
 //! such a name, and sema (`sema::scope`) resolves the components.
 //!
-//! A `::` that does not sit between two names (a leading `::f`, `A::~A`, `A<int>::f`) is left
-//! alone; the grammar has no use for it, so in device code it is a syntax error, while host
-//! code, which is never parsed, may use it freely.
+//! A leading `::` names the global scope: `::x` and `::N::f` become one name token each, with
+//! the `::` kept (`sema::scope` looks such a name up at file scope only). A `::` after a name
+//! or a closing `>` that does not start a name of its own (`A::~A`, `A<int>::f`) is left alone;
+//! the grammar has no use for it, so in device code it is a syntax error, while host code,
+//! which is never parsed, may use it freely.
 
 use super::lexer::{Spanned, Tok};
 
@@ -28,14 +30,22 @@ pub(super) fn join(tokens: &mut Vec<Spanned>) {
     let mut i = 0;
     while i < old.len() {
         let (start, tok, mut end) = old[i].clone();
-        let Some(first) = name(&tok) else {
-            out.push((start, tok, end));
-            i += 1;
-            continue;
+        // `::name` at the start of a name: after neither a name nor a template's `>`.
+        let global = matches!(tok, Tok::ColonColon)
+            && old.get(i + 1).is_some_and(|t| name(&t.1).is_some())
+            && !out.last().is_some_and(|t| name(&t.1).is_some() || matches!(t.1, Tok::Gt | Tok::Shr));
+        let (mut text, mut last_is_type, mut j) = if global {
+            let next = &old[i + 1];
+            end = next.2;
+            (format!("::{}", name(&next.1).unwrap_or_default()), matches!(next.1, Tok::TypeIdent(_)), i + 2)
+        } else {
+            let Some(first) = name(&tok) else {
+                out.push((start, tok, end));
+                i += 1;
+                continue;
+            };
+            (first.to_string(), false, i + 1)
         };
-        let mut text = first.to_string();
-        let mut last_is_type = false;
-        let mut j = i + 1;
         while j + 1 < old.len() && matches!(old[j].1, Tok::ColonColon) {
             let Some(next) = name(&old[j + 1].1) else { break };
             text.push_str("::");
@@ -44,7 +54,7 @@ pub(super) fn join(tokens: &mut Vec<Spanned>) {
             end = old[j + 1].2;
             j += 2;
         }
-        if j == i + 1 {
+        if j == i + 1 && !global {
             out.push((start, tok, end));
         } else if last_is_type {
             out.push((start, Tok::TypeIdent(text), end));
@@ -74,7 +84,14 @@ mod tests {
 
     #[test]
     fn leaves_other_colons() {
-        assert_eq!(texts("::f(); a ? b : c"), ["::", "f", "(", ")", ";", "a", "?", "b", ":", "c"]);
+        assert_eq!(texts("a ? b : c"), ["a", "?", "b", ":", "c"]);
         assert_eq!(texts("A::~A"), ["A", "::", "~", "A"]);
+        assert_eq!(texts("A<int>::f"), ["A", "<", "int", ">", "::", "f"]);
+    }
+
+    #[test]
+    fn joins_names_of_the_global_scope() {
+        assert_eq!(texts("::f(); a ? ::b : ::N::c"), ["::f", "(", ")", ";", "a", "?", "::b", ":", "::N::c"]);
+        assert_eq!(texts("x = ::y;"), ["x", "=", "::y", ";"]);
     }
 }

@@ -203,6 +203,11 @@ pub(super) fn declare_typedef(cx: &mut Context, def: &ast::TypedefDef) {
 impl Context {
     /// The qualified names an unqualified or qualified `name` may stand for here, best first.
     pub(super) fn candidates(&self, name: &str) -> Vec<String> {
+        // `::x`: the file scope's `x` only.
+        let (global, name) = match name.strip_prefix("::") {
+            Some(rest) => (true, rest),
+            None => (false, name),
+        };
         let name = match name.split_once("::") {
             Some((first, rest)) => match self.cxx.aliases.get(first) {
                 Some(target) => format!("{target}::{rest}"),
@@ -210,6 +215,9 @@ impl Context {
             },
             None => name.to_string(),
         };
+        if global {
+            return vec![name];
+        }
         let mut out = Vec::new();
         if let Some(state) = &self.func {
             let f = &self.functions[state.id.0 as usize];
