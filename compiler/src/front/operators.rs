@@ -12,44 +12,49 @@
 
 use super::lexer::{Spanned, Tok};
 
-/// The spelling of an operator token cdpc overloads.
+/// The spelling of an operator token cdpc overloads (the lexer's, `Tok::text`).
 fn spelling(tok: &Tok) -> Option<&'static str> {
-    Some(match tok {
-        Tok::Plus => "+",
-        Tok::Minus => "-",
-        Tok::Star => "*",
-        Tok::Slash => "/",
-        Tok::Percent => "%",
-        Tok::Amp => "&",
-        Tok::Pipe => "|",
-        Tok::Caret => "^",
-        Tok::Tilde => "~",
-        Tok::Bang => "!",
-        Tok::Shl => "<<",
-        Tok::Shr => ">>",
-        Tok::Lt => "<",
-        Tok::Gt => ">",
-        Tok::Le => "<=",
-        Tok::Ge => ">=",
-        Tok::EqEq => "==",
-        Tok::Ne => "!=",
-        Tok::AmpAmp => "&&",
-        Tok::PipePipe => "||",
-        Tok::Assign => "=",
-        Tok::PlusAssign => "+=",
-        Tok::MinusAssign => "-=",
-        Tok::StarAssign => "*=",
-        Tok::SlashAssign => "/=",
-        Tok::PercentAssign => "%=",
-        Tok::ShlAssign => "<<=",
-        Tok::ShrAssign => ">>=",
-        Tok::AmpAssign => "&=",
-        Tok::CaretAssign => "^=",
-        Tok::PipeAssign => "|=",
-        Tok::PlusPlus => "++",
-        Tok::MinusMinus => "--",
-        _ => return None,
-    })
+    let overloaded = matches!(
+        tok,
+        Tok::Plus
+            | Tok::Minus
+            | Tok::Star
+            | Tok::Slash
+            | Tok::Percent
+            | Tok::Amp
+            | Tok::Pipe
+            | Tok::Caret
+            | Tok::Tilde
+            | Tok::Bang
+            | Tok::Shl
+            | Tok::Shr
+            | Tok::Lt
+            | Tok::Gt
+            | Tok::Le
+            | Tok::Ge
+            | Tok::EqEq
+            | Tok::Ne
+            | Tok::AmpAmp
+            | Tok::PipePipe
+            | Tok::Assign
+            | Tok::PlusAssign
+            | Tok::MinusAssign
+            | Tok::StarAssign
+            | Tok::SlashAssign
+            | Tok::PercentAssign
+            | Tok::ShlAssign
+            | Tok::ShrAssign
+            | Tok::AmpAssign
+            | Tok::CaretAssign
+            | Tok::PipeAssign
+            | Tok::PlusPlus
+            | Tok::MinusMinus
+    );
+    if overloaded {
+        tok.text()
+    } else {
+        None
+    }
 }
 
 /// Joins `operator` and its operator into one name token, in place.
