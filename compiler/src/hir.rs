@@ -24,6 +24,8 @@ pub struct Module {
     pub structs: Vec<StructDef>,
     pub globals: Vec<Global>,
     pub functions: Vec<Function>,
+    /// The user enums, by `EnumId`.
+    pub enums: Vec<EnumDef>,
     /// nvcc's module id of this translation unit (`--nv-module-id`), which prefixes the symbols
     /// of its internal kernels and variables as nvcc's do (`Function::symbol`).
     pub nv_module_id: Option<String>,
@@ -55,6 +57,19 @@ impl StructLayouts for Module {
     fn struct_template(&self, id: StructId) -> Option<(&str, &[TemplateArgValue])> {
         self.struct_def(id).template.as_deref().map(|t| (t.name.as_str(), t.args.as_slice()))
     }
+    fn enum_name(&self, id: crate::types::EnumId) -> &str {
+        &self.enums[id.0 as usize].name
+    }
+}
+
+/// A user enum (`sema::enums`): its qualified name and underlying type.
+#[derive(Clone, Debug)]
+pub struct EnumDef {
+    pub name: String,
+    pub underlying: crate::types::IntKind,
+    /// `enum class`: its enumerators are named through it.
+    pub scoped: bool,
+    pub span: Span,
 }
 
 #[derive(Clone, Debug)]

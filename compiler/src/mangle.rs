@@ -547,6 +547,7 @@ impl Mangler<'_> {
             Type::Struct(id) => self.structs.struct_name(*id).to_string(),
             Type::Dim3 => "dim3".into(),
             Type::CudaError => "cudaError".into(),
+            Type::Enum { id, .. } => self.structs.enum_name(*id).to_string(),
             other => format!("{other:?}"),
         }
     }

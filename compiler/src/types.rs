@@ -139,6 +139,10 @@ impl Quals {
     }
 }
 
+/// A user enum: its index in the module's enums (`hir::Module::enums`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EnumId(pub u32);
+
 /// A language type. Cheap to clone and compared structurally; struct types compare by id.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Type {
@@ -157,6 +161,9 @@ pub enum Type {
     Event,
     /// `cudaError_t`, an enum of `int` size that converts to integers but not back.
     CudaError,
+    /// A user enum (`enum Mode { ... }`): its underlying integer type for values, layout and
+    /// arithmetic (after promotion), its name for symbols (`4Mode`, as nvcc mangles it).
+    Enum { id: EnumId, underlying: IntKind },
 }
 
 impl Type {
@@ -195,11 +202,11 @@ impl Type {
     }
 
     pub fn is_integer(&self) -> bool {
-        matches!(self, Type::Int(_) | Type::CudaError)
+        matches!(self, Type::Int(_) | Type::CudaError | Type::Enum { .. })
     }
 
     pub fn is_arithmetic(&self) -> bool {
-        matches!(self, Type::Int(_) | Type::Float(_) | Type::CudaError)
+        matches!(self, Type::Int(_) | Type::Float(_) | Type::CudaError | Type::Enum { .. })
     }
 
     pub fn is_scalar(&self) -> bool {
@@ -235,6 +242,10 @@ impl Type {
 pub trait StructLayouts {
     fn struct_size_align(&self, id: StructId) -> (u64, u64);
     fn struct_name(&self, id: StructId) -> &str;
+    /// A user enum's qualified name (`n::Mode`), for symbols.
+    fn enum_name(&self, _id: EnumId) -> &str {
+        "enum"
+    }
     /// For an instance of a class template: the template's qualified name and the arguments.
     fn struct_template(&self, _id: StructId) -> Option<(&str, &[crate::hir::TemplateArgValue])> {
         None
@@ -250,6 +261,7 @@ pub fn size_align(ty: &Type, structs: &dyn StructLayouts, target: &Target) -> (u
             (bytes, bytes)
         }
         Type::CudaError => (4, 4),
+        Type::Enum { underlying, .. } => size_align(&Type::Int(*underlying), structs, target),
         Type::Float(kind) => (kind.bytes(), kind.bytes()),
         Type::Pointer { .. } | Type::Stream | Type::Event => {
             let bytes = target.address_size.pointer_bytes();
@@ -293,6 +305,7 @@ impl fmt::Display for DisplayType<'_> {
             Type::Stream => f.write_str("cudaStream_t"),
             Type::Event => f.write_str("cudaEvent_t"),
             Type::CudaError => f.write_str("cudaError_t"),
+            Type::Enum { id, .. } => write!(f, "enum {}", self.structs.enum_name(*id)),
         }
     }
 }

@@ -364,3 +364,41 @@ extern "C" __global__ void k(int *out, P p) {
     let both: String = ours.split("_ZN3cfg4bothEv(").nth(1).unwrap_or_default().split(".entry").next().unwrap_or_default().to_string();
     assert!(both.contains("[table]") && both.contains("[_ZN3cfg5tableE]"), "{both}");
 }
+
+/// Enums: unscoped, scoped (`enum class`) with an underlying type, anonymous, in a namespace,
+/// with negative values, C's `typedef enum [Tag] { ... } Name;` (named `Name` for its symbols
+/// when it has no tag), as struct fields. Their values (a `__device__` array initialised with them), the
+/// symbols of functions taking them (`_Z4pick4ModeN1n4KindE`, `_Z5twice4ModeS_`) and the
+/// kernels' parameters (`Dir : unsigned char` is a `.u8`) against nvcc's.
+#[test]
+fn enums() {
+    let source = r#"
+enum Mode { Fast, Slow = 5, Slower };
+enum class Dir : unsigned char { Up, Down = 3 };
+enum { Anon = -2, Anon2 };
+namespace n { enum Kind { A = 1 << 4, B }; }
+enum Sign { Neg = -1, Pos = 1 };
+__device__ int vals[10] = { Fast, Slow, Slower, (int)Dir::Down, Anon, Anon2, n::A, n::B, Mode::Slow, Neg };
+__device__ int pick(Mode m, n::Kind k) { return m == Slow ? k : (int)m; }
+__device__ int twice(Mode a, Mode b) { return a + b; }
+__global__ void k(int *out, Mode m, Dir d, n::Kind kk, Sign s) {
+    Mode local = Slower;
+    out[0] = m == Fast ? 1 : m == Slow ? 2 : 3;
+    out[1] = pick(local, kk) + twice(m, Fast) + (d == Dir::Up) + s + sizeof(Dir) + sizeof(Mode);
+}
+extern "C" __global__ void kc(Mode *p, Sign s) { *p = (Mode)(s + 1); }
+typedef enum { Red, Green = 4 } Color;
+typedef enum Shape_ { Circle, Square } Shape;
+struct Px { Color c; Shape s; int v; };
+__device__ int vals2[4] = { Red, Green, Square, Circle };
+__device__ int f(Color c, Shape s, Shape_ t, Px p) { return c + s + t + p.v + p.c; }
+__global__ void k2(Px *p, Color c) { p->c = c; p->s = Circle; p->v = f(c, p->s, Square, *p); }
+"#;
+    let expected = ["_Z4pick4ModeN1n4KindE", "_Z5twice4ModeS_", "_Z1kPi4Mode3DirN1n4KindE4Sign", "_Z1f5Color6Shape_S0_2Px", "_Z2k2P2Px5Color"];
+    if !compare("enums", source, &expected) {
+        return;
+    }
+    let initializers = |ptx: &str| ptx.lines().filter(|l| l.contains(" vals[") || l.contains(" vals2[")).map(str::to_string).collect::<Vec<_>>();
+    let nvcc = nvcc_ptx(source).expect("nvcc ran above");
+    assert_eq!(initializers(&cdpc_ptx(source)), initializers(&nvcc), "the enumerators' values differ (left cdpc, right nvcc)");
+}

@@ -33,6 +33,7 @@ impl<'ctx> Codegen<'ctx, '_> {
             Type::Int(IntKind::Bool) => Class::Bool,
             Type::Int(kind) => Class::Int { bits: self.types.int_bits(*kind), signed: kind.is_signed(&self.hir.target) },
             Type::CudaError => Class::Int { bits: 32, signed: true },
+            Type::Enum { underlying, .. } => self.class(&Type::Int(*underlying)),
             Type::Float(kind) => Class::Float(*kind),
             Type::Pointer { .. } | Type::Stream | Type::Event => Class::Ptr,
             Type::Array { .. } | Type::Struct(_) | Type::Dim3 => Class::Aggregate,

@@ -106,7 +106,7 @@ impl F {
 }
 
 fn module(target: Target) -> Module {
-    Module { target, structs: vec![], globals: vec![], functions: vec![], nv_module_id: None }
+    Module { target, structs: vec![], globals: vec![], functions: vec![], enums: vec![], nv_module_id: None }
 }
 
 fn string_literal(m: &mut Module, text: &str) -> Expr {

@@ -184,6 +184,7 @@ impl<'ctx> Types<'ctx> {
             Type::Void => return internal("void has no LLVM value type"),
             Type::Int(kind) => self.int(self.int_bits(*kind)).into(),
             Type::CudaError => self.ctx.i32_type().into(),
+            Type::Enum { underlying, .. } => return self.reg(&Type::Int(*underlying)),
             Type::Float(FloatKind::Float) => self.ctx.f32_type().into(),
             Type::Float(FloatKind::Double) => self.ctx.f64_type().into(),
             Type::Pointer { .. } | Type::Stream | Type::Event => self.ptr().into(),

@@ -127,6 +127,9 @@ pub enum Item {
     Global(DeclStmt),
     /// `typedef unsigned foru;`: a second name for a type.
     Typedef(TypedefDef),
+    /// `enum Mode { Fast, Slow = 5 };`, `enum class Dir : unsigned char { Up, Down };`
+    /// (`front::enums`).
+    Enum(EnumDef),
     /// `template <typename T, int N> __device__ T *f(...) { ... }`: instantiated on use by
     /// `crate::sema::templates`, never lowered as written.
     Template(TemplateDef),
@@ -160,6 +163,28 @@ pub struct ClassTemplateMember {
     pub class_args: Vec<TemplateArg>,
     pub function: FunctionDef,
     pub span: Span,
+}
+
+/// `enum [class] Name [: base] { A, B = 5 };`
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnumDef {
+    /// `None` for an anonymous enum (its enumerators only).
+    pub name: Option<Ident>,
+    /// `typedef enum Tag { ... } Alias;`: a second name for it.
+    pub alias: Option<Ident>,
+    /// `enum class` or `enum struct`: enumerators named `Mode::Fast`, no conversion to int.
+    pub scoped: bool,
+    /// The underlying type as written after `:`.
+    pub base: Option<TypeSpec>,
+    pub enumerators: Vec<Enumerator>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Enumerator {
+    pub name: Ident,
+    /// `= value`; without it, one more than the previous (0 for the first).
+    pub value: Option<Expr>,
 }
 
 /// `typedef T name;`

@@ -58,6 +58,7 @@ pub mod ast;
 mod asm;
 mod class_templates;
 pub mod coop_groups;
+mod enums;
 mod explicit_instances;
 mod host_mentions;
 mod lexer;
@@ -179,6 +180,14 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
                         unit.items.extend(with_linkage(items, chunk.extern_c))
                     }
                     None => complete = false,
+                }
+            }
+            split::Class::Tentative if enums::is_enum_definition(&tokens[chunk.tokens.clone()]) => {
+                let toks = &tokens[chunk.tokens.clone()];
+                let parse = |part: &[Spanned]| parse_strict(part, &tokens, source.len(), span);
+                match lex_diags_in(&lex_diags_all, span).into_iter().next().map(Err).unwrap_or_else(|| enums::parse_enum(toks, parse)) {
+                    Ok(def) => unit.items.extend(in_namespace(vec![ast::Item::Enum(def)], &chunk.namespace)),
+                    Err(error) => unit.skipped.push(ast::Skipped { kind: ast::SkippedKind::Unparsed, names: chunk.names.clone(), span, error: Some(Box::new(error)) }),
                 }
             }
             split::Class::Tentative
@@ -374,6 +383,17 @@ fn in_namespace(items: Vec<ast::Item>, namespace: &[String]) -> Vec<ast::Item> {
                     }
                 }
                 ast::Item::ClassTemplateMember(m) => qualify(&mut m.function.name.name),
+                ast::Item::Enum(e) => {
+                    for name in e.name.iter_mut().chain(e.alias.iter_mut()) {
+                        qualify(&mut name.name);
+                    }
+                    // a scoped enum's enumerators are named through the enum (`sema::enums`)
+                    if !e.scoped {
+                        for en in &mut e.enumerators {
+                            qualify(&mut en.name.name);
+                        }
+                    }
+                }
                 ast::Item::Global(d) => {
                     for init in &mut d.declarators {
                         qualify(&mut init.declarator.name.name);
@@ -707,6 +727,7 @@ fn too_deep(tu: &ast::TranslationUnit) -> Option<Span> {
             ast::Item::Struct(s) => stack.extend(s.fields.iter().map(|d| (Node::Decl(d), 1))),
             ast::Item::Global(d) => stack.push((Node::Decl(d), 1)),
             ast::Item::Typedef(_) => {}
+            ast::Item::Enum(e) => stack.extend(e.enumerators.iter().filter_map(|en| en.value.as_ref()).map(|v| (Node::Expr(v), 1))),
             ast::Item::ClassTemplate(t) => {
                 stack.extend(t.class.fields.iter().map(|d| (Node::Decl(d), 1)));
                 for f in &t.methods {
@@ -875,6 +896,7 @@ fn dismantle(tu: ast::TranslationUnit) {
             ast::Item::Struct(s) => s.fields.into_iter().for_each(|d| decl(d, &mut stack)),
             ast::Item::Global(d) => decl(d, &mut stack),
             ast::Item::Typedef(_) => {}
+            ast::Item::Enum(e) => stack.extend(e.enumerators.into_iter().filter_map(|en| en.value).map(Owned::Expr)),
             ast::Item::ClassTemplate(t) => {
                 t.class.fields.into_iter().for_each(|d| decl(d, &mut stack));
                 for f in t.methods {

@@ -743,6 +743,7 @@ fn item_names(tu: &TranslationUnit) -> Vec<&str> {
             Item::Template(t) => t.function.name.name.as_str(),
             Item::ClassTemplate(t) => t.class.name.name.as_str(),
             Item::ClassTemplateMember(m) => m.function.name.name.as_str(),
+            Item::Enum(e) => e.name.as_ref().map_or("", |n| n.name.as_str()),
         })
         .collect()
 }
@@ -1058,4 +1059,29 @@ fn explicit_instantiations_of_device_templates_are_read() {
         tu.explicit_instances.iter().map(|i| (i.args.as_ref().map_or(0, Vec::len), i.global, i.namespace.clone())).collect();
     assert_eq!(got, [(1, true, vec![]), (1, false, vec![]), (1, true, vec!["M".to_string()]), (0, true, vec![])]);
     assert!(tu.explicit_instances[3].args.is_none());
+}
+
+#[test]
+fn enum_definitions() {
+    let tu = ok("enum A { X, Y = 3, }; enum class B : unsigned char { P }; typedef enum { Q } C; typedef enum T_ { R } T; namespace n { enum D { S = -1 }; } enum { U };");
+    let enums: Vec<&EnumDef> = tu.items.iter().filter_map(|i| if let Item::Enum(e) = i { Some(e) } else { None }).collect();
+    let names: Vec<(Option<&str>, Option<&str>, bool)> =
+        enums.iter().map(|e| (e.name.as_ref().map(|n| n.name.as_str()), e.alias.as_ref().map(|n| n.name.as_str()), e.scoped)).collect();
+    assert_eq!(
+        names,
+        [(Some("A"), None, false), (Some("B"), None, true), (Some("C"), None, false), (Some("T_"), Some("T"), false), (Some("n::D"), None, false), (None, None, false)]
+    );
+    let enumerators: Vec<Vec<&str>> = enums.iter().map(|e| e.enumerators.iter().map(|x| x.name.name.as_str()).collect()).collect();
+    // an unscoped enum's enumerators belong to its namespace; a trailing comma is allowed
+    assert_eq!(enumerators, [vec!["X", "Y"], vec!["P"], vec!["Q"], vec!["R"], vec!["n::S"], vec!["U"]]);
+    assert_eq!(int(enums[0].enumerators[1].value.as_ref().unwrap()), 3);
+    assert!(enums[1].base.is_some() && enums[0].base.is_none());
+}
+
+#[test]
+fn a_scoped_enum_needs_a_name() {
+    // left to the host compiler, as any declaration that does not parse as device code
+    let tu = ok("enum class { A };");
+    assert!(tu.items.is_empty());
+    assert_eq!(tu.skipped.len(), 1);
 }

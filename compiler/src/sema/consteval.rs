@@ -69,6 +69,10 @@ pub(super) fn eval(e: &hir::Expr, target: &Target) -> Option<Const> {
                 (Type::Float(_), Const::Int(v)) => Const::Float(v as f64),
                 (Type::Float(_), Const::Float(f)) => Const::Float(f),
                 (Type::CudaError, c) => c,
+                (Type::Enum { underlying, .. }, Const::Int(v)) => {
+                    let ty = Type::Int(*underlying);
+                    Const::Int(int_value(truncate_int(v, &ty, target), &ty, target))
+                }
                 (t, Const::Int(v)) if t.is_pointer_like() => Const::Pointer(v as u64),
                 (t, Const::Pointer(p)) if t.is_pointer_like() => Const::Pointer(p),
                 _ => return None,

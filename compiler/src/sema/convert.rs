@@ -103,6 +103,7 @@ impl Context {
         match ty {
             Type::Int(kind) if kind.rank() < IntKind::Int.rank() => Type::INT,
             Type::CudaError => Type::INT,
+            Type::Enum { underlying, .. } => self.promote(&Type::Int(*underlying)),
             other => other.clone(),
         }
     }
@@ -168,6 +169,10 @@ impl Context {
         }
         match (from, to) {
             (_, Type::CudaError) => Err(Some("cudaError_t is an enum; only cudaError_t values convert to it".into())),
+            (_, Type::Enum { .. }) => {
+                let name = self.show(to).trim_matches('`').trim_start_matches("enum ").to_string();
+                Err(Some(format!("`{name}` is an enum: only its own values convert to it implicitly; cast with `({name})`")))
+            }
             (f, t) if f.is_arithmetic() && t.is_arithmetic() => Ok(()),
             (f, Type::Int(IntKind::Bool)) if f.is_pointer_like() => Ok(()),
             (_, t) if t.is_pointer_like() && self.is_null_constant(e) => Ok(()),

@@ -31,6 +31,12 @@ pub(super) fn declare_items(cx: &mut Context, unit: &ast::TranslationUnit) {
             cx.complete.push(false);
         }
     }
+    // Enums after struct names, before anything that may name them.
+    for item in &unit.items {
+        if let ast::Item::Enum(def) = item {
+            super::enums::declare(cx, def);
+        }
+    }
     // Templates before functions: a function may not take a template's name.
     for item in &unit.items {
         match item {
@@ -50,7 +56,7 @@ pub(super) fn declare_items(cx: &mut Context, unit: &ast::TranslationUnit) {
             ast::Item::Function(def) => declare_function(cx, def),
             ast::Item::Global(decl) => declare_globals(cx, decl),
             ast::Item::Typedef(def) => super::scope::declare_typedef(cx, def),
-            ast::Item::Template(_) | ast::Item::ClassTemplate(_) | ast::Item::ClassTemplateMember(_) => {}
+            ast::Item::Template(_) | ast::Item::ClassTemplate(_) | ast::Item::ClassTemplateMember(_) | ast::Item::Enum(_) => {}
         }
     }
 }

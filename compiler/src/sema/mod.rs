@@ -10,6 +10,7 @@ mod consteval;
 mod convert;
 pub mod cuda_types;
 mod decls;
+mod enums;
 mod expr;
 mod host;
 mod intrinsics;
@@ -53,7 +54,7 @@ pub fn analyze(unit: &ast::TranslationUnit, options: &SemaOptions) -> (Option<hi
     templates::instantiate_requested(&mut cx, unit);
     decls::define_functions(&mut cx, unit);
     let failed = cx.diags.has_errors();
-    let module = hir::Module { target: cx.target, structs: cx.structs, globals: cx.globals, functions: cx.functions, nv_module_id: None };
+    let module = hir::Module { target: cx.target, structs: cx.structs, globals: cx.globals, functions: cx.functions, enums: cx.enums, nv_module_id: None };
     (if failed { None } else { Some(module) }, cx.diags.into_vec())
 }
 
@@ -113,6 +114,8 @@ struct Context {
     /// fields, a function's signature, a typedef), outermost first: where its type names are
     /// looked up (`scope.rs`, `Context::candidates`).
     decl_scope: Vec<String>,
+    /// The user enums (`enums.rs`), by `EnumId`.
+    enums: Vec<hir::EnumDef>,
 }
 
 struct FunctionState {
@@ -144,6 +147,9 @@ impl StructLayouts for Context {
     fn struct_template(&self, id: StructId) -> Option<(&str, &[hir::TemplateArgValue])> {
         self.structs[id.0 as usize].template.as_deref().map(|t| (t.name.as_str(), t.args.as_slice()))
     }
+    fn enum_name(&self, id: crate::types::EnumId) -> &str {
+        &self.enums[id.0 as usize].name
+    }
 }
 
 impl Context {
@@ -168,6 +174,7 @@ impl Context {
             func: None,
             separate: false,
             decl_scope: Vec::new(),
+            enums: Vec::new(),
         }
     }
 

@@ -266,10 +266,11 @@ impl Context {
             return Ok(ics(Rank::Exact, 0));
         }
         let no = || format!("has type {}, which does not convert to {}", self.show(&from), self.show(to));
-        if from.is_arithmetic() && to.is_arithmetic() && *to != Type::CudaError {
+        if from.is_arithmetic() && to.is_arithmetic() && *to != Type::CudaError && !matches!(to, Type::Enum { .. }) {
             let promotes = match (&from, to) {
                 (Type::Int(k), Type::Int(IntKind::Int)) => k.rank() < IntKind::Int.rank(),
                 (Type::CudaError, Type::Int(IntKind::Int)) => true,
+                (Type::Enum { .. }, t) => self.promote(&from) == *t,
                 (Type::Float(FloatKind::Float), Type::Float(FloatKind::Double)) => true,
                 _ => false,
             };

@@ -1,0 +1,121 @@
+//! **Where enums get their values.** An `ast::EnumDef` (`front::enums`) becomes a
+//! `hir::EnumDef` and the type `Type::Enum`, named by its qualified name as a typedef is
+//! (`scope::named_type`), and each enumerator a constant of that type, found as a file-scope
+//! constant is (`host_consts`, through the namespaces): an unscoped enum's as `A` (and
+//! `Mode::A`), a scoped enum's as `Mode::A` only.
+//!
+//! Values: as written (an integer constant expression, which may name earlier enumerators), or
+//! one more than the previous, 0 for the first. The underlying type: the one written after `:`
+//! (an integer type, not `bool`); `int` for a scoped enum without one; for an unscoped enum
+//! without one, `unsigned int` when no value is negative and `int` otherwise, as GCC and nvcc
+//! choose (values beyond 32 bits: `E0920`).
+
+use super::consteval::{eval, Const};
+use super::expr::int_const;
+use super::Context;
+use crate::diag::Code;
+use crate::front::ast;
+use crate::hir;
+use crate::types::{EnumId, IntKind, Type};
+
+pub(super) fn declare(cx: &mut Context, def: &ast::EnumDef) {
+    // The namespace the enum is in names its constants and types.
+    let qualified = def.name.as_ref().map(|n| n.name.clone()).or_else(|| def.enumerators.first().map(|e| e.name.name.clone())).unwrap_or_default();
+    let mut namespaces: Vec<String> = qualified.split("::").map(str::to_string).collect();
+    namespaces.pop();
+    let saved = std::mem::replace(&mut cx.decl_scope, namespaces);
+    declare_in_scope(cx, def);
+    cx.decl_scope = saved;
+}
+
+fn declare_in_scope(cx: &mut Context, def: &ast::EnumDef) {
+    let fixed = match &def.base {
+        None => None,
+        Some(spec) => match cx.resolve_spec(spec) {
+            Some(Type::Int(kind)) if kind != IntKind::Bool => Some(kind),
+            Some(other) => {
+                cx.error(Code::InvalidDeclaration, def.span, format!("the underlying type of an enum must be an integer type, not {}", cx.show(&other))).emit();
+                return;
+            }
+            None => return,
+        },
+    };
+    if let Some(name) = &def.name {
+        if cx.named_type(&name.name).is_some() || cx.struct_names.contains_key(&name.name) {
+            cx.error(Code::Redefinition, name.span, format!("`{}` is already declared", name.name)).primary("declared again here").emit();
+            return;
+        }
+    }
+    // The values, each an `int`-typed constant while the underlying type is not known yet.
+    let mut values: Vec<(String, i128, crate::diag::Span)> = Vec::new();
+    let mut next: i128 = 0;
+    let scoped_prefix = def.name.as_ref().map(|n| n.name.clone());
+    for en in &def.enumerators {
+        let value = match &en.value {
+            None => next,
+            Some(e) => {
+                let Some(checked) = cx.expr(e) else { return };
+                match eval(&checked, &cx.target) {
+                    Some(Const::Int(v)) if checked.ty.is_integer() => v,
+                    _ => {
+                        cx.error(Code::TemplateArgumentNotConstant, e.span, format!("the value of `{}` is not an integer constant", en.name.name)).emit();
+                        return;
+                    }
+                }
+            }
+        };
+        // later values may name this one
+        let key = constant_key(def, scoped_prefix.as_deref(), &en.name.name);
+        cx.host_consts.insert(key, int_const(value as i64, Type::LONGLONG, en.name.span));
+        values.push((en.name.name.clone(), value, en.name.span));
+        next = value + 1;
+    }
+    let negative = values.iter().any(|(_, v, _)| *v < 0);
+    let underlying = fixed.unwrap_or(if def.scoped || negative { IntKind::Int } else { IntKind::UInt });
+    let (lo, hi) = if fixed.is_none() && !def.scoped && !negative { (0, u32::MAX as i128) } else { range(underlying, &cx.target) };
+    if let Some((name, _, span)) = values.iter().find(|(_, v, _)| *v < lo || *v > hi) {
+        cx.error(Code::CxxUnsupported, *span, format!("the value of `{name}` does not fit the enum's underlying type {}", underlying.name()))
+            .note("enums whose values need more than 32 bits are not supported yet")
+            .emit();
+        return;
+    }
+    let id = EnumId(cx.enums.len() as u32);
+    let name = def.name.as_ref().map(|n| n.name.clone()).unwrap_or_else(|| format!("(anonymous enum at {})", def.span.start));
+    cx.enums.push(hir::EnumDef { name: name.clone(), underlying, scoped: def.scoped, span: def.span });
+    // An anonymous enum's enumerators have its underlying type (it has no name to mangle).
+    let ty = if def.name.is_some() { Type::Enum { id, underlying } } else { Type::Int(underlying) };
+    if def.name.is_some() {
+        cx.cxx.typedefs.insert(name.clone(), ty.clone());
+    }
+    if let Some(alias) = &def.alias {
+        cx.cxx.typedefs.insert(alias.name.clone(), ty.clone());
+    }
+    for (en, value, span) in values {
+        let constant = int_const(value as i64, ty.clone(), span);
+        cx.host_consts.insert(constant_key(def, scoped_prefix.as_deref(), &en), constant.clone());
+        // `Mode::A` names an unscoped enum's enumerator too (C++11)
+        if let (false, Some(enum_name)) = (def.scoped, &scoped_prefix) {
+            let simple = en.rsplit("::").next().unwrap_or(&en);
+            cx.host_consts.insert(format!("{enum_name}::{simple}"), constant);
+        }
+    }
+}
+
+/// The name an enumerator is found by: `Mode::A` in a scoped enum, else its own (qualified by
+/// its namespace in `front`).
+fn constant_key(def: &ast::EnumDef, enum_name: Option<&str>, enumerator: &str) -> String {
+    match (def.scoped, enum_name) {
+        (true, Some(e)) => format!("{e}::{enumerator}"),
+        _ => enumerator.to_string(),
+    }
+}
+
+/// The values of an integer type.
+fn range(kind: IntKind, target: &crate::target::Target) -> (i128, i128) {
+    let bits = 8 * kind.bytes(target) as u32;
+    if kind.is_signed(target) {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    }
+}
