@@ -402,3 +402,16 @@ __global__ void k2(Px *p, Color c) { p->c = c; p->s = Circle; p->v = f(c, p->s, 
     let nvcc = nvcc_ptx(source).expect("nvcc ran above");
     assert_eq!(initializers(&cdpc_ptx(source)), initializers(&nvcc), "the enumerators' values differ (left cdpc, right nvcc)");
 }
+
+/// An enum cdpc cannot give values to (an enumerator computed by a host function) is left to
+/// the host compiler like any tentative declaration: no error unless device code names it, and
+/// then E0901 with the reason.
+#[test]
+fn an_enum_with_host_values_is_left_to_the_host() {
+    let ok = "int host_fn();\nenum { N = host_fn() };\nenum Bad : float { X };\nenum Fine { F1 = 2 };\n__global__ void k(int *out) { out[0] = F1; }\n";
+    assert!(driver::compile(ok, &CompileOptions { emit: Emit::Ptx, ..CompileOptions::default() }).is_ok());
+    let used = format!("{ok}__global__ void k2(int *out) {{ out[0] = N; }}\n");
+    let Err(error) = driver::compile(&used, &CompileOptions { emit: Emit::Ptx, ..CompileOptions::default() }) else { panic!("N is host code") };
+    let shown = format!("{error:?}");
+    assert!(shown.contains("NotCompiledForDevice") && shown.contains("`host_fn` is a host function"), "{shown}");
+}

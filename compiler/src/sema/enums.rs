@@ -18,14 +18,39 @@ use crate::front::ast;
 use crate::hir;
 use crate::types::{EnumId, IntKind, Type};
 
+/// Declares the enum `def`. An enum is a tentative declaration (`front::split`): one that cdpc
+/// cannot give values to (an enumerator computed by a host function, say) is left to the host
+/// compiler, its names recorded as skipped with the first error, which device code naming one
+/// of them reports (`E0901`), as for a class that does not parse.
 pub(super) fn declare(cx: &mut Context, def: &ast::EnumDef) {
     // The namespace the enum is in names its constants and types.
     let qualified = def.name.as_ref().map(|n| n.name.clone()).or_else(|| def.enumerators.first().map(|e| e.name.name.clone())).unwrap_or_default();
     let mut namespaces: Vec<String> = qualified.split("::").map(str::to_string).collect();
     namespaces.pop();
     let saved = std::mem::replace(&mut cx.decl_scope, namespaces);
+    let outer = std::mem::take(&mut cx.diags);
     declare_in_scope(cx, def);
+    let own = std::mem::replace(&mut cx.diags, outer);
     cx.decl_scope = saved;
+    let mut own = own.into_vec();
+    let Some(first) = own.iter().position(|d| d.is_error()) else {
+        for d in own {
+            cx.diags.push(d);
+        }
+        return;
+    };
+    let error = own.swap_remove(first);
+    let scoped_prefix = def.name.as_ref().map(|n| n.name.clone());
+    // the constants of the enumerators valued before the error
+    for e in &def.enumerators {
+        cx.host_consts.remove(&constant_key(def, scoped_prefix.as_deref(), &e.name.name));
+    }
+    let mut names: Vec<ast::Ident> = def.name.iter().chain(def.alias.iter()).cloned().collect();
+    names.extend(def.enumerators.iter().map(|e| ast::Ident { name: constant_key(def, scoped_prefix.as_deref(), &e.name.name), span: e.name.span }));
+    let skipped = ast::Skipped { kind: ast::SkippedKind::Unparsed, names: names.clone(), span: def.span, error: Some(Box::new(error)) };
+    for name in names {
+        cx.skipped.entry(name.name).or_insert_with(|| skipped.clone());
+    }
 }
 
 fn declare_in_scope(cx: &mut Context, def: &ast::EnumDef) {
