@@ -415,3 +415,26 @@ fn an_enum_with_host_values_is_left_to_the_host() {
     let shown = format!("{error:?}");
     assert!(shown.contains("NotCompiledForDevice") && shown.contains("`host_fn` is a host function"), "{shown}");
 }
+
+/// `__constant__ float k[] = {...}`, `__device__ char s[] = "..."` and `int g[][2] = {...}` at
+/// file scope take their size from the initializer, as locals did: the declarations (sizes and
+/// values) equal nvcc's.
+#[test]
+fn unsized_file_scope_arrays_take_the_initializers_size() {
+    let source = r#"
+__constant__ float coeffs[] = { 0.5f, 0.25f, 0.125f };
+__device__ int table[] = { 1, 2, 3, 4, 5 };
+__device__ char msg[] = "hi";
+__device__ int grid2[][2] = { {1, 2}, {3, 4}, {5, 6} };
+extern "C" __global__ void k(float *o) { o[0] = coeffs[2] + table[4] + msg[1] + grid2[2][1] + sizeof(table) + sizeof(grid2); }
+"#;
+    let Some(nvcc) = nvcc_ptx(source) else { return };
+    let declarations = |ptx: &str| {
+        let mut v: Vec<String> = ptx.lines().filter(|l| (l.contains(" .global ") || l.contains(" .const ")) && !l.contains(".entry")).map(str::to_string).collect();
+        v.sort();
+        v
+    };
+    let ours = declarations(&cdpc_ptx(source));
+    assert_eq!(ours.len(), 4, "{ours:#?}");
+    assert_eq!(ours, declarations(&nvcc), "the declarations differ (left cdpc, right nvcc)");
+}

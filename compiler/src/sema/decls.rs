@@ -501,7 +501,9 @@ fn declare_globals(cx: &mut Context, decl: &ast::DeclStmt) {
 /// Declares one global (also used for `__shared__` and `static` declarations in bodies, which
 /// get a unique `symbol`). Returns its id.
 pub(super) fn declare_one_global(cx: &mut Context, base: Type, decl: &ast::DeclStmt, init: &ast::InitDeclarator, space: GlobalSpace, symbol: &str) -> Option<hir::GlobalId> {
-    let d = &init.declarator;
+    // `__constant__ float k[] = {1, 2, 3};`: the size is the initializer's, as for a local.
+    let sized = super::stmt::sized_by_initializer(&init.declarator, init.init.as_ref());
+    let d = sized.as_ref().unwrap_or(&init.declarator);
     let ty = declarator_type(cx, base, decl.spec.quals(), d, space == GlobalSpace::ExternShared)?;
     if space == GlobalSpace::ExternShared && !matches!(ty, Type::Array { len: 0, .. }) {
         cx.error(Code::InvalidDeclaration, d.span, "`extern __shared__` declares the dynamic shared memory: write it as an unsized array, `extern __shared__ T name[];`").emit();

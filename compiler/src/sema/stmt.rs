@@ -358,7 +358,7 @@ impl Context {
 }
 
 /// `char s[] = "\t";`, `int a[] = {1, 2};`: the array's size is the initializer's.
-fn sized_by_initializer(d: &ast::Declarator, init: Option<&ast::Initializer>) -> Option<ast::Declarator> {
+pub(super) fn sized_by_initializer(d: &ast::Declarator, init: Option<&ast::Initializer>) -> Option<ast::Declarator> {
     let first = d.array_dims.first().filter(|dim| dim.size.is_none())?;
     let len = match init? {
         ast::Initializer::Expr(ast::Expr { kind: ast::ExprKind::StringLit(bytes), .. }) => bytes.len() + 1,
