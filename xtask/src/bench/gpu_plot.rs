@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use plotters::prelude::*;
 
-use super::plot::{font_available, FAMILY};
+use super::plot::{category_chart, font_available, CategoryFrame, FAMILY};
 use crate::Result;
 
 /// One row of the results table: sample, cdpc configuration, time ratio cdpc / nvcc.
@@ -59,36 +59,13 @@ fn draw(path: &Path, ratios: &[Ratio]) -> Result<()> {
     let e = |e: &dyn std::fmt::Display| format!("drawing {}: {e}", path.display());
     let text = font_available();
     let root = BitMapBackend::new(path, (1100, 600)).into_drawing_area();
-    root.fill(&WHITE).map_err(|x| e(&x))?;
-    let mut builder = ChartBuilder::on(&root);
-    builder.margin(20);
-    if text {
-        builder
-            .caption("Launch-tree time on the GPU, cdpc / nvcc (below 1: cdpc faster)", (FAMILY, 22))
-            .x_label_area_size(110)
-            .y_label_area_size(60);
-    }
-    let n = samples.len() as f64;
-    let mut chart = builder.build_cartesian_2d(-0.5f64..n - 0.5, (y_min..y_max).log_scale()).map_err(|x| e(&x))?;
-    if text {
-        let names: Vec<String> = samples.iter().map(|s| s.to_string()).collect();
-        chart
-            .configure_mesh()
-            .x_labels(samples.len())
-            .x_label_formatter(&|x| {
-                let i = x.round();
-                if (x - i).abs() < 0.01 && i >= 0.0 { names.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
-            })
-            .label_style((FAMILY, 14))
-            .x_label_style((FAMILY, 13).into_font().transform(FontTransform::Rotate90))
-            .y_label_formatter(&|y| format!("{y:.2}"))
-            .disable_x_mesh()
-            .light_line_style(WHITE)
-            .y_desc("cdpc ms / nvcc ms")
-            .draw()
-            .map_err(|x| e(&x))?;
-    }
-    chart.draw_series(LineSeries::new([(-0.5, 1.0), (n - 0.5, 1.0)], BLACK.stroke_width(1))).map_err(|x| e(&x))?;
+    let frame = CategoryFrame {
+        caption: "Launch-tree time on the GPU, cdpc / nvcc (below 1: cdpc faster)",
+        caption_size: 22,
+        y_desc: "cdpc ms / nvcc ms",
+        rotate_names: true,
+    };
+    let mut chart = category_chart(&root, &frame, &samples, y_min..y_max).map_err(|x| e(&x))?;
     for (k, label) in labels.iter().enumerate() {
         let color = Palette99::pick(k).to_rgba();
         let offset = (k as f64 - (labels.len() as f64 - 1.0) / 2.0) * 0.18;

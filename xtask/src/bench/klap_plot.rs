@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use plotters::prelude::*;
 
-use super::plot::{font_available, FAMILY};
+use super::plot::{category_chart, font_available, CategoryFrame, FAMILY};
 use crate::Result;
 
 /// One timed cdpc variant of one program: its time over nvcc's (median / median) and the
@@ -99,35 +99,14 @@ fn draw(path: &Path, timed: &[Timed]) -> Result<()> {
     let e = |e: &dyn std::fmt::Display| format!("drawing {}: {e}", path.display());
     let text = font_available();
     let root = BitMapBackend::new(path, (1100, 600)).into_drawing_area();
-    root.fill(&WHITE).map_err(|x| e(&x))?;
-    let mut builder = ChartBuilder::on(&root);
-    builder.margin(20);
-    if text {
-        builder
-            .caption("KLAP's programs on an H100: nvcc's time / cdpc's (above 1: cdpc faster), 95% intervals", (FAMILY, 20))
-            .x_label_area_size(60)
-            .y_label_area_size(60);
-    }
+    let frame = CategoryFrame {
+        caption: "KLAP's programs on an H100: nvcc's time / cdpc's (above 1: cdpc faster), 95% intervals",
+        caption_size: 20,
+        y_desc: "speed-up over nvcc's plain build",
+        rotate_names: false,
+    };
+    let mut chart = category_chart(&root, &frame, &programs, y_min..y_max).map_err(|x| e(&x))?;
     let n = programs.len() as f64;
-    let mut chart = builder.build_cartesian_2d(-0.5f64..n - 0.5, (y_min..y_max).log_scale()).map_err(|x| e(&x))?;
-    if text {
-        let names: Vec<String> = programs.iter().map(|s| s.to_string()).collect();
-        chart
-            .configure_mesh()
-            .x_labels(programs.len())
-            .x_label_formatter(&|x| {
-                let i = x.round();
-                if (x - i).abs() < 0.01 && i >= 0.0 { names.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
-            })
-            .label_style((FAMILY, 14))
-            .y_label_formatter(&|y| format!("{y:.2}"))
-            .disable_x_mesh()
-            .light_line_style(WHITE)
-            .y_desc("speed-up over nvcc's plain build")
-            .draw()
-            .map_err(|x| e(&x))?;
-    }
-    chart.draw_series(LineSeries::new([(-0.5, 1.0), (n - 0.5, 1.0)], BLACK.stroke_width(1))).map_err(|x| e(&x))?;
     let klap = chart.draw_series(DashedLineSeries::new([(-0.5, KLAP_GEOMEAN), (n - 0.5, KLAP_GEOMEAN)], 6, 4, RED.stroke_width(1))).map_err(|x| e(&x))?;
     if text {
         klap.label(format!("KLAP's geometric mean ({KLAP_GEOMEAN}x)")).legend(|(x, y)| PathElement::new([(x - 8, y), (x + 8, y)], RED));

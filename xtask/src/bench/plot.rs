@@ -135,3 +135,56 @@ pub fn draw(path: &Path, results: &[Measured]) -> Result<()> {
     root.present().map_err(|x| e(&x))?;
     Ok(())
 }
+
+/// How [`category_chart`] draws its frame.
+pub struct CategoryFrame<'a> {
+    pub caption: &'a str,
+    pub caption_size: u32,
+    pub y_desc: &'a str,
+    /// The names under the x axis, turned upright (many long names) or not.
+    pub rotate_names: bool,
+}
+
+/// A chart of one point column per name along x (at 0, 1, ...) over a logarithmic y range,
+/// with its frame, captions and axes drawn when the font is there (`plot-gpu`, `plot-klap`).
+pub fn category_chart<'a, 'b>(
+    root: &'a DrawingArea<BitMapBackend<'b>, plotters::coord::Shift>,
+    frame: &CategoryFrame,
+    names: &[&str],
+    y: std::ops::Range<f64>,
+) -> Result<ChartContext<'a, BitMapBackend<'b>, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::combinators::LogCoord<f64>>>> {
+    let e = |e: &dyn std::fmt::Display| format!("drawing: {e}");
+    let text = font_available();
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let mut builder = ChartBuilder::on(root);
+    builder.margin(20);
+    if text {
+        builder
+            .caption(frame.caption, (FAMILY, frame.caption_size))
+            .x_label_area_size(if frame.rotate_names { 110 } else { 60 })
+            .y_label_area_size(60);
+    }
+    let n = names.len() as f64;
+    let mut chart = builder.build_cartesian_2d(-0.5f64..n - 0.5, y.log_scale()).map_err(|x| e(&x))?;
+    if text {
+        let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+        let formatter = |x: &f64| {
+            let i = x.round();
+            if (x - i).abs() < 0.01 && i >= 0.0 { names.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
+        };
+        let mut mesh = chart.configure_mesh();
+        mesh.x_labels(names.len())
+            .x_label_formatter(&formatter)
+            .label_style((FAMILY, 14))
+            .y_label_formatter(&|y| format!("{y:.2}"))
+            .disable_x_mesh()
+            .light_line_style(WHITE)
+            .y_desc(frame.y_desc);
+        if frame.rotate_names {
+            mesh.x_label_style((FAMILY, 13).into_font().transform(FontTransform::Rotate90));
+        }
+        mesh.draw().map_err(|x| e(&x))?;
+    }
+    chart.draw_series(LineSeries::new([(-0.5, 1.0), (n - 0.5, 1.0)], BLACK.stroke_width(1))).map_err(|x| e(&x))?;
+    Ok(chart)
+}
