@@ -40,13 +40,12 @@ pub(super) fn declare(cx: &mut Context, def: &ast::EnumDef) {
         return;
     };
     let error = own.swap_remove(first);
-    let scoped_prefix = def.name.as_ref().map(|n| n.name.clone());
     // the constants of the enumerators valued before the error
     for e in &def.enumerators {
-        cx.host_consts.remove(&constant_key(def, scoped_prefix.as_deref(), &e.name.name));
+        cx.host_consts.remove(&constant_key(def, &e.name.name));
     }
     let mut names: Vec<ast::Ident> = def.name.iter().chain(def.alias.iter()).cloned().collect();
-    names.extend(def.enumerators.iter().map(|e| ast::Ident { name: constant_key(def, scoped_prefix.as_deref(), &e.name.name), span: e.name.span }));
+    names.extend(def.enumerators.iter().map(|e| ast::Ident { name: constant_key(def, &e.name.name), span: e.name.span }));
     let skipped = ast::Skipped { kind: ast::SkippedKind::Unparsed, names: names.clone(), span: def.span, error: Some(Box::new(error)) };
     for name in names {
         cx.skipped.entry(name.name).or_insert_with(|| skipped.clone());
@@ -74,7 +73,6 @@ fn declare_in_scope(cx: &mut Context, def: &ast::EnumDef) {
     // The values, each an `int`-typed constant while the underlying type is not known yet.
     let mut values: Vec<(String, i128, crate::diag::Span)> = Vec::new();
     let mut next: i128 = 0;
-    let scoped_prefix = def.name.as_ref().map(|n| n.name.clone());
     for en in &def.enumerators {
         let value = match &en.value {
             None => next,
@@ -90,7 +88,7 @@ fn declare_in_scope(cx: &mut Context, def: &ast::EnumDef) {
             }
         };
         // later values may name this one
-        let key = constant_key(def, scoped_prefix.as_deref(), &en.name.name);
+        let key = constant_key(def, &en.name.name);
         cx.host_consts.insert(key, int_const(value as i64, Type::LONGLONG, en.name.span));
         values.push((en.name.name.clone(), value, en.name.span));
         next = value + 1;
@@ -117,20 +115,20 @@ fn declare_in_scope(cx: &mut Context, def: &ast::EnumDef) {
     }
     for (en, value, span) in values {
         let constant = int_const(value as i64, ty.clone(), span);
-        cx.host_consts.insert(constant_key(def, scoped_prefix.as_deref(), &en), constant.clone());
+        cx.host_consts.insert(constant_key(def, &en), constant.clone());
         // `Mode::A` names an unscoped enum's enumerator too (C++11)
-        if let (false, Some(enum_name)) = (def.scoped, &scoped_prefix) {
+        if let (false, Some(enum_name)) = (def.scoped, &def.name) {
             let simple = en.rsplit("::").next().unwrap_or(&en);
-            cx.host_consts.insert(format!("{enum_name}::{simple}"), constant);
+            cx.host_consts.insert(format!("{}::{simple}", enum_name.name), constant);
         }
     }
 }
 
 /// The name an enumerator is found by: `Mode::A` in a scoped enum, else its own (qualified by
 /// its namespace in `front`).
-fn constant_key(def: &ast::EnumDef, enum_name: Option<&str>, enumerator: &str) -> String {
-    match (def.scoped, enum_name) {
-        (true, Some(e)) => format!("{e}::{enumerator}"),
+fn constant_key(def: &ast::EnumDef, enumerator: &str) -> String {
+    match (def.scoped, &def.name) {
+        (true, Some(e)) => format!("{}::{enumerator}", e.name),
         _ => enumerator.to_string(),
     }
 }
