@@ -8,14 +8,8 @@
 
 use super::ast;
 use super::lexer::{Spanned, Tok};
+use super::members::{span_of, word};
 use crate::diag::{Code, Diagnostic, Span};
-
-fn word(tok: &Tok) -> Option<&str> {
-    match tok {
-        Tok::Ident(n) | Tok::TypeIdent(n) => Some(n),
-        _ => None,
-    }
-}
 
 /// Whether `tokens` (one top-level declaration) define an enum: `enum ... { ... } ;`, or C's
 /// `typedef enum [Tag] { ... } Name;`.
@@ -28,10 +22,6 @@ pub(super) fn is_enum_definition(tokens: &[Spanned]) -> bool {
         && tokens.len() >= body_end + 1
         && matches!(tokens[tokens.len() - body_end].1, Tok::RBrace)
         && (!typedef || word(&tokens[tokens.len() - 2].1).is_some())
-}
-
-fn span_of(t: &Spanned) -> Span {
-    Span::new(t.0, t.2)
 }
 
 fn unsupported(at: Span, what: &str) -> Diagnostic {

@@ -43,7 +43,8 @@ pub(super) fn refuse_statics(class: Class) -> Result<Class, Diagnostic> {
     }
 }
 
-fn word(tok: &Tok) -> Option<&str> {
+/// The text of a name token (an identifier or a type name).
+pub(super) fn word(tok: &Tok) -> Option<&str> {
     match tok {
         Tok::Ident(n) | Tok::TypeIdent(n) => Some(n),
         _ => None,
