@@ -16,7 +16,7 @@
 #      thread's state (1: in the launch, 2 + cudaGetLastError(): past it) and each child
 #      block's start; a host thread prints the counts after 12 s and ends the program.
 #      WATCH="watch watch-pool16 ..." runs it on copies changed as in section 4 too
-#      (`-pool16`, `-nopool`, `-barrier1`), with the find kernel's warps reconverged after their
+#      (`-pool16`, `-faf`, ...: `modify`), with the find kernel's warps reconverged after their
 #      `cs.find` (`-syncwarp`), or with that `cs.find` not compressing paths (`-nocompress`).
 #
 # Usage, from the repository root, on the GPU machine (nvcc, cuda-gdb, compute-sanitizer on
@@ -41,6 +41,22 @@ runit() {
   { /usr/bin/time -f "%e s, exit %x" timeout "$LIMIT" stdbuf -oL -eL "$@" 2>&1 | tail -25; } >> "$OUTF" 2>&1
 }
 
+# modify NAME: changes the MST copy in the current folder as the name's last part says (section 4's
+# variants, and section 6's `watch-VARIANT` copies); `watch` alone changes nothing.
+modify() {
+  case $1 in
+    *pool16) sed -i 's/cudaLimitDevRuntimePendingLaunchCount, graph.nnodes)/cudaLimitDevRuntimePendingLaunchCount, 16 * graph.nnodes)/' main.cu ;;
+    *pool1k) sed -i 's/cudaLimitDevRuntimePendingLaunchCount, graph.nnodes)/cudaLimitDevRuntimePendingLaunchCount, graph.nnodes \/ 4)/' main.cu ;;
+    *nopool) sed -i 's/^\(\s*\)cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount.*$/\1;/' main.cu ;;
+    *blocks256) sed -i 's/kconf.setMaxThreadsPerBlock();/kconf.setNumberOfBlockThreads(256); kconf.calculate();/' main.cu ;;
+    *child256) sed -i 's/^#define BLOCK_DIM 1024/#define BLOCK_DIM 256/' common.h ;;
+    *faf) sed -i 's/BLOCK_DIM>>>/BLOCK_DIM, 0, cudaStreamFireAndForget>>>/' kernel.base.cu ;;
+    *barrier1) sed -i 's/dfindcompmintwo<<<nSM \* compmintwo_res, 384>>>/dfindcompmintwo<<<1, 384>>>/' main.cu ;;
+    *syncwarp) sed -i 's/^\(\s*\)unsigned srcboss = cs.find(src);$/&\1 __syncwarp();/' kernel.base.cu ;;
+    *nocompress) sed -i 's/^\(\s*\)unsigned srcboss = cs.find(src);$/\1unsigned srcboss = cs.find(src, false);/' kernel.base.cu ;;
+  esac
+}
+
 # SECTIONS="1 2 3 4 5" (the default) picks the probes to run
 want() { case " ${SECTIONS:-1 2 3 4 5} " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
@@ -60,15 +76,7 @@ want 3 && LIMIT=60 runit "3. compute-sanitizer memcheck, 60 s" compute-sanitizer
 if want 4; then
 for v in ${VARIANTS:-pool16 pool1k nopool blocks256 child256 faf barrier1}; do
   D=$(copy $v); cd "$D"
-  case $v in
-    pool16) sed -i 's/cudaLimitDevRuntimePendingLaunchCount, graph.nnodes)/cudaLimitDevRuntimePendingLaunchCount, 16 * graph.nnodes)/' main.cu ;;
-    pool1k) sed -i 's/cudaLimitDevRuntimePendingLaunchCount, graph.nnodes)/cudaLimitDevRuntimePendingLaunchCount, graph.nnodes \/ 4)/' main.cu ;;
-    nopool) sed -i 's/^\(\s*\)cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount.*$/\1;/' main.cu ;;
-    blocks256) sed -i 's/kconf.setMaxThreadsPerBlock();/kconf.setNumberOfBlockThreads(256); kconf.calculate();/' main.cu ;;
-    child256) sed -i 's/^#define BLOCK_DIM 1024/#define BLOCK_DIM 256/' common.h ;;
-    faf) sed -i 's/BLOCK_DIM>>>/BLOCK_DIM, 0, cudaStreamFireAndForget>>>/' kernel.base.cu ;;
-    barrier1) sed -i 's/dfindcompmintwo<<<nSM \* compmintwo_res, 384>>>/dfindcompmintwo<<<1, 384>>>/' main.cu ;;
-  esac
+  modify "$v"
   say "-- $v: $(cat main.cu common.h kernel.base.cu | diff - <(cd "$CORPUS/klap/test/MST" && cat main.cu common.h kernel.base.cu) | grep '^<' | tr -s ' ' | head -3 | tr '\n' ' ')"
   nvcc -arch=sm_90 -rdc=true $F main.cu kernel.base.cu -o mst -lcudadevrt > build.log 2>&1 || { say "$v: build failed"; tail -5 build.log >> "$OUTF"; continue; }
   runit "4. nvcc build of the $v copy, ${LIMIT} s" ./mst -o 2 -w 0 -r 1
@@ -78,13 +86,7 @@ fi
 if want 6; then
 for v in ${WATCH:-watch}; do
 D=$(copy $v); cd "$D"
-case $v in
-  *-pool16) sed -i 's/cudaLimitDevRuntimePendingLaunchCount, graph.nnodes)/cudaLimitDevRuntimePendingLaunchCount, 16 * graph.nnodes)/' main.cu ;;
-  *-nopool) sed -i 's/^\(\s*\)cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount.*$/\1;/' main.cu ;;
-  *-barrier1) sed -i 's/dfindcompmintwo<<<nSM \* compmintwo_res, 384>>>/dfindcompmintwo<<<1, 384>>>/' main.cu ;;
-  *-syncwarp) sed -i 's/^\(\s*\)unsigned srcboss = cs.find(src);$/&\1 __syncwarp();/' kernel.base.cu ;;
-  *-nocompress) sed -i 's/^\(\s*\)unsigned srcboss = cs.find(src);$/\1unsigned srcboss = cs.find(src, false);/' kernel.base.cu ;;
-esac
+modify "$v"
 cat > probe.h <<'PROBE'
 // mst-probe.sh section 6: what the launching threads of the find kernel are doing
 #include <thread>
