@@ -151,3 +151,29 @@ fn aggregated_ptx_snapshots() {
         }
     }
 }
+
+/// `-flaunch-threshold=128` (alone, and with warp aggregation of what remains): every sample
+/// still compiles with both ABIs (or is refused exactly as without it), and the PTX of the
+/// samples whose children it runs in place is snapshotted (v2).
+#[test]
+fn thresholded_ptx_snapshots() {
+    use cdpc::aggregate::Granularity;
+    let snapshotted = ["bfs", "launch_shapes", "small_children"];
+    for (name, source) in samples() {
+        for abi in [LaunchAbi::V2, LaunchAbi::V1] {
+            let plain = ptx_options(abi, AddressSize::Bits64);
+            let refused = driver::compile(&source, &plain).is_err();
+            for (granularity, suffix) in [(Granularity::Off, "threshold"), (Granularity::Warp, "threshold-warp")] {
+                let options = CompileOptions { launch_threshold: 128, aggregate: granularity, ..plain.clone() };
+                let text = ptx_or_diagnostics(&name, &source, &options);
+                assert_eq!(text.starts_with("error"), refused, "{name} {abi:?} {suffix}: thresholding changed whether it compiles");
+                if abi == LaunchAbi::V2 && snapshotted.contains(&name.as_str()) {
+                    let snapshot_dir = repo_root().join("tests/snapshots/ptx");
+                    insta::with_settings!({ snapshot_path => snapshot_dir, prepend_module_to_snapshot => false, omit_expression => true }, {
+                        insta::assert_snapshot!(format!("{name}.v2-{suffix}"), text);
+                    });
+                }
+            }
+        }
+    }
+}

@@ -62,7 +62,8 @@ void cdpc_options_free(struct CdpcOptions *options);
 // | `ptxas-arg`, `nvlink-arg` | one extra argument (repeatable) |
 // | `werror`, `strict-param-limit` | `true`, `false` |
 // | `aggregate-launches` | `off`, `warp`, `block`, `grid` (`-faggregate-launches=`) |
-// | `pass-remarks` | `aggregate` (`-Rpass=aggregate`: remarks R0500/R0501 among the diagnostics), `none` |
+// | `launch-threshold` | a thread count, `0` by default (`-flaunch-threshold=`) |
+// | `pass-remarks` | `aggregate` (`-Rpass=aggregate`: remarks R0500/R0501/R0502 among the diagnostics), `none` |
 // | `deny`, `allow` | diagnostic codes, comma-separated (`W0209`) |
 // | `tool-timeout` | seconds one ptxas or nvlink run may take before it is killed and the compile fails with [`CdpcStatus::Tool`] (`600` by default, `0` for no limit) |
 // | `file-name` | the name diagnostics and `__FILE__` show for the source |

@@ -168,6 +168,7 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
             }
         }
         "aggregate-launches" => options.aggregate = value.parse()?,
+        "launch-threshold" => options.launch_threshold = value.parse().map_err(|_| format!("`launch-threshold` takes a thread count, not `{value}`"))?,
         "pass-remarks" => {
             options.pass_remarks = match value {
                 "aggregate" => true,
@@ -203,7 +204,7 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
         _ => {
             return Err(format!(
                 "unknown option `{key}`; the options are arch, launch-abi, default-stream, address-size, opt-level, emit, cuda-home, \
-                 ptxas-arg, nvlink-arg, werror, strict-param-limit, aggregate-launches, pass-remarks, deny, allow, \
+                 ptxas-arg, nvlink-arg, werror, strict-param-limit, aggregate-launches, launch-threshold, pass-remarks, deny, allow, \
                   file-name, input-path, define, undefine, include-dir, tool-timeout, lineinfo, device-debug, separate, \
                   library, library-dir"
             ))
@@ -226,7 +227,8 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
 /// | `ptxas-arg`, `nvlink-arg` | one extra argument (repeatable) |
 /// | `werror`, `strict-param-limit` | `true`, `false` |
 /// | `aggregate-launches` | `off`, `warp`, `block`, `grid` (`-faggregate-launches=`) |
-/// | `pass-remarks` | `aggregate` (`-Rpass=aggregate`: remarks R0500/R0501 among the diagnostics), `none` |
+/// | `launch-threshold` | a thread count, `0` by default (`-flaunch-threshold=`) |
+/// | `pass-remarks` | `aggregate` (`-Rpass=aggregate`: remarks R0500/R0501/R0502 among the diagnostics), `none` |
 /// | `deny`, `allow` | diagnostic codes, comma-separated (`W0209`) |
 /// | `tool-timeout` | seconds one ptxas or nvlink run may take before it is killed and the compile fails with [`CdpcStatus::Tool`] (`600` by default, `0` for no limit) |
 /// | `file-name` | the name diagnostics and `__FILE__` show for the source |

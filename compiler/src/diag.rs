@@ -113,6 +113,7 @@ pub enum Code {
     // Optimisation remarks: R05xx
     AggregationRemark,
     AggregatedPerWarp,
+    ThresholdRemark,
     // The user's files and the tools' time, no source span: E07xx
     OutputIsInput,
     OutputNotCompilerOutput,
@@ -222,6 +223,7 @@ impl Code {
             HostHeaderSkipped => "R0611",
             AggregationRemark => "R0500",
             AggregatedPerWarp => "R0501",
+            ThresholdRemark => "R0502",
             OutputIsInput => "E0700",
             OutputNotCompilerOutput => "E0701",
             ToolTimedOut => "E0702",
@@ -321,6 +323,7 @@ impl Code {
         Code::SourceTooLarge,
         Code::AggregationRemark,
         Code::AggregatedPerWarp,
+        Code::ThresholdRemark,
         Code::UnknownDirective,
         Code::MalformedDirective,
         Code::IncludeNotFound,

@@ -123,6 +123,12 @@ struct Cli {
     /// `-Rpass=aggregate`)
     #[arg(long = "faggregate-launches", value_name = "warp|block|grid|off", default_value = "off")]
     aggregate_launches: cdpc::aggregate::Granularity,
+    /// Run a launch whose grid has at most N threads in all inside the launching thread, one
+    /// child thread after another, instead of launching it (`-flaunch-threshold=128`; before
+    /// aggregation; 0: never). Children that need their threads together are left alone
+    /// (remarks with `-Rpass=aggregate`)
+    #[arg(long = "flaunch-threshold", value_name = "N", default_value = "0")]
+    launch_threshold: u32,
     /// Report optimisation remarks of a pass (`-Rpass=aggregate`: launches left as they are)
     #[arg(long = "Rpass", value_name = "PASS", value_parser = ["aggregate"])]
     rpass: Vec<String>,
@@ -232,7 +238,7 @@ fn normalize_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
             out.push("--device-link".into());
         } else if matches!(arg.as_str(), "-rdc=true" | "-rdc" | "--relocatable-device-code=true") {
             // cdpc's device code is always relocatable (device launches need it).
-        } else if arg.starts_with("-faggregate-launches") || arg.starts_with("-Rpass") || arg.starts_with("-default-stream") || arg.starts_with("-fmad=") {
+        } else if arg.starts_with("-faggregate-launches") || arg.starts_with("-flaunch-threshold") || arg.starts_with("-Rpass") || arg.starts_with("-default-stream") || arg.starts_with("-fmad=") {
             out.push(format!("-{arg}"));
         } else if let Some(rest) = arg.strip_prefix("-Xptxas=").or_else(|| arg.strip_prefix("-Xnvlink=")) {
             let tool = if arg.starts_with("-Xptxas") { "--Xptxas" } else { "--Xnvlink" };
@@ -304,6 +310,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         warnings,
         tools: ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() },
         aggregate: cli.aggregate_launches,
+        launch_threshold: cli.launch_threshold,
         pass_remarks: !cli.rpass.is_empty(),
         tool_timeout: cli.tool_timeout.0,
         overwrite: if cli.overwrite { driver::Overwrite::Any } else { driver::Overwrite::CompilerOutputs },

@@ -1,6 +1,7 @@
 //! Parse, check and, for programs that pass, LLVM code generation to PTX (no ptxas). The first
 //! byte picks the optimisation level, the address size, the launch ABI and launch aggregation;
-//! its top bit, separate compilation (`-dc`) with line tables (`-lineinfo`, or `-G` at -O0).
+//! bit 6, thresholding (`-flaunch-threshold=128`) with the remarks (`-Rpass=aggregate`); its top
+//! bit, separate compilation (`-dc`) with line tables (`-lineinfo`, or `-G` at -O0).
 #![no_main]
 use cdpc::aggregate::Granularity;
 use cdpc::driver::CompileOptions;
@@ -18,6 +19,7 @@ fuzz_target!(|data: &[u8]| {
     }
     options.aggregate = [Granularity::Off, Granularity::Block, Granularity::Warp, Granularity::Grid][(knobs >> 4) as usize & 3];
     options.pass_remarks = knobs & 64 != 0;
+    options.launch_threshold = if knobs & 64 != 0 { 128 } else { 0 };
     if knobs & 128 != 0 {
         options.separate = true;
         options.debug = Some(if knobs & 3 == 0 { cdpc::driver::DebugLevel::Full } else { cdpc::driver::DebugLevel::LineTables });

@@ -41,6 +41,9 @@ pub fn options_from_header(source: &str) -> CompileOptions {
             _ if flag.starts_with("-faggregate-launches=") => {
                 options.aggregate = flag["-faggregate-launches=".len()..].parse().expect("warp, block or off")
             }
+            _ if flag.starts_with("-flaunch-threshold=") => {
+                options.launch_threshold = flag["-flaunch-threshold=".len()..].parse().expect("a thread count")
+            }
             other => panic!("unknown flag `{other}` in a test header"),
         }
     }

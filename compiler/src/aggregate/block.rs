@@ -375,7 +375,7 @@ impl Rewriter<'_, '_> {
         let b = builder(m, launch.span);
         let (u, ull) = (Type::UINT, Type::ULONGLONG);
         let g = |id: GlobalId| b.global(id, &m.global(id).ty);
-        let (ops, mut stmts) = Operands::evaluate(m, self.f, &launch);
+        let (ops, mut stmts) = Operands::evaluate(m, self.f, &launch, "agg");
         let slot = new_local(self.f, "agg$slot", u.clone(), launch.span);
         let old = new_local(self.f, "agg$old", ull.clone(), launch.span);
         stmts.push(b.decl(slot, b.uint(s.cap)));

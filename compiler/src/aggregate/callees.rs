@@ -46,7 +46,7 @@ pub(super) fn clone_for(module: &mut Module, facts: &Facts, aggs: &[FuncId]) {
     let first = module.functions.len();
     let map: BTreeMap<FuncId, FuncId> = wanted.iter().enumerate().map(|(k, f)| (*f, FuncId((first + k) as u32))).collect();
     for f in &wanted {
-        let clone = clone_function(module, *f);
+        let clone = clone_function(module, *f, "agg_ids");
         module.functions.push(clone);
     }
     // Calls redirected: in the clones (their own extra parameters passed on) and in the
@@ -76,17 +76,19 @@ pub(super) fn calls_of(module: &Module, f: FuncId) -> Vec<FuncId> {
     out
 }
 
-/// `f` with the built-ins as parameters, its reads of them replaced.
-fn clone_function(module: &Module, f: FuncId) -> Function {
+/// `f` with the built-ins as parameters, its reads of them replaced: an internal device
+/// function named `f__SUFFIX` (a kernel's clone too, with no launch bounds).
+pub(super) fn clone_function(module: &Module, f: FuncId, suffix: &str) -> Function {
     let original = module.function(f);
     let mut clone = original.clone();
-    clone.name = clone::unique_function_name(module, &format!("{}__agg_ids", original.name));
+    clone.name = clone::unique_function_name(module, &format!("{}__{suffix}", original.name));
     clone.linkage = crate::hir::Linkage::C;
     clone.internal = true;
     clone.cxx = Default::default();
     clone.template = None;
     if clone.kind == FunctionKind::Kernel {
         clone.kind = FunctionKind::Device;
+        clone.attrs = Default::default();
     }
     let span = original.span;
     let mut ids = Vec::new();

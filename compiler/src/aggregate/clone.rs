@@ -181,18 +181,20 @@ pub(super) struct Operands {
 
 impl Operands {
     /// Declares the locals in `f` and returns the statements that set them.
-    pub(super) fn evaluate(module: &Module, f: &mut Function, launch: &Launch) -> (Operands, Vec<Stmt>) {
+    /// The locals are named `PREFIX$grid`, `PREFIX$arg0`, ...: a pass's own prefix keeps them
+    /// apart from the locals `callees.rs` finds by name in a clone (`agg$grid`, ...).
+    pub(super) fn evaluate(module: &Module, f: &mut Function, launch: &Launch, prefix: &str) -> (Operands, Vec<Stmt>) {
         let b = builder(module, launch.span);
         let span = launch.span;
-        let grid = new_local(f, "agg$grid", Type::Dim3, span);
-        let block = new_local(f, "agg$block", Type::Dim3, span);
+        let grid = new_local(f, &format!("{prefix}$grid"), Type::Dim3, span);
+        let block = new_local(f, &format!("{prefix}$block"), Type::Dim3, span);
         let param_types: Vec<Type> = module.function(launch.kernel).param_types().cloned().collect();
         let args: Vec<(LocalId, Type)> = param_types
             .into_iter()
             .enumerate()
-            .map(|(i, ty)| (new_local(f, &format!("agg$arg{i}"), ty.clone(), span), ty))
+            .map(|(i, ty)| (new_local(f, &format!("{prefix}$arg{i}"), ty.clone(), span), ty))
             .collect();
-        let blocks = new_local(f, "agg$blocks", Type::ULONGLONG, span);
+        let blocks = new_local(f, &format!("{prefix}$blocks"), Type::ULONGLONG, span);
         let ops = Operands { grid, block, args, blocks };
         let mut stmts = vec![b.decl(grid, launch.grid.clone()), b.decl(block, launch.block.clone())];
         for ((id, ty), arg) in ops.args.iter().zip(&launch.args) {

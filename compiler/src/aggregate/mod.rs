@@ -72,6 +72,8 @@ mod callees;
 mod clone;
 pub(crate) mod grid;
 mod pool;
+mod threshold;
+pub use threshold::threshold;
 mod uniform;
 mod walk;
 /// Every expression of a HIR block, for passes outside aggregation.
@@ -81,6 +83,8 @@ mod warp;
 mod grid_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod threshold_tests;
 
 use crate::diag::{Code, Diagnostic, Span};
 use crate::hir::{
@@ -361,7 +365,7 @@ pub const REGISTER_CAP: u32 = 64;
 /// whose kernels run with 1024 threads: 90 registers at block granularity, and every
 /// aggregated launch failed with `cudaErrorLaunchOutOfResources`). A kernel that needed more
 /// than 64 before could not run 1024-thread blocks then either; capped, it may spill.
-fn cap_registers(module: &mut Module, changed: &BTreeSet<FuncId>) {
+pub(super) fn cap_registers(module: &mut Module, changed: &BTreeSet<FuncId>) {
     let reaches_changed = |module: &Module, k: FuncId| {
         let mut seen = BTreeSet::new();
         let mut stack = vec![k];

@@ -59,7 +59,7 @@ fn site(module: &Module, f: &mut Function, launch: &Launch, a: &AggChild) -> Stm
     let wide = module.target.address_size == AddressSize::Bits64;
     let warp = |op: WarpOp, args: Vec<Expr>| b.builtin(Builtin::Warp(op), args, &u);
 
-    let (ops, mut stmts) = Operands::evaluate(module, f, launch);
+    let (ops, mut stmts) = Operands::evaluate(module, f, launch, "agg");
     let mut local = |name: &str, ty: &Type| new_local(f, &format!("agg${name}"), ty.clone(), span);
     let [mask, group, n, rank, leader, lo, hi, total, min_t, max_t, i, threads, fallback] =
         ["mask", "group", "n", "rank", "leader", "lo", "hi", "total", "min_threads", "max_threads", "i", "threads", "fallback"]

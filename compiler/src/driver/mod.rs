@@ -130,6 +130,9 @@ pub struct CompileOptions {
     pub tools: ToolSearch,
     /// Launch aggregation (`-faggregate-launches=`), a HIR phase between sema and back.
     pub aggregate: Granularity,
+    /// Launches of at most this many threads in all run in the launching thread
+    /// (`-flaunch-threshold=N`, `aggregate/threshold.rs`), before aggregation; 0: none.
+    pub launch_threshold: u32,
     /// Report why launches were left alone (`-Rpass=aggregate`): remarks among the warnings.
     pub pass_remarks: bool,
     /// How long one run of ptxas or nvlink may take before it is killed and the compilation
@@ -167,6 +170,7 @@ impl Default for CompileOptions {
             warnings: WarningPolicy::default(),
             tools: ToolSearch::default(),
             aggregate: Granularity::Off,
+            launch_threshold: 0,
             pass_remarks: false,
             tool_timeout: Some(DEFAULT_TOOL_TIMEOUT),
             overwrite: Overwrite::CompilerOutputs,
@@ -394,7 +398,8 @@ fn check_here(source: &str, options: &CompileOptions) -> Result<Checked, Compile
             m.nv_module_id = options.nv_module_id.clone().or_else(|| (options.emit == Emit::HostObject).then(own_id));
         }
         if let Some(m) = module.as_mut().filter(|_| !found.iter().any(Diagnostic::is_error)) {
-            let remarks = aggregate::aggregate(m, options.aggregate);
+            let mut remarks = aggregate::threshold(m, options.launch_threshold);
+            remarks.extend(aggregate::aggregate(m, options.aggregate));
             if options.pass_remarks {
                 found.extend(remarks);
             }
