@@ -319,6 +319,14 @@ fn diff_table_rows_and_verdict() {
     // a cubin that should exist and does not fails the run; so do differing outputs
     let missing = diff::missing_cubin(&manifest("permute"), &labels[2], Path::new("/b/permute.cubin"));
     assert!(matches!(missing, Cell::Failed(_)));
+    // a build with -flaunch-threshold of a sample whose manifest says it means nothing there
+    // is not built; of any other sample, missing
+    let threshold = Label::parse("cdpc-v2-threshold-warp=/t").unwrap();
+    assert!(threshold.thresholded() && !labels[1].thresholded());
+    let pending = manifest("err_pending_limit");
+    assert!(matches!(diff::missing_cubin(&pending, &threshold, Path::new("/t/x.cubin")), Cell::NotBuilt(why) if why.contains("pending-launch")));
+    assert!(matches!(diff::missing_cubin(&pending, &labels[1], Path::new("/a/x.cubin")), Cell::Failed(_)));
+    assert!(matches!(diff::missing_cubin(&manifest("permute"), &threshold, Path::new("/t/x.cubin")), Cell::Failed(_)));
     let mut other = slow.clone();
     other.stdout = b"Hello World!\n\n".to_vec();
     let results = vec![SampleResult { manifest: h.clone(), cells: vec![ran(&fast), diff::judge(&h, Ok(other)), ran(&slow)] }];

@@ -68,6 +68,11 @@ VARIANTS = {
     "cdpc-block": ["-faggregate-launches=block"],
     "cdpc-warp": ["-faggregate-launches=warp"],
     "cdpc-grid": ["-faggregate-launches=grid"],
+    # Thresholding (issue 16): grids of at most 128 threads run in the launching thread, the
+    # rest as the granularity says.
+    "cdpc-t128": ["-flaunch-threshold=128"],
+    "cdpc-t128-warp": ["-flaunch-threshold=128", "-faggregate-launches=warp"],
+    "cdpc-t128-grid": ["-flaunch-threshold=128", "-faggregate-launches=grid"],
 }
 SEED = 0x4B4C4150  # "KLAP"
 RESAMPLES = 2000
@@ -161,7 +166,14 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--programs", default="BFS,BT,GC,SP")
     parser.add_argument("--run-limit", type=float, default=60)
+    parser.add_argument("--variants", default=",".join(VARIANTS), help="which of the variants to build and time (nvcc's always)")
     args = parser.parse_args()
+    chosen = {"nvcc", *[v for v in args.variants.split(",") if v]}
+    unknown = chosen - set(VARIANTS)
+    if unknown:
+        parser.error(f"unknown variants: {', '.join(sorted(unknown))}")
+    for v in [v for v in VARIANTS if v not in chosen]:
+        del VARIANTS[v]
     root = os.getcwd()
     args.cdpc = os.path.abspath(args.cdpc)
     args.cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")

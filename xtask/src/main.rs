@@ -105,7 +105,9 @@ usage: cargo xtask <command>
                     into build/wheels/
   gpu-bundle        setup, build cdpc's cubins of every sample for both launch ABIs into
                     build/gpu/cdpc-v2 and build/gpu/cdpc-v1, with -faggregate-launches=block,
-                    =warp and =grid into build/gpu/cdpc-ABI-agg-block, -agg-warp and -agg-grid, and the release
+                    =warp and =grid into build/gpu/cdpc-ABI-agg-block, -agg-warp and -agg-grid, with
+                    -flaunch-threshold=1024 into build/gpu/cdpc-v2-threshold and =128 with
+                    =warp into build/gpu/cdpc-v2-threshold-warp, and the release
                     cdpc-run into build/gpu/bin/; carry build/gpu to the GPU machine and run
                     `sh samples/harness/gpu-run.sh` there; then gpu-bench-bundle
   bench-compile [--sizes 1,10,100,1000] [--repeat N] [--tiny]
@@ -551,8 +553,10 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
     names.sort();
     let mut failed = Vec::new();
     // (label, launch ABI, extra flags): every sample with each launch ABI, plain and with
-    // launch aggregation at every granularity.
-    let configs: [(&str, &str, &[&str]); 8] = [
+    // launch aggregation at every granularity, and with thresholding: every child of at most
+    // 1024 threads that can run in its launching thread does, alone and before warp
+    // aggregation of the rest (at 128 threads).
+    let configs: [(&str, &str, &[&str]); 10] = [
         ("cdpc-v2", "v2", &[]),
         ("cdpc-v1", "v1", &[]),
         ("cdpc-v2-agg-block", "v2", &["-faggregate-launches=block"]),
@@ -561,11 +565,19 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
         ("cdpc-v1-agg-warp", "v1", &["-faggregate-launches=warp"]),
         ("cdpc-v2-agg-grid", "v2", &["-faggregate-launches=grid"]),
         ("cdpc-v1-agg-grid", "v1", &["-faggregate-launches=grid"]),
+        ("cdpc-v2-threshold", "v2", &["-flaunch-threshold=1024"]),
+        ("cdpc-v2-threshold-warp", "v2", &["-flaunch-threshold=128", "-faggregate-launches=warp"]),
     ];
     for (label, abi, flags) in configs {
         let dir = gpu.join(label);
         fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
         for name in &names {
+            let manifest = fs::read_to_string(root.join(format!("samples/{name}.toml"))).unwrap_or_default();
+            if flags.iter().any(|f| f.starts_with("-flaunch-threshold")) && manifest.lines().any(|l| l.starts_with("no_threshold")) {
+                // the manifest's `no_threshold` says why; cdpc-run reports it as "not built"
+                println!("  --    {label} {name}: not built (no_threshold in its manifest)");
+                continue;
+            }
             let out = compile_cubin(root, &cdpc, &format!("samples/{name}.cdp"), abi, flags, &dir.join(format!("{name}.cubin")))?;
             let stderr = String::from_utf8_lossy(&out.stderr);
             if out.status.success() {
@@ -734,7 +746,7 @@ const CODEGEN_KNOBS: u8 = 3;
 
 /// Rewrites fuzz/seeds/ from samples/*.cdp and tests/ui/*.cdp.
 /// The codegen target's bits for grid-granularity aggregation (bits 4-5 = 3) with its remarks
-/// (bit 6), `fuzz/fuzz_targets/codegen.rs`.
+/// and thresholding at 128 threads (bit 6), `fuzz/fuzz_targets/codegen.rs`.
 const GRID_KNOBS: u8 = (3 << 4) | 64;
 
 fn fuzz_seeds(root: &Path) -> Result<ExitCode> {
@@ -770,8 +782,8 @@ fn fuzz_seeds(root: &Path) -> Result<ExitCode> {
             write(codegen.join(&name), &[&[CODEGEN_KNOBS][..], &bytes].concat())?;
             count += 1;
             if prefix == "sample_" {
-                // the samples again with -faggregate-launches=grid -Rpass=aggregate, so that
-                // the fuzzer starts from the grid rewrite too
+                // the samples again with -faggregate-launches=grid -flaunch-threshold=128
+                // -Rpass=aggregate, so that the fuzzer starts from those rewrites too
                 write(codegen.join(format!("grid_{name}")), &[&[CODEGEN_KNOBS | GRID_KNOBS][..], &bytes].concat())?;
                 count += 1;
             }

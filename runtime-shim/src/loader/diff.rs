@@ -35,6 +35,12 @@ impl Label {
     pub fn abi(&self) -> Option<Abi> {
         self.name.rsplit(['-', '_']).find_map(Abi::parse)
     }
+
+    /// Whether the label stands for builds with `-flaunch-threshold` (a `threshold` part:
+    /// `cdpc-v2-threshold`, `cdpc-v2-threshold-warp`).
+    pub fn thresholded(&self) -> bool {
+        self.name.split(['-', '_']).any(|part| part == "threshold")
+    }
 }
 
 /// The result of one sample from one compiler.
@@ -103,6 +109,9 @@ pub fn missing_cubin(manifest: &Manifest, label: &Label, path: &Path) -> Cell {
     match label.abi() {
         Some(abi) if !manifest.abis.contains(&abi) => {
             Cell::NotBuilt(format!("the {} launch ABI cannot build it", abi.name()))
+        }
+        _ if label.thresholded() && manifest.no_threshold.is_some() => {
+            Cell::NotBuilt(format!("not with -flaunch-threshold: {}", manifest.no_threshold.as_deref().unwrap_or_default()))
         }
         _ => Cell::Failed(format!("no cubin at {}", path.display())),
     }

@@ -289,6 +289,7 @@ struct RawManifest {
     stdout: Option<String>,
     abis: Option<Vec<String>>,
     expect_error: Option<String>,
+    no_threshold: Option<String>,
 }
 
 fn yes() -> bool {
@@ -629,6 +630,9 @@ pub struct Manifest {
     pub stdout: Option<String>,
     pub abis: Vec<Abi>,
     pub expect_error: Option<String>,
+    /// Why the sample means nothing when small launches run in their launching thread
+    /// (`-flaunch-threshold`): builds with it are "not built" rather than failures.
+    pub no_threshold: Option<String>,
 }
 
 fn dims(value: &toml::Value, what: &str, vars: &BTreeMap<String, i64>) -> Result<[u32; 3]> {
@@ -674,9 +678,9 @@ impl Manifest {
     pub fn parse(name: &str, text: &str) -> Result<Manifest> {
         let raw: RawManifest = toml::from_str(text).map_err(|e| {
             let message = e.to_string();
-            let top_level = ["description", "deterministic", "stdout", "abis", "expect_error"];
+            let top_level = ["description", "deterministic", "stdout", "abis", "expect_error", "no_threshold"];
             if top_level.iter().any(|k| message.contains(&format!("unknown field `{k}`"))) {
-                ManifestError(format!("{message}note: in TOML a key after a [table] header belongs to that table; put the top-level keys (description, deterministic, stdout, abis, expect_error) before the first [table]"))
+                ManifestError(format!("{message}note: in TOML a key after a [table] header belongs to that table; put the top-level keys (description, deterministic, stdout, abis, expect_error, no_threshold) before the first [table]"))
             } else {
                 ManifestError(message)
             }
@@ -813,6 +817,7 @@ impl Manifest {
             stdout: raw.stdout,
             abis,
             expect_error: raw.expect_error,
+            no_threshold: raw.no_threshold,
         })
     }
 
@@ -1120,6 +1125,7 @@ impl Manifest {
             stdout: None,
             abis: None,
             expect_error: None,
+            no_threshold: None,
         };
         Manifest::from_raw(name, raw)
     }
