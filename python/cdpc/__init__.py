@@ -256,6 +256,7 @@ def compile(  # noqa: A001 (the natural name, like re.compile)
     defines: Defines | None = None,
     include_dirs: Sequence[str | os.PathLike[str]] | None = None,
     aggregate_launches: Literal["off", "block", "warp", "grid"] = "off",
+    launch_threshold: int = 0,
     pass_remarks: bool = False,
     warnings_as_errors: bool = False,
     deny: Sequence[str] = (),
@@ -283,6 +284,8 @@ def compile(  # noqa: A001 (the natural name, like re.compile)
     :param defines: preprocessor macros, ``{"N": 4}`` or ``["N=4"]`` (``-D``).
     :param include_dirs: folders searched by ``#include "..."`` (``-I``).
     :param aggregate_launches: launch aggregation (``-faggregate-launches=``).
+    :param launch_threshold: run a launch of at most this many threads in all inside the
+        launching thread instead (``-flaunch-threshold=``; 0, the default: never).
     :param pass_remarks: report why launches were left alone, as warnings (``-Rpass=aggregate``).
     :param warnings_as_errors: ``-Werror``.
     :param deny: warning codes to treat as errors (``--deny``).
@@ -317,6 +320,7 @@ def compile(  # noqa: A001 (the natural name, like re.compile)
         default_stream=default_stream,
         address_size=int(address_size),
         aggregate_launches=aggregate_launches,
+        launch_threshold=int(launch_threshold),
         pass_remarks=bool(pass_remarks),
         warnings_as_errors=bool(warnings_as_errors),
         deny=list(deny),

@@ -13,6 +13,7 @@ def compile(
     launch_abi: str,
     address_size: int,
     aggregate_launches: str,
+    launch_threshold: int,
     pass_remarks: bool,
     warnings_as_errors: bool,
     deny: list[str],

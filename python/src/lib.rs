@@ -76,7 +76,7 @@ fn signature_dict<'py>(py: Python<'py>, s: &Signature) -> PyResult<Bound<'py, Py
 #[pyfunction]
 #[pyo3(signature = (
     source, *, file_name, arch, opt_level, launch_abi, default_stream, address_size, aggregate_launches,
-    pass_remarks, warnings_as_errors, deny, allow, ptxas_args, nvlink_args, cuda_home,
+    launch_threshold, pass_remarks, warnings_as_errors, deny, allow, ptxas_args, nvlink_args, cuda_home,
     build_cubin, defines, include_dirs, tool_timeout, debug, separate
 ))]
 #[allow(clippy::too_many_arguments)]
@@ -90,6 +90,7 @@ fn compile<'py>(
     default_stream: &str,
     address_size: u32,
     aggregate_launches: &str,
+    launch_threshold: u32,
     pass_remarks: bool,
     warnings_as_errors: bool,
     deny: Vec<String>,
@@ -136,6 +137,7 @@ fn compile<'py>(
         warnings: WarningPolicy { deny_all: warnings_as_errors, deny: codes(&deny)?, allow: codes(&allow)? },
         tools: ToolSearch { cuda_home, ..Default::default() },
         aggregate: value(aggregate_launches.parse())?,
+        launch_threshold,
         pass_remarks,
         tool_timeout,
         preprocess,

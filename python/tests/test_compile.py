@@ -154,3 +154,19 @@ def test_link_several_files(tools: None, tmp_path) -> None:
     with pytest.raises(cdpc.CompileError) as e:
         cdpc.link([user], libraries=["nothere"], library_dirs=[tmp_path])
     assert [d.code for d in e.value.diagnostics] == ["E0802"]
+
+
+def test_launch_threshold_runs_small_children_in_place() -> None:
+    source = """
+    extern "C" __global__ void child(int *p) { p[threadIdx.x] = 1; }
+    extern "C" __global__ void tile(int *p) { __shared__ int s[32]; s[threadIdx.x] = 1; p[0] = s[31]; }
+    extern "C" __global__ void parent(int *p) { child<<<1, 32>>>(p); tile<<<1, 32>>>(p); }
+    """
+    plain = cdpc.compile(source, build_cubin=False, opt_level=0)
+    assert "child__serial" not in plain.ptx
+    c = cdpc.compile(source, build_cubin=False, opt_level=0, launch_threshold=128, pass_remarks=True)
+    # `child` runs in the launching thread through its serial clone; `tile` needs its threads
+    # together and stays a launch, with the remark that says so
+    assert ".func child__serial" in c.ptx
+    assert [w.code for w in c.warnings] == ["R0502"]
+    assert "tile" in c.warnings[0].message
