@@ -27,19 +27,19 @@ pub struct Timed {
 }
 
 /// The rows with a ratio of corpus-timing.py's tables (`| program | variant | runs | output |
-/// median | min | max | ratio | [lo, hi] | verdict |`), each (program, variant) from its first
-/// table only, and only where every run of it succeeded (as many runs as nvcc's row): a
-/// variant whose runs failed has no speed-up to show.
+/// median | min | max | ratio | [lo, hi] | verdict |`), each (program, variant) from the first
+/// (newest) table that has it, and only where every run of it succeeded (as many runs as nvcc's
+/// row): a variant whose runs failed has no speed-up to show, and an older table's row of it
+/// is not shown either.
 pub fn parse_timings(markdown: &str) -> Vec<Timed> {
     let mut out: Vec<Timed> = Vec::new();
-    // The programs of the tables already read: a later (older) table adds none of their rows.
-    let mut done: Vec<String> = Vec::new();
-    let mut this_table: Vec<String> = Vec::new();
+    // The (program, variant) rows of the tables already read, shown or not: an older table
+    // adds none of them.
+    let mut seen: Vec<(String, String)> = Vec::new();
     // nvcc's runs of each program in this table
     let mut nvcc_runs: Vec<(String, String)> = Vec::new();
-    for line in markdown.lines().chain(std::iter::once("")) {
+    for line in markdown.lines() {
         if !line.starts_with("| ") {
-            done.append(&mut this_table);
             nvcc_runs.clear();
             continue;
         }
@@ -47,18 +47,18 @@ pub fn parse_timings(markdown: &str) -> Vec<Timed> {
         if cells.get(1) == Some(&"nvcc") {
             nvcc_runs.push((cells[0].to_string(), cells.get(2).unwrap_or(&"").to_string()));
         }
+        let key = (cells[0].to_string(), cells.get(1).unwrap_or(&"").to_string());
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
         let all_runs = nvcc_runs.iter().any(|(p, runs)| p == cells[0] && cells.get(2) == Some(&runs.as_str()));
         let (Some(ratio), Some(interval)) = (cells.get(7).and_then(|c| c.parse::<f64>().ok()), cells.get(8)) else { continue };
         let Some((low, high)) = interval.trim_matches(['[', ']']).split_once(',') else { continue };
         let (Ok(low), Ok(high)) = (low.trim().parse::<f64>(), high.trim().parse::<f64>()) else { continue };
-        let program = cells[0].to_string();
-        if done.contains(&program) || !all_runs {
-            continue;
+        if all_runs {
+            out.push(Timed { program: cells[0].to_string(), variant: cells[1].to_string(), ratio, low, high });
         }
-        if !this_table.contains(&program) {
-            this_table.push(program.clone());
-        }
-        out.push(Timed { program, variant: cells[1].to_string(), ratio, low, high });
     }
     out
 }
@@ -91,7 +91,7 @@ const KLAP_GEOMEAN: f64 = 6.58;
 
 fn draw(path: &Path, timed: &[Timed]) -> Result<()> {
     let programs = programs(timed);
-    let variants = ["cdpc", "cdpc-warp", "cdpc-block", "cdpc-grid"];
+    let variants = ["cdpc", "cdpc-warp", "cdpc-block", "cdpc-grid", "cdpc-t128-warp", "cdpc-t128-grid"];
     // Speed-up = nvcc's time / cdpc's: the interval of the ratio, inverted.
     let speedup = |t: &Timed| (1.0 / t.ratio, 1.0 / t.high, 1.0 / t.low);
     let y_min = timed.iter().map(|t| speedup(t).1).fold(1.0, f64::min) / 1.3;
@@ -113,7 +113,7 @@ fn draw(path: &Path, timed: &[Timed]) -> Result<()> {
     }
     for (k, variant) in variants.iter().enumerate() {
         let color = Palette99::pick(k).to_rgba();
-        let offset = (k as f64 - (variants.len() as f64 - 1.0) / 2.0) * 0.16;
+        let offset = (k as f64 - (variants.len() as f64 - 1.0) / 2.0) * 0.13;
         let points: Vec<(f64, (f64, f64, f64))> = timed
             .iter()
             .filter(|t| t.variant == *variant)
@@ -146,14 +146,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn takes_each_program_from_the_first_table_that_has_it_where_every_run_succeeded() {
+    fn takes_each_variant_from_the_first_table_that_has_it_where_every_run_succeeded() {
         let md = "## Run E\n\n| program | variant | runs | output = nvcc's | median ms | min | max | ratio to nvcc | 95% interval | verdict |\n\
                   |---|---|---|---|---|---|---|---|---|---|\n\
                   | MST | nvcc | 20 | yes | 7.877 | 7.468 | 8.220 | - | - | - |\n\
                   | MST | cdpc-warp | 20 | yes | 1.528 | 1.454 | 1.609 | 0.194 | [0.190, 0.197] | faster |\n\
                   \n## Run C\n\n| program | variant | runs | output = nvcc's | median ms | min | max | ratio to nvcc | 95% interval | verdict |\n\
                   |---|---|---|---|---|---|---|---|---|---|\n\
+                  | MST | nvcc | 6 | yes | 8.0 | 7.9 | 8.1 | - | - | - |\n\
                   | MST | cdpc-warp | 6 | yes | 2.0 | 1.9 | 2.1 | 0.250 | [0.240, 0.260] | faster |\n\
+                  | MST | cdpc-grid | 6 | yes | 5.6 | 5.5 | 5.7 | 0.70 | [0.69, 0.71] | faster |\n\
                   | BT | nvcc | 6 | yes | 16.0 | 15.8 | 16.3 | - | - | - |\n\
                   | BT | cdpc-grid | 6 | yes | 5.6 | 5.5 | 5.7 | 0.35 | [0.34, 0.35] | faster |\n\
                   | BT | cdpc-block | 4 | NO | 900.0 | 800.0 | 990.0 | 56.2 | [50.0, 61.9] | slower |\n\
@@ -162,6 +164,7 @@ mod tests {
             parse_timings(md),
             vec![
                 Timed { program: "MST".into(), variant: "cdpc-warp".into(), ratio: 0.194, low: 0.190, high: 0.197 },
+                Timed { program: "MST".into(), variant: "cdpc-grid".into(), ratio: 0.70, low: 0.69, high: 0.71 },
                 Timed { program: "BT".into(), variant: "cdpc-grid".into(), ratio: 0.35, low: 0.34, high: 0.35 },
             ]
         );
