@@ -198,7 +198,10 @@ pub fn threshold(module: &mut Module, max_threads: u32) -> Vec<Diagnostic> {
     }
     let mut remarks = Vec::new();
     let mut sites: BTreeMap<FuncId, BTreeSet<(u32, u32)>> = BTreeMap::new();
+    // Why each child launched somewhere cannot run in place (`None`: it can), and the
+    // children of the sites taken.
     let mut children: BTreeMap<FuncId, Option<String>> = BTreeMap::new();
+    let mut wanted: BTreeSet<FuncId> = BTreeSet::new();
     for (i, f) in module.functions.iter().enumerate() {
         let Some(body) = &f.body else { continue };
         let mut found = Vec::new();
@@ -209,6 +212,7 @@ pub fn threshold(module: &mut Module, max_threads: u32) -> Vec<Diagnostic> {
                 Some(why) => remarks.push(threshold_remark(module, &s, &why)),
                 None => {
                     sites.entry(FuncId(i as u32)).or_default().insert((s.launch.span.start, s.launch.span.end));
+                    wanted.insert(s.launch.kernel);
                 }
             }
         }
@@ -218,7 +222,6 @@ pub fn threshold(module: &mut Module, max_threads: u32) -> Vec<Diagnostic> {
     }
     let facts = Facts::compute(module);
     // One serial clone per child, then the clones of its helpers that read the built-ins.
-    let wanted: BTreeSet<FuncId> = children.iter().filter(|(_, why)| why.is_none()).map(|(c, _)| *c).collect();
     let mut serial: BTreeMap<FuncId, FuncId> = BTreeMap::new();
     for c in wanted {
         let clone = callees::clone_function(module, c, "serial");

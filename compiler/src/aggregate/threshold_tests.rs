@@ -133,7 +133,7 @@ extern "C" __global__ void shuffles(int *p) { p[0] = __shfl_sync(0xffffffff, p[1
 extern "C" __global__ void launches(int *p) { syncs<<<1, 1>>>(p); }
 extern "C" __global__ void calls(int *p) { wait(); }
 extern "C" __global__ void assembles(int *p) { asm volatile("membar.gl;"); }
-extern "C" __global__ void fine(int *p) { p[threadIdx.x] = 1; }
+extern "C" __global__ void fine(int *p) { p[threadIdx.x] = 1; } extern "C" __global__ void tail_only(int *p) { p[0] = 1; }
 extern "C" __global__ void parent(int *p, cudaStream_t s) {
     syncs<<<1, 32>>>(p);
     shares<<<1, 32>>>(p);
@@ -148,10 +148,11 @@ extern "C" __global__ void parent(int *p, cudaStream_t s) {
     fine<<<1, 32, 16>>>(p);
     fine<<<1, 32, 0, cudaStreamFireAndForget>>>(p);
     fine<<<1, 32>>>(p);
+    tail_only<<<1, 32, 0, cudaStreamTailLaunch>>>(p);
 }
 "#;
     let got = remarks(source, 128);
-    let expected: [(usize, &str); 12] = [
+    let expected: [(usize, &str); 13] = [
         (8, "`syncs` calls `__syncthreads`"),
         (13, "`syncs` calls `__syncthreads`"),
         (14, "`shares` uses shared memory"),
@@ -164,15 +165,19 @@ extern "C" __global__ void parent(int *p, cudaStream_t s) {
         (21, "a tail launch sees the whole parent grid's writes"),
         (22, "a launch into a named stream"),
         (23, "the launch asks for dynamic shared memory"),
+        (26, "a tail launch sees the whole parent grid's writes"),
     ];
     assert_eq!(got.len(), expected.len(), "{got:#?}");
     for ((line, label), (want_line, want)) in got.iter().zip(expected) {
         assert_eq!(*line, want_line, "{label}");
         assert!(label.starts_with(want), "line {line}: {label}");
     }
-    // The fire-and-forget and the NULL-stream launch of `fine` are taken.
+    // The fire-and-forget and the NULL-stream launch of `fine` are taken, and `fine` is the
+    // only child with a serial clone (`tail_only` could run in place, but no site of it does).
     let m = module(source, 128);
     assert_eq!(exprs(&m, "parent").iter().filter(|e| matches!(e.kind, ExprKind::Call { .. })).count(), 2);
+    let serial: Vec<&str> = m.functions.iter().map(|f| f.name.as_str()).filter(|n| n.ends_with("__serial")).collect();
+    assert_eq!(serial, ["fine__serial"]);
 }
 
 #[test]
