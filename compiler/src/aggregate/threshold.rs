@@ -233,36 +233,13 @@ pub fn threshold(module: &mut Module, max_threads: u32) -> Vec<Diagnostic> {
     for (fid, spans) in &sites {
         let mut f = module.functions[fid.0 as usize].clone();
         let mut body = f.body.take().unwrap_or_default();
-        rewrite_block(module, &mut f, &mut body, spans, &serial, max_threads);
+        replace_launch_statements(&mut body, spans, &mut |launch| site(module, &mut f, launch, serial[&launch.kernel], max_threads));
         f.body = Some(body);
         module.functions[fid.0 as usize] = f;
     }
     // A parent that ran with 1024-thread blocks must still be able to.
     cap_registers(module, &sites.keys().copied().collect());
     remarks
-}
-
-fn rewrite_block(module: &Module, f: &mut Function, block: &mut Block, spans: &BTreeSet<(u32, u32)>, serial: &BTreeMap<FuncId, FuncId>, max: u32) {
-    for stmt in &mut block.stmts {
-        match stmt {
-            Stmt::Expr(Expr { kind: ExprKind::Launch(l), .. }) if spans.contains(&(l.span.start, l.span.end)) => {
-                let launch = (**l).clone();
-                *stmt = site(module, f, &launch, serial[&launch.kernel], max);
-            }
-            Stmt::If { then, otherwise, .. } => {
-                rewrite_block(module, f, then, spans, serial, max);
-                if let Some(o) = otherwise {
-                    rewrite_block(module, f, o, spans, serial, max);
-                }
-            }
-            Stmt::Loop { init, body, .. } => {
-                rewrite_block(module, f, init, spans, serial, max);
-                rewrite_block(module, f, body, spans, serial, max);
-            }
-            Stmt::Block(inner) => rewrite_block(module, f, inner, spans, serial, max),
-            _ => {}
-        }
-    }
 }
 
 /// The statement that replaces `C<<<g, b>>>(args);` in `f` (the module header's C).

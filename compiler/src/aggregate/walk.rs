@@ -123,6 +123,31 @@ pub(super) fn map_block(b: &mut Block, f: &dyn Fn(&Expr) -> Option<Expr>) {
     root_exprs_mut(b, &mut |e| map_expr(e, f));
 }
 
+/// Replaces every launch statement of `block`, and of the blocks nested in it, whose span is in
+/// `sites` with what `rewrite` makes of the launch.
+pub(super) fn replace_launch_statements(block: &mut Block, sites: &BTreeSet<(u32, u32)>, rewrite: &mut dyn FnMut(&Launch) -> Stmt) {
+    for stmt in &mut block.stmts {
+        match stmt {
+            Stmt::Expr(Expr { kind: ExprKind::Launch(l), .. }) if sites.contains(&(l.span.start, l.span.end)) => {
+                let launch = (**l).clone();
+                *stmt = rewrite(&launch);
+            }
+            Stmt::If { then, otherwise, .. } => {
+                replace_launch_statements(then, sites, rewrite);
+                if let Some(o) = otherwise {
+                    replace_launch_statements(o, sites, rewrite);
+                }
+            }
+            Stmt::Loop { init, body, .. } => {
+                replace_launch_statements(init, sites, rewrite);
+                replace_launch_statements(body, sites, rewrite);
+            }
+            Stmt::Block(inner) => replace_launch_statements(inner, sites, rewrite),
+            _ => {}
+        }
+    }
+}
+
 pub(super) fn collect_sites(b: &Block, in_loop: bool, out: &mut Vec<Site>) {
     let nested = |e: &Expr, out: &mut Vec<Site>| {
         visit_expr(e, &mut |x| {

@@ -21,32 +21,9 @@ use super::*;
 pub(super) fn rewrite_function(module: &mut Module, fid: FuncId, sites: &BTreeSet<(u32, u32)>, aggs: &BTreeMap<FuncId, AggChild>) {
     let mut f = module.functions[fid.0 as usize].clone();
     let mut body = f.body.take().unwrap_or_default();
-    rewrite_block(module, &mut f, &mut body, sites, aggs);
+    replace_launch_statements(&mut body, sites, &mut |launch| site(module, &mut f, launch, &aggs[&launch.kernel]));
     f.body = Some(body);
     module.functions[fid.0 as usize] = f;
-}
-
-fn rewrite_block(module: &Module, f: &mut Function, block: &mut Block, sites: &BTreeSet<(u32, u32)>, aggs: &BTreeMap<FuncId, AggChild>) {
-    for stmt in &mut block.stmts {
-        match stmt {
-            Stmt::Expr(Expr { kind: ExprKind::Launch(l), .. }) if sites.contains(&(l.span.start, l.span.end)) => {
-                let launch = (**l).clone();
-                *stmt = site(module, f, &launch, &aggs[&launch.kernel]);
-            }
-            Stmt::If { then, otherwise, .. } => {
-                rewrite_block(module, f, then, sites, aggs);
-                if let Some(o) = otherwise {
-                    rewrite_block(module, f, o, sites, aggs);
-                }
-            }
-            Stmt::Loop { init, body, .. } => {
-                rewrite_block(module, f, init, sites, aggs);
-                rewrite_block(module, f, body, sites, aggs);
-            }
-            Stmt::Block(inner) => rewrite_block(module, f, inner, sites, aggs),
-            _ => {}
-        }
-    }
 }
 
 /// The statement that replaces `C<<<g, b>>>(args);` in `f`.
