@@ -12,13 +12,7 @@
 //! which is never parsed, may use it freely.
 
 use super::lexer::{Spanned, Tok};
-
-fn name(tok: &Tok) -> Option<&str> {
-    match tok {
-        Tok::Ident(n) | Tok::TypeIdent(n) => Some(n),
-        _ => None,
-    }
-}
+use super::members::word;
 
 /// Joins qualified names in place.
 pub(super) fn join(tokens: &mut Vec<Spanned>) {
@@ -32,14 +26,14 @@ pub(super) fn join(tokens: &mut Vec<Spanned>) {
         let (start, tok, mut end) = old[i].clone();
         // `::name` at the start of a name: after neither a name nor a template's `>`.
         let global = matches!(tok, Tok::ColonColon)
-            && old.get(i + 1).is_some_and(|t| name(&t.1).is_some())
-            && !out.last().is_some_and(|t| name(&t.1).is_some() || matches!(t.1, Tok::Gt | Tok::Shr));
+            && old.get(i + 1).is_some_and(|t| word(&t.1).is_some())
+            && !out.last().is_some_and(|t| word(&t.1).is_some() || matches!(t.1, Tok::Gt | Tok::Shr));
         let (mut text, mut last_is_type, mut j) = if global {
             let next = &old[i + 1];
             end = next.2;
-            (format!("::{}", name(&next.1).unwrap_or_default()), matches!(next.1, Tok::TypeIdent(_)), i + 2)
+            (format!("::{}", word(&next.1).unwrap_or_default()), matches!(next.1, Tok::TypeIdent(_)), i + 2)
         } else {
-            let Some(first) = name(&tok) else {
+            let Some(first) = word(&tok) else {
                 out.push((start, tok, end));
                 i += 1;
                 continue;
@@ -47,7 +41,7 @@ pub(super) fn join(tokens: &mut Vec<Spanned>) {
             (first.to_string(), false, i + 1)
         };
         while j + 1 < old.len() && matches!(old[j].1, Tok::ColonColon) {
-            let Some(next) = name(&old[j + 1].1) else { break };
+            let Some(next) = word(&old[j + 1].1) else { break };
             text.push_str("::");
             text.push_str(next);
             last_is_type = matches!(old[j + 1].1, Tok::TypeIdent(_));
