@@ -125,8 +125,8 @@ struct Cli {
     aggregate_launches: cdpc::aggregate::Granularity,
     /// Run a launch whose grid has at most N threads in all inside the launching thread, one
     /// child thread after another, instead of launching it (`-flaunch-threshold=128`; before
-    /// aggregation; 0: never). Children that need their threads together are left alone
-    /// (remarks with `-Rpass=aggregate`)
+    /// aggregation; 0: never). Children that need their threads together, or whose threads
+    /// loop, are left alone (remarks with `-Rpass=aggregate`)
     #[arg(long = "flaunch-threshold", value_name = "N", default_value = "0")]
     launch_threshold: u32,
     /// Report optimisation remarks of a pass (`-Rpass=aggregate`: launches left as they are)
