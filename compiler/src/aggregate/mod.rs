@@ -366,27 +366,28 @@ pub const REGISTER_CAP: u32 = 64;
 /// aggregated launch failed with `cudaErrorLaunchOutOfResources`). A kernel that needed more
 /// than 64 before could not run 1024-thread blocks then either; capped, it may spill.
 pub(super) fn cap_registers(module: &mut Module, changed: &BTreeSet<FuncId>) {
-    let reaches_changed = |module: &Module, k: FuncId| {
-        let mut seen = BTreeSet::new();
-        let mut stack = vec![k];
-        while let Some(f) = stack.pop() {
-            if changed.contains(&f) {
-                return true;
-            }
-            if seen.insert(f) {
-                stack.extend(callees::calls_of(module, f));
+    // The functions that reach a changed one, found by one walk back along the calls.
+    let mut callers: BTreeMap<FuncId, Vec<FuncId>> = BTreeMap::new();
+    for i in 0..module.functions.len() {
+        let f = FuncId(i as u32);
+        for callee in callees::calls_of(module, f) {
+            callers.entry(callee).or_default().push(f);
+        }
+    }
+    let mut reaching = changed.clone();
+    let mut stack: Vec<FuncId> = changed.iter().copied().collect();
+    while let Some(f) = stack.pop() {
+        for &caller in callers.get(&f).into_iter().flatten() {
+            if reaching.insert(caller) {
+                stack.push(caller);
             }
         }
-        false
-    };
-    let capped: Vec<usize> = (0..module.functions.len())
-        .filter(|&i| {
-            let f = &module.functions[i];
-            f.kind == FunctionKind::Kernel && f.attrs.launch_bounds.is_none() && reaches_changed(module, FuncId(i as u32))
-        })
-        .collect();
-    for i in capped {
-        module.functions[i].attrs.max_registers = Some(REGISTER_CAP);
+    }
+    for id in reaching {
+        let f = &mut module.functions[id.0 as usize];
+        if f.kind == FunctionKind::Kernel && f.attrs.launch_bounds.is_none() {
+            f.attrs.max_registers = Some(REGISTER_CAP);
+        }
     }
 }
 
