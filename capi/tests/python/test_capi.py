@@ -102,6 +102,20 @@ def main():
     status, message = set_option(lib, options, "aggregate-launches", b"thread")
     assert status == INVALID_ARGUMENT and "warp, block, grid or off" in message, message
     assert set_option(lib, options, "aggregate-launches", b"off") == (OK, None)
+
+    # thresholding: the small child runs in its launching thread, the one with a barrier stays
+    # a launch, with its remark
+    assert set_option(lib, options, "launch-threshold", b"128") == (OK, None)
+    status, ptx, message, diagnostics, count = compile_source(lib, b"""
+        extern "C" __global__ void child(int *data) { data[threadIdx.x] += 1; }
+        extern "C" __global__ void tile(int *data) { __syncthreads(); data[threadIdx.x] = 0; }
+        extern "C" __global__ void parent(int *data) { child<<<1, 32>>>(data); tile<<<1, 32>>>(data); }
+    """, options)
+    assert status == OK, message
+    assert count == 1 and "note[R0502]" in diagnostics and "__syncthreads" in diagnostics, diagnostics
+    status, message = set_option(lib, options, "launch-threshold", b"small")
+    assert status == INVALID_ARGUMENT and "thread count" in message, message
+    assert set_option(lib, options, "launch-threshold", b"0") == (OK, None)
     assert set_option(lib, options, "pass-remarks", b"none") == (OK, None)
 
     status, output, message, diagnostics, count = compile_source(lib, b"__global__ void k() { nope(); }", options)
