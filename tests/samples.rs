@@ -31,13 +31,40 @@ fn ptx_or_diagnostics(name: &str, source: &str, options: &CompileOptions) -> Str
     }
 }
 
+/// Compares `text` with `tests/snapshots/ptx/NAME.snap`.
+fn snapshot(name: &str, text: &str) {
+    let snapshot_dir = repo_root().join("tests/snapshots/ptx");
+    insta::with_settings!({ snapshot_path => snapshot_dir, prepend_module_to_snapshot => false, omit_expression => true }, {
+        insta::assert_snapshot!(name.to_string(), text);
+    });
+}
+
 fn snapshot_all(suffix: &str, options: CompileOptions) {
     for (name, source) in samples() {
         let text = ptx_or_diagnostics(&name, &source, &options);
-        let snapshot_dir = repo_root().join("tests/snapshots/ptx");
-        insta::with_settings!({ snapshot_path => snapshot_dir, prepend_module_to_snapshot => false, omit_expression => true }, {
-            insta::assert_snapshot!(format!("{name}.{suffix}"), text);
-        });
+        snapshot(&format!("{name}.{suffix}"), &text);
+    }
+}
+
+/// An option set made from the plain options, named by its snapshot suffix.
+type Variant<'a> = (&'a str, &'a dyn Fn(CompileOptions) -> CompileOptions);
+
+/// Every sample with each of `variants` (`pass` names what they turn on): it compiles with both
+/// launch ABIs exactly when it does without them, and the v2 PTX of the samples in
+/// `snapshotted` is snapshotted as `NAME.v2-SUFFIX`.
+fn check_variants(pass: &str, snapshotted: &[&str], variants: &[Variant]) {
+    for (name, source) in samples() {
+        for abi in [LaunchAbi::V2, LaunchAbi::V1] {
+            let plain = ptx_options(abi, AddressSize::Bits64);
+            let refused = driver::compile(&source, &plain).is_err();
+            for (suffix, make) in variants {
+                let text = ptx_or_diagnostics(&name, &source, &make(plain.clone()));
+                assert_eq!(text.starts_with("error"), refused, "{name} {abi:?} {suffix}: {pass} changed whether it compiles");
+                if abi == LaunchAbi::V2 && snapshotted.contains(&name.as_str()) {
+                    snapshot(&format!("{name}.v2-{suffix}"), &text);
+                }
+            }
+        }
     }
 }
 
@@ -133,23 +160,9 @@ fn elf_listing(cuobjdump: &Path, cubin: &Path) -> String {
 fn aggregated_ptx_snapshots() {
     use cdpc::aggregate::Granularity;
     let heavy = ["bfs", "early_return_sync", "grid_instances", "irregular_loop", "launch_patterns", "launch_shapes", "mandelbrot", "spmv"];
-    for (name, source) in samples() {
-        for abi in [LaunchAbi::V2, LaunchAbi::V1] {
-            let plain = ptx_options(abi, AddressSize::Bits64);
-            let refused = driver::compile(&source, &plain).is_err();
-            for (granularity, suffix) in [(Granularity::Block, "block"), (Granularity::Warp, "warp"), (Granularity::Grid, "grid")] {
-                let options = CompileOptions { aggregate: granularity, ..plain.clone() };
-                let text = ptx_or_diagnostics(&name, &source, &options);
-                assert_eq!(text.starts_with("error"), refused, "{name} {abi:?} {suffix}: aggregation changed whether it compiles");
-                if abi == LaunchAbi::V2 && heavy.contains(&name.as_str()) {
-                    let snapshot_dir = repo_root().join("tests/snapshots/ptx");
-                    insta::with_settings!({ snapshot_path => snapshot_dir, prepend_module_to_snapshot => false, omit_expression => true }, {
-                        insta::assert_snapshot!(format!("{name}.v2-agg-{suffix}"), text);
-                    });
-                }
-            }
-        }
-    }
+    let at = |aggregate: Granularity| move |o: CompileOptions| CompileOptions { aggregate, ..o };
+    let (block, warp, grid) = (at(Granularity::Block), at(Granularity::Warp), at(Granularity::Grid));
+    check_variants("aggregation", &heavy, &[("agg-block", &block), ("agg-warp", &warp), ("agg-grid", &grid)]);
 }
 
 /// `-flaunch-threshold=128` (alone, and with warp aggregation of what remains): every sample
@@ -158,22 +171,7 @@ fn aggregated_ptx_snapshots() {
 #[test]
 fn thresholded_ptx_snapshots() {
     use cdpc::aggregate::Granularity;
-    let snapshotted = ["bfs", "launch_shapes", "small_children"];
-    for (name, source) in samples() {
-        for abi in [LaunchAbi::V2, LaunchAbi::V1] {
-            let plain = ptx_options(abi, AddressSize::Bits64);
-            let refused = driver::compile(&source, &plain).is_err();
-            for (granularity, suffix) in [(Granularity::Off, "threshold"), (Granularity::Warp, "threshold-warp")] {
-                let options = CompileOptions { launch_threshold: 128, aggregate: granularity, ..plain.clone() };
-                let text = ptx_or_diagnostics(&name, &source, &options);
-                assert_eq!(text.starts_with("error"), refused, "{name} {abi:?} {suffix}: thresholding changed whether it compiles");
-                if abi == LaunchAbi::V2 && snapshotted.contains(&name.as_str()) {
-                    let snapshot_dir = repo_root().join("tests/snapshots/ptx");
-                    insta::with_settings!({ snapshot_path => snapshot_dir, prepend_module_to_snapshot => false, omit_expression => true }, {
-                        insta::assert_snapshot!(format!("{name}.v2-{suffix}"), text);
-                    });
-                }
-            }
-        }
-    }
+    let with = |aggregate: Granularity| move |o: CompileOptions| CompileOptions { launch_threshold: 128, aggregate, ..o };
+    let (alone, warp) = (with(Granularity::Off), with(Granularity::Warp));
+    check_variants("thresholding", &["bfs", "launch_shapes", "small_children"], &[("threshold", &alone), ("threshold-warp", &warp)]);
 }
