@@ -7,19 +7,24 @@ pub(super) fn options(granularity: Granularity, remarks: bool) -> CompileOptions
     CompileOptions { emit: Emit::Ptx, aggregate: granularity, pass_remarks: remarks, ..CompileOptions::default() }
 }
 
-/// The remarks of a program: (line, message, label) for each.
-fn remarks(source: &str, granularity: Granularity) -> Vec<(usize, String)> {
-    let checked = driver::check(source, &options(granularity, true)).unwrap_or_else(|e| panic!("{e}: {e:?}"));
+/// The remarks with `code` of a program checked with `options`: (line, label) for each.
+pub(super) fn remarks_of(source: &str, options: &CompileOptions, code: Code) -> Vec<(usize, String)> {
+    let checked = driver::check(source, options).unwrap_or_else(|e| panic!("{e}: {e:?}"));
     checked
         .warnings
         .iter()
-        .filter(|d| d.code == Code::AggregationRemark)
+        .filter(|d| d.code == code)
         .map(|d| {
             assert_eq!(d.severity, Severity::Remark);
             let line = source[..d.primary_span().start as usize].lines().count();
             (line, d.labels[0].message.clone())
         })
         .collect()
+}
+
+/// The R0500 remarks of a program: (line, label) for each.
+fn remarks(source: &str, granularity: Granularity) -> Vec<(usize, String)> {
+    remarks_of(source, &options(granularity, true), Code::AggregationRemark)
 }
 
 pub(super) fn ptx(source: &str, granularity: Granularity) -> String {

@@ -3,7 +3,7 @@
 //! program gives nvcc's results is checked on the GPU (`samples/small_children.cdp`,
 //! `launch_shapes.cdp`).
 
-use crate::diag::{Code, Severity};
+use crate::diag::Code;
 use crate::driver::{self, CompileOptions, Emit};
 use crate::hir::{Builtin, Expr, ExprKind, FunctionKind, Module, SpecialReg, Stmt};
 
@@ -17,16 +17,7 @@ fn module(source: &str, threshold: u32) -> Module {
 
 /// The R0502 remarks of a program: (line, label) for each.
 fn remarks(source: &str, threshold: u32) -> Vec<(usize, String)> {
-    let checked = driver::check(source, &options(threshold)).unwrap_or_else(|e| panic!("{e}: {e:?}"));
-    checked
-        .warnings
-        .iter()
-        .filter(|d| d.code == Code::ThresholdRemark)
-        .map(|d| {
-            assert_eq!(d.severity, Severity::Remark);
-            (source[..d.primary_span().start as usize].lines().count(), d.labels[0].message.clone())
-        })
-        .collect()
+    super::tests::remarks_of(source, &options(threshold), Code::ThresholdRemark)
 }
 
 fn exprs(module: &Module, name: &str) -> Vec<Expr> {
