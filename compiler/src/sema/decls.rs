@@ -67,11 +67,7 @@ fn define_struct(cx: &mut Context, def: &ast::StructDef) {
         return; // the duplicate definition already reported
     }
     // A struct in a namespace names the types of its fields from there.
-    let mut namespaces: Vec<String> = def.name.name.split("::").map(str::to_string).collect();
-    namespaces.pop();
-    let saved = std::mem::replace(&mut cx.decl_scope, namespaces);
-    define_struct_in_scope(cx, def, id);
-    cx.decl_scope = saved;
+    cx.in_namespaces_of(&def.name.name, |cx| define_struct_in_scope(cx, def, id));
 }
 
 pub(super) fn define_struct_in_scope(cx: &mut Context, def: &ast::StructDef, id: StructId) {
@@ -366,10 +362,7 @@ pub(super) fn function_signature(cx: &mut Context, def: &ast::FunctionDef) -> Op
     let owner = super::scope::function_owner(cx, def)?;
     // The signature names types from the function's namespaces (a member function's too).
     let namespaces = owner.scope[..owner.scope.len() - usize::from(owner.class.is_some())].to_vec();
-    let saved = std::mem::replace(&mut cx.decl_scope, namespaces);
-    let signature = signature_in_scope(cx, def, kind, owner);
-    cx.decl_scope = saved;
-    signature
+    cx.in_decl_scope(namespaces, |cx| signature_in_scope(cx, def, kind, owner))
 }
 
 fn signature_in_scope(cx: &mut Context, def: &ast::FunctionDef, kind: FunctionKind, owner: super::scope::Owner) -> Option<(hir::Function, super::scope::Owner)> {
@@ -487,15 +480,14 @@ fn declare_globals(cx: &mut Context, decl: &ast::DeclStmt) {
         return;
     };
     // A variable in a namespace names types and constants from there.
-    let mut namespaces: Vec<String> = decl.declarators.first().map(|d| d.declarator.name.name.split("::").map(str::to_string).collect()).unwrap_or_default();
-    namespaces.pop();
-    let saved = std::mem::replace(&mut cx.decl_scope, namespaces);
-    if let Some(base) = cx.resolve_spec(&decl.spec) {
-        for init in &decl.declarators {
-            declare_one_global(cx, base.clone(), decl, init, space, &init.declarator.name.name.clone());
+    let qualified = decl.declarators.first().map(|d| d.declarator.name.name.as_str()).unwrap_or_default();
+    cx.in_namespaces_of(qualified, |cx| {
+        if let Some(base) = cx.resolve_spec(&decl.spec) {
+            for init in &decl.declarators {
+                declare_one_global(cx, base.clone(), decl, init, space, &init.declarator.name.name.clone());
+            }
         }
-    }
-    cx.decl_scope = saved;
+    });
 }
 
 /// Declares one global (also used for `__shared__` and `static` declarations in bodies, which

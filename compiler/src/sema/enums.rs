@@ -25,13 +25,9 @@ use crate::types::{EnumId, IntKind, Type};
 pub(super) fn declare(cx: &mut Context, def: &ast::EnumDef) {
     // The namespace the enum is in names its constants and types.
     let qualified = def.name.as_ref().map(|n| n.name.clone()).or_else(|| def.enumerators.first().map(|e| e.name.name.clone())).unwrap_or_default();
-    let mut namespaces: Vec<String> = qualified.split("::").map(str::to_string).collect();
-    namespaces.pop();
-    let saved = std::mem::replace(&mut cx.decl_scope, namespaces);
     let outer = std::mem::take(&mut cx.diags);
-    declare_in_scope(cx, def);
+    cx.in_namespaces_of(&qualified, |cx| declare_in_scope(cx, def));
     let own = std::mem::replace(&mut cx.diags, outer);
-    cx.decl_scope = saved;
     let mut own = own.into_vec();
     let Some(first) = own.iter().position(|d| d.is_error()) else {
         for d in own {

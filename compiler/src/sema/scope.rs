@@ -183,11 +183,7 @@ pub(super) fn declare_typedef(cx: &mut Context, def: &ast::TypedefDef) {
     if def.name.name.is_empty() {
         return; // reported by the parser
     }
-    let namespaces = def.name.name.split("::").map(str::to_string).collect::<Vec<_>>();
-    let saved = std::mem::replace(&mut cx.decl_scope, namespaces[..namespaces.len() - 1].to_vec());
-    let ty = cx.resolve_type_name(&def.ty);
-    cx.decl_scope = saved;
-    let Some(ty) = ty else { return };
+    let Some(ty) = cx.in_namespaces_of(&def.name.name, |cx| cx.resolve_type_name(&def.ty)) else { return };
     let name = &def.name.name;
     let clash = match cx.cxx.typedefs.get(name) {
         Some(existing) => *existing != ty,
@@ -201,6 +197,23 @@ pub(super) fn declare_typedef(cx: &mut Context, def: &ast::TypedefDef) {
 }
 
 impl Context {
+    /// Runs `f` with declarations' names looked up from `scope` (namespaces, outermost first;
+    /// `candidates`), then restores the scope it had.
+    pub(super) fn in_decl_scope<R>(&mut self, scope: Vec<String>, f: impl FnOnce(&mut Context) -> R) -> R {
+        let saved = std::mem::replace(&mut self.decl_scope, scope);
+        let result = f(self);
+        self.decl_scope = saved;
+        result
+    }
+
+    /// [`Context::in_decl_scope`] in the namespaces that the qualified name `qualified`
+    /// (`n::m::x`: `n`, `m`) is declared in.
+    pub(super) fn in_namespaces_of<R>(&mut self, qualified: &str, f: impl FnOnce(&mut Context) -> R) -> R {
+        let mut namespaces: Vec<String> = qualified.split("::").map(str::to_string).collect();
+        namespaces.pop();
+        self.in_decl_scope(namespaces, f)
+    }
+
     /// The qualified names an unqualified or qualified `name` may stand for here, best first.
     pub(super) fn candidates(&self, name: &str) -> Vec<String> {
         // `::x`: the file scope's `x` only.
