@@ -160,6 +160,12 @@ pub enum Code {
     OverloadRedefinition,
     OverloadReturnOnly,
     OperatorArity,
+    // The CUDA C++ front end (Clang) and the launch pipeline on LLVM IR: E10xx / W10xx
+    ClangError,
+    ClangWarning,
+    ClangNotFound,
+    CudaHeadersNotFound,
+    LaunchNotRecognised,
 }
 
 impl Code {
@@ -262,6 +268,11 @@ impl Code {
             OverloadRedefinition => "E0972",
             OverloadReturnOnly => "E0973",
             OperatorArity => "E0974",
+            ClangError => "E1000",
+            ClangWarning => "W1001",
+            ClangNotFound => "E1002",
+            CudaHeadersNotFound => "E1003",
+            LaunchNotRecognised => "E1010",
         }
     }
 
@@ -374,6 +385,11 @@ impl Code {
         Code::OverloadRedefinition,
         Code::OverloadReturnOnly,
         Code::OperatorArity,
+        Code::ClangError,
+        Code::ClangWarning,
+        Code::ClangNotFound,
+        Code::CudaHeadersNotFound,
+        Code::LaunchNotRecognised,
     ];
 
     /// The code written as `E0100` (any case), if it exists.

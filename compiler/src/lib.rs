@@ -79,6 +79,7 @@
 
 pub mod aggregate;
 pub mod back;
+pub mod clang;
 pub mod diag;
 pub mod driver;
 // The phases' internal data structures (syntax tree, HIR, C types) are public for tests and
@@ -91,6 +92,7 @@ pub mod fuzzing;
 pub mod hir;
 pub mod layout;
 pub mod mangle;
+pub mod pipeline;
 pub mod preprocess;
 pub mod render;
 #[allow(missing_docs)]

@@ -137,7 +137,15 @@ struct Cli {
     error_format: ErrorFormat,
     #[command(flatten)]
     preprocess: PreprocessArgs,
-    /// Kill ptxas or nvlink and fail (E0702) when one run takes longer than this; 0: no limit
+    /// The sources' language, whatever their extension: `cu` (CUDA C++, compiled by Clang) or
+    /// `cdp` (the kernel language, compiled by cdpc's own front end) [default: `.cu` files are
+    /// CUDA C++, others the kernel language]
+    #[arg(short = 'x', value_name = "cu|cdp", value_parser = parse_language)]
+    language: Option<driver::Language>,
+    /// The Clang that compiles CUDA C++ (before CDPC_CLANG, `clang++-22` on PATH, ...)
+    #[arg(long, value_name = "PATH")]
+    clang: Option<PathBuf>,
+    /// Kill ptxas, nvlink or Clang and fail (E0702) when one run takes longer than this; 0: no limit
     #[arg(long, value_name = "SECONDS", default_value = "600", value_parser = parse_time_limit)]
     tool_timeout: TimeLimit,
     /// Replace an existing output file even when it is no compiler output (E0701); the input
@@ -149,6 +157,15 @@ struct Cli {
 /// `--tool-timeout`: `None` is no limit.
 #[derive(Clone, Copy, Debug)]
 struct TimeLimit(Option<std::time::Duration>);
+
+/// `-x cu` / `-x cuda` / `-x cdp`.
+fn parse_language(text: &str) -> Result<driver::Language, String> {
+    match text {
+        "cu" | "cuda" => Ok(driver::Language::Cuda),
+        "cdp" => Ok(driver::Language::Cdp),
+        _ => Err(format!("`{text}` is no language cdpc reads: `cu` (CUDA C++) or `cdp` (the kernel language)")),
+    }
+}
 
 fn parse_time_limit(text: &str) -> Result<TimeLimit, String> {
     driver::parse_tool_timeout(text).map(TimeLimit)
@@ -325,6 +342,8 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         separate: false,
         nv_module_id: cli.nv_module_id.clone(),
         fmad: if cli.fmad { cdpc::back::Fmad::Contract } else { cdpc::back::Fmad::Separate },
+        language: cli.language,
+        clang: cdpc::clang::ClangSearch { clang: cli.clang.clone() },
     };
     let format = cli.error_format;
     if cli.host_header.is_some() && emit != Emit::HostObject {

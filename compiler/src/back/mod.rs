@@ -190,6 +190,12 @@ pub fn emit_ptx(module: &hir::Module, options: &CodegenOptions) -> Result<String
     Ok(generated.ptx.expect("asked for PTX"))
 }
 
+/// PTX with `-lineinfo`'s line tables as nvcc writes them: the `.loc` and `.file` directives
+/// of the DWARF LLVM printed, without the DWARF sections.
+pub fn lineinfo_ptx(ptx: &str) -> String {
+    debug::directives_only(ptx)
+}
+
 /// PTX assembly for an LLVM module that already has the target machine's triple and data
 /// layout ([`configure_module`]) and has been optimised as wanted ([`optimize`]).
 pub fn write_ptx(module: &Module<'_>, tm: &TargetMachine) -> Result<String, BackendError> {

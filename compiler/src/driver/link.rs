@@ -155,6 +155,18 @@ fn compile_source(path: &Path, tools: Option<&Toolchain>, options: &CompileOptio
     options.separate = true;
     options.preprocess.input = Some(path.to_path_buf());
     let failed = |error: CompileError, text: &str| BuildError::Source { name: name.clone(), text: text.to_string(), error };
+    if super::Language::of(&options) == super::Language::Cuda {
+        let build = build_options(&options);
+        let generated = super::cuda::generate(&text, &options, tools, &build, back::Outputs { llvm_ir: false, ptx: true }).map_err(|e| failed(e, &text))?;
+        let ptx = generated.ptx.expect("asked for PTX");
+        let file = Arc::new(SourceFile { name: name.clone(), text: text.clone() });
+        return Ok(Compiled {
+            unit: Unit { file, symbols: symbols::ptx_symbols(&ptx), places: Default::default() },
+            ptx,
+            warnings: SourceWarnings { name, text, warnings: generated.warnings },
+            timings: generated.timings,
+        });
+    }
     let checked = check_here(&text, &options).map_err(|e| failed(e, &text))?;
     let generated = back::generate(&checked.module, &codegen_options(&options, tools, &checked), back::Outputs { llvm_ir: false, ptx: true })
         .map_err(|e| failed(e.into(), &text))?;

@@ -41,6 +41,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub mod archive;
+mod cuda;
 mod debug;
 pub mod fatbin;
 pub mod host;
@@ -80,6 +81,32 @@ impl Emit {
 
     fn needs_nvidia_tools(self) -> bool {
         matches!(self, Emit::Object | Emit::Cubin | Emit::HostObject)
+    }
+}
+
+/// Which front end reads a source: the kernel language's own (`.cdp`) or Clang (CUDA C++).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Language {
+    /// The kernel language: C with CUDA's qualifiers and `<<<>>>`, read by cdpc's own front end.
+    Cdp,
+    /// CUDA C++, read by Clang ([`crate::clang`]).
+    Cuda,
+}
+
+impl Language {
+    /// A file's language by its extension, as nvcc decides: `.cu` is CUDA C++, everything
+    /// else the kernel language.
+    pub fn of_path(path: &Path) -> Language {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(e) if e.eq_ignore_ascii_case("cu") => Language::Cuda,
+            _ => Language::Cdp,
+        }
+    }
+
+    /// The language of the source `options` describe: [`CompileOptions::language`] when set
+    /// (`-x`), else by the input's extension, else the kernel language.
+    pub fn of(options: &CompileOptions) -> Language {
+        options.language.or_else(|| options.preprocess.input.as_deref().map(Language::of_path)).unwrap_or(Language::Cdp)
     }
 }
 
@@ -157,6 +184,11 @@ pub struct CompileOptions {
     pub nv_module_id: Option<String>,
     /// nvcc's `-fmad`: contract a float multiply and add into `fma` (the default, as nvcc).
     pub fmad: crate::back::Fmad,
+    /// The source's language (`-x cu`, `-x cdp`); `None`: by the input's extension
+    /// ([`Language::of`]).
+    pub language: Option<Language>,
+    /// Where to look for Clang, which compiles CUDA C++ ([`crate::clang::find_clang`]).
+    pub clang: crate::clang::ClangSearch,
 }
 
 impl Default for CompileOptions {
@@ -179,6 +211,8 @@ impl Default for CompileOptions {
             separate: false,
             nv_module_id: None,
             fmad: crate::back::Fmad::Contract,
+            language: None,
+            clang: crate::clang::ClangSearch::default(),
         }
     }
 }
@@ -309,7 +343,8 @@ impl Timings {
     }
 
     fn add_tool_runs(&mut self, runs: &[ToolRun]) {
-        for run in runs {
+        // Clang's run is the front end's time, recorded as its phase already.
+        for run in runs.iter().filter(|r| r.tool != "clang") {
             let phase = if run.tool == "nvlink" { Phase::Nvlink } else { Phase::Ptxas };
             self.0.push((phase, run.elapsed));
         }
@@ -488,6 +523,9 @@ pub fn compile(source: &str, options: &CompileOptions) -> Result<Compiled, Compi
 
 fn compile_here(source: &str, options: &CompileOptions) -> Result<Compiled, CompileError> {
     validate(options)?;
+    if Language::of(options) == Language::Cuda {
+        return compile_cuda(source, options);
+    }
     let checked = check_here(source, options)?;
     // Text output needs no NVIDIA tool, but libdevice (for math functions) comes from the same place.
     let tools = match Toolchain::discover(&options.tools) {
@@ -529,6 +567,33 @@ fn compile_here(source: &str, options: &CompileOptions) -> Result<Compiled, Comp
     Ok(Compiled { output, warnings, tool_runs, timings, header })
 }
 
+/// [`compile_here`] for CUDA C++: Clang, the launch pipeline, then the NVIDIA tools.
+fn compile_cuda(source: &str, options: &CompileOptions) -> Result<Compiled, CompileError> {
+    if options.emit == Emit::HostObject {
+        return Err(CompileError::Usage(
+            "`--emit host-obj` is made from the kernel language's signatures; for CUDA C++ (`.cu`) build the host side with nvcc or Clang and link cdpc's `-dc` device object (`--emit obj`), or name the file `.cdp` (`-x cdp`) if it is in the kernel language".into(),
+        ));
+    }
+    let tools = match Toolchain::discover(&options.tools) {
+        Ok(tools) => tools,
+        Err(e) => return Err(e.into()),
+    };
+    let build = build_options(options);
+    let wants_ir = options.emit == Emit::LlvmIr;
+    let generated = cuda::generate(source, options, Some(&tools), &build, back::Outputs { llvm_ir: wants_ir, ptx: !wants_ir })?;
+    let output = match (generated.llvm_ir, generated.ptx) {
+        (Some(ir), _) => ir.into_bytes(),
+        (None, Some(ptx)) if options.emit == Emit::Ptx => ptx.into_bytes(),
+        (None, Some(ptx)) if options.emit == Emit::Object => tools.assemble(&ptx, &build)?,
+        (None, Some(ptx)) => tools.build_cubin_bytes(&ptx, &build)?,
+        (None, None) => unreachable!("generate returns what it was asked for"),
+    };
+    let tool_runs = build.log.take();
+    let mut timings = generated.timings;
+    timings.add_tool_runs(&tool_runs);
+    Ok(Compiled { output, warnings: generated.warnings, tool_runs, timings, header: None })
+}
+
 /// Compiles `source` once and returns the LLVM IR, the PTX and, when `with_tools` is true, the
 /// object and the linked cubin (ptxas runs once; its object is what nvlink links).
 /// `options.emit` is ignored. Like [`compile`], prints nothing and may run on several threads.
@@ -547,6 +612,20 @@ pub fn compile_artifacts(source: &str, options: &CompileOptions, with_tools: boo
 fn compile_artifacts_here(source: &str, options: &CompileOptions, with_tools: bool) -> Result<Artifacts, CompileError> {
     let options = CompileOptions { emit: if with_tools { Emit::Cubin } else { Emit::Ptx }, ..options.clone() };
     validate(&options)?;
+    if Language::of(&options) == Language::Cuda {
+        let tools = Toolchain::discover(&options.tools)?;
+        let build = build_options(&options);
+        let generated = cuda::generate(source, &options, Some(&tools), &build, back::Outputs { llvm_ir: true, ptx: true })?;
+        let (llvm_ir, ptx) = (generated.llvm_ir.expect("asked for IR"), generated.ptx.expect("asked for PTX"));
+        let (object, cubin) = if with_tools {
+            let object = tools.assemble(&ptx, &build)?;
+            let cubin = tools.link_objects(&[&object], &build)?;
+            (Some(object), Some(cubin))
+        } else {
+            (None, None)
+        };
+        return Ok(Artifacts { llvm_ir, ptx, object, cubin, warnings: generated.warnings, tool_runs: build.log.take(), signatures: Vec::new() });
+    }
     let checked = check_here(source, &options)?;
     let tools = match Toolchain::discover(&options.tools) {
         Ok(tools) => Some(tools),

@@ -95,6 +95,15 @@ pub struct Toolchain {
 }
 
 impl Toolchain {
+    /// The CUDA folder the tools were found in (a toolkit, or the wheels' `nvidia/cu13`), whose
+    /// `include/` holds CUDA's headers: what Clang gets as `--cuda-path`.
+    pub fn root(&self) -> PathBuf {
+        match &self.source {
+            ToolSource::Explicit(dir) | ToolSource::CudaHome(dir) | ToolSource::ProjectLocal(dir) => dir.clone(),
+            ToolSource::Path(bin) => bin.parent().map_or_else(|| bin.clone(), Path::to_path_buf),
+        }
+    }
+
     /// Searches in the documented order (module docs) with the process's environment.
     pub fn discover(search: &ToolSearch) -> Result<Toolchain, ToolError> {
         Toolchain::discover_with(search, &SearchEnv::from_process())

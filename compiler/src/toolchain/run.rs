@@ -301,6 +301,38 @@ impl Toolchain {
     }
 }
 
+/// What a front-end process (Clang) left: the file it wrote and what it said.
+#[derive(Debug)]
+pub struct FrontEndRun {
+    /// The output file's bytes.
+    pub output: Vec<u8>,
+    /// Its stderr (warnings), which the caller turns into diagnostics.
+    pub stderr: String,
+}
+
+/// Runs a front end (`tool`, at `program`) in a work folder of its own, removed in every case:
+/// `args` gets the folder and returns the arguments and the output file the tool writes
+/// there. Bounded by [`BuildOptions::tool_timeout`]; recorded in the log without its stderr
+/// (the caller reports that as diagnostics). A failed run is [`ToolError::Failed`] with its
+/// stderr, which holds the front end's messages.
+pub fn run_front_end(
+    tool: &str,
+    program: &Path,
+    args: impl FnOnce(&Path) -> Result<(Vec<OsString>, PathBuf), ToolError>,
+    opts: &BuildOptions,
+) -> Result<FrontEndRun, ToolError> {
+    let work = work_dir(opts)?;
+    let (args, output) = args(work.path())?;
+    run_tool(tool, program, &args, opts)?;
+    let mut runs = opts.log.0.lock().unwrap_or_else(|e| e.into_inner());
+    let stderr = match runs.last_mut() {
+        Some(run) if run.tool == tool => std::mem::take(&mut run.stderr),
+        _ => String::new(),
+    };
+    drop(runs);
+    Ok(FrontEndRun { output: read(&output, "reading what the front end wrote")?, stderr })
+}
+
 /// A work folder, recorded for [`cleanup::interrupt`] until it is removed. The folder goes
 /// first (fields drop in order), then the record.
 struct WorkDir {

@@ -1,0 +1,182 @@
+//! Clang's messages as cdpc diagnostics.
+//!
+//! Clang runs with `-fno-caret-diagnostics -fdiagnostics-absolute-paths`, so each message is
+//! one line, `FILE:LINE:COL: error: MESSAGE [-Wflag]`, or, for the driver's own messages,
+//! `clang++-22: error: MESSAGE`. Errors become `E1000` and warnings `W1001`, with a span at
+//! the line and column (the word there, or one character). A `note:` belongs to the message
+//! before it and becomes a label (same file) or a note. A message in another file than the
+//! main one (a header) carries that file on its label, as the preprocessor's do. Context
+//! lines (`In file included from ...`) and the closing count (`2 errors generated.`) are
+//! dropped: the labels say where.
+
+use crate::diag::{Code, Diagnostic, Label, Severity, SourceFile, Span};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// One parsed line of Clang's output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Line<'a> {
+    place: Option<(&'a str, usize, usize)>,
+    kind: &'a str,
+    message: &'a str,
+}
+
+fn parse_line(line: &str) -> Option<Line<'_>> {
+    for kind in ["fatal error", "error", "warning", "note", "remark"] {
+        let marker = format!(": {kind}: ");
+        let Some(at) = line.find(&marker) else { continue };
+        let (head, message) = (&line[..at], &line[at + marker.len()..]);
+        // `file:line:col` (the file may itself hold colons), or a program name.
+        let mut parts = head.rsplitn(3, ':');
+        let place = match (parts.next(), parts.next(), parts.next()) {
+            (Some(col), Some(row), Some(file)) => match (row.parse::<usize>(), col.parse::<usize>()) {
+                (Ok(row), Ok(col)) => Some((file, row, col)),
+                _ => None,
+            },
+            _ => None,
+        };
+        return Some(Line { place, kind, message });
+    }
+    None
+}
+
+/// The byte offset of `line`:`col` (1-based, col in bytes as Clang counts) in `text`, and the
+/// end of the word that starts there (at least one character, never past the line).
+pub fn span_at(text: &str, line: usize, col: usize) -> Span {
+    let mut start = 0;
+    for _ in 1..line.max(1) {
+        match text[start..].find('\n') {
+            Some(nl) => start += nl + 1,
+            None => return Span::new(text.len(), text.len()),
+        }
+    }
+    let line_end = text[start..].find('\n').map_or(text.len(), |nl| start + nl);
+    let mut at = (start + col.saturating_sub(1)).min(line_end);
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let rest = &text[at..line_end];
+    let word = rest.char_indices().find(|(_, c)| !(c.is_alphanumeric() || *c == '_')).map_or(rest.len(), |(i, _)| i);
+    let len = if word > 0 { word } else { rest.chars().next().map_or(0, char::len_utf8) };
+    Span::new(at, at + len)
+}
+
+/// Reads Clang's stderr. `main` is the file Clang compiled (as Clang names it) and `main_text`
+/// its text; labels in it carry no file, labels elsewhere carry theirs (read from disk once).
+/// `shown_name` is how the main file is called in notes about other lines.
+pub fn parse(stderr: &str, main: &Path, main_text: &str) -> Vec<Diagnostic> {
+    let main_canon = main.canonicalize().unwrap_or_else(|_| main.to_path_buf());
+    let mut files: HashMap<PathBuf, Option<Arc<SourceFile>>> = HashMap::new();
+    let mut out: Vec<Diagnostic> = Vec::new();
+    for raw in stderr.lines() {
+        let Some(line) = parse_line(raw) else { continue };
+        // Where, as a label: in the main file (no file) or another one (its text attached).
+        let label = line.place.and_then(|(file, row, col)| {
+            let path = Path::new(file);
+            let canon = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+            if canon == main_canon {
+                return Some(Label { span: span_at(main_text, row, col), message: String::new(), primary: true, file: None });
+            }
+            let source = files
+                .entry(canon)
+                .or_insert_with(|| std::fs::read_to_string(path).ok().map(|text| Arc::new(SourceFile { name: file.to_string(), text })))
+                .clone()?;
+            Some(Label { span: span_at(&source.text, row, col), message: String::new(), primary: true, file: Some(source) })
+        });
+        let where_text = line.place.map(|(file, row, col)| format!("{file}:{row}:{col}"));
+        if line.kind == "note" {
+            let Some(last) = out.last_mut() else { continue };
+            match label {
+                Some(mut l) => {
+                    l.primary = false;
+                    l.message = line.message.to_string();
+                    last.labels.push(l);
+                }
+                None => last.notes.push(line.message.to_string()),
+            }
+            continue;
+        }
+        let (code, severity) = match line.kind {
+            "warning" => (Code::ClangWarning, Severity::Warning),
+            "remark" => (Code::ClangWarning, Severity::Remark),
+            _ => (Code::ClangError, Severity::Error),
+        };
+        let mut d = Diagnostic::new(code, Span::new(0, 0), line.message.to_string());
+        d.severity = severity;
+        d.labels.clear();
+        match label {
+            Some(l) => d.labels.push(l),
+            // The driver's own messages, and places in files that could not be read.
+            None => {
+                if let Some(w) = where_text {
+                    d = d.with_note(format!("at {w}"));
+                }
+            }
+        }
+        out.push(d);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_with_places_and_without() {
+        let l = parse_line("/a/b:c.cu:12:7: error: use of undeclared identifier 'x'").unwrap();
+        assert_eq!(l.place, Some(("/a/b:c.cu", 12, 7)));
+        assert_eq!((l.kind, l.message), ("error", "use of undeclared identifier 'x'"));
+        let l = parse_line("clang++-22: error: cannot find CUDA installation").unwrap();
+        assert_eq!(l.place, None);
+        assert_eq!(parse_line("1 error generated."), None);
+        assert_eq!(parse_line("In file included from /x.cu:1:"), None);
+        let l = parse_line("/x.cu:3:1: fatal error: 'nope.h' file not found").unwrap();
+        assert_eq!(l.kind, "fatal error");
+    }
+
+    #[test]
+    fn spans_cover_the_word_at_the_column() {
+        let text = "int a;\n  foo(bar);\n";
+        assert_eq!(span_at(text, 2, 3).range(), 9..12);
+        assert_eq!(span_at(text, 2, 6).range(), 12..13); // `(`
+        assert_eq!(span_at(text, 9, 1).range(), text.len()..text.len());
+        assert_eq!(span_at(text, 1, 99).range(), 6..6); // past the line's end: an empty span there
+    }
+
+    #[test]
+    fn notes_join_the_message_before_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("k.cu");
+        let text = "void f();\nvoid g() { f(1); }\n";
+        std::fs::write(&main, text).unwrap();
+        let m = main.display();
+        let stderr = format!(
+            "{m}:2:12: error: no matching function for call to 'f'\n{m}:1:6: note: candidate function not viable\n1 error generated.\n"
+        );
+        let d = parse(&stderr, &main, text);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].code, Code::ClangError);
+        assert_eq!(&text[d[0].labels[0].span.range()], "f");
+        assert_eq!(d[0].labels[1].message, "candidate function not viable");
+        assert_eq!(&text[d[0].labels[1].span.range()], "f");
+        assert!(!d[0].labels[1].primary);
+    }
+
+    #[test]
+    fn a_message_in_a_header_carries_the_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("k.cu");
+        let header = dir.path().join("h.cuh");
+        std::fs::write(&main, "#include \"h.cuh\"\n").unwrap();
+        std::fs::write(&header, "int x = y;\n").unwrap();
+        let stderr = format!("{}:1:9: warning: something odd [-Wodd]\n", header.display());
+        let d = parse(&stderr, &main, "#include \"h.cuh\"\n");
+        assert_eq!(d[0].code, Code::ClangWarning);
+        assert_eq!(d[0].severity, Severity::Warning);
+        let file = d[0].labels[0].file.as_ref().unwrap();
+        assert_eq!(&file.text[d[0].labels[0].span.range()], "y");
+        assert_eq!(d[0].message, "something odd [-Wodd]");
+    }
+}

@@ -1,0 +1,148 @@
+//! CUDA C++ sources (`.cu`): Clang's device compilation to LLVM bitcode ([`crate::clang`]),
+//! the launch pipeline on the IR ([`crate::pipeline`]), then PTX, as for `.cdp` sources.
+
+use super::{CompileError, CompileOptions, Phase, Timings};
+use crate::back::{self, BackendError, DebugLevel};
+use crate::clang::{self, ClangEnv, ClangInvocation};
+use crate::diag::Diagnostic;
+use crate::pipeline::{self, PipelineOptions, SourceText};
+use crate::preprocess::MacroOption;
+use crate::toolchain::{run_front_end, BuildOptions, ToolError, Toolchain};
+use inkwell::context::Context;
+use inkwell::memory_buffer::MemoryBuffer;
+use inkwell::module::Module;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// What the Clang path produced, before the NVIDIA tools.
+pub(crate) struct Generated {
+    pub llvm_ir: Option<String>,
+    pub ptx: Option<String>,
+    pub warnings: Vec<Diagnostic>,
+    pub timings: Timings,
+}
+
+/// The file Clang should read: the input itself when `source` is its text (so that its
+/// `#include "..."` and `__FILE__` are the user's), else `None` (written to the work folder).
+fn input_on_disk(source: &str, options: &CompileOptions) -> Option<PathBuf> {
+    let input = options.preprocess.input.as_ref()?;
+    let on_disk = std::fs::read(input).ok()?;
+    (on_disk == source.as_bytes()).then(|| input.clone())
+}
+
+/// `-D`/`-U` as Clang spells them, in order.
+fn macro_args(options: &CompileOptions) -> Vec<String> {
+    options
+        .preprocess
+        .macros
+        .iter()
+        .map(|m| match m {
+            MacroOption::Define(d) => format!("-D{d}"),
+            MacroOption::Undefine(u) => format!("-U{u}"),
+        })
+        .collect()
+}
+
+/// Compiles CUDA C++ `source` to LLVM IR and/or PTX, as `outputs` asks.
+pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&Toolchain>, build: &BuildOptions, outputs: back::Outputs) -> Result<Generated, CompileError> {
+    let started = Instant::now();
+    let mut timings = Timings::default();
+    let tools = match tools {
+        Some(t) => t.clone(),
+        None => Toolchain::discover(&options.tools)?,
+    };
+    let clang = clang::find_clang(&options.clang, &ClangEnv::from_process()).map_err(|d| CompileError::Diagnostics(vec![d]))?;
+    let root = tools.root();
+    let system_includes = clang::cuda_include_dirs(&root).map_err(|d| CompileError::Diagnostics(vec![d]))?;
+    let on_disk = input_on_disk(source, options);
+    let macros = macro_args(options);
+    // Headers beside the input are found as if Clang read it where it lies.
+    let mut includes: Vec<PathBuf> = Vec::new();
+    if on_disk.is_none() {
+        if let Some(dir) = options.preprocess.input.as_deref().and_then(Path::parent).filter(|d| !d.as_os_str().is_empty()) {
+            includes.push(dir.to_path_buf());
+        }
+    }
+    includes.extend(options.preprocess.include_dirs.iter().cloned());
+    let debug = options.debug;
+    let compiled_path = std::cell::RefCell::new(PathBuf::new());
+    let run = run_front_end(
+        "clang",
+        &clang,
+        |work| {
+            let file = match &on_disk {
+                Some(path) => path.clone(),
+                None => {
+                    let name = options.preprocess.input.as_deref().and_then(Path::file_name).map_or_else(|| "input.cu".into(), |n| n.to_os_string());
+                    let path = work.join(name);
+                    std::fs::write(&path, source).map_err(|e| ToolError::io("writing the source for Clang", &path, e))?;
+                    path
+                }
+            };
+            let output = work.join("device.bc");
+            let invocation = ClangInvocation {
+                source: &file,
+                output: &output,
+                target: options.target,
+                opt_level: super::opt_level(options),
+                cuda_root: &root,
+                system_includes: &system_includes,
+                includes: &includes,
+                macros: &macros,
+                full_debug: debug == Some(DebugLevel::Full),
+                fmad: options.fmad == back::Fmad::Contract,
+                cuid: None,
+            };
+            let args = invocation.args();
+            *compiled_path.borrow_mut() = file;
+            Ok((args, output))
+        },
+        build,
+    );
+    let compiled_path = compiled_path.into_inner();
+    let (bitcode, clang_warnings) = match run {
+        Ok(run) => (run.output, clang::diagnostics::parse(&run.stderr, &compiled_path, source)),
+        Err(ToolError::Failed { tool, command, status, stderr, stdout }) => {
+            let found = clang::diagnostics::parse(&stderr, &compiled_path, source);
+            if found.iter().any(Diagnostic::is_error) {
+                return Err(CompileError::Diagnostics(options.warnings.apply(found)));
+            }
+            // No message Clang could give: a crash, which the error reports with its command.
+            return Err(ToolError::Failed { tool, command, status, stderr, stdout }.into());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let front = timings.record(Phase::Parse, started);
+
+    let context = Context::create();
+    let buffer = MemoryBuffer::create_from_memory_range_copy(&bitcode, "clang");
+    let module = Module::parse_bitcode_from_buffer(&buffer, &context).map_err(|e| BackendError::Internal(format!("reading Clang's bitcode: {e}")))?;
+    let shown = SourceText { path: Some(compiled_path.clone()), text: source.to_string() };
+    let pipeline_options = PipelineOptions { target: options.target, nv_module_id: options.nv_module_id.clone() };
+    let mut warnings = clang_warnings;
+    match pipeline::run(&module, &pipeline_options, &shown) {
+        Ok(more) => warnings.extend(more),
+        Err(errors) => {
+            warnings.extend(errors);
+            return Err(CompileError::Diagnostics(options.warnings.apply(warnings)));
+        }
+    }
+    let warnings = options.warnings.apply(warnings);
+    if warnings.iter().any(Diagnostic::is_error) {
+        return Err(CompileError::Diagnostics(warnings));
+    }
+    let tm = back::target_machine(&options.target, super::opt_level(options))?;
+    pipeline::cleanup(&module, &tm).map_err(BackendError::Target)?;
+    if debug.is_none() {
+        module.strip_debug_info();
+    }
+    module.verify().map_err(|e| BackendError::Verify(e.to_string()))?;
+    let lowered = timings.record(Phase::LlvmIr, front);
+    let llvm_ir = outputs.llvm_ir.then(|| module.print_to_string().to_string());
+    let mut ptx = if outputs.ptx { Some(back::write_ptx(&module, &tm)?) } else { None };
+    if debug == Some(DebugLevel::LineTables) {
+        ptx = ptx.map(|p| back::lineinfo_ptx(&p));
+    }
+    timings.record(Phase::LlvmOptPtx, lowered);
+    Ok(Generated { llvm_ir, ptx, warnings, timings })
+}

@@ -1,0 +1,341 @@
+//! Device-side launches in LLVM IR: recognised in the documented shape, lowered to the ABI
+//! cdpc is asked for.
+//!
+//! # The contract (what counts as a launch)
+//!
+//! NVIDIA documents device-side launch from NVVM IR as the V1 sequence, and Clang emits
+//! exactly it:
+//!
+//! ```text
+//! %buf = call ptr @cudaGetParameterBuffer(i64 align, i64 size)   ; or @__cudaCDP2GetParameterBuffer
+//! ;   if %buf is null the launch is skipped
+//! store ... into %buf at each argument's offset (stores, GEPs, memcpy into it)
+//! %st = call i32 @cudaLaunchDevice(ptr @kernel, ptr %buf, dim3 grid, dim3 block, i32 shmem, ptr stream)
+//!                                                              ; or @__cudaCDP2LaunchDevice, _ptsz
+//! ```
+//!
+//! `dim3` may be passed by value (`{ i32, i32, i32 }`) or as a `byval` pointer (Clang), the
+//! buffer may be `null` for a kernel without parameters, and at `-O0` the CUDA header's
+//! static wrappers (`_ZL22cudaGetParameterBuffermm`, `_ZL16cudaLaunchDevice...`) count as the
+//! entry points. The buffer must be used for nothing but that: stored into, compared with
+//! null, handed to its one launch. A buffer that escapes (stored to memory, passed to another
+//! call, returned), whose size is not a constant, or that no launch takes, is `E1010`.
+//!
+//! # Lowering
+//!
+//! - **V2** (the default, nvcc 13's): the arguments are gathered in a local block where the V1
+//!   buffer was, and at the launch `__cudaCDP2GetParameterBufferV2(kernel, grid, block,
+//!   shmem)` gives the runtime's buffer, the block is copied into it and
+//!   `__cudaCDP2LaunchDeviceV2(buf, stream)` launches; a null buffer skips the launch with
+//!   status 69, as `.cdp` launches do ([`crate::back::device_launch::LAUNCH_SKIPPED_STATUS`]).
+//!   The copy goes through one always-inline helper per entry point; after
+//!   [`super::cleanup`] (inlining, SROA) the arguments are stored straight into the runtime's
+//!   buffer, as nvcc's code does.
+//! - **V1**: the sequence stays as written; a launch into `cudaStreamTailLaunch` or
+//!   `cudaStreamFireAndForget`, which the V1 entry points refuse at run time, is `E0306`.
+
+use super::SourceText;
+use crate::back::device_launch::{DeviceRuntime, LAUNCH_SKIPPED_STATUS};
+use crate::diag::{Code, Diagnostic, Span};
+use crate::target::{LaunchAbi, Target};
+use inkwell::llvm_sys::core::{LLVMConstIntGetZExtValue, LLVMGetConstOpcode, LLVMGetOperand, LLVMIsAConstantExpr, LLVMIsAConstantInt, LLVMIsNull};
+use inkwell::llvm_sys::LLVMOpcode;
+use inkwell::module::{Linkage, Module};
+use inkwell::values::{AnyValueEnum, AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue};
+use inkwell::AddressSpace;
+use runtime_shim::entry_points::{GET_PARAMETER_BUFFER_V2, LAUNCH_DEVICE_V2, LAUNCH_DEVICE_V2_PTSZ};
+
+/// The V1 parameter-buffer entry points, and the CUDA header's wrapper of them at `-O0`.
+const GET_BUFFER: &[&str] = &["cudaGetParameterBuffer", "__cudaCDP2GetParameterBuffer", "_ZL22cudaGetParameterBuffermm"];
+/// The V1 launch entry points; names with `_ptsz` launch into the per-thread default stream.
+const LAUNCH: &[&str] = &["cudaLaunchDevice", "__cudaCDP2LaunchDevice", "cudaLaunchDevice_ptsz", "__cudaCDP2LaunchDevice_ptsz"];
+/// The CUDA header's static wrappers of the launch entry points, as Clang mangles them.
+const LAUNCH_WRAPPERS: &[&str] = &["_ZL16cudaLaunchDevice", "_ZL21cudaLaunchDevice_ptsz"];
+
+/// One recognised launch.
+#[derive(Clone, Copy, Debug)]
+pub struct Launch<'ctx> {
+    /// The call of the launch entry point.
+    pub call: InstructionValue<'ctx>,
+    /// The call that made its parameter buffer; `None` when the buffer is null.
+    pub buffer: Option<InstructionValue<'ctx>>,
+    /// The buffer's size in bytes (0 without a buffer).
+    pub size: u64,
+    /// Whether it launches into the per-thread default stream's entry point (`_ptsz`).
+    pub per_thread: bool,
+    /// The function that launches.
+    pub function: FunctionValue<'ctx>,
+}
+
+fn callee<'ctx>(inst: InstructionValue<'ctx>) -> Option<FunctionValue<'ctx>> {
+    if inst.get_opcode() != InstructionOpcode::Call {
+        return None;
+    }
+    CallSiteValue::try_from(inst).ok()?.get_called_fn_value()
+}
+
+fn name_of(f: FunctionValue<'_>) -> String {
+    f.get_name().to_string_lossy().into_owned()
+}
+
+fn is_launch(name: &str) -> bool {
+    LAUNCH.contains(&name) || LAUNCH_WRAPPERS.iter().any(|w| name.starts_with(w))
+}
+
+fn operand<'ctx>(inst: InstructionValue<'ctx>, i: u32) -> Option<BasicValueEnum<'ctx>> {
+    inst.get_operand(i).and_then(|o| o.value())
+}
+
+/// A constant integer value (through `inttoptr` of a constant), as the stream handles are.
+fn constant_u64(value: BasicValueEnum<'_>) -> Option<u64> {
+    // SAFETY: queries of a live value.
+    unsafe {
+        let v = value.as_value_ref();
+        if !LLVMIsAConstantInt(v).is_null() {
+            return Some(LLVMConstIntGetZExtValue(v));
+        }
+        if value.is_pointer_value() && LLVMIsNull(v) != 0 {
+            return Some(0);
+        }
+        if !LLVMIsAConstantExpr(v).is_null() && LLVMGetConstOpcode(v) == LLVMOpcode::LLVMIntToPtr {
+            let inner = LLVMGetOperand(v, 0);
+            if !LLVMIsAConstantInt(inner).is_null() {
+                return Some(LLVMConstIntGetZExtValue(inner));
+            }
+        }
+    }
+    None
+}
+
+/// A value as the instruction it is, if it is one.
+fn as_instruction(value: AnyValueEnum<'_>) -> Option<InstructionValue<'_>> {
+    match value {
+        AnyValueEnum::InstructionValue(i) => Some(i),
+        other => BasicValueEnum::try_from(other).ok()?.as_instruction_value(),
+    }
+}
+
+fn not_recognised(message: impl Into<String>) -> Diagnostic {
+    Diagnostic::new(Code::LaunchNotRecognised, Span::new(0, 0), message)
+        .with_primary_message("this device-side launch")
+        .with_note("a launch is `cudaGetParameterBuffer`, stores into its buffer, then `cudaLaunchDevice` with that buffer (the documented NVVM IR sequence); the buffer may be used for nothing else")
+}
+
+/// Whether every use of the buffer made by `buffer` is one the contract allows: a store into
+/// it, an address inside it, a null test, a memcpy or memset into it, a lifetime marker, or
+/// the launch `launch`. Returns the first offending use.
+fn escaping_use<'ctx>(buffer: InstructionValue<'ctx>, launch: InstructionValue<'ctx>) -> Option<InstructionValue<'ctx>> {
+    let mut pending = vec![buffer];
+    let mut seen = 0;
+    while let Some(value) = pending.pop() {
+        seen += 1;
+        if seen > 100_000 {
+            return Some(value);
+        }
+        let mut next = value.get_first_use();
+        while let Some(u) = next {
+            next = u.get_next_use();
+            let user = match as_instruction(u.get_user()) {
+                Some(i) => i,
+                None => return Some(value),
+            };
+            let is_operand = |i: u32| operand(user, i).is_some_and(|o| o.as_value_ref() == value.as_value_ref());
+            match user.get_opcode() {
+                // Into the buffer, not the buffer's address stored somewhere.
+                InstructionOpcode::Store if !is_operand(0) => {}
+                InstructionOpcode::GetElementPtr if is_operand(0) => pending.push(user),
+                InstructionOpcode::ICmp => {}
+                InstructionOpcode::Call if user == launch && is_operand(1) && !is_operand(0) => {}
+                InstructionOpcode::Call => {
+                    let name = callee(user).map(name_of).unwrap_or_default();
+                    let copy_into = (name.starts_with("llvm.memcpy") || name.starts_with("llvm.memmove")) && is_operand(0) && !is_operand(1);
+                    let set = name.starts_with("llvm.memset") && is_operand(0);
+                    if !(copy_into || set || name.starts_with("llvm.lifetime")) {
+                        return Some(user);
+                    }
+                }
+                _ => return Some(user),
+            }
+        }
+    }
+    None
+}
+
+/// Finds every launch in the module; the launches it cannot take are `E1010`.
+pub fn recognise<'ctx>(module: &Module<'ctx>, source: &SourceText) -> (Vec<Launch<'ctx>>, Vec<Diagnostic>) {
+    let mut launches = Vec::new();
+    let mut diagnostics = Vec::new();
+    for function in module.get_functions() {
+        let fname = name_of(function);
+        // The header's wrappers themselves are not launches: they are what calls of them mean.
+        if GET_BUFFER.contains(&fname.as_str()) || is_launch(&fname) {
+            continue;
+        }
+        for block in function.get_basic_blocks() {
+            for inst in block.get_instructions() {
+                let Some(target) = callee(inst) else { continue };
+                let name = name_of(target);
+                if !is_launch(&name) {
+                    continue;
+                }
+                let per_thread = name.contains("_ptsz");
+                let fail = |d: Diagnostic| source.place(d, inst, &fname);
+                if inst.get_num_operands() != 7 {
+                    diagnostics.push(fail(not_recognised(format!("`{name}` takes 6 arguments here, not {}", inst.get_num_operands() - 1))));
+                    continue;
+                }
+                let Some(buf) = operand(inst, 1) else { continue };
+                if constant_u64(buf) == Some(0) {
+                    launches.push(Launch { call: inst, buffer: None, size: 0, per_thread, function });
+                    continue;
+                }
+                let made_by = buf.as_instruction_value().filter(|b| callee(*b).is_some_and(|f| GET_BUFFER.contains(&name_of(f).as_str())));
+                let Some(buffer) = made_by else {
+                    diagnostics.push(fail(not_recognised("the launch's parameter buffer does not come straight from `cudaGetParameterBuffer`")));
+                    continue;
+                };
+                let Some(size) = operand(buffer, 1).and_then(constant_u64) else {
+                    diagnostics.push(fail(not_recognised("the parameter buffer's size is not a constant")));
+                    continue;
+                };
+                if let Some(user) = escaping_use(buffer, inst) {
+                    let d = not_recognised("the launch's parameter buffer escapes: it is used for something other than storing the arguments");
+                    diagnostics.push(source.place(d, user, &fname));
+                    continue;
+                }
+                launches.push(Launch { call: inst, buffer: Some(buffer), size, per_thread, function });
+            }
+        }
+    }
+    // A buffer no launch takes is a launch cdpc cannot see.
+    for function in module.get_functions() {
+        let fname = name_of(function);
+        if GET_BUFFER.contains(&fname.as_str()) || is_launch(&fname) {
+            continue;
+        }
+        for block in function.get_basic_blocks() {
+            for inst in block.get_instructions() {
+                if callee(inst).is_some_and(|f| GET_BUFFER.contains(&name_of(f).as_str())) && !launches.iter().any(|l| l.buffer == Some(inst)) {
+                    if !diagnostics.iter().any(|d: &Diagnostic| d.code == Code::LaunchNotRecognised) {
+                        diagnostics.push(source.place(not_recognised("a parameter buffer that no recognised launch takes"), inst, &fname));
+                    }
+                }
+            }
+        }
+    }
+    (launches, diagnostics)
+}
+
+/// Recognises the launches and lowers them to `target`'s ABI (module docs).
+pub fn lower(module: &Module<'_>, target: &Target, source: &SourceText) -> Vec<Diagnostic> {
+    let (launches, mut diagnostics) = recognise(module, source);
+    if !diagnostics.is_empty() {
+        return diagnostics;
+    }
+    match target.launch_abi {
+        LaunchAbi::V1 => {
+            for l in &launches {
+                let stream = operand(l.call, 5).and_then(constant_u64);
+                if let Some(handle) = stream.filter(|s| runtime_shim::streams::needs_v2_abi(*s)) {
+                    let which = match handle {
+                        runtime_shim::streams::TAIL_LAUNCH => "cudaStreamTailLaunch".to_string(),
+                        runtime_shim::streams::FIRE_AND_FORGET => "cudaStreamFireAndForget".to_string(),
+                        other => format!("stream handle {other:#x}"),
+                    };
+                    let d = Diagnostic::new(Code::StreamNeedsV2Abi, Span::new(0, 0), format!("a launch into `{which}` needs the V2 launch ABI"))
+                        .with_primary_message(format!("launched into `{which}`"))
+                        .with_note("the documented V1 entry points refuse this stream at run time (the child never runs); compile with `--launch-abi v2` (the default)");
+                    diagnostics.push(source.place(d, l.call, &name_of(l.function)));
+                }
+            }
+        }
+        LaunchAbi::V2 => {
+            for l in &launches {
+                if let Err(e) = to_v2(module, target, l) {
+                    diagnostics.push(source.place(not_recognised(e), l.call, &name_of(l.function)));
+                }
+            }
+        }
+    }
+    diagnostics
+}
+
+/// The always-inline helper that takes a launch's argument block to the V2 entry points:
+/// `i32 (ptr kernel, dim3 grid, dim3 block, i32 shmem, ptr stream, ptr args, i64 size)`.
+fn v2_helper<'ctx>(module: &Module<'ctx>, target: &Target, per_thread: bool) -> Result<FunctionValue<'ctx>, String> {
+    let name = if per_thread { "__cdpc_launch_v2_ptsz" } else { "__cdpc_launch_v2" };
+    if let Some(f) = module.get_function(name) {
+        return Ok(f);
+    }
+    let ctx = module.get_context();
+    let runtime = DeviceRuntime::new(module, target);
+    let (ptr, i32t, i64t, dim3) = (ctx.ptr_type(AddressSpace::default()), ctx.i32_type(), ctx.i64_type(), runtime.dim3_type());
+    let ty = i32t.fn_type(&[ptr.into(), dim3.into(), dim3.into(), i32t.into(), ptr.into(), ptr.into(), i64t.into()], false);
+    let f = module.add_function(name, ty, Some(Linkage::Internal));
+    let inline = ctx.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id("alwaysinline"), 0);
+    f.add_attribute(inkwell::attributes::AttributeLoc::Function, inline);
+    let get = runtime.entry(&GET_PARAMETER_BUFFER_V2);
+    let launch = runtime.entry(if per_thread { &LAUNCH_DEVICE_V2_PTSZ } else { &LAUNCH_DEVICE_V2 });
+    let b = ctx.create_builder();
+    let p = |i: u32| f.get_nth_param(i).expect("seven parameters");
+    let (entry, fill, skip) = (ctx.append_basic_block(f, "entry"), ctx.append_basic_block(f, "fill"), ctx.append_basic_block(f, "skip"));
+    b.position_at_end(entry);
+    let args: Vec<BasicMetadataValueEnum> = vec![p(0).into(), p(1).into(), p(2).into(), p(3).into()];
+    let buf = e(b.build_call(get, &args, "buf"))?.try_as_basic_value().basic().ok_or("no buffer")?.into_pointer_value();
+    let null = e(b.build_is_null(buf, "null"))?;
+    e(b.build_conditional_branch(null, skip, fill))?;
+    b.position_at_end(fill);
+    // The runtime's buffer is aligned for every parameter type (nvcc stores 16-byte vectors).
+    e(b.build_memcpy(buf, 16, p(5).into_pointer_value(), 16, p(6).into_int_value()))?;
+    let status = e(b.build_call(launch, &[buf.into(), p(4).into()], "status"))?.try_as_basic_value().basic().ok_or("no status")?;
+    e(b.build_return(Some(&status)))?;
+    b.position_at_end(skip);
+    e(b.build_return(Some(&i32t.const_int(LAUNCH_SKIPPED_STATUS as u64, false))))?;
+    Ok(f)
+}
+
+/// A builder's result with its error as text.
+fn e<T>(r: Result<T, inkwell::builder::BuilderError>) -> Result<T, String> {
+    r.map_err(|e| e.to_string())
+}
+
+fn to_v2(module: &Module<'_>, target: &Target, l: &Launch<'_>) -> Result<(), String> {
+    let ctx = module.get_context();
+    let runtime = DeviceRuntime::new(module, target);
+    let dim3 = runtime.dim3_type();
+    let helper = v2_helper(module, target, l.per_thread)?;
+    let b = ctx.create_builder();
+    // The argument block: a local where the V1 buffer was.
+    let entry = l.function.get_first_basic_block().ok_or("a launch in a function without a body")?;
+    match entry.get_first_instruction() {
+        Some(first) => b.position_before(&first),
+        None => b.position_at_end(entry),
+    }
+    let bytes = ctx.i8_type().array_type(l.size.max(1) as u32);
+    let block = e(b.build_alloca(bytes, "launch.args"))?;
+    block.as_instruction_value().expect("an alloca").set_alignment(64).map_err(|e| e.to_string())?;
+    if let Some(buffer) = l.buffer {
+        buffer.replace_all_uses_with(&block.as_instruction_value().expect("an alloca"));
+        buffer.erase_from_basic_block();
+    }
+    b.position_before(&l.call);
+    let dim = |i: u32| -> Result<BasicValueEnum<'_>, String> {
+        let v = operand(l.call, i).ok_or("a launch without its configuration")?;
+        Ok(if v.is_pointer_value() { e(b.build_load(dim3, v.into_pointer_value(), "dim3"))? } else { v })
+    };
+    let (grid, blk) = (dim(2)?, dim(3)?);
+    let kernel = operand(l.call, 0).ok_or("a launch without a kernel")?;
+    let shmem = operand(l.call, 4).ok_or("a launch without its shared memory size")?;
+    let stream = match operand(l.call, 5).ok_or("a launch without a stream")? {
+        BasicValueEnum::IntValue(i) => e(b.build_int_to_ptr(i, runtime.ptr_type(), "stream"))?.into(),
+        other => other,
+    };
+    let size = ctx.i64_type().const_int(l.size, false);
+    let args: Vec<BasicMetadataValueEnum> = vec![kernel.into(), grid.into(), blk.into(), shmem.into(), stream.into(), block.into(), size.into()];
+    let call = e(b.build_call(helper, &args, "launch"))?;
+    let status = call.try_as_basic_value().basic().and_then(|v| v.as_instruction_value()).ok_or("no status")?;
+    status.set_debug_location(l.call.get_debug_location());
+    l.call.replace_all_uses_with(&status);
+    l.call.erase_from_basic_block();
+    Ok(())
+}

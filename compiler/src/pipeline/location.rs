@@ -1,0 +1,77 @@
+//! Where an instruction came from, as a diagnostic's label: its debug location (file, line,
+//! column) turned into a span of the main file or of another file.
+
+use crate::clang::diagnostics::span_at;
+use crate::diag::{Diagnostic, Label, SourceFile, Span};
+use inkwell::llvm_sys::debuginfo::{LLVMDIFileGetFilename, LLVMDILocationGetColumn, LLVMDILocationGetLine, LLVMDILocationGetScope, LLVMDIScopeGetFile, LLVMDILocationGetInlinedAt, LLVMInstructionGetDebugLoc};
+use inkwell::values::{AsValueRef, InstructionValue};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The main file of a compilation, to place diagnostics in.
+#[derive(Clone, Debug, Default)]
+pub struct SourceText {
+    /// The path the front end compiled (as its debug information names it).
+    pub path: Option<PathBuf>,
+    /// Its text.
+    pub text: String,
+}
+
+impl SourceText {
+    /// A span and, outside the main file, the file: where `inst` came from, when known.
+    pub(crate) fn locate(&self, inst: InstructionValue<'_>) -> Option<Label> {
+        // SAFETY: plain queries of a live instruction's debug location and its scope's file.
+        let (file, line, col) = unsafe {
+            let mut loc = LLVMInstructionGetDebugLoc(inst.as_value_ref());
+            if loc.is_null() {
+                return None;
+            }
+            // Code inlined from a header is reported where the user's code called it.
+            loop {
+                let outer = LLVMDILocationGetInlinedAt(loc);
+                if outer.is_null() {
+                    break;
+                }
+                loc = outer;
+            }
+            let line = LLVMDILocationGetLine(loc) as usize;
+            let col = LLVMDILocationGetColumn(loc) as usize;
+            let scope = LLVMDILocationGetScope(loc);
+            let file = LLVMDIScopeGetFile(scope);
+            let mut len = 0;
+            let name = if file.is_null() { std::ptr::null() } else { LLVMDIFileGetFilename(file, &mut len) };
+            let name = if name.is_null() { String::new() } else { String::from_utf8_lossy(std::slice::from_raw_parts(name.cast::<u8>(), len as usize)).into_owned() };
+            (name, line, col.max(1))
+        };
+        if line == 0 {
+            return None;
+        }
+        let same = |a: &Path, b: &Path| a == b || a.canonicalize().ok().zip(b.canonicalize().ok()).is_some_and(|(a, b)| a == b);
+        match &self.path {
+            Some(main) if same(Path::new(&file), main) || file.is_empty() => {
+                Some(Label { span: span_at(&self.text, line, col), message: String::new(), primary: true, file: None })
+            }
+            _ => {
+                let text = std::fs::read_to_string(&file).ok()?;
+                let span = span_at(&text, line, col);
+                Some(Label { span, message: String::new(), primary: true, file: Some(Arc::new(SourceFile { name: file, text })) })
+            }
+        }
+    }
+
+    /// `d` placed at `inst`'s source line (its label replaced), or left at the file's start
+    /// with a note naming the function when the module has no debug location there.
+    pub(crate) fn place(&self, mut d: Diagnostic, inst: InstructionValue<'_>, function: &str) -> Diagnostic {
+        match self.locate(inst) {
+            Some(mut label) => {
+                label.message = std::mem::take(&mut d.labels[0].message);
+                d.labels[0] = label;
+                d
+            }
+            None => {
+                d.labels[0].span = Span::new(0, 0);
+                d.with_note(format!("in the function `{function}` (the IR has no debug location here)"))
+            }
+        }
+    }
+}

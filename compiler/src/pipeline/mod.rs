@@ -1,0 +1,64 @@
+//! The launch pipeline on LLVM IR: what happens to a module between a front end that wrote
+//! LLVM IR (Clang for CUDA C++, see [`crate::clang`]) and the NVPTX back end.
+//!
+//! Each pass does one job and states its invariant; all of them leave a module that has none
+//! of their work to do untouched.
+//!
+//! 1. [`names`]: `static` kernels and variables get nvcc's names (Clang's `-fgpu-rdc` gives
+//!    them a `__intern__<hash>` or `__static__<hash>` suffix); afterwards every symbol is the
+//!    one nvcc's host code and nvlink expect.
+//! 2. [`warp`]: the warp shuffles and votes of CUDA before 9.0 (`__shfl_up`, `__any`, ...),
+//!    which sm_70 and newer lack, become their `_sync` forms over the active mask, with
+//!    `W0902`; afterwards no legacy warp intrinsic is left.
+//! 3. [`launch`]: every device-side launch in the documented NVVM IR shape (a parameter
+//!    buffer from `cudaGetParameterBuffer`, stores into it, `cudaLaunchDevice`) is recognised
+//!    and lowered to the launch ABI asked for: V2 (nvcc 13's entry points, which alone take
+//!    tail launch and fire-and-forget streams) or V1 (kept as written). Afterwards every
+//!    launch calls the target ABI's entry points; a shape it cannot prove safe is `E1010`.
+//!
+//! Then [`cleanup`] runs the few LLVM passes that fold what the rewrites left (the launch
+//! helper inlined, the local argument block split into stores into the runtime's buffer).
+
+pub mod launch;
+mod location;
+pub mod names;
+pub mod warp;
+
+use crate::diag::Diagnostic;
+use crate::target::Target;
+use inkwell::module::Module;
+use inkwell::passes::PassBuilderOptions;
+use inkwell::targets::TargetMachine;
+
+pub use location::SourceText;
+
+/// What the pipeline is asked for.
+#[derive(Clone, Debug, Default)]
+pub struct PipelineOptions {
+    /// Architecture, address size, launch ABI, default stream.
+    pub target: Target,
+    /// nvcc's module id of the file: `static` kernels and variables are then called
+    /// `__nv_static_<n>_<id>_<name>`, as nvcc's host code calls them.
+    pub nv_module_id: Option<String>,
+}
+
+/// Runs the passes in order. Returns the warnings; `Err` holds every diagnostic when one is
+/// an error. `source` places diagnostics at the lines of the debug locations.
+pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
+    names::externalised_statics(module, options.nv_module_id.as_deref());
+    let mut diagnostics = warp::legacy_to_sync(module, source);
+    diagnostics.extend(launch::lower(module, &options.target, source));
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        Err(diagnostics)
+    } else {
+        Ok(diagnostics)
+    }
+}
+
+/// The LLVM passes after the rewrites: the launch helper inlined, its argument block promoted
+/// into direct stores to the runtime's buffer, dead wrappers removed.
+pub fn cleanup(module: &Module<'_>, tm: &TargetMachine) -> Result<(), String> {
+    module
+        .run_passes("always-inline,function(sroa,early-cse,instcombine,sroa,memcpyopt,instcombine,simplifycfg,dse),globaldce", tm, PassBuilderOptions::create())
+        .map_err(|e| e.to_string())
+}
