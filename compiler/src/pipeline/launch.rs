@@ -232,6 +232,15 @@ pub fn lower(module: &Module<'_>, target: &Target, source: &SourceText) -> Vec<D
     if !diagnostics.is_empty() {
         return diagnostics;
     }
+    // A kernel defined in another file is declared here without the kernel calling
+    // convention (Clang's declaration of a `__global__` function it only launches): it must
+    // be an `.extern .entry` in the PTX, as nvcc writes it, for nvlink to join the two.
+    for l in &launches {
+        let kernel = operand(l.call, 0).and_then(|k| module.get_function(&k.get_name().to_string_lossy()));
+        if let Some(k) = kernel.filter(|k| k.count_basic_blocks() == 0 && !k.get_name().to_bytes().starts_with(b"llvm.")) {
+            crate::back::device_launch::mark_kernel(k);
+        }
+    }
     match target.launch_abi {
         LaunchAbi::V1 => {
             for l in &launches {

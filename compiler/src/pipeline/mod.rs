@@ -48,6 +48,7 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
     names::externalised_statics(module, options.nv_module_id.as_deref());
     let mut diagnostics = warp::legacy_to_sync(module, source);
     diagnostics.extend(launch::lower(module, &options.target, source));
+    names::drop_clang_host_list(module);
     if diagnostics.iter().any(Diagnostic::is_error) {
         Err(diagnostics)
     } else {
