@@ -87,7 +87,10 @@ fn cdpc_ptx(klap_root: &Path, name: &str) -> Result<String, Vec<String>> {
     let dir = klap_root.join("test").join(name);
     let input = dir.join("kernel.base.cu");
     let source = std::fs::read_to_string(&input).unwrap();
-    let preprocess = PreprocessOptions { input: Some(input), include_dirs: vec![dir, klap_root.join("include")], ..Default::default() };
+    // nvcc gets the same define (below): CUDA 13 removed `cudaThreadSynchronize`, which the
+    // host code calls, and Clang reads the host code too.
+    let macros = vec![cdpc::preprocess::MacroOption::Define("cudaThreadSynchronize=cudaDeviceSynchronize".into())];
+    let preprocess = PreprocessOptions { input: Some(input), include_dirs: vec![dir, klap_root.join("include")], macros, ..Default::default() };
     let options = CompileOptions { emit: Emit::Ptx, preprocess, ..CompileOptions::default() };
     match driver::compile(&source, &options) {
         Ok(compiled) => Ok(String::from_utf8(compiled.output).unwrap()),

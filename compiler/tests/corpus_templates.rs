@@ -230,7 +230,9 @@ fn corpus_targets_compile_or_fail_only_on_other_features() {
                             assert!(got.is_subset(&theirs) && got != theirs, "{file}: take it out of INCOMPLETE, or fix: cdpc {got:#?}\nnvcc {theirs:#?}");
                             println!("{file}: {} of nvcc's {} functions: {why}", got.len(), theirs.len());
                         }
-                        None => assert_eq!(got, program_functions(&ptx), "{file}: cdpc's functions differ from nvcc's"),
+                        // Through Clang the libraries' functions (CUB's `EmptyKernel`) are
+                        // instantiated as nvcc instantiates them: every function is compared.
+                        None => assert_eq!(got, functions(&ptx), "{file}: cdpc's functions differ from nvcc's"),
                     },
                     Err(why) => println!("{file}: compiled; nvcc comparison skipped, nvcc cannot compile it here: {why}"),
                 }

@@ -1,4 +1,6 @@
-//! `-lineinfo` and `-G`: the PTX's `.file` and `.loc` lines name the user's files and lines
+//! `-lineinfo` and `-G` of the kernel language's front end (the files here are `.cu` for nvcc
+//! and compiled with `-x cdp`; CUDA C++'s debug information is Clang's, and
+//! `cuda_cxx.rs` checks its `-lineinfo` lines): the PTX's `.file` and `.loc` lines name the user's files and lines
 //! (through macro expansions and headers), ptxas accepts the result, and the lines are among
 //! those nvcc's own `-lineinfo` PTX of the same file has. Cases that need the NVIDIA tools or
 //! nvcc skip with a printed reason.
@@ -60,7 +62,7 @@ fn loc_lines(ptx: &str) -> BTreeSet<(String, u32)> {
 }
 
 fn ptx(dir: &Path, flag: &str) -> String {
-    let out = cdpc(dir, &["lines.cu", flag, "--emit", "ptx", "-o", "-"]);
+    let out = cdpc(dir, &["-x", "cdp", "lines.cu", flag, "--emit", "ptx", "-o", "-"]);
     assert!(out.status.success(), "{}", stderr(&out));
     String::from_utf8(out.stdout).unwrap()
 }
@@ -160,7 +162,7 @@ fn g_describes_scalars_and_pointers_by_their_c_types() {
         "__global__ void k(int *data, unsigned n, const float *f) {\n    char c = 'a';\n    long long big = n;\n    data[0] = c + (int)big + (int)f[0];\n}\n",
     )
     .unwrap();
-    let out = cdpc(dir.path(), &["types.cu", "-G", "--emit", "llvm-ir", "-o", "types.ll"]);
+    let out = cdpc(dir.path(), &["-x", "cdp", "types.cu", "-G", "--emit", "llvm-ir", "-o", "types.ll"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let ir = std::fs::read_to_string(dir.path().join("types.ll")).unwrap();
     for expected in [
@@ -298,7 +300,7 @@ fn g_pointer_types_have_nvccs_address_class() {
     let Some(theirs) = crate::build_common::nvcc_ptx_with(source, &["-G"]) else { return };
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("p.cu"), source).unwrap();
-    let out = cdpc(dir.path(), &["p.cu", "-G", "--emit", "ptx", "-o", "-"]);
+    let out = cdpc(dir.path(), &["-x", "cdp", "p.cu", "-G", "--emit", "ptx", "-o", "-"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let ours = String::from_utf8(out.stdout).unwrap();
     let expected = pointer_address_classes(&theirs);

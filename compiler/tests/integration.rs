@@ -15,6 +15,7 @@ mod coop_groups_ptx;
 mod cli;
 mod corpus_cxx;
 mod corpus_templates;
+mod cuda_cxx;
 mod cxx_types_ptx;
 mod debug_info;
 mod embed;

@@ -309,8 +309,11 @@ fn static_functions_kernels_and_variables_are_each_files_own() {
 /// which nvcc's host stubs register: the id is read back from nvcc's PTX of the same file.
 #[test]
 fn with_nvccs_module_id_static_kernels_and_variables_get_nvccs_names() {
+    // The host writes `limit`: Clang keeps a static device variable that host code names, as
+    // nvcc keeps every one (an unused one Clang does not emit at all).
     let source = "static __device__ int limit = 3;\nstatic __global__ void hidden(int *p) { p[0] = limit; }\n\
-                  __global__ void shown(int *p) { hidden<<<1, 1>>>(p); }\n";
+                  __global__ void shown(int *p) { hidden<<<1, 1>>>(p); }\n\
+                  void set_limit(int v) { cudaMemcpyToSymbol(limit, &v, sizeof v); }\n";
     let Some(theirs) = crate::build_common::nvcc_ptx(source) else { return };
     let names = |ptx: &str| -> BTreeSet<String> {
         ptx.lines()

@@ -42,6 +42,9 @@ const WHEELS: &[&str] = &[
     // corpus tests compare cdpc with nvcc on programs that include them. CUDA 13.0's release:
     // cdpQuadtree's Thrust code does not build with the newest (13.3.5.0.6) under nvcc 13.5.
     "nvidia-cuda-cccl==13.0.85",
+    // cuRAND's device headers: Clang's CUDA wrapper header includes them (`.cu` files go
+    // through Clang). CUDA 13.5's release.
+    "nvidia-curand==10.4.5.25",
 ];
 const CUDA_DIR: &str = ".cuda";
 const STAMP: &str = ".cdpc-wheels";
@@ -142,6 +145,7 @@ pub(crate) struct Setup {
 
 fn setup(root: &Path, force: bool) -> Result<Setup> {
     let llvm_prefix = ensure_llvm()?;
+    ensure_clang()?;
     ensure_wheels(root, force)?;
     ensure_cmake();
     let mut envs = Vec::new();
@@ -257,6 +261,31 @@ fn ensure_c_compiler() -> Result<()> {
 
 fn is_root() -> bool {
     output_of(Command::new("id").arg("-u")).is_some_and(|u| u.trim() == "0")
+}
+
+/// Clang 22, the front end of CUDA C++ (`.cu`): `clang++-22` (Debian's and Ubuntu's
+/// `clang-22`), installed with apt as root when missing.
+fn ensure_clang() -> Result<()> {
+    let clang = format!("clang++-{LLVM_MAJOR}");
+    if succeeds(Command::new(&clang).arg("--version")) {
+        println!("setup: Clang {LLVM_MAJOR} ({clang}) for CUDA C++");
+        return Ok(());
+    }
+    let package = format!("clang-{LLVM_MAJOR}");
+    if !is_root() {
+        return Err(format!(
+            "Clang {LLVM_MAJOR} ({clang}), which compiles CUDA C++ (.cu), is not installed and this is not root.\n\
+             Install it with: sudo apt-get install -y {package}"
+        ));
+    }
+    println!("setup: installing Clang {LLVM_MAJOR} for CUDA C++: apt-get install -y {package}");
+    run_status(apt().arg("update"))?;
+    run_status(apt().args(["install", "-y", "--no-install-recommends", &package]))
+        .map_err(|e| format!("{e}\napt-get could not install {package}. {APT_LLVM_HELP}"))?;
+    if !succeeds(Command::new(&clang).arg("--version")) {
+        return Err(format!("apt-get installed {package} but `{clang} --version` does not run"));
+    }
+    Ok(())
 }
 
 /// Installs CMake for the test of docs/build-example/CMakeLists.txt, as root where apt-get is

@@ -251,3 +251,34 @@ impl ClangInvocation<'_> {
         a
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cuda_folder_without_headers_is_e1003() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = cuda_include_dirs(dir.path()).unwrap_err();
+        assert_eq!(d.code, Code::CudaHeadersNotFound);
+        assert!(d.message.contains("cuda_runtime.h") && d.notes[0].contains("nvidia-cuda-runtime"), "{d:?}");
+        std::fs::create_dir_all(dir.path().join("include/cccl")).unwrap();
+        std::fs::write(dir.path().join("include/cuda_runtime.h"), "").unwrap();
+        let d = cuda_include_dirs(dir.path()).unwrap_err();
+        assert!(d.message.contains("curand_mtgp32_kernel.h") && d.notes[0].contains("nvidia-curand"), "{d:?}");
+        std::fs::write(dir.path().join("include/curand_mtgp32_kernel.h"), "").unwrap();
+        assert_eq!(cuda_include_dirs(dir.path()).unwrap(), [dir.path().join("include/cccl")]);
+    }
+
+    #[test]
+    fn an_explicit_clang_that_is_missing_is_e1002_and_nothing_else_is_tried() {
+        let search = ClangSearch { clang: Some("/nonexistent/clang++".into()) };
+        let env = ClangEnv { path: std::env::var_os("PATH"), ..Default::default() };
+        let d = find_clang(&search, &env).unwrap_err();
+        assert_eq!(d.code, Code::ClangNotFound);
+        assert!(d.notes.iter().any(|n| n.contains("/nonexistent/clang++")), "{d:?}");
+        let nowhere = ClangEnv { path: Some("/nonexistent".into()), ..Default::default() };
+        let d = find_clang(&ClangSearch::default(), &nowhere).unwrap_err();
+        assert!(d.notes.iter().any(|n| n.contains("clang++-22")), "{d:?}");
+    }
+}

@@ -11,6 +11,7 @@ use crate::toolchain::{run_front_end, BuildOptions, ToolError, Toolchain};
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::Module;
+use inkwell::values::BasicValue;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -39,6 +40,41 @@ fn macro_args(options: &CompileOptions) -> Vec<String> {
         .map(|m| match m {
             MacroOption::Define(d) => format!("-D{d}"),
             MacroOption::Undefine(u) => format!("-U{u}"),
+        })
+        .collect()
+}
+
+/// Functions and variables of the source that the module uses but no file defines: in a
+/// whole-program compilation (one source, no `-dc`) that is `E0104`, as for `.cdp` sources.
+/// The device runtime's entry points and the C library nvcc provides on the device
+/// (`printf`'s `vprintf`, `malloc`, `free`, `__assertfail`) are the runtime's to define; a
+/// symbol whose source name the file never mentions is a header's, left to nvlink.
+fn undefined_user_symbols(module: &Module<'_>, source: &str) -> Vec<Diagnostic> {
+    const PROVIDED: &[&str] = &["vprintf", "malloc", "free", "__assertfail", "memcpy", "memset"];
+    let mut symbols = super::symbols::PtxSymbols::default();
+    for f in module.get_functions() {
+        let name = f.get_name().to_string_lossy().into_owned();
+        if f.count_basic_blocks() == 0 && f.as_global_value().as_pointer_value().get_first_use().is_some() && !name.starts_with("llvm.") && !name.starts_with("__nv") && !name.starts_with("__cuda") && !name.starts_with("cuda") && !PROVIDED.contains(&name.as_str()) {
+            symbols.undefined.push(name);
+        }
+    }
+    for g in module.get_globals() {
+        let name = g.get_name().to_string_lossy().into_owned();
+        if g.get_initializer().is_none() && !name.starts_with("llvm.") && !name.starts_with("__") && g.as_pointer_value().get_first_use().is_some() {
+            symbols.undefined.push(name);
+        }
+    }
+    let places = super::symbols::text_places(&symbols, source);
+    symbols
+        .undefined
+        .iter()
+        .filter_map(|symbol| {
+            let label = places.get(symbol)?;
+            let what = if module.get_function(symbol).is_some() { "is called but never defined" } else { "is declared `extern` but never defined" };
+            Some(
+                Diagnostic::new(crate::diag::Code::MissingDefinition, label.span, format!("`{}` {what}", label.message))
+                    .with_note("this compilation links one file; define it in it, or compile each file with `-dc` and link them together"),
+            )
         })
         .collect()
 }
@@ -133,8 +169,20 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
     }
     let tm = back::target_machine(&options.target, super::opt_level(options))?;
     pipeline::cleanup(&module, &tm).map_err(BackendError::Target)?;
-    if debug.is_none() {
-        module.strip_debug_info();
+    if !options.separate {
+        let missing = undefined_user_symbols(&module, source);
+        if !missing.is_empty() {
+            let mut all = warnings;
+            all.extend(missing);
+            return Err(CompileError::Diagnostics(all));
+        }
+    }
+    match debug {
+        None => {
+            module.strip_debug_info();
+        }
+        Some(DebugLevel::LineTables) => pipeline::collapse_wrapper_lines(&module),
+        Some(DebugLevel::Full) => {}
     }
     module.verify().map_err(|e| BackendError::Verify(e.to_string()))?;
     let lowered = timings.record(Phase::LlvmIr, front);

@@ -160,8 +160,10 @@ fn compile_source(path: &Path, tools: Option<&Toolchain>, options: &CompileOptio
         let generated = super::cuda::generate(&text, &options, tools, &build, back::Outputs { llvm_ir: false, ptx: true }).map_err(|e| failed(e, &text))?;
         let ptx = generated.ptx.expect("asked for PTX");
         let file = Arc::new(SourceFile { name: name.clone(), text: text.clone() });
+        let found = symbols::ptx_symbols(&ptx);
+        let places = symbols::text_places(&found, &text);
         return Ok(Compiled {
-            unit: Unit { file, symbols: symbols::ptx_symbols(&ptx), places: Default::default() },
+            unit: Unit { file, symbols: found, places },
             ptx,
             warnings: SourceWarnings { name, text, warnings: generated.warnings },
             timings: generated.timings,

@@ -105,8 +105,13 @@ impl Language {
 
     /// The language of the source `options` describe: [`CompileOptions::language`] when set
     /// (`-x`), else by the input's extension, else the kernel language.
+    ///
+    /// `--emit host-obj` is made from the kernel language's signatures (host stubs that pass
+    /// each parameter as g++ does), so a `.cu` file asked for one is read as the kernel
+    /// language unless `-x cu` says otherwise (which [`compile`] refuses).
     pub fn of(options: &CompileOptions) -> Language {
-        options.language.or_else(|| options.preprocess.input.as_deref().map(Language::of_path)).unwrap_or(Language::Cdp)
+        let by_name = || options.preprocess.input.as_deref().map(Language::of_path).filter(|_| options.emit != Emit::HostObject);
+        options.language.or_else(by_name).unwrap_or(Language::Cdp)
     }
 }
 
@@ -571,7 +576,7 @@ fn compile_here(source: &str, options: &CompileOptions) -> Result<Compiled, Comp
 fn compile_cuda(source: &str, options: &CompileOptions) -> Result<Compiled, CompileError> {
     if options.emit == Emit::HostObject {
         return Err(CompileError::Usage(
-            "`--emit host-obj` is made from the kernel language's signatures; for CUDA C++ (`.cu`) build the host side with nvcc or Clang and link cdpc's `-dc` device object (`--emit obj`), or name the file `.cdp` (`-x cdp`) if it is in the kernel language".into(),
+            "`--emit host-obj` is made from the kernel language's signatures; for CUDA C++ (`-x cu`) build the host side with nvcc or Clang and link cdpc's `-dc` device object (`--emit obj`)".into(),
         ));
     }
     let tools = match Toolchain::discover(&options.tools) {

@@ -89,6 +89,64 @@ pub fn declaration_places(module: &hir::Module, map: Option<&SourceMap>) -> Hash
     places
 }
 
+/// The source name an Itanium symbol was mangled from: the last `<source-name>` of its
+/// (possibly nested) name, `helper` for `_Z6helperi`, `foo` for `_ZN1n3fooEv`, `sk` for nvcc's
+/// `__nv_static_<n>_<id>__Z2skPi`; an unmangled symbol is its own name.
+pub fn source_name(symbol: &str) -> &str {
+    let mangled = match symbol.strip_prefix("__nv_static_") {
+        Some(rest) => rest.rfind("__Z").map_or(symbol, |at| &rest[at + 1..]),
+        None => symbol,
+    };
+    let Some(mut rest) = mangled.strip_prefix("_Z") else { return symbol };
+    rest = rest.trim_start_matches(['L', 'N', 'K']);
+    let mut last = symbol;
+    loop {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let Ok(len) = rest[..digits].parse::<usize>() else { return last };
+        let Some(name) = rest.get(digits..digits + len) else { return last };
+        last = name;
+        rest = &rest[digits + len..];
+        if !rest.starts_with(|c: char| c.is_ascii_digit()) {
+            return last;
+        }
+    }
+}
+
+/// [`declaration_places`] for a source no HIR describes (CUDA C++, compiled by Clang): each
+/// symbol of `ptx` at the first whole-word mention of its source name in `text` on a line
+/// that is not a comment, which is where C and C++ declare a name before using it.
+pub fn text_places(ptx: &PtxSymbols, text: &str) -> HashMap<String, Label> {
+    let mut places = HashMap::new();
+    for symbol in ptx.defined.iter().chain(&ptx.undefined) {
+        let name = source_name(symbol);
+        if let Some(span) = first_mention(text, name) {
+            places.insert(symbol.clone(), Label { span, message: name.to_string(), primary: true, file: None });
+        }
+    }
+    places
+}
+
+fn first_mention(text: &str, name: &str) -> Option<Span> {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut line_start = 0;
+    for line in text.split_inclusive('\n') {
+        if !line.trim_start().starts_with("//") {
+            let mut from = 0;
+            while let Some(at) = line[from..].find(name) {
+                let (start, end) = (from + at, from + at + name.len());
+                let before = line[..start].chars().next_back();
+                let after = line[end..].chars().next();
+                if !before.is_some_and(is_word) && !after.is_some_and(is_word) {
+                    return Some(Span::new(line_start + start, line_start + end));
+                }
+                from = end;
+            }
+        }
+        line_start += line.len();
+    }
+    None
+}
+
 /// One separately compiled source, as the check sees it.
 #[derive(Clone, Debug)]
 pub struct Unit {
@@ -189,6 +247,29 @@ pub fn from_nvlink(stderr: &str, names: &[(String, String)]) -> Vec<Diagnostic> 
         }
     }
     found
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    #[test]
+    fn source_names_of_symbols() {
+        assert_eq!(source_name("_Z6helperi"), "helper");
+        assert_eq!(source_name("_ZN1n3fooEv"), "foo");
+        assert_eq!(source_name("_ZN3cfg5tableE"), "table");
+        assert_eq!(source_name("__nv_static_24__14fcf5b7_5_nv_cu__Z1kPi__Z2skPi"), "sk");
+        assert_eq!(source_name("counter"), "counter");
+    }
+
+    #[test]
+    fn places_are_first_mentions_outside_comments() {
+        let text = "// counter here is a comment\nextern __device__ int counters;\n__device__ int counter = 7;\n";
+        let symbols = PtxSymbols { defined: vec!["counter".into()], undefined: vec![] };
+        let places = text_places(&symbols, text);
+        assert_eq!(&text[places["counter"].span.range()], "counter");
+        assert_eq!(places["counter"].span.start as usize, text.find("int counter =").unwrap() + 4);
+    }
 }
 
 #[cfg(test)]

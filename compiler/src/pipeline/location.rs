@@ -75,3 +75,46 @@ impl SourceText {
         }
     }
 }
+
+/// Whether a file is one of Clang's own CUDA headers (its resource folder's
+/// `__clang_cuda_*.h`) or the device runtime's launch wrappers, whose lines mean nothing to
+/// the user: nvcc's line tables have none of them.
+fn is_wrapper_file(name: &str) -> bool {
+    let base = name.rsplit('/').next().unwrap_or(name);
+    base.starts_with("__clang_cuda_") || base == "cuda_device_runtime_api.h"
+}
+
+/// Moves each instruction inlined from Clang's CUDA wrapper headers to the user's line that
+/// called the wrapper (its outermost inlined-at location), so that `-lineinfo`'s tables
+/// name the user's lines where nvcc's do.
+pub fn collapse_wrapper_lines(module: &inkwell::module::Module<'_>) {
+    use inkwell::llvm_sys::debuginfo::LLVMInstructionSetDebugLoc;
+    for function in module.get_functions() {
+        for block in function.get_basic_blocks() {
+            for inst in block.get_instructions() {
+                // SAFETY: queries and an update of a live instruction's debug location.
+                unsafe {
+                    let loc = LLVMInstructionGetDebugLoc(inst.as_value_ref());
+                    if loc.is_null() || LLVMDILocationGetInlinedAt(loc).is_null() {
+                        continue;
+                    }
+                    let file = LLVMDIScopeGetFile(LLVMDILocationGetScope(loc));
+                    if file.is_null() {
+                        continue;
+                    }
+                    let mut len = 0;
+                    let name = LLVMDIFileGetFilename(file, &mut len);
+                    let name = String::from_utf8_lossy(std::slice::from_raw_parts(name.cast::<u8>(), len as usize)).into_owned();
+                    if !is_wrapper_file(&name) {
+                        continue;
+                    }
+                    let mut outer = LLVMDILocationGetInlinedAt(loc);
+                    while !LLVMDILocationGetInlinedAt(outer).is_null() {
+                        outer = LLVMDILocationGetInlinedAt(outer);
+                    }
+                    LLVMInstructionSetDebugLoc(inst.as_value_ref(), outer);
+                }
+            }
+        }
+    }
+}

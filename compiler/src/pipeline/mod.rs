@@ -30,7 +30,7 @@ use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::TargetMachine;
 
-pub use location::SourceText;
+pub use location::{collapse_wrapper_lines, SourceText};
 
 /// What the pipeline is asked for.
 #[derive(Clone, Debug, Default)]
@@ -63,3 +63,6 @@ pub fn cleanup(module: &Module<'_>, tm: &TargetMachine) -> Result<(), String> {
         .run_passes("always-inline,function(sroa,early-cse,instcombine,sroa,memcpyopt,instcombine,simplifycfg,dse),globaldce", tm, PassBuilderOptions::create())
         .map_err(|e| e.to_string())
 }
+
+#[cfg(test)]
+mod tests;

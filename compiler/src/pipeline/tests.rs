@@ -1,0 +1,126 @@
+//! The launch pipeline, IR in, IR out: hand-written modules in the documented NVVM IR shape
+//! (what Clang emits, and what another front end may hand cdpc), through the passes.
+
+use super::*;
+use crate::diag::Code;
+use inkwell::context::Context;
+use inkwell::memory_buffer::MemoryBuffer;
+
+const HEAD: &str = r#"
+target datalayout = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+%struct.dim3 = type { i32, i32, i32 }
+declare ptr @__cudaCDP2GetParameterBuffer(i64, i64)
+declare i32 @__cudaCDP2LaunchDevice(ptr, ptr, ptr byval(%struct.dim3) align 4, ptr byval(%struct.dim3) align 4, i32, ptr)
+define ptx_kernel void @child(ptr %p, i32 %n) { ret void }
+"#;
+
+/// A launch as Clang writes it: buffer, null test, stores, dim3 in allocas, launch.
+const LAUNCH: &str = r#"
+define ptx_kernel void @parent(ptr %p, ptr %stream) {
+entry:
+  %grid = alloca %struct.dim3, align 4
+  %block = alloca %struct.dim3, align 4
+  %buf = call ptr @__cudaCDP2GetParameterBuffer(i64 64, i64 12)
+  %null = icmp eq ptr %buf, null
+  br i1 %null, label %done, label %fill
+fill:
+  store ptr %p, ptr %buf, align 8
+  %slot = getelementptr inbounds i8, ptr %buf, i64 8
+  store i32 7, ptr %slot, align 4
+  store i32 4, ptr %grid, align 4
+  %gy = getelementptr inbounds i8, ptr %grid, i64 4
+  store i32 1, ptr %gy, align 4
+  %gz = getelementptr inbounds i8, ptr %grid, i64 8
+  store i32 1, ptr %gz, align 4
+  store i32 32, ptr %block, align 4
+  %by = getelementptr inbounds i8, ptr %block, i64 4
+  store i32 1, ptr %by, align 4
+  %bz = getelementptr inbounds i8, ptr %block, i64 8
+  store i32 1, ptr %bz, align 4
+  %st = call i32 @__cudaCDP2LaunchDevice(ptr @child, ptr %buf, ptr byval(%struct.dim3) align 4 %grid, ptr byval(%struct.dim3) align 4 %block, i32 0, ptr %stream)
+  br label %done
+done:
+  ret void
+}
+"#;
+
+fn run_text(ir: &str, target: Target) -> (String, Result<Vec<Diagnostic>, Vec<Diagnostic>>) {
+    let context = Context::create();
+    let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "test");
+    let module = context.create_module_from_ir(buffer).expect("the test IR parses");
+    let result = run(&module, &PipelineOptions { target, nv_module_id: Some("_id".into()) }, &SourceText::default());
+    if result.is_ok() {
+        let tm = crate::back::target_machine(&target, 3).unwrap();
+        cleanup(&module, &tm).unwrap();
+        module.verify().unwrap();
+    }
+    (module.print_to_string().to_string(), result)
+}
+
+fn codes(result: &Result<Vec<Diagnostic>, Vec<Diagnostic>>) -> Vec<&'static str> {
+    match result {
+        Ok(d) | Err(d) => d.iter().map(|d| d.code.as_str()).collect(),
+    }
+}
+
+fn function<'a>(ir: &'a str, name: &str) -> &'a str {
+    let start = ir.find(&format!("@{name}(")).map(|at| ir[..at].rfind("define").unwrap()).expect("the function is there");
+    &ir[start..start + ir[start..].find("\n}\n").unwrap() + 2]
+}
+
+#[test]
+fn a_v1_launch_becomes_v2_with_the_arguments_stored_into_the_runtimes_buffer() {
+    let (ir, result) = run_text(&format!("{HEAD}{LAUNCH}"), Target::default());
+    assert_eq!(codes(&result), Vec::<&str>::new());
+    assert!(!ir.contains("call ptr @__cudaCDP2GetParameterBuffer(") && !ir.contains("@__cudaCDP2LaunchDevice("), "{ir}");
+    insta::assert_snapshot!(function(&ir, "parent"));
+}
+
+#[test]
+fn under_v1_the_sequence_stays_and_tail_launch_is_e0306() {
+    let target = Target { launch_abi: crate::target::LaunchAbi::V1, ..Target::default() };
+    let (ir, result) = run_text(&format!("{HEAD}{LAUNCH}"), target);
+    assert_eq!(codes(&result), Vec::<&str>::new());
+    assert!(ir.contains("call i32 @__cudaCDP2LaunchDevice(") && ir.contains("@child,") && !ir.contains("V2"), "{ir}");
+    let tail = LAUNCH.replace("ptr %stream)\n  br", "ptr inttoptr (i64 3 to ptr))\n  br");
+    let (_, result) = run_text(&format!("{HEAD}{tail}"), target);
+    assert_eq!(codes(&result), ["E0306"]);
+}
+
+#[test]
+fn a_buffer_that_escapes_is_e1010() {
+    let escaping = LAUNCH.replace("  store ptr %p, ptr %buf, align 8\n", "  store ptr %buf, ptr %p, align 8\n");
+    let (_, result) = run_text(&format!("{HEAD}{escaping}"), Target::default());
+    assert_eq!(codes(&result), ["E1010"]);
+    assert!(result.unwrap_err()[0].message.contains("escapes"));
+}
+
+#[test]
+fn a_buffer_of_unknown_size_is_e1010() {
+    let sized = LAUNCH.replace("define ptx_kernel void @parent(ptr %p, ptr %stream)", "define ptx_kernel void @parent(ptr %p, ptr %stream, i64 %size)").replace("(i64 64, i64 12)", "(i64 64, i64 %size)");
+    let (_, result) = run_text(&format!("{HEAD}{sized}"), Target::default());
+    assert_eq!(codes(&result), ["E1010"]);
+}
+
+#[test]
+fn legacy_shuffles_become_sync_forms_with_w0902() {
+    let ir = format!(
+        "{HEAD}declare i32 @llvm.nvvm.shfl.up.i32(i32, i32, i32)\ndefine ptx_kernel void @k(ptr %p) {{\n  %v = load i32, ptr %p\n  %s = call i32 @llvm.nvvm.shfl.up.i32(i32 %v, i32 1, i32 0)\n  store i32 %s, ptr %p\n  ret void\n}}\n"
+    );
+    let (out, result) = run_text(&ir, Target::default());
+    assert_eq!(codes(&result), ["W0902"]);
+    assert!(out.contains("@llvm.nvvm.shfl.sync.up.i32(i32 %") && out.contains("@llvm.nvvm.activemask()") && !out.contains("@llvm.nvvm.shfl.up.i32("), "{out}");
+}
+
+#[test]
+fn static_kernels_and_variables_get_nvccs_names() {
+    let ir = format!(
+        "{HEAD}@_ZL7counter = internal addrspace(1) global i32 0\ndefine weak_odr ptx_kernel void @_ZL2skPi__intern__0123456789abcdef(ptr %p) {{\n  %v = load i32, ptr addrspace(1) @_ZL7counter\n  store i32 %v, ptr %p\n  store i32 1, ptr addrspace(1) @_ZL7counter\n  ret void\n}}\n"
+    );
+    let (out, result) = run_text(&ir, Target::default());
+    assert_eq!(codes(&result), Vec::<&str>::new());
+    assert!(out.contains("define internal ptx_kernel void @__nv_static_3__id__Z2skPi("), "{out}");
+    assert!(out.contains("@__nv_static_3__id_counter = internal addrspace(1) global i32"), "{out}");
+    assert!(out.contains("@llvm.used = appending global [1 x ptr] [ptr @__nv_static_3__id__Z2skPi]"), "{out}");
+}

@@ -1,0 +1,230 @@
+//! CUDA C++ through Clang: everyday constructs that the kernel language's front end never read
+//! (`switch`, `goto`, lambdas, `auto`, range-`for`, `constexpr`, unions, `typedef struct`,
+//! `new`/`delete`, variadic and defaulted templates, `<cmath>`, `__half`, `grid_group`,
+//! `cuda::std::numeric_limits`, CUB's `WarpReduce`, Thrust's `complex` as a kernel parameter,
+//! host-only headers), each a file of `compiler/tests/cuda_cxx/` with a device-side launch.
+//!
+//! Each must compile with no diagnostic at all (a clean file prints nothing), launch through
+//! the V2 entry points, and name its kernels and device variables as nvcc 13.5 does
+//! (`nvcc -arch=sm_90 -rdc=true -ptx` is the oracle; nvcc's module id is given to cdpc, so
+//! `static` kernels and variables get the same `__nv_static_` names). Skipped with a printed
+//! reason where Clang 22 or the NVIDIA tools are missing.
+
+use cdpc::clang::{find_clang, ClangEnv, ClangSearch};
+use cdpc::driver::{self, CompileOptions, Emit};
+use cdpc::preprocess::PreprocessOptions;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn inputs() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda_cxx");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "cu")).collect();
+    files.sort();
+    files
+}
+
+/// Why the Clang path cannot run here, if it cannot.
+fn missing_tools() -> Option<String> {
+    if let Err(d) = find_clang(&ClangSearch::default(), &ClangEnv::from_process()) {
+        return Some(format!("no Clang 22: {}", d.message));
+    }
+    if crate::build_common::nvcc().is_none() {
+        return Some("no nvcc beside ptxas: run `cargo xtask setup`".into());
+    }
+    None
+}
+
+/// The kernels (`.entry`) and defined device variables (`.global`, string literals aside).
+fn symbols(ptx: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for line in ptx.lines().map(str::trim) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.contains(&".extern") {
+            continue;
+        }
+        if let Some(at) = words.iter().position(|w| *w == ".entry") {
+            out.insert(words[at + 1].trim_end_matches('(').to_string());
+        } else if words.contains(&".global") && !line.starts_with("//") {
+            let decl = line.split(['=', ';']).next().unwrap_or("");
+            let name = decl.split_whitespace().last().unwrap_or("").split('[').next().unwrap_or("");
+            // String literals and the initializers of local aggregates (`$str`, Clang's
+            // `.str` and `__const.f.x` as NVPTX spells them) are the compiler's own.
+            if !name.contains('$') {
+                out.insert(name.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// nvcc's module id, from its name of a `static` kernel or variable, if it has one
+/// (`__nv_static_<n>_<id>_<name>`).
+fn module_id(symbols: &BTreeSet<String>) -> Option<String> {
+    symbols.iter().find_map(|s| {
+        let (len, tail) = s.strip_prefix("__nv_static_")?.split_once('_')?;
+        let n: usize = len.parse().ok()?;
+        tail.get(..n).map(str::to_string)
+    })
+}
+
+/// A variable of libcu++, Thrust or CUB (possibly in the file's internal namespace, as nvcc
+/// names those): nvcc keeps these unused constants (`cuda::std::ranges::__cpo::begin`,
+/// `thrust::placeholders::_1`), Clang does not emit what nothing uses.
+fn library_variable(symbol: &str) -> bool {
+    ["4cuda3std", "6thrust", "3cub", "_ZZN4cuda"].iter().any(|ns| symbol.contains(ns)) && !symbol.ends_with("Evv()")
+}
+
+fn nvcc_ptx(nvcc: &Path, file: &Path) -> String {
+    let out = tempfile::tempdir().unwrap();
+    let ptx = out.path().join("out.ptx");
+    let status = Command::new(nvcc).args(["-arch=sm_90", "-rdc=true", "-ptx", "-w"]).arg(file).arg("-o").arg(&ptx).output().expect("nvcc runs");
+    assert!(status.status.success(), "nvcc failed on {}: {}", file.display(), String::from_utf8_lossy(&status.stderr));
+    std::fs::read_to_string(ptx).unwrap()
+}
+
+#[test]
+fn everyday_constructs_compile_with_nvcc_names() {
+    if let Some(why) = missing_tools() {
+        println!("skipped: {why}");
+        return;
+    }
+    let nvcc = crate::build_common::nvcc().unwrap();
+    let mut failures = Vec::new();
+    for file in inputs() {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        let theirs = symbols(&nvcc_ptx(&nvcc, &file));
+        let source = std::fs::read_to_string(&file).unwrap();
+        let options = CompileOptions {
+            emit: Emit::Ptx,
+            preprocess: PreprocessOptions { input: Some(file.clone()), ..Default::default() },
+            nv_module_id: module_id(&theirs),
+            ..CompileOptions::default()
+        };
+        match driver::compile(&source, &options) {
+            Ok(compiled) => {
+                let ptx = String::from_utf8(compiled.output).unwrap();
+                let ours = symbols(&ptx);
+                if !compiled.warnings.is_empty() {
+                    failures.push(format!("{name}: a clean file gave diagnostics: {:?}", compiled.warnings.iter().map(|d| &d.message).collect::<Vec<_>>()));
+                } else if !ours.is_subset(&theirs) || theirs.difference(&ours).any(|s| !library_variable(s)) {
+                    failures.push(format!("{name}: symbols {ours:?}, nvcc's {theirs:?}"));
+                } else if !ptx.contains("__cudaCDP2LaunchDeviceV2") || ptx.contains("__cudaCDP2GetParameterBuffer\n") {
+                    failures.push(format!("{name}: launches are not V2"));
+                } else {
+                    println!("{name}: {} symbols, as nvcc's", ours.len());
+                }
+            }
+            Err(e) => failures.push(format!("{name}: {e}: {e:?}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The Clang path ends in a linked cubin like the `.cdp` path: ptxas and nvlink with
+/// libcudadevrt, tail launch and fire-and-forget included (V2).
+#[test]
+fn a_cuda_cxx_file_links_to_a_cubin() {
+    if let Some(why) = missing_tools() {
+        println!("skipped: {why}");
+        return;
+    }
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda_cxx/tail_launch.cu");
+    let source = std::fs::read_to_string(&file).unwrap();
+    let options = CompileOptions { preprocess: PreprocessOptions { input: Some(file), ..Default::default() }, ..CompileOptions::default() };
+    let cubin = driver::compile(&source, &options).unwrap().output;
+    assert_eq!(&cubin[..4], b"\x7fELF");
+    let runs: Vec<_> = driver::compile(&source, &options).unwrap().tool_runs.into_iter().map(|r| r.tool).collect();
+    assert_eq!(runs, ["clang", "ptxas", "nvlink"]);
+}
+
+/// Clang's errors come back as E1000 at the file, line and column, with its notes.
+#[test]
+fn clang_errors_are_diagnostics_at_their_line() {
+    if let Some(why) = missing_tools() {
+        println!("skipped: {why}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.cu");
+    let source = "__global__ void child(int *p) {}\n__global__ void parent() { child<<<1, 1>>>(1.5); }\n";
+    std::fs::write(&file, source).unwrap();
+    let options = CompileOptions { emit: Emit::Ptx, preprocess: PreprocessOptions { input: Some(file), ..Default::default() }, ..CompileOptions::default() };
+    match driver::compile(source, &options) {
+        Err(driver::CompileError::Diagnostics(d)) => {
+            assert_eq!(d[0].code.as_str(), "E1000", "{d:?}");
+            // Clang points at the argument that does not convert, on line 2.
+            let at = d[0].labels[0].span.start as usize;
+            assert_eq!(source[..at].lines().count(), 2, "{d:?}");
+            assert!(source[at..].starts_with("1.5"), "{d:?}");
+            assert!(d[0].message.contains("int *"), "{d:?}");
+        }
+        other => panic!("expected E1000, got {:?}", other.map(|c| c.warnings)),
+    }
+    // Nothing is left in the temporary folder but the file itself.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+/// Pre-CUDA-9 warp intrinsics (KLAP's QT) compile to their `_sync` forms, with W0902 at the
+/// user's line, not inside Clang's header.
+#[test]
+fn legacy_warp_intrinsics_warn_at_the_users_line() {
+    if let Some(why) = missing_tools() {
+        println!("skipped: {why}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("old.cu");
+    let source = "__global__ void k(int *p) {\n    p[threadIdx.x] = __shfl_up(p[threadIdx.x], 1) + __any(p[0]);\n}\n";
+    std::fs::write(&file, source).unwrap();
+    let options = CompileOptions { emit: Emit::Ptx, preprocess: PreprocessOptions { input: Some(file), ..Default::default() }, ..CompileOptions::default() };
+    let compiled = driver::compile(source, &options).unwrap();
+    let ptx = String::from_utf8(compiled.output).unwrap();
+    assert!(ptx.contains("shfl.sync.up") && ptx.contains("vote.sync.any"), "{ptx}");
+    let shown: Vec<&str> = compiled.warnings.iter().map(|d| &source[d.labels[0].span.range()]).collect();
+    assert_eq!(compiled.warnings.iter().filter(|d| d.code.as_str() == "W0902").count(), 2);
+    assert!(shown.contains(&"__shfl_up") && shown.contains(&"__any"), "{shown:?}");
+}
+
+/// The V1 ABI keeps Clang's documented sequence and refuses what V1 cannot launch.
+#[test]
+fn tail_launch_under_v1_is_e0306() {
+    if let Some(why) = missing_tools() {
+        println!("skipped: {why}");
+        return;
+    }
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda_cxx/tail_launch.cu");
+    let source = std::fs::read_to_string(&file).unwrap();
+    let mut options = CompileOptions { emit: Emit::Ptx, preprocess: PreprocessOptions { input: Some(file), ..Default::default() }, ..CompileOptions::default() };
+    options.target.launch_abi = cdpc::LaunchAbi::V1;
+    match driver::compile(&source, &options) {
+        Err(driver::CompileError::Diagnostics(d)) => {
+            let codes: Vec<&str> = d.iter().map(|d| d.code.as_str()).collect();
+            assert_eq!(codes, ["E0306", "E0306"]);
+            assert_eq!(&source[d[0].labels[0].span.range()], "work");
+        }
+        other => panic!("expected E0306, got {:?}", other.map(|c| c.warnings)),
+    }
+}
+
+/// `-lineinfo` through Clang names the user's lines only: what Clang's CUDA headers and the
+/// device runtime's launch wrappers contribute is moved to the line that used them.
+#[test]
+fn lineinfo_names_the_users_lines() {
+    if let Some(why) = missing_tools() {
+        println!("skipped: {why}");
+        return;
+    }
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda_cxx/switch.cu");
+    let source = std::fs::read_to_string(&file).unwrap();
+    let options = CompileOptions {
+        emit: Emit::Ptx,
+        debug: Some(driver::DebugLevel::LineTables),
+        preprocess: PreprocessOptions { input: Some(file), ..Default::default() },
+        ..CompileOptions::default()
+    };
+    let ptx = String::from_utf8(driver::compile(&source, &options).unwrap().output).unwrap();
+    let files: Vec<&str> = ptx.lines().filter(|l| l.trim_start().starts_with(".file")).collect();
+    assert!(!files.is_empty() && files.iter().all(|f| f.contains("switch.cu")), "{files:?}");
+    assert!(!ptx.contains(".section"), "-lineinfo is directives only");
+}
