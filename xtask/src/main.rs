@@ -585,7 +585,11 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
     // launch aggregation at every granularity, and with thresholding: every child of at most
     // 1024 threads that can run in its launching thread does, alone and before warp
     // aggregation of the rest (at 128 threads).
-    let configs: [(&str, &str, &[&str]); 10] = [
+    // `cdpc-clang-*`: every sample read as CUDA C++ (`-x cu`), through Clang and the launch
+    // pipeline on LLVM IR instead of the kernel language's front end.
+    let configs: [(&str, &str, &[&str]); 12] = [
+        ("cdpc-clang-v2", "v2", &["-x", "cu"]),
+        ("cdpc-clang-v1", "v1", &["-x", "cu"]),
         ("cdpc-v2", "v2", &[]),
         ("cdpc-v1", "v1", &[]),
         ("cdpc-v2-agg-block", "v2", &["-faggregate-launches=block"]),

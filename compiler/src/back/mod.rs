@@ -256,7 +256,7 @@ fn ptx_features(module: &hir::Module) -> &'static str {
 }
 
 /// [`target_machine`] with LLVM subtarget features (`+ptx80`).
-fn target_machine_with_features(target: &Target, opt_level: u8, features: &str) -> Result<TargetMachine, BackendError> {
+pub(crate) fn target_machine_with_features(target: &Target, opt_level: u8, features: &str) -> Result<TargetMachine, BackendError> {
     INIT_NVPTX.call_once(|| LlvmTarget::initialize_nvptx(&InitializationConfig::default()));
     let triple = TargetTriple::create(match target.address_size {
         AddressSize::Bits64 => "nvptx64-nvidia-cuda",

@@ -60,7 +60,9 @@ fn undefined_user_symbols(module: &Module<'_>, source: &str) -> Vec<Diagnostic> 
     }
     for g in module.get_globals() {
         let name = g.get_name().to_string_lossy().into_owned();
-        if g.get_initializer().is_none() && !name.starts_with("llvm.") && !name.starts_with("__") && g.as_pointer_value().get_first_use().is_some() {
+        // `extern __shared__` arrays are dynamic shared memory, sized at the launch.
+        let shared = g.as_pointer_value().get_type().get_address_space() == inkwell::AddressSpace::from(3u16);
+        if g.get_initializer().is_none() && !shared && !name.starts_with("llvm.") && !name.starts_with("__") && g.as_pointer_value().get_first_use().is_some() {
             symbols.undefined.push(name);
         }
     }
@@ -167,7 +169,14 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
     if warnings.iter().any(Diagnostic::is_error) {
         return Err(CompileError::Diagnostics(warnings));
     }
-    let tm = back::target_machine(&options.target, super::opt_level(options))?;
+    // Clang gives each function the PTX version it needs (`+ptx87`); NVPTX writes the
+    // `.version` of the target machine's features, so it gets the module's.
+    let features = module
+        .get_functions()
+        .find_map(|f| f.get_string_attribute(inkwell::attributes::AttributeLoc::Function, "target-features"))
+        .map(|a| a.get_string_value().to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tm = back::target_machine_with_features(&options.target, super::opt_level(options), &features)?;
     pipeline::cleanup(&module, &tm).map_err(BackendError::Target)?;
     if !options.separate {
         let missing = undefined_user_symbols(&module, source);

@@ -41,6 +41,7 @@ use crate::target::{LaunchAbi, Target};
 use inkwell::llvm_sys::core::{LLVMConstIntGetZExtValue, LLVMGetConstOpcode, LLVMGetOperand, LLVMIsAConstantExpr, LLVMIsAConstantInt, LLVMIsNull};
 use inkwell::llvm_sys::LLVMOpcode;
 use inkwell::module::{Linkage, Module};
+use inkwell::types::BasicType;
 use inkwell::values::{AnyValueEnum, AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue};
 use inkwell::AddressSpace;
 use runtime_shim::entry_points::{GET_PARAMETER_BUFFER_V2, LAUNCH_DEVICE_V2, LAUNCH_DEVICE_V2_PTSZ};
@@ -289,8 +290,27 @@ fn v2_helper<'ctx>(module: &Module<'ctx>, target: &Target, per_thread: bool) -> 
     let p = |i: u32| f.get_nth_param(i).expect("seven parameters");
     let (entry, fill, skip) = (ctx.append_basic_block(f, "entry"), ctx.append_basic_block(f, "fill"), ctx.append_basic_block(f, "skip"));
     b.position_at_end(entry);
-    let args: Vec<BasicMetadataValueEnum> = vec![p(0).into(), p(1).into(), p(2).into(), p(3).into()];
-    let buf = e(b.build_call(get, &args, "buf"))?.try_as_basic_value().basic().ok_or("no buffer")?.into_pointer_value();
+    // A module that calls the V2 entry points itself (Clang's declaration from the CUDA
+    // header) passes each dim3 as a `byval` pointer; cdpc's own declaration, by value.
+    let by_pointer = get.get_type().get_param_types().get(1).is_some_and(|t| t.is_pointer_type());
+    let mut dims: Vec<BasicMetadataValueEnum> = Vec::new();
+    for i in [1, 2] {
+        if by_pointer {
+            let slot = e(b.build_alloca(dim3, "dim3"))?;
+            e(b.build_store(slot, p(i)))?;
+            dims.push(slot.into());
+        } else {
+            dims.push(p(i).into());
+        }
+    }
+    let args: Vec<BasicMetadataValueEnum> = vec![p(0).into(), dims[0], dims[1], p(3).into()];
+    let call = e(b.build_call(get, &args, "buf"))?;
+    if by_pointer {
+        let byval = ctx.create_type_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id("byval"), dim3.into());
+        call.add_attribute(inkwell::attributes::AttributeLoc::Param(1), byval);
+        call.add_attribute(inkwell::attributes::AttributeLoc::Param(2), byval);
+    }
+    let buf = call.try_as_basic_value().basic().ok_or("no buffer")?.into_pointer_value();
     let null = e(b.build_is_null(buf, "null"))?;
     e(b.build_conditional_branch(null, skip, fill))?;
     b.position_at_end(fill);
