@@ -137,3 +137,35 @@ pub fn codegen(source: &str, options: &CompileOptions) {
         }
     }
 }
+
+/// Clang's messages, as arbitrary text, read against `main_text`: no panic, every diagnostic
+/// with a primary label inside its file, both renderings succeed.
+pub fn clang_messages(stderr: &str, main_text: &str) {
+    let main = std::path::Path::new("/nonexistent/fuzz.cu");
+    let diagnostics = crate::clang::diagnostics::parse(stderr, main, main_text);
+    assert_spans_valid(main_text, &diagnostics);
+    render_both(main_text, &diagnostics);
+}
+
+/// The launch pipeline on arbitrary LLVM IR text: what LLVM cannot parse is not the
+/// pipeline's; what it can goes through every pass without a panic, and a module the pipeline
+/// accepts (no error diagnostic) still verifies after the clean-up passes.
+pub fn ir_pipeline(ir: &str) {
+    use inkwell::context::Context;
+    use inkwell::memory_buffer::MemoryBuffer;
+    let context = Context::create();
+    let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "fuzz");
+    let Ok(module) = context.create_module_from_ir(buffer) else { return };
+    if module.verify().is_err() {
+        return;
+    }
+    let target = crate::Target::default();
+    let source = crate::pipeline::SourceText::default();
+    match crate::pipeline::run(&module, &crate::pipeline::PipelineOptions { target, nv_module_id: None }, &source) {
+        Ok(warnings) => {
+            assert!(!warnings.iter().any(Diagnostic::is_error));
+            module.verify().unwrap_or_else(|e| panic!("the pipeline left an invalid module: {e}"));
+        }
+        Err(errors) => assert!(errors.iter().any(Diagnostic::is_error), "a failed pipeline reports an error"),
+    }
+}

@@ -104,10 +104,10 @@ pub fn parse(stderr: &str, main: &Path, main_text: &str) -> Vec<Diagnostic> {
         };
         let mut d = Diagnostic::new(code, Span::new(0, 0), line.message.to_string());
         d.severity = severity;
-        d.labels.clear();
         match label {
-            Some(l) => d.labels.push(l),
-            // The driver's own messages, and places in files that could not be read.
+            Some(l) => d.labels = vec![l],
+            // The driver's own messages, and places in files that could not be read: at the
+            // start of the main file.
             None => {
                 if let Some(w) = where_text {
                     d = d.with_note(format!("at {w}"));

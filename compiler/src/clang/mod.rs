@@ -138,10 +138,9 @@ fn is_file(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file())
 }
 
-/// `clang++ --version`'s major version, by running it (only for an unversioned `clang++`).
+/// `clang++ --version`'s major version (only for an unversioned `clang++`).
 fn clang_major(clang: &Path) -> Option<u32> {
-    let out = std::process::Command::new(clang).arg("--version").output().ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = crate::toolchain::version_output(clang)?;
     let rest = &text[text.find("clang version ")? + "clang version ".len()..];
     rest.split('.').next()?.trim().parse().ok()
 }

@@ -41,7 +41,6 @@ use crate::target::{LaunchAbi, Target};
 use inkwell::llvm_sys::core::{LLVMConstIntGetZExtValue, LLVMGetConstOpcode, LLVMGetOperand, LLVMIsAConstantExpr, LLVMIsAConstantInt, LLVMIsNull};
 use inkwell::llvm_sys::LLVMOpcode;
 use inkwell::module::{Linkage, Module};
-use inkwell::types::BasicType;
 use inkwell::values::{AnyValueEnum, AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue};
 use inkwell::AddressSpace;
 use runtime_shim::entry_points::{GET_PARAMETER_BUFFER_V2, LAUNCH_DEVICE_V2, LAUNCH_DEVICE_V2_PTSZ};

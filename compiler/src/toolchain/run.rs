@@ -301,6 +301,14 @@ impl Toolchain {
     }
 }
 
+/// What `program --version` prints on stdout, if it runs within 10 seconds and succeeds.
+pub fn version_output(program: &Path) -> Option<String> {
+    match process::run(program, &["--version".into()], Some(Duration::from_secs(10))).ok()? {
+        Ended::Exited { status, stdout, .. } if status.success() => Some(String::from_utf8_lossy(&stdout).into_owned()),
+        _ => None,
+    }
+}
+
 /// What a front-end process (Clang) left: the file it wrote and what it said.
 #[derive(Debug)]
 pub struct FrontEndRun {
