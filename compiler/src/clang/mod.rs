@@ -214,6 +214,11 @@ impl ClangInvocation<'_> {
         push(format!("--cuda-path={}", self.cuda_root.display()));
         // cdpc accepts the newest CUDA; Clang 22 knows CUDA up to 12.9 and says so.
         push("-Wno-unknown-cuda-version".into());
+        // nvcc defines it with -rdc=true, and cdpc's device code is always relocatable:
+        // without it CUDA's headers replace the device runtime's calls (cudaMalloc,
+        // cudaDeviceGetAttribute, cudaGetDevice, ...) by stubs that fail (measured on the H100:
+        // samples/devrt_queries.cdp read 0s and -1s). Clang's -fgpu-rdc does not define it.
+        push("-D__CUDACC_RDC__".into());
         // Messages as plain lines: `file:line:col: error: message [-Wflag]`.
         for s in ["-fno-color-diagnostics", "-fno-caret-diagnostics", "-fdiagnostics-absolute-paths", "-fmessage-length=0"] {
             push(s.into());
