@@ -200,11 +200,40 @@ pub struct ClangInvocation<'a> {
     pub fmad: bool,
     /// Clang's `-cuid`: names the `static` kernels and variables of this file.
     pub cuid: Option<&'a str>,
+    /// A precompiled header of Clang's CUDA wrapper made with these same options
+    /// ([`pch_path`], [`ClangInvocation::pch_args`]): `-include-pch`.
+    pub pch: Option<&'a Path>,
 }
 
 impl ClangInvocation<'_> {
     /// The arguments after the program name.
     pub fn args(&self) -> Vec<OsString> {
+        let mut a = self.options();
+        if let Some(pch) = self.pch {
+            a.push("-include-pch".into());
+            a.push(pch.as_os_str().to_owned());
+        }
+        a.push("-o".into());
+        a.push(self.output.as_os_str().to_owned());
+        a.push(self.source.as_os_str().to_owned());
+        a
+    }
+
+    /// The arguments that write a precompiled header of Clang's CUDA wrapper (what every
+    /// file's compilation parses first, most of a small file's time) to `output`, from an
+    /// empty `empty` source, with every option of this compilation.
+    pub fn pch_args(&self, empty: &Path, output: &Path) -> Vec<OsString> {
+        let mut a = self.options();
+        for s in ["-Xclang", "-emit-pch", "-o"] {
+            a.push(s.into());
+        }
+        a.push(output.as_os_str().to_owned());
+        a.push(empty.as_os_str().to_owned());
+        a
+    }
+
+    /// Everything but the input, the output and the precompiled header.
+    fn options(&self) -> Vec<OsString> {
         let mut a: Vec<OsString> = Vec::new();
         let mut push = |s: String| a.push(s.into());
         for s in ["-x", "cuda", "--cuda-device-only", "-fgpu-rdc", "-emit-llvm", "-c"] {
@@ -220,7 +249,8 @@ impl ClangInvocation<'_> {
         // samples/devrt_queries.cdp read 0s and -1s). Clang's -fgpu-rdc does not define it.
         push("-D__CUDACC_RDC__".into());
         // Messages as plain lines: `file:line:col: error: message [-Wflag]`.
-        for s in ["-fno-color-diagnostics", "-fno-caret-diagnostics", "-fdiagnostics-absolute-paths", "-fmessage-length=0"] {
+        // A crash must leave nothing behind: no reproducer files in the temporary folder.
+        for s in ["-fno-color-diagnostics", "-fno-caret-diagnostics", "-fdiagnostics-absolute-paths", "-fmessage-length=0", "-fno-crash-diagnostics"] {
             push(s.into());
         }
         if self.full_debug {
@@ -249,11 +279,31 @@ impl ClangInvocation<'_> {
             push("-isystem".into());
             push(dir.display().to_string());
         }
-        push("-o".into());
-        push(self.output.display().to_string());
-        a.push(self.source.as_os_str().to_owned());
         a
     }
+}
+
+/// Where the precompiled header for `invocation` is kept, when precompiled headers are in use:
+/// `CDPC_CACHE_DIR` (empty: none), else `$XDG_CACHE_HOME/cdpc`, else `$HOME/.cache/cdpc`, in
+/// `pch/<key>.pch`. The key hashes Clang (its path, size and time), CUDA's `cuda.h` (size and
+/// time) and every option of the compilation, so that a header is used only by compilations
+/// it was made for; Clang also checks the options it records and refuses a header that does
+/// not fit, which makes the compilation run without one.
+pub fn pch_path(clang: &Path, invocation: &ClangInvocation<'_>) -> Option<PathBuf> {
+    use std::hash::{Hash, Hasher};
+    let dir = match std::env::var_os("CDPC_CACHE_DIR") {
+        Some(d) if d.is_empty() => return None,
+        Some(d) => PathBuf::from(d),
+        None => match (std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()), std::env::var_os("HOME").filter(|d| !d.is_empty())) {
+            (Some(xdg), _) => PathBuf::from(xdg).join("cdpc"),
+            (None, Some(home)) => PathBuf::from(home).join(".cache/cdpc"),
+            (None, None) => return None,
+        },
+    };
+    let stamp = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.len(), m.modified().ok()));
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    (clang, stamp(clang), stamp(&invocation.cuda_root.join("include/cuda.h")), invocation.options(), env!("CARGO_PKG_VERSION")).hash(&mut hasher);
+    Some(dir.join("pch").join(format!("{:016x}.pch", hasher.finish())))
 }
 
 #[cfg(test)]

@@ -81,6 +81,37 @@ fn undefined_user_symbols(module: &Module<'_>, source: &str) -> Vec<Diagnostic> 
         .collect()
 }
 
+/// The precompiled header of Clang's CUDA wrapper for `template`'s options at `path`, made
+/// there first if it is missing (written whole, then renamed into place, so that a
+/// concurrent compilation never reads half of one). `None` when it cannot be made: the
+/// compilation then parses the wrapper itself, as without a cache.
+fn ensure_pch(clang: &Path, template: &ClangInvocation<'_>, path: &Path, build: &BuildOptions) -> Option<PathBuf> {
+    if path.is_file() {
+        return Some(path.to_path_buf());
+    }
+    // The header records its source, which must stay where it was: an empty file beside it.
+    let dir = path.parent()?;
+    std::fs::create_dir_all(dir).ok()?;
+    let empty = path.with_extension("cu");
+    if !empty.is_file() {
+        std::fs::write(&empty, "").ok()?;
+    }
+    let made = run_front_end(
+        "clang",
+        clang,
+        |work| {
+            let output = work.join("cuda-wrapper.pch");
+            Ok((template.pch_args(&empty, &output), output))
+        },
+        build,
+    )
+    .ok()?;
+    let mut file = tempfile::NamedTempFile::new_in(dir).ok()?;
+    std::io::Write::write_all(&mut file, &made.output).ok()?;
+    file.persist(path).ok()?;
+    Some(path.to_path_buf())
+}
+
 /// Compiles CUDA C++ `source` to LLVM IR and/or PTX, as `outputs` asks.
 pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&Toolchain>, build: &BuildOptions, outputs: back::Outputs) -> Result<Generated, CompileError> {
     let started = Instant::now();
@@ -103,40 +134,54 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
     }
     includes.extend(options.preprocess.include_dirs.iter().cloned());
     let debug = options.debug;
+    // The options of this compilation; the input and output are set per run below.
+    let template = ClangInvocation {
+        source: Path::new(""),
+        output: Path::new(""),
+        target: options.target,
+        opt_level: super::opt_level(options),
+        cuda_root: &root,
+        system_includes: &system_includes,
+        includes: &includes,
+        macros: &macros,
+        full_debug: debug == Some(DebugLevel::Full),
+        fmad: options.fmad == back::Fmad::Contract,
+        cuid: None,
+        pch: None,
+    };
+    let pch = clang::pch_path(&clang, &template).and_then(|path| ensure_pch(&clang, &template, &path, build));
     let compiled_path = std::cell::RefCell::new(PathBuf::new());
-    let run = run_front_end(
-        "clang",
-        &clang,
-        |work| {
-            let file = match &on_disk {
-                Some(path) => path.clone(),
-                None => {
-                    let name = options.preprocess.input.as_deref().and_then(Path::file_name).map_or_else(|| "input.cu".into(), |n| n.to_os_string());
-                    let path = work.join(name);
-                    std::fs::write(&path, source).map_err(|e| ToolError::io("writing the source for Clang", &path, e))?;
-                    path
-                }
-            };
-            let output = work.join("device.bc");
-            let invocation = ClangInvocation {
-                source: &file,
-                output: &output,
-                target: options.target,
-                opt_level: super::opt_level(options),
-                cuda_root: &root,
-                system_includes: &system_includes,
-                includes: &includes,
-                macros: &macros,
-                full_debug: debug == Some(DebugLevel::Full),
-                fmad: options.fmad == back::Fmad::Contract,
-                cuid: None,
-            };
-            let args = invocation.args();
-            *compiled_path.borrow_mut() = file;
-            Ok((args, output))
-        },
-        build,
-    );
+    let run = |pch: Option<&Path>| {
+        run_front_end(
+            "clang",
+            &clang,
+            |work| {
+                let file = match &on_disk {
+                    Some(path) => path.clone(),
+                    None => {
+                        let name = options.preprocess.input.as_deref().and_then(Path::file_name).map_or_else(|| "input.cu".into(), |n| n.to_os_string());
+                        let path = work.join(name);
+                        std::fs::write(&path, source).map_err(|e| ToolError::io("writing the source for Clang", &path, e))?;
+                        path
+                    }
+                };
+                let output = work.join("device.bc");
+                let args = ClangInvocation { source: &file, output: &output, pch, ..template.clone() }.args();
+                *compiled_path.borrow_mut() = file;
+                Ok((args, output))
+            },
+            build,
+        )
+    };
+    let mut run_result = run(pch.as_deref());
+    if let (Some(path), Err(ToolError::Failed { stderr, .. })) = (&pch, &run_result) {
+        if stderr.contains("precompiled") {
+            // A header that does not fit after all (Clang says so): without it, and not again.
+            let _ = std::fs::remove_file(path);
+            run_result = run(None);
+        }
+    }
+    let run = run_result;
     let compiled_path = compiled_path.into_inner();
     let (bitcode, clang_warnings) = match run {
         Ok(run) => (run.output, clang::diagnostics::parse(&run.stderr, &compiled_path, source)),
