@@ -418,8 +418,9 @@ impl<'ctx> Codegen<'ctx, '_> {
         self.set_align(Some(inst), ty)
     }
 
-    /// Marks a float add, subtract or multiply `contract` under `-fmad=true` (the default), so
-    /// that LLVM may fuse a multiply into the add that uses it, as nvcc does.
+    /// Marks a float add, subtract, multiply or negation `contract` under `-fmad=true` (the
+    /// default): an operation the program wrote, which `contract.rs` may fuse as nvcc does after
+    /// LLVM's pipeline (and then clears the flag, so that LLVM itself fuses nothing).
     fn contract(&self, v: inkwell::values::FloatValue<'ctx>) {
         if self.fmad == super::Fmad::Contract {
             if let Some(inst) = v.as_instruction() {
@@ -547,7 +548,13 @@ impl<'ctx> Codegen<'ctx, '_> {
                 let v = self.value(operand)?;
                 match op {
                     UnaryOp::Neg => match self.class(&e.ty) {
-                        Class::Float(_) => self.builder.build_float_neg(v.into_float_value(), "neg")?.into(),
+                        Class::Float(_) => {
+                            // `contract` too, so that `-(a * b) + c` stays contractable once
+                            // LLVM folds the negation into the multiply (contract.rs).
+                            let v = self.builder.build_float_neg(v.into_float_value(), "neg")?;
+                            self.contract(v);
+                            v.into()
+                        }
                         _ => self.builder.build_int_neg(v.into_int_value(), "neg")?.into(),
                     },
                     UnaryOp::BitNot => self.builder.build_not(v.into_int_value(), "not")?.into(),

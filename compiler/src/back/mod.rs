@@ -30,6 +30,7 @@
 
 mod asm;
 mod builtins;
+mod contract;
 mod debug;
 pub use debug::{DebugInfo, DebugLevel, Position};
 mod runtime_api;
@@ -327,7 +328,13 @@ fn build_ir<'ctx>(
 /// already: `build_ir`).
 fn optimize_built(module: &Module<'_>, tm: &TargetMachine, options: &CodegenOptions) -> R<()> {
     // The same pipeline embedders run through `optimize`.
-    optimize(module, tm, opt_level(options))
+    optimize(module, tm, opt_level(options))?;
+    if options.fmad == Fmad::Contract {
+        // nvcc's contraction, not LLVM's (contract.rs); every `contract` flag cleared.
+        contract::contract_as_nvcc(module)?;
+        module.verify().map_err(|e| BackendError::Verify(format!("after contraction: {e}")))?;
+    }
+    Ok(())
 }
 
 /// Links libdevice into `module` and makes all of its symbols internal, so that only the
