@@ -31,6 +31,7 @@
 mod asm;
 mod builtins;
 mod contract;
+pub(crate) use contract::contract_as_nvcc;
 mod debug;
 pub use debug::{DebugInfo, DebugLevel, Position};
 mod runtime_api;

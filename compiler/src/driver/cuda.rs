@@ -223,6 +223,12 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
         .unwrap_or_default();
     let tm = back::target_machine_with_features(&options.target, super::opt_level(options), &features)?;
     pipeline::cleanup(&module, &tm).map_err(BackendError::Target)?;
+    if options.fmad == back::Fmad::Contract {
+        // Clang marks every float operation `contract` (-ffp-contract=fast, its CUDA
+        // default); nvcc's rule decides which pairs become `fma` (back/contract.rs), and no
+        // flag is left for NVPTX to fuse more.
+        back::contract_as_nvcc(&module)?;
+    }
     if !options.separate {
         let missing = undefined_user_symbols(&module, source);
         if !missing.is_empty() {
