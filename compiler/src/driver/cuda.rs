@@ -54,7 +54,10 @@ fn undefined_user_symbols(module: &Module<'_>, source: &str) -> Vec<Diagnostic> 
     let mut symbols = super::symbols::PtxSymbols::default();
     for f in module.get_functions() {
         let name = f.get_name().to_string_lossy().into_owned();
-        if f.count_basic_blocks() == 0 && f.as_global_value().as_pointer_value().get_first_use().is_some() && !name.starts_with("llvm.") && !name.starts_with("__nv") && !name.starts_with("__cuda") && !name.starts_with("cuda") && !PROVIDED.contains(&name.as_str()) {
+        // A kernel of another file that this one launches is the link's to find (nvcc's
+        // `-rdc` compiles such a file on its own too); a device function it calls is not.
+        let kernel = f.get_call_conventions() == crate::back::device_launch::PTX_KERNEL_CALL_CONV;
+        if f.count_basic_blocks() == 0 && !kernel && f.as_global_value().as_pointer_value().get_first_use().is_some() && !name.starts_with("llvm.") && !name.starts_with("__nv") && !name.starts_with("__cuda") && !name.starts_with("cuda") && !PROVIDED.contains(&name.as_str()) {
             symbols.undefined.push(name);
         }
     }
