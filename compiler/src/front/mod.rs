@@ -570,6 +570,11 @@ const STMT_START: &[&str] = &[
     "continue",
     "asm",
     "return",
+    "switch",
+    "case",
+    "default",
+    "goto",
+    "union",
     "{",
     ";",
     "const",
@@ -581,7 +586,7 @@ const STMT_START: &[&str] = &[
     "__launch_bounds__",
     "extern",
 ];
-const TYPE_START: &[&str] = &["TypeKw", "TypeIdent", "const", "volatile", "struct", "ClassTemplateName"];
+const TYPE_START: &[&str] = &["TypeKw", "TypeIdent", "const", "volatile", "struct", "union", "ClassTemplateName"];
 
 fn friendly_terminal(name: &str) -> String {
     match name {
