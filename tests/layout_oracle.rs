@@ -32,8 +32,10 @@
 //! 32764-byte limit ptxas's count with such parameters is not understood yet (it refused
 //! some signatures whose end is under the limit, and accepted one whose end is over it).
 //!
-//! Not generated: `__align__` / `alignas` (explicit alignment is not in the .cdp language),
-//! arrays as parameters (they decay to pointers, which are generated), unions, bit-fields.
+//! Unions (`U<n>`, about a quarter of the ordinary structs) are generated like structs, as
+//! parameters, members and pointees. Not generated: `__align__` / `alignas` (explicit
+//! alignment is not in the .cdp language), arrays as parameters (they decay to pointers, which
+//! are generated), bit-fields.
 //!
 //! The seed is printed; `CDPC_ORACLE_SEED=N` replays a run. Skips (and passes) with a printed
 //! reason when nvcc or cuobjdump cannot be found (`cargo xtask setup` installs both).
@@ -103,6 +105,14 @@ struct GenStruct {
     deps: Vec<usize>,
     /// Its size without padding (steering only: it keeps nesting from growing without bound).
     unpadded: u64,
+}
+
+impl GenStruct {
+    /// How the type is named: `union U3` or `struct S3`.
+    fn named(&self) -> String {
+        let key = if self.name.starts_with('U') { "union" } else { "struct" };
+        format!("{key} {}", self.name)
+    }
 }
 
 struct Signature {
@@ -180,7 +190,7 @@ impl Gen {
             5..=6 if !structs.is_empty() => {
                 let i = self.rng.usize(..structs.len());
                 deps.push(i);
-                format!("{konst}struct {} *", structs[i].name)
+                format!("{konst}{} *", structs[i].named())
             }
             7 => format!("{konst}void *"),
             8 => format!("{} **", self.scalar().0),
@@ -192,7 +202,9 @@ impl Gen {
     /// three dimensions, pointers.
     fn ordinary_struct(&mut self, structs: &mut Vec<GenStruct>, name: String) {
         let mut deps = Vec::new();
-        let mut text = format!("struct {name} {{");
+        // About a quarter are unions, named `U<n>` (`GenStruct::named`).
+        let name = if self.rng.u32(0..4) == 0 { name.replacen('S', "U", 1) } else { name };
+        let mut text = format!("{} {{", if name.starts_with('U') { format!("union {name}") } else { format!("struct {name}") });
         let earlier = structs.len();
         let mut unpadded = 0;
         for f in 0..self.rng.usize(1..=8) {
@@ -208,7 +220,7 @@ impl Gen {
                 _ if nested.is_some() => {
                     let i = nested.unwrap();
                     deps.push(i);
-                    (format!("struct {}", structs[i].name), structs[i].unpadded, if self.rng.u32(0..3) == 0 { self.rng.usize(1..=2) } else { 0 })
+                    (structs[i].named(), structs[i].unpadded, if self.rng.u32(0..3) == 0 { self.rng.usize(1..=2) } else { 0 })
                 }
                 _ => (scalar.0.to_string(), scalar.1, 0),
             };
@@ -256,7 +268,7 @@ impl Gen {
             _ => {
                 let i = self.rng.usize(..ordinary);
                 deps.push(i);
-                format!("struct {}", structs[i].name)
+                structs[i].named()
             }
         }
     }

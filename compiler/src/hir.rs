@@ -17,6 +17,9 @@ pub struct FuncId(pub u32);
 pub struct GlobalId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct LocalId(pub u32);
+/// A point in a function that `goto` or `switch` jumps to (`Stmt::Label`); numbered per function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LabelId(pub u32);
 
 #[derive(Clone, Debug)]
 pub struct Module {
@@ -84,6 +87,9 @@ pub struct StructDef {
     /// arguments, from which `crate::mangle` names it (`3BufIiLi4EE`). `name` is then the
     /// instance as messages show it, `Buf<int, 4>`.
     pub template: Option<Box<ClassInstance>>,
+    /// A `union`: every field at offset 0, the size the largest field's rounded up to the
+    /// largest alignment (code generation gives it an opaque body of bytes).
+    pub union: bool,
 }
 
 /// What an instance of a class template keeps of its template.
@@ -359,6 +365,37 @@ pub enum Stmt {
     Block(Block),
     /// GCC-style inline PTX (`sema::asm` checks it, `back::asm` lowers it).
     Asm(Box<InlineAsm>),
+    /// C's `switch`: jumps to the label of the case whose value equals `cond` (an integer,
+    /// promoted; the values are its bits, distinct), else to `default`, else past `body`. Its
+    /// labels are `Stmt::Label`s somewhere in `body`; a `Break` in `body` outside a nested loop
+    /// or switch leaves the switch (a `Continue` still goes to the enclosing loop's step).
+    Switch { cond: Expr, body: Block, cases: Vec<(i64, LabelId)>, default: Option<LabelId> },
+    /// Where a `case`, `default` or named label stands. Each label of a function appears once.
+    Label(LabelId),
+    /// `goto`: a jump to a label of the same function (sema checked that it exists and that
+    /// the jump skips no initialised declaration into its scope).
+    Goto(LabelId),
+}
+
+impl Stmt {
+    /// Whether the statement is or holds a label (a `case`, `default` or named one) at any
+    /// depth: when it follows a `return` or `goto`, it may still be reached.
+    pub fn has_label(&self) -> bool {
+        match self {
+            Stmt::Label(_) => true,
+            Stmt::If { then, otherwise, .. } => then.has_label() || otherwise.as_ref().is_some_and(Block::has_label),
+            Stmt::Loop { init, body, .. } => init.has_label() || body.has_label(),
+            Stmt::Block(b) | Stmt::Switch { body: b, .. } => b.has_label(),
+            _ => false,
+        }
+    }
+}
+
+impl Block {
+    /// Whether a statement of the block holds a label ([`Stmt::has_label`]).
+    pub fn has_label(&self) -> bool {
+        self.stmts.iter().any(Stmt::has_label)
+    }
 }
 
 /// An `asm` statement after checking: every operand fits its constraint, every `%N` names an

@@ -120,6 +120,10 @@ const TROUBLE: &[&str] = &[
     "operator+", "operator[]", "operator+=(", "operator", "operator<<=", "S::operator==", "operator++(int)",
     "__device__ S operator-(const S &a);", "__device__ int f(float);", "__device__ int f(int, int = 1);",
     "a + b", "-a", "a[1]", "a += b", "a++", "f(1u)", "f(1.0)",
+    // C's jumps and unions (sema/jumps.rs, back/types.rs's unions).
+    "switch (x) {", "case 1:", "case 1 ... 3:", "case N:", "default:", "default: break;", "goto L;", "L:", "L: ;",
+    "goto", "case", "union", "union U { int i; float f; };", "typedef struct { int a; } T;", "typedef union {",
+    "...", "int y = 1; L:", "switch (i) { case 0: k<<<1, 1>>>(p); break; }",
 ];
 
 fn tokens(text: &[u8]) -> Vec<&[u8]> {

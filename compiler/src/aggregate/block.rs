@@ -242,6 +242,7 @@ fn without_barriers(stmt: Stmt, b: &B) -> Stmt {
         Stmt::If { cond, then, otherwise } => Stmt::If { cond, then: block(then), otherwise: otherwise.map(block) },
         Stmt::Loop { init, cond, step, body, check_cond_first } => Stmt::Loop { init: block(init), cond, step, body: block(body), check_cond_first },
         Stmt::Block(blk) => Stmt::Block(block(blk)),
+        Stmt::Switch { cond, body, cases, default } => Stmt::Switch { cond, body: block(body), cases, default },
         other => other,
     }
 }
@@ -316,8 +317,8 @@ pub(super) struct Rewriter<'a, 'b> {
 
 impl Rewriter<'_, '_> {
     /// Rewrites the aggregated launch statements into records and the `return`s into jumps to
-    /// the end of the kernel; `depth` counts the loops around `block` (the kernel's own
-    /// `do { } while (0)` not included). Returns whether a `return` inside a loop was rewritten
+    /// the end of the kernel; `depth` counts the loops and `switch`es around `block` (the
+    /// kernel's own `do { } while (0)` not included). Returns whether a `return` inside a loop was rewritten
     /// (its loop must then be left with the flag).
     fn rewrite_block(&mut self, block: &mut Block, depth: usize) -> bool {
         let mut out = Vec::with_capacity(block.stmts.len());
@@ -351,6 +352,16 @@ impl Rewriter<'_, '_> {
                 Stmt::Block(mut inner) => {
                     any |= self.rewrite_block(&mut inner, depth);
                     out.push(Stmt::Block(inner));
+                }
+                // A `switch` takes `break` like a loop: a `return` in it leaves it with the flag.
+                Stmt::Switch { cond, mut body, cases, default } => {
+                    let inner = self.rewrite_block(&mut body, depth + 1);
+                    out.push(Stmt::Switch { cond, body, cases, default });
+                    if inner {
+                        let b = builder(self.module, Span::default());
+                        out.push(b.if_(b.local(self.returned, &Type::INT), vec![Stmt::Break]));
+                        any |= depth > 0;
+                    }
                 }
                 Stmt::Loop { mut init, cond, step, mut body, check_cond_first } => {
                     let inner = self.rewrite_block(&mut init, depth) | self.rewrite_block(&mut body, depth + 1);

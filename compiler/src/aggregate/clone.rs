@@ -34,7 +34,7 @@ pub(super) fn record_size(module: &Module, child: FuncId) -> u64 {
 pub(super) fn make_record(module: &mut Module, child: FuncId) -> StructId {
     let (fields, size, align) = record_layout(module, child);
     let f = module.function(child);
-    let def = StructDef { name: format!("{}$agg_record", f.name), fields, size, align, span: f.span, template: None };
+    let def = StructDef { name: format!("{}$agg_record", f.name), fields, size, align, span: f.span, template: None, union: false };
     let id = StructId(module.structs.len() as u32);
     module.structs.push(def);
     id

@@ -333,6 +333,66 @@ extern "C" __global__ void k(int *p, int n) {
     assert!(ptx(source, Granularity::Block).contains(".entry leaf__agg("));
 }
 
+/// A `return` inside a `switch` leaves the switch with the flag set and then the kernel's
+/// `do { } while (0)`: after the rewrite, every `Break` that stood for it is followed, outside
+/// the switch, by a flag test that breaks again.
+#[test]
+fn returns_inside_a_switch_leave_through_the_flag_and_launches_in_cases_are_aggregated() {
+    let source = r#"
+extern "C" __global__ void leaf(int *p) { p[threadIdx.x] = 1; }
+extern "C" __global__ void k(int *p, int n) {
+    switch (n) {
+    case 0:
+        return;
+    case 1:
+        leaf<<<1, 32>>>(p);
+        break;
+    default:
+        break;
+    }
+    p[64] = 2;
+}
+"#;
+    assert!(remarks(source, Granularity::Block).is_empty(), "{:?}", remarks(source, Granularity::Block));
+    let module = driver::check(source, &options(Granularity::Block, false)).unwrap().module;
+    let k = module.functions.iter().find(|f| f.name == "k").unwrap();
+    let mut switches = 0;
+    let mut flag_tests_after_switch = 0;
+    super::walk::visit_stmts(k.body.as_ref().unwrap(), &mut |s| {
+        if let Stmt::Block(b) | Stmt::Loop { body: b, .. } = s {
+            for pair in b.stmts.windows(2) {
+                if let (Stmt::Switch { .. }, Stmt::If { then, .. }) = (&pair[0], &pair[1]) {
+                    flag_tests_after_switch += matches!(then.stmts.as_slice(), [Stmt::Break]) as usize;
+                }
+            }
+        }
+        switches += matches!(s, Stmt::Switch { .. }) as usize;
+    });
+    assert_eq!(switches, 1);
+    assert_eq!(flag_tests_after_switch, 1, "the switch's return must leave the kernel's loop too");
+    assert!(ptx(source, Granularity::Block).contains(".entry leaf__agg("));
+}
+
+/// A launch that a backward `goto` may repeat is in a loop: block granularity leaves it alone.
+#[test]
+fn a_backward_goto_makes_a_loop_for_block_granularity() {
+    let source = r#"
+extern "C" __global__ void leaf(int *p) { p[threadIdx.x] = 1; }
+extern "C" __global__ void k(int *p, int n) {
+    int i = 0;
+again:
+    leaf<<<1, 32>>>(p + 32 * i);
+    i++;
+    if (i < n)
+        goto again;
+}
+"#;
+    let r = remarks(source, Granularity::Block);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(r[0].1.contains("inside a loop"), "{r:?}");
+    assert!(remarks(source, Granularity::Warp).is_empty());
+}
+
 /// A child that calls `__syncthreads`, launched by every thread of `k`.
 pub(super) const BARRIERS: &str = r#"
 extern "C" __global__ void reduce(const float *x, float *out) {

@@ -82,6 +82,11 @@ fn why_not_serial(module: &Module, child: FuncId) -> Option<String> {
             ExprKind::Call { func, .. } => stack.push(*func),
             _ => {}
         });
+        if has_backward_goto(body) {
+            note(format!(
+                "jumps back with `goto`: a loop that is not a counted loop of at most {MAX_TRIPS} iterations, so a thread's work is not known to be small"
+            ));
+        }
         visit_stmts(body, &mut |s| match s {
             Stmt::Asm(_) => note(together("contains inline assembly")),
             Stmt::Loop { .. } if constant_trip_count(s).is_none_or(|n| n > MAX_TRIPS) => note(format!(

@@ -206,3 +206,41 @@ extern "C" __global__ void parent(int *p, int n) {
         .collect();
     assert_eq!(calls, ["three__serial", "down__serial"]);
 }
+
+/// A child whose threads jump back with `goto` loops as long as the data says: left alone. One
+/// that only jumps forward, and whose launch stands in a `case`, runs in place.
+#[test]
+fn a_backward_goto_keeps_a_child_launched_and_a_case_site_is_rewritten() {
+    let source = r#"
+extern "C" __global__ void looping(int *p, int n) {
+    int i = 0;
+again:
+    p[i] += 1;
+    if (++i < n)
+        goto again;
+}
+extern "C" __global__ void forward(int *p, int n) {
+    if (n < 0)
+        goto done;
+    p[threadIdx.x] = n;
+done:
+    return;
+}
+extern "C" __global__ void parent(int *p, int n) {
+    switch (threadIdx.x) {
+    case 0:
+        looping<<<1, 4>>>(p, n);
+        break;
+    case 1:
+        forward<<<1, 4>>>(p, n);
+        break;
+    }
+}
+"#;
+    let r = remarks(source, 128);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(r[0].1.contains("jumps back with `goto`"), "{r:?}");
+    let m = module(source, 128);
+    assert!(m.functions.iter().any(|f| f.name == "forward__serial"));
+    assert!(!m.functions.iter().any(|f| f.name == "looping__serial"));
+}

@@ -38,8 +38,12 @@ macro_rules! walkers {
             for s in b.stmts.$iter() {
                 match s {
                     Stmt::Decl { init: Some(init), .. } => $init_roots(init, f),
-                    Stmt::Decl { init: None, .. } | Stmt::Break | Stmt::Continue | Stmt::Return(None) => {}
+                    Stmt::Decl { init: None, .. } | Stmt::Break | Stmt::Continue | Stmt::Return(None) | Stmt::Label(_) | Stmt::Goto(_) => {}
                     Stmt::Expr(e) | Stmt::Return(Some(e)) => f(e),
+                    Stmt::Switch { cond, body, .. } => {
+                        f(cond);
+                        $roots(body, f);
+                    }
                     Stmt::If { cond, then, otherwise } => {
                         f(cond);
                         $roots(then, f);
@@ -88,10 +92,25 @@ pub(super) fn visit_stmts<'a>(b: &'a Block, f: &mut dyn FnMut(&'a Stmt)) {
                 visit_stmts(init, f);
                 visit_stmts(body, f);
             }
-            Stmt::Block(b) => visit_stmts(b, f),
+            Stmt::Block(b) | Stmt::Switch { body: b, .. } => visit_stmts(b, f),
             _ => {}
         }
     }
+}
+
+/// Whether a `goto` in `b` jumps to a label that comes before it: a loop the statements do not
+/// show (its launches may run more than once in a thread).
+pub(super) fn has_backward_goto(b: &Block) -> bool {
+    let mut seen = BTreeSet::new();
+    let mut backward = false;
+    visit_stmts(b, &mut |s| match s {
+        Stmt::Label(l) => {
+            seen.insert(*l);
+        }
+        Stmt::Goto(l) => backward |= seen.contains(l),
+        _ => {}
+    });
+    backward
 }
 
 /// Calls `f` on every expression of `e`, pre-order.
@@ -142,13 +161,19 @@ pub(super) fn replace_launch_statements(block: &mut Block, sites: &BTreeSet<(u32
                 replace_launch_statements(init, sites, rewrite);
                 replace_launch_statements(body, sites, rewrite);
             }
-            Stmt::Block(inner) => replace_launch_statements(inner, sites, rewrite),
+            Stmt::Block(inner) | Stmt::Switch { body: inner, .. } => replace_launch_statements(inner, sites, rewrite),
             _ => {}
         }
     }
 }
 
+/// The launch sites of a function's body; a site is in a loop also when a `goto` may jump back
+/// over it.
 pub(super) fn collect_sites(b: &Block, in_loop: bool, out: &mut Vec<Site>) {
+    collect_sites_in(b, in_loop || has_backward_goto(b), out)
+}
+
+fn collect_sites_in(b: &Block, in_loop: bool, out: &mut Vec<Site>) {
     let nested = |e: &Expr, out: &mut Vec<Site>| {
         visit_expr(e, &mut |x| {
             if let ExprKind::Launch(l) = &x.kind {
@@ -163,16 +188,20 @@ pub(super) fn collect_sites(b: &Block, in_loop: bool, out: &mut Vec<Site>) {
             }
             Stmt::Expr(e) | Stmt::Return(Some(e)) => nested(e, out),
             Stmt::Decl { init: Some(init), .. } => init_roots(init, &mut |e| nested(e, out)),
-            Stmt::Decl { init: None, .. } | Stmt::Break | Stmt::Continue | Stmt::Return(None) => {}
+            Stmt::Decl { init: None, .. } | Stmt::Break | Stmt::Continue | Stmt::Return(None) | Stmt::Label(_) | Stmt::Goto(_) => {}
             Stmt::If { cond, then, otherwise } => {
                 nested(cond, out);
-                collect_sites(then, in_loop, out);
+                collect_sites_in(then, in_loop, out);
                 if let Some(o) = otherwise {
-                    collect_sites(o, in_loop, out);
+                    collect_sites_in(o, in_loop, out);
                 }
             }
+            Stmt::Switch { cond, body, .. } => {
+                nested(cond, out);
+                collect_sites_in(body, in_loop, out);
+            }
             Stmt::Loop { init, cond, step, body, .. } => {
-                collect_sites(init, true, out);
+                collect_sites_in(init, true, out);
                 if let Some(c) = cond {
                     visit_expr(c, &mut |x| {
                         if let ExprKind::Launch(l) = &x.kind {
@@ -187,9 +216,9 @@ pub(super) fn collect_sites(b: &Block, in_loop: bool, out: &mut Vec<Site>) {
                         }
                     });
                 }
-                collect_sites(body, true, out);
+                collect_sites_in(body, true, out);
             }
-            Stmt::Block(inner) => collect_sites(inner, in_loop, out),
+            Stmt::Block(inner) => collect_sites_in(inner, in_loop, out),
             Stmt::Asm(a) => a.outputs.iter().map(|o| &o.place).chain(a.inputs.iter().map(|i| &i.value)).for_each(|e| nested(e, out)),
         }
     }
@@ -202,7 +231,7 @@ pub(super) fn has_early_return(body: &Block) -> bool {
             Stmt::Return(_) => true,
             Stmt::If { then, otherwise, .. } => any_return(then) || otherwise.as_ref().is_some_and(any_return),
             Stmt::Loop { init, body, .. } => any_return(init) || any_return(body),
-            Stmt::Block(b) => any_return(b),
+            Stmt::Block(b) | Stmt::Switch { body: b, .. } => any_return(b),
             _ => false,
         })
     }

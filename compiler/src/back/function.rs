@@ -126,7 +126,7 @@ impl<'ctx> Codegen<'ctx, '_> {
         self.debug_begin_function(fv, f);
         self.builder.position_at_end(entry);
         self.builder.build_unconditional_branch(start)?;
-        self.fs = Some(FnState { index, llvm: fv, locals: Vec::new(), entry, loops: Vec::new(), launches: 0 });
+        self.fs = Some(FnState { index, llvm: fv, locals: Vec::new(), entry, loops: Vec::new(), labels: Default::default(), launches: 0 });
         let mut locals = Vec::with_capacity(f.locals.len());
         for local in &f.locals {
             locals.push(self.entry_alloca(&local.ty, &local.name)?);
@@ -201,13 +201,30 @@ impl<'ctx> Codegen<'ctx, '_> {
 
     fn block(&mut self, block: &Block) -> R<()> {
         for stmt in &block.stmts {
-            // Code after return/break/continue is unreachable: emit nothing for it.
+            // Code after return/break/continue/goto is unreachable unless a label in it is
+            // jumped to: emit nothing for it, or emit it into a block without predecessors.
             if self.terminated() {
-                break;
+                if !stmt.has_label() {
+                    continue;
+                }
+                if !matches!(stmt, Stmt::Label(_)) {
+                    let dead = self.new_block("unreachable")?;
+                    self.builder.position_at_end(dead);
+                }
             }
             self.stmt(stmt)?;
         }
         Ok(())
+    }
+
+    /// The block of label `id`.
+    fn label_block(&mut self, id: crate::hir::LabelId) -> R<inkwell::basic_block::BasicBlock<'ctx>> {
+        if let Some(bb) = self.fs()?.labels.get(&id) {
+            return Ok(*bb);
+        }
+        let bb = self.new_block("label")?;
+        self.fs_mut()?.labels.insert(id, bb);
+        Ok(bb)
     }
 
     fn stmt(&mut self, stmt: &Stmt) -> R<()> {
@@ -274,7 +291,7 @@ impl<'ctx> Codegen<'ctx, '_> {
                     }
                 }
                 self.builder.position_at_end(body_bb);
-                self.fs_mut()?.loops.push((step_bb, exit_bb));
+                self.fs_mut()?.loops.push((Some(step_bb), exit_bb));
                 let result = self.block(body);
                 self.fs_mut()?.loops.pop();
                 result?;
@@ -293,10 +310,46 @@ impl<'ctx> Codegen<'ctx, '_> {
                 self.builder.build_unconditional_branch(exit)?;
             }
             Stmt::Continue => {
-                let Some((step, _)) = self.fs()?.loops.last().copied() else {
+                let Some(step) = self.fs()?.loops.iter().rev().find_map(|(step, _)| *step) else {
                     return internal("continue outside a loop");
                 };
                 self.builder.build_unconditional_branch(step)?;
+            }
+            Stmt::Switch { cond, body, cases, default } => {
+                let value = self.value(cond)?.into_int_value();
+                let exit_bb = self.new_block("switch.end")?;
+                let default_bb = match default {
+                    Some(id) => self.label_block(*id)?,
+                    None => exit_bb,
+                };
+                let mut targets = Vec::with_capacity(cases.len());
+                for (bits, id) in cases {
+                    let v = self.int_const(&cond.ty, *bits)?.into_int_value();
+                    targets.push((v, self.label_block(*id)?));
+                }
+                self.builder.build_switch(value, default_bb, &targets)?;
+                // The body before the first label is reached only by jumps into it.
+                let start = self.new_block("switch.body")?;
+                self.builder.position_at_end(start);
+                self.fs_mut()?.loops.push((None, exit_bb));
+                let result = self.block(body);
+                self.fs_mut()?.loops.pop();
+                result?;
+                if !self.terminated() {
+                    self.builder.build_unconditional_branch(exit_bb)?;
+                }
+                self.builder.position_at_end(exit_bb);
+            }
+            Stmt::Label(id) => {
+                let bb = self.label_block(*id)?;
+                if !self.terminated() {
+                    self.builder.build_unconditional_branch(bb)?;
+                }
+                self.builder.position_at_end(bb);
+            }
+            Stmt::Goto(id) => {
+                let bb = self.label_block(*id)?;
+                self.builder.build_unconditional_branch(bb)?;
             }
             Stmt::Return(value) => match value {
                 Some(e) => {
@@ -341,6 +394,17 @@ impl<'ctx> Codegen<'ctx, '_> {
                             self.init(p, elem, item)?;
                         }
                         Ok(())
+                    }
+                    // `union U u = { v };`: the first member.
+                    Type::Struct(_) if self.types.is_union(ty) => {
+                        self.zero_fill(ptr, size, align)?;
+                        match items.first() {
+                            Some(item) => {
+                                let fty = self.types.field_type(self.hir, ty, 0)?;
+                                self.init(ptr, &fty, item)
+                            }
+                            None => Ok(()),
+                        }
                     }
                     Type::Struct(_) | Type::Dim3 => {
                         self.zero_fill(ptr, size, align)?;
@@ -468,6 +532,9 @@ impl<'ctx> Codegen<'ctx, '_> {
             ExprKind::Deref(p) => Ok(self.value(p)?.into_pointer_value()),
             ExprKind::Member { base, index } if Self::is_place(base) => {
                 let base_ptr = self.place(base)?;
+                if self.types.is_union(&base.ty) {
+                    return Ok(base_ptr);
+                }
                 let slot = self.types.field_slot(&base.ty, *index)?;
                 let llvm_ty = self.types.mem(&base.ty)?.into_struct_type();
                 Ok(self.builder.build_struct_gep(llvm_ty, base_ptr, slot, "member")?)
@@ -528,6 +595,12 @@ impl<'ctx> Codegen<'ctx, '_> {
                 if Self::is_place(base) {
                     let ptr = self.place(e)?;
                     self.load_access(ptr, &e.ty, self.is_volatile(e)?)?
+                } else if self.types.is_union(&base.ty) {
+                    // A member of a union value (`f().x`): through memory, where they overlap.
+                    let agg = self.value(base)?;
+                    let tmp = self.entry_alloca(&base.ty, "union.tmp")?;
+                    self.store_mem(tmp, agg, &base.ty)?;
+                    self.load_access(tmp, &e.ty, false)?
                 } else {
                     let agg = self.value(base)?;
                     let slot = self.types.field_slot(&base.ty, *index)?;

@@ -385,8 +385,11 @@ pub(crate) struct FnState<'ctx> {
     pub locals: Vec<inkwell::values::PointerValue<'ctx>>,
     /// The entry block ends in a branch; new allocas go before it.
     pub entry: inkwell::basic_block::BasicBlock<'ctx>,
-    /// (continue target, break target) of the enclosing loops.
-    pub loops: Vec<(inkwell::basic_block::BasicBlock<'ctx>, inkwell::basic_block::BasicBlock<'ctx>)>,
+    /// (continue target, break target) of the enclosing loops and `switch`es (a `switch` has no
+    /// continue target: `continue` goes to the nearest loop's).
+    pub loops: Vec<(Option<inkwell::basic_block::BasicBlock<'ctx>>, inkwell::basic_block::BasicBlock<'ctx>)>,
+    /// The block of each label (`case`, `default`, named), made on first mention.
+    pub labels: std::collections::HashMap<crate::hir::LabelId, inkwell::basic_block::BasicBlock<'ctx>>,
     /// Launch sites lowered so far in this function (`launch.rs` outlines those past a bound).
     pub launches: usize,
 }

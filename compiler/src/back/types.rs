@@ -21,6 +21,9 @@ pub(crate) struct StructInfo<'ctx> {
     /// `[n x i8]` of padding, or the `[0 x <A x i8>]` that gives an over-aligned struct its
     /// alignment `A`).
     pub elements: Vec<Option<BasicTypeEnum<'ctx>>>,
+    /// A union: only its first field has a slot (the others are read and written through the
+    /// union's address, where every member starts).
+    pub union: bool,
 }
 
 pub(crate) struct Types<'ctx> {
@@ -76,9 +79,13 @@ impl<'ctx> Types<'ctx> {
         // Named opaque types first, so that fields may name any struct.
         for def in &hir_module.structs {
             let ty = ctx.opaque_struct_type(&format!("struct.{}", def.name));
-            types.structs.push(StructInfo { ty, field_slots: Vec::new(), elements: Vec::new() });
+            types.structs.push(StructInfo { ty, field_slots: Vec::new(), elements: Vec::new(), union: def.union });
         }
         for (index, def) in hir_module.structs.iter().enumerate() {
+            if def.union {
+                types.union_body(index, def, hir_module)?;
+                continue;
+            }
             let over_aligned = over_aligned_but_natural(def, hir_module);
             let natural = over_aligned || struct_layout_is_natural(def, hir_module);
             let mut elements: Vec<BasicTypeEnum<'ctx>> = Vec::new();
@@ -131,6 +138,44 @@ impl<'ctx> Types<'ctx> {
             }
         }
         Ok(types)
+    }
+
+    /// A union as clang lays one out: its first member, then bytes up to its size, and in front
+    /// a `[0 x <A x i8>]` that takes no room and gives it the alignment `A` of its most aligned
+    /// member, so that a constant initializer of the first member is an ordinary struct value.
+    fn union_body(&mut self, index: usize, def: &hir::StructDef, hir_module: &hir::Module) -> R<()> {
+        let mut elements: Vec<BasicTypeEnum<'ctx>> = Vec::new();
+        let mut kinds = Vec::new();
+        let mut slots = Vec::new();
+        let first = def.fields.first();
+        let first_align = first.map_or(1, |f| hir_module.size_align(&f.ty).1);
+        if def.align > first_align {
+            let filler = self.ctx.i8_type().vec_type(def.align as u32).array_type(0).into();
+            elements.push(filler);
+            kinds.push(Some(filler));
+        }
+        let mut end = 0;
+        if let Some(field) = first {
+            slots.push(elements.len() as u32);
+            elements.push(self.mem(&field.ty)?);
+            kinds.push(None);
+            end = hir_module.size_align(&field.ty).0;
+        }
+        if def.size > end {
+            let pad = self.ctx.i8_type().array_type(to_u32(def.size - end)?).into();
+            elements.push(pad);
+            kinds.push(Some(pad));
+        }
+        let info = &mut self.structs[index];
+        info.ty.set_body(&elements, false);
+        info.field_slots = slots;
+        info.elements = kinds;
+        Ok(())
+    }
+
+    /// Whether `ty` is a union (its members are reached through its address, not by index).
+    pub fn is_union(&self, ty: &Type) -> bool {
+        matches!(ty, Type::Struct(id) if self.structs.get(id.0 as usize).is_some_and(|s| s.union))
     }
 
     pub fn ptr(&self) -> inkwell::types::PointerType<'ctx> {

@@ -302,6 +302,8 @@ pub struct StructDef {
     pub fields: Vec<DeclStmt>,
     /// CUDA's `struct __align__(N) Name { ... }`: at least this alignment, with its span.
     pub align: Option<(u64, Span)>,
+    /// `union Name { ... }`: every member at offset 0.
+    pub union: bool,
     pub span: Span,
 }
 
@@ -449,6 +451,18 @@ pub enum Stmt {
     Empty(Span),
     /// GCC-style inline assembly, `asm volatile("..." : outputs : inputs : clobbers);`.
     Asm(Box<AsmStmt>),
+    /// `switch (cond) body`; its `case` and `default` labels are statements of the body.
+    /// `head` covers `switch (cond)`.
+    Switch { cond: Expr, body: Box<Stmt>, head: Span, span: Span },
+    /// `case value: stmt`, or GNU's `case low ... high: stmt` (refused by sema) with `high`.
+    /// `span` covers `case value:`.
+    Case { value: Expr, high: Option<Expr>, stmt: Box<Stmt>, span: Span },
+    /// `default: stmt`; `span` covers `default:`.
+    Default { stmt: Box<Stmt>, span: Span },
+    /// `name: stmt`, the target of a `goto`.
+    Label { name: Ident, stmt: Box<Stmt> },
+    /// `goto name;`
+    Goto(Ident, Span),
 }
 
 /// An `asm` statement as written (`sema::asm` checks it). The template is kept as its string

@@ -5,7 +5,7 @@
 //! literals are reported here and still produce a token (with a placeholder value), so that the
 //! parser does not report a second, confusing error at the same place.
 //!
-//! Struct names: after lexing, every identifier that follows the keyword `struct` anywhere in
+//! Struct names: after lexing, every identifier that follows the keyword `struct` (or `union`) anywhere in
 //! the file is a *type name*, and all occurrences of that identifier become
 //! [`Tok::TypeIdent`]. This keeps the grammar LR(1) without a symbol table, at the price that a
 //! variable, function or field may not share its name with a struct.
@@ -178,6 +178,18 @@ pub enum Tok {
     Continue,
     #[token("return")]
     Return,
+    // ---- C's other statements and unions (`switch`, labels, `goto`) ----
+    #[token("switch")]
+    Switch,
+    #[token("case")]
+    Case,
+    #[token("default")]
+    Default,
+    #[token("goto")]
+    Goto,
+    /// `union`: laid out by sema with every member at offset 0.
+    #[token("union")]
+    Union,
     #[token("sizeof")]
     Sizeof,
     #[token("true")]
@@ -229,6 +241,9 @@ pub enum Tok {
     Comma,
     #[token(".")]
     Dot,
+    /// `...`: only GNU's `case low ... high:` range (refused by sema) uses it in device code.
+    #[token("...")]
+    Ellipsis,
     #[token("->")]
     Arrow,
     #[token("++")]
@@ -367,6 +382,11 @@ impl Tok {
             Tok::Break => "break",
             Tok::Continue => "continue",
             Tok::Return => "return",
+            Tok::Switch => "switch",
+            Tok::Case => "case",
+            Tok::Default => "default",
+            Tok::Goto => "goto",
+            Tok::Union => "union",
             Tok::Sizeof => "sizeof",
             Tok::True => "true",
             Tok::False => "false",
@@ -379,6 +399,7 @@ impl Tok {
             Tok::Semi => ";",
             Tok::Comma => ",",
             Tok::Dot => ".",
+            Tok::Ellipsis => "...",
             Tok::Arrow => "->",
             Tok::PlusPlus => "++",
             Tok::MinusMinus => "--",
@@ -500,7 +521,7 @@ fn mark_struct_names(tokens: &mut [Spanned]) {
     let mut names: std::collections::HashSet<String> = runtime_shim::types::type_names().map(str::to_string).collect();
     names.extend(crate::types::VectorType::names().map(str::to_string));
     for pair in tokens.windows(2) {
-        if let (Tok::Struct, Tok::Ident(name)) = (&pair[0].1, &pair[1].1) {
+        if let (Tok::Struct | Tok::Union, Tok::Ident(name)) = (&pair[0].1, &pair[1].1) {
             names.insert(name.clone());
         }
     }

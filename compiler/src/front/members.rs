@@ -73,7 +73,7 @@ pub(super) fn is_class_definition(tokens: &[Spanned]) -> bool {
         i = 1;
     }
     let key = tokens.get(i).map(|t| &t.1);
-    (matches!(key, Some(Tok::Struct)) || key.and_then(word) == Some("class"))
+    (matches!(key, Some(Tok::Struct | Tok::Union)) || key.and_then(word) == Some("class"))
         && tokens.iter().any(|t| matches!(t.1, Tok::LBrace))
 }
 
@@ -181,18 +181,19 @@ pub(super) fn parse_class(tokens: &[Spanned], parse: impl Fn(&[Spanned]) -> Resu
             }
             Some(Tok::Qual(_)) => return Err(unsupported(at, "a static data member", "use a `__device__` variable at file scope")),
             Some(Tok::Typedef) => return Err(unsupported(at, "a nested type", "declare the type before the class")),
-            Some(Tok::Struct) if toks.iter().any(|t| matches!(t.1, Tok::LBrace)) => {
+            Some(Tok::Struct | Tok::Union) if toks.iter().any(|t| matches!(t.1, Tok::LBrace)) => {
                 return Err(unsupported(at, "a nested type", "declare the type before the class"))
             }
-            Some(t) if matches!(word(t), Some("class" | "union" | "using" | "template" | "friend")) => {
+            Some(t) if matches!(word(t), Some("class" | "using" | "template" | "friend")) => {
                 return Err(unsupported(at, "this member", "declare it outside the class"))
             }
             _ => fields.extend_from_slice(toks),
         }
     }
-    // `struct Name { fields };`
+    // `struct Name { fields };` (`union Name { fields };` for a union)
     let key_tok = &tokens[key];
-    let mut synthetic: Vec<Spanned> = vec![(key_tok.0, Tok::Struct, key_tok.2)];
+    let key_kind = if matches!(key_tok.1, Tok::Union) { Tok::Union } else { Tok::Struct };
+    let mut synthetic: Vec<Spanned> = vec![(key_tok.0, key_kind, key_tok.2)];
     synthetic.push((name.span.start as usize, Tok::TypeIdent(name.name.clone()), name.span.end as usize));
     synthetic.push(tokens[brace].clone());
     synthetic.extend(fields);

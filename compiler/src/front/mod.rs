@@ -570,6 +570,11 @@ const STMT_START: &[&str] = &[
     "continue",
     "asm",
     "return",
+    "switch",
+    "case",
+    "default",
+    "goto",
+    "union",
     "{",
     ";",
     "const",
@@ -581,7 +586,7 @@ const STMT_START: &[&str] = &[
     "__launch_bounds__",
     "extern",
 ];
-const TYPE_START: &[&str] = &["TypeKw", "TypeIdent", "const", "volatile", "struct", "ClassTemplateName"];
+const TYPE_START: &[&str] = &["TypeKw", "TypeIdent", "const", "volatile", "struct", "union", "ClassTemplateName"];
 
 fn friendly_terminal(name: &str) -> String {
     match name {
@@ -772,7 +777,16 @@ fn too_deep(tu: &ast::TranslationUnit) -> Option<Span> {
                     S::Return(Some(e), _) => stack.push((Node::Expr(e), d)),
                     S::Block(b) => stack.extend(b.stmts.iter().map(|s| (Node::Stmt(s), d))),
                     S::Asm(a) => stack.extend(a.outputs.iter().chain(&a.inputs).map(|o| (Node::Expr(&o.expr), d))),
-                    S::Break(_) | S::Continue(_) | S::Return(None, _) | S::Empty(_) => {}
+                    S::Switch { cond, body, .. } => {
+                        stack.push((Node::Expr(cond), d));
+                        stack.push((Node::Stmt(body), d));
+                    }
+                    S::Case { value, high, stmt, .. } => {
+                        stack.extend(std::iter::once(value).chain(high.iter()).map(|e| (Node::Expr(e), d)));
+                        stack.push((Node::Stmt(stmt), d));
+                    }
+                    S::Default { stmt, .. } | S::Label { stmt, .. } => stack.push((Node::Stmt(stmt), d)),
+                    S::Break(_) | S::Continue(_) | S::Return(None, _) | S::Empty(_) | S::Goto(..) => {}
                 }
                 stmt_span(s)
             }
@@ -862,7 +876,12 @@ fn stmt_span(s: &ast::Stmt) -> Span {
         | S::Break(span)
         | S::Continue(span)
         | S::Return(_, span)
-        | S::Empty(span) => *span,
+        | S::Empty(span)
+        | S::Switch { span, .. }
+        | S::Case { span, .. }
+        | S::Default { span, .. }
+        | S::Goto(_, span) => *span,
+        S::Label { name, .. } => name.span,
         S::Block(b) => b.span,
         S::Asm(a) => a.span,
     }
@@ -937,7 +956,16 @@ fn dismantle(tu: ast::TranslationUnit) {
                     let a = *a;
                     stack.extend(a.outputs.into_iter().chain(a.inputs).map(|o| Owned::Expr(o.expr)))
                 }
-                S::Break(_) | S::Continue(_) | S::Return(None, _) | S::Empty(_) => {}
+                S::Switch { cond, body, .. } => {
+                    stack.push(Owned::Expr(cond));
+                    stack.push(Owned::Stmt(*body));
+                }
+                S::Case { value, high, stmt, .. } => {
+                    stack.extend(std::iter::once(value).chain(high).map(Owned::Expr));
+                    stack.push(Owned::Stmt(*stmt));
+                }
+                S::Default { stmt, .. } | S::Label { stmt, .. } => stack.push(Owned::Stmt(*stmt)),
+                S::Break(_) | S::Continue(_) | S::Return(None, _) | S::Empty(_) | S::Goto(..) => {}
             },
             Owned::Expr(e) => match e.kind {
                 E::Unary { operand: a, .. } | E::SizeofExpr(a) | E::Cast { operand: a, .. } => {

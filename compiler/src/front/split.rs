@@ -152,7 +152,7 @@ fn is_attribute(tok: &Tok) -> bool {
 }
 
 fn is_class_key(tok: &Tok) -> bool {
-    matches!(tok, Tok::Struct) || ["class", "union", "enum"].iter().any(|w| is_word(tok, w))
+    matches!(tok, Tok::Struct | Tok::Union) || ["class", "enum"].iter().any(|w| is_word(tok, w))
 }
 
 impl Splitter<'_> {
@@ -376,7 +376,8 @@ impl Splitter<'_> {
             // A file-scope `asm("...");` is the host compiler's, as it was before `asm` became
             // a keyword (inline asm is compiled inside device functions only).
             Class::Host(SkippedKind::Other)
-        } else if head.iter().all(|&i| !matches!(self.tok(i), Tok::Ident(_) | Tok::TypeIdent(_) | Tok::TypeKw(_))) {
+        } else if !(type_head && brace < end) && head.iter().all(|&i| !matches!(self.tok(i), Tok::Ident(_) | Tok::TypeIdent(_) | Tok::TypeKw(_))) {
+            // (`typedef struct { ... } T;` names its type after the body.)
             // No name at all (stray tokens): let the parser say what is wrong.
             Class::Device
         } else if is_word(first, "template") {

@@ -274,7 +274,7 @@ pub fn struct_def(
             .with_primary_message("remove this qualifier"),
         );
     }
-    StructDef { name, base: None, fields, align: None, span: Span::new(l, r) }
+    StructDef { name, base: None, fields, align: None, union: false, span: Span::new(l, r) }
 }
 
 /// `typedef unsigned foru;` parses as specifiers whose last word is the new name (the grammar
@@ -369,5 +369,22 @@ fn fold_int(e: &Expr) -> Option<i128> {
             (v.abs() < 1i128 << 64).then_some(v)
         }
         _ => None,
+    }
+}
+
+/// What labels a statement (the grammar's `LabelHead`).
+pub enum LabelHead {
+    Case(Expr, Option<Expr>, Span),
+    Default(Span),
+    Named(Ident),
+}
+
+/// The labeled statement `head stmt`.
+pub fn labeled(head: LabelHead, stmt: Stmt) -> Stmt {
+    let stmt = Box::new(stmt);
+    match head {
+        LabelHead::Case(value, high, span) => Stmt::Case { value, high, stmt, span },
+        LabelHead::Default(span) => Stmt::Default { stmt, span },
+        LabelHead::Named(name) => Stmt::Label { name, stmt },
     }
 }

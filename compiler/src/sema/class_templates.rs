@@ -289,6 +289,7 @@ impl Context {
             align: 1,
             span: def.class.span,
             template: Some(Box::new(ClassInstance { name: name.clone(), args: args.clone() })),
+            union: def.class.union,
         });
         self.complete.push(false);
         self.class_templates.instances.insert(key, id);

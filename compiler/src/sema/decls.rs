@@ -27,7 +27,7 @@ pub(super) fn declare_items(cx: &mut Context, unit: &ast::TranslationUnit) {
             }
             let id = StructId(cx.structs.len() as u32);
             cx.struct_names.insert(def.name.name.clone(), id);
-            cx.structs.push(hir::StructDef { name: def.name.name.clone(), fields: Vec::new(), size: 0, align: 1, span: def.span, template: None });
+            cx.structs.push(hir::StructDef { name: def.name.name.clone(), fields: Vec::new(), size: 0, align: 1, span: def.span, template: None, union: def.union });
             cx.complete.push(false);
         }
     }
@@ -92,6 +92,8 @@ pub(super) fn define_struct_in_scope(cx: &mut Context, def: &ast::StructDef, id:
             None => {}
         }
     }
+    // A union's members all start at 0; its size is its largest member's.
+    let mut union_size = 0u64;
     for decl in &def.fields {
         if let Some((q, span)) = decl.qualifiers.first() {
             cx.error(Code::InvalidDeclaration, *span, format!("a struct field cannot be `{}`", qualifier_name(*q))).emit();
@@ -120,8 +122,14 @@ pub(super) fn define_struct_in_scope(cx: &mut Context, def: &ast::StructDef, id:
                 continue;
             }
             let (size, field_align) = cx.size_align(&ty);
-            offset = round_up(offset, field_align);
             let volatile = object_quals(decl, &init.declarator).is_volatile;
+            if def.union {
+                fields.push(hir::Field { name: init.declarator.name.name.clone(), ty, offset: 0, volatile });
+                union_size = union_size.max(size);
+                align = align.max(field_align);
+                continue;
+            }
+            offset = round_up(offset, field_align);
             fields.push(hir::Field { name: init.declarator.name.name.clone(), ty, offset, volatile });
             offset = offset.saturating_add(size);
             align = align.max(field_align);
@@ -137,11 +145,33 @@ pub(super) fn define_struct_in_scope(cx: &mut Context, def: &ast::StructDef, id:
             align = align.max(wanted);
         }
     }
+    if def.union {
+        offset = union_size;
+    }
     let s = &mut cx.structs[id.0 as usize];
     s.fields = fields;
     s.size = round_up(offset, align).max(if offset == 0 { 1 } else { 0 });
     s.align = align;
     cx.complete[id.0 as usize] = true;
+}
+
+impl Context {
+    /// The types of the fields a brace list initializes in order: all of a struct's, a union's
+    /// first (C's rule).
+    pub(super) fn initialised_fields(&self, id: StructId) -> Vec<Type> {
+        let def = &self.structs[id.0 as usize];
+        let n = if def.union { def.fields.len().min(1) } else { def.fields.len() };
+        def.fields[..n].iter().map(|f| f.ty.clone()).collect()
+    }
+
+    pub(super) fn too_many_initializers(&self, id: StructId, given: usize) -> String {
+        let def = &self.structs[id.0 as usize];
+        if def.union {
+            format!("{given} initializers for a union: a brace list initializes its first member only")
+        } else {
+            format!("{given} initializers for a struct of {} fields", def.fields.len())
+        }
+    }
 }
 
 fn is_complete(cx: &Context, ty: &Type) -> bool {
@@ -570,9 +600,9 @@ fn const_initializer(cx: &mut Context, init: &ast::Initializer, ty: &Type) -> Op
             Some(ConstInit::Array(values))
         }
         (ast::Initializer::List(items, span), Type::Struct(id)) => {
-            let fields: Vec<Type> = cx.structs[id.0 as usize].fields.iter().map(|f| f.ty.clone()).collect();
+            let fields = cx.initialised_fields(*id);
             if items.len() > fields.len() {
-                cx.error(Code::TypeMismatch, *span, format!("{} initializers for a struct of {} fields", items.len(), fields.len())).emit();
+                cx.error(Code::TypeMismatch, *span, cx.too_many_initializers(*id, items.len())).emit();
                 return None;
             }
             let values = items.iter().zip(&fields).map(|(i, t)| const_initializer(cx, i, t)).collect::<Option<Vec<_>>>()?;
@@ -727,6 +757,7 @@ fn define_body(cx: &mut Context, id: FuncId, def: &ast::FunctionDef, body: &ast:
         locals: f.locals.clone(),
         scopes: vec![scope],
         loop_depth: 0,
+        jumps: Default::default(),
         const_locals,
         ref_locals,
         this,
@@ -739,6 +770,7 @@ fn define_body(cx: &mut Context, id: FuncId, def: &ast::FunctionDef, body: &ast:
         None => Vec::new(),
     };
     let mut block = cx.block(body);
+    cx.check_labels();
     if !inits.is_empty() {
         block.stmts.splice(0..0, inits);
     }

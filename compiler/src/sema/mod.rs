@@ -14,6 +14,7 @@ mod enums;
 mod expr;
 mod host;
 mod intrinsics;
+mod jumps;
 mod launch;
 mod operators;
 mod overload;
@@ -125,6 +126,8 @@ struct FunctionState {
     locals: Vec<hir::Local>,
     scopes: Vec<HashMap<String, Binding>>,
     loop_depth: u32,
+    /// `switch`, labels and `goto` (`jumps.rs`).
+    jumps: jumps::Jumps,
     /// Locals declared `const` (`const int x`, `int *const p`).
     const_locals: std::collections::HashSet<LocalId>,
     /// References: locals holding the address of what they name (`refs.rs`).

@@ -11,29 +11,33 @@ use std::collections::HashMap;
 impl Context {
     pub(super) fn block(&mut self, block: &ast::Block) -> hir::Block {
         self.state().scopes.push(HashMap::new());
+        let mark = self.state().jumps.mark();
         let mut stmts = Vec::new();
         for stmt in &block.stmts {
             self.stmt(stmt, &mut stmts);
         }
+        self.state().jumps.leave_scope(mark);
         self.state().scopes.pop();
         hir::Block { stmts }
     }
 
-    /// A statement that opens its own scope (the body of `if`, a loop).
-    fn scoped(&mut self, stmt: &ast::Stmt) -> hir::Block {
+    /// A statement that opens its own scope (the body of `if`, a loop, a `switch`).
+    pub(super) fn scoped(&mut self, stmt: &ast::Stmt) -> hir::Block {
         match stmt {
             ast::Stmt::Block(b) => self.block(b),
             other => {
                 self.state().scopes.push(HashMap::new());
+                let mark = self.state().jumps.mark();
                 let mut stmts = Vec::new();
                 self.stmt(other, &mut stmts);
+                self.state().jumps.leave_scope(mark);
                 self.state().scopes.pop();
                 hir::Block { stmts }
             }
         }
     }
 
-    fn stmt(&mut self, stmt: &ast::Stmt, out: &mut Vec<Stmt>) {
+    pub(super) fn stmt(&mut self, stmt: &ast::Stmt, out: &mut Vec<Stmt>) {
         match stmt {
             ast::Stmt::Decl(decl) => self.local_decl(decl, out),
             ast::Stmt::Expr(e) => {
@@ -62,6 +66,7 @@ impl Context {
             ast::Stmt::For { init, cond, step, body, .. } => {
                 // The init's declarations are visible in the whole loop and nowhere else.
                 self.state().scopes.push(HashMap::new());
+                let mark = self.state().jumps.mark();
                 let mut init_stmts = Vec::new();
                 if let Some(init) = init {
                     self.stmt(init, &mut init_stmts);
@@ -69,12 +74,13 @@ impl Context {
                 let cond = cond.as_ref().and_then(|c| self.condition(c));
                 let step = step.as_ref().and_then(|s| self.expr(s));
                 let body = self.loop_body(body);
+                self.state().jumps.leave_scope(mark);
                 self.state().scopes.pop();
                 out.push(Stmt::Loop { init: hir::Block { stmts: init_stmts }, cond, step, body, check_cond_first: true });
             }
             ast::Stmt::Break(span) => {
-                if self.state().loop_depth == 0 {
-                    self.error(Code::MisplacedStatement, *span, "`break` outside of a loop").emit();
+                if self.state().loop_depth == 0 && !self.state().jumps.in_switch() {
+                    self.error(Code::MisplacedStatement, *span, "`break` outside of a loop or `switch`").emit();
                 } else {
                     out.push(Stmt::Break);
                 }
@@ -93,6 +99,11 @@ impl Context {
             }
             ast::Stmt::Empty(_) => {}
             ast::Stmt::Asm(a) => self.asm_stmt(a, out),
+            ast::Stmt::Switch { cond, body, head, .. } => self.switch_stmt(cond, body, *head, out),
+            ast::Stmt::Case { value, high, stmt, span } => self.case_stmt(value, high.as_ref(), stmt, *span, out),
+            ast::Stmt::Default { stmt, span } => self.default_stmt(stmt, *span, out),
+            ast::Stmt::Label { name, stmt } => self.label_stmt(name, stmt, out),
+            ast::Stmt::Goto(name, span) => self.goto_stmt(name, *span, out),
         }
     }
 
@@ -211,6 +222,7 @@ impl Context {
                         self.state().const_locals.insert(local);
                     }
                     self.bind(name, Binding::Local(local));
+                    self.state().jumps.initialised(&name.name, init.declarator.span);
                     out.push(Stmt::Decl { local, init: None });
                     out.extend(call.map(Stmt::Expr));
                     continue;
@@ -244,6 +256,9 @@ impl Context {
             // A reference's local is the pointer that carries it (`refs.rs`), never volatile itself.
             self.state().locals[local.0 as usize].volatile = quals.is_volatile && init.declarator.reference.is_none();
             self.bind(name, Binding::Local(local));
+            if init.init.is_some() {
+                self.state().jumps.initialised(&name.name, init.declarator.span);
+            }
             if let Some(Init::Expr(value)) = &value {
                 let place = hir::Expr { kind: ExprKind::Local(local), ty: ty.clone(), span: name.span };
                 let globals = std::mem::take(&mut self.globals);
@@ -275,6 +290,7 @@ impl Context {
         match value {
             Some(value) => {
                 self.bind(name, Binding::Local(local));
+                self.state().jumps.initialised(&name.name, init.declarator.span);
                 out.push(Stmt::Decl { local, init: Some(Init::Expr(value)) });
             }
             None => self.bind(name, Binding::Poisoned),
@@ -317,9 +333,10 @@ impl Context {
                 Some(Init::List(values.into_iter().collect::<Option<Vec<_>>>()?))
             }
             (ast::Initializer::List(items, span), Type::Struct(id)) => {
-                let fields: Vec<Type> = self.structs[id.0 as usize].fields.iter().map(|f| f.ty.clone()).collect();
+                let fields = self.initialised_fields(*id);
                 if items.len() > fields.len() {
-                    self.error(Code::TypeMismatch, *span, format!("{} initializers for a struct of {} fields", items.len(), fields.len())).emit();
+                    let message = self.too_many_initializers(*id, items.len());
+                    self.error(Code::TypeMismatch, *span, message).emit();
                     return None;
                 }
                 let values = items.iter().zip(&fields).map(|(i, t)| self.local_init(i, t)).collect::<Vec<_>>();
@@ -372,17 +389,23 @@ pub(super) fn sized_by_initializer(d: &ast::Declarator, init: Option<&ast::Initi
 }
 
 /// Whether every path through `block` ends in `return` (a conservative check for the
-/// missing-return warning: loops are assumed to exit).
+/// missing-return warning: loops are assumed to exit). A `goto` counts as never falling
+/// through; a label after the statement that returns may be jumped to, so only the statements
+/// after the last label count. A `switch` returns when it has a `default`, no `break` of its
+/// own, and its body returns.
 pub(super) fn always_returns(block: &hir::Block) -> bool {
-    block.stmts.iter().any(|s| match s {
-        Stmt::Return(_) => true,
+    let after_label = block.stmts.iter().rposition(Stmt::has_label).map_or(0, |i| i);
+    block.stmts[after_label..].iter().any(|s| match s {
+        Stmt::Return(_) | Stmt::Goto(_) => true,
         Stmt::Block(b) => always_returns(b),
         Stmt::If { then, otherwise: Some(otherwise), .. } => always_returns(then) && always_returns(otherwise),
         Stmt::Loop { cond: None, body, .. } => !contains_break(body),
+        Stmt::Switch { body, default: Some(_), .. } => !contains_break(body) && always_returns(body),
         _ => false,
     })
 }
 
+/// Whether `block` holds a `break` that leaves it (not one of a nested loop or `switch`).
 fn contains_break(block: &hir::Block) -> bool {
     block.stmts.iter().any(|s| match s {
         Stmt::Break => true,

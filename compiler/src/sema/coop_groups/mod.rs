@@ -219,7 +219,7 @@ impl Context {
             // An empty class: one byte.
             Group::Tile { of_block: true, .. } => (vec![field("__cdpc_empty", Type::Int(IntKind::UChar), 0)], 1, 1),
         };
-        let def = hir::StructDef { name: name.clone(), fields, size, align, span: Span::default(), template: None };
+        let def = hir::StructDef { name: name.clone(), fields, size, align, span: Span::default(), template: None, union: false };
         let id = StructId(self.structs.len() as u32);
         self.struct_names.insert(name, id);
         self.structs.push(def);
