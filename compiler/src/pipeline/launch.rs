@@ -161,67 +161,68 @@ fn escaping_use<'ctx>(buffer: InstructionValue<'ctx>, launch: InstructionValue<'
     None
 }
 
+/// Every call in the module's functions, with the function, the CUDA header's launch wrappers
+/// left out (calls of them are what launches mean, not launches themselves).
+fn user_calls<'ctx>(module: &Module<'ctx>) -> Vec<(FunctionValue<'ctx>, InstructionValue<'ctx>, FunctionValue<'ctx>)> {
+    let mut calls = Vec::new();
+    for function in module.get_functions() {
+        let fname = name_of(function);
+        if GET_BUFFER.contains(&fname.as_str()) || is_launch(&fname) {
+            continue;
+        }
+        for block in function.get_basic_blocks() {
+            for inst in block.get_instructions() {
+                if let Some(target) = callee(inst) {
+                    calls.push((function, inst, target));
+                }
+            }
+        }
+    }
+    calls
+}
+
 /// Finds every launch in the module; the launches it cannot take are `E1010`.
 pub fn recognise<'ctx>(module: &Module<'ctx>, source: &SourceText) -> (Vec<Launch<'ctx>>, Vec<Diagnostic>) {
     let mut launches = Vec::new();
     let mut diagnostics = Vec::new();
-    for function in module.get_functions() {
+    let calls = user_calls(module);
+    for &(function, inst, target) in &calls {
         let fname = name_of(function);
-        // The header's wrappers themselves are not launches: they are what calls of them mean.
-        if GET_BUFFER.contains(&fname.as_str()) || is_launch(&fname) {
+        let name = name_of(target);
+        if !is_launch(&name) {
             continue;
         }
-        for block in function.get_basic_blocks() {
-            for inst in block.get_instructions() {
-                let Some(target) = callee(inst) else { continue };
-                let name = name_of(target);
-                if !is_launch(&name) {
-                    continue;
-                }
-                let per_thread = name.contains("_ptsz");
-                let fail = |d: Diagnostic| source.place(d, inst, &fname);
-                if inst.get_num_operands() != 7 {
-                    diagnostics.push(fail(not_recognised(format!("`{name}` takes 6 arguments here, not {}", inst.get_num_operands() - 1))));
-                    continue;
-                }
-                let Some(buf) = operand(inst, 1) else { continue };
-                if constant_u64(buf) == Some(0) {
-                    launches.push(Launch { call: inst, buffer: None, size: 0, per_thread, function });
-                    continue;
-                }
-                let made_by = buf.as_instruction_value().filter(|b| callee(*b).is_some_and(|f| GET_BUFFER.contains(&name_of(f).as_str())));
-                let Some(buffer) = made_by else {
-                    diagnostics.push(fail(not_recognised("the launch's parameter buffer does not come straight from `cudaGetParameterBuffer`")));
-                    continue;
-                };
-                let Some(size) = operand(buffer, 1).and_then(constant_u64) else {
-                    diagnostics.push(fail(not_recognised("the parameter buffer's size is not a constant")));
-                    continue;
-                };
-                if let Some(user) = escaping_use(buffer, inst) {
-                    let d = not_recognised("the launch's parameter buffer escapes: it is used for something other than storing the arguments");
-                    diagnostics.push(source.place(d, user, &fname));
-                    continue;
-                }
-                launches.push(Launch { call: inst, buffer: Some(buffer), size, per_thread, function });
-            }
+        let per_thread = name.contains("_ptsz");
+        let fail = |d: Diagnostic| source.place(d, inst, &fname);
+        if inst.get_num_operands() != 7 {
+            diagnostics.push(fail(not_recognised(format!("`{name}` takes 6 arguments here, not {}", inst.get_num_operands() - 1))));
+            continue;
         }
+        let Some(buf) = operand(inst, 1) else { continue };
+        if constant_u64(buf) == Some(0) {
+            launches.push(Launch { call: inst, buffer: None, size: 0, per_thread, function });
+            continue;
+        }
+        let made_by = buf.as_instruction_value().filter(|b| callee(*b).is_some_and(|f| GET_BUFFER.contains(&name_of(f).as_str())));
+        let Some(buffer) = made_by else {
+            diagnostics.push(fail(not_recognised("the launch's parameter buffer does not come straight from `cudaGetParameterBuffer`")));
+            continue;
+        };
+        let Some(size) = operand(buffer, 1).and_then(constant_u64) else {
+            diagnostics.push(fail(not_recognised("the parameter buffer's size is not a constant")));
+            continue;
+        };
+        if let Some(user) = escaping_use(buffer, inst) {
+            let d = not_recognised("the launch's parameter buffer escapes: it is used for something other than storing the arguments");
+            diagnostics.push(source.place(d, user, &fname));
+            continue;
+        }
+        launches.push(Launch { call: inst, buffer: Some(buffer), size, per_thread, function });
     }
     // A buffer no launch takes is a launch cdpc cannot see.
-    for function in module.get_functions() {
-        let fname = name_of(function);
-        if GET_BUFFER.contains(&fname.as_str()) || is_launch(&fname) {
-            continue;
-        }
-        for block in function.get_basic_blocks() {
-            for inst in block.get_instructions() {
-                if callee(inst).is_some_and(|f| GET_BUFFER.contains(&name_of(f).as_str())) && !launches.iter().any(|l| l.buffer == Some(inst)) {
-                    if !diagnostics.iter().any(|d: &Diagnostic| d.code == Code::LaunchNotRecognised) {
-                        diagnostics.push(source.place(not_recognised("a parameter buffer that no recognised launch takes"), inst, &fname));
-                    }
-                }
-            }
-        }
+    let stray = calls.iter().find(|(_, inst, target)| GET_BUFFER.contains(&name_of(*target).as_str()) && !launches.iter().any(|l| l.buffer == Some(*inst)));
+    if let Some(&(function, inst, _)) = stray.filter(|_| diagnostics.is_empty()) {
+        diagnostics.push(source.place(not_recognised("a parameter buffer that no recognised launch takes"), inst, &name_of(function)));
     }
     (launches, diagnostics)
 }
