@@ -3,7 +3,7 @@
 
 use crate::clang::diagnostics::span_at;
 use crate::diag::{Diagnostic, Label, SourceFile, Span};
-use inkwell::llvm_sys::debuginfo::{LLVMDIFileGetFilename, LLVMDILocationGetColumn, LLVMDILocationGetLine, LLVMDILocationGetScope, LLVMDIScopeGetFile, LLVMDILocationGetInlinedAt, LLVMInstructionGetDebugLoc};
+use inkwell::llvm_sys::debuginfo::{LLVMDIFileGetFilename, LLVMDILocationGetColumn, LLVMDILocationGetLine, LLVMDILocationGetScope, LLVMDIScopeGetFile, LLVMDIFileGetDirectory, LLVMDILocationGetInlinedAt, LLVMInstructionGetDebugLoc};
 use inkwell::values::{AsValueRef, InstructionValue};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -38,9 +38,15 @@ impl SourceText {
             let col = LLVMDILocationGetColumn(loc) as usize;
             let scope = LLVMDILocationGetScope(loc);
             let file = LLVMDIScopeGetFile(scope);
-            let mut len = 0;
-            let name = if file.is_null() { std::ptr::null() } else { LLVMDIFileGetFilename(file, &mut len) };
-            let name = if name.is_null() { String::new() } else { String::from_utf8_lossy(std::slice::from_raw_parts(name.cast::<u8>(), len as usize)).into_owned() };
+            let text = |f: unsafe extern "C" fn(_, *mut std::ffi::c_uint) -> *const std::ffi::c_char| {
+                let mut len = 0;
+                let p = if file.is_null() { std::ptr::null() } else { f(file, &mut len) };
+                if p.is_null() { String::new() } else { String::from_utf8_lossy(std::slice::from_raw_parts(p.cast::<u8>(), len as usize)).into_owned() }
+            };
+            // A file named relative to the compilation's folder (Clang writes the main file's
+            // scope so) is that folder's, not the current one's.
+            let (name, dir) = (text(LLVMDIFileGetFilename), text(LLVMDIFileGetDirectory));
+            let name = if name.is_empty() || Path::new(&name).is_absolute() || dir.is_empty() { name } else { Path::new(&dir).join(&name).display().to_string() };
             (name, line, col.max(1))
         };
         if line == 0 {
