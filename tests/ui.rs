@@ -112,6 +112,7 @@ fn every_code_has_a_ui_test() {
     // codes are about files and tools, not the source: compiler/tests/cli.rs (E0700, E0701),
     // compiler/tests/toolchain_faults.rs (E0702), compiler/tests/interrupt.rs (E0703) and
     // compiler/tests/cli.rs's `io_failures_are_coded_and_leave_nothing_behind` (E0704-E0706).
+    // W0801 is about -gencode and a link, not a source: compiler/tests/separate_compilation.rs.
     let generated = [
         Code::SourceTooLarge,
         Code::OutputIsInput,
@@ -121,6 +122,7 @@ fn every_code_has_a_ui_test() {
         Code::OutputNotWritable,
         Code::InputNotReadable,
         Code::WorkFileFailed,
+        Code::PtxOfLinkNotPacked,
     ];
     for code in Code::ALL {
         let prefix = code.as_str().to_lowercase();

@@ -127,6 +127,7 @@ pub enum Code {
     UndefinedDeviceSymbol,
     LibraryNotFound,
     NoHostLauncher,
+    PtxOfLinkNotPacked,
     // C++ and CUDA as real programs write them: E09xx / W09xx
     HostCodeInDevice,
     NotCompiledForDevice,
@@ -238,6 +239,7 @@ impl Code {
             UndefinedDeviceSymbol => "E0801",
             LibraryNotFound => "E0802",
             NoHostLauncher => "W0800",
+            PtxOfLinkNotPacked => "W0801",
             HostCodeInDevice => "E0900",
             NotCompiledForDevice => "E0901",
             LegacyWarpIntrinsic => "W0902",
@@ -353,6 +355,7 @@ impl Code {
         Code::UndefinedDeviceSymbol,
         Code::LibraryNotFound,
         Code::NoHostLauncher,
+        Code::PtxOfLinkNotPacked,
         Code::HostCodeInDevice,
         Code::NotCompiledForDevice,
         Code::LegacyWarpIntrinsic,
