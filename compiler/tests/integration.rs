@@ -17,6 +17,7 @@ mod corpus_cxx;
 mod corpus_templates;
 mod cxx_types_ptx;
 mod debug_info;
+mod docs_commands;
 mod embed;
 mod fmad_sass;
 mod fuzz_smoke;
