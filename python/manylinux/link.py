@@ -31,8 +31,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def archive(name):
-    """The static archive of `-l<name>` that the system C++ compiler links."""
-    cxx = os.environ.get("CDPC_HOST_CXX", "g++")
+    """The static archive of `-l<name>` that the system's C compiler finds (gcc also looks in
+    its own folder, where libstdc++.a is). `CDPC_HOST_CC` names another compiler."""
+    cxx = os.environ.get("CDPC_HOST_CC", "cc")
     out = subprocess.run([cxx, f"-print-file-name=lib{name}.a"], capture_output=True, text=True, check=True).stdout.strip()
     if not os.path.isabs(out) or not os.path.isfile(out):
         sys.exit(f"link.py: lib{name}.a not found (`{cxx} -print-file-name=lib{name}.a` says `{out}`): install its -dev package")
