@@ -64,6 +64,7 @@ void cdpc_options_free(struct CdpcOptions *options);
 // | `aggregate-launches` | `off`, `warp`, `block`, `grid` (`-faggregate-launches=`) |
 // | `launch-threshold` | a thread count, `0` by default (`-flaunch-threshold=`) |
 // | `pass-remarks` | `aggregate` (`-Rpass=aggregate`: remarks R0500/R0501/R0502 among the diagnostics), `none` |
+// | `remarks` | `skipped-headers` (`-Rskipped-headers`: R0611 for each host-only header skipped), `all` (`-Rall`: every remark), `none` (the default) |
 // | `deny`, `allow` | diagnostic codes, comma-separated (`W0209`) |
 // | `tool-timeout` | seconds one ptxas or nvlink run may take before it is killed and the compile fails with [`CdpcStatus::Tool`] (`600` by default, `0` for no limit) |
 // | `file-name` | the name diagnostics and `__FILE__` show for the source |

@@ -176,6 +176,15 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
                 _ => return Err(format!("no pass `{value}` reports remarks; use aggregate or none")),
             }
         }
+        "remarks" => match value {
+            "skipped-headers" => options.header_remarks = true,
+            "all" => {
+                options.header_remarks = true;
+                options.pass_remarks = true;
+            }
+            "" | "none" => options.header_remarks = false,
+            _ => return Err(format!("no remark group `{value}`; use skipped-headers, all or none")),
+        },
         "deny" => options.warnings.deny.extend(codes(value)?),
         "allow" => options.warnings.allow.extend(codes(value)?),
         "tool-timeout" => options.tool_timeout = driver::parse_tool_timeout(value)?,
@@ -229,6 +238,7 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
 /// | `aggregate-launches` | `off`, `warp`, `block`, `grid` (`-faggregate-launches=`) |
 /// | `launch-threshold` | a thread count, `0` by default (`-flaunch-threshold=`) |
 /// | `pass-remarks` | `aggregate` (`-Rpass=aggregate`: remarks R0500/R0501/R0502 among the diagnostics), `none` |
+/// | `remarks` | `skipped-headers` (`-Rskipped-headers`: R0611 for each host-only header skipped), `all` (`-Rall`: every remark), `none` (the default) |
 /// | `deny`, `allow` | diagnostic codes, comma-separated (`W0209`) |
 /// | `tool-timeout` | seconds one ptxas or nvlink run may take before it is killed and the compile fails with [`CdpcStatus::Tool`] (`600` by default, `0` for no limit) |
 /// | `file-name` | the name diagnostics and `__FILE__` show for the source |

@@ -132,6 +132,11 @@ struct Cli {
     /// Report optimisation remarks of a pass (`-Rpass=aggregate`: launches left as they are)
     #[arg(long = "Rpass", value_name = "PASS", value_parser = ["aggregate"])]
     rpass: Vec<String>,
+    /// Report remarks, which are off by default as in clang: `-Rskipped-headers` names each
+    /// `<...>` header skipped as host-only (R0611), `-Rall` reports every remark (with
+    /// `-Rpass=aggregate`'s)
+    #[arg(long = "R", value_name = "REMARK", value_parser = ["skipped-headers", "all"])]
+    remarks: Vec<String>,
     /// How diagnostics are written to stderr: text for people, or JSON (one object per line)
     #[arg(long, value_enum, default_value_t = ErrorFormat::Human)]
     error_format: ErrorFormat,
@@ -257,6 +262,8 @@ fn normalize_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
             // cdpc's device code is always relocatable (device launches need it).
         } else if arg.starts_with("-faggregate-launches") || arg.starts_with("-flaunch-threshold") || arg.starts_with("-Rpass") || arg.starts_with("-default-stream") || arg.starts_with("-fmad=") {
             out.push(format!("-{arg}"));
+        } else if let Some(remark) = arg.strip_prefix("-R").filter(|r| !r.is_empty() && !r.starts_with("pass")) {
+            out.push(format!("--R={remark}"));
         } else if let Some(rest) = arg.strip_prefix("-Xptxas=").or_else(|| arg.strip_prefix("-Xnvlink=")) {
             let tool = if arg.starts_with("-Xptxas") { "--Xptxas" } else { "--Xnvlink" };
             out.push(format!("{tool}={rest}"));
@@ -328,7 +335,8 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         tools: ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() },
         aggregate: cli.aggregate_launches,
         launch_threshold: cli.launch_threshold,
-        pass_remarks: !cli.rpass.is_empty(),
+        pass_remarks: !cli.rpass.is_empty() || cli.remarks.iter().any(|r| r == "all"),
+        header_remarks: !cli.remarks.is_empty(),
         tool_timeout: cli.tool_timeout.0,
         overwrite: if cli.overwrite { driver::Overwrite::Any } else { driver::Overwrite::CompilerOutputs },
         preprocess: cli.preprocess.options(&matches, &cli.inputs[0]),
@@ -411,7 +419,7 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
         Ok(source) => source,
         Err(CompileError::NotUtf8(e)) => return report_errors(format, &file_name, &e.shown, &[e.diagnostic], color),
         Err(e) => {
-            fail(format, &file_name, &e.to_string());
+            fail_with_code(format, &file_name, e.code(), &e.to_string());
             return ExitCode::FAILURE;
         }
     };
@@ -427,8 +435,15 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
             fail(format, &file_name, "`-o -` writes text; binary output needs a file name");
             return ExitCode::from(2);
         }
-        driver::compile(&source, options).inspect(|compiled| {
-            let _ = std::io::stdout().write_all(&compiled.output);
+        driver::compile(&source, options).and_then(|compiled| {
+            // A closed pipe or a full disk behind stdout is the output failing, as a file's would.
+            let mut stdout = std::io::stdout().lock();
+            match stdout.write_all(&compiled.output).and_then(|_| stdout.flush()) {
+                Ok(()) => Ok(compiled),
+                // The reader stopped early (`| head`): not a failure of the compile.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(compiled),
+                Err(source) => Err(CompileError::Tool(cdpc::toolchain::ToolError::OutputIo { path: "<stdout>".into(), source })),
+            }
         })
     } else {
         let output = output.unwrap_or_else(|| input.with_extension(emit.extension()));
@@ -609,5 +624,7 @@ mod tests {
         assert_eq!(normalize_args(args), ["cdpc", "--default-stream", "per-thread", "a.cu", "--default-stream=legacy"]);
         let args = ["cdpc", "-faggregate-launches=block", "-Rpass=aggregate"].map(String::from);
         assert_eq!(normalize_args(args), ["cdpc", "--faggregate-launches=block", "--Rpass=aggregate"]);
+        let args = ["cdpc", "-Rskipped-headers", "-Rall", "-R"].map(String::from);
+        assert_eq!(normalize_args(args), ["cdpc", "--R=skipped-headers", "--R=all", "-R"]);
     }
 }

@@ -42,40 +42,95 @@ fn have(program: &str) -> bool {
     found
 }
 
+/// `cmake` in `dir` with the NVIDIA tools' folder on PATH, or its output as the panic.
+fn cmake(dir: &Path, path: &str, args: &[String]) -> std::process::Output {
+    let out = Command::new("cmake").current_dir(dir).env("PATH", path).env_remove("CUDA_HOME").args(args).output().unwrap();
+    assert!(out.status.success(), "cmake {args:?} failed:\n{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// Whether a GPU with its driver is here to run a host program, with the reason when not.
+fn gpu() -> bool {
+    let found = Command::new("nvidia-smi").arg("-L").output().is_ok_and(|o| o.status.success() && !o.stdout.is_empty());
+    if !found {
+        println!("skipped: running the host program: no GPU here (`nvidia-smi -L` lists none)");
+    }
+    found
+}
+
+/// docs/build-example/CMakeLists.txt through cmake/FindCdpc.cmake: configured, built (the cubin,
+/// the host objects and headers, nvcc's device link, the g++ program), and run where a GPU is.
 #[test]
-fn the_example_cmake_project_builds() {
+fn the_example_cmake_project_builds_with_the_find_module() {
     let Ok(tools) = cdpc::toolchain::Toolchain::discover(&Default::default()) else {
         println!("skipped: ptxas/nvlink not found; run `cargo xtask setup`");
         return;
     };
     let bin = tools.ptxas.parent().unwrap().to_path_buf();
-    let nvcc = bin.join("nvcc");
-    if !have("cmake") || !have("g++") || !nvcc.is_file() {
+    if !have("cmake") || !have("g++") {
+        return;
+    }
+    if !bin.join("nvcc").is_file() {
+        println!("skipped: nvcc (the device link of the host objects) is not beside ptxas");
         return;
     }
     let dir = example();
     let cuda = bin.parent().unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
-    let step = |args: &[String]| {
-        let out = Command::new("cmake").current_dir(dir.path()).env("PATH", &path).args(args).output().unwrap();
-        assert!(out.status.success(), "cmake {args:?} failed:\n{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    };
-    step(&[
-        "-S".into(),
-        ".".into(),
-        "-B".into(),
-        "build".into(),
-        format!("-DCDPC={}", env!("CARGO_BIN_EXE_cdpc")),
-        format!("-DNVCC={}", nvcc.display()),
-        format!("-DCUDA={}", cuda.display()),
-    ]);
-    step(&["--build".into(), "build".into()]);
+    let configure = cmake(
+        dir.path(),
+        &path,
+        &[
+            "-S".into(),
+            ".".into(),
+            "-B".into(),
+            "build".into(),
+            format!("-DCMAKE_MODULE_PATH={}", root().join("cmake").display()),
+            format!("-DCDPC_EXECUTABLE={}", env!("CARGO_BIN_EXE_cdpc")),
+            format!("-DCDPC_CUDA_HOME={}", cuda.display()),
+        ],
+    );
+    let text = String::from_utf8_lossy(&configure.stdout);
+    assert!(text.contains(&format!("Found Cdpc: {} (found suitable version \"0.1.0\"", env!("CARGO_BIN_EXE_cdpc"))), "{text}");
+    cmake(dir.path(), &path, &["--build".into(), "build".into()]);
     let build = dir.path().join("build");
-    for target in ["app.cubin", "app-gxx", "launch.h", "scale.host.o"] {
+    for target in ["app.cubin", "app-gxx", "kernels.cdpc/launch.h", "kernels.cdpc/scale.host.o", "kernels.cdpc/dlink.o", "app_cubin.cdpc/scale.o"] {
         assert!(build.join(target).is_file(), "{target} was not built");
     }
     let cubin = std::fs::read(build.join("app.cubin")).unwrap();
     assert_eq!(&cubin[..4], b"\x7fELF", "app.cubin is no ELF file");
+    // A second build has nothing to do.
+    let again = cmake(dir.path(), &path, &["--build".into(), "build".into()]);
+    assert!(!String::from_utf8_lossy(&again.stdout).contains("cdpc"), "{}", String::from_utf8_lossy(&again.stdout));
+    if gpu() {
+        let run = Command::new(build.join("app-gxx")).output().unwrap();
+        let expected: Vec<String> = (0..32).map(|i| (i * 3 + 3).to_string()).collect();
+        assert_eq!(String::from_utf8_lossy(&run.stdout), format!("parent: cudaSuccess\n{}\n", expected.join(" ")));
+    }
+}
+
+/// Without cdpc, `find_package(Cdpc REQUIRED)` stops the configuration and says what it looked for.
+#[test]
+fn the_find_module_reports_a_missing_cdpc() {
+    if !Command::new("cmake").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        println!("skipped: `cmake` is not available");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("CMakeLists.txt"), "cmake_minimum_required(VERSION 3.19)\nproject(p NONE)\nfind_package(Cdpc REQUIRED)\n").unwrap();
+    // PATH without cdpc: only cmake's own folder, named by cmake's full path.
+    let cmake = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).map(|d| d.join("cmake")).find(|p| p.is_file()).unwrap();
+    assert!(!cmake.with_file_name("cdpc").exists(), "a cdpc beside cmake would be found");
+    let out = Command::new(&cmake)
+        .current_dir(dir.path())
+        .env("PATH", cmake.parent().unwrap())
+        .env_remove("CDPC_ROOT")
+        .args(["-S", ".", "-B", "build", &format!("-DCMAKE_MODULE_PATH={}", root().join("cmake").display())])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("Could NOT find Cdpc (missing: CDPC_EXECUTABLE)"), "{text}");
 }
 
 #[test]

@@ -230,3 +230,94 @@ fn existing_files_are_replaced_only_when_they_are_compiler_outputs_or_asked_for(
     names.sort();
     assert_eq!(names, ["app.cdp", "notes.txt"], "no temporary output is left");
 }
+
+/// Remarks are opt-in, as clang's `-R...`: a clean file that includes headers cdpc does not ship
+/// compiles in silence; `-Rskipped-headers` (or `-Rall`) names each skipped header (R0611), and
+/// an unknown name that such a header would have declared says so in its error, remarks or not.
+#[test]
+fn skipped_headers_are_remarks_only_when_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let clean = "#include <time.h>\n#include <setjmp.h>\n#include <unistd.h>\n__global__ void k(int *p) { p[threadIdx.x] = 1; }\n";
+    std::fs::write(dir.path().join("clean.cu"), clean).unwrap();
+    let out = cdpc(dir.path(), &["clean.cu", "--emit", "ptx", "-o", "clean.ptx"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "", "a clean file prints nothing");
+    for flag in ["-Rskipped-headers", "-Rall"] {
+        let out = cdpc(dir.path(), &["clean.cu", "--emit", "ptx", "-o", "clean.ptx", flag]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stderr(&out);
+        assert_eq!(text.matches("note[R0611]").count(), 3, "{flag}: {text}");
+        assert!(text.contains("<setjmp.h>"), "{text}");
+    }
+    let out = cdpc(dir.path(), &["clean.cu", "--emit", "ptx", "-o", "clean.ptx", "-Rnonsense"]);
+    assert_eq!(out.status.code(), Some(2), "an unknown remark is a usage error: {}", stderr(&out));
+    // Used: the error names the skipped header, without the remark.
+    std::fs::write(dir.path().join("used.cu"), "#include <time.h>\n__global__ void k(long *p) { p[0] = time(0); }\n").unwrap();
+    let out = cdpc(dir.path(), &["used.cu", "--emit", "ptx", "-o", "used.ptx"]);
+    assert!(!out.status.success());
+    let text = stderr(&out);
+    assert!(text.contains("error[E0100]") && text.contains("<time.h> was skipped as host-only"), "{text}");
+    assert!(!text.contains("note[R0611]"), "{text}");
+    assert!(!dir.path().join("used.ptx").exists());
+}
+
+/// The names in `dir`, sorted: what a failed command left behind.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}
+
+/// I/O failures are coded diagnostics naming the path, in text and in JSON, and leave nothing
+/// behind: E0704 (the output cannot be written), E0705 (an input cannot be read), E0706 (a work
+/// file under $TMPDIR failed). A full disk behind a file is `OutputFile::commit_with`'s unit
+/// test (toolchain/tests.rs); here, behind stdout, `/dev/full`.
+#[test]
+fn io_failures_are_coded_and_leave_nothing_behind() {
+    let (dir, _) = workspace();
+    let expect = |args: &[&str], code: &str, path: &str| {
+        let out = cdpc(dir.path(), args);
+        let text = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {text}");
+        assert!(text.starts_with(&format!("error[{code}]: ")), "{args:?}: {text}");
+        assert!(text.contains(&format!("`{path}`")), "{args:?} names {path}: {text}");
+        assert_eq!(text.matches("error").count(), 1, "{args:?}: one `error`: {text}");
+        let json = cdpc(dir.path(), &[args, &["--error-format", "json"]].concat());
+        let v: serde_json::Value = serde_json::from_str(stderr(&json).trim()).unwrap();
+        assert_eq!(v["code"], code, "{v}");
+        assert!(v["message"].as_str().unwrap().contains(path), "{v}");
+    };
+    std::fs::create_dir(dir.path().join("out.ptx")).unwrap();
+    expect(&["app.cdp", "--emit", "ptx", "-o", "out.ptx"], "E0704", "out.ptx");
+    expect(&["app.cdp", "--emit", "ptx", "-o", "app.cdp/x.ptx"], "E0704", "app.cdp/x.ptx");
+    expect(&["app.cdp", "--emit", "ptx", "-o", "missing/x.ptx"], "E0704", "missing/x.ptx");
+    expect(&["nope.cdp", "--emit", "ptx"], "E0705", "nope.cdp");
+    expect(&["out.ptx", "--emit", "llvm-ir", "-o", "x.ll"], "E0705", "out.ptx");
+    expect(&["app.cdp", "nope.cdp", "-o", "x.cubin"], "E0705", "nope.cdp");
+    assert_eq!(names_in(dir.path()), ["app.cdp", "out.ptx"], "nothing left behind");
+
+    // A full disk behind stdout.
+    #[cfg(target_os = "linux")]
+    {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_cdpc")).current_dir(dir.path()).args(["app.cdp", "--emit", "ptx", "-o", "-"]).stdout(full).output().unwrap();
+        let text = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        assert!(text.starts_with("error[E0704]: cannot write the output `<stdout>`: No space left on device"), "{text}");
+    }
+
+    // Work files: $TMPDIR under a regular file.
+    if tools_available() {
+        let out = Command::new(env!("CARGO_BIN_EXE_cdpc"))
+            .current_dir(dir.path())
+            .env("TMPDIR", dir.path().join("app.cdp/tmp"))
+            .args(["app.cdp", "-o", "app.cubin"])
+            .output()
+            .unwrap();
+        let text = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        assert!(text.starts_with("error[E0706]: a work file failed: creating a temporary work folder in `"), "{text}");
+        assert!(text.contains("app.cdp/tmp`") && text.contains("$TMPDIR"), "{text}");
+        assert_eq!(names_in(dir.path()), ["app.cdp", "out.ptx"], "nothing left behind");
+    }
+}

@@ -18,6 +18,7 @@ mod corpus_templates;
 mod cuda_cxx;
 mod cxx_types_ptx;
 mod debug_info;
+mod docs_commands;
 mod embed;
 mod fmad_sass;
 mod fuzz_smoke;

@@ -52,9 +52,9 @@ fn json_errors_and_warnings_follow_the_policy() {
     let out = cdpc(d, &[&["w.cdp"][..], &base, &["--allow", "W0209"]].concat());
     assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
 
-    // A file that cannot be read is a JSON line too, with a null code.
+    // A file that cannot be read is a JSON line too, with its code (E0705).
     let out = cdpc(d, &[&["missing.cdp"][..], &base].concat());
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 1);
-    assert!(lines[0]["code"].is_null() && lines[0]["message"].as_str().unwrap().contains("missing.cdp"), "{}", lines[0]);
+    assert!(lines[0]["code"] == "E0705" && lines[0]["message"].as_str().unwrap().contains("missing.cdp"), "{}", lines[0]);
 }

@@ -258,7 +258,25 @@ fn gencode_packs_a_linked_cubin_per_architecture_and_ptx_into_a_fat_binary() {
     assert!(out.status.success(), "{}", stderr(&out));
     let list = list_images(&dir.path().join("lib.fatbin")).unwrap();
     assert!(list.contains("ELF file    1: lib.1.sm_90.cubin") && list.contains("PTX file    1: lib.1.sm_90.ptx"), "{list}");
-    // PTX of a link of several sources does not exist: a usage error, nothing written.
+    // Several sources with `code=[sm_90,compute_90]` (README's example): the linked cubins only,
+    // as `nvcc -dlink` writes them, and W0801 saying why there is no PTX and what to do.
+    let readme = ["user.cu", "lib.cu", "-o", "two.fatbin", "-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=[sm_90,compute_90]"];
+    let out = cdpc(dir.path(), &readme);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).starts_with("warning[W0801]: `code=compute_90` adds no PTX"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--emit ptx"), "{}", stderr(&out));
+    let list = list_images(&dir.path().join("two.fatbin")).unwrap();
+    assert!(list.contains("ELF file    1: two.1.sm_80.cubin") && list.contains("ELF file    2: two.2.sm_90.cubin") && !list.contains("PTX file"), "{list}");
+    let json = cdpc(dir.path(), &[&readme[..], &["--error-format", "json"]].concat());
+    assert!(json.status.success());
+    let v: serde_json::Value = serde_json::from_str(stderr(&json).trim()).unwrap();
+    assert_eq!((v["code"].as_str(), v["severity"].as_str()), (Some("W0801"), Some("warning")), "{v}");
+    std::fs::remove_file(dir.path().join("two.fatbin")).unwrap();
+    let out = cdpc(dir.path(), &[&readme[..], &["-Werror"]].concat());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).starts_with("error[W0801]"), "{}", stderr(&out));
+    assert!(!dir.path().join("two.fatbin").exists());
+    // PTX alone of a link of several sources does not exist: a usage error, nothing written.
     let out = cdpc(dir.path(), &["user.cu", "lib.cu", "-gencode", "arch=compute_90,code=compute_90", "-o", "x.fatbin"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("has no PTX"), "{}", stderr(&out));

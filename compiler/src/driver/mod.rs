@@ -167,6 +167,10 @@ pub struct CompileOptions {
     pub launch_threshold: u32,
     /// Report why launches were left alone (`-Rpass=aggregate`): remarks among the warnings.
     pub pass_remarks: bool,
+    /// Report each `<...>` header skipped as host-only (`R0611`, `-Rskipped-headers`). Off by
+    /// default, as clang's remarks are: a skipped header matters only when device code uses a
+    /// name it declares, and that error says so whatever this is.
+    pub header_remarks: bool,
     /// How long one run of ptxas or nvlink may take before it is killed and the compilation
     /// fails (`E0702`); `None` waits for ever (`--tool-timeout`, [`DEFAULT_TOOL_TIMEOUT`]).
     pub tool_timeout: Option<Duration>,
@@ -209,6 +213,7 @@ impl Default for CompileOptions {
             aggregate: Granularity::Off,
             launch_threshold: 0,
             pass_remarks: false,
+            header_remarks: false,
             tool_timeout: Some(DEFAULT_TOOL_TIMEOUT),
             overwrite: Overwrite::CompilerOutputs,
             preprocess: PreprocessOptions::default(),
@@ -268,7 +273,7 @@ impl fmt::Display for CompileError {
             CompileError::Backend(e) => write!(f, "internal compiler error in code generation: {e}"),
             CompileError::Tool(e) => write!(f, "{e}"),
             CompileError::NotUtf8(e) => f.write_str(&e.diagnostic.message),
-            CompileError::Io { path, action, error } => write!(f, "{action} `{}`: {error}", path.display()),
+            CompileError::Io { path, action, error } => write!(f, "{action} `{}`: {}", path.display(), crate::toolchain::io_message(error)),
         }
     }
 }
@@ -278,10 +283,12 @@ impl std::error::Error for CompileError {}
 impl CompileError {
     /// The stable code of an error that is no source diagnostic, where it has one: `E0700`
     /// (the output is an input), `E0701` (the output would replace a file that is no compiler
-    /// output), `E0702` (a tool timed out), `E0703` (interrupted).
+    /// output), `E0702` (a tool timed out), `E0703` (interrupted), `E0704` (the output cannot
+    /// be written), `E0705` (an input cannot be read), `E0706` (a work file failed).
     pub fn code(&self) -> Option<Code> {
         match self {
             CompileError::Tool(e) => e.code(),
+            CompileError::Io { .. } => Some(Code::InputNotReadable),
             _ => None,
         }
     }
@@ -411,7 +418,8 @@ fn check_here(source: &str, options: &CompileOptions) -> Result<Checked, Compile
     let mut diagnostics = Vec::new();
     let text = match &pp {
         Some(pp) => {
-            diagnostics.extend(pp.diagnostics.iter().cloned());
+            let shown = |d: &&Diagnostic| options.header_remarks || d.code != Code::HostHeaderSkipped;
+            diagnostics.extend(pp.diagnostics.iter().filter(shown).cloned());
             if diagnostics.iter().any(Diagnostic::is_error) {
                 return Err(CompileError::Diagnostics(options.warnings.apply(diagnostics)));
             }

@@ -59,7 +59,8 @@
 //! `#include "name"` looks beside the including file, then in the `-I` folders, then as `<name>`.
 //! `#include <name>` looks in the `-I` folders, then among the headers cdpc ships (named
 //! `<cdpc>/name` in diagnostics). A `<...>` header found in neither is host-only
-//! (`<iostream>`, `<thrust/sort.h>`): it is skipped with remark `R0611`, and an unknown name in
+//! (`<iostream>`, `<thrust/sort.h>`): it is skipped with remark `R0611` (which the driver shows
+//! only under `-Rskipped-headers`), and an unknown name in
 //! the program (`E0100`) gets a note naming the skipped headers. A `"..."` header found nowhere
 //! is `E0602`. Include guards and `#pragma once` work as usual; a file is read from disk once.
 //!

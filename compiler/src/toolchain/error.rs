@@ -89,12 +89,18 @@ pub enum ToolError {
     /// it ended; `stderr`/`stdout` hold at most the last [`CAPTURE_LIMIT`] bytes.
     #[allow(missing_docs)]
     Failed { tool: String, command: String, status: ExitKind, stderr: String, stdout: String },
-    /// A file operation failed; `action` says what we were doing ("writing the PTX input").
+    /// A work file (in the temporary work folder under `$TMPDIR`) could not be made, written
+    /// or read; `action` says what we were doing ("writing the PTX for ptxas"). `E0706`.
     #[allow(missing_docs)]
     Io { action: String, path: PathBuf, source: io::Error },
     /// The output path cannot receive the result (a directory, a missing or unwritable folder).
+    /// `E0704`.
     #[allow(missing_docs)]
     OutputPathInvalid { path: PathBuf, reason: String },
+    /// Writing the output failed (disk full, an I/O error); `path` is the output the user
+    /// named, and nothing was left there or beside it. `E0704`.
+    #[allow(missing_docs)]
+    OutputIo { path: PathBuf, source: io::Error },
     /// A tool ran longer than [`BuildOptions::tool_timeout`](super::BuildOptions::tool_timeout)
     /// and was killed; `stderr` is what it had printed by then (truncated). `E0702`.
     #[allow(missing_docs)]
@@ -112,14 +118,17 @@ pub enum ToolError {
 }
 
 impl ToolError {
-    /// The stable diagnostic code of the errors that have one (those about the safety of the
-    /// user's files and about bounded time); the rest are reported without a code.
+    /// The stable diagnostic code of the errors that have one (those about the user's files,
+    /// work files and bounded time); the rest (a tool missing or failing) are reported without
+    /// a code.
     pub fn code(&self) -> Option<Code> {
         Some(match self {
             ToolError::OutputIsInput { .. } => Code::OutputIsInput,
             ToolError::WouldOverwrite { .. } => Code::OutputNotCompilerOutput,
             ToolError::TimedOut { .. } => Code::ToolTimedOut,
             ToolError::Interrupted => Code::Interrupted,
+            ToolError::OutputPathInvalid { .. } | ToolError::OutputIo { .. } => Code::OutputNotWritable,
+            ToolError::Io { .. } => Code::WorkFileFailed,
             _ => return None,
         })
     }
@@ -170,10 +179,15 @@ impl fmt::Display for ToolError {
                 Ok(())
             }
             ToolError::Io { action, path, source } => {
-                write!(f, "error {action} `{}`: {source}", path.display())
+                write!(f, "a work file failed: {action} `{}`: {}", path.display(), io_message(source))?;
+                write!(f, "\n  = help: work files go to $TMPDIR (else /tmp): point it at a writable folder with free space")
             }
             ToolError::OutputPathInvalid { path, reason } => {
-                write!(f, "cannot write output `{}`: {reason}", path.display())
+                write!(f, "cannot write the output `{}`: {reason}", path.display())
+            }
+            ToolError::OutputIo { path, source } => {
+                write!(f, "cannot write the output `{}`: {}", path.display(), io_message(source))?;
+                write!(f, "\n  = note: nothing was written: the file is as it was before")
             }
             ToolError::TimedOut { tool, command, limit, stderr } => {
                 write!(f, "{tool} did not finish within {} and was killed\n  command: {command}", seconds(*limit))?;
@@ -199,9 +213,19 @@ impl fmt::Display for ToolError {
 impl std::error::Error for ToolError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            ToolError::Spawn { source, .. } | ToolError::Io { source, .. } => Some(source),
+            ToolError::Spawn { source, .. } | ToolError::Io { source, .. } | ToolError::OutputIo { source, .. } => Some(source),
             _ => None,
         }
+    }
+}
+
+/// The operating system's message for `e` without Rust's " (os error 28)" suffix: the
+/// diagnostic says "error" once, in its head.
+pub fn io_message(e: &io::Error) -> String {
+    let text = e.to_string();
+    match (e.raw_os_error(), text.rfind(" (os error ")) {
+        (Some(_), Some(at)) => text[..at].to_string(),
+        _ => text,
     }
 }
 

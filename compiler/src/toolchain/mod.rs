@@ -25,7 +25,7 @@ pub mod run;
 pub use discover::{
     SearchEnv, ToolSearch, ToolSource, Toolchain, CUDADEVRT, PROJECT_TOOLS_DIR, WHEEL_SUBDIR,
 };
-pub use error::{command_line, shell_quote, ExitKind, ToolError, CAPTURE_LIMIT, INSTALL_HELP};
+pub use error::{command_line, io_message, shell_quote, ExitKind, ToolError, CAPTURE_LIMIT, INSTALL_HELP};
 pub use cleanup::{interrupt, stale_work_dirs, WORK_DIR_PREFIX};
 pub use overwrite::{OutputGuard, Overwrite};
 pub use run::{nvlink_args, ptxas_args, run_front_end, version_output, BuildOptions, FatbinImage, FrontEndRun, OutputFile, ToolLog, ToolRun, DEFAULT_TOOL_TIMEOUT};

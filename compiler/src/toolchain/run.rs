@@ -467,7 +467,7 @@ impl OutputFile {
                         "cannot create files in `{}`: permission denied",
                         dir.display()
                     )),
-                    _ => ToolError::io("creating a temporary output file in", &dir, e),
+                    _ => ToolError::OutputIo { path: path.to_path_buf(), source: e },
                 })
         };
         let (tmp, tracked) = cleanup::tracked(create, |tmp: &NamedTempFile| tmp.path().to_path_buf())?;
@@ -475,12 +475,17 @@ impl OutputFile {
     }
 
     /// Writes `bytes` and renames the temporary file over the output.
-    pub fn commit(mut self, bytes: &[u8]) -> Result<(), ToolError> {
+    pub fn commit(self, bytes: &[u8]) -> Result<(), ToolError> {
+        self.commit_with(|file| file.write_all(bytes))
+    }
+
+    /// Like [`OutputFile::commit`], with `write` writing the contents to the temporary file
+    /// (which may also be a writer that fails, to test what a full disk does). A failure is
+    /// `E0704` naming the output, and the temporary file is removed.
+    pub fn commit_with(mut self, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<(), ToolError> {
         let tmp_path = self.tmp.path().to_path_buf();
-        self.tmp
-            .write_all(bytes)
-            .and_then(|_| self.tmp.flush())
-            .map_err(|e| ToolError::io("writing the output to", &tmp_path, e))?;
+        let output_error = |source| ToolError::OutputIo { path: self.path.clone(), source };
+        write(self.tmp.as_file_mut() as &mut dyn Write).and_then(|_| self.tmp.as_file_mut().flush()).map_err(output_error)?;
         #[cfg(unix)]
         {
             // NamedTempFile is created 0600; give the result the usual file mode.
@@ -498,7 +503,7 @@ impl OutputFile {
                     reason: "it is a directory".into(),
                 }
             } else {
-                ToolError::io("moving the finished output into place at", &path, e.error)
+                ToolError::OutputIo { path: path.clone(), source: e.error }
             }
         })
     }

@@ -445,7 +445,7 @@ fn output_path_that_is_a_directory_is_refused_before_running_anything() {
     assert!(matches!(err, ToolError::OutputPathInvalid { .. }), "{err:?}");
     assert_eq!(
         err.to_string(),
-        format!("cannot write output `{}`: it is a directory", out.display())
+        format!("cannot write the output `{}`: it is a directory", out.display())
     );
     assert!(!f.tc.ptxas.parent().unwrap().join("ran").exists());
 
@@ -817,4 +817,28 @@ fn real_ptxas_and_nvlink_build_a_cubin_with_a_device_side_launch() {
     assert!(matches!(&err, ToolError::Failed { tool, .. } if tool == "nvlink"), "{err}");
     eprintln!("{err}");
     assert!(!dir.path().join("x.cubin").exists());
+}
+
+/// A disk that fills up while the output is written: `E0704` naming the output (not the
+/// temporary file), the previous output untouched, and no temporary file left beside it.
+#[test]
+fn a_full_disk_while_writing_the_output_leaves_the_old_file_and_no_temporary() {
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("k.cubin");
+    fs::write(&out, b"previous build").unwrap();
+    let file = OutputFile::prepare(&out).unwrap();
+    let err = file
+        .commit_with(|w| {
+            w.write_all(b"half a cubin")?;
+            Err(std::io::Error::from_raw_os_error(libc::ENOSPC))
+        })
+        .unwrap_err();
+    assert!(matches!(&err, ToolError::OutputIo { path, .. } if path == &out), "{err:?}");
+    assert_eq!(err.code(), Some(crate::Code::OutputNotWritable));
+    let text = err.to_string();
+    assert!(text.starts_with(&format!("cannot write the output `{}`: No space left on device", out.display())), "{text}");
+    assert!(!text.contains("os error"), "{text}");
+    assert_eq!(fs::read(&out).unwrap(), b"previous build");
+    let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["k.cubin"], "the temporary output is removed");
 }
