@@ -231,29 +231,29 @@ fn existing_files_are_replaced_only_when_they_are_compiler_outputs_or_asked_for(
     assert_eq!(names, ["app.cdp", "notes.txt"], "no temporary output is left");
 }
 
-/// Remarks are opt-in, as clang's `-R...`: a clean file that includes headers cdpc does not ship
-/// compiles in silence; `-Rskipped-headers` (or `-Rall`) names each skipped header (R0611), and
+/// Remarks are opt-in, as clang's `-R...`: a clean kernel-language file (CUDA C++ goes through
+/// Clang, which reads every header) that includes headers cdpc does not ship compiles in silence; `-Rskipped-headers` (or `-Rall`) names each skipped header (R0611), and
 /// an unknown name that such a header would have declared says so in its error, remarks or not.
 #[test]
 fn skipped_headers_are_remarks_only_when_asked_for() {
     let dir = tempfile::tempdir().unwrap();
     let clean = "#include <time.h>\n#include <setjmp.h>\n#include <unistd.h>\n__global__ void k(int *p) { p[threadIdx.x] = 1; }\n";
-    std::fs::write(dir.path().join("clean.cu"), clean).unwrap();
-    let out = cdpc(dir.path(), &["clean.cu", "--emit", "ptx", "-o", "clean.ptx"]);
+    std::fs::write(dir.path().join("clean.cdp"), clean).unwrap();
+    let out = cdpc(dir.path(), &["clean.cdp", "--emit", "ptx", "-o", "clean.ptx"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stderr(&out), "", "a clean file prints nothing");
     for flag in ["-Rskipped-headers", "-Rall"] {
-        let out = cdpc(dir.path(), &["clean.cu", "--emit", "ptx", "-o", "clean.ptx", flag]);
+        let out = cdpc(dir.path(), &["clean.cdp", "--emit", "ptx", "-o", "clean.ptx", flag]);
         assert!(out.status.success(), "{}", stderr(&out));
         let text = stderr(&out);
         assert_eq!(text.matches("note[R0611]").count(), 3, "{flag}: {text}");
         assert!(text.contains("<setjmp.h>"), "{text}");
     }
-    let out = cdpc(dir.path(), &["clean.cu", "--emit", "ptx", "-o", "clean.ptx", "-Rnonsense"]);
+    let out = cdpc(dir.path(), &["clean.cdp", "--emit", "ptx", "-o", "clean.ptx", "-Rnonsense"]);
     assert_eq!(out.status.code(), Some(2), "an unknown remark is a usage error: {}", stderr(&out));
     // Used: the error names the skipped header, without the remark.
-    std::fs::write(dir.path().join("used.cu"), "#include <time.h>\n__global__ void k(long *p) { p[0] = time(0); }\n").unwrap();
-    let out = cdpc(dir.path(), &["used.cu", "--emit", "ptx", "-o", "used.ptx"]);
+    std::fs::write(dir.path().join("used.cdp"), "#include <time.h>\n__global__ void k(long *p) { p[0] = time(0); }\n").unwrap();
+    let out = cdpc(dir.path(), &["used.cdp", "--emit", "ptx", "-o", "used.ptx"]);
     assert!(!out.status.success());
     let text = stderr(&out);
     assert!(text.contains("error[E0100]") && text.contains("<time.h> was skipped as host-only"), "{text}");

@@ -228,3 +228,21 @@ fn lineinfo_names_the_users_lines() {
     assert!(!files.is_empty() && files.iter().all(|f| f.contains("switch.cu")), "{files:?}");
     assert!(!ptx.contains(".section"), "-lineinfo is directives only");
 }
+
+/// `--default-stream per-thread` (KLAP's Makefiles use it): launches into stream 0 go through
+/// the per-thread stream's entry point, as nvcc's do.
+#[test]
+fn per_thread_default_stream_launches_through_ptsz() {
+    if let Some(why) = missing_tools() {
+        println!("skipped: {why}");
+        return;
+    }
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda_cxx/switch.cu");
+    let source = std::fs::read_to_string(&file).unwrap();
+    let mut options = CompileOptions { emit: Emit::Ptx, preprocess: PreprocessOptions { input: Some(file), ..Default::default() }, ..CompileOptions::default() };
+    options.target.default_stream = cdpc::DefaultStream::PerThread;
+    let compiled = driver::compile(&source, &options).unwrap();
+    assert!(compiled.warnings.is_empty(), "{:?}", compiled.warnings);
+    let ptx = String::from_utf8(compiled.output).unwrap();
+    assert!(ptx.contains("call.uni (retval0), __cudaCDP2LaunchDeviceV2_ptsz,") && !ptx.contains("__cudaCDP2LaunchDeviceV2,"), "{ptx}");
+}

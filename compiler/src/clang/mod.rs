@@ -263,8 +263,11 @@ impl ClangInvocation<'_> {
         if !self.fmad {
             push("-ffp-contract=off".into());
         }
+        // nvcc's `--default-stream per-thread` defines this macro, with which CUDA's device
+        // runtime header calls the `_ptsz` launch entry points (Clang's
+        // `-fgpu-default-stream=per-thread` is about host code: unused in a device compilation).
         if self.target.default_stream == crate::target::DefaultStream::PerThread {
-            push("-fgpu-default-stream=per-thread".into());
+            push("-DCUDA_API_PER_THREAD_DEFAULT_STREAM=1".into());
         }
         if let Some(cuid) = self.cuid {
             push(format!("-cuid={cuid}"));
