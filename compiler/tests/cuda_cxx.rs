@@ -75,6 +75,18 @@ fn library_variable(symbol: &str) -> bool {
     ["4cuda3std", "6thrust", "3cub", "_ZZN4cuda"].iter().any(|ns| symbol.contains(ns)) && !symbol.ends_with("Evv()")
 }
 
+/// PTX of `file` with cdpc's defaults, read from where it lies.
+fn ptx_options(file: &Path) -> CompileOptions {
+    CompileOptions { emit: Emit::Ptx, preprocess: PreprocessOptions { input: Some(file.to_path_buf()), ..Default::default() }, ..CompileOptions::default() }
+}
+
+/// One of `compiler/tests/cuda_cxx/`'s files and its text.
+fn sample(name: &str) -> (PathBuf, String) {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda_cxx").join(name);
+    let text = std::fs::read_to_string(&file).unwrap();
+    (file, text)
+}
+
 fn nvcc_ptx(nvcc: &Path, file: &Path) -> String {
     let out = tempfile::tempdir().unwrap();
     let ptx = out.path().join("out.ptx");
@@ -95,12 +107,7 @@ fn everyday_constructs_compile_with_nvcc_names() {
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
         let theirs = symbols(&nvcc_ptx(&nvcc, &file));
         let source = std::fs::read_to_string(&file).unwrap();
-        let options = CompileOptions {
-            emit: Emit::Ptx,
-            preprocess: PreprocessOptions { input: Some(file.clone()), ..Default::default() },
-            nv_module_id: module_id(&theirs),
-            ..CompileOptions::default()
-        };
+        let options = CompileOptions { nv_module_id: module_id(&theirs), ..ptx_options(&file) };
         match driver::compile(&source, &options) {
             Ok(compiled) => {
                 let ptx = String::from_utf8(compiled.output).unwrap();
@@ -129,9 +136,8 @@ fn a_cuda_cxx_file_links_to_a_cubin() {
         println!("skipped: {why}");
         return;
     }
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda_cxx/tail_launch.cu");
-    let source = std::fs::read_to_string(&file).unwrap();
-    let options = CompileOptions { preprocess: PreprocessOptions { input: Some(file), ..Default::default() }, ..CompileOptions::default() };
+    let (file, source) = sample("tail_launch.cu");
+    let options = CompileOptions { emit: Emit::Cubin, ..ptx_options(&file) };
     let cubin = driver::compile(&source, &options).unwrap().output;
     assert_eq!(&cubin[..4], b"\x7fELF");
     let runs: Vec<_> = driver::compile(&source, &options).unwrap().tool_runs.into_iter().map(|r| r.tool).collect();
@@ -149,7 +155,7 @@ fn clang_errors_are_diagnostics_at_their_line() {
     let file = dir.path().join("bad.cu");
     let source = "__global__ void child(int *p) {}\n__global__ void parent() { child<<<1, 1>>>(1.5); }\n";
     std::fs::write(&file, source).unwrap();
-    let options = CompileOptions { emit: Emit::Ptx, preprocess: PreprocessOptions { input: Some(file), ..Default::default() }, ..CompileOptions::default() };
+    let options = ptx_options(&file);
     match driver::compile(source, &options) {
         Err(driver::CompileError::Diagnostics(d)) => {
             assert_eq!(d[0].code.as_str(), "E1000", "{d:?}");
@@ -177,7 +183,7 @@ fn legacy_warp_intrinsics_warn_at_the_users_line() {
     let file = dir.path().join("old.cu");
     let source = "__global__ void k(int *p) {\n    p[threadIdx.x] = __shfl_up(p[threadIdx.x], 1) + __any(p[0]);\n}\n";
     std::fs::write(&file, source).unwrap();
-    let options = CompileOptions { emit: Emit::Ptx, preprocess: PreprocessOptions { input: Some(file), ..Default::default() }, ..CompileOptions::default() };
+    let options = ptx_options(&file);
     let compiled = driver::compile(source, &options).unwrap();
     let ptx = String::from_utf8(compiled.output).unwrap();
     assert!(ptx.contains("shfl.sync.up") && ptx.contains("vote.sync.any"), "{ptx}");
@@ -193,9 +199,8 @@ fn tail_launch_under_v1_is_e0306() {
         println!("skipped: {why}");
         return;
     }
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda_cxx/tail_launch.cu");
-    let source = std::fs::read_to_string(&file).unwrap();
-    let mut options = CompileOptions { emit: Emit::Ptx, preprocess: PreprocessOptions { input: Some(file), ..Default::default() }, ..CompileOptions::default() };
+    let (file, source) = sample("tail_launch.cu");
+    let mut options = ptx_options(&file);
     options.target.launch_abi = cdpc::LaunchAbi::V1;
     match driver::compile(&source, &options) {
         Err(driver::CompileError::Diagnostics(d)) => {
@@ -215,14 +220,8 @@ fn lineinfo_names_the_users_lines() {
         println!("skipped: {why}");
         return;
     }
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda_cxx/switch.cu");
-    let source = std::fs::read_to_string(&file).unwrap();
-    let options = CompileOptions {
-        emit: Emit::Ptx,
-        debug: Some(driver::DebugLevel::LineTables),
-        preprocess: PreprocessOptions { input: Some(file), ..Default::default() },
-        ..CompileOptions::default()
-    };
+    let (file, source) = sample("switch.cu");
+    let options = CompileOptions { debug: Some(driver::DebugLevel::LineTables), ..ptx_options(&file) };
     let ptx = String::from_utf8(driver::compile(&source, &options).unwrap().output).unwrap();
     let files: Vec<&str> = ptx.lines().filter(|l| l.trim_start().starts_with(".file")).collect();
     assert!(!files.is_empty() && files.iter().all(|f| f.contains("switch.cu")), "{files:?}");
@@ -237,9 +236,8 @@ fn per_thread_default_stream_launches_through_ptsz() {
         println!("skipped: {why}");
         return;
     }
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda_cxx/switch.cu");
-    let source = std::fs::read_to_string(&file).unwrap();
-    let mut options = CompileOptions { emit: Emit::Ptx, preprocess: PreprocessOptions { input: Some(file), ..Default::default() }, ..CompileOptions::default() };
+    let (file, source) = sample("switch.cu");
+    let mut options = ptx_options(&file);
     options.target.default_stream = cdpc::DefaultStream::PerThread;
     let compiled = driver::compile(&source, &options).unwrap();
     assert!(compiled.warnings.is_empty(), "{:?}", compiled.warnings);
