@@ -2,7 +2,6 @@
 //! (what Clang emits, and what another front end may hand cdpc), through the passes.
 
 use super::*;
-use crate::diag::Code;
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
 
