@@ -131,14 +131,20 @@ function(_cdpc_common_options out arch)
   set(${out} ${options} ${ARGN} PARENT_SCOPE)
 endfunction()
 
-function(cdpc_add_cubin name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "ARCH;OUTPUT" "SOURCES;OPTIONS")
+# The checks both functions make of their parsed arguments (a macro: it reads the caller's
+# arg_* variables).
+macro(_cdpc_check_arguments function name)
   if(NOT arg_SOURCES)
-    message(FATAL_ERROR "cdpc_add_cubin(${name}): no SOURCES")
+    message(FATAL_ERROR "${function}(${name}): no SOURCES")
   endif()
   if(arg_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "cdpc_add_cubin(${name}): unknown arguments ${arg_UNPARSED_ARGUMENTS}")
+    message(FATAL_ERROR "${function}(${name}): unknown arguments ${arg_UNPARSED_ARGUMENTS}")
   endif()
+endmacro()
+
+function(cdpc_add_cubin name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "ARCH;OUTPUT" "SOURCES;OPTIONS")
+  _cdpc_check_arguments(cdpc_add_cubin ${name})
   _cdpc_common_options(options "${arg_ARCH}" ${arg_OPTIONS})
   if(NOT arg_OUTPUT)
     set(arg_OUTPUT "${name}.cubin")
@@ -169,12 +175,7 @@ endfunction()
 
 function(cdpc_add_cuda_library name)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "ARCH" "SOURCES;OPTIONS")
-  if(NOT arg_SOURCES)
-    message(FATAL_ERROR "cdpc_add_cuda_library(${name}): no SOURCES")
-  endif()
-  if(arg_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "cdpc_add_cuda_library(${name}): unknown arguments ${arg_UNPARSED_ARGUMENTS}")
-  endif()
+  _cdpc_check_arguments(cdpc_add_cuda_library ${name})
   if(NOT Cdpc_HOST_FOUND)
     message(FATAL_ERROR "cdpc_add_cuda_library(${name}) needs nvcc, cuda_runtime.h, libcudadevrt.a and "
       "libcudart_static.a (found: CDPC_NVCC=${CDPC_NVCC} CDPC_CUDA_INCLUDE_DIR=${CDPC_CUDA_INCLUDE_DIR} "

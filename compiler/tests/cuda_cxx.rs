@@ -35,6 +35,17 @@ fn missing_tools() -> Option<String> {
     None
 }
 
+/// Whether the Clang path can run here; prints why not when it cannot.
+fn tools_ready() -> bool {
+    match missing_tools() {
+        Some(why) => {
+            println!("skipped: {why}");
+            false
+        }
+        None => true,
+    }
+}
+
 /// The kernels (`.entry`) and defined device variables (`.global`, string literals aside).
 fn symbols(ptx: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
@@ -97,8 +108,7 @@ fn nvcc_ptx(nvcc: &Path, file: &Path) -> String {
 
 #[test]
 fn everyday_constructs_compile_with_nvcc_names() {
-    if let Some(why) = missing_tools() {
-        println!("skipped: {why}");
+    if !tools_ready() {
         return;
     }
     let nvcc = crate::build_common::nvcc().unwrap();
@@ -132,8 +142,7 @@ fn everyday_constructs_compile_with_nvcc_names() {
 /// libcudadevrt, tail launch and fire-and-forget included (V2).
 #[test]
 fn a_cuda_cxx_file_links_to_a_cubin() {
-    if let Some(why) = missing_tools() {
-        println!("skipped: {why}");
+    if !tools_ready() {
         return;
     }
     let (file, source) = sample("tail_launch.cu");
@@ -147,8 +156,7 @@ fn a_cuda_cxx_file_links_to_a_cubin() {
 /// Clang's errors come back as E1000 at the file, line and column, with its notes.
 #[test]
 fn clang_errors_are_diagnostics_at_their_line() {
-    if let Some(why) = missing_tools() {
-        println!("skipped: {why}");
+    if !tools_ready() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -175,8 +183,7 @@ fn clang_errors_are_diagnostics_at_their_line() {
 /// user's line, not inside Clang's header.
 #[test]
 fn legacy_warp_intrinsics_warn_at_the_users_line() {
-    if let Some(why) = missing_tools() {
-        println!("skipped: {why}");
+    if !tools_ready() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -195,8 +202,7 @@ fn legacy_warp_intrinsics_warn_at_the_users_line() {
 /// The V1 ABI keeps Clang's documented sequence and refuses what V1 cannot launch.
 #[test]
 fn tail_launch_under_v1_is_e0306() {
-    if let Some(why) = missing_tools() {
-        println!("skipped: {why}");
+    if !tools_ready() {
         return;
     }
     let (file, source) = sample("tail_launch.cu");
@@ -216,8 +222,7 @@ fn tail_launch_under_v1_is_e0306() {
 /// device runtime's launch wrappers contribute is moved to the line that used them.
 #[test]
 fn lineinfo_names_the_users_lines() {
-    if let Some(why) = missing_tools() {
-        println!("skipped: {why}");
+    if !tools_ready() {
         return;
     }
     let (file, source) = sample("switch.cu");
@@ -232,8 +237,7 @@ fn lineinfo_names_the_users_lines() {
 /// the per-thread stream's entry point, as nvcc's do.
 #[test]
 fn per_thread_default_stream_launches_through_ptsz() {
-    if let Some(why) = missing_tools() {
-        println!("skipped: {why}");
+    if !tools_ready() {
         return;
     }
     let (file, source) = sample("switch.cu");
