@@ -91,7 +91,6 @@ pub mod fuzzing;
 #[allow(missing_docs)]
 pub mod hir;
 pub mod layout;
-pub mod mangle;
 pub mod pipeline;
 pub mod preprocess;
 pub mod render;

@@ -5,7 +5,7 @@
 use crate::target::Target;
 use std::fmt;
 
-/// Index of a struct in [`crate::hir::Module::structs`].
+/// Index of a struct in the HIR module's `structs`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct StructId(pub u32);
 
@@ -247,7 +247,7 @@ pub trait StructLayouts {
         "enum"
     }
     /// For an instance of a class template: the template's qualified name and the arguments.
-    fn struct_template(&self, _id: StructId) -> Option<(&str, &[crate::hir::TemplateArgValue])> {
+    fn struct_template(&self, _id: StructId) -> Option<(&str, &[TemplateArgValue])> {
         None
     }
 }
@@ -410,4 +410,19 @@ impl VectorType {
         let eight = matches!(self.elem, VectorElem::Int(IntKind::Long | IntKind::ULong | IntKind::LongLong | IntKind::ULongLong) | VectorElem::Float(FloatKind::Double));
         (eight && self.len == 4 && self.fixed_align.is_none()).then(|| format!("{0}_16a or {0}_32a", self.name))
     }
+}
+
+/// A template argument: a type, or an integer constant of the parameter's type.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TemplateArgValue {
+    Type(Type),
+    Int { value: i64, ty: Type },
+}
+
+/// The arguments of `__launch_bounds__`, integer constants (the front end folds them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchBounds {
+    pub max_threads: u32,
+    pub min_blocks: Option<u32>,
+    pub max_blocks_per_cluster: Option<u32>,
 }

@@ -28,6 +28,7 @@ mod hostile;
 mod inkwell_frontend;
 mod json_cli;
 mod launch_scaling;
+mod layers;
 mod overloading;
 mod preprocess_corpus;
 mod run_cmd;

@@ -2,6 +2,7 @@
 //! type is resolved. Semantic analysis (`crate::sema`) turns it into the typed `crate::hir`.
 
 use crate::diag::Span;
+pub use crate::types::LaunchBounds;
 use crate::types::Quals;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -242,14 +243,6 @@ pub enum FnQualifier {
     NoInline,
     /// `__launch_bounds__(max_threads[, min_blocks[, max_blocks_per_cluster]])`.
     LaunchBounds(LaunchBounds),
-}
-
-/// The arguments of `__launch_bounds__`, integer constants (the front end folds them).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LaunchBounds {
-    pub max_threads: u32,
-    pub min_blocks: Option<u32>,
-    pub max_blocks_per_cluster: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

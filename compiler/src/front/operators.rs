@@ -87,11 +87,6 @@ pub(super) fn join(tokens: &mut Vec<Spanned>) {
     *tokens = out;
 }
 
-/// The operator an operator function's name spells (`operator+=` gives `+=`), if it is one.
-pub fn operator_of(name: &str) -> Option<&str> {
-    let simple = name.rsplit("::").next().unwrap_or(name);
-    simple.strip_prefix("operator").filter(|op| !op.is_empty() && !op.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
-}
 
 #[cfg(test)]
 mod tests {
@@ -122,8 +117,5 @@ mod tests {
     fn leaves_other_operators() {
         assert_eq!(texts("operator()()"), ["operator", "(", ")", "(", ")"]);
         assert_eq!(texts("operator int"), ["operator", "int"]);
-        assert_eq!(operator_of("A::operator[]"), Some("[]"));
-        assert_eq!(operator_of("operatorx"), None);
-        assert_eq!(operator_of("operator"), None);
     }
 }

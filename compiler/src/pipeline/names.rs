@@ -16,12 +16,7 @@ use inkwell::module::{Linkage, Module};
 use inkwell::values::{AsValueRef, BasicValue, GlobalValue, PointerValue};
 use inkwell::AddressSpace;
 
-/// `__nv_static_<n>_<module id>_<name>`: nvcc's symbol of an internal kernel or variable whose
-/// own symbol is `name`, in the file whose module id is `id`, `n` the id's length (measured
-/// with nvcc 13.5).
-pub fn nv_static_symbol(id: &str, name: &str) -> String {
-    format!("__nv_static_{}_{id}_{name}", id.len())
-}
+use crate::hir::mangle::nv_static_symbol;
 
 /// The symbol without Clang's `__intern__<hex>` or `__static__<hex>` suffix, if it has one.
 pub fn unsuffixed(symbol: &str) -> Option<&str> {

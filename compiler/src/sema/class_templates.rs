@@ -20,7 +20,7 @@
 //!   `templates::MAX_INSTANTIATION_DEPTH` deep (`E0940`); an error inside an instance carries
 //!   a label at the use that requested it.
 //! - **Names**: the instance's struct is shown as `Buf<int, 4>` and keeps its template and
-//!   arguments (`hir::ClassInstance`), from which `crate::mangle` names it (`3BufIiLi4EE`); a
+//!   arguments (`hir::ClassInstance`), from which `crate::hir::mangle` names it (`3BufIiLi4EE`); a
 //!   member function's nested name includes them (`_ZNK3BufIiLi4EE3sumEv`,
 //!   `hir::CxxSignature::instance`). Inside the template, its bare name is the instance
 //!   (C++'s injected class name: `Buf` in `void add(const Buf &o)`).

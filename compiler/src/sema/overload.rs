@@ -317,7 +317,7 @@ impl Context {
     /// Checks the number of parameters of an operator function (`E0974`); `operands` counts
     /// the implicit object of a member function.
     pub(super) fn check_operator_arity(&mut self, name: &str, name_span: Span, operands: usize, member: bool) -> bool {
-        let Some(op) = crate::front::operators::operator_of(name) else { return true };
+        let Some(op) = crate::hir::mangle::operator_of(name) else { return true };
         let allowed: &[usize] = if op == "[]" || op == "=" {
             if !member {
                 self.error(Code::OperatorArity, name_span, format!("`operator{op}` must be a member function"))

@@ -16,7 +16,7 @@
 //! - **Errors inside an instance** carry, for every level, a label at the use that requested
 //!   it, "in instantiation of `f<int>` requested here", as clang's notes do.
 //! - **Names**: an instance keeps its template's arguments and signature as written
-//!   (`hir::TemplateInstance`), from which `crate::mangle` makes nvcc's symbol
+//!   (`hir::TemplateInstance`), from which `crate::hir::mangle` makes nvcc's symbol
 //!   (`_Z1fIiEvPT_`).
 //! - **Requests from outside device code** ([`instantiate_requested`], before any body is
 //!   checked): the kernel instances that host code names, `k<128><<<...>>>` in `main` or

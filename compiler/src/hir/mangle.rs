@@ -18,8 +18,22 @@
 //! for them contain a hash of the file that no other compiler reproduces, and no host code can
 //! look them up.
 
-use crate::hir::{Function, Linkage, PatternArg, TemplateArgValue, TemplateInstance, TypePattern};
-use crate::types::{FloatKind, IntKind, Quals, StructLayouts, Type};
+use super::{Function, Linkage, PatternArg, TemplateInstance, TypePattern};
+use crate::types::{FloatKind, IntKind, Quals, StructLayouts, TemplateArgValue, Type};
+
+/// The operator an operator function's name spells (`operator+=` gives `+=`), if it is one.
+pub fn operator_of(name: &str) -> Option<&str> {
+    let simple = name.rsplit("::").next().unwrap_or(name);
+    simple.strip_prefix("operator").filter(|op| !op.is_empty() && !op.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+}
+
+/// `__nv_static_<n>_<module id>_<name>`: nvcc's symbol of an internal kernel or variable whose
+/// own symbol is `name`, in the file whose module id is `id`, `n` the id's length (measured
+/// with nvcc 13.5).
+pub fn nv_static_symbol(id: &str, name: &str) -> String {
+    format!("__nv_static_{}_{id}_{name}", id.len())
+}
+
 
 /// The symbol of `f` in PTX and the cubin.
 pub fn function_symbol(f: &Function, structs: &dyn StructLayouts) -> String {
@@ -108,7 +122,7 @@ fn source_name(name: &str) -> String {
 /// name, `\0pL`; `operands` counts the implicit object, and tells unary `-a` (`ng`) from
 /// binary `a - b` (`mi`). `None` for a name that is not an operator's.
 pub fn operator_name(name: &str, operands: usize) -> Option<String> {
-    let op = crate::front::operators::operator_of(name)?;
+    let op = operator_of(name)?;
     let unary = operands == 1;
     let code = match op {
         "+" if unary => "ps",
@@ -692,6 +706,14 @@ fn substitution(index: usize) -> String {
 mod tests {
     use super::*;
     use crate::types::StructId;
+
+    #[test]
+    fn operator_names() {
+        assert_eq!(operator_of("A::operator[]"), Some("[]"));
+        assert_eq!(operator_of("operator+="), Some("+="));
+        assert_eq!(operator_of("operatorx"), None);
+        assert_eq!(operator_of("operator"), None);
+    }
 
     struct Names;
     impl StructLayouts for Names {

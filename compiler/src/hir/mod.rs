@@ -8,6 +8,9 @@
 use crate::diag::Span;
 use crate::layout::ParamLayout;
 use crate::types::{size_align, Quals, StructId, StructLayouts, Type};
+pub use crate::types::{LaunchBounds, TemplateArgValue};
+
+pub mod mangle;
 use crate::target::Target;
 pub use runtime_shim::entry_points::RuntimeFn;
 
@@ -84,7 +87,7 @@ pub struct StructDef {
     pub align: u64,
     pub span: Span,
     /// An instance of a class template (`crate::sema::class_templates`): the template and its
-    /// arguments, from which `crate::mangle` names it (`3BufIiLi4EE`). `name` is then the
+    /// arguments, from which `crate::hir::mangle` names it (`3BufIiLi4EE`). `name` is then the
     /// instance as messages show it, `Buf<int, 4>`.
     pub template: Option<Box<ClassInstance>>,
     /// A `union`: every field at offset 0, the size the largest field's rounded up to the
@@ -147,7 +150,7 @@ impl Global {
     /// with nvcc's prefix for an internal variable when the module id is known
     /// (`__nv_static_23__79fa1adf_4_v_cu__Z1kPi_sv`).
     pub fn symbol(&self, module: &Module) -> String {
-        internal_symbol(self.internal, &crate::mangle::variable_symbol(&self.name), module)
+        internal_symbol(self.internal, &mangle::variable_symbol(&self.name), module)
     }
 }
 
@@ -155,7 +158,7 @@ impl Global {
 /// the id's length (measured with nvcc 13.5); the name itself without a module id.
 fn internal_symbol(internal: bool, name: &str, module: &Module) -> String {
     match &module.nv_module_id {
-        Some(id) if internal => crate::pipeline::names::nv_static_symbol(id, name),
+        Some(id) if internal => mangle::nv_static_symbol(id, name),
         _ => name.to_string(),
     }
 }
@@ -207,7 +210,7 @@ pub struct Function {
     /// What C++ adds to the name and the signature (scopes, `this`, references).
     pub cxx: CxxSignature,
     /// For an instance of a function template: its template arguments and its signature as the
-    /// template writes it, which its mangled name is made of (`crate::mangle`).
+    /// template writes it, which its mangled name is made of (`crate::hir::mangle`).
     pub template: Option<Box<TemplateInstance>>,
 }
 
@@ -222,7 +225,7 @@ pub struct FnAttrs {
     /// `linkonce_odr`: no `.func` where every call is inlined, a `.weak` one otherwise, as nvcc.
     pub odr_inline: bool,
     /// A kernel's `__launch_bounds__`: `.maxntid`, `.minnctapersm`, `.maxclusterrank` in PTX.
-    pub launch_bounds: Option<crate::front::ast::LaunchBounds>,
+    pub launch_bounds: Option<LaunchBounds>,
     /// A kernel's register cap, `.maxnreg` in PTX: set by launch aggregation on the kernels it
     /// changes (`aggregate::cap_registers`), never from source.
     pub max_registers: Option<u32>,
@@ -261,13 +264,6 @@ pub struct TemplateInstance {
     pub param_patterns: Vec<TypePattern>,
 }
 
-/// A template argument: a type, or an integer constant of the parameter's type.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum TemplateArgValue {
-    Type(Type),
-    Int { value: i64, ty: Type },
-}
-
 /// A type as a template's signature writes it, where a template parameter may stand for a type.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TypePattern {
@@ -296,16 +292,16 @@ pub enum PatternArg {
 pub enum Linkage {
     /// `extern "C"`, and functions cdpc makes itself: the symbol is the name.
     C,
-    /// C++: the symbol is the Itanium-mangled name, as nvcc writes it (`crate::mangle`).
+    /// C++: the symbol is the Itanium-mangled name, as nvcc writes it (`crate::hir::mangle`).
     Cxx,
 }
 
 impl Function {
-    /// The symbol in PTX and in the cubin: the mangled name (`crate::mangle`), with nvcc's
+    /// The symbol in PTX and in the cubin: the mangled name (`crate::hir::mangle`), with nvcc's
     /// prefix for an internal kernel when the module id is known. (nvcc leaves the names of
     /// internal `__device__` functions alone: only kernels and variables are found by name.)
     pub fn symbol(&self, module: &Module) -> String {
-        let name = crate::mangle::function_symbol(self, module);
+        let name = mangle::function_symbol(self, module);
         internal_symbol(self.internal && self.kind == FunctionKind::Kernel, &name, module)
     }
 
