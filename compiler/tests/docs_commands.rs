@@ -26,6 +26,11 @@ const NOT_RUN: &[(&str, &str)] = &[
     ("cargo xtask gpu-bundle", "a release build of the GPU bundle, for a GPU machine"),
     ("sh samples/harness/gpu-run.sh", "runs on the GPU machine (results/gpu-diff.md)"),
     ("SAMPLES=0 sh samples/harness/gpu-run.sh", "runs on the GPU machine"),
+    (
+        "STAGE=build WORK_DIR=/tmp/corpus-clang bash samples/harness/corpus-gpu.sh target/release/cdpc ../shared/corpus",
+        "builds the 13 corpus programs twice with nvcc and cdpc (many minutes); results/corpus-gpu-clang.md is its output",
+    ),
+    ("STAGE=run WORK_DIR=/tmp/corpus-clang bash samples/harness/corpus-gpu.sh cdpc", "runs on the GPU machine"),
     ("cargo xtask plot-gpu", "redraws docs/gpu-ratios.png from a GPU run's results (needs matplotlib)"),
     ("pip install cdpc-0.1.0-cp39-abi3-manylinux_2_28_x86_64.whl", "python/tests/test_wheel.py installs the wheel `cargo xtask test` builds into a clean venv"),
     ("cargo xtask wheel", "`cargo xtask test` builds the same wheel for the Python tests"),

@@ -11,12 +11,24 @@
 # (CUDA_HOME default /usr/local/cuda, else the checkout's .cuda/nvidia/cu13). ARCH: default sm_90.
 # RUN_LIMIT: seconds one run may take (default 60; a run stopped by it shows as exit 124).
 # ONLY: the names of the programs to build and run (default all).
+# CDPC_ARGS: more arguments for every cdpc run, e.g. `-x cdp` to read the files with the
+# kernel language's front end instead of Clang's (the default for `.cu`). LABEL names the
+# build in the report (default: "cdpc (Clang)", or "cdpc (-x cdp)" with that argument).
+#
+# Building here and running on another machine (the GPU machine has no Clang): STAGE=build
+# WORK_DIR=DIR builds both programs of every row into DIR (kept; it needs nvcc, cdpc and Clang,
+# no GPU), and STAGE=run WORK_DIR=DIR runs what DIR holds (it needs the GPU, nvcc's cuobjdump
+# and nothing of cdpc: CDPC is then only named in the report). The default, STAGE=all, does both
+# in a temporary folder.
 #
 # Output comparison: stdout and stderr together, lines sorted (device printf order is not
 # fixed), numbers with a decimal point masked as `#` (the programs print their timings); for
 # MST its final line only (`compared`).
 set -u
-CDPC=$(realpath "${1:?usage: corpus-gpu.sh CDPC [CORPUS]}")
+STAGE=${STAGE:-all}
+case $STAGE in all|build|run) ;; *) echo "corpus-gpu.sh: STAGE is all, build or run" >&2; exit 2 ;; esac
+CDPC=${1:?usage: corpus-gpu.sh CDPC [CORPUS]}
+[ "$STAGE" = run ] || CDPC=$(realpath "$CDPC")
 CORPUS=$(realpath "${2:-../shared/corpus}")
 ROOT=$(pwd)
 if [ -z "${CUDA_HOME:-}" ]; then
@@ -25,10 +37,20 @@ fi
 NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
 ARCH=${ARCH:-sm_90}
 RUN=${RUN:-1}
-REPORT=${OUT:-.}/corpus-gpu.md
+[ "$STAGE" = build ] && RUN=0
+CDPC_ARGS=${CDPC_ARGS:-}
+case " $CDPC_ARGS " in *" -x cdp "*) LABEL=${LABEL:-cdpc (-x cdp)} ;; *) LABEL=${LABEL:-cdpc (Clang)} ;; esac
 WRAP="python3 $ROOT/samples/harness/nvcc-cdpc.py --cdpc $CDPC --nvcc $NVCC --cuda-home $CUDA_HOME"
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+for arg in $CDPC_ARGS; do WRAP="$WRAP --cdpc-arg=$arg"; done
+if [ "$STAGE" = all ]; then
+    WORK=$(mktemp -d)
+    trap 'rm -rf "$WORK"' EXIT
+else
+    WORK=${WORK_DIR:?STAGE=build and STAGE=run need WORK_DIR}
+    mkdir -p "$WORK" && WORK=$(realpath "$WORK")
+fi
+# The report: $OUT/corpus-gpu.md or ./corpus-gpu.md; the build stage's stays in its WORK_DIR.
+if [ "$STAGE" = build ]; then REPORT=$WORK/corpus-gpu.md; else REPORT=${OUT:-.}/corpus-gpu.md; fi
 # KLAP's host code calls cudaThreadSynchronize, gone from CUDA 13 (issue 12): both builds get
 # the define nvcc itself needs.
 COMPAT=-DcudaThreadSynchronize=cudaDeviceSynchronize
@@ -172,12 +194,18 @@ run() { # NAME KIND DIR ARGS: exit status; output in $WORK/KIND/NAME.out
     (cd "$WORK/$kind/$dir" && timeout "${RUN_LIMIT:-60}" "./prog.$name" $args) > "$WORK/$kind/$name.out" 2>&1
 }
 
-for kind in nvcc cdpc; do
-    mkdir -p "$WORK/$kind" && cp -r "$CORPUS/." "$WORK/$kind/" || exit 1
-done
-# KLAP's MST, SP and SSSP include "cub/cub/cub.cuh", its own copy of CUB, which the corpus does
-# not carry: a one-line header of ours sends them to the CUB of the CUDA toolkit (CCCL).
-mkdir -p "$WORK/shim/cub/cub" && echo '#include <cub/cub.cuh>' > "$WORK/shim/cub/cub/cub.cuh"
+if [ "$STAGE" != run ]; then
+    for kind in nvcc cdpc; do
+        mkdir -p "$WORK/$kind" && cp -r "$CORPUS/." "$WORK/$kind/" || exit 1
+    done
+    # KLAP's MST, SP and SSSP include "cub/cub/cub.cuh", its own copy of CUB, which the corpus does
+    # not carry: a one-line header of ours sends them to the CUB of the CUDA toolkit (CCCL).
+    mkdir -p "$WORK/shim/cub/cub" && echo '#include <cub/cub.cuh>' > "$WORK/shim/cub/cub/cub.cuh"
+    # What the run stage reports of the build (cdpc's version; the nvcc that built).
+    echo "cdpc: $("$CDPC" --version 2>&1 | head -1) $CDPC_ARGS; nvcc: $("$NVCC" --version | tail -1); arch $ARCH" > "$WORK/built-with"
+elif [ ! -f "$WORK/built-with" ]; then
+    echo "corpus-gpu.sh: $WORK holds no build (run STAGE=build first)" >&2; exit 2
+fi
 
 {
     echo "# The corpus programs with their own host code: nvcc alone, and with cdpc's device code"
@@ -187,8 +215,8 @@ mkdir -p "$WORK/shim/cub/cub" && echo '#include <cub/cub.cuh>' > "$WORK/shim/cub
     if [ "$RUN" = 1 ]; then
         echo "- device: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
     fi
-    echo "- nvcc: $("$NVCC" --version | tail -1); cdpc: $("$CDPC" --version 2>&1 | head -1); arch $ARCH"
-    echo "- \"cdpc build\": every device-code file compiled by cdpc (\`samples/harness/nvcc-cdpc.py\`), host code and link by nvcc"
+    echo "- built with $(cat "$WORK/built-with")"
+    echo "- \"cdpc build\" ($LABEL): every device-code file compiled by cdpc (\`samples/harness/nvcc-cdpc.py\`), host code and link by nvcc"
     echo "- outputs compared with timings masked and lines sorted (see the script)"
     echo
     echo "| program | nvcc build | cdpc build | cdpc's kernels in it | nvcc run | cdpc run | outputs equal |"
@@ -200,12 +228,18 @@ DETAILS=$WORK/details.md
 echo "$PROGRAMS" | while IFS='|' read -r name dir device other flags args; do
     [ -n "$name" ] || continue
     if [ -n "${ONLY:-}" ] && ! grep -qw -- "$name" <<< "$ONLY"; then continue; fi
-    build "$name" nvcc "$dir" "$device" "$other" "$flags" & p1=$!
-    build "$name" cdpc "$dir" "$device" "$other" "$flags" & p2=$!
-    wait $p1; nb=$?; wait $p2; cb=$?
+    if [ "$STAGE" != run ]; then
+        build "$name" nvcc "$dir" "$device" "$other" "$flags" & p1=$!
+        build "$name" cdpc "$dir" "$device" "$other" "$flags" & p2=$!
+        wait $p1; nb=$?; wait $p2; cb=$?
+        echo "$nb $cb" > "$WORK/$name.built"
+    else
+        read -r nb cb < "$WORK/$name.built" 2>/dev/null || { nb=1; cb=1; }
+    fi
     nbs=$([ $nb = 0 ] && echo ok || echo FAIL); cbs=$([ $cb = 0 ] && echo ok || echo FAIL)
     nr=-; cr=-; eq=-; own=-
-    [ $cb = 0 ] && own=$(own_kernels "$name" "$dir" "$device")
+    [ $cb = 0 ] && [ "$STAGE" != run ] && own=$(own_kernels "$name" "$dir" "$device") && echo "$own" > "$WORK/$name.own"
+    [ "$STAGE" = run ] && own=$(cat "$WORK/$name.own" 2>/dev/null || echo -)
     if [ "$RUN" = 1 ]; then
         if [ $nb = 0 ]; then run "$name" nvcc "$dir" "$args"; s=$?; nr=$([ $s = 0 ] && echo ok || echo "exit $s"); fi
         if [ $cb = 0 ]; then run "$name" cdpc "$dir" "$args"; s=$?; cr=$([ $s = 0 ] && echo ok || echo "exit $s"); fi
