@@ -310,11 +310,11 @@ impl Splitter<'_> {
         };
         let mut i = key + 1;
         while i < brace {
+            // A parameter list, or `=` (`struct S g = {1, 2};` initialises a variable).
+            if matches!(self.tok(i), Tok::Assign) || matches!(self.tok(i), Tok::LParen) && !is_attribute(self.tok(i - 1)) {
+                return false;
+            }
             if matches!(self.tok(i), Tok::LParen) {
-                let attribute = is_attribute(self.tok(i - 1));
-                if !attribute {
-                    return false;
-                }
                 i = self.skip_group(i, brace);
                 continue;
             }
