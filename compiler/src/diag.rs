@@ -82,6 +82,9 @@ pub enum Code {
     CaseRange,
     JumpPastInitialization,
     UndefinedLabel,
+    // Bit-fields and pointers to functions in the kernel language (E0235-E0239)
+    InvalidBitField,
+    BitFieldAddress,
     // Launches and the device runtime: E03xx / W03xx
     LaunchOfNonKernel,
     LaunchArity,
@@ -211,6 +214,8 @@ impl Code {
             CaseRange => "E0232",
             JumpPastInitialization => "E0233",
             UndefinedLabel => "E0234",
+            InvalidBitField => "E0235",
+            BitFieldAddress => "E0236",
             LaunchOfNonKernel => "E0300",
             LaunchArity => "E0301",
             LaunchArgumentType => "E0302",
@@ -337,6 +342,8 @@ impl Code {
         Code::CaseRange,
         Code::JumpPastInitialization,
         Code::UndefinedLabel,
+        Code::InvalidBitField,
+        Code::BitFieldAddress,
         Code::LaunchOfNonKernel,
         Code::LaunchArity,
         Code::LaunchArgumentType,

@@ -63,6 +63,9 @@ impl Context {
             }
             ast::ExprKind::SizeofExpr(operand) => {
                 let operand = self.expr(operand)?;
+                if super::bit_fields::refuse_address(self, &operand, "`sizeof`") {
+                    return None;
+                }
                 self.sizeof(&operand.ty, span)
             }
             ast::ExprKind::Call { callee, args } => self.call(callee, args, span),
@@ -293,6 +296,9 @@ impl Context {
             AstUn::AddrOf => {
                 if !self.is_place(&e) {
                     self.error(Code::NotAnLvalue, e.span, "cannot take the address of this expression").primary("not a variable, element or field").emit();
+                    return None;
+                }
+                if super::bit_fields::refuse_address(self, &e, "`&`") {
                     return None;
                 }
                 let ty = Type::qualified_pointer_to(e.ty.clone(), self.place_quals(&e));

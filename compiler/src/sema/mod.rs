@@ -5,6 +5,7 @@
 //! Never touches LLVM and never spawns processes.
 
 mod asm;
+mod bit_fields;
 mod builtins;
 mod consteval;
 mod convert;
