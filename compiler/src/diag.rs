@@ -85,6 +85,8 @@ pub enum Code {
     // Bit-fields and pointers to functions in the kernel language (E0235-E0239)
     InvalidBitField,
     BitFieldAddress,
+    KernelPointer,
+    LaunchThroughPointer,
     // Launches and the device runtime: E03xx / W03xx
     LaunchOfNonKernel,
     LaunchArity,
@@ -216,6 +218,8 @@ impl Code {
             UndefinedLabel => "E0234",
             InvalidBitField => "E0235",
             BitFieldAddress => "E0236",
+            KernelPointer => "E0237",
+            LaunchThroughPointer => "E0238",
             LaunchOfNonKernel => "E0300",
             LaunchArity => "E0301",
             LaunchArgumentType => "E0302",
@@ -344,6 +348,8 @@ impl Code {
         Code::UndefinedLabel,
         Code::InvalidBitField,
         Code::BitFieldAddress,
+        Code::KernelPointer,
+        Code::LaunchThroughPointer,
         Code::LaunchOfNonKernel,
         Code::LaunchArity,
         Code::LaunchArgumentType,

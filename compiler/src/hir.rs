@@ -206,6 +206,8 @@ pub enum ConstInit {
     Struct(Vec<ConstInit>),
     /// Address of another global (string literals, `&g`); sema refuses offsets from it.
     GlobalAddress(GlobalId),
+    /// Address of a device function (`__device__ binop table[2] = {add, mul};`).
+    FunctionAddress(FuncId),
     Zero,
 }
 
@@ -790,6 +792,11 @@ pub enum ExprKind {
     /// one (postfix).
     IncDec { place: Box<Expr>, increment: bool, prefix: bool },
     Call { func: FuncId, args: Vec<Expr> },
+    /// The address of a device function, of type `Type::FnPtr` (`add1` or `&add1` as a value).
+    FuncAddr(FuncId),
+    /// A call through a pointer to a device function (`op(x)`, `(*op)(x)`, `ops[i](x)`): the
+    /// arguments converted to the `Type::FnPtr`'s parameter types.
+    CallIndirect { callee: Box<Expr>, args: Vec<Expr> },
     Builtin { builtin: Builtin, args: Vec<Expr> },
     /// `dim3(x, y, z)` with three `unsigned int` operands (missing ones are the constant 1).
     Dim3 { x: Box<Expr>, y: Box<Expr>, z: Box<Expr> },

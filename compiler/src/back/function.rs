@@ -35,7 +35,7 @@ impl<'ctx> Codegen<'ctx, '_> {
             Type::CudaError => Class::Int { bits: 32, signed: true },
             Type::Enum { underlying, .. } => self.class(&Type::Int(*underlying)),
             Type::Float(kind) => Class::Float(*kind),
-            Type::Pointer { .. } | Type::Stream | Type::Event => Class::Ptr,
+            Type::Pointer { .. } | Type::Stream | Type::Event | Type::FnPtr(_) => Class::Ptr,
             Type::Array { .. } | Type::Struct(_) | Type::Dim3 => Class::Aggregate,
             Type::Void => Class::Void,
         }
@@ -735,6 +735,32 @@ impl<'ctx> Codegen<'ctx, '_> {
                 match call.try_as_basic_value() {
                     inkwell::values::ValueKind::Basic(v) => self.mem_to_reg(v, &e.ty)?,
                     _ => return internal("call of a void function used as a value"),
+                }
+            }
+            ExprKind::FuncAddr(func) => match self.functions.get(func.0 as usize) {
+                Some(f) => f.as_global_value().as_pointer_value().into(),
+                None => return internal(format!("unknown function {}", func.0)),
+            },
+            ExprKind::CallIndirect { callee, args } => {
+                let Type::FnPtr(sig) = &callee.ty else { return internal(format!("call through {:?}", callee.ty)) };
+                let target = self.value(callee)?.into_pointer_value();
+                let mut params: Vec<BasicMetadataTypeEnum> = Vec::with_capacity(sig.params.len());
+                for ty in &sig.params {
+                    params.push(self.types.mem(ty)?.into());
+                }
+                let fn_type = if sig.ret.is_void() { self.ctx.void_type().fn_type(&params, false) } else { self.types.mem(&sig.ret)?.fn_type(&params, false) };
+                let mut values: Vec<BasicMetadataValueEnum> = Vec::with_capacity(args.len());
+                for a in args {
+                    let v = self.value(a)?;
+                    values.push(self.reg_to_mem(v, &a.ty)?.into());
+                }
+                let call = self.builder.build_indirect_call(fn_type, target, &values, "icall")?;
+                if e.ty.is_void() {
+                    return Ok(None);
+                }
+                match call.try_as_basic_value() {
+                    inkwell::values::ValueKind::Basic(v) => self.mem_to_reg(v, &e.ty)?,
+                    _ => return internal("call through a pointer to a void function used as a value"),
                 }
             }
             ExprKind::Builtin { builtin, args } => return self.builtin(builtin, args, &e.ty),

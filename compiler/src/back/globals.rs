@@ -103,6 +103,10 @@ impl<'ctx> Codegen<'ctx, '_> {
                 self.types.intptr().const_int(*v as u64, false).const_to_pointer(self.types.ptr()).into()
             }
             (ConstInit::GlobalAddress(g), t) if t.is_pointer_like() => self.global_ptr(*g)?.into(),
+            (ConstInit::FunctionAddress(f), Type::FnPtr(_)) => match self.functions.get(f.0 as usize) {
+                Some(f) => f.as_global_value().as_pointer_value().into(),
+                None => return internal(format!("unknown function {}", f.0)),
+            },
             (ConstInit::GlobalAddress(g), Type::Int(_)) => {
                 self.global_ptr(*g)?.const_to_int(llvm_ty.into_int_type()).into()
             }

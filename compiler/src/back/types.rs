@@ -249,7 +249,7 @@ impl<'ctx> Types<'ctx> {
             Type::Enum { underlying, .. } => return self.reg(&Type::Int(*underlying)),
             Type::Float(FloatKind::Float) => self.ctx.f32_type().into(),
             Type::Float(FloatKind::Double) => self.ctx.f64_type().into(),
-            Type::Pointer { .. } | Type::Stream | Type::Event => self.ptr().into(),
+            Type::Pointer { .. } | Type::Stream | Type::Event | Type::FnPtr(_) => self.ptr().into(),
             Type::Array { elem, len } => self.mem(elem)?.array_type(to_u32(*len)?).into(),
             Type::Struct(id) => match self.structs.get(id.0 as usize) {
                 Some(info) => info.ty.into(),

@@ -192,6 +192,8 @@ pub struct Enumerator {
 pub struct TypedefDef {
     pub name: Ident,
     pub ty: TypeName,
+    /// `typedef int (*binop)(int, int);`: the name is a pointer to a function returning `ty`.
+    pub function: Option<Box<FunctionDeclarator>>,
     pub span: Span,
 }
 

@@ -60,6 +60,7 @@ mod class_templates;
 pub mod coop_groups;
 mod enums;
 mod explicit_instances;
+mod fn_pointers;
 mod host_mentions;
 mod lexer;
 mod members;
@@ -127,10 +128,12 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     qualified::join(&mut tokens);
     templates::split_closing_shifts(&mut tokens);
     asm::mark_volatile(&mut tokens);
+    fn_pointers::mark_typedef_names(&mut tokens);
     let lex_diags_all = diags.clone();
 
     let (chunks, split_diags) = split::split(&tokens);
     split::mark_type_names(&mut tokens, &chunks);
+    fn_pointers::mark_declarators(&mut tokens);
     split::constexpr_variables(&mut tokens, &chunks);
     templates::mark(&mut tokens, &chunks);
     if let Some(diag) = templates::check_argument_nesting(&tokens, &chunks) {

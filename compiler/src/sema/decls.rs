@@ -208,7 +208,14 @@ fn qualifier_name(q: ast::VarQualifier) -> &'static str {
 /// The type a declarator gives its name. `[]` is allowed only where `allow_unsized` (extern
 /// shared arrays); parameters handle their own decay.
 pub(super) fn declarator_type(cx: &mut Context, base: Type, quals: Quals, d: &ast::Declarator, allow_unsized: bool) -> Option<Type> {
-    let mut ty = cx.wrap_pointers(base, quals, &d.pointers);
+    let mut ty = match &d.function {
+        // `int *(*ops[4])(int)`: the pointers are the return type's.
+        Some(f) => {
+            let ret = cx.wrap_pointers(base, quals, &d.pointers);
+            cx.fn_ptr_type(ret, f)?
+        }
+        None => cx.wrap_pointers(base, quals, &d.pointers),
+    };
     // `int a[2][3]` is an array of 2 arrays of 3: build from the innermost dimension out.
     for (i, dim) in d.array_dims.iter().enumerate().rev() {
         let len = match &dim.size {
@@ -655,6 +662,9 @@ fn to_const(cx: &mut Context, value: &hir::Expr) -> Option<ConstInit> {
         if let ExprKind::Global(id) = place.kind {
             return Some(ConstInit::GlobalAddress(id));
         }
+    }
+    if let ExprKind::FuncAddr(f) = inner.kind {
+        return Some(ConstInit::FunctionAddress(f));
     }
     match eval(value, &cx.target) {
         Some(Const::Int(v)) => Some(ConstInit::Int(v as i64)),

@@ -12,6 +12,7 @@ mod convert;
 pub mod cuda_types;
 mod decls;
 mod enums;
+mod fn_pointers;
 mod expr;
 mod host;
 mod intrinsics;

@@ -183,7 +183,7 @@ pub(super) fn declare_typedef(cx: &mut Context, def: &ast::TypedefDef) {
     if def.name.name.is_empty() {
         return; // reported by the parser
     }
-    let Some(ty) = cx.in_namespaces_of(&def.name.name, |cx| cx.resolve_type_name(&def.ty)) else { return };
+    let Some(ty) = cx.in_namespaces_of(&def.name.name, |cx| cx.typedef_type(def)) else { return };
     let name = &def.name.name;
     let clash = match cx.cxx.typedefs.get(name) {
         Some(existing) => *existing != ty,
