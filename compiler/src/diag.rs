@@ -87,6 +87,7 @@ pub enum Code {
     BitFieldAddress,
     KernelPointer,
     LaunchThroughPointer,
+    FunctionPointerFromHost,
     // Launches and the device runtime: E03xx / W03xx
     LaunchOfNonKernel,
     LaunchArity,
@@ -220,6 +221,7 @@ impl Code {
             BitFieldAddress => "E0236",
             KernelPointer => "E0237",
             LaunchThroughPointer => "E0238",
+            FunctionPointerFromHost => "E0239",
             LaunchOfNonKernel => "E0300",
             LaunchArity => "E0301",
             LaunchArgumentType => "E0302",
@@ -350,6 +352,7 @@ impl Code {
         Code::BitFieldAddress,
         Code::KernelPointer,
         Code::LaunchThroughPointer,
+        Code::FunctionPointerFromHost,
         Code::LaunchOfNonKernel,
         Code::LaunchArity,
         Code::LaunchArgumentType,

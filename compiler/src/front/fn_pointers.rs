@@ -5,8 +5,9 @@
 //! array dimensions, `)` and a parameter list's `(`, and makes that first `(` a
 //! [`Tok::FnPtrOpen`]. A `typedef` of that shape declares a type name, which becomes a
 //! [`Tok::TypeIdent`] everywhere (`typedef int (*binop)(int, int);`), before `split` sorts the
-//! declarations (`mark_typedef_names`); the `(`s are marked after it (`mark_declarators`), when
-//! every type name is known. Host code is marked too, harmlessly (it is never parsed).
+//! declarations (`mark_typedef_names`); the `(`s are marked in each declaration just before the
+//! grammar parses it (`mark_declarators`, from `parse_chunk`), when every type name is known,
+//! so that every other pass sees a bracket that its `)` closes.
 
 use super::lexer::{Spanned, Tok};
 

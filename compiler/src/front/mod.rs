@@ -133,7 +133,6 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
 
     let (chunks, split_diags) = split::split(&tokens);
     split::mark_type_names(&mut tokens, &chunks);
-    fn_pointers::mark_declarators(&mut tokens);
     split::constexpr_variables(&mut tokens, &chunks);
     templates::mark(&mut tokens, &chunks);
     if let Some(diag) = templates::check_argument_nesting(&tokens, &chunks) {
@@ -343,7 +342,11 @@ struct ParsedChunk {
 fn parse_chunk(tokens: &[Spanned]) -> ParsedChunk {
     let mut diags = Vec::new();
     let mut recovered: Vec<ErrorRecovery<usize, Tok, LexError>> = Vec::new();
-    let input = tokens.iter().cloned().map(Ok::<Spanned, LexError>);
+    // Function-pointer declarators are marked only here, for the grammar: every other pass
+    // sees their `(` as the bracket it is.
+    let mut marked = tokens.to_vec();
+    fn_pointers::mark_declarators(&mut marked);
+    let input = marked.into_iter().map(Ok::<Spanned, LexError>);
     let result = grammar::TranslationUnitParser::new().parse(&mut diags, &mut recovered, input);
     let mut errors: Vec<ParseError<usize, Tok, LexError>> = recovered.into_iter().map(|r| r.error).collect();
     let unit = match result {

@@ -446,7 +446,7 @@ enum Container {
 }
 
 /// Whether the declaration `tokens` declares a function: a parameter list (not an attribute's
-/// arguments) comes before any `=` at the top level.
+/// arguments, nor a function-pointer declarator `(*f)(int)`) comes before any `=` at the top level.
 pub(super) fn is_function(tokens: &[Spanned]) -> bool {
     function_params(tokens).is_some()
 }
@@ -458,7 +458,7 @@ fn function_params(tokens: &[Spanned]) -> Option<usize> {
         match t {
             Tok::LParen if depth == 0 => {
                 let attribute = i > 0 && ATTRIBUTE_WORDS.iter().any(|w| is_word(&tokens[i - 1].1, w));
-                if !attribute && i > 0 {
+                if !attribute && i > 0 && !matches!(tokens[i - 1].1, Tok::RParen) && !matches!(tokens.get(i + 1).map(|t| &t.1), Some(Tok::Star)) {
                     return Some(i);
                 }
                 depth += 1;

@@ -784,10 +784,16 @@ impl Context {
             if self.skipped_use(&qualified, field.span) {
                 return None;
             }
-            let is_field = self.find_field(class, &field.name).is_some();
+            let field_type = self.find_field(class, &field.name).map(|(_, ty)| ty);
+            // `s.op(x)`, `p->op(x)`: a call through a member that points to a function.
+            if field_type.as_ref().is_some_and(Type::is_fn_ptr) {
+                let callee = self.member(base, field, arrow, callee_span(base, field))?;
+                return self.call_indirect(callee, args, span);
+            }
+            let note = field_type.map(|ty| format!("it is a data member of type {}, not a pointer to a function", self.show(&ty)));
             let mut builder = self.error(Code::NoSuchMember, field.span, format!("`{class_name}` has no member function `{}`", field.name));
-            if is_field {
-                builder = builder.note("it is a data member; cdpc has no function pointers");
+            if let Some(note) = note {
+                builder = builder.note(note);
             }
             builder.emit();
             return None;
