@@ -33,9 +33,10 @@
 //! some signatures whose end is under the limit, and accepted one whose end is over it).
 //!
 //! Unions (`U<n>`, about a quarter of the ordinary structs) are generated like structs, as
-//! parameters, members and pointees. Not generated: `__align__` / `alignas` (explicit
-//! alignment is not in the .cdp language), arrays as parameters (they decay to pointers, which
-//! are generated), bit-fields.
+//! parameters, members and pointees. About one member in twenty is a run of one to four
+//! bit-fields of any integer type and width, unnamed ones and `: 0` among them, in structs and
+//! unions. Not generated: `__align__` / `alignas` (explicit alignment is not in the .cdp
+//! language), arrays as parameters (they decay to pointers, which are generated).
 //!
 //! The seed is printed; `CDPC_ORACLE_SEED=N` replays a run. Skips (and passes) with a printed
 //! reason when nvcc or cuobjdump cannot be found (`cargo xtask setup` installs both).
@@ -96,6 +97,22 @@ const VECTORS: &[(&str, u64)] = &[
     ("longlong1", 8), ("longlong2", 16), ("longlong3", 24), ("ulonglong1", 8), ("ulonglong2", 16), ("ulonglong3", 24),
     ("float1", 4), ("float2", 8), ("float3", 12), ("float4", 16), ("double1", 8), ("double2", 16), ("double3", 24),
     ("long4_16a", 32), ("ulong4_16a", 32), ("longlong4_16a", 32), ("ulonglong4_16a", 32), ("double4_16a", 32),
+];
+
+/// The integer types of bit-fields, with their size in bytes (a width is at most 8 times it).
+const BIT_FIELD_TYPES: &[(&str, u64)] = &[
+    ("bool", 1),
+    ("char", 1),
+    ("signed char", 1),
+    ("unsigned char", 1),
+    ("short", 2),
+    ("unsigned short", 2),
+    ("int", 4),
+    ("unsigned int", 4),
+    ("long", 8),
+    ("unsigned long", 8),
+    ("long long", 8),
+    ("unsigned long long", 8),
 ];
 
 struct GenStruct {
@@ -217,6 +234,20 @@ impl Gen {
                 11..=12 => (self.pointer(structs, &mut deps), 8, 0),
                 13 => ("dim3".to_string(), 12, self.rng.usize(0..=1)),
                 14 => (["cudaStream_t", "cudaEvent_t"][self.rng.usize(..2)].to_string(), 8, 0),
+                15 => {
+                    // A run of one to four bit-fields, named or not, `: 0` among them.
+                    for b in 0..self.rng.usize(1..=4) {
+                        let (ty, bytes) = BIT_FIELD_TYPES[self.rng.usize(..BIT_FIELD_TYPES.len())];
+                        let width = self.rng.u64(0..=bytes * 8);
+                        if width == 0 || self.rng.u32(0..5) == 0 {
+                            let _ = write!(text, " {ty} : {width};");
+                        } else {
+                            let _ = write!(text, " {ty} f{f}b{b} : {width};");
+                        }
+                    }
+                    unpadded += 8;
+                    continue;
+                }
                 _ if nested.is_some() => {
                     let i = nested.unwrap();
                     deps.push(i);

@@ -3,8 +3,8 @@
 //!
 //! Each run writes one `.cu` file of random `__global__` and `__device__` functions (every
 //! scalar type, pointers to const, volatile and unqualified objects, pointers to pointers, structs by value and by
-//! pointer, `dim3`, `cudaStream_t`, `cudaEvent_t`, `cudaError_t`, repeated types so that the
-//! ABI's substitutions are exercised). nvcc compiles it to PTX (`-rdc=true` keeps every
+//! pointer, `dim3`, `cudaStream_t`, `cudaEvent_t`, `cudaError_t`, pointers to functions written
+//! out and behind `typedef`s, repeated types so that the ABI's substitutions are exercised). nvcc compiles it to PTX (`-rdc=true` keeps every
 //! external function); the answer is the name on each `.entry` and `.func` line. cdpc compiles
 //! the same text, and the names must be the same, function by function.
 //!
@@ -42,9 +42,16 @@ const SCALARS: &[&str] = &[
     "cudaEvent_t",
 ];
 const STRUCTS: &[&str] = &["Pair", "Node", "Big"];
+/// Pointers to functions behind `typedef`s (`source` declares them), used like the structs.
+const FN_TYPEDEFS: &[&str] = &["Unary", "Binary", "Thunk"];
 
 fn random_type(rng: &mut fastrand::Rng) -> String {
-    let base = if rng.u8(0..4) == 0 {
+    if rng.u8(0..8) == 0 {
+        return fn_pointer(rng);
+    }
+    let base = if rng.u8(0..6) == 0 {
+        FN_TYPEDEFS[rng.usize(0..FN_TYPEDEFS.len())].to_string()
+    } else if rng.u8(0..4) == 0 {
         STRUCTS[rng.usize(0..STRUCTS.len())].to_string()
     } else {
         SCALARS[rng.usize(0..SCALARS.len())].to_string()
@@ -60,6 +67,19 @@ fn random_type(rng: &mut fastrand::Rng) -> String {
     }
 }
 
+/// A pointer to a function written out, `int (*)(float, Pair *)` (`source` puts the
+/// parameter's name after the `*`): its types repeat others, so that the function type's
+/// substitutions are exercised.
+fn fn_pointer(rng: &mut fastrand::Rng) -> String {
+    let scalar = |rng: &mut fastrand::Rng| match rng.u8(0..4) {
+        0 => format!("{} *", STRUCTS[rng.usize(0..STRUCTS.len())]),
+        _ => SCALARS[rng.usize(0..SCALARS.len())].to_string(),
+    };
+    let ret = if rng.bool() { "void".to_string() } else { scalar(rng) };
+    let params: Vec<String> = (0..rng.usize(0..4)).map(|_| scalar(rng)).collect();
+    format!("{ret} (*)({})", if params.is_empty() { "void".to_string() } else { params.join(", ") })
+}
+
 /// A pointee's qualifiers, as a declaration writes them before the type or after a `*`.
 fn quals(rng: &mut fastrand::Rng) -> &'static str {
     ["", "const ", "volatile ", "const volatile "][rng.usize(0..4)]
@@ -67,11 +87,17 @@ fn quals(rng: &mut fastrand::Rng) -> &'static str {
 
 fn source(rng: &mut fastrand::Rng) -> String {
     let mut src = String::from(
-        "struct Pair { int a; int b; };\nstruct Node { Node *next; float v; };\nstruct Big { double d[4]; char c; };\n",
+        "struct Pair { int a; int b; };\nstruct Node { Node *next; float v; };\nstruct Big { double d[4]; char c; };\n\
+         typedef int (*Unary)(int);\ntypedef Pair *(*Binary)(float, Pair *);\ntypedef void (*Thunk)(void);\n",
     );
     for i in 0..FUNCTIONS {
         let n = rng.usize(0..7);
-        let params: Vec<String> = (0..n).map(|p| format!("{} p{p}", random_type(rng))).collect();
+        let params: Vec<String> = (0..n)
+            .map(|p| {
+                let ty = random_type(rng);
+                if ty.contains("(*)") { ty.replacen("(*)", &format!("(*p{p})"), 1) } else { format!("{ty} p{p}") }
+            })
+            .collect();
         let (qualifier, name) = if rng.bool() { ("__global__", format!("k{i}")) } else { ("__device__", format!("d{i}")) };
         src.push_str(&format!("{qualifier} void {name}({}) {{}}\n", params.join(", ")));
     }

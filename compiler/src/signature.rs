@@ -189,7 +189,7 @@ fn kind_of(ty: &Type, module: &hir::Module) -> ValueKind {
     match ty {
         Type::Void => ValueKind::Void,
         Type::Pointer { pointee, pointee_const, .. } => ValueKind::Pointer { pointee: Scalar::of(pointee, module), is_const: *pointee_const },
-        Type::Stream | Type::Event => ValueKind::Handle,
+        Type::Stream | Type::Event | Type::FnPtr(_) => ValueKind::Handle,
         Type::Dim3 => ValueKind::Dim3,
         _ => ValueKind::Aggregate,
     }

@@ -164,6 +164,16 @@ pub enum Type {
     /// A user enum (`enum Mode { ... }`): its underlying integer type for values, layout and
     /// arithmetic (after promotion), its name for symbols (`4Mode`, as nvcc mangles it).
     Enum { id: EnumId, underlying: IntKind },
+    /// A pointer to a device function, `int (*)(int)`: its return and parameter types. Held
+    /// like a pointer, called indirectly; no arithmetic.
+    FnPtr(Box<FnSig>),
+}
+
+/// The type of the functions a [`Type::FnPtr`] points to.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FnSig {
+    pub ret: Type,
+    pub params: Vec<Type>,
 }
 
 impl Type {
@@ -213,13 +223,17 @@ impl Type {
         self.is_arithmetic() || self.is_pointer_like()
     }
 
+    pub fn is_fn_ptr(&self) -> bool {
+        matches!(self, Type::FnPtr(_))
+    }
+
     pub fn is_pointer(&self) -> bool {
         matches!(self, Type::Pointer { .. })
     }
 
-    /// Pointers and the opaque handles that are pointers underneath.
+    /// Pointers, the opaque handles that are pointers underneath, and pointers to functions.
     pub fn is_pointer_like(&self) -> bool {
-        matches!(self, Type::Pointer { .. } | Type::Stream | Type::Event)
+        matches!(self, Type::Pointer { .. } | Type::Stream | Type::Event | Type::FnPtr(_))
     }
 
     pub fn is_void(&self) -> bool {
@@ -263,7 +277,7 @@ pub fn size_align(ty: &Type, structs: &dyn StructLayouts, target: &Target) -> (u
         Type::CudaError => (4, 4),
         Type::Enum { underlying, .. } => size_align(&Type::Int(*underlying), structs, target),
         Type::Float(kind) => (kind.bytes(), kind.bytes()),
-        Type::Pointer { .. } | Type::Stream | Type::Event => {
+        Type::Pointer { .. } | Type::Stream | Type::Event | Type::FnPtr(_) => {
             let bytes = target.address_size.pointer_bytes();
             (bytes, bytes)
         }
@@ -306,6 +320,10 @@ impl fmt::Display for DisplayType<'_> {
             Type::Event => f.write_str("cudaEvent_t"),
             Type::CudaError => f.write_str("cudaError_t"),
             Type::Enum { id, .. } => write!(f, "enum {}", self.structs.enum_name(*id)),
+            Type::FnPtr(sig) => {
+                let params: Vec<String> = sig.params.iter().map(|p| DisplayType { ty: p, structs: self.structs }.to_string()).collect();
+                write!(f, "{} (*)({})", DisplayType { ty: &sig.ret, structs: self.structs }, if params.is_empty() { "void".to_string() } else { params.join(", ") })
+            }
         }
     }
 }

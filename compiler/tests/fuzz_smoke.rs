@@ -124,6 +124,13 @@ const TROUBLE: &[&str] = &[
     "switch (x) {", "case 1:", "case 1 ... 3:", "case N:", "default:", "default: break;", "goto L;", "L:", "L: ;",
     "goto", "case", "union", "union U { int i; float f; };", "typedef struct { int a; } T;", "typedef union {",
     "...", "int y = 1; L:", "switch (i) { case 0: k<<<1, 1>>>(p); break; }",
+    // Bit-fields (sema/bit_fields.rs, back/bit_fields.rs) and pointers to functions
+    // (front/fn_pointers.rs, sema/fn_pointers.rs).
+    "unsigned a : 3;", "int : 0;", "int b : 40;", "long long w : 40;", ": 2;", "bool f : 1;", "float g : 3;",
+    "struct B { unsigned a : 3; int b : 5; } ;", "&s.a", "sizeof(s.a)", "s.a += 9", "s.a++", "__device__ struct B gb = {1, 2};",
+    "int (*op)(int) = f;", "int (*ops[2])(int)", "typedef int (*binop)(int, int);", "binop", "(*op)(3)", "op(3)", "ops[1](2, 3)",
+    "(*op)<<<1, 1>>>()", "op<<<1, 1>>>(p)", "int (*)(int)", "int (**pp)(int)", "&f", "void (*k2)(int *) = k;",
+    "__device__ union V gv = {7};", "__device__ struct S gs = {1, 2};",
 ];
 
 fn tokens(text: &[u8]) -> Vec<&[u8]> {

@@ -20,7 +20,7 @@ fn record_layout(module: &Module, child: FuncId) -> (Vec<Field>, u64, u64) {
         let offset = round_up(size, a);
         size = offset + s;
         align = align.max(a);
-        out.push(Field { name, ty, offset, volatile: false });
+        out.push(Field { name, ty, offset, volatile: false, bits: None });
     }
     (out, round_up(size, align), align)
 }

@@ -578,7 +578,7 @@ fn make_node(module: &mut Module, name: &str, record: StructId, span: Span) -> S
     for (fname, ty) in fields {
         let (s, a) = module.size_align(&ty);
         offset = round_up(offset, a);
-        out.push(Field { name: fname.to_string(), ty, offset, volatile: false });
+        out.push(Field { name: fname.to_string(), ty, offset, volatile: false, bits: None });
         offset += s;
     }
     let align = rec_align.max(8);

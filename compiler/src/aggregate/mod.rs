@@ -168,7 +168,7 @@ pub fn aggregate(module: &mut Module, granularity: Granularity) -> Vec<Diagnosti
         // their sites, warp-wide, at either granularity.
         let errors_read = f.kind == FunctionKind::Kernel && facts.of[i].reads_errors;
         if granularity == Granularity::Warp || errors_read {
-            plan_at_sites(module, fid, &sites, granularity != Granularity::Warp, &mut plan);
+            plan_at_sites(module, &facts, fid, &sites, granularity != Granularity::Warp, &mut plan);
         } else {
             plan_at_block_end(module, &facts, fid, &sites, &mut plan);
         }
@@ -203,9 +203,9 @@ impl Plan {
 
 /// Warp-wide aggregation at the sites of `fid`; `instead_of_block` adds a remark to each that
 /// says why it is not aggregated per block.
-fn plan_at_sites(module: &Module, fid: FuncId, sites: &[Site], instead_of_block: bool, plan: &mut Plan) {
+fn plan_at_sites(module: &Module, facts: &Facts, fid: FuncId, sites: &[Site], instead_of_block: bool, plan: &mut Plan) {
     for s in sites {
-        match site_check(module, fid, s, Granularity::Warp) {
+        match site_check(module, facts, fid, s, Granularity::Warp) {
             Err(why) => plan.remarks.push(remark(module, s, &why)),
             Ok(bytes) => {
                 plan.at_site.entry(fid).or_default().insert((s.launch.span.start, s.launch.span.end));
@@ -236,7 +236,7 @@ fn plan_at_block_end(module: &Module, facts: &Facts, fid: FuncId, sites: &[Site]
         let checked = if f.kind != FunctionKind::Kernel {
             Err(format!("the launch is in the device function `{}`; only launches in kernels are aggregated{WARP_HINT}", f.name))
         } else {
-            site_check(module, fid, s, Granularity::Block)
+            site_check(module, facts, fid, s, Granularity::Block)
         };
         match checked {
             Err(why) => {
@@ -424,7 +424,7 @@ fn remark(module: &Module, s: &Site, why: &str) -> Diagnostic {
 
 /// Whether a launch in function `kernel` is aggregated at `granularity`: the dynamic shared
 /// memory it asks for if it is, why it is left alone if not.
-fn site_check(module: &Module, kernel: FuncId, s: &Site, granularity: Granularity) -> Result<u64, String> {
+fn site_check(module: &Module, facts: &Facts, kernel: FuncId, s: &Site, granularity: Granularity) -> Result<u64, String> {
     let block = granularity == Granularity::Block;
     let child = module.function(s.launch.kernel);
     if !s.statement {
@@ -444,6 +444,9 @@ fn site_check(module: &Module, kernel: FuncId, s: &Site, granularity: Granularit
     };
     if child.body.is_none() {
         return Err(format!("`{}` has no definition to clone", child.name));
+    }
+    if let Some(why) = facts.indirect_reason(module, s.launch.kernel) {
+        return Err(why);
     }
     Ok(shared_mem)
 }

@@ -667,3 +667,32 @@ fn early_return_and_barriers_end_the_block_with_its_last_thread() {
     assert_eq!(*line, 30);
     assert!(why.contains("returns early and calls `__syncthreads`"), "{why}");
 }
+
+/// A child that calls through a pointer to a function is aggregated while no function whose
+/// address is taken reads the built-in variables (they would read the aggregated launch's);
+/// once one does, every launch of a child that calls through a pointer is left alone.
+#[test]
+fn calls_through_pointers_keep_children_aggregated_only_without_built_ins() {
+    let plain = r#"
+typedef int (*binop)(int, int);
+__device__ int add(int a, int b) { return a + b; }
+__device__ int mul(int a, int b) { return a * b; }
+__device__ binop table[2] = {add, mul};
+extern "C" __global__ void child(int *p, binop f) { p[threadIdx.x] = f(p[threadIdx.x], 2); }
+extern "C" __global__ void parent(int *p) {
+    child<<<1, 32>>>(p, table[threadIdx.x % 2]);
+}
+"#;
+    for granularity in [Granularity::Block, Granularity::Warp, Granularity::Grid] {
+        assert_eq!(remarks(plain, granularity), [], "{granularity:?}");
+        assert!(ptx(plain, granularity).contains(".entry child__agg("), "{granularity:?}");
+    }
+    let reading = plain.replace("return a * b;", "return a * b + threadIdx.x;");
+    for granularity in [Granularity::Block, Granularity::Warp, Granularity::Grid] {
+        let r = remarks(&reading, granularity);
+        assert_eq!(r.len(), 1, "{granularity:?}: {r:?}");
+        assert_eq!(r[0].0, 8);
+        assert!(r[0].1.contains("`child` calls a function through a pointer"), "{r:?}");
+        assert!(!ptx(&reading, granularity).contains("child__agg"), "{granularity:?}");
+    }
+}

@@ -80,6 +80,7 @@ fn why_not_serial(module: &Module, child: FuncId) -> Option<String> {
             }
             ExprKind::Launch(_) => note(together("launches kernels")),
             ExprKind::Call { func, .. } => stack.push(*func),
+            ExprKind::CallIndirect { .. } => note("calls a function through a pointer: what it calls, and whether its threads need each other, is not known here".into()),
             _ => {}
         });
         if has_backward_goto(body) {

@@ -244,3 +244,18 @@ extern "C" __global__ void parent(int *p, int n) {
     assert!(m.functions.iter().any(|f| f.name == "forward__serial"));
     assert!(!m.functions.iter().any(|f| f.name == "looping__serial"));
 }
+
+/// A child that calls through a pointer to a function may call anything: it stays a launch.
+#[test]
+fn a_call_through_a_pointer_keeps_a_child_launched() {
+    let source = r#"
+__device__ int twice(int x) { return 2 * x; }
+__device__ int (*op)(int) = twice;
+extern "C" __global__ void child(int *p) { p[threadIdx.x] = op(p[threadIdx.x]); }
+extern "C" __global__ void parent(int *p) { child<<<1, 4>>>(p); }
+"#;
+    let r = remarks(source, 128);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(r[0].1.contains("calls a function through a pointer"), "{r:?}");
+    assert!(!module(source, 128).functions.iter().any(|f| f.name == "child__serial"));
+}

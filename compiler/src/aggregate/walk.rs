@@ -9,13 +9,18 @@ macro_rules! walkers {
         pub(super) fn $children(e: &$($mut)? Expr) -> Vec<&$($mut)? Expr> {
             use ExprKind::*;
             match &$($mut)? e.kind {
-                IntConst(_) | FloatConst(_) | PointerConst(_) | Local(_) | Global(_) => vec![],
+                IntConst(_) | FloatConst(_) | PointerConst(_) | Local(_) | Global(_) | FuncAddr(_) => vec![],
                 Deref(a) | Member { base: a, .. } | AddrOf(a) | Decay(a) | Cast(a) | Unary { operand: a, .. } => vec![a],
                 IncDec { place, .. } => vec![place],
                 Binary { lhs, rhs, .. } | LogicalAnd { lhs, rhs } | LogicalOr { lhs, rhs } | Comma { lhs, rhs } => vec![lhs, rhs],
                 Assign { place, value } | CompoundAssign { place, value, .. } => vec![place, value],
                 Conditional { cond, then, otherwise } => vec![cond, then, otherwise],
                 Call { args, .. } | Builtin { args, .. } => args.$iter().collect(),
+                CallIndirect { callee, args } => {
+                    let mut v: Vec<&$($mut)? Expr> = vec![&$($mut)? **callee];
+                    v.extend(args.$iter());
+                    v
+                }
                 Dim3 { x, y, z } => vec![x, y, z],
                 Launch(l) => {
                     let crate::hir::Launch { grid, block, shared_mem, stream, args, .. } = &$($mut)? **l;
@@ -259,15 +264,47 @@ pub(super) struct FnFacts {
     pub(super) reads_errors: bool,
     /// Returns before its last statement.
     pub(super) early_return: bool,
+    /// Calls through a pointer to a function (itself or a function it calls).
+    pub(super) indirect: bool,
+    /// Its calls; one through a pointer may call any function whose address is taken.
     pub(super) calls: BTreeSet<FuncId>,
 }
 
 pub(super) struct Facts {
     pub(super) of: Vec<FnFacts>,
+    /// A function whose address is taken reads the built-in variables (`FnFacts::reads_ids`).
+    pub(super) taken_read_ids: bool,
 }
 
 impl Facts {
     pub(super) fn compute(module: &Module) -> Facts {
+        let mut taken = BTreeSet::new();
+        let in_globals = |init: &crate::hir::ConstInit, taken: &mut BTreeSet<FuncId>| {
+            let mut stack = vec![init];
+            while let Some(init) = stack.pop() {
+                match init {
+                    crate::hir::ConstInit::FunctionAddress(f) => {
+                        taken.insert(*f);
+                    }
+                    crate::hir::ConstInit::Array(items) | crate::hir::ConstInit::Struct(items) => stack.extend(items),
+                    _ => {}
+                }
+            }
+        };
+        for g in &module.globals {
+            if let Some(init) = &g.init {
+                in_globals(init, &mut taken);
+            }
+        }
+        for f in &module.functions {
+            if let Some(body) = &f.body {
+                visit_block(body, &mut |e| {
+                    if let ExprKind::FuncAddr(g) = &e.kind {
+                        taken.insert(*g);
+                    }
+                });
+            }
+        }
         let mut of: Vec<FnFacts> = module
             .functions
             .iter()
@@ -286,6 +323,10 @@ impl Facts {
                         ExprKind::Call { func, .. } => {
                             facts.calls.insert(*func);
                         }
+                        ExprKind::CallIndirect { .. } => {
+                            facts.indirect = true;
+                            facts.calls.extend(taken.iter().copied());
+                        }
                         _ => {}
                     });
                 }
@@ -300,20 +341,34 @@ impl Facts {
                 for c in calls {
                     let callee = of[c.0 as usize].clone();
                     let me = &mut of[i];
-                    let before = (me.syncs, me.reads_ids, me.launches_in_callees, me.events, me.reads_errors);
+                    let before = (me.syncs, me.reads_ids, me.launches_in_callees, me.events, me.reads_errors, me.indirect);
+                    me.indirect |= callee.indirect;
                     me.syncs |= callee.syncs;
                     me.reads_ids |= callee.reads_ids;
                     me.launches_in_callees |= callee.launches || callee.launches_in_callees;
                     me.events |= callee.events;
                     me.reads_errors |= callee.reads_errors;
-                    changed |= before != (me.syncs, me.reads_ids, me.launches_in_callees, me.events, me.reads_errors);
+                    changed |= before != (me.syncs, me.reads_ids, me.launches_in_callees, me.events, me.reads_errors, me.indirect);
                 }
             }
             if !changed {
                 break;
             }
         }
-        Facts { of }
+        let taken_read_ids = taken.iter().any(|g| of[g.0 as usize].reads_ids);
+        Facts { of, taken_read_ids }
+    }
+
+    /// Why a launch of `child` cannot be aggregated because of calls through pointers: the
+    /// aggregated child maps its blocks back by cloning the functions it calls that read the
+    /// built-in variables (`callees.rs`), which a call through a pointer never reaches.
+    pub(super) fn indirect_reason(&self, module: &Module, child: FuncId) -> Option<String> {
+        (self.of[child.0 as usize].indirect && self.taken_read_ids).then(|| {
+            format!(
+                "`{}` calls a function through a pointer, and a function whose address is taken reads threadIdx, blockIdx, blockDim or gridDim, which would see the aggregated launch's",
+                module.function(child).name
+            )
+        })
     }
 }
 

@@ -35,7 +35,7 @@ impl<'ctx> Codegen<'ctx, '_> {
             Type::CudaError => Class::Int { bits: 32, signed: true },
             Type::Enum { underlying, .. } => self.class(&Type::Int(*underlying)),
             Type::Float(kind) => Class::Float(*kind),
-            Type::Pointer { .. } | Type::Stream | Type::Event => Class::Ptr,
+            Type::Pointer { .. } | Type::Stream | Type::Event | Type::FnPtr(_) => Class::Ptr,
             Type::Array { .. } | Type::Struct(_) | Type::Dim3 => Class::Aggregate,
             Type::Void => Class::Void,
         }
@@ -410,6 +410,20 @@ impl<'ctx> Codegen<'ctx, '_> {
                         self.zero_fill(ptr, size, align)?;
                         let llvm_ty = self.types.mem(ty)?.into_struct_type();
                         for (i, item) in items.iter().enumerate() {
+                            if let Some((bf, fty)) = self.hir_bit_field(ty, i) {
+                                // `{ 5 }` or `{ { 5 } }`: one value, already of the field's value type.
+                                let mut item = item;
+                                while let Init::List(inner) = item {
+                                    let Some(first) = inner.first() else { break };
+                                    item = first;
+                                }
+                                if let Init::Expr(e) = item {
+                                    let v = self.value(e)?;
+                                    let p = self.field_byte_ptr(ptr, ty, i as u32)?;
+                                    self.store_bit_field(p, bf, v, &fty, false)?;
+                                }
+                                continue;
+                            }
                             let slot = self.types.field_slot(ty, i as u32)?;
                             let fty = self.types.field_type(self.hir, ty, i as u32)?;
                             let p = self.builder.build_struct_gep(llvm_ty, ptr, slot, "init.field")?;
@@ -462,6 +476,25 @@ impl<'ctx> Codegen<'ctx, '_> {
         self.set_align(v.as_instruction_value(), ty)?;
         self.set_volatile(v.as_instruction_value(), volatile)?;
         self.mem_to_reg(v, ty)
+    }
+
+    /// Loads the value of the place `e` at `ptr` (a bit-field's bits, or the object).
+    fn load_place(&self, ptr: PointerValue<'ctx>, e: &Expr) -> R<BV<'ctx>> {
+        let volatile = self.is_volatile(e)?;
+        match self.bit_field(e) {
+            Some(bf) => self.load_bit_field(ptr, bf, &e.ty, volatile),
+            None => self.load_access(ptr, &e.ty, volatile),
+        }
+    }
+
+    /// Stores `v` into the place `e` at `ptr`; the value the place then holds (`v` but for a
+    /// bit-field, which keeps only its width).
+    fn store_place(&self, ptr: PointerValue<'ctx>, e: &Expr, v: BV<'ctx>) -> R<BV<'ctx>> {
+        let volatile = self.is_volatile(e)?;
+        match self.bit_field(e) {
+            Some(bf) => self.store_bit_field(ptr, bf, v, &e.ty, volatile),
+            None => self.store_access(ptr, v, &e.ty, volatile).map(|()| v),
+        }
     }
 
     /// Stores a register value.
@@ -532,6 +565,9 @@ impl<'ctx> Codegen<'ctx, '_> {
             ExprKind::Deref(p) => Ok(self.value(p)?.into_pointer_value()),
             ExprKind::Member { base, index } if Self::is_place(base) => {
                 let base_ptr = self.place(base)?;
+                if self.bit_field(e).is_some() {
+                    return self.field_byte_ptr(base_ptr, &base.ty, *index);
+                }
                 if self.types.is_union(&base.ty) {
                     return Ok(base_ptr);
                 }
@@ -594,7 +630,14 @@ impl<'ctx> Codegen<'ctx, '_> {
             ExprKind::Member { base, index } => {
                 if Self::is_place(base) {
                     let ptr = self.place(e)?;
-                    self.load_access(ptr, &e.ty, self.is_volatile(e)?)?
+                    self.load_place(ptr, e)?
+                } else if let Some(bf) = self.bit_field(e) {
+                    // A bit-field of a struct value (`f().b`): through memory, like a union's.
+                    let agg = self.value(base)?;
+                    let tmp = self.entry_alloca(&base.ty, "bitfield.tmp")?;
+                    self.store_mem(tmp, agg, &base.ty)?;
+                    let ptr = self.field_byte_ptr(tmp, &base.ty, *index)?;
+                    self.load_bit_field(ptr, bf, &e.ty, false)?
                 } else if self.types.is_union(&base.ty) {
                     // A member of a union value (`f().x`): through memory, where they overlap.
                     let agg = self.value(base)?;
@@ -654,26 +697,22 @@ impl<'ctx> Codegen<'ctx, '_> {
                 // Like clang: the right operand first, then the place's address.
                 let v = self.value(value)?;
                 let ptr = self.place(place)?;
-                self.store_access(ptr, v, &place.ty, self.is_volatile(place)?)?;
-                v
+                self.store_place(ptr, place, v)?
             }
             ExprKind::CompoundAssign { op, place, value, op_type } => {
                 let r = self.value(value)?;
                 let ptr = self.place(place)?;
-                let volatile = self.is_volatile(place)?;
-                let old = self.load_access(ptr, &place.ty, volatile)?;
+                let old = self.load_place(ptr, place)?;
                 let l = self.cast(old, &place.ty, op_type)?;
                 let result = self.binop(*op, l, r, op_type, &value.ty, op_type)?;
                 let new = self.cast(result, op_type, &place.ty)?;
-                self.store_access(ptr, new, &place.ty, volatile)?;
-                new
+                self.store_place(ptr, place, new)?
             }
             ExprKind::IncDec { place, increment, prefix } => {
                 let ptr = self.place(place)?;
-                let volatile = self.is_volatile(place)?;
-                let old = self.load_access(ptr, &place.ty, volatile)?;
+                let old = self.load_place(ptr, place)?;
                 let new = self.inc_dec(old, &place.ty, *increment)?;
-                self.store_access(ptr, new, &place.ty, volatile)?;
+                let new = self.store_place(ptr, place, new)?;
                 if *prefix {
                     new
                 } else {
@@ -696,6 +735,32 @@ impl<'ctx> Codegen<'ctx, '_> {
                 match call.try_as_basic_value() {
                     inkwell::values::ValueKind::Basic(v) => self.mem_to_reg(v, &e.ty)?,
                     _ => return internal("call of a void function used as a value"),
+                }
+            }
+            ExprKind::FuncAddr(func) => match self.functions.get(func.0 as usize) {
+                Some(f) => f.as_global_value().as_pointer_value().into(),
+                None => return internal(format!("unknown function {}", func.0)),
+            },
+            ExprKind::CallIndirect { callee, args } => {
+                let Type::FnPtr(sig) = &callee.ty else { return internal(format!("call through {:?}", callee.ty)) };
+                let target = self.value(callee)?.into_pointer_value();
+                let mut params: Vec<BasicMetadataTypeEnum> = Vec::with_capacity(sig.params.len());
+                for ty in &sig.params {
+                    params.push(self.types.mem(ty)?.into());
+                }
+                let fn_type = if sig.ret.is_void() { self.ctx.void_type().fn_type(&params, false) } else { self.types.mem(&sig.ret)?.fn_type(&params, false) };
+                let mut values: Vec<BasicMetadataValueEnum> = Vec::with_capacity(args.len());
+                for a in args {
+                    let v = self.value(a)?;
+                    values.push(self.reg_to_mem(v, &a.ty)?.into());
+                }
+                let call = self.builder.build_indirect_call(fn_type, target, &values, "icall")?;
+                if e.ty.is_void() {
+                    return Ok(None);
+                }
+                match call.try_as_basic_value() {
+                    inkwell::values::ValueKind::Basic(v) => self.mem_to_reg(v, &e.ty)?,
+                    _ => return internal("call through a pointer to a void function used as a value"),
                 }
             }
             ExprKind::Builtin { builtin, args } => return self.builtin(builtin, args, &e.ty),

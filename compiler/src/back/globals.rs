@@ -103,6 +103,10 @@ impl<'ctx> Codegen<'ctx, '_> {
                 self.types.intptr().const_int(*v as u64, false).const_to_pointer(self.types.ptr()).into()
             }
             (ConstInit::GlobalAddress(g), t) if t.is_pointer_like() => self.global_ptr(*g)?.into(),
+            (ConstInit::FunctionAddress(f), Type::FnPtr(_)) => match self.functions.get(f.0 as usize) {
+                Some(f) => f.as_global_value().as_pointer_value().into(),
+                None => return internal(format!("unknown function {}", f.0)),
+            },
             (ConstInit::GlobalAddress(g), Type::Int(_)) => {
                 self.global_ptr(*g)?.const_to_int(llvm_ty.into_int_type()).into()
             }
@@ -122,10 +126,30 @@ impl<'ctx> Codegen<'ctx, '_> {
                 let info = &self.types.structs[id.0 as usize];
                 let mut values = Vec::with_capacity(info.elements.len());
                 let mut field = 0usize;
+                // The bytes of the bit-fields, which sit in the struct's fillers (`types.rs`).
+                let image = self.bit_field_image(def, fields)?;
+                let mut at = 0usize;
                 for element in &info.elements {
                     match element {
-                        Some(filler) => values.push(filler.const_zero()),
+                        Some(filler) => {
+                            let array = filler.into_array_type();
+                            let bytes = if array.get_element_type().is_int_type() { array.len() as usize } else { 0 };
+                            values.push(match image.get(at..at + bytes) {
+                                Some(part) if bytes > 0 && part.iter().any(|b| *b != 0) => {
+                                    let i8 = self.ctx.i8_type();
+                                    let part: Vec<BasicValueEnum> = part.iter().map(|b| i8.const_int(u64::from(*b), false).into()).collect();
+                                    const_array(i8.into(), &part)
+                                }
+                                _ => filler.const_zero(),
+                            });
+                            at += bytes;
+                        }
                         None => {
+                            while def.fields.get(field).is_some_and(|f| f.bits.is_some()) {
+                                field += 1;
+                            }
+                            let Some(f) = def.fields.get(field) else { return internal(format!("struct {} has fewer fields than elements", def.name)) };
+                            at = (f.offset + self.hir.size_align(&f.ty).0) as usize;
                             let fty = &def.fields[field].ty;
                             values.push(match fields.get(field) {
                                 Some(f) => self.const_init(f, fty)?,
@@ -150,6 +174,35 @@ impl<'ctx> Codegen<'ctx, '_> {
             }
             (other, ty) => return internal(format!("initializer {other:?} does not fit type {ty:?}")),
         })
+    }
+}
+
+impl Codegen<'_, '_> {
+    /// The bytes of a struct constant that its bit-fields' values set (empty without
+    /// bit-fields); each value is cut to its width, as a store would.
+    fn bit_field_image(&self, def: &crate::hir::StructDef, inits: &[ConstInit]) -> R<Vec<u8>> {
+        if def.fields.iter().all(|f| f.bits.is_none()) {
+            return Ok(Vec::new());
+        }
+        let mut image = vec![0u8; def.size as usize];
+        for (field, init) in def.fields.iter().zip(inits) {
+            let Some(bf) = field.bits else { continue };
+            let value = match init {
+                ConstInit::Int(v) => *v,
+                ConstInit::Float(v) => *v as i64,
+                ConstInit::Zero => 0,
+                other => return internal(format!("bit-field {} initialised by {other:?}", field.name)),
+            };
+            for bit in 0..bf.width {
+                if (value >> bit.min(63)) & 1 == 1 {
+                    let at = field.offset as usize * 8 + (bf.shift + bit) as usize;
+                    if let Some(byte) = image.get_mut(at / 8) {
+                        *byte |= 1 << (at % 8);
+                    }
+                }
+            }
+        }
+        Ok(image)
     }
 }
 

@@ -29,6 +29,7 @@
 //! ```
 
 mod asm;
+mod bit_fields;
 mod builtins;
 mod contract;
 pub(crate) use contract::contract_as_nvcc;

@@ -538,9 +538,9 @@ fn control_flow_and_structs() {
     m.structs.push(StructDef {
         name: "S".into(),
         fields: vec![
-            Field { name: "c".into(), ty: Type::CHAR, offset: 0, volatile: false },
-            Field { name: "d".into(), ty: Type::DOUBLE, offset: 8, volatile: false },
-            Field { name: "n".into(), ty: Type::INT, offset: 16, volatile: false },
+            Field { name: "c".into(), ty: Type::CHAR, offset: 0, volatile: false, bits: None },
+            Field { name: "d".into(), ty: Type::DOUBLE, offset: 8, volatile: false, bits: None },
+            Field { name: "n".into(), ty: Type::INT, offset: 16, volatile: false, bits: None },
         ],
         size: 24,
         align: 8,
@@ -645,8 +645,8 @@ fn launch_with_struct_bool_and_dim3_arguments() {
         m.structs.push(StructDef {
             name: "P".into(),
             fields: vec![
-                Field { name: "c".into(), ty: Type::CHAR, offset: 0, volatile: false },
-                Field { name: "d".into(), ty: Type::DOUBLE, offset: 8, volatile: false },
+                Field { name: "c".into(), ty: Type::CHAR, offset: 0, volatile: false, bits: None },
+                Field { name: "d".into(), ty: Type::DOUBLE, offset: 8, volatile: false, bits: None },
             ],
             size: 16,
             align: 8,

@@ -38,7 +38,7 @@ pub(crate) struct Types<'ctx> {
 /// it does, a plain (non-packed) LLVM struct has the same layout, because the NVPTX data
 /// layout aligns every scalar like C does.
 pub(crate) fn struct_layout_is_natural(def: &hir::StructDef, hir_module: &hir::Module) -> bool {
-    natural_end_and_align(def, hir_module).is_some_and(|(end, max_align)| max_align == def.align && round_up(end, max_align) == def.size)
+    !has_bit_fields(def) && natural_end_and_align(def, hir_module).is_some_and(|(end, max_align)| max_align == def.align && round_up(end, max_align) == def.size)
 }
 
 /// Where `def`'s last field ends and its fields' largest alignment, when every field sits at the
@@ -62,10 +62,19 @@ fn natural_end_and_align(def: &hir::StructDef, hir_module: &hir::Module) -> Opti
 /// struct with a leading `[0 x <A x i8>]`, which takes no room but is A-aligned (NVPTX aligns
 /// vectors to their size), has sema's layout and alignment, in memory and as a parameter.
 fn over_aligned_but_natural(def: &hir::StructDef, hir_module: &hir::Module) -> bool {
-    natural_end_and_align(def, hir_module).is_some_and(|(end, max_align)| {
+    !has_bit_fields(def) && natural_end_and_align(def, hir_module).is_some_and(|(end, max_align)| {
         def.align > max_align && def.align.is_power_of_two() && def.align <= 256 && round_up(end, def.align) == def.size
     })
 }
+
+/// A struct with bit-fields is laid out packed, its bit-fields' bytes as fillers of bytes
+/// (`back/bit_fields.rs` reads and writes them; `globals.rs` fills them in constants).
+fn has_bit_fields(def: &hir::StructDef) -> bool {
+    def.fields.iter().any(|f| f.bits.is_some())
+}
+
+/// The slot of a bit-field, which has no LLVM element of its own.
+pub(crate) const NO_SLOT: u32 = u32::MAX;
 
 impl<'ctx> Types<'ctx> {
     /// Builds every struct type of the module and checks LLVM's layout against sema's.
@@ -86,8 +95,11 @@ impl<'ctx> Types<'ctx> {
                 types.union_body(index, def, hir_module)?;
                 continue;
             }
-            let over_aligned = over_aligned_but_natural(def, hir_module);
-            let natural = over_aligned || struct_layout_is_natural(def, hir_module);
+            // A struct with bit-fields: its fields at sema's offsets, bytes between them, and
+            // in front the filler that gives it its alignment (not packed, so that it keeps it).
+            let bit_fields = has_bit_fields(def) && def.align > 1;
+            let over_aligned = bit_fields || over_aligned_but_natural(def, hir_module);
+            let natural = !has_bit_fields(def) && (over_aligned || struct_layout_is_natural(def, hir_module));
             let mut elements: Vec<BasicTypeEnum<'ctx>> = Vec::new();
             let mut kinds = Vec::new();
             let mut slots = Vec::new();
@@ -98,6 +110,10 @@ impl<'ctx> Types<'ctx> {
                 kinds.push(Some(filler));
             }
             for field in &def.fields {
+                if field.bits.is_some() {
+                    slots.push(NO_SLOT);
+                    continue;
+                }
                 if !natural && field.offset > end {
                     let pad = ctx.i8_type().array_type(to_u32(field.offset - end)?).into();
                     elements.push(pad);
@@ -113,7 +129,7 @@ impl<'ctx> Types<'ctx> {
                 elements.push(pad);
                 kinds.push(Some(pad));
             }
-            types.structs[index].ty.set_body(&elements, !natural);
+            types.structs[index].ty.set_body(&elements, !natural && !has_bit_fields(def));
             types.structs[index].field_slots = slots;
             types.structs[index].elements = kinds;
         }
@@ -128,10 +144,10 @@ impl<'ctx> Types<'ctx> {
                     def.size
                 ));
             }
-            if def.size > 0 && natural_alignment(td, info) != def.align && struct_layout_is_natural(def, hir_module) | over_aligned_but_natural(def, hir_module) {
+            if def.size > 0 && natural_alignment(td, info) != def.align && struct_layout_is_natural(def, hir_module) | over_aligned_but_natural(def, hir_module) | has_bit_fields(def) {
                 return internal(format!("struct {}: LLVM alignment {} differs from sema's {}", def.name, natural_alignment(td, info), def.align));
             }
-            for (field, slot) in def.fields.iter().zip(&info.field_slots) {
+            for (field, slot) in def.fields.iter().zip(&info.field_slots).filter(|(_, slot)| **slot != NO_SLOT) {
                 if td.offset_of_element(&info.ty, *slot) != Some(field.offset) {
                     return internal(format!("struct {}: field {} is not at offset {}", def.name, field.name, field.offset));
                 }
@@ -147,7 +163,8 @@ impl<'ctx> Types<'ctx> {
         let mut elements: Vec<BasicTypeEnum<'ctx>> = Vec::new();
         let mut kinds = Vec::new();
         let mut slots = Vec::new();
-        let first = def.fields.first();
+        // A bit-field first has no element: its bits are the filler's (`globals.rs`).
+        let first = def.fields.first().filter(|f| f.bits.is_none());
         let first_align = first.map_or(1, |f| hir_module.size_align(&f.ty).1);
         if def.align > first_align {
             let filler = self.ctx.i8_type().vec_type(def.align as u32).array_type(0).into();
@@ -232,7 +249,7 @@ impl<'ctx> Types<'ctx> {
             Type::Enum { underlying, .. } => return self.reg(&Type::Int(*underlying)),
             Type::Float(FloatKind::Float) => self.ctx.f32_type().into(),
             Type::Float(FloatKind::Double) => self.ctx.f64_type().into(),
-            Type::Pointer { .. } | Type::Stream | Type::Event => self.ptr().into(),
+            Type::Pointer { .. } | Type::Stream | Type::Event | Type::FnPtr(_) => self.ptr().into(),
             Type::Array { elem, len } => self.mem(elem)?.array_type(to_u32(*len)?).into(),
             Type::Struct(id) => match self.structs.get(id.0 as usize) {
                 Some(info) => info.ty.into(),

@@ -84,12 +84,21 @@ fn unspellable(sig: &signature::Signature) -> Vec<&signature::Param> {
 }
 
 /// Every kernel's host stub, and a W0800 for each whose launcher the header cannot declare
-/// (at its definition).
+/// (at its definition), an E0239 for each that takes a pointer to a function.
 fn host_kernels(module: &hir::Module, places: &HashMap<String, Label>) -> (Vec<HostKernel>, Vec<Diagnostic>) {
     let mut found = Vec::new();
     let mut warnings = Vec::new();
     for Kernel { symbol, sig, types, internal } in kernels(module) {
         let params = sig.params.iter().zip(&types).map(|(p, ty)| host_param(module, &p.kind, ty, p.size)).collect();
+        // E0239: host code has no address of a device function to pass (nvcc 13.5 accepts
+        // `k<<<1, 1>>>(add1)` in host code, and passes the host's meaningless address).
+        let pointers: Vec<&str> = sig.params.iter().zip(&types).filter(|(_, ty)| ty.is_fn_ptr()).map(|(p, _)| p.name.as_str()).collect();
+        if !pointers.is_empty() {
+            let mut d = Diagnostic::new(Code::FunctionPointerFromHost, Default::default(), format!("kernel `{}` takes a pointer to a device function (`{}`), which host code cannot pass", sig.name, pointers.join("`, `")))
+                .with_note("a device function's address exists only on the device: launch this kernel from device code, or give it an index into a `__device__` table of pointers");
+            d.labels = places.get(&symbol).cloned().map(|l| Label { message: "defined here".into(), ..l }).into_iter().collect();
+            warnings.push(d);
+        }
         let odd = unspellable(&sig);
         if !odd.is_empty() && !internal {
             let names: Vec<String> = odd.iter().map(|p| format!("`{}` (`{}`)", p.name, p.c_type)).collect();

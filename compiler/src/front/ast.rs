@@ -193,6 +193,8 @@ pub struct Enumerator {
 pub struct TypedefDef {
     pub name: Ident,
     pub ty: TypeName,
+    /// `typedef int (*binop)(int, int);`: the name is a pointer to a function returning `ty`.
+    pub function: Option<Box<FunctionDeclarator>>,
     pub span: Span,
 }
 
@@ -381,6 +383,21 @@ pub struct Declarator {
     pub reference: Option<Span>,
     pub name: Ident,
     pub array_dims: Vec<ArrayDim>,
+    /// `name : width` in a struct: a bit-field (an unnamed one, `int : 0;`, has an empty name).
+    pub bit_width: Option<Box<Expr>>,
+    /// `ret (*name[N])(params)`: `name` is a pointer to a function (or an array of them, the
+    /// dimensions being `array_dims`); `pointers` are then the return type's.
+    pub function: Option<Box<FunctionDeclarator>>,
+    pub span: Span,
+}
+
+/// The part of a function-pointer declarator `(*name)(params)` that is not a name: the
+/// pointer levels inside the parentheses (`(**pp)` is a pointer to a pointer to a function)
+/// and the parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FunctionDeclarator {
+    pub pointers: Vec<PointerLevel>,
+    pub params: Vec<Param>,
     pub span: Span,
 }
 

@@ -340,6 +340,9 @@ pub enum Tok {
     /// `volatile` (or `__volatile__`, `__volatile`) right after `asm`: the asm statement's
     /// qualifier, not C's; no spelling of its own, `front::asm` marks it.
     AsmVolatile,
+    /// The `(` of a function-pointer declarator, `int (*op)(int)`; no spelling of its own,
+    /// `front::fn_pointers` marks it.
+    FnPtrOpen,
 }
 
 impl Tok {
@@ -443,6 +446,7 @@ impl Tok {
             Tok::Typedef => "typedef",
             Tok::Asm => "asm",
             Tok::AsmVolatile => "volatile",
+            Tok::FnPtrOpen => "(",
             _ => return None,
         })
     }

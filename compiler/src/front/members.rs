@@ -213,7 +213,7 @@ pub(super) fn parse_class(tokens: &[Spanned], parse: impl Fn(&[Spanned]) -> Resu
         let spec = ast::TypeSpec { kind: ast::TypeSpecKind::Struct(name.clone()), is_const: false, is_volatile: false, span: name.span };
         let whole = Span::new(tokens[0].0, tokens[tokens.len() - 1].2);
         let ty = ast::TypeName { spec, pointers: Vec::new(), span: name.span };
-        class.items.insert(1, ast::Item::Typedef(ast::TypedefDef { name: alias, ty, span: whole }));
+        class.items.insert(1, ast::Item::Typedef(ast::TypedefDef { name: alias, ty, function: None, span: whole }));
     }
     Ok(class)
 }

@@ -60,6 +60,7 @@ mod class_templates;
 pub mod coop_groups;
 mod enums;
 mod explicit_instances;
+mod fn_pointers;
 mod host_mentions;
 mod lexer;
 mod members;
@@ -127,6 +128,7 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     qualified::join(&mut tokens);
     templates::split_closing_shifts(&mut tokens);
     asm::mark_volatile(&mut tokens);
+    fn_pointers::mark_typedef_names(&mut tokens);
     let lex_diags_all = diags.clone();
 
     let (chunks, split_diags) = split::split(&tokens);
@@ -340,7 +342,11 @@ struct ParsedChunk {
 fn parse_chunk(tokens: &[Spanned]) -> ParsedChunk {
     let mut diags = Vec::new();
     let mut recovered: Vec<ErrorRecovery<usize, Tok, LexError>> = Vec::new();
-    let input = tokens.iter().cloned().map(Ok::<Spanned, LexError>);
+    // Function-pointer declarators are marked only here, for the grammar: every other pass
+    // sees their `(` as the bracket it is.
+    let mut marked = tokens.to_vec();
+    fn_pointers::mark_declarators(&mut marked);
+    let input = marked.into_iter().map(Ok::<Spanned, LexError>);
     let result = grammar::TranslationUnitParser::new().parse(&mut diags, &mut recovered, input);
     let mut errors: Vec<ParseError<usize, Tok, LexError>> = recovered.into_iter().map(|r| r.error).collect();
     let unit = match result {

@@ -310,11 +310,11 @@ impl Splitter<'_> {
         };
         let mut i = key + 1;
         while i < brace {
+            // A parameter list, or `=` (`struct S g = {1, 2};` initialises a variable).
+            if matches!(self.tok(i), Tok::Assign) || matches!(self.tok(i), Tok::LParen) && !is_attribute(self.tok(i - 1)) {
+                return false;
+            }
             if matches!(self.tok(i), Tok::LParen) {
-                let attribute = is_attribute(self.tok(i - 1));
-                if !attribute {
-                    return false;
-                }
                 i = self.skip_group(i, brace);
                 continue;
             }
@@ -446,7 +446,7 @@ enum Container {
 }
 
 /// Whether the declaration `tokens` declares a function: a parameter list (not an attribute's
-/// arguments) comes before any `=` at the top level.
+/// arguments, nor a function-pointer declarator `(*f)(int)`) comes before any `=` at the top level.
 pub(super) fn is_function(tokens: &[Spanned]) -> bool {
     function_params(tokens).is_some()
 }
@@ -458,7 +458,7 @@ fn function_params(tokens: &[Spanned]) -> Option<usize> {
         match t {
             Tok::LParen if depth == 0 => {
                 let attribute = i > 0 && ATTRIBUTE_WORDS.iter().any(|w| is_word(&tokens[i - 1].1, w));
-                if !attribute && i > 0 {
+                if !attribute && i > 0 && !matches!(tokens[i - 1].1, Tok::RParen) && !matches!(tokens.get(i + 1).map(|t| &t.1), Some(Tok::Star)) {
                     return Some(i);
                 }
                 depth += 1;

@@ -312,7 +312,7 @@ pub fn typedef_without_pointers(
     }).max().unwrap_or(l);
     let spec = type_spec(words, l, type_end, diags);
     let ty = TypeName { spec, pointers: Vec::new(), span: Span::new(l, type_end) };
-    TypedefDef { name, ty, span: Span::new(l, end) }
+    TypedefDef { name, ty, function: None, span: Span::new(l, end) }
 }
 
 pub fn concat_strings(parts: Vec<Vec<u8>>) -> Vec<u8> {
@@ -387,4 +387,15 @@ pub fn labeled(head: LabelHead, stmt: Stmt) -> Stmt {
         LabelHead::Default(span) => Stmt::Default { stmt, span },
         LabelHead::Named(name) => Stmt::Label { name, stmt },
     }
+}
+
+/// `(*p)<<<...>>>(...)`: a launch through a pointer (E0238). nvcc 13.5 accepts it when `p`
+/// points to a kernel; cdpc launches kernels by name only, and has no pointers to kernels.
+pub fn launch_through_pointer(target: Expr, target_span: Span, l: usize, r: usize, diags: &mut Vec<Diagnostic>) -> Expr {
+    diags.push(
+        Diagnostic::new(Code::LaunchThroughPointer, target_span, "cdpc cannot launch a kernel through a pointer")
+            .with_primary_message("a launch target must be a kernel's name")
+            .with_note("launch the kernel by name, `k<<<grid, block>>>(...)`; nvcc 13.5 accepts a launch through a pointer to a kernel, cdpc does not"),
+    );
+    expr(target.kind, l, r)
 }

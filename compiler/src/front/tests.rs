@@ -1085,3 +1085,19 @@ fn a_scoped_enum_needs_a_name() {
     assert!(tu.items.is_empty());
     assert_eq!(tu.skipped.len(), 1);
 }
+
+#[test]
+fn class_key_before_an_initialised_global_declares_a_variable() {
+    // `union V gv = {7};` was read as a class definition (E0006): `=` before the brace makes
+    // it a variable of the type the key names.
+    let tu = ok("union V { int i; float f; };\nstruct S { int a; int b; };\n__device__ union V gv = {7};\n__device__ struct S gs = {1, 2};");
+    let names: Vec<&str> = tu
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Global(g) => Some(g.declarators[0].declarator.name.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(names, ["gv", "gs"]);
+}

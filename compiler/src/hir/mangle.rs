@@ -523,6 +523,20 @@ impl Mangler<'_> {
                     let name = if *ty == Type::Stream { "CUstream_st" } else { "CUevent_st" };
                     self.class_name(name);
                 }
+                // `int (*)(int)` is `PFiiE`; the function type `FiiE` is a component too.
+                Type::FnPtr(sig) => {
+                    self.out.push('P');
+                    let key = self.plain(ty, Quals::NONE)[1..].to_string();
+                    self.component(key, |m| {
+                        m.out.push('F');
+                        m.ty(&sig.ret, Quals::NONE);
+                        sig.params.iter().for_each(|p| m.ty(p, Quals::NONE));
+                        if sig.params.is_empty() {
+                            m.out.push('v');
+                        }
+                        m.out.push('E');
+                    });
+                }
                 Type::Struct(id) if self.structs.struct_template(*id).is_some() => {
                     let (template, args) = self.structs.struct_template(*id).expect("just checked");
                     let args: Vec<PatternArg> = args.iter().map(concrete_arg).collect();
@@ -575,6 +589,10 @@ impl Mangler<'_> {
                 Type::Array { elem, len } => format!("A{len}_{}", self.plain(elem, Quals::NONE)),
                 Type::Stream => "P11CUstream_st".into(),
                 Type::Event => "P10CUevent_st".into(),
+                Type::FnPtr(sig) => {
+                    let params: String = sig.params.iter().map(|p| self.plain(p, Quals::NONE)).collect();
+                    format!("PF{}{}E", self.plain(&sig.ret, Quals::NONE), if params.is_empty() { "v" } else { &params })
+                }
                 Type::Struct(id) if self.structs.struct_template(*id).is_some() => {
                     let (template, args) = self.structs.struct_template(*id).expect("just checked");
                     let args: Vec<PatternArg> = args.iter().map(concrete_arg).collect();

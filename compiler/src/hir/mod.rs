@@ -110,6 +110,40 @@ pub struct Field {
     pub offset: u64,
     /// A `volatile` member: every load and store of it is volatile.
     pub volatile: bool,
+    /// A bit-field: its bits start `bits.shift` bits into the byte at `offset` (which holds its
+    /// first bit). `ty` is the declared type; values have [`Field::value_type`].
+    pub bits: Option<BitField>,
+}
+
+/// Where a bit-field's bits are: `width` bits from bit `shift` of the byte at the field's
+/// offset, laid out as nvcc (the Itanium ABI) places them; `signed` from the declared type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BitField {
+    pub shift: u32,
+    pub width: u32,
+    pub signed: bool,
+}
+
+impl BitField {
+    /// How many bytes from the field's offset hold its bits (at most 8: a bit-field never
+    /// crosses a unit of its declared type's alignment).
+    pub fn bytes(self) -> u32 {
+        (self.shift + self.width).div_ceil(8)
+    }
+}
+
+impl Field {
+    /// The type of the field's value in an expression: a bit-field promotes as C++ says
+    /// (`[conv.prom]`): to `int` when `int` holds every value of its width, else to `unsigned
+    /// int` when that does, else it keeps its declared type; `bool` stays `bool`.
+    pub fn value_type(&self) -> Type {
+        match (&self.ty, self.bits) {
+            (Type::Int(crate::types::IntKind::Bool), _) | (_, None) => self.ty.clone(),
+            (_, Some(b)) if b.width < 32 || (b.width == 32 && b.signed) => Type::INT,
+            (_, Some(b)) if b.width == 32 => Type::UINT,
+            _ => self.ty.clone(),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -175,6 +209,8 @@ pub enum ConstInit {
     Struct(Vec<ConstInit>),
     /// Address of another global (string literals, `&g`); sema refuses offsets from it.
     GlobalAddress(GlobalId),
+    /// Address of a device function (`__device__ binop table[2] = {add, mul};`).
+    FunctionAddress(FuncId),
     Zero,
 }
 
@@ -752,6 +788,11 @@ pub enum ExprKind {
     /// one (postfix).
     IncDec { place: Box<Expr>, increment: bool, prefix: bool },
     Call { func: FuncId, args: Vec<Expr> },
+    /// The address of a device function, of type `Type::FnPtr` (`add1` or `&add1` as a value).
+    FuncAddr(FuncId),
+    /// A call through a pointer to a device function (`op(x)`, `(*op)(x)`, `ops[i](x)`): the
+    /// arguments converted to the `Type::FnPtr`'s parameter types.
+    CallIndirect { callee: Box<Expr>, args: Vec<Expr> },
     Builtin { builtin: Builtin, args: Vec<Expr> },
     /// `dim3(x, y, z)` with three `unsigned int` operands (missing ones are the constant 1).
     Dim3 { x: Box<Expr>, y: Box<Expr>, z: Box<Expr> },

@@ -47,7 +47,7 @@ impl Context {
             let ty = self.field_type(*field);
             let (size, field_align) = self.size_align(&ty);
             offset = round_up(offset, field_align);
-            hir_fields.push(hir::Field { name: (*name).to_string(), ty, offset, volatile: false });
+            hir_fields.push(hir::Field { name: (*name).to_string(), ty, offset, volatile: false, bits: None });
             offset += size;
             align = align.max(field_align);
         }
@@ -63,7 +63,7 @@ impl Context {
         }
         let elem = v.elem_type();
         let (size, _) = self.size_align(&elem);
-        let fields = v.field_names().iter().zip(0u64..).map(|(name, i)| hir::Field { name: (*name).to_string(), ty: elem.clone(), offset: i * size, volatile: false }).collect();
+        let fields = v.field_names().iter().zip(0u64..).map(|(name, i)| hir::Field { name: (*name).to_string(), ty: elem.clone(), offset: i * size, volatile: false, bits: None }).collect();
         let align = v.align(&self.target);
         let def = hir::StructDef { name: v.name.to_string(), fields, size: round_up(size * u64::from(v.len), align), align, span: Default::default(), template: None, union: false };
         Type::Struct(self.add_builtin_struct(def, true))

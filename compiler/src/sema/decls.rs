@@ -81,7 +81,7 @@ pub(super) fn define_struct_in_scope(cx: &mut Context, def: &ast::StructDef, id:
                 cx.cxx.bases.insert(id, b);
                 if !cx.structs[b.0 as usize].fields.is_empty() {
                     let (size, base_align) = cx.size_align(&Type::Struct(b));
-                    fields.push(hir::Field { name: super::scope::BASE_FIELD.to_string(), ty: Type::Struct(b), offset: 0, volatile: false });
+                    fields.push(hir::Field { name: super::scope::BASE_FIELD.to_string(), ty: Type::Struct(b), offset: 0, volatile: false, bits: None });
                     offset = size;
                     align = base_align;
                 }
@@ -92,8 +92,10 @@ pub(super) fn define_struct_in_scope(cx: &mut Context, def: &ast::StructDef, id:
             None => {}
         }
     }
-    // A union's members all start at 0; its size is its largest member's.
+    // A union's members all start at 0; its size is its largest member's. Bit-fields are
+    // placed in bits (`bit_fields::place`), everything else in bytes.
     let mut union_size = 0u64;
+    let mut bits = super::bit_fields::Cursor { end: offset * 8, align: 1 };
     for decl in &def.fields {
         if let Some((q, span)) = decl.qualifiers.first() {
             cx.error(Code::InvalidDeclaration, *span, format!("a struct field cannot be `{}`", qualifier_name(*q))).emit();
@@ -117,21 +119,31 @@ pub(super) fn define_struct_in_scope(cx: &mut Context, def: &ast::StructDef, id:
             if init.init.is_some() {
                 cx.error(Code::InvalidDeclaration, init.declarator.span, "struct fields cannot have initializers").emit();
             }
-            if fields.iter().any(|f| f.name == init.declarator.name.name) {
+            if fields.iter().any(|f| f.name == init.declarator.name.name && !f.name.is_empty()) {
                 cx.error(Code::Redefinition, init.declarator.name.span, format!("field `{}` is declared twice", init.declarator.name.name)).emit();
                 continue;
             }
-            let (size, field_align) = cx.size_align(&ty);
             let volatile = object_quals(decl, &init.declarator).is_volatile;
+            if let Some(width) = &init.declarator.bit_width {
+                if let Some(Some(field)) = super::bit_fields::place(cx, &ty, &init.declarator, width, &mut bits, def.union) {
+                    fields.push(hir::Field { volatile, ..field });
+                }
+                offset = bits.end.div_ceil(8);
+                union_size = union_size.max(offset);
+                align = align.max(bits.align);
+                continue;
+            }
+            let (size, field_align) = cx.size_align(&ty);
             if def.union {
-                fields.push(hir::Field { name: init.declarator.name.name.clone(), ty, offset: 0, volatile });
+                fields.push(hir::Field { name: init.declarator.name.name.clone(), ty, offset: 0, volatile, bits: None });
                 union_size = union_size.max(size);
                 align = align.max(field_align);
                 continue;
             }
             offset = round_up(offset, field_align);
-            fields.push(hir::Field { name: init.declarator.name.name.clone(), ty, offset, volatile });
+            fields.push(hir::Field { name: init.declarator.name.name.clone(), ty, offset, volatile, bits: None });
             offset = offset.saturating_add(size);
+            bits.end = offset * 8;
             align = align.max(field_align);
         }
     }
@@ -161,7 +173,7 @@ impl Context {
     pub(super) fn initialised_fields(&self, id: StructId) -> Vec<Type> {
         let def = &self.structs[id.0 as usize];
         let n = if def.union { def.fields.len().min(1) } else { def.fields.len() };
-        def.fields[..n].iter().map(|f| f.ty.clone()).collect()
+        def.fields[..n].iter().map(hir::Field::value_type).collect()
     }
 
     pub(super) fn too_many_initializers(&self, id: StructId, given: usize) -> String {
@@ -196,7 +208,14 @@ fn qualifier_name(q: ast::VarQualifier) -> &'static str {
 /// The type a declarator gives its name. `[]` is allowed only where `allow_unsized` (extern
 /// shared arrays); parameters handle their own decay.
 pub(super) fn declarator_type(cx: &mut Context, base: Type, quals: Quals, d: &ast::Declarator, allow_unsized: bool) -> Option<Type> {
-    let mut ty = cx.wrap_pointers(base, quals, &d.pointers);
+    let mut ty = match &d.function {
+        // `int *(*ops[4])(int)`: the pointers are the return type's.
+        Some(f) => {
+            let ret = cx.wrap_pointers(base, quals, &d.pointers);
+            cx.fn_ptr_type(ret, f)?
+        }
+        None => cx.wrap_pointers(base, quals, &d.pointers),
+    };
     // `int a[2][3]` is an array of 2 arrays of 3: build from the innermost dimension out.
     for (i, dim) in d.array_dims.iter().enumerate().rev() {
         let len = match &dim.size {
@@ -643,6 +662,9 @@ fn to_const(cx: &mut Context, value: &hir::Expr) -> Option<ConstInit> {
         if let ExprKind::Global(id) = place.kind {
             return Some(ConstInit::GlobalAddress(id));
         }
+    }
+    if let ExprKind::FuncAddr(f) = inner.kind {
+        return Some(ConstInit::FunctionAddress(f));
     }
     match eval(value, &cx.target) {
         Some(Const::Int(v)) => Some(ConstInit::Int(v as i64)),

@@ -63,6 +63,9 @@ impl Context {
             }
             ast::ExprKind::SizeofExpr(operand) => {
                 let operand = self.expr(operand)?;
+                if super::bit_fields::refuse_address(self, &operand, "`sizeof`") {
+                    return None;
+                }
                 self.sizeof(&operand.ty, span)
             }
             ast::ExprKind::Call { callee, args } => self.call(callee, args, span),
@@ -154,13 +157,8 @@ impl Context {
         if let Some(e) = self.host_constant(&ident.name, span) {
             return Some(e);
         }
-        if let Some((GlobalSymbol::Function(id), _)) = self.resolve_symbol(&ident.name) {
-            let f = &self.functions[id.0 as usize];
-            let hint = if f.kind == hir::FunctionKind::Kernel { "launch it with `<<<grid, block>>>(...)`" } else { "call it with `(...)`" };
-            self.error(Code::TypeMismatch, span, format!("`{}` is a function, not a value", ident.name))
-                .note(format!("cdpc has no function pointers; {hint}"))
-                .emit();
-            return None;
+        if let Some((GlobalSymbol::Function(_), _)) = self.resolve_symbol(&ident.name) {
+            return self.function_value(ident, span);
         }
         if let Some(register) = special_register_kind(&ident.name) {
             // `blockDim` as a whole is a dim3 (CUDA's uint3 converts to dim3).
@@ -290,14 +288,21 @@ impl Context {
             }
         }
         match op {
+            // `&add1` is `add1`, a pointer to the function.
+            AstUn::AddrOf if matches!(e.kind, ExprKind::FuncAddr(_)) => Some(e),
             AstUn::AddrOf => {
                 if !self.is_place(&e) {
                     self.error(Code::NotAnLvalue, e.span, "cannot take the address of this expression").primary("not a variable, element or field").emit();
                     return None;
                 }
+                if super::bit_fields::refuse_address(self, &e, "`&`") {
+                    return None;
+                }
                 let ty = Type::qualified_pointer_to(e.ty.clone(), self.place_quals(&e));
                 Some(make(ExprKind::AddrOf(boxed(e)), ty, span))
             }
+            // `*op` designates the function, which is `op` again where it is used.
+            AstUn::Deref if e.ty.is_fn_ptr() => Some(self.rvalue(e)),
             AstUn::Deref => {
                 let e = self.rvalue(e);
                 match &e.ty {
@@ -684,13 +689,14 @@ impl Context {
             let callee = ast::Expr { kind: ast::ExprKind::Ident(name), span: callee.span };
             return self.call(&callee, args, span);
         }
+        // `op(x)`, `(*op)(x)`, `ops[i](x)`: a call through a pointer to a function.
         let ast::ExprKind::Ident(name) = &callee.kind else {
-            self.error(Code::NotCallable, callee.span, "only named functions can be called").note("cdpc has no function pointers").emit();
-            return None;
+            let pointer = self.expr(callee)?;
+            return self.call_indirect(pointer, args, span);
         };
         if self.lookup(&name.name).is_some() {
-            self.error(Code::NotCallable, name.span, format!("`{}` is a variable, not a function", name.name)).emit();
-            return None;
+            let pointer = self.expr(callee)?;
+            return self.call_indirect(pointer, args, span);
         }
         let (function, key) = match self.resolve_symbol(&name.name) {
             Some((GlobalSymbol::Function(id), key)) => (id, key),
@@ -778,10 +784,16 @@ impl Context {
             if self.skipped_use(&qualified, field.span) {
                 return None;
             }
-            let is_field = self.find_field(class, &field.name).is_some();
+            let field_type = self.find_field(class, &field.name).map(|(_, ty)| ty);
+            // `s.op(x)`, `p->op(x)`: a call through a member that points to a function.
+            if field_type.as_ref().is_some_and(Type::is_fn_ptr) {
+                let callee = self.member(base, field, arrow, callee_span(base, field))?;
+                return self.call_indirect(callee, args, span);
+            }
+            let note = field_type.map(|ty| format!("it is a data member of type {}, not a pointer to a function", self.show(&ty)));
             let mut builder = self.error(Code::NoSuchMember, field.span, format!("`{class_name}` has no member function `{}`", field.name));
-            if is_field {
-                builder = builder.note("it is a data member; cdpc has no function pointers");
+            if let Some(note) = note {
+                builder = builder.note(note);
             }
             builder.emit();
             return None;

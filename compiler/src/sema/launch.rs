@@ -65,6 +65,9 @@ impl Context {
     }
 
     fn launched_kernel(&mut self, kernel: &ast::Ident) -> Option<hir::FuncId> {
+        if self.launch_through_variable(kernel) {
+            return None;
+        }
         match self.resolve_symbol(&kernel.name).map(|(symbol, _)| symbol) {
             Some(GlobalSymbol::Function(id)) if self.functions[id.0 as usize].kind == FunctionKind::Kernel => Some(id),
             Some(GlobalSymbol::Function(id)) => {

@@ -5,12 +5,14 @@
 //! Never touches LLVM and never spawns processes.
 
 mod asm;
+mod bit_fields;
 mod builtins;
 mod consteval;
 mod convert;
 pub mod cuda_types;
 mod decls;
 mod enums;
+mod fn_pointers;
 mod expr;
 mod host;
 mod intrinsics;

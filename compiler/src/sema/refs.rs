@@ -38,7 +38,11 @@ impl Context {
             (Type::Struct(from), Type::Struct(to)) => self.derives_from(*from, *to),
             (from, to) => from == to,
         };
-        if self.is_place(&value) && same_class {
+        // A bit-field binds only a `const` reference, through a temporary as a value does.
+        if !pointee_const && super::bit_fields::refuse_address(self, &value, &format!("{what} (a non-const reference)")) {
+            return None;
+        }
+        if self.is_place(&value) && same_class && super::bit_fields::of(self, &value).is_none() {
             if self.is_const_place(&value) && !pointee_const {
                 self.error(Code::ReferenceBinding, value.span, format!("{what} is a non-const reference and cannot bind to a read-only object"))
                     .primary("this is const")

@@ -183,7 +183,7 @@ pub(super) fn declare_typedef(cx: &mut Context, def: &ast::TypedefDef) {
     if def.name.name.is_empty() {
         return; // reported by the parser
     }
-    let Some(ty) = cx.in_namespaces_of(&def.name.name, |cx| cx.resolve_type_name(&def.ty)) else { return };
+    let Some(ty) = cx.in_namespaces_of(&def.name.name, |cx| cx.typedef_type(def)) else { return };
     let name = &def.name.name;
     let clash = match cx.cxx.typedefs.get(name) {
         Some(existing) => *existing != ty,
@@ -294,7 +294,7 @@ impl Context {
     pub(super) fn find_field(&self, class: StructId, name: &str) -> Option<(Vec<u32>, Type)> {
         let s = &self.structs[class.0 as usize];
         if let Some(i) = s.fields.iter().position(|f| f.name == name && f.name != BASE_FIELD) {
-            return Some((vec![i as u32], s.fields[i].ty.clone()));
+            return Some((vec![i as u32], s.fields[i].value_type()));
         }
         let base = *self.cxx.bases.get(&class)?;
         let (mut path, ty) = self.find_field(base, name)?;
@@ -417,7 +417,7 @@ impl Context {
                     .emit();
                 continue;
             };
-            let field_ty = self.structs[class.0 as usize].fields[index].ty.clone();
+            let field_ty = self.structs[class.0 as usize].fields[index].value_type();
             let object = self.deref_this(this, this_ty.clone(), init.span);
             let place = self.member_path(object, &[index as u32], field_ty.clone(), init.field.span);
             let stmt = if let Some(member_class) = self.has_ctors(&field_ty) {

@@ -205,7 +205,7 @@ impl Context {
         if let Some(id) = self.struct_names.get(&name) {
             return Type::Struct(*id);
         }
-        let field = |name: &str, ty: Type, offset: u64| hir::Field { name: name.into(), ty, offset, volatile: false };
+        let field = |name: &str, ty: Type, offset: u64| hir::Field { name: name.into(), ty, offset, volatile: false, bits: None };
         let (fields, size, align) = match group {
             // nvcc's: the 16 bytes of `thread_group` data, then the scratch pointer; never read.
             Group::Block => {

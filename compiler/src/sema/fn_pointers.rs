@@ -1,0 +1,114 @@
+//! Pointers to device functions: a function's name (or `&name`) as a value, the types that
+//! function-pointer declarators and `typedef`s give (`Type::FnPtr`), and calls through them.
+//! A kernel's address and a launch through a pointer are `E0238` (see `address_of`).
+
+use super::{Binding, Context, GlobalSymbol};
+use crate::diag::{Code, Span};
+use crate::front::ast;
+use crate::hir::{self, ExprKind, FunctionKind};
+use crate::types::{FnSig, Type};
+
+impl Context {
+    /// The type `ret (*)(params)`: the parameters' types as a prototype's, arrays decayed.
+    pub(super) fn fn_ptr_type(&mut self, ret: Type, f: &ast::FunctionDeclarator) -> Option<Type> {
+        let mut params = Vec::with_capacity(f.params.len());
+        for p in &f.params {
+            let base = self.resolve_spec(&p.ty)?;
+            let mut d = p.declarator.clone();
+            let decays = !d.array_dims.is_empty();
+            if decays {
+                d.array_dims.remove(0);
+            }
+            let mut ty = super::decls::declarator_type(self, base, p.ty.quals(), &d, false)?;
+            if decays {
+                ty = Type::pointer_to(ty);
+            }
+            if ty.is_void() || matches!(ty, Type::Array { .. }) || p.declarator.reference.is_some() {
+                self.error(Code::InvalidDeclaration, p.span, format!("a pointer to a function cannot take a parameter of type {}", self.show(&ty)))
+                    .note("cdpc's function pointers take scalars, pointers and structs")
+                    .emit();
+                return None;
+            }
+            params.push(ty);
+        }
+        let mut ty = Type::FnPtr(Box::new(FnSig { ret, params }));
+        for _ in f.pointers.iter().skip(1) {
+            ty = Type::pointer_to(ty);
+        }
+        Some(ty)
+    }
+
+    /// The type a `typedef` names; `typedef int (*binop)(int, int);` a pointer to a function.
+    pub(super) fn typedef_type(&mut self, def: &ast::TypedefDef) -> Option<Type> {
+        let ty = self.resolve_type_name(&def.ty)?;
+        match &def.function {
+            Some(f) => self.fn_ptr_type(ty, f),
+            None => Some(ty),
+        }
+    }
+
+    /// The function `name` as a value: a pointer to it, when it is one device function.
+    pub(super) fn function_value(&mut self, name: &ast::Ident, span: Span) -> Option<hir::Expr> {
+        let Some((GlobalSymbol::Function(id), key)) = self.resolve_symbol(&name.name) else { return None };
+        let f = &self.functions[id.0 as usize];
+        if f.kind == FunctionKind::Kernel {
+            self.error(Code::KernelPointer, span, format!("cdpc cannot take the address of kernel `{}`", name.name))
+                .primary("a kernel, used as a value")
+                .note("nvcc 13.5 accepts a kernel's address in device code, and a launch through it (`p<<<1, 1>>>()`, `(*p)<<<1, 1>>>()`); cdpc launches kernels by name only")
+                .emit();
+            return None;
+        }
+        let overloaded = self.cxx.overloads.get(&key).is_some_and(|set| set.len() > 1);
+        if overloaded || self.cxx.methods.contains_key(&id) {
+            let what = if overloaded { "an overloaded function" } else { "a member function" };
+            self.error(Code::TypeMismatch, span, format!("`{}` is {what}, which cdpc cannot take the address of", name.name))
+                .note("a pointer may point to a device function that is neither overloaded nor a member")
+                .emit();
+            return None;
+        }
+        let sig = FnSig { ret: f.return_type.clone(), params: f.param_types().cloned().collect() };
+        Some(hir::Expr { kind: ExprKind::FuncAddr(id), ty: Type::FnPtr(Box::new(sig)), span })
+    }
+
+    /// `p<<<...>>>(...)` where `p` is a variable holding a pointer to a function: `E0238`.
+    /// Whether it reported.
+    pub(super) fn launch_through_variable(&mut self, kernel: &ast::Ident) -> bool {
+        let ty = match self.lookup(&kernel.name) {
+            Some(Binding::Local(id)) => self.state().locals[id.0 as usize].ty.clone(),
+            Some(Binding::Global(id)) => self.globals[id.0 as usize].ty.clone(),
+            _ => return false,
+        };
+        if !ty.is_fn_ptr() {
+            return false;
+        }
+        let shown = self.show(&ty);
+        self.error(Code::LaunchThroughPointer, kernel.span, "cdpc cannot launch a kernel through a pointer")
+            .primary(format!("a variable of type {shown}"))
+            .note("launch the kernel by name, `k<<<grid, block>>>(...)`; nvcc 13.5 accepts a launch through a pointer to a kernel, cdpc does not")
+            .emit();
+        true
+    }
+
+    /// `callee(args)` where `callee` is a pointer to a function.
+    pub(super) fn call_indirect(&mut self, callee: hir::Expr, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+        let callee = self.rvalue(callee);
+        let Type::FnPtr(sig) = callee.ty.clone() else {
+            let found = self.show(&callee.ty);
+            self.error(Code::NotCallable, callee.span, format!("only functions and pointers to functions can be called; found {found}")).emit();
+            return None;
+        };
+        if args.len() != sig.params.len() {
+            let shown = self.show(&callee.ty);
+            self.error(Code::CallArity, span, format!("the function pointed to takes {} arguments, but {} were given", sig.params.len(), args.len()))
+                .label(callee.span, format!("of type {shown}"))
+                .emit();
+            return None;
+        }
+        let mut checked = Vec::with_capacity(args.len());
+        for (arg, ty) in args.iter().zip(&sig.params) {
+            let value = self.expr(arg)?;
+            checked.push(self.coerce(value, ty, Code::TypeMismatch, "argument has the wrong type")?);
+        }
+        Some(hir::Expr { kind: ExprKind::CallIndirect { callee: Box::new(callee), args: checked }, ty: sig.ret.clone(), span })
+    }
+}
