@@ -115,7 +115,10 @@ fn rename_registered_statics(module: &Module<'_>, id: &str) {
 
 /// The text of a constant C string global, without its NUL.
 fn c_string(global: GlobalValue<'_>) -> Option<String> {
-    let init = global.get_initializer()?.into_array_value();
+    let BasicValueEnum::ArrayValue(init) = global.get_initializer()? else { return None };
+    if !init.is_const_string() {
+        return None;
+    }
     let bytes = init.as_const_string()?;
     let bytes = bytes.strip_suffix(&[0]).unwrap_or(bytes);
     Some(String::from_utf8_lossy(bytes).into_owned())
