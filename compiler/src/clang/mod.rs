@@ -12,7 +12,10 @@
 //! ```
 //!
 //! and its messages come back as cdpc diagnostics ([`diagnostics`]): `E1000` for its errors,
-//! `W1001` for its warnings, with file, line and column.
+//! `W1001` for its warnings, with file, line and column. A host object (`-dc`) runs it once
+//! more for the host side ([`ClangInvocation::host_fatbin`]): `--cuda-host-only
+//! --no-offload-new-driver -fgpu-rdc -Xclang -fcuda-include-gpubinary -Xclang DEVICE.fatbin`,
+//! the nvcc-style registration of the device code's relocatable fat binary.
 //!
 //! # Finding Clang
 //!
