@@ -53,8 +53,9 @@ Functions
 
     cdpc_add_cubin(<name> SOURCES <file>... [ARCH <sm_XX>] [OUTPUT <file>] [OPTIONS <option>...])
 
-  Compiles each source on its own (``cdpc -dc``, as ``nvcc -dc``: ``extern __device__``
-  symbols are left to the link) and links them with libcudadevrt into one cubin for
+  Compiles each source's device code on its own (``cdpc -dc --emit obj``, the device object
+  alone, as a cubin needs no host code: ``extern __device__`` symbols are left to the link)
+  and links them with libcudadevrt into one cubin for
   ``cuModuleLoad`` (``cdpc -dlink``). ``OUTPUT`` defaults to ``<name>.cubin`` in the current
   binary folder. Makes a target ``<name>``, built by ``all``, whose ``CDPC_CUBIN`` property is
   the cubin's path. ``OPTIONS`` go to every cdpc command (``-lineinfo``, ``-O2``, ``-DNAME``).
@@ -63,14 +64,17 @@ Functions
 
   ::
 
-    cdpc_add_cuda_library(<name> SOURCES <file>... [ARCH <sm_XX>] [OPTIONS <option>...])
+    cdpc_add_cuda_library(<name> SOURCES <file>... [ARCH <sm_XX>] [LAUNCHERS] [OPTIONS <option>...])
 
   What ``nvcc -dc`` and ``nvcc -dlink`` make for a host program: each source becomes an object
-  holding its device code and a host stub and launcher per kernel (``cdpc --emit host-obj``)
-  and a header declaring ``cdpc_launch_<kernel>()`` (``<stem>.h``), and nvcc's device link
-  writes the registration of all of it. ``<name>`` is an ``INTERFACE`` library: an executable
-  that links it gets the objects, the headers' folder, CUDA's include folder, libcudadevrt,
-  the static CUDA runtime and ``dl``, ``pthread`` and ``rt``. Needs ``Cdpc_HOST_FOUND``.
+  like ``nvcc -dc``'s (``cdpc -dc``: the file's own host code, its kernels' host stubs and
+  their registration, its relocatable device code), and nvcc's device link writes the
+  registration of all of it. With ``LAUNCHERS`` each source is read as the kernel language
+  instead (``cdpc -x cdp --emit host-obj``): its object holds a host stub and a launcher per
+  kernel, declared with ``cdpc_launch_<kernel>()`` in a header ``<stem>.h``, for host code
+  that is no CUDA. ``<name>`` is an ``INTERFACE`` library: an executable that links it gets the
+  objects, the headers' folder, CUDA's include folder, libcudadevrt, the static CUDA runtime
+  and ``dl``, ``pthread`` and ``rt``. Needs ``Cdpc_HOST_FOUND``.
 #]=======================================================================]
 
 cmake_minimum_required(VERSION 3.19) # INTERFACE libraries with dependencies
@@ -158,7 +162,7 @@ function(cdpc_add_cubin name)
     set(object "${dir}/${stem}.o")
     add_custom_command(OUTPUT "${object}"
       COMMAND "${CMAKE_COMMAND}" -E make_directory "${dir}"
-      COMMAND Cdpc::cdpc -dc ${options} "${source}" -o "${object}"
+      COMMAND Cdpc::cdpc -dc --emit obj ${options} "${source}" -o "${object}"
       DEPENDS "${source}" Cdpc::cdpc
       COMMENT "cdpc -dc ${stem}"
       VERBATIM)
@@ -174,7 +178,7 @@ function(cdpc_add_cubin name)
 endfunction()
 
 function(cdpc_add_cuda_library name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "ARCH" "SOURCES;OPTIONS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "LAUNCHERS" "ARCH" "SOURCES;OPTIONS")
   _cdpc_check_arguments(cdpc_add_cuda_library ${name})
   if(NOT Cdpc_HOST_FOUND)
     message(FATAL_ERROR "cdpc_add_cuda_library(${name}) needs nvcc, cuda_runtime.h, libcudadevrt.a and "
@@ -194,15 +198,24 @@ function(cdpc_add_cuda_library name)
     get_filename_component(source "${source}" ABSOLUTE)
     get_filename_component(stem "${source}" NAME_WE)
     set(object "${dir}/${stem}.host.o")
-    set(header "${dir}/${stem}.h")
-    add_custom_command(OUTPUT "${object}" "${header}"
-      COMMAND "${CMAKE_COMMAND}" -E make_directory "${dir}"
-      COMMAND Cdpc::cdpc --emit host-obj ${options} "${source}" -o "${object}" --host-header "${header}"
-      DEPENDS "${source}" Cdpc::cdpc
-      COMMENT "cdpc --emit host-obj ${stem}"
-      VERBATIM)
+    if(arg_LAUNCHERS)
+      set(header "${dir}/${stem}.h")
+      add_custom_command(OUTPUT "${object}" "${header}"
+        COMMAND "${CMAKE_COMMAND}" -E make_directory "${dir}"
+        COMMAND Cdpc::cdpc -x cdp --emit host-obj ${options} "${source}" -o "${object}" --host-header "${header}"
+        DEPENDS "${source}" Cdpc::cdpc
+        COMMENT "cdpc --emit host-obj ${stem}"
+        VERBATIM)
+      list(APPEND headers "${header}")
+    else()
+      add_custom_command(OUTPUT "${object}"
+        COMMAND "${CMAKE_COMMAND}" -E make_directory "${dir}"
+        COMMAND Cdpc::cdpc -dc ${options} "${source}" -o "${object}"
+        DEPENDS "${source}" Cdpc::cdpc
+        COMMENT "cdpc -dc ${stem}"
+        VERBATIM)
+    endif()
     list(APPEND objects "${object}")
-    list(APPEND headers "${header}")
   endforeach()
   set(dlink "${dir}/dlink.o")
   add_custom_command(OUTPUT "${dlink}"

@@ -27,9 +27,11 @@ struct Cli {
     /// folder]
     #[arg(short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
-    /// Compile each source to a relocatable device object and stop (nvcc's `-dc`, also spelled
-    /// `-c`; cdpc's device code is always relocatable): no link, `extern` device functions and
-    /// variables are left to the link step
+    /// Compile each source to an object like `nvcc -dc`'s and stop (also spelled `-c`; cdpc's
+    /// device code is always relocatable): the file's host code, its kernels' host stubs and
+    /// their registration, and its relocatable device code, for nvcc's or g++'s host link and
+    /// cdpc's or nvcc's device link; `--emit obj` writes the device object alone. No link:
+    /// `extern` device functions and variables are left to the link step
     #[arg(short = 'c', long = "device-c", visible_alias = "compile")]
     device_c: bool,
     /// Link only (nvcc's `-dlink`): the inputs are objects and archives (sources are compiled
@@ -51,8 +53,9 @@ struct Cli {
     /// true by default as in nvcc; `-fmad=false` is accepted too)
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     fmad: bool,
-    /// With `--emit host-obj`: also write a C header declaring each kernel's launcher
-    /// (`cdpc_launch_KERNEL`) and, for nvcc, the kernels
+    /// With `--emit host-obj` or `-dc` of the kernel language (`.cdp`, `-x cdp`): also write a
+    /// C header declaring each kernel's launcher (`cdpc_launch_KERNEL`) and, for nvcc, the
+    /// kernels
     #[arg(long, value_name = "FILE")]
     host_header: Option<PathBuf>,
     /// Line tables in the device code (`.loc` lines in the PTX, for profilers and
@@ -354,8 +357,18 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         clang: cdpc::clang::ClangSearch { clang: cli.clang.clone() },
     };
     let format = cli.error_format;
-    if cli.host_header.is_some() && emit != Emit::HostObject {
-        fail(format, &cli.inputs[0].display().to_string(), "`--host-header` describes the launchers of `--emit host-obj`");
+    // `-dc` writes what `nvcc -dc` writes: a host object (`--emit obj`: the device object alone).
+    let dc_emit = if emit == Emit::Cubin { Emit::HostObject } else { emit };
+    if cli.host_header.is_some() && !(emit == Emit::HostObject || cli.device_c && dc_emit == Emit::HostObject) {
+        fail(format, &cli.inputs[0].display().to_string(), "`--host-header` describes the launchers of a host object (`-dc` or `--emit host-obj`)");
+        return ExitCode::from(2);
+    }
+    if let Some(cu) = cli.host_header.as_ref().and_then(|_| cli.inputs.iter().find(|i| cli.language.unwrap_or_else(|| driver::Language::of_path(i)) == driver::Language::Cuda)) {
+        fail(
+            format,
+            &cu.display().to_string(),
+            "`--host-header` declares launchers made from the kernel language's signatures, and this file is CUDA C++: its host object holds its own host code, which host programs call; add `-x cdp` to read it as the kernel language and get the launchers",
+        );
         return ExitCode::from(2);
     }
     let inputs: Vec<Input> = cli.inputs.iter().map(|p| Input::classify(p)).collect();
@@ -372,7 +385,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         if cli.output.is_some() && sources.len() > 1 {
             return usage("`-o` with `-dc` names one object: give one source, or leave `-o` out to write each source's object in the current folder");
         }
-        let emit = if emit == Emit::Cubin { Emit::Object } else { emit };
+        let emit = dc_emit;
         for source in sources {
             let output = cli.output.clone().unwrap_or_else(|| PathBuf::from(source.file_name().unwrap_or_default()).with_extension(emit.extension()));
             let options = CompileOptions { emit, separate: true, preprocess: cli.preprocess.options(&matches, source), ..options.clone() };

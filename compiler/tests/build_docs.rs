@@ -94,18 +94,23 @@ fn the_example_cmake_project_builds_with_the_find_module() {
     assert!(text.contains(&format!("Found Cdpc: {} (found suitable version \"0.1.0\"", env!("CARGO_BIN_EXE_cdpc"))), "{text}");
     cmake(dir.path(), &path, &["--build".into(), "build".into()]);
     let build = dir.path().join("build");
-    for target in ["app.cubin", "app-gxx", "kernels.cdpc/launch.h", "kernels.cdpc/scale.host.o", "kernels.cdpc/dlink.o", "app_cubin.cdpc/scale.o"] {
+    for target in ["app.cubin", "app-gxx", "app-dlink", "kernels.cdpc/launch.h", "kernels.cdpc/scale.host.o", "kernels.cdpc/dlink.o", "kernels_dc.cdpc/launch.host.o", "app_cubin.cdpc/scale.o"] {
         assert!(build.join(target).is_file(), "{target} was not built");
     }
+    // cdpc_add_cubin links device objects; cdpc_add_cuda_library's are nvcc -dc's kind.
+    assert!(cdpc::driver::archive::is_device_object(&std::fs::read(build.join("app_cubin.cdpc/scale.o")).unwrap()));
+    assert!(!build.join("kernels_dc.cdpc/launch.h").exists(), "no launcher header without LAUNCHERS");
     let cubin = std::fs::read(build.join("app.cubin")).unwrap();
     assert_eq!(&cubin[..4], b"\x7fELF", "app.cubin is no ELF file");
     // A second build has nothing to do.
     let again = cmake(dir.path(), &path, &["--build".into(), "build".into()]);
     assert!(!String::from_utf8_lossy(&again.stdout).contains("cdpc"), "{}", String::from_utf8_lossy(&again.stdout));
     if gpu() {
-        let run = Command::new(build.join("app-gxx")).output().unwrap();
         let expected: Vec<String> = (0..32).map(|i| (i * 3 + 3).to_string()).collect();
-        assert_eq!(String::from_utf8_lossy(&run.stdout), format!("parent: cudaSuccess\n{}\n", expected.join(" ")));
+        for program in ["app-gxx", "app-dlink"] {
+            let run = Command::new(build.join(program)).output().unwrap();
+            assert_eq!(String::from_utf8_lossy(&run.stdout), format!("parent: cudaSuccess\n{}\n", expected.join(" ")), "{program}");
+        }
     }
 }
 
@@ -150,7 +155,7 @@ fn the_example_makefile_builds() {
     let have_gxx = Command::new("g++").arg("--version").output().is_ok_and(|o| o.status.success());
     let mut targets = vec!["app.cubin", "app.fatbin"];
     if nvcc.is_file() && have_gxx {
-        targets.extend(["app-nvcc", "app-gxx"]);
+        targets.extend(["app-nvcc", "app-dlink", "app-gxx"]);
     } else {
         println!("skipped: the host programs need nvcc and g++");
     }
@@ -168,8 +173,10 @@ fn the_example_makefile_builds() {
     for target in targets {
         assert!(dir.path().join(target).is_file(), "{target} was not built");
     }
+    // -dc's objects are nvcc -dc's kind: x86-64, the device code in a relocatable fat binary.
     for object in ["launch.o", "scale.o"] {
         let bytes = std::fs::read(dir.path().join(object)).unwrap();
-        assert!(cdpc::driver::archive::is_device_object(&bytes), "{object} is no device object");
+        assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 62, "{object} is no x86-64 object");
+        assert!(bytes.windows(14).any(|w| w == b"__nv_relfatbin"), "{object} carries no fat binary");
     }
 }

@@ -120,7 +120,7 @@ extern "C" __global__ void parent(int *data, int n) {
 fn scratch(cdpc: &Path) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    for name in ["launch.cu", "scale.cu", "main.cu", "main.cpp"] {
+    for name in ["launch.cu", "scale.cu", "main.cu", "main.cpp", "main-host.cpp"] {
         std::fs::copy(root().join("docs/build-example").join(name), d.join(name)).unwrap();
     }
     std::fs::write(d.join("app.cu"), APP).unwrap();

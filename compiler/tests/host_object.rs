@@ -1,5 +1,7 @@
-//! `--emit host-obj`: the x86-64 object that host programs link like one of `nvcc -dc`'s. Its
-//! sections and symbols are compared with nvcc's object of the same file; an unchanged host
+//! `--emit host-obj` of the kernel language (`-x cdp`: these `.cu` files are nvcc's input
+//! too): the x86-64 object that host programs link like one of `nvcc -dc`'s, with stubs made
+//! from cdpc's signatures and launchers for g++. Its sections and symbols are compared with
+//! nvcc's object of the same file; an unchanged host
 //! program compiled by nvcc (declaring the kernels, launching with `<<<>>>`) and one compiled
 //! by g++ (including the header cdpc writes, calling the launcher) must link with it. There is
 //! no GPU here: the programs are linked, not run. Cases skip with a printed reason without the
@@ -44,7 +46,7 @@ fn project() -> Option<tempfile::TempDir> {
     tool_dir()?;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("kernels.cu"), KERNELS).unwrap();
-    let out = cdpc(dir.path(), &["kernels.cu", "--emit", "host-obj", "-o", "kernels.o", "--host-header", "kernels.h"]);
+    let out = cdpc(dir.path(), &["-x", "cdp", "kernels.cu", "--emit", "host-obj", "-o", "kernels.o", "--host-header", "kernels.h"]);
     assert!(out.status.success(), "{}", stderr(&out));
     Some(dir)
 }
@@ -262,7 +264,7 @@ fn structs_by_value_reach_the_launch_as_gxx_passes_them() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("structs.h"), ABI_STRUCTS).unwrap();
     std::fs::write(dir.path().join("kernels.cu"), ABI_KERNELS).unwrap();
-    let out = cdpc(dir.path(), &["kernels.cu", "--emit", "host-obj", "-o", "kernels.o", "--host-header", "kernels.h"]);
+    let out = cdpc(dir.path(), &["-x", "cdp", "kernels.cu", "--emit", "host-obj", "-o", "kernels.o", "--host-header", "kernels.h"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stderr(&out).contains("W0800"), "{}", stderr(&out));
     let header = std::fs::read_to_string(dir.path().join("kernels.h")).unwrap();
@@ -285,7 +287,7 @@ fn a_kernel_whose_struct_c_cannot_name_gets_a_stub_but_no_launcher() {
     let Some(_) = tool_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("s.cu"), "#include <cooperative_groups.h>\nextern \"C\" __global__ void k(cooperative_groups::thread_block p, int *out) { *out = p.thread_rank(); }\nextern \"C\" __global__ void ok(int *out) { *out = 1; }\n").unwrap();
-    let out = cdpc(dir.path(), &["s.cu", "--emit", "host-obj", "-o", "s.o", "--host-header", "s.h"]);
+    let out = cdpc(dir.path(), &["-x", "cdp", "s.cu", "--emit", "host-obj", "-o", "s.o", "--host-header", "s.h"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(err.contains("warning[W0800]: the header declares no launcher for kernel `k`: C cannot name the type of `p` (`struct cooperative_groups::__v1::thread_block`)"), "{err}");
@@ -295,7 +297,7 @@ fn a_kernel_whose_struct_c_cannot_name_gets_a_stub_but_no_launcher() {
     if have("nm") {
         assert!(globals(&dir.path().join("s.o")).contains(&('T', "k".to_string())), "k's stub");
     }
-    let out = cdpc(dir.path(), &["s.cu", "--emit", "host-obj", "--deny", "W0800", "-o", "denied.o"]);
+    let out = cdpc(dir.path(), &["-x", "cdp", "s.cu", "--emit", "host-obj", "--deny", "W0800", "-o", "denied.o"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(!dir.path().join("denied.o").exists());
 }
@@ -317,7 +319,7 @@ fn static_kernels_get_internal_stubs_no_launcher_and_two_objects_link() {
     for (file, value) in [("a", 1), ("b", 2)] {
         let source = format!("static __global__ void set(int *p) {{ *p = {value}; }}\n__global__ void run_{file}(int *p) {{ set<<<1, 1>>>(p); }}\n");
         std::fs::write(dir.path().join(format!("{file}.cu")), &source).unwrap();
-        let out = cdpc(dir.path(), &[&format!("{file}.cu"), "--emit", "host-obj", "-o", &format!("{file}.o"), "--host-header", &format!("{file}.h")]);
+        let out = cdpc(dir.path(), &["-x", "cdp", &format!("{file}.cu"), "--emit", "host-obj", "-o", &format!("{file}.o"), "--host-header", &format!("{file}.h")]);
         assert!(out.status.success(), "{}", stderr(&out));
         let header = std::fs::read_to_string(dir.path().join(format!("{file}.h"))).unwrap();
         assert!(!header.contains("set"), "a static kernel is in the header:\n{header}");
@@ -334,4 +336,68 @@ fn static_kernels_get_internal_stubs_no_launcher_and_two_objects_link() {
     std::fs::write(dir.path().join("main.cu"), "__global__ void run_a(int *);\n__global__ void run_b(int *);\nint main() { int *p; cudaMalloc(&p, 4); run_a<<<1, 1>>>(p); run_b<<<1, 1>>>(p); return (int)cudaDeviceSynchronize(); }\n").unwrap();
     run(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "main.cu", "a.o", "b.o", "-o", "app"]);
     assert!(dir.path().join("app").is_file());
+}
+
+/// `-dc` writes the host object by default: for the kernel language (`.cdp`) the same object
+/// `--emit host-obj` writes, header included; `--emit obj` the device object alone.
+#[test]
+fn dc_of_the_kernel_language_is_its_host_object() {
+    let Some(_) = tool_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("kernels.cdp"), KERNELS).unwrap();
+    let out = cdpc(dir.path(), &["-dc", "kernels.cdp", "-o", "dc.o", "--host-header", "dc.h"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = cdpc(dir.path(), &["kernels.cdp", "--emit", "host-obj", "-o", "emit.o", "--host-header", "emit.h"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let read = |name: &str| std::fs::read(dir.path().join(name)).unwrap();
+    assert_eq!(read("dc.o"), read("emit.o"), "-dc and --emit host-obj differ");
+    assert_eq!(read("dc.h"), read("emit.h"));
+    assert_eq!(u16::from_le_bytes([read("dc.o")[18], read("dc.o")[19]]), 62, "an x86-64 object");
+    let out = cdpc(dir.path(), &["-dc", "--emit", "obj", "kernels.cdp", "-o", "device.o"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(cdpc::driver::archive::is_device_object(&read("device.o")));
+    // `--host-header` names a host object's launchers: not with a device object.
+    let out = cdpc(dir.path(), &["-dc", "--emit", "obj", "kernels.cdp", "-o", "device.o", "--host-header", "x.h"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("`--host-header` describes the launchers of a host object"), "{}", stderr(&out));
+}
+
+/// A CUDA C++ file's host object is Clang's host side (its own host code, no launchers):
+/// `--emit host-obj` is `-dc`'s object, and `--host-header`, whose launchers come from the
+/// kernel language's signatures, is refused with the way to get them.
+#[test]
+fn a_cuda_cxx_host_object_is_dc_and_has_no_launcher_header() {
+    let Some(_) = tool_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cu"), "__global__ void k(int *p) { *p = 1; }\nvoid run(int *p) { k<<<1, 1>>>(p); }\n").unwrap();
+    let out = cdpc(dir.path(), &["-dc", "k.cu", "-o", "dc.o"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = cdpc(dir.path(), &["k.cu", "--emit", "host-obj", "-o", "emit.o"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let read = |name: &str| std::fs::read(dir.path().join(name)).unwrap();
+    assert_eq!(read("dc.o"), read("emit.o"));
+    if have("nm") {
+        let symbols = globals(&dir.path().join("dc.o"));
+        assert!(symbols.contains(&('T', "_Z3runPi".to_string())) && symbols.contains(&('T', "_Z1kPi".to_string())), "{symbols:?}");
+        assert!(!symbols.iter().any(|(_, n)| n.starts_with("cdpc_launch")), "{symbols:?}");
+    }
+    let out = cdpc(dir.path(), &["-dc", "k.cu", "-o", "h.o", "--host-header", "k.h"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("this file is CUDA C++") && err.contains("add `-x cdp`"), "{err}");
+    assert!(!dir.path().join("h.o").exists() && !dir.path().join("k.h").exists());
+}
+
+/// Clang's errors in the host code are diagnostics at their line, as the device side's are, and
+/// no object is written.
+#[test]
+fn host_code_errors_are_e1000_at_their_line() {
+    let Some(_) = tool_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.cu"), "__global__ void k(int *p) { *p = 1; }\nint host() {\n    return undeclared_host_name;\n}\n").unwrap();
+    let out = cdpc(dir.path(), &["-dc", "bad.cu", "-o", "bad.o"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("error[E1000]") && err.contains("undeclared_host_name") && err.contains("bad.cu:3:"), "{err}");
+    assert!(!dir.path().join("bad.o").exists());
 }

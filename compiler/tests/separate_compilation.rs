@@ -84,18 +84,31 @@ fn dc_writes_one_object_per_source_in_the_current_folder_and_they_link() {
     let dir = project();
     let out = cdpc(dir.path(), &["-dc", "user.cu", "lib.cu", "-arch=sm_90"]);
     assert!(out.status.success(), "{}", stderr(&out));
+    // Host objects, as nvcc -dc writes: x86-64, the device code in a relocatable fat binary.
     for object in ["user.o", "lib.o"] {
         let bytes = std::fs::read(dir.path().join(object)).unwrap();
-        assert!(cdpc::driver::archive::is_device_object(&bytes), "{object} is no device object");
+        assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 62, "{object} is no x86-64 object");
+        assert!(bytes.windows(14).any(|w| w == b"__nv_relfatbin"), "{object} carries no fat binary");
     }
     // `-c` is the same, and `-o` names the object of one source.
     let out = cdpc(dir.path(), &["-c", "lib.cu", "-o", "other.o"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(dir.path().join("other.o").is_file());
+    assert_eq!(std::fs::read(dir.path().join("other.o")).unwrap(), std::fs::read(dir.path().join("lib.o")).unwrap());
+    // cdpc's device link takes them, as it takes nvcc's.
     let out = cdpc(dir.path(), &["-dlink", "user.o", "lib.o", "-o", "app.cubin"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let Some(ours) = defined(&dir.path().join("app.cubin")) else { return };
     assert_eq!(ours, all_symbols());
+    // `--emit obj`: the device object alone, which links the same.
+    let out = cdpc(dir.path(), &["-dc", "--emit", "obj", "user.cu", "lib.cu", "-arch=sm_90"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for object in ["user.o", "lib.o"] {
+        let bytes = std::fs::read(dir.path().join(object)).unwrap();
+        assert!(cdpc::driver::archive::is_device_object(&bytes), "{object} is no device object");
+    }
+    let out = cdpc(dir.path(), &["-dlink", "user.o", "lib.o", "-o", "app2.cubin"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(defined(&dir.path().join("app2.cubin")), Some(all_symbols()));
 }
 
 #[test]
@@ -152,7 +165,7 @@ fn duplicates_among_objects_come_from_nvlink_with_the_objects_names() {
 fn libraries_from_l_and_archives_of_device_objects() {
     let Some(_) = tool_dir() else { return };
     let dir = project();
-    assert!(cdpc(dir.path(), &["-dc", "lib.cu"]).status.success());
+    assert!(cdpc(dir.path(), &["-dc", "--emit", "obj", "lib.cu"]).status.success());
     std::fs::create_dir(dir.path().join("libs")).unwrap();
     let ar = Command::new("ar").current_dir(dir.path()).args(["rcs", "libs/libshared.a", "lib.o"]).output();
     if !ar.is_ok_and(|o| o.status.success()) {
@@ -173,7 +186,7 @@ fn libraries_from_l_and_archives_of_device_objects() {
     assert!(!dir.path().join("app3.cubin").exists());
     // With the library, the missing function is no longer cdpc's to judge: nvlink reports it.
     std::fs::write(dir.path().join("empty.cu"), "__device__ int unrelated;\n").unwrap();
-    assert!(cdpc(dir.path(), &["-dc", "empty.cu"]).status.success());
+    assert!(cdpc(dir.path(), &["-dc", "--emit", "obj", "empty.cu"]).status.success());
     let out = cdpc(dir.path(), &["user.cu", "empty.o", "-o", "app4.cubin"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("error[E0801]: device symbol `_Z6helperi`, used in `user.cu`"), "{}", stderr(&out));
@@ -350,4 +363,124 @@ fn with_nvccs_module_id_static_kernels_and_variables_get_nvccs_names() {
     assert!(out.status.success(), "{}", stderr(&out));
     let ours = names(&std::fs::read_to_string(dir.path().join("s.ptx")).unwrap());
     assert_eq!(ours, theirs, "cdpc (left) and nvcc (right)");
+}
+
+/// Two CUDA C++ files with host code of their own, a `static` kernel of one name each, a
+/// static `__device__` variable that host code writes, and a kernel that launches another file's.
+const HOST_A: &str = r#"#include <cstdio>
+__device__ int scale(int x);
+static __device__ int bias = 1;
+static __global__ void step(int *p) { p[threadIdx.x] = scale(p[threadIdx.x]) + bias; }
+__global__ void child(int *p) { p[threadIdx.x] += 1; }
+__global__ void parent(int *p) { child<<<1, 32>>>(p); }
+void run_a(int *d) { int b = 2; cudaMemcpyToSymbol(bias, &b, sizeof b); parent<<<1, 1>>>(d); step<<<1, 32>>>(d); }
+int host_helper(int x) { return x * 2; }
+"#;
+const HOST_B: &str = r#"__device__ int scale(int x) { return 3 * x; }
+static __global__ void step(int *p) { p[threadIdx.x] = -scale(p[threadIdx.x]); }
+template <typename T> __global__ void fill(T *p, T v) { p[threadIdx.x] = v; }
+void run_b(int *d) { fill<<<1, 32>>>(d, 4); step<<<1, 32>>>(d); }
+"#;
+/// nvcc's host program: it launches `parent` of a.cu itself and calls the files' host code.
+const HOST_MAIN: &str = r#"#include <cstdio>
+__global__ void parent(int *p);
+void run_a(int *d); void run_b(int *d); int host_helper(int);
+int main() {
+    int *d; cudaMalloc(&d, 32 * sizeof(int)); cudaMemset(d, 0, 32 * sizeof(int));
+    parent<<<1, 1>>>(d); run_b(d); run_a(d);
+    int h[32]; cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    printf("%d %d %d %s\n", h[0], h[31], host_helper(21), cudaGetErrorName(cudaGetLastError()));
+    return 0;
+}
+"#;
+
+/// The global symbols an x86-64 object defines (`nm --defined-only -g`), weak ones aside.
+fn host_defined(dir: &Path, object: &str) -> Option<BTreeSet<String>> {
+    let out = Command::new("nm").current_dir(dir).args(["--defined-only", "-g", object]).output().ok().filter(|o| o.status.success());
+    let Some(out) = out else {
+        println!("skipped: nm is not available");
+        return None;
+    };
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    Some(text.lines().filter_map(|l| l.split_whitespace().collect::<Vec<_>>().get(1..3).map(|k| (k[0].to_string(), k[1].to_string()))).filter(|(kind, _)| kind == "T" || kind == "D").map(|(_, name)| name).collect())
+}
+
+/// The default `-dc` object of a CUDA C++ file links like nvcc's `-dc` object of it: in nvcc's
+/// host link with several such objects and with an archive of them, in `nvcc -dlink` plus
+/// g++'s host link, and in cdpc's own device link. Its kernels' host stubs, its host functions
+/// and the names its `static` kernels are registered under are nvcc's and the device code's.
+#[test]
+fn dc_objects_link_like_nvccs_in_nvccs_and_gxxs_host_links() {
+    let Some(nvcc) = nvcc() else { return };
+    if !crate::build_common::have("g++") || !crate::build_common::have("ar") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (name, text) in [("a.cu", HOST_A), ("b.cu", HOST_B), ("main.cu", HOST_MAIN)] {
+        std::fs::write(d.join(name), text).unwrap();
+    }
+    for file in ["a", "b"] {
+        let out = cdpc(d, &["-dc", "-arch=sm_90", &format!("{file}.cu"), "-o", &format!("{file}.o")]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    // nvcc's host link: the objects, then an archive of them.
+    run(&nvcc, d, &["-arch=sm_90", "-rdc=true", "main.cu", "a.o", "b.o", "-o", "app"]);
+    let ar = Command::new("ar").current_dir(d).args(["rcs", "libab.a", "a.o", "b.o"]).output().unwrap();
+    assert!(ar.status.success(), "{}", stderr(&ar));
+    run(&nvcc, d, &["-arch=sm_90", "-rdc=true", "main.cu", "-L.", "-lab", "-o", "app_ar"]);
+    // nvcc -dlink registers each object under its module id; g++ links the host side.
+    run(&nvcc, d, &["-dc", "-arch=sm_90", "main.cu", "-o", "main.o"]);
+    run(&nvcc, d, &["-dlink", "-arch=sm_90", "main.o", "a.o", "b.o", "-o", "dlink.o"]);
+    let registered = host_defined(d, "dlink.o").unwrap_or_default();
+    for file in ["a", "b"] {
+        // The module id: what the object's `__fatbinwrap<ID>` and its constructor's
+        // `__cudaRegisterLinkedBinary<ID>` name, read by nvlink from `__nv_module_id`.
+        let ours = host_defined(d, &format!("{file}.o")).unwrap();
+        let id = ours.iter().find_map(|n| n.strip_prefix("__fatbinwrap")).expect("a fat binary wrapper");
+        assert!(id.ends_with(&format!("_{file}_cu_cdpc")), "{id}");
+        assert!(registered.contains(&format!("__cudaRegisterLinkedBinary{id}")), "{file}.o's module id `{id}` is not registered: {registered:?}");
+    }
+    let cuda = tool_dir().unwrap().parent().unwrap().to_path_buf();
+    let lib = |name: &str| cuda.join("lib").join(name).display().to_string();
+    run(Path::new("g++"), d, &["main.o", "a.o", "b.o", "dlink.o", &lib("libcudadevrt.a"), &lib("libcudart_static.a"), "-ldl", "-lpthread", "-lrt", "-o", "app_gxx"]);
+    // cdpc's own device link of the same objects, and of the archive.
+    let out = cdpc(d, &["a.o", "b.o", "-o", "ab.cubin"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = cdpc(d, &["libab.a", "-o", "ab2.cubin"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // The host symbols are nvcc's -dc object's: kernel stubs under the kernels' own symbols
+    // and the files' host functions; aside are nvcc's extra `__device_stub__` helpers and the
+    // host body cudafe++ writes for a `__device__` function (`_Z5scalei`), which host code
+    // cannot call.
+    for file in ["a", "b"] {
+        run(&nvcc, d, &["-dc", "-arch=sm_90", &format!("{file}.cu"), "-o", &format!("nv_{file}.o")]);
+        let ours = host_defined(d, &format!("{file}.o")).unwrap();
+        let theirs = host_defined(d, &format!("nv_{file}.o")).unwrap();
+        let comparable = |set: BTreeSet<String>| -> BTreeSet<String> { set.into_iter().filter(|n| !n.contains("__device_stub__") && !n.starts_with("__fatbinwrap") && n != "_Z5scalei").collect() };
+        assert_eq!(comparable(ours.clone()), comparable(theirs), "{file}.o: cdpc (left) and nvcc -dc (right)");
+        assert!(ours.iter().any(|n| n.starts_with("__fatbinwrap_")), "{ours:?}");
+    }
+    // The static kernels and variable: registered under the device code's names.
+    let Some(symbols) = list_symbols(&d.join("ab.cubin")) else { return };
+    for file in ["a", "b"] {
+        let object = String::from_utf8_lossy(&std::fs::read(d.join(format!("{file}.o"))).unwrap()).into_owned();
+        let step = symbols.iter().find(|s| s.starts_with("__nv_static_") && s.contains(&format!("_{file}_cu_cdpc__Z4stepPi"))).unwrap_or_else(|| panic!("no static `step` of {file}.cu in {symbols:?}"));
+        assert!(object.contains(step.as_str()), "{file}.o does not register `{step}`");
+    }
+    let bias = symbols.iter().find(|s| s.starts_with("__nv_static_") && s.ends_with("_a_cu_cdpc_bias")).expect("a.cu's static variable");
+    assert!(String::from_utf8_lossy(&std::fs::read(d.join("a.o")).unwrap()).contains(bias.as_str()));
+}
+
+/// Every symbol name of a cubin (`readelf -sW`), or `None` (with the reason printed).
+fn list_symbols(cubin: &Path) -> Option<Vec<String>> {
+    let out = Command::new("readelf").arg("-sW").arg(cubin).output().ok().filter(|o| o.status.success());
+    let Some(out) = out else {
+        println!("skipped: readelf is not available");
+        return None;
+    };
+    // `NUM: VALUE SIZE TYPE BIND VIS [<other>] NDX NAME`: the name is last.
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    Some(text.lines().filter(|l| l.trim_start().split(':').next().is_some_and(|n| n.parse::<u32>().is_ok())).filter_map(|l| l.split_whitespace().last().map(str::to_string)).collect())
 }

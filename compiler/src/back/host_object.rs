@@ -171,6 +171,15 @@ fn x86_machine() -> R<TargetMachine> {
         .ok_or_else(|| BackendError::Target("cannot create an x86-64 target machine".into()))
 }
 
+/// An x86-64 object of `module`, host IR another front end wrote (Clang's host side of a
+/// CUDA C++ file), already optimised: only code generation runs here.
+pub fn emit_object(module: &Module<'_>) -> R<Vec<u8>> {
+    let tm = x86_machine()?;
+    module.verify().map_err(|e| BackendError::Verify(format!("host object: {e}")))?;
+    let buffer = tm.write_to_memory_buffer(module, FileType::Object).map_err(|e| BackendError::Target(e.to_string()))?;
+    Ok(buffer.as_slice().to_vec())
+}
+
 /// Builds the object's bytes.
 pub fn host_object(spec: &HostObjectSpec<'_>) -> R<Vec<u8>> {
     let tm = x86_machine()?;

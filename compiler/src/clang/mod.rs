@@ -12,7 +12,10 @@
 //! ```
 //!
 //! and its messages come back as cdpc diagnostics ([`diagnostics`]): `E1000` for its errors,
-//! `W1001` for its warnings, with file, line and column.
+//! `W1001` for its warnings, with file, line and column. A host object (`-dc`) runs it once
+//! more for the host side ([`ClangInvocation::host_fatbin`]): `--cuda-host-only
+//! --no-offload-new-driver -fgpu-rdc -Xclang -fcuda-include-gpubinary -Xclang DEVICE.fatbin`,
+//! the nvcc-style registration of the device code's relocatable fat binary.
 //!
 //! # Finding Clang
 //!
@@ -203,12 +206,23 @@ pub struct ClangInvocation<'a> {
     /// A precompiled header of Clang's CUDA wrapper made with these same options
     /// ([`pch_path`], [`ClangInvocation::pch_args`]): `-include-pch`.
     pub pch: Option<&'a Path>,
+    /// Compile the host side instead (`--cuda-host-only`, with Clang's nvcc-style
+    /// registration: `--no-offload-new-driver`), embedding this relocatable fat binary
+    /// (`-fcuda-include-gpubinary`): the file's host code, its kernels' stubs and their
+    /// registration, for an object like `nvcc -dc`'s.
+    pub host_fatbin: Option<&'a Path>,
 }
 
 impl ClangInvocation<'_> {
     /// The arguments after the program name.
     pub fn args(&self) -> Vec<OsString> {
         let mut a = self.options();
+        if let Some(fatbin) = self.host_fatbin {
+            for s in ["-Xclang", "-fcuda-include-gpubinary", "-Xclang"] {
+                a.push(s.into());
+            }
+            a.push(fatbin.as_os_str().to_owned());
+        }
         if let Some(pch) = self.pch {
             a.push("-include-pch".into());
             a.push(pch.as_os_str().to_owned());
@@ -236,8 +250,9 @@ impl ClangInvocation<'_> {
     fn options(&self) -> Vec<OsString> {
         let mut a: Vec<OsString> = Vec::new();
         let mut push = |s: String| a.push(s.into());
-        for s in ["-x", "cuda", "--cuda-device-only", "-fgpu-rdc", "-emit-llvm", "-c"] {
-            push(s.into());
+        let side: &[&str] = if self.host_fatbin.is_some() { &["--cuda-host-only", "--no-offload-new-driver"] } else { &["--cuda-device-only"] };
+        for s in ["-x", "cuda"].iter().chain(side).chain(&["-fgpu-rdc", "-emit-llvm", "-c"]) {
+            push(s.to_string());
         }
         push(format!("--cuda-gpu-arch={}", self.target.sm));
         push(format!("--cuda-path={}", self.cuda_root.display()));

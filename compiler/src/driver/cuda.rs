@@ -115,6 +115,114 @@ fn ensure_pch(clang: &Path, template: &ClangInvocation<'_>, path: &Path, build: 
     Some(path.to_path_buf())
 }
 
+/// What every Clang run over one source shares: Clang, CUDA's folders, the source's folder
+/// and the `-D`/`-U`/`-I` options.
+struct ClangSetup {
+    clang: PathBuf,
+    root: PathBuf,
+    system_includes: Vec<PathBuf>,
+    on_disk: Option<PathBuf>,
+    macros: Vec<String>,
+    includes: Vec<PathBuf>,
+}
+
+impl ClangSetup {
+    fn new(source: &str, options: &CompileOptions, tools: &Toolchain) -> Result<ClangSetup, CompileError> {
+        let clang = clang::find_clang(&options.clang, &ClangEnv::from_process()).map_err(|d| CompileError::Diagnostics(vec![d]))?;
+        let root = tools.root();
+        let system_includes = clang::cuda_include_dirs(&root).map_err(|d| CompileError::Diagnostics(vec![d]))?;
+        let on_disk = input_on_disk(source, options);
+        // Headers beside the input are found as if Clang read it where it lies.
+        let mut includes: Vec<PathBuf> = Vec::new();
+        if on_disk.is_none() {
+            if let Some(dir) = options.preprocess.input.as_deref().and_then(Path::parent).filter(|d| !d.as_os_str().is_empty()) {
+                includes.push(dir.to_path_buf());
+            }
+        }
+        includes.extend(options.preprocess.include_dirs.iter().cloned());
+        Ok(ClangSetup { clang, root, system_includes, on_disk, macros: macro_args(options), includes })
+    }
+
+    /// The options of this compilation; the input and output are set per run.
+    fn template(&self, options: &CompileOptions) -> ClangInvocation<'_> {
+        ClangInvocation {
+            source: Path::new(""),
+            output: Path::new(""),
+            target: options.target,
+            opt_level: super::opt_level(options),
+            cuda_root: &self.root,
+            system_includes: &self.system_includes,
+            includes: &self.includes,
+            macros: &self.macros,
+            full_debug: options.debug == Some(DebugLevel::Full),
+            fmad: options.fmad == back::Fmad::Contract,
+            cuid: None,
+            pch: None,
+            host_fatbin: None,
+        }
+    }
+
+    /// Runs Clang over `source` as `template` says (with `host_fatbin`: the host side, that
+    /// fat binary embedded), in a work folder removed in every case. Returns its bitcode, its
+    /// warnings and the path it compiled; its errors are `E1000` diagnostics, a crash the
+    /// tool's error with the command line.
+    fn run(&self, template: &ClangInvocation<'_>, source: &str, options: &CompileOptions, build: &BuildOptions, host_fatbin: Option<&[u8]>) -> Result<(Vec<u8>, Vec<Diagnostic>, PathBuf), CompileError> {
+        let compiled_path = std::cell::RefCell::new(PathBuf::new());
+        let run = |pch: Option<&Path>| {
+            run_front_end(
+                "clang",
+                &self.clang,
+                |work| {
+                    let file = match &self.on_disk {
+                        Some(path) => path.clone(),
+                        None => {
+                            let name = options.preprocess.input.as_deref().and_then(Path::file_name).map_or_else(|| "input.cu".into(), |n| n.to_os_string());
+                            let path = work.join(name);
+                            std::fs::write(&path, source).map_err(|e| ToolError::io("writing the source for Clang", &path, e))?;
+                            path
+                        }
+                    };
+                    let fatbin = work.join("device.fatbin");
+                    if let Some(bytes) = host_fatbin {
+                        std::fs::write(&fatbin, bytes).map_err(|e| ToolError::io("writing the fat binary for Clang", &fatbin, e))?;
+                    }
+                    let output = work.join(if host_fatbin.is_some() { "host.bc" } else { "device.bc" });
+                    let args = ClangInvocation { source: &file, output: &output, pch, host_fatbin: host_fatbin.map(|_| fatbin.as_path()), ..template.clone() }.args();
+                    *compiled_path.borrow_mut() = file;
+                    Ok((args, output))
+                },
+                build,
+            )
+        };
+        // The precompiled header is the device side's (the host side parses the wrapper).
+        let pch = if host_fatbin.is_none() { clang::pch_path(&self.clang, template).and_then(|path| ensure_pch(&self.clang, template, &path, build)) } else { None };
+        let mut run_result = run(pch.as_deref());
+        if let (Some(path), Err(ToolError::Failed { stderr, .. })) = (&pch, &run_result) {
+            if stderr.contains("precompiled") {
+                // A header that does not fit after all (Clang says so): without it, and not again.
+                let _ = std::fs::remove_file(path);
+                run_result = run(None);
+            }
+        }
+        let compiled_path = compiled_path.into_inner();
+        match run_result {
+            Ok(run) => {
+                let warnings = clang::diagnostics::parse(&run.stderr, &compiled_path, source);
+                Ok((run.output, warnings, compiled_path))
+            }
+            Err(ToolError::Failed { tool, command, status, stderr, stdout }) => {
+                let found = clang::diagnostics::parse(&stderr, &compiled_path, source);
+                if found.iter().any(Diagnostic::is_error) {
+                    return Err(CompileError::Diagnostics(options.warnings.apply(found)));
+                }
+                // No message Clang could give: a crash, which the error reports with its command.
+                Err(ToolError::Failed { tool, command, status, stderr, stdout }.into())
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
 /// Compiles CUDA C++ `source` to LLVM IR and/or PTX, as `outputs` asks.
 pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&Toolchain>, build: &BuildOptions, outputs: back::Outputs) -> Result<Generated, CompileError> {
     let started = Instant::now();
@@ -123,81 +231,9 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
         Some(t) => t.clone(),
         None => Toolchain::discover(&options.tools)?,
     };
-    let clang = clang::find_clang(&options.clang, &ClangEnv::from_process()).map_err(|d| CompileError::Diagnostics(vec![d]))?;
-    let root = tools.root();
-    let system_includes = clang::cuda_include_dirs(&root).map_err(|d| CompileError::Diagnostics(vec![d]))?;
-    let on_disk = input_on_disk(source, options);
-    let macros = macro_args(options);
-    // Headers beside the input are found as if Clang read it where it lies.
-    let mut includes: Vec<PathBuf> = Vec::new();
-    if on_disk.is_none() {
-        if let Some(dir) = options.preprocess.input.as_deref().and_then(Path::parent).filter(|d| !d.as_os_str().is_empty()) {
-            includes.push(dir.to_path_buf());
-        }
-    }
-    includes.extend(options.preprocess.include_dirs.iter().cloned());
+    let setup = ClangSetup::new(source, options, &tools)?;
     let debug = options.debug;
-    // The options of this compilation; the input and output are set per run below.
-    let template = ClangInvocation {
-        source: Path::new(""),
-        output: Path::new(""),
-        target: options.target,
-        opt_level: super::opt_level(options),
-        cuda_root: &root,
-        system_includes: &system_includes,
-        includes: &includes,
-        macros: &macros,
-        full_debug: debug == Some(DebugLevel::Full),
-        fmad: options.fmad == back::Fmad::Contract,
-        cuid: None,
-        pch: None,
-    };
-    let pch = clang::pch_path(&clang, &template).and_then(|path| ensure_pch(&clang, &template, &path, build));
-    let compiled_path = std::cell::RefCell::new(PathBuf::new());
-    let run = |pch: Option<&Path>| {
-        run_front_end(
-            "clang",
-            &clang,
-            |work| {
-                let file = match &on_disk {
-                    Some(path) => path.clone(),
-                    None => {
-                        let name = options.preprocess.input.as_deref().and_then(Path::file_name).map_or_else(|| "input.cu".into(), |n| n.to_os_string());
-                        let path = work.join(name);
-                        std::fs::write(&path, source).map_err(|e| ToolError::io("writing the source for Clang", &path, e))?;
-                        path
-                    }
-                };
-                let output = work.join("device.bc");
-                let args = ClangInvocation { source: &file, output: &output, pch, ..template.clone() }.args();
-                *compiled_path.borrow_mut() = file;
-                Ok((args, output))
-            },
-            build,
-        )
-    };
-    let mut run_result = run(pch.as_deref());
-    if let (Some(path), Err(ToolError::Failed { stderr, .. })) = (&pch, &run_result) {
-        if stderr.contains("precompiled") {
-            // A header that does not fit after all (Clang says so): without it, and not again.
-            let _ = std::fs::remove_file(path);
-            run_result = run(None);
-        }
-    }
-    let run = run_result;
-    let compiled_path = compiled_path.into_inner();
-    let (bitcode, clang_warnings) = match run {
-        Ok(run) => (run.output, clang::diagnostics::parse(&run.stderr, &compiled_path, source)),
-        Err(ToolError::Failed { tool, command, status, stderr, stdout }) => {
-            let found = clang::diagnostics::parse(&stderr, &compiled_path, source);
-            if found.iter().any(Diagnostic::is_error) {
-                return Err(CompileError::Diagnostics(options.warnings.apply(found)));
-            }
-            // No message Clang could give: a crash, which the error reports with its command.
-            return Err(ToolError::Failed { tool, command, status, stderr, stdout }.into());
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let (bitcode, clang_warnings, compiled_path) = setup.run(&setup.template(options), source, options, build, None)?;
     let front = timings.record(Phase::Parse, started);
 
     let context = Context::create();
@@ -256,4 +292,26 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
     }
     timings.record(Phase::LlvmOptPtx, lowered);
     Ok(Generated { llvm_ir, ptx, warnings, timings })
+}
+
+/// The host object of a CUDA C++ source, like `nvcc -dc`'s: `ptx` (the device side, compiled
+/// with `options.nv_module_id` = `id`) assembled and packed into a relocatable fat binary,
+/// which Clang's host side embeds with the file's host code, its kernels' stubs and their
+/// registration; then nvcc's names ([`pipeline::host_names`]) under module id `id`, and
+/// x86-64 code. Returns the object and the host side's warnings that the device side did
+/// not give already.
+pub(crate) fn host_object(source: &str, options: &CompileOptions, tools: &Toolchain, build: &BuildOptions, ptx: &str, id: &str, device_warnings: &[Diagnostic]) -> Result<(Vec<u8>, Vec<Diagnostic>), CompileError> {
+    let fatbin = super::host::relocatable_fatbin(tools, ptx, build)?;
+    let setup = ClangSetup::new(source, options, tools)?;
+    let (bitcode, warnings, _) = setup.run(&setup.template(options), source, options, build, Some(&fatbin))?;
+    // Code both sides compile (`__host__ __device__`, headers) warns twice: once is enough.
+    let warnings: Vec<Diagnostic> = options.warnings.apply(warnings).into_iter().filter(|w| !device_warnings.contains(w)).collect();
+    let context = Context::create();
+    let buffer = MemoryBuffer::create_from_memory_range_copy(&bitcode, "clang-host");
+    let module = Module::parse_bitcode_from_buffer(&buffer, &context).map_err(|e| BackendError::Internal(format!("reading Clang's host bitcode: {e}")))?;
+    pipeline::host_names::nvcc_host_names(&module, id).map_err(BackendError::Internal)?;
+    // Host debug information is the host compiler's `-g`, which nvcc's -G and -lineinfo leave off.
+    module.strip_debug_info();
+    let object = back::host_object::emit_object(&module)?;
+    Ok((object, warnings))
 }

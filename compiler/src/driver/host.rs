@@ -1,5 +1,6 @@
-//! `--emit host-obj`: what `nvcc -dc` writes for a `.cu` file, so that host programs launch
-//! cdpc's kernels the ordinary way. The device code is assembled (`ptxas -c`), packed with its
+//! `--emit host-obj` of the kernel language: what `nvcc -dc` writes for a `.cu` file, so that
+//! host programs launch cdpc's kernels the ordinary way (CUDA C++'s host object is Clang's host
+//! side, `cuda::host_object`). The device code is assembled (`ptxas -c`), packed with its
 //! PTX into a relocatable fat binary (`fatbinary --device-c`), and wrapped by the back end's
 //! x86-64 object ([`crate::back::host_object`]) with its registration and a host stub per
 //! kernel. [`header`] writes the C header that declares the launchers for a host compiler
@@ -131,6 +132,16 @@ pub fn module_id(name: &str, fatbin: &[u8]) -> String {
     format!("_{hash:08x}_{}_{clean}_cdpc", clean.len())
 }
 
+/// What a host object carries of the device code, as `nvcc -dc`'s does: a relocatable fat
+/// binary (`fatbinary --device-c`) of the relocatable object `ptxas -c` makes of `ptx`, and
+/// the PTX itself.
+pub(super) fn relocatable_fatbin(tools: &Toolchain, ptx: &str, build: &BuildOptions) -> Result<Vec<u8>, CompileError> {
+    let object = tools.assemble(ptx, build)?;
+    let sm = build.arch.0;
+    let images = [FatbinImage { ptx: false, sm, bytes: object }, FatbinImage { ptx: true, sm, bytes: ptx.as_bytes().to_vec() }];
+    Ok(tools.fatbinary(&images, true, build)?)
+}
+
 /// The host object of one compiled source: its PTX assembled, packed and wrapped. Returns the
 /// object and the W0800 warnings.
 pub(super) fn host_object(
@@ -141,10 +152,7 @@ pub(super) fn host_object(
     name: &str,
     build: &BuildOptions,
 ) -> Result<(Vec<u8>, Vec<Diagnostic>), CompileError> {
-    let object = tools.assemble(ptx, build)?;
-    let sm = build.arch.0;
-    let images = [FatbinImage { ptx: false, sm, bytes: object }, FatbinImage { ptx: true, sm, bytes: ptx.as_bytes().to_vec() }];
-    let fatbin = tools.fatbinary(&images, true, build)?;
+    let fatbin = relocatable_fatbin(tools, ptx, build)?;
     // the id `check` gave the module, under which its `static` kernels are named
     let id = module.nv_module_id.clone().unwrap_or_else(|| module_id(name, &fatbin));
     let (kernels, warnings) = host_kernels(module, places);

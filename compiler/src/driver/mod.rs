@@ -105,12 +105,8 @@ impl Language {
 
     /// The language of the source `options` describe: [`CompileOptions::language`] when set
     /// (`-x`), else by the input's extension, else the kernel language.
-    ///
-    /// `--emit host-obj` is made from the kernel language's signatures (host stubs that pass
-    /// each parameter as g++ does), so a `.cu` file asked for one is read as the kernel
-    /// language unless `-x cu` says otherwise (which [`compile`] refuses).
     pub fn of(options: &CompileOptions) -> Language {
-        let by_name = || options.preprocess.input.as_deref().map(Language::of_path).filter(|_| options.emit != Emit::HostObject);
+        let by_name = || options.preprocess.input.as_deref().map(Language::of_path);
         options.language.or_else(by_name).unwrap_or(Language::Cdp)
     }
 }
@@ -439,10 +435,7 @@ fn check_here(source: &str, options: &CompileOptions) -> Result<Checked, Compile
             // A host object names its `static` kernels and variables as nvcc does, under its
             // own module id (made here from the source, since the fat binary comes later), so
             // that two objects' `static` kernels of one name stay apart when linked.
-            let own_id = || {
-                let keyed = format!("{:?}\0{source}", options.target);
-                host::module_id(&options.preprocess.main_name(), keyed.as_bytes())
-            };
+            let own_id = || own_module_id(source, options);
             m.nv_module_id = options.nv_module_id.clone().or_else(|| (options.emit == Emit::HostObject).then(own_id));
         }
         if let Some(m) = module.as_mut().filter(|_| !found.iter().any(Diagnostic::is_error)) {
@@ -467,6 +460,13 @@ fn check_here(source: &str, options: &CompileOptions) -> Result<Checked, Compile
         }
         _ => Err(CompileError::Diagnostics(diagnostics)),
     }
+}
+
+/// The module id of a host object of `source` (nvcc's form, [`host::module_id`]), made from
+/// the source and the target, since the fat binary comes later.
+fn own_module_id(source: &str, options: &CompileOptions) -> String {
+    let keyed = format!("{:?}\0{source}", options.target);
+    host::module_id(&options.preprocess.main_name(), keyed.as_bytes())
 }
 
 /// An unknown name may be one that a skipped host-only header declares: say which were skipped.
@@ -582,16 +582,29 @@ fn compile_here(source: &str, options: &CompileOptions) -> Result<Compiled, Comp
 
 /// [`compile_here`] for CUDA C++: Clang, the launch pipeline, then the NVIDIA tools.
 fn compile_cuda(source: &str, options: &CompileOptions) -> Result<Compiled, CompileError> {
-    if options.emit == Emit::HostObject {
-        return Err(CompileError::Usage(
-            "`--emit host-obj` is made from the kernel language's signatures; for CUDA C++ (`-x cu`) build the host side with nvcc or Clang and link cdpc's `-dc` device object (`--emit obj`)".into(),
-        ));
-    }
     let tools = match Toolchain::discover(&options.tools) {
         Ok(tools) => tools,
         Err(e) => return Err(e.into()),
     };
     let build = build_options(options);
+    if options.emit == Emit::HostObject {
+        // The device side is named under the object's module id (its `static` kernels as nvcc
+        // names them), and is relocatable: its `extern` symbols are the link's.
+        let id = options.nv_module_id.clone().unwrap_or_else(|| own_module_id(source, options));
+        let device = CompileOptions { nv_module_id: Some(id.clone()), separate: true, ..options.clone() };
+        let generated = cuda::generate(source, &device, Some(&tools), &build, back::Outputs { llvm_ir: false, ptx: true })?;
+        let ptx = generated.ptx.expect("asked for PTX");
+        let (output, host_warnings) = cuda::host_object(source, options, &tools, &build, &ptx, &id, &generated.warnings)?;
+        let mut warnings = generated.warnings;
+        warnings.extend(host_warnings);
+        if warnings.iter().any(Diagnostic::is_error) {
+            return Err(CompileError::Diagnostics(warnings));
+        }
+        let tool_runs = build.log.take();
+        let mut timings = generated.timings;
+        timings.add_tool_runs(&tool_runs);
+        return Ok(Compiled { output, warnings, tool_runs, timings, header: None });
+    }
     let wants_ir = options.emit == Emit::LlvmIr;
     let generated = cuda::generate(source, options, Some(&tools), &build, back::Outputs { llvm_ir: wants_ir, ptx: !wants_ir })?;
     let output = match (generated.llvm_ir, generated.ptx) {

@@ -18,7 +18,11 @@
 //!
 //! Then [`cleanup`] runs the few LLVM passes that fold what the rewrites left (the launch
 //! helper inlined, the local argument block split into stores into the runtime's buffer).
+//!
+//! On the host side of a CUDA C++ file (`-dc`, `--emit host-obj`), [`host_names`] gives
+//! Clang's host IR nvcc's stub, registration and module-id names.
 
+pub mod host_names;
 pub mod launch;
 mod location;
 pub mod names;

@@ -1,0 +1,188 @@
+//! nvcc's names in Clang's host-side IR of a CUDA C++ file compiled with `-fgpu-rdc`
+//! (`--cuda-host-only --no-offload-new-driver -fcuda-include-gpubinary FATBIN`), so that its
+//! object links like one of `nvcc -dc`'s.
+//!
+//! Clang's host code already has nvcc's shape (measured with Clang 22 and nvcc 13.5): the fat
+//! binary in `__nv_relfatbin`, the module id in `__nv_module_id`, `__fatbinwrap<ID>`, a
+//! constructor calling `__cudaRegisterLinkedBinary<ID>` (which `nvcc -dlink` writes for every
+//! `__nv_module_id` it reads) and a callback registering each kernel's stub. Three names
+//! differ, and this pass gives them nvcc's:
+//!
+//! - a kernel's host stub: Clang calls it `_Z20__device_stub__childPi`, nvcc `_Z5childPi`
+//!   (the kernel's own symbol, which host code compiled by nvcc calls for `child<<<...>>>`);
+//!   defined stubs and the stubs of kernels of other files alike;
+//! - the device name a `static` kernel or variable is registered under: Clang's
+//!   `_ZL2skPi__intern__<hash>`, nvcc's `__nv_static_<n>_<id>__Z2skPi`, the name the device
+//!   side gets from [`super::names`] with the same module id;
+//! - the module id: Clang's `__nv_<guid>` becomes the id the device side was named under,
+//!   so that the object has one id, as nvcc's has.
+//!
+//! Afterwards no symbol contains `__device_stub__` and every registered name is the device
+//! code's.
+
+use super::names::{nvcc_static_name, unsuffixed};
+use crate::hir::mangle::nv_static_symbol;
+use inkwell::llvm_sys::core::{LLVMGetNamedGlobalAlias, LLVMSetValueName2};
+use inkwell::module::{Linkage, Module};
+use inkwell::values::{AsValueRef, BasicValueEnum, GlobalValue, InstructionOpcode};
+
+const STUB: &str = "__device_stub__";
+
+/// The symbol nvcc gives the host stub Clang calls `stub`, or `None` if `stub` is no stub.
+/// `__device_stub__k` (C linkage) is `k`; in a mangled name the source name
+/// `<n>__device_stub__<id>` becomes `<n - 15><id>`: of the lengths the digits before the
+/// marker can be read as, the shortest whose identifier fits the symbol.
+pub fn stub_symbol(stub: &str) -> Option<String> {
+    if let Some(plain) = stub.strip_prefix(STUB) {
+        return (!plain.is_empty()).then(|| plain.to_string());
+    }
+    if !stub.starts_with("_Z") {
+        return None;
+    }
+    let at = stub.find(STUB)?;
+    let digits = stub[..at].bytes().rev().take_while(u8::is_ascii_digit).count();
+    let after = &stub[at + STUB.len()..];
+    (1..=digits).find_map(|width| {
+        let start = at - width;
+        let text = &stub[start..at];
+        let n: usize = text.parse().ok().filter(|_| !text.starts_with('0'))?;
+        let len = n.checked_sub(STUB.len()).filter(|&l| l > 0 && l <= after.len())?;
+        let id = &after[..len];
+        id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_').then(|| format!("{}{len}{}", &stub[..start], &stub[at + STUB.len()..]))
+    })
+}
+
+/// Gives Clang's host IR nvcc's names (module docs) under module id `id`. `Err` says what in
+/// the module was not as Clang writes it.
+pub fn nvcc_host_names(module: &Module<'_>, id: &str) -> Result<(), String> {
+    rename_stubs(module);
+    rename_registered_statics(module, id);
+    replace_module_id(module, id)
+}
+
+fn rename_stubs(module: &Module<'_>) {
+    for function in module.get_functions() {
+        let name = function.get_name().to_string_lossy().into_owned();
+        // A `static` kernel's stub is internal: no other file names it.
+        if function.get_linkage() == Linkage::Internal {
+            continue;
+        }
+        if let Some(nvcc) = stub_symbol(&name) {
+            if module.get_function(&nvcc).is_none() {
+                function.as_global_value().set_name(&nvcc);
+            }
+        }
+    }
+}
+
+/// The registration calls' device names of `static` kernels and variables.
+fn rename_registered_statics(module: &Module<'_>, id: &str) {
+    let mut strings: Vec<(GlobalValue<'_>, bool)> = Vec::new();
+    for function in module.get_functions() {
+        for block in function.get_basic_blocks() {
+            for inst in block.get_instructions() {
+                if inst.get_opcode() != InstructionOpcode::Call {
+                    continue;
+                }
+                let count = inst.get_num_operands();
+                let Some(callee) = inst.get_operand(count - 1).and_then(|o| o.value()) else { continue };
+                let callee = callee.as_value_ref();
+                let Some(f) = module.get_functions().find(|f| f.as_value_ref() == callee) else { continue };
+                let callee_name = f.get_name().to_string_lossy().into_owned();
+                let is_function = match callee_name.as_str() {
+                    "__cudaRegisterFunction" => true,
+                    "__cudaRegisterVar" | "__cudaRegisterManagedVar" | "__cudaRegisterSurface" | "__cudaRegisterTexture" => false,
+                    _ => continue,
+                };
+                for i in 0..count - 1 {
+                    if let Some(BasicValueEnum::PointerValue(p)) = inst.get_operand(i).and_then(|o| o.value()) {
+                        if let Some(g) = module.get_globals().find(|g| g.as_pointer_value() == p) {
+                            if !strings.iter().any(|(s, _)| *s == g) {
+                                strings.push((g, is_function));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (global, is_function) in strings {
+        let Some(text) = c_string(global) else { continue };
+        let Some(plain) = unsuffixed(&text) else { continue };
+        let renamed = nv_static_symbol(id, &nvcc_static_name(plain, is_function));
+        replace_string(module, global, &renamed);
+    }
+}
+
+/// The text of a constant C string global, without its NUL.
+fn c_string(global: GlobalValue<'_>) -> Option<String> {
+    let BasicValueEnum::ArrayValue(init) = global.get_initializer()? else { return None };
+    if !init.is_const_string() {
+        return None;
+    }
+    let bytes = init.as_const_string()?;
+    let bytes = bytes.strip_suffix(&[0]).unwrap_or(bytes);
+    Some(String::from_utf8_lossy(bytes).into_owned())
+}
+
+/// Points every use of `global` (a constant string) at a new one holding `text`, with the
+/// old one's section and alignment, and removes the old one.
+fn replace_string<'ctx>(module: &Module<'ctx>, global: GlobalValue<'ctx>, text: &str) -> GlobalValue<'ctx> {
+    let ctx = module.get_context();
+    let value = ctx.const_string(text.as_bytes(), true);
+    let name = global.get_name().to_string_lossy().into_owned();
+    let new = module.add_global(value.get_type(), None, &name);
+    new.set_initializer(&value);
+    new.set_constant(true);
+    new.set_linkage(global.get_linkage());
+    new.set_unnamed_addr(true);
+    new.set_alignment(global.get_alignment());
+    if let Some(section) = global.get_section() {
+        new.set_section(Some(&section.to_string_lossy()));
+    }
+    global.as_pointer_value().replace_all_uses_with(new.as_pointer_value());
+    // SAFETY: nothing refers to the old string any more.
+    unsafe { global.delete() };
+    new.set_name(&name);
+    new
+}
+
+/// Clang's module id (`__nv_<guid>`) replaced by `id` everywhere it is named.
+fn replace_module_id(module: &Module<'_>, id: &str) -> Result<(), String> {
+    let Some(global) = module.get_globals().find(|g| g.get_section().is_some_and(|s| s.to_bytes() == b"__nv_module_id")) else {
+        return Err("Clang's host code has no `__nv_module_id`".into());
+    };
+    let old = c_string(global).ok_or("Clang's `__nv_module_id` is no string")?;
+    replace_string(module, global, id);
+    let register = format!("__cudaRegisterLinkedBinary{old}");
+    let function = module.get_function(&register).ok_or_else(|| format!("Clang's host code does not call `{register}`"))?;
+    function.as_global_value().set_name(&format!("__cudaRegisterLinkedBinary{id}"));
+    let wrapper = std::ffi::CString::new(format!("__fatbinwrap{old}")).map_err(|e| e.to_string())?;
+    let renamed = format!("__fatbinwrap{id}");
+    // SAFETY: the module is valid; a null result means no such alias.
+    unsafe {
+        let alias = LLVMGetNamedGlobalAlias(module.as_mut_ptr(), wrapper.as_ptr(), wrapper.as_bytes().len());
+        if alias.is_null() {
+            return Err(format!("Clang's host code has no `__fatbinwrap{old}`"));
+        }
+        LLVMSetValueName2(alias, renamed.as_ptr().cast(), renamed.len());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stub_symbol;
+
+    #[test]
+    fn stubs_get_the_kernels_own_symbols() {
+        assert_eq!(stub_symbol("_Z20__device_stub__childPi").as_deref(), Some("_Z5childPi"));
+        assert_eq!(stub_symbol("__device_stub__parent").as_deref(), Some("parent"));
+        // a namespace whose name ends in a digit: `2v2` then the stub's `16__device_stub__k`
+        assert_eq!(stub_symbol("_ZN2v216__device_stub__kEPi").as_deref(), Some("_ZN2v21kEPi"));
+        assert_eq!(stub_symbol("_Z24__device_stub__kernel_v2IiEvPT_").as_deref(), Some("_Z9kernel_v2IiEvPT_"));
+        assert_eq!(stub_symbol("_Z5childPi"), None);
+        assert_eq!(stub_symbol("__device_stub__"), None);
+        assert_eq!(stub_symbol("_Z15__device_stub__"), None);
+    }
+}
