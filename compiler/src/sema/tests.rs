@@ -432,3 +432,22 @@ __device__ void probe(struct B s) { s.a; s.c; s.i; s.w; s.u; s.f; s.a - 5; }";
         .collect();
     assert_eq!(types, ["int", "unsigned int", "int", "long long", "int", "bool", "int"]);
 }
+
+/// Members that point to functions are data members, called through: `o.f(x)`, `p->g(x)`.
+#[test]
+fn members_that_point_to_functions_are_called_through() {
+    let source = "typedef int (*binop)(int, int);
+__device__ int add(int a, int b) { return a + b; }
+__device__ int inc(int x) { return x + 1; }
+struct Ops { binop f; int (*g)(int); int n; };
+__device__ void probe(struct Ops o, struct Ops *p) { o.f(1, 2); p->g(4); (*o.g)(1); }";
+    let (unit, diagnostics) = crate::front::parse(source);
+    let unit = unit.unwrap_or_else(|| panic!("{diagnostics:?}"));
+    let (module, diagnostics) = analyze(&unit, &SemaOptions::default());
+    let module = module.unwrap_or_else(|| panic!("{diagnostics:?}"));
+    let ops = &module.structs[0];
+    assert_eq!(ops.fields.iter().map(|f| (f.name.as_str(), f.offset)).collect::<Vec<_>>(), [("f", 0), ("g", 8), ("n", 16)]);
+    let probe = module.functions.iter().find(|f| f.name == "probe").unwrap();
+    let calls = probe.body.as_ref().unwrap().stmts.iter().filter(|s| matches!(s, Stmt::Expr(e) if matches!(e.kind, ExprKind::CallIndirect { .. }) && e.ty == Type::INT)).count();
+    assert_eq!(calls, 3);
+}
