@@ -394,3 +394,60 @@ fn class_template_members_have_the_instances_types() {
     assert_eq!(type_of("b.size + p->size"), "long");
     assert_eq!(type_of("sizeof(Buf<double, 3>)"), "unsigned long");
 }
+
+/// Bit-fields placed as nvcc places them. The expected bits are g++'s on x86-64 (the same
+/// Itanium layout), found by setting each member alone and reading the object's bytes.
+#[test]
+fn bit_fields_are_placed_as_the_itanium_abi_places_them() {
+    let source = "struct B { unsigned a : 3; int b : 5; unsigned c : 32; long long w : 40; unsigned long long u : 20; bool f : 1; char ch; int : 0; short z : 4; };";
+    let (unit, _) = crate::front::parse(source);
+    let (module, diagnostics) = analyze(&unit.unwrap(), &SemaOptions::default());
+    let module = module.unwrap_or_else(|| panic!("{diagnostics:?}"));
+    let b = &module.structs[0];
+    assert_eq!((b.size, b.align), (24, 8));
+    let bits: Vec<(&str, u64, u32)> = b
+        .fields
+        .iter()
+        .map(|f| (f.name.as_str(), f.offset * 8 + u64::from(f.bits.map_or(0, |b| b.shift)), f.bits.map_or(8, |b| b.width)))
+        .collect();
+    assert_eq!(bits, [("a", 0, 3), ("b", 3, 5), ("c", 32, 32), ("w", 64, 40), ("u", 104, 20), ("f", 124, 1), ("ch", 128, 8), ("z", 160, 4)]);
+}
+
+/// A bit-field's value promotes as C++'s [conv.prom] says: to `int` when `int` holds every value
+/// of its width, else `unsigned int` when that does, else it keeps its type (g++ and nvcc 13.5
+/// agree: `static_assert(std::is_same<decltype(+s.u), int>::value)` for each of these).
+#[test]
+fn bit_fields_promote_by_their_width() {
+    let source = "struct B { unsigned a : 3; unsigned c : 32; int i : 32; long long w : 40; unsigned long long u : 20; bool f : 1; };
+__device__ void probe(struct B s) { s.a; s.c; s.i; s.w; s.u; s.f; s.a - 5; }";
+    let (unit, diagnostics) = crate::front::parse(source);
+    let unit = unit.unwrap_or_else(|| panic!("{diagnostics:?}"));
+    let (module, diagnostics) = analyze(&unit, &SemaOptions::default());
+    let module = module.unwrap_or_else(|| panic!("{diagnostics:?}"));
+    let body = module.functions[0].body.as_ref().unwrap();
+    let types: Vec<String> = body
+        .stmts
+        .iter()
+        .filter_map(|s| if let Stmt::Expr(e) = s { Some(DisplayType { ty: &e.ty, structs: &module }.to_string()) } else { None })
+        .collect();
+    assert_eq!(types, ["int", "unsigned int", "int", "long long", "int", "bool", "int"]);
+}
+
+/// Members that point to functions are data members, called through: `o.f(x)`, `p->g(x)`.
+#[test]
+fn members_that_point_to_functions_are_called_through() {
+    let source = "typedef int (*binop)(int, int);
+__device__ int add(int a, int b) { return a + b; }
+__device__ int inc(int x) { return x + 1; }
+struct Ops { binop f; int (*g)(int); int n; };
+__device__ void probe(struct Ops o, struct Ops *p) { o.f(1, 2); p->g(4); (*o.g)(1); }";
+    let (unit, diagnostics) = crate::front::parse(source);
+    let unit = unit.unwrap_or_else(|| panic!("{diagnostics:?}"));
+    let (module, diagnostics) = analyze(&unit, &SemaOptions::default());
+    let module = module.unwrap_or_else(|| panic!("{diagnostics:?}"));
+    let ops = &module.structs[0];
+    assert_eq!(ops.fields.iter().map(|f| (f.name.as_str(), f.offset)).collect::<Vec<_>>(), [("f", 0), ("g", 8), ("n", 16)]);
+    let probe = module.functions.iter().find(|f| f.name == "probe").unwrap();
+    let calls = probe.body.as_ref().unwrap().stmts.iter().filter(|s| matches!(s, Stmt::Expr(e) if matches!(e.kind, ExprKind::CallIndirect { .. }) && e.ty == Type::INT)).count();
+    assert_eq!(calls, 3);
+}
