@@ -165,7 +165,7 @@ fn a_broken_module_is_reported_at_its_line_and_leaves_no_output() {
     assert!(!dir.path().join("bad.ptx").exists());
     let out = cdpc(dir.path(), &["bad.ll", "--emit", "ptx", "--error-format", "json", "-o", "bad.ptx"]);
     assert!(stderr(&out).starts_with("{\"code\":\"E1011\""), "{}", stderr(&out));
-    // Bitcode cut short: no span, still coded.
+    // Bitcode cut short: no line to show, still coded.
     std::fs::write(dir.path().join("cut.bc"), b"BC\xC0\xDE\x35\x14").unwrap();
     let out = cdpc(dir.path(), &["cut.bc", "--emit", "ptx", "-o", "cut.ptx"]);
     assert!(stderr(&out).contains("error[E1011]"), "{}", stderr(&out));

@@ -62,7 +62,8 @@ pub fn is_bitcode(bytes: &[u8]) -> bool {
 }
 
 /// The text an IR input's diagnostics are rendered against: the text of textual IR (bytes
-/// that are not UTF-8 shown as U+FFFD), nothing for bitcode, whose diagnostics have no span.
+/// that are not UTF-8 shown as U+FFFD), nothing for bitcode, whose diagnostics point at its
+/// start (with a note naming the function where there is one).
 pub fn shown_text(bytes: &[u8]) -> String {
     if is_bitcode(bytes) {
         String::new()
@@ -101,7 +102,7 @@ fn read<'ctx>(context: &'ctx Context, bytes: &[u8], text: &str) -> Result<Module
         // The verifier quotes the offending instruction or global on the next line.
         match message.lines().skip(1).find_map(|quoted| find_line(text, quoted.trim())) {
             Some(span) => d.labels[0].span = span,
-            None => d.labels.clear(),
+            None => d.labels[0].message = "in this module".into(),
         }
         if message.lines().count() > 1 {
             d = d.with_note(message.lines().skip(1).map(str::trim).collect::<Vec<_>>().join("\n"));
@@ -131,9 +132,9 @@ fn unreadable(message: &str, bitcode: bool, text: &str) -> Diagnostic {
         _ => {
             let said = rest.trim().strip_prefix("error:").unwrap_or(rest).trim();
             let said = if said.is_empty() { "LLVM gave no reason" } else { said };
-            let mut d = Diagnostic::new(Code::IrUnreadable, Span::default(), format!("the input is not LLVM {what} that LLVM 22 can read: {said}"));
-            d.labels.clear();
-            d.with_note("cdpc reads textual IR (`.ll`) and bitcode (`.bc`) of LLVM 22 or older")
+            Diagnostic::new(Code::IrUnreadable, Span::default(), format!("the input is not LLVM {what} that LLVM 22 can read: {said}"))
+                .with_primary_message(format!("this {what}"))
+                .with_note("cdpc reads textual IR (`.ll`) and bitcode (`.bc`) of LLVM 22 or older")
         }
     }
 }
@@ -165,10 +166,11 @@ fn check(module: &Module<'_>, options: &CompileOptions, tm: &TargetMachine, show
     found.extend(written_after_launch(module, shown));
     let kernels = module.get_functions().filter(|f| f.get_call_conventions() == PTX_KERNEL_CALL_CONV && f.count_basic_blocks() > 0).count();
     if kernels == 0 && !options.separate {
-        let mut d = Diagnostic::new(Code::IrNoKernel, Span::default(), "the module defines no kernel: the cubin will have nothing to launch")
+        let span = line_with(&shown.text, "define").unwrap_or_default();
+        let d = Diagnostic::new(Code::IrNoKernel, span, "the module defines no kernel: the cubin will have nothing to launch")
+            .with_primary_message("no function here is a kernel")
             .with_note("a kernel is a function defined with the `ptx_kernel` calling convention (`define ptx_kernel void @k(...)`), or one that `!nvvm.annotations` marks `!\"kernel\", i32 1`")
             .with_note("compile with `-dc` when the module is a library of device functions for a link");
-        d.labels.clear();
         found.push(d);
     }
     found
@@ -192,10 +194,7 @@ fn triple(module: &Module<'_>, address_size: AddressSize, text: &str) -> Option<
     } else {
         d.with_note(format!("cdpc compiles device code for NVPTX: write `target triple = \"{wanted}\"` (or none) in the module"))
     };
-    match line_with(text, "target triple") {
-        Some(span) => d.labels[0].span = span,
-        None => d.labels.clear(),
-    }
+    d.labels[0].span = line_with(text, "target triple").unwrap_or_default();
     Some(d)
 }
 
@@ -262,10 +261,7 @@ fn data_layout(module: &Module<'_>, tm: &TargetMachine, text: &str) -> Option<Di
     if differences.len() > 1 {
         d = d.with_note(format!("{} more type{} differ", differences.len() - 1, if differences.len() == 2 { "" } else { "s" }));
     }
-    match line_with(text, "target datalayout") {
-        Some(span) => d.labels[0].span = span,
-        None => d.labels.clear(),
-    }
+    d.labels[0].span = line_with(text, "target datalayout").unwrap_or_default();
     Some(d)
 }
 
@@ -323,8 +319,8 @@ fn place(shown: &SourceText, mut d: Diagnostic, inst: InstructionValue<'_>, func
             d
         }
         None => {
-            d.labels.clear();
-            d.with_note(format!("in the function `{function}`"))
+            d.labels[0].span = Span::default();
+            d.with_note(format!("in the function `{function}` (the input gives no place: bitcode without debug locations)"))
         }
     }
 }
@@ -336,7 +332,8 @@ fn operand<'ctx>(inst: InstructionValue<'ctx>, i: u32) -> Option<BasicValueEnum<
 fn is_dim3(ty: BasicTypeEnum<'_>) -> bool {
     match ty {
         BasicTypeEnum::PointerType(_) => true,
-        BasicTypeEnum::StructType(s) => s.get_field_types().len() == 3 && s.get_field_types().iter().all(|f| f.is_int_type() && f.into_int_type().get_bit_width() == 32),
+        // The literal type: the launch pipeline passes a by-value dim3 on as `{ i32, i32, i32 }`.
+        BasicTypeEnum::StructType(s) => s.get_name().is_none() && s.get_field_types().len() == 3 && s.get_field_types().iter().all(|f| f.is_int_type() && f.into_int_type().get_bit_width() == 32),
         _ => false,
     }
 }
@@ -356,7 +353,7 @@ fn call_mismatch(call: InstructionValue<'_>, launch: bool) -> Option<String> {
             && args[4].into_int_type().get_bit_width() == 32
             && (args[5].is_pointer_type() || args[5].is_int_type())
             && matches!(returns, AnyTypeEnum::IntType(t) if t.get_bit_width() == 32);
-        (!fits).then(|| "a launch is `i32 (ptr kernel, ptr buffer, dim3 grid, dim3 block, i32 shmem, ptr stream)`, a dim3 as `{ i32, i32, i32 }` or a pointer to one".to_string())
+        (!fits).then(|| "a launch is `i32 (ptr kernel, ptr buffer, dim3 grid, dim3 block, i32 shmem, ptr stream)`, a dim3 as the literal `{ i32, i32, i32 }` (not a named struct) or a pointer to one".to_string())
     } else {
         let fits = args.len() == 2 && args.iter().all(|a| a.is_int_type()) && returns.is_pointer_type();
         (!fits).then(|| "a parameter buffer is `ptr (size_t alignment, size_t size)`".to_string())
@@ -374,8 +371,7 @@ fn entry_point_uses(module: &Module<'_>, shown: &SourceText) -> Vec<Diagnostic> 
             while let Some(u) = next {
                 next = u.get_next_use();
                 let Some(user) = as_instruction(u.get_user()) else {
-                    let mut d = Diagnostic::new(Code::LaunchNotRecognised, Span::default(), format!("`{name}` is used in a constant, not called"));
-                    d.labels.clear();
+                    let d = Diagnostic::new(Code::LaunchNotRecognised, Span::default(), format!("`{name}` is used in a constant, not called"));
                     found.push(d.with_note("the launch entry points may only be called directly"));
                     continue;
                 };

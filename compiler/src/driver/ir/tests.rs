@@ -163,9 +163,9 @@ fn unreadable_text_is_e1011_at_llvms_line_and_column() {
 }
 
 #[test]
-fn bad_bitcode_is_e1011_without_a_span_and_good_bitcode_compiles() {
+fn bad_bitcode_is_e1011_at_its_start_and_good_bitcode_compiles() {
     let Err(CompileError::Diagnostics(d)) = crate::driver::compile_ir(b"BC\xC0\xDE\x01\x02\x03", &ptx_options()) else { panic!("E1011 expected") };
-    assert_eq!((d[0].code, d[0].labels.len()), (Code::IrUnreadable, 0), "{d:?}");
+    assert_eq!((d[0].code, d[0].primary_span()), (Code::IrUnreadable, Span::default()), "{d:?}");
     let context = Context::create();
     let module = context.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(LAUNCH.as_bytes(), "t")).unwrap();
     let bitcode = module.write_bitcode_to_memory();
@@ -186,4 +186,10 @@ fn no_kernel_is_w1016_unless_separate() {
     assert_eq!(compile(ir, &ptx_options()).0, ["W1016"]);
     let options = CompileOptions { separate: true, ..ptx_options() };
     assert_eq!(compile(ir, &options).0, Vec::<&str>::new());
+}
+
+#[test]
+fn a_dim3_by_value_of_a_named_struct_type_is_e1010() {
+    let named = LAUNCH.replace("declare ptr", "%dim3 = type { i32, i32, i32 }\ndeclare ptr").replace("{ i32, i32, i32 }", "%dim3").replace("%dim3 = type %dim3", "%dim3 = type { i32, i32, i32 }");
+    assert_eq!(compile(&named, &ptx_options()).0, ["E1010"]);
 }
