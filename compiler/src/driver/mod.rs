@@ -607,7 +607,7 @@ impl CudaInput<'_> {
 
 /// The launch pipeline's options from the compilation's: the one place they are mapped, for
 /// every front end that writes IR.
-fn pipeline_options(options: &CompileOptions) -> crate::pipeline::PipelineOptions {
+pub fn pipeline_options(options: &CompileOptions) -> crate::pipeline::PipelineOptions {
     crate::pipeline::PipelineOptions { target: options.target, nv_module_id: options.nv_module_id.clone() }
 }
 
