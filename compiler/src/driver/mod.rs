@@ -675,16 +675,17 @@ fn compile_artifacts_here(source: &str, options: &CompileOptions, with_tools: bo
     let generated = back::generate(&checked.module, &codegen, back::Outputs { llvm_ir: true, ptx: true })?;
     let (llvm_ir, ptx) = (generated.llvm_ir.expect("asked for IR"), generated.ptx.expect("asked for PTX"));
     let build = build_options(&options);
-    let (object, cubin) = match tools.filter(|_| with_tools) {
-        Some(tools) => {
-            let object = tools.assemble(&ptx, &build)?;
-            let cubin = tools.link_objects(&[&object], &build)?;
-            (Some(object), Some(cubin))
-        }
-        None => (None, None),
-    };
+    let (object, cubin) = object_and_cubin(tools.filter(|_| with_tools), &ptx, &build)?;
     let signatures = crate::signature::signatures(&checked.module);
     Ok(Artifacts { llvm_ir, ptx, object, cubin, warnings: checked.warnings, tool_runs: build.log.take(), signatures })
+}
+
+/// The relocatable object of `ptx` and the cubin linked from it, when there are `tools`.
+fn object_and_cubin(tools: Option<Toolchain>, ptx: &str, build: &BuildOptions) -> Result<(Option<Vec<u8>>, Option<Vec<u8>>), CompileError> {
+    let Some(tools) = tools else { return Ok((None, None)) };
+    let object = tools.assemble(ptx, build)?;
+    let cubin = tools.link_objects(&[&object], build)?;
+    Ok((Some(object), Some(cubin)))
 }
 
 /// [`compile_artifacts_here`] for CUDA C++ and LLVM IR (no signatures: no HIR describes them).
@@ -697,14 +698,7 @@ fn cuda_artifacts(input: CudaInput<'_>, options: &CompileOptions, with_tools: bo
     let build = build_options(options);
     let generated = input.generate(options, tools.as_ref(), &build, back::Outputs { llvm_ir: true, ptx: true })?;
     let (llvm_ir, ptx) = (generated.llvm_ir.expect("asked for IR"), generated.ptx.expect("asked for PTX"));
-    let (object, cubin) = match tools.filter(|_| with_tools) {
-        Some(tools) => {
-            let object = tools.assemble(&ptx, &build)?;
-            let cubin = tools.link_objects(&[&object], &build)?;
-            (Some(object), Some(cubin))
-        }
-        None => (None, None),
-    };
+    let (object, cubin) = object_and_cubin(tools.filter(|_| with_tools), &ptx, &build)?;
     Ok(Artifacts { llvm_ir, ptx, object, cubin, warnings: generated.warnings, tool_runs: build.log.take(), signatures: Vec::new() })
 }
 
