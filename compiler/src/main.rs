@@ -417,18 +417,15 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
     let file_name = input.display().to_string();
     let format = cli.error_format;
     let read_started = std::time::Instant::now();
-    // LLVM IR may be bitcode: read as bytes, and shown as its text (none for bitcode).
-    let ir = driver::Language::of(options) == driver::Language::Ir;
-    let read = if ir { driver::read_ir(input).map(|bytes| (driver::ir::shown_text(&bytes), bytes)) } else { driver::read_source(input).map(|text| (text, Vec::new())) };
-    let (source, ir_bytes) = match read {
-        Ok(read) => read,
+    let file = match driver::InputFile::read(input, options) {
+        Ok(file) => file,
         Err(CompileError::NotUtf8(e)) => return report_errors(format, &file_name, &e.shown, &[e.diagnostic], color),
         Err(e) => {
             fail_with_code(format, &file_name, e.code(), &e.to_string());
             return ExitCode::FAILURE;
         }
     };
-    let compile = |options: &CompileOptions| if ir { driver::compile_ir(&ir_bytes, options) } else { driver::compile(&source, options) };
+    let source = file.shown.as_str();
     let read_time = read_started.elapsed();
     let report = |diagnostics: &[Diagnostic]| match format {
         ErrorFormat::Json => eprint!("{}", render::json(diagnostics, &file_name, &source)),
@@ -441,7 +438,7 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
             fail(format, &file_name, "`-o -` writes text; binary output needs a file name");
             return ExitCode::from(2);
         }
-        compile(options).and_then(|compiled| {
+        file.compile(options).and_then(|compiled| {
             // A closed pipe or a full disk behind stdout is the output failing, as a file's would.
             let mut stdout = std::io::stdout().lock();
             match stdout.write_all(&compiled.output).and_then(|_| stdout.flush()) {
@@ -453,11 +450,7 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
         })
     } else {
         let output = output.unwrap_or_else(|| input.with_extension(emit.extension()));
-        if ir {
-            driver::compile_ir_to_file(&ir_bytes, &[input], &output, options)
-        } else {
-            driver::compile_inputs_to_file(&source, &[input], &output, options)
-        }
+        file.compile_to_file(&[input], &output, options)
     };
     let result = result.and_then(|compiled| match (&cli.host_header, &compiled.header) {
         (Some(path), Some(header)) => {

@@ -152,6 +152,10 @@ fn the_command_line_compiles_ll_to_a_cubin_and_bc_to_ptx() {
     assert_eq!(&cubin[..4], b"\x7fELF");
     let has = |needle: &[u8]| cubin.windows(needle.len()).any(|w| w == needle);
     assert!(has(b"parent") && has(b"child") && has(b"__cudaCDP2LaunchDeviceV2"));
+    // A fat binary with the cubin and the PTX of bitcode.
+    let out = cdpc(dir.path(), &["launch.bc", "-gencode", "arch=compute_90,code=[sm_90,compute_90]", "-o", "launch.fatbin"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(std::fs::metadata(dir.path().join("launch.fatbin")).unwrap().len() > 0);
 }
 
 #[test]

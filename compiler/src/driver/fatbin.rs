@@ -117,13 +117,8 @@ pub fn fatbin(inputs: &[Input], link_options: &LinkOptions, images: &[Image], op
                 options.emit = Emit::Ptx;
                 let name = path.display().to_string();
                 options.preprocess.input = Some(path.clone());
-                let compiled = if super::Language::of(&options) == super::Language::Ir {
-                    let ir = super::read_ir(path).map_err(|error| BuildError::Source { name: name.clone(), text: String::new(), error })?;
-                    super::compile_ir(&ir, &options).map_err(|error| BuildError::Source { name, text: super::ir::shown_text(&ir), error })?
-                } else {
-                    let text = super::read_source(path).map_err(|error| BuildError::Source { name: name.clone(), text: String::new(), error })?;
-                    super::compile(&text, &options).map_err(|error| BuildError::Source { name, text, error })?
-                };
+                let input = super::InputFile::read(path, &options).map_err(|error| BuildError::Source { name: name.clone(), text: String::new(), error })?;
+                let compiled = input.compile(&options).map_err(|error| BuildError::Source { name, text: input.shown.clone(), error })?;
                 packed.push(FatbinImage { ptx: true, sm: sm.0, bytes: compiled.output });
             }
         }

@@ -777,26 +777,51 @@ pub fn compile_file(input: &Path, output: &Path, options: &CompileOptions) -> Re
     let started = Instant::now();
     let mut options = options.clone();
     options.preprocess.input.get_or_insert_with(|| input.to_path_buf());
-    let compiled = if Language::of(&options) == Language::Ir {
-        // IR may be bitcode: bytes, not text.
-        let ir = read_ir(input)?;
-        let read = started.elapsed();
-        let mut compiled = compile_ir_to_file(&ir, &[input], output, &options)?;
-        compiled.timings.0.insert(0, (Phase::Read, read));
-        compiled
-    } else {
-        let source = read_source(input)?;
-        let read = started.elapsed();
-        let mut compiled = compile_inputs_to_file(&source, &[input], output, &options)?;
-        compiled.timings.0.insert(0, (Phase::Read, read));
-        compiled
-    };
+    let file = InputFile::read(input, &options)?;
+    let read = started.elapsed();
+    let mut compiled = file.compile_to_file(&[input], output, &options)?;
+    compiled.timings.0.insert(0, (Phase::Read, read));
     Ok(compiled)
 }
 
 /// Reads an LLVM IR or bitcode input's bytes.
 pub fn read_ir(path: &Path) -> Result<Vec<u8>, CompileError> {
     std::fs::read(path).map_err(|error| CompileError::Io { path: path.to_path_buf(), action: "cannot read", error })
+}
+
+/// An input file as the compiler takes it: source text, or the bytes of LLVM IR (which may be
+/// bitcode) with the text its diagnostics are rendered against ([`ir::shown_text`]).
+pub struct InputFile {
+    /// The source text, or what IR's diagnostics are rendered against.
+    pub shown: String,
+    /// The IR's bytes, for an input of [`Language::Ir`].
+    pub ir: Option<Vec<u8>>,
+}
+
+impl InputFile {
+    /// Reads `path` as `options` say its language is ([`Language::of`]): a source that is not
+    /// UTF-8 is [`CompileError::NotUtf8`]; IR is read as bytes.
+    pub fn read(path: &Path, options: &CompileOptions) -> Result<InputFile, CompileError> {
+        if Language::of(options) == Language::Ir {
+            let ir = read_ir(path)?;
+            Ok(InputFile { shown: ir::shown_text(&ir), ir: Some(ir) })
+        } else {
+            Ok(InputFile { shown: read_source(path)?, ir: None })
+        }
+    }
+
+    /// [`compile`] or [`compile_ir`], as the input is.
+    pub fn compile(&self, options: &CompileOptions) -> Result<Compiled, CompileError> {
+        match &self.ir {
+            Some(ir) => compile_ir(ir, options),
+            None => compile(&self.shown, options),
+        }
+    }
+
+    /// [`compile_inputs_to_file`] or [`compile_ir_to_file`], as the input is.
+    pub fn compile_to_file(&self, inputs: &[&Path], output: &Path, options: &CompileOptions) -> Result<Compiled, CompileError> {
+        to_file(inputs, output, options, || self.compile(options))
+    }
 }
 
 /// Like [`compile_file`] for source text already in memory.
