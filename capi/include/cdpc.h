@@ -106,8 +106,8 @@ enum CdpcStatus cdpc_compile(const char *source,
 // (`.bc`, told apart by its magic), under the contract of docs/IR-INPUT.md, with `options`
 // (NULL for the defaults; `language` is ignored) and returns the status, as [`cdpc_compile`]
 // does: `*result` (when `result` is not NULL) receives a result object in every case. Textual
-// IR's diagnostics point at its lines (E1011 at LLVM's line and column); bitcode's have no
-// span.
+// IR's diagnostics point at its lines (E1011 at LLVM's line and column); bitcode's at its
+// start.
 //
 // # Safety
 // `data` is NULL or points to `len` readable bytes; `options` is NULL or a live options
