@@ -58,6 +58,7 @@ void cdpc_options_free(struct CdpcOptions *options);
 // | `address-size` | `32`, `64` |
 // | `opt-level` | `0` to `3` |
 // | `emit` | `cubin`, `obj`, `ptx`, `llvm-ir`, `host-obj` (an x86-64 object like `nvcc -dc`'s) |
+// | `language` | `cdp` (the kernel language, the default), `cu` (CUDA C++, through Clang), `ir` (LLVM IR text; bitcode through [`cdpc_compile_ir`]), as `-x` |
 // | `cuda-home` | a CUDA toolkit or `pip install --target` folder |
 // | `ptxas-arg`, `nvlink-arg` | one extra argument (repeatable) |
 // | `werror`, `strict-param-limit` | `true`, `false` |
@@ -101,8 +102,23 @@ enum CdpcStatus cdpc_compile(const char *source,
                              const struct CdpcOptions *options,
                              struct CdpcResult **result);
 
+// Compiles LLVM IR another front end wrote, `len` bytes at `data`, textual (`.ll`) or bitcode
+// (`.bc`, told apart by its magic), under the contract of docs/IR-INPUT.md, with `options`
+// (NULL for the defaults; `language` is ignored) and returns the status, as [`cdpc_compile`]
+// does: `*result` (when `result` is not NULL) receives a result object in every case. Textual
+// IR's diagnostics point at its lines (E1011 at LLVM's line and column); bitcode's at its
+// start.
+//
+// # Safety
+// `data` is NULL or points to `len` readable bytes; `options` is NULL or a live options
+// object; `result` is NULL or points to writable storage for a pointer.
+enum CdpcStatus cdpc_compile_ir(const uint8_t *data,
+                                size_t len,
+                                const struct CdpcOptions *options,
+                                struct CdpcResult **result);
+
 // Links several files into one cubin, as `cdpc a.cu b.cu x.o -lNAME` does: each source
-// (`.cu`, `.cdp`, anything but `.o`, `.obj`, `.cubin`, `.a`, `.lib`) compiled separately, then
+// (`.cu`, `.cdp`, LLVM IR `.ll` and `.bc`, anything but `.o`, `.obj`, `.cubin`, `.a`, `.lib`) compiled separately, then
 // nvlink over them, the objects and archives, the options' `library` archives and
 // libcudadevrt. `paths` holds `count` NUL-terminated paths. Like [`cdpc_compile`], `*result`
 // (when `result` is not NULL) receives a result in every case: the cubin, or the diagnostics

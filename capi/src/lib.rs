@@ -158,6 +158,14 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
                 _ => return Err(format!("unknown output `{value}`; use cubin, obj, ptx, llvm-ir or host-obj")),
             }
         }
+        "language" => {
+            options.language = Some(match value {
+                "cu" | "cuda" => driver::Language::Cuda,
+                "cdp" => driver::Language::Cdp,
+                "ir" | "llvm-ir" => driver::Language::Ir,
+                _ => return Err(format!("unknown language `{value}`; use cu, cdp or ir")),
+            })
+        }
         "cuda-home" => options.tools.cuda_home = Some(PathBuf::from(value)),
         "ptxas-arg" => options.ptxas_args.push(value.to_string()),
         "nvlink-arg" => options.nvlink_args.push(value.to_string()),
@@ -213,7 +221,7 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
         _ => {
             return Err(format!(
                 "unknown option `{key}`; the options are arch, launch-abi, default-stream, address-size, opt-level, emit, cuda-home, \
-                 ptxas-arg, nvlink-arg, werror, strict-param-limit, aggregate-launches, launch-threshold, pass-remarks, deny, allow, \
+                 language, ptxas-arg, nvlink-arg, werror, strict-param-limit, aggregate-launches, launch-threshold, pass-remarks, deny, allow, \
                   file-name, input-path, define, undefine, include-dir, tool-timeout, lineinfo, device-debug, separate, \
                   library, library-dir"
             ))
@@ -232,6 +240,7 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
 /// | `address-size` | `32`, `64` |
 /// | `opt-level` | `0` to `3` |
 /// | `emit` | `cubin`, `obj`, `ptx`, `llvm-ir`, `host-obj` (an x86-64 object like `nvcc -dc`'s) |
+/// | `language` | `cdp` (the kernel language, the default), `cu` (CUDA C++, through Clang), `ir` (LLVM IR text; bitcode through [`cdpc_compile_ir`]), as `-x` |
 /// | `cuda-home` | a CUDA toolkit or `pip install --target` folder |
 /// | `ptxas-arg`, `nvlink-arg` | one extra argument (repeatable) |
 /// | `werror`, `strict-param-limit` | `true`, `false` |
@@ -305,14 +314,8 @@ pub unsafe extern "C" fn cdpc_compile(
         if source.is_null() {
             return failed(CdpcStatus::InvalidArgument, "the source is NULL".into());
         }
-        let defaults;
-        let options = match options.as_ref() {
-            Some(o) => o,
-            None => {
-                defaults = CdpcOptions { options: CompileOptions::default(), file_name: "input.cdp".into(), link: Default::default() };
-                &defaults
-            }
-        };
+        let mut defaults = None;
+        let options = options_or_defaults(options, &mut defaults, "input.cdp");
         // A source that is not UTF-8 is E0008 at the first bad byte, rendered against the
         // source with `?` for the bad bytes, like any other diagnostic.
         let (source, compiled) = match driver::decode_source(CStr::from_ptr(source).to_bytes().to_vec()) {
@@ -322,30 +325,77 @@ pub unsafe extern "C" fn cdpc_compile(
             }
             Err(e) => (e.shown, Err(CompileError::Diagnostics(vec![e.diagnostic]))),
         };
-        let mut r = match compiled {
-            Ok(compiled) => CdpcResult {
-                status: CdpcStatus::Ok,
-                output: compiled.output,
-                diagnostics: compiled.warnings,
-                message: String::new(),
-                source: String::new(),
-                file_name: String::new(),
-            },
-            Err(CompileError::Diagnostics(diagnostics)) => {
-                let errors = diagnostics.iter().filter(|d| d.is_error()).count();
-                let mut r = failed(CdpcStatus::Diagnostics, String::new());
-                r.message = format!("could not compile `{}` due to {errors} error{}", options.file_name, if errors == 1 { "" } else { "s" });
-                r.diagnostics = diagnostics;
-                r
-            }
-            Err(e @ CompileError::Tool(_)) => failed(CdpcStatus::Tool, e.to_string()),
-            Err(e @ CompileError::Usage(_)) => failed(CdpcStatus::Usage, e.to_string()),
-            Err(e @ (CompileError::Io { .. } | CompileError::NotUtf8(_))) => failed(CdpcStatus::Tool, e.to_string()),
-            Err(e @ CompileError::Backend(_)) => failed(CdpcStatus::Internal, e.to_string()),
+        result_of(compiled, source, options)
+    });
+    let status = outcome.status;
+    if !result.is_null() {
+        *result = Box::into_raw(Box::new(outcome));
+    }
+    status
+}
+
+/// The result object of a compilation's outcome; `source` is the text its diagnostics are
+/// rendered against.
+fn result_of(compiled: Result<driver::Compiled, CompileError>, source: String, options: &CdpcOptions) -> CdpcResult {
+    let mut r = match compiled {
+        Ok(compiled) => CdpcResult {
+            status: CdpcStatus::Ok,
+            output: compiled.output,
+            diagnostics: compiled.warnings,
+            message: String::new(),
+            source: String::new(),
+            file_name: String::new(),
+        },
+        Err(CompileError::Diagnostics(diagnostics)) => {
+            let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+            let mut r = failed(CdpcStatus::Diagnostics, String::new());
+            r.message = format!("could not compile `{}` due to {errors} error{}", options.file_name, if errors == 1 { "" } else { "s" });
+            r.diagnostics = diagnostics;
+            r
+        }
+        Err(e @ CompileError::Tool(_)) => failed(CdpcStatus::Tool, e.to_string()),
+        Err(e @ CompileError::Usage(_)) => failed(CdpcStatus::Usage, e.to_string()),
+        Err(e @ (CompileError::Io { .. } | CompileError::NotUtf8(_))) => failed(CdpcStatus::Tool, e.to_string()),
+        Err(e @ CompileError::Backend(_)) => failed(CdpcStatus::Internal, e.to_string()),
         };
-        r.source = source;
-        r.file_name = options.file_name.clone();
-        r
+    r.source = source;
+    r.file_name = options.file_name.clone();
+    r
+}
+
+/// The options `options` points to, or the defaults (for an input named `default_name`).
+unsafe fn options_or_defaults<'a>(options: *const CdpcOptions, defaults: &'a mut Option<CdpcOptions>, default_name: &str) -> &'a CdpcOptions {
+    match options.as_ref() {
+        Some(o) => o,
+        None => defaults.insert(CdpcOptions { options: CompileOptions::default(), file_name: default_name.into(), link: Default::default() }),
+    }
+}
+
+/// Compiles LLVM IR another front end wrote, `len` bytes at `data`, textual (`.ll`) or bitcode
+/// (`.bc`, told apart by its magic), under the contract of docs/IR-INPUT.md, with `options`
+/// (NULL for the defaults; `language` is ignored) and returns the status, as [`cdpc_compile`]
+/// does: `*result` (when `result` is not NULL) receives a result object in every case. Textual
+/// IR's diagnostics point at its lines (E1011 at LLVM's line and column); bitcode's at its
+/// start.
+///
+/// # Safety
+/// `data` is NULL or points to `len` readable bytes; `options` is NULL or a live options
+/// object; `result` is NULL or points to writable storage for a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn cdpc_compile_ir(
+    data: *const u8,
+    len: usize,
+    options: *const CdpcOptions,
+    result: *mut *mut CdpcResult,
+) -> CdpcStatus {
+    let outcome = guard(failed(CdpcStatus::Internal, "internal error: the compiler panicked".into()), || {
+        if data.is_null() {
+            return failed(CdpcStatus::InvalidArgument, "the IR is NULL".into());
+        }
+        let mut defaults = None;
+        let options = options_or_defaults(options, &mut defaults, "input.ll");
+        let ir = std::slice::from_raw_parts(data, len);
+        result_of(driver::compile_ir(ir, &options.options), driver::ir::shown_text(ir), options)
     });
     let status = outcome.status;
     if !result.is_null() {
@@ -355,7 +405,7 @@ pub unsafe extern "C" fn cdpc_compile(
 }
 
 /// Links several files into one cubin, as `cdpc a.cu b.cu x.o -lNAME` does: each source
-/// (`.cu`, `.cdp`, anything but `.o`, `.obj`, `.cubin`, `.a`, `.lib`) compiled separately, then
+/// (`.cu`, `.cdp`, LLVM IR `.ll` and `.bc`, anything but `.o`, `.obj`, `.cubin`, `.a`, `.lib`) compiled separately, then
 /// nvlink over them, the objects and archives, the options' `library` archives and
 /// libcudadevrt. `paths` holds `count` NUL-terminated paths. Like [`cdpc_compile`], `*result`
 /// (when `result` is not NULL) receives a result in every case: the cubin, or the diagnostics
@@ -662,5 +712,35 @@ mod tests {
         unsafe { cdpc_result_free(result) };
         assert_eq!(unsafe { cdpc_link_files(std::ptr::null(), 0, std::ptr::null(), &mut result) }, CdpcStatus::InvalidArgument);
         unsafe { cdpc_result_free(result) };
+    }
+
+    const IR: &str = "target triple = \"nvptx64-nvidia-cuda\"\ndeclare ptr @cudaGetParameterBuffer(i64, i64)\ndeclare i32 @cudaLaunchDevice(ptr, ptr, { i32, i32, i32 }, { i32, i32, i32 }, i32, ptr)\ndefine ptx_kernel void @child(ptr %p) {\n  ret void\n}\ndefine ptx_kernel void @parent(ptr %p) {\n  %buf = call ptr @cudaGetParameterBuffer(i64 8, i64 8)\n  store ptr %p, ptr %buf, align 8\n  %st = call i32 @cudaLaunchDevice(ptr @child, ptr %buf, { i32, i32, i32 } { i32 1, i32 1, i32 1 }, { i32, i32, i32 } { i32 1, i32 1, i32 1 }, i32 0, ptr null)\n  ret void\n}\n";
+
+    /// IR as bytes through `cdpc_compile_ir`, and as text through `cdpc_compile` with
+    /// `language=ir`; a broken module's diagnostics at its line.
+    #[test]
+    fn ir_input_through_compile_ir_and_the_language_option() {
+        let options = cdpc_options_new();
+        assert_eq!(set(options, "emit", "ptx"), CdpcStatus::Ok);
+        let mut result = std::ptr::null_mut();
+        assert_eq!(unsafe { cdpc_compile_ir(IR.as_ptr(), IR.len(), options, &mut result) }, CdpcStatus::Ok);
+        let ptx = String::from_utf8(output(result)).unwrap();
+        assert!(ptx.contains(".entry parent(") && ptx.contains("__cudaCDP2LaunchDeviceV2"), "{ptx}");
+        unsafe { cdpc_result_free(result) };
+        assert_eq!(set(options, "language", "ir"), CdpcStatus::Ok);
+        assert_eq!(set(options, "language", "fortran"), CdpcStatus::InvalidArgument);
+        let text = CString::new(IR).unwrap();
+        assert_eq!(unsafe { cdpc_compile(text.as_ptr(), options, &mut result) }, CdpcStatus::Ok);
+        unsafe { cdpc_result_free(result) };
+        let broken = IR.replace("store ptr", "stor ptr");
+        assert_eq!(unsafe { cdpc_compile_ir(broken.as_ptr(), broken.len(), options, &mut result) }, CdpcStatus::Diagnostics);
+        let shown = unsafe { CString::from_raw(cdpc_result_diagnostics_text(result)) }.into_string().unwrap();
+        assert!(shown.contains("error[E1011]") && shown.contains(":9:3"), "{shown}");
+        unsafe { cdpc_result_free(result) };
+        assert_eq!(unsafe { cdpc_compile_ir(std::ptr::null(), 0, options, &mut result) }, CdpcStatus::InvalidArgument);
+        unsafe {
+            cdpc_result_free(result);
+            cdpc_options_free(options);
+        }
     }
 }

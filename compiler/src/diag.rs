@@ -182,6 +182,13 @@ pub enum Code {
     ClangNotFound,
     CudaHeadersNotFound,
     LaunchNotRecognised,
+    // LLVM IR and bitcode as input (`driver::ir`): E1011-E1016
+    IrUnreadable,
+    IrInvalid,
+    IrWrongTriple,
+    IrWrongDataLayout,
+    ParamBufferWrittenAfterLaunch,
+    IrNoKernel,
 }
 
 impl Code {
@@ -303,6 +310,12 @@ impl Code {
             ClangNotFound => "E1002",
             CudaHeadersNotFound => "E1003",
             LaunchNotRecognised => "E1010",
+            IrUnreadable => "E1011",
+            IrInvalid => "E1012",
+            IrWrongTriple => "E1013",
+            IrWrongDataLayout => "E1014",
+            ParamBufferWrittenAfterLaunch => "E1015",
+            IrNoKernel => "W1016",
         }
     }
 
@@ -434,6 +447,12 @@ impl Code {
         Code::ClangNotFound,
         Code::CudaHeadersNotFound,
         Code::LaunchNotRecognised,
+        Code::IrUnreadable,
+        Code::IrInvalid,
+        Code::IrWrongTriple,
+        Code::IrWrongDataLayout,
+        Code::ParamBufferWrittenAfterLaunch,
+        Code::IrNoKernel,
     ];
 
     /// The code written as `E0100` (any case), if it exists.

@@ -169,3 +169,147 @@ pub fn ir_pipeline(ir: &str) {
         Err(errors) => assert!(errors.iter().any(Diagnostic::is_error), "a failed pipeline reports an error"),
     }
 }
+
+/// LLVM IR or bitcode as input (`driver::compile_ir`, to PTX, which needs no NVIDIA tool), on
+/// arbitrary bytes: no panic; a failure is coded diagnostics with at least one error, their
+/// spans inside the text shown for the input (none for bitcode), both renderings succeed; LLVM
+/// never fails on a module the contract accepted.
+pub fn ir_input(bytes: &[u8]) {
+    let options = CompileOptions { emit: driver::Emit::Ptx, ..CompileOptions::default() };
+    let shown = driver::ir::shown_text(bytes);
+    match driver::compile_ir(bytes, &options) {
+        Ok(compiled) => {
+            assert_spans_valid(&shown, &compiled.warnings);
+            render_both(&shown, &compiled.warnings);
+        }
+        Err(CompileError::Diagnostics(d)) => {
+            assert!(d.iter().any(Diagnostic::is_error), "a failed compilation reports an error");
+            assert_spans_valid(&shown, &d);
+            render_both(&shown, &d);
+        }
+        Err(other) => panic!("IR input failed without a diagnostic: {other}"),
+    }
+}
+
+/// A module [`launch_module`] made from a fuzzer's bytes: its text, how many launches it
+/// makes, and whether one of them writes its buffer after the launch (then it is `E1015`).
+pub struct LaunchModule {
+    /// The textual IR.
+    pub ir: String,
+    /// The launches the parent makes.
+    pub launches: usize,
+    /// Whether the last launch's buffer is written after the launch.
+    pub late_write: bool,
+}
+
+/// The fuzzer's bytes as choices; 0 once they run out.
+struct Choices<'a>(&'a [u8]);
+
+impl Choices<'_> {
+    fn next(&mut self) -> u8 {
+        let (first, rest) = self.0.split_first().map_or((0, &[][..]), |(f, r)| (*f, r));
+        self.0 = rest;
+        first
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        self.next() as usize % n
+    }
+}
+
+/// A valid module in the IR contract made from `entropy`: 1 to 3 child kernels of 0 to 4
+/// parameters (`i32`, `i64`, `ptr`, `float`, `double`, laid out at their natural alignment),
+/// a parent that launches them 1 to 4 times through the documented names or the CDP2 ones,
+/// `dim3` by value or as a `byval` pointer, with or without a null test of the buffer, into
+/// the NULL stream, the per-thread one (`_ptsz`) or tail launch; and, when the bytes say so,
+/// a store into the last buffer after its launch.
+pub fn launch_module(entropy: &[u8]) -> LaunchModule {
+    const TYPES: [(&str, u64, &str); 5] = [("i32", 4, "%x"), ("i64", 8, "-5"), ("ptr", 8, "%p"), ("float", 4, "1.5"), ("double", 8, "2.5")];
+    let mut c = Choices(entropy);
+    let cdp2 = c.next() & 1 == 1;
+    let byval = c.next() & 1 == 1;
+    let (get, launch) = if cdp2 { ("__cudaCDP2GetParameterBuffer", "__cudaCDP2LaunchDevice") } else { ("cudaGetParameterBuffer", "cudaLaunchDevice") };
+    // By value, a dim3 is the literal struct type (the contract); behind a pointer, a named one.
+    let dim = if byval { "ptr byval(%dim3) align 4" } else { "{ i32, i32, i32 }" };
+    let mut ir = format!("target triple = \"nvptx64-nvidia-cuda\"\n%dim3 = type {{ i32, i32, i32 }}\ndeclare ptr @{get}(i64, i64)\n");
+    for suffix in ["", "_ptsz"] {
+        ir.push_str(&format!("declare i32 @{launch}{suffix}(ptr, ptr, {dim}, {dim}, i32, ptr)\n"));
+    }
+    let children: Vec<Vec<usize>> = (0..1 + c.below(3)).map(|_| (0..c.below(5)).map(|_| c.below(TYPES.len())).collect()).collect();
+    for (k, params) in children.iter().enumerate() {
+        let list: Vec<String> = params.iter().enumerate().map(|(i, t)| format!("{} %a{i}", TYPES[*t].0)).collect();
+        ir.push_str(&format!("define ptx_kernel void @child{k}({}) {{\n  ret void\n}}\n", list.join(", ")));
+    }
+    ir.push_str("define ptx_kernel void @parent(ptr %p, i32 %x) {\nentry:\n");
+    let launches = 1 + c.below(4);
+    let late_write = c.next() % 8 == 0;
+    let mut late = false;
+    for n in 0..launches {
+        let params = &children[c.below(children.len())];
+        let kernel = children.iter().position(|p| std::ptr::eq(p, params)).unwrap_or(0);
+        let (mut offset, mut align) = (0u64, 1u64);
+        let mut stores = String::new();
+        for (i, t) in params.iter().enumerate() {
+            let (ty, size, value) = TYPES[*t];
+            offset = offset.div_ceil(size) * size;
+            align = align.max(size);
+            stores.push_str(&format!("  %s{n}_{i} = getelementptr inbounds i8, ptr %b{n}, i64 {offset}\n  store {ty} {value}, ptr %s{n}_{i}, align {size}\n"));
+            offset += size;
+        }
+        let size = offset.div_ceil(align) * align;
+        let grid = format!("{{ i32 {}, i32 1, i32 1 }}", 1 + c.below(255));
+        let block = format!("{{ i32 {}, i32 1, i32 1 }}", 1 + c.below(255));
+        let (stream, suffix) = match c.below(3) {
+            0 => ("ptr null", ""),
+            1 => ("ptr null", "_ptsz"),
+            _ => ("ptr inttoptr (i64 3 to ptr)", ""),
+        };
+        let (grid, block) = if byval {
+            ir.push_str(&format!("  %g{n} = alloca %dim3, align 4\n  store %dim3 {grid}, ptr %g{n}, align 4\n  %k{n} = alloca %dim3, align 4\n  store %dim3 {block}, ptr %k{n}, align 4\n"));
+            (format!("ptr byval(%dim3) align 4 %g{n}"), format!("ptr byval(%dim3) align 4 %k{n}"))
+        } else {
+            (format!("{{ i32, i32, i32 }} {grid}"), format!("{{ i32, i32, i32 }} {block}"))
+        };
+        if params.is_empty() {
+            ir.push_str(&format!("  %st{n} = call i32 @{launch}{suffix}(ptr @child{kernel}, ptr null, {grid}, {block}, i32 0, {stream})\n"));
+            continue;
+        }
+        ir.push_str(&format!("  %b{n} = call ptr @{get}(i64 {align}, i64 {size})\n"));
+        let checked = c.next() & 1 == 1;
+        if checked {
+            ir.push_str(&format!("  %null{n} = icmp eq ptr %b{n}, null\n  br i1 %null{n}, label %skip{n}, label %fill{n}\nfill{n}:\n"));
+        }
+        ir.push_str(&stores);
+        ir.push_str(&format!("  %st{n} = call i32 @{launch}{suffix}(ptr @child{kernel}, ptr %b{n}, {grid}, {block}, i32 0, {stream})\n"));
+        if late_write && n + 1 == launches {
+            ir.push_str(&format!("  store i8 0, ptr %b{n}, align 1\n"));
+            late = true;
+        }
+        if checked {
+            ir.push_str(&format!("  br label %skip{n}\nskip{n}:\n"));
+        }
+    }
+    ir.push_str("  ret void\n}\n");
+    LaunchModule { ir, launches, late_write: late }
+}
+
+/// [`launch_module`]'s module through [`ir_input`]'s oracle, and more: it compiles with no
+/// error and its parent makes each launch through the V2 entry points, or it is `E1015` when
+/// it writes a buffer after its launch.
+pub fn ir_generated(entropy: &[u8]) {
+    let made = launch_module(entropy);
+    ir_input(made.ir.as_bytes());
+    let options = CompileOptions { emit: driver::Emit::Ptx, ..CompileOptions::default() };
+    match driver::compile_ir(made.ir.as_bytes(), &options) {
+        Ok(compiled) if !made.late_write => {
+            let ptx = String::from_utf8(compiled.output).expect("PTX is text");
+            let launches = ptx.lines().filter(|l| l.trim_start().starts_with("call") && l.contains("__cudaCDP2LaunchDeviceV2")).count();
+            assert_eq!(launches, made.launches, "launches lost or added:\n{}\n{ptx}", made.ir);
+        }
+        Err(CompileError::Diagnostics(d)) if made.late_write => {
+            assert!(d.iter().any(|d| d.code == crate::diag::Code::ParamBufferWrittenAfterLaunch), "{d:?}\n{}", made.ir);
+        }
+        Ok(_) => panic!("a buffer written after its launch was accepted:\n{}", made.ir),
+        Err(e) => panic!("a module in the contract was refused: {e}\n{}", made.ir),
+    }
+}

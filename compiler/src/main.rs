@@ -145,10 +145,11 @@ struct Cli {
     error_format: ErrorFormat,
     #[command(flatten)]
     preprocess: PreprocessArgs,
-    /// The sources' language, whatever their extension: `cu` (CUDA C++, compiled by Clang) or
-    /// `cdp` (the kernel language, compiled by cdpc's own front end) [default: `.cu` files are
-    /// CUDA C++, others the kernel language]
-    #[arg(short = 'x', value_name = "cu|cdp", value_parser = parse_language)]
+    /// The sources' language, whatever their extension: `cu` (CUDA C++, compiled by Clang),
+    /// `cdp` (the kernel language, compiled by cdpc's own front end) or `ir` (LLVM IR or
+    /// bitcode, docs/IR-INPUT.md) [default: `.cu` files are CUDA C++, `.ll` and `.bc` LLVM IR,
+    /// others the kernel language]
+    #[arg(short = 'x', value_name = "cu|cdp|ir", value_parser = parse_language)]
     language: Option<driver::Language>,
     /// The Clang that compiles CUDA C++ (before CDPC_CLANG, `clang++-22` on PATH, ...)
     #[arg(long, value_name = "PATH")]
@@ -166,12 +167,13 @@ struct Cli {
 #[derive(Clone, Copy, Debug)]
 struct TimeLimit(Option<std::time::Duration>);
 
-/// `-x cu` / `-x cuda` / `-x cdp`.
+/// `-x cu` / `-x cuda` / `-x cdp` / `-x ir` / `-x llvm-ir`.
 fn parse_language(text: &str) -> Result<driver::Language, String> {
     match text {
         "cu" | "cuda" => Ok(driver::Language::Cuda),
         "cdp" => Ok(driver::Language::Cdp),
-        _ => Err(format!("`{text}` is no language cdpc reads: `cu` (CUDA C++) or `cdp` (the kernel language)")),
+        "ir" | "llvm-ir" => Ok(driver::Language::Ir),
+        _ => Err(format!("`{text}` is no language cdpc reads: `cu` (CUDA C++), `cdp` (the kernel language) or `ir` (LLVM IR or bitcode)")),
     }
 }
 
@@ -428,14 +430,15 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
     let file_name = input.display().to_string();
     let format = cli.error_format;
     let read_started = std::time::Instant::now();
-    let source = match driver::read_source(input) {
-        Ok(source) => source,
+    let file = match driver::InputFile::read(input, options) {
+        Ok(file) => file,
         Err(CompileError::NotUtf8(e)) => return report_errors(format, &file_name, &e.shown, &[e.diagnostic], color),
         Err(e) => {
             fail_with_code(format, &file_name, e.code(), &e.to_string());
             return ExitCode::FAILURE;
         }
     };
+    let source = file.shown.as_str();
     let read_time = read_started.elapsed();
     let report = |diagnostics: &[Diagnostic]| match format {
         ErrorFormat::Json => eprint!("{}", render::json(diagnostics, &file_name, &source)),
@@ -448,7 +451,7 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
             fail(format, &file_name, "`-o -` writes text; binary output needs a file name");
             return ExitCode::from(2);
         }
-        driver::compile(&source, options).and_then(|compiled| {
+        file.compile(options).and_then(|compiled| {
             // A closed pipe or a full disk behind stdout is the output failing, as a file's would.
             let mut stdout = std::io::stdout().lock();
             match stdout.write_all(&compiled.output).and_then(|_| stdout.flush()) {
@@ -460,7 +463,7 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
         })
     } else {
         let output = output.unwrap_or_else(|| input.with_extension(emit.extension()));
-        driver::compile_inputs_to_file(&source, &[input], &output, options)
+        file.compile_to_file(&[input], &output, options)
     };
     let result = result.and_then(|compiled| match (&cli.host_header, &compiled.header) {
         (Some(path), Some(header)) => {

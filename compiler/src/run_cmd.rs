@@ -128,8 +128,16 @@ pub fn main(args: Vec<String>) -> ExitCode {
 
     let file_name = cli.input.display().to_string();
     let color = if std::io::stderr().is_terminal() { Color::Always } else { Color::Never };
-    let source = match driver::read_source(&cli.input) {
-        Ok(s) => s,
+    let options = CompileOptions {
+        target: Target { sm: cli.arch, launch_abi: cli.launch_abi, ..Target::default() },
+        opt_level: cli.opt_level,
+        emit: Emit::Cubin,
+        tools: ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() },
+        preprocess: cli.preprocess.options(&matches, &cli.input),
+        ..CompileOptions::default()
+    };
+    let input = match driver::InputFile::read(&cli.input, &options) {
+        Ok(input) => input,
         Err(CompileError::NotUtf8(e)) => {
             eprint!("{}", render::human(&[e.diagnostic], &file_name, &e.shown, color));
             return ExitCode::FAILURE;
@@ -139,25 +147,18 @@ pub fn main(args: Vec<String>) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let options = CompileOptions {
-        target: Target { sm: cli.arch, launch_abi: cli.launch_abi, ..Target::default() },
-        opt_level: cli.opt_level,
-        emit: Emit::Cubin,
-        tools: ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() },
-        preprocess: cli.preprocess.options(&matches, &cli.input),
-        ..CompileOptions::default()
-    };
     // The cubin stays in memory: the loader takes bytes.
-    let cubin = match driver::compile(&source, &options) {
+    let source = &input.shown;
+    let cubin = match input.compile(&options) {
         Ok(compiled) => {
             crate::show_tool_runs(&compiled.tool_runs, cli.verbose, crate::ErrorFormat::Human, &file_name);
             if !compiled.warnings.is_empty() {
-                eprint!("{}", render::human(&compiled.warnings, &file_name, &source, color));
+                eprint!("{}", render::human(&compiled.warnings, &file_name, source, color));
             }
             compiled.output
         }
         Err(CompileError::Diagnostics(d)) => {
-            eprint!("{}", render::human(&d, &file_name, &source, color));
+            eprint!("{}", render::human(&d, &file_name, source, color));
             eprintln!("error: could not compile `{file_name}`");
             return ExitCode::FAILURE;
         }

@@ -2,7 +2,7 @@
 //! that an example in the documentation cannot fail unnoticed again (README's fat-binary
 //! example once did). Each file's blocks run in order in one scratch folder holding the files
 //! the examples name (`app.cdp`, `app.cu`, `launch.cu`, `scale.cu`, `main.cu`, `main.cpp`,
-//! `lib/libmine.a`, ...), with `cdpc` and `target/release/cdpc` being the binary under test,
+//! `kernel.ll`, `lib/libmine.a`, ...), with `cdpc` and `target/release/cdpc` being the binary under test,
 //! nvcc and the NVIDIA tools on PATH and `$CUDA` their folder.
 //!
 //! A command is run unless [`NOT_RUN`] names it, with the reason, which is printed; an entry
@@ -124,6 +124,8 @@ fn scratch(cdpc: &Path) -> tempfile::TempDir {
         std::fs::copy(root().join("docs/build-example").join(name), d.join(name)).unwrap();
     }
     std::fs::write(d.join("app.cu"), APP).unwrap();
+    // docs/IR-INPUT.md's module: a parent launching a child through the documented sequence.
+    std::fs::copy(root().join("compiler/tests/ir_input/launch.ll"), d.join("kernel.ll")).unwrap();
     std::fs::write(d.join("app.cdp"), APP).unwrap();
     for folder in ["bin", "target/release", "lib", "build", "include", "third_party"] {
         std::fs::create_dir_all(d.join(folder)).unwrap();

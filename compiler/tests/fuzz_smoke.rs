@@ -363,6 +363,71 @@ fn ir_pipeline_mutations_never_panic() {
     assert!(failures.is_empty(), "{} inputs panicked; the first:\n{}", failures.len(), failures[0]);
 }
 
+/// LLVM IR and bitcode as input (docs/IR-INPUT.md): random valid modules with launches
+/// (`cdpc::fuzzing::launch_module`: every launch made through the V2 entry points, or `E1015`
+/// for a buffer written after its launch), then byte-level mutations of the bitcode and text of
+/// such modules and of the IR ui tests (bit flips, truncations, spliced and repeated slices),
+/// each under `catch_unwind` through `cdpc::fuzzing::ir_input`: no panic, every failure coded.
+/// `CDPC_FUZZ_IR_ITERS=N` sets the number of each.
+#[test]
+fn ir_input_generated_and_mutated_never_panic() {
+    let seed = std::env::var("CDPC_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x1f00_2bad_5eed_u64);
+    println!("seed {seed}");
+    let mut rng = Rng(seed | 1);
+    let iterations = std::env::var("CDPC_FUZZ_IR_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(200);
+    let mut failures = Vec::new();
+    let mut inputs: Vec<Vec<u8>> = Vec::new();
+    for _ in 0..iterations {
+        let entropy: Vec<u8> = (0..48).map(|_| rng.next() as u8).collect();
+        if catch_unwind(AssertUnwindSafe(|| cdpc::fuzzing::ir_generated(&entropy))).is_err() {
+            failures.push(format!("generated from {entropy:?}"));
+        }
+        if inputs.len() < 16 {
+            inputs.push(cdpc::fuzzing::launch_module(&entropy).ir.into_bytes());
+        }
+    }
+    let ui = repo_root().join("tests/ui/ir");
+    inputs.extend(std::fs::read_dir(&ui).unwrap().flatten().map(|e| std::fs::read(e.path()).unwrap()));
+    // Each text seed also as LLVM's bitcode.
+    let bitcode: Vec<Vec<u8>> = inputs
+        .iter()
+        .filter_map(|text| {
+            let context = inkwell::context::Context::create();
+            let buffer = inkwell::memory_buffer::MemoryBuffer::create_from_memory_range_copy(text, "seed");
+            let module = context.create_module_from_ir(buffer).ok()?;
+            Some(module.write_bitcode_to_memory().as_slice().to_vec())
+        })
+        .collect();
+    assert!(bitcode.len() > 8);
+    inputs.extend(bitcode);
+    for i in 0..iterations {
+        let mut bytes = inputs[rng.below(inputs.len())].clone();
+        for _ in 0..1 + rng.below(4) {
+            if bytes.is_empty() {
+                break;
+            }
+            let at = rng.below(bytes.len());
+            match rng.below(4) {
+                0 => bytes[at] ^= 1 << rng.below(8),
+                1 => bytes.truncate(at.max(4)),
+                2 => {
+                    let end = (at + 1 + rng.below(64)).min(bytes.len());
+                    let slice = bytes[at..end].to_vec();
+                    let to = rng.below(bytes.len());
+                    bytes.splice(to..to, slice);
+                }
+                _ => bytes[at] = rng.next() as u8,
+            }
+        }
+        if catch_unwind(AssertUnwindSafe(|| cdpc::fuzzing::ir_input(&bytes))).is_err() {
+            let file = std::env::temp_dir().join(format!("cdpc-ir-fuzz-{seed}-{i}"));
+            let _ = std::fs::write(&file, &bytes);
+            failures.push(format!("mutation {i}, saved to {}", file.display()));
+        }
+    }
+    assert!(failures.is_empty(), "{} inputs failed:\n{}", failures.len(), failures.join("\n"));
+}
+
 /// Clang's messages: lines in its format with places inside, at and past the end of the file,
 /// in headers that do not exist, with and without notes, and random bytes.
 #[test]

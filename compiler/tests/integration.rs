@@ -26,6 +26,8 @@ mod host_template_launch;
 mod host_object;
 mod hostile;
 mod inkwell_frontend;
+mod ir_frontend;
+mod ir_input;
 mod json_cli;
 mod launch_scaling;
 mod layers;

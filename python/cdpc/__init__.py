@@ -32,6 +32,7 @@ from ._toolkit import cuda_home, cudadevrt, wheel_cuda_home
 
 __all__ = [
     "compile",
+    "compile_ir",
     "link",
     "Compiled",
     "CompileError",
@@ -309,10 +310,82 @@ def compile(  # noqa: A001 (the natural name, like re.compile)
     """
     if not isinstance(source, str):
         raise TypeError(f"source is str, not {type(source).__name__} (decode bytes first)")
+    # Every parameter but the source, by name: the options are compile_ir's too.
+    return _compile(source, False, **{k: v for k, v in locals().items() if k != "source"})
+
+
+def compile_ir(
+    ir: str | bytes,
+    *,
+    arch: str | int = "sm_90",
+    opt_level: int = 3,
+    launch_abi: Literal["v1", "v2"] = "v2",
+    default_stream: Literal["legacy", "null", "per-thread"] = "legacy",
+    address_size: Literal[32, 64] = 64,
+    aggregate_launches: Literal["off", "block", "warp", "grid"] = "off",
+    launch_threshold: int = 0,
+    pass_remarks: bool = False,
+    warnings_as_errors: bool = False,
+    deny: Sequence[str] = (),
+    allow: Sequence[str] = (),
+    ptxas_args: Sequence[str] = (),
+    nvlink_args: Sequence[str] = (),
+    cuda_home: str | os.PathLike[str] | None = None,
+    tool_timeout: float | None = None,
+    build_cubin: bool = True,
+    filename: str = "input.ll",
+    lineinfo: bool = False,
+    device_debug: bool = False,
+    separate: bool = False,
+) -> Compiled:
+    """Compiles LLVM IR another front end wrote: textual IR (``str`` or ``bytes``) or bitcode
+    (``bytes``, told apart by its magic), under the contract of docs/IR-INPUT.md. Device-side
+    launches are the documented ``cudaGetParameterBuffer`` / ``cudaLaunchDevice`` sequence (or
+    the CDP2 names); kernels have the ``ptx_kernel`` calling convention or an
+    ``!nvvm.annotations`` entry. The options are :func:`compile`'s (``filename`` names the
+    input in diagnostics); ``Compiled.signatures`` is empty, since no source describes the
+    kernels.
+
+    :raises CompileError: the IR breaks the contract (``E1010``-``E1015``), or a tool failed.
+    """
+    if not isinstance(ir, (str, bytes, bytearray, memoryview)):
+        raise TypeError(f"ir is str or bytes, not {type(ir).__name__}")
+    source = bytes(ir) if isinstance(ir, (bytearray, memoryview)) else ir
+    return _compile(source, True, defines=None, include_dirs=None, **{k: v for k, v in locals().items() if k not in ("ir", "source")})
+
+
+def _compile(
+    source: str | bytes,
+    ir: bool,
+    *,
+    arch: str | int,
+    opt_level: int,
+    launch_abi: str,
+    default_stream: str,
+    address_size: int,
+    defines: Defines | None,
+    include_dirs: Sequence[str | os.PathLike[str]] | None,
+    aggregate_launches: str,
+    launch_threshold: int,
+    pass_remarks: bool,
+    warnings_as_errors: bool,
+    deny: Sequence[str],
+    allow: Sequence[str],
+    ptxas_args: Sequence[str],
+    nvlink_args: Sequence[str],
+    cuda_home: str | os.PathLike[str] | None,
+    tool_timeout: float | None,
+    build_cubin: bool,
+    filename: str,
+    lineinfo: bool,
+    device_debug: bool,
+    separate: bool,
+) -> Compiled:
     home = _toolkit_home(cuda_home)
     arch = _arch(arch)
     result = _cdpc.compile(
         source,
+        ir=ir,
         file_name=filename,
         arch=arch,
         opt_level=int(opt_level),

@@ -5,8 +5,9 @@ from typing import Any
 __version__: str
 
 def compile(
-    source: str,
+    source: str | bytes,
     *,
+    ir: bool,
     file_name: str,
     arch: str,
     opt_level: int,

@@ -75,14 +75,15 @@ fn signature_dict<'py>(py: Python<'py>, s: &Signature) -> PyResult<Bound<'py, Py
 /// (`diagnostics`, `usage`, `tool`, `internal`) and the diagnostics say what.
 #[pyfunction]
 #[pyo3(signature = (
-    source, *, file_name, arch, opt_level, launch_abi, default_stream, address_size, aggregate_launches,
+    source, *, ir, file_name, arch, opt_level, launch_abi, default_stream, address_size, aggregate_launches,
     launch_threshold, pass_remarks, warnings_as_errors, deny, allow, ptxas_args, nvlink_args, cuda_home,
     build_cubin, defines, include_dirs, tool_timeout, debug, separate
 ))]
 #[allow(clippy::too_many_arguments)]
 fn compile<'py>(
     py: Python<'py>,
-    source: &str,
+    source: &Bound<'py, PyAny>,
+    ir: bool,
     file_name: &str,
     arch: &str,
     opt_level: u8,
@@ -145,8 +146,20 @@ fn compile<'py>(
         separate,
         ..CompileOptions::default()
     };
-    let source_owned = source.to_owned();
-    let result = py.detach(move || compile_artifacts(&source_owned, &options, build_cubin));
+    // LLVM IR (`ir`) is text or bitcode bytes, rendered against its text (none for bitcode);
+    // other sources are text.
+    let (bytes, shown) = if ir {
+        let bytes: Vec<u8> = match source.extract::<String>() {
+            Ok(text) => text.into_bytes(),
+            Err(_) => source.extract::<Vec<u8>>()?,
+        };
+        let shown = cdpc::driver::ir::shown_text(&bytes);
+        (bytes, shown)
+    } else {
+        (Vec::new(), source.extract::<String>()?)
+    };
+    let source = shown.as_str();
+    let result = py.detach(|| if ir { cdpc::driver::compile_ir_artifacts(&bytes, &options, build_cubin) } else { compile_artifacts(source, &options, build_cubin) });
     let d = PyDict::new(py);
     let rendered = |diagnostics: &[cdpc::Diagnostic]| render::human(diagnostics, file_name, source, Color::Never);
     match result {

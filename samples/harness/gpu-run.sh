@@ -60,6 +60,9 @@ timeout 540 "$RUN" diff --manifests samples \
 # The second front end's cubin (compiler/examples/inkwell_frontend.rs), checked by its manifest.
 echo "=== inkwell front end"
 "$RUN" sample build/gpu/inkwell_frontend.cubin compiler/examples/inkwell_frontend.toml --repeat "$REPEAT" || status=1
+# The front end that writes textual LLVM IR (compiler/examples/ir_frontend.rs, compile_ir).
+echo "=== textual IR front end"
+"$RUN" sample build/gpu/ir_frontend.cubin compiler/examples/ir_frontend.toml --repeat "$REPEAT" || status=1
 [ "$RESULTS_DIR" = results ] || cp "$RESULTS_DIR/gpu-diff.md" results/gpu-diff.md 2>/dev/null
 fi
 

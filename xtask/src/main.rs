@@ -629,6 +629,9 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
     println!("gpu-bundle: cargo run --release -p cdpc --example inkwell_frontend");
     let example_cubin = gpu.join("inkwell_frontend.cubin");
     run_status(cargo(root, &s).args(["run", "--release", "-p", "cdpc", "--example", "inkwell_frontend", "--"]).arg(&example_cubin))?;
+    // The front end that writes textual LLVM IR (compile_ir): build/gpu/ir_frontend.{ll,cubin}.
+    println!("gpu-bundle: cargo run --release -p cdpc --example ir_frontend");
+    run_status(cargo(root, &s).args(["run", "--release", "-p", "cdpc", "--example", "ir_frontend", "--"]).arg(gpu.join("ir_frontend")))?;
     let commit = output_of(Command::new("git").current_dir(root).args(["rev-parse", "--short", "HEAD"])).unwrap_or_default();
     let dirty = output_of(Command::new("git").current_dir(root).args(["status", "--porcelain"])).is_some_and(|s| !s.trim().is_empty());
     let info = format!("commit {}{}\n", commit.trim(), if dirty { " (with uncommitted changes)" } else { "" });
@@ -772,7 +775,7 @@ fn gpu_bench(root: &Path, cdpc: &Path) -> Result<Vec<String>> {
 
 /// The cargo-fuzz targets in fuzz/fuzz_targets, and the seed folder each starts from.
 const FUZZ_TARGETS: &[(&str, &str)] =
-    &[("lex", "text"), ("parse", "text"), ("check", "text"), ("codegen", "codegen")];
+    &[("lex", "text"), ("parse", "text"), ("check", "text"), ("codegen", "codegen"), ("ir_input", "ir_input")];
 /// The first byte of a codegen input picks the options (see fuzz/fuzz_targets/codegen.rs);
 /// 3 is -O3, 64-bit, launch ABI v2.
 const CODEGEN_KNOBS: u8 = 3;

@@ -5,7 +5,7 @@ use super::{CompileError, CompileOptions, Phase, Timings};
 use crate::back::{self, BackendError, DebugLevel};
 use crate::clang::{self, ClangEnv, ClangInvocation};
 use crate::diag::Diagnostic;
-use crate::pipeline::{self, PipelineOptions, SourceText};
+use crate::pipeline::{self, SourceText};
 use crate::preprocess::MacroOption;
 use crate::toolchain::{run_front_end, BuildOptions, ToolError, Toolchain};
 use inkwell::context::Context;
@@ -232,7 +232,6 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
         None => Toolchain::discover(&options.tools)?,
     };
     let setup = ClangSetup::new(source, options, &tools)?;
-    let debug = options.debug;
     let (bitcode, clang_warnings, compiled_path) = setup.run(&setup.template(options), source, options, build, None)?;
     let front = timings.record(Phase::Parse, started);
 
@@ -240,16 +239,33 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
     let buffer = MemoryBuffer::create_from_memory_range_copy(&bitcode, "clang");
     let module = Module::parse_bitcode_from_buffer(&buffer, &context).map_err(|e| BackendError::Internal(format!("reading Clang's bitcode: {e}")))?;
     let shown = SourceText { path: Some(compiled_path.clone()), text: source.to_string() };
-    let pipeline_options = PipelineOptions { target: options.target, nv_module_id: options.nv_module_id.clone() };
-    let mut warnings = clang_warnings;
-    match pipeline::run(&module, &pipeline_options, &shown) {
-        Ok(more) => warnings.extend(more),
+    let front = Front { warnings: clang_warnings, timings, since: front, optimize: false };
+    lower(&module, options, &shown, front, outputs)
+}
+
+/// What a front end hands [`lower`]: its warnings, the phases it timed, when it finished, and
+/// whether its IR still needs LLVM's optimisation pipeline (Clang's has had it).
+pub(crate) struct Front {
+    pub warnings: Vec<Diagnostic>,
+    pub timings: Timings,
+    pub since: Instant,
+    pub optimize: bool,
+}
+
+/// The back half of every front end that writes LLVM IR (Clang's bitcode, IR input): the
+/// launch pipeline, the target machine with the module's PTX features, the cleanup passes,
+/// nvcc's multiply-add rule, the whole-program `E0104` check, debug information as asked,
+/// then LLVM IR and/or PTX. `shown` is the text diagnostics are placed in.
+pub(crate) fn lower(module: &Module<'_>, options: &CompileOptions, shown: &SourceText, front: Front, outputs: back::Outputs) -> Result<Generated, CompileError> {
+    let Front { warnings: mut all, mut timings, since, optimize } = front;
+    match pipeline::run(module, &super::pipeline_options(options), shown) {
+        Ok(more) => all.extend(more),
         Err(errors) => {
-            warnings.extend(errors);
-            return Err(CompileError::Diagnostics(options.warnings.apply(warnings)));
+            all.extend(errors);
+            return Err(CompileError::Diagnostics(options.warnings.apply(all)));
         }
     }
-    let warnings = options.warnings.apply(warnings);
+    let warnings = options.warnings.apply(all);
     if warnings.iter().any(Diagnostic::is_error) {
         return Err(CompileError::Diagnostics(warnings));
     }
@@ -261,33 +277,36 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
         .map(|a| a.get_string_value().to_string_lossy().into_owned())
         .unwrap_or_default();
     let tm = back::target_machine_with_features(&options.target, super::opt_level(options), &features)?;
-    pipeline::cleanup(&module, &tm).map_err(BackendError::Target)?;
+    pipeline::cleanup(module, &tm).map_err(BackendError::Target)?;
+    if optimize {
+        back::optimize(module, &tm, super::opt_level(options))?;
+    }
     if options.fmad == back::Fmad::Contract {
         // Clang marks every float operation `contract` (-ffp-contract=fast, its CUDA
         // default); nvcc's rule decides which pairs become `fma` (back/contract.rs), and no
         // flag is left for NVPTX to fuse more.
-        back::contract_as_nvcc(&module)?;
+        back::contract_as_nvcc(module)?;
     }
     if !options.separate {
-        let missing = undefined_user_symbols(&module, source);
+        let missing = undefined_user_symbols(module, &shown.text);
         if !missing.is_empty() {
             let mut all = warnings;
             all.extend(missing);
             return Err(CompileError::Diagnostics(all));
         }
     }
-    match debug {
+    match options.debug {
         None => {
             module.strip_debug_info();
         }
-        Some(DebugLevel::LineTables) => pipeline::collapse_wrapper_lines(&module),
+        Some(DebugLevel::LineTables) => pipeline::collapse_wrapper_lines(module),
         Some(DebugLevel::Full) => {}
     }
     module.verify().map_err(|e| BackendError::Verify(e.to_string()))?;
-    let lowered = timings.record(Phase::LlvmIr, front);
+    let lowered = timings.record(Phase::LlvmIr, since);
     let llvm_ir = outputs.llvm_ir.then(|| module.print_to_string().to_string());
-    let mut ptx = if outputs.ptx { Some(back::write_ptx(&module, &tm)?) } else { None };
-    if debug == Some(DebugLevel::LineTables) {
+    let mut ptx = if outputs.ptx { Some(back::write_ptx(module, &tm)?) } else { None };
+    if options.debug == Some(DebugLevel::LineTables) {
         ptx = ptx.map(|p| back::lineinfo_ptx(&p));
     }
     timings.record(Phase::LlvmOptPtx, lowered);

@@ -116,9 +116,9 @@ pub fn fatbin(inputs: &[Input], link_options: &LinkOptions, images: &[Image], op
                 options.target.sm = sm;
                 options.emit = Emit::Ptx;
                 let name = path.display().to_string();
-                let text = super::read_source(path).map_err(|error| BuildError::Source { name: name.clone(), text: String::new(), error })?;
                 options.preprocess.input = Some(path.clone());
-                let compiled = super::compile(&text, &options).map_err(|error| BuildError::Source { name, text, error })?;
+                let input = super::InputFile::read(path, &options).map_err(|error| BuildError::Source { name: name.clone(), text: String::new(), error })?;
+                let compiled = input.compile(&options).map_err(|error| BuildError::Source { name, text: input.shown.clone(), error })?;
                 packed.push(FatbinImage { ptx: true, sm: sm.0, bytes: compiled.output });
             }
         }

@@ -22,7 +22,7 @@ use std::sync::Arc;
 /// How an input file takes part in a build, by its extension, as nvcc decides.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Input {
-    /// A source to compile (`.cdp`, `.cu` and anything not below).
+    /// A source to compile (`.cdp`, `.cu`, LLVM IR `.ll` and `.bc`, and anything not below).
     Source(PathBuf),
     /// A relocatable device object (`.o`, `.obj`, `.cubin`) or a static archive of them
     /// (`.a`, `.lib`), handed to nvlink as it is.
@@ -146,28 +146,25 @@ struct Compiled {
 
 fn compile_source(path: &Path, tools: Option<&Toolchain>, options: &CompileOptions) -> Result<Compiled, BuildError> {
     let name = path.display().to_string();
+    let mut options = options.clone();
+    options.separate = true;
+    options.preprocess.input = Some(path.to_path_buf());
+    if super::Language::of(&options) == super::Language::Ir {
+        let ir = super::read_ir(path).map_err(|error| BuildError::Source { name: name.clone(), text: String::new(), error })?;
+        let text = super::ir::shown_text(&ir);
+        let generated = super::ir::generate(&ir, &options, back::Outputs { llvm_ir: false, ptx: true }).map_err(|error| BuildError::Source { name: name.clone(), text: text.clone(), error })?;
+        return Ok(from_ptx(name, text, generated));
+    }
     let text = match read_source(path) {
         Ok(text) => text,
         Err(CompileError::NotUtf8(e)) => return Err(BuildError::Source { name, text: e.shown.clone(), error: CompileError::NotUtf8(e) }),
         Err(error) => return Err(BuildError::Source { name, text: String::new(), error }),
     };
-    let mut options = options.clone();
-    options.separate = true;
-    options.preprocess.input = Some(path.to_path_buf());
     let failed = |error: CompileError, text: &str| BuildError::Source { name: name.clone(), text: text.to_string(), error };
     if super::Language::of(&options) == super::Language::Cuda {
         let build = build_options(&options);
         let generated = super::cuda::generate(&text, &options, tools, &build, back::Outputs { llvm_ir: false, ptx: true }).map_err(|e| failed(e, &text))?;
-        let ptx = generated.ptx.expect("asked for PTX");
-        let file = Arc::new(SourceFile { name: name.clone(), text: text.clone() });
-        let found = symbols::ptx_symbols(&ptx);
-        let places = symbols::text_places(&found, &text);
-        return Ok(Compiled {
-            unit: Unit { file, symbols: found, places },
-            ptx,
-            warnings: SourceWarnings { name, text, warnings: generated.warnings },
-            timings: generated.timings,
-        });
+        return Ok(from_ptx(name, text, generated));
     }
     let checked = check_here(&text, &options).map_err(|e| failed(e, &text))?;
     let generated = back::generate(&checked.module, &codegen_options(&options, tools, &checked), back::Outputs { llvm_ir: false, ptx: true })
@@ -183,6 +180,16 @@ fn compile_source(path: &Path, tools: Option<&Toolchain>, options: &CompileOptio
         warnings: SourceWarnings { name, text, warnings: checked.warnings },
         timings,
     })
+}
+
+/// A source compiled to PTX through LLVM IR (CUDA C++, IR input): its symbols from the PTX,
+/// placed at their first mention in its text, since no HIR describes them.
+fn from_ptx(name: String, text: String, generated: super::cuda::Generated) -> Compiled {
+    let ptx = generated.ptx.expect("asked for PTX");
+    let file = Arc::new(SourceFile { name: name.clone(), text: text.clone() });
+    let found = symbols::ptx_symbols(&ptx);
+    let places = symbols::text_places(&found, &text);
+    Compiled { unit: Unit { file, symbols: found, places }, ptx, warnings: SourceWarnings { name, text, warnings: generated.warnings }, timings: generated.timings }
 }
 
 /// The front half of a link, which needs no NVIDIA tool: every source compiled to PTX, the

@@ -45,6 +45,7 @@ mod cuda;
 mod debug;
 pub mod fatbin;
 pub mod host;
+pub mod ir;
 pub mod link;
 pub mod symbols;
 
@@ -84,21 +85,26 @@ impl Emit {
     }
 }
 
-/// Which front end reads a source: the kernel language's own (`.cdp`) or Clang (CUDA C++).
+/// Which front end reads a source: the kernel language's own (`.cdp`), Clang (CUDA C++), or
+/// none (LLVM IR or bitcode another front end wrote, [`ir`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Language {
     /// The kernel language: C with CUDA's qualifiers and `<<<>>>`, read by cdpc's own front end.
     Cdp,
     /// CUDA C++, read by Clang ([`crate::clang`]).
     Cuda,
+    /// LLVM IR, textual (`.ll`) or bitcode (`.bc`), under the contract of docs/IR-INPUT.md
+    /// ([`ir`]).
+    Ir,
 }
 
 impl Language {
-    /// A file's language by its extension, as nvcc decides: `.cu` is CUDA C++, everything
-    /// else the kernel language.
+    /// A file's language by its extension, as nvcc decides: `.cu` is CUDA C++, `.ll` and `.bc`
+    /// LLVM IR, everything else the kernel language.
     pub fn of_path(path: &Path) -> Language {
         match path.extension().and_then(|e| e.to_str()) {
             Some(e) if e.eq_ignore_ascii_case("cu") => Language::Cuda,
+            Some(e) if e.eq_ignore_ascii_case("ll") || e.eq_ignore_ascii_case("bc") => Language::Ir,
             _ => Language::Cdp,
         }
     }
@@ -189,7 +195,7 @@ pub struct CompileOptions {
     pub nv_module_id: Option<String>,
     /// nvcc's `-fmad`: contract a float multiply and add into `fma` (the default, as nvcc).
     pub fmad: crate::back::Fmad,
-    /// The source's language (`-x cu`, `-x cdp`); `None`: by the input's extension
+    /// The source's language (`-x cu`, `-x cdp`, `-x ir`); `None`: by the input's extension
     /// ([`Language::of`]).
     pub language: Option<Language>,
     /// Where to look for Clang, which compiles CUDA C++ ([`crate::clang::find_clang`]).
@@ -536,8 +542,10 @@ pub fn compile(source: &str, options: &CompileOptions) -> Result<Compiled, Compi
 
 fn compile_here(source: &str, options: &CompileOptions) -> Result<Compiled, CompileError> {
     validate(options)?;
-    if Language::of(options) == Language::Cuda {
-        return compile_cuda(source, options);
+    match Language::of(options) {
+        Language::Cuda => return compile_cuda(CudaInput::Source(source), options),
+        Language::Ir => return compile_cuda(CudaInput::Ir(source.as_bytes()), options),
+        Language::Cdp => {}
     }
     let checked = check_here(source, options)?;
     // Text output needs no NVIDIA tool, but libdevice (for math functions) comes from the same place.
@@ -580,21 +588,53 @@ fn compile_here(source: &str, options: &CompileOptions) -> Result<Compiled, Comp
     Ok(Compiled { output, warnings, tool_runs, timings, header })
 }
 
-/// [`compile_here`] for CUDA C++: Clang, the launch pipeline, then the NVIDIA tools.
-fn compile_cuda(source: &str, options: &CompileOptions) -> Result<Compiled, CompileError> {
+/// An input that reaches PTX through LLVM IR and the launch pipeline: CUDA C++ (through
+/// Clang) or IR another front end wrote.
+#[derive(Clone, Copy)]
+enum CudaInput<'a> {
+    Source(&'a str),
+    Ir(&'a [u8]),
+}
+
+impl CudaInput<'_> {
+    fn generate(self, options: &CompileOptions, tools: Option<&Toolchain>, build: &BuildOptions, outputs: back::Outputs) -> Result<cuda::Generated, CompileError> {
+        match self {
+            CudaInput::Source(source) => cuda::generate(source, options, tools, build, outputs),
+            CudaInput::Ir(bytes) => ir::generate(bytes, options, outputs),
+        }
+    }
+}
+
+/// The launch pipeline's options from the compilation's: the one place they are mapped, for
+/// every front end that writes IR.
+pub fn pipeline_options(options: &CompileOptions) -> crate::pipeline::PipelineOptions {
+    crate::pipeline::PipelineOptions { target: options.target, nv_module_id: options.nv_module_id.clone() }
+}
+
+/// [`compile_here`] for CUDA C++ and LLVM IR: Clang (for CUDA C++), the launch pipeline,
+/// then the NVIDIA tools.
+fn compile_cuda(input: CudaInput<'_>, options: &CompileOptions) -> Result<Compiled, CompileError> {
+    if options.emit == Emit::HostObject && matches!(input, CudaInput::Ir(_)) {
+        return Err(CompileError::Usage(
+            "`--emit host-obj` needs host code, which LLVM IR for the device has not: build the host side with nvcc or Clang and link cdpc's device object (`--emit obj`, also with `-dc`)".into(),
+        ));
+    }
+    // IR to IR or PTX needs no NVIDIA tool (Clang's path needs the toolkit's headers).
     let tools = match Toolchain::discover(&options.tools) {
-        Ok(tools) => tools,
-        Err(e) => return Err(e.into()),
+        Ok(tools) => Some(tools),
+        Err(e) if options.emit.needs_nvidia_tools() || matches!(input, CudaInput::Source(_)) => return Err(e.into()),
+        Err(_) => None,
     };
     let build = build_options(options);
-    if options.emit == Emit::HostObject {
+    if let (Emit::HostObject, CudaInput::Source(source)) = (options.emit, input) {
+        let tools = tools.as_ref().expect("CUDA C++ needs the toolkit");
         // The device side is named under the object's module id (its `static` kernels as nvcc
         // names them), and is relocatable: its `extern` symbols are the link's.
         let id = options.nv_module_id.clone().unwrap_or_else(|| own_module_id(source, options));
         let device = CompileOptions { nv_module_id: Some(id.clone()), separate: true, ..options.clone() };
-        let generated = cuda::generate(source, &device, Some(&tools), &build, back::Outputs { llvm_ir: false, ptx: true })?;
+        let generated = cuda::generate(source, &device, Some(tools), &build, back::Outputs { llvm_ir: false, ptx: true })?;
         let ptx = generated.ptx.expect("asked for PTX");
-        let (output, host_warnings) = cuda::host_object(source, options, &tools, &build, &ptx, &id, &generated.warnings)?;
+        let (output, host_warnings) = cuda::host_object(source, options, tools, &build, &ptx, &id, &generated.warnings)?;
         let mut warnings = generated.warnings;
         warnings.extend(host_warnings);
         if warnings.iter().any(Diagnostic::is_error) {
@@ -606,12 +646,13 @@ fn compile_cuda(source: &str, options: &CompileOptions) -> Result<Compiled, Comp
         return Ok(Compiled { output, warnings, tool_runs, timings, header: None });
     }
     let wants_ir = options.emit == Emit::LlvmIr;
-    let generated = cuda::generate(source, options, Some(&tools), &build, back::Outputs { llvm_ir: wants_ir, ptx: !wants_ir })?;
+    let generated = input.generate(options, tools.as_ref(), &build, back::Outputs { llvm_ir: wants_ir, ptx: !wants_ir })?;
+    let tools = || tools.as_ref().expect("discovery succeeded for object output");
     let output = match (generated.llvm_ir, generated.ptx) {
         (Some(ir), _) => ir.into_bytes(),
         (None, Some(ptx)) if options.emit == Emit::Ptx => ptx.into_bytes(),
-        (None, Some(ptx)) if options.emit == Emit::Object => tools.assemble(&ptx, &build)?,
-        (None, Some(ptx)) => tools.build_cubin_bytes(&ptx, &build)?,
+        (None, Some(ptx)) if options.emit == Emit::Object => tools().assemble(&ptx, &build)?,
+        (None, Some(ptx)) => tools().build_cubin_bytes(&ptx, &build)?,
         (None, None) => unreachable!("generate returns what it was asked for"),
     };
     let tool_runs = build.log.take();
@@ -638,19 +679,10 @@ pub fn compile_artifacts(source: &str, options: &CompileOptions, with_tools: boo
 fn compile_artifacts_here(source: &str, options: &CompileOptions, with_tools: bool) -> Result<Artifacts, CompileError> {
     let options = CompileOptions { emit: if with_tools { Emit::Cubin } else { Emit::Ptx }, ..options.clone() };
     validate(&options)?;
-    if Language::of(&options) == Language::Cuda {
-        let tools = Toolchain::discover(&options.tools)?;
-        let build = build_options(&options);
-        let generated = cuda::generate(source, &options, Some(&tools), &build, back::Outputs { llvm_ir: true, ptx: true })?;
-        let (llvm_ir, ptx) = (generated.llvm_ir.expect("asked for IR"), generated.ptx.expect("asked for PTX"));
-        let (object, cubin) = if with_tools {
-            let object = tools.assemble(&ptx, &build)?;
-            let cubin = tools.link_objects(&[&object], &build)?;
-            (Some(object), Some(cubin))
-        } else {
-            (None, None)
-        };
-        return Ok(Artifacts { llvm_ir, ptx, object, cubin, warnings: generated.warnings, tool_runs: build.log.take(), signatures: Vec::new() });
+    match Language::of(&options) {
+        Language::Cuda => return cuda_artifacts(CudaInput::Source(source), &options, with_tools),
+        Language::Ir => return cuda_artifacts(CudaInput::Ir(source.as_bytes()), &options, with_tools),
+        Language::Cdp => {}
     }
     let checked = check_here(source, &options)?;
     let tools = match Toolchain::discover(&options.tools) {
@@ -662,16 +694,70 @@ fn compile_artifacts_here(source: &str, options: &CompileOptions, with_tools: bo
     let generated = back::generate(&checked.module, &codegen, back::Outputs { llvm_ir: true, ptx: true })?;
     let (llvm_ir, ptx) = (generated.llvm_ir.expect("asked for IR"), generated.ptx.expect("asked for PTX"));
     let build = build_options(&options);
-    let (object, cubin) = match tools.filter(|_| with_tools) {
-        Some(tools) => {
-            let object = tools.assemble(&ptx, &build)?;
-            let cubin = tools.link_objects(&[&object], &build)?;
-            (Some(object), Some(cubin))
-        }
-        None => (None, None),
-    };
+    let (object, cubin) = object_and_cubin(tools.filter(|_| with_tools), &ptx, &build)?;
     let signatures = crate::signature::signatures(&checked.module);
     Ok(Artifacts { llvm_ir, ptx, object, cubin, warnings: checked.warnings, tool_runs: build.log.take(), signatures })
+}
+
+/// The relocatable object of `ptx` and the cubin linked from it, when there are `tools`.
+fn object_and_cubin(tools: Option<Toolchain>, ptx: &str, build: &BuildOptions) -> Result<(Option<Vec<u8>>, Option<Vec<u8>>), CompileError> {
+    let Some(tools) = tools else { return Ok((None, None)) };
+    let object = tools.assemble(ptx, build)?;
+    let cubin = tools.link_objects(&[&object], build)?;
+    Ok((Some(object), Some(cubin)))
+}
+
+/// [`compile_artifacts_here`] for CUDA C++ and LLVM IR (no signatures: no HIR describes them).
+fn cuda_artifacts(input: CudaInput<'_>, options: &CompileOptions, with_tools: bool) -> Result<Artifacts, CompileError> {
+    let tools = match Toolchain::discover(&options.tools) {
+        Ok(tools) => Some(tools),
+        Err(e) if with_tools || matches!(input, CudaInput::Source(_)) => return Err(e.into()),
+        Err(_) => None,
+    };
+    let build = build_options(options);
+    let generated = input.generate(options, tools.as_ref(), &build, back::Outputs { llvm_ir: true, ptx: true })?;
+    let (llvm_ir, ptx) = (generated.llvm_ir.expect("asked for IR"), generated.ptx.expect("asked for PTX"));
+    let (object, cubin) = object_and_cubin(tools.filter(|_| with_tools), &ptx, &build)?;
+    Ok(Artifacts { llvm_ir, ptx, object, cubin, warnings: generated.warnings, tool_runs: build.log.take(), signatures: Vec::new() })
+}
+
+/// Compiles LLVM IR another front end wrote, textual or bitcode (told apart by the bitcode
+/// magic), to what `options.emit` names, under the contract of docs/IR-INPUT.md ([`ir`]):
+/// the launch pipeline, NVPTX, then ptxas and nvlink with libcudadevrt as for any source.
+/// `options.language` is ignored. Like [`compile`], prints nothing and may run on several
+/// threads.
+///
+/// ```
+/// use cdpc::driver::{compile_ir, CompileOptions, Emit};
+/// let ir = r#"
+///     target triple = "nvptx64-nvidia-cuda"
+///     define ptx_kernel void @k(ptr %p) { store i32 1, ptr %p, align 4  ret void }
+/// "#;
+/// let options = CompileOptions { emit: Emit::Ptx, ..CompileOptions::default() };
+/// let ptx = String::from_utf8(compile_ir(ir.as_bytes(), &options).unwrap().output).unwrap();
+/// assert!(ptx.contains(".entry k("));
+/// ```
+pub fn compile_ir(ir: &[u8], options: &CompileOptions) -> Result<Compiled, CompileError> {
+    on_large_stack(|| {
+        validate(options)?;
+        compile_cuda(CudaInput::Ir(ir), options)
+    })
+}
+
+/// [`compile_artifacts`] for LLVM IR or bitcode ([`compile_ir`]).
+pub fn compile_ir_artifacts(ir: &[u8], options: &CompileOptions, with_tools: bool) -> Result<Artifacts, CompileError> {
+    on_large_stack(|| {
+        let options = CompileOptions { emit: if with_tools { Emit::Cubin } else { Emit::Ptx }, ..options.clone() };
+        validate(&options)?;
+        cuda_artifacts(CudaInput::Ir(ir), &options, with_tools)
+    })
+}
+
+/// [`compile_ir`], writing the output to `output` (it appears only when everything
+/// succeeded); `inputs` are the files it must never replace (`E0700`), as for
+/// [`compile_inputs_to_file`].
+pub fn compile_ir_to_file(ir: &[u8], inputs: &[&Path], output: &Path, options: &CompileOptions) -> Result<Compiled, CompileError> {
+    to_file(inputs, output, options, || compile_ir(ir, options))
 }
 
 fn codegen_options(options: &CompileOptions, tools: Option<&Toolchain>, checked: &Checked) -> CodegenOptions {
@@ -708,13 +794,53 @@ fn build_options(options: &CompileOptions) -> BuildOptions {
 /// only when everything succeeded; work files never outlive the call.
 pub fn compile_file(input: &Path, output: &Path, options: &CompileOptions) -> Result<Compiled, CompileError> {
     let started = Instant::now();
-    let source = read_source(input)?;
-    let read = started.elapsed();
     let mut options = options.clone();
     options.preprocess.input.get_or_insert_with(|| input.to_path_buf());
-    let mut compiled = compile_inputs_to_file(&source, &[input], output, &options)?;
+    let file = InputFile::read(input, &options)?;
+    let read = started.elapsed();
+    let mut compiled = file.compile_to_file(&[input], output, &options)?;
     compiled.timings.0.insert(0, (Phase::Read, read));
     Ok(compiled)
+}
+
+/// Reads an LLVM IR or bitcode input's bytes.
+pub fn read_ir(path: &Path) -> Result<Vec<u8>, CompileError> {
+    std::fs::read(path).map_err(|error| CompileError::Io { path: path.to_path_buf(), action: "cannot read", error })
+}
+
+/// An input file as the compiler takes it: source text, or the bytes of LLVM IR (which may be
+/// bitcode) with the text its diagnostics are rendered against ([`ir::shown_text`]).
+pub struct InputFile {
+    /// The source text, or what IR's diagnostics are rendered against.
+    pub shown: String,
+    /// The IR's bytes, for an input of [`Language::Ir`].
+    pub ir: Option<Vec<u8>>,
+}
+
+impl InputFile {
+    /// Reads `path` as `options` say its language is ([`Language::of`]): a source that is not
+    /// UTF-8 is [`CompileError::NotUtf8`]; IR is read as bytes.
+    pub fn read(path: &Path, options: &CompileOptions) -> Result<InputFile, CompileError> {
+        if Language::of(options) == Language::Ir {
+            let ir = read_ir(path)?;
+            Ok(InputFile { shown: ir::shown_text(&ir), ir: Some(ir) })
+        } else {
+            Ok(InputFile { shown: read_source(path)?, ir: None })
+        }
+    }
+
+    /// [`compile`] or [`compile_ir`], as the input is.
+    pub fn compile(&self, options: &CompileOptions) -> Result<Compiled, CompileError> {
+        match &self.ir {
+            Some(ir) => compile_ir(ir, options),
+            None => compile(&self.shown, options),
+        }
+    }
+
+    /// [`compile_inputs_to_file`] or [`compile_ir_to_file`], as the input is.
+    pub fn compile_to_file(&self, inputs: &[&Path], output: &Path, options: &CompileOptions) -> Result<Compiled, CompileError> {
+        to_file(inputs, output, options, || self.compile(options))
+    }
 }
 
 /// Like [`compile_file`] for source text already in memory.
@@ -727,10 +853,15 @@ pub fn compile_to_file(source: &str, output: &Path, options: &CompileOptions) ->
 /// [`CompileOptions::overwrite`] allows it, an existing file that is no compiler output
 /// (`E0701`). The `cdpc` command calls this.
 pub fn compile_inputs_to_file(source: &str, inputs: &[&Path], output: &Path, options: &CompileOptions) -> Result<Compiled, CompileError> {
-    // Refuse an unusable or protected output path before doing any work.
+    to_file(inputs, output, options, || compile(source, options))
+}
+
+/// Runs `compile` and writes its output to `output`, which is refused first (before any work)
+/// when it is one of `inputs` or, unless the options allow it, no compiler output.
+fn to_file(inputs: &[&Path], output: &Path, options: &CompileOptions, compile: impl FnOnce() -> Result<Compiled, CompileError>) -> Result<Compiled, CompileError> {
     let guard = OutputGuard { inputs: inputs.iter().map(|p| p.to_path_buf()).collect(), overwrite: options.overwrite };
     let file = OutputFile::prepare_guarded(output, guard)?;
-    let compiled = compile(source, options)?;
+    let compiled = compile()?;
     file.commit(&compiled.output)?;
     Ok(compiled)
 }

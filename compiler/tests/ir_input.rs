@@ -1,0 +1,211 @@
+//! LLVM IR and bitcode as input (docs/IR-INPUT.md): the command line (`cdpc kernel.ll -o
+//! kernel.cubin`, `cdpc kernel.bc --emit ptx`, `-x ir`), IR in a link of several inputs and
+//! with `-dc`, and the IR of `ir_input/launch.ll` against the same program as CUDA C++
+//! (`launch.cu`) through cdpc's Clang path and through nvcc, the oracle: the same kernels with
+//! the same parameters, and the same launch sequence in the parent.
+
+use crate::build_common::{cdpc, nvcc_ptx, stderr, tool_dir};
+use cdpc::clang::{find_clang, ClangEnv, ClangSearch};
+use cdpc::driver::{self, CompileOptions, Emit};
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ir_input").join(name)
+}
+
+/// A scratch folder holding copies of the fixtures `names`.
+fn scratch(names: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for name in names {
+        std::fs::copy(fixture(name), dir.path().join(name)).unwrap();
+    }
+    dir
+}
+
+/// `launch.ll` as bitcode, written by LLVM (through inkwell) beside it in `dir`.
+fn write_bitcode(dir: &Path) -> PathBuf {
+    let context = inkwell::context::Context::create();
+    let text = std::fs::read(fixture("launch.ll")).unwrap();
+    let buffer = inkwell::memory_buffer::MemoryBuffer::create_from_memory_range_copy(&text, "launch.ll");
+    let module = context.create_module_from_ir(buffer).unwrap();
+    let path = dir.join("launch.bc");
+    assert!(module.write_bitcode_to_path(&path));
+    path
+}
+
+/// Each `.entry`'s name and its parameters' widths in bits, in order.
+fn entries(ptx: &str) -> Vec<(String, Vec<u32>)> {
+    let mut out = Vec::new();
+    let mut lines = ptx.lines().map(str::trim).peekable();
+    while let Some(line) = lines.next() {
+        let Some(at) = line.find(".entry ") else { continue };
+        if line.starts_with(".extern") {
+            continue;
+        }
+        let name = line[at + 7..].trim_end_matches('(').trim().to_string();
+        let mut widths = Vec::new();
+        while let Some(param) = lines.next_if(|l| l.starts_with(".param")) {
+            let width = param.split_whitespace().find_map(|w| w.get(2..).filter(|_| w.starts_with(".u") || w.starts_with(".b") || w.starts_with(".s")).and_then(|b| b.parse().ok()));
+            widths.push(width.unwrap_or(0));
+        }
+        out.push((name, widths));
+    }
+    out.sort();
+    out
+}
+
+/// The body of kernel `name` in `ptx`.
+fn body<'a>(ptx: &'a str, name: &str) -> &'a str {
+    let start = ptx.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("no kernel {name}:\n{ptx}"));
+    let rest = &ptx[start..];
+    &rest[..rest.find("\n}").unwrap_or(rest.len())]
+}
+
+/// A body's launch sequence, register names left out: the functions called, in order, the
+/// constants passed to them (`param1+4=1`, sorted), and the stores into memory as
+/// `+OFFSET=VALUE` (a register that holds a constant read as that constant, others as `reg`).
+fn launch_sequence(body: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let lines: Vec<&str> = body.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let mut called = Vec::new();
+    let mut constants: std::collections::HashMap<&str, &str> = Default::default();
+    let (mut passed, mut stored) = (Vec::new(), Vec::new());
+    for (i, line) in lines.iter().enumerate() {
+        if line.starts_with("call") {
+            // nvcc writes the callee on the next line, LLVM on the same one.
+            let text = format!("{line} {}", lines.get(i + 1).unwrap_or(&""));
+            let callee = text.split([' ', '\t', ',', '(', ')']).find(|w| w.starts_with("__") || w.starts_with("cuda")).map(str::to_string);
+            called.extend(callee);
+        } else if let Some(rest) = line.strip_prefix("mov.") {
+            let mut words = rest.split_whitespace().skip(1);
+            if let (Some(reg), Some(value)) = (words.next(), words.next()) {
+                let value = value.trim_end_matches(';');
+                if value.parse::<i64>().is_ok() {
+                    constants.insert(reg.trim_end_matches(','), value);
+                }
+            }
+        } else if line.starts_with("st.") {
+            let Some((address, value)) = line.split_once("], ") else { continue };
+            let place = address.rsplit_once('[').map_or("", |(_, p)| p);
+            let (base, offset) = place.split_once('+').unwrap_or((place, "0"));
+            let value = value.trim_end_matches(';');
+            let value = constants.get(value).copied().unwrap_or(value);
+            let constant = value.parse::<i64>().is_ok();
+            if line.starts_with("st.param") {
+                if constant && base.starts_with("param") {
+                    passed.push(format!("{base}+{offset}={value}"));
+                }
+            } else {
+                stored.push(format!("+{offset}={}", if constant { value } else { "reg" }));
+            }
+        }
+    }
+    passed.sort();
+    stored.sort();
+    (called, passed, stored)
+}
+
+fn ptx_options() -> CompileOptions {
+    CompileOptions { emit: Emit::Ptx, ..CompileOptions::default() }
+}
+
+#[test]
+fn the_ir_gives_the_kernels_and_launch_sequence_of_the_same_program_in_cuda_cxx() {
+    let ir = std::fs::read(fixture("launch.ll")).unwrap();
+    let from_ir = String::from_utf8(driver::compile_ir(&ir, &ptx_options()).unwrap().output).unwrap();
+    let parent = body(&from_ir, "parent");
+    let sequence = launch_sequence(parent);
+    assert_eq!(sequence.0, ["__cudaCDP2GetParameterBufferV2", "__cudaCDP2LaunchDeviceV2"], "{parent}");
+    assert_eq!(sequence.2, ["+0=reg", "+8=7"], "{parent}");
+    if let Err(d) = find_clang(&ClangSearch::default(), &ClangEnv::from_process()) {
+        return println!("skipped the comparison: no Clang 22: {}", d.message);
+    }
+    let Some(oracle) = nvcc_ptx(&std::fs::read_to_string(fixture("launch.cu")).unwrap()) else { return };
+    let cu = fixture("launch.cu");
+    let options = CompileOptions { preprocess: cdpc::preprocess::PreprocessOptions { input: Some(cu.clone()), ..Default::default() }, ..ptx_options() };
+    let from_cu = String::from_utf8(driver::compile(&std::fs::read_to_string(&cu).unwrap(), &options).unwrap().output).unwrap();
+    for (what, other) in [("cdpc's Clang path", &from_cu), ("nvcc", &oracle)] {
+        assert_eq!(entries(&from_ir), entries(other), "kernels against {what}:\n{from_ir}\n{other}");
+        let theirs = body(other, "parent");
+        assert_eq!(sequence, launch_sequence(theirs), "the launch sequence against {what}:\n{parent}\n{theirs}");
+    }
+}
+
+#[test]
+fn the_command_line_compiles_ll_to_a_cubin_and_bc_to_ptx() {
+    let dir = scratch(&["launch.ll"]);
+    let bitcode = write_bitcode(dir.path());
+    let out = cdpc(dir.path(), &["launch.bc", "--emit", "ptx", "-o", "-"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ptx = String::from_utf8(out.stdout).unwrap();
+    assert!(ptx.contains(".entry parent(") && ptx.contains("__cudaCDP2LaunchDeviceV2"), "{ptx}");
+    // `-x ir` for a file of another name.
+    std::fs::copy(&bitcode, dir.path().join("launch.bin")).unwrap();
+    let out = cdpc(dir.path(), &["-x", "ir", "launch.bin", "--emit", "llvm-ir", "-o", "-"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("@__cudaCDP2LaunchDeviceV2("));
+    if tool_dir().is_none() {
+        return;
+    }
+    let out = cdpc(dir.path(), &["launch.ll", "-o", "launch.cubin"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let cubin = std::fs::read(dir.path().join("launch.cubin")).unwrap();
+    assert_eq!(&cubin[..4], b"\x7fELF");
+    let has = |needle: &[u8]| cubin.windows(needle.len()).any(|w| w == needle);
+    assert!(has(b"parent") && has(b"child") && has(b"__cudaCDP2LaunchDeviceV2"));
+    // A fat binary with the cubin and the PTX of bitcode.
+    let out = cdpc(dir.path(), &["launch.bc", "-gencode", "arch=compute_90,code=[sm_90,compute_90]", "-o", "launch.fatbin"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(std::fs::metadata(dir.path().join("launch.fatbin")).unwrap().len() > 0);
+}
+
+#[test]
+fn a_broken_module_is_reported_at_its_line_and_leaves_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.ll"), "target triple = \"nvptx64-nvidia-cuda\"\n\ndefine ptx_kernel void @k() {\n  frobnicate\n}\n").unwrap();
+    let out = cdpc(dir.path(), &["bad.ll", "--emit", "ptx", "-o", "bad.ptx"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("error[E1011]") && err.contains("bad.ll:4:3"), "{err}");
+    assert!(!dir.path().join("bad.ptx").exists());
+    let out = cdpc(dir.path(), &["bad.ll", "--emit", "ptx", "--error-format", "json", "-o", "bad.ptx"]);
+    assert!(stderr(&out).starts_with("{\"code\":\"E1011\""), "{}", stderr(&out));
+    // Bitcode cut short: no line to show, still coded.
+    std::fs::write(dir.path().join("cut.bc"), b"BC\xC0\xDE\x35\x14").unwrap();
+    let out = cdpc(dir.path(), &["cut.bc", "--emit", "ptx", "-o", "cut.ptx"]);
+    assert!(stderr(&out).contains("error[E1011]"), "{}", stderr(&out));
+    assert!(!dir.path().join("cut.ptx").exists());
+}
+
+#[test]
+fn ir_takes_part_in_a_link_and_in_dash_dc_like_a_source() {
+    if tool_dir().is_none() {
+        return;
+    }
+    let dir = scratch(&["link_parent.ll", "link_child.cdp"]);
+    let out = cdpc(dir.path(), &["link_parent.ll", "link_child.cdp", "-o", "app.cubin"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(&std::fs::read(dir.path().join("app.cubin")).unwrap()[..4], b"\x7fELF");
+    let out = cdpc(dir.path(), &["-dc", "link_parent.ll", "link_child.cdp"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(dir.path().join("link_parent.o").is_file() && dir.path().join("link_child.o").is_file());
+    let out = cdpc(dir.path(), &["link_parent.o", "link_child.o", "-o", "objects.cubin"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Alone, the parent's child is missing: the link says so with the IR file's name.
+    let out = cdpc(dir.path(), &["-dlink", "link_parent.ll", "-o", "alone.cubin"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("E0801") && stderr(&out).contains("link_parent.ll"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_library_reads_ir_files_by_their_extension() {
+    let dir = scratch(&["launch.ll"]);
+    let bitcode = write_bitcode(dir.path());
+    for input in [dir.path().join("launch.ll"), bitcode] {
+        let output = input.with_extension("ptx");
+        let compiled = driver::compile_file(&input, &output, &ptx_options()).unwrap();
+        assert!(compiled.warnings.is_empty(), "{:?}", compiled.warnings);
+        assert!(std::fs::read_to_string(&output).unwrap().contains(".entry parent("));
+    }
+    let artifacts = driver::compile_ir_artifacts(&std::fs::read(fixture("launch.ll")).unwrap(), &CompileOptions::default(), false).unwrap();
+    assert!(artifacts.llvm_ir.contains("@__cudaCDP2LaunchDeviceV2(") && artifacts.ptx.contains(".entry child("));
+}

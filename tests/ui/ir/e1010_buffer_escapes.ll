@@ -1,0 +1,18 @@
+; A launch whose parameter buffer escapes: its address is stored to memory, where
+; something else could write it after the launch.
+target triple = "nvptx64-nvidia-cuda"
+
+declare ptr @cudaGetParameterBuffer(i64, i64)
+declare i32 @cudaLaunchDevice(ptr, ptr, { i32, i32, i32 }, { i32, i32, i32 }, i32, ptr)
+
+define ptx_kernel void @child(ptr %p) {
+  ret void
+}
+
+define ptx_kernel void @parent(ptr %p, ptr %keep) {
+  %buf = call ptr @cudaGetParameterBuffer(i64 8, i64 8)
+  store ptr %p, ptr %buf, align 8
+  store ptr %buf, ptr %keep, align 8
+  %st = call i32 @cudaLaunchDevice(ptr @child, ptr %buf, { i32, i32, i32 } { i32 1, i32 1, i32 1 }, { i32, i32, i32 } { i32 32, i32 1, i32 1 }, i32 0, ptr null)
+  ret void
+}
