@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds what samples/harness/dc-gpu.sh runs on the GPU machine, which has no Rust, LLVM or
-# Clang (issue 29): the objects `cdpc -dc` writes of samples/harness/dc/a.cu, b.cu and of
-# docs/build-example/launch.cu, scale.cu, the sources, and the host programs linked here by
-# this checkout's nvcc, both with cdpc's objects and by nvcc alone (the references).
+# Clang (issue 29): the objects `cdpc -dc` writes of samples/harness/dc/a.cu, b.cu, of
+# docs/build-example/launch.cu, scale.cu and of the corpus's CUDA samples, the sources, and
+# the host programs linked here by this checkout's nvcc, both with cdpc's objects and by nvcc
+# alone (the references).
 #
 # Usage, from the repository root, after `cargo build -p cdpc` (and `cargo xtask setup`):
 #   bash samples/harness/dc-gpu-bundle.sh target/debug/cdpc BUNDLE
@@ -49,5 +50,29 @@ build() {
 }
 build dc dc a b
 build example example launch scale
+
+# The CUDA samples of the corpus (../shared/corpus beside the checkout, or CORPUS; read, never
+# copied into the repository): each program's files -dc'd by cdpc and linked by nvcc, and
+# nvcc's build of the same files. Skipped, saying so, when the corpus is absent.
+CORPUS=${CORPUS:-$ROOT/../shared/corpus}
+SAMPLES=$CORPUS/cuda-samples
+if [ -d "$SAMPLES" ]; then
+    mkdir -p "$BUNDLE/corpus"
+    for dir in "$SAMPLES"/cdp*; do
+        name=$(basename "$dir")
+        work=$BUNDLE/corpus/$name
+        mkdir -p "$work"
+        objects=()
+        for source in "$dir"/*.cu; do
+            object=$work/$(basename "$source" .cu).o
+            "$CDPC" -dc -arch=sm_90 "-I$dir" "-I$SAMPLES/Common" "$source" -o "$object"
+            objects+=("$object")
+        done
+        "$NVCC" -arch=sm_90 -rdc=true "${objects[@]}" -o "$BUNDLE/prebuilt/corpus-$name-cdpc"
+        "$NVCC" -arch=sm_90 -rdc=true "-I$dir" "-I$SAMPLES/Common" "$dir"/*.cu -o "$BUNDLE/prebuilt/corpus-$name-ref"
+    done
+else
+    echo "skipped: the corpus's CUDA samples (no $SAMPLES)"
+fi
 cp samples/harness/dc-gpu.sh "$BUNDLE/"
 echo "bundle: $BUNDLE"

@@ -7,7 +7,8 @@
 #      an archive of them (`-lab`), and nvcc -dlink + g++ of a g++ program calling the files'
 #      host code, each against nvcc's build of the sources (`*-ref`, `*-gxx-ref`);
 #   2. the same links made here by this machine's nvcc from the carried objects, against this
-#      nvcc's own builds.
+#      nvcc's own builds;
+#   3. the corpus's CUDA samples, -dc'd by cdpc and linked by nvcc, against nvcc's build.
 # Writes $OUT/dc-gpu.md (or ./dc-gpu.md).
 #
 # Usage, on the GPU machine:  bash BUNDLE/dc-gpu.sh BUNDLE
@@ -105,5 +106,18 @@ for p in dc example; do
     fi
 done
 echo >> "$REPORT"
+
+echo "## 3. The corpus's CUDA samples: cdpc's -dc objects linked by nvcc, against nvcc's build" >> "$REPORT"
+echo >> "$REPORT"
+for ours in "$BUNDLE"/prebuilt/corpus-*-cdpc; do
+    [ -e "$ours" ] || continue
+    name=$(basename "$ours" -cdpc)
+    # The samples look for their data beside the program.
+    (cd "$BUNDLE/prebuilt" && run "$name-ref" "./$name-ref")
+    (cd "$BUNDLE/prebuilt" && run "$name-cdpc" "./$name-cdpc")
+    same "$name-cdpc" "$name-ref"
+done
+echo >> "$REPORT"
+echo "Timings a sample prints differ from run to run: a DIFFERENT verdict of section 3 needs a look at the outputs above." >> "$REPORT"
 echo "report: $REPORT"
 exit $FAILED
