@@ -313,3 +313,24 @@ pub fn ir_generated(entropy: &[u8]) {
         Err(e) => panic!("a module in the contract was refused: {e}\n{}", made.ir),
     }
 }
+
+/// Clang's host-side IR given nvcc's names ([`crate::pipeline::host_names`]) on arbitrary IR:
+/// no panic; on success a valid module in which no external function keeps Clang's stub name.
+pub fn host_ir(ir: &str) {
+    use inkwell::context::Context;
+    use inkwell::memory_buffer::MemoryBuffer;
+    let context = Context::create();
+    let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "fuzz");
+    let Ok(module) = context.create_module_from_ir(buffer) else { return };
+    if module.verify().is_err() {
+        return;
+    }
+    if crate::pipeline::host_names::nvcc_host_names(&module, "_fuzz_4_f_cu_cdpc").is_ok() {
+        module.verify().unwrap_or_else(|e| panic!("host_names left an invalid module: {e}"));
+        for f in module.get_functions() {
+            let name = f.get_name().to_string_lossy().into_owned();
+            let renamable = crate::pipeline::host_names::stub_symbol(&name).is_some_and(|n| module.get_function(&n).is_none());
+            assert!(f.get_linkage() == inkwell::module::Linkage::Internal || !renamable, "`{name}` keeps Clang's stub name");
+        }
+    }
+}

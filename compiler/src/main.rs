@@ -384,6 +384,9 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         if let Some(object) = inputs.iter().find(|i| matches!(i, Input::Object(_))) {
             return usage(&format!("`{}` is an object: `-dc` compiles sources; link objects without `-dc`", object.path().display()));
         }
+        if !cli.gencode.is_empty() {
+            return usage("`-gencode` makes a fat binary of linked cubins; with `-dc`, compile one object per `--arch`");
+        }
         if cli.output.is_some() && sources.len() > 1 {
             return usage("`-o` with `-dc` names one object: give one source, or leave `-o` out to write each source's object in the current folder");
         }
@@ -399,9 +402,6 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         return ExitCode::SUCCESS;
     }
     if !cli.gencode.is_empty() {
-        if cli.device_c {
-            return usage("`-gencode` makes a fat binary of linked cubins; with `-dc`, compile one object per `--arch`");
-        }
         if emit != Emit::Cubin {
             // The fat binary is the output; another --emit would be silently ignored.
             return usage("`-gencode` writes a fat binary; `--emit` other than cubin takes one `--arch` instead");

@@ -317,7 +317,22 @@ fn preprocessor_mutations_never_panic() {
 /// `catch_unwind`; `cdpc::fuzzing::ir_pipeline` is the oracle.
 #[test]
 fn ir_pipeline_mutations_never_panic() {
-    let dir = repo_root().join("fuzz/seeds/ir");
+    ir_mutations_never_panic("fuzz/seeds/ir", cdpc::fuzzing::ir_pipeline);
+}
+
+/// nvcc's names for Clang's host-side IR (`pipeline/host_names.rs`): the host-IR seeds
+/// (`fuzz/seeds/host-ir/`: Clang 22's host side of a file with every kind of kernel and a
+/// registered `static` variable) and line-level mutations of them; `cdpc::fuzzing::host_ir` is
+/// the oracle.
+#[test]
+fn host_ir_mutations_never_panic() {
+    ir_mutations_never_panic("fuzz/seeds/host-ir", cdpc::fuzzing::host_ir);
+}
+
+/// The IR seeds of `folder` and line-level mutations of them (lines dropped, repeated,
+/// swapped, numbers changed), each through `oracle` under `catch_unwind`.
+fn ir_mutations_never_panic(folder: &str, oracle: fn(&str)) {
+    let dir = repo_root().join(folder);
     let mut seeds: Vec<String> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| std::fs::read_to_string(e.path()).unwrap()).collect();
     seeds.sort();
     assert!(!seeds.is_empty());
@@ -356,7 +371,7 @@ fn ir_pipeline_mutations_never_panic() {
             }
             lines.join("\n")
         };
-        if catch_unwind(AssertUnwindSafe(|| cdpc::fuzzing::ir_pipeline(&text))).is_err() {
+        if catch_unwind(AssertUnwindSafe(|| oracle(&text))).is_err() {
             failures.push(text);
         }
     }

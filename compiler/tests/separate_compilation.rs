@@ -121,6 +121,11 @@ fn dc_refuses_o_with_several_sources_and_objects() {
     let out = cdpc(dir.path(), &["-dc", "x.o"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("is an object"), "{}", stderr(&out));
+    // -gencode writes a fat binary of linked cubins: not an object per source.
+    let out = cdpc(dir.path(), &["-dc", "lib.cu", "-gencode", "arch=compute_90,code=sm_90"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("with `-dc`, compile one object per `--arch`"), "{}", stderr(&out));
+    assert!(!dir.path().join("lib.o").exists());
 }
 
 #[test]
@@ -366,33 +371,14 @@ fn with_nvccs_module_id_static_kernels_and_variables_get_nvccs_names() {
 }
 
 /// Two CUDA C++ files with host code of their own, a `static` kernel of one name each, a
-/// static `__device__` variable that host code writes, and a kernel that launches another file's.
-const HOST_A: &str = r#"#include <cstdio>
-__device__ int scale(int x);
-static __device__ int bias = 1;
-static __global__ void step(int *p) { p[threadIdx.x] = scale(p[threadIdx.x]) + bias; }
-__global__ void child(int *p) { p[threadIdx.x] += 1; }
-__global__ void parent(int *p) { child<<<1, 32>>>(p); }
-void run_a(int *d) { int b = 2; cudaMemcpyToSymbol(bias, &b, sizeof b); parent<<<1, 1>>>(d); step<<<1, 32>>>(d); }
-int host_helper(int x) { return x * 2; }
-"#;
-const HOST_B: &str = r#"__device__ int scale(int x) { return 3 * x; }
-static __global__ void step(int *p) { p[threadIdx.x] = -scale(p[threadIdx.x]); }
-template <typename T> __global__ void fill(T *p, T v) { p[threadIdx.x] = v; }
-void run_b(int *d) { fill<<<1, 32>>>(d, 4); step<<<1, 32>>>(d); }
-"#;
+/// static `__device__` variable that host code writes, and a kernel that launches another file's
+/// (`samples/harness/dc/`, which `dc-gpu.sh` runs on the GPU).
+const HOST_A: &str = include_str!("../../samples/harness/dc/a.cu");
+const HOST_B: &str = include_str!("../../samples/harness/dc/b.cu");
 /// nvcc's host program: it launches `parent` of a.cu itself and calls the files' host code.
-const HOST_MAIN: &str = r#"#include <cstdio>
-__global__ void parent(int *p);
-void run_a(int *d); void run_b(int *d); int host_helper(int);
-int main() {
-    int *d; cudaMalloc(&d, 32 * sizeof(int)); cudaMemset(d, 0, 32 * sizeof(int));
-    parent<<<1, 1>>>(d); run_b(d); run_a(d);
-    int h[32]; cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
-    printf("%d %d %d %s\n", h[0], h[31], host_helper(21), cudaGetErrorName(cudaGetLastError()));
-    return 0;
-}
-"#;
+const HOST_MAIN: &str = include_str!("../../samples/harness/dc/main.cu");
+/// g++'s host program: it calls the files' host code.
+const HOST_GXX_MAIN: &str = include_str!("../../samples/harness/dc/main-host.cpp");
 
 /// The global symbols an x86-64 object defines (`nm --defined-only -g`), weak ones aside.
 fn host_defined(dir: &Path, object: &str) -> Option<BTreeSet<String>> {
@@ -444,6 +430,12 @@ fn dc_objects_link_like_nvccs_in_nvccs_and_gxxs_host_links() {
     let cuda = tool_dir().unwrap().parent().unwrap().to_path_buf();
     let lib = |name: &str| cuda.join("lib").join(name).display().to_string();
     run(Path::new("g++"), d, &["main.o", "a.o", "b.o", "dlink.o", &lib("libcudadevrt.a"), &lib("libcudart_static.a"), "-ldl", "-lpthread", "-lrt", "-o", "app_gxx"]);
+    // A host program compiled by g++ that calls the files' host code.
+    std::fs::write(d.join("main-host.cpp"), HOST_GXX_MAIN).unwrap();
+    let include = format!("-I{}", cuda.join("include").display());
+    run(Path::new("g++"), d, &["-c", &include, "main-host.cpp", "-o", "main-host.o"]);
+    run(&nvcc, d, &["-dlink", "-arch=sm_90", "a.o", "b.o", "-o", "dlink-ab.o"]);
+    run(Path::new("g++"), d, &["main-host.o", "a.o", "b.o", "dlink-ab.o", &lib("libcudadevrt.a"), &lib("libcudart_static.a"), "-ldl", "-lpthread", "-lrt", "-o", "app_host"]);
     // cdpc's own device link of the same objects, and of the archive.
     let out = cdpc(d, &["a.o", "b.o", "-o", "ab.cubin"]);
     assert!(out.status.success(), "{}", stderr(&out));

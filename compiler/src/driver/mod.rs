@@ -63,8 +63,10 @@ pub enum Emit {
     Object,
     /// A cubin linked with libcudadevrt, ready for `cuModuleLoad`.
     Cubin,
-    /// An x86-64 object like `nvcc -dc` writes: the relocatable fat binary, its registration
-    /// and a host stub per kernel, for `nvcc -dlink` and the host linker ([`host`]).
+    /// An x86-64 object like `nvcc -dc` writes (`-dc`'s default): the relocatable fat binary,
+    /// its registration and a host stub per kernel, for `nvcc -dlink` and the host linker; for
+    /// CUDA C++ with the file's own host code (Clang's host side, `cuda::host_object`), for the
+    /// kernel language with a launcher per kernel ([`host`]).
     HostObject,
 }
 
@@ -497,7 +499,8 @@ pub struct Compiled {
     pub tool_runs: Vec<ToolRun>,
     /// How long each phase took.
     pub timings: Timings,
-    /// With [`Emit::HostObject`]: the C header declaring the kernels' launchers ([`host::header`]).
+    /// With [`Emit::HostObject`] of the kernel language: the C header declaring the kernels'
+    /// launchers ([`host::header`]); `None` for CUDA C++, whose host object has none.
     pub header: Option<String>,
 }
 

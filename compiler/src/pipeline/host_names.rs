@@ -69,7 +69,15 @@ fn rename_stubs(module: &Module<'_>) {
         }
         if let Some(nvcc) = stub_symbol(&name) {
             if module.get_function(&nvcc).is_none() {
-                function.as_global_value().set_name(&nvcc);
+                let global = function.as_global_value();
+                global.set_name(&nvcc);
+                // A template instance's stub is alone in a COMDAT group of its name: the
+                // group takes the new one, as nvcc's group of `_Z4fillIiEvPT_S0_` is called.
+                if let Some(old) = global.get_comdat() {
+                    let comdat = module.get_or_insert_comdat(&nvcc);
+                    comdat.set_selection_kind(old.get_selection_kind());
+                    global.set_comdat(comdat);
+                }
             }
         }
     }
@@ -84,8 +92,9 @@ fn rename_registered_statics(module: &Module<'_>, id: &str) {
                 if inst.get_opcode() != InstructionOpcode::Call {
                     continue;
                 }
-                let count = inst.get_num_operands();
-                let Some(callee) = inst.get_operand(count - 1).and_then(|o| o.value()) else { continue };
+                let Some(last) = inst.get_num_operands().checked_sub(1) else { continue };
+                let count = last + 1;
+                let Some(callee) = inst.get_operand(last).and_then(|o| o.value()) else { continue };
                 let callee = callee.as_value_ref();
                 let Some(f) = module.get_functions().find(|f| f.as_value_ref() == callee) else { continue };
                 let callee_name = f.get_name().to_string_lossy().into_owned();
@@ -172,7 +181,50 @@ fn replace_module_id(module: &Module<'_>, id: &str) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::stub_symbol;
+    use super::{nvcc_host_names, stub_symbol};
+    use inkwell::context::Context;
+    use inkwell::memory_buffer::MemoryBuffer;
+
+    /// Clang 22's host IR of a file (`fuzz/seeds/host-ir/clang-host.ll`, its source in the
+    /// comment below) given nvcc's names. The expected stub symbols are nvcc 13.5's for the
+    /// same file (`nm` of its `-dc` object: `_Z5childPi`, `parent`, a weak
+    /// `_Z4fillIiEvPT_S0_` in a COMDAT group of that name, an undefined `_ZN2v21kEPi`).
+    ///
+    /// ```text
+    /// static __device__ int bias = 1;
+    /// static __global__ void step(int *p) { p[threadIdx.x] += bias; }
+    /// __global__ void child(int *p) { p[threadIdx.x] += 1; }
+    /// extern "C" __global__ void parent(int *p) { child<<<1, 32>>>(p); }
+    /// template <typename T> __global__ void fill(T *p, T v) { *p = v; }
+    /// namespace v2 { __global__ void k(int *p); }
+    /// void run(int *d) { int b = 2; cudaMemcpyToSymbol(bias, &b, sizeof b); parent<<<1, 1>>>(d);
+    ///                    step<<<1, 32>>>(d); fill<<<1, 1>>>(d, 3); v2::k<<<1, 1>>>(d); }
+    /// ```
+    #[test]
+    fn clangs_host_ir_gets_nvccs_names() {
+        let ir = include_str!("../../../fuzz/seeds/host-ir/clang-host.ll");
+        let context = Context::create();
+        let module = context.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "host")).unwrap();
+        nvcc_host_names(&module, "_ab12_6_x_cu_cdpc").unwrap();
+        module.verify().unwrap();
+        let text = module.print_to_string().to_string();
+        for defined in ["define dso_local void @_Z5childPi(", "define dso_local void @parent(", "define linkonce_odr dso_local void @_Z4fillIiEvPT_S0_(", "declare void @_ZN2v21kEPi("] {
+            assert!(text.contains(defined), "no `{defined}`:\n{text}");
+        }
+        assert!(text.contains("$_Z4fillIiEvPT_S0_ = comdat any") && text.contains("@_Z4fillIiEvPT_S0_(ptr noundef %0, i32 noundef %1) #0 comdat {"), "{text}");
+        // Only the `static` kernel's internal stub keeps Clang's name.
+        let stubs: Vec<&str> = text.lines().filter(|l| l.starts_with("define") && l.contains("__device_stub__")).collect();
+        assert_eq!(stubs.len(), 1, "{stubs:?}");
+        assert!(stubs[0].starts_with("define internal"), "{stubs:?}");
+        // What the static kernel and variable are registered under: names.rs's names.
+        assert!(text.contains("c\"__nv_static_17__ab12_6_x_cu_cdpc__Z4stepPi\\00\""), "{text}");
+        assert!(text.contains("c\"__nv_static_17__ab12_6_x_cu_cdpc_bias\\00\""), "{text}");
+        assert!(!text.contains("__intern__") && !text.contains("__static__"), "{text}");
+        // One module id.
+        assert!(text.contains("c\"_ab12_6_x_cu_cdpc\\00\", section \"__nv_module_id\""), "{text}");
+        assert!(text.contains("@__fatbinwrap_ab12_6_x_cu_cdpc = alias") && text.contains("@__cudaRegisterLinkedBinary_ab12_6_x_cu_cdpc("), "{text}");
+        assert!(!text.contains("__nv_6fd08f676ff6e22d"), "{text}");
+    }
 
     #[test]
     fn stubs_get_the_kernels_own_symbols() {
