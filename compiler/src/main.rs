@@ -390,8 +390,10 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         if cli.output.is_some() && sources.len() > 1 {
             return usage("`-o` with `-dc` names one object: give one source, or leave `-o` out to write each source's object in the current folder");
         }
-        let emit = dc_emit;
         for source in sources {
+            // LLVM IR for the device has no host code: its `-dc` object is the device object.
+            let ir = cli.language.unwrap_or_else(|| driver::Language::of_path(source)) == driver::Language::Ir;
+            let emit = if ir && dc_emit == Emit::HostObject { Emit::Object } else { dc_emit };
             let output = cli.output.clone().unwrap_or_else(|| PathBuf::from(source.file_name().unwrap_or_default()).with_extension(emit.extension()));
             let options = CompileOptions { emit, separate: true, preprocess: cli.preprocess.options(&matches, source), ..options.clone() };
             let status = compile_one(&cli, source, Some(output), &options, color);
