@@ -586,10 +586,13 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
     // 1024 threads that can run in its launching thread does, alone and before warp
     // aggregation of the rest (at 128 threads).
     // `cdpc-clang-*`: every sample read as CUDA C++ (`-x cu`), through Clang and the launch
-    // pipeline on LLVM IR instead of the kernel language's front end.
-    let configs: [(&str, &str, &[&str]); 12] = [
+    // pipeline on LLVM IR instead of the kernel language's front end; `-threshold` with the
+    // IR pipeline's thresholding (compiler/src/pipeline/threshold.rs) at 1024 threads.
+    let configs: [(&str, &str, &[&str]); 14] = [
         ("cdpc-clang-v2", "v2", &["-x", "cu"]),
         ("cdpc-clang-v1", "v1", &["-x", "cu"]),
+        ("cdpc-clang-v2-threshold", "v2", &["-x", "cu", "-flaunch-threshold=1024"]),
+        ("cdpc-clang-v1-threshold", "v1", &["-x", "cu", "-flaunch-threshold=1024"]),
         ("cdpc-v2", "v2", &[]),
         ("cdpc-v1", "v1", &[]),
         ("cdpc-v2-agg-block", "v2", &["-faggregate-launches=block"]),
