@@ -580,6 +580,90 @@ fn cap_registers<'ctx>(module: &Module<'ctx>, changed: &HashSet<FunctionValue<'c
     }
 }
 
+/// A launch's configuration, read at the builder's position.
+pub(super) struct Config<'ctx> {
+    pub grid: [IntValue<'ctx>; 3],
+    pub block: [IntValue<'ctx>; 3],
+    /// Blocks and threads per block, `i64`.
+    pub blocks: IntValue<'ctx>,
+    pub threads: IntValue<'ctx>,
+    /// Whether the runtime would launch it: every dimension at least 1 and within its limit,
+    /// at most 1024 threads a block.
+    pub valid: IntValue<'ctx>,
+}
+
+impl<'ctx> Config<'ctx> {
+    /// The dims as the launch takes them: `byval` pointers or `{ i32, i32, i32 }` values.
+    pub(super) fn load(ctx: &inkwell::context::ContextRef<'ctx>, b: &inkwell::builder::Builder<'ctx>, grid: BasicValueEnum<'ctx>, block: BasicValueEnum<'ctx>) -> Self {
+        let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+        let dims = |v: BasicValueEnum<'ctx>, name: &str| -> [IntValue<'ctx>; 3] {
+            let agg = if v.is_pointer_value() {
+                let dim3 = ctx.struct_type(&[i32t.into(), i32t.into(), i32t.into()], false);
+                ok(b.build_load(dim3, v.into_pointer_value(), name)).into_struct_value()
+            } else {
+                v.into_struct_value()
+            };
+            [0, 1, 2].map(|i| ok(b.build_extract_value(agg, i, &format!("{name}.{}", ["x", "y", "z"][i as usize]))).into_int_value())
+        };
+        let (g, bd) = (dims(grid, "grid"), dims(block, "block"));
+        let wide = |v: IntValue<'ctx>| ok(b.build_int_z_extend(v, i64t, "w"));
+        let c64 = |v: u64| i64t.const_int(v, false);
+        let mul = |x: IntValue<'ctx>, y: IntValue<'ctx>| ok(b.build_int_mul(x, y, "m"));
+        let blocks = mul(mul(wide(g[0]), wide(g[1])), wide(g[2]));
+        let threads = mul(mul(wide(bd[0]), wide(bd[1])), wide(bd[2]));
+        let mut conds = Vec::new();
+        for (d, limits) in [(g, GRID_LIMITS), (bd, BLOCK_LIMITS)] {
+            for (v, limit) in d.into_iter().zip(limits) {
+                conds.push(ok(b.build_int_compare(IntPredicate::UGE, wide(v), c64(1), "ge1")));
+                conds.push(ok(b.build_int_compare(IntPredicate::ULE, wide(v), c64(limit), "le")));
+            }
+        }
+        conds.push(ok(b.build_int_compare(IntPredicate::ULE, threads, c64(MAX_BLOCK_THREADS), "threads.ok")));
+        let valid = conds.into_iter().reduce(|a, c| ok(b.build_and(a, c, "valid"))).expect("conditions");
+        Config { grid: g, block: bd, blocks, threads, valid }
+    }
+}
+
+/// Unflattens `i` as the hardware numbers a grid's blocks and a block's threads, x fastest.
+pub(super) fn unflatten<'ctx>(b: &inkwell::builder::Builder<'ctx>, i: IntValue<'ctx>, d: [IntValue<'ctx>; 3]) -> [IntValue<'ctx>; 3] {
+    let x = ok(b.build_int_unsigned_rem(i, d[0], "x"));
+    let over_x = ok(b.build_int_unsigned_div(i, d[0], "over.x"));
+    let y = ok(b.build_int_unsigned_rem(over_x, d[1], "y"));
+    let z = ok(b.build_int_unsigned_div(i, ok(b.build_int_mul(d[0], d[1], "xy")), "z"));
+    [x, y, z]
+}
+
+/// The arguments of a child laid out as `layout` in the bytes at `at`: loaded, or for a
+/// `byval` parameter the address of its bytes.
+pub(super) fn load_arguments<'ctx>(ctx: &inkwell::context::ContextRef<'ctx>, b: &inkwell::builder::Builder<'ctx>, layout: &[(u64, Option<BasicTypeEnum<'ctx>>)], at: inkwell::values::PointerValue<'ctx>) -> Vec<BasicMetadataValueEnum<'ctx>> {
+    layout
+        .iter()
+        .map(|(offset, load)| {
+            // SAFETY: an offset inside the argument bytes, checked against their size.
+            let p = unsafe { ok(b.build_gep(ctx.i8_type(), at, &[ctx.i64_type().const_int(*offset, false)], "arg.at")) };
+            match load {
+                Some(ty) => {
+                    let v = ok(b.build_load(*ty, p, "arg"));
+                    v.as_instruction_value().expect("a load").set_alignment(1).expect("alignment 1");
+                    v.into()
+                }
+                None => p.into(),
+            }
+        })
+        .collect()
+}
+
+/// Adds `byval` (and `align`) of `callee`'s parameters to the call's arguments.
+pub(super) fn byval_at_call(callee: FunctionValue<'_>, call: inkwell::values::CallSiteValue<'_>) {
+    for i in 0..callee.count_params() {
+        for kind in [Attribute::get_named_enum_kind_id("byval"), Attribute::get_named_enum_kind_id("align")] {
+            if let Some(attr) = callee.get_enum_attribute(AttributeLoc::Param(i), kind).filter(|_| callee.get_enum_attribute(AttributeLoc::Param(i), Attribute::get_named_enum_kind_id("byval")).is_some()) {
+                call.add_attribute(AttributeLoc::Param(i), attr);
+            }
+        }
+    }
+}
+
 /// A builder's result; the builder is always positioned here.
 fn ok<T>(r: Result<T, inkwell::builder::BuilderError>) -> T {
     r.expect("the builder is positioned")
@@ -614,7 +698,7 @@ fn rewrite_site<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, serial: FunctionV
     }
     b.position_before(&l.call);
     let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
-    let args: Vec<BasicMetadataValueEnum> = vec![block.into(), operand(2).into(), operand(3).into(), operand(4).into(), operand(5).into()];
+    let args: Vec<BasicMetadataValueEnum> = vec![block.into(), operand(2).into(), operand(3).into()];
     let call = ok(b.build_call(helper, &args, "thr.status"));
     copy_byval(l.call.as_value_ref(), call.as_value_ref(), &[(3, 2), (4, 3)]);
     let status = call.try_as_basic_value().basic().and_then(|v| v.as_instruction_value()).expect("a status");
@@ -654,8 +738,7 @@ fn helper<'ctx>(
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
     let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
     let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
-    let (grid_ty, block_ty, shmem_ty, stream_ty) = (operand(2).get_type(), operand(3).get_type(), operand(4).get_type(), operand(5).get_type());
-    let params: Vec<BasicMetadataTypeEnum> = vec![ptr.into(), grid_ty.into(), block_ty.into(), shmem_ty.into(), stream_ty.into()];
+    let params: Vec<BasicMetadataTypeEnum> = vec![ptr.into(), operand(2).get_type().into(), operand(3).get_type().into()];
     let child = as_function(operand(0).as_value_ref());
     let child_name = child.map_or_else(String::new, |c| c.get_name().to_string_lossy().into_owned());
     let f = module.add_function(&format!("{child_name}__threshold"), i32t.fn_type(&params, false), Some(Linkage::Internal));
@@ -673,7 +756,7 @@ fn helper<'ctx>(
         }
     }
     let p = |i: u32| f.get_nth_param(i).expect("a parameter");
-    for (i, name) in ["args", "grid.dim", "block.dim", "shmem", "stream"].into_iter().enumerate() {
+    for (i, name) in ["args", "grid.dim", "block.dim"].into_iter().enumerate() {
         p(i as u32).set_name(name);
     }
     let b = ctx.create_builder();
@@ -681,54 +764,22 @@ fn helper<'ctx>(
     let in_place = ctx.append_basic_block(f, "in_place");
     let launch_bb = ctx.append_basic_block(f, "launch");
     b.position_at_end(entry);
-    let dims = |v: BasicValueEnum<'ctx>, name: &str| -> [IntValue<'ctx>; 3] {
-        let agg = if v.is_pointer_value() {
-            let dim3 = ctx.struct_type(&[i32t.into(), i32t.into(), i32t.into()], false);
-            ok(b.build_load(dim3, v.into_pointer_value(), name)).into_struct_value()
-        } else {
-            v.into_struct_value()
-        };
-        [0, 1, 2].map(|i| ok(b.build_extract_value(agg, i, &format!("{name}.{}", ["x", "y", "z"][i as usize]))).into_int_value())
-    };
-    let g = dims(p(1), "grid");
-    let bd = dims(p(2), "block");
-    let wide = |v: IntValue<'ctx>| ok(b.build_int_z_extend(v, i64t, "w"));
+    let config = Config::load(&ctx, &b, p(1), p(2));
     let c64 = |v: u64| i64t.const_int(v, false);
-    let mul = |x: IntValue<'ctx>, y: IntValue<'ctx>| ok(b.build_int_mul(x, y, "m"));
-    let blocks = mul(mul(wide(g[0]), wide(g[1])), wide(g[2]));
-    let threads = mul(mul(wide(bd[0]), wide(bd[1])), wide(bd[2]));
-    let mut conds = Vec::new();
-    for (d, limits) in [(g, GRID_LIMITS), (bd, BLOCK_LIMITS)] {
-        for (v, limit) in d.into_iter().zip(limits) {
-            conds.push(ok(b.build_int_compare(IntPredicate::UGE, wide(v), c64(1), "ge1")));
-            conds.push(ok(b.build_int_compare(IntPredicate::ULE, wide(v), c64(limit), "le")));
-        }
-    }
-    conds.push(ok(b.build_int_compare(IntPredicate::ULE, threads, c64(MAX_BLOCK_THREADS), "threads.ok")));
+    let (blocks, threads) = (config.blocks, config.threads);
+    let mut conds = vec![config.valid];
     conds.push(ok(b.build_int_compare(IntPredicate::ULE, blocks, c64(max.into()), "blocks.small")));
     // Blocks and threads are bounded by now, so the product cannot wrap.
-    conds.push(ok(b.build_int_compare(IntPredicate::ULE, mul(blocks, threads), c64(max.into()), "grid.small")));
+    conds.push(ok(b.build_int_compare(IntPredicate::ULE, ok(b.build_int_mul(blocks, threads, "m")), c64(max.into()), "grid.small")));
     let small = conds.into_iter().reduce(|a, c| ok(b.build_and(a, c, "small"))).expect("conditions");
     ok(b.build_conditional_branch(small, in_place, launch_bb));
+    let (g, bd) = (config.grid, config.block);
 
     // In place: the arguments, then a loop over blocks and one over threads.
     b.position_at_end(in_place);
     let (layout, _) = parameter_layout(child.expect("a taken site launches a function"), data);
-    let byval = Attribute::get_named_enum_kind_id("byval");
     let args_ptr = p(0).into_pointer_value();
-    let mut args: Vec<BasicMetadataValueEnum> = Vec::new();
-    for (offset, load) in &layout {
-        // SAFETY: an offset inside the argument block, checked against its size.
-        let at = unsafe { ok(b.build_gep(ctx.i8_type(), args_ptr, &[c64(*offset)], "arg.at")) };
-        args.push(match load {
-            Some(ty) => {
-                let v = ok(b.build_load(*ty, at, "arg"));
-                v.as_instruction_value().expect("a load").set_alignment(1).expect("alignment 1");
-                v.into()
-            }
-            None => at.into(),
-        });
-    }
+    let args = load_arguments(&ctx, &b, &layout, args_ptr);
     let u32_of = |v: IntValue<'ctx>| ok(b.build_int_truncate(v, i32t, "n"));
     let (nblocks, nthreads) = (u32_of(blocks), u32_of(threads));
     let outer_head = ctx.append_basic_block(f, "blocks");
@@ -744,15 +795,7 @@ fn helper<'ctx>(
     let more = ok(b.build_int_compare(IntPredicate::ULT, bl_v, nblocks, "more.blocks"));
     ok(b.build_conditional_branch(more, outer_body, all_done));
     b.position_at_end(outer_body);
-    // Unflattened as the hardware numbers a grid's blocks and a block's threads: x fastest.
-    let unflatten = |i: IntValue<'ctx>, d: [IntValue<'ctx>; 3]| {
-        let x = ok(b.build_int_unsigned_rem(i, d[0], "x"));
-        let over_x = ok(b.build_int_unsigned_div(i, d[0], "over.x"));
-        let y = ok(b.build_int_unsigned_rem(over_x, d[1], "y"));
-        let z = ok(b.build_int_unsigned_div(i, ok(b.build_int_mul(d[0], d[1], "xy")), "z"));
-        [x, y, z]
-    };
-    let block_idx = unflatten(bl_v, g);
+    let block_idx = unflatten(&b, bl_v, g);
     ok(b.build_unconditional_branch(inner_head));
     b.position_at_end(inner_head);
     let t = ok(b.build_phi(i32t, "t"));
@@ -760,19 +803,11 @@ fn helper<'ctx>(
     let more = ok(b.build_int_compare(IntPredicate::ULT, t_v, nthreads, "more.threads"));
     ok(b.build_conditional_branch(more, inner_body, inner_done));
     b.position_at_end(inner_body);
-    let thread_idx = unflatten(t_v, bd);
+    let thread_idx = unflatten(&b, t_v, bd);
     let mut call_args = args.clone();
     call_args.extend(thread_idx.iter().chain(&block_idx).chain(&bd).chain(&g).map(|v| BasicMetadataValueEnum::from(*v)));
     let call = ok(b.build_call(serial, &call_args, ""));
-    for (i, (_, load)) in layout.iter().enumerate() {
-        if load.is_none() {
-            for kind in [byval, Attribute::get_named_enum_kind_id("align")] {
-                if let Some(attr) = serial.get_enum_attribute(AttributeLoc::Param(i as u32), kind) {
-                    call.add_attribute(AttributeLoc::Param(i as u32), attr);
-                }
-            }
-        }
-    }
+    byval_at_call(serial, call);
     let t_next = ok(b.build_int_add(t_v, i32t.const_int(1, false), "t.next"));
     ok(b.build_unconditional_branch(inner_head));
     t.add_incoming(&[(&i32t.const_zero(), outer_body), (&t_next, inner_body)]);
@@ -785,6 +820,29 @@ fn helper<'ctx>(
 
     // Launched: the documented sequence, from the argument block.
     b.position_at_end(launch_bb);
+    launch_as_documented(module, f, &b, l, old_buffer, args_ptr, p(1), p(2));
+    f
+}
+
+/// At `b`'s position in `f`: the launch `l` as the documented sequence, its arguments copied
+/// from `args` into a new parameter buffer (a copy of `old_buffer`'s call; none without one),
+/// its dims `grid` and `block`, its shared memory and stream `l`'s constants; returns the
+/// launch's status, or [`LAUNCH_SKIPPED_STATUS`] when there is no buffer.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn launch_as_documented<'ctx>(
+    module: &Module<'ctx>,
+    f: FunctionValue<'ctx>,
+    b: &inkwell::builder::Builder<'ctx>,
+    l: &Launch<'ctx>,
+    old_buffer: Option<inkwell::values::InstructionValue<'ctx>>,
+    args: inkwell::values::PointerValue<'ctx>,
+    grid: BasicValueEnum<'ctx>,
+    block: BasicValueEnum<'ctx>,
+) {
+    let ctx = module.get_context();
+    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+    let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
+    let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
     let launch_callee = l.call.get_operand(l.call.get_num_operands() - 1).and_then(|o| o.value()).expect("a callee");
     let launch_fn = as_function(launch_callee.as_value_ref()).expect("a recognised launch calls its entry point");
     let buf = match old_buffer {
@@ -803,15 +861,14 @@ fn helper<'ctx>(
             b.position_at_end(skip);
             ok(b.build_return(Some(&i32t.const_int(LAUNCH_SKIPPED_STATUS as u64, false))));
             b.position_at_end(fill);
-            ok(b.build_memcpy(buf, 1, args_ptr, 1, i64t.const_int(l.size, false)));
+            ok(b.build_memcpy(buf, 1, args, 1, i64t.const_int(l.size, false)));
             buf
         }
-        _ => ptr.const_null(),
+        None => ptr.const_null(),
     };
-    let launch_args: Vec<BasicMetadataValueEnum> = vec![operand(0).into(), buf.into(), p(1).into(), p(2).into(), p(3).into(), p(4).into()];
+    let launch_args: Vec<BasicMetadataValueEnum> = vec![operand(0).into(), buf.into(), grid.into(), block.into(), operand(4).into(), operand(5).into()];
     let launch = ok(b.build_call(launch_fn, &launch_args, "status"));
     copy_byval(l.call.as_value_ref(), launch.as_value_ref(), &[(3, 3), (4, 4)]);
     let status = launch.try_as_basic_value().basic().expect("a status");
     ok(b.build_return(Some(&status)));
-    f
 }
