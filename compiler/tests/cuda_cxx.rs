@@ -277,3 +277,27 @@ fn thresholding_runs_small_children_in_place_with_remarks_at_their_lines() {
     assert!(plain.warnings.is_empty());
     assert!(!String::from_utf8(plain.output).unwrap().contains("__serial"));
 }
+
+/// `-faggregate-launches=warp` applies to CUDA C++: each child gets an aggregated kernel
+/// `C__agg` that the warp's leader launches; `=block` and `=grid` aggregate per warp with
+/// `R0501` at each launch's line, the IR pipeline having no end-of-block rewrite yet.
+#[test]
+fn warp_aggregation_gives_each_child_an_aggregated_kernel() {
+    if !tools_ready() {
+        return;
+    }
+    let (file, source) = sample("small_children.cu");
+    let options = CompileOptions { aggregate: cdpc::aggregate::Granularity::Warp, pass_remarks: true, ..ptx_options(&file) };
+    let compiled = driver::compile(&source, &options).unwrap();
+    assert!(compiled.warnings.is_empty(), "{:?}", compiled.warnings);
+    let ptx = String::from_utf8(compiled.output).unwrap();
+    for kernel in ["_Z4fillPii__agg", "_Z12with_barrierPi__agg"] {
+        assert!(ptx.contains(&format!(".entry {kernel}(")), "{kernel}:\n{ptx}");
+    }
+    assert!(ptx[ptx.find(".entry _Z6parentPii(").unwrap()..].contains(".maxnreg 64"), "{ptx}");
+    assert!(ptx.contains("vote.sync.ballot.b32") && ptx.contains("shfl.sync.idx.b32"), "{ptx}");
+    let options = CompileOptions { aggregate: cdpc::aggregate::Granularity::Block, ..options };
+    let compiled = driver::compile(&source, &options).unwrap();
+    let remarks: Vec<(&str, &str)> = compiled.warnings.iter().map(|d| (d.code.as_str(), &source[d.labels[0].span.range()])).collect();
+    assert_eq!(remarks, [("R0501", "fill"), ("R0501", "with_barrier")]);
+}

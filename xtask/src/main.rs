@@ -587,12 +587,17 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
     // aggregation of the rest (at 128 threads).
     // `cdpc-clang-*`: every sample read as CUDA C++ (`-x cu`), through Clang and the launch
     // pipeline on LLVM IR instead of the kernel language's front end; `-threshold` with the
-    // IR pipeline's thresholding (compiler/src/pipeline/threshold.rs) at 1024 threads.
-    let configs: [(&str, &str, &[&str]); 14] = [
+    // IR pipeline's thresholding (compiler/src/pipeline/threshold.rs) at 1024 threads,
+    // `-agg-warp` with its warp aggregation (pipeline/aggregate.rs), and both as the
+    // benchmarks use them. (Block and grid granularity are warp's on IR, with R0501.)
+    let configs: [(&str, &str, &[&str]); 17] = [
         ("cdpc-clang-v2", "v2", &["-x", "cu"]),
         ("cdpc-clang-v1", "v1", &["-x", "cu"]),
         ("cdpc-clang-v2-threshold", "v2", &["-x", "cu", "-flaunch-threshold=1024"]),
         ("cdpc-clang-v1-threshold", "v1", &["-x", "cu", "-flaunch-threshold=1024"]),
+        ("cdpc-clang-v2-agg-warp", "v2", &["-x", "cu", "-faggregate-launches=warp"]),
+        ("cdpc-clang-v1-agg-warp", "v1", &["-x", "cu", "-faggregate-launches=warp"]),
+        ("cdpc-clang-v2-threshold-warp", "v2", &["-x", "cu", "-flaunch-threshold=128", "-faggregate-launches=warp"]),
         ("cdpc-v2", "v2", &[]),
         ("cdpc-v1", "v1", &[]),
         ("cdpc-v2-agg-block", "v2", &["-faggregate-launches=block"]),

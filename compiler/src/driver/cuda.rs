@@ -204,7 +204,7 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
     let buffer = MemoryBuffer::create_from_memory_range_copy(&bitcode, "clang");
     let module = Module::parse_bitcode_from_buffer(&buffer, &context).map_err(|e| BackendError::Internal(format!("reading Clang's bitcode: {e}")))?;
     let shown = SourceText { path: Some(compiled_path.clone()), text: source.to_string() };
-    let pipeline_options = PipelineOptions { target: options.target, nv_module_id: options.nv_module_id.clone(), launch_threshold: options.launch_threshold, pass_remarks: options.pass_remarks };
+    let pipeline_options = PipelineOptions { target: options.target, nv_module_id: options.nv_module_id.clone(), launch_threshold: options.launch_threshold, aggregate: options.aggregate, pass_remarks: options.pass_remarks };
     let mut warnings = clang_warnings;
     match pipeline::run(&module, &pipeline_options, &shown) {
         Ok(more) => warnings.extend(more),

@@ -74,7 +74,7 @@ pub fn clone_with_builtins<'ctx>(module: &Module<'ctx>, originals: &[FunctionVal
         .iter()
         .map(|&f| {
             let ty = f.get_type();
-            let mut params: Vec<BasicMetadataTypeEnum> = ty.get_param_types().into_iter().map(Into::into).collect();
+            let mut params: Vec<BasicMetadataTypeEnum> = ty.get_param_types();
             params.extend([BasicMetadataTypeEnum::from(i32t.as_basic_type_enum()); 12]);
             let new_ty = match ty.get_return_type() {
                 Some(r) => r.fn_type(&params, false),

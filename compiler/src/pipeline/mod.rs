@@ -15,7 +15,11 @@
 //!    runs its child's threads one after another in the launching thread when the grid is
 //!    that small, and launches as before otherwise; the others get `R0502`. With N = 0 the
 //!    module is untouched; afterwards every launch is still in the documented shape.
-//! 4. [`launch`]: every device-side launch in the documented NVVM IR shape (a parameter
+//! 4. [`aggregate`] (`-faggregate-launches=`, off by default): the launches into the NULL
+//!    stream that the threads of a warp make together become one launch of `C__agg` (block
+//!    and grid granularity too, with `R0501`); the others get `R0500`. Off, the module is
+//!    untouched; afterwards every launch is still in the documented shape.
+//! 5. [`launch`]: every device-side launch in the documented NVVM IR shape (a parameter
 //!    buffer from `cudaGetParameterBuffer`, stores into it, `cudaLaunchDevice`) is recognised
 //!    and lowered to the launch ABI asked for: V2 (nvcc 13's entry points, which alone take
 //!    tail launch and fire-and-forget streams) or V1 (kept as written). Afterwards every
@@ -24,6 +28,7 @@
 //! Then [`cleanup`] runs the few LLVM passes that fold what the rewrites left (the launch
 //! helper inlined, the local argument block split into stores into the runtime's buffer).
 
+pub mod aggregate;
 mod clone;
 pub mod launch;
 mod location;
@@ -50,6 +55,10 @@ pub struct PipelineOptions {
     /// Launches of grids of at most this many threads run in the launching thread
     /// (`-flaunch-threshold=N`, [`threshold`]); 0: none.
     pub launch_threshold: u32,
+    /// Launch aggregation (`-faggregate-launches=`, [`aggregate`]): warp granularity; block and
+    /// grid are aggregated per warp with `R0501`, the IR pipeline having no end-of-block
+    /// rewrite yet.
+    pub aggregate: crate::aggregate::Granularity,
     /// The remarks of the launches left alone are among the diagnostics (`-Rpass=aggregate`).
     pub pass_remarks: bool,
 }
@@ -59,7 +68,8 @@ pub struct PipelineOptions {
 pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
     names::externalised_statics(module, options.nv_module_id.as_deref());
     let mut diagnostics = warp::legacy_to_sync(module, source);
-    let remarks = threshold::threshold(module, options.launch_threshold, &options.target, source);
+    let mut remarks = threshold::threshold(module, options.launch_threshold, &options.target, source);
+    remarks.extend(aggregate::warp(module, options.aggregate, source));
     if options.pass_remarks {
         diagnostics.extend(remarks);
     }
@@ -82,5 +92,7 @@ pub fn cleanup(module: &Module<'_>, tm: &TargetMachine) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod aggregate_tests;
 #[cfg(test)]
 mod threshold_tests;

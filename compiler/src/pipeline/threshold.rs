@@ -376,7 +376,7 @@ const MAX_PARAMETER_BYTES: u64 = 32764;
 /// the kernel, a pointer, two dims (`byval` pointers or `{ i32, i32, i32 }`), the shared
 /// memory size as `i32` and a pointer stream; and a buffer of at most
 /// [`MAX_PARAMETER_BYTES`].
-fn documented_shape(l: &Launch<'_>) -> bool {
+pub(super) fn documented_shape(l: &Launch<'_>) -> bool {
     let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value());
     let dim3 = |v: Option<BasicValueEnum>| match v {
         Some(BasicValueEnum::PointerValue(_)) => true,
@@ -420,7 +420,7 @@ fn why_not_site(l: &Launch<'_>, target: &Target) -> Option<String> {
 /// Where each parameter of `child` lies in its parameter buffer (each at its alignment, in
 /// order, as Clang and nvcc lay it out), and how: the type to load, or `None` for a `byval`
 /// parameter, passed as the address of its bytes.
-fn parameter_layout<'ctx>(child: FunctionValue<'ctx>, data: &TargetData) -> (Vec<(u64, Option<BasicTypeEnum<'ctx>>)>, u64) {
+pub(super) fn parameter_layout<'ctx>(child: FunctionValue<'ctx>, data: &TargetData) -> (Vec<(u64, Option<BasicTypeEnum<'ctx>>)>, u64) {
     let byval = Attribute::get_named_enum_kind_id("byval");
     let align_kind = Attribute::get_named_enum_kind_id("align");
     let mut offset = 0u64;
@@ -508,7 +508,7 @@ pub fn threshold(module: &Module<'_>, max_threads: u32, target: &Target, source:
 }
 
 /// The functions reachable from `roots` that read a built-in, themselves or through calls.
-fn builtin_readers<'ctx>(roots: &[FunctionValue<'ctx>]) -> Vec<FunctionValue<'ctx>> {
+pub(super) fn builtin_readers<'ctx>(roots: &[FunctionValue<'ctx>]) -> Vec<FunctionValue<'ctx>> {
     let mut calls: HashMap<FunctionValue, Vec<FunctionValue>> = HashMap::new();
     let mut reads = Vec::new();
     let mut stack = roots.to_vec();
@@ -550,7 +550,7 @@ fn builtin_readers<'ctx>(roots: &[FunctionValue<'ctx>]) -> Vec<FunctionValue<'ct
 /// Kernels reaching one of `changed` are capped at [`crate::aggregate::REGISTER_CAP`]
 /// registers, unless they have launch bounds or a cap: a parent that ran with 1024-thread
 /// blocks must still be able to.
-fn cap_registers<'ctx>(module: &Module<'ctx>, changed: &HashSet<FunctionValue<'ctx>>) {
+pub(super) fn cap_registers<'ctx>(module: &Module<'ctx>, changed: &HashSet<FunctionValue<'ctx>>) {
     let mut callers: HashMap<FunctionValue, Vec<FunctionValue>> = HashMap::new();
     for f in module.get_functions() {
         for b in f.get_basic_blocks() {
@@ -665,41 +665,71 @@ pub(super) fn byval_at_call(callee: FunctionValue<'_>, call: inkwell::values::Ca
 }
 
 /// A builder's result; the builder is always positioned here.
-fn ok<T>(r: Result<T, inkwell::builder::BuilderError>) -> T {
+pub(super) fn ok<T>(r: Result<T, inkwell::builder::BuilderError>) -> T {
     r.expect("the builder is positioned")
 }
 
 /// Replaces the launch `l` of `child` by a call of its helper (module docs).
 fn rewrite_site<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, serial: FunctionValue<'ctx>, max: u32, data: &TargetData) {
+    let helper = helper(module, l, serial, max, data, l.buffer);
+    replace_by_helper(module, l, helper, "thr");
+}
+
+/// Declares the always-inline helper `i32 NAME(ptr args, grid, block)` of the launch `l`,
+/// its dims typed and attributed as the launch takes them.
+pub(super) fn new_helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, name: &str) -> FunctionValue<'ctx> {
+    let ctx = module.get_context();
+    let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
+    let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
+    let params: Vec<BasicMetadataTypeEnum> = vec![ptr.into(), operand(2).get_type().into(), operand(3).get_type().into()];
+    let f = module.add_function(name, ctx.i32_type().fn_type(&params, false), Some(Linkage::Internal));
+    f.add_attribute(AttributeLoc::Function, ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0));
+    // `byval` dims, as the launch takes them.
+    // SAFETY: attribute copies from the launch to the helper's parameters.
+    unsafe {
+        for (from, to) in [(3u32, 1u32), (4, 2)] {
+            let count = LLVMGetCallSiteAttributeCount(l.call.as_value_ref(), from);
+            let mut attrs = vec![std::ptr::null_mut(); count as usize];
+            LLVMGetCallSiteAttributes(l.call.as_value_ref(), from, attrs.as_mut_ptr());
+            for a in attrs {
+                LLVMAddAttributeAtIndex(f.as_value_ref(), to + 1, a);
+            }
+        }
+    }
+    for (i, name) in ["args", "grid.dim", "block.dim"].into_iter().enumerate() {
+        f.get_nth_param(i as u32).expect("a parameter").set_name(name);
+    }
+    f
+}
+
+/// Replaces the launch `l` by a call of `helper` (made by [`new_helper`]): the stores of its
+/// arguments go into a local block (`PREFIX.args`) where the runtime's buffer was, and the
+/// call takes the block and the launch's dims; its status is the launch's.
+pub(super) fn replace_by_helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, helper: FunctionValue<'ctx>, prefix: &str) {
     let ctx = module.get_context();
     let b = ctx.create_builder();
     let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
-    // The argument block, where the runtime's buffer was.
     let align = l.buffer.and_then(|buf| buf.get_operand(0)).and_then(|o| o.value()).and_then(launch::constant_u64).filter(|a| a.is_power_of_two() && *a <= 1 << 12).unwrap_or(64);
-    let args_block = match l.buffer {
+    let block = match l.buffer {
         Some(buffer) => {
             let entry = l.function.get_first_basic_block().expect("a launch is in a function with a body");
             match entry.get_first_instruction() {
                 Some(first) => b.position_before(&first),
                 None => b.position_at_end(entry),
             }
-            let block = ok(b.build_alloca(ctx.i8_type().array_type(l.size.max(1) as u32), "thr.args"));
+            let block = ok(b.build_alloca(ctx.i8_type().array_type(l.size.max(1) as u32), &format!("{prefix}.args")));
             let inst = block.as_instruction_value().expect("an alloca");
             inst.set_alignment(align as u32).expect("a power of two");
             buffer.replace_all_uses_with(&inst);
-            (Some(buffer), block.as_basic_value_enum())
+            buffer.erase_from_basic_block();
+            block.as_basic_value_enum()
         }
-        None => (None, ptr.const_null().as_basic_value_enum()),
+        None => ptr.const_null().as_basic_value_enum(),
     };
-    let (old_buffer, block) = args_block;
-    let helper = helper(module, l, serial, max, data, old_buffer);
-    if let Some(buffer) = old_buffer {
-        buffer.erase_from_basic_block();
-    }
     b.position_before(&l.call);
     let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
     let args: Vec<BasicMetadataValueEnum> = vec![block.into(), operand(2).into(), operand(3).into()];
-    let call = ok(b.build_call(helper, &args, "thr.status"));
+    let call = ok(b.build_call(helper, &args, &format!("{prefix}.status")));
     copy_byval(l.call.as_value_ref(), call.as_value_ref(), &[(3, 2), (4, 3)]);
     let status = call.try_as_basic_value().basic().and_then(|v| v.as_instruction_value()).expect("a status");
     status.set_debug_location(l.call.get_debug_location());
@@ -709,7 +739,7 @@ fn rewrite_site<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, serial: FunctionV
 
 /// Copies the call-site attributes of `from`'s argument `i` to `to`'s argument `j`, for each
 /// `(i, j)` (1-based attribute indices).
-fn copy_byval(from: LLVMValueRef, to: LLVMValueRef, pairs: &[(u32, u32)]) {
+pub(super) fn copy_byval(from: LLVMValueRef, to: LLVMValueRef, pairs: &[(u32, u32)]) {
     for &(i, j) in pairs {
         // SAFETY: attribute queries and updates of two live calls.
         unsafe {
@@ -736,29 +766,11 @@ fn helper<'ctx>(
 ) -> FunctionValue<'ctx> {
     let ctx = module.get_context();
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
-    let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
     let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
-    let params: Vec<BasicMetadataTypeEnum> = vec![ptr.into(), operand(2).get_type().into(), operand(3).get_type().into()];
     let child = as_function(operand(0).as_value_ref());
     let child_name = child.map_or_else(String::new, |c| c.get_name().to_string_lossy().into_owned());
-    let f = module.add_function(&format!("{child_name}__threshold"), i32t.fn_type(&params, false), Some(Linkage::Internal));
-    f.add_attribute(AttributeLoc::Function, ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0));
-    // `byval` dims, as the launch takes them.
-    // SAFETY: attribute copies from the launch to the helper's parameters.
-    unsafe {
-        for (from, to) in [(3u32, 1u32), (4, 2)] {
-            let count = LLVMGetCallSiteAttributeCount(l.call.as_value_ref(), from);
-            let mut attrs = vec![std::ptr::null_mut(); count as usize];
-            LLVMGetCallSiteAttributes(l.call.as_value_ref(), from, attrs.as_mut_ptr());
-            for a in attrs {
-                LLVMAddAttributeAtIndex(f.as_value_ref(), to + 1, a);
-            }
-        }
-    }
+    let f = new_helper(module, l, &format!("{child_name}__threshold"));
     let p = |i: u32| f.get_nth_param(i).expect("a parameter");
-    for (i, name) in ["args", "grid.dim", "block.dim"].into_iter().enumerate() {
-        p(i as u32).set_name(name);
-    }
     let b = ctx.create_builder();
     let entry = ctx.append_basic_block(f, "entry");
     let in_place = ctx.append_basic_block(f, "in_place");

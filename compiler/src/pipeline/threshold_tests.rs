@@ -7,7 +7,7 @@ use super::*;
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
 
-const HEAD: &str = r#"
+pub(super) const HEAD: &str = r#"
 target datalayout = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 %struct.dim3 = type { i32, i32, i32 }
@@ -23,7 +23,7 @@ declare void @llvm.nvvm.barrier.cta.sync.aligned.all(i32)
 
 /// `p[index()] = c + s.i`, where `index` reads `threadIdx.x + blockIdx.x * blockDim.x` and
 /// `gridDim.y`: a child with an `i8`, a `byval` struct and a helper that reads built-ins.
-const CHILD: &str = r#"
+pub(super) const CHILD: &str = r#"
 define i32 @index() {
   %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
   %b = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
@@ -48,7 +48,7 @@ define ptx_kernel void @child(ptr %p, i8 %c, ptr byval(%struct.S) align 8 %s) {
 
 /// `child<<<n, 32, 0, STREAM>>>(p, 'a', s)` as Clang writes it: the buffer (8 + 1, padded to
 /// 16, + 24 = 40 bytes), a null test, the stores, the dims in allocas, the launch.
-fn launch(child: &str, stream: &str, shmem: &str) -> String {
+pub(super) fn launch(child: &str, stream: &str, shmem: &str) -> String {
     format!(
         r#"
 define ptx_kernel void @parent(ptr %p, i32 %n, ptr %s) {{
@@ -83,7 +83,7 @@ done:
     )
 }
 
-fn parse<'ctx>(context: &'ctx Context, ir: &str) -> inkwell::module::Module<'ctx> {
+pub(super) fn parse<'ctx>(context: &'ctx Context, ir: &str) -> inkwell::module::Module<'ctx> {
     let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "test");
     let module = context.create_module_from_ir(buffer).expect("the test IR parses");
     module.verify().expect("the test IR is valid");
@@ -104,7 +104,7 @@ fn thresholded(ir: &str, n: u32, target: Target) -> (String, Vec<String>) {
 fn piped(ir: &str, n: u32, target: Target) -> String {
     let context = Context::create();
     let module = parse(&context, ir);
-    let options = PipelineOptions { target, nv_module_id: None, launch_threshold: n, pass_remarks: true };
+    let options = PipelineOptions { target, nv_module_id: None, launch_threshold: n, pass_remarks: true, ..PipelineOptions::default() };
     run(&module, &options, &SourceText::default()).expect("the pipeline accepts the module");
     let tm = crate::back::target_machine(&target, 3).unwrap();
     cleanup(&module, &tm).unwrap();
@@ -113,7 +113,7 @@ fn piped(ir: &str, n: u32, target: Target) -> String {
 }
 
 
-fn program() -> String {
+pub(super) fn program() -> String {
     format!("{HEAD}{CHILD}{}", launch("child", "null", "0"))
 }
 
