@@ -110,7 +110,9 @@ usage: cargo xtask <command>
                     build/gpu/cdpc-v2 and build/gpu/cdpc-v1, with -faggregate-launches=block,
                     =warp and =grid into build/gpu/cdpc-ABI-agg-block, -agg-warp and -agg-grid, with
                     -flaunch-threshold=1024 into build/gpu/cdpc-v2-threshold and =128 with
-                    =warp into build/gpu/cdpc-v2-threshold-warp, and the release
+                    =warp into build/gpu/cdpc-v2-threshold-warp; every sample as CUDA C++
+                    (-x cu) into build/gpu/cdpc-clang-ABI, -clang-ABI-threshold (1024),
+                    -clang-ABI-agg-warp and cdpc-clang-v2-threshold-warp; and the release
                     cdpc-run into build/gpu/bin/; carry build/gpu to the GPU machine and run
                     `sh samples/harness/gpu-run.sh` there; then gpu-bench-bundle
   bench-compile [--sizes 1,10,100,1000] [--repeat N] [--tiny]
