@@ -13,7 +13,8 @@
 //! group = __ballot_sync(__activemask(), valid);
 //! if (valid && popc(group) > 1) {
 //!     rank = popc(group & lanemask_lt); leader = lowest lane of group;
-//!     table = rank == 0 ? malloc(n * sizeof(record)) : 0;   // shared by two shuffles
+//!     table = rank == 0 ? a chunk of C's pool, else malloc(n * sizeof(record)) : 0;
+//!                                                     // shared by two shuffles
 //!     if (table) {
 //!         table[rank] = {0, 0, g, b, args}; __threadfence(); __syncwarp(group);
 //!         if (rank == 0) {   // number the blocks, launch, or give the table back
@@ -29,14 +30,14 @@
 //!
 //! `C__agg(records, count)` finds its record by binary search on the records' first blocks,
 //! reads grid, block and arguments (a `byval` argument copied out), meets its block at a
-//! barrier, and its thread 0 counts the block done; the last block's frees the table. Threads
+//! barrier, and its thread 0 counts the block done; the last block's gives the table back. Threads
 //! past the record's block size leave; the rest call `C__aggregated`, a copy of `C` whose
 //! built-in reads are parameters ([`super::clone`]), with the values of their launch. A child
 //! that calls `__syncthreads` needs every thread of a block: records of different block sizes
 //! are launched each as it was.
 //!
-//! The table comes from `malloc` (the HIR pass keeps a static pool first; this one does not
-//! yet). Left alone with `R0500`: tail, fire-and-forget and named-stream launches, a dynamic
+//! The table comes from the child's static pool, else from `malloc` ([`pool`]). Left alone
+//! with `R0500`: tail, fire-and-forget and named-stream launches, a dynamic
 //! shared memory size that is not a constant, children without a definition here, calls not
 //! in the documented types. A kernel that reaches a rewritten site, and `C__agg`, are capped
 //! at 64 registers unless they have launch bounds.
@@ -76,6 +77,137 @@ struct Child<'ctx> {
     stride: u64,
     /// Whether the child (or what it calls) may use a barrier.
     syncs: bool,
+    /// `ptr C__agg_table(i64 bytes)` and `void C__agg_give_back(ptr)`: a warp's table from
+    /// the child's static pool, else the heap, and back ([`pool`]).
+    table: FunctionValue<'ctx>,
+    give_back: FunctionValue<'ctx>,
+}
+
+/// Records per chunk of a pool: a warp's table.
+const CHUNK_RECORDS: u64 = 32;
+/// Chunks per child at most, and a pool's size in bytes at most (as `aggregate/pool.rs`).
+const MAX_CHUNKS: u64 = 2048;
+const MAX_POOL_BYTES: u64 = 8 << 20;
+
+/// The static pool of a child's record tables, so that a warp's table costs two atomics
+/// instead of a device `malloc` and `free` (the HIR pass's `aggregate/pool.rs`, measured on
+/// the H100: the allocation dominated a warp-aggregated launch). `C__agg_pool` holds chunks
+/// of [`CHUNK_RECORDS`] records, one bit each in `C__agg_pool_used`; a leader takes a clear
+/// bit with `atomicOr`, starting at a word its SM and warp pick, and takes the heap when every
+/// chunk is taken; a table is given back with `atomicAnd` if it lies in the pool, `free`
+/// otherwise. Returns the two always-inline functions.
+fn pool<'ctx>(module: &Module<'ctx>, name: &str, stride: u64, entries: &Entries<'ctx>) -> (FunctionValue<'ctx>, FunctionValue<'ctx>) {
+    let ctx = module.get_context();
+    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+    let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
+    let c32 = |v: u64| i32t.const_int(v, false);
+    let c64 = |v: u64| i64t.const_int(v, false);
+    let chunk_bytes = stride * CHUNK_RECORDS;
+    let chunks = MAX_CHUNKS.min(MAX_POOL_BYTES / chunk_bytes.max(1)) / 32 * 32;
+    let words = chunks / 32;
+    let inline = |f: FunctionValue<'ctx>| f.add_attribute(AttributeLoc::Function, ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0));
+    let table = module.add_function(&format!("{name}__agg_table"), ptr.fn_type(&[i64t.into()], false), Some(Linkage::Internal));
+    let give_back = module.add_function(&format!("{name}__agg_give_back"), ctx.void_type().fn_type(&[ptr.into()], false), Some(Linkage::Internal));
+    inline(table);
+    inline(give_back);
+    let b = ctx.create_builder();
+    let bytes = table.get_nth_param(0).expect("bytes").into_int_value();
+    let given = give_back.get_nth_param(0).expect("a table").into_pointer_value();
+    bytes.set_name("bytes");
+    given.set_name("table");
+    let heap = |b: &inkwell::builder::Builder<'ctx>| ok(b.build_call(entries.malloc, &[bytes.into()], "heap")).try_as_basic_value().basic().expect("a pointer");
+    if words == 0 {
+        // Records too large for even one word of chunks: the heap.
+        b.position_at_end(ctx.append_basic_block(table, "entry"));
+        ok(b.build_return(Some(&heap(&b))));
+        b.position_at_end(ctx.append_basic_block(give_back, "entry"));
+        ok(b.build_call(entries.free, &[given.into()], ""));
+        ok(b.build_return(None));
+        return (table, give_back);
+    }
+    let global = |name: String, ty: inkwell::types::ArrayType<'ctx>, align: u32| {
+        let g = module.add_global(ty, Some(inkwell::AddressSpace::from(1u16)), &name);
+        g.set_linkage(Linkage::Internal);
+        g.set_initializer(&ty.const_zero());
+        g.set_alignment(align);
+        g.as_pointer_value().const_address_space_cast(ptr)
+    };
+    let records = global(format!("{name}__agg_pool"), ctx.i8_type().array_type((chunks * chunk_bytes) as u32), 16);
+    let used = global(format!("{name}__agg_pool_used"), i32t.array_type(words as u32), 4);
+    let word_at = |b: &inkwell::builder::Builder<'ctx>, w: IntValue<'ctx>| {
+        // SAFETY: `w` is below `words`.
+        unsafe { ok(b.build_gep(i32t, used, &[ok(b.build_int_z_extend(w, i64t, "w64"))], "word")) }
+    };
+    let call = |b: &inkwell::builder::Builder<'ctx>, name: &str, types: &[BasicTypeEnum<'ctx>], args: &[BasicMetadataValueEnum<'ctx>], label: &str| {
+        ok(b.build_call(intrinsic(module, name, types), args, label)).try_as_basic_value().basic().expect("a value").into_int_value()
+    };
+
+    // take: for each word from the start, while it has a clear bit, claim its lowest.
+    let bb = |name: &str| ctx.append_basic_block(table, name);
+    let (entry, words_head, word, bits_head, claim, claimed, retry, next_word, from_heap) = (bb("entry"), bb("words"), bb("word"), bb("bits"), bb("claim"), bb("claimed"), bb("retry"), bb("next.word"), bb("heap"));
+    b.position_at_end(entry);
+    let smid = call(&b, "llvm.nvvm.read.ptx.sreg.smid", &[], &[], "smid");
+    let warpid = call(&b, "llvm.nvvm.read.ptx.sreg.warpid", &[], &[], "warpid");
+    let start = ok(b.build_int_add(ok(b.build_int_mul(smid, c32(64), "sm.base")), warpid, "start"));
+    ok(b.build_unconditional_branch(words_head));
+    b.position_at_end(words_head);
+    let k = ok(b.build_phi(i32t, "k"));
+    let kv = k.as_basic_value().into_int_value();
+    let more = ok(b.build_int_compare(IntPredicate::ULT, kv, c32(words), "more.words"));
+    ok(b.build_conditional_branch(more, word, from_heap));
+    b.position_at_end(word);
+    let w = ok(b.build_int_unsigned_rem(ok(b.build_int_add(start, kv, "w.sum")), c32(words), "w"));
+    let wp = word_at(&b, w);
+    let v0 = ok(b.build_load(i32t, wp, "v0")).into_int_value();
+    ok(b.build_unconditional_branch(bits_head));
+    b.position_at_end(bits_head);
+    let v = ok(b.build_phi(i32t, "v"));
+    let vv = v.as_basic_value().into_int_value();
+    let full = ok(b.build_int_compare(IntPredicate::EQ, vv, c32(u32::MAX as u64), "full"));
+    ok(b.build_conditional_branch(full, next_word, claim));
+    b.position_at_end(claim);
+    // The lowest clear bit of v: popc((~v & (v + 1)) - 1).
+    let lowest = ok(b.build_and(ok(b.build_not(vv, "not.v")), ok(b.build_int_add(vv, c32(1), "v.1")), "lowest"));
+    let bit = call(&b, "llvm.ctpop", &[i32t.into()], &[ok(b.build_int_sub(lowest, c32(1), "below")).into()], "bit");
+    let mask = ok(b.build_left_shift(c32(1), bit, "mask"));
+    let old = ok(b.build_atomicrmw(AtomicRMWBinOp::Or, wp, mask, AtomicOrdering::SequentiallyConsistent));
+    let was_clear = ok(b.build_int_compare(IntPredicate::EQ, ok(b.build_and(old, mask, "was")), c32(0), "was.clear"));
+    ok(b.build_conditional_branch(was_clear, claimed, retry));
+    b.position_at_end(claimed);
+    let chunk = ok(b.build_int_add(ok(b.build_int_mul(ok(b.build_int_z_extend(w, i64t, "w64")), c64(32), "word.chunks")), ok(b.build_int_z_extend(bit, i64t, "bit64")), "chunk"));
+    let at = byte_gep(&b, records, ok(b.build_int_mul(chunk, c64(chunk_bytes), "chunk.at")), "chunk.table");
+    ok(b.build_return(Some(&at)));
+    b.position_at_end(retry);
+    let v_next = ok(b.build_or(old, mask, "v.next"));
+    ok(b.build_unconditional_branch(bits_head));
+    v.add_incoming(&[(&v0, word), (&v_next, retry)]);
+    b.position_at_end(next_word);
+    let k_next = ok(b.build_int_add(kv, c32(1), "k.next"));
+    ok(b.build_unconditional_branch(words_head));
+    k.add_incoming(&[(&c32(0), entry), (&k_next, next_word)]);
+    b.position_at_end(from_heap);
+    ok(b.build_return(Some(&heap(&b))));
+
+    // give back: into the pool when the table lies in it, else to the heap.
+    let bb = |name: &str| ctx.append_basic_block(give_back, name);
+    let (entry, to_pool, to_heap) = (bb("entry"), bb("pool"), bb("heap"));
+    b.position_at_end(entry);
+    let first = ok(b.build_ptr_to_int(records, i64t, "first"));
+    let at = ok(b.build_ptr_to_int(given, i64t, "at"));
+    let offset = ok(b.build_int_sub(at, first, "offset"));
+    // Unsigned: a table below the pool wraps to a large offset.
+    let inside = ok(b.build_int_compare(IntPredicate::ULT, offset, c64(chunks * chunk_bytes), "in.pool"));
+    ok(b.build_conditional_branch(inside, to_pool, to_heap));
+    b.position_at_end(to_pool);
+    let chunk = ok(b.build_int_truncate(ok(b.build_int_unsigned_div(offset, c64(chunk_bytes), "chunk64")), i32t, "chunk"));
+    let bit = ok(b.build_left_shift(c32(1), ok(b.build_int_unsigned_rem(chunk, c32(32), "bit")), "mask"));
+    let wp = word_at(&b, ok(b.build_int_unsigned_div(chunk, c32(32), "w")));
+    ok(b.build_atomicrmw(AtomicRMWBinOp::And, wp, ok(b.build_not(bit, "keep")), AtomicOrdering::SequentiallyConsistent));
+    ok(b.build_return(None));
+    b.position_at_end(to_heap);
+    ok(b.build_call(entries.free, &[given.into()], ""));
+    ok(b.build_return(None));
+    (table, give_back)
 }
 
 /// The device C library's `malloc`, `free` and the parameter buffer's entry point, as the
@@ -228,7 +360,8 @@ pub fn warp(module: &Module<'_>, asked: crate::aggregate::Granularity, source: &
             }
         }
         agg.add_attribute(AttributeLoc::Function, ctx.create_string_attribute("nvvm.maxnreg", &crate::aggregate::REGISTER_CAP.to_string()));
-        children.push(Child { child, agg, layout, args_at, args_size: end, stride, syncs: may_sync(child) });
+        let (table, give_back) = pool(module, &child.get_name().to_string_lossy(), stride, &entries);
+        children.push(Child { child, agg, layout, args_at, args_size: end, stride, syncs: may_sync(child), table, give_back });
     }
     let mut rewritten = HashSet::new();
     for l in &taken {
@@ -245,7 +378,7 @@ pub fn warp(module: &Module<'_>, asked: crate::aggregate::Granularity, source: &
     originals.extend(super::threshold::builtin_readers(&wanted).into_iter().filter(|f| !wanted.contains(f)));
     let copies = clone::clone_with_builtins(module, &originals, "aggregated");
     for (c, copy) in children.iter().zip(copies) {
-        fill_agg(module, c, copy, &entries, &data);
+        fill_agg(module, c, copy, &data);
     }
     cap_registers(module, &rewritten);
     remarks
@@ -316,7 +449,7 @@ fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'ctx>, entrie
 
     b.position_at_end(alloc);
     let bytes = ok(b.build_int_mul(ok(b.build_int_z_extend(n, i64t, "n64")), c64(c.stride), "bytes"));
-    let table = ok(b.build_call(entries.malloc, &[bytes.into()], "table")).try_as_basic_value().basic().expect("a pointer");
+    let table = ok(b.build_call(c.table, &[bytes.into()], "table")).try_as_basic_value().basic().expect("a pointer");
     ok(b.build_unconditional_branch(share));
 
     b.position_at_end(share);
@@ -400,7 +533,7 @@ fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'ctx>, entrie
     let leader_done = bb("leader.done");
     ok(b.build_conditional_branch(fallback.as_basic_value().into_int_value(), give_back, leader_done));
     b.position_at_end(give_back);
-    ok(b.build_call(entries.free, &[table.into()], ""));
+    ok(b.build_call(c.give_back, &[table.into()], ""));
     ok(b.build_unconditional_branch(leader_done));
     b.position_at_end(leader_done);
     ok(b.build_unconditional_branch(after_lead));
@@ -491,7 +624,7 @@ fn launch_agg_kernel<'ctx>(
 
 /// The body of `C__agg(records, count)` (module docs), calling `copy`, the child's copy that
 /// takes the built-ins.
-fn fill_agg<'ctx>(module: &Module<'ctx>, c: &Child<'ctx>, copy: FunctionValue<'ctx>, entries: &Entries<'ctx>, data: &TargetData) {
+fn fill_agg<'ctx>(module: &Module<'ctx>, c: &Child<'ctx>, copy: FunctionValue<'ctx>, data: &TargetData) {
     let ctx = module.get_context();
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
     let c32 = |v: u64| i32t.const_int(v, false);
@@ -572,7 +705,7 @@ fn fill_agg<'ctx>(module: &Module<'ctx>, c: &Child<'ctx>, copy: FunctionValue<'c
     let is_last = ok(b.build_int_compare(IntPredicate::EQ, old, ok(b.build_int_sub(blocks, c32(1), "last.block")), "is.last"));
     ok(b.build_conditional_branch(is_last, last, after));
     b.position_at_end(last);
-    ok(b.build_call(entries.free, &[records.into()], ""));
+    ok(b.build_call(c.give_back, &[records.into()], ""));
     ok(b.build_unconditional_branch(after));
     b.position_at_end(after);
     let beyond = ok(b.build_int_compare(IntPredicate::UGE, t, nt, "beyond"));

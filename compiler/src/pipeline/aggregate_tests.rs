@@ -98,3 +98,14 @@ fn thresholding_then_aggregation_aggregates_the_launch_left_for_large_grids() {
     let ir = module.print_to_string().to_string();
     assert!(function(&ir, "child__threshold").contains("call i32 @child__warp(ptr"), "{ir}");
 }
+
+#[test]
+fn tables_come_from_a_static_pool_then_the_heap() {
+    let (ir, _) = aggregated(&program(), Granularity::Warp);
+    // 80-byte records, 32 to a chunk: 2048 chunks fit 8 MiB, one bit each in 64 words.
+    assert!(ir.contains("@child__agg_pool = internal addrspace(1) global [5242880 x i8] zeroinitializer, align 16"), "{ir}");
+    assert!(ir.contains("@child__agg_pool_used = internal addrspace(1) global [64 x i32] zeroinitializer, align 4"), "{ir}");
+    insta::assert_snapshot!("pool_table", function(&ir, "child__agg_table"));
+    let give_back = function(&ir, "child__agg_give_back");
+    assert!(give_back.contains("%in.pool = icmp ult i64 %offset, 5242880") && give_back.contains("atomicrmw and ptr %word") && give_back.contains("call void @free(ptr %table)"), "{give_back}");
+}
