@@ -148,25 +148,30 @@ pub fn clang_messages(stderr: &str, main_text: &str) {
 }
 
 /// The launch pipeline on arbitrary LLVM IR text: what LLVM cannot parse is not the
-/// pipeline's; what it can goes through every pass without a panic, and a module the pipeline
-/// accepts (no error diagnostic) still verifies after the clean-up passes.
+/// pipeline's; what it can goes through every pass without a panic, with thresholding and warp
+/// aggregation off and on (with their remarks), and a module the pipeline accepts (no error
+/// diagnostic) still verifies after the clean-up passes.
 pub fn ir_pipeline(ir: &str) {
+    use crate::aggregate::Granularity;
     use inkwell::context::Context;
     use inkwell::memory_buffer::MemoryBuffer;
-    let context = Context::create();
-    let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "fuzz");
-    let Ok(module) = context.create_module_from_ir(buffer) else { return };
-    if module.verify().is_err() {
-        return;
-    }
-    let target = crate::Target::default();
-    let source = crate::pipeline::SourceText::default();
-    match crate::pipeline::run(&module, &crate::pipeline::PipelineOptions { target, nv_module_id: None }, &source) {
-        Ok(warnings) => {
-            assert!(!warnings.iter().any(Diagnostic::is_error));
-            module.verify().unwrap_or_else(|e| panic!("the pipeline left an invalid module: {e}"));
+    for (launch_threshold, aggregate) in [(0, Granularity::Off), (128, Granularity::Warp), (0, Granularity::Block)] {
+        let context = Context::create();
+        let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "fuzz");
+        let Ok(module) = context.create_module_from_ir(buffer) else { return };
+        if module.verify().is_err() {
+            return;
         }
-        Err(errors) => assert!(errors.iter().any(Diagnostic::is_error), "a failed pipeline reports an error"),
+        let target = crate::Target::default();
+        let source = crate::pipeline::SourceText::default();
+        let options = crate::pipeline::PipelineOptions { target, nv_module_id: None, launch_threshold, aggregate, pass_remarks: true };
+        match crate::pipeline::run(&module, &options, &source) {
+            Ok(warnings) => {
+                assert!(!warnings.iter().any(Diagnostic::is_error));
+                module.verify().unwrap_or_else(|e| panic!("the pipeline left an invalid module: {e}"));
+            }
+            Err(errors) => assert!(errors.iter().any(Diagnostic::is_error), "a failed pipeline reports an error"),
+        }
     }
 }
 

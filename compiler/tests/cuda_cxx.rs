@@ -248,3 +248,56 @@ fn per_thread_default_stream_launches_through_ptsz() {
     let ptx = String::from_utf8(compiled.output).unwrap();
     assert!(ptx.contains("call.uni (retval0), __cudaCDP2LaunchDeviceV2_ptsz,") && !ptx.contains("__cudaCDP2LaunchDeviceV2,"), "{ptx}");
 }
+
+/// `-flaunch-threshold` applies to CUDA C++: a child whose threads can run in the launching
+/// thread gets a serial copy called in place (and its parent a register cap), one with a
+/// barrier is launched as before with `R0502` at its line (`-Rpass=aggregate`); off, nothing.
+#[test]
+fn thresholding_runs_small_children_in_place_with_remarks_at_their_lines() {
+    if !tools_ready() {
+        return;
+    }
+    let (file, source) = sample("small_children.cu");
+    let options = CompileOptions { launch_threshold: 128, pass_remarks: true, ..ptx_options(&file) };
+    let compiled = driver::compile(&source, &options).unwrap();
+    let remarks: Vec<(&str, &str, String)> = compiled.warnings.iter().map(|d| (d.code.as_str(), &source[d.labels[0].span.range()], d.labels[0].message.clone())).collect();
+    assert_eq!(
+        remarks,
+        [("R0502", "with_barrier", "`with_barrier` calls `__syncthreads`: its threads cannot run one after another in the launching thread".to_string())]
+    );
+    let line = source[..compiled.warnings[0].labels[0].span.start as usize].lines().count();
+    assert_eq!(source.lines().nth(line - 1).unwrap().trim(), "with_barrier<<<1, 32>>>(out);");
+    let ptx = String::from_utf8(compiled.output).unwrap();
+    let parent = &ptx[ptx.find(".entry _Z6parentPii(").expect("the parent")..];
+    assert!(parent.contains(".maxnreg 64"), "{parent}");
+    assert!(ptx.contains(".func _Z4fillPii__serial(") && ptx.contains(".func  (.param .b32 func_retval0) _Z5scalei__serial("), "{ptx}");
+    assert_eq!(ptx.matches("__cudaCDP2LaunchDeviceV2,").count(), 2, "both sites still launch when the grid is larger");
+    // Off: the module is what it was without the option.
+    let plain = driver::compile(&source, &ptx_options(&file)).unwrap();
+    assert!(plain.warnings.is_empty());
+    assert!(!String::from_utf8(plain.output).unwrap().contains("__serial"));
+}
+
+/// `-faggregate-launches=warp` applies to CUDA C++: each child gets an aggregated kernel
+/// `C__agg` that the warp's leader launches; `=block` and `=grid` aggregate per warp with
+/// `R0501` at each launch's line, the IR pipeline having no end-of-block rewrite yet.
+#[test]
+fn warp_aggregation_gives_each_child_an_aggregated_kernel() {
+    if !tools_ready() {
+        return;
+    }
+    let (file, source) = sample("small_children.cu");
+    let options = CompileOptions { aggregate: cdpc::aggregate::Granularity::Warp, pass_remarks: true, ..ptx_options(&file) };
+    let compiled = driver::compile(&source, &options).unwrap();
+    assert!(compiled.warnings.is_empty(), "{:?}", compiled.warnings);
+    let ptx = String::from_utf8(compiled.output).unwrap();
+    for kernel in ["_Z4fillPii__agg", "_Z12with_barrierPi__agg"] {
+        assert!(ptx.contains(&format!(".entry {kernel}(")), "{kernel}:\n{ptx}");
+    }
+    assert!(ptx[ptx.find(".entry _Z6parentPii(").unwrap()..].contains(".maxnreg 64"), "{ptx}");
+    assert!(ptx.contains("vote.sync.ballot.b32") && ptx.contains("shfl.sync.idx.b32"), "{ptx}");
+    let options = CompileOptions { aggregate: cdpc::aggregate::Granularity::Block, ..options };
+    let compiled = driver::compile(&source, &options).unwrap();
+    let remarks: Vec<(&str, &str)> = compiled.warnings.iter().map(|d| (d.code.as_str(), &source[d.labels[0].span.range()])).collect();
+    assert_eq!(remarks, [("R0501", "fill"), ("R0501", "with_barrier")]);
+}

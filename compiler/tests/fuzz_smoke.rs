@@ -311,10 +311,11 @@ fn preprocessor_mutations_never_panic() {
     assert!(failures.is_empty(), "{} inputs panicked:\n{}", failures.len(), failures.join("\n"));
 }
 
-/// The launch pipeline on LLVM IR: the IR seeds (`fuzz/seeds/ir/`: the documented V1 sequence,
-/// Clang's output for launches, tail launch and static kernels) and line-level mutations of
-/// them (lines dropped, repeated, swapped, numbers changed), each through every pass under
-/// `catch_unwind`; `cdpc::fuzzing::ir_pipeline` is the oracle.
+/// The launch pipeline on LLVM IR, thresholding off and on: the IR seeds (`fuzz/seeds/ir/`:
+/// the documented V1 sequence, Clang's output for launches, tail launch, static kernels and
+/// small children run in place) and line-level mutations of them (lines dropped, repeated,
+/// swapped, numbers changed), each through every pass under `catch_unwind`;
+/// `cdpc::fuzzing::ir_pipeline` is the oracle.
 #[test]
 fn ir_pipeline_mutations_never_panic() {
     ir_mutations_never_panic("fuzz/seeds/ir", cdpc::fuzzing::ir_pipeline);

@@ -56,6 +56,9 @@ timeout 540 "$RUN" diff --manifests samples \
     cdpc-v2-agg-grid=build/gpu/cdpc-v2-agg-grid cdpc-v1-agg-grid=build/gpu/cdpc-v1-agg-grid \
     cdpc-v2-threshold=build/gpu/cdpc-v2-threshold cdpc-v2-threshold-warp=build/gpu/cdpc-v2-threshold-warp \
     cdpc-clang-v2=build/gpu/cdpc-clang-v2 cdpc-clang-v1=build/gpu/cdpc-clang-v1 \
+    cdpc-clang-v2-threshold=build/gpu/cdpc-clang-v2-threshold cdpc-clang-v1-threshold=build/gpu/cdpc-clang-v1-threshold \
+    cdpc-clang-v2-agg-warp=build/gpu/cdpc-clang-v2-agg-warp cdpc-clang-v1-agg-warp=build/gpu/cdpc-clang-v1-agg-warp \
+    cdpc-clang-v2-threshold-warp=build/gpu/cdpc-clang-v2-threshold-warp \
     --repeat "$REPEAT" --warmup 3 --seed "$SEED" --results "$RESULTS_DIR/gpu-diff.md" || status=1
 # The second front end's cubin (compiler/examples/inkwell_frontend.rs), checked by its manifest.
 echo "=== inkwell front end"

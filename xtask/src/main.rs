@@ -110,7 +110,9 @@ usage: cargo xtask <command>
                     build/gpu/cdpc-v2 and build/gpu/cdpc-v1, with -faggregate-launches=block,
                     =warp and =grid into build/gpu/cdpc-ABI-agg-block, -agg-warp and -agg-grid, with
                     -flaunch-threshold=1024 into build/gpu/cdpc-v2-threshold and =128 with
-                    =warp into build/gpu/cdpc-v2-threshold-warp, and the release
+                    =warp into build/gpu/cdpc-v2-threshold-warp; every sample as CUDA C++
+                    (-x cu) into build/gpu/cdpc-clang-ABI, -clang-ABI-threshold (1024),
+                    -clang-ABI-agg-warp and cdpc-clang-v2-threshold-warp; and the release
                     cdpc-run into build/gpu/bin/; carry build/gpu to the GPU machine and run
                     `sh samples/harness/gpu-run.sh` there; then gpu-bench-bundle
   bench-compile [--sizes 1,10,100,1000] [--repeat N] [--tiny]
@@ -586,10 +588,18 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
     // 1024 threads that can run in its launching thread does, alone and before warp
     // aggregation of the rest (at 128 threads).
     // `cdpc-clang-*`: every sample read as CUDA C++ (`-x cu`), through Clang and the launch
-    // pipeline on LLVM IR instead of the kernel language's front end.
-    let configs: [(&str, &str, &[&str]); 12] = [
+    // pipeline on LLVM IR instead of the kernel language's front end; `-threshold` with the
+    // IR pipeline's thresholding (compiler/src/pipeline/threshold.rs) at 1024 threads,
+    // `-agg-warp` with its warp aggregation (pipeline/aggregate.rs), and both as the
+    // benchmarks use them. (Block and grid granularity are warp's on IR, with R0501.)
+    let configs: [(&str, &str, &[&str]); 17] = [
         ("cdpc-clang-v2", "v2", &["-x", "cu"]),
         ("cdpc-clang-v1", "v1", &["-x", "cu"]),
+        ("cdpc-clang-v2-threshold", "v2", &["-x", "cu", "-flaunch-threshold=1024"]),
+        ("cdpc-clang-v1-threshold", "v1", &["-x", "cu", "-flaunch-threshold=1024"]),
+        ("cdpc-clang-v2-agg-warp", "v2", &["-x", "cu", "-faggregate-launches=warp"]),
+        ("cdpc-clang-v1-agg-warp", "v1", &["-x", "cu", "-faggregate-launches=warp"]),
+        ("cdpc-clang-v2-threshold-warp", "v2", &["-x", "cu", "-flaunch-threshold=128", "-faggregate-launches=warp"]),
         ("cdpc-v2", "v2", &[]),
         ("cdpc-v1", "v1", &[]),
         ("cdpc-v2-agg-block", "v2", &["-faggregate-launches=block"]),

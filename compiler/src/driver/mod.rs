@@ -611,7 +611,13 @@ impl CudaInput<'_> {
 /// The launch pipeline's options from the compilation's: the one place they are mapped, for
 /// every front end that writes IR.
 pub fn pipeline_options(options: &CompileOptions) -> crate::pipeline::PipelineOptions {
-    crate::pipeline::PipelineOptions { target: options.target, nv_module_id: options.nv_module_id.clone() }
+    crate::pipeline::PipelineOptions {
+        target: options.target,
+        nv_module_id: options.nv_module_id.clone(),
+        launch_threshold: options.launch_threshold,
+        aggregate: options.aggregate,
+        pass_remarks: options.pass_remarks,
+    }
 }
 
 /// [`compile_here`] for CUDA C++ and LLVM IR: Clang (for CUDA C++), the launch pipeline,

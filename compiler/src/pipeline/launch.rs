@@ -82,12 +82,17 @@ fn is_launch(name: &str) -> bool {
     LAUNCH.contains(&name) || LAUNCH_WRAPPERS.iter().any(|w| name.starts_with(w))
 }
 
+/// Whether `name` is an entry point of a launch, of either ABI, or of its parameter buffer.
+pub(super) fn is_launch_entry(name: &str) -> bool {
+    is_launch(name) || GET_BUFFER.contains(&name) || [GET_PARAMETER_BUFFER_V2, LAUNCH_DEVICE_V2, LAUNCH_DEVICE_V2_PTSZ].iter().any(|e| e.ptx_symbol == name || e.c_name == name)
+}
+
 fn operand<'ctx>(inst: InstructionValue<'ctx>, i: u32) -> Option<BasicValueEnum<'ctx>> {
     inst.get_operand(i).and_then(|o| o.value())
 }
 
 /// A constant integer value (through `inttoptr` of a constant), as the stream handles are.
-fn constant_u64(value: BasicValueEnum<'_>) -> Option<u64> {
+pub(super) fn constant_u64(value: BasicValueEnum<'_>) -> Option<u64> {
     // SAFETY: queries of a live value.
     unsafe {
         let v = value.as_value_ref();

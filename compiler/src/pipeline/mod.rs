@@ -10,7 +10,16 @@
 //! 2. [`warp`]: the warp shuffles and votes of CUDA before 9.0 (`__shfl_up`, `__any`, ...),
 //!    which sm_70 and newer lack, become their `_sync` forms over the active mask, with
 //!    `W0902`; afterwards no legacy warp intrinsic is left.
-//! 3. [`launch`]: every device-side launch in the documented NVVM IR shape (a parameter
+//! 3. [`threshold`] (`-flaunch-threshold=N`, off by default): each launch in the documented
+//!    shape whose grid has at most N threads, of a child whose threads need not run together,
+//!    runs its child's threads one after another in the launching thread when the grid is
+//!    that small, and launches as before otherwise; the others get `R0502`. With N = 0 the
+//!    module is untouched; afterwards every launch is still in the documented shape.
+//! 4. [`aggregate`] (`-faggregate-launches=`, off by default): the launches into the NULL
+//!    stream that the threads of a warp make together become one launch of `C__agg` (block
+//!    and grid granularity too, with `R0501`); the others get `R0500`. Off, the module is
+//!    untouched; afterwards every launch is still in the documented shape.
+//! 5. [`launch`]: every device-side launch in the documented NVVM IR shape (a parameter
 //!    buffer from `cudaGetParameterBuffer`, stores into it, `cudaLaunchDevice`) is recognised
 //!    and lowered to the launch ABI asked for: V2 (nvcc 13's entry points, which alone take
 //!    tail launch and fire-and-forget streams) or V1 (kept as written). Afterwards every
@@ -22,10 +31,13 @@
 //! On the host side of a CUDA C++ file (`-dc`, `--emit host-obj`), [`host_names`] gives
 //! Clang's host IR nvcc's stub, registration and module-id names.
 
+pub mod aggregate;
+mod clone;
 pub mod host_names;
 pub mod launch;
 mod location;
 pub mod names;
+pub mod threshold;
 pub mod warp;
 
 use crate::diag::Diagnostic;
@@ -44,6 +56,15 @@ pub struct PipelineOptions {
     /// nvcc's module id of the file: `static` kernels and variables are then called
     /// `__nv_static_<n>_<id>_<name>`, as nvcc's host code calls them.
     pub nv_module_id: Option<String>,
+    /// Launches of grids of at most this many threads run in the launching thread
+    /// (`-flaunch-threshold=N`, [`threshold`]); 0: none.
+    pub launch_threshold: u32,
+    /// Launch aggregation (`-faggregate-launches=`, [`aggregate`]): warp granularity; block and
+    /// grid are aggregated per warp with `R0501`, the IR pipeline having no end-of-block
+    /// rewrite yet.
+    pub aggregate: crate::aggregate::Granularity,
+    /// The remarks of the launches left alone are among the diagnostics (`-Rpass=aggregate`).
+    pub pass_remarks: bool,
 }
 
 /// Runs the passes in order. Returns the warnings; `Err` holds every diagnostic when one is
@@ -51,6 +72,11 @@ pub struct PipelineOptions {
 pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
     names::externalised_statics(module, options.nv_module_id.as_deref());
     let mut diagnostics = warp::legacy_to_sync(module, source);
+    let mut remarks = threshold::threshold(module, options.launch_threshold, &options.target, source);
+    remarks.extend(aggregate::warp(module, options.aggregate, source));
+    if options.pass_remarks {
+        diagnostics.extend(remarks);
+    }
     diagnostics.extend(launch::lower(module, &options.target, source));
     names::drop_clang_host_list(module);
     if diagnostics.iter().any(Diagnostic::is_error) {
@@ -64,9 +90,13 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
 /// into direct stores to the runtime's buffer, dead wrappers removed.
 pub fn cleanup(module: &Module<'_>, tm: &TargetMachine) -> Result<(), String> {
     module
-        .run_passes("always-inline,function(sroa,early-cse,instcombine,sroa,memcpyopt,instcombine,simplifycfg,dse),globaldce", tm, PassBuilderOptions::create())
+        .run_passes("always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>,sroa,memcpyopt,instcombine<no-verify-fixpoint>,simplifycfg,dse),globaldce", tm, PassBuilderOptions::create())
         .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod aggregate_tests;
+#[cfg(test)]
+mod threshold_tests;

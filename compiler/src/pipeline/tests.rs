@@ -48,7 +48,7 @@ fn run_text(ir: &str, target: Target) -> (String, Result<Vec<Diagnostic>, Vec<Di
     let context = Context::create();
     let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "test");
     let module = context.create_module_from_ir(buffer).expect("the test IR parses");
-    let result = run(&module, &PipelineOptions { target, nv_module_id: Some("_id".into()) }, &SourceText::default());
+    let result = run(&module, &PipelineOptions { target, nv_module_id: Some("_id".into()), ..PipelineOptions::default() }, &SourceText::default());
     if result.is_ok() {
         let tm = crate::back::target_machine(&target, 3).unwrap();
         cleanup(&module, &tm).unwrap();
@@ -63,8 +63,10 @@ fn codes(result: &Result<Vec<Diagnostic>, Vec<Diagnostic>>) -> Vec<&'static str>
     }
 }
 
-fn function<'a>(ir: &'a str, name: &str) -> &'a str {
-    let start = ir.find(&format!("@{name}(")).map(|at| ir[..at].rfind("define").unwrap()).expect("the function is there");
+/// The definition of `@name` in printed IR.
+pub(super) fn function<'a>(ir: &'a str, name: &str) -> &'a str {
+    let line = ir.lines().find(|l| l.starts_with("define ") && l.contains(&format!(" @{name}("))).expect("the function is defined");
+    let start = ir.find(line).unwrap();
     &ir[start..start + ir[start..].find("\n}\n").unwrap() + 2]
 }
 

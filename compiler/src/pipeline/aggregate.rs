@@ -1,0 +1,721 @@
+//! Launch aggregation at warp granularity on LLVM IR (`-faggregate-launches=warp`): the
+//! threads of a warp that reach a launch together make one launch of `C__agg`, a kernel whose
+//! blocks each find the launch they stand for and run the child's body with its `threadIdx`,
+//! `blockIdx`, `blockDim`, `gridDim` and arguments. The semantics are those of the HIR pass
+//! for `.cdp` sources (`crate::aggregate::warp`, docs/AGGREGATION.md); this pass gives them to
+//! every front end that writes LLVM IR.
+//!
+//! A recognised launch `C<<<g, b, S>>>(args)` into the NULL stream, `S` a constant, becomes a
+//! call of the always-inline helper `C__warp(args block, g, b)`:
+//!
+//! ```c
+//! valid = the runtime would launch it, with at most 2^22 blocks;
+//! group = __ballot_sync(__activemask(), valid);
+//! if (valid && popc(group) > 1) {
+//!     rank = popc(group & lanemask_lt); leader = lowest lane of group;
+//!     table = rank == 0 ? a chunk of C's pool, else malloc(n * sizeof(record)) : 0;
+//!                                                     // shared by two shuffles
+//!     if (table) {
+//!         table[rank] = {0, 0, g, b, args}; __threadfence(); __syncwarp(group);
+//!         if (rank == 0) {   // number the blocks, launch, or give the table back
+//!             for each record: start = total; total += blocks(grid);
+//!             fallback = (C syncs && block sizes differ) || C__agg<<<total, max threads, S>>>(table, n) != 0;
+//!             if (fallback) free(table);
+//!         }
+//!         if (shfl(fallback, leader) == 0) return cudaSuccess;
+//!     }
+//! }
+//! return C<<<g, b, S>>>(args);   // the documented sequence, as before
+//! ```
+//!
+//! `C__agg(records, count)` finds its record by binary search on the records' first blocks,
+//! reads grid, block and arguments (a `byval` argument copied out), meets its block at a
+//! barrier, and its thread 0 counts the block done; the last block's gives the table back. Threads
+//! past the record's block size leave; the rest call `C__aggregated`, a copy of `C` whose
+//! built-in reads are parameters ([`super::clone`]), with the values of their launch. A child
+//! that calls `__syncthreads` needs every thread of a block: records of different block sizes
+//! are launched each as it was.
+//!
+//! The table comes from the child's static pool, else from `malloc` ([`pool`]). Left alone
+//! with `R0500`: tail, fire-and-forget and named-stream launches, a dynamic
+//! shared memory size that is not a constant, children without a definition here, calls not
+//! in the documented types. A kernel that reaches a rewritten site, and `C__agg`, are capped
+//! at 64 registers unless they have launch bounds.
+//!
+//! Invariant: with aggregation off, or no launch to take, the module is untouched; afterwards
+//! every launch left (the helpers' among them) is in the documented shape.
+
+use super::clone::{self, as_function, called_function, value_name};
+use super::launch::{self, Launch};
+use super::threshold::{byval_at_call, cap_registers, documented_shape, launch_as_documented, load_arguments, new_helper, ok, parameter_layout, replace_by_helper, source_name, unflatten, Config};
+use super::SourceText;
+use crate::diag::{Code, Diagnostic, Span};
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::intrinsics::Intrinsic;
+use inkwell::llvm_sys::core::LLVMGetTypeAttributeValue;
+use inkwell::module::{Linkage, Module};
+use inkwell::targets::TargetData;
+use inkwell::types::{AnyTypeEnum, BasicTypeEnum};
+use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode, IntValue, PointerValue};
+use inkwell::{AtomicOrdering, AtomicRMWBinOp, IntPredicate};
+use std::collections::HashSet;
+
+/// Bytes of a record before the arguments: first block, done count, grid, block.
+const HEADER: u64 = 32;
+const OFF_DONE: u64 = 4;
+const OFF_GRID: u64 = 8;
+const OFF_BLOCK: u64 = 20;
+
+/// What the aggregation of one child needs.
+struct Child<'ctx> {
+    child: FunctionValue<'ctx>,
+    agg: FunctionValue<'ctx>,
+    layout: Vec<(u64, Option<BasicTypeEnum<'ctx>>)>,
+    /// Where the arguments start in a record, how many bytes they take, a record's size.
+    args_at: u64,
+    args_size: u64,
+    stride: u64,
+    /// Whether the child (or what it calls) may use a barrier.
+    syncs: bool,
+    /// `ptr C__agg_table(i64 bytes)` and `void C__agg_give_back(ptr)`: a warp's table from
+    /// the child's static pool, else the heap, and back ([`pool`]).
+    table: FunctionValue<'ctx>,
+    give_back: FunctionValue<'ctx>,
+}
+
+/// Records per chunk of a pool: a warp's table.
+const CHUNK_RECORDS: u64 = 32;
+/// Chunks per child at most, and a pool's size in bytes at most (as `aggregate/pool.rs`).
+const MAX_CHUNKS: u64 = 2048;
+const MAX_POOL_BYTES: u64 = 8 << 20;
+
+/// The static pool of a child's record tables, so that a warp's table costs two atomics
+/// instead of a device `malloc` and `free` (the HIR pass's `aggregate/pool.rs`, measured on
+/// the H100: the allocation dominated a warp-aggregated launch). `C__agg_pool` holds chunks
+/// of [`CHUNK_RECORDS`] records, one bit each in `C__agg_pool_used`; a leader takes a clear
+/// bit with `atomicOr`, starting at a word its SM and warp pick, and takes the heap when every
+/// chunk is taken; a table is given back with `atomicAnd` if it lies in the pool, `free`
+/// otherwise. Returns the two always-inline functions.
+fn pool<'ctx>(module: &Module<'ctx>, name: &str, stride: u64, entries: &Entries<'ctx>) -> (FunctionValue<'ctx>, FunctionValue<'ctx>) {
+    let ctx = module.get_context();
+    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+    let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
+    let c32 = |v: u64| i32t.const_int(v, false);
+    let c64 = |v: u64| i64t.const_int(v, false);
+    let chunk_bytes = stride * CHUNK_RECORDS;
+    let chunks = MAX_CHUNKS.min(MAX_POOL_BYTES / chunk_bytes.max(1)) / 32 * 32;
+    let words = chunks / 32;
+    let inline = |f: FunctionValue<'ctx>| f.add_attribute(AttributeLoc::Function, ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0));
+    let table = module.add_function(&format!("{name}__agg_table"), ptr.fn_type(&[i64t.into()], false), Some(Linkage::Internal));
+    let give_back = module.add_function(&format!("{name}__agg_give_back"), ctx.void_type().fn_type(&[ptr.into()], false), Some(Linkage::Internal));
+    inline(table);
+    inline(give_back);
+    let b = ctx.create_builder();
+    let bytes = table.get_nth_param(0).expect("bytes").into_int_value();
+    let given = give_back.get_nth_param(0).expect("a table").into_pointer_value();
+    bytes.set_name("bytes");
+    given.set_name("table");
+    let heap = |b: &inkwell::builder::Builder<'ctx>| ok(b.build_call(entries.malloc, &[bytes.into()], "heap")).try_as_basic_value().basic().expect("a pointer");
+    if words == 0 {
+        // Records too large for even one word of chunks: the heap.
+        b.position_at_end(ctx.append_basic_block(table, "entry"));
+        ok(b.build_return(Some(&heap(&b))));
+        b.position_at_end(ctx.append_basic_block(give_back, "entry"));
+        ok(b.build_call(entries.free, &[given.into()], ""));
+        ok(b.build_return(None));
+        return (table, give_back);
+    }
+    let global = |name: String, ty: inkwell::types::ArrayType<'ctx>, align: u32| {
+        let g = module.add_global(ty, Some(inkwell::AddressSpace::from(1u16)), &name);
+        g.set_linkage(Linkage::Internal);
+        g.set_initializer(&ty.const_zero());
+        g.set_alignment(align);
+        g.as_pointer_value().const_address_space_cast(ptr)
+    };
+    let records = global(format!("{name}__agg_pool"), ctx.i8_type().array_type((chunks * chunk_bytes) as u32), 16);
+    let used = global(format!("{name}__agg_pool_used"), i32t.array_type(words as u32), 4);
+    let word_at = |b: &inkwell::builder::Builder<'ctx>, w: IntValue<'ctx>| {
+        // SAFETY: `w` is below `words`.
+        unsafe { ok(b.build_gep(i32t, used, &[ok(b.build_int_z_extend(w, i64t, "w64"))], "word")) }
+    };
+    let call = |b: &inkwell::builder::Builder<'ctx>, name: &str, types: &[BasicTypeEnum<'ctx>], args: &[BasicMetadataValueEnum<'ctx>], label: &str| {
+        ok(b.build_call(intrinsic(module, name, types), args, label)).try_as_basic_value().basic().expect("a value").into_int_value()
+    };
+
+    // take: for each word from the start, while it has a clear bit, claim its lowest.
+    let bb = |name: &str| ctx.append_basic_block(table, name);
+    let (entry, words_head, word, bits_head, claim, claimed, retry, next_word, from_heap) = (bb("entry"), bb("words"), bb("word"), bb("bits"), bb("claim"), bb("claimed"), bb("retry"), bb("next.word"), bb("heap"));
+    b.position_at_end(entry);
+    let smid = call(&b, "llvm.nvvm.read.ptx.sreg.smid", &[], &[], "smid");
+    let warpid = call(&b, "llvm.nvvm.read.ptx.sreg.warpid", &[], &[], "warpid");
+    let start = ok(b.build_int_add(ok(b.build_int_mul(smid, c32(64), "sm.base")), warpid, "start"));
+    ok(b.build_unconditional_branch(words_head));
+    b.position_at_end(words_head);
+    let k = ok(b.build_phi(i32t, "k"));
+    let kv = k.as_basic_value().into_int_value();
+    let more = ok(b.build_int_compare(IntPredicate::ULT, kv, c32(words), "more.words"));
+    ok(b.build_conditional_branch(more, word, from_heap));
+    b.position_at_end(word);
+    let w = ok(b.build_int_unsigned_rem(ok(b.build_int_add(start, kv, "w.sum")), c32(words), "w"));
+    let wp = word_at(&b, w);
+    let v0 = ok(b.build_load(i32t, wp, "v0")).into_int_value();
+    ok(b.build_unconditional_branch(bits_head));
+    b.position_at_end(bits_head);
+    let v = ok(b.build_phi(i32t, "v"));
+    let vv = v.as_basic_value().into_int_value();
+    let full = ok(b.build_int_compare(IntPredicate::EQ, vv, c32(u32::MAX as u64), "full"));
+    ok(b.build_conditional_branch(full, next_word, claim));
+    b.position_at_end(claim);
+    // The lowest clear bit of v: popc((~v & (v + 1)) - 1).
+    let lowest = ok(b.build_and(ok(b.build_not(vv, "not.v")), ok(b.build_int_add(vv, c32(1), "v.1")), "lowest"));
+    let bit = call(&b, "llvm.ctpop", &[i32t.into()], &[ok(b.build_int_sub(lowest, c32(1), "below")).into()], "bit");
+    let mask = ok(b.build_left_shift(c32(1), bit, "mask"));
+    let old = ok(b.build_atomicrmw(AtomicRMWBinOp::Or, wp, mask, AtomicOrdering::SequentiallyConsistent));
+    let was_clear = ok(b.build_int_compare(IntPredicate::EQ, ok(b.build_and(old, mask, "was")), c32(0), "was.clear"));
+    ok(b.build_conditional_branch(was_clear, claimed, retry));
+    b.position_at_end(claimed);
+    let chunk = ok(b.build_int_add(ok(b.build_int_mul(ok(b.build_int_z_extend(w, i64t, "w64")), c64(32), "word.chunks")), ok(b.build_int_z_extend(bit, i64t, "bit64")), "chunk"));
+    let at = byte_gep(&b, records, ok(b.build_int_mul(chunk, c64(chunk_bytes), "chunk.at")), "chunk.table");
+    ok(b.build_return(Some(&at)));
+    b.position_at_end(retry);
+    let v_next = ok(b.build_or(old, mask, "v.next"));
+    ok(b.build_unconditional_branch(bits_head));
+    v.add_incoming(&[(&v0, word), (&v_next, retry)]);
+    b.position_at_end(next_word);
+    let k_next = ok(b.build_int_add(kv, c32(1), "k.next"));
+    ok(b.build_unconditional_branch(words_head));
+    k.add_incoming(&[(&c32(0), entry), (&k_next, next_word)]);
+    b.position_at_end(from_heap);
+    ok(b.build_return(Some(&heap(&b))));
+
+    // give back: into the pool when the table lies in it, else to the heap.
+    let bb = |name: &str| ctx.append_basic_block(give_back, name);
+    let (entry, to_pool, to_heap) = (bb("entry"), bb("pool"), bb("heap"));
+    b.position_at_end(entry);
+    let first = ok(b.build_ptr_to_int(records, i64t, "first"));
+    let at = ok(b.build_ptr_to_int(given, i64t, "at"));
+    let offset = ok(b.build_int_sub(at, first, "offset"));
+    // Unsigned: a table below the pool wraps to a large offset.
+    let inside = ok(b.build_int_compare(IntPredicate::ULT, offset, c64(chunks * chunk_bytes), "in.pool"));
+    ok(b.build_conditional_branch(inside, to_pool, to_heap));
+    b.position_at_end(to_pool);
+    let chunk = ok(b.build_int_truncate(ok(b.build_int_unsigned_div(offset, c64(chunk_bytes), "chunk64")), i32t, "chunk"));
+    let bit = ok(b.build_left_shift(c32(1), ok(b.build_int_unsigned_rem(chunk, c32(32), "bit")), "mask"));
+    let wp = word_at(&b, ok(b.build_int_unsigned_div(chunk, c32(32), "w")));
+    ok(b.build_atomicrmw(AtomicRMWBinOp::And, wp, ok(b.build_not(bit, "keep")), AtomicOrdering::SequentiallyConsistent));
+    ok(b.build_return(None));
+    b.position_at_end(to_heap);
+    ok(b.build_call(entries.free, &[given.into()], ""));
+    ok(b.build_return(None));
+    (table, give_back)
+}
+
+/// The device C library's `malloc`, `free` and the parameter buffer's entry point, as the
+/// module has them (declared when absent); `None` when it declares one with other types.
+struct Entries<'ctx> {
+    malloc: FunctionValue<'ctx>,
+    free: FunctionValue<'ctx>,
+    buffer: FunctionValue<'ctx>,
+}
+
+impl<'ctx> Entries<'ctx> {
+    fn find(module: &Module<'ctx>) -> Option<Self> {
+        let ctx = module.get_context();
+        let (ptr, i64t) = (ctx.ptr_type(inkwell::AddressSpace::default()), ctx.i64_type());
+        let get = |name: &str, ty: inkwell::types::FunctionType<'ctx>| match module.get_function(name) {
+            Some(f) => (f.get_type() == ty).then_some(f),
+            None => Some(module.add_function(name, ty, Some(Linkage::External))),
+        };
+        let buffer_ty = ptr.fn_type(&[i64t.into(), i64t.into()], false);
+        // The buffer entry point the module already uses, else the documented one.
+        let buffer = ["__cudaCDP2GetParameterBuffer", "cudaGetParameterBuffer"].iter().find_map(|n| module.get_function(n).filter(|f| f.get_type() == buffer_ty));
+        Some(Entries {
+            malloc: get("malloc", ptr.fn_type(&[i64t.into()], false))?,
+            free: get("free", ctx.void_type().fn_type(&[ptr.into()], false))?,
+            buffer: match buffer {
+                Some(b) => b,
+                None => get("cudaGetParameterBuffer", buffer_ty)?,
+            },
+        })
+    }
+}
+
+/// Why the launch `l` is not aggregated per warp, if it is not.
+fn why_not(l: &Launch<'_>, data: &TargetData) -> Option<String> {
+    if !documented_shape(l) {
+        return Some("the launch's calls do not have the documented types".into());
+    }
+    let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value());
+    match operand(5).and_then(launch::constant_u64) {
+        Some(0) => {}
+        Some(3) => return Some("tail launches (cudaStreamTailLaunch) are not aggregated".into()),
+        Some(4) => return Some("fire-and-forget launches (cudaStreamFireAndForget) are not aggregated".into()),
+        _ => return Some("only launches into the NULL stream are aggregated".into()),
+    }
+    if operand(4).and_then(launch::constant_u64).is_none() {
+        return Some("the launch's dynamic shared memory is not a constant: the aggregated grid's blocks would each need their own".into());
+    }
+    let child = operand(0).and_then(|k| as_function(k.as_value_ref()));
+    let Some(child) = child.filter(|c| c.count_basic_blocks() > 0 && !c.get_type().is_var_arg()) else {
+        return Some(format!("{} has no definition to clone", child.map_or_else(|| "the launched kernel".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())))));
+    };
+    let (_, end) = parameter_layout(child, data);
+    if (l.buffer.is_some() && end > l.size) || (l.buffer.is_none() && end > 0) {
+        return Some("the launch's parameter buffer does not hold the child's parameters as laid out".into());
+    }
+    None
+}
+
+/// Whether `child` or anything it calls may wait at a block barrier: a barrier intrinsic,
+/// a cooperative-groups entry point, inline assembly, or a call this pass cannot see into.
+fn may_sync(child: FunctionValue<'_>) -> bool {
+    let mut seen = HashSet::new();
+    let mut stack = vec![child];
+    while let Some(f) = stack.pop() {
+        if !seen.insert(f) {
+            continue;
+        }
+        for inst in f.get_basic_blocks().iter().flat_map(|b| b.get_instructions()) {
+            if inst.get_opcode() != InstructionOpcode::Call {
+                continue;
+            }
+            let Some(target) = called_function(inst.as_value_ref()).and_then(as_function) else { return true };
+            if target.count_basic_blocks() > 0 {
+                stack.push(target);
+                continue;
+            }
+            let name = value_name(target.as_value_ref());
+            let nvvm = name.strip_prefix("llvm.nvvm.").unwrap_or("");
+            let barrier = nvvm.starts_with("barrier") || (nvvm.starts_with("bar.") && !nvvm.starts_with("bar.warp")) || name.contains("CG");
+            let known = name.starts_with("llvm.") || name.starts_with("__nv_") || name.starts_with("cuda") || name.starts_with("__cuda") || ["vprintf", "malloc", "free", "__assertfail"].contains(&name.as_str());
+            if barrier || !known {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Aggregates the launches the threads of a warp make together (module docs); returns the
+/// `R0500` remarks of the launches it leaves alone, and `R0501` for each site it takes when
+/// `asked` is block or grid granularity, which the IR pipeline does not have yet.
+pub fn warp(module: &Module<'_>, asked: crate::aggregate::Granularity, source: &SourceText) -> Vec<Diagnostic> {
+    use crate::aggregate::Granularity;
+    if asked == Granularity::Off {
+        return Vec::new();
+    }
+    let (launches, errors) = launch::recognise(module, source);
+    if !errors.is_empty() {
+        return Vec::new();
+    }
+    let data = TargetData::create(&module.get_data_layout().as_str().to_string_lossy());
+    let place = |d: Diagnostic, l: &Launch| source.place(d, l.call, &l.function.get_name().to_string_lossy());
+    let name_of = |l: &Launch| l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref())).map_or_else(|| "a kernel".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())));
+    let mut remarks = Vec::new();
+    let mut taken = Vec::new();
+    for l in &launches {
+        match why_not(l, &data) {
+            Some(why) => remarks.push(place(Diagnostic::new(Code::AggregationRemark, Span::new(0, 0), format!("launch of {} not aggregated", name_of(l))).with_primary_message(why), l)),
+            None => taken.push(*l),
+        }
+    }
+    let Some(entries) = (!taken.is_empty()).then(|| Entries::find(module)).flatten() else {
+        if !taken.is_empty() {
+            for l in &taken {
+                let d = Diagnostic::new(Code::AggregationRemark, Span::new(0, 0), format!("launch of {} not aggregated", name_of(l))).with_primary_message("the module declares `malloc`, `free` or `cudaGetParameterBuffer` with other types");
+                remarks.push(place(d, l));
+            }
+        }
+        return remarks;
+    };
+    if asked != Granularity::Warp {
+        let what = if asked == Granularity::Block { "block" } else { "grid" };
+        for l in &taken {
+            let d = Diagnostic::new(Code::AggregatedPerWarp, Span::new(0, 0), format!("launch of {} aggregated per warp, at its site", name_of(l)))
+                .with_primary_message(format!("{what} granularity is not yet applied to CUDA C++ (LLVM IR): its launches are aggregated per warp"));
+            remarks.push(place(d, l));
+        }
+    }
+    // One aggregated kernel per child, declared before the sites call it.
+    let ctx = module.get_context();
+    let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
+    let mut children: Vec<Child> = Vec::new();
+    for l in &taken {
+        let child = l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref())).expect("checked");
+        if children.iter().any(|c| c.child == child) {
+            continue;
+        }
+        let (layout, end) = parameter_layout(child, &data);
+        // Arguments are read and copied a byte at a time (`load_arguments`): a record needs
+        // only its header's alignment.
+        let args_at = HEADER;
+        let stride = (args_at + end).div_ceil(16) * 16;
+        let name = format!("{}__agg", child.get_name().to_string_lossy());
+        let agg = module.add_function(&name, ctx.void_type().fn_type(&[ptr.into(), ctx.i32_type().into()], false), Some(Linkage::Internal));
+        agg.set_call_conventions(crate::back::device_launch::PTX_KERNEL_CALL_CONV);
+        for a in child.attributes(AttributeLoc::Function) {
+            // Its blocks are not the child's: launch bounds and caps do not carry over.
+            if !(a.is_string() && a.get_string_kind_id().to_string_lossy().starts_with("nvvm.")) {
+                agg.add_attribute(AttributeLoc::Function, a);
+            }
+        }
+        agg.add_attribute(AttributeLoc::Function, ctx.create_string_attribute("nvvm.maxnreg", &crate::aggregate::REGISTER_CAP.to_string()));
+        let (table, give_back) = pool(module, &child.get_name().to_string_lossy(), stride, &entries);
+        children.push(Child { child, agg, layout, args_at, args_size: end, stride, syncs: may_sync(child), table, give_back });
+    }
+    let mut rewritten = HashSet::new();
+    for l in &taken {
+        let child = l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref())).expect("checked");
+        let c = children.iter().find(|c| c.child == child).expect("declared above");
+        let helper = helper(module, l, c, &entries);
+        replace_by_helper(module, l, helper, "agg");
+        rewritten.insert(l.function);
+    }
+    // The copies run by the aggregated kernels, made after the sites so that a child that
+    // launches itself aggregates its own launches too.
+    let wanted: Vec<FunctionValue> = children.iter().map(|c| c.child).collect();
+    let mut originals = wanted.clone();
+    originals.extend(super::threshold::builtin_readers(&wanted).into_iter().filter(|f| !wanted.contains(f)));
+    let copies = clone::clone_with_builtins(module, &originals, "aggregated");
+    for (c, copy) in children.iter().zip(copies) {
+        fill_agg(module, c, copy, &data);
+    }
+    cap_registers(module, &rewritten);
+    remarks
+}
+
+fn byte_gep<'ctx>(b: &inkwell::builder::Builder<'ctx>, base: PointerValue<'ctx>, offset: IntValue<'ctx>, name: &str) -> PointerValue<'ctx> {
+    let i8t = base.get_type().get_context().i8_type();
+    // SAFETY: offsets inside a record of a table sized for them.
+    unsafe { ok(b.build_gep(i8t, base, &[offset], name)) }
+}
+
+fn intrinsic<'ctx>(module: &Module<'ctx>, name: &str, types: &[BasicTypeEnum<'ctx>]) -> FunctionValue<'ctx> {
+    Intrinsic::find(name).and_then(|i| i.get_declaration(module, types)).unwrap_or_else(|| panic!("LLVM has `{name}`"))
+}
+
+/// The always-inline helper `C__warp(args, grid, block)` of the launch `l` (module docs).
+fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'ctx>, entries: &Entries<'ctx>) -> FunctionValue<'ctx> {
+    let ctx = module.get_context();
+    let (i1t, i32t, i64t) = (ctx.bool_type(), ctx.i32_type(), ctx.i64_type());
+    let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
+    let f = new_helper(module, l, &format!("{}__warp", c.child.get_name().to_string_lossy()));
+    let p = |i: u32| f.get_nth_param(i).expect("a parameter");
+    let b = ctx.create_builder();
+    let bb = |name: &str| ctx.append_basic_block(f, name);
+    let (entry, meet, several, alloc, share, write, lead, count_head, count_body, counted, launch_agg, launched, after_lead, aggregated, direct) = (
+        bb("entry"),
+        bb("meet"),
+        bb("several"),
+        bb("alloc"),
+        bb("share"),
+        bb("write"),
+        bb("lead"),
+        bb("count"),
+        bb("count.record"),
+        bb("counted"),
+        bb("launch.agg"),
+        bb("launched"),
+        bb("after.lead"),
+        bb("aggregated"),
+        bb("direct"),
+    );
+    let c32 = |v: u64| i32t.const_int(v, false);
+    let c64 = |v: u64| i64t.const_int(v, false);
+    let call = |name: &str, types: &[BasicTypeEnum<'ctx>], args: &[BasicMetadataValueEnum<'ctx>], label: &str| -> Option<BasicValueEnum<'ctx>> {
+        ok(b.build_call(intrinsic(module, name, types), args, label)).try_as_basic_value().basic()
+    };
+
+    b.position_at_end(entry);
+    let config = Config::load(&ctx, &b, p(1), p(2));
+    let fits = ok(b.build_int_compare(IntPredicate::ULE, config.blocks, c64(crate::aggregate::MAX_BLOCKS_PER_RECORD), "fits"));
+    let valid = ok(b.build_and(config.valid, fits, "valid"));
+    let mask = call("llvm.nvvm.activemask", &[], &[], "mask").expect("a mask").into_int_value();
+    let group = call("llvm.nvvm.vote.ballot.sync", &[], &[mask.into(), valid.into()], "group").expect("a ballot").into_int_value();
+    ok(b.build_conditional_branch(valid, meet, direct));
+
+    b.position_at_end(meet);
+    let popc = |v: IntValue<'ctx>, name: &str| call("llvm.ctpop", &[i32t.into()], &[v.into()], name).expect("a count").into_int_value();
+    let n = popc(group, "n");
+    let more = ok(b.build_int_compare(IntPredicate::UGT, n, c32(1), "more"));
+    ok(b.build_conditional_branch(more, several, direct));
+
+    b.position_at_end(several);
+    let lt = call("llvm.nvvm.read.ptx.sreg.lanemask.lt", &[], &[], "lanemask.lt").expect("a mask").into_int_value();
+    let rank = popc(ok(b.build_and(group, lt, "below")), "rank");
+    let leader = call("llvm.cttz", &[i32t.into()], &[group.into(), i1t.const_zero().into()], "leader").expect("a lane").into_int_value();
+    let is_leader = ok(b.build_int_compare(IntPredicate::EQ, rank, c32(0), "is.leader"));
+    ok(b.build_conditional_branch(is_leader, alloc, share));
+
+    b.position_at_end(alloc);
+    let bytes = ok(b.build_int_mul(ok(b.build_int_z_extend(n, i64t, "n64")), c64(c.stride), "bytes"));
+    let table = ok(b.build_call(c.table, &[bytes.into()], "table")).try_as_basic_value().basic().expect("a pointer");
+    ok(b.build_unconditional_branch(share));
+
+    b.position_at_end(share);
+    let mine = ok(b.build_phi(ptr, "allocation"));
+    mine.add_incoming(&[(&ptr.const_null(), several), (&table, alloc)]);
+    let shfl = |v: IntValue<'ctx>, name: &str| call("llvm.nvvm.shfl.sync.idx.i32", &[], &[group.into(), v.into(), leader.into(), c32(31).into()], name).expect("a lane's value").into_int_value();
+    let bits = ok(b.build_ptr_to_int(mine.as_basic_value().into_pointer_value(), i64t, "bits"));
+    let lo = shfl(ok(b.build_int_truncate(bits, i32t, "lo")), "lo.shared");
+    let hi = shfl(ok(b.build_int_truncate(ok(b.build_right_shift(bits, c64(32), false, "hi")), i32t, "hi")), "hi.shared");
+    let joined = ok(b.build_or(ok(b.build_left_shift(ok(b.build_int_z_extend(hi, i64t, "hi64")), c64(32), "hi.up")), ok(b.build_int_z_extend(lo, i64t, "lo64")), "joined"));
+    let table = ok(b.build_int_to_ptr(joined, ptr, "table.shared"));
+    let have = ok(b.build_is_not_null(table, "have.table"));
+    ok(b.build_conditional_branch(have, write, direct));
+
+    // Every lane writes its record.
+    b.position_at_end(write);
+    let rec = byte_gep(&b, table, ok(b.build_int_mul(ok(b.build_int_z_extend(rank, i64t, "rank64")), c64(c.stride), "at")), "record");
+    let store_at = |base: PointerValue<'ctx>, offset: u64, v: IntValue<'ctx>| {
+        ok(b.build_store(byte_gep(&b, base, c64(offset), "field"), v));
+    };
+    store_at(rec, 0, c32(0));
+    store_at(rec, OFF_DONE, c32(0));
+    for (i, v) in config.grid.iter().chain(&config.block).enumerate() {
+        store_at(rec, OFF_GRID + 4 * i as u64, *v);
+    }
+    if c.args_size > 0 {
+        ok(b.build_memcpy(byte_gep(&b, rec, c64(c.args_at), "record.args"), 1, p(0).into_pointer_value(), 1, c64(c.args_size)));
+    }
+    call("llvm.nvvm.membar.gl", &[], &[], "");
+    call("llvm.nvvm.bar.warp.sync", &[], &[group.into()], "");
+    ok(b.build_conditional_branch(is_leader, lead, after_lead));
+
+    // The leader numbers the records' blocks, then launches.
+    b.position_at_end(lead);
+    ok(b.build_unconditional_branch(count_head));
+    b.position_at_end(count_head);
+    let i = ok(b.build_phi(i32t, "i"));
+    let total = ok(b.build_phi(i32t, "total"));
+    let min_t = ok(b.build_phi(i32t, "min.threads"));
+    let max_t = ok(b.build_phi(i32t, "max.threads"));
+    let (iv, total_v, min_v, max_v) = (i.as_basic_value().into_int_value(), total.as_basic_value().into_int_value(), min_t.as_basic_value().into_int_value(), max_t.as_basic_value().into_int_value());
+    let more = ok(b.build_int_compare(IntPredicate::ULT, iv, n, "more.records"));
+    ok(b.build_conditional_branch(more, count_body, counted));
+    b.position_at_end(count_body);
+    let r = byte_gep(&b, table, ok(b.build_int_mul(ok(b.build_int_z_extend(iv, i64t, "i64")), c64(c.stride), "at")), "rec");
+    ok(b.build_store(r, total_v));
+    let field = |offset: u64| ok(b.build_load(i32t, byte_gep(&b, r, c64(offset), "field"), "dim")).into_int_value();
+    let mul3 = |o: u64| ok(b.build_int_mul(ok(b.build_int_mul(field(o), field(o + 4), "m")), field(o + 8), "volume"));
+    let next_total = ok(b.build_int_add(total_v, mul3(OFF_GRID), "total.next"));
+    let threads = mul3(OFF_BLOCK);
+    let umin = call("llvm.umin", &[i32t.into()], &[min_v.into(), threads.into()], "min").expect("a min").into_int_value();
+    let umax = call("llvm.umax", &[i32t.into()], &[max_v.into(), threads.into()], "max").expect("a max").into_int_value();
+    let next_i = ok(b.build_int_add(iv, c32(1), "i.next"));
+    ok(b.build_unconditional_branch(count_head));
+    i.add_incoming(&[(&c32(0), lead), (&next_i, count_body)]);
+    total.add_incoming(&[(&c32(0), lead), (&next_total, count_body)]);
+    min_t.add_incoming(&[(&c32(u32::MAX as u64), lead), (&umin, count_body)]);
+    max_t.add_incoming(&[(&c32(0), lead), (&umax, count_body)]);
+
+    b.position_at_end(counted);
+    let one = i1t.const_int(1, false);
+    if c.syncs {
+        // The copy's barriers need every thread of a block: only equal block sizes.
+        let differ = ok(b.build_int_compare(IntPredicate::NE, min_v, max_v, "sizes.differ"));
+        ok(b.build_conditional_branch(differ, launched, launch_agg));
+    } else {
+        ok(b.build_unconditional_branch(launch_agg));
+    }
+    b.position_at_end(launch_agg);
+    let status = launch_agg_kernel(module, &b, f, l, c, entries, table, n, total_v, max_v);
+    let failed = ok(b.build_int_compare(IntPredicate::NE, status, c32(0), "failed"));
+    let launch_end = b.get_insert_block().expect("positioned");
+    ok(b.build_unconditional_branch(launched));
+    b.position_at_end(launched);
+    let fallback = ok(b.build_phi(i1t, "fallback"));
+    fallback.add_incoming(&[(&failed, launch_end)]);
+    if c.syncs {
+        fallback.add_incoming(&[(&one, counted)]);
+    }
+    let give_back = bb("give.back");
+    let leader_done = bb("leader.done");
+    ok(b.build_conditional_branch(fallback.as_basic_value().into_int_value(), give_back, leader_done));
+    b.position_at_end(give_back);
+    ok(b.build_call(c.give_back, &[table.into()], ""));
+    ok(b.build_unconditional_branch(leader_done));
+    b.position_at_end(leader_done);
+    ok(b.build_unconditional_branch(after_lead));
+
+    // The shuffle also holds the lanes until the leader has launched, so that a later launch
+    // of theirs stays behind this one in the block's NULL stream.
+    b.position_at_end(after_lead);
+    let fb = ok(b.build_phi(i1t, "fb"));
+    fb.add_incoming(&[(&i1t.const_zero(), write), (&fallback.as_basic_value(), leader_done)]);
+    let fb32 = ok(b.build_int_z_extend(fb.as_basic_value().into_int_value(), i32t, "fb32"));
+    let all = shfl(fb32, "fallback.shared");
+    let done = ok(b.build_int_compare(IntPredicate::EQ, all, c32(0), "done"));
+    ok(b.build_conditional_branch(done, aggregated, direct));
+    b.position_at_end(aggregated);
+    ok(b.build_return(Some(&c32(0))));
+
+    // Launched as it was: each thread's launch, and its status.
+    b.position_at_end(direct);
+    launch_as_documented(module, f, &b, l, l.buffer, p(0).into_pointer_value(), p(1), p(2));
+    f
+}
+
+/// `C__agg<<<total, threads, S>>>(table, n)` in the documented sequence at `b`'s position;
+/// returns its status (non-zero when the buffer could not be had).
+#[allow(clippy::too_many_arguments)]
+fn launch_agg_kernel<'ctx>(
+    module: &Module<'ctx>,
+    b: &inkwell::builder::Builder<'ctx>,
+    f: FunctionValue<'ctx>,
+    l: &Launch<'ctx>,
+    c: &Child<'ctx>,
+    entries: &Entries<'ctx>,
+    table: PointerValue<'ctx>,
+    n: IntValue<'ctx>,
+    total: IntValue<'ctx>,
+    threads: IntValue<'ctx>,
+) -> IntValue<'ctx> {
+    let ctx = module.get_context();
+    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+    let c32 = |v: u64| i32t.const_int(v, false);
+    let buf = ok(b.build_call(entries.buffer, &[i64t.const_int(64, false).into(), i64t.const_int(12, false).into()], "agg.buf")).try_as_basic_value().basic().expect("a buffer").into_pointer_value();
+    let fill = ctx.append_basic_block(f, "agg.fill");
+    let skip = ctx.append_basic_block(f, "agg.skip");
+    let join = ctx.append_basic_block(f, "agg.launched");
+    let null = ok(b.build_is_null(buf, "agg.null"));
+    ok(b.build_conditional_branch(null, skip, fill));
+    b.position_at_end(fill);
+    ok(b.build_store(buf, table));
+    ok(b.build_store(byte_gep(b, buf, i64t.const_int(8, false), "agg.count"), n));
+    // The dims as the site's launch takes them.
+    let dim3 = ctx.struct_type(&[i32t.into(), i32t.into(), i32t.into()], false);
+    let dims = |x: IntValue<'ctx>, by_pointer: bool, name: &str| -> BasicValueEnum<'ctx> {
+        let mut v = dim3.get_poison();
+        for (k, e) in [x, c32(1), c32(1)].into_iter().enumerate() {
+            v = ok(b.build_insert_value(v, e, k as u32, name)).into_struct_value();
+        }
+        if by_pointer {
+            // In the entry block, as allocas belong (the helper is inlined into loops).
+            let at_entry = ctx.create_builder();
+            let entry = f.get_first_basic_block().expect("the helper's entry");
+            match entry.get_first_instruction() {
+                Some(first) => at_entry.position_before(&first),
+                None => at_entry.position_at_end(entry),
+            }
+            let slot = ok(at_entry.build_alloca(dim3, &format!("{name}.slot")));
+            ok(b.build_store(slot, v));
+            slot.into()
+        } else {
+            v.into()
+        }
+    };
+    let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
+    let grid = dims(total, operand(2).is_pointer_value(), "agg.grid");
+    let block = dims(threads, operand(3).is_pointer_value(), "agg.block");
+    let launch_callee = l.call.get_operand(l.call.get_num_operands() - 1).and_then(|o| o.value()).and_then(|v| as_function(v.as_value_ref())).expect("a launch entry point");
+    let args: Vec<BasicMetadataValueEnum> = vec![c.agg.as_global_value().as_pointer_value().into(), buf.into(), grid.into(), block.into(), operand(4).into(), operand(5).into()];
+    let launch = ok(b.build_call(launch_callee, &args, "agg.status"));
+    super::threshold::copy_byval(l.call.as_value_ref(), launch.as_value_ref(), &[(3, 3), (4, 4)]);
+    let status = launch.try_as_basic_value().basic().expect("a status").into_int_value();
+    ok(b.build_unconditional_branch(join));
+    b.position_at_end(skip);
+    ok(b.build_unconditional_branch(join));
+    b.position_at_end(join);
+    let phi = ok(b.build_phi(i32t, "agg.result"));
+    phi.add_incoming(&[(&status, fill), (&c32(crate::back::device_launch::LAUNCH_SKIPPED_STATUS as u64), skip)]);
+    phi.as_basic_value().into_int_value()
+}
+
+/// The body of `C__agg(records, count)` (module docs), calling `copy`, the child's copy that
+/// takes the built-ins.
+fn fill_agg<'ctx>(module: &Module<'ctx>, c: &Child<'ctx>, copy: FunctionValue<'ctx>, data: &TargetData) {
+    let ctx = module.get_context();
+    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+    let c32 = |v: u64| i32t.const_int(v, false);
+    let c64 = |v: u64| i64t.const_int(v, false);
+    let f = c.agg;
+    let (records, count) = (f.get_nth_param(0).expect("records").into_pointer_value(), f.get_nth_param(1).expect("count").into_int_value());
+    records.set_name("records");
+    count.set_name("count");
+    let b = ctx.create_builder();
+    let bb = |name: &str| ctx.append_basic_block(f, name);
+    let (entry, search, step, found, counting, last, after, run, leave) = (bb("entry"), bb("search"), bb("step"), bb("found"), bb("count"), bb("last"), bb("after"), bb("run"), bb("leave"));
+    let call = |name: &str, args: &[BasicMetadataValueEnum<'ctx>], label: &str| ok(b.build_call(intrinsic(module, name, &[]), args, label)).try_as_basic_value().basic();
+    let sreg = |name: &str| call(&format!("llvm.nvvm.read.ptx.sreg.{name}"), &[], name).expect("a register").into_int_value();
+
+    b.position_at_end(entry);
+    // Room for the `byval` arguments, copied out of the record before it is freed.
+    let byval = Attribute::get_named_enum_kind_id("byval");
+    let slots: Vec<Option<(inkwell::values::PointerValue<'ctx>, u64)>> = (0..c.layout.len())
+        .map(|i| {
+            let attr = c.child.get_enum_attribute(AttributeLoc::Param(i as u32), byval)?;
+            // SAFETY: the type of a live `byval` attribute.
+            let t = unsafe { AnyTypeEnum::new(LLVMGetTypeAttributeValue(attr.as_mut_ptr())) };
+            let size = data.get_abi_size(&t);
+            let slot = ok(b.build_alloca(ctx.i8_type().array_type(size.max(1) as u32), "byval.copy"));
+            slot.as_instruction_value().expect("an alloca").set_alignment(16).expect("a power of two");
+            Some((slot, size))
+        })
+        .collect();
+    let bid = sreg("ctaid.x");
+    ok(b.build_unconditional_branch(search));
+
+    // The record whose first block is the last at or before this block.
+    b.position_at_end(search);
+    let lo = ok(b.build_phi(i32t, "lo"));
+    let hi = ok(b.build_phi(i32t, "hi"));
+    let (lo_v, hi_v) = (lo.as_basic_value().into_int_value(), hi.as_basic_value().into_int_value());
+    let wide = ok(b.build_int_compare(IntPredicate::UGT, ok(b.build_int_sub(hi_v, lo_v, "span")), c32(1), "wide"));
+    ok(b.build_conditional_branch(wide, step, found));
+    b.position_at_end(step);
+    let mid = ok(b.build_int_unsigned_div(ok(b.build_int_add(lo_v, hi_v, "sum")), c32(2), "mid"));
+    let at = |index: IntValue<'ctx>, name: &str| byte_gep(&b, records, ok(b.build_int_mul(ok(b.build_int_z_extend(index, i64t, "idx")), c64(c.stride), "off")), name);
+    let first = ok(b.build_load(i32t, at(mid, "mid.record"), "first")).into_int_value();
+    let before = ok(b.build_int_compare(IntPredicate::ULE, first, bid, "before"));
+    let lo_next = ok(b.build_select(before, mid, lo_v, "lo.next")).into_int_value();
+    let hi_next = ok(b.build_select(before, hi_v, mid, "hi.next")).into_int_value();
+    ok(b.build_unconditional_branch(search));
+    lo.add_incoming(&[(&c32(0), entry), (&lo_next, step)]);
+    hi.add_incoming(&[(&count, entry), (&hi_next, step)]);
+
+    b.position_at_end(found);
+    let rp = at(lo_v, "record");
+    let field = |offset: u64, name: &str| ok(b.build_load(i32t, byte_gep(&b, rp, c64(offset), "field"), name)).into_int_value();
+    let start = field(0, "start");
+    let grid: [IntValue; 3] = [0, 1, 2].map(|k| field(OFF_GRID + 4 * k, ["grid.x", "grid.y", "grid.z"][k as usize]));
+    let block: [IntValue; 3] = [0, 1, 2].map(|k| field(OFF_BLOCK + 4 * k, ["block.x", "block.y", "block.z"][k as usize]));
+    let rel = ok(b.build_int_sub(bid, start, "rel"));
+    let block_idx = unflatten(&b, rel, grid);
+    let nt = ok(b.build_int_mul(ok(b.build_int_mul(block[0], block[1], "m")), block[2], "nt"));
+    let t = sreg("tid.x");
+    let thread_idx = unflatten(&b, t, block);
+    let mut args = load_arguments(&ctx, &b, &c.layout, byte_gep(&b, rp, c64(c.args_at), "record.args"));
+    for (arg, slot) in args.iter_mut().zip(&slots) {
+        if let Some((slot, size)) = slot {
+            ok(b.build_memcpy(*slot, 16, arg.into_pointer_value(), 1, c64(*size)));
+            *arg = (*slot).into();
+        }
+    }
+    // Every thread has read its record: the last block to get here gives the table back (the
+    // fence orders this block's reads before its count).
+    call("llvm.nvvm.barrier.cta.sync.aligned.all", &[c32(0).into()], "");
+    let first_thread = ok(b.build_int_compare(IntPredicate::EQ, t, c32(0), "thread0"));
+    ok(b.build_conditional_branch(first_thread, counting, after));
+    b.position_at_end(counting);
+    call("llvm.nvvm.membar.gl", &[], "");
+    let done = byte_gep(&b, records, c64(OFF_DONE), "done");
+    let old = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, done, c32(1), AtomicOrdering::SequentiallyConsistent));
+    let blocks = sreg("nctaid.x");
+    let is_last = ok(b.build_int_compare(IntPredicate::EQ, old, ok(b.build_int_sub(blocks, c32(1), "last.block")), "is.last"));
+    ok(b.build_conditional_branch(is_last, last, after));
+    b.position_at_end(last);
+    ok(b.build_call(c.give_back, &[records.into()], ""));
+    ok(b.build_unconditional_branch(after));
+    b.position_at_end(after);
+    let beyond = ok(b.build_int_compare(IntPredicate::UGE, t, nt, "beyond"));
+    ok(b.build_conditional_branch(beyond, leave, run));
+    b.position_at_end(run);
+    let mut call_args = args;
+    call_args.extend(thread_idx.iter().chain(&block_idx).chain(&block).chain(&grid).map(|v| BasicMetadataValueEnum::from(*v)));
+    let body = ok(b.build_call(copy, &call_args, ""));
+    byval_at_call(copy, body);
+    ok(b.build_return(None));
+    b.position_at_end(leave);
+    ok(b.build_return(None));
+}

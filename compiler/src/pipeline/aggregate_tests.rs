@@ -1,0 +1,111 @@
+//! Warp aggregation on LLVM IR, IR in, IR out: the modules of `threshold_tests`, through
+//! [`aggregate::warp`] alone and through the whole pipeline.
+
+use super::tests::function;
+use super::threshold_tests::{launch, parse, program, CHILD, HEAD};
+use super::*;
+use crate::aggregate::Granularity;
+use inkwell::context::Context;
+
+/// The module after warp aggregation alone, and the remarks as `code: message: label`.
+fn aggregated(ir: &str, asked: Granularity) -> (String, Vec<String>) {
+    let context = Context::create();
+    let module = parse(&context, ir);
+    let remarks = aggregate::warp(&module, asked, &SourceText::default());
+    module.verify().unwrap_or_else(|e| panic!("aggregation left an invalid module: {e}\n{}", module.print_to_string()));
+    (module.print_to_string().to_string(), remarks.iter().map(|d| format!("{}: {}: {}", d.code.as_str(), d.message, d.labels[0].message)).collect())
+}
+
+#[test]
+fn off_or_with_nothing_to_take_the_module_is_untouched() {
+    let printed = |ir: &str| parse(&Context::create(), ir).print_to_string().to_string();
+    let (after, remarks) = aggregated(&program(), Granularity::Off);
+    assert_eq!(after, printed(&program()));
+    assert!(remarks.is_empty());
+    let named = format!("{HEAD}{CHILD}{}", launch("child", "%s", "0"));
+    let (after, remarks) = aggregated(&named, Granularity::Warp);
+    assert_eq!(after, printed(&named));
+    assert_eq!(remarks, ["R0500: launch of `child` not aggregated: only launches into the NULL stream are aggregated"]);
+}
+
+#[test]
+fn a_warps_launches_become_records_and_one_launch_of_the_aggregated_clone() {
+    let (ir, remarks) = aggregated(&program(), Granularity::Warp);
+    assert!(remarks.is_empty(), "{remarks:?}");
+    // The site calls the helper with the local argument block; the helper meets the warp.
+    let parent = function(&ir, "parent");
+    assert!(parent.contains("%agg.args = alloca [40 x i8], align 64") && parent.contains("call i32 @child__warp(ptr %agg.args,") && !parent.contains("GetParameterBuffer"), "{parent}");
+    insta::assert_snapshot!("warp_helper", function(&ir, "child__warp"));
+    // The aggregated kernel: a record per block, then the copy with the launch's built-ins.
+    insta::assert_snapshot!("agg_kernel", function(&ir, "child__agg"));
+    let copy = function(&ir, "child__aggregated");
+    assert!(copy.contains("call i32 @index__aggregated(i32 %tid.x,") && !copy.contains("sreg"), "{copy}");
+    assert!(ir.contains("\"nvvm.maxnreg\"=\"64\""), "{ir}");
+}
+
+#[test]
+fn through_the_pipeline_both_launches_are_lowered_to_v2() {
+    let context = Context::create();
+    let module = parse(&context, &program());
+    let target = Target::default();
+    let options = PipelineOptions { target, nv_module_id: None, launch_threshold: 0, aggregate: Granularity::Warp, pass_remarks: true };
+    assert!(run(&module, &options, &SourceText::default()).unwrap().is_empty());
+    cleanup(&module, &crate::back::target_machine(&target, 3).unwrap()).unwrap();
+    module.verify().unwrap();
+    let ir = module.print_to_string().to_string();
+    let parent = function(&ir, "parent");
+    assert!(parent.contains("@__cudaCDP2GetParameterBufferV2(ptr nonnull @child__agg,") && parent.contains("@__cudaCDP2GetParameterBufferV2(ptr nonnull @child,"), "{parent}");
+    assert!(!ir.contains("@__cudaCDP2LaunchDevice(") && !ir.contains("@child__warp("), "{ir}");
+}
+
+#[test]
+fn a_child_with_a_barrier_is_aggregated_only_with_equal_block_sizes() {
+    let barrier = program().replace("  %i = call i32 @index()\n", "  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)\n  %i = call i32 @index()\n");
+    let (ir, _) = aggregated(&barrier, Granularity::Warp);
+    assert!(function(&ir, "child__warp").contains("%sizes.differ = icmp ne i32 %min.threads, %max.threads"), "{ir}");
+    let (ir, _) = aggregated(&program(), Granularity::Warp);
+    assert!(!function(&ir, "child__warp").contains("sizes.differ"), "{ir}");
+}
+
+#[test]
+fn streams_and_dynamic_sizes_are_left_with_r0500_and_block_is_warp_with_r0501() {
+    let cases = [
+        ("inttoptr (i64 3 to ptr)", "0", "tail launches (cudaStreamTailLaunch) are not aggregated"),
+        ("inttoptr (i64 4 to ptr)", "0", "fire-and-forget launches (cudaStreamFireAndForget) are not aggregated"),
+        ("null", "%n", "the launch's dynamic shared memory is not a constant: the aggregated grid's blocks would each need their own"),
+    ];
+    for (stream, shmem, why) in cases {
+        let (_, remarks) = aggregated(&format!("{HEAD}{CHILD}{}", launch("child", stream, shmem)), Granularity::Warp);
+        assert_eq!(remarks, [format!("R0500: launch of `child` not aggregated: {why}")]);
+    }
+    // A constant dynamic size is taken, and the aggregated launch asks for it.
+    let (ir, remarks) = aggregated(&format!("{HEAD}{CHILD}{}", launch("child", "null", "256")), Granularity::Warp);
+    assert!(remarks.is_empty() && function(&ir, "child__warp").contains("ptr @child__agg, ptr %agg.buf, ptr byval(%struct.dim3) align 4 %agg.grid.slot, ptr byval(%struct.dim3) align 4 %agg.block.slot, i32 256, ptr null)"), "{ir}");
+    for asked in [Granularity::Block, Granularity::Grid] {
+        let (_, remarks) = aggregated(&program(), asked);
+        let what = if asked == Granularity::Block { "block" } else { "grid" };
+        assert_eq!(remarks, [format!("R0501: launch of `child` aggregated per warp, at its site: {what} granularity is not yet applied to CUDA C++ (LLVM IR): its launches are aggregated per warp")]);
+    }
+}
+
+#[test]
+fn thresholding_then_aggregation_aggregates_the_launch_left_for_large_grids() {
+    let context = Context::create();
+    let module = parse(&context, &program());
+    let options = PipelineOptions { target: Target::default(), nv_module_id: None, launch_threshold: 128, aggregate: Granularity::Warp, pass_remarks: true };
+    assert!(run(&module, &options, &SourceText::default()).unwrap().is_empty());
+    module.verify().unwrap();
+    let ir = module.print_to_string().to_string();
+    assert!(function(&ir, "child__threshold").contains("call i32 @child__warp(ptr"), "{ir}");
+}
+
+#[test]
+fn tables_come_from_a_static_pool_then_the_heap() {
+    let (ir, _) = aggregated(&program(), Granularity::Warp);
+    // 80-byte records, 32 to a chunk: 2048 chunks fit 8 MiB, one bit each in 64 words.
+    assert!(ir.contains("@child__agg_pool = internal addrspace(1) global [5242880 x i8] zeroinitializer, align 16"), "{ir}");
+    assert!(ir.contains("@child__agg_pool_used = internal addrspace(1) global [64 x i32] zeroinitializer, align 4"), "{ir}");
+    insta::assert_snapshot!("pool_table", function(&ir, "child__agg_table"));
+    let give_back = function(&ir, "child__agg_give_back");
+    assert!(give_back.contains("%in.pool = icmp ult i64 %offset, 5242880") && give_back.contains("atomicrmw and ptr %word") && give_back.contains("call void @free(ptr %table)"), "{give_back}");
+}

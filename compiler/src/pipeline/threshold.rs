@@ -1,0 +1,886 @@
+//! Thresholding on LLVM IR (`-flaunch-threshold=N`): a launch whose grid has at most `N`
+//! threads runs its child's threads one after another in the launching thread instead of
+//! launching. The semantics are those of the HIR pass for `.cdp` sources
+//! (`crate::aggregate::threshold`, docs/AGGREGATION.md, "Thresholding"); this pass gives them
+//! to every front end that writes LLVM IR.
+//!
+//! A recognised launch ([`super::launch::recognise`]) `C<<<g, b, 0, s>>>(args)` becomes a
+//! call of `C__threshold(args block, g, b, 0, s)`, an always-inline helper that does
+//!
+//! ```c
+//! if (valid(g, b) && blocks(g) <= N && blocks(g) * threads(b) <= N) {
+//!     for (bl = 0; bl < blocks(g); bl++) for (t = 0; t < threads(b); t++)
+//!         C__serial(args, t % b.x, t / b.x % b.y, t / (b.x * b.y), bl % g.x, ..., b, g);
+//!     return cudaSuccess;
+//! }
+//! buf = cudaGetParameterBuffer(align, size); if (!buf) return 69;
+//! memcpy(buf, args block, size); return cudaLaunchDevice(C, buf, g, b, 0, s);
+//! ```
+//!
+//! The stores of the arguments, which went into the runtime's buffer, go into a local block
+//! (the V2 lowering does the same); the launch left in the helper is in the documented shape,
+//! so [`super::launch`] lowers it like any other. `C__serial` is a copy of `C` as an internal
+//! function whose reads of `threadIdx`, `blockIdx`, `blockDim` and `gridDim`
+//! (`llvm.nvvm.read.ptx.sreg.tid/ctaid/ntid/nctaid.*`) are parameters, as are those of the
+//! functions it calls that read them, copied the same way ([`super::clone`]).
+//!
+//! Taken: launches into the NULL stream or `cudaStreamFireAndForget` (the latter only under
+//! the V2 ABI; V1 refuses it with `E0306`), with no dynamic shared memory, of a child defined
+//! here whose threads do not need each other and each do little: neither it nor anything it
+//! calls uses a barrier, shared memory, a warp-level primitive, the lane, warp or grid id,
+//! inline assembly, stream or event work, launches, calls through pointers or calls
+//! functions without a definition (but the device C library's and LLVM's), or runs a loop
+//! other than a counted one of at most [`MAX_TRIPS`] iterations (a loop whose counter starts
+//! at a constant, steps by a constant and is compared with a constant; its iterations are the
+//! counter's steps of one, so that a loop Clang unrolled counts what its source did, and a
+//! source loop that steps by more than one counts more than it runs, a conservative choice). Every other launch
+//! gets `R0502` with the reason, at its line. A kernel that reaches a rewritten site is capped
+//! at 64 registers ([`crate::aggregate::REGISTER_CAP`]) unless it has launch bounds or a cap.
+//!
+//! Invariant: with `N = 0`, or no launch to take, the module is untouched; afterwards every
+//! site taken is a call of its helper and no launch of the module is lost.
+
+use super::clone::{self, as_function, called_function, value_name};
+use super::launch::{self, Launch};
+use super::SourceText;
+use crate::back::device_launch::LAUNCH_SKIPPED_STATUS;
+use crate::diag::{Code, Diagnostic, Span};
+use crate::target::{LaunchAbi, Target};
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::basic_block::BasicBlock;
+use inkwell::llvm_sys::core::*;
+use inkwell::llvm_sys::prelude::LLVMValueRef;
+use inkwell::llvm_sys::LLVMIntPredicate;
+use inkwell::module::{Linkage, Module};
+use inkwell::targets::TargetData;
+use inkwell::types::{AnyTypeEnum, BasicMetadataTypeEnum, BasicTypeEnum};
+use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode, IntValue};
+use inkwell::IntPredicate;
+use std::collections::{HashMap, HashSet};
+
+/// The most iterations a loop of a child run in place may have (as `aggregate::threshold`).
+pub const MAX_TRIPS: u32 = 64;
+
+/// The largest grid `x`, `y` and `z`, block `x`, `y`, `z` and threads the runtime launches.
+const GRID_LIMITS: [u64; 3] = [(1 << 31) - 1, 65535, 65535];
+const BLOCK_LIMITS: [u64; 3] = [1024, 1024, 64];
+const MAX_BLOCK_THREADS: u64 = 1024;
+
+/// Device functions a child run in place may call without a definition here: the C library
+/// nvcc provides on the device.
+const PROVIDED: &[&str] = &["vprintf", "malloc", "free", "__assertfail", "memcpy", "memset"];
+
+/// The source name of a kernel for messages: `_Z5childPi` is `child`, `_ZN2ns1kEv` `ns::k`.
+pub(crate) fn source_name(mangled: &str) -> String {
+    fn parts(mut s: &str, nested: bool) -> Option<Vec<&str>> {
+        let mut out = Vec::new();
+        loop {
+            let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+            if digits == 0 {
+                return (!out.is_empty() && (!nested || s.starts_with('E'))).then_some(out);
+            }
+            let n: usize = s[..digits].parse().ok()?;
+            out.push(s.get(digits..digits + n)?);
+            s = &s[digits + n..];
+            if !nested {
+                return Some(out);
+            }
+        }
+    }
+    let found = if let Some(rest) = mangled.strip_prefix("_ZN") { parts(rest, true) } else { mangled.strip_prefix("_Z").and_then(|r| parts(r, false)) };
+    found.map_or_else(|| mangled.to_string(), |p| p.join("::"))
+}
+
+/// Why a call of `name`, a function without a body here, keeps a child from running in
+/// place, if it does; `None` for a built-in it may use.
+fn why_not_declaration(name: &str) -> Option<String> {
+    let together = |w: &str| Some(format!("{w}: its threads cannot run one after another in the launching thread"));
+    if let Some(reg) = name.strip_prefix("llvm.nvvm.read.ptx.sreg.") {
+        let allowed = clone::builtin_index(name).is_some() || ["warpsize", "clock", "clock64", "globaltimer", "globaltimer_lo", "globaltimer_hi", "smid", "nsmid"].contains(&reg);
+        return if allowed { None } else { together(&format!("reads `%{reg}`")) };
+    }
+    if let Some(nvvm) = name.strip_prefix("llvm.nvvm.") {
+        if nvvm.starts_with("barrier") || nvvm.starts_with("bar.") || nvvm.contains("mbarrier") || nvvm.starts_with("cluster") {
+            return together("calls `__syncthreads`");
+        }
+        let warp = ["shfl", "vote", "activemask", "match.", "redux", "elect", "wgmma", "mma", "ldmatrix", "stmatrix", "cp.async"];
+        if warp.iter().any(|w| nvvm.starts_with(w) || nvvm.contains(&format!(".{w}"))) {
+            return together("uses warp-level primitives");
+        }
+        return None;
+    }
+    if name.starts_with("llvm.") || name.starts_with("__nv_") || PROVIDED.contains(&name) {
+        return None;
+    }
+    if launch::is_launch_entry(name) {
+        return together("launches kernels");
+    }
+    if name.starts_with("cuda") || name.starts_with("__cuda") {
+        if name.contains("Stream") || name.contains("Event") || name.contains("Synchronize") || name.contains("CG") {
+            return together("puts work into streams, records events or waits for other threads");
+        }
+        return None;
+    }
+    Some(format!("calls `{}`, which has no definition here", source_name(name)))
+}
+
+/// Whether `v` is, or through constant expressions uses, a variable in shared memory.
+fn uses_shared(v: LLVMValueRef, depth: u32) -> bool {
+    // SAFETY: queries of live values.
+    unsafe {
+        if !LLVMIsAGlobalVariable(v).is_null() {
+            return LLVMGetPointerAddressSpace(LLVMTypeOf(v)) == 3;
+        }
+        if depth < 8 && !LLVMIsAConstantExpr(v).is_null() {
+            return (0..LLVMGetNumOperands(v).max(0) as u32).any(|i| uses_shared(LLVMGetOperand(v, i), depth + 1));
+        }
+    }
+    false
+}
+
+/// Why the threads of `child` cannot run one after another in a launching thread, if they
+/// cannot: looked for in its body and in every function it calls.
+fn why_not_serial(child: FunctionValue<'_>) -> Option<String> {
+    let child_name = source_name(&child.get_name().to_string_lossy());
+    let mut seen = HashSet::new();
+    let mut stack = vec![child];
+    while let Some(f) = stack.pop() {
+        if !seen.insert(f) {
+            continue;
+        }
+        let fname = f.get_name().to_string_lossy().into_owned();
+        let whose = || if f == child { format!("`{child_name}`") } else { format!("`{child_name}`: `{}`, which it calls,", source_name(&fname)) };
+        let together = |w: &str| format!("{} {w}: its threads cannot run one after another in the launching thread", whose());
+        if f.get_type().is_var_arg() {
+            // Its copy, which takes the built-ins after its parameters, could not be called.
+            return Some(format!("{} takes a variable number of arguments, which a serial copy cannot", whose()));
+        }
+        for block in f.get_basic_blocks() {
+            for inst in block.get_instructions() {
+                let r = inst.as_value_ref();
+                // SAFETY: queries of live instructions.
+                let operands = unsafe { (0..LLVMGetNumOperands(r).max(0) as u32).map(|i| LLVMGetOperand(r, i)).collect::<Vec<_>>() };
+                if operands.iter().any(|&o| uses_shared(o, 0)) {
+                    return Some(together("uses shared memory"));
+                }
+                match inst.get_opcode() {
+                    InstructionOpcode::Call => {
+                        // SAFETY: the callee operand of a live call.
+                        let callee = unsafe { LLVMGetCalledValue(r) };
+                        if unsafe { !LLVMIsAInlineAsm(callee).is_null() } {
+                            return Some(together("contains inline assembly"));
+                        }
+                        match called_function(r) {
+                            // SAFETY: a function of this module.
+                            Some(target) => match as_function(target) {
+                                Some(t) if t.count_basic_blocks() > 0 => stack.push(t),
+                                _ => {
+                                    if let Some(why) = why_not_declaration(&value_name(target)) {
+                                        return Some(format!("{} {why}", whose()));
+                                    }
+                                }
+                            },
+                            None => return Some(together("calls through a function pointer")),
+                        }
+                    }
+                    InstructionOpcode::Invoke | InstructionOpcode::CallBr | InstructionOpcode::LandingPad | InstructionOpcode::IndirectBr => {
+                        return Some(together("has control flow that cannot be copied"));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if !loops_are_counted(f) {
+            return Some(format!(
+                "{} runs a loop that is not a counted loop of at most {MAX_TRIPS} iterations: a thread's work is not known to be small, and a grid's worth of it one after another could take longer than the launch",
+                whose()
+            ));
+        }
+    }
+    None
+}
+
+/// The successors of a block.
+fn successors<'ctx>(b: BasicBlock<'ctx>) -> Vec<BasicBlock<'ctx>> {
+    let Some(t) = b.get_terminator() else { return Vec::new() };
+    (0..t.get_num_operands()).filter_map(|i| t.get_operand(i).and_then(|o| o.block())).collect()
+}
+
+/// Whether every loop of `f` (every back edge of a depth-first walk) is a counted loop of at
+/// most [`MAX_TRIPS`] iterations.
+fn loops_are_counted(f: FunctionValue<'_>) -> bool {
+    let Some(entry) = f.get_first_basic_block() else { return true };
+    // Iterative depth-first walk: (block, next successor to visit).
+    let mut on_stack = HashSet::new();
+    let mut done = HashSet::new();
+    let mut stack = vec![(entry, 0usize)];
+    on_stack.insert(entry);
+    while let Some((b, i)) = stack.last().copied() {
+        let succ = successors(b);
+        if i < succ.len() {
+            stack.last_mut().expect("not empty").1 += 1;
+            let s = succ[i];
+            if on_stack.contains(&s) {
+                if counted_trips(f, s, b).is_none_or(|n| n > MAX_TRIPS) {
+                    return false;
+                }
+            } else if !done.contains(&s) {
+                on_stack.insert(s);
+                stack.push((s, 0));
+            }
+        } else {
+            stack.pop();
+            on_stack.remove(&b);
+            done.insert(b);
+        }
+    }
+    true
+}
+
+/// The blocks of the loop with `header` and back edge from `latch`.
+fn loop_body<'ctx>(f: FunctionValue<'ctx>, header: BasicBlock<'ctx>, latch: BasicBlock<'ctx>) -> HashSet<BasicBlock<'ctx>> {
+    let mut preds: HashMap<BasicBlock, Vec<BasicBlock>> = HashMap::new();
+    for b in f.get_basic_blocks() {
+        for s in successors(b) {
+            preds.entry(s).or_default().push(b);
+        }
+    }
+    let mut body = HashSet::from([header]);
+    let mut stack = vec![latch];
+    while let Some(b) = stack.pop() {
+        if body.insert(b) {
+            stack.extend(preds.get(&b).into_iter().flatten().copied());
+        }
+    }
+    body
+}
+
+fn const_int(v: LLVMValueRef) -> Option<(u64, u32)> {
+    // SAFETY: queries of a live value.
+    unsafe {
+        if LLVMIsAConstantInt(v).is_null() {
+            return None;
+        }
+        let bits = LLVMGetIntTypeWidth(LLVMTypeOf(v));
+        (bits <= 64).then(|| (LLVMConstIntGetZExtValue(v), bits))
+    }
+}
+
+/// The iterations of the loop at `header` whose back edge comes from `latch`, when it is
+/// counted: a `phi` in the header starting at a constant, stepped by adding a constant, and
+/// an exit test comparing it (or its next value) with a constant, in the latch or the header.
+/// Found by running the counter, up to one past [`MAX_TRIPS`]; counted in steps of one (the
+/// trips times the step), since a loop Clang unrolled by 4 steps by 4 and does the work of 4
+/// iterations in each trip. Exits that leave earlier only make a loop shorter.
+fn counted_trips(f: FunctionValue<'_>, header: BasicBlock<'_>, latch: BasicBlock<'_>) -> Option<u32> {
+    let body = loop_body(f, header, latch);
+    // The test: a conditional branch leaving the loop, in the latch or else in the header.
+    let test_of = |b: BasicBlock| {
+        let t = b.get_terminator()?;
+        (t.get_opcode() == InstructionOpcode::Br && t.get_num_operands() == 3).then_some(t)?;
+        // Operands of a conditional `br`: condition, false target, true target.
+        let (on_false, on_true) = (t.get_operand(1)?.block()?, t.get_operand(2)?.block()?);
+        let (stay_true, stay_false) = (body.contains(&on_true), body.contains(&on_false));
+        (stay_true != stay_false).then_some((t.get_operand(0)?.value()?.as_value_ref(), stay_true))
+    };
+    let (in_latch, (cond, continue_if)) = match test_of(latch) {
+        Some(t) => (true, t),
+        None if latch.get_terminator().is_some_and(|t| t.get_num_operands() == 1) => (false, test_of(header)?),
+        None => return None,
+    };
+    // SAFETY: queries of live instructions and constants.
+    unsafe {
+        if LLVMIsAICmpInst(cond).is_null() {
+            return None;
+        }
+        let pred = LLVMGetICmpPredicate(cond);
+        let (a, b) = (LLVMGetOperand(cond, 0), LLVMGetOperand(cond, 1));
+        for phi in header.get_instructions().take_while(|i| i.get_opcode() == InstructionOpcode::Phi) {
+            let p = phi.as_value_ref();
+            if LLVMCountIncoming(p) != 2 {
+                continue;
+            }
+            let from_latch = (0..2).find(|&i| LLVMGetIncomingBlock(p, i) == latch.as_mut_ptr())?;
+            let (next, start) = (LLVMGetIncomingValue(p, from_latch), LLVMGetIncomingValue(p, 1 - from_latch));
+            let Some((start, bits)) = const_int(start) else { continue };
+            if LLVMIsABinaryOperator(next).is_null() || LLVMGetNumOperands(next) != 2 {
+                continue;
+            }
+            let (x, y) = (LLVMGetOperand(next, 0), LLVMGetOperand(next, 1));
+            let step = match LLVMGetInstructionOpcode(next) {
+                inkwell::llvm_sys::LLVMOpcode::LLVMAdd if x == p => const_int(y)?.0,
+                inkwell::llvm_sys::LLVMOpcode::LLVMAdd if y == p => const_int(x)?.0,
+                inkwell::llvm_sys::LLVMOpcode::LLVMSub if x == p => const_int(y)?.0.wrapping_neg(),
+                _ => continue,
+            };
+            // The compared operand: the counter or its next value, against a constant.
+            let (counter_left, limit) = match (a, b) {
+                (a, b) if (a == p || a == next) && const_int(b).is_some() => (true, const_int(b)?.0),
+                (a, b) if (b == p || b == next) && const_int(a).is_some() => (false, const_int(a)?.0),
+                _ => continue,
+            };
+            let uses_next = if counter_left { a == next } else { b == next };
+            let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+            let signed = |v: u64| if bits == 64 { v as i64 as i128 } else { ((v << (64 - bits)) as i64 >> (64 - bits)) as i128 };
+            let holds = |v: u64| {
+                let (l, r) = if counter_left { (v & mask, limit & mask) } else { (limit & mask, v & mask) };
+                use LLVMIntPredicate::*;
+                match pred {
+                    LLVMIntEQ => l == r,
+                    LLVMIntNE => l != r,
+                    LLVMIntULT => l < r,
+                    LLVMIntULE => l <= r,
+                    LLVMIntUGT => l > r,
+                    LLVMIntUGE => l >= r,
+                    LLVMIntSLT => signed(l) < signed(r),
+                    LLVMIntSLE => signed(l) <= signed(r),
+                    LLVMIntSGT => signed(l) > signed(r),
+                    LLVMIntSGE => signed(l) >= signed(r),
+                }
+            };
+            // Clang's unrolling multiplies the step: the counter's distance is the source
+            // loop's iterations when it counted by one, and never fewer than the IR's trips.
+            let stride = u32::try_from(signed(step & mask).unsigned_abs()).unwrap_or(u32::MAX).max(1);
+            let steps = |trips: u32| Some(trips.saturating_mul(stride));
+            let mut i = start & mask;
+            let mut trips = 0u32;
+            loop {
+                let next_i = i.wrapping_add(step) & mask;
+                if in_latch {
+                    // The body runs, then the test decides whether it runs again.
+                    trips += 1;
+                    if holds(if uses_next { next_i } else { i }) != continue_if {
+                        return steps(trips);
+                    }
+                } else {
+                    if holds(if uses_next { next_i } else { i }) != continue_if {
+                        return steps(trips);
+                    }
+                    trips += 1;
+                }
+                if trips > MAX_TRIPS {
+                    return steps(trips);
+                }
+                i = next_i;
+            }
+        }
+    }
+    None
+}
+
+/// The largest parameter buffer a launch may have (CUDA 12.1's 32764 bytes of parameters).
+const MAX_PARAMETER_BYTES: u64 = 32764;
+
+/// Whether the launch's calls have the documented types, which the helper copies: a buffer
+/// call with two constant operands returning a pointer, a launch returning `i32` and taking
+/// the kernel, a pointer, two dims (`byval` pointers or `{ i32, i32, i32 }`), the shared
+/// memory size as `i32` and a pointer stream; and a buffer of at most
+/// [`MAX_PARAMETER_BYTES`].
+pub(super) fn documented_shape(l: &Launch<'_>) -> bool {
+    let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value());
+    let dim3 = |v: Option<BasicValueEnum>| match v {
+        Some(BasicValueEnum::PointerValue(_)) => true,
+        Some(BasicValueEnum::StructValue(s)) => {
+            let t = s.get_type();
+            t.count_fields() == 3 && t.get_field_types().iter().all(|f| f.is_int_type() && f.into_int_type().get_bit_width() == 32)
+        }
+        _ => false,
+    };
+    let int32 = |v: Option<BasicValueEnum>| matches!(v, Some(BasicValueEnum::IntValue(i)) if i.get_type().get_bit_width() == 32);
+    // SAFETY: type queries of live instructions.
+    let returns_i32 = unsafe {
+        let t = LLVMTypeOf(l.call.as_value_ref());
+        LLVMGetTypeKind(t) == inkwell::llvm_sys::LLVMTypeKind::LLVMIntegerTypeKind && LLVMGetIntTypeWidth(t) == 32
+    };
+    let buffer_ok = l.buffer.is_none_or(|buf| {
+        buf.get_num_operands() == 3 && (0..2).all(|i| buf.get_operand(i).and_then(|o| o.value()).is_some_and(|v| const_int(v.as_value_ref()).is_some())) && buf.get_type().is_pointer_type()
+    });
+    returns_i32 && buffer_ok && l.size <= MAX_PARAMETER_BYTES && matches!(operand(1), Some(BasicValueEnum::PointerValue(_))) && dim3(operand(2)) && dim3(operand(3)) && int32(operand(4)) && matches!(operand(5), Some(BasicValueEnum::PointerValue(_)))
+}
+
+/// What a site must be to run in place, the child aside: `None` when it is.
+fn why_not_site(l: &Launch<'_>, target: &Target) -> Option<String> {
+    if !documented_shape(l) {
+        return Some("the launch's calls do not have the documented types".into());
+    }
+    let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value());
+    match operand(5).and_then(launch::constant_u64) {
+        Some(0) => {}
+        Some(4) if target.launch_abi == LaunchAbi::V2 => {}
+        Some(4) => return Some("a fire-and-forget launch under the V1 ABI, which refuses it".into()),
+        Some(3) => return Some("a tail launch sees the whole parent grid's writes; run in place it would not".into()),
+        _ => return Some("a launch into a named stream runs after the stream's earlier work, which the thread cannot wait for".into()),
+    }
+    if operand(4).and_then(launch::constant_u64) != Some(0) {
+        return Some("the launch asks for dynamic shared memory".into());
+    }
+    None
+}
+
+/// Where each parameter of `child` lies in its parameter buffer (each at its alignment, in
+/// order, as Clang and nvcc lay it out), and how: the type to load, or `None` for a `byval`
+/// parameter, passed as the address of its bytes.
+pub(super) fn parameter_layout<'ctx>(child: FunctionValue<'ctx>, data: &TargetData) -> (Vec<(u64, Option<BasicTypeEnum<'ctx>>)>, u64) {
+    let byval = Attribute::get_named_enum_kind_id("byval");
+    let align_kind = Attribute::get_named_enum_kind_id("align");
+    let mut offset = 0u64;
+    let mut out = Vec::new();
+    for (i, ty) in child.get_type().get_param_types().into_iter().enumerate() {
+        let loc = AttributeLoc::Param(i as u32);
+        let (align, size, load) = match child.get_enum_attribute(loc, byval) {
+            Some(attr) => {
+                // SAFETY: the type of a live `byval` attribute.
+                let t = unsafe { AnyTypeEnum::new(LLVMGetTypeAttributeValue(attr.as_mut_ptr())) };
+                let natural = data.get_abi_alignment(&t) as u64;
+                let given = child.get_enum_attribute(loc, align_kind).map_or(0, |a| a.get_enum_value());
+                (natural.max(given), data.get_abi_size(&t), None)
+            }
+            None => {
+                let Ok(ty) = BasicTypeEnum::try_from(ty) else { return (out, u64::MAX) };
+                (data.get_abi_alignment(&ty) as u64, data.get_store_size(&ty), Some(ty))
+            }
+        };
+        offset = offset.div_ceil(align.max(1)) * align.max(1);
+        out.push((offset, load));
+        offset += size;
+    }
+    (out, offset)
+}
+
+/// Runs the launches of `module` whose grids have at most `max_threads` threads in place
+/// (module docs); returns the `R0502` remarks of the launches it leaves alone.
+pub fn threshold(module: &Module<'_>, max_threads: u32, target: &Target, source: &SourceText) -> Vec<Diagnostic> {
+    if max_threads == 0 {
+        return Vec::new();
+    }
+    let (launches, errors) = launch::recognise(module, source);
+    if !errors.is_empty() {
+        // The launch pass reports them; nothing is changed.
+        return Vec::new();
+    }
+    let data = TargetData::create(&module.get_data_layout().as_str().to_string_lossy());
+    let mut remarks = Vec::new();
+    let mut children: HashMap<LLVMValueRef, Option<String>> = HashMap::new();
+    let mut taken = Vec::new();
+    for l in &launches {
+        let kernel = l.call.get_operand(0).and_then(|o| o.value());
+        let child = kernel.and_then(|k| as_function(k.as_value_ref()));
+        let why = match child {
+            None => Some("the launched kernel is not a function of this module".to_string()),
+            Some(c) if c.count_basic_blocks() == 0 => Some(format!("`{}` has no definition here", source_name(&c.get_name().to_string_lossy()))),
+            Some(c) => why_not_site(l, target).or_else(|| children.entry(c.as_value_ref()).or_insert_with(|| why_not_serial(c)).clone()).or_else(|| {
+                let (_, end) = parameter_layout(c, &data);
+                (end > l.size && l.buffer.is_some() || end > 0 && l.buffer.is_none()).then(|| "the launch's parameter buffer does not hold the child's parameters as laid out".to_string())
+            }),
+        };
+        match (why, child) {
+            (None, Some(c)) => taken.push((*l, c)),
+            (Some(why), _) => {
+                let name = child.map_or_else(|| "a kernel".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())));
+                let d = Diagnostic::new(Code::ThresholdRemark, Span::new(0, 0), format!("launch of {name} not run in the launching thread when small")).with_primary_message(why);
+                remarks.push(source.place(d, l.call, &l.function.get_name().to_string_lossy()));
+            }
+            (None, None) => {}
+        }
+    }
+    if taken.is_empty() {
+        return remarks;
+    }
+    // One serial copy per child, and copies of the functions it calls that read built-ins.
+    let mut wanted: Vec<FunctionValue> = Vec::new();
+    for (_, c) in &taken {
+        if !wanted.contains(c) {
+            wanted.push(*c);
+        }
+    }
+    let readers = builtin_readers(&wanted);
+    let mut originals = wanted.clone();
+    originals.extend(readers.into_iter().filter(|f| !wanted.contains(f)));
+    let copies = clone::clone_with_builtins(module, &originals, "serial");
+    let serial: HashMap<FunctionValue, FunctionValue> = originals.into_iter().zip(copies).collect();
+    let mut rewritten = HashSet::new();
+    for (l, c) in &taken {
+        rewrite_site(module, l, serial[c], max_threads, &data);
+        rewritten.insert(l.function);
+    }
+    cap_registers(module, &rewritten);
+    remarks
+}
+
+/// The functions reachable from `roots` that read a built-in, themselves or through calls.
+pub(super) fn builtin_readers<'ctx>(roots: &[FunctionValue<'ctx>]) -> Vec<FunctionValue<'ctx>> {
+    let mut calls: HashMap<FunctionValue, Vec<FunctionValue>> = HashMap::new();
+    let mut reads = Vec::new();
+    let mut stack = roots.to_vec();
+    let mut order = Vec::new();
+    while let Some(f) = stack.pop() {
+        if calls.contains_key(&f) {
+            continue;
+        }
+        let mut callees = Vec::new();
+        for b in f.get_basic_blocks() {
+            for inst in b.get_instructions() {
+                let Some(target) = called_function(inst.as_value_ref()) else { continue };
+                if clone::builtin_index(&value_name(target)).is_some() {
+                    reads.push(f);
+                }
+                callees.extend(as_function(target).filter(|t| t.count_basic_blocks() > 0));
+            }
+        }
+        stack.extend(callees.iter().copied());
+        calls.insert(f, callees);
+        order.push(f);
+    }
+    // Readers through callees, to a fixed point.
+    let mut readers: HashSet<FunctionValue> = reads.into_iter().collect();
+    loop {
+        let before = readers.len();
+        for f in &order {
+            if calls[f].iter().any(|c| readers.contains(c)) {
+                readers.insert(*f);
+            }
+        }
+        if readers.len() == before {
+            break;
+        }
+    }
+    order.into_iter().filter(|f| readers.contains(f)).collect()
+}
+
+/// Kernels reaching one of `changed` are capped at [`crate::aggregate::REGISTER_CAP`]
+/// registers, unless they have launch bounds or a cap: a parent that ran with 1024-thread
+/// blocks must still be able to.
+pub(super) fn cap_registers<'ctx>(module: &Module<'ctx>, changed: &HashSet<FunctionValue<'ctx>>) {
+    let mut callers: HashMap<FunctionValue, Vec<FunctionValue>> = HashMap::new();
+    for f in module.get_functions() {
+        for b in f.get_basic_blocks() {
+            for inst in b.get_instructions() {
+                if let Some(target) = called_function(inst.as_value_ref()).and_then(as_function) {
+                    callers.entry(target).or_default().push(f);
+                }
+            }
+        }
+    }
+    let mut reaching: HashSet<FunctionValue> = changed.clone();
+    let mut stack: Vec<FunctionValue> = changed.iter().copied().collect();
+    while let Some(f) = stack.pop() {
+        for &caller in callers.get(&f).into_iter().flatten() {
+            if reaching.insert(caller) {
+                stack.push(caller);
+            }
+        }
+    }
+    let ctx = module.get_context();
+    for f in reaching {
+        let kernel = f.get_call_conventions() == crate::back::device_launch::PTX_KERNEL_CALL_CONV;
+        let bounded = ["nvvm.maxntid", "nvvm.minctasm", "nvvm.maxnreg"].iter().any(|k| f.get_string_attribute(AttributeLoc::Function, k).is_some());
+        if kernel && !bounded {
+            f.add_attribute(AttributeLoc::Function, ctx.create_string_attribute("nvvm.maxnreg", &crate::aggregate::REGISTER_CAP.to_string()));
+        }
+    }
+}
+
+/// A launch's configuration, read at the builder's position.
+pub(super) struct Config<'ctx> {
+    pub grid: [IntValue<'ctx>; 3],
+    pub block: [IntValue<'ctx>; 3],
+    /// Blocks and threads per block, `i64`.
+    pub blocks: IntValue<'ctx>,
+    pub threads: IntValue<'ctx>,
+    /// Whether the runtime would launch it: every dimension at least 1 and within its limit,
+    /// at most 1024 threads a block.
+    pub valid: IntValue<'ctx>,
+}
+
+impl<'ctx> Config<'ctx> {
+    /// The dims as the launch takes them: `byval` pointers or `{ i32, i32, i32 }` values.
+    pub(super) fn load(ctx: &inkwell::context::ContextRef<'ctx>, b: &inkwell::builder::Builder<'ctx>, grid: BasicValueEnum<'ctx>, block: BasicValueEnum<'ctx>) -> Self {
+        let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+        let dims = |v: BasicValueEnum<'ctx>, name: &str| -> [IntValue<'ctx>; 3] {
+            let agg = if v.is_pointer_value() {
+                let dim3 = ctx.struct_type(&[i32t.into(), i32t.into(), i32t.into()], false);
+                ok(b.build_load(dim3, v.into_pointer_value(), name)).into_struct_value()
+            } else {
+                v.into_struct_value()
+            };
+            [0, 1, 2].map(|i| ok(b.build_extract_value(agg, i, &format!("{name}.{}", ["x", "y", "z"][i as usize]))).into_int_value())
+        };
+        let (g, bd) = (dims(grid, "grid"), dims(block, "block"));
+        let wide = |v: IntValue<'ctx>| ok(b.build_int_z_extend(v, i64t, "w"));
+        let c64 = |v: u64| i64t.const_int(v, false);
+        let mul = |x: IntValue<'ctx>, y: IntValue<'ctx>| ok(b.build_int_mul(x, y, "m"));
+        let blocks = mul(mul(wide(g[0]), wide(g[1])), wide(g[2]));
+        let threads = mul(mul(wide(bd[0]), wide(bd[1])), wide(bd[2]));
+        let mut conds = Vec::new();
+        for (d, limits) in [(g, GRID_LIMITS), (bd, BLOCK_LIMITS)] {
+            for (v, limit) in d.into_iter().zip(limits) {
+                conds.push(ok(b.build_int_compare(IntPredicate::UGE, wide(v), c64(1), "ge1")));
+                conds.push(ok(b.build_int_compare(IntPredicate::ULE, wide(v), c64(limit), "le")));
+            }
+        }
+        conds.push(ok(b.build_int_compare(IntPredicate::ULE, threads, c64(MAX_BLOCK_THREADS), "threads.ok")));
+        let valid = conds.into_iter().reduce(|a, c| ok(b.build_and(a, c, "valid"))).expect("conditions");
+        Config { grid: g, block: bd, blocks, threads, valid }
+    }
+}
+
+/// Unflattens `i` as the hardware numbers a grid's blocks and a block's threads, x fastest.
+pub(super) fn unflatten<'ctx>(b: &inkwell::builder::Builder<'ctx>, i: IntValue<'ctx>, d: [IntValue<'ctx>; 3]) -> [IntValue<'ctx>; 3] {
+    let x = ok(b.build_int_unsigned_rem(i, d[0], "x"));
+    let over_x = ok(b.build_int_unsigned_div(i, d[0], "over.x"));
+    let y = ok(b.build_int_unsigned_rem(over_x, d[1], "y"));
+    let z = ok(b.build_int_unsigned_div(i, ok(b.build_int_mul(d[0], d[1], "xy")), "z"));
+    [x, y, z]
+}
+
+/// The arguments of a child laid out as `layout` in the bytes at `at`: loaded, or for a
+/// `byval` parameter the address of its bytes.
+pub(super) fn load_arguments<'ctx>(ctx: &inkwell::context::ContextRef<'ctx>, b: &inkwell::builder::Builder<'ctx>, layout: &[(u64, Option<BasicTypeEnum<'ctx>>)], at: inkwell::values::PointerValue<'ctx>) -> Vec<BasicMetadataValueEnum<'ctx>> {
+    layout
+        .iter()
+        .map(|(offset, load)| {
+            // SAFETY: an offset inside the argument bytes, checked against their size.
+            let p = unsafe { ok(b.build_gep(ctx.i8_type(), at, &[ctx.i64_type().const_int(*offset, false)], "arg.at")) };
+            match load {
+                Some(ty) => {
+                    let v = ok(b.build_load(*ty, p, "arg"));
+                    v.as_instruction_value().expect("a load").set_alignment(1).expect("alignment 1");
+                    v.into()
+                }
+                None => p.into(),
+            }
+        })
+        .collect()
+}
+
+/// Adds `byval` (and `align`) of `callee`'s parameters to the call's arguments.
+pub(super) fn byval_at_call(callee: FunctionValue<'_>, call: inkwell::values::CallSiteValue<'_>) {
+    for i in 0..callee.count_params() {
+        for kind in [Attribute::get_named_enum_kind_id("byval"), Attribute::get_named_enum_kind_id("align")] {
+            if let Some(attr) = callee.get_enum_attribute(AttributeLoc::Param(i), kind).filter(|_| callee.get_enum_attribute(AttributeLoc::Param(i), Attribute::get_named_enum_kind_id("byval")).is_some()) {
+                call.add_attribute(AttributeLoc::Param(i), attr);
+            }
+        }
+    }
+}
+
+/// A builder's result; the builder is always positioned here.
+pub(super) fn ok<T>(r: Result<T, inkwell::builder::BuilderError>) -> T {
+    r.expect("the builder is positioned")
+}
+
+/// Replaces the launch `l` of `child` by a call of its helper (module docs).
+fn rewrite_site<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, serial: FunctionValue<'ctx>, max: u32, data: &TargetData) {
+    let helper = helper(module, l, serial, max, data, l.buffer);
+    replace_by_helper(module, l, helper, "thr");
+}
+
+/// Declares the always-inline helper `i32 NAME(ptr args, grid, block)` of the launch `l`,
+/// its dims typed and attributed as the launch takes them.
+pub(super) fn new_helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, name: &str) -> FunctionValue<'ctx> {
+    let ctx = module.get_context();
+    let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
+    let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
+    let params: Vec<BasicMetadataTypeEnum> = vec![ptr.into(), operand(2).get_type().into(), operand(3).get_type().into()];
+    let f = module.add_function(name, ctx.i32_type().fn_type(&params, false), Some(Linkage::Internal));
+    f.add_attribute(AttributeLoc::Function, ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0));
+    // `byval` dims, as the launch takes them.
+    // SAFETY: attribute copies from the launch to the helper's parameters.
+    unsafe {
+        for (from, to) in [(3u32, 1u32), (4, 2)] {
+            let count = LLVMGetCallSiteAttributeCount(l.call.as_value_ref(), from);
+            let mut attrs = vec![std::ptr::null_mut(); count as usize];
+            LLVMGetCallSiteAttributes(l.call.as_value_ref(), from, attrs.as_mut_ptr());
+            for a in attrs {
+                LLVMAddAttributeAtIndex(f.as_value_ref(), to + 1, a);
+            }
+        }
+    }
+    for (i, name) in ["args", "grid.dim", "block.dim"].into_iter().enumerate() {
+        f.get_nth_param(i as u32).expect("a parameter").set_name(name);
+    }
+    f
+}
+
+/// Replaces the launch `l` by a call of `helper` (made by [`new_helper`]): the stores of its
+/// arguments go into a local block (`PREFIX.args`) where the runtime's buffer was, and the
+/// call takes the block and the launch's dims; its status is the launch's.
+pub(super) fn replace_by_helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, helper: FunctionValue<'ctx>, prefix: &str) {
+    let ctx = module.get_context();
+    let b = ctx.create_builder();
+    let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
+    let align = l.buffer.and_then(|buf| buf.get_operand(0)).and_then(|o| o.value()).and_then(launch::constant_u64).filter(|a| a.is_power_of_two() && *a <= 1 << 12).unwrap_or(64);
+    let block = match l.buffer {
+        Some(buffer) => {
+            let entry = l.function.get_first_basic_block().expect("a launch is in a function with a body");
+            match entry.get_first_instruction() {
+                Some(first) => b.position_before(&first),
+                None => b.position_at_end(entry),
+            }
+            let block = ok(b.build_alloca(ctx.i8_type().array_type(l.size.max(1) as u32), &format!("{prefix}.args")));
+            let inst = block.as_instruction_value().expect("an alloca");
+            inst.set_alignment(align as u32).expect("a power of two");
+            buffer.replace_all_uses_with(&inst);
+            buffer.erase_from_basic_block();
+            block.as_basic_value_enum()
+        }
+        None => ptr.const_null().as_basic_value_enum(),
+    };
+    b.position_before(&l.call);
+    let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
+    let args: Vec<BasicMetadataValueEnum> = vec![block.into(), operand(2).into(), operand(3).into()];
+    let call = ok(b.build_call(helper, &args, &format!("{prefix}.status")));
+    copy_byval(l.call.as_value_ref(), call.as_value_ref(), &[(3, 2), (4, 3)]);
+    let status = call.try_as_basic_value().basic().and_then(|v| v.as_instruction_value()).expect("a status");
+    status.set_debug_location(l.call.get_debug_location());
+    l.call.replace_all_uses_with(&status);
+    l.call.erase_from_basic_block();
+}
+
+/// Copies the call-site attributes of `from`'s argument `i` to `to`'s argument `j`, for each
+/// `(i, j)` (1-based attribute indices).
+pub(super) fn copy_byval(from: LLVMValueRef, to: LLVMValueRef, pairs: &[(u32, u32)]) {
+    for &(i, j) in pairs {
+        // SAFETY: attribute queries and updates of two live calls.
+        unsafe {
+            let count = LLVMGetCallSiteAttributeCount(from, i);
+            let mut attrs = vec![std::ptr::null_mut(); count as usize];
+            LLVMGetCallSiteAttributes(from, i, attrs.as_mut_ptr());
+            for a in attrs {
+                LLVMAddCallSiteAttribute(to, j, a);
+            }
+        }
+    }
+}
+
+/// The always-inline helper `C__threshold(args, grid, block, shmem, stream)` of the launch
+/// `l` (module docs). `buffer` is the `(align, size)` of the original parameter buffer and
+/// `old_buffer` the call that made it, copied for the launch that remains.
+fn helper<'ctx>(
+    module: &Module<'ctx>,
+    l: &Launch<'ctx>,
+    serial: FunctionValue<'ctx>,
+    max: u32,
+    data: &TargetData,
+    old_buffer: Option<inkwell::values::InstructionValue<'ctx>>,
+) -> FunctionValue<'ctx> {
+    let ctx = module.get_context();
+    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+    let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
+    let child = as_function(operand(0).as_value_ref());
+    let child_name = child.map_or_else(String::new, |c| c.get_name().to_string_lossy().into_owned());
+    let f = new_helper(module, l, &format!("{child_name}__threshold"));
+    let p = |i: u32| f.get_nth_param(i).expect("a parameter");
+    let b = ctx.create_builder();
+    let entry = ctx.append_basic_block(f, "entry");
+    let in_place = ctx.append_basic_block(f, "in_place");
+    let launch_bb = ctx.append_basic_block(f, "launch");
+    b.position_at_end(entry);
+    let config = Config::load(&ctx, &b, p(1), p(2));
+    let c64 = |v: u64| i64t.const_int(v, false);
+    let (blocks, threads) = (config.blocks, config.threads);
+    let mut conds = vec![config.valid];
+    conds.push(ok(b.build_int_compare(IntPredicate::ULE, blocks, c64(max.into()), "blocks.small")));
+    // Blocks and threads are bounded by now, so the product cannot wrap.
+    conds.push(ok(b.build_int_compare(IntPredicate::ULE, ok(b.build_int_mul(blocks, threads, "m")), c64(max.into()), "grid.small")));
+    let small = conds.into_iter().reduce(|a, c| ok(b.build_and(a, c, "small"))).expect("conditions");
+    ok(b.build_conditional_branch(small, in_place, launch_bb));
+    let (g, bd) = (config.grid, config.block);
+
+    // In place: the arguments, then a loop over blocks and one over threads.
+    b.position_at_end(in_place);
+    let (layout, _) = parameter_layout(child.expect("a taken site launches a function"), data);
+    let args_ptr = p(0).into_pointer_value();
+    let args = load_arguments(&ctx, &b, &layout, args_ptr);
+    let u32_of = |v: IntValue<'ctx>| ok(b.build_int_truncate(v, i32t, "n"));
+    let (nblocks, nthreads) = (u32_of(blocks), u32_of(threads));
+    let outer_head = ctx.append_basic_block(f, "blocks");
+    let outer_body = ctx.append_basic_block(f, "block");
+    let inner_head = ctx.append_basic_block(f, "threads");
+    let inner_body = ctx.append_basic_block(f, "thread");
+    let inner_done = ctx.append_basic_block(f, "block.done");
+    let all_done = ctx.append_basic_block(f, "done");
+    ok(b.build_unconditional_branch(outer_head));
+    b.position_at_end(outer_head);
+    let bl = ok(b.build_phi(i32t, "bl"));
+    let bl_v = bl.as_basic_value().into_int_value();
+    let more = ok(b.build_int_compare(IntPredicate::ULT, bl_v, nblocks, "more.blocks"));
+    ok(b.build_conditional_branch(more, outer_body, all_done));
+    b.position_at_end(outer_body);
+    let block_idx = unflatten(&b, bl_v, g);
+    ok(b.build_unconditional_branch(inner_head));
+    b.position_at_end(inner_head);
+    let t = ok(b.build_phi(i32t, "t"));
+    let t_v = t.as_basic_value().into_int_value();
+    let more = ok(b.build_int_compare(IntPredicate::ULT, t_v, nthreads, "more.threads"));
+    ok(b.build_conditional_branch(more, inner_body, inner_done));
+    b.position_at_end(inner_body);
+    let thread_idx = unflatten(&b, t_v, bd);
+    let mut call_args = args.clone();
+    call_args.extend(thread_idx.iter().chain(&block_idx).chain(&bd).chain(&g).map(|v| BasicMetadataValueEnum::from(*v)));
+    let call = ok(b.build_call(serial, &call_args, ""));
+    byval_at_call(serial, call);
+    let t_next = ok(b.build_int_add(t_v, i32t.const_int(1, false), "t.next"));
+    ok(b.build_unconditional_branch(inner_head));
+    t.add_incoming(&[(&i32t.const_zero(), outer_body), (&t_next, inner_body)]);
+    b.position_at_end(inner_done);
+    let bl_next = ok(b.build_int_add(bl_v, i32t.const_int(1, false), "bl.next"));
+    ok(b.build_unconditional_branch(outer_head));
+    bl.add_incoming(&[(&i32t.const_zero(), in_place), (&bl_next, inner_done)]);
+    b.position_at_end(all_done);
+    ok(b.build_return(Some(&i32t.const_zero())));
+
+    // Launched: the documented sequence, from the argument block.
+    b.position_at_end(launch_bb);
+    launch_as_documented(module, f, &b, l, old_buffer, args_ptr, p(1), p(2));
+    f
+}
+
+/// At `b`'s position in `f`: the launch `l` as the documented sequence, its arguments copied
+/// from `args` into a new parameter buffer (a copy of `old_buffer`'s call; none without one),
+/// its dims `grid` and `block`, its shared memory and stream `l`'s constants; returns the
+/// launch's status, or [`LAUNCH_SKIPPED_STATUS`] when there is no buffer.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn launch_as_documented<'ctx>(
+    module: &Module<'ctx>,
+    f: FunctionValue<'ctx>,
+    b: &inkwell::builder::Builder<'ctx>,
+    l: &Launch<'ctx>,
+    old_buffer: Option<inkwell::values::InstructionValue<'ctx>>,
+    args: inkwell::values::PointerValue<'ctx>,
+    grid: BasicValueEnum<'ctx>,
+    block: BasicValueEnum<'ctx>,
+) {
+    let ctx = module.get_context();
+    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+    let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
+    let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
+    let launch_callee = l.call.get_operand(l.call.get_num_operands() - 1).and_then(|o| o.value()).expect("a callee");
+    let launch_fn = as_function(launch_callee.as_value_ref()).expect("a recognised launch calls its entry point");
+    let buf = match old_buffer {
+        Some(old) => {
+            // The same call (its operands are constants: `documented_shape`).
+            // SAFETY: a copy of a live call inserted at the builder's position.
+            let buf = unsafe {
+                let c = LLVMInstructionClone(old.as_value_ref());
+                LLVMInsertIntoBuilderWithName(b.as_mut_ptr(), c, c"buf".as_ptr());
+                inkwell::values::PointerValue::new(c)
+            };
+            let fill = ctx.append_basic_block(f, "fill");
+            let skip = ctx.append_basic_block(f, "skip");
+            let null = ok(b.build_is_null(buf, "null"));
+            ok(b.build_conditional_branch(null, skip, fill));
+            b.position_at_end(skip);
+            ok(b.build_return(Some(&i32t.const_int(LAUNCH_SKIPPED_STATUS as u64, false))));
+            b.position_at_end(fill);
+            ok(b.build_memcpy(buf, 1, args, 1, i64t.const_int(l.size, false)));
+            buf
+        }
+        None => ptr.const_null(),
+    };
+    let launch_args: Vec<BasicMetadataValueEnum> = vec![operand(0).into(), buf.into(), grid.into(), block.into(), operand(4).into(), operand(5).into()];
+    let launch = ok(b.build_call(launch_fn, &launch_args, "status"));
+    copy_byval(l.call.as_value_ref(), launch.as_value_ref(), &[(3, 3), (4, 4)]);
+    let status = launch.try_as_basic_value().basic().expect("a status");
+    ok(b.build_return(Some(&status)));
+}

@@ -1,0 +1,259 @@
+//! Thresholding on LLVM IR, IR in, IR out: hand-written modules in the documented NVVM IR
+//! shape (as Clang writes them at `-O3`), through [`threshold::threshold`] alone and through
+//! the whole pipeline.
+
+use super::tests::function;
+use super::*;
+use inkwell::context::Context;
+use inkwell::memory_buffer::MemoryBuffer;
+
+pub(super) const HEAD: &str = r#"
+target datalayout = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+%struct.dim3 = type { i32, i32, i32 }
+%struct.S = type { i8, double, i32 }
+declare ptr @__cudaCDP2GetParameterBuffer(i64, i64)
+declare i32 @__cudaCDP2LaunchDevice(ptr, ptr, ptr byval(%struct.dim3) align 4, ptr byval(%struct.dim3) align 4, i32, ptr)
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.nctaid.y()
+declare void @llvm.nvvm.barrier.cta.sync.aligned.all(i32)
+"#;
+
+/// `p[index()] = c + s.i`, where `index` reads `threadIdx.x + blockIdx.x * blockDim.x` and
+/// `gridDim.y`: a child with an `i8`, a `byval` struct and a helper that reads built-ins.
+pub(super) const CHILD: &str = r#"
+define i32 @index() {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %b = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %gy = call i32 @llvm.nvvm.read.ptx.sreg.nctaid.y()
+  %bn = mul i32 %b, %n
+  %i = add i32 %t, %bn
+  %j = mul i32 %i, %gy
+  ret i32 %j
+}
+define ptx_kernel void @child(ptr %p, i8 %c, ptr byval(%struct.S) align 8 %s) {
+  %i = call i32 @index()
+  %f = getelementptr inbounds i8, ptr %s, i64 16
+  %v = load i32, ptr %f, align 8
+  %cw = sext i8 %c to i32
+  %sum = add i32 %v, %cw
+  %at = getelementptr inbounds i32, ptr %p, i32 %i
+  store i32 %sum, ptr %at, align 4
+  ret void
+}
+"#;
+
+/// `child<<<n, 32, 0, STREAM>>>(p, 'a', s)` as Clang writes it: the buffer (8 + 1, padded to
+/// 16, + 24 = 40 bytes), a null test, the stores, the dims in allocas, the launch.
+pub(super) fn launch(child: &str, stream: &str, shmem: &str) -> String {
+    format!(
+        r#"
+define ptx_kernel void @parent(ptr %p, i32 %n, ptr %s) {{
+entry:
+  %grid = alloca %struct.dim3, align 4
+  %block = alloca %struct.dim3, align 4
+  %buf = call ptr @__cudaCDP2GetParameterBuffer(i64 64, i64 40)
+  %null = icmp eq ptr %buf, null
+  br i1 %null, label %done, label %fill
+fill:
+  store ptr %p, ptr %buf, align 64
+  %c = getelementptr inbounds i8, ptr %buf, i64 8
+  store i8 97, ptr %c, align 8
+  %sp = getelementptr inbounds i8, ptr %buf, i64 16
+  call void @llvm.memcpy.p0.p0.i64(ptr %sp, ptr %s, i64 24, i1 false)
+  store i32 %n, ptr %grid, align 4
+  %gy = getelementptr inbounds i8, ptr %grid, i64 4
+  store i32 1, ptr %gy, align 4
+  %gz = getelementptr inbounds i8, ptr %grid, i64 8
+  store i32 1, ptr %gz, align 4
+  store i32 32, ptr %block, align 4
+  %by = getelementptr inbounds i8, ptr %block, i64 4
+  store i32 1, ptr %by, align 4
+  %bz = getelementptr inbounds i8, ptr %block, i64 8
+  store i32 1, ptr %bz, align 4
+  %st = call i32 @__cudaCDP2LaunchDevice(ptr @{child}, ptr %buf, ptr byval(%struct.dim3) align 4 %grid, ptr byval(%struct.dim3) align 4 %block, i32 {shmem}, ptr {stream})
+  br label %done
+done:
+  ret void
+}}
+"#
+    )
+}
+
+pub(super) fn parse<'ctx>(context: &'ctx Context, ir: &str) -> inkwell::module::Module<'ctx> {
+    let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "test");
+    let module = context.create_module_from_ir(buffer).expect("the test IR parses");
+    module.verify().expect("the test IR is valid");
+    module
+}
+
+/// The module after thresholding alone, and the remarks' messages.
+fn thresholded(ir: &str, n: u32, target: Target) -> (String, Vec<String>) {
+    let context = Context::create();
+    let module = parse(&context, ir);
+    let remarks = threshold::threshold(&module, n, &target, &SourceText::default());
+    module.verify().unwrap_or_else(|e| panic!("thresholding left an invalid module: {e}\n{}", module.print_to_string()));
+    assert!(remarks.iter().all(|d| d.code == crate::diag::Code::ThresholdRemark));
+    (module.print_to_string().to_string(), remarks.iter().map(|d| format!("{}: {}", d.message, d.labels[0].message)).collect())
+}
+
+/// The module after the whole pipeline and its clean-up, with thresholding at `n`.
+fn piped(ir: &str, n: u32, target: Target) -> String {
+    let context = Context::create();
+    let module = parse(&context, ir);
+    let options = PipelineOptions { target, nv_module_id: None, launch_threshold: n, pass_remarks: true, ..PipelineOptions::default() };
+    run(&module, &options, &SourceText::default()).expect("the pipeline accepts the module");
+    let tm = crate::back::target_machine(&target, 3).unwrap();
+    cleanup(&module, &tm).unwrap();
+    module.verify().unwrap();
+    module.print_to_string().to_string()
+}
+
+
+pub(super) fn program() -> String {
+    format!("{HEAD}{CHILD}{}", launch("child", "null", "0"))
+}
+
+#[test]
+fn off_or_with_nothing_to_take_the_module_is_untouched() {
+    let printed = |ir: &str| parse(&Context::create(), ir).print_to_string().to_string();
+    let before = printed(&program());
+    let (after, remarks) = thresholded(&program(), 0, Target::default());
+    assert_eq!(after, before);
+    assert!(remarks.is_empty());
+    // A child with a barrier: nothing to take, a remark, no change.
+    let barrier = program().replace("  %i = call i32 @index()\n", "  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)\n  %i = call i32 @index()\n");
+    let before = printed(&barrier);
+    let (after, remarks) = thresholded(&barrier, 1024, Target::default());
+    assert_eq!(after, before);
+    assert_eq!(remarks, ["launch of `child` not run in the launching thread when small: `child` calls `__syncthreads`: its threads cannot run one after another in the launching thread"]);
+}
+
+#[test]
+fn a_small_launch_runs_the_childs_threads_in_place_and_launches_otherwise() {
+    let (ir, remarks) = thresholded(&program(), 128, Target::default());
+    assert!(remarks.is_empty(), "{remarks:?}");
+    // The child is copied with the built-ins as parameters; its helper too; the originals stay.
+    let serial = function(&ir, "child__serial");
+    assert!(serial.starts_with("define internal void @child__serial(ptr %p, i8 %c, ptr byval(%struct.S) align 8 %s, i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 %ctaid.x, i32 %ctaid.y, i32 %ctaid.z, i32 %ntid.x, i32 %ntid.y, i32 %ntid.z, i32 %nctaid.x, i32 %nctaid.y, i32 %nctaid.z)"), "{serial}");
+    assert!(serial.contains("call i32 @index__serial(i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 %ctaid.x, i32 %ctaid.y, i32 %ctaid.z, i32 %ntid.x, i32 %ntid.y, i32 %ntid.z, i32 %nctaid.x, i32 %nctaid.y, i32 %nctaid.z)"), "{serial}");
+    let helper = function(&ir, "index__serial");
+    assert!(!helper.contains("sreg") && helper.contains("mul i32 %ctaid.x, %ntid.x") && helper.contains("mul i32 %i, %nctaid.y"), "{helper}");
+    assert!(function(&ir, "index").contains("@llvm.nvvm.read.ptx.sreg.tid.x()") && function(&ir, "child").contains("call i32 @index()"), "{ir}");
+    // The site: the arguments into a local block, then the helper; the launch is in it.
+    let parent = function(&ir, "parent");
+    assert!(parent.contains("%thr.args = alloca [40 x i8], align 64") && !parent.contains("GetParameterBuffer"), "{parent}");
+    assert!(ir.contains("attributes #") && ir.contains("\"nvvm.maxnreg\"=\"64\""), "{ir}");
+    insta::assert_snapshot!(function(&ir, "child__threshold"));
+}
+
+#[test]
+fn through_the_pipeline_the_launch_left_is_lowered_to_v2_and_the_helper_inlined() {
+    let ir = piped(&program(), 128, Target::default());
+    let parent = function(&ir, "parent");
+    assert!(parent.contains("call void @child__serial(") || parent.contains("@index__serial("), "{parent}");
+    assert!(parent.contains("@__cudaCDP2GetParameterBufferV2(ptr nonnull @child") && parent.contains("@__cudaCDP2LaunchDeviceV2("), "{parent}");
+    assert!(!ir.contains("@child__threshold(") && !ir.contains("@__cudaCDP2LaunchDevice("), "{ir}");
+    // Under V1 the documented sequence stays, inside the same test.
+    let v1 = Target { launch_abi: crate::target::LaunchAbi::V1, ..Target::default() };
+    let ir = piped(&program(), 128, v1);
+    let parent = function(&ir, "parent");
+    assert!(parent.contains("call ptr @__cudaCDP2GetParameterBuffer(i64 64, i64 40)") && parent.contains("call i32 @__cudaCDP2LaunchDevice(ptr nonnull @child"), "{parent}");
+}
+
+#[test]
+fn sites_the_runtime_orders_or_sizes_are_left_with_r0502() {
+    let cases = [
+        ("%s", "0", "a launch into a named stream runs after the stream's earlier work, which the thread cannot wait for"),
+        ("inttoptr (i64 3 to ptr)", "0", "a tail launch sees the whole parent grid's writes; run in place it would not"),
+        ("null", "16", "the launch asks for dynamic shared memory"),
+    ];
+    for (stream, shmem, why) in cases {
+        let ir = format!("{HEAD}{CHILD}{}", launch("child", stream, shmem));
+        let (_, remarks) = thresholded(&ir, 1024, Target::default());
+        assert_eq!(remarks, [format!("launch of `child` not run in the launching thread when small: {why}")]);
+    }
+    // Fire-and-forget runs in place under V2; V1 refuses it (E0306 from the launch pass).
+    let ff = format!("{HEAD}{CHILD}{}", launch("child", "inttoptr (i64 4 to ptr)", "0"));
+    assert!(thresholded(&ff, 1024, Target::default()).1.is_empty());
+    let v1 = Target { launch_abi: crate::target::LaunchAbi::V1, ..Target::default() };
+    assert_eq!(thresholded(&ff, 1024, v1).1, ["launch of `child` not run in the launching thread when small: a fire-and-forget launch under the V1 ABI, which refuses it"]);
+}
+
+/// A child whose body is the loop `for (i = START; i PRED END; i += STEP) p[i] += 1`, as
+/// Clang rotates it (the test in the latch, on the next value).
+fn looping(start: i32, pred: &str, end: &str, step: i32) -> String {
+    let child = format!(
+        r#"
+define ptx_kernel void @child(ptr %p, i8 %c, ptr byval(%struct.S) align 8 %s) {{
+entry:
+  br label %body
+body:
+  %i = phi i32 [ {start}, %entry ], [ %next, %body ]
+  %at = getelementptr inbounds i32, ptr %p, i32 %i
+  %v = load i32, ptr %at
+  %w = add i32 %v, 1
+  store i32 %w, ptr %at
+  %next = add nsw i32 %i, {step}
+  %more = icmp {pred} i32 %next, {end}
+  br i1 %more, label %body, label %done
+done:
+  ret void
+}}
+"#
+    );
+    format!("{HEAD}{child}{}", launch("child", "null", "0"))
+}
+
+#[test]
+fn counted_loops_of_at_most_64_iterations_are_taken_and_others_are_not() {
+    let taken = |ir: &str| thresholded(ir, 1024, Target::default()).1.is_empty();
+    assert!(taken(&looping(0, "slt", "64", 1)));
+    assert!(taken(&looping(10, "sgt", "0", -1)));
+    assert!(taken(&looping(0, "ne", "64", 2)));
+    assert!(!taken(&looping(0, "ne", "256", 4)), "64 trips of a loop Clang unrolled by 4 are 256 iterations");
+    assert!(!taken(&looping(0, "slt", "65", 1)));
+    assert!(!taken(&looping(0, "ne", "7", 2)), "never lands on 7: runs until the counter wraps");
+    assert!(!taken(&looping(0, "slt", "%w", 1)), "a bound the data gives");
+    let (_, remarks) = thresholded(&looping(0, "ult", "1000", 1), 1024, Target::default());
+    assert_eq!(remarks.len(), 1);
+    assert!(remarks[0].contains("`child` runs a loop that is not a counted loop of at most 64 iterations"), "{remarks:?}");
+}
+
+#[test]
+fn what_the_child_calls_is_looked_at_too() {
+    let with = |extra: &str, body: &str| {
+        let ir = format!("{HEAD}{extra}{}{}", CHILD.replace("  %i = call i32 @index()\n", &format!("{body}  %i = call i32 @index()\n")), launch("child", "null", "0"));
+        thresholded(&ir, 1024, Target::default()).1
+    };
+    let why = |w: &str| vec![format!("launch of `child` not run in the launching thread when small: {w}")];
+    assert_eq!(
+        with("@sh = addrspace(3) global i32 0\ndefine void @g() {\n  store i32 1, ptr addrspace(3) @sh\n  ret void\n}\n", "  call void @g()\n"),
+        why("`child`: `g`, which it calls, uses shared memory: its threads cannot run one after another in the launching thread")
+    );
+    assert_eq!(with("declare void @_Z8externalv()\n", "  call void @_Z8externalv()\n"), why("`child` calls `external`, which has no definition here"));
+    assert_eq!(with("", "  call void asm sideeffect \"nanosleep.u32 1;\", \"\"()\n"), why("`child` contains inline assembly: its threads cannot run one after another in the launching thread"));
+    assert_eq!(
+        with("declare i32 @llvm.nvvm.read.ptx.sreg.laneid()\n", "  %lane = call i32 @llvm.nvvm.read.ptx.sreg.laneid()\n"),
+        why("`child` reads `%laneid`: its threads cannot run one after another in the launching thread")
+    );
+    assert_eq!(with("declare i32 @vprintf(ptr, ptr)\n", "  %pr = call i32 @vprintf(ptr null, ptr null)\n"), Vec::<String>::new());
+}
+
+#[test]
+fn launch_bounds_keep_their_registers() {
+    let bounded = program().replace("define ptx_kernel void @parent(ptr %p, i32 %n, ptr %s) {", "define ptx_kernel void @parent(ptr %p, i32 %n, ptr %s) #9 {") + "attributes #9 = { \"nvvm.maxntid\"=\"256\" }\n";
+    let (ir, _) = thresholded(&bounded, 128, Target::default());
+    assert!(!ir.contains("nvvm.maxnreg"), "{ir}");
+}
+
+#[test]
+fn kernel_names_read_as_the_source_writes_them() {
+    assert_eq!(threshold::source_name("_Z5childPic1Sd"), "child");
+    assert_eq!(threshold::source_name("_ZN2ns5childEv"), "ns::child");
+    assert_eq!(threshold::source_name("child"), "child");
+    assert_eq!(threshold::source_name("_Z99x"), "_Z99x");
+}
