@@ -32,6 +32,7 @@ mod overloading;
 mod preprocess_corpus;
 mod run_cmd;
 mod separate_compilation;
+mod struct_copy_sass;
 mod toolchain_faults;
 mod vector_ptx;
 mod volatile_ptx;

@@ -35,6 +35,7 @@ pub(crate) use contract::contract_as_nvcc;
 mod debug;
 pub use debug::{DebugInfo, DebugLevel, Position};
 mod runtime_api;
+mod split;
 pub mod device_launch;
 mod function;
 mod globals;
@@ -414,11 +415,14 @@ pub(crate) struct Codegen<'ctx, 'h> {
     pub used: Vec<inkwell::values::PointerValue<'ctx>>,
     /// [`CodegenOptions::fmad`].
     pub fmad: Fmad,
+    /// The module's data layout, for the offsets of `split.rs`'s element-wise accesses.
+    pub td: TargetData,
 }
 
 impl<'ctx, 'h> Codegen<'ctx, 'h> {
     fn new(ctx: &'ctx Context, module: Module<'ctx>, hir: &'h hir::Module, td: &TargetData) -> R<Self> {
         let types = types::Types::new(ctx, hir, td)?;
+        let td = TargetData::create(&td.get_data_layout().as_str().to_string_lossy());
         Ok(Codegen {
             ctx,
             module,
@@ -433,6 +437,7 @@ impl<'ctx, 'h> Codegen<'ctx, 'h> {
             dbg: None,
             used: Vec::new(),
             fmad: Fmad::default(),
+            td,
         })
     }
 
