@@ -26,6 +26,7 @@ mod host_template_launch;
 mod host_object;
 mod hostile;
 mod inkwell_frontend;
+mod jump_tables_ptx;
 mod json_cli;
 mod launch_scaling;
 mod overloading;

@@ -201,7 +201,16 @@ pub fn lineinfo_ptx(ptx: &str) -> String {
 
 /// PTX assembly for an LLVM module that already has the target machine's triple and data
 /// layout ([`configure_module`]) and has been optimised as wanted ([`optimize`]).
+///
+/// A `switch`, or a chain of `if`s that LLVM made one, becomes compares and branches, never a
+/// jump table (`brx.idx` through a table in the constant bank): nvcc writes none, not even for
+/// a dense switch of eight cases, and a divergent warp at a `BRX` takes each target in turn
+/// anyway (issue 28: the divergent launch sites of `bench/gpu/launch_sites.cdp`).
 pub fn write_ptx(module: &Module<'_>, tm: &TargetMachine) -> Result<String, BackendError> {
+    let no_jump_tables = module.get_context().create_string_attribute("no-jump-tables", "true");
+    for f in module.get_functions().filter(|f| f.count_basic_blocks() > 0) {
+        f.add_attribute(inkwell::attributes::AttributeLoc::Function, no_jump_tables);
+    }
     let buffer = tm
         .write_to_memory_buffer(module, FileType::Assembly)
         .map_err(|e| BackendError::Target(e.to_string()))?;
