@@ -377,7 +377,7 @@ impl<'ctx> Codegen<'ctx, '_> {
     /// Stores an initializer; a brace list zero-fills the object first, as C requires.
     fn init(&mut self, ptr: PointerValue<'ctx>, ty: &Type, init: &Init) -> R<()> {
         match init {
-            Init::Expr(e) if Self::is_place(e) && self.chunks(ty).is_some() && !self.is_volatile(e)? => {
+            Init::Expr(e) if Self::is_place(e) && self.same_size(&e.ty, ty) && self.chunks(ty).is_some() && !self.is_volatile(e)? => {
                 let src = self.place(e)?;
                 self.copy_memory(ptr, src, ty)
             }
@@ -537,9 +537,13 @@ impl<'ctx> Codegen<'ctx, '_> {
     }
 
     /// Whether `place = value` copies memory to memory (`copy_memory`): a struct or array
-    /// value read from a place, neither side volatile.
+    /// value read from a place of the same size, neither side volatile.
     fn copies_as_memory(&self, place: &Expr, value: &Expr) -> R<bool> {
-        Ok(Self::is_place(value) && self.chunks(&place.ty).is_some() && !self.is_volatile(place)? && !self.is_volatile(value)?)
+        Ok(Self::is_place(value)
+            && self.same_size(&value.ty, &place.ty)
+            && self.chunks(&place.ty).is_some()
+            && !self.is_volatile(place)?
+            && !self.is_volatile(value)?)
     }
 
     /// The chunks, `(offset, bytes)`, in which an object of struct or array type `ty` is copied:
@@ -599,6 +603,13 @@ impl<'ctx> Codegen<'ctx, '_> {
             store.set_alignment(at).map_err(|e| super::BackendError::Internal(e.to_string()))?;
         }
         Ok(())
+    }
+
+    /// Whether objects of types `a` and `b` have the same size: a copy of one into the other
+    /// reads no byte past its source (a `char[8]` initialised from a `char[4]` string does not
+    /// qualify).
+    fn same_size(&self, a: &Type, b: &Type) -> bool {
+        self.hir.size_align(a).0 == self.hir.size_align(b).0
     }
 
     fn align_of(&self, ty: &Type) -> u32 {
