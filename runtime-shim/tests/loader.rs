@@ -85,13 +85,13 @@ fn every_sample_has_a_manifest_that_names_its_kernel_buffers_and_globals() {
 }
 
 /// bench/gpu/VARIANT_N.toml (written by `cargo xtask gpu-bench-bundle`): VARIANT.cdp exists and
-/// has the kernel, the grid launches N threads (one launch each), the pending-launch limit
+/// has the kernel, the grid launches N threads (N launches in all), the pending-launch limit
 /// covers them, and a correct run (counter == N * 32) passes.
 #[test]
 fn gpu_bench_manifests_launch_n_children() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/gpu");
     let manifests = diff::load_manifests(&dir).unwrap();
-    assert_eq!(manifests.len(), 12, "3 variants x 4 sizes");
+    assert_eq!(manifests.len(), 20, "5 variants x 4 sizes");
     for m in &manifests {
         let (variant, n) = m.name.rsplit_once('_').unwrap();
         let n: u64 = n.parse().unwrap();

@@ -20,8 +20,10 @@
 # into $OUT/gpu-bench.md (and results/gpu-bench.md). BENCH_REPEAT (default 30) interleaved
 # rounds after 2 warm-up runs. The 1,048,576-launch size fails or exceeds the 60 s limit for
 # every plain build (results/gpu-bench.md) and is left out unless BENCH_1M=1. SAMPLES=0 skips
-# the samples, BENCH=0 the benchmark. SEED (default 1592643008) seeds the round orders and the
-# bootstrap.
+# the samples, BENCH=0 the benchmark. BENCH_VARIANTS="launch_sites padded_structs" times only
+# those variants; BENCH_EXTRA="LABEL=DIR ..." adds more compilers' cubins (VARIANT_N.cubin in
+# DIR), for instance nvcc's from another toolkit. SEED (default 1592643008) seeds the round
+# orders and the bootstrap.
 #
 # Duration on the H100 at the defaults (estimated from the earlier runs' cell times, not yet
 # measured with this method): the checked runs, one process each, ~0.5 s a cell (24 samples x
@@ -83,13 +85,14 @@ if [ "${BENCH:-1}" != 0 ]; then
         label=$(basename "$m" .toml)        # VARIANT_N: one .cdp serves every size
         variant=${label%_*}
         case $label in *_1048576) [ "${BENCH_1M:-0}" = 1 ] || continue ;; esac
+        case " ${BENCH_VARIANTS:-$variant} " in *" $variant "*) ;; *) continue ;; esac
         cp "$m" "$WORK/bench-manifests/"
         [ -f "$WORK/nvcc-bench-src/$variant.cubin" ] && cp "$WORK/nvcc-bench-src/$variant.cubin" "$WORK/nvcc-bench/$label.cubin"
     done
     timeout "${BENCH_TIMEOUT:-420}" "$RUN" diff --manifests "$WORK/bench-manifests" \
         --cubins nvcc="$WORK/nvcc-bench" cdpc-v2=build/gpu/bench/cdpc-v2 cdpc-v1=build/gpu/bench/cdpc-v1 \
         cdpc-v2-agg-block=build/gpu/bench/cdpc-v2-agg-block cdpc-v2-agg-warp=build/gpu/bench/cdpc-v2-agg-warp \
-        cdpc-v2-agg-grid=build/gpu/bench/cdpc-v2-agg-grid \
+        cdpc-v2-agg-grid=build/gpu/bench/cdpc-v2-agg-grid ${BENCH_EXTRA:-} \
         --repeat "${BENCH_REPEAT:-30}" --warmup 2 --seed "$SEED" --results "$RESULTS_DIR/gpu-bench.md" || status=1
     [ "$RESULTS_DIR" = results ] || cp "$RESULTS_DIR/gpu-bench.md" results/gpu-bench.md 2>/dev/null
 fi

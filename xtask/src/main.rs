@@ -679,6 +679,12 @@ const BENCH_VARIANTS: &[(&str, &str, &[&str])] = &[
     ("null_stream", "every thread launches child<<<1, 32>>> into the NULL stream", &["v1", "v2"]),
     ("named_stream", "every thread launches child<<<1, 32>>> into its block's non-blocking stream", &["v1", "v2"]),
     ("fire_and_forget", "every thread launches child<<<1, 32>>> into cudaStreamFireAndForget", &["v2"]),
+    (
+        "launch_sites",
+        "child<<<1, 32>>> launched in a loop, from a __device__ function and directly, in a divergent branch",
+        &["v1", "v2"],
+    ),
+    ("padded_structs", "every thread launches child<<<1, 32>>> with two padded structs by value", &["v1", "v2"]),
 ];
 /// Launches per run (one per parent thread; 256-thread blocks).
 const BENCH_SIZES: &[u64] = &[1024, 8192, 65536, 1048576];
@@ -704,7 +710,7 @@ fn bench_manifest(variant: &str, description: &str, abis: &[&str], n: u64) -> St
          abis = [{abis}]\n\
          \n\
          [vars]\n\
-         n = {n}                # launches: one per parent thread\n\
+         n = {n}                # launches, as many as parent threads\n\
          \n\
          [limits]\n\
          pending_launch_count = {BENCH_PENDING_LIMIT}\n\
@@ -752,8 +758,8 @@ fn gpu_bench(root: &Path, cdpc: &Path) -> Result<Vec<String>> {
                 .map_err(|e| format!("writing {}: {e}", path.display()))?;
         }
         let mut configs: Vec<(String, &str, &[&str])> = abis.iter().map(|abi| (format!("cdpc-{abi}"), *abi, &[][..])).collect();
-        // Aggregation leaves the stream launches alone, so only null_stream changes; the others
-        // are built too so that every label has every cell.
+        // Aggregation leaves the stream launches alone, so named_stream and fire_and_forget do
+        // not change; they are built too so that every label has every cell.
         if abis.contains(&"v2") {
             configs.push(("cdpc-v2-agg-block".into(), "v2", &["-faggregate-launches=block"]));
             configs.push(("cdpc-v2-agg-warp".into(), "v2", &["-faggregate-launches=warp"]));

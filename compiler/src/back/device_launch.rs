@@ -324,13 +324,27 @@ pub fn build_device_launch<'ctx>(
         let skip_bb = ctx.append_basic_block(function, "launch.end");
         builder.build_conditional_branch(is_null, skip_bb, fill_bb)?;
         builder.position_at_end(fill_bb);
+        // A struct argument is stored element by element (`split.rs`: as one aggregate store
+        // its vector members would not be merged into nvcc's 16-byte stores); that needs the
+        // module's data layout, without which it is stored whole.
+        let td = if site.args.iter().any(|a| super::split::splits(a.value.get_type())) {
+            let layout_str = runtime.module.get_data_layout().as_str().to_string_lossy().into_owned();
+            (!layout_str.is_empty()).then(|| inkwell::targets::TargetData::create(&layout_str))
+        } else {
+            None
+        };
         for (arg, offset) in site.args.iter().zip(&layout.offsets) {
             let idx = runtime.intptr_type().const_int(*offset, false);
             // SAFETY: the runtime's buffer holds `layout.size` bytes, and offset + size fits.
             let slot = unsafe { builder.build_in_bounds_gep(ctx.i8_type(), buf, &[idx], "param")? };
             // Each argument with its own type and alignment: the stores nvcc emits.
-            let store = builder.build_store(slot, arg.value)?;
-            store.set_alignment(arg.align.max(1)).map_err(|e| BackendError::Launch(e.to_string()))?;
+            match &td {
+                Some(td) if super::split::splits(arg.value.get_type()) => super::split::store(builder, td, slot, arg.value, arg.align)?,
+                _ => {
+                    let store = builder.build_store(slot, arg.value)?;
+                    store.set_alignment(arg.align.max(1)).map_err(|e| BackendError::Launch(e.to_string()))?;
+                }
+            }
         }
         let status = do_launch(buf)?;
         let launched_from = builder.get_insert_block().unwrap_or(fill_bb);

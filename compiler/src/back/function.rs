@@ -377,6 +377,10 @@ impl<'ctx> Codegen<'ctx, '_> {
     /// Stores an initializer; a brace list zero-fills the object first, as C requires.
     fn init(&mut self, ptr: PointerValue<'ctx>, ty: &Type, init: &Init) -> R<()> {
         match init {
+            Init::Expr(e) if Self::is_place(e) && self.same_size(&e.ty, ty) && self.chunks(ty).is_some() && !self.is_volatile(e)? => {
+                let src = self.place(e)?;
+                self.copy_memory(ptr, src, ty)
+            }
             Init::Expr(e) => {
                 let v = self.value(e)?;
                 self.store(ptr, v, ty)
@@ -472,6 +476,9 @@ impl<'ctx> Codegen<'ctx, '_> {
 
     /// Loads with the type's alignment; `volatile` as the place requires (`ld.volatile`).
     pub(crate) fn load_access(&self, ptr: PointerValue<'ctx>, ty: &Type, volatile: bool) -> R<BV<'ctx>> {
+        if self.split_access(ty, volatile) {
+            return super::split::load(&self.builder, &self.td, ptr, self.types.mem(ty)?, self.align_of(ty));
+        }
         let v = self.builder.build_load(self.types.mem(ty)?, ptr, "load")?;
         self.set_align(v.as_instruction_value(), ty)?;
         self.set_volatile(v.as_instruction_value(), volatile)?;
@@ -504,6 +511,9 @@ impl<'ctx> Codegen<'ctx, '_> {
 
     pub(crate) fn store_access(&self, ptr: PointerValue<'ctx>, v: BV<'ctx>, ty: &Type, volatile: bool) -> R<()> {
         let v = self.reg_to_mem(v, ty)?;
+        if self.split_access(ty, volatile) {
+            return super::split::store(&self.builder, &self.td, ptr, v, self.align_of(ty));
+        }
         let inst = self.builder.build_store(ptr, v)?;
         self.set_align(Some(inst), ty)?;
         self.set_volatile(Some(inst), volatile)
@@ -511,6 +521,9 @@ impl<'ctx> Codegen<'ctx, '_> {
 
     /// Stores a value already in memory representation, with the type's alignment.
     pub(crate) fn store_mem(&self, ptr: PointerValue<'ctx>, v: BV<'ctx>, ty: &Type) -> R<()> {
+        if self.split_access(ty, false) {
+            return super::split::store(&self.builder, &self.td, ptr, v, self.align_of(ty));
+        }
         let inst = self.builder.build_store(ptr, v)?;
         self.set_align(Some(inst), ty)
     }
@@ -539,9 +552,106 @@ impl<'ctx> Codegen<'ctx, '_> {
         }
     }
 
+    /// Whether an access of `ty` goes element by element (`split.rs`, where the reason is): a
+    /// struct or array that is not volatile and holds no union (a union's other members may
+    /// overlap its first member's padding, which an element-wise copy would not carry).
+    fn split_access(&self, ty: &Type, volatile: bool) -> bool {
+        fn holds_union(hir: &crate::hir::Module, ty: &Type) -> bool {
+            match ty {
+                Type::Struct(id) => hir
+                    .structs
+                    .get(id.0 as usize)
+                    .is_none_or(|def| def.union || def.fields.iter().any(|f| holds_union(hir, &f.ty))),
+                Type::Array { elem, .. } => holds_union(hir, elem),
+                _ => false,
+            }
+        }
+        !volatile && matches!(ty, Type::Struct(_) | Type::Array { .. }) && !holds_union(self.hir, ty)
+    }
+
+    /// Whether `place = value` copies memory to memory (`copy_memory`): a struct or array
+    /// value read from a place of the same size, neither side volatile.
+    fn copies_as_memory(&self, place: &Expr, value: &Expr) -> R<bool> {
+        Ok(Self::is_place(value)
+            && self.same_size(&value.ty, &place.ty)
+            && self.chunks(&place.ty).is_some()
+            && !self.is_volatile(place)?
+            && !self.is_volatile(value)?)
+    }
+
+    /// The chunks, `(offset, bytes)`, in which an object of struct or array type `ty` is copied:
+    /// each as wide as the type's alignment up to 16 bytes (`ld.v4.b32`), at most
+    /// [`super::split::MAX_ACCESSES`] of them; `None` for other types and larger objects.
+    fn chunks(&self, ty: &Type) -> Option<Vec<(u64, u64)>> {
+        if !matches!(ty, Type::Struct(_) | Type::Array { .. }) {
+            return None;
+        }
+        let (size, align) = self.hir.size_align(ty);
+        let width = align.clamp(1, 16);
+        if size == 0 || size.div_ceil(width) > super::split::MAX_ACCESSES {
+            return None;
+        }
+        let mut chunks = Vec::new();
+        let mut offset = 0;
+        while offset < size {
+            // The tail (none when the size is a multiple of the alignment, as C's are) in
+            // halves, each still aligned where it starts.
+            let mut w = width;
+            while offset + w > size {
+                w /= 2;
+            }
+            chunks.push((offset, w));
+            offset += w;
+        }
+        Some(chunks)
+    }
+
+    /// Copies an object of type `ty` from `src` to `dst` as nvcc copies a struct: in `<N x i8>`
+    /// chunks of its alignment (`chunks`), which NVPTX loads and stores as 4-, 8- or 16-byte
+    /// accesses. Every byte is copied, padding and a union's other members included, and
+    /// byte by byte in the IR's semantics (a vector of bytes keeps each byte's own state).
+    /// Not a `memcpy`: NVPTX makes one of 128 bytes or more a loop of single bytes.
+    fn copy_memory(&self, dst: PointerValue<'ctx>, src: PointerValue<'ctx>, ty: &Type) -> R<()> {
+        let Some(chunks) = self.chunks(ty) else {
+            return internal(format!("copy_memory of {ty:?}"));
+        };
+        let align = self.align_of(ty);
+        let i8 = self.ctx.i8_type();
+        for (offset, bytes) in chunks {
+            let chunk = i8.vec_type(bytes as u32);
+            let idx = self.types.intptr().const_int(offset, false);
+            // SAFETY: offset + bytes is within the object (`chunks`).
+            let (from, to) = unsafe {
+                (
+                    self.builder.build_in_bounds_gep(i8, src, &[idx], "copy.src")?,
+                    self.builder.build_in_bounds_gep(i8, dst, &[idx], "copy.dst")?,
+                )
+            };
+            let v = self.builder.build_load(chunk, from, "copy")?;
+            let at = if offset == 0 { align } else { align.min(1 << offset.trailing_zeros().min(31)) };
+            if let Some(inst) = v.as_instruction_value() {
+                inst.set_alignment(at).map_err(|e| super::BackendError::Internal(e.to_string()))?;
+            }
+            let store = self.builder.build_store(to, v)?;
+            store.set_alignment(at).map_err(|e| super::BackendError::Internal(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// Whether objects of types `a` and `b` have the same size: a copy of one into the other
+    /// reads no byte past its source (a `char[8]` initialised from a `char[4]` string does not
+    /// qualify).
+    fn same_size(&self, a: &Type, b: &Type) -> bool {
+        self.hir.size_align(a).0 == self.hir.size_align(b).0
+    }
+
+    fn align_of(&self, ty: &Type) -> u32 {
+        self.hir.size_align(ty).1.max(1) as u32
+    }
+
     fn set_align(&self, inst: Option<inkwell::values::InstructionValue<'ctx>>, ty: &Type) -> R<()> {
         if let Some(inst) = inst {
-            let align = self.hir.size_align(ty).1.max(1) as u32;
+            let align = self.align_of(ty);
             inst.set_alignment(align).map_err(|e| super::BackendError::Internal(e.to_string()))?;
         }
         Ok(())
@@ -692,6 +802,14 @@ impl<'ctx> Codegen<'ctx, '_> {
             ExprKind::Comma { lhs, rhs } => {
                 self.expr(lhs)?;
                 return self.expr(rhs);
+            }
+            ExprKind::Assign { place, value } if self.copies_as_memory(place, value)? => {
+                // The right operand's address first, then the place's, as for a value.
+                let src = self.place(value)?;
+                let dst = self.place(place)?;
+                self.copy_memory(dst, src, &place.ty)?;
+                // The assignment's value, should anything use it (else removed as dead).
+                self.load_access(dst, &place.ty, false)?
             }
             ExprKind::Assign { place, value } => {
                 // Like clang: the right operand first, then the place's address.

@@ -36,6 +36,7 @@ pub(crate) use contract::contract_as_nvcc;
 mod debug;
 pub use debug::{DebugInfo, DebugLevel, Position};
 mod runtime_api;
+mod split;
 pub mod device_launch;
 mod function;
 mod globals;
@@ -201,7 +202,16 @@ pub fn lineinfo_ptx(ptx: &str) -> String {
 
 /// PTX assembly for an LLVM module that already has the target machine's triple and data
 /// layout ([`configure_module`]) and has been optimised as wanted ([`optimize`]).
+///
+/// A `switch`, or a chain of `if`s that LLVM made one, becomes compares and branches, never a
+/// jump table (`brx.idx` through a table in the constant bank): nvcc writes none, not even for
+/// a dense switch of eight cases, and a divergent warp at a `BRX` takes each target in turn
+/// anyway (issue 28: the divergent launch sites of `bench/gpu/launch_sites.cdp`).
 pub fn write_ptx(module: &Module<'_>, tm: &TargetMachine) -> Result<String, BackendError> {
+    let no_jump_tables = module.get_context().create_string_attribute("no-jump-tables", "true");
+    for f in module.get_functions().filter(|f| f.count_basic_blocks() > 0) {
+        f.add_attribute(inkwell::attributes::AttributeLoc::Function, no_jump_tables);
+    }
     let buffer = tm
         .write_to_memory_buffer(module, FileType::Assembly)
         .map_err(|e| BackendError::Target(e.to_string()))?;
@@ -415,11 +425,14 @@ pub(crate) struct Codegen<'ctx, 'h> {
     pub used: Vec<inkwell::values::PointerValue<'ctx>>,
     /// [`CodegenOptions::fmad`].
     pub fmad: Fmad,
+    /// The module's data layout, for the offsets of `split.rs`'s element-wise accesses.
+    pub td: TargetData,
 }
 
 impl<'ctx, 'h> Codegen<'ctx, 'h> {
     fn new(ctx: &'ctx Context, module: Module<'ctx>, hir: &'h hir::Module, td: &TargetData) -> R<Self> {
         let types = types::Types::new(ctx, hir, td)?;
+        let td = TargetData::create(&td.get_data_layout().as_str().to_string_lossy());
         Ok(Codegen {
             ctx,
             module,
@@ -434,6 +447,7 @@ impl<'ctx, 'h> Codegen<'ctx, 'h> {
             dbg: None,
             used: Vec::new(),
             fmad: Fmad::default(),
+            td,
         })
     }
 
