@@ -635,39 +635,43 @@ fn compile_cuda(input: CudaInput<'_>, options: &CompileOptions) -> Result<Compil
         Err(_) => None,
     };
     let build = build_options(options);
-    if let (Emit::HostObject, CudaInput::Source(source)) = (options.emit, input) {
-        let tools = tools.as_ref().expect("CUDA C++ needs the toolkit");
-        // The device side is named under the object's module id (its `static` kernels as nvcc
-        // names them), and is relocatable: its `extern` symbols are the link's.
-        let id = options.nv_module_id.clone().unwrap_or_else(|| own_module_id(source, options));
-        let device = CompileOptions { nv_module_id: Some(id.clone()), separate: true, ..options.clone() };
-        let generated = cuda::generate(source, &device, Some(tools), &build, back::Outputs { llvm_ir: false, ptx: true })?;
-        let ptx = generated.ptx.expect("asked for PTX");
-        let (output, host_warnings) = cuda::host_object(source, options, tools, &build, &ptx, &id, &generated.warnings)?;
-        let mut warnings = generated.warnings;
-        warnings.extend(host_warnings);
-        if warnings.iter().any(Diagnostic::is_error) {
-            return Err(CompileError::Diagnostics(warnings));
+    let (output, warnings, mut timings) = match (options.emit, input) {
+        (Emit::HostObject, CudaInput::Source(source)) => cuda_host_object(source, options, tools.as_ref().expect("CUDA C++ needs the toolkit"), &build)?,
+        _ => {
+            let wants_ir = options.emit == Emit::LlvmIr;
+            let generated = input.generate(options, tools.as_ref(), &build, back::Outputs { llvm_ir: wants_ir, ptx: !wants_ir })?;
+            let tools = || tools.as_ref().expect("discovery succeeded for object output");
+            let output = match (generated.llvm_ir, generated.ptx) {
+                (Some(ir), _) => ir.into_bytes(),
+                (None, Some(ptx)) if options.emit == Emit::Ptx => ptx.into_bytes(),
+                (None, Some(ptx)) if options.emit == Emit::Object => tools().assemble(&ptx, &build)?,
+                (None, Some(ptx)) => tools().build_cubin_bytes(&ptx, &build)?,
+                (None, None) => unreachable!("generate returns what it was asked for"),
+            };
+            (output, generated.warnings, generated.timings)
         }
-        let tool_runs = build.log.take();
-        let mut timings = generated.timings;
-        timings.add_tool_runs(&tool_runs);
-        return Ok(Compiled { output, warnings, tool_runs, timings, header: None });
-    }
-    let wants_ir = options.emit == Emit::LlvmIr;
-    let generated = input.generate(options, tools.as_ref(), &build, back::Outputs { llvm_ir: wants_ir, ptx: !wants_ir })?;
-    let tools = || tools.as_ref().expect("discovery succeeded for object output");
-    let output = match (generated.llvm_ir, generated.ptx) {
-        (Some(ir), _) => ir.into_bytes(),
-        (None, Some(ptx)) if options.emit == Emit::Ptx => ptx.into_bytes(),
-        (None, Some(ptx)) if options.emit == Emit::Object => tools().assemble(&ptx, &build)?,
-        (None, Some(ptx)) => tools().build_cubin_bytes(&ptx, &build)?,
-        (None, None) => unreachable!("generate returns what it was asked for"),
     };
     let tool_runs = build.log.take();
-    let mut timings = generated.timings;
     timings.add_tool_runs(&tool_runs);
-    Ok(Compiled { output, warnings: generated.warnings, tool_runs, timings, header: None })
+    Ok(Compiled { output, warnings, tool_runs, timings, header: None })
+}
+
+/// The host object of CUDA C++ `source` (what `nvcc -dc` writes): its device side named under
+/// the object's module id (its `static` kernels as nvcc names them) and relocatable (its
+/// `extern` symbols are the link's), then Clang's host side with that fat binary embedded.
+/// Returns the object, both sides' warnings and the device side's timings.
+fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, build: &BuildOptions) -> Result<(Vec<u8>, Vec<Diagnostic>, Timings), CompileError> {
+    let id = options.nv_module_id.clone().unwrap_or_else(|| own_module_id(source, options));
+    let device = CompileOptions { nv_module_id: Some(id.clone()), separate: true, ..options.clone() };
+    let generated = cuda::generate(source, &device, Some(tools), build, back::Outputs { llvm_ir: false, ptx: true })?;
+    let ptx = generated.ptx.expect("asked for PTX");
+    let (output, host_warnings) = cuda::host_object(source, options, tools, build, &ptx, &id, &generated.warnings)?;
+    let mut warnings = generated.warnings;
+    warnings.extend(host_warnings);
+    if warnings.iter().any(Diagnostic::is_error) {
+        return Err(CompileError::Diagnostics(warnings));
+    }
+    Ok((output, warnings, generated.timings))
 }
 
 /// Compiles `source` once and returns the LLVM IR, the PTX and, when `with_tools` is true, the
