@@ -332,8 +332,9 @@ fn operand<'ctx>(inst: InstructionValue<'ctx>, i: u32) -> Option<BasicValueEnum<
 fn is_dim3(ty: BasicTypeEnum<'_>) -> bool {
     match ty {
         BasicTypeEnum::PointerType(_) => true,
-        // The literal type: the launch pipeline passes a by-value dim3 on as `{ i32, i32, i32 }`.
-        BasicTypeEnum::StructType(s) => s.get_name().is_none() && s.get_field_types().len() == 3 && s.get_field_types().iter().all(|f| f.is_int_type() && f.into_int_type().get_bit_width() == 32),
+        // The literal type or a named one of the same fields (the launch pipeline rewrites a
+        // named one to the literal type first: `launch::literal_dims`).
+        BasicTypeEnum::StructType(s) => s.get_field_types().len() == 3 && s.get_field_types().iter().all(|f| f.is_int_type() && f.into_int_type().get_bit_width() == 32),
         _ => false,
     }
 }
@@ -353,7 +354,7 @@ fn call_mismatch(call: InstructionValue<'_>, launch: bool) -> Option<String> {
             && args[4].into_int_type().get_bit_width() == 32
             && (args[5].is_pointer_type() || args[5].is_int_type())
             && matches!(returns, AnyTypeEnum::IntType(t) if t.get_bit_width() == 32);
-        (!fits).then(|| "a launch is `i32 (ptr kernel, ptr buffer, dim3 grid, dim3 block, i32 shmem, ptr stream)`, a dim3 as the literal `{ i32, i32, i32 }` (not a named struct) or a pointer to one".to_string())
+        (!fits).then(|| "a launch is `i32 (ptr kernel, ptr buffer, dim3 grid, dim3 block, i32 shmem, ptr stream)`, a dim3 as `{ i32, i32, i32 }` (literal or a named struct of those fields) or a pointer to one".to_string())
     } else {
         let fits = args.len() == 2 && args.iter().all(|a| a.is_int_type()) && returns.is_pointer_type();
         (!fits).then(|| "a parameter buffer is `ptr (size_t alignment, size_t size)`".to_string())
