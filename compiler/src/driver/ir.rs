@@ -16,6 +16,9 @@
 //!   parameter buffer is never written once the launch may have happened (`E1015`); what the
 //!   pipeline checks itself (a buffer that escapes, a size that is no constant) stays its
 //!   `E1010`;
+//! - a module that calls libdevice's functions (`__nv_sinf`, ...; declared, not defined) gets
+//!   libdevice linked in, as cdpc's own front end and Clang's do, its functions internal so
+//!   that only those called stay (a missing libdevice is the back end's error);
 //! - a whole-program compilation with no kernel (a function of the `ptx_kernel` calling
 //!   convention; NVVM's `!nvvm.annotations` `"kernel"` entries are read as that) is `W1016`.
 //!
@@ -29,10 +32,12 @@ use crate::back::device_launch::PTX_KERNEL_CALL_CONV;
 use crate::diag::{Code, Diagnostic, Label, Span};
 use crate::pipeline::{launch, SourceText};
 use crate::target::AddressSize;
+use crate::toolchain::Toolchain;
 use inkwell::context::Context;
 use inkwell::llvm_sys::prelude::LLVMValueRef;
 use inkwell::memory_buffer::MemoryBuffer;
-use inkwell::module::Module;
+use inkwell::module::{FlagBehavior, Module};
+use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{TargetData, TargetMachine};
 use inkwell::types::{AnyType, AnyTypeEnum, BasicTypeEnum};
 use inkwell::values::{AnyValue, AnyValueEnum, AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue};
@@ -72,8 +77,9 @@ pub fn shown_text(bytes: &[u8]) -> String {
     }
 }
 
-/// Reads, checks and compiles `ir` to LLVM IR and/or PTX, as `outputs` asks.
-pub(crate) fn generate(ir: &[u8], options: &CompileOptions, outputs: back::Outputs) -> Result<Generated, CompileError> {
+/// Reads, checks and compiles `ir` to LLVM IR and/or PTX, as `outputs` asks; `tools` give
+/// libdevice.
+pub(crate) fn generate(ir: &[u8], options: &CompileOptions, tools: Option<&Toolchain>, outputs: back::Outputs) -> Result<Generated, CompileError> {
     let started = Instant::now();
     let mut timings = Timings::default();
     let shown = SourceText { path: options.preprocess.input.clone(), text: shown_text(ir) };
@@ -84,8 +90,32 @@ pub(crate) fn generate(ir: &[u8], options: &CompileOptions, outputs: back::Outpu
     if warnings.iter().any(Diagnostic::is_error) {
         return Err(CompileError::Diagnostics(warnings));
     }
+    link_libdevice(&context, &module, options, tools, &tm)?;
     let since = timings.record(Phase::Parse, started);
     cuda::lower(&module, options, &shown, Front { warnings, timings, since, optimize: true }, outputs)
+}
+
+/// Whether the module calls a libdevice function (`__nv_*` declared and used).
+fn calls_libdevice(module: &Module<'_>) -> bool {
+    module.get_functions().any(|f| f.count_basic_blocks() == 0 && name_of(f).starts_with("__nv_") && f.as_global_value().as_pointer_value().get_first_use().is_some())
+}
+
+/// libdevice linked into `module` when it calls libdevice's functions ([`back::link_libdevice`]:
+/// every function and global of libdevice internal, the module's own kept as they are), the
+/// functions nobody calls dropped, and `__nvvm_reflect("__CUDA_FTZ")` answered 0 (denormals
+/// kept, nvcc's default) unless the module says otherwise.
+fn link_libdevice<'ctx>(context: &'ctx Context, module: &Module<'ctx>, options: &CompileOptions, tools: Option<&Toolchain>, tm: &TargetMachine) -> Result<(), CompileError> {
+    if !calls_libdevice(module) {
+        return Ok(());
+    }
+    let ours: HashSet<String> = module.get_functions().filter(|f| f.count_basic_blocks() > 0).map(name_of).chain(module.get_globals().map(|g| g.get_name().to_string_lossy().into_owned())).collect();
+    let codegen = back::CodegenOptions { opt_level: super::opt_level(options), libdevice: tools.and_then(|t| t.libdevice.clone()), debug: None, fmad: options.fmad };
+    back::link_libdevice(context, module, &codegen, &ours)?;
+    module.run_passes("globaldce", tm, PassBuilderOptions::create()).map_err(|e| back::BackendError::Target(format!("globaldce: {e}")))?;
+    if module.get_flag("nvvm-reflect-ftz").is_none() {
+        module.add_basic_value_flag("nvvm-reflect-ftz", FlagBehavior::Override, context.i32_type().const_int(0, false));
+    }
+    Ok(())
 }
 
 /// The module in `bytes`, parsed and verified (`E1011`, `E1012`).
