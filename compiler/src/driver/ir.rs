@@ -40,7 +40,7 @@ use inkwell::module::{FlagBehavior, Module};
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{TargetData, TargetMachine};
 use inkwell::types::{AnyType, AnyTypeEnum, BasicTypeEnum};
-use inkwell::values::{AnyValue, AnyValueEnum, AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue};
+use inkwell::values::{AnyValueEnum, AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue};
 use inkwell::AddressSpace;
 use std::collections::HashSet;
 use std::time::Instant;
@@ -317,44 +317,6 @@ fn name_of(f: FunctionValue<'_>) -> String {
     f.get_name().to_string_lossy().into_owned()
 }
 
-/// Where `inst` is: its debug location when it has one, else the instruction's text in the
-/// function's body of textual IR, else the function's `define` line.
-fn label_at(shown: &SourceText, inst: InstructionValue<'_>, function: &str) -> Option<Label> {
-    if let Some(label) = shown.locate(inst) {
-        return Some(label);
-    }
-    let text = &shown.text;
-    let heads = [format!("@{function}("), format!("@\"{function}\"(")];
-    let start = text.match_indices("define ").map(|(at, _)| at).find(|&at| text[at..].lines().next().is_some_and(|l| heads.iter().any(|h| l.contains(h.as_str()))))?;
-    let end = text[start..].find("\n}").map_or(text.len(), |e| start + e);
-    let printed = inst.print_to_string().to_string();
-    let printed = printed.trim();
-    // The instruction as LLVM prints it, or up to its alignment or metadata, which a front
-    // end may leave out.
-    let candidates = [printed, printed.split(", align").next().unwrap_or(printed), printed.split(", !").next().unwrap_or(printed)];
-    let span = match candidates.iter().find_map(|c| text[start..end].find(c).map(|at| (start + at, c.len()))) {
-        Some((at, len)) => Span::new(at, at + len),
-        None => Span::new(start, start + text[start..].find('\n').unwrap_or(text.len() - start)),
-    };
-    Some(Label { span, message: String::new(), primary: true, file: None })
-}
-
-/// `d` with its primary label at `inst` ([`label_at`]), or without a label and with a note
-/// naming the function when the input gives no place (bitcode without debug information).
-fn place(shown: &SourceText, mut d: Diagnostic, inst: InstructionValue<'_>, function: &str) -> Diagnostic {
-    match label_at(shown, inst, function) {
-        Some(mut label) => {
-            label.message = std::mem::take(&mut d.labels[0].message);
-            d.labels[0] = label;
-            d
-        }
-        None => {
-            d.labels[0].span = Span::default();
-            d.with_note(format!("in the function `{function}` (the input gives no place: bitcode without debug locations)"))
-        }
-    }
-}
-
 fn operand<'ctx>(inst: InstructionValue<'ctx>, i: u32) -> Option<BasicValueEnum<'ctx>> {
     inst.get_operand(i).and_then(|o| o.value())
 }
@@ -412,7 +374,7 @@ fn entry_point_uses(module: &Module<'_>, shown: &SourceText) -> Vec<Diagnostic> 
                 if let Some(note) = problem {
                     let what = if called { format!("this call of `{name}` does not have the documented argument types") } else { format!("`{name}` is used other than called") };
                     let d = Diagnostic::new(Code::LaunchNotRecognised, Span::default(), what).with_primary_message("here").with_note(note);
-                    found.push(place(shown, d, user, &function));
+                    found.push(shown.place(d, user, &function));
                 }
             }
         }
@@ -474,8 +436,8 @@ fn written_after_launch(module: &Module<'_>, shown: &SourceText) -> Vec<Diagnost
             let d = Diagnostic::new(Code::ParamBufferWrittenAfterLaunch, Span::default(), "the launch's parameter buffer is written after the launch")
                 .with_primary_message("this write may happen after the launch")
                 .with_note("a parameter buffer belongs to the runtime once it is launched: store every argument before `cudaLaunchDevice`, and get a new buffer for the next launch");
-            let mut d = place(shown, d, write, &function);
-            if let Some(launched) = label_at(shown, l.call, &function).filter(|at| d.labels.first().is_some_and(|w| w.span != at.span)) {
+            let mut d = shown.place(d, write, &function);
+            if let Some(launched) = shown.label_at(l.call, &function).filter(|at| d.labels.first().is_some_and(|w| w.span != at.span)) {
                 d.labels.push(Label { message: "the launch".into(), primary: false, ..launched });
             }
             found.push(d);

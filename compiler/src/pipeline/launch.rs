@@ -219,7 +219,7 @@ pub fn recognise<'ctx>(module: &Module<'ctx>, source: &SourceText) -> (Vec<Launc
             continue;
         };
         if let Some(user) = escaping_use(buffer, inst) {
-            let d = not_recognised("the launch's parameter buffer escapes: it is used for something other than storing the arguments");
+            let d = not_recognised("the launch's parameter buffer escapes: it is used for something other than storing the arguments").with_primary_message("the buffer escapes here");
             diagnostics.push(source.place(d, user, &fname));
             continue;
         }
