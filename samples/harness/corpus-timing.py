@@ -188,7 +188,8 @@ def build(root: str, name: str, variant: str, work: str, args: argparse.Namespac
         r = subprocess.run(cmd, cwd=folder, capture_output=True, text=True)
         log.append(r.stdout + r.stderr)
         if r.returncode != 0:
-            return None, "\n".join(log)
+            step = "nvcc" if cdpc is None else f"nvcc-cdpc.py (cdpc {' '.join(cdpc) or 'with no more arguments'})"
+            return None, "\n".join([*log, f"{f}: {step} exited with {r.returncode}"])
         objects.append(o)
     exe = f"prog.{variant}"
     r = subprocess.run([args.nvcc, "-arch=sm_90", "-rdc=true", "-o", exe, *objects, "-lcudadevrt"], cwd=folder, capture_output=True, text=True)
@@ -245,7 +246,7 @@ def ratio_interval(a: list[float], b: list[float], rng: random.Random) -> tuple[
 def tool_versions(args: argparse.Namespace) -> tuple[str, str]:
     """nvcc's and cdpc's versions, as the report names them."""
     nvcc = subprocess.run([args.nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    cdpc = subprocess.run([args.cdpc, "--version"], capture_output=True, text=True).stdout.strip()
+    cdpc = (subprocess.run([args.cdpc, "--version"], capture_output=True, text=True).stdout.strip().splitlines() or ["cdpc (no version)"])[0]
     return nvcc, cdpc
 
 
