@@ -171,6 +171,29 @@ fn ir_diagnostics_match_their_snapshots() {
     }
 }
 
+/// The JSON rendering of pipeline errors in IR without debug locations: in textual IR the
+/// label is at the instruction and a note names the function and the instruction; in bitcode
+/// (`e1010_escapes_in_bitcode.bc` is `e1010_buffer_escapes.ll` without its comment, through
+/// `llvm-as-22`) the label stays at the input's start and the note is the place.
+#[test]
+fn ir_json_diagnostics_match_their_snapshots() {
+    let root = repo_root();
+    for file in ["e1010_buffer_escapes.ll", "e1010_escapes_in_bitcode.bc", "e1015_written_after_launch.ll"] {
+        let path = root.join("tests/ui/ir").join(file);
+        let bytes = std::fs::read(&path).unwrap();
+        let mut options = driver::CompileOptions { emit: driver::Emit::Ptx, ..Default::default() };
+        options.preprocess.input = Some(path.clone());
+        let Err(CompileError::Diagnostics(diagnostics)) = driver::compile_ir(&bytes, &options) else { panic!("{file}: expected diagnostics") };
+        let json = render::json(&diagnostics, &format!("tests/ui/ir/{file}"), &driver::ir::shown_text(&bytes));
+        assert!(json.contains("in function `@parent`, "), "{json}");
+        assert_eq!(json.contains("\"line_start\":1,"), file.ends_with(".bc"), "{json}");
+        let name = format!("ir_{}", file.replace('.', "_"));
+        insta::with_settings!({ snapshot_path => root.join("tests/ui/out/json"), prepend_module_to_snapshot => false, omit_expression => true }, {
+            insta::assert_snapshot!(name, json);
+        });
+    }
+}
+
 fn ir_files() -> Vec<std::path::PathBuf> {
     let dir = repo_root().join("tests/ui/ir");
     std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "ll" || e == "bc")).collect()

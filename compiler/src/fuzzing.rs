@@ -225,17 +225,18 @@ impl Choices<'_> {
 /// A valid module in the IR contract made from `entropy`: 1 to 3 child kernels of 0 to 4
 /// parameters (`i32`, `i64`, `ptr`, `float`, `double`, laid out at their natural alignment),
 /// a parent that launches them 1 to 4 times through the documented names or the CDP2 ones,
-/// `dim3` by value or as a `byval` pointer, with or without a null test of the buffer, into
+/// `dim3` by value (the literal struct type or a named one) or as a `byval` pointer, with or without a null test of the buffer, into
 /// the NULL stream, the per-thread one (`_ptsz`) or tail launch; and, when the bytes say so,
 /// a store into the last buffer after its launch.
 pub fn launch_module(entropy: &[u8]) -> LaunchModule {
     const TYPES: [(&str, u64, &str); 5] = [("i32", 4, "%x"), ("i64", 8, "-5"), ("ptr", 8, "%p"), ("float", 4, "1.5"), ("double", 8, "2.5")];
     let mut c = Choices(entropy);
     let cdp2 = c.next() & 1 == 1;
-    let byval = c.next() & 1 == 1;
+    let form = c.next() % 3;
+    let (byval, named) = (form == 2, form == 1);
     let (get, launch) = if cdp2 { ("__cudaCDP2GetParameterBuffer", "__cudaCDP2LaunchDevice") } else { ("cudaGetParameterBuffer", "cudaLaunchDevice") };
-    // By value, a dim3 is the literal struct type (the contract); behind a pointer, a named one.
-    let dim = if byval { "ptr byval(%dim3) align 4" } else { "{ i32, i32, i32 }" };
+    // By value, a dim3 is the literal struct type or the named `%dim3`; behind a pointer, the named one.
+    let dim = if byval { "ptr byval(%dim3) align 4" } else if named { "%dim3" } else { "{ i32, i32, i32 }" };
     let mut ir = format!("target triple = \"nvptx64-nvidia-cuda\"\n%dim3 = type {{ i32, i32, i32 }}\ndeclare ptr @{get}(i64, i64)\n");
     for suffix in ["", "_ptsz"] {
         ir.push_str(&format!("declare i32 @{launch}{suffix}(ptr, ptr, {dim}, {dim}, i32, ptr)\n"));
@@ -273,7 +274,7 @@ pub fn launch_module(entropy: &[u8]) -> LaunchModule {
             ir.push_str(&format!("  %g{n} = alloca %dim3, align 4\n  store %dim3 {grid}, ptr %g{n}, align 4\n  %k{n} = alloca %dim3, align 4\n  store %dim3 {block}, ptr %k{n}, align 4\n"));
             (format!("ptr byval(%dim3) align 4 %g{n}"), format!("ptr byval(%dim3) align 4 %k{n}"))
         } else {
-            (format!("{{ i32, i32, i32 }} {grid}"), format!("{{ i32, i32, i32 }} {block}"))
+            (format!("{dim} {grid}"), format!("{dim} {block}"))
         };
         if params.is_empty() {
             ir.push_str(&format!("  %st{n} = call i32 @{launch}{suffix}(ptr @child{kernel}, ptr null, {grid}, {block}, i32 0, {stream})\n"));

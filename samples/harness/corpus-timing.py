@@ -1,27 +1,64 @@
 #!/usr/bin/env python3
-"""Kernel times of KLAP's programs with their own host code: nvcc's build against cdpc's device
-code, plain and with each launch-aggregation granularity (issue 16).
+"""Kernel times of KLAP's programs with their own host code: nvcc's build against builds with
+cdpc's device code, through the kernel language's front end (`-x cdp`) and through Clang's,
+plain, with thresholding and with each launch-aggregation granularity (issues 16 and 26).
 
 KLAP's programs (the corpus's `klap/test/*`) time their own kernels and print
 `... kernel time = X` (BFS: `run kernel time = X`; the others `Average kernel time = X ms`); the
 last such number of a run is its time. Each program is built once per variant, in a copy of the
-corpus: `nvcc` alone, and `cdpc`, `cdpc-block`, `cdpc-warp`, `cdpc-grid` with every device-code
-file compiled by cdpc through samples/harness/nvcc-cdpc.py (`-faggregate-launches=...`), host
-code and link nvcc's. The variants then take turns, round by round, in an order drawn from a
-seeded random generator, so that drift of the machine falls on all of them alike. Each
-variant's ratio to nvcc is median(variant) / median(nvcc) with a 95% percentile-bootstrap
-interval (resampling both with replacement, 2,000 times, seeded), the method of
-runtime-shim/src/loader/stats.rs; a verdict ("faster", "slower") is stated only when the
-interval excludes 1. Writes $OUT/corpus-timing.md (or ./corpus-timing.md).
+corpus: `nvcc` alone, and the cdpc variants with every device-code file compiled by cdpc
+through samples/harness/nvcc-cdpc.py (the variant's cdpc arguments below), host code and link
+nvcc's. The variants then take turns, round by round, in an order drawn from a seeded random
+generator, so that drift of the machine falls on all of them alike. Each variant's ratio to
+nvcc is median(variant) / median(nvcc) with a 95% percentile-bootstrap interval (resampling
+both with replacement, 2,000 times, seeded), the method of runtime-shim/src/loader/stats.rs; a
+verdict ("faster", "slower") is stated only when the interval excludes 1. Writes
+$OUT/corpus-timing.md (or ./corpus-timing.md).
 
-Usage, from the repository root, on the GPU machine:
-  python3 samples/harness/corpus-timing.py --cdpc CDPC [--corpus DIR] [--rounds N] [--programs BFS,BT,GC,SP]
-CUDA_HOME: default /usr/local/cuda. A run is stopped after --run-limit seconds (default 60).
+Variants (--variants picks; nvcc's is always built and timed):
+  nvcc             nvcc alone
+  cdp-rule         `-x cdp` (cdpc's own front end), the documented rule: -flaunch-threshold=128
+                   then =warp, =grid for GC (BENCHMARKS.md, "Which options")
+  clang            Clang's front end (the default for `.cu`), plain
+  clang-t128-warp  Clang's front end, -flaunch-threshold=128 -faggregate-launches=warp
+  with --clang-block-grid also (block and grid granularity of the IR pipeline):
+  clang-block, clang-grid, clang-t128-grid
+  and, named in --variants only, the `-x cdp` builds of earlier runs: cdp, cdp-block,
+  cdp-warp, cdp-grid, cdp-t128, cdp-t128-warp, cdp-t128-grid
+The default set is nvcc, cdp-rule, clang, clang-t128-warp.
+
+Stages. The GPU machine has no Clang (and no Rust or LLVM), and its nvlink (CUDA 13.0)
+refuses objects of the newer nvcc of the build machine, so the executables are built and
+linked where cdpc is, carried, and run there:
+
+  # here (cdpc, Clang, nvcc; no GPU): every variant's executables into one xz archive
+  python3 samples/harness/corpus-timing.py --stage build --cdpc target/release/cdpc \\
+      --programs BFS,BT,GC,SP,SSSP,QT,MST-syncwarp [--clang-block-grid] --bundle build/klap-bundle.tar.xz
+  # there (a GPU, Python 3; nothing of CUDA but the driver): what the archive holds, then a run
+  python3 samples/harness/corpus-timing.py --stage run --bundle build/klap-bundle.tar.xz --list
+  python3 samples/harness/corpus-timing.py --stage run --bundle build/klap-bundle.tar.xz --rounds 10 --deadline 500
+
+The archive (about 3 MiB for all seven programs and seven variants) holds the executables and
+manifest.json: each executable's program and variant, the variants' cdpc arguments, the
+build's failures, cdpc's and nvcc's versions. The build stage exits 1 when a build failed (the
+archive is written all the same, the failure listed in it and in the report); the run stage
+needs only the archive, unpacks it in a temporary folder and refuses to run without a GPU.
+A run of a program takes about 0.6 s on the H100 (Runs H and I): 10 rounds of the seven
+programs take about 3 minutes with the four default variants, 5 with --clang-block-grid.
+--deadline S starts no new round once the seconds of runs so far and the longest round so far
+add up to more than S (the report says how many rounds were made); --programs in the run stage
+times a subset, to split a run over calls. --stage all (the default) builds and runs on one
+machine, in a temporary folder, as before.
+
+CUDA_HOME: default /usr/local/cuda, else the checkout's .cuda/nvidia/cu13. A run is stopped
+after --run-limit seconds (default 60).
 """
 
 from __future__ import annotations
 
 import argparse
+import io
+import json
 import os
 import random
 import re
@@ -29,6 +66,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 
@@ -62,21 +100,43 @@ NVCC_REWRITE = {"QT": [("__any(", "__any_sync(__activemask(), "), ("__ballot(", 
 FLAGS = ["-Xcompiler", "-fPIC", "-m64", "--default-stream", "per-thread", "-I.", "-I../../include"]
 # KLAP's host code calls cudaThreadSynchronize, gone from CUDA 13 (docs/CORPUS.md).
 COMPAT = "-DcudaThreadSynchronize=cudaDeviceSynchronize"
-VARIANTS = {
+CDP = ["-x", "cdp"]
+T128 = ["-flaunch-threshold=128"]
+WARP, BLOCK, GRID = "-faggregate-launches=warp", "-faggregate-launches=block", "-faggregate-launches=grid"
+# variant: (cdpc's arguments, other arguments for some programs); None: nvcc alone. Thresholding
+# (issue 16): grids of at most 128 threads run in the launching thread, the rest as the
+# granularity says.
+VARIANTS: dict[str, tuple[list[str], dict[str, list[str]]] | None] = {
     "nvcc": None,
-    "cdpc": [],
-    "cdpc-block": ["-faggregate-launches=block"],
-    "cdpc-warp": ["-faggregate-launches=warp"],
-    "cdpc-grid": ["-faggregate-launches=grid"],
-    # Thresholding (issue 16): grids of at most 128 threads run in the launching thread, the
-    # rest as the granularity says.
-    "cdpc-t128": ["-flaunch-threshold=128"],
-    "cdpc-t128-warp": ["-flaunch-threshold=128", "-faggregate-launches=warp"],
-    "cdpc-t128-grid": ["-flaunch-threshold=128", "-faggregate-launches=grid"],
+    # The documented rule (BENCHMARKS.md): thresholding at 128, then warp; grid for GC.
+    "cdp-rule": ([*CDP, *T128, WARP], {"GC": [*CDP, *T128, GRID]}),
+    "clang": ([], {}),
+    "clang-t128-warp": ([*T128, WARP], {}),
+    # --clang-block-grid: the IR pipeline's block and grid granularity (issue 26).
+    "clang-block": ([BLOCK], {}),
+    "clang-grid": ([GRID], {}),
+    "clang-t128-grid": ([*T128, GRID], {}),
+    # The `-x cdp` builds of Runs A to I (named `cdpc`, `cdpc-warp`, ... there).
+    "cdp": ([*CDP], {}),
+    "cdp-block": ([*CDP, BLOCK], {}),
+    "cdp-warp": ([*CDP, WARP], {}),
+    "cdp-grid": ([*CDP, GRID], {}),
+    "cdp-t128": ([*CDP, *T128], {}),
+    "cdp-t128-warp": ([*CDP, *T128, WARP], {}),
+    "cdp-t128-grid": ([*CDP, *T128, GRID], {}),
 }
+DEFAULT_VARIANTS = ["nvcc", "cdp-rule", "clang", "clang-t128-warp"]
+BLOCK_GRID_VARIANTS = ["clang-block", "clang-grid", "clang-t128-grid"]
 SEED = 0x4B4C4150  # "KLAP"
 RESAMPLES = 2000
 TIME = re.compile(r"kernel time = ([0-9.]+)")
+MANIFEST = "manifest.json"
+
+
+def cdpc_arguments(variant: str, name: str) -> list[str] | None:
+    """cdpc's arguments for `name` in `variant`, None for nvcc's build."""
+    spec = VARIANTS[variant]
+    return None if spec is None else spec[1].get(name, spec[0])
 
 
 def build(root: str, name: str, variant: str, work: str, args: argparse.Namespace, shim: str) -> tuple[str | None, str]:
@@ -108,9 +168,10 @@ def build(root: str, name: str, variant: str, work: str, args: argparse.Namespac
             if r.returncode != 0:
                 return None, "\n".join(log)
         objects.append(o)
+    cdpc = cdpc_arguments(variant, name)
     for f in device:
         o = f"{f[:-3]}.{variant}.o"
-        if VARIANTS[variant] is None:
+        if cdpc is None:
             source = f
             if name in NVCC_REWRITE:
                 source = f"{f[:-3]}.nvcc.cu"
@@ -123,11 +184,12 @@ def build(root: str, name: str, variant: str, work: str, args: argparse.Namespac
             cmd = [args.nvcc, *flags, "-c", source, "-o", o]
         else:
             cmd = [sys.executable, os.path.join(root, "samples/harness/nvcc-cdpc.py"), "--cdpc", args.cdpc, "--nvcc", args.nvcc,
-                   "--cuda-home", args.cuda_home, *[f"--cdpc-arg={a}" for a in VARIANTS[variant]], "--", *flags, "-c", f, "-o", o]
+                   "--cuda-home", args.cuda_home, *[f"--cdpc-arg={a}" for a in cdpc], "--", *flags, "-c", f, "-o", o]
         r = subprocess.run(cmd, cwd=folder, capture_output=True, text=True)
         log.append(r.stdout + r.stderr)
         if r.returncode != 0:
-            return None, "\n".join(log)
+            step = "nvcc" if cdpc is None else f"nvcc-cdpc.py (cdpc {' '.join(cdpc) or 'with no more arguments'})"
+            return None, "\n".join([*log, f"{f}: {step} exited with {r.returncode}"])
         objects.append(o)
     exe = f"prog.{variant}"
     r = subprocess.run([args.nvcc, "-arch=sm_90", "-rdc=true", "-o", exe, *objects, "-lcudadevrt"], cwd=folder, capture_output=True, text=True)
@@ -135,19 +197,41 @@ def build(root: str, name: str, variant: str, work: str, args: argparse.Namespac
     return (os.path.join(folder, exe) if r.returncode == 0 else None), "\n".join(log)
 
 
-def run(exe: str, name: str, limit: float) -> tuple[float | None, str]:
-    """The last kernel time the program printed (None if it failed or printed none), and its
+def build_all(root: str, programs: list[str], variants: list[str], args: argparse.Namespace, work: str) -> tuple[dict[tuple[str, str], str], list[str]]:
+    """Every (program, variant)'s executable in `work` (a copy of the corpus), and the failures."""
+    shutil.copytree(os.path.abspath(args.corpus), work, dirs_exist_ok=True)
+    shim = os.path.join(work, "shim")
+    os.makedirs(os.path.join(shim, "cub", "cub"), exist_ok=True)
+    with open(os.path.join(shim, "cub", "cub", "cub.cuh"), "w") as f:
+        f.write("#include <cub/cub.cuh>\n")
+    exes: dict[tuple[str, str], str] = {}
+    failed: list[str] = []
+    for name in programs:
+        for variant in variants:
+            print(f"corpus-timing: building {name} {variant}", file=sys.stderr, flush=True)
+            exe, log = build(root, name, variant, work, args, shim)
+            if exe:
+                exes[(name, variant)] = exe
+            else:
+                failed.append(f"{name} {variant}: build failed: {log.strip().splitlines()[-1] if log.strip() else '?'}")
+    return exes, failed
+
+
+def run(exe: str, name: str, limit: float) -> tuple[float | None, str, str]:
+    """The last kernel time the program printed (None if it failed or printed none), its
     output with the numbers that have a decimal point masked and the lines sorted, as
-    corpus-gpu.sh compares outputs."""
+    corpus-gpu.sh compares outputs, and why it failed (its exit status and last line)."""
     try:
         r = subprocess.run([exe, *PROGRAMS[name][2]], cwd=os.path.dirname(exe), capture_output=True, text=True, timeout=limit)
     except subprocess.TimeoutExpired:
-        return None, "(stopped by the time limit)"
+        return None, "(stopped by the time limit)", f"stopped after {limit:g} s"
     text = r.stdout + r.stderr
     times = [float(t) for t in TIME.findall(text)]
     lines = [line for line in text.splitlines() if COMPARED.get(name, "") in line]
     masked = "\n".join(sorted(re.sub(r"[0-9]+\.[0-9]+(e[-+]?[0-9]+)?", "#", line) for line in lines))
-    return (TIME_OF.get(name, lambda ts: ts[-1])(times) if r.returncode == 0 and times else None), masked
+    last = (text.strip().splitlines() or ["no output"])[-1][:200]
+    why = f"exit {r.returncode}: {last}" if r.returncode != 0 else f"printed no time: {last}"
+    return (TIME_OF.get(name, lambda ts: ts[-1])(times) if r.returncode == 0 and times else None), masked, why
 
 
 def ratio_interval(a: list[float], b: list[float], rng: random.Random) -> tuple[float, float, float]:
@@ -159,107 +243,230 @@ def ratio_interval(a: list[float], b: list[float], rng: random.Random) -> tuple[
     return statistics.median(a) / statistics.median(b), lo, hi
 
 
+def tool_versions(args: argparse.Namespace) -> tuple[str, str]:
+    """nvcc's and cdpc's versions, as the report names them."""
+    nvcc = subprocess.run([args.nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    cdpc = (subprocess.run([args.cdpc, "--version"], capture_output=True, text=True).stdout.strip().splitlines() or ["cdpc (no version)"])[0]
+    return nvcc, cdpc
+
+
+def describe(specs: dict) -> str:
+    """The cdpc arguments of each variant in `specs` (variant: None or {cdpc_args, per_program})."""
+    return "; ".join(
+        f"{v} `{' '.join(s['cdpc_args']) or '(none)'}`" + "".join(f" (`{' '.join(a)}` for {p})" for p, a in s["per_program"].items()) for v, s in specs.items() if s is not None
+    )
+
+
+def specs_of(variants: list[str]) -> dict:
+    """The variants' cdpc arguments as the manifest records them."""
+    return {v: {"cdpc_args": VARIANTS[v][0], "per_program": VARIANTS[v][1]} if VARIANTS[v] else None for v in variants}
+
+
+def gpu() -> str | None:
+    """The GPU and driver nvidia-smi names, or None without one."""
+    try:
+        r = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"], capture_output=True, text=True)
+    except FileNotFoundError:
+        return None
+    return r.stdout.strip().splitlines()[0] if r.returncode == 0 and r.stdout.strip() else None
+
+
+def time_runs(programs: list[str], variants: list[str], exes: dict[tuple[str, str], str], args: argparse.Namespace, failed: list[str], built_with: str, specs: dict) -> str:
+    """Runs the executables round by round and returns the report (also written to $OUT)."""
+    times: dict[tuple[str, str], list[float]] = {key: [] for key in exes}
+    # Each run's output, timings masked, in the order the runs were made.
+    outputs: dict[tuple[str, str], list[str]] = {key: [] for key in exes}
+    rng = random.Random(SEED)
+    started = time.time()
+    rounds = 0
+    longest = 0.0
+    for _ in range(args.rounds):
+        elapsed = time.time() - started
+        if args.deadline and rounds > 0 and elapsed + longest > args.deadline:
+            break
+        round_started = time.time()
+        for name in programs:
+            order = [v for v in variants if (name, v) in exes]
+            rng.shuffle(order)
+            for v in order:
+                t, output, why = run(exes[(name, v)], name, args.run_limit)
+                if t is None:
+                    failed.append(f"{name} {v}: a run failed ({why})")
+                else:
+                    times[(name, v)].append(t)
+                outputs[(name, v)].append(output)
+        rounds += 1
+        longest = max(longest, time.time() - round_started)
+    elapsed = time.time() - started
+
+    def same_as_nvcc(name: str, v: str) -> bool:
+        """Whether every run's output equalled the first nvcc run's."""
+        reference = outputs.get((name, "nvcc"), [])
+        return bool(reference) and all(o == reference[0] for o in outputs.get((name, v), []))
+
+    cut = f" (of {args.rounds} asked: --deadline {args.deadline:g} s)" if rounds < args.rounds else ""
+    lines = [
+        "# KLAP's programs: kernel times of nvcc's build and of cdpc's device code",
+        "",
+        f"Run by `samples/harness/corpus-timing.py` on {time.strftime('%Y-%m-%d', time.gmtime())}: {gpu()}; {built_with}.",
+        f"{rounds} rounds{cut}, variants in seeded random order within each round (seed {SEED:#x}), {elapsed:.0f} s of runs.",
+        "Times are the programs' own (`kernel time = X`, ms). Ratio: median(variant) / median(nvcc), below 1 is faster;",
+        "95% percentile-bootstrap interval; a verdict only where the interval excludes 1.",
+        "",
+        "\"output = nvcc's\": every run's output equals nvcc's first run's, timings masked and lines sorted.",
+        "",
+        f"Variants' cdpc arguments: {describe({v: specs.get(v) for v in variants})}.",
+        "",
+        "| program | variant | runs | output = nvcc's | median ms | min | max | ratio to nvcc | 95% interval | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    boot = random.Random(SEED + 1)
+    for name in programs:
+        base = times.get((name, "nvcc"), [])
+        for v in variants:
+            t = times.get((name, v), [])
+            if not t:
+                lines.append(f"| {name} | {v} | 0 | - | - | - | - | - | - | - |")
+                continue
+            row = f"| {name} | {v} | {len(t)} | {'yes' if same_as_nvcc(name, v) else 'NO'} | {statistics.median(t):.3f} | {min(t):.3f} | {max(t):.3f} |"
+            if v != "nvcc" and len(base) >= 3 and len(t) >= 3 and min(base) > 0:
+                r, lo, hi = ratio_interval(t, base, boot)
+                verdict = "faster" if hi < 1 else "slower" if lo > 1 else "no difference shown"
+                row += f" {r:.3f} | [{lo:.3f}, {hi:.3f}] | {verdict} |"
+            else:
+                row += " - | - | - |"
+            lines.append(row)
+    if failed:
+        lines += ["", "Failures:", ""] + [f"- {f}" for f in sorted(set(failed))]
+    report = os.path.join(os.environ.get("OUT", "."), "corpus-timing.md")
+    with open(report, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return "\n".join(lines)
+
+
+def write_bundle(path: str, work: str, exes: dict[tuple[str, str], str], failed: list[str], programs: list[str], variants: list[str], built_with: str) -> None:
+    """The executables and manifest.json, as an xz-compressed tar archive at `path` (written
+    beside it first, then renamed: no partial archive is left)."""
+    manifest = {
+        "built_with": built_with,
+        "built": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "programs": programs,
+        "variants": specs_of(variants),
+        "executables": {f"{n} {v}": os.path.relpath(exe, work) for (n, v), exe in exes.items()},
+        "failed": failed,
+    }
+    partial = path + ".partial"
+    try:
+        with tarfile.open(partial, "w:xz", preset=9) as tar:
+            data = json.dumps(manifest, indent=1).encode()
+            info = tarfile.TarInfo(MANIFEST)
+            info.size, info.mtime, info.mode = len(data), int(time.time()), 0o644
+            tar.addfile(info, io.BytesIO(data))
+            for exe in exes.values():
+                tar.add(exe, arcname=os.path.relpath(exe, work))
+        os.replace(partial, path)
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)
+
+
+def read_bundle(path: str, into: str) -> tuple[dict, dict[tuple[str, str], str]]:
+    """The manifest and each (program, variant)'s executable, from the archive unpacked in `into`."""
+    with tarfile.open(path, "r:xz") as tar:
+        for member in tar.getmembers():
+            if not (member.isfile() and not os.path.isabs(member.name) and ".." not in member.name.split("/")):
+                raise SystemExit(f"corpus-timing: {path} holds {member.name!r}, not one of the build stage's files")
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(into, filter="data")
+        else:
+            tar.extractall(into)
+    with open(os.path.join(into, MANIFEST)) as f:
+        manifest = json.load(f)
+    exes = {}
+    for key, rel in manifest["executables"].items():
+        name, variant = key.split(" ", 1)
+        exe = os.path.join(into, rel)
+        os.chmod(exe, 0o755)
+        exes[(name, variant)] = exe
+    return manifest, exes
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cdpc", required=True)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    parser.add_argument("--stage", choices=["all", "build", "run"], default="all")
+    parser.add_argument("--cdpc", help="the cdpc binary (build and all)")
+    parser.add_argument("--bundle", help="the archive the build stage writes and the run stage reads (.tar.xz)")
+    parser.add_argument("--list", action="store_true", help="run stage: list what the archive holds and stop")
     parser.add_argument("--corpus", default="../shared/corpus")
     parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--programs", default="BFS,BT,GC,SP")
+    parser.add_argument("--deadline", type=float, default=0, help="seconds of runs after which no new round starts when the longest round so far would overrun them (0: none)")
+    parser.add_argument("--programs", default="BFS,BT,GC,SP,SSSP,QT,MST-syncwarp")
     parser.add_argument("--run-limit", type=float, default=60)
-    parser.add_argument("--variants", default=",".join(VARIANTS), help="which of the variants to build and time (nvcc's always)")
+    parser.add_argument("--variants", help=f"which variants to build or time, comma-separated (default {','.join(DEFAULT_VARIANTS)}; the run stage: every one the archive holds); nvcc's always")
+    parser.add_argument("--clang-block-grid", action="store_true", help=f"also {', '.join(BLOCK_GRID_VARIANTS)}")
     args = parser.parse_args()
-    chosen = {"nvcc", *[v for v in args.variants.split(",") if v]}
-    unknown = chosen - set(VARIANTS)
-    if unknown:
-        parser.error(f"unknown variants: {', '.join(sorted(unknown))}")
-    for v in [v for v in VARIANTS if v not in chosen]:
-        del VARIANTS[v]
-    root = os.getcwd()
-    args.cdpc = os.path.abspath(args.cdpc)
-    args.cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
-    args.nvcc = os.path.join(args.cuda_home, "bin", "nvcc")
     programs = [p for p in args.programs.split(",") if p]
-    report = os.path.join(os.environ.get("OUT", "."), "corpus-timing.md")
+    unknown = [p for p in programs if p not in PROGRAMS]
+    if unknown:
+        parser.error(f"unknown programs: {', '.join(unknown)} (known: {', '.join(PROGRAMS)})")
+    chosen = [v for v in args.variants.split(",") if v] if args.variants else None
+    if chosen is not None and any(v not in VARIANTS for v in chosen):
+        parser.error(f"unknown variants: {', '.join(v for v in chosen if v not in VARIANTS)} (known: {', '.join(VARIANTS)})")
+    if args.stage != "run" and not args.cdpc:
+        parser.error(f"--stage {args.stage} needs --cdpc")
+    if args.stage != "all" and not args.bundle:
+        parser.error(f"--stage {args.stage} needs --bundle")
+    root = os.getcwd()
+    # A program without a GPU may still exit 0 and print a time of 0 (GC does).
+    if args.stage != "build" and not args.list and gpu() is None:
+        print("corpus-timing: no GPU (nvidia-smi lists none): the run needs one (--stage build builds without; --list shows an archive)", file=sys.stderr)
+        return 2
 
+    if args.stage == "run":
+        unpacked = tempfile.mkdtemp()
+        try:
+            manifest, exes = read_bundle(args.bundle, unpacked)
+            held = list(manifest["variants"])
+            variants = ["nvcc", *[v for v in (chosen or held) if v != "nvcc"]]
+            missing = [v for v in variants if v not in held] + [p for p in programs if p not in manifest["programs"]]
+            if missing:
+                parser.error(f"the archive was built without {', '.join(missing)} (it holds {', '.join(manifest['programs'])}; {', '.join(held)})")
+            exes = {k: e for k, e in exes.items() if k[0] in programs and k[1] in variants}
+            failed = [f for f in manifest["failed"] if f.split(" ", 1)[0] in programs]
+            if args.list:
+                print(f"{args.bundle}: built {manifest['built']} with {manifest['built_with']}")
+                for name in programs:
+                    print(f"  {name}: " + ", ".join(f"{v}" + ("" if (name, v) in exes else " (FAILED to build)") for v in variants))
+                for f in failed:
+                    print(f"  failed: {f}")
+                return 0
+            print(time_runs(programs, variants, exes, args, failed, manifest["built_with"], manifest["variants"]))
+            return 0
+        finally:
+            shutil.rmtree(unpacked, ignore_errors=True)
+
+    variants = ["nvcc", *[v for v in (chosen or DEFAULT_VARIANTS + (BLOCK_GRID_VARIANTS if args.clang_block_grid else [])) if v != "nvcc"]]
+    if args.clang_block_grid and chosen:
+        variants += [v for v in BLOCK_GRID_VARIANTS if v not in variants]
+    args.cdpc = os.path.abspath(args.cdpc)
+    if "CUDA_HOME" in os.environ:
+        args.cuda_home = os.environ["CUDA_HOME"]
+    else:
+        args.cuda_home = "/usr/local/cuda" if os.access("/usr/local/cuda/bin/nvcc", os.X_OK) else os.path.join(root, ".cuda/nvidia/cu13")
+    args.nvcc = os.path.join(args.cuda_home, "bin", "nvcc")
     work = tempfile.mkdtemp()
     try:
-        shutil.copytree(os.path.abspath(args.corpus), work, dirs_exist_ok=True)
-        shim = os.path.join(work, "shim")
-        os.makedirs(os.path.join(shim, "cub", "cub"))
-        with open(os.path.join(shim, "cub", "cub", "cub.cuh"), "w") as f:
-            f.write("#include <cub/cub.cuh>\n")
-        exes: dict[tuple[str, str], str] = {}
-        failed: list[str] = []
-        for name in programs:
-            for variant in VARIANTS:
-                exe, log = build(root, name, variant, work, args, shim)
-                if exe:
-                    exes[(name, variant)] = exe
-                else:
-                    failed.append(f"{name} {variant}: build failed: {log.strip().splitlines()[-1] if log.strip() else '?'}")
-        times: dict[tuple[str, str], list[float]] = {key: [] for key in exes}
-        # Each run's output, timings masked, in the order the runs were made.
-        outputs: dict[tuple[str, str], list[str]] = {key: [] for key in exes}
-        rng = random.Random(SEED)
-        started = time.time()
-        for _ in range(args.rounds):
-            for name in programs:
-                order = [v for v in VARIANTS if (name, v) in exes]
-                rng.shuffle(order)
-                for v in order:
-                    t, output = run(exes[(name, v)], name, args.run_limit)
-                    if t is None:
-                        failed.append(f"{name} {v}: a run failed or printed no time")
-                    else:
-                        times[(name, v)].append(t)
-                    outputs[(name, v)].append(output)
-        elapsed = time.time() - started
-
-        def same_as_nvcc(name: str, v: str) -> bool:
-            """Whether every run's output equalled the first nvcc run's."""
-            reference = outputs.get((name, "nvcc"), [])
-            return bool(reference) and all(o == reference[0] for o in outputs.get((name, v), []))
-
-        try:
-            gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
-        except FileNotFoundError:
-            gpu = "no GPU (nvidia-smi not found)"
-        nvcc_version = subprocess.run([args.nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
-        cdpc_version = subprocess.run([args.cdpc, "--version"], capture_output=True, text=True).stdout.strip()
-        lines = [
-            "# KLAP's programs: kernel times of nvcc's build and of cdpc's device code",
-            "",
-            f"Run by `samples/harness/corpus-timing.py` on {time.strftime('%Y-%m-%d', time.gmtime())}: {gpu}; {nvcc_version}; {cdpc_version}.",
-            f"{args.rounds} rounds, variants in seeded random order within each round (seed {SEED:#x}), {elapsed:.0f} s of runs.",
-            "Times are the programs' own (`kernel time = X`, ms). Ratio: median(variant) / median(nvcc), below 1 is faster;",
-            "95% percentile-bootstrap interval; a verdict only where the interval excludes 1.",
-            "",
-            "\"output = nvcc's\": every run's output equals nvcc's first run's, timings masked and lines sorted.",
-            "",
-            "| program | variant | runs | output = nvcc's | median ms | min | max | ratio to nvcc | 95% interval | verdict |",
-            "|---|---|---|---|---|---|---|---|---|---|",
-        ]
-        boot = random.Random(SEED + 1)
-        for name in programs:
-            base = times.get((name, "nvcc"), [])
-            for v in VARIANTS:
-                t = times.get((name, v), [])
-                if not t:
-                    lines.append(f"| {name} | {v} | 0 | - | - | - | - | - | - | - |")
-                    continue
-                row = f"| {name} | {v} | {len(t)} | {'yes' if same_as_nvcc(name, v) else 'NO'} | {statistics.median(t):.3f} | {min(t):.3f} | {max(t):.3f} |"
-                if v != "nvcc" and len(base) >= 3 and len(t) >= 3:
-                    r, lo, hi = ratio_interval(t, base, boot)
-                    verdict = "faster" if hi < 1 else "slower" if lo > 1 else "no difference shown"
-                    row += f" {r:.3f} | [{lo:.3f}, {hi:.3f}] | {verdict} |"
-                else:
-                    row += " - | - | - |"
-                lines.append(row)
-        if failed:
-            lines += ["", "Failures:", ""] + [f"- {f}" for f in sorted(set(failed))]
-        with open(report, "w") as f:
-            f.write("\n".join(lines) + "\n")
-        print("\n".join(lines))
+        exes, failed = build_all(root, programs, variants, args, work)
+        nvcc_version, cdpc_version = tool_versions(args)
+        built_with = f"{nvcc_version}; {cdpc_version}"
+        if args.stage == "build":
+            os.makedirs(os.path.dirname(os.path.abspath(args.bundle)), exist_ok=True)
+            write_bundle(args.bundle, work, exes, failed, programs, variants, built_with)
+            print(f"corpus-timing: {len(exes)} executables in {args.bundle} ({os.path.getsize(args.bundle) / 2**20:.1f} MiB)")
+            for f in failed:
+                print(f"  failed: {f}")
+            return 1 if failed else 0
+        print(time_runs(programs, variants, exes, args, failed, built_with, specs_of(variants)))
         return 0
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -350,8 +350,9 @@ fn optimize_built(module: &Module<'_>, tm: &TargetMachine, options: &CodegenOpti
 }
 
 /// Links libdevice into `module` and makes all of its symbols internal, so that only the
-/// functions we call survive and the PTX exports nothing of it.
-fn link_libdevice<'ctx>(
+/// functions we call survive and the PTX exports nothing of it (IR input links it too:
+/// driver/ir.rs).
+pub(crate) fn link_libdevice<'ctx>(
     context: &'ctx Context,
     module: &Module<'ctx>,
     options: &CodegenOptions,

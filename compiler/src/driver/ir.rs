@@ -16,6 +16,9 @@
 //!   parameter buffer is never written once the launch may have happened (`E1015`); what the
 //!   pipeline checks itself (a buffer that escapes, a size that is no constant) stays its
 //!   `E1010`;
+//! - a module that calls libdevice's functions (`__nv_sinf`, ...; declared, not defined) gets
+//!   libdevice linked in, as cdpc's own front end and Clang's do, its functions internal so
+//!   that only those called stay (a missing libdevice is the back end's error);
 //! - a whole-program compilation with no kernel (a function of the `ptx_kernel` calling
 //!   convention; NVVM's `!nvvm.annotations` `"kernel"` entries are read as that) is `W1016`.
 //!
@@ -29,13 +32,15 @@ use crate::back::device_launch::PTX_KERNEL_CALL_CONV;
 use crate::diag::{Code, Diagnostic, Label, Span};
 use crate::pipeline::{launch, SourceText};
 use crate::target::AddressSize;
+use crate::toolchain::Toolchain;
 use inkwell::context::Context;
 use inkwell::llvm_sys::prelude::LLVMValueRef;
 use inkwell::memory_buffer::MemoryBuffer;
-use inkwell::module::Module;
+use inkwell::module::{FlagBehavior, Module};
+use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{TargetData, TargetMachine};
 use inkwell::types::{AnyType, AnyTypeEnum, BasicTypeEnum};
-use inkwell::values::{AnyValue, AnyValueEnum, AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue};
+use inkwell::values::{AnyValueEnum, AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue};
 use inkwell::AddressSpace;
 use std::collections::HashSet;
 use std::time::Instant;
@@ -72,8 +77,9 @@ pub fn shown_text(bytes: &[u8]) -> String {
     }
 }
 
-/// Reads, checks and compiles `ir` to LLVM IR and/or PTX, as `outputs` asks.
-pub(crate) fn generate(ir: &[u8], options: &CompileOptions, outputs: back::Outputs) -> Result<Generated, CompileError> {
+/// Reads, checks and compiles `ir` to LLVM IR and/or PTX, as `outputs` asks; `tools` give
+/// libdevice.
+pub(crate) fn generate(ir: &[u8], options: &CompileOptions, tools: Option<&Toolchain>, outputs: back::Outputs) -> Result<Generated, CompileError> {
     let started = Instant::now();
     let mut timings = Timings::default();
     let shown = SourceText { path: options.preprocess.input.clone(), text: shown_text(ir) };
@@ -84,8 +90,32 @@ pub(crate) fn generate(ir: &[u8], options: &CompileOptions, outputs: back::Outpu
     if warnings.iter().any(Diagnostic::is_error) {
         return Err(CompileError::Diagnostics(warnings));
     }
+    link_libdevice(&context, &module, options, tools, &tm)?;
     let since = timings.record(Phase::Parse, started);
     cuda::lower(&module, options, &shown, Front { warnings, timings, since, optimize: true }, outputs)
+}
+
+/// Whether the module calls a libdevice function (`__nv_*` declared and used).
+fn calls_libdevice(module: &Module<'_>) -> bool {
+    module.get_functions().any(|f| f.count_basic_blocks() == 0 && name_of(f).starts_with("__nv_") && f.as_global_value().as_pointer_value().get_first_use().is_some())
+}
+
+/// libdevice linked into `module` when it calls libdevice's functions ([`back::link_libdevice`]:
+/// every function and global of libdevice internal, the module's own kept as they are), the
+/// functions nobody calls dropped, and `__nvvm_reflect("__CUDA_FTZ")` answered 0 (denormals
+/// kept, nvcc's default) unless the module says otherwise.
+fn link_libdevice<'ctx>(context: &'ctx Context, module: &Module<'ctx>, options: &CompileOptions, tools: Option<&Toolchain>, tm: &TargetMachine) -> Result<(), CompileError> {
+    if !calls_libdevice(module) {
+        return Ok(());
+    }
+    let ours: HashSet<String> = module.get_functions().filter(|f| f.count_basic_blocks() > 0).map(name_of).chain(module.get_globals().map(|g| g.get_name().to_string_lossy().into_owned())).collect();
+    let codegen = back::CodegenOptions { opt_level: super::opt_level(options), libdevice: tools.and_then(|t| t.libdevice.clone()), debug: None, fmad: options.fmad };
+    back::link_libdevice(context, module, &codegen, &ours)?;
+    module.run_passes("globaldce", tm, PassBuilderOptions::create()).map_err(|e| back::BackendError::Target(format!("globaldce: {e}")))?;
+    if module.get_flag("nvvm-reflect-ftz").is_none() {
+        module.add_basic_value_flag("nvvm-reflect-ftz", FlagBehavior::Override, context.i32_type().const_int(0, false));
+    }
+    Ok(())
 }
 
 /// The module in `bytes`, parsed and verified (`E1011`, `E1012`).
@@ -287,44 +317,6 @@ fn name_of(f: FunctionValue<'_>) -> String {
     f.get_name().to_string_lossy().into_owned()
 }
 
-/// Where `inst` is: its debug location when it has one, else the instruction's text in the
-/// function's body of textual IR, else the function's `define` line.
-fn label_at(shown: &SourceText, inst: InstructionValue<'_>, function: &str) -> Option<Label> {
-    if let Some(label) = shown.locate(inst) {
-        return Some(label);
-    }
-    let text = &shown.text;
-    let heads = [format!("@{function}("), format!("@\"{function}\"(")];
-    let start = text.match_indices("define ").map(|(at, _)| at).find(|&at| text[at..].lines().next().is_some_and(|l| heads.iter().any(|h| l.contains(h.as_str()))))?;
-    let end = text[start..].find("\n}").map_or(text.len(), |e| start + e);
-    let printed = inst.print_to_string().to_string();
-    let printed = printed.trim();
-    // The instruction as LLVM prints it, or up to its alignment or metadata, which a front
-    // end may leave out.
-    let candidates = [printed, printed.split(", align").next().unwrap_or(printed), printed.split(", !").next().unwrap_or(printed)];
-    let span = match candidates.iter().find_map(|c| text[start..end].find(c).map(|at| (start + at, c.len()))) {
-        Some((at, len)) => Span::new(at, at + len),
-        None => Span::new(start, start + text[start..].find('\n').unwrap_or(text.len() - start)),
-    };
-    Some(Label { span, message: String::new(), primary: true, file: None })
-}
-
-/// `d` with its primary label at `inst` ([`label_at`]), or without a label and with a note
-/// naming the function when the input gives no place (bitcode without debug information).
-fn place(shown: &SourceText, mut d: Diagnostic, inst: InstructionValue<'_>, function: &str) -> Diagnostic {
-    match label_at(shown, inst, function) {
-        Some(mut label) => {
-            label.message = std::mem::take(&mut d.labels[0].message);
-            d.labels[0] = label;
-            d
-        }
-        None => {
-            d.labels[0].span = Span::default();
-            d.with_note(format!("in the function `{function}` (the input gives no place: bitcode without debug locations)"))
-        }
-    }
-}
-
 fn operand<'ctx>(inst: InstructionValue<'ctx>, i: u32) -> Option<BasicValueEnum<'ctx>> {
     inst.get_operand(i).and_then(|o| o.value())
 }
@@ -332,8 +324,9 @@ fn operand<'ctx>(inst: InstructionValue<'ctx>, i: u32) -> Option<BasicValueEnum<
 fn is_dim3(ty: BasicTypeEnum<'_>) -> bool {
     match ty {
         BasicTypeEnum::PointerType(_) => true,
-        // The literal type: the launch pipeline passes a by-value dim3 on as `{ i32, i32, i32 }`.
-        BasicTypeEnum::StructType(s) => s.get_name().is_none() && s.get_field_types().len() == 3 && s.get_field_types().iter().all(|f| f.is_int_type() && f.into_int_type().get_bit_width() == 32),
+        // The literal type or a named one of the same fields (the launch pipeline rewrites a
+        // named one to the literal type first: `launch::literal_dims`).
+        BasicTypeEnum::StructType(s) => s.get_field_types().len() == 3 && s.get_field_types().iter().all(|f| f.is_int_type() && f.into_int_type().get_bit_width() == 32),
         _ => false,
     }
 }
@@ -353,7 +346,7 @@ fn call_mismatch(call: InstructionValue<'_>, launch: bool) -> Option<String> {
             && args[4].into_int_type().get_bit_width() == 32
             && (args[5].is_pointer_type() || args[5].is_int_type())
             && matches!(returns, AnyTypeEnum::IntType(t) if t.get_bit_width() == 32);
-        (!fits).then(|| "a launch is `i32 (ptr kernel, ptr buffer, dim3 grid, dim3 block, i32 shmem, ptr stream)`, a dim3 as the literal `{ i32, i32, i32 }` (not a named struct) or a pointer to one".to_string())
+        (!fits).then(|| "a launch is `i32 (ptr kernel, ptr buffer, dim3 grid, dim3 block, i32 shmem, ptr stream)`, a dim3 as `{ i32, i32, i32 }` (literal or a named struct of those fields) or a pointer to one".to_string())
     } else {
         let fits = args.len() == 2 && args.iter().all(|a| a.is_int_type()) && returns.is_pointer_type();
         (!fits).then(|| "a parameter buffer is `ptr (size_t alignment, size_t size)`".to_string())
@@ -381,7 +374,7 @@ fn entry_point_uses(module: &Module<'_>, shown: &SourceText) -> Vec<Diagnostic> 
                 if let Some(note) = problem {
                     let what = if called { format!("this call of `{name}` does not have the documented argument types") } else { format!("`{name}` is used other than called") };
                     let d = Diagnostic::new(Code::LaunchNotRecognised, Span::default(), what).with_primary_message("here").with_note(note);
-                    found.push(place(shown, d, user, &function));
+                    found.push(shown.place(d, user, &function));
                 }
             }
         }
@@ -443,8 +436,8 @@ fn written_after_launch(module: &Module<'_>, shown: &SourceText) -> Vec<Diagnost
             let d = Diagnostic::new(Code::ParamBufferWrittenAfterLaunch, Span::default(), "the launch's parameter buffer is written after the launch")
                 .with_primary_message("this write may happen after the launch")
                 .with_note("a parameter buffer belongs to the runtime once it is launched: store every argument before `cudaLaunchDevice`, and get a new buffer for the next launch");
-            let mut d = place(shown, d, write, &function);
-            if let Some(launched) = label_at(shown, l.call, &function).filter(|at| d.labels.first().is_some_and(|w| w.span != at.span)) {
+            let mut d = shown.place(d, write, &function);
+            if let Some(launched) = shown.label_at(l.call, &function).filter(|at| d.labels.first().is_some_and(|w| w.span != at.span)) {
                 d.labels.push(Label { message: "the launch".into(), primary: false, ..launched });
             }
             found.push(d);

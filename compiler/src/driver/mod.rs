@@ -603,7 +603,7 @@ impl CudaInput<'_> {
     fn generate(self, options: &CompileOptions, tools: Option<&Toolchain>, build: &BuildOptions, outputs: back::Outputs) -> Result<cuda::Generated, CompileError> {
         match self {
             CudaInput::Source(source) => cuda::generate(source, options, tools, build, outputs),
-            CudaInput::Ir(bytes) => ir::generate(bytes, options, outputs),
+            CudaInput::Ir(bytes) => ir::generate(bytes, options, tools, outputs),
         }
     }
 }

@@ -14,7 +14,8 @@
 //!                                                              ; or @__cudaCDP2LaunchDevice, _ptsz
 //! ```
 //!
-//! `dim3` may be passed by value (`{ i32, i32, i32 }`) or as a `byval` pointer (Clang), the
+//! `dim3` may be passed by value (`{ i32, i32, i32 }`, or a named struct of three `i32`s, which
+//! [`literal_dims`] first turns into the literal type) or as a `byval` pointer (Clang), the
 //! buffer may be `null` for a kernel without parameters, and at `-O0` the CUDA header's
 //! static wrappers (`_ZL22cudaGetParameterBuffermm`, `_ZL16cudaLaunchDevice...`) count as the
 //! entry points. The buffer must be used for nothing but that: stored into, compared with
@@ -218,7 +219,7 @@ pub fn recognise<'ctx>(module: &Module<'ctx>, source: &SourceText) -> (Vec<Launc
             continue;
         };
         if let Some(user) = escaping_use(buffer, inst) {
-            let d = not_recognised("the launch's parameter buffer escapes: it is used for something other than storing the arguments");
+            let d = not_recognised("the launch's parameter buffer escapes: it is used for something other than storing the arguments").with_primary_message("the buffer escapes here");
             diagnostics.push(source.place(d, user, &fname));
             continue;
         }
@@ -230,6 +231,78 @@ pub fn recognise<'ctx>(module: &Module<'ctx>, source: &SourceText) -> (Vec<Launc
         diagnostics.push(source.place(not_recognised("a parameter buffer that no recognised launch takes"), inst, &name_of(function)));
     }
     (launches, diagnostics)
+}
+
+/// Launch entry points that take a `dim3` by value as a named struct of three `i32`s (a front
+/// end's own `%dim3 = type { i32, i32, i32 }`) redeclared with the literal `{ i32, i32, i32 }`,
+/// each call's dims rebuilt field by field. Afterwards every by-value `dim3` of a launch has
+/// the literal type, the one thresholding, aggregation and [`to_v2`] build and pass on.
+/// Entry points used other than called are left as they are (`E1010` when recognised).
+pub(super) fn literal_dims(module: &Module<'_>) -> Result<(), String> {
+    let ctx = module.get_context();
+    let i32t = ctx.i32_type();
+    let literal = ctx.struct_type(&[i32t.into(), i32t.into(), i32t.into()], false);
+    let named_dim3 = |t: inkwell::types::BasicMetadataTypeEnum<'_>| match t {
+        inkwell::types::BasicMetadataTypeEnum::StructType(s) => s.get_name().is_some() && s.count_fields() == 3 && s.get_field_types().iter().all(|f| f.is_int_type() && f.into_int_type().get_bit_width() == 32),
+        _ => false,
+    };
+    let entry_points: Vec<FunctionValue<'_>> = module.get_functions().filter(|f| f.count_basic_blocks() == 0 && is_launch(&name_of(*f))).collect();
+    for old in entry_points {
+        let ty = old.get_type();
+        let params = ty.get_param_types();
+        if !params.iter().any(|t| named_dim3(*t)) {
+            continue;
+        }
+        let (mut calls, mut only_called) = (Vec::new(), true);
+        let mut next = old.as_global_value().as_pointer_value().get_first_use();
+        while let Some(u) = next {
+            next = u.get_next_use();
+            match as_instruction(u.get_user()).filter(|i| callee(*i) == Some(old)) {
+                Some(call) => calls.push(call),
+                None => only_called = false,
+            }
+        }
+        if !only_called || calls.is_empty() {
+            continue;
+        }
+        let fixed: Vec<inkwell::types::BasicMetadataTypeEnum> = params.iter().map(|t| if named_dim3(*t) { literal.into() } else { *t }).collect();
+        let new_ty = match ty.get_return_type() {
+            Some(r) => inkwell::types::BasicType::fn_type(&r, &fixed, ty.is_var_arg()),
+            None => ctx.void_type().fn_type(&fixed, ty.is_var_arg()),
+        };
+        let name = name_of(old);
+        let new = module.add_function(&format!("{name}.literal_dims"), new_ty, old.get_linkage().into());
+        let b = ctx.create_builder();
+        for call in calls {
+            b.position_before(&call);
+            let mut args: Vec<BasicMetadataValueEnum> = Vec::new();
+            for i in 0..call.get_num_operands() - 1 {
+                let v = operand(call, i).ok_or("a launch's argument")?;
+                args.push(match v {
+                    BasicValueEnum::StructValue(s) if named_dim3(s.get_type().into()) => {
+                        let mut dim = literal.get_poison();
+                        for k in 0..3 {
+                            let field = e(b.build_extract_value(s, k, "dim.field"))?;
+                            dim = e(b.build_insert_value(dim, field, k, "dim.literal"))?.into_struct_value();
+                        }
+                        dim.into()
+                    }
+                    other => other.into(),
+                });
+            }
+            let rebuilt = e(b.build_call(new, &args, ""))?;
+            let rebuilt = rebuilt.try_as_basic_value().basic().and_then(|v| v.as_instruction_value());
+            if let Some(r) = rebuilt {
+                r.set_debug_location(call.get_debug_location());
+                call.replace_all_uses_with(&r);
+            }
+            call.erase_from_basic_block();
+        }
+        // SAFETY: the old declaration has no use left.
+        unsafe { old.delete() };
+        new.as_global_value().set_name(&name);
+    }
+    Ok(())
 }
 
 /// Recognises the launches and lowers them to `target`'s ABI (module docs).

@@ -4,7 +4,7 @@
 use crate::clang::diagnostics::span_at;
 use crate::diag::{Diagnostic, Label, SourceFile, Span};
 use inkwell::llvm_sys::debuginfo::{LLVMDIFileGetFilename, LLVMDILocationGetColumn, LLVMDILocationGetLine, LLVMDILocationGetScope, LLVMDIScopeGetFile, LLVMDIFileGetDirectory, LLVMDILocationGetInlinedAt, LLVMInstructionGetDebugLoc};
-use inkwell::values::{AsValueRef, InstructionValue};
+use inkwell::values::{AnyValue, AsValueRef, InstructionValue};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -65,20 +65,76 @@ impl SourceText {
         }
     }
 
-    /// `d` placed at `inst`'s source line (its label replaced), or left at the file's start
-    /// with a note naming the function when the module has no debug location there.
+    /// Where `inst` is: its debug location when it has one, else, in textual IR, the
+    /// instruction's text in the function's body (as LLVM prints it, or up to its alignment or
+    /// metadata, which a front end may leave out), else that function's `define` line.
+    pub(crate) fn label_at(&self, inst: InstructionValue<'_>, function: &str) -> Option<Label> {
+        if let Some(label) = self.locate(inst) {
+            return Some(label);
+        }
+        let text = &self.text;
+        let heads = [format!("@{function}("), format!("@\"{function}\"(")];
+        let start = text.match_indices("define ").map(|(at, _)| at).find(|&at| text[at..].lines().next().is_some_and(|l| heads.iter().any(|h| l.contains(h.as_str()))))?;
+        let end = text[start..].find("\n}").map_or(text.len(), |e| start + e);
+        let printed = inst.print_to_string().to_string();
+        let printed = printed.trim();
+        let candidates = [printed, printed.split(", align").next().unwrap_or(printed), printed.split(", !").next().unwrap_or(printed)];
+        let span = match candidates.iter().find_map(|c| text[start..end].find(c).map(|at| (start + at, c.len()))) {
+            Some((at, len)) => Span::new(at, at + len),
+            None => Span::new(start, start + text[start..].find('\n').unwrap_or(text.len() - start)),
+        };
+        Some(Label { span, message: String::new(), primary: true, file: None })
+    }
+
+    /// `d` with its primary label at `inst` ([`Self::label_at`]; the label's message kept).
+    /// Without debug locations a note names the function and the instruction (`in function
+    /// `@k`, the call to `cudaLaunchDevice``), the only place there is where the input shows
+    /// none (bitcode, or source text that is not the IR).
     pub(crate) fn place(&self, mut d: Diagnostic, inst: InstructionValue<'_>, function: &str) -> Diagnostic {
-        match self.locate(inst) {
+        if let Some(mut label) = self.locate(inst) {
+            label.message = std::mem::take(&mut d.labels[0].message);
+            d.labels[0] = label;
+            return d;
+        }
+        let place = format!("in function `@{function}`, {}", described(inst));
+        match self.label_at(inst, function) {
             Some(mut label) => {
                 label.message = std::mem::take(&mut d.labels[0].message);
                 d.labels[0] = label;
-                d
+                d.with_note(place)
             }
+            // Every diagnostic keeps a primary label (an invariant of diag.rs): at the input's
+            // start, which for bitcode is all there is to show; the note says where.
             None => {
                 d.labels[0].span = Span::new(0, 0);
-                d.with_note(format!("in the function `{function}` (the IR has no debug location here)"))
+                d.with_note(format!("{place}: the input has no debug location for it"))
             }
         }
+    }
+}
+
+/// An instruction in words: the call to `f` (`%st`), the store to `%p`, the `icmp` instruction
+/// (`%c`).
+pub(crate) fn described(inst: InstructionValue<'_>) -> String {
+    use inkwell::values::InstructionOpcode;
+    let name = inst.get_name().map(|n| n.to_string_lossy().into_owned()).filter(|n| !n.is_empty());
+    let named = |s: String| match &name {
+        Some(n) => format!("{s} (`%{n}`)"),
+        None => s,
+    };
+    match inst.get_opcode() {
+        InstructionOpcode::Call => {
+            let callee = inst.get_operand(inst.get_num_operands().saturating_sub(1)).and_then(|o| o.value()).map(|v| v.get_name().to_string_lossy().into_owned()).filter(|n| !n.is_empty());
+            named(match callee {
+                Some(f) => format!("the call to `{f}`"),
+                None => "an indirect call".to_string(),
+            })
+        }
+        InstructionOpcode::Store => match inst.get_operand(1).and_then(|o| o.value()).map(|v| v.get_name().to_string_lossy().into_owned()).filter(|n| !n.is_empty()) {
+            Some(to) => format!("the store to `%{to}`"),
+            None => "a store".to_string(),
+        },
+        other => named(format!("the `{}` instruction", format!("{other:?}").to_lowercase())),
     }
 }
 

@@ -125,3 +125,62 @@ fn static_kernels_and_variables_get_nvccs_names() {
     assert!(out.contains("@__nv_static_3__id_counter = internal addrspace(1) global i32"), "{out}");
     assert!(out.contains("@llvm.used = appending global [1 x ptr] [ptr @__nv_static_3__id__Z2skPi]"), "{out}");
 }
+
+/// A front end's own named `%dim3`, passed by value to NVVM IR's documented entry points, with
+/// a grid computed at run time.
+const NAMED_DIM3: &str = r#"
+target datalayout = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+%dim3 = type { i32, i32, i32 }
+declare ptr @cudaGetParameterBuffer(i64, i64)
+declare i32 @cudaLaunchDevice(ptr, ptr, %dim3, %dim3, i32, ptr)
+define ptx_kernel void @child(ptr %p, i32 %n) { ret void }
+define ptx_kernel void @parent(ptr %p, i32 %n) {
+entry:
+  %buf = call ptr @cudaGetParameterBuffer(i64 64, i64 12)
+  %null = icmp eq ptr %buf, null
+  br i1 %null, label %done, label %fill
+fill:
+  store ptr %p, ptr %buf, align 8
+  %slot = getelementptr inbounds i8, ptr %buf, i64 8
+  store i32 %n, ptr %slot, align 4
+  %g0 = insertvalue %dim3 poison, i32 %n, 0
+  %g1 = insertvalue %dim3 %g0, i32 1, 1
+  %grid = insertvalue %dim3 %g1, i32 1, 2
+  %st = call i32 @cudaLaunchDevice(ptr @child, ptr %buf, %dim3 %grid, %dim3 { i32 32, i32 1, i32 1 }, i32 0, ptr null)
+  br label %done
+done:
+  ret void
+}
+"#;
+
+#[test]
+fn a_named_dim3_by_value_is_lowered_as_the_literal_one() {
+    let (ir, result) = run_text(NAMED_DIM3, Target::default());
+    assert_eq!(codes(&result), Vec::<&str>::new());
+    let parent = function(&ir, "parent");
+    assert!(!parent.contains("%dim3") && !ir.contains("@cudaLaunchDevice(") && !ir.contains("@cudaGetParameterBuffer("), "{ir}");
+    insta::assert_snapshot!(parent);
+    // Under V1 the launch stays, now of the literal type.
+    let target = Target { launch_abi: crate::target::LaunchAbi::V1, ..Target::default() };
+    let (ir, result) = run_text(NAMED_DIM3, target);
+    assert_eq!(codes(&result), Vec::<&str>::new());
+    assert!(ir.contains("declare i32 @cudaLaunchDevice(ptr, ptr, { i32, i32, i32 }, { i32, i32, i32 }, i32, ptr)") && !ir.contains("%dim3 %"), "{ir}");
+}
+
+#[test]
+fn a_named_dim3_by_value_goes_through_thresholding_and_warp_aggregation() {
+    for (threshold, aggregate) in [(128, crate::aggregate::Granularity::Off), (0, crate::aggregate::Granularity::Warp)] {
+        let context = Context::create();
+        let buffer = MemoryBuffer::create_from_memory_range_copy(NAMED_DIM3.as_bytes(), "test");
+        let module = context.create_module_from_ir(buffer).expect("the test IR parses");
+        let options = PipelineOptions { launch_threshold: threshold, aggregate, pass_remarks: true, ..PipelineOptions::default() };
+        let result = run(&module, &options, &SourceText::default());
+        assert!(result.as_ref().is_ok_and(|d| d.iter().all(|d| !d.is_error())), "{:?}", codes(&result));
+        module.verify().unwrap_or_else(|e| panic!("{e}\n{}", module.print_to_string()));
+        let ir = module.print_to_string().to_string();
+        assert!(!ir.contains("call i32 @cudaLaunchDevice("), "{ir}");
+        // The 32-thread child is run in place by thresholding.
+        assert_eq!(ir.contains("call i32 @child__threshold("), threshold == 128, "{ir}");
+    }
+}

@@ -189,7 +189,47 @@ fn no_kernel_is_w1016_unless_separate() {
 }
 
 #[test]
-fn a_dim3_by_value_of_a_named_struct_type_is_e1010() {
+fn a_dim3_by_value_of_a_named_struct_type_is_lowered() {
     let named = LAUNCH.replace("declare ptr", "%dim3 = type { i32, i32, i32 }\ndeclare ptr").replace("{ i32, i32, i32 }", "%dim3").replace("%dim3 = type %dim3", "%dim3 = type { i32, i32, i32 }");
-    assert_eq!(compile(&named, &ptx_options()).0, ["E1010"]);
+    assert!(named.contains("(ptr, ptr, %dim3, %dim3, i32, ptr)"), "{named}");
+    let (codes, ptx) = compile(&named, &ptx_options());
+    assert!(codes.is_empty(), "{codes:?}");
+    assert!(ptx.contains("__cudaCDP2GetParameterBufferV2") && ptx.contains("__cudaCDP2LaunchDeviceV2"), "{ptx}");
+    // A named struct of other fields is still no dim3.
+    let other = named.replace("%dim3 = type { i32, i32, i32 }", "%dim3 = type { i32, i64, i32 }").replace("%dim3 { i32 1, i32 1, i32 1 }", "%dim3 { i32 1, i64 1, i32 1 }").replace("%dim3 { i32 32, i32 1, i32 1 }", "%dim3 { i32 32, i64 1, i32 1 }");
+    assert_eq!(compile(&other, &ptx_options()).0, ["E1010"]);
+}
+
+/// A kernel calling libdevice's `sinf` and `pow`, as a front end that leaves math to libdevice
+/// writes it.
+const MATH: &str = r#"target triple = "nvptx64-nvidia-cuda"
+declare float @__nv_sinf(float)
+declare double @__nv_pow(double, double)
+define ptx_kernel void @k(ptr %p, ptr %q) {
+  %v = load float, ptr %p, align 4
+  %s = call float @__nv_sinf(float %v)
+  store float %s, ptr %p, align 4
+  %d = load double, ptr %q, align 8
+  %e = call double @__nv_pow(double %d, double %d)
+  store double %e, ptr %q, align 8
+  ret void
+}
+"#;
+
+#[test]
+fn libdevice_is_linked_when_the_module_calls_it() {
+    for separate in [false, true] {
+        let options = CompileOptions { separate, ..ptx_options() };
+        let (codes, ptx) = compile(MATH, &options);
+        assert!(codes.is_empty(), "{codes:?}");
+        // Defined here, not left to a link that has no libdevice: no call of `__nv_*`, and
+        // nothing of libdevice exported (nvcc's PTX keeps pow's helper as a `.func` too).
+        assert!(ptx.contains(".visible .entry k(") && !ptx.contains("__nv_") && !ptx.contains(".extern"), "{ptx}");
+        assert!(ptx.contains(".func  (.param .b64 func_retval0) __internal_accurate_pow(") && !ptx.contains(".visible .func"), "{ptx}");
+    }
+    // The module's own functions keep their linkage; what no one calls of libdevice is gone.
+    let ir = MATH.replace("define ptx_kernel void @k(", "define float @mine(float %x) {\n  %y = call float @__nv_sinf(float %x)\n  ret float %y\n}\ndefine ptx_kernel void @k(");
+    let (codes, ptx) = compile(&ir, &CompileOptions { separate: true, ..ptx_options() });
+    assert!(codes.is_empty(), "{codes:?}");
+    assert!(ptx.contains(".visible .func  (.param .b32 func_retval0) mine(") && !ptx.contains("__nv_cosf"), "{ptx}");
 }
