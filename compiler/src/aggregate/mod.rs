@@ -70,6 +70,7 @@ mod block;
 mod build;
 mod callees;
 mod clone;
+mod fold;
 pub(crate) mod grid;
 mod pool;
 mod threshold;
@@ -157,6 +158,7 @@ pub fn aggregate(module: &mut Module, granularity: Granularity) -> Vec<Diagnosti
     if granularity == Granularity::Off {
         return Vec::new();
     }
+    fold::fold_kernel_pointers(module);
     let facts = Facts::compute(module);
     let mut plan = Plan { grid: granularity == Granularity::Grid, ..Plan::default() };
     for (i, f) in module.functions.iter().enumerate() {

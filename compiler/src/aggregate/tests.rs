@@ -727,3 +727,31 @@ extern "C" __global__ void parent(int *p, int i) {
         assert!(why.contains("also launches a kernel through a pointer into the NULL stream"), "{why}");
     }
 }
+
+/// A launch through a pointer whose value is one kernel's address on every path (a local only
+/// its declaration stores, through pointer casts) is a launch of that kernel, and aggregated;
+/// one whose pointer type is not the kernel's own is left alone, as is one through a local
+/// stored to again.
+#[test]
+fn launches_through_constant_pointers_are_folded() {
+    let source = r#"
+typedef void (*kernel_ptr)(int *);
+extern "C" __global__ void child(int *p) { p[threadIdx.x] += 1; }
+extern "C" __global__ void parent(int *p, int i) {
+    kernel_ptr k = child;
+    void *raw = (void *)child;
+    kernel_ptr again = child;
+    if (i > 3)
+        again = 0;
+    k<<<1, 32>>>(p);
+    ((kernel_ptr)raw)<<<1, 32>>>(p);
+    ((void (*)(float *))raw)<<<1, 32>>>((float *)p);
+    again<<<1, 32>>>(p);
+}
+"#;
+    let r = remarks(source, Granularity::Warp);
+    let lines: Vec<usize> = r.iter().map(|(l, _)| *l).collect();
+    assert_eq!(lines, [12, 13], "{r:?}");
+    assert!(r.iter().all(|(_, why)| why.contains("goes through a pointer")), "{r:?}");
+    assert!(ptx(source, Granularity::Warp).contains(".entry child__agg("));
+}

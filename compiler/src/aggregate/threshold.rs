@@ -202,6 +202,7 @@ pub fn threshold(module: &mut Module, max_threads: u32) -> Vec<Diagnostic> {
     if max_threads == 0 {
         return Vec::new();
     }
+    super::fold::fold_kernel_pointers(module);
     let mut remarks = Vec::new();
     let mut sites: BTreeMap<FuncId, BTreeSet<(u32, u32)>> = BTreeMap::new();
     // Why each child launched somewhere cannot run in place (`None`: it can), and the
