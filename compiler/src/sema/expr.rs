@@ -78,7 +78,7 @@ impl Context {
                 self.launch(kernel, template_args.as_deref(), config, *config_span, args, span)
             }
             ast::ExprKind::LaunchThrough { target, config, config_span, args } => self.launch_through(target, config, *config_span, args, span),
-            ast::ExprKind::TemplateId { name, .. } => self.template_as_value(name, span),
+            ast::ExprKind::TemplateId { name, args } => self.template_as_value(name, args.as_deref(), span),
             ast::ExprKind::Index { base, index } => self.index(base, index, span),
             ast::ExprKind::Member { base, field, arrow } => self.member(base, field, *arrow, span),
             ast::ExprKind::Construct { ty, args } => self.construct(ty, args, span),
