@@ -85,8 +85,8 @@ pub enum Code {
     // Bit-fields and pointers to functions in the kernel language (E0235-E0239)
     InvalidBitField,
     BitFieldAddress,
-    KernelPointer,
-    LaunchThroughPointer,
+    // E0237 (a kernel's address) and E0238 (a launch through a pointer) are retired: cdpc
+    // accepts both since issue 27. A retired code is never given another meaning.
     FunctionPointerFromHost,
     // Launches and the device runtime: E03xx / W03xx
     LaunchOfNonKernel,
@@ -226,8 +226,6 @@ impl Code {
             UndefinedLabel => "E0234",
             InvalidBitField => "E0235",
             BitFieldAddress => "E0236",
-            KernelPointer => "E0237",
-            LaunchThroughPointer => "E0238",
             FunctionPointerFromHost => "E0239",
             LaunchOfNonKernel => "E0300",
             LaunchArity => "E0301",
@@ -363,8 +361,6 @@ impl Code {
         Code::UndefinedLabel,
         Code::InvalidBitField,
         Code::BitFieldAddress,
-        Code::KernelPointer,
-        Code::LaunchThroughPointer,
         Code::FunctionPointerFromHost,
         Code::LaunchOfNonKernel,
         Code::LaunchArity,

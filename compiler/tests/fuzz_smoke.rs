@@ -131,6 +131,12 @@ const TROUBLE: &[&str] = &[
     "int (*op)(int) = f;", "int (*ops[2])(int)", "typedef int (*binop)(int, int);", "binop", "(*op)(3)", "op(3)", "ops[1](2, 3)",
     "(*op)<<<1, 1>>>()", "op<<<1, 1>>>(p)", "int (*)(int)", "int (**pp)(int)", "&f", "void (*k2)(int *) = k;",
     "__device__ union V gv = {7};", "__device__ struct S gs = {1, 2};",
+    // Pointers to kernels and launches through them (sema/launch.rs's `launch_through`,
+    // back/device_launch.rs's `build_launch_through`), casts to abstract function-pointer types.
+    "void (*kp)(int *) = k;", "__device__ void (*kt[2])(int *) = {k, k};", "kt[i]<<<1, 1>>>(p);", "(*kt[1])<<<1, 1>>>(p)",
+    "s.k<<<1, 1>>>(p);", "s->k<<<2, 32, 0, cudaStreamTailLaunch>>>(p)", "(&k)<<<1, 1>>>(p)", "(&k)(p)", "kp == k", "kp != 0",
+    "(void (*)(int *))", "(int (*)(int))", "(void *)k", "((void (*)(int *))v)<<<1, 1>>>(p);", "typedef void (*kernel_fn)(int *);",
+    "kernel_fn", "struct J { kernel_fn k; int n; };", "__device__ void via(kernel_fn f, int *p) { f<<<1, 1>>>(p); }",
 ];
 
 fn tokens(text: &[u8]) -> Vec<&[u8]> {

@@ -46,12 +46,12 @@ pub(super) fn rewrite_kernel(module: &mut Module, kid: FuncId, sites: &[(Site, u
         .then(|| new_global(module, format!("{kname}$agg$arrived"), Type::UINT, crate::hir::GlobalSpace::Shared, module.function(kid).span));
     let mut states = Vec::new();
     for (n, (s, cap)) in sites.iter().enumerate() {
-        let a = &aggs[&s.launch.kernel];
+        let a = &aggs[&child(&s.launch)];
         let rec = Type::Struct(a.record);
         let sp = s.launch.span;
         let mut shared = |name: String, ty: Type| new_global(module, name, ty, crate::hir::GlobalSpace::Shared, sp);
         states.push(SiteState {
-            child: s.launch.kernel,
+            child: child(&s.launch),
             agg: a.agg,
             record: a.record,
             child_syncs: a.child_syncs,

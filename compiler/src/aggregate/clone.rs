@@ -188,7 +188,7 @@ impl Operands {
         let span = launch.span;
         let grid = new_local(f, &format!("{prefix}$grid"), Type::Dim3, span);
         let block = new_local(f, &format!("{prefix}$block"), Type::Dim3, span);
-        let param_types: Vec<Type> = module.function(launch.kernel).param_types().cloned().collect();
+        let param_types: Vec<Type> = module.function(child(launch)).param_types().cloned().collect();
         let args: Vec<(LocalId, Type)> = param_types
             .into_iter()
             .enumerate()
@@ -283,7 +283,7 @@ pub(super) fn agg_launch_status(m: &Module, b: &B, agg: FuncId, record: StructId
 fn agg_launch_of(m: &Module, b: &B, agg: FuncId, record: StructId, shared_mem: u64, records: Expr, count: Expr, blocks: Expr, threads: Expr) -> Launch {
     let layout = param_layout([Type::pointer_to(Type::Struct(record)), Type::UINT].iter(), m, &m.target);
     Launch {
-        kernel: agg,
+        target: LaunchTarget::Kernel(agg),
         grid: b.dim3(blocks, b.uint(1), b.uint(1)),
         block: b.dim3(threads, b.uint(1), b.uint(1)),
         shared_mem: b.uint(shared_mem),
@@ -300,7 +300,7 @@ pub(super) fn record_launch(m: &Module, b: &B, child: FuncId, shared_mem: u64, r
     let field = |idx: u32, ty: &Type| b.member(b.deref(rec()), idx, ty);
     let c = m.function(child);
     let launch = Launch {
-        kernel: child,
+        target: LaunchTarget::Kernel(child),
         grid: field(F_GRID, &Type::Dim3),
         block: field(F_BLOCK, &Type::Dim3),
         shared_mem: b.uint(shared_mem),

@@ -70,6 +70,7 @@ mod block;
 mod build;
 mod callees;
 mod clone;
+mod fold;
 pub(crate) mod grid;
 mod pool;
 mod threshold;
@@ -89,7 +90,7 @@ mod threshold_tests;
 use crate::diag::{Code, Diagnostic, Span};
 use crate::hir::{
     AtomicOp, Axis, BinaryOp, Block, Builtin, Expr, ExprKind, Field, FuncId, Function, FunctionKind,
-    GlobalId, Init, Launch, LocalId, Module, RuntimeFn, SpecialReg, Stmt, StructDef, WarpOp,
+    GlobalId, Init, Launch, LaunchTarget, LocalId, Module, RuntimeFn, SpecialReg, Stmt, StructDef, WarpOp,
 };
 use crate::layout::param_layout;
 use crate::target::AddressSize;
@@ -157,6 +158,7 @@ pub fn aggregate(module: &mut Module, granularity: Granularity) -> Vec<Diagnosti
     if granularity == Granularity::Off {
         return Vec::new();
     }
+    fold::fold_kernel_pointers(module);
     let facts = Facts::compute(module);
     let mut plan = Plan { grid: granularity == Granularity::Grid, ..Plan::default() };
     for (i, f) in module.functions.iter().enumerate() {
@@ -195,8 +197,8 @@ struct Plan {
 impl Plan {
     /// Notes an aggregated site: its child, and the dynamic shared memory it asks for.
     fn add_child(&mut self, s: &Site, bytes: u64) {
-        self.children.insert(s.launch.kernel);
-        let largest = self.shared_mem.entry(s.launch.kernel).or_insert(0);
+        self.children.insert(child(&s.launch));
+        let largest = self.shared_mem.entry(child(&s.launch)).or_insert(0);
         *largest = (*largest).max(bytes);
     }
 }
@@ -210,9 +212,9 @@ fn plan_at_sites(module: &Module, facts: &Facts, fid: FuncId, sites: &[Site], in
             Ok(bytes) => {
                 plan.at_site.entry(fid).or_default().insert((s.launch.span.start, s.launch.span.end));
                 plan.add_child(s, bytes);
-                plan.at_site_children.insert(s.launch.kernel);
+                plan.at_site_children.insert(child(&s.launch));
                 if instead_of_block {
-                    let child = &module.function(s.launch.kernel).name;
+                    let child = &module.function(child(&s.launch)).name;
                     plan.remarks.push(
                         Diagnostic::new(Code::AggregatedPerWarp, s.launch.span, format!("launch of `{child}` aggregated per warp, at its site"))
                             .with_primary_message(format!(
@@ -262,9 +264,9 @@ fn plan_at_block_end(module: &Module, facts: &Facts, fid: FuncId, sites: &[Site]
         ))
     } else if let Some(other) = direct_null.first() {
         Some(format!(
-            "`{}` also launches `{}` into the NULL stream without aggregation; delaying this launch would reorder them",
+            "`{}` also launches {} into the NULL stream without aggregation; delaying this launch would reorder them",
             f.name,
-            module.function(other.launch.kernel).name
+            launched(module, &other.launch)
         ))
     } else if k.launches_in_callees {
         Some(format!("`{}` calls a device function that launches kernels; delaying this launch could reorder them", f.name))
@@ -277,7 +279,7 @@ fn plan_at_block_end(module: &Module, facts: &Facts, fid: FuncId, sites: &[Site]
         plan.remarks.extend(eligible.iter().map(|(s, _)| remark(module, s, &why)));
         return;
     }
-    let bytes: u64 = eligible.iter().map(|(s, _)| record_size(module, s.launch.kernel)).sum();
+    let bytes: u64 = eligible.iter().map(|(s, _)| record_size(module, child(&s.launch))).sum();
     let cap = RECORD_CAP.min(SHARED_BUDGET / bytes.max(1));
     if cap < MIN_CAP {
         let why = format!("the launch records of `{}` need {bytes} bytes each and do not fit in shared memory", f.name);
@@ -300,7 +302,7 @@ fn apply(module: &mut Module, facts: &Facts, plan: Plan) -> Vec<Diagnostic> {
     for (k, &c) in plan.children.iter().enumerate() {
         let record = make_record(module, c);
         let pool = if plan.at_site_children.contains(&c) { pool::Pool::declare(module, c, record) } else { None };
-        let at_grid_end = plan.grid && plan.at_block_end.values().flatten().any(|(s, _)| s.launch.kernel == c);
+        let at_grid_end = plan.grid && plan.at_block_end.values().flatten().any(|(s, _)| child(&s.launch) == c);
         let arena = if at_grid_end { arena::Arena::declare(module, c, record) } else { None };
         let shared_mem = plan.shared_mem.get(&c).copied().unwrap_or(0);
         aggs.insert(c, AggChild { agg: FuncId((first_clone + k) as u32), record, child_syncs: facts.of[c.0 as usize].syncs, pool, arena, shared_mem });
@@ -326,7 +328,7 @@ fn apply(module: &mut Module, facts: &Facts, plan: Plan) -> Vec<Diagnostic> {
     let recursive: Vec<(FuncId, Vec<(Site, u64)>)> = plan
         .at_block_end
         .iter()
-        .filter(|(k, sites)| sites.iter().any(|(s, _)| s.launch.kernel == **k))
+        .filter(|(k, sites)| sites.iter().any(|(s, _)| child(&s.launch) == **k))
         .filter_map(|(k, sites)| {
             let agg = aggs.get(k)?.agg;
             let caps: BTreeMap<(u32, u32), u64> = sites.iter().map(|(s, cap)| ((s.launch.span.start, s.launch.span.end), *cap)).collect();
@@ -417,16 +419,36 @@ struct AggChild {
 }
 
 fn remark(module: &Module, s: &Site, why: &str) -> Diagnostic {
-    let child = &module.function(s.launch.kernel).name;
-    Diagnostic::new(Code::AggregationRemark, s.launch.span, format!("launch of `{child}` not aggregated"))
+    let launched = launched(module, &s.launch);
+    Diagnostic::new(Code::AggregationRemark, s.launch.span, format!("launch of {launched} not aggregated"))
         .with_primary_message(why.to_string())
+}
+
+/// How a remark names what a launch launches: `` `child` ``, or a kernel known at run time only.
+fn launched(module: &Module, launch: &Launch) -> String {
+    match launch.kernel() {
+        Some(k) => format!("`{}`", module.function(k).name),
+        None => "a kernel through a pointer".into(),
+    }
+}
+
+/// Why a launch through a pointer is left alone by a pass that needs the child's body.
+const THROUGH_POINTER: &str = "the launch goes through a pointer: which kernel it launches is known at run time only, and this pass needs the child's body";
+
+/// The child of a launch that a pass rewrites. Only launches of a kernel known at compile time
+/// are rewritten: `site_check` and `threshold` leave launches through a pointer alone first.
+fn child(launch: &Launch) -> FuncId {
+    launch.kernel().expect("only launches of a known kernel are rewritten")
 }
 
 /// Whether a launch in function `kernel` is aggregated at `granularity`: the dynamic shared
 /// memory it asks for if it is, why it is left alone if not.
 fn site_check(module: &Module, facts: &Facts, kernel: FuncId, s: &Site, granularity: Granularity) -> Result<u64, String> {
     let block = granularity == Granularity::Block;
-    let child = module.function(s.launch.kernel);
+    let Some(child_id) = s.launch.kernel() else {
+        return Err(THROUGH_POINTER.into());
+    };
+    let child = module.function(child_id);
     if !s.statement {
         return Err("the launch is part of a larger expression".into());
     }
@@ -445,7 +467,7 @@ fn site_check(module: &Module, facts: &Facts, kernel: FuncId, s: &Site, granular
     if child.body.is_none() {
         return Err(format!("`{}` has no definition to clone", child.name));
     }
-    if let Some(why) = facts.indirect_reason(module, s.launch.kernel) {
+    if let Some(why) = facts.indirect_reason(module, child_id) {
         return Err(why);
     }
     Ok(shared_mem)

@@ -237,7 +237,7 @@ fn warp_aggregation_rewrites_the_launch_where_it_is() {
     super::visit_block(module.functions[1].body.as_ref().unwrap(), &mut |e| {
         if let ExprKind::Launch(l) = &e.kind {
             if e.ty == crate::types::Type::CudaError {
-                assert_eq!(l.kernel.0, 2, "only the aggregated launch is checked");
+                assert_eq!(l.kernel().map(|k| k.0), Some(2), "only the aggregated launch is checked");
                 statuses += 1;
             }
         }
@@ -291,7 +291,7 @@ fn a_clone_aggregates_its_own_launches() {
     let mut launched = Vec::new();
     super::visit_block(clone.body.as_ref().unwrap(), &mut |e| {
         if let ExprKind::Launch(l) = &e.kind {
-            launched.push(module.functions[l.kernel.0 as usize].name.clone());
+            launched.push(l.kernel().map_or_else(|| "through a pointer".into(), |k| module.function(k).name.clone()));
         }
     });
     assert_eq!(launched, ["k_self__agg", "k_self"], "the aggregated launch and the direct one");
@@ -544,7 +544,7 @@ fn dynamic_shared_memory_the_same_for_every_thread_is_aggregated_with_the_larges
             super::walk::root_exprs(body, &mut |e| {
                 super::walk::visit_expr(e, &mut |e| {
                     if let ExprKind::Launch(l) = &e.kind {
-                        if l.kernel.0 as usize == agg {
+                        if l.kernel().is_some_and(|k| k.0 as usize == agg) {
                             sizes.push(match l.shared_mem.kind {
                                 ExprKind::IntConst(n) => n,
                                 _ => -1,
@@ -566,7 +566,7 @@ fn launches_in(module: &crate::hir::Module, f: &crate::hir::Function) -> Vec<Str
         super::walk::root_exprs(body, &mut |e| {
             super::walk::visit_expr(e, &mut |e| {
                 if let ExprKind::Launch(l) = &e.kind {
-                    found.push(module.function(l.kernel).name.clone());
+                    found.push(l.kernel().map_or_else(|| "through a pointer".into(), |k| module.function(k).name.clone()));
                 }
             })
         });
@@ -695,4 +695,63 @@ extern "C" __global__ void parent(int *p) {
         assert!(r[0].1.contains("`child` calls a function through a pointer"), "{r:?}");
         assert!(!ptx(&reading, granularity).contains("child__agg"), "{granularity:?}");
     }
+}
+
+/// A launch through a pointer is left alone with a remark saying why (its child is known at run
+/// time only); at block granularity it also keeps the kernel's direct launch into the NULL
+/// stream where it is, which delaying would reorder. A kernel whose address is taken is never
+/// called, so its reading `threadIdx` does not stop a child that calls through a pointer.
+#[test]
+fn launches_through_pointers_are_left_alone() {
+    let source = r#"
+typedef void (*kernel_ptr)(int *);
+__device__ int twice(int x) { return 2 * x; }
+__device__ int (*op)(int) = twice;
+extern "C" __global__ void child(int *p) { p[threadIdx.x] = op(p[threadIdx.x]); }
+extern "C" __global__ void other(int *p) { p[threadIdx.x] += 1; }
+__device__ kernel_ptr table[2] = {child, other};
+extern "C" __global__ void parent(int *p, int i) {
+    table[i]<<<1, 32>>>(p);
+    child<<<1, 32>>>(p);
+}
+"#;
+    let through = |r: &[(usize, String)]| r.iter().filter(|(l, why)| *l == 9 && why.contains("goes through a pointer")).count();
+    let warp = remarks(source, Granularity::Warp);
+    assert_eq!(through(&warp), 1, "{warp:?}");
+    assert_eq!(warp.len(), 1, "only the launch through the pointer is left alone: {warp:?}");
+    assert!(ptx(source, Granularity::Warp).contains(".entry child__agg("));
+    for granularity in [Granularity::Block, Granularity::Grid] {
+        let r = remarks(source, granularity);
+        assert_eq!(through(&r), 1, "{granularity:?}: {r:?}");
+        let (_, why) = r.iter().find(|(l, _)| *l == 10).expect("the direct launch is left alone too");
+        assert!(why.contains("also launches a kernel through a pointer into the NULL stream"), "{why}");
+    }
+}
+
+/// A launch through a pointer whose value is one kernel's address on every path (a local only
+/// its declaration stores, through pointer casts) is a launch of that kernel, and aggregated;
+/// one whose pointer type is not the kernel's own is left alone, as is one through a local
+/// stored to again.
+#[test]
+fn launches_through_constant_pointers_are_folded() {
+    let source = r#"
+typedef void (*kernel_ptr)(int *);
+extern "C" __global__ void child(int *p) { p[threadIdx.x] += 1; }
+extern "C" __global__ void parent(int *p, int i) {
+    kernel_ptr k = child;
+    void *raw = (void *)child;
+    kernel_ptr again = child;
+    if (i > 3)
+        again = 0;
+    k<<<1, 32>>>(p);
+    ((kernel_ptr)raw)<<<1, 32>>>(p);
+    ((void (*)(float *))raw)<<<1, 32>>>((float *)p);
+    again<<<1, 32>>>(p);
+}
+"#;
+    let r = remarks(source, Granularity::Warp);
+    let lines: Vec<usize> = r.iter().map(|(l, _)| *l).collect();
+    assert_eq!(lines, [12, 13], "{r:?}");
+    assert!(r.iter().all(|(_, why)| why.contains("goes through a pointer")), "{r:?}");
+    assert!(ptx(source, Granularity::Warp).contains(".entry child__agg("));
 }

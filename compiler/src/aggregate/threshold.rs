@@ -190,8 +190,8 @@ fn why_not_site(s: &Site) -> Option<String> {
 }
 
 fn threshold_remark(module: &Module, s: &Site, why: &str) -> Diagnostic {
-    let child = &module.function(s.launch.kernel).name;
-    Diagnostic::new(Code::ThresholdRemark, s.launch.span, format!("launch of `{child}` not run in the launching thread when small"))
+    let launched = launched(module, &s.launch);
+    Diagnostic::new(Code::ThresholdRemark, s.launch.span, format!("launch of {launched} not run in the launching thread when small"))
         .with_primary_message(why.to_string())
 }
 
@@ -202,6 +202,7 @@ pub fn threshold(module: &mut Module, max_threads: u32) -> Vec<Diagnostic> {
     if max_threads == 0 {
         return Vec::new();
     }
+    super::fold::fold_kernel_pointers(module);
     let mut remarks = Vec::new();
     let mut sites: BTreeMap<FuncId, BTreeSet<(u32, u32)>> = BTreeMap::new();
     // Why each child launched somewhere cannot run in place (`None`: it can), and the
@@ -213,12 +214,16 @@ pub fn threshold(module: &mut Module, max_threads: u32) -> Vec<Diagnostic> {
         let mut found = Vec::new();
         collect_sites(body, false, &mut found);
         for s in found {
-            let child = children.entry(s.launch.kernel).or_insert_with(|| why_not_serial(module, s.launch.kernel)).clone();
+            let Some(kernel) = s.launch.kernel() else {
+                remarks.push(threshold_remark(module, &s, THROUGH_POINTER));
+                continue;
+            };
+            let child = children.entry(kernel).or_insert_with(|| why_not_serial(module, kernel)).clone();
             match why_not_site(&s).or(child) {
                 Some(why) => remarks.push(threshold_remark(module, &s, &why)),
                 None => {
                     sites.entry(FuncId(i as u32)).or_default().insert((s.launch.span.start, s.launch.span.end));
-                    wanted.insert(s.launch.kernel);
+                    wanted.insert(kernel);
                 }
             }
         }
@@ -239,7 +244,7 @@ pub fn threshold(module: &mut Module, max_threads: u32) -> Vec<Diagnostic> {
     for (fid, spans) in &sites {
         let mut f = module.functions[fid.0 as usize].clone();
         let mut body = f.body.take().unwrap_or_default();
-        replace_launch_statements(&mut body, spans, &mut |launch| site(module, &mut f, launch, serial[&launch.kernel], max_threads));
+        replace_launch_statements(&mut body, spans, &mut |launch| site(module, &mut f, launch, serial[&child(launch)], max_threads));
         f.body = Some(body);
         module.functions[fid.0 as usize] = f;
     }

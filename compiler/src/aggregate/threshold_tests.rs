@@ -259,3 +259,23 @@ extern "C" __global__ void parent(int *p) { child<<<1, 4>>>(p); }
     assert!(r[0].1.contains("calls a function through a pointer"), "{r:?}");
     assert!(!module(source, 128).functions.iter().any(|f| f.name == "child__serial"));
 }
+
+/// A launch through a pointer has no child body to run in place: it stays a launch, with a
+/// remark, while the direct launch beside it is thresholded.
+#[test]
+fn a_launch_through_a_pointer_stays_a_launch() {
+    let source = r#"
+extern "C" __global__ void child(int *p) { p[threadIdx.x] = 1; }
+__device__ void (*table[1])(int *) = {child};
+extern "C" __global__ void parent(int *p, int i) {
+    table[i]<<<1, 4>>>(p);
+    child<<<1, 4>>>(p);
+}
+"#;
+    let r = remarks(source, 128);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0].0, 5);
+    assert!(r[0].1.contains("goes through a pointer"), "{r:?}");
+    let m = module(source, 128);
+    assert!(m.functions.iter().any(|f| f.name == "child__serial"));
+}

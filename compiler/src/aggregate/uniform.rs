@@ -8,7 +8,7 @@
 //! when that initializer is uniform; and integer arithmetic and conversions of those.
 
 use super::walk::{root_exprs, visit_expr, visit_stmts};
-use crate::hir::{BinaryOp, Block, Builtin, Expr, ExprKind, Init, LocalId, SpecialReg, Stmt, UnaryOp};
+use crate::hir::{BinaryOp, Block, Builtin, Expr, ExprKind, FuncId, Init, LocalId, SpecialReg, Stmt, UnaryOp};
 use crate::target::Target;
 use crate::types::Type;
 use std::collections::HashMap;
@@ -59,6 +59,17 @@ impl<'a> SingleStores<'a> {
     /// The value of `e` when it is uniform and fits in 64 bits.
     pub(super) fn value(&self, e: &Expr, target: &Target) -> Option<i64> {
         self.eval(e, target, 0)
+    }
+
+    /// The kernel whose address `e` is on every path: a kernel's address, through pointer
+    /// casts and locals only their declaration stores (`kernel_fn k = child;`).
+    pub(super) fn kernel_address(&self, e: &Expr, depth: u32) -> Option<FuncId> {
+        match &e.kind {
+            ExprKind::FuncAddr(f) => Some(*f),
+            ExprKind::Cast(inner) if e.ty.is_pointer_like() && inner.ty.is_pointer_like() => self.kernel_address(inner, depth),
+            ExprKind::Local(id) if depth < MAX_DEPTH => self.kernel_address(self.inits.get(id)?, depth + 1),
+            _ => None,
+        }
     }
 
     fn eval(&self, e: &Expr, target: &Target, depth: u32) -> Option<i64> {

@@ -23,8 +23,13 @@ macro_rules! walkers {
                 }
                 Dim3 { x, y, z } => vec![x, y, z],
                 Launch(l) => {
-                    let crate::hir::Launch { grid, block, shared_mem, stream, args, .. } = &$($mut)? **l;
-                    let mut v = vec![grid, block, shared_mem, stream];
+                    let crate::hir::Launch { target, grid, block, shared_mem, stream, args, .. } = &$($mut)? **l;
+                    // The kernel pointer is evaluated first.
+                    let mut v: Vec<&$($mut)? Expr> = match target {
+                        crate::hir::LaunchTarget::Pointer(p) => vec![&$($mut)? **p],
+                        crate::hir::LaunchTarget::Kernel(_) => vec![],
+                    };
+                    v.extend([grid, block, shared_mem, stream]);
                     v.extend(args.$iter());
                     v
                 }
@@ -305,6 +310,9 @@ impl Facts {
                 });
             }
         }
+        // A kernel's address is taken to launch it; calling it like a function is refused
+        // (E0312) where sema sees it and undefined where it does not, so no call reaches one.
+        taken.retain(|f| module.function(*f).kind != FunctionKind::Kernel);
         let mut of: Vec<FnFacts> = module
             .functions
             .iter()

@@ -21,7 +21,7 @@ use super::*;
 pub(super) fn rewrite_function(module: &mut Module, fid: FuncId, sites: &BTreeSet<(u32, u32)>, aggs: &BTreeMap<FuncId, AggChild>) {
     let mut f = module.functions[fid.0 as usize].clone();
     let mut body = f.body.take().unwrap_or_default();
-    replace_launch_statements(&mut body, sites, &mut |launch| site(module, &mut f, launch, &aggs[&launch.kernel]));
+    replace_launch_statements(&mut body, sites, &mut |launch| site(module, &mut f, launch, &aggs[&child(launch)]));
     f.body = Some(body);
     module.functions[fid.0 as usize] = f;
 }

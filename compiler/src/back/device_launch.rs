@@ -285,6 +285,31 @@ pub fn build_device_launch<'ctx>(
     site: LaunchSite<'_, 'ctx>,
     layout: &ParamLayout,
 ) -> Result<IntValue<'ctx>, BackendError> {
+    let kernel = site.kernel.as_global_value().as_pointer_value();
+    let operands = LaunchOperands { grid: site.grid, block: site.block, shared_mem: site.shared_mem, stream: site.stream, args: site.args };
+    build_launch_through(builder, runtime, kernel, operands, layout)
+}
+
+/// The operands of a launch other than its kernel (see [`LaunchSite`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LaunchOperands<'a, 'ctx> {
+    pub(crate) grid: StructValue<'ctx>,
+    pub(crate) block: StructValue<'ctx>,
+    pub(crate) shared_mem: IntValue<'ctx>,
+    pub(crate) stream: BasicValueEnum<'ctx>,
+    pub(crate) args: &'a [LaunchArg<'ctx>],
+}
+
+/// [`build_device_launch`] of the kernel whose address is `kernel`, a value known at run time
+/// only (`table[i]<<<g, b>>>(p)`): both ABIs pass it where they pass a kernel's address, as
+/// nvcc does (`docs/launch-sequence.md`, "Launches through a pointer").
+pub(crate) fn build_launch_through<'ctx>(
+    builder: &Builder<'ctx>,
+    runtime: &DeviceRuntime<'_, 'ctx>,
+    kernel: PointerValue<'ctx>,
+    site: LaunchOperands<'_, 'ctx>,
+    layout: &ParamLayout,
+) -> Result<IntValue<'ctx>, BackendError> {
     if site.args.len() != layout.offsets.len() {
         return Err(BackendError::Launch(format!(
             "launch with {} arguments but a layout for {}",
@@ -300,7 +325,7 @@ pub fn build_device_launch<'ctx>(
         .ok_or_else(|| BackendError::Launch("the builder's block is not in a function".into()))?;
     let ctx = runtime.context();
     let i32 = ctx.i32_type();
-    let kernel: BasicValueEnum = site.kernel.as_global_value().as_pointer_value().into();
+    let kernel: BasicValueEnum = kernel.into();
     let grid: BasicValueEnum = site.grid.into();
     let block: BasicValueEnum = site.block.into();
     // The entry points take `unsigned int` shared memory and a pointer stream.

@@ -9,9 +9,9 @@
 //! place take it about 6 s and 540 MB, through the helper about 1.5 s and 130 MB), and the helper
 //! costs one call per launch. Programs with fewer launches per function are unchanged.
 
-use super::device_launch::{build_device_launch, DeviceRuntime, LaunchArg, LaunchSite};
+use super::device_launch::{build_device_launch, build_launch_through, DeviceRuntime, LaunchArg, LaunchOperands, LaunchSite};
 use super::{internal, Codegen, R};
-use crate::hir::Launch;
+use crate::hir::{Launch, LaunchTarget};
 use crate::layout::ParamLayout;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::module::Linkage;
@@ -39,7 +39,15 @@ impl<'ctx> Codegen<'ctx, '_> {
     /// Lowers a launch; with `keep_status`, returns its status (`cudaError_t`), which is
     /// otherwise dropped from the IR.
     pub(crate) fn launch(&mut self, launch: &Launch, keep_status: bool) -> R<Option<IntValue<'ctx>>> {
-        // C semantics: the configuration and the arguments are evaluated before the call.
+        // C semantics: the kernel pointer, the configuration and the arguments are evaluated
+        // before the call (the pointer first, as nvcc does).
+        let pointer = match &launch.target {
+            LaunchTarget::Pointer(p) => match self.value(p)? {
+                BasicValueEnum::PointerValue(p) => Some(p),
+                other => return internal(format!("a kernel pointer that is not a pointer: {other:?}")),
+            },
+            LaunchTarget::Kernel(_) => None,
+        };
         let grid = self.value(&launch.grid)?;
         let block = self.value(&launch.block)?;
         let shmem = self.value(&launch.shared_mem)?;
@@ -50,11 +58,20 @@ impl<'ctx> Codegen<'ctx, '_> {
             let align = self.hir.size_align(&a.ty).1.max(1) as u32;
             args.push(LaunchArg { value: self.reg_to_mem(v, &a.ty)?, align });
         }
-        let Some(kernel) = self.functions.get(launch.kernel.0 as usize).copied() else {
-            return internal(format!("launch of unknown function {}", launch.kernel.0));
-        };
         let BasicValueEnum::IntValue(shared_mem) = shmem else {
             return internal("launch with a non-integer shared memory size");
+        };
+        let kernel_id = match &launch.target {
+            LaunchTarget::Kernel(k) => *k,
+            LaunchTarget::Pointer(_) => {
+                let Some(pointer) = pointer else { return internal("a launch through a pointer without its value") };
+                let operands = LaunchOperands { grid: dim3(grid)?, block: dim3(block)?, shared_mem, stream, args: &args };
+                let status = build_launch_through(&self.builder, &self.runtime(), pointer, operands, &launch.layout)?;
+                return Ok(self.launch_status(status, keep_status));
+            }
+        };
+        let Some(kernel) = self.functions.get(kernel_id.0 as usize).copied() else {
+            return internal(format!("launch of unknown function {}", kernel_id.0));
         };
         let site = LaunchSite { kernel, grid: dim3(grid)?, block: dim3(block)?, shared_mem, stream, args: &args };
         let lowered = self.fs.as_mut().map_or(0, |fs| {
@@ -62,21 +79,26 @@ impl<'ctx> Codegen<'ctx, '_> {
             fs.launches
         });
         let status = if lowered > INLINE_LAUNCHES {
-            self.call_launch_helper(launch.kernel.0 as usize, site, &launch.layout)?
+            self.call_launch_helper(kernel_id.0 as usize, site, &launch.layout)?
         } else {
             build_device_launch(&self.builder, &self.runtime(), site, &launch.layout)?
         };
-        // A launch is a void expression in the language: drop the status nobody reads, so the
-        // IR is exactly the launch sequence at every optimisation level.
+        Ok(self.launch_status(status, keep_status))
+    }
+
+    /// A launch's status when it is kept; otherwise it is dropped: a launch is a void
+    /// expression in the language, and the IR is then exactly the launch sequence at every
+    /// optimisation level.
+    fn launch_status(&self, status: IntValue<'ctx>, keep_status: bool) -> Option<IntValue<'ctx>> {
         if keep_status {
-            return Ok(Some(status));
+            return Some(status);
         }
         if let Some(phi) = status.as_instruction().filter(|i| i.get_opcode() == InstructionOpcode::Phi) {
             if phi.get_first_use().is_none() {
                 phi.erase_from_basic_block();
             }
         }
-        Ok(None)
+        None
     }
 }
 

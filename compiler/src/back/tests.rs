@@ -131,7 +131,7 @@ fn launch_stmt(m: &Module, kernel: FuncId, grid: Expr, block: Expr, stream: u64,
     let layout = param_layout(m.function(kernel).param_types(), m, &m.target);
     Stmt::Expr(e(
         ExprKind::Launch(Box::new(Launch {
-            kernel,
+            target: LaunchTarget::Kernel(kernel),
             grid,
             block,
             shared_mem: uint(0),

@@ -91,12 +91,13 @@ fn host_kernels(module: &hir::Module, places: &HashMap<String, Label>) -> (Vec<H
     let mut warnings = Vec::new();
     for Kernel { symbol, sig, types, internal } in kernels(module) {
         let params = sig.params.iter().zip(&types).map(|(p, ty)| host_param(module, &p.kind, ty, p.size)).collect();
-        // E0239: host code has no address of a device function to pass (nvcc 13.5 accepts
-        // `k<<<1, 1>>>(add1)` in host code, and passes the host's meaningless address).
+        // E0239: host code has no device address of a function to pass (nvcc 13.5 accepts
+        // `k<<<1, 1>>>(add1)` and `k<<<1, 1>>>(child)` in host code, and passes the host's
+        // address: of nothing for a device function, of the host stub for a kernel).
         let pointers: Vec<&str> = sig.params.iter().zip(&types).filter(|(_, ty)| ty.is_fn_ptr()).map(|(p, _)| p.name.as_str()).collect();
         if !pointers.is_empty() {
-            let mut d = Diagnostic::new(Code::FunctionPointerFromHost, Default::default(), format!("kernel `{}` takes a pointer to a device function (`{}`), which host code cannot pass", sig.name, pointers.join("`, `")))
-                .with_note("a device function's address exists only on the device: launch this kernel from device code, or give it an index into a `__device__` table of pointers");
+            let mut d = Diagnostic::new(Code::FunctionPointerFromHost, Default::default(), format!("kernel `{}` takes a pointer to a function (`{}`), which host code cannot pass", sig.name, pointers.join("`, `")))
+                .with_note("the address of a device function, or of a kernel that device code launches through, exists only on the device (a kernel's name in host code is its host stub's address): launch this kernel from device code, or give it an index into a `__device__` table of pointers");
             d.labels = places.get(&symbol).cloned().map(|l| Label { message: "defined here".into(), ..l }).into_iter().collect();
             warnings.push(d);
         }

@@ -591,13 +591,19 @@ pub enum ExprKind {
     Assign { op: Option<BinaryOp>, lhs: Box<Expr>, rhs: Box<Expr> },
     Conditional { cond: Box<Expr>, then: Box<Expr>, otherwise: Box<Expr> },
     Comma { lhs: Box<Expr>, rhs: Box<Expr> },
-    Cast { ty: TypeName, operand: Box<Expr> },
+    /// `(T)e`; with `function`, `(T (*)(params))e`, a cast to a pointer to a function that
+    /// returns `T` (`ty`).
+    Cast { ty: TypeName, function: Option<Box<FunctionDeclarator>>, operand: Box<Expr> },
     SizeofType(TypeName),
     SizeofExpr(Box<Expr>),
     Call { callee: Box<Expr>, args: Vec<Expr> },
     /// `kernel<<<config...>>>(args)`; `config` holds 2 to 4 expressions as written (the parser
     /// accepts any count so that sema can report a wrong one with a good message).
     Launch { kernel: Ident, config: Vec<Expr>, config_span: Span, args: Vec<Expr>, template_args: Option<Vec<TemplateArg>> },
+    /// `(*k)<<<config...>>>(args)`, `table[i]<<<...>>>(...)`, `s.k<<<...>>>(...)`: a launch through
+    /// a pointer to a kernel given by an expression other than a name (a name is a `Launch`,
+    /// which sema resolves to a kernel or to a variable holding a pointer).
+    LaunchThrough { target: Box<Expr>, config: Vec<Expr>, config_span: Span, args: Vec<Expr> },
     Index { base: Box<Expr>, index: Box<Expr> },
     Member { base: Box<Expr>, field: Ident, arrow: bool },
     /// A functional cast or constructor call such as `dim3(4, 2)` or `float(x)`.

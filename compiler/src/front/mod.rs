@@ -823,6 +823,10 @@ fn too_deep(tu: &ast::TranslationUnit) -> Option<Span> {
                     E::Launch { config, args, .. } => {
                         stack.extend(config.iter().chain(args.iter()).map(|a| (Node::Expr(a), d)))
                     }
+                    E::LaunchThrough { target, config, args, .. } => {
+                        stack.push((Node::Expr(target), d));
+                        stack.extend(config.iter().chain(args.iter()).map(|a| (Node::Expr(a), d)))
+                    }
                     E::Member { base, .. } => stack.push((Node::Expr(base), d)),
                     E::Construct { args, .. } => {
                         stack.extend(args.iter().map(|a| (Node::Expr(a), d)))
@@ -995,6 +999,10 @@ fn dismantle(tu: ast::TranslationUnit) {
                     stack.extend(args.into_iter().map(Owned::Expr));
                 }
                 E::Launch { config, args, .. } => {
+                    stack.extend(config.into_iter().chain(args).map(Owned::Expr))
+                }
+                E::LaunchThrough { target, config, args, .. } => {
+                    stack.push(Owned::Expr(*target));
                     stack.extend(config.into_iter().chain(args).map(Owned::Expr))
                 }
                 E::Member { base, .. } => stack.push(Owned::Expr(*base)),

@@ -389,13 +389,8 @@ pub fn labeled(head: LabelHead, stmt: Stmt) -> Stmt {
     }
 }
 
-/// `(*p)<<<...>>>(...)`: a launch through a pointer (E0238). nvcc 13.5 accepts it when `p`
-/// points to a kernel; cdpc launches kernels by name only, and has no pointers to kernels.
-pub fn launch_through_pointer(target: Expr, target_span: Span, l: usize, r: usize, diags: &mut Vec<Diagnostic>) -> Expr {
-    diags.push(
-        Diagnostic::new(Code::LaunchThroughPointer, target_span, "cdpc cannot launch a kernel through a pointer")
-            .with_primary_message("a launch target must be a kernel's name")
-            .with_note("launch the kernel by name, `k<<<grid, block>>>(...)`; nvcc 13.5 accepts a launch through a pointer to a kernel, cdpc does not"),
-    );
-    expr(target.kind, l, r)
+/// `target<<<config>>>(args)` where `target` is an expression (not a name) that should give a
+/// pointer to a kernel; sema checks that it does.
+pub fn launch_through(target: Expr, config: Vec<Expr>, config_span: Span, args: Vec<Expr>, l: usize, r: usize) -> Expr {
+    expr(ExprKind::LaunchThrough { target: Box::new(target), config, config_span, args }, l, r)
 }

@@ -188,7 +188,7 @@ fn precedence_and_associativity() {
 fn casts_and_parentheses() {
     let e = expr("(int)x + 1");
     let ExprKind::Binary { lhs, .. } = &e.kind else { panic!() };
-    let ExprKind::Cast { ty, operand } = &lhs.kind else { panic!("{lhs:?}") };
+    let ExprKind::Cast { ty, operand, .. } = &lhs.kind else { panic!("{lhs:?}") };
     assert_eq!(builtin(&ty.spec), BaseType::Int);
     assert_eq!(ident(operand), "x");
 
@@ -1100,4 +1100,37 @@ fn class_key_before_an_initialised_global_declares_a_variable() {
         })
         .collect();
     assert_eq!(names, ["gv", "gs"]);
+}
+
+#[test]
+fn casts_to_pointers_to_functions() {
+    let e = expr("(int (*)(int))p");
+    let ExprKind::Cast { ty, function: Some(f), operand } = &e.kind else { panic!("{e:?}") };
+    assert_eq!(builtin(&ty.spec), BaseType::Int);
+    assert_eq!((f.pointers.len(), f.params.len()), (1, 1));
+    assert_eq!(ident(operand), "p");
+    let e = expr("(void (*)(int *, float))(void *)k");
+    let ExprKind::Cast { function: Some(f), operand, .. } = &e.kind else { panic!("{e:?}") };
+    assert_eq!(f.params.len(), 2);
+    assert!(matches!(operand.kind, ExprKind::Cast { function: None, .. }));
+}
+
+#[test]
+fn launches_through_pointers() {
+    let stmts = body("k<<<1, 2>>>(p); table[i]<<<1, 2>>>(p); (*k)<<<1, 2, 0, s>>>(p); h.k<<<1, 1>>>(); h->k<<<1, 1>>>(p, q);");
+    let Stmt::Expr(Expr { kind: ExprKind::Launch { kernel, .. }, .. }) = &stmts[0] else { panic!("{:?}", stmts[0]) };
+    assert_eq!(kernel.name, "k");
+    let targets: Vec<(&Expr, usize, usize)> = stmts[1..]
+        .iter()
+        .map(|s| match s {
+            Stmt::Expr(Expr { kind: ExprKind::LaunchThrough { target, config, args, .. }, .. }) => (&**target, config.len(), args.len()),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert!(matches!(targets[0].0.kind, ExprKind::Index { .. }));
+    assert!(matches!(targets[1].0.kind, ExprKind::Unary { op: UnaryOp::Deref, .. }));
+    assert_eq!((targets[1].1, targets[1].2), (4, 1));
+    assert!(matches!(targets[2].0.kind, ExprKind::Member { arrow: false, .. }));
+    assert!(matches!(targets[3].0.kind, ExprKind::Member { arrow: true, .. }));
+    assert_eq!(targets[3].2, 2);
 }

@@ -802,7 +802,8 @@ pub enum ExprKind {
 
 #[derive(Clone, Debug)]
 pub struct Launch {
-    pub kernel: FuncId,
+    /// The kernel launched: one named, or the value of a pointer to a kernel.
+    pub target: LaunchTarget,
     /// Type dim3.
     pub grid: Expr,
     /// Type dim3.
@@ -820,4 +821,27 @@ pub struct Launch {
     /// expression is `void` in the language; one of type `cudaError_t` (made by launch
     /// aggregation) has the entry point's result as its value as well.
     pub span: Span,
+}
+
+/// What a launch launches.
+#[derive(Clone, Debug)]
+pub enum LaunchTarget {
+    /// `child<<<...>>>(...)`, or a launch through a constant pointer sema folded to `child`.
+    Kernel(FuncId),
+    /// `k<<<...>>>(...)`, `table[i]<<<...>>>(...)`, `(*k)<<<...>>>(...)`: a value of type
+    /// `Type::FnPtr` whose kernel is known only at run time, evaluated before the
+    /// configuration and the arguments. The parameter buffer's layout comes from the pointer's
+    /// type, as nvcc's does. Passes that need the child's body (thresholding, aggregation)
+    /// leave such launches alone.
+    Pointer(Box<Expr>),
+}
+
+impl Launch {
+    /// The kernel launched, when it is known at compile time.
+    pub fn kernel(&self) -> Option<FuncId> {
+        match self.target {
+            LaunchTarget::Kernel(k) => Some(k),
+            LaunchTarget::Pointer(_) => None,
+        }
+    }
 }

@@ -257,7 +257,10 @@ fn why_not(l: &Launch<'_>, data: &TargetData) -> Option<String> {
     }
     let child = operand(0).and_then(|k| as_function(k.as_value_ref()));
     let Some(child) = child.filter(|c| c.count_basic_blocks() > 0 && !c.get_type().is_var_arg()) else {
-        return Some(format!("{} has no definition to clone", child.map_or_else(|| "the launched kernel".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())))));
+        return Some(child.map_or_else(
+            || "the launch goes through a pointer: which kernel it launches is known at run time only, and aggregation needs the child's body".to_string(),
+            |c| format!("`{}` has no definition to clone", source_name(&c.get_name().to_string_lossy())),
+        ));
     };
     let (_, end) = parameter_layout(child, data);
     if (l.buffer.is_some() && end > l.size) || (l.buffer.is_none() && end > 0) {

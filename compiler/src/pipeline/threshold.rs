@@ -466,7 +466,7 @@ pub fn threshold(module: &Module<'_>, max_threads: u32, target: &Target, source:
         let kernel = l.call.get_operand(0).and_then(|o| o.value());
         let child = kernel.and_then(|k| as_function(k.as_value_ref()));
         let why = match child {
-            None => Some("the launched kernel is not a function of this module".to_string()),
+            None => Some("the launch goes through a pointer: which kernel it launches is known at run time only, and running it in place needs the child's body".to_string()),
             Some(c) if c.count_basic_blocks() == 0 => Some(format!("`{}` has no definition here", source_name(&c.get_name().to_string_lossy()))),
             Some(c) => why_not_site(l, target).or_else(|| children.entry(c.as_value_ref()).or_insert_with(|| why_not_serial(c)).clone()).or_else(|| {
                 let (_, end) = parameter_layout(c, &data);

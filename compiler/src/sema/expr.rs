@@ -53,8 +53,13 @@ impl Context {
                 let ty = r.ty.clone();
                 Some(make(ExprKind::Comma { lhs: boxed(l?), rhs: boxed(r) }, ty, span))
             }
-            ast::ExprKind::Cast { ty, operand } => {
-                let (to, value) = (self.resolve_type_name(ty), self.expr(operand));
+            ast::ExprKind::Cast { ty, function, operand } => {
+                let to = self.resolve_type_name(ty);
+                let to = match (to, function) {
+                    (Some(ret), Some(f)) => self.fn_ptr_type(ret, f),
+                    (to, _) => to,
+                };
+                let value = self.expr(operand);
                 self.explicit_cast(value?, &to?, span)
             }
             ast::ExprKind::SizeofType(ty) => {
@@ -72,7 +77,8 @@ impl Context {
             ast::ExprKind::Launch { kernel, config, config_span, args, template_args } => {
                 self.launch(kernel, template_args.as_deref(), config, *config_span, args, span)
             }
-            ast::ExprKind::TemplateId { name, .. } => self.template_as_value(name, span),
+            ast::ExprKind::LaunchThrough { target, config, config_span, args } => self.launch_through(target, config, *config_span, args, span),
+            ast::ExprKind::TemplateId { name, args } => self.template_as_value(name, args.as_deref(), span),
             ast::ExprKind::Index { base, index } => self.index(base, index, span),
             ast::ExprKind::Member { base, field, arrow } => self.member(base, field, *arrow, span),
             ast::ExprKind::Construct { ty, args } => self.construct(ty, args, span),

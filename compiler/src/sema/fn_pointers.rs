@@ -1,8 +1,10 @@
 //! Pointers to device functions: a function's name (or `&name`) as a value, the types that
 //! function-pointer declarators and `typedef`s give (`Type::FnPtr`), and calls through them.
-//! A kernel's address and a launch through a pointer are `E0238` (see `address_of`).
+//! A kernel's address is a value as a device function's is (CUDA allows it in device code);
+//! launches through such a pointer are `launch.rs`'s. Calling a kernel's address like a function
+//! is `E0312`, as calling the kernel is.
 
-use super::{Binding, Context, GlobalSymbol};
+use super::{Context, GlobalSymbol};
 use crate::diag::{Code, Span};
 use crate::front::ast;
 use crate::hir::{self, ExprKind, FunctionKind};
@@ -51,13 +53,6 @@ impl Context {
     pub(super) fn function_value(&mut self, name: &ast::Ident, span: Span) -> Option<hir::Expr> {
         let Some((GlobalSymbol::Function(id), key)) = self.resolve_symbol(&name.name) else { return None };
         let f = &self.functions[id.0 as usize];
-        if f.kind == FunctionKind::Kernel {
-            self.error(Code::KernelPointer, span, format!("cdpc cannot take the address of kernel `{}`", name.name))
-                .primary("a kernel, used as a value")
-                .note("nvcc 13.5 accepts a kernel's address in device code, and a launch through it (`p<<<1, 1>>>()`, `(*p)<<<1, 1>>>()`); cdpc launches kernels by name only")
-                .emit();
-            return None;
-        }
         let overloaded = self.cxx.overloads.get(&key).is_some_and(|set| set.len() > 1);
         if overloaded || self.cxx.methods.contains_key(&id) {
             let what = if overloaded { "an overloaded function" } else { "a member function" };
@@ -70,25 +65,6 @@ impl Context {
         Some(hir::Expr { kind: ExprKind::FuncAddr(id), ty: Type::FnPtr(Box::new(sig)), span })
     }
 
-    /// `p<<<...>>>(...)` where `p` is a variable holding a pointer to a function: `E0238`.
-    /// Whether it reported.
-    pub(super) fn launch_through_variable(&mut self, kernel: &ast::Ident) -> bool {
-        let ty = match self.lookup(&kernel.name) {
-            Some(Binding::Local(id)) => self.state().locals[id.0 as usize].ty.clone(),
-            Some(Binding::Global(id)) => self.globals[id.0 as usize].ty.clone(),
-            _ => return false,
-        };
-        if !ty.is_fn_ptr() {
-            return false;
-        }
-        let shown = self.show(&ty);
-        self.error(Code::LaunchThroughPointer, kernel.span, "cdpc cannot launch a kernel through a pointer")
-            .primary(format!("a variable of type {shown}"))
-            .note("launch the kernel by name, `k<<<grid, block>>>(...)`; nvcc 13.5 accepts a launch through a pointer to a kernel, cdpc does not")
-            .emit();
-        true
-    }
-
     /// `callee(args)` where `callee` is a pointer to a function.
     pub(super) fn call_indirect(&mut self, callee: hir::Expr, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
         let callee = self.rvalue(callee);
@@ -97,6 +73,19 @@ impl Context {
             self.error(Code::NotCallable, callee.span, format!("only functions and pointers to functions can be called; found {found}")).emit();
             return None;
         };
+        // nvcc 13.5 accepts `(&child)(p)` and compiles the kernel's body into the caller as a
+        // device function's: CUDA forbids calling a kernel, as a direct call of it does.
+        if let ExprKind::FuncAddr(id) = callee.kind {
+            let f = &self.functions[id.0 as usize];
+            if f.kind == FunctionKind::Kernel {
+                let (name, f_span) = (f.name.clone(), f.span);
+                self.error(Code::KernelCalledDirectly, span, format!("`{name}` is a `__global__` kernel and cannot be called through a pointer like a function"))
+                    .label(f_span, "declared `__global__` here")
+                    .note(format!("launch it, by name or through the pointer: `{name}<<<grid, block>>>(...)`"))
+                    .emit();
+                return None;
+            }
+        }
         if args.len() != sig.params.len() {
             let shown = self.show(&callee.ty);
             self.error(Code::CallArity, span, format!("the function pointed to takes {} arguments, but {} were given", sig.params.len(), args.len()))

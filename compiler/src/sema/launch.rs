@@ -2,7 +2,7 @@
 //! and the parameter-buffer layout it carries into code generation.
 
 use super::expr::{int_const, make, plural};
-use super::{Context, GlobalSymbol};
+use super::{Binding, Context, GlobalSymbol};
 use crate::diag::{Code, Span};
 use crate::front::ast;
 use crate::hir::{self, ExprKind, FunctionKind};
@@ -12,12 +12,74 @@ use crate::types::Type;
 
 impl Context {
     pub(super) fn launch(&mut self, kernel: &ast::Ident, template_args: Option<&[ast::TemplateArg]>, config: &[ast::Expr], config_span: Span, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+        // `k<<<...>>>(...)` where `k` is a variable: a launch through the pointer it holds.
+        if template_args.is_none() && matches!(self.lookup(&kernel.name), Some(Binding::Local(_) | Binding::Global(_))) {
+            let target = ast::Expr { kind: ast::ExprKind::Ident(kernel.clone()), span: kernel.span };
+            return self.launch_through(&target, config, config_span, args, span);
+        }
         let kernel_id = if self.templates.contains_key(&kernel.name) {
             self.launched_template(kernel, template_args, args)?
         } else {
             let id = self.launched_kernel(kernel)?;
             self.launched_overload(kernel, id, args)?
         };
+        let k = &self.functions[kernel_id.0 as usize];
+        let launched = Launched {
+            target: hir::LaunchTarget::Kernel(kernel_id),
+            params: k.param_types().cloned().collect(),
+            name: format!("`{}`", kernel.name),
+            defined: Some(k.span),
+        };
+        self.finish_launch(launched, config, config_span, args, span)
+    }
+
+    /// `target<<<...>>>(...)` where `target` is an expression that gives a pointer to a kernel
+    /// (`k`, `table[i]`, `(*k)`, `s.k`): its type, `void (*)(params)`, gives the parameters and
+    /// the buffer's layout, as nvcc's does. The address of a kernel, written as such, is
+    /// folded into a launch of that kernel; the address of a device function is refused (nvcc
+    /// refuses it too: "a function that is not __global__ cannot be launched").
+    pub(super) fn launch_through(&mut self, target: &ast::Expr, config: &[ast::Expr], config_span: Span, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+        let value = self.expr(target)?;
+        let value = self.rvalue(value);
+        let Type::FnPtr(sig) = value.ty.clone() else {
+            let found = self.show(&value.ty);
+            self.error(Code::LaunchOfNonKernel, value.span, format!("only kernels and pointers to kernels can be launched; found {found}"))
+                .primary("launched here")
+                .note("a launch through a pointer needs a `void (*)(...)` that holds a kernel's address, such as `void (*k)(int *) = child;`")
+                .emit();
+            return None;
+        };
+        if !sig.ret.is_void() {
+            let shown = self.show(&value.ty);
+            self.error(Code::LaunchOfNonKernel, value.span, format!("a pointer of type {shown} cannot point to a kernel"))
+                .primary("launched here")
+                .note("kernels return `void`: a pointer to a kernel has type `void (*)(...)`")
+                .emit();
+            return None;
+        }
+        let target = match value.kind {
+            ExprKind::FuncAddr(id) if self.functions[id.0 as usize].kind != FunctionKind::Kernel => {
+                let f = &self.functions[id.0 as usize];
+                let (name, f_span) = (f.name.clone(), f.span);
+                self.error(Code::LaunchOfNonKernel, value.span, format!("`{name}` is not a kernel"))
+                    .primary("a pointer to this device function is launched here")
+                    .label(f_span, "declared without `__global__`")
+                    .note("only `__global__` functions can be launched with `<<<...>>>`; call device functions directly")
+                    .emit();
+                return None;
+            }
+            ExprKind::FuncAddr(id) => hir::LaunchTarget::Kernel(id),
+            _ => hir::LaunchTarget::Pointer(Box::new(value.clone())),
+        };
+        let (name, defined) = match &target {
+            hir::LaunchTarget::Kernel(id) => (format!("`{}`", self.functions[id.0 as usize].name), Some(self.functions[id.0 as usize].span)),
+            hir::LaunchTarget::Pointer(_) => (format!("a kernel of type {}", self.show(&value.ty)), None),
+        };
+        self.finish_launch(Launched { target, params: sig.params.clone(), name, defined }, config, config_span, args, span)
+    }
+
+    /// The checks every launch gets, by name or through a pointer, and its HIR.
+    fn finish_launch(&mut self, launched: Launched, config: &[ast::Expr], config_span: Span, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
         if self.state().kind == FunctionKind::HostDevice {
             let function = self.current_function_name();
             self.error(Code::LaunchInHostDevice, span, format!("kernel launch inside `__host__ __device__` function `{function}`"))
@@ -25,14 +87,14 @@ impl Context {
                 .emit();
         }
         let configuration = self.launch_config(config, config_span);
-        let (params, kernel_span) = {
-            let k = &self.functions[kernel_id.0 as usize];
-            (k.param_types().cloned().collect::<Vec<_>>(), k.span)
-        };
+        let Launched { target, params, name, defined } = launched;
         if args.len() != params.len() {
-            self.error(Code::LaunchArity, span, format!("kernel `{}` takes {} argument{}, but {} were given", kernel.name, params.len(), plural(params.len()), args.len()))
-                .label(kernel_span, "kernel defined here")
-                .emit();
+            let launched = if defined.is_some() { format!("kernel {name}") } else { name.clone() };
+            let mut builder = self.error(Code::LaunchArity, span, format!("{launched} takes {} argument{}, but {} were given", params.len(), plural(params.len()), args.len()));
+            if let Some(defined) = defined {
+                builder = builder.label(defined, "kernel defined here");
+            }
+            builder.emit();
             return None;
         }
         let args = self.convert_args(args, &params, Code::LaunchArgumentType, "launch argument has the wrong type");
@@ -40,8 +102,8 @@ impl Context {
         self.check_child_visible_pointers(&args);
         let (grid, block, shared_mem, stream) = configuration?;
         let layout = param_layout(&params, self, &self.target);
-        self.check_buffer_size(&layout, kernel, kernel_span, span)?;
-        let launch = hir::Launch { kernel: kernel_id, grid, block, shared_mem, stream, args, layout, span };
+        self.check_buffer_size(&layout, &name, defined, span)?;
+        let launch = hir::Launch { target, grid, block, shared_mem, stream, args, layout, span };
         Some(make(ExprKind::Launch(Box::new(launch)), Type::Void, span))
     }
 
@@ -65,9 +127,6 @@ impl Context {
     }
 
     fn launched_kernel(&mut self, kernel: &ast::Ident) -> Option<hir::FuncId> {
-        if self.launch_through_variable(kernel) {
-            return None;
-        }
         match self.resolve_symbol(&kernel.name).map(|(symbol, _)| symbol) {
             Some(GlobalSymbol::Function(id)) if self.functions[id.0 as usize].kind == FunctionKind::Kernel => Some(id),
             Some(GlobalSymbol::Function(id)) => {
@@ -179,16 +238,25 @@ impl Context {
         }
     }
 
-    /// More than the documented 4 KB is a warning (the target's limit was checked where the
-    /// kernel is defined). The rule is
+    /// More than the documented 4 KB is a warning. A kernel's buffer over the target's limit
+    /// was reported where the kernel is defined, as nvcc does; a pointer's, here. The rule is
     /// [`ParamLayout::check_size`](crate::layout::ParamLayout::check_size), shared with embedders.
-    fn check_buffer_size(&mut self, layout: &crate::layout::ParamLayout, kernel: &ast::Ident, kernel_span: Span, span: Span) -> Option<()> {
+    fn check_buffer_size(&mut self, layout: &crate::layout::ParamLayout, name: &str, defined: Option<Span>, span: Span) -> Option<()> {
         match layout.check_size(&self.target) {
-            // Reported once, at the kernel's definition, as nvcc does.
+            Err(e) if defined.is_none() => {
+                let (sm, bits) = (self.target.sm, self.target.address_size.pointer_bytes() * 8);
+                self.error(Code::ParamBufferTooLarge, span, format!("the parameters of {name} need {} bytes, more than the {} a launch can pass", e.size, e.limit))
+                    .note(format!("the limit for {sm} at {bits}-bit addresses is {} bytes; pass large data through a pointer to global memory", e.limit))
+                    .emit();
+                None
+            }
             Err(_) => None,
             Ok(Some(over)) => {
-                self.error(Code::ParamBufferOver4K, span, format!("the parameters of `{}` need {} bytes, more than 4096", kernel.name, over.size))
-                    .label(kernel_span, "parameters declared here")
+                let mut builder = self.error(Code::ParamBufferOver4K, span, format!("the parameters of {name} need {} bytes, more than 4096", over.size));
+                if let Some(defined) = defined {
+                    builder = builder.label(defined, "parameters declared here");
+                }
+                builder
                     .note("CUDA 12.1 and newer accept up to 32764 bytes on sm_70+, but older runtimes refuse buffers over 4 KB")
                     .note("`--strict-param-limit` makes this an error")
                     .emit();
@@ -197,4 +265,13 @@ impl Context {
             Ok(None) => Some(()),
         }
     }
+}
+
+/// What a launch launches, as sema checks it: the HIR target, the parameters its arguments
+/// convert to, how messages name it, and where the kernel is defined when it is known.
+struct Launched {
+    target: hir::LaunchTarget,
+    params: Vec<Type>,
+    name: String,
+    defined: Option<Span>,
 }

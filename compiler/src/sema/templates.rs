@@ -159,11 +159,22 @@ impl Context {
     }
 
     /// `f<...>` anywhere but before a call's `(` or a launch's `<<<`.
-    pub(super) fn template_as_value(&mut self, name: &ast::Ident, span: Span) -> Option<hir::Expr> {
-        self.error(Code::TemplateUnsupported, span, format!("`{}` is a function template, not a value", name.name))
-            .note("cdpc has no function pointers; call it, `f<T>(...)`, or launch it, `k<N><<<grid, block>>>(...)`")
-            .emit();
-        None
+    /// `f<int>` or `k<128>` as a value: the address of that instance, a pointer to a device
+    /// function or a kernel, when every template argument is written (cdpc does not deduce
+    /// them from the type the pointer converts to, as C++ does).
+    pub(super) fn template_as_value(&mut self, name: &ast::Ident, explicit: Option<&[ast::TemplateArg]>, span: Span) -> Option<hir::Expr> {
+        let def = self.template_def(name)?;
+        let known = self.explicit_template_args(&def, name, explicit)?;
+        let Some(args) = known.into_iter().collect::<Option<Vec<_>>>() else {
+            self.error(Code::TemplateUnsupported, span, format!("`{}` is a function template, not a value, until all its template arguments are given", name.name))
+                .note("write them all, `f<int, 4>`: cdpc does not deduce them from the pointer's type")
+                .emit();
+            return None;
+        };
+        let id = self.instantiate(&def, args, name.span)?;
+        let f = &self.functions[id.0 as usize];
+        let sig = crate::types::FnSig { ret: f.return_type.clone(), params: f.param_types().cloned().collect() };
+        Some(hir::Expr { kind: hir::ExprKind::FuncAddr(id), ty: Type::FnPtr(Box::new(sig)), span })
     }
 
     /// A call of a function template: `f<int>(p)` or `f(p)`.

@@ -2,7 +2,7 @@
 //! Diagnostics are covered by the ui tests in tests/ui.
 
 use super::{analyze, SemaOptions};
-use crate::hir::{ExprKind, Stmt};
+use crate::hir::{self, Expr, ExprKind, Stmt};
 use crate::types::{DisplayType, Type};
 
 /// The type sema gives `expr`, evaluated in a device function with the given parameters.
@@ -450,4 +450,33 @@ __device__ void probe(struct Ops o, struct Ops *p) { o.f(1, 2); p->g(4); (*o.g)(
     let probe = module.functions.iter().find(|f| f.name == "probe").unwrap();
     let calls = probe.body.as_ref().unwrap().stmts.iter().filter(|s| matches!(s, Stmt::Expr(e) if matches!(e.kind, ExprKind::CallIndirect { .. }) && e.ty == Type::INT)).count();
     assert_eq!(calls, 3);
+}
+
+/// A launch through a pointer keeps the pointer's value as its target and takes its layout
+/// from the pointer's type, as nvcc's parameter buffer does; the address of a kernel written
+/// as such is folded into a launch of that kernel.
+#[test]
+fn launches_through_pointers_take_the_pointer_type_s_layout() {
+    let source = "struct S { int a; double b; };
+                  __global__ void child(struct S s, int *p) { p[0] = s.a; }
+                  __device__ void (*table[1])(struct S, int *) = { child };
+                  __global__ void parent(int *p, int i) { struct S s; s.a = 1; s.b = 2.0; table[i]<<<1, 1>>>(s, p); (&child)<<<1, 1>>>(s, p); }";
+    let (unit, _) = crate::front::parse(source);
+    let (module, diagnostics) = analyze(&unit.unwrap(), &SemaOptions::default());
+    let module = module.unwrap_or_else(|| panic!("{diagnostics:?}"));
+    let body = module.functions[1].body.as_ref().unwrap();
+    let launches: Vec<&hir::Launch> = body
+        .stmts
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::Expr(Expr { kind: ExprKind::Launch(l), .. }) => Some(&**l),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(launches.len(), 2);
+    let hir::LaunchTarget::Pointer(target) = &launches[0].target else { panic!("{:?}", launches[0].target) };
+    assert!(matches!(target.ty, Type::FnPtr(_)), "{:?}", target.ty);
+    assert_eq!(launches[0].layout.offsets, [0, 16]);
+    assert_eq!((launches[0].layout.size, launches[0].layout.align), (24, 8));
+    assert_eq!(launches[1].kernel(), Some(hir::FuncId(0)));
 }
