@@ -279,8 +279,9 @@ fn thresholding_runs_small_children_in_place_with_remarks_at_their_lines() {
 }
 
 /// `-faggregate-launches=warp` applies to CUDA C++: each child gets an aggregated kernel
-/// `C__agg` that the warp's leader launches; `=block` and `=grid` aggregate per warp with
-/// `R0501` at each launch's line, the IR pipeline having no end-of-block rewrite yet.
+/// `C__agg` that the warp's leader launches; at `=block` the parent's threads record their
+/// launches in shared memory and one thread launches them at the end of the block, at `=grid`
+/// the grid's last block does, after finding its grid's entry by `%gridid`.
 #[test]
 fn warp_aggregation_gives_each_child_an_aggregated_kernel() {
     if !tools_ready() {
@@ -296,8 +297,19 @@ fn warp_aggregation_gives_each_child_an_aggregated_kernel() {
     }
     assert!(ptx[ptx.find(".entry _Z6parentPii(").unwrap()..].contains(".maxnreg 64"), "{ptx}");
     assert!(ptx.contains("vote.sync.ballot.b32") && ptx.contains("shfl.sync.idx.b32"), "{ptx}");
-    let options = CompileOptions { aggregate: cdpc::aggregate::Granularity::Block, ..options };
-    let compiled = driver::compile(&source, &options).unwrap();
-    let remarks: Vec<(&str, &str)> = compiled.warnings.iter().map(|d| (d.code.as_str(), &source[d.labels[0].span.range()])).collect();
-    assert_eq!(remarks, [("R0501", "fill"), ("R0501", "with_barrier")]);
+    for granularity in [cdpc::aggregate::Granularity::Block, cdpc::aggregate::Granularity::Grid] {
+        let options = CompileOptions { aggregate: granularity, ..options.clone() };
+        let compiled = driver::compile(&source, &options).unwrap();
+        assert!(compiled.warnings.is_empty(), "{granularity:?}: {:?}", compiled.warnings);
+        let ptx = String::from_utf8(compiled.output).unwrap();
+        let parent = &ptx[ptx.find(".entry _Z6parentPii(").expect("the parent")..];
+        let parent = &parent[..parent.find("\n}\n").unwrap()];
+        // Both sites record into shared tables; the block meets at barriers; no warp vote.
+        assert!(ptx.contains(".shared .align 16 .b8 _Z6parentPii__agg0_table[") && ptx.contains("_Z6parentPii__agg1_table["), "{ptx}");
+        assert!(parent.contains("bar.sync") && !parent.contains("vote.sync.ballot"), "{parent}");
+        assert_eq!(parent.contains("%gridid"), granularity == cdpc::aggregate::Granularity::Grid, "{parent}");
+        for kernel in ["_Z4fillPii__agg", "_Z12with_barrierPi__agg"] {
+            assert!(ptx.contains(&format!(".entry {kernel}(")), "{kernel}:\n{ptx}");
+        }
+    }
 }

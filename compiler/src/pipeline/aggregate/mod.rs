@@ -1,9 +1,15 @@
-//! Launch aggregation at warp granularity on LLVM IR (`-faggregate-launches=warp`): the
-//! threads of a warp that reach a launch together make one launch of `C__agg`, a kernel whose
-//! blocks each find the launch they stand for and run the child's body with its `threadIdx`,
-//! `blockIdx`, `blockDim`, `gridDim` and arguments. The semantics are those of the HIR pass
-//! for `.cdp` sources (`crate::aggregate::warp`, docs/AGGREGATION.md); this pass gives them to
-//! every front end that writes LLVM IR.
+//! Launch aggregation on LLVM IR (`-faggregate-launches=`), at the three granularities of the
+//! HIR pass for `.cdp` sources (`crate::aggregate`, docs/AGGREGATION.md), whose semantics it
+//! gives to every front end that writes LLVM IR: this file decides which launches are taken
+//! ([`aggregate`]), builds the aggregated kernel `C__agg` of each child and does warp
+//! granularity; [`block`] records a kernel's launches and launches them at the end of the
+//! block; [`grid`] hands each block's records on to the grid's last block.
+//!
+//! # Warp granularity
+//!
+//! The threads of a warp that reach a launch together make one launch of `C__agg`, a kernel
+//! whose blocks each find the launch they stand for and run the child's body with its
+//! `threadIdx`, `blockIdx`, `blockDim`, `gridDim` and arguments.
 //!
 //! A recognised launch `C<<<g, b, S>>>(args)` into the NULL stream, `S` a constant, becomes a
 //! call of the always-inline helper `C__warp(args block, g, b)`:
@@ -42,6 +48,10 @@
 //! in the documented types. A kernel that reaches a rewritten site, and `C__agg`, are capped
 //! at 64 registers unless they have launch bounds.
 //!
+//! At block and grid granularity the same `C__agg` runs the records, and the launches block
+//! granularity cannot delay get `R0500` ([`block`]); a kernel that reads launch errors is
+//! aggregated per warp, at its sites, with `R0501`.
+//!
 //! Invariant: with aggregation off, or no launch to take, the module is untouched; afterwards
 //! every launch left (the helpers' among them) is in the documented shape.
 
@@ -66,6 +76,9 @@ const OFF_DONE: u64 = 4;
 const OFF_GRID: u64 = 8;
 const OFF_BLOCK: u64 = 20;
 
+mod block;
+mod grid;
+
 /// What the aggregation of one child needs.
 struct Child<'ctx> {
     child: FunctionValue<'ctx>,
@@ -81,6 +94,8 @@ struct Child<'ctx> {
     /// the child's static pool, else the heap, and back ([`pool`]).
     table: FunctionValue<'ctx>,
     give_back: FunctionValue<'ctx>,
+    /// At grid granularity, the arena of the grid's records ([`grid`]).
+    arena: Option<grid::Arena<'ctx>>,
 }
 
 /// Records per chunk of a pool: a warp's table.
@@ -96,14 +111,17 @@ const MAX_POOL_BYTES: u64 = 8 << 20;
 /// bit with `atomicOr`, starting at a word its SM and warp pick, and takes the heap when every
 /// chunk is taken; a table is given back with `atomicAnd` if it lies in the pool, `free`
 /// otherwise. Returns the two always-inline functions.
-fn pool<'ctx>(module: &Module<'ctx>, name: &str, stride: u64, entries: &Entries<'ctx>) -> (FunctionValue<'ctx>, FunctionValue<'ctx>) {
+/// Without `use_pool` (a child launched only at the end of blocks, whose tables come from
+/// `malloc`), both are the heap's.
+/// A table in `arena` is given back by releasing the arena.
+fn pool<'ctx>(module: &Module<'ctx>, name: &str, stride: u64, entries: &Entries<'ctx>, use_pool: bool, arena: Option<&grid::Arena<'ctx>>) -> (FunctionValue<'ctx>, FunctionValue<'ctx>) {
     let ctx = module.get_context();
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
     let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
     let c32 = |v: u64| i32t.const_int(v, false);
     let c64 = |v: u64| i64t.const_int(v, false);
     let chunk_bytes = stride * CHUNK_RECORDS;
-    let chunks = MAX_CHUNKS.min(MAX_POOL_BYTES / chunk_bytes.max(1)) / 32 * 32;
+    let chunks = if use_pool { MAX_CHUNKS.min(MAX_POOL_BYTES / chunk_bytes.max(1)) / 32 * 32 } else { 0 };
     let words = chunks / 32;
     let inline = |f: FunctionValue<'ctx>| f.add_attribute(AttributeLoc::Function, ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0));
     let table = module.add_function(&format!("{name}__agg_table"), ptr.fn_type(&[i64t.into()], false), Some(Linkage::Internal));
@@ -116,13 +134,26 @@ fn pool<'ctx>(module: &Module<'ctx>, name: &str, stride: u64, entries: &Entries<
     bytes.set_name("bytes");
     given.set_name("table");
     let heap = |b: &inkwell::builder::Builder<'ctx>| ok(b.build_call(entries.malloc, &[bytes.into()], "heap")).try_as_basic_value().basic().expect("a pointer");
+    // A table not in the pool: the arena's is released, any other freed.
+    let to_heap = |b: &inkwell::builder::Builder<'ctx>| {
+        if let Some(arena) = arena {
+            let e = block::Emit { module, f: give_back, b };
+            e.if_then(arena.contains(b, given), || {
+                arena.release(&e);
+                ok(b.build_return(None));
+                // the `if`'s closing branch lands in a block of its own
+                b.position_at_end(ctx.append_basic_block(give_back, "released"));
+            });
+        }
+        ok(b.build_call(entries.free, &[given.into()], ""));
+        ok(b.build_return(None));
+    };
     if words == 0 {
         // Records too large for even one word of chunks: the heap.
         b.position_at_end(ctx.append_basic_block(table, "entry"));
         ok(b.build_return(Some(&heap(&b))));
         b.position_at_end(ctx.append_basic_block(give_back, "entry"));
-        ok(b.build_call(entries.free, &[given.into()], ""));
-        ok(b.build_return(None));
+        to_heap(&b);
         return (table, give_back);
     }
     let global = |name: String, ty: inkwell::types::ArrayType<'ctx>, align: u32| {
@@ -190,23 +221,22 @@ fn pool<'ctx>(module: &Module<'ctx>, name: &str, stride: u64, entries: &Entries<
 
     // give back: into the pool when the table lies in it, else to the heap.
     let bb = |name: &str| ctx.append_basic_block(give_back, name);
-    let (entry, to_pool, to_heap) = (bb("entry"), bb("pool"), bb("heap"));
+    let (entry, to_pool, heap_bb) = (bb("entry"), bb("pool"), bb("heap"));
     b.position_at_end(entry);
     let first = ok(b.build_ptr_to_int(records, i64t, "first"));
     let at = ok(b.build_ptr_to_int(given, i64t, "at"));
     let offset = ok(b.build_int_sub(at, first, "offset"));
     // Unsigned: a table below the pool wraps to a large offset.
     let inside = ok(b.build_int_compare(IntPredicate::ULT, offset, c64(chunks * chunk_bytes), "in.pool"));
-    ok(b.build_conditional_branch(inside, to_pool, to_heap));
+    ok(b.build_conditional_branch(inside, to_pool, heap_bb));
     b.position_at_end(to_pool);
     let chunk = ok(b.build_int_truncate(ok(b.build_int_unsigned_div(offset, c64(chunk_bytes), "chunk64")), i32t, "chunk"));
     let bit = ok(b.build_left_shift(c32(1), ok(b.build_int_unsigned_rem(chunk, c32(32), "bit")), "mask"));
     let wp = word_at(&b, ok(b.build_int_unsigned_div(chunk, c32(32), "w")));
     ok(b.build_atomicrmw(AtomicRMWBinOp::And, wp, ok(b.build_not(bit, "keep")), AtomicOrdering::SequentiallyConsistent));
     ok(b.build_return(None));
-    b.position_at_end(to_heap);
-    ok(b.build_call(entries.free, &[given.into()], ""));
-    ok(b.build_return(None));
+    b.position_at_end(heap_bb);
+    to_heap(&b);
     (table, give_back)
 }
 
@@ -268,7 +298,7 @@ fn why_not(l: &Launch<'_>, data: &TargetData) -> Option<String> {
 
 /// Whether `child` or anything it calls may wait at a block barrier: a barrier intrinsic,
 /// a cooperative-groups entry point, inline assembly, or a call this pass cannot see into.
-fn may_sync(child: FunctionValue<'_>) -> bool {
+pub(super) fn may_sync(child: FunctionValue<'_>) -> bool {
     let mut seen = HashSet::new();
     let mut stack = vec![child];
     while let Some(f) = stack.pop() {
@@ -296,10 +326,10 @@ fn may_sync(child: FunctionValue<'_>) -> bool {
     false
 }
 
-/// Aggregates the launches the threads of a warp make together (module docs); returns the
-/// `R0500` remarks of the launches it leaves alone, and `R0501` for each site it takes when
-/// `asked` is block or grid granularity, which the IR pipeline does not have yet.
-pub fn warp(module: &Module<'_>, asked: crate::aggregate::Granularity, source: &SourceText) -> Vec<Diagnostic> {
+/// Aggregates launches at `asked` granularity (module docs, [`block`], [`grid`]); returns the
+/// `R0500` remarks of the launches it leaves alone and the `R0501` remarks of those it
+/// aggregates per warp instead of per block or grid.
+pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: crate::aggregate::Granularity, source: &SourceText) -> Vec<Diagnostic> {
     use crate::aggregate::Granularity;
     if asked == Granularity::Off {
         return Vec::new();
@@ -309,8 +339,13 @@ pub fn warp(module: &Module<'_>, asked: crate::aggregate::Granularity, source: &
         return Vec::new();
     }
     let data = TargetData::create(&module.get_data_layout().as_str().to_string_lossy());
-    let place = |d: Diagnostic, l: &Launch| source.place(d, l.call, &l.function.get_name().to_string_lossy());
-    let name_of = |l: &Launch| l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref())).map_or_else(|| "a kernel".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())));
+    // A launch in a helper (thresholding's) is placed at the helper's call, where its line is.
+    let place = |d: Diagnostic, l: &Launch<'ctx>| {
+        let (f, at) = block::host(module, l);
+        source.place(d, at, &f.get_name().to_string_lossy())
+    };
+    let child_of = |l: &Launch<'_>| l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref()));
+    let name_of = |l: &Launch| child_of(l).map_or_else(|| "a kernel".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())));
     let mut remarks = Vec::new();
     let mut taken = Vec::new();
     for l in &launches {
@@ -320,28 +355,28 @@ pub fn warp(module: &Module<'_>, asked: crate::aggregate::Granularity, source: &
         }
     }
     let Some(entries) = (!taken.is_empty()).then(|| Entries::find(module)).flatten() else {
-        if !taken.is_empty() {
-            for l in &taken {
-                let d = Diagnostic::new(Code::AggregationRemark, Span::new(0, 0), format!("launch of {} not aggregated", name_of(l))).with_primary_message("the module declares `malloc`, `free` or `cudaGetParameterBuffer` with other types");
-                remarks.push(place(d, l));
-            }
+        for l in &taken {
+            let d = Diagnostic::new(Code::AggregationRemark, Span::new(0, 0), format!("launch of {} not aggregated", name_of(l))).with_primary_message("the module declares `malloc`, `free` or `cudaGetParameterBuffer` with other types");
+            remarks.push(place(d, l));
         }
         return remarks;
     };
-    if asked != Granularity::Warp {
-        let what = if asked == Granularity::Block { "block" } else { "grid" };
-        for l in &taken {
-            let d = Diagnostic::new(Code::AggregatedPerWarp, Span::new(0, 0), format!("launch of {} aggregated per warp, at its site", name_of(l)))
-                .with_primary_message(format!("{what} granularity is not yet applied to CUDA C++ (LLVM IR): its launches are aggregated per warp"));
-            remarks.push(place(d, l));
+    let (at_site, kernels) = if asked == Granularity::Warp {
+        (taken, Vec::new())
+    } else {
+        let plan = block::plan(module, &launches, &taken, asked == Granularity::Grid, &data);
+        for (l, code, message, why) in plan.remarks {
+            remarks.push(place(Diagnostic::new(code, Span::new(0, 0), message).with_primary_message(why), &l));
         }
-    }
+        (plan.at_site, plan.kernels)
+    };
     // One aggregated kernel per child, declared before the sites call it.
     let ctx = module.get_context();
     let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
     let mut children: Vec<Child> = Vec::new();
-    for l in &taken {
-        let child = l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref())).expect("checked");
+    let block_sites = kernels.iter().flat_map(|k| k.sites.iter());
+    for l in at_site.iter().chain(block_sites) {
+        let child = child_of(l).expect("checked");
         if children.iter().any(|c| c.child == child) {
             continue;
         }
@@ -349,7 +384,7 @@ pub fn warp(module: &Module<'_>, asked: crate::aggregate::Granularity, source: &
         // Arguments are read and copied a byte at a time (`load_arguments`): a record needs
         // only its header's alignment.
         let args_at = HEADER;
-        let stride = (args_at + end).div_ceil(16) * 16;
+        let stride = block::record_stride(child, &data);
         let name = format!("{}__agg", child.get_name().to_string_lossy());
         let agg = module.add_function(&name, ctx.void_type().fn_type(&[ptr.into(), ctx.i32_type().into()], false), Some(Linkage::Internal));
         agg.set_call_conventions(crate::back::device_launch::PTX_KERNEL_CALL_CONV);
@@ -360,16 +395,36 @@ pub fn warp(module: &Module<'_>, asked: crate::aggregate::Granularity, source: &
             }
         }
         agg.add_attribute(AttributeLoc::Function, ctx.create_string_attribute("nvvm.maxnreg", &crate::aggregate::REGISTER_CAP.to_string()));
-        let (table, give_back) = pool(module, &child.get_name().to_string_lossy(), stride, &entries);
-        children.push(Child { child, agg, layout, args_at, args_size: end, stride, syncs: may_sync(child), table, give_back });
+        let warp_sites = at_site.iter().any(|l| child_of(l) == Some(child));
+        let grid_sites = asked == Granularity::Grid && kernels.iter().flat_map(|k| k.sites.iter()).any(|l| child_of(l) == Some(child));
+        let cname = child.get_name().to_string_lossy().into_owned();
+        let arena = if grid_sites { grid::Arena::declare(module, &cname, stride) } else { None };
+        let (table, give_back) = pool(module, &cname, stride, &entries, warp_sites, arena.as_ref());
+        children.push(Child { child, agg, layout, args_at, args_size: end, stride, syncs: may_sync(child), table, give_back, arena });
     }
+    let index_of = |l: &Launch| children.iter().position(|c| Some(c.child) == child_of(l)).expect("declared above");
     let mut rewritten = HashSet::new();
-    for l in &taken {
-        let child = l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref())).expect("checked");
-        let c = children.iter().find(|c| c.child == child).expect("declared above");
-        let helper = helper(module, l, c, &entries);
+    for l in &at_site {
+        let helper = helper(module, l, &children[index_of(l)], &entries);
         replace_by_helper(module, l, helper, "agg");
         rewritten.insert(l.function);
+    }
+    // The end of each block of the kernels aggregated per block or grid, built while their
+    // launches are still there to copy; then the launches become records.
+    let mut ends = Vec::new();
+    for k in &kernels {
+        let states: Vec<block::SiteState> = k.sites.iter().enumerate().map(|(n, l)| block::site_state(module, k.kernel, n, l, index_of(l), &children[index_of(l)], k.cap)).collect();
+        let kname = k.kernel.get_name().to_string_lossy().into_owned();
+        let eob = if asked == Granularity::Grid {
+            grid::end_of_grid(module, &kname, &states, &children, &entries)
+        } else {
+            block::end_of_block(module, &kname, &states, k.end, &|e, tid, n, barriers| block::block_tail(e, tid, n, barriers, &states, &children, &entries))
+        };
+        for s in &states {
+            replace_by_helper(module, &s.launch, s.record, "agg");
+        }
+        rewritten.insert(k.kernel);
+        ends.push((k.kernel, eob));
     }
     // The copies run by the aggregated kernels, made after the sites so that a child that
     // launches itself aggregates its own launches too.
@@ -379,6 +434,16 @@ pub fn warp(module: &Module<'_>, asked: crate::aggregate::Granularity, source: &
     let copies = clone::clone_with_builtins(module, &originals, "aggregated");
     for (c, copy) in children.iter().zip(copies) {
         fill_agg(module, c, copy, &data);
+        rewritten.insert(c.agg);
+    }
+    // Every thread of a kernel with records reaches its end; so does every thread of the
+    // aggregated clone of such a kernel, whose copy of the kernel records the same sites (a
+    // clone's block stands for one block of the kernel).
+    for (k, eob) in &ends {
+        block::wrap(module, *k, eob);
+        if let Some(c) = children.iter().find(|c| c.child == *k) {
+            block::wrap(module, c.agg, eob);
+        }
     }
     cap_registers(module, &rewritten);
     remarks
@@ -584,27 +649,7 @@ fn launch_agg_kernel<'ctx>(
     ok(b.build_store(buf, table));
     ok(b.build_store(byte_gep(b, buf, i64t.const_int(8, false), "agg.count"), n));
     // The dims as the site's launch takes them.
-    let dim3 = ctx.struct_type(&[i32t.into(), i32t.into(), i32t.into()], false);
-    let dims = |x: IntValue<'ctx>, by_pointer: bool, name: &str| -> BasicValueEnum<'ctx> {
-        let mut v = dim3.get_poison();
-        for (k, e) in [x, c32(1), c32(1)].into_iter().enumerate() {
-            v = ok(b.build_insert_value(v, e, k as u32, name)).into_struct_value();
-        }
-        if by_pointer {
-            // In the entry block, as allocas belong (the helper is inlined into loops).
-            let at_entry = ctx.create_builder();
-            let entry = f.get_first_basic_block().expect("the helper's entry");
-            match entry.get_first_instruction() {
-                Some(first) => at_entry.position_before(&first),
-                None => at_entry.position_at_end(entry),
-            }
-            let slot = ok(at_entry.build_alloca(dim3, &format!("{name}.slot")));
-            ok(b.build_store(slot, v));
-            slot.into()
-        } else {
-            v.into()
-        }
-    };
+    let dims = |x: IntValue<'ctx>, by_pointer: bool, name: &str| dims_value(module, b, f, [x, c32(1), c32(1)], by_pointer, name);
     let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
     let grid = dims(total, operand(2).is_pointer_value(), "agg.grid");
     let block = dims(threads, operand(3).is_pointer_value(), "agg.block");
@@ -620,6 +665,31 @@ fn launch_agg_kernel<'ctx>(
     let phi = ok(b.build_phi(i32t, "agg.result"));
     phi.add_incoming(&[(&status, fill), (&c32(crate::back::device_launch::LAUNCH_SKIPPED_STATUS as u64), skip)]);
     phi.as_basic_value().into_int_value()
+}
+
+/// The dims `v` at `b`'s position in `f`, as a launch takes them: a `{ i32, i32, i32 }`
+/// value, or `by_pointer` the address of one (an alloca in `f`'s entry block).
+fn dims_value<'ctx>(module: &Module<'ctx>, b: &inkwell::builder::Builder<'ctx>, f: FunctionValue<'ctx>, v: [IntValue<'ctx>; 3], by_pointer: bool, name: &str) -> BasicValueEnum<'ctx> {
+    let ctx = module.get_context();
+    let i32t = ctx.i32_type();
+    let dim3 = ctx.struct_type(&[i32t.into(), i32t.into(), i32t.into()], false);
+    let mut agg = dim3.get_poison();
+    for (k, e) in v.into_iter().enumerate() {
+        agg = ok(b.build_insert_value(agg, e, k as u32, name)).into_struct_value();
+    }
+    if !by_pointer {
+        return agg.into();
+    }
+    // In the entry block, as allocas belong (the helpers are inlined into loops).
+    let at_entry = ctx.create_builder();
+    let entry = f.get_first_basic_block().expect("a function with a body");
+    match entry.get_first_instruction() {
+        Some(first) => at_entry.position_before(&first),
+        None => at_entry.position_at_end(entry),
+    }
+    let slot = ok(at_entry.build_alloca(dim3, &format!("{name}.slot")));
+    ok(b.build_store(slot, agg));
+    slot.into()
 }
 
 /// The body of `C__agg(records, count)` (module docs), calling `copy`, the child's copy that
