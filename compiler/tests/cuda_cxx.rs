@@ -313,3 +313,37 @@ fn warp_aggregation_gives_each_child_an_aggregated_kernel() {
         }
     }
 }
+
+/// Block and grid granularity on Clang's IR: a kernel that launches itself after some threads
+/// returned and the rest met at a barrier ends its blocks with its last thread at `=block`
+/// (and its aggregated clone too) and is left alone at `=grid`; a launch in a loop is left
+/// alone at both; each remark at its launch's line.
+#[test]
+fn block_and_grid_aggregation_take_what_the_hir_passes_take() {
+    if !tools_ready() {
+        return;
+    }
+    let (file, source) = sample("block_grid.cu");
+    let line_of = |d: &cdpc::diag::Diagnostic| {
+        let line = source[..d.labels[0].span.start as usize].lines().count();
+        source.lines().nth(line - 1).unwrap().trim().to_string()
+    };
+    let hint = "(-faggregate-launches=warp would aggregate it)";
+    let looped = ("R0500", "leaf<<<1, 32>>>(out, i);".to_string(), format!("the launch is inside a loop: a thread may launch more than once {hint}"));
+    let block = CompileOptions { aggregate: cdpc::aggregate::Granularity::Block, pass_remarks: true, ..ptx_options(&file) };
+    let compiled = driver::compile(&source, &block).unwrap();
+    let remarks: Vec<(&str, String, String)> = compiled.warnings.iter().map(|d| (d.code.as_str(), line_of(d), d.labels[0].message.clone())).collect();
+    assert_eq!(remarks, [looped.clone()]);
+    let ptx = String::from_utf8(compiled.output).unwrap();
+    for kernel in ["_Z4treePii(", "_Z4treePii__agg("] {
+        let body = &ptx[ptx.find(&format!(".entry {kernel}")).expect(kernel)..];
+        let body = &body[..body.find("\n}\n").unwrap()];
+        assert!(body.contains("_Z4treePii__agg_arrived") && body.contains("atom.shared.add.u32"), "{kernel}: {body}");
+    }
+    let grid = CompileOptions { aggregate: cdpc::aggregate::Granularity::Grid, ..block };
+    let compiled = driver::compile(&source, &grid).unwrap();
+    let mut remarks: Vec<(&str, String, String)> = compiled.warnings.iter().map(|d| (d.code.as_str(), line_of(d), d.labels[0].message.clone())).collect();
+    remarks.sort();
+    let early = ("R0500", "tree<<<2, 64>>>(out, level - 1);".to_string(), "`tree` returns early and calls `__syncthreads`: grid granularity leaves it alone (-faggregate-launches=block or =warp would aggregate it)".to_string());
+    assert_eq!(remarks, [looped, early]);
+}

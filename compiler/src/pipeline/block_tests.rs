@@ -117,6 +117,15 @@ fn loops_device_functions_and_other_null_stream_launches_are_left_alone_with_r05
     let both = format!("{HEAD}{CHILD}{second}{third}");
     let (_, remarks) = aggregated(&both, Granularity::Block);
     assert!(remarks.contains(&"R0500: launch of `child` not aggregated: `second` also launches `child` into the NULL stream without aggregation; delaying this launch would reorder them".to_string()), "{remarks:?}");
+    // A launch in a loop of a helper that counts as the kernel's is in a loop too.
+    let helper_loop = looped.replace("define ptx_kernel void @parent(ptr %p, i32 %n, ptr %s)", "define internal void @helper(ptr %p, i32 %n, ptr %s) alwaysinline");
+    let caller = "define ptx_kernel void @parent(ptr %p, i32 %n, ptr %s) {\n  call void @helper(ptr %p, i32 %n, ptr %s)\n  ret void\n}\n";
+    let (_, remarks) = aggregated(&format!("{helper_loop}{caller}"), Granularity::Block);
+    assert_eq!(remarks, [format!("R0500: launch of `child` not aggregated: the launch is inside a loop: a thread may launch more than once {hint}")]);
+    // A kernel whose threads may `exit`: they would never reach the end of the block.
+    let exiting = program().replace("done:\n  ret void", "done:\n  call void asm sideeffect \"exit;\", \"\"()\n  ret void");
+    let (_, remarks) = aggregated(&exiting, Granularity::Block);
+    assert_eq!(remarks, ["R0500: launch of `child` not aggregated: `parent` may end a thread with `exit`, which would never reach the end of the block the others wait at"]);
 }
 
 #[test]

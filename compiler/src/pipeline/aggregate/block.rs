@@ -91,7 +91,13 @@ pub(super) struct Plan<'ctx> {
 /// launch in an always-inline helper called once (thresholding's `C__threshold`) is in that
 /// helper's caller, at the call.
 pub(super) fn host<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>) -> (FunctionValue<'ctx>, InstructionValue<'ctx>) {
+    *chain(module, l).last().expect("the launch itself")
+}
+
+/// The launch, then each call of the helper it is in (as [`host`] climbs), innermost first.
+fn chain<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>) -> Vec<(FunctionValue<'ctx>, InstructionValue<'ctx>)> {
     let (mut f, mut at) = (l.function, l.call);
+    let mut out = vec![(f, at)];
     let inline = Attribute::get_named_enum_kind_id("alwaysinline");
     for _ in 0..8 {
         if is_kernel(f) || f.get_linkage() != Linkage::Internal || f.get_enum_attribute(AttributeLoc::Function, inline).is_none() {
@@ -100,14 +106,15 @@ pub(super) fn host<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>) -> (FunctionVa
         let calls: Vec<(FunctionValue, InstructionValue)> = calls_of(module, f);
         let uses = count_uses(f.as_value_ref());
         match calls.as_slice() {
-            [(caller, call)] if uses == 1 && *caller != f => {
+            [(caller, call)] if uses == 1 && *caller != f && !out.iter().any(|(g, _)| g == caller) => {
                 f = *caller;
                 at = *call;
+                out.push((f, at));
             }
             _ => break,
         }
     }
-    (f, at)
+    out
 }
 
 fn count_uses(v: inkwell::llvm_sys::prelude::LLVMValueRef) -> usize {
@@ -207,6 +214,27 @@ fn is_inline_asm(call: InstructionValue<'_>) -> bool {
     }
 }
 
+/// Whether `f` may end its thread with PTX `exit` (`llvm.nvvm.exit`, or inline assembly that
+/// says `exit`): such a thread never reaches the end of the block that the others wait at.
+fn exits(f: FunctionValue<'_>) -> bool {
+    f.get_basic_blocks().iter().flat_map(|b| b.get_instructions()).filter(|i| i.get_opcode() == InstructionOpcode::Call).any(|call| {
+        if called_function(call.as_value_ref()).and_then(as_function).is_some_and(|t| value_name(t.as_value_ref()) == "llvm.nvvm.exit") {
+            return true;
+        }
+        // SAFETY: the callee operand of a live call, and the template of inline assembly.
+        unsafe {
+            let callee = inkwell::llvm_sys::core::LLVMGetCalledValue(call.as_value_ref());
+            if callee.is_null() || inkwell::llvm_sys::core::LLVMIsAInlineAsm(callee).is_null() {
+                return false;
+            }
+            let mut len = 0;
+            let text = inkwell::llvm_sys::core::LLVMGetInlineAsmAsmString(callee, &mut len);
+            let bytes = if text.is_null() { &[][..] } else { std::slice::from_raw_parts(text.cast::<u8>(), len) };
+            String::from_utf8_lossy(bytes).split(|c: char| !c.is_ascii_alphanumeric() && c != '_').any(|w| w == "exit")
+        }
+    })
+}
+
 /// The device runtime's function a call names, by its C name or its symbol.
 fn runtime_fn(name: &str) -> Option<RuntimeFn> {
     RuntimeFn::ALL.iter().copied().find(|f| f.entry_point().c_name == name || f.entry_point().ptx_symbol == name)
@@ -277,7 +305,7 @@ pub(super) fn plan<'ctx>(module: &Module<'ctx>, all: &[Launch<'ctx>], taken: &[L
         }
     }
     for l in taken {
-        let (f, at) = host(module, l);
+        let (f, _) = host(module, l);
         if !kernels.contains(&f) {
             kernels.push(f);
         }
@@ -285,7 +313,7 @@ pub(super) fn plan<'ctx>(module: &Module<'ctx>, all: &[Launch<'ctx>], taken: &[L
         if !is_kernel(f) {
             let why = format!("the launch is in the device function `{}`; only launches in kernels are aggregated{WARP_HINT}", fname(f));
             out.remarks.push((*l, Code::AggregationRemark, not_aggregated(l), why));
-        } else if in_loop(at.get_parent().expect("an instruction in a block")) {
+        } else if chain(module, l).iter().any(|(_, i)| in_loop(i.get_parent().expect("an instruction in a block"))) {
             out.remarks.push((*l, Code::AggregationRemark, not_aggregated(l), format!("the launch is inside a loop: a thread may launch more than once{WARP_HINT}")));
             direct_null.entry(f).or_default().push(*l);
         } else {
@@ -316,7 +344,9 @@ pub(super) fn plan<'ctx>(module: &Module<'ctx>, all: &[Launch<'ctx>], taken: &[L
         let launches_in_callees = calls.iter().any(|(n, call)| launch::is_launch_entry(n) && !mine.contains(call));
         let events = calls.iter().any(|(n, _)| !launch::is_launch_entry(n) && runtime_fn(n).is_some_and(|f| f.orders_stream_work() && !matches!(f, RuntimeFn::GetParameterBuffer | RuntimeFn::GetParameterBufferV2)));
         let end = block_end(k, super::may_sync);
-        let kernel_reason = if end == BlockEnd::LastThread && grid {
+        let kernel_reason = if reach.iter().any(|&g| exits(g)) {
+            Some(format!("`{}` may end a thread with `exit`, which would never reach the end of the block the others wait at", fname(k)))
+        } else if end == BlockEnd::LastThread && grid {
             Some(format!("`{}` returns early and calls `__syncthreads`: grid granularity leaves it alone (-faggregate-launches=block or =warp would aggregate it)", fname(k)))
         } else if let Some(other) = direct_null.get(&k).and_then(|v| v.first()) {
             Some(format!("`{}` also launches {} into the NULL stream without aggregation; delaying this launch would reorder them", fname(k), name_of(other)))
