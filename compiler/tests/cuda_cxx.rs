@@ -333,7 +333,7 @@ fn block_and_grid_aggregation_take_what_the_hir_passes_take() {
     let block = CompileOptions { aggregate: cdpc::aggregate::Granularity::Block, pass_remarks: true, ..ptx_options(&file) };
     let compiled = driver::compile(&source, &block).unwrap();
     let remarks: Vec<(&str, String, String)> = compiled.warnings.iter().map(|d| (d.code.as_str(), line_of(d), d.labels[0].message.clone())).collect();
-    assert_eq!(remarks, [looped.clone()]);
+    assert_eq!(remarks, std::slice::from_ref(&looped));
     let ptx = String::from_utf8(compiled.output).unwrap();
     for kernel in ["_Z4treePii(", "_Z4treePii__agg("] {
         let body = &ptx[ptx.find(&format!(".entry {kernel}")).expect(kernel)..];
