@@ -188,3 +188,13 @@ fn through_the_pipeline_every_launch_is_lowered_to_v2_and_thresholding_comes_fir
     let ir = module.print_to_string().to_string();
     assert!(function(&ir, "child__threshold").contains("call i32 @parent__agg0_record(ptr"), "{ir}");
 }
+
+#[test]
+fn a_child_that_calls_through_a_pointer_a_reader_of_built_ins_may_reach_is_left_alone() {
+    let indirect = format!("{}@table = global ptr @index\n", program().replace("  %i = call i32 @index()\n", "  %fp = load ptr, ptr @table, align 8\n  %i = call i32 %fp()\n"));
+    for asked in [Granularity::Warp, Granularity::Block, Granularity::Grid] {
+        let (ir, remarks) = aggregated(&indirect, asked);
+        assert_eq!(remarks, ["R0500: launch of `child` not aggregated: `child` calls a function through a pointer, and a function whose address is taken reads threadIdx, blockIdx, blockDim or gridDim, which would see the aggregated launch's"]);
+        assert!(!ir.contains("@child__agg("), "{ir}");
+    }
+}

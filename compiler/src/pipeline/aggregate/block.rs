@@ -402,15 +402,24 @@ fn sort_in_flow_order<'ctx>(module: &Module<'ctx>, k: FunctionValue<'ctx>, sites
     sites.sort_by_key(key);
 }
 
+/// The defined device functions whose address is taken (used otherwise than called), which a
+/// call through a pointer may reach.
+pub(super) fn address_taken<'ctx>(module: &Module<'ctx>) -> Vec<FunctionValue<'ctx>> {
+    module.get_functions().filter(|f| f.count_basic_blocks() > 0 && !is_kernel(*f) && count_uses(f.as_value_ref()) > calls_of(module, *f).len()).collect()
+}
+
+/// Whether `f`, or a function it calls, calls through a pointer (inline assembly aside).
+pub(super) fn calls_through_pointer(f: FunctionValue<'_>) -> bool {
+    callees(f).1
+}
+
 /// Whether a function whose address is taken (so that a call through a pointer may reach it)
 /// makes a launch.
 fn address_taken_launcher(module: &Module<'_>) -> bool {
-    module.get_functions().filter(|f| f.count_basic_blocks() > 0 && !is_kernel(*f)).any(|f| {
-        count_uses(f.as_value_ref()) > calls_of(module, f).len() && {
-            let (mut reach, _) = callees(f);
-            reach.push(f);
-            reach.iter().any(|&g| declared_calls(g).iter().any(|(n, _)| launch::is_launch_entry(n)))
-        }
+    address_taken(module).into_iter().any(|f| {
+        let (mut reach, _) = callees(f);
+        reach.push(f);
+        reach.iter().any(|&g| declared_calls(g).iter().any(|(n, _)| launch::is_launch_entry(n)))
     })
 }
 

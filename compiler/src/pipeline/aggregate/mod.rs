@@ -271,7 +271,9 @@ impl<'ctx> Entries<'ctx> {
 }
 
 /// Why the launch `l` is not aggregated per warp, if it is not.
-fn why_not(l: &Launch<'_>, data: &TargetData) -> Option<String> {
+/// `taken_reads_ids`: a function whose address is taken reads a built-in, itself or through
+/// what it calls (a child that calls through a pointer could reach it).
+fn why_not(l: &Launch<'_>, data: &TargetData, taken_reads_ids: bool) -> Option<String> {
     if !documented_shape(l) {
         return Some("the launch's calls do not have the documented types".into());
     }
@@ -292,6 +294,12 @@ fn why_not(l: &Launch<'_>, data: &TargetData) -> Option<String> {
     let (_, end) = parameter_layout(child, data);
     if (l.buffer.is_some() && end > l.size) || (l.buffer.is_none() && end > 0) {
         return Some("the launch's parameter buffer does not hold the child's parameters as laid out".into());
+    }
+    if taken_reads_ids && block::calls_through_pointer(child) {
+        return Some(format!(
+            "`{}` calls a function through a pointer, and a function whose address is taken reads threadIdx, blockIdx, blockDim or gridDim, which would see the aggregated launch's",
+            source_name(&child.get_name().to_string_lossy())
+        ));
     }
     None
 }
@@ -346,10 +354,11 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: crate::aggregate::Granulari
     };
     let child_of = |l: &Launch<'_>| l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref()));
     let name_of = |l: &Launch| child_of(l).map_or_else(|| "a kernel".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())));
+    let taken_reads_ids = block::address_taken(module).iter().any(|&f| !super::threshold::builtin_readers(&[f]).is_empty());
     let mut remarks = Vec::new();
     let mut taken = Vec::new();
     for l in &launches {
-        match why_not(l, &data) {
+        match why_not(l, &data, taken_reads_ids) {
             Some(why) => remarks.push(place(Diagnostic::new(Code::AggregationRemark, Span::new(0, 0), format!("launch of {} not aggregated", name_of(l))).with_primary_message(why), l)),
             None => taken.push(*l),
         }
