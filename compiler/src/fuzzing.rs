@@ -148,14 +148,14 @@ pub fn clang_messages(stderr: &str, main_text: &str) {
 }
 
 /// The launch pipeline on arbitrary LLVM IR text: what LLVM cannot parse is not the
-/// pipeline's; what it can goes through every pass without a panic, with thresholding and warp
-/// aggregation off and on (with their remarks), and a module the pipeline accepts (no error
+/// pipeline's; what it can goes through every pass without a panic, with thresholding and
+/// aggregation at warp, block and grid granularity off and on (with their remarks), and a module the pipeline accepts (no error
 /// diagnostic) still verifies after the clean-up passes.
 pub fn ir_pipeline(ir: &str) {
     use crate::aggregate::Granularity;
     use inkwell::context::Context;
     use inkwell::memory_buffer::MemoryBuffer;
-    for (launch_threshold, aggregate) in [(0, Granularity::Off), (128, Granularity::Warp), (0, Granularity::Block)] {
+    for (launch_threshold, aggregate) in [(0, Granularity::Off), (128, Granularity::Warp), (0, Granularity::Block), (128, Granularity::Grid)] {
         let context = Context::create();
         let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "fuzz");
         let Ok(module) = context.create_module_from_ir(buffer) else { return };

@@ -279,8 +279,9 @@ fn thresholding_runs_small_children_in_place_with_remarks_at_their_lines() {
 }
 
 /// `-faggregate-launches=warp` applies to CUDA C++: each child gets an aggregated kernel
-/// `C__agg` that the warp's leader launches; `=block` and `=grid` aggregate per warp with
-/// `R0501` at each launch's line, the IR pipeline having no end-of-block rewrite yet.
+/// `C__agg` that the warp's leader launches; at `=block` the parent's threads record their
+/// launches in shared memory and one thread launches them at the end of the block, at `=grid`
+/// the grid's last block does, after finding its grid's entry by `%gridid`.
 #[test]
 fn warp_aggregation_gives_each_child_an_aggregated_kernel() {
     if !tools_ready() {
@@ -296,8 +297,53 @@ fn warp_aggregation_gives_each_child_an_aggregated_kernel() {
     }
     assert!(ptx[ptx.find(".entry _Z6parentPii(").unwrap()..].contains(".maxnreg 64"), "{ptx}");
     assert!(ptx.contains("vote.sync.ballot.b32") && ptx.contains("shfl.sync.idx.b32"), "{ptx}");
-    let options = CompileOptions { aggregate: cdpc::aggregate::Granularity::Block, ..options };
-    let compiled = driver::compile(&source, &options).unwrap();
-    let remarks: Vec<(&str, &str)> = compiled.warnings.iter().map(|d| (d.code.as_str(), &source[d.labels[0].span.range()])).collect();
-    assert_eq!(remarks, [("R0501", "fill"), ("R0501", "with_barrier")]);
+    for granularity in [cdpc::aggregate::Granularity::Block, cdpc::aggregate::Granularity::Grid] {
+        let options = CompileOptions { aggregate: granularity, ..options.clone() };
+        let compiled = driver::compile(&source, &options).unwrap();
+        assert!(compiled.warnings.is_empty(), "{granularity:?}: {:?}", compiled.warnings);
+        let ptx = String::from_utf8(compiled.output).unwrap();
+        let parent = &ptx[ptx.find(".entry _Z6parentPii(").expect("the parent")..];
+        let parent = &parent[..parent.find("\n}\n").unwrap()];
+        // Both sites record into shared tables; the block meets at barriers; no warp vote.
+        assert!(ptx.contains(".shared .align 16 .b8 _Z6parentPii__agg0_table[") && ptx.contains("_Z6parentPii__agg1_table["), "{ptx}");
+        assert!(parent.contains("bar.sync") && !parent.contains("vote.sync.ballot"), "{parent}");
+        assert_eq!(parent.contains("%gridid"), granularity == cdpc::aggregate::Granularity::Grid, "{parent}");
+        for kernel in ["_Z4fillPii__agg", "_Z12with_barrierPi__agg"] {
+            assert!(ptx.contains(&format!(".entry {kernel}(")), "{kernel}:\n{ptx}");
+        }
+    }
+}
+
+/// Block and grid granularity on Clang's IR: a kernel that launches itself after some threads
+/// returned and the rest met at a barrier ends its blocks with its last thread at `=block`
+/// (and its aggregated clone too) and is left alone at `=grid`; a launch in a loop is left
+/// alone at both; each remark at its launch's line.
+#[test]
+fn block_and_grid_aggregation_take_what_the_hir_passes_take() {
+    if !tools_ready() {
+        return;
+    }
+    let (file, source) = sample("block_grid.cu");
+    let line_of = |d: &cdpc::diag::Diagnostic| {
+        let line = source[..d.labels[0].span.start as usize].lines().count();
+        source.lines().nth(line - 1).unwrap().trim().to_string()
+    };
+    let hint = "(-faggregate-launches=warp would aggregate it)";
+    let looped = ("R0500", "leaf<<<1, 32>>>(out, i);".to_string(), format!("the launch is inside a loop: a thread may launch more than once {hint}"));
+    let block = CompileOptions { aggregate: cdpc::aggregate::Granularity::Block, pass_remarks: true, ..ptx_options(&file) };
+    let compiled = driver::compile(&source, &block).unwrap();
+    let remarks: Vec<(&str, String, String)> = compiled.warnings.iter().map(|d| (d.code.as_str(), line_of(d), d.labels[0].message.clone())).collect();
+    assert_eq!(remarks, std::slice::from_ref(&looped));
+    let ptx = String::from_utf8(compiled.output).unwrap();
+    for kernel in ["_Z4treePii(", "_Z4treePii__agg("] {
+        let body = &ptx[ptx.find(&format!(".entry {kernel}")).expect(kernel)..];
+        let body = &body[..body.find("\n}\n").unwrap()];
+        assert!(body.contains("_Z4treePii__agg_arrived") && body.contains("atom.shared.add.u32"), "{kernel}: {body}");
+    }
+    let grid = CompileOptions { aggregate: cdpc::aggregate::Granularity::Grid, ..block };
+    let compiled = driver::compile(&source, &grid).unwrap();
+    let mut remarks: Vec<(&str, String, String)> = compiled.warnings.iter().map(|d| (d.code.as_str(), line_of(d), d.labels[0].message.clone())).collect();
+    remarks.sort();
+    let early = ("R0500", "tree<<<2, 64>>>(out, level - 1);".to_string(), "`tree` returns early and calls `__syncthreads`: grid granularity leaves it alone (-faggregate-launches=block or =warp would aggregate it)".to_string());
+    assert_eq!(remarks, [looped, early]);
 }

@@ -2,7 +2,8 @@
 # The differential GPU run. On the device machine (a GPU, CUDA toolkit in /usr/local/cuda, no
 # Rust, no LLVM), from the repository root, with build/gpu carried from the development machine
 # (made there by `cargo xtask gpu-bundle`: cdpc's cubins for both launch ABIs, plain and with
-# -faggregate-launches=block, =warp and =grid, and the runner):
+# -faggregate-launches=block, =warp and =grid, through the kernel language's front end and
+# through Clang, and the runner):
 #
 #     sh samples/harness/gpu-run.sh
 #
@@ -51,16 +52,19 @@ mkdir -p "$RESULTS_DIR"
 status=0
 if [ "${SAMPLES:-1}" != 0 ]; then
 OUT_DIR=$WORK/nvcc sh samples/check.sh "$CU" || echo "(nvcc could not build some samples; they show as missing)"
-timeout 540 "$RUN" diff --manifests samples \
-    --cubins nvcc="$WORK/nvcc" cdpc-v2=build/gpu/cdpc-v2 cdpc-v1=build/gpu/cdpc-v1 \
-    cdpc-v2-agg-block=build/gpu/cdpc-v2-agg-block cdpc-v2-agg-warp=build/gpu/cdpc-v2-agg-warp \
-    cdpc-v1-agg-block=build/gpu/cdpc-v1-agg-block cdpc-v1-agg-warp=build/gpu/cdpc-v1-agg-warp \
-    cdpc-v2-agg-grid=build/gpu/cdpc-v2-agg-grid cdpc-v1-agg-grid=build/gpu/cdpc-v1-agg-grid \
-    cdpc-v2-threshold=build/gpu/cdpc-v2-threshold cdpc-v2-threshold-warp=build/gpu/cdpc-v2-threshold-warp \
-    cdpc-clang-v2=build/gpu/cdpc-clang-v2 cdpc-clang-v1=build/gpu/cdpc-clang-v1 \
-    cdpc-clang-v2-threshold=build/gpu/cdpc-clang-v2-threshold cdpc-clang-v1-threshold=build/gpu/cdpc-clang-v1-threshold \
-    cdpc-clang-v2-agg-warp=build/gpu/cdpc-clang-v2-agg-warp cdpc-clang-v1-agg-warp=build/gpu/cdpc-clang-v1-agg-warp \
-    cdpc-clang-v2-threshold-warp=build/gpu/cdpc-clang-v2-threshold-warp \
+# LABELS="cdpc-clang-v2-agg-block ..." runs only those builds beside nvcc's (the whole list
+# below takes longer than one 10-minute call at REPEAT=30).
+ALL_LABELS="cdpc-v2 cdpc-v1 cdpc-v2-agg-block cdpc-v2-agg-warp cdpc-v1-agg-block cdpc-v1-agg-warp
+    cdpc-v2-agg-grid cdpc-v1-agg-grid cdpc-v2-threshold cdpc-v2-threshold-warp
+    cdpc-clang-v2 cdpc-clang-v1 cdpc-clang-v2-threshold cdpc-clang-v1-threshold
+    cdpc-clang-v2-agg-warp cdpc-clang-v1-agg-warp cdpc-clang-v2-threshold-warp
+    cdpc-clang-v2-agg-block cdpc-clang-v2-agg-grid cdpc-clang-v2-threshold-block cdpc-clang-v2-threshold-grid"
+CUBINS="nvcc=$WORK/nvcc"
+for label in ${LABELS:-$ALL_LABELS}; do
+    CUBINS="$CUBINS $label=build/gpu/$label"
+done
+# $CUBINS unquoted: one argument per label (no label or path has a space)
+timeout 540 "$RUN" diff --manifests samples --cubins $CUBINS \
     --repeat "$REPEAT" --warmup 3 --seed "$SEED" --results "$RESULTS_DIR/gpu-diff.md" || status=1
 # The second front end's cubin (compiler/examples/inkwell_frontend.rs), checked by its manifest.
 echo "=== inkwell front end"

@@ -112,7 +112,8 @@ usage: cargo xtask <command>
                     -flaunch-threshold=1024 into build/gpu/cdpc-v2-threshold and =128 with
                     =warp into build/gpu/cdpc-v2-threshold-warp; every sample as CUDA C++
                     (-x cu) into build/gpu/cdpc-clang-ABI, -clang-ABI-threshold (1024),
-                    -clang-ABI-agg-warp and cdpc-clang-v2-threshold-warp; and the release
+                    -clang-ABI-agg-warp, cdpc-clang-v2-agg-block, -agg-grid and
+                    cdpc-clang-v2-threshold-warp, -block and -grid (128); and the release
                     cdpc-run into build/gpu/bin/; carry build/gpu to the GPU machine and run
                     `sh samples/harness/gpu-run.sh` there; then gpu-bench-bundle
   bench-compile [--sizes 1,10,100,1000] [--repeat N] [--tiny]
@@ -590,9 +591,9 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
     // `cdpc-clang-*`: every sample read as CUDA C++ (`-x cu`), through Clang and the launch
     // pipeline on LLVM IR instead of the kernel language's front end; `-threshold` with the
     // IR pipeline's thresholding (compiler/src/pipeline/threshold.rs) at 1024 threads,
-    // `-agg-warp` with its warp aggregation (pipeline/aggregate.rs), and both as the
-    // benchmarks use them. (Block and grid granularity are warp's on IR, with R0501.)
-    let configs: [(&str, &str, &[&str]); 17] = [
+    // `-agg-warp`, `-agg-block` and `-agg-grid` with its aggregation (pipeline/aggregate/),
+    // and thresholding at 128 before each granularity as the benchmarks use them.
+    let configs: [(&str, &str, &[&str]); 21] = [
         ("cdpc-clang-v2", "v2", &["-x", "cu"]),
         ("cdpc-clang-v1", "v1", &["-x", "cu"]),
         ("cdpc-clang-v2-threshold", "v2", &["-x", "cu", "-flaunch-threshold=1024"]),
@@ -600,6 +601,10 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
         ("cdpc-clang-v2-agg-warp", "v2", &["-x", "cu", "-faggregate-launches=warp"]),
         ("cdpc-clang-v1-agg-warp", "v1", &["-x", "cu", "-faggregate-launches=warp"]),
         ("cdpc-clang-v2-threshold-warp", "v2", &["-x", "cu", "-flaunch-threshold=128", "-faggregate-launches=warp"]),
+        ("cdpc-clang-v2-agg-block", "v2", &["-x", "cu", "-faggregate-launches=block"]),
+        ("cdpc-clang-v2-agg-grid", "v2", &["-x", "cu", "-faggregate-launches=grid"]),
+        ("cdpc-clang-v2-threshold-block", "v2", &["-x", "cu", "-flaunch-threshold=128", "-faggregate-launches=block"]),
+        ("cdpc-clang-v2-threshold-grid", "v2", &["-x", "cu", "-flaunch-threshold=128", "-faggregate-launches=grid"]),
         ("cdpc-v2", "v2", &[]),
         ("cdpc-v1", "v1", &[]),
         ("cdpc-v2-agg-block", "v2", &["-faggregate-launches=block"]),

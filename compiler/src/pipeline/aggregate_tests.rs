@@ -8,10 +8,10 @@ use crate::aggregate::Granularity;
 use inkwell::context::Context;
 
 /// The module after warp aggregation alone, and the remarks as `code: message: label`.
-fn aggregated(ir: &str, asked: Granularity) -> (String, Vec<String>) {
+pub(super) fn aggregated(ir: &str, asked: Granularity) -> (String, Vec<String>) {
     let context = Context::create();
     let module = parse(&context, ir);
-    let remarks = aggregate::warp(&module, asked, &SourceText::default());
+    let remarks = aggregate::aggregate(&module, asked, &SourceText::default());
     module.verify().unwrap_or_else(|e| panic!("aggregation left an invalid module: {e}\n{}", module.print_to_string()));
     (module.print_to_string().to_string(), remarks.iter().map(|d| format!("{}: {}: {}", d.code.as_str(), d.message, d.labels[0].message)).collect())
 }
@@ -68,7 +68,7 @@ fn a_child_with_a_barrier_is_aggregated_only_with_equal_block_sizes() {
 }
 
 #[test]
-fn streams_and_dynamic_sizes_are_left_with_r0500_and_block_is_warp_with_r0501() {
+fn streams_and_dynamic_sizes_are_left_with_r0500() {
     let cases = [
         ("inttoptr (i64 3 to ptr)", "0", "tail launches (cudaStreamTailLaunch) are not aggregated"),
         ("inttoptr (i64 4 to ptr)", "0", "fire-and-forget launches (cudaStreamFireAndForget) are not aggregated"),
@@ -81,10 +81,10 @@ fn streams_and_dynamic_sizes_are_left_with_r0500_and_block_is_warp_with_r0501() 
     // A constant dynamic size is taken, and the aggregated launch asks for it.
     let (ir, remarks) = aggregated(&format!("{HEAD}{CHILD}{}", launch("child", "null", "256")), Granularity::Warp);
     assert!(remarks.is_empty() && function(&ir, "child__warp").contains("ptr @child__agg, ptr %agg.buf, ptr byval(%struct.dim3) align 4 %agg.grid.slot, ptr byval(%struct.dim3) align 4 %agg.block.slot, i32 256, ptr null)"), "{ir}");
+    // Block and grid granularity take the launch at the end of the block (`block_tests`).
     for asked in [Granularity::Block, Granularity::Grid] {
-        let (_, remarks) = aggregated(&program(), asked);
-        let what = if asked == Granularity::Block { "block" } else { "grid" };
-        assert_eq!(remarks, [format!("R0501: launch of `child` aggregated per warp, at its site: {what} granularity is not yet applied to CUDA C++ (LLVM IR): its launches are aggregated per warp")]);
+        let (ir, remarks) = aggregated(&program(), asked);
+        assert!(remarks.is_empty() && !ir.contains("@child__warp(") && ir.contains("call void @parent__agg_end()"), "{remarks:?}\n{ir}");
     }
 }
 

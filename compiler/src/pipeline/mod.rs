@@ -16,9 +16,11 @@
 //!    that small, and launches as before otherwise; the others get `R0502`. With N = 0 the
 //!    module is untouched; afterwards every launch is still in the documented shape.
 //! 4. [`aggregate`] (`-faggregate-launches=`, off by default): the launches into the NULL
-//!    stream that the threads of a warp make together become one launch of `C__agg` (block
-//!    and grid granularity too, with `R0501`); the others get `R0500`. Off, the module is
-//!    untouched; afterwards every launch is still in the documented shape.
+//!    stream that the threads of a warp, a block or a whole grid make become one launch of
+//!    `C__agg` (at the site, at the end of the block, at the end of the grid's last block);
+//!    the others get `R0500`, those of a kernel that reads launch errors are aggregated per
+//!    warp with `R0501`. Off, the module is untouched; afterwards every launch is still in the
+//!    documented shape.
 //! 5. [`launch`]: every device-side launch in the documented NVVM IR shape (a parameter
 //!    buffer from `cudaGetParameterBuffer`, stores into it, `cudaLaunchDevice`) is recognised
 //!    and lowered to the launch ABI asked for: V2 (nvcc 13's entry points, which alone take
@@ -59,9 +61,8 @@ pub struct PipelineOptions {
     /// Launches of grids of at most this many threads run in the launching thread
     /// (`-flaunch-threshold=N`, [`threshold`]); 0: none.
     pub launch_threshold: u32,
-    /// Launch aggregation (`-faggregate-launches=`, [`aggregate`]): warp granularity; block and
-    /// grid are aggregated per warp with `R0501`, the IR pipeline having no end-of-block
-    /// rewrite yet.
+    /// Launch aggregation (`-faggregate-launches=`, [`aggregate`]) at warp, block or grid
+    /// granularity.
     pub aggregate: crate::aggregate::Granularity,
     /// The remarks of the launches left alone are among the diagnostics (`-Rpass=aggregate`).
     pub pass_remarks: bool,
@@ -74,7 +75,7 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
     launch::literal_dims(module).map_err(|e| vec![Diagnostic::new(crate::diag::Code::LaunchNotRecognised, crate::diag::Span::new(0, 0), format!("a launch's named `dim3` could not be rewritten: {e}"))])?;
     let mut diagnostics = warp::legacy_to_sync(module, source);
     let mut remarks = threshold::threshold(module, options.launch_threshold, &options.target, source);
-    remarks.extend(aggregate::warp(module, options.aggregate, source));
+    remarks.extend(aggregate::aggregate(module, options.aggregate, source));
     if options.pass_remarks {
         diagnostics.extend(remarks);
     }
@@ -101,3 +102,5 @@ mod tests;
 mod aggregate_tests;
 #[cfg(test)]
 mod threshold_tests;
+#[cfg(test)]
+mod block_tests;

@@ -201,7 +201,7 @@ fn why_not_serial(child: FunctionValue<'_>) -> Option<String> {
 }
 
 /// The successors of a block.
-fn successors<'ctx>(b: BasicBlock<'ctx>) -> Vec<BasicBlock<'ctx>> {
+pub(super) fn successors<'ctx>(b: BasicBlock<'ctx>) -> Vec<BasicBlock<'ctx>> {
     let Some(t) = b.get_terminator() else { return Vec::new() };
     (0..t.get_num_operands()).filter_map(|i| t.get_operand(i).and_then(|o| o.block())).collect()
 }

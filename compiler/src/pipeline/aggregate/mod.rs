@@ -1,53 +1,32 @@
-//! Launch aggregation at warp granularity on LLVM IR (`-faggregate-launches=warp`): the
-//! threads of a warp that reach a launch together make one launch of `C__agg`, a kernel whose
-//! blocks each find the launch they stand for and run the child's body with its `threadIdx`,
-//! `blockIdx`, `blockDim`, `gridDim` and arguments. The semantics are those of the HIR pass
-//! for `.cdp` sources (`crate::aggregate::warp`, docs/AGGREGATION.md); this pass gives them to
-//! every front end that writes LLVM IR.
+//! Launch aggregation on LLVM IR (`-faggregate-launches=`), at the three granularities of the
+//! HIR pass for `.cdp` sources (`crate::aggregate`, docs/AGGREGATION.md), whose semantics it
+//! gives to every front end that writes LLVM IR: this file decides which launches are taken
+//! ([`aggregate`]) and builds the aggregated kernel `C__agg` of each child; [`warp`] meets the
+//! warp at the launch; [`block`] records a kernel's launches and launches them at the end of
+//! the block; [`grid`] hands each block's records on to the grid's last block.
 //!
-//! A recognised launch `C<<<g, b, S>>>(args)` into the NULL stream, `S` a constant, becomes a
-//! call of the always-inline helper `C__warp(args block, g, b)`:
+//! What every granularity shares: which launches are taken (tail, fire-and-forget and
+//! named-stream launches, a dynamic shared memory size that is not a constant, children
+//! without a definition here, calls not in the documented types get `R0500`), and
+//! `C__agg(records, count)`, which finds its record by binary search on the records' first
+//! blocks, reads grid, block and arguments (a `byval` argument copied out), meets its block at
+//! a barrier, and whose thread 0 counts the block done; the last block gives the table back.
+//! Threads past the record's block size leave; the rest call `C__aggregated`, a copy of `C`
+//! whose built-in reads are parameters ([`super::clone`]), with the values of their launch. A
+//! child that calls `__syncthreads` needs every thread of a block: records of different block
+//! sizes are launched each as it was. A kernel that reaches a rewritten site, and `C__agg`,
+//! are capped at 64 registers unless they have launch bounds.
 //!
-//! ```c
-//! valid = the runtime would launch it, with at most 2^22 blocks;
-//! group = __ballot_sync(__activemask(), valid);
-//! if (valid && popc(group) > 1) {
-//!     rank = popc(group & lanemask_lt); leader = lowest lane of group;
-//!     table = rank == 0 ? a chunk of C's pool, else malloc(n * sizeof(record)) : 0;
-//!                                                     // shared by two shuffles
-//!     if (table) {
-//!         table[rank] = {0, 0, g, b, args}; __threadfence(); __syncwarp(group);
-//!         if (rank == 0) {   // number the blocks, launch, or give the table back
-//!             for each record: start = total; total += blocks(grid);
-//!             fallback = (C syncs && block sizes differ) || C__agg<<<total, max threads, S>>>(table, n) != 0;
-//!             if (fallback) free(table);
-//!         }
-//!         if (shfl(fallback, leader) == 0) return cudaSuccess;
-//!     }
-//! }
-//! return C<<<g, b, S>>>(args);   // the documented sequence, as before
-//! ```
-//!
-//! `C__agg(records, count)` finds its record by binary search on the records' first blocks,
-//! reads grid, block and arguments (a `byval` argument copied out), meets its block at a
-//! barrier, and its thread 0 counts the block done; the last block's gives the table back. Threads
-//! past the record's block size leave; the rest call `C__aggregated`, a copy of `C` whose
-//! built-in reads are parameters ([`super::clone`]), with the values of their launch. A child
-//! that calls `__syncthreads` needs every thread of a block: records of different block sizes
-//! are launched each as it was.
-//!
-//! The table comes from the child's static pool, else from `malloc` ([`pool`]). Left alone
-//! with `R0500`: tail, fire-and-forget and named-stream launches, a dynamic
-//! shared memory size that is not a constant, children without a definition here, calls not
-//! in the documented types. A kernel that reaches a rewritten site, and `C__agg`, are capped
-//! at 64 registers unless they have launch bounds.
+//! At block and grid granularity the same `C__agg` runs the records, and the launches block
+//! granularity cannot delay get `R0500` ([`block`]); a kernel that reads launch errors is
+//! aggregated per warp, at its sites, with `R0501`.
 //!
 //! Invariant: with aggregation off, or no launch to take, the module is untouched; afterwards
 //! every launch left (the helpers' among them) is in the documented shape.
 
 use super::clone::{self, as_function, called_function, value_name};
 use super::launch::{self, Launch};
-use super::threshold::{byval_at_call, cap_registers, documented_shape, launch_as_documented, load_arguments, new_helper, ok, parameter_layout, replace_by_helper, source_name, unflatten, Config};
+use super::threshold::{byval_at_call, cap_registers, documented_shape, load_arguments, ok, parameter_layout, replace_by_helper, source_name, unflatten};
 use super::SourceText;
 use crate::diag::{Code, Diagnostic, Span};
 use inkwell::attributes::{Attribute, AttributeLoc};
@@ -66,6 +45,10 @@ const OFF_DONE: u64 = 4;
 const OFF_GRID: u64 = 8;
 const OFF_BLOCK: u64 = 20;
 
+mod block;
+mod grid;
+mod warp;
+
 /// What the aggregation of one child needs.
 struct Child<'ctx> {
     child: FunctionValue<'ctx>,
@@ -81,6 +64,8 @@ struct Child<'ctx> {
     /// the child's static pool, else the heap, and back ([`pool`]).
     table: FunctionValue<'ctx>,
     give_back: FunctionValue<'ctx>,
+    /// At grid granularity, the arena of the grid's records ([`grid`]).
+    arena: Option<grid::Arena<'ctx>>,
 }
 
 /// Records per chunk of a pool: a warp's table.
@@ -96,14 +81,17 @@ const MAX_POOL_BYTES: u64 = 8 << 20;
 /// bit with `atomicOr`, starting at a word its SM and warp pick, and takes the heap when every
 /// chunk is taken; a table is given back with `atomicAnd` if it lies in the pool, `free`
 /// otherwise. Returns the two always-inline functions.
-fn pool<'ctx>(module: &Module<'ctx>, name: &str, stride: u64, entries: &Entries<'ctx>) -> (FunctionValue<'ctx>, FunctionValue<'ctx>) {
+/// Without `use_pool` (a child launched only at the end of blocks, whose tables come from
+/// `malloc`), both are the heap's.
+/// A table in `arena` is given back by releasing the arena.
+fn pool<'ctx>(module: &Module<'ctx>, name: &str, stride: u64, entries: &Entries<'ctx>, use_pool: bool, arena: Option<&grid::Arena<'ctx>>) -> (FunctionValue<'ctx>, FunctionValue<'ctx>) {
     let ctx = module.get_context();
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
     let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
     let c32 = |v: u64| i32t.const_int(v, false);
     let c64 = |v: u64| i64t.const_int(v, false);
     let chunk_bytes = stride * CHUNK_RECORDS;
-    let chunks = MAX_CHUNKS.min(MAX_POOL_BYTES / chunk_bytes.max(1)) / 32 * 32;
+    let chunks = if use_pool { MAX_CHUNKS.min(MAX_POOL_BYTES / chunk_bytes.max(1)) / 32 * 32 } else { 0 };
     let words = chunks / 32;
     let inline = |f: FunctionValue<'ctx>| f.add_attribute(AttributeLoc::Function, ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0));
     let table = module.add_function(&format!("{name}__agg_table"), ptr.fn_type(&[i64t.into()], false), Some(Linkage::Internal));
@@ -116,13 +104,26 @@ fn pool<'ctx>(module: &Module<'ctx>, name: &str, stride: u64, entries: &Entries<
     bytes.set_name("bytes");
     given.set_name("table");
     let heap = |b: &inkwell::builder::Builder<'ctx>| ok(b.build_call(entries.malloc, &[bytes.into()], "heap")).try_as_basic_value().basic().expect("a pointer");
+    // A table not in the pool: the arena's is released, any other freed.
+    let to_heap = |b: &inkwell::builder::Builder<'ctx>| {
+        if let Some(arena) = arena {
+            let e = block::Emit { module, f: give_back, b };
+            e.if_then(arena.contains(b, given), || {
+                arena.release(&e);
+                ok(b.build_return(None));
+                // the `if`'s closing branch lands in a block of its own
+                b.position_at_end(ctx.append_basic_block(give_back, "released"));
+            });
+        }
+        ok(b.build_call(entries.free, &[given.into()], ""));
+        ok(b.build_return(None));
+    };
     if words == 0 {
         // Records too large for even one word of chunks: the heap.
         b.position_at_end(ctx.append_basic_block(table, "entry"));
         ok(b.build_return(Some(&heap(&b))));
         b.position_at_end(ctx.append_basic_block(give_back, "entry"));
-        ok(b.build_call(entries.free, &[given.into()], ""));
-        ok(b.build_return(None));
+        to_heap(&b);
         return (table, give_back);
     }
     let global = |name: String, ty: inkwell::types::ArrayType<'ctx>, align: u32| {
@@ -190,23 +191,22 @@ fn pool<'ctx>(module: &Module<'ctx>, name: &str, stride: u64, entries: &Entries<
 
     // give back: into the pool when the table lies in it, else to the heap.
     let bb = |name: &str| ctx.append_basic_block(give_back, name);
-    let (entry, to_pool, to_heap) = (bb("entry"), bb("pool"), bb("heap"));
+    let (entry, to_pool, heap_bb) = (bb("entry"), bb("pool"), bb("heap"));
     b.position_at_end(entry);
     let first = ok(b.build_ptr_to_int(records, i64t, "first"));
     let at = ok(b.build_ptr_to_int(given, i64t, "at"));
     let offset = ok(b.build_int_sub(at, first, "offset"));
     // Unsigned: a table below the pool wraps to a large offset.
     let inside = ok(b.build_int_compare(IntPredicate::ULT, offset, c64(chunks * chunk_bytes), "in.pool"));
-    ok(b.build_conditional_branch(inside, to_pool, to_heap));
+    ok(b.build_conditional_branch(inside, to_pool, heap_bb));
     b.position_at_end(to_pool);
     let chunk = ok(b.build_int_truncate(ok(b.build_int_unsigned_div(offset, c64(chunk_bytes), "chunk64")), i32t, "chunk"));
     let bit = ok(b.build_left_shift(c32(1), ok(b.build_int_unsigned_rem(chunk, c32(32), "bit")), "mask"));
     let wp = word_at(&b, ok(b.build_int_unsigned_div(chunk, c32(32), "w")));
     ok(b.build_atomicrmw(AtomicRMWBinOp::And, wp, ok(b.build_not(bit, "keep")), AtomicOrdering::SequentiallyConsistent));
     ok(b.build_return(None));
-    b.position_at_end(to_heap);
-    ok(b.build_call(entries.free, &[given.into()], ""));
-    ok(b.build_return(None));
+    b.position_at_end(heap_bb);
+    to_heap(&b);
     (table, give_back)
 }
 
@@ -241,7 +241,9 @@ impl<'ctx> Entries<'ctx> {
 }
 
 /// Why the launch `l` is not aggregated per warp, if it is not.
-fn why_not(l: &Launch<'_>, data: &TargetData) -> Option<String> {
+/// `taken_reads_ids`: a function whose address is taken reads a built-in, itself or through
+/// what it calls (a child that calls through a pointer could reach it).
+fn why_not(l: &Launch<'_>, data: &TargetData, taken_reads_ids: bool) -> Option<String> {
     if !documented_shape(l) {
         return Some("the launch's calls do not have the documented types".into());
     }
@@ -266,12 +268,18 @@ fn why_not(l: &Launch<'_>, data: &TargetData) -> Option<String> {
     if (l.buffer.is_some() && end > l.size) || (l.buffer.is_none() && end > 0) {
         return Some("the launch's parameter buffer does not hold the child's parameters as laid out".into());
     }
+    if taken_reads_ids && block::calls_through_pointer(child) {
+        return Some(format!(
+            "`{}` calls a function through a pointer, and a function whose address is taken reads threadIdx, blockIdx, blockDim or gridDim, which would see the aggregated launch's",
+            source_name(&child.get_name().to_string_lossy())
+        ));
+    }
     None
 }
 
 /// Whether `child` or anything it calls may wait at a block barrier: a barrier intrinsic,
 /// a cooperative-groups entry point, inline assembly, or a call this pass cannot see into.
-fn may_sync(child: FunctionValue<'_>) -> bool {
+pub(super) fn may_sync(child: FunctionValue<'_>) -> bool {
     let mut seen = HashSet::new();
     let mut stack = vec![child];
     while let Some(f) = stack.pop() {
@@ -299,10 +307,10 @@ fn may_sync(child: FunctionValue<'_>) -> bool {
     false
 }
 
-/// Aggregates the launches the threads of a warp make together (module docs); returns the
-/// `R0500` remarks of the launches it leaves alone, and `R0501` for each site it takes when
-/// `asked` is block or grid granularity, which the IR pipeline does not have yet.
-pub fn warp(module: &Module<'_>, asked: crate::aggregate::Granularity, source: &SourceText) -> Vec<Diagnostic> {
+/// Aggregates launches at `asked` granularity (module docs, [`block`], [`grid`]); returns the
+/// `R0500` remarks of the launches it leaves alone and the `R0501` remarks of those it
+/// aggregates per warp instead of per block or grid.
+pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: crate::aggregate::Granularity, source: &SourceText) -> Vec<Diagnostic> {
     use crate::aggregate::Granularity;
     if asked == Granularity::Off {
         return Vec::new();
@@ -312,39 +320,45 @@ pub fn warp(module: &Module<'_>, asked: crate::aggregate::Granularity, source: &
         return Vec::new();
     }
     let data = TargetData::create(&module.get_data_layout().as_str().to_string_lossy());
-    let place = |d: Diagnostic, l: &Launch| source.place(d, l.call, &l.function.get_name().to_string_lossy());
-    let name_of = |l: &Launch| l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref())).map_or_else(|| "a kernel".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())));
+    // A launch in a helper (thresholding's) is placed at the helper's call, where its line is.
+    let place = |d: Diagnostic, l: &Launch<'ctx>| {
+        let (f, at) = block::host(module, l);
+        source.place(d, at, &f.get_name().to_string_lossy())
+    };
+    let child_of = |l: &Launch<'_>| l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref()));
+    let name_of = |l: &Launch| child_of(l).map_or_else(|| "a kernel".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())));
+    let taken_reads_ids = block::address_taken(module).iter().any(|&f| !super::threshold::builtin_readers(&[f]).is_empty());
     let mut remarks = Vec::new();
     let mut taken = Vec::new();
     for l in &launches {
-        match why_not(l, &data) {
+        match why_not(l, &data, taken_reads_ids) {
             Some(why) => remarks.push(place(Diagnostic::new(Code::AggregationRemark, Span::new(0, 0), format!("launch of {} not aggregated", name_of(l))).with_primary_message(why), l)),
             None => taken.push(*l),
         }
     }
     let Some(entries) = (!taken.is_empty()).then(|| Entries::find(module)).flatten() else {
-        if !taken.is_empty() {
-            for l in &taken {
-                let d = Diagnostic::new(Code::AggregationRemark, Span::new(0, 0), format!("launch of {} not aggregated", name_of(l))).with_primary_message("the module declares `malloc`, `free` or `cudaGetParameterBuffer` with other types");
-                remarks.push(place(d, l));
-            }
+        for l in &taken {
+            let d = Diagnostic::new(Code::AggregationRemark, Span::new(0, 0), format!("launch of {} not aggregated", name_of(l))).with_primary_message("the module declares `malloc`, `free` or `cudaGetParameterBuffer` with other types");
+            remarks.push(place(d, l));
         }
         return remarks;
     };
-    if asked != Granularity::Warp {
-        let what = if asked == Granularity::Block { "block" } else { "grid" };
-        for l in &taken {
-            let d = Diagnostic::new(Code::AggregatedPerWarp, Span::new(0, 0), format!("launch of {} aggregated per warp, at its site", name_of(l)))
-                .with_primary_message(format!("{what} granularity is not yet applied to CUDA C++ (LLVM IR): its launches are aggregated per warp"));
-            remarks.push(place(d, l));
+    let (at_site, kernels) = if asked == Granularity::Warp {
+        (taken, Vec::new())
+    } else {
+        let plan = block::plan(module, &launches, &taken, asked == Granularity::Grid, &data);
+        for (l, code, message, why) in plan.remarks {
+            remarks.push(place(Diagnostic::new(code, Span::new(0, 0), message).with_primary_message(why), &l));
         }
-    }
+        (plan.at_site, plan.kernels)
+    };
     // One aggregated kernel per child, declared before the sites call it.
     let ctx = module.get_context();
     let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
     let mut children: Vec<Child> = Vec::new();
-    for l in &taken {
-        let child = l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref())).expect("checked");
+    let block_sites = kernels.iter().flat_map(|k| k.sites.iter());
+    for l in at_site.iter().chain(block_sites) {
+        let child = child_of(l).expect("checked");
         if children.iter().any(|c| c.child == child) {
             continue;
         }
@@ -352,7 +366,7 @@ pub fn warp(module: &Module<'_>, asked: crate::aggregate::Granularity, source: &
         // Arguments are read and copied a byte at a time (`load_arguments`): a record needs
         // only its header's alignment.
         let args_at = HEADER;
-        let stride = (args_at + end).div_ceil(16) * 16;
+        let stride = block::record_stride(child, &data);
         let name = format!("{}__agg", child.get_name().to_string_lossy());
         let agg = module.add_function(&name, ctx.void_type().fn_type(&[ptr.into(), ctx.i32_type().into()], false), Some(Linkage::Internal));
         agg.set_call_conventions(crate::back::device_launch::PTX_KERNEL_CALL_CONV);
@@ -363,16 +377,36 @@ pub fn warp(module: &Module<'_>, asked: crate::aggregate::Granularity, source: &
             }
         }
         agg.add_attribute(AttributeLoc::Function, ctx.create_string_attribute("nvvm.maxnreg", &crate::aggregate::REGISTER_CAP.to_string()));
-        let (table, give_back) = pool(module, &child.get_name().to_string_lossy(), stride, &entries);
-        children.push(Child { child, agg, layout, args_at, args_size: end, stride, syncs: may_sync(child), table, give_back });
+        let warp_sites = at_site.iter().any(|l| child_of(l) == Some(child));
+        let grid_sites = asked == Granularity::Grid && kernels.iter().flat_map(|k| k.sites.iter()).any(|l| child_of(l) == Some(child));
+        let cname = child.get_name().to_string_lossy().into_owned();
+        let arena = if grid_sites { grid::Arena::declare(module, &cname, stride) } else { None };
+        let (table, give_back) = pool(module, &cname, stride, &entries, warp_sites, arena.as_ref());
+        children.push(Child { child, agg, layout, args_at, args_size: end, stride, syncs: may_sync(child), table, give_back, arena });
     }
+    let index_of = |l: &Launch| children.iter().position(|c| Some(c.child) == child_of(l)).expect("declared above");
     let mut rewritten = HashSet::new();
-    for l in &taken {
-        let child = l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref())).expect("checked");
-        let c = children.iter().find(|c| c.child == child).expect("declared above");
-        let helper = helper(module, l, c, &entries);
+    for l in &at_site {
+        let helper = warp::helper(module, l, &children[index_of(l)], &entries);
         replace_by_helper(module, l, helper, "agg");
         rewritten.insert(l.function);
+    }
+    // The end of each block of the kernels aggregated per block or grid, built while their
+    // launches are still there to copy; then the launches become records.
+    let mut ends = Vec::new();
+    for k in &kernels {
+        let states: Vec<block::SiteState> = k.sites.iter().enumerate().map(|(n, l)| block::site_state(module, k.kernel, n, l, index_of(l), &children[index_of(l)], k.cap)).collect();
+        let kname = k.kernel.get_name().to_string_lossy().into_owned();
+        let eob = if asked == Granularity::Grid {
+            grid::end_of_grid(module, &kname, &states, &children, &entries)
+        } else {
+            block::end_of_block(module, &kname, &states, k.end, &|e, tid, n, barriers| block::block_tail(e, tid, n, barriers, &states, &children, &entries))
+        };
+        for s in &states {
+            replace_by_helper(module, &s.launch, s.record, "agg");
+        }
+        rewritten.insert(k.kernel);
+        ends.push((k.kernel, eob));
     }
     // The copies run by the aggregated kernels, made after the sites so that a child that
     // launches itself aggregates its own launches too.
@@ -382,6 +416,16 @@ pub fn warp(module: &Module<'_>, asked: crate::aggregate::Granularity, source: &
     let copies = clone::clone_with_builtins(module, &originals, "aggregated");
     for (c, copy) in children.iter().zip(copies) {
         fill_agg(module, c, copy, &data);
+        rewritten.insert(c.agg);
+    }
+    // Every thread of a kernel with records reaches its end; so does every thread of the
+    // aggregated clone of such a kernel, whose copy of the kernel records the same sites (a
+    // clone's block stands for one block of the kernel).
+    for (k, eob) in &ends {
+        block::wrap(module, *k, eob);
+        if let Some(c) = children.iter().find(|c| c.child == *k) {
+            block::wrap(module, c.agg, eob);
+        }
     }
     cap_registers(module, &rewritten);
     remarks
@@ -395,168 +439,6 @@ fn byte_gep<'ctx>(b: &inkwell::builder::Builder<'ctx>, base: PointerValue<'ctx>,
 
 fn intrinsic<'ctx>(module: &Module<'ctx>, name: &str, types: &[BasicTypeEnum<'ctx>]) -> FunctionValue<'ctx> {
     Intrinsic::find(name).and_then(|i| i.get_declaration(module, types)).unwrap_or_else(|| panic!("LLVM has `{name}`"))
-}
-
-/// The always-inline helper `C__warp(args, grid, block)` of the launch `l` (module docs).
-fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'ctx>, entries: &Entries<'ctx>) -> FunctionValue<'ctx> {
-    let ctx = module.get_context();
-    let (i1t, i32t, i64t) = (ctx.bool_type(), ctx.i32_type(), ctx.i64_type());
-    let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
-    let f = new_helper(module, l, &format!("{}__warp", c.child.get_name().to_string_lossy()));
-    let p = |i: u32| f.get_nth_param(i).expect("a parameter");
-    let b = ctx.create_builder();
-    let bb = |name: &str| ctx.append_basic_block(f, name);
-    let (entry, meet, several, alloc, share, write, lead, count_head, count_body, counted, launch_agg, launched, after_lead, aggregated, direct) = (
-        bb("entry"),
-        bb("meet"),
-        bb("several"),
-        bb("alloc"),
-        bb("share"),
-        bb("write"),
-        bb("lead"),
-        bb("count"),
-        bb("count.record"),
-        bb("counted"),
-        bb("launch.agg"),
-        bb("launched"),
-        bb("after.lead"),
-        bb("aggregated"),
-        bb("direct"),
-    );
-    let c32 = |v: u64| i32t.const_int(v, false);
-    let c64 = |v: u64| i64t.const_int(v, false);
-    let call = |name: &str, types: &[BasicTypeEnum<'ctx>], args: &[BasicMetadataValueEnum<'ctx>], label: &str| -> Option<BasicValueEnum<'ctx>> {
-        ok(b.build_call(intrinsic(module, name, types), args, label)).try_as_basic_value().basic()
-    };
-
-    b.position_at_end(entry);
-    let config = Config::load(&ctx, &b, p(1), p(2));
-    let fits = ok(b.build_int_compare(IntPredicate::ULE, config.blocks, c64(crate::aggregate::MAX_BLOCKS_PER_RECORD), "fits"));
-    let valid = ok(b.build_and(config.valid, fits, "valid"));
-    let mask = call("llvm.nvvm.activemask", &[], &[], "mask").expect("a mask").into_int_value();
-    let group = call("llvm.nvvm.vote.ballot.sync", &[], &[mask.into(), valid.into()], "group").expect("a ballot").into_int_value();
-    ok(b.build_conditional_branch(valid, meet, direct));
-
-    b.position_at_end(meet);
-    let popc = |v: IntValue<'ctx>, name: &str| call("llvm.ctpop", &[i32t.into()], &[v.into()], name).expect("a count").into_int_value();
-    let n = popc(group, "n");
-    let more = ok(b.build_int_compare(IntPredicate::UGT, n, c32(1), "more"));
-    ok(b.build_conditional_branch(more, several, direct));
-
-    b.position_at_end(several);
-    let lt = call("llvm.nvvm.read.ptx.sreg.lanemask.lt", &[], &[], "lanemask.lt").expect("a mask").into_int_value();
-    let rank = popc(ok(b.build_and(group, lt, "below")), "rank");
-    let leader = call("llvm.cttz", &[i32t.into()], &[group.into(), i1t.const_zero().into()], "leader").expect("a lane").into_int_value();
-    let is_leader = ok(b.build_int_compare(IntPredicate::EQ, rank, c32(0), "is.leader"));
-    ok(b.build_conditional_branch(is_leader, alloc, share));
-
-    b.position_at_end(alloc);
-    let bytes = ok(b.build_int_mul(ok(b.build_int_z_extend(n, i64t, "n64")), c64(c.stride), "bytes"));
-    let table = ok(b.build_call(c.table, &[bytes.into()], "table")).try_as_basic_value().basic().expect("a pointer");
-    ok(b.build_unconditional_branch(share));
-
-    b.position_at_end(share);
-    let mine = ok(b.build_phi(ptr, "allocation"));
-    mine.add_incoming(&[(&ptr.const_null(), several), (&table, alloc)]);
-    let shfl = |v: IntValue<'ctx>, name: &str| call("llvm.nvvm.shfl.sync.idx.i32", &[], &[group.into(), v.into(), leader.into(), c32(31).into()], name).expect("a lane's value").into_int_value();
-    let bits = ok(b.build_ptr_to_int(mine.as_basic_value().into_pointer_value(), i64t, "bits"));
-    let lo = shfl(ok(b.build_int_truncate(bits, i32t, "lo")), "lo.shared");
-    let hi = shfl(ok(b.build_int_truncate(ok(b.build_right_shift(bits, c64(32), false, "hi")), i32t, "hi")), "hi.shared");
-    let joined = ok(b.build_or(ok(b.build_left_shift(ok(b.build_int_z_extend(hi, i64t, "hi64")), c64(32), "hi.up")), ok(b.build_int_z_extend(lo, i64t, "lo64")), "joined"));
-    let table = ok(b.build_int_to_ptr(joined, ptr, "table.shared"));
-    let have = ok(b.build_is_not_null(table, "have.table"));
-    ok(b.build_conditional_branch(have, write, direct));
-
-    // Every lane writes its record.
-    b.position_at_end(write);
-    let rec = byte_gep(&b, table, ok(b.build_int_mul(ok(b.build_int_z_extend(rank, i64t, "rank64")), c64(c.stride), "at")), "record");
-    let store_at = |base: PointerValue<'ctx>, offset: u64, v: IntValue<'ctx>| {
-        ok(b.build_store(byte_gep(&b, base, c64(offset), "field"), v));
-    };
-    store_at(rec, 0, c32(0));
-    store_at(rec, OFF_DONE, c32(0));
-    for (i, v) in config.grid.iter().chain(&config.block).enumerate() {
-        store_at(rec, OFF_GRID + 4 * i as u64, *v);
-    }
-    if c.args_size > 0 {
-        ok(b.build_memcpy(byte_gep(&b, rec, c64(c.args_at), "record.args"), 1, p(0).into_pointer_value(), 1, c64(c.args_size)));
-    }
-    call("llvm.nvvm.membar.gl", &[], &[], "");
-    call("llvm.nvvm.bar.warp.sync", &[], &[group.into()], "");
-    ok(b.build_conditional_branch(is_leader, lead, after_lead));
-
-    // The leader numbers the records' blocks, then launches.
-    b.position_at_end(lead);
-    ok(b.build_unconditional_branch(count_head));
-    b.position_at_end(count_head);
-    let i = ok(b.build_phi(i32t, "i"));
-    let total = ok(b.build_phi(i32t, "total"));
-    let min_t = ok(b.build_phi(i32t, "min.threads"));
-    let max_t = ok(b.build_phi(i32t, "max.threads"));
-    let (iv, total_v, min_v, max_v) = (i.as_basic_value().into_int_value(), total.as_basic_value().into_int_value(), min_t.as_basic_value().into_int_value(), max_t.as_basic_value().into_int_value());
-    let more = ok(b.build_int_compare(IntPredicate::ULT, iv, n, "more.records"));
-    ok(b.build_conditional_branch(more, count_body, counted));
-    b.position_at_end(count_body);
-    let r = byte_gep(&b, table, ok(b.build_int_mul(ok(b.build_int_z_extend(iv, i64t, "i64")), c64(c.stride), "at")), "rec");
-    ok(b.build_store(r, total_v));
-    let field = |offset: u64| ok(b.build_load(i32t, byte_gep(&b, r, c64(offset), "field"), "dim")).into_int_value();
-    let mul3 = |o: u64| ok(b.build_int_mul(ok(b.build_int_mul(field(o), field(o + 4), "m")), field(o + 8), "volume"));
-    let next_total = ok(b.build_int_add(total_v, mul3(OFF_GRID), "total.next"));
-    let threads = mul3(OFF_BLOCK);
-    let umin = call("llvm.umin", &[i32t.into()], &[min_v.into(), threads.into()], "min").expect("a min").into_int_value();
-    let umax = call("llvm.umax", &[i32t.into()], &[max_v.into(), threads.into()], "max").expect("a max").into_int_value();
-    let next_i = ok(b.build_int_add(iv, c32(1), "i.next"));
-    ok(b.build_unconditional_branch(count_head));
-    i.add_incoming(&[(&c32(0), lead), (&next_i, count_body)]);
-    total.add_incoming(&[(&c32(0), lead), (&next_total, count_body)]);
-    min_t.add_incoming(&[(&c32(u32::MAX as u64), lead), (&umin, count_body)]);
-    max_t.add_incoming(&[(&c32(0), lead), (&umax, count_body)]);
-
-    b.position_at_end(counted);
-    let one = i1t.const_int(1, false);
-    if c.syncs {
-        // The copy's barriers need every thread of a block: only equal block sizes.
-        let differ = ok(b.build_int_compare(IntPredicate::NE, min_v, max_v, "sizes.differ"));
-        ok(b.build_conditional_branch(differ, launched, launch_agg));
-    } else {
-        ok(b.build_unconditional_branch(launch_agg));
-    }
-    b.position_at_end(launch_agg);
-    let status = launch_agg_kernel(module, &b, f, l, c, entries, table, n, total_v, max_v);
-    let failed = ok(b.build_int_compare(IntPredicate::NE, status, c32(0), "failed"));
-    let launch_end = b.get_insert_block().expect("positioned");
-    ok(b.build_unconditional_branch(launched));
-    b.position_at_end(launched);
-    let fallback = ok(b.build_phi(i1t, "fallback"));
-    fallback.add_incoming(&[(&failed, launch_end)]);
-    if c.syncs {
-        fallback.add_incoming(&[(&one, counted)]);
-    }
-    let give_back = bb("give.back");
-    let leader_done = bb("leader.done");
-    ok(b.build_conditional_branch(fallback.as_basic_value().into_int_value(), give_back, leader_done));
-    b.position_at_end(give_back);
-    ok(b.build_call(c.give_back, &[table.into()], ""));
-    ok(b.build_unconditional_branch(leader_done));
-    b.position_at_end(leader_done);
-    ok(b.build_unconditional_branch(after_lead));
-
-    // The shuffle also holds the lanes until the leader has launched, so that a later launch
-    // of theirs stays behind this one in the block's NULL stream.
-    b.position_at_end(after_lead);
-    let fb = ok(b.build_phi(i1t, "fb"));
-    fb.add_incoming(&[(&i1t.const_zero(), write), (&fallback.as_basic_value(), leader_done)]);
-    let fb32 = ok(b.build_int_z_extend(fb.as_basic_value().into_int_value(), i32t, "fb32"));
-    let all = shfl(fb32, "fallback.shared");
-    let done = ok(b.build_int_compare(IntPredicate::EQ, all, c32(0), "done"));
-    ok(b.build_conditional_branch(done, aggregated, direct));
-    b.position_at_end(aggregated);
-    ok(b.build_return(Some(&c32(0))));
-
-    // Launched as it was: each thread's launch, and its status.
-    b.position_at_end(direct);
-    launch_as_documented(module, f, &b, l, l.buffer, p(0).into_pointer_value(), p(1), p(2));
-    f
 }
 
 /// `C__agg<<<total, threads, S>>>(table, n)` in the documented sequence at `b`'s position;
@@ -587,27 +469,7 @@ fn launch_agg_kernel<'ctx>(
     ok(b.build_store(buf, table));
     ok(b.build_store(byte_gep(b, buf, i64t.const_int(8, false), "agg.count"), n));
     // The dims as the site's launch takes them.
-    let dim3 = ctx.struct_type(&[i32t.into(), i32t.into(), i32t.into()], false);
-    let dims = |x: IntValue<'ctx>, by_pointer: bool, name: &str| -> BasicValueEnum<'ctx> {
-        let mut v = dim3.get_poison();
-        for (k, e) in [x, c32(1), c32(1)].into_iter().enumerate() {
-            v = ok(b.build_insert_value(v, e, k as u32, name)).into_struct_value();
-        }
-        if by_pointer {
-            // In the entry block, as allocas belong (the helper is inlined into loops).
-            let at_entry = ctx.create_builder();
-            let entry = f.get_first_basic_block().expect("the helper's entry");
-            match entry.get_first_instruction() {
-                Some(first) => at_entry.position_before(&first),
-                None => at_entry.position_at_end(entry),
-            }
-            let slot = ok(at_entry.build_alloca(dim3, &format!("{name}.slot")));
-            ok(b.build_store(slot, v));
-            slot.into()
-        } else {
-            v.into()
-        }
-    };
+    let dims = |x: IntValue<'ctx>, by_pointer: bool, name: &str| dims_value(module, b, f, [x, c32(1), c32(1)], by_pointer, name);
     let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
     let grid = dims(total, operand(2).is_pointer_value(), "agg.grid");
     let block = dims(threads, operand(3).is_pointer_value(), "agg.block");
@@ -623,6 +485,31 @@ fn launch_agg_kernel<'ctx>(
     let phi = ok(b.build_phi(i32t, "agg.result"));
     phi.add_incoming(&[(&status, fill), (&c32(crate::back::device_launch::LAUNCH_SKIPPED_STATUS as u64), skip)]);
     phi.as_basic_value().into_int_value()
+}
+
+/// The dims `v` at `b`'s position in `f`, as a launch takes them: a `{ i32, i32, i32 }`
+/// value, or `by_pointer` the address of one (an alloca in `f`'s entry block).
+fn dims_value<'ctx>(module: &Module<'ctx>, b: &inkwell::builder::Builder<'ctx>, f: FunctionValue<'ctx>, v: [IntValue<'ctx>; 3], by_pointer: bool, name: &str) -> BasicValueEnum<'ctx> {
+    let ctx = module.get_context();
+    let i32t = ctx.i32_type();
+    let dim3 = ctx.struct_type(&[i32t.into(), i32t.into(), i32t.into()], false);
+    let mut agg = dim3.get_poison();
+    for (k, e) in v.into_iter().enumerate() {
+        agg = ok(b.build_insert_value(agg, e, k as u32, name)).into_struct_value();
+    }
+    if !by_pointer {
+        return agg.into();
+    }
+    // In the entry block, as allocas belong (the helpers are inlined into loops).
+    let at_entry = ctx.create_builder();
+    let entry = f.get_first_basic_block().expect("a function with a body");
+    match entry.get_first_instruction() {
+        Some(first) => at_entry.position_before(&first),
+        None => at_entry.position_at_end(entry),
+    }
+    let slot = ok(at_entry.build_alloca(dim3, &format!("{name}.slot")));
+    ok(b.build_store(slot, agg));
+    slot.into()
 }
 
 /// The body of `C__agg(records, count)` (module docs), calling `copy`, the child's copy that

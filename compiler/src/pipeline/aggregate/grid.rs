@@ -1,0 +1,660 @@
+//! Grid granularity on LLVM IR (`-faggregate-launches=grid`): the launches of all threads of
+//! a parent grid become one child grid. The semantics, the per-grid state and the arena are
+//! those of the HIR pass (`crate::aggregate::grid` and `arena`, docs/AGGREGATION.md, which say
+//! why and what was measured); this file gives them to every front end that writes LLVM IR.
+//!
+//! Each block records its launches as at block granularity ([`super::block`]), and at the end
+//! of the block (always `BlockEnd::Barriers`: a kernel that would need its last thread to end
+//! its blocks is left alone at this granularity) thread 0 finds its grid's entry in
+//! `K__agg_grid_ids[512]`, keyed by `%gridid + 1` (open addressing under the spin lock
+//! `K__agg_grid_lock`, tombstones for entries given back), and places each site's records:
+//! in the child's static arena `C__agg_arena` when it can claim it for its grid and site (key
+//! `(gridid + 1) * 256 + site + 1`) and take room with a compare-and-swap on its cursor
+//! (records high, child blocks low), else in a heap *node* (a 32-byte header: `next`, count,
+//! blocks, smallest and largest block size; then the records). The block copies its tables
+//! there, rebasing first blocks into the arena's; thread 0 pushes its nodes onto the grid's
+//! list (`atomicExch` on `K__agg<n>_grid_heads[entry]`), launches at once the records that
+//! found no room anywhere, fences and counts the block done. The grid's last block launches
+//! the arena's records as they lie, and copies the nodes' records into one flat table (the
+//! whole block, first blocks rebased) that it launches once, or launches every record as it
+//! was (one record, unequal block sizes for a child that synchronises, no table, a failed
+//! launch, more than 2^31 - 1 blocks); frees the nodes; gives the entry back. `C__agg`'s last
+//! block releases the arena (cursor and sizes cleared, a fence, then the owner).
+//!
+//! Memory: a recording thread's writes precede the end-of-block barrier, after which thread 0
+//! fences and counts; the last block's thread 0 counts after it, fences and launches.
+
+use super::super::threshold::ok;
+use super::block::{copy_tables, end_of_block, launch_records, shared, BlockEnd, EndOfBlock, Emit, SiteState};
+use super::{byte_gep, launch_agg_kernel, Child, Entries, OFF_GRID};
+use inkwell::basic_block::BasicBlock;
+use inkwell::module::{Linkage, Module};
+use inkwell::values::{IntValue, PointerValue};
+use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
+
+/// Entries of a kernel's table of running parent grids.
+pub const SLOTS: u64 = 512;
+/// An entry given back, which a lookup steps over (0: an entry never used).
+const TOMBSTONE: u64 = u64::MAX;
+/// The largest aggregated grid (`gridDim.x`).
+const MAX_GRID_X: u64 = (1 << 31) - 1;
+/// Bytes of a node's header before its records.
+const NODE_HEADER: u64 = 32;
+const N_COUNT: u64 = 8;
+const N_BLOCKS: u64 = 12;
+const N_MIN: u64 = 16;
+const N_MAX: u64 = 20;
+/// The arena's size at most, in bytes and in records; sites per kernel that may own one.
+const MAX_ARENA_BYTES: u64 = 8 << 20;
+const MAX_ARENA_RECORDS: u64 = 1 << 18;
+const MAX_SITES: usize = 255;
+
+/// A `__device__` variable of `ty`, zeroed, as a generic pointer.
+fn device<'ctx>(module: &Module<'ctx>, name: &str, ty: inkwell::types::BasicTypeEnum<'ctx>, align: u32) -> PointerValue<'ctx> {
+    let g = module.add_global(ty, Some(AddressSpace::from(1u16)), name);
+    g.set_linkage(Linkage::Internal);
+    g.set_initializer(&zero_of(ty));
+    g.set_alignment(align);
+    g.as_pointer_value().const_address_space_cast(module.get_context().ptr_type(AddressSpace::default()))
+}
+
+fn zero_of(ty: inkwell::types::BasicTypeEnum<'_>) -> inkwell::values::BasicValueEnum<'_> {
+    use inkwell::types::BasicTypeEnum as T;
+    match ty {
+        T::ArrayType(t) => t.const_zero().into(),
+        T::IntType(t) => t.const_zero().into(),
+        T::PointerType(t) => t.const_zero().into(),
+        T::StructType(t) => t.const_zero().into(),
+        T::FloatType(t) => t.const_zero().into(),
+        T::VectorType(t) => t.const_zero().into(),
+        T::ScalableVectorType(t) => t.const_zero().into(),
+    }
+}
+
+/// A child's record arena (module docs).
+#[derive(Clone, Copy)]
+pub(super) struct Arena<'ctx> {
+    pub records: PointerValue<'ctx>,
+    owner: PointerValue<'ctx>,
+    cursor: PointerValue<'ctx>,
+    /// Kept as `u32::MAX - smallest`, so that its zero start is a reset state.
+    min_threads: PointerValue<'ctx>,
+    max_threads: PointerValue<'ctx>,
+    capacity: u64,
+    stride: u64,
+}
+
+impl<'ctx> Arena<'ctx> {
+    /// The arena of `child`'s records of `stride` bytes; `None` when fewer than a block's
+    /// worth fit the byte budget.
+    pub(super) fn declare(module: &Module<'ctx>, child: &str, stride: u64) -> Option<Self> {
+        let capacity = MAX_ARENA_RECORDS.min(MAX_ARENA_BYTES / stride.max(1));
+        if capacity < crate::aggregate::RECORD_CAP {
+            return None;
+        }
+        let ctx = module.get_context();
+        let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+        let name = |what: &str| format!("{child}__agg_arena{what}");
+        Some(Arena {
+            records: device(module, &name(""), ctx.i8_type().array_type((capacity * stride) as u32).into(), 16),
+            owner: device(module, &name("_owner"), i64t.into(), 8),
+            cursor: device(module, &name("_cursor"), i64t.into(), 8),
+            min_threads: device(module, &name("_min_threads"), i32t.into(), 4),
+            max_threads: device(module, &name("_max_threads"), i32t.into(), 4),
+            capacity,
+            stride,
+        })
+    }
+
+    /// Whether `table` lies in the arena.
+    pub(super) fn contains(&self, b: &inkwell::builder::Builder<'ctx>, table: PointerValue<'ctx>) -> IntValue<'ctx> {
+        let i64t = table.get_type().get_context().i64_type();
+        let offset = ok(b.build_int_sub(ok(b.build_ptr_to_int(table, i64t, "at")), ok(b.build_ptr_to_int(self.records, i64t, "arena")), "arena.offset"));
+        ok(b.build_int_compare(IntPredicate::ULT, offset, i64t.const_int(self.capacity * self.stride, false), "in.arena"))
+    }
+
+    /// Gives the arena back: cursor and sizes cleared, a fence, the owner cleared.
+    pub(super) fn release(&self, e: &Emit<'_, 'ctx>) {
+        let b = e.b;
+        ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, self.cursor, e.c64(0), AtomicOrdering::Monotonic));
+        ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, self.min_threads, e.c32(0), AtomicOrdering::Monotonic));
+        ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, self.max_threads, e.c32(0), AtomicOrdering::Monotonic));
+        e.fence();
+        ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, self.owner, e.c64(0), AtomicOrdering::Monotonic));
+    }
+
+    /// Thread 0 of a block: claims the arena for `key` (or finds it its own) and takes room
+    /// for `count` records launching `blocks` child blocks of `min..=max` threads. Returns
+    /// `(at, base)`: the first record's index (`u32::MAX` when there is no room) and their
+    /// first block.
+    fn reserve(&self, e: &Emit<'_, 'ctx>, key: IntValue<'ctx>, count: IntValue<'ctx>, blocks: IntValue<'ctx>, min: IntValue<'ctx>, max: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>) {
+        let b = e.b;
+        let ctx = e.module.get_context();
+        let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+        let start = b.get_insert_block().expect("positioned");
+        let bb = |name: &str| ctx.append_basic_block(e.f, name);
+        let (mine, attempt, fits_bb, took, done) = (bb("arena.mine"), bb("arena.attempt"), bb("arena.fits"), bb("arena.took"), bb("arena.done"));
+        let claimed = ok(b.build_cmpxchg(self.owner, e.c64(0), key, AtomicOrdering::Monotonic, AtomicOrdering::Monotonic));
+        let old = ok(b.build_extract_value(claimed, 0, "old.owner")).into_int_value();
+        let free = ok(b.build_int_compare(IntPredicate::EQ, old, e.c64(0), "was.free"));
+        let own = ok(b.build_int_compare(IntPredicate::EQ, old, key, "was.mine"));
+        ok(b.build_conditional_branch(ok(b.build_or(free, own, "ours")), mine, done));
+        b.position_at_end(mine);
+        // the releaser's clearing of the cursor comes before its clearing of the owner
+        e.fence();
+        let cur0 = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, self.cursor, e.c64(0), AtomicOrdering::Monotonic));
+        ok(b.build_unconditional_branch(attempt));
+        b.position_at_end(attempt);
+        let cur = ok(b.build_phi(i64t, "cursor"));
+        let cv = cur.as_basic_value().into_int_value();
+        let taken = ok(b.build_int_truncate(ok(b.build_right_shift(cv, e.c64(32), false, "taken64")), i32t, "taken"));
+        let launched = ok(b.build_int_truncate(cv, i32t, "launched"));
+        let room = ok(b.build_int_compare(IntPredicate::ULE, count, ok(b.build_int_sub(e.c32(self.capacity), taken, "left")), "room"));
+        let grid_room = ok(b.build_int_compare(IntPredicate::ULE, blocks, ok(b.build_int_sub(e.c32(MAX_GRID_X), launched, "blocks.left")), "grid.room"));
+        ok(b.build_conditional_branch(ok(b.build_and(room, grid_room, "fits")), fits_bb, done));
+        b.position_at_end(fits_bb);
+        let add = ok(b.build_int_add(ok(b.build_left_shift(ok(b.build_int_z_extend(count, i64t, "count64")), e.c64(32), "records")), ok(b.build_int_z_extend(blocks, i64t, "blocks64")), "add"));
+        let want = ok(b.build_int_add(cv, add, "want"));
+        let swapped = ok(b.build_cmpxchg(self.cursor, cv, want, AtomicOrdering::Monotonic, AtomicOrdering::Monotonic));
+        let seen = ok(b.build_extract_value(swapped, 0, "seen")).into_int_value();
+        let success = ok(b.build_extract_value(swapped, 1, "swapped")).into_int_value();
+        cur.add_incoming(&[(&cur0, mine), (&seen, fits_bb)]);
+        ok(b.build_conditional_branch(success, took, attempt));
+        b.position_at_end(took);
+        ok(b.build_atomicrmw(AtomicRMWBinOp::UMax, self.min_threads, ok(b.build_int_sub(e.c32(u32::MAX as u64), min, "min.kept")), AtomicOrdering::Monotonic));
+        ok(b.build_atomicrmw(AtomicRMWBinOp::UMax, self.max_threads, max, AtomicOrdering::Monotonic));
+        ok(b.build_unconditional_branch(done));
+        b.position_at_end(done);
+        let at = ok(b.build_phi(i32t, "arena.at"));
+        let base = ok(b.build_phi(i32t, "arena.base"));
+        let none = e.c32(u32::MAX as u64);
+        at.add_incoming(&[(&none, start), (&none, attempt), (&taken, took)]);
+        base.add_incoming(&[(&e.c32(0), start), (&e.c32(0), attempt), (&launched, took)]);
+        (at.as_basic_value().into_int_value(), base.as_basic_value().into_int_value())
+    }
+
+    /// Thread 0 of the grid's last block: when the arena is `key`'s, one launch of `C__agg`
+    /// over its records, or each record as it was (then the arena is released here; else
+    /// `C__agg`'s last block releases it).
+    fn launch(&self, e: &Emit<'_, 'ctx>, key: IntValue<'ctx>, s: &SiteState<'ctx>, c: &Child<'ctx>, entries: &Entries<'ctx>) {
+        let b = e.b;
+        let read = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, self.owner, e.c64(0), AtomicOrdering::Monotonic));
+        e.if_then(ok(b.build_int_compare(IntPredicate::EQ, read, key, "arena.ours")), || {
+            let i32t = e.module.get_context().i32_type();
+            let cur = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, self.cursor, e.c64(0), AtomicOrdering::Monotonic));
+            let n = ok(b.build_int_truncate(ok(b.build_right_shift(cur, e.c64(32), false, "n64")), i32t, "arena.count"));
+            let blocks = ok(b.build_int_truncate(cur, i32t, "arena.blocks"));
+            let largest = ok(b.build_atomicrmw(AtomicRMWBinOp::UMax, self.max_threads, e.c32(0), AtomicOrdering::Monotonic));
+            let mut wanted = ok(b.build_int_compare(IntPredicate::UGT, n, e.c32(1), "several"));
+            if c.syncs {
+                let kept = ok(b.build_atomicrmw(AtomicRMWBinOp::UMax, self.min_threads, e.c32(0), AtomicOrdering::Monotonic));
+                let smallest = ok(b.build_int_sub(e.c32(u32::MAX as u64), kept, "smallest"));
+                wanted = ok(b.build_and(wanted, ok(b.build_int_compare(IntPredicate::EQ, smallest, largest, "same.size")), "wanted"));
+            }
+            let slot = e.slot(e.module.get_context().bool_type().into(), "arena.one.by.one");
+            ok(b.build_store(slot, e.module.get_context().bool_type().const_int(1, false)));
+            e.if_then(wanted, || {
+                let status = launch_agg_kernel(e.module, b, e.f, &s.launch, c, entries, self.records, n, blocks, largest);
+                ok(b.build_store(slot, ok(b.build_int_compare(IntPredicate::NE, status, e.c32(0), "failed"))));
+            });
+            let one_by_one = ok(b.build_load(e.module.get_context().bool_type(), slot, "one.by.one")).into_int_value();
+            e.if_then(one_by_one, || {
+                e.for_loop(e.c32(0), n, e.c32(1), |j| direct(e, s, c, e.record(self.records, j, c.stride)));
+                self.release(e);
+            });
+        });
+    }
+}
+
+/// The launch of the record at `rec` as it was (`K__agg<n>_direct`).
+fn direct<'ctx>(e: &Emit<'_, 'ctx>, s: &SiteState<'ctx>, c: &Child<'ctx>, rec: PointerValue<'ctx>) {
+    let operand = |k: u32| s.launch.call.get_operand(k).and_then(|o| o.value()).expect("a launch's operand");
+    let grid = e.dims(rec, OFF_GRID, operand(2), "rec.grid");
+    let block = e.dims(rec, super::OFF_BLOCK, operand(3), "rec.block");
+    let args = byte_gep(e.b, rec, e.c64(c.args_at), "rec.args");
+    ok(e.b.build_call(s.direct, &[args.into(), grid.into(), block.into()], ""));
+}
+
+/// A kernel's grid-wide state.
+struct GridState<'ctx> {
+    ids: PointerValue<'ctx>,
+    done: PointerValue<'ctx>,
+    lock: PointerValue<'ctx>,
+    /// `__shared__`: this block's entry, its grid's key, whether it is the grid's last block.
+    slot: PointerValue<'ctx>,
+    key: PointerValue<'ctx>,
+    last: PointerValue<'ctx>,
+    sites: Vec<SiteGrid<'ctx>>,
+}
+
+/// One site's grid-wide state.
+struct SiteGrid<'ctx> {
+    /// `__device__ i64 heads[SLOTS]`: each running grid's list of nodes.
+    heads: PointerValue<'ctx>,
+    /// `__shared__`: whether the block's records lie in the arena, and their first block there.
+    in_arena: PointerValue<'ctx>,
+    base: PointerValue<'ctx>,
+    /// `__shared__` values of the last block: the list, record and block totals, block sizes,
+    /// the flat table.
+    list: PointerValue<'ctx>,
+    total: PointerValue<'ctx>,
+    blocks: PointerValue<'ctx>,
+    min_threads: PointerValue<'ctx>,
+    max_threads: PointerValue<'ctx>,
+    flat: PointerValue<'ctx>,
+}
+
+/// `table[index]` of a table of `i64` (`wide`) or `i32`.
+fn entry<'ctx>(e: &Emit<'_, 'ctx>, table: PointerValue<'ctx>, index: IntValue<'ctx>, wide: bool) -> PointerValue<'ctx> {
+    let i64t = e.module.get_context().i64_type();
+    let at = ok(e.b.build_int_mul(ok(e.b.build_int_z_extend(index, i64t, "index")), e.c64(if wide { 8 } else { 4 }), "entry.at"));
+    byte_gep(e.b, table, at, "entry")
+}
+
+fn read64<'ctx>(e: &Emit<'_, 'ctx>, p: PointerValue<'ctx>) -> IntValue<'ctx> {
+    ok(e.b.build_atomicrmw(AtomicRMWBinOp::Add, p, e.c64(0), AtomicOrdering::Monotonic))
+}
+
+impl<'ctx> GridState<'ctx> {
+    fn declare(module: &Module<'ctx>, kname: &str, states: &[SiteState<'ctx>]) -> Self {
+        let ctx = module.get_context();
+        let (i32t, i64t, ptr) = (ctx.i32_type(), ctx.i64_type(), ctx.ptr_type(AddressSpace::default()));
+        let name = |what: &str| format!("{kname}__agg_grid_{what}");
+        let sites = (0..states.len())
+            .map(|n| {
+                let name = |what: &str| format!("{kname}__agg{n}_grid_{what}");
+                SiteGrid {
+                    heads: device(module, &name("heads"), i64t.array_type(SLOTS as u32).into(), 8),
+                    in_arena: shared(module, &name("in_arena"), i32t.into(), 4),
+                    base: shared(module, &name("base"), i32t.into(), 4),
+                    list: shared(module, &name("list"), i64t.into(), 8),
+                    total: shared(module, &name("total"), i32t.into(), 4),
+                    blocks: shared(module, &name("blocks"), i64t.into(), 8),
+                    min_threads: shared(module, &name("min_threads"), i32t.into(), 4),
+                    max_threads: shared(module, &name("max_threads"), i32t.into(), 4),
+                    flat: shared(module, &name("flat"), ptr.into(), 8),
+                }
+            })
+            .collect();
+        GridState {
+            ids: device(module, &name("ids"), i64t.array_type(SLOTS as u32).into(), 8),
+            done: device(module, &name("done"), i32t.array_type(SLOTS as u32).into(), 4),
+            lock: device(module, &name("lock"), i32t.into(), 4),
+            slot: shared(module, &name("slot"), i32t.into(), 4),
+            key: shared(module, &name("key"), i64t.into(), 8),
+            last: shared(module, &name("last"), i32t.into(), 4),
+            sites,
+        }
+    }
+
+    /// `body` under the kernel's spin lock, if it is free now; the builder after it.
+    fn locked(&self, e: &Emit<'_, 'ctx>, body: impl FnOnce()) {
+        let b = e.b;
+        let swapped = ok(b.build_cmpxchg(self.lock, e.c32(0), e.c32(1), AtomicOrdering::Monotonic, AtomicOrdering::Monotonic));
+        let got = ok(b.build_extract_value(swapped, 1, "locked")).into_int_value();
+        e.if_then(got, || {
+            e.fence();
+            body();
+            e.fence();
+            ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, self.lock, e.c32(0), AtomicOrdering::Monotonic));
+        });
+    }
+
+    /// `while (*flag == 0) body();` with `flag` an `i32` slot; the builder after it.
+    fn until(e: &Emit<'_, 'ctx>, flag: PointerValue<'ctx>, body: impl FnOnce()) {
+        let ctx = e.module.get_context();
+        let b = e.b;
+        let (head, inner, exit) = (ctx.append_basic_block(e.f, "wait"), ctx.append_basic_block(e.f, "wait.body"), ctx.append_basic_block(e.f, "wait.end"));
+        ok(b.build_unconditional_branch(head));
+        b.position_at_end(head);
+        let open = ok(b.build_int_compare(IntPredicate::EQ, e.load32(flag, "flag"), e.c32(0), "waiting"));
+        ok(b.build_conditional_branch(open, inner, exit));
+        b.position_at_end(inner);
+        body();
+        ok(b.build_unconditional_branch(head));
+        b.position_at_end(exit);
+    }
+
+    /// Thread 0: this grid's key (`gridid + 1`) and entry, stored in `key` and `slot`: at
+    /// `gridid % SLOTS` when the key is there, else found or claimed under the lock, waiting
+    /// while the table is full.
+    fn find_slot(&self, e: &Emit<'_, 'ctx>) {
+        let b = e.b;
+        let ctx = e.module.get_context();
+        let i64t = ctx.i64_type();
+        let gridid = e.sreg("gridid");
+        let key = ok(b.build_int_add(ok(b.build_int_z_extend(gridid, i64t, "gridid64")), e.c64(1), "key"));
+        let home = ok(b.build_int_unsigned_rem(gridid, e.c32(SLOTS), "home"));
+        ok(b.build_store(self.key, key));
+        ok(b.build_store(self.slot, e.c32(SLOTS)));
+        let at_home = ok(b.build_int_compare(IntPredicate::EQ, read64(e, entry(e, self.ids, home, true)), key, "at.home"));
+        e.if_then(at_home, || {
+            ok(b.build_store(self.slot, home));
+        });
+        let found = e.slot(e.module.get_context().i32_type().into(), "found");
+        ok(b.build_store(found, ok(b.build_int_z_extend(ok(b.build_int_compare(IntPredicate::NE, e.load32(self.slot, "slot"), e.c32(SLOTS), "have")), ctx.i32_type(), "have32"))));
+        Self::until(e, found, || {
+            self.locked(e, || {
+                // for k in 0..SLOTS: the key's entry, or the first free one; an entry never
+                // used ends every chain
+                let bb = |name: &str| ctx.append_basic_block(e.f, name);
+                let before = b.get_insert_block().expect("positioned");
+                let (head, body, is_free, next, end) = (bb("scan"), bb("scan.entry"), bb("scan.free"), bb("scan.next"), bb("scan.end"));
+                ok(b.build_unconditional_branch(head));
+                b.position_at_end(head);
+                let k = ok(b.build_phi(ctx.i32_type(), "k"));
+                let free = ok(b.build_phi(ctx.i32_type(), "free"));
+                let (kv, fv) = (k.as_basic_value().into_int_value(), free.as_basic_value().into_int_value());
+                ok(b.build_conditional_branch(ok(b.build_int_compare(IntPredicate::ULT, kv, e.c32(SLOTS), "more")), body, end));
+                b.position_at_end(body);
+                let idx = ok(b.build_int_unsigned_rem(ok(b.build_int_add(home, kv, "probe")), e.c32(SLOTS), "idx"));
+                let value = read64(e, entry(e, self.ids, idx, true));
+                let hit = ok(b.build_int_compare(IntPredicate::EQ, value, key, "hit"));
+                let (found_bb, miss) = (bb("scan.found"), bb("scan.miss"));
+                ok(b.build_conditional_branch(hit, found_bb, miss));
+                b.position_at_end(found_bb);
+                ok(b.build_store(self.slot, idx));
+                ok(b.build_unconditional_branch(end));
+                b.position_at_end(miss);
+                let unused = ok(b.build_int_compare(IntPredicate::EQ, value, e.c64(0), "unused"));
+                let given = ok(b.build_int_compare(IntPredicate::EQ, value, e.c64(TOMBSTONE), "given.back"));
+                let none_yet = ok(b.build_int_compare(IntPredicate::EQ, fv, e.c32(SLOTS), "none.yet"));
+                let take = ok(b.build_and(none_yet, ok(b.build_or(unused, given, "free.entry")), "take"));
+                let free_next = ok(b.build_select(take, idx, fv, "free.next")).into_int_value();
+                ok(b.build_conditional_branch(unused, is_free, next));
+                b.position_at_end(is_free);
+                ok(b.build_unconditional_branch(end));
+                b.position_at_end(next);
+                let k_next = ok(b.build_int_add(kv, e.c32(1), "k.next"));
+                ok(b.build_unconditional_branch(head));
+                k.add_incoming(&[(&e.c32(0), before), (&k_next, next)]);
+                free.add_incoming(&[(&e.c32(SLOTS), before), (&free_next, next)]);
+                b.position_at_end(end);
+                let free_at_end = ok(b.build_phi(ctx.i32_type(), "free.at.end"));
+                free_at_end.add_incoming(&[(&fv, head), (&fv, found_bb), (&free_next, is_free)]);
+                let fe = free_at_end.as_basic_value().into_int_value();
+                let missing = ok(b.build_int_compare(IntPredicate::EQ, e.load32(self.slot, "slot"), e.c32(SLOTS), "missing"));
+                let claim = ok(b.build_and(missing, ok(b.build_int_compare(IntPredicate::ULT, fe, e.c32(SLOTS), "has.free")), "claim"));
+                e.if_then(claim, || {
+                    ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, entry(e, self.ids, fe, true), key, AtomicOrdering::Monotonic));
+                    ok(b.build_store(self.slot, fe));
+                });
+            });
+            let have = ok(b.build_int_compare(IntPredicate::NE, e.load32(self.slot, "slot"), e.c32(SLOTS), "have"));
+            ok(b.build_store(found, ok(b.build_int_z_extend(have, ctx.i32_type(), "have32"))));
+        });
+    }
+
+    /// The last block gives its entry back, under the lock: the done count to 0, the key to 0
+    /// when the next entry was never used (no chain runs through it), else to a tombstone.
+    fn release(&self, e: &Emit<'_, 'ctx>) {
+        let b = e.b;
+        let released = e.slot(e.module.get_context().i32_type().into(), "released");
+        ok(b.build_store(released, e.c32(0)));
+        Self::until(e, released, || {
+            self.locked(e, || {
+                let slot = e.load32(self.slot, "slot");
+                ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, entry(e, self.done, slot, false), e.c32(0), AtomicOrdering::Monotonic));
+                let next = ok(b.build_int_unsigned_rem(ok(b.build_int_add(slot, e.c32(1), "after")), e.c32(SLOTS), "next"));
+                let after = read64(e, entry(e, self.ids, next, true));
+                let ends = ok(b.build_int_compare(IntPredicate::EQ, after, e.c64(0), "chain.ends"));
+                let value = ok(b.build_select(ends, e.c64(0), e.c64(TOMBSTONE), "given")).into_int_value();
+                ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, entry(e, self.ids, slot, true), value, AtomicOrdering::Monotonic));
+                ok(b.build_store(released, e.c32(1)));
+            });
+        });
+    }
+}
+
+/// `for (node = first; node; node = node->next) body(node);`, the builder after it.
+fn walk<'ctx>(e: &Emit<'_, 'ctx>, first: PointerValue<'ctx>, body: impl FnOnce(PointerValue<'ctx>)) {
+    let ctx = e.module.get_context();
+    let b = e.b;
+    let ptr = ctx.ptr_type(AddressSpace::default());
+    let before = b.get_insert_block().expect("positioned");
+    let (head, inner, exit): (BasicBlock, BasicBlock, BasicBlock) = (ctx.append_basic_block(e.f, "walk"), ctx.append_basic_block(e.f, "walk.node"), ctx.append_basic_block(e.f, "walk.end"));
+    ok(b.build_unconditional_branch(head));
+    b.position_at_end(head);
+    let node = ok(b.build_phi(ptr, "node"));
+    let nv = node.as_basic_value().into_pointer_value();
+    ok(b.build_conditional_branch(ok(b.build_is_not_null(nv, "more.nodes")), inner, exit));
+    b.position_at_end(inner);
+    // the next node, read before `body` (which may free this one)
+    let next = ok(b.build_int_to_ptr(e.load64(nv, "next"), ptr, "next.node"));
+    body(nv);
+    let latch = b.get_insert_block().expect("positioned");
+    ok(b.build_unconditional_branch(head));
+    node.add_incoming(&[(&first, before), (&next, latch)]);
+    b.position_at_end(exit);
+}
+
+/// Builds `K__agg_begin()` and `K__agg_end()` at grid granularity (module docs).
+pub(super) fn end_of_grid<'ctx>(module: &Module<'ctx>, kname: &str, states: &[SiteState<'ctx>], children: &[Child<'ctx>], entries: &Entries<'ctx>) -> EndOfBlock<'ctx> {
+    let gs = GridState::declare(module, kname, states);
+    end_of_block(module, kname, states, BlockEnd::Barriers, &|e, tid, nthreads, _| grid_tail(e, tid, nthreads, &gs, states, children, entries))
+}
+
+/// What a block does at its end at grid granularity, after a barrier (module docs).
+fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'ctx>, gs: &GridState<'ctx>, states: &[SiteState<'ctx>], children: &[Child<'ctx>], entries: &Entries<'ctx>) {
+    let b = e.b;
+    let ctx = e.module.get_context();
+    let (i32t, i64t, ptr) = (ctx.i32_type(), ctx.i64_type(), ctx.ptr_type(AddressSpace::default()));
+    let thread0 = || ok(b.build_int_compare(IntPredicate::EQ, tid, e.c32(0), "thread0"));
+    let arena_key = |n: usize| {
+        let key = e.load64(gs.key, "key");
+        ok(b.build_int_add(ok(b.build_int_mul(key, e.c64(256), "key.sites")), e.c64(n as u64 + 1), "arena.key"))
+    };
+    let arena_of = |n: usize, s: &SiteState<'ctx>| children[s.child].arena.filter(|_| n < MAX_SITES);
+
+    // Thread 0: the grid's entry, then where each site's records go.
+    e.if_then(thread0(), || {
+        gs.find_slot(e);
+        for (n, s) in states.iter().enumerate() {
+            let (c, sg) = (&children[s.child], &gs.sites[n]);
+            let count = e.count(s);
+            ok(b.build_store(s.buffer, ptr.const_null()));
+            ok(b.build_store(sg.in_arena, e.c32(0)));
+            ok(b.build_store(sg.base, e.c32(0)));
+            e.if_then(ok(b.build_int_compare(IntPredicate::UGT, count, e.c32(0), "any")), || {
+                let node = || {
+                    let bytes = ok(b.build_int_add(e.c64(NODE_HEADER), ok(b.build_int_mul(ok(b.build_int_z_extend(count, i64t, "count64")), e.c64(c.stride), "records")), "node.bytes"));
+                    let p = ok(b.build_call(entries.malloc, &[bytes.into()], "node")).try_as_basic_value().basic().expect("a pointer").into_pointer_value();
+                    e.if_then(ok(b.build_is_not_null(p, "have.node")), || {
+                        ok(b.build_store(s.buffer, byte_gep(b, p, e.c64(NODE_HEADER), "node.records")));
+                    });
+                };
+                match arena_of(n, s) {
+                    Some(arena) => {
+                        let last = e.record(s.table, ok(b.build_int_sub(count, e.c32(1), "last")), c.stride);
+                        let start = e.load32(last, "last.start");
+                        let g = [0, 1, 2].map(|k| e.load32(byte_gep(b, last, e.c64(OFF_GRID + 4 * k), "dim.at"), "grid"));
+                        let blocks = ok(b.build_int_add(start, ok(b.build_int_mul(ok(b.build_int_mul(g[0], g[1], "m")), g[2], "volume")), "blocks"));
+                        let (at, base) = arena.reserve(e, arena_key(n), count, blocks, e.load32(s.min_threads, "min"), e.load32(s.max_threads, "max"));
+                        let placed = ok(b.build_int_compare(IntPredicate::NE, at, e.c32(u32::MAX as u64), "placed"));
+                        let (yes, no, join) = (ctx.append_basic_block(e.f, "in.arena"), ctx.append_basic_block(e.f, "in.node"), ctx.append_basic_block(e.f, "placed"));
+                        ok(b.build_conditional_branch(placed, yes, no));
+                        b.position_at_end(yes);
+                        ok(b.build_store(s.buffer, e.record(arena.records, at, c.stride)));
+                        ok(b.build_store(sg.in_arena, e.c32(1)));
+                        ok(b.build_store(sg.base, base));
+                        ok(b.build_unconditional_branch(join));
+                        b.position_at_end(no);
+                        node();
+                        ok(b.build_unconditional_branch(join));
+                        b.position_at_end(join);
+                    }
+                    None => node(),
+                }
+            });
+        }
+    });
+    e.barrier();
+    // The block copies its tables; records in the arena get the grid's first blocks.
+    copy_tables(e, tid, nthreads, states, children);
+    for (n, s) in states.iter().enumerate() {
+        let (c, sg) = (&children[s.child], &gs.sites[n]);
+        let in_arena = ok(b.build_int_compare(IntPredicate::NE, e.load32(sg.in_arena, "in.arena"), e.c32(0), "rebase"));
+        e.if_then(in_arena, || {
+            let (count, buffer, base) = (e.count(s), e.load_ptr(s.buffer, "buffer"), e.load32(sg.base, "base"));
+            e.for_loop(tid, count, nthreads, |i| {
+                let start = e.record(buffer, i, c.stride);
+                let v = e.load32(start, "start");
+                ok(b.build_store(start, ok(b.build_int_add(v, base, "rebased"))));
+            });
+        });
+    }
+    e.barrier();
+
+    // Thread 0 hands the nodes on (or launches what found no room) and counts the block.
+    e.if_then(thread0(), || {
+        let slot = e.load32(gs.slot, "slot");
+        for (n, s) in states.iter().enumerate() {
+            let (c, sg) = (&children[s.child], &gs.sites[n]);
+            let count = e.count(s);
+            let not_arena = ok(b.build_int_compare(IntPredicate::EQ, e.load32(sg.in_arena, "in.arena"), e.c32(0), "not.arena"));
+            let hand = ok(b.build_and(ok(b.build_int_compare(IntPredicate::UGT, count, e.c32(0), "any")), not_arena, "hand.on"));
+            e.if_then(hand, || {
+                let buffer = e.load_ptr(s.buffer, "buffer");
+                let (push, alone, join) = (ctx.append_basic_block(e.f, "push"), ctx.append_basic_block(e.f, "alone"), ctx.append_basic_block(e.f, "handed"));
+                ok(b.build_conditional_branch(ok(b.build_is_not_null(buffer, "have.node")), push, alone));
+                b.position_at_end(push);
+                let node = byte_gep(b, buffer, e.c64(0u64.wrapping_sub(NODE_HEADER)), "node");
+                let last = e.record(s.table, ok(b.build_int_sub(count, e.c32(1), "last")), c.stride);
+                let g = [0, 1, 2].map(|k| e.load32(byte_gep(b, last, e.c64(OFF_GRID + 4 * k), "dim.at"), "grid"));
+                let blocks = ok(b.build_int_add(e.load32(last, "last.start"), ok(b.build_int_mul(ok(b.build_int_mul(g[0], g[1], "m")), g[2], "volume")), "blocks"));
+                let field = |offset: u64| byte_gep(b, node, e.c64(offset), "node.field");
+                ok(b.build_store(field(N_COUNT), count));
+                ok(b.build_store(field(N_BLOCKS), blocks));
+                ok(b.build_store(field(N_MIN), e.load32(s.min_threads, "min")));
+                ok(b.build_store(field(N_MAX), e.load32(s.max_threads, "max")));
+                let bits = ok(b.build_ptr_to_int(node, i64t, "node.bits"));
+                let next = ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, entry(e, sg.heads, slot, true), bits, AtomicOrdering::Monotonic));
+                ok(b.build_store(node, next));
+                ok(b.build_unconditional_branch(join));
+                b.position_at_end(alone);
+                launch_records(e, s, c, entries, ptr.const_null(), count, None);
+                ok(b.build_unconditional_branch(join));
+                b.position_at_end(join);
+            });
+        }
+        // after a fence, so that the last block sees the nodes and what the threads wrote
+        e.fence();
+        let counted = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, entry(e, gs.done, slot, false), e.c32(1), AtomicOrdering::Monotonic));
+        let (gx, gy, gz) = (e.sreg("nctaid.x"), e.sreg("nctaid.y"), e.sreg("nctaid.z"));
+        let nblocks = ok(b.build_int_mul(ok(b.build_int_mul(gx, gy, "gxy")), gz, "nblocks"));
+        let last = ok(b.build_int_compare(IntPredicate::EQ, counted, ok(b.build_int_sub(nblocks, e.c32(1), "last.count")), "last.block"));
+        ok(b.build_store(gs.last, ok(b.build_int_z_extend(last, i32t, "last32"))));
+    });
+    e.barrier();
+
+    // The grid's last block launches.
+    let last = ok(b.build_int_compare(IntPredicate::NE, e.load32(gs.last, "last"), e.c32(0), "is.last"));
+    e.if_then(last, || {
+        e.fence();
+        for (n, s) in states.iter().enumerate() {
+            let c = &children[s.child];
+            if let Some(arena) = arena_of(n, s) {
+                e.if_then(thread0(), || arena.launch(e, arena_key(n), s, c, entries));
+            }
+            launch_grid(e, tid, nthreads, gs, n, s, c, entries);
+        }
+        e.if_then(thread0(), || gs.release(e));
+    });
+}
+
+/// The last block's launch of site `n`'s nodes: the list taken, its records copied into one
+/// table by the whole block, one launch of the clone (or each record as it was), the nodes
+/// freed.
+#[allow(clippy::too_many_arguments)]
+fn launch_grid<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'ctx>, gs: &GridState<'ctx>, n: usize, s: &SiteState<'ctx>, c: &Child<'ctx>, entries: &Entries<'ctx>) {
+    let b = e.b;
+    let ctx = e.module.get_context();
+    let (i32t, i64t, ptr) = (ctx.i32_type(), ctx.i64_type(), ctx.ptr_type(AddressSpace::default()));
+    let sg = &gs.sites[n];
+    let thread0 = || ok(b.build_int_compare(IntPredicate::EQ, tid, e.c32(0), "thread0"));
+    let list = || ok(b.build_int_to_ptr(e.load64(sg.list, "list"), ptr, "first.node"));
+    let node_field = |node: PointerValue<'ctx>, offset: u64, name: &str| e.load32(byte_gep(b, node, e.c64(offset), "node.field"), name);
+    e.if_then(thread0(), || {
+        let slot = e.load32(gs.slot, "slot");
+        let taken = ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, entry(e, sg.heads, slot, true), e.c64(0), AtomicOrdering::Monotonic));
+        ok(b.build_store(sg.list, taken));
+        ok(b.build_store(sg.total, e.c32(0)));
+        ok(b.build_store(sg.blocks, e.c64(0)));
+        ok(b.build_store(sg.min_threads, e.c32(u32::MAX as u64)));
+        ok(b.build_store(sg.max_threads, e.c32(0)));
+        walk(e, list(), |node| {
+            let umin = super::intrinsic(e.module, "llvm.umin", &[i32t.into()]);
+            let umax = super::intrinsic(e.module, "llvm.umax", &[i32t.into()]);
+            let total = ok(b.build_int_add(e.load32(sg.total, "total"), node_field(node, N_COUNT, "count"), "total.next"));
+            ok(b.build_store(sg.total, total));
+            let blocks = ok(b.build_int_add(e.load64(sg.blocks, "blocks"), ok(b.build_int_z_extend(node_field(node, N_BLOCKS, "node.blocks"), i64t, "wide")), "blocks.next"));
+            ok(b.build_store(sg.blocks, blocks));
+            let min = ok(b.build_call(umin, &[e.load32(sg.min_threads, "min").into(), node_field(node, N_MIN, "node.min").into()], "min")).try_as_basic_value().basic().expect("a min");
+            ok(b.build_store(sg.min_threads, min));
+            let max = ok(b.build_call(umax, &[e.load32(sg.max_threads, "max").into(), node_field(node, N_MAX, "node.max").into()], "max")).try_as_basic_value().basic().expect("a max");
+            ok(b.build_store(sg.max_threads, max));
+        });
+        ok(b.build_store(sg.flat, ptr.const_null()));
+        let total = e.load32(sg.total, "total");
+        let mut wanted = ok(b.build_and(
+            ok(b.build_int_compare(IntPredicate::UGT, total, e.c32(1), "several")),
+            ok(b.build_int_compare(IntPredicate::ULE, e.load64(sg.blocks, "blocks"), e.c64(MAX_GRID_X), "grid.fits")),
+            "wanted",
+        ));
+        if c.syncs {
+            let same = ok(b.build_int_compare(IntPredicate::EQ, e.load32(sg.min_threads, "min"), e.load32(sg.max_threads, "max"), "same.size"));
+            wanted = ok(b.build_and(wanted, same, "wanted"));
+        }
+        e.if_then(wanted, || {
+            let bytes = ok(b.build_int_mul(ok(b.build_int_z_extend(total, i64t, "total64")), e.c64(c.stride), "bytes"));
+            let flat = ok(b.build_call(entries.malloc, &[bytes.into()], "flat")).try_as_basic_value().basic().expect("a pointer");
+            ok(b.build_store(sg.flat, flat));
+        });
+    });
+    e.barrier();
+    // The whole block: each node's records into the flat table, first blocks rebased.
+    let flat = e.load_ptr(sg.flat, "flat");
+    e.if_then(ok(b.build_is_not_null(flat, "have.flat")), || {
+        let (pos, base) = (e.slot(e.module.get_context().i32_type().into(), "pos"), e.slot(e.module.get_context().i32_type().into(), "base"));
+        ok(b.build_store(pos, e.c32(0)));
+        ok(b.build_store(base, e.c32(0)));
+        walk(e, list(), |node| {
+            let count = node_field(node, N_COUNT, "count");
+            let (p, bs) = (e.load32(pos, "pos"), e.load32(base, "base"));
+            e.for_loop(tid, count, nthreads, |i| {
+                let dst = e.record(flat, ok(b.build_int_add(p, i, "to")), c.stride);
+                ok(b.build_memcpy(dst, 16, e.record(byte_gep(b, node, e.c64(NODE_HEADER), "records"), i, c.stride), 16, e.c64(c.stride)));
+                let start = e.load32(dst, "start");
+                ok(b.build_store(dst, ok(b.build_int_add(start, bs, "rebased"))));
+            });
+            ok(b.build_store(pos, ok(b.build_int_add(p, count, "pos.next"))));
+            ok(b.build_store(base, ok(b.build_int_add(bs, node_field(node, N_BLOCKS, "node.blocks"), "base.next"))));
+        });
+    });
+    e.barrier();
+    // Thread 0: one launch of the clone, or every record as it was; then the nodes freed.
+    e.if_then(thread0(), || {
+        let one_by_one = e.slot(ctx.bool_type().into(), "grid.one.by.one");
+        ok(b.build_store(one_by_one, ctx.bool_type().const_int(1, false)));
+        let flat = e.load_ptr(sg.flat, "flat");
+        e.if_then(ok(b.build_is_not_null(flat, "have.flat")), || {
+            let blocks = ok(b.build_int_truncate(e.load64(sg.blocks, "blocks"), i32t, "blocks32"));
+            let status = launch_agg_kernel(e.module, b, e.f, &s.launch, c, entries, flat, e.load32(sg.total, "total"), blocks, e.load32(sg.max_threads, "max"));
+            let failed = ok(b.build_int_compare(IntPredicate::NE, status, e.c32(0), "failed"));
+            ok(b.build_store(one_by_one, failed));
+            e.if_then(failed, || {
+                ok(b.build_call(c.give_back, &[flat.into()], ""));
+            });
+        });
+        let each = ok(b.build_load(ctx.bool_type(), one_by_one, "each")).into_int_value();
+        e.if_then(each, || {
+            walk(e, list(), |node| {
+                let records = byte_gep(b, node, e.c64(NODE_HEADER), "records");
+                e.for_loop(e.c32(0), node_field(node, N_COUNT, "count"), e.c32(1), |j| direct(e, s, c, e.record(records, j, c.stride)));
+            });
+        });
+        walk(e, list(), |node| {
+            ok(b.build_call(entries.free, &[node.into()], ""));
+        });
+    });
+}

@@ -1,0 +1,200 @@
+//! Warp granularity on LLVM IR (`-faggregate-launches=warp`, and at block and grid granularity
+//! the launches of kernels that read launch errors): the threads of a warp that reach a launch
+//! together make one launch of `C__agg` ([`super`]). The semantics are those of the HIR pass
+//! (`crate::aggregate::warp`).
+//!
+//! A recognised launch `C<<<g, b, S>>>(args)` into the NULL stream, `S` a constant, becomes a
+//! call of the always-inline helper `C__warp(args block, g, b)`:
+//!
+//! ```c
+//! valid = the runtime would launch it, with at most 2^22 blocks;
+//! group = __ballot_sync(__activemask(), valid);
+//! if (valid && popc(group) > 1) {
+//!     rank = popc(group & lanemask_lt); leader = lowest lane of group;
+//!     table = rank == 0 ? a chunk of C's pool, else malloc(n * sizeof(record)) : 0;
+//!                                                     // shared by two shuffles
+//!     if (table) {
+//!         table[rank] = {0, 0, g, b, args}; __threadfence(); __syncwarp(group);
+//!         if (rank == 0) {   // number the blocks, launch, or give the table back
+//!             for each record: start = total; total += blocks(grid);
+//!             fallback = (C syncs && block sizes differ) || C__agg<<<total, max threads, S>>>(table, n) != 0;
+//!             if (fallback) free(table);
+//!         }
+//!         if (shfl(fallback, leader) == 0) return cudaSuccess;
+//!     }
+//! }
+//! return C<<<g, b, S>>>(args);   // the documented sequence, as before
+//! ```
+//!
+//! The table comes from the child's static pool, else from `malloc` (`super::pool`);
+//! `C__agg` and what is left alone are [`super`]'s.
+
+use super::super::launch::Launch;
+use super::super::threshold::{launch_as_documented, new_helper, ok, Config};
+use super::{byte_gep, intrinsic, launch_agg_kernel, Child, Entries, OFF_BLOCK, OFF_DONE, OFF_GRID};
+use inkwell::module::Module;
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue};
+use inkwell::IntPredicate;
+
+/// The always-inline helper `C__warp(args, grid, block)` of the launch `l` (module docs).
+pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'ctx>, entries: &Entries<'ctx>) -> FunctionValue<'ctx> {
+    let ctx = module.get_context();
+    let (i1t, i32t, i64t) = (ctx.bool_type(), ctx.i32_type(), ctx.i64_type());
+    let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
+    let f = new_helper(module, l, &format!("{}__warp", c.child.get_name().to_string_lossy()));
+    let p = |i: u32| f.get_nth_param(i).expect("a parameter");
+    let b = ctx.create_builder();
+    let bb = |name: &str| ctx.append_basic_block(f, name);
+    let (entry, meet, several, alloc, share, write, lead, count_head, count_body, counted, launch_agg, launched, after_lead, aggregated, direct) = (
+        bb("entry"),
+        bb("meet"),
+        bb("several"),
+        bb("alloc"),
+        bb("share"),
+        bb("write"),
+        bb("lead"),
+        bb("count"),
+        bb("count.record"),
+        bb("counted"),
+        bb("launch.agg"),
+        bb("launched"),
+        bb("after.lead"),
+        bb("aggregated"),
+        bb("direct"),
+    );
+    let c32 = |v: u64| i32t.const_int(v, false);
+    let c64 = |v: u64| i64t.const_int(v, false);
+    let call = |name: &str, types: &[BasicTypeEnum<'ctx>], args: &[BasicMetadataValueEnum<'ctx>], label: &str| -> Option<BasicValueEnum<'ctx>> {
+        ok(b.build_call(intrinsic(module, name, types), args, label)).try_as_basic_value().basic()
+    };
+
+    b.position_at_end(entry);
+    let config = Config::load(&ctx, &b, p(1), p(2));
+    let fits = ok(b.build_int_compare(IntPredicate::ULE, config.blocks, c64(crate::aggregate::MAX_BLOCKS_PER_RECORD), "fits"));
+    let valid = ok(b.build_and(config.valid, fits, "valid"));
+    let mask = call("llvm.nvvm.activemask", &[], &[], "mask").expect("a mask").into_int_value();
+    let group = call("llvm.nvvm.vote.ballot.sync", &[], &[mask.into(), valid.into()], "group").expect("a ballot").into_int_value();
+    ok(b.build_conditional_branch(valid, meet, direct));
+
+    b.position_at_end(meet);
+    let popc = |v: IntValue<'ctx>, name: &str| call("llvm.ctpop", &[i32t.into()], &[v.into()], name).expect("a count").into_int_value();
+    let n = popc(group, "n");
+    let more = ok(b.build_int_compare(IntPredicate::UGT, n, c32(1), "more"));
+    ok(b.build_conditional_branch(more, several, direct));
+
+    b.position_at_end(several);
+    let lt = call("llvm.nvvm.read.ptx.sreg.lanemask.lt", &[], &[], "lanemask.lt").expect("a mask").into_int_value();
+    let rank = popc(ok(b.build_and(group, lt, "below")), "rank");
+    let leader = call("llvm.cttz", &[i32t.into()], &[group.into(), i1t.const_zero().into()], "leader").expect("a lane").into_int_value();
+    let is_leader = ok(b.build_int_compare(IntPredicate::EQ, rank, c32(0), "is.leader"));
+    ok(b.build_conditional_branch(is_leader, alloc, share));
+
+    b.position_at_end(alloc);
+    let bytes = ok(b.build_int_mul(ok(b.build_int_z_extend(n, i64t, "n64")), c64(c.stride), "bytes"));
+    let table = ok(b.build_call(c.table, &[bytes.into()], "table")).try_as_basic_value().basic().expect("a pointer");
+    ok(b.build_unconditional_branch(share));
+
+    b.position_at_end(share);
+    let mine = ok(b.build_phi(ptr, "allocation"));
+    mine.add_incoming(&[(&ptr.const_null(), several), (&table, alloc)]);
+    let shfl = |v: IntValue<'ctx>, name: &str| call("llvm.nvvm.shfl.sync.idx.i32", &[], &[group.into(), v.into(), leader.into(), c32(31).into()], name).expect("a lane's value").into_int_value();
+    let bits = ok(b.build_ptr_to_int(mine.as_basic_value().into_pointer_value(), i64t, "bits"));
+    let lo = shfl(ok(b.build_int_truncate(bits, i32t, "lo")), "lo.shared");
+    let hi = shfl(ok(b.build_int_truncate(ok(b.build_right_shift(bits, c64(32), false, "hi")), i32t, "hi")), "hi.shared");
+    let joined = ok(b.build_or(ok(b.build_left_shift(ok(b.build_int_z_extend(hi, i64t, "hi64")), c64(32), "hi.up")), ok(b.build_int_z_extend(lo, i64t, "lo64")), "joined"));
+    let table = ok(b.build_int_to_ptr(joined, ptr, "table.shared"));
+    let have = ok(b.build_is_not_null(table, "have.table"));
+    ok(b.build_conditional_branch(have, write, direct));
+
+    // Every lane writes its record.
+    b.position_at_end(write);
+    let rec = byte_gep(&b, table, ok(b.build_int_mul(ok(b.build_int_z_extend(rank, i64t, "rank64")), c64(c.stride), "at")), "record");
+    let store_at = |base: PointerValue<'ctx>, offset: u64, v: IntValue<'ctx>| {
+        ok(b.build_store(byte_gep(&b, base, c64(offset), "field"), v));
+    };
+    store_at(rec, 0, c32(0));
+    store_at(rec, OFF_DONE, c32(0));
+    for (i, v) in config.grid.iter().chain(&config.block).enumerate() {
+        store_at(rec, OFF_GRID + 4 * i as u64, *v);
+    }
+    if c.args_size > 0 {
+        ok(b.build_memcpy(byte_gep(&b, rec, c64(c.args_at), "record.args"), 1, p(0).into_pointer_value(), 1, c64(c.args_size)));
+    }
+    call("llvm.nvvm.membar.gl", &[], &[], "");
+    call("llvm.nvvm.bar.warp.sync", &[], &[group.into()], "");
+    ok(b.build_conditional_branch(is_leader, lead, after_lead));
+
+    // The leader numbers the records' blocks, then launches.
+    b.position_at_end(lead);
+    ok(b.build_unconditional_branch(count_head));
+    b.position_at_end(count_head);
+    let i = ok(b.build_phi(i32t, "i"));
+    let total = ok(b.build_phi(i32t, "total"));
+    let min_t = ok(b.build_phi(i32t, "min.threads"));
+    let max_t = ok(b.build_phi(i32t, "max.threads"));
+    let (iv, total_v, min_v, max_v) = (i.as_basic_value().into_int_value(), total.as_basic_value().into_int_value(), min_t.as_basic_value().into_int_value(), max_t.as_basic_value().into_int_value());
+    let more = ok(b.build_int_compare(IntPredicate::ULT, iv, n, "more.records"));
+    ok(b.build_conditional_branch(more, count_body, counted));
+    b.position_at_end(count_body);
+    let r = byte_gep(&b, table, ok(b.build_int_mul(ok(b.build_int_z_extend(iv, i64t, "i64")), c64(c.stride), "at")), "rec");
+    ok(b.build_store(r, total_v));
+    let field = |offset: u64| ok(b.build_load(i32t, byte_gep(&b, r, c64(offset), "field"), "dim")).into_int_value();
+    let mul3 = |o: u64| ok(b.build_int_mul(ok(b.build_int_mul(field(o), field(o + 4), "m")), field(o + 8), "volume"));
+    let next_total = ok(b.build_int_add(total_v, mul3(OFF_GRID), "total.next"));
+    let threads = mul3(OFF_BLOCK);
+    let umin = call("llvm.umin", &[i32t.into()], &[min_v.into(), threads.into()], "min").expect("a min").into_int_value();
+    let umax = call("llvm.umax", &[i32t.into()], &[max_v.into(), threads.into()], "max").expect("a max").into_int_value();
+    let next_i = ok(b.build_int_add(iv, c32(1), "i.next"));
+    ok(b.build_unconditional_branch(count_head));
+    i.add_incoming(&[(&c32(0), lead), (&next_i, count_body)]);
+    total.add_incoming(&[(&c32(0), lead), (&next_total, count_body)]);
+    min_t.add_incoming(&[(&c32(u32::MAX as u64), lead), (&umin, count_body)]);
+    max_t.add_incoming(&[(&c32(0), lead), (&umax, count_body)]);
+
+    b.position_at_end(counted);
+    let one = i1t.const_int(1, false);
+    if c.syncs {
+        // The copy's barriers need every thread of a block: only equal block sizes.
+        let differ = ok(b.build_int_compare(IntPredicate::NE, min_v, max_v, "sizes.differ"));
+        ok(b.build_conditional_branch(differ, launched, launch_agg));
+    } else {
+        ok(b.build_unconditional_branch(launch_agg));
+    }
+    b.position_at_end(launch_agg);
+    let status = launch_agg_kernel(module, &b, f, l, c, entries, table, n, total_v, max_v);
+    let failed = ok(b.build_int_compare(IntPredicate::NE, status, c32(0), "failed"));
+    let launch_end = b.get_insert_block().expect("positioned");
+    ok(b.build_unconditional_branch(launched));
+    b.position_at_end(launched);
+    let fallback = ok(b.build_phi(i1t, "fallback"));
+    fallback.add_incoming(&[(&failed, launch_end)]);
+    if c.syncs {
+        fallback.add_incoming(&[(&one, counted)]);
+    }
+    let give_back = bb("give.back");
+    let leader_done = bb("leader.done");
+    ok(b.build_conditional_branch(fallback.as_basic_value().into_int_value(), give_back, leader_done));
+    b.position_at_end(give_back);
+    ok(b.build_call(c.give_back, &[table.into()], ""));
+    ok(b.build_unconditional_branch(leader_done));
+    b.position_at_end(leader_done);
+    ok(b.build_unconditional_branch(after_lead));
+
+    // The shuffle also holds the lanes until the leader has launched, so that a later launch
+    // of theirs stays behind this one in the block's NULL stream.
+    b.position_at_end(after_lead);
+    let fb = ok(b.build_phi(i1t, "fb"));
+    fb.add_incoming(&[(&i1t.const_zero(), write), (&fallback.as_basic_value(), leader_done)]);
+    let fb32 = ok(b.build_int_z_extend(fb.as_basic_value().into_int_value(), i32t, "fb32"));
+    let all = shfl(fb32, "fallback.shared");
+    let done = ok(b.build_int_compare(IntPredicate::EQ, all, c32(0), "done"));
+    ok(b.build_conditional_branch(done, aggregated, direct));
+    b.position_at_end(aggregated);
+    ok(b.build_return(Some(&c32(0))));
+
+    // Launched as it was: each thread's launch, and its status.
+    b.position_at_end(direct);
+    launch_as_documented(module, f, &b, l, l.buffer, p(0).into_pointer_value(), p(1), p(2));
+    f
+}

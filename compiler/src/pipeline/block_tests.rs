@@ -1,0 +1,200 @@
+//! Block and grid aggregation on LLVM IR, IR in, IR out: the modules of `threshold_tests` and
+//! hand-written kernels, through [`aggregate::aggregate`] alone and through the whole pipeline.
+
+use super::aggregate_tests::aggregated;
+use super::tests::function;
+use super::threshold_tests::{launch, parse, program, CHILD, HEAD};
+use super::*;
+use crate::aggregate::Granularity;
+use inkwell::context::Context;
+
+/// The module after the whole pipeline (thresholding at `threshold`) and its clean-up.
+fn piped(ir: &str, asked: Granularity, threshold: u32) -> String {
+    let context = Context::create();
+    let module = parse(&context, ir);
+    let target = Target::default();
+    let options = PipelineOptions { target, nv_module_id: None, launch_threshold: threshold, aggregate: asked, pass_remarks: true };
+    run(&module, &options, &SourceText::default()).expect("the pipeline accepts the module");
+    cleanup(&module, &crate::back::target_machine(&target, 3).unwrap()).unwrap();
+    module.verify().unwrap();
+    module.print_to_string().to_string()
+}
+
+/// `tree<<<2, 32>>>(p, depth - 1)` while `depth > 0`: a kernel that launches itself.
+const TREE: &str = r#"
+define ptx_kernel void @tree(ptr %p, i32 %depth) {
+entry:
+  %grid = alloca %struct.dim3, align 4
+  %block = alloca %struct.dim3, align 4
+  %more = icmp sgt i32 %depth, 0
+  br i1 %more, label %launch, label %done
+launch:
+  %buf = call ptr @__cudaCDP2GetParameterBuffer(i64 64, i64 16)
+  %null = icmp eq ptr %buf, null
+  br i1 %null, label %done, label %fill
+fill:
+  store ptr %p, ptr %buf, align 64
+  %d = getelementptr inbounds i8, ptr %buf, i64 8
+  %less = sub i32 %depth, 1
+  store i32 %less, ptr %d, align 8
+  store i32 2, ptr %grid, align 4
+  %gy = getelementptr inbounds i8, ptr %grid, i64 4
+  store i32 1, ptr %gy, align 4
+  %gz = getelementptr inbounds i8, ptr %grid, i64 8
+  store i32 1, ptr %gz, align 4
+  store i32 32, ptr %block, align 4
+  %by = getelementptr inbounds i8, ptr %block, i64 4
+  store i32 1, ptr %by, align 4
+  %bz = getelementptr inbounds i8, ptr %block, i64 8
+  store i32 1, ptr %bz, align 4
+  %st = call i32 @__cudaCDP2LaunchDevice(ptr @tree, ptr %buf, ptr byval(%struct.dim3) align 4 %grid, ptr byval(%struct.dim3) align 4 %block, i32 0, ptr null)
+  br label %done
+done:
+  ret void
+}
+"#;
+
+#[test]
+fn a_kernels_launches_become_records_launched_at_the_end_of_the_block() {
+    let (ir, remarks) = aggregated(&program(), Granularity::Block);
+    assert!(remarks.is_empty(), "{remarks:?}");
+    // The site records; every thread begins and ends the block in the helpers; one `ret`.
+    let parent = function(&ir, "parent");
+    assert!(parent.contains("call i32 @parent__agg0_record(ptr %agg.args,") && !parent.contains("GetParameterBuffer"), "{parent}");
+    assert!(parent.contains("  %block = alloca %struct.dim3, align 4\n  call void @parent__agg_begin()\n"), "{parent}");
+    assert_eq!(parent.matches("ret void").count(), 1, "{parent}");
+    assert!(parent.contains("agg.end:") && parent.contains("  call void @parent__agg_end()\n  ret void\n}"), "{parent}");
+    // 80-byte records, 24 KiB / 80 = 307 of them: the cap of 256.
+    assert!(ir.contains("@parent__agg0_table = internal addrspace(3) global [20480 x i8] undef, align 16"), "{ir}");
+    insta::assert_snapshot!("block_record", function(&ir, "parent__agg0_record"));
+    insta::assert_snapshot!("block_end", function(&ir, "parent__agg_end"));
+    // A child launched only at the end of blocks has no warp pool: its tables are the heap's.
+    assert!(!ir.contains("@child__agg_pool") && function(&ir, "child__agg_give_back").contains("call void @free(ptr %table)"), "{ir}");
+    assert!(function(&ir, "parent").starts_with("define ptx_kernel void @parent(ptr %p, i32 %n, ptr %s) #") && ir.contains("\"nvvm.maxnreg\"=\"64\""), "{ir}");
+}
+
+#[test]
+fn grid_granularity_hands_each_blocks_records_to_the_grids_last_block() {
+    let (ir, remarks) = aggregated(&program(), Granularity::Grid);
+    assert!(remarks.is_empty(), "{remarks:?}");
+    for global in [
+        "@parent__agg_grid_ids = internal addrspace(1) global [512 x i64] zeroinitializer, align 8",
+        "@parent__agg_grid_done = internal addrspace(1) global [512 x i32] zeroinitializer, align 4",
+        "@parent__agg_grid_lock = internal addrspace(1) global i32 0, align 4",
+        "@parent__agg0_grid_heads = internal addrspace(1) global [512 x i64] zeroinitializer, align 8",
+        // 8 MiB / 80 bytes: 104857 records
+        "@child__agg_arena = internal addrspace(1) global [8388560 x i8] zeroinitializer, align 16",
+    ] {
+        assert!(ir.contains(global), "{global}\n{ir}");
+    }
+    let end = function(&ir, "parent__agg_end");
+    // The entry is keyed by %gridid; the arena is claimed with a compare-and-swap.
+    assert!(end.contains("call i32 @llvm.nvvm.read.ptx.sreg.gridid()") && end.contains("%key = add i64 %gridid64, 1"), "{end}");
+    assert!(end.contains("cmpxchg ptr addrspacecast (ptr addrspace(1) @child__agg_arena_owner to ptr), i64 0, i64 %arena.key"), "{end}");
+    assert!(end.contains("@parent__agg_grid_done to ptr), i64 %entry.at") && end.contains(", i32 1 monotonic") && end.contains("%last.block = icmp eq i32 %"), "{end}");
+    insta::assert_snapshot!("grid_end", end);
+    // `C__agg`'s last block releases the arena when its table is the arena.
+    let give_back = function(&ir, "child__agg_give_back");
+    assert!(give_back.contains("%in.arena = icmp ult i64 %arena.offset, 8388560") && give_back.contains("atomicrmw xchg ptr addrspacecast (ptr addrspace(1) @child__agg_arena_owner to ptr), i64 0"), "{give_back}");
+}
+
+#[test]
+fn loops_device_functions_and_other_null_stream_launches_are_left_alone_with_r0500() {
+    let hint = "(-faggregate-launches=warp would aggregate it)";
+    // In a loop.
+    let looped = program().replace("done:\n  ret void", "done:\n  %again = icmp sgt i32 %n, 7\n  br i1 %again, label %entry.loop, label %out\nout:\n  ret void").replace("entry:\n  %grid = alloca %struct.dim3, align 4\n  %block = alloca %struct.dim3, align 4\n", "entry:\n  %grid = alloca %struct.dim3, align 4\n  %block = alloca %struct.dim3, align 4\n  br label %entry.loop\nentry.loop:\n");
+    let (ir, remarks) = aggregated(&looped, Granularity::Block);
+    assert_eq!(remarks, [format!("R0500: launch of `child` not aggregated: the launch is inside a loop: a thread may launch more than once {hint}")]);
+    assert!(!ir.contains("__agg_end") && !ir.contains("@child__agg("), "{ir}");
+    // In a device function.
+    let device = program().replace("define ptx_kernel void @parent", "define void @parent");
+    let (_, remarks) = aggregated(&device, Granularity::Grid);
+    assert_eq!(remarks, [format!("R0500: launch of `child` not aggregated: the launch is in the device function `parent`; only launches in kernels are aggregated {hint}")]);
+    // A kernel that also makes a NULL-stream launch it does not aggregate.
+    // (the second launch is in an always-inline helper called once: it counts as the kernel's)
+    let second = launch("child", "null", "0").replace("@parent", "@second").replace("ret void", "call void @third(ptr %p, i32 %n, ptr %s)\n  ret void");
+    let third = launch("child", "null", "%n").replace("define ptx_kernel void @parent(ptr %p, i32 %n, ptr %s)", "define internal void @third(ptr %p, i32 %n, ptr %s) alwaysinline");
+    let both = format!("{HEAD}{CHILD}{second}{third}");
+    let (_, remarks) = aggregated(&both, Granularity::Block);
+    assert!(remarks.contains(&"R0500: launch of `child` not aggregated: `second` also launches `child` into the NULL stream without aggregation; delaying this launch would reorder them".to_string()), "{remarks:?}");
+    // A launch in a loop of a helper that counts as the kernel's is in a loop too.
+    let helper_loop = looped.replace("define ptx_kernel void @parent(ptr %p, i32 %n, ptr %s)", "define internal void @helper(ptr %p, i32 %n, ptr %s) alwaysinline");
+    let caller = "define ptx_kernel void @parent(ptr %p, i32 %n, ptr %s) {\n  call void @helper(ptr %p, i32 %n, ptr %s)\n  ret void\n}\n";
+    let (_, remarks) = aggregated(&format!("{helper_loop}{caller}"), Granularity::Block);
+    assert_eq!(remarks, [format!("R0500: launch of `child` not aggregated: the launch is inside a loop: a thread may launch more than once {hint}")]);
+    // A kernel whose threads may `exit`: they would never reach the end of the block.
+    let exiting = program().replace("done:\n  ret void", "done:\n  call void asm sideeffect \"exit;\", \"\"()\n  ret void");
+    let (_, remarks) = aggregated(&exiting, Granularity::Block);
+    assert_eq!(remarks, ["R0500: launch of `child` not aggregated: `parent` may end a thread with `exit`, which would never reach the end of the block the others wait at"]);
+}
+
+#[test]
+fn a_kernel_that_reads_launch_errors_is_aggregated_per_warp_with_r0501() {
+    let errors = format!("{}\ndeclare i32 @cudaGetLastError()\n", program().replace("done:\n  ret void", "done:\n  %e = call i32 @cudaGetLastError()\n  ret void"));
+    for asked in [Granularity::Block, Granularity::Grid] {
+        let (ir, remarks) = aggregated(&errors, asked);
+        assert_eq!(remarks, ["R0501: launch of `child` aggregated per warp, at its site: `parent` reads launch errors (cudaGetLastError or cudaPeekAtLastError): made here, each thread's error stays its own launch's"]);
+        assert!(function(&ir, "parent").contains("call i32 @child__warp(") && !ir.contains("__agg_end"), "{ir}");
+    }
+}
+
+#[test]
+fn a_kernel_that_may_leave_a_barrier_behind_ends_with_its_last_thread() {
+    // A barrier on one path only: a thread that skipped it must leave, not wait at the end.
+    let skipping = program().replace("fill:\n", "fill:\n  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)\n");
+    let (ir, remarks) = aggregated(&skipping, Granularity::Block);
+    assert!(remarks.is_empty(), "{remarks:?}");
+    let end = function(&ir, "parent__agg_end");
+    assert!(ir.contains("@parent__agg_arrived = internal addrspace(3) global i32 undef"), "{ir}");
+    assert!(end.contains("atomicrmw add ptr addrspacecast (ptr addrspace(3) @parent__agg_arrived to ptr), i32 1") && !end.contains("barrier"), "{end}");
+    let (_, remarks) = aggregated(&skipping, Granularity::Grid);
+    assert_eq!(remarks, ["R0500: launch of `child` not aggregated: `parent` returns early and calls `__syncthreads`: grid granularity leaves it alone (-faggregate-launches=block or =warp would aggregate it)"]);
+    // A barrier every thread passes once: the block meets at barriers.
+    let everyone = program().replace("  %buf = call ptr @__cudaCDP2GetParameterBuffer(i64 64, i64 40)\n", "  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)\n  %buf = call ptr @__cudaCDP2GetParameterBuffer(i64 64, i64 40)\n");
+    let (ir, _) = aggregated(&everyone, Granularity::Block);
+    assert!(!ir.contains("agg_arrived") && function(&ir, "parent__agg_end").contains("call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)"), "{ir}");
+}
+
+#[test]
+fn a_kernel_that_launches_itself_records_in_its_aggregated_clone_too() {
+    for asked in [Granularity::Block, Granularity::Grid] {
+        let (ir, remarks) = aggregated(&format!("{HEAD}{TREE}"), asked);
+        assert!(remarks.is_empty(), "{remarks:?}");
+        // The clone's blocks stand for the kernel's: they begin and end as the kernel's do.
+        let agg = function(&ir, "tree__agg");
+        assert!(agg.contains("call void @tree__agg_begin()") && agg.contains("call void @tree__agg_end()") && agg.matches("ret void").count() == 1, "{agg}");
+        let copy = function(&ir, "tree__aggregated");
+        assert!(copy.contains("call i32 @tree__agg0_record("), "{copy}");
+    }
+}
+
+#[test]
+fn through_the_pipeline_every_launch_is_lowered_to_v2_and_thresholding_comes_first() {
+    for asked in [Granularity::Block, Granularity::Grid] {
+        for threshold in [0, 128] {
+            let ir = piped(&program(), asked, threshold);
+            let parent = function(&ir, "parent");
+            assert!(!ir.contains("@__cudaCDP2LaunchDevice(") && !ir.contains("__agg_end(") && !ir.contains("__agg0_record("), "{ir}");
+            assert!(parent.contains("@__cudaCDP2GetParameterBufferV2(ptr nonnull @child__agg,") && parent.contains("@__cudaCDP2GetParameterBufferV2(ptr nonnull @child,"), "{parent}");
+            assert_eq!(parent.contains("__serial"), threshold > 0, "{parent}");
+        }
+    }
+    // Thresholding's helper, called once, is where the launch left for large grids is: it is
+    // recorded in the kernel that calls it.
+    let context = Context::create();
+    let module = parse(&context, &program());
+    let options = PipelineOptions { target: Target::default(), nv_module_id: None, launch_threshold: 128, aggregate: Granularity::Block, pass_remarks: true };
+    assert!(run(&module, &options, &SourceText::default()).unwrap().is_empty());
+    let ir = module.print_to_string().to_string();
+    assert!(function(&ir, "child__threshold").contains("call i32 @parent__agg0_record(ptr"), "{ir}");
+}
+
+#[test]
+fn a_child_that_calls_through_a_pointer_a_reader_of_built_ins_may_reach_is_left_alone() {
+    let indirect = format!("{}@table = global ptr @index\n", program().replace("  %i = call i32 @index()\n", "  %fp = load ptr, ptr @table, align 8\n  %i = call i32 %fp()\n"));
+    for asked in [Granularity::Warp, Granularity::Block, Granularity::Grid] {
+        let (ir, remarks) = aggregated(&indirect, asked);
+        assert_eq!(remarks, ["R0500: launch of `child` not aggregated: `child` calls a function through a pointer, and a function whose address is taken reads threadIdx, blockIdx, blockDim or gridDim, which would see the aggregated launch's"]);
+        assert!(!ir.contains("@child__agg("), "{ir}");
+    }
+}
