@@ -15,6 +15,7 @@
 //! `docs/compile-time.png`. `--tiny` runs one sample and the 1-kernel chain once each, with no
 //! plot and no report: the check CI runs.
 
+mod fixed;
 mod gen;
 mod nvjitlink;
 mod gpu_plot;
@@ -35,6 +36,7 @@ use crate::Result;
 /// cdpc's phases as `--time` prints them, in pipeline order.
 pub const PHASES: &[&str] = &[
     "read",
+    "preprocess",
     "parse",
     "sema",
     "llvm-ir",
@@ -161,7 +163,7 @@ pub struct Measured {
     pub kernels: usize,
     pub generated: bool,
     /// A device-code file of `../shared/corpus` (`tests/corpus-programs.txt`), compiled as a
-    /// relocatable device object by both compilers (no nvlink: cdpAdvancedQuicksort's kernels
+    /// relocatable device object by both compilers (cdpc: `-x cdp -dc --emit obj`) (no nvlink: cdpAdvancedQuicksort's kernels
     /// call cdpBitonicSort.cu's).
     pub corpus: bool,
     /// A corpus file that nvcc cannot build (KLAP's QT: ptxas refuses its pre-CUDA-9 warp
@@ -363,6 +365,13 @@ pub fn bench_compile(root: &Path, args: &[OsString]) -> Result<ExitCode> {
         println!("bench-compile: nvJitLink measurement not made: {e}");
     }
     loads.push(load_average());
+    // The processes' fixed costs: start-up, ptxas and nvlink on empty input, what the malloc
+    // tunables and libcudadevrt's archive change.
+    let fixed = fixed::measure(&tools, &results, &out_dir, opts.repeat);
+    if let Err(e) = &fixed {
+        println!("bench-compile: fixed costs not measured: {e}");
+    }
+    loads.push(load_average());
 
     let png = root.join("docs/compile-time.png");
     if let Err(e) = plot::draw(&png, &results) {
@@ -377,6 +386,7 @@ pub fn bench_compile(root: &Path, args: &[OsString]) -> Result<ExitCode> {
         phase_source,
         &results,
         jit.as_ref().ok(),
+        fixed.as_ref().ok(),
     );
     let path = root.join("BENCHMARKS.md");
     report::write_section(&path, &md)?;
@@ -429,10 +439,11 @@ pub fn parse_time_lines(stderr: &[u8]) -> BTreeMap<String, f64> {
     phases
 }
 
-/// CPU seconds (user + system) of this process's finished and waited-for children, and theirs:
-/// getrusage(RUSAGE_CHILDREN). The difference around one child is that child's CPU time, which
-/// other processes' load changes much less than wall-clock time. NaN where not available.
-fn children_cpu_seconds() -> f64 {
+/// CPU seconds (user + system) of this process's finished and waited-for children, and theirs,
+/// and their minor page faults (`ru_minflt`): getrusage(RUSAGE_CHILDREN). The difference around
+/// one child is that child's CPU time, which other processes' load changes much less than
+/// wall-clock time. NaNs where not available.
+fn children_usage() -> (f64, f64) {
     #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
     {
         #[repr(C)]
@@ -444,6 +455,7 @@ fn children_cpu_seconds() -> f64 {
         struct Rusage {
             utime: Timeval,
             stime: Timeval,
+            // maxrss, ixrss, idrss, isrss, minflt, ...
             rest: [i64; 14],
         }
         extern "C" {
@@ -458,16 +470,18 @@ fn children_cpu_seconds() -> f64 {
         // SAFETY: getrusage writes one struct rusage, whose layout on 64-bit Linux this is.
         if unsafe { getrusage(RUSAGE_CHILDREN, &mut u) } == 0 {
             let t = |v: &Timeval| v.sec as f64 + v.usec as f64 * 1e-6;
-            return t(&u.utime) + t(&u.stime);
+            return (t(&u.utime) + t(&u.stime), u.rest[4] as f64);
         }
     }
-    f64::NAN
+    (f64::NAN, f64::NAN)
 }
 
 /// One finished command: wall-clock seconds, CPU seconds (its and its children's), its output.
 pub struct Run {
     pub wall: f64,
     pub cpu: f64,
+    /// Minor page faults of the process(es).
+    pub faults: f64,
     pub out: Output,
 }
 
@@ -476,13 +490,14 @@ fn timed(cmd: &mut Command) -> Result<Run> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let cpu = children_cpu_seconds();
+    let (cpu, faults) = children_usage();
     let t = Instant::now();
     let out = cmd
         .output()
         .map_err(|e| format!("could not run `{}`: {e}", crate::display(cmd)))?;
     let wall = t.elapsed().as_secs_f64();
-    let cpu = children_cpu_seconds() - cpu;
+    let (cpu_after, faults_after) = children_usage();
+    let (cpu, faults) = (cpu_after - cpu, faults_after - faults);
     if !out.status.success() {
         let mut msg = format!(
             "`{}` failed ({})",
@@ -495,7 +510,7 @@ fn timed(cmd: &mut Command) -> Result<Run> {
         }
         return Err(msg);
     }
-    Ok(Run { wall, cpu, out })
+    Ok(Run { wall, cpu, faults, out })
 }
 
 fn cdpc_cmd(tools: &Tools, job: &Job, output: &Path, time_flag: bool) -> Command {
@@ -504,7 +519,9 @@ fn cdpc_cmd(tools: &Tools, job: &Job, output: &Path, time_flag: bool) -> Command
         c.arg("--time");
     }
     if let Some(corpus) = &job.corpus {
-        c.arg("-dc").args(&corpus.args);
+        // cdpc's own front end and the device object alone, like nvcc's `-rdc=true -cubin`:
+        // `-dc` of a `.cu` file otherwise goes through Clang and compiles the host code too.
+        c.args(["-x", "cdp", "-dc", "--emit", "obj"]).args(&corpus.args);
     }
     c.arg(&job.path).arg("-o").arg(output);
     c
@@ -645,7 +662,7 @@ fn measure(
             // a relocatable object, as cdpc -dc writes: no device link
             nvcc.args(&corpus.args);
             let a = timed(&mut nvcc)?;
-            let none = Run { wall: 0.0, cpu: 0.0, out: std::process::Output { status: Default::default(), stdout: Vec::new(), stderr: Vec::new() } };
+            let none = Run { wall: 0.0, cpu: 0.0, faults: 0.0, out: std::process::Output { status: Default::default(), stdout: Vec::new(), stderr: Vec::new() } };
             return Ok((a, none));
         }
         let a = timed(&mut nvcc)?;

@@ -5,6 +5,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
+use super::fixed::{FixedCosts, CDPC_TUNABLES};
 use super::nvjitlink::JitReport;
 use super::{stats, Measured, PhaseSource, Tools, PHASES};
 use crate::Result;
@@ -248,8 +249,12 @@ fn phase_table(s: &mut String, source: PhaseSource, rows: &[&Measured]) {
     for c in &cols {
         let _ = write!(s, " {c} |");
     }
+    let outside = source == PhaseSource::TimeFlag;
+    if outside {
+        s.push_str(" outside the phases |");
+    }
     s.push_str(" nvcc | nvcc's nvlink |\n|---|---:|");
-    for _ in 0..cols.len() + 2 {
+    for _ in 0..cols.len() + 2 + usize::from(outside) {
         s.push_str("---:|");
     }
     s.push('\n');
@@ -259,6 +264,14 @@ fn phase_table(s: &mut String, source: PhaseSource, rows: &[&Measured]) {
             match m.phase_median(c) {
                 Some(v) => {
                     let _ = write!(s, " {v:.4} |");
+                }
+                None => s.push_str(" |"),
+            }
+        }
+        if outside {
+            match m.phase_median("total") {
+                Some(total) => {
+                    let _ = write!(s, " {:.4} |", (stats::median(&m.cdpc) - total).max(0.0));
                 }
                 None => s.push_str(" |"),
             }
@@ -278,6 +291,7 @@ pub fn render(
     source: PhaseSource,
     results: &[Measured],
     jit: Option<&JitReport>,
+    fixed: Option<&FixedCosts>,
 ) -> String {
     let sum = summarize(results);
     let repeat = results.iter().map(|m| m.cdpc.len()).max().unwrap_or(0);
@@ -338,9 +352,12 @@ pub fn render(
             "### The corpus (`../shared/corpus`: NVIDIA's samples and KLAP's programs, unchanged)\n\n\
              Each device-code file with its Makefile's `-I`, `-D` and `--default-stream` \
              (`tests/corpus-programs.txt`), compiled to a relocatable device object by both: \
-             `cdpc -dc` (ptxas, no nvlink) against `nvcc -rdc=true -cubin` (no nvlink), since \
-             cdpAdvancedQuicksort's kernels call cdpBitonicSort.cu's. nvcc reads the files' host \
-             code too (Thrust, CUB), which cdpc skips.\n\n",
+             `cdpc -x cdp -dc --emit obj` (cdpc's own front end, the device object alone: ptxas, \
+             no nvlink) against `nvcc -rdc=true -cubin` (no nvlink), since cdpAdvancedQuicksort's \
+             kernels call cdpBitonicSort.cu's. nvcc reads the files' host code too (Thrust, CUB), \
+             which cdpc's front end skips. (Since 2026-11-24 a `.cu` file goes through Clang by \
+             default, and `-dc` also compiles its host code into a host object, through Clang; \
+             that path is timed in `results/compile-time-clang.md`, not here.)\n\n",
         );
         program_table(&mut s, &corpus);
         if let Some((g, n, at)) = sum.corpus {
@@ -372,9 +389,38 @@ pub fn render(
     }
     s.push_str("\n![compile time against program size](docs/compile-time.png)\n\n");
     s.push_str("### Phase medians (s)\n\n");
+    if source == PhaseSource::TimeFlag {
+        s.push_str(
+            "From `cdpc --time`: read, preprocess, parse, sema (with the HIR passes), llvm-ir \
+             (building the LLVM module, and linking libdevice only when the program calls a math \
+             function), llvm-opt-ptx (LLVM's -O3 pipeline and NVPTX's PTX emission), ptxas and \
+             nvlink (each from the spawn to the exit of the process, its work files included). \
+             \"outside the phases\" is cdpc's wall-clock median minus the median of its total: \
+             the process's start (loading the 75 MB binary, LLVM's static constructors), tool \
+             discovery, the output file and the exit.\n\n",
+        );
+    }
     let all: Vec<&Measured> = samples.iter().chain(gen.iter()).copied().collect();
     phase_table(&mut s, source, &all);
     s.push('\n');
+
+    if let Some(f) = fixed {
+        let _ = writeln!(
+            s,
+            "### Fixed costs of the processes (ms)\n\n\
+             Each row one process, all rows interleaved round by round, medians of {} rounds after \
+             one untimed round; CPU = user + system time, faults = minor page faults (getrusage of \
+             the children). cdpc runs ptxas and nvlink with `GLIBC_TUNABLES={CDPC_TUNABLES}` \
+             (transparent huge pages for their heaps; their outputs are byte-identical) unless the \
+             user set GLIBC_TUNABLES; nvcc, and the other rows, run without it.\n",
+            f.rounds
+        );
+        s.push_str("| process | wall | CPU | faults |\n|---|---:|---:|---:|\n");
+        for r in &f.rows {
+            let _ = writeln!(s, "| {} | {:.1} | {:.1} | {:.0} |", r.what, r.wall * 1e3, r.cpu * 1e3, r.faults);
+        }
+        s.push('\n');
+    }
 
     if let Some(j) = jit {
         let _ = writeln!(
