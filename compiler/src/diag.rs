@@ -182,13 +182,14 @@ pub enum Code {
     ClangNotFound,
     CudaHeadersNotFound,
     LaunchNotRecognised,
-    // LLVM IR and bitcode as input (`driver::ir`): E1011-E1016
+    // LLVM IR and bitcode as input (`driver::ir`): E1011-E1017
     IrUnreadable,
     IrInvalid,
     IrWrongTriple,
     IrWrongDataLayout,
     ParamBufferWrittenAfterLaunch,
     IrNoKernel,
+    IrSymbolName,
 }
 
 impl Code {
@@ -314,6 +315,7 @@ impl Code {
             IrWrongDataLayout => "E1014",
             ParamBufferWrittenAfterLaunch => "E1015",
             IrNoKernel => "W1016",
+            IrSymbolName => "E1017",
         }
     }
 
@@ -449,6 +451,7 @@ impl Code {
         Code::IrWrongDataLayout,
         Code::ParamBufferWrittenAfterLaunch,
         Code::IrNoKernel,
+        Code::IrSymbolName,
     ];
 
     /// The code written as `E0100` (any case), if it exists.

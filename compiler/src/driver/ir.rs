@@ -19,6 +19,9 @@
 //! - a module that calls libdevice's functions (`__nv_sinf`, ...; declared, not defined) gets
 //!   libdevice linked in, as cdpc's own front end and Clang's do, its functions internal so
 //!   that only those called stay (a missing libdevice is the back end's error);
+//! - every function and global variable is named with letters, digits, `_`, `$`, `.` and `@`
+//!   only, or not at all: PTX has no way to spell other characters, and LLVM's NVPTX printer
+//!   would stop the process on them (`E1017`);
 //! - a whole-program compilation with no kernel (a function of the `ptx_kernel` calling
 //!   convention; NVVM's `!nvvm.annotations` `"kernel"` entries are read as that) is `W1016`.
 //!
@@ -187,6 +190,10 @@ fn check(module: &Module<'_>, options: &CompileOptions, tm: &TargetMachine, show
     if found.iter().any(Diagnostic::is_error) {
         return found;
     }
+    found.extend(symbol_names(module, &shown.text));
+    if found.iter().any(Diagnostic::is_error) {
+        return found;
+    }
     back::configure_module(module, tm);
     annotated_kernels(module);
     found.extend(entry_point_uses(module, shown));
@@ -204,6 +211,25 @@ fn check(module: &Module<'_>, options: &CompileOptions, tm: &TargetMachine, show
         found.push(d);
     }
     found
+}
+
+/// `E1017` for each function or global variable whose name PTX cannot spell: NVPTX renames
+/// `.` and `@` (and gives unnamed ones names), but stops the process on anything else.
+fn symbol_names(module: &Module<'_>, text: &str) -> Vec<Diagnostic> {
+    let spellable = |name: &str| name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.' | '@'));
+    let functions = module.get_functions().map(|f| f.get_name().to_string_lossy().into_owned());
+    let globals = module.get_globals().map(|g| g.get_name().to_string_lossy().into_owned());
+    functions
+        .chain(globals)
+        .filter(|name| !spellable(name))
+        .map(|name| {
+            let quoted = format!("@\"{}\"", name.escape_default());
+            let span = text.find(&format!("@\"{name}\"")).map(|at| Span::new(at, at + name.len() + 3)).unwrap_or_default();
+            Diagnostic::new(Code::IrSymbolName, span, format!("the symbol {quoted} has characters PTX cannot spell"))
+                .with_primary_message("this name")
+                .with_note("a PTX identifier has letters, digits, `_` and `$` (cdpc also takes `.` and `@`, which NVPTX renames); rename the function or variable")
+        })
+        .collect()
 }
 
 /// `E1013` unless the triple is the target's or empty (then the target's).
