@@ -108,8 +108,8 @@ fn diagnostics_match_their_snapshots() {
 /// printed reason where Clang 22 or the NVIDIA tools are missing.
 #[test]
 fn clang_diagnostics_match_their_snapshots() {
-    use cdpc::clang::{find_clang, ClangEnv, ClangSearch};
-    if let Err(d) = find_clang(&ClangSearch::default(), &ClangEnv::from_process()) {
+    use cdpc::clang::{find_engine, ClangEnv, ClangSearch};
+    if let Err(d) = find_engine(&ClangSearch::default(), &ClangEnv::from_process()) {
         return println!("skipped: {}", d.message);
     }
     if cdpc::toolchain::Toolchain::discover(&Default::default()).is_err() {

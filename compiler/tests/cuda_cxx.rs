@@ -10,7 +10,7 @@
 //! `static` kernels and variables get the same `__nv_static_` names). Skipped with a printed
 //! reason where Clang 22 or the NVIDIA tools are missing.
 
-use cdpc::clang::{find_clang, ClangEnv, ClangSearch};
+use cdpc::clang::{find_engine, ClangEnv, ClangSearch};
 use cdpc::driver::{self, CompileOptions, Emit};
 use cdpc::preprocess::PreprocessOptions;
 use std::collections::BTreeSet;
@@ -26,7 +26,7 @@ fn inputs() -> Vec<PathBuf> {
 
 /// Why the Clang path cannot run here, if it cannot.
 fn missing_tools() -> Option<String> {
-    if let Err(d) = find_clang(&ClangSearch::default(), &ClangEnv::from_process()) {
+    if let Err(d) = find_engine(&ClangSearch::default(), &ClangEnv::from_process()) {
         return Some(format!("no Clang 22: {}", d.message));
     }
     if crate::build_common::nvcc().is_none() {
