@@ -301,3 +301,47 @@ fn warp_aggregation_gives_each_child_an_aggregated_kernel() {
     let remarks: Vec<(&str, &str)> = compiled.warnings.iter().map(|d| (d.code.as_str(), &source[d.labels[0].span.range()])).collect();
     assert_eq!(remarks, [("R0501", "fill"), ("R0501", "with_barrier")]);
 }
+
+/// A crash inside the Clang that cdpc links (here the shim's own abort, which
+/// `-DCDPC_TEST_CLANG_CRASH` asks for, as a failed assertion in Clang aborts) is caught: E1004
+/// with the command line, and the process goes on compiling.
+#[test]
+fn a_clang_crash_is_e1004_and_the_process_goes_on() {
+    if !tools_ready() || std::env::var_os("CDPC_CLANG").is_some_and(|c| !c.is_empty()) {
+        return;
+    }
+    let (file, source) = sample("tail_launch.cu");
+    let mut options = ptx_options(&file);
+    options.preprocess.macros.push(cdpc::preprocess::MacroOption::Define("CDPC_TEST_CLANG_CRASH".into()));
+    match driver::compile(&source, &options) {
+        Err(driver::CompileError::Diagnostics(d)) => {
+            let crash = d.iter().find(|d| d.code.as_str() == "E1004").unwrap_or_else(|| panic!("{d:?}"));
+            assert!(crash.notes.iter().any(|n| n.starts_with("command: clang++ ") && n.contains("-DCDPC_TEST_CLANG_CRASH")), "{crash:?}");
+        }
+        other => panic!("expected E1004, got {:?}", other.map(|c| c.warnings)),
+    }
+    let ptx = String::from_utf8(driver::compile(&source, &ptx_options(&file)).unwrap().output).unwrap();
+    assert!(ptx.contains("__cudaCDP2LaunchDeviceV2"));
+}
+
+/// A Clang program named with `--clang` (`CDPC_CLANG`) runs as a process instead of the linked
+/// Clang; both compile the same file to the same kernels and launches.
+#[test]
+fn a_named_clang_program_runs_as_a_process_with_the_same_kernels() {
+    let program = Path::new("/usr/bin/clang++-22");
+    if !tools_ready() || !program.is_file() {
+        return println!("skipped: no {} or no NVIDIA tools", program.display());
+    }
+    let (file, source) = sample("tail_launch.cu");
+    let linked = driver::compile(&source, &ptx_options(&file)).unwrap();
+    let mut options = ptx_options(&file);
+    options.clang.clang = Some(program.to_path_buf());
+    let process = driver::compile(&source, &options).unwrap();
+    assert!(process.tool_runs[0].command.starts_with(&*program.to_string_lossy()), "{:?}", process.tool_runs[0]);
+    assert!(linked.tool_runs[0].command.contains("Clang inside cdpc"), "{:?}", linked.tool_runs[0]);
+    let (linked, process) = (String::from_utf8(linked.output).unwrap(), String::from_utf8(process.output).unwrap());
+    assert_eq!(symbols(&linked), symbols(&process));
+    let launches = |ptx: &str| ptx.matches("__cudaCDP2LaunchDeviceV2, (").count();
+    assert_eq!(launches(&linked), launches(&process));
+    assert!(launches(&linked) > 0);
+}

@@ -21,9 +21,10 @@
 //!
 //! A crash (a segmentation fault, a failed assertion's abort) inside Clang returns to the shim
 //! through LLVM's `CrashRecoveryContext`, which cdpc reports as `E1004` with the command line;
-//! whatever Clang allocated for that compilation is leaked. A hang cannot be killed inside a
-//! process: Clang runs on a thread of its own, and when it has not finished within
-//! `--tool-timeout` the compilation fails with `E0702` and the thread is left to finish or to
+//! whatever Clang allocated for that compilation is leaked. The argument `-DCDPC_TEST_CLANG_CRASH` makes the shim abort inside the recovery context, as
+//! a failed assertion in Clang does: the test of this path (compiler/tests/cuda_cxx.rs).
+//! A hang cannot be killed inside a process: Clang runs on a thread of its own, and when it has
+//! not finished within `--tool-timeout` the compilation fails with `E0702` and the thread is left to finish or to
 //! end with the process (the command-line program exits right after; a long-lived host, the
 //! Python package, keeps one thread busy until Clang returns).
 

@@ -24,6 +24,7 @@
 #include "llvm/Support/VirtualFileSystem.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -203,6 +204,11 @@ extern "C" int cdpc_clang_run(const char *const *args, size_t nargs, cdpc_clang_
   int result = CDPC_CLANG_OK;
   llvm::CrashRecoveryContext recovery;
   bool finished = recovery.RunSafely([&] {
+    // The test of crash recovery (compiler/tests/cuda_cxx.rs) defines this macro: Clang's
+    // failed assertions end in abort(), as this does.
+    for (const char *arg : argv)
+      if (llvm::StringRef(arg) == "-DCDPC_TEST_CLANG_CRASH")
+        abort();
     // The driver's messages obey the arguments' `-W` options, as in the clang program.
     std::unique_ptr<clang::DiagnosticOptions> options = clang::CreateAndPopulateDiagOpts(argv);
     clang::DiagnosticsEngine diags(clang::DiagnosticIDs::create(), *options, &forward, false);
