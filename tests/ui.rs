@@ -190,6 +190,8 @@ fn every_code_has_a_ui_test() {
     // compiler/tests/cli.rs's `io_failures_are_coded_and_leave_nothing_behind` (E0704-E0706).
     // W0801 is about -gencode and a link, not a source: compiler/tests/separate_compilation.rs.
     // E1003 (CUDA's headers incomplete) is about the installation: `cdpc::clang`'s unit tests.
+    // E1004 (Clang crashed) needs a crash: compiler/tests/cuda_cxx.rs's
+    // `a_clang_crash_is_e1004_and_leaves_nothing` makes the shim abort inside Clang's run.
     let generated = [
         Code::SourceTooLarge,
         Code::OutputIsInput,
@@ -201,6 +203,7 @@ fn every_code_has_a_ui_test() {
         Code::WorkFileFailed,
         Code::PtxOfLinkNotPacked,
         Code::CudaHeadersNotFound,
+        Code::ClangCrashed,
     ];
     for code in Code::ALL {
         let prefix = code.as_str().to_lowercase();

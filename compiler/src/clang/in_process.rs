@@ -21,7 +21,10 @@
 //!
 //! A crash (a segmentation fault, a failed assertion's abort) inside Clang returns to the shim
 //! through LLVM's `CrashRecoveryContext`, which cdpc reports as `E1004` with the command line;
-//! whatever Clang allocated for that compilation is leaked. The argument `-DCDPC_TEST_CLANG_CRASH` makes the shim abort inside the recovery context, as
+//! whatever Clang allocated for that compilation is leaked. LLVM's own signal handler, which
+//! Clang installs for the files it writes, removes every such file of the process first: a
+//! Clang compilation running at the same time on another thread (the Python package's) then
+//! fails with an error, never with a partial file. The argument `-DCDPC_TEST_CLANG_CRASH` makes the shim abort inside the recovery context, as
 //! a failed assertion in Clang does: the test of this path (compiler/tests/cuda_cxx.rs).
 //! A hang cannot be killed inside a process: Clang runs on a thread of its own, and when it has
 //! not finished within `--tool-timeout` the compilation fails with `E0702` and the thread is left to finish or to
