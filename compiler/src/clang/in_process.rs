@@ -24,12 +24,22 @@
 //! whatever Clang allocated for that compilation is leaked. LLVM's own signal handler, which
 //! Clang installs for the files it writes, removes every such file of the process first: a
 //! Clang compilation running at the same time on another thread (the Python package's) then
-//! fails with an error, never with a partial file. The argument `-DCDPC_TEST_CLANG_CRASH` makes the shim abort inside the recovery context, as
-//! a failed assertion in Clang does: the test of this path (compiler/tests/cuda_cxx.rs).
-//! A hang cannot be killed inside a process: Clang runs on a thread of its own, and when it has
-//! not finished within `--tool-timeout` the compilation fails with `E0702` and the thread is left to finish or to
-//! end with the process (the command-line program exits right after; a long-lived host, the
-//! Python package, keeps one thread busy until Clang returns).
+//! fails with an error, never with a partial file. The argument `-DCDPC_TEST_CLANG_CRASH`
+//! makes the shim abort inside the recovery context, as a failed assertion in Clang does: the
+//! test of this path (compiler/tests/cuda_cxx.rs).
+//!
+//! A hang cannot be killed inside a process: Clang runs on a thread of its own, and when it
+//! has not finished within `--tool-timeout` the compilation fails with `E0702` and the thread
+//! is left to finish or to end with the process (the command-line program exits right after;
+//! a long-lived host, the Python package, keeps one thread busy until Clang returns). A Clang
+//! program named with `--clang` or `CDPC_CLANG` runs as a process, which the limit kills.
+//!
+//! # `-mllvm`
+//!
+//! `-mllvm` options set LLVM's process-wide options, which would change cdpc's own pipeline too.
+//! The driver adds one for NVPTX, `-enable-memcpyopt-without-libcalls`; the shim leaves it out
+//! (Clang then skips memcpyopt on the device side, as cdpc's own pipeline does: NVPTX has no
+//! libcalls) and refuses any other.
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString, OsString};
 use std::os::unix::ffi::OsStrExt;
