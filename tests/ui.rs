@@ -108,8 +108,8 @@ fn diagnostics_match_their_snapshots() {
 /// printed reason where Clang 22 or the NVIDIA tools are missing.
 #[test]
 fn clang_diagnostics_match_their_snapshots() {
-    use cdpc::clang::{find_clang, ClangEnv, ClangSearch};
-    if let Err(d) = find_clang(&ClangSearch::default(), &ClangEnv::from_process()) {
+    use cdpc::clang::{find_engine, ClangEnv, ClangSearch};
+    if let Err(d) = find_engine(&ClangSearch::default(), &ClangEnv::from_process()) {
         return println!("skipped: {}", d.message);
     }
     if cdpc::toolchain::Toolchain::discover(&Default::default()).is_err() {
@@ -213,6 +213,8 @@ fn every_code_has_a_ui_test() {
     // compiler/tests/cli.rs's `io_failures_are_coded_and_leave_nothing_behind` (E0704-E0706).
     // W0801 is about -gencode and a link, not a source: compiler/tests/separate_compilation.rs.
     // E1003 (CUDA's headers incomplete) is about the installation: `cdpc::clang`'s unit tests.
+    // E1004 (Clang crashed) needs a crash: compiler/tests/cuda_cxx.rs's
+    // `a_clang_crash_is_e1004_and_leaves_nothing` makes the shim abort inside Clang's run.
     let generated = [
         Code::SourceTooLarge,
         Code::OutputIsInput,
@@ -224,6 +226,7 @@ fn every_code_has_a_ui_test() {
         Code::WorkFileFailed,
         Code::PtxOfLinkNotPacked,
         Code::CudaHeadersNotFound,
+        Code::ClangCrashed,
     ];
     for code in Code::ALL {
         let prefix = code.as_str().to_lowercase();

@@ -181,6 +181,7 @@ pub enum Code {
     ClangWarning,
     ClangNotFound,
     CudaHeadersNotFound,
+    ClangCrashed,
     LaunchNotRecognised,
     // LLVM IR and bitcode as input (`driver::ir`): E1011-E1017
     IrUnreadable,
@@ -308,6 +309,7 @@ impl Code {
             ClangWarning => "W1001",
             ClangNotFound => "E1002",
             CudaHeadersNotFound => "E1003",
+            ClangCrashed => "E1004",
             LaunchNotRecognised => "E1010",
             IrUnreadable => "E1011",
             IrInvalid => "E1012",
@@ -444,6 +446,7 @@ impl Code {
         Code::ClangWarning,
         Code::ClangNotFound,
         Code::CudaHeadersNotFound,
+        Code::ClangCrashed,
         Code::LaunchNotRecognised,
         Code::IrUnreadable,
         Code::IrInvalid,

@@ -147,6 +147,15 @@ pub fn clang_messages(stderr: &str, main_text: &str) {
     render_both(main_text, &diagnostics);
 }
 
+/// The messages of the Clang inside cdpc (data, not text: any file name, any line and column),
+/// read against `main_text`: the same checks as [`clang_messages`].
+pub fn clang_message_data(messages: &[crate::clang::in_process::Message], main_text: &str) {
+    let main = std::path::Path::new("/nonexistent/fuzz.cu");
+    let diagnostics = crate::clang::diagnostics::from_messages(messages, main, main_text);
+    assert_spans_valid(main_text, &diagnostics);
+    render_both(main_text, &diagnostics);
+}
+
 /// The launch pipeline on arbitrary LLVM IR text: what LLVM cannot parse is not the
 /// pipeline's; what it can goes through every pass without a panic, with thresholding and
 /// aggregation at warp, block and grid granularity off and on (with their remarks), and a module the pipeline accepts (no error

@@ -151,10 +151,10 @@ struct Cli {
     /// others the kernel language]
     #[arg(short = 'x', value_name = "cu|cdp|ir", value_parser = parse_language)]
     language: Option<driver::Language>,
-    /// The Clang that compiles CUDA C++ (before CDPC_CLANG, `clang++-22` on PATH, ...)
+    /// A Clang 22 program to compile CUDA C++ as a process (before CDPC_CLANG) instead of the Clang inside cdpc
     #[arg(long, value_name = "PATH")]
     clang: Option<PathBuf>,
-    /// Kill ptxas, nvlink or Clang and fail (E0702) when one run takes longer than this; 0: no limit
+    /// Fail (E0702) when one run of ptxas, nvlink or Clang takes longer than this (a process is killed; the Clang inside cdpc is abandoned); 0: no limit
     #[arg(long, value_name = "SECONDS", default_value = "600", value_parser = parse_time_limit)]
     tool_timeout: TimeLimit,
     /// Replace an existing output file even when it is no compiler output (E0701); the input

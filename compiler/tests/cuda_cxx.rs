@@ -10,7 +10,7 @@
 //! `static` kernels and variables get the same `__nv_static_` names). Skipped with a printed
 //! reason where Clang 22 or the NVIDIA tools are missing.
 
-use cdpc::clang::{find_clang, ClangEnv, ClangSearch};
+use cdpc::clang::{find_engine, ClangEnv, ClangSearch};
 use cdpc::driver::{self, CompileOptions, Emit};
 use cdpc::preprocess::PreprocessOptions;
 use std::collections::BTreeSet;
@@ -26,7 +26,7 @@ fn inputs() -> Vec<PathBuf> {
 
 /// Why the Clang path cannot run here, if it cannot.
 fn missing_tools() -> Option<String> {
-    if let Err(d) = find_clang(&ClangSearch::default(), &ClangEnv::from_process()) {
+    if let Err(d) = find_engine(&ClangSearch::default(), &ClangEnv::from_process()) {
         return Some(format!("no Clang 22: {}", d.message));
     }
     if crate::build_common::nvcc().is_none() {
@@ -346,4 +346,56 @@ fn block_and_grid_aggregation_take_what_the_hir_passes_take() {
     remarks.sort();
     let early = ("R0500", "tree<<<2, 64>>>(out, level - 1);".to_string(), "`tree` returns early and calls `__syncthreads`: grid granularity leaves it alone (-faggregate-launches=block or =warp would aggregate it)".to_string());
     assert_eq!(remarks, [looped, early]);
+}
+
+/// A crash inside the Clang that cdpc links (here the shim's own abort, which
+/// `-DCDPC_TEST_CLANG_CRASH` asks for, as a failed assertion in Clang aborts) is caught: E1004
+/// with the command line, exit status 1 rather than death by a signal, no output and no work
+/// files. (In a process of its own: LLVM's signal handler removes every file that Clang runs of
+/// the same process are writing, which would fail the other tests' compilations.)
+#[test]
+fn a_clang_crash_is_e1004_and_leaves_nothing() {
+    if !tools_ready() || std::env::var_os("CDPC_CLANG").is_some_and(|c| !c.is_empty()) {
+        return;
+    }
+    let (file, _) = sample("tail_launch.cu");
+    let dir = tempfile::tempdir().unwrap();
+    let (tmp, output) = (dir.path().join("tmp"), dir.path().join("out.ptx"));
+    std::fs::create_dir(&tmp).unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_cdpc"))
+        .arg(&file)
+        .args(["--emit", "ptx", "-DCDPC_TEST_CLANG_CRASH", "-o"])
+        .arg(&output)
+        .env("TMPDIR", &tmp)
+        .env("CDPC_CACHE_DIR", "")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("error[E1004]: Clang crashed while compiling this file"), "{stderr}");
+    assert!(stderr.contains("command: clang++ ") && stderr.contains("-DCDPC_TEST_CLANG_CRASH"), "{stderr}");
+    assert!(!output.exists());
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "work files left in {}", tmp.display());
+}
+
+/// A Clang program named with `--clang` (`CDPC_CLANG`) runs as a process instead of the linked
+/// Clang; both compile the same file to the same kernels and launches.
+#[test]
+fn a_named_clang_program_runs_as_a_process_with_the_same_kernels() {
+    let program = Path::new("/usr/bin/clang++-22");
+    if !tools_ready() || !program.is_file() {
+        return println!("skipped: no {} or no NVIDIA tools", program.display());
+    }
+    let (file, source) = sample("tail_launch.cu");
+    let linked = driver::compile(&source, &ptx_options(&file)).unwrap();
+    let mut options = ptx_options(&file);
+    options.clang.clang = Some(program.to_path_buf());
+    let process = driver::compile(&source, &options).unwrap();
+    assert!(process.tool_runs[0].command.starts_with(&*program.to_string_lossy()), "{:?}", process.tool_runs[0]);
+    assert!(linked.tool_runs[0].command.contains("Clang inside cdpc"), "{:?}", linked.tool_runs[0]);
+    let (linked, process) = (String::from_utf8(linked.output).unwrap(), String::from_utf8(process.output).unwrap());
+    assert_eq!(symbols(&linked), symbols(&process));
+    let launches = |ptx: &str| ptx.matches("__cudaCDP2LaunchDeviceV2, (").count();
+    assert_eq!(launches(&linked), launches(&process));
+    assert!(launches(&linked) > 0);
 }

@@ -473,4 +473,21 @@ fn clang_message_parsing_never_panics() {
         let result = catch_unwind(AssertUnwindSafe(|| cdpc::fuzzing::clang_messages(&stderr, main)));
         assert!(result.is_ok(), "panicked on:\n{stderr}");
     }
+    // The same messages as the Clang inside cdpc hands them over: any level, file, line and
+    // column (up to u32's), a note first.
+    use cdpc::clang::in_process::{Level, Message};
+    let levels = [Level::Note, Level::Remark, Level::Warning, Level::Error, Level::Fatal];
+    for _ in 0..3000 {
+        let messages: Vec<Message> = (0..1 + rng.below(4))
+            .map(|_| {
+                let file = files[rng.below(files.len())].to_string();
+                let big = |rng: &mut Rng| if rng.below(4) == 0 { u32::MAX as usize - rng.below(3) } else { rng.below(8) };
+                let (line, col) = (big(&mut rng), big(&mut rng));
+                let place = (rng.below(3) != 0).then_some((file, line, col));
+                Message { level: levels[rng.below(levels.len())], place, text: "message [-Wx]".into() }
+            })
+            .collect();
+        let result = catch_unwind(AssertUnwindSafe(|| cdpc::fuzzing::clang_message_data(&messages, main)));
+        assert!(result.is_ok(), "panicked on: {messages:?}");
+    }
 }

@@ -5,7 +5,7 @@
 //! the same parameters, and the same launch sequence in the parent.
 
 use crate::build_common::{cdpc, nvcc_ptx, stderr, tool_dir};
-use cdpc::clang::{find_clang, ClangEnv, ClangSearch};
+use cdpc::clang::{find_engine, ClangEnv, ClangSearch};
 use cdpc::driver::{self, CompileOptions, Emit};
 use std::path::{Path, PathBuf};
 
@@ -116,7 +116,7 @@ fn the_ir_gives_the_kernels_and_launch_sequence_of_the_same_program_in_cuda_cxx(
     let sequence = launch_sequence(parent);
     assert_eq!(sequence.0, ["__cudaCDP2GetParameterBufferV2", "__cudaCDP2LaunchDeviceV2"], "{parent}");
     assert_eq!(sequence.2, ["+0=reg", "+8=7"], "{parent}");
-    if let Err(d) = find_clang(&ClangSearch::default(), &ClangEnv::from_process()) {
+    if let Err(d) = find_engine(&ClangSearch::default(), &ClangEnv::from_process()) {
         return println!("skipped the comparison: no Clang 22: {}", d.message);
     }
     let Some(oracle) = nvcc_ptx(&std::fs::read_to_string(fixture("launch.cu")).unwrap()) else { return };

@@ -299,7 +299,9 @@ def compile(  # noqa: A001 (the natural name, like re.compile)
         fails (``None``: cdpc's default of 600; ``0``: no limit).
     :param build_cubin: run ptxas and nvlink (``cubin`` and ``object``); ``False`` stops at PTX
         and needs no NVIDIA tool.
-    :param filename: the name diagnostics show for the source.
+    :param filename: the name diagnostics show for the source; its extension gives the
+        language, as for files: ``.cu`` is CUDA C++ (compiled by the Clang inside cdpc),
+        anything else the kernel language.
     :param lineinfo: line tables in the PTX and cubin (``-lineinfo``).
     :param device_debug: full DWARF at -O0 (``-G``).
     :param separate: one of several files (``-dc``): device functions and ``extern`` variables

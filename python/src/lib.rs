@@ -144,6 +144,8 @@ fn compile<'py>(
         preprocess,
         debug: debug_level(debug)?,
         separate,
+        // The language by the name's extension, as for files: `.cu` is CUDA C++ (Clang's).
+        language: (!ir).then(|| cdpc::driver::Language::of_path(std::path::Path::new(file_name))),
         ..CompileOptions::default()
     };
     // LLVM IR (`ir`) is text or bitcode bytes, rendered against its text (none for bitcode);

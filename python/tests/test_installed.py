@@ -88,3 +88,37 @@ def test_main_returns_the_exit_status(tmp_path: Path, capfd: pytest.CaptureFixtu
     source.write_text("__global__ void k() { undefined(); }\n")
     assert main([str(source), "--emit", "ptx", "--error-format", "json"]) == 1
     assert '"code":"E0100"' in capfd.readouterr().err
+
+
+CUDA_CXX = """\
+#include <cuda_fp16.h>
+template <typename T> __global__ void child(T *data, T add) { data[threadIdx.x] += add; }
+__global__ void parent(float *data) { child<<<1, 32>>>(data, __half2float(__float2half(7.0f))); }
+"""
+
+
+def test_compiles_cuda_cxx_without_a_clang_program(tmp_path: Path) -> None:
+    """CUDA C++ goes through the Clang linked into the extension, with the resource headers the
+    wheel bundles: no clang on PATH, no CDPC_CLANG."""
+    if cdpc.wheel_cuda_home() is None and cdpc.cuda_home() is None:
+        pytest.skip("no NVIDIA tools (nvidia-cuda-nvcc, nvidia-cuda-runtime) here")
+    if os.environ.get("CDPC_EXPECT_INSTALLED") == "1":
+        bundled = Path(cdpc.__file__).parent / "clang" / "include" / "__clang_cuda_runtime_wrapper.h"
+        assert bundled.is_file(), "the wheel bundles Clang's resource headers"
+    env = clean_env()
+    env.pop("CDPC_CLANG", None)
+    # Every PATH folder that holds a clang program is left out.
+    env["PATH"] = os.pathsep.join(d for d in env.get("PATH", "").split(os.pathsep) if d and not any(p.name.startswith("clang") for p in Path(d).glob("clang*")))
+    code = f"""
+import json, cdpc
+c = cdpc.compile({CUDA_CXX!r}, filename="launch.cu")
+print(json.dumps({{"tools": [r.tool for r in c.tool_runs], "ptx": c.ptx, "magic": c.cubin[:4].hex()}}))
+"""
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["tools"][0] == "clang" and "ptxas" in result["tools"]
+    assert result["magic"] == "7f454c46"
+    # The launch Clang lowered, lowered again by cdpc to nvcc 13's V2 entry points.
+    assert "__cudaCDP2LaunchDeviceV2" in result["ptx"]
+    assert ".entry _Z6parentPf" in result["ptx"] and ".entry _Z5childIfEvPT_S0_" in result["ptx"]

@@ -148,7 +148,7 @@ pub(crate) struct Setup {
 
 fn setup(root: &Path, force: bool) -> Result<Setup> {
     let llvm_prefix = ensure_llvm()?;
-    ensure_clang()?;
+    ensure_clang(&llvm_prefix)?;
     ensure_wheels(root, force)?;
     ensure_cmake();
     let mut envs = Vec::new();
@@ -266,27 +266,40 @@ fn is_root() -> bool {
     output_of(Command::new("id").arg("-u")).is_some_and(|u| u.trim() == "0")
 }
 
-/// Clang 22, the front end of CUDA C++ (`.cu`): `clang++-22` (Debian's and Ubuntu's
-/// `clang-22`), installed with apt as root when missing.
-fn ensure_clang() -> Result<()> {
+/// Clang 22, the front end of CUDA C++ (`.cu`), which cdpc links: its static libraries and
+/// headers (`libclang-22-dev`, with `libclang-cpp22` and the resource headers of
+/// `libclang-common-22-dev`), found through LLVM's prefix the way compiler/build.rs finds them;
+/// and the `clang++-22` program (`clang-22`), which the tests and `cargo xtask bench-compile`
+/// use to compare the process path (`CDPC_CLANG`) with the linked one. Installed with apt as
+/// root when missing.
+fn ensure_clang(llvm_prefix: &Path) -> Result<()> {
     let clang = format!("clang++-{LLVM_MAJOR}");
-    if succeeds(Command::new(&clang).arg("--version")) {
-        println!("setup: Clang {LLVM_MAJOR} ({clang}) for CUDA C++");
+    let libraries = llvm_prefix.join("lib/cmake/clang/ClangTargets.cmake");
+    let mut packages = Vec::new();
+    if !libraries.is_file() {
+        packages.push(format!("libclang-{LLVM_MAJOR}-dev"));
+    }
+    if !succeeds(Command::new(&clang).arg("--version")) {
+        packages.push(format!("clang-{LLVM_MAJOR}"));
+    }
+    if packages.is_empty() {
+        println!("setup: Clang {LLVM_MAJOR} for CUDA C++ (libraries in {}, and {clang})", llvm_prefix.join("lib").display());
         return Ok(());
     }
-    let package = format!("clang-{LLVM_MAJOR}");
+    let packages = packages.join(" ");
     if !is_root() {
         return Err(format!(
-            "Clang {LLVM_MAJOR} ({clang}), which compiles CUDA C++ (.cu), is not installed and this is not root.\n\
-             Install it with: sudo apt-get install -y {package}"
+            "Clang {LLVM_MAJOR}, which compiles CUDA C++ (.cu) inside cdpc, is not installed (no {}) and this is not root.\n\
+             Install it with: sudo apt-get install -y {packages}",
+            libraries.display()
         ));
     }
-    println!("setup: installing Clang {LLVM_MAJOR} for CUDA C++: apt-get install -y {package}");
+    println!("setup: installing Clang {LLVM_MAJOR} for CUDA C++: apt-get install -y {packages}");
     run_status(apt().arg("update"))?;
-    run_status(apt().args(["install", "-y", "--no-install-recommends", &package]))
-        .map_err(|e| format!("{e}\napt-get could not install {package}. {APT_LLVM_HELP}"))?;
-    if !succeeds(Command::new(&clang).arg("--version")) {
-        return Err(format!("apt-get installed {package} but `{clang} --version` does not run"));
+    run_status(apt().args(["install", "-y", "--no-install-recommends"]).args(packages.split(' ')))
+        .map_err(|e| format!("{e}\napt-get could not install {packages}. {APT_LLVM_HELP}"))?;
+    if !libraries.is_file() {
+        return Err(format!("apt-get installed {packages} but {} is missing", libraries.display()));
     }
     Ok(())
 }
@@ -939,9 +952,12 @@ fn fuzz(root: &Path, args: &[OsString]) -> Result<ExitCode> {
     Ok(if crashes == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
-/// LLVM's prefix for child cargo processes, without installing the NVIDIA wheels.
+/// LLVM's prefix for child cargo processes (LLVM and Clang installed), without installing the
+/// NVIDIA wheels.
 fn setup_llvm_only() -> Result<Setup> {
     let llvm_prefix = ensure_llvm()?;
+    // cdpc links Clang's libraries.
+    ensure_clang(&llvm_prefix)?;
     let mut envs = Vec::new();
     if env::var_os(LLVM_SYS_PREFIX_VAR).is_none() {
         envs.push((LLVM_SYS_PREFIX_VAR.to_string(), llvm_prefix.into_os_string()));

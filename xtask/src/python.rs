@@ -11,7 +11,7 @@
 //! a `.pth` file puts that folder on the venv's `sys.path`, which is how the package finds them
 //! after `pip install` (through `import nvidia`), without downloading 300 MB again.
 
-use crate::{run_status, target_dir, Result, Setup, CUDA_DIR};
+use crate::{run_status, target_dir, Result, Setup, CUDA_DIR, LLVM_PREFIX, LLVM_SYS_PREFIX_VAR};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -94,6 +94,7 @@ fn build_wheel(root: &Path, s: &Setup, venv: &Venv, out: &Path) -> Result<PathBu
     // wheel is manylinux_2_28 rather than this machine's glibc. Only the extension's own link
     // changes: the compiler's release build is shared with `cargo xtask samples`.
     let linker = root.join("python/manylinux/link.py");
+    let bundled = bundle_clang_headers(root, s)?;
     let mut maturin = Command::new(venv.bin("maturin"));
     maturin
         .current_dir(root.join("python"))
@@ -104,7 +105,9 @@ fn build_wheel(root: &Path, s: &Setup, venv: &Venv, out: &Path) -> Result<PathBu
         .arg("--")
         .arg(format!("-Clinker={}", linker.display()))
         .arg("-Clinker-flavor=gcc");
-    run_status(&mut maturin)?;
+    let built = run_status(&mut maturin);
+    let _ = fs::remove_dir_all(&bundled);
+    built?;
     let wheel = fs::read_dir(out)
         .map_err(|e| format!("reading {}: {e}", out.display()))?
         .flatten()
@@ -115,6 +118,43 @@ fn build_wheel(root: &Path, s: &Setup, venv: &Venv, out: &Path) -> Result<PathBu
         return Err(format!("{} is not tagged {MANYLINUX}", wheel.display()));
     }
     Ok(wheel)
+}
+
+/// Copies Clang's resource headers (`LLVM/lib/clang/22/include`: `__clang_cuda_runtime_wrapper.h`
+/// and the compiler's own headers, about 15 MB, 3 MB compressed) into `python/cdpc/clang/include`,
+/// where pyproject.toml's `include` puts them into the wheel and the extension finds them at run
+/// time (`clang::in_process::resource_dir_candidates`). Returns the folder, removed after the build.
+fn bundle_clang_headers(root: &Path, s: &Setup) -> Result<PathBuf> {
+    let prefix = s
+        .envs
+        .iter()
+        .find(|(k, _)| k == LLVM_SYS_PREFIX_VAR)
+        .map(|(_, v)| PathBuf::from(v))
+        .or_else(|| std::env::var_os(LLVM_SYS_PREFIX_VAR).filter(|v| !v.is_empty()).map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from(LLVM_PREFIX));
+    let from = prefix.join("lib/clang/22/include");
+    if !from.join("__clang_cuda_runtime_wrapper.h").is_file() {
+        return Err(format!("Clang's resource headers are not in {} (apt-get install libclang-common-22-dev)", from.display()));
+    }
+    let bundled = root.join("python/cdpc/clang");
+    let _ = fs::remove_dir_all(&bundled);
+    copy_tree(&from, &bundled.join("include")).map_err(|e| format!("copying {} into {}: {e}", from.display(), bundled.display()))?;
+    Ok(bundled)
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    fs::create_dir_all(to)?;
+    for entry in fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        // Symbolic links are followed: the wheel holds files.
+        if fs::metadata(entry.path())?.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
 }
 
 /// `cargo xtask wheel`: the release wheel, into `build/wheels/`.

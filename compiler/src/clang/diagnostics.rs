@@ -1,6 +1,8 @@
 //! Clang's messages as cdpc diagnostics.
 //!
-//! Clang runs with `-fno-caret-diagnostics -fdiagnostics-absolute-paths`, so each message is
+//! The Clang inside cdpc hands its messages over as data ([`from_messages`]); a Clang program
+//! (`--clang`, `CDPC_CLANG`) prints them ([`parse`]). Both become the same diagnostics. The
+//! program runs with `-fno-caret-diagnostics -fdiagnostics-absolute-paths`, so each message is
 //! one line, `FILE:LINE:COL: error: MESSAGE [-Wflag]`, or, for the driver's own messages,
 //! `clang++-22: error: MESSAGE`. Errors become `E1000` and warnings `W1001`, with a span at
 //! the line and column (the word there, or one character). A `note:` belongs to the message
@@ -66,11 +68,32 @@ pub fn span_at(text: &str, line: usize, col: usize) -> Span {
 /// its text; labels in it carry no file, labels elsewhere carry theirs (read from disk once).
 /// `shown_name` is how the main file is called in notes about other lines.
 pub fn parse(stderr: &str, main: &Path, main_text: &str) -> Vec<Diagnostic> {
+    convert(stderr.lines().filter_map(parse_line), main, main_text)
+}
+
+/// The messages of the Clang inside cdpc ([`super::in_process`]), as [`parse`] reads a Clang
+/// program's.
+pub fn from_messages(messages: &[super::in_process::Message], main: &Path, main_text: &str) -> Vec<Diagnostic> {
+    use super::in_process::Level;
+    let lines = messages.iter().map(|m| Line {
+        place: m.place.as_ref().map(|(file, row, col)| (file.as_str(), *row, *col)),
+        kind: match m.level {
+            Level::Note => "note",
+            Level::Remark => "remark",
+            Level::Warning => "warning",
+            Level::Error => "error",
+            Level::Fatal => "fatal error",
+        },
+        message: &m.text,
+    });
+    convert(lines, main, main_text)
+}
+
+fn convert<'a>(lines: impl Iterator<Item = Line<'a>>, main: &Path, main_text: &str) -> Vec<Diagnostic> {
     let main_canon = main.canonicalize().unwrap_or_else(|_| main.to_path_buf());
     let mut files: HashMap<PathBuf, Option<Arc<SourceFile>>> = HashMap::new();
     let mut out: Vec<Diagnostic> = Vec::new();
-    for raw in stderr.lines() {
-        let Some(line) = parse_line(raw) else { continue };
+    for line in lines {
         // Where, as a label: in the main file (no file) or another one (its text attached).
         let label = line.place.and_then(|(file, row, col)| {
             let path = Path::new(file);
@@ -162,6 +185,28 @@ mod tests {
         assert_eq!(d[0].labels[1].message, "candidate function not viable");
         assert_eq!(&text[d[0].labels[1].span.range()], "f");
         assert!(!d[0].labels[1].primary);
+    }
+
+    #[test]
+    fn messages_as_data_become_the_same_diagnostics_as_printed_ones() {
+        use crate::clang::in_process::{Level, Message};
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("k.cu");
+        let text = "void f();\nvoid g() { f(1); }\n";
+        std::fs::write(&main, text).unwrap();
+        let m = main.display().to_string();
+        let messages = [
+            Message { level: Level::Error, place: Some((m.clone(), 2, 12)), text: "no matching function for call to 'f'".into() },
+            Message { level: Level::Note, place: Some((m.clone(), 1, 6)), text: "candidate function not viable".into() },
+            Message { level: Level::Fatal, place: None, text: "cannot find CUDA installation".into() },
+        ];
+        let printed = format!("{m}:2:12: error: no matching function for call to 'f'\n{m}:1:6: note: candidate function not viable\nclang++-22: fatal error: cannot find CUDA installation\n");
+        let from_data = from_messages(&messages, &main, text);
+        assert_eq!(from_data, parse(&printed, &main, text));
+        assert_eq!(from_data.len(), 2);
+        assert_eq!(&text[from_data[0].labels[0].span.range()], "f");
+        assert_eq!(from_data[1].code, Code::ClangError);
+        assert_eq!(from_data[1].message, "cannot find CUDA installation");
     }
 
     #[test]

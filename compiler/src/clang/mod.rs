@@ -3,31 +3,38 @@
 //!
 //! cdpc's own front end reads the `.cdp` kernel language (C with CUDA's qualifiers and
 //! `<<<>>>`). Everything C++ (classes, templates, lambdas, CCCL's Thrust, CUB and libcu++) is
-//! Clang's business: Clang runs as a bounded process ([`crate::toolchain::Toolchain::run_clang`])
-//! with
+//! Clang's business. Clang runs inside cdpc ([`in_process`]: Clang's libraries are linked like
+//! LLVM's, statically in the release binary and the Python wheel), with the arguments
 //!
 //! ```text
-//! clang++-22 -x cuda --cuda-device-only --cuda-gpu-arch=sm_XX -fgpu-rdc --cuda-path=CUDA
-//!            -I CUDA/include/cccl -O3 -emit-llvm -c FILE.cu -o WORK/FILE.bc
+//! clang++ -x cuda --cuda-device-only --cuda-gpu-arch=sm_XX -fgpu-rdc --cuda-path=CUDA
+//!         -resource-dir CLANG_RESOURCES -I CUDA/include/cccl -O3 -emit-llvm -c FILE.cu -o WORK/FILE.bc
 //! ```
 //!
 //! and its messages come back as cdpc diagnostics ([`diagnostics`]): `E1000` for its errors,
-//! `W1001` for its warnings, with file, line and column. A host object (`-dc`) runs it once
-//! more for the host side ([`ClangInvocation::host_fatbin`]): `--cuda-host-only
-//! --no-offload-new-driver -fgpu-rdc -Xclang -fcuda-include-gpubinary -Xclang DEVICE.fatbin`,
-//! the nvcc-style registration of the device code's relocatable fat binary.
+//! `W1001` for its warnings, with file, line and column; a crash is `E1004`. A host object
+//! (`-dc`) runs it once more for the host side ([`ClangInvocation::host_fatbin`]):
+//! `--cuda-host-only --no-offload-new-driver -fgpu-rdc -Xclang -fcuda-include-gpubinary
+//! -Xclang DEVICE.fatbin`, the nvcc-style registration of the device code's relocatable fat
+//! binary.
 //!
-//! # Finding Clang
+//! # Which Clang
 //!
-//! In this order; the first that exists wins:
+//! One path by default: the Clang linked into cdpc ([`ClangEngine::InProcess`]), which needs
+//! no Clang program. A Clang named explicitly, `--clang PATH` ([`ClangSearch::clang`]) or the
+//! `CDPC_CLANG` environment variable (ignored when empty), runs as a bounded process instead
+//! ([`ClangEngine::Process`], [`crate::toolchain::run_front_end`]): a Clang build other than
+//! the linked one (a debug or patched Clang 22), and the measurement of the two
+//! (results/compile-time-clang.md). A named Clang that does not exist is `E1002`.
 //!
-//! 1. [`ClangSearch::clang`] (`--clang PATH`);
-//! 2. the `CDPC_CLANG` environment variable (ignored when empty);
-//! 3. `clang++-22` on `PATH` (Debian's and Ubuntu's package `clang-22`);
-//! 4. `clang++` in `LLVM_SYS_221_PREFIX/bin` (the LLVM cdpc is built against);
-//! 5. `clang++` on `PATH`, if `clang++ --version` says version 22.
+//! # Clang's resource headers
 //!
-//! None found is `E1002`, naming each place looked at and how to install Clang.
+//! The linked Clang needs its resource folder at run time (`include/` with
+//! `__clang_cuda_runtime_wrapper.h` and the compiler's own headers), found in the order
+//! [`in_process::resource_dir_candidates`] documents: `CDPC_CLANG_RESOURCE_DIR`, `clang/`
+//! beside the cdpc module (the Python package bundles it there), `../lib/clang/22` from it,
+//! `LLVM_SYS_221_PREFIX`, the LLVM cdpc was built against, `/usr/lib/llvm-22`. None is
+//! `E1002`, naming each place and what to install.
 //!
 //! # CUDA's headers
 //!
@@ -40,6 +47,7 @@
 //! `E1003`, saying what to install.
 
 pub mod diagnostics;
+pub mod in_process;
 
 use crate::diag::{Code, Diagnostic, Span};
 use crate::target::Target;
@@ -61,10 +69,10 @@ pub struct ClangSearch {
 pub struct ClangEnv {
     /// `CDPC_CLANG`.
     pub cdpc_clang: Option<OsString>,
+    /// `CDPC_CLANG_RESOURCE_DIR`.
+    pub resource_dir: Option<OsString>,
     /// `LLVM_SYS_221_PREFIX`.
     pub llvm_prefix: Option<OsString>,
-    /// `PATH`.
-    pub path: Option<OsString>,
 }
 
 impl ClangEnv {
@@ -72,80 +80,70 @@ impl ClangEnv {
     pub fn from_process() -> ClangEnv {
         ClangEnv {
             cdpc_clang: std::env::var_os("CDPC_CLANG"),
+            resource_dir: std::env::var_os("CDPC_CLANG_RESOURCE_DIR"),
             llvm_prefix: std::env::var_os("LLVM_SYS_221_PREFIX"),
-            path: std::env::var_os("PATH"),
         }
     }
 }
 
-/// How to install Clang, shown with `E1002`.
-pub const INSTALL_HELP: &str = "install Clang 22 (the LLVM cdpc is built on): `apt-get install clang-22` on Debian 12 or \
-Ubuntu 24.04, or run `cargo xtask setup` in the cdpc checkout; or name a Clang 22 with `--clang PATH` or `CDPC_CLANG`";
+/// Which Clang compiles CUDA C++.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClangEngine {
+    /// The Clang linked into cdpc, with its resource folder (the one holding `include/`).
+    InProcess {
+        /// `-resource-dir`.
+        resource_dir: PathBuf,
+    },
+    /// A Clang program named with `--clang` or `CDPC_CLANG`, run as a process.
+    Process(PathBuf),
+}
 
-/// Finds Clang in the documented order, or says where it looked (`E1002`).
-pub fn find_clang(search: &ClangSearch, env: &ClangEnv) -> Result<PathBuf, Diagnostic> {
-    let mut searched = Vec::new();
-    if let Some(clang) = &search.clang {
-        if is_file(clang) {
-            return Ok(clang.clone());
-        }
-        return Err(not_found(vec![format!("--clang: `{}` does not exist", clang.display())]));
+/// How to get Clang's resource headers, shown with `E1002`.
+pub const INSTALL_HELP: &str = "Clang's resource headers (`include/__clang_cuda_runtime_wrapper.h` and the compiler's own headers) \
+come with the Python package, or with `apt-get install libclang-common-22-dev` (Debian 12, Ubuntu 24.04; `cargo xtask setup` in the \
+cdpc checkout installs it); or name the folder that holds their `include/` with `CDPC_CLANG_RESOURCE_DIR`";
+
+/// The Clang that compiles CUDA C++: an explicitly named program, else the linked one with its
+/// resource headers; `E1002` when the named program or the headers are missing.
+pub fn find_engine(search: &ClangSearch, env: &ClangEnv) -> Result<ClangEngine, Diagnostic> {
+    if let Some(clang) = find_clang(search, env)? {
+        return Ok(ClangEngine::Process(clang));
     }
-    if let Some(clang) = env.cdpc_clang.as_ref().filter(|c| !c.is_empty()) {
-        let clang = PathBuf::from(clang);
-        if is_file(&clang) {
-            return Ok(clang);
-        }
-        return Err(not_found(vec![format!("CDPC_CLANG: `{}` does not exist", clang.display())]));
+    match in_process::find_resource_dir(env.resource_dir.as_deref(), env.llvm_prefix.as_deref()) {
+        Ok(resource_dir) => Ok(ClangEngine::InProcess { resource_dir }),
+        Err(searched) => Err(not_found(format!("CUDA C++ is compiled by the Clang {CLANG_MAJOR} inside cdpc, whose resource headers were not found"), searched, INSTALL_HELP)),
     }
-    let on_path = |name: &str| -> Option<PathBuf> {
-        std::env::split_paths(env.path.as_ref()?).map(|dir| dir.join(name)).find(|p| is_file(p))
+}
+
+/// The Clang program named with `--clang` or `CDPC_CLANG`, if one is; `E1002` when it does not
+/// exist (nothing else is tried then).
+pub fn find_clang(search: &ClangSearch, env: &ClangEnv) -> Result<Option<PathBuf>, Diagnostic> {
+    let (clang, what) = match (&search.clang, env.cdpc_clang.as_ref().filter(|c| !c.is_empty())) {
+        (Some(clang), _) => (clang.clone(), "--clang"),
+        (None, Some(clang)) => (PathBuf::from(clang), "CDPC_CLANG"),
+        (None, None) => return Ok(None),
     };
-    let versioned = format!("clang++-{CLANG_MAJOR}");
-    match on_path(&versioned) {
-        Some(p) => return Ok(p),
-        None => searched.push(format!("PATH: no `{versioned}`")),
+    if is_file(&clang) {
+        return Ok(Some(clang));
     }
-    match env.llvm_prefix.as_ref().filter(|p| !p.is_empty()) {
-        Some(prefix) => {
-            let clang = Path::new(prefix).join("bin").join("clang++");
-            if is_file(&clang) {
-                return Ok(clang);
-            }
-            searched.push(format!("LLVM_SYS_221_PREFIX: no `{}`", clang.display()));
-        }
-        None => searched.push("LLVM_SYS_221_PREFIX: not set".into()),
-    }
-    match on_path("clang++") {
-        Some(p) => match clang_major(&p) {
-            Some(CLANG_MAJOR) => return Ok(p),
-            Some(other) => searched.push(format!("PATH: `{}` is Clang {other}, not {CLANG_MAJOR}", p.display())),
-            None => searched.push(format!("PATH: `{}` did not say its version", p.display())),
-        },
-        None => searched.push("PATH: no `clang++`".into()),
-    }
-    Err(not_found(searched))
+    Err(not_found(
+        format!("CUDA C++ is compiled by Clang {CLANG_MAJOR}, which was not found"),
+        vec![format!("{what}: `{}` does not exist", clang.display())],
+        "name an existing Clang 22 program, or leave `--clang` and `CDPC_CLANG` unset to use the Clang inside cdpc",
+    ))
 }
 
-fn not_found(searched: Vec<String>) -> Diagnostic {
-    let mut d = Diagnostic::new(Code::ClangNotFound, Span::new(0, 0), format!("CUDA C++ is compiled by Clang {CLANG_MAJOR}, which was not found"))
-        .with_primary_message("this file is CUDA C++ (`.cu`)");
+fn not_found(message: String, searched: Vec<String>, help: &str) -> Diagnostic {
+    let mut d = Diagnostic::new(Code::ClangNotFound, Span::new(0, 0), message).with_primary_message("this file is CUDA C++ (`.cu`)");
     for s in searched {
         d = d.with_note(format!("looked at {s}"));
     }
-    d.with_note(INSTALL_HELP)
+    d.with_note(help)
         .with_note("a file in the kernel language (C with CUDA's qualifiers and `<<<>>>`) compiles without Clang: name it `.cdp`, or pass `-x cdp`")
 }
 
 fn is_file(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file())
-}
-
-/// `clang++ --version`'s major version (only for an unversioned `clang++`).
-fn clang_major(clang: &Path) -> Option<u32> {
-    let text = crate::toolchain::version_output(clang)?;
-    let rest = &text[text.find("clang version ")? + "clang version ".len()..];
-    rest.split('.').next()?.trim().parse().ok()
 }
 
 /// The CUDA headers Clang needs from a CUDA folder, or `E1003` saying what is missing.
@@ -206,6 +204,9 @@ pub struct ClangInvocation<'a> {
     /// A precompiled header of Clang's CUDA wrapper made with these same options
     /// ([`pch_path`], [`ClangInvocation::pch_args`]): `-include-pch`.
     pub pch: Option<&'a Path>,
+    /// The linked Clang's resource folder (`-resource-dir`); `None` for a Clang program, which
+    /// finds its own.
+    pub resource_dir: Option<&'a Path>,
     /// Compile the host side instead (`--cuda-host-only`, with Clang's nvcc-style
     /// registration: `--no-offload-new-driver`), embedding this relocatable fat binary
     /// (`-fcuda-include-gpubinary`): the file's host code, its kernels' stubs and their
@@ -256,6 +257,10 @@ impl ClangInvocation<'_> {
         }
         push(format!("--cuda-gpu-arch={}", self.target.sm));
         push(format!("--cuda-path={}", self.cuda_root.display()));
+        if let Some(dir) = self.resource_dir {
+            push("-resource-dir".into());
+            push(dir.display().to_string());
+        }
         // cdpc accepts the newest CUDA; Clang 22 knows CUDA up to 12.9 and says so.
         push("-Wno-unknown-cuda-version".into());
         // nvcc defines it with -rdc=true, and cdpc's device code is always relocatable:
@@ -303,7 +308,8 @@ impl ClangInvocation<'_> {
 
 /// Where the precompiled header for `invocation` is kept, when precompiled headers are in use:
 /// `CDPC_CACHE_DIR` (empty: none), else `$XDG_CACHE_HOME/cdpc`, else `$HOME/.cache/cdpc`, in
-/// `pch/<key>.pch`. The key hashes Clang (its path, size and time), CUDA's `cuda.h` (size and
+/// `pch/<key>.pch`. The key hashes Clang (a Clang program, or the resource folder's CUDA wrapper
+/// for the linked one: its path, size and time), cdpc's version, CUDA's `cuda.h` (size and
 /// time) and every option of the compilation, so that a header is used only by compilations
 /// it was made for; Clang also checks the options it records and refuses a header that does
 /// not fit, which makes the compilation run without one.
@@ -345,12 +351,35 @@ mod tests {
     #[test]
     fn an_explicit_clang_that_is_missing_is_e1002_and_nothing_else_is_tried() {
         let search = ClangSearch { clang: Some("/nonexistent/clang++".into()) };
-        let env = ClangEnv { path: std::env::var_os("PATH"), ..Default::default() };
-        let d = find_clang(&search, &env).unwrap_err();
+        let env = ClangEnv::default();
+        let d = find_engine(&search, &env).unwrap_err();
         assert_eq!(d.code, Code::ClangNotFound);
         assert!(d.notes.iter().any(|n| n.contains("/nonexistent/clang++")), "{d:?}");
-        let nowhere = ClangEnv { path: Some("/nonexistent".into()), ..Default::default() };
-        let d = find_clang(&ClangSearch::default(), &nowhere).unwrap_err();
-        assert!(d.notes.iter().any(|n| n.contains("clang++-22")), "{d:?}");
+        let env = ClangEnv { cdpc_clang: Some("/nonexistent/clang-from-env".into()), ..Default::default() };
+        let d = find_engine(&ClangSearch::default(), &env).unwrap_err();
+        assert!(d.notes.iter().any(|n| n.contains("CDPC_CLANG: `/nonexistent/clang-from-env`")), "{d:?}");
+    }
+
+    #[test]
+    fn an_explicit_resource_folder_without_the_cuda_wrapper_is_e1002_and_says_what_to_install() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = ClangEnv { resource_dir: Some(dir.path().into()), ..Default::default() };
+        let d = find_engine(&ClangSearch::default(), &env).unwrap_err();
+        assert_eq!(d.code, Code::ClangNotFound);
+        assert_eq!(d.notes.iter().filter(|n| n.starts_with("looked at")).count(), 1, "{d:?}");
+        assert!(d.notes[0].contains("CDPC_CLANG_RESOURCE_DIR") && d.notes[0].contains("__clang_cuda_runtime_wrapper.h"), "{d:?}");
+        assert!(d.notes.iter().any(|n| n.contains("libclang-common-22-dev")), "{d:?}");
+        std::fs::create_dir_all(dir.path().join("include")).unwrap();
+        std::fs::write(dir.path().join(in_process::CUDA_WRAPPER), "").unwrap();
+        assert_eq!(find_engine(&ClangSearch::default(), &env).unwrap(), ClangEngine::InProcess { resource_dir: dir.path().canonicalize().unwrap() });
+    }
+
+    #[test]
+    fn without_an_explicit_clang_the_linked_one_is_used_with_the_installed_resource_headers() {
+        // libclang-common-22-dev (a dependency of the build's libclang-22-dev) is installed here.
+        match find_engine(&ClangSearch::default(), &ClangEnv::default()).unwrap() {
+            ClangEngine::InProcess { resource_dir } => assert!(resource_dir.join(in_process::CUDA_WRAPPER).is_file()),
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -3,17 +3,19 @@
 
 use super::{CompileError, CompileOptions, Phase, Timings};
 use crate::back::{self, BackendError, DebugLevel};
-use crate::clang::{self, ClangEnv, ClangInvocation};
-use crate::diag::Diagnostic;
+use crate::clang::in_process::{self, NotRun, Outcome};
+use crate::clang::{self, ClangEngine, ClangEnv, ClangInvocation};
+use crate::diag::{Code, Diagnostic, Span};
 use crate::pipeline::{self, SourceText};
 use crate::preprocess::MacroOption;
-use crate::toolchain::{run_front_end, BuildOptions, ToolError, Toolchain};
+use crate::toolchain::{command_line, run_front_end, BuildOptions, ToolError, ToolRun, Toolchain};
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::Module;
 use inkwell::values::BasicValue;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// What the Clang path produced, before the NVIDIA tools.
 pub(crate) struct Generated {
@@ -84,11 +86,138 @@ fn undefined_user_symbols(module: &Module<'_>, source: &str) -> Vec<Diagnostic> 
         .collect()
 }
 
+/// What Clang said: a Clang program's stderr, or the linked Clang's messages.
+enum Said {
+    Text(String),
+    Messages(Vec<in_process::Message>),
+}
+
+impl Said {
+    fn diagnostics(&self, main: &Path, main_text: &str) -> Vec<Diagnostic> {
+        match self {
+            Said::Text(stderr) => clang::diagnostics::parse(stderr, main, main_text),
+            Said::Messages(messages) => clang::diagnostics::from_messages(messages, main, main_text),
+        }
+    }
+
+    fn mentions(&self, word: &str) -> bool {
+        match self {
+            Said::Text(stderr) => stderr.contains(word),
+            Said::Messages(messages) => messages.iter().any(|m| m.text.contains(word)),
+        }
+    }
+}
+
+/// How a Clang run failed.
+enum Failure {
+    /// The Clang program failed: its messages, and the tool's error for a failure without one.
+    Program { said: Said, error: ToolError },
+    /// The linked Clang reported errors (or arguments it cannot run).
+    Errors { said: Said, command: String },
+    /// The linked Clang crashed; the crash was caught.
+    Crashed { said: Said, command: String },
+    /// The linked Clang did not finish within `--tool-timeout`.
+    TimedOut { command: String, limit: Duration },
+    /// Anything else (work files, a program that could not start, a time limit, an interrupt).
+    Tool(ToolError),
+}
+
+impl Failure {
+    fn mentions(&self, word: &str) -> bool {
+        match self {
+            Failure::Program { said, .. } | Failure::Errors { said, .. } | Failure::Crashed { said, .. } => said.mentions(word),
+            Failure::TimedOut { .. } | Failure::Tool(_) => false,
+        }
+    }
+
+    /// The error of the compilation: Clang's messages as diagnostics where it gave any.
+    fn into_error(self, main: &Path, main_text: &str, options: &CompileOptions) -> CompileError {
+        let diagnostics = |said: &Said| options.warnings.apply(said.diagnostics(main, main_text));
+        match self {
+            Failure::Program { said, error } => {
+                let found = diagnostics(&said);
+                if found.iter().any(Diagnostic::is_error) {
+                    return CompileError::Diagnostics(found);
+                }
+                // No message Clang could give: a crash, which the error reports with its command.
+                error.into()
+            }
+            Failure::Errors { said, command } => {
+                let mut found = diagnostics(&said);
+                if !found.iter().any(Diagnostic::is_error) {
+                    found.push(Diagnostic::new(Code::ClangError, Span::new(0, 0), "Clang failed without saying why").with_note(format!("command: {command}")));
+                }
+                CompileError::Diagnostics(found)
+            }
+            Failure::Crashed { said, command } => {
+                let mut found = diagnostics(&said);
+                found.push(
+                    Diagnostic::new(Code::ClangCrashed, Span::new(0, 0), "Clang crashed while compiling this file")
+                        .with_primary_message("Clang's CUDA compilation of this file stopped here")
+                        .with_note(format!("command: {command}"))
+                        .with_note("the crash was caught and nothing was written; it is a bug in Clang or in the code cdpc gave it: please report it with the file")
+                        .with_note("the same arguments reproduce it with a Clang 22 program (`clang++-22 ARGS`); `CDPC_CLANG=clang++-22` compiles through that program instead"),
+                );
+                CompileError::Diagnostics(found)
+            }
+            Failure::TimedOut { command, limit } => CompileError::Diagnostics(vec![Diagnostic::new(
+                Code::ToolTimedOut,
+                Span::new(0, 0),
+                format!("Clang did not finish within {} s", limit.as_secs_f64()),
+            )
+            .with_primary_message("Clang's CUDA compilation of this file")
+            .with_note(format!("command: {command}"))
+            .with_note("Clang runs inside cdpc, where it cannot be killed: the compilation stops here, and Clang's thread goes on until it returns or the process ends")
+            .with_note("--tool-timeout SECONDS sets the limit (0: none); `CDPC_CLANG=clang++-22` runs Clang as a process, which the limit kills")]),
+            Failure::Tool(e) => e.into(),
+        }
+    }
+}
+
+/// Runs Clang as `engine` says, in a work folder of its own removed in every case: `args` gets
+/// the folder and returns the arguments (after the program name) and the output file. Returns
+/// the output's bytes and what Clang said. Recorded in the tool log as `clang`.
+fn run_clang(engine: &ClangEngine, args: impl FnOnce(&Path) -> Result<(Vec<OsString>, PathBuf), ToolError>, build: &BuildOptions) -> Result<(Vec<u8>, Said), Failure> {
+    let resource_dir = match engine {
+        ClangEngine::Process(clang) => {
+            return match run_front_end("clang", clang, args, build) {
+                Ok(run) => Ok((run.output, Said::Text(run.stderr))),
+                Err(ToolError::Failed { tool, command, status, stderr, stdout }) => {
+                    Err(Failure::Program { said: Said::Text(stderr.clone()), error: ToolError::Failed { tool, command, status, stderr, stdout } })
+                }
+                Err(e) => Err(Failure::Tool(e)),
+            }
+        }
+        ClangEngine::InProcess { resource_dir } => resource_dir,
+    };
+    let ran = crate::toolchain::run::in_work_dir(build, |work| {
+        let (args, output) = args(work)?;
+        let command = format!("{} (Clang inside cdpc, resources in {})", command_line(std::ffi::OsStr::new("clang++"), &args), resource_dir.display());
+        let started = Instant::now();
+        let run = match in_process::compile(&args, build.tool_timeout) {
+            Ok(run) => run,
+            Err(NotRun::TimedOut(limit)) => return Ok(Err(Failure::TimedOut { command, limit })),
+            Err(NotRun::Spawn(source)) => return Err(ToolError::Spawn { tool: "clang".into(), command, source }),
+        };
+        let said = Said::Messages(run.messages);
+        match run.outcome {
+            Outcome::Finished => {
+                let bytes = std::fs::read(&output).map_err(|e| ToolError::io("reading what Clang wrote", &output, e))?;
+                build.log.push(ToolRun { tool: "clang".into(), command, stdout: String::new(), stderr: String::new(), elapsed: started.elapsed() });
+                Ok(Ok((bytes, said)))
+            }
+            Outcome::Errors | Outcome::Unsupported => Ok(Err(Failure::Errors { said, command })),
+            Outcome::Crashed => Ok(Err(Failure::Crashed { said, command })),
+        }
+    });
+    ran.unwrap_or_else(|e| Err(Failure::Tool(e)))
+}
+
 /// The precompiled header of Clang's CUDA wrapper for `template`'s options at `path`, made
 /// there first if it is missing (written whole, then renamed into place, so that a
 /// concurrent compilation never reads half of one). `None` when it cannot be made: the
 /// compilation then parses the wrapper itself, as without a cache.
-fn ensure_pch(clang: &Path, template: &ClangInvocation<'_>, path: &Path, build: &BuildOptions) -> Option<PathBuf> {
+fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, path: &Path, build: &BuildOptions) -> Option<PathBuf> {
     if path.is_file() {
         return Some(path.to_path_buf());
     }
@@ -99,9 +228,8 @@ fn ensure_pch(clang: &Path, template: &ClangInvocation<'_>, path: &Path, build: 
     if !empty.is_file() {
         std::fs::write(&empty, "").ok()?;
     }
-    let made = run_front_end(
-        "clang",
-        clang,
+    let (made, _) = run_clang(
+        engine,
         |work| {
             let output = work.join("cuda-wrapper.pch");
             Ok((template.pch_args(&empty, &output), output))
@@ -110,7 +238,7 @@ fn ensure_pch(clang: &Path, template: &ClangInvocation<'_>, path: &Path, build: 
     )
     .ok()?;
     let mut file = tempfile::NamedTempFile::new_in(dir).ok()?;
-    std::io::Write::write_all(&mut file, &made.output).ok()?;
+    std::io::Write::write_all(&mut file, &made).ok()?;
     file.persist(path).ok()?;
     Some(path.to_path_buf())
 }
@@ -118,7 +246,7 @@ fn ensure_pch(clang: &Path, template: &ClangInvocation<'_>, path: &Path, build: 
 /// What every Clang run over one source shares: Clang, CUDA's folders, the source's folder
 /// and the `-D`/`-U`/`-I` options.
 struct ClangSetup {
-    clang: PathBuf,
+    engine: ClangEngine,
     root: PathBuf,
     system_includes: Vec<PathBuf>,
     on_disk: Option<PathBuf>,
@@ -128,7 +256,7 @@ struct ClangSetup {
 
 impl ClangSetup {
     fn new(source: &str, options: &CompileOptions, tools: &Toolchain) -> Result<ClangSetup, CompileError> {
-        let clang = clang::find_clang(&options.clang, &ClangEnv::from_process()).map_err(|d| CompileError::Diagnostics(vec![d]))?;
+        let engine = clang::find_engine(&options.clang, &ClangEnv::from_process()).map_err(|d| CompileError::Diagnostics(vec![d]))?;
         let root = tools.root();
         let system_includes = clang::cuda_include_dirs(&root).map_err(|d| CompileError::Diagnostics(vec![d]))?;
         let on_disk = input_on_disk(source, options);
@@ -140,7 +268,7 @@ impl ClangSetup {
             }
         }
         includes.extend(options.preprocess.include_dirs.iter().cloned());
-        Ok(ClangSetup { clang, root, system_includes, on_disk, macros: macro_args(options), includes })
+        Ok(ClangSetup { engine, root, system_includes, on_disk, macros: macro_args(options), includes })
     }
 
     /// The options of this compilation; the input and output are set per run.
@@ -158,6 +286,10 @@ impl ClangSetup {
             fmad: options.fmad == back::Fmad::Contract,
             cuid: None,
             pch: None,
+            resource_dir: match &self.engine {
+                ClangEngine::InProcess { resource_dir } => Some(resource_dir),
+                ClangEngine::Process(_) => None,
+            },
             host_fatbin: None,
         }
     }
@@ -169,9 +301,8 @@ impl ClangSetup {
     fn run(&self, template: &ClangInvocation<'_>, source: &str, options: &CompileOptions, build: &BuildOptions, host_fatbin: Option<&[u8]>) -> Result<(Vec<u8>, Vec<Diagnostic>, PathBuf), CompileError> {
         let compiled_path = std::cell::RefCell::new(PathBuf::new());
         let run = |pch: Option<&Path>| {
-            run_front_end(
-                "clang",
-                &self.clang,
+            run_clang(
+                &self.engine,
                 |work| {
                     let file = match &self.on_disk {
                         Some(path) => path.clone(),
@@ -195,10 +326,14 @@ impl ClangSetup {
             )
         };
         // The precompiled header is the device side's (the host side parses the wrapper).
-        let pch = if host_fatbin.is_none() { clang::pch_path(&self.clang, template).and_then(|path| ensure_pch(&self.clang, template, &path, build)) } else { None };
+        let identity = match &self.engine {
+            ClangEngine::Process(clang) => clang.clone(),
+            ClangEngine::InProcess { resource_dir } => resource_dir.join(in_process::CUDA_WRAPPER),
+        };
+        let pch = if host_fatbin.is_none() { clang::pch_path(&identity, template).and_then(|path| ensure_pch(&self.engine, template, &path, build)) } else { None };
         let mut run_result = run(pch.as_deref());
-        if let (Some(path), Err(ToolError::Failed { stderr, .. })) = (&pch, &run_result) {
-            if stderr.contains("precompiled") {
+        if let (Some(path), Err(failure)) = (&pch, &run_result) {
+            if failure.mentions("precompiled") {
                 // A header that does not fit after all (Clang says so): without it, and not again.
                 let _ = std::fs::remove_file(path);
                 run_result = run(None);
@@ -206,19 +341,11 @@ impl ClangSetup {
         }
         let compiled_path = compiled_path.into_inner();
         match run_result {
-            Ok(run) => {
-                let warnings = clang::diagnostics::parse(&run.stderr, &compiled_path, source);
-                Ok((run.output, warnings, compiled_path))
+            Ok((output, said)) => {
+                let warnings = said.diagnostics(&compiled_path, source);
+                Ok((output, warnings, compiled_path))
             }
-            Err(ToolError::Failed { tool, command, status, stderr, stdout }) => {
-                let found = clang::diagnostics::parse(&stderr, &compiled_path, source);
-                if found.iter().any(Diagnostic::is_error) {
-                    return Err(CompileError::Diagnostics(options.warnings.apply(found)));
-                }
-                // No message Clang could give: a crash, which the error reports with its command.
-                Err(ToolError::Failed { tool, command, status, stderr, stdout }.into())
-            }
-            Err(e) => Err(e.into()),
+            Err(failure) => Err(failure.into_error(&compiled_path, source, options)),
         }
     }
 }

@@ -200,7 +200,7 @@ pub struct CompileOptions {
     /// The source's language (`-x cu`, `-x cdp`, `-x ir`); `None`: by the input's extension
     /// ([`Language::of`]).
     pub language: Option<Language>,
-    /// Where to look for Clang, which compiles CUDA C++ ([`crate::clang::find_clang`]).
+    /// Where to look for Clang, which compiles CUDA C++ ([`crate::clang::find_engine`]).
     pub clang: crate::clang::ClangSearch,
 }
 

@@ -90,7 +90,7 @@ impl ToolLog {
         }
     }
 
-    fn push(&self, run: ToolRun) {
+    pub(crate) fn push(&self, run: ToolRun) {
         match self.0.lock() {
             Ok(mut runs) => runs.push(run),
             Err(poisoned) => poisoned.into_inner().push(run),
@@ -339,6 +339,14 @@ pub fn run_front_end(
     };
     drop(runs);
     Ok(FrontEndRun { output: read(&output, "reading what the front end wrote")?, stderr })
+}
+
+/// Runs `f` in a work folder of its own (the one [`run_front_end`] makes), removed in every
+/// case when `f` returns: for a front end that runs inside this process
+/// ([`crate::clang::in_process`]).
+pub(crate) fn in_work_dir<T>(opts: &BuildOptions, f: impl FnOnce(&Path) -> Result<T, ToolError>) -> Result<T, ToolError> {
+    let work = work_dir(opts)?;
+    f(work.path())
 }
 
 /// A work folder, recorded for [`cleanup::interrupt`] until it is removed. The folder goes
