@@ -388,7 +388,7 @@ def read_bundle(path: str, into: str) -> tuple[dict, dict[tuple[str, str], str]]
     """The manifest and each (program, variant)'s executable, from the archive unpacked in `into`."""
     with tarfile.open(path, "r:xz") as tar:
         for member in tar.getmembers():
-            if not (member.isfile() and not os.path.isabs(member.name) and ".." not in member.name.split("/")):
+            if not ((member.isfile() or member.isdir()) and not os.path.isabs(member.name) and ".." not in member.name.split("/")):
                 raise SystemExit(f"corpus-timing: {path} holds {member.name!r}, not one of the build stage's files")
         if hasattr(tarfile, "data_filter"):
             tar.extractall(into, filter="data")
