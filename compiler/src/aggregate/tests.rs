@@ -786,3 +786,25 @@ extern "C" __global__ void parent(int *p, int i) {
     assert!(r.iter().all(|(_, why)| why.contains("goes through a pointer")), "{r:?}");
     assert!(ptx(source, Granularity::Warp).contains(".entry child__agg("));
 }
+
+/// Past `back::launch::INLINE_LAUNCHES` launches in one function, launches go through one
+/// helper per child and ABI: the warp's aggregated launch through a V1 helper of its own, the
+/// threads' own launches through the module's V2 one.
+#[test]
+fn many_warp_sites_share_one_helper_per_abi() {
+    let sites = "    child<<<1, 32>>>(p);\n".repeat(40);
+    let source = format!("extern \"C\" __global__ void child(int *p) {{ p[threadIdx.x] = 1; }}\nextern \"C\" __global__ void parent(int *p) {{\n{sites}}}\n");
+    let out = ptx(&source, Granularity::Warp);
+    let body = |name: &str| {
+        // the definition (the forward declaration has its `(` on the next line)
+        let start = out.find(&format!(" {name}(")).unwrap_or_else(|| panic!("no {name}:\n{out}"));
+        let rest = &out[start..];
+        &rest[..rest.find("\n}\n").unwrap()]
+    };
+    let (v1, v2) = (body("__cdpc_launch_v1_child__agg"), body("__cdpc_launch_child"));
+    assert!(v1.contains("cudaLaunchDevice, (") && !v1.contains("V2"), "{v1}");
+    assert!(v2.contains("__cudaCDP2LaunchDeviceV2, (") && !v2.contains("cudaLaunchDevice,"), "{v2}");
+    let parent = entry(&out, "parent");
+    assert!(parent.contains("__cdpc_launch_v1_child__agg, (") && parent.contains("call.uni __cdpc_launch_child, ("), "{parent}");
+    assert!(!out.contains("__cdpc_launch_child__agg"), "no V2 helper of the aggregated kernel:\n{out}");
+}
