@@ -334,3 +334,80 @@ fn per_thread_default_stream_links_with_both_launch_abis() {
         assert_eq!(&cubin.output[..4], b"\x7fELF", "{abi}: a linked cubin");
     }
 }
+
+/// The `.param` declarations of each call sequence in `ptx` that calls `callee`, names dropped
+/// (`.align 4 .b8 [12]`), in order, the result's included.
+fn call_shapes(ptx: &str, callee: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for seq in ptx.split("{ // callseq").skip(1) {
+        let seq = seq.split("} // callseq").next().unwrap_or(seq);
+        let calls = seq.lines().map(str::trim).any(|l| l.starts_with("call.uni") && l.split([' ', ',', '\t']).any(|w| w == callee))
+            || seq.lines().map(str::trim).any(|l| l.trim_end_matches(',') == callee);
+        if !calls {
+            continue;
+        }
+        let params = seq
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with(".param"))
+            .map(|l| {
+                let words: Vec<&str> = l.trim_end_matches(';').split_whitespace().collect();
+                let (name, ty) = words.split_last().unwrap();
+                format!("{} {}", ty.join(" "), name.find('[').map(|at| &name[at..]).unwrap_or(""))
+            })
+            .collect();
+        out.push(params);
+    }
+    out
+}
+
+/// What nvcc writes for the documented V1 launch called from CUDA C++ (nvcc 13 lowers `<<<>>>`
+/// only to V2): a kernel of the aggregated kernel's parameters, a pointer and a count.
+const V1_CALLS_SOURCE: &str = r#"
+extern "C" __global__ void child(unsigned int *r, unsigned int n) { if (threadIdx.x < n) atomicAdd(r, 1u); }
+extern "C" __global__ void parent(unsigned int *r, unsigned int n) {
+    void *buf = cudaGetParameterBuffer(8, 12);
+    if (buf) {
+        *(unsigned int **)buf = r;
+        *(unsigned int *)((char *)buf + 8) = n;
+        cudaLaunchDevice((void *)child, buf, dim3(n), dim3(32), 0, 0);
+    }
+}
+"#;
+
+/// Warp aggregation makes its aggregated launch through the documented V1 entry points in a V2
+/// build (docs/AGGREGATION.md): the declarations and the call sequences of that launch are
+/// nvcc's for the same calls written in CUDA C++ (which the CUDA 13 headers name
+/// `__cudaCDP2GetParameterBuffer` and `__cudaCDP2LaunchDevice`, the same V1 entry points under
+/// their CDP2 names), for both default streams.
+#[test]
+fn warp_aggregated_launch_is_nvccs_v1_sequence() {
+    let Some(nvcc) = nvcc() else { return };
+    let parent = r#"
+extern "C" __global__ void child(unsigned int *r, unsigned int n) { if (threadIdx.x < n) atomicAdd(r, 1u); }
+extern "C" __global__ void parent(unsigned int *r, unsigned int n) { child<<<1, 32>>>(r, n); }
+"#;
+    for (nvcc_args, stream) in [(&[][..], DefaultStream::Legacy), (&["--default-stream", "per-thread"][..], DefaultStream::PerThread)] {
+        let theirs = nvcc_ptx_with(&nvcc, V1_CALLS_SOURCE, nvcc_args);
+        let target = Target { default_stream: stream, ..Target::default() };
+        assert_eq!(target.launch_abi, cdpc::LaunchAbi::V2);
+        let options = CompileOptions { emit: Emit::Ptx, target, aggregate: cdpc::aggregate::Granularity::Warp, ..CompileOptions::default() };
+        let ours = String::from_utf8(driver::compile(parent, &options).unwrap_or_else(|e| panic!("{e}")).output).unwrap();
+        let ptsz = if stream == DefaultStream::PerThread { "_ptsz" } else { "" };
+        let (their_externs, our_externs) = (externs(&theirs), externs(&ours));
+        for (nv, us) in [("__cudaCDP2GetParameterBuffer".to_string(), "cudaGetParameterBuffer".to_string()), (format!("__cudaCDP2LaunchDevice{ptsz}"), format!("cudaLaunchDevice{ptsz}"))] {
+            let nv_decl = their_externs.get(&nv).unwrap_or_else(|| panic!("{stream:?}: nvcc declares no {nv}:\n{theirs}"));
+            let our_decl = our_externs.get(&us).unwrap_or_else(|| panic!("{stream:?}: cdpc declares no {us}:\n{ours}"));
+            assert_eq!(nv_decl.replace(&nv, &us), *our_decl, "{stream:?}");
+            let (nv_calls, our_calls) = (call_shapes(&theirs, &nv), call_shapes(&ours, &us));
+            assert_eq!(nv_calls.len(), 1, "{stream:?}: {nv} in\n{theirs}");
+            assert_eq!(our_calls.len(), 1, "{stream:?}: one aggregated launch of {us} in\n{ours}");
+            assert_eq!(nv_calls[0], our_calls[0], "{stream:?}: the call sequence of {us}");
+            // two sizes and the buffer; six operands and the status
+            assert_eq!(nv_calls[0].len(), if us.starts_with("cudaGet") { 3 } else { 7 }, "{nv_calls:?}");
+        }
+        // The threads' own launch, as it was, is V2.
+        let v2 = format!("__cudaCDP2LaunchDeviceV2{ptsz}");
+        assert!(our_externs.contains_key("__cudaCDP2GetParameterBufferV2") && our_externs.contains_key(&v2), "{stream:?}:\n{ours}");
+    }
+}

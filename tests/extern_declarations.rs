@@ -4,6 +4,7 @@
 //! only the parameter names may be LLVM's.
 
 use cdpc::driver::{self, CompileOptions, Emit};
+use cdpc::aggregate::Granularity;
 use cdpc::{AddressSize, LaunchAbi};
 use runtime_shim::entry_points::{EntryPoint, GET_PARAMETER_BUFFER, GET_PARAMETER_BUFFER_V2, LAUNCH_DEVICE, LAUNCH_DEVICE_V2};
 
@@ -13,7 +14,11 @@ extern "C" __global__ void parent(int *data) { child<<<2, 64>>>(data, 1.5); }
 "#;
 
 fn ptx(abi: LaunchAbi, address_size: AddressSize) -> String {
-    let mut options = CompileOptions { emit: Emit::Ptx, ..CompileOptions::default() };
+    ptx_aggregated(abi, address_size, Granularity::Off)
+}
+
+fn ptx_aggregated(abi: LaunchAbi, address_size: AddressSize, aggregate: Granularity) -> String {
+    let mut options = CompileOptions { emit: Emit::Ptx, aggregate, ..CompileOptions::default() };
     options.target.launch_abi = abi;
     options.target.address_size = address_size;
     let compiled = driver::compile(PROGRAM, &options).unwrap_or_else(|e| panic!("{e}"));
@@ -49,11 +54,14 @@ fn declaration_in<'a>(ptx: &'a str, symbol: &str) -> &'a str {
 }
 
 fn check(abi: LaunchAbi, address_size: AddressSize, entry_points: &[EntryPoint]) {
-    let ptx = ptx(abi, address_size);
+    check_ptx(&ptx(abi, address_size), address_size, entry_points);
+}
+
+fn check_ptx(ptx: &str, address_size: AddressSize, entry_points: &[EntryPoint]) {
     let bits = if address_size == AddressSize::Bits64 { 64 } else { 32 };
     assert!(ptx.contains(&format!(".address_size {bits}")), "{ptx}");
     for ep in entry_points {
-        let ours = normalize(declaration_in(&ptx, ep.ptx_symbol), ep.ptx_symbol);
+        let ours = normalize(declaration_in(ptx, ep.ptx_symbol), ep.ptx_symbol);
         let documented = normalize(&ep.ptx_extern_declaration(bits), ep.ptx_symbol);
         assert_eq!(ours, documented, "{} at {bits} bits", ep.ptx_symbol);
     }
@@ -77,6 +85,19 @@ fn v2_declarations_at_64_bits() {
 #[test]
 fn v2_declarations_at_32_bits() {
     check(LaunchAbi::V2, AddressSize::Bits32, &[GET_PARAMETER_BUFFER_V2, LAUNCH_DEVICE_V2]);
+}
+
+/// Warp aggregation at V2 makes its aggregated launch through V1 (docs/AGGREGATION.md): the
+/// module declares both pairs, each in its documented form, at both address sizes.
+#[test]
+fn v2_with_warp_aggregation_declares_both_abis() {
+    for address_size in [AddressSize::Bits64, AddressSize::Bits32] {
+        let ptx = ptx_aggregated(LaunchAbi::V2, address_size, Granularity::Warp);
+        check_ptx(&ptx, address_size, &[GET_PARAMETER_BUFFER_V2, LAUNCH_DEVICE_V2, GET_PARAMETER_BUFFER, LAUNCH_DEVICE]);
+        for symbol in ["cudaGetParameterBuffer", "cudaLaunchDevice", "__cudaCDP2GetParameterBufferV2", "__cudaCDP2LaunchDeviceV2"] {
+            assert_eq!(ptx.matches(&format!(") {symbol}\n")).count(), 1, "{symbol} declared once at {address_size:?}:\n{ptx}");
+        }
+    }
 }
 
 #[test]

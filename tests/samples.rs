@@ -147,6 +147,41 @@ fn samples_link_to_cubins_with_the_device_runtime() {
     }
 }
 
+/// Warp aggregation at V2 makes each warp's aggregated launch through the documented V1 entry
+/// points (its lanes wait for it; docs/AGGREGATION.md) and every other launch through V2: the
+/// cubins of the launch-heavy samples link against libcudadevrt with both pairs in them.
+#[test]
+fn warp_aggregated_v2_cubins_link_both_launch_abis() {
+    let tools = match Toolchain::discover(&ToolSearch::default()) {
+        Ok(tools) => tools,
+        Err(e) => {
+            println!("skipped: the NVIDIA tools were not found, run `cargo xtask setup`:\n{e}");
+            return;
+        }
+    };
+    let Some(cuobjdump) = &tools.cuobjdump else {
+        println!("skipped: cuobjdump not found (pip package nvidia-cuda-cuobjdump)");
+        return;
+    };
+    let out = tempfile::tempdir().unwrap();
+    let wanted = ["irregular_loop", "launch_patterns", "spmv"];
+    let chosen: Vec<(String, String)> = samples().into_iter().filter(|(n, _)| wanted.contains(&n.as_str())).collect();
+    assert_eq!(chosen.len(), wanted.len(), "the samples folder lost one of {wanted:?}");
+    for (name, source) in chosen {
+        let options = CompileOptions { aggregate: cdpc::aggregate::Granularity::Warp, ..CompileOptions::default() };
+        assert_eq!(options.target.launch_abi, LaunchAbi::V2);
+        let ptx = ptx_or_diagnostics(&name, &source, &CompileOptions { emit: Emit::Ptx, ..options.clone() });
+        let v1_launches = ptx.matches("call.uni (retval0), cudaLaunchDevice, (").count();
+        assert!(v1_launches > 0 && v1_launches == ptx.matches("call.uni (retval0), cudaGetParameterBuffer, (").count(), "{name}:\n{ptx}");
+        let cubin = out.path().join(format!("{name}.cubin"));
+        driver::compile_to_file(&source, &cubin, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let elf = elf_listing(cuobjdump, &cubin);
+        for symbol in ["cudaGetParameterBuffer", "cudaLaunchDevice", "__cudaCDP2GetParameterBufferV2", "__cudaCDP2LaunchDeviceV2"] {
+            assert!(elf.contains(&format!(".text.{symbol}\n")), "{name}: {symbol} is not linked in:\n{elf}");
+        }
+    }
+}
+
 fn elf_listing(cuobjdump: &Path, cubin: &Path) -> String {
     let output = Command::new(cuobjdump).arg("-elf").arg(cubin).output().expect("cuobjdump runs");
     assert!(output.status.success(), "cuobjdump -elf failed: {}", String::from_utf8_lossy(&output.stderr));

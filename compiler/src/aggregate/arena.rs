@@ -180,7 +180,7 @@ impl Arena {
             let smallest = b.arith(BinaryOp::Sub, b.uint(u32::MAX as u64), atomic_read_u(self.min_threads));
             wanted = b.and(wanted, b.cmp(BinaryOp::Eq, smallest, lu(largest)));
         }
-        let agg = agg_launch_status(m, b, s.agg, s.record, s.shared_mem, self.first(m, b), lu(n), lu(nb), lu(largest));
+        let agg = agg_launch_status(m, b, s.agg, s.record, s.shared_mem, self.first(m, b), lu(n), lu(nb), lu(largest), None);
         let direct = record_launch(m, b, s.child, s.shared_mem, &|| b.ptr_add(self.first(m, b), lu(j)));
         let step = b.e(ExprKind::IncDec { place: Box::new(lu(j)), increment: true, prefix: true }, u.clone());
         let mut one_by_one = vec![b.for_(vec![b.decl(j, b.uint(0))], b.cmp(BinaryOp::Lt, lu(j), lu(n)), step, vec![direct])];

@@ -264,7 +264,8 @@ impl Operands {
     }
 }
 
-/// `C__agg<<<blocks, threads>>>(records, count)`: one launch of the clone over a table.
+/// `C__agg<<<blocks, threads>>>(records, count)`: one launch of the clone over a table, at
+/// the module's launch ABI.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn agg_launch(m: &Module, b: &B, agg: FuncId, record: StructId, shared_mem: u64, records: Expr, count: Expr, blocks: Expr, threads: Expr) -> Stmt {
     let launch = agg_launch_of(m, b, agg, record, shared_mem, records, count, blocks, threads);
@@ -272,10 +273,11 @@ pub(super) fn agg_launch(m: &Module, b: &B, agg: FuncId, record: StructId, share
 }
 
 /// The same launch as an expression of its `cudaError_t` status, for the callers that fall
-/// back to the records' own launches when it fails.
+/// back to the records' own launches when it fails; `abi` overrides the module's launch ABI
+/// for this launch alone (`hir::Launch::abi`: warp granularity's launch is V1).
 #[allow(clippy::too_many_arguments)]
-pub(super) fn agg_launch_status(m: &Module, b: &B, agg: FuncId, record: StructId, shared_mem: u64, records: Expr, count: Expr, blocks: Expr, threads: Expr) -> Expr {
-    let launch = agg_launch_of(m, b, agg, record, shared_mem, records, count, blocks, threads);
+pub(super) fn agg_launch_status(m: &Module, b: &B, agg: FuncId, record: StructId, shared_mem: u64, records: Expr, count: Expr, blocks: Expr, threads: Expr, abi: Option<LaunchAbi>) -> Expr {
+    let launch = Launch { abi, ..agg_launch_of(m, b, agg, record, shared_mem, records, count, blocks, threads) };
     b.e(ExprKind::Launch(Box::new(launch)), Type::CudaError)
 }
 
@@ -291,6 +293,7 @@ fn agg_launch_of(m: &Module, b: &B, agg: FuncId, record: StructId, shared_mem: u
         args: vec![records, count],
         layout,
         span: b.span,
+        abi: None,
     }
 }
 
@@ -308,6 +311,7 @@ pub(super) fn record_launch(m: &Module, b: &B, child: FuncId, shared_mem: u64, r
         args: c.param_types().enumerate().map(|(k, ty)| field(F_ARG0 + k as u32, ty)).collect(),
         layout: param_layout(c.param_types(), m, &m.target),
         span: b.span,
+        abi: None,
     };
     Stmt::Expr(b.e(ExprKind::Launch(Box::new(launch)), Type::Void))
 }

@@ -93,7 +93,7 @@ use crate::hir::{
     GlobalId, Init, Launch, LaunchTarget, LocalId, Module, RuntimeFn, SpecialReg, Stmt, StructDef, WarpOp,
 };
 use crate::layout::param_layout;
-use crate::target::AddressSize;
+use crate::target::{AddressSize, LaunchAbi};
 use crate::types::{round_up, StructId, Type};
 use block::{rewrite_kernel, BlockEnd};
 use build::{builder, new_global, new_local, B};

@@ -44,6 +44,31 @@ fn launch_calls(ptx: &str) -> usize {
     ptx.lines().filter(|l| l.contains("call") && l.contains("__cudaCDP2LaunchDeviceV2")).count()
 }
 
+/// The launches of one kernel's PTX as (the kernel launched, the entry point it is passed to),
+/// in order: V2 passes it to `__cudaCDP2GetParameterBufferV2`, V1 to `cudaLaunchDevice`, each
+/// as the call's first parameter (`st.param.b64 [param0], %rdN` of a `mov.b64 %rdN, kernel`).
+pub(super) fn launched_kernels(ptx: &str) -> Vec<(String, String)> {
+    let symbol_of = |reg: &str| {
+        ptx.lines().find_map(|l| {
+            let rest = l.trim().strip_prefix("mov.b64")?.trim();
+            let (r, sym) = rest.split_once(',')?;
+            (r.trim() == reg).then(|| sym.trim().trim_end_matches(';').to_string())
+        })
+    };
+    let mut out = Vec::new();
+    for seq in ptx.split("{ // callseq").skip(1) {
+        let seq = seq.split("} // callseq").next().unwrap_or(seq);
+        let Some(callee) = seq.lines().find_map(|l| l.trim().strip_prefix("call.uni (retval0), ")).and_then(|c| c.split(',').next()) else { continue };
+        if callee != "__cudaCDP2GetParameterBufferV2" && !callee.starts_with("cudaLaunchDevice") {
+            continue;
+        }
+        let reg = seq.lines().find_map(|l| l.trim().strip_prefix("st.param.b64 \t[param0], ").or_else(|| l.trim().strip_prefix("st.param.b64 [param0], ")));
+        let kernel = reg.map(|r| r.trim().trim_end_matches(';')).and_then(symbol_of).unwrap_or_else(|| "?".into());
+        out.push((kernel, callee.to_string()));
+    }
+    out
+}
+
 pub(super) const IRREGULAR: &str = r#"
 extern "C" __global__ void child(unsigned int start, unsigned int end, float *data) {
     unsigned int j = start + blockIdx.x * blockDim.x + threadIdx.x;
@@ -256,7 +281,13 @@ fn warp_aggregation_rewrites_the_launch_where_it_is() {
     }
     assert!(!parent.contains("bar.sync") && !parent.contains("barrier.sync"), "no block barrier in parent:\n{parent}");
     assert!(parent.lines().any(|l| l.trim_start().starts_with("mov.b64") && l.ends_with("child__agg;")), "the aggregated kernel is launched");
-    assert_eq!(launch_calls(parent), 2, "the aggregated launch and the direct one");
+    // The aggregated launch through the documented V1 entry points (its lanes wait for it),
+    // the threads' own launch as they were through V2, the module's ABI.
+    let launched = launched_kernels(parent);
+    let pairs: Vec<(&str, &str)> = launched.iter().map(|(k, e)| (k.as_str(), e.as_str())).collect();
+    assert_eq!(pairs, [("child", "__cudaCDP2GetParameterBufferV2"), ("child__agg", "cudaLaunchDevice")], "{parent}");
+    assert_eq!(launch_calls(parent), 1, "the direct launch alone is V2:\n{parent}");
+    assert_eq!(parent.matches("call.uni (retval0), cudaGetParameterBuffer,").count(), 1, "{parent}");
 }
 
 #[test]
@@ -754,4 +785,26 @@ extern "C" __global__ void parent(int *p, int i) {
     assert_eq!(lines, [12, 13], "{r:?}");
     assert!(r.iter().all(|(_, why)| why.contains("goes through a pointer")), "{r:?}");
     assert!(ptx(source, Granularity::Warp).contains(".entry child__agg("));
+}
+
+/// Past `back::launch::INLINE_LAUNCHES` launches in one function, launches go through one
+/// helper per child and ABI: the warp's aggregated launch through a V1 helper of its own, the
+/// threads' own launches through the module's V2 one.
+#[test]
+fn many_warp_sites_share_one_helper_per_abi() {
+    let sites = "    child<<<1, 32>>>(p);\n".repeat(40);
+    let source = format!("extern \"C\" __global__ void child(int *p) {{ p[threadIdx.x] = 1; }}\nextern \"C\" __global__ void parent(int *p) {{\n{sites}}}\n");
+    let out = ptx(&source, Granularity::Warp);
+    let body = |name: &str| {
+        // the definition (the forward declaration has its `(` on the next line)
+        let start = out.find(&format!(" {name}(")).unwrap_or_else(|| panic!("no {name}:\n{out}"));
+        let rest = &out[start..];
+        &rest[..rest.find("\n}\n").unwrap()]
+    };
+    let (v1, v2) = (body("__cdpc_launch_v1_child__agg"), body("__cdpc_launch_child"));
+    assert!(v1.contains("cudaLaunchDevice, (") && !v1.contains("V2"), "{v1}");
+    assert!(v2.contains("__cudaCDP2LaunchDeviceV2, (") && !v2.contains("cudaLaunchDevice,"), "{v2}");
+    let parent = entry(&out, "parent");
+    assert!(parent.contains("__cdpc_launch_v1_child__agg, (") && parent.contains("call.uni __cdpc_launch_child, ("), "{parent}");
+    assert!(!out.contains("__cdpc_launch_child__agg"), "no V2 helper of the aggregated kernel:\n{out}");
 }

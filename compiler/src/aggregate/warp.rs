@@ -13,6 +13,13 @@
 //! each thread's `cudaGetLastError()` then says what its own launch did, as without
 //! aggregation. Nothing moves past any other statement, so unlike block granularity this works
 //! in loops, divergent code, device functions and kernels that return early.
+//!
+//! The leader's launch of `C__agg` goes through the documented V1 entry points
+//! (`cudaGetParameterBuffer` + `cudaLaunchDevice`) whatever `--launch-abi` says
+//! (`hir::Launch::abi`); every other launch, the lanes' own launches as they were included,
+//! keeps the module's ABI. With V2, `__cudaCDP2GetParameterBufferV2` did not return while
+//! other lanes of the warp waited at the leader's shuffle: `launch_sites` at 8192 launches hung
+//! in 22 of 25 runs, with V1 in none (results/warp-hang.md, docs/AGGREGATION.md).
 
 use super::*;
 
@@ -120,7 +127,9 @@ fn site(module: &Module, f: &mut Function, launch: &Launch, a: &AggChild) -> Stm
     ];
     // The aggregated launch's status: on failure every lane launches its own as it was, so
     // that each thread's cudaGetLastError() says what its own launch did.
-    let agg_launch = agg_launch_status(module, &b, a.agg, a.record, a.shared_mem, l(table, &rec_ptr), lu(n), lu(total), lu(max_t));
+    // Through the V1 entry points in every build: the group's lanes wait for it at the shuffle
+    // below (module docs).
+    let agg_launch = agg_launch_status(module, &b, a.agg, a.record, a.shared_mem, l(table, &rec_ptr), lu(n), lu(total), lu(max_t), Some(LaunchAbi::V1));
     let launch_and_check = b.if_(b.cmp(BinaryOp::Ne, b.cast(agg_launch, &int), b.int(0)), vec![b.assign(lu(fallback), b.uint(1))]);
     if a.child_syncs {
         // The clone's barriers need every thread of a block: only equal block sizes.

@@ -8,11 +8,17 @@
 //! of runtime calls in one function (BENCHMARKS.md, "Launches per kernel": 2,000 launches in
 //! place take it about 6 s and 540 MB, through the helper about 1.5 s and 130 MB), and the helper
 //! costs one call per launch. Programs with fewer launches per function are unchanged.
+//!
+//! A launch is lowered at the module's launch ABI (`Target::launch_abi`) unless it carries its
+//! own (`hir::Launch::abi`, which warp aggregation sets to V1 for a warp's aggregated launch);
+//! the module then declares the entry points of both ABIs, each in its documented form for the
+//! address size ([`DeviceRuntime::entry`]).
 
 use super::device_launch::{build_device_launch, build_launch_through, DeviceRuntime, LaunchArg, LaunchOperands, LaunchSite};
 use super::{internal, Codegen, R};
 use crate::hir::{Launch, LaunchTarget};
 use crate::layout::ParamLayout;
+use crate::target::LaunchAbi;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::module::Linkage;
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
@@ -29,6 +35,15 @@ impl<'ctx> Codegen<'ctx, '_> {
     /// The device runtime of this module, declaring entry points on first use.
     pub(crate) fn runtime(&self) -> DeviceRuntime<'_, 'ctx> {
         DeviceRuntime::new(&self.module, &self.hir.target)
+    }
+
+    /// The device runtime a launch is lowered with: the module's, at `abi` when the launch
+    /// carries its own ABI (`hir::Launch::abi`).
+    fn runtime_at(&self, abi: Option<LaunchAbi>) -> DeviceRuntime<'_, 'ctx> {
+        match abi {
+            Some(abi) => self.runtime().with_launch_abi(abi),
+            None => self.runtime(),
+        }
     }
 
     /// Declares a device-runtime entry point once per module.
@@ -61,12 +76,15 @@ impl<'ctx> Codegen<'ctx, '_> {
         let BasicValueEnum::IntValue(shared_mem) = shmem else {
             return internal("launch with a non-integer shared memory size");
         };
+        // A launch's own ABI that is the module's changes nothing (a V1 build's code and
+        // helpers are those of a launch without one).
+        let abi = launch.abi.filter(|abi| *abi != self.hir.target.launch_abi);
         let kernel_id = match &launch.target {
             LaunchTarget::Kernel(k) => *k,
             LaunchTarget::Pointer(_) => {
                 let Some(pointer) = pointer else { return internal("a launch through a pointer without its value") };
                 let operands = LaunchOperands { grid: dim3(grid)?, block: dim3(block)?, shared_mem, stream, args: &args };
-                let status = build_launch_through(&self.builder, &self.runtime(), pointer, operands, &launch.layout)?;
+                let status = build_launch_through(&self.builder, &self.runtime_at(abi), pointer, operands, &launch.layout)?;
                 return Ok(self.launch_status(status, keep_status));
             }
         };
@@ -79,9 +97,9 @@ impl<'ctx> Codegen<'ctx, '_> {
             fs.launches
         });
         let status = if lowered > INLINE_LAUNCHES {
-            self.call_launch_helper(kernel_id.0 as usize, site, &launch.layout)?
+            self.call_launch_helper(kernel_id.0 as usize, site, &launch.layout, abi)?
         } else {
-            build_device_launch(&self.builder, &self.runtime(), site, &launch.layout)?
+            build_device_launch(&self.builder, &self.runtime_at(abi), site, &launch.layout)?
         };
         Ok(self.launch_status(status, keep_status))
     }
@@ -105,16 +123,18 @@ impl<'ctx> Codegen<'ctx, '_> {
 impl<'ctx> Codegen<'ctx, '_> {
     /// Calls the helper that launches `site.kernel` with operands of these types, made on first
     /// use: `i32 @__cdpc_launch_<kernel>(grid, block, shmem, stream, args...)`, internal and
-    /// never inlined, whose body is [`build_device_launch`] on its parameters.
-    fn call_launch_helper(&mut self, kernel_index: usize, site: LaunchSite<'_, 'ctx>, layout: &ParamLayout) -> R<IntValue<'ctx>> {
+    /// never inlined, whose body is [`build_device_launch`] on its parameters; one per launch
+    /// ABI too, `__cdpc_launch_v1_<kernel>` for launches that carry V1 (`abi`).
+    fn call_launch_helper(&mut self, kernel_index: usize, site: LaunchSite<'_, 'ctx>, layout: &ParamLayout, abi: Option<LaunchAbi>) -> R<IntValue<'ctx>> {
         let mut operands: Vec<BasicValueEnum<'ctx>> = vec![site.grid.into(), site.block.into(), site.shared_mem.into(), site.stream];
         operands.extend(site.args.iter().map(|a| a.value));
         let types: Vec<BasicTypeEnum<'ctx>> = operands.iter().map(|v| v.get_type()).collect();
-        let key = (kernel_index, types.iter().map(|t| t.print_to_string().to_string()).collect::<Vec<_>>().join(","));
+        let types_key = types.iter().map(|t| t.print_to_string().to_string()).collect::<Vec<_>>().join(",");
+        let key = (kernel_index, format!("{abi:?};{types_key}"));
         let helper = match self.launch_helpers.get(&key) {
             Some(helper) => *helper,
             None => {
-                let helper = self.define_launch_helper(site, layout, &types)?;
+                let helper = self.define_launch_helper(site, layout, &types, abi)?;
                 self.launch_helpers.insert(key, helper);
                 helper
             }
@@ -127,9 +147,14 @@ impl<'ctx> Codegen<'ctx, '_> {
         }
     }
 
-    fn define_launch_helper(&self, site: LaunchSite<'_, 'ctx>, layout: &ParamLayout, types: &[BasicTypeEnum<'ctx>]) -> R<FunctionValue<'ctx>> {
+    fn define_launch_helper(&self, site: LaunchSite<'_, 'ctx>, layout: &ParamLayout, types: &[BasicTypeEnum<'ctx>], abi: Option<LaunchAbi>) -> R<FunctionValue<'ctx>> {
         let params: Vec<BasicMetadataTypeEnum<'ctx>> = types.iter().map(|t| (*t).into()).collect();
-        let name = format!("__cdpc_launch_{}", site.kernel.get_name().to_string_lossy());
+        let abi_part = match abi {
+            Some(LaunchAbi::V1) => "v1_",
+            Some(LaunchAbi::V2) => "v2_",
+            None => "",
+        };
+        let name = format!("__cdpc_launch_{abi_part}{}", site.kernel.get_name().to_string_lossy());
         let helper = self.module.add_function(&name, self.ctx.i32_type().fn_type(&params, false), Some(Linkage::Internal));
         let noinline = Attribute::get_named_enum_kind_id("noinline");
         helper.add_attribute(AttributeLoc::Function, self.ctx.create_enum_attribute(noinline, 0));
@@ -144,7 +169,7 @@ impl<'ctx> Codegen<'ctx, '_> {
             .collect::<R<_>>()?;
         let BasicValueEnum::IntValue(shared_mem) = param(2)? else { return internal("launch helper shared memory") };
         let inner = LaunchSite { kernel: site.kernel, grid: dim3(param(0)?)?, block: dim3(param(1)?)?, shared_mem, stream: param(3)?, args: &args };
-        let status = build_device_launch(&builder, &self.runtime(), inner, layout)?;
+        let status = build_device_launch(&builder, &self.runtime_at(abi), inner, layout)?;
         builder.build_return(Some(&status))?;
         Ok(helper)
     }

@@ -139,6 +139,7 @@ fn launch_stmt(m: &Module, kernel: FuncId, grid: Expr, block: Expr, stream: u64,
             args,
             layout,
             span: Span::default(),
+            abi: None,
         })),
         Type::Void,
     ))

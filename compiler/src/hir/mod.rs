@@ -11,7 +11,7 @@ use crate::types::{size_align, Quals, StructId, StructLayouts, Type};
 pub use crate::types::{LaunchBounds, TemplateArgValue};
 
 pub mod mangle;
-use crate::target::Target;
+use crate::target::{LaunchAbi, Target};
 pub use runtime_shim::entry_points::RuntimeFn;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -821,6 +821,13 @@ pub struct Launch {
     /// expression is `void` in the language; one of type `cudaError_t` (made by launch
     /// aggregation) has the entry point's result as its value as well.
     pub span: Span,
+    /// The launch ABI of this launch when it is not the module's (`Target::launch_abi`):
+    /// `None` for every launch the program writes. Warp aggregation sets `Some(V1)` on the
+    /// launch a warp's leader makes for its group, whose lanes wait for it inside the call:
+    /// the V2 entry point can hang there (docs/AGGREGATION.md, "Why the warp's launch is V1").
+    /// Code generation lowers it with that ABI's entry points; every other launch keeps the
+    /// module's.
+    pub abi: Option<LaunchAbi>,
 }
 
 /// What a launch launches.

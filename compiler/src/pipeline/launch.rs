@@ -34,6 +34,11 @@
 //!   buffer, as nvcc's code does.
 //! - **V1**: the sequence stays as written; a launch into `cudaStreamTailLaunch` or
 //!   `cudaStreamFireAndForget`, which the V1 entry points refuse at run time, is `E0306`.
+//!
+//! A launch whose call carries the metadata [`KEEP_V1`] (`!cdpc.launch.v1 !{}`) stays as
+//! written, V1, whatever ABI is asked for, with V1's `E0306`: warp aggregation marks so the
+//! launch a warp's leader makes for its group ([`mark_v1`]), since the lanes that wait for it
+//! could hang the V2 entry point (docs/AGGREGATION.md). The marker stays on the call.
 
 use super::SourceText;
 use crate::back::device_launch::{DeviceRuntime, LAUNCH_SKIPPED_STATUS};
@@ -45,6 +50,22 @@ use inkwell::module::{Linkage, Module};
 use inkwell::values::{AnyValueEnum, AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue};
 use inkwell::AddressSpace;
 use runtime_shim::entry_points::{GET_PARAMETER_BUFFER_V2, LAUNCH_DEVICE_V2, LAUNCH_DEVICE_V2_PTSZ};
+
+/// The metadata kind that keeps a launch at V1 under any ABI (module docs).
+pub const KEEP_V1: &str = "cdpc.launch.v1";
+
+/// Marks the launch entry point's call `call` to stay V1 under any ABI ([`KEEP_V1`]).
+pub fn mark_v1(call: InstructionValue<'_>) {
+    let Some(ctx) = call.get_parent().map(|block| block.get_context()) else { return };
+    // An empty node, which is valid metadata on any instruction.
+    let _ = call.set_metadata(ctx.metadata_node(&[]), ctx.get_kind_id(KEEP_V1));
+}
+
+/// Whether the launch's call carries [`KEEP_V1`].
+pub fn keeps_v1(l: &Launch<'_>) -> bool {
+    let ctx = l.function.get_type().get_context();
+    l.call.get_metadata(ctx.get_kind_id(KEEP_V1)).is_some()
+}
 
 /// The V1 parameter-buffer entry points, and the CUDA header's wrapper of them at `-O0`.
 const GET_BUFFER: &[&str] = &["cudaGetParameterBuffer", "__cudaCDP2GetParameterBuffer", "_ZL22cudaGetParameterBuffermm"];
@@ -321,28 +342,32 @@ pub fn lower(module: &Module<'_>, target: &Target, source: &SourceText) -> Vec<D
         }
     }
     match target.launch_abi {
-        LaunchAbi::V1 => {
-            for l in &launches {
-                let stream = operand(l.call, 5).and_then(constant_u64);
-                if let Some(handle) = stream.filter(|s| runtime_shim::streams::needs_v2_abi(*s)) {
-                    let which = match handle {
-                        runtime_shim::streams::TAIL_LAUNCH => "cudaStreamTailLaunch".to_string(),
-                        runtime_shim::streams::FIRE_AND_FORGET => "cudaStreamFireAndForget".to_string(),
-                        other => format!("stream handle {other:#x}"),
-                    };
-                    let d = Diagnostic::new(Code::StreamNeedsV2Abi, Span::new(0, 0), format!("a launch into `{which}` needs the V2 launch ABI"))
-                        .with_primary_message(format!("launched into `{which}`"))
-                        .with_note("the documented V1 entry points refuse this stream at run time (the child never runs); compile with `--launch-abi v2` (the default)");
-                    diagnostics.push(source.place(d, l.call, &name_of(l.function)));
-                }
-            }
-        }
+        LaunchAbi::V1 => {}
         LaunchAbi::V2 => {
-            for l in &launches {
+            for l in launches.iter().filter(|l| !keeps_v1(l)) {
                 if let Err(e) = to_v2(module, target, l) {
                     diagnostics.push(source.place(not_recognised(e), l.call, &name_of(l.function)));
                 }
             }
+        }
+    }
+    // What stays V1 (all at V1, the marked launches at V2): the streams its entry points refuse.
+    for l in launches.iter().filter(|l| target.launch_abi == LaunchAbi::V1 || keeps_v1(l)) {
+        let stream = operand(l.call, 5).and_then(constant_u64);
+        if let Some(handle) = stream.filter(|s| runtime_shim::streams::needs_v2_abi(*s)) {
+            let which = match handle {
+                runtime_shim::streams::TAIL_LAUNCH => "cudaStreamTailLaunch".to_string(),
+                runtime_shim::streams::FIRE_AND_FORGET => "cudaStreamFireAndForget".to_string(),
+                other => format!("stream handle {other:#x}"),
+            };
+            let note = match target.launch_abi {
+                LaunchAbi::V1 => "the documented V1 entry points refuse this stream at run time (the child never runs); compile with `--launch-abi v2` (the default)".to_string(),
+                LaunchAbi::V2 => format!("the documented V1 entry points refuse this stream at run time (the child never runs); the launch's call is marked `!{KEEP_V1}`, which keeps it V1"),
+            };
+            let d = Diagnostic::new(Code::StreamNeedsV2Abi, Span::new(0, 0), format!("a launch into `{which}` needs the V2 launch ABI"))
+                .with_primary_message(format!("launched into `{which}`"))
+                .with_note(note);
+            diagnostics.push(source.place(d, l.call, &name_of(l.function)));
         }
     }
     diagnostics

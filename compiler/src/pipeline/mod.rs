@@ -25,7 +25,9 @@
 //!    buffer from `cudaGetParameterBuffer`, stores into it, `cudaLaunchDevice`) is recognised
 //!    and lowered to the launch ABI asked for: V2 (nvcc 13's entry points, which alone take
 //!    tail launch and fire-and-forget streams) or V1 (kept as written). Afterwards every
-//!    launch calls the target ABI's entry points; a shape it cannot prove safe is `E1010`.
+//!    launch calls the target ABI's entry points, but a call marked `!cdpc.launch.v1` (a
+//!    warp's aggregated launch, [`launch::KEEP_V1`]), which stays V1; a shape it cannot prove
+//!    safe is `E1010`.
 //!
 //! Then [`cleanup`] runs the few LLVM passes that fold what the rewrites left (the launch
 //! helper inlined, the local argument block split into stores into the runtime's buffer).

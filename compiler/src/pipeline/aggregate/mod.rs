@@ -456,6 +456,24 @@ fn launch_agg_kernel<'ctx>(
     total: IntValue<'ctx>,
     threads: IntValue<'ctx>,
 ) -> IntValue<'ctx> {
+    launch_agg_kernel_call(module, b, f, l, c, entries, table, n, total, threads).0
+}
+
+/// [`launch_agg_kernel`], with the call of the launch entry point (warp granularity marks it
+/// to stay V1, `warp.rs`).
+#[allow(clippy::too_many_arguments)]
+fn launch_agg_kernel_call<'ctx>(
+    module: &Module<'ctx>,
+    b: &inkwell::builder::Builder<'ctx>,
+    f: FunctionValue<'ctx>,
+    l: &Launch<'ctx>,
+    c: &Child<'ctx>,
+    entries: &Entries<'ctx>,
+    table: PointerValue<'ctx>,
+    n: IntValue<'ctx>,
+    total: IntValue<'ctx>,
+    threads: IntValue<'ctx>,
+) -> (IntValue<'ctx>, inkwell::values::InstructionValue<'ctx>) {
     let ctx = module.get_context();
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
     let c32 = |v: u64| i32t.const_int(v, false);
@@ -484,7 +502,7 @@ fn launch_agg_kernel<'ctx>(
     b.position_at_end(join);
     let phi = ok(b.build_phi(i32t, "agg.result"));
     phi.add_incoming(&[(&status, fill), (&c32(crate::back::device_launch::LAUNCH_SKIPPED_STATUS as u64), skip)]);
-    phi.as_basic_value().into_int_value()
+    (phi.as_basic_value().into_int_value(), launch.try_as_basic_value().basic().and_then(|v| v.as_instruction_value()).expect("a call"))
 }
 
 /// The dims `v` at `b`'s position in `f`, as a launch takes them: a `{ i32, i32, i32 }`

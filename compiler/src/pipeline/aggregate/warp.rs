@@ -28,10 +28,15 @@
 //!
 //! The table comes from the child's static pool, else from `malloc` (`super::pool`);
 //! `C__agg` and what is left alone are [`super`]'s.
+//!
+//! The leader's launch of `C__agg` is marked to stay in the documented V1 sequence whatever
+//! ABI is asked for ([`launch::mark_v1`]): the lanes that wait at the shuffle for it could
+//! hang the V2 entry point, as the HIR pass's V2 builds did (docs/AGGREGATION.md). Every other
+//! launch, the lanes' own as before included, is lowered to the ABI asked for.
 
-use super::super::launch::Launch;
+use super::super::launch::{self, Launch};
 use super::super::threshold::{launch_as_documented, new_helper, ok, Config};
-use super::{byte_gep, intrinsic, launch_agg_kernel, Child, Entries, OFF_BLOCK, OFF_DONE, OFF_GRID};
+use super::{byte_gep, intrinsic, launch_agg_kernel_call, Child, Entries, OFF_BLOCK, OFF_DONE, OFF_GRID};
 use inkwell::module::Module;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue};
@@ -162,7 +167,9 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
         ok(b.build_unconditional_branch(launch_agg));
     }
     b.position_at_end(launch_agg);
-    let status = launch_agg_kernel(module, &b, f, l, c, entries, table, n, total_v, max_v);
+    let (status, agg_call) = launch_agg_kernel_call(module, &b, f, l, c, entries, table, n, total_v, max_v);
+    // V1 under any ABI: the group's lanes wait for it at the shuffle (module docs).
+    launch::mark_v1(agg_call);
     let failed = ok(b.build_int_compare(IntPredicate::NE, status, c32(0), "failed"));
     let launch_end = b.get_insert_block().expect("positioned");
     ok(b.build_unconditional_branch(launched));
