@@ -809,7 +809,17 @@ fn gpu_bench(root: &Path, cdpc: &Path) -> Result<Vec<String>> {
 
 /// The cargo-fuzz targets in fuzz/fuzz_targets, and the seed folder each starts from.
 const FUZZ_TARGETS: &[(&str, &str)] =
-    &[("lex", "text"), ("parse", "text"), ("check", "text"), ("codegen", "codegen"), ("ir_input", "ir_input"), ("host_ir", "host-ir")];
+    &[
+        ("preprocess", "text"),
+        ("lex", "text"),
+        ("parse", "text"),
+        ("check", "text"),
+        ("codegen", "codegen"),
+        ("ir_input", "ir_input"),
+        ("ir_pipeline", "ir"),
+        ("clang_messages", "text"),
+        ("host_ir", "host-ir"),
+    ];
 /// The first byte of a codegen input picks the options (see fuzz/fuzz_targets/codegen.rs);
 /// 3 is -O3, 64-bit, launch ABI v2.
 const CODEGEN_KNOBS: u8 = 3;
