@@ -37,6 +37,7 @@
 
 pub mod aggregate;
 mod clone;
+pub mod copies;
 pub mod host_names;
 pub mod launch;
 mod location;
@@ -93,8 +94,15 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
 /// The LLVM passes after the rewrites: the launch helper inlined, its argument block promoted
 /// into direct stores to the runtime's buffer, dead wrappers removed.
 pub fn cleanup(module: &Module<'_>, tm: &TargetMachine) -> Result<(), String> {
+    // Inlined and folded first, so that each copy's pointers are at their alloca with the
+    // alignment instcombine can prove; then [`copies`] turns the local struct copies into
+    // word copies, which SROA takes apart into registers.
     module
-        .run_passes("always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>,sroa,memcpyopt,instcombine<no-verify-fixpoint>,simplifycfg,dse),globaldce", tm, PassBuilderOptions::create())
+        .run_passes("always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>)", tm, PassBuilderOptions::create())
+        .map_err(|e| e.to_string())?;
+    copies::expand_local_copies(module);
+    module
+        .run_passes("function(sroa,early-cse,memcpyopt,instcombine<no-verify-fixpoint>,simplifycfg,dse),globaldce", tm, PassBuilderOptions::create())
         .map_err(|e| e.to_string())
 }
 

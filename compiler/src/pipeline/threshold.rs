@@ -633,9 +633,10 @@ pub(super) fn unflatten<'ctx>(b: &inkwell::builder::Builder<'ctx>, i: IntValue<'
     [x, y, z]
 }
 
-/// The arguments of a child laid out as `layout` in the bytes at `at`: loaded, or for a
-/// `byval` parameter the address of its bytes.
-pub(super) fn load_arguments<'ctx>(ctx: &inkwell::context::ContextRef<'ctx>, b: &inkwell::builder::Builder<'ctx>, layout: &[(u64, Option<BasicTypeEnum<'ctx>>)], at: inkwell::values::PointerValue<'ctx>) -> Vec<BasicMetadataValueEnum<'ctx>> {
+/// The arguments of a child laid out as `layout` in the bytes at `at`, which is aligned to
+/// `align`: loaded (each at the alignment its offset has), or for a `byval` parameter the
+/// address of its bytes.
+pub(super) fn load_arguments<'ctx>(ctx: &inkwell::context::ContextRef<'ctx>, b: &inkwell::builder::Builder<'ctx>, layout: &[(u64, Option<BasicTypeEnum<'ctx>>)], at: inkwell::values::PointerValue<'ctx>, align: u32) -> Vec<BasicMetadataValueEnum<'ctx>> {
     layout
         .iter()
         .map(|(offset, load)| {
@@ -644,7 +645,7 @@ pub(super) fn load_arguments<'ctx>(ctx: &inkwell::context::ContextRef<'ctx>, b: 
             match load {
                 Some(ty) => {
                     let v = ok(b.build_load(*ty, p, "arg"));
-                    v.as_instruction_value().expect("a load").set_alignment(1).expect("alignment 1");
+                    v.as_instruction_value().expect("a load").set_alignment(super::copies::aligned_at(align.into(), *offset) as u32).expect("a power of two");
                     v.into()
                 }
                 None => p.into(),
@@ -791,7 +792,7 @@ fn helper<'ctx>(
     b.position_at_end(in_place);
     let (layout, _) = parameter_layout(child.expect("a taken site launches a function"), data);
     let args_ptr = p(0).into_pointer_value();
-    let args = load_arguments(&ctx, &b, &layout, args_ptr);
+    let args = load_arguments(&ctx, &b, &layout, args_ptr, 1);
     let u32_of = |v: IntValue<'ctx>| ok(b.build_int_truncate(v, i32t, "n"));
     let (nblocks, nthreads) = (u32_of(blocks), u32_of(threads));
     let outer_head = ctx.append_basic_block(f, "blocks");
