@@ -98,7 +98,7 @@ pub fn cleanup(module: &Module<'_>, tm: &TargetMachine) -> Result<(), String> {
     // alignment instcombine can prove; then [`copies`] turns the local struct copies into
     // word copies, which SROA takes apart into registers.
     module
-        .run_passes("always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>)", tm, PassBuilderOptions::create())
+        .run_passes("always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>,sroa,memcpyopt,dse)", tm, PassBuilderOptions::create())
         .map_err(|e| e.to_string())?;
     copies::expand_local_copies(module);
     module

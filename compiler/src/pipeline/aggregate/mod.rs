@@ -45,7 +45,7 @@ const HEADER: u64 = 32;
 /// the grid's arena, `malloc`'s blocks) and a record's size is a multiple of 16
 /// ([`block::record_stride`]); its arguments, at [`HEADER`], are as aligned. Copies and loads
 /// of arguments say so, so that they move words, not bytes ([`super::copies`]).
-const RECORD_ALIGN: u32 = 16;
+const RECORD_ALIGN: u32 = super::threshold::ARGS_ALIGN;
 const OFF_DONE: u64 = 4;
 const OFF_GRID: u64 = 8;
 const OFF_BLOCK: u64 = 20;
