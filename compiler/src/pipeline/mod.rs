@@ -30,7 +30,11 @@
 //!    safe is `E1010`.
 //!
 //! Then [`cleanup`] runs the few LLVM passes that fold what the rewrites left (the launch
-//! helper inlined, the local argument block split into stores into the runtime's buffer).
+//! helper inlined, the local argument block split into stores into the runtime's buffer),
+//! with [`copies`] between them: every constant-size `llvm.memcpy` of up to 4 KB that touches
+//! an alloca or a `byval` parameter becomes word copies, so that SROA takes the argument
+//! blocks and `byval` copies apart and no by-value struct stays in local memory for it
+//! (NVPTX makes a memcpy above 128 bytes a byte loop that pins its alloca there).
 //!
 //! On the host side of a CUDA C++ file (`-dc`, `--emit host-obj`), [`host_names`] gives
 //! Clang's host IR nvcc's stub, registration and module-id names.
@@ -92,7 +96,8 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
 }
 
 /// The LLVM passes after the rewrites: the launch helper inlined, its argument block promoted
-/// into direct stores to the runtime's buffer, dead wrappers removed.
+/// into direct stores to the runtime's buffer, dead wrappers removed. The struct copies left
+/// after inlining and forwarding ([`copies`]) become word copies before the last SROA.
 pub fn cleanup(module: &Module<'_>, tm: &TargetMachine) -> Result<(), String> {
     // Inlined and folded first, so that each copy's pointers are at their alloca with the
     // alignment instcombine can prove; then [`copies`] turns the local struct copies into
