@@ -37,6 +37,7 @@ mod overloading;
 mod preprocess_corpus;
 mod run_cmd;
 mod separate_compilation;
+mod struct_args_stack;
 mod struct_copy_sass;
 mod toolchain_faults;
 mod vector_ptx;

@@ -83,6 +83,7 @@ pub fn clone_with_builtins<'ctx>(module: &Module<'ctx>, originals: &[FunctionVal
             let name = format!("{}__{suffix}", f.get_name().to_string_lossy());
             let copy = module.add_function(&name, new_ty, Some(Linkage::Internal));
             copy_attributes(f, copy);
+            inline_if_byval(copy);
             copy
         })
         .collect();
@@ -91,6 +92,19 @@ pub fn clone_with_builtins<'ctx>(module: &Module<'ctx>, originals: &[FunctionVal
         fill(module, f, copy, &map);
     }
     copies
+}
+
+/// Marks `copy` always-inline when it takes a `byval` parameter (and may be inlined): a
+/// device function's `byval` parameter is a copy in local memory on both sides of the call
+/// in NVPTX, while inlined into its one caller (`C__agg`, `C__threshold`) the struct is
+/// loaded where it lies and SROA keeps it in registers ([`super::copies`]).
+fn inline_if_byval(copy: FunctionValue<'_>) {
+    let kind = |name: &str| inkwell::attributes::Attribute::get_named_enum_kind_id(name);
+    let byval = (0..copy.count_params()).any(|i| copy.get_enum_attribute(AttributeLoc::Param(i), kind("byval")).is_some());
+    let barred = ["noinline", "optnone"].iter().any(|a| copy.get_enum_attribute(AttributeLoc::Function, kind(a)).is_some());
+    if byval && !barred {
+        copy.add_attribute(AttributeLoc::Function, copy.get_type().get_context().create_enum_attribute(kind("alwaysinline"), 0));
+    }
 }
 
 /// Attributes of the function, its result and its parameters, but for a kernel's own

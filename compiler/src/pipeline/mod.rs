@@ -30,13 +30,18 @@
 //!    safe is `E1010`.
 //!
 //! Then [`cleanup`] runs the few LLVM passes that fold what the rewrites left (the launch
-//! helper inlined, the local argument block split into stores into the runtime's buffer).
+//! helper inlined, the local argument block split into stores into the runtime's buffer),
+//! with [`copies`] between them: every constant-size `llvm.memcpy` of up to 4 KB that touches
+//! an alloca or a `byval` parameter becomes word copies, so that SROA takes the argument
+//! blocks and `byval` copies apart and no by-value struct stays in local memory for it
+//! (NVPTX makes a memcpy above 128 bytes a byte loop that pins its alloca there).
 //!
 //! On the host side of a CUDA C++ file (`-dc`, `--emit host-obj`), [`host_names`] gives
 //! Clang's host IR nvcc's stub, registration and module-id names.
 
 pub mod aggregate;
 mod clone;
+pub mod copies;
 pub mod host_names;
 pub mod launch;
 mod location;
@@ -91,10 +96,18 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
 }
 
 /// The LLVM passes after the rewrites: the launch helper inlined, its argument block promoted
-/// into direct stores to the runtime's buffer, dead wrappers removed.
+/// into direct stores to the runtime's buffer, dead wrappers removed. The struct copies left
+/// after inlining and forwarding ([`copies`]) become word copies before the last SROA.
 pub fn cleanup(module: &Module<'_>, tm: &TargetMachine) -> Result<(), String> {
+    // Inlined and folded first, so that each copy's pointers are at their alloca with the
+    // alignment instcombine can prove; then [`copies`] turns the local struct copies into
+    // word copies, which SROA takes apart into registers.
     module
-        .run_passes("always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>,sroa,memcpyopt,instcombine<no-verify-fixpoint>,simplifycfg,dse),globaldce", tm, PassBuilderOptions::create())
+        .run_passes("always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>,sroa,memcpyopt,dse)", tm, PassBuilderOptions::create())
+        .map_err(|e| e.to_string())?;
+    copies::expand_local_copies(module);
+    module
+        .run_passes("function(sroa,early-cse,memcpyopt,instcombine<no-verify-fixpoint>,simplifycfg,dse),globaldce", tm, PassBuilderOptions::create())
         .map_err(|e| e.to_string())
 }
 

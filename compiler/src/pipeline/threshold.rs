@@ -633,9 +633,10 @@ pub(super) fn unflatten<'ctx>(b: &inkwell::builder::Builder<'ctx>, i: IntValue<'
     [x, y, z]
 }
 
-/// The arguments of a child laid out as `layout` in the bytes at `at`: loaded, or for a
-/// `byval` parameter the address of its bytes.
-pub(super) fn load_arguments<'ctx>(ctx: &inkwell::context::ContextRef<'ctx>, b: &inkwell::builder::Builder<'ctx>, layout: &[(u64, Option<BasicTypeEnum<'ctx>>)], at: inkwell::values::PointerValue<'ctx>) -> Vec<BasicMetadataValueEnum<'ctx>> {
+/// The arguments of a child laid out as `layout` in the bytes at `at`, which is aligned to
+/// `align`: loaded (each at the alignment its offset has), or for a `byval` parameter the
+/// address of its bytes.
+pub(super) fn load_arguments<'ctx>(ctx: &inkwell::context::ContextRef<'ctx>, b: &inkwell::builder::Builder<'ctx>, layout: &[(u64, Option<BasicTypeEnum<'ctx>>)], at: inkwell::values::PointerValue<'ctx>, align: u32) -> Vec<BasicMetadataValueEnum<'ctx>> {
     layout
         .iter()
         .map(|(offset, load)| {
@@ -644,7 +645,7 @@ pub(super) fn load_arguments<'ctx>(ctx: &inkwell::context::ContextRef<'ctx>, b: 
             match load {
                 Some(ty) => {
                     let v = ok(b.build_load(*ty, p, "arg"));
-                    v.as_instruction_value().expect("a load").set_alignment(1).expect("alignment 1");
+                    v.as_instruction_value().expect("a load").set_alignment(super::copies::aligned_at(align.into(), *offset) as u32).expect("a power of two");
                     v.into()
                 }
                 None => p.into(),
@@ -702,6 +703,12 @@ pub(super) fn new_helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, name: &s
     f
 }
 
+/// How aligned the argument bytes a helper receives are: an argument block made by
+/// [`replace_by_helper`] (at least this, whatever the launch's buffer asked for) or a record's
+/// arguments (`aggregate::RECORD_ALIGN`). Copies and loads of them say so, so that they move
+/// words, not bytes ([`super::copies`]).
+pub(super) const ARGS_ALIGN: u32 = 16;
+
 /// Replaces the launch `l` by a call of `helper` (made by [`new_helper`]): the stores of its
 /// arguments go into a local block (`PREFIX.args`) where the runtime's buffer was, and the
 /// call takes the block and the launch's dims; its status is the launch's.
@@ -709,7 +716,7 @@ pub(super) fn replace_by_helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, h
     let ctx = module.get_context();
     let b = ctx.create_builder();
     let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
-    let align = l.buffer.and_then(|buf| buf.get_operand(0)).and_then(|o| o.value()).and_then(launch::constant_u64).filter(|a| a.is_power_of_two() && *a <= 1 << 12).unwrap_or(64);
+    let align = l.buffer.and_then(|buf| buf.get_operand(0)).and_then(|o| o.value()).and_then(launch::constant_u64).filter(|a| a.is_power_of_two() && *a <= 1 << 12).unwrap_or(64).max(ARGS_ALIGN.into());
     let block = match l.buffer {
         Some(buffer) => {
             let entry = l.function.get_first_basic_block().expect("a launch is in a function with a body");
@@ -791,7 +798,7 @@ fn helper<'ctx>(
     b.position_at_end(in_place);
     let (layout, _) = parameter_layout(child.expect("a taken site launches a function"), data);
     let args_ptr = p(0).into_pointer_value();
-    let args = load_arguments(&ctx, &b, &layout, args_ptr);
+    let args = load_arguments(&ctx, &b, &layout, args_ptr, ARGS_ALIGN);
     let u32_of = |v: IntValue<'ctx>| ok(b.build_int_truncate(v, i32t, "n"));
     let (nblocks, nthreads) = (u32_of(blocks), u32_of(threads));
     let outer_head = ctx.append_basic_block(f, "blocks");
@@ -873,7 +880,7 @@ pub(super) fn launch_as_documented<'ctx>(
             b.position_at_end(skip);
             ok(b.build_return(Some(&i32t.const_int(LAUNCH_SKIPPED_STATUS as u64, false))));
             b.position_at_end(fill);
-            ok(b.build_memcpy(buf, 1, args, 1, i64t.const_int(l.size, false)));
+            ok(b.build_memcpy(buf, 1, args, ARGS_ALIGN, i64t.const_int(l.size, false)));
             buf
         }
         None => ptr.const_null(),

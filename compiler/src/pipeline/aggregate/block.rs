@@ -521,7 +521,7 @@ fn record_helper<'ctx>(module: &Module<'ctx>, name: &str, s: &SiteState<'ctx>, c
         store_at(OFF_GRID + 4 * i as u64, *v);
     }
     if c.args_size > 0 {
-        ok(b.build_memcpy(byte_gep(&b, rec, c64(c.args_at), "record.args"), 1, p(0).into_pointer_value(), 1, c64(c.args_size)));
+        ok(b.build_memcpy(byte_gep(&b, rec, c64(c.args_at), "record.args"), super::RECORD_ALIGN, p(0).into_pointer_value(), super::super::threshold::ARGS_ALIGN, c64(c.args_size)));
     }
     let threads = ok(b.build_int_truncate(config.threads, i32t, "threads"));
     ok(b.build_atomicrmw(AtomicRMWBinOp::UMin, s.min_threads, threads, AtomicOrdering::Monotonic));

@@ -41,6 +41,11 @@ use std::collections::HashSet;
 
 /// Bytes of a record before the arguments: first block, done count, grid, block.
 const HEADER: u64 = 32;
+/// Where a record starts: every table is aligned to 16 bytes (the pool, `__shared__` tables,
+/// the grid's arena, `malloc`'s blocks) and a record's size is a multiple of 16
+/// ([`block::record_stride`]); its arguments, at [`HEADER`], are as aligned. Copies and loads
+/// of arguments say so, so that they move words, not bytes ([`super::copies`]).
+const RECORD_ALIGN: u32 = super::threshold::ARGS_ALIGN;
 const OFF_DONE: u64 = 4;
 const OFF_GRID: u64 = 8;
 const OFF_BLOCK: u64 = 20;
@@ -593,10 +598,10 @@ fn fill_agg<'ctx>(module: &Module<'ctx>, c: &Child<'ctx>, copy: FunctionValue<'c
     let nt = ok(b.build_int_mul(ok(b.build_int_mul(block[0], block[1], "m")), block[2], "nt"));
     let t = sreg("tid.x");
     let thread_idx = unflatten(&b, t, block);
-    let mut args = load_arguments(&ctx, &b, &c.layout, byte_gep(&b, rp, c64(c.args_at), "record.args"));
-    for (arg, slot) in args.iter_mut().zip(&slots) {
+    let mut args = load_arguments(&ctx, &b, &c.layout, byte_gep(&b, rp, c64(c.args_at), "record.args"), RECORD_ALIGN);
+    for ((arg, slot), (offset, _)) in args.iter_mut().zip(&slots).zip(&c.layout) {
         if let Some((slot, size)) = slot {
-            ok(b.build_memcpy(*slot, 16, arg.into_pointer_value(), 1, c64(*size)));
+            ok(b.build_memcpy(*slot, 16, arg.into_pointer_value(), super::copies::aligned_at(RECORD_ALIGN.into(), *offset) as u32, c64(*size)));
             *arg = (*slot).into();
         }
     }

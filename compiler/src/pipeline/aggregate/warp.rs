@@ -124,7 +124,7 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
         store_at(rec, OFF_GRID + 4 * i as u64, *v);
     }
     if c.args_size > 0 {
-        ok(b.build_memcpy(byte_gep(&b, rec, c64(c.args_at), "record.args"), 1, p(0).into_pointer_value(), 1, c64(c.args_size)));
+        ok(b.build_memcpy(byte_gep(&b, rec, c64(c.args_at), "record.args"), super::RECORD_ALIGN, p(0).into_pointer_value(), super::super::threshold::ARGS_ALIGN, c64(c.args_size)));
     }
     call("llvm.nvvm.membar.gl", &[], &[], "");
     call("llvm.nvvm.bar.warp.sync", &[], &[group.into()], "");
