@@ -1,6 +1,15 @@
 //! `kernel<<<grid, block, shmem, stream>>>(args)` in `.cdp` source: evaluates the HIR operands
 //! and hands them to [`super::device_launch::build_device_launch`], the public launch lowering
-//! that other front ends call too. The sequences of both ABIs are described there.
+//! that other front ends call too, always for the documented V1 sequence
+//! (`cudaGetParameterBuffer`, stores, `cudaLaunchDevice`; docs/IR-INPUT.md). The launch
+//! pipeline on LLVM IR (`crate::pipeline`, run by the driver after code generation) recognises
+//! it and lowers it to the ABI asked for, as it does Clang's: the ABI, tail launch and
+//! fire-and-forget streams and `E0306` come from that one place.
+//!
+//! Each launch call carries its source span as `!cdpc.span` metadata ([`SPAN_METADATA`]: two
+//! `i64` byte offsets in the preprocessed text), which the pipeline's diagnostics and remarks
+//! read where there is no debug location; the driver removes it before optimisation, so the
+//! IR and PTX are as without it.
 //!
 //! A function's first [`INLINE_LAUNCHES`] launch sites get the sequence in place, as nvcc
 //! emits it. Later sites call a helper, one per child kernel and operand types, that holds the
@@ -10,6 +19,8 @@
 //! costs one call per launch. Programs with fewer launches per function are unchanged.
 
 use super::device_launch::{build_device_launch, build_launch_through, DeviceRuntime, LaunchArg, LaunchOperands, LaunchSite};
+use crate::diag::Span;
+use crate::target::{LaunchAbi, Target};
 use super::{internal, Codegen, R};
 use crate::hir::{Launch, LaunchTarget};
 use crate::layout::ParamLayout;
@@ -25,6 +36,9 @@ use runtime_shim::entry_points::EntryPoint;
 /// helper (see the module documentation).
 pub const INLINE_LAUNCHES: usize = 64;
 
+/// The metadata kind of a launch call's source span in `.cdp` code (module documentation).
+pub const SPAN_METADATA: &str = "cdpc.span";
+
 impl<'ctx> Codegen<'ctx, '_> {
     /// The device runtime of this module, declaring entry points on first use.
     pub(crate) fn runtime(&self) -> DeviceRuntime<'_, 'ctx> {
@@ -34,6 +48,19 @@ impl<'ctx> Codegen<'ctx, '_> {
     /// Declares a device-runtime entry point once per module.
     pub(crate) fn declare_entry(&self, ep: &EntryPoint) -> FunctionValue<'ctx> {
         self.runtime().entry(ep)
+    }
+
+    /// The runtime the launches are written for: the documented V1 entry points, whatever
+    /// ABI is asked for (the pipeline lowers them to it).
+    fn launch_runtime(&self) -> DeviceRuntime<'_, 'ctx> {
+        DeviceRuntime::new(&self.module, &Target { launch_abi: LaunchAbi::V1, ..self.hir.target })
+    }
+
+    /// Declares the launch entry points of the ABI asked for at the module's first launch, as
+    /// they were declared when code generation called them itself: the pipeline's lowering
+    /// then calls these declarations, and the PTX declares them in the same order as before.
+    fn declare_target_entries(&self) {
+        DeviceRuntime::declare(&self.module, &self.hir.target);
     }
 
     /// Lowers a launch; with `keep_status`, returns its status (`cudaError_t`), which is
@@ -66,7 +93,9 @@ impl<'ctx> Codegen<'ctx, '_> {
             LaunchTarget::Pointer(_) => {
                 let Some(pointer) = pointer else { return internal("a launch through a pointer without its value") };
                 let operands = LaunchOperands { grid: dim3(grid)?, block: dim3(block)?, shared_mem, stream, args: &args };
-                let status = build_launch_through(&self.builder, &self.runtime(), pointer, operands, &launch.layout)?;
+                self.declare_target_entries();
+                let status = build_launch_through(&self.builder, &self.launch_runtime(), pointer, operands, &launch.layout)?;
+                self.mark_span(status, launch.span);
                 return Ok(self.launch_status(status, keep_status));
             }
         };
@@ -74,16 +103,39 @@ impl<'ctx> Codegen<'ctx, '_> {
             return internal(format!("launch of unknown function {}", kernel_id.0));
         };
         let site = LaunchSite { kernel, grid: dim3(grid)?, block: dim3(block)?, shared_mem, stream, args: &args };
+        self.declare_target_entries();
         let lowered = self.fs.as_mut().map_or(0, |fs| {
             fs.launches += 1;
             fs.launches
         });
         let status = if lowered > INLINE_LAUNCHES {
-            self.call_launch_helper(kernel_id.0 as usize, site, &launch.layout)?
+            self.call_launch_helper(kernel_id.0 as usize, site, &launch.layout, launch.span)?
         } else {
-            build_device_launch(&self.builder, &self.runtime(), site, &launch.layout)?
+            build_device_launch(&self.builder, &self.launch_runtime(), site, &launch.layout)?
         };
+        self.mark_span(status, launch.span);
         Ok(self.launch_status(status, keep_status))
+    }
+
+    /// Gives the call that produced `status` (the launch entry point's call, or the shared
+    /// helper's) the launch's `span` as [`SPAN_METADATA`]. The status is that call, or the phi
+    /// that joins it with the skipped launch's constant.
+    fn mark_span(&self, status: IntValue<'ctx>, span: Span) {
+        let Some(inst) = status.as_instruction() else { return };
+        let call = match inst.get_opcode() {
+            InstructionOpcode::Call => Some(inst),
+            InstructionOpcode::Phi => inkwell::values::PhiValue::try_from(inst)
+                .ok()
+                .and_then(|phi| (0..phi.count_incoming()).find_map(|i| inkwell::values::BasicValue::as_instruction_value(&phi.get_incoming(i)?.0)))
+                .filter(|i| i.get_opcode() == InstructionOpcode::Call),
+            _ => None,
+        };
+        if let Some(call) = call {
+            let i64t = self.ctx.i64_type();
+            let node = self.ctx.metadata_node(&[i64t.const_int(span.start as u64, false).into(), i64t.const_int(span.end as u64, false).into()]);
+            // A call's metadata of a kind never set fails only for non-instruction values.
+            let _ = call.set_metadata(node, self.ctx.get_kind_id(SPAN_METADATA));
+        }
     }
 
     /// A launch's status when it is kept; otherwise it is dropped: a launch is a void
@@ -105,8 +157,9 @@ impl<'ctx> Codegen<'ctx, '_> {
 impl<'ctx> Codegen<'ctx, '_> {
     /// Calls the helper that launches `site.kernel` with operands of these types, made on first
     /// use: `i32 @__cdpc_launch_<kernel>(grid, block, shmem, stream, args...)`, internal and
-    /// never inlined, whose body is [`build_device_launch`] on its parameters.
-    fn call_launch_helper(&mut self, kernel_index: usize, site: LaunchSite<'_, 'ctx>, layout: &ParamLayout) -> R<IntValue<'ctx>> {
+    /// never inlined, whose body is [`build_device_launch`] on its parameters. The helper's
+    /// launch carries the span of the site that made it; the call at each site, its own.
+    fn call_launch_helper(&mut self, kernel_index: usize, site: LaunchSite<'_, 'ctx>, layout: &ParamLayout, span: Span) -> R<IntValue<'ctx>> {
         let mut operands: Vec<BasicValueEnum<'ctx>> = vec![site.grid.into(), site.block.into(), site.shared_mem.into(), site.stream];
         operands.extend(site.args.iter().map(|a| a.value));
         let types: Vec<BasicTypeEnum<'ctx>> = operands.iter().map(|v| v.get_type()).collect();
@@ -114,7 +167,7 @@ impl<'ctx> Codegen<'ctx, '_> {
         let helper = match self.launch_helpers.get(&key) {
             Some(helper) => *helper,
             None => {
-                let helper = self.define_launch_helper(site, layout, &types)?;
+                let helper = self.define_launch_helper(site, layout, &types, span)?;
                 self.launch_helpers.insert(key, helper);
                 helper
             }
@@ -127,7 +180,7 @@ impl<'ctx> Codegen<'ctx, '_> {
         }
     }
 
-    fn define_launch_helper(&self, site: LaunchSite<'_, 'ctx>, layout: &ParamLayout, types: &[BasicTypeEnum<'ctx>]) -> R<FunctionValue<'ctx>> {
+    fn define_launch_helper(&self, site: LaunchSite<'_, 'ctx>, layout: &ParamLayout, types: &[BasicTypeEnum<'ctx>], span: Span) -> R<FunctionValue<'ctx>> {
         let params: Vec<BasicMetadataTypeEnum<'ctx>> = types.iter().map(|t| (*t).into()).collect();
         let name = format!("__cdpc_launch_{}", site.kernel.get_name().to_string_lossy());
         let helper = self.module.add_function(&name, self.ctx.i32_type().fn_type(&params, false), Some(Linkage::Internal));
@@ -144,7 +197,9 @@ impl<'ctx> Codegen<'ctx, '_> {
             .collect::<R<_>>()?;
         let BasicValueEnum::IntValue(shared_mem) = param(2)? else { return internal("launch helper shared memory") };
         let inner = LaunchSite { kernel: site.kernel, grid: dim3(param(0)?)?, block: dim3(param(1)?)?, shared_mem, stream: param(3)?, args: &args };
-        let status = build_device_launch(&builder, &self.runtime(), inner, layout)?;
+        let status = build_device_launch(&builder, &self.launch_runtime(), inner, layout)?;
+        // Its launch is a launch for the pipeline, at the site that made the helper.
+        self.mark_span(status, span);
         builder.build_return(Some(&status))?;
         Ok(helper)
     }

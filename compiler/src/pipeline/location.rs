@@ -15,11 +15,21 @@ pub struct SourceText {
     pub path: Option<PathBuf>,
     /// Its text.
     pub text: String,
+    /// The launches are those marked with their span ([`crate::back::SPAN_METADATA`]: `.cdp`
+    /// code generation marks every `<<<>>>`); a call of a launch entry point without it is
+    /// the program's own call of the device runtime, left as written. False for any other
+    /// IR, where every such call is a launch.
+    pub marked_launches: bool,
 }
 
 impl SourceText {
-    /// A span and, outside the main file, the file: where `inst` came from, when known.
+    /// A span and, outside the main file, the file: where `inst` came from, when known. A
+    /// `.cdp` launch's span ([`crate::back::SPAN_METADATA`], in the text of `self`) comes first;
+    /// else the debug location.
     pub(crate) fn locate(&self, inst: InstructionValue<'_>) -> Option<Label> {
+        if let Some(span) = cdp_span(inst) {
+            return Some(Label { span, message: String::new(), primary: true, file: None });
+        }
         // SAFETY: plain queries of a live instruction's debug location and its scope's file.
         let (file, line, col) = unsafe {
             let mut loc = LLVMInstructionGetDebugLoc(inst.as_value_ref());
@@ -108,6 +118,37 @@ impl SourceText {
             None => {
                 d.labels[0].span = Span::new(0, 0);
                 d.with_note(format!("{place}: the input has no debug location for it"))
+            }
+        }
+    }
+}
+
+/// The span a `.cdp` launch call carries ([`crate::back::SPAN_METADATA`]).
+pub(crate) fn cdp_span(inst: InstructionValue<'_>) -> Option<Span> {
+    let kind = inst.get_parent()?.get_context().get_kind_id(crate::back::SPAN_METADATA);
+    let node = inst.get_metadata(kind)?;
+    let ints: Vec<u64> = node.get_node_values()?.into_iter().filter_map(|v| match v {
+        inkwell::values::BasicMetadataValueEnum::IntValue(i) => i.get_zero_extended_constant(),
+        _ => None,
+    }).collect();
+    match ints[..] {
+        [start, end] => Some(Span::new(usize::try_from(start).ok()?, usize::try_from(end).ok()?)),
+        _ => None,
+    }
+}
+
+/// Removes every `.cdp` launch span ([`crate::back::SPAN_METADATA`]) from `module`, once the
+/// passes that report at them have run: the IR and PTX are then as without them.
+pub fn strip_cdp_spans(module: &inkwell::module::Module<'_>) {
+    use inkwell::llvm_sys::core::LLVMSetMetadata;
+    let kind = module.get_context().get_kind_id(crate::back::SPAN_METADATA);
+    for function in module.get_functions() {
+        for block in function.get_basic_blocks() {
+            for inst in block.get_instructions() {
+                if inst.get_opcode() == inkwell::values::InstructionOpcode::Call && inst.has_metadata() {
+                    // SAFETY: removing one metadata kind of a live instruction.
+                    unsafe { LLVMSetMetadata(inst.as_value_ref(), kind, std::ptr::null_mut()) };
+                }
             }
         }
     }

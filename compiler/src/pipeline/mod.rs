@@ -48,7 +48,7 @@ use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::TargetMachine;
 
-pub use location::{collapse_wrapper_lines, SourceText};
+pub use location::{collapse_wrapper_lines, strip_cdp_spans, SourceText};
 
 /// What the pipeline is asked for.
 #[derive(Clone, Debug, Default)]
