@@ -1,5 +1,7 @@
 //! The launch pipeline on LLVM IR: what happens to a module between a front end that wrote
-//! LLVM IR (Clang for CUDA C++, see [`crate::clang`]) and the NVPTX back end.
+//! LLVM IR (Clang for CUDA C++, see [`crate::clang`]; cdpc's own `.cdp` code generation,
+//! [`crate::back`], whose launches it lowers to the ABI asked for; another front end's IR)
+//! and the NVPTX back end.
 //!
 //! Each pass does one job and states its invariant; all of them leave a module that has none
 //! of their work to do untouched.

@@ -476,7 +476,7 @@ pub fn threshold(module: &Module<'_>, max_threads: u32, target: &Target, source:
         match (why, child) {
             (None, Some(c)) => taken.push((*l, c)),
             (Some(why), _) => {
-                let name = child.map_or_else(|| "a kernel".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())));
+                let name = child.map_or_else(|| "a kernel through a pointer".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())));
                 let d = Diagnostic::new(Code::ThresholdRemark, Span::new(0, 0), format!("launch of {name} not run in the launching thread when small")).with_primary_message(why);
                 remarks.push(source.place(d, l.call, &l.function.get_name().to_string_lossy()));
             }

@@ -288,7 +288,7 @@ pub(super) fn plan<'ctx>(module: &Module<'ctx>, all: &[Launch<'ctx>], taken: &[L
     use crate::diag::Code;
     let mut out = Plan { at_site: Vec::new(), kernels: Vec::new(), remarks: Vec::new() };
     let child_of = |l: &Launch<'ctx>| l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref()));
-    let name_of = |l: &Launch<'ctx>| child_of(l).map_or_else(|| "a kernel".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())));
+    let name_of = |l: &Launch<'ctx>| child_of(l).map_or_else(|| "a kernel through a pointer".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())));
     let fname = |f: FunctionValue<'_>| source_name(&f.get_name().to_string_lossy());
     let not_aggregated = |l: &Launch<'ctx>| format!("launch of {} not aggregated", name_of(l));
     let null_stream = |l: &Launch<'ctx>| l.call.get_operand(5).and_then(|o| o.value()).and_then(launch::constant_u64) == Some(0);

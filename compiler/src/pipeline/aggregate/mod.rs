@@ -326,7 +326,7 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: crate::aggregate::Granulari
         source.place(d, at, &f.get_name().to_string_lossy())
     };
     let child_of = |l: &Launch<'_>| l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref()));
-    let name_of = |l: &Launch| child_of(l).map_or_else(|| "a kernel".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())));
+    let name_of = |l: &Launch| child_of(l).map_or_else(|| "a kernel through a pointer".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())));
     let taken_reads_ids = block::address_taken(module).iter().any(|&f| !super::threshold::builtin_readers(&[f]).is_empty());
     let mut remarks = Vec::new();
     let mut taken = Vec::new();
