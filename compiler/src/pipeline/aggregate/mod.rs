@@ -278,7 +278,9 @@ fn why_not(l: &Launch<'_>, data: &TargetData, taken_reads_ids: bool) -> Option<S
 }
 
 /// Whether `child` or anything it calls may wait at a block barrier: a barrier intrinsic,
-/// a cooperative-groups entry point, inline assembly, or a call this pass cannot see into.
+/// a cooperative-groups entry point, inline assembly, or a call this pass cannot see into. A
+/// call through a pointer calls each function whose address is taken
+/// ([`block::pointer_targets`]).
 pub(super) fn may_sync(child: FunctionValue<'_>) -> bool {
     let mut seen = HashSet::new();
     let mut stack = vec![child];
@@ -290,7 +292,15 @@ pub(super) fn may_sync(child: FunctionValue<'_>) -> bool {
             if inst.get_opcode() != InstructionOpcode::Call {
                 continue;
             }
-            let Some(target) = called_function(inst.as_value_ref()).and_then(as_function) else { return true };
+            let Some(target) = called_function(inst.as_value_ref()).and_then(as_function) else {
+                // SAFETY: the callee operand of a live call.
+                let asm = unsafe { !inkwell::llvm_sys::core::LLVMIsAInlineAsm(inkwell::llvm_sys::core::LLVMGetCalledValue(inst.as_value_ref())).is_null() };
+                if asm {
+                    return true;
+                }
+                stack.extend(block::pointer_targets(f));
+                continue;
+            };
             if target.count_basic_blocks() > 0 {
                 stack.push(target);
                 continue;
