@@ -155,8 +155,7 @@ fn ptx(m: &Module, opt_level: u8) -> String {
     let options = CodegenOptions { opt_level, libdevice: libdevice().map(Path::to_path_buf), ..Default::default() };
     let pipeline = crate::pipeline::PipelineOptions { target: m.target, ..Default::default() };
     let lowered = super::generate_lowered(m, &options, super::Outputs { llvm_ir: false, ptx: true }, |module, _| {
-        let source = crate::pipeline::SourceText { marked_launches: true, ..Default::default() };
-        let result = crate::pipeline::run(module, &pipeline, &source);
+        let result = crate::pipeline::run(module, &pipeline, &crate::pipeline::SourceText::default());
         crate::pipeline::strip_cdp_spans(module);
         result.map(drop).map_err(|e| BackendError::Internal(format!("{e:?}")))
     });

@@ -365,7 +365,7 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
     let context = Context::create();
     let buffer = MemoryBuffer::create_from_memory_range_copy(&bitcode, "clang");
     let module = Module::parse_bitcode_from_buffer(&buffer, &context).map_err(|e| BackendError::Internal(format!("reading Clang's bitcode: {e}")))?;
-    let shown = SourceText { path: Some(compiled_path.clone()), text: source.to_string(), marked_launches: false };
+    let shown = SourceText { path: Some(compiled_path.clone()), text: source.to_string() };
     let front = Front { warnings: clang_warnings, timings, since: front, optimize: false };
     lower(&module, options, &shown, front, outputs)
 }

@@ -85,7 +85,7 @@ pub fn shown_text(bytes: &[u8]) -> String {
 pub(crate) fn generate(ir: &[u8], options: &CompileOptions, tools: Option<&Toolchain>, outputs: back::Outputs) -> Result<Generated, CompileError> {
     let started = Instant::now();
     let mut timings = Timings::default();
-    let shown = SourceText { path: options.preprocess.input.clone(), text: shown_text(ir), marked_launches: false };
+    let shown = SourceText { path: options.preprocess.input.clone(), text: shown_text(ir) };
     let context = Context::create();
     let module = read(&context, ir, &shown.text).map_err(|d| CompileError::Diagnostics(vec![d]))?;
     let tm = back::target_machine(&options.target, super::opt_level(options))?;

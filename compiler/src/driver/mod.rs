@@ -621,7 +621,7 @@ pub(crate) fn generate_cdp(checked: &Checked, options: &CompileOptions, codegen:
     let pipeline = crate::pipeline::PipelineOptions { launch_threshold: 0, aggregate: Granularity::Off, ..pipeline_options(options) };
     let mut warnings = checked.warnings.clone();
     let generated = back::generate_lowered(&checked.module, codegen, outputs, |module, _| {
-        let result = crate::pipeline::run(module, &pipeline, &crate::pipeline::SourceText { marked_launches: true, ..Default::default() });
+        let result = crate::pipeline::run(module, &pipeline, &crate::pipeline::SourceText::default());
         crate::pipeline::strip_cdp_spans(module);
         let found = result.unwrap_or_else(|errors| errors);
         let placed = found.into_iter().map(|d| match &checked.map {

@@ -25,8 +25,7 @@
 //! # Lowering
 //!
 //! - **V2 in place**, where the kernel and the configuration (dims by value) are available where
-//!   the V1 buffer was asked for (`.cdp` code evaluates every operand first; it marks its
-//!   launches, [`SourceText::marked_launches`]): the V1 buffer becomes
+//!   the V1 buffer was asked for (`.cdp` code evaluates every operand first): the V1 buffer becomes
 //!   `__cudaCDP2GetParameterBufferV2(kernel, grid, block, shmem)`, the front end's stores stay
 //!   as written, each with its own alignment (nvcc's stores), and the launch becomes
 //!   `__cudaCDP2LaunchDeviceV2(buf, stream)`, called as it is where the front end's null test
@@ -175,7 +174,8 @@ fn escaping_use<'ctx>(buffer: InstructionValue<'ctx>, launch: InstructionValue<'
 }
 
 /// Every call in the module's functions, with the function, the CUDA header's launch wrappers
-/// left out (calls of them are what launches mean, not launches themselves).
+/// left out (calls of them are what launches mean, not launches themselves), and a `.cdp`
+/// program's own calls of the runtime (`!cdpc.own`: no `<<<>>>`, left as written).
 fn user_calls<'ctx>(module: &Module<'ctx>) -> Vec<(FunctionValue<'ctx>, InstructionValue<'ctx>, FunctionValue<'ctx>)> {
     let mut calls = Vec::new();
     for function in module.get_functions() {
@@ -185,7 +185,7 @@ fn user_calls<'ctx>(module: &Module<'ctx>) -> Vec<(FunctionValue<'ctx>, Instruct
         }
         for block in function.get_basic_blocks() {
             for inst in block.get_instructions() {
-                if let Some(target) = callee(inst) {
+                if let Some(target) = callee(inst).filter(|_| !super::location::is_own_call(inst)) {
                     calls.push((function, inst, target));
                 }
             }
@@ -203,9 +203,6 @@ pub fn recognise<'ctx>(module: &Module<'ctx>, source: &SourceText) -> (Vec<Launc
         let fname = name_of(function);
         let name = name_of(target);
         if !is_launch(&name) {
-            continue;
-        }
-        if source.marked_launches && super::location::cdp_span(inst).is_none() {
             continue;
         }
         let per_thread = name.contains("_ptsz");
@@ -236,8 +233,7 @@ pub fn recognise<'ctx>(module: &Module<'ctx>, source: &SourceText) -> (Vec<Launc
         launches.push(Launch { call: inst, buffer: Some(buffer), size, per_thread, function });
     }
     // A buffer no launch takes is a launch cdpc cannot see.
-    // (With marked launches, such a buffer is the program's own.)
-    let stray = calls.iter().find(|(_, inst, target)| !source.marked_launches && GET_BUFFER.contains(&name_of(*target).as_str()) && !launches.iter().any(|l| l.buffer == Some(*inst)));
+    let stray = calls.iter().find(|(_, inst, target)| GET_BUFFER.contains(&name_of(*target).as_str()) && !launches.iter().any(|l| l.buffer == Some(*inst)));
     if let Some(&(function, inst, _)) = stray.filter(|_| diagnostics.is_empty()) {
         diagnostics.push(source.place(not_recognised("a parameter buffer that no recognised launch takes"), inst, &name_of(function)));
     }
@@ -305,11 +301,8 @@ pub(super) fn literal_dims(module: &Module<'_>) -> Result<(), String> {
             let rebuilt = rebuilt.try_as_basic_value().basic().and_then(|v| v.as_instruction_value());
             if let Some(r) = rebuilt {
                 r.set_debug_location(call.get_debug_location());
-                // A `.cdp` launch's span (`crate::back::SPAN_METADATA`) stays with it.
-                let span = ctx.get_kind_id(crate::back::SPAN_METADATA);
-                if let Some(node) = call.get_metadata(span) {
-                    r.set_metadata(node, span).map_err(|e| e.to_string())?;
-                }
+                // A `.cdp` launch's span stays with it.
+                super::location::copy_cdp_span(call, r);
                 call.replace_all_uses_with(&r);
             }
             call.erase_from_basic_block();

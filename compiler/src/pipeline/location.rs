@@ -15,11 +15,6 @@ pub struct SourceText {
     pub path: Option<PathBuf>,
     /// Its text.
     pub text: String,
-    /// The launches are those marked with their span ([`crate::back::SPAN_METADATA`]: `.cdp`
-    /// code generation marks every `<<<>>>`); a call of a launch entry point without it is
-    /// the program's own call of the device runtime, left as written. False for any other
-    /// IR, where every such call is a launch.
-    pub marked_launches: bool,
 }
 
 impl SourceText {
@@ -124,7 +119,7 @@ impl SourceText {
 }
 
 /// The span a `.cdp` launch call carries ([`crate::back::SPAN_METADATA`]).
-pub(crate) fn cdp_span(inst: InstructionValue<'_>) -> Option<Span> {
+fn cdp_span(inst: InstructionValue<'_>) -> Option<Span> {
     let kind = inst.get_parent()?.get_context().get_kind_id(crate::back::SPAN_METADATA);
     let node = inst.get_metadata(kind)?;
     let ints: Vec<u64> = node.get_node_values()?.into_iter().filter_map(|v| match v {
@@ -137,17 +132,37 @@ pub(crate) fn cdp_span(inst: InstructionValue<'_>) -> Option<Span> {
     }
 }
 
-/// Removes every `.cdp` launch span ([`crate::back::SPAN_METADATA`]) from `module`, once the
-/// passes that report at them have run: the IR and PTX are then as without them.
+/// Gives `to` the `.cdp` launch span `from` has, if any ([`crate::back::SPAN_METADATA`]): a
+/// call that stands for a launch (a pass's helper) is placed where the launch was.
+pub(crate) fn copy_cdp_span(from: InstructionValue<'_>, to: InstructionValue<'_>) {
+    let Some(block) = from.get_parent() else { return };
+    let kind = block.get_context().get_kind_id(crate::back::SPAN_METADATA);
+    if let Some(node) = from.get_metadata(kind) {
+        // Only a non-instruction value refuses metadata.
+        let _ = to.set_metadata(node, kind);
+    }
+}
+
+/// Whether `call` is a `.cdp` program's own call of a device-runtime entry point
+/// ([`crate::back::OWN_METADATA`]), not a launch.
+pub(crate) fn is_own_call(call: InstructionValue<'_>) -> bool {
+    call.get_parent().is_some_and(|b| call.get_metadata(b.get_context().get_kind_id(crate::back::OWN_METADATA)).is_some())
+}
+
+/// Removes every `.cdp` launch span and own-call mark ([`crate::back::SPAN_METADATA`],
+/// [`crate::back::OWN_METADATA`]) from `module`, once the passes that read them have run: the
+/// IR and PTX are then as without them.
 pub fn strip_cdp_spans(module: &inkwell::module::Module<'_>) {
     use inkwell::llvm_sys::core::LLVMSetMetadata;
-    let kind = module.get_context().get_kind_id(crate::back::SPAN_METADATA);
+    let kinds = [crate::back::SPAN_METADATA, crate::back::OWN_METADATA].map(|k| module.get_context().get_kind_id(k));
     for function in module.get_functions() {
         for block in function.get_basic_blocks() {
             for inst in block.get_instructions() {
                 if inst.get_opcode() == inkwell::values::InstructionOpcode::Call && inst.has_metadata() {
-                    // SAFETY: removing one metadata kind of a live instruction.
-                    unsafe { LLVMSetMetadata(inst.as_value_ref(), kind, std::ptr::null_mut()) };
+                    for kind in kinds {
+                        // SAFETY: removing one metadata kind of a live instruction.
+                        unsafe { LLVMSetMetadata(inst.as_value_ref(), kind, std::ptr::null_mut()) };
+                    }
                 }
             }
         }

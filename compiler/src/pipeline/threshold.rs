@@ -733,6 +733,7 @@ pub(super) fn replace_by_helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, h
     copy_byval(l.call.as_value_ref(), call.as_value_ref(), &[(3, 2), (4, 3)]);
     let status = call.try_as_basic_value().basic().and_then(|v| v.as_instruction_value()).expect("a status");
     status.set_debug_location(l.call.get_debug_location());
+    super::location::copy_cdp_span(l.call, status);
     l.call.replace_all_uses_with(&status);
     l.call.erase_from_basic_block();
 }
@@ -881,6 +882,9 @@ pub(super) fn launch_as_documented<'ctx>(
     let launch_args: Vec<BasicMetadataValueEnum> = vec![operand(0).into(), buf.into(), grid.into(), block.into(), operand(4).into(), operand(5).into()];
     let launch = ok(b.build_call(launch_fn, &launch_args, "status"));
     copy_byval(l.call.as_value_ref(), launch.as_value_ref(), &[(3, 3), (4, 4)]);
+    if let Some(inst) = launch.try_as_basic_value().basic().and_then(|v| v.as_instruction_value()) {
+        super::location::copy_cdp_span(l.call, inst);
+    }
     let status = launch.try_as_basic_value().basic().expect("a status");
     ok(b.build_return(Some(&status)));
 }
