@@ -6,7 +6,8 @@
 //! the block; [`grid`] hands each block's records on to the grid's last block.
 //!
 //! What every granularity shares: which launches are taken (tail, fire-and-forget and
-//! named-stream launches, a dynamic shared memory size that is not a constant, children
+//! named-stream launches, a dynamic shared memory size that is not a constant, made one first
+//! where every run agrees on it ([`super::uniform`]: `warpSize`, `const` locals), children
 //! without a definition here, calls not in the documented types get `R0500`), and
 //! `C__agg(records, count)`, which finds its record by binary search on the records' first
 //! blocks, reads grid, block and arguments (a `byval` argument copied out), meets its block at
