@@ -72,7 +72,7 @@ fn streams_and_dynamic_sizes_are_left_with_r0500() {
     let cases = [
         ("inttoptr (i64 3 to ptr)", "0", "tail launches (cudaStreamTailLaunch) are not aggregated"),
         ("inttoptr (i64 4 to ptr)", "0", "fire-and-forget launches (cudaStreamFireAndForget) are not aggregated"),
-        ("null", "%n", "the launch's dynamic shared memory is not a constant: the aggregated grid's blocks would each need their own"),
+        ("null", "%n", "the launch's dynamic shared memory is not the same for every thread (a constant, `warpSize`, or a local only its declaration stores): the aggregated grid's blocks would each need their own"),
     ];
     for (stream, shmem, why) in cases {
         let (_, remarks) = aggregated(&format!("{HEAD}{CHILD}{}", launch("child", stream, shmem)), Granularity::Warp);
@@ -143,7 +143,7 @@ fn a_uniform_dynamic_shared_memory_size_is_taken_as_its_constant() {
     let per_thread = with_shmem("  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  store i32 %t, ptr %wslot, align 4\n");
     for ir in [twice, per_thread] {
         let (_, remarks) = through_pipeline(&ir, Granularity::Warp, 0);
-        assert_eq!(remarks, ["R0500: launch of `child` not aggregated: the launch's dynamic shared memory is not a constant: the aggregated grid's blocks would each need their own"]);
+        assert_eq!(remarks, ["R0500: launch of `child` not aggregated: the launch's dynamic shared memory is not the same for every thread (a constant, `warpSize`, or a local only its declaration stores): the aggregated grid's blocks would each need their own"]);
     }
 }
 

@@ -97,7 +97,9 @@ fn why_not_declaration(name: &str) -> Option<String> {
     let together = |w: &str| Some(format!("{w}: its threads cannot run one after another in the launching thread"));
     if let Some(reg) = name.strip_prefix("llvm.nvvm.read.ptx.sreg.") {
         let allowed = clone::builtin_index(name).is_some() || ["warpsize", "clock", "clock64", "globaltimer", "globaltimer_lo", "globaltimer_hi", "smid", "nsmid"].contains(&reg);
-        return if allowed { None } else { together(&format!("reads `%{reg}`")) };
+        // The lane and grid ids in the words of the `.cdp` front end's HIR pass.
+        let what = if reg == "laneid" || reg == "gridid" { "reads its lane or grid id".to_string() } else { format!("reads `%{reg}`") };
+        return if allowed { None } else { together(&what) };
     }
     if let Some(nvvm) = name.strip_prefix("llvm.nvvm.") {
         if nvvm.starts_with("barrier") || nvvm.starts_with("bar.") || nvvm.contains("mbarrier") || nvvm.starts_with("cluster") {
@@ -180,7 +182,7 @@ fn why_not_serial(child: FunctionValue<'_>) -> Option<String> {
                                     }
                                 }
                             },
-                            None => return Some(together("calls through a function pointer")),
+                            None => return Some(format!("{} calls a function through a pointer: what it calls, and whether its threads need each other, is not known here", whose())),
                         }
                     }
                     InstructionOpcode::Invoke | InstructionOpcode::CallBr | InstructionOpcode::LandingPad | InstructionOpcode::IndirectBr => {

@@ -238,7 +238,7 @@ fn what_the_child_calls_is_looked_at_too() {
     assert_eq!(with("", "  call void asm sideeffect \"nanosleep.u32 1;\", \"\"()\n"), why("`child` contains inline assembly: its threads cannot run one after another in the launching thread"));
     assert_eq!(
         with("declare i32 @llvm.nvvm.read.ptx.sreg.laneid()\n", "  %lane = call i32 @llvm.nvvm.read.ptx.sreg.laneid()\n"),
-        why("`child` reads `%laneid`: its threads cannot run one after another in the launching thread")
+        why("`child` reads its lane or grid id: its threads cannot run one after another in the launching thread")
     );
     assert_eq!(with("declare i32 @vprintf(ptr, ptr)\n", "  %pr = call i32 @vprintf(ptr null, ptr null)\n"), Vec::<String>::new());
 }

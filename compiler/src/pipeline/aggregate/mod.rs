@@ -256,12 +256,12 @@ fn why_not(l: &Launch<'_>, data: &TargetData, taken_reads_ids: bool) -> Option<S
         _ => return Some("only launches into the NULL stream are aggregated".into()),
     }
     if operand(4).and_then(launch::constant_u64).is_none() {
-        return Some("the launch's dynamic shared memory is not a constant: the aggregated grid's blocks would each need their own".into());
+        return Some("the launch's dynamic shared memory is not the same for every thread (a constant, `warpSize`, or a local only its declaration stores): the aggregated grid's blocks would each need their own".into());
     }
     let child = operand(0).and_then(|k| as_function(k.as_value_ref()));
     let Some(child) = child.filter(|c| c.count_basic_blocks() > 0 && !c.get_type().is_var_arg()) else {
         return Some(child.map_or_else(
-            || "the launch goes through a pointer: which kernel it launches is known at run time only, and aggregation needs the child's body".to_string(),
+            || "the launch goes through a pointer: which kernel it launches is known at run time only, and this pass needs the child's body".to_string(),
             |c| format!("`{}` has no definition to clone", source_name(&c.get_name().to_string_lossy())),
         ));
     };
