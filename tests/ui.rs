@@ -29,8 +29,16 @@ fn diagnose(name: &str, bytes: Vec<u8>) -> (Vec<Diagnostic>, String) {
     }
     // `// emit: host-obj`: the warnings of a host object, which need no NVIDIA tool to find.
     let host_obj = source.lines().any(|l| l.trim() == "// emit: host-obj");
+    // `// emit: ptx`: the diagnostics of code generation too (the launch pipeline on LLVM IR:
+    // `E0306`, its remarks), which need no NVIDIA tool.
+    let ptx = source.lines().any(|l| l.trim() == "// emit: ptx");
     let diagnostics = match driver::check(&source, &options) {
         Ok(checked) if host_obj => checked.warnings.iter().cloned().chain(driver::host::stub_warnings(&checked)).collect(),
+        Ok(_) if ptx => match driver::compile(&source, &driver::CompileOptions { emit: driver::Emit::Ptx, ..options }) {
+            Ok(compiled) => compiled.warnings,
+            Err(CompileError::Diagnostics(d)) => d,
+            Err(other) => panic!("{name}: expected diagnostics, got {other}"),
+        },
         Ok(checked) => checked.warnings,
         Err(CompileError::Diagnostics(d)) => d,
         Err(other) => panic!("{name}: expected diagnostics, got {other}"),

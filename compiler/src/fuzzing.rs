@@ -107,7 +107,8 @@ pub fn check(source: &str) -> Option<hir::Module> {
     check_with(source, &CompileOptions::default())
 }
 
-/// Parse, check and, when that passed, generate PTX at `opt_level` (no ptxas). With
+/// Parse, check and, when that passed, generate PTX at `opt_level` (no ptxas), through the
+/// launch pipeline as the driver does. With
 /// `options.debug` (`-lineinfo`, `-G`), through the driver, which maps lines through the
 /// source map; `options.separate` (`-dc`) leaves undefined declarations to a link.
 pub fn codegen(source: &str, options: &CompileOptions) {
@@ -127,12 +128,21 @@ pub fn codegen(source: &str, options: &CompileOptions) {
         }
         return;
     }
-    if let Some(module) = check_with(source, options) {
+    if check_with(source, options).is_some() {
+        // As the driver generates code: `back`, then the launch pipeline on its IR.
+        let mut options = options.clone();
+        options.preprocess.files = crate::preprocess::FileAccess::ShippedOnly;
+        let Ok(checked) = driver::check(source, &options) else { panic!("a checked program checks again") };
         let codegen = CodegenOptions { opt_level: options.opt_level, libdevice: None, debug: None, fmad: options.fmad };
-        match driver::on_large_stack(|| back::emit_ptx(&module, &codegen)) {
-            Ok(ptx) => assert!(ptx.contains(".target"), "PTX without a .target line"),
+        match driver::on_large_stack(|| driver::generate_cdp(&checked, &options, &codegen, back::Outputs { llvm_ir: false, ptx: true })) {
+            Ok((generated, _)) => assert!(generated.ptx.is_some_and(|ptx| ptx.contains(".target")), "PTX without a .target line"),
+            // The pipeline's diagnostics (E0306 under the V1 ABI) are placed in the source.
+            Err(CompileError::Diagnostics(diagnostics)) => {
+                assert_spans_valid(source, &diagnostics);
+                assert!(diagnostics.iter().any(Diagnostic::is_error), "code generation failed without an error");
+            }
             // Math functions need libdevice, which the fuzz targets do not load.
-            Err(BackendError::Libdevice(_)) => {}
+            Err(CompileError::Backend(BackendError::Libdevice(_))) => {}
             Err(e) => panic!("code generation failed on a checked program: {e}"),
         }
     }

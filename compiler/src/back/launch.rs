@@ -1,6 +1,16 @@
 //! `kernel<<<grid, block, shmem, stream>>>(args)` in `.cdp` source: evaluates the HIR operands
 //! and hands them to [`super::device_launch::build_device_launch`], the public launch lowering
-//! that other front ends call too. The sequences of both ABIs are described there.
+//! that other front ends call too, always for the documented V1 sequence
+//! (`cudaGetParameterBuffer`, stores, `cudaLaunchDevice`; docs/IR-INPUT.md). The launch
+//! pipeline on LLVM IR (`crate::pipeline`, run by the driver after code generation) recognises
+//! it and lowers it to the ABI asked for, as it does Clang's: the ABI, tail launch and
+//! fire-and-forget streams and `E0306` come from that one place.
+//!
+//! Each launch call carries its source span as `!cdpc.span` metadata ([`SPAN_METADATA`]: two
+//! `i64` byte offsets in the preprocessed text), which the pipeline's diagnostics and remarks
+//! read where there is no debug location; the program's own calls of the runtime's entry
+//! points carry `!cdpc.own` ([`OWN_METADATA`]) and are no launches. The driver removes both
+//! before optimisation, so the IR and PTX are as without them.
 //!
 //! A function's first [`INLINE_LAUNCHES`] launch sites get the sequence in place, as nvcc
 //! emits it. Later sites call a helper, one per child kernel and operand types, that holds the
@@ -15,10 +25,11 @@
 //! address size ([`DeviceRuntime::entry`]).
 
 use super::device_launch::{build_device_launch, build_launch_through, DeviceRuntime, LaunchArg, LaunchOperands, LaunchSite};
+use crate::diag::Span;
+use crate::target::{LaunchAbi, Target};
 use super::{internal, Codegen, R};
 use crate::hir::{Launch, LaunchTarget};
 use crate::layout::ParamLayout;
-use crate::target::LaunchAbi;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::module::Linkage;
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
@@ -31,24 +42,36 @@ use runtime_shim::entry_points::EntryPoint;
 /// helper (see the module documentation).
 pub const INLINE_LAUNCHES: usize = 64;
 
+/// The metadata kind of a launch call's source span in `.cdp` code (module documentation).
+pub const SPAN_METADATA: &str = "cdpc.span";
+
+/// The metadata kind that marks a `.cdp` program's own call of a device-runtime entry point
+/// (`cudaGetParameterBuffer`, `cudaLaunchDevice`, ... called by name, a buffer filled by
+/// hand): no `<<<>>>`, so the launch pipeline leaves it as written. Removed with the spans.
+pub const OWN_METADATA: &str = "cdpc.own";
+
 impl<'ctx> Codegen<'ctx, '_> {
     /// The device runtime of this module, declaring entry points on first use.
     pub(crate) fn runtime(&self) -> DeviceRuntime<'_, 'ctx> {
         DeviceRuntime::new(&self.module, &self.hir.target)
     }
 
-    /// The device runtime a launch is lowered with: the module's, at `abi` when the launch
-    /// carries its own ABI (`hir::Launch::abi`).
-    fn runtime_at(&self, abi: Option<LaunchAbi>) -> DeviceRuntime<'_, 'ctx> {
-        match abi {
-            Some(abi) => self.runtime().with_launch_abi(abi),
-            None => self.runtime(),
-        }
-    }
-
     /// Declares a device-runtime entry point once per module.
     pub(crate) fn declare_entry(&self, ep: &EntryPoint) -> FunctionValue<'ctx> {
         self.runtime().entry(ep)
+    }
+
+    /// The runtime the launches are written for: the documented V1 entry points, whatever
+    /// ABI is asked for (the pipeline lowers them to it).
+    fn launch_runtime(&self) -> DeviceRuntime<'_, 'ctx> {
+        DeviceRuntime::new(&self.module, &Target { launch_abi: LaunchAbi::V1, ..self.hir.target })
+    }
+
+    /// Declares the launch entry points of the ABI asked for at the module's first launch, as
+    /// they were declared when code generation called them itself: the pipeline's lowering
+    /// then calls these declarations, and the PTX declares them in the same order as before.
+    fn declare_target_entries(&self) {
+        DeviceRuntime::declare(&self.module, &self.hir.target);
     }
 
     /// Lowers a launch; with `keep_status`, returns its status (`cudaError_t`), which is
@@ -84,7 +107,10 @@ impl<'ctx> Codegen<'ctx, '_> {
             LaunchTarget::Pointer(_) => {
                 let Some(pointer) = pointer else { return internal("a launch through a pointer without its value") };
                 let operands = LaunchOperands { grid: dim3(grid)?, block: dim3(block)?, shared_mem, stream, args: &args };
-                let status = build_launch_through(&self.builder, &self.runtime_at(abi), pointer, operands, &launch.layout)?;
+                self.declare_target_entries();
+                let status = build_launch_through(&self.builder, &self.launch_runtime(), pointer, operands, &launch.layout)?;
+                self.mark_span(status, launch.span);
+                self.mark_abi(status, abi);
                 return Ok(self.launch_status(status, keep_status));
             }
         };
@@ -92,16 +118,44 @@ impl<'ctx> Codegen<'ctx, '_> {
             return internal(format!("launch of unknown function {}", kernel_id.0));
         };
         let site = LaunchSite { kernel, grid: dim3(grid)?, block: dim3(block)?, shared_mem, stream, args: &args };
+        self.declare_target_entries();
         let lowered = self.fs.as_mut().map_or(0, |fs| {
             fs.launches += 1;
             fs.launches
         });
         let status = if lowered > INLINE_LAUNCHES {
-            self.call_launch_helper(kernel_id.0 as usize, site, &launch.layout, abi)?
+            self.call_launch_helper(kernel_id.0 as usize, site, &launch.layout, launch.span, abi)?
         } else {
-            build_device_launch(&self.builder, &self.runtime_at(abi), site, &launch.layout)?
+            let status = build_device_launch(&self.builder, &self.launch_runtime(), site, &launch.layout)?;
+            self.mark_abi(status, abi);
+            status
         };
+        self.mark_span(status, launch.span);
         Ok(self.launch_status(status, keep_status))
+    }
+
+    /// Gives the call that produced `status` (the launch entry point's call, or the shared
+    /// helper's) the launch's `span` as [`SPAN_METADATA`]. The status is that call, or the phi
+    /// that joins it with the skipped launch's constant.
+    fn mark_span(&self, status: IntValue<'ctx>, span: Span) {
+        if let Some(call) = launch_call(status) {
+            let i64t = self.ctx.i64_type();
+            let node = self.ctx.metadata_node(&[i64t.const_int(span.start as u64, false).into(), i64t.const_int(span.end as u64, false).into()]);
+            // A call's metadata of a kind never set fails only for non-instruction values.
+            let _ = call.set_metadata(node, self.ctx.get_kind_id(SPAN_METADATA));
+        }
+    }
+
+    /// Keeps the launch that produced `status` at V1 when it carries V1 of its own in a module
+    /// of another ABI (`abi`, already filtered to differ from the module's): the pipeline's
+    /// lowering leaves a call marked [`crate::pipeline::launch::KEEP_V1`] as written. Only V1
+    /// is ever carried (`hir::Launch::abi`).
+    fn mark_abi(&self, status: IntValue<'ctx>, abi: Option<LaunchAbi>) {
+        if abi == Some(LaunchAbi::V1) {
+            if let Some(call) = launch_call(status) {
+                crate::pipeline::launch::mark_v1(call);
+            }
+        }
     }
 
     /// A launch's status when it is kept; otherwise it is dropped: a launch is a void
@@ -124,8 +178,9 @@ impl<'ctx> Codegen<'ctx, '_> {
     /// Calls the helper that launches `site.kernel` with operands of these types, made on first
     /// use: `i32 @__cdpc_launch_<kernel>(grid, block, shmem, stream, args...)`, internal and
     /// never inlined, whose body is [`build_device_launch`] on its parameters; one per launch
-    /// ABI too, `__cdpc_launch_v1_<kernel>` for launches that carry V1 (`abi`).
-    fn call_launch_helper(&mut self, kernel_index: usize, site: LaunchSite<'_, 'ctx>, layout: &ParamLayout, abi: Option<LaunchAbi>) -> R<IntValue<'ctx>> {
+    /// ABI too, `__cdpc_launch_v1_<kernel>` for launches that carry V1 (`abi`). The helper's
+    /// launch carries the span of the site that made it; the call at each site, its own.
+    fn call_launch_helper(&mut self, kernel_index: usize, site: LaunchSite<'_, 'ctx>, layout: &ParamLayout, span: Span, abi: Option<LaunchAbi>) -> R<IntValue<'ctx>> {
         let mut operands: Vec<BasicValueEnum<'ctx>> = vec![site.grid.into(), site.block.into(), site.shared_mem.into(), site.stream];
         operands.extend(site.args.iter().map(|a| a.value));
         let types: Vec<BasicTypeEnum<'ctx>> = operands.iter().map(|v| v.get_type()).collect();
@@ -134,7 +189,7 @@ impl<'ctx> Codegen<'ctx, '_> {
         let helper = match self.launch_helpers.get(&key) {
             Some(helper) => *helper,
             None => {
-                let helper = self.define_launch_helper(site, layout, &types, abi)?;
+                let helper = self.define_launch_helper(site, layout, &types, span, abi)?;
                 self.launch_helpers.insert(key, helper);
                 helper
             }
@@ -147,7 +202,7 @@ impl<'ctx> Codegen<'ctx, '_> {
         }
     }
 
-    fn define_launch_helper(&self, site: LaunchSite<'_, 'ctx>, layout: &ParamLayout, types: &[BasicTypeEnum<'ctx>], abi: Option<LaunchAbi>) -> R<FunctionValue<'ctx>> {
+    fn define_launch_helper(&self, site: LaunchSite<'_, 'ctx>, layout: &ParamLayout, types: &[BasicTypeEnum<'ctx>], span: Span, abi: Option<LaunchAbi>) -> R<FunctionValue<'ctx>> {
         let params: Vec<BasicMetadataTypeEnum<'ctx>> = types.iter().map(|t| (*t).into()).collect();
         let abi_part = match abi {
             Some(LaunchAbi::V1) => "v1_",
@@ -169,7 +224,10 @@ impl<'ctx> Codegen<'ctx, '_> {
             .collect::<R<_>>()?;
         let BasicValueEnum::IntValue(shared_mem) = param(2)? else { return internal("launch helper shared memory") };
         let inner = LaunchSite { kernel: site.kernel, grid: dim3(param(0)?)?, block: dim3(param(1)?)?, shared_mem, stream: param(3)?, args: &args };
-        let status = build_device_launch(&builder, &self.runtime_at(abi), inner, layout)?;
+        let status = build_device_launch(&builder, &self.launch_runtime(), inner, layout)?;
+        // Its launch is a launch for the pipeline, at the site that made the helper.
+        self.mark_span(status, span);
+        self.mark_abi(status, abi);
         builder.build_return(Some(&status))?;
         Ok(helper)
     }
@@ -179,5 +237,19 @@ fn dim3(v: BasicValueEnum<'_>) -> R<StructValue<'_>> {
     match v {
         BasicValueEnum::StructValue(s) => Ok(s),
         other => internal(format!("launch configuration is not a dim3: {other:?}")),
+    }
+}
+
+/// The call that produced a launch's `status`: the status itself, or the call among the
+/// incoming values of the phi that joins it with the skipped launch's constant.
+fn launch_call(status: IntValue<'_>) -> Option<inkwell::values::InstructionValue<'_>> {
+    let inst = status.as_instruction()?;
+    match inst.get_opcode() {
+        InstructionOpcode::Call => Some(inst),
+        InstructionOpcode::Phi => inkwell::values::PhiValue::try_from(inst)
+            .ok()
+            .and_then(|phi| (0..phi.count_incoming()).find_map(|i| inkwell::values::BasicValue::as_instruction_value(&phi.get_incoming(i)?.0)))
+            .filter(|i| i.get_opcode() == InstructionOpcode::Call),
+        _ => None,
     }
 }

@@ -43,7 +43,7 @@ mod globals;
 pub mod host_object;
 mod intrinsics;
 mod launch;
-pub use launch::INLINE_LAUNCHES;
+pub use launch::{INLINE_LAUNCHES, OWN_METADATA, SPAN_METADATA};
 mod types;
 
 #[cfg(test)]
@@ -166,11 +166,28 @@ pub struct Generated {
 
 /// Generates code once and returns the texts `outputs` asks for; the IR is the optimised
 /// module that PTX is emitted from.
+///
+/// Launches are written as the documented V1 sequence and left so: a caller that wants
+/// another ABI lowers them in [`generate_lowered`]'s `lower` (the driver runs the launch
+/// pipeline there).
 pub fn generate(module: &hir::Module, options: &CodegenOptions, outputs: Outputs) -> Result<Generated, BackendError> {
+    generate_lowered(module, options, outputs, |_, _| Ok(()))
+}
+
+/// [`generate`] with `lower` run on the module between building it from the HIR and
+/// optimising it, with the target machine PTX is emitted by (the driver's launch pipeline on
+/// LLVM IR, which back does not know).
+pub fn generate_lowered<E: From<BackendError>>(
+    module: &hir::Module,
+    options: &CodegenOptions,
+    outputs: Outputs,
+    lower: impl FnOnce(&Module<'_>, &TargetMachine) -> Result<(), E>,
+) -> Result<Generated, E> {
     let started = std::time::Instant::now();
     let context = Context::create();
     let tm = target_machine_with_features(&module.target, options.opt_level, ptx_features(module))?;
     let llvm = build_ir(&context, &tm, module, options)?;
+    lower(&llvm, &tm)?;
     let built = std::time::Instant::now();
     optimize_built(&llvm, &tm, options)?;
     let llvm_ir = outputs.llvm_ir.then(|| llvm.print_to_string().to_string());

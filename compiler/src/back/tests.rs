@@ -150,16 +150,25 @@ fn add(m: &mut Module, f: Function) -> FuncId {
     FuncId(m.functions.len() as u32 - 1)
 }
 
+/// PTX of `m` as the driver makes it of `.cdp` code: its launches, which code generation
+/// writes as the documented V1 sequence, lowered by the launch pipeline to `m`'s ABI.
 fn ptx(m: &Module, opt_level: u8) -> String {
     let options = CodegenOptions { opt_level, libdevice: libdevice().map(Path::to_path_buf), ..Default::default() };
-    match emit_ptx(m, &options) {
-        Ok(p) => p,
-        Err(err) => panic!("emit_ptx failed: {err}"),
+    let pipeline = crate::pipeline::PipelineOptions { target: m.target, ..Default::default() };
+    let lowered = super::generate_lowered(m, &options, super::Outputs { llvm_ir: false, ptx: true }, |module, _| {
+        let result = crate::pipeline::run(module, &pipeline, &crate::pipeline::SourceText::default());
+        crate::pipeline::strip_cdp_spans(module);
+        result.map(drop).map_err(|e| BackendError::Internal(format!("{e:?}")))
+    });
+    match lowered {
+        Ok(p) => p.ptx.expect("asked for PTX"),
+        Err(err) => panic!("code generation failed: {err}"),
     }
 }
 
 /// The module of the nvcc reference (shared/reference/nvcc-13.5-hello.ptx): a child with four
-/// parameters, a tail kernel, and a parent that launches both.
+/// parameters, a tail kernel, and a parent that launches both (the tail kernel into
+/// `cudaStreamTailLaunch` with the V2 ABI, which alone takes it).
 fn hello(target: Target) -> Module {
     let mut m = module(target);
     let mut child = F::kernel("child");
@@ -185,7 +194,8 @@ fn hello(target: Target) -> Module {
     let args = vec![p.clone(), e(ExprKind::FloatConst(2.5), Type::DOUBLE), e(ExprKind::IntConst(97), Type::CHAR), int(7)];
     let stmts = vec![
         launch_stmt(&m, child, dim3(1), dim3(256), 0, args),
-        launch_stmt(&m, tail, dim3(1), dim3(256), runtime_shim::streams::TAIL_LAUNCH, vec![p]),
+        // V1 refuses the tail-launch stream (`E0306`): the NULL stream there.
+        launch_stmt(&m, tail, dim3(1), dim3(256), if target.launch_abi == LaunchAbi::V2 { runtime_shim::streams::TAIL_LAUNCH } else { 0 }, vec![p]),
     ];
     add(&mut m, parent.body(stmts));
     m
@@ -259,6 +269,20 @@ fn kernels_are_entries_and_device_functions_are_funcs() {
         assert!(ptx.contains(".func  (.param .b32 func_retval0) plus_one(") || ptx.contains(".func (.param .b32 func_retval0) plus_one("), "{ptx}");
         assert!(!ptx.contains(".entry plus_one"), "{ptx}");
     }
+}
+
+/// Code generation alone writes every launch as the documented V1 sequence, whatever ABI is
+/// asked for, each launch call marked with its span for the launch pipeline (which lowers it
+/// to the ABI: `v2_launch_matches_nvcc`).
+#[test]
+fn launches_are_written_as_the_documented_v1_sequence_with_their_spans() {
+    let ir = emit_llvm_ir(&hello(Target::default()), &CodegenOptions::default()).expect("IR");
+    assert_eq!(ir.matches("call ptr @cudaGetParameterBuffer(").count(), 2, "{ir}");
+    assert_eq!(ir.matches("call i32 @cudaLaunchDevice(").count(), 2, "{ir}");
+    // The V2 entry points are only declared (for the pipeline's lowering), never called.
+    assert!(!ir.contains("call i32 @__cudaCDP2") && !ir.contains("call ptr @__cudaCDP2"), "{ir}");
+    let marked = ir.lines().filter(|l| l.contains("call i32 @cudaLaunchDevice(") && l.contains(&format!("!{} !", super::SPAN_METADATA))).count();
+    assert_eq!(marked, 2, "{ir}");
 }
 
 #[test]
@@ -335,8 +359,7 @@ fn thirty_two_bit_output() {
     assert!(ptx.contains(".param .b32 cudaLaunchDevice_param_0"), "{ptx}");
     assert!(ptx.contains(".param .b32 cudaLaunchDevice_param_5"), "{ptx}");
     assert!(ptx.contains(".param .align 4 .b8 cudaLaunchDevice_param_2[12]"), "{ptx}");
-    let ptx = super::emit_ptx(&hello(Target { launch_abi: LaunchAbi::V2, ..bits32() }), &CodegenOptions::default())
-        .expect("32-bit V2 PTX");
+    let ptx = self::ptx(&hello(Target { launch_abi: LaunchAbi::V2, ..bits32() }), 0);
     assert!(ptx.contains(".address_size 32"), "{ptx}");
     assert!(ptx.contains(".extern .func  (.param .b32 func_retval0) __cudaCDP2GetParameterBufferV2"), "{ptx}");
     assert!(ptx.contains(".param .b32 __cudaCDP2LaunchDeviceV2_param_1"), "{ptx}");

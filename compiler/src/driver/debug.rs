@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 /// [`DebugInfo`] for the files of `map`: each named as the user named it, in the current folder
 /// when the name is relative (as nvcc's `.file` lines are absolute paths).
-pub(super) fn debug_info(level: DebugLevel, map: SourceMap) -> DebugInfo {
+pub(super) fn debug_info(level: DebugLevel, map: Arc<SourceMap>) -> DebugInfo {
     let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_else(|_| ".".into());
     let files = map
         .files
@@ -21,7 +21,6 @@ pub(super) fn debug_info(level: DebugLevel, map: SourceMap) -> DebugInfo {
             (name, dir)
         })
         .collect();
-    let map = Arc::new(map);
     let locate = move |span: Span| {
         let (file, offset) = map.file_position(span.start);
         let (line, column) = map.files.get(file as usize).map_or((1, 1), |f| f.line_column(offset));

@@ -167,8 +167,8 @@ fn compile_source(path: &Path, tools: Option<&Toolchain>, options: &CompileOptio
         return Ok(from_ptx(name, text, generated));
     }
     let checked = check_here(&text, &options).map_err(|e| failed(e, &text))?;
-    let generated = back::generate(&checked.module, &codegen_options(&options, tools, &checked), back::Outputs { llvm_ir: false, ptx: true })
-        .map_err(|e| failed(e.into(), &text))?;
+    let (generated, warnings) = super::generate_cdp(&checked, &options, &codegen_options(&options, tools, &checked), back::Outputs { llvm_ir: false, ptx: true })
+        .map_err(|e| failed(e, &text))?;
     let ptx = generated.ptx.expect("asked for PTX");
     let mut timings = checked.timings;
     timings.0.push((super::Phase::LlvmIr, generated.timings.llvm_ir));
@@ -177,7 +177,7 @@ fn compile_source(path: &Path, tools: Option<&Toolchain>, options: &CompileOptio
     Ok(Compiled {
         unit: Unit { file, symbols: symbols::ptx_symbols(&ptx), places: checked.places },
         ptx,
-        warnings: SourceWarnings { name, text, warnings: checked.warnings },
+        warnings: SourceWarnings { name, text, warnings },
         timings,
     })
 }

@@ -406,6 +406,9 @@ pub struct Checked {
     pub places: std::collections::HashMap<String, crate::diag::Label>,
     /// With [`CompileOptions::debug`]: the files and the map from spans to their lines.
     pub debug: Option<back::DebugInfo>,
+    /// The preprocessor's map from preprocessed text back to files, for the launch
+    /// pipeline's diagnostics ([`generate_cdp`]); `None` for an oversized source.
+    pub(crate) map: Option<std::sync::Arc<preprocess::SourceMap>>,
 }
 
 /// Parses and checks `source`, then aggregates launches when asked. The front half of the
@@ -463,8 +466,9 @@ fn check_here(source: &str, options: &CompileOptions) -> Result<Checked, Compile
     match module {
         Some(module) if !diagnostics.iter().any(Diagnostic::is_error) => {
             let places = symbols::declaration_places(&module, pp.as_ref().map(|pp| &pp.map));
-            let debug = options.debug.zip(pp).map(|(level, pp)| debug::debug_info(level, pp.map));
-            Ok(Checked { module, warnings: diagnostics, timings, places, debug })
+            let map = pp.map(|pp| std::sync::Arc::new(pp.map));
+            let debug = options.debug.zip(map.clone()).map(|(level, map)| debug::debug_info(level, map));
+            Ok(Checked { module, warnings: diagnostics, timings, places, debug, map })
         }
         _ => Err(CompileError::Diagnostics(diagnostics)),
     }
@@ -560,11 +564,10 @@ fn compile_here(source: &str, options: &CompileOptions) -> Result<Compiled, Comp
     let codegen = codegen_options(options, tools.as_ref(), &checked);
     let build = build_options(options);
     let wants_ir = options.emit == Emit::LlvmIr;
-    let generated = back::generate(&checked.module, &codegen, back::Outputs { llvm_ir: wants_ir, ptx: !wants_ir })?;
+    let (generated, mut warnings) = generate_cdp(&checked, options, &codegen, back::Outputs { llvm_ir: wants_ir, ptx: !wants_ir })?;
     let mut timings = checked.timings;
     timings.0.push((Phase::LlvmIr, generated.timings.llvm_ir));
     timings.0.push((Phase::LlvmOptPtx, generated.timings.optimize_and_emit));
-    let mut warnings = checked.warnings;
     let mut header = None;
     let output = match (generated.llvm_ir, generated.ptx) {
         (Some(ir), _) => ir.into_bytes(),
@@ -606,6 +609,35 @@ impl CudaInput<'_> {
             CudaInput::Ir(bytes) => ir::generate(bytes, options, tools, outputs),
         }
     }
+}
+
+/// Code generation of a checked `.cdp` program: `back` writes its launches as the documented
+/// V1 sequence, then the launch pipeline on LLVM IR ([`crate::pipeline::run`], as for Clang's
+/// IR) lowers them to the ABI asked for, before LLVM's optimisation. Returns what was
+/// generated and the checked program's warnings with the pipeline's, placed in the source
+/// through the source map; an error among the pipeline's is `Err` with all of them.
+pub(crate) fn generate_cdp(checked: &Checked, options: &CompileOptions, codegen: &CodegenOptions, outputs: back::Outputs) -> Result<(back::Generated, Vec<Diagnostic>), CompileError> {
+    // The HIR passes did the thresholding and the aggregation already.
+    let pipeline = crate::pipeline::PipelineOptions { launch_threshold: 0, aggregate: Granularity::Off, ..pipeline_options(options) };
+    let mut warnings = checked.warnings.clone();
+    let generated = back::generate_lowered(&checked.module, codegen, outputs, |module, _| {
+        let result = crate::pipeline::run(module, &pipeline, &crate::pipeline::SourceText::default());
+        crate::pipeline::strip_cdp_spans(module);
+        let found = result.unwrap_or_else(|errors| errors);
+        let placed = found.into_iter().map(|d| match &checked.map {
+            Some(map) => map.remap(d),
+            None => d,
+        });
+        warnings.extend(options.warnings.apply(placed.collect()));
+        if warnings.iter().any(Diagnostic::is_error) {
+            return Err(CompileError::Diagnostics(std::mem::take(&mut warnings)));
+        }
+        // No `pipeline::cleanup`: `.cdp` launches are lowered in place (`pipeline::launch`),
+        // and LLVM's pipeline at every level inlines the always-inline launch helper; the
+        // rest of cleanup's passes would change `-O0`'s code of every function.
+        Ok(())
+    })?;
+    Ok((generated, warnings))
 }
 
 /// The launch pipeline's options from the compilation's: the one place they are mapped, for
@@ -704,12 +736,12 @@ fn compile_artifacts_here(source: &str, options: &CompileOptions, with_tools: bo
         Err(_) => None,
     };
     let codegen = codegen_options(&options, tools.as_ref(), &checked);
-    let generated = back::generate(&checked.module, &codegen, back::Outputs { llvm_ir: true, ptx: true })?;
+    let (generated, warnings) = generate_cdp(&checked, &options, &codegen, back::Outputs { llvm_ir: true, ptx: true })?;
     let (llvm_ir, ptx) = (generated.llvm_ir.expect("asked for IR"), generated.ptx.expect("asked for PTX"));
     let build = build_options(&options);
     let (object, cubin) = object_and_cubin(tools.filter(|_| with_tools), &ptx, &build)?;
     let signatures = crate::signature::signatures(&checked.module);
-    Ok(Artifacts { llvm_ir, ptx, object, cubin, warnings: checked.warnings, tool_runs: build.log.take(), signatures })
+    Ok(Artifacts { llvm_ir, ptx, object, cubin, warnings, tool_runs: build.log.take(), signatures })
 }
 
 /// The relocatable object of `ptx` and the cubin linked from it, when there are `tools`.

@@ -85,7 +85,7 @@ fn streams_and_dynamic_sizes_are_left_with_r0500() {
     let cases = [
         ("inttoptr (i64 3 to ptr)", "0", "tail launches (cudaStreamTailLaunch) are not aggregated"),
         ("inttoptr (i64 4 to ptr)", "0", "fire-and-forget launches (cudaStreamFireAndForget) are not aggregated"),
-        ("null", "%n", "the launch's dynamic shared memory is not a constant: the aggregated grid's blocks would each need their own"),
+        ("null", "%n", "the launch's dynamic shared memory is not the same for every thread (a constant, `warpSize`, or a local only its declaration stores): the aggregated grid's blocks would each need their own"),
     ];
     for (stream, shmem, why) in cases {
         let (_, remarks) = aggregated(&format!("{HEAD}{CHILD}{}", launch("child", stream, shmem)), Granularity::Warp);
@@ -121,4 +121,63 @@ fn tables_come_from_a_static_pool_then_the_heap() {
     insta::assert_snapshot!("pool_table", function(&ir, "child__agg_table"));
     let give_back = function(&ir, "child__agg_give_back");
     assert!(give_back.contains("%in.pool = icmp ult i64 %offset, 5242880") && give_back.contains("atomicrmw and ptr %word") && give_back.contains("call void @free(ptr %table)"), "{give_back}");
+}
+
+/// The module after the whole pipeline (no clean-up) aggregating at `asked`, and the remarks
+/// as [`aggregated`] gives them.
+fn through_pipeline(ir: &str, asked: Granularity, threshold: u32) -> (String, Vec<String>) {
+    let context = Context::create();
+    let module = parse(&context, ir);
+    let options = PipelineOptions { target: Target::default(), nv_module_id: None, launch_threshold: threshold, aggregate: asked, pass_remarks: true };
+    let remarks = run(&module, &options, &SourceText::default()).expect("the pipeline accepts the module");
+    module.verify().unwrap();
+    (module.print_to_string().to_string(), remarks.iter().map(|d| format!("{}: {}: {}", d.code.as_str(), d.message, d.labels[0].message)).collect())
+}
+
+/// A dynamic shared memory size every run agrees on (`const int warps = 128 / warpSize`, kept
+/// in a local as unoptimised code keeps it) is taken as the constant it is, as the `.cdp`
+/// front end's HIR pass takes it; one a thread may see otherwise is not.
+#[test]
+fn a_uniform_dynamic_shared_memory_size_is_taken_as_its_constant() {
+    let with_shmem = |body: &str| {
+        let parent = launch("child", "null", "%sh").replace("entry:\n", &format!("entry:\n  %wslot = alloca i32, align 4\n{body}  %wl = load i32, ptr %wslot, align 4\n  %sh = mul i32 %wl, 64\n"));
+        format!("{HEAD}declare i32 @llvm.nvvm.read.ptx.sreg.warpsize()\n{CHILD}{parent}")
+    };
+    let uniform = with_shmem("  %ws = call i32 @llvm.nvvm.read.ptx.sreg.warpsize()\n  %warps = udiv i32 128, %ws\n  store i32 %warps, ptr %wslot, align 4\n");
+    for asked in [Granularity::Warp, Granularity::Block, Granularity::Grid] {
+        let (ir, remarks) = through_pipeline(&uniform, asked, 0);
+        assert!(remarks.is_empty(), "{asked:?}: {remarks:?}");
+        assert!(ir.contains("@child__agg("), "{ir}");
+    }
+    let (ir, _) = through_pipeline(&uniform, Granularity::Warp, 0);
+    assert!(function(&ir, "child__warp").contains("i32 256"), "{ir}");
+    // Stored twice, or from the thread's index: not one value.
+    let twice = with_shmem("  store i32 4, ptr %wslot, align 4\n  store i32 %n, ptr %wslot, align 4\n");
+    let per_thread = with_shmem("  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  store i32 %t, ptr %wslot, align 4\n");
+    for ir in [twice, per_thread] {
+        let (_, remarks) = through_pipeline(&ir, Granularity::Warp, 0);
+        assert_eq!(remarks, ["R0500: launch of `child` not aggregated: the launch's dynamic shared memory is not the same for every thread (a constant, `warpSize`, or a local only its declaration stores): the aggregated grid's blocks would each need their own"]);
+    }
+}
+
+/// A launch through a local that holds one kernel's address on every run is a launch of that
+/// kernel, for thresholding and aggregation alike, as the `.cdp` front end's HIR passes fold
+/// it; a local stored twice is a launch through a pointer.
+#[test]
+fn a_kernel_pointer_that_holds_one_kernel_is_that_kernel() {
+    let through = |body: &str| {
+        let parent = launch("child", "null", "0").replace("entry:\n", &format!("entry:\n  %kslot = alloca ptr, align 8\n{body}  %k = load ptr, ptr %kslot, align 8\n")).replace("ptr @child, ptr %buf", "ptr %k, ptr %buf");
+        format!("{HEAD}{CHILD}{parent}")
+    };
+    let one = through("  store ptr @child, ptr %kslot, align 8\n");
+    let (ir, remarks) = through_pipeline(&one, Granularity::Warp, 0);
+    assert!(remarks.is_empty(), "{remarks:?}");
+    assert!(ir.contains("@child__agg("), "{ir}");
+    let (ir, remarks) = through_pipeline(&one, Granularity::Off, 128);
+    assert!(remarks.is_empty(), "{remarks:?}");
+    assert!(ir.contains("@child__serial"), "{ir}");
+    let two = through("  store ptr @child, ptr %kslot, align 8\n  store ptr @parent, ptr %kslot, align 8\n");
+    let (_, remarks) = through_pipeline(&two, Granularity::Warp, 0);
+    assert_eq!(remarks.len(), 1, "{remarks:?}");
+    assert!(remarks[0].starts_with("R0500: launch of a kernel through a pointer not aggregated"), "{remarks:?}");
 }

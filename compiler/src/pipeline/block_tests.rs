@@ -198,3 +198,26 @@ fn a_child_that_calls_through_a_pointer_a_reader_of_built_ins_may_reach_is_left_
         assert!(!ir.contains("@child__agg("), "{ir}");
     }
 }
+
+/// A call through a pointer calls a function whose address is taken, as the `.cdp` front end's
+/// HIR passes take it: a kernel whose pointer calls reach no barrier ends its blocks at
+/// barriers and is aggregated per grid; one whose may, on some path, is left alone per grid.
+#[test]
+fn a_call_through_a_pointer_may_reach_only_the_functions_whose_address_is_taken() {
+    let calling = |step: &str| {
+        let parent = program().replace("fill:\n", "fill:\n  %fp = load ptr, ptr @ftable, align 8\n  call void %fp(ptr %p)\n");
+        format!("{parent}\n@ftable = global ptr @step\ndefine void @step(ptr %q) {{\n{step}  store i32 1, ptr %q, align 4\n  ret void\n}}\n")
+    };
+    let plain = calling("");
+    let (ir, remarks) = aggregated(&plain, Granularity::Grid);
+    assert!(remarks.is_empty(), "{remarks:?}");
+    assert!(ir.contains("@child__agg("), "{ir}");
+    let (ir, remarks) = aggregated(&plain, Granularity::Block);
+    assert!(remarks.is_empty(), "{remarks:?}");
+    assert!(!ir.contains("agg_arrived"), "{ir}");
+    let syncing = calling("  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)\n");
+    let (_, remarks) = aggregated(&syncing, Granularity::Grid);
+    assert_eq!(remarks, ["R0500: launch of `child` not aggregated: `parent` returns early and calls `__syncthreads`: grid granularity leaves it alone (-faggregate-launches=block or =warp would aggregate it)"]);
+    let (ir, _) = aggregated(&syncing, Granularity::Block);
+    assert!(ir.contains("agg_arrived"), "{ir}");
+}

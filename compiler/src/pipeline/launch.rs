@@ -24,7 +24,13 @@
 //!
 //! # Lowering
 //!
-//! - **V2** (the default, nvcc 13's): the arguments are gathered in a local block where the V1
+//! - **V2 in place**, where the kernel and the configuration (dims by value) are available where
+//!   the V1 buffer was asked for (`.cdp` code evaluates every operand first): the V1 buffer becomes
+//!   `__cudaCDP2GetParameterBufferV2(kernel, grid, block, shmem)`, the front end's stores stay
+//!   as written, each with its own alignment (nvcc's stores), and the launch becomes
+//!   `__cudaCDP2LaunchDeviceV2(buf, stream)`, called as it is where the front end's null test
+//!   guards it, else through an always-inline helper that tests.
+//! - **V2** otherwise (the default, nvcc 13's): the arguments are gathered in a local block where the V1
 //!   buffer was, and at the launch `__cudaCDP2GetParameterBufferV2(kernel, grid, block,
 //!   shmem)` gives the runtime's buffer, the block is copied into it and
 //!   `__cudaCDP2LaunchDeviceV2(buf, stream)` launches; a null buffer skips the launch with
@@ -189,7 +195,8 @@ fn escaping_use<'ctx>(buffer: InstructionValue<'ctx>, launch: InstructionValue<'
 }
 
 /// Every call in the module's functions, with the function, the CUDA header's launch wrappers
-/// left out (calls of them are what launches mean, not launches themselves).
+/// left out (calls of them are what launches mean, not launches themselves), and a `.cdp`
+/// program's own calls of the runtime (`!cdpc.own`: no `<<<>>>`, left as written).
 fn user_calls<'ctx>(module: &Module<'ctx>) -> Vec<(FunctionValue<'ctx>, InstructionValue<'ctx>, FunctionValue<'ctx>)> {
     let mut calls = Vec::new();
     for function in module.get_functions() {
@@ -199,7 +206,7 @@ fn user_calls<'ctx>(module: &Module<'ctx>) -> Vec<(FunctionValue<'ctx>, Instruct
         }
         for block in function.get_basic_blocks() {
             for inst in block.get_instructions() {
-                if let Some(target) = callee(inst) {
+                if let Some(target) = callee(inst).filter(|_| !super::location::is_own_call(inst)) {
                     calls.push((function, inst, target));
                 }
             }
@@ -315,6 +322,8 @@ pub(super) fn literal_dims(module: &Module<'_>) -> Result<(), String> {
             let rebuilt = rebuilt.try_as_basic_value().basic().and_then(|v| v.as_instruction_value());
             if let Some(r) = rebuilt {
                 r.set_debug_location(call.get_debug_location());
+                // A `.cdp` launch's span stays with it.
+                super::location::copy_cdp_span(call, r);
                 call.replace_all_uses_with(&r);
             }
             call.erase_from_basic_block();
@@ -345,7 +354,12 @@ pub fn lower(module: &Module<'_>, target: &Target, source: &SourceText) -> Vec<D
         LaunchAbi::V1 => {}
         LaunchAbi::V2 => {
             for l in launches.iter().filter(|l| !keeps_v1(l)) {
-                if let Err(e) = to_v2(module, target, l) {
+                let lowered = match in_place_v2(module, target, l) {
+                    Ok(true) => Ok(()),
+                    Ok(false) => to_v2(module, target, l),
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = lowered {
                     diagnostics.push(source.place(not_recognised(e), l.call, &name_of(l.function)));
                 }
             }
@@ -371,6 +385,151 @@ pub fn lower(module: &Module<'_>, target: &Target, source: &SourceText) -> Vec<D
         }
     }
     diagnostics
+}
+
+/// Whether the value `def` is available at `at` (both in one function): not an instruction,
+/// or an instruction before `at` in its block, or in a block that dominates `at`'s (every path
+/// from the entry to `at`'s block passes through it).
+fn available_at(def: BasicValueEnum<'_>, at: InstructionValue<'_>) -> bool {
+    let Some(def) = def.as_instruction_value() else { return true };
+    let (Some(db), Some(ab)) = (def.get_parent(), at.get_parent()) else { return false };
+    if db == ab {
+        let mut next = def.get_next_instruction();
+        while let Some(i) = next {
+            if i == at {
+                return true;
+            }
+            next = i.get_next_instruction();
+        }
+        return false;
+    }
+    let Some(entry) = ab.get_parent().and_then(|f| f.get_first_basic_block()) else { return false };
+    if db == entry {
+        return true;
+    }
+    // `db` dominates `ab` when `ab` cannot be reached from the entry without passing `db`.
+    let mut seen = std::collections::HashSet::from([entry]);
+    let mut pending = vec![entry];
+    while let Some(block) = pending.pop() {
+        if block == ab {
+            return false;
+        }
+        let Some(term) = block.get_terminator() else { continue };
+        for i in 0..term.get_num_operands() {
+            if let Some(next) = term.get_operand(i).and_then(|o| o.block()) {
+                if next != db && seen.insert(next) {
+                    pending.push(next);
+                }
+            }
+        }
+    }
+    true
+}
+
+/// V2 in place, where it can be: when the kernel and the configuration (dims by value) are
+/// available where the V1 buffer was asked for, as in `.cdp` code, which evaluates every
+/// operand first. The V1 buffer becomes `__cudaCDP2GetParameterBufferV2(kernel, grid, block,
+/// shmem)`, the front end's stores stay as written (each with its own alignment: nvcc's
+/// stores), and the launch becomes `__cudaCDP2LaunchDeviceV2(buf, stream)` behind a null test
+/// (a helper, always inlined, which LLVM folds into the front end's own test). Returns false,
+/// changing nothing, where the operands come later or the dims are pointers: [`to_v2`] then.
+fn in_place_v2(module: &Module<'_>, target: &Target, l: &Launch<'_>) -> Result<bool, String> {
+    let runtime = DeviceRuntime::new(module, target);
+    let get = runtime.entry(&GET_PARAMETER_BUFFER_V2);
+    if get.get_type().get_param_types().get(1).is_some_and(|t| t.is_pointer_type()) {
+        return Ok(false);
+    }
+    let config: Vec<BasicValueEnum<'_>> = [0, 2, 3, 4].iter().map(|&i| operand(l.call, i)).collect::<Option<_>>().ok_or("a launch without its configuration")?;
+    // Without a V1 buffer (a kernel without parameters), the V2 buffer is asked for at the launch.
+    let at = l.buffer.unwrap_or(l.call);
+    if config[1].is_pointer_value() || config[2].is_pointer_value() || !config.iter().all(|v| available_at(*v, at)) {
+        return Ok(false);
+    }
+    let guarded = l.buffer.is_some_and(|buffer| tested_not_null(buffer, l.call));
+    let ctx = module.get_context();
+    let b = ctx.create_builder();
+    b.position_before(&at);
+    let args: Vec<BasicMetadataValueEnum> = config.iter().map(|v| (*v).into()).collect();
+    let buf = e(b.build_call(get, &args, "buf"))?.try_as_basic_value().basic().ok_or("no buffer")?;
+    let buf_inst = buf.as_instruction_value().ok_or("no buffer")?;
+    buf_inst.set_debug_location(at.get_debug_location());
+    if let Some(buffer) = l.buffer {
+        buffer.replace_all_uses_with(&buf_inst);
+        buffer.erase_from_basic_block();
+    }
+    b.position_before(&l.call);
+    let stream = match operand(l.call, 5).ok_or("a launch without a stream")? {
+        BasicValueEnum::IntValue(i) => e(b.build_int_to_ptr(i, runtime.ptr_type(), "stream"))?.into(),
+        other => other,
+    };
+    // The front end's own null test guards the launch already (`.cdp`'s does): the launch
+    // entry point is called as it is; otherwise through the helper that tests.
+    let launch = if guarded {
+        runtime.entry(if l.per_thread { &LAUNCH_DEVICE_V2_PTSZ } else { &LAUNCH_DEVICE_V2 })
+    } else {
+        filled_helper(module, target, l.per_thread)?
+    };
+    let status = e(b.build_call(launch, &[buf.into(), stream.into()], "launch"))?;
+    let status = status.try_as_basic_value().basic().and_then(|v| v.as_instruction_value()).ok_or("no status")?;
+    status.set_debug_location(l.call.get_debug_location());
+    l.call.replace_all_uses_with(&status);
+    l.call.erase_from_basic_block();
+    Ok(true)
+}
+
+/// Whether `launch` runs only when `buffer` is not null: its block is entered only from the
+/// conditional branch on `buffer == null` (or `!= null`), from the side where it is not.
+fn tested_not_null(buffer: InstructionValue<'_>, launch: InstructionValue<'_>) -> bool {
+    use inkwell::llvm_sys::core::{LLVMGetICmpPredicate, LLVMGetSuccessor};
+    use inkwell::llvm_sys::LLVMIntPredicate;
+    let Some(block) = launch.get_parent() else { return false };
+    // One use of the block: the branch into it.
+    let Some(only) = block.get_first_use().filter(|u| u.get_next_use().is_none()) else { return false };
+    let Some(branch) = as_instruction(only.get_user()).filter(|i| i.get_opcode() == InstructionOpcode::Br && i.get_num_operands() == 3) else { return false };
+    let Some(test) = operand(branch, 0).and_then(|c| c.as_instruction_value()).filter(|c| c.get_opcode() == InstructionOpcode::ICmp) else { return false };
+    let (a, z) = (operand(test, 0), operand(test, 1));
+    let is_buffer = |v: Option<BasicValueEnum<'_>>| v.is_some_and(|v| v.as_value_ref() == buffer.as_value_ref());
+    let is_null = |v: Option<BasicValueEnum<'_>>| v.and_then(constant_u64) == Some(0);
+    if !((is_buffer(a) && is_null(z)) || (is_buffer(z) && is_null(a))) {
+        return false;
+    }
+    // SAFETY: queries of a live compare and a live two-way branch.
+    unsafe {
+        let not_null = match LLVMGetICmpPredicate(test.as_value_ref()) {
+            LLVMIntPredicate::LLVMIntEQ => LLVMGetSuccessor(branch.as_value_ref(), 1),
+            LLVMIntPredicate::LLVMIntNE => LLVMGetSuccessor(branch.as_value_ref(), 0),
+            _ => return false,
+        };
+        not_null == block.as_mut_ptr() && LLVMGetSuccessor(branch.as_value_ref(), 0) != LLVMGetSuccessor(branch.as_value_ref(), 1)
+    }
+}
+
+/// The always-inline helper that launches a filled V2 buffer: `i32 (ptr buf, ptr stream)`,
+/// status 69 without launching when the buffer is null.
+fn filled_helper<'ctx>(module: &Module<'ctx>, target: &Target, per_thread: bool) -> Result<FunctionValue<'ctx>, String> {
+    let name = if per_thread { "__cdpc_launch_v2_filled_ptsz" } else { "__cdpc_launch_v2_filled" };
+    if let Some(f) = module.get_function(name) {
+        return Ok(f);
+    }
+    let ctx = module.get_context();
+    let runtime = DeviceRuntime::new(module, target);
+    let (ptr, i32t) = (ctx.ptr_type(AddressSpace::default()), ctx.i32_type());
+    let f = module.add_function(name, i32t.fn_type(&[ptr.into(), ptr.into()], false), Some(Linkage::Internal));
+    let inline = ctx.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id("alwaysinline"), 0);
+    f.add_attribute(inkwell::attributes::AttributeLoc::Function, inline);
+    let launch = runtime.entry(if per_thread { &LAUNCH_DEVICE_V2_PTSZ } else { &LAUNCH_DEVICE_V2 });
+    let b = ctx.create_builder();
+    let p = |i: u32| f.get_nth_param(i).expect("two parameters");
+    let (entry, go, skip) = (ctx.append_basic_block(f, "entry"), ctx.append_basic_block(f, "launch"), ctx.append_basic_block(f, "skip"));
+    b.position_at_end(entry);
+    let null = e(b.build_is_null(p(0).into_pointer_value(), "null"))?;
+    e(b.build_conditional_branch(null, skip, go))?;
+    b.position_at_end(go);
+    let status = e(b.build_call(launch, &[p(0).into(), p(1).into()], "status"))?.try_as_basic_value().basic().ok_or("no status")?;
+    e(b.build_return(Some(&status)))?;
+    b.position_at_end(skip);
+    e(b.build_return(Some(&i32t.const_int(LAUNCH_SKIPPED_STATUS as u64, false))))?;
+    Ok(f)
 }
 
 /// The always-inline helper that takes a launch's argument block to the V2 entry points:

@@ -18,8 +18,13 @@ pub struct SourceText {
 }
 
 impl SourceText {
-    /// A span and, outside the main file, the file: where `inst` came from, when known.
+    /// A span and, outside the main file, the file: where `inst` came from, when known. A
+    /// `.cdp` launch's span ([`crate::back::SPAN_METADATA`], in the text of `self`) comes first;
+    /// else the debug location.
     pub(crate) fn locate(&self, inst: InstructionValue<'_>) -> Option<Label> {
+        if let Some(span) = cdp_span(inst) {
+            return Some(Label { span, message: String::new(), primary: true, file: None });
+        }
         // SAFETY: plain queries of a live instruction's debug location and its scope's file.
         let (file, line, col) = unsafe {
             let mut loc = LLVMInstructionGetDebugLoc(inst.as_value_ref());
@@ -108,6 +113,57 @@ impl SourceText {
             None => {
                 d.labels[0].span = Span::new(0, 0);
                 d.with_note(format!("{place}: the input has no debug location for it"))
+            }
+        }
+    }
+}
+
+/// The span a `.cdp` launch call carries ([`crate::back::SPAN_METADATA`]).
+fn cdp_span(inst: InstructionValue<'_>) -> Option<Span> {
+    let kind = inst.get_parent()?.get_context().get_kind_id(crate::back::SPAN_METADATA);
+    let node = inst.get_metadata(kind)?;
+    let ints: Vec<u64> = node.get_node_values()?.into_iter().filter_map(|v| match v {
+        inkwell::values::BasicMetadataValueEnum::IntValue(i) => i.get_zero_extended_constant(),
+        _ => None,
+    }).collect();
+    match ints[..] {
+        [start, end] => Some(Span::new(usize::try_from(start).ok()?, usize::try_from(end).ok()?)),
+        _ => None,
+    }
+}
+
+/// Gives `to` the `.cdp` launch span `from` has, if any ([`crate::back::SPAN_METADATA`]): a
+/// call that stands for a launch (a pass's helper) is placed where the launch was.
+pub(crate) fn copy_cdp_span(from: InstructionValue<'_>, to: InstructionValue<'_>) {
+    let Some(block) = from.get_parent() else { return };
+    let kind = block.get_context().get_kind_id(crate::back::SPAN_METADATA);
+    if let Some(node) = from.get_metadata(kind) {
+        // Only a non-instruction value refuses metadata.
+        let _ = to.set_metadata(node, kind);
+    }
+}
+
+/// Whether `call` is a `.cdp` program's own call of a device-runtime entry point
+/// ([`crate::back::OWN_METADATA`]), not a launch.
+pub(crate) fn is_own_call(call: InstructionValue<'_>) -> bool {
+    call.get_parent().is_some_and(|b| call.get_metadata(b.get_context().get_kind_id(crate::back::OWN_METADATA)).is_some())
+}
+
+/// Removes every `.cdp` launch span and own-call mark ([`crate::back::SPAN_METADATA`],
+/// [`crate::back::OWN_METADATA`]) from `module`, once the passes that read them have run: the
+/// IR and PTX are then as without them.
+pub fn strip_cdp_spans(module: &inkwell::module::Module<'_>) {
+    use inkwell::llvm_sys::core::LLVMSetMetadata;
+    let kinds = [crate::back::SPAN_METADATA, crate::back::OWN_METADATA].map(|k| module.get_context().get_kind_id(k));
+    for function in module.get_functions() {
+        for block in function.get_basic_blocks() {
+            for inst in block.get_instructions() {
+                if inst.get_opcode() == inkwell::values::InstructionOpcode::Call && inst.has_metadata() {
+                    for kind in kinds {
+                        // SAFETY: removing one metadata kind of a live instruction.
+                        unsafe { LLVMSetMetadata(inst.as_value_ref(), kind, std::ptr::null_mut()) };
+                    }
+                }
             }
         }
     }

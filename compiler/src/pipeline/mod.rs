@@ -1,5 +1,7 @@
 //! The launch pipeline on LLVM IR: what happens to a module between a front end that wrote
-//! LLVM IR (Clang for CUDA C++, see [`crate::clang`]) and the NVPTX back end.
+//! LLVM IR (Clang for CUDA C++, see [`crate::clang`]; cdpc's own `.cdp` code generation,
+//! [`crate::back`], whose launches it lowers to the ABI asked for; another front end's IR)
+//! and the NVPTX back end.
 //!
 //! Each pass does one job and states its invariant; all of them leave a module that has none
 //! of their work to do untouched.
@@ -10,18 +12,20 @@
 //! 2. [`warp`]: the warp shuffles and votes of CUDA before 9.0 (`__shfl_up`, `__any`, ...),
 //!    which sm_70 and newer lack, become their `_sync` forms over the active mask, with
 //!    `W0902`; afterwards no legacy warp intrinsic is left.
-//! 3. [`threshold`] (`-flaunch-threshold=N`, off by default): each launch in the documented
+//! 3. [`uniform`] (with thresholding or aggregation): a launch's shared memory size or kernel
+//!    pointer that is one constant on every run becomes that constant.
+//! 4. [`threshold`] (`-flaunch-threshold=N`, off by default): each launch in the documented
 //!    shape whose grid has at most N threads, of a child whose threads need not run together,
 //!    runs its child's threads one after another in the launching thread when the grid is
 //!    that small, and launches as before otherwise; the others get `R0502`. With N = 0 the
 //!    module is untouched; afterwards every launch is still in the documented shape.
-//! 4. [`aggregate`] (`-faggregate-launches=`, off by default): the launches into the NULL
+//! 5. [`aggregate`] (`-faggregate-launches=`, off by default): the launches into the NULL
 //!    stream that the threads of a warp, a block or a whole grid make become one launch of
 //!    `C__agg` (at the site, at the end of the block, at the end of the grid's last block);
 //!    the others get `R0500`, those of a kernel that reads launch errors are aggregated per
 //!    warp with `R0501`. Off, the module is untouched; afterwards every launch is still in the
 //!    documented shape.
-//! 5. [`launch`]: every device-side launch in the documented NVVM IR shape (a parameter
+//! 6. [`launch`]: every device-side launch in the documented NVVM IR shape (a parameter
 //!    buffer from `cudaGetParameterBuffer`, stores into it, `cudaLaunchDevice`) is recognised
 //!    and lowered to the launch ABI asked for: V2 (nvcc 13's entry points, which alone take
 //!    tail launch and fire-and-forget streams) or V1 (kept as written). Afterwards every
@@ -47,6 +51,7 @@ pub mod launch;
 mod location;
 pub mod names;
 pub mod threshold;
+pub mod uniform;
 pub mod warp;
 
 use crate::diag::Diagnostic;
@@ -55,7 +60,7 @@ use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::TargetMachine;
 
-pub use location::{collapse_wrapper_lines, SourceText};
+pub use location::{collapse_wrapper_lines, strip_cdp_spans, SourceText};
 
 /// What the pipeline is asked for.
 #[derive(Clone, Debug, Default)]
@@ -81,6 +86,12 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
     names::externalised_statics(module, options.nv_module_id.as_deref());
     launch::literal_dims(module).map_err(|e| vec![Diagnostic::new(crate::diag::Code::LaunchNotRecognised, crate::diag::Span::new(0, 0), format!("a launch's named `dim3` could not be rewritten: {e}"))])?;
     let mut diagnostics = warp::legacy_to_sync(module, source);
+    if options.launch_threshold > 0 || options.aggregate != crate::aggregate::Granularity::Off {
+        let (launches, errors) = launch::recognise(module, source);
+        if errors.is_empty() {
+            uniform::fold_launches(&launches);
+        }
+    }
     let mut remarks = threshold::threshold(module, options.launch_threshold, &options.target, source);
     remarks.extend(aggregate::aggregate(module, options.aggregate, source));
     if options.pass_remarks {

@@ -97,7 +97,9 @@ fn why_not_declaration(name: &str) -> Option<String> {
     let together = |w: &str| Some(format!("{w}: its threads cannot run one after another in the launching thread"));
     if let Some(reg) = name.strip_prefix("llvm.nvvm.read.ptx.sreg.") {
         let allowed = clone::builtin_index(name).is_some() || ["warpsize", "clock", "clock64", "globaltimer", "globaltimer_lo", "globaltimer_hi", "smid", "nsmid"].contains(&reg);
-        return if allowed { None } else { together(&format!("reads `%{reg}`")) };
+        // The lane and grid ids in the words of the `.cdp` front end's HIR pass.
+        let what = if reg == "laneid" || reg == "gridid" { "reads its lane or grid id".to_string() } else { format!("reads `%{reg}`") };
+        return if allowed { None } else { together(&what) };
     }
     if let Some(nvvm) = name.strip_prefix("llvm.nvvm.") {
         if nvvm.starts_with("barrier") || nvvm.starts_with("bar.") || nvvm.contains("mbarrier") || nvvm.starts_with("cluster") {
@@ -180,7 +182,7 @@ fn why_not_serial(child: FunctionValue<'_>) -> Option<String> {
                                     }
                                 }
                             },
-                            None => return Some(together("calls through a function pointer")),
+                            None => return Some(format!("{} calls a function through a pointer: what it calls, and whether its threads need each other, is not known here", whose())),
                         }
                     }
                     InstructionOpcode::Invoke | InstructionOpcode::CallBr | InstructionOpcode::LandingPad | InstructionOpcode::IndirectBr => {
@@ -476,7 +478,7 @@ pub fn threshold(module: &Module<'_>, max_threads: u32, target: &Target, source:
         match (why, child) {
             (None, Some(c)) => taken.push((*l, c)),
             (Some(why), _) => {
-                let name = child.map_or_else(|| "a kernel".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())));
+                let name = child.map_or_else(|| "a kernel through a pointer".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())));
                 let d = Diagnostic::new(Code::ThresholdRemark, Span::new(0, 0), format!("launch of {name} not run in the launching thread when small")).with_primary_message(why);
                 remarks.push(source.place(d, l.call, &l.function.get_name().to_string_lossy()));
             }
@@ -740,6 +742,7 @@ pub(super) fn replace_by_helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, h
     copy_byval(l.call.as_value_ref(), call.as_value_ref(), &[(3, 2), (4, 3)]);
     let status = call.try_as_basic_value().basic().and_then(|v| v.as_instruction_value()).expect("a status");
     status.set_debug_location(l.call.get_debug_location());
+    super::location::copy_cdp_span(l.call, status);
     l.call.replace_all_uses_with(&status);
     l.call.erase_from_basic_block();
 }
@@ -888,6 +891,9 @@ pub(super) fn launch_as_documented<'ctx>(
     let launch_args: Vec<BasicMetadataValueEnum> = vec![operand(0).into(), buf.into(), grid.into(), block.into(), operand(4).into(), operand(5).into()];
     let launch = ok(b.build_call(launch_fn, &launch_args, "status"));
     copy_byval(l.call.as_value_ref(), launch.as_value_ref(), &[(3, 3), (4, 4)]);
+    if let Some(inst) = launch.try_as_basic_value().basic().and_then(|v| v.as_instruction_value()) {
+        super::location::copy_cdp_span(l.call, inst);
+    }
     let status = launch.try_as_basic_value().basic().expect("a status");
     ok(b.build_return(Some(&status)));
 }

@@ -238,7 +238,7 @@ fn what_the_child_calls_is_looked_at_too() {
     assert_eq!(with("", "  call void asm sideeffect \"nanosleep.u32 1;\", \"\"()\n"), why("`child` contains inline assembly: its threads cannot run one after another in the launching thread"));
     assert_eq!(
         with("declare i32 @llvm.nvvm.read.ptx.sreg.laneid()\n", "  %lane = call i32 @llvm.nvvm.read.ptx.sreg.laneid()\n"),
-        why("`child` reads `%laneid`: its threads cannot run one after another in the launching thread")
+        why("`child` reads its lane or grid id: its threads cannot run one after another in the launching thread")
     );
     assert_eq!(with("declare i32 @vprintf(ptr, ptr)\n", "  %pr = call i32 @vprintf(ptr null, ptr null)\n"), Vec::<String>::new());
 }
@@ -256,4 +256,15 @@ fn kernel_names_read_as_the_source_writes_them() {
     assert_eq!(threshold::source_name("_ZN2ns5childEv"), "ns::child");
     assert_eq!(threshold::source_name("child"), "child");
     assert_eq!(threshold::source_name("_Z99x"), "_Z99x");
+}
+
+/// A launch through a pointer is named so in its remark, as the `.cdp` front end's HIR pass
+/// named it: which kernel it launches is known at run time only.
+#[test]
+fn a_launch_through_a_pointer_is_named_so() {
+    let through = program().replace("ptr @child, ptr %buf", "ptr %s, ptr %buf");
+    assert_ne!(through, program());
+    let (_, remarks) = thresholded(&through, 1024, Target::default());
+    assert_eq!(remarks.len(), 1, "{remarks:?}");
+    assert!(remarks[0].starts_with("launch of a kernel through a pointer not run in the launching thread"), "{remarks:?}");
 }

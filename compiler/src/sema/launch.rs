@@ -7,7 +7,6 @@ use crate::diag::{Code, Span};
 use crate::front::ast;
 use crate::hir::{self, ExprKind, FunctionKind};
 use crate::layout::param_layout;
-use crate::target::LaunchAbi;
 use crate::types::Type;
 
 impl Context {
@@ -189,16 +188,8 @@ impl Context {
                 self.graph_stream_misuse(s.span, handle, "a `<<<>>>` launch");
                 return None;
             }
-            if let ExprKind::PointerConst(handle) = s.kind {
-                if self.target.launch_abi == LaunchAbi::V1 && runtime_shim::streams::needs_v2_abi(handle) {
-                    let which = if handle == runtime_shim::streams::TAIL_LAUNCH { "cudaStreamTailLaunch" } else { "cudaStreamFireAndForget" };
-                    self.error(Code::StreamNeedsV2Abi, s.span, format!("`{which}` cannot be used with the v1 launch ABI"))
-                        .primary("the runtime refuses this stream through `cudaLaunchDevice`")
-                        .note("measured on sm_90: cudaLaunchDevice returns cudaErrorInvalidValue and the child never runs; compile with `--launch-abi v2` (the default)")
-                        .emit();
-                    return None;
-                }
-            }
+            // A stream the V1 entry points refuse is `E0306` of the launch pipeline on LLVM IR
+            // (`pipeline::launch`), for every front end.
         }
         Some((grid?, block?, shared_mem?, stream?))
     }

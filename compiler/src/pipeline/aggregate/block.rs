@@ -191,19 +191,53 @@ fn callees<'ctx>(f: FunctionValue<'ctx>) -> (Vec<FunctionValue<'ctx>>, bool) {
             if inst.get_opcode() != InstructionOpcode::Call {
                 continue;
             }
-            match called_function(inst.as_value_ref()).and_then(as_function) {
-                Some(t) if t.count_basic_blocks() > 0 => {
-                    if seen.insert(t) {
-                        order.push(t);
-                        stack.push(t);
-                    }
+            // A call through a pointer calls any function whose address is taken.
+            let targets = match called_function(inst.as_value_ref()).and_then(as_function) {
+                Some(t) => vec![t],
+                None if is_inline_asm(inst) => Vec::new(),
+                None => {
+                    indirect = true;
+                    pointer_targets(f)
                 }
-                Some(_) => {}
-                None => indirect |= !is_inline_asm(inst),
+            };
+            for t in targets.into_iter().filter(|t| t.count_basic_blocks() > 0) {
+                if seen.insert(t) {
+                    order.push(t);
+                    stack.push(t);
+                }
             }
         }
     }
     (order, indirect)
+}
+
+/// The functions a call through a pointer in `f`'s module may reach: those defined there whose
+/// address is taken (a use other than as a call's callee), kernels aside (calling one is an
+/// error). Within the module, as the `.cdp` front end's HIR passes see them.
+pub(super) fn pointer_targets<'ctx>(f: FunctionValue<'ctx>) -> Vec<FunctionValue<'ctx>> {
+    use inkwell::llvm_sys::core::{LLVMGetFirstFunction, LLVMGetFirstUse, LLVMGetGlobalParent, LLVMGetNextFunction, LLVMGetNextUse, LLVMGetUser, LLVMIsACallInst};
+    let mut out = Vec::new();
+    // SAFETY: walks of the live module's function list and of each function's use list.
+    unsafe {
+        let module = LLVMGetGlobalParent(f.as_value_ref());
+        let mut raw = LLVMGetFirstFunction(module);
+        while !raw.is_null() {
+            if let Some(g) = as_function(raw).filter(|g| g.count_basic_blocks() > 0 && !is_kernel(*g)) {
+                let mut u = LLVMGetFirstUse(raw);
+                while !u.is_null() {
+                    let user = LLVMGetUser(u);
+                    let called = !LLVMIsACallInst(user).is_null() && inkwell::llvm_sys::core::LLVMGetCalledValue(user) == raw;
+                    if !called {
+                        out.push(g);
+                        break;
+                    }
+                    u = LLVMGetNextUse(u);
+                }
+            }
+            raw = LLVMGetNextFunction(raw);
+        }
+    }
+    out
 }
 
 fn is_inline_asm(call: InstructionValue<'_>) -> bool {
@@ -256,8 +290,9 @@ fn block_end(k: FunctionValue<'_>, may_sync: impl Fn(FunctionValue<'_>) -> bool)
     if !may_sync(k) {
         return BlockEnd::Barriers;
     }
-    let (called, indirect) = callees(k);
-    if indirect || called.iter().any(|&g| g != k && may_sync(g)) {
+    // A call through a pointer is a call of each function whose address is taken (`callees`).
+    let (called, _) = callees(k);
+    if called.iter().any(|&g| g != k && may_sync(g)) {
         return BlockEnd::LastThread;
     }
     for (name, call) in declared_calls(k) {
@@ -288,7 +323,7 @@ pub(super) fn plan<'ctx>(module: &Module<'ctx>, all: &[Launch<'ctx>], taken: &[L
     use crate::diag::Code;
     let mut out = Plan { at_site: Vec::new(), kernels: Vec::new(), remarks: Vec::new() };
     let child_of = |l: &Launch<'ctx>| l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref()));
-    let name_of = |l: &Launch<'ctx>| child_of(l).map_or_else(|| "a kernel".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())));
+    let name_of = |l: &Launch<'ctx>| child_of(l).map_or_else(|| "a kernel through a pointer".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())));
     let fname = |f: FunctionValue<'_>| source_name(&f.get_name().to_string_lossy());
     let not_aggregated = |l: &Launch<'ctx>| format!("launch of {} not aggregated", name_of(l));
     let null_stream = |l: &Launch<'ctx>| l.call.get_operand(5).and_then(|o| o.value()).and_then(launch::constant_u64) == Some(0);

@@ -6,7 +6,8 @@
 //! the block; [`grid`] hands each block's records on to the grid's last block.
 //!
 //! What every granularity shares: which launches are taken (tail, fire-and-forget and
-//! named-stream launches, a dynamic shared memory size that is not a constant, children
+//! named-stream launches, a dynamic shared memory size that is not a constant, made one first
+//! where every run agrees on it ([`super::uniform`]: `warpSize`, `const` locals), children
 //! without a definition here, calls not in the documented types get `R0500`), and
 //! `C__agg(records, count)`, which finds its record by binary search on the records' first
 //! blocks, reads grid, block and arguments (a `byval` argument copied out), meets its block at
@@ -260,12 +261,12 @@ fn why_not(l: &Launch<'_>, data: &TargetData, taken_reads_ids: bool) -> Option<S
         _ => return Some("only launches into the NULL stream are aggregated".into()),
     }
     if operand(4).and_then(launch::constant_u64).is_none() {
-        return Some("the launch's dynamic shared memory is not a constant: the aggregated grid's blocks would each need their own".into());
+        return Some("the launch's dynamic shared memory is not the same for every thread (a constant, `warpSize`, or a local only its declaration stores): the aggregated grid's blocks would each need their own".into());
     }
     let child = operand(0).and_then(|k| as_function(k.as_value_ref()));
     let Some(child) = child.filter(|c| c.count_basic_blocks() > 0 && !c.get_type().is_var_arg()) else {
         return Some(child.map_or_else(
-            || "the launch goes through a pointer: which kernel it launches is known at run time only, and aggregation needs the child's body".to_string(),
+            || "the launch goes through a pointer: which kernel it launches is known at run time only, and this pass needs the child's body".to_string(),
             |c| format!("`{}` has no definition to clone", source_name(&c.get_name().to_string_lossy())),
         ));
     };
@@ -283,7 +284,9 @@ fn why_not(l: &Launch<'_>, data: &TargetData, taken_reads_ids: bool) -> Option<S
 }
 
 /// Whether `child` or anything it calls may wait at a block barrier: a barrier intrinsic,
-/// a cooperative-groups entry point, inline assembly, or a call this pass cannot see into.
+/// a cooperative-groups entry point, inline assembly, or a call this pass cannot see into. A
+/// call through a pointer calls each function whose address is taken
+/// ([`block::pointer_targets`]).
 pub(super) fn may_sync(child: FunctionValue<'_>) -> bool {
     let mut seen = HashSet::new();
     let mut stack = vec![child];
@@ -295,7 +298,15 @@ pub(super) fn may_sync(child: FunctionValue<'_>) -> bool {
             if inst.get_opcode() != InstructionOpcode::Call {
                 continue;
             }
-            let Some(target) = called_function(inst.as_value_ref()).and_then(as_function) else { return true };
+            let Some(target) = called_function(inst.as_value_ref()).and_then(as_function) else {
+                // SAFETY: the callee operand of a live call.
+                let asm = unsafe { !inkwell::llvm_sys::core::LLVMIsAInlineAsm(inkwell::llvm_sys::core::LLVMGetCalledValue(inst.as_value_ref())).is_null() };
+                if asm {
+                    return true;
+                }
+                stack.extend(block::pointer_targets(f));
+                continue;
+            };
             if target.count_basic_blocks() > 0 {
                 stack.push(target);
                 continue;
@@ -331,7 +342,7 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: crate::aggregate::Granulari
         source.place(d, at, &f.get_name().to_string_lossy())
     };
     let child_of = |l: &Launch<'_>| l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref()));
-    let name_of = |l: &Launch| child_of(l).map_or_else(|| "a kernel".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())));
+    let name_of = |l: &Launch| child_of(l).map_or_else(|| "a kernel through a pointer".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())));
     let taken_reads_ids = block::address_taken(module).iter().any(|&f| !super::threshold::builtin_readers(&[f]).is_empty());
     let mut remarks = Vec::new();
     let mut taken = Vec::new();
