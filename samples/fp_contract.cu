@@ -1,4 +1,4 @@
-// fp_contract.cdp -- floating-point contraction across inlined operators, bit for bit.
+// fp_contract.cu -- floating-point contraction across inlined operators, bit for bit.
 //
 // Demonstrates: a parent kernel launches a child grid that iterates z = z * z + c with a
 // `complex` struct whose operator* and operator+ are inline __host__ __device__ functions taking

@@ -1,4 +1,4 @@
-// cxx_graph.cdp -- the C++ that real device code is written in: a graph class with member
+// cxx_graph.cu -- the C++ that real device code is written in: a graph class with member
 // functions, references, a namespace and a constructor, driving a child launch per vertex.
 //
 // Demonstrates: a `struct` with `__device__` member functions (const and not, defined in and

@@ -1,4 +1,4 @@
-s// coop_groups.cdp -- cooperative groups in a child grid: coalesced groups and tiles.
+// coop_groups.cu -- cooperative groups in a child grid: coalesced groups and tiles.
 //
 // Demonstrates: `cg::coalesced_threads()` in divergent branches (each branch's threads form
 // their own group; in the third warp every thread takes the first branch, so the group is

@@ -1,4 +1,4 @@
-// templates.cdp -- function templates in device code.
+// templates.cu -- function templates in device code.
 //
 // Demonstrates: a device function template instantiated for two types, once with its
 // argument deduced (`scale(i, 2)`: T = int) and once explicit (`scale<float>`); a template
