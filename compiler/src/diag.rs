@@ -152,6 +152,7 @@ pub enum Code {
     CxxUnsupported,
     NoSuchMember,
     ReferenceBinding,
+    CudaCxxInKernelLanguage,
     // Templates and cooperative groups: E094x / E095x
     TemplateDepthExceeded,
     TemplateDeductionFailed,
@@ -284,6 +285,7 @@ impl Code {
             CxxUnsupported => "E0920",
             NoSuchMember => "E0921",
             ReferenceBinding => "E0922",
+            CudaCxxInKernelLanguage => "E0923",
             TemplateDepthExceeded => "E0940",
             TemplateDeductionFailed => "E0941",
             TemplateArgumentMismatch => "E0942",
@@ -421,6 +423,7 @@ impl Code {
         Code::CxxUnsupported,
         Code::NoSuchMember,
         Code::ReferenceBinding,
+        Code::CudaCxxInKernelLanguage,
         Code::TemplateDepthExceeded,
         Code::TemplateDeductionFailed,
         Code::TemplateArgumentMismatch,

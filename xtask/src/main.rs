@@ -832,7 +832,7 @@ fn fuzz_seeds(root: &Path) -> Result<ExitCode> {
     let seeds = root.join("fuzz/seeds");
     let (text, codegen) = (seeds.join("text"), seeds.join("codegen"));
     // Only the seeds this command writes are replaced (a removed sample or ui test loses its
-    // seed); hand-written seeds (`inline_asm.cdp`, `coop_groups_block.cdp`, ...) stay.
+    // seed); hand-written seeds (`inline_asm.cdp`, `kernel_pointers.cdp`, ...) stay.
     const GENERATED: [&str; 3] = ["sample_", "ui_", "grid_sample_"];
     for dir in [&text, &codegen] {
         fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;

@@ -58,6 +58,7 @@ pub mod ast;
 mod asm;
 mod class_templates;
 pub mod coop_groups;
+mod cuda_cxx;
 mod enums;
 mod explicit_instances;
 mod fn_pointers;
@@ -119,6 +120,10 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     }
     let (mut tokens, mut diags) = lexer::lex(source);
     if let Some(diag) = check_limits(&tokens) {
+        diags.push(diag);
+        return (None, diags);
+    }
+    if let Some(diag) = cuda_cxx::find(&tokens) {
         diags.push(diag);
         return (None, diags);
     }
