@@ -239,8 +239,6 @@ fn every_code_has_a_ui_test() {
         Code::TemplateArgumentMismatch,
         Code::TemplateArgumentNotConstant,
         Code::TemplateUnsupported,
-        Code::CoopGroupsUnsupported,
-        Code::CoopGroupsMisuse,
         Code::OperatorArity,
         Code::HostTemplateNotInstantiated,
         Code::NoHostLauncher,

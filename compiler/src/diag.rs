@@ -160,8 +160,8 @@ pub enum Code {
     TemplateArgumentNotConstant,
     TemplateUnsupported,
     HostTemplateNotInstantiated,
-    CoopGroupsUnsupported,
-    CoopGroupsMisuse,
+    // E0950 (a cooperative group cdpc did not have) and E0951 (a group misused) are retired:
+    // cooperative groups are CUDA C++ since issue 25 (E0923 in a `.cdp` file, Clang's otherwise).
     // GCC-style inline PTX assembly: E096x
     AsmUnknownConstraint,
     AsmOperandOutOfRange,
@@ -292,8 +292,6 @@ impl Code {
             TemplateArgumentNotConstant => "E0943",
             TemplateUnsupported => "E0944",
             HostTemplateNotInstantiated => "W0945",
-            CoopGroupsUnsupported => "E0950",
-            CoopGroupsMisuse => "E0951",
             AsmUnknownConstraint => "E0960",
             AsmOperandOutOfRange => "E0961",
             AsmOutputNotLvalue => "E0962",
@@ -430,8 +428,6 @@ impl Code {
         Code::TemplateArgumentNotConstant,
         Code::TemplateUnsupported,
         Code::HostTemplateNotInstantiated,
-        Code::CoopGroupsUnsupported,
-        Code::CoopGroupsMisuse,
         Code::AsmUnknownConstraint,
         Code::AsmOperandOutOfRange,
         Code::AsmOutputNotLvalue,

@@ -41,9 +41,8 @@
 //!   field or function may not share its name with a type.
 //! - Likewise the name of a device function template is a template name everywhere in the file
 //!   (`templates.rs`), so that `f<int>(x)` parses, and a class template's name a class template
-//!   name where arguments follow; a variable may not share either. Names qualified
-//!   by `cooperative_groups::` (or an alias of it) are joined into one name before the split
-//!   (`coop_groups.rs`); other `::` names reach the grammar as written.
+//!   name where arguments follow; a variable may not share either.
+//! - C++ is refused before any of this (`cuda_cxx.rs`, E0923): the kernel language is C.
 //! - Host code is never parsed: `split` sorts the top-level declarations first, and only
 //!   device declarations (and tentatively, types and `__host__ __device__` functions) reach the
 //!   grammar, each parsed on its own. Of host code only its mentions of device templates and
@@ -57,7 +56,6 @@
 pub mod ast;
 mod asm;
 mod class_templates;
-pub mod coop_groups;
 mod cuda_cxx;
 mod enums;
 mod explicit_instances;
@@ -127,8 +125,6 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
         diags.push(diag);
         return (None, diags);
     }
-    // `cg::NAME` first: the built-in namespace's names must not become ordinary qualified names.
-    coop_groups::join_qualified_names(&mut tokens);
     operators::join(&mut tokens);
     qualified::join(&mut tokens);
     templates::split_closing_shifts(&mut tokens);

@@ -554,11 +554,6 @@ pub(super) fn declare_one_global(cx: &mut Context, base: Type, decl: &ast::DeclS
         cx.error(Code::InvalidDeclaration, d.span, format!("`{}` has incomplete type {}", d.name.name, cx.show(&ty))).emit();
         return None;
     }
-    // A group has no default constructor (`coop_groups`): `__shared__ cg::thread_block b;`.
-    let declares_only = decl.qualifiers.iter().any(|(q, _)| *q == ast::VarQualifier::Extern);
-    if init.init.is_none() && !declares_only && cx.group_without_value(&ty, d.span) {
-        return None;
-    }
     let const_init = match (&init.init, space) {
         (None, _) => None,
         (Some(_), GlobalSpace::Shared | GlobalSpace::ExternShared) => {

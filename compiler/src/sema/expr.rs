@@ -480,7 +480,7 @@ impl Context {
         if let Some(call) = self.overloaded_operator(&symbol, vec![place.clone(), value.clone()], span) {
             return call;
         }
-        if !self.check_modifiable(&place, "assign to") || self.group_assignment(&place.ty, span) {
+        if !self.check_modifiable(&place, "assign to") {
             return None;
         }
         let ty = place.ty.clone();
@@ -679,10 +679,6 @@ impl Context {
     }
 
     fn call(&mut self, callee: &ast::Expr, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
-        // `cg::sync(g)` and the other functions of `cooperative_groups` are built in.
-        if let Some(call) = self.coop_group_call(callee, args, span) {
-            return call;
-        }
         if let ast::ExprKind::Member { base, field, arrow } = &callee.kind {
             return self.method_call(base, field, *arrow, args, span);
         }
@@ -779,11 +775,6 @@ impl Context {
                 return None;
             }
         };
-        // A group's member functions (`g.sync()`) are built in (`coop_groups`).
-        if self.is_group(class) {
-            let object = if arrow { self.through_reference(b) } else { b };
-            return self.coop_group_method(object, class, field, args, span);
-        }
         let Some((function, declaring)) = self.find_method(class, &field.name) else {
             let class_name = self.structs[class.0 as usize].name.clone();
             let qualified = format!("{class_name}::{}", field.name);

@@ -27,7 +27,6 @@ mod stmt;
 mod vector;
 mod templates;
 mod class_templates;
-mod coop_groups;
 
 use crate::diag::{Code, Diagnostic, Diagnostics, Span};
 use crate::front::ast;
