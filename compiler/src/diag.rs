@@ -153,13 +153,9 @@ pub enum Code {
     NoSuchMember,
     ReferenceBinding,
     CudaCxxInKernelLanguage,
-    // Templates and cooperative groups: E094x / E095x
-    TemplateDepthExceeded,
-    TemplateDeductionFailed,
-    TemplateArgumentMismatch,
-    TemplateArgumentNotConstant,
-    TemplateUnsupported,
-    HostTemplateNotInstantiated,
+    // E0940-E0944 (function and class templates: instantiation depth, deduction, arguments, what
+    // was not supported) and W0945 (an instance host code names that cdpc could not evaluate) are
+    // retired: templates are CUDA C++ since issue 25 (E0923 in a `.cdp` file).
     // E0950 (a cooperative group cdpc did not have) and E0951 (a group misused) are retired:
     // cooperative groups are CUDA C++ since issue 25 (E0923 in a `.cdp` file, Clang's otherwise).
     // GCC-style inline PTX assembly: E096x
@@ -286,12 +282,6 @@ impl Code {
             NoSuchMember => "E0921",
             ReferenceBinding => "E0922",
             CudaCxxInKernelLanguage => "E0923",
-            TemplateDepthExceeded => "E0940",
-            TemplateDeductionFailed => "E0941",
-            TemplateArgumentMismatch => "E0942",
-            TemplateArgumentNotConstant => "E0943",
-            TemplateUnsupported => "E0944",
-            HostTemplateNotInstantiated => "W0945",
             AsmUnknownConstraint => "E0960",
             AsmOperandOutOfRange => "E0961",
             AsmOutputNotLvalue => "E0962",
@@ -422,12 +412,6 @@ impl Code {
         Code::NoSuchMember,
         Code::ReferenceBinding,
         Code::CudaCxxInKernelLanguage,
-        Code::TemplateDepthExceeded,
-        Code::TemplateDeductionFailed,
-        Code::TemplateArgumentMismatch,
-        Code::TemplateArgumentNotConstant,
-        Code::TemplateUnsupported,
-        Code::HostTemplateNotInstantiated,
         Code::AsmUnknownConstraint,
         Code::AsmOperandOutOfRange,
         Code::AsmOutputNotLvalue,

@@ -55,19 +55,15 @@
 
 pub mod ast;
 mod asm;
-mod class_templates;
 mod cuda_cxx;
 mod enums;
-mod explicit_instances;
 mod fn_pointers;
-mod host_mentions;
 mod lexer;
 mod members;
 pub mod operators;
 mod qualified;
 mod split;
 mod syntax;
-mod templates;
 #[cfg(test)]
 mod tests;
 
@@ -127,7 +123,6 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     }
     operators::join(&mut tokens);
     qualified::join(&mut tokens);
-    templates::split_closing_shifts(&mut tokens);
     asm::mark_volatile(&mut tokens);
     fn_pointers::mark_typedef_names(&mut tokens);
     let lex_diags_all = diags.clone();
@@ -135,11 +130,6 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     let (chunks, split_diags) = split::split(&tokens);
     split::mark_type_names(&mut tokens, &chunks);
     split::constexpr_variables(&mut tokens, &chunks);
-    templates::mark(&mut tokens, &chunks);
-    if let Some(diag) = templates::check_argument_nesting(&tokens, &chunks) {
-        diags.push(diag);
-        return (None, diags);
-    }
     let mut diags = keep_lexical(diags, &chunks, &tokens);
     diags.extend(split_diags);
 
@@ -150,28 +140,10 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     let mut complete = true;
     for chunk in &chunks {
         let span = chunk_span(&tokens, chunk);
-        if let Some(instance) = explicit_instances::read(&tokens[chunk.tokens.clone()], &chunk.namespace) {
-            unit.explicit_instances.push(instance);
-            continue;
-        }
         match chunk.class {
             split::Class::Host(kind) => {
                 scope_directive(&tokens[chunk.tokens.clone()], &chunk.namespace, &mut unit);
                 unit.skipped.push(ast::Skipped { kind, names: chunk.names.clone(), span, error: None })
-            }
-            split::Class::Device if class_templates::out_of_class_member(&tokens[chunk.tokens.clone()]).is_some() => {
-                let toks = &tokens[chunk.tokens.clone()];
-                let at = class_templates::out_of_class_member(toks).expect("just checked");
-                let parse = |part: &[Spanned]| parse_strict(part, &tokens, source.len(), span);
-                match class_templates::parse_member(toks, at, &parse) {
-                    Ok(mut member) => {
-                        if !chunk.namespace.is_empty() {
-                            member.function.name.name = format!("{}::{}", chunk.namespace.join("::"), member.function.name.name);
-                        }
-                        unit.items.push(ast::Item::ClassTemplateMember(member));
-                    }
-                    Err(error) => action_diags.push(error),
-                }
             }
             split::Class::Device => {
                 let parsed = parse_chunk(&tokens[chunk.tokens.clone()]);
@@ -193,23 +165,12 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
                     Err(error) => unit.skipped.push(ast::Skipped { kind: ast::SkippedKind::Unparsed, names: chunk.names.clone(), span, error: Some(Box::new(error)) }),
                 }
             }
-            split::Class::Tentative
-                if class_templates::is_class_template(&tokens[chunk.tokens.clone()]) || members::is_class_definition(&tokens[chunk.tokens.clone()]) =>
+            split::Class::Tentative if members::is_class_definition(&tokens[chunk.tokens.clone()]) =>
             {
                 let toks = &tokens[chunk.tokens.clone()];
                 let parse = |part: &[Spanned]| parse_strict(part, &tokens, source.len(), span);
                 let lexical = lex_diags_in(&lex_diags_all, span).into_iter().next();
-                let parsed = lexical.map(Err).unwrap_or_else(|| {
-                    if class_templates::is_class_template(toks) {
-                        // The template's pieces are kept together, as syntax, for sema to instantiate.
-                        class_templates::parse_class_template(toks, &parse).map(|(template, mut class)| {
-                            class.items = vec![ast::Item::ClassTemplate(template)];
-                            class
-                        })
-                    } else {
-                        members::parse_class(toks, parse).and_then(members::refuse_statics)
-                    }
-                });
+                let parsed = lexical.map(Err).unwrap_or_else(|| members::parse_class(toks, parse).and_then(members::refuse_statics));
                 match parsed {
                     Ok(mut class) => {
                         action_diags.extend(class.diags);
@@ -260,7 +221,6 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
             }
         }
     }
-    unit.host_template_uses = host_mentions::collect(&tokens, &chunks);
     let tree = if complete {
         Some(unit)
     } else {
@@ -380,16 +340,9 @@ fn in_namespace(items: Vec<ast::Item>, namespace: &[String]) -> Vec<ast::Item> {
         .into_iter()
         .map(|mut item| {
             match &mut item {
-                ast::Item::Function(f) | ast::Item::Template(ast::TemplateDef { function: f, .. }) => qualify(&mut f.name.name),
+                ast::Item::Function(f) => qualify(&mut f.name.name),
                 ast::Item::Struct(s) => qualify(&mut s.name.name),
                 ast::Item::Typedef(t) => qualify(&mut t.name.name),
-                ast::Item::ClassTemplate(t) => {
-                    qualify(&mut t.class.name.name);
-                    for f in &mut t.methods {
-                        qualify(&mut f.name.name);
-                    }
-                }
-                ast::Item::ClassTemplateMember(m) => qualify(&mut m.function.name.name),
                 ast::Item::Enum(e) => {
                     for name in e.name.iter_mut().chain(e.alias.iter_mut()) {
                         qualify(&mut name.name);
@@ -560,8 +513,7 @@ fn follows_lex_error(at: Span, tokens: &[Spanned], lex_errors: &[Span]) -> bool 
 /// Terminals the grammar names in expected-token lists, grouped for readable messages.
 const EXPR_START: &[&str] = &[
     "Ident", "IntLit", "FloatLit", "CharLit", "StrLit", "true", "false", "(", "-", "+", "!", "~",
-    "*", "&", "++", "--", "sizeof", "TypeKw", "TypeIdent", "TemplateName",
-    "ClassTemplateName",
+    "*", "&", "++", "--", "sizeof", "TypeKw", "TypeIdent",
 ];
 const OPERATORS: &[&str] = &[
     "+", "-", "*", "/", "%", "<<", ">>", "<", ">", "<=", ">=", "==", "!=", "&", "^", "|", "&&",
@@ -587,13 +539,12 @@ const STMT_START: &[&str] = &[
     "const",
     "volatile",
     "struct",
-    "ClassTemplateName",
     "TypeIdent",
     "Qual",
     "__launch_bounds__",
     "extern",
 ];
-const TYPE_START: &[&str] = &["TypeKw", "TypeIdent", "const", "volatile", "struct", "union", "ClassTemplateName"];
+const TYPE_START: &[&str] = &["TypeKw", "TypeIdent", "const", "volatile", "struct", "union"];
 
 fn friendly_terminal(name: &str) -> String {
     match name {
@@ -605,8 +556,6 @@ fn friendly_terminal(name: &str) -> String {
         "FloatLit" => "floating-point literal".into(),
         "CharLit" => "character literal".into(),
         "StrLit" => "string literal".into(),
-        "TemplateName" => "template name".into(),
-        "ClassTemplateName" => "class template name".into(),
         other => format!("`{other}`"),
     }
 }
@@ -641,8 +590,6 @@ fn describe_expected(expected: &[String]) -> String {
         folded.extend(TYPE_START);
         categories.push("a type".into());
     }
-    // `template` is a token only where `templates::mark` made one: never worth suggesting.
-    folded.push("template");
     let mut items: Vec<String> =
         names.iter().filter(|n| !folded.contains(n)).map(|n| friendly_terminal(n)).collect();
     items.extend(categories);
@@ -729,7 +676,7 @@ fn too_deep(tu: &ast::TranslationUnit) -> Option<Span> {
     let mut stack: Vec<(Node, usize)> = Vec::new();
     for item in &tu.items {
         match item {
-            ast::Item::Function(f) | ast::Item::Template(ast::TemplateDef { function: f, .. }) => {
+            ast::Item::Function(f) => {
                 if let Some(body) = &f.body {
                     stack.extend(body.stmts.iter().map(|s| (Node::Stmt(s), 1)));
                 }
@@ -740,20 +687,6 @@ fn too_deep(tu: &ast::TranslationUnit) -> Option<Span> {
             ast::Item::Global(d) => stack.push((Node::Decl(d), 1)),
             ast::Item::Typedef(_) => {}
             ast::Item::Enum(e) => stack.extend(e.enumerators.iter().filter_map(|en| en.value.as_ref()).map(|v| (Node::Expr(v), 1))),
-            ast::Item::ClassTemplate(t) => {
-                stack.extend(t.class.fields.iter().map(|d| (Node::Decl(d), 1)));
-                for f in &t.methods {
-                    stack.extend(f.body.iter().flat_map(|b| &b.stmts).map(|s| (Node::Stmt(s), 1)));
-                    stack.extend(f.params.iter().filter_map(|p| p.default.as_ref()).map(|e| (Node::Expr(e), 1)));
-                    stack.extend(f.ctor_inits.iter().flatten().flat_map(|i| &i.args).map(|e| (Node::Expr(e), 1)));
-                }
-            }
-            ast::Item::ClassTemplateMember(m) => {
-                let f = &m.function;
-                stack.extend(f.body.iter().flat_map(|b| &b.stmts).map(|s| (Node::Stmt(s), 1)));
-                stack.extend(f.params.iter().filter_map(|p| p.default.as_ref()).map(|e| (Node::Expr(e), 1)));
-                stack.extend(f.ctor_inits.iter().flatten().flat_map(|i| &i.args).map(|e| (Node::Expr(e), 1)));
-            }
         }
     }
     while let Some((node, depth)) = stack.pop() {
@@ -838,8 +771,6 @@ fn too_deep(tu: &ast::TranslationUnit) -> Option<Span> {
                     | E::StringLit(_)
                     | E::BoolLit(_)
                     | E::Ident(_)
-                    | E::TemplateId { .. }
-                    | E::InstanceMember { .. }
                     | E::SizeofType(_) => {}
                 }
                 e.span
@@ -918,7 +849,7 @@ fn dismantle(tu: ast::TranslationUnit) {
     };
     for item in tu.items {
         match item {
-            ast::Item::Function(f) | ast::Item::Template(ast::TemplateDef { function: f, .. }) => {
+            ast::Item::Function(f) => {
                 stack.extend(f.params.into_iter().filter_map(|p| p.default).map(Owned::Expr));
                 stack.extend(f.ctor_inits.into_iter().flatten().flat_map(|i| i.args).map(Owned::Expr));
                 stack.extend(f.body.into_iter().flat_map(|b| b.stmts).map(Owned::Stmt))
@@ -927,20 +858,6 @@ fn dismantle(tu: ast::TranslationUnit) {
             ast::Item::Global(d) => decl(d, &mut stack),
             ast::Item::Typedef(_) => {}
             ast::Item::Enum(e) => stack.extend(e.enumerators.into_iter().filter_map(|en| en.value).map(Owned::Expr)),
-            ast::Item::ClassTemplate(t) => {
-                t.class.fields.into_iter().for_each(|d| decl(d, &mut stack));
-                for f in t.methods {
-                    stack.extend(f.params.into_iter().filter_map(|p| p.default).map(Owned::Expr));
-                    stack.extend(f.ctor_inits.into_iter().flatten().flat_map(|i| i.args).map(Owned::Expr));
-                    stack.extend(f.body.into_iter().flat_map(|b| b.stmts).map(Owned::Stmt));
-                }
-            }
-            ast::Item::ClassTemplateMember(m) => {
-                let f = m.function;
-                stack.extend(f.params.into_iter().filter_map(|p| p.default).map(Owned::Expr));
-                stack.extend(f.ctor_inits.into_iter().flatten().flat_map(|i| i.args).map(Owned::Expr));
-                stack.extend(f.body.into_iter().flat_map(|b| b.stmts).map(Owned::Stmt));
-            }
         }
     }
     while let Some(node) = stack.pop() {

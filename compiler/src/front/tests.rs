@@ -732,9 +732,6 @@ fn item_names(tu: &TranslationUnit) -> Vec<&str> {
             Item::Struct(s) => s.name.name.as_str(),
             Item::Global(g) => g.declarators[0].declarator.name.name.as_str(),
             Item::Typedef(t) => t.name.name.as_str(),
-            Item::Template(t) => t.function.name.name.as_str(),
-            Item::ClassTemplate(t) => t.class.name.name.as_str(),
-            Item::ClassTemplateMember(m) => m.function.name.name.as_str(),
             Item::Enum(e) => e.name.as_ref().map_or("", |n| n.name.as_str()),
         })
         .collect()

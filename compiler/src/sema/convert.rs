@@ -35,10 +35,6 @@ impl Context {
                 B::Event => Type::Event,
                 B::CudaError => Type::CudaError,
             },
-            ast::TypeSpecKind::Struct(name) if self.template_type(&name.name).is_some() => {
-                self.template_type(&name.name).expect("just checked")
-            }
-            ast::TypeSpecKind::Instance(name, args) => self.class_instance(name, args, spec.span)?,
             ast::TypeSpecKind::Struct(name) => match self.named_type(&name.name) {
                 Some(ty) => ty,
                 None if self.skipped_use(&name.name, name.span) => return None,

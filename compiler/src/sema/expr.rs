@@ -34,7 +34,6 @@ impl Context {
             ast::ExprKind::BoolLit(b) => Some(int_const(*b as i64, Type::BOOL, span)),
             ast::ExprKind::StringLit(bytes) => Some(self.string_literal(bytes, span)),
             ast::ExprKind::Ident(ident) => self.ident(ident),
-            ast::ExprKind::InstanceMember { ty, member } => self.instance_constant(ty, member),
             ast::ExprKind::Unary { op, operand } => self.unary(*op, operand, span),
             ast::ExprKind::Binary { op, lhs, rhs } => {
                 let (l, r) = (self.expr(lhs), self.expr(rhs));
@@ -74,11 +73,8 @@ impl Context {
                 self.sizeof(&operand.ty, span)
             }
             ast::ExprKind::Call { callee, args } => self.call(callee, args, span),
-            ast::ExprKind::Launch { kernel, config, config_span, args, template_args } => {
-                self.launch(kernel, template_args.as_deref(), config, *config_span, args, span)
-            }
+            ast::ExprKind::Launch { kernel, config, config_span, args } => self.launch(kernel, config, *config_span, args, span),
             ast::ExprKind::LaunchThrough { target, config, config_span, args } => self.launch_through(target, config, *config_span, args, span),
-            ast::ExprKind::TemplateId { name, args } => self.template_as_value(name, args.as_deref(), span),
             ast::ExprKind::Index { base, index } => self.index(base, index, span),
             ast::ExprKind::Member { base, field, arrow } => self.member(base, field, *arrow, span),
             ast::ExprKind::Construct { ty, args } => self.construct(ty, args, span),
@@ -129,9 +125,6 @@ impl Context {
 
     fn ident(&mut self, ident: &ast::Ident) -> Option<hir::Expr> {
         let span = ident.span;
-        if let Some(found) = self.host_local(ident) {
-            return found;
-        }
         let binding = self.lookup(&ident.name);
         if !matches!(binding, Some(Binding::Local(_))) {
             if let Some(member) = self.this_member(ident) {
@@ -153,9 +146,6 @@ impl Context {
             }
             Some(Binding::Poisoned) => return None,
             None => {}
-        }
-        if let Some(e) = self.template_value(ident) {
-            return Some(e);
         }
         if let Some(e) = self.predefined_constant(&ident.name, span) {
             return Some(e);
@@ -598,8 +588,6 @@ impl Context {
             },
             Type::Struct(id) => match self.find_field(*id, &field.name) {
                 Some((path, ty)) => return Some(self.member_path(b, &path, ty, span)),
-                // `b.size`: a class template's `static constexpr` member, through an object.
-                None if self.instance_static(*id, field).is_some() => return self.instance_static(*id, field),
                 None => {
                     let names = self.field_names(*id);
                     return self.no_field(field, &b.ty.clone(), &names);
@@ -681,15 +669,6 @@ impl Context {
     fn call(&mut self, callee: &ast::Expr, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
         if let ast::ExprKind::Member { base, field, arrow } = &callee.kind {
             return self.method_call(base, field, *arrow, args, span);
-        }
-        if let ast::ExprKind::TemplateId { name, args: explicit } = &callee.kind {
-            return self.template_call(name, explicit.as_deref(), args, span);
-        }
-        if let ast::ExprKind::InstanceMember { ty, member } = &callee.kind {
-            // `Buf<int, 4>::make(x)`: the instance's member function, by its qualified name.
-            let name = self.instance_member_name(ty, member)?;
-            let callee = ast::Expr { kind: ast::ExprKind::Ident(name), span: callee.span };
-            return self.call(&callee, args, span);
         }
         // `op(x)`, `(*op)(x)`, `ops[i](x)`: a call through a pointer to a function.
         let ast::ExprKind::Ident(name) = &callee.kind else {

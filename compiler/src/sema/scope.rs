@@ -100,9 +100,6 @@ pub(super) fn index_directives(cx: &mut Context, unit: &ast::TranslationUnit) {
 
 /// The class or namespaces a function declaration belongs to, from its qualified name.
 pub(super) fn function_owner(cx: &mut Context, def: &ast::FunctionDef) -> Option<Owner> {
-    if let Some((class, is_static)) = cx.class_templates.declaring {
-        return Some(cx.instance_owner(def, class, is_static));
-    }
     let parts: Vec<&str> = def.name.name.split("::").collect();
     let (simple, scope) = parts.split_last().expect("split gives one part at least");
     if parts.iter().any(|p| p.is_empty()) {
