@@ -234,7 +234,6 @@ fn every_code_has_a_ui_test() {
         Code::CxxUnsupported,
         Code::NoSuchMember,
         Code::ReferenceBinding,
-        Code::OperatorArity,
         Code::NoHostLauncher,
     ];
     for code in Code::ALL {

@@ -172,7 +172,8 @@ pub enum Code {
     AmbiguousOverload,
     OverloadRedefinition,
     OverloadReturnOnly,
-    OperatorArity,
+    // E0974 (an operator function's parameter count) is retired: operator functions are CUDA C++
+    // since issue 25.
     // The CUDA C++ front end (Clang) and the launch pipeline on LLVM IR: E10xx / W10xx
     ClangError,
     ClangWarning,
@@ -294,7 +295,6 @@ impl Code {
             AmbiguousOverload => "E0971",
             OverloadRedefinition => "E0972",
             OverloadReturnOnly => "E0973",
-            OperatorArity => "E0974",
             ClangError => "E1000",
             ClangWarning => "W1001",
             ClangNotFound => "E1002",
@@ -424,7 +424,6 @@ impl Code {
         Code::AmbiguousOverload,
         Code::OverloadRedefinition,
         Code::OverloadReturnOnly,
-        Code::OperatorArity,
         Code::ClangError,
         Code::ClangWarning,
         Code::ClangNotFound,

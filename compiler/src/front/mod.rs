@@ -60,7 +60,6 @@ mod enums;
 mod fn_pointers;
 mod lexer;
 mod members;
-pub mod operators;
 mod qualified;
 mod split;
 mod syntax;
@@ -121,7 +120,6 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
         diags.push(diag);
         return (None, diags);
     }
-    operators::join(&mut tokens);
     qualified::join(&mut tokens);
     asm::mark_volatile(&mut tokens);
     fn_pointers::mark_typedef_names(&mut tokens);

@@ -288,10 +288,6 @@ fn fn_attrs(cx: &mut Context, def: &ast::FunctionDef, kind: FunctionKind) -> hir
 
 fn declare_function(cx: &mut Context, def: &ast::FunctionDef) {
     let Some((candidate, owner)) = function_signature(cx, def) else { return };
-    let operands = candidate.params.len();
-    if !cx.check_operator_arity(&def.name.name, def.name.span, operands, owner.has_this()) {
-        return;
-    }
     let name = &super::scope::symbol_key(def);
     match cx.symbols.get(name).copied() {
         None => {

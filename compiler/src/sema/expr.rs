@@ -38,9 +38,6 @@ impl Context {
             ast::ExprKind::Binary { op, lhs, rhs } => {
                 let (l, r) = (self.expr(lhs), self.expr(rhs));
                 let (l, r) = (l?, r?);
-                if let Some(call) = self.overloaded_operator(op.symbol(), vec![l.clone(), r.clone()], span) {
-                    return call;
-                }
                 let (l, r) = (self.rvalue(l), self.rvalue(r));
                 self.binary(*op, l, r, span)
             }
@@ -274,15 +271,6 @@ impl Context {
             }
         }
         let e = self.expr(operand)?;
-        if let Some(symbol) = overloadable_unary(op) {
-            let mut operands = vec![e.clone()];
-            if matches!(op, AstUn::PostInc | AstUn::PostDec) {
-                operands.push(int_const(0, Type::INT, span)); // `operator++(T &, int)`
-            }
-            if let Some(call) = self.overloaded_operator(symbol, operands, span) {
-                return call;
-            }
-        }
         match op {
             // `&add1` is `add1`, a pointer to the function.
             AstUn::AddrOf if matches!(e.kind, ExprKind::FuncAddr(_)) => Some(e),
@@ -466,10 +454,6 @@ impl Context {
     fn assign(&mut self, op: Option<AstBin>, lhs: &ast::Expr, rhs: &ast::Expr, span: Span) -> Option<hir::Expr> {
         let (place, value) = (self.expr(lhs), self.expr(rhs));
         let (place, value) = (place?, value?);
-        let symbol = op.map_or("=".to_string(), |op| format!("{}=", op.symbol()));
-        if let Some(call) = self.overloaded_operator(&symbol, vec![place.clone(), value.clone()], span) {
-            return call;
-        }
         if !self.check_modifiable(&place, "assign to") {
             return None;
         }
@@ -538,11 +522,6 @@ impl Context {
     fn index(&mut self, base: &ast::Expr, index: &ast::Expr, span: Span) -> Option<hir::Expr> {
         let (b, i) = (self.expr(base), self.expr(index));
         let (b, i) = (b?, i?);
-        if matches!(b.ty, Type::Struct(_)) {
-            if let Some(call) = self.overloaded_operator("[]", vec![b.clone(), i.clone()], span) {
-                return call;
-            }
-        }
         let (b, i) = (self.rvalue(b), self.rvalue(i));
         let (ptr, idx) = if b.ty.is_pointer() { (b, i) } else { (i, b) };
         if !ptr.ty.is_pointer() || !idx.ty.is_integer() {
@@ -878,19 +857,6 @@ impl Context {
         let call = make(ExprKind::Call { func: function, args }, return_type, span);
         Some(if returns_ref { self.through_reference(call) } else { call })
     }
-}
-
-/// The operator an overloadable unary operator spells.
-fn overloadable_unary(op: AstUn) -> Option<&'static str> {
-    Some(match op {
-        AstUn::Neg => "-",
-        AstUn::Plus => "+",
-        AstUn::Not => "!",
-        AstUn::BitNot => "~",
-        AstUn::PreInc | AstUn::PostInc => "++",
-        AstUn::PreDec | AstUn::PostDec => "--",
-        AstUn::Deref | AstUn::AddrOf => return None,
-    })
 }
 
 fn callee_span(base: &ast::Expr, field: &ast::Ident) -> Span {

@@ -18,7 +18,7 @@ mod host;
 mod intrinsics;
 mod jumps;
 mod launch;
-mod operators;
+mod this;
 mod overload;
 mod provenance;
 mod refs;
