@@ -60,7 +60,6 @@ mod enums;
 mod fn_pointers;
 mod lexer;
 mod members;
-mod qualified;
 mod split;
 mod syntax;
 #[cfg(test)]
@@ -120,7 +119,6 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
         diags.push(diag);
         return (None, diags);
     }
-    qualified::join(&mut tokens);
     asm::mark_volatile(&mut tokens);
     fn_pointers::mark_typedef_names(&mut tokens);
     let lex_diags_all = diags.clone();
