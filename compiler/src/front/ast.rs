@@ -17,10 +17,6 @@ pub struct TranslationUnit {
     /// Top-level declarations left to the host compiler (`front::split` decides which), kept so
     /// that device code naming one gets a diagnostic that says why it cannot use it.
     pub skipped: Vec<Skipped>,
-    /// `using namespace N;` at file scope: the namespaces whose members unqualified names find.
-    pub using_namespaces: Vec<Ident>,
-    /// `namespace cg = N;` at file scope: (alias, namespace).
-    pub namespace_aliases: Vec<(Ident, Ident)>,
 }
 
 /// What kind of declaration was skipped.

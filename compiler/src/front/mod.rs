@@ -138,7 +138,6 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
         let span = chunk_span(&tokens, chunk);
         match chunk.class {
             split::Class::Host(kind) => {
-                scope_directive(&tokens[chunk.tokens.clone()], &chunk.namespace, &mut unit);
                 unit.skipped.push(ast::Skipped { kind, names: chunk.names.clone(), span, error: None })
             }
             split::Class::Device => {
@@ -359,29 +358,6 @@ fn in_namespace(items: Vec<ast::Item>, namespace: &[String]) -> Vec<ast::Item> {
             item
         })
         .collect()
-}
-
-/// `using namespace N;` and `namespace A = N;` at file scope, remembered for name lookup.
-fn scope_directive(tokens: &[Spanned], namespace: &[String], unit: &mut ast::TranslationUnit) {
-    let name = |t: &Spanned| match &t.1 {
-        Tok::Ident(n) | Tok::TypeIdent(n) => Some(ast::Ident { name: n.clone(), span: Span::new(t.0, t.2) }),
-        _ => None,
-    };
-    let word = |t: &Spanned, w: &str| name(t).is_some_and(|n| n.name == w);
-    if !namespace.is_empty() {
-        return;
-    }
-    match tokens {
-        [u, ns, target, (_, Tok::Semi, _)] if word(u, "using") && word(ns, "namespace") => {
-            unit.using_namespaces.extend(name(target));
-        }
-        [ns, alias, (_, Tok::Assign, _), target, (_, Tok::Semi, _)] if word(ns, "namespace") => {
-            if let (Some(alias), Some(target)) = (name(alias), name(target)) {
-                unit.namespace_aliases.push((alias, target));
-            }
-        }
-        _ => {}
-    }
 }
 
 /// Functions declared inside an `extern "C" { ... }` block get the linkage written on them.

@@ -49,7 +49,6 @@ pub fn analyze(unit: &ast::TranslationUnit, options: &SemaOptions) -> (Option<hi
     let mut cx = Context::new(options.target);
     cx.separate = options.separate;
     cx.skipped = host::index_skipped(&unit.skipped);
-    scope::index_directives(&mut cx, unit);
     decls::declare_items(&mut cx, unit);
     decls::define_functions(&mut cx, unit);
     let failed = cx.diags.has_errors();
