@@ -14,6 +14,9 @@ use std::process::Command;
 
 fn main() {
     // The grammar lives beside the lexer in src/front/; lalrpop writes the parser into OUT_DIR.
+    // Said here because the shim's own `rerun-if-changed` lines replace cargo's default (rerun
+    // on any change), so a grammar edit would otherwise keep a stale parser.
+    println!("cargo:rerun-if-changed=src/front/grammar.lalrpop");
     lalrpop::Configuration::new()
         .use_cargo_dir_conventions()
         .process()

@@ -8,7 +8,7 @@
 # else the folder above the nvcc on PATH. It may be a CUDA toolkit or a
 # `pip install --target` folder (tools under nvidia/cu13/).
 # OUT_DIR: where the cubins go (default: a new temporary folder, printed);
-# SRC_DIR: the folder of .cdp files (default samples/, e.g. SRC_DIR=bench/gpu
+# SRC_DIR: the folder of .cdp and .cu files (default samples/, e.g. SRC_DIR=bench/gpu
 # for the launch-throughput benchmark).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,8 +36,8 @@ LIB=$CU/lib
 mkdir -p "$OUT"
 cd "${SRC_DIR:-$here}"
 status=0
-for f in *.cdp; do
-    n=${f%.cdp}
+for f in *.cdp *.cu; do
+    n=${f%.*}
     if nvcc -x cu -rdc=true -arch=sm_90 -cubin -Werror all-warnings \
             -o "$OUT/$n.o" "$f" 2>"$OUT/$n.err" \
        && nvlink -arch=sm_90 "$OUT/$n.o" -L"$LIB" -lcudadevrt \

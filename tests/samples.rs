@@ -1,4 +1,5 @@
-//! Every sample compiles: PTX snapshots for both launch ABIs and for 32-bit addresses, and a
+//! Every sample compiles: PTX snapshots of the kernel language's samples (`.cdp`) for both
+//! launch ABIs and for 32-bit addresses, and for every sample (`.cu` ones through Clang too) a
 //! linked cubin whose ELF lists the sample's kernels and the device-runtime code linked in.
 
 use cdpc::driver::{self, CompileError, CompileOptions, Emit};
@@ -16,6 +17,18 @@ fn samples() -> Vec<(String, String)> {
         .iter()
         .map(|p| (p.file_stem().unwrap().to_string_lossy().to_string(), std::fs::read_to_string(p).unwrap()))
         .collect()
+}
+
+/// The CUDA C++ samples (`samples/NAME.cu`, compiled through Clang and the launch pipeline):
+/// no PTX snapshots (Clang's PTX is Clang's), but linked cubins like the kernel language's.
+fn cuda_cxx_samples() -> Vec<(String, String)> {
+    let mut files: Vec<_> = std::fs::read_dir(repo_root().join("samples"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cu"))
+        .collect();
+    files.sort();
+    files.iter().map(|p| (p.file_stem().unwrap().to_string_lossy().to_string(), std::fs::read_to_string(p).unwrap())).collect()
 }
 
 /// The PTX, or the rendered diagnostics where the options refuse the program (v1 and tail
@@ -112,9 +125,14 @@ fn samples_link_to_cubins_with_the_device_runtime() {
     };
     let out = tempfile::tempdir().unwrap();
     for abi in [LaunchAbi::V2, LaunchAbi::V1] {
-        for (name, source) in samples() {
+        for (name, source) in samples().into_iter().chain(cuda_cxx_samples()) {
             let mut options = CompileOptions::default();
             options.target.launch_abi = abi;
+            // `samples/NAME.cu` is CUDA C++: the file's name sends it through Clang.
+            let cu = repo_root().join(format!("samples/{name}.cu"));
+            if cu.is_file() {
+                options.preprocess.input = Some(cu);
+            }
             let cubin = out.path().join(format!("{name}.{abi}.cubin"));
             match driver::compile_to_file(&source, &cubin, &options) {
                 Ok(_) => {}
@@ -136,12 +154,14 @@ fn samples_link_to_cubins_with_the_device_runtime() {
             if !source.lines().any(|l| !l.trim_start().starts_with("//") && l.contains("<<<")) {
                 continue;
             }
-            let entry_points: &[&str] = match abi {
-                LaunchAbi::V2 => &["__cudaCDP2GetParameterBufferV2", "__cudaCDP2LaunchDeviceV2"],
-                LaunchAbi::V1 => &["cudaLaunchDevice"],
+            // V1: the kernel language calls `cudaLaunchDevice`; Clang, through CUDA 13's
+            // headers, the `__cudaCDP2LaunchDevice` that it names.
+            let entry_points: &[&[&str]] = match abi {
+                LaunchAbi::V2 => &[&["__cudaCDP2GetParameterBufferV2"], &["__cudaCDP2LaunchDeviceV2"]],
+                LaunchAbi::V1 => &[&["cudaLaunchDevice", "__cudaCDP2LaunchDevice"]],
             };
-            for symbol in entry_points {
-                assert!(elf.contains(&format!(".text.{symbol}\n")), "{name} ({abi}): {symbol} is not linked in:\n{elf}");
+            for symbols in entry_points {
+                assert!(symbols.iter().any(|symbol| elf.contains(&format!(".text.{symbol}\n"))), "{name} ({abi}): none of {symbols:?} is linked in:\n{elf}");
             }
         }
     }

@@ -152,15 +152,12 @@ pub enum Code {
     CxxUnsupported,
     NoSuchMember,
     ReferenceBinding,
-    // Templates and cooperative groups: E094x / E095x
-    TemplateDepthExceeded,
-    TemplateDeductionFailed,
-    TemplateArgumentMismatch,
-    TemplateArgumentNotConstant,
-    TemplateUnsupported,
-    HostTemplateNotInstantiated,
-    CoopGroupsUnsupported,
-    CoopGroupsMisuse,
+    CudaCxxInKernelLanguage,
+    // E0940-E0944 (function and class templates: instantiation depth, deduction, arguments, what
+    // was not supported) and W0945 (an instance host code names that cdpc could not evaluate) are
+    // retired: templates are CUDA C++ since issue 25 (E0923 in a `.cdp` file).
+    // E0950 (a cooperative group cdpc did not have) and E0951 (a group misused) are retired:
+    // cooperative groups are CUDA C++ since issue 25 (E0923 in a `.cdp` file, Clang's otherwise).
     // GCC-style inline PTX assembly: E096x
     AsmUnknownConstraint,
     AsmOperandOutOfRange,
@@ -175,7 +172,8 @@ pub enum Code {
     AmbiguousOverload,
     OverloadRedefinition,
     OverloadReturnOnly,
-    OperatorArity,
+    // E0974 (an operator function's parameter count) is retired: operator functions are CUDA C++
+    // since issue 25.
     // The CUDA C++ front end (Clang) and the launch pipeline on LLVM IR: E10xx / W10xx
     ClangError,
     ClangWarning,
@@ -284,14 +282,7 @@ impl Code {
             CxxUnsupported => "E0920",
             NoSuchMember => "E0921",
             ReferenceBinding => "E0922",
-            TemplateDepthExceeded => "E0940",
-            TemplateDeductionFailed => "E0941",
-            TemplateArgumentMismatch => "E0942",
-            TemplateArgumentNotConstant => "E0943",
-            TemplateUnsupported => "E0944",
-            HostTemplateNotInstantiated => "W0945",
-            CoopGroupsUnsupported => "E0950",
-            CoopGroupsMisuse => "E0951",
+            CudaCxxInKernelLanguage => "E0923",
             AsmUnknownConstraint => "E0960",
             AsmOperandOutOfRange => "E0961",
             AsmOutputNotLvalue => "E0962",
@@ -304,7 +295,6 @@ impl Code {
             AmbiguousOverload => "E0971",
             OverloadRedefinition => "E0972",
             OverloadReturnOnly => "E0973",
-            OperatorArity => "E0974",
             ClangError => "E1000",
             ClangWarning => "W1001",
             ClangNotFound => "E1002",
@@ -421,14 +411,7 @@ impl Code {
         Code::CxxUnsupported,
         Code::NoSuchMember,
         Code::ReferenceBinding,
-        Code::TemplateDepthExceeded,
-        Code::TemplateDeductionFailed,
-        Code::TemplateArgumentMismatch,
-        Code::TemplateArgumentNotConstant,
-        Code::TemplateUnsupported,
-        Code::HostTemplateNotInstantiated,
-        Code::CoopGroupsUnsupported,
-        Code::CoopGroupsMisuse,
+        Code::CudaCxxInKernelLanguage,
         Code::AsmUnknownConstraint,
         Code::AsmOperandOutOfRange,
         Code::AsmOutputNotLvalue,
@@ -441,7 +424,6 @@ impl Code {
         Code::AmbiguousOverload,
         Code::OverloadRedefinition,
         Code::OverloadReturnOnly,
-        Code::OperatorArity,
         Code::ClangError,
         Code::ClangWarning,
         Code::ClangNotFound,

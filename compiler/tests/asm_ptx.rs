@@ -52,8 +52,8 @@ __host__ __device__ float fused(float a, float b, float c) {
     return r;
 }
 
-__device__ void write_ref(int &out, int v) {
-    asm("add.s32 %0, %1, 7;" : "=r"(out) : "r"(v));
+__device__ void write_ref(int *out, int v) {
+    asm("add.s32 %0, %1, 7;" : "=r"(*out) : "r"(v));
 }
 
 __global__ void widths(short *s, unsigned long long *l, float *f, double *d, char c) {
@@ -87,7 +87,7 @@ __global__ void registers(unsigned *out, Pair *pairs, int n) {
     unsigned *p;
     asm("cvta.to.global.u64 %0, %1;" : "=l"(p) : "l"(out + 8));
     *p = 5;
-    write_ref(pairs[2].lo, n);
+    write_ref(&pairs[2].lo, n);
     if (n > 2) {
         asm volatile("add.s32 %0, %0, %1;" : "+r"(pairs[3].lo) : "r"(n));
     }

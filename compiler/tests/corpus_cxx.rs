@@ -227,9 +227,10 @@ fn functions(ptx: &str) -> BTreeSet<String> {
     out
 }
 
+/// Members, namespaces and references: CUDA C++, through Clang.
 #[test]
 fn cxx_member_namespace_and_reference_symbols_are_nvccs() {
-    let options = CompileOptions { emit: Emit::Ptx, ..CompileOptions::default() };
+    let options = CompileOptions { emit: Emit::Ptx, language: Some(driver::Language::Cuda), ..CompileOptions::default() };
     let ptx = match driver::compile(CXX_SOURCE, &options) {
         Ok(c) => String::from_utf8(c.output).unwrap(),
         Err(CompileError::Diagnostics(d)) => panic!("cdpc failed: {:#?}", d.iter().filter(|d| d.is_error()).collect::<Vec<_>>()),
@@ -250,7 +251,9 @@ fn cxx_member_namespace_and_reference_symbols_are_nvccs() {
     let run = Command::new(&nvcc).args(["-x", "cu", "-arch=sm_90", "-rdc=true", "-ptx"]).arg(&cu).arg("-o").arg(&out).output().expect("nvcc runs");
     assert!(run.status.success(), "nvcc failed:\n{}", String::from_utf8_lossy(&run.stderr));
     let expected = functions(&std::fs::read_to_string(&out).unwrap());
-    // nvcc also writes each constructor's base-object variant (`C2`), which cdpc does not.
+    // Each constructor's base-object variant (`C2`): written by both, kept by one or the other
+    // as their optimisers decide; not compared.
     let expected: BTreeSet<String> = expected.into_iter().filter(|s| !s.contains("C2E")).collect();
+    let got: BTreeSet<String> = got.into_iter().filter(|s| !s.contains("C2E")).collect();
     assert_eq!(got, expected, "cdpc's functions (left) and nvcc's (right) differ");
 }

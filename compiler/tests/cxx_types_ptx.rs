@@ -2,14 +2,15 @@
 //! (named `n::P`, from inside the namespace, through `using namespace` and namespace aliases),
 //! their member functions, and class templates' instances (`Buf<int, 4>`).
 //!
-//! Each case is compiled by nvcc (`-arch=sm_90 -rdc=true -ptx`) and by cdpc; the `.entry` and
+//! Each case is compiled by nvcc (`-arch=sm_90 -rdc=true -ptx`) and by cdpc (the C++ cases
+//! through Clang, as CUDA C++; enums and arrays by the kernel language); the `.entry` and
 //! `.func` symbols (with their linkage) must be the same, nvcc's must include the symbols the
 //! case is about (so that the comparison proves something), and every kernel's `.param` list
 //! (each parameter's alignment and size, which is the struct layout a launch stores) must be
 //! the same. Skipped with a printed reason when nvcc is absent.
 
 use crate::build_common::{nvcc_ptx, ptx_functions as functions};
-use cdpc::driver::{self, CompileOptions, Emit};
+use cdpc::driver::{self, CompileOptions, Emit, Language};
 use std::collections::BTreeMap;
 
 /// Every kernel's parameter list: its `.param` lines without the pointer annotations
@@ -46,8 +47,14 @@ fn kernel_params(ptx: &str) -> BTreeMap<String, Vec<String>> {
     out
 }
 
+/// CUDA C++ through Clang: the C++ cases.
 fn cdpc_ptx(source: &str) -> String {
-    let options = CompileOptions { emit: Emit::Ptx, ..CompileOptions::default() };
+    cdpc_ptx_as(Language::Cuda, source)
+}
+
+/// The kernel language's cases (enums, arrays) go through cdpc's own front end.
+fn cdpc_ptx_as(language: Language, source: &str) -> String {
+    let options = CompileOptions { emit: Emit::Ptx, language: Some(language), ..CompileOptions::default() };
     match driver::compile(source, &options) {
         Ok(compiled) => String::from_utf8(compiled.output).unwrap(),
         Err(e) => panic!("cdpc failed: {e}\n{source}"),
@@ -56,12 +63,17 @@ fn cdpc_ptx(source: &str) -> String {
 
 /// Compiles `source` with both compilers and compares symbols and kernel parameters.
 fn compare(what: &str, source: &str, expected: &[&str]) -> bool {
+    compare_as(Language::Cuda, what, source, expected)
+}
+
+fn compare_as(language: Language, what: &str, source: &str, expected: &[&str]) -> bool {
     let Some(nvcc) = nvcc_ptx(source) else { return false };
-    let ours = cdpc_ptx(source);
-    let (mut theirs, mine) = (functions(&nvcc), functions(&ours));
-    // nvcc also writes the base-object constructor (`C2`), which cdpc does not (`mangle.rs`),
-    // and clones of its own (`_Z3useP3BufIiLi4EE$1`, a local copy of a visible function).
+    let ours = cdpc_ptx_as(language, source);
+    let (mut theirs, mut mine) = (functions(&nvcc), functions(&ours));
+    // The base-object constructor (`C2`), which Clang writes and nvcc may leave out, and nvcc's
+    // clones of its own (`_Z3useP3BufIiLi4EE$1`, a local copy of a visible function).
     theirs.retain(|(_, s)| !s.contains("C2E") && !s.contains('$'));
+    mine.retain(|(_, s)| !s.contains("C2E"));
     for symbol in expected {
         assert!(theirs.iter().any(|(_, s)| s == symbol), "{what}: nvcc does not define `{symbol}`: {theirs:?}");
     }
@@ -374,17 +386,17 @@ extern "C" __global__ void k(int *out, P p) {
 fn enums() {
     let source = r#"
 enum Mode { Fast, Slow = 5, Slower };
-enum class Dir : unsigned char { Up, Down = 3 };
+enum Small : unsigned char { Up, Down = 3 };
 enum { Anon = -2, Anon2 };
-namespace n { enum Kind { A = 1 << 4, B }; }
+enum Kind { A = 1 << 4, B };
 enum Sign { Neg = -1, Pos = 1 };
-__device__ int vals[10] = { Fast, Slow, Slower, (int)Dir::Down, Anon, Anon2, n::A, n::B, Mode::Slow, Neg };
-__device__ int pick(Mode m, n::Kind k) { return m == Slow ? k : (int)m; }
+__device__ int vals[10] = { Fast, Slow, Slower, Down, Anon, Anon2, A, B, Slow, Neg };
+__device__ int pick(Mode m, Kind k) { return m == Slow ? k : (int)m; }
 __device__ int twice(Mode a, Mode b) { return a + b; }
-__global__ void k(int *out, Mode m, Dir d, n::Kind kk, Sign s) {
+__global__ void k(int *out, Mode m, Small d, Kind kk, Sign s) {
     Mode local = Slower;
     out[0] = m == Fast ? 1 : m == Slow ? 2 : 3;
-    out[1] = pick(local, kk) + twice(m, Fast) + (d == Dir::Up) + s + sizeof(Dir) + sizeof(Mode);
+    out[1] = pick(local, kk) + twice(m, Fast) + (d == Up) + s + sizeof(Small) + sizeof(Mode);
 }
 extern "C" __global__ void kc(Mode *p, Sign s) { *p = (Mode)(s + 1); }
 typedef enum { Red, Green = 4 } Color;
@@ -394,13 +406,13 @@ __device__ int vals2[4] = { Red, Green, Square, Circle };
 __device__ int f(Color c, Shape s, Shape_ t, Px p) { return c + s + t + p.v + p.c; }
 __global__ void k2(Px *p, Color c) { p->c = c; p->s = Circle; p->v = f(c, p->s, Square, *p); }
 "#;
-    let expected = ["_Z4pick4ModeN1n4KindE", "_Z5twice4ModeS_", "_Z1kPi4Mode3DirN1n4KindE4Sign", "_Z1f5Color6Shape_S0_2Px", "_Z2k2P2Px5Color"];
-    if !compare("enums", source, &expected) {
+    let expected = ["_Z4pick4Mode4Kind", "_Z5twice4ModeS_", "_Z1kPi4Mode5Small4Kind4Sign", "_Z1f5Color6Shape_S0_2Px", "_Z2k2P2Px5Color"];
+    if !compare_as(Language::Cdp, "enums", source, &expected) {
         return;
     }
     let initializers = |ptx: &str| ptx.lines().filter(|l| l.contains(" vals[") || l.contains(" vals2[")).map(str::to_string).collect::<Vec<_>>();
     let nvcc = nvcc_ptx(source).expect("nvcc ran above");
-    assert_eq!(initializers(&cdpc_ptx(source)), initializers(&nvcc), "the enumerators' values differ (left cdpc, right nvcc)");
+    assert_eq!(initializers(&cdpc_ptx_as(Language::Cdp, source)), initializers(&nvcc), "the enumerators' values differ (left cdpc, right nvcc)");
 }
 
 /// An enum cdpc cannot give values to (an enumerator computed by a host function) is left to
@@ -434,7 +446,7 @@ extern "C" __global__ void k(float *o) { o[0] = coeffs[2] + table[4] + msg[1] + 
         v.sort();
         v
     };
-    let ours = declarations(&cdpc_ptx(source));
+    let ours = declarations(&cdpc_ptx_as(Language::Cdp, source));
     assert_eq!(ours.len(), 4, "{ours:#?}");
     assert_eq!(ours, declarations(&nvcc), "the declarations differ (left cdpc, right nvcc)");
 }

@@ -68,17 +68,17 @@ const TROUBLE: &[&str] = &[
     "<<=", "return", "if (", "else", "for (;;)", "while (1)", "do", "break;", "continue;", "int", "void",
     "unsigned long long", "dim3", "cudaStream_t", "cudaStreamTailLaunch", "threadIdx.x", "\0", "\u{feff}", "é",
     "\u{10ffff}", "\r\n", "\t", "-2147483648", "1 / 0", "1 % 0", "1 << 64", "[0]", "[-1]", "[1 << 40]",
-    // Host code, which the front end skips (front/split.rs), and the C++ around device code.
-    "__host__", "__host__ __device__", "class", "class C {", "public:", "namespace", "namespace N {",
-    "namespace cg = cooperative_groups;", "using namespace std;", "template <typename T>", "template <int N>",
-    "typedef", "extern \"C\" {", "int main() {", "std::cout << x;", "::", "operator()", "[&](int x) { return x; }",
-    // Classes, references and namespaces in device code (front/members.rs, sema/scope.rs, sema/refs.rs).
-    "struct D : S {", "S::f", "N::M::f(", "int &r = ", "const S &", "this->", "private:", "S() : a(1) {}",
-    "~S()", "virtual ", "enum { A, B } e;", "__device__ int f() const;", "typedef struct S {", "} S;",
-    "bool b = true", "S(1, 2)", "namespace N { __device__ int f(int &x) { return x; } }",
+    // Host code, which the front end skips (front/split.rs).
+    "__host__", "__host__ __device__", "typedef", "extern \"C\" {", "int main() {", "printf(\"%d\\n\", x);",
+    "enum { A, B } e;", "typedef struct S {", "} S;", "bool b = true", "dim3 g(2, 1);",
+    // C++, which the kernel language refuses as CUDA C++ (front/cuda_cxx.rs, E0923), in device
+    // and host code alike.
+    "class", "class C {", "public:", "namespace N {", "::", "using namespace std;", "template <typename T>",
+    "struct D : S {", "int &r = ", "const S &", "this->", "S() : a(1) {}", "__device__ int f() const;",
+    "operator+", "enum class E {", "enum struct", "new int", "cooperative_groups::", "[&](int x) { return x; }",
     // Qualifiers: `volatile` objects, pointers, members and references (hir::is_volatile_place).
     "volatile", "volatile int *", "int *volatile ", "const volatile ", "__volatile__", "(volatile int *)",
-    "struct V { volatile unsigned n; };", "volatile int &r = ", "__shared__ volatile int s[4];",
+    "struct V { volatile unsigned n; };", "__shared__ volatile int s[4];",
     // CUDA's integer and warp intrinsics, old and new (sema/intrinsics.rs).
     "__popc(", "__brevll(", "__ffs(0)", "__activemask()", "__ballot_sync(", "__shfl_down_sync(0xffffffff, ",
     "__any(", "__shfl(", "1'000",
@@ -100,26 +100,6 @@ const TROUBLE: &[&str] = &[
     "cudaGraphLaunch(", "cudaGetCurrentGraphExec()", "cudaGridDependencySynchronize()", "cudaGetErrorString(",
     // Separate compilation: declarations that another file defines.
     "extern __device__ int counter;", "extern __constant__ float table[4];", "__device__ int helper(int);", "extern",
-    // Device templates (front/templates.rs, sema/templates.rs) and cooperative groups.
-    "template <typename T, int N> __device__ T *", "template <class T>", "template <>", "template <int N> __global__ void",
-    "f<int>(", "f<T, N + 1>(", "k<128><<<1, 1>>>(", "<int *>", "> >", ">>", "typename", "T *", "(T)",
-    // Device templates named by host code, explicit instantiations (front/host_mentions.rs,
-    // front/explicit_instances.rs).
-    "int main() { const int N = 128; k<N><<<1, N>>>(p); }", "k<", "k<N>", "&k<int>", "k<f<1>>", "k<1>>", "k<(a > b)>",
-    "template __global__ void k<128>(int *);", "template __device__ int f<int>(int);", "template void k<1>(int *);",
-    "template __global__ void k(int *);", "constexpr int M = N * 2;", "constexpr auto ", "const int A = 1, B = A;",
-    "cudaFuncGetAttributes(&attr, k<4>);", "k<<<1, 1>>>(p);", "std::vector<k<", "void h() {",
-    "cg::thread_block b = cg::this_thread_block();", "cg::sync(b);", "b.sync();", "b.thread_rank()", "b.size()",
-    "cooperative_groups::", "cg::coalesced_group", "cg::tiled_partition<32>(b)",
-    "cg::coalesced_group g = cg::coalesced_threads();", "cg::thread_block_tile<32> t = cg::tiled_partition<32>(b);",
-    "cg::thread_block_tile<", "cg::thread_block_tile<4, cg::thread_block>", "cg::tiled_partition<", "<3>", "<64>",
-    "cg::this_thread()", "cg::group_size(", "cg::thread_rank(", "g.ballot(", "t.ballot(1)", "g.shfl(", "t.shfl_xor(",
-    "t.shfl_up(x, 1)", "g.shfl_down(", ".any(", ".all(", ".meta_group_rank()", ".meta_group_size()", ".num_threads()",
-    "t.sync();", "cg::sync(g);", "__fns(", "const cg::coalesced_group &", "cg::thread_block_tile<N>",
-    // Overloading and operator functions (front/operators.rs, sema/overload.rs, sema/operators.rs).
-    "operator+", "operator[]", "operator+=(", "operator", "operator<<=", "S::operator==", "operator++(int)",
-    "__device__ S operator-(const S &a);", "__device__ int f(float);", "__device__ int f(int, int = 1);",
-    "a + b", "-a", "a[1]", "a += b", "a++", "f(1u)", "f(1.0)",
     // C's jumps and unions (sema/jumps.rs, back/types.rs's unions).
     "switch (x) {", "case 1:", "case 1 ... 3:", "case N:", "default:", "default: break;", "goto L;", "L:", "L: ;",
     "goto", "case", "union", "union U { int i; float f; };", "typedef struct { int a; } T;", "typedef union {",

@@ -282,26 +282,6 @@ fn structs_by_value_reach_the_launch_as_gxx_passes_them() {
     assert!(ran.status.success(), "{}{}", String::from_utf8_lossy(&ran.stdout), String::from_utf8_lossy(&ran.stderr));
 }
 
-#[test]
-fn a_kernel_whose_struct_c_cannot_name_gets_a_stub_but_no_launcher() {
-    let Some(_) = tool_dir() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("s.cu"), "#include <cooperative_groups.h>\nextern \"C\" __global__ void k(cooperative_groups::thread_block p, int *out) { *out = p.thread_rank(); }\nextern \"C\" __global__ void ok(int *out) { *out = 1; }\n").unwrap();
-    let out = cdpc(dir.path(), &["-x", "cdp", "s.cu", "--emit", "host-obj", "-o", "s.o", "--host-header", "s.h"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let err = stderr(&out);
-    assert!(err.contains("warning[W0800]: the header declares no launcher for kernel `k`: C cannot name the type of `p` (`struct cooperative_groups::__v1::thread_block`)"), "{err}");
-    assert!(err.contains("s.cu:2:"), "{err}");
-    let header = std::fs::read_to_string(dir.path().join("s.h")).unwrap();
-    assert!(header.contains("cdpc_launch_ok") && !header.contains("cdpc_launch_k("), "{header}");
-    if have("nm") {
-        assert!(globals(&dir.path().join("s.o")).contains(&('T', "k".to_string())), "k's stub");
-    }
-    let out = cdpc(dir.path(), &["-x", "cdp", "s.cu", "--emit", "host-obj", "--deny", "W0800", "-o", "denied.o"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(!dir.path().join("denied.o").exists());
-}
-
 /// The local text symbols of an object (kind `t`).
 fn local_text(object: &Path) -> BTreeSet<String> {
     symbols(object).into_iter().filter(|(kind, _)| *kind == 't').map(|(_, name)| name).collect()

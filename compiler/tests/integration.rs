@@ -11,7 +11,6 @@ mod build_common;
 mod asm_ptx;
 mod align_ptx;
 mod build_docs;
-mod coop_groups_ptx;
 mod cli;
 mod corpus_cxx;
 mod corpus_templates;

@@ -83,31 +83,3 @@ fn launches_through_kernel_pointers_are_nvcc_s() {
     }
 }
 
-/// The address of a kernel template's instance, `tk<int>` or `&tk<int>`, is that instance's
-/// symbol, as nvcc's, and a launch through it launches the instance.
-#[test]
-fn a_kernel_template_instance_s_address_is_nvcc_s_symbol() {
-    let source = r#"
-template <typename T> __global__ void tk(T *p) { p[threadIdx.x] = 1; }
-__device__ void (*slot)(int *) = 0;
-extern "C" __global__ void parent(int *p, int i) {
-    void (*k)(int *) = tk<int>;
-    if (i > 3)
-        k = &tk<int>;
-    slot = k;
-    slot<<<1, 32>>>(p);
-}
-"#;
-    let Some(theirs) = nvcc_ptx(source) else { return };
-    let symbol = "_Z2tkIiEvPT_";
-    assert!(theirs.contains(&format!(".entry {symbol}(")), "nvcc:\n{theirs}");
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("t.cdp"), source).unwrap();
-    let out = cdpc(dir.path(), &["t.cdp", "--emit", "ptx", "-o", "-"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let ours = String::from_utf8_lossy(&out.stdout);
-    assert!(ours.contains(&format!(".entry {symbol}(")), "{ours}");
-    let parent = body(&ours, "parent");
-    assert!(parent.contains(symbol), "the instance's address is taken in parent:\n{parent}");
-    assert_eq!(launches(parent).0, launches(body(&theirs, "parent")).0, "{ours}");
-}

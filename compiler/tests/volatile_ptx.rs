@@ -51,14 +51,16 @@ __global__ void shared_and_casts(unsigned *a) {
     barrier_wait(3, a, a + 1);
 }
 
-// A volatile reference, a volatile array parameter, and a template over a volatile pointer.
-__device__ __noinline__ void bump(volatile int &r) { r = r + 1; }
-template <class T> __device__ __noinline__ T read_once(volatile T *p) { return *p; }
+// A pointer to a volatile element, a volatile array parameter, and functions over volatile
+// pointers.
+__device__ __noinline__ void bump(volatile int *r) { *r = *r + 1; }
+__device__ __noinline__ int read_once(volatile int *p) { return *p; }
+__device__ __noinline__ float read_once_f(volatile float *p) { return *p; }
 __global__ void references(volatile int v[], int *out, volatile float *f) {
     v[0] = 5;
-    bump(v[2]);
+    bump(&v[2]);
     out[0] = read_once(v);
-    out[1] = (int)read_once(f);
+    out[1] = (int)read_once_f(f);
 }
 
 // A volatile local lives in memory: every access is a volatile local load or store. (No
@@ -105,7 +107,7 @@ fn volatile_accesses(ptx: &str) -> BTreeMap<String, BTreeMap<String, usize>> {
             }
         }
     }
-    // nvcc's internal clones of a function (`.func _Z4bumpRVi$3`) are not the program's.
+    // nvcc's internal clones of a function (`.func _Z4bumpPVi$3`) are not the program's.
     out.retain(|name, _| !name.contains('$'));
     out
 }

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo xtask setup [--force]   LLVM 22 (apt) and the pinned NVIDIA wheels (pip, into .cuda/)
-//! cargo xtask samples [ARGS]    setup, build cdpc (release), compile samples/*.cdp to build/samples/
+//! cargo xtask samples [ARGS]    setup, build cdpc (release), compile samples/*.cdp and *.cu to build/samples/
 //! cargo xtask test [ARGS]       setup, then `cargo test --workspace [ARGS]`, then bench-compile --tiny
 //! cargo xtask gpu-bundle        cdpc's cubins for both launch ABIs and a release cdpc-run in
 //!                               build/gpu/, for `sh samples/harness/gpu-run.sh` on a GPU machine
@@ -99,7 +99,7 @@ usage: cargo xtask <command>
 
   setup [--force]   install LLVM 22 (apt-get, as root) and the pinned NVIDIA wheels into .cuda/
                     (pip); --force reinstalls the wheels
-  samples [ARGS]    setup, build the release cdpc (LLVM linked statically), then compile every samples/NAME.cdp
+  samples [ARGS]    setup, build the release cdpc (LLVM linked statically), then compile every samples/NAME.cdp and NAME.cu
                     to build/samples/NAME.cubin (ARGS go to each cdpc run, e.g. --arch sm_90)
   test [ARGS]       setup, then `cargo test --workspace [ARGS]`, then the Python package's
                     pytest suite (its wheel built and installed in target/python-venv), then
@@ -426,26 +426,20 @@ fn samples(root: &Path, cdpc_args: &[OsString]) -> Result<ExitCode> {
     if !cdpc.is_file() {
         return Err(format!("cargo built cdpc but {} does not exist", cdpc.display()));
     }
-    let mut names: Vec<String> = match fs::read_dir(root.join("samples")) {
-        Ok(entries) => entries
-            .filter_map(|e| e.ok())
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter_map(|n| n.strip_suffix(".cdp").map(str::to_string))
-            .collect(),
+    let names = match sample_files(root) {
+        Ok(names) => names,
         Err(e) if e.kind() == ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(format!("reading samples/: {e}")),
     };
-    names.sort();
     if names.is_empty() {
-        println!("samples: no samples: samples/ has no .cdp files; nothing to compile");
+        println!("samples: no samples: samples/ has no .cdp or .cu files; nothing to compile");
         return Ok(ExitCode::SUCCESS);
     }
     let out_dir = root.join("build/samples");
     fs::create_dir_all(&out_dir).map_err(|e| format!("creating {}: {e}", out_dir.display()))?;
 
     let mut failed = Vec::new();
-    for name in &names {
-        let input = format!("samples/{name}.cdp");
+    for (name, input) in &names {
         let output = format!("build/samples/{name}.cubin");
         let _ = fs::remove_file(root.join(&output)); // never count a stale cubin
         let started = Instant::now();
@@ -463,7 +457,7 @@ fn samples(root: &Path, cdpc_args: &[OsString]) -> Result<ExitCode> {
                 Ok(m) => println!("  ok    {input} -> {output} ({} bytes, {secs:.2} s)", m.len()),
                 Err(_) => {
                     println!("  FAIL  {input}: cdpc exited 0 but wrote no {output}");
-                    failed.push(name.clone());
+                    failed.push(name.to_string());
                 }
             },
             Ok(out) => {
@@ -473,11 +467,11 @@ fn samples(root: &Path, cdpc_args: &[OsString]) -> Result<ExitCode> {
                         println!("        {line}");
                     }
                 }
-                failed.push(name.clone());
+                failed.push(name.to_string());
             }
             Err(e) => {
                 println!("  FAIL  {input}: could not run {}: {e}", cdpc.display());
-                failed.push(name.clone());
+                failed.push(name.to_string());
             }
         }
     }
@@ -494,6 +488,20 @@ fn samples(root: &Path, cdpc_args: &[OsString]) -> Result<ExitCode> {
         );
         Ok(ExitCode::FAILURE)
     }
+}
+
+/// The samples, sorted by name: each `samples/NAME.cdp` (the kernel language) or
+/// `samples/NAME.cu` (CUDA C++, through Clang) as its name and its path from the root.
+fn sample_files(root: &Path) -> std::io::Result<Vec<(String, String)>> {
+    let mut names = Vec::new();
+    for entry in fs::read_dir(root.join("samples"))? {
+        let Some(file) = entry?.file_name().into_string().ok() else { continue };
+        if let Some(name) = file.strip_suffix(".cdp").or_else(|| file.strip_suffix(".cu")) {
+            names.push((name.to_string(), format!("samples/{file}")));
+        }
+    }
+    names.sort();
+    Ok(names)
 }
 
 fn target_dir(root: &Path) -> PathBuf {
@@ -591,11 +599,7 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
             return Err(format!("cdpc-run links more than libc/libm/libgcc:\n{}", bad.join("\n")));
         }
     }
-    let mut names: Vec<String> = fs::read_dir(root.join("samples"))
-        .map_err(|e| format!("reading samples/: {e}"))?
-        .filter_map(|e| e.ok()?.file_name().into_string().ok()?.strip_suffix(".cdp").map(str::to_string))
-        .collect();
-    names.sort();
+    let names = sample_files(root).map_err(|e| format!("reading samples/: {e}"))?;
     let mut failed = Vec::new();
     // (label, launch ABI, extra flags): every sample with each launch ABI, plain and with
     // launch aggregation at every granularity, and with thresholding: every child of at most
@@ -632,14 +636,19 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
     for (label, abi, flags) in configs {
         let dir = gpu.join(label);
         fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-        for name in &names {
+        for (name, input) in &names {
+            if input.ends_with(".cu") && !flags.contains(&"-x") {
+                // a CUDA C++ sample has no kernel-language build: Clang's are its `cdpc-clang-*`
+                println!("  --    {label} {name}: not built (CUDA C++: see the cdpc-clang-* builds)");
+                continue;
+            }
             let manifest = fs::read_to_string(root.join(format!("samples/{name}.toml"))).unwrap_or_default();
             if flags.iter().any(|f| f.starts_with("-flaunch-threshold")) && manifest.lines().any(|l| l.starts_with("no_threshold")) {
                 // the manifest's `no_threshold` says why; cdpc-run reports it as "not built"
                 println!("  --    {label} {name}: not built (no_threshold in its manifest)");
                 continue;
             }
-            let out = compile_cubin(root, &cdpc, &format!("samples/{name}.cdp"), abi, flags, &dir.join(format!("{name}.cubin")))?;
+            let out = compile_cubin(root, &cdpc, input, abi, flags, &dir.join(format!("{name}.cubin")))?;
             let stderr = String::from_utf8_lossy(&out.stderr);
             if out.status.success() {
                 println!("  ok    {label} {name}");
@@ -833,7 +842,7 @@ fn fuzz_seeds(root: &Path) -> Result<ExitCode> {
     let seeds = root.join("fuzz/seeds");
     let (text, codegen) = (seeds.join("text"), seeds.join("codegen"));
     // Only the seeds this command writes are replaced (a removed sample or ui test loses its
-    // seed); hand-written seeds (`inline_asm.cdp`, `coop_groups_block.cdp`, ...) stay.
+    // seed); hand-written seeds (`inline_asm.cdp`, `kernel_pointers.cdp`, ...) stay.
     const GENERATED: [&str; 3] = ["sample_", "ui_", "grid_sample_"];
     for dir in [&text, &codegen] {
         fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;

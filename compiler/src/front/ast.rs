@@ -17,80 +17,6 @@ pub struct TranslationUnit {
     /// Top-level declarations left to the host compiler (`front::split` decides which), kept so
     /// that device code naming one gets a diagnostic that says why it cannot use it.
     pub skipped: Vec<Skipped>,
-    /// `using namespace N;` at file scope: the namespaces whose members unqualified names find.
-    pub using_namespaces: Vec<Ident>,
-    /// `namespace cg = N;` at file scope: (alias, namespace).
-    pub namespace_aliases: Vec<(Ident, Ident)>,
-    /// Device function templates that host code names (`k<128><<<...>>>(...)`, `&k<int>`),
-    /// one entry per host declaration that names any (`front::host_mentions` collects them;
-    /// `crate::sema::templates` instantiates them, as nvcc does).
-    pub host_template_uses: Vec<HostTemplateUses>,
-    /// `template __global__ void k<128>(Params);`: explicit instantiation definitions of device
-    /// function templates (`front::explicit_instances`).
-    pub explicit_instances: Vec<ExplicitInstance>,
-}
-
-/// The device-template mentions of one host declaration (a function body, usually), with the
-/// `const` and `constexpr` locals declared before them, in source order.
-#[derive(Clone, Debug, PartialEq)]
-pub struct HostTemplateUses {
-    pub events: Vec<HostEvent>,
-    /// The enclosing namespaces, outermost first.
-    pub namespace: Vec<String>,
-    /// The host declaration is itself a template (`template <typename T> void run()`): its
-    /// parameters are known only where host code instantiates it.
-    pub in_template: bool,
-}
-
-/// What the host scan records, in source order.
-#[derive(Clone, Debug, PartialEq)]
-pub enum HostEvent {
-    Const(HostConst),
-    Use(HostTemplateUse),
-}
-
-/// `const int N = 128;` or `constexpr auto M = N / 32;` in a host function body.
-#[derive(Clone, Debug, PartialEq)]
-pub struct HostConst {
-    pub name: Ident,
-    /// The initializer converted to the declared type (a cast, `(int)(N / 32)`); `None` when it
-    /// cannot be read as device code, which makes the name a host variable.
-    pub value: Option<Expr>,
-    /// The byte offset where its block ends (it is out of scope from there).
-    pub scope_end: u32,
-}
-
-/// `k<ARGS>` (or `k<<<...>>>`) in host code, `k` a device function template.
-#[derive(Clone, Debug, PartialEq)]
-pub struct HostTemplateUse {
-    pub name: Ident,
-    pub args: HostTemplateArgs,
-    /// The mention: the name and its template arguments.
-    pub span: Span,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum HostTemplateArgs {
-    /// `k<128>`, `k<float, N>`.
-    Explicit(Vec<TemplateArg>),
-    /// `k<<<grid, block>>>(x)`: the host compiler deduces them from host expressions.
-    Deduced,
-    /// Written, but not as device code can read them (or longer than the scan reads).
-    Unreadable,
-}
-
-/// `template __global__ void k<128>(Params);` (or `__device__`, or without an attribute).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ExplicitInstance {
-    pub name: Ident,
-    /// `None`: written without template arguments (`template __global__ void k(int *);`), or
-    /// with ones that cannot be read.
-    pub args: Option<Vec<TemplateArg>>,
-    /// `__global__` / `__device__` written in the declaration.
-    pub global: bool,
-    pub device: bool,
-    pub namespace: Vec<String>,
-    pub span: Span,
 }
 
 /// What kind of declaration was skipped.
@@ -131,39 +57,6 @@ pub enum Item {
     /// `enum Mode { Fast, Slow = 5 };`, `enum class Dir : unsigned char { Up, Down };`
     /// (`front::enums`).
     Enum(EnumDef),
-    /// `template <typename T, int N> __device__ T *f(...) { ... }`: instantiated on use by
-    /// `crate::sema::templates`, never lowered as written.
-    Template(TemplateDef),
-    /// `template <typename T, int N = 4> struct Buf { ... };`: each use with new arguments
-    /// makes one concrete struct and its member functions (`crate::sema::class_templates`).
-    ClassTemplate(ClassTemplateDef),
-    /// `template <class T> __device__ T Buf<T>::f() { ... }`.
-    ClassTemplateMember(ClassTemplateMember),
-}
-
-/// A class template: its parameters, the class as written (data members with the parameters'
-/// names where types and constants go) and its member functions (named `Buf::f`, as
-/// `front::members` names them), those defined in the body and those defined outside it
-/// (`template <class T> __device__ T Buf<T>::f() { ... }`, `out_of_class`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ClassTemplateDef {
-    pub params: Vec<TemplateParam>,
-    pub class: StructDef,
-    pub methods: Vec<FunctionDef>,
-    /// `static constexpr int size = N;`: integer constants of each instance.
-    pub statics: Vec<DeclStmt>,
-    pub span: Span,
-}
-
-/// `template <class U> __device__ U Buf<U>::f() { ... }`: a member function of a class template
-/// defined outside its class; `function` is named `Buf::f`, and `class_args` are the arguments
-/// written after the class's name, which must be the header's parameters in order.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ClassTemplateMember {
-    pub params: Vec<TemplateParam>,
-    pub class_args: Vec<TemplateArg>,
-    pub function: FunctionDef,
-    pub span: Span,
 }
 
 /// `enum [class] Name [: base] { A, B = 5 };`
@@ -196,39 +89,6 @@ pub struct TypedefDef {
     /// `typedef int (*binop)(int, int);`: the name is a pointer to a function returning `ty`.
     pub function: Option<Box<FunctionDeclarator>>,
     pub span: Span,
-}
-
-/// A function template: its parameters and the function as written, with the parameters' names
-/// where types and constants go.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TemplateDef {
-    pub params: Vec<TemplateParam>,
-    pub function: FunctionDef,
-    pub span: Span,
-}
-
-/// One template parameter: `typename T` / `class T`, or a non-type parameter `int N`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TemplateParam {
-    pub kind: TemplateParamKind,
-    pub name: Ident,
-    /// A default argument, `typename T = int`, `int N = 4` (class templates).
-    pub default: Option<TemplateArg>,
-    pub span: Span,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum TemplateParamKind {
-    Type,
-    /// A constant of this (integer) type.
-    Value(TypeSpec),
-}
-
-/// An explicit template argument as written: a type (`f<int *>`) or a constant (`k<128>`).
-#[derive(Clone, Debug, PartialEq)]
-pub enum TemplateArg {
-    Type(TypeName),
-    Value(Expr),
 }
 
 /// `__global__`, `__device__`, `__host__` and the other words that may precede a function.
@@ -341,8 +201,6 @@ pub enum TypeSpecKind {
     Builtin(BaseType),
     /// `struct S` or, as C++ allows, plain `S` after `struct S { ... };`.
     Struct(Ident),
-    /// An instance of a class template, `Buf<int, 4>` (the arguments as written).
-    Instance(Ident, Vec<TemplateArg>),
 }
 
 /// The declaration specifiers: a base type and its qualifiers.
@@ -599,7 +457,7 @@ pub enum ExprKind {
     Call { callee: Box<Expr>, args: Vec<Expr> },
     /// `kernel<<<config...>>>(args)`; `config` holds 2 to 4 expressions as written (the parser
     /// accepts any count so that sema can report a wrong one with a good message).
-    Launch { kernel: Ident, config: Vec<Expr>, config_span: Span, args: Vec<Expr>, template_args: Option<Vec<TemplateArg>> },
+    Launch { kernel: Ident, config: Vec<Expr>, config_span: Span, args: Vec<Expr> },
     /// `(*k)<<<config...>>>(args)`, `table[i]<<<...>>>(...)`, `s.k<<<...>>>(...)`: a launch through
     /// a pointer to a kernel given by an expression other than a name (a name is a `Launch`,
     /// which sema resolves to a kernel or to a variable holding a pointer).
@@ -608,10 +466,4 @@ pub enum ExprKind {
     Member { base: Box<Expr>, field: Ident, arrow: bool },
     /// A functional cast or constructor call such as `dim3(4, 2)` or `float(x)`.
     Construct { ty: TypeName, args: Vec<Expr> },
-    /// `Buf<int, 4>::size` or `Buf<int, 4>::make`: a static member of a class template's
-    /// instance (a constant, or a function to call).
-    InstanceMember { ty: TypeName, member: Ident },
-    /// The name of a function template, with the explicit arguments written after it, if any
-    /// (`f<int, 4>` or plain `f`, whose arguments a call deduces).
-    TemplateId { name: Ident, args: Option<Vec<TemplateArg>> },
 }

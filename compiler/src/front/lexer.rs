@@ -113,14 +113,6 @@ pub enum Tok {
     Ident(String),
     /// An identifier declared as a struct name somewhere in the file (see the module docs).
     TypeIdent(String),
-    /// The name of a device function template (`front::templates` marks it), so that `f<` opens
-    /// template arguments instead of comparing.
-    TemplateName(String),
-    /// The name of a class template (`front::templates` marks it), so that `Buf<` opens
-    /// template arguments in a type.
-    ClassTemplateName(String),
-    /// The word `template` at the head of a device function template (`front::templates`).
-    Template,
 
     #[token("void", |_| TypeKw::Void)]
     #[token("bool", |_| TypeKw::Bool)]
@@ -351,9 +343,6 @@ impl Tok {
         match self {
             Tok::Ident(name) => format!("identifier `{name}`"),
             Tok::TypeIdent(name) => format!("struct name `{name}`"),
-            Tok::TemplateName(name) => format!("template name `{name}`"),
-            Tok::ClassTemplateName(name) => format!("class template name `{name}`"),
-            Tok::Template => "keyword `template`".to_string(),
             Tok::TypeKw(kw) => format!("type `{}`", kw.as_str()),
             Tok::Qual(q) => format!("qualifier `{}`", q.as_str()),
             Tok::Int(_) => "integer literal".to_string(),

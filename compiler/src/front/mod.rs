@@ -41,9 +41,8 @@
 //!   field or function may not share its name with a type.
 //! - Likewise the name of a device function template is a template name everywhere in the file
 //!   (`templates.rs`), so that `f<int>(x)` parses, and a class template's name a class template
-//!   name where arguments follow; a variable may not share either. Names qualified
-//!   by `cooperative_groups::` (or an alias of it) are joined into one name before the split
-//!   (`coop_groups.rs`); other `::` names reach the grammar as written.
+//!   name where arguments follow; a variable may not share either.
+//! - C++ is refused before any of this (`cuda_cxx.rs`, E0923): the kernel language is C.
 //! - Host code is never parsed: `split` sorts the top-level declarations first, and only
 //!   device declarations (and tentatively, types and `__host__ __device__` functions) reach the
 //!   grammar, each parsed on its own. Of host code only its mentions of device templates and
@@ -56,19 +55,13 @@
 
 pub mod ast;
 mod asm;
-mod class_templates;
-pub mod coop_groups;
+mod cuda_cxx;
 mod enums;
-mod explicit_instances;
 mod fn_pointers;
-mod host_mentions;
 mod lexer;
 mod members;
-pub mod operators;
-mod qualified;
 mod split;
 mod syntax;
-mod templates;
 #[cfg(test)]
 mod tests;
 
@@ -122,11 +115,10 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
         diags.push(diag);
         return (None, diags);
     }
-    // `cg::NAME` first: the built-in namespace's names must not become ordinary qualified names.
-    coop_groups::join_qualified_names(&mut tokens);
-    operators::join(&mut tokens);
-    qualified::join(&mut tokens);
-    templates::split_closing_shifts(&mut tokens);
+    if let Some(diag) = cuda_cxx::find(&tokens) {
+        diags.push(diag);
+        return (None, diags);
+    }
     asm::mark_volatile(&mut tokens);
     fn_pointers::mark_typedef_names(&mut tokens);
     let lex_diags_all = diags.clone();
@@ -134,11 +126,6 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     let (chunks, split_diags) = split::split(&tokens);
     split::mark_type_names(&mut tokens, &chunks);
     split::constexpr_variables(&mut tokens, &chunks);
-    templates::mark(&mut tokens, &chunks);
-    if let Some(diag) = templates::check_argument_nesting(&tokens, &chunks) {
-        diags.push(diag);
-        return (None, diags);
-    }
     let mut diags = keep_lexical(diags, &chunks, &tokens);
     diags.extend(split_diags);
 
@@ -149,28 +136,9 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     let mut complete = true;
     for chunk in &chunks {
         let span = chunk_span(&tokens, chunk);
-        if let Some(instance) = explicit_instances::read(&tokens[chunk.tokens.clone()], &chunk.namespace) {
-            unit.explicit_instances.push(instance);
-            continue;
-        }
         match chunk.class {
             split::Class::Host(kind) => {
-                scope_directive(&tokens[chunk.tokens.clone()], &chunk.namespace, &mut unit);
                 unit.skipped.push(ast::Skipped { kind, names: chunk.names.clone(), span, error: None })
-            }
-            split::Class::Device if class_templates::out_of_class_member(&tokens[chunk.tokens.clone()]).is_some() => {
-                let toks = &tokens[chunk.tokens.clone()];
-                let at = class_templates::out_of_class_member(toks).expect("just checked");
-                let parse = |part: &[Spanned]| parse_strict(part, &tokens, source.len(), span);
-                match class_templates::parse_member(toks, at, &parse) {
-                    Ok(mut member) => {
-                        if !chunk.namespace.is_empty() {
-                            member.function.name.name = format!("{}::{}", chunk.namespace.join("::"), member.function.name.name);
-                        }
-                        unit.items.push(ast::Item::ClassTemplateMember(member));
-                    }
-                    Err(error) => action_diags.push(error),
-                }
             }
             split::Class::Device => {
                 let parsed = parse_chunk(&tokens[chunk.tokens.clone()]);
@@ -192,23 +160,12 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
                     Err(error) => unit.skipped.push(ast::Skipped { kind: ast::SkippedKind::Unparsed, names: chunk.names.clone(), span, error: Some(Box::new(error)) }),
                 }
             }
-            split::Class::Tentative
-                if class_templates::is_class_template(&tokens[chunk.tokens.clone()]) || members::is_class_definition(&tokens[chunk.tokens.clone()]) =>
+            split::Class::Tentative if members::is_class_definition(&tokens[chunk.tokens.clone()]) =>
             {
                 let toks = &tokens[chunk.tokens.clone()];
                 let parse = |part: &[Spanned]| parse_strict(part, &tokens, source.len(), span);
                 let lexical = lex_diags_in(&lex_diags_all, span).into_iter().next();
-                let parsed = lexical.map(Err).unwrap_or_else(|| {
-                    if class_templates::is_class_template(toks) {
-                        // The template's pieces are kept together, as syntax, for sema to instantiate.
-                        class_templates::parse_class_template(toks, &parse).map(|(template, mut class)| {
-                            class.items = vec![ast::Item::ClassTemplate(template)];
-                            class
-                        })
-                    } else {
-                        members::parse_class(toks, parse).and_then(members::refuse_statics)
-                    }
-                });
+                let parsed = lexical.map(Err).unwrap_or_else(|| members::parse_class(toks, parse).and_then(members::refuse_statics));
                 match parsed {
                     Ok(mut class) => {
                         action_diags.extend(class.diags);
@@ -259,7 +216,6 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
             }
         }
     }
-    unit.host_template_uses = host_mentions::collect(&tokens, &chunks);
     let tree = if complete {
         Some(unit)
     } else {
@@ -379,16 +335,9 @@ fn in_namespace(items: Vec<ast::Item>, namespace: &[String]) -> Vec<ast::Item> {
         .into_iter()
         .map(|mut item| {
             match &mut item {
-                ast::Item::Function(f) | ast::Item::Template(ast::TemplateDef { function: f, .. }) => qualify(&mut f.name.name),
+                ast::Item::Function(f) => qualify(&mut f.name.name),
                 ast::Item::Struct(s) => qualify(&mut s.name.name),
                 ast::Item::Typedef(t) => qualify(&mut t.name.name),
-                ast::Item::ClassTemplate(t) => {
-                    qualify(&mut t.class.name.name);
-                    for f in &mut t.methods {
-                        qualify(&mut f.name.name);
-                    }
-                }
-                ast::Item::ClassTemplateMember(m) => qualify(&mut m.function.name.name),
                 ast::Item::Enum(e) => {
                     for name in e.name.iter_mut().chain(e.alias.iter_mut()) {
                         qualify(&mut name.name);
@@ -409,29 +358,6 @@ fn in_namespace(items: Vec<ast::Item>, namespace: &[String]) -> Vec<ast::Item> {
             item
         })
         .collect()
-}
-
-/// `using namespace N;` and `namespace A = N;` at file scope, remembered for name lookup.
-fn scope_directive(tokens: &[Spanned], namespace: &[String], unit: &mut ast::TranslationUnit) {
-    let name = |t: &Spanned| match &t.1 {
-        Tok::Ident(n) | Tok::TypeIdent(n) => Some(ast::Ident { name: n.clone(), span: Span::new(t.0, t.2) }),
-        _ => None,
-    };
-    let word = |t: &Spanned, w: &str| name(t).is_some_and(|n| n.name == w);
-    if !namespace.is_empty() {
-        return;
-    }
-    match tokens {
-        [u, ns, target, (_, Tok::Semi, _)] if word(u, "using") && word(ns, "namespace") => {
-            unit.using_namespaces.extend(name(target));
-        }
-        [ns, alias, (_, Tok::Assign, _), target, (_, Tok::Semi, _)] if word(ns, "namespace") => {
-            if let (Some(alias), Some(target)) = (name(alias), name(target)) {
-                unit.namespace_aliases.push((alias, target));
-            }
-        }
-        _ => {}
-    }
 }
 
 /// Functions declared inside an `extern "C" { ... }` block get the linkage written on them.
@@ -559,8 +485,7 @@ fn follows_lex_error(at: Span, tokens: &[Spanned], lex_errors: &[Span]) -> bool 
 /// Terminals the grammar names in expected-token lists, grouped for readable messages.
 const EXPR_START: &[&str] = &[
     "Ident", "IntLit", "FloatLit", "CharLit", "StrLit", "true", "false", "(", "-", "+", "!", "~",
-    "*", "&", "++", "--", "sizeof", "TypeKw", "TypeIdent", "TemplateName",
-    "ClassTemplateName",
+    "*", "&", "++", "--", "sizeof", "TypeKw", "TypeIdent",
 ];
 const OPERATORS: &[&str] = &[
     "+", "-", "*", "/", "%", "<<", ">>", "<", ">", "<=", ">=", "==", "!=", "&", "^", "|", "&&",
@@ -586,13 +511,12 @@ const STMT_START: &[&str] = &[
     "const",
     "volatile",
     "struct",
-    "ClassTemplateName",
     "TypeIdent",
     "Qual",
     "__launch_bounds__",
     "extern",
 ];
-const TYPE_START: &[&str] = &["TypeKw", "TypeIdent", "const", "volatile", "struct", "union", "ClassTemplateName"];
+const TYPE_START: &[&str] = &["TypeKw", "TypeIdent", "const", "volatile", "struct", "union"];
 
 fn friendly_terminal(name: &str) -> String {
     match name {
@@ -604,8 +528,6 @@ fn friendly_terminal(name: &str) -> String {
         "FloatLit" => "floating-point literal".into(),
         "CharLit" => "character literal".into(),
         "StrLit" => "string literal".into(),
-        "TemplateName" => "template name".into(),
-        "ClassTemplateName" => "class template name".into(),
         other => format!("`{other}`"),
     }
 }
@@ -640,8 +562,6 @@ fn describe_expected(expected: &[String]) -> String {
         folded.extend(TYPE_START);
         categories.push("a type".into());
     }
-    // `template` is a token only where `templates::mark` made one: never worth suggesting.
-    folded.push("template");
     let mut items: Vec<String> =
         names.iter().filter(|n| !folded.contains(n)).map(|n| friendly_terminal(n)).collect();
     items.extend(categories);
@@ -728,7 +648,7 @@ fn too_deep(tu: &ast::TranslationUnit) -> Option<Span> {
     let mut stack: Vec<(Node, usize)> = Vec::new();
     for item in &tu.items {
         match item {
-            ast::Item::Function(f) | ast::Item::Template(ast::TemplateDef { function: f, .. }) => {
+            ast::Item::Function(f) => {
                 if let Some(body) = &f.body {
                     stack.extend(body.stmts.iter().map(|s| (Node::Stmt(s), 1)));
                 }
@@ -739,20 +659,6 @@ fn too_deep(tu: &ast::TranslationUnit) -> Option<Span> {
             ast::Item::Global(d) => stack.push((Node::Decl(d), 1)),
             ast::Item::Typedef(_) => {}
             ast::Item::Enum(e) => stack.extend(e.enumerators.iter().filter_map(|en| en.value.as_ref()).map(|v| (Node::Expr(v), 1))),
-            ast::Item::ClassTemplate(t) => {
-                stack.extend(t.class.fields.iter().map(|d| (Node::Decl(d), 1)));
-                for f in &t.methods {
-                    stack.extend(f.body.iter().flat_map(|b| &b.stmts).map(|s| (Node::Stmt(s), 1)));
-                    stack.extend(f.params.iter().filter_map(|p| p.default.as_ref()).map(|e| (Node::Expr(e), 1)));
-                    stack.extend(f.ctor_inits.iter().flatten().flat_map(|i| &i.args).map(|e| (Node::Expr(e), 1)));
-                }
-            }
-            ast::Item::ClassTemplateMember(m) => {
-                let f = &m.function;
-                stack.extend(f.body.iter().flat_map(|b| &b.stmts).map(|s| (Node::Stmt(s), 1)));
-                stack.extend(f.params.iter().filter_map(|p| p.default.as_ref()).map(|e| (Node::Expr(e), 1)));
-                stack.extend(f.ctor_inits.iter().flatten().flat_map(|i| &i.args).map(|e| (Node::Expr(e), 1)));
-            }
         }
     }
     while let Some((node, depth)) = stack.pop() {
@@ -837,8 +743,6 @@ fn too_deep(tu: &ast::TranslationUnit) -> Option<Span> {
                     | E::StringLit(_)
                     | E::BoolLit(_)
                     | E::Ident(_)
-                    | E::TemplateId { .. }
-                    | E::InstanceMember { .. }
                     | E::SizeofType(_) => {}
                 }
                 e.span
@@ -917,7 +821,7 @@ fn dismantle(tu: ast::TranslationUnit) {
     };
     for item in tu.items {
         match item {
-            ast::Item::Function(f) | ast::Item::Template(ast::TemplateDef { function: f, .. }) => {
+            ast::Item::Function(f) => {
                 stack.extend(f.params.into_iter().filter_map(|p| p.default).map(Owned::Expr));
                 stack.extend(f.ctor_inits.into_iter().flatten().flat_map(|i| i.args).map(Owned::Expr));
                 stack.extend(f.body.into_iter().flat_map(|b| b.stmts).map(Owned::Stmt))
@@ -926,20 +830,6 @@ fn dismantle(tu: ast::TranslationUnit) {
             ast::Item::Global(d) => decl(d, &mut stack),
             ast::Item::Typedef(_) => {}
             ast::Item::Enum(e) => stack.extend(e.enumerators.into_iter().filter_map(|en| en.value).map(Owned::Expr)),
-            ast::Item::ClassTemplate(t) => {
-                t.class.fields.into_iter().for_each(|d| decl(d, &mut stack));
-                for f in t.methods {
-                    stack.extend(f.params.into_iter().filter_map(|p| p.default).map(Owned::Expr));
-                    stack.extend(f.ctor_inits.into_iter().flatten().flat_map(|i| i.args).map(Owned::Expr));
-                    stack.extend(f.body.into_iter().flat_map(|b| b.stmts).map(Owned::Stmt));
-                }
-            }
-            ast::Item::ClassTemplateMember(m) => {
-                let f = m.function;
-                stack.extend(f.params.into_iter().filter_map(|p| p.default).map(Owned::Expr));
-                stack.extend(f.ctor_inits.into_iter().flatten().flat_map(|i| i.args).map(Owned::Expr));
-                stack.extend(f.body.into_iter().flat_map(|b| b.stmts).map(Owned::Stmt));
-            }
         }
     }
     while let Some(node) = stack.pop() {

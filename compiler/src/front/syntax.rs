@@ -10,8 +10,6 @@ use crate::diag::{Code, Diagnostic, Span};
 pub enum SpecWord {
     Kw(TypeKw, Span),
     Struct(Ident),
-    /// `Buf<int, 4>`: a class template's instance.
-    Instance(Ident, Vec<TemplateArg>),
     Const,
     Volatile,
 }
@@ -71,7 +69,6 @@ pub fn type_spec(
             SpecWord::Volatile => is_volatile = true,
             SpecWord::Kw(k, s) => kws.push((k, s)),
             SpecWord::Struct(id) => structs.push(TypeSpecKind::Struct(id)),
-            SpecWord::Instance(id, args) => structs.push(TypeSpecKind::Instance(id, args)),
         }
     }
     let fallback = TypeSpec { kind: TypeSpecKind::Builtin(BaseType::Int), is_const, is_volatile, span: whole };
@@ -303,11 +300,6 @@ pub fn typedef_without_pointers(
     let type_end = words.iter().map(|w| match w {
         SpecWord::Kw(_, s) => s.end as usize,
         SpecWord::Struct(id) => id.span.end as usize,
-        SpecWord::Instance(id, args) => match args.last() {
-            Some(TemplateArg::Type(t)) => t.span.end as usize + 1,
-            Some(TemplateArg::Value(e)) => e.span.end as usize + 1,
-            None => id.span.end as usize,
-        },
         SpecWord::Const | SpecWord::Volatile => l,
     }).max().unwrap_or(l);
     let spec = type_spec(words, l, type_end, diags);

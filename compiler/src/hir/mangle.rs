@@ -21,12 +21,6 @@
 use super::{Function, Linkage, PatternArg, TemplateInstance, TypePattern};
 use crate::types::{FloatKind, IntKind, Quals, StructLayouts, TemplateArgValue, Type};
 
-/// The operator an operator function's name spells (`operator+=` gives `+=`), if it is one.
-pub fn operator_of(name: &str) -> Option<&str> {
-    let simple = name.rsplit("::").next().unwrap_or(name);
-    simple.strip_prefix("operator").filter(|op| !op.is_empty() && !op.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
-}
-
 /// `__nv_static_<n>_<module id>_<name>`: nvcc's symbol of an internal kernel or variable whose
 /// own symbol is `name`, in the file whose module id is `id`, `n` the id's length (measured
 /// with nvcc 13.5).
@@ -42,9 +36,7 @@ pub fn function_symbol(f: &Function, structs: &dyn StructLayouts) -> String {
         Linkage::Cxx => {
             let cxx = &f.cxx;
             if let Some(instance) = &f.template {
-                let operands = instance.param_patterns.len() + cxx.has_this as usize;
-                let name = operator_name(&f.name, operands).unwrap_or_else(|| f.name.clone());
-                return mangle_template_instance(&cxx.scope, &name, instance, structs);
+                return mangle_template_instance(&cxx.scope, &f.name, instance, structs);
             }
             let params: Vec<Param> = f
                 .param_types()
@@ -52,8 +44,7 @@ pub fn function_symbol(f: &Function, structs: &dyn StructLayouts) -> String {
                 .enumerate()
                 .map(|(i, ty)| Param { ty, is_ref: cxx.ref_params.get(i).copied().unwrap_or(false) })
                 .collect();
-            let operator = operator_name(&f.name, params.len() + cxx.has_this as usize);
-            let name = if cxx.ctor { CTOR } else { operator.as_deref().unwrap_or(&f.name) };
+            let name = if cxx.ctor { CTOR } else { &f.name };
             if let Some(class) = cxx.instance {
                 return mangle_instance_member(class, name, cxx.const_method, &params, structs);
             }
@@ -116,56 +107,6 @@ fn source_name(name: &str) -> String {
         Some(special) => special.to_string(),
         None => format!("{}{name}", name.len()),
     }
-}
-
-/// The Itanium `<operator-name>` of an operator function (`operator+=` is `pL`), as a special
-/// name, `\0pL`; `operands` counts the implicit object, and tells unary `-a` (`ng`) from
-/// binary `a - b` (`mi`). `None` for a name that is not an operator's.
-pub fn operator_name(name: &str, operands: usize) -> Option<String> {
-    let op = operator_of(name)?;
-    let unary = operands == 1;
-    let code = match op {
-        "+" if unary => "ps",
-        "-" if unary => "ng",
-        "*" if unary => "de",
-        "&" if unary => "ad",
-        "+" => "pl",
-        "-" => "mi",
-        "*" => "ml",
-        "&" => "an",
-        "/" => "dv",
-        "%" => "rm",
-        "|" => "or",
-        "^" => "eo",
-        "~" => "co",
-        "!" => "nt",
-        "=" => "aS",
-        "+=" => "pL",
-        "-=" => "mI",
-        "*=" => "mL",
-        "/=" => "dV",
-        "%=" => "rM",
-        "&=" => "aN",
-        "|=" => "oR",
-        "^=" => "eO",
-        "<<" => "ls",
-        ">>" => "rs",
-        "<<=" => "lS",
-        ">>=" => "rS",
-        "==" => "eq",
-        "!=" => "ne",
-        "<" => "lt",
-        ">" => "gt",
-        "<=" => "le",
-        ">=" => "ge",
-        "&&" => "aa",
-        "||" => "oo",
-        "++" => "pp",
-        "--" => "mm",
-        "[]" => "ix",
-        _ => return None,
-    };
-    Some(format!("\0{code}"))
 }
 
 /// The name a constructor gets in place of its class's: the complete-object constructor.
@@ -724,14 +665,6 @@ fn substitution(index: usize) -> String {
 mod tests {
     use super::*;
     use crate::types::StructId;
-
-    #[test]
-    fn operator_names() {
-        assert_eq!(operator_of("A::operator[]"), Some("[]"));
-        assert_eq!(operator_of("operator+="), Some("+="));
-        assert_eq!(operator_of("operatorx"), None);
-        assert_eq!(operator_of("operator"), None);
-    }
 
     struct Names;
     impl StructLayouts for Names {

@@ -35,13 +35,6 @@ impl Context {
                 B::Event => Type::Event,
                 B::CudaError => Type::CudaError,
             },
-            ast::TypeSpecKind::Struct(name) if self.template_type(&name.name).is_some() => {
-                self.template_type(&name.name).expect("just checked")
-            }
-            ast::TypeSpecKind::Instance(name, args) => self.class_instance(name, args, spec.span)?,
-            ast::TypeSpecKind::Struct(name) if crate::front::coop_groups::is_qualified(&name.name) => {
-                self.coop_group_type(name)?
-            }
             ast::TypeSpecKind::Struct(name) => match self.named_type(&name.name) {
                 Some(ty) => ty,
                 None if self.skipped_use(&name.name, name.span) => return None,
@@ -193,8 +186,6 @@ impl Context {
             }
             // dim3's converting constructor, after a conversion to `unsigned int`.
             (Type::Int(_) | Type::Float(_), Type::Dim3) => Ok(()),
-            // `thread_block_tile<N, thread_block>` to `thread_block_tile<N>` (`coop_groups`).
-            (Type::Struct(f), Type::Struct(t)) if self.group_converts(*f, *t) => Ok(()),
             _ => Err(None),
         }
     }
@@ -221,11 +212,6 @@ impl Context {
     pub(super) fn convert_checked(&self, e: hir::Expr, to: &Type) -> hir::Expr {
         if *to == Type::Dim3 && e.ty != Type::Dim3 {
             return self.dim3_from(e);
-        }
-        if let (Type::Struct(f), Type::Struct(t)) = (&e.ty, to) {
-            if f != t && self.group_converts(*f, *t) {
-                return self.convert_group(e, to);
-            }
         }
         if to.is_pointer_like() && self.is_null_constant(&e) {
             return hir::Expr { kind: ExprKind::PointerConst(0), ty: to.clone(), span: e.span };

@@ -37,26 +37,13 @@ pub(super) fn declare_items(cx: &mut Context, unit: &ast::TranslationUnit) {
             super::enums::declare(cx, def);
         }
     }
-    // Templates before functions: a function may not take a template's name.
-    for item in &unit.items {
-        match item {
-            ast::Item::Template(def) => super::templates::declare(cx, def),
-            ast::Item::ClassTemplate(def) => super::class_templates::declare(cx, def),
-            _ => {}
-        }
-    }
-    for item in &unit.items {
-        if let ast::Item::ClassTemplateMember(member) = item {
-            super::class_templates::declare_member(cx, member);
-        }
-    }
     for item in &unit.items {
         match item {
             ast::Item::Struct(def) => define_struct(cx, def),
             ast::Item::Function(def) => declare_function(cx, def),
             ast::Item::Global(decl) => declare_globals(cx, decl),
             ast::Item::Typedef(def) => super::scope::declare_typedef(cx, def),
-            ast::Item::Template(_) | ast::Item::ClassTemplate(_) | ast::Item::ClassTemplateMember(_) | ast::Item::Enum(_) => {}
+            ast::Item::Enum(_) => {}
         }
     }
 }
@@ -300,15 +287,7 @@ fn fn_attrs(cx: &mut Context, def: &ast::FunctionDef, kind: FunctionKind) -> hir
 }
 
 fn declare_function(cx: &mut Context, def: &ast::FunctionDef) {
-    if cx.templates.contains_key(&def.name.name) {
-        super::templates::redefined_as_function(cx, def);
-        return;
-    }
     let Some((candidate, owner)) = function_signature(cx, def) else { return };
-    let operands = candidate.params.len();
-    if !cx.check_operator_arity(&def.name.name, def.name.span, operands, owner.has_this()) {
-        return;
-    }
     let name = &super::scope::symbol_key(def);
     match cx.symbols.get(name).copied() {
         None => {
@@ -554,11 +533,6 @@ pub(super) fn declare_one_global(cx: &mut Context, base: Type, decl: &ast::DeclS
         cx.error(Code::InvalidDeclaration, d.span, format!("`{}` has incomplete type {}", d.name.name, cx.show(&ty))).emit();
         return None;
     }
-    // A group has no default constructor (`coop_groups`): `__shared__ cg::thread_block b;`.
-    let declares_only = decl.qualifiers.iter().any(|(q, _)| *q == ast::VarQualifier::Extern);
-    if init.init.is_none() && !declares_only && cx.group_without_value(&ty, d.span) {
-        return None;
-    }
     let const_init = match (&init.init, space) {
         (None, _) => None,
         (Some(_), GlobalSpace::Shared | GlobalSpace::ExternShared) => {
@@ -679,7 +653,6 @@ fn to_const(cx: &mut Context, value: &hir::Expr) -> Option<ConstInit> {
 
 /// Checks every function body in order.
 pub(super) fn define_functions(cx: &mut Context, unit: &ast::TranslationUnit) {
-    super::class_templates::define_pending(cx);
     let mut defined: HashMap<FuncId, Span> = HashMap::new();
     let mut deferred = super::host::Deferred::default();
     for item in &unit.items {
@@ -750,16 +723,6 @@ fn param_scope(f: &hir::Function, def: &ast::FunctionDef) -> HashMap<String, Bin
         scope.entry(p.declarator.name.name.clone()).or_insert(Binding::Poisoned);
     }
     scope
-}
-
-/// Checks the body of a function declared outside the file's order (a template instance),
-/// with the caller's function state saved around it.
-pub(super) fn define_out_of_order(cx: &mut Context, id: FuncId, def: &ast::FunctionDef) {
-    let Some(body) = &def.body else { return };
-    let scope = param_scope(&cx.functions[id.0 as usize], def);
-    let saved = cx.func.take();
-    define_body(cx, id, def, body, scope);
-    cx.func = saved;
 }
 
 /// Checks one function's body into the HIR.

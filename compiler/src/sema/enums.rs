@@ -77,7 +77,7 @@ fn declare_in_scope(cx: &mut Context, def: &ast::EnumDef) {
                 match eval(&checked, &cx.target) {
                     Some(Const::Int(v)) if checked.ty.is_integer() => v,
                     _ => {
-                        cx.error(Code::TemplateArgumentNotConstant, e.span, format!("the value of `{}` is not an integer constant", en.name.name)).emit();
+                        cx.error(Code::NotConstant, e.span, format!("the value of `{}` is not an integer constant", en.name.name)).emit();
                         return;
                     }
                 }

@@ -34,14 +34,10 @@ impl Context {
             ast::ExprKind::BoolLit(b) => Some(int_const(*b as i64, Type::BOOL, span)),
             ast::ExprKind::StringLit(bytes) => Some(self.string_literal(bytes, span)),
             ast::ExprKind::Ident(ident) => self.ident(ident),
-            ast::ExprKind::InstanceMember { ty, member } => self.instance_constant(ty, member),
             ast::ExprKind::Unary { op, operand } => self.unary(*op, operand, span),
             ast::ExprKind::Binary { op, lhs, rhs } => {
                 let (l, r) = (self.expr(lhs), self.expr(rhs));
                 let (l, r) = (l?, r?);
-                if let Some(call) = self.overloaded_operator(op.symbol(), vec![l.clone(), r.clone()], span) {
-                    return call;
-                }
                 let (l, r) = (self.rvalue(l), self.rvalue(r));
                 self.binary(*op, l, r, span)
             }
@@ -74,11 +70,8 @@ impl Context {
                 self.sizeof(&operand.ty, span)
             }
             ast::ExprKind::Call { callee, args } => self.call(callee, args, span),
-            ast::ExprKind::Launch { kernel, config, config_span, args, template_args } => {
-                self.launch(kernel, template_args.as_deref(), config, *config_span, args, span)
-            }
+            ast::ExprKind::Launch { kernel, config, config_span, args } => self.launch(kernel, config, *config_span, args, span),
             ast::ExprKind::LaunchThrough { target, config, config_span, args } => self.launch_through(target, config, *config_span, args, span),
-            ast::ExprKind::TemplateId { name, args } => self.template_as_value(name, args.as_deref(), span),
             ast::ExprKind::Index { base, index } => self.index(base, index, span),
             ast::ExprKind::Member { base, field, arrow } => self.member(base, field, *arrow, span),
             ast::ExprKind::Construct { ty, args } => self.construct(ty, args, span),
@@ -129,9 +122,6 @@ impl Context {
 
     fn ident(&mut self, ident: &ast::Ident) -> Option<hir::Expr> {
         let span = ident.span;
-        if let Some(found) = self.host_local(ident) {
-            return found;
-        }
         let binding = self.lookup(&ident.name);
         if !matches!(binding, Some(Binding::Local(_))) {
             if let Some(member) = self.this_member(ident) {
@@ -153,9 +143,6 @@ impl Context {
             }
             Some(Binding::Poisoned) => return None,
             None => {}
-        }
-        if let Some(e) = self.template_value(ident) {
-            return Some(e);
         }
         if let Some(e) = self.predefined_constant(&ident.name, span) {
             return Some(e);
@@ -284,15 +271,6 @@ impl Context {
             }
         }
         let e = self.expr(operand)?;
-        if let Some(symbol) = overloadable_unary(op) {
-            let mut operands = vec![e.clone()];
-            if matches!(op, AstUn::PostInc | AstUn::PostDec) {
-                operands.push(int_const(0, Type::INT, span)); // `operator++(T &, int)`
-            }
-            if let Some(call) = self.overloaded_operator(symbol, operands, span) {
-                return call;
-            }
-        }
         match op {
             // `&add1` is `add1`, a pointer to the function.
             AstUn::AddrOf if matches!(e.kind, ExprKind::FuncAddr(_)) => Some(e),
@@ -476,11 +454,7 @@ impl Context {
     fn assign(&mut self, op: Option<AstBin>, lhs: &ast::Expr, rhs: &ast::Expr, span: Span) -> Option<hir::Expr> {
         let (place, value) = (self.expr(lhs), self.expr(rhs));
         let (place, value) = (place?, value?);
-        let symbol = op.map_or("=".to_string(), |op| format!("{}=", op.symbol()));
-        if let Some(call) = self.overloaded_operator(&symbol, vec![place.clone(), value.clone()], span) {
-            return call;
-        }
-        if !self.check_modifiable(&place, "assign to") || self.group_assignment(&place.ty, span) {
+        if !self.check_modifiable(&place, "assign to") {
             return None;
         }
         let ty = place.ty.clone();
@@ -548,11 +522,6 @@ impl Context {
     fn index(&mut self, base: &ast::Expr, index: &ast::Expr, span: Span) -> Option<hir::Expr> {
         let (b, i) = (self.expr(base), self.expr(index));
         let (b, i) = (b?, i?);
-        if matches!(b.ty, Type::Struct(_)) {
-            if let Some(call) = self.overloaded_operator("[]", vec![b.clone(), i.clone()], span) {
-                return call;
-            }
-        }
         let (b, i) = (self.rvalue(b), self.rvalue(i));
         let (ptr, idx) = if b.ty.is_pointer() { (b, i) } else { (i, b) };
         if !ptr.ty.is_pointer() || !idx.ty.is_integer() {
@@ -598,8 +567,6 @@ impl Context {
             },
             Type::Struct(id) => match self.find_field(*id, &field.name) {
                 Some((path, ty)) => return Some(self.member_path(b, &path, ty, span)),
-                // `b.size`: a class template's `static constexpr` member, through an object.
-                None if self.instance_static(*id, field).is_some() => return self.instance_static(*id, field),
                 None => {
                     let names = self.field_names(*id);
                     return self.no_field(field, &b.ty.clone(), &names);
@@ -679,21 +646,8 @@ impl Context {
     }
 
     fn call(&mut self, callee: &ast::Expr, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
-        // `cg::sync(g)` and the other functions of `cooperative_groups` are built in.
-        if let Some(call) = self.coop_group_call(callee, args, span) {
-            return call;
-        }
         if let ast::ExprKind::Member { base, field, arrow } = &callee.kind {
             return self.method_call(base, field, *arrow, args, span);
-        }
-        if let ast::ExprKind::TemplateId { name, args: explicit } = &callee.kind {
-            return self.template_call(name, explicit.as_deref(), args, span);
-        }
-        if let ast::ExprKind::InstanceMember { ty, member } = &callee.kind {
-            // `Buf<int, 4>::make(x)`: the instance's member function, by its qualified name.
-            let name = self.instance_member_name(ty, member)?;
-            let callee = ast::Expr { kind: ast::ExprKind::Ident(name), span: callee.span };
-            return self.call(&callee, args, span);
         }
         // `op(x)`, `(*op)(x)`, `ops[i](x)`: a call through a pointer to a function.
         let ast::ExprKind::Ident(name) = &callee.kind else {
@@ -779,11 +733,6 @@ impl Context {
                 return None;
             }
         };
-        // A group's member functions (`g.sync()`) are built in (`coop_groups`).
-        if self.is_group(class) {
-            let object = if arrow { self.through_reference(b) } else { b };
-            return self.coop_group_method(object, class, field, args, span);
-        }
         let Some((function, declaring)) = self.find_method(class, &field.name) else {
             let class_name = self.structs[class.0 as usize].name.clone();
             let qualified = format!("{class_name}::{}", field.name);
@@ -908,19 +857,6 @@ impl Context {
         let call = make(ExprKind::Call { func: function, args }, return_type, span);
         Some(if returns_ref { self.through_reference(call) } else { call })
     }
-}
-
-/// The operator an overloadable unary operator spells.
-fn overloadable_unary(op: AstUn) -> Option<&'static str> {
-    Some(match op {
-        AstUn::Neg => "-",
-        AstUn::Plus => "+",
-        AstUn::Not => "!",
-        AstUn::BitNot => "~",
-        AstUn::PreInc | AstUn::PostInc => "++",
-        AstUn::PreDec | AstUn::PostDec => "--",
-        AstUn::Deref | AstUn::AddrOf => return None,
-    })
 }
 
 fn callee_span(base: &ast::Expr, field: &ast::Ident) -> Span {

@@ -24,52 +24,6 @@ use crate::hir;
 use crate::hir::{FuncId, FunctionKind};
 use std::collections::{HashMap, HashSet};
 
-/// A `const` local of a host function, as `templates::instantiate_requested` evaluates the
-/// template arguments of the mentions after it.
-pub(super) struct HostLocal {
-    pub name: String,
-    /// `None`: not a constant (its initializer reads host variables or calls host code).
-    pub value: Option<hir::Expr>,
-    /// The byte where its block ends.
-    pub scope_end: u32,
-}
-
-/// The host locals in scope, innermost last; blocks nest, so those whose block has ended are
-/// always the last ones. Each operation is constant time, whatever the number of locals.
-#[derive(Default)]
-pub(super) struct HostLocals {
-    locals: Vec<HostLocal>,
-    /// The locals of each name, innermost last (indices into `locals`).
-    by_name: HashMap<String, Vec<usize>>,
-}
-
-impl HostLocals {
-    pub(super) fn push(&mut self, local: HostLocal) {
-        self.by_name.entry(local.name.clone()).or_default().push(self.locals.len());
-        self.locals.push(local);
-    }
-
-    /// Forgets the locals whose block ends at or before byte `at`.
-    pub(super) fn leave(&mut self, at: u32) {
-        while self.locals.last().is_some_and(|l| l.scope_end <= at) {
-            if let Some(local) = self.locals.pop() {
-                if let Some(stack) = self.by_name.get_mut(&local.name) {
-                    stack.pop();
-                }
-            }
-        }
-    }
-
-    fn get(&self, name: &str) -> Option<&HostLocal> {
-        self.by_name.get(name)?.last().map(|&i| &self.locals[i])
-    }
-
-    pub(super) fn clear(&mut self) {
-        self.locals.clear();
-        self.by_name.clear();
-    }
-}
-
 /// The skipped declarations by the names they declare (the first wins).
 pub(super) fn index_skipped(skipped: &[Skipped]) -> HashMap<String, Skipped> {
     let mut map = HashMap::new();
@@ -126,44 +80,6 @@ impl Context {
         })();
         self.diags = outer;
         value
-    }
-
-    /// The value of a host function's `const` local (`front::host_mentions`), converted to its
-    /// type by the initializer's cast, if it is a constant; diagnostics are dropped.
-    pub(super) fn host_local_value(&mut self, init: &ast::Expr) -> Option<hir::Expr> {
-        use super::consteval::{eval, Const};
-        let outer = std::mem::take(&mut self.diags);
-        let value = (|| {
-            let e = self.expr(init)?;
-            let e = self.rvalue(e);
-            if !e.ty.is_arithmetic() {
-                return None;
-            }
-            let kind = match eval(&e, &self.target)? {
-                Const::Int(v) => hir::ExprKind::IntConst(v as i64),
-                Const::Float(f) => hir::ExprKind::FloatConst(f),
-                Const::Pointer(_) => return None,
-            };
-            Some(hir::Expr { kind, ty: e.ty, span: init.span })
-        })();
-        self.diags = outer;
-        value
-    }
-
-    /// A name that is a `const` local of the host function whose template mentions are being
-    /// evaluated: its value, or (reported) `None` when it is not a constant.
-    pub(super) fn host_local(&mut self, ident: &ast::Ident) -> Option<Option<hir::Expr>> {
-        if self.func.is_some() {
-            return None;
-        }
-        let local = self.host_locals.get(&ident.name)?;
-        let value = local.value.clone();
-        if value.is_none() {
-            self.error(Code::TemplateArgumentNotConstant, ident.span, format!("`{}` is declared by host code with a value cdpc cannot evaluate", ident.name))
-                .primary("not a constant cdpc can evaluate")
-                .emit();
-        }
-        Some(value.map(|v| hir::Expr { span: ident.span, ..v }))
     }
 
     /// A use of a host constant: its value, at the use's span.
@@ -240,7 +156,6 @@ impl Context {
         if let Some(FunctionState { id, .. }) = &self.func {
             self.calls.push((*id, callee));
         }
-        self.use_member(callee);
     }
 }
 
@@ -270,13 +185,7 @@ pub(super) fn finish_host_device(cx: &mut Context, deferred: Deferred) -> HashSe
         .functions
         .iter()
         .enumerate()
-        // Device-function instances are compiled where they are used, like these functions (a
-        // kernel instance is launched from device code, never from these functions).
-        // Instances that host code or an explicit instantiation asks for are compiled as well.
-        .filter(|(i, f)| {
-            let outside = cx.templates.requested_outside.contains(&FuncId(*i as u32));
-            outside || (f.kind != FunctionKind::HostDevice && (f.template.is_none() || f.kind == FunctionKind::Kernel))
-        })
+        .filter(|(_, f)| f.kind != FunctionKind::HostDevice)
         .map(|(i, _)| FuncId(i as u32))
         .collect();
     while let Some(f) = work.pop() {
@@ -285,27 +194,11 @@ pub(super) fn finish_host_device(cx: &mut Context, deferred: Deferred) -> HashSe
         }
         work.extend(cx.calls.iter().filter(|(caller, _)| *caller == f).map(|(_, callee)| *callee));
     }
-    // The function outside any template whose body requested an instance (through others).
-    let requested_from = |mut id: FuncId| {
-        while let Some(by) = cx.templates.requested_by.get(&id) {
-            id = *by;
-        }
-        id
-    };
-    let reached_instances: Vec<FuncId> = reached.iter().copied().filter(|id| cx.functions[id.0 as usize].template.is_some()).collect();
     for (id, diags) in deferred.held {
-        // An instance device code uses may have been requested first by an unused function,
-        // which held the instance's diagnostics: they are reported all the same.
-        let feeds_used_instance = reached_instances.iter().any(|i| requested_from(*i) == id);
-        if reached.contains(&id) || (feeds_used_instance && diags.has_errors()) {
+        if reached.contains(&id) {
             cx.diags.extend(diags.into_vec());
         } else {
             cx.functions[id.0 as usize].body = None;
-        }
-    }
-    for (i, f) in cx.functions.iter_mut().enumerate() {
-        if f.template.is_some() && !reached.contains(&FuncId(i as u32)) {
-            f.body = None;
         }
     }
     cx.calls.iter().filter(|(caller, _)| reached.contains(caller)).map(|(_, callee)| *callee).collect()

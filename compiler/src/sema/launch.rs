@@ -10,18 +10,14 @@ use crate::layout::param_layout;
 use crate::types::Type;
 
 impl Context {
-    pub(super) fn launch(&mut self, kernel: &ast::Ident, template_args: Option<&[ast::TemplateArg]>, config: &[ast::Expr], config_span: Span, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+    pub(super) fn launch(&mut self, kernel: &ast::Ident, config: &[ast::Expr], config_span: Span, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
         // `k<<<...>>>(...)` where `k` is a variable: a launch through the pointer it holds.
-        if template_args.is_none() && matches!(self.lookup(&kernel.name), Some(Binding::Local(_) | Binding::Global(_))) {
+        if matches!(self.lookup(&kernel.name), Some(Binding::Local(_) | Binding::Global(_))) {
             let target = ast::Expr { kind: ast::ExprKind::Ident(kernel.clone()), span: kernel.span };
             return self.launch_through(&target, config, config_span, args, span);
         }
-        let kernel_id = if self.templates.contains_key(&kernel.name) {
-            self.launched_template(kernel, template_args, args)?
-        } else {
-            let id = self.launched_kernel(kernel)?;
-            self.launched_overload(kernel, id, args)?
-        };
+        let id = self.launched_kernel(kernel)?;
+        let kernel_id = self.launched_overload(kernel, id, args)?;
         let k = &self.functions[kernel_id.0 as usize];
         let launched = Launched {
             target: hir::LaunchTarget::Kernel(kernel_id),

@@ -18,16 +18,13 @@ mod host;
 mod intrinsics;
 mod jumps;
 mod launch;
-mod operators;
+mod this;
 mod overload;
 mod provenance;
 mod refs;
 mod scope;
 mod stmt;
 mod vector;
-mod templates;
-mod class_templates;
-mod coop_groups;
 
 use crate::diag::{Code, Diagnostic, Diagnostics, Span};
 use crate::front::ast;
@@ -52,9 +49,7 @@ pub fn analyze(unit: &ast::TranslationUnit, options: &SemaOptions) -> (Option<hi
     let mut cx = Context::new(options.target);
     cx.separate = options.separate;
     cx.skipped = host::index_skipped(&unit.skipped);
-    scope::index_directives(&mut cx, unit);
     decls::declare_items(&mut cx, unit);
-    templates::instantiate_requested(&mut cx, unit);
     decls::define_functions(&mut cx, unit);
     let failed = cx.diags.has_errors();
     let module = hir::Module { target: cx.target, structs: cx.structs, globals: cx.globals, functions: cx.functions, enums: cx.enums, nv_module_id: None };
@@ -101,13 +96,6 @@ struct Context {
     /// C++: typedef names, member functions, default arguments, base classes, namespace
     /// directives (see `scope.rs`).
     cxx: scope::CxxNames,
-    /// Function templates and their instances (`templates.rs`).
-    templates: templates::Templates,
-    /// Class templates and their instances (`class_templates.rs`).
-    class_templates: class_templates::ClassTemplates,
-    /// The `const` locals of the host function whose template mentions are being evaluated,
-    /// innermost last (`host.rs`, `templates::instantiate_requested`).
-    host_locals: host::HostLocals,
     diags: Diagnostics,
     /// State of the function body being checked.
     func: Option<FunctionState>,
@@ -172,9 +160,6 @@ impl Context {
             host_consts: HashMap::new(),
             const_globals: Default::default(),
             cxx: Default::default(),
-            templates: Default::default(),
-            class_templates: Default::default(),
-            host_locals: Default::default(),
             diags: Diagnostics::default(),
             func: None,
             separate: false,

@@ -1,6 +1,5 @@
 //! **Where overloads are resolved**: C++'s overload resolution ([over.match]) for calls of
-//! overloaded functions, member functions, constructors and kernels, and for operators whose
-//! operand has class or vector type (`a + b` is `operator+(a, b)` or `a.operator+(b)`).
+//! overloaded functions, member functions, constructors and kernels.
 //!
 //! An *overload set* is every function declared under one qualified name
 //! (`scope::CxxNames::overloads`; name lookup, `scope.rs`, finds the name). Resolution is
@@ -76,16 +75,6 @@ enum Outcome {
 pub(super) struct Operands<'a> {
     pub exprs: &'a [hir::Expr],
     pub object: bool,
-}
-
-/// The arity rule of [`Context::check_operator_arity`]: how many operands an operator takes.
-fn operator_operands(op: &str) -> &'static [usize] {
-    match op {
-        "+" | "-" | "*" | "&" => &[1, 2],
-        "!" | "~" => &[1],
-        "++" | "--" => &[1, 2],
-        _ => &[2],
-    }
 }
 
 impl Context {
@@ -314,35 +303,7 @@ impl Context {
         None
     }
 
-    /// Checks the number of parameters of an operator function (`E0974`); `operands` counts
-    /// the implicit object of a member function.
-    pub(super) fn check_operator_arity(&mut self, name: &str, name_span: Span, operands: usize, member: bool) -> bool {
-        let Some(op) = crate::hir::mangle::operator_of(name) else { return true };
-        let allowed: &[usize] = if op == "[]" || op == "=" {
-            if !member {
-                self.error(Code::OperatorArity, name_span, format!("`operator{op}` must be a member function"))
-                    .primary("declared outside a class")
-                    .note(format!("C++ allows `operator{op}` only as a non-static member function, with one parameter"))
-                    .emit();
-                return false;
-            }
-            &[2]
-        } else {
-            operator_operands(op)
-        };
-        if allowed.contains(&operands) {
-            return true;
-        }
-        let shift = member as usize;
-        let counts: Vec<String> = allowed.iter().map(|n| (n - shift).to_string()).collect();
-        let what = if member { "as a member function" } else { "as a free function" };
-        let given = operands - shift;
-        self.error(Code::OperatorArity, name_span, format!("`operator{op}` has {given} parameter{}, but {what} it takes {}", super::expr::plural(given), counts.join(" or ")))
-            .primary("wrong number of parameters")
-            .note(if member { "a member operator's first operand is the object it is called on (`this`)" } else { "a free operator takes each of its operands as a parameter" })
-            .emit();
-        false
-    }
+
 }
 
 /// Whether `a` is a better set of conversion sequences than `b`: none worse, one better.
@@ -380,12 +341,5 @@ mod tests {
         assert_eq!(tied_best(&outcomes), vec![0, 1]);
         let outcomes = vec![Outcome::NotViable("x".into()), Outcome::Viable(vec![promo]), Outcome::Viable(vec![exact])];
         assert_eq!(best_of(&outcomes), Some(2));
-    }
-
-    #[test]
-    fn operator_operand_counts() {
-        assert_eq!(operator_operands("-"), &[1, 2]);
-        assert_eq!(operator_operands("=="), &[2]);
-        assert_eq!(operator_operands("!"), &[1]);
     }
 }

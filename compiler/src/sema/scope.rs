@@ -41,8 +41,6 @@ pub(super) struct CxxNames {
     pub bases: HashMap<StructId, StructId>,
     /// The constructors of each class (overloaded by their number of parameters).
     pub ctors: HashMap<StructId, Vec<FuncId>>,
-    pub using: Vec<String>,
-    pub aliases: HashMap<String, String>,
     /// Every function declared under a qualified name, in declaration order: its overload set
     /// (`Context::symbols` holds the first, for the checks that need one function of a name).
     pub overloads: HashMap<String, Vec<FuncId>>,
@@ -93,16 +91,8 @@ impl Owner {
     }
 }
 
-pub(super) fn index_directives(cx: &mut Context, unit: &ast::TranslationUnit) {
-    cx.cxx.using = unit.using_namespaces.iter().map(|n| n.name.clone()).collect();
-    cx.cxx.aliases = unit.namespace_aliases.iter().map(|(a, n)| (a.name.clone(), n.name.clone())).collect();
-}
-
 /// The class or namespaces a function declaration belongs to, from its qualified name.
 pub(super) fn function_owner(cx: &mut Context, def: &ast::FunctionDef) -> Option<Owner> {
-    if let Some((class, is_static)) = cx.class_templates.declaring {
-        return Some(cx.instance_owner(def, class, is_static));
-    }
     let parts: Vec<&str> = def.name.name.split("::").collect();
     let (simple, scope) = parts.split_last().expect("split gives one part at least");
     if parts.iter().any(|p| p.is_empty()) {
@@ -221,13 +211,7 @@ impl Context {
             Some(rest) => (true, rest),
             None => (false, name),
         };
-        let name = match name.split_once("::") {
-            Some((first, rest)) => match self.cxx.aliases.get(first) {
-                Some(target) => format!("{target}::{rest}"),
-                None => name.to_string(),
-            },
-            None => name.to_string(),
-        };
+        let name = name.to_string();
         if global {
             return vec![name];
         }
@@ -253,7 +237,6 @@ impl Context {
             }
         }
         out.push(name.clone());
-        out.extend(self.cxx.using.iter().map(|u| format!("{u}::{name}")));
         out
     }
 

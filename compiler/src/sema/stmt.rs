@@ -242,10 +242,6 @@ impl Context {
                 self.error(Code::InvalidDeclaration, init.declarator.span, message).emit();
                 continue;
             }
-            if init.init.is_none() && self.group_without_value(&ty, init.declarator.span) {
-                self.bind(name, Binding::Poisoned);
-                continue;
-            }
             // The initializer is checked before the name is in scope, as in C (`int x = x;` aside).
             let value = init.init.as_ref().and_then(|i| self.local_init(i, &ty));
             let local = self.new_local(&name.name, ty.clone(), init.declarator.span);

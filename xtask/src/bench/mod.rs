@@ -163,7 +163,7 @@ pub struct Measured {
     pub kernels: usize,
     pub generated: bool,
     /// A device-code file of `../shared/corpus` (`tests/corpus-programs.txt`), compiled as a
-    /// relocatable device object by both compilers (cdpc: `-x cdp -dc --emit obj`) (no nvlink: cdpAdvancedQuicksort's kernels
+    /// relocatable device object by both compilers (cdpc: `-dc --emit obj`, through Clang) (no nvlink: cdpAdvancedQuicksort's kernels
     /// call cdpBitonicSort.cu's).
     pub corpus: bool,
     /// A corpus file that nvcc cannot build (KLAP's QT: ptxas refuses its pre-CUDA-9 warp
@@ -519,9 +519,9 @@ fn cdpc_cmd(tools: &Tools, job: &Job, output: &Path, time_flag: bool) -> Command
         c.arg("--time");
     }
     if let Some(corpus) = &job.corpus {
-        // cdpc's own front end and the device object alone, like nvcc's `-rdc=true -cubin`:
-        // `-dc` of a `.cu` file otherwise goes through Clang and compiles the host code too.
-        c.args(["-x", "cdp", "-dc", "--emit", "obj"]).args(&corpus.args);
+        // Clang (a `.cu` file is CUDA C++) and the device object alone, like nvcc's
+        // `-rdc=true -cubin`: `--emit obj` leaves out the host object `-dc` writes by default.
+        c.args(["-dc", "--emit", "obj"]).args(&corpus.args);
     }
     c.arg(&job.path).arg("-o").arg(output);
     c

@@ -352,12 +352,11 @@ pub fn render(
             "### The corpus (`../shared/corpus`: NVIDIA's samples and KLAP's programs, unchanged)\n\n\
              Each device-code file with its Makefile's `-I`, `-D` and `--default-stream` \
              (`tests/corpus-programs.txt`), compiled to a relocatable device object by both: \
-             `cdpc -x cdp -dc --emit obj` (cdpc's own front end, the device object alone: ptxas, \
+             `cdpc -dc --emit obj` (CUDA C++ through Clang, the device object alone: ptxas, \
              no nvlink) against `nvcc -rdc=true -cubin` (no nvlink), since cdpAdvancedQuicksort's \
-             kernels call cdpBitonicSort.cu's. nvcc reads the files' host code too (Thrust, CUB), \
-             which cdpc's front end skips. (Since 2026-11-24 a `.cu` file goes through Clang by \
-             default, and `-dc` also compiles its host code into a host object, through Clang; \
-             that path is timed in `results/compile-time-clang.md`, not here.)\n\n",
+             kernels call cdpBitonicSort.cu's. Both read the files' host code (Thrust, CUB); \
+             neither compiles it here. (Until issue 25 retired its C++ emulation, this row \
+             timed cdpc's own front end with `-x cdp`.)\n\n",
         );
         program_table(&mut s, &corpus);
         if let Some((g, n, at)) = sum.corpus {
