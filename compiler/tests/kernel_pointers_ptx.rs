@@ -42,7 +42,13 @@ fn launches(body: &str) -> (usize, Vec<(u32, u64)>) {
         if ty.starts_with("param") || ty.starts_with("global") || ty.starts_with("shared") || ty.starts_with("local") {
             continue;
         }
-        let bits: u32 = ty[1..].parse().unwrap_or_else(|_| panic!("store type {ty}"));
+        // A vector store (`st.v2.b64`, the IR path's copy of a 16-aligned struct) counts as
+        // one store of all its lanes.
+        let (lanes, scalar) = match ty.strip_prefix('v').and_then(|v| v.split_once('.')) {
+            Some((n, scalar)) => (n.parse::<u32>().unwrap_or_else(|_| panic!("store type {ty}")), scalar),
+            None => (1, ty),
+        };
+        let bits: u32 = lanes * scalar[1..].parse::<u32>().unwrap_or_else(|_| panic!("store type {ty}"));
         let address = operands.trim().trim_start_matches('[').split(']').next().unwrap_or_default();
         let offset = address.split_once('+').map_or(0, |(_, o)| o.parse().unwrap_or_else(|_| panic!("offset in {line}")));
         stores.push((bits, offset));

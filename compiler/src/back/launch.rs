@@ -50,6 +50,18 @@ pub const SPAN_METADATA: &str = "cdpc.span";
 /// hand): no `<<<>>>`, so the launch pipeline leaves it as written. Removed with the spans.
 pub const OWN_METADATA: &str = "cdpc.own";
 
+/// The metadata kind that keeps a launch at V1 under any ABI: the pipeline's lowering to V2
+/// leaves a call marked with it as written (`pipeline::launch`). Set on a warp's aggregated
+/// launch, on both paths (docs/AGGREGATION.md, "Why the warp's launch is V1").
+pub const KEEP_V1: &str = "cdpc.launch.v1";
+
+/// Marks the launch entry point's call `call` to stay V1 under any ABI ([`KEEP_V1`]).
+pub fn mark_v1(call: inkwell::values::InstructionValue<'_>) {
+    let Some(ctx) = call.get_parent().map(|block| block.get_context()) else { return };
+    // An empty node, which is valid metadata on any instruction.
+    let _ = call.set_metadata(ctx.metadata_node(&[]), ctx.get_kind_id(KEEP_V1));
+}
+
 impl<'ctx> Codegen<'ctx, '_> {
     /// The device runtime of this module, declaring entry points on first use.
     pub(crate) fn runtime(&self) -> DeviceRuntime<'_, 'ctx> {
@@ -148,12 +160,12 @@ impl<'ctx> Codegen<'ctx, '_> {
 
     /// Keeps the launch that produced `status` at V1 when it carries V1 of its own in a module
     /// of another ABI (`abi`, already filtered to differ from the module's): the pipeline's
-    /// lowering leaves a call marked [`crate::pipeline::launch::KEEP_V1`] as written. Only V1
+    /// lowering leaves a call marked [`KEEP_V1`] as written. Only V1
     /// is ever carried (`hir::Launch::abi`).
     fn mark_abi(&self, status: IntValue<'ctx>, abi: Option<LaunchAbi>) {
         if abi == Some(LaunchAbi::V1) {
             if let Some(call) = launch_call(status) {
-                crate::pipeline::launch::mark_v1(call);
+                mark_v1(call);
             }
         }
     }
