@@ -11,9 +11,11 @@
 # (CUDA_HOME default /usr/local/cuda, else the checkout's .cuda/nvidia/cu13). ARCH: default sm_90.
 # RUN_LIMIT: seconds one run may take (default 60; a run stopped by it shows as exit 124).
 # ONLY: the names of the programs to build and run (default all).
-# CDPC_ARGS: more arguments for every cdpc run, e.g. `-x cdp` to read the files with the
-# kernel language's front end instead of Clang's (the default for `.cu`). LABEL names the
-# build in the report (default: "cdpc (Clang)", or "cdpc (-x cdp)" with that argument).
+# CDPC_ARGS: more arguments for every cdpc run, e.g. `-faggregate-launches=warp`. (`-x cdp`
+# reads the files with the kernel language's front end instead of Clang's; since that language
+# is C, docs/KERNEL-LANGUAGE.md, only KLAP's BFS among the corpus compiles that way, the others
+# stop at E0923.) LABEL names the build in the report (default: "cdpc (Clang)", or
+# "cdpc (-x cdp)" with that argument).
 #
 # Building here and running on another machine (the GPU machine has no Clang): STAGE=build
 # WORK_DIR=DIR builds both programs of every row into DIR (kept; it needs nvcc, cdpc and Clang,
