@@ -327,6 +327,13 @@ fn diff_table_rows_and_verdict() {
     assert!(matches!(diff::missing_cubin(&pending, &threshold, Path::new("/t/x.cubin")), Cell::NotBuilt(why) if why.contains("pending-launch")));
     assert!(matches!(diff::missing_cubin(&pending, &labels[1], Path::new("/a/x.cubin")), Cell::Failed(_)));
     assert!(matches!(diff::missing_cubin(&manifest("permute"), &threshold, Path::new("/t/x.cubin")), Cell::Failed(_)));
+    // a build that left a `NAME.not-built` file beside the cubin's place (gpu-bundle, for a
+    // CUDA C++ sample under a kernel-language label) is not built, for the reason it gives
+    let folder = tempfile::tempdir().unwrap();
+    let cubin = folder.path().join("permute.cubin");
+    assert!(matches!(diff::missing_cubin(&manifest("permute"), &labels[1], &cubin), Cell::Failed(_)));
+    std::fs::write(folder.path().join("permute.not-built"), "CUDA C++: built under the cdpc-clang-* labels\n").unwrap();
+    assert!(matches!(diff::missing_cubin(&manifest("permute"), &labels[1], &cubin), Cell::NotBuilt(why) if why == "CUDA C++: built under the cdpc-clang-* labels"));
     let mut other = slow.clone();
     other.stdout = b"Hello World!\n\n".to_vec();
     let results = vec![SampleResult { manifest: h.clone(), cells: vec![ran(&fast), diff::judge(&h, Ok(other)), ran(&slow)] }];

@@ -638,8 +638,12 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
         fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
         for (name, input) in &names {
             if input.ends_with(".cu") && !flags.contains(&"-x") {
-                // a CUDA C++ sample has no kernel-language build: Clang's are its `cdpc-clang-*`
-                println!("  --    {label} {name}: not built (CUDA C++: see the cdpc-clang-* builds)");
+                // a CUDA C++ sample has no kernel-language build: Clang's are its `cdpc-clang-*`;
+                // the marker beside the missing cubin gives cdpc-run the reason ("not built")
+                let why = "CUDA C++: built under the cdpc-clang-* labels";
+                let marker = dir.join(format!("{name}.not-built"));
+                fs::write(&marker, format!("{why}\n")).map_err(|e| format!("writing {}: {e}", marker.display()))?;
+                println!("  --    {label} {name}: not built ({why})");
                 continue;
             }
             let manifest = fs::read_to_string(root.join(format!("samples/{name}.toml"))).unwrap_or_default();

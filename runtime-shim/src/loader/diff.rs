@@ -104,8 +104,14 @@ pub fn judge(manifest: &Manifest, outcome: Result<RunOutput, LoadError>) -> Cell
     }
 }
 
-/// The cell for a label whose folder has no cubin for the sample.
+/// The cell for a label whose folder has no cubin for the sample: "not built" where the ABI or
+/// thresholding rules the sample out, or where the build left a `NAME.not-built` file beside the
+/// cubin's place saying why (`cargo xtask gpu-bundle`: a CUDA C++ sample under a
+/// kernel-language label); else a failure.
 pub fn missing_cubin(manifest: &Manifest, label: &Label, path: &Path) -> Cell {
+    if let Ok(why) = std::fs::read_to_string(path.with_extension("not-built")) {
+        return Cell::NotBuilt(why.trim().to_string());
+    }
     match label.abi() {
         Some(abi) if !manifest.abis.contains(&abi) => {
             Cell::NotBuilt(format!("the {} launch ABI cannot build it", abi.name()))
