@@ -125,14 +125,6 @@ impl<'m, 'ctx> DeviceRuntime<'m, 'ctx> {
         &self.target
     }
 
-    /// The same module's runtime, lowering launches at `abi` instead of the target's: one
-    /// module may launch through both ABIs (cdpc's warp aggregation makes its aggregated
-    /// launch through V1 in a V2 module), and each entry point is declared once, in its own
-    /// documented form for the target's address size.
-    pub fn with_launch_abi(&self, abi: LaunchAbi) -> Self {
-        DeviceRuntime { module: self.module, target: Target { launch_abi: abi, ..self.target } }
-    }
-
     /// The two entry points a launch calls under the target's ABI, in the order the launch
     /// sequence first uses them.
     pub fn launch_entry_points(&self) -> [&'static EntryPoint; 2] {

@@ -810,7 +810,7 @@ pub(super) fn launch_records<'ctx>(e: &Emit<'_, 'ctx>, s: &SiteState<'ctx>, c: &
         let blocks = ok(b.build_int_mul(ok(b.build_int_mul(volume[0], volume[1], "m")), volume[2], "last.blocks"));
         let total = ok(b.build_int_add(start, blocks, "total"));
         let threads = largest.unwrap_or_else(|| e.load32(s.max_threads, "max.threads"));
-        let status = launch_agg_kernel(e.module, b, e.f, &s.launch, c, entries, buffer, count, total, threads);
+        let (status, _) = launch_agg_kernel(e.module, b, e.f, &s.launch, c, entries, buffer, count, total, threads);
         let failed = ok(b.build_int_compare(IntPredicate::NE, status, e.c32(0), "failed"));
         ok(b.build_store(failed_slot, failed));
         e.if_then(failed, || {

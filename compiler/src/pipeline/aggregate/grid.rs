@@ -194,7 +194,7 @@ impl<'ctx> Arena<'ctx> {
             let slot = e.slot(e.module.get_context().bool_type().into(), "arena.one.by.one");
             ok(b.build_store(slot, e.module.get_context().bool_type().const_int(1, false)));
             e.if_then(wanted, || {
-                let status = launch_agg_kernel(e.module, b, e.f, &s.launch, c, entries, self.records, n, blocks, largest);
+                let (status, _) = launch_agg_kernel(e.module, b, e.f, &s.launch, c, entries, self.records, n, blocks, largest);
                 ok(b.build_store(slot, ok(b.build_int_compare(IntPredicate::NE, status, e.c32(0), "failed"))));
             });
             let one_by_one = ok(b.build_load(e.module.get_context().bool_type(), slot, "one.by.one")).into_int_value();
@@ -639,7 +639,7 @@ fn launch_grid<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue
         let flat = e.load_ptr(sg.flat, "flat");
         e.if_then(ok(b.build_is_not_null(flat, "have.flat")), || {
             let blocks = ok(b.build_int_truncate(e.load64(sg.blocks, "blocks"), i32t, "blocks32"));
-            let status = launch_agg_kernel(e.module, b, e.f, &s.launch, c, entries, flat, e.load32(sg.total, "total"), blocks, e.load32(sg.max_threads, "max"));
+            let (status, _) = launch_agg_kernel(e.module, b, e.f, &s.launch, c, entries, flat, e.load32(sg.total, "total"), blocks, e.load32(sg.max_threads, "max"));
             let failed = ok(b.build_int_compare(IntPredicate::NE, status, e.c32(0), "failed"));
             ok(b.build_store(one_by_one, failed));
             e.if_then(failed, || {

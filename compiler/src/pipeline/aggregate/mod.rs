@@ -458,27 +458,10 @@ fn intrinsic<'ctx>(module: &Module<'ctx>, name: &str, types: &[BasicTypeEnum<'ct
 }
 
 /// `C__agg<<<total, threads, S>>>(table, n)` in the documented sequence at `b`'s position;
-/// returns its status (non-zero when the buffer could not be had).
+/// returns its status (non-zero when the buffer could not be had) and the call of the launch
+/// entry point (warp granularity marks it to stay V1, `warp.rs`).
 #[allow(clippy::too_many_arguments)]
 fn launch_agg_kernel<'ctx>(
-    module: &Module<'ctx>,
-    b: &inkwell::builder::Builder<'ctx>,
-    f: FunctionValue<'ctx>,
-    l: &Launch<'ctx>,
-    c: &Child<'ctx>,
-    entries: &Entries<'ctx>,
-    table: PointerValue<'ctx>,
-    n: IntValue<'ctx>,
-    total: IntValue<'ctx>,
-    threads: IntValue<'ctx>,
-) -> IntValue<'ctx> {
-    launch_agg_kernel_call(module, b, f, l, c, entries, table, n, total, threads).0
-}
-
-/// [`launch_agg_kernel`], with the call of the launch entry point (warp granularity marks it
-/// to stay V1, `warp.rs`).
-#[allow(clippy::too_many_arguments)]
-fn launch_agg_kernel_call<'ctx>(
     module: &Module<'ctx>,
     b: &inkwell::builder::Builder<'ctx>,
     f: FunctionValue<'ctx>,

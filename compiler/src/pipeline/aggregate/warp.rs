@@ -36,7 +36,7 @@
 
 use super::super::launch::{self, Launch};
 use super::super::threshold::{launch_as_documented, new_helper, ok, Config};
-use super::{byte_gep, intrinsic, launch_agg_kernel_call, Child, Entries, OFF_BLOCK, OFF_DONE, OFF_GRID};
+use super::{byte_gep, intrinsic, launch_agg_kernel, Child, Entries, OFF_BLOCK, OFF_DONE, OFF_GRID};
 use inkwell::module::Module;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue};
@@ -167,7 +167,7 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
         ok(b.build_unconditional_branch(launch_agg));
     }
     b.position_at_end(launch_agg);
-    let (status, agg_call) = launch_agg_kernel_call(module, &b, f, l, c, entries, table, n, total_v, max_v);
+    let (status, agg_call) = launch_agg_kernel(module, &b, f, l, c, entries, table, n, total_v, max_v);
     // V1 under any ABI: the group's lanes wait for it at the shuffle (module docs).
     launch::mark_v1(agg_call);
     let failed = ok(b.build_int_compare(IntPredicate::NE, status, c32(0), "failed"));
