@@ -109,14 +109,19 @@ fn inline_if_byval(copy: FunctionValue<'_>) {
 
 /// Attributes of the function, its result and its parameters, but for a kernel's own
 /// (`nvvm.*`: launch bounds, register caps), the result's `range` (the built-ins' ranges it
-/// was derived from are now parameters) and `noinline`, which Clang gives every kernel.
+/// was derived from are now parameters) and a kernel's `noinline`, which Clang gives every
+/// kernel (a device function's `__noinline__` stays, and so does `noinline` beside `optnone`,
+/// `-O0`'s).
 fn copy_attributes(from: FunctionValue<'_>, to: FunctionValue<'_>) {
+    let kernel = from.get_call_conventions() == crate::back::device_launch::PTX_KERNEL_CALL_CONV;
     let skip_fn = |a: &inkwell::attributes::Attribute| {
         if a.is_string() {
             a.get_string_kind_id().to_string_lossy().starts_with("nvvm.")
         } else {
             let kind = a.get_enum_kind_id();
-            kind == inkwell::attributes::Attribute::get_named_enum_kind_id("noinline") && from.get_enum_attribute(AttributeLoc::Function, inkwell::attributes::Attribute::get_named_enum_kind_id("optnone")).is_none()
+            kernel
+                && kind == inkwell::attributes::Attribute::get_named_enum_kind_id("noinline")
+                && from.get_enum_attribute(AttributeLoc::Function, inkwell::attributes::Attribute::get_named_enum_kind_id("optnone")).is_none()
         }
     };
     for a in from.attributes(AttributeLoc::Function) {

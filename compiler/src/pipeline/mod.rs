@@ -109,12 +109,19 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
 /// The LLVM passes after the rewrites: the launch helper inlined, its argument block promoted
 /// into direct stores to the runtime's buffer, dead wrappers removed. The struct copies left
 /// after inlining and forwarding ([`copies`]) become word copies before the last SROA.
+///
+/// The passes' copies of a child (the serial copy a thresholded launch calls in a loop, the
+/// body an aggregated kernel calls per thread) are made after the front end's optimisation
+/// (Clang's), so they go through LLVM's inliner here, with its cost model, as they would in
+/// an optimisation pipeline run after the passes: without it each of the child's threads is
+/// a call with a parameter per argument and per coordinate. At `-O0` every function of the
+/// front end's is `noinline` (Clang's rule), and so are the copies of it.
 pub fn cleanup(module: &Module<'_>, tm: &TargetMachine) -> Result<(), String> {
     // Inlined and folded first, so that each copy's pointers are at their alloca with the
     // alignment instcombine can prove; then [`copies`] turns the local struct copies into
     // word copies, which SROA takes apart into registers.
     module
-        .run_passes("always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>,sroa,memcpyopt,dse)", tm, PassBuilderOptions::create())
+        .run_passes("cgscc(inline),function(sroa,early-cse,instcombine<no-verify-fixpoint>,sroa,memcpyopt,dse)", tm, PassBuilderOptions::create())
         .map_err(|e| e.to_string())?;
     copies::expand_local_copies(module);
     module
