@@ -391,7 +391,7 @@ extern "C" __global__ void parent(unsigned int *r, unsigned int n) { child<<<1, 
         let theirs = nvcc_ptx_with(&nvcc, V1_CALLS_SOURCE, nvcc_args);
         let target = Target { default_stream: stream, ..Target::default() };
         assert_eq!(target.launch_abi, cdpc::LaunchAbi::V2);
-        let options = CompileOptions { emit: Emit::Ptx, target, aggregate: cdpc::aggregate::Granularity::Warp, ..CompileOptions::default() };
+        let options = CompileOptions { emit: Emit::Ptx, target, aggregate: cdpc::pipeline::aggregate::Granularity::Warp, ..CompileOptions::default() };
         let ours = String::from_utf8(driver::compile(parent, &options).unwrap_or_else(|e| panic!("{e}")).output).unwrap();
         let ptsz = if stream == DefaultStream::PerThread { "_ptsz" } else { "" };
         let (their_externs, our_externs) = (externs(&theirs), externs(&ours));

@@ -4,7 +4,7 @@
 //! only the parameter names may be LLVM's.
 
 use cdpc::driver::{self, CompileOptions, Emit};
-use cdpc::aggregate::Granularity;
+use cdpc::pipeline::aggregate::Granularity;
 use cdpc::{AddressSize, LaunchAbi};
 use runtime_shim::entry_points::{EntryPoint, GET_PARAMETER_BUFFER, GET_PARAMETER_BUFFER_V2, LAUNCH_DEVICE, LAUNCH_DEVICE_V2};
 

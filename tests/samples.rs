@@ -188,7 +188,7 @@ fn warp_aggregated_v2_cubins_link_both_launch_abis() {
     let chosen: Vec<(String, String)> = samples().into_iter().filter(|(n, _)| wanted.contains(&n.as_str())).collect();
     assert_eq!(chosen.len(), wanted.len(), "the samples folder lost one of {wanted:?}");
     for (name, source) in chosen {
-        let options = CompileOptions { aggregate: cdpc::aggregate::Granularity::Warp, ..CompileOptions::default() };
+        let options = CompileOptions { aggregate: cdpc::pipeline::aggregate::Granularity::Warp, ..CompileOptions::default() };
         assert_eq!(options.target.launch_abi, LaunchAbi::V2);
         let ptx = ptx_or_diagnostics(&name, &source, &CompileOptions { emit: Emit::Ptx, ..options.clone() });
         let v1_launches = ptx.matches("call.uni (retval0), cudaLaunchDevice, (").count();
@@ -213,7 +213,7 @@ fn elf_listing(cuobjdump: &Path, cubin: &Path) -> String {
 /// aggregation).
 #[test]
 fn aggregated_ptx_snapshots() {
-    use cdpc::aggregate::Granularity;
+    use cdpc::pipeline::aggregate::Granularity;
     let heavy = ["bfs", "c_statements", "c_types", "early_return_sync", "grid_instances", "irregular_loop", "kernel_pointers", "launch_patterns", "launch_shapes", "mandelbrot", "spmv"];
     let at = |aggregate: Granularity| move |o: CompileOptions| CompileOptions { aggregate, ..o };
     let (block, warp, grid) = (at(Granularity::Block), at(Granularity::Warp), at(Granularity::Grid));
@@ -225,7 +225,7 @@ fn aggregated_ptx_snapshots() {
 /// samples whose children it runs in place is snapshotted (v2).
 #[test]
 fn thresholded_ptx_snapshots() {
-    use cdpc::aggregate::Granularity;
+    use cdpc::pipeline::aggregate::Granularity;
     let with = |aggregate: Granularity| move |o: CompileOptions| CompileOptions { launch_threshold: 128, aggregate, ..o };
     let (alone, warp) = (with(Granularity::Off), with(Granularity::Warp));
     check_variants("thresholding", &["bfs", "c_statements", "c_types", "kernel_pointers", "launch_shapes", "small_children"], &[("threshold", &alone), ("threshold-warp", &warp)]);

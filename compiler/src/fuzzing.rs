@@ -171,7 +171,7 @@ pub fn clang_message_data(messages: &[crate::clang::in_process::Message], main_t
 /// aggregation at warp, block and grid granularity off and on (with their remarks), and a module the pipeline accepts (no error
 /// diagnostic) still verifies after the clean-up passes.
 pub fn ir_pipeline(ir: &str) {
-    use crate::aggregate::Granularity;
+    use crate::pipeline::aggregate::Granularity;
     use inkwell::context::Context;
     use inkwell::memory_buffer::MemoryBuffer;
     for (launch_threshold, aggregate) in [(0, Granularity::Off), (128, Granularity::Warp), (0, Granularity::Block), (128, Granularity::Grid)] {

@@ -77,7 +77,6 @@
 //!
 //! `docs/EMBEDDING.md` shows the same three levels, and the C API (`capi/`) wraps level 1.
 
-pub mod aggregate;
 pub mod back;
 pub mod clang;
 pub mod diag;

@@ -125,7 +125,7 @@ struct Cli {
     /// that launch together, into one launch (`-faggregate-launches=block`; remarks with
     /// `-Rpass=aggregate`)
     #[arg(long = "faggregate-launches", value_name = "warp|block|grid|off", default_value = "off")]
-    aggregate_launches: cdpc::aggregate::Granularity,
+    aggregate_launches: cdpc::pipeline::aggregate::Granularity,
     /// Run a launch whose grid has at most N threads in all inside the launching thread, one
     /// child thread after another, instead of launching it (`-flaunch-threshold=128`; before
     /// aggregation; 0: never). Children that need their threads together, or whose threads

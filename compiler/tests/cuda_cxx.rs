@@ -291,7 +291,7 @@ fn warp_aggregation_gives_each_child_an_aggregated_kernel() {
         return;
     }
     let (file, source) = sample("small_children.cu");
-    let options = CompileOptions { aggregate: cdpc::aggregate::Granularity::Warp, pass_remarks: true, ..ptx_options(&file) };
+    let options = CompileOptions { aggregate: cdpc::pipeline::aggregate::Granularity::Warp, pass_remarks: true, ..ptx_options(&file) };
     let compiled = driver::compile(&source, &options).unwrap();
     assert!(compiled.warnings.is_empty(), "{:?}", compiled.warnings);
     let ptx = String::from_utf8(compiled.output).unwrap();
@@ -314,7 +314,7 @@ fn warp_aggregation_gives_each_child_an_aggregated_kernel() {
     let cubin = driver::compile(&source, &CompileOptions { emit: Emit::Cubin, ..options.clone() }).unwrap();
     assert_eq!(&cubin.output[..4], b"\x7fELF");
     assert_eq!(cubin.tool_runs.iter().map(|r| r.tool.as_str()).collect::<Vec<_>>(), ["clang", "ptxas", "nvlink"]);
-    for granularity in [cdpc::aggregate::Granularity::Block, cdpc::aggregate::Granularity::Grid] {
+    for granularity in [cdpc::pipeline::aggregate::Granularity::Block, cdpc::pipeline::aggregate::Granularity::Grid] {
         let options = CompileOptions { aggregate: granularity, ..options.clone() };
         let compiled = driver::compile(&source, &options).unwrap();
         assert!(compiled.warnings.is_empty(), "{granularity:?}: {:?}", compiled.warnings);
@@ -324,7 +324,7 @@ fn warp_aggregation_gives_each_child_an_aggregated_kernel() {
         // Both sites record into shared tables; the block meets at barriers; no warp vote.
         assert!(ptx.contains(".shared .align 16 .b8 _Z6parentPii__agg0_table[") && ptx.contains("_Z6parentPii__agg1_table["), "{ptx}");
         assert!(parent.contains("bar.sync") && !parent.contains("vote.sync.ballot"), "{parent}");
-        assert_eq!(parent.contains("%gridid"), granularity == cdpc::aggregate::Granularity::Grid, "{parent}");
+        assert_eq!(parent.contains("%gridid"), granularity == cdpc::pipeline::aggregate::Granularity::Grid, "{parent}");
         for kernel in ["_Z4fillPii__agg", "_Z12with_barrierPi__agg"] {
             assert!(ptx.contains(&format!(".entry {kernel}(")), "{kernel}:\n{ptx}");
         }
@@ -347,7 +347,7 @@ fn block_and_grid_aggregation_take_what_the_hir_passes_take() {
     };
     let hint = "(-faggregate-launches=warp would aggregate it)";
     let looped = ("R0500", "leaf<<<1, 32>>>(out, i);".to_string(), format!("the launch is inside a loop: a thread may launch more than once {hint}"));
-    let block = CompileOptions { aggregate: cdpc::aggregate::Granularity::Block, pass_remarks: true, ..ptx_options(&file) };
+    let block = CompileOptions { aggregate: cdpc::pipeline::aggregate::Granularity::Block, pass_remarks: true, ..ptx_options(&file) };
     let compiled = driver::compile(&source, &block).unwrap();
     let remarks: Vec<(&str, String, String)> = compiled.warnings.iter().map(|d| (d.code.as_str(), line_of(d), d.labels[0].message.clone())).collect();
     assert_eq!(remarks, std::slice::from_ref(&looped));
@@ -357,7 +357,7 @@ fn block_and_grid_aggregation_take_what_the_hir_passes_take() {
         let body = &body[..body.find("\n}\n").unwrap()];
         assert!(body.contains("_Z4treePii__agg_arrived") && body.contains("atom.shared.add.u32"), "{kernel}: {body}");
     }
-    let grid = CompileOptions { aggregate: cdpc::aggregate::Granularity::Grid, ..block };
+    let grid = CompileOptions { aggregate: cdpc::pipeline::aggregate::Granularity::Grid, ..block };
     let compiled = driver::compile(&source, &grid).unwrap();
     let mut remarks: Vec<(&str, String, String)> = compiled.warnings.iter().map(|d| (d.code.as_str(), line_of(d), d.labels[0].message.clone())).collect();
     remarks.sort();

@@ -9,7 +9,7 @@
 //! `CDPC_FUZZ_SEED=N` picks another seed (the seed is printed), `CDPC_FUZZ_ITERS=N` another
 //! number of mutations.
 
-use cdpc::aggregate::Granularity;
+use cdpc::pipeline::aggregate::Granularity;
 use cdpc::driver::CompileOptions;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};

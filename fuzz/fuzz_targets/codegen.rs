@@ -3,7 +3,7 @@
 //! bit 6, thresholding (`-flaunch-threshold=128`) with the remarks (`-Rpass=aggregate`); its top
 //! bit, separate compilation (`-dc`) with line tables (`-lineinfo`, or `-G` at -O0).
 #![no_main]
-use cdpc::aggregate::Granularity;
+use cdpc::pipeline::aggregate::Granularity;
 use cdpc::driver::CompileOptions;
 use cdpc::{AddressSize, LaunchAbi};
 use libfuzzer_sys::fuzz_target;

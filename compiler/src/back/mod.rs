@@ -273,7 +273,7 @@ fn ptx_features(module: &hir::Module) -> &'static str {
     let mut uses = false;
     for f in &module.functions {
         if let Some(body) = &f.body {
-            crate::aggregate::visit_exprs(body, &mut |e| {
+            hir::visit::visit_exprs(body, &mut |e| {
                 uses |= matches!(e.kind, hir::ExprKind::Builtin { builtin: hir::Builtin::Runtime(hir::RuntimeFn::GetCurrentGraphExec), .. });
             });
         }

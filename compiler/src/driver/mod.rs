@@ -26,7 +26,7 @@
 //! }
 //! ```
 
-use crate::aggregate::{self, Granularity};
+use crate::pipeline::aggregate::Granularity;
 use crate::back::{self, BackendError, CodegenOptions};
 pub use crate::back::DebugLevel;
 use crate::diag::{Code, Diagnostic, Severity};
@@ -164,10 +164,11 @@ pub struct CompileOptions {
     pub warnings: WarningPolicy,
     /// Where to look for ptxas, nvlink and libcudadevrt.
     pub tools: ToolSearch,
-    /// Launch aggregation (`-faggregate-launches=`), a HIR phase between sema and back.
+    /// Launch aggregation (`-faggregate-launches=`), a pass of the launch pipeline on LLVM IR
+    /// (`pipeline/aggregate/`).
     pub aggregate: Granularity,
     /// Launches of at most this many threads in all run in the launching thread
-    /// (`-flaunch-threshold=N`, `aggregate/threshold.rs`), before aggregation; 0: none.
+    /// (`-flaunch-threshold=N`, `pipeline/threshold.rs`), before aggregation; 0: none.
     pub launch_threshold: u32,
     /// Report why launches were left alone (`-Rpass=aggregate`): remarks among the warnings.
     pub pass_remarks: bool,
@@ -411,8 +412,9 @@ pub struct Checked {
     pub(crate) map: Option<std::sync::Arc<preprocess::SourceMap>>,
 }
 
-/// Parses and checks `source`, then aggregates launches when asked. The front half of the
-/// compiler: no LLVM, no processes.
+/// Parses and checks `source`. The front half of the compiler: no LLVM, no processes.
+/// Thresholding and aggregation, and their remarks, come later, in the launch pipeline on the
+/// generated LLVM IR ([`generate_cdp`]).
 pub fn check(source: &str, options: &CompileOptions) -> Result<Checked, CompileError> {
     on_large_stack(|| check_here(source, options))
 }
@@ -448,13 +450,6 @@ fn check_here(source: &str, options: &CompileOptions) -> Result<Checked, Compile
             // that two objects' `static` kernels of one name stay apart when linked.
             let own_id = || own_module_id(source, options);
             m.nv_module_id = options.nv_module_id.clone().or_else(|| (options.emit == Emit::HostObject).then(own_id));
-        }
-        if let Some(m) = module.as_mut().filter(|_| !found.iter().any(Diagnostic::is_error)) {
-            let mut remarks = aggregate::threshold(m, options.launch_threshold);
-            remarks.extend(aggregate::aggregate(m, options.aggregate));
-            if options.pass_remarks {
-                found.extend(remarks);
-            }
         }
         timings.record(Phase::Sema, parsed);
     }
@@ -617,10 +612,11 @@ impl CudaInput<'_> {
 /// generated and the checked program's warnings with the pipeline's, placed in the source
 /// through the source map; an error among the pipeline's is `Err` with all of them.
 pub(crate) fn generate_cdp(checked: &Checked, options: &CompileOptions, codegen: &CodegenOptions, outputs: back::Outputs) -> Result<(back::Generated, Vec<Diagnostic>), CompileError> {
-    // The HIR passes did the thresholding and the aggregation already.
-    let pipeline = crate::pipeline::PipelineOptions { launch_threshold: 0, aggregate: Granularity::Off, ..pipeline_options(options) };
+    // Thresholding, aggregation and the launch ABI: the same passes as every front end's IR.
+    let pipeline = pipeline_options(options);
     let mut warnings = checked.warnings.clone();
-    let generated = back::generate_lowered(&checked.module, codegen, outputs, |module, _| {
+    let rewrites = pipeline.launch_threshold > 0 || pipeline.aggregate != Granularity::Off;
+    let generated = back::generate_lowered(&checked.module, codegen, outputs, |module, tm| {
         let result = crate::pipeline::run(module, &pipeline, &crate::pipeline::SourceText::default());
         crate::pipeline::strip_cdp_spans(module);
         let found = result.unwrap_or_else(|errors| errors);
@@ -632,9 +628,15 @@ pub(crate) fn generate_cdp(checked: &Checked, options: &CompileOptions, codegen:
         if warnings.iter().any(Diagnostic::is_error) {
             return Err(CompileError::Diagnostics(std::mem::take(&mut warnings)));
         }
-        // No `pipeline::cleanup`: `.cdp` launches are lowered in place (`pipeline::launch`),
-        // and LLVM's pipeline at every level inlines the always-inline launch helper; the
-        // rest of cleanup's passes would change `-O0`'s code of every function.
+        // Without thresholding or aggregation, no `pipeline::cleanup`: `.cdp` launches are
+        // lowered in place (`pipeline::launch`), and LLVM's pipeline at every level inlines
+        // the always-inline launch helper; the rest of cleanup's passes would change `-O0`'s
+        // code of every function. With them, cleanup takes the rewrites' argument blocks and
+        // record copies apart, as for every front end (NVPTX would copy a record of 128
+        // bytes or more a byte at a time).
+        if rewrites {
+            crate::pipeline::cleanup(module, tm).map_err(|e| CompileError::from(back::BackendError::Target(e)))?;
+        }
         Ok(())
     })?;
     Ok((generated, warnings))

@@ -11,6 +11,7 @@ use crate::types::{size_align, Quals, StructId, StructLayouts, Type};
 pub use crate::types::{LaunchBounds, TemplateArgValue};
 
 pub mod mangle;
+pub mod visit;
 use crate::target::{LaunchAbi, Target};
 pub use runtime_shim::entry_points::RuntimeFn;
 
@@ -262,8 +263,8 @@ pub struct FnAttrs {
     pub odr_inline: bool,
     /// A kernel's `__launch_bounds__`: `.maxntid`, `.minnctapersm`, `.maxclusterrank` in PTX.
     pub launch_bounds: Option<LaunchBounds>,
-    /// A kernel's register cap, `.maxnreg` in PTX: set by launch aggregation on the kernels it
-    /// changes (`aggregate::cap_registers`), never from source.
+    /// A kernel's register cap, `.maxnreg` in PTX; never from source (the launch pipeline caps
+    /// the kernels it changes on the IR, `pipeline::threshold::cap_registers`).
     pub max_registers: Option<u32>,
 }
 

@@ -4,7 +4,7 @@
 use super::tests::function;
 use super::threshold_tests::{launch, parse, program, CHILD, HEAD};
 use super::*;
-use crate::aggregate::Granularity;
+use super::aggregate::Granularity;
 use inkwell::context::Context;
 
 /// The module after warp aggregation alone, and the remarks as `code: message: label`.

@@ -5,7 +5,7 @@ use super::aggregate_tests::aggregated;
 use super::tests::function;
 use super::threshold_tests::{launch, parse, program, CHILD, HEAD};
 use super::*;
-use crate::aggregate::Granularity;
+use super::aggregate::Granularity;
 use inkwell::context::Context;
 
 /// The module after the whole pipeline (thresholding at `threshold`) and its clean-up.

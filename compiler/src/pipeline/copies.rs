@@ -24,8 +24,9 @@
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::prelude::LLVMValueRef;
+use inkwell::builder::Builder;
 use inkwell::module::Module;
-use inkwell::values::{AsValueRef, BasicValue, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue};
+use inkwell::values::{AsValueRef, BasicValue, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue, PointerValue};
 
 /// The largest copy expanded, in bytes.
 pub const MAX_BYTES: u64 = 4096;
@@ -132,19 +133,32 @@ pub(super) fn aligned_at(align: u64, offset: u64) -> u64 {
 }
 
 fn expand<'ctx>(module: &Module<'ctx>, c: Copy<'ctx>) {
-    let ctx = module.get_context();
-    let b = ctx.create_builder();
+    let b = module.get_context().create_builder();
     b.position_before(&c.call);
+    // SAFETY: the pointers are live values of pointer type (the memcpy's operands).
+    let (dst, src) = unsafe { (PointerValue::new(c.dst), PointerValue::new(c.src)) };
+    let location = c.call.get_debug_location();
+    for (load, store) in word_copy(&b, (dst, c.dst_align), (src, c.src_align), c.size) {
+        load.set_debug_location(location);
+        store.set_debug_location(location);
+    }
+    c.call.erase_from_basic_block();
+}
+
+/// Copies `size` bytes from `src` to `dst` (each with its alignment) at the builder's
+/// position as loads and stores of the widest integer both alignments allow (up to 8 bytes),
+/// in address order: what a constant-size `llvm.memcpy` of more than 128 bytes would be a
+/// byte loop for in NVPTX. Returns each word's load and store.
+pub(super) fn word_copy<'ctx>(b: &Builder<'ctx>, (dst, dst_align): (PointerValue<'ctx>, u64), (src, src_align): (PointerValue<'ctx>, u64), size: u64) -> Vec<(InstructionValue<'ctx>, InstructionValue<'ctx>)> {
+    let ctx = dst.get_type().get_context();
     let i8t = ctx.i8_type();
     let i64t = ctx.i64_type();
-    let word = WORD.min(c.dst_align).min(c.src_align).max(1);
-    // SAFETY: the pointers are live values of pointer type (the memcpy's operands).
-    let (dst, src): (inkwell::values::PointerValue<'ctx>, inkwell::values::PointerValue<'ctx>) = unsafe { (inkwell::values::PointerValue::new(c.dst), inkwell::values::PointerValue::new(c.src)) };
-    let location = c.call.get_debug_location();
+    let word = WORD.min(dst_align).min(src_align).max(1);
+    let mut words = Vec::new();
     let mut offset = 0;
-    while offset < c.size {
+    while offset < size {
         let mut width = word;
-        while width > c.size - offset {
+        while width > size - offset {
             width /= 2;
         }
         let ty = match width {
@@ -153,7 +167,7 @@ fn expand<'ctx>(module: &Module<'ctx>, c: Copy<'ctx>) {
             2 => ctx.i16_type(),
             _ => i8t,
         };
-        let at = |base: inkwell::values::PointerValue<'ctx>, name: &str| {
+        let at = |base: PointerValue<'ctx>, name: &str| {
             if offset == 0 {
                 return base;
             }
@@ -164,13 +178,12 @@ fn expand<'ctx>(module: &Module<'ctx>, c: Copy<'ctx>) {
         let value = b.build_load(ty, from, "copy.word").expect("a builder positioned in a block");
         let load = value.as_instruction_value().expect("a load");
         let store = b.build_store(to, value).expect("a builder positioned in a block");
-        let _ = load.set_alignment(aligned_at(c.src_align, offset) as u32);
-        let _ = store.set_alignment(aligned_at(c.dst_align, offset) as u32);
-        load.set_debug_location(location);
-        store.set_debug_location(location);
+        let _ = load.set_alignment(aligned_at(src_align, offset) as u32);
+        let _ = store.set_alignment(aligned_at(dst_align, offset) as u32);
+        words.push((load, store));
         offset += width;
     }
-    c.call.erase_from_basic_block();
+    words
 }
 
 #[cfg(test)]

@@ -75,7 +75,7 @@ pub struct PipelineOptions {
     pub launch_threshold: u32,
     /// Launch aggregation (`-faggregate-launches=`, [`aggregate`]) at warp, block or grid
     /// granularity.
-    pub aggregate: crate::aggregate::Granularity,
+    pub aggregate: aggregate::Granularity,
     /// The remarks of the launches left alone are among the diagnostics (`-Rpass=aggregate`).
     pub pass_remarks: bool,
 }
@@ -86,14 +86,14 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
     names::externalised_statics(module, options.nv_module_id.as_deref());
     launch::literal_dims(module).map_err(|e| vec![Diagnostic::new(crate::diag::Code::LaunchNotRecognised, crate::diag::Span::new(0, 0), format!("a launch's named `dim3` could not be rewritten: {e}"))])?;
     let mut diagnostics = warp::legacy_to_sync(module, source);
-    if options.launch_threshold > 0 || options.aggregate != crate::aggregate::Granularity::Off {
+    if options.launch_threshold > 0 || options.aggregate != aggregate::Granularity::Off {
         let (launches, errors) = launch::recognise(module, source);
         if errors.is_empty() {
             uniform::fold_launches(&launches);
         }
     }
-    let mut remarks = threshold::threshold(module, options.launch_threshold, &options.target, source);
-    remarks.extend(aggregate::aggregate(module, options.aggregate, source));
+    let mut remarks = in_source_order(threshold::threshold(module, options.launch_threshold, &options.target, source));
+    remarks.extend(in_source_order(aggregate::aggregate(module, options.aggregate, source)));
     if options.pass_remarks {
         diagnostics.extend(remarks);
     }
@@ -104,6 +104,13 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
     } else {
         Ok(diagnostics)
     }
+}
+
+/// A pass's remarks in source order (a pass finds launches in the order of the IR's blocks):
+/// each file's by position, the main file's first; one launch's remarks keep their order.
+fn in_source_order(mut remarks: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    remarks.sort_by_cached_key(|d| d.labels.iter().find(|l| l.primary).map(|l| (l.file.as_ref().map(|f| f.name.clone()), l.span.start)));
+    remarks
 }
 
 /// The LLVM passes after the rewrites: the launch helper inlined, its argument block promoted

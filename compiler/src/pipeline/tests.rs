@@ -170,7 +170,7 @@ fn a_named_dim3_by_value_is_lowered_as_the_literal_one() {
 
 #[test]
 fn a_named_dim3_by_value_goes_through_thresholding_and_warp_aggregation() {
-    for (threshold, aggregate) in [(128, crate::aggregate::Granularity::Off), (0, crate::aggregate::Granularity::Warp)] {
+    for (threshold, aggregate) in [(128, super::aggregate::Granularity::Off), (0, super::aggregate::Granularity::Warp)] {
         let context = Context::create();
         let buffer = MemoryBuffer::create_from_memory_range_copy(NAMED_DIM3.as_bytes(), "test");
         let module = context.create_module_from_ir(buffer).expect("the test IR parses");
@@ -181,7 +181,7 @@ fn a_named_dim3_by_value_goes_through_thresholding_and_warp_aggregation() {
         let ir = module.print_to_string().to_string();
         // Only warp aggregation's own launch of the aggregated kernel stays V1, marked so.
         let v1: Vec<&str> = ir.lines().filter(|l| l.contains("call i32 @cudaLaunchDevice(")).collect();
-        let warp = aggregate == crate::aggregate::Granularity::Warp;
+        let warp = aggregate == super::aggregate::Granularity::Warp;
         assert!(v1.len() == usize::from(warp) && v1.iter().all(|l| l.contains("@child__agg,") && l.contains("!cdpc.launch.v1")), "{ir}");
         // The 32-thread child is run in place by thresholding.
         assert_eq!(ir.contains("call i32 @child__threshold("), threshold == 128, "{ir}");

@@ -1,8 +1,7 @@
 //! Thresholding on LLVM IR (`-flaunch-threshold=N`): a launch whose grid has at most `N`
 //! threads runs its child's threads one after another in the launching thread instead of
-//! launching. The semantics are those of the HIR pass for `.cdp` sources
-//! (`crate::aggregate::threshold`, docs/AGGREGATION.md, "Thresholding"); this pass gives them
-//! to every front end that writes LLVM IR.
+//! launching (docs/AGGREGATION.md, "Thresholding"), for every front end that writes LLVM IR,
+//! cdpc's `.cdp` code generation among them.
 //!
 //! A recognised launch ([`super::launch::recognise`]) `C<<<g, b, 0, s>>>(args)` becomes a
 //! call of `C__threshold(args block, g, b, 0, s)`, an always-inline helper that does
@@ -35,7 +34,7 @@
 //! counter's steps of one, so that a loop Clang unrolled counts what its source did, and a
 //! source loop that steps by more than one counts more than it runs, a conservative choice). Every other launch
 //! gets `R0502` with the reason, at its line. A kernel that reaches a rewritten site is capped
-//! at 64 registers ([`crate::aggregate::REGISTER_CAP`]) unless it has launch bounds or a cap.
+//! at 64 registers ([`super::aggregate::REGISTER_CAP`]) unless it has launch bounds or a cap.
 //!
 //! Invariant: with `N = 0`, or no launch to take, the module is untouched; afterwards every
 //! site taken is a call of its helper and no launch of the module is lost.
@@ -58,7 +57,7 @@ use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValue
 use inkwell::IntPredicate;
 use std::collections::{HashMap, HashSet};
 
-/// The most iterations a loop of a child run in place may have (as `aggregate::threshold`).
+/// The most iterations a loop of a child run in place may have .
 pub const MAX_TRIPS: u32 = 64;
 
 /// The largest grid `x`, `y` and `z`, block `x`, `y`, `z` and threads the runtime launches.
@@ -97,7 +96,7 @@ fn why_not_declaration(name: &str) -> Option<String> {
     let together = |w: &str| Some(format!("{w}: its threads cannot run one after another in the launching thread"));
     if let Some(reg) = name.strip_prefix("llvm.nvvm.read.ptx.sreg.") {
         let allowed = clone::builtin_index(name).is_some() || ["warpsize", "clock", "clock64", "globaltimer", "globaltimer_lo", "globaltimer_hi", "smid", "nsmid"].contains(&reg);
-        // The lane and grid ids in the words of the `.cdp` front end's HIR pass.
+        // The lane and grid ids in the words the remarks have always used.
         let what = if reg == "laneid" || reg == "gridid" { "reads its lane or grid id".to_string() } else { format!("reads `%{reg}`") };
         return if allowed { None } else { together(&what) };
     }
@@ -549,7 +548,7 @@ pub(super) fn builtin_readers<'ctx>(roots: &[FunctionValue<'ctx>]) -> Vec<Functi
     order.into_iter().filter(|f| readers.contains(f)).collect()
 }
 
-/// Kernels reaching one of `changed` are capped at [`crate::aggregate::REGISTER_CAP`]
+/// Kernels reaching one of `changed` are capped at [`super::aggregate::REGISTER_CAP`]
 /// registers, unless they have launch bounds or a cap: a parent that ran with 1024-thread
 /// blocks must still be able to.
 pub(super) fn cap_registers<'ctx>(module: &Module<'ctx>, changed: &HashSet<FunctionValue<'ctx>>) {
@@ -577,7 +576,7 @@ pub(super) fn cap_registers<'ctx>(module: &Module<'ctx>, changed: &HashSet<Funct
         let kernel = f.get_call_conventions() == crate::back::device_launch::PTX_KERNEL_CALL_CONV;
         let bounded = ["nvvm.maxntid", "nvvm.minctasm", "nvvm.maxnreg"].iter().any(|k| f.get_string_attribute(AttributeLoc::Function, k).is_some());
         if kernel && !bounded {
-            f.add_attribute(AttributeLoc::Function, ctx.create_string_attribute("nvvm.maxnreg", &crate::aggregate::REGISTER_CAP.to_string()));
+            f.add_attribute(AttributeLoc::Function, ctx.create_string_attribute("nvvm.maxnreg", &super::aggregate::REGISTER_CAP.to_string()));
         }
     }
 }
@@ -862,7 +861,7 @@ pub(super) fn launch_as_documented<'ctx>(
     block: BasicValueEnum<'ctx>,
 ) {
     let ctx = module.get_context();
-    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+    let i32t = ctx.i32_type();
     let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
     let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
     let launch_callee = l.call.get_operand(l.call.get_num_operands() - 1).and_then(|o| o.value()).expect("a callee");
@@ -883,7 +882,10 @@ pub(super) fn launch_as_documented<'ctx>(
             b.position_at_end(skip);
             ok(b.build_return(Some(&i32t.const_int(LAUNCH_SKIPPED_STATUS as u64, false))));
             b.position_at_end(fill);
-            ok(b.build_memcpy(buf, 1, args, ARGS_ALIGN, i64t.const_int(l.size, false)));
+            // The runtime's buffer is aligned for every parameter type (nvcc stores 16-byte
+            // vectors into it): the copy moves words, also where `args` is a record in memory
+            // that SROA cannot take apart (NVPTX copies a `llvm.memcpy` from there in bytes).
+            super::copies::word_copy(&b, (buf, 16), (args, ARGS_ALIGN.into()), l.size);
             buf
         }
         None => ptr.const_null(),

@@ -1,6 +1,5 @@
 //! Values every thread of every launch agrees on, on LLVM IR, made constants before
-//! thresholding and aggregation decide, as the `.cdp` front end's HIR passes take them
-//! (`crate::aggregate::uniform`, `crate::aggregate::fold`):
+//! thresholding and aggregation decide (the rules of docs/AGGREGATION.md):
 //!
 //! - a launch's dynamic shared memory that is no constant in the IR but is one on every run
 //!   (KLAP's QT asks for `4 * NUM_WARPS_PER_BLOCK * sizeof(int)` with `const int

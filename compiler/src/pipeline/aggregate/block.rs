@@ -1,7 +1,7 @@
 //! Block granularity on LLVM IR (`-faggregate-launches=block`): the launches of a kernel's
 //! threads become records in a per-block `__shared__` table, launched as one grid of `C__agg`
-//! once every thread of the block has reached the end of the kernel. The semantics are those
-//! of the HIR pass (`crate::aggregate::block`, docs/AGGREGATION.md); at grid granularity the
+//! once every thread of the block has reached the end of the kernel. The semantics are
+//! docs/AGGREGATION.md's; at grid granularity the
 //! same tables are handed on to the grid's last block ([`super::grid`]).
 //!
 //! A taken launch `C<<<g, b, S>>>(args)` (site `n` of kernel `K`) becomes a call of the
@@ -44,7 +44,7 @@ use super::super::clone::{as_function, called_function, value_name};
 use super::super::launch::{self, Launch};
 use super::super::threshold::{launch_as_documented, new_helper, ok, parameter_layout, source_name, successors, Config};
 use super::{byte_gep, intrinsic, launch_agg_kernel, Child, Entries, HEADER, OFF_BLOCK, OFF_DONE, OFF_GRID};
-use crate::aggregate::{MAX_BLOCKS_PER_RECORD, RECORD_CAP, SHARED_BUDGET};
+use super::{MAX_BLOCKS_PER_RECORD, RECORD_CAP, SHARED_BUDGET};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::Builder;
@@ -55,13 +55,13 @@ use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 use runtime_shim::entry_points::RuntimeFn;
 use std::collections::{HashMap, HashSet};
 
-/// The fewest records per site worth aggregating for (as the HIR pass).
+/// The fewest records per site worth aggregating for.
 const MIN_CAP: u64 = 32;
 
 /// Added to the remarks for what only block and grid granularity refuse.
 pub(super) const WARP_HINT: &str = " (-faggregate-launches=warp would aggregate it)";
 
-/// How a block's threads meet at the end of the kernel (`crate::aggregate::block::BlockEnd`).
+/// How a block's threads meet at the end of the kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum BlockEnd {
     /// Every thread reaches the end; the block works together between barriers.
@@ -788,7 +788,8 @@ pub(super) fn copy_tables<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthread
         let buffer = e.load_ptr(s.buffer, "buffer");
         e.if_then(ok(b.build_is_not_null(buffer, "have.copy")), || {
             e.for_loop(tid, count, nthreads, |i| {
-                ok(b.build_memcpy(e.record(buffer, i, stride), 16, e.record(s.table, i, stride), 16, e.c64(stride)));
+                // Word by word: a record is often over 128 bytes, which NVPTX copies a byte at a time.
+                super::super::copies::word_copy(b, (e.record(buffer, i, stride), 16), (e.record(s.table, i, stride), 16), stride);
             });
         });
     }

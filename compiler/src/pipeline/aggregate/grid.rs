@@ -89,7 +89,7 @@ impl<'ctx> Arena<'ctx> {
     /// worth fit the byte budget.
     pub(super) fn declare(module: &Module<'ctx>, child: &str, stride: u64) -> Option<Self> {
         let capacity = MAX_ARENA_RECORDS.min(MAX_ARENA_BYTES / stride.max(1));
-        if capacity < crate::aggregate::RECORD_CAP {
+        if capacity < super::RECORD_CAP {
             return None;
         }
         let ctx = module.get_context();
@@ -623,7 +623,7 @@ fn launch_grid<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue
             let (p, bs) = (e.load32(pos, "pos"), e.load32(base, "base"));
             e.for_loop(tid, count, nthreads, |i| {
                 let dst = e.record(flat, ok(b.build_int_add(p, i, "to")), c.stride);
-                ok(b.build_memcpy(dst, 16, e.record(byte_gep(b, node, e.c64(NODE_HEADER), "records"), i, c.stride), 16, e.c64(c.stride)));
+                super::super::copies::word_copy(b, (dst, 16), (e.record(byte_gep(b, node, e.c64(NODE_HEADER), "records"), i, c.stride), 16), c.stride);
                 let start = e.load32(dst, "start");
                 ok(b.build_store(dst, ok(b.build_int_add(start, bs, "rebased"))));
             });

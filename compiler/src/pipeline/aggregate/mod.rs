@@ -1,9 +1,9 @@
-//! Launch aggregation on LLVM IR (`-faggregate-launches=`), at the three granularities of the
-//! HIR pass for `.cdp` sources (`crate::aggregate`, docs/AGGREGATION.md), whose semantics it
-//! gives to every front end that writes LLVM IR: this file decides which launches are taken
-//! ([`aggregate`]) and builds the aggregated kernel `C__agg` of each child; [`warp`] meets the
-//! warp at the launch; [`block`] records a kernel's launches and launches them at the end of
-//! the block; [`grid`] hands each block's records on to the grid's last block.
+//! Launch aggregation on LLVM IR (`-faggregate-launches=`, docs/AGGREGATION.md), for every
+//! front end: cdpc's `.cdp` code generation, Clang for CUDA C++, and LLVM IR given as input.
+//! This file decides which launches are taken ([`aggregate`]) and builds the aggregated kernel
+//! `C__agg` of each child; [`warp`] meets the warp at the launch; [`block`] records a kernel's
+//! launches and launches them at the end of the block; [`grid`] hands each block's records on
+//! to the grid's last block.
 //!
 //! What every granularity shares: which launches are taken (tail, fire-and-forget and
 //! named-stream launches, a dynamic shared memory size that is not a constant, made one first
@@ -39,6 +39,50 @@ use inkwell::types::{AnyTypeEnum, BasicTypeEnum};
 use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode, IntValue, PointerValue};
 use inkwell::{AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 use std::collections::HashSet;
+
+/// Which launches are aggregated: `-faggregate-launches=`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Granularity {
+    /// No aggregation (the default).
+    #[default]
+    Off,
+    /// The launches that the threads of a warp make together, at the launch site.
+    Warp,
+    /// The launches of a thread block, at the end of the kernel (per warp, at the site, in
+    /// kernels that read launch errors).
+    Block,
+    /// The launches of a whole parent grid: each block's records as at block granularity,
+    /// handed to the grid's last block, which launches them as one grid ([`grid`]).
+    Grid,
+}
+
+impl std::str::FromStr for Granularity {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Granularity, String> {
+        match s {
+            "off" | "none" => Ok(Granularity::Off),
+            "warp" => Ok(Granularity::Warp),
+            "block" => Ok(Granularity::Block),
+            "grid" => Ok(Granularity::Grid),
+            other => Err(format!("unknown aggregation granularity `{other}`: use warp, block, grid or off")),
+        }
+    }
+}
+
+/// The most records a block keeps for one launch site.
+pub const RECORD_CAP: u64 = 256;
+/// Shared memory the record tables of one kernel may take, in bytes.
+pub const SHARED_BUDGET: u64 = 24 * 1024;
+/// A recorded grid has at most this many blocks (bigger ones are launched directly), so that
+/// `RECORD_CAP` records never overflow the 32-bit block counter or `gridDim.x`.
+pub const MAX_BLOCKS_PER_RECORD: u64 = 1 << 22;
+/// Registers a kernel may use per thread so that a block of 1024 threads still fits an SM's
+/// 65,536 (sm_50 to sm_120 alike). Every kernel that aggregation or thresholding created or
+/// changed (itself or a function it calls) is capped at it unless its launch bounds already
+/// bound ptxas: the record-building code of a parent and the record-reading code of `C__agg`
+/// can take a kernel without bounds past 64 (KLAP's MST, whose kernels run with 1024 threads:
+/// 90 registers, and every aggregated launch failed with `cudaErrorLaunchOutOfResources`).
+pub const REGISTER_CAP: u32 = 64;
 
 /// Bytes of a record before the arguments: first block, done count, grid, block.
 const HEADER: u64 = 32;
@@ -76,13 +120,13 @@ struct Child<'ctx> {
 
 /// Records per chunk of a pool: a warp's table.
 const CHUNK_RECORDS: u64 = 32;
-/// Chunks per child at most, and a pool's size in bytes at most (as `aggregate/pool.rs`).
+/// Chunks per child at most, and a pool's size in bytes at most (measured with the `.cdp` front end's first, HIR-level aggregation).
 const MAX_CHUNKS: u64 = 2048;
 const MAX_POOL_BYTES: u64 = 8 << 20;
 
 /// The static pool of a child's record tables, so that a warp's table costs two atomics
-/// instead of a device `malloc` and `free` (the HIR pass's `aggregate/pool.rs`, measured on
-/// the H100: the allocation dominated a warp-aggregated launch). `C__agg_pool` holds chunks
+/// instead of a device `malloc` and `free` (measured on the H100 with the first, HIR-level
+/// aggregation of the `.cdp` front end: the allocation dominated a warp-aggregated launch). `C__agg_pool` holds chunks
 /// of [`CHUNK_RECORDS`] records, one bit each in `C__agg_pool_used`; a leader takes a clear
 /// bit with `atomicOr`, starting at a word its SM and warp pick, and takes the heap when every
 /// chunk is taken; a table is given back with `atomicAnd` if it lies in the pool, `free`
@@ -326,8 +370,7 @@ pub(super) fn may_sync(child: FunctionValue<'_>) -> bool {
 /// Aggregates launches at `asked` granularity (module docs, [`block`], [`grid`]); returns the
 /// `R0500` remarks of the launches it leaves alone and the `R0501` remarks of those it
 /// aggregates per warp instead of per block or grid.
-pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: crate::aggregate::Granularity, source: &SourceText) -> Vec<Diagnostic> {
-    use crate::aggregate::Granularity;
+pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &SourceText) -> Vec<Diagnostic> {
     if asked == Granularity::Off {
         return Vec::new();
     }
@@ -392,7 +435,7 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: crate::aggregate::Granulari
                 agg.add_attribute(AttributeLoc::Function, a);
             }
         }
-        agg.add_attribute(AttributeLoc::Function, ctx.create_string_attribute("nvvm.maxnreg", &crate::aggregate::REGISTER_CAP.to_string()));
+        agg.add_attribute(AttributeLoc::Function, ctx.create_string_attribute("nvvm.maxnreg", &REGISTER_CAP.to_string()));
         let warp_sites = at_site.iter().any(|l| child_of(l) == Some(child));
         let grid_sites = asked == Granularity::Grid && kernels.iter().flat_map(|k| k.sites.iter()).any(|l| child_of(l) == Some(child));
         let cname = child.get_name().to_string_lossy().into_owned();

@@ -1,7 +1,7 @@
 //! Warp granularity on LLVM IR (`-faggregate-launches=warp`, and at block and grid granularity
 //! the launches of kernels that read launch errors): the threads of a warp that reach a launch
-//! together make one launch of `C__agg` ([`super`]). The semantics are those of the HIR pass
-//! (`crate::aggregate::warp`).
+//! together make one launch of `C__agg` ([`super`]). The semantics are
+//! docs/AGGREGATION.md's.
 //!
 //! A recognised launch `C<<<g, b, S>>>(args)` into the NULL stream, `S` a constant, becomes a
 //! call of the always-inline helper `C__warp(args block, g, b)`:
@@ -31,7 +31,7 @@
 //!
 //! The leader's launch of `C__agg` is marked to stay in the documented V1 sequence whatever
 //! ABI is asked for ([`launch::mark_v1`]): the lanes that wait at the shuffle for it could
-//! hang the V2 entry point, as the HIR pass's V2 builds did (docs/AGGREGATION.md). Every other
+//! hang the V2 entry point, as the `.cdp` front end's first, HIR-level V2 builds did (docs/AGGREGATION.md). Every other
 //! launch, the lanes' own as before included, is lowered to the ABI asked for.
 
 use super::super::launch::{self, Launch};
@@ -76,7 +76,7 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
 
     b.position_at_end(entry);
     let config = Config::load(&ctx, &b, p(1), p(2));
-    let fits = ok(b.build_int_compare(IntPredicate::ULE, config.blocks, c64(crate::aggregate::MAX_BLOCKS_PER_RECORD), "fits"));
+    let fits = ok(b.build_int_compare(IntPredicate::ULE, config.blocks, c64(super::MAX_BLOCKS_PER_RECORD), "fits"));
     let valid = ok(b.build_and(config.valid, fits, "valid"));
     let mask = call("llvm.nvvm.activemask", &[], &[], "mask").expect("a mask").into_int_value();
     let group = call("llvm.nvvm.vote.ballot.sync", &[], &[mask.into(), valid.into()], "group").expect("a ballot").into_int_value();
