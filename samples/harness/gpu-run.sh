@@ -22,7 +22,9 @@
 # rounds after 2 warm-up runs. The 1,048,576-launch size fails or exceeds the 60 s limit for
 # every plain build (results/gpu-bench.md) and is left out unless BENCH_1M=1. SAMPLES=0 skips
 # the samples, BENCH=0 the benchmark. BENCH_VARIANTS="launch_sites padded_structs" times only
-# those variants; BENCH_EXTRA="LABEL=DIR ..." adds more compilers' cubins (VARIANT_N.cubin in
+# those variants, BENCH_LABELS="cdpc-v2 cdpc-clang-v2-agg-grid" only those builds (all of
+# build/gpu/bench by default, the Clang path's cdpc-clang-* among them), BENCH_SIZES="0001024
+# 0008192" only those sizes, BENCH_AA=1 adds nvcc's cubins again as an A/A control; BENCH_EXTRA="LABEL=DIR ..." adds more compilers' cubins (VARIANT_N.cubin in
 # DIR), for instance nvcc's from another toolkit. SEED (default 1592643008) seeds the round
 # orders and the bootstrap.
 #
@@ -90,13 +92,25 @@ if [ "${BENCH:-1}" != 0 ]; then
         variant=${label%_*}
         case $label in *_1048576) [ "${BENCH_1M:-0}" = 1 ] || continue ;; esac
         case " ${BENCH_VARIANTS:-$variant} " in *" $variant "*) ;; *) continue ;; esac
+        size=${label##*_}
+        case " ${BENCH_SIZES:-$size} " in *" $size "*) ;; *) continue ;; esac
         cp "$m" "$WORK/bench-manifests/"
         [ -f "$WORK/nvcc-bench-src/$variant.cubin" ] && cp "$WORK/nvcc-bench-src/$variant.cubin" "$WORK/nvcc-bench/$label.cubin"
     done
+    # BENCH_LABELS="cdpc-v2 cdpc-clang-v2-agg-grid ..." times only those builds beside nvcc's
+    # (every label of build/gpu/bench by default; the cdpc-clang-* ones are the same files as
+    # CUDA C++ through Clang and the IR passes). BENCH_AA=1 adds nvcc's cubins a second time as
+    # `nvcc-again`: an A/A control whose interval shows the method's own spread.
+    BENCH_ALL="cdpc-v2 cdpc-v1 cdpc-v2-agg-block cdpc-v2-agg-warp cdpc-v2-agg-grid
+        cdpc-clang-v2 cdpc-clang-v2-agg-block cdpc-clang-v2-agg-warp cdpc-clang-v2-agg-grid"
+    BENCH_CUBINS="nvcc=$WORK/nvcc-bench"
+    [ "${BENCH_AA:-0}" = 1 ] && BENCH_CUBINS="$BENCH_CUBINS nvcc-again=$WORK/nvcc-bench"
+    for label in ${BENCH_LABELS:-$BENCH_ALL}; do
+        BENCH_CUBINS="$BENCH_CUBINS $label=build/gpu/bench/$label"
+    done
+    # $BENCH_CUBINS unquoted: one argument per label (no label or path has a space)
     timeout "${BENCH_TIMEOUT:-420}" "$RUN" diff --manifests "$WORK/bench-manifests" \
-        --cubins nvcc="$WORK/nvcc-bench" cdpc-v2=build/gpu/bench/cdpc-v2 cdpc-v1=build/gpu/bench/cdpc-v1 \
-        cdpc-v2-agg-block=build/gpu/bench/cdpc-v2-agg-block cdpc-v2-agg-warp=build/gpu/bench/cdpc-v2-agg-warp \
-        cdpc-v2-agg-grid=build/gpu/bench/cdpc-v2-agg-grid ${BENCH_EXTRA:-} \
+        --cubins $BENCH_CUBINS ${BENCH_EXTRA:-} \
         --repeat "${BENCH_REPEAT:-30}" --warmup 2 --seed "$SEED" --results "$RESULTS_DIR/gpu-bench.md" || status=1
     [ "$RESULTS_DIR" = results ] || cp "$RESULTS_DIR/gpu-bench.md" results/gpu-bench.md 2>/dev/null
 fi

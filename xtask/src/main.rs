@@ -125,7 +125,9 @@ usage: cargo xtask <command>
                     build's, with intervals) from results/corpus-timing.md or FILE
   gpu-bench-bundle  setup, build cdpc, (re)write the launch-throughput manifests
                     bench/gpu/VARIANT_N.toml and compile bench/gpu/VARIANT.cdp for both ABIs to
-                    build/gpu/bench/cdpc-v2/VARIANT_N.cubin (and cdpc-v1/)
+                    build/gpu/bench/cdpc-v2/VARIANT_N.cubin (and cdpc-v1/), with
+                    -faggregate-launches=block, =warp and =grid (cdpc-v2-agg-*), and as CUDA
+                    C++ through Clang (-x cu: cdpc-clang-v2, cdpc-clang-v2-agg-*)
   fuzz TARGET [--runs N] [--max-len N] [--keep-going]
                     run a cargo-fuzz target (lex, parse, check, codegen) for N executions
                     (default 100000) on stable Rust via RUSTC_BOOTSTRAP=1; needs
@@ -716,6 +718,11 @@ const BENCH_VARIANTS: &[(&str, &str, &[&str])] = &[
         &["v1", "v2"],
     ),
     ("padded_structs", "every thread launches child<<<1, 32>>> with two padded structs by value", &["v1", "v2"]),
+    (
+        "branch_sites",
+        "child<<<1, 32>>> launched at three sites of one divergent branch, none in a loop or a __device__ function",
+        &["v1", "v2"],
+    ),
 ];
 /// Launches per run (one per parent thread; 256-thread blocks).
 const BENCH_SIZES: &[u64] = &[1024, 8192, 65536, 1048576];
@@ -795,6 +802,12 @@ fn gpu_bench(root: &Path, cdpc: &Path) -> Result<Vec<String>> {
             configs.push(("cdpc-v2-agg-block".into(), "v2", &["-faggregate-launches=block"]));
             configs.push(("cdpc-v2-agg-warp".into(), "v2", &["-faggregate-launches=warp"]));
             configs.push(("cdpc-v2-agg-grid".into(), "v2", &["-faggregate-launches=grid"]));
+            // The same files as CUDA C++ through Clang and the IR passes (pipeline/aggregate),
+            // whatever the kernel language's front end uses.
+            configs.push(("cdpc-clang-v2".into(), "v2", &["-x", "cu"]));
+            configs.push(("cdpc-clang-v2-agg-block".into(), "v2", &["-x", "cu", "-faggregate-launches=block"]));
+            configs.push(("cdpc-clang-v2-agg-warp".into(), "v2", &["-x", "cu", "-faggregate-launches=warp"]));
+            configs.push(("cdpc-clang-v2-agg-grid".into(), "v2", &["-x", "cu", "-faggregate-launches=grid"]));
         }
         for (label, abi, flags) in configs {
             let dir = out.join(&label);

@@ -223,3 +223,70 @@ fn a_call_through_a_pointer_may_reach_only_the_functions_whose_address_is_taken(
     let (ir, _) = aggregated(&syncing, Granularity::Block);
     assert!(ir.contains("agg_arrived"), "{ir}");
 }
+
+/// `parent` making `child<<<n, 32, SHMEM>>>(p, 'a', s)` at one site per entry of `shmem`, one
+/// after another (no loop: every site is taken per grid), as [`launch`] writes one.
+fn sites(shmem: &[&str]) -> String {
+    let mut body = String::from("define ptx_kernel void @parent(ptr %p, i32 %n, ptr %s) {\nentry:\n  br label %site0\n");
+    for (k, bytes) in shmem.iter().enumerate() {
+        body.push_str(&format!(
+            r#"site{k}:
+  %grid{k} = alloca %struct.dim3, align 4
+  %block{k} = alloca %struct.dim3, align 4
+  %buf{k} = call ptr @__cudaCDP2GetParameterBuffer(i64 64, i64 40)
+  %null{k} = icmp eq ptr %buf{k}, null
+  br i1 %null{k}, label %site{next}, label %fill{k}
+fill{k}:
+  store ptr %p, ptr %buf{k}, align 64
+  %c{k} = getelementptr inbounds i8, ptr %buf{k}, i64 8
+  store i8 97, ptr %c{k}, align 8
+  %sp{k} = getelementptr inbounds i8, ptr %buf{k}, i64 16
+  call void @llvm.memcpy.p0.p0.i64(ptr %sp{k}, ptr %s, i64 24, i1 false)
+  store i32 %n, ptr %grid{k}, align 4
+  %gy{k} = getelementptr inbounds i8, ptr %grid{k}, i64 4
+  store i32 1, ptr %gy{k}, align 4
+  %gz{k} = getelementptr inbounds i8, ptr %grid{k}, i64 8
+  store i32 1, ptr %gz{k}, align 4
+  store i32 32, ptr %block{k}, align 4
+  %by{k} = getelementptr inbounds i8, ptr %block{k}, i64 4
+  store i32 1, ptr %by{k}, align 4
+  %bz{k} = getelementptr inbounds i8, ptr %block{k}, i64 8
+  store i32 1, ptr %bz{k}, align 4
+  %st{k} = call i32 @__cudaCDP2LaunchDevice(ptr @child, ptr %buf{k}, ptr byval(%struct.dim3) align 4 %grid{k}, ptr byval(%struct.dim3) align 4 %block{k}, i32 {bytes}, ptr null)
+  br label %site{next}
+"#,
+            next = k + 1
+        ));
+    }
+    body.push_str(&format!("site{}:\n  ret void\n}}\n", shmem.len()));
+    format!("{HEAD}{CHILD}{body}")
+}
+
+/// The arena keys `parent__agg_end` claims `child`'s arena with, in site order (`g + 1`, `g`
+/// the first site of the group), and how many times its last block launches an arena.
+fn arena_keys(ir: &str) -> (Vec<u64>, usize) {
+    let end = function(ir, "parent__agg_end");
+    let keys = end
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("%arena.key").filter(|_| l.contains("= add i64 %key.sites")))
+        .map(|l| l.rsplit(", ").next().and_then(|k| k.parse().ok()).expect("a constant key"))
+        .collect();
+    let launches = end.lines().filter(|l| l.trim_start().starts_with("%arena.ours")).count();
+    (keys, launches)
+}
+
+/// Issue 28: sites that launch one child the same way share its arena at grid granularity (one
+/// key, their records in it together, one launch of `C__agg` by the grid's last block), where
+/// each site used to be keyed alone, so that all but one fell back to device-heap nodes and the
+/// last block made one launch per site.
+#[test]
+fn a_childs_sites_launched_alike_share_its_arena_and_one_launch_per_grid() {
+    let (ir, remarks) = aggregated(&sites(&["0", "0", "0"]), Granularity::Grid);
+    assert!(remarks.is_empty(), "{remarks:?}");
+    assert!(function(&ir, "parent").matches("call i32 @parent__agg").count() == 3, "{ir}");
+    assert_eq!(arena_keys(&ir), (vec![1, 1, 1, 1], 1), "{}", function(&ir, "parent__agg_end"));
+    // A site with another dynamic shared memory size needs a launch of its own: its own key.
+    let (ir, remarks) = aggregated(&sites(&["0", "128", "0"]), Granularity::Grid);
+    assert!(remarks.is_empty(), "{remarks:?}");
+    assert_eq!(arena_keys(&ir), (vec![1, 2, 1, 1, 2], 2), "{}", function(&ir, "parent__agg_end"));
+}

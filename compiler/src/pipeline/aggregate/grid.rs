@@ -8,14 +8,15 @@
 //! its blocks is left alone at this granularity) thread 0 finds its grid's entry in
 //! `K__agg_grid_ids[512]`, keyed by `%gridid + 1` (open addressing under the spin lock
 //! `K__agg_grid_lock`, tombstones for entries given back), and places each site's records:
-//! in the child's static arena `C__agg_arena` when it can claim it for its grid and site (key
-//! `(gridid + 1) * 256 + site + 1`) and take room with a compare-and-swap on its cursor
-//! (records high, child blocks low), else in a heap *node* (a 32-byte header: `next`, count,
+//! in the child's static arena `C__agg_arena` when it can claim it for its grid and group of
+//! sites (key `(gridid + 1) * 256 + g + 1`, `g` the group's first site: the kernel's sites
+//! that launch the child the same way, [`arena_groups`]) and take room with a compare-and-swap
+//! on its cursor (records high, child blocks low), else in a heap *node* (a 32-byte header: `next`, count,
 //! blocks, smallest and largest block size; then the records). The block copies its tables
 //! there, rebasing first blocks into the arena's; thread 0 pushes its nodes onto the grid's
 //! list (`atomicExch` on `K__agg<n>_grid_heads[entry]`), launches at once the records that
 //! found no room anywhere, fences and counts the block done. The grid's last block launches
-//! the arena's records as they lie, and copies the nodes' records into one flat table (the
+//! the arena's records as they lie, once for the whole group, and copies the nodes' records into one flat table (the
 //! whole block, first blocks rebased) that it launches once, or launches every record as it
 //! was (one record, unequal block sizes for a child that synchronises, no table, a failed
 //! launch, more than 2^31 - 1 blocks); frees the nodes; gives the entry back. `C__agg`'s last
@@ -440,11 +441,14 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
     let ctx = e.module.get_context();
     let (i32t, i64t, ptr) = (ctx.i32_type(), ctx.i64_type(), ctx.ptr_type(AddressSpace::default()));
     let thread0 = || ok(b.build_int_compare(IntPredicate::EQ, tid, e.c32(0), "thread0"));
+    // Sites that launch one child the same way claim its arena under one key: their records
+    // lie in it together and the last block launches them once.
+    let groups = arena_groups(states);
     let arena_key = |n: usize| {
         let key = e.load64(gs.key, "key");
-        ok(b.build_int_add(ok(b.build_int_mul(key, e.c64(256), "key.sites")), e.c64(n as u64 + 1), "arena.key"))
+        ok(b.build_int_add(ok(b.build_int_mul(key, e.c64(256), "key.sites")), e.c64(groups[n] as u64 + 1), "arena.key"))
     };
-    let arena_of = |n: usize, s: &SiteState<'ctx>| children[s.child].arena.filter(|_| n < MAX_SITES);
+    let arena_of = |n: usize, s: &SiteState<'ctx>| children[s.child].arena.filter(|_| groups[n] < MAX_SITES);
 
     // Thread 0: the grid's entry, then where each site's records go.
     e.if_then(thread0(), || {
@@ -553,13 +557,32 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
         e.fence();
         for (n, s) in states.iter().enumerate() {
             let c = &children[s.child];
-            if let Some(arena) = arena_of(n, s) {
+            // once for each group of sites, by its first, whose launch is every member's
+            if let Some(arena) = arena_of(n, s).filter(|_| groups[n] == n) {
                 e.if_then(thread0(), || arena.launch(e, arena_key(n), s, c, entries));
             }
             launch_grid(e, tid, nthreads, gs, n, s, c, entries);
         }
         e.if_then(thread0(), || gs.release(e));
     });
+}
+
+/// For each site, the first site whose arena key it shares: the first that launches the same
+/// child through the same entry point, with the same dynamic shared memory and stream (the
+/// constants every taken launch has) and its dims passed the same way. One launch of `C__agg`
+/// (or a record's launch as it was, `K__agg<n>_direct`) made for that first site is then the
+/// launch every record of the group stands for. Sites of a child that differ get keys of their
+/// own, and the arena is one group's per grid, as before.
+fn arena_groups<'ctx>(states: &[SiteState<'ctx>]) -> Vec<usize> {
+    use inkwell::values::AsValueRef;
+    let operand = |s: &SiteState<'ctx>, k: u32| s.launch.call.get_operand(k).and_then(|o| o.value());
+    let last = |s: &SiteState<'ctx>| s.launch.call.get_num_operands() - 1;
+    let same = |a: &SiteState<'ctx>, b: &SiteState<'ctx>| {
+        let value = |k: u32| operand(a, k).map(|v| v.as_value_ref()) == operand(b, k).map(|v| v.as_value_ref());
+        let kind = |k: u32| operand(a, k).map(|v| v.get_type()) == operand(b, k).map(|v| v.get_type());
+        a.child == b.child && last(a) == last(b) && value(last(a)) && value(4) && value(5) && kind(2) && kind(3)
+    };
+    (0..states.len()).map(|n| (0..n).find(|&m| same(&states[m], &states[n])).unwrap_or(n)).collect()
 }
 
 /// The last block's launch of site `n`'s nodes: the list taken, its records copied into one
