@@ -389,8 +389,13 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
     let taken_reads_ids = block::address_taken(module).iter().any(|&f| !super::threshold::builtin_readers(&[f]).is_empty());
     let mut remarks = Vec::new();
     let mut taken = Vec::new();
+    // 32-bit PTX is for reading only: ptxas 13 assembles no 32-bit code for any GPU it
+    // supports (ABI-NOTES.md), and the records, tables and arenas are laid out for 64-bit
+    // pointers and `size_t`.
+    let narrow = data.get_pointer_byte_size(None) != 8;
     for l in &launches {
-        match why_not(l, &data, taken_reads_ids) {
+        let why = if narrow { Some("aggregation is done at the 64-bit address size only (32-bit PTX is for reading: ptxas assembles no 32-bit code for sm_90)".to_string()) } else { why_not(l, &data, taken_reads_ids) };
+        match why {
             Some(why) => remarks.push(place(Diagnostic::new(Code::AggregationRemark, Span::new(0, 0), format!("launch of {} not aggregated", name_of(l))).with_primary_message(why), l)),
             None => taken.push(*l),
         }
