@@ -273,7 +273,7 @@ fn ensure_preamble(engine: &ClangEngine, template: &ClangInvocation<'_>, identit
     }
     let bytes = preamble::bounds(source)?;
     let cache = clang::cache_dir()?;
-    let source_dir = source_path.parent()?.canonicalize().ok()?;
+    let source_dir = source_path.canonicalize().ok()?.parent()?.to_path_buf();
     let key = preamble::Key { text: source[..bytes].to_string(), source_dir: source_dir.clone(), cwd: std::env::current_dir().ok()?, compiler: template.identity(identity) };
     let entry = preamble::Entry::new(&cache, key);
     match entry.lookup() {
