@@ -36,7 +36,7 @@ fn missing_tools() -> Option<String> {
 }
 
 /// Whether the Clang path can run here; prints why not when it cannot.
-fn tools_ready() -> bool {
+pub(crate) fn tools_ready() -> bool {
     match missing_tools() {
         Some(why) => {
             println!("skipped: {why}");

@@ -471,3 +471,29 @@ fn clang_message_parsing_never_panics() {
         assert!(result.is_ok(), "panicked on: {messages:?}");
     }
 }
+
+/// The preamble scan (compiler/src/clang/preamble.rs) on random lines of directives, comments,
+/// literals and code: never a panic, and a preamble ends at a line start and is its own
+/// preamble. Depfile parsing on random bytes never panics.
+#[test]
+fn preamble_bounds_never_panic_and_end_at_a_line() {
+    use cdpc::clang::preamble::{bounds, parse_depfile};
+    let mut rng = Rng(0x9e3b_1e55 | 1);
+    let pieces = [
+        "#include <a.h>\n", "#include \"b/*.h\"\n", "#define M(x) \\\n (x)\n", "#if A\n", "#ifdef B\n", "#else\n", "#elif C\n", "#endif\n",
+        "#pragma once\n", "#line 3\n", "/* open\n", "*/\n", "// c\n", "\n", "  \t\r\n", "int x;\n", "#define S \"\\\"\"\n", "#define R R\"(x)\"\n",
+        "'\n", "\"\n", "é\n", "\u{feff}", "#\n", "# include <c.h>\n", "\\\n", "#undef M\n",
+    ];
+    for _ in 0..5000 {
+        let text: String = (0..rng.below(12)).map(|_| pieces[rng.below(pieces.len())]).collect();
+        let found = catch_unwind(AssertUnwindSafe(|| bounds(&text)));
+        let Ok(found) = found else { panic!("panicked on {text:?}") };
+        if let Some(n) = found {
+            assert!(n <= text.len() && text.is_char_boundary(n) && text.as_bytes()[n - 1] == b'\n', "{text:?}: {n}");
+            assert_eq!(bounds(&text[..n]), Some(n), "{text:?}");
+        }
+        let bytes: Vec<u8> = (0..rng.below(40)).map(|_| [b':', b' ', b'\\', b'\n', b'a', b'\r'][rng.below(6)]).collect();
+        let depfile = String::from_utf8_lossy(&bytes);
+        assert!(catch_unwind(AssertUnwindSafe(|| parse_depfile(&depfile))).is_ok(), "{depfile:?}");
+    }
+}

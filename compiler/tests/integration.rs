@@ -28,6 +28,7 @@ mod inkwell_frontend;
 mod ir_frontend;
 mod ir_input;
 mod jump_tables_ptx;
+mod preamble_cache;
 mod kernel_pointers_ptx;
 mod json_cli;
 mod launch_scaling;

@@ -48,6 +48,7 @@
 
 pub mod diagnostics;
 pub mod in_process;
+pub mod preamble;
 
 use crate::diag::{Code, Diagnostic, Span};
 use crate::target::Target;
@@ -204,6 +205,9 @@ pub struct ClangInvocation<'a> {
     /// A precompiled header of Clang's CUDA wrapper made with these same options
     /// ([`pch_path`], [`ClangInvocation::pch_args`]): `-include-pch`.
     pub pch: Option<&'a Path>,
+    /// A precompiled preamble of the source ([`preamble`]) and its length in bytes: `-include-pch`
+    /// and `-Xclang -preamble-bytes=N,1` (in place of [`ClangInvocation::pch`]).
+    pub preamble: Option<(&'a Path, usize)>,
     /// The linked Clang's resource folder (`-resource-dir`); `None` for a Clang program, which
     /// finds its own.
     pub resource_dir: Option<&'a Path>,
@@ -224,7 +228,12 @@ impl ClangInvocation<'_> {
             }
             a.push(fatbin.as_os_str().to_owned());
         }
-        if let Some(pch) = self.pch {
+        if let Some((pch, bytes)) = self.preamble {
+            a.push("-include-pch".into());
+            a.push(pch.as_os_str().to_owned());
+            a.push("-Xclang".into());
+            a.push(format!("-preamble-bytes={bytes},1").into());
+        } else if let Some(pch) = self.pch {
             a.push("-include-pch".into());
             a.push(pch.as_os_str().to_owned());
         }
@@ -245,6 +254,35 @@ impl ClangInvocation<'_> {
         a.push(output.as_os_str().to_owned());
         a.push(empty.as_os_str().to_owned());
         a
+    }
+
+    /// The arguments that precompile a preamble ([`preamble`]): its copy `copy` to `output`,
+    /// with every option of this compilation, `-iquote source_dir` (so that `#include "..."`
+    /// finds what it finds beside the source) and the list of the files it read in `depfile`.
+    pub fn preamble_args(&self, copy: &Path, source_dir: &Path, output: &Path, depfile: &Path) -> Vec<OsString> {
+        let mut a = self.options();
+        a.push("-iquote".into());
+        a.push(source_dir.as_os_str().to_owned());
+        for s in ["-MD", "-MF"] {
+            a.push(s.into());
+        }
+        a.push(depfile.as_os_str().to_owned());
+        for s in ["-Xclang", "-emit-pch", "-o"] {
+            a.push(s.into());
+        }
+        a.push(output.as_os_str().to_owned());
+        a.push(copy.as_os_str().to_owned());
+        a
+    }
+
+    /// What a cached header for these options depends on besides its sources: Clang (a Clang
+    /// program, or the resource folder's CUDA wrapper for the linked one: its path, size and
+    /// time), CUDA's `cuda.h` (size and time), cdpc's version and every option.
+    pub fn identity(&self, clang: &Path) -> Vec<String> {
+        let stamp = |p: &Path| format!("{}: {:?}", p.display(), std::fs::metadata(p).ok().map(|m| (m.len(), m.modified().ok())));
+        let mut out = vec![stamp(clang), stamp(&self.cuda_root.join("include/cuda.h")), env!("CARGO_PKG_VERSION").to_string()];
+        out.extend(self.options().into_iter().map(|o| o.to_string_lossy().into_owned()));
+        out
     }
 
     /// Everything but the input, the output and the precompiled header.
@@ -315,19 +353,25 @@ impl ClangInvocation<'_> {
 /// not fit, which makes the compilation run without one.
 pub fn pch_path(clang: &Path, invocation: &ClangInvocation<'_>) -> Option<PathBuf> {
     use std::hash::{Hash, Hasher};
-    let dir = match std::env::var_os("CDPC_CACHE_DIR") {
-        Some(d) if d.is_empty() => return None,
-        Some(d) => PathBuf::from(d),
-        None => match (std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()), std::env::var_os("HOME").filter(|d| !d.is_empty())) {
-            (Some(xdg), _) => PathBuf::from(xdg).join("cdpc"),
-            (None, Some(home)) => PathBuf::from(home).join(".cache/cdpc"),
-            (None, None) => return None,
-        },
-    };
+    let dir = cache_dir()?;
     let stamp = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.len(), m.modified().ok()));
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     (clang, stamp(clang), stamp(&invocation.cuda_root.join("include/cuda.h")), invocation.options(), env!("CARGO_PKG_VERSION")).hash(&mut hasher);
     Some(dir.join("pch").join(format!("{:016x}.pch", hasher.finish())))
+}
+
+/// The folder of cdpc's cache: `CDPC_CACHE_DIR` (empty: none), else `$XDG_CACHE_HOME/cdpc`,
+/// else `$HOME/.cache/cdpc`.
+pub fn cache_dir() -> Option<PathBuf> {
+    match std::env::var_os("CDPC_CACHE_DIR") {
+        Some(d) if d.is_empty() => None,
+        Some(d) => Some(PathBuf::from(d)),
+        None => match (std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()), std::env::var_os("HOME").filter(|d| !d.is_empty())) {
+            (Some(xdg), _) => Some(PathBuf::from(xdg).join("cdpc")),
+            (None, Some(home)) => Some(PathBuf::from(home).join(".cache/cdpc")),
+            (None, None) => None,
+        },
+    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use super::{CompileError, CompileOptions, Phase, Timings};
 use crate::back::{self, BackendError, DebugLevel};
 use crate::clang::in_process::{self, NotRun, Outcome};
-use crate::clang::{self, ClangEngine, ClangEnv, ClangInvocation};
+use crate::clang::{self, preamble, ClangEngine, ClangEnv, ClangInvocation};
 use crate::diag::{Code, Diagnostic, Span};
 use crate::pipeline::{self, SourceText};
 use crate::preprocess::MacroOption;
@@ -178,20 +178,39 @@ impl Failure {
 /// the folder and returns the arguments (after the program name) and the output file. Returns
 /// the output's bytes and what Clang said. Recorded in the tool log as `clang`.
 fn run_clang(engine: &ClangEngine, args: impl FnOnce(&Path) -> Result<(Vec<OsString>, PathBuf), ToolError>, build: &BuildOptions) -> Result<(Vec<u8>, Said), Failure> {
+    run_clang_with(engine, |work| args(work).map(|(a, o)| (a, o, None)), build).map(|(bytes, _, said)| (bytes, said))
+}
+
+/// [`run_clang`], which also reads a second file Clang writes in the work folder (a dependency
+/// list), when `args` names one: its text, empty when Clang wrote none.
+fn run_clang_with(engine: &ClangEngine, args: impl FnOnce(&Path) -> Result<(Vec<OsString>, PathBuf, Option<PathBuf>), ToolError>, build: &BuildOptions) -> Result<(Vec<u8>, String, Said), Failure> {
     let resource_dir = match engine {
         ClangEngine::Process(clang) => {
-            return match run_front_end("clang", clang, args, build) {
-                Ok(run) => Ok((run.output, Said::Text(run.stderr))),
+            let also = std::cell::RefCell::new(None);
+            let ran = run_front_end(
+                "clang",
+                clang,
+                |work| {
+                    let (a, o, extra) = args(work)?;
+                    *also.borrow_mut() = extra;
+                    Ok((a, o))
+                },
+                build,
+            );
+            // A Clang program's second file is not read (its work folder is gone): the
+            // preamble, which needs it, is the linked Clang's alone.
+            return match ran {
+                Ok(run) => Ok((run.output, String::new(), Said::Text(run.stderr))),
                 Err(ToolError::Failed { tool, command, status, stderr, stdout }) => {
                     Err(Failure::Program { said: Said::Text(stderr.clone()), error: ToolError::Failed { tool, command, status, stderr, stdout } })
                 }
                 Err(e) => Err(Failure::Tool(e)),
-            }
+            };
         }
         ClangEngine::InProcess { resource_dir } => resource_dir,
     };
     let ran = crate::toolchain::run::in_work_dir(build, |work| {
-        let (args, output) = args(work)?;
+        let (args, output, extra) = args(work)?;
         let command = format!("{} (Clang inside cdpc, resources in {})", command_line(std::ffi::OsStr::new("clang++"), &args), resource_dir.display());
         let started = Instant::now();
         let run = match in_process::compile(&args, build.tool_timeout) {
@@ -203,8 +222,9 @@ fn run_clang(engine: &ClangEngine, args: impl FnOnce(&Path) -> Result<(Vec<OsStr
         match run.outcome {
             Outcome::Finished => {
                 let bytes = std::fs::read(&output).map_err(|e| ToolError::io("reading what Clang wrote", &output, e))?;
+                let extra = extra.map(|p| std::fs::read_to_string(p).unwrap_or_default()).unwrap_or_default();
                 build.log.push(ToolRun { tool: "clang".into(), command, stdout: String::new(), stderr: String::new(), elapsed: started.elapsed() });
-                Ok(Ok((bytes, said)))
+                Ok(Ok((bytes, extra, said)))
             }
             Outcome::Errors | Outcome::Unsupported => Ok(Err(Failure::Errors { said, command })),
             Outcome::Crashed => Ok(Err(Failure::Crashed { said, command })),
@@ -241,6 +261,52 @@ fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, path: &Path,
     std::io::Write::write_all(&mut file, &made).ok()?;
     file.persist(path).ok()?;
     Some(path.to_path_buf())
+}
+
+/// The source's precompiled preamble for `template`'s options ([`clang::preamble`]), when it
+/// has one and the cache holds it or this is its second sight (then it is made here): the
+/// entry, the preamble's length, and the messages of its making. `None`: compile without.
+/// Only the linked Clang makes preambles (it hands its messages back as data).
+fn ensure_preamble(engine: &ClangEngine, template: &ClangInvocation<'_>, identity: &Path, source_path: &Path, source: &str, build: &BuildOptions) -> Option<(preamble::Entry, usize, Vec<in_process::Message>)> {
+    if !matches!(engine, ClangEngine::InProcess { .. }) || preamble::disabled() {
+        return None;
+    }
+    let bytes = preamble::bounds(source)?;
+    let cache = clang::cache_dir()?;
+    let source_dir = source_path.canonicalize().ok()?.parent()?.to_path_buf();
+    let key = preamble::Key { text: source[..bytes].to_string(), source_dir: source_dir.clone(), cwd: std::env::current_dir().ok()?, compiler: template.identity(identity) };
+    let entry = preamble::Entry::new(&cache, key);
+    match entry.lookup() {
+        preamble::Lookup::Hit(messages) => Some((entry, bytes, messages)),
+        preamble::Lookup::FirstSight | preamble::Lookup::Unusable => None,
+        preamble::Lookup::Build => {
+            entry.write_copy().ok()?;
+            let made = run_clang_with(
+                engine,
+                |work| {
+                    let (output, depfile) = (work.join("preamble.pch"), work.join("preamble.d"));
+                    Ok((template.preamble_args(&entry.copy, &source_dir, &output, &depfile), output, Some(depfile)))
+                },
+                build,
+            );
+            // A preamble Clang cannot precompile (an error in a header): the compilation
+            // without it reports the error.
+            let Ok((pch, depfile, Said::Messages(messages))) = made else { return None };
+            if entry.store(&pch, &depfile, &messages, source_path).is_err() {
+                entry.forget();
+                return None;
+            }
+            let messages = entry.in_source(messages, source_path);
+            Some((entry, bytes, messages))
+        }
+    }
+}
+
+/// The preamble's messages, but those the compilation gave again, then the compilation's.
+fn with_replay(replay: Vec<in_process::Message>, messages: Vec<in_process::Message>) -> Vec<in_process::Message> {
+    let mut all: Vec<in_process::Message> = replay.into_iter().filter(|m| !messages.contains(m)).collect();
+    all.extend(messages);
+    all
 }
 
 /// What every Clang run over one source shares: Clang, CUDA's folders, the source's folder
@@ -286,6 +352,7 @@ impl ClangSetup {
             fmad: options.fmad == back::Fmad::Contract,
             cuid: None,
             pch: None,
+            preamble: None,
             resource_dir: match &self.engine {
                 ClangEngine::InProcess { resource_dir } => Some(resource_dir),
                 ClangEngine::Process(_) => None,
@@ -300,7 +367,7 @@ impl ClangSetup {
     /// tool's error with the command line.
     fn run(&self, template: &ClangInvocation<'_>, source: &str, options: &CompileOptions, build: &BuildOptions, host_fatbin: Option<&[u8]>) -> Result<(Vec<u8>, Vec<Diagnostic>, PathBuf), CompileError> {
         let compiled_path = std::cell::RefCell::new(PathBuf::new());
-        let run = |pch: Option<&Path>| {
+        let run = |pch: Option<&Path>, preamble: Option<(&Path, usize)>| {
             run_clang(
                 &self.engine,
                 |work| {
@@ -318,27 +385,62 @@ impl ClangSetup {
                         std::fs::write(&fatbin, bytes).map_err(|e| ToolError::io("writing the fat binary for Clang", &fatbin, e))?;
                     }
                     let output = work.join(if host_fatbin.is_some() { "host.bc" } else { "device.bc" });
-                    let args = ClangInvocation { source: &file, output: &output, pch, host_fatbin: host_fatbin.map(|_| fatbin.as_path()), ..template.clone() }.args();
+                    let args = ClangInvocation { source: &file, output: &output, pch, preamble, host_fatbin: host_fatbin.map(|_| fatbin.as_path()), ..template.clone() }.args();
                     *compiled_path.borrow_mut() = file;
                     Ok((args, output))
                 },
                 build,
             )
         };
-        // The precompiled header is the device side's (the host side parses the wrapper).
+        // The precompiled headers are the device side's (the host side parses the wrapper):
+        // the source's preamble where it has one in the cache, else the wrapper's.
         let identity = match &self.engine {
             ClangEngine::Process(clang) => clang.clone(),
             ClangEngine::InProcess { resource_dir } => resource_dir.join(in_process::CUDA_WRAPPER),
         };
-        let pch = if host_fatbin.is_none() { clang::pch_path(&identity, template).and_then(|path| ensure_pch(&self.engine, template, &path, build)) } else { None };
-        let mut run_result = run(pch.as_deref());
-        if let (Some(path), Err(failure)) = (&pch, &run_result) {
-            if failure.mentions("precompiled") {
-                // A header that does not fit after all (Clang says so): without it, and not again.
-                let _ = std::fs::remove_file(path);
-                run_result = run(None);
+        let device = host_fatbin.is_none();
+        let preamble = match (&self.on_disk, device) {
+            (Some(path), true) => ensure_preamble(&self.engine, template, &identity, path, source, build),
+            _ => None,
+        };
+        let refused = |failure: &Failure| ["precompiled", "PCH file", "AST file"].iter().any(|w| failure.mentions(w));
+        let mut with_preamble = None;
+        let mut replay = Vec::new();
+        if let Some((entry, bytes, messages)) = &preamble {
+            let result = run(None, Some((&entry.pch, *bytes)));
+            if matches!(&result, Err(failure) if refused(failure)) {
+                // A header that does not fit after all (Clang says so): without it, made
+                // again on the next compilation.
+                entry.forget();
+            } else {
+                replay = messages.clone();
+                with_preamble = Some(result);
             }
         }
+        let run_result = match with_preamble {
+            Some(result) => result,
+            None => {
+                let pch = if device { clang::pch_path(&identity, template).and_then(|path| ensure_pch(&self.engine, template, &path, build)) } else { None };
+                let mut result = run(pch.as_deref(), None);
+                if let (Some(path), Err(failure)) = (&pch, &result) {
+                    if failure.mentions("precompiled") {
+                        // A header that does not fit after all (Clang says so): without it, and not again.
+                        let _ = std::fs::remove_file(path);
+                        result = run(None, None);
+                    }
+                }
+                result
+            }
+        };
+        // The preamble's messages first (where a compilation without it gives them), those of
+        // the rest after; places in the preamble's copy are the source's.
+        let run_result = match (&preamble, run_result) {
+            (Some((entry, _, _)), Ok((output, Said::Messages(m)))) => Ok((output, Said::Messages(with_replay(replay, entry.in_source(m, &self.on_disk.clone().unwrap_or_default()))))),
+            (Some((entry, _, _)), Err(Failure::Errors { said: Said::Messages(m), command })) => {
+                Err(Failure::Errors { said: Said::Messages(with_replay(replay, entry.in_source(m, &self.on_disk.clone().unwrap_or_default()))), command })
+            }
+            (_, other) => other,
+        };
         let compiled_path = compiled_path.into_inner();
         match run_result {
             Ok((output, said)) => {

@@ -169,9 +169,16 @@ pub struct Measured {
     /// A corpus file that nvcc cannot build (KLAP's QT: ptxas refuses its pre-CUDA-9 warp
     /// votes): left out of the comparison, not a failure (`error` says why).
     pub not_compared: bool,
+    /// cdpc, with a warm cache for a `.cu` file (Clang's precompiled headers, made by two
+    /// warm-up runs: the preamble's is made on its second sight).
     pub cdpc: Vec<f64>,
     /// CPU seconds (user + system, children included) of the same cdpc runs.
     pub cdpc_cpu: Vec<f64>,
+    /// A `.cu` file's cdpc runs with an empty cache (`CDPC_CACHE_DIR` a new folder each run):
+    /// what the first compilation on a machine costs. Empty for `.cdp` files.
+    pub cdpc_cold: Vec<f64>,
+    /// CPU seconds of the cold runs.
+    pub cdpc_cold_cpu: Vec<f64>,
     /// nvcc + nvlink, both processes.
     pub nvcc_total: Vec<f64>,
     /// CPU seconds of the same nvcc + nvlink runs (nvcc's subprocesses included).
@@ -247,20 +254,21 @@ pub fn bench_compile(root: &Path, args: &[OsString]) -> Result<ExitCode> {
     let mut names: Vec<String> = fs::read_dir(root.join("samples"))
         .map_err(|e| format!("reading samples/: {e}"))?
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter_map(|n| n.strip_suffix(".cdp").map(str::to_string))
+        .filter(|n| n.ends_with(".cdp") || n.ends_with(".cu"))
         .collect();
     names.sort();
     if opts.tiny {
         let pick = names
             .iter()
-            .find(|n| *n == TINY_SAMPLE)
+            .find(|n| n.strip_suffix(".cdp") == Some(TINY_SAMPLE))
             .or(names.first())
             .cloned();
         names = pick.into_iter().collect();
     }
     for n in names {
-        let path = root.join("samples").join(format!("{n}.cdp"));
-        programs.push(Job { name: n, path, generated: false, corpus: None });
+        let path = root.join("samples").join(&n);
+        let name = n.strip_suffix(".cdp").map_or_else(|| n.replace('.', "_"), str::to_string);
+        programs.push(Job { name, path, generated: false, corpus: None });
     }
     for &n in &opts.sizes {
         let path = bench_dir.join(format!("gen_{n}.cdp"));
@@ -513,8 +521,10 @@ fn timed(cmd: &mut Command) -> Result<Run> {
     Ok(Run { wall, cpu, faults, out })
 }
 
-fn cdpc_cmd(tools: &Tools, job: &Job, output: &Path, time_flag: bool) -> Command {
+/// cdpc's command for `job`, with `cache` as its cache folder (`CDPC_CACHE_DIR`).
+fn cdpc_cmd(tools: &Tools, job: &Job, output: &Path, time_flag: bool, cache: &Path) -> Command {
     let mut c = tools.cdpc_command();
+    c.env("CDPC_CACHE_DIR", cache).env_remove("CDPC_PREAMBLE");
     if time_flag {
         c.arg("--time");
     }
@@ -633,10 +643,15 @@ fn measure(
     let (cdpc_cubin, nvcc_obj, nvcc_cubin) = (o("cdpc.cubin"), o("nvcc.o"), o("nvcc.cubin"));
     let (ptx, obj, sep_cubin) = (o("ptx"), o("sep.o"), o("sep.cubin"));
     let time_flag = phase_source == PhaseSource::TimeFlag;
+    // CUDA C++ goes through Clang, whose precompiled headers cdpc caches: the warm runs share
+    // the bench's cache, each cold run has an empty one.
+    let cu = job.path.extension().is_some_and(|e| e == "cu");
+    let warm_cache = out_dir.join("cache");
+    let cold_cache = out_dir.join(format!("{}.cold-cache", m.name));
 
-    let cdpc = || -> Result<(Run, BTreeMap<String, f64>)> {
+    let cdpc_in = |cache: &Path| -> Result<(Run, BTreeMap<String, f64>)> {
         let _ = fs::remove_file(&cdpc_cubin);
-        let run = timed(&mut cdpc_cmd(tools, job, &cdpc_cubin, time_flag))?;
+        let run = timed(&mut cdpc_cmd(tools, job, &cdpc_cubin, time_flag, cache))?;
         if !cdpc_cubin.is_file() {
             return Err(format!(
                 "cdpc exited 0 but wrote no {}",
@@ -649,6 +664,13 @@ fn measure(
             BTreeMap::new()
         };
         Ok((run, phases))
+    };
+    let cdpc = || cdpc_in(&warm_cache);
+    let cdpc_cold = || -> Result<Run> {
+        let _ = fs::remove_dir_all(&cold_cache);
+        let run = cdpc_in(&cold_cache).map(|(run, _)| run);
+        let _ = fs::remove_dir_all(&cold_cache);
+        run
     };
     let nvcc_run = || -> Result<(Run, Run)> {
         let _ = fs::remove_file(&nvcc_cubin);
@@ -679,8 +701,12 @@ fn measure(
     };
 
     if !opts.tiny {
-        // Warm-up: page cache, dynamic loader; the results are dropped.
+        // Warm-up: page cache, dynamic loader, and for CUDA C++ the cache (a preamble is
+        // precompiled on its second sight); the results are dropped.
         cdpc()?;
+        if cu {
+            cdpc()?;
+        }
         nvcc_run()?;
         if !time_flag {
             separate()?;
@@ -692,6 +718,11 @@ fn measure(
         m.cdpc_cpu.push(run.cpu);
         for (phase, s) in phases {
             m.phases.entry(phase).or_default().push(s);
+        }
+        if cu && !opts.tiny {
+            let run = cdpc_cold()?;
+            m.cdpc_cold.push(run.wall);
+            m.cdpc_cold_cpu.push(run.cpu);
         }
         let (a, b) = nvcc_run()?;
         m.nvcc_only.push(a.wall);

@@ -15,8 +15,8 @@ const END: &str = "<!-- bench-compile: end -->";
 
 /// Target: end to end at least this many times faster than nvcc (geometric mean over samples).
 const SPEEDUP_TARGET: f64 = 8.0;
-/// Issue 12's target on the corpus: at least this many times faster than nvcc.
-const CORPUS_TARGET: f64 = 7.0;
+/// Issue 25's target on the corpus, through Clang: at least this many times faster than nvcc.
+const CORPUS_TARGET: f64 = 2.0;
 /// Target: our phases at most this share of cdpc's total.
 const OURS_TARGET: f64 = 0.15;
 /// Linear growth: time(1000)/time(100) at most 10, with this tolerance for noise.
@@ -114,6 +114,8 @@ impl Environment {
 struct Summary {
     /// Over the corpus files: geometric mean of nvcc/cdpc, files measured, files at the target.
     corpus: Option<(f64, usize, usize)>,
+    /// Over the corpus files, cold cache: geometric mean of nvcc/cdpc.
+    corpus_cold: Option<f64>,
     geomean: f64,
     /// The same over CPU seconds (user + system).
     geomean_cpu: f64,
@@ -137,6 +139,11 @@ fn summarize(results: &[Measured]) -> Summary {
         .iter()
         .filter(|m| m.corpus)
         .map(|m| stats::median(&m.nvcc_total) / stats::median(&m.cdpc))
+        .collect();
+    let corpus_cold: Vec<f64> = ok
+        .iter()
+        .filter(|m| m.corpus && !m.cdpc_cold.is_empty())
+        .map(|m| stats::median(&m.nvcc_total) / stats::median(&m.cdpc_cold))
         .collect();
     let ratios: Vec<f64> = samples
         .iter()
@@ -178,6 +185,7 @@ fn summarize(results: &[Measured]) -> Summary {
         .collect();
     Summary {
         corpus: (!corpus_ratios.is_empty()).then(|| (stats::geomean(&corpus_ratios), corpus_ratios.len(), corpus_ratios.iter().filter(|&&r| r >= CORPUS_TARGET).count())),
+        corpus_cold: (!corpus_cold.is_empty()).then(|| stats::geomean(&corpus_cold)),
         geomean: stats::geomean(&ratios),
         geomean_cpu: stats::geomean(&cpu_ratios),
         samples: samples.len(),
@@ -207,15 +215,15 @@ fn pct(f: Option<f64>) -> String {
 
 fn program_table(s: &mut String, rows: &[&Measured]) {
     s.push_str(
-        "| file | kernels | cdpc median (s) | nvcc + nvlink median (s) | nvcc/cdpc | CPU s, cdpc / nvcc | nvcc/cdpc, CPU | our phases, % of cdpc |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| file | kernels | cdpc median (s) | nvcc + nvlink median (s) | nvcc/cdpc | CPU s, cdpc / nvcc | nvcc/cdpc, CPU | our phases, % of cdpc | cdpc, cold cache (s) | nvcc/cdpc, cold |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for m in rows {
         if let Some(e) = &m.error {
             let first = e.lines().next().unwrap_or("");
             let _ = writeln!(
                 s,
-                "| `{}` | {} | {} | | | | | |",
+                "| `{}` | {} | {} | | | | | | | |",
                 m.file,
                 m.kernels,
                 if m.not_compared { first.to_string() } else { format!("failed: {}", first.replace('|', "\\|")) }
@@ -226,7 +234,7 @@ fn program_table(s: &mut String, rows: &[&Measured]) {
         let (cc, nc) = (stats::median(&m.cdpc_cpu), stats::median(&m.nvcc_cpu));
         let _ = writeln!(
             s,
-            "| `{}` | {} | {:.3} | {:.3} | {:.1}× | {:.3} / {:.3} | {:.1}× | {} |",
+            "| `{}` | {} | {:.3} | {:.3} | {:.1}× | {:.3} / {:.3} | {:.1}× | {} | {} |",
             m.file,
             m.kernels,
             c,
@@ -235,7 +243,13 @@ fn program_table(s: &mut String, rows: &[&Measured]) {
             cc,
             nc,
             nc / cc,
-            pct(m.ours_fraction())
+            pct(m.ours_fraction()),
+            if m.cdpc_cold.is_empty() {
+                "– | –".to_string()
+            } else {
+                let cold = stats::median(&m.cdpc_cold);
+                format!("{cold:.3} | {:.1}×", n / cold)
+            }
         );
     }
 }
@@ -314,7 +328,12 @@ pub fn render(
          time of the whole process(es), and \"CPU s\" their user + system CPU time \
          (getrusage of the children: nvcc's subprocesses included), which the machine's load \
          changes less; tables show medians. cdpc: `target/release/cdpc FILE -o \
-         OUT.cubin` (.cdp to linked cubin, sm_90, launch ABI v2, -O3). nvcc: `nvcc -x cu \
+         OUT.cubin` (.cdp or .cu to linked cubin, sm_90, launch ABI v2, -O3; a `.cu` file \
+         through the Clang linked into cdpc). cdpc's cache (`CDPC_CACHE_DIR`: the \
+         precompiled headers of Clang's CUDA wrapper and of a `.cu` file's preamble) is a \
+         folder of the run, warmed by two runs of each `.cu` file (a preamble is precompiled \
+         on its second sight); \"cold cache\" runs, one per round after the warm one, start \
+         from an empty folder each. nvcc: `nvcc -x cu \
          -rdc=true -cubin -arch=sm_90 FILE -o OUT.o` then `nvlink -arch=sm_90 OUT.o -L<lib> \
          -lcudadevrt -o OUT.cubin`."
     );
@@ -360,7 +379,7 @@ pub fn render(
         );
         program_table(&mut s, &corpus);
         if let Some((g, n, at)) = sum.corpus {
-            let _ = writeln!(s, "\nGeometric mean of nvcc/cdpc over the {n} corpus files: **{g:.1}×** wall-clock ({at} of {n} at {CORPUS_TARGET}× or more).\n");
+            let _ = writeln!(s, "\nGeometric mean of nvcc/cdpc over the {n} corpus files: **{g:.1}×** wall-clock with a warm cache ({at} of {n} at {CORPUS_TARGET}× or more){}.\n", sum.corpus_cold.map(|c| format!("; **{c:.1}×** with an empty cache")).unwrap_or_default());
         }
     }
     s.push_str(
@@ -462,7 +481,7 @@ pub fn render(
     if let Some((g, n, at)) = sum.corpus {
         let _ = writeln!(
             s,
-            "| at least {CORPUS_TARGET}× faster than nvcc on the corpus (issue 12; geometric mean) | {g:.1}× ({at} of {n} files at {CORPUS_TARGET}×+) | {} |",
+            "| at least {CORPUS_TARGET}× faster than nvcc on the corpus through Clang (issue 25; geometric mean, warm cache) | {g:.1}× ({at} of {n} files at {CORPUS_TARGET}×+) | {} |",
             met(g >= CORPUS_TARGET)
         );
     }

@@ -1,0 +1,499 @@
+//! The precompiled preamble of a CUDA C++ file: its leading `#include`s (and the `#define`s and
+//! conditionals among them), precompiled once and reused while neither the text, the headers
+//! nor the options change, as clangd does for the file being edited.
+//!
+//! Clang's time on a Thrust or CUB program is mostly the parse of those headers (cdpQuadtree:
+//! 6.4 s of 9.2 s in `Source`, `-ftime-trace`; results/compile-time-clang.md). The preamble is
+//! precompiled from a copy of the file's first [`bounds`] bytes, kept in the cache beside its
+//! header (Clang records where the header's source was), with the same options plus
+//! `-iquote DIR` (the file's folder: `#include "..."` finds what it found beside the file);
+//! the file is then compiled with `-include-pch HEADER -Xclang -preamble-bytes=N,1`, which makes
+//! Clang's lexer start after the preamble. The result is the same IR but for the
+//! `!srcloc` numbers of inline `asm` (source-location encodings, which PTX does not carry).
+//!
+//! # The cache
+//!
+//! `<cache>/preamble/<key>.{cu,pch,json,seen}`, `<cache>` being the folder of the wrapper's
+//! precompiled header ([`super::cache_dir`]). The key hashes the preamble's text, the file's
+//! folder, the working folder (relative `-I`), Clang's identity, `cuda.h`'s stamp, cdpc's
+//! version and every option of the compilation ([`Key`]); the `.json` manifest holds the whole
+//! of that identity (a hash collision is a miss), the size and modification time of every file
+//! the preamble read (Clang's dependency list: a changed header is a miss) and Clang's messages
+//! while precompiling it, replayed on every use (a header's warnings are the preamble's: the
+//! compilations that use it do not give them again).
+//!
+//! A preamble costs about a compilation of the file to make, so it is made on the second
+//! compilation of the same preamble only ([`Lookup::Build`]): the first leaves a `.seen` mark.
+//! Files are written whole and renamed into place, so concurrent compilations read either
+//! nothing or a whole file; a manifest that cannot be read or does not match is a miss, and a
+//! header Clang refuses is removed ([`forget`]) and the compilation runs without it.
+//! `CDPC_CACHE_DIR=` (empty) turns the cache off; `CDPC_PREAMBLE=0` turns off the preamble
+//! alone (the wrapper's header stays).
+
+use super::in_process::{Level, Message};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+/// The end of `source`'s preamble (a byte offset at the start of a line), or `None` when it
+/// has none worth precompiling (no `#include`).
+///
+/// The preamble is the longest run of leading lines that are blank, comments, or the
+/// directives `#include`, `#define`, `#undef`, `#if`, `#ifdef`, `#ifndef`, `#elif`,
+/// `#elifdef`, `#elifndef`, `#else`, `#endif` (with `\` continuations), cut back to the last line
+/// end where no conditional and no comment is open. Any other directive (`#pragma`, `#line`,
+/// `#error`, ...), a byte-order mark or a line of code ends it: what the precompiled preamble
+/// keeps of those is not relied on.
+pub fn bounds(source: &str) -> Option<usize> {
+    if source.starts_with('\u{feff}') {
+        return None;
+    }
+    let bytes = source.as_bytes();
+    let mut at = 0;
+    let mut depth: usize = 0;
+    let mut in_comment = false;
+    let mut end = 0;
+    let mut includes_at_end = false;
+    let mut includes = false;
+    while at < bytes.len() {
+        // One logical line: up to a newline not preceded by a backslash.
+        let mut line_end = at;
+        while line_end < bytes.len() {
+            if bytes[line_end] == b'\n' {
+                let mut back = line_end;
+                while back > at && bytes[back - 1] == b'\r' {
+                    back -= 1;
+                }
+                if back > at && bytes[back - 1] == b'\\' {
+                    line_end += 1;
+                    continue;
+                }
+                break;
+            }
+            line_end += 1;
+        }
+        if line_end == bytes.len() {
+            // A last line without a newline is never part of the preamble.
+            break;
+        }
+        let line = &source[at..line_end];
+        let code = match strip_comments(line, &mut in_comment) {
+            Some(code) => code,
+            None => break,
+        };
+        let code = code.trim();
+        if !code.is_empty() {
+            let Some(directive) = code.strip_prefix('#') else { break };
+            let name: String = directive.trim_start().chars().take_while(|c| c.is_ascii_alphabetic() || *c == '_').collect();
+            match name.as_str() {
+                "include" => includes = true,
+                "define" | "undef" => {}
+                "if" | "ifdef" | "ifndef" => depth += 1,
+                "elif" | "elifdef" | "elifndef" | "else" => {
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                "endif" => match depth.checked_sub(1) {
+                    Some(d) => depth = d,
+                    None => break,
+                },
+                _ => break,
+            }
+        }
+        at = line_end + 1;
+        if depth == 0 && !in_comment {
+            end = at;
+            includes_at_end = includes;
+        }
+    }
+    (end > 0 && includes_at_end).then_some(end)
+}
+
+/// The line without its comments (a space for each), following a `/* */` comment across lines
+/// through `in_comment`; `None` for what the scan does not follow (a string or character
+/// literal with a comment marker or quote in it is followed; a raw string is not).
+fn strip_comments(line: &str, in_comment: &mut bool) -> Option<String> {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    let mut quote: Option<char> = None;
+    while let Some(c) = chars.next() {
+        if *in_comment {
+            if c == '*' && chars.peek() == Some(&'/') {
+                chars.next();
+                *in_comment = false;
+                out.push(' ');
+            }
+            continue;
+        }
+        if let Some(q) = quote {
+            out.push(c);
+            if c == '\\' {
+                out.extend(chars.next());
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '/' if chars.peek() == Some(&'/') => return Some(out),
+            '/' if chars.peek() == Some(&'*') => {
+                chars.next();
+                *in_comment = true;
+            }
+            '"' | '\'' => {
+                // `R"(...)"` raw strings are not followed: stop the preamble there.
+                if c == '"' && out.ends_with('R') {
+                    return None;
+                }
+                quote = Some(c);
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    // An unterminated literal ends a directive only in broken code: not a preamble.
+    quote.is_none().then_some(out)
+}
+
+/// What a preamble is precompiled for: hashed into the cache key, and kept whole in the
+/// manifest, which must match it exactly.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Key {
+    /// The preamble's text.
+    pub text: String,
+    /// The folder of the file (`-iquote`).
+    pub source_dir: PathBuf,
+    /// The working folder (relative `-I` and file names).
+    pub cwd: PathBuf,
+    /// Clang's identity (a program, or the linked Clang's CUDA wrapper) with its size and time,
+    /// `cuda.h`'s size and time, cdpc's version, and every option of the compilation.
+    pub compiler: Vec<String>,
+}
+
+impl Key {
+    /// The file name stem of this key's entries.
+    pub fn stem(&self) -> String {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        self.hash(&mut hasher);
+        format!("{:016x}", hasher.finish())
+    }
+}
+
+impl std::hash::Hash for Key {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (&self.text, &self.source_dir, &self.cwd, &self.compiler).hash(state)
+    }
+}
+
+/// A file the preamble read, as it was.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Dependency {
+    path: PathBuf,
+    size: u64,
+    /// Nanoseconds since the epoch.
+    modified: u128,
+}
+
+/// One of Clang's messages while precompiling the preamble.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct StoredMessage {
+    level: u8,
+    place: Option<(String, usize, usize)>,
+    text: String,
+}
+
+/// The `.json` beside a preamble's header.
+#[derive(Debug, Serialize, Deserialize)]
+struct Manifest {
+    key: Key,
+    dependencies: Vec<Dependency>,
+    messages: Vec<StoredMessage>,
+}
+
+/// The files of one preamble in the cache.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// The copy of the preamble that Clang precompiles (and records as the header's source).
+    pub copy: PathBuf,
+    /// The precompiled header.
+    pub pch: PathBuf,
+    manifest: PathBuf,
+    seen: PathBuf,
+    key: Key,
+}
+
+/// What the cache says about a preamble.
+#[derive(Debug)]
+pub enum Lookup {
+    /// A header that fits, with the messages of its making to replay.
+    Hit(Vec<Message>),
+    /// Seen before and not (or no longer) in the cache: make it now.
+    Build,
+    /// First seen now (marked): compile without it.
+    FirstSight,
+    /// The mark could not be written (a read-only cache): compile without it.
+    Unusable,
+}
+
+impl Entry {
+    /// The entry of `key` under `cache` (the folder of the wrapper's header).
+    pub fn new(cache: &Path, key: Key) -> Entry {
+        let dir = cache.join("preamble");
+        let stem = key.stem();
+        Entry {
+            copy: dir.join(format!("{stem}.cu")),
+            pch: dir.join(format!("{stem}.pch")),
+            manifest: dir.join(format!("{stem}.json")),
+            seen: dir.join(format!("{stem}.seen")),
+            key,
+        }
+    }
+
+    /// Looks the preamble up: a hit when the manifest matches the key and every file the
+    /// preamble read is as it was, and the header is there.
+    pub fn lookup(&self) -> Lookup {
+        if let Some(messages) = self.read_manifest() {
+            if self.pch.is_file() && self.copy.is_file() {
+                return Lookup::Hit(messages);
+            }
+        }
+        if self.seen.is_file() {
+            return Lookup::Build;
+        }
+        match self.seen.parent().map(std::fs::create_dir_all).and_then(Result::ok).and_then(|_| write_atomic(&self.seen, b"").ok()) {
+            Some(()) => Lookup::FirstSight,
+            None => Lookup::Unusable,
+        }
+    }
+
+    fn read_manifest(&self) -> Option<Vec<Message>> {
+        let text = std::fs::read(&self.manifest).ok()?;
+        let manifest: Manifest = serde_json::from_slice(&text).ok()?;
+        if manifest.key != self.key {
+            return None;
+        }
+        for d in &manifest.dependencies {
+            if stamp(&d.path)? != (d.size, d.modified) {
+                return None;
+            }
+        }
+        Some(manifest.messages.into_iter().map(|m| Message { level: level_of(m.level), place: m.place, text: m.text }).collect())
+    }
+
+    /// Writes the copy of the preamble that Clang precompiles (before [`Entry::store`]).
+    pub fn write_copy(&self) -> std::io::Result<()> {
+        std::fs::create_dir_all(self.copy.parent().unwrap_or(Path::new(".")))?;
+        if std::fs::read(&self.copy).ok().as_deref() == Some(self.key.text.as_bytes()) {
+            return Ok(());
+        }
+        write_atomic(&self.copy, self.key.text.as_bytes())
+    }
+
+    /// Keeps a header Clang made: `pch` (its bytes), `depfile` (Clang's `-MD` list of what it
+    /// read) and its messages, whose places in the copy are put back in `source`. The header
+    /// goes in first and the manifest last, each whole.
+    pub fn store(&self, pch: &[u8], depfile: &str, messages: &[Message], source: &Path) -> std::io::Result<()> {
+        let mut dependencies = Vec::new();
+        for path in parse_depfile(depfile) {
+            if path == self.copy {
+                continue;
+            }
+            let Some((size, modified)) = stamp(&path) else {
+                return Err(std::io::Error::other(format!("`{}` is gone", path.display())));
+            };
+            dependencies.push(Dependency { path, size, modified });
+        }
+        let copy = self.copy.to_string_lossy();
+        let messages = messages
+            .iter()
+            .map(|m| StoredMessage {
+                level: level_code(m.level),
+                place: m.place.clone().map(|(file, line, column)| (if file == copy { source.to_string_lossy().into_owned() } else { file }, line, column)),
+                text: m.text.clone(),
+            })
+            .collect();
+        let manifest = Manifest { key: self.key.clone(), dependencies, messages };
+        write_atomic(&self.pch, pch)?;
+        write_atomic(&self.manifest, &serde_json::to_vec(&manifest).map_err(std::io::Error::other)?)
+    }
+
+    /// Removes the header and its manifest (one Clang refused); the mark stays, so the next
+    /// compilation makes it again.
+    pub fn forget(&self) {
+        let _ = std::fs::remove_file(&self.manifest);
+        let _ = std::fs::remove_file(&self.pch);
+    }
+
+    /// Clang's messages with places in the copy put back in the source file.
+    pub fn in_source(&self, messages: Vec<Message>, source: &Path) -> Vec<Message> {
+        let copy = self.copy.to_string_lossy().into_owned();
+        messages
+            .into_iter()
+            .map(|mut m| {
+                if let Some((file, _, _)) = &mut m.place {
+                    if *file == copy {
+                        *file = source.to_string_lossy().into_owned();
+                    }
+                }
+                m
+            })
+            .collect()
+    }
+}
+
+fn level_code(level: Level) -> u8 {
+    match level {
+        Level::Note => 0,
+        Level::Remark => 1,
+        Level::Warning => 2,
+        Level::Error => 3,
+        Level::Fatal => 4,
+    }
+}
+
+fn level_of(code: u8) -> Level {
+    match code {
+        0 => Level::Note,
+        1 => Level::Remark,
+        2 => Level::Warning,
+        3 => Level::Error,
+        _ => Level::Fatal,
+    }
+}
+
+/// A file's size and modification time (nanoseconds since the epoch).
+fn stamp(path: &Path) -> Option<(u64, u128)> {
+    let m = std::fs::metadata(path).ok()?;
+    let modified = m.modified().ok()?.duration_since(UNIX_EPOCH).ok()?.as_nanos();
+    Some((m.len(), modified))
+}
+
+/// Writes `bytes` to a temporary file in `path`'s folder, then renames it to `path`: a reader
+/// sees the old file, no file, or the whole new one, never part of one.
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut file, bytes)?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// The files of a Make-style dependency list (`target: a b \` lines, `\ ` for a space).
+pub fn parse_depfile(text: &str) -> Vec<PathBuf> {
+    let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
+    let mut out = Vec::new();
+    for line in joined.lines() {
+        // The target ends at the first `: ` (a path may hold a colon, not followed by a space).
+        let Some(colon) = line.find(": ") else { continue };
+        let mut word = String::new();
+        let mut chars = line[colon + 2..].chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' if chars.peek() == Some(&' ') => {
+                    word.push(' ');
+                    chars.next();
+                }
+                ' ' | '\t' => {
+                    if !word.is_empty() {
+                        out.push(PathBuf::from(std::mem::take(&mut word)));
+                    }
+                }
+                _ => word.push(c),
+            }
+        }
+        if !word.is_empty() {
+            out.push(PathBuf::from(word));
+        }
+    }
+    out
+}
+
+/// Whether the preamble is turned off (`CDPC_PREAMBLE=0`).
+pub fn disabled() -> bool {
+    std::env::var_os("CDPC_PREAMBLE").is_some_and(|v| v == "0")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_preamble_is_the_leading_directives_at_top_level() {
+        let s = "// a comment\n#include <a.h>\n\n/* two\n lines */\n#define X 1\n#include \"b.h\"\nint x;\n#include <c.h>\n";
+        assert_eq!(bounds(s), Some(s.find("int x").unwrap()));
+        // A conditional open at the first code line is cut back to before it.
+        let s = "#include <a.h>\n#ifdef X\n#include <b.h>\nint y;\n#endif\n";
+        assert_eq!(bounds(s), Some(s.find("#ifdef").unwrap()));
+        let s = "#include <a.h>\n#if A\n#include <b.h>\n#else\n#include <c.h>\n#endif\nint y;\n";
+        assert_eq!(bounds(s), Some(s.find("int y").unwrap()));
+        // Continuations belong to their directive.
+        let s = "#include <a.h>\n#define M(x) \\\n  (x + 1)\nint y;\n";
+        assert_eq!(bounds(s), Some(s.find("int y").unwrap()));
+        // A comment open at the code line is cut back too.
+        let s = "#include <a.h>\n/* open\n#include <b.h>\n*/ int y;\n";
+        assert_eq!(bounds(s), Some(s.find("/* open").unwrap()));
+    }
+
+    #[test]
+    fn no_preamble_without_an_include_or_at_other_directives() {
+        assert_eq!(bounds("#define X 1\nint x;\n"), None);
+        assert_eq!(bounds("int x;\n#include <a.h>\n"), None);
+        assert_eq!(bounds(""), None);
+        assert_eq!(bounds("#include <a.h>"), None, "a last line without a newline is not in it");
+        assert_eq!(bounds("\u{feff}#include <a.h>\nint x;\n"), None);
+        // #pragma, #line and unbalanced conditionals end the preamble.
+        let s = "#include <a.h>\n#pragma once\n#include <b.h>\n";
+        assert_eq!(bounds(s), Some(s.find("#pragma").unwrap()));
+        let s = "#include <a.h>\n#line 7\nint x;\n";
+        assert_eq!(bounds(s), Some(s.find("#line").unwrap()));
+        assert_eq!(bounds("#endif\n#include <a.h>\n"), None);
+        // A comment marker inside a string is not a comment.
+        let s = "#include \"a/*b.h\"\nint x;\n";
+        assert_eq!(bounds(s), Some(s.find("int x").unwrap()));
+        let s = "#define S R\"(x)\"\n#include <a.h>\n";
+        assert_eq!(bounds(s), None);
+    }
+
+    #[test]
+    fn dependency_lists_are_read_with_continuations_and_escaped_spaces() {
+        let d = "out.pch: /a/b.cu \\\n  /usr/include/x.h /dir\\ with\\ space/y.h \\\n  /z.h\n";
+        assert_eq!(parse_depfile(d), ["/a/b.cu", "/usr/include/x.h", "/dir with space/y.h", "/z.h"].map(PathBuf::from));
+    }
+
+    #[test]
+    fn a_manifest_that_does_not_match_or_cannot_be_read_is_a_miss_and_a_changed_dependency_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = dir.path().join("h.h");
+        std::fs::write(&header, "int h;\n").unwrap();
+        let key = Key { text: "#include \"h.h\"\n".into(), source_dir: dir.path().into(), cwd: dir.path().into(), compiler: vec!["-O3".into()] };
+        let entry = Entry::new(dir.path(), key.clone());
+        assert!(matches!(entry.lookup(), Lookup::FirstSight));
+        assert!(matches!(entry.lookup(), Lookup::Build));
+        entry.write_copy().unwrap();
+        let warning = Message { level: Level::Warning, place: Some((entry.copy.display().to_string(), 1, 2)), text: "w".into() };
+        entry.store(b"PCH", &format!("x.pch: {} {}\n", entry.copy.display(), header.display()), &[warning], Path::new("/src/f.cu")).unwrap();
+        match entry.lookup() {
+            Lookup::Hit(m) => assert_eq!(m, [Message { level: Level::Warning, place: Some(("/src/f.cu".into(), 1, 2)), text: "w".into() }]),
+            other => panic!("{other:?}"),
+        }
+        // Another key with the same stem (a collision, made by hand) does not match.
+        let other = Entry { key: Key { compiler: vec!["-O2".into()], ..key.clone() }, ..entry.clone() };
+        assert!(matches!(other.lookup(), Lookup::Build));
+        // A changed header.
+        std::fs::write(&header, "int h, i;\n").unwrap();
+        assert!(matches!(entry.lookup(), Lookup::Build));
+        // A corrupt manifest.
+        std::fs::write(&header, "int h;\n").unwrap();
+        entry.store(b"PCH", &format!("x.pch: {}\n", header.display()), &[], Path::new("/src/f.cu")).unwrap();
+        assert!(matches!(entry.lookup(), Lookup::Hit(_)));
+        std::fs::write(&entry.manifest, b"{\"key\": tru").unwrap();
+        assert!(matches!(entry.lookup(), Lookup::Build));
+        // Nothing but the entry's files: no temporary files left.
+        let mut names: Vec<String> = std::fs::read_dir(dir.path().join("preamble")).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        names.sort();
+        let stem = key.stem();
+        assert_eq!(names, ["cu", "json", "pch", "seen"].map(|e| format!("{stem}.{e}")));
+    }
+}

@@ -1,0 +1,12 @@
+//! See `cdpc::clang::preamble::bounds` and `parse_depfile`.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    if let Some(n) = cdpc::clang::preamble::bounds(&text) {
+        assert!(text.is_char_boundary(n) && text.as_bytes()[n - 1] == b'\n');
+        assert_eq!(cdpc::clang::preamble::bounds(&text[..n]), Some(n));
+    }
+    cdpc::clang::preamble::parse_depfile(&text);
+});
