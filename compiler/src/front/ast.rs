@@ -270,7 +270,7 @@ pub enum Initializer {
     Expr(Expr),
     /// `= { a, b, { c } }`
     List(Vec<Initializer>, Span),
-    /// Constructor syntax: `dim3 grid(4, 2);`
+    /// Constructor syntax: `dim3 grid(4, 2);` (of any other type C++, sema's `E0923`)
     Ctor(Vec<Expr>, Span),
 }
 
@@ -435,6 +435,7 @@ pub enum ExprKind {
     LaunchThrough { target: Box<Expr>, config: Vec<Expr>, config_span: Span, args: Vec<Expr> },
     Index { base: Box<Expr>, index: Box<Expr> },
     Member { base: Box<Expr>, field: Ident, arrow: bool },
-    /// A functional cast or constructor call such as `dim3(4, 2)` or `float(x)`.
+    /// `dim3(4, 2)`, CUDA's construction of a `dim3`; the same form of any other type, a
+    /// functional cast or constructor call (`float(x)`), is C++ (sema, `E0923`).
     Construct { ty: TypeName, args: Vec<Expr> },
 }

@@ -4,7 +4,7 @@ use super::{Binding, Context, GlobalSymbol};
 use crate::diag::{Code, Span};
 use crate::front::ast::{self, BinaryOp as AstBin, UnaryOp as AstUn};
 use crate::hir::{self, BinaryOp, ExprKind, GlobalSpace, UnaryOp};
-use crate::types::{IntKind, Quals, Type};
+use crate::types::{DisplayType, IntKind, Quals, Type};
 
 fn boxed(e: hir::Expr) -> Box<hir::Expr> {
     Box::new(e)
@@ -603,13 +603,15 @@ impl Context {
         if target == Type::Dim3 {
             return self.dim3_ctor(args, span);
         }
-        if args.len() != 1 || !target.is_scalar() {
-            let message = format!("{} cannot be constructed from {} arguments", self.show(&target), args.len());
-            self.error(Code::TypeMismatch, span, message).emit();
-            return None;
-        }
-        let value = self.expr(&args[0])?;
-        self.explicit_cast(value, &target, span)
+        // `float(x)`, `S(a, b)`: C has casts, `(float)x`, and no constructors; CUDA's `dim3(x)`
+        // is the one the kernel language keeps.
+        let written = match &target {
+            Type::Struct(id) => self.structs[id.0 as usize].name.clone(),
+            other => DisplayType { ty: other, structs: &*self }.to_string(),
+        };
+        let error = crate::front::cuda_cxx_error(span, &format!("a functional cast or constructor call, `{written}(...)`,"));
+        self.diags.push(error.with_note(format!("in C: a cast, `({})value`", DisplayType { ty: &target, structs: &*self })));
+        None
     }
 
     /// `dim3(x)`, `dim3(x, y)`, `dim3(x, y, z)`: missing dimensions are 1.

@@ -238,14 +238,11 @@ impl Context {
                 let e = self.dim3_ctor(args, *span)?;
                 Some(Init::Expr(e))
             }
-            (ast::Initializer::Ctor(args, span), _) if args.len() == 1 => {
-                let e = self.expr(&args[0])?;
-                let _ = span;
-                Some(Init::Expr(self.coerce(e, ty, Code::TypeMismatch, "initializer has the wrong type")?))
-            }
+            // `int x(3);`: C++'s direct-initialization; `dim3 g(2, 1)` is the one the kernel
+            // language keeps.
             (ast::Initializer::Ctor(_, span), _) => {
-                let message = format!("{} cannot be constructed from a list of arguments", self.show(ty));
-                self.error(Code::TypeMismatch, *span, message).emit();
+                let error = crate::front::cuda_cxx_error(*span, &format!("direct-initialization of {}, `(...)` after the name,", self.show(ty)));
+                self.diags.push(error.with_note("in C: `= value`, or `= { ... }` for a struct or an array"));
                 None
             }
             (ast::Initializer::List(items, span), Type::Array { elem, len }) => {

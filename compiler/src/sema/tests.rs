@@ -379,3 +379,14 @@ fn struct_definitions_the_front_end_cannot_read() {
     assert_eq!(codes("struct S { int a; } s;"), Vec::<&str>::new());
     assert_eq!(codes("struct S { int a; } s;\n__global__ void k(struct S *p) { p->a = 1; }"), ["E0901"]);
 }
+
+/// C has casts and `= value`; a functional cast, a constructor call and direct-initialization
+/// are C++ (`E0923`), but for CUDA's `dim3(x)` and `dim3 g(2, 1)`.
+#[test]
+fn functional_casts_and_direct_initialization_are_cxx_but_for_dim3() {
+    let k = |body: &str| codes(&format!("struct S {{ int a; }};\n__global__ void k(float *p, int x) {{ {body} }}"));
+    assert_eq!(k("dim3 g(2, 1); dim3 h = dim3(x); p[0] = g.x + h.y + (float)x;"), Vec::<&str>::new());
+    assert_eq!(k("p[0] = float(x);"), ["E0923"]);
+    assert_eq!(k("struct S s = S(1);"), ["E0923"]);
+    assert_eq!(k("int n(3); p[0] = n;"), ["E0923"]);
+}
