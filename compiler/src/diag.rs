@@ -138,7 +138,8 @@ pub enum Code {
     DuplicateDeviceSymbol,
     UndefinedDeviceSymbol,
     LibraryNotFound,
-    NoHostLauncher,
+    // W0800 (a kernel whose parameter's type C cannot name, so the host header has no launcher
+    // for it) is retired: since issue 25 every kernel-language type has a C name.
     PtxOfLinkNotPacked,
     // C++ and CUDA as real programs write them: E09xx / W09xx
     HostCodeInDevice,
@@ -148,10 +149,9 @@ pub enum Code {
     HostConstantAddress,
     InvalidLaunchBounds,
     DeprecatedVectorType,
-    // C++ classes, references, namespaces (E092x)
-    CxxUnsupported,
-    NoSuchMember,
-    ReferenceBinding,
+    // C++ in a `.cdp` file (E092x). E0920 (a C++ construct not supported yet), E0921 (no such
+    // member function or constructor) and E0922 (a reference bound wrongly) are retired: classes,
+    // references and namespaces are CUDA C++ since issue 25, `E0923` in a `.cdp` file.
     CudaCxxInKernelLanguage,
     // E0940-E0944 (function and class templates: instantiation depth, deduction, arguments, what
     // was not supported) and W0945 (an instance host code names that cdpc could not evaluate) are
@@ -167,13 +167,10 @@ pub enum Code {
     AsmConstraintModifier,
     AsmClobber,
     AsmTemplate,
-    // Overloading (E097x, `sema::overload`)
-    NoViableOverload,
-    AmbiguousOverload,
-    OverloadRedefinition,
-    OverloadReturnOnly,
-    // E0974 (an operator function's parameter count) is retired: operator functions are CUDA C++
-    // since issue 25.
+    // E0970-E0973 (overloading: no viable function, an ambiguous call, an overload defined
+    // twice, overloads differing only in their return type) are retired: overloading is CUDA C++
+    // since issue 25 (a second function of one name is `E0923` in a `.cdp` file), and E0974 (an
+    // operator function's parameter count) with operator functions.
     // The CUDA C++ front end (Clang) and the launch pipeline on LLVM IR: E10xx / W10xx
     ClangError,
     ClangWarning,
@@ -271,7 +268,6 @@ impl Code {
             DuplicateDeviceSymbol => "E0800",
             UndefinedDeviceSymbol => "E0801",
             LibraryNotFound => "E0802",
-            NoHostLauncher => "W0800",
             PtxOfLinkNotPacked => "W0801",
             HostCodeInDevice => "E0900",
             NotCompiledForDevice => "E0901",
@@ -279,9 +275,6 @@ impl Code {
             HostConstantAddress => "E0910",
             InvalidLaunchBounds => "E0911",
             DeprecatedVectorType => "W0910",
-            CxxUnsupported => "E0920",
-            NoSuchMember => "E0921",
-            ReferenceBinding => "E0922",
             CudaCxxInKernelLanguage => "E0923",
             AsmUnknownConstraint => "E0960",
             AsmOperandOutOfRange => "E0961",
@@ -291,10 +284,6 @@ impl Code {
             AsmConstraintModifier => "E0965",
             AsmClobber => "E0966",
             AsmTemplate => "E0967",
-            NoViableOverload => "E0970",
-            AmbiguousOverload => "E0971",
-            OverloadRedefinition => "E0972",
-            OverloadReturnOnly => "E0973",
             ClangError => "E1000",
             ClangWarning => "W1001",
             ClangNotFound => "E1002",
@@ -400,7 +389,6 @@ impl Code {
         Code::DuplicateDeviceSymbol,
         Code::UndefinedDeviceSymbol,
         Code::LibraryNotFound,
-        Code::NoHostLauncher,
         Code::PtxOfLinkNotPacked,
         Code::HostCodeInDevice,
         Code::NotCompiledForDevice,
@@ -408,9 +396,6 @@ impl Code {
         Code::HostConstantAddress,
         Code::InvalidLaunchBounds,
         Code::DeprecatedVectorType,
-        Code::CxxUnsupported,
-        Code::NoSuchMember,
-        Code::ReferenceBinding,
         Code::CudaCxxInKernelLanguage,
         Code::AsmUnknownConstraint,
         Code::AsmOperandOutOfRange,
@@ -420,10 +405,6 @@ impl Code {
         Code::AsmConstraintModifier,
         Code::AsmClobber,
         Code::AsmTemplate,
-        Code::NoViableOverload,
-        Code::AmbiguousOverload,
-        Code::OverloadRedefinition,
-        Code::OverloadReturnOnly,
         Code::ClangError,
         Code::ClangWarning,
         Code::ClangNotFound,

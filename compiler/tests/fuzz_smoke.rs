@@ -76,6 +76,7 @@ const TROUBLE: &[&str] = &[
     "class", "class C {", "public:", "namespace N {", "::", "using namespace std;", "template <typename T>",
     "struct D : S {", "int &r = ", "const S &", "this->", "S() : a(1) {}", "__device__ int f() const;",
     "operator+", "enum class E {", "enum struct", "new int", "cooperative_groups::", "[&](int x) { return x; }",
+    "(int x, int n = 4)", "__device__ int f(int); __device__ int f(float);", "float(x)", "int n(3);", "S(1, 2)",
     // Qualifiers: `volatile` objects, pointers, members and references (hir::is_volatile_place).
     "volatile", "volatile int *", "int *volatile ", "const volatile ", "__volatile__", "(volatile int *)",
     "struct V { volatile unsigned n; };", "__shared__ volatile int s[4];",

@@ -77,15 +77,8 @@ fn scalars(module: &hir::Module, ty: &Type, offset: u64, out: &mut Vec<(u64, Lea
     }
 }
 
-/// The C type names of a kernel's struct parameters that C cannot spell (`struct N::S`,
-/// a template instance's, an unnamed struct's): the header cannot declare its launcher.
-fn unspellable(sig: &signature::Signature) -> Vec<&signature::Param> {
-    let plain = |c: &str| c.strip_prefix("struct ").is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !n.starts_with(|c: char| c.is_ascii_digit()));
-    sig.params.iter().filter(|p| p.kind == ValueKind::Aggregate && !plain(&p.c_type)).collect()
-}
-
-/// Every kernel's host stub, and a W0800 for each whose launcher the header cannot declare
-/// (at its definition), an E0239 for each that takes a pointer to a function.
+/// Every kernel's host stub, and an E0239 for each that takes a pointer to a function (at its
+/// definition).
 fn host_kernels(module: &hir::Module, places: &HashMap<String, Label>) -> (Vec<HostKernel>, Vec<Diagnostic>) {
     let mut found = Vec::new();
     let mut warnings = Vec::new();
@@ -101,22 +94,13 @@ fn host_kernels(module: &hir::Module, places: &HashMap<String, Label>) -> (Vec<H
             d.labels = places.get(&symbol).cloned().map(|l| Label { message: "defined here".into(), ..l }).into_iter().collect();
             warnings.push(d);
         }
-        let odd = unspellable(&sig);
-        if !odd.is_empty() && !internal {
-            let names: Vec<String> = odd.iter().map(|p| format!("`{}` (`{}`)", p.name, p.c_type)).collect();
-            let mut d = Diagnostic::new(Code::NoHostLauncher, Default::default(), format!("the header declares no launcher for kernel `{}`: C cannot name the type of {}", sig.name, names.join(", ")))
-                .with_note("its host stub is in the object: host code compiled by nvcc that declares the kernel launches it with <<<>>>; for g++, pass a struct declared at file scope");
-            // A place's message is the name as written (see `symbols::declaration_places`).
-            d.labels = places.get(&symbol).cloned().map(|l| Label { message: "defined here".into(), ..l }).into_iter().collect();
-            warnings.push(d);
-        }
         found.push(HostKernel { symbol, params, internal });
     }
     (found, warnings)
 }
 
-/// The W0800 warnings `--emit host-obj` gives a checked program: one per kernel whose
-/// launcher the header cannot declare.
+/// The diagnostics `--emit host-obj` adds for a checked program: an E0239 for each kernel that
+/// takes a pointer to a function.
 pub fn stub_warnings(checked: &super::Checked) -> Vec<Diagnostic> {
     host_kernels(&checked.module, &checked.places).1
 }
@@ -144,7 +128,7 @@ pub(super) fn relocatable_fatbin(tools: &Toolchain, ptx: &str, build: &BuildOpti
 }
 
 /// The host object of one compiled source: its PTX assembled, packed and wrapped. Returns the
-/// object and the W0800 warnings.
+/// object and its diagnostics (`stub_warnings`).
 pub(super) fn host_object(
     tools: &Toolchain,
     ptx: &str,
@@ -182,7 +166,7 @@ pub fn header(module: &hir::Module, source_name: &str) -> String {
     let mut structs = std::collections::BTreeSet::new();
     for Kernel { symbol, sig, internal, .. } in kernels(module) {
         // a `static` kernel has no launcher, and host code in another file cannot name it
-        if internal || !unspellable(&sig).is_empty() {
+        if internal {
             continue;
         }
         structs.extend(sig.params.iter().filter(|p| p.kind == ValueKind::Aggregate).map(|p| p.c_type.clone()));

@@ -26,7 +26,7 @@ pub enum SkippedKind {
     Function,
     /// A file-scope variable without `__device__`, `__constant__` or `__shared__`.
     Variable,
-    /// Other host declarations: `using namespace`, namespace aliases, templates of host code.
+    /// Other host declarations: a file-scope `asm("...");`.
     Other,
     /// A declaration device code may use (a type, a `__host__ __device__` function, a `const`
     /// variable) that does not parse as device code; its first error is in [`Skipped::error`].
@@ -54,20 +54,18 @@ pub enum Item {
     Global(DeclStmt),
     /// `typedef unsigned foru;`: a second name for a type.
     Typedef(TypedefDef),
-    /// `enum Mode { Fast, Slow = 5 };`, `enum class Dir : unsigned char { Up, Down };`
+    /// `enum Mode { Fast, Slow = 5 };`, `enum Dir : unsigned char { Up, Down };`
     /// (`front::enums`).
     Enum(EnumDef),
 }
 
-/// `enum [class] Name [: base] { A, B = 5 };`
+/// `enum Name [: base] { A, B = 5 };`
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnumDef {
     /// `None` for an anonymous enum (its enumerators only).
     pub name: Option<Ident>,
     /// `typedef enum Tag { ... } Alias;`: a second name for it.
     pub alias: Option<Ident>,
-    /// `enum class` or `enum struct`: enumerators named `Mode::Fast`, no conversion to int.
-    pub scoped: bool,
     /// The underlying type as written after `:`.
     pub base: Option<TypeSpec>,
     pub enumerators: Vec<Enumerator>,
@@ -111,32 +109,11 @@ pub enum FnQualifier {
 pub struct FunctionDef {
     pub qualifiers: Vec<(FnQualifier, Span)>,
     pub return_type: TypeName,
-    /// `T &f(...)`: the function returns a reference (the span of the `&`).
-    pub return_ref: Option<Span>,
-    /// The name as written; a member function's or a namespace member's name is qualified
-    /// (`Graph::getOutDegree`, `N::f`): `front` qualifies in-class and in-namespace
-    /// declarations, `front::qualified` joins the names written out of class.
     pub name: Ident,
     pub params: Vec<Param>,
-    /// `int f() const`: a const member function.
-    pub const_method: bool,
-    /// Declared inside its class's body (a member's first declaration); an out-of-class
-    /// definition `A::f` has `false` and must match one.
-    pub in_class: bool,
-    /// A constructor (`S(...)` in its class, `S::S(...)` outside): its member-initializer
-    /// list, `: a(x), b(y)` (empty when none is written). `None` for other functions.
-    pub ctor_inits: Option<Vec<MemberInit>>,
     /// `None` for a prototype (`__device__ int f(int);`), which lets functions call each other
     /// before their definitions.
     pub body: Option<Block>,
-    pub span: Span,
-}
-
-/// `field(args)` in a constructor's member-initializer list.
-#[derive(Clone, Debug, PartialEq)]
-pub struct MemberInit {
-    pub field: Ident,
-    pub args: Vec<Expr>,
     pub span: Span,
 }
 
@@ -144,16 +121,12 @@ pub struct MemberInit {
 pub struct Param {
     pub ty: TypeSpec,
     pub declarator: Declarator,
-    /// A default argument, `bool compress = true`.
-    pub default: Option<Expr>,
     pub span: Span,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct StructDef {
     pub name: Ident,
-    /// The base class, `struct GPUGraph : Graph` (one, non-virtual, public or not).
-    pub base: Option<Ident>,
     pub fields: Vec<DeclStmt>,
     /// CUDA's `struct __align__(N) Name { ... }`: at least this alignment, with its span.
     pub align: Option<(u64, Span)>,
@@ -237,8 +210,6 @@ impl PointerLevel {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Declarator {
     pub pointers: Vec<PointerLevel>,
-    /// `T &name`: a reference (the span of the `&`), after the pointers (`int *&p`).
-    pub reference: Option<Span>,
     pub name: Ident,
     pub array_dims: Vec<ArrayDim>,
     /// `name : width` in a struct: a bit-field (an unnamed one, `int : 0;`, has an empty name).
@@ -299,7 +270,7 @@ pub enum Initializer {
     Expr(Expr),
     /// `= { a, b, { c } }`
     List(Vec<Initializer>, Span),
-    /// Constructor syntax: `dim3 grid(4, 2);`
+    /// Constructor syntax: `dim3 grid(4, 2);` (of any other type C++, sema's `E0923`)
     Ctor(Vec<Expr>, Span),
 }
 
@@ -464,6 +435,7 @@ pub enum ExprKind {
     LaunchThrough { target: Box<Expr>, config: Vec<Expr>, config_span: Span, args: Vec<Expr> },
     Index { base: Box<Expr>, index: Box<Expr> },
     Member { base: Box<Expr>, field: Ident, arrow: bool },
-    /// A functional cast or constructor call such as `dim3(4, 2)` or `float(x)`.
+    /// `dim3(4, 2)`, CUDA's construction of a `dim3`; the same form of any other type, a
+    /// functional cast or constructor call (`float(x)`), is C++ (sema, `E0923`).
     Construct { ty: TypeName, args: Vec<Expr> },
 }

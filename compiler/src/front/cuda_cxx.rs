@@ -12,8 +12,10 @@
 //! qualified name (`::`, except between an `asm` statement's colons), a struct with a base
 //! (`struct D : B {`) and a member function or constructor in a struct or union body (a name
 //! followed by `(` that does not open a pointer declarator, as `int (*op)(int)` does). A
-//! reference declarator is found by the grammar (`RefMark`), which knows a declarator from the
-//! `&` operator.
+//! reference declarator and a default argument are found by the grammar (`RefMark`,
+//! `DefaultArgument`), which knows a declarator from the `&` operator and a parameter's `=` from
+//! an assignment; a second function of one name (overloading) by sema (`decls.rs`), which knows
+//! the parameters' types.
 
 use super::lexer::{Spanned, Tok};
 use crate::diag::{Code, Diagnostic, Span};

@@ -1,14 +1,14 @@
-//! **Where enum definitions are read.** `enum Mode { Fast, Slow = 5 };`, `enum class Dir :
-//! unsigned char { Up, Down };` and an anonymous `enum { A, B };` at file scope or in a
-//! namespace become an [`ast::EnumDef`]: the name, whether it is scoped, the underlying type as
-//! written and each enumerator with its value's expression. The grammar never sees them: the
+//! **Where enum definitions are read.** `enum Mode { Fast, Slow = 5 };`, `enum Dir : unsigned
+//! char { Up, Down };` and an anonymous `enum { A, B };` at file scope become an
+//! [`ast::EnumDef`]: the name, the underlying type as written and each enumerator with its
+//! value's expression (a scoped `enum class` is C++, refused first by `cuda_cxx.rs`). The grammar never sees them: the
 //! underlying type and each value are parsed as the type and the initializer of a synthetic
 //! declaration (`base __cdpc_enum = value;`), so they are the grammar's types and expressions.
 //! Sema gives the values (`sema::enums`).
 
 use super::ast;
 use super::lexer::{Spanned, Tok};
-use super::members::{span_of, word};
+use super::structs::{span_of, word};
 use crate::diag::{Code, Diagnostic, Span};
 
 /// Whether `tokens` (one top-level declaration) define an enum: `enum ... { ... } ;`, or C's
@@ -42,10 +42,6 @@ pub(super) fn parse_enum(tokens: &[Spanned], parse: impl Fn(&[Spanned]) -> Resul
     let tokens = if typedef_name.is_some() { &tokens[1..tokens.len() - 1] } else { tokens };
     let open = open - usize::from(typedef_name.is_some());
     let mut i = 1;
-    let scoped = matches!(tokens.get(i).map(|t| &t.1), Some(Tok::Struct)) || tokens.get(i).and_then(|t| word(&t.1)) == Some("class");
-    if scoped {
-        i += 1;
-    }
     let name = match tokens.get(i) {
         Some(t) if i < open => match word(&t.1) {
             Some(n) => {
@@ -56,9 +52,6 @@ pub(super) fn parse_enum(tokens: &[Spanned], parse: impl Fn(&[Spanned]) -> Resul
         },
         _ => None,
     };
-    if scoped && name.is_none() {
-        return Err(unsupported(span, "a scoped enum without a name"));
-    }
     // `: base`
     let base = if i < open && matches!(tokens[i].1, Tok::Colon) {
         let base_tokens = &tokens[i + 1..open];
@@ -121,7 +114,7 @@ pub(super) fn parse_enum(tokens: &[Spanned], parse: impl Fn(&[Spanned]) -> Resul
         (None, typedef) => (typedef, None),
         (Some(tag), typedef) => (Some(tag), typedef),
     };
-    Ok(ast::EnumDef { name, alias, scoped, base, enumerators, span })
+    Ok(ast::EnumDef { name, alias, base, enumerators, span })
 }
 
 /// Parses `spec __cdpc_enum [= value];` and gives its declaration.

@@ -1,6 +1,6 @@
 //! **Where function-pointer declarators are recognised.** In `int (*op)(int) = add1;` the `(`
-//! after the return type opens a declarator, while in `int(x)` or `S(*p)` it opens a
-//! constructor's arguments: the grammar cannot tell them apart in one token of lookahead. This
+//! after the return type opens a declarator, while in `int(x)` or `dim3(*p)` it opens a
+//! functional cast's arguments: the grammar cannot tell them apart in one token of lookahead. This
 //! pass finds the declarator's shape, a type word, then `(`, one or more `*`, an optional name,
 //! array dimensions, `)` and a parameter list's `(`, and makes that first `(` a
 //! [`Tok::FnPtrOpen`]. A `typedef` of that shape declares a type name, which becomes a

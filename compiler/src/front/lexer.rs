@@ -316,9 +316,9 @@ pub enum Tok {
     #[token(">>>")]
     LaunchClose,
 
-    // ---- C++ names and declarations (classes, namespaces, typedefs) ----
-    /// `::`; `front::qualified` joins `A::b` into one name token, so the grammar sees it only
-    /// where it is out of place.
+    // ---- `::` and `typedef` ----
+    /// `::`: a qualified name, C++ (`front::cuda_cxx`, E0923), or between an `asm` statement's
+    /// operand lists.
     #[token("::")]
     ColonColon,
     #[token("typedef")]

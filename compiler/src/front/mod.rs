@@ -37,17 +37,12 @@
 //! # Other limitations
 //!
 //! - Struct names are found by a lexer pre-pass (every identifier written after `struct`), and
-//!   the names of skipped type declarations (classes, typedefs) by `split`, so a variable,
+//!   the names of skipped type declarations (structs, typedefs) by `split`, so a variable,
 //!   field or function may not share its name with a type.
-//! - Likewise the name of a device function template is a template name everywhere in the file
-//!   (`templates.rs`), so that `f<int>(x)` parses, and a class template's name a class template
-//!   name where arguments follow; a variable may not share either.
 //! - C++ is refused before any of this (`cuda_cxx.rs`, E0923): the kernel language is C.
 //! - Host code is never parsed: `split` sorts the top-level declarations first, and only
 //!   device declarations (and tentatively, types and `__host__ __device__` functions) reach the
-//!   grammar, each parsed on its own. Of host code only its mentions of device templates and
-//!   the `const` locals before them are read (`host_mentions.rs`), each mention's arguments
-//!   parsed as an expression of at most `host_mentions::MAX_HOST_TOKENS` tokens.
+//!   grammar, each parsed on its own.
 //! - The front end reads preprocessed text (`crate::preprocess` runs first): `#pragma` lines
 //!   are ignored here; an `#include` or other directive only reaches the lexer when `parse` is
 //!   called on text that was not preprocessed, and then `#include` is ignored and any other
@@ -59,8 +54,8 @@ mod cuda_cxx;
 mod enums;
 mod fn_pointers;
 mod lexer;
-mod members;
 mod split;
+mod structs;
 mod syntax;
 #[cfg(test)]
 mod tests;
@@ -75,6 +70,10 @@ use lalrpop_util::{ErrorRecovery, ParseError};
 
 use crate::diag::{Code, Diagnostic, Span};
 use lexer::{LexError, Spanned, Tok};
+
+/// The error for a construct of CUDA C++ in a `.cdp` file (`E0923`, "rename the file `.cu`"),
+/// for sema's finds too (a second function of one name: overloading).
+pub(crate) use cuda_cxx::error as cuda_cxx_error;
 
 /// The largest source accepted, in bytes.
 pub const MAX_SOURCE_BYTES: usize = 64 << 20;
@@ -123,11 +122,10 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     fn_pointers::mark_typedef_names(&mut tokens);
     let lex_diags_all = diags.clone();
 
-    let (chunks, split_diags) = split::split(&tokens);
+    let chunks = split::split(&tokens);
     split::mark_type_names(&mut tokens, &chunks);
     split::constexpr_variables(&mut tokens, &chunks);
     let mut diags = keep_lexical(diags, &chunks, &tokens);
-    diags.extend(split_diags);
 
     let lex_error_spans: Vec<Span> = diags.iter().map(Diagnostic::primary_span).collect();
     let mut action_diags = Vec::new();
@@ -145,10 +143,7 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
                 action_diags.extend(parsed.diags);
                 parse_errors.extend(parsed.errors);
                 match parsed.unit {
-                    Some(part) => {
-                        let items = in_namespace(part.items, &chunk.namespace);
-                        unit.items.extend(with_linkage(items, chunk.extern_c))
-                    }
+                    Some(part) => unit.items.extend(with_linkage(part.items, chunk.extern_c)),
                     None => complete = false,
                 }
             }
@@ -156,28 +151,16 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
                 let toks = &tokens[chunk.tokens.clone()];
                 let parse = |part: &[Spanned]| parse_strict(part, &tokens, source.len(), span);
                 match lex_diags_in(&lex_diags_all, span).into_iter().next().map(Err).unwrap_or_else(|| enums::parse_enum(toks, parse)) {
-                    Ok(def) => unit.items.extend(in_namespace(vec![ast::Item::Enum(def)], &chunk.namespace)),
+                    Ok(def) => unit.items.push(ast::Item::Enum(def)),
                     Err(error) => unit.skipped.push(ast::Skipped { kind: ast::SkippedKind::Unparsed, names: chunk.names.clone(), span, error: Some(Box::new(error)) }),
                 }
             }
-            split::Class::Tentative if members::is_class_definition(&tokens[chunk.tokens.clone()]) =>
-            {
+            split::Class::Tentative if structs::is_struct_definition(&tokens[chunk.tokens.clone()]) => {
                 let toks = &tokens[chunk.tokens.clone()];
                 let parse = |part: &[Spanned]| parse_strict(part, &tokens, source.len(), span);
                 let lexical = lex_diags_in(&lex_diags_all, span).into_iter().next();
-                let parsed = lexical.map(Err).unwrap_or_else(|| members::parse_class(toks, parse).and_then(members::refuse_statics));
-                match parsed {
-                    Ok(mut class) => {
-                        action_diags.extend(class.diags);
-                        unit.items.extend(in_namespace(class.items, &chunk.namespace));
-                        if !chunk.namespace.is_empty() {
-                            let prefix = chunk.namespace.join("::");
-                            for name in class.skipped.iter_mut().flat_map(|s| s.names.iter_mut()) {
-                                name.name = format!("{prefix}::{}", name.name);
-                            }
-                        }
-                        unit.skipped.extend(class.skipped);
-                    }
+                match lexical.map(Err).unwrap_or_else(|| structs::parse_struct(toks, parse)) {
+                    Ok(items) => unit.items.extend(items),
                     Err(error) => unit.skipped.push(ast::Skipped {
                         kind: ast::SkippedKind::Unparsed,
                         names: chunk.names.clone(),
@@ -198,8 +181,7 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
                 match (first_error, parsed.unit) {
                     (None, Some(part)) => {
                         action_diags.extend(parsed.diags);
-                        let items = in_namespace(part.items, &chunk.namespace);
-                        unit.items.extend(with_linkage(items, chunk.extern_c));
+                        unit.items.extend(with_linkage(part.items, chunk.extern_c));
                     }
                     (error, _) => {
                         let error = error.unwrap_or_else(|| {
@@ -277,13 +259,13 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     (tree, diags)
 }
 
-/// Parses part of a declaration that must parse whole (a class's pieces): its first error.
+/// Parses a declaration that must parse whole (a struct's plain form): its first error.
 fn parse_strict(part: &[Spanned], tokens: &[Spanned], len: usize, span: Span) -> Result<ast::TranslationUnit, (Diagnostic, Vec<Diagnostic>)> {
     let parsed = parse_chunk(part);
     let first = parsed.errors.first().map(|e| syntax_error(e, tokens, len)).or_else(|| parsed.diags.iter().find(|d| d.is_error()).cloned());
     match (first, parsed.unit) {
         (None, Some(unit)) => Ok(unit),
-        (e, _) => Err((e.unwrap_or_else(|| Diagnostic::new(Code::SyntaxError, span, "this class does not parse as device code")), parsed.diags)),
+        (e, _) => Err((e.unwrap_or_else(|| Diagnostic::new(Code::SyntaxError, span, "this struct does not parse as device code")), parsed.diags)),
     }
 }
 
@@ -320,44 +302,6 @@ fn chunk_span(tokens: &[Spanned], chunk: &split::Chunk) -> Span {
     let first = &tokens[chunk.tokens.start];
     let last = &tokens[chunk.tokens.end - 1];
     Span::new(first.0, last.2)
-}
-
-/// Declarations inside `namespace N { ... }`: the name of a function, function template,
-/// struct or class (its member functions with it, `N::S::f`), typedef or variable is qualified
-/// (`N::f`, `N::S`, `N::x`), and sema looks it up through the namespaces (`sema::scope`).
-fn in_namespace(items: Vec<ast::Item>, namespace: &[String]) -> Vec<ast::Item> {
-    if namespace.is_empty() {
-        return items;
-    }
-    let prefix = namespace.join("::");
-    let qualify = |name: &mut String| *name = format!("{prefix}::{name}");
-    items
-        .into_iter()
-        .map(|mut item| {
-            match &mut item {
-                ast::Item::Function(f) => qualify(&mut f.name.name),
-                ast::Item::Struct(s) => qualify(&mut s.name.name),
-                ast::Item::Typedef(t) => qualify(&mut t.name.name),
-                ast::Item::Enum(e) => {
-                    for name in e.name.iter_mut().chain(e.alias.iter_mut()) {
-                        qualify(&mut name.name);
-                    }
-                    // a scoped enum's enumerators are named through the enum (`sema::enums`)
-                    if !e.scoped {
-                        for en in &mut e.enumerators {
-                            qualify(&mut en.name.name);
-                        }
-                    }
-                }
-                ast::Item::Global(d) => {
-                    for init in &mut d.declarators {
-                        qualify(&mut init.declarator.name.name);
-                    }
-                }
-            }
-            item
-        })
-        .collect()
 }
 
 /// Functions declared inside an `extern "C" { ... }` block get the linkage written on them.
@@ -652,8 +596,6 @@ fn too_deep(tu: &ast::TranslationUnit) -> Option<Span> {
                 if let Some(body) = &f.body {
                     stack.extend(body.stmts.iter().map(|s| (Node::Stmt(s), 1)));
                 }
-                stack.extend(f.params.iter().filter_map(|p| p.default.as_ref()).map(|e| (Node::Expr(e), 1)));
-                stack.extend(f.ctor_inits.iter().flatten().flat_map(|i| &i.args).map(|e| (Node::Expr(e), 1)));
             }
             ast::Item::Struct(s) => stack.extend(s.fields.iter().map(|d| (Node::Decl(d), 1))),
             ast::Item::Global(d) => stack.push((Node::Decl(d), 1)),
@@ -822,8 +764,6 @@ fn dismantle(tu: ast::TranslationUnit) {
     for item in tu.items {
         match item {
             ast::Item::Function(f) => {
-                stack.extend(f.params.into_iter().filter_map(|p| p.default).map(Owned::Expr));
-                stack.extend(f.ctor_inits.into_iter().flatten().flat_map(|i| i.args).map(Owned::Expr));
                 stack.extend(f.body.into_iter().flat_map(|b| b.stmts).map(Owned::Stmt))
             }
             ast::Item::Struct(s) => s.fields.into_iter().for_each(|d| decl(d, &mut stack)),

@@ -7,32 +7,22 @@
 //!   `__shared__` and `__managed__` declarations. They are parsed, and every error in them is
 //!   an error.
 //! - [`Class::Tentative`]: what device code *may* use: `__host__ __device__` functions, struct,
-//!   class, union and enum definitions, `typedef`s and `using X = ...` aliases, and `const`
-//!   variables. They are parsed; one that does not parse is skipped, and its first error is
+//!   union and enum definitions, `typedef`s, and `const` variables. They are parsed; one that does not parse is skipped, and its first error is
 //!   reported only if device code names it (clang's rule for code not used on the device).
 //! - [`Class::Host`]: everything else (functions without device attributes, `main` included;
-//!   host variables; `using namespace`; namespace aliases; templates of host code). Never
-//!   parsed: host code may use any C++ a host compiler accepts. What device code needs from
-//!   it, the device templates it names (`k<128><<<...>>>`, which nvcc instantiates), is read
-//!   afterwards from its tokens by `host_mentions.rs`.
+//!   host variables; a file-scope `asm`). Never parsed: host code is the host compiler's.
 //!
-//! An explicit instantiation (`template __global__ void k<128>(P);`) is sorted like any
-//! declaration here; `explicit_instances.rs` then takes it out of the parse when it names a
-//! device template. [`constexpr_variables`] reads a `constexpr` variable as `const`.
-//!
-//! `extern "C" { ... }` and `namespace N { ... }` blocks are opened and their declarations
-//! sorted one by one; `extern "C"` is remembered for the functions inside, and the namespace
-//! path for every declaration ([`Chunk::namespace`]). `members.rs` sorts the members of a class
-//! body with the same rules.
+//! [`constexpr_variables`] reads a `constexpr` variable as `const`. `extern "C" { ... }` blocks
+//! are opened and their declarations sorted one by one, `extern "C"` remembered for the
+//! functions inside. (C++ never gets here: `cuda_cxx.rs` refuses it first, `E0923`.)
 //!
 //! Why tokens and not text: the lexer already knows comments and string literals, so a brace
 //! in a comment or a string cannot unbalance the split. Why before the grammar: the grammar
-//! stays a grammar of device code, and the host code of real programs (Thrust, `std::`,
-//! streams, lambdas) never reaches it.
+//! stays a grammar of device code, and host code never reaches it.
 
 use super::ast::Ident;
 use super::lexer::{QualKw, Spanned, Tok};
-use crate::diag::{Diagnostic, Span};
+use crate::diag::Span;
 use std::ops::Range;
 
 /// How a top-level declaration is treated.
@@ -53,14 +43,12 @@ pub(super) struct Chunk {
     /// The names it declares, as far as can be told without parsing it (for the diagnostic
     /// when device code names a skipped declaration).
     pub names: Vec<Ident>,
-    /// The names are type names (a class, struct, union, enum, `typedef` or `using` alias).
+    /// The names are type names (a struct, union, enum or `typedef`).
     pub declares_types: bool,
-    /// The enclosing namespaces, outermost first (empty at global scope).
-    pub namespace: Vec<String>,
 }
 
 /// Makes the names that type declarations introduce type names everywhere (as the lexer does
-/// for names written after `struct`), so that device code naming a class or a `typedef` the
+/// for names written after `struct`), so that device code naming a struct or a `typedef` the
 /// grammar cannot parse yet is told why, not given a syntax error.
 pub(super) fn mark_type_names(tokens: &mut [Spanned], chunks: &[Chunk]) {
     let names: std::collections::HashSet<&str> = chunks
@@ -71,24 +59,21 @@ pub(super) fn mark_type_names(tokens: &mut [Spanned], chunks: &[Chunk]) {
     let names: std::collections::HashSet<String> = names.into_iter().map(str::to_string).collect();
     for (_, tok, _) in tokens.iter_mut() {
         if let Tok::Ident(name) = tok {
-            // A qualified name (`N::Graph`, joined by `front::qualified`) names a type when its
-            // last component does.
-            let last = name.rsplit("::").next().unwrap_or(name);
-            if names.contains(last) {
+            if names.contains(name.as_str()) {
                 *tok = Tok::TypeIdent(std::mem::take(name));
             }
         }
     }
 }
 
-/// `constexpr` on a variable at file scope (or in a namespace) is read as `const`: a constexpr
-/// variable is const (C++ [dcl.constexpr]), and its initializer is a constant expression, which
-/// is what device code may read of a host constant (`sema::host`). Functions and classes keep
-/// the word (and so stay unparsed where they are host code).
+/// `constexpr` on a variable at file scope is read as `const`: a constexpr variable is const
+/// (C23 6.7.1, C++ [dcl.constexpr]), and its initializer is a constant expression, which is what
+/// device code may read of a host constant (`sema::host`). Functions and structs keep the word
+/// (and so stay unparsed where they are host code).
 pub(super) fn constexpr_variables(tokens: &mut [Spanned], chunks: &[Chunk]) {
     for chunk in chunks {
         let decl = &tokens[chunk.tokens.clone()];
-        if matches!(chunk.class, Class::Host(_)) || is_function(decl) || super::members::is_class_definition(decl) {
+        if matches!(chunk.class, Class::Host(_)) || is_function(decl) || super::structs::is_struct_definition(decl) {
             continue;
         }
         for (_, tok, _) in &mut tokens[chunk.tokens.clone()] {
@@ -99,28 +84,21 @@ pub(super) fn constexpr_variables(tokens: &mut [Spanned], chunks: &[Chunk]) {
     }
 }
 
-/// Splits `tokens` into top-level declarations. Diagnostics are for device code in places cdpc
-/// does not support yet (none at present: templates and namespaces are both parsed).
-pub(super) fn split(tokens: &[Spanned]) -> (Vec<Chunk>, Vec<Diagnostic>) {
-    let mut splitter = Splitter { tokens, chunks: Vec::new(), diags: Vec::new(), namespaces: vec![Vec::new()] };
+/// Splits `tokens` into top-level declarations.
+pub(super) fn split(tokens: &[Spanned]) -> Vec<Chunk> {
+    let mut splitter = Splitter { tokens, chunks: Vec::new() };
     splitter.range(0, tokens.len(), Context::default());
-    (splitter.chunks, splitter.diags)
+    splitter.chunks
 }
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Context {
     extern_c: bool,
-    /// The enclosing namespace blocks: an index into `Splitter::namespaces` (0: none).
-    namespace: usize,
 }
 
 struct Splitter<'t> {
     tokens: &'t [Spanned],
     chunks: Vec<Chunk>,
-    diags: Vec<Diagnostic>,
-    /// The namespace paths seen (`["N", "M"]` inside `namespace N { namespace M {`); the
-    /// first is the global one.
-    namespaces: Vec<Vec<String>>,
 }
 
 fn ident<'a>(tok: &'a Tok) -> Option<&'a str> {
@@ -143,16 +121,15 @@ fn closes(tok: &Tok) -> bool {
 }
 
 /// Words whose parenthesised argument is an attribute, not a parameter list.
-const ATTRIBUTE_WORDS: &[&str] =
-    &["__align__", "__attribute__", "alignas", "__launch_bounds__", "__declspec", "decltype"];
+const ATTRIBUTE_WORDS: &[&str] = &["__align__", "__attribute__", "__launch_bounds__", "__declspec"];
 
 /// A word whose parenthesised argument is an attribute (`__launch_bounds__` is a token of its own).
 fn is_attribute(tok: &Tok) -> bool {
     matches!(tok, Tok::LaunchBounds) || ATTRIBUTE_WORDS.iter().any(|w| is_word(tok, w))
 }
 
-fn is_class_key(tok: &Tok) -> bool {
-    matches!(tok, Tok::Struct | Tok::Union) || ["class", "enum"].iter().any(|w| is_word(tok, w))
+fn is_type_key(tok: &Tok) -> bool {
+    matches!(tok, Tok::Struct | Tok::Union) || is_word(tok, "enum")
 }
 
 impl Splitter<'_> {
@@ -217,14 +194,12 @@ impl Splitter<'_> {
         }
         let mut saw_eq = false;
         let mut saw_params = false;
-        let mut ctor_init = false;
         let mut i = start;
         while i < end {
             let t = self.tok(i);
             match t {
                 Tok::Semi => return self.finish(start, i + 1, cx),
                 Tok::Assign => saw_eq = true,
-                Tok::Colon if saw_params && !saw_eq => ctor_init = true,
                 Tok::LParen | Tok::LBracket => {
                     let attribute = i > start && is_attribute(self.tok(i - 1));
                     if matches!(t, Tok::LParen) && !attribute && !saw_eq {
@@ -234,29 +209,17 @@ impl Splitter<'_> {
                     continue;
                 }
                 Tok::LBrace => {
-                    if let Some(inner) = self.container(start, i) {
+                    if self.opens_extern_c(start, i) {
                         let Some(close) = self.group_end(i, end) else {
                             // Never closed: the parser says so.
                             self.push(start..end, Class::Device, cx, Vec::new());
                             return end;
                         };
-                        let inner_cx = match inner {
-                            Container::ExternC => Context { extern_c: true, ..cx },
-                            Container::Namespace(name) => {
-                                let mut path = self.namespaces[cx.namespace].clone();
-                                // An anonymous namespace's members are visible as if global.
-                                path.extend(name);
-                                self.namespaces.push(path);
-                                Context { namespace: self.namespaces.len() - 1, ..cx }
-                            }
-                        };
-                        self.range(i + 1, close - 1, inner_cx);
+                        self.range(i + 1, close - 1, Context { extern_c: true });
                         return close;
                     }
                     let after = self.skip_group(i, end);
-                    let previous = if i > start { Some(self.tok(i - 1)) } else { None };
-                    let member_init = ctor_init && matches!(previous, Some(Tok::Ident(_) | Tok::TypeIdent(_) | Tok::Gt));
-                    if saw_params && !saw_eq && !member_init && !self.class_key_head(start, i) {
+                    if saw_params && !saw_eq && !self.type_key_head(start, i) {
                         return self.finish(start, after, cx); // a function body ends the definition
                     }
                     i = after;
@@ -273,27 +236,14 @@ impl Splitter<'_> {
         self.finish(start, end, cx)
     }
 
-    /// Whether the tokens before the brace at `brace` open an `extern "C"` or namespace block.
-    fn container(&self, start: usize, brace: usize) -> Option<Container> {
-        let head: Vec<&Tok> = (start..brace).map(|i| self.tok(i)).collect();
-        match head.as_slice() {
-            [Tok::Extern, Tok::Str(_)] => Some(Container::ExternC),
-            [ns] if is_word(ns, "namespace") => Some(Container::Namespace(None)),
-            [ns, name] if is_word(ns, "namespace") && ident(name).is_some() => {
-                Some(Container::Namespace(ident(name).map(str::to_string)))
-            }
-            // An inline namespace's members are named as if outside it (its name only shows
-            // in mangled names, which cdpc does not write for it).
-            [inline, ns, ..] if matches!(inline, Tok::Qual(QualKw::Inline)) && is_word(ns, "namespace") => {
-                Some(Container::Namespace(None))
-            }
-            _ => None,
-        }
+    /// Whether the tokens before the brace at `brace` open an `extern "C"` block.
+    fn opens_extern_c(&self, start: usize, brace: usize) -> bool {
+        brace == start + 2 && matches!((self.tok(start), self.tok(start + 1)), (Tok::Extern, Tok::Str(_)))
     }
 
-    /// Whether the declaration is a class, struct, union or enum definition: a class key comes
-    /// before the brace, with no parameter list between them.
-    fn class_key_head(&self, start: usize, brace: usize) -> bool {
+    /// Whether the declaration is a struct, union or enum definition: a type key comes before
+    /// the brace, with no parameter list between them.
+    fn type_key_head(&self, start: usize, brace: usize) -> bool {
         // Only a key outside brackets: `f(struct Graph &g) {` is a function, not a class.
         let mut depth = 0usize;
         let Some(key) = (start..brace).find(|&i| {
@@ -304,7 +254,7 @@ impl Splitter<'_> {
             } else if closes(t) {
                 depth = depth.saturating_sub(1);
             }
-            top && is_class_key(t)
+            top && is_type_key(t)
         }) else {
             return false;
         };
@@ -331,14 +281,12 @@ impl Splitter<'_> {
             // A declaration that never closes is a mistake on either side: report it.
             class = Class::Device;
         }
-        let namespace = self.namespaces[cx.namespace].clone();
-        self.chunks.push(Chunk { tokens: start..end, class, extern_c: cx.extern_c, names, declares_types, namespace });
+        self.chunks.push(Chunk { tokens: start..end, class, extern_c: cx.extern_c, names, declares_types });
         end
     }
 
     fn push(&mut self, tokens: Range<usize>, class: Class, cx: Context, names: Vec<Ident>) {
-        let namespace = self.namespaces[cx.namespace].clone();
-        self.chunks.push(Chunk { tokens, class, extern_c: cx.extern_c, names, declares_types: false, namespace });
+        self.chunks.push(Chunk { tokens, class, extern_c: cx.extern_c, names, declares_types: false });
     }
 
     /// The class of a declaration and the names it declares.
@@ -368,10 +316,8 @@ impl Splitter<'_> {
         };
         let brace = (start..end).find(|&i| matches!(self.tok(i), Tok::LBrace)).unwrap_or(end);
         let names = self.declared_names(if function { &head } else { &top }, function);
-        let type_head = !function && self.class_key_head(start, brace);
-        let declares_types = is_word(first, "typedef")
-            || (is_word(first, "using") && !head.get(1).is_some_and(|&i| is_word(self.tok(i), "namespace")))
-            || (type_head && !is_word(first, "template"));
+        let type_head = !function && self.type_key_head(start, brace);
+        let declares_types = is_word(first, "typedef") || type_head;
         let class = if matches!(first, Tok::Asm) {
             // A file-scope `asm("...");` is the host compiler's, as it was before `asm` became
             // a keyword (inline asm is compiled inside device functions only).
@@ -380,22 +326,6 @@ impl Splitter<'_> {
             // (`typedef struct { ... } T;` names its type after the body.)
             // No name at all (stray tokens): let the parser say what is wrong.
             Class::Device
-        } else if is_word(first, "template") {
-            if device {
-                Class::Device
-            } else if self.class_key_head(start, brace) && brace < end {
-                Class::Tentative
-            } else {
-                Class::Host(SkippedKind::Other)
-            }
-        } else if is_word(first, "using") {
-            if head.len() > 1 && is_word(self.tok(head[1]), "namespace") {
-                Class::Host(SkippedKind::Other)
-            } else {
-                Class::Tentative
-            }
-        } else if is_word(first, "namespace") {
-            Class::Host(SkippedKind::Other)
         } else if is_word(first, "typedef") || (type_head && brace < end) {
             Class::Tentative
         } else if function {
@@ -417,7 +347,7 @@ impl Splitter<'_> {
     }
 
     /// The names a declaration introduces: the identifier before the parameter list of a
-    /// function; the class name after a class key; the declarator names of variables and
+    /// function; the type's name after a type key; the declarator names of variables and
     /// typedefs (identifiers just before `=`, `;`, `,`, `[` or `:` at the top level).
     fn declared_names(&self, head: &[usize], function: bool) -> Vec<Ident> {
         let mut names = Vec::new();
@@ -428,7 +358,7 @@ impl Splitter<'_> {
             let declares = if function {
                 matches!(next, Some(Tok::LParen)) && !ATTRIBUTE_WORDS.contains(&name)
             } else {
-                prev.is_some_and(is_class_key)
+                prev.is_some_and(is_type_key)
                     || matches!(next, None | Some(Tok::Assign | Tok::Semi | Tok::Comma | Tok::LBracket | Tok::LBrace | Tok::Colon))
             };
             if declares && !names.iter().any(|n: &Ident| n.name == name) {
@@ -437,12 +367,6 @@ impl Splitter<'_> {
         }
         names
     }
-}
-
-enum Container {
-    ExternC,
-    /// `namespace N {` (`None`: anonymous or inline).
-    Namespace(Option<String>),
 }
 
 /// Whether the declaration `tokens` declares a function: a parameter list (not an attribute's
@@ -470,10 +394,4 @@ fn function_params(tokens: &[Spanned]) -> Option<usize> {
         }
     }
     None
-}
-
-/// The name a function declaration declares (the word before its parameter list).
-pub(super) fn function_name(tokens: &[Spanned]) -> Option<String> {
-    let at = function_params(tokens)?;
-    ident(&tokens[at - 1].1).map(str::to_string)
 }

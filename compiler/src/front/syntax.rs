@@ -243,7 +243,6 @@ pub fn params(list: Vec<Param>) -> Vec<Param> {
         if p.ty.kind == TypeSpecKind::Builtin(BaseType::Void)
             && !p.ty.is_const
             && p.declarator.pointers.is_empty()
-            && p.declarator.reference.is_none()
             && p.declarator.name.name.is_empty()
             && p.declarator.array_dims.is_empty()
         {
@@ -271,7 +270,7 @@ pub fn struct_def(
             .with_primary_message("remove this qualifier"),
         );
     }
-    StructDef { name, base: None, fields, align: None, union: false, span: Span::new(l, r) }
+    StructDef { name, fields, align: None, union: false, span: Span::new(l, r) }
 }
 
 /// `typedef unsigned foru;` parses as specifiers whose last word is the new name (the grammar

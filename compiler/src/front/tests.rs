@@ -861,12 +861,8 @@ __device__ void f(int x, int *p) {
 fn enum_definitions() {
     let tu = ok("enum A { X, Y = 3, }; enum B : unsigned char { P }; typedef enum { Q } C; typedef enum T_ { R } T; enum { U };");
     let enums: Vec<&EnumDef> = tu.items.iter().filter_map(|i| if let Item::Enum(e) = i { Some(e) } else { None }).collect();
-    let names: Vec<(Option<&str>, Option<&str>, bool)> =
-        enums.iter().map(|e| (e.name.as_ref().map(|n| n.name.as_str()), e.alias.as_ref().map(|n| n.name.as_str()), e.scoped)).collect();
-    assert_eq!(
-        names,
-        [(Some("A"), None, false), (Some("B"), None, false), (Some("C"), None, false), (Some("T_"), Some("T"), false), (None, None, false)]
-    );
+    let names: Vec<(Option<&str>, Option<&str>)> = enums.iter().map(|e| (e.name.as_ref().map(|n| n.name.as_str()), e.alias.as_ref().map(|n| n.name.as_str()))).collect();
+    assert_eq!(names, [(Some("A"), None), (Some("B"), None), (Some("C"), None), (Some("T_"), Some("T")), (None, None)]);
     let enumerators: Vec<Vec<&str>> = enums.iter().map(|e| e.enumerators.iter().map(|x| x.name.name.as_str()).collect()).collect();
     // a trailing comma is allowed
     assert_eq!(enumerators, [vec!["X", "Y"], vec!["P"], vec!["Q"], vec!["R"], vec!["U"]]);

@@ -74,8 +74,6 @@ impl StructLayouts for Module {
 pub struct EnumDef {
     pub name: String,
     pub underlying: crate::types::IntKind,
-    /// `enum class`: its enumerators are named through it.
-    pub scoped: bool,
     pub span: Span,
 }
 

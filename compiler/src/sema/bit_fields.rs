@@ -2,8 +2,8 @@
 //! Itanium C++ ABI, as GCC on x86-64: a bit-field goes at the next free bit unless it would
 //! cross a unit of its declared type's alignment, then at the next such unit; a named one
 //! aligns the struct like its type, an unnamed one does not; `: 0` moves to the next unit).
-//! Their values are read and written by `back` (`back/bit_fields.rs`); `&` of one, a reference
-//! to one and `sizeof` of one are `E0236`.
+//! Their values are read and written by `back` (`back/bit_fields.rs`); `&` of one and `sizeof`
+//! of one are `E0236`.
 
 use super::Context;
 use crate::diag::Code;
@@ -75,7 +75,7 @@ pub(super) fn of(cx: &Context, place: &hir::Expr) -> Option<BitField> {
     cx.structs[id.0 as usize].fields.get(*index as usize)?.bits
 }
 
-/// `E0236`: `what` (`&`, a reference, `sizeof`) needs an object's address or size, and `place`
+/// `E0236`: `what` (`&`, `sizeof`) needs an object's address or size, and `place`
 /// is a bit-field, which has neither. Whether it reported.
 pub(super) fn refuse_address(cx: &mut Context, place: &hir::Expr, what: &str) -> bool {
     if of(cx, place).is_none() {

@@ -176,8 +176,6 @@ impl Context {
                 }
                 if pf == pt || pt.is_void() {
                     Ok(())
-                } else if matches!((&**pf, &**pt), (Type::Struct(d), Type::Struct(b)) if self.derives_from(*d, *b)) {
-                    Ok(()) // derived to base: the base is the first field, at offset 0
                 } else if pf.is_void() {
                     Err(Some("C++ (and so nvcc) needs an explicit cast from `void *` to another pointer type".into()))
                 } else {

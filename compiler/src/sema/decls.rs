@@ -53,32 +53,8 @@ fn define_struct(cx: &mut Context, def: &ast::StructDef) {
     if cx.structs[id.0 as usize].span != def.span {
         return; // the duplicate definition already reported
     }
-    // A struct in a namespace names the types of its fields from there.
-    cx.in_namespaces_of(&def.name.name, |cx| define_struct_in_scope(cx, def, id));
-}
-
-pub(super) fn define_struct_in_scope(cx: &mut Context, def: &ast::StructDef, id: StructId) {
     let mut fields: Vec<hir::Field> = Vec::new();
     let (mut offset, mut align) = (0u64, 1u64);
-    if let Some(base) = &def.base {
-        // The base class is the first member, at offset 0 (see `scope::BASE_FIELD`).
-        let ty = cx.resolve_spec(&ast::TypeSpec { kind: ast::TypeSpecKind::Struct(base.clone()), is_const: false, is_volatile: false, span: base.span });
-        match ty {
-            Some(Type::Struct(b)) if cx.complete[b.0 as usize] && b != id => {
-                cx.cxx.bases.insert(id, b);
-                if !cx.structs[b.0 as usize].fields.is_empty() {
-                    let (size, base_align) = cx.size_align(&Type::Struct(b));
-                    fields.push(hir::Field { name: super::scope::BASE_FIELD.to_string(), ty: Type::Struct(b), offset: 0, volatile: false, bits: None });
-                    offset = size;
-                    align = base_align;
-                }
-            }
-            Some(_) => {
-                cx.error(Code::InvalidDeclaration, base.span, format!("the base of `{}` must be a struct defined before it", def.name.name)).emit();
-            }
-            None => {}
-        }
-    }
     // A union's members all start at 0; its size is its largest member's. Bit-fields are
     // placed in bits (`bit_fields::place`), everything else in bytes.
     let mut union_size = 0u64;
@@ -89,12 +65,6 @@ pub(super) fn define_struct_in_scope(cx: &mut Context, def: &ast::StructDef, id:
         }
         let Some(base) = cx.resolve_spec(&decl.spec) else { continue };
         for init in &decl.declarators {
-            if let Some(at) = init.declarator.reference {
-                cx.error(Code::ReferenceBinding, at, format!("field `{}` is a reference, which cdpc does not support in a struct yet", init.declarator.name.name))
-                    .note("store a pointer instead")
-                    .emit();
-                continue;
-            }
             let Some(ty) = declarator_type(cx, base.clone(), decl.spec.quals(), &init.declarator, false) else { continue };
             if ty == Type::Struct(id) || !is_complete(cx, &ty) {
                 cx.error(Code::InvalidDeclaration, init.declarator.span, format!("field `{}` has incomplete type {}", init.declarator.name.name, cx.show(&ty)))
@@ -261,10 +231,9 @@ fn function_kind(cx: &mut Context, def: &ast::FunctionDef) -> Option<FunctionKin
 }
 
 /// `inline`, `__forceinline__`, `__noinline__` and a kernel's `__launch_bounds__` (`E0911` on
-/// any other function, as nvcc refuses it); a member function defined in its class is inline
-/// too ([dcl.inline]).
+/// any other function, as nvcc refuses it).
 fn fn_attrs(cx: &mut Context, def: &ast::FunctionDef, kind: FunctionKind) -> hir::FnAttrs {
-    let mut attrs = hir::FnAttrs { odr_inline: def.in_class && def.body.is_some(), ..Default::default() };
+    let mut attrs = hir::FnAttrs::default();
     for (q, span) in &def.qualifiers {
         match q {
             ast::FnQualifier::Inline => attrs.odr_inline = true,
@@ -287,62 +256,37 @@ fn fn_attrs(cx: &mut Context, def: &ast::FunctionDef, kind: FunctionKind) -> hir
 }
 
 fn declare_function(cx: &mut Context, def: &ast::FunctionDef) {
-    let Some((candidate, owner)) = function_signature(cx, def) else { return };
-    let name = &super::scope::symbol_key(def);
+    let Some(candidate) = function_signature(cx, def) else { return };
+    let name = &def.name.name;
     match cx.symbols.get(name).copied() {
         None => {
-            if owner.class.is_some() && !def.in_class {
-                cx.error(Code::NoSuchMember, def.name.span, format!("`{name}` is not declared in its class"))
-                    .primary("defined outside the class here")
-                    .note("declare the member function inside the class body first")
-                    .emit();
-                return;
+            cx.functions.push(candidate);
+            let id = FuncId(cx.functions.len() as u32 - 1);
+            cx.names.decl_of.insert(def.span, id);
+            cx.names.name_spans.insert(id, def.name.span);
+            if def.body.is_some() {
+                cx.names.has_definition.insert(id);
             }
-            let id = add_function(cx, candidate, &owner, def);
             cx.symbols.insert(name.clone(), GlobalSymbol::Function(id));
         }
-        Some(GlobalSymbol::Function(_)) => {
-            let set = cx.cxx.overloads.get(name).cloned().unwrap_or_default();
-            // The same parameter list declares the same function again ([over.dcl]).
-            let same_params = |f: &hir::Function| {
-                f.cxx.has_this == candidate.cxx.has_this
-                    && f.cxx.const_method == candidate.cxx.const_method
-                    && f.cxx.ref_params == candidate.cxx.ref_params
-                    && f.param_types().eq(candidate.param_types())
-            };
-            let Some(id) = set.iter().copied().find(|id| same_params(&cx.functions[id.0 as usize])) else {
-                // A new overload.
-                if owner.class.is_some() && !def.in_class {
-                    cx.error(Code::NoSuchMember, def.name.span, format!("no `{name}` with these parameters is declared in its class"))
-                        .primary("defined outside the class here")
-                        .note("declare this overload of the member function inside the class body first")
-                        .emit();
-                    return;
-                }
-                add_function(cx, candidate, &owner, def);
-                return;
-            };
+        Some(GlobalSymbol::Function(id)) => {
             let existing = &cx.functions[id.0 as usize];
-            if existing.return_type != candidate.return_type || existing.cxx.returns_ref != candidate.cxx.returns_ref {
-                let previous = cx.name_span(id);
-                let (old, new) = (cx.signature(id), cx.show(&candidate.return_type));
-                cx.error(Code::OverloadReturnOnly, def.name.span, format!("`{name}` is declared again with the same parameters but return type {new}"))
-                    .primary("differs only in its return type")
-                    .label(previous, format!("first declared here as `{old}`"))
-                    .note("functions cannot be overloaded by their return type alone; give them different parameters or names")
-                    .emit();
-                cx.cxx.conflicted.insert(id);
+            if !existing.param_types().eq(candidate.param_types()) {
+                // C has one function of a name; a second with other parameters is C++'s
+                // overloading.
+                let first = cx.names.name_spans.get(&id).copied().unwrap_or(existing.span);
+                let error = crate::front::cuda_cxx_error(def.name.span, &format!("a second `{name}` with other parameters (overloading)"));
+                cx.diags.push(error.with_label(first, format!("the first `{name}`")));
                 return;
             }
             // A prototype and its definition must agree.
-            let same = existing.kind == candidate.kind && existing.cxx == candidate.cxx;
-            if !same {
+            if existing.kind != candidate.kind || existing.return_type != candidate.return_type {
                 let previous = existing.span;
                 cx.error(Code::Redefinition, def.name.span, format!("`{name}` is declared again with a different signature"))
                     .label(previous, "first declared here")
                     .emit();
                 return;
-            } else if existing.body.is_some() || def.body.is_none() || cx.cxx.has_definition.contains(&id) {
+            } else if existing.body.is_some() || def.body.is_none() || cx.names.has_definition.contains(&id) {
                 // Duplicate prototypes are harmless; a duplicate definition is caught when defining.
             } else {
                 let f = &mut cx.functions[id.0 as usize];
@@ -350,16 +294,14 @@ fn declare_function(cx: &mut Context, def: &ast::FunctionDef) {
                 f.span = candidate.span;
                 // `__noinline__` or `__forceinline__` on the definition counts too.
                 f.attrs.inline = candidate.attrs.inline.or(f.attrs.inline);
-                cx.cxx.has_definition.insert(id);
+                cx.names.has_definition.insert(id);
             }
-            // `inline` on any declaration makes the function inline ([dcl.inline]), as
-            // lonestargpu's `inline __device__ void Graph::initLevels() {...}` for a member
-            // declared without it: nvcc then leaves it out where nothing calls it.
+            // `inline` on any declaration makes the function inline: nvcc then leaves it out
+            // where nothing calls it.
             if candidate.attrs.odr_inline {
                 cx.functions[id.0 as usize].attrs.odr_inline = true;
             }
-            cx.cxx.decl_of.insert(def.span, id);
-            super::scope::record_defaults(cx, id, def);
+            cx.names.decl_of.insert(def.span, id);
         }
         Some(GlobalSymbol::Global(_)) => {
             cx.error(Code::Redefinition, def.name.span, format!("`{name}` is already declared as a variable")).emit();
@@ -367,34 +309,11 @@ fn declare_function(cx: &mut Context, def: &ast::FunctionDef) {
     }
 }
 
-/// Adds a new function (or a new overload of a name) to the module.
-fn add_function(cx: &mut Context, f: hir::Function, owner: &super::scope::Owner, def: &ast::FunctionDef) -> FuncId {
-    cx.functions.push(f);
-    let id = FuncId(cx.functions.len() as u32 - 1);
-    cx.cxx.overloads.entry(super::scope::symbol_key(def)).or_default().push(id);
-    cx.cxx.name_spans.insert(id, def.name.span);
-    cx.cxx.decl_of.insert(def.span, id);
-    if def.body.is_some() {
-        cx.cxx.has_definition.insert(id);
-    }
-    super::scope::record_function(cx, id, owner, def);
-    id
-}
-
-/// The HIR function a definition or prototype declares, without a body, and the class or
-/// namespaces it belongs to; `None` when its kind, owner or return type is wrong (reported).
-/// Template instances are built here too, with the template's arguments in scope
-/// (`templates.rs`).
-pub(super) fn function_signature(cx: &mut Context, def: &ast::FunctionDef) -> Option<(hir::Function, super::scope::Owner)> {
+/// The HIR function a definition or prototype declares, without a body; `None` when its kind
+/// or return type is wrong (reported).
+pub(super) fn function_signature(cx: &mut Context, def: &ast::FunctionDef) -> Option<hir::Function> {
     let kind = function_kind(cx, def)?;
-    let owner = super::scope::function_owner(cx, def)?;
-    // The signature names types from the function's namespaces (a member function's too).
-    let namespaces = owner.scope[..owner.scope.len() - usize::from(owner.class.is_some())].to_vec();
-    cx.in_decl_scope(namespaces, |cx| signature_in_scope(cx, def, kind, owner))
-}
-
-fn signature_in_scope(cx: &mut Context, def: &ast::FunctionDef, kind: FunctionKind, owner: super::scope::Owner) -> Option<(hir::Function, super::scope::Owner)> {
-    let mut return_type = cx.resolve_type_name(&def.return_type)?;
+    let return_type = cx.resolve_type_name(&def.return_type)?;
     if kind == FunctionKind::Kernel && !return_type.is_void() {
         cx.error(Code::KernelReturnType, def.return_type.span, format!("a `__global__` function must return `void`, not {}", cx.show(&return_type)))
             .primary("kernels cannot return a value")
@@ -406,16 +325,8 @@ fn signature_in_scope(cx: &mut Context, def: &ast::FunctionDef, kind: FunctionKi
             .emit();
         return None;
     }
-    if def.return_ref.is_some() {
-        return_type = super::refs::carrier(return_type, super::refs::referred_quals(&def.return_type.spec, &def.return_type.pointers));
-    }
     let mut locals = Vec::new();
     let mut params = Vec::new();
-    let mut ref_params = Vec::new();
-    if let Some(this) = owner.this_type(cx) {
-        locals.push(hir::Local { name: "this".into(), ty: this, span: def.name.span, volatile: false });
-        params.push(hir::LocalId(0));
-    }
     for param in &def.params {
         let Some(base) = cx.resolve_spec(&param.ty) else { continue };
         // `int a[]` and `int a[4]` parameters are pointers, as in C.
@@ -442,12 +353,7 @@ fn signature_in_scope(cx: &mut Context, def: &ast::FunctionDef, kind: FunctionKi
             cx.error(Code::InvalidDeclaration, param.span, format!("parameter has incomplete type {}", cx.show(&ty))).emit();
             continue;
         }
-        if d.reference.is_some() {
-            ty = super::refs::carrier(ty, super::refs::referred_quals(&param.ty, &d.pointers));
-        }
-        ref_params.push(d.reference.is_some());
-        // A reference parameter's local is the pointer that carries it, never volatile itself.
-        let volatile = quals.is_volatile && !decays && d.reference.is_none();
+        let volatile = quals.is_volatile && !decays;
         locals.push(hir::Local { name: d.name.name.clone(), ty, span: param.span, volatile });
         params.push(hir::LocalId(locals.len() as u32 - 1));
     }
@@ -456,19 +362,9 @@ fn signature_in_scope(cx: &mut Context, def: &ast::FunctionDef, kind: FunctionKi
     }
     let linkage = if def.qualifiers.iter().any(|(q, _)| *q == ast::FnQualifier::ExternC) { hir::Linkage::C } else { hir::Linkage::Cxx };
     let attrs = fn_attrs(cx, def, kind);
-    let cxx = hir::CxxSignature {
-        scope: owner.scope.clone(),
-        has_this: owner.has_this(),
-        const_method: def.const_method,
-        ref_params: if ref_params.iter().any(|r| *r) { ref_params } else { Vec::new() },
-        returns_ref: def.return_ref.is_some(),
-        ctor: owner.ctor,
-        instance: owner.instance,
-    };
-    // `static` outside a class is internal linkage; inside one it makes a static member.
-    let internal = owner.class.is_none() && def.qualifiers.iter().any(|(q, _)| *q == ast::FnQualifier::Static);
-    let candidate = hir::Function { name: owner.simple_name.clone(), kind, linkage, return_type, params, locals, body: None, span: def.span, attrs, internal, cxx, template: None };
-    Some((candidate, owner))
+    // `static` is internal linkage.
+    let internal = def.qualifiers.iter().any(|(q, _)| *q == ast::FnQualifier::Static);
+    Some(hir::Function { name: def.name.name.clone(), kind, linkage, return_type, params, locals, body: None, span: def.span, attrs, internal, cxx: Default::default(), template: None })
 }
 
 /// A kernel whose parameters exceed the target's limit can be launched from nowhere; nvcc
@@ -507,15 +403,11 @@ fn declare_globals(cx: &mut Context, decl: &ast::DeclStmt) {
         cx.declare_host_variables(decl);
         return;
     };
-    // A variable in a namespace names types and constants from there.
-    let qualified = decl.declarators.first().map(|d| d.declarator.name.name.as_str()).unwrap_or_default();
-    cx.in_namespaces_of(qualified, |cx| {
-        if let Some(base) = cx.resolve_spec(&decl.spec) {
-            for init in &decl.declarators {
-                declare_one_global(cx, base.clone(), decl, init, space, &init.declarator.name.name.clone());
-            }
+    if let Some(base) = cx.resolve_spec(&decl.spec) {
+        for init in &decl.declarators {
+            declare_one_global(cx, base.clone(), decl, init, space, &init.declarator.name.name.clone());
         }
-    });
+    }
 }
 
 /// Declares one global (also used for `__shared__` and `static` declarations in bodies, which
@@ -658,21 +550,11 @@ pub(super) fn define_functions(cx: &mut Context, unit: &ast::TranslationUnit) {
     for item in &unit.items {
         let ast::Item::Function(def) = item else { continue };
         let Some(body) = &def.body else { continue };
-        let Some(id) = cx.cxx.decl_of.get(&def.span).copied() else { continue };
+        let Some(id) = cx.names.decl_of.get(&def.span).copied() else { continue };
         if let Some(previous) = defined.insert(id, def.name.span) {
-            let overloaded = cx.cxx.overloads.get(&super::scope::symbol_key(def)).is_some_and(|set| set.len() > 1);
-            if overloaded {
-                let signature = cx.signature(id);
-                cx.error(Code::OverloadRedefinition, def.name.span, format!("the overload `{signature}` is defined twice"))
-                    .primary("defined again here")
-                    .label(previous, "first defined here")
-                    .note("each overload of a name needs parameters of its own; one definition each")
-                    .emit();
-            } else {
-                cx.error(Code::Redefinition, def.name.span, format!("`{}` is defined twice", def.name.name))
-                    .label(previous, "first defined here")
-                    .emit();
-            }
+            cx.error(Code::Redefinition, def.name.span, format!("`{}` is defined twice", def.name.name))
+                .label(previous, "first defined here")
+                .emit();
             continue;
         }
         let f = &cx.functions[id.0 as usize];
@@ -695,7 +577,7 @@ pub(super) fn define_functions(cx: &mut Context, unit: &ast::TranslationUnit) {
         return;
     }
     for (i, f) in cx.functions.iter().enumerate() {
-        if f.body.is_none() && called.contains(&FuncId(i as u32)) && !cx.cxx.conflicted.contains(&FuncId(i as u32)) {
+        if f.body.is_none() && called.contains(&FuncId(i as u32)) {
             cx.diags.push(
                 crate::diag::Diagnostic::new(Code::MissingDefinition, f.span, format!("`{}` is called but never defined", f.name))
                     .with_note("this compilation links one file; define the function in it, or compile each file with `-dc` and link them together"),
@@ -728,13 +610,6 @@ fn param_scope(f: &hir::Function, def: &ast::FunctionDef) -> HashMap<String, Bin
 /// Checks one function's body into the HIR.
 fn define_body(cx: &mut Context, id: FuncId, def: &ast::FunctionDef, body: &ast::Block, scope: HashMap<String, Binding>) {
     let f = &cx.functions[id.0 as usize];
-    let ref_locals = f.params.iter().skip(f.cxx.has_this as usize).zip(&f.cxx.ref_params).filter(|(_, r)| **r).map(|(p, _)| *p).collect();
-    let this = match (f.cxx.has_this, cx.cxx.methods.get(&id)) {
-        (true, Some(m)) => Some((f.params[0], m.class)),
-        _ => None,
-    };
-    let mut const_locals = std::collections::HashSet::new();
-    const_locals.extend(this.map(|(local, _)| local)); // `this` is not assignable
     cx.func = Some(FunctionState {
         id,
         kind: f.kind,
@@ -743,22 +618,12 @@ fn define_body(cx: &mut Context, id: FuncId, def: &ast::FunctionDef, body: &ast:
         scopes: vec![scope],
         loop_depth: 0,
         jumps: Default::default(),
-        const_locals,
-        ref_locals,
-        this,
-        returns_ref: f.cxx.returns_ref,
+        const_locals: Default::default(),
         provenance: Default::default(),
     });
     let errors_before = cx.diags.iter().filter(|d| d.is_error()).count();
-    let inits = match &def.ctor_inits {
-        Some(inits) => cx.member_inits(inits),
-        None => Vec::new(),
-    };
-    let mut block = cx.block(body);
+    let block = cx.block(body);
     cx.check_labels();
-    if !inits.is_empty() {
-        block.stmts.splice(0..0, inits);
-    }
     // A statement that failed to check is left out of the block; whether the body returns is
     // then unknown, and the error already reported.
     let body_failed = cx.diags.iter().filter(|d| d.is_error()).count() > errors_before;

@@ -1,14 +1,12 @@
 //! **Where enums get their values.** An `ast::EnumDef` (`front::enums`) becomes a
-//! `hir::EnumDef` and the type `Type::Enum`, named by its qualified name as a typedef is
-//! (`scope::named_type`), and each enumerator a constant of that type, found as a file-scope
-//! constant is (`host_consts`, through the namespaces): an unscoped enum's as `A` (and
-//! `Mode::A`), a scoped enum's as `Mode::A` only.
+//! `hir::EnumDef` and the type `Type::Enum`, named as a typedef is (`scope::named_type`), and
+//! each enumerator a constant of that type, found as a file-scope constant is (`host_consts`).
 //!
 //! Values: as written (an integer constant expression, which may name earlier enumerators), or
 //! one more than the previous, 0 for the first. The underlying type: the one written after `:`
-//! (an integer type, not `bool`); `int` for a scoped enum without one; for an unscoped enum
-//! without one, `unsigned int` when no value is negative and `int` otherwise, as GCC and nvcc
-//! choose (values beyond 32 bits: `E0920`).
+//! (an integer type, not `bool`); without one, `unsigned int` when no value is negative and
+//! `int` otherwise, as GCC and nvcc choose (a value beyond a fixed type: `E0103`; beyond 32 bits
+//! without one: `E0007`).
 
 use super::consteval::{eval, Const};
 use super::expr::int_const;
@@ -21,12 +19,10 @@ use crate::types::{EnumId, IntKind, Type};
 /// Declares the enum `def`. An enum is a tentative declaration (`front::split`): one that cdpc
 /// cannot give values to (an enumerator computed by a host function, say) is left to the host
 /// compiler, its names recorded as skipped with the first error, which device code naming one
-/// of them reports (`E0901`), as for a class that does not parse.
+/// of them reports (`E0901`), as for a struct that does not parse.
 pub(super) fn declare(cx: &mut Context, def: &ast::EnumDef) {
-    // The namespace the enum is in names its constants and types.
-    let qualified = def.name.as_ref().map(|n| n.name.clone()).or_else(|| def.enumerators.first().map(|e| e.name.name.clone())).unwrap_or_default();
     let outer = std::mem::take(&mut cx.diags);
-    cx.in_namespaces_of(&qualified, |cx| declare_in_scope(cx, def));
+    declare_values(cx, def);
     let own = std::mem::replace(&mut cx.diags, outer);
     let mut own = own.into_vec();
     let Some(first) = own.iter().position(|d| d.is_error()) else {
@@ -38,17 +34,17 @@ pub(super) fn declare(cx: &mut Context, def: &ast::EnumDef) {
     let error = own.swap_remove(first);
     // the constants of the enumerators valued before the error
     for e in &def.enumerators {
-        cx.host_consts.remove(&constant_key(def, &e.name.name));
+        cx.host_consts.remove(&e.name.name);
     }
     let mut names: Vec<ast::Ident> = def.name.iter().chain(def.alias.iter()).cloned().collect();
-    names.extend(def.enumerators.iter().map(|e| ast::Ident { name: constant_key(def, &e.name.name), span: e.name.span }));
+    names.extend(def.enumerators.iter().map(|e| e.name.clone()));
     let skipped = ast::Skipped { kind: ast::SkippedKind::Unparsed, names: names.clone(), span: def.span, error: Some(Box::new(error)) };
     for name in names {
         cx.skipped.entry(name.name).or_insert_with(|| skipped.clone());
     }
 }
 
-fn declare_in_scope(cx: &mut Context, def: &ast::EnumDef) {
+fn declare_values(cx: &mut Context, def: &ast::EnumDef) {
     let fixed = match &def.base {
         None => None,
         Some(spec) => match cx.resolve_spec(spec) {
@@ -84,48 +80,36 @@ fn declare_in_scope(cx: &mut Context, def: &ast::EnumDef) {
             }
         };
         // later values may name this one
-        let key = constant_key(def, &en.name.name);
-        cx.host_consts.insert(key, int_const(value as i64, Type::LONGLONG, en.name.span));
+        cx.host_consts.insert(en.name.name.clone(), int_const(value as i64, Type::LONGLONG, en.name.span));
         values.push((en.name.name.clone(), value, en.name.span));
         next = value + 1;
     }
     let negative = values.iter().any(|(_, v, _)| *v < 0);
-    let underlying = fixed.unwrap_or(if def.scoped || negative { IntKind::Int } else { IntKind::UInt });
-    let (lo, hi) = if fixed.is_none() && !def.scoped && !negative { (0, u32::MAX as i128) } else { range(underlying, &cx.target) };
+    let underlying = fixed.unwrap_or(if negative { IntKind::Int } else { IntKind::UInt });
+    let (lo, hi) = if fixed.is_none() && !negative { (0, u32::MAX as i128) } else { range(underlying, &cx.target) };
     if let Some((name, _, span)) = values.iter().find(|(_, v, _)| *v < lo || *v > hi) {
-        cx.error(Code::CxxUnsupported, *span, format!("the value of `{name}` does not fit the enum's underlying type {}", underlying.name()))
-            .note("enums whose values need more than 32 bits are not supported yet")
-            .emit();
+        // Past its fixed type, a value is an error (nvcc's too); without one, C++ would widen the
+        // type, which cdpc does not do yet.
+        let (code, note) = match fixed {
+            Some(_) => (Code::InvalidDeclaration, "give the enum a wider underlying type"),
+            None => (Code::UnsupportedSyntax, "an enum without a fixed type holds 32-bit values here; write the type, `enum E : long long { ... }`"),
+        };
+        cx.error(code, *span, format!("the value of `{name}` does not fit the enum's underlying type {}", underlying.name())).note(note).emit();
         return;
     }
     let id = EnumId(cx.enums.len() as u32);
     let name = def.name.as_ref().map(|n| n.name.clone()).unwrap_or_else(|| format!("(anonymous enum at {})", def.span.start));
-    cx.enums.push(hir::EnumDef { name: name.clone(), underlying, scoped: def.scoped, span: def.span });
+    cx.enums.push(hir::EnumDef { name: name.clone(), underlying, span: def.span });
     // An anonymous enum's enumerators have its underlying type (it has no name to mangle).
     let ty = if def.name.is_some() { Type::Enum { id, underlying } } else { Type::Int(underlying) };
     if def.name.is_some() {
-        cx.cxx.typedefs.insert(name.clone(), ty.clone());
+        cx.names.typedefs.insert(name.clone(), ty.clone());
     }
     if let Some(alias) = &def.alias {
-        cx.cxx.typedefs.insert(alias.name.clone(), ty.clone());
+        cx.names.typedefs.insert(alias.name.clone(), ty.clone());
     }
     for (en, value, span) in values {
-        let constant = int_const(value as i64, ty.clone(), span);
-        cx.host_consts.insert(constant_key(def, &en), constant.clone());
-        // `Mode::A` names an unscoped enum's enumerator too (C++11)
-        if let (false, Some(enum_name)) = (def.scoped, &def.name) {
-            let simple = en.rsplit("::").next().unwrap_or(&en);
-            cx.host_consts.insert(format!("{}::{simple}", enum_name.name), constant);
-        }
-    }
-}
-
-/// The name an enumerator is found by: `Mode::A` in a scoped enum, else its own (qualified by
-/// its namespace in `front`).
-fn constant_key(def: &ast::EnumDef, enumerator: &str) -> String {
-    match (def.scoped, &def.name) {
-        (true, Some(e)) => format!("{}::{enumerator}", e.name),
-        _ => enumerator.to_string(),
+        cx.host_consts.insert(en, int_const(value as i64, ty.clone(), span));
     }
 }
 

@@ -4,7 +4,7 @@ use super::{Binding, Context, GlobalSymbol};
 use crate::diag::{Code, Span};
 use crate::front::ast::{self, BinaryOp as AstBin, UnaryOp as AstUn};
 use crate::hir::{self, BinaryOp, ExprKind, GlobalSpace, UnaryOp};
-use crate::types::{IntKind, Quals, Type};
+use crate::types::{DisplayType, IntKind, Quals, Type};
 
 fn boxed(e: hir::Expr) -> Box<hir::Expr> {
     Box::new(e)
@@ -122,20 +122,10 @@ impl Context {
 
     fn ident(&mut self, ident: &ast::Ident) -> Option<hir::Expr> {
         let span = ident.span;
-        let binding = self.lookup(&ident.name);
-        if !matches!(binding, Some(Binding::Local(_))) {
-            if let Some(member) = self.this_member(ident) {
-                return Some(member);
-            }
-        }
-        match binding {
+        match self.lookup(&ident.name) {
             Some(Binding::Local(id)) => {
                 let ty = self.state().locals[id.0 as usize].ty.clone();
-                let local = make(ExprKind::Local(id), ty, span);
-                if self.state().ref_locals.contains(&id) {
-                    return Some(self.through_reference(local));
-                }
-                return Some(local);
+                return Some(make(ExprKind::Local(id), ty, span));
             }
             Some(Binding::Global(id)) => {
                 let ty = self.globals[id.0 as usize].ty.clone();
@@ -150,7 +140,7 @@ impl Context {
         if let Some(e) = self.host_constant(&ident.name, span) {
             return Some(e);
         }
-        if let Some((GlobalSymbol::Function(_), _)) = self.resolve_symbol(&ident.name) {
+        if let Some(GlobalSymbol::Function(_)) = self.resolve_symbol(&ident.name) {
             return self.function_value(ident, span);
         }
         if let Some(register) = special_register_kind(&ident.name) {
@@ -566,7 +556,7 @@ impl Context {
                 _ => return self.no_field(field, &b.ty, "x, y, z"),
             },
             Type::Struct(id) => match self.find_field(*id, &field.name) {
-                Some((path, ty)) => return Some(self.member_path(b, &path, ty, span)),
+                Some(found) => found,
                 None => {
                     let names = self.field_names(*id);
                     return self.no_field(field, &b.ty.clone(), &names);
@@ -613,16 +603,15 @@ impl Context {
         if target == Type::Dim3 {
             return self.dim3_ctor(args, span);
         }
-        if let Some(class) = self.has_ctors(&target) {
-            return self.construct_temporary(class, args, span);
-        }
-        if args.len() != 1 || !target.is_scalar() {
-            let message = format!("{} cannot be constructed from {} arguments", self.show(&target), args.len());
-            self.error(Code::TypeMismatch, span, message).emit();
-            return None;
-        }
-        let value = self.expr(&args[0])?;
-        self.explicit_cast(value, &target, span)
+        // `float(x)`, `S(a, b)`: C has casts, `(float)x`, and no constructors; CUDA's `dim3(x)`
+        // is the one the kernel language keeps.
+        let written = match &target {
+            Type::Struct(id) => self.structs[id.0 as usize].name.clone(),
+            other => DisplayType { ty: other, structs: &*self }.to_string(),
+        };
+        let error = crate::front::cuda_cxx_error(span, &format!("a functional cast or constructor call, `{written}(...)`,"));
+        self.diags.push(error.with_note(format!("in C: a cast, `({})value`", DisplayType { ty: &target, structs: &*self })));
+        None
     }
 
     /// `dim3(x)`, `dim3(x, y)`, `dim3(x, y, z)`: missing dimensions are 1.
@@ -647,7 +636,7 @@ impl Context {
 
     fn call(&mut self, callee: &ast::Expr, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
         if let ast::ExprKind::Member { base, field, arrow } = &callee.kind {
-            return self.method_call(base, field, *arrow, args, span);
+            return self.member_call(base, field, *arrow, args, span);
         }
         // `op(x)`, `(*op)(x)`, `ops[i](x)`: a call through a pointer to a function.
         let ast::ExprKind::Ident(name) = &callee.kind else {
@@ -658,156 +647,54 @@ impl Context {
             let pointer = self.expr(callee)?;
             return self.call_indirect(pointer, args, span);
         }
-        let (function, key) = match self.resolve_symbol(&name.name) {
-            Some((GlobalSymbol::Function(id), key)) => (id, key),
-            _ => {
-                if let Some(host) = self.skipped_candidate(&name.name) {
-                    if host != name.name && self.skipped_use(&host, name.span) {
-                        return None;
-                    }
-                }
-                return self.builtin_call(name, args, span);
-            }
+        let Some(GlobalSymbol::Function(function)) = self.resolve_symbol(&name.name) else {
+            return self.builtin_call(name, args, span);
         };
-        let set = self.cxx.overloads.get(&key).cloned().unwrap_or_else(|| vec![function]);
         // A prototype of one of CUDA's intrinsics (KLAP's QT declares `__device__ int
         // __shfl_up(int, unsigned int, int);`, as CUDA's headers once did) declares the
         // intrinsic, not a function of the program's.
-        if super::intrinsics::is_intrinsic(&name.name) && set.iter().all(|id| self.functions[id.0 as usize].body.is_none()) {
+        if super::intrinsics::is_intrinsic(&name.name) && self.functions[function.0 as usize].body.is_none() {
             return self.builtin_call(name, args, span);
         }
         let checked: Vec<Option<hir::Expr>> = args.iter().map(|a| self.expr(a)).collect();
         let checked = checked.into_iter().collect::<Option<Vec<_>>>()?;
-        // A member function called by its bare name inside another: through `this`.
-        let members = set.iter().any(|id| self.cxx.methods.get(id).is_some_and(|m| !m.is_static));
-        let this_object = if members { self.implicit_this_object() } else { None };
-        let mut exprs: Vec<hir::Expr> = this_object.iter().cloned().collect();
-        exprs.extend(checked.iter().cloned());
-        let operands = super::overload::Operands { exprs: &exprs, object: this_object.is_some() };
-        if self.quiet_overload(&set, &operands).is_none() {
-            // A built-in (`sqrtf`, `make_float2(x, y)`) that a header overloads for its own
-            // types (helper_math.h's `fminf(float2, float2)`) stays a candidate.
+        if !self.accepts(function, &checked) {
+            // A built-in (`sqrtf`, `make_float2(x, y)`) of the name of a program's function
+            // that takes other arguments is still the built-in when these fit it.
             let checkpoint = self.diags.checkpoint();
             if let Some(call) = self.builtin_call(name, args, span) {
                 return Some(call);
             }
             self.diags.restore(checkpoint);
         }
-        let function = if set.len() == 1 { function } else { self.resolve_overload(&name.name, &set, operands, span)? };
-        let object = match self.cxx.methods.get(&function).copied() {
-            Some(m) if !m.is_static => match self.implicit_this(m.class, name.span) {
-                Some(this) => Some(this),
-                None => {
-                    let class = self.structs[m.class.0 as usize].name.clone();
-                    let simple = self.functions[function.0 as usize].name.clone();
-                    self.error(Code::NoSuchMember, name.span, format!("`{}` is a member function of `{class}` and needs an object", name.name))
-                        .note(format!("call it on a `{class}`: `object.{simple}(...)`"))
-                        .emit();
-                    return None;
-                }
-            },
-            _ => None,
-        };
-        let object = object.map(|this| {
-            let f = &self.functions[function.0 as usize];
-            let this_ty = f.local(f.params[0]).ty.clone();
-            self.cast(this, &this_ty)
-        });
-        self.finish_call_checked(function, object, checked, span)
+        self.finish_call_checked(function, checked, span)
     }
 
-    /// `object.f(args)` and `pointer->f(args)`.
-    fn method_call(&mut self, base: &ast::Expr, field: &ast::Ident, arrow: bool, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
-        let b = self.expr(base)?;
-        let b = if arrow { self.rvalue(b) } else { b };
-        let class = match (&b.ty, arrow) {
-            (Type::Struct(id), false) => *id,
-            (Type::Pointer { pointee, .. }, true) if matches!(**pointee, Type::Struct(_)) => match **pointee {
-                Type::Struct(id) => id,
-                _ => unreachable!(),
-            },
-            _ => {
-                let how = if arrow { "`->` needs a pointer to a struct" } else { "only a struct has member functions" };
-                let message = format!("{how}; found {}", self.show(&b.ty));
-                self.error(Code::NotCallable, callee_span(base, field), message).emit();
-                return None;
-            }
+    /// Whether the arguments `args` convert to the parameters of `function`, quietly.
+    fn accepts(&self, function: hir::FuncId, args: &[hir::Expr]) -> bool {
+        let f = &self.functions[function.0 as usize];
+        let decayed = |a: &hir::Expr| match self.decayed_type(a) {
+            Some(ty) => hir::Expr { kind: ExprKind::Decay(Box::new(a.clone())), ty, span: a.span },
+            None => a.clone(),
         };
-        let Some((function, declaring)) = self.find_method(class, &field.name) else {
-            let class_name = self.structs[class.0 as usize].name.clone();
-            let qualified = format!("{class_name}::{}", field.name);
-            if self.skipped_use(&qualified, field.span) {
-                return None;
-            }
-            let field_type = self.find_field(class, &field.name).map(|(_, ty)| ty);
-            // `s.op(x)`, `p->op(x)`: a call through a member that points to a function.
-            if field_type.as_ref().is_some_and(Type::is_fn_ptr) {
-                let callee = self.member(base, field, arrow, callee_span(base, field))?;
-                return self.call_indirect(callee, args, span);
-            }
-            let note = field_type.map(|ty| format!("it is a data member of type {}, not a pointer to a function", self.show(&ty)));
-            let mut builder = self.error(Code::NoSuchMember, field.span, format!("`{class_name}` has no member function `{}`", field.name));
-            if let Some(note) = note {
-                builder = builder.note(note);
-            }
-            builder.emit();
+        f.params.len() == args.len() && f.param_types().zip(args).all(|(p, a)| self.implicit_conversion_ok(&decayed(a), p).is_ok())
+    }
+
+    /// `s.op(x)`, `p->op(x)`: a call through a member that points to a function (a struct has
+    /// no member functions: C).
+    fn member_call(&mut self, base: &ast::Expr, field: &ast::Ident, arrow: bool, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+        let callee = self.member(base, field, arrow, callee_span(base, field))?;
+        if !callee.ty.is_fn_ptr() {
+            let message = format!("`{}` is a data member of type {}, not a pointer to a function", field.name, self.show(&callee.ty));
+            self.error(Code::NotCallable, field.span, message).emit();
             return None;
-        };
-        let class_name = self.structs[declaring.0 as usize].name.clone();
-        let set = self.cxx.overloads.get(&format!("{class_name}::{}", field.name)).cloned().unwrap_or_else(|| vec![function]);
-        let checked: Vec<Option<hir::Expr>> = args.iter().map(|a| self.expr(a)).collect();
-        let checked = checked.into_iter().collect::<Option<Vec<_>>>()?;
-        let function = if set.len() == 1 {
-            function
-        } else {
-            let object_place = if arrow {
-                let pointee = b.ty.pointee().cloned().expect("checked above: a pointer to a struct");
-                make(ExprKind::Deref(boxed(b.clone())), pointee, b.span)
-            } else {
-                b.clone()
-            };
-            let mut exprs = vec![object_place];
-            exprs.extend(checked.iter().cloned());
-            let what = format!("{class_name}::{}", field.name);
-            self.resolve_overload(&what, &set, super::overload::Operands { exprs: &exprs, object: true }, span)?
-        };
-        let method = self.cxx.methods.get(&function).copied();
-        let object = match method {
-            Some(m) if m.is_static => None,
-            _ => {
-                let pointer = if arrow {
-                    b
-                } else {
-                    if !self.is_place(&b) {
-                        self.error(Code::NotAnLvalue, base.span, "cdpc calls member functions only on variables, elements and fields").emit();
-                        return None;
-                    }
-                    let ty = Type::pointer_to(b.ty.clone());
-                    let s = b.span;
-                    make(ExprKind::AddrOf(boxed(b)), ty, s)
-                };
-                let f = &self.functions[function.0 as usize];
-                let this_ty = f.local(f.params[0]).ty.clone();
-                let object_const = matches!(&pointer.ty, Type::Pointer { pointee_const: true, .. })
-                    || matches!(&pointer.kind, ExprKind::AddrOf(place) if self.is_const_place(place));
-                if object_const && !matches!(this_ty, Type::Pointer { pointee_const: true, .. }) {
-                    let name = f.name.clone();
-                    self.error(Code::NoSuchMember, field.span, format!("`{name}` is not a const member function and cannot be called on a read-only object"))
-                        .note("declare it `const` if it does not modify the object")
-                        .emit();
-                    return None;
-                }
-                let s = pointer.span;
-                Some(make(ExprKind::Cast(boxed(pointer)), this_ty, s))
-            }
-        };
-        self.finish_call_checked(function, object, checked, span)
+        }
+        self.call_indirect(callee, args, span)
     }
 
-    /// A call of `function` with `args`, already checked (overload resolution needs their
-    /// types first), after the object pointer of a member function: default arguments,
-    /// references and a reference result.
-    pub(super) fn finish_call_checked(&mut self, function: hir::FuncId, object: Option<hir::Expr>, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
+    /// A call of `function` with `args`, already checked (a built-in of the same name may take
+    /// them instead): the arguments converted to the parameters' types.
+    pub(super) fn finish_call_checked(&mut self, function: hir::FuncId, args: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
         let f = &self.functions[function.0 as usize];
         if f.kind == hir::FunctionKind::Kernel {
             let fname = f.name.clone();
@@ -816,46 +703,18 @@ impl Context {
                 .emit();
             return None;
         }
-        let skip = f.cxx.has_this as usize;
-        let params: Vec<Type> = f.param_types().skip(skip).cloned().collect();
-        let refs: Vec<bool> = (0..params.len()).map(|i| f.cxx.ref_params.get(i).copied().unwrap_or(false)).collect();
-        let (return_type, def_span, fname, returns_ref) = (f.return_type.clone(), f.span, f.name.clone(), f.cxx.returns_ref);
-        let defaults = self.cxx.defaults.get(&function).cloned().unwrap_or_default();
-        let given = args.len();
-        let mut all_args: Vec<Option<hir::Expr>> = args.into_iter().map(Some).collect();
-        while all_args.len() < params.len() {
-            match defaults.get(all_args.len()).cloned().flatten() {
-                Some(default) => {
-                    let e = self.expr(&default);
-                    all_args.push(e);
-                }
-                None => break,
-            }
-        }
-        if all_args.len() != params.len() {
-            self.error(Code::CallArity, span, format!("`{fname}` takes {} argument{}, but {} were given", params.len(), plural(params.len()), given))
+        let params: Vec<Type> = f.param_types().cloned().collect();
+        let (return_type, def_span, fname) = (f.return_type.clone(), f.span, f.name.clone());
+        if args.len() != params.len() {
+            self.error(Code::CallArity, span, format!("`{fname}` takes {} argument{}, but {} were given", params.len(), plural(params.len()), args.len()))
                 .label(def_span, "declared here")
                 .emit();
             return None;
         }
-        let mut converted = Vec::new();
-        for (i, (e, p)) in all_args.into_iter().zip(&params).enumerate() {
-            converted.push(e.and_then(|e| {
-                let at = e.span;
-                if refs[i] {
-                    self.bind_reference(e, p, &format!("parameter {} of `{fname}`", i + 1), at)
-                } else {
-                    self.coerce(e, p, Code::TypeMismatch, "argument has the wrong type")
-                }
-            }));
-        }
-        let mut args: Vec<hir::Expr> = converted.into_iter().collect::<Option<Vec<_>>>()?;
-        if let Some(object) = object {
-            args.insert(0, object);
-        }
+        let converted: Vec<Option<hir::Expr>> = args.into_iter().zip(&params).map(|(e, p)| self.coerce(e, p, Code::TypeMismatch, "argument has the wrong type")).collect();
+        let args: Vec<hir::Expr> = converted.into_iter().collect::<Option<Vec<_>>>()?;
         self.record_call(function);
-        let call = make(ExprKind::Call { func: function, args }, return_type, span);
-        Some(if returns_ref { self.through_reference(call) } else { call })
+        Some(make(ExprKind::Call { func: function, args }, return_type, span))
     }
 }
 

@@ -25,7 +25,7 @@ impl Context {
             if decays {
                 ty = Type::pointer_to(ty);
             }
-            if ty.is_void() || matches!(ty, Type::Array { .. }) || p.declarator.reference.is_some() {
+            if ty.is_void() || matches!(ty, Type::Array { .. }) {
                 self.error(Code::InvalidDeclaration, p.span, format!("a pointer to a function cannot take a parameter of type {}", self.show(&ty)))
                     .note("cdpc's function pointers take scalars, pointers and structs")
                     .emit();
@@ -51,16 +51,8 @@ impl Context {
 
     /// The function `name` as a value: a pointer to it, when it is one device function.
     pub(super) fn function_value(&mut self, name: &ast::Ident, span: Span) -> Option<hir::Expr> {
-        let Some((GlobalSymbol::Function(id), key)) = self.resolve_symbol(&name.name) else { return None };
+        let Some(GlobalSymbol::Function(id)) = self.resolve_symbol(&name.name) else { return None };
         let f = &self.functions[id.0 as usize];
-        let overloaded = self.cxx.overloads.get(&key).is_some_and(|set| set.len() > 1);
-        if overloaded || self.cxx.methods.contains_key(&id) {
-            let what = if overloaded { "an overloaded function" } else { "a member function" };
-            self.error(Code::TypeMismatch, span, format!("`{}` is {what}, which cdpc cannot take the address of", name.name))
-                .note("a pointer may point to a device function that is neither overloaded nor a member")
-                .emit();
-            return None;
-        }
         let sig = FnSig { ret: f.return_type.clone(), params: f.param_types().cloned().collect() };
         Some(hir::Expr { kind: ExprKind::FuncAddr(id), ty: Type::FnPtr(Box::new(sig)), span })
     }

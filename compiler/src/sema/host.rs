@@ -87,9 +87,9 @@ impl Context {
         self.host_constant_named(name).map(|value| hir::Expr { span, ..value.clone() })
     }
 
-    /// The host constant `name` means here, looked up through the namespaces as a variable is.
+    /// The host constant `name`.
     fn host_constant_named(&self, name: &str) -> Option<&hir::Expr> {
-        self.candidates(name).into_iter().find_map(|c| self.host_consts.get(&c))
+        self.host_consts.get(name)
     }
 
     /// `&N` for a host constant `N`: device code has its value, not the host's variable.

@@ -16,8 +16,7 @@ impl Context {
             let target = ast::Expr { kind: ast::ExprKind::Ident(kernel.clone()), span: kernel.span };
             return self.launch_through(&target, config, config_span, args, span);
         }
-        let id = self.launched_kernel(kernel)?;
-        let kernel_id = self.launched_overload(kernel, id, args)?;
+        let kernel_id = self.launched_kernel(kernel)?;
         let k = &self.functions[kernel_id.0 as usize];
         let launched = Launched {
             target: hir::LaunchTarget::Kernel(kernel_id),
@@ -102,27 +101,8 @@ impl Context {
         Some(make(ExprKind::Launch(Box::new(launch)), Type::Void, span))
     }
 
-    /// The kernel an overloaded name launches, by overload resolution on the arguments
-    /// (`overload.rs`); the arguments are checked again by the launch, so only a clean first
-    /// check goes on (no diagnostic is reported twice).
-    fn launched_overload(&mut self, kernel: &ast::Ident, id: hir::FuncId, args: &[ast::Expr]) -> Option<hir::FuncId> {
-        let Some((_, key)) = self.resolve_symbol(&kernel.name) else { return Some(id) };
-        let set: Vec<hir::FuncId> = self.cxx.overloads.get(&key).cloned().unwrap_or_default();
-        if set.len() <= 1 {
-            return Some(id);
-        }
-        let errors = self.diags.len();
-        let checked: Vec<Option<hir::Expr>> = args.iter().map(|a| self.expr(a)).collect();
-        if self.diags.len() != errors {
-            return None;
-        }
-        let checked: Vec<hir::Expr> = checked.into_iter().collect::<Option<_>>()?;
-        let kernels: Vec<hir::FuncId> = set.into_iter().filter(|f| self.functions[f.0 as usize].kind == FunctionKind::Kernel).collect();
-        self.resolve_overload(&kernel.name, &kernels, super::overload::Operands { exprs: &checked, object: false }, kernel.span)
-    }
-
     fn launched_kernel(&mut self, kernel: &ast::Ident) -> Option<hir::FuncId> {
-        match self.resolve_symbol(&kernel.name).map(|(symbol, _)| symbol) {
+        match self.resolve_symbol(&kernel.name) {
             Some(GlobalSymbol::Function(id)) if self.functions[id.0 as usize].kind == FunctionKind::Kernel => Some(id),
             Some(GlobalSymbol::Function(id)) => {
                 let f_span = self.functions[id.0 as usize].span;

@@ -18,10 +18,7 @@ mod host;
 mod intrinsics;
 mod jumps;
 mod launch;
-mod this;
-mod overload;
 mod provenance;
-mod refs;
 mod scope;
 mod stmt;
 mod vector;
@@ -93,18 +90,13 @@ struct Context {
     host_consts: HashMap<String, hir::Expr>,
     /// Globals declared `const` (and string literals): read-only places.
     const_globals: std::collections::HashSet<GlobalId>,
-    /// C++: typedef names, member functions, default arguments, base classes, namespace
-    /// directives (see `scope.rs`).
-    cxx: scope::CxxNames,
+    /// Typedef names and which declaration declares which function (`scope.rs`).
+    names: scope::Names,
     diags: Diagnostics,
     /// State of the function body being checked.
     func: Option<FunctionState>,
     /// [`SemaOptions::separate`].
     separate: bool,
-    /// The namespaces of the declaration being checked outside any function body (a struct's
-    /// fields, a function's signature, a typedef), outermost first: where its type names are
-    /// looked up (`scope.rs`, `Context::candidates`).
-    decl_scope: Vec<String>,
     /// The user enums (`enums.rs`), by `EnumId`.
     enums: Vec<hir::EnumDef>,
 }
@@ -120,12 +112,6 @@ struct FunctionState {
     jumps: jumps::Jumps,
     /// Locals declared `const` (`const int x`, `int *const p`).
     const_locals: std::collections::HashSet<LocalId>,
-    /// References: locals holding the address of what they name (`refs.rs`).
-    ref_locals: std::collections::HashSet<LocalId>,
-    /// A member function's `this` parameter and its class.
-    this: Option<(LocalId, StructId)>,
-    /// The function returns a reference: `return` takes an address.
-    returns_ref: bool,
     provenance: provenance::Tracker,
 }
 
@@ -159,11 +145,10 @@ impl Context {
             skipped: HashMap::new(),
             host_consts: HashMap::new(),
             const_globals: Default::default(),
-            cxx: Default::default(),
+            names: Default::default(),
             diags: Diagnostics::default(),
             func: None,
             separate: false,
-            decl_scope: Vec::new(),
             enums: Vec::new(),
         }
     }
@@ -202,10 +187,8 @@ impl Context {
                 }
             }
         }
-        // A variable at file scope or in a namespace, looked up as C++ does (`scope.rs`: the
-        // enclosing namespaces innermost first, the file scope, `using namespace`).
         match self.resolve_symbol(name) {
-            Some((GlobalSymbol::Global(id), _)) => Some(Binding::Global(id)),
+            Some(GlobalSymbol::Global(id)) => Some(Binding::Global(id)),
             _ => None,
         }
     }

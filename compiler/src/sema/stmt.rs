@@ -144,13 +144,6 @@ impl Context {
                     }
                 }
             }
-            (Some(v), false) if self.state().returns_ref => {
-                if let Some(e) = self.expr(v) {
-                    if let Some(e) = self.bind_reference(e, &return_type, "the returned reference", v.span) {
-                        out.push(Stmt::Return(Some(e)));
-                    }
-                }
-            }
             (Some(v), false) => {
                 if let Some(e) = self.expr(v) {
                     if let Some(e) = self.coerce(e, &return_type, Code::TypeMismatch, "returned value has the wrong type") {
@@ -202,41 +195,6 @@ impl Context {
                 self.bind(name, Binding::Poisoned);
                 continue;
             };
-            if init.declarator.reference.is_some() {
-                self.local_reference(decl, init, ty, out);
-                continue;
-            }
-            if let Some(class) = self.has_ctors(&ty) {
-                let args: &[ast::Expr] = match &init.init {
-                    None => &[],
-                    Some(ast::Initializer::Ctor(args, _)) => args,
-                    Some(_) => &[],
-                };
-                if matches!(init.init, None | Some(ast::Initializer::Ctor(..))) {
-                    // `T x;` and `T x(args);` run a constructor on the new local.
-                    let local = self.new_local(&name.name, ty.clone(), init.declarator.span);
-                    let place = hir::Expr { kind: ExprKind::Local(local), ty: ty.clone(), span: name.span };
-                    let call = self.construct_into(place, class, args, init.declarator.span);
-                    // Const once constructed: `const C c(1);` calls only `const` members.
-                    if super::decls::object_quals(decl, &init.declarator).is_const {
-                        self.state().const_locals.insert(local);
-                    }
-                    self.bind(name, Binding::Local(local));
-                    self.state().jumps.initialised(&name.name, init.declarator.span);
-                    out.push(Stmt::Decl { local, init: None });
-                    out.extend(call.map(Stmt::Expr));
-                    continue;
-                }
-            }
-            if let Type::Array { elem, .. } = &ty {
-                if self.has_ctors(elem).is_some() {
-                    self.error(Code::CxxUnsupported, init.declarator.span, format!("an array of {}, a class with constructors, is not supported yet", self.show(elem)))
-                        .note("declare the elements one by one, or a pointer to them")
-                        .emit();
-                    self.bind(name, Binding::Poisoned);
-                    continue;
-                }
-            }
             if !ty.is_complete_object() {
                 let message = format!("`{}` cannot have type {}", name.name, self.show(&ty));
                 self.error(Code::InvalidDeclaration, init.declarator.span, message).emit();
@@ -249,8 +207,7 @@ impl Context {
             if quals.is_const {
                 self.state().const_locals.insert(local);
             }
-            // A reference's local is the pointer that carries it (`refs.rs`), never volatile itself.
-            self.state().locals[local.0 as usize].volatile = quals.is_volatile && init.declarator.reference.is_none();
+            self.state().locals[local.0 as usize].volatile = quals.is_volatile;
             self.bind(name, Binding::Local(local));
             if init.init.is_some() {
                 self.state().jumps.initialised(&name.name, init.declarator.span);
@@ -262,34 +219,6 @@ impl Context {
                 self.globals = globals;
             }
             out.push(Stmt::Decl { local, init: value });
-        }
-    }
-
-    /// `T &r = place;` (`refs.rs`): a local holding the address, read through at every use.
-    fn local_reference(&mut self, decl: &ast::DeclStmt, init: &ast::InitDeclarator, ty: Type, out: &mut Vec<Stmt>) {
-        let name = &init.declarator.name;
-        let carrier = super::refs::carrier(ty, super::refs::referred_quals(&decl.spec, &init.declarator.pointers));
-        let value = match &init.init {
-            Some(ast::Initializer::Expr(e)) => self.expr(e).and_then(|v| self.bind_reference(v, &carrier, &format!("`{}`", name.name), e.span)),
-            Some(ast::Initializer::Ctor(args, _)) if args.len() == 1 => {
-                self.expr(&args[0]).and_then(|v| self.bind_reference(v, &carrier, &format!("`{}`", name.name), args[0].span))
-            }
-            _ => {
-                self.error(Code::ReferenceBinding, init.declarator.span, format!("reference `{}` must be bound to an object where it is declared", name.name))
-                    .note("write `T &name = object;`")
-                    .emit();
-                None
-            }
-        };
-        let local = self.new_local(&name.name, carrier, init.declarator.span);
-        self.state().ref_locals.insert(local);
-        match value {
-            Some(value) => {
-                self.bind(name, Binding::Local(local));
-                self.state().jumps.initialised(&name.name, init.declarator.span);
-                out.push(Stmt::Decl { local, init: Some(Init::Expr(value)) });
-            }
-            None => self.bind(name, Binding::Poisoned),
         }
     }
 
@@ -309,14 +238,11 @@ impl Context {
                 let e = self.dim3_ctor(args, *span)?;
                 Some(Init::Expr(e))
             }
-            (ast::Initializer::Ctor(args, span), _) if args.len() == 1 => {
-                let e = self.expr(&args[0])?;
-                let _ = span;
-                Some(Init::Expr(self.coerce(e, ty, Code::TypeMismatch, "initializer has the wrong type")?))
-            }
+            // `int x(3);`: C++'s direct-initialization; `dim3 g(2, 1)` is the one the kernel
+            // language keeps.
             (ast::Initializer::Ctor(_, span), _) => {
-                let message = format!("{} cannot be constructed from a list of arguments", self.show(ty));
-                self.error(Code::TypeMismatch, *span, message).emit();
+                let error = crate::front::cuda_cxx_error(*span, &format!("direct-initialization of {}, `(...)` after the name,", self.show(ty)));
+                self.diags.push(error.with_note("in C: `= value`, or `= { ... }` for a struct or an array"));
                 None
             }
             (ast::Initializer::List(items, span), Type::Array { elem, len }) => {

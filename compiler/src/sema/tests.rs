@@ -320,3 +320,73 @@ fn launches_through_pointers_take_the_pointer_type_s_layout() {
     assert_eq!((launches[0].layout.size, launches[0].layout.align), (24, 8));
     assert_eq!(launches[1].kernel(), Some(hir::FuncId(0)));
 }
+
+/// The kernel language is C: one function a name. A second with other parameters is C++'s
+/// overloading (`E0923`); with the same parameters it must agree with the first (`E0101`),
+/// and a prototype before its definition is fine.
+#[test]
+fn a_name_is_one_function() {
+    assert_eq!(codes("__device__ int f(int x) { return x; }\n__device__ int f(float x) { return 1; }"), ["E0923"]);
+    assert_eq!(codes("__device__ int f(int x);\n__device__ float f(int x) { return 1.0f; }"), ["E0101"]);
+    assert_eq!(codes("__device__ int f(int x);\n__device__ int f(int y) { return y; }\n__global__ void k(int *p) { p[0] = f(1); }"), Vec::<&str>::new());
+    assert_eq!(codes("__device__ int f(int x) { return x; }\n__device__ int f(int x) { return 2; }"), ["E0101"]);
+}
+
+/// A program's function with the name of a built-in does not hide the built-in from calls
+/// its parameters do not take (a header's `fminf(float2, float2)` beside CUDA's `fminf`).
+#[test]
+fn a_built_in_stays_callable_beside_a_function_of_its_name() {
+    let source = "__device__ float2 fminf(float2 a, float2 b) { return make_float2(a.x < b.x ? a.x : b.x, a.y < b.y ? a.y : b.y); }
+                  __global__ void k(float *p, float2 *q) { p[0] = fminf(p[1], p[2]); q[0] = fminf(q[1], q[2]); }";
+    assert_eq!(codes(source), Vec::<&str>::new());
+    // neither takes these: the program's function's error
+    assert_eq!(codes(&source.replace("fminf(p[1], p[2])", "fminf(p, p)")), ["E0200", "E0200"]);
+}
+
+/// A struct has data members only: a call through a member calls the function it points to,
+/// and a member that points to none is no function.
+#[test]
+fn members_are_called_only_through_pointers() {
+    let source = "struct S { int (*op)(int); int n; };
+                  __device__ int twice(int x) { return 2 * x; }
+                  __global__ void k(struct S *s, int *p) { p[0] = s->op(3); p[1] = (*s).op(p[2]); }";
+    assert_eq!(codes(source), Vec::<&str>::new());
+    assert_eq!(codes(&source.replace("s->op(3)", "s->n(3)")), ["E0204"]);
+    assert_eq!(codes(&source.replace("s->op(3)", "s->m(3)")), ["E0100"]);
+}
+
+/// An enum's value past its fixed underlying type is an error (nvcc's too, `E0103`); past 32
+/// bits without a fixed type, C++ would widen the type, which the kernel language does not yet
+/// (`E0007`). Either way the enum is left unparsed and named only by device code that uses it.
+#[test]
+fn enum_values_fit_their_type() {
+    let uses = "__global__ void k(int *p) { p[0] = A; }";
+    assert_eq!(codes(&format!("enum E : unsigned char {{ A = 300 }};\n{uses}")), ["E0901"]);
+    assert_eq!(codes(&format!("enum E {{ A = 0x100000000 }};\n{uses}")), ["E0901"]);
+    let error = |source: &str| {
+        let (unit, _) = crate::front::parse(source);
+        let (_, diagnostics) = analyze(&unit.unwrap(), &SemaOptions::default());
+        diagnostics.into_iter().next().and_then(|d| d.notes.iter().find(|n| n.contains("E0")).cloned()).unwrap_or_default()
+    };
+    assert!(error(&format!("enum E : unsigned char {{ A = 300 }};\n{uses}")).contains("E0103"));
+    assert!(error(&format!("enum E {{ A = 0x100000000 }};\n{uses}")).contains("E0007"));
+}
+
+/// A struct whose definition the kernel language cannot read (a declarator after its body)
+/// is left unparsed with an `E0007`, reported where device code uses it.
+#[test]
+fn struct_definitions_the_front_end_cannot_read() {
+    assert_eq!(codes("struct S { int a; } s;"), Vec::<&str>::new());
+    assert_eq!(codes("struct S { int a; } s;\n__global__ void k(struct S *p) { p->a = 1; }"), ["E0901"]);
+}
+
+/// C has casts and `= value`; a functional cast, a constructor call and direct-initialization
+/// are C++ (`E0923`), but for CUDA's `dim3(x)` and `dim3 g(2, 1)`.
+#[test]
+fn functional_casts_and_direct_initialization_are_cxx_but_for_dim3() {
+    let k = |body: &str| codes(&format!("struct S {{ int a; }};\n__global__ void k(float *p, int x) {{ {body} }}"));
+    assert_eq!(k("dim3 g(2, 1); dim3 h = dim3(x); p[0] = g.x + h.y + (float)x;"), Vec::<&str>::new());
+    assert_eq!(k("p[0] = float(x);"), ["E0923"]);
+    assert_eq!(k("struct S s = S(1);"), ["E0923"]);
+    assert_eq!(k("int n(3); p[0] = n;"), ["E0923"]);
+}
