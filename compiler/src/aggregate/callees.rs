@@ -84,8 +84,6 @@ pub(super) fn clone_function(module: &Module, f: FuncId, suffix: &str) -> Functi
     clone.name = clone::unique_function_name(module, &format!("{}__{suffix}", original.name));
     clone.linkage = crate::hir::Linkage::C;
     clone.internal = true;
-    clone.cxx = Default::default();
-    clone.template = None;
     if clone.kind == FunctionKind::Kernel {
         clone.kind = FunctionKind::Device;
         clone.attrs = Default::default();

@@ -34,7 +34,7 @@ pub(super) fn record_size(module: &Module, child: FuncId) -> u64 {
 pub(super) fn make_record(module: &mut Module, child: FuncId) -> StructId {
     let (fields, size, align) = record_layout(module, child);
     let f = module.function(child);
-    let def = StructDef { name: format!("{}$agg_record", f.name), fields, size, align, span: f.span, template: None, union: false };
+    let def = StructDef { name: format!("{}$agg_record", f.name), fields, size, align, span: f.span, union: false };
     let id = StructId(module.structs.len() as u32);
     module.structs.push(def);
     id
@@ -70,8 +70,6 @@ pub(super) fn build_agg_kernel(module: &Module, child: &Function, record: Struct
         // The clone's blocks are not the child's: its launch bounds do not carry over.
         attrs: Default::default(),
         internal: false,
-        cxx: Default::default(),
-        template: None,
     };
     let span = child.span;
     let recs = new_local(&mut f, "agg$records", rec_ptr.clone(), span);

@@ -583,6 +583,6 @@ fn make_node(module: &mut Module, name: &str, record: StructId, span: Span) -> S
     }
     let align = rec_align.max(8);
     let id = StructId(module.structs.len() as u32);
-    module.structs.push(StructDef { name: name.to_string(), fields: out, size: round_up(offset, align), align, span, template: None, union: false });
+    module.structs.push(StructDef { name: name.to_string(), fields: out, size: round_up(offset, align), align, span, union: false });
     id
 }
