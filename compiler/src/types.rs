@@ -256,13 +256,9 @@ impl Type {
 pub trait StructLayouts {
     fn struct_size_align(&self, id: StructId) -> (u64, u64);
     fn struct_name(&self, id: StructId) -> &str;
-    /// A user enum's qualified name (`n::Mode`), for symbols.
+    /// A user enum's name (`Mode`), for symbols.
     fn enum_name(&self, _id: EnumId) -> &str {
         "enum"
-    }
-    /// For an instance of a class template: the template's qualified name and the arguments.
-    fn struct_template(&self, _id: StructId) -> Option<(&str, &[TemplateArgValue])> {
-        None
     }
 }
 
@@ -428,13 +424,6 @@ impl VectorType {
         let eight = matches!(self.elem, VectorElem::Int(IntKind::Long | IntKind::ULong | IntKind::LongLong | IntKind::ULongLong) | VectorElem::Float(FloatKind::Double));
         (eight && self.len == 4 && self.fixed_align.is_none()).then(|| format!("{0}_16a or {0}_32a", self.name))
     }
-}
-
-/// A template argument: a type, or an integer constant of the parameter's type.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum TemplateArgValue {
-    Type(Type),
-    Int { value: i64, ty: Type },
 }
 
 /// The arguments of `__launch_bounds__`, integer constants (the front end folds them).

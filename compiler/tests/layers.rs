@@ -131,6 +131,14 @@ fn the_lowest_layers_import_only_lower_ones() {
 }
 
 #[test]
+fn mangling_is_a_leaf_below_hir() {
+    let text = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/hir/mangle.rs")).unwrap();
+    let used: BTreeSet<String> = crate_paths(&text).into_iter().collect();
+    assert!(used.iter().all(|m| m == "types"), "`hir::mangle` imports {used:?}");
+    assert!(!code_lines(&text).any(|l| l.contains("super::")), "`hir::mangle` imports its parent `hir`");
+}
+
+#[test]
 fn finds_imports_and_cycles() {
     let text = "use crate::hir::Function;\n// crate::driver in a comment\nfn f() { $crate::x; crate::types::size_align(); }\n#[cfg(test)]\nmod tests { use crate::sema; }\n";
     assert_eq!(crate_paths(text), ["hir", "types"]);

@@ -54,18 +54,14 @@ impl<'ctx> Codegen<'ctx, '_> {
             } else {
                 self.types.mem(&f.return_type)?.fn_type(&params, false)
             };
-            // External linkage keeps names exact and visible, like nvcc with -rdc; an instance
-            // of a template is `.weak`, as nvcc's are, so two files may both instantiate it; a
-            // `static` function is internal (no `.visible`), as nvcc's are.
-            // C++'s inline functions (`inline`, `__forceinline__`, members defined in their
-            // class): nvcc writes no `.func` for one once every call is inlined, and a `.weak`
-            // one otherwise (LLVM's linkonce_odr does both).
+            // External linkage keeps names exact and visible, like nvcc with -rdc; a `static`
+            // function is internal (no `.visible`), as nvcc's are. C++'s inline functions
+            // (`inline`, `__forceinline__`): nvcc writes no `.func` for one once every call is
+            // inlined, and a `.weak` one otherwise (LLVM's linkonce_odr does both).
             let linkage = if f.internal {
                 Linkage::Internal
             } else if f.attrs.odr_inline && f.kind != FunctionKind::Kernel && f.body.is_some() {
                 Linkage::LinkOnceODR
-            } else if f.template.is_some() {
-                Linkage::WeakODR
             } else {
                 Linkage::External
             };

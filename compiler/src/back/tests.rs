@@ -82,8 +82,6 @@ impl F {
                 span: Span::default(),
                 attrs: Default::default(),
                 internal: false,
-                cxx: Default::default(),
-                template: None,
             },
         }
     }
@@ -569,7 +567,6 @@ fn control_flow_and_structs() {
         size: 24,
         align: 8,
         span: Span::default(),
-        template: None,
         union: false,
     });
     let s_ty = Type::Struct(StructId(0));
@@ -675,7 +672,6 @@ fn launch_with_struct_bool_and_dim3_arguments() {
             size: 16,
             align: 8,
             span: Span::default(),
-            template: None,
             union: false,
         });
         let p_ty = Type::Struct(StructId(0));

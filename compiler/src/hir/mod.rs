@@ -7,8 +7,8 @@
 
 use crate::diag::Span;
 use crate::layout::ParamLayout;
-use crate::types::{size_align, Quals, StructId, StructLayouts, Type};
-pub use crate::types::{LaunchBounds, TemplateArgValue};
+use crate::types::{size_align, StructId, StructLayouts, Type};
+pub use crate::types::LaunchBounds;
 
 pub mod mangle;
 pub mod visit;
@@ -61,15 +61,12 @@ impl StructLayouts for Module {
     fn struct_name(&self, id: StructId) -> &str {
         &self.struct_def(id).name
     }
-    fn struct_template(&self, id: StructId) -> Option<(&str, &[TemplateArgValue])> {
-        self.struct_def(id).template.as_deref().map(|t| (t.name.as_str(), t.args.as_slice()))
-    }
     fn enum_name(&self, id: crate::types::EnumId) -> &str {
         &self.enums[id.0 as usize].name
     }
 }
 
-/// A user enum (`sema::enums`): its qualified name and underlying type.
+/// A user enum (`sema::enums`): its name and underlying type.
 #[derive(Clone, Debug)]
 pub struct EnumDef {
     pub name: String,
@@ -85,21 +82,9 @@ pub struct StructDef {
     pub size: u64,
     pub align: u64,
     pub span: Span,
-    /// An instance of a class template (`crate::sema::class_templates`): the template and its
-    /// arguments, from which `crate::hir::mangle` names it (`3BufIiLi4EE`). `name` is then the
-    /// instance as messages show it, `Buf<int, 4>`.
-    pub template: Option<Box<ClassInstance>>,
     /// A `union`: every field at offset 0, the size the largest field's rounded up to the
     /// largest alignment (code generation gives it an opaque body of bytes).
     pub union: bool,
-}
-
-/// What an instance of a class template keeps of its template.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ClassInstance {
-    /// The template's qualified name, `n::Buf`.
-    pub name: String,
-    pub args: Vec<TemplateArgValue>,
 }
 
 #[derive(Clone, Debug)]
@@ -179,11 +164,11 @@ pub struct Global {
 }
 
 impl Global {
-    /// The symbol in PTX and in the cubin: the name (mangled in a namespace, `_ZN1n5tableE`),
+    /// The symbol in PTX and in the cubin: the name (C++ mangles no variable at file scope),
     /// with nvcc's prefix for an internal variable when the module id is known
     /// (`__nv_static_23__79fa1adf_4_v_cu__Z1kPi_sv`).
     pub fn symbol(&self, module: &Module) -> String {
-        internal_symbol(self.internal, &mangle::variable_symbol(&self.name), module)
+        internal_symbol(self.internal, &self.name, module)
     }
 }
 
@@ -239,14 +224,9 @@ pub struct Function {
     pub span: Span,
     /// `__forceinline__`, `__noinline__` and `__launch_bounds__`.
     pub attrs: FnAttrs,
-    /// `static` outside a class: internal linkage, a symbol no other file sees (two files may
+    /// `static`: internal linkage, a symbol no other file sees (two files may
     /// each have their own `static __device__ int helper()`).
     pub internal: bool,
-    /// What C++ adds to the name and the signature (scopes, `this`, references).
-    pub cxx: CxxSignature,
-    /// For an instance of a function template: its template arguments and its signature as the
-    /// template writes it, which its mangled name is made of (`crate::hir::mangle`).
-    pub template: Option<Box<TemplateInstance>>,
 }
 
 /// What a function's qualifiers ask of code generation.
@@ -255,8 +235,7 @@ pub struct FnAttrs {
     /// `Some(true)` for `__forceinline__` (LLVM `alwaysinline`), `Some(false)` for
     /// `__noinline__` (`noinline`).
     pub inline: Option<bool>,
-    /// C++'s inline: the `inline` keyword, `__forceinline__`, or a member function defined in
-    /// its class. Its definition may appear in every file that uses it, so it is emitted
+    /// C++'s inline: the `inline` keyword or `__forceinline__`. Its definition may appear in every file that uses it, so it is emitted
     /// `linkonce_odr`: no `.func` where every call is inlined, a `.weak` one otherwise, as nvcc.
     pub odr_inline: bool,
     /// A kernel's `__launch_bounds__`: `.maxntid`, `.minnctapersm`, `.maxclusterrank` in PTX.
@@ -264,62 +243,6 @@ pub struct FnAttrs {
     /// A kernel's register cap, `.maxnreg` in PTX; never from source (the launch pipeline caps
     /// the kernels it changes on the IR, `pipeline::threshold::cap_registers`).
     pub max_registers: Option<u32>,
-}
-
-/// The C++ side of a function's signature, for its mangled name. The HIR itself needs none
-/// of it: `this` is the first parameter, and a reference is a pointer that sema dereferences
-/// at every use.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CxxSignature {
-    /// The enclosing namespaces and class, outermost first (`["N", "Graph"]`).
-    pub scope: Vec<String>,
-    /// A member function with a `this` parameter (the first of `Function::params`).
-    pub has_this: bool,
-    /// `int f() const`.
-    pub const_method: bool,
-    /// For each parameter after `this`: whether it is a reference (its type is then the
-    /// pointer that carries it). Empty when none is.
-    pub ref_params: Vec<bool>,
-    /// The return type is a reference (`Function::return_type` is the pointer).
-    pub returns_ref: bool,
-    /// A constructor: named `C1` (the complete-object constructor) in the mangled name.
-    pub ctor: bool,
-    /// A member function of a class template's instance: the class, whose template arguments
-    /// its nested name includes (`_ZNK3BufIiLi4EE3sumEv`).
-    pub instance: Option<StructId>,
-}
-
-/// What an instance of a function template (`crate::sema::templates`) keeps of its template:
-/// everything else about it is an ordinary concrete function.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TemplateInstance {
-    pub args: Vec<TemplateArgValue>,
-    /// The return type as written in the template (`T *`), then each parameter's.
-    pub return_pattern: TypePattern,
-    pub param_patterns: Vec<TypePattern>,
-}
-
-/// A type as a template's signature writes it, where a template parameter may stand for a type.
-#[derive(Clone, Debug, PartialEq)]
-pub enum TypePattern {
-    Concrete(Type),
-    /// The template's type parameter of this index (`T_`, `T0_`, ... in a mangled name).
-    Param(u32),
-    Pointer { pointee: Box<TypePattern>, pointee_quals: Quals },
-    /// A reference parameter, `const T &` (`RKT_`): the referred type's pattern.
-    Reference { pointee: Box<TypePattern>, pointee_quals: Quals },
-    /// An instance of a class template written with the function template's parameters,
-    /// `Buf<T, 2>`, `Buf<T, N>` (the template's qualified name).
-    Instance { template: String, args: Vec<PatternArg> },
-}
-
-/// An argument of a class template's instance in a [`TypePattern::Instance`].
-#[derive(Clone, Debug, PartialEq)]
-pub enum PatternArg {
-    Type(TypePattern),
-    Value(TemplateArgValue),
-    /// The function template's non-type parameter of this index (`XT0_E`).
-    ValueParam(u32),
 }
 
 /// How a function's name becomes its symbol.
@@ -336,7 +259,10 @@ impl Function {
     /// prefix for an internal kernel when the module id is known. (nvcc leaves the names of
     /// internal `__device__` functions alone: only kernels and variables are found by name.)
     pub fn symbol(&self, module: &Module) -> String {
-        let name = mangle::function_symbol(self, module);
+        let name = match self.linkage {
+            Linkage::C => self.name.clone(),
+            Linkage::Cxx => mangle::mangle_function(&self.name, &self.param_types().collect::<Vec<_>>(), module),
+        };
         internal_symbol(self.internal && self.kind == FunctionKind::Kernel, &name, module)
     }
 

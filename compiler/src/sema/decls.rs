@@ -27,7 +27,7 @@ pub(super) fn declare_items(cx: &mut Context, unit: &ast::TranslationUnit) {
             }
             let id = StructId(cx.structs.len() as u32);
             cx.struct_names.insert(def.name.name.clone(), id);
-            cx.structs.push(hir::StructDef { name: def.name.name.clone(), fields: Vec::new(), size: 0, align: 1, span: def.span, template: None, union: def.union });
+            cx.structs.push(hir::StructDef { name: def.name.name.clone(), fields: Vec::new(), size: 0, align: 1, span: def.span, union: def.union });
             cx.complete.push(false);
         }
     }
@@ -364,7 +364,7 @@ pub(super) fn function_signature(cx: &mut Context, def: &ast::FunctionDef) -> Op
     let attrs = fn_attrs(cx, def, kind);
     // `static` is internal linkage.
     let internal = def.qualifiers.iter().any(|(q, _)| *q == ast::FnQualifier::Static);
-    Some(hir::Function { name: def.name.name.clone(), kind, linkage, return_type, params, locals, body: None, span: def.span, attrs, internal, cxx: Default::default(), template: None })
+    Some(hir::Function { name: def.name.name.clone(), kind, linkage, return_type, params, locals, body: None, span: def.span, attrs, internal })
 }
 
 /// A kernel whose parameters exceed the target's limit can be launched from nowhere; nvcc

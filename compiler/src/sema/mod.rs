@@ -123,9 +123,6 @@ impl StructLayouts for Context {
     fn struct_name(&self, id: StructId) -> &str {
         &self.structs[id.0 as usize].name
     }
-    fn struct_template(&self, id: StructId) -> Option<(&str, &[hir::TemplateArgValue])> {
-        self.structs[id.0 as usize].template.as_deref().map(|t| (t.name.as_str(), t.args.as_slice()))
-    }
     fn enum_name(&self, id: crate::types::EnumId) -> &str {
         &self.enums[id.0 as usize].name
     }
