@@ -13,10 +13,10 @@
 //!
 //! An entry is the files `<kind>/<stem>.{cu,pch,json,seen}` of one stem, `<16 hex digits of the
 //! key>-<cdpc's version>` ([`stem`]). Its `.seen` mark is its anchor: every compilation that
-//! reads or writes the entry first holds a shared `flock` on it ([`InUse`]), a hit sets its
-//! modification time (the entry's last use: access times are not reliable under
-//! `noatime`/`relatime`), and it holds the size of a header too large for the bound, so that it
-//! is not made again and again ([`InUse::too_large`]).
+//! reads or writes the entry first holds a shared `flock` on it ([`InUse`]), a hit (or the
+//! entry's making) sets its modification time (the entry's last use: access times are not
+//! reliable under `noatime`/`relatime`), and it holds the size of a header too large for the
+//! bound, so that it is not made again and again ([`InUse::too_large`]).
 //!
 //! # Trimming
 //!

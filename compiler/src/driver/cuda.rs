@@ -271,6 +271,7 @@ fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &Cach
     std::io::Write::write_all(&mut file, &made).ok()?;
     file.persist(path).ok()?;
     *wrote = true;
+    held.touch();
     Some(held)
 }
 
@@ -325,6 +326,7 @@ fn ensure_preamble(
                 return None;
             }
             *wrote = true;
+            held.touch();
             let messages = entry.in_source(messages, source_path);
             Some((entry, held, bytes, messages))
         }
