@@ -448,7 +448,7 @@ mod tests {
         // A hit on `b` makes `c` the least recently used.
         InUse::hold(&cache.kind_dir("preamble").join(format!("{b}.seen"))).unwrap().touch();
         let trimmed = trim(&Cache { max_size: 150, ..cache.clone() }).unwrap();
-        assert_eq!(trimmed.removed, [c.clone()]);
+        assert_eq!(trimmed.removed, [c]);
         assert!(files(&cache, "pch").is_empty());
         // Within the bound: nothing goes.
         assert_eq!(trim(&cache).unwrap(), Trimmed { removed: vec![], size: 100, in_use: 0 });
@@ -469,7 +469,7 @@ mod tests {
         assert!(cache.kind_dir("preamble").join(format!("{a}.pch")).is_file(), "the entry in use stays whole");
         // A trimmer holding the mark: the entry cannot be held (a miss, not an error).
         let trimmer = File::open(mark(&a)).unwrap();
-        assert!(flock(&trimmer, libc::LOCK_EX | libc::LOCK_NB) == false, "shared lock still held");
+        assert!(!flock(&trimmer, libc::LOCK_EX | libc::LOCK_NB), "shared lock still held");
         drop(held);
         assert!(flock(&trimmer, libc::LOCK_EX | libc::LOCK_NB));
         assert!(InUse::hold(&mark(&a)).is_none());
