@@ -223,6 +223,9 @@ fn every_code_has_a_ui_test() {
     // E1003 (CUDA's headers incomplete) is about the installation: `cdpc::clang`'s unit tests.
     // E1004 (Clang crashed) needs a crash: compiler/tests/cuda_cxx.rs's
     // `a_clang_crash_is_e1004_and_leaves_nothing` makes the shim abort inside Clang's run.
+    // E1005 (a malformed `CDPC_CACHE_MAX_SIZE`) is about the environment, which a ui test in this
+    // process cannot set for itself alone: compiler/tests/preamble_cache.rs's
+    // `a_malformed_bound_is_e1005_...` runs cdpc with it, and `cdpc::clang::cache`'s unit tests.
     let generated = [
         Code::SourceTooLarge,
         Code::OutputIsInput,
@@ -235,6 +238,7 @@ fn every_code_has_a_ui_test() {
         Code::PtxOfLinkNotPacked,
         Code::CudaHeadersNotFound,
         Code::ClangCrashed,
+        Code::CacheSizeInvalid,
     ];
     for code in Code::ALL {
         let prefix = code.as_str().to_lowercase();

@@ -177,6 +177,7 @@ pub enum Code {
     ClangNotFound,
     CudaHeadersNotFound,
     ClangCrashed,
+    CacheSizeInvalid,
     LaunchNotRecognised,
     // LLVM IR and bitcode as input (`driver::ir`): E1011-E1017
     IrUnreadable,
@@ -289,6 +290,7 @@ impl Code {
             ClangNotFound => "E1002",
             CudaHeadersNotFound => "E1003",
             ClangCrashed => "E1004",
+            CacheSizeInvalid => "E1005",
             LaunchNotRecognised => "E1010",
             IrUnreadable => "E1011",
             IrInvalid => "E1012",
@@ -410,6 +412,7 @@ impl Code {
         Code::ClangNotFound,
         Code::CudaHeadersNotFound,
         Code::ClangCrashed,
+        Code::CacheSizeInvalid,
         Code::LaunchNotRecognised,
         Code::IrUnreadable,
         Code::IrInvalid,

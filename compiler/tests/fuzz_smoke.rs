@@ -498,3 +498,27 @@ fn preamble_bounds_never_panic_and_end_at_a_line() {
         assert!(catch_unwind(AssertUnwindSafe(|| parse_depfile(&depfile))).is_ok(), "{depfile:?}");
     }
 }
+
+/// The size of cdpc's cache (`CDPC_CACHE_MAX_SIZE`, compiler/src/clang/cache.rs) on random
+/// strings of digits, units, signs and spaces: never a panic, an accepted size starts with a
+/// digit and reads back the same in bytes, a refusal says why.
+#[test]
+fn cache_sizes_never_panic() {
+    use cdpc::clang::cache::parse_size;
+    let mut rng = Rng(0x5eed_ca5e | 1);
+    let pieces = ["0", "1", "9", "99999999999", "k", "M", "g", "T", "B", "iB", "i", " ", "\t", ".", "-", "+", "é", "x", "\u{0}"];
+    let mut accepted = 0;
+    for _ in 0..5000 {
+        let text: String = (0..rng.below(6)).map(|_| pieces[rng.below(pieces.len())]).collect();
+        let Ok(parsed) = catch_unwind(AssertUnwindSafe(|| parse_size(&text))) else { panic!("panicked on {text:?}") };
+        match parsed {
+            Ok(size) => {
+                accepted += 1;
+                assert!(text.trim_start().starts_with(|c: char| c.is_ascii_digit()), "{text:?}");
+                assert_eq!(parse_size(&size.to_string()), Ok(size), "{text:?}");
+            }
+            Err(why) => assert!(!why.is_empty(), "{text:?}"),
+        }
+    }
+    assert!(accepted > 100, "the generator makes sizes too: {accepted}");
+}

@@ -1,7 +1,9 @@
 //! The cached precompiled preamble of a CUDA C++ file (compiler/src/clang/preamble.rs): made on
 //! the second compilation, used on the next ones while the header and the options are as they
 //! were, made again when they change or the cache file is damaged, safe under concurrent
-//! compilations, with the header's warnings on every compilation and no temporary files left.
+//! compilations, with the header's warnings on every compilation and no temporary files left;
+//! and the bound on the cache folder (compiler/src/clang/cache.rs: `CDPC_CACHE_MAX_SIZE`, the
+//! least recently used entries trimmed after a compilation that wrote one).
 //! Each test has a cache folder of its own (`CDPC_CACHE_DIR`) and runs cdpc as a process.
 
 use std::path::PathBuf;
@@ -42,8 +44,14 @@ impl Project {
         self.path("cache")
     }
 
-    /// `cdpc main.cu --emit ptx -DSCALE=scale`: the PTX, or the failure's stderr; and stderr.
+    /// `cdpc main.cu --emit ptx -DSCALE=scale`: the PTX and stderr.
     fn compile(&self, scale: u32, env: &[(&str, &str)]) -> (String, String) {
+        let (ptx, stderr) = self.try_compile(scale, env);
+        (ptx.unwrap_or_else(|| panic!("{stderr}")), stderr)
+    }
+
+    /// [`Project::compile`], which may fail: the PTX if it did not, and stderr.
+    fn try_compile(&self, scale: u32, env: &[(&str, &str)]) -> (Option<String>, String) {
         let out = self.path(&format!("out-{}.ptx", std::process::id() as u128 + SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_nanos()));
         let run = Command::new(env!("CARGO_BIN_EXE_cdpc"))
             .current_dir(self.dir.path())
@@ -52,34 +60,57 @@ impl Project {
             .arg(&out)
             .env("CDPC_CACHE_DIR", self.cache())
             .env_remove("CDPC_PREAMBLE")
+            .env_remove("CDPC_CACHE_MAX_SIZE")
             .envs(env.iter().copied())
             .env("TMPDIR", self.path("tmp"))
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
-        assert!(run.status.success(), "{stderr}");
+        if !run.status.success() {
+            assert!(!out.exists(), "no output from a failed compilation");
+            return (None, stderr);
+        }
         let ptx = std::fs::read_to_string(&out).unwrap();
         std::fs::remove_file(&out).unwrap();
-        (ptx, stderr)
+        (Some(ptx), stderr)
     }
 
     /// The files of the preamble cache, by extension.
     fn entries(&self, extension: &str) -> Vec<PathBuf> {
-        let Ok(dir) = std::fs::read_dir(self.cache().join("preamble")) else { return Vec::new() };
+        self.files("preamble", extension)
+    }
+
+    /// The files of the cache's folder `kind` (`pch`, `preamble`), by extension.
+    fn files(&self, kind: &str, extension: &str) -> Vec<PathBuf> {
+        let Ok(dir) = std::fs::read_dir(self.cache().join(kind)) else { return Vec::new() };
         let mut out: Vec<PathBuf> = dir.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == extension)).collect();
         out.sort();
         out
     }
 
-    /// Every file of the preamble cache is an entry's (no temporary files), and the work
-    /// folder is empty.
+    /// Every file of the cache is an entry's (`<16 hex digits>-<cdpc's version>.<ext>`: no
+    /// temporary files) or the trimmers' lock, and the work folder is empty.
     fn assert_clean(&self) {
-        for e in std::fs::read_dir(self.cache().join("preamble")).unwrap() {
+        let version = env!("CARGO_PKG_VERSION");
+        for kind in ["pch", "preamble"] {
+            let Ok(dir) = std::fs::read_dir(self.cache().join(kind)) else { continue };
+            for e in dir {
+                let name = e.unwrap().file_name().into_string().unwrap();
+                let (stem, ext) = name.rsplit_once('.').unwrap_or((&name, ""));
+                let (key, v) = stem.split_once('-').unwrap_or((stem, ""));
+                assert!(key.len() == 16 && key.chars().all(|c| c.is_ascii_hexdigit()) && v == version && ["cu", "pch", "json", "seen"].contains(&ext), "left in the cache: {kind}/{name}");
+            }
+        }
+        for e in std::fs::read_dir(self.cache()).unwrap() {
             let name = e.unwrap().file_name().into_string().unwrap();
-            let (stem, ext) = name.split_once('.').unwrap_or((&name, ""));
-            assert!(stem.len() == 16 && stem.chars().all(|c| c.is_ascii_hexdigit()) && ["cu", "pch", "json", "seen"].contains(&ext), "left in the cache: {name}");
+            assert!(["pch", "preamble", "trim.lock"].contains(&name.as_str()), "left in the cache: {name}");
         }
         assert_eq!(std::fs::read_dir(self.path("tmp")).unwrap().count(), 0, "work files left");
+    }
+
+    /// The bytes of the cache's files.
+    fn cache_size(&self) -> u64 {
+        ["pch", "preamble"].iter().flat_map(|kind| std::fs::read_dir(self.cache().join(kind)).into_iter().flatten()).map(|e| e.unwrap().metadata().unwrap().len()).sum()
     }
 }
 
@@ -195,4 +226,113 @@ fn cdpc_preamble_0_turns_the_preamble_off() {
     }
     assert!(!p.cache().join("preamble").exists());
     assert!(p.cache().join("pch").is_dir(), "the wrapper's header stays");
+}
+
+/// The files that `after` has and `before` had not.
+fn new_files(before: &[PathBuf], after: &[PathBuf]) -> Vec<PathBuf> {
+    after.iter().filter(|p| !before.contains(p)).cloned().collect()
+}
+
+#[test]
+fn the_cache_stays_within_its_bound_and_the_least_recently_used_entry_goes_first() {
+    if !crate::cuda_cxx::tools_ready() {
+        return;
+    }
+    let p = Project::new(1000);
+    // The first compilation makes the wrapper's header (W1) and marks the preamble: its size
+    // sets a bound of three and a half entries (a preamble's header, P, is the wrapper's and a
+    // little more).
+    p.compile(1, &[]);
+    let w1 = p.files("pch", "pch");
+    assert_eq!(w1.len(), 1);
+    let entry = std::fs::metadata(&w1[0]).unwrap().len();
+    let bound = (entry * 7 / 2).to_string();
+    let env = [("CDPC_CACHE_MAX_SIZE", bound.as_str())];
+    let step = |scale: u32| {
+        let (pch, pre) = (p.files("pch", "pch"), p.entries("pch"));
+        let (ptx, _) = p.compile(scale, &env);
+        assert!(stores(&ptx, 2000 * scale), "{ptx}");
+        assert!(p.cache_size() <= entry * 7 / 2, "{} bytes in the cache, over the bound of {bound}", p.cache_size());
+        (new_files(&pch, &p.files("pch", "pch")), new_files(&pre, &p.entries("pch")))
+    };
+    let (_, p1) = step(1);
+    assert_eq!(p1.len(), 1, "the second compilation makes P1");
+    let (w2, _) = step(2);
+    let (_, p2) = step(2);
+    // Four entries do not fit: the least recently used, W1, went.
+    assert!(!w1[0].exists() && p1[0].exists() && w2[0].exists() && p2[0].exists());
+    // A hit on P1 (no entry written: nothing is trimmed) makes it the most recently used.
+    let mark = p1[0].with_extension("seen");
+    std::fs::File::options().write(true).open(&mark).unwrap().set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000)).unwrap();
+    let (w, pre) = step(1);
+    assert!(w.is_empty() && pre.is_empty());
+    assert!(std::fs::metadata(&mark).unwrap().modified().unwrap() > SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000), "a hit marks its entry used");
+    // W3 does not fit beside the three: W2 goes, used before P2 and P1 (P1 was made first, but
+    // used last).
+    let (w3, _) = step(3);
+    assert_eq!(w3.len(), 1);
+    assert!(!w2[0].exists() && p2[0].exists() && p1[0].exists() && w3[0].exists());
+    // The entry goes whole: header, source and mark.
+    assert!(!w2[0].with_extension("cu").exists() && !w2[0].with_extension("seen").exists());
+    p.assert_clean();
+}
+
+#[test]
+fn a_malformed_bound_is_e1005_and_a_bound_of_zero_or_an_empty_cache_dir_keeps_nothing() {
+    if !crate::cuda_cxx::tools_ready() {
+        return;
+    }
+    let p = Project::new(1000);
+    for bad in ["2 gigs", "-1", "1.5G", "G"] {
+        let (ptx, stderr) = p.try_compile(1, &[("CDPC_CACHE_MAX_SIZE", bad)]);
+        assert!(ptx.is_none(), "{bad}");
+        assert!(stderr.contains("E1005") && stderr.contains(&format!("`CDPC_CACHE_MAX_SIZE={bad}` is not a size")) && stderr.contains("`500M`, `2G`"), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    assert!(!p.cache().exists(), "nothing is cached by a compilation that stops");
+    for _ in 0..3 {
+        assert!(stores(&p.compile(1, &[("CDPC_CACHE_MAX_SIZE", "0")]).0, 2000));
+    }
+    assert!(!p.cache().exists(), "a bound of 0 keeps nothing");
+    // `CDPC_CACHE_DIR=` turns the cache off, where the default folders would be used.
+    let home = p.path("home");
+    std::fs::create_dir(&home).unwrap();
+    let env = [("CDPC_CACHE_DIR", ""), ("HOME", home.to_str().unwrap()), ("XDG_CACHE_HOME", home.to_str().unwrap())];
+    for _ in 0..3 {
+        assert!(stores(&p.compile(1, &env).0, 2000));
+    }
+    assert_eq!(std::fs::read_dir(&home).unwrap().count(), 0, "nothing in the default folders");
+    assert_eq!(std::fs::read_dir(p.path("tmp")).unwrap().count(), 0, "work files left");
+}
+
+#[test]
+fn compilations_see_misses_not_errors_while_others_trim() {
+    if !crate::cuda_cxx::tools_ready() {
+        return;
+    }
+    let p = Project::new(1000);
+    p.compile(1, &[]);
+    let entry = std::fs::metadata(&p.files("pch", "pch")[0]).unwrap().len();
+    // Room for two entries: nearly every compilation that writes one removes others, which the
+    // other threads are about to read or are reading.
+    let bound = (entry * 5 / 2).to_string();
+    let env = [("CDPC_CACHE_MAX_SIZE", bound.as_str())];
+    std::thread::scope(|s| {
+        for thread in 0..3u32 {
+            let (p, env) = (&p, &env);
+            s.spawn(move || {
+                for round in 0..4u32 {
+                    let scale = 1 + (thread + round) % 3;
+                    let (ptx, stderr) = p.compile(scale, env);
+                    assert!(stores(&ptx, 2000 * scale), "{ptx}");
+                    assert!(warned_once(&stderr) && !stderr.contains("error"), "{stderr}");
+                }
+            });
+        }
+    });
+    // One more that writes, alone: the bound holds again.
+    let (ptx, _) = p.compile(4, &env);
+    assert!(stores(&ptx, 8000));
+    assert!(p.cache_size() <= entry * 5 / 2, "{} bytes over {bound}", p.cache_size());
+    p.assert_clean();
 }

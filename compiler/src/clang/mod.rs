@@ -46,6 +46,7 @@
 //! same `include/` folder. A folder without `cuda_runtime.h` or `curand_mtgp32_kernel.h` is
 //! `E1003`, saying what to install.
 
+pub mod cache;
 pub mod diagnostics;
 pub mod in_process;
 pub mod preamble;
@@ -344,34 +345,19 @@ impl ClangInvocation<'_> {
     }
 }
 
-/// Where the precompiled header for `invocation` is kept, when precompiled headers are in use:
-/// `CDPC_CACHE_DIR` (empty: none), else `$XDG_CACHE_HOME/cdpc`, else `$HOME/.cache/cdpc`, in
-/// `pch/<key>.pch`. The key hashes Clang (a Clang program, or the resource folder's CUDA wrapper
-/// for the linked one: its path, size and time), cdpc's version, CUDA's `cuda.h` (size and
-/// time) and every option of the compilation, so that a header is used only by compilations
-/// it was made for; Clang also checks the options it records and refuses a header that does
-/// not fit, which makes the compilation run without one.
-pub fn pch_path(clang: &Path, invocation: &ClangInvocation<'_>) -> Option<PathBuf> {
+/// Where the precompiled header of Clang's CUDA wrapper for `invocation` is kept in `cache`
+/// ([`cache`]): `pch/<stem>.pch`, beside the empty source it is made from (`<stem>.cu`) and its
+/// mark (`<stem>.seen`). The stem ([`cache::stem`]) hashes Clang (a Clang program, or the
+/// resource folder's CUDA wrapper for the linked one: its path, size and time), cdpc's version,
+/// CUDA's `cuda.h` (size and time) and every option of the compilation, so that a header is
+/// used only by compilations it was made for; Clang also checks the options it records and
+/// refuses a header that does not fit, which makes the compilation run without one.
+pub fn pch_path(cache: &cache::Cache, clang: &Path, invocation: &ClangInvocation<'_>) -> PathBuf {
     use std::hash::{Hash, Hasher};
-    let dir = cache_dir()?;
     let stamp = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.len(), m.modified().ok()));
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     (clang, stamp(clang), stamp(&invocation.cuda_root.join("include/cuda.h")), invocation.options(), env!("CARGO_PKG_VERSION")).hash(&mut hasher);
-    Some(dir.join("pch").join(format!("{:016x}.pch", hasher.finish())))
-}
-
-/// The folder of cdpc's cache: `CDPC_CACHE_DIR` (empty: none), else `$XDG_CACHE_HOME/cdpc`,
-/// else `$HOME/.cache/cdpc`.
-pub fn cache_dir() -> Option<PathBuf> {
-    match std::env::var_os("CDPC_CACHE_DIR") {
-        Some(d) if d.is_empty() => None,
-        Some(d) => Some(PathBuf::from(d)),
-        None => match (std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()), std::env::var_os("HOME").filter(|d| !d.is_empty())) {
-            (Some(xdg), _) => Some(PathBuf::from(xdg).join("cdpc")),
-            (None, Some(home)) => Some(PathBuf::from(home).join(".cache/cdpc")),
-            (None, None) => None,
-        },
-    }
+    cache.kind_dir("pch").join(format!("{}.pch", cache::stem(hasher.finish())))
 }
 
 #[cfg(test)]

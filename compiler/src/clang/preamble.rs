@@ -13,23 +13,27 @@
 //!
 //! # The cache
 //!
-//! `<cache>/preamble/<key>.{cu,pch,json,seen}`, `<cache>` being the folder of the wrapper's
-//! precompiled header ([`super::cache_dir`]). The key hashes the preamble's text, the file's
-//! folder, the working folder (relative `-I`), Clang's identity, `cuda.h`'s stamp, cdpc's
-//! version and every option of the compilation ([`Key`]); the `.json` manifest holds the whole
+//! `<cache>/preamble/<stem>.{cu,pch,json,seen}`, `<cache>` being the folder of the wrapper's
+//! precompiled header ([`super::cache`], which bounds the folder's size and trims it). The stem
+//! hashes the preamble's text, the file's folder, the working folder (relative `-I`), Clang's
+//! identity, `cuda.h`'s stamp, cdpc's version and every option of the compilation ([`Key`]),
+//! and ends with cdpc's version ([`super::cache::stem`]); the `.json` manifest holds the whole
 //! of that identity (a hash collision is a miss), the size and modification time of every file
 //! the preamble read (Clang's dependency list: a changed header is a miss) and Clang's messages
 //! while precompiling it, replayed on every use (a header's warnings are the preamble's: the
 //! compilations that use it do not give them again).
 //!
 //! A preamble costs about a compilation of the file to make, so it is made on the second
-//! compilation of the same preamble only ([`Lookup::Build`]): the first leaves a `.seen` mark.
-//! Files are written whole and renamed into place, so concurrent compilations read either
-//! nothing or a whole file; a manifest that cannot be read or does not match is a miss, and a
-//! header Clang refuses is removed ([`forget`]) and the compilation runs without it.
-//! `CDPC_CACHE_DIR=` (empty) turns the cache off; `CDPC_PREAMBLE=0` turns off the preamble
-//! alone (the wrapper's header stays).
+//! compilation of the same preamble only ([`Lookup::Build`]): the first leaves the `.seen`
+//! mark, which is also the entry's anchor in the cache ([`super::cache::InUse`]: held while the
+//! entry is read or written, touched by a hit, and where a header too large for the cache's
+//! bound is noted, [`Lookup::TooLarge`]). Files are written whole and renamed into place, so
+//! concurrent compilations read either nothing or a whole file; a manifest that cannot be read
+//! or does not match is a miss, and a header Clang refuses is removed ([`Entry::forget`]) and
+//! the compilation runs without it. `CDPC_CACHE_DIR=` (empty) turns the cache off;
+//! `CDPC_PREAMBLE=0` turns off the preamble alone (the wrapper's header stays).
 
+use super::cache::{Cache, InUse};
 use super::in_process::{Level, Message};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -172,12 +176,12 @@ pub struct Key {
 }
 
 impl Key {
-    /// The file name stem of this key's entries.
+    /// The file name stem of this key's entries ([`super::cache::stem`]).
     pub fn stem(&self) -> String {
         use std::hash::{Hash, Hasher};
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         self.hash(&mut hasher);
-        format!("{:016x}", hasher.finish())
+        super::cache::stem(hasher.finish())
     }
 }
 
@@ -224,23 +228,27 @@ pub struct Entry {
     key: Key,
 }
 
-/// What the cache says about a preamble.
+/// What the cache says about a preamble. The entry is held ([`InUse`]) by a hit and a build,
+/// until the compilation that uses it is over.
 #[derive(Debug)]
 pub enum Lookup {
-    /// A header that fits, with the messages of its making to replay.
-    Hit(Vec<Message>),
+    /// A header that fits, with the messages of its making to replay (marked used now).
+    Hit(Vec<Message>, InUse),
     /// Seen before and not (or no longer) in the cache: make it now.
-    Build,
+    Build(InUse),
     /// First seen now (marked): compile without it.
     FirstSight,
-    /// The mark could not be written (a read-only cache): compile without it.
+    /// Made before, and larger than the cache's bound then and now: compile without it.
+    TooLarge,
+    /// The mark could not be made (a read-only cache) or held (the entry is being removed):
+    /// compile without it.
     Unusable,
 }
 
 impl Entry {
-    /// The entry of `key` under `cache` (the folder of the wrapper's header).
-    pub fn new(cache: &Path, key: Key) -> Entry {
-        let dir = cache.join("preamble");
+    /// The entry of `key` in `cache`.
+    pub fn new(cache: &Cache, key: Key) -> Entry {
+        let dir = cache.kind_dir("preamble");
         let stem = key.stem();
         Entry {
             copy: dir.join(format!("{stem}.cu")),
@@ -251,20 +259,23 @@ impl Entry {
         }
     }
 
-    /// Looks the preamble up: a hit when the manifest matches the key and every file the
-    /// preamble read is as it was, and the header is there.
-    pub fn lookup(&self) -> Lookup {
+    /// Looks the preamble up, holding its entry first: a hit when the manifest matches the
+    /// key and every file the preamble read is as it was, and the header is there. A header
+    /// larger than `max_size` (the cache's bound) is not made.
+    pub fn lookup(&self, max_size: u64) -> Lookup {
+        let Some(held) = InUse::hold(&self.seen) else { return Lookup::Unusable };
         if let Some(messages) = self.read_manifest() {
             if self.pch.is_file() && self.copy.is_file() {
-                return Lookup::Hit(messages);
+                held.touch();
+                return Lookup::Hit(messages, held);
             }
         }
-        if self.seen.is_file() {
-            return Lookup::Build;
-        }
-        match self.seen.parent().map(std::fs::create_dir_all).and_then(Result::ok).and_then(|_| write_atomic(&self.seen, b"").ok()) {
-            Some(()) => Lookup::FirstSight,
-            None => Lookup::Unusable,
+        if held.first_sight {
+            Lookup::FirstSight
+        } else if held.too_large(max_size) {
+            Lookup::TooLarge
+        } else {
+            Lookup::Build(held)
         }
     }
 
@@ -468,28 +479,34 @@ mod tests {
         let header = dir.path().join("h.h");
         std::fs::write(&header, "int h;\n").unwrap();
         let key = Key { text: "#include \"h.h\"\n".into(), source_dir: dir.path().into(), cwd: dir.path().into(), compiler: vec!["-O3".into()] };
-        let entry = Entry::new(dir.path(), key.clone());
-        assert!(matches!(entry.lookup(), Lookup::FirstSight));
-        assert!(matches!(entry.lookup(), Lookup::Build));
+        let cache = Cache { dir: dir.path().into(), max_size: 1 << 20 };
+        let entry = Entry::new(&cache, key.clone());
+        assert!(matches!(entry.lookup(1), Lookup::FirstSight));
+        let Lookup::Build(held) = entry.lookup(1) else { panic!("a second sight builds") };
+        // A header over the bound is noted and not made again while the bound is smaller.
+        held.mark_too_large(2);
+        drop(held);
+        assert!(matches!(entry.lookup(1), Lookup::TooLarge));
+        assert!(matches!(entry.lookup(2), Lookup::Build(_)));
         entry.write_copy().unwrap();
         let warning = Message { level: Level::Warning, place: Some((entry.copy.display().to_string(), 1, 2)), text: "w".into() };
         entry.store(b"PCH", &format!("x.pch: {} {}\n", entry.copy.display(), header.display()), &[warning], Path::new("/src/f.cu")).unwrap();
-        match entry.lookup() {
-            Lookup::Hit(m) => assert_eq!(m, [Message { level: Level::Warning, place: Some(("/src/f.cu".into(), 1, 2)), text: "w".into() }]),
+        match entry.lookup(1) {
+            Lookup::Hit(m, _) => assert_eq!(m, [Message { level: Level::Warning, place: Some(("/src/f.cu".into(), 1, 2)), text: "w".into() }]),
             other => panic!("{other:?}"),
         }
         // Another key with the same stem (a collision, made by hand) does not match.
         let other = Entry { key: Key { compiler: vec!["-O2".into()], ..key.clone() }, ..entry.clone() };
-        assert!(matches!(other.lookup(), Lookup::Build));
+        assert!(matches!(other.lookup(2), Lookup::Build(_)));
         // A changed header.
         std::fs::write(&header, "int h, i;\n").unwrap();
-        assert!(matches!(entry.lookup(), Lookup::Build));
+        assert!(matches!(entry.lookup(2), Lookup::Build(_)));
         // A corrupt manifest.
         std::fs::write(&header, "int h;\n").unwrap();
         entry.store(b"PCH", &format!("x.pch: {}\n", header.display()), &[], Path::new("/src/f.cu")).unwrap();
-        assert!(matches!(entry.lookup(), Lookup::Hit(_)));
+        assert!(matches!(entry.lookup(2), Lookup::Hit(..)));
         std::fs::write(&entry.manifest, b"{\"key\": tru").unwrap();
-        assert!(matches!(entry.lookup(), Lookup::Build));
+        assert!(matches!(entry.lookup(2), Lookup::Build(_)));
         // Nothing but the entry's files: no temporary files left.
         let mut names: Vec<String> = std::fs::read_dir(dir.path().join("preamble")).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
         names.sort();

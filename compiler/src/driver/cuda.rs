@@ -4,6 +4,7 @@
 use super::{CompileError, CompileOptions, Phase, Timings};
 use crate::back::{self, BackendError, DebugLevel};
 use crate::clang::in_process::{self, NotRun, Outcome};
+use crate::clang::cache::{self, Cache, CacheEnv, InUse};
 use crate::clang::{self, preamble, ClangEngine, ClangEnv, ClangInvocation};
 use crate::diag::{Code, Diagnostic, Span};
 use crate::pipeline::{self, SourceText};
@@ -233,17 +234,22 @@ fn run_clang_with(engine: &ClangEngine, args: impl FnOnce(&Path) -> Result<(Vec<
     ran.unwrap_or_else(|e| Err(Failure::Tool(e)))
 }
 
-/// The precompiled header of Clang's CUDA wrapper for `template`'s options at `path`, made
-/// there first if it is missing (written whole, then renamed into place, so that a
-/// concurrent compilation never reads half of one). `None` when it cannot be made: the
-/// compilation then parses the wrapper itself, as without a cache.
-fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, path: &Path, build: &BuildOptions) -> Option<PathBuf> {
+/// The precompiled header of Clang's CUDA wrapper for `template`'s options at `path` in
+/// `cache`, held ([`InUse`]) until the compilation is over; made there first if it is missing
+/// (written whole, then renamed into place, so that a concurrent compilation never reads half
+/// of one; `wrote` says so). `None` when it cannot be made or is larger than the cache's bound:
+/// the compilation then parses the wrapper itself, as without a cache.
+fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &Cache, path: &Path, build: &BuildOptions, wrote: &mut bool) -> Option<InUse> {
+    let held = InUse::hold(&path.with_extension("seen"))?;
     if path.is_file() {
-        return Some(path.to_path_buf());
+        held.touch();
+        return Some(held);
+    }
+    if held.too_large(cache.max_size) {
+        return None;
     }
     // The header records its source, which must stay where it was: an empty file beside it.
     let dir = path.parent()?;
-    std::fs::create_dir_all(dir).ok()?;
     let empty = path.with_extension("cu");
     if !empty.is_file() {
         std::fs::write(&empty, "").ok()?;
@@ -257,29 +263,48 @@ fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, path: &Path,
         build,
     )
     .ok()?;
+    if made.len() as u64 > cache.max_size {
+        held.mark_too_large(made.len() as u64);
+        return None;
+    }
     let mut file = tempfile::NamedTempFile::new_in(dir).ok()?;
     std::io::Write::write_all(&mut file, &made).ok()?;
     file.persist(path).ok()?;
-    Some(path.to_path_buf())
+    *wrote = true;
+    held.touch();
+    Some(held)
 }
 
+/// A precompiled preamble from the cache: its entry, held until the compilation is over, the
+/// preamble's length, and the messages of its making.
+type HeldPreamble = (preamble::Entry, InUse, usize, Vec<in_process::Message>);
+
 /// The source's precompiled preamble for `template`'s options ([`clang::preamble`]), when it
-/// has one and the cache holds it or this is its second sight (then it is made here): the
-/// entry, the preamble's length, and the messages of its making. `None`: compile without.
-/// Only the linked Clang makes preambles (it hands its messages back as data).
-fn ensure_preamble(engine: &ClangEngine, template: &ClangInvocation<'_>, identity: &Path, source_path: &Path, source: &str, build: &BuildOptions) -> Option<(preamble::Entry, usize, Vec<in_process::Message>)> {
+/// has one and the cache holds it or this is its second sight (then it is made here, and
+/// `wrote` says so). `None`: compile without. Only the linked Clang makes preambles (it hands
+/// its messages back as data).
+#[allow(clippy::too_many_arguments)]
+fn ensure_preamble(
+    engine: &ClangEngine,
+    template: &ClangInvocation<'_>,
+    cache: &Cache,
+    identity: &Path,
+    source_path: &Path,
+    source: &str,
+    build: &BuildOptions,
+    wrote: &mut bool,
+) -> Option<HeldPreamble> {
     if !matches!(engine, ClangEngine::InProcess { .. }) || preamble::disabled() {
         return None;
     }
     let bytes = preamble::bounds(source)?;
-    let cache = clang::cache_dir()?;
     let source_dir = source_path.canonicalize().ok()?.parent()?.to_path_buf();
     let key = preamble::Key { text: source[..bytes].to_string(), source_dir: source_dir.clone(), cwd: std::env::current_dir().ok()?, compiler: template.identity(identity) };
-    let entry = preamble::Entry::new(&cache, key);
-    match entry.lookup() {
-        preamble::Lookup::Hit(messages) => Some((entry, bytes, messages)),
-        preamble::Lookup::FirstSight | preamble::Lookup::Unusable => None,
-        preamble::Lookup::Build => {
+    let entry = preamble::Entry::new(cache, key);
+    match entry.lookup(cache.max_size) {
+        preamble::Lookup::Hit(messages, held) => Some((entry, held, bytes, messages)),
+        preamble::Lookup::FirstSight | preamble::Lookup::TooLarge | preamble::Lookup::Unusable => None,
+        preamble::Lookup::Build(held) => {
             entry.write_copy().ok()?;
             let made = run_clang_with(
                 engine,
@@ -292,12 +317,18 @@ fn ensure_preamble(engine: &ClangEngine, template: &ClangInvocation<'_>, identit
             // A preamble Clang cannot precompile (an error in a header): the compilation
             // without it reports the error.
             let Ok((pch, depfile, Said::Messages(messages))) = made else { return None };
+            if pch.len() as u64 > cache.max_size {
+                held.mark_too_large(pch.len() as u64);
+                return None;
+            }
             if entry.store(&pch, &depfile, &messages, source_path).is_err() {
                 entry.forget();
                 return None;
             }
+            *wrote = true;
+            held.touch();
             let messages = entry.in_source(messages, source_path);
-            Some((entry, bytes, messages))
+            Some((entry, held, bytes, messages))
         }
     }
 }
@@ -309,10 +340,11 @@ fn with_replay(replay: Vec<in_process::Message>, messages: Vec<in_process::Messa
     all
 }
 
-/// What every Clang run over one source shares: Clang, CUDA's folders, the source's folder
-/// and the `-D`/`-U`/`-I` options.
+/// What every Clang run over one source shares: Clang, CUDA's folders, the source's folder,
+/// the `-D`/`-U`/`-I` options and the cache.
 struct ClangSetup {
     engine: ClangEngine,
+    cache: Option<Cache>,
     root: PathBuf,
     system_includes: Vec<PathBuf>,
     on_disk: Option<PathBuf>,
@@ -323,6 +355,7 @@ struct ClangSetup {
 impl ClangSetup {
     fn new(source: &str, options: &CompileOptions, tools: &Toolchain) -> Result<ClangSetup, CompileError> {
         let engine = clang::find_engine(&options.clang, &ClangEnv::from_process()).map_err(|d| CompileError::Diagnostics(vec![d]))?;
+        let cache = Cache::from_env(&CacheEnv::from_process()).map_err(|d| CompileError::Diagnostics(vec![d]))?;
         let root = tools.root();
         let system_includes = clang::cuda_include_dirs(&root).map_err(|d| CompileError::Diagnostics(vec![d]))?;
         let on_disk = input_on_disk(source, options);
@@ -334,7 +367,7 @@ impl ClangSetup {
             }
         }
         includes.extend(options.preprocess.include_dirs.iter().cloned());
-        Ok(ClangSetup { engine, root, system_includes, on_disk, macros: macro_args(options), includes })
+        Ok(ClangSetup { engine, cache, root, system_includes, on_disk, macros: macro_args(options), includes })
     }
 
     /// The options of this compilation; the input and output are set per run.
@@ -399,14 +432,16 @@ impl ClangSetup {
             ClangEngine::InProcess { resource_dir } => resource_dir.join(in_process::CUDA_WRAPPER),
         };
         let device = host_fatbin.is_none();
-        let preamble = match (&self.on_disk, device) {
-            (Some(path), true) => ensure_preamble(&self.engine, template, &identity, path, source, build),
+        let mut wrote = false;
+        let preamble = match (&self.on_disk, &self.cache, device) {
+            (Some(path), Some(cache), true) => ensure_preamble(&self.engine, template, cache, &identity, path, source, build, &mut wrote),
             _ => None,
         };
         let refused = |failure: &Failure| ["precompiled", "PCH file", "AST file"].iter().any(|w| failure.mentions(w));
         let mut with_preamble = None;
         let mut replay = Vec::new();
-        if let Some((entry, bytes, messages)) = &preamble {
+        let mut held_pch = None;
+        if let Some((entry, _, bytes, messages)) = &preamble {
             let result = run(None, Some((&entry.pch, *bytes)));
             if matches!(&result, Err(failure) if refused(failure)) {
                 // A header that does not fit after all (Clang says so): without it, made
@@ -420,7 +455,14 @@ impl ClangSetup {
         let run_result = match with_preamble {
             Some(result) => result,
             None => {
-                let pch = if device { clang::pch_path(&identity, template).and_then(|path| ensure_pch(&self.engine, template, &path, build)) } else { None };
+                let pch = match (&self.cache, device) {
+                    (Some(cache), true) => {
+                        let path = clang::pch_path(cache, &identity, template);
+                        held_pch = ensure_pch(&self.engine, template, cache, &path, build, &mut wrote);
+                        held_pch.as_ref().map(|_| path)
+                    }
+                    _ => None,
+                };
                 let mut result = run(pch.as_deref(), None);
                 if let (Some(path), Err(failure)) = (&pch, &result) {
                     if failure.mentions("precompiled") {
@@ -435,12 +477,18 @@ impl ClangSetup {
         // The preamble's messages first (where a compilation without it gives them), those of
         // the rest after; places in the preamble's copy are the source's.
         let run_result = match (&preamble, run_result) {
-            (Some((entry, _, _)), Ok((output, Said::Messages(m)))) => Ok((output, Said::Messages(with_replay(replay, entry.in_source(m, &self.on_disk.clone().unwrap_or_default()))))),
-            (Some((entry, _, _)), Err(Failure::Errors { said: Said::Messages(m), command })) => {
+            (Some((entry, _, _, _)), Ok((output, Said::Messages(m)))) => Ok((output, Said::Messages(with_replay(replay, entry.in_source(m, &self.on_disk.clone().unwrap_or_default()))))),
+            (Some((entry, _, _, _)), Err(Failure::Errors { said: Said::Messages(m), command })) => {
                 Err(Failure::Errors { said: Said::Messages(with_replay(replay, entry.in_source(m, &self.on_disk.clone().unwrap_or_default()))), command })
             }
             (_, other) => other,
         };
+        // Done with the cache's entries: a compilation that wrote one brings the cache down to
+        // its bound (hits do not, to stay cheap), its own entries now free to go too.
+        drop((preamble, held_pch));
+        if let (true, Some(cache)) = (wrote, &self.cache) {
+            let _ = cache::trim(cache);
+        }
         let compiled_path = compiled_path.into_inner();
         match run_result {
             Ok((output, said)) => {

@@ -1,0 +1,530 @@
+//! cdpc's cache folder and its bound: where the precompiled headers of Clang's CUDA wrapper
+//! (`pch/`) and the precompiled preambles of `.cu` files (`preamble/`, [`super::preamble`])
+//! are kept, how large the folder may grow, and how it is trimmed.
+//!
+//! # The folder and its bound
+//!
+//! [`Cache::from_env`]: `CDPC_CACHE_DIR` (empty: no cache), else `$XDG_CACHE_HOME/cdpc`, else
+//! `$HOME/.cache/cdpc`; at most `CDPC_CACHE_MAX_SIZE` bytes ([`parse_size`]: `500M`, `2G`, ...;
+//! empty or unset: [`DEFAULT_MAX_SIZE`], 2 GiB; `0`: no entry is kept, so the cache is not
+//! used, as with `CDPC_CACHE_DIR=`). A malformed size is `E1005`.
+//!
+//! # Entries
+//!
+//! An entry is the files `<kind>/<stem>.{cu,pch,json,seen}` of one stem, `<16 hex digits of the
+//! key>-<cdpc's version>` ([`stem`]). Its `.seen` mark is its anchor: every compilation that
+//! reads or writes the entry first holds a shared `flock` on it ([`InUse`]), a hit (or the
+//! entry's making) sets its modification time (the entry's last use: access times are not
+//! reliable under `noatime`/`relatime`), and it holds the size of a header too large for the
+//! bound, so that it is not made again and again ([`InUse::too_large`]).
+//!
+//! # Trimming
+//!
+//! After a compilation that wrote an entry (hits do not trim, to stay cheap), [`trim`] brings
+//! the folder down to the bound, one trimmer at a time (an exclusive `flock` on `trim.lock`):
+//! first the entries of other cdpc versions (their keys can never match again), then the
+//! others from the least recently used on. An entry goes whole, its header first and its mark
+//! last, under an exclusive lock on its mark taken without waiting: an entry another
+//! compilation is reading or writing right now is left alone, and a compilation that finds an
+//! entry being removed (its mark locked, or gone from under its lock) takes it as a miss. Marks
+//! without a header (`.seen` of a preamble seen once) and temporary files (`.tmp*`, a write
+//! cut short) older than [`STALE_AFTER`] are removed in any case. Files that are not cdpc's are
+//! neither counted nor touched.
+
+use crate::diag::{Code, Diagnostic, Span};
+use std::ffi::OsString;
+use std::fs::File;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// The bound without `CDPC_CACHE_MAX_SIZE`: 2 GiB, about 200 headers of Clang's CUDA wrapper
+/// (9.6 MB each) or 40 Thrust preambles (48 MB each), a fifth of ccache's default.
+pub const DEFAULT_MAX_SIZE: u64 = 2 << 30;
+
+/// How old a mark without a header, or a temporary file, must be to be removed.
+pub const STALE_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The kinds of entries, each a folder of the cache.
+pub const KINDS: [&str; 2] = ["pch", "preamble"];
+
+/// The file one trimmer at a time holds (exclusively) in the cache folder.
+pub const TRIM_LOCK: &str = "trim.lock";
+
+/// The extensions of an entry's files, the header first and the mark last: the order in
+/// which [`trim`] removes them.
+const EXTENSIONS: [&str; 4] = ["pch", "json", "cu", "seen"];
+
+/// The environment the cache settings are read from (tests build one by hand).
+#[derive(Clone, Debug, Default)]
+pub struct CacheEnv {
+    /// `CDPC_CACHE_DIR`.
+    pub cache_dir: Option<OsString>,
+    /// `XDG_CACHE_HOME`.
+    pub xdg_cache_home: Option<OsString>,
+    /// `HOME`.
+    pub home: Option<OsString>,
+    /// `CDPC_CACHE_MAX_SIZE`.
+    pub max_size: Option<OsString>,
+}
+
+impl CacheEnv {
+    /// Reads the variables of this process.
+    pub fn from_process() -> CacheEnv {
+        CacheEnv {
+            cache_dir: std::env::var_os("CDPC_CACHE_DIR"),
+            xdg_cache_home: std::env::var_os("XDG_CACHE_HOME"),
+            home: std::env::var_os("HOME"),
+            max_size: std::env::var_os("CDPC_CACHE_MAX_SIZE"),
+        }
+    }
+}
+
+/// The cache in use: its folder and its bound in bytes (never 0).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cache {
+    /// The folder (holding `pch/` and `preamble/`).
+    pub dir: PathBuf,
+    /// The most bytes its entries may take after a compilation that wrote one.
+    pub max_size: u64,
+}
+
+impl Cache {
+    /// The cache `env` describes; `None` when there is none (`CDPC_CACHE_DIR=`, no home, or a
+    /// bound of 0); `E1005` when `CDPC_CACHE_MAX_SIZE` is not a size.
+    pub fn from_env(env: &CacheEnv) -> Result<Option<Cache>, Diagnostic> {
+        let max_size = match env.max_size.as_ref().filter(|v| !v.is_empty()) {
+            None => DEFAULT_MAX_SIZE,
+            Some(value) => {
+                let text = value.to_string_lossy();
+                parse_size(&text).map_err(|why| {
+                    Diagnostic::new(Code::CacheSizeInvalid, Span::new(0, 0), format!("`CDPC_CACHE_MAX_SIZE={text}` is not a size: {why}"))
+                        .with_primary_message("this file is CUDA C++ (`.cu`), whose precompiled headers are cached")
+                        .with_note("write a number of bytes with an optional K, M, G or T (powers of 1024, `B` or `iB` may follow): `500M`, `2G`; `0` keeps nothing; unset: 2G")
+                })?
+            }
+        };
+        let dir = match &env.cache_dir {
+            Some(d) if d.is_empty() => None,
+            Some(d) => Some(PathBuf::from(d)),
+            None => match (env.xdg_cache_home.as_ref().filter(|d| !d.is_empty()), env.home.as_ref().filter(|d| !d.is_empty())) {
+                (Some(xdg), _) => Some(PathBuf::from(xdg).join("cdpc")),
+                (None, Some(home)) => Some(PathBuf::from(home).join(".cache/cdpc")),
+                (None, None) => None,
+            },
+        };
+        Ok(dir.filter(|_| max_size > 0).map(|dir| Cache { dir, max_size }))
+    }
+
+    /// The folder of entries of `kind` (one of [`KINDS`]).
+    pub fn kind_dir(&self, kind: &str) -> PathBuf {
+        self.dir.join(kind)
+    }
+}
+
+/// A size as `CDPC_CACHE_MAX_SIZE` writes it: digits, then optionally `K`, `M`, `G` or `T`
+/// (any case; powers of 1024) and `B` or `iB`; spaces around are ignored. `500M`, `2G`,
+/// `2GiB`, `1048576`, `0`.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return Err("it does not start with a number".into());
+    }
+    let number: u64 = text[..digits].parse().map_err(|_| "the number is too large".to_string())?;
+    let unit = text[digits..].trim_start().to_ascii_lowercase();
+    let shift = match unit.as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => return Err(format!("`{}` is not a unit (K, M, G or T)", &text[digits..].trim_start())),
+    };
+    number.checked_mul(1 << shift).ok_or_else(|| "the size is too large".to_string())
+}
+
+/// cdpc's version as it ends the stems of entries: its letters, digits, `.`, `_` and `+`
+/// (a `-` would end the key).
+pub fn version_tag() -> String {
+    env!("CARGO_PKG_VERSION").chars().map(|c| if c.is_ascii_alphanumeric() || ".+_".contains(c) { c } else { '_' }).collect()
+}
+
+/// The stem of the entry whose key hashes to `hash`, for this cdpc.
+pub fn stem(hash: u64) -> String {
+    format!("{hash:016x}-{}", version_tag())
+}
+
+/// An entry's stem and whether it is this cdpc's, from a file name of the cache; `None` for
+/// a file that is not an entry's.
+fn entry_of(name: &str) -> Option<(&str, bool)> {
+    let (stem, extension) = name.rsplit_once('.')?;
+    if !EXTENSIONS.contains(&extension) {
+        return None;
+    }
+    let (key, version) = match stem.split_once('-') {
+        Some((key, version)) => (key, Some(version)),
+        // An entry of a cdpc from before versions were in the names.
+        None => (stem, None),
+    };
+    if key.len() != 16 || !key.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    // A version's `.` makes `rsplit_once` right: the extension is after the last one.
+    Some((stem, version.is_some_and(|v| v == version_tag())))
+}
+
+fn flock(file: &File, operation: libc::c_int) -> bool {
+    // SAFETY: flock on a descriptor this `File` owns; no memory is involved.
+    unsafe { libc::flock(file.as_raw_fd(), operation) == 0 }
+}
+
+/// Whether `file` is still the file at `path` (not removed, nor replaced, since it was opened).
+fn still_at(file: &File, path: &Path) -> bool {
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(held), Ok(there)) => held.dev() == there.dev() && held.ino() == there.ino(),
+        _ => false,
+    }
+}
+
+/// Opens (creating it when missing) an entry's mark: the file, and whether this call made it.
+fn open_mark(path: &Path) -> Option<(File, bool)> {
+    std::fs::create_dir_all(path.parent()?).ok()?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).write(true);
+    match options.clone().create_new(true).open(path) {
+        Ok(file) => Some((file, true)),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match options.open(path) {
+            Ok(file) => Some((file, false)),
+            // A read-only cache: its entries can still be read.
+            Err(_) => File::open(path).ok().map(|f| (f, false)),
+        },
+        Err(_) => None,
+    }
+}
+
+/// A compilation's hold on one entry: a shared lock on its mark, held until dropped, while
+/// which [`trim`] does not remove the entry.
+#[derive(Debug)]
+pub struct InUse {
+    mark: File,
+    /// Whether the mark was made now: the entry's first sight.
+    pub first_sight: bool,
+}
+
+impl InUse {
+    /// Holds the entry whose mark is `mark` (made when missing); `None` when it cannot be held
+    /// (the folder cannot be written and the mark is missing, or a trimmer is removing the
+    /// entry right now): the compilation goes on without it.
+    pub fn hold(mark: &Path) -> Option<InUse> {
+        let (file, first_sight) = open_mark(mark)?;
+        if !flock(&file, libc::LOCK_SH | libc::LOCK_NB) {
+            return None;
+        }
+        // Removed (by a trimmer) between the opening and the lock: not the entry's mark.
+        still_at(&file, mark).then_some(InUse { mark: file, first_sight })
+    }
+
+    /// Marks the entry used now (its modification time), for [`trim`]'s order; a read-only
+    /// cache keeps the old time.
+    pub fn touch(&self) {
+        let _ = self.mark.set_modified(SystemTime::now());
+    }
+
+    /// Whether the mark says the entry's header was too large for `max_size` when it was
+    /// made ([`InUse::mark_too_large`]): then it is not made again, until the mark goes stale
+    /// ([`STALE_AFTER`]) or the bound grows.
+    pub fn too_large(&self, max_size: u64) -> bool {
+        let mut bytes = [0u8; 24];
+        let read = self.mark.read_at(&mut bytes, 0).unwrap_or(0);
+        std::str::from_utf8(&bytes[..read]).ok().and_then(|t| t.trim().parse::<u64>().ok()).is_some_and(|size| size > max_size)
+    }
+
+    /// Writes the size of a header that was not kept because it is larger than the bound.
+    pub fn mark_too_large(&self, size: u64) {
+        // In place: the mark is what the locks are on, so it is never replaced.
+        let _ = self.mark.set_len(0).and_then(|_| self.mark.write_all_at(size.to_string().as_bytes(), 0));
+    }
+}
+
+/// One entry as [`trim`] finds it.
+#[derive(Debug)]
+struct Found {
+    dir: PathBuf,
+    stem: String,
+    current: bool,
+    size: u64,
+    /// The mark's modification time: the last use.
+    mark: Option<SystemTime>,
+    /// The newest file's modification time: the last use of an entry without a mark.
+    newest: SystemTime,
+    has_header: bool,
+}
+
+impl Found {
+    fn used(&self) -> SystemTime {
+        self.mark.unwrap_or(self.newest)
+    }
+}
+
+/// What [`trim`] did, for tests and logs.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Trimmed {
+    /// The stems of the entries removed, in order.
+    pub removed: Vec<String>,
+    /// The bytes of cdpc's files in the folder after trimming.
+    pub size: u64,
+    /// Entries that would have gone but were in use.
+    pub in_use: usize,
+}
+
+/// Brings the cache folder down to its bound (see the module's documentation). Errors are
+/// those of taking the trim lock; a file that cannot be read or removed is skipped.
+pub fn trim(cache: &Cache) -> std::io::Result<Trimmed> {
+    std::fs::create_dir_all(&cache.dir)?;
+    let lock = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(cache.dir.join(TRIM_LOCK))?;
+    if !flock(&lock, libc::LOCK_EX) {
+        return Err(std::io::Error::last_os_error());
+    }
+    let now = SystemTime::now();
+    let stale = |time: SystemTime| now.duration_since(time).is_ok_and(|age| age > STALE_AFTER);
+    let mut entries: std::collections::HashMap<(PathBuf, String), Found> = std::collections::HashMap::new();
+    let mut total = 0u64;
+    for kind in KINDS {
+        let dir = cache.kind_dir(kind);
+        let Ok(read) = std::fs::read_dir(&dir) else { continue };
+        for file in read.flatten() {
+            let name = file.file_name().to_string_lossy().into_owned();
+            let Ok(meta) = file.metadata() else { continue };
+            if !meta.is_file() {
+                continue;
+            }
+            let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+            if name.starts_with(".tmp") {
+                // A write in progress, or one cut short long ago.
+                if !(stale(modified) && std::fs::remove_file(file.path()).is_ok()) {
+                    total += meta.len();
+                }
+                continue;
+            }
+            let Some((stem, current)) = entry_of(&name) else { continue };
+            total += meta.len();
+            let e = entries.entry((dir.clone(), stem.to_string())).or_insert_with(|| Found {
+                dir: dir.clone(),
+                stem: stem.to_string(),
+                current,
+                size: 0,
+                mark: None,
+                newest: SystemTime::UNIX_EPOCH,
+                has_header: false,
+            });
+            e.size += meta.len();
+            e.newest = e.newest.max(modified);
+            e.has_header |= name.ends_with(".pch");
+            if name.ends_with(".seen") {
+                e.mark = Some(modified);
+            }
+        }
+    }
+    // Other versions first, then the least recently used.
+    let mut entries: Vec<Found> = entries.into_values().collect();
+    entries.sort_by(|a, b| (a.current, a.used(), &a.stem).cmp(&(b.current, b.used(), &b.stem)));
+    let mut trimmed = Trimmed::default();
+    for e in &entries {
+        let leftover = !e.has_header && stale(e.used());
+        if total <= cache.max_size && !leftover {
+            continue;
+        }
+        if remove_entry(&e.dir, &e.stem) {
+            total = total.saturating_sub(e.size);
+            trimmed.removed.push(e.stem.clone());
+        } else {
+            trimmed.in_use += 1;
+        }
+    }
+    trimmed.size = total;
+    Ok(trimmed)
+}
+
+/// Removes one entry's files, the header first and the mark last, under an exclusive lock on
+/// the mark; `false` when the entry is in use (or its mark cannot be made to lock it).
+fn remove_entry(dir: &Path, stem: &str) -> bool {
+    let mark = dir.join(format!("{stem}.seen"));
+    let Some((file, _)) = open_mark(&mark) else { return false };
+    if !flock(&file, libc::LOCK_EX | libc::LOCK_NB) || !still_at(&file, &mark) {
+        return false;
+    }
+    for extension in EXTENSIONS {
+        let _ = std::fs::remove_file(dir.join(format!("{stem}.{extension}")));
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_numbers_with_binary_units() {
+        assert_eq!(parse_size("0"), Ok(0));
+        assert_eq!(parse_size("1048576"), Ok(1 << 20));
+        assert_eq!(parse_size("500M"), Ok(500 << 20));
+        assert_eq!(parse_size(" 2G "), Ok(2 << 30));
+        assert_eq!(parse_size("2gib"), Ok(2 << 30));
+        assert_eq!(parse_size("2 GB"), Ok(2 << 30));
+        assert_eq!(parse_size("3k"), Ok(3072));
+        assert_eq!(parse_size("1T"), Ok(1 << 40));
+        assert_eq!(parse_size("10B"), Ok(10));
+        assert!(parse_size("").unwrap_err().contains("number"));
+        assert!(parse_size("G2").unwrap_err().contains("number"));
+        assert!(parse_size("-1").unwrap_err().contains("number"));
+        assert!(parse_size("1.5G").unwrap_err().contains("`.5G` is not a unit"));
+        assert!(parse_size("2X").unwrap_err().contains("`X` is not a unit"));
+        assert!(parse_size("99999999999999999999").unwrap_err().contains("too large"));
+        assert!(parse_size("20000000T").unwrap_err().contains("too large"));
+    }
+
+    #[test]
+    fn the_settings_follow_the_environment() {
+        let env = |dir: Option<&str>, size: Option<&str>| CacheEnv {
+            cache_dir: dir.map(Into::into),
+            xdg_cache_home: Some("/xdg".into()),
+            home: Some("/home/u".into()),
+            max_size: size.map(Into::into),
+        };
+        assert_eq!(Cache::from_env(&env(Some("/c"), None)).unwrap(), Some(Cache { dir: "/c".into(), max_size: DEFAULT_MAX_SIZE }));
+        assert_eq!(Cache::from_env(&env(None, Some("500M"))).unwrap(), Some(Cache { dir: "/xdg/cdpc".into(), max_size: 500 << 20 }));
+        assert_eq!(Cache::from_env(&env(None, Some(""))).unwrap().unwrap().max_size, DEFAULT_MAX_SIZE, "empty: the default");
+        let home_only = CacheEnv { xdg_cache_home: None, ..env(None, None) };
+        assert_eq!(Cache::from_env(&home_only).unwrap().unwrap().dir, PathBuf::from("/home/u/.cache/cdpc"));
+        assert_eq!(Cache::from_env(&env(Some(""), None)).unwrap(), None, "CDPC_CACHE_DIR= turns it off");
+        assert_eq!(Cache::from_env(&env(Some("/c"), Some("0"))).unwrap(), None, "0 keeps nothing");
+        assert_eq!(Cache::from_env(&CacheEnv::default()).unwrap(), None, "no home");
+        let d = Cache::from_env(&env(Some("/c"), Some("2 gigs"))).unwrap_err();
+        assert_eq!(d.code, Code::CacheSizeInvalid);
+        assert!(d.message.contains("`CDPC_CACHE_MAX_SIZE=2 gigs`") && d.message.contains("`gigs` is not a unit"), "{d:?}");
+        // Even with the cache off: the setting is wrong either way.
+        assert!(Cache::from_env(&env(Some(""), Some("x"))).is_err());
+    }
+
+    /// An entry of `bytes` bytes (header and mark), last used at `used`.
+    fn entry(cache: &Cache, kind: &str, stem: &str, bytes: usize, used: SystemTime) {
+        let dir = cache.kind_dir(kind);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("{stem}.pch")), vec![0u8; bytes]).unwrap();
+        std::fs::write(dir.join(format!("{stem}.cu")), "").unwrap();
+        let mark = File::create(dir.join(format!("{stem}.seen"))).unwrap();
+        mark.set_modified(used).unwrap();
+    }
+
+    fn files(cache: &Cache, kind: &str) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(cache.kind_dir(kind)).map(|d| d.flatten().map(|e| e.file_name().into_string().unwrap()).collect()).unwrap_or_default();
+        names.sort();
+        names
+    }
+
+    fn ago(hours: u64) -> SystemTime {
+        SystemTime::now() - Duration::from_secs(hours * 3600)
+    }
+
+    #[test]
+    fn other_versions_go_first_then_the_least_recently_used_and_a_hit_counts_as_a_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache { dir: dir.path().into(), max_size: 250 };
+        let (a, b, c) = (stem(0xa), stem(0xb), stem(0xc));
+        entry(&cache, "pch", &a, 100, ago(3));
+        entry(&cache, "preamble", &b, 100, ago(2));
+        entry(&cache, "pch", &c, 100, ago(1));
+        // Newer than all, but of another cdpc (and of the layout without versions).
+        let now = ago(0);
+        entry(&cache, "preamble", "00000000000000ff-0.0.1", 10, now);
+        entry(&cache, "preamble", "00000000000000fe", 10, now);
+        let trimmed = trim(&cache).unwrap();
+        assert_eq!(trimmed.removed, ["00000000000000fe", "00000000000000ff-0.0.1", a.as_str()]);
+        assert_eq!(trimmed.size, 200);
+        assert_eq!(files(&cache, "pch"), [format!("{c}.cu"), format!("{c}.pch"), format!("{c}.seen")]);
+        assert_eq!(files(&cache, "preamble"), [format!("{b}.cu"), format!("{b}.pch"), format!("{b}.seen")]);
+        // A hit on `b` makes `c` the least recently used.
+        InUse::hold(&cache.kind_dir("preamble").join(format!("{b}.seen"))).unwrap().touch();
+        let trimmed = trim(&Cache { max_size: 150, ..cache.clone() }).unwrap();
+        assert_eq!(trimmed.removed, [c]);
+        assert!(files(&cache, "pch").is_empty());
+        // Within the bound: nothing goes.
+        assert_eq!(trim(&cache).unwrap(), Trimmed { removed: vec![], size: 100, in_use: 0 });
+    }
+
+    #[test]
+    fn an_entry_in_use_stays_and_one_being_removed_is_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache { dir: dir.path().into(), max_size: 1 };
+        let (a, b) = (stem(1), stem(2));
+        entry(&cache, "preamble", &a, 100, ago(2));
+        entry(&cache, "preamble", &b, 100, ago(1));
+        let mark = |s: &str| cache.kind_dir("preamble").join(format!("{s}.seen"));
+        let held = InUse::hold(&mark(&a)).unwrap();
+        assert!(!held.first_sight);
+        let trimmed = trim(&cache).unwrap();
+        assert_eq!((trimmed.removed, trimmed.in_use), (vec![b.clone()], 1));
+        assert!(cache.kind_dir("preamble").join(format!("{a}.pch")).is_file(), "the entry in use stays whole");
+        // A trimmer holding the mark: the entry cannot be held (a miss, not an error).
+        let trimmer = File::open(mark(&a)).unwrap();
+        assert!(!flock(&trimmer, libc::LOCK_EX | libc::LOCK_NB), "shared lock still held");
+        drop(held);
+        assert!(flock(&trimmer, libc::LOCK_EX | libc::LOCK_NB));
+        assert!(InUse::hold(&mark(&a)).is_none());
+        // Removed under the lock: a compilation that opened the old mark does not hold it.
+        std::fs::remove_file(mark(&a)).unwrap();
+        drop(trimmer);
+        let fresh = InUse::hold(&mark(&a)).unwrap();
+        assert!(fresh.first_sight, "a new mark is a first sight");
+    }
+
+    #[test]
+    fn stale_marks_and_temporary_files_go_and_other_files_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache { dir: dir.path().into(), max_size: DEFAULT_MAX_SIZE };
+        let pre = cache.kind_dir("preamble");
+        std::fs::create_dir_all(&pre).unwrap();
+        let old_mark = pre.join(format!("{}.seen", stem(1)));
+        let new_mark = pre.join(format!("{}.seen", stem(2)));
+        File::create(&old_mark).unwrap().set_modified(ago(25)).unwrap();
+        File::create(&new_mark).unwrap().set_modified(ago(23)).unwrap();
+        let old_tmp = pre.join(".tmpAbC123");
+        let new_tmp = pre.join(".tmpXyZ789");
+        File::create(&old_tmp).unwrap().set_modified(ago(25)).unwrap();
+        File::create(&new_tmp).unwrap();
+        let foreign = pre.join("notes.txt");
+        std::fs::write(&foreign, "mine").unwrap();
+        // An entry with a header is not stale, however old.
+        entry(&cache, "pch", &stem(3), 10, ago(1000));
+        let trimmed = trim(&cache).unwrap();
+        assert_eq!(trimmed.removed, [stem(1)]);
+        assert!(!old_mark.exists() && !old_tmp.exists());
+        assert!(new_mark.exists() && new_tmp.exists() && foreign.exists());
+        assert_eq!(files(&cache, "pch").len(), 3);
+    }
+
+    #[test]
+    fn too_large_marks_are_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = InUse::hold(&dir.path().join("p/x.seen")).unwrap();
+        assert!(held.first_sight && !held.too_large(10));
+        held.mark_too_large(11);
+        assert!(held.too_large(10) && !held.too_large(11));
+        held.mark_too_large(5);
+        assert!(!held.too_large(10), "written over, not appended");
+    }
+
+    #[test]
+    fn names_of_entries() {
+        let v = version_tag();
+        assert_eq!(stem(0xab), format!("00000000000000ab-{v}"));
+        assert_eq!(entry_of(&format!("{}.pch", stem(1))), Some((stem(1).as_str(), true)));
+        assert_eq!(entry_of("0123456789abcdef.json"), Some(("0123456789abcdef", false)));
+        assert_eq!(entry_of("0123456789abcdef-9.9.9.seen"), Some(("0123456789abcdef-9.9.9", false)));
+        for name in ["0123456789abcdef.txt", "0123456789abcde.pch", ".tmp123", "trim.lock", "xyz"] {
+            assert_eq!(entry_of(name), None, "{name}");
+        }
+    }
+}
