@@ -256,6 +256,11 @@ impl Type {
 pub trait StructLayouts {
     fn struct_size_align(&self, id: StructId) -> (u64, u64);
     fn struct_name(&self, id: StructId) -> &str;
+    /// The keyword C code writes before the struct's name (`struct`, `union`), or `None` when
+    /// the name alone is the type (a tagless struct's typedef name).
+    fn struct_keyword(&self, _id: StructId) -> Option<&'static str> {
+        Some("struct")
+    }
     /// A user enum's name (`Mode`), for symbols.
     fn enum_name(&self, _id: EnumId) -> &str {
         "enum"
@@ -310,7 +315,10 @@ impl fmt::Display for DisplayType<'_> {
             Type::Array { elem, len } => {
                 write!(f, "{}[{}]", DisplayType { ty: elem, structs: self.structs }, len)
             }
-            Type::Struct(id) => write!(f, "struct {}", self.structs.struct_name(*id)),
+            Type::Struct(id) => match self.structs.struct_keyword(*id) {
+                Some(keyword) => write!(f, "{keyword} {}", self.structs.struct_name(*id)),
+                None => f.write_str(self.structs.struct_name(*id)),
+            },
             Type::Dim3 => f.write_str("dim3"),
             Type::Stream => f.write_str("cudaStream_t"),
             Type::Event => f.write_str("cudaEvent_t"),

@@ -567,6 +567,7 @@ fn control_flow_and_structs() {
         align: 8,
         span: Span::default(),
         union: false,
+        tagless: false,
     });
     let s_ty = Type::Struct(StructId(0));
     let mut k = F::kernel("loops");
@@ -672,6 +673,7 @@ fn launch_with_struct_bool_and_dim3_arguments() {
             align: 8,
             span: Span::default(),
             union: false,
+            tagless: false,
         });
         let p_ty = Type::Struct(StructId(0));
         let mut child = F::kernel("child");

@@ -164,12 +164,20 @@ pub fn header(module: &hir::Module, source_name: &str) -> String {
     let mut c_decls = String::new();
     let mut cuda_decls = String::new();
     let mut structs = std::collections::BTreeSet::new();
-    for Kernel { symbol, sig, internal, .. } in kernels(module) {
+    let mut typedef_names = std::collections::BTreeSet::new();
+    for Kernel { symbol, sig, types, internal } in kernels(module) {
         // a `static` kernel has no launcher, and host code in another file cannot name it
         if internal {
             continue;
         }
-        structs.extend(sig.params.iter().filter(|p| p.kind == ValueKind::Aggregate).map(|p| p.c_type.clone()));
+        for (p, ty) in sig.params.iter().zip(&types) {
+            if let (ValueKind::Aggregate, Type::Struct(id)) = (&p.kind, ty) {
+                if module.struct_def(*id).keyword().is_some() {
+                    structs.insert(p.c_type.clone());
+                }
+            }
+            tagless_structs(module, ty, &mut typedef_names);
+        }
         let params: Vec<String> = sig.params.iter().map(|p| format!("{} {}", p.c_type, p.name)).collect();
         let params = params.join(", ");
         let sep = if params.is_empty() { "" } else { ", " };
@@ -177,12 +185,21 @@ pub fn header(module: &hir::Module, source_name: &str) -> String {
         let linkage = if symbol == sig.name { "extern \"C\" " } else { "" };
         cuda_decls.push_str(&format!("{linkage}__global__ void {}({});\n", sig.name, if params.is_empty() { "void" } else { &params }));
     }
-    // Structs by value: declared here, defined by the host program's own header (a
-    // declaration may name an incomplete type; a call needs the definition).
+    // Structs and unions by value: declared here, defined by the host program's own header (a
+    // declaration may name an incomplete type; a call needs the definition). A tagless one is
+    // its typedef's name, which no declaration here could give without defining the struct.
+    if !typedef_names.is_empty() {
+        let names: Vec<String> = typedef_names.iter().map(|n| format!("`{n}`")).collect();
+        out.push_str(&format!(
+            "/* The host program defines {} before it includes this header: a tagless struct or union\n   \
+             (`typedef struct {{ ... }} Name;`) is named by its typedef name, which no declaration here can give. */\n",
+            names.join(", ")
+        ));
+    }
     for s in &structs {
         out.push_str(&format!("{s};\n"));
     }
-    if !structs.is_empty() {
+    if !structs.is_empty() || !typedef_names.is_empty() {
         out.push('\n');
     }
     out.push_str("#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
@@ -191,6 +208,24 @@ pub fn header(module: &hir::Module, source_name: &str) -> String {
     out.push_str(&cuda_decls);
     out.push_str(&format!("#endif\n\n#endif /* CDPC_{guard}_H */\n"));
     out
+}
+
+/// The names of the tagless structs and unions (`typedef struct { ... } Name;`) that `ty`
+/// names, by value or through pointers, arrays and pointers to functions.
+fn tagless_structs(module: &hir::Module, ty: &Type, out: &mut std::collections::BTreeSet<String>) {
+    match ty {
+        Type::Struct(id) if module.struct_def(*id).keyword().is_none() => {
+            out.insert(module.struct_def(*id).name.clone());
+        }
+        Type::Pointer { pointee, .. } => tagless_structs(module, pointee, out),
+        Type::Array { elem, .. } => tagless_structs(module, elem, out),
+        Type::FnPtr(sig) => {
+            for t in sig.params.iter().chain(std::iter::once(&sig.ret)) {
+                tagless_structs(module, t, out);
+            }
+        }
+        _ => {}
+    }
 }
 
 #[cfg(test)]

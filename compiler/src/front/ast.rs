@@ -132,6 +132,8 @@ pub struct StructDef {
     pub align: Option<(u64, Span)>,
     /// `union Name { ... }`: every member at offset 0.
     pub union: bool,
+    /// `typedef struct { ... } Name;`: no tag; `Name` is the typedef's.
+    pub tagless: bool,
     pub span: Span,
 }
 

@@ -61,6 +61,9 @@ impl StructLayouts for Module {
     fn struct_name(&self, id: StructId) -> &str {
         &self.struct_def(id).name
     }
+    fn struct_keyword(&self, id: StructId) -> Option<&'static str> {
+        self.struct_def(id).keyword()
+    }
     fn enum_name(&self, id: crate::types::EnumId) -> &str {
         &self.enums[id.0 as usize].name
     }
@@ -85,6 +88,21 @@ pub struct StructDef {
     /// A `union`: every field at offset 0, the size the largest field's rounded up to the
     /// largest alignment (code generation gives it an opaque body of bytes).
     pub union: bool,
+    /// `typedef struct { ... } Name;`: the struct has no tag, and `name` is the typedef's. C
+    /// and C++ code names it `Name`; `struct Name` would be another type.
+    pub tagless: bool,
+}
+
+impl StructDef {
+    /// How C code spells the type after its keyword (`struct`, `union`), or `None` for a
+    /// tagless one, which is spelled by its typedef name alone.
+    pub fn keyword(&self) -> Option<&'static str> {
+        match (self.tagless, self.union) {
+            (true, _) => None,
+            (false, true) => Some("union"),
+            (false, false) => Some("struct"),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
