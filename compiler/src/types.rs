@@ -265,6 +265,11 @@ pub trait StructLayouts {
     fn enum_name(&self, _id: EnumId) -> &str {
         "enum"
     }
+    /// Whether the enum has no tag (`typedef enum { ... } Name;`), so that C code writes its
+    /// name without `enum`.
+    fn enum_tagless(&self, _id: EnumId) -> bool {
+        false
+    }
 }
 
 /// Size and alignment in bytes, as nvcc lays the type out in memory and in a parameter buffer.
@@ -323,6 +328,7 @@ impl fmt::Display for DisplayType<'_> {
             Type::Stream => f.write_str("cudaStream_t"),
             Type::Event => f.write_str("cudaEvent_t"),
             Type::CudaError => f.write_str("cudaError_t"),
+            Type::Enum { id, .. } if self.structs.enum_tagless(*id) => f.write_str(self.structs.enum_name(*id)),
             Type::Enum { id, .. } => write!(f, "enum {}", self.structs.enum_name(*id)),
             Type::FnPtr(sig) => {
                 let params: Vec<String> = sig.params.iter().map(|p| DisplayType { ty: p, structs: self.structs }.to_string()).collect();

@@ -164,7 +164,7 @@ pub fn header(module: &hir::Module, source_name: &str) -> String {
     let mut c_decls = String::new();
     let mut cuda_decls = String::new();
     let mut structs = std::collections::BTreeSet::new();
-    let mut typedef_names = std::collections::BTreeSet::new();
+    let mut defined_first = std::collections::BTreeSet::new();
     for Kernel { symbol, sig, types, internal } in kernels(module) {
         // a `static` kernel has no launcher, and host code in another file cannot name it
         if internal {
@@ -176,7 +176,7 @@ pub fn header(module: &hir::Module, source_name: &str) -> String {
                     structs.insert(p.c_type.clone());
                 }
             }
-            tagless_structs(module, ty, &mut typedef_names);
+            undeclarable(module, ty, &mut defined_first);
         }
         let params: Vec<String> = sig.params.iter().map(|p| format!("{} {}", p.c_type, p.name)).collect();
         let params = params.join(", ");
@@ -186,20 +186,22 @@ pub fn header(module: &hir::Module, source_name: &str) -> String {
         cuda_decls.push_str(&format!("{linkage}__global__ void {}({});\n", sig.name, if params.is_empty() { "void" } else { &params }));
     }
     // Structs and unions by value: declared here, defined by the host program's own header (a
-    // declaration may name an incomplete type; a call needs the definition). A tagless one is
-    // its typedef's name, which no declaration here could give without defining the struct.
-    if !typedef_names.is_empty() {
-        let names: Vec<String> = typedef_names.iter().map(|n| format!("`{n}`")).collect();
+    // declaration may name an incomplete type; a call needs the definition). The types no
+    // declaration here can stand for are named in a comment: the host program defines them.
+    if !defined_first.is_empty() {
+        let names: Vec<String> = defined_first.iter().map(|n| format!("`{n}`")).collect();
         out.push_str(&format!(
-            "/* The host program defines {} before it includes this header: a tagless struct or union\n   \
-             (`typedef struct {{ ... }} Name;`) is named by its typedef name, which no declaration here can give. */\n",
+            "/* The host program defines {} before it includes this\n   \
+             header: a tagless struct, union or enum (`typedef struct {{ ... }} Name;`) has only its\n   \
+             typedef name, and an enum has no declaration without its enumerators or fixed type, so\n   \
+             this header declares none of them. */\n",
             names.join(", ")
         ));
     }
     for s in &structs {
         out.push_str(&format!("{s};\n"));
     }
-    if !structs.is_empty() || !typedef_names.is_empty() {
+    if !structs.is_empty() || !defined_first.is_empty() {
         out.push('\n');
     }
     out.push_str("#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
@@ -210,18 +212,22 @@ pub fn header(module: &hir::Module, source_name: &str) -> String {
     out
 }
 
-/// The names of the tagless structs and unions (`typedef struct { ... } Name;`) that `ty`
-/// names, by value or through pointers, arrays and pointers to functions.
-fn tagless_structs(module: &hir::Module, ty: &Type, out: &mut std::collections::BTreeSet<String>) {
+/// The types that `ty` names, by value or through pointers, arrays and pointers to
+/// functions, that no declaration in the header can stand for, as C writes them: tagless
+/// structs, unions and enums (`typedef struct { ... } Name;`), whose only name is the
+/// typedef's, and every enum, which C++ declares only with its enumerators or its fixed type
+/// (CUDA's own enums are `int` in the HIR, so these are the program's).
+fn undeclarable(module: &hir::Module, ty: &Type, out: &mut std::collections::BTreeSet<String>) {
     match ty {
-        Type::Struct(id) if module.struct_def(*id).keyword().is_none() => {
-            out.insert(module.struct_def(*id).name.clone());
+        Type::Struct(id) if module.struct_def(*id).keyword().is_some() => {}
+        Type::Struct(_) | Type::Enum { .. } => {
+            out.insert(crate::types::DisplayType { ty, structs: module }.to_string());
         }
-        Type::Pointer { pointee, .. } => tagless_structs(module, pointee, out),
-        Type::Array { elem, .. } => tagless_structs(module, elem, out),
+        Type::Pointer { pointee, .. } => undeclarable(module, pointee, out),
+        Type::Array { elem, .. } => undeclarable(module, elem, out),
         Type::FnPtr(sig) => {
             for t in sig.params.iter().chain(std::iter::once(&sig.ret)) {
-                tagless_structs(module, t, out);
+                undeclarable(module, t, out);
             }
         }
         _ => {}

@@ -67,6 +67,9 @@ impl StructLayouts for Module {
     fn enum_name(&self, id: crate::types::EnumId) -> &str {
         &self.enums[id.0 as usize].name
     }
+    fn enum_tagless(&self, id: crate::types::EnumId) -> bool {
+        self.enums[id.0 as usize].tagless
+    }
 }
 
 /// A user enum (`sema::enums`): its name and underlying type.
@@ -75,6 +78,9 @@ pub struct EnumDef {
     pub name: String,
     pub underlying: crate::types::IntKind,
     pub span: Span,
+    /// `typedef enum { ... } Name;`: no tag, and `name` is the typedef's, which C code writes
+    /// alone (`enum Name` would be another type).
+    pub tagless: bool,
 }
 
 #[derive(Clone, Debug)]

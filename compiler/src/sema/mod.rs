@@ -129,6 +129,9 @@ impl StructLayouts for Context {
     fn enum_name(&self, id: crate::types::EnumId) -> &str {
         &self.enums[id.0 as usize].name
     }
+    fn enum_tagless(&self, id: crate::types::EnumId) -> bool {
+        self.enums[id.0 as usize].tagless
+    }
 }
 
 impl Context {

@@ -285,6 +285,9 @@ fn structs_are_written_with_their_keyword_or_typedef_name() {
 typedef struct T { int b; } TT; struct S { int c; }; typedef struct R { int d; } R;
 __device__ void probe(Pair p, U u, W w, TT t, S s, R r, Pair *q, W *x) { p; u; w; t; s; r; q; x; }";
     assert_eq!(statement_types(source), ["Pair", "union U", "W", "struct T", "struct S", "struct R", "Pair *", "W *"]);
+    let source = "typedef enum { A } Mode; enum Color { R }; typedef enum Tag { B } Alias;
+__device__ void probe(Mode m, Color c, Alias a, Mode *p) { m; c; a; p; }";
+    assert_eq!(statement_types(source), ["Mode", "enum Color", "enum Tag", "Mode *"]);
 }
 
 /// Members that point to functions are data members, called through: `o.f(x)`, `p->g(x)`.
