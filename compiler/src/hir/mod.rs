@@ -269,7 +269,7 @@ pub struct FnAttrs {
 /// How a function's name becomes its symbol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Linkage {
-    /// `extern "C"`, and functions cdpc makes itself: the symbol is the name.
+    /// `extern "C"`: the symbol is the name.
     C,
     /// C++: the symbol is the Itanium-mangled name, as nvcc writes it (`crate::hir::mangle`).
     Cxx,
@@ -757,8 +757,7 @@ pub enum LaunchTarget {
     /// `k<<<...>>>(...)`, `table[i]<<<...>>>(...)`, `(*k)<<<...>>>(...)`: a value of type
     /// `Type::FnPtr` whose kernel is known only at run time, evaluated before the
     /// configuration and the arguments. The parameter buffer's layout comes from the pointer's
-    /// type, as nvcc's does. Passes that need the child's body (thresholding, aggregation)
-    /// leave such launches alone.
+    /// type, as nvcc's does.
     Pointer(Box<Expr>),
 }
 
