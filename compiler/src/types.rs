@@ -256,9 +256,19 @@ impl Type {
 pub trait StructLayouts {
     fn struct_size_align(&self, id: StructId) -> (u64, u64);
     fn struct_name(&self, id: StructId) -> &str;
+    /// The keyword C code writes before the struct's name (`struct`, `union`), or `None` when
+    /// the name alone is the type (a tagless struct's typedef name).
+    fn struct_keyword(&self, _id: StructId) -> Option<&'static str> {
+        Some("struct")
+    }
     /// A user enum's name (`Mode`), for symbols.
     fn enum_name(&self, _id: EnumId) -> &str {
         "enum"
+    }
+    /// Whether the enum has no tag (`typedef enum { ... } Name;`), so that C code writes its
+    /// name without `enum`.
+    fn enum_tagless(&self, _id: EnumId) -> bool {
+        false
     }
 }
 
@@ -310,11 +320,15 @@ impl fmt::Display for DisplayType<'_> {
             Type::Array { elem, len } => {
                 write!(f, "{}[{}]", DisplayType { ty: elem, structs: self.structs }, len)
             }
-            Type::Struct(id) => write!(f, "struct {}", self.structs.struct_name(*id)),
+            Type::Struct(id) => match self.structs.struct_keyword(*id) {
+                Some(keyword) => write!(f, "{keyword} {}", self.structs.struct_name(*id)),
+                None => f.write_str(self.structs.struct_name(*id)),
+            },
             Type::Dim3 => f.write_str("dim3"),
             Type::Stream => f.write_str("cudaStream_t"),
             Type::Event => f.write_str("cudaEvent_t"),
             Type::CudaError => f.write_str("cudaError_t"),
+            Type::Enum { id, .. } if self.structs.enum_tagless(*id) => f.write_str(self.structs.enum_name(*id)),
             Type::Enum { id, .. } => write!(f, "enum {}", self.structs.enum_name(*id)),
             Type::FnPtr(sig) => {
                 let params: Vec<String> = sig.params.iter().map(|p| DisplayType { ty: p, structs: self.structs }.to_string()).collect();

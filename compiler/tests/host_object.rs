@@ -157,7 +157,10 @@ fn a_gxx_program_with_the_header_links_with_it() {
 /// The structs of the ABI test, one per way System V passes a struct: two floats in one SSE
 /// register, an int and a double in a general and an SSE one, 3 and 12 bytes in general ones
 /// (the last eightbyte narrower than 8), a float and an int sharing a general register, 24
-/// bytes in memory, and CUDA's 16-aligned float4 in two SSE registers.
+/// bytes in memory, and CUDA's 16-aligned float4 in two SSE registers. Then the ways C names
+/// them: a tagless struct, union and enum by their typedef names, a tagged union as `union U`,
+/// a tagged enum as `enum Color` (the header must spell each as the host program does, or its
+/// call is of another type).
 const ABI_STRUCTS: &str = r#"
 struct F2 { float x, y; };
 struct ID { int a; double d; };
@@ -165,6 +168,11 @@ struct C3 { char c[3]; };
 struct I3 { int a, b, c; };
 struct FI { float f; int i; };
 struct Big { double a, b, c; };
+typedef struct { int a; double d; } Pair;
+union U { int i; float f; };
+typedef union { double d; char c[8]; } W;
+typedef enum { M0, M1, M2 } Mode;
+enum Color { RED, GREEN };
 "#;
 
 const ABI_KERNELS: &str = r#"
@@ -173,6 +181,7 @@ extern "C" __global__ void many(int a, F2 f2, ID id, C3 c3, I3 i3, Big big, FI f
 // five general registers taken: I3 needs two, so it goes to memory whole, and `f` takes the last
 extern "C" __global__ void spill(long a, long b, long c, long d, long e, I3 s, int f, dim3 g) {}
 __global__ void mangled(F2 f, Big b) {}
+extern "C" __global__ void named(Pair p, U u, W w, Pair *q, Mode m, Color c) {}
 "#;
 
 /// g++ calls the stubs and launchers; fake `cudaLaunchKernel` and `__cudaPopCallConfiguration`
@@ -207,6 +216,7 @@ extern "C" void REGISTER_LINKED(void *, void *, void *, void *) {}
 extern "C" void many(int, F2, ID, C3, I3, Big, FI, float4, double, char);
 extern "C" void spill(long, long, long, long, long, I3, int, dim3);
 void mangled(F2, Big);
+extern "C" void named(Pair, U, W, Pair *, Mode, Color);
 
 static int failures = 0;
 template <class T> static void expect(size_t i, const T &v, const char *what) {
@@ -250,6 +260,14 @@ int main() {
     sizes = {sizeof f2, sizeof big};
     mangled(f2, big);
     expect(0, f2, "F2 of a mangled kernel"); expect(1, big, "Big of a mangled kernel");
+    Pair pair = {-3, 0.75}; U u; u.f = 1.25f; W w; w.d = -6.5; Pair *q = &pair; Mode m = M2; Color c = GREEN;
+    sizes = {sizeof pair, sizeof u, sizeof w, sizeof q, sizeof m, sizeof c};
+    for (int via_launcher = 0; via_launcher < 2; via_launcher++) {
+        if (via_launcher) cdpc_launch_named(dim3(1), dim3(1), 0, 0, pair, u, w, q, m, c);
+        else named(pair, u, w, q, m, c);
+        expect(0, pair, "Pair"); expect(1, u, "union U"); expect(2, w, "W"); expect(3, q, "Pair *");
+        expect(4, m, "Mode"); expect(5, c, "enum Color");
+    }
     printf("%s\n", failures ? "FAILED" : "ok");
     return failures;
 }
@@ -268,6 +286,11 @@ fn structs_by_value_reach_the_launch_as_gxx_passes_them() {
     assert!(out.status.success(), "{}", stderr(&out));
     let header = std::fs::read_to_string(dir.path().join("kernels.h")).unwrap();
     assert!(header.contains("struct F2;") && header.contains("struct I3 s, int f, dim3 g);"), "{header}");
+    // a tagged union keeps its keyword and its declaration; tagless types their typedef names,
+    // no declaration, and a comment that the host program defines them first
+    assert!(header.contains("\nunion U;\n") && header.contains("Pair p, union U u, W w, Pair * q, Mode m, enum Color c);"), "{header}");
+    assert!(!header.contains("struct Pair") && !header.contains("union W") && !header.contains("enum Mode"), "{header}");
+    assert!(header.contains("defines `Mode`, `Pair`, `W`, `enum Color` before it includes this\n"), "{header}");
     // the registration function named by the object's module id
     let register = globals(&dir.path().join("kernels.o"))
         .into_iter()
@@ -279,7 +302,20 @@ fn structs_by_value_reach_the_launch_as_gxx_passes_them() {
     run(Path::new("g++"), dir.path(), &["-O1", &include, "main.cpp", "kernels.o", "-o", "app"]);
     let ran = Command::new(dir.path().join("app")).output().unwrap();
     assert!(ran.status.success(), "{}{}", String::from_utf8_lossy(&ran.stdout), String::from_utf8_lossy(&ran.stderr));
+    // the header's half for nvcc declares the kernels with the same types
+    let nvcc = tools.join("nvcc");
+    if nvcc.is_file() {
+        std::fs::write(dir.path().join("launch.cu"), NVCC_NAMED).unwrap();
+        run(&nvcc, dir.path(), &["-dc", "-arch=sm_90", "launch.cu", "-o", "launch.o"]);
+    }
 }
+
+/// An nvcc host program that launches `named` with `<<<>>>` through the header's declaration.
+const NVCC_NAMED: &str = r#"
+#include "structs.h"
+#include "kernels.h"
+void launch(Pair p, U u, W w) { named<<<1, 1>>>(p, u, w, &p, M1, RED); }
+"#;
 
 /// The local text symbols of an object (kind `t`).
 fn local_text(object: &Path) -> BTreeSet<String> {

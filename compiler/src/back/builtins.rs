@@ -85,8 +85,6 @@ impl<'ctx> Codegen<'ctx, '_> {
                     SpecialReg::BlockDim(a) => format!("llvm.nvvm.read.ptx.sreg.ntid.{}", axis(a)),
                     SpecialReg::GridDim(a) => format!("llvm.nvvm.read.ptx.sreg.nctaid.{}", axis(a)),
                     SpecialReg::WarpSize => "llvm.nvvm.read.ptx.sreg.warpsize".to_string(),
-                    SpecialReg::GridId => "llvm.nvvm.read.ptx.sreg.gridid".to_string(),
-                    SpecialReg::LaneId => "llvm.nvvm.read.ptx.sreg.laneid".to_string(),
                 };
                 let v = self.call_value(self.intrinsic(&name, &[])?, &[])?;
                 self.int_result(v, &Type::UINT, ty)
@@ -97,10 +95,6 @@ impl<'ctx> Codegen<'ctx, '_> {
                     Ok(f) => self.call(f, &[self.ctx.i32_type().const_zero().into()])?,
                     Err(_) => self.call(self.intrinsic("llvm.nvvm.barrier0", &[])?, &[])?,
                 };
-                Ok(None)
-            }
-            Builtin::BarrierSync => {
-                self.call(self.intrinsic("llvm.nvvm.barrier.cta.sync.all", &[])?, &[self.ctx.i32_type().const_zero().into()])?;
                 Ok(None)
             }
             Builtin::ThreadFence | Builtin::ThreadFenceBlock => {
@@ -365,10 +359,9 @@ fn arg<'ctx>(vals: &[BV<'ctx>], i: usize) -> R<BV<'ctx>> {
 }
 
 impl<'ctx> Codegen<'ctx, '_> {
-    /// Warp primitives on `unsigned int` operands (the aggregation pass makes them with the
-    /// right types; a predicate is an `int` compared with zero).
+    /// Warp primitives on `unsigned int` operands (sema converts them; a predicate is an
+    /// `int` compared with zero).
     fn warp(&mut self, op: WarpOp, vals: &[BV<'ctx>]) -> R<Option<BV<'ctx>>> {
-        let i32t = self.ctx.i32_type();
         let word = |i: usize| -> R<inkwell::values::IntValue<'ctx>> {
             match arg(vals, i)? {
                 BasicValueEnum::IntValue(v) => Ok(v),
@@ -377,46 +370,16 @@ impl<'ctx> Codegen<'ctx, '_> {
         };
         match op {
             WarpOp::ActiveMask => self.call(self.intrinsic("llvm.nvvm.activemask", &[])?, &[]),
-            WarpOp::LaneMaskLt => self.call(self.intrinsic("llvm.nvvm.read.ptx.sreg.lanemask.lt", &[])?, &[]),
             WarpOp::Ballot => {
                 let v = word(1)?;
                 let pred = self.builder.build_int_compare(inkwell::IntPredicate::NE, v, v.get_type().const_zero(), "")?;
                 self.call(self.intrinsic("llvm.nvvm.vote.ballot.sync", &[])?, &[word(0)?.into(), pred.into()])
             }
-            WarpOp::Shuffle => {
-                // c = 0x1f: the whole warp is one segment, as __shfl_sync with width 32.
-                let clamp = i32t.const_int(0x1f, false);
-                let f = self.intrinsic("llvm.nvvm.shfl.sync.idx.i32", &[])?;
-                self.call(f, &[word(0)?.into(), word(1)?.into(), word(2)?.into(), clamp.into()])
-            }
             WarpOp::SyncWarp => {
                 self.call(self.intrinsic("llvm.nvvm.bar.warp.sync", &[])?, &[word(0)?.into()])?;
                 Ok(None)
             }
-            WarpOp::PopCount => self.call(self.intrinsic("llvm.ctpop", &[i32t.into()])?, &[word(0)?.into()]),
-            WarpOp::PackLanes => self.pack_lanes(word(0)?, word(1)?).map(|v| Some(v.into())),
         }
-    }
-
-    /// `_packLanes` of `cooperative_groups.h`: walks the 32 lanes upwards; each lane of the
-    /// group `mask` takes the next rank, and sets that rank's bit when it is in `lanes`.
-    /// Straight-line code, since the walk has a fixed length (nvcc unrolls it too).
-    fn pack_lanes(&mut self, mask: inkwell::values::IntValue<'ctx>, lanes: inkwell::values::IntValue<'ctx>) -> R<inkwell::values::IntValue<'ctx>> {
-        use inkwell::IntPredicate::NE;
-        let i32t = self.ctx.i32_type();
-        let b = &self.builder;
-        let (zero, one) = (i32t.const_zero(), i32t.const_int(1, false));
-        let (mut pack, mut rank) = (zero, zero);
-        for lane in 0..32 {
-            let bit = b.build_and(mask, i32t.const_int(1 << lane, false), "")?;
-            let member = b.build_int_compare(NE, bit, zero, "")?;
-            let chosen = b.build_int_compare(NE, b.build_and(lanes, bit, "")?, zero, "")?;
-            let rank_bit = b.build_left_shift(one, rank, "")?;
-            let set = b.build_and(member, chosen, "")?;
-            pack = b.build_or(pack, b.build_select(set, rank_bit, zero, "")?.into_int_value(), "")?;
-            rank = b.build_int_add(rank, b.build_int_z_extend(member, i32t, "")?, "")?;
-        }
-        Ok(pack)
     }
 }
 

@@ -82,7 +82,8 @@ impl<'ctx> Codegen<'ctx, '_> {
     /// `__forceinline__` and `__noinline__` as LLVM's `alwaysinline` and `noinline`;
     /// `__launch_bounds__` as NVPTX's `nvvm.maxntid` ("256,1,1", which prints `.maxntid 256, 1, 1`
     /// as nvcc does), `nvvm.minctasm` (`.minnctapersm`) and `nvvm.maxclusterrank`. A 0 asks
-    /// nothing, as in nvcc. A register cap (`max_registers`) as `nvvm.maxnreg` (`.maxnreg`).
+    /// nothing, as in nvcc. (The launch pipeline caps the registers of the kernels it changes
+    /// on the IR, `pipeline::threshold::cap_registers`.)
     ///
     /// Every function is also `convergent`, as clang makes CUDA's: a call may hold warp-level
     /// operations (`__activemask`, `__ballot_sync`, a coalesced group), so that LLVM never
@@ -98,9 +99,6 @@ impl<'ctx> Codegen<'ctx, '_> {
             fv.add_attribute(AttributeLoc::Function, self.ctx.create_enum_attribute(kind, 0));
         }
         let string = |key: &str, value: String| fv.add_attribute(AttributeLoc::Function, self.ctx.create_string_attribute(key, &value));
-        if let Some(n) = attrs.max_registers {
-            string("nvvm.maxnreg", n.to_string());
-        }
         let Some(bounds) = attrs.launch_bounds else { return };
         if bounds.max_threads > 0 {
             string("nvvm.maxntid", format!("{},1,1", bounds.max_threads));
@@ -889,8 +887,8 @@ impl<'ctx> Codegen<'ctx, '_> {
                 agg.as_basic_value_enum()
             }
             ExprKind::Launch(launch) => {
-                let status = self.launch(launch, e.ty == Type::CudaError)?;
-                return Ok(status.map(Into::into));
+                self.launch(launch)?;
+                return Ok(None);
             }
         };
         Ok(Some(v))

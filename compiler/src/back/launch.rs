@@ -19,10 +19,9 @@
 //! place take it about 6 s and 540 MB, through the helper about 1.5 s and 130 MB), and the helper
 //! costs one call per launch. Programs with fewer launches per function are unchanged.
 //!
-//! A launch is lowered at the module's launch ABI (`Target::launch_abi`) unless it carries its
-//! own (`hir::Launch::abi`, which warp aggregation sets to V1 for a warp's aggregated launch);
-//! the module then declares the entry points of both ABIs, each in its documented form for the
-//! address size ([`DeviceRuntime::entry`]).
+//! The module declares the entry points of the ABI asked for at its first launch, and the V1
+//! ones the sequence calls, each in its documented form for the address size
+//! ([`DeviceRuntime::entry`]).
 
 use super::device_launch::{build_device_launch, build_launch_through, DeviceRuntime, LaunchArg, LaunchOperands, LaunchSite};
 use crate::diag::Span;
@@ -50,18 +49,6 @@ pub const SPAN_METADATA: &str = "cdpc.span";
 /// hand): no `<<<>>>`, so the launch pipeline leaves it as written. Removed with the spans.
 pub const OWN_METADATA: &str = "cdpc.own";
 
-/// The metadata kind that keeps a launch at V1 under any ABI: the pipeline's lowering to V2
-/// leaves a call marked with it as written (`pipeline::launch`). Set on a warp's aggregated
-/// launch, on both paths (docs/AGGREGATION.md, "Why the warp's launch is V1").
-pub const KEEP_V1: &str = "cdpc.launch.v1";
-
-/// Marks the launch entry point's call `call` to stay V1 under any ABI ([`KEEP_V1`]).
-pub fn mark_v1(call: inkwell::values::InstructionValue<'_>) {
-    let Some(ctx) = call.get_parent().map(|block| block.get_context()) else { return };
-    // An empty node, which is valid metadata on any instruction.
-    let _ = call.set_metadata(ctx.metadata_node(&[]), ctx.get_kind_id(KEEP_V1));
-}
-
 impl<'ctx> Codegen<'ctx, '_> {
     /// The device runtime of this module, declaring entry points on first use.
     pub(crate) fn runtime(&self) -> DeviceRuntime<'_, 'ctx> {
@@ -86,9 +73,9 @@ impl<'ctx> Codegen<'ctx, '_> {
         DeviceRuntime::declare(&self.module, &self.hir.target);
     }
 
-    /// Lowers a launch; with `keep_status`, returns its status (`cudaError_t`), which is
-    /// otherwise dropped from the IR.
-    pub(crate) fn launch(&mut self, launch: &Launch, keep_status: bool) -> R<Option<IntValue<'ctx>>> {
+    /// Lowers a launch, a `void` expression: the entry point's status is dropped from the IR
+    /// (the device runtime records a launch's error itself).
+    pub(crate) fn launch(&mut self, launch: &Launch) -> R<()> {
         // C semantics: the kernel pointer, the configuration and the arguments are evaluated
         // before the call (the pointer first, as nvcc does).
         let pointer = match &launch.target {
@@ -111,9 +98,6 @@ impl<'ctx> Codegen<'ctx, '_> {
         let BasicValueEnum::IntValue(shared_mem) = shmem else {
             return internal("launch with a non-integer shared memory size");
         };
-        // A launch's own ABI that is the module's changes nothing (a V1 build's code and
-        // helpers are those of a launch without one).
-        let abi = launch.abi.filter(|abi| *abi != self.hir.target.launch_abi);
         let kernel_id = match &launch.target {
             LaunchTarget::Kernel(k) => *k,
             LaunchTarget::Pointer(_) => {
@@ -122,8 +106,8 @@ impl<'ctx> Codegen<'ctx, '_> {
                 self.declare_target_entries();
                 let status = build_launch_through(&self.builder, &self.launch_runtime(), pointer, operands, &launch.layout)?;
                 self.mark_span(status, launch.span);
-                self.mark_abi(status, abi);
-                return Ok(self.launch_status(status, keep_status));
+                self.drop_status(status);
+                return Ok(());
             }
         };
         let Some(kernel) = self.functions.get(kernel_id.0 as usize).copied() else {
@@ -136,14 +120,13 @@ impl<'ctx> Codegen<'ctx, '_> {
             fs.launches
         });
         let status = if lowered > INLINE_LAUNCHES {
-            self.call_launch_helper(kernel_id.0 as usize, site, &launch.layout, launch.span, abi)?
+            self.call_launch_helper(kernel_id.0 as usize, site, &launch.layout, launch.span)?
         } else {
-            let status = build_device_launch(&self.builder, &self.launch_runtime(), site, &launch.layout)?;
-            self.mark_abi(status, abi);
-            status
+            build_device_launch(&self.builder, &self.launch_runtime(), site, &launch.layout)?
         };
         self.mark_span(status, launch.span);
-        Ok(self.launch_status(status, keep_status))
+        self.drop_status(status);
+        Ok(())
     }
 
     /// Gives the call that produced `status` (the launch entry point's call, or the shared
@@ -158,50 +141,32 @@ impl<'ctx> Codegen<'ctx, '_> {
         }
     }
 
-    /// Keeps the launch that produced `status` at V1 when it carries V1 of its own in a module
-    /// of another ABI (`abi`, already filtered to differ from the module's): the pipeline's
-    /// lowering leaves a call marked [`KEEP_V1`] as written. Only V1
-    /// is ever carried (`hir::Launch::abi`).
-    fn mark_abi(&self, status: IntValue<'ctx>, abi: Option<LaunchAbi>) {
-        if abi == Some(LaunchAbi::V1) {
-            if let Some(call) = launch_call(status) {
-                mark_v1(call);
-            }
-        }
-    }
-
-    /// A launch's status when it is kept; otherwise it is dropped: a launch is a void
-    /// expression in the language, and the IR is then exactly the launch sequence at every
-    /// optimisation level.
-    fn launch_status(&self, status: IntValue<'ctx>, keep_status: bool) -> Option<IntValue<'ctx>> {
-        if keep_status {
-            return Some(status);
-        }
+    /// Drops a launch's status: a launch is a void expression in the language, and the IR is
+    /// then exactly the launch sequence at every optimisation level.
+    fn drop_status(&self, status: IntValue<'ctx>) {
         if let Some(phi) = status.as_instruction().filter(|i| i.get_opcode() == InstructionOpcode::Phi) {
             if phi.get_first_use().is_none() {
                 phi.erase_from_basic_block();
             }
         }
-        None
     }
 }
 
 impl<'ctx> Codegen<'ctx, '_> {
     /// Calls the helper that launches `site.kernel` with operands of these types, made on first
     /// use: `i32 @__cdpc_launch_<kernel>(grid, block, shmem, stream, args...)`, internal and
-    /// never inlined, whose body is [`build_device_launch`] on its parameters; one per launch
-    /// ABI too, `__cdpc_launch_v1_<kernel>` for launches that carry V1 (`abi`). The helper's
+    /// never inlined, whose body is [`build_device_launch`] on its parameters. The helper's
     /// launch carries the span of the site that made it; the call at each site, its own.
-    fn call_launch_helper(&mut self, kernel_index: usize, site: LaunchSite<'_, 'ctx>, layout: &ParamLayout, span: Span, abi: Option<LaunchAbi>) -> R<IntValue<'ctx>> {
+    fn call_launch_helper(&mut self, kernel_index: usize, site: LaunchSite<'_, 'ctx>, layout: &ParamLayout, span: Span) -> R<IntValue<'ctx>> {
         let mut operands: Vec<BasicValueEnum<'ctx>> = vec![site.grid.into(), site.block.into(), site.shared_mem.into(), site.stream];
         operands.extend(site.args.iter().map(|a| a.value));
         let types: Vec<BasicTypeEnum<'ctx>> = operands.iter().map(|v| v.get_type()).collect();
         let types_key = types.iter().map(|t| t.print_to_string().to_string()).collect::<Vec<_>>().join(",");
-        let key = (kernel_index, format!("{abi:?};{types_key}"));
+        let key = (kernel_index, types_key);
         let helper = match self.launch_helpers.get(&key) {
             Some(helper) => *helper,
             None => {
-                let helper = self.define_launch_helper(site, layout, &types, span, abi)?;
+                let helper = self.define_launch_helper(site, layout, &types, span)?;
                 self.launch_helpers.insert(key, helper);
                 helper
             }
@@ -214,14 +179,9 @@ impl<'ctx> Codegen<'ctx, '_> {
         }
     }
 
-    fn define_launch_helper(&self, site: LaunchSite<'_, 'ctx>, layout: &ParamLayout, types: &[BasicTypeEnum<'ctx>], span: Span, abi: Option<LaunchAbi>) -> R<FunctionValue<'ctx>> {
+    fn define_launch_helper(&self, site: LaunchSite<'_, 'ctx>, layout: &ParamLayout, types: &[BasicTypeEnum<'ctx>], span: Span) -> R<FunctionValue<'ctx>> {
         let params: Vec<BasicMetadataTypeEnum<'ctx>> = types.iter().map(|t| (*t).into()).collect();
-        let abi_part = match abi {
-            Some(LaunchAbi::V1) => "v1_",
-            Some(LaunchAbi::V2) => "v2_",
-            None => "",
-        };
-        let name = format!("__cdpc_launch_{abi_part}{}", site.kernel.get_name().to_string_lossy());
+        let name = format!("__cdpc_launch_{}", site.kernel.get_name().to_string_lossy());
         let helper = self.module.add_function(&name, self.ctx.i32_type().fn_type(&params, false), Some(Linkage::Internal));
         let noinline = Attribute::get_named_enum_kind_id("noinline");
         helper.add_attribute(AttributeLoc::Function, self.ctx.create_enum_attribute(noinline, 0));
@@ -239,7 +199,6 @@ impl<'ctx> Codegen<'ctx, '_> {
         let status = build_device_launch(&builder, &self.launch_runtime(), inner, layout)?;
         // Its launch is a launch for the pipeline, at the site that made the helper.
         self.mark_span(status, span);
-        self.mark_abi(status, abi);
         builder.build_return(Some(&status))?;
         Ok(helper)
     }

@@ -43,7 +43,7 @@ mod globals;
 pub mod host_object;
 mod intrinsics;
 mod launch;
-pub use launch::{mark_v1, INLINE_LAUNCHES, KEEP_V1, OWN_METADATA, SPAN_METADATA};
+pub use launch::{INLINE_LAUNCHES, OWN_METADATA, SPAN_METADATA};
 mod types;
 
 #[cfg(test)]

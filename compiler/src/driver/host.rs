@@ -164,12 +164,20 @@ pub fn header(module: &hir::Module, source_name: &str) -> String {
     let mut c_decls = String::new();
     let mut cuda_decls = String::new();
     let mut structs = std::collections::BTreeSet::new();
-    for Kernel { symbol, sig, internal, .. } in kernels(module) {
+    let mut defined_first = std::collections::BTreeSet::new();
+    for Kernel { symbol, sig, types, internal } in kernels(module) {
         // a `static` kernel has no launcher, and host code in another file cannot name it
         if internal {
             continue;
         }
-        structs.extend(sig.params.iter().filter(|p| p.kind == ValueKind::Aggregate).map(|p| p.c_type.clone()));
+        for (p, ty) in sig.params.iter().zip(&types) {
+            if let (ValueKind::Aggregate, Type::Struct(id)) = (&p.kind, ty) {
+                if module.struct_def(*id).keyword().is_some() {
+                    structs.insert(p.c_type.clone());
+                }
+            }
+            undeclarable(module, ty, &mut defined_first);
+        }
         let params: Vec<String> = sig.params.iter().map(|p| format!("{} {}", p.c_type, p.name)).collect();
         let params = params.join(", ");
         let sep = if params.is_empty() { "" } else { ", " };
@@ -177,12 +185,23 @@ pub fn header(module: &hir::Module, source_name: &str) -> String {
         let linkage = if symbol == sig.name { "extern \"C\" " } else { "" };
         cuda_decls.push_str(&format!("{linkage}__global__ void {}({});\n", sig.name, if params.is_empty() { "void" } else { &params }));
     }
-    // Structs by value: declared here, defined by the host program's own header (a
-    // declaration may name an incomplete type; a call needs the definition).
+    // Structs and unions by value: declared here, defined by the host program's own header (a
+    // declaration may name an incomplete type; a call needs the definition). The types no
+    // declaration here can stand for are named in a comment: the host program defines them.
+    if !defined_first.is_empty() {
+        let names: Vec<String> = defined_first.iter().map(|n| format!("`{n}`")).collect();
+        out.push_str(&format!(
+            "/* The host program defines {} before it includes this\n   \
+             header: a tagless struct, union or enum (`typedef struct {{ ... }} Name;`) has only its\n   \
+             typedef name, and an enum has no declaration without its enumerators or fixed type, so\n   \
+             this header declares none of them. */\n",
+            names.join(", ")
+        ));
+    }
     for s in &structs {
         out.push_str(&format!("{s};\n"));
     }
-    if !structs.is_empty() {
+    if !structs.is_empty() || !defined_first.is_empty() {
         out.push('\n');
     }
     out.push_str("#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
@@ -191,6 +210,28 @@ pub fn header(module: &hir::Module, source_name: &str) -> String {
     out.push_str(&cuda_decls);
     out.push_str(&format!("#endif\n\n#endif /* CDPC_{guard}_H */\n"));
     out
+}
+
+/// The types that `ty` names, by value or through pointers, arrays and pointers to
+/// functions, that no declaration in the header can stand for, as C writes them: tagless
+/// structs, unions and enums (`typedef struct { ... } Name;`), whose only name is the
+/// typedef's, and every enum, which C++ declares only with its enumerators or its fixed type
+/// (CUDA's own enums are `int` in the HIR, so these are the program's).
+fn undeclarable(module: &hir::Module, ty: &Type, out: &mut std::collections::BTreeSet<String>) {
+    match ty {
+        Type::Struct(id) if module.struct_def(*id).keyword().is_some() => {}
+        Type::Struct(_) | Type::Enum { .. } => {
+            out.insert(crate::types::DisplayType { ty, structs: module }.to_string());
+        }
+        Type::Pointer { pointee, .. } => undeclarable(module, pointee, out),
+        Type::Array { elem, .. } => undeclarable(module, elem, out),
+        Type::FnPtr(sig) => {
+            for t in sig.params.iter().chain(std::iter::once(&sig.ret)) {
+                undeclarable(module, t, out);
+            }
+        }
+        _ => {}
+    }
 }
 
 #[cfg(test)]

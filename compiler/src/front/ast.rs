@@ -66,6 +66,8 @@ pub struct EnumDef {
     pub name: Option<Ident>,
     /// `typedef enum Tag { ... } Alias;`: a second name for it.
     pub alias: Option<Ident>,
+    /// `typedef enum { ... } Name;`: no tag; `name` is the typedef's.
+    pub tagless: bool,
     /// The underlying type as written after `:`.
     pub base: Option<TypeSpec>,
     pub enumerators: Vec<Enumerator>,
@@ -132,6 +134,8 @@ pub struct StructDef {
     pub align: Option<(u64, Span)>,
     /// `union Name { ... }`: every member at offset 0.
     pub union: bool,
+    /// `typedef struct { ... } Name;`: no tag; `Name` is the typedef's.
+    pub tagless: bool,
     pub span: Span,
 }
 

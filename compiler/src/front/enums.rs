@@ -110,11 +110,12 @@ pub(super) fn parse_enum(tokens: &[Spanned], parse: impl Fn(&[Spanned]) -> Resul
         };
         enumerators.push(ast::Enumerator { name: ident, value });
     }
+    let tagless = name.is_none() && typedef_name.is_some();
     let (name, alias) = match (name, typedef_name) {
         (None, typedef) => (typedef, None),
         (Some(tag), typedef) => (Some(tag), typedef),
     };
-    Ok(ast::EnumDef { name, alias, base, enumerators, span })
+    Ok(ast::EnumDef { name, alias, tagless, base, enumerators, span })
 }
 
 /// Parses `spec __cdpc_enum [= value];` and gives its declaration.

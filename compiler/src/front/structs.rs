@@ -5,7 +5,8 @@
 //!
 //! - CUDA's `__align__(N)` in the head (`struct __align__(16) V { ... };`, as `vector_types.h`
 //!   writes it), into [`ast::StructDef::align`];
-//! - `typedef struct [Tag] { ... } Name;`: an anonymous struct takes the typedef's name, and a
+//! - `typedef struct [Tag] { ... } Name;`: an anonymous struct takes the typedef's name (and is
+//!   marked [`ast::StructDef::tagless`], since C code names it `Name`, never `struct Name`), and a
 //!   tagged one gets the typedef as a second name;
 //! - an `enum { ... } member;` data member, laid out as its underlying type.
 //!
@@ -63,6 +64,7 @@ pub(super) fn parse_struct(tokens: &[Spanned], parse: impl Fn(&[Spanned]) -> Res
     let tail = &tokens[close + 1..];
     // `typedef struct A { ... } B;`: the struct is `A`, and `B` a typedef of it.
     let mut other_name: Option<Ident> = None;
+    let tagless = name.is_none();
     match tail {
         [(_, Tok::Semi, _)] | [] if !typedef => {}
         [(s, n, e), (_, Tok::Semi, _)] if typedef && word(n).is_some() => {
@@ -108,6 +110,7 @@ pub(super) fn parse_struct(tokens: &[Spanned], parse: impl Fn(&[Spanned]) -> Res
     for item in &mut items {
         if let ast::Item::Struct(s) = item {
             s.align = align;
+            s.tagless = tagless;
             s.span = whole;
         }
     }

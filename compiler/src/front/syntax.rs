@@ -270,7 +270,7 @@ pub fn struct_def(
             .with_primary_message("remove this qualifier"),
         );
     }
-    StructDef { name, fields, align: None, union: false, span: Span::new(l, r) }
+    StructDef { name, fields, align: None, union: false, tagless: false, span: Span::new(l, r) }
 }
 
 /// `typedef unsigned foru;` parses as specifiers whose last word is the new name (the grammar

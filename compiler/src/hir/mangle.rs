@@ -12,11 +12,10 @@
 //! `CUevent_st *`, `cudaError_t` is `enum cudaError`), with the ABI's substitutions (`S_`,
 //! `S0_`, ...) for repeated components.
 //!
-//! Variables at file scope are not mangled in C++ (a global `int x` is the symbol `x`), and
-//! neither are the functions cdpc makes itself (launch aggregation's clones, which have no nvcc
-//! counterpart). Static functions get the same name as if they were not static: nvcc's names
-//! for them contain a hash of the file that no other compiler reproduces, and no host code can
-//! look them up.
+//! Variables at file scope are not mangled in C++ (a global `int x` is the symbol `x`).
+//! Static functions get the same name as if they were not static: nvcc's names for them
+//! contain a hash of the file that no other compiler reproduces, and no host code can look
+//! them up.
 //!
 //! A leaf below `hir`: names and types in, a symbol out, with nothing but `crate::types`
 //! imported (`hir::Function::symbol` asks it), so that `hir` and its mangling form no import

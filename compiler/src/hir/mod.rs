@@ -12,7 +12,7 @@ pub use crate::types::LaunchBounds;
 
 pub mod mangle;
 pub mod visit;
-use crate::target::{LaunchAbi, Target};
+use crate::target::Target;
 pub use runtime_shim::entry_points::RuntimeFn;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -61,8 +61,14 @@ impl StructLayouts for Module {
     fn struct_name(&self, id: StructId) -> &str {
         &self.struct_def(id).name
     }
+    fn struct_keyword(&self, id: StructId) -> Option<&'static str> {
+        self.struct_def(id).keyword()
+    }
     fn enum_name(&self, id: crate::types::EnumId) -> &str {
         &self.enums[id.0 as usize].name
+    }
+    fn enum_tagless(&self, id: crate::types::EnumId) -> bool {
+        self.enums[id.0 as usize].tagless
     }
 }
 
@@ -72,6 +78,9 @@ pub struct EnumDef {
     pub name: String,
     pub underlying: crate::types::IntKind,
     pub span: Span,
+    /// `typedef enum { ... } Name;`: no tag, and `name` is the typedef's, which C code writes
+    /// alone (`enum Name` would be another type).
+    pub tagless: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -85,6 +94,21 @@ pub struct StructDef {
     /// A `union`: every field at offset 0, the size the largest field's rounded up to the
     /// largest alignment (code generation gives it an opaque body of bytes).
     pub union: bool,
+    /// `typedef struct { ... } Name;`: the struct has no tag, and `name` is the typedef's. C
+    /// and C++ code names it `Name`; `struct Name` would be another type.
+    pub tagless: bool,
+}
+
+impl StructDef {
+    /// How C code spells the type after its keyword (`struct`, `union`), or `None` for a
+    /// tagless one, which is spelled by its typedef name alone.
+    pub fn keyword(&self) -> Option<&'static str> {
+        match (self.tagless, self.union) {
+            (true, _) => None,
+            (false, true) => Some("union"),
+            (false, false) => Some("struct"),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -240,15 +264,12 @@ pub struct FnAttrs {
     pub odr_inline: bool,
     /// A kernel's `__launch_bounds__`: `.maxntid`, `.minnctapersm`, `.maxclusterrank` in PTX.
     pub launch_bounds: Option<LaunchBounds>,
-    /// A kernel's register cap, `.maxnreg` in PTX; never from source (the launch pipeline caps
-    /// the kernels it changes on the IR, `pipeline::threshold::cap_registers`).
-    pub max_registers: Option<u32>,
 }
 
 /// How a function's name becomes its symbol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Linkage {
-    /// `extern "C"`, and functions cdpc makes itself: the symbol is the name.
+    /// `extern "C"`: the symbol is the name.
     C,
     /// C++: the symbol is the Itanium-mangled name, as nvcc writes it (`crate::hir::mangle`).
     Cxx,
@@ -462,12 +483,6 @@ pub enum SpecialReg {
     BlockDim(Axis),
     GridDim(Axis),
     WarpSize,
-    /// `%gridid`, the grid's launch number in its context (low 32 bits; LLVM reads it as
-    /// 32 bits): made only by grid-granularity aggregation, never by user code.
-    GridId,
-    /// `%laneid`, the thread's lane in its warp (0 to 31); made by the lowering of cooperative
-    /// groups (`sema/coop_groups/`), as the header's `details::laneid()` reads it.
-    LaneId,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -557,9 +572,6 @@ pub enum Builtin {
     SpecialReg(SpecialReg),
     /// `__syncthreads()`: `bar.sync 0`, which the warp's threads reach together.
     SyncThreads,
-    /// `__barrier_sync(0)`: `barrier.sync 0`, cooperative groups' `thread_block::sync` (the
-    /// non-`.aligned` barrier: the threads of a warp may reach it apart). Result: void.
-    BarrierSync,
     ThreadFence,
     ThreadFenceBlock,
     /// args: pointer, then value(s) of the pointee type (CAS: compare, value).
@@ -590,8 +602,8 @@ pub enum Builtin {
     /// The address of a kernel, where the runtime takes one (`cudaFuncGetAttributes`'s
     /// `func`); typed `void *` or `const void *`. No operands.
     KernelAddress(FuncId),
-    /// A warp-level primitive; made by launch aggregation, and by sema for `__activemask`,
-    /// `__ballot_sync` and `__syncwarp`.
+    /// A warp-level primitive: `__activemask`, `__ballot_sync` and `__syncwarp`
+    /// (`sema/intrinsics.rs`).
     Warp(WarpOp),
     /// CUDA's integer and warp intrinsics as programs write them (`sema/intrinsics.rs`).
     Intrinsic(Intrinsic),
@@ -652,18 +664,8 @@ pub enum WarpOp {
     ActiveMask,
     /// `__ballot_sync(mask, pred)`: args mask, predicate (int, tested against 0).
     Ballot,
-    /// `__shfl_sync(mask, value, lane)`: args mask, value, source lane.
-    Shuffle,
     /// `__syncwarp(mask)`: a barrier and memory fence among the lanes of mask. Result: void.
     SyncWarp,
-    /// The mask of the lanes below this one (`%lanemask_lt`).
-    LaneMaskLt,
-    /// `__popc(x)`: the number of set bits.
-    PopCount,
-    /// Cooperative groups' `_packLanes`: args a group's lane mask and a set of lanes; the
-    /// lanes of the set that are in the group, each moved to the bit of its rank in the group
-    /// (the group's lanes numbered upwards from 0). Result: `unsigned int`.
-    PackLanes,
 }
 
 #[derive(Clone, Debug)]
@@ -742,17 +744,9 @@ pub struct Launch {
     /// Offsets of the arguments in the parameter buffer, its size and alignment.
     pub layout: ParamLayout,
     /// The launch's error is recorded by the device runtime itself (as with nvcc, which
-    /// ignores the entry point's return value), so `cudaGetLastError()` sees it. A launch
-    /// expression is `void` in the language; one of type `cudaError_t` (made by launch
-    /// aggregation) has the entry point's result as its value as well.
+    /// ignores the entry point's return value), so `cudaGetLastError()` sees it; a launch
+    /// expression is `void`.
     pub span: Span,
-    /// The launch ABI of this launch when it is not the module's (`Target::launch_abi`):
-    /// `None` for every launch the program writes. Warp aggregation sets `Some(V1)` on the
-    /// launch a warp's leader makes for its group, whose lanes wait for it inside the call:
-    /// the V2 entry point can hang there (docs/AGGREGATION.md, "Why the warp's launch is V1").
-    /// Code generation lowers it with that ABI's entry points; every other launch keeps the
-    /// module's.
-    pub abi: Option<LaunchAbi>,
 }
 
 /// What a launch launches.
@@ -763,8 +757,7 @@ pub enum LaunchTarget {
     /// `k<<<...>>>(...)`, `table[i]<<<...>>>(...)`, `(*k)<<<...>>>(...)`: a value of type
     /// `Type::FnPtr` whose kernel is known only at run time, evaluated before the
     /// configuration and the arguments. The parameter buffer's layout comes from the pointer's
-    /// type, as nvcc's does. Passes that need the child's body (thresholding, aggregation)
-    /// leave such launches alone.
+    /// type, as nvcc's does.
     Pointer(Box<Expr>),
 }
 

@@ -57,10 +57,16 @@ use inkwell::values::{AnyValueEnum, AsValueRef, BasicMetadataValueEnum, BasicVal
 use inkwell::AddressSpace;
 use runtime_shim::entry_points::{GET_PARAMETER_BUFFER_V2, LAUNCH_DEVICE_V2, LAUNCH_DEVICE_V2_PTSZ};
 
-/// The metadata kind that keeps a launch at V1 under any ABI (module docs), and how a call is
-/// marked with it: defined beside `back`'s other launch metadata, since `.cdp` code generation
-/// marks its warps' aggregated launches too and `back` must not import the pipeline.
-pub use crate::back::{mark_v1, KEEP_V1};
+/// The metadata kind that keeps a launch at V1 under any ABI (module docs): set by warp
+/// aggregation ([`mark_v1`]), or by a front end that writes IR (docs/IR-INPUT.md).
+pub const KEEP_V1: &str = "cdpc.launch.v1";
+
+/// Marks the launch entry point's call `call` to stay V1 under any ABI ([`KEEP_V1`]).
+pub fn mark_v1(call: InstructionValue<'_>) {
+    let Some(ctx) = call.get_parent().map(|block| block.get_context()) else { return };
+    // An empty node, which is valid metadata on any instruction.
+    let _ = call.set_metadata(ctx.metadata_node(&[]), ctx.get_kind_id(KEEP_V1));
+}
 
 /// Whether the launch's call carries [`KEEP_V1`].
 pub fn keeps_v1(l: &Launch<'_>) -> bool {

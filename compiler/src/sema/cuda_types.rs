@@ -51,7 +51,7 @@ impl Context {
             offset += size;
             align = align.max(field_align);
         }
-        let def = hir::StructDef { name: s.c_name().to_string(), fields: hir_fields, size: round_up(offset, align), align, span: Default::default(), union: false };
+        let def = hir::StructDef { name: s.c_name().to_string(), fields: hir_fields, size: round_up(offset, align), align, span: Default::default(), union: false, tagless: false };
         Type::Struct(self.add_builtin_struct(def, true))
     }
 
@@ -65,7 +65,7 @@ impl Context {
         let (size, _) = self.size_align(&elem);
         let fields = v.field_names().iter().zip(0u64..).map(|(name, i)| hir::Field { name: (*name).to_string(), ty: elem.clone(), offset: i * size, volatile: false, bits: None }).collect();
         let align = v.align(&self.target);
-        let def = hir::StructDef { name: v.name.to_string(), fields, size: round_up(size * u64::from(v.len), align), align, span: Default::default(), union: false };
+        let def = hir::StructDef { name: v.name.to_string(), fields, size: round_up(size * u64::from(v.len), align), align, span: Default::default(), union: false, tagless: false };
         Type::Struct(self.add_builtin_struct(def, true))
     }
 
@@ -79,7 +79,7 @@ impl Context {
         if let Some(id) = self.struct_names.get(name) {
             return *id;
         }
-        let def = hir::StructDef { name: name.to_string(), fields: Vec::new(), size: 0, align: 1, span: Default::default(), union: false };
+        let def = hir::StructDef { name: name.to_string(), fields: Vec::new(), size: 0, align: 1, span: Default::default(), union: false, tagless: false };
         self.add_builtin_struct(def, false)
     }
 

@@ -27,7 +27,7 @@ pub(super) fn declare_items(cx: &mut Context, unit: &ast::TranslationUnit) {
             }
             let id = StructId(cx.structs.len() as u32);
             cx.struct_names.insert(def.name.name.clone(), id);
-            cx.structs.push(hir::StructDef { name: def.name.name.clone(), fields: Vec::new(), size: 0, align: 1, span: def.span, union: def.union });
+            cx.structs.push(hir::StructDef { name: def.name.name.clone(), fields: Vec::new(), size: 0, align: 1, span: def.span, union: def.union, tagless: def.tagless });
             cx.complete.push(false);
         }
     }

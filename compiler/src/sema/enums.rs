@@ -99,7 +99,7 @@ fn declare_values(cx: &mut Context, def: &ast::EnumDef) {
     }
     let id = EnumId(cx.enums.len() as u32);
     let name = def.name.as_ref().map(|n| n.name.clone()).unwrap_or_else(|| format!("(anonymous enum at {})", def.span.start));
-    cx.enums.push(hir::EnumDef { name: name.clone(), underlying, span: def.span });
+    cx.enums.push(hir::EnumDef { name: name.clone(), underlying, span: def.span, tagless: def.tagless });
     // An anonymous enum's enumerators have its underlying type (it has no name to mangle).
     let ty = if def.name.is_some() { Type::Enum { id, underlying } } else { Type::Int(underlying) };
     if def.name.is_some() {

@@ -97,7 +97,7 @@ impl Context {
         let (grid, block, shared_mem, stream) = configuration?;
         let layout = param_layout(&params, self, &self.target);
         self.check_buffer_size(&layout, &name, defined, span)?;
-        let launch = hir::Launch { target, grid, block, shared_mem, stream, args, layout, span, abi: None };
+        let launch = hir::Launch { target, grid, block, shared_mem, stream, args, layout, span };
         Some(make(ExprKind::Launch(Box::new(launch)), Type::Void, span))
     }
 

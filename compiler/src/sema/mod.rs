@@ -123,8 +123,14 @@ impl StructLayouts for Context {
     fn struct_name(&self, id: StructId) -> &str {
         &self.structs[id.0 as usize].name
     }
+    fn struct_keyword(&self, id: StructId) -> Option<&'static str> {
+        self.structs[id.0 as usize].keyword()
+    }
     fn enum_name(&self, id: crate::types::EnumId) -> &str {
         &self.enums[id.0 as usize].name
+    }
+    fn enum_tagless(&self, id: crate::types::EnumId) -> bool {
+        self.enums[id.0 as usize].tagless
     }
 }
 

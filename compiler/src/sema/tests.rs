@@ -260,17 +260,34 @@ fn bit_fields_are_placed_as_the_itanium_abi_places_them() {
 fn bit_fields_promote_by_their_width() {
     let source = "struct B { unsigned a : 3; unsigned c : 32; int i : 32; long long w : 40; unsigned long long u : 20; bool f : 1; };
 __device__ void probe(struct B s) { s.a; s.c; s.i; s.w; s.u; s.f; s.a - 5; }";
+    assert_eq!(statement_types(source), ["int", "unsigned int", "int", "long long", "int", "bool", "int"]);
+}
+
+/// The types of the expression statements of `source`'s first function, as C code writes them.
+fn statement_types(source: &str) -> Vec<String> {
     let (unit, diagnostics) = crate::front::parse(source);
     let unit = unit.unwrap_or_else(|| panic!("{diagnostics:?}"));
     let (module, diagnostics) = analyze(&unit, &SemaOptions::default());
     let module = module.unwrap_or_else(|| panic!("{diagnostics:?}"));
     let body = module.functions[0].body.as_ref().unwrap();
-    let types: Vec<String> = body
-        .stmts
+    body.stmts
         .iter()
         .filter_map(|s| if let Stmt::Expr(e) = s { Some(DisplayType { ty: &e.ty, structs: &module }.to_string()) } else { None })
-        .collect();
-    assert_eq!(types, ["int", "unsigned int", "int", "long long", "int", "bool", "int"]);
+        .collect()
+}
+
+/// A struct type is written as C names it (the host header and signatures write these): a
+/// union with `union`, a tagless struct or union by its typedef name alone, a tagged one with
+/// its keyword and tag even when a typedef gives it another name.
+#[test]
+fn structs_are_written_with_their_keyword_or_typedef_name() {
+    let source = "typedef struct { int a; } Pair; union U { int i; float f; }; typedef union { int i; } W;
+typedef struct T { int b; } TT; struct S { int c; }; typedef struct R { int d; } R;
+__device__ void probe(Pair p, U u, W w, TT t, S s, R r, Pair *q, W *x) { p; u; w; t; s; r; q; x; }";
+    assert_eq!(statement_types(source), ["Pair", "union U", "W", "struct T", "struct S", "struct R", "Pair *", "W *"]);
+    let source = "typedef enum { A } Mode; enum Color { R }; typedef enum Tag { B } Alias;
+__device__ void probe(Mode m, Color c, Alias a, Mode *p) { m; c; a; p; }";
+    assert_eq!(statement_types(source), ["Mode", "enum Color", "enum Tag", "Mode *"]);
 }
 
 /// Members that point to functions are data members, called through: `o.f(x)`, `p->g(x)`.
