@@ -179,6 +179,11 @@ pub struct Measured {
     pub cdpc_cold: Vec<f64>,
     /// CPU seconds of the cold runs.
     pub cdpc_cold_cpu: Vec<f64>,
+    /// A `.cu` file's cdpc runs as its first compilation on a machine that has compiled CUDA
+    /// C++ before: the warm cache's precompiled wrapper header, no preamble
+    /// (`CDPC_PREAMBLE=0`; a file's preamble is only made on its second sight). Empty for
+    /// `.cdp` files.
+    pub cdpc_first: Vec<f64>,
     /// nvcc + nvlink, both processes.
     pub nvcc_total: Vec<f64>,
     /// CPU seconds of the same nvcc + nvlink runs (nvcc's subprocesses included).
@@ -522,9 +527,14 @@ fn timed(cmd: &mut Command) -> Result<Run> {
 }
 
 /// cdpc's command for `job`, with `cache` as its cache folder (`CDPC_CACHE_DIR`).
-fn cdpc_cmd(tools: &Tools, job: &Job, output: &Path, time_flag: bool, cache: &Path) -> Command {
+fn cdpc_cmd(tools: &Tools, job: &Job, output: &Path, time_flag: bool, cache: &Path, preamble: bool) -> Command {
     let mut c = tools.cdpc_command();
-    c.env("CDPC_CACHE_DIR", cache).env_remove("CDPC_PREAMBLE");
+    c.env("CDPC_CACHE_DIR", cache);
+    if preamble {
+        c.env_remove("CDPC_PREAMBLE");
+    } else {
+        c.env("CDPC_PREAMBLE", "0");
+    }
     if time_flag {
         c.arg("--time");
     }
@@ -649,9 +659,9 @@ fn measure(
     let warm_cache = out_dir.join("cache");
     let cold_cache = out_dir.join(format!("{}.cold-cache", m.name));
 
-    let cdpc_in = |cache: &Path| -> Result<(Run, BTreeMap<String, f64>)> {
+    let cdpc_in = |cache: &Path, preamble: bool| -> Result<(Run, BTreeMap<String, f64>)> {
         let _ = fs::remove_file(&cdpc_cubin);
-        let run = timed(&mut cdpc_cmd(tools, job, &cdpc_cubin, time_flag, cache))?;
+        let run = timed(&mut cdpc_cmd(tools, job, &cdpc_cubin, time_flag, cache, preamble))?;
         if !cdpc_cubin.is_file() {
             return Err(format!(
                 "cdpc exited 0 but wrote no {}",
@@ -665,10 +675,11 @@ fn measure(
         };
         Ok((run, phases))
     };
-    let cdpc = || cdpc_in(&warm_cache);
+    let cdpc = || cdpc_in(&warm_cache, true);
+    let cdpc_first = || cdpc_in(&warm_cache, false).map(|(run, _)| run);
     let cdpc_cold = || -> Result<Run> {
         let _ = fs::remove_dir_all(&cold_cache);
-        let run = cdpc_in(&cold_cache).map(|(run, _)| run);
+        let run = cdpc_in(&cold_cache, true).map(|(run, _)| run);
         let _ = fs::remove_dir_all(&cold_cache);
         run
     };
@@ -720,6 +731,7 @@ fn measure(
             m.phases.entry(phase).or_default().push(s);
         }
         if cu && !opts.tiny {
+            m.cdpc_first.push(cdpc_first()?.wall);
             let run = cdpc_cold()?;
             m.cdpc_cold.push(run.wall);
             m.cdpc_cold_cpu.push(run.cpu);

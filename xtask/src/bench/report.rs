@@ -116,6 +116,9 @@ struct Summary {
     corpus: Option<(f64, usize, usize)>,
     /// Over the corpus files, cold cache: geometric mean of nvcc/cdpc.
     corpus_cold: Option<f64>,
+    /// Over the corpus files, each file's first compilation (wrapper header cached, no
+    /// preamble): geometric mean of nvcc/cdpc.
+    corpus_first: Option<f64>,
     geomean: f64,
     /// The same over CPU seconds (user + system).
     geomean_cpu: f64,
@@ -144,6 +147,11 @@ fn summarize(results: &[Measured]) -> Summary {
         .iter()
         .filter(|m| m.corpus && !m.cdpc_cold.is_empty())
         .map(|m| stats::median(&m.nvcc_total) / stats::median(&m.cdpc_cold))
+        .collect();
+    let corpus_first: Vec<f64> = ok
+        .iter()
+        .filter(|m| m.corpus && !m.cdpc_first.is_empty())
+        .map(|m| stats::median(&m.nvcc_total) / stats::median(&m.cdpc_first))
         .collect();
     let ratios: Vec<f64> = samples
         .iter()
@@ -186,6 +194,7 @@ fn summarize(results: &[Measured]) -> Summary {
     Summary {
         corpus: (!corpus_ratios.is_empty()).then(|| (stats::geomean(&corpus_ratios), corpus_ratios.len(), corpus_ratios.iter().filter(|&&r| r >= CORPUS_TARGET).count())),
         corpus_cold: (!corpus_cold.is_empty()).then(|| stats::geomean(&corpus_cold)),
+        corpus_first: (!corpus_first.is_empty()).then(|| stats::geomean(&corpus_first)),
         geomean: stats::geomean(&ratios),
         geomean_cpu: stats::geomean(&cpu_ratios),
         samples: samples.len(),
@@ -215,15 +224,15 @@ fn pct(f: Option<f64>) -> String {
 
 fn program_table(s: &mut String, rows: &[&Measured]) {
     s.push_str(
-        "| file | kernels | cdpc median (s) | nvcc + nvlink median (s) | nvcc/cdpc | CPU s, cdpc / nvcc | nvcc/cdpc, CPU | our phases, % of cdpc | cdpc, cold cache (s) | nvcc/cdpc, cold |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| file | kernels | cdpc median (s) | nvcc + nvlink median (s) | nvcc/cdpc | CPU s, cdpc / nvcc | nvcc/cdpc, CPU | our phases, % of cdpc | cdpc, file's first compile (s) | nvcc/cdpc, first | cdpc, empty cache (s) | nvcc/cdpc, empty |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for m in rows {
         if let Some(e) = &m.error {
             let first = e.lines().next().unwrap_or("");
             let _ = writeln!(
                 s,
-                "| `{}` | {} | {} | | | | | | | |",
+                "| `{}` | {} | {} | | | | | | | | | |",
                 m.file,
                 m.kernels,
                 if m.not_compared { first.to_string() } else { format!("failed: {}", first.replace('|', "\\|")) }
@@ -234,7 +243,7 @@ fn program_table(s: &mut String, rows: &[&Measured]) {
         let (cc, nc) = (stats::median(&m.cdpc_cpu), stats::median(&m.nvcc_cpu));
         let _ = writeln!(
             s,
-            "| `{}` | {} | {:.3} | {:.3} | {:.1}× | {:.3} / {:.3} | {:.1}× | {} | {} |",
+            "| `{}` | {} | {:.3} | {:.3} | {:.1}× | {:.3} / {:.3} | {:.1}× | {} | {} | {} |",
             m.file,
             m.kernels,
             c,
@@ -244,6 +253,12 @@ fn program_table(s: &mut String, rows: &[&Measured]) {
             nc,
             nc / cc,
             pct(m.ours_fraction()),
+            if m.cdpc_first.is_empty() {
+                "– | –".to_string()
+            } else {
+                let first = stats::median(&m.cdpc_first);
+                format!("{first:.3} | {:.1}×", n / first)
+            },
             if m.cdpc_cold.is_empty() {
                 "– | –".to_string()
             } else {
@@ -332,8 +347,10 @@ pub fn render(
          through the Clang linked into cdpc). cdpc's cache (`CDPC_CACHE_DIR`: the \
          precompiled headers of Clang's CUDA wrapper and of a `.cu` file's preamble) is a \
          folder of the run, warmed by two runs of each `.cu` file (a preamble is precompiled \
-         on its second sight); \"cold cache\" runs, one per round after the warm one, start \
-         from an empty folder each. nvcc: `nvcc -x cu \
+         on its second sight); per round after the warm run, a \"first compile\" run (the warm \
+         folder with `CDPC_PREAMBLE=0`: the wrapper's header cached, no preamble, as a file's \
+         first compilation on a machine that has compiled CUDA C++ before) and an \"empty \
+         cache\" run (a new folder each). nvcc: `nvcc -x cu \
          -rdc=true -cubin -arch=sm_90 FILE -o OUT.o` then `nvlink -arch=sm_90 OUT.o -L<lib> \
          -lcudadevrt -o OUT.cubin`."
     );
@@ -379,7 +396,7 @@ pub fn render(
         );
         program_table(&mut s, &corpus);
         if let Some((g, n, at)) = sum.corpus {
-            let _ = writeln!(s, "\nGeometric mean of nvcc/cdpc over the {n} corpus files: **{g:.1}×** wall-clock with a warm cache ({at} of {n} at {CORPUS_TARGET}× or more){}.\n", sum.corpus_cold.map(|c| format!("; **{c:.1}×** with an empty cache")).unwrap_or_default());
+            let _ = writeln!(s, "\nGeometric mean of nvcc/cdpc over the {n} corpus files: **{g:.1}×** wall-clock with a warm cache ({at} of {n} at {CORPUS_TARGET}× or more){}.\n", [sum.corpus_first.map(|c| format!("; **{c:.1}×** on each file's first compilation (the wrapper header cached, no preamble yet)")), sum.corpus_cold.map(|c| format!("; {c:.1}× with an empty cache (the first CUDA C++ file cdpc compiles on a machine, or after an upgrade)"))].into_iter().flatten().collect::<String>());
         }
     }
     s.push_str(
