@@ -135,8 +135,8 @@ fn through_pipeline(ir: &str, asked: Granularity, threshold: u32) -> (String, Ve
 }
 
 /// A dynamic shared memory size every run agrees on (`const int warps = 128 / warpSize`, kept
-/// in a local as unoptimised code keeps it) is taken as the constant it is, as the `.cdp`
-/// front end's HIR pass takes it; one a thread may see otherwise is not.
+/// in a local as unoptimised code keeps it) is taken as the constant it is; one a thread may
+/// see otherwise is not.
 #[test]
 fn a_uniform_dynamic_shared_memory_size_is_taken_as_its_constant() {
     let with_shmem = |body: &str| {
@@ -161,8 +161,8 @@ fn a_uniform_dynamic_shared_memory_size_is_taken_as_its_constant() {
 }
 
 /// A launch through a local that holds one kernel's address on every run is a launch of that
-/// kernel, for thresholding and aggregation alike, as the `.cdp` front end's HIR passes fold
-/// it; a local stored twice is a launch through a pointer.
+/// kernel, for thresholding and aggregation alike; a local stored twice is a launch through a
+/// pointer.
 #[test]
 fn a_kernel_pointer_that_holds_one_kernel_is_that_kernel() {
     let through = |body: &str| {

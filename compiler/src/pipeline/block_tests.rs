@@ -201,8 +201,7 @@ fn a_child_that_calls_through_a_pointer_a_reader_of_built_ins_may_reach_is_left_
     }
 }
 
-/// A call through a pointer calls a function whose address is taken, as the `.cdp` front end's
-/// HIR passes take it: a kernel whose pointer calls reach no barrier ends its blocks at
+/// A call through a pointer calls a function whose address is taken: a kernel whose pointer calls reach no barrier ends its blocks at
 /// barriers and is aggregated per grid; one whose may, on some path, is left alone per grid.
 #[test]
 fn a_call_through_a_pointer_may_reach_only_the_functions_whose_address_is_taken() {

@@ -261,8 +261,8 @@ fn kernel_names_read_as_the_source_writes_them() {
     assert_eq!(threshold::source_name("_Z99x"), "_Z99x");
 }
 
-/// A launch through a pointer is named so in its remark, as the `.cdp` front end's HIR pass
-/// named it: which kernel it launches is known at run time only.
+/// A launch through a pointer is named so in its remark: which kernel it launches is known at
+/// run time only.
 #[test]
 fn a_launch_through_a_pointer_is_named_so() {
     let through = program().replace("ptr @child, ptr %buf", "ptr %s, ptr %buf");

@@ -213,7 +213,7 @@ fn callees<'ctx>(f: FunctionValue<'ctx>) -> (Vec<FunctionValue<'ctx>>, bool) {
 
 /// The functions a call through a pointer in `f`'s module may reach: those defined there whose
 /// address is taken (a use other than as a call's callee), kernels aside (calling one is an
-/// error). Within the module, as the `.cdp` front end's HIR passes see them.
+/// error). Within the module: a whole program in one module, which `-dc` does not promise.
 pub(super) fn pointer_targets<'ctx>(f: FunctionValue<'ctx>) -> Vec<FunctionValue<'ctx>> {
     use inkwell::llvm_sys::core::{LLVMGetFirstFunction, LLVMGetFirstUse, LLVMGetGlobalParent, LLVMGetNextFunction, LLVMGetNextUse, LLVMGetUser, LLVMIsACallInst};
     let mut out = Vec::new();

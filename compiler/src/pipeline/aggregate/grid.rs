@@ -1,7 +1,7 @@
 //! Grid granularity on LLVM IR (`-faggregate-launches=grid`): the launches of all threads of
-//! a parent grid become one child grid. The semantics, the per-grid state and the arena are
-//! those of the HIR pass (`crate::aggregate::grid` and `arena`, docs/AGGREGATION.md, which say
-//! why and what was measured); this file gives them to every front end that writes LLVM IR.
+//! a parent grid become one child grid: the per-grid state and the arena (docs/AGGREGATION.md,
+//! which says why and what was measured), for every front end (the kernel language's, Clang,
+//! LLVM IR input).
 //!
 //! Each block records its launches as at block granularity ([`super::block`]), and at the end
 //! of the block (always `BlockEnd::Barriers`: a kernel that would need its last thread to end
