@@ -845,6 +845,7 @@ const FUZZ_TARGETS: &[(&str, &str)] =
         ("ir_pipeline", "ir"),
         ("clang_messages", "text"),
         ("host_ir", "host-ir"),
+        ("preamble", "text"),
         ("cache_size", "text"),
     ];
 /// The first byte of a codegen input picks the options (see fuzz/fuzz_targets/codegen.rs);
