@@ -91,7 +91,9 @@ fn every_sample_has_a_manifest_that_names_its_kernel_buffers_and_globals() {
 fn gpu_bench_manifests_launch_n_children() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/gpu");
     let manifests = diff::load_manifests(&dir).unwrap();
-    assert_eq!(manifests.len(), 20, "5 variants x 4 sizes");
+    let variants = std::fs::read_dir(&dir).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "cdp")).count();
+    assert_eq!(variants, 6, "null_stream, named_stream, fire_and_forget, launch_sites, padded_structs, branch_sites");
+    assert_eq!(manifests.len(), variants * 4, "every variant at 4 sizes");
     for m in &manifests {
         let (variant, n) = m.name.rsplit_once('_').unwrap();
         let n: u64 = n.parse().unwrap();
