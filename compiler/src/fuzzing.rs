@@ -190,7 +190,7 @@ pub fn ir_pipeline(ir: &str) {
                 module.verify().unwrap_or_else(|e| panic!("the pipeline left an invalid module: {e}"));
                 // The cleanup passes, the struct-copy expansion among them.
                 let tm = crate::back::target_machine(&target, 3).expect("the NVPTX target machine");
-                crate::pipeline::cleanup(&module, &tm).unwrap_or_else(|e| panic!("the cleanup failed: {e}"));
+                crate::pipeline::cleanup(&module, &tm, true).unwrap_or_else(|e| panic!("the cleanup failed: {e}"));
                 module.verify().unwrap_or_else(|e| panic!("the cleanup left an invalid module: {e}"));
             }
             Err(errors) => assert!(errors.iter().any(Diagnostic::is_error), "a failed pipeline reports an error"),

@@ -635,7 +635,7 @@ pub(crate) fn generate_cdp(checked: &Checked, options: &CompileOptions, codegen:
         // record copies apart, as for every front end (NVPTX would copy a record of 128
         // bytes or more a byte at a time).
         if rewrites {
-            crate::pipeline::cleanup(module, tm).map_err(|e| CompileError::from(back::BackendError::Target(e)))?;
+            crate::pipeline::cleanup(module, tm, opt_level(options) > 0).map_err(|e| CompileError::from(back::BackendError::Target(e)))?;
         }
         Ok(())
     })?;

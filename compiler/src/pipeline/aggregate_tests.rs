@@ -54,7 +54,7 @@ fn through_the_pipeline_the_warps_launch_stays_v1_and_the_others_follow_the_abi(
         let target = Target { launch_abi: abi, ..Target::default() };
         let options = PipelineOptions { target, nv_module_id: None, launch_threshold: 0, aggregate: Granularity::Warp, pass_remarks: true };
         assert!(run(&module, &options, &SourceText::default()).unwrap().is_empty());
-        cleanup(&module, &crate::back::target_machine(&target, 3).unwrap()).unwrap();
+        cleanup(&module, &crate::back::target_machine(&target, 3).unwrap(), true).unwrap();
         module.verify().unwrap();
         let ir = module.print_to_string().to_string();
         let parent = function(&ir, "parent");

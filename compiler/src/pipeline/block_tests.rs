@@ -15,7 +15,7 @@ fn piped(ir: &str, asked: Granularity, threshold: u32) -> String {
     let target = Target::default();
     let options = PipelineOptions { target, nv_module_id: None, launch_threshold: threshold, aggregate: asked, pass_remarks: true };
     run(&module, &options, &SourceText::default()).expect("the pipeline accepts the module");
-    cleanup(&module, &crate::back::target_machine(&target, 3).unwrap()).unwrap();
+    cleanup(&module, &crate::back::target_machine(&target, 3).unwrap(), true).unwrap();
     module.verify().unwrap();
     module.print_to_string().to_string()
 }

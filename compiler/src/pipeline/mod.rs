@@ -121,14 +121,15 @@ fn in_source_order(mut remarks: Vec<Diagnostic>) -> Vec<Diagnostic> {
 /// body an aggregated kernel calls per thread) are made after the front end's optimisation
 /// (Clang's), so they go through LLVM's inliner here, with its cost model, as they would in
 /// an optimisation pipeline run after the passes: without it each of the child's threads is
-/// a call with a parameter per argument and per coordinate. At `-O0` every function of the
-/// front end's is `noinline` (Clang's rule), and so are the copies of it.
-pub fn cleanup(module: &Module<'_>, tm: &TargetMachine) -> Result<(), String> {
+/// a call with a parameter per argument and per coordinate. `optimize` false (`-O0`): only the
+/// always-inline helpers are inlined, and the copies stay functions.
+pub fn cleanup(module: &Module<'_>, tm: &TargetMachine, optimize: bool) -> Result<(), String> {
     // Inlined and folded first, so that each copy's pointers are at their alloca with the
     // alignment instcombine can prove; then [`copies`] turns the local struct copies into
     // word copies, which SROA takes apart into registers.
+    let inline = if optimize { "cgscc(inline)" } else { "always-inline" };
     module
-        .run_passes("cgscc(inline),function(sroa,early-cse,instcombine<no-verify-fixpoint>,sroa,memcpyopt,dse)", tm, PassBuilderOptions::create())
+        .run_passes(&format!("{inline},function(sroa,early-cse,instcombine<no-verify-fixpoint>,sroa,memcpyopt,dse)"), tm, PassBuilderOptions::create())
         .map_err(|e| e.to_string())?;
     copies::expand_local_copies(module);
     module

@@ -51,7 +51,7 @@ fn run_text(ir: &str, target: Target) -> (String, Result<Vec<Diagnostic>, Vec<Di
     let result = run(&module, &PipelineOptions { target, nv_module_id: Some("_id".into()), ..PipelineOptions::default() }, &SourceText::default());
     if result.is_ok() {
         let tm = crate::back::target_machine(&target, 3).unwrap();
-        cleanup(&module, &tm).unwrap();
+        cleanup(&module, &tm, true).unwrap();
         module.verify().unwrap();
     }
     (module.print_to_string().to_string(), result)

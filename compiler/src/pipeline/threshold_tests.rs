@@ -107,7 +107,7 @@ fn piped(ir: &str, n: u32, target: Target) -> String {
     let options = PipelineOptions { target, nv_module_id: None, launch_threshold: n, pass_remarks: true, ..PipelineOptions::default() };
     run(&module, &options, &SourceText::default()).expect("the pipeline accepts the module");
     let tm = crate::back::target_machine(&target, 3).unwrap();
-    cleanup(&module, &tm).unwrap();
+    cleanup(&module, &tm, true).unwrap();
     module.verify().unwrap();
     module.print_to_string().to_string()
 }
