@@ -151,6 +151,17 @@ pub fn version_tag() -> String {
     env!("CARGO_PKG_VERSION").chars().map(|c| if c.is_ascii_alphanumeric() || ".+_".contains(c) { c } else { '_' }).collect()
 }
 
+/// Writes `bytes` to a temporary file in `path`'s folder, then renames it to `path`: a reader
+/// sees the old file, no file, or the whole new one, never part of one (an entry's files are
+/// written so; a write cut short leaves a `.tmp*` file, which [`trim`] removes when stale).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut file, bytes)?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
 /// The stem of the entry whose key hashes to `hash`, for this cdpc.
 pub fn stem(hash: u64) -> String {
     format!("{hash:016x}-{}", version_tag())

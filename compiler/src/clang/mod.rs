@@ -354,9 +354,8 @@ impl ClangInvocation<'_> {
 /// refuses a header that does not fit, which makes the compilation run without one.
 pub fn pch_path(cache: &cache::Cache, clang: &Path, invocation: &ClangInvocation<'_>) -> PathBuf {
     use std::hash::{Hash, Hasher};
-    let stamp = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.len(), m.modified().ok()));
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    (clang, stamp(clang), stamp(&invocation.cuda_root.join("include/cuda.h")), invocation.options(), env!("CARGO_PKG_VERSION")).hash(&mut hasher);
+    invocation.identity(clang).hash(&mut hasher);
     cache.kind_dir("pch").join(format!("{}.pch", cache::stem(hasher.finish())))
 }
 

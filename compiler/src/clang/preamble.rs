@@ -33,7 +33,7 @@
 //! the compilation runs without it. `CDPC_CACHE_DIR=` (empty) turns the cache off;
 //! `CDPC_PREAMBLE=0` turns off the preamble alone (the wrapper's header stays).
 
-use super::cache::{Cache, InUse};
+use super::cache::{write_atomic, Cache, InUse};
 use super::in_process::{Level, Message};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -379,16 +379,6 @@ fn stamp(path: &Path) -> Option<(u64, u128)> {
     let m = std::fs::metadata(path).ok()?;
     let modified = m.modified().ok()?.duration_since(UNIX_EPOCH).ok()?.as_nanos();
     Some((m.len(), modified))
-}
-
-/// Writes `bytes` to a temporary file in `path`'s folder, then renames it to `path`: a reader
-/// sees the old file, no file, or the whole new one, never part of one.
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut file, bytes)?;
-    file.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 /// The files of a Make-style dependency list (`target: a b \` lines, `\ ` for a space).

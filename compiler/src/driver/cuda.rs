@@ -249,7 +249,6 @@ fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &Cach
         return None;
     }
     // The header records its source, which must stay where it was: an empty file beside it.
-    let dir = path.parent()?;
     let empty = path.with_extension("cu");
     if !empty.is_file() {
         std::fs::write(&empty, "").ok()?;
@@ -267,9 +266,7 @@ fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &Cach
         held.mark_too_large(made.len() as u64);
         return None;
     }
-    let mut file = tempfile::NamedTempFile::new_in(dir).ok()?;
-    std::io::Write::write_all(&mut file, &made).ok()?;
-    file.persist(path).ok()?;
+    cache::write_atomic(path, &made).ok()?;
     *wrote = true;
     held.touch();
     Some(held)
@@ -476,12 +473,16 @@ impl ClangSetup {
         };
         // The preamble's messages first (where a compilation without it gives them), those of
         // the rest after; places in the preamble's copy are the source's.
-        let run_result = match (&preamble, run_result) {
-            (Some((entry, _, _, _)), Ok((output, Said::Messages(m)))) => Ok((output, Said::Messages(with_replay(replay, entry.in_source(m, &self.on_disk.clone().unwrap_or_default()))))),
-            (Some((entry, _, _, _)), Err(Failure::Errors { said: Said::Messages(m), command })) => {
-                Err(Failure::Errors { said: Said::Messages(with_replay(replay, entry.in_source(m, &self.on_disk.clone().unwrap_or_default()))), command })
+        let run_result = match (&preamble, &self.on_disk) {
+            (Some((entry, _, _, _)), Some(source_path)) => {
+                let placed = |m| Said::Messages(with_replay(replay, entry.in_source(m, source_path)));
+                match run_result {
+                    Ok((output, Said::Messages(m))) => Ok((output, placed(m))),
+                    Err(Failure::Errors { said: Said::Messages(m), command }) => Err(Failure::Errors { said: placed(m), command }),
+                    other => other,
+                }
             }
-            (_, other) => other,
+            _ => run_result,
         };
         // Done with the cache's entries: a compilation that wrote one brings the cache down to
         // its bound (hits do not, to stay cheap), its own entries now free to go too.
