@@ -143,16 +143,12 @@ fn summarize(results: &[Measured]) -> Summary {
         .filter(|m| m.corpus)
         .map(|m| stats::median(&m.nvcc_total) / stats::median(&m.cdpc))
         .collect();
-    let corpus_cold: Vec<f64> = ok
-        .iter()
-        .filter(|m| m.corpus && !m.cdpc_cold.is_empty())
-        .map(|m| stats::median(&m.nvcc_total) / stats::median(&m.cdpc_cold))
-        .collect();
-    let corpus_first: Vec<f64> = ok
-        .iter()
-        .filter(|m| m.corpus && !m.cdpc_first.is_empty())
-        .map(|m| stats::median(&m.nvcc_total) / stats::median(&m.cdpc_first))
-        .collect();
+    // The geometric mean of nvcc/cdpc over the corpus files that have `runs` (cdpc's runs of
+    // one kind: a file's first compilation, or with an empty cache).
+    let corpus_mean = |runs: fn(&Measured) -> &Vec<f64>| {
+        let ratios: Vec<f64> = ok.iter().filter(|m| m.corpus && !runs(m).is_empty()).map(|m| stats::median(&m.nvcc_total) / stats::median(runs(m))).collect();
+        (!ratios.is_empty()).then(|| stats::geomean(&ratios))
+    };
     let ratios: Vec<f64> = samples
         .iter()
         .map(|m| stats::median(&m.nvcc_total) / stats::median(&m.cdpc))
@@ -193,8 +189,8 @@ fn summarize(results: &[Measured]) -> Summary {
         .collect();
     Summary {
         corpus: (!corpus_ratios.is_empty()).then(|| (stats::geomean(&corpus_ratios), corpus_ratios.len(), corpus_ratios.iter().filter(|&&r| r >= CORPUS_TARGET).count())),
-        corpus_cold: (!corpus_cold.is_empty()).then(|| stats::geomean(&corpus_cold)),
-        corpus_first: (!corpus_first.is_empty()).then(|| stats::geomean(&corpus_first)),
+        corpus_cold: corpus_mean(|m| &m.cdpc_cold),
+        corpus_first: corpus_mean(|m| &m.cdpc_first),
         geomean: stats::geomean(&ratios),
         geomean_cpu: stats::geomean(&cpu_ratios),
         samples: samples.len(),
@@ -240,6 +236,11 @@ fn program_table(s: &mut String, rows: &[&Measured]) {
             continue;
         }
         let (c, n) = (stats::median(&m.cdpc), stats::median(&m.nvcc_total));
+        // A column pair of cdpc runs of one kind: their median and nvcc's over it.
+        let against_nvcc = |runs: &[f64]| match runs {
+            [] => "– | –".to_string(),
+            _ => format!("{:.3} | {:.1}×", stats::median(runs), n / stats::median(runs)),
+        };
         let (cc, nc) = (stats::median(&m.cdpc_cpu), stats::median(&m.nvcc_cpu));
         let _ = writeln!(
             s,
@@ -253,18 +254,8 @@ fn program_table(s: &mut String, rows: &[&Measured]) {
             nc,
             nc / cc,
             pct(m.ours_fraction()),
-            if m.cdpc_first.is_empty() {
-                "– | –".to_string()
-            } else {
-                let first = stats::median(&m.cdpc_first);
-                format!("{first:.3} | {:.1}×", n / first)
-            },
-            if m.cdpc_cold.is_empty() {
-                "– | –".to_string()
-            } else {
-                let cold = stats::median(&m.cdpc_cold);
-                format!("{cold:.3} | {:.1}×", n / cold)
-            }
+            against_nvcc(&m.cdpc_first),
+            against_nvcc(&m.cdpc_cold),
         );
     }
 }
