@@ -228,6 +228,43 @@ fn cdpc_preamble_0_turns_the_preamble_off() {
     assert!(p.cache().join("pch").is_dir(), "the wrapper's header stays");
 }
 
+#[test]
+fn templates_the_preamble_instantiates_give_the_ptx_of_a_compilation_without_it() {
+    // Precompiled headers are made with `-fpch-instantiate-templates`: the header's pending
+    // instantiations (`twice<int>` from `value()`) happen when the header is made, and the
+    // file's own (`twice<long>`, the header's class template at a type the file declares) at
+    // its end, as without a header.
+    if !crate::cuda_cxx::tools_ready() {
+        return;
+    }
+    let p = Project::new(0);
+    std::fs::write(
+        p.path("h.h"),
+        "#pragma once\n#warning \"h.h is read\"\ntemplate <class T> __device__ T twice(T x) { return x + x; }\n\
+         template <class T> struct Box { T v; __device__ T get() const { return twice(v); } };\n\
+         __device__ inline int value() { return Box<int>{1234}.get(); }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p.path("main.cu"),
+        "// preamble\n#include \"h.h\"\n\nstruct Mine { int a; };\n\
+         __device__ Mine twice(Mine m) { return Mine{m.a * 3}; }\n\
+         __global__ void store(long *out) { out[0] = value() * SCALE; out[1] = twice(4321L); out[2] = Box<Mine>{Mine{555}}.get().a; }\n",
+    )
+    .unwrap();
+    let (without, stderr) = p.compile(1, &[("CDPC_PREAMBLE", "0")]);
+    assert!(warned_once(&stderr), "{stderr}");
+    for value in [2468, 8642, 1665] {
+        assert!(stores(&without, value), "{value} in\n{without}");
+    }
+    for _ in 0..3 {
+        let (ptx, stderr) = p.compile(1, &[]);
+        assert_eq!(ptx, without, "{stderr}");
+    }
+    assert_eq!(p.entries("pch").len(), 1, "the preamble was made and used");
+    p.assert_clean();
+}
+
 /// The files that `after` has and `before` had not.
 fn new_files(before: &[PathBuf], after: &[PathBuf]) -> Vec<PathBuf> {
     after.iter().filter(|p| !before.contains(p)).cloned().collect()
