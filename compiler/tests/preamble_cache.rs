@@ -265,6 +265,48 @@ fn templates_the_preamble_instantiates_give_the_ptx_of_a_compilation_without_it(
     p.assert_clean();
 }
 
+#[test]
+fn a_host_function_called_from_device_code_in_a_precompiled_header_is_never_a_cubin() {
+    // Clang defers "reference to __host__ function" in a `__host__ __device__` function until a
+    // kernel reaches it, and does not keep such deferred diagnostics in a precompiled header:
+    // with the preamble the error is nvlink's (the call is unresolved), without it Clang's at the
+    // header's line. Either way there is no cubin. Precompiled headers also drop the
+    // deferred-diagnostic roots that cannot matter (compiler/src/clang/shim.cpp); the header in
+    // `sys/` is a system header to Clang (`#pragma GCC system_header`), as CUDA's are.
+    if !crate::cuda_cxx::tools_ready() {
+        return;
+    }
+    let p = Project::new(0);
+    std::fs::create_dir(p.path("sys")).unwrap();
+    std::fs::write(p.path("sys/lib.h"), "#pragma once\n#pragma GCC system_header\nint host_only();\ninline __host__ __device__ int hd() { return host_only(); }\n").unwrap();
+    std::fs::write(p.path("mine.h"), "#pragma once\nint host_too();\ninline __host__ __device__ int dev() { return host_too(); }\n").unwrap();
+    std::fs::write(p.path("main.cu"), "#include <lib.h>\n#include \"mine.h\"\n\n__global__ void k(int *out) { out[0] = hd() + dev(); }\n").unwrap();
+    let run = |env: &[(&str, &str)]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_cdpc"))
+            .current_dir(p.dir.path())
+            .args(["main.cu", "-I", "sys", "-o", "k.cubin"])
+            .env("CDPC_CACHE_DIR", p.cache())
+            .env_remove("CDPC_PREAMBLE")
+            .env_remove("CDPC_CACHE_MAX_SIZE")
+            .envs(env.iter().copied())
+            .env("TMPDIR", p.path("tmp"))
+            .output()
+            .unwrap();
+        assert!(!out.status.success() && !p.path("k.cubin").exists());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let without = run(&[("CDPC_PREAMBLE", "0")]);
+    for (message, line) in [("reference to __host__ function 'host_only' in __host__ __device__ function", "lib.h:4:"), ("reference to __host__ function 'host_too' in __host__ __device__ function", "mine.h:3:")] {
+        assert!(without.contains(message) && without.contains(line), "{message} at {line}:\n{without}");
+    }
+    assert_eq!(run(&[]), without, "the preamble's first sight compiles without it");
+    for _ in 0..2 {
+        assert!(run(&[]).contains("nvlink failed"));
+    }
+    assert_eq!(p.entries("pch").len(), 1, "the preamble was made and used");
+    p.assert_clean();
+}
+
 /// The files that `after` has and `before` had not.
 fn new_files(before: &[PathBuf], after: &[PathBuf]) -> Vec<PathBuf> {
     after.iter().filter(|p| !before.contains(p)).cloned().collect()

@@ -292,6 +292,9 @@ impl ClangInvocation<'_> {
         let stamp = |p: &Path| format!("{}: {:?}", p.display(), std::fs::metadata(p).ok().map(|m| (m.len(), m.modified().ok())));
         let mut out = vec![stamp(clang), stamp(&self.cuda_root.join("include/cuda.h")), env!("CARGO_PKG_VERSION").to_string()];
         out.extend(PCH_OPTIONS.iter().map(|o| o.to_string()));
+        // The linked Clang's headers prune their deferred-diagnostic roots (shim.cpp): headers
+        // made before that are made again.
+        out.push("pruned deferred-diagnostic roots".to_string());
         out.extend(self.options().into_iter().map(|o| o.to_string_lossy().into_owned()));
         out
     }

@@ -7,6 +7,8 @@
 // message of the driver and of the front end goes to the caller as data (level, file, line,
 // column, text with its `[-Wflag]`), never to stderr.
 
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/DiagnosticIDs.h"
 #include "clang/Basic/DiagnosticOptions.h"
@@ -19,6 +21,9 @@
 #include "clang/CodeGen/CodeGenAction.h"
 #include "clang/Frontend/CompilerInvocation.h"
 #include "clang/Frontend/FrontendActions.h"
+#include "clang/Frontend/MultiplexConsumer.h"
+#include "clang/Sema/Sema.h"
+#include "clang/Sema/SemaConsumer.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/VirtualFileSystem.h"
@@ -118,6 +123,60 @@ private:
   void *user;
 };
 
+// Keeps a precompiled header's list of declarations "to check for deferred diagnostics" to
+// those that can matter. In CUDA, Sema records every device-side function body whose emission
+// is not ruled out; at the end of every compilation that uses the header, Clang's ASTReader
+// deserializes each recorded declaration (`ReadDeclsToCheckForDeferredDiags`) before
+// `Sema::emitDeferredDiags` looks at them, which for the CUDA wrapper's thousands of inline
+// functions was most of a small `.cu` file's front-end time (perf: 54% of Clang's thread).
+// The check starts only from roots whose emission status is `Emitted` (a function with
+// `ShouldEmitRootNode` false returns at once, Clang 22's SemaDecl.cpp), and reaches callees by
+// walking those roots' bodies; an inline or template function is never such a root. So a
+// function in a system header (the wrapper, libstdc++, CCCL, CUDA's headers) that is not
+// `Emitted` when the header is made is dropped from the list, and everything else (the user's
+// own headers' functions, variables, the emitted roots) is kept: the compilation's diagnostics
+// are the same. (What a precompiled header loses anyway is the deferred diagnostics themselves:
+// Clang does not write `DeviceDeferredDiags` into it, so a header function's "reference to
+// __host__ function" is not reported when the header is precompiled and the unresolved call
+// fails at nvlink instead; compiler/tests/preamble_cache.rs.)
+class PruneDeferredDiagnosticRoots : public clang::SemaConsumer {
+public:
+  void InitializeSema(clang::Sema &s) override { sema = &s; }
+  void ForgetSema() override { sema = nullptr; }
+  void HandleTranslationUnit(clang::ASTContext &context) override {
+    if (!sema)
+      return;
+    const clang::SourceManager &sources = context.getSourceManager();
+    llvm::SmallSetVector<clang::Decl *, 4> kept;
+    for (clang::Decl *decl : sema->DeclsToCheckForDeferredDiags) {
+      auto *function = llvm::dyn_cast<clang::FunctionDecl>(decl);
+      if (function && sources.isInSystemHeader(function->getLocation()) &&
+          sema->getEmissionStatus(function) != clang::Sema::FunctionEmissionStatus::Emitted)
+        continue;
+      kept.insert(decl);
+    }
+    sema->DeclsToCheckForDeferredDiags = std::move(kept);
+  }
+
+private:
+  clang::Sema *sema = nullptr;
+};
+
+// Clang's `-emit-pch`, with the list above pruned before the header is written (the consumers
+// run in order: the pruning first, then Clang's writer).
+class GeneratePrunedPCHAction : public clang::GeneratePCHAction {
+protected:
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &instance, llvm::StringRef file) override {
+    std::unique_ptr<clang::ASTConsumer> writer = clang::GeneratePCHAction::CreateASTConsumer(instance, file);
+    if (!writer)
+      return nullptr;
+    std::vector<std::unique_ptr<clang::ASTConsumer>> consumers;
+    consumers.push_back(std::make_unique<PruneDeferredDiagnosticRoots>());
+    consumers.push_back(std::move(writer));
+    return std::make_unique<clang::MultiplexConsumer>(std::move(consumers));
+  }
+};
+
 std::once_flag initialised;
 
 void initialise() {
@@ -170,7 +229,7 @@ bool run_cc1(const llvm::opt::ArgStringList &cc1_args, const char *argv0, Forwar
     action = std::make_unique<clang::EmitLLVMAction>();
     break;
   case clang::frontend::GeneratePCH:
-    action = std::make_unique<clang::GeneratePCHAction>();
+    action = std::make_unique<GeneratePrunedPCHAction>();
     break;
   default:
     forward.unsupported("a Clang action other than writing LLVM IR or a precompiled header");
