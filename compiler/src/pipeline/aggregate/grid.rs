@@ -86,16 +86,20 @@ pub(super) struct Arena<'ctx> {
 }
 
 impl<'ctx> Arena<'ctx> {
-    /// The arena of `child`'s records of `stride` bytes; `None` when fewer than a block's
-    /// worth fit the byte budget.
-    pub(super) fn declare(module: &Module<'ctx>, child: &str, stride: u64) -> Option<Self> {
+    /// The `count` arenas of `child`'s records of `stride` bytes (`C__agg_arena`, then
+    /// `C__agg_arena1`, ...); none when fewer than a block's worth fit the byte budget.
+    pub(super) fn declare(module: &Module<'ctx>, child: &str, stride: u64, count: usize) -> Vec<Self> {
+        (0..count).map_while(|k| Self::declare_one(module, child, stride, &if k == 0 { String::new() } else { k.to_string() })).collect()
+    }
+
+    fn declare_one(module: &Module<'ctx>, child: &str, stride: u64, suffix: &str) -> Option<Self> {
         let capacity = MAX_ARENA_RECORDS.min(MAX_ARENA_BYTES / stride.max(1));
         if capacity < super::RECORD_CAP {
             return None;
         }
         let ctx = module.get_context();
         let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
-        let name = |what: &str| format!("{child}__agg_arena{what}");
+        let name = |what: &str| format!("{child}__agg_arena{suffix}{what}");
         Some(Arena {
             records: device(module, &name(""), ctx.i8_type().array_type((capacity * stride) as u32).into(), 16),
             owner: device(module, &name("_owner"), i64t.into(), 8),
@@ -124,23 +128,32 @@ impl<'ctx> Arena<'ctx> {
         ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, self.owner, e.c64(0), AtomicOrdering::Monotonic));
     }
 
-    /// Thread 0 of a block: claims the arena for `key` (or finds it its own) and takes room
-    /// for `count` records launching `blocks` child blocks of `min..=max` threads. Returns
-    /// `(at, base)`: the first record's index (`u32::MAX` when there is no room) and their
-    /// first block.
-    fn reserve(&self, e: &Emit<'_, 'ctx>, key: IntValue<'ctx>, count: IntValue<'ctx>, blocks: IntValue<'ctx>, min: IntValue<'ctx>, max: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>) {
+    /// Thread 0 of a block: claims the arena for `key`, or finds it `key`'s already; whether
+    /// the arena is `key`'s now.
+    fn claim(&self, e: &Emit<'_, 'ctx>, key: IntValue<'ctx>) -> IntValue<'ctx> {
+        let b = e.b;
+        let claimed = ok(b.build_cmpxchg(self.owner, e.c64(0), key, AtomicOrdering::Monotonic, AtomicOrdering::Monotonic));
+        let old = ok(b.build_extract_value(claimed, 0, "old.owner")).into_int_value();
+        let free = ok(b.build_int_compare(IntPredicate::EQ, old, e.c64(0), "was.free"));
+        let own = ok(b.build_int_compare(IntPredicate::EQ, old, key, "was.mine"));
+        ok(b.build_or(free, own, "ours"))
+    }
+
+    /// Whether the arena is `key`'s now, without claiming it.
+    fn held_by(&self, e: &Emit<'_, 'ctx>, key: IntValue<'ctx>, name: &str) -> IntValue<'ctx> {
+        ok(e.b.build_int_compare(IntPredicate::EQ, read64(e, self.owner), key, name))
+    }
+
+    /// Thread 0 of a block whose grid holds the arena: takes room for `count` records
+    /// launching `blocks` child blocks of `min..=max` threads. Returns `(at, base)`: the first
+    /// record's index (`u32::MAX` when there is no room) and their first block.
+    fn take(&self, e: &Emit<'_, 'ctx>, count: IntValue<'ctx>, blocks: IntValue<'ctx>, min: IntValue<'ctx>, max: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>) {
         let b = e.b;
         let ctx = e.module.get_context();
         let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
         let start = b.get_insert_block().expect("positioned");
         let bb = |name: &str| ctx.append_basic_block(e.f, name);
-        let (mine, attempt, fits_bb, took, done) = (bb("arena.mine"), bb("arena.attempt"), bb("arena.fits"), bb("arena.took"), bb("arena.done"));
-        let claimed = ok(b.build_cmpxchg(self.owner, e.c64(0), key, AtomicOrdering::Monotonic, AtomicOrdering::Monotonic));
-        let old = ok(b.build_extract_value(claimed, 0, "old.owner")).into_int_value();
-        let free = ok(b.build_int_compare(IntPredicate::EQ, old, e.c64(0), "was.free"));
-        let own = ok(b.build_int_compare(IntPredicate::EQ, old, key, "was.mine"));
-        ok(b.build_conditional_branch(ok(b.build_or(free, own, "ours")), mine, done));
-        b.position_at_end(mine);
+        let (attempt, fits_bb, took, done) = (bb("arena.attempt"), bb("arena.fits"), bb("arena.took"), bb("arena.done"));
         // the releaser's clearing of the cursor comes before its clearing of the owner
         e.fence();
         let cur0 = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, self.cursor, e.c64(0), AtomicOrdering::Monotonic));
@@ -159,7 +172,7 @@ impl<'ctx> Arena<'ctx> {
         let swapped = ok(b.build_cmpxchg(self.cursor, cv, want, AtomicOrdering::Monotonic, AtomicOrdering::Monotonic));
         let seen = ok(b.build_extract_value(swapped, 0, "seen")).into_int_value();
         let success = ok(b.build_extract_value(swapped, 1, "swapped")).into_int_value();
-        cur.add_incoming(&[(&cur0, mine), (&seen, fits_bb)]);
+        cur.add_incoming(&[(&cur0, start), (&seen, fits_bb)]);
         ok(b.build_conditional_branch(success, took, attempt));
         b.position_at_end(took);
         ok(b.build_atomicrmw(AtomicRMWBinOp::UMax, self.min_threads, ok(b.build_int_sub(e.c32(u32::MAX as u64), min, "min.kept")), AtomicOrdering::Monotonic));
@@ -168,9 +181,8 @@ impl<'ctx> Arena<'ctx> {
         b.position_at_end(done);
         let at = ok(b.build_phi(i32t, "arena.at"));
         let base = ok(b.build_phi(i32t, "arena.base"));
-        let none = e.c32(u32::MAX as u64);
-        at.add_incoming(&[(&none, start), (&none, attempt), (&taken, took)]);
-        base.add_incoming(&[(&e.c32(0), start), (&e.c32(0), attempt), (&launched, took)]);
+        at.add_incoming(&[(&e.c32(u32::MAX as u64), attempt), (&taken, took)]);
+        base.add_incoming(&[(&e.c32(0), attempt), (&launched, took)]);
         (at.as_basic_value().into_int_value(), base.as_basic_value().into_int_value())
     }
 
@@ -179,8 +191,7 @@ impl<'ctx> Arena<'ctx> {
     /// `C__agg`'s last block releases it).
     fn launch(&self, e: &Emit<'_, 'ctx>, key: IntValue<'ctx>, s: &SiteState<'ctx>, c: &Child<'ctx>, entries: &Entries<'ctx>) {
         let b = e.b;
-        let read = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, self.owner, e.c64(0), AtomicOrdering::Monotonic));
-        e.if_then(ok(b.build_int_compare(IntPredicate::EQ, read, key, "arena.ours")), || {
+        e.if_then(self.held_by(e, key, "arena.ours"), || {
             let i32t = e.module.get_context().i32_type();
             let cur = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, self.cursor, e.c64(0), AtomicOrdering::Monotonic));
             let n = ok(b.build_int_truncate(ok(b.build_right_shift(cur, e.c64(32), false, "n64")), i32t, "arena.count"));
@@ -205,6 +216,56 @@ impl<'ctx> Arena<'ctx> {
             });
         });
     }
+}
+
+/// Thread 0 of a block: room in one of a child's `arenas` for `count` records launching
+/// `blocks` child blocks of `min..=max` threads, for the group whose key is `key`. One that
+/// `key` holds already is taken first, so that a grid's records stay together while another
+/// arena frees up; else the first free one is claimed. Returns `(at, base, records)`: the first
+/// record's index in the arena (`u32::MAX` when none has room), their first block, and the
+/// arena's records.
+#[allow(clippy::too_many_arguments)]
+fn reserve<'ctx>(arenas: &[Arena<'ctx>], e: &Emit<'_, 'ctx>, key: IntValue<'ctx>, count: IntValue<'ctx>, blocks: IntValue<'ctx>, min: IntValue<'ctx>, max: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>, PointerValue<'ctx>) {
+    let b = e.b;
+    let ctx = e.module.get_context();
+    let (i32t, ptr) = (ctx.i32_type(), ctx.ptr_type(AddressSpace::default()));
+    let (at_slot, base_slot, records_slot) = (e.slot(i32t.into(), "arena.at.slot"), e.slot(i32t.into(), "arena.base.slot"), e.slot(ptr.into(), "arena.records.slot"));
+    ok(b.build_store(at_slot, e.c32(u32::MAX as u64)));
+    ok(b.build_store(base_slot, e.c32(0)));
+    ok(b.build_store(records_slot, ptr.const_null()));
+    let take = |arena: &Arena<'ctx>| {
+        let (at, base) = arena.take(e, count, blocks, min, max);
+        ok(b.build_store(at_slot, at));
+        ok(b.build_store(base_slot, base));
+        ok(b.build_store(records_slot, arena.records));
+    };
+    if let [arena] = arenas {
+        e.if_then(arena.claim(e, key), || take(arena));
+    } else {
+        // which arena: its index, `arenas.len()` while none
+        let none = e.c32(arenas.len() as u64);
+        let chosen = e.slot(i32t.into(), "arena.chosen");
+        ok(b.build_store(chosen, none));
+        let unchosen = || ok(b.build_int_compare(IntPredicate::EQ, e.load32(chosen, "chosen"), none, "unchosen"));
+        for (k, arena) in arenas.iter().enumerate() {
+            let held = arena.held_by(e, key, "held");
+            e.if_then(ok(b.build_and(held, unchosen(), "held.first")), || {
+                ok(b.build_store(chosen, e.c32(k as u64)));
+            });
+        }
+        for (k, arena) in arenas.iter().enumerate() {
+            e.if_then(unchosen(), || {
+                e.if_then(arena.claim(e, key), || {
+                    ok(b.build_store(chosen, e.c32(k as u64)));
+                });
+            });
+        }
+        for (k, arena) in arenas.iter().enumerate() {
+            let this = ok(b.build_int_compare(IntPredicate::EQ, e.load32(chosen, "chosen"), e.c32(k as u64), "this.arena"));
+            e.if_then(this, || take(arena));
+        }
+    }
+    (e.load32(at_slot, "arena.at"), e.load32(base_slot, "arena.base"), e.load_ptr(records_slot, "arena.records"))
 }
 
 /// The launch of the record at `rec` as it was (`K__agg<n>_direct`).
@@ -430,13 +491,15 @@ fn walk<'ctx>(e: &Emit<'_, 'ctx>, first: PointerValue<'ctx>, body: impl FnOnce(P
 }
 
 /// Builds `K__agg_begin()` and `K__agg_end()` at grid granularity (module docs).
-pub(super) fn end_of_grid<'ctx>(module: &Module<'ctx>, kname: &str, states: &[SiteState<'ctx>], children: &[Child<'ctx>], entries: &Entries<'ctx>) -> EndOfBlock<'ctx> {
+pub(super) fn end_of_grid<'ctx>(module: &Module<'ctx>, kname: &str, states: &[SiteState<'ctx>], end: BlockEnd, children: &[Child<'ctx>], entries: &Entries<'ctx>) -> EndOfBlock<'ctx> {
     let gs = GridState::declare(module, kname, states);
-    end_of_block(module, kname, states, BlockEnd::Barriers, &|e, tid, nthreads, _| grid_tail(e, tid, nthreads, &gs, states, children, entries))
+    end_of_block(module, kname, states, end, &|e, tid, nthreads, barriers| grid_tail(e, tid, nthreads, barriers, &gs, states, children, entries))
 }
 
-/// What a block does at its end at grid granularity, after a barrier (module docs).
-fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'ctx>, gs: &GridState<'ctx>, states: &[SiteState<'ctx>], children: &[Child<'ctx>], entries: &Entries<'ctx>) {
+/// What a block does at its end at grid granularity, after a barrier, or done by its last
+/// thread alone, a block of one thread meeting itself at fences (`barriers` false; module docs).
+#[allow(clippy::too_many_arguments)]
+fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'ctx>, barriers: bool, gs: &GridState<'ctx>, states: &[SiteState<'ctx>], children: &[Child<'ctx>], entries: &Entries<'ctx>) {
     let b = e.b;
     let ctx = e.module.get_context();
     let (i32t, i64t, ptr) = (ctx.i32_type(), ctx.i64_type(), ctx.ptr_type(AddressSpace::default()));
@@ -448,7 +511,7 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
         let key = e.load64(gs.key, "key");
         ok(b.build_int_add(ok(b.build_int_mul(key, e.c64(256), "key.sites")), e.c64(groups[n] as u64 + 1), "arena.key"))
     };
-    let arena_of = |n: usize, s: &SiteState<'ctx>| children[s.child].arena.filter(|_| groups[n] < MAX_SITES);
+    let arenas_of = |n: usize, s: &SiteState<'ctx>| if groups[n] < MAX_SITES { children[s.child].arenas.as_slice() } else { &[] };
 
     // Thread 0: the grid's entry, then where each site's records go.
     e.if_then(thread0(), || {
@@ -467,18 +530,19 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
                         ok(b.build_store(s.buffer, byte_gep(b, p, e.c64(NODE_HEADER), "node.records")));
                     });
                 };
-                match arena_of(n, s) {
-                    Some(arena) => {
+                match arenas_of(n, s) {
+                    [] => node(),
+                    arenas => {
                         let last = e.record(s.table, ok(b.build_int_sub(count, e.c32(1), "last")), c.stride);
                         let start = e.load32(last, "last.start");
                         let g = [0, 1, 2].map(|k| e.load32(byte_gep(b, last, e.c64(OFF_GRID + 4 * k), "dim.at"), "grid"));
                         let blocks = ok(b.build_int_add(start, ok(b.build_int_mul(ok(b.build_int_mul(g[0], g[1], "m")), g[2], "volume")), "blocks"));
-                        let (at, base) = arena.reserve(e, arena_key(n), count, blocks, e.load32(s.min_threads, "min"), e.load32(s.max_threads, "max"));
+                        let (at, base, records) = reserve(arenas, e, arena_key(n), count, blocks, e.load32(s.min_threads, "min"), e.load32(s.max_threads, "max"));
                         let placed = ok(b.build_int_compare(IntPredicate::NE, at, e.c32(u32::MAX as u64), "placed"));
                         let (yes, no, join) = (ctx.append_basic_block(e.f, "in.arena"), ctx.append_basic_block(e.f, "in.node"), ctx.append_basic_block(e.f, "placed"));
                         ok(b.build_conditional_branch(placed, yes, no));
                         b.position_at_end(yes);
-                        ok(b.build_store(s.buffer, e.record(arena.records, at, c.stride)));
+                        ok(b.build_store(s.buffer, e.record(records, at, c.stride)));
                         ok(b.build_store(sg.in_arena, e.c32(1)));
                         ok(b.build_store(sg.base, base));
                         ok(b.build_unconditional_branch(join));
@@ -487,12 +551,11 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
                         ok(b.build_unconditional_branch(join));
                         b.position_at_end(join);
                     }
-                    None => node(),
                 }
             });
         }
     });
-    e.barrier();
+    e.meet(barriers);
     // The block copies its tables; records in the arena get the grid's first blocks.
     copy_tables(e, tid, nthreads, states, children);
     for (n, s) in states.iter().enumerate() {
@@ -507,7 +570,7 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
             });
         });
     }
-    e.barrier();
+    e.meet(barriers);
 
     // Thread 0 hands the nodes on (or launches what found no room) and counts the block.
     e.if_then(thread0(), || {
@@ -549,7 +612,7 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
         let last = ok(b.build_int_compare(IntPredicate::EQ, counted, ok(b.build_int_sub(nblocks, e.c32(1), "last.count")), "last.block"));
         ok(b.build_store(gs.last, ok(b.build_int_z_extend(last, i32t, "last32"))));
     });
-    e.barrier();
+    e.meet(barriers);
 
     // The grid's last block launches.
     let last = ok(b.build_int_compare(IntPredicate::NE, e.load32(gs.last, "last"), e.c32(0), "is.last"));
@@ -558,10 +621,14 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
         for (n, s) in states.iter().enumerate() {
             let c = &children[s.child];
             // once for each group of sites, by its first, whose launch is every member's
-            if let Some(arena) = arena_of(n, s).filter(|_| groups[n] == n) {
-                e.if_then(thread0(), || arena.launch(e, arena_key(n), s, c, entries));
+            // every arena the group holds: one, but for a grid whose blocks found another
+            // free while claiming
+            if groups[n] == n {
+                for arena in arenas_of(n, s) {
+                    e.if_then(thread0(), || arena.launch(e, arena_key(n), s, c, entries));
+                }
             }
-            launch_grid(e, tid, nthreads, gs, n, s, c, entries);
+            launch_grid(e, tid, nthreads, barriers, gs, n, s, c, entries);
         }
         e.if_then(thread0(), || gs.release(e));
     });
@@ -589,7 +656,7 @@ fn arena_groups<'ctx>(states: &[SiteState<'ctx>]) -> Vec<usize> {
 /// table by the whole block, one launch of the clone (or each record as it was), the nodes
 /// freed.
 #[allow(clippy::too_many_arguments)]
-fn launch_grid<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'ctx>, gs: &GridState<'ctx>, n: usize, s: &SiteState<'ctx>, c: &Child<'ctx>, entries: &Entries<'ctx>) {
+fn launch_grid<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'ctx>, barriers: bool, gs: &GridState<'ctx>, n: usize, s: &SiteState<'ctx>, c: &Child<'ctx>, entries: &Entries<'ctx>) {
     let b = e.b;
     let ctx = e.module.get_context();
     let (i32t, i64t, ptr) = (ctx.i32_type(), ctx.i64_type(), ctx.ptr_type(AddressSpace::default()));
@@ -634,7 +701,7 @@ fn launch_grid<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue
             ok(b.build_store(sg.flat, flat));
         });
     });
-    e.barrier();
+    e.meet(barriers);
     // The whole block: each node's records into the flat table, first blocks rebased.
     let flat = e.load_ptr(sg.flat, "flat");
     e.if_then(ok(b.build_is_not_null(flat, "have.flat")), || {
@@ -654,7 +721,7 @@ fn launch_grid<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue
             ok(b.build_store(base, ok(b.build_int_add(bs, node_field(node, N_BLOCKS, "node.blocks"), "base.next"))));
         });
     });
-    e.barrier();
+    e.meet(barriers);
     // Thread 0: one launch of the clone, or every record as it was; then the nodes freed.
     e.if_then(thread0(), || {
         let one_by_one = e.slot(ctx.bool_type().into(), "grid.one.by.one");
