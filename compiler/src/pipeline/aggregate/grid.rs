@@ -229,15 +229,21 @@ fn reserve<'ctx>(arenas: &[Arena<'ctx>], e: &Emit<'_, 'ctx>, key: IntValue<'ctx>
     let b = e.b;
     let ctx = e.module.get_context();
     let (i32t, ptr) = (ctx.i32_type(), ctx.ptr_type(AddressSpace::default()));
-    let (at_slot, base_slot, records_slot) = (e.slot(i32t.into(), "arena.at.slot"), e.slot(i32t.into(), "arena.base.slot"), e.slot(ptr.into(), "arena.records.slot"));
+    let (at_slot, base_slot) = (e.slot(i32t.into(), "arena.at.slot"), e.slot(i32t.into(), "arena.base.slot"));
     ok(b.build_store(at_slot, e.c32(u32::MAX as u64)));
     ok(b.build_store(base_slot, e.c32(0)));
-    ok(b.build_store(records_slot, ptr.const_null()));
+    // which arena's records: one arena's are a constant
+    let records_slot = (arenas.len() > 1).then(|| e.slot(ptr.into(), "arena.records.slot"));
+    if let Some(slot) = records_slot {
+        ok(b.build_store(slot, ptr.const_null()));
+    }
     let take = |arena: &Arena<'ctx>| {
         let (at, base) = arena.take(e, count, blocks, min, max);
         ok(b.build_store(at_slot, at));
         ok(b.build_store(base_slot, base));
-        ok(b.build_store(records_slot, arena.records));
+        if let Some(slot) = records_slot {
+            ok(b.build_store(slot, arena.records));
+        }
     };
     if let [arena] = arenas {
         e.if_then(arena.claim(e, key), || take(arena));
@@ -265,7 +271,8 @@ fn reserve<'ctx>(arenas: &[Arena<'ctx>], e: &Emit<'_, 'ctx>, key: IntValue<'ctx>
             e.if_then(this, || take(arena));
         }
     }
-    (e.load32(at_slot, "arena.at"), e.load32(base_slot, "arena.base"), e.load_ptr(records_slot, "arena.records"))
+    let records = records_slot.map_or_else(|| arenas.first().expect("an arena").records, |slot| e.load_ptr(slot, "arena.records"));
+    (e.load32(at_slot, "arena.at"), e.load32(base_slot, "arena.base"), records)
 }
 
 /// The launch of the record at `rec` as it was (`K__agg<n>_direct`).
