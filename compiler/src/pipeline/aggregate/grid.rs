@@ -385,8 +385,8 @@ impl<'ctx> GridState<'ctx> {
     }
 
     /// Thread 0: this grid's key (`gridid + 1`) and entry, stored in `key` and `slot`: at
-    /// `gridid % SLOTS` when the key is there, else found or claimed under the lock, waiting
-    /// while the table is full.
+    /// `gridid % SLOTS` when the key is there, else found or claimed under the lock, trying
+    /// both again while the lock is held by another or the table is full.
     fn find_slot(&self, e: &Emit<'_, 'ctx>) {
         let b = e.b;
         let ctx = e.module.get_context();
@@ -396,14 +396,17 @@ impl<'ctx> GridState<'ctx> {
         let home = ok(b.build_int_unsigned_rem(gridid, e.c32(SLOTS), "home"));
         ok(b.build_store(self.key, key));
         ok(b.build_store(self.slot, e.c32(SLOTS)));
-        let at_home = ok(b.build_int_compare(IntPredicate::EQ, read64(e, entry(e, self.ids, home, true)), key, "at.home"));
-        e.if_then(at_home, || {
-            ok(b.build_store(self.slot, home));
-        });
         let found = e.slot(e.module.get_context().i32_type().into(), "found");
-        ok(b.build_store(found, ok(b.build_int_z_extend(ok(b.build_int_compare(IntPredicate::NE, e.load32(self.slot, "slot"), e.c32(SLOTS), "have")), ctx.i32_type(), "have32"))));
+        ok(b.build_store(found, e.c32(0)));
         Self::until(e, found, || {
-            self.locked(e, || {
+            // The home entry first, on every try: the blocks that end while the grid's first
+            // claims its entry wait here for it, not for the lock one after another.
+            let at_home = ok(b.build_int_compare(IntPredicate::EQ, read64(e, entry(e, self.ids, home, true)), key, "at.home"));
+            e.if_then(at_home, || {
+                ok(b.build_store(self.slot, home));
+            });
+            let away = ok(b.build_int_compare(IntPredicate::EQ, e.load32(self.slot, "slot"), e.c32(SLOTS), "away"));
+            e.if_then(away, || self.locked(e, || {
                 // for k in 0..SLOTS: the key's entry, or the first free one; an entry never
                 // used ends every chain
                 let bb = |name: &str| ctx.append_basic_block(e.f, name);
@@ -448,7 +451,7 @@ impl<'ctx> GridState<'ctx> {
                     ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, entry(e, self.ids, fe, true), key, AtomicOrdering::Monotonic));
                     ok(b.build_store(self.slot, fe));
                 });
-            });
+            }));
             let have = ok(b.build_int_compare(IntPredicate::NE, e.load32(self.slot, "slot"), e.c32(SLOTS), "have"));
             ok(b.build_store(found, ok(b.build_int_z_extend(have, ctx.i32_type(), "have32"))));
         });
