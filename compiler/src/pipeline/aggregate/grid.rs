@@ -4,26 +4,34 @@
 //! LLVM IR input).
 //!
 //! Each block records its launches as at block granularity ([`super::block`]), and at the end
-//! of the block (always `BlockEnd::Barriers`: a kernel that would need its last thread to end
-//! its blocks is left alone at this granularity) thread 0 finds its grid's entry in
-//! `K__agg_grid_ids[512]`, keyed by `%gridid + 1` (open addressing under the spin lock
+//! of the block (between barriers; or, in a kernel that may leave a barrier behind, by its last
+//! thread alone, `BlockEnd::LastThread`, as a block of one thread meeting itself at fences)
+//! thread 0 finds its grid's entry in `K__agg_grid_ids[512]`, keyed by `%gridid + 1` (the home
+//! entry `gridid % 512` on every try, else open addressing under the spin lock
 //! `K__agg_grid_lock`, tombstones for entries given back), and places each site's records:
-//! in the child's static arena `C__agg_arena` when it can claim it for its grid and group of
+//! in one of the child's static arenas when it can claim it for its grid and group of
 //! sites (key `(gridid + 1) * 256 + g + 1`, `g` the group's first site: the kernel's sites
-//! that launch the child the same way, [`arena_groups`]) and take room with a compare-and-swap
-//! on its cursor (records high, child blocks low), else in a heap *node* (a 32-byte header: `next`, count,
-//! blocks, smallest and largest block size; then the records). The block copies its tables
+//! that launch the child the same way, [`arena_groups`]; an arena the key holds already
+//! first, else the first free one) and take room with a compare-and-swap on its cursor
+//! (records high, child blocks low), else in a heap *node* (a 32-byte header: `next`, count,
+//! blocks, smallest and largest block size; then the records). A child has one arena,
+//! `C__agg_arena`, or two (`C__agg_arena1`) when it launches itself per grid: its aggregated
+//! clone's blocks, the next level of the recursion, place their records while the level
+//! before still holds the arena they were read from (until that grid's last block has
+//! started), and with one arena took heap nodes (results/qt-grid-probe.md). The block copies its tables
 //! there, rebasing first blocks into the arena's; thread 0 pushes its nodes onto the grid's
 //! list (`atomicExch` on `K__agg<n>_grid_heads[entry]`), launches at once the records that
 //! found no room anywhere, fences and counts the block done. The grid's last block launches
-//! the arena's records as they lie, once for the whole group, and copies the nodes' records into one flat table (the
+//! the records of each arena its group holds as they lie, once for the whole group, and copies the nodes' records into one flat table (the
 //! whole block, first blocks rebased) that it launches once, or launches every record as it
 //! was (one record, unequal block sizes for a child that synchronises, no table, a failed
 //! launch, more than 2^31 - 1 blocks); frees the nodes; gives the entry back. `C__agg`'s last
-//! block releases the arena (cursor and sizes cleared, a fence, then the owner).
+//! block releases the arena its records lie in (cursor and sizes cleared, a fence, then the
+//! owner).
 //!
-//! Memory: a recording thread's writes precede the end-of-block barrier, after which thread 0
-//! fences and counts; the last block's thread 0 counts after it, fences and launches.
+//! Memory: a recording thread's writes precede the end-of-block barrier (or its fence before
+//! it counts itself, with the last thread), after which thread 0 fences and counts; the last
+//! block's thread 0 counts after it, fences and launches.
 
 use super::super::threshold::ok;
 use super::block::{copy_tables, end_of_block, launch_records, shared, BlockEnd, EndOfBlock, Emit, SiteState};
