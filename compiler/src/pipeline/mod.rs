@@ -38,7 +38,11 @@
 //! with [`copies`] between them: every constant-size `llvm.memcpy` of up to 4 KB that touches
 //! an alloca or a `byval` parameter becomes word copies, so that SROA takes the argument
 //! blocks and `byval` copies apart and no by-value struct stays in local memory for it
-//! (NVPTX makes a memcpy above 128 bytes a byte loop that pins its alloca there).
+//! (NVPTX makes a memcpy above 128 bytes a byte loop that pins its alloca there). Last,
+//! [`global_pointers`] marks as global the pointers of a child's arguments that the launch
+//! passes moved where LLVM's own rule for kernel parameters cannot see them (the records
+//! `C__agg` reads, word copies of `byval` parameters, a warp's shuffled table), so that
+//! their loads, stores and atomics are global ones, as in the child launched by itself.
 //!
 //! On the host side of a CUDA C++ file (`-dc`, `--emit host-obj`), [`host_names`] gives
 //! Clang's host IR nvcc's stub, registration and module-id names.
@@ -46,6 +50,7 @@
 pub mod aggregate;
 mod clone;
 pub mod copies;
+pub mod global_pointers;
 pub mod host_names;
 pub mod launch;
 mod location;
@@ -134,7 +139,10 @@ pub fn cleanup(module: &Module<'_>, tm: &TargetMachine, optimize: bool) -> Resul
     copies::expand_local_copies(module);
     module
         .run_passes("function(sroa,early-cse,memcpyopt,instcombine<no-verify-fixpoint>,simplifycfg,dse),globaldce", tm, PassBuilderOptions::create())
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+    // After every LLVM pass: instcombine folds the round trip through `addrspace(1)` away.
+    global_pointers::mark_global_pointers(module);
+    Ok(())
 }
 
 #[cfg(test)]
