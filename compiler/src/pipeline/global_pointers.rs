@@ -25,7 +25,8 @@
 //! headers hold 32-bit integers only); and every instruction the passes gave [`GLOBAL`]
 //! metadata (the shuffled table). The markers are removed.
 //!
-//! Invariant: afterwards no function carries a marker; each marked pointer `p` is used only
+//! Markers in the input are removed before the passes ([`clear_markers`], from
+//! [`super::run`]). Invariant: afterwards no function carries a marker; each marked pointer `p` is used only
 //! through `addrspacecast (addrspacecast p to ptr addrspace(1)) to ptr`, which NVPTX emits
 //! as `cvta.to.global` and its address-space inference folds into global accesses; a module
 //! without markers is untouched (so a build without thresholding or aggregation is).
@@ -44,6 +45,33 @@ pub const KERNEL: &str = "cdpc.launch-rewritten";
 pub const RECORDS: &str = "cdpc.records";
 /// Instruction metadata: a pointer the passes know to point to global memory.
 pub const GLOBAL: &str = "cdpc.global";
+
+/// Removes every marker from the module: run before the passes, so that only theirs count
+/// (an input's IR is not trusted to say which of its pointers are global).
+pub fn clear_markers(module: &Module<'_>) {
+    let kind = module.get_context().get_kind_id(GLOBAL);
+    for f in module.get_functions() {
+        for key in [KERNEL, RECORDS] {
+            f.remove_string_attribute(AttributeLoc::Function, key);
+        }
+        for block in f.get_basic_blocks() {
+            for inst in block.get_instructions() {
+                if inst.get_metadata(kind).is_some() {
+                    // SAFETY: a live instruction; a null node removes the metadata.
+                    unsafe { LLVMSetMetadata(inst.as_value_ref(), kind, std::ptr::null_mut()) };
+                }
+            }
+        }
+    }
+}
+
+/// Whether the module still carries a marker (none after [`mark_global_pointers`]).
+pub fn has_markers(module: &Module<'_>) -> bool {
+    let kind = module.get_context().get_kind_id(GLOBAL);
+    module.get_functions().any(|f| {
+        [KERNEL, RECORDS].iter().any(|k| f.get_string_attribute(AttributeLoc::Function, k).is_some()) || f.get_basic_blocks().iter().flat_map(|b| b.get_instructions()).any(|i| i.get_metadata(kind).is_some())
+    })
+}
 
 /// Marks `f` with the function attribute `kind` ([`KERNEL`], [`RECORDS`]).
 pub(super) fn mark_function(f: FunctionValue<'_>, kind: &str) {

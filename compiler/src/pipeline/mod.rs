@@ -88,6 +88,7 @@ pub struct PipelineOptions {
 /// Runs the passes in order. Returns the warnings; `Err` holds every diagnostic when one is
 /// an error. `source` places diagnostics at the lines of the debug locations.
 pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
+    global_pointers::clear_markers(module);
     names::externalised_statics(module, options.nv_module_id.as_deref());
     launch::literal_dims(module).map_err(|e| vec![Diagnostic::new(crate::diag::Code::LaunchNotRecognised, crate::diag::Span::new(0, 0), format!("a launch's named `dim3` could not be rewritten: {e}"))])?;
     let mut diagnostics = warp::legacy_to_sync(module, source);

@@ -115,3 +115,28 @@ define ptx_kernel void @k(ptr byval(%struct.Graph) align 8 %g, ptr %record) {
     assert_eq!(mark_global_pointers(&module), 0);
     assert_eq!(module.print_to_string().to_string(), before);
 }
+
+/// Markers an input brings are removed before the passes run: only theirs say what is
+/// global.
+#[test]
+fn markers_in_the_input_are_cleared() {
+    let body = r#"
+define ptx_kernel void @k(ptr %records) #0 {
+  %p = load ptr, ptr %records, align 8
+  %q = inttoptr i64 8 to ptr, !cdpc.global !0
+  store i32 1, ptr %p, align 4
+  store i32 2, ptr %q, align 4
+  ret void
+}
+attributes #0 = { "cdpc.records" "cdpc.launch-rewritten" }
+!0 = !{}
+"#;
+    let context = Context::create();
+    let text = format!("{HEAD}{body}");
+    let module = context.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(text.as_bytes(), "test")).expect("parses");
+    assert!(has_markers(&module));
+    clear_markers(&module);
+    assert!(!has_markers(&module));
+    assert_eq!(mark_global_pointers(&module), 0);
+    assert!(!module.print_to_string().to_string().contains("addrspace(1)"));
+}
