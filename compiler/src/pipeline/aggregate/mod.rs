@@ -10,9 +10,9 @@
 //! where every run agrees on it ([`super::uniform`]: `warpSize`, `const` locals), children
 //! without a definition here, calls not in the documented types get `R0500`), and
 //! `C__agg(records, count)`, which finds its record by a search of its warp on the records'
-//! first blocks (each active lane tests one record, a ballot narrows the range by the lanes
-//! plus one: one round trip to memory for a warp's table of up to 32 records, where a
-//! binary search made five dependent ones), reads grid, block and arguments (a `byval` argument copied out), meets its block at
+//! first blocks (up to 31 active lanes test one record each, a ballot narrows the range 32
+//! times: one round trip to memory for a warp's table of up to 32 records, where a binary
+//! search made five dependent ones), reads grid, block and arguments (a `byval` argument copied out), meets its block at
 //! a barrier, and whose thread 0 counts the block done; the last block gives the table back.
 //! Threads past the record's block size leave; the rest call `C__aggregated`, a copy of `C`
 //! whose built-in reads are parameters ([`super::clone`]), with the values of their launch. A
@@ -630,10 +630,14 @@ fn fill_agg<'ctx>(module: &Module<'ctx>, c: &Child<'ctx>, copy: FunctionValue<'c
     let wide = ok(b.build_int_compare(IntPredicate::UGT, span, c32(1), "wide"));
     ok(b.build_conditional_branch(wide, step, found));
     b.position_at_end(step);
-    // Lane of rank j tests record lo + (j + 1) * s, s = ceil(span / (lanes + 1)).
-    let s = ok(b.build_int_unsigned_div(ok(b.build_int_add(span, lanes, "span.up")), ok(b.build_int_add(lanes, c32(1), "lanes.1")), "s"));
+    // The lanes of rank j < K - 1 test record lo + (j + 1) * s, K = 2^k the largest power of
+    // two at most lanes + 1 (2 to 32), s = ceil(span / K): K parts, no division.
+    let k = ok(b.build_int_sub(c32(31), ok(b.build_call(intrinsic(module, "llvm.ctlz", &[i32t.into()]), &[ok(b.build_int_add(lanes, c32(1), "lanes.1")).into(), ctx.bool_type().const_zero().into()], "lz")).try_as_basic_value().basic().expect("a count").into_int_value(), "k"));
+    let parts = ok(b.build_left_shift(c32(1), k, "parts"));
+    let s = ok(b.build_right_shift(ok(b.build_int_add(span, ok(b.build_int_sub(parts, c32(1), "parts.1")), "span.up")), k, false, "s"));
     let q = ok(b.build_int_add(lo_v, ok(b.build_int_mul(ok(b.build_int_add(rank, c32(1), "rank.1")), s, "ahead")), "q"));
-    let inside = ok(b.build_int_compare(IntPredicate::ULT, q, hi_v, "inside"));
+    let probes = ok(b.build_int_compare(IntPredicate::ULT, ok(b.build_int_add(rank, c32(1), "rank.up")), parts, "probes"));
+    let inside = ok(b.build_and(probes, ok(b.build_int_compare(IntPredicate::ULT, q, hi_v, "below.hi")), "inside"));
     let at = |index: IntValue<'ctx>, name: &str| byte_gep(&b, records, ok(b.build_int_mul(ok(b.build_int_z_extend(index, i64t, "idx")), c64(c.stride), "off")), name);
     // A lane past the end reads record lo (always there) and votes no.
     let probe = ok(b.build_select(inside, q, lo_v, "probe")).into_int_value();
