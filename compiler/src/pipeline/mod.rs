@@ -38,11 +38,7 @@
 //! with [`copies`] between them: every constant-size `llvm.memcpy` of up to 4 KB that touches
 //! an alloca or a `byval` parameter becomes word copies, so that SROA takes the argument
 //! blocks and `byval` copies apart and no by-value struct stays in local memory for it
-//! (NVPTX makes a memcpy above 128 bytes a byte loop that pins its alloca there). Last,
-//! [`global_pointers`] marks as global the pointers of a child's arguments that the launch
-//! passes moved where LLVM's own rule for kernel parameters cannot see them (the records
-//! `C__agg` reads, word copies of `byval` parameters, a warp's shuffled table), so that
-//! their loads, stores and atomics are global ones, as in the child launched by itself.
+//! (NVPTX makes a memcpy above 128 bytes a byte loop that pins its alloca there).
 //!
 //! On the host side of a CUDA C++ file (`-dc`, `--emit host-obj`), [`host_names`] gives
 //! Clang's host IR nvcc's stub, registration and module-id names.
@@ -50,7 +46,6 @@
 pub mod aggregate;
 mod clone;
 pub mod copies;
-pub mod global_pointers;
 pub mod host_names;
 pub mod launch;
 mod location;
@@ -88,7 +83,6 @@ pub struct PipelineOptions {
 /// Runs the passes in order. Returns the warnings; `Err` holds every diagnostic when one is
 /// an error. `source` places diagnostics at the lines of the debug locations.
 pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
-    global_pointers::clear_markers(module);
     names::externalised_statics(module, options.nv_module_id.as_deref());
     launch::literal_dims(module).map_err(|e| vec![Diagnostic::new(crate::diag::Code::LaunchNotRecognised, crate::diag::Span::new(0, 0), format!("a launch's named `dim3` could not be rewritten: {e}"))])?;
     let mut diagnostics = warp::legacy_to_sync(module, source);
@@ -140,10 +134,7 @@ pub fn cleanup(module: &Module<'_>, tm: &TargetMachine, optimize: bool) -> Resul
     copies::expand_local_copies(module);
     module
         .run_passes("function(sroa,early-cse,memcpyopt,instcombine<no-verify-fixpoint>,simplifycfg,dse),globaldce", tm, PassBuilderOptions::create())
-        .map_err(|e| e.to_string())?;
-    // After every LLVM pass: instcombine folds the round trip through `addrspace(1)` away.
-    global_pointers::mark_global_pointers(module);
-    Ok(())
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

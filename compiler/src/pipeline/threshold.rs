@@ -578,10 +578,6 @@ pub(super) fn cap_registers<'ctx>(module: &Module<'ctx>, changed: &HashSet<Funct
         if kernel && !bounded {
             f.add_attribute(AttributeLoc::Function, ctx.create_string_attribute("nvvm.maxnreg", &super::aggregate::REGISTER_CAP.to_string()));
         }
-        if kernel {
-            // Its copies of `byval` arguments are words: [`super::global_pointers`].
-            super::global_pointers::mark_function(f, super::global_pointers::KERNEL);
-        }
     }
 }
 

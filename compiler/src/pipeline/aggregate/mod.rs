@@ -9,10 +9,8 @@
 //! named-stream launches, a dynamic shared memory size that is not a constant, made one first
 //! where every run agrees on it ([`super::uniform`]: `warpSize`, `const` locals), children
 //! without a definition here, calls not in the documented types get `R0500`), and
-//! `C__agg(records, count)`, which finds its record by a search of its warp on the records'
-//! first blocks (up to 31 active lanes test one record each, a ballot narrows the range 32
-//! times: one round trip to memory for a warp's table of up to 32 records, where a binary
-//! search made five dependent ones), reads grid, block and arguments (a `byval` argument copied out), meets its block at
+//! `C__agg(records, count)`, which finds its record by binary search on the records' first
+//! blocks, reads grid, block and arguments (a `byval` argument copied out), meets its block at
 //! a barrier, and whose thread 0 counts the block done; the last block gives the table back.
 //! Threads past the record's block size leave; the rest call `C__aggregated`, a copy of `C`
 //! whose built-in reads are parameters ([`super::clone`]), with the values of their launch. A
@@ -444,8 +442,6 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
             }
         }
         agg.add_attribute(AttributeLoc::Function, ctx.create_string_attribute("nvvm.maxnreg", &REGISTER_CAP.to_string()));
-        // The child's arguments are read from the records: [`super::global_pointers`].
-        super::global_pointers::mark_function(agg, super::global_pointers::RECORDS);
         let warp_sites = at_site.iter().any(|l| child_of(l) == Some(child));
         let grid_sites = asked == Granularity::Grid && kernels.iter().flat_map(|k| k.sites.iter()).any(|l| child_of(l) == Some(child));
         let cname = child.get_name().to_string_lossy().into_owned();
@@ -618,41 +614,22 @@ fn fill_agg<'ctx>(module: &Module<'ctx>, c: &Child<'ctx>, copy: FunctionValue<'c
         })
         .collect();
     let bid = sreg("ctaid.x");
-    // The warp searches together (below): its active lanes and this lane's rank.
-    let ctpop = |v: IntValue<'ctx>, name: &str| ok(b.build_call(intrinsic(module, "llvm.ctpop", &[i32t.into()]), &[v.into()], name)).try_as_basic_value().basic().expect("a count").into_int_value();
-    let mask = call("llvm.nvvm.activemask", &[], "mask").expect("a mask").into_int_value();
-    let lanes = ctpop(mask, "lanes");
-    let rank = ctpop(ok(b.build_and(mask, sreg("lanemask.lt"), "below")), "rank");
     ok(b.build_unconditional_branch(search));
 
-    // The record whose first block is the last at or before this block: the records' first
-    // blocks rise, so the lanes that find theirs at or before it are a prefix of the ranks.
+    // The record whose first block is the last at or before this block.
     b.position_at_end(search);
     let lo = ok(b.build_phi(i32t, "lo"));
     let hi = ok(b.build_phi(i32t, "hi"));
     let (lo_v, hi_v) = (lo.as_basic_value().into_int_value(), hi.as_basic_value().into_int_value());
-    let span = ok(b.build_int_sub(hi_v, lo_v, "span"));
-    let wide = ok(b.build_int_compare(IntPredicate::UGT, span, c32(1), "wide"));
+    let wide = ok(b.build_int_compare(IntPredicate::UGT, ok(b.build_int_sub(hi_v, lo_v, "span")), c32(1), "wide"));
     ok(b.build_conditional_branch(wide, step, found));
     b.position_at_end(step);
-    // The lanes of rank j < K - 1 test record lo + (j + 1) * s, K = 2^k the largest power of
-    // two at most lanes + 1 (2 to 32), s = ceil(span / K): K parts, no division.
-    let k = ok(b.build_int_sub(c32(31), ok(b.build_call(intrinsic(module, "llvm.ctlz", &[i32t.into()]), &[ok(b.build_int_add(lanes, c32(1), "lanes.1")).into(), ctx.bool_type().const_zero().into()], "lz")).try_as_basic_value().basic().expect("a count").into_int_value(), "k"));
-    let parts = ok(b.build_left_shift(c32(1), k, "parts"));
-    let s = ok(b.build_right_shift(ok(b.build_int_add(span, ok(b.build_int_sub(parts, c32(1), "parts.1")), "span.up")), k, false, "s"));
-    let q = ok(b.build_int_add(lo_v, ok(b.build_int_mul(ok(b.build_int_add(rank, c32(1), "rank.1")), s, "ahead")), "q"));
-    let probes = ok(b.build_int_compare(IntPredicate::ULT, ok(b.build_int_add(rank, c32(1), "rank.up")), parts, "probes"));
-    let inside = ok(b.build_and(probes, ok(b.build_int_compare(IntPredicate::ULT, q, hi_v, "below.hi")), "inside"));
+    let mid = ok(b.build_int_unsigned_div(ok(b.build_int_add(lo_v, hi_v, "sum")), c32(2), "mid"));
     let at = |index: IntValue<'ctx>, name: &str| byte_gep(&b, records, ok(b.build_int_mul(ok(b.build_int_z_extend(index, i64t, "idx")), c64(c.stride), "off")), name);
-    // A lane past the end reads record lo (always there) and votes no.
-    let probe = ok(b.build_select(inside, q, lo_v, "probe")).into_int_value();
-    let first = ok(b.build_load(i32t, at(probe, "probe.record"), "first")).into_int_value();
-    let before = ok(b.build_and(inside, ok(b.build_int_compare(IntPredicate::ULE, first, bid, "first.le")), "before"));
-    let votes = call("llvm.nvvm.vote.ballot.sync", &[mask.into(), before.into()], "votes").expect("a ballot").into_int_value();
-    let m = ctpop(votes, "m");
-    let lo_next = ok(b.build_int_add(lo_v, ok(b.build_int_mul(m, s, "skipped")), "lo.next"));
-    let bound = ok(b.build_int_add(lo_v, ok(b.build_int_mul(ok(b.build_int_add(m, c32(1), "m.1")), s, "to.bound")), "bound"));
-    let hi_next = ok(b.build_call(intrinsic(module, "llvm.umin", &[i32t.into()]), &[hi_v.into(), bound.into()], "hi.next")).try_as_basic_value().basic().expect("a min").into_int_value();
+    let first = ok(b.build_load(i32t, at(mid, "mid.record"), "first")).into_int_value();
+    let before = ok(b.build_int_compare(IntPredicate::ULE, first, bid, "before"));
+    let lo_next = ok(b.build_select(before, mid, lo_v, "lo.next")).into_int_value();
+    let hi_next = ok(b.build_select(before, hi_v, mid, "hi.next")).into_int_value();
     ok(b.build_unconditional_branch(search));
     lo.add_incoming(&[(&c32(0), entry), (&lo_next, step)]);
     hi.add_incoming(&[(&count, entry), (&hi_next, step)]);
@@ -664,8 +641,10 @@ fn fill_agg<'ctx>(module: &Module<'ctx>, c: &Child<'ctx>, copy: FunctionValue<'c
     let grid: [IntValue; 3] = [0, 1, 2].map(|k| field(OFF_GRID + 4 * k, ["grid.x", "grid.y", "grid.z"][k as usize]));
     let block: [IntValue; 3] = [0, 1, 2].map(|k| field(OFF_BLOCK + 4 * k, ["block.x", "block.y", "block.z"][k as usize]));
     let rel = ok(b.build_int_sub(bid, start, "rel"));
+    let block_idx = unflatten(&b, rel, grid);
     let nt = ok(b.build_int_mul(ok(b.build_int_mul(block[0], block[1], "m")), block[2], "nt"));
     let t = sreg("tid.x");
+    let thread_idx = unflatten(&b, t, block);
     let mut args = load_arguments(&ctx, &b, &c.layout, byte_gep(&b, rp, c64(c.args_at), "record.args"), RECORD_ALIGN);
     for ((arg, slot), (offset, _)) in args.iter_mut().zip(&slots).zip(&c.layout) {
         if let Some((slot, size)) = slot {
@@ -692,9 +671,6 @@ fn fill_agg<'ctx>(module: &Module<'ctx>, c: &Child<'ctx>, copy: FunctionValue<'c
     let beyond = ok(b.build_int_compare(IntPredicate::UGE, t, nt, "beyond"));
     ok(b.build_conditional_branch(beyond, leave, run));
     b.position_at_end(run);
-    // After the barrier, by the threads that run: the fast paths' branches may diverge.
-    let block_idx = unflatten_fast(module, &b, f, rel, grid, "block");
-    let thread_idx = unflatten_fast(module, &b, f, t, block, "thread");
     let mut call_args = args;
     call_args.extend(thread_idx.iter().chain(&block_idx).chain(&block).chain(&grid).map(|v| BasicMetadataValueEnum::from(*v)));
     let body = ok(b.build_call(copy, &call_args, ""));
@@ -702,29 +678,4 @@ fn fill_agg<'ctx>(module: &Module<'ctx>, c: &Child<'ctx>, copy: FunctionValue<'c
     ok(b.build_return(None));
     b.position_at_end(leave);
     ok(b.build_return(None));
-}
-
-/// [`unflatten`] of `i` by `d`, without its divisions when `i < d.x` (a one-dimensional
-/// grid or block, where `i` is the x index and y and z are 0): a division by a value known
-/// only at run time is some twenty instructions for each of the aggregated kernel's threads
-/// (KLAP's children are all one-dimensional). Leaves `b` at the end of the join block.
-fn unflatten_fast<'ctx>(module: &Module<'ctx>, b: &inkwell::builder::Builder<'ctx>, f: FunctionValue<'ctx>, i: IntValue<'ctx>, d: [IntValue<'ctx>; 3], name: &str) -> [IntValue<'ctx>; 3] {
-    let ctx = module.get_context();
-    let i32t = ctx.i32_type();
-    let (slow, join) = (ctx.append_basic_block(f, &format!("{name}.divide")), ctx.append_basic_block(f, &format!("{name}.unflattened")));
-    let from = b.get_insert_block().expect("positioned");
-    let in_x = ok(b.build_int_compare(IntPredicate::ULT, i, d[0], &format!("{name}.in.x")));
-    ok(b.build_conditional_branch(in_x, join, slow));
-    b.position_at_end(slow);
-    let divided = unflatten(b, i, d);
-    ok(b.build_unconditional_branch(join));
-    b.position_at_end(join);
-    let fast = [i, i32t.const_zero(), i32t.const_zero()];
-    let mut out = fast;
-    for k in 0..3 {
-        let phi = ok(b.build_phi(i32t, &format!("{name}.{}", ["x", "y", "z"][k])));
-        phi.add_incoming(&[(&fast[k], from), (&divided[k], slow)]);
-        out[k] = phi.as_basic_value().into_int_value();
-    }
-    out
 }

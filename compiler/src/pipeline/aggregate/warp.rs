@@ -14,11 +14,9 @@
 //!     table = rank == 0 ? a chunk of C's pool, else malloc(n * sizeof(record)) : 0;
 //!                                                     // shared by two shuffles
 //!     if (table) {
-//!         for each lane l of group, in order:   // shuffles, no memory
-//!             b = shfl(blocks(grid), l); t = shfl(threads(block), l);
-//!             if (l < my lane) start += b; total += b; min, max of t;
-//!         table[rank] = {start, 0, g, b, args}; __threadfence(); __syncwarp(group);
-//!         if (rank == 0) {   // launch, or give the table back
+//!         table[rank] = {0, 0, g, b, args}; __threadfence(); __syncwarp(group);
+//!         if (rank == 0) {   // number the blocks, launch, or give the table back
+//!             for each record: start = total; total += blocks(grid);
 //!             fallback = (C syncs && block sizes differ) || C__agg<<<total, max threads, S>>>(table, n) != 0;
 //!             if (fallback) free(table);
 //!         }
@@ -38,10 +36,10 @@
 
 use super::super::launch::{self, Launch};
 use super::super::threshold::{launch_as_documented, new_helper, ok, Config};
-use super::{byte_gep, intrinsic, launch_agg_kernel, Child, Entries, OFF_DONE, OFF_GRID};
+use super::{byte_gep, intrinsic, launch_agg_kernel, Child, Entries, OFF_BLOCK, OFF_DONE, OFF_GRID};
 use inkwell::module::Module;
 use inkwell::types::BasicTypeEnum;
-use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, IntValue, PointerValue};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use inkwell::IntPredicate;
 
 /// The always-inline helper `C__warp(args, grid, block)` of the launch `l` (module docs).
@@ -53,16 +51,16 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
     let p = |i: u32| f.get_nth_param(i).expect("a parameter");
     let b = ctx.create_builder();
     let bb = |name: &str| ctx.append_basic_block(f, name);
-    let (entry, meet, several, alloc, share, write, count_head, count_body, counted_all, counted, launch_agg, launched, after_lead, aggregated, direct) = (
+    let (entry, meet, several, alloc, share, write, lead, count_head, count_body, counted, launch_agg, launched, after_lead, aggregated, direct) = (
         bb("entry"),
         bb("meet"),
         bb("several"),
         bb("alloc"),
         bb("share"),
         bb("write"),
+        bb("lead"),
         bb("count"),
-        bb("count.lane"),
-        bb("record"),
+        bb("count.record"),
         bb("counted"),
         bb("launch.agg"),
         bb("launched"),
@@ -111,53 +109,16 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
     let hi = shfl(ok(b.build_int_truncate(ok(b.build_right_shift(bits, c64(32), false, "hi")), i32t, "hi")), "hi.shared");
     let joined = ok(b.build_or(ok(b.build_left_shift(ok(b.build_int_z_extend(hi, i64t, "hi64")), c64(32), "hi.up")), ok(b.build_int_z_extend(lo, i64t, "lo64")), "joined"));
     let table = ok(b.build_int_to_ptr(joined, ptr, "table.shared"));
-    // The pool's or the heap's: global memory ([`super::super::global_pointers`]).
-    super::super::global_pointers::mark_instruction(module, table.as_instruction_value().expect("an inttoptr"));
     let have = ok(b.build_is_not_null(table, "have.table"));
     ok(b.build_conditional_branch(have, write, direct));
 
-    // Every lane numbers its record's blocks and writes its record. The group's lanes are
-    // read in lane order (the ranks' order) by shuffles: this lane's first block is the sum of
-    // the blocks of the lanes below it, and every lane learns the total and the smallest and
-    // largest block, where the leader once read them back from the records, one dependent
-    // round trip to memory per record.
+    // Every lane writes its record.
     b.position_at_end(write);
-    let narrow = |v: IntValue<'ctx>, name: &str| ok(b.build_int_truncate(v, i32t, name));
-    let (my_blocks, my_threads) = (narrow(config.blocks, "my.blocks"), narrow(config.threads, "my.threads"));
-    let lane = call("llvm.nvvm.read.ptx.sreg.laneid", &[], &[], "lane").expect("a lane").into_int_value();
-    ok(b.build_unconditional_branch(count_head));
-    b.position_at_end(count_head);
-    let rest = ok(b.build_phi(i32t, "rest"));
-    let start = ok(b.build_phi(i32t, "start"));
-    let total = ok(b.build_phi(i32t, "total"));
-    let min_t = ok(b.build_phi(i32t, "min.threads"));
-    let max_t = ok(b.build_phi(i32t, "max.threads"));
-    let [rest_v, start_v, total_v, min_v, max_v] = [rest, start, total, min_t, max_t].map(|p| p.as_basic_value().into_int_value());
-    let more = ok(b.build_int_compare(IntPredicate::NE, rest_v, c32(0), "more.lanes"));
-    ok(b.build_conditional_branch(more, count_body, counted_all));
-    b.position_at_end(count_body);
-    let src = call("llvm.cttz", &[i32t.into()], &[rest_v.into(), i1t.const_zero().into()], "src").expect("a lane").into_int_value();
-    let their_blocks = call("llvm.nvvm.shfl.sync.idx.i32", &[], &[group.into(), my_blocks.into(), src.into(), c32(31).into()], "their.blocks").expect("a value").into_int_value();
-    let their_threads = call("llvm.nvvm.shfl.sync.idx.i32", &[], &[group.into(), my_threads.into(), src.into(), c32(31).into()], "their.threads").expect("a value").into_int_value();
-    let below_me = ok(b.build_int_compare(IntPredicate::ULT, src, lane, "below.me"));
-    let next_start = ok(b.build_select(below_me, ok(b.build_int_add(start_v, their_blocks, "start.more")), start_v, "start.next")).into_int_value();
-    let next_total = ok(b.build_int_add(total_v, their_blocks, "total.next"));
-    let umin = call("llvm.umin", &[i32t.into()], &[min_v.into(), their_threads.into()], "min").expect("a min").into_int_value();
-    let umax = call("llvm.umax", &[i32t.into()], &[max_v.into(), their_threads.into()], "max").expect("a max").into_int_value();
-    let next_rest = ok(b.build_and(rest_v, ok(b.build_int_sub(rest_v, c32(1), "rest.1")), "rest.next"));
-    ok(b.build_unconditional_branch(count_head));
-    rest.add_incoming(&[(&group, write), (&next_rest, count_body)]);
-    start.add_incoming(&[(&c32(0), write), (&next_start, count_body)]);
-    total.add_incoming(&[(&c32(0), write), (&next_total, count_body)]);
-    min_t.add_incoming(&[(&c32(u32::MAX as u64), write), (&umin, count_body)]);
-    max_t.add_incoming(&[(&c32(0), write), (&umax, count_body)]);
-
-    b.position_at_end(counted_all);
     let rec = byte_gep(&b, table, ok(b.build_int_mul(ok(b.build_int_z_extend(rank, i64t, "rank64")), c64(c.stride), "at")), "record");
     let store_at = |base: PointerValue<'ctx>, offset: u64, v: IntValue<'ctx>| {
         ok(b.build_store(byte_gep(&b, base, c64(offset), "field"), v));
     };
-    store_at(rec, 0, start_v);
+    store_at(rec, 0, c32(0));
     store_at(rec, OFF_DONE, c32(0));
     for (i, v) in config.grid.iter().chain(&config.block).enumerate() {
         store_at(rec, OFF_GRID + 4 * i as u64, *v);
@@ -167,7 +128,34 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
     }
     call("llvm.nvvm.membar.gl", &[], &[], "");
     call("llvm.nvvm.bar.warp.sync", &[], &[group.into()], "");
-    ok(b.build_conditional_branch(is_leader, counted, after_lead));
+    ok(b.build_conditional_branch(is_leader, lead, after_lead));
+
+    // The leader numbers the records' blocks, then launches.
+    b.position_at_end(lead);
+    ok(b.build_unconditional_branch(count_head));
+    b.position_at_end(count_head);
+    let i = ok(b.build_phi(i32t, "i"));
+    let total = ok(b.build_phi(i32t, "total"));
+    let min_t = ok(b.build_phi(i32t, "min.threads"));
+    let max_t = ok(b.build_phi(i32t, "max.threads"));
+    let (iv, total_v, min_v, max_v) = (i.as_basic_value().into_int_value(), total.as_basic_value().into_int_value(), min_t.as_basic_value().into_int_value(), max_t.as_basic_value().into_int_value());
+    let more = ok(b.build_int_compare(IntPredicate::ULT, iv, n, "more.records"));
+    ok(b.build_conditional_branch(more, count_body, counted));
+    b.position_at_end(count_body);
+    let r = byte_gep(&b, table, ok(b.build_int_mul(ok(b.build_int_z_extend(iv, i64t, "i64")), c64(c.stride), "at")), "rec");
+    ok(b.build_store(r, total_v));
+    let field = |offset: u64| ok(b.build_load(i32t, byte_gep(&b, r, c64(offset), "field"), "dim")).into_int_value();
+    let mul3 = |o: u64| ok(b.build_int_mul(ok(b.build_int_mul(field(o), field(o + 4), "m")), field(o + 8), "volume"));
+    let next_total = ok(b.build_int_add(total_v, mul3(OFF_GRID), "total.next"));
+    let threads = mul3(OFF_BLOCK);
+    let umin = call("llvm.umin", &[i32t.into()], &[min_v.into(), threads.into()], "min").expect("a min").into_int_value();
+    let umax = call("llvm.umax", &[i32t.into()], &[max_v.into(), threads.into()], "max").expect("a max").into_int_value();
+    let next_i = ok(b.build_int_add(iv, c32(1), "i.next"));
+    ok(b.build_unconditional_branch(count_head));
+    i.add_incoming(&[(&c32(0), lead), (&next_i, count_body)]);
+    total.add_incoming(&[(&c32(0), lead), (&next_total, count_body)]);
+    min_t.add_incoming(&[(&c32(u32::MAX as u64), lead), (&umin, count_body)]);
+    max_t.add_incoming(&[(&c32(0), lead), (&umax, count_body)]);
 
     b.position_at_end(counted);
     let one = i1t.const_int(1, false);
@@ -204,7 +192,7 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
     // of theirs stays behind this one in the block's NULL stream.
     b.position_at_end(after_lead);
     let fb = ok(b.build_phi(i1t, "fb"));
-    fb.add_incoming(&[(&i1t.const_zero(), counted_all), (&fallback.as_basic_value(), leader_done)]);
+    fb.add_incoming(&[(&i1t.const_zero(), write), (&fallback.as_basic_value(), leader_done)]);
     let fb32 = ok(b.build_int_z_extend(fb.as_basic_value().into_int_value(), i32t, "fb32"));
     let all = shfl(fb32, "fallback.shared");
     let done = ok(b.build_int_compare(IntPredicate::EQ, all, c32(0), "done"));
