@@ -208,13 +208,13 @@ fn elf_listing(cuobjdump: &Path, cubin: &Path) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-/// `-faggregate-launches=block`, `=warp` and `=grid`: PTX snapshots of the launch-heavy samples, early_return_sync and self_launch_levels (v2),
+/// `-faggregate-launches=block`, `=warp` and `=grid`: PTX snapshots of the launch-heavy samples and early_return_sync (v2),
 /// and every sample still compiles with both ABIs (or is refused exactly as without
 /// aggregation).
 #[test]
 fn aggregated_ptx_snapshots() {
     use cdpc::pipeline::aggregate::Granularity;
-    let heavy = ["bfs", "c_statements", "c_types", "early_return_sync", "grid_instances", "irregular_loop", "kernel_pointers", "launch_patterns", "launch_shapes", "mandelbrot", "self_launch_levels", "spmv"];
+    let heavy = ["bfs", "c_statements", "c_types", "early_return_sync", "grid_instances", "irregular_loop", "kernel_pointers", "launch_patterns", "launch_shapes", "mandelbrot", "spmv"];
     let at = |aggregate: Granularity| move |o: CompileOptions| CompileOptions { aggregate, ..o };
     let (block, warp, grid) = (at(Granularity::Block), at(Granularity::Warp), at(Granularity::Grid));
     check_variants("aggregation", &heavy, &[("agg-block", &block), ("agg-warp", &warp), ("agg-grid", &grid)]);

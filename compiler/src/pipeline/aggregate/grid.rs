@@ -4,35 +4,26 @@
 //! LLVM IR input).
 //!
 //! Each block records its launches as at block granularity ([`super::block`]), and at the end
-//! of the block (between barriers; or, in a kernel that may leave a barrier behind, by its last
-//! thread alone, `BlockEnd::LastThread`, as a block of one thread meeting itself at fences)
-//! thread 0 finds its grid's entry in `K__agg_grid_ids[512]`, keyed by `%gridid + 1` (the home
-//! entry `gridid % 512` on every try, else open addressing under the spin lock
+//! of the block (always `BlockEnd::Barriers`: a kernel that would need its last thread to end
+//! its blocks is left alone at this granularity) thread 0 finds its grid's entry in
+//! `K__agg_grid_ids[512]`, keyed by `%gridid + 1` (open addressing under the spin lock
 //! `K__agg_grid_lock`, tombstones for entries given back), and places each site's records:
-//! in one of the child's static arenas when it can claim it for its grid and group of
+//! in the child's static arena `C__agg_arena` when it can claim it for its grid and group of
 //! sites (key `(gridid + 1) * 256 + g + 1`, `g` the group's first site: the kernel's sites
-//! that launch the child the same way, [`arena_groups`]; an arena the key holds already
-//! first, else the first free one) and take room with one add on its cursor (records from
-//! bit 40, child blocks below; after a read that saw room, and the first add that finds none
-//! after all keeps where it was in `C__agg_arena_overflow`), else in a heap *node* (a 32-byte header: `next`, count,
-//! blocks, smallest and largest block size; then the records). A child has one arena,
-//! `C__agg_arena`, or two (`C__agg_arena1`) when it launches itself per grid: its aggregated
-//! clone's blocks, the next level of the recursion, place their records while the level
-//! before still holds the arena they were read from (until that grid's last block has
-//! started), and with one arena took heap nodes (results/qt-grid-probe.md). The block copies its tables
+//! that launch the child the same way, [`arena_groups`]) and take room with a compare-and-swap
+//! on its cursor (records high, child blocks low), else in a heap *node* (a 32-byte header: `next`, count,
+//! blocks, smallest and largest block size; then the records). The block copies its tables
 //! there, rebasing first blocks into the arena's; thread 0 pushes its nodes onto the grid's
 //! list (`atomicExch` on `K__agg<n>_grid_heads[entry]`), launches at once the records that
 //! found no room anywhere, fences and counts the block done. The grid's last block launches
-//! the records of each arena its group holds as they lie, once for the whole group, and copies the nodes' records into one flat table (the
+//! the arena's records as they lie, once for the whole group, and copies the nodes' records into one flat table (the
 //! whole block, first blocks rebased) that it launches once, or launches every record as it
 //! was (one record, unequal block sizes for a child that synchronises, no table, a failed
 //! launch, more than 2^31 - 1 blocks); frees the nodes; gives the entry back. `C__agg`'s last
-//! block releases the arena its records lie in (cursor and sizes cleared, a fence, then the
-//! owner).
+//! block releases the arena (cursor and sizes cleared, a fence, then the owner).
 //!
-//! Memory: a recording thread's writes precede the end-of-block barrier (or its fence before
-//! it counts itself, with the last thread), after which thread 0 fences and counts; the last
-//! block's thread 0 counts after it, fences and launches.
+//! Memory: a recording thread's writes precede the end-of-block barrier, after which thread 0
+//! fences and counts; the last block's thread 0 counts after it, fences and launches.
 
 use super::super::threshold::ok;
 use super::block::{copy_tables, end_of_block, launch_records, shared, BlockEnd, EndOfBlock, Emit, SiteState};
@@ -58,14 +49,6 @@ const N_MAX: u64 = 20;
 const MAX_ARENA_BYTES: u64 = 8 << 20;
 const MAX_ARENA_RECORDS: u64 = 1 << 18;
 const MAX_SITES: usize = 255;
-/// An arena's cursor: records taken in the bits from here up, child blocks below.
-const CURSOR_SHIFT: u64 = 40;
-/// The most child blocks a block may place in an arena at once (more go to a heap node).
-/// With it the cursor's fields never overflow: a block adds only after reading room, so the
-/// adds that find none after all are at most one per resident block (under 2^13 on any GPU
-/// so far: 32 per SM), beyond 2^18 records and 2^31 - 1 blocks: under 2^18 + 2^13 * 256 <
-/// 2^24 records and 2^31 + 2^13 * 2^26 < 2^40 blocks.
-const MAX_ARENA_ADD_BLOCKS: u64 = 1 << 26;
 
 /// A `__device__` variable of `ty`, zeroed, as a generic pointer.
 fn device<'ctx>(module: &Module<'ctx>, name: &str, ty: inkwell::types::BasicTypeEnum<'ctx>, align: u32) -> PointerValue<'ctx> {
@@ -95,9 +78,6 @@ pub(super) struct Arena<'ctx> {
     pub records: PointerValue<'ctx>,
     owner: PointerValue<'ctx>,
     cursor: PointerValue<'ctx>,
-    /// The cursor before the first add that found no room, kept as `u64::MAX - cursor` (0:
-    /// none): the records before it are the arena's, all of them placed.
-    overflow: PointerValue<'ctx>,
     /// Kept as `u32::MAX - smallest`, so that its zero start is a reset state.
     min_threads: PointerValue<'ctx>,
     max_threads: PointerValue<'ctx>,
@@ -106,25 +86,20 @@ pub(super) struct Arena<'ctx> {
 }
 
 impl<'ctx> Arena<'ctx> {
-    /// The `count` arenas of `child`'s records of `stride` bytes (`C__agg_arena`, then
-    /// `C__agg_arena1`, ...); none when fewer than a block's worth fit the byte budget.
-    pub(super) fn declare(module: &Module<'ctx>, child: &str, stride: u64, count: usize) -> Vec<Self> {
-        (0..count).map_while(|k| Self::declare_one(module, child, stride, &if k == 0 { String::new() } else { k.to_string() })).collect()
-    }
-
-    fn declare_one(module: &Module<'ctx>, child: &str, stride: u64, suffix: &str) -> Option<Self> {
+    /// The arena of `child`'s records of `stride` bytes; `None` when fewer than a block's
+    /// worth fit the byte budget.
+    pub(super) fn declare(module: &Module<'ctx>, child: &str, stride: u64) -> Option<Self> {
         let capacity = MAX_ARENA_RECORDS.min(MAX_ARENA_BYTES / stride.max(1));
         if capacity < super::RECORD_CAP {
             return None;
         }
         let ctx = module.get_context();
         let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
-        let name = |what: &str| format!("{child}__agg_arena{suffix}{what}");
+        let name = |what: &str| format!("{child}__agg_arena{what}");
         Some(Arena {
             records: device(module, &name(""), ctx.i8_type().array_type((capacity * stride) as u32).into(), 16),
             owner: device(module, &name("_owner"), i64t.into(), 8),
             cursor: device(module, &name("_cursor"), i64t.into(), 8),
-            overflow: device(module, &name("_overflow"), i64t.into(), 8),
             min_threads: device(module, &name("_min_threads"), i32t.into(), 4),
             max_threads: device(module, &name("_max_threads"), i32t.into(), 4),
             capacity,
@@ -139,82 +114,63 @@ impl<'ctx> Arena<'ctx> {
         ok(b.build_int_compare(IntPredicate::ULT, offset, i64t.const_int(self.capacity * self.stride, false), "in.arena"))
     }
 
-    /// Gives the arena back: cursor, overflow and sizes cleared, a fence, the owner cleared.
+    /// Gives the arena back: cursor and sizes cleared, a fence, the owner cleared.
     pub(super) fn release(&self, e: &Emit<'_, 'ctx>) {
         let b = e.b;
         ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, self.cursor, e.c64(0), AtomicOrdering::Monotonic));
-        ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, self.overflow, e.c64(0), AtomicOrdering::Monotonic));
         ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, self.min_threads, e.c32(0), AtomicOrdering::Monotonic));
         ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, self.max_threads, e.c32(0), AtomicOrdering::Monotonic));
         e.fence();
         ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, self.owner, e.c64(0), AtomicOrdering::Monotonic));
     }
 
-    /// Thread 0 of a block: claims the arena for `key`, or finds it `key`'s already; whether
-    /// the arena is `key`'s now.
-    fn claim(&self, e: &Emit<'_, 'ctx>, key: IntValue<'ctx>) -> IntValue<'ctx> {
+    /// Thread 0 of a block: claims the arena for `key` (or finds it its own) and takes room
+    /// for `count` records launching `blocks` child blocks of `min..=max` threads. Returns
+    /// `(at, base)`: the first record's index (`u32::MAX` when there is no room) and their
+    /// first block.
+    fn reserve(&self, e: &Emit<'_, 'ctx>, key: IntValue<'ctx>, count: IntValue<'ctx>, blocks: IntValue<'ctx>, min: IntValue<'ctx>, max: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>) {
         let b = e.b;
+        let ctx = e.module.get_context();
+        let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+        let start = b.get_insert_block().expect("positioned");
+        let bb = |name: &str| ctx.append_basic_block(e.f, name);
+        let (mine, attempt, fits_bb, took, done) = (bb("arena.mine"), bb("arena.attempt"), bb("arena.fits"), bb("arena.took"), bb("arena.done"));
         let claimed = ok(b.build_cmpxchg(self.owner, e.c64(0), key, AtomicOrdering::Monotonic, AtomicOrdering::Monotonic));
         let old = ok(b.build_extract_value(claimed, 0, "old.owner")).into_int_value();
         let free = ok(b.build_int_compare(IntPredicate::EQ, old, e.c64(0), "was.free"));
         let own = ok(b.build_int_compare(IntPredicate::EQ, old, key, "was.mine"));
-        ok(b.build_or(free, own, "ours"))
-    }
-
-    /// Whether the arena is `key`'s now, without claiming it.
-    fn held_by(&self, e: &Emit<'_, 'ctx>, key: IntValue<'ctx>, name: &str) -> IntValue<'ctx> {
-        ok(e.b.build_int_compare(IntPredicate::EQ, read64(e, self.owner), key, name))
-    }
-
-    /// Thread 0 of a block whose grid holds the arena: takes room for `count` records
-    /// launching `blocks` child blocks of `min..=max` threads. Returns `(at, base)`: the first
-    /// record's index (`u32::MAX` when there is no room) and their first block.
-    ///
-    /// One `atomicAdd` on the cursor, after a read that sees room: a compare-and-swap loop
-    /// succeeds once per round trip to memory when many blocks end at once (a level of QT ends
-    /// thousands), an add once per clock. The adds are ordered, and once one finds no room
-    /// every later one finds none either (the cursor is past the limit it crossed), so the
-    /// records before the first such add, which it keeps in `overflow`, are all placed.
-    fn take(&self, e: &Emit<'_, 'ctx>, count: IntValue<'ctx>, blocks: IntValue<'ctx>, min: IntValue<'ctx>, max: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>) {
-        let b = e.b;
-        let ctx = e.module.get_context();
-        let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
-        let bb = |name: &str| ctx.append_basic_block(e.f, name);
-        let (add_bb, took, missed, done) = (bb("arena.add"), bb("arena.took"), bb("arena.missed"), bb("arena.done"));
-        let (count64, blocks64) = (ok(b.build_int_z_extend(count, i64t, "count64")), ok(b.build_int_z_extend(blocks, i64t, "blocks64")));
-        // Whether `count` records and `blocks` blocks fit after the cursor `cur`.
-        let fits = |cur: IntValue<'ctx>, name: &str| {
-            let taken = ok(b.build_right_shift(cur, e.c64(CURSOR_SHIFT), false, "taken"));
-            let launched = ok(b.build_and(cur, e.c64((1 << CURSOR_SHIFT) - 1), "launched"));
-            let room = ok(b.build_int_compare(IntPredicate::ULE, ok(b.build_int_add(taken, count64, "taken.after")), e.c64(self.capacity), "room"));
-            let grid_room = ok(b.build_int_compare(IntPredicate::ULE, ok(b.build_int_add(launched, blocks64, "launched.after")), e.c64(MAX_GRID_X), "grid.room"));
-            (ok(b.build_and(room, grid_room, name)), taken, launched)
-        };
+        ok(b.build_conditional_branch(ok(b.build_or(free, own, "ours")), mine, done));
+        b.position_at_end(mine);
         // the releaser's clearing of the cursor comes before its clearing of the owner
         e.fence();
-        let start = b.get_insert_block().expect("positioned");
-        let (seen_room, _, _) = fits(read64(e, self.cursor), "seen.room");
-        let small = ok(b.build_int_compare(IntPredicate::ULE, blocks64, e.c64(MAX_ARENA_ADD_BLOCKS), "few.blocks"));
-        ok(b.build_conditional_branch(ok(b.build_and(seen_room, small, "try")), add_bb, done));
-        b.position_at_end(add_bb);
-        let add = ok(b.build_int_add(ok(b.build_left_shift(count64, e.c64(CURSOR_SHIFT), "records")), blocks64, "add"));
-        let old = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, self.cursor, add, AtomicOrdering::Monotonic));
-        let (placed, taken, launched) = fits(old, "placed");
-        ok(b.build_conditional_branch(placed, took, missed));
+        let cur0 = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, self.cursor, e.c64(0), AtomicOrdering::Monotonic));
+        ok(b.build_unconditional_branch(attempt));
+        b.position_at_end(attempt);
+        let cur = ok(b.build_phi(i64t, "cursor"));
+        let cv = cur.as_basic_value().into_int_value();
+        let taken = ok(b.build_int_truncate(ok(b.build_right_shift(cv, e.c64(32), false, "taken64")), i32t, "taken"));
+        let launched = ok(b.build_int_truncate(cv, i32t, "launched"));
+        let room = ok(b.build_int_compare(IntPredicate::ULE, count, ok(b.build_int_sub(e.c32(self.capacity), taken, "left")), "room"));
+        let grid_room = ok(b.build_int_compare(IntPredicate::ULE, blocks, ok(b.build_int_sub(e.c32(MAX_GRID_X), launched, "blocks.left")), "grid.room"));
+        ok(b.build_conditional_branch(ok(b.build_and(room, grid_room, "fits")), fits_bb, done));
+        b.position_at_end(fits_bb);
+        let add = ok(b.build_int_add(ok(b.build_left_shift(ok(b.build_int_z_extend(count, i64t, "count64")), e.c64(32), "records")), ok(b.build_int_z_extend(blocks, i64t, "blocks64")), "add"));
+        let want = ok(b.build_int_add(cv, add, "want"));
+        let swapped = ok(b.build_cmpxchg(self.cursor, cv, want, AtomicOrdering::Monotonic, AtomicOrdering::Monotonic));
+        let seen = ok(b.build_extract_value(swapped, 0, "seen")).into_int_value();
+        let success = ok(b.build_extract_value(swapped, 1, "swapped")).into_int_value();
+        cur.add_incoming(&[(&cur0, mine), (&seen, fits_bb)]);
+        ok(b.build_conditional_branch(success, took, attempt));
         b.position_at_end(took);
-        let (taken32, launched32) = (ok(b.build_int_truncate(taken, i32t, "taken32")), ok(b.build_int_truncate(launched, i32t, "launched32")));
         ok(b.build_atomicrmw(AtomicRMWBinOp::UMax, self.min_threads, ok(b.build_int_sub(e.c32(u32::MAX as u64), min, "min.kept")), AtomicOrdering::Monotonic));
         ok(b.build_atomicrmw(AtomicRMWBinOp::UMax, self.max_threads, max, AtomicOrdering::Monotonic));
-        ok(b.build_unconditional_branch(done));
-        b.position_at_end(missed);
-        ok(b.build_atomicrmw(AtomicRMWBinOp::UMax, self.overflow, ok(b.build_int_sub(e.c64(u64::MAX), old, "overflow.kept")), AtomicOrdering::Monotonic));
         ok(b.build_unconditional_branch(done));
         b.position_at_end(done);
         let at = ok(b.build_phi(i32t, "arena.at"));
         let base = ok(b.build_phi(i32t, "arena.base"));
         let none = e.c32(u32::MAX as u64);
-        at.add_incoming(&[(&none, start), (&none, missed), (&taken32, took)]);
-        base.add_incoming(&[(&e.c32(0), start), (&e.c32(0), missed), (&launched32, took)]);
+        at.add_incoming(&[(&none, start), (&none, attempt), (&taken, took)]);
+        base.add_incoming(&[(&e.c32(0), start), (&e.c32(0), attempt), (&launched, took)]);
         (at.as_basic_value().into_int_value(), base.as_basic_value().into_int_value())
     }
 
@@ -223,15 +179,12 @@ impl<'ctx> Arena<'ctx> {
     /// `C__agg`'s last block releases it).
     fn launch(&self, e: &Emit<'_, 'ctx>, key: IntValue<'ctx>, s: &SiteState<'ctx>, c: &Child<'ctx>, entries: &Entries<'ctx>) {
         let b = e.b;
-        e.if_then(self.held_by(e, key, "arena.ours"), || {
+        let read = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, self.owner, e.c64(0), AtomicOrdering::Monotonic));
+        e.if_then(ok(b.build_int_compare(IntPredicate::EQ, read, key, "arena.ours")), || {
             let i32t = e.module.get_context().i32_type();
-            // the cursor, or where the first add that found no room found it
-            let cur = read64(e, self.cursor);
-            let kept = read64(e, self.overflow);
-            let overflowed = ok(b.build_int_compare(IntPredicate::NE, kept, e.c64(0), "overflowed"));
-            let end = ok(b.build_select(overflowed, ok(b.build_int_sub(e.c64(u64::MAX), kept, "overflow.at")), cur, "arena.end")).into_int_value();
-            let n = ok(b.build_int_truncate(ok(b.build_right_shift(end, e.c64(CURSOR_SHIFT), false, "n64")), i32t, "arena.count"));
-            let blocks = ok(b.build_int_truncate(end, i32t, "arena.blocks"));
+            let cur = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, self.cursor, e.c64(0), AtomicOrdering::Monotonic));
+            let n = ok(b.build_int_truncate(ok(b.build_right_shift(cur, e.c64(32), false, "n64")), i32t, "arena.count"));
+            let blocks = ok(b.build_int_truncate(cur, i32t, "arena.blocks"));
             let largest = ok(b.build_atomicrmw(AtomicRMWBinOp::UMax, self.max_threads, e.c32(0), AtomicOrdering::Monotonic));
             let mut wanted = ok(b.build_int_compare(IntPredicate::UGT, n, e.c32(1), "several"));
             if c.syncs {
@@ -252,63 +205,6 @@ impl<'ctx> Arena<'ctx> {
             });
         });
     }
-}
-
-/// Thread 0 of a block: room in one of a child's `arenas` for `count` records launching
-/// `blocks` child blocks of `min..=max` threads, for the group whose key is `key`. One that
-/// `key` holds already is taken first, so that a grid's records stay together while another
-/// arena frees up; else the first free one is claimed. Returns `(at, base, records)`: the first
-/// record's index in the arena (`u32::MAX` when none has room), their first block, and the
-/// arena's records.
-#[allow(clippy::too_many_arguments)]
-fn reserve<'ctx>(arenas: &[Arena<'ctx>], e: &Emit<'_, 'ctx>, key: IntValue<'ctx>, count: IntValue<'ctx>, blocks: IntValue<'ctx>, min: IntValue<'ctx>, max: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>, PointerValue<'ctx>) {
-    let b = e.b;
-    let ctx = e.module.get_context();
-    let (i32t, ptr) = (ctx.i32_type(), ctx.ptr_type(AddressSpace::default()));
-    let (at_slot, base_slot) = (e.slot(i32t.into(), "arena.at.slot"), e.slot(i32t.into(), "arena.base.slot"));
-    ok(b.build_store(at_slot, e.c32(u32::MAX as u64)));
-    ok(b.build_store(base_slot, e.c32(0)));
-    // which arena's records: one arena's are a constant
-    let records_slot = (arenas.len() > 1).then(|| e.slot(ptr.into(), "arena.records.slot"));
-    if let Some(slot) = records_slot {
-        ok(b.build_store(slot, ptr.const_null()));
-    }
-    let take = |arena: &Arena<'ctx>| {
-        let (at, base) = arena.take(e, count, blocks, min, max);
-        ok(b.build_store(at_slot, at));
-        ok(b.build_store(base_slot, base));
-        if let Some(slot) = records_slot {
-            ok(b.build_store(slot, arena.records));
-        }
-    };
-    if let [arena] = arenas {
-        e.if_then(arena.claim(e, key), || take(arena));
-    } else {
-        // which arena: its index, `arenas.len()` while none
-        let none = e.c32(arenas.len() as u64);
-        let chosen = e.slot(i32t.into(), "arena.chosen");
-        ok(b.build_store(chosen, none));
-        let unchosen = || ok(b.build_int_compare(IntPredicate::EQ, e.load32(chosen, "chosen"), none, "unchosen"));
-        for (k, arena) in arenas.iter().enumerate() {
-            let held = arena.held_by(e, key, "held");
-            e.if_then(ok(b.build_and(held, unchosen(), "held.first")), || {
-                ok(b.build_store(chosen, e.c32(k as u64)));
-            });
-        }
-        for (k, arena) in arenas.iter().enumerate() {
-            e.if_then(unchosen(), || {
-                e.if_then(arena.claim(e, key), || {
-                    ok(b.build_store(chosen, e.c32(k as u64)));
-                });
-            });
-        }
-        for (k, arena) in arenas.iter().enumerate() {
-            let this = ok(b.build_int_compare(IntPredicate::EQ, e.load32(chosen, "chosen"), e.c32(k as u64), "this.arena"));
-            e.if_then(this, || take(arena));
-        }
-    }
-    let records = records_slot.map_or_else(|| arenas.first().expect("an arena").records, |slot| e.load_ptr(slot, "arena.records"));
-    (e.load32(at_slot, "arena.at"), e.load32(base_slot, "arena.base"), records)
 }
 
 /// The launch of the record at `rec` as it was (`K__agg<n>_direct`).
@@ -421,8 +317,8 @@ impl<'ctx> GridState<'ctx> {
     }
 
     /// Thread 0: this grid's key (`gridid + 1`) and entry, stored in `key` and `slot`: at
-    /// `gridid % SLOTS` when the key is there, else found or claimed under the lock, trying
-    /// both again while the lock is held by another or the table is full.
+    /// `gridid % SLOTS` when the key is there, else found or claimed under the lock, waiting
+    /// while the table is full.
     fn find_slot(&self, e: &Emit<'_, 'ctx>) {
         let b = e.b;
         let ctx = e.module.get_context();
@@ -432,17 +328,14 @@ impl<'ctx> GridState<'ctx> {
         let home = ok(b.build_int_unsigned_rem(gridid, e.c32(SLOTS), "home"));
         ok(b.build_store(self.key, key));
         ok(b.build_store(self.slot, e.c32(SLOTS)));
+        let at_home = ok(b.build_int_compare(IntPredicate::EQ, read64(e, entry(e, self.ids, home, true)), key, "at.home"));
+        e.if_then(at_home, || {
+            ok(b.build_store(self.slot, home));
+        });
         let found = e.slot(e.module.get_context().i32_type().into(), "found");
-        ok(b.build_store(found, e.c32(0)));
+        ok(b.build_store(found, ok(b.build_int_z_extend(ok(b.build_int_compare(IntPredicate::NE, e.load32(self.slot, "slot"), e.c32(SLOTS), "have")), ctx.i32_type(), "have32"))));
         Self::until(e, found, || {
-            // The home entry first, on every try: the blocks that end while the grid's first
-            // claims its entry wait here for it, not for the lock one after another.
-            let at_home = ok(b.build_int_compare(IntPredicate::EQ, read64(e, entry(e, self.ids, home, true)), key, "at.home"));
-            e.if_then(at_home, || {
-                ok(b.build_store(self.slot, home));
-            });
-            let away = ok(b.build_int_compare(IntPredicate::EQ, e.load32(self.slot, "slot"), e.c32(SLOTS), "away"));
-            e.if_then(away, || self.locked(e, || {
+            self.locked(e, || {
                 // for k in 0..SLOTS: the key's entry, or the first free one; an entry never
                 // used ends every chain
                 let bb = |name: &str| ctx.append_basic_block(e.f, name);
@@ -487,7 +380,7 @@ impl<'ctx> GridState<'ctx> {
                     ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, entry(e, self.ids, fe, true), key, AtomicOrdering::Monotonic));
                     ok(b.build_store(self.slot, fe));
                 });
-            }));
+            });
             let have = ok(b.build_int_compare(IntPredicate::NE, e.load32(self.slot, "slot"), e.c32(SLOTS), "have"));
             ok(b.build_store(found, ok(b.build_int_z_extend(have, ctx.i32_type(), "have32"))));
         });
@@ -537,15 +430,13 @@ fn walk<'ctx>(e: &Emit<'_, 'ctx>, first: PointerValue<'ctx>, body: impl FnOnce(P
 }
 
 /// Builds `K__agg_begin()` and `K__agg_end()` at grid granularity (module docs).
-pub(super) fn end_of_grid<'ctx>(module: &Module<'ctx>, kname: &str, states: &[SiteState<'ctx>], end: BlockEnd, children: &[Child<'ctx>], entries: &Entries<'ctx>) -> EndOfBlock<'ctx> {
+pub(super) fn end_of_grid<'ctx>(module: &Module<'ctx>, kname: &str, states: &[SiteState<'ctx>], children: &[Child<'ctx>], entries: &Entries<'ctx>) -> EndOfBlock<'ctx> {
     let gs = GridState::declare(module, kname, states);
-    end_of_block(module, kname, states, end, &|e, tid, nthreads, barriers| grid_tail(e, tid, nthreads, barriers, &gs, states, children, entries))
+    end_of_block(module, kname, states, BlockEnd::Barriers, &|e, tid, nthreads, _| grid_tail(e, tid, nthreads, &gs, states, children, entries))
 }
 
-/// What a block does at its end at grid granularity, after a barrier, or done by its last
-/// thread alone, a block of one thread meeting itself at fences (`barriers` false; module docs).
-#[allow(clippy::too_many_arguments)]
-fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'ctx>, barriers: bool, gs: &GridState<'ctx>, states: &[SiteState<'ctx>], children: &[Child<'ctx>], entries: &Entries<'ctx>) {
+/// What a block does at its end at grid granularity, after a barrier (module docs).
+fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'ctx>, gs: &GridState<'ctx>, states: &[SiteState<'ctx>], children: &[Child<'ctx>], entries: &Entries<'ctx>) {
     let b = e.b;
     let ctx = e.module.get_context();
     let (i32t, i64t, ptr) = (ctx.i32_type(), ctx.i64_type(), ctx.ptr_type(AddressSpace::default()));
@@ -557,7 +448,7 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
         let key = e.load64(gs.key, "key");
         ok(b.build_int_add(ok(b.build_int_mul(key, e.c64(256), "key.sites")), e.c64(groups[n] as u64 + 1), "arena.key"))
     };
-    let arenas_of = |n: usize, s: &SiteState<'ctx>| if groups[n] < MAX_SITES { children[s.child].arenas.as_slice() } else { &[] };
+    let arena_of = |n: usize, s: &SiteState<'ctx>| children[s.child].arena.filter(|_| groups[n] < MAX_SITES);
 
     // Thread 0: the grid's entry, then where each site's records go.
     e.if_then(thread0(), || {
@@ -576,19 +467,18 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
                         ok(b.build_store(s.buffer, byte_gep(b, p, e.c64(NODE_HEADER), "node.records")));
                     });
                 };
-                match arenas_of(n, s) {
-                    [] => node(),
-                    arenas => {
+                match arena_of(n, s) {
+                    Some(arena) => {
                         let last = e.record(s.table, ok(b.build_int_sub(count, e.c32(1), "last")), c.stride);
                         let start = e.load32(last, "last.start");
                         let g = [0, 1, 2].map(|k| e.load32(byte_gep(b, last, e.c64(OFF_GRID + 4 * k), "dim.at"), "grid"));
                         let blocks = ok(b.build_int_add(start, ok(b.build_int_mul(ok(b.build_int_mul(g[0], g[1], "m")), g[2], "volume")), "blocks"));
-                        let (at, base, records) = reserve(arenas, e, arena_key(n), count, blocks, e.load32(s.min_threads, "min"), e.load32(s.max_threads, "max"));
+                        let (at, base) = arena.reserve(e, arena_key(n), count, blocks, e.load32(s.min_threads, "min"), e.load32(s.max_threads, "max"));
                         let placed = ok(b.build_int_compare(IntPredicate::NE, at, e.c32(u32::MAX as u64), "placed"));
                         let (yes, no, join) = (ctx.append_basic_block(e.f, "in.arena"), ctx.append_basic_block(e.f, "in.node"), ctx.append_basic_block(e.f, "placed"));
                         ok(b.build_conditional_branch(placed, yes, no));
                         b.position_at_end(yes);
-                        ok(b.build_store(s.buffer, e.record(records, at, c.stride)));
+                        ok(b.build_store(s.buffer, e.record(arena.records, at, c.stride)));
                         ok(b.build_store(sg.in_arena, e.c32(1)));
                         ok(b.build_store(sg.base, base));
                         ok(b.build_unconditional_branch(join));
@@ -597,11 +487,12 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
                         ok(b.build_unconditional_branch(join));
                         b.position_at_end(join);
                     }
+                    None => node(),
                 }
             });
         }
     });
-    e.meet(barriers);
+    e.barrier();
     // The block copies its tables; records in the arena get the grid's first blocks.
     copy_tables(e, tid, nthreads, states, children);
     for (n, s) in states.iter().enumerate() {
@@ -616,7 +507,7 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
             });
         });
     }
-    e.meet(barriers);
+    e.barrier();
 
     // Thread 0 hands the nodes on (or launches what found no room) and counts the block.
     e.if_then(thread0(), || {
@@ -658,7 +549,7 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
         let last = ok(b.build_int_compare(IntPredicate::EQ, counted, ok(b.build_int_sub(nblocks, e.c32(1), "last.count")), "last.block"));
         ok(b.build_store(gs.last, ok(b.build_int_z_extend(last, i32t, "last32"))));
     });
-    e.meet(barriers);
+    e.barrier();
 
     // The grid's last block launches.
     let last = ok(b.build_int_compare(IntPredicate::NE, e.load32(gs.last, "last"), e.c32(0), "is.last"));
@@ -667,14 +558,10 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
         for (n, s) in states.iter().enumerate() {
             let c = &children[s.child];
             // once for each group of sites, by its first, whose launch is every member's
-            // every arena the group holds: one, but for a grid whose blocks found another
-            // free while claiming
-            if groups[n] == n {
-                for arena in arenas_of(n, s) {
-                    e.if_then(thread0(), || arena.launch(e, arena_key(n), s, c, entries));
-                }
+            if let Some(arena) = arena_of(n, s).filter(|_| groups[n] == n) {
+                e.if_then(thread0(), || arena.launch(e, arena_key(n), s, c, entries));
             }
-            launch_grid(e, tid, nthreads, barriers, gs, n, s, c, entries);
+            launch_grid(e, tid, nthreads, gs, n, s, c, entries);
         }
         e.if_then(thread0(), || gs.release(e));
     });
@@ -702,7 +589,7 @@ fn arena_groups<'ctx>(states: &[SiteState<'ctx>]) -> Vec<usize> {
 /// table by the whole block, one launch of the clone (or each record as it was), the nodes
 /// freed.
 #[allow(clippy::too_many_arguments)]
-fn launch_grid<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'ctx>, barriers: bool, gs: &GridState<'ctx>, n: usize, s: &SiteState<'ctx>, c: &Child<'ctx>, entries: &Entries<'ctx>) {
+fn launch_grid<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'ctx>, gs: &GridState<'ctx>, n: usize, s: &SiteState<'ctx>, c: &Child<'ctx>, entries: &Entries<'ctx>) {
     let b = e.b;
     let ctx = e.module.get_context();
     let (i32t, i64t, ptr) = (ctx.i32_type(), ctx.i64_type(), ctx.ptr_type(AddressSpace::default()));
@@ -747,7 +634,7 @@ fn launch_grid<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue
             ok(b.build_store(sg.flat, flat));
         });
     });
-    e.meet(barriers);
+    e.barrier();
     // The whole block: each node's records into the flat table, first blocks rebased.
     let flat = e.load_ptr(sg.flat, "flat");
     e.if_then(ok(b.build_is_not_null(flat, "have.flat")), || {
@@ -767,7 +654,7 @@ fn launch_grid<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue
             ok(b.build_store(base, ok(b.build_int_add(bs, node_field(node, N_BLOCKS, "node.blocks"), "base.next"))));
         });
     });
-    e.meet(barriers);
+    e.barrier();
     // Thread 0: one launch of the clone, or every record as it was; then the nodes freed.
     e.if_then(thread0(), || {
         let one_by_one = e.slot(ctx.bool_type().into(), "grid.one.by.one");

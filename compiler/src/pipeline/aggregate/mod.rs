@@ -114,9 +114,8 @@ struct Child<'ctx> {
     /// the child's static pool, else the heap, and back ([`pool`]).
     table: FunctionValue<'ctx>,
     give_back: FunctionValue<'ctx>,
-    /// At grid granularity, the arenas of the grids' records ([`grid`]): two for a kernel
-    /// that launches itself, whose next level fills one while it reads the other.
-    arenas: Vec<grid::Arena<'ctx>>,
+    /// At grid granularity, the arena of the grid's records ([`grid`]).
+    arena: Option<grid::Arena<'ctx>>,
 }
 
 /// Records per chunk of a pool: a warp's table.
@@ -134,8 +133,8 @@ const MAX_POOL_BYTES: u64 = 8 << 20;
 /// otherwise. Returns the two always-inline functions.
 /// Without `use_pool` (a child launched only at the end of blocks, whose tables come from
 /// `malloc`), both are the heap's.
-/// A table in one of the `arenas` is given back by releasing that arena.
-fn pool<'ctx>(module: &Module<'ctx>, name: &str, stride: u64, entries: &Entries<'ctx>, use_pool: bool, arenas: &[grid::Arena<'ctx>]) -> (FunctionValue<'ctx>, FunctionValue<'ctx>) {
+/// A table in `arena` is given back by releasing the arena.
+fn pool<'ctx>(module: &Module<'ctx>, name: &str, stride: u64, entries: &Entries<'ctx>, use_pool: bool, arena: Option<&grid::Arena<'ctx>>) -> (FunctionValue<'ctx>, FunctionValue<'ctx>) {
     let ctx = module.get_context();
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
     let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
@@ -155,9 +154,9 @@ fn pool<'ctx>(module: &Module<'ctx>, name: &str, stride: u64, entries: &Entries<
     bytes.set_name("bytes");
     given.set_name("table");
     let heap = |b: &inkwell::builder::Builder<'ctx>| ok(b.build_call(entries.malloc, &[bytes.into()], "heap")).try_as_basic_value().basic().expect("a pointer");
-    // A table not in the pool: an arena's is released, any other freed.
+    // A table not in the pool: the arena's is released, any other freed.
     let to_heap = |b: &inkwell::builder::Builder<'ctx>| {
-        for arena in arenas {
+        if let Some(arena) = arena {
             let e = block::Emit { module, f: give_back, b };
             e.if_then(arena.contains(b, given), || {
                 arena.release(&e);
@@ -411,7 +410,7 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
     let (at_site, kernels) = if asked == Granularity::Warp {
         (taken, Vec::new())
     } else {
-        let plan = block::plan(module, &launches, &taken, &data);
+        let plan = block::plan(module, &launches, &taken, asked == Granularity::Grid, &data);
         for (l, code, message, why) in plan.remarks {
             remarks.push(place(Diagnostic::new(code, Span::new(0, 0), message).with_primary_message(why), &l));
         }
@@ -445,13 +444,9 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
         let warp_sites = at_site.iter().any(|l| child_of(l) == Some(child));
         let grid_sites = asked == Granularity::Grid && kernels.iter().flat_map(|k| k.sites.iter()).any(|l| child_of(l) == Some(child));
         let cname = child.get_name().to_string_lossy().into_owned();
-        // A kernel that launches itself per grid: its aggregated clone's blocks, the next
-        // level, place their records while the level before still holds the arena it read
-        // them from, until that grid's last block has started (results/qt-grid-probe.md).
-        let recursive = kernels.iter().any(|k| k.kernel == child && k.sites.iter().any(|l| child_of(l) == Some(child)));
-        let arenas = if grid_sites { grid::Arena::declare(module, &cname, stride, if recursive { 2 } else { 1 }) } else { Vec::new() };
-        let (table, give_back) = pool(module, &cname, stride, &entries, warp_sites, &arenas);
-        children.push(Child { child, agg, layout, args_at, args_size: end, stride, syncs: may_sync(child), table, give_back, arenas });
+        let arena = if grid_sites { grid::Arena::declare(module, &cname, stride) } else { None };
+        let (table, give_back) = pool(module, &cname, stride, &entries, warp_sites, arena.as_ref());
+        children.push(Child { child, agg, layout, args_at, args_size: end, stride, syncs: may_sync(child), table, give_back, arena });
     }
     let index_of = |l: &Launch| children.iter().position(|c| Some(c.child) == child_of(l)).expect("declared above");
     let mut rewritten = HashSet::new();
@@ -467,7 +462,7 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
         let states: Vec<block::SiteState> = k.sites.iter().enumerate().map(|(n, l)| block::site_state(module, k.kernel, n, l, index_of(l), &children[index_of(l)], k.cap)).collect();
         let kname = k.kernel.get_name().to_string_lossy().into_owned();
         let eob = if asked == Granularity::Grid {
-            grid::end_of_grid(module, &kname, &states, k.end, &children, &entries)
+            grid::end_of_grid(module, &kname, &states, &children, &entries)
         } else {
             block::end_of_block(module, &kname, &states, k.end, &|e, tid, n, barriers| block::block_tail(e, tid, n, barriers, &states, &children, &entries))
         };
