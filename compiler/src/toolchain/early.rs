@@ -16,7 +16,8 @@
 //! once the input is whole. The lease's signal to its holder is turned off (`F_SETOWN` 0):
 //! no signal reaches the process, whose handling of SIGIO belongs to its embedder. Where a
 //! lease cannot be taken (another system, a file system without leases, leases turned off) or
-//! no pidfd is had, the tool runs after its input is written, as before.
+//! no pidfd is had, the tool runs after its input is written, as before; so it runs again when
+//! the early run fails, and that run's failure is the one reported.
 //!
 //! [`StartedBuild`] is the one user: [`Toolchain::start_build`] before the PTX is made,
 //! [`StartedBuild::finish`] with it. A tool started early is killed and reaped if the build is
@@ -163,7 +164,12 @@ impl EarlyTool {
         let ended = started
             .wait(opts.tool_timeout)
             .map_err(|source| ToolError::Spawn { tool: tool.to_string(), command: command.clone(), source })?;
-        record(tool, command, ended, ready, opts)
+        match record(tool, command, ended, ready, opts) {
+            // A tool that cannot read a leased file (one that opened it without blocking, say)
+            // fails where a run after its input succeeds: the failure reported is that run's.
+            Err(ToolError::Failed { .. }) => run_tool(tool, &program, &args, opts),
+            other => other,
+        }
     }
 }
 

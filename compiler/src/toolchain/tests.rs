@@ -949,7 +949,7 @@ fn without_early_start_the_tools_run_after_their_input() {
 }
 
 #[test]
-fn an_early_tool_that_fails_is_reported_as_one_run_later() {
+fn an_early_tool_that_fails_runs_again_and_its_failure_is_reported() {
     // ptxas fails on its input; nvlink, started as ptxas's input was released, is killed.
     let f = fake("for a; do last=\"$a\"; done\ncat \"$last\" >&2\nexit 3", "sleep 30");
     if !leases_work(&f.temp_root()) {
@@ -965,5 +965,15 @@ fn an_early_tool_that_fails_is_reported_as_one_run_later() {
         other => panic!("{other:?}"),
     }
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "nvlink was not waited for");
+    assert!(Fake::entries(&f.temp_root()).is_empty());
+
+    // A ptxas whose early run fails (as one that cannot read a leased file would) and whose
+    // run afterwards succeeds: the build succeeds, and the log has the run that did.
+    let flaky = format!("runs=\"$(dirname \"$0\")/runs\"; echo x >> \"$runs\"\nif [ \"$(wc -l < \"$runs\")\" -eq 1 ]; then exit 1; fi\n{WRITE_OUTPUT}");
+    let f = fake(&flaky, WRITE_OUTPUT);
+    let cubin = f.tc.start_build(&f.opts, true).unwrap().finish(".version 8.0").unwrap();
+    assert!(cubin.starts_with(b"CUBIN "), "{}", String::from_utf8_lossy(&cubin));
+    assert_eq!(fs::read_to_string(f.tc.ptxas.with_file_name("runs")).unwrap(), "x\nx\n", "ptxas ran twice");
+    assert_eq!(f.opts.log.take().iter().map(|r| r.tool.clone()).collect::<Vec<_>>(), ["ptxas", "nvlink"]);
     assert!(Fake::entries(&f.temp_root()).is_empty());
 }
