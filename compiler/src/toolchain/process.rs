@@ -54,6 +54,10 @@ pub(crate) fn run(program: &Path, args: &[OsString], limit: Option<Duration>) ->
 /// counted as running: [`cleanup::interrupt`] kills it itself, through its pidfd. `None` where
 /// no pidfd can be had (other systems, Linux before 5.3): the caller runs the tool later.
 pub(crate) fn start_early(program: &Path, args: &[OsString]) -> io::Result<Option<Started>> {
+    // Counted while it is being started and registered (locals drop last to first: after the
+    // tool itself when this fails), so that an interrupt in between waits for this thread to
+    // kill it instead of exiting with it still running.
+    let Ok(_starting) = RunningTool::start() else { return Ok(None) };
     let mut started = Started::spawn(program, args, Watch::None)?;
     match started.exit.raw_pidfd().map(cleanup::KillOnInterrupt::register) {
         Some(Ok(registered)) => {
