@@ -1,9 +1,10 @@
 //! ptxas and nvlink started before their input exists, so that their own start-up runs while
 //! cdpc is still making the PTX, and nvlink's while ptxas assembles it.
 //!
-//! Both tools spend half their time on a small module before they open their input: ptxas
-//! about 10 ms of its 20 (loading and relocating its 50 MB binary, its static initialisation),
-//! nvlink about 5 ms of its 9 (BENCHMARKS.md, "The run of 2026-11-24, 16:00 UTC"). cdpc makes
+//! On a small module both tools spend half their time or more before they open their input:
+//! ptxas loading and relocating its 50 MB binary and running its static initialisation,
+//! nvlink that and reading libcudadevrt.a (BENCHMARKS.md, "The run of 2026-11-24, 16:00 UTC":
+//! with a free core, a sixth less wall-clock time on the samples). cdpc makes
 //! the input file empty under a **write lease** (`fcntl(F_SETLEASE, F_WRLCK)`, Linux) and
 //! starts the tool; the tool's `open` of that file then waits in the kernel until cdpc has
 //! written the whole input and released the lease ([`LeasedInput::release`]). The tool reads
