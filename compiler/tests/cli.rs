@@ -321,3 +321,14 @@ fn io_failures_are_coded_and_leave_nothing_behind() {
         assert_eq!(names_in(dir.path()), ["app.cdp", "out.ptx"], "nothing left behind");
     }
 }
+
+/// On Linux the `cdpc` binary is a position-dependent executable (`compiler/build.rs`): its
+/// start-up applies no relative relocations to LLVM's and Clang's tables. The ELF header's
+/// `e_type` says so: 2 (`ET_EXEC`), where a PIE is 3 (`ET_DYN`).
+#[cfg(target_os = "linux")]
+#[test]
+fn the_binary_is_linked_position_dependent() {
+    let binary = std::fs::read(env!("CARGO_BIN_EXE_cdpc")).unwrap();
+    assert_eq!(&binary[..4], b"\x7fELF");
+    assert_eq!(u16::from_le_bytes([binary[16], binary[17]]), 2, "e_type: not ET_EXEC");
+}

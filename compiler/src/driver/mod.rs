@@ -559,6 +559,12 @@ fn compile_here(source: &str, options: &CompileOptions) -> Result<Compiled, Comp
     let codegen = codegen_options(options, tools.as_ref(), &checked);
     let build = build_options(options);
     let wants_ir = options.emit == Emit::LlvmIr;
+    // ptxas (and then nvlink) start now and wait for their inputs, so that their start-up
+    // overlaps code generation (`toolchain::StartedBuild`); dropped on an error, they are killed.
+    let started = match (&tools, options.emit) {
+        (Some(tools), Emit::Object | Emit::Cubin) => Some(tools.start_build(&build, options.emit == Emit::Cubin)?),
+        _ => None,
+    };
     let (generated, mut warnings) = generate_cdp(&checked, options, &codegen, back::Outputs { llvm_ir: wants_ir, ptx: !wants_ir })?;
     let mut timings = checked.timings;
     timings.0.push((Phase::LlvmIr, generated.timings.llvm_ir));
@@ -578,10 +584,7 @@ fn compile_here(source: &str, options: &CompileOptions) -> Result<Compiled, Comp
             header = Some(host::header(&checked.module, &name));
             object
         }
-        (None, Some(ptx)) => {
-            let tools = tools.expect("discovery succeeded for object output");
-            if options.emit == Emit::Object { tools.assemble(&ptx, &build)? } else { tools.build_cubin_bytes(&ptx, &build)? }
-        }
+        (None, Some(ptx)) => started.expect("discovery succeeded for object output").finish(&ptx)?,
         (None, None) => unreachable!("generate returns what it was asked for"),
     };
     let tool_runs = build.log.take();

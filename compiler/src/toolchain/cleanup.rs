@@ -4,7 +4,9 @@
 //! as it exists, and every running ptxas or nvlink is counted. [`interrupt`] is what a signal
 //! handler calls: from then on no new work file or tool run starts (they fail with
 //! [`ToolError::Interrupted`](super::ToolError::Interrupted)), running tools are killed by the
-//! threads that started them, and every recorded file and folder is removed. The `cdpc` binary
+//! threads that started them (a tool started before its input exists, which no thread waits
+//! for yet, by `interrupt` itself: [`KillOnInterrupt`]), and every recorded file and folder is
+//! removed. The `cdpc` binary
 //! calls it from its signal thread on SIGINT, SIGTERM and SIGHUP, then dies of the signal.
 //!
 //! This is the one piece of process-wide state in the library: a signal concerns the process,
@@ -36,9 +38,12 @@ struct State {
     next_id: u64,
     paths: Vec<(u64, PathBuf)>,
     running_tools: usize,
+    /// The pidfds of tools started before their input was written ([`KillOnInterrupt`]).
+    early_tools: Vec<(u64, i32)>,
 }
 
-static STATE: Mutex<State> = Mutex::new(State { next_id: 0, paths: Vec::new(), running_tools: 0 });
+static STATE: Mutex<State> =
+    Mutex::new(State { next_id: 0, paths: Vec::new(), running_tools: 0, early_tools: Vec::new() });
 static TOOLS_DONE: Condvar = Condvar::new();
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
@@ -61,6 +66,9 @@ pub fn interrupted() -> bool {
 pub fn interrupt() -> usize {
     let mut s = state();
     INTERRUPTED.store(true, Ordering::SeqCst);
+    for &(_, pidfd) in &s.early_tools {
+        kill_by_pidfd(pidfd);
+    }
     let deadline = Instant::now() + KILL_GRACE;
     while s.running_tools > 0 {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -140,6 +148,43 @@ impl Drop for RunningTool {
         TOOLS_DONE.notify_all();
     }
 }
+
+/// A tool started before its input exists ([`super::early`]), which no thread watches until
+/// that input is written: [`interrupt`] kills it itself, through its pidfd (race-free: a pidfd
+/// names the process, never a reused pid). Registered until dropped; the owner drops this
+/// before it closes the pidfd.
+#[derive(Debug)]
+pub(crate) struct KillOnInterrupt(u64);
+
+impl KillOnInterrupt {
+    /// Registers the tool whose pidfd is `pidfd`; fails once the process is interrupted.
+    pub(crate) fn register(pidfd: i32) -> Result<KillOnInterrupt, ToolError> {
+        let mut s = state();
+        if interrupted() {
+            return Err(ToolError::Interrupted);
+        }
+        let id = s.next_id;
+        s.next_id += 1;
+        s.early_tools.push((id, pidfd));
+        Ok(KillOnInterrupt(id))
+    }
+}
+
+impl Drop for KillOnInterrupt {
+    fn drop(&mut self) {
+        state().early_tools.retain(|(id, _)| *id != self.0);
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn kill_by_pidfd(pidfd: i32) {
+    // SAFETY: pidfd_send_signal takes a descriptor, a signal, a null siginfo and flags 0; the
+    // descriptor stays open while it is registered (the registry's lock is held here).
+    unsafe { libc::syscall(libc::SYS_pidfd_send_signal, pidfd, libc::SIGKILL, std::ptr::null::<libc::siginfo_t>(), 0) };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn kill_by_pidfd(_pidfd: i32) {}
 
 /// The prefix of this process's work folders: `cdpc-work-<pid>-`.
 pub(crate) fn work_dir_prefix() -> String {

@@ -10,6 +10,9 @@
 //! sample's whole compile). Where no pidfd can be had (other systems, kernels before 5.3) the
 //! slices are sleeps that start at a millisecond and double up to 20 ms.
 //!
+//! [`run`] starts a tool and waits for it; [`start_early`] starts one whose input is not
+//! written yet ([`super::early`]), waited for later ([`Started::wait`]).
+//!
 //! Each tool runs with glibc malloc tunables that give its heap transparent huge pages
 //! ([`MALLOC_TUNABLES`]; a `GLIBC_TUNABLES` of the user's own is left alone): a quarter less
 //! CPU time for ptxas and nvlink on small inputs, the same output. Only the child itself is
@@ -41,44 +44,108 @@ const MAX_POLL: Duration = Duration::from_millis(20);
 
 /// Runs `program args` with stdin closed, for at most `limit` (no limit for `None`).
 pub(crate) fn run(program: &Path, args: &[OsString], limit: Option<Duration>) -> io::Result<Ended> {
-    let Ok(_running) = RunningTool::start() else { return Ok(Ended::Interrupted) };
-    let started = Instant::now();
-    let deadline = limit.map(|l| started + l);
-    let mut child = spawn(program, args)?;
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-    let exit = ExitWatch::new(&child);
-    let mut pause = Duration::from_millis(1);
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break Some(status);
+    let Ok(running) = RunningTool::start() else { return Ok(Ended::Interrupted) };
+    let started = Started::spawn(program, args, Watch::Counted(running))?;
+    started.wait(limit)
+}
+
+/// Starts `program args` now, to be waited for later ([`Started::wait`]): a tool whose input
+/// is not written yet ([`super::early`]). Until then no thread looks at it, so it is not
+/// counted as running: [`cleanup::interrupt`] kills it itself, through its pidfd. `None` where
+/// no pidfd can be had (other systems, Linux before 5.3): the caller runs the tool later.
+pub(crate) fn start_early(program: &Path, args: &[OsString]) -> io::Result<Option<Started>> {
+    // Counted while it is being started and registered (locals drop last to first: after the
+    // tool itself when this fails), so that an interrupt in between waits for this thread to
+    // kill it instead of exiting with it still running.
+    let Ok(_starting) = RunningTool::start() else { return Ok(None) };
+    let mut started = Started::spawn(program, args, Watch::None)?;
+    match started.exit.raw_pidfd().map(cleanup::KillOnInterrupt::register) {
+        Some(Ok(registered)) => {
+            started.watch = Watch::Registered(registered);
+            Ok(Some(started))
         }
-        let now = Instant::now();
-        if cleanup::interrupted() || deadline.is_some_and(|d| now >= d) {
+        // Interrupted since the spawn, or no pidfd: the started tool is killed as it drops.
+        Some(Err(_)) | None => Ok(None),
+    }
+}
+
+/// How [`cleanup::interrupt`] reaches a started tool.
+enum Watch {
+    /// Counted as running: the thread waiting for it kills it.
+    Counted(#[allow(dead_code)] RunningTool),
+    /// Killed by `interrupt` itself through its pidfd.
+    Registered(#[allow(dead_code)] cleanup::KillOnInterrupt),
+    /// Not yet either (only inside [`start_early`]).
+    None,
+}
+
+/// A started tool: its output pipes being drained, its exit watched. Dropped without
+/// [`Started::wait`], it is killed and reaped.
+pub(crate) struct Started {
+    // Fields drop in order: the registration (which names the pidfd) before the pidfd.
+    watch: Watch,
+    exit: ExitWatch,
+    child: Option<Child>,
+    stdout: mpsc::Receiver<Vec<u8>>,
+    stderr: mpsc::Receiver<Vec<u8>>,
+}
+
+impl Started {
+    fn spawn(program: &Path, args: &[OsString], watch: Watch) -> io::Result<Started> {
+        let mut child = spawn(program, args)?;
+        let stdout = drain(child.stdout.take());
+        let stderr = drain(child.stderr.take());
+        let exit = ExitWatch::new(&child);
+        Ok(Started { watch, exit, child: Some(child), stdout, stderr })
+    }
+
+    /// Waits for the tool's end, for at most `limit` from now (no limit for `None`): killed at
+    /// the limit or when the process is interrupted.
+    pub(crate) fn wait(mut self, limit: Option<Duration>) -> io::Result<Ended> {
+        let Some(mut child) = self.child.take() else { return Ok(Ended::Interrupted) };
+        let started = Instant::now();
+        let deadline = limit.map(|l| started + l);
+        let mut pause = Duration::from_millis(1);
+        let status = loop {
+            if let Some(status) = child.try_wait()? {
+                break Some(status);
+            }
+            let now = Instant::now();
+            if cleanup::interrupted() || deadline.is_some_and(|d| now >= d) {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            let left = deadline.map_or(MAX_POLL, |d| d - now);
+            if !self.exit.wait(MAX_POLL.min(left)) {
+                std::thread::sleep(pause.min(left));
+                pause = (pause * 2).min(MAX_POLL);
+            }
+        };
+        if cleanup::interrupted() {
+            return Ok(Ended::Interrupted);
+        }
+        // A finished tool's pipes close at once, unless a grandchild holds them: then wait no
+        // longer than the deadline allows.
+        let pipes_by = match status {
+            Some(_) => deadline.map(|d| d.max(Instant::now())),
+            None => Some(Instant::now() + PIPE_GRACE),
+        };
+        let (stdout, stderr) = (collect(&self.stdout, pipes_by), collect(&self.stderr, pipes_by));
+        Ok(match status {
+            Some(status) => Ended::Exited { status, stdout, stderr },
+            None => Ended::TimedOut { stderr },
+        })
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
             let _ = child.kill();
             let _ = child.wait();
-            break None;
         }
-        let left = deadline.map_or(MAX_POLL, |d| d - now);
-        if !exit.wait(MAX_POLL.min(left)) {
-            std::thread::sleep(pause.min(left));
-            pause = (pause * 2).min(MAX_POLL);
-        }
-    };
-    if cleanup::interrupted() {
-        return Ok(Ended::Interrupted);
     }
-    // A finished tool's pipes close at once, unless a grandchild holds them: then wait no
-    // longer than the deadline allows.
-    let pipes_by = match status {
-        Some(_) => deadline.map(|d| d.max(Instant::now())),
-        None => Some(Instant::now() + PIPE_GRACE),
-    };
-    let (stdout, stderr) = (collect(&stdout, pipes_by), collect(&stderr, pipes_by));
-    Ok(match status {
-        Some(status) => Ended::Exited { status, stdout, stderr },
-        None => Ended::TimedOut { stderr },
-    })
 }
 
 /// A way to sleep until a child exits: its pidfd on Linux, nothing elsewhere.
@@ -105,6 +172,18 @@ impl ExitWatch {
     #[cfg(not(target_os = "linux"))]
     fn new(_child: &Child) -> ExitWatch {
         ExitWatch {}
+    }
+
+    /// The child's pidfd, if there is one.
+    #[cfg(target_os = "linux")]
+    fn raw_pidfd(&self) -> Option<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd;
+        self.pidfd.as_ref().map(AsRawFd::as_raw_fd)
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn raw_pidfd(&self) -> Option<i32> {
+        None
     }
 
     /// Waits until the child exits or `limit` passes; false when there is nothing to wait on

@@ -164,16 +164,12 @@ pub fn nvlink_args(
     args
 }
 
-const PTX_NAME: &str = "module.ptx";
-const OBJECT_NAME: &str = "module.o";
 const CUBIN_NAME: &str = "module.cubin";
 
 impl Toolchain {
     /// Assembles PTX into a relocatable device object (`ptxas -c`) and returns its bytes.
     pub fn assemble(&self, ptx: &str, opts: &BuildOptions) -> Result<Vec<u8>, ToolError> {
-        let work = work_dir(opts)?;
-        let object = self.assemble_in(work.path(), ptx, opts)?;
-        read(&object, "reading the object ptxas wrote")
+        self.start_build(opts, false)?.finish(ptx)
     }
 
     /// Links relocatable device objects (in memory, for instance from [`Toolchain::assemble`]
@@ -229,25 +225,9 @@ impl Toolchain {
     }
 
     /// PTX to the bytes of a linked cubin, for callers that keep it in memory.
+    /// nvlink starts while ptxas runs, waiting for its input ([`super::early`]).
     pub fn build_cubin_bytes(&self, ptx: &str, opts: &BuildOptions) -> Result<Vec<u8>, ToolError> {
-        let work = work_dir(opts)?;
-        let object = self.assemble_in(work.path(), ptx, opts)?;
-        let cubin = self.link_in(work.path(), &[object.as_path()], opts)?;
-        read(&cubin, "reading the cubin nvlink wrote")
-    }
-
-    fn assemble_in(
-        &self,
-        work: &Path,
-        ptx: &str,
-        opts: &BuildOptions,
-    ) -> Result<PathBuf, ToolError> {
-        let input = work.join(PTX_NAME);
-        let object = work.join(OBJECT_NAME);
-        std::fs::write(&input, ptx)
-            .map_err(|e| ToolError::io("writing the PTX for ptxas", &input, e))?;
-        run_tool("ptxas", &self.ptxas, &ptxas_args(opts, &input, &object), opts)?;
-        Ok(object)
+        self.start_build(opts, true)?.finish(ptx)
     }
 
     fn link_in(
@@ -351,18 +331,18 @@ pub(crate) fn in_work_dir<T>(opts: &BuildOptions, f: impl FnOnce(&Path) -> Resul
 
 /// A work folder, recorded for [`cleanup::interrupt`] until it is removed. The folder goes
 /// first (fields drop in order), then the record.
-struct WorkDir {
+pub(super) struct WorkDir {
     dir: TempDir,
     _tracked: Tracked,
 }
 
 impl WorkDir {
-    fn path(&self) -> &Path {
+    pub(super) fn path(&self) -> &Path {
         self.dir.path()
     }
 }
 
-fn work_dir(opts: &BuildOptions) -> Result<WorkDir, ToolError> {
+pub(super) fn work_dir(opts: &BuildOptions) -> Result<WorkDir, ToolError> {
     let root = opts.temp_root.clone().unwrap_or_else(std::env::temp_dir);
     let create = || {
         tempfile::Builder::new()
@@ -374,13 +354,13 @@ fn work_dir(opts: &BuildOptions) -> Result<WorkDir, ToolError> {
     Ok(WorkDir { dir, _tracked: tracked })
 }
 
-fn read(path: &Path, action: &str) -> Result<Vec<u8>, ToolError> {
+pub(super) fn read(path: &Path, action: &str) -> Result<Vec<u8>, ToolError> {
     std::fs::read(path).map_err(|e| ToolError::io(action, path, e))
 }
 
 /// Runs one tool, capturing its output, and records it in the log. Nothing is printed: callers
 /// show the log (the CLI's `-v` prints the command lines).
-fn run_tool(tool: &str, program: &Path, args: &[OsString], opts: &BuildOptions) -> Result<(), ToolError> {
+pub(super) fn run_tool(tool: &str, program: &Path, args: &[OsString], opts: &BuildOptions) -> Result<(), ToolError> {
     let command = command_line(program.as_os_str(), args);
     let started = std::time::Instant::now();
     let ended = process::run(program, args, opts.tool_timeout).map_err(|source| ToolError::Spawn {
@@ -388,6 +368,12 @@ fn run_tool(tool: &str, program: &Path, args: &[OsString], opts: &BuildOptions) 
         command: command.clone(),
         source,
     })?;
+    record(tool, command, ended, started, opts)
+}
+
+/// How a tool's run `ended`: an error, or recorded in the log as a [`ToolRun`] whose time is
+/// counted from `started`.
+pub(super) fn record(tool: &str, command: String, ended: Ended, started: std::time::Instant, opts: &BuildOptions) -> Result<(), ToolError> {
     let (status, stdout, stderr) = match ended {
         Ended::Exited { status, stdout, stderr } => (status, stdout, stderr),
         Ended::Interrupted => return Err(ToolError::Interrupted),

@@ -842,3 +842,138 @@ fn a_full_disk_while_writing_the_output_leaves_the_old_file_and_no_temporary() {
     let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names, ["k.cubin"], "the temporary output is removed");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Tools started before their input exists (early.rs)
+
+/// A fake ptxas that copies its input to its output and a fake nvlink that copies its object:
+/// a cubin equal to the PTX shows that each read its whole input. Each writes its pid to
+/// `<tool>.pid` beside it as it starts, before it opens its input (`exec`: the pid stays the
+/// one that reads).
+fn copying_fake() -> Fake {
+    let ptxas = r#"echo $$ > "$(dirname "$0")/ptxas.pid"
+out=""; prev=""; for a in "$@"; do if [ "$prev" = "-o" ]; then out="$a"; fi; prev="$a"; last="$a"; done
+exec cat "$last" > "$out""#;
+    let nvlink = r#"echo $$ > "$(dirname "$0")/nvlink.pid"
+out=""; prev=""; for a in "$@"; do if [ "$prev" = "-o" ]; then out="$a"; fi; prev="$a"; done
+exec cat "$2" > "$out""#;
+    fake(ptxas, nvlink)
+}
+
+/// Whether this system gives leases on files in `dir` (Linux, a local file system).
+fn leases_work(dir: &Path) -> bool {
+    let probe = dir.join("lease-probe");
+    let works = early::LeasedInput::create(&probe).is_ok();
+    let _ = fs::remove_file(&probe);
+    if !works {
+        eprintln!("SKIPPED: no file leases in {}; the tools run after their inputs", dir.display());
+    }
+    works
+}
+
+/// The pid a fake tool wrote as it started, waiting (at most 20 s) for it.
+fn started_pid(tool: &Path) -> u32 {
+    let file = tool.with_file_name(format!("{}.pid", tool.file_name().unwrap().to_string_lossy()));
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(pid) = fs::read_to_string(&file).ok().and_then(|t| t.trim().parse().ok()) {
+            return pid;
+        }
+        assert!(std::time::Instant::now() < until, "{} never started", tool.display());
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+fn alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+#[test]
+fn tools_started_before_their_input_read_all_of_it() {
+    let f = copying_fake();
+    if !leases_work(&f.temp_root()) {
+        return;
+    }
+    // A megabyte, so that a read before the whole input is written would show.
+    let ptx: String = (0..80_000).map(|i| format!("// line {i}\n")).collect();
+    for link in [true, false] {
+        let _ = fs::remove_file(f.tc.ptxas.with_file_name("ptxas.pid"));
+        let started = f.tc.start_build(&f.opts, link).unwrap();
+        // ptxas runs (and is waiting for its input) before the PTX exists.
+        let pid = started_pid(&f.tc.ptxas);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(alive(pid), "ptxas waits for its input");
+        let output = started.finish(&ptx).unwrap();
+        assert_eq!(output.len(), ptx.len());
+        assert!(output == ptx.as_bytes(), "{} read a partial input", if link { "ptxas or nvlink" } else { "ptxas" });
+        let runs = f.opts.log.take();
+        assert_eq!(runs.iter().map(|r| r.tool.as_str()).collect::<Vec<_>>(), if link { vec!["ptxas", "nvlink"] } else { vec!["ptxas"] });
+        if link {
+            assert!(runs[1].command.contains("/module.o -L"), "{}", runs[1].command);
+        }
+        assert!(Fake::entries(&f.temp_root()).is_empty());
+    }
+    // The same through the plain entry points (ptxas and nvlink overlapping).
+    let out = f.out_dir().join("k.cubin");
+    f.tc.build_cubin(&ptx, &f.opts, &out).unwrap();
+    assert!(fs::read(&out).unwrap() == ptx.as_bytes());
+    assert!(f.tc.assemble(&ptx, &f.opts).unwrap() == ptx.as_bytes());
+    assert!(Fake::entries(&f.temp_root()).is_empty());
+}
+
+#[test]
+fn a_build_dropped_before_its_input_kills_its_tool_and_cleans_up() {
+    let f = copying_fake();
+    if !leases_work(&f.temp_root()) {
+        return;
+    }
+    let started = f.tc.start_build(&f.opts, true).unwrap();
+    let pid = started_pid(&f.tc.ptxas);
+    assert!(alive(pid));
+    drop(started);
+    assert!(!alive(pid), "ptxas was killed and reaped");
+    assert!(Fake::entries(&f.temp_root()).is_empty(), "{:?}", Fake::entries(&f.temp_root()));
+    assert!(f.opts.log.take().is_empty());
+}
+
+#[test]
+fn without_early_start_the_tools_run_after_their_input() {
+    let f = copying_fake();
+    let ptx: String = (0..1000).map(|i| format!("// line {i}\n")).collect();
+    let started = f.tc.start_build_with(&f.opts, true, false).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert!(!f.tc.ptxas.with_file_name("ptxas.pid").exists(), "nothing started yet");
+    assert!(started.finish(&ptx).unwrap() == ptx.as_bytes());
+    assert_eq!(f.opts.log.take().len(), 2);
+    assert!(Fake::entries(&f.temp_root()).is_empty());
+}
+
+#[test]
+fn an_early_tool_that_fails_runs_again_and_its_failure_is_reported() {
+    // ptxas fails on its input; nvlink, started as ptxas's input was released, is killed.
+    let f = fake("for a; do last=\"$a\"; done\ncat \"$last\" >&2\nexit 3", "sleep 30");
+    if !leases_work(&f.temp_root()) {
+        return;
+    }
+    let started = std::time::Instant::now();
+    let err = f.tc.start_build(&f.opts, true).unwrap().finish("bad ptx").unwrap_err();
+    match &err {
+        ToolError::Failed { tool, status: ExitKind::Code(3), stderr, .. } => {
+            assert_eq!(tool, "ptxas");
+            assert_eq!(stderr, "bad ptx", "ptxas read its input");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "nvlink was not waited for");
+    assert!(Fake::entries(&f.temp_root()).is_empty());
+
+    // A ptxas whose early run fails (as one that cannot read a leased file would) and whose
+    // run afterwards succeeds: the build succeeds, and the log has the run that did.
+    let flaky = format!("runs=\"$(dirname \"$0\")/runs\"; echo x >> \"$runs\"\nif [ \"$(wc -l < \"$runs\")\" -eq 1 ]; then exit 1; fi\n{WRITE_OUTPUT}");
+    let f = fake(&flaky, WRITE_OUTPUT);
+    let cubin = f.tc.start_build(&f.opts, true).unwrap().finish(".version 8.0").unwrap();
+    assert!(cubin.starts_with(b"CUBIN "), "{}", String::from_utf8_lossy(&cubin));
+    assert_eq!(fs::read_to_string(f.tc.ptxas.with_file_name("runs")).unwrap(), "x\nx\n", "ptxas ran twice");
+    assert_eq!(f.opts.log.take().iter().map(|r| r.tool.clone()).collect::<Vec<_>>(), ["ptxas", "nvlink"]);
+    assert!(Fake::entries(&f.temp_root()).is_empty());
+}

@@ -420,10 +420,12 @@ pub fn render(
             "From `cdpc --time`: read, preprocess, parse, sema (with the HIR passes), llvm-ir \
              (building the LLVM module, and linking libdevice only when the program calls a math \
              function), llvm-opt-ptx (LLVM's -O3 pipeline and NVPTX's PTX emission), ptxas and \
-             nvlink (each from the spawn to the exit of the process, its work files included). \
-             \"outside the phases\" is cdpc's wall-clock median minus the median of its total: \
-             the process's start (loading the 75 MB binary, LLVM's static constructors), tool \
-             discovery, the output file and the exit.\n\n",
+             nvlink (each from the moment its input is whole to the exit of the process, its \
+             work files included: both start earlier and wait for their input, ptxas during \
+             code generation, nvlink during ptxas's run). \"outside the phases\" is cdpc's \
+             wall-clock median minus the median of its total: the process's start (loading the \
+             120 MB binary, LLVM's and Clang's static constructors), tool discovery, the output \
+             file and the exit.\n\n",
         );
     }
     let all: Vec<&Measured> = samples.iter().chain(gen.iter()).copied().collect();

@@ -1,0 +1,273 @@
+//! ptxas and nvlink started before their input exists, so that their own start-up runs while
+//! cdpc is still making the PTX, and nvlink's while ptxas assembles it.
+//!
+//! On a small module both tools spend half their time or more before they open their input:
+//! ptxas loading and relocating its 50 MB binary and running its static initialisation,
+//! nvlink that and reading libcudadevrt.a (BENCHMARKS.md, "The run of 2026-11-24, 16:00 UTC":
+//! with a free core, a sixth less wall-clock time on the samples). cdpc makes
+//! the input file empty under a **write lease** (`fcntl(F_SETLEASE, F_WRLCK)`, Linux) and
+//! starts the tool; the tool's `open` of that file then waits in the kernel until cdpc has
+//! written the whole input and released the lease ([`LeasedInput::release`]). The tool reads
+//! an ordinary file, so what it makes is byte for byte what it makes when started afterwards.
+//!
+//! The kernel breaks a lease that is not released within `/proc/sys/fs/lease-break-time`
+//! seconds (45 by default) of the `open`, and the tool would then read a file not yet whole.
+//! So the lease is released only if the input was written within that time, less a second,
+//! of the tool's start (its `open` comes later); otherwise the tool is killed and run again
+//! once the input is whole. The lease's signal to its holder is turned off (`F_SETOWN` 0):
+//! no signal reaches the process, whose handling of SIGIO belongs to its embedder. Where a
+//! lease cannot be taken (another system, a file system without leases, leases turned off) or
+//! no pidfd is had, the tool runs after its input is written, as before; so it runs again when
+//! the early run fails, and that run's failure is the one reported.
+//!
+//! [`StartedBuild`] is the one user: [`Toolchain::start_build`] before the PTX is made,
+//! [`StartedBuild::finish`] with it. A tool started early is killed and reaped if the build is
+//! dropped without finishing (the compilation failed), and by [`super::cleanup::interrupt`].
+//! Each tool's time limit and its time in the log (`--time`) count from the moment its input
+//! is whole.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::discover::Toolchain;
+use super::error::{command_line, ToolError};
+use super::process::{self, Started};
+use super::run::{nvlink_args, ptxas_args, read, record, run_tool, work_dir, BuildOptions, WorkDir};
+
+const PTX_NAME: &str = "module.ptx";
+/// What ptxas writes when nvlink follows: nvlink reads [`OBJECT_NAME`], a copy made under a
+/// lease (ptxas's own `open` of a leased file would wait for the lease too).
+const ASSEMBLED_NAME: &str = "assembled.o";
+const OBJECT_NAME: &str = "module.o";
+const CUBIN_NAME: &str = "module.cubin";
+
+/// A file that a tool started now will open: created empty under a write lease, so that the
+/// tool's `open` waits until [`LeasedInput::release`].
+#[derive(Debug)]
+pub(super) struct LeasedInput {
+    file: File,
+}
+
+impl LeasedInput {
+    /// Creates `path`, which must not exist, empty and under a write lease; an error where no
+    /// lease can be taken.
+    #[cfg(target_os = "linux")]
+    pub(super) fn create(path: &Path) -> io::Result<LeasedInput> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o644).open(path)?;
+        let fd = file.as_raw_fd();
+        // SAFETY: fcntl on a descriptor this function owns, with integer arguments.
+        if unsafe { libc::fcntl(fd, libc::F_SETLEASE, libc::c_int::from(libc::F_WRLCK)) } != 0 {
+            let error = io::Error::last_os_error();
+            drop(file);
+            let _ = std::fs::remove_file(path);
+            return Err(error);
+        }
+        // No owner: the lease's break sends no signal (SIGIO would end a process that does not
+        // handle it). Nobody can have opened the file yet, so no break has begun.
+        // SAFETY: as above.
+        if unsafe { libc::fcntl(fd, libc::F_SETOWN, 0) } != 0 {
+            let error = io::Error::last_os_error();
+            drop(file);
+            let _ = std::fs::remove_file(path);
+            return Err(error);
+        }
+        Ok(LeasedInput { file })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(super) fn create(_path: &Path) -> io::Result<LeasedInput> {
+        Err(io::Error::new(io::ErrorKind::Unsupported, "file leases are Linux's"))
+    }
+
+    /// Writes `bytes` (the whole input) and releases the lease, letting the tool started at
+    /// `tool_started` open the file. `Ok(false)` when the kernel may have broken the lease
+    /// already (the tool may have read the file before it was whole): the lease is not
+    /// released, and the caller kills the tool and runs it again.
+    pub(super) fn release(mut self, bytes: &[u8], tool_started: Instant) -> io::Result<bool> {
+        self.file.write_all(bytes)?;
+        if !written_in_time(tool_started.elapsed(), lease_break_time()) {
+            return Ok(false);
+        }
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            // SAFETY: fcntl on the descriptor `self` owns. Closing the file releases the lease
+            // too; this only makes it explicit.
+            unsafe { libc::fcntl(self.file.as_raw_fd(), libc::F_SETLEASE, libc::c_int::from(libc::F_UNLCK)) };
+        }
+        Ok(true)
+    }
+}
+
+/// The kernel's `lease-break-time`, `None` if it cannot be read.
+fn lease_break_time() -> Option<Duration> {
+    let text = std::fs::read_to_string("/proc/sys/fs/lease-break-time").ok()?;
+    text.trim().parse::<u64>().ok().map(Duration::from_secs)
+}
+
+/// Whether an input written `elapsed` after its reader started is certainly whole when read:
+/// the kernel holds the reader's `open` for `break_time` at most, counted from the `open`
+/// (after the start); a second of margin for the kernel's clock ticks.
+fn written_in_time(elapsed: Duration, break_time: Option<Duration>) -> bool {
+    break_time.is_some_and(|limit| elapsed + Duration::from_secs(1) < limit)
+}
+
+/// A tool started before its input was written.
+struct EarlyTool {
+    tool: &'static str,
+    program: PathBuf,
+    args: Vec<std::ffi::OsString>,
+    input: LeasedInput,
+    started: Started,
+    at: Instant,
+}
+
+impl EarlyTool {
+    /// Starts `program args` with `input` made under a lease; `None` (and `input` not made)
+    /// where that cannot be done: the caller runs the tool after writing its input.
+    fn start(tool: &'static str, program: &Path, args: Vec<std::ffi::OsString>, input: &Path) -> Option<EarlyTool> {
+        let leased = LeasedInput::create(input).ok()?;
+        let at = Instant::now();
+        match process::start_early(program, &args) {
+            Ok(Some(started)) => Some(EarlyTool { tool, program: program.to_path_buf(), args, input: leased, started, at }),
+            // No pidfd, interrupted, or the spawn failed: the later run reports what it finds.
+            Ok(None) | Err(_) => {
+                drop(leased);
+                let _ = std::fs::remove_file(input);
+                None
+            }
+        }
+    }
+
+    /// Writes the input, lets the tool read it and waits for the tool, as a run of it started
+    /// now would ([`run_tool`]).
+    fn finish(self, bytes: &[u8], what: &str, input: &Path, opts: &BuildOptions) -> Result<(), ToolError> {
+        self.finish_then(bytes, what, input, opts, || ())
+    }
+
+    /// [`EarlyTool::finish`], calling `released` as soon as the tool may read its input
+    /// (or, when it is run again, before that run).
+    fn finish_then(self, bytes: &[u8], what: &str, input: &Path, opts: &BuildOptions, released: impl FnOnce()) -> Result<(), ToolError> {
+        let EarlyTool { tool, program, args, input: leased, started, at } = self;
+        let ready = Instant::now();
+        let in_time = leased.release(bytes, at).map_err(|e| ToolError::io(what, input, e))?;
+        released();
+        if !in_time {
+            // Too late for the lease: the input is whole now, the early tool goes.
+            drop(started);
+            return run_tool(tool, &program, &args, opts);
+        }
+        let command = command_line(program.as_os_str(), &args);
+        let ended = started
+            .wait(opts.tool_timeout)
+            .map_err(|source| ToolError::Spawn { tool: tool.to_string(), command: command.clone(), source })?;
+        match record(tool, command, ended, ready, opts) {
+            // A tool that cannot read a leased file (one that opened it without blocking, say)
+            // fails where a run after its input succeeds: the failure reported is that run's.
+            Err(ToolError::Failed { .. }) => run_tool(tool, &program, &args, opts),
+            other => other,
+        }
+    }
+}
+
+/// A build whose tools may already be starting: [`Toolchain::start_build`], then
+/// [`StartedBuild::finish`] with the PTX. Dropped unfinished, it kills what it started and
+/// removes its work folder.
+pub struct StartedBuild<'a> {
+    tools: &'a Toolchain,
+    opts: &'a BuildOptions,
+    link: bool,
+    // Fields drop in order: the tool before its work folder.
+    ptxas: Option<EarlyTool>,
+    work: WorkDir,
+}
+
+impl Toolchain {
+    /// Starts a build of PTX not made yet: ptxas now, waiting for its input (module docs),
+    /// where the system allows. `link`: a linked cubin (ptxas, then nvlink with libcudadevrt),
+    /// else the relocatable object ptxas writes.
+    pub fn start_build<'a>(&'a self, opts: &'a BuildOptions, link: bool) -> Result<StartedBuild<'a>, ToolError> {
+        Self::start_build_with(self, opts, link, true)
+    }
+
+    /// [`Toolchain::start_build`]; `early` false runs each tool after its input is written
+    /// (what happens where no lease can be had).
+    pub(super) fn start_build_with<'a>(&'a self, opts: &'a BuildOptions, link: bool, early: bool) -> Result<StartedBuild<'a>, ToolError> {
+        let work = work_dir(opts)?;
+        let (input, object) = StartedBuild::ptxas_files(work.path(), link);
+        let ptxas = early.then(|| EarlyTool::start("ptxas", &self.ptxas, ptxas_args(opts, &input, &object), &input)).flatten();
+        Ok(StartedBuild { tools: self, opts, link, ptxas, work })
+    }
+}
+
+impl StartedBuild<'_> {
+    /// ptxas's input and output in `work`.
+    fn ptxas_files(work: &Path, link: bool) -> (PathBuf, PathBuf) {
+        (work.join(PTX_NAME), work.join(if link { ASSEMBLED_NAME } else { OBJECT_NAME }))
+    }
+
+    /// Assembles `ptx` (and links it) and returns the object's (or the cubin's) bytes.
+    pub fn finish(mut self, ptx: &str) -> Result<Vec<u8>, ToolError> {
+        let work = self.work.path().to_path_buf();
+        let opts = self.opts;
+        let (input, object) = Self::ptxas_files(&work, self.link);
+        let what = "writing the PTX for ptxas";
+        let ptxas = self.ptxas.take();
+        if ptxas.is_none() {
+            std::fs::write(&input, ptx).map_err(|e| ToolError::io(what, &input, e))?;
+        }
+        if !self.link {
+            match ptxas {
+                Some(ptxas) => ptxas.finish(ptx.as_bytes(), what, &input, opts)?,
+                None => run_tool("ptxas", &self.tools.ptxas, &ptxas_args(opts, &input, &object), opts)?,
+            }
+            return read(&object, "reading the object ptxas wrote");
+        }
+        // nvlink starts as ptxas's input is released, its own input a copy of ptxas's output.
+        let linked = work.join(OBJECT_NAME);
+        let cubin = work.join(CUBIN_NAME);
+        let nvlink_args = nvlink_args(opts, &[linked.as_path()], &self.tools.cudadevrt_dir, &cubin);
+        let mut nvlink = None;
+        match ptxas {
+            Some(ptxas) => {
+                let released = ptxas.finish_then(ptx.as_bytes(), what, &input, opts, || {
+                    nvlink = EarlyTool::start("nvlink", &self.tools.nvlink, nvlink_args.clone(), &linked);
+                });
+                released?;
+            }
+            None => {
+                nvlink = EarlyTool::start("nvlink", &self.tools.nvlink, nvlink_args.clone(), &linked);
+                run_tool("ptxas", &self.tools.ptxas, &ptxas_args(opts, &input, &object), opts)?;
+            }
+        }
+        let assembled = read(&object, "reading the object ptxas wrote")?;
+        match nvlink {
+            Some(nvlink) => nvlink.finish(&assembled, "writing the object for nvlink", &linked, opts)?,
+            None => {
+                std::fs::write(&linked, &assembled).map_err(|e| ToolError::io("writing the object for nvlink", &linked, e))?;
+                run_tool("nvlink", &self.tools.nvlink, &nvlink_args, opts)?;
+            }
+        }
+        read(&cubin, "reading the cubin nvlink wrote")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_input_written_late_is_not_trusted_to_the_lease() {
+        let limit = Some(Duration::from_secs(45));
+        assert!(written_in_time(Duration::from_millis(30), limit));
+        assert!(written_in_time(Duration::from_secs(43), limit));
+        assert!(!written_in_time(Duration::from_secs(44), limit));
+        assert!(!written_in_time(Duration::from_secs(50), limit));
+        assert!(!written_in_time(Duration::from_millis(1), Some(Duration::from_secs(1))));
+        assert!(!written_in_time(Duration::from_millis(1), None), "no known limit: no lease trusted");
+    }
+}
