@@ -76,3 +76,20 @@ fn a_kernel_with_helpers_assembles_and_links() {
         assert_eq!(&cubin[..4], b"\x7fELF", "{abi:?}");
     }
 }
+
+/// Identical launches in three branches stay three call sites, as in nvcc's PTX: the launch
+/// entry points are `nomerge`, so LLVM's -O3 does not sink them into one call that the whole
+/// warp reaches (which measured a fifth slower on the H100, results/session35-gpu.md).
+#[test]
+fn identical_launches_in_branches_stay_separate_call_sites() {
+    let source = "extern \"C\" __global__ void child(unsigned *c) { atomicAdd(c, 1u); }\n\
+                  extern \"C\" __global__ void parent(unsigned *c) {\n\
+                  \x20   unsigned lane = threadIdx.x % 4;\n\
+                  \x20   if (lane < 2) { child<<<1, 32>>>(c); } else if (lane == 2) { child<<<1, 32>>>(c); } else { child<<<1, 32>>>(c); }\n}\n";
+    for abi in [LaunchAbi::V2, LaunchAbi::V1] {
+        assert_eq!(runtime_calls(&ptx(source, abi, 3), abi), 3, "{abi:?}");
+    }
+    if let Some(nvcc) = crate::build_common::nvcc_ptx(source) {
+        assert_eq!(runtime_calls(&nvcc, LaunchAbi::V2), 3, "nvcc's PTX:\n{nvcc}");
+    }
+}

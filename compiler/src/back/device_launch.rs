@@ -92,6 +92,12 @@ pub fn mark_kernel(function: FunctionValue<'_>) {
     function.set_call_conventions(PTX_KERNEL_CALL_CONV);
 }
 
+/// Whether a device-runtime symbol is one of a launch's entry points (V1's and V2's parameter
+/// buffer and launch, per-thread-stream forms included).
+pub fn is_launch_entry(symbol: &str) -> bool {
+    symbol.contains("GetParameterBuffer") || symbol.contains("LaunchDevice")
+}
+
 /// The device runtime as seen from one LLVM module: declares its entry points (each once, with
 /// external linkage) with the LLVM types of the target's PTX ABI.
 ///
@@ -147,16 +153,28 @@ impl<'m, 'ctx> DeviceRuntime<'m, 'ctx> {
 
     /// Declares `entry` (any of [`runtime_shim::entry_points`], not only the launch pair) in the
     /// module unless it is there already, and returns it.
+    ///
+    /// The launch entry points (the parameter buffer's and the launch's) are `nomerge`: LLVM
+    /// does not sink identical launches of several branches into one call after them, so each
+    /// source launch stays a call site of its own, as in nvcc's code. One call reached by the
+    /// whole warp measured 1.18-1.23x nvcc's time against three divergent ones on the H100
+    /// (bench/gpu/branch_sites.cdp, results/gpu-bench-session35.md).
     pub fn entry(&self, entry: &EntryPoint) -> FunctionValue<'ctx> {
-        if let Some(f) = self.module.get_function(entry.ptx_symbol) {
-            return f;
+        let f = self.module.get_function(entry.ptx_symbol).unwrap_or_else(|| {
+            let params: Vec<BasicMetadataTypeEnum> = entry.params.iter().map(|(_, ty)| self.abi_type(*ty).into()).collect();
+            let fn_type = match entry.ret {
+                Some(ret) => self.abi_type(ret).fn_type(&params, false),
+                None => self.context().void_type().fn_type(&params, false),
+            };
+            self.module.add_function(entry.ptx_symbol, fn_type, Some(Linkage::External))
+        });
+        if is_launch_entry(entry.ptx_symbol) {
+            let kind = inkwell::attributes::Attribute::get_named_enum_kind_id("nomerge");
+            if f.get_enum_attribute(inkwell::attributes::AttributeLoc::Function, kind).is_none() {
+                f.add_attribute(inkwell::attributes::AttributeLoc::Function, self.context().create_enum_attribute(kind, 0));
+            }
         }
-        let params: Vec<BasicMetadataTypeEnum> = entry.params.iter().map(|(_, ty)| self.abi_type(*ty).into()).collect();
-        let fn_type = match entry.ret {
-            Some(ret) => self.abi_type(ret).fn_type(&params, false),
-            None => self.context().void_type().fn_type(&params, false),
-        };
-        self.module.add_function(entry.ptx_symbol, fn_type, Some(Linkage::External))
+        f
     }
 
     /// The LLVM type of an entry point's parameter or result, following its PTX ABI type:
