@@ -92,11 +92,9 @@ pub fn mark_kernel(function: FunctionValue<'_>) {
     function.set_call_conventions(PTX_KERNEL_CALL_CONV);
 }
 
-/// Whether a device-runtime symbol is one of a launch's entry points (V1's and V2's parameter
-/// buffer and launch, per-thread-stream forms included).
-pub fn is_launch_entry(symbol: &str) -> bool {
-    symbol.contains("GetParameterBuffer") || symbol.contains("LaunchDevice")
-}
+/// A launch's entry points, of both ABIs: the parameter buffer's and the launch's, the
+/// per-thread-stream launches included.
+const LAUNCH_ENTRY_POINTS: [&EntryPoint; 6] = [&GET_PARAMETER_BUFFER, &LAUNCH_DEVICE, &LAUNCH_DEVICE_PTSZ, &GET_PARAMETER_BUFFER_V2, &LAUNCH_DEVICE_V2, &LAUNCH_DEVICE_V2_PTSZ];
 
 /// The device runtime as seen from one LLVM module: declares its entry points (each once, with
 /// external linkage) with the LLVM types of the target's PTX ABI.
@@ -168,7 +166,7 @@ impl<'m, 'ctx> DeviceRuntime<'m, 'ctx> {
             };
             self.module.add_function(entry.ptx_symbol, fn_type, Some(Linkage::External))
         });
-        if is_launch_entry(entry.ptx_symbol) {
+        if LAUNCH_ENTRY_POINTS.iter().any(|e| e.ptx_symbol == entry.ptx_symbol) {
             let kind = inkwell::attributes::Attribute::get_named_enum_kind_id("nomerge");
             if f.get_enum_attribute(inkwell::attributes::AttributeLoc::Function, kind).is_none() {
                 f.add_attribute(inkwell::attributes::AttributeLoc::Function, self.context().create_enum_attribute(kind, 0));
