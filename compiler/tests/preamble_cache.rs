@@ -53,18 +53,7 @@ impl Project {
     /// [`Project::compile`], which may fail: the PTX if it did not, and stderr.
     fn try_compile(&self, scale: u32, env: &[(&str, &str)]) -> (Option<String>, String) {
         let out = self.path(&format!("out-{}.ptx", std::process::id() as u128 + SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_nanos()));
-        let run = Command::new(env!("CARGO_BIN_EXE_cdpc"))
-            .current_dir(self.dir.path())
-            .arg("main.cu")
-            .args(["--emit", "ptx", &format!("-DSCALE={scale}"), "-o"])
-            .arg(&out)
-            .env("CDPC_CACHE_DIR", self.cache())
-            .env_remove("CDPC_PREAMBLE")
-            .env_remove("CDPC_CACHE_MAX_SIZE")
-            .envs(env.iter().copied())
-            .env("TMPDIR", self.path("tmp"))
-            .output()
-            .unwrap();
+        let run = self.cdpc(&["main.cu", "--emit", "ptx", &format!("-DSCALE={scale}"), "-o", out.to_str().unwrap()], env);
         let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
         if !run.status.success() {
             assert!(!out.exists(), "no output from a failed compilation");
@@ -73,6 +62,21 @@ impl Project {
         let ptx = std::fs::read_to_string(&out).unwrap();
         std::fs::remove_file(&out).unwrap();
         (Some(ptx), stderr)
+    }
+
+    /// `cdpc ARGS` in the project's folder, with its own cache folder and work folder, the
+    /// cache's variables unset but for `env`.
+    fn cdpc(&self, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+        Command::new(env!("CARGO_BIN_EXE_cdpc"))
+            .current_dir(self.dir.path())
+            .args(args)
+            .env("CDPC_CACHE_DIR", self.cache())
+            .env_remove("CDPC_PREAMBLE")
+            .env_remove("CDPC_CACHE_MAX_SIZE")
+            .envs(env.iter().copied())
+            .env("TMPDIR", self.path("tmp"))
+            .output()
+            .unwrap()
     }
 
     /// The files of the preamble cache, by extension.
@@ -282,16 +286,7 @@ fn a_host_function_called_from_device_code_in_a_precompiled_header_is_never_a_cu
     std::fs::write(p.path("mine.h"), "#pragma once\nint host_too();\ninline __host__ __device__ int dev() { return host_too(); }\n").unwrap();
     std::fs::write(p.path("main.cu"), "#include <lib.h>\n#include \"mine.h\"\n\n__global__ void k(int *out) { out[0] = hd() + dev(); }\n").unwrap();
     let run = |env: &[(&str, &str)]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_cdpc"))
-            .current_dir(p.dir.path())
-            .args(["main.cu", "-I", "sys", "-o", "k.cubin"])
-            .env("CDPC_CACHE_DIR", p.cache())
-            .env_remove("CDPC_PREAMBLE")
-            .env_remove("CDPC_CACHE_MAX_SIZE")
-            .envs(env.iter().copied())
-            .env("TMPDIR", p.path("tmp"))
-            .output()
-            .unwrap();
+        let out = p.cdpc(&["main.cu", "-I", "sys", "-o", "k.cubin"], env);
         assert!(!out.status.success() && !p.path("k.cubin").exists());
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
