@@ -74,7 +74,8 @@ fn unresolved_functions<'c>(module: &Module<'c>) -> impl Iterator<Item = inkwell
 
 /// Whether a precompiled header may have hidden Clang's error about a call of `module`: one
 /// of its [`unresolved_functions`] is used outside the code of `main` (the file Clang
-/// compiled), or where the debug information does not say.
+/// compiled), or where the debug information does not say (a list of symbols to keep is no
+/// use, nor a kernel passed to the device runtime).
 ///
 /// Clang reports a `__host__ __device__` function's use of a host function ("reference to
 /// __host__ function") only when device code reaches it, from diagnostics it keeps aside while
@@ -87,7 +88,8 @@ fn unresolved_functions<'c>(module: &Module<'c>) -> impl Iterator<Item = inkwell
 /// which Clang had no reason to report.
 fn precompiled_header_may_hide_errors(module: &Module<'_>, main: &Path) -> bool {
     use inkwell::llvm_sys::debuginfo::{LLVMDIFileGetDirectory, LLVMDIFileGetFilename, LLVMDILocationGetScope, LLVMDIScopeGetFile, LLVMInstructionGetDebugLoc};
-    use inkwell::llvm_sys::core::LLVMIsAInstruction;
+    use inkwell::llvm_sys::core::{LLVMGetCalledValue, LLVMGetFirstUse, LLVMGetNextUse, LLVMGetUser, LLVMGetValueName2, LLVMIsACallInst, LLVMIsAConstantArray, LLVMIsAGlobalVariable, LLVMIsAInstruction};
+    use inkwell::llvm_sys::prelude::LLVMValueRef;
     use inkwell::values::{AnyValueEnum, AsValueRef};
     let main_canonical = main.canonicalize().ok();
     let in_main = |user: AnyValueEnum<'_>| {
@@ -118,10 +120,56 @@ fn precompiled_header_may_hide_errors(module: &Module<'_>, main: &Path) -> bool 
         };
         file == main || (main_canonical.is_some() && file.canonicalize().ok() == main_canonical)
     };
+    // Lists of symbols to keep, not uses in the source: Clang's `__clang_gpu_used_external`
+    // names the kernels and device variables of other files that host code uses.
+    // SAFETY (both): plain queries of live values' kinds, names and uses.
+    let keep_list = |global: LLVMValueRef| unsafe {
+        let mut len = 0;
+        let name = LLVMGetValueName2(global, &mut len);
+        let name = if name.is_null() { &[][..] } else { std::slice::from_raw_parts(name.cast::<u8>(), len) };
+        !LLVMIsAGlobalVariable(global).is_null() && [&b"__clang_gpu_used_external"[..], b"llvm.used", b"llvm.compiler.used"].contains(&name)
+    };
+    // The function is an element of the list's initializer, a constant array used by the list.
+    let a_keep_list = |user: AnyValueEnum<'_>| unsafe {
+        let user = user.as_value_ref();
+        if LLVMIsAConstantArray(user).is_null() {
+            return false;
+        }
+        let mut next = LLVMGetFirstUse(user);
+        let mut any = false;
+        while !next.is_null() {
+            if !keep_list(LLVMGetUser(next)) {
+                return false;
+            }
+            any = true;
+            next = LLVMGetNextUse(next);
+        }
+        any
+    };
+    // Another file's kernel, launched: an argument of the device runtime's entry points
+    // (`__cudaCDP2LaunchDevice`, through the inline wrappers of CUDA's headers, whose debug
+    // location is theirs).
+    let a_launch = |user: AnyValueEnum<'_>, f: inkwell::values::FunctionValue<'_>| {
+        // SAFETY: plain queries of a live value's kind, callee and name.
+        unsafe {
+            let user = user.as_value_ref();
+            if LLVMIsACallInst(user).is_null() {
+                return false;
+            }
+            let callee = LLVMGetCalledValue(user);
+            if callee.is_null() || callee == f.as_value_ref() {
+                return false;
+            }
+            let mut len = 0;
+            let name = LLVMGetValueName2(callee, &mut len);
+            let name = if name.is_null() { &[][..] } else { std::slice::from_raw_parts(name.cast::<u8>(), len) };
+            name.starts_with(b"__cuda") || name.starts_with(b"cuda")
+        }
+    };
     unresolved_functions(module).any(|f| {
         let mut next = f.as_global_value().as_pointer_value().get_first_use();
         while let Some(u) = next {
-            if !in_main(u.get_user()) {
+            if !in_main(u.get_user()) && !a_keep_list(u.get_user()) && !a_launch(u.get_user(), f) {
                 return true;
             }
             next = u.get_next_use();
