@@ -270,13 +270,16 @@ fn templates_the_preamble_instantiates_give_the_ptx_of_a_compilation_without_it(
 }
 
 #[test]
-fn a_host_function_called_from_device_code_in_a_precompiled_header_is_never_a_cubin() {
+fn a_host_function_called_from_device_code_in_a_precompiled_header_is_clangs_error_at_every_compilation() {
     // Clang defers "reference to __host__ function" in a `__host__ __device__` function until a
     // kernel reaches it, and does not keep such deferred diagnostics in a precompiled header:
-    // with the preamble the error is nvlink's (the call is unresolved), without it Clang's at the
-    // header's line. Either way there is no cubin. Precompiled headers also drop the
-    // deferred-diagnostic roots that cannot matter (compiler/src/clang/shim.cpp); the header in
-    // `sys/` is a system header to Clang (`#pragma GCC system_header`), as CUDA's are.
+    // the device IR then calls the host function unresolved. cdpc compiles such a file again
+    // without precompiled headers (compiler/src/driver/cuda.rs), so that the error is Clang's at
+    // the header's line on the first compilation (the wrapper's header), the second (the
+    // preamble made and used) and the third (the preamble from the cache), in text and in JSON,
+    // as without the preamble. Precompiled headers also drop the deferred-diagnostic roots that
+    // cannot matter (compiler/src/clang/shim.cpp); the header in `sys/` is a system header to
+    // Clang (`#pragma GCC system_header`), as CUDA's are.
     if !crate::cuda_cxx::tools_ready() {
         return;
     }
@@ -285,20 +288,57 @@ fn a_host_function_called_from_device_code_in_a_precompiled_header_is_never_a_cu
     std::fs::write(p.path("sys/lib.h"), "#pragma once\n#pragma GCC system_header\nint host_only();\ninline __host__ __device__ int hd() { return host_only(); }\n").unwrap();
     std::fs::write(p.path("mine.h"), "#pragma once\nint host_too();\ninline __host__ __device__ int dev() { return host_too(); }\n").unwrap();
     std::fs::write(p.path("main.cu"), "#include <lib.h>\n#include \"mine.h\"\n\n__global__ void k(int *out) { out[0] = hd() + dev(); }\n").unwrap();
-    let run = |env: &[(&str, &str)]| {
-        let out = p.cdpc(&["main.cu", "-I", "sys", "-o", "k.cubin"], env);
+    let run = |format: &str, env: &[(&str, &str)]| {
+        let out = p.cdpc(&["main.cu", "-I", "sys", "-o", "k.cubin", "--error-format", format], env);
         assert!(!out.status.success() && !p.path("k.cubin").exists());
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
-    let without = run(&[("CDPC_PREAMBLE", "0")]);
-    for (message, line) in [("reference to __host__ function 'host_only' in __host__ __device__ function", "lib.h:4:"), ("reference to __host__ function 'host_too' in __host__ __device__ function", "mine.h:3:")] {
-        assert!(without.contains(message) && without.contains(line), "{message} at {line}:\n{without}");
+    let without = run("human", &[("CDPC_PREAMBLE", "0")]);
+    let without_json = run("json", &[("CDPC_PREAMBLE", "0")]);
+    for (callee, file, line, column) in [("host_only", "sys/lib.h", 4, 46), ("host_too", "./mine.h", 3, 47)] {
+        let message = format!("error[E1000]: reference to __host__ function '{callee}' in __host__ __device__ function");
+        let place = format!("{file}:{line}:{column}");
+        assert!(without.contains(&message) && without.contains(&place), "{message} at {place}:\n{without}");
+        let json = format!("\"code\":\"E1000\",\"severity\":\"error\",\"message\":\"reference to __host__ function '{callee}' in __host__ __device__ function\"");
+        let label = format!("\"file\":\"{file}\",");
+        let at = format!("\"line_start\":{line},\"column_start\":{column},");
+        let line = without_json.lines().find(|l| l.contains(&json)).unwrap_or_else(|| panic!("{json}:\n{without_json}"));
+        assert!(line.contains(&label) && line.contains(&at), "{label} {at}:\n{line}");
     }
-    assert_eq!(run(&[]), without, "the preamble's first sight compiles without it");
-    for _ in 0..2 {
-        assert!(run(&[]).contains("nvlink failed"));
+    assert!(!without.contains("nvlink"), "{without}");
+    for compilation in ["first", "second", "third"] {
+        assert_eq!(run("human", &[]), without, "the {compilation} compilation");
+        if compilation == "second" {
+            assert_eq!(p.entries("pch").len(), 1, "the second compilation made the preamble");
+        }
     }
+    assert_eq!(run("json", &[]), without_json, "JSON from the preamble in the cache");
     assert_eq!(p.entries("pch").len(), 1, "the preamble was made and used");
+    p.assert_clean();
+}
+
+#[test]
+fn a_device_function_of_another_file_called_with_a_precompiled_preamble_is_compiled_once() {
+    // With `-dc`, the main file's call of another file's `__device__` function is unresolved
+    // in its device IR, as a header's call of a host function is with a precompiled header; the
+    // main file's code is never in one, so it is not compiled again. `-v` shows each Clang run.
+    if !crate::cuda_cxx::tools_ready() {
+        return;
+    }
+    let p = Project::new(1234);
+    std::fs::write(p.path("main.cu"), "// preamble\n#include \"h.h\"\n\nextern __device__ int twice(int x);\n__global__ void store(int *out) { out[0] = twice(value()) * SCALE; }\n").unwrap();
+    std::fs::write(p.path("other.cu"), "__device__ int twice(int x) { return 2 * x; }\n").unwrap();
+    for compilation in ["first", "second", "third"] {
+        let out = p.cdpc(&["-v", "-dc", "main.cu", "other.cu", "-DSCALE=1"], &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "the {compilation} compilation:\n{stderr}");
+        let device: Vec<&str> = stderr.lines().filter(|l| l.starts_with("clang++ ") && l.contains("--cuda-device-only") && !l.contains("-emit-pch") && l.contains("main.cu (Clang inside cdpc")).collect();
+        assert_eq!(device.len(), 1, "the {compilation} compilation compiles main.cu's device side once:\n{stderr}");
+        assert!(device[0].contains("-include-pch"), "with a precompiled header:\n{stderr}");
+        assert_eq!(device[0].contains("-preamble-bytes="), compilation != "first", "the preamble from the second compilation on:\n{stderr}");
+    }
+    let out = p.cdpc(&["-dlink", "main.o", "other.o", "-o", "app.cubin"], &[]);
+    assert!(out.status.success() && p.path("app.cubin").is_file(), "{}", String::from_utf8_lossy(&out.stderr));
     p.assert_clean();
 }
 

@@ -136,9 +136,11 @@ private:
 // `Emitted` when the header is made is dropped from the list, and everything else (the user's
 // own headers' functions, variables, the emitted roots) is kept: the compilation's diagnostics
 // are the same. (What a precompiled header loses anyway is the deferred diagnostics themselves:
-// Clang does not write `DeviceDeferredDiags` into it, so a header function's "reference to
-// __host__ function" is not reported when the header is precompiled and the unresolved call
-// fails at nvlink instead; compiler/tests/preamble_cache.rs.)
+// Clang's ASTWriter writes the roots, `DECLS_TO_CHECK_FOR_DEFERRED_DIAGS`, but not
+// `Sema::DeviceDeferredDiags`, the messages recorded while a function's body was parsed, so a
+// header function's "reference to __host__ function" is not reported when the header is
+// precompiled and the call stays unresolved in the IR. compiler/src/driver/cuda.rs compiles such
+// a file again without precompiled headers; compiler/tests/preamble_cache.rs.)
 class PruneDeferredDiagnosticRoots : public clang::SemaConsumer {
 public:
   void InitializeSema(clang::Sema &s) override { sema = &s; }

@@ -47,23 +47,145 @@ fn macro_args(options: &CompileOptions) -> Vec<String> {
         .collect()
 }
 
+/// What the device runtime provides on the device besides its `cuda*` entry points: the C
+/// library nvcc provides there (`printf`'s `vprintf`, `malloc`, `free`, `__assertfail`) and
+/// what LLVM's NVPTX back end lowers itself.
+const PROVIDED: &[&str] = &["vprintf", "malloc", "free", "__assertfail", "memcpy", "memset"];
+
+/// The functions the module calls (or otherwise uses) that it does not define and that no
+/// library defines at link time either: a `__device__` function of another file (`-dc`), or a
+/// function that does not exist on the device. Kernels (another file's, launched from this
+/// one: the link's to find), LLVM's intrinsics, libdevice's `__nv_*`, the device runtime's
+/// entry points (`cuda*`, `__cuda*`) and [`PROVIDED`] are not among them.
+fn unresolved_functions<'c>(module: &Module<'c>) -> impl Iterator<Item = inkwell::values::FunctionValue<'c>> {
+    module.get_functions().filter(|f| {
+        let name = f.get_name().to_string_lossy();
+        let kernel = f.get_call_conventions() == crate::back::device_launch::PTX_KERNEL_CALL_CONV;
+        f.count_basic_blocks() == 0
+            && !kernel
+            && f.as_global_value().as_pointer_value().get_first_use().is_some()
+            && !name.starts_with("llvm.")
+            && !name.starts_with("__nv")
+            && !name.starts_with("__cuda")
+            && !name.starts_with("cuda")
+            && !PROVIDED.contains(&name.as_ref())
+    })
+}
+
+/// Whether a precompiled header may have hidden Clang's error about a call of `module`: one
+/// of its [`unresolved_functions`] is used outside the code of `main` (the file Clang
+/// compiled), or where the debug information does not say (a list of symbols to keep is no
+/// use, nor a kernel passed to the device runtime).
+///
+/// Clang reports a `__host__ __device__` function's use of a host function ("reference to
+/// __host__ function") only when device code reaches it, from diagnostics it keeps aside while
+/// parsing the function's body (`Sema::DeviceDeferredDiags`). A precompiled header keeps the
+/// functions and the list of places to start the check from (`DECLS_TO_CHECK_FOR_DEFERRED_DIAGS`)
+/// but not those diagnostics (Clang 22's ASTWriter), so a header function parsed into one
+/// reaches the IR with the unresolved call and no message. The main file's own functions are
+/// parsed in every compilation, never in a precompiled header (a preamble holds directives
+/// only, [`preamble::bounds`]): an unresolved call there is another file's function (`-dc`),
+/// which Clang had no reason to report.
+fn precompiled_header_may_hide_errors(module: &Module<'_>, main: &Path) -> bool {
+    use inkwell::llvm_sys::debuginfo::{LLVMDIFileGetDirectory, LLVMDIFileGetFilename, LLVMDILocationGetScope, LLVMDIScopeGetFile, LLVMInstructionGetDebugLoc};
+    use inkwell::llvm_sys::core::{LLVMGetCalledValue, LLVMGetFirstUse, LLVMGetNextUse, LLVMGetUser, LLVMGetValueName2, LLVMIsACallInst, LLVMIsAConstantArray, LLVMIsAGlobalVariable, LLVMIsAInstruction};
+    use inkwell::llvm_sys::prelude::LLVMValueRef;
+    use inkwell::values::{AnyValueEnum, AsValueRef};
+    let main_canonical = main.canonicalize().ok();
+    let in_main = |user: AnyValueEnum<'_>| {
+        // SAFETY: plain queries of a live value (a call's user is an instruction, which inkwell
+        // types by its result: `IntValue` for a call that returns an `int`), its debug location
+        // and its scope's file.
+        let file = unsafe {
+            let user = user.as_value_ref();
+            if LLVMIsAInstruction(user).is_null() {
+                return false;
+            }
+            let loc = LLVMInstructionGetDebugLoc(user);
+            if loc.is_null() {
+                return false;
+            }
+            // The innermost scope: the function whose body holds the call, before inlining.
+            let file = LLVMDIScopeGetFile(LLVMDILocationGetScope(loc));
+            if file.is_null() {
+                return false;
+            }
+            let text = |f: unsafe extern "C" fn(_, *mut std::ffi::c_uint) -> *const std::ffi::c_char| {
+                let mut len = 0;
+                let p = f(file, &mut len);
+                if p.is_null() { String::new() } else { String::from_utf8_lossy(std::slice::from_raw_parts(p.cast::<u8>(), len as usize)).into_owned() }
+            };
+            let (name, dir) = (text(LLVMDIFileGetFilename), text(LLVMDIFileGetDirectory));
+            Path::new(&dir).join(name)
+        };
+        file == main || (main_canonical.is_some() && file.canonicalize().ok() == main_canonical)
+    };
+    // Lists of symbols to keep, not uses in the source: Clang's `__clang_gpu_used_external`
+    // names the kernels and device variables of other files that host code uses.
+    // SAFETY (both): plain queries of live values' kinds, names and uses.
+    let keep_list = |global: LLVMValueRef| unsafe {
+        let mut len = 0;
+        let name = LLVMGetValueName2(global, &mut len);
+        let name = if name.is_null() { &[][..] } else { std::slice::from_raw_parts(name.cast::<u8>(), len) };
+        !LLVMIsAGlobalVariable(global).is_null() && [&b"__clang_gpu_used_external"[..], b"llvm.used", b"llvm.compiler.used"].contains(&name)
+    };
+    // The function is an element of the list's initializer, a constant array used by the list.
+    let a_keep_list = |user: AnyValueEnum<'_>| unsafe {
+        let user = user.as_value_ref();
+        if LLVMIsAConstantArray(user).is_null() {
+            return false;
+        }
+        let mut next = LLVMGetFirstUse(user);
+        let mut any = false;
+        while !next.is_null() {
+            if !keep_list(LLVMGetUser(next)) {
+                return false;
+            }
+            any = true;
+            next = LLVMGetNextUse(next);
+        }
+        any
+    };
+    // Another file's kernel, launched: an argument of the device runtime's entry points
+    // (`__cudaCDP2LaunchDevice`, through the inline wrappers of CUDA's headers, whose debug
+    // location is theirs).
+    let a_launch = |user: AnyValueEnum<'_>, f: inkwell::values::FunctionValue<'_>| {
+        // SAFETY: plain queries of a live value's kind, callee and name.
+        unsafe {
+            let user = user.as_value_ref();
+            if LLVMIsACallInst(user).is_null() {
+                return false;
+            }
+            let callee = LLVMGetCalledValue(user);
+            if callee.is_null() || callee == f.as_value_ref() {
+                return false;
+            }
+            let mut len = 0;
+            let name = LLVMGetValueName2(callee, &mut len);
+            let name = if name.is_null() { &[][..] } else { std::slice::from_raw_parts(name.cast::<u8>(), len) };
+            name.starts_with(b"__cuda") || name.starts_with(b"cuda")
+        }
+    };
+    unresolved_functions(module).any(|f| {
+        let mut next = f.as_global_value().as_pointer_value().get_first_use();
+        while let Some(u) = next {
+            if !in_main(u.get_user()) && !a_keep_list(u.get_user()) && !a_launch(u.get_user(), f) {
+                return true;
+            }
+            next = u.get_next_use();
+        }
+        false
+    })
+}
+
 /// Functions and variables of the source that the module uses but no file defines: in a
 /// whole-program compilation (one source, no `-dc`) that is `E0104`, as for `.cdp` sources.
 /// The device runtime's entry points and the C library nvcc provides on the device
-/// (`printf`'s `vprintf`, `malloc`, `free`, `__assertfail`) are the runtime's to define; a
-/// symbol whose source name the file never mentions is a header's, left to nvlink.
+/// ([`unresolved_functions`]) are the runtime's to define; a symbol whose source name the file
+/// never mentions is a header's, left to nvlink.
 fn undefined_user_symbols(module: &Module<'_>, source: &str) -> Vec<Diagnostic> {
-    const PROVIDED: &[&str] = &["vprintf", "malloc", "free", "__assertfail", "memcpy", "memset"];
     let mut symbols = super::symbols::PtxSymbols::default();
-    for f in module.get_functions() {
-        let name = f.get_name().to_string_lossy().into_owned();
-        // A kernel of another file that this one launches is the link's to find (nvcc's
-        // `-rdc` compiles such a file on its own too); a device function it calls is not.
-        let kernel = f.get_call_conventions() == crate::back::device_launch::PTX_KERNEL_CALL_CONV;
-        if f.count_basic_blocks() == 0 && !kernel && f.as_global_value().as_pointer_value().get_first_use().is_some() && !name.starts_with("llvm.") && !name.starts_with("__nv") && !name.starts_with("__cuda") && !name.starts_with("cuda") && !PROVIDED.contains(&name.as_str()) {
-            symbols.undefined.push(name);
-        }
-    }
+    symbols.undefined.extend(unresolved_functions(module).map(|f| f.get_name().to_string_lossy().into_owned()));
     for g in module.get_globals() {
         let name = g.get_name().to_string_lossy().into_owned();
         // `extern __shared__` arrays are dynamic shared memory, sized at the launch.
@@ -337,8 +459,18 @@ fn with_replay(replay: Vec<in_process::Message>, messages: Vec<in_process::Messa
     all
 }
 
+/// What one Clang run over a source gave: its bitcode, its warnings, the path it compiled, and
+/// whether a precompiled header (the preamble's or the CUDA wrapper's) stood in for part of it.
+struct ClangOutput {
+    bitcode: Vec<u8>,
+    warnings: Vec<Diagnostic>,
+    compiled_path: PathBuf,
+    precompiled: bool,
+}
+
 /// What every Clang run over one source shares: Clang, CUDA's folders, the source's folder,
 /// the `-D`/`-U`/`-I` options and the cache.
+#[derive(Clone)]
 struct ClangSetup {
     engine: ClangEngine,
     cache: Option<Cache>,
@@ -395,9 +527,12 @@ impl ClangSetup {
     /// fat binary embedded), in a work folder removed in every case. Returns its bitcode, its
     /// warnings and the path it compiled; its errors are `E1000` diagnostics, a crash the
     /// tool's error with the command line.
-    fn run(&self, template: &ClangInvocation<'_>, source: &str, options: &CompileOptions, build: &BuildOptions, host_fatbin: Option<&[u8]>) -> Result<(Vec<u8>, Vec<Diagnostic>, PathBuf), CompileError> {
+    fn run(&self, template: &ClangInvocation<'_>, source: &str, options: &CompileOptions, build: &BuildOptions, host_fatbin: Option<&[u8]>) -> Result<ClangOutput, CompileError> {
         let compiled_path = std::cell::RefCell::new(PathBuf::new());
+        // Whether the last run (the one whose result is returned) read a precompiled header.
+        let precompiled = std::cell::Cell::new(false);
         let run = |pch: Option<&Path>, preamble: Option<(&Path, usize)>| {
+            precompiled.set(pch.is_some() || preamble.is_some());
             run_clang(
                 &self.engine,
                 |work| {
@@ -492,9 +627,9 @@ impl ClangSetup {
         }
         let compiled_path = compiled_path.into_inner();
         match run_result {
-            Ok((output, said)) => {
+            Ok((bitcode, said)) => {
                 let warnings = said.diagnostics(&compiled_path, source);
-                Ok((output, warnings, compiled_path))
+                Ok(ClangOutput { bitcode, warnings, compiled_path, precompiled: precompiled.get() })
             }
             Err(failure) => Err(failure.into_error(&compiled_path, source, options)),
         }
@@ -510,12 +645,24 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
         None => Toolchain::discover(&options.tools)?,
     };
     let setup = ClangSetup::new(source, options, &tools)?;
-    let (bitcode, clang_warnings, compiled_path) = setup.run(&setup.template(options), source, options, build, None)?;
+    let mut clang = setup.run(&setup.template(options), source, options, build, None)?;
+    let context = Context::create();
+    let parse = |bitcode: &[u8]| {
+        let buffer = MemoryBuffer::create_from_memory_range_copy(bitcode, "clang");
+        Module::parse_bitcode_from_buffer(&buffer, &context).map_err(|e| BackendError::Internal(format!("reading Clang's bitcode: {e}")))
+    };
+    let mut module = parse(&clang.bitcode)?;
+    if clang.precompiled && precompiled_header_may_hide_errors(&module, &clang.compiled_path) {
+        // Clang's deferred CUDA diagnostics of a header's function do not survive a precompiled
+        // header: the same compilation without one (and without touching the cache) gives them,
+        // or, with no error, is the compilation (another file's functions, `-dc`).
+        let bare = ClangSetup { cache: None, ..setup.clone() };
+        clang = bare.run(&bare.template(options), source, options, build, None)?;
+        module = parse(&clang.bitcode)?;
+    }
+    let ClangOutput { warnings: clang_warnings, compiled_path, .. } = clang;
     let front = timings.record(Phase::Parse, started);
 
-    let context = Context::create();
-    let buffer = MemoryBuffer::create_from_memory_range_copy(&bitcode, "clang");
-    let module = Module::parse_bitcode_from_buffer(&buffer, &context).map_err(|e| BackendError::Internal(format!("reading Clang's bitcode: {e}")))?;
     let shown = SourceText { path: Some(compiled_path.clone()), text: source.to_string() };
     let front = Front { warnings: clang_warnings, timings, since: front, optimize: false };
     lower(&module, options, &shown, front, outputs)
@@ -600,7 +747,7 @@ pub(crate) fn lower(module: &Module<'_>, options: &CompileOptions, shown: &Sourc
 pub(crate) fn host_object(source: &str, options: &CompileOptions, tools: &Toolchain, build: &BuildOptions, ptx: &str, id: &str, device_warnings: &[Diagnostic]) -> Result<(Vec<u8>, Vec<Diagnostic>), CompileError> {
     let fatbin = super::host::relocatable_fatbin(tools, ptx, build)?;
     let setup = ClangSetup::new(source, options, tools)?;
-    let (bitcode, warnings, _) = setup.run(&setup.template(options), source, options, build, Some(&fatbin))?;
+    let ClangOutput { bitcode, warnings, .. } = setup.run(&setup.template(options), source, options, build, Some(&fatbin))?;
     // Code both sides compile (`__host__ __device__`, headers) warns twice: once is enough.
     let warnings: Vec<Diagnostic> = options.warnings.apply(warnings).into_iter().filter(|w| !device_warnings.contains(w)).collect();
     let context = Context::create();
