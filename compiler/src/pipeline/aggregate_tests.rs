@@ -181,3 +181,49 @@ fn a_kernel_pointer_that_holds_one_kernel_is_that_kernel() {
     assert_eq!(remarks.len(), 1, "{remarks:?}");
     assert!(remarks[0].starts_with("R0500: launch of a kernel through a pointer not aggregated"), "{remarks:?}");
 }
+
+/// `program()` with its launch behind `guard` (instructions that compute `%first`), the
+/// launch made where `%first` is `launch_if`.
+fn guarded(guard: &str, launch_if: bool) -> String {
+    let (go, skip) = if launch_if { ("go", "done") } else { ("done", "go") };
+    program().replace(
+        "  %buf = call ptr @__cudaCDP2GetParameterBuffer(i64 64, i64 40)\n",
+        &format!("{guard}  br i1 %first, label %{go}, label %{skip}\ngo:\n  %buf = call ptr @__cudaCDP2GetParameterBuffer(i64 64, i64 40)\n"),
+    ) + "declare i32 @llvm.nvvm.read.ptx.sreg.tid.y()\n"
+}
+
+/// A launch made only where the thread's index in its block equals a constant (one lane of
+/// a warp) is left alone at warp granularity, with `R0500`: nothing to gather, and the helper
+/// cost `mandelbrot_block` 62 registers against 40. In both the optimised form and the front
+/// ends' (the index in a local, `(int)(t == 0) != 0`).
+#[test]
+fn a_launch_of_one_lane_per_warp_is_left_alone() {
+    let linear = "  %ty = call i32 @llvm.nvvm.read.ptx.sreg.tid.y()\n  %nx = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()\n  %m = mul i32 %ty, %nx\n  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %t = add i32 %m, %tx\n";
+    let optimised = format!("{linear}  %first = icmp eq i32 %t, 0\n");
+    let front_end = format!("  %t.addr = alloca i32, align 4\n{linear}  store i32 %t, ptr %t.addr, align 4\n  %ld = load i32, ptr %t.addr, align 4\n  %is0 = icmp eq i32 %ld, 0\n  %wide = zext i1 %is0 to i32\n  %first = icmp ne i32 %wide, 0\n");
+    let why = "R0500: launch of `child` not aggregated: the launch is made only where `threadIdx.y * blockDim.x + threadIdx.x` equals a constant: no two lanes of a warp make it together in blocks of one or two dimensions, so aggregation per warp has nothing to gather";
+    for guard in [&optimised, &front_end] {
+        let ir = guarded(guard, true);
+        let (after, remarks) = aggregated(&ir, Granularity::Warp);
+        assert_eq!(remarks, [why]);
+        assert_eq!(after, parse(&Context::create(), &ir).print_to_string().to_string(), "left alone, the module is untouched");
+    }
+    // `threadIdx.x != 0` false, and the global index.
+    let tx = "  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n";
+    let (_, remarks) = aggregated(&guarded(&format!("{tx}  %first = icmp ne i32 %tx, 0\n"), false), Granularity::Warp);
+    assert!(remarks.len() == 1 && remarks[0].contains("only where `threadIdx.x` equals a constant"), "{remarks:?}");
+    let global = "  %bx = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n  %nx = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()\n  %base = mul i32 %nx, %bx\n  %i = add i32 %tx, %base\n  %first = icmp eq i32 %i, 5\n";
+    let (_, remarks) = aggregated(&guarded(&format!("{tx}{global}"), true), Granularity::Warp);
+    assert!(remarks.len() == 1 && remarks[0].contains("only where `blockIdx.x * blockDim.x + threadIdx.x` equals a constant"), "{remarks:?}");
+    // Lanes that may launch together are aggregated as before: all but one lane (`t != 0`),
+    // the first sixteen, a value loaded from memory, and `threadIdx.y` alone.
+    for (guard, launch_if) in [
+        (optimised.clone(), false),
+        (format!("{tx}  %first = icmp ult i32 %tx, 16\n"), true),
+        ("  %v = load i32, ptr %p, align 4\n  %first = icmp eq i32 %v, 0\n".to_string(), true),
+        ("  %ty = call i32 @llvm.nvvm.read.ptx.sreg.tid.y()\n  %first = icmp eq i32 %ty, 0\n".to_string(), true),
+    ] {
+        let (ir, remarks) = aggregated(&guarded(&guard, launch_if), Granularity::Warp);
+        assert!(remarks.is_empty() && function(&ir, "parent").contains("call i32 @child__warp("), "{guard}\n{remarks:?}\n{ir}");
+    }
+}

@@ -92,6 +92,11 @@ fn grid_granularity_hands_each_blocks_records_to_the_grids_last_block() {
     assert!(end.contains("call i32 @llvm.nvvm.read.ptx.sreg.gridid()") && end.contains("%key = add i64 %gridid64, 1"), "{end}");
     assert!(end.contains("cmpxchg ptr addrspacecast (ptr addrspace(1) @child__agg_arena_owner to ptr), i64 0, i64 %arena.key"), "{end}");
     assert!(end.contains("@parent__agg_grid_done to ptr), i64 %entry.at") && end.contains(", i32 1 monotonic") && end.contains("%last.block = icmp eq i32 %"), "{end}");
+    // Room in the arena is taken with one add on its cursor (records from bit 40, blocks
+    // below), not a compare-and-swap loop; the first add that finds none keeps where it was,
+    // and the last block launches the records before it.
+    assert!(end.contains("atomicrmw add ptr addrspacecast (ptr addrspace(1) @child__agg_arena_cursor to ptr), i64 %add monotonic") && !end.contains("cmpxchg ptr addrspacecast (ptr addrspace(1) @child__agg_arena_cursor"), "{end}");
+    assert!(end.contains("atomicrmw umax ptr addrspacecast (ptr addrspace(1) @child__agg_arena_overflow to ptr), i64 %overflow.kept") && end.contains("%arena.end = select i1 %overflowed, i64 %overflow.at,"), "{end}");
     insta::assert_snapshot!("grid_end", end);
     // `C__agg`'s last block releases the arena when its table is the arena.
     let give_back = function(&ir, "child__agg_give_back");

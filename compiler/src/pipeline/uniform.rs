@@ -145,7 +145,7 @@ fn called_name(call: InstructionValue<'_>) -> Option<String> {
 
 /// The value stored by the one store into the `alloca` that `load` reads, when every other use
 /// of it is a load or a lifetime marker.
-fn single_store<'ctx>(load: InstructionValue<'ctx>) -> Option<BasicValueEnum<'ctx>> {
+pub(super) fn single_store<'ctx>(load: InstructionValue<'ctx>) -> Option<BasicValueEnum<'ctx>> {
     let slot = load.get_operand(0).and_then(|o| o.value())?.as_instruction_value().filter(|a| a.get_opcode() == InstructionOpcode::Alloca)?;
     let mut stored = None;
     let mut next = slot.get_first_use();

@@ -10,8 +10,9 @@
 //! `K__agg_grid_lock`, tombstones for entries given back), and places each site's records:
 //! in the child's static arena `C__agg_arena` when it can claim it for its grid and group of
 //! sites (key `(gridid + 1) * 256 + g + 1`, `g` the group's first site: the kernel's sites
-//! that launch the child the same way, [`arena_groups`]) and take room with a compare-and-swap
-//! on its cursor (records high, child blocks low), else in a heap *node* (a 32-byte header: `next`, count,
+//! that launch the child the same way, [`arena_groups`]) and take room with one add on its
+//! cursor (records from bit 40, child blocks below; after a read that saw room, and the first
+//! add that finds none after all keeps where it was in `C__agg_arena_overflow`), else in a heap *node* (a 32-byte header: `next`, count,
 //! blocks, smallest and largest block size; then the records). The block copies its tables
 //! there, rebasing first blocks into the arena's; thread 0 pushes its nodes onto the grid's
 //! list (`atomicExch` on `K__agg<n>_grid_heads[entry]`), launches at once the records that
@@ -49,6 +50,14 @@ const N_MAX: u64 = 20;
 const MAX_ARENA_BYTES: u64 = 8 << 20;
 const MAX_ARENA_RECORDS: u64 = 1 << 18;
 const MAX_SITES: usize = 255;
+/// An arena's cursor: records taken in the bits from here up, child blocks below.
+const CURSOR_SHIFT: u64 = 40;
+/// The most child blocks a block may place in an arena at once (more go to a heap node).
+/// With it the cursor's fields never overflow: a block adds only after reading room, so the
+/// adds that find none after all are at most one per resident block (under 2^13 on any GPU
+/// so far: 32 per SM), beyond 2^18 records and 2^31 - 1 blocks: under 2^18 + 2^13 * 256 <
+/// 2^24 records and 2^31 + 2^13 * 2^26 < 2^40 blocks.
+const MAX_ARENA_ADD_BLOCKS: u64 = 1 << 26;
 
 /// A `__device__` variable of `ty`, zeroed, as a generic pointer.
 fn device<'ctx>(module: &Module<'ctx>, name: &str, ty: inkwell::types::BasicTypeEnum<'ctx>, align: u32) -> PointerValue<'ctx> {
@@ -78,6 +87,9 @@ pub(super) struct Arena<'ctx> {
     pub records: PointerValue<'ctx>,
     owner: PointerValue<'ctx>,
     cursor: PointerValue<'ctx>,
+    /// The cursor before the first add that found no room, kept as `u64::MAX - cursor` (0:
+    /// none): the records before it are the arena's, all of them placed.
+    overflow: PointerValue<'ctx>,
     /// Kept as `u32::MAX - smallest`, so that its zero start is a reset state.
     min_threads: PointerValue<'ctx>,
     max_threads: PointerValue<'ctx>,
@@ -100,6 +112,7 @@ impl<'ctx> Arena<'ctx> {
             records: device(module, &name(""), ctx.i8_type().array_type((capacity * stride) as u32).into(), 16),
             owner: device(module, &name("_owner"), i64t.into(), 8),
             cursor: device(module, &name("_cursor"), i64t.into(), 8),
+            overflow: device(module, &name("_overflow"), i64t.into(), 8),
             min_threads: device(module, &name("_min_threads"), i32t.into(), 4),
             max_threads: device(module, &name("_max_threads"), i32t.into(), 4),
             capacity,
@@ -114,10 +127,11 @@ impl<'ctx> Arena<'ctx> {
         ok(b.build_int_compare(IntPredicate::ULT, offset, i64t.const_int(self.capacity * self.stride, false), "in.arena"))
     }
 
-    /// Gives the arena back: cursor and sizes cleared, a fence, the owner cleared.
+    /// Gives the arena back: cursor, overflow and sizes cleared, a fence, the owner cleared.
     pub(super) fn release(&self, e: &Emit<'_, 'ctx>) {
         let b = e.b;
         ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, self.cursor, e.c64(0), AtomicOrdering::Monotonic));
+        ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, self.overflow, e.c64(0), AtomicOrdering::Monotonic));
         ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, self.min_threads, e.c32(0), AtomicOrdering::Monotonic));
         ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, self.max_threads, e.c32(0), AtomicOrdering::Monotonic));
         e.fence();
@@ -128,49 +142,60 @@ impl<'ctx> Arena<'ctx> {
     /// for `count` records launching `blocks` child blocks of `min..=max` threads. Returns
     /// `(at, base)`: the first record's index (`u32::MAX` when there is no room) and their
     /// first block.
+    ///
+    /// Room is taken with one `atomicAdd` on the cursor, after a read that sees room: a
+    /// compare-and-swap loop succeeds once per round trip to memory when many blocks end at
+    /// once (a level of QT ends thousands), an add once per clock. The adds are ordered, and
+    /// once one finds no room every later one finds none either (the cursor is past the limit
+    /// it crossed), so the records before the first such add, which keeps its cursor in
+    /// `overflow` (the largest `u64::MAX - cursor`: the smallest cursor), are all placed.
     fn reserve(&self, e: &Emit<'_, 'ctx>, key: IntValue<'ctx>, count: IntValue<'ctx>, blocks: IntValue<'ctx>, min: IntValue<'ctx>, max: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>) {
         let b = e.b;
         let ctx = e.module.get_context();
         let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
         let start = b.get_insert_block().expect("positioned");
         let bb = |name: &str| ctx.append_basic_block(e.f, name);
-        let (mine, attempt, fits_bb, took, done) = (bb("arena.mine"), bb("arena.attempt"), bb("arena.fits"), bb("arena.took"), bb("arena.done"));
+        let (mine, add_bb, took, missed, done) = (bb("arena.mine"), bb("arena.add"), bb("arena.took"), bb("arena.missed"), bb("arena.done"));
         let claimed = ok(b.build_cmpxchg(self.owner, e.c64(0), key, AtomicOrdering::Monotonic, AtomicOrdering::Monotonic));
         let old = ok(b.build_extract_value(claimed, 0, "old.owner")).into_int_value();
         let free = ok(b.build_int_compare(IntPredicate::EQ, old, e.c64(0), "was.free"));
         let own = ok(b.build_int_compare(IntPredicate::EQ, old, key, "was.mine"));
         ok(b.build_conditional_branch(ok(b.build_or(free, own, "ours")), mine, done));
         b.position_at_end(mine);
+        let (count64, blocks64) = (ok(b.build_int_z_extend(count, i64t, "count64")), ok(b.build_int_z_extend(blocks, i64t, "blocks64")));
+        // Whether `count` records and `blocks` blocks fit after the cursor `cur`.
+        let fits = |cur: IntValue<'ctx>, name: &str| {
+            let taken = ok(b.build_right_shift(cur, e.c64(CURSOR_SHIFT), false, "taken"));
+            let launched = ok(b.build_and(cur, e.c64((1 << CURSOR_SHIFT) - 1), "launched"));
+            let room = ok(b.build_int_compare(IntPredicate::ULE, ok(b.build_int_add(taken, count64, "taken.after")), e.c64(self.capacity), "room"));
+            let grid_room = ok(b.build_int_compare(IntPredicate::ULE, ok(b.build_int_add(launched, blocks64, "launched.after")), e.c64(MAX_GRID_X), "grid.room"));
+            (ok(b.build_and(room, grid_room, name)), taken, launched)
+        };
         // the releaser's clearing of the cursor comes before its clearing of the owner
         e.fence();
-        let cur0 = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, self.cursor, e.c64(0), AtomicOrdering::Monotonic));
-        ok(b.build_unconditional_branch(attempt));
-        b.position_at_end(attempt);
-        let cur = ok(b.build_phi(i64t, "cursor"));
-        let cv = cur.as_basic_value().into_int_value();
-        let taken = ok(b.build_int_truncate(ok(b.build_right_shift(cv, e.c64(32), false, "taken64")), i32t, "taken"));
-        let launched = ok(b.build_int_truncate(cv, i32t, "launched"));
-        let room = ok(b.build_int_compare(IntPredicate::ULE, count, ok(b.build_int_sub(e.c32(self.capacity), taken, "left")), "room"));
-        let grid_room = ok(b.build_int_compare(IntPredicate::ULE, blocks, ok(b.build_int_sub(e.c32(MAX_GRID_X), launched, "blocks.left")), "grid.room"));
-        ok(b.build_conditional_branch(ok(b.build_and(room, grid_room, "fits")), fits_bb, done));
-        b.position_at_end(fits_bb);
-        let add = ok(b.build_int_add(ok(b.build_left_shift(ok(b.build_int_z_extend(count, i64t, "count64")), e.c64(32), "records")), ok(b.build_int_z_extend(blocks, i64t, "blocks64")), "add"));
-        let want = ok(b.build_int_add(cv, add, "want"));
-        let swapped = ok(b.build_cmpxchg(self.cursor, cv, want, AtomicOrdering::Monotonic, AtomicOrdering::Monotonic));
-        let seen = ok(b.build_extract_value(swapped, 0, "seen")).into_int_value();
-        let success = ok(b.build_extract_value(swapped, 1, "swapped")).into_int_value();
-        cur.add_incoming(&[(&cur0, mine), (&seen, fits_bb)]);
-        ok(b.build_conditional_branch(success, took, attempt));
+        let (seen_room, _, _) = fits(read64(e, self.cursor), "seen.room");
+        let small = ok(b.build_int_compare(IntPredicate::ULE, blocks64, e.c64(MAX_ARENA_ADD_BLOCKS), "few.blocks"));
+        let looked = b.get_insert_block().expect("positioned");
+        ok(b.build_conditional_branch(ok(b.build_and(seen_room, small, "try")), add_bb, done));
+        b.position_at_end(add_bb);
+        let add = ok(b.build_int_add(ok(b.build_left_shift(count64, e.c64(CURSOR_SHIFT), "records")), blocks64, "add"));
+        let cur = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, self.cursor, add, AtomicOrdering::Monotonic));
+        let (placed, taken, launched) = fits(cur, "placed");
+        ok(b.build_conditional_branch(placed, took, missed));
         b.position_at_end(took);
+        let (taken32, launched32) = (ok(b.build_int_truncate(taken, i32t, "taken32")), ok(b.build_int_truncate(launched, i32t, "launched32")));
         ok(b.build_atomicrmw(AtomicRMWBinOp::UMax, self.min_threads, ok(b.build_int_sub(e.c32(u32::MAX as u64), min, "min.kept")), AtomicOrdering::Monotonic));
         ok(b.build_atomicrmw(AtomicRMWBinOp::UMax, self.max_threads, max, AtomicOrdering::Monotonic));
+        ok(b.build_unconditional_branch(done));
+        b.position_at_end(missed);
+        ok(b.build_atomicrmw(AtomicRMWBinOp::UMax, self.overflow, ok(b.build_int_sub(e.c64(u64::MAX), cur, "overflow.kept")), AtomicOrdering::Monotonic));
         ok(b.build_unconditional_branch(done));
         b.position_at_end(done);
         let at = ok(b.build_phi(i32t, "arena.at"));
         let base = ok(b.build_phi(i32t, "arena.base"));
         let none = e.c32(u32::MAX as u64);
-        at.add_incoming(&[(&none, start), (&none, attempt), (&taken, took)]);
-        base.add_incoming(&[(&e.c32(0), start), (&e.c32(0), attempt), (&launched, took)]);
+        at.add_incoming(&[(&none, start), (&none, looked), (&none, missed), (&taken32, took)]);
+        base.add_incoming(&[(&e.c32(0), start), (&e.c32(0), looked), (&e.c32(0), missed), (&launched32, took)]);
         (at.as_basic_value().into_int_value(), base.as_basic_value().into_int_value())
     }
 
@@ -182,9 +207,13 @@ impl<'ctx> Arena<'ctx> {
         let read = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, self.owner, e.c64(0), AtomicOrdering::Monotonic));
         e.if_then(ok(b.build_int_compare(IntPredicate::EQ, read, key, "arena.ours")), || {
             let i32t = e.module.get_context().i32_type();
-            let cur = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, self.cursor, e.c64(0), AtomicOrdering::Monotonic));
-            let n = ok(b.build_int_truncate(ok(b.build_right_shift(cur, e.c64(32), false, "n64")), i32t, "arena.count"));
-            let blocks = ok(b.build_int_truncate(cur, i32t, "arena.blocks"));
+            // the cursor, or where the first add that found no room found it
+            let cur = read64(e, self.cursor);
+            let kept = read64(e, self.overflow);
+            let overflowed = ok(b.build_int_compare(IntPredicate::NE, kept, e.c64(0), "overflowed"));
+            let end = ok(b.build_select(overflowed, ok(b.build_int_sub(e.c64(u64::MAX), kept, "overflow.at")), cur, "arena.end")).into_int_value();
+            let n = ok(b.build_int_truncate(ok(b.build_right_shift(end, e.c64(CURSOR_SHIFT), false, "n64")), i32t, "arena.count"));
+            let blocks = ok(b.build_int_truncate(end, i32t, "arena.blocks"));
             let largest = ok(b.build_atomicrmw(AtomicRMWBinOp::UMax, self.max_threads, e.c32(0), AtomicOrdering::Monotonic));
             let mut wanted = ok(b.build_int_compare(IntPredicate::UGT, n, e.c32(1), "several"));
             if c.syncs {

@@ -400,22 +400,38 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
             None => taken.push(*l),
         }
     }
-    let Some(entries) = (!taken.is_empty()).then(|| Entries::find(module)).flatten() else {
+    if taken.is_empty() {
+        return remarks;
+    }
+    let (at_site, kernels, plan_remarks) = if asked == Granularity::Warp {
+        (taken.clone(), Vec::new(), Vec::new())
+    } else {
+        let plan = block::plan(module, &launches, &taken, asked == Granularity::Grid, &data);
+        (plan.at_site, plan.kernels, plan.remarks)
+    };
+    // A launch that only one lane of a warp makes is left alone at its site: aggregation per
+    // warp has nothing to gather there and would cost the parent registers.
+    let (at_site, one_lane): (Vec<_>, Vec<_>) = at_site.into_iter().map(|l| (l, warp::one_lane(&l))).partition(|(_, index)| index.is_none());
+    let at_site: Vec<Launch> = at_site.into_iter().map(|(l, _)| l).collect();
+    let entries = if at_site.is_empty() && kernels.is_empty() { None } else { Entries::find(module) };
+    if entries.is_none() && !(at_site.is_empty() && kernels.is_empty()) {
         for l in &taken {
             let d = Diagnostic::new(Code::AggregationRemark, Span::new(0, 0), format!("launch of {} not aggregated", name_of(l))).with_primary_message("the module declares `malloc`, `free` or `cudaGetParameterBuffer` with other types");
             remarks.push(place(d, l));
         }
         return remarks;
-    };
-    let (at_site, kernels) = if asked == Granularity::Warp {
-        (taken, Vec::new())
-    } else {
-        let plan = block::plan(module, &launches, &taken, asked == Granularity::Grid, &data);
-        for (l, code, message, why) in plan.remarks {
-            remarks.push(place(Diagnostic::new(code, Span::new(0, 0), message).with_primary_message(why), &l));
+    }
+    for (l, code, message, why) in plan_remarks {
+        if code == Code::AggregatedPerWarp && one_lane.iter().any(|(o, _)| o.call == l.call) {
+            continue; // left alone, with its R0500 below
         }
-        (plan.at_site, plan.kernels)
-    };
+        remarks.push(place(Diagnostic::new(code, Span::new(0, 0), message).with_primary_message(why), &l));
+    }
+    for (l, index) in one_lane {
+        let why = format!("the launch is made only where {}, so aggregation per warp has nothing to gather", index.expect("partitioned"));
+        remarks.push(place(Diagnostic::new(Code::AggregationRemark, Span::new(0, 0), format!("launch of {} not aggregated", name_of(&l))).with_primary_message(why), &l));
+    }
+    let Some(entries) = entries else { return remarks };
     // One aggregated kernel per child, declared before the sites call it.
     let ctx = module.get_context();
     let ptr = ctx.ptr_type(inkwell::AddressSpace::default());

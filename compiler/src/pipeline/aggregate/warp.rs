@@ -26,6 +26,10 @@
 //! return C<<<g, b, S>>>(args);   // the documented sequence, as before
 //! ```
 //!
+//! A launch made only where a thread index equals a constant ([`one_lane`]: one lane of a
+//! warp) is left alone, with `R0500`, at warp granularity and at the sites of block and grid
+//! granularity's kernels that read launch errors.
+//!
 //! The table comes from the child's static pool, else from `malloc` (`super::pool`);
 //! `C__agg` and what is left alone are [`super`]'s.
 //!
@@ -34,8 +38,13 @@
 //! hang the V2 entry point, as the `.cdp` front end's first, HIR-level V2 builds did (docs/AGGREGATION.md). Every other
 //! launch, the lanes' own as before included, is lowered to the ABI asked for.
 
+use super::super::clone::{called_function, value_name};
 use super::super::launch::{self, Launch};
-use super::super::threshold::{launch_as_documented, new_helper, ok, Config};
+use super::super::threshold::{launch_as_documented, new_helper, ok, successors, Config};
+use super::super::uniform;
+use inkwell::basic_block::BasicBlock;
+use inkwell::values::{AsValueRef, BasicValue, InstructionOpcode, InstructionValue};
+use std::collections::{HashMap, HashSet};
 use super::{byte_gep, intrinsic, launch_agg_kernel, Child, Entries, OFF_BLOCK, OFF_DONE, OFF_GRID};
 use inkwell::module::Module;
 use inkwell::types::BasicTypeEnum;
@@ -204,4 +213,140 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
     b.position_at_end(direct);
     launch_as_documented(module, f, &b, l, l.buffer, p(0).into_pointer_value(), p(1), p(2));
     f
+}
+
+/// Why a warp's lanes never make the launch `l` together, when the IR shows it: every path to
+/// the launch takes an edge taken only where the thread's index in its block (`threadIdx.x`,
+/// `threadIdx.y * blockDim.x + threadIdx.x`) or in its grid (`blockIdx.x * blockDim.x +
+/// threadIdx.x`) equals a constant, as in `if (threadIdx.x == 0) child<<<...>>>(...)`. Such
+/// an index differs from lane to lane of a warp in blocks of one dimension (of one or two for
+/// the two-dimensional index), so the group is the lane alone: the helper would only cost the
+/// parent registers (`samples/mandelbrot.cdp`'s `mandelbrot_block`, whose thread 0 launches:
+/// 40 registers plain, 62 with the helpers). In blocks of more dimensions a few lanes may
+/// share the index; leaving their launches as they are is correct, only not gathered.
+///
+/// The edges: `P -> S` where `S` dominates the launch's block and has `P` as its one
+/// predecessor, `P` branching on a condition. The index is read through locals that only
+/// their declaration stores ([`uniform::single_store`]: the front ends' unoptimised IR), and
+/// does not change while a thread runs.
+pub(super) fn one_lane(l: &Launch<'_>) -> Option<&'static str> {
+    let target = l.buffer.unwrap_or(l.call).get_parent()?;
+    let blocks = l.function.get_basic_blocks();
+    let at: HashMap<BasicBlock<'_>, usize> = blocks.iter().enumerate().map(|(i, b)| (*b, i)).collect();
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
+    for (i, b) in blocks.iter().enumerate() {
+        for s in successors(*b) {
+            preds[at[&s]].push(i);
+        }
+    }
+    // Dominators, by the iterative data-flow rule (kernels have hundreds of blocks at most).
+    let all: HashSet<usize> = (0..blocks.len()).collect();
+    let mut dom: Vec<HashSet<usize>> = (0..blocks.len()).map(|i| if i == 0 { HashSet::from([0]) } else { all.clone() }).collect();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for i in 1..blocks.len() {
+            let mut next = preds[i].iter().map(|p| dom[*p].clone()).reduce(|a, b| a.intersection(&b).copied().collect()).unwrap_or_default();
+            next.insert(i);
+            if next != dom[i] {
+                dom[i] = next;
+                changed = true;
+            }
+        }
+    }
+    let mut dominators: Vec<usize> = dom[at[&target]].iter().copied().collect();
+    dominators.sort_unstable();
+    dominators.into_iter().find_map(|s| match preds[s].as_slice() {
+        [p] => blocks[*p].get_terminator().and_then(|t| taken_where_index_is_constant(t, blocks[s])),
+        _ => None,
+    })
+}
+
+/// Whether the branch `t` goes to `to` only where a thread index equals a constant
+/// ([`one_lane`]).
+fn taken_where_index_is_constant(t: InstructionValue<'_>, to: BasicBlock<'_>) -> Option<&'static str> {
+    if t.get_opcode() != InstructionOpcode::Br || t.get_num_operands() != 3 {
+        return None;
+    }
+    // A conditional branch's operands: the condition, the false target, the true target.
+    let target = |i: u32| t.get_operand(i).and_then(|o| o.block());
+    let (on_false, on_true) = (target(1)? == to, target(2)? == to);
+    if on_false == on_true {
+        return None;
+    }
+    holds(t.get_operand(0)?.value()?, on_true, 0)
+}
+
+/// Whether `cond` being `value` means a thread index equals a constant: `index == c`,
+/// `index != c` false, `a && b` true with either, and the front ends' `(int)b != 0`.
+fn holds(cond: BasicValueEnum<'_>, value: bool, depth: u32) -> Option<&'static str> {
+    let c = local(cond, depth)?.as_instruction_value()?;
+    let operands = [c.get_operand(0).and_then(|o| o.value()), c.get_operand(1).and_then(|o| o.value())];
+    let constant = |v: Option<BasicValueEnum<'_>>| v.filter(|v| v.is_int_value() && v.into_int_value().is_const()).map(|v| v.into_int_value().get_zero_extended_constant());
+    match c.get_opcode() {
+        InstructionOpcode::And if value => operands.into_iter().flatten().find_map(|o| holds(o, true, depth + 1)),
+        InstructionOpcode::ZExt | InstructionOpcode::SExt => holds(operands[0]?, value, depth + 1),
+        InstructionOpcode::ICmp => {
+            let eq = match c.get_icmp_predicate()? {
+                IntPredicate::EQ => value,
+                IntPredicate::NE => !value,
+                _ => return None,
+            };
+            let (other, k) = match (constant(operands[0]), constant(operands[1])) {
+                (_, Some(k)) => (operands[0]?, k),
+                (Some(k), _) => (operands[1]?, k),
+                _ => return None,
+            };
+            // `b != 0` of a widened `b`: `b` itself; else `index == k`.
+            let widened_bool = local(other, depth).and_then(|v| v.as_instruction_value()).is_some_and(|i| matches!(i.get_opcode(), InstructionOpcode::ZExt | InstructionOpcode::SExt) && i.get_operand(0).and_then(|o| o.value()).is_some_and(|b| b.is_int_value() && b.into_int_value().get_type().get_bit_width() == 1));
+            if widened_bool && k == Some(0) {
+                holds(other, !eq, depth + 1)
+            } else if eq {
+                thread_index(other)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `v`, or what the one store of the local it loads stored, followed.
+fn local<'ctx>(v: BasicValueEnum<'ctx>, depth: u32) -> Option<BasicValueEnum<'ctx>> {
+    let mut v = v;
+    for _ in depth..MAX_DEPTH {
+        match v.as_instruction_value().filter(|i| i.get_opcode() == InstructionOpcode::Load) {
+            Some(load) => v = uniform::single_store(load)?,
+            None => return Some(v),
+        }
+    }
+    None
+}
+
+/// How deep [`holds`] and [`local`] follow values.
+const MAX_DEPTH: u32 = 8;
+
+/// Which thread index `v` computes, if it is one [`one_lane`] takes.
+fn thread_index<'ctx>(v: BasicValueEnum<'ctx>) -> Option<&'static str> {
+    let reads = |v: BasicValueEnum<'ctx>, reg: &str| {
+        local(v, 0).and_then(|v| v.as_instruction_value()).and_then(|i| called_function(i.as_value_ref())).is_some_and(|f| value_name(f) == format!("llvm.nvvm.read.ptx.sreg.{reg}"))
+    };
+    if reads(v, "tid.x") {
+        return Some("`threadIdx.x` equals a constant: no two lanes of a warp make it together in blocks of one dimension");
+    }
+    let operands = |i: InstructionValue<'ctx>| -> Option<[BasicValueEnum<'ctx>; 2]> { Some([i.get_operand(0)?.value()?, i.get_operand(1)?.value()?]) };
+    // `a * b` with {a, b} = {x, y}, in either order.
+    let product_of = |v: BasicValueEnum<'ctx>, x: &str, y: &str| {
+        local(v, 0).and_then(|v| v.as_instruction_value()).filter(|i| i.get_opcode() == InstructionOpcode::Mul).and_then(operands).is_some_and(|[a, b]| (reads(a, x) && reads(b, y)) || (reads(a, y) && reads(b, x)))
+    };
+    let inst = local(v, 0)?.as_instruction_value().filter(|i| matches!(i.get_opcode(), InstructionOpcode::Add | InstructionOpcode::Or))?;
+    let [a, b] = operands(inst)?;
+    let other = if reads(a, "tid.x") { b } else if reads(b, "tid.x") { a } else { return None };
+    if product_of(other, "tid.y", "ntid.x") {
+        Some("`threadIdx.y * blockDim.x + threadIdx.x` equals a constant: no two lanes of a warp make it together in blocks of one or two dimensions")
+    } else if product_of(other, "ctaid.x", "ntid.x") {
+        Some("`blockIdx.x * blockDim.x + threadIdx.x` equals a constant: no two lanes of a warp make it together in blocks of one dimension")
+    } else {
+        None
+    }
 }
