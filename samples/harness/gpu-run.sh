@@ -67,6 +67,12 @@ CUBINS="nvcc=$WORK/nvcc"
 for label in ${LABELS:-$ALL_LABELS}; do
     CUBINS="$CUBINS $label=build/gpu/$label"
 done
+# CLANG_RAW=1 adds `clang-raw-v1`: every sample built by clang++-22 itself (V1 launches that cdpc
+# did not write; xtask/src/clang_raw.rs), to time cdpc-v1 against. For timing only: where Clang
+# contracts floating point differently its output may differ from nvcc's ("identical: NO").
+if [ "${CLANG_RAW:-0}" = 1 ]; then
+    CUBINS="$CUBINS clang-raw-v1=build/gpu/clang-raw-v1"
+fi
 # $CUBINS unquoted: one argument per label (no label or path has a space)
 timeout 540 "$RUN" diff --manifests samples --cubins $CUBINS \
     --repeat "$REPEAT" --warmup 3 --seed "$SEED" --results "$RESULTS_DIR/gpu-diff.md" || status=1
