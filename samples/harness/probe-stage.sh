@@ -16,7 +16,7 @@
 # manifests/tessellate.toml, bin/cdpc-run (when target/release/cdpc-run is built: `cargo build
 # --release -p runtime-shim --features loader --bin cdpc-run`) and BUILD-INFO. Each cdpc build is
 # linked by cdpc itself (ptxas, nvlink, libcudadevrt), nvcc's as samples/check.sh links it.
-# Both launch ABIs: LAUNCH_ABI=v1 builds the cdpc cubins with the documented one (default v2).
+# LAUNCH_ABI=v1 builds the cdpc cubins with the documented launch ABI (default v2).
 set -eu
 SAMPLE=${1:?usage: probe-stage.sh SAMPLE "FLAGS" NAME=CDPC [NAME=CDPC ...]}
 FLAGS=${2?usage: probe-stage.sh SAMPLE "FLAGS" NAME=CDPC [NAME=CDPC ...]}
@@ -26,7 +26,8 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 SRC=$here/samples/$SAMPLE.cdp
 [ -f "$SRC" ] || SRC=$here/samples/$SAMPLE.cu
 [ -f "$SRC" ] || { echo "probe-stage.sh: no samples/$SAMPLE.cdp or .cu" >&2; exit 2; }
-STAGE=$here/gpu-stage/probe-$SAMPLE
+# TAG=NAME stages into gpu-stage/probe-SAMPLE-NAME instead (several flag sets side by side)
+STAGE=$here/gpu-stage/probe-$SAMPLE${TAG:+-$TAG}
 rm -rf "$STAGE"
 mkdir -p "$STAGE/manifests" "$STAGE/nvcc"
 cp "$here/samples/$SAMPLE.toml" "$STAGE/manifests/"
@@ -59,4 +60,4 @@ if [ -x "$here/target/release/cdpc-run" ]; then
     cp "$here/target/release/cdpc-run" "$STAGE/bin/"
 fi
 echo "$info" > "$STAGE/BUILD-INFO"
-echo "staged in gpu-stage/probe-$SAMPLE; on the GPU machine: sh samples/harness/probe-run.sh gpu-stage/probe-$SAMPLE"
+echo "staged in $STAGE; on the GPU machine: sh samples/harness/probe-run.sh gpu-stage/$(basename "$STAGE")"
