@@ -37,6 +37,7 @@ mkdir -p "$OUT"
 cd "${SRC_DIR:-$here}"
 status=0
 for f in *.cdp *.cu; do
+    [ -e "$f" ] || continue     # a folder without .cu (or .cdp) files: the pattern itself
     n=${f%.*}
     if nvcc -x cu -rdc=true -arch=sm_90 -cubin -Werror all-warnings \
             -o "$OUT/$n.o" "$f" 2>"$OUT/$n.err" \

@@ -214,7 +214,7 @@ fn elf_listing(cuobjdump: &Path, cubin: &Path) -> String {
 #[test]
 fn aggregated_ptx_snapshots() {
     use cdpc::pipeline::aggregate::Granularity;
-    let heavy = ["bfs", "c_statements", "c_types", "early_return_sync", "grid_instances", "irregular_loop", "kernel_pointers", "launch_patterns", "launch_shapes", "mandelbrot", "spmv"];
+    let heavy = ["bfs", "c_statements", "c_types", "early_return_sync", "grid_instances", "irregular_loop", "kernel_pointers", "launch_patterns", "launch_shapes", "mandelbrot", "spmv", "tessellate"];
     let at = |aggregate: Granularity| move |o: CompileOptions| CompileOptions { aggregate, ..o };
     let (block, warp, grid) = (at(Granularity::Block), at(Granularity::Warp), at(Granularity::Grid));
     check_variants("aggregation", &heavy, &[("agg-block", &block), ("agg-warp", &warp), ("agg-grid", &grid)]);
@@ -228,5 +228,5 @@ fn thresholded_ptx_snapshots() {
     use cdpc::pipeline::aggregate::Granularity;
     let with = |aggregate: Granularity| move |o: CompileOptions| CompileOptions { launch_threshold: 128, aggregate, ..o };
     let (alone, warp) = (with(Granularity::Off), with(Granularity::Warp));
-    check_variants("thresholding", &["bfs", "c_statements", "c_types", "kernel_pointers", "launch_shapes", "small_children"], &[("threshold", &alone), ("threshold-warp", &warp)]);
+    check_variants("thresholding", &["bfs", "c_statements", "c_types", "kernel_pointers", "launch_shapes", "small_children", "tessellate"], &[("threshold", &alone), ("threshold-warp", &warp)]);
 }

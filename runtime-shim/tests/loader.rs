@@ -533,3 +533,101 @@ fn conditional_nodes_and_condition_handles() {
     let kinds: Vec<CondKind> = s.graphs.iter().flat_map(|g| &g.nodes).filter_map(|n| if let Node::Conditional(c) = n { Some(c.kind) } else { None }).collect();
     assert!(kinds.contains(&CondKind::If) && kinds.contains(&CondKind::While), "{kinds:?}");
 }
+
+/// A manifest with `time_alone` (err_pending_limit) has each compiler's cubin timed by a call
+/// of its own (`cdpc-run`: a process of its own), in the labels' order, each cell getting its
+/// own call's times and problems; any other sample's cubins are timed in one call together.
+/// The checked runs and the byte-for-byte comparison are the same for both.
+#[test]
+fn time_alone_times_each_cubin_by_itself() {
+    use runtime_shim::loader::{Interleaved, LoadError};
+    use std::cell::RefCell;
+    let pending = manifest("err_pending_limit");
+    assert!(pending.time_alone.as_deref().is_some_and(|why| why.contains("pending-launch pool")), "{:?}", pending.time_alone);
+    let h = manifest("hello");
+    assert_eq!(h.time_alone, None);
+    let folder = tempfile::tempdir().unwrap();
+    let labels: Vec<Label> = ["nvcc", "cdpc-v2", "cdpc-v1"]
+        .iter()
+        .map(|name| {
+            let dir = folder.path().join(name);
+            std::fs::create_dir(&dir).unwrap();
+            for m in [&h, &pending] {
+                std::fs::write(dir.join(format!("{}.cubin", m.name)), b"stand-in").unwrap();
+            }
+            Label { name: name.to_string(), dir }
+        })
+        .collect();
+    let calls: RefCell<Vec<(String, Vec<String>)>> = RefCell::new(Vec::new());
+    let label_of = |p: &Path| p.parent().unwrap().file_name().unwrap().to_string_lossy().into_owned();
+    // each label's runs take its position in the labels' list plus 1 ms; cdpc-v1's call by
+    // itself fails, so that a failed call is seen to touch only its own cell
+    let time = |m: &Manifest, cubins: &[&Path]| -> Result<Interleaved, LoadError> {
+        let names: Vec<String> = cubins.iter().map(|p| label_of(p)).collect();
+        calls.borrow_mut().push((m.name.clone(), names.clone()));
+        if m.time_alone.is_some() && names == ["cdpc-v1"] {
+            return Err(LoadError::Isolated("stopped after 180 s".into()));
+        }
+        let times = names.iter().map(|n| vec![labels.iter().position(|l| &l.name == n).unwrap() as f64 + 1.0; 3]).collect();
+        Ok(Interleaved { times_ms: times, problems: vec![Vec::new(); names.len()] })
+    };
+    let run = |_: &Path, m: &Manifest| Ok(perfect_output(m));
+    let results = diff::run_all(&[h.clone(), pending.clone()], &labels, run, time, |_| {});
+    let calls = calls.into_inner();
+    let alone: Vec<Vec<String>> = calls.iter().filter(|(n, _)| n == "err_pending_limit").map(|(_, c)| c.clone()).collect();
+    assert_eq!(alone, [vec!["nvcc"], vec!["cdpc-v2"], vec!["cdpc-v1"]]);
+    let together: Vec<Vec<String>> = calls.iter().filter(|(n, _)| n == "hello").map(|(_, c)| c.clone()).collect();
+    assert_eq!(together, [vec!["nvcc", "cdpc-v2", "cdpc-v1"]]);
+    let times = |s: &SampleResult, k: usize| match &s.cells[k] {
+        Cell::Ran { output, .. } => output.times_ms.clone(),
+        other => panic!("{other:?}"),
+    };
+    for s in &results {
+        assert_eq!(times(s, 0), [1.0; 3], "{}", s.manifest.name);
+        assert_eq!(times(s, 1), [2.0; 3], "{}", s.manifest.name);
+    }
+    assert_eq!(times(&results[0], 2), [3.0; 3]);
+    assert!(results[0].cells.iter().all(Cell::is_ok));
+    // the failed call: cdpc-v1's cell of err_pending_limit fails with its reason, no other
+    assert!(matches!(&results[1].cells[2], Cell::Ran { reasons, .. } if reasons == &["timing: stopped after 180 s"]));
+    assert!(results[1].cells[..2].iter().all(Cell::is_ok));
+    let notes = diff::timing_notes(&results);
+    assert!(notes.starts_with("- **err_pending_limit**: each compiler's cubin timed in a process of its own"), "{notes}");
+    assert_eq!(notes.lines().count(), 1, "{notes}");
+    assert_eq!(diff::timing_notes(&results[..1]), "");
+}
+
+/// `cdpc-run diff` over err_pending_limit end to end, through its child processes: without a
+/// GPU it stops at once with the driver's reason (printed, and the test says it skipped the
+/// run); with one, stand-in cubins fail their checked runs and are not timed.
+#[test]
+fn diff_of_a_time_alone_sample_without_a_gpu() {
+    let runner = env!("CARGO_BIN_EXE_cdpc-run");
+    let folder = tempfile::tempdir().unwrap();
+    let manifests = folder.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
+    std::fs::copy(samples_dir().join("err_pending_limit.toml"), manifests.join("err_pending_limit.toml")).unwrap();
+    let mut labels = Vec::new();
+    for name in ["nvcc", "cdpc-v2"] {
+        let dir = folder.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("err_pending_limit.cubin"), b"stand-in").unwrap();
+        labels.push(format!("{name}={}", dir.display()));
+    }
+    let out = std::process::Command::new(runner)
+        .args(["diff", "--manifests"])
+        .arg(&manifests)
+        .arg("--cubins")
+        .args(&labels)
+        .args(["--repeat", "2", "--warmup", "0"])
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    if text.contains("no CUDA driver found") {
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        println!("skipped: no GPU here, so nothing is timed; cdpc-run said: {}", text.trim());
+    } else {
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        assert!(text.contains("FAIL  err_pending_limit from cdpc-v2"), "{text}");
+    }
+}

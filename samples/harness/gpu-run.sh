@@ -12,6 +12,8 @@
 # with nvcc's, then every sample's cubins that passed timed together, interleaved run by run in
 # a seeded random order: REPEAT (default 30) rounds after 3 warm-up runs of each; min / median /
 # max per compiler and the ratio to nvcc with its 95% bootstrap interval (docs/gpu-benchmarks.md).
+# A sample whose manifest says `time_alone` (err_pending_limit: its interleaved timing stopped
+# making progress, issue 28) is timed one compiler's cubin at a time, each in its own process.
 # The results file goes to $OUT/gpu-diff.md (and results/gpu-diff.md in this copy of the
 # repository). Exit status 0 when all passed.
 #
@@ -65,6 +67,12 @@ CUBINS="nvcc=$WORK/nvcc"
 for label in ${LABELS:-$ALL_LABELS}; do
     CUBINS="$CUBINS $label=build/gpu/$label"
 done
+# CLANG_RAW=1 adds `clang-raw-v1`: every sample built by clang++-22 itself (V1 launches that cdpc
+# did not write; xtask/src/clang_raw.rs), to time cdpc-v1 against. For timing only: where Clang
+# contracts floating point differently its output may differ from nvcc's ("identical: NO").
+if [ "${CLANG_RAW:-0}" = 1 ]; then
+    CUBINS="$CUBINS clang-raw-v1=build/gpu/clang-raw-v1"
+fi
 # $CUBINS unquoted: one argument per label (no label or path has a space)
 timeout 540 "$RUN" diff --manifests samples --cubins $CUBINS \
     --repeat "$REPEAT" --warmup 3 --seed "$SEED" --results "$RESULTS_DIR/gpu-diff.md" || status=1

@@ -20,6 +20,7 @@
 //! bench-compile's plot in pure Rust).
 
 mod bench;
+mod clang_raw;
 mod python;
 
 use std::env;
@@ -113,7 +114,9 @@ usage: cargo xtask <command>
                     =warp into build/gpu/cdpc-v2-threshold-warp; every sample as CUDA C++
                     (-x cu) into build/gpu/cdpc-clang-ABI, -clang-ABI-threshold (1024),
                     -clang-ABI-agg-warp, cdpc-clang-v2-agg-block, -agg-grid and
-                    cdpc-clang-v2-threshold-warp, -block and -grid (128); and the release
+                    cdpc-clang-v2-threshold-warp, -block and -grid (128); every sample
+                    by clang++-22 itself (V1 launches, for timing only) into
+                    build/gpu/clang-raw-v1; and the release
                     cdpc-run into build/gpu/bin/; carry build/gpu to the GPU machine and run
                     `sh samples/harness/gpu-run.sh` there; then gpu-bench-bundle
   bench-compile [--sizes 1,10,100,1000] [--repeat N] [--tiny]
@@ -668,6 +671,9 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
             }
         }
     }
+    // V1 code that cdpc did not write: every sample by clang++-22 itself (clang_raw.rs), for
+    // timing cdpc-v1 against; optional, so a sample it cannot build is skipped with the reason.
+    clang_raw::build(root, &root.join(CUDA_DIR).join("nvidia/cu13"), &format!("clang++-{LLVM_MAJOR}"), &gpu, &names)?;
     // The second front end (kernels built with inkwell, no .cdp source) runs on the GPU too.
     println!("gpu-bundle: cargo run --release -p cdpc --example inkwell_frontend");
     let example_cubin = gpu.join("inkwell_frontend.cubin");

@@ -26,10 +26,11 @@ usage:
       run), compare outputs byte for byte with the reference (default: the label `nvcc`,
       else the first); then time the cubins that passed together, interleaved: N warm-up runs
       of each (default 3), then --repeat rounds (default 30) in each of which every compiler
-      runs once, in a random order drawn from --seed; print one table (min / median / max ms,
-      the ratio of medians to the reference with its 95% bootstrap interval, faster/slower
-      only where the interval excludes 1) and write it with the device, driver, date and
-      command line to FILE (markdown)
+      runs once, in a random order drawn from --seed (a manifest with `time_alone`: each
+      cubin timed by itself, in a process of its own, one label after another); print one
+      table (min / median / max ms, the ratio of medians to the reference with its 95%
+      bootstrap interval, faster/slower only where the interval excludes 1) and write it
+      with the device, driver, date and command line to FILE (markdown)
   cdpc-run device
       print the GPU and driver this machine has
 ";
@@ -217,9 +218,14 @@ fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
     let table = diff::table(&results, &labels, reference, common.seed);
     let summary = diff::summary(&results, &labels, reference, common.seed);
     let details = diff::details(&results, &labels, reference);
+    let notes = diff::timing_notes(&results);
     let passed = diff::all_passed(&results, reference);
     println!();
     print!("{table}");
+    if !notes.is_empty() {
+        println!();
+        print!("{notes}");
+    }
     println!();
     print!("{summary}");
     if !details.is_empty() {
@@ -239,11 +245,12 @@ fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
              - timing: every compiler's cubins of a sample loaded in one process and timed interleaved: {warmup} warm-up \
              runs of each, then {repeat} rounds in each of which every compiler runs once, in a random order (seed {seed}); \
              CUDA events recorded around the top-level launch and the completion of its launch tree (ms); min / median / max \
-             per compiler; ratio = compiler median / {reference_name} median, with the 95% percentile-bootstrap interval \
+             per compiler (samples whose manifest says `time_alone`: each compiler's cubin in a process of its own, one after \
+             another, listed below the table); ratio = compiler median / {reference_name} median, with the 95% percentile-bootstrap interval \
              ({resamples} resamples, seed {seed}); a compiler is called faster or slower only where that interval excludes 1\n\
              - identical: buffers, `__device__` globals and printed output compared byte for byte with {reference_name}'s run\n\
              - result: {verdict}\n\n\
-             {table}\n## Summary\n\n{summary}\n{details_heading}{details}",
+             {table}\n{notes_section}## Summary\n\n{summary}\n{details_heading}{details}",
             reference_name = labels[reference].name,
             date = diff::today(),
             repeat = common.options.repeat,
@@ -252,6 +259,7 @@ fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
             resamples = stats::RESAMPLES,
             verdict = if passed { "all samples passed" } else { "some samples FAILED" },
             details_heading = if details.is_empty() { "" } else { "## Details\n\n" },
+            notes_section = if notes.is_empty() { String::new() } else { format!("## Timed one compiler at a time\n\n{notes}\n") },
         );
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             let _ = std::fs::create_dir_all(parent);

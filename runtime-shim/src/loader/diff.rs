@@ -132,7 +132,9 @@ pub struct SampleResult {
 
 /// Runs every sample from every label's folder (needs a GPU): first each cubin's checked run
 /// with `run` (the cubin's path and its manifest; `cdpc-run` runs each in its own process),
-/// then the cubins that passed, timed together with `time` (interleaved, `cuda::time_interleaved`).
+/// then the cubins that passed, timed together with `time` (interleaved, `cuda::time_interleaved`),
+/// or, for a manifest with `time_alone`, each by itself with its own call of `time` (`cdpc-run`:
+/// its own process), one label after another; the outputs are compared either way.
 /// `progress` gets one line per cell.
 pub fn run_all(
     manifests: &[Manifest],
@@ -151,10 +153,17 @@ pub fn run_all(
                 .map(|(label, path)| if path.is_file() { judge(m, run(path, m)) } else { missing_cubin(m, label, path) })
                 .collect();
             let timed: Vec<usize> = (0..cells.len()).filter(|&k| cells[k].timeable(m)).collect();
-            if !timed.is_empty() {
-                let timed_paths: Vec<&Path> = timed.iter().map(|&k| paths[k].as_path()).collect();
-                let outcome = time(m, &timed_paths);
-                for (j, &k) in timed.iter().enumerate() {
+            // one timing of all the cubins together, interleaved; or, where the manifest says
+            // `time_alone`, one of each cubin by itself (its own process), in the labels' order
+            let groups: Vec<Vec<usize>> = match () {
+                _ if timed.is_empty() => Vec::new(),
+                _ if m.time_alone.is_some() => timed.iter().map(|&k| vec![k]).collect(),
+                _ => vec![timed],
+            };
+            for group in groups {
+                let group_paths: Vec<&Path> = group.iter().map(|&k| paths[k].as_path()).collect();
+                let outcome = time(m, &group_paths);
+                for (j, &k) in group.iter().enumerate() {
                     if let Cell::Ran { output, reasons } = &mut cells[k] {
                         match &outcome {
                             Ok(t) => {
@@ -299,6 +308,24 @@ pub fn details(results: &[SampleResult], labels: &[Label], reference: usize) -> 
         }
         if let Some(p) = printed {
             let _ = writeln!(out, "  - printed: `{}`", String::from_utf8_lossy(p).escape_debug());
+        }
+    }
+    out
+}
+
+/// The samples timed one compiler at a time (`time_alone` in their manifests), with the reason:
+/// their ratios compare runs of different processes, one after another, not interleaved rounds.
+/// Empty when there are none.
+pub fn timing_notes(results: &[SampleResult]) -> String {
+    let mut out = String::new();
+    for s in results {
+        if let Some(why) = &s.manifest.time_alone {
+            let _ = writeln!(
+                out,
+                "- **{}**: each compiler's cubin timed in a process of its own, one after another (not interleaved; its ratios include \
+                 whatever drifts between processes): {why}",
+                s.manifest.name
+            );
         }
     }
     out

@@ -290,6 +290,7 @@ struct RawManifest {
     abis: Option<Vec<String>>,
     expect_error: Option<String>,
     no_threshold: Option<String>,
+    time_alone: Option<String>,
 }
 
 fn yes() -> bool {
@@ -633,6 +634,10 @@ pub struct Manifest {
     /// Why the sample means nothing when small launches run in their launching thread
     /// (`-flaunch-threshold`): builds with it are "not built" rather than failures.
     pub no_threshold: Option<String>,
+    /// Why each compiler's cubin is timed in a process of its own (`cdpc-run diff`), one after
+    /// another, instead of all of them interleaved in one process: err_pending_limit's
+    /// interleaved timing stopped making progress after many runs (issue 28).
+    pub time_alone: Option<String>,
 }
 
 fn dims(value: &toml::Value, what: &str, vars: &BTreeMap<String, i64>) -> Result<[u32; 3]> {
@@ -678,9 +683,9 @@ impl Manifest {
     pub fn parse(name: &str, text: &str) -> Result<Manifest> {
         let raw: RawManifest = toml::from_str(text).map_err(|e| {
             let message = e.to_string();
-            let top_level = ["description", "deterministic", "stdout", "abis", "expect_error", "no_threshold"];
+            let top_level = ["description", "deterministic", "stdout", "abis", "expect_error", "no_threshold", "time_alone"];
             if top_level.iter().any(|k| message.contains(&format!("unknown field `{k}`"))) {
-                ManifestError(format!("{message}note: in TOML a key after a [table] header belongs to that table; put the top-level keys (description, deterministic, stdout, abis, expect_error, no_threshold) before the first [table]"))
+                ManifestError(format!("{message}note: in TOML a key after a [table] header belongs to that table; put the top-level keys (description, deterministic, stdout, abis, expect_error, no_threshold, time_alone) before the first [table]"))
             } else {
                 ManifestError(message)
             }
@@ -818,6 +823,7 @@ impl Manifest {
             abis,
             expect_error: raw.expect_error,
             no_threshold: raw.no_threshold,
+            time_alone: raw.time_alone,
         })
     }
 
@@ -1126,6 +1132,7 @@ impl Manifest {
             abis: None,
             expect_error: None,
             no_threshold: None,
+            time_alone: None,
         };
         Manifest::from_raw(name, raw)
     }
