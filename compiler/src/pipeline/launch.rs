@@ -351,10 +351,13 @@ pub fn lower(module: &Module<'_>, target: &Target, source: &SourceText) -> Vec<D
             crate::back::device_launch::mark_kernel(k);
         }
     }
+    // Which launches stay V1, read before any is lowered: lowering erases a launch's call, so
+    // its metadata cannot be asked afterwards.
+    let stays_v1: Vec<bool> = launches.iter().map(|l| target.launch_abi == LaunchAbi::V1 || keeps_v1(l)).collect();
     match target.launch_abi {
         LaunchAbi::V1 => {}
         LaunchAbi::V2 => {
-            for l in launches.iter().filter(|l| !keeps_v1(l)) {
+            for l in launches.iter().zip(&stays_v1).filter(|(_, v1)| !**v1).map(|(l, _)| l) {
                 let lowered = match in_place_v2(module, target, l) {
                     Ok(true) => Ok(()),
                     Ok(false) => to_v2(module, target, l),
@@ -367,7 +370,7 @@ pub fn lower(module: &Module<'_>, target: &Target, source: &SourceText) -> Vec<D
         }
     }
     // What stays V1 (all at V1, the marked launches at V2): the streams its entry points refuse.
-    for l in launches.iter().filter(|l| target.launch_abi == LaunchAbi::V1 || keeps_v1(l)) {
+    for l in launches.iter().zip(&stays_v1).filter(|(_, v1)| **v1).map(|(l, _)| l) {
         let stream = operand(l.call, 5).and_then(constant_u64);
         if let Some(handle) = stream.filter(|s| runtime_shim::streams::needs_v2_abi(*s)) {
             let which = match handle {
