@@ -342,6 +342,146 @@ fn a_device_function_of_another_file_called_with_a_precompiled_preamble_is_compi
     p.assert_clean();
 }
 
+/// The warnings of `each_warning_of_a_file_is_reported_once_with_and_without_the_preamble`'s project: Clang's message,
+/// then the primary label's place and the secondary label's (file, line, column), as a
+/// compilation of `main.cu` from its folder names them (`./h.h`: the folder of `main.cu` is
+/// `.` to Clang). Two are the preamble's headers' (`g.h` included by `h.h`), one the preamble's
+/// own (a macro redefined in `main.cu` before its first line of code), one the main file's
+/// after it, and one in the main file with a note in the header.
+const WARNINGS: [(&str, (&str, u32, u32), Option<(&str, u32, u32)>); 5] = [
+    ("\"g.h is read\" [-W#warnings]", ("./g.h", 2, 2), None),
+    ("\"h.h is read\" [-W#warnings]", ("./h.h", 3, 2), None),
+    ("'TWICE' macro redefined [-Wmacro-redefined]", ("main.cu", 4, 9), Some(("main.cu", 3, 9))),
+    ("\"main.cu is read\" [-W#warnings]", ("main.cu", 7, 2), None),
+    ("'old' is deprecated [-Wdeprecated-declarations]", ("main.cu", 8, 61), Some(("./h.h", 5, 36))),
+];
+
+/// Writes the project of [`WARNINGS`] into `dir`: `main.cu`, its headers and `other.cu`,
+/// which defines the function `main.cu` calls.
+fn write_warning_project(dir: &std::path::Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("g.h"), "#pragma once\n#warning \"g.h is read\"\n").unwrap();
+    std::fs::write(
+        dir.join("h.h"),
+        "#pragma once\n#include \"g.h\"\n#warning \"h.h is read\"\n__device__ inline int value() { return 7; }\n__host__ __device__ __attribute__((deprecated)) inline int old() { return 1; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("main.cu"),
+        "// preamble\n#include \"h.h\"\n#define TWICE 1\n#define TWICE 2\n\nextern __device__ int twice(int x);\n#warning \"main.cu is read\"\n__global__ void store(int *out) { out[0] = twice(value()) + old(); }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("other.cu"), "__device__ int twice(int x) { return 2 * x; }\n").unwrap();
+}
+
+/// Asserts that `stderr` (`--error-format human` or `json`) holds exactly [`WARNINGS`], each
+/// once, with `folder` (`./` or `sub/`) in place of the headers' `./` and `main` for `main.cu`.
+fn assert_each_warning_once(stderr: &str, format: &str, folder: &str, main: &str, what: &str) {
+    let at = |(file, line, column): (&str, u32, u32)| (if file == "main.cu" { main.to_string() } else { file.replacen("./", folder, 1) }, line, column);
+    if format == "json" {
+        let found: Vec<serde_json::Value> = stderr.lines().filter(|l| l.starts_with('{')).map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect();
+        let place = |label: &serde_json::Value| (label["file"].as_str().unwrap().to_string(), label["line_start"].as_u64().unwrap() as u32, label["column_start"].as_u64().unwrap() as u32);
+        assert_eq!(found.len(), WARNINGS.len(), "{what}:\n{stderr}");
+        for (d, (message, primary, secondary)) in found.iter().zip(WARNINGS) {
+            assert_eq!((d["code"].as_str(), d["severity"].as_str(), d["message"].as_str()), (Some("W1001"), Some("warning"), Some(message)), "{what}:\n{stderr}");
+            let labels = d["labels"].as_array().unwrap();
+            assert_eq!(place(&labels[0]), at(primary), "{what}: {message}");
+            assert_eq!(labels.get(1).map(place), secondary.map(at), "{what}: {message}");
+        }
+    } else {
+        assert_eq!(stderr.matches("warning[W1001]: ").count(), WARNINGS.len(), "{what}:\n{stderr}");
+        for (message, primary, _) in WARNINGS {
+            let (file, line, column) = at(primary);
+            let text = format!("warning[W1001]: {message}\n  ┌─ {file}:{line}:{column}\n");
+            assert_eq!(stderr.matches(&text).count(), 1, "{what}: {text}\n{stderr}");
+        }
+        let (file, line, column) = at(WARNINGS[4].2.unwrap());
+        assert_eq!(stderr.matches(&format!("  ┌─ {file}:{line}:{column}\n")).count(), 1, "{what}: the note's place\n{stderr}");
+    }
+}
+
+#[test]
+fn each_warning_of_a_file_is_reported_once_with_and_without_the_preamble() {
+    // The preamble's warnings are recorded when it is made and replayed on every use; its copy
+    // lives in the cache and finds the file's headers through `-iquote` with the file's folder
+    // spelled as Clang spells it for the file (`.`), so that they are named as without the
+    // preamble (`./h.h`, not the absolute path). Then `-dc`'s host side, which compiles the
+    // file without the preamble, gives the same warnings, which it drops: each warning once, as
+    // without the preamble, on the first compilation (the wrapper's header), the second (the
+    // preamble made and used) and the third (from the cache), `-dc` and whole-program, text and
+    // JSON. Each mode and format has a cache of its own, so each goes through all three.
+    if !crate::cuda_cxx::tools_ready() {
+        return;
+    }
+    let p = Project::new(0);
+    write_warning_project(p.dir.path());
+    for (mode, args) in [("-dc", &["-dc", "main.cu", "other.cu"][..]), ("whole-program", &["main.cu", "other.cu", "-o", "app.cubin"][..])] {
+        for format in ["human", "json"] {
+            let _ = std::fs::remove_dir_all(p.cache());
+            let run = |env: &[(&str, &str)]| {
+                let out = p.cdpc(&[args, &["--error-format", format]].concat(), env);
+                let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+                assert!(out.status.success(), "{mode} {format}:\n{stderr}");
+                stderr
+            };
+            let without = run(&[("CDPC_PREAMBLE", "0")]);
+            assert_each_warning_once(&without, format, "./", "main.cu", &format!("{mode} {format} without the preamble"));
+            for compilation in ["first", "second", "third"] {
+                assert_eq!(run(&[]), without, "{mode} {format}: the {compilation} compilation says what one without the preamble says");
+                assert_eq!(p.entries("pch").len(), usize::from(compilation != "first"), "{mode} {format}: the preamble is made on the second compilation");
+            }
+        }
+    }
+    // A file named from another folder: its headers are named from there (`sub/h.h`).
+    write_warning_project(&p.path("sub"));
+    let _ = std::fs::remove_dir_all(p.cache());
+    for compilation in ["first", "second", "third"] {
+        let out = p.cdpc(&["-dc", "sub/main.cu", "sub/other.cu"], &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        assert_each_warning_once(&stderr, "human", "sub/", "sub/main.cu", &format!("sub/main.cu, the {compilation} compilation"));
+    }
+    assert_eq!(p.entries("pch").len(), 1);
+    p.assert_clean();
+}
+
+#[test]
+fn warning_policies_apply_to_the_preambles_replayed_warnings() {
+    // `-Werror`, `--deny W1001` and `--allow W1001` are cdpc's, not Clang's: a preamble made
+    // without them is used with them, and its replayed warnings are denied or silenced like
+    // the compilation's own, each once.
+    if !crate::cuda_cxx::tools_ready() {
+        return;
+    }
+    let p = Project::new(0);
+    write_warning_project(p.dir.path());
+    for _ in 0..2 {
+        assert!(p.cdpc(&["-dc", "main.cu", "other.cu"], &[]).status.success());
+    }
+    assert_eq!(p.entries("pch").len(), 1, "the preamble is in the cache");
+    std::fs::remove_file(p.path("main.o")).unwrap();
+    for policy in [&["-Werror"][..], &["--deny", "W1001"][..]] {
+        let denied = |env: &[(&str, &str)]| {
+            let out = p.cdpc(&[&["-dc", "main.cu", "other.cu"][..], policy].concat(), env);
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert!(!out.status.success() && !p.path("main.o").exists(), "{policy:?}:\n{stderr}");
+            stderr
+        };
+        let stderr = denied(&[]);
+        assert_eq!(stderr, denied(&[("CDPC_PREAMBLE", "0")]), "{policy:?}: the replayed warnings' errors are those of a compilation without the preamble");
+        assert_eq!(stderr.matches("error[W1001]: ").count(), WARNINGS.len(), "{policy:?}:\n{stderr}");
+        for (message, _, _) in WARNINGS {
+            assert_eq!(stderr.matches(&format!("error[W1001]: {message}\n")).count(), 1, "{policy:?}: {message}\n{stderr}");
+        }
+        assert!(!stderr.contains("warning["), "{policy:?}:\n{stderr}");
+    }
+    let out = p.cdpc(&["-dc", "main.cu", "other.cu", "--allow", "W1001"], &[]);
+    assert!(out.status.success() && p.path("main.o").is_file());
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "", "every warning silenced, the replayed ones too");
+    assert_eq!(p.entries("pch").len(), 1, "one preamble for every policy");
+    p.assert_clean();
+}
+
 /// The files that `after` has and `before` had not.
 fn new_files(before: &[PathBuf], after: &[PathBuf]) -> Vec<PathBuf> {
     after.iter().filter(|p| !before.contains(p)).cloned().collect()

@@ -267,12 +267,13 @@ impl ClangInvocation<'_> {
     }
 
     /// The arguments that precompile a preamble ([`preamble`]): its copy `copy` to `output`,
-    /// with every option of this compilation, `-iquote source_dir` (so that `#include "..."`
-    /// finds what it finds beside the source) and the list of the files it read in `depfile`.
-    pub fn preamble_args(&self, copy: &Path, source_dir: &Path, output: &Path, depfile: &Path) -> Vec<OsString> {
+    /// with every option of this compilation, `-iquote quote_dir` (the source's folder as
+    /// [`preamble::quote_dir`] spells it, so that `#include "..."` finds what it finds beside
+    /// the source, under the same name) and the list of the files it read in `depfile`.
+    pub fn preamble_args(&self, copy: &Path, quote_dir: &Path, output: &Path, depfile: &Path) -> Vec<OsString> {
         let mut a = self.options();
         a.push("-iquote".into());
-        a.push(source_dir.as_os_str().to_owned());
+        a.push(quote_dir.as_os_str().to_owned());
         for s in ["-MD", "-MF"] {
             a.push(s.into());
         }

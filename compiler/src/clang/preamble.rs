@@ -6,7 +6,8 @@
 //! 6.4 s of 9.2 s in `Source`, `-ftime-trace`; results/compile-time-clang.md). The preamble is
 //! precompiled from a copy of the file's first [`bounds`] bytes, kept in the cache beside its
 //! header (Clang records where the header's source was), with the same options plus
-//! `-iquote DIR` (the file's folder: `#include "..."` finds what it found beside the file);
+//! `-iquote DIR` (the file's folder as the file's path spells it, [`quote_dir`]: `#include "..."`
+//! finds what it found beside the file, under the name a compilation of the file gives it);
 //! the file is then compiled with `-include-pch HEADER -Xclang -preamble-bytes=N,1`, which makes
 //! Clang's lexer start after the preamble. The result is the same IR but for the
 //! `!srcloc` numbers of inline `asm` (source-location encodings, which PTX does not carry).
@@ -160,14 +161,35 @@ fn strip_comments(line: &str, in_comment: &mut bool) -> Option<String> {
     quote.is_none().then_some(out)
 }
 
+/// The folder of `source` (the file as the compilation names it) as Clang names the folder of
+/// the file it compiles: the path's parent, `.` for a bare file name (Clang's `FileManager`).
+///
+/// A header that the file includes with `#include "..."` is found beside the file, and named
+/// in Clang's messages and in the declarations' places as that folder joined with the
+/// header's name (`./h.h` for `main.cu`, `src/h.h` for `src/main.cu`). The preamble's copy
+/// lives in the cache, so it finds those headers through `-iquote` with this folder, and the
+/// names are the same: a replayed warning is the warning a compilation without the preamble
+/// gives, in text and JSON, and `-dc`'s host side (which has no preamble) gives it equal, so
+/// that it is reported once (compiler/src/driver/cuda.rs, `host_object`). The canonical
+/// folder named every such header by its absolute path instead.
+pub fn quote_dir(source: &Path) -> PathBuf {
+    match source.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
 /// What a preamble is precompiled for: hashed into the cache key, and kept whole in the
 /// manifest, which must match it exactly.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Key {
     /// The preamble's text.
     pub text: String,
-    /// The folder of the file (`-iquote`).
+    /// The folder of the file, canonical.
     pub source_dir: PathBuf,
+    /// The folder of the file as its path spells it ([`quote_dir`], `-iquote`): the name of
+    /// every header found there, in the header and in its messages.
+    pub quote_dir: PathBuf,
     /// The working folder (relative `-I` and file names).
     pub cwd: PathBuf,
     /// Clang's identity (a program, or the linked Clang's CUDA wrapper) with its size and time,
@@ -187,7 +209,7 @@ impl Key {
 
 impl std::hash::Hash for Key {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        (&self.text, &self.source_dir, &self.cwd, &self.compiler).hash(state)
+        (&self.text, &self.source_dir, &self.quote_dir, &self.cwd, &self.compiler).hash(state)
     }
 }
 
@@ -458,6 +480,18 @@ mod tests {
     }
 
     #[test]
+    fn the_quote_folder_is_the_files_folder_as_its_path_spells_it() {
+        // Clang names `#include "h.h"` of `main.cu` `./h.h`, of `src/main.cu` `src/h.h`
+        // (compiler/tests/preamble_cache.rs checks those names in cdpc's messages).
+        assert_eq!(quote_dir(Path::new("main.cu")), Path::new("."));
+        assert_eq!(quote_dir(Path::new("./main.cu")), Path::new("."));
+        assert_eq!(quote_dir(Path::new("src/main.cu")), Path::new("src"));
+        assert_eq!(quote_dir(Path::new("../src/main.cu")), Path::new("../src"));
+        assert_eq!(quote_dir(Path::new("/abs/src/main.cu")), Path::new("/abs/src"));
+        assert_eq!(quote_dir(Path::new("/main.cu")), Path::new("/"));
+    }
+
+    #[test]
     fn dependency_lists_are_read_with_continuations_and_escaped_spaces() {
         let d = "out.pch: /a/b.cu \\\n  /usr/include/x.h /dir\\ with\\ space/y.h \\\n  /z.h\n";
         assert_eq!(parse_depfile(d), ["/a/b.cu", "/usr/include/x.h", "/dir with space/y.h", "/z.h"].map(PathBuf::from));
@@ -468,7 +502,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let header = dir.path().join("h.h");
         std::fs::write(&header, "int h;\n").unwrap();
-        let key = Key { text: "#include \"h.h\"\n".into(), source_dir: dir.path().into(), cwd: dir.path().into(), compiler: vec!["-O3".into()] };
+        let key = Key { text: "#include \"h.h\"\n".into(), source_dir: dir.path().into(), quote_dir: ".".into(), cwd: dir.path().into(), compiler: vec!["-O3".into()] };
         let cache = Cache { dir: dir.path().into(), max_size: 1 << 20 };
         let entry = Entry::new(&cache, key.clone());
         assert!(matches!(entry.lookup(1), Lookup::FirstSight));

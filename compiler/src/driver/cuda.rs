@@ -418,7 +418,8 @@ fn ensure_preamble(
     }
     let bytes = preamble::bounds(source)?;
     let source_dir = source_path.canonicalize().ok()?.parent()?.to_path_buf();
-    let key = preamble::Key { text: source[..bytes].to_string(), source_dir: source_dir.clone(), cwd: std::env::current_dir().ok()?, compiler: template.identity(identity) };
+    let quote_dir = preamble::quote_dir(source_path);
+    let key = preamble::Key { text: source[..bytes].to_string(), source_dir, quote_dir: quote_dir.clone(), cwd: std::env::current_dir().ok()?, compiler: template.identity(identity) };
     let entry = preamble::Entry::new(cache, key);
     match entry.lookup(cache.max_size) {
         preamble::Lookup::Hit(messages, held) => Some((entry, held, bytes, messages)),
@@ -429,7 +430,7 @@ fn ensure_preamble(
                 engine,
                 |work| {
                     let (output, depfile) = (work.join("preamble.pch"), work.join("preamble.d"));
-                    Ok((template.preamble_args(&entry.copy, &source_dir, &output, &depfile), output, Some(depfile)))
+                    Ok((template.preamble_args(&entry.copy, &quote_dir, &output, &depfile), output, Some(depfile)))
                 },
                 build,
             );
