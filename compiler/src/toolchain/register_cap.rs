@@ -160,3 +160,69 @@ pub fn register_counts(elf: &[u8]) -> Option<HashMap<String, u32>> {
     }
     Some(counts)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PTX: &str = "\
+.version 8.8
+.target sm_90
+                                        // Start of file scope inline assembly
+// cdpc.register-cap 64 agg
+// cdpc.register-cap 64 parent
+                                        // End of file scope inline assembly
+.visible .entry parent(
+\t.param .u64 parent_param_0
+)
+.maxnreg 64
+{
+\tret;
+}
+.entry agg()
+.maxnreg 64
+{
+\tret;
+}
+.visible .entry user()
+.maxnreg 64
+{
+\tret;
+}
+";
+
+    #[test]
+    fn marks_are_read_from_comment_lines() {
+        assert_eq!(marks(PTX), HashMap::from([("agg", 64), ("parent", 64)]));
+        assert_eq!(mark(64, "k"), "// cdpc.register-cap 64 k");
+        assert!(marks("// cdpc.register-cap x k\n// cdpc.register-cap 64 k extra\n").is_empty());
+    }
+
+    #[test]
+    fn only_marked_caps_are_left_out_and_a_user_cap_stays() {
+        let out = uncapped(PTX).unwrap();
+        assert_eq!(out.matches(".maxnreg 64").count(), 1, "{out}");
+        assert!(out.contains(".visible .entry user()\n.maxnreg 64\n{"), "{out}");
+        assert!(out.contains(".visible .entry parent(\n\t.param .u64 parent_param_0\n)\n{"), "{out}");
+        assert!(uncapped(".entry k()\n.maxnreg 64\n{\n}\n").is_none(), "no mark: assembled as it is");
+        // A cap of another value than the mark's is not the passes'.
+        let other = PTX.replacen(".maxnreg 64\n{\n\tret;\n}\n.entry agg", ".maxnreg 32\n{\n\tret;\n}\n.entry agg", 1);
+        assert!(uncapped(&other).unwrap().contains(".maxnreg 32"));
+    }
+
+    #[test]
+    fn without_an_object_every_marked_cap_stays() {
+        assert_eq!(recapped(PTX, b"not an object").as_deref(), Some(PTX));
+        assert_eq!(register_counts(b"not an object"), None);
+        assert_eq!(register_counts(b"\x7fELF\x02\x01"), None);
+    }
+
+    #[test]
+    fn entry_names() {
+        assert_eq!(entry_name(".visible .entry k("), Some("k"));
+        assert_eq!(entry_name(".entry k()"), Some("k"));
+        assert_eq!(entry_name(".weak .entry _Z1kv("), Some("_Z1kv"));
+        assert_eq!(entry_name(".visible .func f("), None);
+        assert_eq!(entry_name("ret;"), None);
+    }
+}
