@@ -35,6 +35,7 @@ mod launch_scaling;
 mod layers;
 mod overloading;
 mod preprocess_corpus;
+mod register_cap;
 mod run_cmd;
 mod separate_compilation;
 mod struct_args_stack;

@@ -34,7 +34,9 @@
 //! counter's steps of one, so that a loop Clang unrolled counts what its source did, and a
 //! source loop that steps by more than one counts more than it runs, a conservative choice). Every other launch
 //! gets `R0502` with the reason, at its line. A kernel that reaches a rewritten site is capped
-//! at 64 registers ([`super::aggregate::REGISTER_CAP`]) unless it has launch bounds or a cap.
+//! at 64 registers ([`super::aggregate::REGISTER_CAP`]) unless it has launch bounds or a cap;
+//! the cap is marked as the passes' ([`cap_kernel`]), and the build keeps it only where ptxas
+//! needs more registers without it (`toolchain::register_cap`).
 //!
 //! Invariant: with `N = 0`, or no launch to take, the module is untouched; afterwards every
 //! site taken is a call of its helper and no launch of the module is lost.
@@ -571,14 +573,25 @@ pub(super) fn cap_registers<'ctx>(module: &Module<'ctx>, changed: &HashSet<Funct
             }
         }
     }
-    let ctx = module.get_context();
     for f in reaching {
         let kernel = f.get_call_conventions() == crate::back::device_launch::PTX_KERNEL_CALL_CONV;
         let bounded = ["nvvm.maxntid", "nvvm.minctasm", "nvvm.maxnreg"].iter().any(|k| f.get_string_attribute(AttributeLoc::Function, k).is_some());
         if kernel && !bounded {
-            f.add_attribute(AttributeLoc::Function, ctx.create_string_attribute("nvvm.maxnreg", &super::aggregate::REGISTER_CAP.to_string()));
+            cap_kernel(module, f);
         }
     }
+}
+
+/// Caps kernel `f` at [`super::aggregate::REGISTER_CAP`] registers (`nvvm.maxnreg`) and marks
+/// the cap as the launch passes' in the module's file-scope assembly, a PTX comment
+/// (`toolchain::register_cap::mark`): the build leaves it out where ptxas needs no more
+/// registers without it. Never called for a kernel with launch bounds or a cap of its own.
+pub(super) fn cap_kernel<'ctx>(module: &Module<'ctx>, f: FunctionValue<'ctx>) {
+    let cap = super::aggregate::REGISTER_CAP;
+    f.add_attribute(AttributeLoc::Function, module.get_context().create_string_attribute("nvvm.maxnreg", &cap.to_string()));
+    let line = crate::toolchain::register_cap::mark(cap, &f.get_name().to_string_lossy());
+    // SAFETY: the module is valid; LLVM copies the `len` bytes it is given.
+    unsafe { inkwell::llvm_sys::core::LLVMAppendModuleInlineAsm(module.as_mut_ptr(), line.as_ptr().cast(), line.len()) };
 }
 
 /// A launch's configuration, read at the builder's position.

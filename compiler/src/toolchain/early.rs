@@ -34,9 +34,12 @@ use std::time::{Duration, Instant};
 use super::discover::Toolchain;
 use super::error::{command_line, ToolError};
 use super::process::{self, Started};
+use super::register_cap;
 use super::run::{nvlink_args, ptxas_args, read, record, run_tool, work_dir, BuildOptions, WorkDir};
 
 const PTX_NAME: &str = "module.ptx";
+/// The PTX of ptxas's second run, with the register caps a kernel needs ([`StartedBuild::recap`]).
+const CAPPED_PTX_NAME: &str = "capped.ptx";
 /// What ptxas writes when nvlink follows: nvlink reads [`OBJECT_NAME`], a copy made under a
 /// lease (ptxas's own `open` of a leased file would wait for the lease too).
 const ASSEMBLED_NAME: &str = "assembled.o";
@@ -210,22 +213,26 @@ impl StartedBuild<'_> {
         (work.join(PTX_NAME), work.join(if link { ASSEMBLED_NAME } else { OBJECT_NAME }))
     }
 
-    /// Assembles `ptx` (and links it) and returns the object's (or the cubin's) bytes.
+    /// Assembles `ptx` (and links it) and returns the object's (or the cubin's) bytes. The
+    /// launch passes' marked register caps are left out, and kept only for the kernels that
+    /// need more registers without them (a second ptxas run; [`super::register_cap`]).
     pub fn finish(mut self, ptx: &str) -> Result<Vec<u8>, ToolError> {
         let work = self.work.path().to_path_buf();
         let opts = self.opts;
         let (input, object) = Self::ptxas_files(&work, self.link);
         let what = "writing the PTX for ptxas";
+        let uncapped = register_cap::uncapped(ptx);
+        let first = uncapped.as_deref().unwrap_or(ptx);
         let ptxas = self.ptxas.take();
         if ptxas.is_none() {
-            std::fs::write(&input, ptx).map_err(|e| ToolError::io(what, &input, e))?;
+            std::fs::write(&input, first).map_err(|e| ToolError::io(what, &input, e))?;
         }
         if !self.link {
             match ptxas {
-                Some(ptxas) => ptxas.finish(ptx.as_bytes(), what, &input, opts)?,
+                Some(ptxas) => ptxas.finish(first.as_bytes(), what, &input, opts)?,
                 None => run_tool("ptxas", &self.tools.ptxas, &ptxas_args(opts, &input, &object), opts)?,
             }
-            return read(&object, "reading the object ptxas wrote");
+            return self.recap(ptx, uncapped.is_some(), &object);
         }
         // nvlink starts as ptxas's input is released, its own input a copy of ptxas's output.
         let linked = work.join(OBJECT_NAME);
@@ -234,7 +241,7 @@ impl StartedBuild<'_> {
         let mut nvlink = None;
         match ptxas {
             Some(ptxas) => {
-                let released = ptxas.finish_then(ptx.as_bytes(), what, &input, opts, || {
+                let released = ptxas.finish_then(first.as_bytes(), what, &input, opts, || {
                     nvlink = EarlyTool::start("nvlink", &self.tools.nvlink, nvlink_args.clone(), &linked);
                 });
                 released?;
@@ -244,7 +251,7 @@ impl StartedBuild<'_> {
                 run_tool("ptxas", &self.tools.ptxas, &ptxas_args(opts, &input, &object), opts)?;
             }
         }
-        let assembled = read(&object, "reading the object ptxas wrote")?;
+        let assembled = self.recap(ptx, uncapped.is_some(), &object)?;
         match nvlink {
             Some(nvlink) => nvlink.finish(&assembled, "writing the object for nvlink", &linked, opts)?,
             None => {
@@ -253,6 +260,20 @@ impl StartedBuild<'_> {
             }
         }
         read(&cubin, "reading the cubin nvlink wrote")
+    }
+
+    /// The object ptxas wrote at `object`; when `uncapped` (it assembled `ptx` without its
+    /// marked caps) and a marked kernel needed more registers than its cap, ptxas's object of
+    /// `ptx` with those kernels' caps alone, assembled again into `object`.
+    fn recap(&self, ptx: &str, uncapped: bool, object: &Path) -> Result<Vec<u8>, ToolError> {
+        let assembled = read(object, "reading the object ptxas wrote")?;
+        let Some(capped) = uncapped.then(|| register_cap::recapped(ptx, &assembled)).flatten() else {
+            return Ok(assembled);
+        };
+        let input = self.work.path().join(CAPPED_PTX_NAME);
+        std::fs::write(&input, capped).map_err(|e| ToolError::io("writing the PTX for ptxas", &input, e))?;
+        run_tool("ptxas", &self.tools.ptxas, &ptxas_args(self.opts, &input, object), self.opts)?;
+        read(object, "reading the object ptxas wrote")
     }
 }
 

@@ -24,6 +24,7 @@ mod early;
 pub mod error;
 pub mod overwrite;
 mod process;
+pub mod register_cap;
 pub mod run;
 
 pub use discover::{

@@ -82,6 +82,11 @@ pub const MAX_BLOCKS_PER_RECORD: u64 = 1 << 22;
 /// bound ptxas: the record-building code of a parent and the record-reading code of `C__agg`
 /// can take a kernel without bounds past 64 (KLAP's MST, whose kernels run with 1024 threads:
 /// 90 registers, and every aggregated launch failed with `cudaErrorLaunchOutOfResources`).
+/// The cap is marked as the passes' (`threshold::cap_kernel`): the build assembles without it
+/// and keeps it only for the kernels that need more registers than this without it, since
+/// the directive alone makes ptxas use more (363 of the 789 capped kernels of the samples'
+/// and KLAP's aggregated builds got more registers under it, 20 needed it;
+/// `toolchain::register_cap`).
 pub const REGISTER_CAP: u32 = 64;
 
 /// Bytes of a record before the arguments: first block, done count, grid, block.
@@ -456,7 +461,7 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
                 agg.add_attribute(AttributeLoc::Function, a);
             }
         }
-        agg.add_attribute(AttributeLoc::Function, ctx.create_string_attribute("nvvm.maxnreg", &REGISTER_CAP.to_string()));
+        super::threshold::cap_kernel(module, agg);
         let warp_sites = at_site.iter().any(|l| child_of(l) == Some(child));
         let grid_sites = asked == Granularity::Grid && kernels.iter().flat_map(|k| k.sites.iter()).any(|l| child_of(l) == Some(child));
         let cname = child.get_name().to_string_lossy().into_owned();

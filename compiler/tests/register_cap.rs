@@ -1,0 +1,99 @@
+//! The launch passes' register cap (`.maxnreg 64`, `pipeline::aggregate::REGISTER_CAP`) is kept
+//! only where ptxas needs it (`toolchain::register_cap`): the PTX cdpc writes keeps every cap,
+//! marked as the passes', and the cubin has a marked kernel capped only when ptxas gives it
+//! more than 64 registers without the cap. ptxas and `cuobjdump -res-usage` are the oracle.
+
+use crate::build_common::{cdpc, run, stderr, tool_dir};
+use cdpc::toolchain::register_cap;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples").join(name)
+}
+
+/// Each function's registers in `file` (an object or cubin), as `cuobjdump -res-usage` gives them.
+fn res_usage(tools: &Path, file: &Path) -> HashMap<String, u32> {
+    let out = run(&tools.join("cuobjdump"), Path::new("."), &["-res-usage", file.to_str().unwrap()]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut counts = HashMap::new();
+    let mut function = None;
+    for line in text.lines() {
+        if let Some(name) = line.trim().strip_prefix("Function ") {
+            function = Some(name.trim_end_matches(':').to_string());
+        } else if let (Some(f), Some(at)) = (function.take(), line.find("REG:")) {
+            counts.insert(f, line[at + 4..].split_whitespace().next().unwrap().parse().unwrap());
+        }
+    }
+    counts
+}
+
+/// ptxas's object of `ptx` (as cdpc runs it: `-arch=sm_90 -c`), its registers by cuobjdump,
+/// checked against what `register_cap::register_counts` reads from the same object.
+fn assembled(tools: &Path, dir: &Path, name: &str, ptx: &str) -> HashMap<String, u32> {
+    let input = dir.join(format!("{name}.ptx"));
+    let object = dir.join(format!("{name}.o"));
+    std::fs::write(&input, ptx).unwrap();
+    run(&tools.join("ptxas"), dir, &["-arch=sm_90", "-c", "-o", object.to_str().unwrap(), input.to_str().unwrap()]);
+    let counts = res_usage(tools, &object);
+    assert_eq!(register_cap::register_counts(&std::fs::read(&object).unwrap()).unwrap(), counts, "the object's counts as cuobjdump reads them");
+    counts
+}
+
+/// cdpc's PTX and cubin of a sample with `flags`, the cubin's registers and the number of ptxas runs.
+fn build(tools: &Path, dir: &Path, sample_name: &str, flags: &[&str]) -> (String, HashMap<String, u32>, usize) {
+    let source = sample(sample_name);
+    let ptx_path = dir.join("out.ptx");
+    let cubin = dir.join("out.cubin");
+    let mut args = vec![source.to_str().unwrap()];
+    args.extend_from_slice(flags);
+    let out = cdpc(dir, &[&args[..], &["--emit", "ptx", "-o", ptx_path.to_str().unwrap()]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = cdpc(dir, &[&args[..], &["-v", "-o", cubin.to_str().unwrap()]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ptxas = tools.join("ptxas").display().to_string();
+    let runs = stderr(&out).lines().filter(|l| l.trim_start().starts_with(&ptxas)).count();
+    (std::fs::read_to_string(&ptx_path).unwrap(), res_usage(tools, &cubin), runs)
+}
+
+/// The entry of `kernel` in `ptx`, from `.entry` to its body's `{`.
+fn header<'a>(ptx: &'a str, kernel: &str) -> &'a str {
+    let at = ptx.find(&format!(".entry {kernel}(")).unwrap_or_else(|| panic!("{kernel}:\n{ptx}"));
+    &ptx[at..at + ptx[at..].find("\n{").unwrap()]
+}
+
+/// param_layout's aggregated child reads 56 bytes of mixed arguments from its record: ptxas
+/// gives `child__agg` more than 64 registers without the cap, so it keeps it (a second ptxas
+/// run); its parent needs fewer and is assembled without it, with what ptxas gives it uncapped.
+#[test]
+fn the_cap_stays_only_on_a_kernel_that_needs_more_than_64_registers() {
+    let Some(tools) = tool_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (ptx, cubin, runs) = build(&tools, dir.path(), "param_layout.cdp", &["-faggregate-launches=warp"]);
+    for kernel in ["parent", "child__agg"] {
+        assert!(header(&ptx, kernel).contains(".maxnreg 64"), "the PTX keeps every cap:\n{ptx}");
+        assert_eq!(register_cap::marks(&ptx).get(kernel), Some(&64), "{ptx}");
+    }
+    assert!(!header(&ptx, "child").contains(".maxnreg"), "the child itself is not the passes' to cap");
+    let uncapped = assembled(&tools, dir.path(), "uncapped", &register_cap::uncapped(&ptx).unwrap());
+    assert!(uncapped["child__agg"] > 64 && uncapped["parent"] <= 64, "the premise: {uncapped:?}");
+    assert_eq!(runs, 2, "assembled without the caps, then with child__agg's");
+    assert_eq!((cubin["child__agg"], cubin["parent"]), (64, uncapped["parent"]), "{cubin:?}");
+}
+
+/// devrt_pdl's parent under warp aggregation needs fewer than 64 registers: one ptxas run, no
+/// cap, and fewer registers than ptxas gives it under `.maxnreg 64`. The plain build has no mark.
+#[test]
+fn a_kernel_that_fits_is_assembled_once_without_the_cap() {
+    let Some(tools) = tool_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (ptx, cubin, runs) = build(&tools, dir.path(), "devrt_pdl.cdp", &["-faggregate-launches=warp"]);
+    assert!(header(&ptx, "parent").contains(".maxnreg 64"), "{ptx}");
+    let capped = assembled(&tools, dir.path(), "capped", &ptx);
+    let uncapped = assembled(&tools, dir.path(), "uncapped", &register_cap::uncapped(&ptx).unwrap());
+    assert!(uncapped["parent"] < capped["parent"], "the cap's own cost: {uncapped:?} {capped:?}");
+    assert_eq!(runs, 1);
+    assert_eq!(cubin["parent"], uncapped["parent"]);
+    let (plain, _, runs) = build(&tools, dir.path(), "devrt_pdl.cdp", &[]);
+    assert!(!plain.contains(register_cap::MARK) && !plain.contains(".maxnreg") && runs == 1, "{plain}");
+}
