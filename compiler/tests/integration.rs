@@ -16,6 +16,7 @@ mod corpus_cxx;
 mod corpus_templates;
 mod cuda_cxx;
 mod cxx_types_ptx;
+mod elaborated_types_ptx;
 mod debug_info;
 mod docs_commands;
 mod embed;
