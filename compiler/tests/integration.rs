@@ -40,6 +40,7 @@ mod run_cmd;
 mod separate_compilation;
 mod struct_args_stack;
 mod struct_copy_sass;
+mod threshold_cdp;
 mod toolchain_faults;
 mod vector_ptx;
 mod volatile_ptx;
