@@ -323,7 +323,8 @@ impl Splitter<'_> {
         } else if type_head {
             // Only the tag: a variable of an elaborated type (`struct Line g;`, `struct P { ... }
             // *p;`) stays a variable, as does one after a body.
-            names.iter().filter(|n| self.follows_type_key(start, end, n)).cloned().collect()
+            let tag_end = self.tag_end(start, end);
+            names.iter().filter(|n| self.span(tag_end.saturating_sub(1)).end >= n.span.end).cloned().collect()
         } else {
             Vec::new()
         };
@@ -356,10 +357,23 @@ impl Splitter<'_> {
         (class, names, type_names)
     }
 
-    /// Whether the name `n` (one of `start..end`'s declared names) is written right after a
-    /// type key, as a tag is.
-    fn follows_type_key(&self, start: usize, end: usize, n: &Ident) -> bool {
-        (start + 1..end).any(|i| self.span(i) == n.span && is_type_key(self.tok(i - 1)))
+    /// The index just past the tag of the type-key declaration `start..end`: the first name
+    /// after the key that is no attribute word, the attributes' groups skipped (`struct
+    /// __align__(16) V`); the declarators come after it. `end` when there is none.
+    fn tag_end(&self, start: usize, end: usize) -> usize {
+        let Some(key) = (start..end).find(|&i| is_type_key(self.tok(i))) else { return end };
+        let mut i = key + 1;
+        while i < end {
+            let t = self.tok(i);
+            if is_attribute(t) {
+                i = if matches!(self.tokens.get(i + 1).map(|t| &t.1), Some(Tok::LParen)) { self.skip_group(i + 1, end) } else { i + 1 };
+            } else if ident(t).is_some() {
+                return i + 1;
+            } else {
+                return end;
+            }
+        }
+        end
     }
 
     /// The names a declaration introduces: the identifier before the parameter list of a

@@ -967,6 +967,9 @@ fn a_variable_of_an_elaborated_type_stays_a_variable() {
             (vec!["us"], "U"),
         ]
     );
+    // A tag after an attribute is a type (`V`, used without its key), as is a typedef's name.
+    let tu = ok("struct __align__(16) V { int a; };\ntypedef struct __align__(8) W { int b; } W_t;\n__device__ struct V gv;\n__global__ void k(V *p, W_t *q) { p->a = gv.a + q->b; }");
+    assert!(tu.items.iter().any(|i| matches!(i, Item::Global(g) if g.declarators[0].declarator.name.name == "gv")));
     // A typedef still declares its names as types, and a tag is a type after a forward declaration.
     let tu = ok("typedef struct Line Line_t;\n__device__ Line_t a;\nstruct Fwd;\n__device__ struct Fwd *f;\n__device__ Fwd *h;");
     assert_eq!(tu.items.iter().filter(|i| matches!(i, Item::Global(_))).count(), 3);
