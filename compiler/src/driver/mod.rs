@@ -620,6 +620,12 @@ pub(crate) fn generate_cdp(checked: &Checked, options: &CompileOptions, codegen:
     let mut warnings = checked.warnings.clone();
     let rewrites = pipeline.launch_threshold > 0 || pipeline.aggregate != Granularity::Off;
     let generated = back::generate_lowered(&checked.module, codegen, outputs, |module, tm| {
+        // `back`'s locals are allocas until LLVM's optimisation, after the pipeline; Clang's IR
+        // reaches it optimised. Thresholding reads a child's loops, so it gets them as an
+        // optimising front end writes them (a counter in a `phi`), from both front ends alike.
+        if pipeline.launch_threshold > 0 && opt_level(options) > 0 {
+            crate::pipeline::promote_locals(module, tm).map_err(|e| CompileError::from(back::BackendError::Target(e)))?;
+        }
         let result = crate::pipeline::run(module, &pipeline, &crate::pipeline::SourceText::default());
         crate::pipeline::strip_cdp_spans(module);
         let found = result.unwrap_or_else(|errors| errors);

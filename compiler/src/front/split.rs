@@ -43,8 +43,10 @@ pub(super) struct Chunk {
     /// The names it declares, as far as can be told without parsing it (for the diagnostic
     /// when device code names a skipped declaration).
     pub names: Vec<Ident>,
-    /// The names are type names (a struct, union, enum or `typedef`).
-    pub declares_types: bool,
+    /// The names among them that are type names: every declarator of a `typedef`, the tag of a
+    /// struct, union or enum (never the variables an elaborated type declares: in
+    /// `__device__ struct Line g;` only `Line` is a type).
+    pub type_names: Vec<Ident>,
 }
 
 /// Makes the names that type declarations introduce type names everywhere (as the lexer does
@@ -53,8 +55,7 @@ pub(super) struct Chunk {
 pub(super) fn mark_type_names(tokens: &mut [Spanned], chunks: &[Chunk]) {
     let names: std::collections::HashSet<&str> = chunks
         .iter()
-        .filter(|c| c.declares_types)
-        .flat_map(|c| c.names.iter().map(|n| n.name.as_str()))
+        .flat_map(|c| c.type_names.iter().map(|n| n.name.as_str()))
         .collect();
     let names: std::collections::HashSet<String> = names.into_iter().map(str::to_string).collect();
     for (_, tok, _) in tokens.iter_mut() {
@@ -276,21 +277,21 @@ impl Splitter<'_> {
     /// Classifies the declaration `start..end` and records it.
     fn finish(&mut self, start: usize, end: usize, cx: Context) -> usize {
         let end = end.max(start + 1);
-        let (mut class, names, declares_types) = self.classify(start, end);
+        let (mut class, names, type_names) = self.classify(start, end);
         if !self.balanced(start, end) {
             // A declaration that never closes is a mistake on either side: report it.
             class = Class::Device;
         }
-        self.chunks.push(Chunk { tokens: start..end, class, extern_c: cx.extern_c, names, declares_types });
+        self.chunks.push(Chunk { tokens: start..end, class, extern_c: cx.extern_c, names, type_names });
         end
     }
 
     fn push(&mut self, tokens: Range<usize>, class: Class, cx: Context, names: Vec<Ident>) {
-        self.chunks.push(Chunk { tokens, class, extern_c: cx.extern_c, names, declares_types: false });
+        self.chunks.push(Chunk { tokens, class, extern_c: cx.extern_c, names, type_names: Vec::new() });
     }
 
     /// The class of a declaration and the names it declares.
-    fn classify(&self, start: usize, end: usize) -> (Class, Vec<Ident>, bool) {
+    fn classify(&self, start: usize, end: usize) -> (Class, Vec<Ident>, Vec<Ident>) {
         use super::ast::SkippedKind;
         // The head: the tokens outside brackets, before the first brace.
         // `top`: every token outside brackets (a bracket group counts as its opening token).
@@ -317,7 +318,16 @@ impl Splitter<'_> {
         let brace = (start..end).find(|&i| matches!(self.tok(i), Tok::LBrace)).unwrap_or(end);
         let names = self.declared_names(if function { &head } else { &top }, function);
         let type_head = !function && self.type_key_head(start, brace);
-        let declares_types = is_word(first, "typedef") || type_head;
+        let type_names = if is_word(first, "typedef") {
+            names.clone()
+        } else if type_head {
+            // Only the tag: a variable of an elaborated type (`struct Line g;`, `struct P { ... }
+            // *p;`) stays a variable, as does one after a body.
+            let tag_end = self.tag_end(start, end);
+            names.iter().filter(|n| self.span(tag_end.saturating_sub(1)).end >= n.span.end).cloned().collect()
+        } else {
+            Vec::new()
+        };
         let class = if matches!(first, Tok::Asm) {
             // A file-scope `asm("...");` is the host compiler's, as it was before `asm` became
             // a keyword (inline asm is compiled inside device functions only).
@@ -326,7 +336,8 @@ impl Splitter<'_> {
             // (`typedef struct { ... } T;` names its type after the body.)
             // No name at all (stray tokens): let the parser say what is wrong.
             Class::Device
-        } else if is_word(first, "typedef") || (type_head && brace < end) {
+        } else if is_word(first, "typedef") || (type_head && brace < end) || (type_head && type_names.len() == names.len()) {
+            // (A forward declaration, `struct Line;`, declares its tag alone.)
             Class::Tentative
         } else if function {
             if device && has(QualKw::Host) && !has(QualKw::Global) {
@@ -343,7 +354,26 @@ impl Splitter<'_> {
         } else {
             Class::Host(SkippedKind::Variable)
         };
-        (class, names, declares_types)
+        (class, names, type_names)
+    }
+
+    /// The index just past the tag of the type-key declaration `start..end`: the first name
+    /// after the key that is no attribute word, the attributes' groups skipped (`struct
+    /// __align__(16) V`); the declarators come after it. `end` when there is none.
+    fn tag_end(&self, start: usize, end: usize) -> usize {
+        let Some(key) = (start..end).find(|&i| is_type_key(self.tok(i))) else { return end };
+        let mut i = key + 1;
+        while i < end {
+            let t = self.tok(i);
+            if is_attribute(t) {
+                i = if matches!(self.tokens.get(i + 1).map(|t| &t.1), Some(Tok::LParen)) { self.skip_group(i + 1, end) } else { i + 1 };
+            } else if ident(t).is_some() {
+                return i + 1;
+            } else {
+                return end;
+            }
+        }
+        end
     }
 
     /// The names a declaration introduces: the identifier before the parameter list of a

@@ -932,3 +932,45 @@ fn cuda_cxx_is_refused_with_its_own_code_in_device_and_host_code() {
         assert_eq!(&src[span.range()], at, "{src}");
     }
 }
+
+#[test]
+fn a_variable_of_an_elaborated_type_stays_a_variable() {
+    // `__device__ struct Line g;` (no initializer) made `g` a type name, as if the declaration
+    // declared types (E0006 at the `;`, and at every use of `g`); nvcc takes every form here.
+    let tu = ok("struct Line { int count; };\nunion U { int i; float f; };\nstruct Fwd;\n\
+        __device__ struct Line g_lines[1024];\n__device__ struct Line g;\n__device__ volatile struct Line gv;\n\
+        __device__ const struct Line *gp, *gq[2];\nstatic __device__ struct Line gs;\nextern __device__ struct Line gx[3];\n\
+        __constant__ struct Line c[2];\n__device__ union U u;\n__device__ union U us[5];\n\
+        __global__ void k(struct Line *p) { __shared__ struct Line s[4]; s[0] = g; p->count = g.count + g_lines[1].count + gx[2].count + u.i; }");
+    let globals: Vec<(Vec<&str>, &str)> = tu
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Global(g) => {
+                let TypeSpecKind::Struct(tag) = &g.spec.kind else { panic!("{g:?}") };
+                Some((g.declarators.iter().map(|d| d.declarator.name.name.as_str()).collect(), tag.name.as_str()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        globals,
+        [
+            (vec!["g_lines"], "Line"),
+            (vec!["g"], "Line"),
+            (vec!["gv"], "Line"),
+            (vec!["gp", "gq"], "Line"),
+            (vec!["gs"], "Line"),
+            (vec!["gx"], "Line"),
+            (vec!["c"], "Line"),
+            (vec!["u"], "U"),
+            (vec!["us"], "U"),
+        ]
+    );
+    // A tag after an attribute is a type (`V`, used without its key), as is a typedef's name.
+    let tu = ok("struct __align__(16) V { int a; };\ntypedef struct __align__(8) W { int b; } W_t;\n__device__ struct V gv;\n__global__ void k(V *p, W_t *q) { p->a = gv.a + q->b; }");
+    assert!(tu.items.iter().any(|i| matches!(i, Item::Global(g) if g.declarators[0].declarator.name.name == "gv")));
+    // A typedef still declares its names as types, and a tag is a type after a forward declaration.
+    let tu = ok("typedef struct Line Line_t;\n__device__ Line_t a;\nstruct Fwd;\n__device__ struct Fwd *f;\n__device__ Fwd *h;");
+    assert_eq!(tu.items.iter().filter(|i| matches!(i, Item::Global(_))).count(), 3);
+}

@@ -106,6 +106,21 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
     }
 }
 
+/// The form [`threshold`]'s loop test reads, for a front end whose IR is not optimised before
+/// the pipeline (`.cdp`'s [`crate::back`], whose locals, loop counters included, live in
+/// allocas, and whose conditions are C's `int`s tested against 0): every local that only
+/// loads and stores reach becomes SSA values (`mem2reg`), and each instruction that folds to a
+/// value already there is replaced by it (`instsimplify`: a branch on `icmp ne (zext i1 %c),
+/// 0` branches on `%c`), as in an optimising front end's IR (Clang's at `-O1` and above). A
+/// counted loop's counter is then a `phi` in its header, stepped by a constant and compared
+/// with one by the branch itself. Nothing else changes: no block is merged, no call inlined or
+/// removed, no launch moved. The driver runs it before [`run`] when thresholding is on in an
+/// optimising build (at `-O0` Clang's functions keep their allocas, and neither front end's
+/// loops are counted).
+pub fn promote_locals(module: &Module<'_>, tm: &TargetMachine) -> Result<(), String> {
+    module.run_passes("function(mem2reg,instsimplify)", tm, PassBuilderOptions::create()).map_err(|e| e.to_string())
+}
+
 /// A pass's remarks in source order (a pass finds launches in the order of the IR's blocks):
 /// each file's by position, the main file's first; one launch's remarks keep their order.
 fn in_source_order(mut remarks: Vec<Diagnostic>) -> Vec<Diagnostic> {

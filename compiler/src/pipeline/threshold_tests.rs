@@ -226,6 +226,66 @@ fn counted_loops_of_at_most_64_iterations_are_taken_and_others_are_not() {
     assert!(remarks[0].contains("`child` runs a loop that is not a counted loop of at most 64 iterations"), "{remarks:?}");
 }
 
+/// A child whose body is `for (int k = 0; k < 3; k++) p[k] += 1;` as `.cdp`'s `back` writes it
+/// before any optimisation: the counter in an alloca, the test C's `int` compared with 0.
+const CHILD_AS_BACK_WRITES_IT: &str = r#"
+define ptx_kernel void @child(ptr %p, i8 %c, ptr byval(%struct.S) align 8 %s) {
+entry:
+  %k = alloca i32, align 4
+  br label %start
+start:
+  store i32 0, ptr %k, align 4
+  br label %loop.cond
+loop.cond:
+  %load = load i32, ptr %k, align 4
+  %icmp = icmp slt i32 %load, 3
+  %bool.int = zext i1 %icmp to i32
+  %tobool = icmp ne i32 %bool.int, 0
+  br i1 %tobool, label %loop.body, label %loop.end
+loop.body:
+  %kk = load i32, ptr %k, align 4
+  %conv = sext i32 %kk to i64
+  %at = getelementptr i32, ptr %p, i64 %conv
+  %v = load i32, ptr %at, align 4
+  %w = add i32 %v, 1
+  store i32 %w, ptr %at, align 4
+  br label %loop.step
+loop.step:
+  %ks = load i32, ptr %k, align 4
+  %inc = add i32 %ks, 1
+  store i32 %inc, ptr %k, align 4
+  br label %loop.cond
+loop.end:
+  ret void
+}
+"#;
+
+#[test]
+fn a_loop_as_the_kernel_languages_back_writes_it_is_counted_once_its_locals_are_promoted() {
+    // As `back` leaves it, the counter is in memory and the branch tests `zext` against 0:
+    // no counted loop, which was `.cdp`'s R0502 where Clang's IR of the same source was taken.
+    let ir = format!("{HEAD}{CHILD_AS_BACK_WRITES_IT}{}", launch("child", "null", "0"));
+    let (_, remarks) = thresholded(&ir, 128, Target::default());
+    assert_eq!(remarks.len(), 1, "{remarks:?}");
+    assert!(remarks[0].contains("`child` runs a loop that is not a counted loop"), "{remarks:?}");
+    // What the driver runs before the pipeline for `.cdp` (`promote_locals`): the counter a
+    // `phi` of its header, the branch on the `icmp` itself; the blocks and calls as they were.
+    let context = Context::create();
+    let module = parse(&context, &ir);
+    promote_locals(&module, &crate::back::target_machine(&Target::default(), 3).unwrap()).unwrap();
+    let promoted = module.print_to_string().to_string();
+    let child = function(&promoted, "child");
+    assert!(child.contains("phi i32 [ 0, %start ], [ %inc, %loop.step ]") && child.contains("br i1 %icmp, label %loop.body, label %loop.end"), "{child}");
+    assert!(!child.contains("alloca") && !child.contains("zext"), "{child}");
+    for block in ["start:", "loop.cond:", "loop.body:", "loop.step:", "loop.end:"] {
+        assert!(child.contains(block), "{block} kept: {child}");
+    }
+    assert!(function(&promoted, "parent").contains("call i32 @__cudaCDP2LaunchDevice("), "the launch is where it was");
+    let (after, remarks) = thresholded(&promoted, 128, Target::default());
+    assert!(remarks.is_empty(), "{remarks:?}");
+    assert!(after.contains("define internal void @child__serial(") && after.contains("call void @child__serial("), "{after}");
+}
+
 #[test]
 fn what_the_child_calls_is_looked_at_too() {
     let with = |extra: &str, body: &str| {
