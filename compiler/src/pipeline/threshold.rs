@@ -573,7 +573,8 @@ pub(super) fn cap_registers<'ctx>(module: &Module<'ctx>, changed: &HashSet<Funct
             }
         }
     }
-    for f in reaching {
+    // In the module's order, not the set's: each cap's mark is a line of the PTX.
+    for f in module.get_functions().filter(|f| reaching.contains(f)) {
         let kernel = f.get_call_conventions() == crate::back::device_launch::PTX_KERNEL_CALL_CONV;
         let bounded = ["nvvm.maxntid", "nvvm.minctasm", "nvvm.maxnreg"].iter().any(|k| f.get_string_attribute(AttributeLoc::Function, k).is_some());
         if kernel && !bounded {
