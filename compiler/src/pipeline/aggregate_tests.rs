@@ -227,3 +227,29 @@ fn a_launch_of_one_lane_per_warp_is_left_alone() {
         assert!(remarks.is_empty() && function(&ir, "parent").contains("call i32 @child__warp("), "{guard}\n{remarks:?}\n{ir}");
     }
 }
+
+/// At block granularity a kernel whose launches one thread of a block makes is left alone
+/// too (`samples/memory_visibility.cdp`: thread 0 launches, 1.17x nvcc's time aggregated per
+/// block); at grid granularity only where one thread of the grid makes it, since one thread of
+/// each block may still launch together with the other blocks' threads.
+#[test]
+fn a_kernel_whose_launches_one_thread_of_a_block_makes_is_left_alone_per_block() {
+    let tx = "  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n";
+    let first = format!("{tx}  %first = icmp eq i32 %tx, 0\n");
+    let global = format!("{tx}  %bx = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n  %nx = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()\n  %base = mul i32 %nx, %bx\n  %i = add i32 %tx, %base\n  %first = icmp eq i32 %i, 5\n");
+    let block_why = "R0500: launch of `child` not aggregated: the launch is made only where `threadIdx.x` equals a constant: no two threads of a block make it in blocks of one dimension, so aggregation per block has nothing to gather";
+    let grid_why = "R0500: launch of `child` not aggregated: the launch is made only where `blockIdx.x * blockDim.x + threadIdx.x` equals a constant: no two threads of the grid make it in blocks of one dimension, so aggregation per grid has nothing to gather";
+    for (guard, granularity, why) in [(&first, Granularity::Block, block_why), (&global, Granularity::Block, ""), (&global, Granularity::Grid, grid_why)] {
+        let ir = guarded(guard, true);
+        let (after, remarks) = aggregated(&ir, granularity);
+        if why.is_empty() {
+            assert!(remarks.len() == 1 && remarks[0].contains("aggregation per block has nothing to gather"), "{remarks:?}");
+        } else {
+            assert_eq!(remarks, [why]);
+        }
+        assert_eq!(after, parse(&Context::create(), &ir).print_to_string().to_string(), "left alone, the module is untouched");
+    }
+    // One thread of each block at grid granularity: the blocks' records are gathered.
+    let (after, remarks) = aggregated(&guarded(&first, true), Granularity::Grid);
+    assert!(remarks.is_empty() && after.contains("@child__agg"), "{remarks:?}\n{after}");
+}

@@ -418,6 +418,16 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
     // warp has nothing to gather there and would cost the parent registers.
     let (at_site, one_lane): (Vec<_>, Vec<_>) = at_site.into_iter().map(|l| (l, warp::one_lane(&l))).partition(|(_, index)| index.is_none());
     let at_site: Vec<Launch> = at_site.into_iter().map(|(l, _)| l).collect();
+    // Likewise a kernel all of whose sites one thread of a block makes (of the grid, at grid
+    // granularity): its records would be one a block (a grid), launched later through the
+    // aggregated kernel. All or none of a kernel's sites: leaving some at their site while the
+    // others wait for the end of the block would reorder its launches.
+    let among = if asked == Granularity::Grid { warp::Among::Grid } else { warp::Among::Block };
+    let (kernels, lone_kernels): (Vec<_>, Vec<_>) = kernels.into_iter().map(|k| {
+        let lone: Option<Vec<warp::LoneIndex>> = k.sites.iter().map(|l| warp::one_lane(l).filter(|i| i.alone_in(among))).collect();
+        (k, lone)
+    }).partition(|(_, lone)| lone.is_none());
+    let kernels: Vec<block::KernelPlan> = kernels.into_iter().map(|(k, _)| k).collect();
     let entries = if at_site.is_empty() && kernels.is_empty() { None } else { Entries::find(module) };
     if entries.is_none() && !(at_site.is_empty() && kernels.is_empty()) {
         for l in &taken {
@@ -432,9 +442,10 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
         }
         remarks.push(place(Diagnostic::new(code, Span::new(0, 0), message).with_primary_message(why), &l));
     }
-    for (l, index) in one_lane {
-        let why = format!("the launch is made only where {}, so aggregation per warp has nothing to gather", index.expect("partitioned"));
-        remarks.push(place(Diagnostic::new(Code::AggregationRemark, Span::new(0, 0), format!("launch of {} not aggregated", name_of(&l))).with_primary_message(why), &l));
+    let lone_sites = one_lane.into_iter().map(|(l, i)| (l, i.expect("partitioned"), warp::Among::Warp));
+    let lone_sites = lone_sites.chain(lone_kernels.into_iter().flat_map(|(k, lone)| k.sites.into_iter().zip(lone.expect("partitioned")).map(move |(l, i)| (l, i, among))));
+    for (l, index, among) in lone_sites {
+        remarks.push(place(Diagnostic::new(Code::AggregationRemark, Span::new(0, 0), format!("launch of {} not aggregated", name_of(&l))).with_primary_message(index.why(among)), &l));
     }
     let Some(entries) = entries else { return remarks };
     // One aggregated kernel per child, declared before the sites call it.

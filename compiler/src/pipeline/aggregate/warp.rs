@@ -229,7 +229,7 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
 /// predecessor, `P` branching on a condition. The index is read through locals that only
 /// their declaration stores ([`uniform::single_store`]: the front ends' unoptimised IR), and
 /// does not change while a thread runs.
-pub(super) fn one_lane(l: &Launch<'_>) -> Option<&'static str> {
+pub(super) fn one_lane(l: &Launch<'_>) -> Option<LoneIndex> {
     let target = l.buffer.unwrap_or(l.call).get_parent()?;
     let blocks = l.function.get_basic_blocks();
     let at: HashMap<BasicBlock<'_>, usize> = blocks.iter().enumerate().map(|(i, b)| (*b, i)).collect();
@@ -264,7 +264,7 @@ pub(super) fn one_lane(l: &Launch<'_>) -> Option<&'static str> {
 
 /// Whether the branch `t` goes to `to` only where a thread index equals a constant
 /// ([`one_lane`]).
-fn taken_where_index_is_constant(t: InstructionValue<'_>, to: BasicBlock<'_>) -> Option<&'static str> {
+fn taken_where_index_is_constant(t: InstructionValue<'_>, to: BasicBlock<'_>) -> Option<LoneIndex> {
     if t.get_opcode() != InstructionOpcode::Br || t.get_num_operands() != 3 {
         return None;
     }
@@ -279,7 +279,7 @@ fn taken_where_index_is_constant(t: InstructionValue<'_>, to: BasicBlock<'_>) ->
 
 /// Whether `cond` being `value` means a thread index equals a constant: `index == c`,
 /// `index != c` false, `a && b` true with either, and the front ends' `(int)b != 0`.
-fn holds(cond: BasicValueEnum<'_>, value: bool, depth: u32) -> Option<&'static str> {
+fn holds(cond: BasicValueEnum<'_>, value: bool, depth: u32) -> Option<LoneIndex> {
     let c = local(cond, depth)?.as_instruction_value()?;
     let operands = [c.get_operand(0).and_then(|o| o.value()), c.get_operand(1).and_then(|o| o.value())];
     let constant = |v: Option<BasicValueEnum<'_>>| v.filter(|v| v.is_int_value() && v.into_int_value().is_const()).map(|v| v.into_int_value().get_zero_extended_constant());
@@ -327,12 +327,12 @@ fn local<'ctx>(v: BasicValueEnum<'ctx>, depth: u32) -> Option<BasicValueEnum<'ct
 const MAX_DEPTH: u32 = 8;
 
 /// Which thread index `v` computes, if it is one [`one_lane`] takes.
-fn thread_index<'ctx>(v: BasicValueEnum<'ctx>) -> Option<&'static str> {
+fn thread_index<'ctx>(v: BasicValueEnum<'ctx>) -> Option<LoneIndex> {
     let reads = |v: BasicValueEnum<'ctx>, reg: &str| {
         local(v, 0).and_then(|v| v.as_instruction_value()).and_then(|i| called_function(i.as_value_ref())).is_some_and(|f| value_name(f) == format!("llvm.nvvm.read.ptx.sreg.{reg}"))
     };
     if reads(v, "tid.x") {
-        return Some("`threadIdx.x` equals a constant: no two lanes of a warp make it together in blocks of one dimension");
+        return Some(LoneIndex::ThreadX);
     }
     let operands = |i: InstructionValue<'ctx>| -> Option<[BasicValueEnum<'ctx>; 2]> { Some([i.get_operand(0)?.value()?, i.get_operand(1)?.value()?]) };
     // `a * b` with {a, b} = {x, y}, in either order.
@@ -343,10 +343,54 @@ fn thread_index<'ctx>(v: BasicValueEnum<'ctx>) -> Option<&'static str> {
     let [a, b] = operands(inst)?;
     let other = if reads(a, "tid.x") { b } else if reads(b, "tid.x") { a } else { return None };
     if product_of(other, "tid.y", "ntid.x") {
-        Some("`threadIdx.y * blockDim.x + threadIdx.x` equals a constant: no two lanes of a warp make it together in blocks of one or two dimensions")
+        Some(LoneIndex::Linear2d)
     } else if product_of(other, "ctaid.x", "ntid.x") {
-        Some("`blockIdx.x * blockDim.x + threadIdx.x` equals a constant: no two lanes of a warp make it together in blocks of one dimension")
+        Some(LoneIndex::Global)
     } else {
         None
+    }
+}
+
+/// The thread index that [`one_lane`] found equal to a constant where a launch is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum LoneIndex {
+    /// `threadIdx.x`: one thread of a block in blocks of one dimension.
+    ThreadX,
+    /// `threadIdx.y * blockDim.x + threadIdx.x`: one thread of a block in blocks of one or two.
+    Linear2d,
+    /// `blockIdx.x * blockDim.x + threadIdx.x`: one thread of the grid in blocks and grids of
+    /// one dimension.
+    Global,
+}
+
+/// Who makes a launch together, at each granularity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Among {
+    Warp,
+    Block,
+    Grid,
+}
+
+impl LoneIndex {
+    /// Whether at most one thread of each group `among` makes the launch (in the block shapes
+    /// [`Self::why`] names): every index at warp and block granularity, the global one alone at
+    /// grid granularity (one thread of each block may still launch with the others).
+    pub fn alone_in(self, among: Among) -> bool {
+        among != Among::Grid || self == LoneIndex::Global
+    }
+
+    /// Why aggregation among `among` has nothing to gather, for the remark.
+    pub fn why(self, among: Among) -> String {
+        let (index, shapes) = match self {
+            LoneIndex::ThreadX => ("`threadIdx.x`", "blocks of one dimension"),
+            LoneIndex::Linear2d => ("`threadIdx.y * blockDim.x + threadIdx.x`", "blocks of one or two dimensions"),
+            LoneIndex::Global => ("`blockIdx.x * blockDim.x + threadIdx.x`", "blocks of one dimension"),
+        };
+        let (who, per) = match among {
+            Among::Warp => ("no two lanes of a warp make it together", "warp"),
+            Among::Block => ("no two threads of a block make it", "block"),
+            Among::Grid => ("no two threads of the grid make it", "grid"),
+        };
+        format!("the launch is made only where {index} equals a constant: {who} in {shapes}, so aggregation per {per} has nothing to gather")
     }
 }
