@@ -112,7 +112,7 @@ __device__ int factor = 3;
 __device__ int scale(int x) { return x * factor; }
 extern "C" __global__ void child(int *data) { data[threadIdx.x] = scale(data[threadIdx.x]) + factor; }
 extern "C" __global__ void parent(int *data, int n) {
-    if (threadIdx.x == 0) child<<<1, n>>>(data);
+    if (threadIdx.x % warpSize == 0) child<<<1, n>>>(data);
 }
 "#;
 
