@@ -97,6 +97,10 @@ fn grid_granularity_hands_each_blocks_records_to_the_grids_last_block() {
     // and the last block launches the records before it.
     assert!(end.contains("atomicrmw add ptr addrspacecast (ptr addrspace(1) @child__agg_arena_cursor to ptr), i64 %add monotonic") && !end.contains("cmpxchg ptr addrspacecast (ptr addrspace(1) @child__agg_arena_cursor"), "{end}");
     assert!(end.contains("atomicrmw umax ptr addrspacecast (ptr addrspace(1) @child__agg_arena_overflow to ptr), i64 %overflow.kept") && end.contains("%arena.end = select i1 %overflowed, i64 %overflow.at,"), "{end}");
+    // A grid of one block ends as at block granularity: the branch on the grid's block count
+    // comes before the grid's entry is looked for, and only its other side does that.
+    let one_block = end.find("%one.block = icmp eq i32 %nblocks, 1").expect("the one-block test");
+    assert!(one_block < end.find("call i32 @llvm.nvvm.read.ptx.sreg.gridid()").expect("the entry's key"), "{end}");
     insta::assert_snapshot!("grid_end", end);
     // `C__agg`'s last block releases the arena when its table is the arena.
     let give_back = function(&ir, "child__agg_give_back");

@@ -630,6 +630,19 @@ impl<'ctx> Emit<'_, 'ctx> {
         ok(self.b.build_unconditional_branch(join));
         self.b.position_at_end(join);
     }
+    /// `if (cond) { then(); } else { otherwise(); }`, the builder after it.
+    pub fn if_then_else(&self, cond: IntValue<'ctx>, then: impl FnOnce(), otherwise: impl FnOnce()) {
+        let ctx = self.module.get_context();
+        let (yes, no, join) = (ctx.append_basic_block(self.f, "then"), ctx.append_basic_block(self.f, "else"), ctx.append_basic_block(self.f, "endif"));
+        ok(self.b.build_conditional_branch(cond, yes, no));
+        self.b.position_at_end(yes);
+        then();
+        ok(self.b.build_unconditional_branch(join));
+        self.b.position_at_end(no);
+        otherwise();
+        ok(self.b.build_unconditional_branch(join));
+        self.b.position_at_end(join);
+    }
     /// `for (i = start; i < end; i += step) body(i);` on `i32`, the builder after it.
     pub fn for_loop(&self, start: IntValue<'ctx>, end: IntValue<'ctx>, step: IntValue<'ctx>, body: impl FnOnce(IntValue<'ctx>)) {
         let ctx = self.module.get_context();
