@@ -23,6 +23,9 @@
 //! launch, more than 2^31 - 1 blocks); frees the nodes; gives the entry back. `C__agg`'s last
 //! block releases the arena (cursor and sizes cleared, a fence, then the owner).
 //!
+//! A grid of one block ends as at block granularity instead ([`super::block::block_tail`], on a
+//! test of `%nctaid` the whole block takes alike): it is its own last block.
+//!
 //! Memory: a recording thread's writes precede the end-of-block barrier, after which thread 0
 //! fences and counts; the last block's thread 0 counts after it, fences and launches.
 
