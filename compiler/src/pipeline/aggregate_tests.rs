@@ -184,7 +184,7 @@ fn a_kernel_pointer_that_holds_one_kernel_is_that_kernel() {
 
 /// `program()` with its launch behind `guard` (instructions that compute `%first`), the
 /// launch made where `%first` is `launch_if`.
-fn guarded(guard: &str, launch_if: bool) -> String {
+pub(super) fn guarded(guard: &str, launch_if: bool) -> String {
     let (go, skip) = if launch_if { ("go", "done") } else { ("done", "go") };
     program().replace(
         "  %buf = call ptr @__cudaCDP2GetParameterBuffer(i64 64, i64 40)\n",

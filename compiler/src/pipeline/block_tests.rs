@@ -298,3 +298,18 @@ fn a_childs_sites_launched_alike_share_its_arena_and_one_launch_per_grid() {
     assert!(remarks.is_empty(), "{remarks:?}");
     assert_eq!(arena_keys(&ir), (vec![1, 2, 1, 1, 2], 2), "{}", function(&ir, "parent__agg_end"));
 }
+
+/// At grid granularity, a kernel whose every site one thread of a block makes launches at the
+/// site when its grid has one block (nothing to gather: `samples/memory_visibility.cdp`'s
+/// thread 0 read 1.15x nvcc's time with its launch recorded); with several blocks the records
+/// are gathered as before. A site that any thread may make records in every grid.
+#[test]
+fn a_one_block_grid_launches_at_the_site_what_one_thread_of_a_block_makes() {
+    let guard = "  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %first = icmp eq i32 %tx, 0\n";
+    let (ir, remarks) = aggregated(&super::aggregate_tests::guarded(guard, true), Granularity::Grid);
+    assert!(remarks.is_empty(), "{remarks:?}");
+    let record = function(&ir, "parent__agg0_record");
+    assert!(record.contains("%several.blocks = icmp ne i32 %nblocks, 1") && record.contains("%several.blocks\n  br i1 %valid.gathered, label %take, label %direct"), "{record}");
+    let (ir, _) = aggregated(&program(), Granularity::Grid);
+    assert!(!function(&ir, "parent__agg0_record").contains("several.blocks"), "{ir}");
+}

@@ -502,7 +502,10 @@ fn set_undef(g: inkwell::values::GlobalValue<'_>) {
 
 /// Declares the shared state and the two helpers of site `n` of `kernel` (before its launch
 /// is replaced: the helpers copy its buffer call).
-pub(super) fn site_state<'ctx>(module: &Module<'ctx>, kernel: FunctionValue<'ctx>, n: usize, l: &Launch<'ctx>, child: usize, c: &Child<'ctx>, cap: u64) -> SiteState<'ctx> {
+/// `direct_in_one_block`: the site launches at once, as written, when the parent grid has one
+/// block (grid granularity, a kernel whose every site one thread of a block makes: with one
+/// block there is nothing to gather).
+pub(super) fn site_state<'ctx>(module: &Module<'ctx>, kernel: FunctionValue<'ctx>, n: usize, l: &Launch<'ctx>, child: usize, c: &Child<'ctx>, cap: u64, direct_in_one_block: bool) -> SiteState<'ctx> {
     let ctx = module.get_context();
     let kname = kernel.get_name().to_string_lossy().into_owned();
     let name = |what: &str| format!("{kname}__agg{n}_{what}");
@@ -513,7 +516,7 @@ pub(super) fn site_state<'ctx>(module: &Module<'ctx>, kernel: FunctionValue<'ctx
     let table = shared(module, &name("table"), ctx.i8_type().array_type((cap * c.stride) as u32).into(), 16);
     let buffer = shared(module, &name("buffer"), ctx.ptr_type(AddressSpace::default()).into(), 8);
     let mut s = SiteState { launch: *l, child, cap, counter, min_threads, max_threads, table, buffer, record: kernel, direct: kernel };
-    s.record = record_helper(module, &name("record"), &s, c);
+    s.record = record_helper(module, &name("record"), &s, c, direct_in_one_block);
     s.direct = new_helper(module, l, &name("direct"));
     let b = ctx.create_builder();
     b.position_at_end(ctx.append_basic_block(s.direct, "entry"));
@@ -522,8 +525,9 @@ pub(super) fn site_state<'ctx>(module: &Module<'ctx>, kernel: FunctionValue<'ctx
     s
 }
 
-/// `K__agg<n>_record(args, grid, block)` (module docs).
-fn record_helper<'ctx>(module: &Module<'ctx>, name: &str, s: &SiteState<'ctx>, c: &Child<'ctx>) -> FunctionValue<'ctx> {
+/// `K__agg<n>_record(args, grid, block)` (module docs); with `direct_in_one_block`, a launch
+/// as written when the parent grid has one block ([`site_state`]).
+fn record_helper<'ctx>(module: &Module<'ctx>, name: &str, s: &SiteState<'ctx>, c: &Child<'ctx>, direct_in_one_block: bool) -> FunctionValue<'ctx> {
     let ctx = module.get_context();
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
     let c32 = |v: u64| i32t.const_int(v, false);
@@ -537,7 +541,14 @@ fn record_helper<'ctx>(module: &Module<'ctx>, name: &str, s: &SiteState<'ctx>, c
     b.position_at_end(entry);
     let config = Config::load(&ctx, &b, p(1), p(2));
     let fits = ok(b.build_int_compare(IntPredicate::ULE, config.blocks, c64(MAX_BLOCKS_PER_RECORD), "fits"));
-    let valid = ok(b.build_and(config.valid, fits, "valid"));
+    let mut valid = ok(b.build_and(config.valid, fits, "valid"));
+    if direct_in_one_block {
+        let e = Emit { module, f, b: &b };
+        let (gx, gy, gz) = (e.sreg("nctaid.x"), e.sreg("nctaid.y"), e.sreg("nctaid.z"));
+        let nblocks = ok(b.build_int_mul(ok(b.build_int_mul(gx, gy, "gxy")), gz, "nblocks"));
+        let several = ok(b.build_int_compare(IntPredicate::NE, nblocks, c32(1), "several.blocks"));
+        valid = ok(b.build_and(valid, several, "valid.gathered"));
+    }
     ok(b.build_conditional_branch(valid, take, direct));
     b.position_at_end(take);
     let add = ok(b.build_int_add(c64(1 << 32), config.blocks, "add"));

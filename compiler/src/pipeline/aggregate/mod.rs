@@ -491,7 +491,11 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
     // launches are still there to copy; then the launches become records.
     let mut ends = Vec::new();
     for k in &kernels {
-        let states: Vec<block::SiteState> = k.sites.iter().enumerate().map(|(n, l)| block::site_state(module, k.kernel, n, l, index_of(l), &children[index_of(l)], k.cap)).collect();
+        // At grid granularity, a kernel whose every site one thread of a block makes has
+        // nothing to gather when its grid has one block: its sites then launch at once. All of
+        // them or none, so that its launches keep their order.
+        let direct_in_one_block = asked == Granularity::Grid && k.sites.iter().all(|l| warp::one_lane(l).is_some_and(|i| i.alone_in(warp::Among::Block)));
+        let states: Vec<block::SiteState> = k.sites.iter().enumerate().map(|(n, l)| block::site_state(module, k.kernel, n, l, index_of(l), &children[index_of(l)], k.cap, direct_in_one_block)).collect();
         let kname = k.kernel.get_name().to_string_lossy().into_owned();
         let eob = if asked == Granularity::Grid {
             grid::end_of_grid(module, &kname, &states, &children, &entries)
