@@ -543,9 +543,7 @@ fn record_helper<'ctx>(module: &Module<'ctx>, name: &str, s: &SiteState<'ctx>, c
     let fits = ok(b.build_int_compare(IntPredicate::ULE, config.blocks, c64(MAX_BLOCKS_PER_RECORD), "fits"));
     let mut valid = ok(b.build_and(config.valid, fits, "valid"));
     if direct_in_one_block {
-        let e = Emit { module, f, b: &b };
-        let (gx, gy, gz) = (e.sreg("nctaid.x"), e.sreg("nctaid.y"), e.sreg("nctaid.z"));
-        let nblocks = ok(b.build_int_mul(ok(b.build_int_mul(gx, gy, "gxy")), gz, "nblocks"));
+        let nblocks = Emit { module, f, b: &b }.blocks_in_grid();
         let several = ok(b.build_int_compare(IntPredicate::NE, nblocks, c32(1), "several.blocks"));
         valid = ok(b.build_and(valid, several, "valid.gathered"));
     }
@@ -597,6 +595,11 @@ impl<'ctx> Emit<'_, 'ctx> {
     }
     pub fn sreg(&self, name: &str) -> IntValue<'ctx> {
         self.call(&format!("llvm.nvvm.read.ptx.sreg.{name}"), &[]).expect("a register").into_int_value()
+    }
+    /// The parent grid's block count, `gridDim.x * gridDim.y * gridDim.z`.
+    pub fn blocks_in_grid(&self) -> IntValue<'ctx> {
+        let (gx, gy, gz) = (self.sreg("nctaid.x"), self.sreg("nctaid.y"), self.sreg("nctaid.z"));
+        ok(self.b.build_int_mul(ok(self.b.build_int_mul(gx, gy, "gxy")), gz, "nblocks"))
     }
     pub fn barrier(&self) {
         self.call("llvm.nvvm.barrier.cta.sync.aligned.all", &[self.c32(0).into()]);

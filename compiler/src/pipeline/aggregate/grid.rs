@@ -469,10 +469,7 @@ pub(super) fn end_of_grid<'ctx>(module: &Module<'ctx>, kname: &str, states: &[Si
         // the grid's entry, lock and arena (a one-block parent's one or two launches read 1.3x
         // nvcc's time through them). The condition is the same for the whole block, so each
         // branch's barriers are met by every thread.
-        let b = e.b;
-        let (gx, gy, gz) = (e.sreg("nctaid.x"), e.sreg("nctaid.y"), e.sreg("nctaid.z"));
-        let nblocks = ok(b.build_int_mul(ok(b.build_int_mul(gx, gy, "gxy")), gz, "nblocks"));
-        let one_block = ok(b.build_int_compare(IntPredicate::EQ, nblocks, e.c32(1), "one.block"));
+        let one_block = ok(e.b.build_int_compare(IntPredicate::EQ, e.blocks_in_grid(), e.c32(1), "one.block"));
         e.if_then_else(one_block, || block_tail(e, tid, nthreads, barriers, states, children, entries), || grid_tail(e, tid, nthreads, &gs, states, children, entries));
     })
 }
@@ -586,8 +583,7 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
         // after a fence, so that the last block sees the nodes and what the threads wrote
         e.fence();
         let counted = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, entry(e, gs.done, slot, false), e.c32(1), AtomicOrdering::Monotonic));
-        let (gx, gy, gz) = (e.sreg("nctaid.x"), e.sreg("nctaid.y"), e.sreg("nctaid.z"));
-        let nblocks = ok(b.build_int_mul(ok(b.build_int_mul(gx, gy, "gxy")), gz, "nblocks"));
+        let nblocks = e.blocks_in_grid();
         let last = ok(b.build_int_compare(IntPredicate::EQ, counted, ok(b.build_int_sub(nblocks, e.c32(1), "last.count")), "last.block"));
         ok(b.build_store(gs.last, ok(b.build_int_z_extend(last, i32t, "last32"))));
     });
