@@ -87,49 +87,27 @@ fn unresolved_functions<'c>(module: &Module<'c>) -> impl Iterator<Item = inkwell
 /// only, [`preamble::bounds`]): an unresolved call there is another file's function (`-dc`),
 /// which Clang had no reason to report.
 fn precompiled_header_may_hide_errors(module: &Module<'_>, main: &Path) -> bool {
-    use inkwell::llvm_sys::debuginfo::{LLVMDIFileGetDirectory, LLVMDIFileGetFilename, LLVMDILocationGetScope, LLVMDIScopeGetFile, LLVMInstructionGetDebugLoc};
-    use inkwell::llvm_sys::core::{LLVMGetCalledValue, LLVMGetFirstUse, LLVMGetNextUse, LLVMGetUser, LLVMGetValueName2, LLVMIsACallInst, LLVMIsAConstantArray, LLVMIsAGlobalVariable, LLVMIsAInstruction};
+    use crate::pipeline::{called_function, innermost_file, value_name};
+    use inkwell::llvm_sys::core::{LLVMGetFirstUse, LLVMGetNextUse, LLVMGetUser, LLVMIsAConstantArray, LLVMIsAGlobalVariable};
     use inkwell::llvm_sys::prelude::LLVMValueRef;
     use inkwell::values::{AnyValueEnum, AsValueRef};
     let main_canonical = main.canonicalize().ok();
+    // A call's user is an instruction, which inkwell types by its result (`IntValue` for a
+    // call that returns an `int`); the innermost scope is the function whose body holds the
+    // call, before inlining.
     let in_main = |user: AnyValueEnum<'_>| {
-        // SAFETY: plain queries of a live value (a call's user is an instruction, which inkwell
-        // types by its result: `IntValue` for a call that returns an `int`), its debug location
-        // and its scope's file.
-        let file = unsafe {
-            let user = user.as_value_ref();
-            if LLVMIsAInstruction(user).is_null() {
-                return false;
-            }
-            let loc = LLVMInstructionGetDebugLoc(user);
-            if loc.is_null() {
-                return false;
-            }
-            // The innermost scope: the function whose body holds the call, before inlining.
-            let file = LLVMDIScopeGetFile(LLVMDILocationGetScope(loc));
-            if file.is_null() {
-                return false;
-            }
-            let text = |f: unsafe extern "C" fn(_, *mut std::ffi::c_uint) -> *const std::ffi::c_char| {
-                let mut len = 0;
-                let p = f(file, &mut len);
-                if p.is_null() { String::new() } else { String::from_utf8_lossy(std::slice::from_raw_parts(p.cast::<u8>(), len as usize)).into_owned() }
-            };
-            let (name, dir) = (text(LLVMDIFileGetFilename), text(LLVMDIFileGetDirectory));
-            Path::new(&dir).join(name)
-        };
+        let Some(file) = innermost_file(user.as_value_ref()).map(PathBuf::from) else { return false };
         file == main || (main_canonical.is_some() && file.canonicalize().ok() == main_canonical)
     };
     // Lists of symbols to keep, not uses in the source: Clang's `__clang_gpu_used_external`
     // names the kernels and device variables of other files that host code uses.
-    // SAFETY (both): plain queries of live values' kinds, names and uses.
-    let keep_list = |global: LLVMValueRef| unsafe {
-        let mut len = 0;
-        let name = LLVMGetValueName2(global, &mut len);
-        let name = if name.is_null() { &[][..] } else { std::slice::from_raw_parts(name.cast::<u8>(), len) };
-        !LLVMIsAGlobalVariable(global).is_null() && [&b"__clang_gpu_used_external"[..], b"llvm.used", b"llvm.compiler.used"].contains(&name)
+    // SAFETY: a plain query of a live value's kind.
+    let keep_list = |global: LLVMValueRef| {
+        let variable = unsafe { !LLVMIsAGlobalVariable(global).is_null() };
+        variable && ["__clang_gpu_used_external", "llvm.used", "llvm.compiler.used"].contains(&value_name(global).as_str())
     };
     // The function is an element of the list's initializer, a constant array used by the list.
+    // SAFETY: plain queries of live values' kinds and uses.
     let a_keep_list = |user: AnyValueEnum<'_>| unsafe {
         let user = user.as_value_ref();
         if LLVMIsAConstantArray(user).is_null() {
@@ -150,21 +128,10 @@ fn precompiled_header_may_hide_errors(module: &Module<'_>, main: &Path) -> bool 
     // (`__cudaCDP2LaunchDevice`, through the inline wrappers of CUDA's headers, whose debug
     // location is theirs).
     let a_launch = |user: AnyValueEnum<'_>, f: inkwell::values::FunctionValue<'_>| {
-        // SAFETY: plain queries of a live value's kind, callee and name.
-        unsafe {
-            let user = user.as_value_ref();
-            if LLVMIsACallInst(user).is_null() {
-                return false;
-            }
-            let callee = LLVMGetCalledValue(user);
-            if callee.is_null() || callee == f.as_value_ref() {
-                return false;
-            }
-            let mut len = 0;
-            let name = LLVMGetValueName2(callee, &mut len);
-            let name = if name.is_null() { &[][..] } else { std::slice::from_raw_parts(name.cast::<u8>(), len) };
-            name.starts_with(b"__cuda") || name.starts_with(b"cuda")
-        }
+        called_function(user.as_value_ref()).is_some_and(|callee| callee != f.as_value_ref() && {
+            let name = value_name(callee);
+            name.starts_with("__cuda") || name.starts_with("cuda")
+        })
     };
     unresolved_functions(module).any(|f| {
         let mut next = f.as_global_value().as_pointer_value().get_first_use();

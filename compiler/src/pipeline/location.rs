@@ -4,6 +4,8 @@
 use crate::clang::diagnostics::span_at;
 use crate::diag::{Diagnostic, Label, SourceFile, Span};
 use inkwell::llvm_sys::debuginfo::{LLVMDIFileGetFilename, LLVMDILocationGetColumn, LLVMDILocationGetLine, LLVMDILocationGetScope, LLVMDIScopeGetFile, LLVMDIFileGetDirectory, LLVMDILocationGetInlinedAt, LLVMInstructionGetDebugLoc};
+use inkwell::llvm_sys::core::LLVMIsAInstruction;
+use inkwell::llvm_sys::prelude::{LLVMMetadataRef, LLVMValueRef};
 use inkwell::values::{AnyValue, AsValueRef, InstructionValue};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,6 +17,41 @@ pub struct SourceText {
     pub path: Option<PathBuf>,
     /// Its text.
     pub text: String,
+}
+
+/// The file of the debug location `loc`'s scope, empty when it names none. A file named
+/// relative to the compilation's folder (Clang writes the main file's scope so) is that
+/// folder's, not the current one's.
+///
+/// # Safety
+/// `loc` is a live debug location (`DILocation`).
+unsafe fn scope_file(loc: LLVMMetadataRef) -> String {
+    let file = LLVMDIScopeGetFile(LLVMDILocationGetScope(loc));
+    let text = |f: unsafe extern "C" fn(_, *mut std::ffi::c_uint) -> *const std::ffi::c_char| {
+        let mut len = 0;
+        let p = if file.is_null() { std::ptr::null() } else { f(file, &mut len) };
+        if p.is_null() { String::new() } else { String::from_utf8_lossy(std::slice::from_raw_parts(p.cast::<u8>(), len as usize)).into_owned() }
+    };
+    let (name, dir) = (text(LLVMDIFileGetFilename), text(LLVMDIFileGetDirectory));
+    if name.is_empty() || Path::new(&name).is_absolute() || dir.is_empty() { name } else { Path::new(&dir).join(&name).display().to_string() }
+}
+
+/// The file of the function whose body holds the instruction `inst` before inlining (its debug
+/// location's innermost scope), when `inst` is an instruction with a debug location whose scope
+/// names a file.
+pub(crate) fn innermost_file(inst: LLVMValueRef) -> Option<String> {
+    // SAFETY: plain queries of a live value's kind and debug location; `scope_file` of a
+    // location that is there.
+    unsafe {
+        if LLVMIsAInstruction(inst).is_null() {
+            return None;
+        }
+        let loc = LLVMInstructionGetDebugLoc(inst);
+        if loc.is_null() {
+            return None;
+        }
+        Some(scope_file(loc)).filter(|f| !f.is_empty())
+    }
 }
 
 impl SourceText {
@@ -41,18 +78,7 @@ impl SourceText {
             }
             let line = LLVMDILocationGetLine(loc) as usize;
             let col = LLVMDILocationGetColumn(loc) as usize;
-            let scope = LLVMDILocationGetScope(loc);
-            let file = LLVMDIScopeGetFile(scope);
-            let text = |f: unsafe extern "C" fn(_, *mut std::ffi::c_uint) -> *const std::ffi::c_char| {
-                let mut len = 0;
-                let p = if file.is_null() { std::ptr::null() } else { f(file, &mut len) };
-                if p.is_null() { String::new() } else { String::from_utf8_lossy(std::slice::from_raw_parts(p.cast::<u8>(), len as usize)).into_owned() }
-            };
-            // A file named relative to the compilation's folder (Clang writes the main file's
-            // scope so) is that folder's, not the current one's.
-            let (name, dir) = (text(LLVMDIFileGetFilename), text(LLVMDIFileGetDirectory));
-            let name = if name.is_empty() || Path::new(&name).is_absolute() || dir.is_empty() { name } else { Path::new(&dir).join(&name).display().to_string() };
-            (name, line, col.max(1))
+            (scope_file(loc), line, col.max(1))
         };
         if line == 0 {
             return None;

@@ -61,6 +61,8 @@ use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::TargetMachine;
 
 pub use location::{collapse_wrapper_lines, strip_cdp_spans, SourceText};
+pub(crate) use clone::{called_function, value_name};
+pub(crate) use location::innermost_file;
 
 /// What the pipeline is asked for.
 #[derive(Clone, Debug, Default)]
