@@ -9,6 +9,7 @@
 mod build_common;
 
 mod asm_ptx;
+mod atomics_ptx;
 mod align_ptx;
 mod build_docs;
 mod cli;

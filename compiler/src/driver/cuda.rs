@@ -632,6 +632,9 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
     let front = timings.record(Phase::Parse, started);
 
     let shown = SourceText { path: Some(compiled_path.clone()), text: source.to_string() };
+    // CUDA's `atomicCAS` as nvcc compiles it, relaxed and of device scope: Clang's headers
+    // write it sequentially consistent in the system scope (a `fence.sc.sys` each).
+    pipeline::atomics::cas_as_nvcc(&module);
     let front = Front { warnings: clang_warnings, timings, since: front, optimize: false };
     lower(&module, options, &shown, front, outputs)
 }

@@ -40,10 +40,15 @@
 //! blocks and `byval` copies apart and no by-value struct stays in local memory for it
 //! (NVPTX makes a memcpy above 128 bytes a byte loop that pins its alloca there).
 //!
+//! Before them, in Clang's device IR alone, [`atomics`] gives CUDA's `atomicCAS` nvcc's
+//! order and scope (relaxed, device): Clang writes it sequentially consistent in the system
+//! scope, which NVPTX fences. Another front end's IR keeps the order its author wrote.
+//!
 //! On the host side of a CUDA C++ file (`-dc`, `--emit host-obj`), [`host_names`] gives
 //! Clang's host IR nvcc's stub, registration and module-id names.
 
 pub mod aggregate;
+pub mod atomics;
 mod clone;
 pub mod copies;
 pub mod host_names;
