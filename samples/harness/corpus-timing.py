@@ -13,7 +13,8 @@ generator, so that drift of the machine falls on all of them alike. Each variant
 nvcc is median(variant) / median(nvcc) with a 95% percentile-bootstrap interval (resampling
 both with replacement, 2,000 times, seeded), the method of runtime-shim/src/loader/stats.rs; a
 verdict ("faster", "slower") is stated only when the interval excludes 1. Writes
-$OUT/corpus-timing.md (or ./corpus-timing.md).
+$OUT/corpus-timing.md (or ./corpus-timing.md); a variant whose output is not nvcc's gets its
+first differing run's diff against nvcc's first run there ("Differences").
 
 Variants (--variants picks; nvcc's is always built and timed):
   nvcc             nvcc alone
@@ -61,6 +62,7 @@ after --run-limit seconds (default 60).
 from __future__ import annotations
 
 import argparse
+import difflib
 import io
 import json
 import os
@@ -139,6 +141,8 @@ TIME = re.compile(r"kernel time = ([0-9.]+)")
 MANIFEST = "manifest.json"
 # Folders of a program's own that it reads or writes at run time, packed into the bundle.
 DATA_FOLDERS = ["inputs", "outputs"]
+# The most lines of a differing output's diff the report shows.
+DIFF_LINES = 40
 
 
 def cdpc_arguments(variant: str, name: str) -> list[str] | None:
@@ -346,6 +350,23 @@ def time_runs(programs: list[str], variants: list[str], exes: dict[tuple[str, st
             else:
                 row += " - | - | - |"
             lines.append(row)
+    # What "NO" means, for each variant whose output differed: its first differing run against
+    # nvcc's first (the compared text: timings masked, lines sorted), so that a mismatch can be
+    # told from a program's own run-to-run variation (GC, SSSP) without another GPU run.
+    differences = []
+    for name in programs:
+        reference = outputs.get((name, "nvcc"), [])
+        for v in variants:
+            runs = outputs.get((name, v), [])
+            if v == "nvcc" or not reference or not runs or same_as_nvcc(name, v):
+                continue
+            index, first = next((i, o) for i, o in enumerate(runs) if o != reference[0])
+            diff = list(difflib.unified_diff(reference[0].splitlines(), first.splitlines(), "nvcc run 1", f"{v} run {index + 1}", lineterm="", n=1))
+            shown = diff[:DIFF_LINES] + ([f"... {len(diff) - DIFF_LINES} more lines"] if len(diff) > DIFF_LINES else [])
+            differing = sum(o != reference[0] for o in runs)
+            differences += ["", f"{name} {v}: {differing} of {len(runs)} runs differ from nvcc's first; the first:", "", "```diff", *shown, "```"]
+    if differences:
+        lines += ["", "Differences:"] + differences
     if failed:
         lines += ["", "Failures:", ""] + [f"- {f}" for f in sorted(set(failed))]
     report = os.path.join(os.environ.get("OUT", "."), "corpus-timing.md")
