@@ -253,3 +253,27 @@ fn a_kernel_whose_launches_one_thread_of_a_block_makes_is_left_alone_per_block()
     let (after, remarks) = aggregated(&guarded(&first, true), Granularity::Grid);
     assert!(remarks.is_empty() && after.contains("@child__agg"), "{remarks:?}\n{after}");
 }
+
+/// Thresholding first (`-flaunch-threshold=128`, as the documented rule) leaves a launch its
+/// grid may make too large to run in place inside the helper `child__threshold`; that launch
+/// is still thread 0's, judged at the helper's call, and left alone at warp and block
+/// granularity as without thresholding (`samples/memory_visibility.cdp` read 1.21x nvcc's time
+/// per block and 1.23x per grid, its thread 0's launch aggregated through the helper).
+#[test]
+fn a_launch_of_one_thread_stays_alone_behind_thresholdings_helper() {
+    let tx = "  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n";
+    let ir = guarded(&format!("{tx}  %first = icmp eq i32 %tx, 0\n"), true);
+    for (granularity, among) in [(Granularity::Warp, "no two lanes of a warp make it together"), (Granularity::Block, "no two threads of a block make it")] {
+        let (after, remarks) = through_pipeline(&ir, granularity, 128);
+        assert!(after.contains("@child__serial"), "thresholding took the launch:\n{after}");
+        assert_eq!(remarks.len(), 1, "{remarks:?}");
+        assert!(remarks[0].starts_with("R0500: launch of `child` not aggregated") && remarks[0].contains(among), "{remarks:?}");
+        assert!(!after.contains("@child__agg") && !after.contains("@child__warp"), "{after}");
+    }
+    // At grid granularity the kernel is aggregated per grid, and a grid of one block launches
+    // at the site, as without thresholding.
+    let (after, remarks) = through_pipeline(&ir, Granularity::Grid, 128);
+    let (plain, _) = through_pipeline(&ir, Granularity::Grid, 0);
+    assert!(remarks.is_empty() && after.contains("@child__agg"), "{remarks:?}");
+    assert_eq!(after.matches("GetParameterBuffer").count(), plain.matches("GetParameterBuffer").count(), "the same direct launches:\n{after}\n{plain}");
+}

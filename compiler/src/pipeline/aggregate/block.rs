@@ -95,7 +95,7 @@ pub(super) fn host<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>) -> (FunctionVa
 }
 
 /// The launch, then each call of the helper it is in (as [`host`] climbs), innermost first.
-fn chain<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>) -> Vec<(FunctionValue<'ctx>, InstructionValue<'ctx>)> {
+pub(super) fn chain<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>) -> Vec<(FunctionValue<'ctx>, InstructionValue<'ctx>)> {
     let (mut f, mut at) = (l.function, l.call);
     let mut out = vec![(f, at)];
     let inline = Attribute::get_named_enum_kind_id("alwaysinline");

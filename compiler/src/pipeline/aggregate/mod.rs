@@ -416,7 +416,7 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
     };
     // A launch that only one lane of a warp makes is left alone at its site: aggregation per
     // warp has nothing to gather there and would cost the parent registers.
-    let (at_site, one_lane): (Vec<_>, Vec<_>) = at_site.into_iter().map(|l| (l, warp::one_lane(&l))).partition(|(_, index)| index.is_none());
+    let (at_site, one_lane): (Vec<_>, Vec<_>) = at_site.into_iter().map(|l| (l, warp::one_lane(module, &l))).partition(|(_, index)| index.is_none());
     let at_site: Vec<Launch> = at_site.into_iter().map(|(l, _)| l).collect();
     // Likewise a kernel all of whose sites one thread of a block makes (of the grid, at grid
     // granularity): its records would be one a block (a grid), launched later through the
@@ -424,7 +424,7 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
     // others wait for the end of the block would reorder its launches.
     let among = if asked == Granularity::Grid { warp::Among::Grid } else { warp::Among::Block };
     let (kernels, lone_kernels): (Vec<_>, Vec<_>) = kernels.into_iter().map(|k| {
-        let lone: Option<Vec<warp::LoneIndex>> = k.sites.iter().map(|l| warp::one_lane(l).filter(|i| i.alone_in(among))).collect();
+        let lone: Option<Vec<warp::LoneIndex>> = k.sites.iter().map(|l| warp::one_lane(module, l).filter(|i| i.alone_in(among))).collect();
         (k, lone)
     }).partition(|(_, lone)| lone.is_none());
     let kernels: Vec<block::KernelPlan> = kernels.into_iter().map(|(k, _)| k).collect();
@@ -494,7 +494,7 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
         // At grid granularity, a kernel whose every site one thread of a block makes has
         // nothing to gather when its grid has one block: its sites then launch at once. All of
         // them or none, so that its launches keep their order.
-        let direct_in_one_block = asked == Granularity::Grid && k.sites.iter().all(|l| warp::one_lane(l).is_some_and(|i| i.alone_in(warp::Among::Block)));
+        let direct_in_one_block = asked == Granularity::Grid && k.sites.iter().all(|l| warp::one_lane(module, l).is_some_and(|i| i.alone_in(warp::Among::Block)));
         let states: Vec<block::SiteState> = k.sites.iter().enumerate().map(|(n, l)| block::site_state(module, k.kernel, n, l, index_of(l), &children[index_of(l)], k.cap, direct_in_one_block)).collect();
         let kname = k.kernel.get_name().to_string_lossy().into_owned();
         let eob = if asked == Granularity::Grid {

@@ -42,6 +42,7 @@ use super::super::clone::{called_function, value_name};
 use super::super::launch::{self, Launch};
 use super::super::threshold::{launch_as_documented, new_helper, ok, successors, Config};
 use super::super::uniform;
+use super::block;
 use inkwell::basic_block::BasicBlock;
 use inkwell::values::{AsValueRef, BasicValue, InstructionOpcode, InstructionValue};
 use std::collections::{HashMap, HashSet};
@@ -229,9 +230,24 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
 /// predecessor, `P` branching on a condition. The index is read through locals that only
 /// their declaration stores ([`uniform::single_store`]: the front ends' unoptimised IR), and
 /// does not change while a thread runs.
-pub(super) fn one_lane(l: &Launch<'_>) -> Option<LoneIndex> {
-    let target = l.buffer.unwrap_or(l.call).get_parent()?;
-    let blocks = l.function.get_basic_blocks();
+///
+/// A launch in an always-inline helper called once (thresholding's `C__threshold`, which
+/// holds the launch a grid too large to run in place still makes) is judged at each call of
+/// the chain too ([`block::chain`]): `if (threadIdx.x == 0) child<<<1, 256>>>(...)` at
+/// `-flaunch-threshold=128` is thread 0's launch as without thresholding
+/// (`samples/memory_visibility.cdp` read 1.21x nvcc's time per block and 1.23x per grid,
+/// aggregated for want of it).
+pub(super) fn one_lane<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>) -> Option<LoneIndex> {
+    block::chain(module, l).into_iter().enumerate().find_map(|(level, (function, at))| {
+        // The launch's own block is where its buffer is made; a helper's, where it is called.
+        let site = if level == 0 { l.buffer.unwrap_or(l.call) } else { at };
+        lone_at(function, site.get_parent()?)
+    })
+}
+
+/// [`one_lane`] for one function: whether every path to `target` takes such an edge.
+fn lone_at(function: FunctionValue<'_>, target: BasicBlock<'_>) -> Option<LoneIndex> {
+    let blocks = function.get_basic_blocks();
     let at: HashMap<BasicBlock<'_>, usize> = blocks.iter().enumerate().map(|(i, b)| (*b, i)).collect();
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
     for (i, b) in blocks.iter().enumerate() {
