@@ -1,9 +1,11 @@
-//! `atomicCAS` as nvcc compiles it: relaxed, of device scope, no fence (issue 28). Clang's
+//! CUDA's atomic functions as nvcc compiles them (issue 28), nvcc's PTX of the same source the
+//! oracle. `atomicCAS`: relaxed, of device scope, no fence, through both front ends; Clang's
 //! CUDA headers write it as a sequentially consistent `cmpxchg` in the system scope, which
 //! LLVM 22's NVPTX gives a `fence.sc.sys` and an `atom.acquire.sys.cas` (7.1x nvcc's time on
-//! `samples/bfs.cdp` thresholded, whose serial copy makes them in a row);
-//! `pipeline::atomics` gives Clang's IR nvcc's order and scope. nvcc's PTX of the same source
-//! is the oracle, for both front ends.
+//! `samples/bfs.cdp` thresholded, whose serial copy makes them in a row), and
+//! `pipeline::atomics` gives Clang's IR nvcc's order and scope. The unsigned `_block` and
+//! `_system` minimum and maximum: unsigned comparisons, which Clang 22 made signed
+//! (`clang::unsigned_scoped_min_max`).
 
 use crate::build_common::{cdpc, nvcc_ptx, stderr};
 
@@ -104,4 +106,48 @@ fn a_16_bit_atomic_cas_has_no_fence_as_in_nvcc() {
     let ptx = ours("half.cu", source);
     assert_eq!(fences(&ptx), Vec::<&str>::new(), "{ptx}");
     assert!(exchanges(&ptx).iter().all(|(scope, sem, _)| scope == "gpu" && sem == "relaxed"), "{ptx}");
+}
+
+/// The minimum and maximum instructions of a PTX text as (scope, operation, type), PTX's
+/// default scope written out, in order; the state space left out.
+fn min_max(ptx: &str) -> Vec<(String, String, String)> {
+    ptx.lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|op| op.starts_with("atom.") && op.split('.').any(|q| q == "min" || q == "max"))
+        .map(|op| {
+            let q: Vec<&str> = op.split('.').collect();
+            let scope = q.iter().find(|x| ["cta", "cluster", "gpu", "sys"].contains(x)).map_or("gpu", |x| *x);
+            let what = q.iter().find(|x| **x == "min" || **x == "max").unwrap();
+            (scope.to_string(), what.to_string(), q.last().unwrap().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn unsigned_scoped_minimum_and_maximum_compare_unsigned_as_in_nvcc() {
+    let source = r#"
+__global__ void scoped(unsigned *u, unsigned long long *ull, int *i, long long *ll)
+{
+    u[1] = atomicMax_block(u, 5u);
+    u[2] = atomicMax_system(u, 5u);
+    u[3] = atomicMin_block(u, 5u);
+    u[4] = atomicMin_system(u, 5u);
+    ull[1] = atomicMax_block(ull, 5ull);
+    ull[2] = atomicMax_system(ull, 5ull);
+    ull[3] = atomicMin_block(ull, 5ull);
+    ull[4] = atomicMin_system(ull, 5ull);
+    i[1] = atomicMax_block(i, 5);
+    ll[1] = atomicMin_system(ll, 5ll);
+    u[5] = atomicMax(u, 5u);
+    ull[5] = atomicMin(ull, 5ull);
+}
+"#;
+    let Some(theirs) = nvcc_ptx(source) else { return };
+    let expected = min_max(&theirs);
+    // The oracle says something: eight unsigned scoped ones, two signed, two unscoped.
+    assert_eq!(expected.len(), 12, "nvcc:\n{theirs}");
+    assert_eq!(expected.iter().filter(|(scope, _, ty)| scope != "gpu" && ty.starts_with('u')).count(), 8, "{expected:?}");
+    let ptx = ours("scoped.cu", source);
+    assert_eq!(min_max(&ptx), expected, "{ptx}");
+    assert_eq!(fences(&ptx), Vec::<&str>::new(), "{ptx}");
 }

@@ -15,7 +15,11 @@ fn samples_dir() -> PathBuf {
 fn sample_names() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(samples_dir())
         .unwrap()
-        .filter_map(|e| e.ok()?.file_name().into_string().ok()?.strip_suffix(".cdp").map(str::to_string))
+        .filter_map(|e| {
+            let file = e.ok()?.file_name().into_string().ok()?;
+            // The kernel language's samples and the CUDA C++ ones (built through Clang).
+            file.strip_suffix(".cdp").or_else(|| file.strip_suffix(".cu")).map(str::to_string)
+        })
         .collect();
     names.sort();
     names
@@ -60,7 +64,7 @@ fn every_sample_has_a_manifest_that_names_its_kernel_buffers_and_globals() {
     assert!(names.len() >= 8, "samples lost: {names:?}");
     for name in &names {
         let m = manifest(name);
-        let source = std::fs::read_to_string(samples_dir().join(format!("{name}.cdp"))).unwrap();
+        let source = std::fs::read_to_string(samples_dir().join(format!("{name}.cdp"))).or_else(|_| std::fs::read_to_string(samples_dir().join(format!("{name}.cu")))).unwrap();
         let kernel = format!("__global__ void {}(", m.launch.kernel);
         assert!(source.contains(&kernel), "{name}: no kernel `{}` in the .cdp", m.launch.kernel);
         for launch in m.graphs.iter().flat_map(|g| g.kernels()) {

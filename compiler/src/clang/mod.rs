@@ -345,6 +345,11 @@ impl ClangInvocation<'_> {
         if let Some(cuid) = self.cuid {
             push(format!("-cuid={cuid}"));
         }
+        if self.host_fatbin.is_none() {
+            for m in unsigned_scoped_min_max(self.target.address_size) {
+                push(m);
+            }
+        }
         for m in self.macros {
             push(m.clone());
         }
@@ -357,6 +362,34 @@ impl ClangInvocation<'_> {
         }
         a
     }
+}
+
+/// nvcc's unsigned `atomicMax_block`, `atomicMin_block`, `atomicMax_system` and
+/// `atomicMin_system`, as `-D` definitions of the builtins Clang's CUDA header calls for them.
+///
+/// Clang 22 lowers the unsigned forms (`__nvvm_atom_{cta,sys}_{max,min}_gen_{ui,ull}`) to the
+/// same intrinsics as the signed ones (`llvm.nvvm.atomic.max.gen.i.cta`, ...), which NVPTX
+/// writes as `atom.cta.max.s32`: a signed comparison where nvcc writes `atom.global.cta.max.u32`
+/// (measured with clang++-22 and nvcc 13.5; `compiler/tests/atomics_ptx.rs`), so that
+/// `atomicMax_block(&u, 0x80000000u)` leaves `u == 5` unchanged. LLVM 22 has no unsigned
+/// scoped intrinsic, and NVPTX ignores the scope of an `atomicrmw umax`, so each becomes nvcc's
+/// instruction in inline assembly on the generic address: relaxed, of its scope, and a barrier
+/// to the compiler's own reordering of memory around it (`"memory"`), as the intrinsic is. The
+/// signed forms and the unscoped ones (`atomicrmw umax`, `atom.global.max.u32`) are right as
+/// Clang writes them and stay.
+fn unsigned_scoped_min_max(address_size: crate::target::AddressSize) -> Vec<String> {
+    let pointer = if address_size == crate::target::AddressSize::Bits64 { "l" } else { "r" };
+    let mut out = Vec::new();
+    for scope in ["cta", "sys"] {
+        for op in ["max", "min"] {
+            for (suffix, ty, bits, reg) in [("ui", "unsigned int", 32, "r"), ("ull", "unsigned long long", 64, "l")] {
+                out.push(format!(
+                    "-D__nvvm_atom_{scope}_{op}_gen_{suffix}(p,v)=({{ {ty} __cdpc_old; asm volatile(\"atom.{scope}.{op}.u{bits} %0, [%1], %2;\" : \"={reg}\"(__cdpc_old) : \"{pointer}\"(p), \"{reg}\"(({ty})(v)) : \"memory\"); __cdpc_old; }})"
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// Where the precompiled header of Clang's CUDA wrapper for `invocation` is kept in `cache`
