@@ -155,3 +155,9 @@ impl Target {
         self.address_size.pointer_bytes()
     }
 }
+
+/// The `__nvvm_reflect` answer libdevice's `sqrtf`, `hypotf`, `normf`, `norm3df`, `norm4df`
+/// and `jnf` read for nvcc's default `-prec-sqrt=true`, as the LLVM option that gives it
+/// (`back::nvcc_math_defaults` sets it in cdpc's process; a Clang program run as a process gets
+/// it as `-mllvm`). LLVM 22 answers 0 without it, and libdevice then takes `sqrt.approx.f32`.
+pub const PREC_SQRT_REFLECT: &str = "-nvvm-reflect-add=__CUDA_PREC_SQRT=1";

@@ -34,6 +34,7 @@ mod preamble_cache;
 mod kernel_pointers_ptx;
 mod json_cli;
 mod launch_scaling;
+mod math_ptx;
 mod layers;
 mod overloading;
 mod preprocess_corpus;

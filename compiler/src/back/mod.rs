@@ -257,6 +257,25 @@ fn opt_level(options: &CodegenOptions) -> u8 {
 }
 
 static INIT_NVPTX: Once = Once::new();
+static NVCC_REFLECT: Once = Once::new();
+
+/// nvcc's default math for every module this process compiles: libdevice's square roots
+/// correctly rounded (`sqrt.rn.f32`), where LLVM 22's `NVVMReflect` answers 0 for
+/// `__CUDA_PREC_SQRT` (no module flag says otherwise) and libdevice then takes
+/// `sqrt.approx.f32`: `sqrtf(x)` differed from nvcc's in the last bit through both front ends
+/// (`compiler/tests/math_ptx.rs`). LLVM reads the option when its reflect pass is made, in
+/// cdpc's pipeline and in the Clang linked into cdpc alike, so it is set once per process,
+/// before either runs ([`target_machine`] and the driver's Clang path call this); cdpc has no
+/// `-prec-sqrt=false` (nor fast math), so it never needs another value. The one process-wide
+/// LLVM option cdpc sets (a Clang program run as a process gets it as `-mllvm`).
+pub fn nvcc_math_defaults() {
+    NVCC_REFLECT.call_once(|| {
+        let option = std::ffi::CString::new(crate::target::PREC_SQRT_REFLECT).expect("no NUL in the option");
+        let args = [c"cdpc".as_ptr(), option.as_ptr()];
+        // SAFETY: two NUL-terminated strings that live for the call; LLVM copies what it keeps.
+        unsafe { inkwell::llvm_sys::support::LLVMParseCommandLineOptions(args.len() as i32, args.as_ptr(), std::ptr::null()) };
+    });
+}
 
 /// The NVPTX target machine for `target` (its architecture and address size) at `opt_level`
 /// (0 to 3; more is 3). LLVM's NVPTX target is initialised once per process, under a
@@ -288,6 +307,7 @@ fn ptx_features(module: &hir::Module) -> &'static str {
 /// [`target_machine`] with LLVM subtarget features (`+ptx80`).
 pub(crate) fn target_machine_with_features(target: &Target, opt_level: u8, features: &str) -> Result<TargetMachine, BackendError> {
     INIT_NVPTX.call_once(|| LlvmTarget::initialize_nvptx(&InitializationConfig::default()));
+    nvcc_math_defaults();
     let triple = TargetTriple::create(match target.address_size {
         AddressSize::Bits64 => "nvptx64-nvidia-cuda",
         AddressSize::Bits32 => "nvptx-nvidia-cuda",

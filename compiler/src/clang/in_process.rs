@@ -39,7 +39,9 @@
 //! `-mllvm` options set LLVM's process-wide options, which would change cdpc's own pipeline too.
 //! The driver adds one for NVPTX, `-enable-memcpyopt-without-libcalls`; the shim leaves it out
 //! (Clang then skips memcpyopt on the device side, as cdpc's own pipeline does: NVPTX has no
-//! libcalls) and refuses any other.
+//! libcalls) and refuses any other. The one LLVM option cdpc needs on the device side,
+//! libdevice's correctly rounded `sqrtf` (`-nvvm-reflect-add=__CUDA_PREC_SQRT=1`), is set for
+//! the whole process by `back::nvcc_math_defaults` before Clang runs, always with that value.
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString, OsString};
 use std::os::unix::ffi::OsStrExt;

@@ -349,6 +349,12 @@ impl ClangInvocation<'_> {
             for m in unsigned_scoped_min_max(self.target.address_size) {
                 push(m);
             }
+            // nvcc's correctly rounded `sqrtf`: in process cdpc sets this LLVM option for the
+            // whole process (`back::nvcc_math_defaults`); a Clang program gets it here.
+            if self.resource_dir.is_none() {
+                push("-mllvm".into());
+                push(crate::target::PREC_SQRT_REFLECT.into());
+            }
         }
         for m in self.macros {
             push(m.clone());

@@ -607,6 +607,8 @@ impl ClangSetup {
 /// Compiles CUDA C++ `source` to LLVM IR and/or PTX, as `outputs` asks.
 pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&Toolchain>, build: &BuildOptions, outputs: back::Outputs) -> Result<Generated, CompileError> {
     let started = Instant::now();
+    // Before the linked Clang's pipeline resolves libdevice's `__nvvm_reflect` calls.
+    back::nvcc_math_defaults();
     let mut timings = Timings::default();
     let tools = match tools {
         Some(t) => t.clone(),
