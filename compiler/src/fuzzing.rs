@@ -167,7 +167,8 @@ pub fn clang_message_data(messages: &[crate::clang::in_process::Message], main_t
 }
 
 /// The launch pipeline on arbitrary LLVM IR text: what LLVM cannot parse is not the
-/// pipeline's; what it can goes through every pass without a panic, with thresholding and
+/// pipeline's; what it can goes through Clang's `atomicCAS` rewrite (`pipeline::atomics`,
+/// which must leave nothing for a second run) and every pass without a panic, with thresholding and
 /// aggregation at warp, block and grid granularity off and on (with their remarks), and a module the pipeline accepts (no error
 /// diagnostic) still verifies after the clean-up passes.
 pub fn ir_pipeline(ir: &str) {
@@ -181,6 +182,11 @@ pub fn ir_pipeline(ir: &str) {
         if module.verify().is_err() {
             return;
         }
+        // Clang's IR gets nvcc's `atomicCAS` first (driver/cuda.rs): a valid module after it,
+        // and nothing left for a second run (its invariant).
+        crate::pipeline::atomics::cas_as_nvcc(&module);
+        module.verify().unwrap_or_else(|e| panic!("the atomics pass left an invalid module: {e}"));
+        assert_eq!(crate::pipeline::atomics::cas_as_nvcc(&module), 0, "a sequentially consistent system-scope cmpxchg left");
         let target = crate::Target::default();
         let source = crate::pipeline::SourceText::default();
         let options = crate::pipeline::PipelineOptions { target, nv_module_id: None, launch_threshold, aggregate, pass_remarks: true };
