@@ -12,6 +12,7 @@ mod asm_ptx;
 mod atomics_ptx;
 mod align_ptx;
 mod build_docs;
+mod cache_hints_ptx;
 mod cli;
 mod corpus_cxx;
 mod corpus_templates;

@@ -93,7 +93,7 @@ impl Project {
     }
 
     /// Every file of the cache is an entry's (`<16 hex digits>-<cdpc's version>.<ext>`: no
-    /// temporary files) or the trimmers' lock, and the work folder is empty.
+    /// temporary files), the trimmers' lock or cdpc's one header, and the work folder is empty.
     fn assert_clean(&self) {
         let version = env!("CARGO_PKG_VERSION");
         for kind in ["pch", "preamble"] {
@@ -107,7 +107,12 @@ impl Project {
         }
         for e in std::fs::read_dir(self.cache()).unwrap() {
             let name = e.unwrap().file_name().into_string().unwrap();
-            assert!(["pch", "preamble", "trim.lock"].contains(&name.as_str()), "left in the cache: {name}");
+            assert!(["pch", "preamble", "include", "trim.lock"].contains(&name.as_str()), "left in the cache: {name}");
+        }
+        // cdpc's header of CUDA's cache-hint functions, one a version (`clang::cache_hints_header`).
+        if let Ok(dir) = std::fs::read_dir(self.cache().join("include")) {
+            let names: Vec<String> = dir.map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+            assert_eq!(names, [format!("cdpc-{version}-cache-hints.h")], "left in the cache's include/");
         }
         assert_eq!(std::fs::read_dir(self.path("tmp")).unwrap().count(), 0, "work files left");
     }

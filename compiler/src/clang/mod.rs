@@ -217,6 +217,9 @@ pub struct ClangInvocation<'a> {
     /// (`-fcuda-include-gpubinary`): the file's host code, its kernels' stubs and their
     /// registration, for an object like `nvcc -dc`'s.
     pub host_fatbin: Option<&'a Path>,
+    /// cdpc's header of the cache-hint loads and stores Clang's CUDA headers lack
+    /// ([`cache_hints_header`]), included after Clang's CUDA wrapper on both sides.
+    pub cache_hints: Option<&'a Path>,
 }
 
 /// How every precompiled header (the wrapper's, a preamble) is made, beyond the compilation's own
@@ -345,6 +348,10 @@ impl ClangInvocation<'_> {
         if let Some(cuid) = self.cuid {
             push(format!("-cuid={cuid}"));
         }
+        if let Some(header) = self.cache_hints {
+            push("-include".into());
+            push(header.display().to_string());
+        }
         if self.host_fatbin.is_none() {
             for m in unsigned_scoped_min_max(self.target.address_size) {
                 push(m);
@@ -368,6 +375,30 @@ impl ClangInvocation<'_> {
         }
         a
     }
+}
+
+/// cdpc's header of CUDA's cache-hint loads and stores that Clang 22's CUDA headers lack
+/// (`__ldca`, `__ldlu`, `__stcg`, `__stcs`, `__stwb`: nvcc's `sm_32_intrinsics.h` declares them,
+/// Clang's `__clang_cuda_intrinsics.h` defines only `__ldcg`, `__ldcs`, `__ldcv` and `__stwt`),
+/// each the PTX instruction of its name for every type nvcc declares it for.
+pub const CACHE_HINTS: &str = include_str!("cache_hints.h");
+
+/// [`CACHE_HINTS`] as a file in `dir` (the cache folder's `include/`, or a compilation's own
+/// folder when there is no cache): its path. Written only when the file is missing or differs,
+/// whole and renamed into place, so that the precompiled headers that read it stay valid
+/// (Clang checks every input file's size and time).
+pub fn cache_hints_header(dir: &Path) -> std::io::Result<PathBuf> {
+    let path = dir.join(format!("cdpc-{}-cache-hints.h", env!("CARGO_PKG_VERSION")));
+    if std::fs::read(&path).is_ok_and(|b| b == CACHE_HINTS.as_bytes()) {
+        return Ok(path);
+    }
+    std::fs::create_dir_all(dir)?;
+    let partial = dir.join(format!(".cdpc-cache-hints-{}.tmp", std::process::id()));
+    let written = std::fs::write(&partial, CACHE_HINTS).and_then(|()| std::fs::rename(&partial, &path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+    written.map(|()| path)
 }
 
 /// nvcc's unsigned `atomicMax_block`, `atomicMin_block`, `atomicMax_system` and

@@ -442,6 +442,11 @@ struct ClangOutput {
 struct ClangSetup {
     engine: ClangEngine,
     cache: Option<Cache>,
+    /// cdpc's cache-hint header ([`clang::cache_hints_header`]): in the cache's `include/`, or
+    /// in `hints_dir`, a folder of this compilation removed with the last clone of the setup.
+    cache_hints: PathBuf,
+    /// Held for its drop (the folder's removal), never read.
+    _hints_dir: Option<std::sync::Arc<tempfile::TempDir>>,
     root: PathBuf,
     system_includes: Vec<PathBuf>,
     on_disk: Option<PathBuf>,
@@ -464,7 +469,19 @@ impl ClangSetup {
             }
         }
         includes.extend(options.preprocess.include_dirs.iter().cloned());
-        Ok(ClangSetup { engine, cache, root, system_includes, on_disk, macros: macro_args(options), includes })
+        // In the cache when there is one (precompiled headers read it at a path that lasts);
+        // else, or when the cache folder cannot take it, in a folder of this compilation.
+        let in_cache = cache.as_ref().and_then(|c| clang::cache_hints_header(&c.dir.join("include")).ok());
+        let (cache_hints, hints_dir) = match in_cache {
+            Some(path) => (path, None),
+            None => {
+                let tmp = std::env::temp_dir();
+                let dir = tempfile::Builder::new().prefix(&crate::toolchain::cleanup::work_dir_prefix()).tempdir().map_err(|error| CompileError::Io { path: tmp, action: "cannot make a work folder in", error })?;
+                let path = clang::cache_hints_header(dir.path()).map_err(|error| CompileError::Io { path: dir.path().to_path_buf(), action: "cannot write Clang's extra header in", error })?;
+                (path, Some(std::sync::Arc::new(dir)))
+            }
+        };
+        Ok(ClangSetup { engine, cache, cache_hints, _hints_dir: hints_dir, root, system_includes, on_disk, macros: macro_args(options), includes })
     }
 
     /// The options of this compilation; the input and output are set per run.
@@ -488,6 +505,7 @@ impl ClangSetup {
                 ClangEngine::Process(_) => None,
             },
             host_fatbin: None,
+            cache_hints: Some(&self.cache_hints),
         }
     }
 

@@ -1,0 +1,169 @@
+/* cdpc: CUDA's cache-hint loads and stores that Clang 22's CUDA headers do not define.
+ *
+ * nvcc's sm_32_intrinsics.h declares __ldca, __ldlu, __stcg, __stcs and __stwb beside __ldcg,
+ * __ldcs, __ldcv and __stwt; Clang's __clang_cuda_intrinsics.h defines only the latter (its
+ * wrapper skips NVIDIA's header), so a call of the former was "no matching function" through
+ * Clang where nvcc compiles it. cdpc includes this file after Clang's CUDA wrapper
+ * (clang::cache_hints_header): each function is the PTX instruction of its name, as the CUDA
+ * programming guide's "Load Functions Using Cache Hints" and "Store Functions Using Cache
+ * Hints" describe, for the types nvcc declares it for. Loads of last use and every store tell
+ * the compiler they touch memory ("memory"), as NVIDIA's header does. Written for cdpc, not
+ * copied. */
+#ifndef __CDPC_CACHE_HINTS_H__
+#define __CDPC_CACHE_HINTS_H__
+#if defined(__cplusplus) && defined(__CUDA__) && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 320)
+
+#if __SIZEOF_POINTER__ == 8
+#define __CDPC_PTR "l"
+#else
+#define __CDPC_PTR "r"
+#endif
+#define __CDPC_MEMORY : "memory"
+
+#define __CDPC_LD1(NAME, OP, T, TMP, C, VOL, CLOB)                                               \
+  __device__ inline T NAME(const T *__ptr) {                                                      \
+    TMP __tmp;                                                                                     \
+    asm VOL(OP " %0, [%1];" : C(__tmp) : __CDPC_PTR(__ptr) CLOB);                                \
+    return (T)__tmp;                                                                               \
+  }
+#define __CDPC_LD2(NAME, OP, T, TMP, C, VOL, CLOB)                                               \
+  __device__ inline T NAME(const T *__ptr) {                                                      \
+    TMP __x, __y;                                                                                  \
+    asm VOL(OP " {%0,%1}, [%2];" : C(__x), C(__y) : __CDPC_PTR(__ptr) CLOB);                     \
+    T __ret;                                                                                       \
+    __ret.x = __x;                                                                                 \
+    __ret.y = __y;                                                                                 \
+    return __ret;                                                                                  \
+  }
+#define __CDPC_LD4(NAME, OP, T, TMP, C, VOL, CLOB)                                               \
+  __device__ inline T NAME(const T *__ptr) {                                                      \
+    TMP __x, __y, __z, __w;                                                                        \
+    asm VOL(OP " {%0,%1,%2,%3}, [%4];" : C(__x), C(__y), C(__z), C(__w) : __CDPC_PTR(__ptr) CLOB); \
+    T __ret;                                                                                       \
+    __ret.x = __x;                                                                                 \
+    __ret.y = __y;                                                                                 \
+    __ret.z = __z;                                                                                 \
+    __ret.w = __w;                                                                                 \
+    return __ret;                                                                                  \
+  }
+#define __CDPC_ST1(NAME, OP, T, TMP, C)                                                          \
+  __device__ inline void NAME(T *__ptr, T __value) {                                              \
+    asm(OP " [%0], %1;" ::__CDPC_PTR(__ptr), C((TMP)__value) : "memory");                       \
+  }
+#define __CDPC_ST2(NAME, OP, T, TMP, C)                                                          \
+  __device__ inline void NAME(T *__ptr, T __value) {                                              \
+    asm(OP " [%0], {%1,%2};" ::__CDPC_PTR(__ptr), C((TMP)__value.x), C((TMP)__value.y) : "memory"); \
+  }
+#define __CDPC_ST4(NAME, OP, T, TMP, C)                                                          \
+  __device__ inline void NAME(T *__ptr, T __value) {                                              \
+    asm(OP " [%0], {%1,%2,%3,%4};" ::__CDPC_PTR(__ptr), C((TMP)__value.x), C((TMP)__value.y),   \
+        C((TMP)__value.z), C((TMP)__value.w) : "memory");                                          \
+  }
+
+/* Every type nvcc declares a cache-hint load for, with its PTX type and register. */
+#define __CDPC_LOADS(NAME, HINT, VOL, CLOB)                                                      \
+  __CDPC_LD1(NAME, "ld.global." HINT ".s8", char, unsigned int, "=r", VOL, CLOB)                 \
+  __CDPC_LD1(NAME, "ld.global." HINT ".s8", signed char, unsigned int, "=r", VOL, CLOB)          \
+  __CDPC_LD1(NAME, "ld.global." HINT ".s16", short, unsigned short, "=h", VOL, CLOB)             \
+  __CDPC_LD1(NAME, "ld.global." HINT ".s32", int, unsigned int, "=r", VOL, CLOB)                 \
+  __CDPC_LD1(NAME, "ld.global." HINT ".s64", long long, unsigned long long, "=l", VOL, CLOB)     \
+  __CDPC_LD1(NAME, "ld.global." HINT ".u8", unsigned char, unsigned int, "=r", VOL, CLOB)        \
+  __CDPC_LD1(NAME, "ld.global." HINT ".u16", unsigned short, unsigned short, "=h", VOL, CLOB)    \
+  __CDPC_LD1(NAME, "ld.global." HINT ".u32", unsigned int, unsigned int, "=r", VOL, CLOB)        \
+  __CDPC_LD1(NAME, "ld.global." HINT ".u64", unsigned long long, unsigned long long, "=l", VOL, CLOB) \
+  __CDPC_LD1(NAME, "ld.global." HINT ".f32", float, float, "=f", VOL, CLOB)                      \
+  __CDPC_LD1(NAME, "ld.global." HINT ".f64", double, double, "=d", VOL, CLOB)                    \
+  __CDPC_LD2(NAME, "ld.global." HINT ".v2.s8", char2, int, "=r", VOL, CLOB)                      \
+  __CDPC_LD4(NAME, "ld.global." HINT ".v4.s8", char4, int, "=r", VOL, CLOB)                      \
+  __CDPC_LD2(NAME, "ld.global." HINT ".v2.s16", short2, short, "=h", VOL, CLOB)                  \
+  __CDPC_LD4(NAME, "ld.global." HINT ".v4.s16", short4, short, "=h", VOL, CLOB)                  \
+  __CDPC_LD2(NAME, "ld.global." HINT ".v2.s32", int2, int, "=r", VOL, CLOB)                      \
+  __CDPC_LD4(NAME, "ld.global." HINT ".v4.s32", int4, int, "=r", VOL, CLOB)                      \
+  __CDPC_LD2(NAME, "ld.global." HINT ".v2.s64", longlong2, long long, "=l", VOL, CLOB)           \
+  __CDPC_LD2(NAME, "ld.global." HINT ".v2.u8", uchar2, unsigned int, "=r", VOL, CLOB)            \
+  __CDPC_LD4(NAME, "ld.global." HINT ".v4.u8", uchar4, unsigned int, "=r", VOL, CLOB)            \
+  __CDPC_LD2(NAME, "ld.global." HINT ".v2.u16", ushort2, unsigned short, "=h", VOL, CLOB)        \
+  __CDPC_LD4(NAME, "ld.global." HINT ".v4.u16", ushort4, unsigned short, "=h", VOL, CLOB)        \
+  __CDPC_LD2(NAME, "ld.global." HINT ".v2.u32", uint2, unsigned int, "=r", VOL, CLOB)            \
+  __CDPC_LD4(NAME, "ld.global." HINT ".v4.u32", uint4, unsigned int, "=r", VOL, CLOB)            \
+  __CDPC_LD2(NAME, "ld.global." HINT ".v2.u64", ulonglong2, unsigned long long, "=l", VOL, CLOB) \
+  __CDPC_LD2(NAME, "ld.global." HINT ".v2.f32", float2, float, "=f", VOL, CLOB)                  \
+  __CDPC_LD4(NAME, "ld.global." HINT ".v4.f32", float4, float, "=f", VOL, CLOB)                  \
+  __CDPC_LD2(NAME, "ld.global." HINT ".v2.f64", double2, double, "=d", VOL, CLOB)
+
+/* Every type nvcc declares a cache-hint store for. */
+#define __CDPC_STORES(NAME, HINT)                                                                \
+  __CDPC_ST1(NAME, "st.global." HINT ".s8", char, int, "r")                                      \
+  __CDPC_ST1(NAME, "st.global." HINT ".s8", signed char, int, "r")                               \
+  __CDPC_ST1(NAME, "st.global." HINT ".s16", short, short, "h")                                  \
+  __CDPC_ST1(NAME, "st.global." HINT ".s32", int, int, "r")                                      \
+  __CDPC_ST1(NAME, "st.global." HINT ".s64", long long, long long, "l")                          \
+  __CDPC_ST1(NAME, "st.global." HINT ".u8", unsigned char, unsigned int, "r")                    \
+  __CDPC_ST1(NAME, "st.global." HINT ".u16", unsigned short, unsigned short, "h")                \
+  __CDPC_ST1(NAME, "st.global." HINT ".u32", unsigned int, unsigned int, "r")                    \
+  __CDPC_ST1(NAME, "st.global." HINT ".u64", unsigned long long, unsigned long long, "l")        \
+  __CDPC_ST1(NAME, "st.global." HINT ".f32", float, float, "f")                                  \
+  __CDPC_ST1(NAME, "st.global." HINT ".f64", double, double, "d")                                \
+  __CDPC_ST2(NAME, "st.global." HINT ".v2.s8", char2, int, "r")                                  \
+  __CDPC_ST4(NAME, "st.global." HINT ".v4.s8", char4, int, "r")                                  \
+  __CDPC_ST2(NAME, "st.global." HINT ".v2.s16", short2, short, "h")                              \
+  __CDPC_ST4(NAME, "st.global." HINT ".v4.s16", short4, short, "h")                              \
+  __CDPC_ST2(NAME, "st.global." HINT ".v2.s32", int2, int, "r")                                  \
+  __CDPC_ST4(NAME, "st.global." HINT ".v4.s32", int4, int, "r")                                  \
+  __CDPC_ST2(NAME, "st.global." HINT ".v2.s64", longlong2, long long, "l")                       \
+  __CDPC_ST2(NAME, "st.global." HINT ".v2.u8", uchar2, unsigned int, "r")                        \
+  __CDPC_ST4(NAME, "st.global." HINT ".v4.u8", uchar4, unsigned int, "r")                        \
+  __CDPC_ST2(NAME, "st.global." HINT ".v2.u16", ushort2, unsigned short, "h")                    \
+  __CDPC_ST4(NAME, "st.global." HINT ".v4.u16", ushort4, unsigned short, "h")                    \
+  __CDPC_ST2(NAME, "st.global." HINT ".v2.u32", uint2, unsigned int, "r")                        \
+  __CDPC_ST4(NAME, "st.global." HINT ".v4.u32", uint4, unsigned int, "r")                        \
+  __CDPC_ST2(NAME, "st.global." HINT ".v2.u64", ulonglong2, unsigned long long, "l")             \
+  __CDPC_ST2(NAME, "st.global." HINT ".v2.f32", float2, float, "f")                              \
+  __CDPC_ST4(NAME, "st.global." HINT ".v4.f32", float4, float, "f")                              \
+  __CDPC_ST2(NAME, "st.global." HINT ".v2.f64", double2, double, "d")
+
+/* Cached at all levels; last use (the line may be evicted after it). */
+__CDPC_LOADS(__ldca, "ca", volatile, )
+__CDPC_LOADS(__ldlu, "lu", , __CDPC_MEMORY)
+/* long and unsigned long: their width's instruction. */
+#if __SIZEOF_LONG__ == 8
+__CDPC_LD1(__ldca, "ld.global.ca.s64", long, unsigned long, "=l", volatile, )
+__CDPC_LD1(__ldca, "ld.global.ca.u64", unsigned long, unsigned long, "=l", volatile, )
+__CDPC_LD1(__ldlu, "ld.global.lu.s64", long, unsigned long, "=l", , __CDPC_MEMORY)
+__CDPC_LD1(__ldlu, "ld.global.lu.u64", unsigned long, unsigned long, "=l", , __CDPC_MEMORY)
+__CDPC_ST1(__stcg, "st.global.cg.s64", long, long, "l")
+__CDPC_ST1(__stcg, "st.global.cg.u64", unsigned long, unsigned long, "l")
+__CDPC_ST1(__stcs, "st.global.cs.s64", long, long, "l")
+__CDPC_ST1(__stcs, "st.global.cs.u64", unsigned long, unsigned long, "l")
+__CDPC_ST1(__stwb, "st.global.wb.s64", long, long, "l")
+__CDPC_ST1(__stwb, "st.global.wb.u64", unsigned long, unsigned long, "l")
+#else
+__CDPC_LD1(__ldca, "ld.global.ca.s32", long, unsigned long, "=r", volatile, )
+__CDPC_LD1(__ldca, "ld.global.ca.u32", unsigned long, unsigned long, "=r", volatile, )
+__CDPC_LD1(__ldlu, "ld.global.lu.s32", long, unsigned long, "=r", , __CDPC_MEMORY)
+__CDPC_LD1(__ldlu, "ld.global.lu.u32", unsigned long, unsigned long, "=r", , __CDPC_MEMORY)
+__CDPC_ST1(__stcg, "st.global.cg.s32", long, long, "r")
+__CDPC_ST1(__stcg, "st.global.cg.u32", unsigned long, unsigned long, "r")
+__CDPC_ST1(__stcs, "st.global.cs.s32", long, long, "r")
+__CDPC_ST1(__stcs, "st.global.cs.u32", unsigned long, unsigned long, "r")
+__CDPC_ST1(__stwb, "st.global.wb.s32", long, long, "r")
+__CDPC_ST1(__stwb, "st.global.wb.u32", unsigned long, unsigned long, "r")
+#endif
+/* Cache at the global level; streaming (likely accessed once); write back. */
+__CDPC_STORES(__stcg, "cg")
+__CDPC_STORES(__stcs, "cs")
+__CDPC_STORES(__stwb, "wb")
+
+#undef __CDPC_LOADS
+#undef __CDPC_STORES
+#undef __CDPC_LD1
+#undef __CDPC_LD2
+#undef __CDPC_LD4
+#undef __CDPC_ST1
+#undef __CDPC_ST2
+#undef __CDPC_ST4
+#undef __CDPC_MEMORY
+#undef __CDPC_PTR
+
+#endif
+#endif
