@@ -7,7 +7,7 @@
 //! `_system` minimum and maximum: unsigned comparisons, which Clang 22 made signed
 //! (`clang::unsigned_scoped_min_max`).
 
-use crate::build_common::{cdpc, nvcc_ptx, stderr};
+use crate::build_common::{cdpc_ptx as ours, nvcc_ptx};
 
 /// Every compare-and-swap of the kernel language's atomic functions: 32 and 64 bits, global
 /// and shared memory, a result used as a value and one compared (LLVM then reads the
@@ -62,13 +62,6 @@ fn fences(ptx: &str) -> Vec<&str> {
     ptx.lines().map(str::trim).filter(|l| l.starts_with("fence") || l.starts_with("membar")).collect()
 }
 
-fn ours(file: &str, source: &str) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join(file), source).unwrap();
-    let out = cdpc(dir.path(), &[file, "--emit", "ptx", "-o", "-"]);
-    assert!(out.status.success(), "{file}: {}", stderr(&out));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 #[test]
 fn atomic_cas_is_relaxed_and_of_device_scope_as_nvccs_through_both_front_ends() {

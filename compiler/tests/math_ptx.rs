@@ -5,19 +5,12 @@
 //! curvature's length with `sqrtf`), and `back::nvcc_math_defaults` tells it 1. `rsqrtf` is an
 //! approximation in nvcc's build too. nvcc's PTX of the same source is the oracle.
 
-use crate::build_common::{cdpc, nvcc_ptx, stderr};
+use crate::build_common::{cdpc_ptx as ours, nvcc_ptx};
 
 fn count(ptx: &str, op: &str) -> usize {
     ptx.lines().filter(|l| l.split_whitespace().next() == Some(op)).count()
 }
 
-fn ours(file: &str, source: &str) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join(file), source).unwrap();
-    let out = cdpc(dir.path(), &[file, "--emit", "ptx", "-o", "-"]);
-    assert!(out.status.success(), "{file}: {}", stderr(&out));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 #[test]
 fn sqrtf_is_correctly_rounded_through_both_front_ends_as_in_nvcc() {

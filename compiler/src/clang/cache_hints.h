@@ -127,28 +127,24 @@ __CDPC_LOADS(__ldca, "ca", volatile, )
 __CDPC_LOADS(__ldlu, "lu", , __CDPC_MEMORY)
 /* long and unsigned long: their width's instruction. */
 #if __SIZEOF_LONG__ == 8
-__CDPC_LD1(__ldca, "ld.global.ca.s64", long, unsigned long, "=l", volatile, )
-__CDPC_LD1(__ldca, "ld.global.ca.u64", unsigned long, unsigned long, "=l", volatile, )
-__CDPC_LD1(__ldlu, "ld.global.lu.s64", long, unsigned long, "=l", , __CDPC_MEMORY)
-__CDPC_LD1(__ldlu, "ld.global.lu.u64", unsigned long, unsigned long, "=l", , __CDPC_MEMORY)
-__CDPC_ST1(__stcg, "st.global.cg.s64", long, long, "l")
-__CDPC_ST1(__stcg, "st.global.cg.u64", unsigned long, unsigned long, "l")
-__CDPC_ST1(__stcs, "st.global.cs.s64", long, long, "l")
-__CDPC_ST1(__stcs, "st.global.cs.u64", unsigned long, unsigned long, "l")
-__CDPC_ST1(__stwb, "st.global.wb.s64", long, long, "l")
-__CDPC_ST1(__stwb, "st.global.wb.u64", unsigned long, unsigned long, "l")
+#define __CDPC_LONG_S ".s64"
+#define __CDPC_LONG_U ".u64"
+#define __CDPC_LONG_R "l"
 #else
-__CDPC_LD1(__ldca, "ld.global.ca.s32", long, unsigned long, "=r", volatile, )
-__CDPC_LD1(__ldca, "ld.global.ca.u32", unsigned long, unsigned long, "=r", volatile, )
-__CDPC_LD1(__ldlu, "ld.global.lu.s32", long, unsigned long, "=r", , __CDPC_MEMORY)
-__CDPC_LD1(__ldlu, "ld.global.lu.u32", unsigned long, unsigned long, "=r", , __CDPC_MEMORY)
-__CDPC_ST1(__stcg, "st.global.cg.s32", long, long, "r")
-__CDPC_ST1(__stcg, "st.global.cg.u32", unsigned long, unsigned long, "r")
-__CDPC_ST1(__stcs, "st.global.cs.s32", long, long, "r")
-__CDPC_ST1(__stcs, "st.global.cs.u32", unsigned long, unsigned long, "r")
-__CDPC_ST1(__stwb, "st.global.wb.s32", long, long, "r")
-__CDPC_ST1(__stwb, "st.global.wb.u32", unsigned long, unsigned long, "r")
+#define __CDPC_LONG_S ".s32"
+#define __CDPC_LONG_U ".u32"
+#define __CDPC_LONG_R "r"
 #endif
+__CDPC_LD1(__ldca, "ld.global.ca" __CDPC_LONG_S, long, unsigned long, "=" __CDPC_LONG_R, volatile, )
+__CDPC_LD1(__ldca, "ld.global.ca" __CDPC_LONG_U, unsigned long, unsigned long, "=" __CDPC_LONG_R, volatile, )
+__CDPC_LD1(__ldlu, "ld.global.lu" __CDPC_LONG_S, long, unsigned long, "=" __CDPC_LONG_R, , __CDPC_MEMORY)
+__CDPC_LD1(__ldlu, "ld.global.lu" __CDPC_LONG_U, unsigned long, unsigned long, "=" __CDPC_LONG_R, , __CDPC_MEMORY)
+__CDPC_ST1(__stcg, "st.global.cg" __CDPC_LONG_S, long, long, __CDPC_LONG_R)
+__CDPC_ST1(__stcg, "st.global.cg" __CDPC_LONG_U, unsigned long, unsigned long, __CDPC_LONG_R)
+__CDPC_ST1(__stcs, "st.global.cs" __CDPC_LONG_S, long, long, __CDPC_LONG_R)
+__CDPC_ST1(__stcs, "st.global.cs" __CDPC_LONG_U, unsigned long, unsigned long, __CDPC_LONG_R)
+__CDPC_ST1(__stwb, "st.global.wb" __CDPC_LONG_S, long, long, __CDPC_LONG_R)
+__CDPC_ST1(__stwb, "st.global.wb" __CDPC_LONG_U, unsigned long, unsigned long, __CDPC_LONG_R)
 /* Cache at the global level; streaming (likely accessed once); write back. */
 __CDPC_STORES(__stcg, "cg")
 __CDPC_STORES(__stcs, "cs")
@@ -163,6 +159,9 @@ __CDPC_STORES(__stwb, "wb")
 #undef __CDPC_ST2
 #undef __CDPC_ST4
 #undef __CDPC_MEMORY
+#undef __CDPC_LONG_S
+#undef __CDPC_LONG_U
+#undef __CDPC_LONG_R
 #undef __CDPC_PTR
 
 #endif

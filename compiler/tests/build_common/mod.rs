@@ -10,6 +10,16 @@ pub fn cdpc(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cdpc")).current_dir(dir).args(args).output().expect("cdpc runs")
 }
 
+/// cdpc's PTX of `source` saved as `file` (its extension picks the front end), in a folder of
+/// its own; the compilation must succeed.
+pub fn cdpc_ptx(file: &str, source: &str) -> String {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    std::fs::write(dir.path().join(file), source).expect("the source is written");
+    let out = cdpc(dir.path(), &[file, "--emit", "ptx", "-o", "-"]);
+    assert!(out.status.success(), "{file}: {}", stderr(&out));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// What a process wrote to stderr.
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
