@@ -73,8 +73,18 @@ done
 if [ "${CLANG_RAW:-0}" = 1 ]; then
     CUBINS="$CUBINS clang-raw-v1=build/gpu/clang-raw-v1"
 fi
+# ONLY="atomics sqrt_rounding ..." checks and times only those samples (their manifests copied
+# into a folder of their own), so that a short device call covers every label of a few samples.
+MANIFESTS=samples
+if [ -n "${ONLY:-}" ]; then
+    MANIFESTS=$WORK/manifests
+    mkdir -p "$MANIFESTS"
+    for name in $ONLY; do
+        cp "samples/$name.toml" "$MANIFESTS/" || { echo "ONLY: no samples/$name.toml"; exit 2; }
+    done
+fi
 # $CUBINS unquoted: one argument per label (no label or path has a space)
-timeout 540 "$RUN" diff --manifests samples --cubins $CUBINS \
+timeout 540 "$RUN" diff --manifests "$MANIFESTS" --cubins $CUBINS \
     --repeat "$REPEAT" --warmup 3 --seed "$SEED" --results "$RESULTS_DIR/gpu-diff.md" || status=1
 # The second front end's cubin (compiler/examples/inkwell_frontend.rs), checked by its manifest.
 echo "=== inkwell front end"
