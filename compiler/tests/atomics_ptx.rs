@@ -144,3 +144,58 @@ __global__ void scoped(unsigned *u, unsigned long long *ull, int *i, long long *
     assert_eq!(min_max(&ptx), expected, "{ptx}");
     assert_eq!(fences(&ptx), Vec::<&str>::new(), "{ptx}");
 }
+
+/// Every atomic instruction of a PTX text, in order, the state space and PTX's default
+/// `.relaxed` left out (`atom.global.cta.add.u32` is `atom.cta.add.u32`).
+fn atoms(ptx: &str) -> Vec<String> {
+    ptx.lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|op| op.starts_with("atom."))
+        .map(|op| op.split('.').filter(|q| !["global", "shared", "relaxed"].contains(q)).collect::<Vec<_>>().join("."))
+        .collect()
+}
+
+/// The kernel language's `_block` and `_system` atomics (sm_60's), each nvcc's instruction of
+/// its scope: LLVM 22's NVPTX writes every `atomicrmw` in the device scope, so `back` writes
+/// them as nvcc's instruction in assembly (`scoped_atomic`), and `atomicCAS`'s as a `cmpxchg`
+/// of their scope.
+#[test]
+fn the_kernel_languages_scoped_atomics_are_nvccs_instructions() {
+    let source = r#"
+extern "C" __global__ void scoped(int *i, unsigned int *u, unsigned long long *ull, long long *ll, float *f, double *d, int *out)
+{
+    int t = threadIdx.x;
+    out[0] = atomicAdd_block(i, t);
+    out[1] = atomicAdd_system(i, t);
+    out[2] = (int)atomicAdd_block(u, 2u);
+    out[3] = (int)atomicAdd_system(ull, 3ull);
+    out[4] = (int)atomicAdd_block(f, 1.5f);
+    out[5] = (int)atomicAdd_system(d, 2.5);
+    out[6] = atomicSub_block(i, t);
+    out[7] = (int)atomicSub_system(u, 4u);
+    out[8] = atomicExch_block(i, t);
+    out[9] = (int)atomicExch_system(f, 3.0f);
+    out[10] = (int)atomicExch_block(ull, 5ull);
+    out[11] = atomicMin_block(i, t);
+    out[12] = (int)atomicMax_system(u, 7u);
+    out[13] = (int)atomicMin_system(ll, 9ll);
+    out[14] = (int)atomicMax_block(ull, 11ull);
+    out[15] = (int)atomicInc_block(u, 13u);
+    out[16] = (int)atomicDec_system(u, 13u);
+    out[17] = atomicAnd_block(i, t);
+    out[18] = (int)atomicOr_system(ull, 6ull);
+    out[19] = (int)atomicXor_block(u, 8u);
+    out[20] = atomicCAS_block(i, t, 3);
+    out[21] = (int)atomicCAS_system(ull, 1ull, 2ull);
+    out[22] = atomicAdd(i, t);
+}
+"#;
+    let Some(theirs) = nvcc_ptx(source) else { return };
+    let expected = atoms(&theirs);
+    // The oracle says something: 23 instructions, all but the last scoped, `atomicMax_system` of
+    // an unsigned int unsigned.
+    assert_eq!(expected.len(), 23, "nvcc:\n{theirs}");
+    assert!(expected.contains(&"atom.sys.max.u32".to_string()) && expected[22] == "atom.add.u32", "{expected:?}");
+    let ptx = ours("scoped.cdp", source);
+    assert_eq!(atoms(&ptx), expected, "{ptx}");
+}

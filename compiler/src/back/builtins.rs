@@ -3,7 +3,7 @@
 
 use super::function::Class;
 use super::{internal, BackendError, Codegen, R};
-use crate::hir::{AtomicOp, Axis, Builtin, Expr, MathFn, SpecialReg, WarpOp};
+use crate::hir::{AtomicOp, AtomicScope, Axis, Builtin, Expr, MathFn, SpecialReg, WarpOp};
 use crate::types::{FloatKind, Type};
 use inkwell::intrinsics::Intrinsic;
 use inkwell::llvm_sys::core::{
@@ -13,7 +13,7 @@ use inkwell::llvm_sys::core::{
 use inkwell::llvm_sys::{LLVMAtomicOrdering, LLVMAtomicRMWBinOp};
 use inkwell::module::Linkage;
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
-use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValueEnum, FunctionValue, ValueKind};
+use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValueEnum, FunctionValue, PointerValue, ValueKind};
 
 type BV<'ctx> = BasicValueEnum<'ctx>;
 
@@ -111,7 +111,7 @@ impl<'ctx> Codegen<'ctx, '_> {
                 }
                 Ok(None)
             }
-            Builtin::Atomic(op) => self.atomic(*op, &vals, args, ty).map(Some),
+            Builtin::Atomic(op, scope) => self.atomic(*op, *scope, &vals, args, ty).map(Some),
             Builtin::Warp(op) => self.warp(*op, &vals),
             Builtin::Intrinsic(i) => self.cuda_intrinsic(*i, &vals, ty),
             Builtin::Printf => self.printf(&vals, args).map(Some),
@@ -202,7 +202,7 @@ impl<'ctx> Codegen<'ctx, '_> {
         })
     }
 
-    fn atomic(&mut self, op: AtomicOp, vals: &[BV<'ctx>], args: &[Expr], ty: &Type) -> R<BV<'ctx>> {
+    fn atomic(&mut self, op: AtomicOp, scope: AtomicScope, vals: &[BV<'ctx>], args: &[Expr], ty: &Type) -> R<BV<'ctx>> {
         use LLVMAtomicRMWBinOp::*;
         let (Some(ptr), Some(value)) = (vals.first(), vals.get(1)) else {
             return internal("atomic without pointer and value");
@@ -210,7 +210,16 @@ impl<'ctx> Codegen<'ctx, '_> {
         let ptr = ptr.into_pointer_value();
         let pointee = args.first().and_then(|a| a.ty.pointee()).cloned().unwrap_or_else(|| ty.clone());
         let class = self.class(&pointee);
-        let device = self.sync_scope("device");
+        if scope != AtomicScope::Device && op != AtomicOp::Cas {
+            return self.scoped_atomic(op, scope, ptr, *value, &pointee, class);
+        }
+        // `cmpxchg` keeps its scope in NVPTX (`atom.relaxed.cta.cas`); the system's is LLVM's
+        // default one, named "".
+        let device = self.sync_scope(match scope {
+            AtomicScope::Device => "device",
+            AtomicScope::Block => "block",
+            AtomicScope::System => "",
+        });
         let monotonic = LLVMAtomicOrdering::LLVMAtomicOrderingMonotonic;
         if op == AtomicOp::Cas {
             let Some(new) = vals.get(2) else { return internal("atomicCAS needs three arguments") };
@@ -309,6 +318,55 @@ impl<'ctx> Codegen<'ctx, '_> {
             ptr_ty.const_null()
         };
         self.call_value(vprintf, &[(*fmt).into(), buffer.into()])
+    }
+
+    /// `atomicAdd_block`, `atomicMax_system`, ...: a read-modify-write of block or system
+    /// scope, as nvcc writes it (`atom.cta.add.u32`, `atom.sys.max.u64`), in inline assembly on
+    /// the generic address. LLVM 22's NVPTX writes every `atomicrmw` in the device scope
+    /// whatever its `syncscope`, and its scoped intrinsics have no unsigned minimum or maximum
+    /// (which Clang's CUDA headers get wrong, `clang::unsigned_scoped_min_max`). Like the
+    /// intrinsic, the assembly reads and writes memory (`~{memory}`): nothing is moved across it.
+    /// `atomicSub` adds the negated value, as nvcc does.
+    fn scoped_atomic(&mut self, op: AtomicOp, scope: AtomicScope, ptr: PointerValue<'ctx>, value: BV<'ctx>, pointee: &Type, class: Class) -> R<BV<'ctx>> {
+        let (bits, signed, float) = match class {
+            Class::Int { bits, signed } => (bits, signed, false),
+            Class::Float(k) => (if k == FloatKind::Float { 32 } else { 64 }, true, true),
+            other => return internal(format!("scoped atomic on {other:?}")),
+        };
+        let (name, kind) = match op {
+            AtomicOp::Add | AtomicOp::Sub if float => ("add", "f"),
+            AtomicOp::Add | AtomicOp::Sub => ("add", "u"),
+            AtomicOp::Exch => ("exch", "b"),
+            AtomicOp::Min => ("min", if signed { "s" } else { "u" }),
+            AtomicOp::Max => ("max", if signed { "s" } else { "u" }),
+            AtomicOp::Inc => ("inc", "u"),
+            AtomicOp::Dec => ("dec", "u"),
+            AtomicOp::And => ("and", "b"),
+            AtomicOp::Or => ("or", "b"),
+            AtomicOp::Xor => ("xor", "b"),
+            AtomicOp::Cas => return internal("a scoped atomicCAS is a cmpxchg"),
+        };
+        let scope = if scope == AtomicScope::Block { "cta" } else { "sys" };
+        // The operand as the register the instruction takes: an exchange of a float moves its bits.
+        let int = if bits == 32 { self.ctx.i32_type() } else { self.ctx.i64_type() };
+        let (operand, reg) = match (float, kind) {
+            (true, "b") => (self.builder.build_bit_cast(value, int, "atom.bits")?, if bits == 32 { "r" } else { "l" }),
+            (true, _) => (value, if bits == 32 { "f" } else { "d" }),
+            (false, _) => (value, if bits == 32 { "r" } else { "l" }),
+        };
+        let operand = if op == AtomicOp::Sub { self.builder.build_int_neg(operand.into_int_value(), "atom.neg")?.into() } else { operand };
+        let address = if self.types.intptr().get_bit_width() == 64 { "l" } else { "r" };
+        let fn_type = match operand {
+            BV::FloatValue(f) => f.get_type().fn_type(&[ptr.get_type().into(), f.get_type().into()], false),
+            other => other.into_int_value().get_type().fn_type(&[ptr.get_type().into(), other.into_int_value().get_type().into()], false),
+        };
+        let asm = self.ctx.create_inline_asm(fn_type, format!("atom.{scope}.{name}.{kind}{bits} $0, [$1], $2;"), format!("={reg},{address},{reg},~{{memory}}"), true, false, None, false);
+        let old = self.builder.build_indirect_call(fn_type, asm, &[ptr.into(), operand.into()], "atom.old")?;
+        let old = old.try_as_basic_value().basic().ok_or_else(|| BackendError::Internal("an atomic's assembly returns its old value".into()))?;
+        if float && kind == "b" {
+            return Ok(self.builder.build_bit_cast(old, self.types.reg(pointee)?, "atom.old")?);
+        }
+        Ok(old)
     }
 
     /// A libdevice function (`__nv_sinf`, `__nv_sin`, ...); linking happens after lowering.

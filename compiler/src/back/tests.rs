@@ -445,7 +445,7 @@ fn memory_spaces_module() -> Module {
         assign(elem(0, 64, t()), e(ExprKind::FloatConst(1.0), Type::FLOAT)),
         Stmt::Expr(builtin(Builtin::SyncThreads, vec![], Type::Void)),
         assign(deref(out), sum),
-        Stmt::Expr(builtin(Builtin::Atomic(AtomicOp::Add), vec![e(ExprKind::AddrOf(b(counter)), int_ptr()), int(1)], Type::INT)),
+        Stmt::Expr(builtin(Builtin::Atomic(AtomicOp::Add, crate::hir::AtomicScope::Device), vec![e(ExprKind::AddrOf(b(counter)), int_ptr()), int(1)], Type::INT)),
         Stmt::Expr(builtin(Builtin::ThreadFence, vec![], Type::Void)),
     ];
     add(&mut m, k.body(stmts));
@@ -472,7 +472,7 @@ fn atomics_module() -> Module {
     let p = k.param("p", int_ptr());
     let u = k.param("u", Type::pointer_to(Type::UINT));
     let f = k.param("f", Type::pointer_to(Type::FLOAT));
-    let at = |op, args: Vec<Expr>, ty: Type| Stmt::Expr(builtin(Builtin::Atomic(op), args, ty));
+    let at = |op, args: Vec<Expr>, ty: Type| Stmt::Expr(builtin(Builtin::Atomic(op, crate::hir::AtomicScope::Device), args, ty));
     let uv = |v| uint(v);
     let stmts = vec![
         at(AtomicOp::Add, vec![p.clone(), int(1)], Type::INT),

@@ -541,6 +541,16 @@ pub enum AtomicOp {
     Cas,
 }
 
+/// Which threads an atomic function is atomic for: `atomicAdd` the device's (`.gpu`),
+/// `atomicAdd_block` its block's (`.cta`), `atomicAdd_system` the system's, host and peers
+/// included (`.sys`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicScope {
+    Device,
+    Block,
+    System,
+}
+
 /// Float math functions; the argument and result type are the expression's float type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MathFn {
@@ -576,7 +586,7 @@ pub enum Builtin {
     ThreadFenceBlock,
     /// args: pointer, then value(s) of the pointee type (CAS: compare, value).
     /// Result: the old value (the pointee type).
-    Atomic(AtomicOp),
+    Atomic(AtomicOp, AtomicScope),
     /// `args[0]` is the format (a `const char *`); the rest are already promoted by sema
     /// (float to double, small integers to int). Result: int.
     Printf,

@@ -4,7 +4,7 @@ use super::expr::{make, plural};
 use super::Context;
 use crate::diag::{Code, Span};
 use crate::front::ast;
-use crate::hir::{self, AtomicOp, Builtin, ExprKind, MathFn, RuntimeFn};
+use crate::hir::{self, AtomicOp, AtomicScope, Builtin, ExprKind, MathFn, RuntimeFn};
 use crate::types::{FloatKind, IntKind, Type};
 use runtime_shim::entry_points::CType;
 
@@ -116,8 +116,8 @@ impl Context {
                 return None;
             }
             _ => {
-                if let Some(op) = atomic_op(n) {
-                    return self.atomic(name, op, args, span);
+                if let Some((op, scope)) = atomic_op(n) {
+                    return self.atomic(name, op, scope, args, span);
                 }
                 if let Some(f) = RuntimeFn::from_c_name(n) {
                     // `--default-stream per-thread`: the header's `__CUDART_API_PTSZ` renaming.
@@ -216,7 +216,7 @@ impl Context {
         Some(make(ExprKind::Builtin { builtin, args: vec![a, b] }, ty, span))
     }
 
-    fn atomic(&mut self, name: &ast::Ident, op: AtomicOp, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+    fn atomic(&mut self, name: &ast::Ident, op: AtomicOp, scope: AtomicScope, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
         let arity = if op == AtomicOp::Cas { 3 } else { 2 };
         self.expect_arity(name, args, arity, span)?;
         let p = self.expr(&args[0])?;
@@ -238,7 +238,7 @@ impl Context {
             let v = self.expr(a)?;
             checked.push(self.coerce(v, &value_type, Code::TypeMismatch, "atomic operand has the wrong type")?);
         }
-        Some(make(ExprKind::Builtin { builtin: Builtin::Atomic(op), args: checked }, value_type, span))
+        Some(make(ExprKind::Builtin { builtin: Builtin::Atomic(op, scope), args: checked }, value_type, span))
     }
 
     /// `Some(result)` when `name` is a math function.
@@ -403,7 +403,20 @@ impl Context {
     }
 }
 
-fn atomic_op(name: &str) -> Option<AtomicOp> {
+/// The atomic function `name` is, and its scope: `atomicAdd`, `atomicAdd_block` (sm_60 and
+/// newer, as every target cdpc builds for) and `atomicAdd_system`, as CUDA declares them.
+fn atomic_op(name: &str) -> Option<(AtomicOp, AtomicScope)> {
+    let (base, scope) = if let Some(b) = name.strip_suffix("_block") {
+        (b, AtomicScope::Block)
+    } else if let Some(b) = name.strip_suffix("_system") {
+        (b, AtomicScope::System)
+    } else {
+        (name, AtomicScope::Device)
+    };
+    Some((atomic_base(base)?, scope))
+}
+
+fn atomic_base(name: &str) -> Option<AtomicOp> {
     Some(match name {
         "atomicAdd" => AtomicOp::Add,
         "atomicSub" => AtomicOp::Sub,
