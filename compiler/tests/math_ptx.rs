@@ -34,3 +34,65 @@ fn libdevices_other_roots_are_correctly_rounded_as_in_nvcc() {
     assert_eq!(count(&ptx, "sqrt.approx.f32"), 0, "{ptx}");
     assert!(count(&ptx, "sqrt.rn.f32") >= 4, "{ptx}");
 }
+
+/// The instructions an intrinsic chooses: a rounding mode other than the default, an
+/// approximation, a saturation, or the IEEE division, root and reciprocal, sorted (the plain
+/// `mul.rn`/`add.rn` of ordinary arithmetic and the contraction rule's `fma.rn` left out).
+fn chosen(ptx: &str) -> Vec<String> {
+    let mut found: Vec<String> = ptx
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|op| {
+            [".rz.", ".rm.", ".rp.", ".approx."].iter().any(|m| op.contains(m))
+                || ["div.rn.", "sqrt.rn.", "rcp.rn.", "cvt.sat."].iter().any(|p| op.starts_with(p))
+                || op.ends_with(".rn.f64")
+        })
+        .map(str::to_string)
+        .collect();
+    found.sort();
+    found
+}
+
+/// CUDA's floating-point intrinsics in the kernel language (`__fadd_rd`, `__fdividef`,
+/// `__expf`, `__dsqrt_ru`, ...; E0100 before session 37): the libdevice functions Clang also
+/// calls for them, so the instructions nvcc writes.
+#[test]
+fn the_kernel_languages_float_intrinsics_are_nvccs_instructions() {
+    let source = r#"
+extern "C" __global__ void fi(float *f, double *d)
+{
+    f[0] = __fadd_rd(f[1], f[2]);
+    f[1] = __fsub_ru(f[2], f[3]);
+    f[2] = __fmul_rz(f[3], f[4]);
+    f[3] = __fdiv_rn(f[4], f[5]);
+    f[4] = __fmaf_ru(f[5], f[6], f[7]);
+    f[5] = __frcp_rd(f[6]);
+    f[6] = __fsqrt_rn(f[7]);
+    f[7] = __frsqrt_rn(f[8]);
+    f[8] = __saturatef(f[9]);
+    f[9] = __fdividef(f[10], f[11]);
+    f[10] = __expf(f[11]);
+    f[11] = __exp10f(f[12]);
+    f[12] = __logf(f[13]);
+    f[13] = __log2f(f[14]);
+    f[14] = __log10f(f[15]);
+    f[15] = __sinf(f[16]);
+    f[16] = __cosf(f[17]);
+    f[17] = __tanf(f[18]);
+    f[18] = __powf(f[19], f[20]);
+    d[0] = __dadd_rn(d[1], d[2]);
+    d[1] = __dsub_rz(d[2], d[3]);
+    d[2] = __dmul_ru(d[3], d[4]);
+    d[3] = __ddiv_rd(d[4], d[5]);
+    d[4] = __fma_rz(d[5], d[6], d[7]);
+    d[5] = __drcp_rn(d[6]);
+    d[6] = __dsqrt_ru(d[7]);
+}
+"#;
+    let Some(theirs) = nvcc_ptx(source) else { return };
+    let expected = chosen(&theirs);
+    // The oracle says something: every call chose its instruction (30 of them).
+    assert_eq!(expected.len(), 30, "nvcc:\n{theirs}");
+    let ptx = ours("fi.cdp", source);
+    assert_eq!(chosen(&ptx), expected, "{ptx}");
+}

@@ -160,6 +160,7 @@ impl<'ctx> Codegen<'ctx, '_> {
                 }
             },
             Builtin::Math(f) => self.math(*f, &vals, ty).map(Some),
+            Builtin::FloatIntrinsic(name) => self.float_intrinsic(name, &vals, ty).map(Some),
             Builtin::Runtime(f) => self.runtime_call(*f, &vals, ty),
             Builtin::MakeStruct => self.make_struct(&vals, ty).map(Some),
             Builtin::Ldg => self.ldg(arg(&vals, 0)?.into_pointer_value(), ty).map(Some),
@@ -367,6 +368,17 @@ impl<'ctx> Codegen<'ctx, '_> {
             return Ok(self.builder.build_bit_cast(old, self.types.reg(pointee)?, "atom.old")?);
         }
         Ok(old)
+    }
+
+    /// One of CUDA's floating-point intrinsics, the libdevice function `__nv_<name>` (its
+    /// arguments and result of the expression's type); linking happens after lowering.
+    fn float_intrinsic(&mut self, name: &str, vals: &[BV<'ctx>], ty: &Type) -> R<BV<'ctx>> {
+        self.uses_math = true;
+        let fty = self.types.reg(ty)?;
+        let params: Vec<BasicMetadataTypeEnum> = vals.iter().map(|_| fty.into()).collect();
+        let callee = self.declare_external(&format!("__nv_{name}"), Some(fty), &params);
+        let args: Vec<BasicMetadataValueEnum> = vals.iter().map(|v| (*v).into()).collect();
+        self.call_value(callee, &args)
     }
 
     /// A libdevice function (`__nv_sinf`, `__nv_sin`, ...); linking happens after lowering.

@@ -587,6 +587,9 @@ pub enum Builtin {
     /// args: pointer, then value(s) of the pointee type (CAS: compare, value).
     /// Result: the old value (the pointee type).
     Atomic(AtomicOp, AtomicScope),
+    /// One of CUDA's floating-point intrinsics (`__fadd_rn`, `__fdividef`, `__expf`, ...): the
+    /// libdevice function `__nv_<name>`, taking and giving the expression's float type.
+    FloatIntrinsic(&'static str),
     /// `args[0]` is the format (a `const char *`); the rest are already promoted by sema
     /// (float to double, small integers to int). Result: int.
     Printf,
