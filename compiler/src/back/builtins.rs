@@ -160,7 +160,7 @@ impl<'ctx> Codegen<'ctx, '_> {
                 }
             },
             Builtin::Math(f) => self.math(*f, &vals, ty).map(Some),
-            Builtin::FloatIntrinsic(name) => self.float_intrinsic(name, &vals, ty).map(Some),
+            Builtin::FloatIntrinsic(name) => self.libdevice(name, &vals, ty).map(Some),
             Builtin::Runtime(f) => self.runtime_call(*f, &vals, ty),
             Builtin::MakeStruct => self.make_struct(&vals, ty).map(Some),
             Builtin::Ldg => self.ldg(arg(&vals, 0)?.into_pointer_value(), ty).map(Some),
@@ -357,10 +357,7 @@ impl<'ctx> Codegen<'ctx, '_> {
         };
         let operand = if op == AtomicOp::Sub { self.builder.build_int_neg(operand.into_int_value(), "atom.neg")?.into() } else { operand };
         let address = if self.types.intptr().get_bit_width() == 64 { "l" } else { "r" };
-        let fn_type = match operand {
-            BV::FloatValue(f) => f.get_type().fn_type(&[ptr.get_type().into(), f.get_type().into()], false),
-            other => other.into_int_value().get_type().fn_type(&[ptr.get_type().into(), other.into_int_value().get_type().into()], false),
-        };
+        let fn_type = operand.get_type().fn_type(&[ptr.get_type().into(), operand.get_type().into()], false);
         let asm = self.ctx.create_inline_asm(fn_type, format!("atom.{scope}.{name}.{kind}{bits} $0, [$1], $2;"), format!("={reg},{address},{reg},~{{memory}}"), true, false, None, false);
         let old = self.builder.build_indirect_call(fn_type, asm, &[ptr.into(), operand.into()], "atom.old")?;
         let old = old.try_as_basic_value().basic().ok_or_else(|| BackendError::Internal("an atomic's assembly returns its old value".into()))?;
@@ -370,9 +367,10 @@ impl<'ctx> Codegen<'ctx, '_> {
         Ok(old)
     }
 
-    /// One of CUDA's floating-point intrinsics, the libdevice function `__nv_<name>` (its
-    /// arguments and result of the expression's type); linking happens after lowering.
-    fn float_intrinsic(&mut self, name: &str, vals: &[BV<'ctx>], ty: &Type) -> R<BV<'ctx>> {
+    /// The libdevice function `__nv_<name>`, its arguments and result of the expression's float
+    /// type (a math function, one of CUDA's floating-point intrinsics); linking happens after
+    /// lowering.
+    fn libdevice(&mut self, name: &str, vals: &[BV<'ctx>], ty: &Type) -> R<BV<'ctx>> {
         self.uses_math = true;
         let fty = self.types.reg(ty)?;
         let params: Vec<BasicMetadataTypeEnum> = vals.iter().map(|_| fty.into()).collect();
@@ -383,7 +381,6 @@ impl<'ctx> Codegen<'ctx, '_> {
 
     /// A libdevice function (`__nv_sinf`, `__nv_sin`, ...); linking happens after lowering.
     fn math(&mut self, f: MathFn, vals: &[BV<'ctx>], ty: &Type) -> R<BV<'ctx>> {
-        self.uses_math = true;
         let (base, arity) = match f {
             MathFn::Sqrt => ("sqrt", 1),
             MathFn::Rsqrt => ("rsqrt", 1),
@@ -415,11 +412,7 @@ impl<'ctx> Codegen<'ctx, '_> {
         if vals.len() != arity {
             return internal(format!("{base} takes {arity} arguments, got {}", vals.len()));
         }
-        let fty = self.types.reg(ty)?;
-        let params: Vec<BasicMetadataTypeEnum> = (0..arity).map(|_| fty.into()).collect();
-        let callee = self.declare_external(&format!("__nv_{base}{suffix}"), Some(fty), &params);
-        let args: Vec<BasicMetadataValueEnum> = vals.iter().map(|v| (*v).into()).collect();
-        self.call_value(callee, &args)
+        self.libdevice(&format!("{base}{suffix}"), vals, ty)
     }
 }
 

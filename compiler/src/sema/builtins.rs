@@ -276,20 +276,7 @@ impl Context {
             _ => (n, false),
         };
         let &(_, f, arity) = MATH.iter().find(|(m, ..)| *m == base)?;
-        if self.expect_arity(name, args, arity, span).is_none() {
-            return Some(None);
-        }
-        let mut values = Vec::new();
-        for a in args {
-            let Some(v) = self.expr(a) else { return Some(None) };
-            let v = self.rvalue(v);
-            if !v.ty.is_arithmetic() {
-                let message = format!("`{n}` takes numbers, found {}", self.show(&v.ty));
-                self.error(Code::TypeMismatch, v.span, message).emit();
-                return Some(None);
-            }
-            values.push(v);
-        }
+        let Some(values) = self.numeric_args(name, args, arity, span) else { return Some(None) };
         // `sqrtf` is float; `sqrt` is double unless every argument is float (C++'s overloads).
         let all_float = values.iter().all(|v| v.ty == Type::FLOAT);
         let ty = if single_name || all_float { Type::FLOAT } else { Type::DOUBLE };
@@ -300,6 +287,14 @@ impl Context {
     /// A floating-point intrinsic of [`FLOAT_INTRINSICS`]: its arguments converted to its type, as
     /// CUDA's declarations convert them.
     fn float_intrinsic_call(&mut self, name: &ast::Ident, libdevice: &'static str, arity: usize, ty: Type, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
+        let values = self.numeric_args(name, args, arity, span)?;
+        let values = values.into_iter().map(|v| self.cast(v, &ty)).collect();
+        Some(make(ExprKind::Builtin { builtin: Builtin::FloatIntrinsic(libdevice), args: values }, ty, span))
+    }
+
+    /// The `arity` arguments of the math function or intrinsic `name` as rvalues, each a number
+    /// (else a `TypeMismatch` at it).
+    fn numeric_args(&mut self, name: &ast::Ident, args: &[ast::Expr], arity: usize, span: Span) -> Option<Vec<hir::Expr>> {
         self.expect_arity(name, args, arity, span)?;
         let mut values = Vec::new();
         for a in args {
@@ -310,9 +305,9 @@ impl Context {
                 self.error(Code::TypeMismatch, v.span, message).emit();
                 return None;
             }
-            values.push(self.cast(v, &ty));
+            values.push(v);
         }
-        Some(make(ExprKind::Builtin { builtin: Builtin::FloatIntrinsic(libdevice), args: values }, ty, span))
+        Some(values)
     }
 
     fn runtime_call(&mut self, f: RuntimeFn, name: &ast::Ident, args: &[ast::Expr], span: Span) -> Option<hir::Expr> {
