@@ -156,8 +156,13 @@ fn a_kernel_that_may_leave_a_barrier_behind_ends_with_its_last_thread() {
     let end = function(&ir, "parent__agg_end");
     assert!(ir.contains("@parent__agg_arrived = internal addrspace(3) global i32 undef"), "{ir}");
     assert!(end.contains("atomicrmw add ptr addrspacecast (ptr addrspace(3) @parent__agg_arrived to ptr), i32 1") && !end.contains("barrier"), "{end}");
-    let (_, remarks) = aggregated(&skipping, Granularity::Grid);
-    assert_eq!(remarks, ["R0500: launch of `child` not aggregated: `parent` returns early and calls `__syncthreads`: grid granularity leaves it alone (-faggregate-launches=block or =warp would aggregate it)"]);
+    // Per grid too: the last thread places the block's records and counts the block, with
+    // no barrier on the way (KLAP's QT's shape).
+    let (ir, remarks) = aggregated(&skipping, Granularity::Grid);
+    assert!(remarks.is_empty(), "{remarks:?}");
+    let end = function(&ir, "parent__agg_end");
+    assert!(ir.contains("@parent__agg_arrived = internal addrspace(3) global i32 undef"), "{ir}");
+    assert!(end.contains("@parent__agg_grid_done") && !end.contains("barrier"), "{end}");
     // A barrier every thread passes once: the block meets at barriers.
     let everyone = program().replace("  %buf = call ptr @__cudaCDP2GetParameterBuffer(i64 64, i64 40)\n", "  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)\n  %buf = call ptr @__cudaCDP2GetParameterBuffer(i64 64, i64 40)\n");
     let (ir, _) = aggregated(&everyone, Granularity::Block);
@@ -174,7 +179,12 @@ fn a_kernel_that_launches_itself_records_in_its_aggregated_clone_too() {
         assert!(agg.contains("call void @tree__agg_begin()") && agg.contains("call void @tree__agg_end()") && agg.matches("ret void").count() == 1, "{agg}");
         let copy = function(&ir, "tree__aggregated");
         assert!(copy.contains("call i32 @tree__agg0_record("), "{copy}");
+        // Per grid, a level reads one bank of the arena while its blocks fill the other.
+        assert_eq!(ir.contains("@tree__agg_arena1 = internal addrspace(1) global"), asked == Granularity::Grid, "{ir}");
     }
+    // A child that does not launch itself has one bank.
+    let (ir, _) = aggregated(&program(), Granularity::Grid);
+    assert!(ir.contains("@child__agg_arena = internal addrspace(1) global") && !ir.contains("arena1"), "{ir}");
 }
 
 #[test]
@@ -210,8 +220,9 @@ fn a_child_that_calls_through_a_pointer_a_reader_of_built_ins_may_reach_is_left_
     }
 }
 
-/// A call through a pointer calls a function whose address is taken: a kernel whose pointer calls reach no barrier ends its blocks at
-/// barriers and is aggregated per grid; one whose may, on some path, is left alone per grid.
+/// A call through a pointer calls a function whose address is taken: a kernel whose pointer
+/// calls reach no barrier ends its blocks at barriers; one whose may, on some path, ends them
+/// with its last thread, per block and per grid.
 #[test]
 fn a_call_through_a_pointer_may_reach_only_the_functions_whose_address_is_taken() {
     let calling = |step: &str| {
@@ -226,10 +237,11 @@ fn a_call_through_a_pointer_may_reach_only_the_functions_whose_address_is_taken(
     assert!(remarks.is_empty(), "{remarks:?}");
     assert!(!ir.contains("agg_arrived"), "{ir}");
     let syncing = calling("  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)\n");
-    let (_, remarks) = aggregated(&syncing, Granularity::Grid);
-    assert_eq!(remarks, ["R0500: launch of `child` not aggregated: `parent` returns early and calls `__syncthreads`: grid granularity leaves it alone (-faggregate-launches=block or =warp would aggregate it)"]);
-    let (ir, _) = aggregated(&syncing, Granularity::Block);
-    assert!(ir.contains("agg_arrived"), "{ir}");
+    for asked in [Granularity::Block, Granularity::Grid] {
+        let (ir, remarks) = aggregated(&syncing, asked);
+        assert!(remarks.is_empty(), "{remarks:?}");
+        assert!(ir.contains("agg_arrived"), "{ir}");
+    }
 }
 
 /// `parent` making `child<<<n, 32, SHMEM>>>(p, 'a', s)` at one site per entry of `shmem`, one

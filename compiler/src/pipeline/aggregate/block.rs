@@ -319,7 +319,7 @@ fn may_sync_alone(name: &str) -> bool {
 /// Decides, kernel by kernel, which of the `taken` launches (those warp granularity would
 /// take) are aggregated at the end of the block, which per warp, and the remarks of the rest.
 /// `all` is every recognised launch; `stride` gives a child's record size.
-pub(super) fn plan<'ctx>(module: &Module<'ctx>, all: &[Launch<'ctx>], taken: &[Launch<'ctx>], grid: bool, data: &TargetData) -> Plan<'ctx> {
+pub(super) fn plan<'ctx>(module: &Module<'ctx>, all: &[Launch<'ctx>], taken: &[Launch<'ctx>], data: &TargetData) -> Plan<'ctx> {
     use crate::diag::Code;
     let mut out = Plan { at_site: Vec::new(), kernels: Vec::new(), remarks: Vec::new() };
     let child_of = |l: &Launch<'ctx>| l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref()));
@@ -381,8 +381,6 @@ pub(super) fn plan<'ctx>(module: &Module<'ctx>, all: &[Launch<'ctx>], taken: &[L
         let end = block_end(k, super::may_sync);
         let kernel_reason = if reach.iter().any(|&g| exits(g)) {
             Some(format!("`{}` may end a thread with `exit`, which would never reach the end of the block the others wait at", fname(k)))
-        } else if end == BlockEnd::LastThread && grid {
-            Some(format!("`{}` returns early and calls `__syncthreads`: grid granularity leaves it alone (-faggregate-launches=block or =warp would aggregate it)", fname(k)))
         } else if let Some(other) = direct_null.get(&k).and_then(|v| v.first()) {
             Some(format!("`{}` also launches {} into the NULL stream without aggregation; delaying this launch would reorder them", fname(k), name_of(other)))
         } else if launches_in_callees || (indirect && address_taken_launcher(module)) {

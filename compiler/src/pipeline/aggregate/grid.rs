@@ -4,11 +4,12 @@
 //! LLVM IR input).
 //!
 //! Each block records its launches as at block granularity ([`super::block`]), and at the end
-//! of the block (always `BlockEnd::Barriers`: a kernel that would need its last thread to end
-//! its blocks is left alone at this granularity) thread 0 finds its grid's entry in
+//! of the block (after a barrier, or by its last thread alone for a kernel that may leave a
+//! barrier behind, `BlockEnd::LastThread`, as at block granularity) thread 0 finds its grid's entry in
 //! `K__agg_grid_ids[512]`, keyed by `%gridid + 1` (open addressing under the spin lock
 //! `K__agg_grid_lock`, tombstones for entries given back), and places each site's records:
-//! in the child's static arena `C__agg_arena` when it can claim it for its grid and group of
+//! in the child's static arena `C__agg_arena` (or its second bank `C__agg_arena1`, for a
+//! child that launches itself: [`Arena`]) when it can claim it for its grid and group of
 //! sites (key `(gridid + 1) * 256 + g + 1`, `g` the group's first site: the kernel's sites
 //! that launch the child the same way, [`arena_groups`]) and take room with one add on its
 //! cursor (records from bit 40, child blocks below; after a read that saw room, and the first
@@ -84,10 +85,88 @@ fn zero_of(ty: inkwell::types::BasicTypeEnum<'_>) -> inkwell::values::BasicValue
     }
 }
 
-/// A child's record arena (module docs).
+/// A child's record arena (module docs): one bank, or two for a child that launches itself
+/// at grid granularity. A recursive level's grid reads its records from one bank (until each
+/// of its blocks has read its own: `C__agg` gives it back then) while its blocks place the
+/// next level's records: with one bank every block of a level but the last ones found it
+/// taken and went to the heap, a device `malloc` a block (KLAP's QT took 573 times its plain
+/// time, results/qt-grid-probe.md). With two, a level places its records in the bank its
+/// grid does not read, which the level before gave back once its blocks had all started.
 #[derive(Clone, Copy)]
 pub(super) struct Arena<'ctx> {
-    pub records: PointerValue<'ctx>,
+    first: Bank<'ctx>,
+    second: Option<Bank<'ctx>>,
+}
+
+impl<'ctx> Arena<'ctx> {
+    /// The arena of `child`'s records of `stride` bytes, of two banks when `recursive`;
+    /// `None` when fewer than a block's worth fit the byte budget.
+    pub(super) fn declare(module: &Module<'ctx>, child: &str, stride: u64, recursive: bool) -> Option<Self> {
+        let first = Bank::declare(module, &format!("{child}__agg_arena"), stride)?;
+        let second = if recursive { Bank::declare(module, &format!("{child}__agg_arena1"), stride) } else { None };
+        Some(Arena { first, second })
+    }
+
+    fn banks(&self) -> impl Iterator<Item = &Bank<'ctx>> {
+        std::iter::once(&self.first).chain(self.second.as_ref())
+    }
+
+    /// In `give_back` (`f`): a table lying in a bank releases that bank and returns.
+    pub(super) fn release_containing(&self, e: &Emit<'_, 'ctx>, table: PointerValue<'ctx>) {
+        let b = e.b;
+        for bank in self.banks() {
+            e.if_then(bank.contains(b, table), || {
+                bank.release(e);
+                ok(b.build_return(None));
+                // the `if`'s closing branch lands in a block of its own
+                b.position_at_end(e.module.get_context().append_basic_block(e.f, "released"));
+            });
+        }
+    }
+
+    /// Thread 0 of a block: room for `count` records in the bank that is `key`'s, else in a
+    /// free one ([`Bank::reserve`]). Returns `(at, base, records)`: the first record's index
+    /// (`u32::MAX` when there is no room), their first block, and the bank's records.
+    fn reserve(&self, e: &Emit<'_, 'ctx>, key: IntValue<'ctx>, count: IntValue<'ctx>, blocks: IntValue<'ctx>, min: IntValue<'ctx>, max: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>, PointerValue<'ctx>) {
+        let Some(second) = self.second else {
+            let (at, base) = self.first.reserve(e, key, count, blocks, min, max);
+            return (at, base, self.first.records);
+        };
+        let b = e.b;
+        // the bank already this grid's, else the first free one (else the first, whose claim
+        // then fails); a block that finds the other bank given back meanwhile may claim it,
+        // and the grid's last block then launches the records of both
+        let (o1, o2) = (read64(e, self.first.owner), read64(e, second.owner));
+        let is = |v: IntValue<'ctx>, w: IntValue<'ctx>, name: &str| ok(b.build_int_compare(IntPredicate::EQ, v, w, name));
+        let mine2 = is(o2, key, "second.mine");
+        let free2 = ok(b.build_and(is(o2, e.c64(0), "second.free"), ok(b.build_not(is(o1, e.c64(0), "first.free"), "first.taken")), "second.first.free"));
+        let take2 = ok(b.build_and(ok(b.build_not(is(o1, key, "first.mine"), "first.other")), ok(b.build_or(mine2, free2, "second.ok")), "take.second"));
+        let pick = |x: PointerValue<'ctx>, y: PointerValue<'ctx>| ok(b.build_select(take2, y, x, "bank.field")).into_pointer_value();
+        let bank = Bank {
+            records: pick(self.first.records, second.records),
+            owner: pick(self.first.owner, second.owner),
+            cursor: pick(self.first.cursor, second.cursor),
+            overflow: pick(self.first.overflow, second.overflow),
+            min_threads: pick(self.first.min_threads, second.min_threads),
+            max_threads: pick(self.first.max_threads, second.max_threads),
+            ..self.first
+        };
+        let (at, base) = bank.reserve(e, key, count, blocks, min, max);
+        (at, base, bank.records)
+    }
+
+    /// Thread 0 of the grid's last block: each bank that is `key`'s launched ([`Bank::launch`]).
+    fn launch(&self, e: &Emit<'_, 'ctx>, key: IntValue<'ctx>, s: &SiteState<'ctx>, c: &Child<'ctx>, entries: &Entries<'ctx>) {
+        for bank in self.banks() {
+            bank.launch(e, key, s, c, entries);
+        }
+    }
+}
+
+/// One bank of a child's arena: records, owner, cursor.
+#[derive(Clone, Copy)]
+struct Bank<'ctx> {
+    records: PointerValue<'ctx>,
     owner: PointerValue<'ctx>,
     cursor: PointerValue<'ctx>,
     /// The cursor before the first add that found no room, kept as `u64::MAX - cursor` (0:
@@ -100,18 +179,18 @@ pub(super) struct Arena<'ctx> {
     stride: u64,
 }
 
-impl<'ctx> Arena<'ctx> {
-    /// The arena of `child`'s records of `stride` bytes; `None` when fewer than a block's
-    /// worth fit the byte budget.
-    pub(super) fn declare(module: &Module<'ctx>, child: &str, stride: u64) -> Option<Self> {
+impl<'ctx> Bank<'ctx> {
+    /// The bank `prefix` of records of `stride` bytes; `None` when fewer than a block's worth
+    /// fit the byte budget.
+    fn declare(module: &Module<'ctx>, prefix: &str, stride: u64) -> Option<Self> {
         let capacity = MAX_ARENA_RECORDS.min(MAX_ARENA_BYTES / stride.max(1));
         if capacity < super::RECORD_CAP {
             return None;
         }
         let ctx = module.get_context();
         let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
-        let name = |what: &str| format!("{child}__agg_arena{what}");
-        Some(Arena {
+        let name = |what: &str| format!("{prefix}{what}");
+        Some(Bank {
             records: device(module, &name(""), ctx.i8_type().array_type((capacity * stride) as u32).into(), 16),
             owner: device(module, &name("_owner"), i64t.into(), 8),
             cursor: device(module, &name("_cursor"), i64t.into(), 8),
@@ -123,15 +202,15 @@ impl<'ctx> Arena<'ctx> {
         })
     }
 
-    /// Whether `table` lies in the arena.
-    pub(super) fn contains(&self, b: &inkwell::builder::Builder<'ctx>, table: PointerValue<'ctx>) -> IntValue<'ctx> {
+    /// Whether `table` lies in the bank.
+    fn contains(&self, b: &inkwell::builder::Builder<'ctx>, table: PointerValue<'ctx>) -> IntValue<'ctx> {
         let i64t = table.get_type().get_context().i64_type();
         let offset = ok(b.build_int_sub(ok(b.build_ptr_to_int(table, i64t, "at")), ok(b.build_ptr_to_int(self.records, i64t, "arena")), "arena.offset"));
         ok(b.build_int_compare(IntPredicate::ULT, offset, i64t.const_int(self.capacity * self.stride, false), "in.arena"))
     }
 
-    /// Gives the arena back: cursor, overflow and sizes cleared, a fence, the owner cleared.
-    pub(super) fn release(&self, e: &Emit<'_, 'ctx>) {
+    /// Gives the bank back: cursor, overflow and sizes cleared, a fence, the owner cleared.
+    fn release(&self, e: &Emit<'_, 'ctx>) {
         let b = e.b;
         ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, self.cursor, e.c64(0), AtomicOrdering::Monotonic));
         ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, self.overflow, e.c64(0), AtomicOrdering::Monotonic));
@@ -357,60 +436,29 @@ impl<'ctx> GridState<'ctx> {
         let i64t = ctx.i64_type();
         let gridid = e.sreg("gridid");
         let key = ok(b.build_int_add(ok(b.build_int_z_extend(gridid, i64t, "gridid64")), e.c64(1), "key"));
-        let home = ok(b.build_int_unsigned_rem(gridid, e.c32(SLOTS), "home"));
+        // Fibonacci hashing: the top bits of `gridid * 2^32 / phi`, so that grid ids that share
+        // their low bits (a level of a self-launching kernel and the next) get different homes
+        let hashed = ok(b.build_int_mul(gridid, e.c32(0x9E37_79B1), "gridid.hashed"));
+        let home = ok(b.build_right_shift(hashed, e.c32(32 - SLOTS.trailing_zeros() as u64), false, "home"));
         ok(b.build_store(self.key, key));
         ok(b.build_store(self.slot, e.c32(SLOTS)));
-        let at_home = ok(b.build_int_compare(IntPredicate::EQ, read64(e, entry(e, self.ids, home, true)), key, "at.home"));
-        e.if_then(at_home, || {
-            ok(b.build_store(self.slot, home));
-        });
-        let found = e.slot(e.module.get_context().i32_type().into(), "found");
-        ok(b.build_store(found, ok(b.build_int_z_extend(ok(b.build_int_compare(IntPredicate::NE, e.load32(self.slot, "slot"), e.c32(SLOTS), "have")), ctx.i32_type(), "have32"))));
+        let found = e.slot(ctx.i32_type().into(), "found");
+        ok(b.build_store(found, e.c32(0)));
         Self::until(e, found, || {
-            self.locked(e, || {
-                // for k in 0..SLOTS: the key's entry, or the first free one; an entry never
-                // used ends every chain
-                let bb = |name: &str| ctx.append_basic_block(e.f, name);
-                let before = b.get_insert_block().expect("positioned");
-                let (head, body, is_free, next, end) = (bb("scan"), bb("scan.entry"), bb("scan.free"), bb("scan.next"), bb("scan.end"));
-                ok(b.build_unconditional_branch(head));
-                b.position_at_end(head);
-                let k = ok(b.build_phi(ctx.i32_type(), "k"));
-                let free = ok(b.build_phi(ctx.i32_type(), "free"));
-                let (kv, fv) = (k.as_basic_value().into_int_value(), free.as_basic_value().into_int_value());
-                ok(b.build_conditional_branch(ok(b.build_int_compare(IntPredicate::ULT, kv, e.c32(SLOTS), "more")), body, end));
-                b.position_at_end(body);
-                let idx = ok(b.build_int_unsigned_rem(ok(b.build_int_add(home, kv, "probe")), e.c32(SLOTS), "idx"));
-                let value = read64(e, entry(e, self.ids, idx, true));
-                let hit = ok(b.build_int_compare(IntPredicate::EQ, value, key, "hit"));
-                let (found_bb, miss) = (bb("scan.found"), bb("scan.miss"));
-                ok(b.build_conditional_branch(hit, found_bb, miss));
-                b.position_at_end(found_bb);
-                ok(b.build_store(self.slot, idx));
-                ok(b.build_unconditional_branch(end));
-                b.position_at_end(miss);
-                let unused = ok(b.build_int_compare(IntPredicate::EQ, value, e.c64(0), "unused"));
-                let given = ok(b.build_int_compare(IntPredicate::EQ, value, e.c64(TOMBSTONE), "given.back"));
-                let none_yet = ok(b.build_int_compare(IntPredicate::EQ, fv, e.c32(SLOTS), "none.yet"));
-                let take = ok(b.build_and(none_yet, ok(b.build_or(unused, given, "free.entry")), "take"));
-                let free_next = ok(b.build_select(take, idx, fv, "free.next")).into_int_value();
-                ok(b.build_conditional_branch(unused, is_free, next));
-                b.position_at_end(is_free);
-                ok(b.build_unconditional_branch(end));
-                b.position_at_end(next);
-                let k_next = ok(b.build_int_add(kv, e.c32(1), "k.next"));
-                ok(b.build_unconditional_branch(head));
-                k.add_incoming(&[(&e.c32(0), before), (&k_next, next)]);
-                free.add_incoming(&[(&e.c32(SLOTS), before), (&free_next, next)]);
-                b.position_at_end(end);
-                let free_at_end = ok(b.build_phi(ctx.i32_type(), "free.at.end"));
-                free_at_end.add_incoming(&[(&fv, head), (&fv, found_bb), (&free_next, is_free)]);
-                let fe = free_at_end.as_basic_value().into_int_value();
-                let missing = ok(b.build_int_compare(IntPredicate::EQ, e.load32(self.slot, "slot"), e.c32(SLOTS), "missing"));
-                let claim = ok(b.build_and(missing, ok(b.build_int_compare(IntPredicate::ULT, fe, e.c32(SLOTS), "has.free")), "claim"));
-                e.if_then(claim, || {
-                    ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, entry(e, self.ids, fe, true), key, AtomicOrdering::Monotonic));
-                    ok(b.build_store(self.slot, fe));
+            // Without the lock first: every block but the one that claims the entry finds it
+            // so (a level of QT ends tens of thousands of blocks at once, which took the lock
+            // one after another). A claim this misses is found again under the lock.
+            self.scan(e, home, key);
+            let missing = ok(b.build_int_compare(IntPredicate::EQ, e.load32(self.slot, "slot"), e.c32(SLOTS), "missing"));
+            e.if_then(missing, || {
+                self.locked(e, || {
+                    let fe = self.scan(e, home, key);
+                    let missing = ok(b.build_int_compare(IntPredicate::EQ, e.load32(self.slot, "slot"), e.c32(SLOTS), "missing"));
+                    let claim = ok(b.build_and(missing, ok(b.build_int_compare(IntPredicate::ULT, fe, e.c32(SLOTS), "has.free")), "claim"));
+                    e.if_then(claim, || {
+                        ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, entry(e, self.ids, fe, true), key, AtomicOrdering::Monotonic));
+                        ok(b.build_store(self.slot, fe));
+                    });
                 });
             });
             let have = ok(b.build_int_compare(IntPredicate::NE, e.load32(self.slot, "slot"), e.c32(SLOTS), "have"));
@@ -418,8 +466,57 @@ impl<'ctx> GridState<'ctx> {
         });
     }
 
+    /// Probes the table from `home` for `key`: its entry into `slot` when found. Returns the
+    /// first free entry seen (given back or never used; `SLOTS` when none), which is where
+    /// `key` may be claimed under the lock. An entry never used ends every chain.
+    fn scan(&self, e: &Emit<'_, 'ctx>, home: IntValue<'ctx>, key: IntValue<'ctx>) -> IntValue<'ctx> {
+        let b = e.b;
+        let ctx = e.module.get_context();
+        let bb = |name: &str| ctx.append_basic_block(e.f, name);
+        let before = b.get_insert_block().expect("positioned");
+        let (head, body, is_free, next, end) = (bb("scan"), bb("scan.entry"), bb("scan.free"), bb("scan.next"), bb("scan.end"));
+        ok(b.build_unconditional_branch(head));
+        b.position_at_end(head);
+        let k = ok(b.build_phi(ctx.i32_type(), "k"));
+        let free = ok(b.build_phi(ctx.i32_type(), "free"));
+        let (kv, fv) = (k.as_basic_value().into_int_value(), free.as_basic_value().into_int_value());
+        ok(b.build_conditional_branch(ok(b.build_int_compare(IntPredicate::ULT, kv, e.c32(SLOTS), "more")), body, end));
+        b.position_at_end(body);
+        let idx = ok(b.build_int_unsigned_rem(ok(b.build_int_add(home, kv, "probe")), e.c32(SLOTS), "idx"));
+        let value = read64(e, entry(e, self.ids, idx, true));
+        let hit = ok(b.build_int_compare(IntPredicate::EQ, value, key, "hit"));
+        let (found_bb, miss) = (bb("scan.found"), bb("scan.miss"));
+        ok(b.build_conditional_branch(hit, found_bb, miss));
+        b.position_at_end(found_bb);
+        ok(b.build_store(self.slot, idx));
+        ok(b.build_unconditional_branch(end));
+        b.position_at_end(miss);
+        let unused = ok(b.build_int_compare(IntPredicate::EQ, value, e.c64(0), "unused"));
+        let given = ok(b.build_int_compare(IntPredicate::EQ, value, e.c64(TOMBSTONE), "given.back"));
+        let none_yet = ok(b.build_int_compare(IntPredicate::EQ, fv, e.c32(SLOTS), "none.yet"));
+        let take = ok(b.build_and(none_yet, ok(b.build_or(unused, given, "free.entry")), "take"));
+        let free_next = ok(b.build_select(take, idx, fv, "free.next")).into_int_value();
+        ok(b.build_conditional_branch(unused, is_free, next));
+        b.position_at_end(is_free);
+        ok(b.build_unconditional_branch(end));
+        b.position_at_end(next);
+        let k_next = ok(b.build_int_add(kv, e.c32(1), "k.next"));
+        ok(b.build_unconditional_branch(head));
+        k.add_incoming(&[(&e.c32(0), before), (&k_next, next)]);
+        free.add_incoming(&[(&e.c32(SLOTS), before), (&free_next, next)]);
+        b.position_at_end(end);
+        let free_at_end = ok(b.build_phi(ctx.i32_type(), "free.at.end"));
+        free_at_end.add_incoming(&[(&fv, head), (&fv, found_bb), (&free_next, is_free)]);
+        free_at_end.as_basic_value().into_int_value()
+    }
+
     /// The last block gives its entry back, under the lock: the done count to 0, the key to 0
-    /// when the next entry was never used (no chain runs through it), else to a tombstone.
+    /// when the next entry was never used (no chain runs through it), else to a tombstone; an
+    /// entry set to 0 also clears the tombstones right before it, whose chains now end there.
+    /// Without that, the tombstones of grids that ended while a later grid held the entry after
+    /// theirs (each level of a self-launching kernel: QT) filled the table, and every grid's
+    /// first block scanned all of it under the lock while the others waited (a millisecond a
+    /// grid on the H100).
     fn release(&self, e: &Emit<'_, 'ctx>) {
         let b = e.b;
         let released = e.slot(e.module.get_context().i32_type().into(), "released");
@@ -433,9 +530,40 @@ impl<'ctx> GridState<'ctx> {
                 let ends = ok(b.build_int_compare(IntPredicate::EQ, after, e.c64(0), "chain.ends"));
                 let value = ok(b.build_select(ends, e.c64(0), e.c64(TOMBSTONE), "given")).into_int_value();
                 ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, entry(e, self.ids, slot, true), value, AtomicOrdering::Monotonic));
+                e.if_then(ends, || self.clear_tombstones_before(e, slot));
                 ok(b.build_store(released, e.c32(1)));
             });
         });
+    }
+}
+
+impl<'ctx> GridState<'ctx> {
+    /// Under the lock, after entry `slot` was set to 0: the tombstones right before it set to
+    /// 0 too, going back until an entry that is no tombstone (at most `SLOTS - 1` of them).
+    /// Safe: a live key's entries from its home to it are never 0, so no chain runs through
+    /// a tombstone whose next entry is 0.
+    fn clear_tombstones_before(&self, e: &Emit<'_, 'ctx>, slot: IntValue<'ctx>) {
+        let ctx = e.module.get_context();
+        let b = e.b;
+        let i32t = ctx.i32_type();
+        let before = b.get_insert_block().expect("positioned");
+        let (head, clear, exit) = (ctx.append_basic_block(e.f, "untomb"), ctx.append_basic_block(e.f, "untomb.clear"), ctx.append_basic_block(e.f, "untomb.end"));
+        ok(b.build_unconditional_branch(head));
+        b.position_at_end(head);
+        let at = ok(b.build_phi(i32t, "untomb.at"));
+        let steps = ok(b.build_phi(i32t, "untomb.steps"));
+        let (at_v, steps_v) = (at.as_basic_value().into_int_value(), steps.as_basic_value().into_int_value());
+        let prev = ok(b.build_int_unsigned_rem(ok(b.build_int_add(at_v, e.c32(SLOTS - 1), "back")), e.c32(SLOTS), "prev"));
+        let tomb = ok(b.build_int_compare(IntPredicate::EQ, read64(e, entry(e, self.ids, prev, true)), e.c64(TOMBSTONE), "tombstone"));
+        let more = ok(b.build_int_compare(IntPredicate::ULT, steps_v, e.c32(SLOTS - 1), "more.steps"));
+        ok(b.build_conditional_branch(ok(b.build_and(tomb, more, "clear.it")), clear, exit));
+        b.position_at_end(clear);
+        ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, entry(e, self.ids, prev, true), e.c64(0), AtomicOrdering::Monotonic));
+        let steps_next = ok(b.build_int_add(steps_v, e.c32(1), "steps.next"));
+        ok(b.build_unconditional_branch(head));
+        at.add_incoming(&[(&slot, before), (&prev, clear)]);
+        steps.add_incoming(&[(&e.c32(0), before), (&steps_next, clear)]);
+        b.position_at_end(exit);
     }
 }
 
@@ -462,20 +590,21 @@ fn walk<'ctx>(e: &Emit<'_, 'ctx>, first: PointerValue<'ctx>, body: impl FnOnce(P
 }
 
 /// Builds `K__agg_begin()` and `K__agg_end()` at grid granularity (module docs).
-pub(super) fn end_of_grid<'ctx>(module: &Module<'ctx>, kname: &str, states: &[SiteState<'ctx>], children: &[Child<'ctx>], entries: &Entries<'ctx>) -> EndOfBlock<'ctx> {
+pub(super) fn end_of_grid<'ctx>(module: &Module<'ctx>, kname: &str, states: &[SiteState<'ctx>], end: BlockEnd, children: &[Child<'ctx>], entries: &Entries<'ctx>) -> EndOfBlock<'ctx> {
     let gs = GridState::declare(module, kname, states);
-    end_of_block(module, kname, states, BlockEnd::Barriers, &|e, tid, nthreads, barriers| {
+    end_of_block(module, kname, states, end, &|e, tid, nthreads, barriers| {
         // A grid of one block is its own last block: it ends as at block granularity, without
         // the grid's entry, lock and arena (a one-block parent's one or two launches read 1.3x
         // nvcc's time through them). The condition is the same for the whole block, so each
         // branch's barriers are met by every thread.
         let one_block = ok(e.b.build_int_compare(IntPredicate::EQ, e.blocks_in_grid(), e.c32(1), "one.block"));
-        e.if_then_else(one_block, || block_tail(e, tid, nthreads, barriers, states, children, entries), || grid_tail(e, tid, nthreads, &gs, states, children, entries));
+        e.if_then_else(one_block, || block_tail(e, tid, nthreads, barriers, states, children, entries), || grid_tail(e, tid, nthreads, barriers, &gs, states, children, entries));
     })
 }
 
 /// What a block does at its end at grid granularity, after a barrier (module docs).
-fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'ctx>, gs: &GridState<'ctx>, states: &[SiteState<'ctx>], children: &[Child<'ctx>], entries: &Entries<'ctx>) {
+#[allow(clippy::too_many_arguments)]
+fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'ctx>, barriers: bool, gs: &GridState<'ctx>, states: &[SiteState<'ctx>], children: &[Child<'ctx>], entries: &Entries<'ctx>) {
     let b = e.b;
     let ctx = e.module.get_context();
     let (i32t, i64t, ptr) = (ctx.i32_type(), ctx.i64_type(), ctx.ptr_type(AddressSpace::default()));
@@ -512,12 +641,12 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
                         let start = e.load32(last, "last.start");
                         let g = [0, 1, 2].map(|k| e.load32(byte_gep(b, last, e.c64(OFF_GRID + 4 * k), "dim.at"), "grid"));
                         let blocks = ok(b.build_int_add(start, ok(b.build_int_mul(ok(b.build_int_mul(g[0], g[1], "m")), g[2], "volume")), "blocks"));
-                        let (at, base) = arena.reserve(e, arena_key(n), count, blocks, e.load32(s.min_threads, "min"), e.load32(s.max_threads, "max"));
+                        let (at, base, records) = arena.reserve(e, arena_key(n), count, blocks, e.load32(s.min_threads, "min"), e.load32(s.max_threads, "max"));
                         let placed = ok(b.build_int_compare(IntPredicate::NE, at, e.c32(u32::MAX as u64), "placed"));
                         let (yes, no, join) = (ctx.append_basic_block(e.f, "in.arena"), ctx.append_basic_block(e.f, "in.node"), ctx.append_basic_block(e.f, "placed"));
                         ok(b.build_conditional_branch(placed, yes, no));
                         b.position_at_end(yes);
-                        ok(b.build_store(s.buffer, e.record(arena.records, at, c.stride)));
+                        ok(b.build_store(s.buffer, e.record(records, at, c.stride)));
                         ok(b.build_store(sg.in_arena, e.c32(1)));
                         ok(b.build_store(sg.base, base));
                         ok(b.build_unconditional_branch(join));
@@ -531,7 +660,7 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
             });
         }
     });
-    e.barrier();
+    e.meet(barriers);
     // The block copies its tables; records in the arena get the grid's first blocks.
     copy_tables(e, tid, nthreads, states, children);
     for (n, s) in states.iter().enumerate() {
@@ -546,7 +675,7 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
             });
         });
     }
-    e.barrier();
+    e.meet(barriers);
 
     // Thread 0 hands the nodes on (or launches what found no room) and counts the block.
     e.if_then(thread0(), || {
@@ -587,7 +716,7 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
         let last = ok(b.build_int_compare(IntPredicate::EQ, counted, ok(b.build_int_sub(nblocks, e.c32(1), "last.count")), "last.block"));
         ok(b.build_store(gs.last, ok(b.build_int_z_extend(last, i32t, "last32"))));
     });
-    e.barrier();
+    e.meet(barriers);
 
     // The grid's last block launches.
     let last = ok(b.build_int_compare(IntPredicate::NE, e.load32(gs.last, "last"), e.c32(0), "is.last"));
@@ -599,7 +728,7 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
             if let Some(arena) = arena_of(n, s).filter(|_| groups[n] == n) {
                 e.if_then(thread0(), || arena.launch(e, arena_key(n), s, c, entries));
             }
-            launch_grid(e, tid, nthreads, gs, n, s, c, entries);
+            launch_grid(e, tid, nthreads, barriers, gs, n, s, c, entries);
         }
         e.if_then(thread0(), || gs.release(e));
     });
@@ -627,7 +756,7 @@ fn arena_groups<'ctx>(states: &[SiteState<'ctx>]) -> Vec<usize> {
 /// table by the whole block, one launch of the clone (or each record as it was), the nodes
 /// freed.
 #[allow(clippy::too_many_arguments)]
-fn launch_grid<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'ctx>, gs: &GridState<'ctx>, n: usize, s: &SiteState<'ctx>, c: &Child<'ctx>, entries: &Entries<'ctx>) {
+fn launch_grid<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'ctx>, barriers: bool, gs: &GridState<'ctx>, n: usize, s: &SiteState<'ctx>, c: &Child<'ctx>, entries: &Entries<'ctx>) {
     let b = e.b;
     let ctx = e.module.get_context();
     let (i32t, i64t, ptr) = (ctx.i32_type(), ctx.i64_type(), ctx.ptr_type(AddressSpace::default()));
@@ -672,7 +801,7 @@ fn launch_grid<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue
             ok(b.build_store(sg.flat, flat));
         });
     });
-    e.barrier();
+    e.meet(barriers);
     // The whole block: each node's records into the flat table, first blocks rebased.
     let flat = e.load_ptr(sg.flat, "flat");
     e.if_then(ok(b.build_is_not_null(flat, "have.flat")), || {
@@ -692,7 +821,7 @@ fn launch_grid<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue
             ok(b.build_store(base, ok(b.build_int_add(bs, node_field(node, N_BLOCKS, "node.blocks"), "base.next"))));
         });
     });
-    e.barrier();
+    e.meet(barriers);
     // Thread 0: one launch of the clone, or every record as it was; then the nodes freed.
     e.if_then(thread0(), || {
         let one_by_one = e.slot(ctx.bool_type().into(), "grid.one.by.one");

@@ -162,13 +162,7 @@ fn pool<'ctx>(module: &Module<'ctx>, name: &str, stride: u64, entries: &Entries<
     // A table not in the pool: the arena's is released, any other freed.
     let to_heap = |b: &inkwell::builder::Builder<'ctx>| {
         if let Some(arena) = arena {
-            let e = block::Emit { module, f: give_back, b };
-            e.if_then(arena.contains(b, given), || {
-                arena.release(&e);
-                ok(b.build_return(None));
-                // the `if`'s closing branch lands in a block of its own
-                b.position_at_end(ctx.append_basic_block(give_back, "released"));
-            });
+            arena.release_containing(&block::Emit { module, f: give_back, b }, given);
         }
         ok(b.build_call(entries.free, &[given.into()], ""));
         ok(b.build_return(None));
@@ -411,7 +405,7 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
     let (at_site, kernels, plan_remarks) = if asked == Granularity::Warp {
         (taken.clone(), Vec::new(), Vec::new())
     } else {
-        let plan = block::plan(module, &launches, &taken, asked == Granularity::Grid, &data);
+        let plan = block::plan(module, &launches, &taken, &data);
         (plan.at_site, plan.kernels, plan.remarks)
     };
     // A launch that only one lane of a warp makes is left alone at its site: aggregation per
@@ -476,7 +470,9 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
         let warp_sites = at_site.iter().any(|l| child_of(l) == Some(child));
         let grid_sites = asked == Granularity::Grid && kernels.iter().flat_map(|k| k.sites.iter()).any(|l| child_of(l) == Some(child));
         let cname = child.get_name().to_string_lossy().into_owned();
-        let arena = if grid_sites { grid::Arena::declare(module, &cname, stride) } else { None };
+        // a child that launches itself at grid granularity reads one bank while it fills the other
+        let recursive = kernels.iter().any(|k| k.kernel == child && k.sites.iter().any(|l| child_of(l) == Some(child)));
+        let arena = if grid_sites { grid::Arena::declare(module, &cname, stride, recursive) } else { None };
         let (table, give_back) = pool(module, &cname, stride, &entries, warp_sites, arena.as_ref());
         children.push(Child { child, agg, layout, args_at, args_size: end, stride, syncs: may_sync(child), table, give_back, arena });
     }
@@ -498,7 +494,7 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
         let states: Vec<block::SiteState> = k.sites.iter().enumerate().map(|(n, l)| block::site_state(module, k.kernel, n, l, index_of(l), &children[index_of(l)], k.cap, direct_in_one_block)).collect();
         let kname = k.kernel.get_name().to_string_lossy().into_owned();
         let eob = if asked == Granularity::Grid {
-            grid::end_of_grid(module, &kname, &states, &children, &entries)
+            grid::end_of_grid(module, &kname, &states, k.end, &children, &entries)
         } else {
             block::end_of_block(module, &kname, &states, k.end, &|e, tid, n, barriers| block::block_tail(e, tid, n, barriers, &states, &children, &entries))
         };
