@@ -6,8 +6,9 @@
 //! Each block records its launches as at block granularity ([`super::block`]), and at the end
 //! of the block (after a barrier, or by its last thread alone for a kernel that may leave a
 //! barrier behind, `BlockEnd::LastThread`, as at block granularity) thread 0 finds its grid's entry in
-//! `K__agg_grid_ids[512]`, keyed by `%gridid + 1` (open addressing under the spin lock
-//! `K__agg_grid_lock`, tombstones for entries given back), and places each site's records:
+//! `K__agg_grid_ids[512]`, keyed by `%gridid + 1` (open addressing from a hash of the id,
+//! looked up without a lock and claimed under the spin lock `K__agg_grid_lock`; tombstones for
+//! entries given back, cleared once no chain runs through them), and places each site's records:
 //! in the child's static arena `C__agg_arena` (or its second bank `C__agg_arena1`, for a
 //! child that launches itself: [`Arena`]) when it can claim it for its grid and group of
 //! sites (key `(gridid + 1) * 256 + g + 1`, `g` the group's first site: the kernel's sites
@@ -448,13 +449,12 @@ impl<'ctx> GridState<'ctx> {
             // Without the lock first: every block but the one that claims the entry finds it
             // so (a level of QT ends tens of thousands of blocks at once, which took the lock
             // one after another). A claim this misses is found again under the lock.
+            let missing = || ok(b.build_int_compare(IntPredicate::EQ, e.load32(self.slot, "slot"), e.c32(SLOTS), "missing"));
             self.scan(e, home, key);
-            let missing = ok(b.build_int_compare(IntPredicate::EQ, e.load32(self.slot, "slot"), e.c32(SLOTS), "missing"));
-            e.if_then(missing, || {
+            e.if_then(missing(), || {
                 self.locked(e, || {
                     let fe = self.scan(e, home, key);
-                    let missing = ok(b.build_int_compare(IntPredicate::EQ, e.load32(self.slot, "slot"), e.c32(SLOTS), "missing"));
-                    let claim = ok(b.build_and(missing, ok(b.build_int_compare(IntPredicate::ULT, fe, e.c32(SLOTS), "has.free")), "claim"));
+                    let claim = ok(b.build_and(missing(), ok(b.build_int_compare(IntPredicate::ULT, fe, e.c32(SLOTS), "has.free")), "claim"));
                     e.if_then(claim, || {
                         ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, entry(e, self.ids, fe, true), key, AtomicOrdering::Monotonic));
                         ok(b.build_store(self.slot, fe));
@@ -535,9 +535,7 @@ impl<'ctx> GridState<'ctx> {
             });
         });
     }
-}
 
-impl<'ctx> GridState<'ctx> {
     /// Under the lock, after entry `slot` was set to 0: the tombstones right before it set to
     /// 0 too, going back until an entry that is no tombstone (at most `SLOTS - 1` of them).
     /// Safe: a live key's entries from its home to it are never 0, so no chain runs through
@@ -602,7 +600,8 @@ pub(super) fn end_of_grid<'ctx>(module: &Module<'ctx>, kname: &str, states: &[Si
     })
 }
 
-/// What a block does at its end at grid granularity, after a barrier (module docs).
+/// What a block does at its end at grid granularity, after a barrier or by its last thread
+/// alone (`barriers` false; module docs).
 #[allow(clippy::too_many_arguments)]
 fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'ctx>, barriers: bool, gs: &GridState<'ctx>, states: &[SiteState<'ctx>], children: &[Child<'ctx>], entries: &Entries<'ctx>) {
     let b = e.b;
