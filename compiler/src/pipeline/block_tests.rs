@@ -181,7 +181,22 @@ fn a_kernel_that_launches_itself_records_in_its_aggregated_clone_too() {
         assert!(copy.contains("call i32 @tree__agg0_record("), "{copy}");
         // Per grid, a level reads one bank of the arena while its blocks fill the other.
         assert_eq!(ir.contains("@tree__agg_arena1 = internal addrspace(1) global"), asked == Granularity::Grid, "{ir}");
+        if asked == Granularity::Grid {
+            // One bank per grid: its first block to place records chooses it in the grid's
+            // entry, the others take that choice, and the grid's last block clears it.
+            assert!(ir.contains("@tree__agg0_grid_bank = internal addrspace(1) global [512 x i32] zeroinitializer"), "{ir}");
+            let end = function(&ir, "tree__agg_end");
+            assert!(end.contains("load atomic i32") && end.contains("%bank.wanted = select i1 %want.second, i32 2, i32 1"), "{end}");
+            assert!(end.contains("cmpxchg ptr") && end.contains(", i32 0, i32 %bank.wanted monotonic monotonic"), "{end}");
+            assert!(end.contains("%take.second = icmp eq i32 %bank, 2"), "{end}");
+            assert_eq!(end.matches("atomicrmw xchg ptr").filter(|_| true).count() >= 1, true);
+            let cleared = end.lines().filter(|l| l.contains("atomicrmw xchg") && l.contains("i32 0 monotonic")).count();
+            assert!(cleared >= 2, "the done count and the bank choice cleared: {end}");
+        }
     }
+    // A child of one bank chooses none.
+    let (ir, _) = aggregated(&program(), Granularity::Grid);
+    assert!(!function(&ir, "parent__agg_end").contains("bank.wanted"), "{ir}");
     // A child that does not launch itself has one bank.
     let (ir, _) = aggregated(&program(), Granularity::Grid);
     assert!(ir.contains("@child__agg_arena = internal addrspace(1) global") && !ir.contains("arena1"), "{ir}");

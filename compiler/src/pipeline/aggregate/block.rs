@@ -28,7 +28,8 @@
 //! count)`, or each record as it was (`K__agg<n>_direct`) when there is no copy or that launch
 //! fails. A kernel that may leave a barrier behind (one not on every path to its end, in a
 //! loop, or in a function it calls) ends its blocks with its last thread instead
-//! (`BlockEnd::LastThread`): every thread fences and counts itself; the last does the same
+//! (`BlockEnd::LastThread`): every thread fences in the block's scope and counts itself; the
+//! last fences for the device and does the same
 //! work alone, as a block of one thread, with no barrier.
 //!
 //! Left alone with `R0500`, besides what warp granularity leaves: launches in device
@@ -66,7 +67,8 @@ pub(super) const WARP_HINT: &str = " (-faggregate-launches=warp would aggregate 
 pub(super) enum BlockEnd {
     /// Every thread reaches the end; the block works together between barriers.
     Barriers,
-    /// Each thread counts itself after a fence and leaves; the last does the end's work alone.
+    /// Each thread counts itself after a fence of the block's scope and leaves; the last fences
+    /// for the device and does the end's work alone.
     LastThread,
 }
 
@@ -605,6 +607,19 @@ impl<'ctx> Emit<'_, 'ctx> {
     pub fn fence(&self) {
         self.call("llvm.nvvm.membar.gl", &[]);
     }
+    /// A release fence in the block's scope (`fence.acq_rel.cta`): what a thread wrote before
+    /// it is seen by a thread of its block that acquires after reading what it writes after it
+    /// (a count), and, fences being cumulative, by whoever that thread then releases to.
+    pub fn fence_block_release(&self) {
+        let ctx = self.module.get_context();
+        let block = b"block";
+        // SAFETY: the name is a byte slice of the length given; the builder is positioned
+        // in a function of this context.
+        unsafe {
+            let scope = inkwell::llvm_sys::core::LLVMGetSyncScopeID(ctx.raw(), block.as_ptr().cast(), block.len());
+            inkwell::llvm_sys::core::LLVMBuildFenceSyncScope(self.b.as_mut_ptr(), inkwell::llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingRelease, scope, c"".as_ptr());
+        }
+    }
     /// The block's barrier, or for a block of one thread a fence among its memory.
     pub fn meet(&self, barriers: bool) {
         if barriers {
@@ -752,7 +767,10 @@ pub(super) fn end_of_block<'ctx>(
             tail(&e, tid, nthreads, true);
         }
         Some(a) => {
-            e.fence();
+            // The block's scope suffices: the last thread's fence below is cumulative, so what
+            // each thread wrote is seen by whoever the last thread then releases to (QT at grid
+            // granularity: a fence of the whole device by every thread took 3% more time).
+            e.fence_block_release();
             let old = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, a, e.c32(1), AtomicOrdering::Monotonic));
             let last = ok(b.build_int_compare(IntPredicate::EQ, old, ok(b.build_int_sub(nthreads, e.c32(1), "last.count")), "last.thread"));
             e.if_then(last, || {

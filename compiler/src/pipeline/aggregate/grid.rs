@@ -10,7 +10,8 @@
 //! looked up without a lock and claimed under the spin lock `K__agg_grid_lock`; tombstones for
 //! entries given back, cleared once no chain runs through them), and places each site's records:
 //! in the child's static arena `C__agg_arena` (or its second bank `C__agg_arena1`, for a
-//! child that launches itself: [`Arena`]) when it can claim it for its grid and group of
+//! child that launches itself: [`Arena`]; one bank per grid and group, chosen by its first
+//! block that places records, `K__agg<n>_grid_bank[entry]`) when it can claim it for its grid and group of
 //! sites (key `(gridid + 1) * 256 + g + 1`, `g` the group's first site: the kernel's sites
 //! that launch the child the same way, [`arena_groups`]) and take room with one add on its
 //! cursor (records from bit 40, child blocks below; after a read that saw room, and the first
@@ -36,7 +37,7 @@ use super::block::{block_tail, copy_tables, end_of_block, launch_records, shared
 use super::{byte_gep, launch_agg_kernel, Child, Entries, OFF_GRID};
 use inkwell::basic_block::BasicBlock;
 use inkwell::module::{Linkage, Module};
-use inkwell::values::{IntValue, PointerValue};
+use inkwell::values::{AsValueRef, BasicValue, IntValue, PointerValue};
 use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 
 /// Entries of a kernel's table of running parent grids.
@@ -125,23 +126,43 @@ impl<'ctx> Arena<'ctx> {
         }
     }
 
-    /// Thread 0 of a block: room for `count` records in the bank that is `key`'s, else in a
-    /// free one ([`Bank::reserve`]). Returns `(at, base, records)`: the first record's index
-    /// (`u32::MAX` when there is no room), their first block, and the bank's records.
-    fn reserve(&self, e: &Emit<'_, 'ctx>, key: IntValue<'ctx>, count: IntValue<'ctx>, blocks: IntValue<'ctx>, min: IntValue<'ctx>, max: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>, PointerValue<'ctx>) {
+    /// Thread 0 of a block: room for `count` records in the bank chosen for the grid's group
+    /// ([`Bank::reserve`]). `choice` is the group's word of the grid's entry (0 before the
+    /// choice, then 1 or 2 for the first or second bank), which the grid's last block clears.
+    /// Returns `(at, base, records)`: the first record's index (`u32::MAX` when there is no
+    /// room), their first block, and the bank's records.
+    #[allow(clippy::too_many_arguments)]
+    fn reserve(&self, e: &Emit<'_, 'ctx>, key: IntValue<'ctx>, choice: PointerValue<'ctx>, count: IntValue<'ctx>, blocks: IntValue<'ctx>, min: IntValue<'ctx>, max: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>, PointerValue<'ctx>) {
         let Some(second) = self.second else {
             let (at, base) = self.first.reserve(e, key, count, blocks, min, max);
             return (at, base, self.first.records);
         };
         let b = e.b;
-        // the bank already this grid's, else the first free one (else the first, whose claim
-        // then fails); a block that finds the other bank given back meanwhile may claim it,
-        // and the grid's last block then launches the records of both
-        let (o1, o2) = (read64(e, self.first.owner), read64(e, second.owner));
-        let is = |v: IntValue<'ctx>, w: IntValue<'ctx>, name: &str| ok(b.build_int_compare(IntPredicate::EQ, v, w, name));
-        let mine2 = is(o2, key, "second.mine");
-        let free2 = ok(b.build_and(is(o2, e.c64(0), "second.free"), ok(b.build_not(is(o1, e.c64(0), "first.free"), "first.taken")), "second.first.free"));
-        let take2 = ok(b.build_and(ok(b.build_not(is(o1, key, "first.mine"), "first.other")), ok(b.build_or(mine2, free2, "second.ok")), "take.second"));
+        let i32t = e.module.get_context().i32_type();
+        // One bank per grid and group, chosen by the first block that places records: the one
+        // already the grid's, else the first free one (else the first, whose claim then fails
+        // until the grid that holds it gives it back). Each block choosing for itself let a
+        // grid take both banks when the other was given back while its blocks chose (a race:
+        // about one run of QT in four); the next level was then two grids, each reading one
+        // bank, so that no bank was free for the level after: its blocks went to the heap,
+        // a device `malloc` each and a `free` each by the last block, seconds a level.
+        // The fence: what the grid's entry's claimer saw (the entry's last grid's clearing of
+        // its choice) comes before the choice is read.
+        e.fence();
+        let chosen = e.slot(i32t.into(), "bank.chosen");
+        ok(b.build_store(chosen, read32(e, choice)));
+        e.if_then(ok(b.build_int_compare(IntPredicate::EQ, e.load32(chosen, "bank.seen"), e.c32(0), "unchosen")), || {
+            let (o1, o2) = (read64(e, self.first.owner), read64(e, second.owner));
+            let is = |v: IntValue<'ctx>, w: IntValue<'ctx>, name: &str| ok(b.build_int_compare(IntPredicate::EQ, v, w, name));
+            let mine2 = is(o2, key, "second.mine");
+            let free2 = ok(b.build_and(is(o2, e.c64(0), "second.free"), ok(b.build_not(is(o1, e.c64(0), "first.free"), "first.taken")), "second.first.free"));
+            let want2 = ok(b.build_and(ok(b.build_not(is(o1, key, "first.mine"), "first.other")), ok(b.build_or(mine2, free2, "second.ok")), "want.second"));
+            let wanted = ok(b.build_select(want2, e.c32(2), e.c32(1), "bank.wanted")).into_int_value();
+            let swapped = ok(b.build_cmpxchg(choice, e.c32(0), wanted, AtomicOrdering::Monotonic, AtomicOrdering::Monotonic));
+            let (old, won) = (ok(b.build_extract_value(swapped, 0, "bank.old")).into_int_value(), ok(b.build_extract_value(swapped, 1, "bank.won")).into_int_value());
+            ok(b.build_store(chosen, ok(b.build_select(won, wanted, old, "bank.final")).into_int_value()));
+        });
+        let take2 = ok(b.build_int_compare(IntPredicate::EQ, e.load32(chosen, "bank"), e.c32(2), "take.second"));
         let pick = |x: PointerValue<'ctx>, y: PointerValue<'ctx>| ok(b.build_select(take2, y, x, "bank.field")).into_pointer_value();
         let bank = Bank {
             records: pick(self.first.records, second.records),
@@ -287,7 +308,7 @@ impl<'ctx> Bank<'ctx> {
     /// `C__agg`'s last block releases it).
     fn launch(&self, e: &Emit<'_, 'ctx>, key: IntValue<'ctx>, s: &SiteState<'ctx>, c: &Child<'ctx>, entries: &Entries<'ctx>) {
         let b = e.b;
-        let read = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, self.owner, e.c64(0), AtomicOrdering::Monotonic));
+        let read = read64(e, self.owner);
         e.if_then(ok(b.build_int_compare(IntPredicate::EQ, read, key, "arena.ours")), || {
             let i32t = e.module.get_context().i32_type();
             // the cursor, or where the first add that found no room found it
@@ -344,6 +365,9 @@ struct GridState<'ctx> {
 struct SiteGrid<'ctx> {
     /// `__device__ i64 heads[SLOTS]`: each running grid's list of nodes.
     heads: PointerValue<'ctx>,
+    /// `__device__ i32 bank[SLOTS]`: the arena bank each running grid's records of the site's
+    /// group go to, for a child of two banks ([`Arena::reserve`]; the group's first site's).
+    bank: PointerValue<'ctx>,
     /// `__shared__`: whether the block's records lie in the arena, and their first block there.
     in_arena: PointerValue<'ctx>,
     base: PointerValue<'ctx>,
@@ -364,8 +388,31 @@ fn entry<'ctx>(e: &Emit<'_, 'ctx>, table: PointerValue<'ctx>, index: IntValue<'c
     byte_gep(e.b, table, at, "entry")
 }
 
+/// A relaxed read of a shared `i64` in the device's scope (`ld.relaxed.gpu`): a plain load,
+/// where a read-modify-write of 0 (`atom.add`) would queue behind every other atomic on the
+/// same word (every block of a level of QT reads its grid's entry of the table at once).
 fn read64<'ctx>(e: &Emit<'_, 'ctx>, p: PointerValue<'ctx>) -> IntValue<'ctx> {
-    ok(e.b.build_atomicrmw(AtomicRMWBinOp::Add, p, e.c64(0), AtomicOrdering::Monotonic))
+    relaxed_read(e, p, e.module.get_context().i64_type())
+}
+
+/// [`read64`] of an `i32`.
+fn read32<'ctx>(e: &Emit<'_, 'ctx>, p: PointerValue<'ctx>) -> IntValue<'ctx> {
+    relaxed_read(e, p, e.module.get_context().i32_type())
+}
+
+fn relaxed_read<'ctx>(e: &Emit<'_, 'ctx>, p: PointerValue<'ctx>, ty: inkwell::types::IntType<'ctx>) -> IntValue<'ctx> {
+    let value = ok(e.b.build_load(ty, p, "read")).into_int_value();
+    let load = value.as_instruction_value().expect("a load");
+    load.set_alignment(ty.get_bit_width() / 8).expect("a power of two");
+    load.set_atomic_ordering(AtomicOrdering::Monotonic).expect("an atomic load");
+    let ctx = e.module.get_context();
+    let device = b"device";
+    // SAFETY: the name is a byte slice of the length given; `load` is a live atomic load.
+    unsafe {
+        let scope = inkwell::llvm_sys::core::LLVMGetSyncScopeID(ctx.raw(), device.as_ptr().cast(), device.len());
+        inkwell::llvm_sys::core::LLVMSetAtomicSyncScopeID(load.as_value_ref(), scope);
+    }
+    value
 }
 
 impl<'ctx> GridState<'ctx> {
@@ -378,6 +425,7 @@ impl<'ctx> GridState<'ctx> {
                 let name = |what: &str| format!("{kname}__agg{n}_grid_{what}");
                 SiteGrid {
                     heads: device(module, &name("heads"), i64t.array_type(SLOTS as u32).into(), 8),
+                    bank: device(module, &name("bank"), i32t.array_type(SLOTS as u32).into(), 4),
                     in_arena: shared(module, &name("in_arena"), i32t.into(), 4),
                     base: shared(module, &name("base"), i32t.into(), 4),
                     list: shared(module, &name("list"), i64t.into(), 8),
@@ -620,6 +668,7 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
     // Thread 0: the grid's entry, then where each site's records go.
     e.if_then(thread0(), || {
         gs.find_slot(e);
+
         for (n, s) in states.iter().enumerate() {
             let (c, sg) = (&children[s.child], &gs.sites[n]);
             let count = e.count(s);
@@ -640,7 +689,8 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
                         let start = e.load32(last, "last.start");
                         let g = [0, 1, 2].map(|k| e.load32(byte_gep(b, last, e.c64(OFF_GRID + 4 * k), "dim.at"), "grid"));
                         let blocks = ok(b.build_int_add(start, ok(b.build_int_mul(ok(b.build_int_mul(g[0], g[1], "m")), g[2], "volume")), "blocks"));
-                        let (at, base, records) = arena.reserve(e, arena_key(n), count, blocks, e.load32(s.min_threads, "min"), e.load32(s.max_threads, "max"));
+                        let choice = entry(e, gs.sites[groups[n]].bank, e.load32(gs.slot, "slot"), false);
+                        let (at, base, records) = arena.reserve(e, arena_key(n), choice, count, blocks, e.load32(s.min_threads, "min"), e.load32(s.max_threads, "max"));
                         let placed = ok(b.build_int_compare(IntPredicate::NE, at, e.c32(u32::MAX as u64), "placed"));
                         let (yes, no, join) = (ctx.append_basic_block(e.f, "in.arena"), ctx.append_basic_block(e.f, "in.node"), ctx.append_basic_block(e.f, "placed"));
                         ok(b.build_conditional_branch(placed, yes, no));
@@ -725,7 +775,14 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
             let c = &children[s.child];
             // once for each group of sites, by its first, whose launch is every member's
             if let Some(arena) = arena_of(n, s).filter(|_| groups[n] == n) {
-                e.if_then(thread0(), || arena.launch(e, arena_key(n), s, c, entries));
+                e.if_then(thread0(), || {
+                    arena.launch(e, arena_key(n), s, c, entries);
+                    if arena.second.is_some() {
+                        // the group's bank choice cleared for the entry's next grid
+                        let choice = entry(e, gs.sites[n].bank, e.load32(gs.slot, "slot"), false);
+                        ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, choice, e.c32(0), AtomicOrdering::Monotonic));
+                    }
+                });
             }
             launch_grid(e, tid, nthreads, barriers, gs, n, s, c, entries);
         }
