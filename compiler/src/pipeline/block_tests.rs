@@ -189,7 +189,6 @@ fn a_kernel_that_launches_itself_records_in_its_aggregated_clone_too() {
             assert!(end.contains("load atomic i32") && end.contains("%bank.wanted = select i1 %want.second, i32 2, i32 1"), "{end}");
             assert!(end.contains("cmpxchg ptr") && end.contains(", i32 0, i32 %bank.wanted monotonic monotonic"), "{end}");
             assert!(end.contains("%take.second = icmp eq i32 %bank, 2"), "{end}");
-            assert_eq!(end.matches("atomicrmw xchg ptr").filter(|_| true).count() >= 1, true);
             let cleared = end.lines().filter(|l| l.contains("atomicrmw xchg") && l.contains("i32 0 monotonic")).count();
             assert!(cleared >= 2, "the done count and the bank choice cleared: {end}");
         }
