@@ -31,6 +31,7 @@
 //! Invariant afterwards: no `cmpxchg` of the module is sequentially consistent in the system
 //! scope; a module without one is untouched.
 
+use inkwell::context::ContextRef;
 use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::LLVMAtomicOrdering;
 use inkwell::module::Module;
@@ -39,13 +40,16 @@ use inkwell::values::{AsValueRef, InstructionOpcode};
 /// LLVM's id of the system scope, the default one (`SyncScope::System`).
 const SYSTEM_SCOPE: u32 = 1;
 
+/// LLVM's id of the synchronisation scope `name` in `ctx` (NVPTX's `"block"`, `"device"`, ...).
+pub(crate) fn sync_scope(ctx: &ContextRef<'_>, name: &str) -> u32 {
+    // SAFETY: the name is a byte slice of the length given; the context outlives the call.
+    unsafe { LLVMGetSyncScopeID(ctx.raw(), name.as_ptr().cast(), name.len()) }
+}
+
 /// Rewrites every sequentially consistent system-scope `cmpxchg` of `module` (module docs);
 /// returns how many.
 pub fn cas_as_nvcc(module: &Module<'_>) -> usize {
-    let ctx = module.get_context();
-    let device = b"device";
-    // SAFETY: the name is a byte slice of the length given; the context outlives the call.
-    let device_scope = unsafe { LLVMGetSyncScopeID(ctx.raw(), device.as_ptr().cast(), device.len()) };
+    let device_scope = sync_scope(&module.get_context(), "device");
     let mut rewritten = 0;
     for function in module.get_functions() {
         for block in function.get_basic_blocks() {

@@ -193,12 +193,10 @@ fn a_kernel_that_launches_itself_records_in_its_aggregated_clone_too() {
             assert!(cleared >= 2, "the done count and the bank choice cleared: {end}");
         }
     }
-    // A child of one bank chooses none.
-    let (ir, _) = aggregated(&program(), Granularity::Grid);
-    assert!(!function(&ir, "parent__agg_end").contains("bank.wanted"), "{ir}");
-    // A child that does not launch itself has one bank.
+    // A child that does not launch itself has one bank, and chooses none.
     let (ir, _) = aggregated(&program(), Granularity::Grid);
     assert!(ir.contains("@child__agg_arena = internal addrspace(1) global") && !ir.contains("arena1"), "{ir}");
+    assert!(!function(&ir, "parent__agg_end").contains("bank.wanted"), "{ir}");
 }
 
 #[test]

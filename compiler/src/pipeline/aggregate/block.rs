@@ -611,14 +611,9 @@ impl<'ctx> Emit<'_, 'ctx> {
     /// it is seen by a thread of its block that acquires after reading what it writes after it
     /// (a count), and, fences being cumulative, by whoever that thread then releases to.
     pub fn fence_block_release(&self) {
-        let ctx = self.module.get_context();
-        let block = b"block";
-        // SAFETY: the name is a byte slice of the length given; the builder is positioned
-        // in a function of this context.
-        unsafe {
-            let scope = inkwell::llvm_sys::core::LLVMGetSyncScopeID(ctx.raw(), block.as_ptr().cast(), block.len());
-            inkwell::llvm_sys::core::LLVMBuildFenceSyncScope(self.b.as_mut_ptr(), inkwell::llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingRelease, scope, c"".as_ptr());
-        }
+        let scope = super::super::atomics::sync_scope(&self.module.get_context(), "block");
+        // SAFETY: the builder is positioned in a function of the module's context.
+        unsafe { inkwell::llvm_sys::core::LLVMBuildFenceSyncScope(self.b.as_mut_ptr(), inkwell::llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingRelease, scope, c"".as_ptr()) };
     }
     /// The block's barrier, or for a block of one thread a fence among its memory.
     pub fn meet(&self, barriers: bool) {

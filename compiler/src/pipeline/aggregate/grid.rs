@@ -11,8 +11,8 @@
 //! entries given back, cleared once no chain runs through them), and places each site's records:
 //! in the child's static arena `C__agg_arena` (or its second bank `C__agg_arena1`, for a
 //! child that launches itself: [`Arena`]; one bank per grid and group, chosen by its first
-//! block that places records, `K__agg<n>_grid_bank[entry]`) when it can claim it for its grid and group of
-//! sites (key `(gridid + 1) * 256 + g + 1`, `g` the group's first site: the kernel's sites
+//! block that places records, `K__agg<n>_grid_bank[entry]`) when it can claim it for its grid
+//! and group of sites (key `(gridid + 1) * 256 + g + 1`, `g` the group's first site: the kernel's sites
 //! that launch the child the same way, [`arena_groups`]) and take room with one add on its
 //! cursor (records from bit 40, child blocks below; after a read that saw room, and the first
 //! add that finds none after all keeps where it was in `C__agg_arena_overflow`), else in a heap *node* (a 32-byte header: `next`, count,
@@ -405,13 +405,9 @@ fn relaxed_read<'ctx>(e: &Emit<'_, 'ctx>, p: PointerValue<'ctx>, ty: inkwell::ty
     let load = value.as_instruction_value().expect("a load");
     load.set_alignment(ty.get_bit_width() / 8).expect("a power of two");
     load.set_atomic_ordering(AtomicOrdering::Monotonic).expect("an atomic load");
-    let ctx = e.module.get_context();
-    let device = b"device";
-    // SAFETY: the name is a byte slice of the length given; `load` is a live atomic load.
-    unsafe {
-        let scope = inkwell::llvm_sys::core::LLVMGetSyncScopeID(ctx.raw(), device.as_ptr().cast(), device.len());
-        inkwell::llvm_sys::core::LLVMSetAtomicSyncScopeID(load.as_value_ref(), scope);
-    }
+    let scope = super::super::atomics::sync_scope(&e.module.get_context(), "device");
+    // SAFETY: `load` is a live atomic load.
+    unsafe { inkwell::llvm_sys::core::LLVMSetAtomicSyncScopeID(load.as_value_ref(), scope) };
     value
 }
 
@@ -668,7 +664,6 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
     // Thread 0: the grid's entry, then where each site's records go.
     e.if_then(thread0(), || {
         gs.find_slot(e);
-
         for (n, s) in states.iter().enumerate() {
             let (c, sg) = (&children[s.child], &gs.sites[n]);
             let count = e.count(s);
