@@ -21,8 +21,9 @@
 //!
 //! `K` calls `K__agg_begin()` first (thread 0 clears the counters; a barrier) and every
 //! `ret` becomes a branch to one end block calling `K__agg_end()`, so every thread, however it
-//! returns, reaches the end, where (`BlockEnd::Barriers`): a barrier; thread 0 allocates a
-//! global copy of each site's table (`malloc`) when it has more than one record (and, for a
+//! returns, reaches the end, where (`BlockEnd::Barriers`): a barrier; thread 0 takes a
+//! global copy of each site's table (from the child's pool, `super::pool`, or the heap for
+//! more than 32 records) when it has more than one record (and, for a
 //! child that calls `__syncthreads`, equal block sizes); a barrier; the block copies the
 //! tables; a barrier; thread 0 launches `C__agg<<<total blocks, largest block, S>>>(copy,
 //! count)`, or each record as it was (`K__agg<n>_direct`) when there is no copy or that launch
@@ -778,7 +779,7 @@ pub(super) fn end_of_block<'ctx>(
     EndOfBlock { begin, end: end_fn }
 }
 
-/// Block granularity's tail (module docs): thread 0 allocates, the block copies, thread 0
+/// Block granularity's tail (module docs): thread 0 takes the copies, the block copies, thread 0
 /// launches.
 pub(super) fn block_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'ctx>, barriers: bool, states: &[SiteState<'ctx>], children: &[Child<'ctx>], entries: &Entries<'ctx>) {
     let b = e.b;
@@ -798,7 +799,7 @@ pub(super) fn block_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads
             }
             e.if_then(wanted, || {
                 let bytes = ok(b.build_int_mul(ok(b.build_int_z_extend(count, ctx.i64_type(), "count.wide")), e.c64(c.stride), "bytes"));
-                let table = ok(b.build_call(entries.malloc, &[bytes.into()], "table")).try_as_basic_value().basic().expect("a pointer");
+                let table = ok(b.build_call(c.table, &[bytes.into()], "table")).try_as_basic_value().basic().expect("a pointer");
                 ok(b.build_store(s.buffer, table));
             });
         }

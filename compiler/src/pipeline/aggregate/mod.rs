@@ -129,24 +129,25 @@ const CHUNK_RECORDS: u64 = 32;
 const MAX_CHUNKS: u64 = 2048;
 const MAX_POOL_BYTES: u64 = 8 << 20;
 
-/// The static pool of a child's record tables, so that a warp's table costs two atomics
-/// instead of a device `malloc` and `free` (measured on the H100 with the first, HIR-level
-/// aggregation of the `.cdp` front end: the allocation dominated a warp-aggregated launch). `C__agg_pool` holds chunks
-/// of [`CHUNK_RECORDS`] records, one bit each in `C__agg_pool_used`; a leader takes a clear
-/// bit with `atomicOr`, starting at a word its SM and warp pick, and takes the heap when every
-/// chunk is taken; a table is given back with `atomicAnd` if it lies in the pool, `free`
-/// otherwise. Returns the two always-inline functions.
-/// Without `use_pool` (a child launched only at the end of blocks, whose tables come from
-/// `malloc`), both are the heap's.
+/// The static pool of a child's record tables, so that a table of up to [`CHUNK_RECORDS`]
+/// records (a warp's, or a block's global copy at its end) costs two atomics instead of a
+/// device `malloc` and `free` (measured on the H100 with the first, HIR-level aggregation of
+/// the `.cdp` front end: the allocation dominated a warp-aggregated launch; and a block's copy
+/// from the heap made `samples/c_statements.cdp` through Clang at block granularity 1.08-1.14x
+/// nvcc's time, four copies a launch). `C__agg_pool` holds chunks of [`CHUNK_RECORDS`]
+/// records, one bit each in `C__agg_pool_used`; a leader takes a clear bit with `atomicOr`,
+/// starting at a word its SM and warp pick, and takes the heap when every chunk is taken or
+/// the table is larger than a chunk; a table is given back with `atomicAnd` if it lies in the
+/// pool, `free` otherwise. Returns the two always-inline functions.
 /// A table in `arena` is given back by releasing the arena.
-fn pool<'ctx>(module: &Module<'ctx>, name: &str, stride: u64, entries: &Entries<'ctx>, use_pool: bool, arena: Option<&grid::Arena<'ctx>>) -> (FunctionValue<'ctx>, FunctionValue<'ctx>) {
+fn pool<'ctx>(module: &Module<'ctx>, name: &str, stride: u64, entries: &Entries<'ctx>, arena: Option<&grid::Arena<'ctx>>) -> (FunctionValue<'ctx>, FunctionValue<'ctx>) {
     let ctx = module.get_context();
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
     let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
     let c32 = |v: u64| i32t.const_int(v, false);
     let c64 = |v: u64| i64t.const_int(v, false);
     let chunk_bytes = stride * CHUNK_RECORDS;
-    let chunks = if use_pool { MAX_CHUNKS.min(MAX_POOL_BYTES / chunk_bytes.max(1)) / 32 * 32 } else { 0 };
+    let chunks = MAX_CHUNKS.min(MAX_POOL_BYTES / chunk_bytes.max(1)) / 32 * 32;
     let words = chunks / 32;
     let inline = |f: FunctionValue<'ctx>| f.add_attribute(AttributeLoc::Function, ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0));
     let table = module.add_function(&format!("{name}__agg_table"), ptr.fn_type(&[i64t.into()], false), Some(Linkage::Internal));
@@ -194,8 +195,12 @@ fn pool<'ctx>(module: &Module<'ctx>, name: &str, stride: u64, entries: &Entries<
 
     // take: for each word from the start, while it has a clear bit, claim its lowest.
     let bb = |name: &str| ctx.append_basic_block(table, name);
-    let (entry, words_head, word, bits_head, claim, claimed, retry, next_word, from_heap) = (bb("entry"), bb("words"), bb("word"), bb("bits"), bb("claim"), bb("claimed"), bb("retry"), bb("next.word"), bb("heap"));
+    let (entry, look, words_head, word, bits_head, claim, claimed, retry, next_word, from_heap) = (bb("entry"), bb("look"), bb("words"), bb("word"), bb("bits"), bb("claim"), bb("claimed"), bb("retry"), bb("next.word"), bb("heap"));
     b.position_at_end(entry);
+    // A block's table of more records than a chunk holds: the heap.
+    let fits = ok(b.build_int_compare(IntPredicate::ULE, bytes, c64(chunk_bytes), "fits"));
+    ok(b.build_conditional_branch(fits, look, from_heap));
+    b.position_at_end(look);
     let smid = call(&b, "llvm.nvvm.read.ptx.sreg.smid", &[], &[], "smid");
     let warpid = call(&b, "llvm.nvvm.read.ptx.sreg.warpid", &[], &[], "warpid");
     let start = ok(b.build_int_add(ok(b.build_int_mul(smid, c32(64), "sm.base")), warpid, "start"));
@@ -234,7 +239,7 @@ fn pool<'ctx>(module: &Module<'ctx>, name: &str, stride: u64, entries: &Entries<
     b.position_at_end(next_word);
     let k_next = ok(b.build_int_add(kv, c32(1), "k.next"));
     ok(b.build_unconditional_branch(words_head));
-    k.add_incoming(&[(&c32(0), entry), (&k_next, next_word)]);
+    k.add_incoming(&[(&c32(0), look), (&k_next, next_word)]);
     b.position_at_end(from_heap);
     ok(b.build_return(Some(&heap(&b))));
 
@@ -467,13 +472,12 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
             }
         }
         super::threshold::cap_kernel(module, agg);
-        let warp_sites = at_site.iter().any(|l| child_of(l) == Some(child));
         let grid_sites = asked == Granularity::Grid && kernels.iter().flat_map(|k| k.sites.iter()).any(|l| child_of(l) == Some(child));
         let cname = child.get_name().to_string_lossy().into_owned();
         // a child that launches itself at grid granularity reads one bank while it fills the other
         let recursive = kernels.iter().any(|k| k.kernel == child && k.sites.iter().any(|l| child_of(l) == Some(child)));
         let arena = if grid_sites { grid::Arena::declare(module, &cname, stride, recursive) } else { None };
-        let (table, give_back) = pool(module, &cname, stride, &entries, warp_sites, arena.as_ref());
+        let (table, give_back) = pool(module, &cname, stride, &entries, arena.as_ref());
         children.push(Child { child, agg, layout, args_at, args_size: end, stride, syncs: may_sync(child), table, give_back, arena });
     }
     let index_of = |l: &Launch| children.iter().position(|c| Some(c.child) == child_of(l)).expect("declared above");
