@@ -37,7 +37,13 @@ fn a_warps_launches_become_records_and_one_launch_of_the_aggregated_clone() {
     assert!(parent.contains("%agg.args = alloca [40 x i8], align 64") && parent.contains("call i32 @child__warp(ptr %agg.args,") && !parent.contains("GetParameterBuffer"), "{parent}");
     insta::assert_snapshot!("warp_helper", function(&ir, "child__warp"));
     // The aggregated kernel: a record per block, then the copy with the launch's built-ins.
-    insta::assert_snapshot!("agg_kernel", function(&ir, "child__agg"));
+    let agg = function(&ir, "child__agg");
+    // Thread 0 counts the block done after its body, with a release fence of the device's
+    // scope, not a sequentially consistent one before the body.
+    let body = agg.find("call void @child__aggregated(").expect("the body");
+    let count = agg.find("atomicrmw add ptr %done, i32 1 syncscope(\"device\") monotonic").expect("the count");
+    assert!(body < count && agg[..count].contains("fence syncscope(\"device\") release") && !agg.contains("membar"), "{agg}");
+    insta::assert_snapshot!("agg_kernel", agg);
     let copy = function(&ir, "child__aggregated");
     assert!(copy.contains("call i32 @index__aggregated(i32 %tid.x,") && !copy.contains("sreg"), "{copy}");
     assert!(ir.contains("\"nvvm.maxnreg\"=\"64\""), "{ir}");

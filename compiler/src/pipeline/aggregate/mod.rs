@@ -10,10 +10,11 @@
 //! where every run agrees on it ([`super::uniform`]: `warpSize`, `const` locals), children
 //! without a definition here, calls not in the documented types get `R0500`), and
 //! `C__agg(records, count)`, which finds its record by binary search on the records' first
-//! blocks, reads grid, block and arguments (a `byval` argument copied out), meets its block at
-//! a barrier, and whose thread 0 counts the block done; the last block gives the table back.
-//! Threads past the record's block size leave; the rest call `C__aggregated`, a copy of `C`
-//! whose built-in reads are parameters ([`super::clone`]), with the values of their launch. A
+//! blocks, reads grid, block and arguments (a `byval` argument copied out) and meets its block
+//! at a barrier. Threads past the record's block size skip the body; the rest call
+//! `C__aggregated`, a copy of `C` whose built-in reads are parameters ([`super::clone`]), with
+//! the values of their launch. Then thread 0 counts the block done (a release fence of the
+//! device's scope, a relaxed add); the last block gives the table back. A
 //! child that calls `__syncthreads` needs every thread of a block: records of different block
 //! sizes are launched each as it was. A kernel that reaches a rewritten site, and `C__agg`,
 //! are capped at 64 registers unless they have launch bounds.
@@ -626,7 +627,7 @@ fn fill_agg<'ctx>(module: &Module<'ctx>, c: &Child<'ctx>, copy: FunctionValue<'c
     count.set_name("count");
     let b = ctx.create_builder();
     let bb = |name: &str| ctx.append_basic_block(f, name);
-    let (entry, search, step, found, counting, last, after, run, leave) = (bb("entry"), bb("search"), bb("step"), bb("found"), bb("count"), bb("last"), bb("after"), bb("run"), bb("leave"));
+    let (entry, search, step, found, run, after, counting, last, leave) = (bb("entry"), bb("search"), bb("step"), bb("found"), bb("run"), bb("after"), bb("counting"), bb("last"), bb("leave"));
     let call = |name: &str, args: &[BasicMetadataValueEnum<'ctx>], label: &str| ok(b.build_call(intrinsic(module, name, &[]), args, label)).try_as_basic_value().basic();
     let sreg = |name: &str| call(&format!("llvm.nvvm.read.ptx.sreg.{name}"), &[], name).expect("a register").into_int_value();
 
@@ -674,8 +675,6 @@ fn fill_agg<'ctx>(module: &Module<'ctx>, c: &Child<'ctx>, copy: FunctionValue<'c
     let rel = ok(b.build_int_sub(bid, start, "rel"));
     let block_idx = unflatten(&b, rel, grid);
     let nt = ok(b.build_int_mul(ok(b.build_int_mul(block[0], block[1], "m")), block[2], "nt"));
-    let t = sreg("tid.x");
-    let thread_idx = unflatten(&b, t, block);
     let mut args = load_arguments(&ctx, &b, &c.layout, byte_gep(&b, rp, c64(c.args_at), "record.args"), RECORD_ALIGN);
     for ((arg, slot), (offset, _)) in args.iter_mut().zip(&slots).zip(&c.layout) {
         if let Some((slot, size)) = slot {
@@ -683,30 +682,45 @@ fn fill_agg<'ctx>(module: &Module<'ctx>, c: &Child<'ctx>, copy: FunctionValue<'c
             *arg = (*slot).into();
         }
     }
-    // Every thread has read its record: the last block to get here gives the table back (the
-    // fence orders this block's reads before its count).
+    // Every thread has read its record (the barrier); thread 0 counts the block once its body
+    // has run, so that the count's fence and atomic never hold up the block's start (KLAP's QT
+    // at grid granularity: 3.7-4 us of each block's life, its barrier-bound body waiting on
+    // thread 0). The last block to count gives the table back. The barrier and a release fence
+    // of the device's scope order every thread's reads before the count; the last block's
+    // acquire-release fence orders the give-back after everyone's.
     call("llvm.nvvm.barrier.cta.sync.aligned.all", &[c32(0).into()], "");
-    let first_thread = ok(b.build_int_compare(IntPredicate::EQ, t, c32(0), "thread0"));
-    ok(b.build_conditional_branch(first_thread, counting, after));
-    b.position_at_end(counting);
-    call("llvm.nvvm.membar.gl", &[], "");
-    let done = byte_gep(&b, records, c64(OFF_DONE), "done");
-    let old = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, done, c32(1), AtomicOrdering::SequentiallyConsistent));
-    let blocks = sreg("nctaid.x");
-    let is_last = ok(b.build_int_compare(IntPredicate::EQ, old, ok(b.build_int_sub(blocks, c32(1), "last.block")), "is.last"));
-    ok(b.build_conditional_branch(is_last, last, after));
-    b.position_at_end(last);
-    ok(b.build_call(c.give_back, &[records.into()], ""));
-    ok(b.build_unconditional_branch(after));
-    b.position_at_end(after);
+    let t = sreg("tid.x");
     let beyond = ok(b.build_int_compare(IntPredicate::UGE, t, nt, "beyond"));
-    ok(b.build_conditional_branch(beyond, leave, run));
+    ok(b.build_conditional_branch(beyond, after, run));
     b.position_at_end(run);
+    let thread_idx = unflatten(&b, t, block);
     let mut call_args = args;
     call_args.extend(thread_idx.iter().chain(&block_idx).chain(&block).chain(&grid).map(|v| BasicMetadataValueEnum::from(*v)));
     let body = ok(b.build_call(copy, &call_args, ""));
     byval_at_call(copy, body);
-    ok(b.build_return(None));
+    ok(b.build_unconditional_branch(after));
+    b.position_at_end(after);
+    let first_thread = ok(b.build_int_compare(IntPredicate::EQ, t, c32(0), "thread0"));
+    ok(b.build_conditional_branch(first_thread, counting, leave));
+    b.position_at_end(counting);
+    let device = super::atomics::sync_scope(&ctx, "device");
+    let fence = |ordering: inkwell::llvm_sys::LLVMAtomicOrdering| {
+        // SAFETY: the builder is positioned in `f`, a function of the module's context.
+        unsafe { inkwell::llvm_sys::core::LLVMBuildFenceSyncScope(b.as_mut_ptr(), ordering, device, c"".as_ptr()) };
+    };
+    fence(inkwell::llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingRelease);
+    let done = byte_gep(&b, records, c64(OFF_DONE), "done");
+    let old = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, done, c32(1), AtomicOrdering::Monotonic));
+    // SAFETY: `old` is the atomicrmw just built.
+    unsafe { inkwell::llvm_sys::core::LLVMSetAtomicSyncScopeID(old.as_instruction().expect("an atomicrmw").as_value_ref(), device) };
+    let blocks = sreg("nctaid.x");
+    let is_last = ok(b.build_int_compare(IntPredicate::EQ, old, ok(b.build_int_sub(blocks, c32(1), "last.block")), "is.last"));
+    ok(b.build_conditional_branch(is_last, last, leave));
+    b.position_at_end(last);
+    // Acquire for the counts before, release for the give-back's atomic after it.
+    fence(inkwell::llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingAcquireRelease);
+    ok(b.build_call(c.give_back, &[records.into()], ""));
+    ok(b.build_unconditional_branch(leave));
     b.position_at_end(leave);
     ok(b.build_return(None));
 }
