@@ -178,8 +178,10 @@ fn a_kernel_that_launches_itself_records_in_its_aggregated_clone_too() {
         // The clone's blocks stand for the kernel's: they begin and end as the kernel's do.
         let agg = function(&ir, "tree__agg");
         assert!(agg.contains("call void @tree__agg_begin()") && agg.contains("call void @tree__agg_end()") && agg.matches("ret void").count() == 1, "{agg}");
+        // Its record helper reads the block's size (a block of one thread launches at the
+        // site): the clone calls the helper's copy that reads the block it stands for.
         let copy = function(&ir, "tree__aggregated");
-        assert!(copy.contains("call i32 @tree__agg0_record("), "{copy}");
+        assert!(copy.contains("call i32 @tree__agg0_record__aggregated(ptr %agg.args,") && copy.contains("i32 %ntid.x, i32 %ntid.y, i32 %ntid.z"), "{copy}");
         // Per grid, a level reads one bank of the arena while its blocks fill the other.
         assert_eq!(ir.contains("@tree__agg_arena1 = internal addrspace(1) global"), asked == Granularity::Grid, "{ir}");
         if asked == Granularity::Grid {
@@ -210,7 +212,7 @@ fn through_the_pipeline_every_launch_is_lowered_to_v2_and_thresholding_comes_fir
             assert!(parent.contains("@__cudaCDP2GetParameterBufferV2(ptr nonnull @child__agg,") && parent.contains("@__cudaCDP2GetParameterBufferV2(ptr nonnull @child,"), "{parent}");
             // Thresholding's serial copy is inlined by the clean-up: its thread loop is there.
             assert!(!ir.contains("@child__serial("), "{ir}");
-            assert_eq!(parent.contains("thread.i"), threshold > 0, "{parent}");
+            assert_eq!(parent.contains("\nthread.i"), threshold > 0, "{parent}");
         }
     }
     // Thresholding's helper, called once, is where the launch left for large grids is: it is
@@ -327,14 +329,31 @@ fn a_childs_sites_launched_alike_share_its_arena_and_one_launch_per_grid() {
 /// At grid granularity, a kernel whose every site one thread of a block makes launches at the
 /// site when its grid has one block (nothing to gather: `samples/memory_visibility.cdp`'s
 /// thread 0 read 1.15x nvcc's time with its launch recorded); with several blocks the records
-/// are gathered as before. A site that any thread may make records in every grid.
+/// are gathered as before. A site that any thread may make launches at the site only in a grid
+/// of one thread.
 #[test]
 fn a_one_block_grid_launches_at_the_site_what_one_thread_of_a_block_makes() {
     let guard = "  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %first = icmp eq i32 %tx, 0\n";
     let (ir, remarks) = aggregated(&super::aggregate_tests::guarded(guard, true), Granularity::Grid);
     assert!(remarks.is_empty(), "{remarks:?}");
     let record = function(&ir, "parent__agg0_record");
-    assert!(record.contains("%several.blocks = icmp ne i32 %nblocks, 1") && record.contains("%several.blocks\n  br i1 %valid.gathered, label %take, label %direct"), "{record}");
+    assert!(record.contains("%one.block = icmp eq i32 %nblocks, 1") && !record.contains("%one.thread"), "{record}");
+    assert!(record.contains("%others = xor i1 %one.block, true") && record.contains("br i1 %valid.gathered, label %take, label %direct"), "{record}");
     let (ir, _) = aggregated(&program(), Granularity::Grid);
-    assert!(!function(&ir, "parent__agg0_record").contains("several.blocks"), "{ir}");
+    let record = function(&ir, "parent__agg0_record");
+    assert!(record.contains("%one.thread.grid = and i1 %one.block, %one.thread") && record.contains("%others = xor i1 %one.thread.grid, true"), "{record}");
+}
+
+/// At block granularity, a block of one thread (`parent<<<1, 1>>>`, a recursion's driver)
+/// launches at the site: `samples/devrt_pdl.cdp`'s two launches read 1.09-1.11x nvcc's time
+/// recorded and made at the end of the block. Larger blocks record.
+#[test]
+fn a_block_of_one_thread_launches_at_the_site() {
+    let (ir, remarks) = aggregated(&program(), Granularity::Block);
+    assert!(remarks.is_empty(), "{remarks:?}");
+    let record = function(&ir, "parent__agg0_record");
+    assert!(record.contains("%one.thread = icmp eq i32 %nthreads, 1") && !record.contains("%one.block"), "{record}");
+    assert!(record.contains("%others = xor i1 %one.thread, true") && record.contains("br i1 %valid.gathered, label %take, label %direct"), "{record}");
+    let direct = record.split("\ndirect:").nth(1).expect("a direct block");
+    assert!(direct.contains("@__cudaCDP2LaunchDevice") || direct.contains("call i32 @parent__agg0_direct"), "{record}");
 }

@@ -501,12 +501,23 @@ fn set_undef(g: inkwell::values::GlobalValue<'_>) {
     }
 }
 
+/// When a site launches at once, as written, instead of recording: where its thread has
+/// nobody to gather with. Every site of a kernel decides alike (on the block's or the grid's
+/// size), so that its launches keep their order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Direct {
+    /// Block granularity: in a block of one thread (`parent<<<1, 1>>>`, a recursion's driver
+    /// thread: `samples/devrt_pdl.cdp` read 1.09-1.11x nvcc's time with its two launches
+    /// recorded and made at the end of the block).
+    OneThreadBlock,
+    /// Grid granularity: in a grid of one thread; with `lone` (a kernel whose every site one
+    /// thread of a block makes), in a grid of one block.
+    OneBlockGrid { lone: bool },
+}
+
 /// Declares the shared state and the two helpers of site `n` of `kernel` (before its launch
-/// is replaced: the helpers copy its buffer call).
-/// `direct_in_one_block`: the site launches at once, as written, when the parent grid has one
-/// block (grid granularity, a kernel whose every site one thread of a block makes: with one
-/// block there is nothing to gather).
-pub(super) fn site_state<'ctx>(module: &Module<'ctx>, kernel: FunctionValue<'ctx>, n: usize, l: &Launch<'ctx>, child: usize, c: &Child<'ctx>, cap: u64, direct_in_one_block: bool) -> SiteState<'ctx> {
+/// is replaced: the helpers copy its buffer call); `direct` says when the site launches at once.
+pub(super) fn site_state<'ctx>(module: &Module<'ctx>, kernel: FunctionValue<'ctx>, n: usize, l: &Launch<'ctx>, child: usize, c: &Child<'ctx>, cap: u64, direct: Direct) -> SiteState<'ctx> {
     let ctx = module.get_context();
     let kname = kernel.get_name().to_string_lossy().into_owned();
     let name = |what: &str| format!("{kname}__agg{n}_{what}");
@@ -517,7 +528,7 @@ pub(super) fn site_state<'ctx>(module: &Module<'ctx>, kernel: FunctionValue<'ctx
     let table = shared(module, &name("table"), ctx.i8_type().array_type((cap * c.stride) as u32).into(), 16);
     let buffer = shared(module, &name("buffer"), ctx.ptr_type(AddressSpace::default()).into(), 8);
     let mut s = SiteState { launch: *l, child, cap, counter, min_threads, max_threads, table, buffer, record: kernel, direct: kernel };
-    s.record = record_helper(module, &name("record"), &s, c, direct_in_one_block);
+    s.record = record_helper(module, &name("record"), &s, c, direct);
     s.direct = new_helper(module, l, &name("direct"));
     let b = ctx.create_builder();
     b.position_at_end(ctx.append_basic_block(s.direct, "entry"));
@@ -526,9 +537,9 @@ pub(super) fn site_state<'ctx>(module: &Module<'ctx>, kernel: FunctionValue<'ctx
     s
 }
 
-/// `K__agg<n>_record(args, grid, block)` (module docs); with `direct_in_one_block`, a launch
-/// as written when the parent grid has one block ([`site_state`]).
-fn record_helper<'ctx>(module: &Module<'ctx>, name: &str, s: &SiteState<'ctx>, c: &Child<'ctx>, direct_in_one_block: bool) -> FunctionValue<'ctx> {
+/// `K__agg<n>_record(args, grid, block)` (module docs); a launch as written where `when`
+/// says ([`site_state`]).
+fn record_helper<'ctx>(module: &Module<'ctx>, name: &str, s: &SiteState<'ctx>, c: &Child<'ctx>, when: Direct) -> FunctionValue<'ctx> {
     let ctx = module.get_context();
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
     let c32 = |v: u64| i32t.const_int(v, false);
@@ -543,11 +554,24 @@ fn record_helper<'ctx>(module: &Module<'ctx>, name: &str, s: &SiteState<'ctx>, c
     let config = Config::load(&ctx, &b, p(1), p(2));
     let fits = ok(b.build_int_compare(IntPredicate::ULE, config.blocks, c64(MAX_BLOCKS_PER_RECORD), "fits"));
     let mut valid = ok(b.build_and(config.valid, fits, "valid"));
-    if direct_in_one_block {
-        let nblocks = Emit { module, f, b: &b }.blocks_in_grid();
-        let several = ok(b.build_int_compare(IntPredicate::NE, nblocks, c32(1), "several.blocks"));
-        valid = ok(b.build_and(valid, several, "valid.gathered"));
-    }
+    let e = Emit { module, f, b: &b };
+    let alone = match when {
+        Direct::OneThreadBlock => {
+            let (_, nthreads) = thread_and_size(&e);
+            ok(b.build_int_compare(IntPredicate::EQ, nthreads, c32(1), "one.thread"))
+        }
+        Direct::OneBlockGrid { lone } => {
+            let one_block = ok(b.build_int_compare(IntPredicate::EQ, e.blocks_in_grid(), c32(1), "one.block"));
+            if lone {
+                one_block
+            } else {
+                let (_, nthreads) = thread_and_size(&e);
+                let one_thread = ok(b.build_int_compare(IntPredicate::EQ, nthreads, c32(1), "one.thread"));
+                ok(b.build_and(one_block, one_thread, "one.thread.grid"))
+            }
+        }
+    };
+    valid = ok(b.build_and(valid, ok(b.build_not(alone, "others")), "valid.gathered"));
     ok(b.build_conditional_branch(valid, take, direct));
     b.position_at_end(take);
     let add = ok(b.build_int_add(c64(1 << 32), config.blocks, "add"));

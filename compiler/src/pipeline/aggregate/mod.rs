@@ -492,11 +492,16 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
     // launches are still there to copy; then the launches become records.
     let mut ends = Vec::new();
     for k in &kernels {
-        // At grid granularity, a kernel whose every site one thread of a block makes has
-        // nothing to gather when its grid has one block: its sites then launch at once. All of
-        // them or none, so that its launches keep their order.
-        let direct_in_one_block = asked == Granularity::Grid && k.sites.iter().all(|l| warp::one_lane(module, l).is_some_and(|i| i.alone_in(warp::Among::Block)));
-        let states: Vec<block::SiteState> = k.sites.iter().enumerate().map(|(n, l)| block::site_state(module, k.kernel, n, l, index_of(l), &children[index_of(l)], k.cap, direct_in_one_block)).collect();
+        // A block of one thread has nothing to gather, nor at grid granularity a grid of one
+        // thread, or of one block when one thread of a block makes each of the kernel's
+        // launches: the sites then launch at once. All of them or none, so that the kernel's
+        // launches keep their order.
+        let direct = if asked == Granularity::Grid {
+            block::Direct::OneBlockGrid { lone: k.sites.iter().all(|l| warp::one_lane(module, l).is_some_and(|i| i.alone_in(warp::Among::Block))) }
+        } else {
+            block::Direct::OneThreadBlock
+        };
+        let states: Vec<block::SiteState> = k.sites.iter().enumerate().map(|(n, l)| block::site_state(module, k.kernel, n, l, index_of(l), &children[index_of(l)], k.cap, direct)).collect();
         let kname = k.kernel.get_name().to_string_lossy().into_owned();
         let eob = if asked == Granularity::Grid {
             grid::end_of_grid(module, &kname, &states, k.end, &children, &entries)
