@@ -21,7 +21,8 @@ also holds the kernels that host code instantiates from host-only headers (Thrus
 which cdpc, compiling device code only, leaves out. Kernels both define are template instances
 (weak in both objects); which one the link keeps is checked by the caller
 (`corpus-gpu.sh` compares the kernels' code in the executable with cdpc's object, which is
-left beside the output as OUTPUT.cdpc.cubin).
+left beside the output as OUTPUT.cdpc.cubin). nvlink keeps the smaller of the two whatever
+their order (measured, docs/AGGREGATION.md): an aggregated instance, larger than nvcc's, loses.
 
 Usage: nvcc-cdpc.py --cdpc CDPC [--nvcc NVCC] [--cuda-home DIR] [--cdpc-arg ARG]... [--library-device-code] -- NVCC_ARGS...
 NVCC_ARGS: an `nvcc -c` (or `-dc`) command line for one .cu file, as a Makefile writes it.
