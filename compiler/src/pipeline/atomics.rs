@@ -46,6 +46,14 @@ pub(crate) fn sync_scope(ctx: &ContextRef<'_>, name: &str) -> u32 {
     unsafe { LLVMGetSyncScopeID(ctx.raw(), name.as_ptr().cast(), name.len()) }
 }
 
+/// Puts `atomic` (an atomic load, store, `atomicrmw` or `cmpxchg` just built in `ctx`) in the
+/// synchronisation scope `name`.
+pub(crate) fn set_scope(ctx: &ContextRef<'_>, atomic: inkwell::values::InstructionValue<'_>, name: &str) {
+    let scope = sync_scope(ctx, name);
+    // SAFETY: `atomic` is a live atomic instruction; the scope id is its context's.
+    unsafe { LLVMSetAtomicSyncScopeID(atomic.as_value_ref(), scope) };
+}
+
 /// Rewrites every sequentially consistent system-scope `cmpxchg` of `module` (module docs);
 /// returns how many.
 pub fn cas_as_nvcc(module: &Module<'_>) -> usize {

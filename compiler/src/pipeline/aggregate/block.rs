@@ -555,20 +555,14 @@ fn record_helper<'ctx>(module: &Module<'ctx>, name: &str, s: &SiteState<'ctx>, c
     let fits = ok(b.build_int_compare(IntPredicate::ULE, config.blocks, c64(MAX_BLOCKS_PER_RECORD), "fits"));
     let mut valid = ok(b.build_and(config.valid, fits, "valid"));
     let e = Emit { module, f, b: &b };
+    let one_thread = || ok(b.build_int_compare(IntPredicate::EQ, e.threads_in_block(), c32(1), "one.thread"));
+    let one_block = || ok(b.build_int_compare(IntPredicate::EQ, e.blocks_in_grid(), c32(1), "one.block"));
     let alone = match when {
-        Direct::OneThreadBlock => {
-            let (_, nthreads) = thread_and_size(&e);
-            ok(b.build_int_compare(IntPredicate::EQ, nthreads, c32(1), "one.thread"))
-        }
-        Direct::OneBlockGrid { lone } => {
-            let one_block = ok(b.build_int_compare(IntPredicate::EQ, e.blocks_in_grid(), c32(1), "one.block"));
-            if lone {
-                one_block
-            } else {
-                let (_, nthreads) = thread_and_size(&e);
-                let one_thread = ok(b.build_int_compare(IntPredicate::EQ, nthreads, c32(1), "one.thread"));
-                ok(b.build_and(one_block, one_thread, "one.thread.grid"))
-            }
+        Direct::OneThreadBlock => one_thread(),
+        Direct::OneBlockGrid { lone: true } => one_block(),
+        Direct::OneBlockGrid { lone: false } => {
+            let block = one_block();
+            ok(b.build_and(block, one_thread(), "one.thread.grid"))
         }
     };
     valid = ok(b.build_and(valid, ok(b.build_not(alone, "others")), "valid.gathered"));
@@ -636,9 +630,18 @@ impl<'ctx> Emit<'_, 'ctx> {
     /// it is seen by a thread of its block that acquires after reading what it writes after it
     /// (a count), and, fences being cumulative, by whoever that thread then releases to.
     pub fn fence_block_release(&self) {
-        let scope = super::super::atomics::sync_scope(&self.module.get_context(), "block");
+        self.fence_in("block", inkwell::llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingRelease);
+    }
+    /// A fence of `ordering` in the synchronisation scope `scope` (`"block"`, `"device"`).
+    pub fn fence_in(&self, scope: &str, ordering: inkwell::llvm_sys::LLVMAtomicOrdering) {
+        let scope = super::super::atomics::sync_scope(&self.module.get_context(), scope);
         // SAFETY: the builder is positioned in a function of the module's context.
-        unsafe { inkwell::llvm_sys::core::LLVMBuildFenceSyncScope(self.b.as_mut_ptr(), inkwell::llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingRelease, scope, c"".as_ptr()) };
+        unsafe { inkwell::llvm_sys::core::LLVMBuildFenceSyncScope(self.b.as_mut_ptr(), ordering, scope, c"".as_ptr()) };
+    }
+    /// The block's size, `blockDim.x * blockDim.y * blockDim.z`.
+    pub fn threads_in_block(&self) -> IntValue<'ctx> {
+        let [nx, ny, nz] = ["ntid.x", "ntid.y", "ntid.z"].map(|r| self.sreg(r));
+        ok(self.b.build_int_mul(ok(self.b.build_int_mul(nx, ny, "nxy")), nz, "nthreads"))
     }
     /// The block's barrier, or for a block of one thread a fence among its memory.
     pub fn meet(&self, barriers: bool) {

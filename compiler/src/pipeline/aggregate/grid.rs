@@ -37,7 +37,7 @@ use super::block::{block_tail, copy_tables, end_of_block, launch_records, shared
 use super::{byte_gep, launch_agg_kernel, Child, Entries, OFF_GRID};
 use inkwell::basic_block::BasicBlock;
 use inkwell::module::{Linkage, Module};
-use inkwell::values::{AsValueRef, BasicValue, IntValue, PointerValue};
+use inkwell::values::{BasicValue, IntValue, PointerValue};
 use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 
 /// Entries of a kernel's table of running parent grids.
@@ -405,9 +405,7 @@ fn relaxed_read<'ctx>(e: &Emit<'_, 'ctx>, p: PointerValue<'ctx>, ty: inkwell::ty
     let load = value.as_instruction_value().expect("a load");
     load.set_alignment(ty.get_bit_width() / 8).expect("a power of two");
     load.set_atomic_ordering(AtomicOrdering::Monotonic).expect("an atomic load");
-    let scope = super::super::atomics::sync_scope(&e.module.get_context(), "device");
-    // SAFETY: `load` is a live atomic load.
-    unsafe { inkwell::llvm_sys::core::LLVMSetAtomicSyncScopeID(load.as_value_ref(), scope) };
+    super::super::atomics::set_scope(&e.module.get_context(), load, "device");
     value
 }
 

@@ -708,22 +708,17 @@ fn fill_agg<'ctx>(module: &Module<'ctx>, c: &Child<'ctx>, copy: FunctionValue<'c
     let first_thread = ok(b.build_int_compare(IntPredicate::EQ, t, c32(0), "thread0"));
     ok(b.build_conditional_branch(first_thread, counting, leave));
     b.position_at_end(counting);
-    let device = super::atomics::sync_scope(&ctx, "device");
-    let fence = |ordering: inkwell::llvm_sys::LLVMAtomicOrdering| {
-        // SAFETY: the builder is positioned in `f`, a function of the module's context.
-        unsafe { inkwell::llvm_sys::core::LLVMBuildFenceSyncScope(b.as_mut_ptr(), ordering, device, c"".as_ptr()) };
-    };
-    fence(inkwell::llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingRelease);
+    let e = block::Emit { module, f, b: &b };
+    e.fence_in("device", inkwell::llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingRelease);
     let done = byte_gep(&b, records, c64(OFF_DONE), "done");
     let old = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, done, c32(1), AtomicOrdering::Monotonic));
-    // SAFETY: `old` is the atomicrmw just built.
-    unsafe { inkwell::llvm_sys::core::LLVMSetAtomicSyncScopeID(old.as_instruction().expect("an atomicrmw").as_value_ref(), device) };
+    super::atomics::set_scope(&ctx, old.as_instruction().expect("an atomicrmw"), "device");
     let blocks = sreg("nctaid.x");
     let is_last = ok(b.build_int_compare(IntPredicate::EQ, old, ok(b.build_int_sub(blocks, c32(1), "last.block")), "is.last"));
     ok(b.build_conditional_branch(is_last, last, leave));
     b.position_at_end(last);
     // Acquire for the counts before, release for the give-back's atomic after it.
-    fence(inkwell::llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingAcquireRelease);
+    e.fence_in("device", inkwell::llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingAcquireRelease);
     ok(b.build_call(c.give_back, &[records.into()], ""));
     ok(b.build_unconditional_branch(leave));
     b.position_at_end(leave);
