@@ -137,7 +137,8 @@ fn in_source_order(mut remarks: Vec<Diagnostic>) -> Vec<Diagnostic> {
 
 /// The LLVM passes after the rewrites: the launch helper inlined, its argument block promoted
 /// into direct stores to the runtime's buffer, dead wrappers removed. The struct copies left
-/// after inlining and forwarding ([`copies`]) become word copies before the last SROA.
+/// after inlining and forwarding ([`copies`]) become word copies before the last SROA, and
+/// thresholding's team shuffles of values now constant are folded ([`threshold::fold_team_shuffles`]).
 ///
 /// The passes' copies of a child (the serial copy a thresholded launch calls in a loop, the
 /// body an aggregated kernel calls per thread) are made after the front end's optimisation
@@ -154,9 +155,15 @@ pub fn cleanup(module: &Module<'_>, tm: &TargetMachine, optimize: bool) -> Resul
         .run_passes(&format!("{inline},function(sroa,early-cse,instcombine<no-verify-fixpoint>,sroa,memcpyopt,dse)"), tm, PassBuilderOptions::create())
         .map_err(|e| e.to_string())?;
     copies::expand_local_copies(module);
+    threshold::fold_team_shuffles(module);
     module
         .run_passes("function(sroa,early-cse,memcpyopt,instcombine<no-verify-fixpoint>,simplifycfg,dse),globaldce", tm, PassBuilderOptions::create())
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+    // Arguments that those passes made constants (a byte of a word stored as a constant).
+    if threshold::fold_team_shuffles(module) {
+        module.run_passes("function(instcombine<no-verify-fixpoint>,simplifycfg)", tm, PassBuilderOptions::create()).map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -16,6 +16,11 @@
 //! memcpy(buf, args block, size); return cudaLaunchDevice(C, buf, g, b, 0, s);
 //! ```
 //!
+//! From sm_80 the lanes of a warp that reach the site together may run their small grids
+//! together instead, each grid's threads spread over the lanes, where that takes fewer rounds
+//! than each lane running its own ([`Team`]; one lane's grid of 128 threads: 4 rounds instead of
+//! 128).
+//!
 //! The stores of the arguments, which went into the runtime's buffer, go into a local block
 //! (the V2 lowering does the same); the launch left in the helper is in the documented shape,
 //! so [`super::launch`] lowers it like any other. `C__serial` is a copy of `C` as an internal
@@ -503,7 +508,7 @@ pub fn threshold(module: &Module<'_>, max_threads: u32, target: &Target, source:
     let serial: HashMap<FunctionValue, FunctionValue> = originals.into_iter().zip(copies).collect();
     let mut rewritten = HashSet::new();
     for (l, c) in &taken {
-        rewrite_site(module, l, serial[c], max_threads, &data);
+        rewrite_site(module, l, serial[c], max_threads, &data, Team::for_target(target));
         rewritten.insert(l.function);
     }
     cap_registers(module, &rewritten);
@@ -680,14 +685,19 @@ pub(super) fn byval_at_call(callee: FunctionValue<'_>, call: inkwell::values::Ca
     }
 }
 
+/// The declaration of LLVM's intrinsic `name` for the overload `types`, added to `module`.
+pub(super) fn intrinsic<'ctx>(module: &Module<'ctx>, name: &str, types: &[BasicTypeEnum<'ctx>]) -> FunctionValue<'ctx> {
+    inkwell::intrinsics::Intrinsic::find(name).and_then(|i| i.get_declaration(module, types)).unwrap_or_else(|| panic!("LLVM has `{name}`"))
+}
+
 /// A builder's result; the builder is always positioned here.
 pub(super) fn ok<T>(r: Result<T, inkwell::builder::BuilderError>) -> T {
     r.expect("the builder is positioned")
 }
 
 /// Replaces the launch `l` of `child` by a call of its helper (module docs).
-fn rewrite_site<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, serial: FunctionValue<'ctx>, max: u32, data: &TargetData) {
-    let helper = helper(module, l, serial, max, data, l.buffer);
+fn rewrite_site<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, serial: FunctionValue<'ctx>, max: u32, data: &TargetData, team: Team) {
+    let helper = helper(module, l, serial, max, data, l.buffer, team);
     replace_by_helper(module, l, helper, "thr");
 }
 
@@ -786,6 +796,7 @@ fn helper<'ctx>(
     max: u32,
     data: &TargetData,
     old_buffer: Option<inkwell::values::InstructionValue<'ctx>>,
+    team: Team,
 ) -> FunctionValue<'ctx> {
     let ctx = module.get_context();
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
@@ -807,13 +818,24 @@ fn helper<'ctx>(
     // Blocks and threads are bounded by now, so the product cannot wrap.
     conds.push(ok(b.build_int_compare(IntPredicate::ULE, ok(b.build_int_mul(blocks, threads, "m")), c64(max.into()), "grid.small")));
     let small = conds.into_iter().reduce(|a, c| ok(b.build_and(a, c, "small"))).expect("conditions");
-    ok(b.build_conditional_branch(small, in_place, launch_bb));
     let (g, bd) = (config.grid, config.block);
+    let (layout, _) = parameter_layout(child.expect("a taken site launches a function"), data);
+    let args_ptr = p(0).into_pointer_value();
+    match team {
+        Team::Off => {
+            ok(b.build_conditional_branch(small, in_place, launch_bb));
+        }
+        Team::Warp => {
+            let dispatch = ctx.append_basic_block(f, "alone");
+            let together = team_path(module, f, &b, l, serial, &layout, args_ptr, &config, small, launch_bb);
+            ok(b.build_conditional_branch(together.0, together.1, dispatch));
+            b.position_at_end(dispatch);
+            ok(b.build_conditional_branch(small, in_place, launch_bb));
+        }
+    }
 
     // In place: the arguments, then a loop over blocks and one over threads.
     b.position_at_end(in_place);
-    let (layout, _) = parameter_layout(child.expect("a taken site launches a function"), data);
-    let args_ptr = p(0).into_pointer_value();
     let args = load_arguments(&ctx, &b, &layout, args_ptr, ARGS_ALIGN);
     let u32_of = |v: IntValue<'ctx>| ok(b.build_int_truncate(v, i32t, "n"));
     let (nblocks, nthreads) = (u32_of(blocks), u32_of(threads));
@@ -857,6 +879,274 @@ fn helper<'ctx>(
     b.position_at_end(launch_bb);
     launch_as_documented(module, f, &b, l, old_buffer, args_ptr, p(1), p(2));
     f
+}
+
+/// Who runs a small grid in place: the launching thread alone, or its warp's converged lanes
+/// together where that takes fewer rounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Team {
+    /// Each launching thread runs its own grid's threads one after another.
+    Off,
+    /// The lanes that reach the site together (`__activemask()`) run each small grid among
+    /// them, one grid after another, when that takes fewer rounds than each lane running its
+    /// own: sm_80 and newer, whose `redux.sync` counts the rounds in one instruction.
+    Warp,
+}
+
+impl Team {
+    /// [`Team::Warp`] where the target has `redux.sync` (sm_80), else [`Team::Off`].
+    pub(super) fn for_target(target: &Target) -> Team {
+        if target.sm >= crate::target::SmVersion(80) {
+            Team::Warp
+        } else {
+            Team::Off
+        }
+    }
+}
+
+/// At `b`'s position in the helper `f` (its entry, after `small`): the warp's choice between
+/// running the small grids of its converged lanes together and each lane running its own;
+/// returns the choice (uniform across those lanes) and the block that runs them together.
+///
+/// ```c
+/// mask = __activemask(); want = __ballot_sync(mask, small);
+/// team = popc(mask); rank = popc(mask & lanemask_lt);
+/// mine = small ? blocks * threads : 0;
+/// rounds = __reduce_add_sync(mask, ceil(mine / team)); alone = __reduce_max_sync(mask, mine);
+/// together = alone > 0 && 2 * (rounds + popc(want)) <= alone;
+/// if (together) {
+///     for each lane L of want, lowest first:      // the grids, one after another
+///         config, args = L's, through __shfl_sync(mask, ..., L);
+///         for (i = rank; i < blocks * threads; i += team)
+///             C__serial(args, unflatten(i % threads, block), unflatten(i / threads, grid), ...);
+///     __syncwarp(mask);
+///     if (small) return cudaSuccess; else launch as documented;
+/// }
+/// ```
+///
+/// Each lane alone takes as many rounds as the largest grid; together, the sum over grids of
+/// their rounds among `team` lanes: one lane's grid of 128 threads is 128 rounds alone and 4
+/// together, and 32 grids of one thread are 1 round alone and 32 together. A round together
+/// costs more (the flat index divided into coordinates; each grid's dims and arguments
+/// shuffled first), so the warp goes together only where that takes at most half the rounds,
+/// counting a grid as a round: measured on the H100 (results/session42), 29 lanes with grids
+/// of 32 to 256 threads took 1.5x as long together where the plain comparison chose it. The child's threads need not run together (what thresholding takes), so any
+/// lane may run any of them; `__syncwarp` orders the lanes' writes before the launching
+/// threads go on, as the thread's own writes were when it ran them alone.
+#[allow(clippy::too_many_arguments)]
+fn team_path<'ctx>(
+    module: &Module<'ctx>,
+    f: FunctionValue<'ctx>,
+    b: &inkwell::builder::Builder<'ctx>,
+    l: &Launch<'ctx>,
+    serial: FunctionValue<'ctx>,
+    layout: &[(u64, Option<BasicTypeEnum<'ctx>>)],
+    args: inkwell::values::PointerValue<'ctx>,
+    config: &Config<'ctx>,
+    small: IntValue<'ctx>,
+    launch_bb: BasicBlock<'ctx>,
+) -> (IntValue<'ctx>, BasicBlock<'ctx>) {
+    let ctx = module.get_context();
+    let (i1t, i8t, i32t, i64t) = (ctx.bool_type(), ctx.i8_type(), ctx.i32_type(), ctx.i64_type());
+    let c32 = |v: u64| i32t.const_int(v, false);
+    let call = |name: &str, types: &[BasicTypeEnum<'ctx>], args: &[BasicMetadataValueEnum<'ctx>], label: &str| -> Option<BasicValueEnum<'ctx>> {
+        ok(b.build_call(intrinsic(module, name, types), args, label)).try_as_basic_value().basic()
+    };
+    let int = |v: Option<BasicValueEnum<'ctx>>| v.expect("a value").into_int_value();
+    let popc = |v: IntValue<'ctx>, name: &str| int(call("llvm.ctpop", &[i32t.into()], &[v.into()], name));
+
+    // The choice, in the entry.
+    let mask = int(call("llvm.nvvm.activemask", &[], &[], "mask"));
+    let want = int(call("llvm.nvvm.vote.ballot.sync", &[], &[mask.into(), small.into()], "want"));
+    let team = popc(mask, "team");
+    let lt = int(call("llvm.nvvm.read.ptx.sreg.lanemask.lt", &[], &[], "lanemask.lt"));
+    let rank = popc(ok(b.build_and(mask, lt, "below")), "rank");
+    let grid_threads = ok(b.build_int_truncate(ok(b.build_int_mul(config.blocks, config.threads, "all")), i32t, "all32"));
+    let mine = ok(b.build_select(small, grid_threads, c32(0), "mine")).into_int_value();
+    let rounds = ok(b.build_int_unsigned_div(ok(b.build_int_add(mine, ok(b.build_int_sub(team, c32(1), "team.less")), "up")), team, "rounds"));
+    let together_rounds = int(call("llvm.nvvm.redux.sync.add", &[], &[rounds.into(), mask.into()], "rounds.together"));
+    let alone_rounds = int(call("llvm.nvvm.redux.sync.umax", &[], &[mine.into(), mask.into()], "rounds.alone"));
+    // A round together costs more than one alone (the grid's numbering is worked out from
+    // the flat index, and each grid's configuration and arguments are shuffled first): the
+    // team is taken where it takes at most half the rounds, a grid counted as one more.
+    let grids = popc(want, "grids");
+    let cost = ok(b.build_left_shift(ok(b.build_int_add(together_rounds, grids, "cost.rounds")), c32(1), "cost"));
+    let cheaper = ok(b.build_int_compare(IntPredicate::ULE, cost, alone_rounds, "cheaper"));
+    // (No lane's grid is small: nothing to run, alone or together.)
+    let some = ok(b.build_int_compare(IntPredicate::NE, alone_rounds, c32(0), "some"));
+    let together = ok(b.build_and(cheaper, some, "together"));
+    // The argument block's bytes as 32-bit words, the last padded.
+    let size = l.size;
+    let words = size.div_ceil(4);
+    let shared_args = if words > 0 {
+        let entry = f.get_first_basic_block().expect("the helper's entry");
+        let here = b.get_insert_block().expect("positioned");
+        match entry.get_first_instruction() {
+            Some(first) => b.position_before(&first),
+            None => b.position_at_end(entry),
+        }
+        let block = ok(b.build_alloca(i8t.array_type((words * 4) as u32), "team.args"));
+        block.as_instruction_value().expect("an alloca").set_alignment(ARGS_ALIGN).expect("a power of two");
+        b.position_at_end(here);
+        block
+    } else {
+        args
+    };
+
+    let start = ctx.append_basic_block(f, "together");
+    let grids = ctx.append_basic_block(f, "together.grid");
+    let head = ctx.append_basic_block(f, "together.threads");
+    let body = ctx.append_basic_block(f, "together.thread");
+    let next = ctx.append_basic_block(f, "together.next");
+    let synced = ctx.append_basic_block(f, "together.done");
+    let done = ctx.append_basic_block(f, "together.ran");
+
+    b.position_at_end(start);
+    ok(b.build_unconditional_branch(grids));
+
+    // One grid: its launching lane's dims and arguments to every lane.
+    b.position_at_end(grids);
+    let w = ok(b.build_phi(i32t, "want.left"));
+    let w_v = w.as_basic_value().into_int_value();
+    let lane = int(call("llvm.cttz", &[i32t.into()], &[w_v.into(), i1t.const_zero().into()], "lane"));
+    // A constant is every lane's already; a value that becomes one once the helper is
+    // inlined (a launch's `blockDim` of 32) is marked so that the clean-up folds it
+    // ([`fold_team_shuffles`]), and dividing by it costs no division.
+    let team_kind = ctx.get_kind_id(TEAM_SHUFFLE);
+    let shfl = |v: IntValue<'ctx>, name: &str| {
+        if v.is_const() {
+            return v;
+        }
+        let c = ok(b.build_call(intrinsic(module, "llvm.nvvm.shfl.sync.idx.i32", &[]), &[mask.into(), v.into(), lane.into(), c32(31).into()], name));
+        let v = c.try_as_basic_value().basic().expect("a value").into_int_value();
+        let _ = v.as_instruction_value().expect("a call").set_metadata(ctx.metadata_node(&[]), team_kind);
+        v
+    };
+    let gd = [0, 1, 2].map(|i| shfl(config.grid[i], "grid.d"));
+    let bd = [0, 1, 2].map(|i| shfl(config.block[i], "block.d"));
+    for k in 0..words {
+        let at = |base: inkwell::values::PointerValue<'ctx>| {
+            // SAFETY: a word inside the argument bytes (the last one inside the padded block).
+            unsafe { ok(b.build_gep(i8t, base, &[i64t.const_int(k * 4, false)], "word.at")) }
+        };
+        let whole = k * 4 + 4 <= size;
+        let word = if whole {
+            let v = ok(b.build_load(i32t, at(args), "word")).into_int_value();
+            v.as_instruction_value().expect("a load").set_alignment(super::copies::aligned_at(ARGS_ALIGN.into(), k * 4) as u32).expect("a power of two");
+            v
+        } else {
+            // The last bytes, one by one, into the low end of a word.
+            let mut acc = c32(0);
+            for byte in 0..size - k * 4 {
+                // SAFETY: a byte inside the argument bytes.
+                let p = unsafe { ok(b.build_gep(i8t, args, &[i64t.const_int(k * 4 + byte, false)], "byte.at")) };
+                let v = ok(b.build_int_z_extend(ok(b.build_load(i8t, p, "byte")).into_int_value(), i32t, "byte32"));
+                acc = ok(b.build_or(acc, ok(b.build_left_shift(v, c32(8 * byte), "byte.up")), "word"));
+            }
+            acc
+        };
+        let theirs = shfl(word, "word.shared");
+        let store = ok(b.build_store(at(shared_args), theirs));
+        store.set_alignment(super::copies::aligned_at(ARGS_ALIGN.into(), k * 4) as u32).expect("a power of two");
+    }
+    let their_args = load_arguments(&ctx, b, layout, shared_args, ARGS_ALIGN);
+    let mul = |x: IntValue<'ctx>, y: IntValue<'ctx>, name: &str| ok(b.build_int_mul(x, y, name));
+    let threads = mul(mul(bd[0], bd[1], "m"), bd[2], "threads");
+    let total = mul(mul(mul(gd[0], gd[1], "m"), gd[2], "blocks"), threads, "total");
+    ok(b.build_unconditional_branch(head));
+
+    // Its threads, `team` at a time.
+    b.position_at_end(head);
+    let i = ok(b.build_phi(i32t, "i"));
+    let i_v = i.as_basic_value().into_int_value();
+    let cached = ok(b.build_phi(i32t, "cached.block"));
+    let coords = ["cached.x", "cached.y", "cached.z"].map(|n| ok(b.build_phi(i32t, n)));
+    let more = ok(b.build_int_compare(IntPredicate::ULT, i_v, total, "more"));
+    ok(b.build_conditional_branch(more, body, next));
+    // The block's coordinates are worked out again only when a lane moves to another block
+    // (divisions by a grid's size, which is rarely a constant).
+    b.position_at_end(body);
+    let bl = ok(b.build_int_unsigned_div(i_v, threads, "bl"));
+    let t = ok(b.build_int_sub(i_v, mul(bl, threads, "bl.first"), "t"));
+    let same = ok(b.build_int_compare(IntPredicate::EQ, bl, cached.as_basic_value().into_int_value(), "same.block"));
+    let new_block = ctx.append_basic_block(f, "together.block");
+    let run_bb = ctx.append_basic_block(f, "together.run");
+    ok(b.build_conditional_branch(same, run_bb, new_block));
+    b.position_at_end(new_block);
+    let fresh = unflatten(b, bl, gd);
+    ok(b.build_unconditional_branch(run_bb));
+    b.position_at_end(run_bb);
+    let block_idx = [0, 1, 2].map(|k| {
+        let phi = ok(b.build_phi(i32t, ["block.x", "block.y", "block.z"][k]));
+        phi.add_incoming(&[(&coords[k].as_basic_value(), body), (&fresh[k], new_block)]);
+        phi.as_basic_value().into_int_value()
+    });
+    let thread_idx = unflatten(b, t, bd);
+    let mut call_args = their_args;
+    call_args.extend(thread_idx.iter().chain(&block_idx).chain(&bd).chain(&gd).map(|v| BasicMetadataValueEnum::from(*v)));
+    let run = ok(b.build_call(serial, &call_args, ""));
+    byval_at_call(serial, run);
+    let i_next = ok(b.build_int_add(i_v, team, "i.next"));
+    ok(b.build_unconditional_branch(head));
+    i.add_incoming(&[(&rank, grids), (&i_next, run_bb)]);
+    // No block yet: a block number no grid has.
+    cached.add_incoming(&[(&c32(u32::MAX.into()), grids), (&bl, run_bb)]);
+    for k in 0..3 {
+        coords[k].add_incoming(&[(&c32(0), grids), (&block_idx[k], run_bb)]);
+    }
+
+    b.position_at_end(next);
+    let w_next = ok(b.build_and(w_v, ok(b.build_int_sub(w_v, c32(1), "w.less")), "want.next"));
+    let left = ok(b.build_int_compare(IntPredicate::NE, w_next, c32(0), "left"));
+    ok(b.build_conditional_branch(left, grids, synced));
+    w.add_incoming(&[(&want, start), (&w_next, next)]);
+
+    b.position_at_end(synced);
+    ok(b.build_call(intrinsic(module, "llvm.nvvm.bar.warp.sync", &[]), &[mask.into()], ""));
+    ok(b.build_conditional_branch(small, done, launch_bb));
+    b.position_at_end(done);
+    ok(b.build_return(Some(&c32(0))));
+
+    // Back to the entry's end, for the caller's branch.
+    b.position_at_end(f.get_first_basic_block().expect("the helper's entry"));
+    (together, start)
+}
+
+/// The metadata kind that marks the shuffles of [`team_path`]: each shares a value of the lane
+/// whose grid the team runs, always a lane of the shuffle's mask.
+pub(super) const TEAM_SHUFFLE: &str = "cdpc.team.shuffle";
+
+/// Replaces each shuffle of a team ([`TEAM_SHUFFLE`]) whose value is a constant by the
+/// constant: every lane of the mask holds it, so the lane read gives it; whether any was. Run
+/// by the clean-up after inlining, when a launch's constant dims and arguments have reached
+/// the helper's shuffles. Shuffles
+/// that the program wrote are not touched: a `shfl.sync` also waits for its mask's lanes.
+pub fn fold_team_shuffles(module: &Module<'_>) -> bool {
+    let Some(shuffle) = module.get_function("llvm.nvvm.shfl.sync.idx.i32") else { return false };
+    let mut folded = false;
+    let kind = module.get_context().get_kind_id(TEAM_SHUFFLE);
+    // SAFETY: walks the uses of a live function, then replaces and erases the calls found,
+    // whose uses are then gone.
+    unsafe {
+        let mut calls = Vec::new();
+        let mut u = LLVMGetFirstUse(shuffle.as_value_ref());
+        while !u.is_null() {
+            calls.push(LLVMGetUser(u));
+            u = LLVMGetNextUse(u);
+        }
+        for call in calls {
+            if LLVMIsACallInst(call).is_null() || LLVMGetMetadata(call, kind).is_null() {
+                continue;
+            }
+            let value = LLVMGetOperand(call, 1);
+            if LLVMIsConstant(value) != 0 {
+                LLVMReplaceAllUsesWith(call, value);
+                LLVMInstructionEraseFromParent(call);
+                folded = true;
+            }
+        }
+    }
+    folded
 }
 
 /// At `b`'s position in `f`: the launch `l` as the documented sequence, its arguments copied

@@ -46,6 +46,20 @@ define ptx_kernel void @child(ptr %p, i8 %c, ptr byval(%struct.S) align 8 %s) {
 }
 "#;
 
+/// The stores of a launch's dims `<<<n, 32>>>` into the allocas `%grid` and `%block`, as
+/// Clang writes them.
+const DIMS: &str = "  store i32 %n, ptr %grid, align 4
+  %gy = getelementptr inbounds i8, ptr %grid, i64 4
+  store i32 1, ptr %gy, align 4
+  %gz = getelementptr inbounds i8, ptr %grid, i64 8
+  store i32 1, ptr %gz, align 4
+  store i32 32, ptr %block, align 4
+  %by = getelementptr inbounds i8, ptr %block, i64 4
+  store i32 1, ptr %by, align 4
+  %bz = getelementptr inbounds i8, ptr %block, i64 8
+  store i32 1, ptr %bz, align 4
+";
+
 /// `child<<<n, 32, 0, STREAM>>>(p, 'a', s)` as Clang writes it: the buffer (8 + 1, padded to
 /// 16, + 24 = 40 bytes), a null test, the stores, the dims in allocas, the launch.
 pub(super) fn launch(child: &str, stream: &str, shmem: &str) -> String {
@@ -64,17 +78,7 @@ fill:
   store i8 97, ptr %c, align 8
   %sp = getelementptr inbounds i8, ptr %buf, i64 16
   call void @llvm.memcpy.p0.p0.i64(ptr %sp, ptr %s, i64 24, i1 false)
-  store i32 %n, ptr %grid, align 4
-  %gy = getelementptr inbounds i8, ptr %grid, i64 4
-  store i32 1, ptr %gy, align 4
-  %gz = getelementptr inbounds i8, ptr %grid, i64 8
-  store i32 1, ptr %gz, align 4
-  store i32 32, ptr %block, align 4
-  %by = getelementptr inbounds i8, ptr %block, i64 4
-  store i32 1, ptr %by, align 4
-  %bz = getelementptr inbounds i8, ptr %block, i64 8
-  store i32 1, ptr %bz, align 4
-  %st = call i32 @__cudaCDP2LaunchDevice(ptr @{child}, ptr %buf, ptr byval(%struct.dim3) align 4 %grid, ptr byval(%struct.dim3) align 4 %block, i32 {shmem}, ptr {stream})
+{DIMS}  %st = call i32 @__cudaCDP2LaunchDevice(ptr @{child}, ptr %buf, ptr byval(%struct.dim3) align 4 %grid, ptr byval(%struct.dim3) align 4 %block, i32 {shmem}, ptr {stream})
   br label %done
 done:
   ret void
@@ -330,4 +334,103 @@ fn a_launch_through_a_pointer_is_named_so() {
     let (_, remarks) = thresholded(&through, 1024, Target::default());
     assert_eq!(remarks.len(), 1, "{remarks:?}");
     assert!(remarks[0].starts_with("launch of a kernel through a pointer not run in the launching thread"), "{remarks:?}");
+}
+
+#[test]
+fn from_sm_80_the_warp_chooses_between_running_small_grids_together_and_alone() {
+    let (ir, _) = thresholded(&program(), 128, Target::default());
+    let helper = function(&ir, "child__threshold");
+    // The choice: rounds together (the sum over the lanes' grids of their threads over the
+    // team, a grid counted as one more) at most half those alone (the largest grid), among the
+    // lanes that reach the site together, and some grid to run.
+    for needle in [
+        "%mask = call i32 @llvm.nvvm.activemask()",
+        "%want = call i32 @llvm.nvvm.vote.ballot.sync(i32 %mask, i1 %small",
+        "%rounds = udiv i32 %up, %team",
+        "%rounds.together = call i32 @llvm.nvvm.redux.sync.add(i32 %rounds, i32 %mask)",
+        "%rounds.alone = call i32 @llvm.nvvm.redux.sync.umax(i32 %mine, i32 %mask)",
+        "%grids = call i32 @llvm.ctpop.i32(i32 %want)",
+        "%cost.rounds = add i32 %rounds.together, %grids",
+        "%cost = shl i32 %cost.rounds, 1",
+        "%cheaper = icmp ule i32 %cost, %rounds.alone",
+        "%some = icmp ne i32 %rounds.alone, 0",
+        "%together = and i1 %cheaper, %some",
+        "call void @llvm.nvvm.bar.warp.sync(i32 %mask)",
+    ] {
+        assert!(helper.contains(needle), "{needle}\n{helper}");
+    }
+    // Each grid's six dims and its 40 bytes of arguments (ten words) from its lane.
+    assert_eq!(helper.matches("@llvm.nvvm.shfl.sync.idx.i32(i32 %mask").count(), 6 + 10, "{helper}");
+    assert!(helper.contains("%team.args = alloca [40 x i8], align 16"), "{helper}");
+    // Each lane alone keeps the loops over blocks and threads.
+    assert!(helper.contains("alone:") && helper.contains("more.blocks") && helper.contains("more.threads"), "{helper}");
+    // Before sm_80 (no `redux.sync`) only the lane alone.
+    let sm70 = Target { sm: crate::target::SmVersion(70), ..Target::default() };
+    let (ir, _) = thresholded(&program(), 128, sm70);
+    let helper = function(&ir, "child__threshold");
+    assert!(!helper.contains("activemask") && !helper.contains("redux") && !helper.contains("shfl") && helper.contains("more.threads"), "{helper}");
+}
+
+#[test]
+fn a_grid_whose_arguments_end_inside_a_word_shares_the_last_bytes_one_by_one() {
+    // `tiny<<<n, 32>>>(7, 8, 9)`: three `char`s, three bytes of arguments.
+    let ir = format!(
+        r#"{HEAD}
+define ptx_kernel void @tiny(i8 %c, i8 %d, i8 %e) {{
+  ret void
+}}
+define ptx_kernel void @parent(i32 %n) {{
+entry:
+  %grid = alloca %struct.dim3, align 4
+  %block = alloca %struct.dim3, align 4
+  %buf = call ptr @__cudaCDP2GetParameterBuffer(i64 64, i64 4)
+  %null = icmp eq ptr %buf, null
+  br i1 %null, label %done, label %fill
+fill:
+  store i8 7, ptr %buf, align 64
+  %dp = getelementptr inbounds i8, ptr %buf, i64 1
+  store i8 8, ptr %dp, align 1
+  %ep = getelementptr inbounds i8, ptr %buf, i64 2
+  store i8 9, ptr %ep, align 2
+{DIMS}  %st = call i32 @__cudaCDP2LaunchDevice(ptr @tiny, ptr %buf, ptr byval(%struct.dim3) align 4 %grid, ptr byval(%struct.dim3) align 4 %block, i32 0, ptr null)
+  br label %done
+done:
+  ret void
+}}
+"#
+    );
+    // A buffer of 4 bytes: one whole word.
+    let (out, remarks) = thresholded(&ir, 128, Target::default());
+    assert!(remarks.is_empty(), "{remarks:?}");
+    let helper = function(&out, "tiny__threshold");
+    assert_eq!(helper.matches("%word.shared = ").count(), 1, "{helper}");
+    // A buffer of 3 bytes (as a front end may ask for): the word is built from them.
+    let (out, remarks) = thresholded(&ir.replace("(i64 64, i64 4)", "(i64 64, i64 3)"), 128, Target::default());
+    assert!(remarks.is_empty(), "{remarks:?}");
+    let helper = function(&out, "tiny__threshold");
+    assert_eq!(helper.matches("= load i8, ptr %byte.at").count(), 3, "{helper}");
+    assert!(!helper.contains("load i32, ptr %word.at"), "{helper}");
+    assert!(helper.contains("%team.args = alloca [4 x i8], align 16") && helper.matches("%word.shared = ").count() == 1, "{helper}");
+    // Through the pipeline the module is valid and the child's body is the loop's.
+    let piped_ir = piped(&ir.replace("(i64 64, i64 4)", "(i64 64, i64 3)"), 128, Target::default());
+    assert!(piped_ir.contains("@llvm.nvvm.redux.sync.add"), "{piped_ir}");
+}
+
+#[test]
+fn the_clean_up_folds_a_teams_shuffles_of_constants_and_no_others() {
+    // `child<<<n, 32>>>`: the block's dims are constants once the helper is inlined, and
+    // the team's shuffles of them go; the grid's `x` (`n`) is shuffled.
+    let ir = piped(&program(), 128, Target::default());
+    let parent = function(&ir, "parent");
+    let values: Vec<&str> = parent.split("@llvm.nvvm.shfl.sync.idx.i32(i32 %mask.i, i32 ").skip(1).map(|rest| rest.split(',').next().unwrap_or("")).collect();
+    assert!(!values.is_empty() && values.iter().all(|v| v.starts_with('%')), "{values:?}\n{parent}");
+    assert!(parent.contains("@llvm.nvvm.shfl.sync.idx.i32(i32 %mask.i, i32 %n,"), "{parent}");
+    // A program's own shuffle of a constant stays: it also waits for its mask's lanes.
+    let own = format!(
+        "{HEAD}declare i32 @llvm.nvvm.shfl.sync.idx.i32(i32, i32, i32, i32)\ndefine ptx_kernel void @k(ptr %p) {{\n  %v = call i32 @llvm.nvvm.shfl.sync.idx.i32(i32 -1, i32 7, i32 0, i32 31)\n  store i32 %v, ptr %p, align 4\n  ret void\n}}\n"
+    );
+    let context = Context::create();
+    let module = parse(&context, &own);
+    threshold::fold_team_shuffles(&module);
+    assert!(module.print_to_string().to_string().contains("call i32 @llvm.nvvm.shfl.sync.idx.i32(i32 -1, i32 7, i32 0, i32 31)"));
 }

@@ -28,11 +28,10 @@
 
 use super::clone::{self, as_function, called_function, value_name};
 use super::launch::{self, Launch};
-use super::threshold::{byval_at_call, cap_registers, documented_shape, load_arguments, ok, parameter_layout, replace_by_helper, source_name, unflatten};
+use super::threshold::{byval_at_call, cap_registers, documented_shape, intrinsic, load_arguments, ok, parameter_layout, replace_by_helper, source_name, unflatten};
 use super::SourceText;
 use crate::diag::{Code, Diagnostic, Span};
 use inkwell::attributes::{Attribute, AttributeLoc};
-use inkwell::intrinsics::Intrinsic;
 use inkwell::llvm_sys::core::LLVMGetTypeAttributeValue;
 use inkwell::module::{Linkage, Module};
 use inkwell::targets::TargetData;
@@ -541,10 +540,6 @@ fn byte_gep<'ctx>(b: &inkwell::builder::Builder<'ctx>, base: PointerValue<'ctx>,
     let i8t = base.get_type().get_context().i8_type();
     // SAFETY: offsets inside a record of a table sized for them.
     unsafe { ok(b.build_gep(i8t, base, &[offset], name)) }
-}
-
-fn intrinsic<'ctx>(module: &Module<'ctx>, name: &str, types: &[BasicTypeEnum<'ctx>]) -> FunctionValue<'ctx> {
-    Intrinsic::find(name).and_then(|i| i.get_declaration(module, types)).unwrap_or_else(|| panic!("LLVM has `{name}`"))
 }
 
 /// `C__agg<<<total, threads, S>>>(table, n)` in the documented sequence at `b`'s position;
