@@ -1189,7 +1189,7 @@ pub(super) fn launch_as_documented<'ctx>(
             // The runtime's buffer is aligned for every parameter type (nvcc stores 16-byte
             // vectors into it): the copy moves words, also where `args` is a record in memory
             // that SROA cannot take apart (NVPTX copies a `llvm.memcpy` from there in bytes).
-            super::copies::word_copy(&b, (buf, 16), (args, ARGS_ALIGN.into()), l.size);
+            super::copies::word_copy(b, (buf, 16), (args, ARGS_ALIGN.into()), l.size);
             buf
         }
         None => ptr.const_null(),
