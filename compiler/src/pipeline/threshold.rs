@@ -17,9 +17,9 @@
 //! ```
 //!
 //! From sm_80 the lanes of a warp that reach the site together may run their small grids
-//! together instead, each grid's threads spread over the lanes, where that takes fewer rounds
-//! than each lane running its own ([`Team`]; one lane's grid of 128 threads: 4 rounds instead of
-//! 128).
+//! together instead, each grid's threads spread over the lanes, where that takes at most half
+//! the rounds of each lane running its own ([`Team`]; one lane's grid of 128 threads: 4 rounds
+//! instead of 128).
 //!
 //! The stores of the arguments, which went into the runtime's buffer, go into a local block
 //! (the V2 lowering does the same); the launch left in the helper is in the documented shape,
@@ -882,14 +882,14 @@ fn helper<'ctx>(
 }
 
 /// Who runs a small grid in place: the launching thread alone, or its warp's converged lanes
-/// together where that takes fewer rounds.
+/// together where that takes at most half the rounds ([`team_path`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Team {
     /// Each launching thread runs its own grid's threads one after another.
     Off,
     /// The lanes that reach the site together (`__activemask()`) run each small grid among
-    /// them, one grid after another, when that takes fewer rounds than each lane running its
-    /// own: sm_80 and newer, whose `redux.sync` counts the rounds in one instruction.
+    /// them, one grid after another, where that takes at most half the rounds of each lane
+    /// running its own: sm_80 and newer, whose `redux.sync` counts the rounds in one instruction.
     Warp,
 }
 
@@ -930,8 +930,10 @@ impl Team {
 /// costs more (the flat index divided into coordinates; each grid's dims and arguments
 /// shuffled first), so the warp goes together only where that takes at most half the rounds,
 /// counting a grid as a round: measured on the H100 (results/session42), 29 lanes with grids
-/// of 32 to 256 threads took 1.5x as long together where the plain comparison chose it. The child's threads need not run together (what thresholding takes), so any
-/// lane may run any of them; `__syncwarp` orders the lanes' writes before the launching
+/// of 32 to 256 threads took 1.5x as long together where the plain comparison chose it.
+///
+/// The child's threads need not run together (what thresholding takes), so any lane may run
+/// any of them; `__syncwarp` orders the lanes' writes before the launching
 /// threads go on, as the thread's own writes were when it ran them alone.
 #[allow(clippy::too_many_arguments)]
 fn team_path<'ctx>(
@@ -1119,8 +1121,8 @@ pub(super) const TEAM_SHUFFLE: &str = "cdpc.team.shuffle";
 /// Replaces each shuffle of a team ([`TEAM_SHUFFLE`]) whose value is a constant by the
 /// constant: every lane of the mask holds it, so the lane read gives it; whether any was. Run
 /// by the clean-up after inlining, when a launch's constant dims and arguments have reached
-/// the helper's shuffles. Shuffles
-/// that the program wrote are not touched: a `shfl.sync` also waits for its mask's lanes.
+/// the helper's shuffles. Shuffles that the program wrote are not touched: a `shfl.sync` also
+/// waits for its mask's lanes.
 pub fn fold_team_shuffles(module: &Module<'_>) -> bool {
     let Some(shuffle) = module.get_function("llvm.nvvm.shfl.sync.idx.i32") else { return false };
     let mut folded = false;
