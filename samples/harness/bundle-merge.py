@@ -6,6 +6,8 @@ binaries (before and after a change) are timed in the same run, interleaved roun
 
 Each input is `PATH[:SUFFIX]`: its variants are renamed VARIANT + SUFFIX (nvcc's is never
 renamed, and is taken from the first archive that has it). Programs must be the same in all.
+`PATH:SUFFIX+nvcc` renames nvcc's build too (`nvcc` + SUFFIX): a build of changed sources (a
+copy of the corpus with a program rewritten by hand, `--corpus`) timed beside nvcc's own.
 The run stage then times every variant of OUT as usual (`--stage run --bundle OUT.tar.xz`).
 """
 import io
@@ -30,6 +32,10 @@ def main() -> int:
         merged = None
         for i, spec in enumerate(inputs):
             path, _, suffix = spec.partition(":")
+            suffix, plus, what = suffix.partition("+")
+            if plus and what != "nvcc":
+                raise SystemExit(f"bundle-merge: {spec!r}: only `+nvcc` may follow the suffix")
+            keep_nvcc = not plus
             into = os.path.join(work, f"in{i}")
             with tarfile.open(path, "r:xz") as tar:
                 for m in tar.getmembers():
@@ -43,7 +49,7 @@ def main() -> int:
             elif manifest["programs"] != merged["programs"]:
                 raise SystemExit(f"bundle-merge: {path} holds {manifest['programs']}, the first {merged['programs']}")
             merged["built_with"].append(f"{manifest['built_with']}" + (f" (variants suffixed {suffix})" if suffix else ""))
-            rename = {v: v if v == "nvcc" else v + suffix for v in manifest["variants"]}
+            rename = {v: v if v == "nvcc" and keep_nvcc else v + suffix for v in manifest["variants"]}
             for v, spec_v in manifest["variants"].items():
                 if rename[v] in merged["variants"]:
                     continue
