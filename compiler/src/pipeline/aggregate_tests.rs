@@ -110,7 +110,7 @@ fn streams_and_dynamic_sizes_are_left_with_r0500() {
 #[test]
 fn thresholding_then_aggregation_aggregates_the_launch_left_for_large_grids() {
     let context = Context::create();
-    let module = parse(&context, &program());
+    let module = parse(&context, &super::threshold_tests::at_site(&program()));
     let options = PipelineOptions { target: Target::default(), nv_module_id: None, launch_threshold: 128, aggregate: Granularity::Warp, pass_remarks: true };
     assert!(run(&module, &options, &SourceText::default()).unwrap().is_empty());
     module.verify().unwrap();

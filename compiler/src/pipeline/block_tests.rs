@@ -218,7 +218,7 @@ fn through_the_pipeline_every_launch_is_lowered_to_v2_and_thresholding_comes_fir
     // Thresholding's helper, called once, is where the launch left for large grids is: it is
     // recorded in the kernel that calls it.
     let context = Context::create();
-    let module = parse(&context, &program());
+    let module = parse(&context, &super::threshold_tests::at_site(&program()));
     let options = PipelineOptions { target: Target::default(), nv_module_id: None, launch_threshold: 128, aggregate: Granularity::Block, pass_remarks: true };
     assert!(run(&module, &options, &SourceText::default()).unwrap().is_empty());
     let ir = module.print_to_string().to_string();

@@ -17,8 +17,10 @@
 //! 4. [`threshold`] (`-flaunch-threshold=N`, off by default): each launch in the documented
 //!    shape whose grid has at most N threads, of a child whose threads need not run together,
 //!    runs its child's threads one after another in the launching thread when the grid is
-//!    that small, and launches as before otherwise; the others get `R0502`. With N = 0 the
-//!    module is untouched; afterwards every launch is still in the documented shape.
+//!    that small, and launches as before otherwise; the others get `R0502`. From sm_80 a
+//!    lane's small grid may be kept for the kernel's end and run there by its whole warp
+//!    ([`defer`]). With N = 0 the module is untouched; afterwards every launch is still in the
+//!    documented shape.
 //! 5. [`aggregate`] (`-faggregate-launches=`, off by default): the launches into the NULL
 //!    stream that the threads of a warp, a block or a whole grid make become one launch of
 //!    `C__agg` (at the site, at the end of the block, at the end of the grid's last block);
@@ -51,6 +53,7 @@ pub mod aggregate;
 pub mod atomics;
 mod clone;
 pub mod copies;
+mod defer;
 pub mod host_names;
 pub mod launch;
 mod location;

@@ -183,7 +183,8 @@ fn a_named_dim3_by_value_goes_through_thresholding_and_warp_aggregation() {
         let v1: Vec<&str> = ir.lines().filter(|l| l.contains("call i32 @cudaLaunchDevice(")).collect();
         let warp = aggregate == super::aggregate::Granularity::Warp;
         assert!(v1.len() == usize::from(warp) && v1.iter().all(|l| l.contains("@child__agg,") && l.contains("!cdpc.launch.v1")), "{ir}");
-        // The 32-thread child is run in place by thresholding.
-        assert_eq!(ir.contains("call i32 @child__threshold("), threshold == 128, "{ir}");
+        // The 32-thread child is run in place by thresholding: kept for the warp's end, the
+        // kernel making no launch after it (defer.rs).
+        assert_eq!(ir.contains("call i32 @child__keep(") && ir.contains("call i32 @child__end("), threshold == 128, "{ir}");
     }
 }

@@ -19,7 +19,9 @@
 //! From sm_80 the lanes of a warp that reach the site together may run their small grids
 //! together instead, each grid's threads spread over the lanes, where that takes at most half
 //! the rounds of each lane running its own ([`Team`]; one lane's grid of 128 threads: 4 rounds
-//! instead of 128).
+//! instead of 128). A lane alone at a site in a kernel's body with nothing after it that may
+//! launch keeps its small grid for the kernel's end instead, where the whole warp meets
+//! ([`super::defer`], [`Mode`]).
 //!
 //! The stores of the arguments, which went into the runtime's buffer, go into a local block
 //! (the V2 lowering does the same); the launch left in the helper is in the documented shape,
@@ -506,10 +508,23 @@ pub fn threshold(module: &Module<'_>, max_threads: u32, target: &Target, source:
     originals.extend(readers.into_iter().filter(|f| !wanted.contains(f)));
     let copies = clone::clone_with_builtins(module, &originals, "serial");
     let serial: HashMap<FunctionValue, FunctionValue> = originals.into_iter().zip(copies).collect();
+    let team = Team::for_target(target);
+    let kept = if team == Team::Warp { super::defer::kept_sites(&taken) } else { HashSet::new() };
     let mut rewritten = HashSet::new();
-    for (l, c) in &taken {
-        rewrite_site(module, l, serial[c], max_threads, &data, Team::for_target(target));
+    let mut keep: Vec<(FunctionValue, Vec<(Launch, FunctionValue)>)> = Vec::new();
+    for (i, (l, c)) in taken.iter().enumerate() {
+        if kept.contains(&i) {
+            match keep.iter_mut().find(|(k, _)| *k == l.function) {
+                Some((_, sites)) => sites.push((*l, serial[c])),
+                None => keep.push((l.function, vec![(*l, serial[c])])),
+            }
+        } else {
+            rewrite_site(module, l, serial[c], max_threads, &data, team);
+        }
         rewritten.insert(l.function);
+    }
+    for (k, sites) in &keep {
+        super::defer::keep(module, *k, sites, max_threads, &data);
     }
     cap_registers(module, &rewritten);
     remarks
@@ -697,17 +712,30 @@ pub(super) fn ok<T>(r: Result<T, inkwell::builder::BuilderError>) -> T {
 
 /// Replaces the launch `l` of `child` by a call of its helper (module docs).
 fn rewrite_site<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, serial: FunctionValue<'ctx>, max: u32, data: &TargetData, team: Team) {
-    let helper = helper(module, l, serial, max, data, l.buffer, team);
+    let name = format!("{}__threshold", child_name(l));
+    let helper = helper(module, new_helper(module, l, &name), l, serial, max, data, Mode::Site(team));
     replace_by_helper(module, l, helper, "thr");
+}
+
+/// The name of the kernel `l` launches (empty for a launch through a pointer).
+pub(super) fn child_name(l: &Launch<'_>) -> String {
+    let operand = l.call.get_operand(0).and_then(|o| o.value()).expect("a launch's operand");
+    as_function(operand.as_value_ref()).map_or_else(String::new, |c| c.get_name().to_string_lossy().into_owned())
 }
 
 /// Declares the always-inline helper `i32 NAME(ptr args, grid, block)` of the launch `l`,
 /// its dims typed and attributed as the launch takes them.
 pub(super) fn new_helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, name: &str) -> FunctionValue<'ctx> {
+    new_helper_with(module, l, name, &[])
+}
+
+/// [`new_helper`] with `extra` parameters after the dims.
+pub(super) fn new_helper_with<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, name: &str, extra: &[BasicMetadataTypeEnum<'ctx>]) -> FunctionValue<'ctx> {
     let ctx = module.get_context();
     let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
     let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
-    let params: Vec<BasicMetadataTypeEnum> = vec![ptr.into(), operand(2).get_type().into(), operand(3).get_type().into()];
+    let mut params: Vec<BasicMetadataTypeEnum> = vec![ptr.into(), operand(2).get_type().into(), operand(3).get_type().into()];
+    params.extend_from_slice(extra);
     let f = module.add_function(name, ctx.i32_type().fn_type(&params, false), Some(Linkage::Internal));
     f.add_attribute(AttributeLoc::Function, ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0));
     // `byval` dims, as the launch takes them.
@@ -738,6 +766,12 @@ pub(super) const ARGS_ALIGN: u32 = 16;
 /// arguments go into a local block (`PREFIX.args`) where the runtime's buffer was, and the
 /// call takes the block and the launch's dims; its status is the launch's.
 pub(super) fn replace_by_helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, helper: FunctionValue<'ctx>, prefix: &str) {
+    replace_by_helper_with(module, l, helper, prefix, &[]);
+}
+
+/// [`replace_by_helper`], the call taking `extra` arguments after the dims; returns the
+/// argument block (a null pointer for a launch without parameters).
+pub(super) fn replace_by_helper_with<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, helper: FunctionValue<'ctx>, prefix: &str, extra: &[BasicMetadataValueEnum<'ctx>]) -> BasicValueEnum<'ctx> {
     let ctx = module.get_context();
     let b = ctx.create_builder();
     let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
@@ -760,7 +794,8 @@ pub(super) fn replace_by_helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, h
     };
     b.position_before(&l.call);
     let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
-    let args: Vec<BasicMetadataValueEnum> = vec![block.into(), operand(2).into(), operand(3).into()];
+    let mut args: Vec<BasicMetadataValueEnum> = vec![block.into(), operand(2).into(), operand(3).into()];
+    args.extend_from_slice(extra);
     let call = ok(b.build_call(helper, &args, &format!("{prefix}.status")));
     copy_byval(l.call.as_value_ref(), call.as_value_ref(), &[(3, 2), (4, 3)]);
     let status = call.try_as_basic_value().basic().and_then(|v| v.as_instruction_value()).expect("a status");
@@ -768,6 +803,7 @@ pub(super) fn replace_by_helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, h
     super::location::copy_cdp_span(l.call, status);
     l.call.replace_all_uses_with(&status);
     l.call.erase_from_basic_block();
+    block
 }
 
 /// Copies the call-site attributes of `from`'s argument `i` to `to`'s argument `j`, for each
@@ -786,24 +822,30 @@ pub(super) fn copy_byval(from: LLVMValueRef, to: LLVMValueRef, pairs: &[(u32, u3
     }
 }
 
-/// The always-inline helper `C__threshold(args, grid, block, shmem, stream)` of the launch
-/// `l` (module docs). `buffer` is the `(align, size)` of the original parameter buffer and
-/// `old_buffer` the call that made it, copied for the launch that remains.
-fn helper<'ctx>(
-    module: &Module<'ctx>,
-    l: &Launch<'ctx>,
-    serial: FunctionValue<'ctx>,
-    max: u32,
-    data: &TargetData,
-    old_buffer: Option<inkwell::values::InstructionValue<'ctx>>,
-    team: Team,
-) -> FunctionValue<'ctx> {
+/// Where a thresholding helper runs a small grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Mode {
+    /// At the site: alone, or with the lanes that reach it together ([`Team`]); a large grid
+    /// is launched.
+    Site(Team),
+    /// At the site a small grid is kept for the kernel's end: the helper's three extra
+    /// parameters point at the lane's flag and the grid's and block's dims, which it sets; a
+    /// large grid is launched ([`super::defer`]).
+    Keep,
+    /// At the kernel's end, by every lane of the warp ([`Team::Warp`]): the dims are pointers
+    /// to the kept ones and the extra parameter says whether this lane kept a grid; nothing is
+    /// launched ([`super::defer`]).
+    End,
+}
+
+/// Fills `f`, a helper made for the launch `l` (by [`new_helper`], or for [`Mode::End`] by
+/// [`super::defer`]), as `mode` says: in [`Mode::Site`] the always-inline helper
+/// `C__threshold(args, grid, block)` of the module docs.
+pub(super) fn helper<'ctx>(module: &Module<'ctx>, f: FunctionValue<'ctx>, l: &Launch<'ctx>, serial: FunctionValue<'ctx>, max: u32, data: &TargetData, mode: Mode) -> FunctionValue<'ctx> {
     let ctx = module.get_context();
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
     let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
     let child = as_function(operand(0).as_value_ref());
-    let child_name = child.map_or_else(String::new, |c| c.get_name().to_string_lossy().into_owned());
-    let f = new_helper(module, l, &format!("{child_name}__threshold"));
     let p = |i: u32| f.get_nth_param(i).expect("a parameter");
     let b = ctx.create_builder();
     let entry = ctx.append_basic_block(f, "entry");
@@ -813,30 +855,86 @@ fn helper<'ctx>(
     let config = Config::load(&ctx, &b, p(1), p(2));
     let c64 = |v: u64| i64t.const_int(v, false);
     let (blocks, threads) = (config.blocks, config.threads);
-    let mut conds = vec![config.valid];
-    conds.push(ok(b.build_int_compare(IntPredicate::ULE, blocks, c64(max.into()), "blocks.small")));
-    // Blocks and threads are bounded by now, so the product cannot wrap.
-    conds.push(ok(b.build_int_compare(IntPredicate::ULE, ok(b.build_int_mul(blocks, threads, "m")), c64(max.into()), "grid.small")));
-    let small = conds.into_iter().reduce(|a, c| ok(b.build_and(a, c, "small"))).expect("conditions");
+    let small = if mode == Mode::End {
+        // Kept at the site only when small.
+        p(3).into_int_value()
+    } else {
+        let mut conds = vec![config.valid];
+        conds.push(ok(b.build_int_compare(IntPredicate::ULE, blocks, c64(max.into()), "blocks.small")));
+        // Blocks and threads are bounded by now, so the product cannot wrap.
+        conds.push(ok(b.build_int_compare(IntPredicate::ULE, ok(b.build_int_mul(blocks, threads, "m")), c64(max.into()), "grid.small")));
+        conds.into_iter().reduce(|a, c| ok(b.build_and(a, c, "small"))).expect("conditions")
+    };
     let (g, bd) = (config.grid, config.block);
     let (layout, _) = parameter_layout(child.expect("a taken site launches a function"), data);
     let args_ptr = p(0).into_pointer_value();
-    match team {
-        Team::Off => {
+    match mode {
+        Mode::Site(Team::Off) => {
             ok(b.build_conditional_branch(small, in_place, launch_bb));
         }
-        Team::Warp => {
+        Mode::Site(Team::Warp) | Mode::End => {
             let dispatch = ctx.append_basic_block(f, "alone");
             let together = team_path(module, f, &b, l, serial, &layout, args_ptr, &config, small, launch_bb);
             ok(b.build_conditional_branch(together.0, together.1, dispatch));
             b.position_at_end(dispatch);
             ok(b.build_conditional_branch(small, in_place, launch_bb));
         }
+        Mode::Keep => {
+            // The flag and the dims into the kernel's slots; the arguments stay in the site's
+            // argument block, which nothing writes after the site.
+            let keep = ctx.append_basic_block(f, "keep");
+            ok(b.build_conditional_branch(small, keep, launch_bb));
+            b.position_at_end(keep);
+            ok(b.build_store(p(3).into_pointer_value(), ctx.bool_type().const_all_ones()));
+            let dim3 = ctx.struct_type(&[i32t.into(), i32t.into(), i32t.into()], false);
+            for (dims, slot) in [(g, p(4)), (bd, p(5))] {
+                for (k, v) in dims.into_iter().enumerate() {
+                    let at = ok(b.build_struct_gep(dim3, slot.into_pointer_value(), k as u32, "kept.d"));
+                    ok(b.build_store(at, v));
+                }
+            }
+            ok(b.build_return(Some(&i32t.const_zero())));
+        }
     }
 
-    // In place: the arguments, then a loop over blocks and one over threads.
+    // In place: the arguments, then a loop over blocks and one over threads (a grid kept for
+    // the kernel's end runs there, not here).
+    if mode == Mode::Keep {
+        // SAFETY: an empty block nothing branches to.
+        unsafe { in_place.delete() }.expect("an empty block");
+    } else {
+        in_place_loops(module, f, &b, in_place, serial, &layout, args_ptr, &config);
+    }
+
+    // Launched: the documented sequence, from the argument block; at the kernel's end, where
+    // only kept grids are run, nothing.
+    b.position_at_end(launch_bb);
+    if mode == Mode::End {
+        ok(b.build_return(Some(&i32t.const_zero())));
+    } else {
+        launch_as_documented(module, f, &b, l, l.buffer, args_ptr, p(1), p(2));
+    }
+    f
+}
+
+/// At `in_place`, the end of the helper `f`: each of the grid's threads, one after another,
+/// in calls of `serial`; then `return cudaSuccess`.
+#[allow(clippy::too_many_arguments)]
+fn in_place_loops<'ctx>(
+    module: &Module<'ctx>,
+    f: FunctionValue<'ctx>,
+    b: &inkwell::builder::Builder<'ctx>,
+    in_place: BasicBlock<'ctx>,
+    serial: FunctionValue<'ctx>,
+    layout: &[(u64, Option<BasicTypeEnum<'ctx>>)],
+    args_ptr: inkwell::values::PointerValue<'ctx>,
+    config: &Config<'ctx>,
+) {
+    let ctx = module.get_context();
+    let i32t = ctx.i32_type();
+    let (blocks, threads, g, bd) = (config.blocks, config.threads, config.grid, config.block);
     b.position_at_end(in_place);
-    let args = load_arguments(&ctx, &b, &layout, args_ptr, ARGS_ALIGN);
+    let args = load_arguments(&ctx, b, layout, args_ptr, ARGS_ALIGN);
     let u32_of = |v: IntValue<'ctx>| ok(b.build_int_truncate(v, i32t, "n"));
     let (nblocks, nthreads) = (u32_of(blocks), u32_of(threads));
     let outer_head = ctx.append_basic_block(f, "blocks");
@@ -852,7 +950,7 @@ fn helper<'ctx>(
     let more = ok(b.build_int_compare(IntPredicate::ULT, bl_v, nblocks, "more.blocks"));
     ok(b.build_conditional_branch(more, outer_body, all_done));
     b.position_at_end(outer_body);
-    let block_idx = unflatten(&b, bl_v, g);
+    let block_idx = unflatten(b, bl_v, g);
     ok(b.build_unconditional_branch(inner_head));
     b.position_at_end(inner_head);
     let t = ok(b.build_phi(i32t, "t"));
@@ -860,7 +958,7 @@ fn helper<'ctx>(
     let more = ok(b.build_int_compare(IntPredicate::ULT, t_v, nthreads, "more.threads"));
     ok(b.build_conditional_branch(more, inner_body, inner_done));
     b.position_at_end(inner_body);
-    let thread_idx = unflatten(&b, t_v, bd);
+    let thread_idx = unflatten(b, t_v, bd);
     let mut call_args = args.clone();
     call_args.extend(thread_idx.iter().chain(&block_idx).chain(&bd).chain(&g).map(|v| BasicMetadataValueEnum::from(*v)));
     let call = ok(b.build_call(serial, &call_args, ""));
@@ -874,11 +972,6 @@ fn helper<'ctx>(
     bl.add_incoming(&[(&i32t.const_zero(), in_place), (&bl_next, inner_done)]);
     b.position_at_end(all_done);
     ok(b.build_return(Some(&i32t.const_zero())));
-
-    // Launched: the documented sequence, from the argument block.
-    b.position_at_end(launch_bb);
-    launch_as_documented(module, f, &b, l, old_buffer, args_ptr, p(1), p(2));
-    f
 }
 
 /// Who runs a small grid in place: the launching thread alone, or its warp's converged lanes

@@ -121,6 +121,15 @@ pub(super) fn program() -> String {
     format!("{HEAD}{CHILD}{}", launch("child", "null", "0"))
 }
 
+/// `ir` with an empty inline `asm` before the parent's `ret`: a kernel with inline assembly
+/// keeps no small grid for its warp's end (`defer.rs`), so that the site's own helper,
+/// `C__threshold`, is what a test sees.
+pub(super) fn at_site(ir: &str) -> String {
+    let out = ir.replace("done:\n  ret void", "done:\n  call void asm sideeffect \"\", \"\"()\n  ret void");
+    assert_ne!(out, ir, "a parent whose last block is `done: ret void`");
+    out
+}
+
 #[test]
 fn off_or_with_nothing_to_take_the_module_is_untouched() {
     let printed = |ir: &str| parse(&Context::create(), ir).print_to_string().to_string();
@@ -138,7 +147,7 @@ fn off_or_with_nothing_to_take_the_module_is_untouched() {
 
 #[test]
 fn a_small_launch_runs_the_childs_threads_in_place_and_launches_otherwise() {
-    let (ir, remarks) = thresholded(&program(), 128, Target::default());
+    let (ir, remarks) = thresholded(&at_site(&program()), 128, Target::default());
     assert!(remarks.is_empty(), "{remarks:?}");
     // The child is copied with the built-ins as parameters; its helper too; the originals stay.
     let serial = function(&ir, "child__serial");
@@ -338,7 +347,7 @@ fn a_launch_through_a_pointer_is_named_so() {
 
 #[test]
 fn from_sm_80_the_warp_chooses_between_running_small_grids_together_and_alone() {
-    let (ir, _) = thresholded(&program(), 128, Target::default());
+    let (ir, _) = thresholded(&at_site(&program()), 128, Target::default());
     let helper = function(&ir, "child__threshold");
     // The choice: rounds together (the sum over the lanes' grids of their threads over the
     // team, a grid counted as one more) at most half those alone (the largest grid), among the
@@ -366,7 +375,7 @@ fn from_sm_80_the_warp_chooses_between_running_small_grids_together_and_alone() 
     assert!(helper.contains("alone:") && helper.contains("more.blocks") && helper.contains("more.threads"), "{helper}");
     // Before sm_80 (no `redux.sync`) only the lane alone.
     let sm70 = Target { sm: crate::target::SmVersion(70), ..Target::default() };
-    let (ir, _) = thresholded(&program(), 128, sm70);
+    let (ir, _) = thresholded(&at_site(&program()), 128, sm70);
     let helper = function(&ir, "child__threshold");
     assert!(!helper.contains("activemask") && !helper.contains("redux") && !helper.contains("shfl") && helper.contains("more.threads"), "{helper}");
 }
@@ -399,6 +408,7 @@ done:
 }}
 "#
     );
+    let ir = at_site(&ir);
     // A buffer of 4 bytes: one whole word.
     let (out, remarks) = thresholded(&ir, 128, Target::default());
     assert!(remarks.is_empty(), "{remarks:?}");
@@ -420,7 +430,7 @@ done:
 fn the_clean_up_folds_a_teams_shuffles_of_constants_and_no_others() {
     // `child<<<n, 32>>>`: the block's dims are constants once the helper is inlined, and
     // the team's shuffles of them go; the grid's `x` (`n`) is shuffled.
-    let ir = piped(&program(), 128, Target::default());
+    let ir = piped(&at_site(&program()), 128, Target::default());
     let parent = function(&ir, "parent");
     let values: Vec<&str> = parent.split("@llvm.nvvm.shfl.sync.idx.i32(i32 %mask.i, i32 ").skip(1).map(|rest| rest.split(',').next().unwrap_or("")).collect();
     assert!(!values.is_empty() && values.iter().all(|v| v.starts_with('%')), "{values:?}\n{parent}");
@@ -433,4 +443,68 @@ fn the_clean_up_folds_a_teams_shuffles_of_constants_and_no_others() {
     let module = parse(&context, &own);
     threshold::fold_team_shuffles(&module);
     assert!(module.print_to_string().to_string().contains("call i32 @llvm.nvvm.shfl.sync.idx.i32(i32 -1, i32 7, i32 0, i32 31)"));
+}
+
+#[test]
+fn a_small_grid_is_kept_for_the_warps_end_where_nothing_launched_later_could_pass_it() {
+    let (ir, remarks) = thresholded(&program(), 128, Target::default());
+    assert!(remarks.is_empty(), "{remarks:?}");
+    let parent = function(&ir, "parent");
+    // The entry: the warp's lanes, and each site's slots, nothing kept yet.
+    for needle in [
+        "%entry.mask = call i32 @llvm.nvvm.activemask()",
+        "store i1 false, ptr %kept, align 1",
+        "store { i32, i32, i32 } { i32 1, i32 1, i32 1 }, ptr %kept.grid",
+        "= call i32 @child__keep(ptr %thr.args, ptr byval(%struct.dim3) align 4 %grid, ptr byval(%struct.dim3) align 4 %block, ptr %kept, ptr %kept.grid, ptr %kept.block)",
+        // The one end: the warp meets, then runs what its lanes kept.
+        "kept.end:",
+        "call void @llvm.nvvm.bar.warp.sync(i32 %entry.mask)",
+        "%kept.now = load i1, ptr %kept, align 1",
+        "call i32 @child__end(ptr %thr.args, ptr %kept.grid, ptr %kept.block, i1 %kept.now)",
+    ] {
+        assert!(parent.contains(needle), "{needle}\n{parent}");
+    }
+    assert_eq!(parent.matches("ret void").count(), 1, "{parent}");
+    assert!(parent.contains("br label %kept.end") && !parent.contains("GetParameterBuffer") && !parent.contains("LaunchDevice"), "{parent}");
+    // At the site: a small grid's dims into the slots and the flag set, else the launch.
+    let keep = function(&ir, "child__keep");
+    assert!(keep.contains(", label %keep, label %launch") && !keep.contains("in_place") && keep.contains("store i1 true, ptr %kept"), "{keep}");
+    assert_eq!(keep.matches("store i32 %").count(), 6, "{keep}");
+    assert!(keep.contains("@__cudaCDP2GetParameterBuffer(i64 64, i64 40)") && keep.contains("@__cudaCDP2LaunchDevice(ptr @child"), "{keep}");
+    // At the end: the team over the warp, the kept flag its `small`; nothing launched.
+    let end = function(&ir, "child__end");
+    for needle in ["%want = call i32 @llvm.nvvm.vote.ballot.sync(i32 %mask, i1 %kept)", "@llvm.nvvm.redux.sync.add", "br i1 %kept, label %in_place, label %launch"] {
+        assert!(end.contains(needle), "{needle}\n{end}");
+    }
+    assert!(!end.contains("GetParameterBuffer") && !end.contains("LaunchDevice"), "{end}");
+    insta::assert_snapshot!("kept_end", end);
+    // Through the pipeline: valid, the helpers inlined, the launch for large grids lowered.
+    let ir = piped(&program(), 128, Target::default());
+    assert!(!ir.contains("@child__keep(") && !ir.contains("@child__end(") && ir.contains("@__cudaCDP2LaunchDeviceV2("), "{ir}");
+}
+
+#[test]
+fn a_site_is_not_kept_after_which_a_launch_may_come_or_in_a_loop_a_device_function_before_sm_80_or_with_asm() {
+    let kept = |ir: &str, target: Target| thresholded(ir, 128, target).0.contains("@child__keep(");
+    assert!(kept(&program(), Target::default()));
+    // Two launches in a row: the first is followed by one and stays at its site; the second
+    // is kept.
+    let twice = program().replace("  br label %done\ndone:", &format!("  br label %again\nagain:\n  %buf2 = call ptr @__cudaCDP2GetParameterBuffer(i64 64, i64 40)\n  store ptr %p, ptr %buf2, align 64\n  %st2 = call i32 @__cudaCDP2LaunchDevice(ptr @child, ptr %buf2, ptr byval(%struct.dim3) align 4 %grid, ptr byval(%struct.dim3) align 4 %block, i32 0, ptr null)\n  br label %done\ndone:"));
+    let (ir, _) = thresholded(&twice, 128, Target::default());
+    let parent = function(&ir, "parent");
+    assert_eq!((parent.matches("call i32 @child__threshold(").count(), parent.matches("call i32 @child__keep(").count()), (1, 1), "{parent}");
+    // A call of a function that may launch, after the site.
+    let later = format!("{}define void @launcher() {{\n  %b = call ptr @__cudaCDP2GetParameterBuffer(i64 8, i64 0)\n  ret void\n}}\n", program().replace("done:\n  ret void", "done:\n  call void @launcher()\n  ret void"));
+    assert!(!kept(&later, Target::default()));
+    // A call of a function that does not launch is no obstacle.
+    let harmless = format!("{}define void @harmless(ptr %q) {{\n  store i32 1, ptr %q, align 4\n  ret void\n}}\n", program().replace("done:\n  ret void", "done:\n  call void @harmless(ptr %p)\n  ret void"));
+    assert!(kept(&harmless, Target::default()));
+    // In a loop: reached more than once by a thread.
+    let looped = program().replace("  br label %done\ndone:", "  %again = icmp ne i32 %n, 0\n  br i1 %again, label %fill, label %done\ndone:");
+    assert!(!kept(&looped, Target::default()));
+    // In a device function: its caller's end is not its own.
+    assert!(!kept(&program().replace("define ptx_kernel void @parent", "define void @parent"), Target::default()));
+    // Before sm_80 (no team) and with inline assembly.
+    assert!(!kept(&program(), Target { sm: crate::target::SmVersion(70), ..Target::default() }));
+    assert!(!kept(&at_site(&program()), Target::default()));
 }

@@ -1,0 +1,208 @@
+//! Thresholding's small grids kept for the warp (from sm_80, with [`threshold`]): a lane that
+//! reaches a thresholded site alone runs a small grid alone, one thread after another, while
+//! the other lanes of its warp have gone elsewhere, returned or wait. Where nothing launched
+//! later by the kernel could be reordered with it, the lane keeps the grid instead, and at the
+//! kernel's end, where every lane of the warp meets, the whole warp runs the kept grids
+//! together ([`threshold::Mode::End`]: the team of [`threshold`]'s `team_path`, the rounds
+//! counted the same way). `samples/bfs.cdp`'s one launching lane a warp ran its 128 visits
+//! alone; kept, its warp runs them in 4 rounds.
+//!
+//! A site `C<<<g, b>>>(args)` taken by thresholding in a kernel `K` is kept when
+//! - the target has `redux.sync` (sm_80: [`threshold::Team::Warp`]);
+//! - `K` is a kernel and the site is in its own body (not in a function it calls);
+//! - the site is not in a loop (reached once per thread at most, so one slot per site holds
+//!   the grid);
+//! - nothing after the site can launch: no launch, no call through a pointer and no call of a
+//!   function that may launch, on any path from the site to the kernel's end (a later
+//!   NULL-stream launch would otherwise start before the kept grid ran, where the stream orders
+//!   it after);
+//! - neither `K` nor a function it calls has inline assembly (an `exit` there would leave its
+//!   lane away from the end, where the warp waits for every lane).
+//!
+//! `K` becomes:
+//!
+//! ```c
+//! entry:  mask = __activemask(); kept[n] = false; grid[n] = block[n] = {1, 1, 1};
+//! site n: C__keep(args, g, b, &kept[n], &grid[n], &block[n]);
+//!         // small: kept[n] = true and the dims kept, status cudaSuccess; else launched
+//! every `ret`: goto end;
+//! end:    __syncwarp(mask);
+//!         for each site n: C__end(args block of site n, &grid[n], &block[n], kept[n]);
+//!         return;
+//! ```
+//!
+//! The child sees what its launching thread wrote before the launch, as when it runs at the
+//! site, and may see what the thread wrote after it (a launched child may too: the programming
+//! model promises nothing of those writes either way).
+//!
+//! Invariant: afterwards every kept site is a call of its `C__keep` helper, `K` has exactly
+//! one `ret`, after the end's helpers, and no launch of the module is lost.
+
+use super::clone::{as_function, called_function};
+use super::launch::{self, Launch};
+use super::threshold::{self, helper, new_helper_with, ok, replace_by_helper_with, successors, Mode};
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::basic_block::BasicBlock;
+use inkwell::module::{Linkage, Module};
+use inkwell::targets::TargetData;
+use inkwell::types::BasicMetadataTypeEnum;
+use inkwell::values::{AsValueRef, BasicMetadataValueEnum, FunctionValue, InstructionOpcode, InstructionValue};
+use std::collections::{HashMap, HashSet};
+
+/// Whether the site `l`, taken by thresholding, may be kept for its warp (module docs); `calls`
+/// remembers which functions may launch or hold inline assembly.
+pub(super) fn keepable<'ctx>(l: &Launch<'ctx>, calls: &mut Verdicts<'ctx>) -> bool {
+    let k = l.function;
+    if k.get_call_conventions() != crate::back::device_launch::PTX_KERNEL_CALL_CONV || calls.has_asm(k) {
+        return false;
+    }
+    let site = l.call.get_parent().expect("a launch in a block");
+    // The rest of the site's block, then every block reachable from it.
+    let mut after: Vec<InstructionValue> = Vec::new();
+    let mut next = l.call.get_next_instruction();
+    while let Some(i) = next {
+        after.push(i);
+        next = i.get_next_instruction();
+    }
+    let mut seen: HashSet<BasicBlock> = HashSet::new();
+    let mut stack = successors(site);
+    while let Some(bb) = stack.pop() {
+        if bb == site {
+            return false; // in a loop
+        }
+        if seen.insert(bb) {
+            after.extend(bb.get_instructions());
+            stack.extend(successors(bb));
+        }
+    }
+    !after.iter().any(|i| i.get_opcode() == InstructionOpcode::Call && calls.call_may_launch(*i))
+}
+
+/// Memoised answers about functions: whether one may launch a kernel (itself or through what
+/// it calls) and whether it, or what it calls, holds inline assembly.
+#[derive(Default)]
+pub(super) struct Verdicts<'ctx> {
+    launch: HashMap<FunctionValue<'ctx>, bool>,
+    asm: HashMap<FunctionValue<'ctx>, bool>,
+}
+
+impl<'ctx> Verdicts<'ctx> {
+    /// Whether the call `i` may launch: a launch entry point, a call through a pointer, or a
+    /// defined function that may.
+    fn call_may_launch(&mut self, i: InstructionValue<'ctx>) -> bool {
+        match callee(i) {
+            None => !is_inline_asm(i),
+            Some(f) if f.count_basic_blocks() == 0 => launch::is_launch_entry(&f.get_name().to_string_lossy()),
+            Some(f) => self.may_launch(f),
+        }
+    }
+
+    fn may_launch(&mut self, f: FunctionValue<'ctx>) -> bool {
+        if let Some(v) = self.launch.get(&f) {
+            return *v;
+        }
+        self.launch.insert(f, true); // a recursive call is taken to launch until shown otherwise
+        let calls: Vec<InstructionValue> = f.get_basic_blocks().iter().flat_map(|bb| bb.get_instructions()).filter(|i| i.get_opcode() == InstructionOpcode::Call).collect();
+        let v = calls.into_iter().any(|i| self.call_may_launch(i));
+        self.launch.insert(f, v);
+        v
+    }
+
+    /// Whether `f` or a function it calls holds inline assembly.
+    fn has_asm(&mut self, f: FunctionValue<'ctx>) -> bool {
+        if let Some(v) = self.asm.get(&f) {
+            return *v;
+        }
+        self.asm.insert(f, false);
+        let calls: Vec<InstructionValue> = f.get_basic_blocks().iter().flat_map(|bb| bb.get_instructions()).filter(|i| i.get_opcode() == InstructionOpcode::Call).collect();
+        let v = calls.into_iter().any(|i| is_inline_asm(i) || callee(i).is_some_and(|g| g.count_basic_blocks() > 0 && self.has_asm(g)));
+        self.asm.insert(f, v);
+        v
+    }
+}
+
+/// The function the call `i` calls, if it calls one directly.
+fn callee<'ctx>(i: InstructionValue<'ctx>) -> Option<FunctionValue<'ctx>> {
+    called_function(i.as_value_ref()).and_then(as_function)
+}
+
+/// Whether the call `i` calls inline assembly.
+fn is_inline_asm(i: InstructionValue<'_>) -> bool {
+    let callee = i.get_operand(i.get_num_operands() - 1).and_then(|o| o.value());
+    // SAFETY: a query of a live value.
+    callee.is_some_and(|c| unsafe { !inkwell::llvm_sys::core::LLVMIsAInlineAsm(c.as_value_ref()).is_null() })
+}
+
+/// Keeps the sites `sites` of the kernel `k` (each with its child's serial copy) for the warp
+/// at the kernel's end (module docs).
+pub(super) fn keep<'ctx>(module: &Module<'ctx>, k: FunctionValue<'ctx>, sites: &[(Launch<'ctx>, FunctionValue<'ctx>)], max: u32, data: &TargetData) {
+    let ctx = module.get_context();
+    let (i1t, i32t) = (ctx.bool_type(), ctx.i32_type());
+    let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
+    let dim3 = ctx.struct_type(&[i32t.into(), i32t.into(), i32t.into()], false);
+    let b = ctx.create_builder();
+    let entry = k.get_first_basic_block().expect("a kernel with a body");
+    match entry.get_first_instruction() {
+        Some(first) => b.position_before(&first),
+        None => b.position_at_end(entry),
+    }
+    let mask = ok(b.build_call(threshold::intrinsic(module, "llvm.nvvm.activemask", &[]), &[], "entry.mask")).try_as_basic_value().basic().expect("a mask");
+    let ones = dim3.const_named_struct(&[i32t.const_int(1, false).into(); 3]);
+    let slots: Vec<_> = sites
+        .iter()
+        .map(|_| {
+            let kept = ok(b.build_alloca(i1t, "kept"));
+            let grid = ok(b.build_alloca(dim3, "kept.grid"));
+            let block = ok(b.build_alloca(dim3, "kept.block"));
+            ok(b.build_store(kept, i1t.const_zero()));
+            ok(b.build_store(grid, ones));
+            ok(b.build_store(block, ones));
+            (kept, grid, block)
+        })
+        .collect();
+
+    // The sites.
+    let mut ends = Vec::new();
+    for ((l, serial), &(kept, grid, block)) in sites.iter().zip(&slots) {
+        let child = threshold::child_name(l);
+        let extra: [BasicMetadataTypeEnum; 3] = [ptr.into(), ptr.into(), ptr.into()];
+        let keep = new_helper_with(module, l, &format!("{child}__keep"), &extra);
+        for (i, name) in [(3, "kept"), (4, "kept.grid"), (5, "kept.block")] {
+            keep.get_nth_param(i).expect("a parameter").set_name(name);
+        }
+        let keep = helper(module, keep, l, *serial, max, data, Mode::Keep);
+        let end = module.add_function(&format!("{child}__end"), i32t.fn_type(&[ptr.into(), ptr.into(), ptr.into(), i1t.into()], false), Some(Linkage::Internal));
+        end.add_attribute(AttributeLoc::Function, ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0));
+        for (i, name) in ["args", "grid.dim", "block.dim", "kept"].into_iter().enumerate() {
+            end.get_nth_param(i as u32).expect("a parameter").set_name(name);
+        }
+        let end = helper(module, end, l, *serial, max, data, Mode::End);
+        // Last: the launch goes.
+        let args = replace_by_helper_with(module, l, keep, "thr", &[kept.into(), grid.into(), block.into()]);
+        ends.push((end, args));
+    }
+
+    // Every `ret` to one end, where the warp meets and runs what its lanes kept.
+    let rets: Vec<InstructionValue> = k.get_basic_blocks().iter().filter_map(|bb| bb.get_terminator()).filter(|t| t.get_opcode() == InstructionOpcode::Return).collect();
+    let end_bb = ctx.append_basic_block(k, "kept.end");
+    for r in rets {
+        b.position_before(&r);
+        ok(b.build_unconditional_branch(end_bb));
+        r.erase_from_basic_block();
+    }
+    b.position_at_end(end_bb);
+    ok(b.build_call(threshold::intrinsic(module, "llvm.nvvm.bar.warp.sync", &[]), &[mask.into()], ""));
+    for ((end, args), &(kept, grid, block)) in ends.iter().zip(&slots) {
+        let kept_now = ok(b.build_load(i1t, kept, "kept.now"));
+        let call_args: [BasicMetadataValueEnum; 4] = [(*args).into(), grid.into(), block.into(), kept_now.into()];
+        ok(b.build_call(*end, &call_args, ""));
+    }
+    ok(b.build_return(None));
+}
+
+/// The indices of the sites of `taken` (each with its child) that may be kept (module docs),
+/// decided before any of them is rewritten.
+pub(super) fn kept_sites<'ctx>(taken: &[(Launch<'ctx>, FunctionValue<'ctx>)]) -> HashSet<usize> {
+    let mut verdicts = Verdicts::default();
+    (0..taken.len()).filter(|&i| keepable(&taken[i].0, &mut verdicts)).collect()
+}
