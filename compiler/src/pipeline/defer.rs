@@ -16,8 +16,12 @@
 //!   function that may launch, on any path from the site to the kernel's end (a later
 //!   NULL-stream launch would otherwise start before the kept grid ran, where the stream orders
 //!   it after);
-//! - neither `K` nor a function it calls has inline assembly (an `exit` there would leave its
-//!   lane away from the end, where the warp waits for every lane).
+//! - neither `K` nor a function it calls may leave a lane away from the end while the warp
+//!   waits there for it: no inline assembly (an `exit`), no barrier of the block or wider
+//!   (`__syncthreads` after some threads returned counts only threads that exited: a lane
+//!   waiting at the end would keep it waiting; so for clusters, `mbarrier` and the grid's
+//!   synchronisation), no call through a pointer and no function without a body but the
+//!   built-ins and the device runtime's and C library's functions that wait for no thread.
 //!
 //! `K` becomes:
 //!
@@ -53,7 +57,7 @@ use std::collections::{HashMap, HashSet};
 /// remembers which functions may launch or hold inline assembly.
 pub(super) fn keepable<'ctx>(l: &Launch<'ctx>, calls: &mut Verdicts<'ctx>) -> bool {
     let k = l.function;
-    if k.get_call_conventions() != crate::back::device_launch::PTX_KERNEL_CALL_CONV || calls.has_asm(k) {
+    if k.get_call_conventions() != crate::back::device_launch::PTX_KERNEL_CALL_CONV || calls.may_hold_a_lane(k) {
         return false;
     }
     let site = l.call.get_parent().expect("a launch in a block");
@@ -78,12 +82,12 @@ pub(super) fn keepable<'ctx>(l: &Launch<'ctx>, calls: &mut Verdicts<'ctx>) -> bo
     !after.iter().any(|i| i.get_opcode() == InstructionOpcode::Call && calls.call_may_launch(*i))
 }
 
-/// Memoised answers about functions: whether one may launch a kernel (itself or through what
-/// it calls) and whether it, or what it calls, holds inline assembly.
+/// Memoised answers about functions: whether one may launch a kernel and whether it may keep
+/// a lane from the kernel's end, itself or through what it calls.
 #[derive(Default)]
 pub(super) struct Verdicts<'ctx> {
     launch: HashMap<FunctionValue<'ctx>, bool>,
-    asm: HashMap<FunctionValue<'ctx>, bool>,
+    hold: HashMap<FunctionValue<'ctx>, bool>,
 }
 
 impl<'ctx> Verdicts<'ctx> {
@@ -108,17 +112,37 @@ impl<'ctx> Verdicts<'ctx> {
         v
     }
 
-    /// Whether `f` or a function it calls holds inline assembly.
-    fn has_asm(&mut self, f: FunctionValue<'ctx>) -> bool {
-        if let Some(v) = self.asm.get(&f) {
+    /// Whether `f` or a function it calls may keep a lane from reaching the kernel's end while
+    /// its warp waits there (module docs).
+    fn may_hold_a_lane(&mut self, f: FunctionValue<'ctx>) -> bool {
+        if let Some(v) = self.hold.get(&f) {
             return *v;
         }
-        self.asm.insert(f, false);
+        self.hold.insert(f, false);
         let calls: Vec<InstructionValue> = f.get_basic_blocks().iter().flat_map(|bb| bb.get_instructions()).filter(|i| i.get_opcode() == InstructionOpcode::Call).collect();
-        let v = calls.into_iter().any(|i| is_inline_asm(i) || callee(i).is_some_and(|g| g.count_basic_blocks() > 0 && self.has_asm(g)));
-        self.asm.insert(f, v);
+        let v = calls.into_iter().any(|i| match callee(i) {
+            None => true, // inline assembly, or a call through a pointer
+            Some(g) if g.count_basic_blocks() == 0 => waits_or_unknown(&g.get_name().to_string_lossy()),
+            Some(g) => self.may_hold_a_lane(g),
+        });
+        self.hold.insert(f, v);
         v
     }
+}
+
+/// Whether a call of `name`, a function without a body here, may wait for other threads (a
+/// barrier, the grid's synchronisation) or is unknown.
+fn waits_or_unknown(name: &str) -> bool {
+    if let Some(nvvm) = name.strip_prefix("llvm.nvvm.") {
+        return nvvm.starts_with("barrier") || (nvvm.starts_with("bar.") && !nvvm.starts_with("bar.warp.sync")) || nvvm.contains("mbarrier") || nvvm.contains("cluster");
+    }
+    if name.starts_with("llvm.") || name.starts_with("__nv_") || ["vprintf", "malloc", "free", "__assertfail", "memcpy", "memset"].contains(&name) {
+        return false;
+    }
+    if name.starts_with("cuda") || name.starts_with("__cuda") {
+        return name.contains("Synchronize") || name.contains("CG");
+    }
+    true
 }
 
 /// The function the call `i` calls, if it calls one directly.

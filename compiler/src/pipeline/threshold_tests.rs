@@ -484,7 +484,7 @@ fn a_small_grid_is_kept_for_the_warps_end_where_nothing_launched_later_could_pas
 }
 
 #[test]
-fn a_site_is_not_kept_after_which_a_launch_may_come_or_in_a_loop_a_device_function_before_sm_80_or_with_asm() {
+fn a_site_is_not_kept_after_which_a_launch_may_come_in_a_loop_a_device_function_before_sm_80_or_where_a_lane_may_be_held() {
     let kept = |ir: &str, target: Target| thresholded(ir, 128, target).0.contains("@child__keep(");
     assert!(kept(&program(), Target::default()));
     // Two launches in a row: the first is followed by one and stays at its site; the second
@@ -507,4 +507,15 @@ fn a_site_is_not_kept_after_which_a_launch_may_come_or_in_a_loop_a_device_functi
     // Before sm_80 (no team) and with inline assembly.
     assert!(!kept(&program(), Target { sm: crate::target::SmVersion(70), ..Target::default() }));
     assert!(!kept(&at_site(&program()), Target::default()));
+    // A block's barrier anywhere in the kernel (after some threads returned, a lane waiting at
+    // the end would hold it), or in a function it calls; a warp's `__syncwarp` is no obstacle.
+    let barrier = program().replace("entry:\n", "entry:\n  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)\n");
+    assert!(!kept(&barrier, Target::default()));
+    let called = format!("{}define void @sync() {{\n  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)\n  ret void\n}}\n", program().replace("entry:\n", "entry:\n  call void @sync()\n"));
+    assert!(!kept(&called, Target::default()));
+    let warp = format!("{}declare void @llvm.nvvm.bar.warp.sync(i32)\n", program().replace("entry:\n", "entry:\n  call void @llvm.nvvm.bar.warp.sync(i32 -1)\n"));
+    assert!(kept(&warp, Target::default()));
+    // A function without a body here may wait for anything.
+    let unknown = format!("{}declare void @elsewhere()\n", program().replace("entry:\n", "entry:\n  call void @elsewhere()\n"));
+    assert!(!kept(&unknown, Target::default()));
 }
