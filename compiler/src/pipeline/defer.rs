@@ -54,7 +54,7 @@ use inkwell::values::{AsValueRef, BasicMetadataValueEnum, FunctionValue, Instruc
 use std::collections::{HashMap, HashSet};
 
 /// Whether the site `l`, taken by thresholding, may be kept for its warp (module docs); `calls`
-/// remembers which functions may launch or hold inline assembly.
+/// remembers which functions may launch and which may hold a lane from the kernel's end.
 pub(super) fn keepable<'ctx>(l: &Launch<'ctx>, calls: &mut Verdicts<'ctx>) -> bool {
     let k = l.function;
     if k.get_call_conventions() != crate::back::device_launch::PTX_KERNEL_CALL_CONV || calls.may_hold_a_lane(k) {
