@@ -44,6 +44,15 @@ pub fn called_function(inst: LLVMValueRef) -> Option<LLVMValueRef> {
     }
 }
 
+/// Positions `b` where a function's allocas belong: before the first instruction of its entry
+/// block `entry` (at its end while it is empty).
+pub fn position_at_start<'ctx>(b: &inkwell::builder::Builder<'ctx>, entry: inkwell::basic_block::BasicBlock<'ctx>) {
+    match entry.get_first_instruction() {
+        Some(first) => b.position_before(&first),
+        None => b.position_at_end(entry),
+    }
+}
+
 /// `v` as the function it is, if it is one.
 pub fn as_function<'ctx>(v: LLVMValueRef) -> Option<FunctionValue<'ctx>> {
     // SAFETY: a query of a live value; a function's value is a function.

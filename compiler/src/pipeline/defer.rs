@@ -166,10 +166,7 @@ pub(super) fn keep<'ctx>(module: &Module<'ctx>, k: FunctionValue<'ctx>, sites: &
     let dim3 = ctx.struct_type(&[i32t.into(), i32t.into(), i32t.into()], false);
     let b = ctx.create_builder();
     let entry = k.get_first_basic_block().expect("a kernel with a body");
-    match entry.get_first_instruction() {
-        Some(first) => b.position_before(&first),
-        None => b.position_at_end(entry),
-    }
+    super::clone::position_at_start(&b, entry);
     let mask = ok(b.build_call(threshold::intrinsic(module, "llvm.nvvm.activemask", &[]), &[], "entry.mask")).try_as_basic_value().basic().expect("a mask");
     let ones = dim3.const_named_struct(&[i32t.const_int(1, false).into(); 3]);
     let slots: Vec<_> = sites

@@ -602,10 +602,7 @@ fn to_v2(module: &Module<'_>, target: &Target, l: &Launch<'_>) -> Result<(), Str
     let b = ctx.create_builder();
     // The argument block: a local where the V1 buffer was.
     let entry = l.function.get_first_basic_block().ok_or("a launch in a function without a body")?;
-    match entry.get_first_instruction() {
-        Some(first) => b.position_before(&first),
-        None => b.position_at_end(entry),
-    }
+    super::clone::position_at_start(&b, entry);
     let bytes = ctx.i8_type().array_type(l.size.max(1) as u32);
     let block = e(b.build_alloca(bytes, "launch.args"))?;
     block.as_instruction_value().expect("an alloca").set_alignment(64).map_err(|e| e.to_string())?;

@@ -779,10 +779,7 @@ pub(super) fn replace_by_helper_with<'ctx>(module: &Module<'ctx>, l: &Launch<'ct
     let block = match l.buffer {
         Some(buffer) => {
             let entry = l.function.get_first_basic_block().expect("a launch is in a function with a body");
-            match entry.get_first_instruction() {
-                Some(first) => b.position_before(&first),
-                None => b.position_at_end(entry),
-            }
+            clone::position_at_start(&b, entry);
             let block = ok(b.build_alloca(ctx.i8_type().array_type(l.size.max(1) as u32), &format!("{prefix}.args")));
             let inst = block.as_instruction_value().expect("an alloca");
             inst.set_alignment(align as u32).expect("a power of two");
@@ -1076,10 +1073,7 @@ fn team_path<'ctx>(
     let shared_args = if words > 0 {
         let entry = f.get_first_basic_block().expect("the helper's entry");
         let here = b.get_insert_block().expect("positioned");
-        match entry.get_first_instruction() {
-            Some(first) => b.position_before(&first),
-            None => b.position_at_end(entry),
-        }
+        clone::position_at_start(b, entry);
         let block = ok(b.build_alloca(i8t.array_type((words * 4) as u32), "team.args"));
         block.as_instruction_value().expect("an alloca").set_alignment(ARGS_ALIGN).expect("a power of two");
         b.position_at_end(here);

@@ -655,10 +655,7 @@ impl<'ctx> Emit<'_, 'ctx> {
     pub fn slot(&self, ty: inkwell::types::BasicTypeEnum<'ctx>, name: &str) -> PointerValue<'ctx> {
         let at_entry = self.module.get_context().create_builder();
         let entry = self.f.get_first_basic_block().expect("a function with a body");
-        match entry.get_first_instruction() {
-            Some(first) => at_entry.position_before(&first),
-            None => at_entry.position_at_end(entry),
-        }
+        super::super::clone::position_at_start(&at_entry, entry);
         ok(at_entry.build_alloca(ty, name))
     }
     pub fn load32(&self, p: PointerValue<'ctx>, name: &str) -> IntValue<'ctx> {

@@ -605,10 +605,7 @@ fn dims_value<'ctx>(module: &Module<'ctx>, b: &inkwell::builder::Builder<'ctx>, 
     // In the entry block, as allocas belong (the helpers are inlined into loops).
     let at_entry = ctx.create_builder();
     let entry = f.get_first_basic_block().expect("a function with a body");
-    match entry.get_first_instruction() {
-        Some(first) => at_entry.position_before(&first),
-        None => at_entry.position_at_end(entry),
-    }
+    super::clone::position_at_start(&at_entry, entry);
     let slot = ok(at_entry.build_alloca(dim3, &format!("{name}.slot")));
     ok(b.build_store(slot, agg));
     slot.into()
