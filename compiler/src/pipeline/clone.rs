@@ -53,6 +53,20 @@ pub fn position_at_start<'ctx>(b: &inkwell::builder::Builder<'ctx>, entry: inkwe
     }
 }
 
+/// Makes every `ret` of `f` (which returns `void`) a branch to one new block `name` at its end,
+/// and positions `b` there; the caller ends that block.
+pub fn returns_to_one_block<'ctx>(b: &inkwell::builder::Builder<'ctx>, f: FunctionValue<'ctx>, name: &str) -> inkwell::basic_block::BasicBlock<'ctx> {
+    let rets: Vec<_> = f.get_basic_blocks().iter().filter_map(|bb| bb.get_terminator()).filter(|t| t.get_opcode() == InstructionOpcode::Return).collect();
+    let end = f.get_type().get_context().append_basic_block(f, name);
+    for r in rets {
+        b.position_before(&r);
+        b.build_unconditional_branch(end).expect("the builder is positioned");
+        r.erase_from_basic_block();
+    }
+    b.position_at_end(end);
+    end
+}
+
 /// `v` as the function it is, if it is one.
 pub fn as_function<'ctx>(v: LLVMValueRef) -> Option<FunctionValue<'ctx>> {
     // SAFETY: a query of a live value; a function's value is a function.

@@ -204,14 +204,7 @@ pub(super) fn keep<'ctx>(module: &Module<'ctx>, k: FunctionValue<'ctx>, sites: &
     }
 
     // Every `ret` to one end, where the warp meets and runs what its lanes kept.
-    let rets: Vec<InstructionValue> = k.get_basic_blocks().iter().filter_map(|bb| bb.get_terminator()).filter(|t| t.get_opcode() == InstructionOpcode::Return).collect();
-    let end_bb = ctx.append_basic_block(k, "kept.end");
-    for r in rets {
-        b.position_before(&r);
-        ok(b.build_unconditional_branch(end_bb));
-        r.erase_from_basic_block();
-    }
-    b.position_at_end(end_bb);
+    super::clone::returns_to_one_block(&b, k, "kept.end");
     ok(b.build_call(threshold::intrinsic(module, "llvm.nvvm.bar.warp.sync", &[]), &[mask.into()], ""));
     for ((end, args), &(kept, grid, block)) in ends.iter().zip(&slots) {
         let kept_now = ok(b.build_load(i1t, kept, "kept.now"));

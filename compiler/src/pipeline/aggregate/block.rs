@@ -903,14 +903,7 @@ pub(super) fn wrap<'ctx>(module: &Module<'ctx>, f: FunctionValue<'ctx>, eob: &En
     let first = entry.get_instructions().find(|i| i.get_opcode() != InstructionOpcode::Alloca).expect("a terminator");
     b.position_before(&first);
     ok(b.build_call(eob.begin, &[], ""));
-    let rets: Vec<InstructionValue> = f.get_basic_blocks().iter().filter_map(|bb| bb.get_terminator()).filter(|t| t.get_opcode() == InstructionOpcode::Return).collect();
-    let end = ctx.append_basic_block(f, "agg.end");
-    for r in rets {
-        b.position_before(&r);
-        ok(b.build_unconditional_branch(end));
-        r.erase_from_basic_block();
-    }
-    b.position_at_end(end);
+    super::super::clone::returns_to_one_block(&b, f, "agg.end");
     ok(b.build_call(eob.end, &[], ""));
     ok(b.build_return(None));
 }
