@@ -846,7 +846,6 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, f: FunctionValue<'ctx>, l: &La
     let p = |i: u32| f.get_nth_param(i).expect("a parameter");
     let b = ctx.create_builder();
     let entry = ctx.append_basic_block(f, "entry");
-    let in_place = ctx.append_basic_block(f, "in_place");
     let launch_bb = ctx.append_basic_block(f, "launch");
     b.position_at_end(entry);
     let config = Config::load(&ctx, &b, p(1), p(2));
@@ -865,16 +864,23 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, f: FunctionValue<'ctx>, l: &La
     let (g, bd) = (config.grid, config.block);
     let (layout, _) = parameter_layout(child.expect("a taken site launches a function"), data);
     let args_ptr = p(0).into_pointer_value();
-    match mode {
+    // Where a small grid runs in place, between the entry and the launch (a grid kept for the
+    // kernel's end runs there, not here: no such block).
+    let new_in_place = || ctx.insert_basic_block_after(entry, "in_place");
+    let in_place = match mode {
         Mode::Site(Team::Off) => {
+            let in_place = new_in_place();
             ok(b.build_conditional_branch(small, in_place, launch_bb));
+            Some(in_place)
         }
         Mode::Site(Team::Warp) | Mode::End => {
+            let in_place = new_in_place();
             let dispatch = ctx.append_basic_block(f, "alone");
             let together = team_path(module, f, &b, l, serial, &layout, args_ptr, &config, small, launch_bb);
             ok(b.build_conditional_branch(together.0, together.1, dispatch));
             b.position_at_end(dispatch);
             ok(b.build_conditional_branch(small, in_place, launch_bb));
+            Some(in_place)
         }
         Mode::Keep => {
             // The flag and the dims into the kernel's slots; the arguments stay in the site's
@@ -891,15 +897,12 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, f: FunctionValue<'ctx>, l: &La
                 }
             }
             ok(b.build_return(Some(&i32t.const_zero())));
+            None
         }
-    }
+    };
 
-    // In place: the arguments, then a loop over blocks and one over threads (a grid kept for
-    // the kernel's end runs there, not here).
-    if mode == Mode::Keep {
-        // SAFETY: an empty block nothing branches to.
-        unsafe { in_place.delete() }.expect("an empty block");
-    } else {
+    // In place: the arguments, then a loop over blocks and one over threads.
+    if let Some(in_place) = in_place {
         in_place_loops(module, f, &b, in_place, serial, &layout, args_ptr, &config);
     }
 
