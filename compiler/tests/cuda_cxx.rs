@@ -2,7 +2,8 @@
 //! (`switch`, `goto`, lambdas, `auto`, range-`for`, `constexpr`, unions, `typedef struct`,
 //! `new`/`delete`, variadic and defaulted templates, `<cmath>`, `__half`, `grid_group`,
 //! `cuda::std::numeric_limits`, CUB's `WarpReduce`, Thrust's `complex` as a kernel parameter,
-//! host-only headers), each a file of `compiler/tests/cuda_cxx/` with a device-side launch.
+//! host-only headers, anonymous namespaces), each a file of `compiler/tests/cuda_cxx/` with a
+//! device-side launch.
 //!
 //! Each must compile with no diagnostic at all (a clean file prints nothing), launch through
 //! the V2 entry points, and name its kernels and device variables as nvcc 13.5 does
@@ -46,7 +47,8 @@ pub(crate) fn tools_ready() -> bool {
     }
 }
 
-/// The kernels (`.entry`) and defined device variables (`.global`, string literals aside).
+/// The kernels (`.entry`) and defined device variables (`.global` and `.const`, string
+/// literals aside).
 fn symbols(ptx: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for line in ptx.lines().map(str::trim) {
@@ -55,8 +57,9 @@ fn symbols(ptx: &str) -> BTreeSet<String> {
             continue;
         }
         if let Some(at) = words.iter().position(|w| *w == ".entry") {
-            out.insert(words[at + 1].trim_end_matches('(').to_string());
-        } else if words.contains(&".global") && !line.starts_with("//") {
+            // `name(` before parameters, `name()` without any (LLVM's spelling).
+            out.insert(words[at + 1].split('(').next().unwrap_or("").to_string());
+        } else if (words.contains(&".global") || words.contains(&".const")) && !line.starts_with("//") {
             let decl = line.split(['=', ';']).next().unwrap_or("");
             let name = decl.split_whitespace().last().unwrap_or("").split('[').next().unwrap_or("");
             // String literals and the initializers of local aggregates (`$str`, Clang's

@@ -11,17 +11,17 @@
 //! - a kernel's host stub: Clang calls it `_Z20__device_stub__childPi`, nvcc `_Z5childPi`
 //!   (the kernel's own symbol, which host code compiled by nvcc calls for `child<<<...>>>`);
 //!   defined stubs and the stubs of kernels of other files alike;
-//! - the device name a `static` kernel or variable is registered under: Clang's
-//!   `_ZL2skPi__intern__<hash>`, nvcc's `__nv_static_<n>_<id>__Z2skPi`, the name the device
-//!   side gets from [`super::names`] with the same module id;
+//! - the device name a `static` kernel or variable (or one of an anonymous namespace, or of
+//!   such a type) is registered under: Clang's `_ZL2skPi__intern__<hash>`, nvcc's
+//!   `__nv_static_<n>_<id>__Z2skPi`, the name the device side gets from
+//!   [`super::names::nvcc_symbol`] with the same module id;
 //! - the module id: Clang's `__nv_<guid>` becomes the id the device side was named under,
 //!   so that the object has one id, as nvcc's has.
 //!
 //! Afterwards no symbol contains `__device_stub__` and every registered name is the device
 //! code's.
 
-use super::names::{nvcc_static_name, unsuffixed};
-use crate::hir::mangle::nv_static_symbol;
+use super::names::{nvcc_symbol, unsuffixed, Kind};
 use inkwell::llvm_sys::core::{LLVMGetNamedGlobalAlias, LLVMSetValueName2};
 use inkwell::module::{Linkage, Module};
 use inkwell::values::{AsValueRef, BasicValueEnum, GlobalValue, InstructionOpcode};
@@ -118,7 +118,7 @@ fn rename_registered_statics(module: &Module<'_>, id: &str) {
     for (global, is_function) in strings {
         let Some(text) = c_string(global) else { continue };
         let Some(plain) = unsuffixed(&text) else { continue };
-        let renamed = nv_static_symbol(id, &nvcc_static_name(plain, is_function));
+        let (renamed, _) = nvcc_symbol(plain, if is_function { Kind::Kernel } else { Kind::Variable }, id);
         replace_string(module, global, &renamed);
     }
 }

@@ -55,6 +55,7 @@ mod clone;
 pub mod copies;
 mod defer;
 pub mod host_names;
+pub mod itanium;
 pub mod launch;
 mod location;
 pub mod names;

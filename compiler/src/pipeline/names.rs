@@ -8,7 +8,14 @@
 //! registers that name), and cdpc's own front end keeps the plain symbol with internal linkage
 //! otherwise. This pass gives IR from any front end the same names: afterwards no symbol has
 //! Clang's suffix, every reference reaches the definition, and the renamed kernels and
-//! variables are internal and kept in `@llvm.used` (host code finds them by name).
+//! variables are kept in `@llvm.used` (host code finds them by name).
+//!
+//! With nvcc's module id `<ID>` the names are nvcc's in full ([`nvcc_symbol`], measured with
+//! nvcc 13.5): the anonymous namespace is `_GLOBAL__N_<ID>` wherever a symbol names it (Clang
+//! writes `_GLOBAL__N_1`); a variable of a namespace gets the enclosing namespace
+//! `_INTERNAL<ID>`; and what Clang makes internal only for a type in its parameters or its
+//! own type (`__global__ void vis(S s)` with `S` of the anonymous namespace) stays external
+//! under its plain symbol, as nvcc keeps it.
 
 use inkwell::llvm_sys::comdat::LLVMSetComdat;
 use inkwell::llvm_sys::core::{LLVMGetNumOperands, LLVMGetOperand};
@@ -16,6 +23,7 @@ use inkwell::module::{Linkage, Module};
 use inkwell::values::{AsValueRef, BasicValue, GlobalValue, PointerValue};
 use inkwell::AddressSpace;
 
+use super::itanium;
 use crate::hir::mangle::nv_static_symbol;
 
 /// The symbol without Clang's `__intern__<hex>` or `__static__<hex>` suffix, if it has one.
@@ -47,12 +55,86 @@ pub fn nvcc_static_name(mangled: &str, is_function: bool) -> String {
     }
 }
 
+/// What a symbol names, for nvcc's scheme.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A `__global__` function.
+    Kernel,
+    /// A `__device__`, `__constant__`, `__shared__` or managed variable.
+    Variable,
+}
+
+/// nvcc's symbol for the kernel or variable that Clang made internal and calls `plain` (its
+/// suffix removed), under nvcc's module id `id`, and whether nvcc makes it internal too.
+///
+/// nvcc makes internal what is declared `static` (Itanium's `L`, which it does not write) or
+/// named in an anonymous namespace, a template instance's arguments included, and gives it the
+/// name `__nv_static_<n>_<id>_<symbol>`; a variable of a namespace is wrapped in the namespace
+/// `_INTERNAL<id>`, one of file scope is called by its identifier. The anonymous namespace is
+/// `_GLOBAL__N_<id>` throughout. What Clang made internal for a type alone (a parameter's, a
+/// variable's) is external for nvcc, under its plain symbol. A symbol whose name
+/// [`itanium::entity`] does not read keeps Clang's linkage.
+pub fn nvcc_symbol(plain: &str, kind: Kind, id: &str) -> (String, bool) {
+    let anonymous = format!("{}_GLOBAL__N_{id}", "_GLOBAL__N_".len() + id.len());
+    if !plain.starts_with("_Z") {
+        // A name of C's kind: internal in Clang only for its type (`static` would be `_ZL`).
+        return (plain.to_string(), false);
+    }
+    let Some(entity) = itanium::entity(plain) else {
+        return (nv_static_symbol(id, &nvcc_static_name(&plain.replace(itanium::ANONYMOUS_NAMESPACE, &anonymous), kind == Kind::Kernel)), true);
+    };
+    let internal = !entity.internal_markers.is_empty() || entity.named_in_anonymous_namespace();
+    // Clang's spelling without its `L` markers and with nvcc's anonymous namespace (in a part
+    // not read, wherever its text appears).
+    let mut symbol = String::with_capacity(plain.len() + 2 * id.len());
+    let mut at = 0;
+    while at < plain.len() {
+        if entity.internal_markers.contains(&at) {
+            at += 1;
+        } else if entity.anonymous.contains(&at) || !entity.whole && at >= entity.name_end && plain[at..].starts_with(itanium::ANONYMOUS_NAMESPACE) {
+            symbol.push_str(&anonymous);
+            at += itanium::ANONYMOUS_NAMESPACE.len();
+        } else {
+            let next = plain[at..].chars().next().expect("inside the symbol");
+            symbol.push(next);
+            at += next.len_utf8();
+        }
+    }
+    if !internal {
+        return (symbol, false);
+    }
+    let symbol = match kind {
+        Kind::Kernel => symbol,
+        Kind::Variable => match (file_scope_identifier(&symbol), symbol.strip_prefix("_ZN")) {
+            (Some(name), _) => name.to_string(),
+            (None, Some(rest)) if !entity.substitutions => format!("_ZN{}_INTERNAL{id}{rest}", "_INTERNAL".len() + id.len()),
+            _ => symbol,
+        },
+    };
+    (nv_static_symbol(id, &symbol), true)
+}
+
+/// `name` of the symbol `_Z<n><name>` (a variable of file scope), if it is one.
+fn file_scope_identifier(symbol: &str) -> Option<&str> {
+    let rest = symbol.strip_prefix("_Z")?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let len: usize = rest[..digits].parse().ok()?;
+    (digits > 0 && rest.len() == digits + len).then(|| &rest[digits..])
+}
+
 /// Gives `static` kernels and variables nvcc's names (module docs).
 pub fn externalised_statics(module: &Module<'_>, nv_module_id: Option<&str>) {
     let mut kept: Vec<PointerValue<'_>> = Vec::new();
-    let new_name = |plain: &str, is_function: bool| {
-        let own = nvcc_static_name(plain, is_function);
-        nv_module_id.map_or_else(|| own.clone(), |id| nv_static_symbol(id, &own))
+    let new_name = |plain: &str, kind: Kind| match nv_module_id {
+        Some(id) => nvcc_symbol(plain, kind, id),
+        None => (nvcc_static_name(plain, kind == Kind::Kernel), true),
+    };
+    let rename = |global: GlobalValue<'_>, (symbol, internal): (String, bool)| {
+        if internal {
+            make_internal(global, &symbol)
+        } else {
+            make_external(global, &symbol)
+        }
     };
     for function in module.get_functions() {
         if function.count_basic_blocks() == 0 || function.get_call_conventions() != crate::back::device_launch::PTX_KERNEL_CALL_CONV {
@@ -67,9 +149,9 @@ pub fn externalised_statics(module: &Module<'_>, nv_module_id: Option<&str>) {
                     // SAFETY: the declaration has no uses left.
                     unsafe { declared.delete() };
                 }
-                make_internal(global, &new_name(plain, true));
+                rename(global, new_name(plain, Kind::Kernel));
             }
-            None if name.starts_with("_ZL") && function.get_linkage() == Linkage::Internal => make_internal(global, &new_name(&name, true)),
+            None if name.starts_with("_ZL") && function.get_linkage() == Linkage::Internal => rename(global, new_name(&name, Kind::Kernel)),
             None => continue,
         }
         // Host code finds kernels by name; nothing in the device code may refer to them.
@@ -87,15 +169,30 @@ pub fn externalised_statics(module: &Module<'_>, nv_module_id: Option<&str>) {
                     // SAFETY: the declaration has no uses left.
                     unsafe { declared.delete() };
                 }
-                make_internal(global, &new_name(plain, false));
+                rename(global, new_name(plain, Kind::Variable));
                 // Host code names it (that is why Clang made it visible).
                 kept.push(global.as_pointer_value());
             }
-            None if name.starts_with("_ZL") && global.get_linkage() == Linkage::Internal => make_internal(global, &new_name(&name, false)),
+            None if global.get_linkage() == Linkage::Internal && (name.starts_with("_ZL") || nv_module_id.is_some() && nvcc_names_internal(&name)) => {
+                rename(global, new_name(&name, Kind::Variable))
+            }
             None => {}
         }
     }
     append_used(module, &kept);
+}
+
+/// Whether nvcc makes the entity `symbol` names internal for its name (a `static` or one of an
+/// anonymous namespace), as far as [`itanium::entity`] reads it.
+fn nvcc_names_internal(symbol: &str) -> bool {
+    itanium::entity(symbol).is_some_and(|e| !e.internal_markers.is_empty() || e.named_in_anonymous_namespace())
+}
+
+fn make_external(global: GlobalValue<'_>, name: &str) {
+    // SAFETY: detaching a comdat is always valid; the group was named after Clang's symbol.
+    unsafe { LLVMSetComdat(global.as_value_ref(), std::ptr::null_mut()) };
+    global.set_name(name);
+    global.set_linkage(Linkage::External);
 }
 
 fn make_internal(global: GlobalValue<'_>, name: &str) {
@@ -171,6 +268,46 @@ mod tests {
         assert_eq!(unsuffixed("_ZL7counter__static__b04fd23c98500190"), Some("_ZL7counter"));
         assert_eq!(unsuffixed("_Z5childPi"), None);
         assert_eq!(unsuffixed("my__intern__name"), None);
+    }
+
+    /// nvcc 13.5's names (`nvcc -rdc=true -ptx`) of the kernels and variables of a file with
+    /// module id `_1d01383a_8_anon3_cu_c6f952e3_21524`, from Clang's (its suffix removed):
+    /// ```text
+    /// namespace { struct S { int a; }; }
+    /// struct G { int a; };
+    /// namespace n { static __device__ int t; static __global__ void sk(int *p); }
+    /// static __global__ void sk2(S *s);
+    /// namespace { namespace inner { __global__ void k4(int *p); __device__ int w; } }
+    /// namespace m { namespace { __global__ void k5(G g); } }
+    /// __global__ void vis(G *g, S s);
+    /// template <typename T> __global__ void gk(T p);   // gk<S>
+    /// static __device__ int fs[3];
+    /// __device__ S gs2;
+    /// ```
+    #[test]
+    fn symbols_are_nvccs_with_its_module_id() {
+        let id = "_1d01383a_8_anon3_cu_c6f952e3_21524";
+        let anon = "46_GLOBAL__N__1d01383a_8_anon3_cu_c6f952e3_21524";
+        let internal = "44_INTERNAL_1d01383a_8_anon3_cu_c6f952e3_21524";
+        let prefix = format!("__nv_static_35_{id}_");
+        let cases = [
+            ("_ZN1nL2skEPi", Kind::Kernel, format!("{prefix}_ZN1n2skEPi"), true),
+            ("_ZL3sk2PN12_GLOBAL__N_11SE", Kind::Kernel, format!("{prefix}_Z3sk2PN{anon}1SE"), true),
+            ("_ZN12_GLOBAL__N_15inner2k4EPi", Kind::Kernel, format!("{prefix}_ZN{anon}5inner2k4EPi"), true),
+            ("_ZN1m12_GLOBAL__N_12k5E1G", Kind::Kernel, format!("{prefix}_ZN1m{anon}2k5E1G"), true),
+            ("_Z2gkIN12_GLOBAL__N_11SEEvT_", Kind::Kernel, format!("{prefix}_Z2gkIN{anon}1SEEvT_"), true),
+            // Internal for Clang for its parameter's type alone: external for nvcc.
+            ("_Z3visP1GN12_GLOBAL__N_11SE", Kind::Kernel, format!("_Z3visP1GN{anon}1SE"), false),
+            ("_ZN1nL1tE", Kind::Variable, format!("{prefix}_ZN{internal}1n1tE"), true),
+            ("_ZN12_GLOBAL__N_15inner1wE", Kind::Variable, format!("{prefix}_ZN{internal}{anon}5inner1wE"), true),
+            ("_ZL2fs", Kind::Variable, format!("{prefix}fs"), true),
+            ("gs2", Kind::Variable, "gs2".to_string(), false),
+        ];
+        for (clang, kind, nvcc, internal) in cases {
+            assert_eq!(nvcc_symbol(clang, kind, id), (nvcc, internal), "{clang}");
+        }
+        // What the reader does not read keeps Clang's linkage, with nvcc's namespace.
+        assert_eq!(nvcc_symbol("_Z2pkIXadL_ZL2svEEEvv", Kind::Kernel, id), (format!("{prefix}_Z2pkIXadL_ZL2svEEEvv"), true));
     }
 
     /// What nvcc 13.5 names them (`nvcc -rdc=true -ptx` of a file with `static __global__ void
