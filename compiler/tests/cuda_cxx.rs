@@ -2,7 +2,7 @@
 //! (`switch`, `goto`, lambdas, `auto`, range-`for`, `constexpr`, unions, `typedef struct`,
 //! `new`/`delete`, variadic and defaulted templates, `<cmath>`, `__half`, `grid_group`,
 //! `cuda::std::numeric_limits`, CUB's `WarpReduce`, Thrust's `complex` as a kernel parameter,
-//! host-only headers, anonymous namespaces), each a file of `compiler/tests/cuda_cxx/` with a
+//! host-only headers, anonymous namespaces, extended lambdas), each a file of `compiler/tests/cuda_cxx/` with a
 //! device-side launch.
 //!
 //! Each must compile with no diagnostic at all (a clean file prints nothing), launch through
@@ -104,7 +104,7 @@ fn sample(name: &str) -> (PathBuf, String) {
 fn nvcc_ptx(nvcc: &Path, file: &Path) -> String {
     let out = tempfile::tempdir().unwrap();
     let ptx = out.path().join("out.ptx");
-    let status = Command::new(nvcc).args(["-arch=sm_90", "-rdc=true", "-ptx", "-w"]).arg(file).arg("-o").arg(&ptx).output().expect("nvcc runs");
+    let status = Command::new(nvcc).args(["-arch=sm_90", "-rdc=true", "-ptx", "-w", "--extended-lambda"]).arg(file).arg("-o").arg(&ptx).output().expect("nvcc runs");
     assert!(status.status.success(), "nvcc failed on {}: {}", file.display(), String::from_utf8_lossy(&status.stderr));
     std::fs::read_to_string(ptx).unwrap()
 }

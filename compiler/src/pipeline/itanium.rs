@@ -27,6 +27,8 @@ pub struct Entity {
     pub anonymous: Vec<usize>,
     /// Whether the types after the name (a function's) were read to the symbol's end.
     pub whole: bool,
+    /// Whether the entity is a template's instance (its name ends in template arguments).
+    pub instance: bool,
 }
 
 impl Entity {
@@ -51,10 +53,13 @@ pub fn entity(symbol: &str) -> Option<Entity> {
         substitutions: false,
         anonymous: Vec::new(),
         depth: 0,
+        own_args_end: None,
     };
     p.name()?;
     let (name_end, internal_markers, substitutions, named) =
         (p.i, p.markers.clone(), p.substitutions, p.anonymous.len());
+    // The name's own arguments end it, or its nested name's `E` right after them.
+    let instance = p.own_args_end.is_some_and(|end| name_end - end <= 1);
     // A function's types (its return type first for a template's instance); a variable has none.
     let mut whole = true;
     while p.peek().is_some() {
@@ -70,6 +75,7 @@ pub fn entity(symbol: &str) -> Option<Entity> {
         substitutions,
         anonymous: p.anonymous,
         whole,
+        instance,
     })
 }
 
@@ -82,6 +88,8 @@ struct Reader<'a> {
     substitutions: bool,
     anonymous: Vec<usize>,
     depth: u32,
+    /// Where the last template arguments of the entity's own name (not of a type in it) end.
+    own_args_end: Option<usize>,
 }
 
 /// How deep template arguments and types may nest before the reader gives up.
@@ -189,6 +197,30 @@ impl Reader<'_> {
         }
     }
 
+    /// `Z <function encoding> E <entity> [<discriminator>]`: a type local to a function, a
+    /// lambda's closure type among them (`Z4hostPiEUliE_`), as a template argument or a
+    /// parameter's type.
+    fn local_name(&mut self) -> Option<()> {
+        self.eat(b'Z')?;
+        self.name()?;
+        while self.peek()? != b'E' {
+            self.nested(Self::ty)?;
+        }
+        self.i += 1;
+        self.unqualified_name()?;
+        // `_<digit>` or `__<number>_`
+        if self.peek() == Some(b'_') {
+            if self.peek_at(1).is_some_and(|b| b.is_ascii_digit()) {
+                self.i += 2;
+            } else if self.peek_at(1) == Some(b'_') {
+                self.i += 2;
+                self.number()?;
+                self.eat(b'_')?;
+            }
+        }
+        Some(())
+    }
+
     /// `<unqualified-name>` with an optional `L` (internal linkage) before it and ABI tags
     /// after it.
     fn unqualified_name(&mut self) -> Option<()> {
@@ -279,6 +311,9 @@ impl Reader<'_> {
         self.eat(b'I')?;
         while self.peek()? != b'E' {
             self.nested(Self::template_arg)?;
+        }
+        if self.depth == 0 {
+            self.own_args_end = Some(self.i + 1);
         }
         self.i += 1;
         Some(())
@@ -387,6 +422,7 @@ impl Reader<'_> {
                 self.optional_template_args()
             }
             b'N' => self.nested(Self::nested_name),
+            b'Z' => self.nested(Self::local_name),
             b'0'..=b'9' => {
                 self.source_name()?;
                 self.optional_template_args()
@@ -432,6 +468,9 @@ mod tests {
         );
         assert_eq!(name("_Z4fillIJifEEvDpT_"), "_Z4fillIJifEE");
         assert_eq!(name("_ZN1n1eE"), "_ZN1n1eE");
+        // A lambda's closure type as the template argument (`apply<lambda in host(int *)>`).
+        assert_eq!(name("_Z5applyIZ4hostPiEUliE_EvS0_T_"), "_Z5applyIZ4hostPiEUliE_E");
+        assert_eq!(name("_Z5applyIZ6parentPiEUliE0_EvS0_T_"), "_Z5applyIZ6parentPiEUliE0_E");
         assert_eq!(
             name("_ZNSt3__14swapB8ne190000IiEEvRT_S2_"),
             "_ZNSt3__14swapB8ne190000IiEE"
@@ -449,6 +488,21 @@ mod tests {
             .unwrap()
             .internal_markers
             .is_empty());
+    }
+
+    #[test]
+    fn template_instances_are_told() {
+        for (symbol, instance) in [
+            ("_Z5applyIZ4hostPiEUliE_EvS0_T_", true),
+            ("_ZN12_GLOBAL__N_12tkINS_1SEEEvPT_", true),
+            ("_Z2nkILi3EEvPi", true),
+            ("_Z3visP1GN12_GLOBAL__N_11SE", false),
+            ("_ZN1a1bIiE1cEv", false),
+            // A parameter of a template type does not make an instance.
+            ("_Z1fN1a1bIiEE", false),
+        ] {
+            assert_eq!(entity(symbol).unwrap().instance, instance, "{symbol}");
+        }
     }
 
     #[test]
@@ -473,6 +527,7 @@ mod tests {
             "_ZZ4mainE1x",
             "_Z99x",
             "_ZN1aIiE",
+            "_Z5applyIZ4hostPiEEvv",
         ] {
             assert_eq!(entity(symbol), None, "{symbol}");
         }

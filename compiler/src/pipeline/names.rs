@@ -188,11 +188,14 @@ fn nvcc_names_internal(symbol: &str) -> bool {
     itanium::entity(symbol).is_some_and(|e| !e.internal_markers.is_empty() || e.named_in_anonymous_namespace())
 }
 
+/// External under `name`: weak for a template's instance (nvcc's `.weak .entry` of
+/// `apply<lambda>`, which another file may instantiate too), else strong (`.visible`).
 fn make_external(global: GlobalValue<'_>, name: &str) {
+    let weak = itanium::entity(name).is_some_and(|e| e.instance);
     // SAFETY: detaching a comdat is always valid; the group was named after Clang's symbol.
     unsafe { LLVMSetComdat(global.as_value_ref(), std::ptr::null_mut()) };
     global.set_name(name);
-    global.set_linkage(Linkage::External);
+    global.set_linkage(if weak { Linkage::WeakODR } else { Linkage::External });
 }
 
 fn make_internal(global: GlobalValue<'_>, name: &str) {
@@ -302,6 +305,8 @@ mod tests {
             ("_ZN12_GLOBAL__N_15inner1wE", Kind::Variable, format!("{prefix}_ZN{internal}{anon}5inner1wE"), true),
             ("_ZL2fs", Kind::Variable, format!("{prefix}fs"), true),
             ("gs2", Kind::Variable, "gs2".to_string(), false),
+            // A kernel template's instance for a lambda of a host function (nvcc: `.weak`).
+            ("_Z5applyIZ4hostPiEUliE_EvS0_T_", Kind::Kernel, "_Z5applyIZ4hostPiEUliE_EvS0_T_".to_string(), false),
         ];
         for (clang, kind, nvcc, internal) in cases {
             assert_eq!(nvcc_symbol(clang, kind, id), (nvcc, internal), "{clang}");
