@@ -89,6 +89,16 @@ pub fn from_messages(messages: &[super::in_process::Message], main: &Path, main_
     convert(lines, main, main_text)
 }
 
+/// What to do about a Clang message whose cause is Clang's CUDA support rather than the
+/// program (nvcc accepts the same code), if it is one.
+fn help_for(message: &str) -> Option<&'static str> {
+    message.starts_with("'managed' attribute ignored").then_some(
+        "cdpc compiles CUDA C++ with Clang 22, which ignores `__managed__` in CUDA (nvcc does not): \
+         the variable is a host variable here, and device code that uses it does not compile; \
+         allocate managed memory with `cudaMallocManaged` and pass the pointer to the kernels instead",
+    )
+}
+
 fn convert<'a>(lines: impl Iterator<Item = Line<'a>>, main: &Path, main_text: &str) -> Vec<Diagnostic> {
     let main_canon = main.canonicalize().unwrap_or_else(|_| main.to_path_buf());
     let mut files: HashMap<PathBuf, Option<Arc<SourceFile>>> = HashMap::new();
@@ -127,6 +137,9 @@ fn convert<'a>(lines: impl Iterator<Item = Line<'a>>, main: &Path, main_text: &s
         };
         let mut d = Diagnostic::new(code, Span::new(0, 0), line.message.to_string());
         d.severity = severity;
+        if let Some(help) = help_for(line.message) {
+            d = d.with_note(help);
+        }
         match label {
             Some(l) => d.labels = vec![l],
             // The driver's own messages, and places in files that could not be read: at the
@@ -166,6 +179,21 @@ mod tests {
         assert_eq!(span_at(text, 2, 6).range(), 12..13); // `(`
         assert_eq!(span_at(text, 9, 1).range(), text.len()..text.len());
         assert_eq!(span_at(text, 1, 99).range(), 6..6); // past the line's end: an empty span there
+    }
+
+    /// `__managed__`, which Clang 22 ignores in CUDA, gets a note that says so and what to do.
+    #[test]
+    fn an_ignored_managed_attribute_says_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = dir.path().join("m.cu");
+        std::fs::write(&m, "__managed__ int mv;\n").unwrap();
+        let m = m.display();
+        let d = parse(&format!("{m}:1:1: warning: 'managed' attribute ignored [-Wignored-attributes]\n"), dir.path().join("m.cu").as_path(), "__managed__ int mv;\n");
+        assert_eq!(d.len(), 1);
+        assert!(d[0].notes.iter().any(|n| n.contains("cudaMallocManaged")), "{d:?}");
+        // Another warning gets no such note.
+        let d = parse(&format!("{m}:1:1: warning: 'noinline' attribute ignored\n"), dir.path().join("m.cu").as_path(), "__managed__ int mv;\n");
+        assert!(d[0].notes.is_empty(), "{d:?}");
     }
 
     #[test]
