@@ -6,7 +6,8 @@
 //! device-side launch.
 //!
 //! Each must compile with no diagnostic at all (a clean file prints nothing), launch through
-//! the V2 entry points, and name its kernels and device variables as nvcc 13.5 does
+//! the V2 entry points, and name its kernels and device variables, with their linkage (local,
+//! `.visible` or `.weak`), as nvcc 13.5 does
 //! (`nvcc -arch=sm_90 -rdc=true -ptx` is the oracle; nvcc's module id is given to cdpc, so
 //! `static` kernels and variables get the same `__nv_static_` names). Skipped with a printed
 //! reason where Clang 22 or the NVIDIA tools are missing.
@@ -48,24 +49,26 @@ pub(crate) fn tools_ready() -> bool {
 }
 
 /// The kernels (`.entry`) and defined device variables (`.global` and `.const`, string
-/// literals aside).
+/// literals aside), each as `KIND LINKAGE NAME`: `entry` or `variable`, then `.visible`,
+/// `.weak` or `local` (a name only this file knows).
 fn symbols(ptx: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for line in ptx.lines().map(str::trim) {
         let words: Vec<&str> = line.split_whitespace().collect();
-        if words.contains(&".extern") {
+        if words.contains(&".extern") || line.starts_with("//") {
             continue;
         }
+        let linkage = [".visible", ".weak"].into_iter().find(|l| words.first() == Some(l)).unwrap_or("local");
         if let Some(at) = words.iter().position(|w| *w == ".entry") {
             // `name(` before parameters, `name()` without any (LLVM's spelling).
-            out.insert(words[at + 1].split('(').next().unwrap_or("").to_string());
-        } else if (words.contains(&".global") || words.contains(&".const")) && !line.starts_with("//") {
+            out.insert(format!("entry {linkage} {}", words[at + 1].split('(').next().unwrap_or("")));
+        } else if words.contains(&".global") || words.contains(&".const") {
             let decl = line.split(['=', ';']).next().unwrap_or("");
             let name = decl.split_whitespace().last().unwrap_or("").split('[').next().unwrap_or("");
             // String literals and the initializers of local aggregates (`$str`, Clang's
             // `.str` and `__const.f.x` as NVPTX spells them) are the compiler's own.
             if !name.contains('$') {
-                out.insert(name.to_string());
+                out.insert(format!("variable {linkage} {name}"));
             }
         }
     }
@@ -76,7 +79,7 @@ fn symbols(ptx: &str) -> BTreeSet<String> {
 /// (`__nv_static_<n>_<id>_<name>`).
 fn module_id(symbols: &BTreeSet<String>) -> Option<String> {
     symbols.iter().find_map(|s| {
-        let (len, tail) = s.strip_prefix("__nv_static_")?.split_once('_')?;
+        let (len, tail) = s.rsplit(' ').next()?.strip_prefix("__nv_static_")?.split_once('_')?;
         let n: usize = len.parse().ok()?;
         tail.get(..n).map(str::to_string)
     })
@@ -86,7 +89,7 @@ fn module_id(symbols: &BTreeSet<String>) -> Option<String> {
 /// names those): nvcc keeps these unused constants (`cuda::std::ranges::__cpo::begin`,
 /// `thrust::placeholders::_1`), Clang does not emit what nothing uses.
 fn library_variable(symbol: &str) -> bool {
-    ["4cuda3std", "6thrust", "3cub", "_ZZN4cuda"].iter().any(|ns| symbol.contains(ns)) && !symbol.ends_with("Evv()")
+    symbol.starts_with("variable ") && ["4cuda3std", "6thrust", "3cub", "_ZZN4cuda"].iter().any(|ns| symbol.contains(ns))
 }
 
 /// PTX of `file` with cdpc's defaults, read from where it lies.
