@@ -4,9 +4,9 @@
 //! because the machine still had it from earlier work.
 //!
 //! Every code, script and build file of the checkout (what git tracks or would track, not what
-//! it ignores) is scanned (documentation, `*.md`, may name such paths: it explains them). An absolute path counts as a tool path when it names
-//! CUDA, NVIDIA, LLVM or one of their tools; the few that are deliberate are listed in
-//! [`ALLOWED`] with the reason.
+//! it ignores) is scanned (documentation, `*.md`, may name such paths: it explains them). An
+//! absolute path counts as a tool path when it names CUDA, NVIDIA, LLVM or one of their tools;
+//! the few that are deliberate are listed in [`ALLOWED`] with the reason.
 
 use cdpc_tests::repo_root;
 use std::path::{Path, PathBuf};

@@ -2,8 +2,8 @@
 //! (`switch`, `goto`, lambdas, `auto`, range-`for`, `constexpr`, unions, `typedef struct`,
 //! `new`/`delete`, variadic and defaulted templates, `<cmath>`, `__half`, `grid_group`,
 //! `cuda::std::numeric_limits`, CUB's `WarpReduce`, Thrust's `complex` as a kernel parameter,
-//! host-only headers, anonymous namespaces, extended lambdas), each a file of `compiler/tests/cuda_cxx/` with a
-//! device-side launch.
+//! host-only headers, anonymous namespaces, extended lambdas), each a file of
+//! `compiler/tests/cuda_cxx/` with a device-side launch.
 //!
 //! Each must compile with no diagnostic at all (a clean file prints nothing), launch through
 //! the V2 entry points, and name its kernels and device variables, with their linkage (local,

@@ -185,14 +185,14 @@ mod tests {
     #[test]
     fn an_ignored_managed_attribute_says_what_to_do() {
         let dir = tempfile::tempdir().unwrap();
-        let m = dir.path().join("m.cu");
-        std::fs::write(&m, "__managed__ int mv;\n").unwrap();
-        let m = m.display();
-        let d = parse(&format!("{m}:1:1: warning: 'managed' attribute ignored [-Wignored-attributes]\n"), dir.path().join("m.cu").as_path(), "__managed__ int mv;\n");
+        let (path, text) = (dir.path().join("m.cu"), "__managed__ int mv;\n");
+        std::fs::write(&path, text).unwrap();
+        let m = path.display();
+        let d = parse(&format!("{m}:1:1: warning: 'managed' attribute ignored [-Wignored-attributes]\n"), &path, text);
         assert_eq!(d.len(), 1);
         assert!(d[0].notes.iter().any(|n| n.contains("cudaMallocManaged")), "{d:?}");
         // Another warning gets no such note.
-        let d = parse(&format!("{m}:1:1: warning: 'noinline' attribute ignored\n"), dir.path().join("m.cu").as_path(), "__managed__ int mv;\n");
+        let d = parse(&format!("{m}:1:1: warning: 'noinline' attribute ignored\n"), &path, text);
         assert!(d[0].notes.is_empty(), "{d:?}");
     }
 

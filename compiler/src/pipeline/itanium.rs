@@ -6,10 +6,10 @@
 //! function internal linkage for its parameter's type; nvcc (EDG) gives it external linkage,
 //! and makes internal only what is *named* inside an anonymous namespace, declared `static`
 //! (Itanium's `L` before the unqualified name), or a template instance whose arguments name
-//! one of those. [`entity`] reads the name (nested names, template arguments, substitutions)
-//! and reports where it ends and where its `L` markers are; what it does not read (local
-//! names, expressions in template arguments, a few rare productions) is `None`, and the caller
-//! keeps Clang's reading.
+//! one of those. [`entity`] reads the name (nested names, template arguments, substitutions,
+//! types local to a function such as a lambda's) and reports where it ends and where its `L`
+//! markers are; what it does not read (a local name as the entity itself, expressions in
+//! template arguments, a few rare productions) is `None`, and the caller keeps Clang's reading.
 
 /// What [`entity`] read of a symbol.
 #[derive(Debug, PartialEq, Eq)]
@@ -37,6 +37,12 @@ impl Entity {
     pub fn named_in_anonymous_namespace(&self) -> bool {
         self.anonymous.iter().any(|&at| at < self.name_end)
     }
+
+    /// Whether nvcc makes the entity internal for its name: `static` (an `L` marker) or named
+    /// in an anonymous namespace.
+    pub fn named_internal(&self) -> bool {
+        !self.internal_markers.is_empty() || self.named_in_anonymous_namespace()
+    }
 }
 
 /// Clang's source name of the anonymous namespace (`12_GLOBAL__N_1`).
@@ -57,7 +63,7 @@ pub fn entity(symbol: &str) -> Option<Entity> {
     };
     p.name()?;
     let (name_end, internal_markers, substitutions, named) =
-        (p.i, p.markers.clone(), p.substitutions, p.anonymous.len());
+        (p.i, std::mem::take(&mut p.markers), p.substitutions, p.anonymous.len());
     // The name's own arguments end it, or its nested name's `E` right after them.
     let instance = p.own_args_end.is_some_and(|end| name_end - end <= 1);
     // A function's types (its return type first for a template's instance); a variable has none.

@@ -64,26 +64,36 @@ pub enum Kind {
     Variable,
 }
 
+/// How nvcc links a kernel or variable that Clang made internal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NvccLinkage {
+    /// Internal, under a `__nv_static_` name.
+    Internal,
+    /// External (`.visible`).
+    Strong,
+    /// External and weak (`.weak`), a template's instance that another file may make too.
+    Weak,
+}
+
 /// nvcc's symbol for the kernel or variable that Clang made internal and calls `plain` (its
-/// suffix removed), under nvcc's module id `id`, and whether nvcc makes it internal too.
+/// suffix removed), under nvcc's module id `id`, and how nvcc links it.
 ///
 /// nvcc makes internal what is declared `static` (Itanium's `L`, which it does not write) or
 /// named in an anonymous namespace, a template instance's arguments included, and gives it the
 /// name `__nv_static_<n>_<id>_<symbol>`; a variable of a namespace is wrapped in the namespace
 /// `_INTERNAL<id>`, one of file scope is called by its identifier. The anonymous namespace is
 /// `_GLOBAL__N_<id>` throughout. What Clang made internal for a type alone (a parameter's, a
-/// variable's) is external for nvcc, under its plain symbol. A symbol whose name
-/// [`itanium::entity`] does not read keeps Clang's linkage.
-pub fn nvcc_symbol(plain: &str, kind: Kind, id: &str) -> (String, bool) {
+/// variable's) is external for nvcc, under its plain symbol, weak for a template's instance. A
+/// symbol whose name [`itanium::entity`] does not read keeps Clang's linkage.
+pub fn nvcc_symbol(plain: &str, kind: Kind, id: &str) -> (String, NvccLinkage) {
     let anonymous = format!("{}_GLOBAL__N_{id}", "_GLOBAL__N_".len() + id.len());
     if !plain.starts_with("_Z") {
         // A name of C's kind: internal in Clang only for its type (`static` would be `_ZL`).
-        return (plain.to_string(), false);
+        return (plain.to_string(), NvccLinkage::Strong);
     }
     let Some(entity) = itanium::entity(plain) else {
-        return (nv_static_symbol(id, &nvcc_static_name(&plain.replace(itanium::ANONYMOUS_NAMESPACE, &anonymous), kind == Kind::Kernel)), true);
+        return (nv_static_symbol(id, &nvcc_static_name(&plain.replace(itanium::ANONYMOUS_NAMESPACE, &anonymous), kind == Kind::Kernel)), NvccLinkage::Internal);
     };
-    let internal = !entity.internal_markers.is_empty() || entity.named_in_anonymous_namespace();
     // Clang's spelling without its `L` markers and with nvcc's anonymous namespace (in a part
     // not read, wherever its text appears).
     let mut symbol = String::with_capacity(plain.len() + 2 * id.len());
@@ -100,8 +110,8 @@ pub fn nvcc_symbol(plain: &str, kind: Kind, id: &str) -> (String, bool) {
             at += next.len_utf8();
         }
     }
-    if !internal {
-        return (symbol, false);
+    if !entity.named_internal() {
+        return (symbol, if entity.instance { NvccLinkage::Weak } else { NvccLinkage::Strong });
     }
     let symbol = match kind {
         Kind::Kernel => symbol,
@@ -111,7 +121,7 @@ pub fn nvcc_symbol(plain: &str, kind: Kind, id: &str) -> (String, bool) {
             _ => symbol,
         },
     };
-    (nv_static_symbol(id, &symbol), true)
+    (nv_static_symbol(id, &symbol), NvccLinkage::Internal)
 }
 
 /// `name` of the symbol `_Z<n><name>` (a variable of file scope), if it is one.
@@ -127,14 +137,12 @@ pub fn externalised_statics(module: &Module<'_>, nv_module_id: Option<&str>) {
     let mut kept: Vec<PointerValue<'_>> = Vec::new();
     let new_name = |plain: &str, kind: Kind| match nv_module_id {
         Some(id) => nvcc_symbol(plain, kind, id),
-        None => (nvcc_static_name(plain, kind == Kind::Kernel), true),
+        None => (nvcc_static_name(plain, kind == Kind::Kernel), NvccLinkage::Internal),
     };
-    let rename = |global: GlobalValue<'_>, (symbol, internal): (String, bool)| {
-        if internal {
-            make_internal(global, &symbol)
-        } else {
-            make_external(global, &symbol)
-        }
+    let rename = |global: GlobalValue<'_>, (symbol, linkage): (String, NvccLinkage)| match linkage {
+        NvccLinkage::Internal => make_internal(global, &symbol),
+        NvccLinkage::Strong => make_external(global, &symbol, Linkage::External),
+        NvccLinkage::Weak => make_external(global, &symbol, Linkage::WeakODR),
     };
     for function in module.get_functions() {
         if function.count_basic_blocks() == 0 || function.get_call_conventions() != crate::back::device_launch::PTX_KERNEL_CALL_CONV {
@@ -173,7 +181,7 @@ pub fn externalised_statics(module: &Module<'_>, nv_module_id: Option<&str>) {
                 // Host code names it (that is why Clang made it visible).
                 kept.push(global.as_pointer_value());
             }
-            None if global.get_linkage() == Linkage::Internal && (name.starts_with("_ZL") || nv_module_id.is_some() && nvcc_names_internal(&name)) => {
+            None if global.get_linkage() == Linkage::Internal && (name.starts_with("_ZL") || nv_module_id.is_some() && itanium::entity(&name).is_some_and(|e| e.named_internal())) => {
                 rename(global, new_name(&name, Kind::Variable))
             }
             None => {}
@@ -182,20 +190,12 @@ pub fn externalised_statics(module: &Module<'_>, nv_module_id: Option<&str>) {
     append_used(module, &kept);
 }
 
-/// Whether nvcc makes the entity `symbol` names internal for its name (a `static` or one of an
-/// anonymous namespace), as far as [`itanium::entity`] reads it.
-fn nvcc_names_internal(symbol: &str) -> bool {
-    itanium::entity(symbol).is_some_and(|e| !e.internal_markers.is_empty() || e.named_in_anonymous_namespace())
-}
-
-/// External under `name`: weak for a template's instance (nvcc's `.weak .entry` of
-/// `apply<lambda>`, which another file may instantiate too), else strong (`.visible`).
-fn make_external(global: GlobalValue<'_>, name: &str) {
-    let weak = itanium::entity(name).is_some_and(|e| e.instance);
+/// External under `name` with `linkage` (what [`nvcc_symbol`] said).
+fn make_external(global: GlobalValue<'_>, name: &str, linkage: Linkage) {
     // SAFETY: detaching a comdat is always valid; the group was named after Clang's symbol.
     unsafe { LLVMSetComdat(global.as_value_ref(), std::ptr::null_mut()) };
     global.set_name(name);
-    global.set_linkage(if weak { Linkage::WeakODR } else { Linkage::External });
+    global.set_linkage(linkage);
 }
 
 fn make_internal(global: GlobalValue<'_>, name: &str) {
@@ -293,26 +293,27 @@ mod tests {
         let anon = "46_GLOBAL__N__1d01383a_8_anon3_cu_c6f952e3_21524";
         let internal = "44_INTERNAL_1d01383a_8_anon3_cu_c6f952e3_21524";
         let prefix = format!("__nv_static_35_{id}_");
+        use NvccLinkage::{Internal, Strong, Weak};
         let cases = [
-            ("_ZN1nL2skEPi", Kind::Kernel, format!("{prefix}_ZN1n2skEPi"), true),
-            ("_ZL3sk2PN12_GLOBAL__N_11SE", Kind::Kernel, format!("{prefix}_Z3sk2PN{anon}1SE"), true),
-            ("_ZN12_GLOBAL__N_15inner2k4EPi", Kind::Kernel, format!("{prefix}_ZN{anon}5inner2k4EPi"), true),
-            ("_ZN1m12_GLOBAL__N_12k5E1G", Kind::Kernel, format!("{prefix}_ZN1m{anon}2k5E1G"), true),
-            ("_Z2gkIN12_GLOBAL__N_11SEEvT_", Kind::Kernel, format!("{prefix}_Z2gkIN{anon}1SEEvT_"), true),
+            ("_ZN1nL2skEPi", Kind::Kernel, format!("{prefix}_ZN1n2skEPi"), Internal),
+            ("_ZL3sk2PN12_GLOBAL__N_11SE", Kind::Kernel, format!("{prefix}_Z3sk2PN{anon}1SE"), Internal),
+            ("_ZN12_GLOBAL__N_15inner2k4EPi", Kind::Kernel, format!("{prefix}_ZN{anon}5inner2k4EPi"), Internal),
+            ("_ZN1m12_GLOBAL__N_12k5E1G", Kind::Kernel, format!("{prefix}_ZN1m{anon}2k5E1G"), Internal),
+            ("_Z2gkIN12_GLOBAL__N_11SEEvT_", Kind::Kernel, format!("{prefix}_Z2gkIN{anon}1SEEvT_"), Internal),
             // Internal for Clang for its parameter's type alone: external for nvcc.
-            ("_Z3visP1GN12_GLOBAL__N_11SE", Kind::Kernel, format!("_Z3visP1GN{anon}1SE"), false),
-            ("_ZN1nL1tE", Kind::Variable, format!("{prefix}_ZN{internal}1n1tE"), true),
-            ("_ZN12_GLOBAL__N_15inner1wE", Kind::Variable, format!("{prefix}_ZN{internal}{anon}5inner1wE"), true),
-            ("_ZL2fs", Kind::Variable, format!("{prefix}fs"), true),
-            ("gs2", Kind::Variable, "gs2".to_string(), false),
+            ("_Z3visP1GN12_GLOBAL__N_11SE", Kind::Kernel, format!("_Z3visP1GN{anon}1SE"), Strong),
+            ("_ZN1nL1tE", Kind::Variable, format!("{prefix}_ZN{internal}1n1tE"), Internal),
+            ("_ZN12_GLOBAL__N_15inner1wE", Kind::Variable, format!("{prefix}_ZN{internal}{anon}5inner1wE"), Internal),
+            ("_ZL2fs", Kind::Variable, format!("{prefix}fs"), Internal),
+            ("gs2", Kind::Variable, "gs2".to_string(), Strong),
             // A kernel template's instance for a lambda of a host function (nvcc: `.weak`).
-            ("_Z5applyIZ4hostPiEUliE_EvS0_T_", Kind::Kernel, "_Z5applyIZ4hostPiEUliE_EvS0_T_".to_string(), false),
+            ("_Z5applyIZ4hostPiEUliE_EvS0_T_", Kind::Kernel, "_Z5applyIZ4hostPiEUliE_EvS0_T_".to_string(), Weak),
         ];
-        for (clang, kind, nvcc, internal) in cases {
-            assert_eq!(nvcc_symbol(clang, kind, id), (nvcc, internal), "{clang}");
+        for (clang, kind, nvcc, linkage) in cases {
+            assert_eq!(nvcc_symbol(clang, kind, id), (nvcc, linkage), "{clang}");
         }
         // What the reader does not read keeps Clang's linkage, with nvcc's namespace.
-        assert_eq!(nvcc_symbol("_Z2pkIXadL_ZL2svEEEvv", Kind::Kernel, id), (format!("{prefix}_Z2pkIXadL_ZL2svEEEvv"), true));
+        assert_eq!(nvcc_symbol("_Z2pkIXadL_ZL2svEEEvv", Kind::Kernel, id), (format!("{prefix}_Z2pkIXadL_ZL2svEEEvv"), Internal));
     }
 
     /// What nvcc 13.5 names them (`nvcc -rdc=true -ptx` of a file with `static __global__ void
