@@ -187,6 +187,8 @@ pub enum Code {
     ParamBufferWrittenAfterLaunch,
     IrNoKernel,
     IrSymbolName,
+    // CUDA C++'s managed variables on the host side (`pipeline::managed`): E1020
+    ManagedAddressInInitializer,
 }
 
 impl Code {
@@ -299,6 +301,7 @@ impl Code {
             ParamBufferWrittenAfterLaunch => "E1015",
             IrNoKernel => "W1016",
             IrSymbolName => "E1017",
+            ManagedAddressInInitializer => "E1020",
         }
     }
 
@@ -421,6 +424,7 @@ impl Code {
         Code::ParamBufferWrittenAfterLaunch,
         Code::IrNoKernel,
         Code::IrSymbolName,
+        Code::ManagedAddressInInitializer,
     ];
 
     /// The code written as `E0100` (any case), if it exists.

@@ -349,8 +349,10 @@ pub fn ir_generated(entropy: &[u8]) {
     }
 }
 
-/// Clang's host-side IR given nvcc's names ([`crate::pipeline::host_names`]) on arbitrary IR:
-/// no panic; on success a valid module in which no external function keeps Clang's stub name.
+/// Clang's host-side IR given nvcc's managed variables ([`crate::pipeline::managed::host`]) and
+/// names ([`crate::pipeline::host_names`]) on arbitrary IR: no panic; on success a valid module
+/// with no global left in the managed marker's section, in which no external function keeps
+/// Clang's stub name.
 pub fn host_ir(ir: &str) {
     use inkwell::context::Context;
     use inkwell::memory_buffer::MemoryBuffer;
@@ -360,6 +362,12 @@ pub fn host_ir(ir: &str) {
     if module.verify().is_err() {
         return;
     }
+    if crate::pipeline::managed::host(&module).is_err() {
+        return;
+    }
+    module.verify().unwrap_or_else(|e| panic!("managed::host left an invalid module: {e}"));
+    let marked = module.get_globals().find(|g| g.get_section().is_some_and(|s| s.to_bytes() == crate::pipeline::managed::MARKER.as_bytes()));
+    assert!(marked.is_none(), "managed::host left {marked:?} in the marker section");
     if crate::pipeline::host_names::nvcc_host_names(&module, "_fuzz_4_f_cu_cdpc").is_ok() {
         module.verify().unwrap_or_else(|e| panic!("host_names left an invalid module: {e}"));
         for f in module.get_functions() {

@@ -2,7 +2,7 @@
 //! (`switch`, `goto`, lambdas, `auto`, range-`for`, `constexpr`, unions, `typedef struct`,
 //! `new`/`delete`, variadic and defaulted templates, `<cmath>`, `__half`, `grid_group`,
 //! `cuda::std::numeric_limits`, CUB's `WarpReduce`, Thrust's `complex` as a kernel parameter,
-//! host-only headers, anonymous namespaces, extended lambdas), each a file of
+//! host-only headers, anonymous namespaces, extended lambdas, managed variables), each a file of
 //! `compiler/tests/cuda_cxx/` with a device-side launch.
 //!
 //! Each must compile with no diagnostic at all (a clean file prints nothing), launch through
@@ -50,7 +50,8 @@ pub(crate) fn tools_ready() -> bool {
 
 /// The kernels (`.entry`) and defined device variables (`.global` and `.const`, string
 /// literals aside), each as `KIND LINKAGE NAME`: `entry` or `variable`, then `.visible`,
-/// `.weak` or `local` (a name only this file knows).
+/// `.weak` or `local` (a name only this file knows), and `managed` for a variable with
+/// `.attribute(.managed)`.
 fn symbols(ptx: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for line in ptx.lines().map(str::trim) {
@@ -68,7 +69,9 @@ fn symbols(ptx: &str) -> BTreeSet<String> {
             // String literals and the initializers of local aggregates (`$str`, Clang's
             // `.str` and `__const.f.x` as NVPTX spells them) are the compiler's own.
             if !name.contains('$') {
-                out.insert(format!("variable {linkage} {name}"));
+                // A managed variable is nvcc's `.attribute(.managed)` one.
+                let managed = if words.contains(&".attribute(.managed)") { " managed" } else { "" };
+                out.insert(format!("variable {linkage}{managed} {name}"));
             }
         }
     }
@@ -429,4 +432,67 @@ fn a_named_clang_program_runs_as_a_process_with_the_same_kernels() {
     let launches = |ptx: &str| ptx.matches("__cudaCDP2LaunchDeviceV2, (").count();
     assert_eq!(launches(&linked), launches(&process));
     assert!(launches(&linked) > 0);
+}
+
+/// A host variable initialised with a managed variable's address, which nvcc initialises
+/// before the runtime has loaded the module: `E1020` at the host variable, the managed one
+/// labelled, and no object written.
+#[test]
+fn a_managed_address_in_a_host_initializer_is_e1020_at_its_line() {
+    if !tools_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let source = "__managed__ int counter = 7;\nint *alias = &counter;\n__global__ void k() { counter++; }\n";
+    std::fs::write(dir.path().join("m.cu"), source).unwrap();
+    let out = crate::build_common::cdpc(dir.path(), &["-dc", "m.cu", "-o", "m.o", "--error-format", "json"]);
+    assert!(!out.status.success());
+    let text = crate::build_common::stderr(&out);
+    let json: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert_eq!(json["code"], "E1020", "{text}");
+    assert_eq!((json["labels"][0]["line_start"].as_u64(), json["labels"][0]["column_start"].as_u64()), (Some(2), Some(6)), "{text}");
+    assert_eq!(json["labels"][1]["line_start"].as_u64(), Some(1), "{text}");
+    assert!(!dir.path().join("m.o").exists());
+}
+
+/// `-dc` objects of a file with managed variables have nvcc's host symbols for them: the
+/// variable's name a hidden pointer in `__nv_managed_data__` (`readelf -sW`), as nvcc's `-dc`
+/// object of the same file has.
+#[test]
+fn dc_objects_define_managed_variables_as_nvccs() {
+    if !tools_ready() {
+        return;
+    }
+    let nvcc = crate::build_common::nvcc().unwrap();
+    let (file, _) = sample("managed.cu");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(&file, dir.path().join("managed.cu")).unwrap();
+    let out = crate::build_common::cdpc(dir.path(), &["-dc", "managed.cu", "-o", "ours.o"]);
+    assert!(out.status.success(), "{}", crate::build_common::stderr(&out));
+    let nv = Command::new(&nvcc).current_dir(dir.path()).args(["-dc", "-arch=sm_90", "managed.cu", "-o", "theirs.o"]).output().unwrap();
+    assert!(nv.status.success(), "{}", String::from_utf8_lossy(&nv.stderr));
+    // Each symbol of the variables: size, binding, visibility and section name.
+    let managed = |object: &str| -> Option<BTreeSet<String>> {
+        let out = Command::new("readelf").current_dir(dir.path()).args(["-sW", "-SW", object]).output().ok().filter(|o| o.status.success())?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let sections: std::collections::HashMap<String, String> = text
+            .lines()
+            .filter_map(|l| {
+                let l = l.trim_start();
+                let (index, rest) = l.strip_prefix('[')?.split_once(']')?;
+                Some((index.trim().to_string(), rest.split_whitespace().next()?.to_string()))
+            })
+            .collect();
+        Some(
+            text.lines()
+                .map(|l| l.split_whitespace().collect::<Vec<_>>())
+                .filter(|w| w.len() == 8 && ["launched", "weights", "_ZN5statsL5totalE"].contains(&w[7]))
+                .map(|w| format!("{} {} {} {} {}", w[7], w[2], w[4], w[5], sections.get(w[6]).map_or("?", String::as_str)))
+                .collect(),
+        )
+    };
+    let Some(ours) = managed("ours.o") else { return println!("skipped: readelf is not available") };
+    let theirs = managed("theirs.o").unwrap();
+    assert_eq!(ours.len(), 3, "{ours:?}");
+    assert_eq!(ours, theirs, "cdpc (left) and nvcc -dc (right)");
 }

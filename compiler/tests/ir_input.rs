@@ -209,3 +209,22 @@ fn the_library_reads_ir_files_by_their_extension() {
     let artifacts = driver::compile_ir_artifacts(&std::fs::read(fixture("launch.ll")).unwrap(), &CompileOptions::default(), false).unwrap();
     assert!(artifacts.llvm_ir.contains("@__cudaCDP2LaunchDeviceV2(") && artifacts.ptx.contains(".entry child("));
 }
+
+/// A global that `!nvvm.annotations` marks `"managed"` (the NVVM IR specification's mark, in
+/// docs/IR-INPUT.md's contract) is declared as nvcc declares `__managed__ int total;`
+/// (`nvcc -rdc=true -ptx`, 13.5: `.visible .global .attribute(.managed) .align 4 .u32 total;`).
+#[test]
+fn an_annotated_managed_global_is_nvccs_managed_variable() {
+    let ir = r#"
+target triple = "nvptx64-nvidia-cuda"
+@total = addrspace(1) externally_initialized global i32 0, align 4
+define ptx_kernel void @count() {
+  %old = atomicrmw add ptr addrspace(1) @total, i32 1 monotonic, align 4
+  ret void
+}
+!nvvm.annotations = !{!0}
+!0 = !{ptr addrspace(1) @total, !"managed", i32 1}
+"#;
+    let ptx = String::from_utf8(driver::compile_ir(ir.as_bytes(), &ptx_options()).unwrap().output).unwrap();
+    assert!(ptx.lines().any(|l| l.trim() == ".visible .global .attribute(.managed) .align 4 .u32 total;"), "{ptx}");
+}

@@ -1,14 +1,28 @@
-/* cdpc: CUDA's cache-hint loads and stores that Clang 22's CUDA headers do not define.
+/* cdpc: additions to Clang 22's CUDA headers, where nvcc accepts what they do not. cdpc
+ * includes this file after Clang's CUDA wrapper on both sides of a compilation
+ * (clang::additions_header). Written for cdpc, not copied.
  *
- * nvcc's sm_32_intrinsics.h declares __ldca, __ldlu, __stcg, __stcs and __stwb beside __ldcg,
- * __ldcs, __ldcv and __stwt; Clang's __clang_cuda_intrinsics.h defines only the latter (its
- * wrapper skips NVIDIA's header), so a call of the former was "no matching function" through
- * Clang where nvcc compiles it. cdpc includes this file after Clang's CUDA wrapper
- * (clang::cache_hints_header): each function is the PTX instruction of its name, as the CUDA
- * programming guide's "Load Functions Using Cache Hints" and "Store Functions Using Cache
- * Hints" describe, for the types nvcc declares it for. Loads of last use and every store tell
- * the compiler they touch memory ("memory"), as NVIDIA's header does. Written for cdpc, not
- * copied. */
+ * 1. `__managed__`. Clang 22 ignores the `managed` attribute in CUDA (it is HIP's), so that a
+ * managed variable was a host variable ("reference to __host__ variable in __global__
+ * function"). Here it is a device variable in the section "cdpc.managed", a mark that Clang
+ * keeps on definitions and declarations alike; cdpc's pipeline (pipeline/managed.rs) gives it
+ * NVVM's `managed` annotation on the device side (nvcc's `.attribute(.managed)`) and, on the
+ * host side, nvcc's pointer, registration and lazily loaded module.
+ *
+ * 2. CUDA's cache-hint loads and stores. nvcc's sm_32_intrinsics.h declares __ldca, __ldlu,
+ * __stcg, __stcs and __stwb beside __ldcg, __ldcs, __ldcv and __stwt; Clang's
+ * __clang_cuda_intrinsics.h defines only the latter (its wrapper skips NVIDIA's header), so a
+ * call of the former was "no matching function" through Clang where nvcc compiles it. Each
+ * function here is the PTX instruction of its name, as the CUDA programming guide's "Load
+ * Functions Using Cache Hints" and "Store Functions Using Cache Hints" describe, for the types
+ * nvcc declares it for. Loads of last use and every store tell the compiler they touch memory
+ * ("memory"), as NVIDIA's header does. */
+#if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_MANAGED__)
+#define __CDPC_MANAGED__
+#undef __managed__
+#define __managed__ __attribute__((device)) __attribute__((section("cdpc.managed")))
+#endif
+
 #ifndef __CDPC_CACHE_HINTS_H__
 #define __CDPC_CACHE_HINTS_H__
 #if defined(__cplusplus) && defined(__CUDA__) && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 320)

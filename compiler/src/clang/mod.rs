@@ -217,9 +217,10 @@ pub struct ClangInvocation<'a> {
     /// (`-fcuda-include-gpubinary`): the file's host code, its kernels' stubs and their
     /// registration, for an object like `nvcc -dc`'s.
     pub host_fatbin: Option<&'a Path>,
-    /// cdpc's header of the cache-hint loads and stores Clang's CUDA headers lack
-    /// ([`cache_hints_header`]), included after Clang's CUDA wrapper on both sides.
-    pub cache_hints: Option<&'a Path>,
+    /// cdpc's additions to Clang's CUDA headers ([`additions_header`]: the cache-hint loads
+    /// and stores they lack, nvcc's `__managed__`), included after Clang's CUDA wrapper on
+    /// both sides.
+    pub additions: Option<&'a Path>,
 }
 
 /// How every precompiled header (the wrapper's, a preamble) is made, beyond the compilation's own
@@ -348,7 +349,7 @@ impl ClangInvocation<'_> {
         if let Some(cuid) = self.cuid {
             push(format!("-cuid={cuid}"));
         }
-        if let Some(header) = self.cache_hints {
+        if let Some(header) = self.additions {
             push("-include".into());
             push(header.display().to_string());
         }
@@ -377,24 +378,27 @@ impl ClangInvocation<'_> {
     }
 }
 
-/// cdpc's header of CUDA's cache-hint loads and stores that Clang 22's CUDA headers lack
-/// (`__ldca`, `__ldlu`, `__stcg`, `__stcs`, `__stwb`: nvcc's `sm_32_intrinsics.h` declares them,
-/// Clang's `__clang_cuda_intrinsics.h` defines only `__ldcg`, `__ldcs`, `__ldcv` and `__stwt`),
-/// each the PTX instruction of its name for every type nvcc declares it for.
-pub const CACHE_HINTS: &str = include_str!("cache_hints.h");
+/// cdpc's additions to Clang 22's CUDA headers, where nvcc's headers and front end accept what
+/// Clang's do not: CUDA's cache-hint loads and stores that Clang's headers lack (`__ldca`,
+/// `__ldlu`, `__stcg`, `__stcs`, `__stwb`: nvcc's `sm_32_intrinsics.h` declares them, Clang's
+/// `__clang_cuda_intrinsics.h` defines only `__ldcg`, `__ldcs`, `__ldcv` and `__stwt`), each
+/// the PTX instruction of its name for every type nvcc declares it for; and `__managed__`,
+/// which Clang ignores in CUDA, as a device variable in the section
+/// [`crate::pipeline::managed::MARKER`], which the pipeline makes nvcc's managed variable.
+pub const ADDITIONS: &str = include_str!("additions.h");
 
-/// [`CACHE_HINTS`] as a file in `dir` (the cache folder's `include/`, or a compilation's own
+/// [`ADDITIONS`] as a file in `dir` (the cache folder's `include/`, or a compilation's own
 /// folder when there is no cache): its path. Written only when the file is missing or differs,
 /// whole and renamed into place, so that the precompiled headers that read it stay valid
 /// (Clang checks every input file's size and time).
-pub fn cache_hints_header(dir: &Path) -> std::io::Result<PathBuf> {
-    let path = dir.join(format!("cdpc-{}-cache-hints.h", env!("CARGO_PKG_VERSION")));
-    if std::fs::read(&path).is_ok_and(|b| b == CACHE_HINTS.as_bytes()) {
+pub fn additions_header(dir: &Path) -> std::io::Result<PathBuf> {
+    let path = dir.join(format!("cdpc-{}-additions.h", env!("CARGO_PKG_VERSION")));
+    if std::fs::read(&path).is_ok_and(|b| b == ADDITIONS.as_bytes()) {
         return Ok(path);
     }
     std::fs::create_dir_all(dir)?;
-    let partial = dir.join(format!(".cdpc-cache-hints-{}.tmp", std::process::id()));
-    let written = std::fs::write(&partial, CACHE_HINTS).and_then(|()| std::fs::rename(&partial, &path));
+    let partial = dir.join(format!(".cdpc-additions-{}.tmp", std::process::id()));
+    let written = std::fs::write(&partial, ADDITIONS).and_then(|()| std::fs::rename(&partial, &path));
     if written.is_err() {
         let _ = std::fs::remove_file(&partial);
     }

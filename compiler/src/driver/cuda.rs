@@ -442,11 +442,12 @@ struct ClangOutput {
 struct ClangSetup {
     engine: ClangEngine,
     cache: Option<Cache>,
-    /// cdpc's cache-hint header ([`clang::cache_hints_header`]): in the cache's `include/`, or
-    /// in `hints_dir`, a folder of this compilation removed with the last clone of the setup.
-    cache_hints: PathBuf,
+    /// cdpc's additions to Clang's CUDA headers ([`clang::additions_header`]): in the cache's
+    /// `include/`, or in `additions_dir`, a folder of this compilation removed with the last
+    /// clone of the setup.
+    additions: PathBuf,
     /// Held for its drop (the folder's removal), never read.
-    _hints_dir: Option<std::sync::Arc<tempfile::TempDir>>,
+    _additions_dir: Option<std::sync::Arc<tempfile::TempDir>>,
     root: PathBuf,
     system_includes: Vec<PathBuf>,
     on_disk: Option<PathBuf>,
@@ -471,17 +472,17 @@ impl ClangSetup {
         includes.extend(options.preprocess.include_dirs.iter().cloned());
         // In the cache when there is one (precompiled headers read it at a path that lasts);
         // else, or when the cache folder cannot take it, in a folder of this compilation.
-        let in_cache = cache.as_ref().and_then(|c| clang::cache_hints_header(&c.dir.join("include")).ok());
-        let (cache_hints, hints_dir) = match in_cache {
+        let in_cache = cache.as_ref().and_then(|c| clang::additions_header(&c.dir.join("include")).ok());
+        let (additions, additions_dir) = match in_cache {
             Some(path) => (path, None),
             None => {
                 let tmp = std::env::temp_dir();
                 let dir = tempfile::Builder::new().prefix(&crate::toolchain::cleanup::work_dir_prefix()).tempdir().map_err(|error| CompileError::Io { path: tmp, action: "cannot make a work folder in", error })?;
-                let path = clang::cache_hints_header(dir.path()).map_err(|error| CompileError::Io { path: dir.path().to_path_buf(), action: "cannot write Clang's extra header in", error })?;
+                let path = clang::additions_header(dir.path()).map_err(|error| CompileError::Io { path: dir.path().to_path_buf(), action: "cannot write Clang's extra header in", error })?;
                 (path, Some(std::sync::Arc::new(dir)))
             }
         };
-        Ok(ClangSetup { engine, cache, cache_hints, _hints_dir: hints_dir, root, system_includes, on_disk, macros: macro_args(options), includes })
+        Ok(ClangSetup { engine, cache, additions, _additions_dir: additions_dir, root, system_includes, on_disk, macros: macro_args(options), includes })
     }
 
     /// The options of this compilation; the input and output are set per run.
@@ -505,7 +506,7 @@ impl ClangSetup {
                 ClangEngine::Process(_) => None,
             },
             host_fatbin: None,
-            cache_hints: Some(&self.cache_hints),
+            additions: Some(&self.additions),
         }
     }
 
@@ -744,9 +745,33 @@ pub(crate) fn host_object(source: &str, options: &CompileOptions, tools: &Toolch
     let context = Context::create();
     let buffer = MemoryBuffer::create_from_memory_range_copy(&bitcode, "clang-host");
     let module = Module::parse_bitcode_from_buffer(&buffer, &context).map_err(|e| BackendError::Internal(format!("reading Clang's host bitcode: {e}")))?;
+    pipeline::managed::host(&module).map_err(|e| match e {
+        pipeline::managed::HostError::Internal(what) => CompileError::from(BackendError::Internal(what)),
+        pipeline::managed::HostError::AddressInInitializer { holder, variable } => CompileError::Diagnostics(vec![managed_address_in_initializer(source, &holder, &variable)]),
+    })?;
     pipeline::host_names::nvcc_host_names(&module, id).map_err(BackendError::Internal)?;
     // Host debug information is the host compiler's `-g`, which nvcc's -G and -lineinfo leave off.
     module.strip_debug_info();
     let object = back::host_object::emit_object(&module)?;
     Ok((object, warnings))
+}
+
+/// `E1020`: the host variable `holder` initialised with the address of the managed variable
+/// `variable` (symbols), at the first mention of the managed variable in `source`.
+fn managed_address_in_initializer(source: &str, holder: &str, variable: &str) -> Diagnostic {
+    let symbols = super::symbols::PtxSymbols { defined: vec![variable.to_string(), holder.to_string()], ..Default::default() };
+    let places = super::symbols::text_places(&symbols, source);
+    let name = |symbol: &str| places.get(symbol).map_or(symbol.to_string(), |l| l.message.clone());
+    let span = places.get(holder).or_else(|| places.get(variable)).map_or(crate::diag::Span::new(0, 0), |l| l.span);
+    let mut d = Diagnostic::new(
+        crate::diag::Code::ManagedAddressInInitializer,
+        span,
+        format!("the host variable `{}` is initialised with the address of the managed variable `{}`", name(holder), name(variable)),
+    )
+    .with_note("a managed variable's memory exists once the CUDA runtime has loaded the module, after the program's static initialisers have run")
+    .with_note("take its address in host code at run time, or allocate the memory with `cudaMallocManaged` and keep that pointer");
+    if let Some(l) = places.get(variable) {
+        d = d.with_label(l.span, "the managed variable");
+    }
+    d
 }

@@ -9,6 +9,8 @@
 //! 1. [`names`]: `static` kernels and variables get nvcc's names (Clang's `-fgpu-rdc` gives
 //!    them a `__intern__<hash>` or `__static__<hash>` suffix); afterwards every symbol is the
 //!    one nvcc's host code and nvlink expect.
+//!    [`managed`]: a variable cdpc's `__managed__` marked (a section) gets NVVM's `managed`
+//!    annotation, nvcc's `.attribute(.managed)`; afterwards no global is in the marker section.
 //! 2. [`warp`]: the warp shuffles and votes of CUDA before 9.0 (`__shfl_up`, `__any`, ...),
 //!    which sm_70 and newer lack, become their `_sync` forms over the active mask, with
 //!    `W0902`; afterwards no legacy warp intrinsic is left.
@@ -46,8 +48,10 @@
 //! order and scope (relaxed, device): Clang writes it sequentially consistent in the system
 //! scope, which NVPTX fences. Another front end's IR keeps the order its author wrote.
 //!
-//! On the host side of a CUDA C++ file (`-dc`, `--emit host-obj`), [`host_names`] gives
-//! Clang's host IR nvcc's stub, registration and module-id names.
+//! On the host side of a CUDA C++ file (`-dc`, `--emit host-obj`), [`managed::host`] makes
+//! each managed variable nvcc's pointer, registered with the runtime and read after the module
+//! is loaded, and [`host_names`] gives Clang's host IR nvcc's stub, registration and module-id
+//! names.
 
 pub mod aggregate;
 pub mod atomics;
@@ -58,6 +62,7 @@ pub mod host_names;
 pub mod itanium;
 pub mod launch;
 mod location;
+pub mod managed;
 pub mod names;
 pub mod threshold;
 pub mod uniform;
@@ -95,6 +100,7 @@ pub struct PipelineOptions {
 /// an error. `source` places diagnostics at the lines of the debug locations.
 pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
     names::externalised_statics(module, options.nv_module_id.as_deref());
+    managed::device(module);
     launch::literal_dims(module).map_err(|e| vec![Diagnostic::new(crate::diag::Code::LaunchNotRecognised, crate::diag::Span::new(0, 0), format!("a launch's named `dim3` could not be rewritten: {e}"))])?;
     let mut diagnostics = warp::legacy_to_sync(module, source);
     if options.launch_threshold > 0 || options.aggregate != aggregate::Granularity::Off {
@@ -178,3 +184,5 @@ mod aggregate_tests;
 mod threshold_tests;
 #[cfg(test)]
 mod block_tests;
+#[cfg(test)]
+mod managed_tests;
