@@ -56,6 +56,11 @@ impl<'ctx> Codegen<'ctx, '_> {
                 }
                 GlobalSpace::ExternShared => g.set_linkage(Linkage::External),
             }
+            if global.managed {
+                // NVVM's mark, which NVPTX writes as nvcc does: `.attribute(.managed)`.
+                let node = self.ctx.metadata_node(&[g.as_pointer_value().into(), self.ctx.metadata_string("managed").into(), self.ctx.i32_type().const_int(1, false).into()]);
+                self.module.add_global_metadata("nvvm.annotations", &node).map_err(|e| super::BackendError::Internal(e.to_string()))?;
+            }
             self.globals.push(g);
         }
         Ok(())

@@ -145,6 +145,8 @@ pub enum VarQualifier {
     Device,
     Constant,
     Shared,
+    /// `__managed__`: a `__device__` variable in unified memory (implies `__device__`).
+    Managed,
     Extern,
     Static,
 }

@@ -65,6 +65,7 @@ pub enum QualKw {
     Host,
     Constant,
     Shared,
+    Managed,
     Static,
     Inline,
     ForceInline,
@@ -79,6 +80,7 @@ impl QualKw {
             QualKw::Host => "__host__",
             QualKw::Constant => "__constant__",
             QualKw::Shared => "__shared__",
+            QualKw::Managed => "__managed__",
             QualKw::Static => "static",
             QualKw::Inline => "inline",
             QualKw::ForceInline => "__forceinline__",
@@ -136,6 +138,7 @@ pub enum Tok {
     #[token("__host__", |_| QualKw::Host)]
     #[token("__constant__", |_| QualKw::Constant)]
     #[token("__shared__", |_| QualKw::Shared)]
+    #[token("__managed__", |_| QualKw::Managed)]
     #[token("static", |_| QualKw::Static)]
     #[token("inline", |_| QualKw::Inline)]
     #[token("__forceinline__", |_| QualKw::ForceInline)]

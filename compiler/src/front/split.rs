@@ -303,8 +303,7 @@ impl Splitter<'_> {
         }
         let head: Vec<usize> = top.iter().copied().take_while(|&i| !matches!(self.tok(i), Tok::LBrace)).collect();
         let has = |q: QualKw| head.iter().any(|&i| matches!(self.tok(i), Tok::Qual(k) if *k == q));
-        let word = |w: &str| head.iter().any(|&i| is_word(self.tok(i), w));
-        let device = has(QualKw::Global) || has(QualKw::Device) || has(QualKw::Constant) || has(QualKw::Shared) || word("__managed__");
+        let device = has(QualKw::Global) || has(QualKw::Device) || has(QualKw::Constant) || has(QualKw::Shared) || has(QualKw::Managed);
         let first = self.tok(start);
         let params = head.iter().position(|&i| {
             matches!(self.tok(i), Tok::LParen) && i > start && !is_attribute(self.tok(i - 1))

@@ -191,7 +191,7 @@ pub fn fn_qualifiers(
             Qual::LaunchBounds(bounds) => FnQualifier::LaunchBounds(bounds),
             // A plain `extern` on a function declaration means nothing in C.
             Qual::Extern => continue,
-            Qual::Kw(QualKw::Constant | QualKw::Shared) => {
+            Qual::Kw(QualKw::Constant | QualKw::Shared | QualKw::Managed) => {
                 diags.push(
                     Diagnostic::new(
                         Code::SyntaxError,
@@ -218,6 +218,7 @@ pub fn var_qualifiers(
             Qual::Kw(QualKw::Device) => VarQualifier::Device,
             Qual::Kw(QualKw::Constant) => VarQualifier::Constant,
             Qual::Kw(QualKw::Shared) => VarQualifier::Shared,
+            Qual::Kw(QualKw::Managed) => VarQualifier::Managed,
             Qual::Kw(QualKw::Static) => VarQualifier::Static,
             Qual::Extern => VarQualifier::Extern,
             _ => {

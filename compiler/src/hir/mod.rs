@@ -185,6 +185,9 @@ pub struct Global {
     pub volatile: bool,
     /// `static` at file scope: internal linkage, a symbol no other file sees.
     pub internal: bool,
+    /// `__managed__` (a `__device__` variable): the driver places it in unified memory when
+    /// it loads the module, and host code reaches it by name (`.attribute(.managed)`).
+    pub managed: bool,
 }
 
 impl Global {

@@ -157,6 +157,7 @@ fn qualifier_name(q: ast::VarQualifier) -> &'static str {
         ast::VarQualifier::Device => "__device__",
         ast::VarQualifier::Constant => "__constant__",
         ast::VarQualifier::Shared => "__shared__",
+        ast::VarQualifier::Managed => "__managed__",
         ast::VarQualifier::Extern => "extern",
         ast::VarQualifier::Static => "static",
     }
@@ -388,6 +389,13 @@ fn check_kernel_param_size(cx: &mut Context, def: &ast::FunctionDef, params: &[h
 fn declare_globals(cx: &mut Context, decl: &ast::DeclStmt) {
     use ast::VarQualifier as Q;
     let has = |q: Q| decl.qualifiers.iter().any(|(x, _)| *x == q);
+    if let Some(&(_, span)) = decl.qualifiers.iter().find(|(q, _)| *q == Q::Managed).filter(|_| has(Q::Shared) || has(Q::Constant)) {
+        let other = if has(Q::Shared) { "__shared__" } else { "__constant__" };
+        cx.error(Code::InvalidDeclaration, span, format!("a `__managed__` variable cannot be `{other}`"))
+            .note("a managed variable is a `__device__` variable in unified memory, which host and device code both reach by its name")
+            .emit();
+        return;
+    }
     let space = if has(Q::Shared) {
         if has(Q::Extern) {
             GlobalSpace::ExternShared
@@ -396,7 +404,7 @@ fn declare_globals(cx: &mut Context, decl: &ast::DeclStmt) {
         }
     } else if has(Q::Constant) {
         GlobalSpace::Constant
-    } else if has(Q::Device) {
+    } else if has(Q::Device) || has(Q::Managed) {
         GlobalSpace::Device
     } else {
         // A host variable: device code may use only the value of a `const` one (host.rs).
@@ -445,7 +453,8 @@ pub(super) fn declare_one_global(cx: &mut Context, base: Type, decl: &ast::DeclS
             // A definition (or another declaration) after an `extern` declaration of the same
             // variable is the C rule: the definition wins.
             let g = &cx.globals[earlier.0 as usize];
-            if (g.external || external) && g.ty == ty && g.space == space {
+            let managed = decl.qualifiers.iter().any(|(q, _)| *q == ast::VarQualifier::Managed);
+            if (g.external || external) && g.ty == ty && g.space == space && g.managed == managed {
                 if !external {
                     let g = &mut cx.globals[earlier.0 as usize];
                     g.external = false;
@@ -463,7 +472,9 @@ pub(super) fn declare_one_global(cx: &mut Context, base: Type, decl: &ast::DeclS
     let quals = object_quals(decl, d);
     // `static` at file scope; a `static` local is hoisted here too, under a name of its own.
     let internal = cx.func.is_none() && decl.qualifiers.iter().any(|(q, _)| *q == ast::VarQualifier::Static);
-    let id = cx.add_global(hir::Global { name: symbol.to_string(), ty, space, init: const_init, span: d.span, external, volatile: quals.is_volatile, internal });
+    // At file scope, or a `static` local (stmt.rs refuses any other local).
+    let managed = decl.qualifiers.iter().any(|(q, _)| *q == ast::VarQualifier::Managed);
+    let id = cx.add_global(hir::Global { name: symbol.to_string(), ty, space, init: const_init, span: d.span, external, volatile: quals.is_volatile, internal, managed });
     if quals.is_const {
         cx.const_globals.insert(id);
     }

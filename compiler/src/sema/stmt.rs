@@ -164,6 +164,16 @@ impl Context {
             }
             return;
         };
+        // A `static __managed__` local is one variable for the program, as nvcc takes it.
+        if let Some(&(_, span)) = decl.qualifiers.iter().find(|(q, _)| *q == Q::Managed).filter(|_| !has(Q::Static)) {
+            self.error(Code::InvalidDeclaration, span, "a `__managed__` variable in a function must be `static`")
+                .note("a managed variable lives for the whole program; declare it at file scope, or `static` here")
+                .emit();
+            for init in &decl.declarators {
+                self.bind(&init.declarator.name, Binding::Poisoned);
+            }
+            return;
+        }
         let hoisted = if has(Q::Shared) {
             Some(if has(Q::Extern) { GlobalSpace::ExternShared } else { GlobalSpace::Shared })
         } else if has(Q::Static) || has(Q::Device) {
