@@ -9,7 +9,13 @@
  * NVVM's `managed` annotation on the device side (nvcc's `.attribute(.managed)`) and, on the
  * host side, nvcc's pointer, registration and lazily loaded module.
  *
- * 2. CUDA's cache-hint loads and stores. nvcc's sm_32_intrinsics.h declares __ldca, __ldlu,
+ * 2. `new` and `delete` in device code. Clang's device `operator new` and `operator delete`
+ * (malloc and free, as nvcc's are) are defined in its wrapper of <new>, which its CUDA wrapper
+ * does not include: a file that used `new` without including <new> called an undefined
+ * `_Znwm` that nvlink refused, where nvcc compiles it. <new> is included here, after the
+ * wrapper, so that every file has them.
+ *
+ * 3. CUDA's cache-hint loads and stores. nvcc's sm_32_intrinsics.h declares __ldca, __ldlu,
  * __stcg, __stcs and __stwb beside __ldcg, __ldcs, __ldcv and __stwt; Clang's
  * __clang_cuda_intrinsics.h defines only the latter (its wrapper skips NVIDIA's header), so a
  * call of the former was "no matching function" through Clang where nvcc compiles it. Each
@@ -21,6 +27,7 @@
 #define __CDPC_MANAGED__
 #undef __managed__
 #define __managed__ __attribute__((device)) __attribute__((section("cdpc.managed")))
+#include <new>
 #endif
 
 #ifndef __CDPC_CACHE_HINTS_H__
