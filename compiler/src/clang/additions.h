@@ -15,7 +15,18 @@
  * `_Znwm` that nvlink refused, where nvcc compiles it. <new> is included here, after the
  * wrapper, so that every file has them.
  *
- * 3. CUDA's cache-hint loads and stores. nvcc's sm_32_intrinsics.h declares __ldca, __ldlu,
+ * 3. The device runtime API's typed forms. CUDA's cuda_runtime.h has host-only templates of
+ * cudaMalloc(T **, size_t), cudaFuncGetAttributes(attr, T *kernel) and the two
+ * cudaOccupancyMaxActiveBlocksPerMultiprocessor forms taking a kernel of any type; the device
+ * runtime has only their `void *` forms. nvcc calls the device runtime's where device code
+ * writes `cudaMalloc(&p, n)` with an `int *p` (or CUB's device-side dispatch asks its kernels'
+ * occupancy); Clang picked the host template (the `void *` form needs a conversion C++ does not
+ * make implicitly) and left the device code calling an undefined function (E0104, or nvlink's
+ * undefined `_ZL10cudaMallocIiE...`). Here each has a device template of the same shape that
+ * calls the device runtime's, as the host template calls the host runtime's; Clang overloads
+ * on __host__ and __device__, so device code gets these and host code keeps CUDA's.
+ *
+ * 4. CUDA's cache-hint loads and stores. nvcc's sm_32_intrinsics.h declares __ldca, __ldlu,
  * __stcg, __stcs and __stwb beside __ldcg, __ldcs, __ldcv and __stwt; Clang's
  * __clang_cuda_intrinsics.h defines only the latter (its wrapper skips NVIDIA's header), so a
  * call of the former was "no matching function" through Clang where nvcc compiles it. Each
@@ -28,6 +39,26 @@
 #undef __managed__
 #define __managed__ __attribute__((device)) __attribute__((section("cdpc.managed")))
 #include <new>
+#endif
+
+#if defined(__cplusplus) && defined(__CUDA__) && defined(__CUDACC_RDC__) && !defined(__CDPC_DEVICE_RUNTIME_TEMPLATES__)
+#define __CDPC_DEVICE_RUNTIME_TEMPLATES__
+template <class T>
+static __inline__ __device__ cudaError_t cudaMalloc(T **devPtr, size_t size) {
+  return ::cudaMalloc((void **)(void *)devPtr, size);
+}
+template <class T>
+static __inline__ __device__ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, T *entry) {
+  return ::cudaFuncGetAttributes(attr, (const void *)entry);
+}
+template <class T>
+static __inline__ __device__ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, T func, int blockSize, size_t dynamicSMemSize) {
+  return ::cudaOccupancyMaxActiveBlocksPerMultiprocessor(numBlocks, (const void *)func, blockSize, dynamicSMemSize);
+}
+template <class T>
+static __inline__ __device__ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, T func, int blockSize, size_t dynamicSMemSize, unsigned int flags) {
+  return ::cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, (const void *)func, blockSize, dynamicSMemSize, flags);
+}
 #endif
 
 #ifndef __CDPC_CACHE_HINTS_H__
