@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
-# Managed variables on the GPU (session 45). Two stages:
-#   bash results/session45/managed-gpu.sh build CDPC   (development machine: the checkout's .cuda/ nvcc)
-#   bash results/session45/managed-gpu.sh run          (GPU machine: runs what build staged)
-# build writes the executables into gpu-stage/managed/ (git-ignored; carry it to the GPU);
+# Session 45's programs on the GPU: managed variables (managed_*.cu) and the CUDA C++ that
+# linked or ran only from this session on (cxx_gpu.cu). Two stages:
+#   bash results/session45/gpu.sh build CDPC   (development machine: the checkout's .cuda/ nvcc)
+#   bash results/session45/gpu.sh run          (GPU machine: runs what build staged)
+# build writes the executables into gpu-stage/session45/ (git-ignored; carry it to the GPU);
 # run executes each, compares its output with nvcc's build of the same sources byte for byte,
-# and writes managed-gpu.md to $OUT (or .).
+# and writes session45-gpu.md to $OUT (or .).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SRC=$ROOT/results/session45
-STAGE=$ROOT/gpu-stage/managed
-case "${1:?usage: managed-gpu.sh build CDPC | run}" in
+STAGE=$ROOT/gpu-stage/session45
+case "${1:?usage: gpu.sh build CDPC | run}" in
 build)
     CDPC=$(realpath "${2:?the cdpc binary}")
     NVCC=$ROOT/.cuda/nvidia/cu13/bin/nvcc
     rm -rf "$STAGE" && mkdir -p "$STAGE" && cd "$STAGE"
-    cp "$SRC"/managed_gpu.cu "$SRC"/managed_lib.cu "$SRC"/managed_main.cu .
+    cp "$SRC"/managed_gpu.cu "$SRC"/managed_lib.cu "$SRC"/managed_main.cu "$SRC"/cxx_gpu.cu .
     nv() { "$NVCC" -arch=sm_90 "$@"; }
     # One file: nvcc's build, nvcc's host code with cdpc's device code, cdpc's -dc object.
     nv -rdc=true managed_gpu.cu -o one-nvcc
@@ -24,6 +25,16 @@ build)
         args=() label=one-cdpc-dc
         [ -n "$agg" ] && args=(-flaunch-threshold=128 "-faggregate-launches=$agg") label=one-cdpc-dc-threshold-$agg
         "$CDPC" -dc "${args[@]}" managed_gpu.cu -o "$label.o"
+        nv -rdc=true "$label.o" -o "$label" -lcudadevrt
+    done
+    # CUDA C++ through the device runtime, CUB, Thrust and virtual functions.
+    nv -rdc=true cxx_gpu.cu -o cxx-nvcc
+    python3 "$ROOT/samples/harness/nvcc-cdpc.py" --cdpc "$CDPC" --nvcc "$NVCC" -- -dc -arch=sm_90 cxx_gpu.cu -o cxx-nc.o
+    nv -rdc=true cxx-nc.o -o cxx-nvcc-host-cdpc-device -lcudadevrt
+    for agg in "" grid warp; do
+        args=() label=cxx-cdpc-dc
+        [ -n "$agg" ] && args=(-flaunch-threshold=128 "-faggregate-launches=$agg") label=cxx-cdpc-dc-threshold-$agg
+        "$CDPC" -dc "${args[@]}" cxx_gpu.cu -o "$label.o"
         nv -rdc=true "$label.o" -o "$label" -lcudadevrt
     done
     # Two files: nvcc's main.cu declares the managed variables managed_lib.cu defines.
@@ -42,9 +53,9 @@ build)
     ;;
 run)
     cd "$STAGE"
-    REPORT=$(realpath "${OUT:-.}")/managed-gpu.md
+    REPORT=$(realpath "${OUT:-.}")/session45-gpu.md
     {
-        echo "# Managed variables on the GPU"
+        echo "# Session 45's programs on the GPU"
         echo
         echo "$(date -u +%Y-%m-%d), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); built by $(cat cdpc-version.txt | head -1) and $(cat nvcc-version.txt)."
         echo
@@ -52,7 +63,7 @@ run)
         echo "|---|---|---|"
     } > "$REPORT"
     failed=0
-    for ref in one-nvcc two-nvcc; do
+    for ref in one-nvcc two-nvcc cxx-nvcc; do
         prefix=${ref%-nvcc}
         timeout 60 "./$ref" > "$ref.out" 2>&1 || true
         for exe in "$prefix"-*; do
@@ -67,7 +78,7 @@ run)
         { echo; echo "nvcc's output ($ref):"; echo '```'; cat "$ref.out"; echo '```'; } >> "$REPORT.tail"
     done
     cat "$REPORT.tail" >> "$REPORT" && rm -f "$REPORT.tail"
-    for f in *.out; do cmp -s "$f" one-nvcc.out || cmp -s "$f" two-nvcc.out || { echo; echo "$f:"; echo '```'; cat "$f"; echo '```'; } >> "$REPORT"; done
+    for f in *.out; do cmp -s "$f" one-nvcc.out || cmp -s "$f" two-nvcc.out || cmp -s "$f" cxx-nvcc.out || { echo; echo "$f:"; echo '```'; cat "$f"; echo '```'; } >> "$REPORT"; done
     cat "$REPORT"
     exit $failed
     ;;
