@@ -112,8 +112,9 @@ fn diagnostics_match_their_snapshots() {
 
 /// CUDA C++ files (`tests/ui/cu/NAME.cu`) go through Clang; their diagnostics (Clang's own,
 /// `E1000`/`W1001`, and cdpc's about Clang, `E1002`) are rendered and snapshotted like the
-/// kernel language's. A `// clang: PATH` header names the Clang to use. Skipped with a
-/// printed reason where Clang 22 or the NVIDIA tools are missing.
+/// kernel language's. A `// clang: PATH` header names the Clang to use; `// emit: host-obj`
+/// compiles the file as `-dc` does, host side included (`E1020`). Skipped with a printed
+/// reason where Clang 22 or the NVIDIA tools are missing.
 #[test]
 fn clang_diagnostics_match_their_snapshots() {
     use cdpc::clang::{find_engine, ClangEnv, ClangSearch};
@@ -135,6 +136,10 @@ fn clang_diagnostics_match_their_snapshots() {
         let mut options = driver::CompileOptions { emit: driver::Emit::Ptx, ..Default::default() };
         options.preprocess.input = Some(path.clone());
         options.clang.clang = source.lines().find_map(|l| l.strip_prefix("// clang: ")).map(|p| p.trim().into());
+        if source.lines().any(|l| l.trim() == "// emit: host-obj") {
+            options.emit = driver::Emit::HostObject;
+            options.separate = true;
+        }
         let diagnostics = match driver::compile(&source, &options) {
             Ok(compiled) => compiled.warnings,
             Err(CompileError::Diagnostics(d)) => d,

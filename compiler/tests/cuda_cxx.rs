@@ -468,22 +468,29 @@ fn a_managed_address_in_a_host_initializer_is_e1020_at_its_line() {
     assert!(!dir.path().join("m.o").exists());
 }
 
+/// `compiler/tests/cuda_cxx/NAME`'s `-dc` objects in a new folder: cdpc's `ours.o` and nvcc's
+/// `theirs.o`; `None` (with the reason printed) where the tools are missing.
+fn dc_objects(name: &str) -> Option<tempfile::TempDir> {
+    if !tools_ready() {
+        return None;
+    }
+    let nvcc = crate::build_common::nvcc().unwrap();
+    let (file, _) = sample(name);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(&file, dir.path().join(name)).unwrap();
+    let out = crate::build_common::cdpc(dir.path(), &["-dc", name, "-o", "ours.o"]);
+    assert!(out.status.success(), "{}", crate::build_common::stderr(&out));
+    let nv = Command::new(&nvcc).current_dir(dir.path()).args(["-dc", "-arch=sm_90", name, "-o", "theirs.o"]).output().unwrap();
+    assert!(nv.status.success(), "{}", String::from_utf8_lossy(&nv.stderr));
+    Some(dir)
+}
+
 /// `-dc` objects of a file with managed variables have nvcc's host symbols for them: the
 /// variable's name a hidden pointer in `__nv_managed_data__` (`readelf -sW`), as nvcc's `-dc`
 /// object of the same file has.
 #[test]
 fn dc_objects_define_managed_variables_as_nvccs() {
-    if !tools_ready() {
-        return;
-    }
-    let nvcc = crate::build_common::nvcc().unwrap();
-    let (file, _) = sample("managed.cu");
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(&file, dir.path().join("managed.cu")).unwrap();
-    let out = crate::build_common::cdpc(dir.path(), &["-dc", "managed.cu", "-o", "ours.o"]);
-    assert!(out.status.success(), "{}", crate::build_common::stderr(&out));
-    let nv = Command::new(&nvcc).current_dir(dir.path()).args(["-dc", "-arch=sm_90", "managed.cu", "-o", "theirs.o"]).output().unwrap();
-    assert!(nv.status.success(), "{}", String::from_utf8_lossy(&nv.stderr));
+    let Some(dir) = dc_objects("managed.cu") else { return };
     // Each symbol of the variables: size, binding, visibility and section name.
     let managed = |object: &str| -> Option<BTreeSet<String>> {
         let out = Command::new("readelf").current_dir(dir.path()).args(["-sW", "-SW", object]).output().ok().filter(|o| o.status.success())?;
@@ -508,4 +515,22 @@ fn dc_objects_define_managed_variables_as_nvccs() {
     let theirs = managed("theirs.o").unwrap();
     assert_eq!(ours.len(), 3, "{ours:?}");
     assert_eq!(ours, theirs, "cdpc (left) and nvcc -dc (right)");
+}
+
+/// The host stubs of a `-dc` object are nvcc's `-dc` object's, template instances of `auto`
+/// parameters included (`_Z2akILi5EEvPi`, where Clang's mangling has `TnDa`): another file's
+/// host code compiled by nvcc launches them by those names.
+#[test]
+fn dc_objects_name_template_stubs_as_nvcc() {
+    let Some(dir) = dc_objects("auto_template.cu") else { return };
+    // The kernels' stubs: weak text symbols of the kernels' own names.
+    let stubs = |object: &str| -> Option<BTreeSet<String>> {
+        let out = Command::new("nm").current_dir(dir.path()).args(["--defined-only", object]).output().ok().filter(|o| o.status.success())?;
+        Some(String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.split_whitespace().collect::<Vec<_>>().get(1..3).map(|k| (k[0].to_string(), k[1].to_string()))).filter(|(kind, name)| kind == "W" && (name.starts_with("_Z2") || name.starts_with("_Z6"))).map(|(_, name)| name).collect())
+    };
+    let Some(ours) = stubs("ours.o") else { return println!("skipped: nm is not available") };
+    let theirs = stubs("theirs.o").unwrap();
+    assert!(ours.contains("_Z2akILi5EEvPi") && ours.contains("_Z6parentIL5Color1EEvPiP4Pair"), "{ours:?}");
+    // nvcc also makes host stubs of what only device code launches; every stub of ours is one of nvcc's.
+    assert!(ours.is_subset(&theirs), "cdpc {ours:?}, nvcc {theirs:?}");
 }

@@ -16,7 +16,10 @@
 //!   `__nv_static_<n>_<id>__Z2skPi`, the name the device side gets from
 //!   [`super::names::nvcc_symbol`] with the same module id;
 //! - the module id: Clang's `__nv_<guid>` becomes the id the device side was named under,
-//!   so that the object has one id, as nvcc's has.
+//!   so that the object has one id, as nvcc's has;
+//! - a template instance's arguments in a stub's name and a registered name, spelled as nvcc
+//!   spells them ([`super::names::edg_symbol`]: no `TnDa` before an `auto` parameter's), as
+//!   the device side's are.
 //!
 //! Afterwards no symbol contains `__device_stub__` and every registered name is the device
 //! code's.
@@ -68,6 +71,7 @@ fn rename_stubs(module: &Module<'_>) {
             continue;
         }
         if let Some(nvcc) = stub_symbol(&name) {
+            let nvcc = super::names::edg_symbol(&nvcc).unwrap_or(nvcc);
             if module.get_function(&nvcc).is_none() {
                 let global = function.as_global_value();
                 global.set_name(&nvcc);
@@ -117,8 +121,14 @@ fn rename_registered_statics(module: &Module<'_>, id: &str) {
     }
     for (global, is_function) in strings {
         let Some(text) = c_string(global) else { continue };
-        let Some(plain) = unsuffixed(&text) else { continue };
-        let (renamed, _) = nvcc_symbol(plain, if is_function { Kind::Kernel } else { Kind::Variable }, id);
+        let renamed = match unsuffixed(&text) {
+            Some(plain) => nvcc_symbol(plain, if is_function { Kind::Kernel } else { Kind::Variable }, id).0,
+            // A template instance's name, spelled as the device code's (`names::edg_spellings`).
+            None => match super::names::edg_symbol(&text) {
+                Some(edg) => edg,
+                None => continue,
+            },
+        };
         replace_string(module, global, &renamed);
     }
 }

@@ -10,6 +10,12 @@
 //! types local to a function such as a lambda's) and reports where it ends and where its `L`
 //! markers are; what it does not read (a local name as the entity itself, expressions in
 //! template arguments, a few rare productions) is `None`, and the caller keeps Clang's reading.
+//!
+//! Clang 18 and later also write the Itanium ABI's newer template-parameter declarations in a
+//! template instance's arguments where a parameter's type is deduced (`template <auto V>`:
+//! `_Z2akITnDaLi5EEvPi`, the `TnDa` before the argument); nvcc (EDG) writes the older form
+//! without them (`_Z2akILi5EEvPi`). [`edg_spelling`] removes them where that changes nothing
+//! else in the symbol.
 
 /// What [`entity`] read of a symbol.
 #[derive(Debug, PartialEq, Eq)]
@@ -29,6 +35,12 @@ pub struct Entity {
     pub whole: bool,
     /// Whether the entity is a template's instance (its name ends in template arguments).
     pub instance: bool,
+    /// The template-parameter declarations (`Tn <type>`, `Ty`) before template arguments, as
+    /// byte ranges, each with whether its type is a substitution candidate (anything but a
+    /// builtin type).
+    pub param_decls: Vec<(std::ops::Range<usize>, bool)>,
+    /// Whether any substitution (`S_`, `S0_`, ...) was read, in the name or after it.
+    pub any_substitution: bool,
 }
 
 impl Entity {
@@ -60,6 +72,7 @@ pub fn entity(symbol: &str) -> Option<Entity> {
         anonymous: Vec::new(),
         depth: 0,
         own_args_end: None,
+        param_decls: Vec::new(),
     };
     p.name()?;
     let (name_end, internal_markers, substitutions, named) =
@@ -82,7 +95,32 @@ pub fn entity(symbol: &str) -> Option<Entity> {
         anonymous: p.anonymous,
         whole,
         instance,
+        param_decls: p.param_decls,
+        any_substitution: p.substitutions,
     })
+}
+
+/// `symbol` as nvcc (EDG) spells it, without Clang's template-parameter declarations (module
+/// docs), if it has any and they can go: each is a builtin type (`TnDa`, `TnDc`, `TnLi`...) or
+/// `Ty`, which no substitution counts, or the symbol was read whole and uses no substitution
+/// that a removed type could have shifted. `None` otherwise, or where there is nothing to do.
+pub fn edg_spelling(symbol: &str) -> Option<String> {
+    let entity = entity(symbol)?;
+    if entity.param_decls.is_empty() {
+        return None;
+    }
+    let shifts = entity.param_decls.iter().any(|(_, substitutable)| *substitutable);
+    if shifts && (!entity.whole || entity.any_substitution) {
+        return None;
+    }
+    let mut out = String::with_capacity(symbol.len());
+    let mut at = 0;
+    for (range, _) in &entity.param_decls {
+        out.push_str(&symbol[at..range.start]);
+        at = range.end;
+    }
+    out.push_str(&symbol[at..]);
+    Some(out)
 }
 
 /// A recursive-descent reader over the grammar's productions that can appear in a kernel's or
@@ -96,6 +134,8 @@ struct Reader<'a> {
     depth: u32,
     /// Where the last template arguments of the entity's own name (not of a type in it) end.
     own_args_end: Option<usize>,
+    /// [`Entity::param_decls`].
+    param_decls: Vec<(std::ops::Range<usize>, bool)>,
 }
 
 /// How deep template arguments and types may nest before the reader gives up.
@@ -325,9 +365,28 @@ impl Reader<'_> {
         Some(())
     }
 
-    /// A type, a literal (`Li3E`), or a pack (`J ... E`); an expression (`X ... E`) or an
-    /// entity's address (`L_Z ... E`) is not read.
+    /// A type, a literal (`Li3E`), or a pack (`J ... E`), after a template-parameter
+    /// declaration (`Tn <type>`, `Ty`) or not; an expression (`X ... E`), an entity's address
+    /// (`L_Z ... E`) or another declaration (`Tk`, `Tt`, `Tp`) is not read.
     fn template_arg(&mut self) -> Option<()> {
+        match (self.peek()?, self.peek_at(1)) {
+            (b'T', Some(b'n')) => {
+                let start = self.i;
+                self.i += 2;
+                self.nested(Self::ty)?;
+                let ty = &self.s[start + 2..self.i];
+                let builtin = ty.len() == 1 || (ty.len() == 2 && ty[0] == b'D' && ty[1].is_ascii_lowercase());
+                self.param_decls.push((start..self.i, !builtin));
+                return self.nested(Self::template_arg);
+            }
+            (b'T', Some(b'y')) => {
+                self.param_decls.push((self.i..self.i + 2, false));
+                self.i += 2;
+                return self.nested(Self::template_arg);
+            }
+            (b'T', Some(b'k' | b't' | b'p')) => return None,
+            _ => {}
+        }
         match self.peek()? {
             b'L' => {
                 if self.peek_at(1) == Some(b'_') {
@@ -508,6 +567,25 @@ mod tests {
             ("_Z1fN1a1bIiEE", false),
         ] {
             assert_eq!(entity(symbol).unwrap().instance, instance, "{symbol}");
+        }
+    }
+
+    /// nvcc 13.5's symbols of the same kernels (`nvcc -rdc=true -ptx`; Clang 22's on the left).
+    #[test]
+    fn template_parameter_declarations_are_spelled_as_nvcc_spells_them() {
+        for (clang, nvcc) in [
+            ("_Z2akITnDaL5Color1EEvPi", Some("_Z2akIL5Color1EEvPi")),
+            ("_Z2akITnDaLi5EEvPi", Some("_Z2akILi5EEvPi")),
+            ("_Z2dkITnDcLi4EEvPi", Some("_Z2dkILi4EEvPi")),
+            ("_Z2ekITnDaLc99EEvP1PS1_", Some("_Z2ekILc99EEvP1PS1_")),
+            // An address as the argument is not read (nvcc: `_Z2fkIXadL_Z1gEEEvPi`): left.
+            ("_Z2fkITnPDaXadL_Z1gEEEvPi", None),
+            // `T_` of the declaration is a substitution the parameters count (`S0_`): left.
+            ("_Z2tkIiTnT_Li3EEvPS0_S1_", None),
+            ("_Z6parentPi", None),
+            ("_Z2nkILi3EEvPi", None),
+        ] {
+            assert_eq!(edg_spelling(clang).as_deref(), nvcc, "{clang}");
         }
     }
 

@@ -7,8 +7,9 @@
 //! of their work to do untouched.
 //!
 //! 1. [`names`]: `static` kernels and variables get nvcc's names (Clang's `-fgpu-rdc` gives
-//!    them a `__intern__<hash>` or `__static__<hash>` suffix); afterwards every symbol is the
-//!    one nvcc's host code and nvlink expect.
+//!    them a `__intern__<hash>` or `__static__<hash>` suffix), and template instances nvcc's
+//!    spelling of their arguments (no `TnDa` before an `auto` parameter's); afterwards every
+//!    symbol is the one nvcc's host code and nvlink expect.
 //!    [`managed`]: a variable cdpc's `__managed__` marked (a section) gets NVVM's `managed`
 //!    annotation, nvcc's `.attribute(.managed)`; afterwards no global is in the marker section.
 //! 2. [`warp`]: the warp shuffles and votes of CUDA before 9.0 (`__shfl_up`, `__any`, ...),
@@ -99,6 +100,7 @@ pub struct PipelineOptions {
 /// Runs the passes in order. Returns the warnings; `Err` holds every diagnostic when one is
 /// an error. `source` places diagnostics at the lines of the debug locations.
 pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
+    names::edg_spellings(module);
     names::externalised_statics(module, options.nv_module_id.as_deref());
     managed::device(module);
     launch::literal_dims(module).map_err(|e| vec![Diagnostic::new(crate::diag::Code::LaunchNotRecognised, crate::diag::Span::new(0, 0), format!("a launch's named `dim3` could not be rewritten: {e}"))])?;

@@ -86,6 +86,8 @@ pub enum NvccLinkage {
 /// variable's) is external for nvcc, under its plain symbol, weak for a template's instance. A
 /// symbol whose name [`itanium::entity`] does not read keeps Clang's linkage.
 pub fn nvcc_symbol(plain: &str, kind: Kind, id: &str) -> (String, NvccLinkage) {
+    let edg = itanium::edg_spelling(plain);
+    let plain = edg.as_deref().unwrap_or(plain);
     let anonymous = format!("{}_GLOBAL__N_{id}", "_GLOBAL__N_".len() + id.len());
     if !plain.starts_with("_Z") {
         // A name of C's kind: internal in Clang only for its type (`static` would be `_ZL`).
@@ -130,6 +132,51 @@ fn file_scope_identifier(symbol: &str) -> Option<&str> {
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     let len: usize = rest[..digits].parse().ok()?;
     (digits > 0 && rest.len() == digits + len).then(|| &rest[digits..])
+}
+
+/// `symbol` (with Clang's suffix or not) as nvcc spells a template instance's arguments
+/// ([`itanium::edg_spelling`]), if that differs.
+pub fn edg_symbol(symbol: &str) -> Option<String> {
+    match unsuffixed(symbol) {
+        Some(plain) => itanium::edg_spelling(plain).map(|edg| format!("{edg}{}", &symbol[plain.len()..])),
+        None => itanium::edg_spelling(symbol),
+    }
+}
+
+/// Gives every function and global variable whose symbol has Clang's template-parameter
+/// declarations nvcc's spelling ([`edg_symbol`]): kernels and device variables, which nvcc's
+/// host code registers and launches by name, and device functions, which another file's code
+/// compiled by nvcc calls by name. A declaration whose new name a definition in the module
+/// has already is replaced by it.
+pub fn edg_spellings(module: &Module<'_>) {
+    let globals: Vec<GlobalValue<'_>> = module.get_functions().map(|f| f.as_global_value()).chain(module.get_globals()).collect();
+    for global in globals {
+        let name = global.get_name().to_string_lossy().into_owned();
+        let Some(edg) = edg_symbol(&name) else { continue };
+        let existing = module.get_function(&edg).map(|f| f.as_global_value()).or_else(|| module.get_global(&edg));
+        match existing {
+            None => {
+                global.set_name(&edg);
+                if let Some(old) = global.get_comdat() {
+                    let comdat = module.get_or_insert_comdat(&edg);
+                    comdat.set_selection_kind(old.get_selection_kind());
+                    global.set_comdat(comdat);
+                }
+            }
+            // Both spellings in one module: the same entity, named twice (a declaration under
+            // one spelling, the definition under the other); the declaration gives way.
+            Some(other) if global.is_declaration() && other.as_pointer_value().get_type() == global.as_pointer_value().get_type() => {
+                global.as_pointer_value().replace_all_uses_with(other.as_pointer_value());
+                // SAFETY: nothing refers to the declaration any more; a function is deleted as
+                // one, a variable as one.
+                match module.get_function(&name) {
+                    Some(f) => unsafe { f.delete() },
+                    None => unsafe { global.delete() },
+                }
+            }
+            Some(_) => {}
+        }
+    }
 }
 
 /// Gives `static` kernels and variables nvcc's names (module docs).
@@ -264,6 +311,27 @@ fn set_used_list<'ctx>(module: &Module<'ctx>, name: &str, elements: &[PointerVal
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Template instances get nvcc's spelling of their arguments, definitions and their uses
+    /// alike; a declaration under Clang's spelling gives way to the definition under nvcc's.
+    #[test]
+    fn template_instances_are_spelled_as_nvcc_spells_them() {
+        let ir = r#"
+target triple = "nvptx64-nvidia-cuda"
+define weak_odr ptx_kernel void @_Z2akITnDaLi5EEvPi(ptr %p) { ret void }
+define weak_odr ptx_kernel void @_Z2dkILi4EEvPi(ptr %p) { ret void }
+declare void @_Z2dkITnDcLi4EEvPi(ptr)
+@table = global [2 x ptr] [ptr @_Z2akITnDaLi5EEvPi, ptr @_Z2dkITnDcLi4EEvPi]
+"#;
+        let context = inkwell::context::Context::create();
+        let module = context.create_module_from_ir(inkwell::memory_buffer::MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "t")).unwrap();
+        edg_spellings(&module);
+        module.verify().unwrap();
+        let text = module.print_to_string().to_string();
+        assert!(text.contains("define weak_odr ptx_kernel void @_Z2akILi5EEvPi(") && text.contains("define weak_odr ptx_kernel void @_Z2dkILi4EEvPi("), "{text}");
+        assert!(text.contains("[ptr @_Z2akILi5EEvPi, ptr @_Z2dkILi4EEvPi]") && !text.contains("Tn"), "{text}");
+        assert_eq!(edg_symbol("_Z2akITnDaLi5EEvPi__intern__0123abcd").as_deref(), Some("_Z2akILi5EEvPi__intern__0123abcd"));
+    }
 
     #[test]
     fn clang_suffixes_are_recognised() {
