@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Session 45's programs on the GPU: managed variables (managed_*.cu) and the CUDA C++ that
-# linked or ran only from this session on (cxx_gpu.cu). Two stages:
+# Session 45's programs on the GPU: managed variables (managed_*.cu), the CUDA C++ that linked
+# or ran only from this session on (cxx_gpu.cu), host code around device launches
+# (host_mix.cu), kernel templates of `auto` parameters (names_gpu.cu). Two stages:
 #   bash results/session45/gpu.sh build CDPC   (development machine: the checkout's .cuda/ nvcc)
 #   bash results/session45/gpu.sh run          (GPU machine: runs what build staged)
 # build writes the executables into gpu-stage/session45/ (git-ignored; carry it to the GPU);
@@ -15,7 +16,7 @@ build)
     CDPC=$(realpath "${2:?the cdpc binary}")
     NVCC=$ROOT/.cuda/nvidia/cu13/bin/nvcc
     rm -rf "$STAGE" && mkdir -p "$STAGE" && cd "$STAGE"
-    cp "$SRC"/managed_gpu.cu "$SRC"/managed_lib.cu "$SRC"/managed_main.cu "$SRC"/cxx_gpu.cu .
+    cp "$SRC"/managed_gpu.cu "$SRC"/managed_lib.cu "$SRC"/managed_main.cu "$SRC"/cxx_gpu.cu "$SRC"/host_mix.cu "$SRC"/names_gpu.cu .
     nv() { "$NVCC" -arch=sm_90 "$@"; }
     # One file: nvcc's build, nvcc's host code with cdpc's device code, cdpc's -dc object.
     nv -rdc=true managed_gpu.cu -o one-nvcc
@@ -27,16 +28,27 @@ build)
         "$CDPC" -dc "${args[@]}" managed_gpu.cu -o "$label.o"
         nv -rdc=true "$label.o" -o "$label" -lcudadevrt
     done
-    # CUDA C++ through the device runtime, CUB, Thrust and virtual functions.
-    nv -rdc=true cxx_gpu.cu -o cxx-nvcc
-    python3 "$ROOT/samples/harness/nvcc-cdpc.py" --cdpc "$CDPC" --nvcc "$NVCC" -- -dc -arch=sm_90 cxx_gpu.cu -o cxx-nc.o
-    nv -rdc=true cxx-nc.o -o cxx-nvcc-host-cdpc-device -lcudadevrt
-    for agg in "" grid warp; do
-        args=() label=cxx-cdpc-dc
-        [ -n "$agg" ] && args=(-flaunch-threshold=128 "-faggregate-launches=$agg") label=cxx-cdpc-dc-threshold-$agg
-        "$CDPC" -dc "${args[@]}" cxx_gpu.cu -o "$label.o"
-        nv -rdc=true "$label.o" -o "$label" -lcudadevrt
+    # CUDA C++ through the device runtime, CUB, Thrust and virtual functions; host code around
+    # device launches; kernel templates of `auto` parameters launched by nvcc's host code.
+    for prog in cxx host names; do
+        src=${prog}_gpu.cu
+        [ "$prog" = host ] && src=host_mix.cu
+        nv -rdc=true --extended-lambda "$src" -o "$prog-nvcc"
+        python3 "$ROOT/samples/harness/nvcc-cdpc.py" --cdpc "$CDPC" --nvcc "$NVCC" -- -dc -arch=sm_90 --extended-lambda "$src" -o "$prog-nc.o"
+        nv -rdc=true "$prog-nc.o" -o "$prog-nvcc-host-cdpc-device" -lcudadevrt
+        for agg in "" grid warp; do
+            args=() label=$prog-cdpc-dc
+            [ -n "$agg" ] && args=(-flaunch-threshold=128 "-faggregate-launches=$agg") label=$prog-cdpc-dc-threshold-$agg
+            "$CDPC" -dc "${args[@]}" "$src" -o "$label.o"
+            nv -rdc=true "$label.o" -o "$label" -lcudadevrt
+        done
     done
+    # The same names program through the cdpc of before the change, if given (OLD_CDPC): its
+    # device code under Clang's spelling, which nvcc's host code does not find.
+    if [ -n "${OLD_CDPC:-}" ]; then
+        python3 "$ROOT/samples/harness/nvcc-cdpc.py" --cdpc "$(realpath "$OLD_CDPC")" --nvcc "$NVCC" -- -dc -arch=sm_90 names_gpu.cu -o names-before.o
+        nv -rdc=true names-before.o -o names-nvcc-host-cdpc-device-before -lcudadevrt
+    fi
     # Two files: nvcc's main.cu declares the managed variables managed_lib.cu defines.
     nv -rdc=true managed_main.cu managed_lib.cu -o two-nvcc
     nv -dc managed_main.cu -o main-nvcc.o
@@ -63,7 +75,7 @@ run)
         echo "|---|---|---|"
     } > "$REPORT"
     failed=0
-    for ref in one-nvcc two-nvcc cxx-nvcc; do
+    for ref in one-nvcc two-nvcc cxx-nvcc host-nvcc names-nvcc; do
         prefix=${ref%-nvcc}
         timeout 60 "./$ref" > "$ref.out" 2>&1 || true
         for exe in "$prefix"-*; do
@@ -72,13 +84,14 @@ run)
             timeout 60 "./$exe" > "$exe.out" 2>&1 || rc=$?
             same=no
             cmp -s "$exe.out" "$ref.out" && same=yes
-            [ "$same" = yes ] && [ "$rc" = 0 ] || failed=1
+            # A `-before` build is the cdpc of before a change, expected to differ.
+            case "$exe" in *-before) ;; *) [ "$same" = yes ] && [ "$rc" = 0 ] || failed=1 ;; esac
             echo "| $exe | $rc | $same |" >> "$REPORT"
         done
         { echo; echo "nvcc's output ($ref):"; echo '```'; cat "$ref.out"; echo '```'; } >> "$REPORT.tail"
     done
     cat "$REPORT.tail" >> "$REPORT" && rm -f "$REPORT.tail"
-    for f in *.out; do cmp -s "$f" one-nvcc.out || cmp -s "$f" two-nvcc.out || cmp -s "$f" cxx-nvcc.out || { echo; echo "$f:"; echo '```'; cat "$f"; echo '```'; } >> "$REPORT"; done
+    for f in *.out; do cmp -s "$f" one-nvcc.out || cmp -s "$f" two-nvcc.out || cmp -s "$f" cxx-nvcc.out || cmp -s "$f" host-nvcc.out || cmp -s "$f" names-nvcc.out || { echo; echo "$f:"; echo '```'; cat "$f"; echo '```'; } >> "$REPORT"; done
     cat "$REPORT"
     exit $failed
     ;;
