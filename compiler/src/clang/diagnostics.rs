@@ -92,11 +92,23 @@ pub fn from_messages(messages: &[super::in_process::Message], main: &Path, main_
 /// What to do about a Clang message whose cause is Clang's CUDA support rather than the
 /// program (nvcc accepts the same code), if it is one.
 fn help_for(message: &str) -> Option<&'static str> {
-    message.starts_with("'managed' attribute ignored").then_some(
-        "cdpc compiles CUDA C++ with Clang 22, which ignores `__managed__` in CUDA (nvcc does not): \
-         the variable is a host variable here, and device code that uses it does not compile; \
-         allocate managed memory with `cudaMallocManaged` and pass the pointer to the kernels instead",
-    )
+    if message.starts_with("'managed' attribute ignored") {
+        // cdpc's `__managed__` (clang/additions.h) is no attribute: only a spelled-out one gets here.
+        return Some(
+            "Clang 22 ignores the `managed` attribute in CUDA (nvcc does not), so the variable is a host \
+             variable here; write `__managed__`, which cdpc makes a managed variable as nvcc does",
+        );
+    }
+    if message.starts_with("initialization is not supported for __shared__ variables") {
+        return Some(
+            "nvcc leaves a `__shared__` variable's initialisation out (shared memory is not initialised), \
+             where Clang 22 refuses a type whose default constructor does something, such as a default \
+             member initialiser or `cuda::barrier`'s; keep the storage raw and name it through a reference, \
+             `__shared__ alignas(T) unsigned char raw[sizeof(T)]; T &name = *reinterpret_cast<T *>(raw);`, \
+             and initialise it in code (`init(&bar, n)` for a barrier)",
+        );
+    }
+    None
 }
 
 fn convert<'a>(lines: impl Iterator<Item = Line<'a>>, main: &Path, main_text: &str) -> Vec<Diagnostic> {
@@ -181,16 +193,20 @@ mod tests {
         assert_eq!(span_at(text, 1, 99).range(), 6..6); // past the line's end: an empty span there
     }
 
-    /// `__managed__`, which Clang 22 ignores in CUDA, gets a note that says so and what to do.
+    /// The `managed` attribute spelled out, which Clang 22 ignores in CUDA, gets a note that says
+    /// so and what to write; a `__shared__` variable of a type with a constructor that does
+    /// something, which nvcc takes, gets the workaround.
     #[test]
-    fn an_ignored_managed_attribute_says_what_to_do() {
+    fn clangs_cuda_gaps_say_what_to_do() {
         let dir = tempfile::tempdir().unwrap();
-        let (path, text) = (dir.path().join("m.cu"), "__managed__ int mv;\n");
+        let (path, text) = (dir.path().join("m.cu"), "__attribute__((managed)) int mv;\n");
         std::fs::write(&path, text).unwrap();
         let m = path.display();
         let d = parse(&format!("{m}:1:1: warning: 'managed' attribute ignored [-Wignored-attributes]\n"), &path, text);
         assert_eq!(d.len(), 1);
-        assert!(d[0].notes.iter().any(|n| n.contains("cudaMallocManaged")), "{d:?}");
+        assert!(d[0].notes.iter().any(|n| n.contains("write `__managed__`")), "{d:?}");
+        let d = parse(&format!("{m}:1:1: error: initialization is not supported for __shared__ variables\n"), &path, text);
+        assert!(d[0].notes.iter().any(|n| n.contains("reinterpret_cast")), "{d:?}");
         // Another warning gets no such note.
         let d = parse(&format!("{m}:1:1: warning: 'noinline' attribute ignored\n"), &path, text);
         assert!(d[0].notes.is_empty(), "{d:?}");
