@@ -631,8 +631,10 @@ mod tests {
             "_Z4fillIJifEEvDpT_",
             "_ZN1nL2skEPi",
             "_ZZ4mainE1x",
+            "_Z2akITnDaL5Color1EEvPi",
+            "_Z2tkIiTnT_Li3EEvPS0_S1_",
         ];
-        let alphabet: Vec<char> = "_ZNLEISTJXDFAMPKRVOvif0123456789ab\u{e9}\u{1F600}"
+        let alphabet: Vec<char> = "_ZNLEISTJXDFAMPKRVOvifnyc0123456789ab\u{e9}\u{1F600}"
             .chars()
             .collect();
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
@@ -662,9 +664,13 @@ mod tests {
                         && e.internal_markers
                             .iter()
                             .chain(&e.anonymous)
-                            .all(|&at| at < text.len()),
+                            .all(|&at| at < text.len())
+                        && e.param_decls.iter().all(|(r, _)| r.start < r.end && r.end <= text.len()),
                     "{text}"
                 );
+            }
+            if let Some(edg) = edg_spelling(&text) {
+                assert!(edg.len() < text.len(), "{text} -> {edg}");
             }
             let _ = crate::pipeline::names::nvcc_symbol(
                 &text,

@@ -50,7 +50,7 @@ pub fn nvcc_static_name(mangled: &str, is_function: bool) -> String {
     }
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     match rest[..digits].parse::<usize>() {
-        Ok(len) if digits > 0 && rest.len() == digits + len => rest[digits..].to_string(),
+        Ok(len) if digits > 0 && digits.checked_add(len) == Some(rest.len()) => rest[digits..].to_string(),
         _ => mangled.to_string(),
     }
 }
@@ -131,7 +131,7 @@ fn file_scope_identifier(symbol: &str) -> Option<&str> {
     let rest = symbol.strip_prefix("_Z")?;
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     let len: usize = rest[..digits].parse().ok()?;
-    (digits > 0 && rest.len() == digits + len).then(|| &rest[digits..])
+    (digits > 0 && digits.checked_add(len) == Some(rest.len())).then(|| &rest[digits..])
 }
 
 /// `symbol` (with Clang's suffix or not) as nvcc spells a template instance's arguments
