@@ -31,6 +31,7 @@ use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::module::{Linkage, Module};
 use inkwell::values::{AsValueRef, BasicValue, FunctionValue, GlobalValue};
 use inkwell::{AddressSpace, GlobalVisibility};
+use std::collections::HashMap;
 
 /// The section cdpc's `__managed__` macro puts a variable in (compiler/src/clang/additions.h).
 pub const MARKER: &str = "cdpc.managed";
@@ -225,7 +226,12 @@ fn replace_by_pointer<'ctx>(module: &Module<'ctx>, shadow: GlobalValue<'ctx>, ru
     // global's initializer is checked below).
     let mut instructions: Vec<LLVMValueRef> = Vec::new();
     let mut work = vec![shadow_ref];
+    // A constant may use another several times (a DAG): each is walked once.
+    let mut walked: std::collections::HashSet<LLVMValueRef> = std::collections::HashSet::new();
     while let Some(value) = work.pop() {
+        if !walked.insert(value) {
+            continue;
+        }
         // SAFETY: walking the use lists of live values.
         unsafe {
             let mut u = LLVMGetFirstUse(value);
@@ -276,34 +282,53 @@ fn replace_by_pointer<'ctx>(module: &Module<'ctx>, shadow: GlobalValue<'ctx>, ru
 }
 
 /// Whether an instruction or a global's initializer uses `value`, directly or through
-/// constant expressions.
+/// constant expressions (each walked once).
 fn used_by_instructions(value: LLVMValueRef) -> bool {
-    // SAFETY: walking the use lists of live values.
-    unsafe {
-        let mut u = LLVMGetFirstUse(value);
-        while !u.is_null() {
-            let user = LLVMGetUser(u);
-            if !LLVMIsAInstruction(user).is_null() || !LLVMIsAGlobalValue(user).is_null() || LLVMIsAConstant(user).is_null() || used_by_instructions(user) {
-                return true;
+    let mut work = vec![value];
+    let mut walked: std::collections::HashSet<LLVMValueRef> = std::collections::HashSet::new();
+    while let Some(value) = work.pop() {
+        if !walked.insert(value) {
+            continue;
+        }
+        // SAFETY: walking the use lists of live values.
+        unsafe {
+            let mut u = LLVMGetFirstUse(value);
+            while !u.is_null() {
+                let user = LLVMGetUser(u);
+                if !LLVMIsAInstruction(user).is_null() || !LLVMIsAGlobalValue(user).is_null() || LLVMIsAConstant(user).is_null() {
+                    return true;
+                }
+                work.push(user);
+                u = LLVMGetNextUse(u);
             }
-            u = LLVMGetNextUse(u);
         }
     }
     false
 }
 
-/// Whether the constant `value` is `target` or holds it.
-fn holds(value: LLVMValueRef, target: LLVMValueRef) -> bool {
+/// Whether the constant `value` is `target` or holds it. Constants share operands (a DAG), so
+/// each is looked at once: `seen` holds the answers so far.
+fn holds_in(value: LLVMValueRef, target: LLVMValueRef, seen: &mut HashMap<LLVMValueRef, bool>) -> bool {
     if value == target {
         return true;
     }
-    // SAFETY: operands of a live constant.
-    unsafe {
-        if LLVMIsAConstant(value).is_null() || !LLVMIsAGlobalValue(value).is_null() {
-            return false;
-        }
-        (0..LLVMGetNumOperands(value).max(0) as u32).any(|i| holds(LLVMGetOperand(value, i), target))
+    if let Some(&known) = seen.get(&value) {
+        return known;
     }
+    // SAFETY: operands of a live constant.
+    let answer = unsafe {
+        if LLVMIsAConstant(value).is_null() || !LLVMIsAGlobalValue(value).is_null() {
+            false
+        } else {
+            (0..LLVMGetNumOperands(value).max(0) as u32).any(|i| holds_in(LLVMGetOperand(value, i), target, seen))
+        }
+    };
+    seen.insert(value, answer);
+    answer
+}
+
+fn holds(value: LLVMValueRef, target: LLVMValueRef) -> bool {
+    holds_in(value, target, &mut HashMap::new())
 }
 
 /// The keep-alive list `list` with `old` replaced by `new` where it is an element.
@@ -359,7 +384,7 @@ fn rewrite_instruction<'ctx>(b: &inkwell::builder::Builder<'ctx>, inst: LLVMValu
             LLVMBuildCall2(b.as_mut_ptr(), LLVMGlobalGetValueType(init), init, std::ptr::null_mut(), 0, c"".as_ptr());
             let address = LLVMBuildLoad2(b.as_mut_ptr(), LLVMTypeOf(pointer.as_value_ref()), pointer.as_value_ref(), c"managed".as_ptr());
             LLVMSetAlignment(address, 8);
-            let value = materialize(b.as_mut_ptr(), operand, shadow, address).ok_or("a host use of a managed variable in a constant expression cdpc does not rewrite")?;
+            let value = materialize(b.as_mut_ptr(), operand, shadow, address, &mut HashMap::new()).ok_or("a host use of a managed variable in a constant expression cdpc does not rewrite")?;
             LLVMSetOperand(inst, i, value);
             clamp_alignment(address, runtime.alignment(shadow));
         }
@@ -416,9 +441,12 @@ unsafe fn clamp_alignment(address: LLVMValueRef, align: u32) {
 ///
 /// # Safety
 /// `constant` is a live constant and the builder is positioned.
-unsafe fn materialize(b: LLVMBuilderRef, constant: LLVMValueRef, shadow: LLVMValueRef, address: LLVMValueRef) -> Option<LLVMValueRef> {
+unsafe fn materialize(b: LLVMBuilderRef, constant: LLVMValueRef, shadow: LLVMValueRef, address: LLVMValueRef, made: &mut HashMap<LLVMValueRef, LLVMValueRef>) -> Option<LLVMValueRef> {
     if constant == shadow {
         return Some(address);
+    }
+    if let Some(&done) = made.get(&constant) {
+        return Some(done);
     }
     if LLVMIsAConstantExpr(constant).is_null() {
         return None;
@@ -427,7 +455,7 @@ unsafe fn materialize(b: LLVMBuilderRef, constant: LLVMValueRef, shadow: LLVMVal
     let mut operands = Vec::with_capacity(n as usize);
     for i in 0..n {
         let op = LLVMGetOperand(constant, i);
-        operands.push(if holds(op, shadow) { materialize(b, op, shadow, address)? } else { op });
+        operands.push(if holds(op, shadow) { materialize(b, op, shadow, address, made)? } else { op });
     }
     let opcode = LLVMGetConstOpcode(constant);
     Some(match opcode {
@@ -441,6 +469,9 @@ unsafe fn materialize(b: LLVMBuilderRef, constant: LLVMValueRef, shadow: LLVMVal
         }
         LLVMOpcode::LLVMAdd | LLVMOpcode::LLVMSub | LLVMOpcode::LLVMXor => LLVMBuildBinOp(b, opcode, operands[0], operands[1], c"".as_ptr()),
         _ => return None,
+    })
+    .inspect(|&value| {
+        made.insert(constant, value);
     })
 }
 

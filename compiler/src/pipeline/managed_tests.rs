@@ -216,3 +216,24 @@ fn accesses_through_the_pointer_assume_the_natural_alignment() {
     let copy = line("call void @llvm.memcpy");
     assert!(copy.contains("(ptr align 16 %to, ptr %managed"), "{all}");
 }
+
+/// A constant expression that holds the variable through shared operands (a DAG of 2^60
+/// paths) is rewritten in time linear in its size: each constant looked at once.
+#[test]
+fn shared_constant_operands_are_rewritten_once() {
+    let context = Context::create();
+    let module = parse(&context, &format!("{HOST_HEAD}define i64 @deep() {{\n  ret i64 0\n}}\n"));
+    let mv = module.get_global("mv").unwrap().as_pointer_value();
+    let mut c = mv.const_to_int(context.i64_type());
+    for _ in 0..60 {
+        c = c.const_add(c);
+    }
+    let ret = module.get_function("deep").unwrap().get_first_basic_block().unwrap().get_terminator().unwrap();
+    assert!(ret.set_operand(0, c));
+    managed::host(&module).unwrap();
+    module.verify().unwrap();
+    let deep = function(&module.print_to_string().to_string(), "deep").to_string();
+    // One load, one ptrtoint and sixty adds.
+    assert_eq!(deep.matches("load ptr, ptr @mv").count(), 1, "{deep}");
+    assert_eq!(deep.matches(" = add i64 ").count(), 60, "{deep}");
+}
