@@ -101,9 +101,10 @@ fn help_for(message: &str) -> Option<&'static str> {
     }
     if message.starts_with("initialization is not supported for __shared__ variables") {
         return Some(
-            "nvcc leaves a `__shared__` variable's initialisation out (shared memory is not initialised), \
-             where Clang 22 refuses a type whose default constructor does something, such as a default \
-             member initialiser or `cuda::barrier`'s; keep the storage raw and name it through a reference, \
+            "nvcc leaves a `__shared__` variable's construction and destruction out (shared memory is not \
+             initialised), where Clang 22 refuses a type whose default constructor or destructor does \
+             something, such as a default member initialiser or `cuda::barrier`'s destructor; keep the \
+             storage raw and name it through a reference, \
              `__shared__ alignas(T) unsigned char raw[sizeof(T)]; T &name = *reinterpret_cast<T *>(raw);`, \
              and initialise it in code (`init(&bar, n)` for a barrier)",
         );
