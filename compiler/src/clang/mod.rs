@@ -325,6 +325,10 @@ impl ClangInvocation<'_> {
         // several, so `thrust::sort` in device code warned twice); nvcc says nothing of the kind,
         // and a clean file prints nothing.
         push("-Wno-pass-failed".into());
+        // `static_cast<float>(rand()) / RAND_MAX`, in the host code of many CUDA programs, is
+        // Clang's default warning "implicit conversion from 'int' to 'float' changes value";
+        // neither nvcc's front end nor its host compiler (GCC) gives it by default.
+        push("-Wno-implicit-const-int-float-conversion".into());
         // nvcc defines it with -rdc=true, and cdpc's device code is always relocatable:
         // without it CUDA's headers replace the device runtime's calls (cudaMalloc,
         // cudaDeviceGetAttribute, cudaGetDevice, ...) by stubs that fail (measured on the H100:
