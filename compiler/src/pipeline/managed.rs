@@ -224,30 +224,7 @@ fn replace_by_pointer<'ctx>(module: &Module<'ctx>, shadow: GlobalValue<'ctx>, ru
 
     // The instructions that use the variable, directly or through constant expressions (a
     // global's initializer is checked below).
-    let mut instructions: Vec<LLVMValueRef> = Vec::new();
-    let mut work = vec![shadow_ref];
-    // A constant may use another several times (a DAG): each is walked once.
-    let mut walked: std::collections::HashSet<LLVMValueRef> = std::collections::HashSet::new();
-    while let Some(value) = work.pop() {
-        if !walked.insert(value) {
-            continue;
-        }
-        // SAFETY: walking the use lists of live values.
-        unsafe {
-            let mut u = LLVMGetFirstUse(value);
-            while !u.is_null() {
-                let user = LLVMGetUser(u);
-                if !LLVMIsAInstruction(user).is_null() {
-                    if !instructions.contains(&user) {
-                        instructions.push(user);
-                    }
-                } else if !LLVMIsAConstant(user).is_null() && LLVMIsAGlobalValue(user).is_null() {
-                    work.push(user);
-                }
-                u = LLVMGetNextUse(u);
-            }
-        }
-    }
+    let instructions = users(shadow_ref).instructions;
     for list in KEEP_ALIVE_LISTS {
         if let Some(g) = module.get_global(list) {
             replace_in_array(g, shadow_ref, pointer_ref);
@@ -270,7 +247,8 @@ fn replace_by_pointer<'ctx>(module: &Module<'ctx>, shadow: GlobalValue<'ctx>, ru
     }
     // What still uses the variable are the constant expressions the rewritten instructions no
     // longer use (constants outlive their last user); anything else is a use left behind.
-    if used_by_instructions(shadow_ref) {
+    let left = users(shadow_ref);
+    if !left.instructions.is_empty() || left.other {
         return Err(internal_error(&format!("`{name}` is still used after its uses were rewritten")));
     }
     // SAFETY: only dead constants use it: they take a poison pointer, and it goes.
@@ -281,13 +259,21 @@ fn replace_by_pointer<'ctx>(module: &Module<'ctx>, shadow: GlobalValue<'ctx>, ru
     Ok(())
 }
 
-/// Whether an instruction or a global's initializer uses `value`, directly or through
-/// constant expressions (each walked once).
-fn used_by_instructions(value: LLVMValueRef) -> bool {
+/// Who uses a value, directly or through constant expressions (each walked once: constants
+/// may share operands).
+struct Users {
+    /// The instructions, in the order first met.
+    instructions: Vec<LLVMValueRef>,
+    /// Whether anything else does: a global's initializer, or a use that is neither.
+    other: bool,
+}
+
+fn users(value: LLVMValueRef) -> Users {
+    let mut found = Users { instructions: Vec::new(), other: false };
+    let mut met: std::collections::HashSet<LLVMValueRef> = std::collections::HashSet::new();
     let mut work = vec![value];
-    let mut walked: std::collections::HashSet<LLVMValueRef> = std::collections::HashSet::new();
     while let Some(value) = work.pop() {
-        if !walked.insert(value) {
+        if !met.insert(value) {
             continue;
         }
         // SAFETY: walking the use lists of live values.
@@ -295,15 +281,20 @@ fn used_by_instructions(value: LLVMValueRef) -> bool {
             let mut u = LLVMGetFirstUse(value);
             while !u.is_null() {
                 let user = LLVMGetUser(u);
-                if !LLVMIsAInstruction(user).is_null() || !LLVMIsAGlobalValue(user).is_null() || LLVMIsAConstant(user).is_null() {
-                    return true;
+                if !LLVMIsAInstruction(user).is_null() {
+                    if met.insert(user) {
+                        found.instructions.push(user);
+                    }
+                } else if !LLVMIsAConstant(user).is_null() && LLVMIsAGlobalValue(user).is_null() {
+                    work.push(user);
+                } else {
+                    found.other = true;
                 }
-                work.push(user);
                 u = LLVMGetNextUse(u);
             }
         }
     }
-    false
+    found
 }
 
 /// Whether the constant `value` is `target` or holds it. Constants share operands (a DAG), so
