@@ -534,3 +534,43 @@ fn dc_objects_name_template_stubs_as_nvcc() {
     // nvcc also makes host stubs of what only device code launches; every stub of ours is one of nvcc's.
     assert!(ours.is_subset(&theirs), "cdpc {ours:?}, nvcc {theirs:?}");
 }
+
+/// Host code's `min` and `max` mean what they mean under nvcc: a program whose `main` prints
+/// them for mixed signed and unsigned, long, float and double arguments (NaN included), built
+/// as cdpc's `-dc` object and as nvcc's, prints the same (it makes no CUDA call, so it runs on a
+/// machine without a GPU).
+#[test]
+fn host_min_and_max_are_nvccs() {
+    if !tools_ready() || !crate::build_common::have("g++") {
+        return;
+    }
+    let nvcc = crate::build_common::nvcc().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let source = r#"#include <cstdio>
+#include <cmath>
+__global__ void k(int *p, int n) { p[threadIdx.x] = max(p[threadIdx.x], n) + min(n, 3); }
+int main() {
+    int i = -5; unsigned u = 3; long l = -7; unsigned long ul = 9; long long ll = -11; unsigned long long ull = 13;
+    float f = 2.5f, fn = NAN; double d = -1.25;
+    printf("%u %u %u %u\n", min(i, u), max(i, u), min(u, i), max(u, i));
+    printf("%d %d %ld %ld %lu %lu\n", min(i, 4), max(i, 4), min(l, -8L), max(l, 2L), min(l, ul), max(ul, l));
+    printf("%lld %lld %llu %llu %llu\n", min(ll, -12LL), max(ll, 0LL), min(ll, ull), max(ull, ll), min(ull, 2ULL));
+    printf("%g %g %g %g %g %g %g %g\n", min(f, 1.0f), max(f, 1.0f), min(fn, f), max(f, fn), min(d, 0.5), max(f, d), min(d, f), max(1.5, f));
+    return 0;
+}
+"#;
+    std::fs::write(dir.path().join("mm.cu"), source).unwrap();
+    let out = crate::build_common::cdpc(dir.path(), &["-dc", "mm.cu", "-o", "mm.o"]);
+    assert!(out.status.success(), "{}", crate::build_common::stderr(&out));
+    let link = |args: &[&str]| {
+        let o = Command::new(&nvcc).current_dir(dir.path()).args(["-arch=sm_90", "-rdc=true"]).args(args).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    link(&["mm.o", "-o", "ours", "-lcudadevrt"]);
+    link(&["mm.cu", "-o", "theirs"]);
+    let run = |exe: &str| Command::new(dir.path().join(exe)).output().unwrap();
+    let (ours, theirs) = (run("ours"), run("theirs"));
+    assert!(theirs.status.success() && ours.status.success());
+    assert_eq!(String::from_utf8_lossy(&ours.stdout), String::from_utf8_lossy(&theirs.stdout));
+    assert!(String::from_utf8_lossy(&theirs.stdout).starts_with("3 4294967291 3 4294967291\n"), "{}", String::from_utf8_lossy(&theirs.stdout));
+}

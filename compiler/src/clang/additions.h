@@ -26,7 +26,14 @@
  * calls the device runtime's, as the host template calls the host runtime's; Clang overloads
  * on __host__ and __device__, so device code gets these and host code keeps CUDA's.
  *
- * 4. CUDA's cache-hint loads and stores. nvcc's sm_32_intrinsics.h declares __ldca, __ldlu,
+ * 4. Host code's `min` and `max`. nvcc's crt/math_functions.hpp defines the overloads of ::min
+ * and ::max (int, unsigned, long, long long, their mixes, float, double and their mix) for host
+ * and device; Clang's CUDA wrapper includes that header with __host__ defined away, so host code
+ * calling `max(a, b)` (ten of NVIDIA's cuda-samples do) had no viable function. Here each has a
+ * __host__ overload of nvcc's signature and meaning: a mix of signed and unsigned compares
+ * unsigned, float and double are fmin/fmax (the operand that is not a NaN).
+ *
+ * 5. CUDA's cache-hint loads and stores. nvcc's sm_32_intrinsics.h declares __ldca, __ldlu,
  * __stcg, __stcs and __stwb beside __ldcg, __ldcs, __ldcv and __stwt; Clang's
  * __clang_cuda_intrinsics.h defines only the latter (its wrapper skips NVIDIA's header), so a
  * call of the former was "no matching function" through Clang where nvcc compiles it. Each
@@ -39,6 +46,34 @@
 #undef __managed__
 #define __managed__ __attribute__((device)) __attribute__((section("cdpc.managed")))
 #include <new>
+#endif
+
+#if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_HOST_MIN_MAX__)
+#define __CDPC_HOST_MIN_MAX__
+#define __CDPC_MIN_MAX_INT(R, A, B)                                                               \
+  static inline __host__ R min(const A a, const B b) { return (R)a < (R)b ? (R)a : (R)b; }         \
+  static inline __host__ R max(const A a, const B b) { return (R)a > (R)b ? (R)a : (R)b; }
+__CDPC_MIN_MAX_INT(int, int, int)
+__CDPC_MIN_MAX_INT(unsigned int, unsigned int, unsigned int)
+__CDPC_MIN_MAX_INT(unsigned int, int, unsigned int)
+__CDPC_MIN_MAX_INT(unsigned int, unsigned int, int)
+__CDPC_MIN_MAX_INT(long int, long int, long int)
+__CDPC_MIN_MAX_INT(unsigned long int, unsigned long int, unsigned long int)
+__CDPC_MIN_MAX_INT(unsigned long int, long int, unsigned long int)
+__CDPC_MIN_MAX_INT(unsigned long int, unsigned long int, long int)
+__CDPC_MIN_MAX_INT(long long int, long long int, long long int)
+__CDPC_MIN_MAX_INT(unsigned long long int, unsigned long long int, unsigned long long int)
+__CDPC_MIN_MAX_INT(unsigned long long int, long long int, unsigned long long int)
+__CDPC_MIN_MAX_INT(unsigned long long int, unsigned long long int, long long int)
+#undef __CDPC_MIN_MAX_INT
+static inline __host__ float min(const float a, const float b) { return __builtin_fminf(a, b); }
+static inline __host__ float max(const float a, const float b) { return __builtin_fmaxf(a, b); }
+static inline __host__ double min(const double a, const double b) { return __builtin_fmin(a, b); }
+static inline __host__ double max(const double a, const double b) { return __builtin_fmax(a, b); }
+static inline __host__ double min(const float a, const double b) { return __builtin_fmin((double)a, b); }
+static inline __host__ double max(const float a, const double b) { return __builtin_fmax((double)a, b); }
+static inline __host__ double min(const double a, const float b) { return __builtin_fmin(a, (double)b); }
+static inline __host__ double max(const double a, const float b) { return __builtin_fmax(a, (double)b); }
 #endif
 
 #if defined(__cplusplus) && defined(__CUDA__) && defined(__CUDACC_RDC__) && !defined(__CDPC_DEVICE_RUNTIME_TEMPLATES__)
