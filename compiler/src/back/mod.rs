@@ -33,6 +33,7 @@ mod bit_fields;
 mod builtins;
 mod contract;
 pub(crate) use contract::contract_as_nvcc;
+pub(crate) use globals::annotate_managed;
 mod debug;
 pub use debug::{DebugInfo, DebugLevel, Position};
 mod runtime_api;

@@ -48,11 +48,9 @@ fn marked<'ctx>(module: &Module<'ctx>) -> Vec<GlobalValue<'ctx>> {
 /// the marker section. Returns how many.
 pub fn device(module: &Module<'_>) -> usize {
     let globals = marked(module);
-    let ctx = module.get_context();
     for global in &globals {
         clear_section(*global);
-        let node = ctx.metadata_node(&[global.as_pointer_value().into(), ctx.metadata_string("managed").into(), ctx.i32_type().const_int(1, false).into()]);
-        module.add_global_metadata("nvvm.annotations", &node).expect("a named metadata list takes a node");
+        crate::back::annotate_managed(module, *global);
     }
     globals.len()
 }
