@@ -73,15 +73,8 @@ fn rename_stubs(module: &Module<'_>) {
         if let Some(nvcc) = stub_symbol(&name) {
             let nvcc = super::names::edg_symbol(&nvcc).unwrap_or(nvcc);
             if module.get_function(&nvcc).is_none() {
-                let global = function.as_global_value();
-                global.set_name(&nvcc);
-                // A template instance's stub is alone in a COMDAT group of its name: the
-                // group takes the new one, as nvcc's group of `_Z4fillIiEvPT_S0_` is called.
-                if let Some(old) = global.get_comdat() {
-                    let comdat = module.get_or_insert_comdat(&nvcc);
-                    comdat.set_selection_kind(old.get_selection_kind());
-                    global.set_comdat(comdat);
-                }
+                // A template instance's stub is alone in a COMDAT group of its name.
+                super::names::rename_with_comdat(module, function.as_global_value(), &nvcc);
             }
         }
     }

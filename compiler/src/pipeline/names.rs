@@ -155,14 +155,7 @@ pub fn edg_spellings(module: &Module<'_>) {
         let Some(edg) = edg_symbol(&name) else { continue };
         let existing = module.get_function(&edg).map(|f| f.as_global_value()).or_else(|| module.get_global(&edg));
         match existing {
-            None => {
-                global.set_name(&edg);
-                if let Some(old) = global.get_comdat() {
-                    let comdat = module.get_or_insert_comdat(&edg);
-                    comdat.set_selection_kind(old.get_selection_kind());
-                    global.set_comdat(comdat);
-                }
-            }
+            None => rename_with_comdat(module, global, &edg),
             // Both spellings in one module: the same entity, named twice (a declaration under
             // one spelling, the definition under the other); the declaration gives way.
             Some(other) if global.is_declaration() && other.as_pointer_value().get_type() == global.as_pointer_value().get_type() => {
@@ -176,6 +169,18 @@ pub fn edg_spellings(module: &Module<'_>) {
             }
             Some(_) => {}
         }
+    }
+}
+
+/// Renames `global` to `name`; a template instance alone in a COMDAT group of its own name
+/// takes the group along under the new name (as nvcc's group of `_Z4fillIiEvPT_S0_` is
+/// called), with the old group's selection kind.
+pub(crate) fn rename_with_comdat<'ctx>(module: &Module<'ctx>, global: GlobalValue<'ctx>, name: &str) {
+    global.set_name(name);
+    if let Some(old) = global.get_comdat() {
+        let comdat = module.get_or_insert_comdat(name);
+        comdat.set_selection_kind(old.get_selection_kind());
+        global.set_comdat(comdat);
     }
 }
 
