@@ -220,9 +220,9 @@ fn replace_by_pointer<'ctx>(module: &Module<'ctx>, shadow: GlobalValue<'ctx>, ru
     pointer.set_alignment(8);
     let (shadow_ref, pointer_ref) = (shadow.as_value_ref(), pointer.as_value_ref());
 
-    // The instructions that use the variable, directly or through constant expressions (a
-    // global's initializer is checked below).
-    let instructions = users(shadow_ref).instructions;
+    // The instructions that use the variable, and the globals whose initializers do,
+    // directly or through constant expressions.
+    let Users { instructions, globals, .. } = users(shadow_ref);
     for list in KEEP_ALIVE_LISTS {
         if let Some(g) = module.get_global(list) {
             replace_in_array(g, shadow_ref, pointer_ref);
@@ -230,13 +230,8 @@ fn replace_by_pointer<'ctx>(module: &Module<'ctx>, shadow: GlobalValue<'ctx>, ru
     }
     // A user's global whose initializer holds the variable's address: no host code runs
     // before it is needed.
-    let stuck: Vec<String> = module
-        .get_globals()
-        .filter(|g| g.as_value_ref() != shadow_ref && !KEEP_ALIVE_LISTS.contains(&g.get_name().to_str().unwrap_or("")))
-        .filter(|g| g.get_initializer().is_some_and(|init| holds(init.as_value_ref(), shadow_ref)))
-        .map(|g| g.get_name().to_string_lossy().into_owned())
-        .collect();
-    if let Some(holder) = stuck.into_iter().next() {
+    let holder = globals.into_iter().filter(|&g| g != shadow_ref).map(super::value_name).find(|g| !KEEP_ALIVE_LISTS.contains(&g.as_str()));
+    if let Some(holder) = holder {
         return Err(HostError::AddressInInitializer { holder, variable: name });
     }
     let b = ctx.create_builder();
@@ -262,12 +257,15 @@ fn replace_by_pointer<'ctx>(module: &Module<'ctx>, shadow: GlobalValue<'ctx>, ru
 struct Users {
     /// The instructions, in the order first met.
     instructions: Vec<LLVMValueRef>,
-    /// Whether anything else does: a global's initializer, or a use that is neither.
+    /// The global variables whose initializers do, in the order first met.
+    globals: Vec<LLVMValueRef>,
+    /// Whether anything but an instruction does: a global's initializer, or a use that is
+    /// neither.
     other: bool,
 }
 
 fn users(value: LLVMValueRef) -> Users {
-    let mut found = Users { instructions: Vec::new(), other: false };
+    let mut found = Users { instructions: Vec::new(), globals: Vec::new(), other: false };
     let mut met: std::collections::HashSet<LLVMValueRef> = std::collections::HashSet::new();
     let mut work = vec![value];
     while let Some(value) = work.pop() {
@@ -286,6 +284,9 @@ fn users(value: LLVMValueRef) -> Users {
                 } else if !LLVMIsAConstant(user).is_null() && LLVMIsAGlobalValue(user).is_null() {
                     work.push(user);
                 } else {
+                    if !LLVMIsAGlobalVariable(user).is_null() && met.insert(user) {
+                        found.globals.push(user);
+                    }
                     found.other = true;
                 }
                 u = LLVMGetNextUse(u);
@@ -296,7 +297,7 @@ fn users(value: LLVMValueRef) -> Users {
 }
 
 /// Whether the constant `value` is `target` or holds it. Constants share operands (a DAG), so
-/// each is looked at once: `seen` holds the answers so far.
+/// each is looked at once: `seen` keeps the answers.
 fn holds_in(value: LLVMValueRef, target: LLVMValueRef, seen: &mut HashMap<LLVMValueRef, bool>) -> bool {
     if value == target {
         return true;
@@ -314,10 +315,6 @@ fn holds_in(value: LLVMValueRef, target: LLVMValueRef, seen: &mut HashMap<LLVMVa
     };
     seen.insert(value, answer);
     answer
-}
-
-fn holds(value: LLVMValueRef, target: LLVMValueRef) -> bool {
-    holds_in(value, target, &mut HashMap::new())
 }
 
 /// The keep-alive list `list` with `old` replaced by `new` where it is an element.
@@ -362,9 +359,11 @@ fn rewrite_instruction<'ctx>(b: &inkwell::builder::Builder<'ctx>, inst: LLVMValu
             }
         }
         let is_phi = !LLVMIsAPHINode(inst).is_null();
+        // Which constants hold the variable, for this instruction's operands and their rebuilds.
+        let mut holding = HashMap::new();
         for i in 0..LLVMGetNumOperands(inst).max(0) as u32 {
             let operand = LLVMGetOperand(inst, i);
-            if !holds(operand, shadow) || !LLVMIsABasicBlock(operand).is_null() {
+            if !holds_in(operand, shadow, &mut holding) || !LLVMIsABasicBlock(operand).is_null() {
                 continue;
             }
             let at = if is_phi { LLVMGetBasicBlockTerminator(LLVMGetIncomingBlock(inst, i)) } else { inst };
@@ -373,7 +372,7 @@ fn rewrite_instruction<'ctx>(b: &inkwell::builder::Builder<'ctx>, inst: LLVMValu
             LLVMBuildCall2(b.as_mut_ptr(), LLVMGlobalGetValueType(init), init, std::ptr::null_mut(), 0, c"".as_ptr());
             let address = LLVMBuildLoad2(b.as_mut_ptr(), LLVMTypeOf(pointer.as_value_ref()), pointer.as_value_ref(), c"managed".as_ptr());
             LLVMSetAlignment(address, 8);
-            let value = materialize(b.as_mut_ptr(), operand, shadow, address, &mut HashMap::new()).ok_or("a host use of a managed variable in a constant expression cdpc does not rewrite")?;
+            let value = materialize(b.as_mut_ptr(), operand, shadow, address, &mut holding, &mut HashMap::new()).ok_or("a host use of a managed variable in a constant expression cdpc does not rewrite")?;
             LLVMSetOperand(inst, i, value);
             clamp_alignment(address, runtime.alignment(shadow));
         }
@@ -389,7 +388,7 @@ fn rewrite_instruction<'ctx>(b: &inkwell::builder::Builder<'ctx>, inst: LLVMValu
 /// `address` is a live instruction.
 unsafe fn clamp_alignment(address: LLVMValueRef, align: u32) {
     let mut work = vec![address];
-    let mut seen = vec![address];
+    let mut seen: std::collections::HashSet<LLVMValueRef> = std::collections::HashSet::from([address]);
     while let Some(value) = work.pop() {
         let mut u = LLVMGetFirstUse(value);
         while !u.is_null() {
@@ -400,8 +399,7 @@ unsafe fn clamp_alignment(address: LLVMValueRef, align: u32) {
             }
             let derived = !LLVMIsAGetElementPtrInst(user).is_null() || !LLVMIsACastInst(user).is_null() || !LLVMIsAPHINode(user).is_null() || !LLVMIsASelectInst(user).is_null();
             if derived {
-                if !seen.contains(&user) {
-                    seen.push(user);
+                if seen.insert(user) {
                     work.push(user);
                 }
             } else if (!LLVMIsALoadInst(user).is_null() && LLVMGetOperand(user, 0) == value)
@@ -424,13 +422,21 @@ unsafe fn clamp_alignment(address: LLVMValueRef, align: u32) {
     }
 }
 
-/// `constant` as instructions at the builder, with `shadow` replaced by `address`: the
+/// `constant` as instructions at the builder, with `shadow` replaced by `address` (`holding`:
+/// which constants hold it, `made`: the rebuilds so far): the
 /// constant expressions optimised host code keeps around a global's address (`getelementptr`,
 /// casts, `add`/`sub`/`xor`). `None` for another kind.
 ///
 /// # Safety
 /// `constant` is a live constant and the builder is positioned.
-unsafe fn materialize(b: LLVMBuilderRef, constant: LLVMValueRef, shadow: LLVMValueRef, address: LLVMValueRef, made: &mut HashMap<LLVMValueRef, LLVMValueRef>) -> Option<LLVMValueRef> {
+unsafe fn materialize(
+    b: LLVMBuilderRef,
+    constant: LLVMValueRef,
+    shadow: LLVMValueRef,
+    address: LLVMValueRef,
+    holding: &mut HashMap<LLVMValueRef, bool>,
+    made: &mut HashMap<LLVMValueRef, LLVMValueRef>,
+) -> Option<LLVMValueRef> {
     if constant == shadow {
         return Some(address);
     }
@@ -444,7 +450,7 @@ unsafe fn materialize(b: LLVMBuilderRef, constant: LLVMValueRef, shadow: LLVMVal
     let mut operands = Vec::with_capacity(n as usize);
     for i in 0..n {
         let op = LLVMGetOperand(constant, i);
-        operands.push(if holds(op, shadow) { materialize(b, op, shadow, address, made)? } else { op });
+        operands.push(if holds_in(op, shadow, holding) { materialize(b, op, shadow, address, holding, made)? } else { op });
     }
     let opcode = LLVMGetConstOpcode(constant);
     Some(match opcode {
