@@ -443,6 +443,8 @@ pub(super) fn declare_one_global(cx: &mut Context, base: Type, decl: &ast::DeclS
         }
         (Some(i), _) => Some(const_initializer(cx, i, &ty)?),
     };
+    // At file scope, or a `static` local (stmt.rs refuses any other local).
+    let managed = decl.qualifiers.iter().any(|(q, _)| *q == ast::VarQualifier::Managed);
     // `extern __device__ T x;` declares a variable another translation unit defines.
     let external = cx.func.is_none()
         && init.init.is_none()
@@ -453,7 +455,6 @@ pub(super) fn declare_one_global(cx: &mut Context, base: Type, decl: &ast::DeclS
             // A definition (or another declaration) after an `extern` declaration of the same
             // variable is the C rule: the definition wins.
             let g = &cx.globals[earlier.0 as usize];
-            let managed = decl.qualifiers.iter().any(|(q, _)| *q == ast::VarQualifier::Managed);
             if (g.external || external) && g.ty == ty && g.space == space && g.managed == managed {
                 if !external {
                     let g = &mut cx.globals[earlier.0 as usize];
@@ -472,8 +473,6 @@ pub(super) fn declare_one_global(cx: &mut Context, base: Type, decl: &ast::DeclS
     let quals = object_quals(decl, d);
     // `static` at file scope; a `static` local is hoisted here too, under a name of its own.
     let internal = cx.func.is_none() && decl.qualifiers.iter().any(|(q, _)| *q == ast::VarQualifier::Static);
-    // At file scope, or a `static` local (stmt.rs refuses any other local).
-    let managed = decl.qualifiers.iter().any(|(q, _)| *q == ast::VarQualifier::Managed);
     let id = cx.add_global(hir::Global { name: symbol.to_string(), ty, space, init: const_init, span: d.span, external, volatile: quals.is_volatile, internal, managed });
     if quals.is_const {
         cx.const_globals.insert(id);
