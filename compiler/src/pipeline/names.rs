@@ -192,9 +192,9 @@ pub fn externalised_statics(module: &Module<'_>, nv_module_id: Option<&str>) {
         None => (nvcc_static_name(plain, kind == Kind::Kernel), NvccLinkage::Internal),
     };
     let rename = |global: GlobalValue<'_>, (symbol, linkage): (String, NvccLinkage)| match linkage {
-        NvccLinkage::Internal => make_internal(global, &symbol),
-        NvccLinkage::Strong => make_external(global, &symbol, Linkage::External),
-        NvccLinkage::Weak => make_external(global, &symbol, Linkage::WeakODR),
+        NvccLinkage::Internal => relink(global, &symbol, Linkage::Internal),
+        NvccLinkage::Strong => relink(global, &symbol, Linkage::External),
+        NvccLinkage::Weak => relink(global, &symbol, Linkage::WeakODR),
     };
     for function in module.get_functions() {
         if function.count_basic_blocks() == 0 || function.get_call_conventions() != crate::back::device_launch::PTX_KERNEL_CALL_CONV {
@@ -242,19 +242,14 @@ pub fn externalised_statics(module: &Module<'_>, nv_module_id: Option<&str>) {
     append_used(module, &kept);
 }
 
-/// External under `name` with `linkage` (what [`nvcc_symbol`] said).
-fn make_external(global: GlobalValue<'_>, name: &str, linkage: Linkage) {
-    // SAFETY: detaching a comdat is always valid; the group was named after Clang's symbol.
+/// `global` under `name` with `linkage` (what [`nvcc_symbol`] said), out of the COMDAT group
+/// named after Clang's symbol (an internal symbol needs none; an external one nvcc keeps
+/// weak or strong, not grouped).
+fn relink(global: GlobalValue<'_>, name: &str, linkage: Linkage) {
+    // SAFETY: detaching a comdat is always valid.
     unsafe { LLVMSetComdat(global.as_value_ref(), std::ptr::null_mut()) };
     global.set_name(name);
     global.set_linkage(linkage);
-}
-
-fn make_internal(global: GlobalValue<'_>, name: &str) {
-    // SAFETY: detaching a comdat is always valid; an internal symbol needs none.
-    unsafe { LLVMSetComdat(global.as_value_ref(), std::ptr::null_mut()) };
-    global.set_name(name);
-    global.set_linkage(Linkage::Internal);
 }
 
 /// Adds `values` to `@llvm.used` (made when missing), keeping what it held.
