@@ -7,6 +7,7 @@
 //! as `*(__nv_init_managed_rt(), mv)`.
 
 use super::managed::{self, HostError};
+use super::tests::function;
 use super::*;
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
@@ -70,11 +71,6 @@ fn a_module_without_managed_variables_is_untouched() {
     assert_eq!(managed::device(&module), 0);
     assert_eq!(managed::host(&module).map_err(|e| format!("{e:?}")), Ok(()));
     assert_eq!(module.print_to_string().to_string(), before);
-}
-
-/// The function `@name`'s definition in printed IR.
-fn function<'a>(ir: &'a str, name: &str) -> &'a str {
-    super::tests::function(ir, name)
 }
 
 /// Clang 22's host IR of a file with managed variables (`fuzz/seeds/host-ir/clang-host-managed.ll`,
