@@ -1,4 +1,5 @@
-//! The `.cdp` grammar (lalrpop) and Clang in process (`src/clang/shim.cpp`, linked like LLVM).
+//! The `.cdp` grammar (lalrpop), Clang in process (`src/clang/shim.cpp`, linked like LLVM) and
+//! the little of LLVM's C++ API the back end needs (`src/back/llvm_shim.cpp`).
 //!
 //! Clang's libraries come from the LLVM 22 that llvm-sys links (`llvm-config`, found as
 //! llvm-sys finds it: `LLVM_SYS_221_PREFIX/bin/llvm-config`, else `llvm-config-22`, else
@@ -38,6 +39,7 @@ const CLANG_ROOTS: &[&str] = &["clangCodeGen", "clangFrontend", "clangDriver"];
 
 fn clang_shim() {
     println!("cargo:rerun-if-changed=src/clang/shim.cpp");
+    println!("cargo:rerun-if-changed=src/back/llvm_shim.cpp");
     println!("cargo:rerun-if-env-changed=LLVM_SYS_221_PREFIX");
     let config = llvm_config();
     let query = |arg: &str| -> String {
@@ -47,7 +49,7 @@ fn clang_shim() {
     };
     let libdir = PathBuf::from(query("--libdir"));
     let mut build = cc::Build::new();
-    build.cpp(true).file("src/clang/shim.cpp").warnings(false);
+    build.cpp(true).file("src/clang/shim.cpp").file("src/back/llvm_shim.cpp").warnings(false);
     for flag in query("--cxxflags").split_whitespace() {
         // LLVM's build flags minus its own warnings and optimisation choices.
         if flag.starts_with("-W") || flag.starts_with("-O") || flag.starts_with("-g") {

@@ -225,7 +225,16 @@ pub fn lineinfo_ptx(ptx: &str) -> String {
 /// jump table (`brx.idx` through a table in the constant bank): nvcc writes none, not even for
 /// a dense switch of eight cases, and a divergent warp at a `BRX` takes each target in turn
 /// anyway (issue 28: the divergent launch sites of `bench/gpu/launch_sites.cdp`).
+///
+/// The lists `@llvm.used` and `@llvm.compiler.used` go last first: NVPTX writes each global
+/// after the globals it refers to, in the order of a set keyed by addresses, so a list that
+/// came before the variables it names wrote them in an order that changed from run to run.
 pub fn write_ptx(module: &Module<'_>, tm: &TargetMachine) -> Result<String, BackendError> {
+    for list in ["llvm.used", "llvm.compiler.used"] {
+        if let Some(global) = module.get_global(list) {
+            move_global_to_end(global);
+        }
+    }
     let no_jump_tables = module.get_context().create_string_attribute("no-jump-tables", "true");
     for f in module.get_functions().filter(|f| f.count_basic_blocks() > 0) {
         f.add_attribute(inkwell::attributes::AttributeLoc::Function, no_jump_tables);
@@ -234,6 +243,20 @@ pub fn write_ptx(module: &Module<'_>, tm: &TargetMachine) -> Result<String, Back
         .write_to_memory_buffer(module, FileType::Assembly)
         .map_err(|e| BackendError::Target(e.to_string()))?;
     String::from_utf8(buffer.as_slice().to_vec()).map_err(|e| BackendError::Target(format!("PTX is not UTF-8: {e}")))
+}
+
+extern "C" {
+    /// `llvm_shim.cpp`.
+    fn cdpc_move_global_to_end(global: inkwell::llvm_sys::prelude::LLVMValueRef);
+}
+
+/// Moves a global variable to the end of its module's list of global variables (LLVM's C API
+/// adds and deletes globals but does not move them: `llvm_shim.cpp`); a function's global value
+/// stays where it is.
+pub fn move_global_to_end(global: inkwell::values::GlobalValue<'_>) {
+    use inkwell::values::AsValueRef;
+    // SAFETY: a valid global value; the shim moves it only when it is a variable of a module.
+    unsafe { cdpc_move_global_to_end(global.as_value_ref()) }
 }
 
 /// Gives `module` the triple and data layout of `tm` (`nvptx64-nvidia-cuda` or

@@ -217,6 +217,7 @@ pub fn externalised_statics(module: &Module<'_>, nv_module_id: Option<&str>) {
         // Host code finds kernels by name; nothing in the device code may refer to them.
         kept.push(global.as_pointer_value());
     }
+    let mut externalised = Vec::new();
     for global in module.get_globals() {
         if global.get_initializer().is_none() {
             continue;
@@ -230,14 +231,22 @@ pub fn externalised_statics(module: &Module<'_>, nv_module_id: Option<&str>) {
                     unsafe { declared.delete() };
                 }
                 rename(global, new_name(plain, Kind::Variable));
-                // Host code names it (that is why Clang made it visible).
-                kept.push(global.as_pointer_value());
+                externalised.push(global);
             }
             None if global.get_linkage() == Linkage::Internal && (name.starts_with("_ZL") || nv_module_id.is_some() && itanium::entity(&name).is_some_and(|e| e.named_internal())) => {
                 rename(global, new_name(&name, Kind::Variable))
             }
             None => {}
         }
+    }
+    // Clang emits these in the order of a map keyed by addresses, which changes from run to run
+    // (with two `static __device__` variables, either may come first in the PTX): by name
+    // instead, after every other global.
+    externalised.sort_by_key(|g| g.get_name().to_bytes().to_vec());
+    for global in externalised {
+        crate::back::move_global_to_end(global);
+        // Host code names it (that is why Clang made it visible).
+        kept.push(global.as_pointer_value());
     }
     append_used(module, &kept);
 }
