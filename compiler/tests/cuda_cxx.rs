@@ -447,6 +447,46 @@ fn a_named_clang_program_runs_as_a_process_with_the_same_kernels() {
     assert!(launches(&linked) > 0);
 }
 
+/// The device side skips the bodies of the C++ standard library's host functions (shim.cpp's
+/// `SkipLibraryBodies`) and compiles again with them where an instantiation could reach the
+/// program. So kernel templates that only `std::for_each`, `std::function` and
+/// `std::transform` instantiate are still defined under nvcc's names, and `std::sort` of a type
+/// without `operator<` is still an error, as in nvcc. Without a cache, so that the compilation
+/// itself parses every header (a precompiled header holds every body).
+#[test]
+fn skipped_library_bodies_hide_no_kernel_and_no_error() {
+    if !tools_ready() {
+        return;
+    }
+    let nvcc = crate::build_common::nvcc().unwrap();
+    let cdpc_with = |skip: &str, dir: &Path, file: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_cdpc")).current_dir(dir).env("CDPC_CACHE_DIR", "").env("CDPC_CLANG_SKIP_BODIES", skip).arg(file).args(["--emit", "ptx", "-o", "-"]).output().unwrap()
+    };
+    let cdpc = |dir: &Path, file: &Path| cdpc_with("1", dir, file);
+    let (file, _) = sample("library_callbacks.cu");
+    let dir = tempfile::tempdir().unwrap();
+    let run = cdpc(dir.path(), &file);
+    assert!(run.status.success() && run.stderr.is_empty(), "{}", String::from_utf8_lossy(&run.stderr));
+    let ours = symbols(&String::from_utf8(run.stdout).unwrap());
+    let theirs = symbols(&nvcc_ptx(&nvcc, &file));
+    assert_eq!(ours, theirs);
+    for kernel in ["_Z4bumpIfEvPT_", "_Z4bumpIdEvPT_", "_Z5scaleIiEvPT_S0_", "_Z5clearIlEvPT_"] {
+        assert!(ours.contains(&format!("entry .weak {kernel}")), "{kernel} missing: {ours:?}");
+    }
+
+    let bad = dir.path().join("sort.cu");
+    std::fs::write(&bad, "#include <algorithm>\n#include <vector>\nstruct P { int x; };\nvoid order(std::vector<P> &v) { std::sort(v.begin(), v.end()); }\n__global__ void child(int *p) {}\n__global__ void parent(int *p) { child<<<1, 1>>>(p); }\n").unwrap();
+    let run = cdpc(dir.path(), &bad);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success() && stderr.contains("error[E1000]: invalid operands to binary expression ('P' and 'P')"), "{stderr}");
+    assert!(stderr.contains("sort.cu:4:"), "the note names the user's line: {stderr}");
+    // The messages of the whole parse, each said once: the first run's are dropped when the
+    // compilation runs again.
+    assert_eq!(run.stderr, cdpc_with("0", dir.path(), &bad).stderr);
+    let nvcc_run = Command::new(&nvcc).args(["-arch=sm_90", "-rdc=true", "-ptx"]).arg(&bad).arg("-o").arg(dir.path().join("nvcc.ptx")).output().unwrap();
+    assert!(!nvcc_run.status.success(), "nvcc rejects it too");
+}
+
 /// A file compiles to the same PTX every time. Clang emits a file's `static` and anonymous
 /// namespace's device variables (which `-fgpu-rdc` makes visible under a suffixed name) in an
 /// order that changes from run to run, and NVPTX writes the variables that `@llvm.used` names

@@ -13,6 +13,7 @@ use cdpc::pipeline::aggregate::Granularity;
 use cdpc::driver::CompileOptions;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// xorshift64*: small, fast, deterministic.
 struct Rng(u64);
@@ -521,4 +522,107 @@ fn cache_sizes_never_panic() {
         }
     }
     assert!(accepted > 100, "the generator makes sizes too: {accepted}");
+}
+
+/// Random host code over the C++ standard library, compiled by the Clang inside cdpc with and
+/// without its skipping of the library's host bodies on the device side
+/// (`CDPC_CLANG_SKIP_BODIES=0`, shim.cpp's `SkipLibraryBodies`): the exit status, the messages
+/// and the PTX must be the same. Each file takes a few library headers, kernel templates, types
+/// of every kind the skipping tells apart (built-in, the library's, an enumeration, a plain
+/// struct of the program, one with a member template, a class template, CUDA's `float4`) and
+/// host statements that instantiate library templates with them, some launching kernels from
+/// a lambda or functor the library calls, some ill-formed (`std::sort` of a type without `<`).
+/// Without a cache, so that each compilation parses every header. `CDPC_FUZZ_SEED` as above;
+/// `CDPC_FUZZ_LIBRARY_FILES=N` files (default 6).
+#[test]
+fn skipped_library_bodies_change_nothing_on_random_host_code() {
+    if !crate::cuda_cxx::tools_ready() {
+        return;
+    }
+    let seed: u64 = std::env::var("CDPC_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5EED_CD9C);
+    let files: usize = std::env::var("CDPC_FUZZ_LIBRARY_FILES").ok().and_then(|s| s.parse().ok()).unwrap_or(6);
+    println!("library bodies: seed {seed}, {files} files");
+    let mut rng = Rng(seed | 1);
+    let dir = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    let mut outcomes = [0usize; 2];
+    for i in 0..files {
+        let source = library_host_program(&mut rng);
+        let file = dir.path().join(format!("lib{i}.cu"));
+        std::fs::write(&file, &source).unwrap();
+        let run = |skip: &str| {
+            Command::new(env!("CARGO_BIN_EXE_cdpc"))
+                .current_dir(dir.path())
+                .env("CDPC_CACHE_DIR", "")
+                .env("CDPC_CLANG_SKIP_BODIES", skip)
+                .arg(&file)
+                .args(["--emit", "ptx", "-o", "-"])
+                .output()
+                .unwrap()
+        };
+        let (skipped, whole) = (run("1"), run("0"));
+        outcomes[whole.status.success() as usize] += 1;
+        if skipped.status.code() != whole.status.code() || skipped.stderr != whole.stderr || skipped.stdout != whole.stdout {
+            failures.push(format!(
+                "lib{i}.cu differs (exit {:?} / {:?}):\n{source}\nskipping:\n{}\nwhole:\n{}",
+                skipped.status.code(),
+                whole.status.code(),
+                String::from_utf8_lossy(&skipped.stderr),
+                String::from_utf8_lossy(&whole.stderr)
+            ));
+        }
+    }
+    println!("library bodies: {} compiled, {} refused by both", outcomes[1], outcomes[0]);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// A `.cu` file for the test above.
+fn library_host_program(rng: &mut Rng) -> String {
+    const HEADERS: [&str; 14] =
+        ["algorithm", "vector", "functional", "map", "string", "iostream", "numeric", "memory", "sstream", "set", "tuple", "array", "list", "unordered_map"];
+    // (spelling, has `operator<`)
+    const TYPES: [(&str, bool); 9] = [
+        ("int", true),
+        ("float", true),
+        ("Plain", false),
+        ("Color", true),
+        ("Rich", true),
+        ("Box<int>", false),
+        ("float4", false),
+        ("std::string", true),
+        ("std::pair<int, long>", true),
+    ];
+    let mut s = String::from("#include <type_traits>\n");
+    for h in HEADERS {
+        if rng.below(2) == 0 {
+            s += &format!("#include <{h}>\n");
+        }
+    }
+    // Every statement's headers, whatever was drawn above.
+    s += "#include <algorithm>\n#include <vector>\n#include <functional>\n#include <map>\n#include <string>\n#include <memory>\n\n";
+    s += "template <class T> __global__ void k0(T *p) {}\ntemplate <class T> __global__ void k1(T *p) {}\ntemplate <class T> __global__ void k2(T *p) {}\n";
+    s += "struct Plain { int a; float b; };\nenum Color { Red, Green };\n";
+    s += "struct Rich {\n    int v = 0;\n    template <class U> void take(U) const { k2<U><<<1, 1>>>(nullptr); }\n    bool operator<(const Rich &o) const { return v < o.v; }\n};\n";
+    s += "template <class T> struct Box { T v; };\n";
+    s += "struct Launcher {\n    template <class T> void operator()(T *p) const { k1<T><<<1, 1>>>(p); }\n};\n\nvoid host() {\n";
+    for n in 0..1 + rng.below(5) {
+        let (ty, ordered) = TYPES[rng.below(TYPES.len())];
+        let k = rng.below(3);
+        let statement = match rng.below(10) {
+            0 => format!("std::vector<{ty}> v; v.push_back({ty}{{}}); v.resize(3);"),
+            1 => format!("std::vector<{ty} *> v(2); std::for_each(v.begin(), v.end(), [](auto p) {{ k{k}<std::remove_pointer_t<decltype(p)>><<<1, 1>>>(p); }});"),
+            2 => format!("std::function<void({ty} *)> f = []({ty} *p) {{ k{k}<{ty}><<<1, 1>>>(p); }}; f(nullptr);"),
+            3 => format!("std::vector<{ty} *> v(2); std::for_each(v.begin(), v.end(), Launcher());"),
+            4 => format!("std::map<int, {ty}> m; m[1] = {ty}{{}};"),
+            // Ill-formed where the type has no `<`: both must refuse it alike.
+            5 if ordered || rng.below(4) == 0 => format!("std::vector<{ty}> v(4); std::sort(v.begin(), v.end());"),
+            6 => format!("std::unique_ptr<{ty}> u(new {ty}{{}}); Rich r; r.take(u.get());"),
+            7 => "std::string t = std::to_string(7); t += \"x\";".to_string(),
+            8 => format!("std::vector<{ty}> v(3); std::vector<{ty}> w; std::copy(v.begin(), v.end(), std::back_inserter(w));"),
+            _ => format!("{ty} x{{}}; auto c = std::make_shared<{ty}>(x); (void)c;"),
+        };
+        s += &format!("    {{ // {n}\n        {statement}\n    }}\n");
+    }
+    s += "}\n\n__global__ void parent(int *p) { k0<int><<<1, 1>>>(p); }\n";
+    s
 }

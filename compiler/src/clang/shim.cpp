@@ -5,10 +5,13 @@
 // must be one Clang front-end run (`clang -cc1`), which runs here through
 // the body of `clang -cc1` (its actions that write bitcode or a precompiled header), inside a CrashRecoveryContext. Every
 // message of the driver and of the front end goes to the caller as data (level, file, line,
-// column, text with its `[-Wflag]`), never to stderr.
+// column, text with its `[-Wflag]`), never to stderr. The device side's compilation skips the
+// bodies of the C++ standard library's host functions, which it never needs (SkipLibraryBodies).
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
+#include "clang/AST/DeclFriend.h"
+#include "clang/AST/DeclTemplate.h"
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/DiagnosticIDs.h"
 #include "clang/Basic/DiagnosticOptions.h"
@@ -24,8 +27,11 @@
 #include "clang/Frontend/MultiplexConsumer.h"
 #include "clang/Sema/Sema.h"
 #include "clang/Sema/SemaConsumer.h"
+#include "clang/Sema/TemplateInstCallback.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CrashRecoveryContext.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/VirtualFileSystem.h"
 #include "llvm/TargetParser/Host.h"
 
@@ -96,17 +102,34 @@ public:
         text += "]";
       }
     }
-    std::string file;
-    unsigned line = 0, column = 0;
+    Held message{code, {}, 0, 0, std::string(text)};
     if (info.getLocation().isValid() && info.hasSourceManager()) {
       clang::PresumedLoc at = info.getSourceManager().getPresumedLoc(info.getLocation());
       if (at.isValid()) {
-        file = at.getFilename();
-        line = at.getLine();
-        column = at.getColumn();
+        message.file = at.getFilename();
+        message.line = at.getLine();
+        message.column = at.getColumn();
       }
     }
-    on_diag(user, code, file.empty() ? nullptr : file.c_str(), line, column, text.c_str());
+    if (holding)
+      held.push_back(std::move(message));
+    else
+      send(message);
+  }
+
+  // Keeps the messages from here on until `release` hands them to the caller or `discard`
+  // forgets them (and the counts of errors and warnings).
+  void hold() { holding = true; }
+  void release() {
+    holding = false;
+    for (const Held &message : held)
+      send(message);
+    held.clear();
+  }
+  void discard() {
+    holding = false;
+    held.clear();
+    clear();
   }
 
   // A fatal message without a place, for what the in-process compilation cannot do.
@@ -119,8 +142,18 @@ public:
   bool unsupported_job = false;
 
 private:
+  struct Held {
+    int level;
+    std::string file;
+    unsigned line, column;
+    std::string text;
+  };
+  void send(const Held &m) { on_diag(user, m.level, m.file.empty() ? nullptr : m.file.c_str(), m.line, m.column, m.text.c_str()); }
+
   cdpc_clang_diag_fn on_diag;
   void *user;
+  bool holding = false;
+  std::vector<Held> held;
 };
 
 // Keeps a precompiled header's list of declarations "to check for deferred diagnostics" to
@@ -164,18 +197,294 @@ private:
   clang::Sema *sema = nullptr;
 };
 
-// Clang's `-emit-pch`, with the list above pruned before the header is written (the consumers
-// run in order: the pruning first, then Clang's writer).
+// `first`, then `action`'s own consumer (Clang runs a multiplexed list in order), or nothing
+// when the action could not make its own.
+std::unique_ptr<clang::ASTConsumer> in_front(std::unique_ptr<clang::ASTConsumer> first, std::unique_ptr<clang::ASTConsumer> action) {
+  if (!action)
+    return nullptr;
+  std::vector<std::unique_ptr<clang::ASTConsumer>> consumers;
+  consumers.push_back(std::move(first));
+  consumers.push_back(std::move(action));
+  return std::make_unique<clang::MultiplexConsumer>(std::move(consumers));
+}
+
+// Clang's `-emit-pch`, with the list above pruned before the header is written.
 class GeneratePrunedPCHAction : public clang::GeneratePCHAction {
 protected:
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &instance, llvm::StringRef file) override {
-    std::unique_ptr<clang::ASTConsumer> writer = clang::GeneratePCHAction::CreateASTConsumer(instance, file);
-    if (!writer)
-      return nullptr;
-    std::vector<std::unique_ptr<clang::ASTConsumer>> consumers;
-    consumers.push_back(std::make_unique<PruneDeferredDiagnosticRoots>());
-    consumers.push_back(std::move(writer));
-    return std::make_unique<clang::MultiplexConsumer>(std::move(consumers));
+    return in_front(std::make_unique<PruneDeferredDiagnosticRoots>(), clang::GeneratePCHAction::CreateASTConsumer(instance, file));
+  }
+};
+
+// Skips, on the device side, the bodies of the host functions of the C++ standard library's
+// headers (libstdc++, libc++): the folders among the include paths that hold its
+// configuration header. A device compilation never emits a host function, and such a body
+// reaches nothing on the device, so parsing it is wasted: `<iostream>`'s bodies are about half
+// of a small program's time in Clang. A body is kept when the function is `__device__` or
+// `__global__` (also implicitly: Clang's CUDA wrappers mark parts of the library host-device),
+// `constexpr` or returns `auto` (Clang never skips those: callers need the body).
+//
+// A skipped template's body is also never instantiated, and an instantiation with a type of
+// the program's own (a functor, a lambda, a `std::vector<T>` of the program's `T`) could reach
+// the program's templates through it: a kernel template launched, a device variable template
+// named, which the device side must then define; and it is where the program's mistakes with
+// the library show (`std::sort` of a type without `operator<`). So every instantiation of a
+// skipped body is watched (`Watch`): when its template arguments, those of the classes and
+// functions around it, or its signature's types name anything but built-in types, the
+// library's own types and templates, enumerations, and plain classes of other system headers
+// (CUDA's `float4`, the C library's `mbstate_t`, CCCL's plain structs: `plain`), the parse
+// stops and the compilation runs again with every body, its first run's messages dropped. What
+// stays skipped is then only ever instantiated for the library's own world, which the standard
+// keeps the program out of (a program may add to `std` only specialisations for its own
+// types), so the PTX and the messages are those of the whole parse.
+//
+// Precompiled headers (the CUDA wrapper's, a preamble) are made with every body: they are
+// made once and then serve many compilations, whatever those instantiate.
+class SkipLibraryBodies : public clang::SemaConsumer {
+public:
+  SkipLibraryBodies(std::vector<std::string> folders, bool &needs_bodies)
+      : needs_bodies(needs_bodies), folders(std::move(folders)) {}
+
+  void Initialize(clang::ASTContext &context) override { sources = &context.getSourceManager(); }
+  void InitializeSema(clang::Sema &sema) override { sema.TemplateInstCallbacks.push_back(std::make_unique<Watch>(*this)); }
+
+  // Once the bodies are known to be needed, the parse stops: the compilation runs again.
+  bool HandleTopLevelDecl(clang::DeclGroupRef) override { return !needs_bodies; }
+
+  bool shouldSkipFunctionBody(clang::Decl *decl) override {
+    const clang::FunctionDecl *function = decl->getAsFunction();
+    return function && !function->hasAttr<clang::CUDADeviceAttr>() && !function->hasAttr<clang::CUDAGlobalAttr>() &&
+           in_library(decl);
+  }
+
+  // Set when the compilation must run again with every body; outlives the consumer, which
+  // Clang frees at the end of the action.
+  bool &needs_bodies;
+
+private:
+  // Sees each instantiation begin: one of a function whose body was skipped, with anything of
+  // the program's in its arguments, needs the bodies.
+  class Watch : public clang::TemplateInstantiationCallback {
+  public:
+    explicit Watch(SkipLibraryBodies &owner) : owner(owner) {}
+    void initialize(const clang::Sema &) override {}
+    void finalize(const clang::Sema &) override {}
+    void atTemplateEnd(const clang::Sema &, const clang::Sema::CodeSynthesisContext &) override {}
+    void atTemplateBegin(const clang::Sema &, const clang::Sema::CodeSynthesisContext &context) override {
+      if (owner.needs_bodies || context.Kind != clang::Sema::CodeSynthesisContext::TemplateInstantiation)
+        return;
+      auto *function = llvm::dyn_cast_or_null<clang::FunctionDecl>(context.Entity);
+      if (!function)
+        return;
+      const clang::FunctionDecl *pattern = function->getTemplateInstantiationPattern();
+      const clang::FunctionDecl *definition = nullptr;
+      if (pattern && pattern->isDefined(definition) && definition->hasSkippedBody() && owner.foreign(function))
+        owner.needs_bodies = true;
+    }
+
+  private:
+    SkipLibraryBodies &owner;
+  };
+
+  // Whether the declaration lies in one of the library's folders (by the file its location
+  // expands to; a declaration without a location is Clang's own).
+  bool in_library(const clang::Decl *decl) {
+    clang::SourceLocation at = decl->getLocation();
+    if (at.isInvalid())
+      return decl->isImplicit();
+    clang::FileID file = sources->getFileID(sources->getExpansionLoc(at));
+    auto [known, added] = library_files.try_emplace(file, false);
+    if (added)
+      if (clang::OptionalFileEntryRef entry = sources->getFileEntryRefForID(file)) {
+        llvm::StringRef name = entry->getName();
+        for (const std::string &folder : folders)
+          if (name.size() > folder.size() && name.starts_with(folder) && llvm::sys::path::is_separator(name[folder.size()]))
+            known->second = true;
+      }
+    return known->second;
+  }
+
+  // Whether an instantiated function names anything outside the library: in its own template
+  // arguments, those of every class or function it is nested in, or its type.
+  bool foreign(const clang::FunctionDecl *function) {
+    if (foreign(function->getType()))
+      return true;
+    for (const clang::DeclContext *at = function; at; at = at->getParent()) {
+      const clang::TemplateArgumentList *arguments = nullptr;
+      if (auto *f = llvm::dyn_cast<clang::FunctionDecl>(at))
+        arguments = f->getTemplateSpecializationArgs();
+      else if (auto *c = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(at))
+        arguments = &c->getTemplateArgs();
+      else if (auto *r = llvm::dyn_cast<clang::CXXRecordDecl>(at); r && !in_library(r))
+        return true;
+      if (arguments)
+        for (const clang::TemplateArgument &argument : arguments->asArray())
+          if (foreign(argument))
+            return true;
+    }
+    return false;
+  }
+
+  bool foreign(const clang::TemplateArgument &argument) {
+    switch (argument.getKind()) {
+    case clang::TemplateArgument::Null:
+    case clang::TemplateArgument::NullPtr:
+    case clang::TemplateArgument::Integral:
+      return false;
+    case clang::TemplateArgument::StructuralValue:
+      return foreign(argument.getStructuralValueType());
+    case clang::TemplateArgument::Type:
+      return foreign(argument.getAsType());
+    case clang::TemplateArgument::Declaration:
+      return !in_library(argument.getAsDecl()) || foreign(argument.getParamTypeForDecl());
+    case clang::TemplateArgument::Template:
+    case clang::TemplateArgument::TemplateExpansion: {
+      const clang::TemplateDecl *t = argument.getAsTemplateOrTemplatePattern().getAsTemplateDecl();
+      return !t || !in_library(t);
+    }
+    case clang::TemplateArgument::Pack:
+      for (const clang::TemplateArgument &element : argument.pack_elements())
+        if (foreign(element))
+          return true;
+      return false;
+    case clang::TemplateArgument::Expression:
+      return true;
+    }
+    return true;
+  }
+
+  // Whether a type names anything outside the library (a class, an enumeration, a class
+  // template's arguments); anything it cannot read counts as outside.
+  bool foreign(clang::QualType type) {
+    const clang::Type *t = type.getCanonicalType().getTypePtrOrNull();
+    if (!t)
+      return true;
+    if (t->isBuiltinType())
+      return false;
+    if (const clang::Type *pointee = t->getPointeeOrArrayElementType(); pointee != t)
+      return foreign(clang::QualType(pointee, 0));
+    if (auto *r = t->getAs<clang::ReferenceType>())
+      return foreign(r->getPointeeType());
+    if (auto *m = t->getAs<clang::MemberPointerType>()) {
+      const clang::CXXRecordDecl *owner = m->getMostRecentCXXRecordDecl();
+      return foreign(m->getPointeeType()) || !owner || foreign(owner);
+    }
+    if (auto *f = t->getAs<clang::FunctionProtoType>()) {
+      if (foreign(f->getReturnType()))
+        return true;
+      for (clang::QualType parameter : f->getParamTypes())
+        if (foreign(parameter))
+          return true;
+      return false;
+    }
+    if (auto *v = t->getAs<clang::VectorType>())
+      return foreign(v->getElementType());
+    if (auto *c = t->getAs<clang::ComplexType>())
+      return foreign(c->getElementType());
+    if (const clang::TagDecl *tag = t->getAsTagDecl())
+      return foreign(tag);
+    return true;
+  }
+
+  // Whether a class or enumeration may lead a library body outside the library: a library
+  // class whose template arguments may (its own or those of a class around it), any class of
+  // the program's own files, or a class of another system header (CUDA's, CCCL's, the C
+  // library's) that is not plain. An enumeration leads nowhere. The program's classes count
+  // even when plain: a library body instantiated for them is where the program's mistakes
+  // show (`std::sort` of a type without `operator<`), which nvcc reports.
+  bool foreign(const clang::TagDecl *tag) {
+    if (llvm::isa<clang::EnumDecl>(tag))
+      return false;
+    if (in_library(tag)) {
+      for (const clang::DeclContext *at = tag; at; at = at->getParent())
+        if (auto *c = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(at))
+          for (const clang::TemplateArgument &argument : c->getTemplateArgs().asArray())
+            if (foreign(argument))
+              return true;
+      return false;
+    }
+    auto *record = llvm::dyn_cast<clang::CXXRecordDecl>(tag);
+    return !record || !sources->isInSystemHeader(record->getLocation()) || !plain(record);
+  }
+
+  // A class through which a library body instantiates nothing: neither a template's
+  // specialisation nor inside one, not a generic lambda, with no member or friend template, and
+  // with bases and fields of types that lead nowhere either (the special members a library body
+  // may define for it then instantiate nothing). Its other member functions were compiled where
+  // they were written, with what they instantiate. (A library body could still find a function
+  // template of the class's namespace by argument-dependent lookup: the library's unqualified
+  // calls are its customisation points, `swap` and the operators, and no system header
+  // launches a kernel from an unconstrained operator template.)
+  bool plain(const clang::CXXRecordDecl *record) {
+    if (auto known = plain_records.find(record); known != plain_records.end())
+      return known->second;
+    plain_records[record] = true; // while it is looked at: a class that points to itself
+    bool result = plain_now(record);
+    plain_records[record] = result;
+    return result;
+  }
+
+  bool plain_now(const clang::CXXRecordDecl *record) {
+    if (llvm::isa<clang::ClassTemplateSpecializationDecl>(record) || record->isDependentContext() ||
+        (record->isLambda() && record->isGenericLambda()))
+      return false;
+    for (const clang::DeclContext *at = record->getParent(); at; at = at->getParent()) {
+      if (llvm::isa<clang::ClassTemplateSpecializationDecl>(at))
+        return false;
+      if (auto *f = llvm::dyn_cast<clang::FunctionDecl>(at); f && f->getTemplateSpecializationArgs())
+        return false;
+    }
+    const clang::CXXRecordDecl *definition = record->getDefinition();
+    if (!definition)
+      return true;
+    for (const clang::Decl *member : definition->decls()) {
+      if (llvm::isa<clang::FunctionTemplateDecl, clang::ClassTemplateDecl, clang::VarTemplateDecl>(member))
+        return false;
+      if (auto *f = llvm::dyn_cast<clang::FriendDecl>(member))
+        if (const clang::NamedDecl *named = f->getFriendDecl(); named && llvm::isa<clang::TemplateDecl>(named))
+          return false;
+    }
+    for (const clang::CXXBaseSpecifier &base : definition->bases())
+      if (foreign(base.getType()))
+        return false;
+    for (const clang::FieldDecl *field : definition->fields())
+      if (foreign(field->getType()))
+        return false;
+    return true;
+  }
+
+  std::vector<std::string> folders;
+  const clang::SourceManager *sources = nullptr;
+  llvm::DenseMap<clang::FileID, bool> library_files;
+  llvm::DenseMap<const clang::CXXRecordDecl *, bool> plain_records;
+};
+
+// The include folders of the C++ standard library: those holding libstdc++'s configuration
+// header (its target folder), its algorithms (its main folder) or its `backward/` warning, or
+// libc++'s `__config`.
+std::vector<std::string> library_folders(const clang::HeaderSearchOptions &options) {
+  std::vector<std::string> out;
+  for (const clang::HeaderSearchOptions::Entry &entry : options.UserEntries)
+    for (const char *marker : {"bits/c++config.h", "bits/stl_algobase.h", "backward_warning.h", "__config"}) {
+      llvm::SmallString<256> path(entry.Path);
+      llvm::sys::path::append(path, marker);
+      if (llvm::sys::fs::exists(path)) {
+        out.push_back(entry.Path);
+        break;
+      }
+    }
+  return out;
+}
+
+// Clang's `-emit-llvm -c` on the device side, skipping the library's bodies (above).
+class EmitDeviceBitcode : public clang::EmitBCAction {
+public:
+  bool needs_bodies = false;
+
+protected:
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &instance, llvm::StringRef file) override {
+    auto skip = std::make_unique<SkipLibraryBodies>(library_folders(instance.getHeaderSearchOpts()), needs_bodies);
+    return in_front(std::move(skip), clang::EmitBCAction::CreateASTConsumer(instance, file));
   }
 };
 
@@ -199,22 +508,11 @@ void initialise() {
   llvm::CrashRecoveryContext::Enable();
 }
 
-// One `clang -cc1` job, as the clang program's cc1_main runs it, minus its process-wide setup
-// (targets, `-mllvm` options, plugins).
-bool run_cc1(const llvm::opt::ArgStringList &cc1_args, const char *argv0, Forward &forward) {
-  auto invocation = std::make_shared<clang::CompilerInvocation>();
-  clang::DiagnosticOptions parse_options;
-  clang::DiagnosticsEngine parse_diags(clang::DiagnosticIDs::create(), parse_options, &forward, false);
-  // The driver's arguments start with `-cc1`.
-  llvm::ArrayRef<const char *> args(cc1_args);
-  if (!args.empty() && llvm::StringRef(args.front()) == "-cc1")
-    args = args.drop_front();
-  if (!clang::CompilerInvocation::CreateFromArgs(*invocation, args, parse_diags, argv0))
-    return false;
-  // The driver asks the front end to leak its AST and module for a short-lived process; cdpc
-  // (and the Python package) live on, so everything is freed.
-  invocation->getFrontendOpts().DisableFree = false;
-  invocation->getCodeGenOpts().DisableFree = false;
+// Runs one front-end action for `invocation`; with `skip_library_bodies` (the device side's
+// bitcode), the standard library's host bodies are skipped (SkipLibraryBodies) and
+// `needs_bodies` says whether the run must be repeated with them.
+bool execute(std::shared_ptr<clang::CompilerInvocation> invocation, Forward &forward, bool skip_library_bodies,
+             bool &needs_bodies) {
   clang::CompilerInstance instance(std::move(invocation));
   instance.createVirtualFileSystem(llvm::vfs::getRealFileSystem(), &forward);
   instance.createDiagnostics(&forward, false);
@@ -223,9 +521,17 @@ bool run_cc1(const llvm::opt::ArgStringList &cc1_args, const char *argv0, Forwar
   // The actions cdpc's arguments ask for (`-emit-llvm -c`, `-Xclang -emit-pch`); `clang -cc1`'s
   // other actions (the static analyser, rewriters, ...) are not linked.
   std::unique_ptr<clang::FrontendAction> action;
+  EmitDeviceBitcode *device = nullptr;
   switch (instance.getFrontendOpts().ProgramAction) {
   case clang::frontend::EmitBC:
-    action = std::make_unique<clang::EmitBCAction>();
+    if (skip_library_bodies) {
+      auto emit = std::make_unique<EmitDeviceBitcode>();
+      device = emit.get();
+      instance.getFrontendOpts().SkipFunctionBodies = true;
+      action = std::move(emit);
+    } else {
+      action = std::make_unique<clang::EmitBCAction>();
+    }
     break;
   case clang::frontend::EmitLLVM:
     action = std::make_unique<clang::EmitLLVMAction>();
@@ -248,7 +554,41 @@ bool run_cc1(const llvm::opt::ArgStringList &cc1_args, const char *argv0, Forwar
       return false;
     }
   }
-  return instance.ExecuteAction(*action);
+  bool done = instance.ExecuteAction(*action);
+  needs_bodies = device && device->needs_bodies;
+  return done;
+}
+
+// One `clang -cc1` job, as the clang program's cc1_main runs it, minus its process-wide setup
+// (targets, `-mllvm` options, plugins). `CDPC_CLANG_SKIP_BODIES=0` turns SkipLibraryBodies off.
+bool run_cc1(const llvm::opt::ArgStringList &cc1_args, const char *argv0, Forward &forward) {
+  auto invocation = std::make_shared<clang::CompilerInvocation>();
+  clang::DiagnosticOptions parse_options;
+  clang::DiagnosticsEngine parse_diags(clang::DiagnosticIDs::create(), parse_options, &forward, false);
+  // The driver's arguments start with `-cc1`.
+  llvm::ArrayRef<const char *> args(cc1_args);
+  if (!args.empty() && llvm::StringRef(args.front()) == "-cc1")
+    args = args.drop_front();
+  if (!clang::CompilerInvocation::CreateFromArgs(*invocation, args, parse_diags, argv0))
+    return false;
+  // The driver asks the front end to leak its AST and module for a short-lived process; cdpc
+  // (and the Python package) live on, so everything is freed.
+  invocation->getFrontendOpts().DisableFree = false;
+  invocation->getCodeGenOpts().DisableFree = false;
+  const char *off = std::getenv("CDPC_CLANG_SKIP_BODIES");
+  bool needs_bodies = false;
+  if ((off && llvm::StringRef(off) == "0") || !invocation->getLangOpts().CUDAIsDevice ||
+      invocation->getFrontendOpts().ProgramAction != clang::frontend::EmitBC)
+    return execute(std::move(invocation), forward, false, needs_bodies);
+  // The messages wait until it is known whether this run counts.
+  forward.hold();
+  bool done = execute(std::make_shared<clang::CompilerInvocation>(*invocation), forward, true, needs_bodies);
+  if (!needs_bodies || forward.unsupported_job) {
+    forward.release();
+    return done;
+  }
+  forward.discard();
+  return execute(std::move(invocation), forward, false, needs_bodies);
 }
 
 } // namespace
