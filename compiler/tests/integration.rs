@@ -35,6 +35,7 @@ mod preamble_cache;
 mod kernel_pointers_ptx;
 mod json_cli;
 mod launch_scaling;
+mod local_statics_ptx;
 mod managed_ptx;
 mod math_ptx;
 mod layers;

@@ -32,6 +32,8 @@ impl<'ctx> Codegen<'ctx, '_> {
             match global.space {
                 // Defined by another translation unit: a declaration (`.extern` in the PTX).
                 GlobalSpace::Device | GlobalSpace::Constant if global.external => g.set_linkage(Linkage::External),
+                // A function's `static` local: internal, and no host code can name it.
+                GlobalSpace::Device if global.local.is_some() => g.set_linkage(Linkage::Internal),
                 GlobalSpace::Device | GlobalSpace::Constant => {
                     // Visible so that the host can find the symbol (a `static` one is internal,
                     // but its file's host code still finds it by name); the host may also write

@@ -121,6 +121,7 @@ fn string_literal(m: &mut Module, text: &str) -> Expr {
         volatile: false,
         internal: false,
         managed: false,
+        local: None,
     });
     let g = e(ExprKind::Global(GlobalId(m.globals.len() as u32 - 1)), ty);
     e(ExprKind::Decay(b(g)), Type::const_pointer_to(Type::CHAR))
@@ -425,7 +426,7 @@ fn math_without_libdevice_is_an_error() {
 fn memory_spaces_module() -> Module {
     let mut m = module(Target::default());
     let arr = |len| Type::Array { elem: Box::new(Type::FLOAT), len };
-    let global = |name: &str, ty: Type, space, init| Global { name: name.into(), ty, space, init, span: Span::default(), external: false, volatile: false, internal: false, managed: false };
+    let global = |name: &str, ty: Type, space, init| Global { name: name.into(), ty, space, init, span: Span::default(), external: false, volatile: false, internal: false, managed: false, local: None };
     m.globals.push(global("tile", arr(64), GlobalSpace::Shared, None));
     m.globals.push(global("coeffs", arr(4), GlobalSpace::Constant, Some(ConstInit::Array(vec![ConstInit::Float(1.5)]))));
     m.globals.push(global("dyn", arr(0), GlobalSpace::ExternShared, None));

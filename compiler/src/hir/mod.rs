@@ -171,8 +171,8 @@ pub enum GlobalSpace {
 
 #[derive(Clone, Debug)]
 pub struct Global {
-    /// The symbol name in the PTX. Unique; shared arrays hoisted out of a function are named
-    /// `function$name`-style by sema to keep them apart.
+    /// The name: unique among the module's globals (a variable hoisted out of a function body
+    /// is `function__name` here, its symbol nvcc's, [`LocalStatic`]).
     pub name: String,
     pub ty: Type,
     pub space: GlobalSpace,
@@ -188,14 +188,45 @@ pub struct Global {
     /// `__managed__` (a `__device__` variable): the driver places it in unified memory when
     /// it loads the module, and host code reaches it by name (`.attribute(.managed)`).
     pub managed: bool,
+    /// A `static` or `__shared__` variable of a function body, which sema hoists here.
+    pub local: Option<LocalStatic>,
+}
+
+/// Where a hoisted `static` or `__shared__` local was declared: nvcc names it as C++ names a
+/// local entity and gives it internal linkage, whatever the module id (measured with nvcc
+/// 13.5): `_ZZ<function>E<name>`, the function's encoding without `_Z` (`_ZZ2k2PiiE1a`;
+/// `_ZZ2ckE5count` in an `extern "C"` kernel), and the n-th such variable of one name in one
+/// function, `__shared__` ones counted too, with `_<n - 2>` after it (`_ZZ2k2PiiE1a_0`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocalStatic {
+    pub function: FuncId,
+    /// The name as written.
+    pub name: String,
+    /// How many of the same name came before it in the function.
+    pub earlier: u32,
 }
 
 impl Global {
     /// The symbol in PTX and in the cubin: the name (C++ mangles no variable at file scope),
     /// with nvcc's prefix for an internal variable when the module id is known
-    /// (`__nv_static_23__79fa1adf_4_v_cu__Z1kPi_sv`).
+    /// (`__nv_static_23__79fa1adf_4_v_cu__Z1kPi_sv`); a function's hoisted local as
+    /// [`LocalStatic`] says.
     pub fn symbol(&self, module: &Module) -> String {
-        internal_symbol(self.internal, &self.name, module)
+        match &self.local {
+            Some(local) => {
+                let f = &module.functions[local.function.0 as usize];
+                let encoding = match f.linkage {
+                    Linkage::C => format!("{}{}", f.name.len(), f.name),
+                    Linkage::Cxx => mangle::mangle_function(&f.name, &f.param_types().collect::<Vec<_>>(), module).trim_start_matches("_Z").to_string(),
+                };
+                let discriminator = match local.earlier {
+                    0 => String::new(),
+                    n => format!("_{}", n - 1),
+                };
+                format!("_ZZ{encoding}E{}{}{discriminator}", local.name.len(), local.name)
+            }
+            None => internal_symbol(self.internal, &self.name, module),
+        }
     }
 }
 

@@ -233,6 +233,11 @@ pub fn externalised_statics(module: &Module<'_>, nv_module_id: Option<&str>) {
                 rename(global, new_name(plain, Kind::Variable));
                 externalised.push(global);
             }
+            // A `static` variable of a `static` function: Clang marks the function internal in
+            // the name (`_ZZL2skPiE1c`), nvcc does not (`_ZZ2skPiE1c`, measured with nvcc 13.5).
+            None if global.get_linkage() == Linkage::Internal && name.starts_with("_ZZL") && module.get_global(&format!("_ZZ{}", &name[4..])).is_none() => {
+                global.set_name(&format!("_ZZ{}", &name[4..]))
+            }
             None if global.get_linkage() == Linkage::Internal && (name.starts_with("_ZL") || nv_module_id.is_some() && itanium::entity(&name).is_some_and(|e| e.named_internal())) => {
                 rename(global, new_name(&name, Kind::Variable))
             }

@@ -413,14 +413,14 @@ fn declare_globals(cx: &mut Context, decl: &ast::DeclStmt) {
     };
     if let Some(base) = cx.resolve_spec(&decl.spec) {
         for init in &decl.declarators {
-            declare_one_global(cx, base.clone(), decl, init, space, &init.declarator.name.name.clone());
+            declare_one_global(cx, base.clone(), decl, init, space, &init.declarator.name.name.clone(), None);
         }
     }
 }
 
 /// Declares one global (also used for `__shared__` and `static` declarations in bodies, which
 /// get a unique `symbol`). Returns its id.
-pub(super) fn declare_one_global(cx: &mut Context, base: Type, decl: &ast::DeclStmt, init: &ast::InitDeclarator, space: GlobalSpace, symbol: &str) -> Option<hir::GlobalId> {
+pub(super) fn declare_one_global(cx: &mut Context, base: Type, decl: &ast::DeclStmt, init: &ast::InitDeclarator, space: GlobalSpace, symbol: &str, local: Option<hir::LocalStatic>) -> Option<hir::GlobalId> {
     // `__constant__ float k[] = {1, 2, 3};`: the size is the initializer's, as for a local.
     let sized = super::stmt::sized_by_initializer(&init.declarator, init.init.as_ref());
     let d = sized.as_ref().unwrap_or(&init.declarator);
@@ -473,7 +473,7 @@ pub(super) fn declare_one_global(cx: &mut Context, base: Type, decl: &ast::DeclS
     let quals = object_quals(decl, d);
     // `static` at file scope; a `static` local is hoisted here too, under a name of its own.
     let internal = cx.func.is_none() && decl.qualifiers.iter().any(|(q, _)| *q == ast::VarQualifier::Static);
-    let id = cx.add_global(hir::Global { name: symbol.to_string(), ty, space, init: const_init, span: d.span, external, volatile: quals.is_volatile, internal, managed });
+    let id = cx.add_global(hir::Global { name: symbol.to_string(), ty, space, init: const_init, span: d.span, external, volatile: quals.is_volatile, internal, managed, local });
     if quals.is_const {
         cx.const_globals.insert(id);
     }

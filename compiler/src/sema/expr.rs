@@ -115,7 +115,7 @@ impl Context {
         data.push(hir::ConstInit::Int(0));
         let ty = Type::Array { elem: Box::new(Type::CHAR), len: data.len() as u64 };
         let name = format!("__cdpc_str{}", self.globals.len());
-        let id = self.add_global(hir::Global { name, ty: ty.clone(), space: GlobalSpace::StringLiteral, init: Some(hir::ConstInit::Array(data)), span, external: false, volatile: false, internal: false, managed: false });
+        let id = self.add_global(hir::Global { name, ty: ty.clone(), space: GlobalSpace::StringLiteral, init: Some(hir::ConstInit::Array(data)), span, external: false, volatile: false, internal: false, managed: false, local: None });
         self.const_globals.insert(id);
         make(ExprKind::Global(id), ty, span)
     }

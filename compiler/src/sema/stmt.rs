@@ -194,7 +194,14 @@ impl Context {
                 let function = self.current_function_name();
                 let symbol = format!("{function}__{}", name.name);
                 let symbol = self.unique_global_name(symbol);
-                match declare_one_global(self, base.clone(), decl, init, space, &symbol) {
+                // nvcc's name for it (`hir::LocalStatic`); `extern __shared__` is the block's
+                // dynamic shared memory, one array for every function.
+                let local = (space != GlobalSpace::ExternShared).then(|| {
+                    let id = self.func.as_ref().expect("inside a function").id;
+                    let earlier = self.globals.iter().filter_map(|g| g.local.as_ref()).filter(|l| l.function == id && l.name == name.name).count() as u32;
+                    hir::LocalStatic { function: id, name: name.name.clone(), earlier }
+                });
+                match declare_one_global(self, base.clone(), decl, init, space, &symbol, local) {
                     Some(id) => self.bind(name, Binding::Global(id)),
                     None => self.bind(name, Binding::Poisoned),
                 }
