@@ -217,7 +217,7 @@ impl Global {
                 let f = &module.functions[local.function.0 as usize];
                 let encoding = match f.linkage {
                     Linkage::C => format!("{}{}", f.name.len(), f.name),
-                    Linkage::Cxx => mangle::mangle_function(&f.name, &f.param_types().collect::<Vec<_>>(), module).trim_start_matches("_Z").to_string(),
+                    Linkage::Cxx => f.mangled(module).trim_start_matches("_Z").to_string(),
                 };
                 let discriminator = match local.earlier {
                     0 => String::new(),
@@ -314,11 +314,16 @@ impl Function {
     /// prefix for an internal kernel when the module id is known. (nvcc leaves the names of
     /// internal `__device__` functions alone: only kernels and variables are found by name.)
     pub fn symbol(&self, module: &Module) -> String {
-        let name = match self.linkage {
+        internal_symbol(self.internal && self.kind == FunctionKind::Kernel, &self.mangled(module), module)
+    }
+
+    /// The name under its linkage, before nvcc's prefix for an internal kernel: as written for
+    /// `extern "C"`, else the Itanium name of its parameter types.
+    fn mangled(&self, module: &Module) -> String {
+        match self.linkage {
             Linkage::C => self.name.clone(),
             Linkage::Cxx => mangle::mangle_function(&self.name, &self.param_types().collect::<Vec<_>>(), module),
-        };
-        internal_symbol(self.internal && self.kind == FunctionKind::Kernel, &name, module)
+        }
     }
 
     pub fn local(&self, id: LocalId) -> &Local {
