@@ -223,8 +223,12 @@ pub fn externalised_statics(module: &Module<'_>, nv_module_id: Option<&str>) {
             continue;
         }
         let name = global.get_name().to_string_lossy().into_owned();
-        match unsuffixed(&name) {
-            Some(plain) => {
+        // A `static` variable of a `static` function: Clang marks the function internal in the
+        // name (`_ZZL2skPiE1c`), nvcc does not (`_ZZ2skPiE1c`, measured with nvcc 13.5).
+        let local_of_internal = name.strip_prefix("_ZZL").map(|rest| format!("_ZZ{rest}")).filter(|n| module.get_global(n).is_none());
+        let internal = global.get_linkage() == Linkage::Internal;
+        match (unsuffixed(&name), local_of_internal) {
+            (Some(plain), _) => {
                 if let Some(declared) = module.get_global(plain).filter(|d| d.get_initializer().is_none()) {
                     declared.as_pointer_value().replace_all_uses_with(global.as_pointer_value());
                     // SAFETY: the declaration has no uses left.
@@ -233,15 +237,11 @@ pub fn externalised_statics(module: &Module<'_>, nv_module_id: Option<&str>) {
                 rename(global, new_name(plain, Kind::Variable));
                 externalised.push(global);
             }
-            // A `static` variable of a `static` function: Clang marks the function internal in
-            // the name (`_ZZL2skPiE1c`), nvcc does not (`_ZZ2skPiE1c`, measured with nvcc 13.5).
-            None if global.get_linkage() == Linkage::Internal && name.starts_with("_ZZL") && module.get_global(&format!("_ZZ{}", &name[4..])).is_none() => {
-                global.set_name(&format!("_ZZ{}", &name[4..]))
-            }
-            None if global.get_linkage() == Linkage::Internal && (name.starts_with("_ZL") || nv_module_id.is_some() && itanium::entity(&name).is_some_and(|e| e.named_internal())) => {
+            (None, Some(nvcc)) if internal => global.set_name(&nvcc),
+            (None, _) if internal && (name.starts_with("_ZL") || nv_module_id.is_some() && itanium::entity(&name).is_some_and(|e| e.named_internal())) => {
                 rename(global, new_name(&name, Kind::Variable))
             }
-            None => {}
+            (None, _) => {}
         }
     }
     // Clang emits these in the order of a map keyed by addresses, which changes from run to run
