@@ -317,12 +317,14 @@ private:
         arguments = &c->getTemplateArgs();
       else if (auto *r = llvm::dyn_cast<clang::CXXRecordDecl>(at); r && !in_library(r))
         return true;
-      if (arguments)
-        for (const clang::TemplateArgument &argument : arguments->asArray())
-          if (foreign(argument))
-            return true;
+      if (arguments && foreign(arguments->asArray()))
+        return true;
     }
     return false;
+  }
+
+  bool foreign(llvm::ArrayRef<clang::TemplateArgument> arguments) {
+    return llvm::any_of(arguments, [this](const clang::TemplateArgument &argument) { return foreign(argument); });
   }
 
   bool foreign(const clang::TemplateArgument &argument) {
@@ -343,18 +345,15 @@ private:
       return !t || !in_library(t);
     }
     case clang::TemplateArgument::Pack:
-      for (const clang::TemplateArgument &element : argument.pack_elements())
-        if (foreign(element))
-          return true;
-      return false;
+      return foreign(argument.pack_elements());
     case clang::TemplateArgument::Expression:
       return true;
     }
     return true;
   }
 
-  // Whether a type names anything outside the library (a class, an enumeration, a class
-  // template's arguments); anything it cannot read counts as outside.
+  // Whether a type may lead a library body outside the library (through a class, or a class
+  // template's arguments: `foreign(TagDecl)`); anything it cannot read counts as outside.
   bool foreign(clang::QualType type) {
     const clang::Type *t = type.getCanonicalType().getTypePtrOrNull();
     if (!t)
@@ -397,10 +396,8 @@ private:
       return false;
     if (in_library(tag)) {
       for (const clang::DeclContext *at = tag; at; at = at->getParent())
-        if (auto *c = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(at))
-          for (const clang::TemplateArgument &argument : c->getTemplateArgs().asArray())
-            if (foreign(argument))
-              return true;
+        if (auto *c = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(at); c && foreign(c->getTemplateArgs().asArray()))
+          return true;
       return false;
     }
     auto *record = llvm::dyn_cast<clang::CXXRecordDecl>(tag);
