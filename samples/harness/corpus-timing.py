@@ -12,7 +12,11 @@ nvcc's. The variants then take turns, round by round, in an order drawn from a s
 generator, so that drift of the machine falls on all of them alike. Each variant's ratio to
 nvcc is median(variant) / median(nvcc) with a 95% percentile-bootstrap interval (resampling
 both with replacement, 2,000 times, seeded), the method of runtime-shim/src/loader/stats.rs; a
-verdict ("faster", "slower") is stated only when the interval excludes 1. Writes
+verdict ("faster", "slower") is stated only when the interval excludes 1. Below the table,
+each variant's geometric mean over the programs of its ratio to nvcc, and each pair of cdpc
+variants head to head (overall and program by program: builds of two cdpc binaries merged by
+bundle-merge.py, or two sets of options), each with its interval, every program's runs
+resampled. Writes
 $OUT/corpus-timing.md (or ./corpus-timing.md); a variant whose output is not nvcc's gets its
 first differing run's diff against nvcc's first run there ("Differences").
 
@@ -65,6 +69,7 @@ import argparse
 import difflib
 import io
 import json
+import math
 import os
 import random
 import re
@@ -257,6 +262,21 @@ def ratio_interval(a: list[float], b: list[float], rng: random.Random) -> tuple[
     return statistics.median(a) / statistics.median(b), lo, hi
 
 
+def geomean_interval(runs: dict[str, tuple[list[float], list[float]]], rng: random.Random) -> tuple[float, float, float]:
+    """The geometric mean over programs of median(a) / median(b), for `runs` = program: (a's
+    times, b's times), and its 95% percentile-bootstrap interval: each resample draws every
+    program's two samples with replacement, as ratio_interval does for one program."""
+    def geomean(ratios: list[float]) -> float:
+        return math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+
+    point = geomean([statistics.median(a) / statistics.median(b) for a, b in runs.values()])
+    means = sorted(
+        geomean([statistics.median(rng.choices(a, k=len(a))) / statistics.median(rng.choices(b, k=len(b))) for a, b in runs.values()])
+        for _ in range(RESAMPLES)
+    )
+    return point, means[int(0.025 * RESAMPLES)], means[int(0.975 * RESAMPLES) - 1]
+
+
 def tool_versions(args: argparse.Namespace) -> tuple[str, str]:
     """nvcc's and cdpc's versions, as the report names them."""
     nvcc = subprocess.run([args.nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
@@ -350,6 +370,40 @@ def time_runs(programs: list[str], variants: list[str], exes: dict[tuple[str, st
             else:
                 row += " - | - | - |"
             lines.append(row)
+    # Over the programs: each variant's geometric mean of ratios to nvcc, and each pair of cdpc
+    # variants head to head, over the programs both were timed on, each with its interval.
+    def timed(v: str) -> list[str]:
+        return [n for n in programs if len(times.get((n, v), [])) >= 3 and min(times[(n, v)]) > 0]
+
+    summary, pairs = [], []
+    cdpc_variants = [v for v in variants if v != "nvcc"]
+    for v in cdpc_variants:
+        both = [n for n in timed(v) if n in timed("nvcc")]
+        if len(both) >= 2:
+            g, lo, hi = geomean_interval({n: (times[(n, v)], times[(n, "nvcc")]) for n in both}, boot)
+            summary.append(f"| {v} / nvcc | {len(both)} | {g:.3f} [{lo:.3f}, {hi:.3f}] | {1 / g:.2f}x [{1 / hi:.2f}, {1 / lo:.2f}] |")
+    for i, a in enumerate(cdpc_variants):
+        for b in cdpc_variants[i + 1:]:
+            both = [n for n in timed(a) if n in timed(b)]
+            if len(both) >= 2:
+                g, lo, hi = geomean_interval({n: (times[(n, b)], times[(n, a)]) for n in both}, boot)
+                summary.append(f"| {b} / {a} | {len(both)} | {g:.3f} [{lo:.3f}, {hi:.3f}] | {1 / g:.2f}x [{1 / hi:.2f}, {1 / lo:.2f}] |")
+            for n in both:
+                r, lo, hi = ratio_interval(times[(n, b)], times[(n, a)], boot)
+                verdict = f"{b} faster" if hi < 1 else f"{b} slower" if lo > 1 else "no difference shown"
+                pairs.append(f"| {n} | {b} / {a} | {r:.3f} | [{lo:.3f}, {hi:.3f}] | {verdict} |")
+    if summary:
+        lines += [
+            "",
+            "Geometric means over the programs timed by both (each program's ratio of medians; 95% bootstrap interval, every",
+            "program's runs resampled):",
+            "",
+            "| ratio | programs | geometric mean | speed-up |",
+            "|---|---:|---:|---:|",
+            *summary,
+        ]
+    if pairs:
+        lines += ["", "Head to head, program by program:", "", "| program | ratio | of medians | 95% interval | verdict |", "|---|---|---:|---|---|", *pairs]
     # What "NO" means, for each variant whose output differed: its first differing run against
     # nvcc's first (the compared text: timings masked, lines sorted), so that a mismatch can be
     # told from a program's own run-to-run variation (GC, SSSP) without another GPU run.
