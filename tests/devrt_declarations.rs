@@ -411,3 +411,37 @@ extern "C" __global__ void parent(unsigned int *r, unsigned int n) { child<<<1, 
         assert!(our_externs.contains_key("__cudaCDP2GetParameterBufferV2") && our_externs.contains_key(&v2), "{stream:?}:\n{ours}");
     }
 }
+
+/// The same V1 calls in CUDA C++ through Clang, at `--launch-abi v1`, and a launch beside a
+/// program's own call of V2's parameter buffer at V2 (the CUDA header's declarations take each
+/// `dim3` through a `byval` pointer): nvcc stores the dims straight into the call's parameter
+/// space and keeps no local memory; so must cdpc (it copied them through a 32-byte local frame
+/// until the pipeline redeclared those entry points with the dims by value). The declarations
+/// stay nvcc's.
+#[test]
+fn clangs_dims_reach_the_parameter_space_without_local_memory() {
+    let Some(nvcc) = nvcc() else { return };
+    let v2_source = r#"
+extern "C" __global__ void child(unsigned int *r, unsigned int n) { if (threadIdx.x < n) atomicAdd(r, 1u); }
+extern "C" __global__ void parent(unsigned int *r, unsigned int n) {
+    void *buf = cudaGetParameterBufferV2((void *)child, dim3(n), dim3(32), 0);
+    if (buf) {
+        *(unsigned int **)buf = r;
+        *(unsigned int *)((char *)buf + 8) = n;
+        cudaLaunchDeviceV2(buf, 0);
+    }
+}
+extern "C" __global__ void launcher(unsigned int *r, unsigned int n) { child<<<n, 32>>>(r, n); }
+"#;
+    for (source, abi, entry) in [(V1_CALLS_SOURCE, cdpc::LaunchAbi::V1, "__cudaCDP2LaunchDevice"), (v2_source, cdpc::LaunchAbi::V2, "__cudaCDP2GetParameterBufferV2")] {
+        let theirs = nvcc_ptx(&nvcc, source);
+        let target = Target { launch_abi: abi, ..Target::default() };
+        let options = CompileOptions { emit: Emit::Ptx, target, language: Some(driver::Language::Cuda), ..CompileOptions::default() };
+        let ours = String::from_utf8(driver::compile(source, &options).unwrap_or_else(|e| panic!("{e}")).output).unwrap();
+        assert!(!theirs.contains(".local"), "nvcc keeps no local memory:\n{theirs}");
+        assert!(!ours.contains(".local"), "{abi:?}: the dims went through local memory:\n{ours}");
+        assert_eq!(externs(&theirs).get(entry), externs(&ours).get(entry), "{abi:?}: the declaration of {entry}");
+        let (nv_calls, our_calls) = (call_shapes(&theirs, entry), call_shapes(&ours, entry));
+        assert!(!our_calls.is_empty() && our_calls.iter().all(|c| *c == nv_calls[0]), "{abi:?}: the calls of {entry}: {our_calls:?} against nvcc's {nv_calls:?}");
+    }
+}

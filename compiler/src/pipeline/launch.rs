@@ -41,6 +41,9 @@
 //! - **V1**: the sequence stays as written; a launch into `cudaStreamTailLaunch` or
 //!   `cudaStreamFireAndForget`, which the V1 entry points refuse at run time, is `E0306`.
 //!
+//! After the lowering, [`dims_by_value`] passes every entry point's `dim3` by value (Clang
+//! declares them with `byval` pointers, which NVPTX copies through local memory).
+//!
 //! A launch whose call carries the metadata [`KEEP_V1`] (`!cdpc.launch.v1 !{}`) stays as
 //! written, V1, whatever ABI is asked for, with V1's `E0306`: warp aggregation marks so the
 //! launch a warp's leader makes for its group ([`mark_v1`]), since the lanes that wait for it
@@ -268,72 +271,155 @@ pub fn recognise<'ctx>(module: &Module<'ctx>, source: &SourceText) -> (Vec<Launc
 /// the literal type, the one thresholding, aggregation and [`to_v2`] build and pass on.
 /// Entry points used other than called are left as they are (`E1010` when recognised).
 pub(super) fn literal_dims(module: &Module<'_>) -> Result<(), String> {
-    let ctx = module.get_context();
-    let i32t = ctx.i32_type();
-    let literal = ctx.struct_type(&[i32t.into(), i32t.into(), i32t.into()], false);
+    let literal = dims_type(module);
     let named_dim3 = |t: inkwell::types::BasicMetadataTypeEnum<'_>| match t {
-        inkwell::types::BasicMetadataTypeEnum::StructType(s) => s.get_name().is_some() && s.count_fields() == 3 && s.get_field_types().iter().all(|f| f.is_int_type() && f.into_int_type().get_bit_width() == 32),
+        inkwell::types::BasicMetadataTypeEnum::StructType(s) => s.get_name().is_some() && is_dims(s),
         _ => false,
     };
     let entry_points: Vec<FunctionValue<'_>> = module.get_functions().filter(|f| f.count_basic_blocks() == 0 && is_launch(&name_of(*f))).collect();
     for old in entry_points {
-        let ty = old.get_type();
-        let params = ty.get_param_types();
+        let params = old.get_type().get_param_types();
         if !params.iter().any(|t| named_dim3(*t)) {
             continue;
         }
-        let (mut calls, mut only_called) = (Vec::new(), true);
-        let mut next = old.as_global_value().as_pointer_value().get_first_use();
-        while let Some(u) = next {
-            next = u.get_next_use();
-            match as_instruction(u.get_user()).filter(|i| callee(*i) == Some(old)) {
-                Some(call) => calls.push(call),
-                None => only_called = false,
-            }
-        }
-        if !only_called || calls.is_empty() {
-            continue;
-        }
         let fixed: Vec<inkwell::types::BasicMetadataTypeEnum> = params.iter().map(|t| if named_dim3(*t) { literal.into() } else { *t }).collect();
-        let new_ty = match ty.get_return_type() {
-            Some(r) => inkwell::types::BasicType::fn_type(&r, &fixed, ty.is_var_arg()),
-            None => ctx.void_type().fn_type(&fixed, ty.is_var_arg()),
-        };
-        let name = name_of(old);
-        let new = module.add_function(&format!("{name}.literal_dims"), new_ty, old.get_linkage().into());
-        let b = ctx.create_builder();
-        for call in calls {
-            b.position_before(&call);
-            let mut args: Vec<BasicMetadataValueEnum> = Vec::new();
-            for i in 0..call.get_num_operands() - 1 {
-                let v = operand(call, i).ok_or("a launch's argument")?;
-                args.push(match v {
-                    BasicValueEnum::StructValue(s) if named_dim3(s.get_type().into()) => {
-                        let mut dim = literal.get_poison();
-                        for k in 0..3 {
-                            let field = e(b.build_extract_value(s, k, "dim.field"))?;
-                            dim = e(b.build_insert_value(dim, field, k, "dim.literal"))?.into_struct_value();
-                        }
-                        dim.into()
+        redeclare(module, old, &fixed, &|b, _, v| {
+            Ok(match v {
+                BasicValueEnum::StructValue(s) if named_dim3(s.get_type().into()) => {
+                    let mut dim = literal.get_poison();
+                    for k in 0..3 {
+                        let field = e(b.build_extract_value(s, k, "dim.field"))?;
+                        dim = e(b.build_insert_value(dim, field, k, "dim.literal"))?.into_struct_value();
                     }
-                    other => other.into(),
-                });
-            }
-            let rebuilt = e(b.build_call(new, &args, ""))?;
-            let rebuilt = rebuilt.try_as_basic_value().basic().and_then(|v| v.as_instruction_value());
-            if let Some(r) = rebuilt {
-                r.set_debug_location(call.get_debug_location());
-                // A `.cdp` launch's span stays with it.
-                super::location::copy_cdp_span(call, r);
-                call.replace_all_uses_with(&r);
-            }
-            call.erase_from_basic_block();
-        }
-        // SAFETY: the old declaration has no use left.
-        unsafe { old.delete() };
-        new.as_global_value().set_name(&name);
+                    dim.into()
+                }
+                other => other.into(),
+            })
+        })?;
     }
     Ok(())
+}
+
+/// Entry points of the device runtime that take a `dim3` through a `byval` pointer (Clang's
+/// declarations from the CUDA header: V1's launch, V2's parameter buffer when the program
+/// calls it itself) redeclared with the `dim3` by value, `{ i32, i32, i32 }`, each call loading
+/// it from the pointer where it was passed. Both are the same PTX parameter, `.param .align 4
+/// .b8 [12]`, as nvcc declares it; but NVPTX copies a `byval` argument from its pointer, so the
+/// dims a launch builds went to a local-memory slot and back into the parameter space (a
+/// 32-byte frame in every thread of the launching kernel), where from a value they are
+/// stored into it directly, as nvcc's code does. Run after [`lower`] (the passes' own launches
+/// included); afterwards no entry point takes a `dim3` through a pointer. Entry points used
+/// other than called are left as they are.
+pub(super) fn dims_by_value(module: &Module<'_>) -> Result<(), String> {
+    let dims = dims_type(module);
+    let byval = inkwell::attributes::Attribute::get_named_enum_kind_id("byval");
+    let entry_points: Vec<FunctionValue<'_>> = module.get_functions().filter(|f| f.count_basic_blocks() == 0 && is_launch_entry(&name_of(*f))).collect();
+    for old in entry_points {
+        let params = old.get_type().get_param_types();
+        // A parameter that is a pointer `byval` of a struct of three `i32`s.
+        let by_pointer: Vec<bool> = (0..params.len() as u32)
+            .map(|i| {
+                params[i as usize].is_pointer_type()
+                    && old.get_enum_attribute(inkwell::attributes::AttributeLoc::Param(i), byval).is_some_and(|a| a.is_type() && matches!(a.get_type_value(), inkwell::types::AnyTypeEnum::StructType(s) if is_dims(s)))
+            })
+            .collect();
+        if !by_pointer.contains(&true) {
+            continue;
+        }
+        let fixed: Vec<inkwell::types::BasicMetadataTypeEnum> = params.iter().zip(&by_pointer).map(|(t, &p)| if p { dims.into() } else { *t }).collect();
+        redeclare(module, old, &fixed, &|b, i, v| Ok(if by_pointer[i as usize] { e(b.build_load(dims, v.into_pointer_value(), "dim3"))?.into() } else { v.into() }))?;
+    }
+    Ok(())
+}
+
+/// The literal `{ i32, i32, i32 }` a launch's `dim3` is passed as.
+fn dims_type<'ctx>(module: &Module<'ctx>) -> inkwell::types::StructType<'ctx> {
+    let i32t = module.get_context().i32_type();
+    module.get_context().struct_type(&[i32t.into(), i32t.into(), i32t.into()], false)
+}
+
+/// Whether `s` is a struct of three `i32`s, as `dim3` is.
+fn is_dims(s: inkwell::types::StructType<'_>) -> bool {
+    s.count_fields() == 3 && s.get_field_types().iter().all(|f| f.is_int_type() && f.into_int_type().get_bit_width() == 32)
+}
+
+/// Redeclares the declaration `old` with the parameter types `fixed`, under its name, and
+/// rebuilds each of its calls with every argument through `arg` (the builder before the call,
+/// the argument's index and value); each new call keeps the old one's debug location and
+/// metadata (a `.cdp` launch's span, [`KEEP_V1`]). A declaration used other than called (its
+/// address taken) is left as it is.
+fn redeclare<'ctx>(
+    module: &Module<'ctx>,
+    old: FunctionValue<'ctx>,
+    fixed: &[inkwell::types::BasicMetadataTypeEnum<'ctx>],
+    arg: &dyn Fn(&inkwell::builder::Builder<'ctx>, u32, BasicValueEnum<'ctx>) -> Result<BasicMetadataValueEnum<'ctx>, String>,
+) -> Result<(), String> {
+    let ctx = module.get_context();
+    let (mut calls, mut only_called) = (Vec::new(), true);
+    let mut next = old.as_global_value().as_pointer_value().get_first_use();
+    while let Some(u) = next {
+        next = u.get_next_use();
+        match as_instruction(u.get_user()).filter(|i| callee(*i) == Some(old)) {
+            Some(call) => calls.push(call),
+            None => only_called = false,
+        }
+    }
+    if !only_called || calls.is_empty() {
+        return Ok(());
+    }
+    let ty = old.get_type();
+    let new_ty = match ty.get_return_type() {
+        Some(r) => inkwell::types::BasicType::fn_type(&r, fixed, ty.is_var_arg()),
+        None => ctx.void_type().fn_type(fixed, ty.is_var_arg()),
+    };
+    let name = name_of(old);
+    let new = module.add_function(&format!("{name}.redeclared"), new_ty, old.get_linkage().into());
+    let b = ctx.create_builder();
+    for call in calls {
+        b.position_before(&call);
+        let mut args: Vec<BasicMetadataValueEnum> = Vec::new();
+        for i in 0..call.get_num_operands() - 1 {
+            args.push(arg(&b, i, operand(call, i).ok_or("a call's argument")?)?);
+        }
+        let rebuilt = e(b.build_call(new, &args, ""))?;
+        let rebuilt = rebuilt.try_as_basic_value().basic().and_then(|v| v.as_instruction_value());
+        let name = call.get_name().map(|n| n.to_string_lossy().into_owned());
+        if let Some(r) = rebuilt {
+            r.set_debug_location(call.get_debug_location());
+            copy_metadata(call, r);
+            call.replace_all_uses_with(&r);
+        }
+        call.erase_from_basic_block();
+        if let (Some(r), Some(name)) = (rebuilt, name) {
+            let _ = r.set_name(&name);
+        }
+    }
+    // SAFETY: the old declaration has no use left.
+    unsafe { old.delete() };
+    new.as_global_value().set_name(&name);
+    Ok(())
+}
+
+/// Every metadata attachment of `from` but its debug location, on `to`.
+fn copy_metadata(from: InstructionValue<'_>, to: InstructionValue<'_>) {
+    use inkwell::context::AsContextRef;
+    use inkwell::llvm_sys::core::{LLVMDisposeValueMetadataEntries, LLVMInstructionGetAllMetadataOtherThanDebugLoc, LLVMMetadataAsValue, LLVMSetMetadata, LLVMValueMetadataEntriesGetKind, LLVMValueMetadataEntriesGetMetadata};
+    let Some(block) = from.get_parent() else { return };
+    // SAFETY: reads of `from`'s attachments, written on `to`, both live instructions of one
+    // context; the entries are disposed of once read.
+    unsafe {
+        let mut count = 0usize;
+        let entries = LLVMInstructionGetAllMetadataOtherThanDebugLoc(from.as_value_ref(), &mut count);
+        if entries.is_null() {
+            return;
+        }
+        for i in 0..count as u32 {
+            let kind = LLVMValueMetadataEntriesGetKind(entries, i);
+            let node = LLVMValueMetadataEntriesGetMetadata(entries, i);
+            LLVMSetMetadata(to.as_value_ref(), kind, LLVMMetadataAsValue(block.get_context().as_ctx_ref(), node));
+        }
+        LLVMDisposeValueMetadataEntries(entries);
+    }
 }
 
 /// Recognises the launches and lowers them to `target`'s ABI (module docs).

@@ -117,6 +117,7 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
         diagnostics.extend(remarks);
     }
     diagnostics.extend(launch::lower(module, &options.target, source));
+    launch::dims_by_value(module).map_err(|e| vec![Diagnostic::new(crate::diag::Code::LaunchNotRecognised, crate::diag::Span::new(0, 0), format!("a runtime entry point's `dim3` could not be passed by value: {e}"))])?;
     names::drop_clang_host_list(module);
     if diagnostics.iter().any(Diagnostic::is_error) {
         Err(diagnostics)

@@ -89,6 +89,55 @@ fn under_v1_the_sequence_stays_and_tail_launch_is_e0306() {
     assert_eq!(codes(&result), ["E0306"]);
 }
 
+/// Clang passes a launch's `dim3`s as `byval` pointers; what stays V1 takes them by value
+/// afterwards (the same PTX parameter, stored into the parameter space without a local copy),
+/// its marker and debug location kept.
+#[test]
+fn a_v1_launch_takes_its_dims_by_value_and_keeps_its_marker() {
+    let target = Target { launch_abi: crate::target::LaunchAbi::V1, ..Target::default() };
+    let (ir, result) = run_text(&format!("{HEAD}{LAUNCH}"), target);
+    assert_eq!(codes(&result), Vec::<&str>::new());
+    assert!(ir.contains("declare i32 @__cudaCDP2LaunchDevice(ptr, ptr, { i32, i32, i32 }, { i32, i32, i32 }, i32, ptr)"), "{ir}");
+    assert!(!ir.contains("byval") && !function(&ir, "parent").contains("alloca"), "{ir}");
+    insta::assert_snapshot!(function(&ir, "parent"));
+    // At V2 a launch marked to stay V1 is rewritten the same way and stays marked.
+    let marked = LAUNCH.replace("ptr %stream)\n  br", "ptr %stream), !cdpc.launch.v1 !0\n  br");
+    let (ir, result) = run_text(&format!("{HEAD}{marked}!0 = !{{}}\n"), Target::default());
+    assert_eq!(codes(&result), Vec::<&str>::new());
+    assert!(ir.contains("i32 0, ptr %stream), !cdpc.launch.v1 !"), "{ir}");
+    assert!(!ir.contains("byval") && !function(&ir, "parent").contains("alloca"), "{ir}");
+}
+
+/// A program that asks for V2's parameter buffer itself (Clang's declaration: `byval` dims).
+#[test]
+fn v2s_buffer_called_by_the_program_takes_its_dims_by_value() {
+    let v2 = r#"
+declare ptr @__cudaCDP2GetParameterBufferV2(ptr, ptr byval(%struct.dim3) align 4, ptr byval(%struct.dim3) align 4, i32)
+declare i32 @__cudaCDP2LaunchDeviceV2(ptr, ptr)
+define ptx_kernel void @own(ptr %p) {
+entry:
+  %grid = alloca %struct.dim3, align 4
+  %block = alloca %struct.dim3, align 4
+  store %struct.dim3 { i32 2, i32 1, i32 1 }, ptr %grid, align 4
+  store %struct.dim3 { i32 64, i32 1, i32 1 }, ptr %block, align 4
+  %buf = call ptr @__cudaCDP2GetParameterBufferV2(ptr @child, ptr byval(%struct.dim3) align 4 %grid, ptr byval(%struct.dim3) align 4 %block, i32 0)
+  %null = icmp eq ptr %buf, null
+  br i1 %null, label %done, label %fill
+fill:
+  store ptr %p, ptr %buf, align 8
+  %st = call i32 @__cudaCDP2LaunchDeviceV2(ptr %buf, ptr null)
+  br label %done
+done:
+  ret void
+}
+"#;
+    let (ir, result) = run_text(&format!("{HEAD}{v2}{LAUNCH}"), Target::default());
+    assert_eq!(codes(&result), Vec::<&str>::new());
+    assert!(ir.contains("declare ptr @__cudaCDP2GetParameterBufferV2(ptr, { i32, i32, i32 }, { i32, i32, i32 }, i32)"), "{ir}");
+    assert!(function(&ir, "own").contains("call ptr @__cudaCDP2GetParameterBufferV2(ptr nonnull @child, { i32, i32, i32 } { i32 2, i32 1, i32 1 }, { i32, i32, i32 } { i32 64, i32 1, i32 1 }, i32 0)"), "{ir}");
+    assert!(!ir.contains("byval") && !function(&ir, "own").contains("alloca") && !function(&ir, "parent").contains("alloca"), "{ir}");
+}
+
 #[test]
 fn a_buffer_that_escapes_is_e1010() {
     let escaping = LAUNCH.replace("  store ptr %p, ptr %buf, align 8\n", "  store ptr %buf, ptr %p, align 8\n");
