@@ -503,7 +503,8 @@ def main() -> int:
     if unknown:
         parser.error(f"unknown programs: {', '.join(unknown)} (known: {', '.join(PROGRAMS)})")
     chosen = [v for v in args.variants.split(",") if v] if args.variants else None
-    if chosen is not None and any(v not in VARIANTS for v in chosen):
+    # The run stage takes the archive's variants, which bundle-merge.py may have renamed.
+    if chosen is not None and args.stage != "run" and any(v not in VARIANTS for v in chosen):
         parser.error(f"unknown variants: {', '.join(v for v in chosen if v not in VARIANTS)} (known: {', '.join(VARIANTS)})")
     if args.stage != "run" and not args.cdpc:
         parser.error(f"--stage {args.stage} needs --cdpc")
