@@ -215,6 +215,12 @@ fn a_named_dim3_by_value_is_lowered_as_the_literal_one() {
     let (ir, result) = run_text(NAMED_DIM3, target);
     assert_eq!(codes(&result), Vec::<&str>::new());
     assert!(ir.contains("declare i32 @cudaLaunchDevice(ptr, ptr, { i32, i32, i32 }, { i32, i32, i32 }, i32, ptr)") && !ir.contains("%dim3 %"), "{ir}");
+    // A launch marked to stay V1 keeps its mark through the rewrite of its dims (it was lost).
+    let marked = NAMED_DIM3.replace("i32 0, ptr null)", "i32 0, ptr null), !cdpc.launch.v1 !0") + "!0 = !{}\n";
+    assert_ne!(marked, NAMED_DIM3);
+    let (ir, result) = run_text(&marked, Target::default());
+    assert_eq!(codes(&result), Vec::<&str>::new());
+    assert!(ir.contains("call i32 @cudaLaunchDevice(") && ir.contains("!cdpc.launch.v1") && !ir.contains("LaunchDeviceV2"), "{ir}");
 }
 
 #[test]
