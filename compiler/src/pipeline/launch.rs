@@ -55,6 +55,7 @@ use crate::diag::{Code, Diagnostic, Span};
 use crate::target::{LaunchAbi, Target};
 use inkwell::llvm_sys::core::{LLVMConstIntGetZExtValue, LLVMGetConstOpcode, LLVMGetOperand, LLVMIsAConstantExpr, LLVMIsAConstantInt, LLVMIsNull};
 use inkwell::llvm_sys::LLVMOpcode;
+use inkwell::attributes::AttributeLoc;
 use inkwell::module::{Linkage, Module};
 use inkwell::values::{AnyValueEnum, AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue};
 use inkwell::AddressSpace;
@@ -345,8 +346,9 @@ fn is_dims(s: inkwell::types::StructType<'_>) -> bool {
 
 /// Redeclares the declaration `old` with the parameter types `fixed`, under its name, and
 /// rebuilds each of its calls with every argument through `arg` (the builder before the call,
-/// the argument's index and value); each new call keeps the old one's debug location and
-/// metadata (a `.cdp` launch's span, [`KEEP_V1`]). A declaration used other than called (its
+/// the argument's index and value); each new call keeps the old one's debug location,
+/// metadata (a `.cdp` launch's span, [`KEEP_V1`]) and attributes, and the declaration the old
+/// one's, but those of a parameter whose type changed. A declaration used other than called (its
 /// address taken) is left as it is.
 fn redeclare<'ctx>(
     module: &Module<'ctx>,
@@ -374,6 +376,19 @@ fn redeclare<'ctx>(
     };
     let name = name_of(old);
     let new = module.add_function(&format!("{name}.redeclared"), new_ty, old.get_linkage().into());
+    // The attributes stay (`nomerge`, `convergent`, ...), but those of a parameter whose type
+    // changed (`byval`, `align`).
+    let params = ty.get_param_types();
+    let kept = |loc: AttributeLoc| match loc {
+        AttributeLoc::Param(i) => params.get(i as usize) == fixed.get(i as usize),
+        _ => true,
+    };
+    let locations: Vec<AttributeLoc> = [AttributeLoc::Function, AttributeLoc::Return].into_iter().chain((0..params.len() as u32).map(AttributeLoc::Param)).filter(|l| kept(*l)).collect();
+    for &loc in &locations {
+        for a in old.attributes(loc) {
+            new.add_attribute(loc, a);
+        }
+    }
     let b = ctx.create_builder();
     for call in calls {
         b.position_before(&call);
@@ -381,8 +396,16 @@ fn redeclare<'ctx>(
         for i in 0..call.get_num_operands() - 1 {
             args.push(arg(&b, i, operand(call, i).ok_or("a call's argument")?)?);
         }
-        let rebuilt = e(b.build_call(new, &args, ""))?;
-        let rebuilt = rebuilt.try_as_basic_value().basic().and_then(|v| v.as_instruction_value());
+        let site = e(b.build_call(new, &args, ""))?;
+        if let Ok(was) = CallSiteValue::try_from(call) {
+            site.set_call_convention(was.get_call_convention());
+            for &loc in &locations {
+                for a in was.attributes(loc) {
+                    site.add_attribute(loc, a);
+                }
+            }
+        }
+        let rebuilt = site.try_as_basic_value().basic().and_then(|v| v.as_instruction_value());
         let name = call.get_name().map(|n| n.to_string_lossy().into_owned());
         if let Some(r) = rebuilt {
             r.set_debug_location(call.get_debug_location());

@@ -98,6 +98,14 @@ fn a_v1_launch_takes_its_dims_by_value_and_keeps_its_marker() {
     let (ir, result) = run_text(&format!("{HEAD}{LAUNCH}"), target);
     assert_eq!(codes(&result), Vec::<&str>::new());
     assert!(ir.contains("declare i32 @__cudaCDP2LaunchDevice(ptr, ptr, { i32, i32, i32 }, { i32, i32, i32 }, i32, ptr)"), "{ir}");
+    // The declaration's other attributes stay, those of the dims' parameters go.
+    let attributed = HEAD.replace("align 4, i32, ptr)\n", "align 4, i32 noundef, ptr) #7\nattributes #7 = { convergent nounwind }\n");
+    assert_ne!(attributed, HEAD);
+    let (with, _) = run_text(&format!("{attributed}{LAUNCH}"), target);
+    let declaration = with.lines().find(|l| l.starts_with("declare i32 @__cudaCDP2LaunchDevice(")).expect("declared");
+    assert!(declaration.starts_with("declare i32 @__cudaCDP2LaunchDevice(ptr, ptr, { i32, i32, i32 }, { i32, i32, i32 }, i32 noundef, ptr) #"), "{with}");
+    let group = declaration.rsplit(' ').next().unwrap();
+    assert!(with.lines().any(|l| l.starts_with(&format!("attributes {group} = {{ convergent nounwind"))), "{with}");
     assert!(!ir.contains("byval") && !function(&ir, "parent").contains("alloca"), "{ir}");
     insta::assert_snapshot!(function(&ir, "parent"));
     // At V2 a launch marked to stay V1 is rewritten the same way and stays marked.
