@@ -176,6 +176,29 @@ fn a_broken_module_is_reported_at_its_line_and_leaves_no_output() {
     assert!(!dir.path().join("cut.ptx").exists());
 }
 
+/// `reader_crash.bc`: a mutation of a generated module's bitcode (the IR fuzz smoke test,
+/// seed 22) on which LLVM 22's bitcode reader crashes (SIGSEGV in `parseFunctionBody`). It is
+/// `E1011` and no output, in the command line and in the library, and the process goes on to
+/// compile the next input.
+#[test]
+fn bitcode_that_crashes_llvms_reader_is_e1011_and_the_process_goes_on() {
+    let dir = scratch(&["reader_crash.bc", "launch.ll"]);
+    let out = cdpc(dir.path(), &["reader_crash.bc", "--emit", "ptx", "-o", "crash.ptx"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("error[E1011]") && stderr(&out).contains("LLVM's reader crashed on it"), "{}", stderr(&out));
+    assert!(!dir.path().join("crash.ptx").exists());
+    let bytes = std::fs::read(fixture("reader_crash.bc")).unwrap();
+    for _ in 0..2 {
+        let err = driver::compile_ir_artifacts(&bytes, &CompileOptions::default(), false).err().expect("refused");
+        match err {
+            driver::CompileError::Diagnostics(d) => assert!(d.len() == 1 && d[0].code.as_str() == "E1011" && d[0].message.contains("crashed"), "{d:?}"),
+            other => panic!("{other:?}"),
+        }
+        let good = driver::compile_ir_artifacts(&std::fs::read(fixture("launch.ll")).unwrap(), &CompileOptions::default(), false).unwrap();
+        assert!(good.ptx.contains(".entry parent("));
+    }
+}
+
 #[test]
 fn ir_takes_part_in_a_link_and_in_dash_dc_like_a_source() {
     if tool_dir().is_none() {

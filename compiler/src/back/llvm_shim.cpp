@@ -2,8 +2,10 @@
 // declares and documents each function).
 
 #include "llvm-c/Core.h"
+#include "llvm-c/IRReader.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/CrashRecoveryContext.h"
 
 extern "C" {
 
@@ -16,6 +18,24 @@ void cdpc_move_global_to_end(LLVMValueRef global) {
   llvm::Module *module = variable->getParent();
   module->removeGlobalVariable(variable);
   module->insertGlobalVariable(variable);
+}
+
+// Parses IR text or bitcode as LLVMParseIRInContext does (taking the buffer), inside a
+// CrashRecoveryContext: LLVM's bitcode reader is not proof against every malformed file (a
+// mutated one crashed it in parseFunctionBody). 0: parsed, the module in *module; 1: refused,
+// LLVM's message in *message (LLVMDisposeMessage); 2: the reader crashed, and the context may
+// be left half-written: the caller must neither use nor dispose of it.
+int cdpc_parse_ir_safely(LLVMContextRef context, LLVMMemoryBufferRef buffer, LLVMModuleRef *module, char **message) {
+  // The crash handlers (SIGSEGV, SIGABRT, ...) are installed once per process; a signal
+  // outside a recovery context is raised again with the previous handlers.
+  llvm::CrashRecoveryContext::Enable();
+  *module = nullptr;
+  *message = nullptr;
+  LLVMBool failed = 1;
+  llvm::CrashRecoveryContext recovery;
+  if (!recovery.RunSafely([&] { failed = LLVMParseIRInContext(context, buffer, module, message); }))
+    return 2;
+  return failed ? 1 : 0;
 }
 
 } // extern "C"

@@ -248,6 +248,57 @@ pub fn write_ptx(module: &Module<'_>, tm: &TargetMachine) -> Result<String, Back
 extern "C" {
     /// `llvm_shim.cpp`.
     fn cdpc_move_global_to_end(global: inkwell::llvm_sys::prelude::LLVMValueRef);
+    /// `llvm_shim.cpp`.
+    fn cdpc_parse_ir_safely(
+        context: inkwell::llvm_sys::prelude::LLVMContextRef,
+        buffer: inkwell::llvm_sys::prelude::LLVMMemoryBufferRef,
+        module: *mut inkwell::llvm_sys::prelude::LLVMModuleRef,
+        message: *mut *mut std::os::raw::c_char,
+    ) -> std::os::raw::c_int;
+}
+
+/// Why [`parse_ir`] gave no module.
+#[derive(Debug)]
+pub enum ParseFailure {
+    /// LLVM's reader refused the input, with its message.
+    Refused(String),
+    /// LLVM's reader crashed on it (a malformed bitcode file): the context may be left
+    /// half-written, so the caller must not use it again, nor dispose of it (leak it).
+    Crashed,
+}
+
+/// Parses IR text or bitcode into `context`, as `Context::create_module_from_ir` does, but
+/// inside LLVM's crash recovery (`llvm_shim.cpp`): LLVM's bitcode reader is not proof against
+/// every malformed file, and input a user hands cdpc must end in a diagnostic, not a crash.
+pub fn parse_ir<'ctx>(context: &'ctx inkwell::context::Context, bytes: &[u8], name: &str) -> Result<inkwell::module::Module<'ctx>, ParseFailure> {
+    use inkwell::context::AsContextRef;
+    let buffer = inkwell::memory_buffer::MemoryBuffer::create_from_memory_range_copy(bytes, name);
+    let mut module = std::ptr::null_mut();
+    let mut message = std::ptr::null_mut();
+    // SAFETY: the shim takes the buffer (as LLVMParseIRInContext does), hence `forget`; the
+    // module it returns belongs to `context`; the message is LLVM's, disposed of once read.
+    let status = unsafe {
+        let raw = buffer.as_mut_ptr();
+        std::mem::forget(buffer);
+        cdpc_parse_ir_safely(context.as_ctx_ref(), raw, &mut module, &mut message)
+    };
+    match status {
+        0 => Ok(unsafe { inkwell::module::Module::new(module) }),
+        1 => {
+            let text = if message.is_null() {
+                String::new()
+            } else {
+                // SAFETY: a C string LLVM allocated, freed here once copied.
+                unsafe {
+                    let text = std::ffi::CStr::from_ptr(message).to_string_lossy().into_owned();
+                    inkwell::llvm_sys::core::LLVMDisposeMessage(message);
+                    text
+                }
+            };
+            Err(ParseFailure::Refused(text))
+        }
+        _ => Err(ParseFailure::Crashed),
+    }
 }
 
 /// Moves a global variable to the end of its module's list of global variables (LLVM's C API

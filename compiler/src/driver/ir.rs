@@ -38,7 +38,6 @@ use crate::target::AddressSize;
 use crate::toolchain::Toolchain;
 use inkwell::context::Context;
 use inkwell::llvm_sys::prelude::LLVMValueRef;
-use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::{FlagBehavior, Module};
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{TargetData, TargetMachine};
@@ -84,18 +83,36 @@ pub fn shown_text(bytes: &[u8]) -> String {
 /// libdevice.
 pub(crate) fn generate(ir: &[u8], options: &CompileOptions, tools: Option<&Toolchain>, outputs: back::Outputs) -> Result<Generated, CompileError> {
     let started = Instant::now();
-    let mut timings = Timings::default();
     let shown = SourceText { path: options.preprocess.input.clone(), text: shown_text(ir) };
     let context = Context::create();
-    let module = read(&context, ir, &shown.text).map_err(|d| CompileError::Diagnostics(vec![d]))?;
+    let compiled = match read(&context, ir, &shown.text) {
+        Ok(module) => Ok(compile(&context, module, options, tools, outputs, &shown, started)),
+        Err(unread) => Err(unread),
+    };
+    match compiled {
+        Ok(result) => result,
+        Err(Unread { diagnostic, crashed }) => {
+            if crashed {
+                // LLVM's reader crashed inside its recovery context: the context may be
+                // half-written, and disposing of it could crash in turn. It is leaked.
+                std::mem::forget(context);
+            }
+            Err(CompileError::Diagnostics(vec![diagnostic]))
+        }
+    }
+}
+
+/// Checks and compiles the module read from the input (`generate`).
+fn compile<'ctx>(context: &'ctx Context, module: Module<'ctx>, options: &CompileOptions, tools: Option<&Toolchain>, outputs: back::Outputs, shown: &SourceText, started: Instant) -> Result<Generated, CompileError> {
+    let mut timings = Timings::default();
     let tm = back::target_machine(&options.target, super::opt_level(options))?;
-    let warnings = options.warnings.apply(check(&module, options, &tm, &shown));
+    let warnings = options.warnings.apply(check(&module, options, &tm, shown));
     if warnings.iter().any(Diagnostic::is_error) {
         return Err(CompileError::Diagnostics(warnings));
     }
-    link_libdevice(&context, &module, options, tools, &tm)?;
+    link_libdevice(context, &module, options, tools, &tm)?;
     let since = timings.record(Phase::Parse, started);
-    cuda::lower(&module, options, &shown, Front { warnings, timings, since, optimize: true }, outputs)
+    cuda::lower(&module, options, shown, Front { warnings, timings, since, optimize: true }, outputs)
 }
 
 /// Whether the module calls a libdevice function (`__nv_*` declared and used).
@@ -121,11 +138,33 @@ fn link_libdevice<'ctx>(context: &'ctx Context, module: &Module<'ctx>, options: 
     Ok(())
 }
 
+/// Why [`read`] gave no module: its diagnostic, and whether LLVM's reader crashed (the
+/// context must then not be used or disposed of).
+struct Unread {
+    diagnostic: Diagnostic,
+    crashed: bool,
+}
+
+impl From<Diagnostic> for Unread {
+    fn from(diagnostic: Diagnostic) -> Unread {
+        Unread { diagnostic, crashed: false }
+    }
+}
+
 /// The module in `bytes`, parsed and verified (`E1011`, `E1012`).
-fn read<'ctx>(context: &'ctx Context, bytes: &[u8], text: &str) -> Result<Module<'ctx>, Diagnostic> {
+fn read<'ctx>(context: &'ctx Context, bytes: &[u8], text: &str) -> Result<Module<'ctx>, Unread> {
     let bitcode = is_bitcode(bytes);
-    let buffer = MemoryBuffer::create_from_memory_range_copy(bytes, BUFFER_NAME);
-    let module = context.create_module_from_ir(buffer).map_err(|e| unreadable(&e.to_string(), bitcode, text))?;
+    let module = match back::parse_ir(context, bytes, BUFFER_NAME) {
+        Ok(module) => module,
+        Err(back::ParseFailure::Refused(message)) => return Err(unreadable(&message, bitcode, text).into()),
+        Err(back::ParseFailure::Crashed) => {
+            let what = if bitcode { "bitcode" } else { "textual IR" };
+            let diagnostic = Diagnostic::new(Code::IrUnreadable, Span::default(), format!("the input is not LLVM {what} that LLVM 22 can read: LLVM's reader crashed on it"))
+                .with_primary_message(format!("this {what}"))
+                .with_note("the file is malformed (LLVM's reader checks most, not all, of what it reads); cdpc reads textual IR (`.ll`) and bitcode (`.bc`) of LLVM 22 or older");
+            return Err(Unread { diagnostic, crashed: true });
+        }
+    };
     if let Err(e) = module.verify() {
         let message = e.to_string();
         let first = message.lines().next().unwrap_or("").trim();
@@ -140,7 +179,7 @@ fn read<'ctx>(context: &'ctx Context, bytes: &[u8], text: &str) -> Result<Module
         if message.lines().count() > 1 {
             d = d.with_note(message.lines().skip(1).map(str::trim).collect::<Vec<_>>().join("\n"));
         }
-        return Err(d);
+        return Err(d.into());
     }
     Ok(module)
 }
