@@ -179,7 +179,7 @@ pub enum Code {
     ClangCrashed,
     CacheSizeInvalid,
     LaunchNotRecognised,
-    // LLVM IR and bitcode as input (`driver::ir`): E1011-E1017
+    // LLVM IR and bitcode as input (`driver::ir`): E1011-E1018
     IrUnreadable,
     IrInvalid,
     IrWrongTriple,
@@ -187,6 +187,7 @@ pub enum Code {
     ParamBufferWrittenAfterLaunch,
     IrNoKernel,
     IrSymbolName,
+    PtxNotText,
     // CUDA C++'s managed variables on the host side (`pipeline::managed`): E1020
     ManagedAddressInInitializer,
 }
@@ -301,6 +302,7 @@ impl Code {
             ParamBufferWrittenAfterLaunch => "E1015",
             IrNoKernel => "W1016",
             IrSymbolName => "E1017",
+            PtxNotText => "E1018",
             ManagedAddressInInitializer => "E1020",
         }
     }
@@ -424,6 +426,7 @@ impl Code {
         Code::ParamBufferWrittenAfterLaunch,
         Code::IrNoKernel,
         Code::IrSymbolName,
+        Code::PtxNotText,
         Code::ManagedAddressInInitializer,
     ];
 

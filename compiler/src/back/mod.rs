@@ -108,6 +108,10 @@ pub enum BackendError {
     /// [`device_launch::build_device_launch`] was given inconsistent input (an argument count
     /// that differs from the layout's, a builder outside a function, a stream of the wrong type).
     Launch(String),
+    /// The PTX would hold bytes that are not UTF-8, which only text the input gives as written
+    /// can put there (inline assembly, debug information's file names): the line that holds
+    /// the first, lossily. A user's error (`E1018`), not the back end's.
+    PtxNotText(String),
 }
 
 impl fmt::Display for BackendError {
@@ -118,6 +122,7 @@ impl fmt::Display for BackendError {
             BackendError::Target(msg) => write!(f, "LLVM NVPTX target: {msg}"),
             BackendError::Internal(msg) => write!(f, "internal code generation error: {msg}"),
             BackendError::Launch(msg) => write!(f, "device launch: {msg}"),
+            BackendError::PtxNotText(line) => write!(f, "the PTX would hold bytes that are not UTF-8, in: {line}"),
         }
     }
 }
@@ -242,7 +247,17 @@ pub fn write_ptx(module: &Module<'_>, tm: &TargetMachine) -> Result<String, Back
     let buffer = tm
         .write_to_memory_buffer(module, FileType::Assembly)
         .map_err(|e| BackendError::Target(e.to_string()))?;
-    String::from_utf8(buffer.as_slice().to_vec()).map_err(|e| BackendError::Target(format!("PTX is not UTF-8: {e}")))
+    String::from_utf8(buffer.as_slice().to_vec()).map_err(|e| {
+        // Only text the input gave as written gets there: inline assembly, debug information's
+        // file names. The line that holds the first such byte, with replacement characters for
+        // such bytes and escapes for control characters.
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        let start = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let end = bytes[at..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |i| at + i);
+        let line: String = String::from_utf8_lossy(&bytes[start..end]).trim().chars().take(160).collect::<String>().escape_debug().to_string();
+        BackendError::PtxNotText(line)
+    })
 }
 
 extern "C" {

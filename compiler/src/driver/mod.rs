@@ -307,7 +307,14 @@ impl From<ToolError> for CompileError {
 
 impl From<BackendError> for CompileError {
     fn from(e: BackendError) -> CompileError {
-        CompileError::Backend(e)
+        match e {
+            // The input's own text, not the back end's doing: a diagnostic (`E1018`).
+            BackendError::PtxNotText(line) => CompileError::Diagnostics(vec![Diagnostic::new(Code::PtxNotText, crate::diag::Span::default(), "the PTX would hold bytes that are not UTF-8 text")
+                .with_primary_message("from this input")
+                .with_note(format!("the PTX line, each such byte shown as the replacement character: {line}"))
+                .with_note("PTX is text: inline assembly (`module asm`, `asm` calls) and the file names of debug information go into it as written; write them as UTF-8 (ptxas reads ASCII)")]),
+            e => CompileError::Backend(e),
+        }
     }
 }
 
