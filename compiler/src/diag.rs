@@ -179,7 +179,7 @@ pub enum Code {
     ClangCrashed,
     CacheSizeInvalid,
     LaunchNotRecognised,
-    // LLVM IR and bitcode as input (`driver::ir`): E1011-E1018
+    // LLVM IR and bitcode as input (`driver::ir`): E1011-E1019
     IrUnreadable,
     IrInvalid,
     IrWrongTriple,
@@ -188,6 +188,7 @@ pub enum Code {
     IrNoKernel,
     IrSymbolName,
     PtxNotText,
+    IrFunctionData,
     // CUDA C++'s managed variables on the host side (`pipeline::managed`): E1020
     ManagedAddressInInitializer,
 }
@@ -303,6 +304,7 @@ impl Code {
             IrNoKernel => "W1016",
             IrSymbolName => "E1017",
             PtxNotText => "E1018",
+            IrFunctionData => "E1019",
             ManagedAddressInInitializer => "E1020",
         }
     }
@@ -427,6 +429,7 @@ impl Code {
         Code::IrNoKernel,
         Code::IrSymbolName,
         Code::PtxNotText,
+        Code::IrFunctionData,
         Code::ManagedAddressInInitializer,
     ];
 

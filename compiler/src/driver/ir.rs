@@ -230,6 +230,7 @@ fn check(module: &Module<'_>, options: &CompileOptions, tm: &TargetMachine, show
         return found;
     }
     found.extend(symbol_names(module, &shown.text));
+    found.extend(function_data(module, &shown.text));
     if found.iter().any(Diagnostic::is_error) {
         return found;
     }
@@ -267,6 +268,45 @@ fn symbol_names(module: &Module<'_>, text: &str) -> Vec<Diagnostic> {
             Diagnostic::new(Code::IrSymbolName, span, format!("the symbol {quoted} has characters PTX cannot spell"))
                 .with_primary_message("this name")
                 .with_note("a PTX identifier has letters, digits, `_` and `$` (cdpc also takes `.` and `@`, which NVPTX renames); rename the function or variable")
+        })
+        .collect()
+}
+
+/// `E1019` for each function with prefix or prologue data (`define ... prefix`/`prologue`):
+/// PTX has no place for data before or at the start of a function's code, and LLVM 22's NVPTX
+/// printer recursed without end on a function whose prologue named the function itself (found
+/// by the IR fuzz smoke test, seed 116).
+fn function_data(module: &Module<'_>, text: &str) -> Vec<Diagnostic> {
+    use inkwell::llvm_sys::core::{LLVMHasPrefixData, LLVMHasPrologueData};
+    use inkwell::values::AsValueRef;
+    module
+        .get_functions()
+        // SAFETY: queries of a live function.
+        .filter_map(|f| {
+            let (prefix, prologue) = unsafe { (LLVMHasPrefixData(f.as_value_ref()) != 0, LLVMHasPrologueData(f.as_value_ref()) != 0) };
+            let what = match (prefix, prologue) {
+                (false, false) => return None,
+                (true, false) => "prefix data",
+                (false, true) => "prologue data",
+                (true, true) => "prefix and prologue data",
+            };
+            let name = name_of(f);
+            // The line of its definition, in text.
+            let mut at = 0;
+            let mut span = Span::default();
+            for line in text.split_inclusive('\n') {
+                let body = line.trim_end();
+                if body.trim_start().starts_with("define") && body.contains(&format!("@{name}(")) {
+                    span = Span::new(at + body.len() - body.trim_start().len(), at + body.len());
+                    break;
+                }
+                at += line.len();
+            }
+            Some(
+                Diagnostic::new(Code::IrFunctionData, span, format!("the function `@{name}` has {what}, which PTX cannot hold"))
+                    .with_primary_message(format!("{what} here"))
+                    .with_note("PTX has no data before or at the start of a function's code; remove `prefix` and `prologue` from the function's definition"),
+            )
         })
         .collect()
 }
