@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::driver::{CompileOptions, Emit};
+use inkwell::memory_buffer::MemoryBuffer;
 
 /// The documented launch sequence (NVVM IR's names), a front end's plain IR: dim3 by value,
 /// no data layout.
