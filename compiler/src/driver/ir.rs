@@ -291,17 +291,7 @@ fn function_data(module: &Module<'_>, text: &str) -> Vec<Diagnostic> {
                 (true, true) => "prefix and prologue data",
             };
             let name = name_of(f);
-            // The line of its definition, in text.
-            let mut at = 0;
-            let mut span = Span::default();
-            for line in text.split_inclusive('\n') {
-                let body = line.trim_end();
-                if body.trim_start().starts_with("define") && body.contains(&format!("@{name}(")) {
-                    span = Span::new(at + body.len() - body.trim_start().len(), at + body.len());
-                    break;
-                }
-                at += line.len();
-            }
+            let span = crate::pipeline::location::define_line(text, &name).unwrap_or_default();
             Some(
                 Diagnostic::new(Code::IrFunctionData, span, format!("the function `@{name}` has {what}, which PTX cannot hold"))
                     .with_primary_message(format!("{what} here"))

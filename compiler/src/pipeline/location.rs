@@ -104,15 +104,14 @@ impl SourceText {
             return Some(label);
         }
         let text = &self.text;
-        let heads = [format!("@{function}("), format!("@\"{function}\"(")];
-        let start = text.match_indices("define ").map(|(at, _)| at).find(|&at| text[at..].lines().next().is_some_and(|l| heads.iter().any(|h| l.contains(h.as_str()))))?;
+        let start = define_line(text, function)?.start as usize;
         let end = text[start..].find("\n}").map_or(text.len(), |e| start + e);
         let printed = inst.print_to_string().to_string();
         let printed = printed.trim();
         let candidates = [printed, printed.split(", align").next().unwrap_or(printed), printed.split(", !").next().unwrap_or(printed)];
         let span = match candidates.iter().find_map(|c| text[start..end].find(c).map(|at| (start + at, c.len()))) {
             Some((at, len)) => Span::new(at, at + len),
-            None => Span::new(start, start + text[start..].find('\n').unwrap_or(text.len() - start)),
+            None => define_line(text, function)?,
         };
         Some(Label { span, message: String::new(), primary: true, file: None })
     }
@@ -142,6 +141,14 @@ impl SourceText {
             }
         }
     }
+}
+
+/// The `define` line of `function` in textual IR (`@name(` or `@"name"(` on it), from the
+/// keyword to the line's end.
+pub(crate) fn define_line(text: &str, function: &str) -> Option<Span> {
+    let heads = [format!("@{function}("), format!("@\"{function}\"(")];
+    let start = text.match_indices("define ").map(|(at, _)| at).find(|&at| text[at..].lines().next().is_some_and(|l| heads.iter().any(|h| l.contains(h.as_str()))))?;
+    Some(Span::new(start, start + text[start..].find('\n').unwrap_or(text.len() - start)))
 }
 
 /// The span a `.cdp` launch call carries ([`crate::back::SPAN_METADATA`]).

@@ -62,7 +62,7 @@ mod defer;
 pub mod host_names;
 pub mod itanium;
 pub mod launch;
-mod location;
+pub(crate) mod location;
 pub mod managed;
 pub mod names;
 pub mod threshold;
