@@ -40,7 +40,28 @@
  * function here is the PTX instruction of its name, as the CUDA programming guide's "Load
  * Functions Using Cache Hints" and "Store Functions Using Cache Hints" describe, for the types
  * nvcc declares it for. Loads of last use and every store tell the compiler they touch memory
- * ("memory"), as NVIDIA's header does. */
+ * ("memory"), as NVIDIA's header does.
+ *
+ * 6. CUDA 12.8's `__nv_atomic_*` built-ins. nvcc's front end knows `__nv_atomic_fetch_add(p, v,
+ * __NV_ATOMIC_RELAXED, __NV_THREAD_SCOPE_DEVICE)` and the rest (fetch_sub, _and, _or, _xor,
+ * _min, _max and their forms without a result, exchange, compare_exchange, load and store, each
+ * with an `_n` form, thread_fence); Clang knows neither them nor their enumerators (its CUDA
+ * wrapper keeps NVIDIA's device_functions.h, which declares the enumerators, out). Clang's own
+ * `__scoped_atomic_*` built-ins are no substitute: Clang 22 writes no scope into NVPTX's IR, and
+ * LLVM 22's NVPTX drops the ordering of every `atomicrmw` (a release `fetch_add` became a relaxed
+ * `atom.global.add`; measured with llc-22). So each function here is nvcc's instruction in inline
+ * assembly, as nvcc 13.5 writes it at sm_90 (measured for every order, scope and type, and the
+ * errors for what nvcc refuses): the operation, its semantics and scope (`atom.add.release.gpu.s32`;
+ * consume is acquire; sequentially consistent is `fence.sc.<scope>` before the acquire form, or
+ * before the relaxed store; a compare-and-exchange takes the semantics of both its orders; the
+ * thread scope is `.cta`, the cluster scope `.gpu` below sm_90), on the generic address, with
+ * "memory" as a barrier to the compiler. A subtraction adds `0 - v`, as nvcc's does; 16-byte
+ * operands go through a `.b128` register. What nvcc refuses is refused at the call with nvcc's
+ * message (`diagnose_if`): an order or scope that is no constant (nvcc: no integer literal) or out
+ * of range, an order the operation cannot take, a type or size the instruction has not; the cluster
+ * scope below sm_90 is nvcc's warning. A refused call's body reaches only catch-all templates, so
+ * that the one message is all the user sees.
+ */
 #if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_MANAGED__)
 #define __CDPC_MANAGED__
 #undef __managed__
@@ -253,3 +274,522 @@ __CDPC_STORES(__stwb, "wb")
 
 #endif
 #endif
+
+#if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_NV_ATOMIC__)
+#define __CDPC_NV_ATOMIC__
+
+enum {
+  __NV_ATOMIC_RELAXED,
+  __NV_ATOMIC_CONSUME,
+  __NV_ATOMIC_ACQUIRE,
+  __NV_ATOMIC_RELEASE,
+  __NV_ATOMIC_ACQ_REL,
+  __NV_ATOMIC_SEQ_CST
+};
+
+enum {
+  __NV_THREAD_SCOPE_THREAD,
+  __NV_THREAD_SCOPE_BLOCK,
+  __NV_THREAD_SCOPE_CLUSTER,
+  __NV_THREAD_SCOPE_DEVICE,
+  __NV_THREAD_SCOPE_SYSTEM
+};
+
+#if defined(__CUDA_ARCH__)
+#define __CDPC_NV_ARCH __CUDA_ARCH__
+#else
+#define __CDPC_NV_ARCH 0
+#endif
+#if __SIZEOF_POINTER__ == 8
+#define __CDPC_NV_P "l"
+#else
+#define __CDPC_NV_P "r"
+#endif
+/* The cluster scope's cases exist from sm_90 (ptxas refuses `.cluster` below it, even where
+ * no thread reaches it), as do fence.acquire and fence.release. */
+#if __CDPC_NV_ARCH >= 900
+#define __CDPC_NV_FROM_SM90(...) __VA_ARGS__
+#else
+#define __CDPC_NV_FROM_SM90(...)
+#endif
+
+/* A switch over (semantics * 4 + scope): one case per PTX scope of one semantics. A call's
+ * order and scope are constants, so that the switch folds to one case once the function is
+ * inlined (at -O0 every case stays, and the one of the call's constants runs). */
+#define __CDPC_NV_SCOPES(N, SEM, AT, ...)                                                        \
+  case (N) * 4 + 0:                                                                              \
+    AT(SEM, "cta", __VA_ARGS__) break;                                                           \
+    __CDPC_NV_FROM_SM90(case (N) * 4 + 1 : AT(SEM, "cluster", __VA_ARGS__) break;)               \
+  case (N) * 4 + 2:                                                                              \
+    AT(SEM, "gpu", __VA_ARGS__) break;                                                           \
+  case (N) * 4 + 3:                                                                              \
+    AT(SEM, "sys", __VA_ARGS__) break;
+#define __CDPC_NV_ALL_SEMS(AT, ...)                                                              \
+  __CDPC_NV_SCOPES(0, "relaxed", AT, __VA_ARGS__)                                                \
+  __CDPC_NV_SCOPES(1, "acquire", AT, __VA_ARGS__)                                                \
+  __CDPC_NV_SCOPES(2, "release", AT, __VA_ARGS__)                                                \
+  __CDPC_NV_SCOPES(3, "acq_rel", AT, __VA_ARGS__)
+
+namespace __cdpc_nv_atomic {
+template <class T> struct bare { typedef T type; };
+template <class T> struct bare<const T> { typedef T type; };
+template <class T> struct bare<volatile T> { typedef T type; };
+template <class T> struct bare<const volatile T> { typedef T type; };
+
+/* What a type is to the instructions: an enumeration's bits are its underlying type's (nvcc
+ * takes one for and, or and xor alone). */
+template <class T, bool E = __is_enum(T)> struct kind {
+  enum {
+    enumeration = E,
+    integral = __is_integral(T),
+    floating = __is_floating_point(T),
+    is_signed = __is_signed(T),
+    size = sizeof(T)
+  };
+};
+template <class T> struct kind<T, true> {
+  enum {
+    enumeration = 1,
+    integral = kind<__underlying_type(T)>::integral,
+    floating = 0,
+    is_signed = kind<__underlying_type(T)>::is_signed,
+    size = sizeof(T)
+  };
+};
+
+/* The C type of the PTX type an arithmetic instruction takes for T (T itself where there is
+ * none: the call was refused, and reaches a catch-all). */
+template <class T, bool F = kind<T>::floating, bool S = kind<T>::is_signed, int N = kind<T>::size>
+struct arith { typedef T type; };
+template <class T> struct arith<T, false, true, 4> { typedef int type; };
+template <class T> struct arith<T, false, false, 4> { typedef unsigned int type; };
+template <class T> struct arith<T, false, true, 8> { typedef long long type; };
+template <class T> struct arith<T, false, false, 8> { typedef unsigned long long type; };
+template <class T> struct arith<T, true, true, 4> { typedef float type; };
+template <class T> struct arith<T, true, true, 8> { typedef double type; };
+
+/* The bits of a load, store, exchange or compare-and-swap of N bytes. */
+struct b128 {
+  unsigned long long lo, hi;
+};
+template <int N> struct raw {
+  unsigned char b[N];
+};
+template <int N> struct bits { typedef raw<N> type; };
+template <> struct bits<1> { typedef unsigned char type; };
+template <> struct bits<2> { typedef unsigned short type; };
+template <> struct bits<4> { typedef unsigned int type; };
+template <> struct bits<8> { typedef unsigned long long type; };
+template <> struct bits<16> { typedef b128 type; };
+
+/* PTX's semantics (0 relaxed, 1 acquire, 2 release, 3 acq_rel) and scopes (0 cta, 1 cluster,
+ * 2 gpu, 3 sys) of nvcc's orders and scopes. */
+__device__ constexpr int rmw_sem(int o) {
+  return o == __NV_ATOMIC_RELAXED ? 0 : o == __NV_ATOMIC_RELEASE ? 2 : o == __NV_ATOMIC_ACQ_REL ? 3 : 1;
+}
+__device__ constexpr int cas_sem(int s, int f) {
+  return (s == __NV_ATOMIC_SEQ_CST || f == __NV_ATOMIC_SEQ_CST) ? 1
+         : (s == __NV_ATOMIC_CONSUME || s == __NV_ATOMIC_ACQUIRE || s == __NV_ATOMIC_ACQ_REL ||
+            f == __NV_ATOMIC_CONSUME || f == __NV_ATOMIC_ACQUIRE)
+             ? ((s == __NV_ATOMIC_RELEASE || s == __NV_ATOMIC_ACQ_REL) ? 3 : 1)
+             : (s == __NV_ATOMIC_RELEASE ? 2 : 0);
+}
+__device__ constexpr int ptx_scope(int s) {
+  return s <= __NV_THREAD_SCOPE_BLOCK     ? 0
+         : s == __NV_THREAD_SCOPE_CLUSTER ? (__CDPC_NV_ARCH >= 900 ? 1 : 2)
+         : s == __NV_THREAD_SCOPE_DEVICE  ? 2
+                                          : 3;
+}
+
+#define __CDPC_NV_FENCE_AT(SEM, SCOPE, _) asm volatile("fence." SEM "." SCOPE ";" ::: "memory");
+/* fence.sc (sem 0 here), fence.acquire, fence.release and fence.acq_rel. */
+__device__ __forceinline__ void fence(int sem, int scope) {
+  switch (sem * 4 + scope) {
+    __CDPC_NV_SCOPES(0, "sc", __CDPC_NV_FENCE_AT, )
+    __CDPC_NV_FROM_SM90(__CDPC_NV_SCOPES(1, "acquire", __CDPC_NV_FENCE_AT, ))
+    __CDPC_NV_FROM_SM90(__CDPC_NV_SCOPES(2, "release", __CDPC_NV_FENCE_AT, ))
+    __CDPC_NV_SCOPES(3, "acq_rel", __CDPC_NV_FENCE_AT, )
+  }
+}
+
+/* Read-modify-write instructions: one function per operation and PTX type. */
+struct op_add {};
+struct op_and {};
+struct op_or {};
+struct op_xor {};
+struct op_min {};
+struct op_max {};
+struct op_exch {};
+#define __CDPC_NV_RMW_AT(SEM, SCOPE, OP, TY, C)                                                  \
+  asm volatile("atom." OP "." SEM "." SCOPE "." TY " %0,[%1],%2;" : "=" C(__r) : __CDPC_NV_P(__p), C(__v) : "memory");
+#define __CDPC_NV_RMW(OP, TY, T, C)                                                              \
+  __device__ __forceinline__ T rmw(op_##OP, T *__p, T __v, int __sem, int __scope) {             \
+    T __r;                                                                                       \
+    switch (__sem * 4 + __scope) { __CDPC_NV_ALL_SEMS(__CDPC_NV_RMW_AT, #OP, TY, C) }            \
+    return __r;                                                                                  \
+  }
+__CDPC_NV_RMW(add, "s32", int, "r")
+__CDPC_NV_RMW(add, "u32", unsigned int, "r")
+__CDPC_NV_RMW(add, "u64", unsigned long long, "l")
+__CDPC_NV_RMW(add, "f32", float, "f")
+__CDPC_NV_RMW(add, "f64", double, "d")
+__CDPC_NV_RMW(min, "s32", int, "r")
+__CDPC_NV_RMW(min, "u32", unsigned int, "r")
+__CDPC_NV_RMW(min, "s64", long long, "l")
+__CDPC_NV_RMW(min, "u64", unsigned long long, "l")
+__CDPC_NV_RMW(max, "s32", int, "r")
+__CDPC_NV_RMW(max, "u32", unsigned int, "r")
+__CDPC_NV_RMW(max, "s64", long long, "l")
+__CDPC_NV_RMW(max, "u64", unsigned long long, "l")
+__CDPC_NV_RMW(and, "b32", int, "r")
+__CDPC_NV_RMW(and, "b32", unsigned int, "r")
+__CDPC_NV_RMW(and, "b64", long long, "l")
+__CDPC_NV_RMW(and, "b64", unsigned long long, "l")
+__CDPC_NV_RMW(or, "b32", int, "r")
+__CDPC_NV_RMW(or, "b32", unsigned int, "r")
+__CDPC_NV_RMW(or, "b64", long long, "l")
+__CDPC_NV_RMW(or, "b64", unsigned long long, "l")
+__CDPC_NV_RMW(xor, "b32", int, "r")
+__CDPC_NV_RMW(xor, "b32", unsigned int, "r")
+__CDPC_NV_RMW(xor, "b64", long long, "l")
+__CDPC_NV_RMW(xor, "b64", unsigned long long, "l")
+__CDPC_NV_RMW(exch, "b32", unsigned int, "r")
+__CDPC_NV_RMW(exch, "b64", unsigned long long, "l")
+
+#define __CDPC_NV_EXCH128_AT(SEM, SCOPE, _)                                                      \
+  asm volatile("{ .reg .b128 __cdpc_q0, __cdpc_q1; mov.b128 __cdpc_q1, {%2, %3}; atom.exch." SEM "." SCOPE \
+               ".b128 __cdpc_q0,[%4],__cdpc_q1; mov.b128 {%0, %1}, __cdpc_q0; }"                 \
+               : "=l"(__r.lo), "=l"(__r.hi) : "l"(__v.lo), "l"(__v.hi), __CDPC_NV_P(__p) : "memory");
+__device__ __forceinline__ b128 rmw(op_exch, b128 *__p, b128 __v, int __sem, int __scope) {
+  b128 __r;
+  switch (__sem * 4 + __scope) { __CDPC_NV_FROM_SM90(__CDPC_NV_ALL_SEMS(__CDPC_NV_EXCH128_AT, )) }
+  return __r;
+}
+
+/* Compare-and-swap: the old value. */
+#define __CDPC_NV_CAS_AT(SEM, SCOPE, TY, C)                                                      \
+  asm volatile("atom.cas." SEM "." SCOPE "." TY " %0,[%1],%2,%3;"                               \
+               : "=" C(__r) : __CDPC_NV_P(__p), C(__e), C(__d) : "memory");
+#define __CDPC_NV_CAS(TY, T, C)                                                                  \
+  __device__ __forceinline__ T cas(T *__p, T __e, T __d, int __sem, int __scope) {               \
+    T __r;                                                                                       \
+    switch (__sem * 4 + __scope) { __CDPC_NV_ALL_SEMS(__CDPC_NV_CAS_AT, TY, C) }                 \
+    return __r;                                                                                  \
+  }
+__CDPC_NV_CAS("b32", unsigned int, "r")
+__CDPC_NV_CAS("b64", unsigned long long, "l")
+#define __CDPC_NV_CAS128_AT(SEM, SCOPE, _)                                                       \
+  asm volatile("{ .reg .b128 __cdpc_q0, __cdpc_q1, __cdpc_q2; mov.b128 __cdpc_q1, {%2, %3}; "    \
+               "mov.b128 __cdpc_q2, {%4, %5}; atom.cas." SEM "." SCOPE                           \
+               ".b128 __cdpc_q0,[%6],__cdpc_q1,__cdpc_q2; mov.b128 {%0, %1}, __cdpc_q0; }"      \
+               : "=l"(__r.lo), "=l"(__r.hi)                                                      \
+               : "l"(__e.lo), "l"(__e.hi), "l"(__d.lo), "l"(__d.hi), __CDPC_NV_P(__p) : "memory");
+__device__ __forceinline__ b128 cas(b128 *__p, b128 __e, b128 __d, int __sem, int __scope) {
+  b128 __r;
+  switch (__sem * 4 + __scope) { __CDPC_NV_FROM_SM90(__CDPC_NV_ALL_SEMS(__CDPC_NV_CAS128_AT, )) }
+  return __r;
+}
+
+/* Loads (relaxed or acquire) and stores (relaxed or release). A byte goes through a 32-bit
+ * register, as nvcc's does. */
+#define __CDPC_NV_LD_AT(SEM, SCOPE, TY, C, R)                                                    \
+  asm volatile("ld." SEM "." SCOPE "." TY " %0, [%1];" : "=" C(__r) : __CDPC_NV_P(__p) : "memory");
+#define __CDPC_NV_ST_AT(SEM, SCOPE, TY, C, R)                                                    \
+  asm volatile("st." SEM "." SCOPE "." TY " [%0], %1;" ::__CDPC_NV_P(__p), C((R)__v) : "memory");
+#define __CDPC_NV_LDST(TY, T, C, R)                                                              \
+  __device__ __forceinline__ T load(T *__p, int __sem, int __scope) {                            \
+    R __r;                                                                                       \
+    switch (__sem * 4 + __scope) {                                                               \
+      __CDPC_NV_SCOPES(0, "relaxed", __CDPC_NV_LD_AT, TY, C, R)                                  \
+      __CDPC_NV_SCOPES(1, "acquire", __CDPC_NV_LD_AT, TY, C, R)                                  \
+    }                                                                                            \
+    return (T)__r;                                                                               \
+  }                                                                                              \
+  __device__ __forceinline__ void store(T *__p, T __v, int __sem, int __scope) {                 \
+    switch (__sem * 4 + __scope) {                                                               \
+      __CDPC_NV_SCOPES(0, "relaxed", __CDPC_NV_ST_AT, TY, C, R)                                  \
+      __CDPC_NV_SCOPES(2, "release", __CDPC_NV_ST_AT, TY, C, R)                                  \
+    }                                                                                            \
+  }
+__CDPC_NV_LDST("b8", unsigned char, "r", unsigned int)
+__CDPC_NV_LDST("b16", unsigned short, "h", unsigned short)
+__CDPC_NV_LDST("b32", unsigned int, "r", unsigned int)
+__CDPC_NV_LDST("b64", unsigned long long, "l", unsigned long long)
+#define __CDPC_NV_LD128_AT(SEM, SCOPE, _)                                                        \
+  asm volatile("{ .reg .b128 __cdpc_q0; ld." SEM "." SCOPE ".b128 __cdpc_q0, [%2]; mov.b128 {%0, %1}, __cdpc_q0; }" \
+               : "=l"(__r.lo), "=l"(__r.hi) : __CDPC_NV_P(__p) : "memory");
+#define __CDPC_NV_ST128_AT(SEM, SCOPE, _)                                                        \
+  asm volatile("{ .reg .b128 __cdpc_q0; mov.b128 __cdpc_q0, {%1, %2}; st." SEM "." SCOPE ".b128 [%0], __cdpc_q0; }" \
+               ::__CDPC_NV_P(__p), "l"(__v.lo), "l"(__v.hi) : "memory");
+__device__ __forceinline__ b128 load(b128 *__p, int __sem, int __scope) {
+  b128 __r;
+  switch (__sem * 4 + __scope) {
+    __CDPC_NV_SCOPES(0, "relaxed", __CDPC_NV_LD128_AT, )
+    __CDPC_NV_SCOPES(1, "acquire", __CDPC_NV_LD128_AT, )
+  }
+  return __r;
+}
+__device__ __forceinline__ void store(b128 *__p, b128 __v, int __sem, int __scope) {
+  switch (__sem * 4 + __scope) {
+    __CDPC_NV_SCOPES(0, "relaxed", __CDPC_NV_ST128_AT, )
+    __CDPC_NV_SCOPES(2, "release", __CDPC_NV_ST128_AT, )
+  }
+}
+
+/* Whether a compare-and-swap found what it expected (no memcmp: at -O0 that is a call of the
+ * C library, which the device has not). */
+__device__ __forceinline__ bool equal(unsigned int a, unsigned int b) { return a == b; }
+__device__ __forceinline__ bool equal(unsigned long long a, unsigned long long b) { return a == b; }
+__device__ __forceinline__ bool equal(b128 a, b128 b) { return a.lo == b.lo && a.hi == b.hi; }
+
+/* `0 - v`, the operand nvcc adds for a subtraction, without signed overflow. */
+__device__ __forceinline__ int negated(int v) { return (int)(0u - (unsigned int)v); }
+__device__ __forceinline__ unsigned int negated(unsigned int v) { return 0u - v; }
+__device__ __forceinline__ unsigned long long negated(unsigned long long v) { return 0ull - v; }
+__device__ __forceinline__ float negated(float v) { return 0.0f - v; }
+__device__ __forceinline__ double negated(double v) { return 0.0 - v; }
+
+/* The catch-alls: what a call the checks refused reaches (it is never compiled to code). */
+template <class Op, class T> __device__ __forceinline__ T rmw(Op, T *, T v, int, int) { return v; }
+template <class T> __device__ __forceinline__ T cas(T *, T e, T, int, int) { return e; }
+template <class T> __device__ __forceinline__ T load(T *p, int, int) { return *p; }
+template <class T> __device__ __forceinline__ void store(T *, T, int, int) {}
+template <class T> __device__ __forceinline__ bool equal(T, T) { return false; }
+template <class T> __device__ __forceinline__ T negated(T v) { return v; }
+
+template <class Op, class U>
+__device__ __forceinline__ U fetch(Op op, U *p, U v, int order, int scope) {
+  typedef typename arith<U>::type A;
+  if (order == __NV_ATOMIC_SEQ_CST)
+    fence(0, ptx_scope(scope));
+  return __builtin_bit_cast(U, rmw(op, (A *)p, __builtin_bit_cast(A, v), rmw_sem(order), ptx_scope(scope)));
+}
+template <class U> __device__ __forceinline__ U minus(U v) {
+  typedef typename arith<U>::type A;
+  return __builtin_bit_cast(U, negated(__builtin_bit_cast(A, v)));
+}
+template <class U> __device__ __forceinline__ void load_bits(const void *p, U *ret, int order, int scope) {
+  typedef typename bits<sizeof(U)>::type B;
+  if (order == __NV_ATOMIC_SEQ_CST)
+    fence(0, ptx_scope(scope));
+  B r = load((B *)p, order == __NV_ATOMIC_RELAXED ? 0 : 1, ptx_scope(scope));
+  __builtin_memcpy((void *)ret, &r, sizeof(U));
+}
+template <class U> __device__ __forceinline__ void store_bits(void *p, const U *val, int order, int scope) {
+  typedef typename bits<sizeof(U)>::type B;
+  if (order == __NV_ATOMIC_SEQ_CST)
+    fence(0, ptx_scope(scope));
+  B v;
+  __builtin_memcpy(&v, (const void *)val, sizeof(U));
+  store((B *)p, v, order == __NV_ATOMIC_RELEASE ? 2 : 0, ptx_scope(scope));
+}
+template <class U> __device__ __forceinline__ void exchange_bits(void *p, const U *val, U *ret, int order, int scope) {
+  typedef typename bits<sizeof(U)>::type B;
+  if (order == __NV_ATOMIC_SEQ_CST)
+    fence(0, ptx_scope(scope));
+  B v;
+  __builtin_memcpy(&v, (const void *)val, sizeof(U));
+  B r = rmw(op_exch(), (B *)p, v, rmw_sem(order), ptx_scope(scope));
+  __builtin_memcpy((void *)ret, &r, sizeof(U));
+}
+template <class U>
+__device__ __forceinline__ bool cas_bits(void *p, U *expected, const U *desired, int success, int failure, int scope) {
+  typedef typename bits<sizeof(U)>::type B;
+  if (success == __NV_ATOMIC_SEQ_CST || failure == __NV_ATOMIC_SEQ_CST)
+    fence(0, ptx_scope(scope));
+  B e, d;
+  __builtin_memcpy(&e, (const void *)expected, sizeof(U));
+  __builtin_memcpy(&d, (const void *)desired, sizeof(U));
+  B r = cas((B *)p, e, d, cas_sem(success, failure), ptx_scope(scope));
+  bool same = equal(r, e);
+  __builtin_memcpy((void *)expected, &r, sizeof(U));
+  return same;
+}
+} /* namespace __cdpc_nv_atomic */
+
+/* What nvcc refuses, refused at the call with nvcc's message. T is the pointer's element type;
+ * U the same without const and volatile. */
+#define __CDPC_NV_IF(COND, MESSAGE) __attribute__((diagnose_if(COND, MESSAGE, "error")))
+#define __CDPC_NV_K __cdpc_nv_atomic::kind<U>
+#define __CDPC_NV_ORDER(O)                                                                       \
+  __CDPC_NV_IF(!__builtin_constant_p(O), "atomic operation's memory order argument is not an integer literal") \
+  __CDPC_NV_IF(__builtin_constant_p(O) && ((O) < 0 || (O) > 5), "invalid memory order value for atomic operations")
+#define __CDPC_NV_SCOPE(S)                                                                       \
+  __CDPC_NV_IF(!__builtin_constant_p(S), "atomic operation's scope argument is not an integer literal") \
+  __CDPC_NV_IF(__builtin_constant_p(S) && ((S) < 0 || (S) > 4), "invalid thread scope value for atomic operations") \
+  __attribute__((diagnose_if(__CDPC_NV_ARCH != 0 && __CDPC_NV_ARCH < 900 && (S) == __NV_THREAD_SCOPE_CLUSTER, \
+                             "atomic operations' scope of cluster is supported on architecture sm_90 or above. " \
+                             "Using device scope instead.",                                      \
+                             "warning")))
+#define __CDPC_NV_COMMON(WRITES)                                                                 \
+  __CDPC_NV_IF(__CDPC_NV_ARCH != 0 && __CDPC_NV_ARCH < 700,                                      \
+               "the __nv_atomic functions need sm_70 or newer (their memory orders and scopes are PTX's from sm_70)") \
+  __CDPC_NV_IF((WRITES) && __is_const(T), "the first argument of an atomic operation that writes cannot point to const")
+#define __CDPC_NV_NUMBER                                                                         \
+  __CDPC_NV_IF(!__CDPC_NV_K::integral && !__CDPC_NV_K::floating,                                 \
+               "first argument must be a pointer to integer, unscoped enum or float type")       \
+  __CDPC_NV_IF((__CDPC_NV_K::integral || __CDPC_NV_K::floating) && __CDPC_NV_K::size != 4 && __CDPC_NV_K::size != 8, \
+               "atomic operations and, or, xor, add, sub, min and max are valid only on objects of size 4, or 8 for sm_90 and below.")
+#define __CDPC_NV_NO_ENUM                                                                        \
+  __CDPC_NV_IF(__CDPC_NV_K::enumeration,                                                         \
+               "atomic operations add, sub, min and max take no enumeration (nvcc: the argument is incompatible with the parameter of its underlying type)")
+#define __CDPC_NV_ARITH                                                                          \
+  __CDPC_NV_NUMBER                                                                               \
+  __CDPC_NV_NO_ENUM                                                                              \
+  __CDPC_NV_IF(__CDPC_NV_K::integral && __CDPC_NV_K::is_signed && __CDPC_NV_K::size == 8,        \
+               "atomic operations add and sub are not valid on signed integer of size 8.")
+#define __CDPC_NV_LOGICAL                                                                        \
+  __CDPC_NV_NUMBER                                                                               \
+  __CDPC_NV_IF(__CDPC_NV_K::floating, "For a logical atomic operation, the first argument cannot be any floating-point types.")
+#define __CDPC_NV_MINMAX                                                                         \
+  __CDPC_NV_NUMBER                                                                               \
+  __CDPC_NV_NO_ENUM                                                                              \
+  __CDPC_NV_IF(__CDPC_NV_K::floating, "atomic operations min and max are not supported on any floating-point types.")
+#define __CDPC_NV_INTEGRAL                                                                       \
+  __CDPC_NV_IF(!__is_integral(U), "non-generic nv atomic load, store, cas and exchange are valid only on integral types.")
+#define __CDPC_NV_EXCHANGE_SIZE                                                                  \
+  __CDPC_NV_IF(sizeof(U) != 4 && sizeof(U) != 8 && sizeof(U) != 16,                              \
+               "atomic exchange is valid only on objects of size 4, 8 or 16 bytes.")             \
+  __CDPC_NV_IF(sizeof(U) == 16 && __CDPC_NV_ARCH != 0 && __CDPC_NV_ARCH < 900,                   \
+               "128-bit atomic exchange or compare-and-exchange is supported on architecture sm_90 or above.")
+#define __CDPC_NV_LOAD_STORE_SIZE                                                                \
+  __CDPC_NV_IF(sizeof(U) != 1 && sizeof(U) != 2 && sizeof(U) != 4 && sizeof(U) != 8 && sizeof(U) != 16, \
+               "atomic load and store are valid only on objects of size 1, 2, 4, 8 or 16 bytes.")
+#define __CDPC_NV_LOAD_ORDER(O)                                                                  \
+  __CDPC_NV_IF((O) == __NV_ATOMIC_RELEASE || (O) == __NV_ATOMIC_ACQ_REL, "atomic load's memory order cannot be release or acq_rel.")
+#define __CDPC_NV_STORE_ORDER(O)                                                                 \
+  __CDPC_NV_IF((O) == __NV_ATOMIC_CONSUME || (O) == __NV_ATOMIC_ACQUIRE || (O) == __NV_ATOMIC_ACQ_REL, \
+               "atomic store's memory order cannot be consume, acquire or acq_rel.")
+#define __CDPC_NV_FAILURE_ORDER(F)                                                               \
+  __CDPC_NV_IF((F) == __NV_ATOMIC_RELEASE || (F) == __NV_ATOMIC_ACQ_REL, "failure order cannot be release or acq_rel.")
+
+/* U is never deduced: the value's type is the pointer's (an `int` literal for an
+ * `unsigned long long *` converts, as nvcc converts it). */
+#define __CDPC_NV_TEMPLATE template <class T, class U = typename __cdpc_nv_atomic::bare<T>::type>
+#define __CDPC_NV_U typename __cdpc_nv_atomic::bare<T>::type
+#define __CDPC_NV_SYSTEM = __NV_THREAD_SCOPE_SYSTEM
+#define __CDPC_NV_FETCH(NAME, OP, CHECKS, VALUE)                                                 \
+  __CDPC_NV_TEMPLATE                                                                             \
+  __device__ __forceinline__ U __nv_atomic_fetch_##NAME(T *__ptr, __CDPC_NV_U __val, int __order, int __scope __CDPC_NV_SYSTEM) \
+      __CDPC_NV_ORDER(__order) __CDPC_NV_SCOPE(__scope) __CDPC_NV_COMMON(true) CHECKS {          \
+    return __cdpc_nv_atomic::fetch(__cdpc_nv_atomic::op_##OP(), (U *)__ptr, VALUE, __order, __scope); \
+  }                                                                                              \
+  __CDPC_NV_TEMPLATE                                                                             \
+  __device__ __forceinline__ void __nv_atomic_##NAME(T *__ptr, __CDPC_NV_U __val, int __order, int __scope __CDPC_NV_SYSTEM) \
+      __CDPC_NV_ORDER(__order) __CDPC_NV_SCOPE(__scope) __CDPC_NV_COMMON(true) CHECKS {          \
+    (void)__cdpc_nv_atomic::fetch(__cdpc_nv_atomic::op_##OP(), (U *)__ptr, VALUE, __order, __scope); \
+  }
+__CDPC_NV_FETCH(add, add, __CDPC_NV_ARITH, __val)
+__CDPC_NV_FETCH(sub, add, __CDPC_NV_ARITH, __cdpc_nv_atomic::minus(__val))
+__CDPC_NV_FETCH(and, and, __CDPC_NV_LOGICAL, __val)
+__CDPC_NV_FETCH(or, or, __CDPC_NV_LOGICAL, __val)
+__CDPC_NV_FETCH(xor, xor, __CDPC_NV_LOGICAL, __val)
+__CDPC_NV_FETCH(min, min, __CDPC_NV_MINMAX, __val)
+__CDPC_NV_FETCH(max, max, __CDPC_NV_MINMAX, __val)
+
+__CDPC_NV_TEMPLATE
+__device__ __forceinline__ void __nv_atomic_load(T *__ptr, __CDPC_NV_U *__ret, int __order, int __scope __CDPC_NV_SYSTEM)
+    __CDPC_NV_ORDER(__order) __CDPC_NV_SCOPE(__scope) __CDPC_NV_COMMON(false) __CDPC_NV_LOAD_STORE_SIZE
+        __CDPC_NV_LOAD_ORDER(__order) {
+  __cdpc_nv_atomic::load_bits((const void *)__ptr, __ret, __order, __scope);
+}
+__CDPC_NV_TEMPLATE
+__device__ __forceinline__ U __nv_atomic_load_n(T *__ptr, int __order, int __scope __CDPC_NV_SYSTEM)
+    __CDPC_NV_ORDER(__order) __CDPC_NV_SCOPE(__scope) __CDPC_NV_COMMON(false) __CDPC_NV_INTEGRAL
+        __CDPC_NV_LOAD_STORE_SIZE __CDPC_NV_LOAD_ORDER(__order) {
+  __CDPC_NV_U __ret;
+  __cdpc_nv_atomic::load_bits((const void *)__ptr, &__ret, __order, __scope);
+  return __ret;
+}
+__CDPC_NV_TEMPLATE
+__device__ __forceinline__ void __nv_atomic_store(T *__ptr, __CDPC_NV_U *__val, int __order, int __scope __CDPC_NV_SYSTEM)
+    __CDPC_NV_ORDER(__order) __CDPC_NV_SCOPE(__scope) __CDPC_NV_COMMON(true) __CDPC_NV_LOAD_STORE_SIZE
+        __CDPC_NV_STORE_ORDER(__order) {
+  __cdpc_nv_atomic::store_bits((void *)__ptr, __val, __order, __scope);
+}
+__CDPC_NV_TEMPLATE
+__device__ __forceinline__ void __nv_atomic_store_n(T *__ptr, __CDPC_NV_U __val, int __order, int __scope __CDPC_NV_SYSTEM)
+    __CDPC_NV_ORDER(__order) __CDPC_NV_SCOPE(__scope) __CDPC_NV_COMMON(true) __CDPC_NV_INTEGRAL
+        __CDPC_NV_LOAD_STORE_SIZE __CDPC_NV_STORE_ORDER(__order) {
+  __cdpc_nv_atomic::store_bits((void *)__ptr, &__val, __order, __scope);
+}
+__CDPC_NV_TEMPLATE
+__device__ __forceinline__ void __nv_atomic_exchange(T *__ptr, __CDPC_NV_U *__val, __CDPC_NV_U *__ret, int __order, int __scope __CDPC_NV_SYSTEM)
+    __CDPC_NV_ORDER(__order) __CDPC_NV_SCOPE(__scope) __CDPC_NV_COMMON(true) __CDPC_NV_EXCHANGE_SIZE {
+  __cdpc_nv_atomic::exchange_bits((void *)__ptr, __val, __ret, __order, __scope);
+}
+__CDPC_NV_TEMPLATE
+__device__ __forceinline__ U __nv_atomic_exchange_n(T *__ptr, __CDPC_NV_U __val, int __order, int __scope __CDPC_NV_SYSTEM)
+    __CDPC_NV_ORDER(__order) __CDPC_NV_SCOPE(__scope) __CDPC_NV_COMMON(true) __CDPC_NV_INTEGRAL __CDPC_NV_EXCHANGE_SIZE {
+  __CDPC_NV_U __ret;
+  __cdpc_nv_atomic::exchange_bits((void *)__ptr, &__val, &__ret, __order, __scope);
+  return __ret;
+}
+__CDPC_NV_TEMPLATE
+__device__ __forceinline__ bool __nv_atomic_compare_exchange(T *__ptr, __CDPC_NV_U *__expected, __CDPC_NV_U *__desired, bool __weak, int __success,
+                                                             int __failure, int __scope __CDPC_NV_SYSTEM)
+    __CDPC_NV_ORDER(__success) __CDPC_NV_ORDER(__failure) __CDPC_NV_FAILURE_ORDER(__failure) __CDPC_NV_SCOPE(__scope)
+        __CDPC_NV_COMMON(true) __CDPC_NV_EXCHANGE_SIZE {
+  (void)__weak;
+  return __cdpc_nv_atomic::cas_bits((void *)__ptr, __expected, __desired, __success, __failure, __scope);
+}
+__CDPC_NV_TEMPLATE
+__device__ __forceinline__ bool __nv_atomic_compare_exchange_n(T *__ptr, __CDPC_NV_U *__expected, __CDPC_NV_U __desired, bool __weak, int __success,
+                                                               int __failure, int __scope __CDPC_NV_SYSTEM)
+    __CDPC_NV_ORDER(__success) __CDPC_NV_ORDER(__failure) __CDPC_NV_FAILURE_ORDER(__failure) __CDPC_NV_SCOPE(__scope)
+        __CDPC_NV_COMMON(true) __CDPC_NV_INTEGRAL __CDPC_NV_EXCHANGE_SIZE {
+  (void)__weak;
+  return __cdpc_nv_atomic::cas_bits((void *)__ptr, __expected, &__desired, __success, __failure, __scope);
+}
+__device__ __forceinline__ void __nv_atomic_thread_fence(int __order, int __scope __CDPC_NV_SYSTEM)
+    __CDPC_NV_ORDER(__order) __CDPC_NV_SCOPE(__scope) __CDPC_NV_IF(__order == __NV_ATOMIC_RELAXED, "fence's memory order cannot be relaxed.")
+        __CDPC_NV_IF(__CDPC_NV_ARCH != 0 && __CDPC_NV_ARCH < 700,
+                     "the __nv_atomic functions need sm_70 or newer (their memory orders and scopes are PTX's from sm_70)") {
+  /* fence.acquire and fence.release from sm_90, fence.acq_rel below it, as nvcc writes them. */
+  __cdpc_nv_atomic::fence(__order == __NV_ATOMIC_SEQ_CST   ? 0
+                          : __order == __NV_ATOMIC_ACQ_REL ? 3
+                          : __CDPC_NV_ARCH < 900           ? 3
+                          : __order == __NV_ATOMIC_RELEASE ? 2
+                                                           : 1,
+                          __cdpc_nv_atomic::ptx_scope(__scope));
+}
+
+#undef __CDPC_NV_TEMPLATE
+#undef __CDPC_NV_U
+#undef __CDPC_NV_SYSTEM
+#undef __CDPC_NV_FETCH
+#undef __CDPC_NV_IF
+#undef __CDPC_NV_K
+#undef __CDPC_NV_ORDER
+#undef __CDPC_NV_SCOPE
+#undef __CDPC_NV_COMMON
+#undef __CDPC_NV_NUMBER
+#undef __CDPC_NV_ARITH
+#undef __CDPC_NV_NO_ENUM
+#undef __CDPC_NV_LOGICAL
+#undef __CDPC_NV_MINMAX
+#undef __CDPC_NV_INTEGRAL
+#undef __CDPC_NV_EXCHANGE_SIZE
+#undef __CDPC_NV_LOAD_STORE_SIZE
+#undef __CDPC_NV_LOAD_ORDER
+#undef __CDPC_NV_STORE_ORDER
+#undef __CDPC_NV_FAILURE_ORDER
+#undef __CDPC_NV_RMW
+#undef __CDPC_NV_RMW_AT
+#undef __CDPC_NV_EXCH128_AT
+#undef __CDPC_NV_CAS
+#undef __CDPC_NV_CAS_AT
+#undef __CDPC_NV_CAS128_AT
+#undef __CDPC_NV_LDST
+#undef __CDPC_NV_LD_AT
+#undef __CDPC_NV_ST_AT
+#undef __CDPC_NV_LD128_AT
+#undef __CDPC_NV_ST128_AT
+#undef __CDPC_NV_FENCE_AT
+#undef __CDPC_NV_ALL_SEMS
+#undef __CDPC_NV_SCOPES
+#undef __CDPC_NV_FROM_SM90
+#undef __CDPC_NV_P
+#undef __CDPC_NV_ARCH
+#endif
+

@@ -133,6 +133,13 @@ fn convert<'a>(lines: impl Iterator<Item = Line<'a>>, main: &Path, main_text: &s
         let where_text = line.place.map(|(file, row, col)| format!("{file}:{row}:{col}"));
         if line.kind == "note" {
             let Some(last) = out.last_mut() else { continue };
+            // cdpc's own checks of a call (`diagnose_if` in additions.h, nvcc's messages about
+            // `__nv_atomic_*`) say all there is; the attribute's place is cdpc's header.
+            if line.message.starts_with("from 'diagnose_if' attribute on")
+                && line.place.is_some_and(|(file, _, _)| super::is_additions_header(Path::new(file)))
+            {
+                continue;
+            }
             match label {
                 Some(mut l) => {
                     l.primary = false;
@@ -268,5 +275,23 @@ mod tests {
         let file = d[0].labels[0].file.as_ref().unwrap();
         assert_eq!(&file.text[d[0].labels[0].span.range()], "y");
         assert_eq!(d[0].message, "something odd [-Wodd]");
+    }
+
+    #[test]
+    fn cdpcs_own_checks_drop_the_attributes_place_in_its_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("k.cu");
+        let text = "void f() { g(1); }\n";
+        let additions = dir.path().join("cdpc-0.1.0-additions.h");
+        let other = dir.path().join("mine.h");
+        std::fs::write(&additions, "void g(int) __attribute__((diagnose_if(1, \"no\", \"error\")));\n").unwrap();
+        std::fs::write(&other, "void g(int) __attribute__((diagnose_if(1, \"no\", \"error\")));\n").unwrap();
+        let m = main.display();
+        for (header, kept) in [(&additions, 0), (&other, 1)] {
+            let stderr = format!("{m}:1:12: error: no\n{}:1:28: note: from 'diagnose_if' attribute on 'g':\n", header.display());
+            let d = parse(&stderr, &main, text);
+            assert_eq!(d.len(), 1);
+            assert_eq!(d[0].labels.len(), 1 + kept, "{}: {:?}", header.display(), d[0].labels);
+        }
     }
 }

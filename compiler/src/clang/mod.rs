@@ -414,6 +414,11 @@ pub fn additions_header(dir: &Path) -> std::io::Result<PathBuf> {
     written.map(|()| path)
 }
 
+/// Whether `path` is [`additions_header`]'s file (of any version).
+pub(crate) fn is_additions_header(path: &Path) -> bool {
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("cdpc-") && n.ends_with("-additions.h"))
+}
+
 /// nvcc's unsigned `atomicMax_block`, `atomicMin_block`, `atomicMax_system` and
 /// `atomicMin_system`, as `-D` definitions of the builtins Clang's CUDA header calls for them.
 ///
