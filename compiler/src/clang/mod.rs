@@ -292,7 +292,8 @@ impl ClangInvocation<'_> {
 
     /// What a cached header for these options depends on besides its sources: Clang (a Clang
     /// program, or the resource folder's CUDA wrapper for the linked one: its path, size and
-    /// time), CUDA's `cuda.h` (size and time), cdpc's version and every option.
+    /// time), CUDA's `cuda.h` (size and time), cdpc's version and every option (among them the
+    /// path of cdpc's additions to Clang's headers, which names their text's hash).
     pub fn identity(&self, clang: &Path) -> Vec<String> {
         let stamp = |p: &Path| format!("{}: {:?}", p.display(), std::fs::metadata(p).ok().map(|m| (m.len(), m.modified().ok())));
         let mut out = vec![stamp(clang), stamp(&self.cuda_root.join("include/cuda.h")), env!("CARGO_PKG_VERSION").to_string()];
@@ -401,7 +402,7 @@ pub const ADDITIONS: &str = include_str!("additions.h");
 /// whole and renamed into place, so that the precompiled headers that read it stay valid
 /// (Clang checks every input file's size and time).
 pub fn additions_header(dir: &Path) -> std::io::Result<PathBuf> {
-    let path = dir.join(format!("cdpc-{}-additions.h", env!("CARGO_PKG_VERSION")));
+    let path = dir.join(additions_file_name());
     if std::fs::read(&path).is_ok_and(|b| b == ADDITIONS.as_bytes()) {
         return Ok(path);
     }
@@ -412,6 +413,18 @@ pub fn additions_header(dir: &Path) -> std::io::Result<PathBuf> {
         let _ = std::fs::remove_file(&partial);
     }
     written.map(|()| path)
+}
+
+/// The name of [`additions_header`]'s file: cdpc's version and the hash of [`ADDITIONS`], so that
+/// two builds of one version whose additions differ (a development build beside a test build,
+/// measured: each rewrote the other's file between its write and Clang's read, and a compilation
+/// read the other's text) never share one file, nor the precompiled headers made from it (their
+/// key holds the path).
+pub fn additions_file_name() -> String {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    ADDITIONS.hash(&mut hasher);
+    format!("cdpc-{}-{:016x}-additions.h", env!("CARGO_PKG_VERSION"), hasher.finish())
 }
 
 /// Whether `path` is [`additions_header`]'s file (of any version).
