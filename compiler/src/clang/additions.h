@@ -61,7 +61,21 @@
  * of range, an order the operation cannot take, a type or size the instruction has not; the cluster
  * scope below sm_90 is nvcc's warning. A refused call's body reaches only catch-all templates, so
  * that the one message is all the user sees.
- */
+ *
+ * 7. Cooperative groups' clusters. CUDA's cooperative_groups.h offers `this_cluster()` and
+ * `cluster_group` only to nvcc, NVRTC, or a compiler that defines _CG_CLUSTER_INTRINSICS_AVAILABLE
+ * (from sm_90): the cluster intrinsics they call (`__clusterRelativeBlockRank`,
+ * `__cluster_barrier_arrive`, `__cluster_map_shared_rank`, ...) are nvcc's sm_90_rt.h, which
+ * Clang's wrapper replaces with its own definitions of the same functions
+ * (__clang_cuda_intrinsics.h, sm_90 on and on the host side). So the macro is defined here:
+ * `cg::this_cluster().sync()` was "no member named 'this_cluster'" through cdpc.
+ *
+ * 8. `__cluster_dims__(x, y, z)`. nvcc writes a kernel's compile-time cluster shape as
+ * `.explicitcluster` and `.reqnctapercluster x, y, z`; Clang 22 takes the `cluster_dims` attribute
+ * CUDA's host_defines.h spells the macro as and drops it for NVPTX without a word, so the kernel
+ * ran without clusters. Here the macro is an annotation that Clang keeps with its evaluated
+ * arguments; cdpc's pipeline (pipeline/cluster.rs) makes it NVPTX's `nvvm.cluster_dim`, which
+ * gives nvcc's two directives. Below sm_90 it is nvcc's error. */
 #if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_MANAGED__)
 #define __CDPC_MANAGED__
 #undef __managed__
@@ -793,3 +807,16 @@ __device__ __forceinline__ void __nv_atomic_thread_fence(int __order, int __scop
 #undef __CDPC_NV_ARCH
 #endif
 
+#if defined(__cplusplus) && defined(__CUDA__) && !defined(_CG_CLUSTER_INTRINSICS_AVAILABLE)
+#define _CG_CLUSTER_INTRINSICS_AVAILABLE
+#endif
+
+#if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_CLUSTER_DIMS__)
+#define __CDPC_CLUSTER_DIMS__
+#undef __cluster_dims__
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define __cluster_dims__(...) _Pragma("GCC error \"__cluster_dims__ is not supported for this GPU architecture\"")
+#else
+#define __cluster_dims__(...) __attribute__((annotate("cdpc.cluster_dims", __VA_ARGS__)))
+#endif
+#endif

@@ -656,6 +656,9 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
     // CUDA's `atomicCAS` as nvcc compiles it, relaxed and of device scope: Clang's headers
     // write it sequentially consistent in the system scope (a `fence.sc.sys` each).
     pipeline::atomics::cas_as_nvcc(&module);
+    // `__cluster_dims__`, which Clang drops for NVPTX: cdpc's header writes it as an
+    // annotation, here NVPTX's attribute for nvcc's `.reqnctapercluster`.
+    pipeline::cluster::dims(&module);
     let front = Front { warnings: clang_warnings, timings, since: front, optimize: false };
     lower(&module, options, &shown, front, outputs)
 }

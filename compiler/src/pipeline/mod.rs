@@ -56,6 +56,7 @@
 
 pub mod aggregate;
 pub mod atomics;
+pub mod cluster;
 mod clone;
 pub mod copies;
 mod defer;

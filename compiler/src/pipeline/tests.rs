@@ -251,3 +251,46 @@ fn a_named_dim3_by_value_goes_through_thresholding_and_warp_aggregation() {
         assert_eq!(ir.contains("call i32 @child__keep(") && ir.contains("call i32 @child__end("), threshold == 128, "{ir}");
     }
 }
+
+/// `__cluster_dims__` as cdpc's header writes it (an annotation with its evaluated arguments)
+/// becomes NVPTX's `nvvm.cluster_dim` (nvcc's `.reqnctapercluster`); another annotation stays,
+/// and nothing of cdpc's annotation is left for NVPTX to write as data.
+#[test]
+fn cluster_dims_annotations_become_nvptxs_attribute() {
+    let ir = r#"
+target datalayout = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+@.str = private unnamed_addr constant [18 x i8] c"cdpc.cluster_dims\00", section "llvm.metadata"
+@.file = private unnamed_addr constant [5 x i8] c"k.cu\00", section "llvm.metadata"
+@.mine = private unnamed_addr constant [5 x i8] c"mine\00", section "llvm.metadata"
+@.args = private unnamed_addr constant { i32 } { i32 2 }, section "llvm.metadata"
+@.args3 = private unnamed_addr constant { i32, i32, i32 } { i32 1, i32 2, i32 4 }, section "llvm.metadata"
+@llvm.global.annotations = appending global [3 x { ptr, ptr, ptr, i32, ptr }] [{ ptr, ptr, ptr, i32, ptr } { ptr @a, ptr @.str, ptr @.file, i32 2, ptr @.args }, { ptr, ptr, ptr, i32, ptr } { ptr @helper, ptr @.mine, ptr @.file, i32 3, ptr null }, { ptr, ptr, ptr, i32, ptr } { ptr @c, ptr @.str, ptr @.file, i32 4, ptr @.args3 }], section "llvm.metadata"
+define ptx_kernel void @a(ptr %p) { store i32 1, ptr %p
+  ret void }
+define void @helper() { ret void }
+define ptx_kernel void @c(ptr %p) "nvvm.maxntid"="128" { store i32 2, ptr %p
+  ret void }
+"#;
+    let context = Context::create();
+    let module = context.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "test")).unwrap();
+    assert_eq!(cluster::dims(&module), 2);
+    module.verify().unwrap();
+    let text = module.print_to_string().to_string();
+    let attribute = |f: &str| {
+        module.get_function(f).unwrap().get_string_attribute(inkwell::attributes::AttributeLoc::Function, "nvvm.cluster_dim").map(|a| a.get_string_value().to_str().unwrap().to_string())
+    };
+    assert_eq!(attribute("a").as_deref(), Some("2,1,1"), "{text}");
+    assert_eq!(attribute("c").as_deref(), Some("1,2,4"), "{text}");
+    assert_eq!(attribute("helper"), None);
+    assert!(!text.contains("cdpc.cluster_dims") && !text.contains("@.args"), "{text}");
+    assert!(text.contains("[1 x { ptr, ptr, ptr, i32, ptr }] [{ ptr, ptr, ptr, i32, ptr } { ptr @helper, ptr @.mine, ptr @.file, i32 3, ptr null }]"), "{text}");
+    // Once more: nothing left to do, nothing touched.
+    assert_eq!(cluster::dims(&module), 0);
+    assert_eq!(module.print_to_string().to_string(), text);
+    // The PTX: nvcc's directives, and no annotation as data.
+    let tm = crate::back::target_machine(&Target::default(), 3).unwrap();
+    let ptx = String::from_utf8(tm.write_to_memory_buffer(&module, inkwell::targets::FileType::Assembly).unwrap().as_slice().to_vec()).unwrap();
+    assert!(ptx.contains(".explicitcluster\n.reqnctapercluster 2, 1, 1"), "{ptx}");
+    assert!(ptx.contains(".reqnctapercluster 1, 2, 4"), "{ptx}");
+}
