@@ -191,6 +191,9 @@ pub enum Code {
     IrFunctionData,
     // CUDA C++'s managed variables on the host side (`pipeline::managed`): E1020
     ManagedAddressInInitializer,
+    // A kernel qualifier nvcc refuses (`pipeline::qualifiers`: `__maxnreg__` beside
+    // `__launch_bounds__`, or not positive): E1021
+    KernelQualifierRefused,
 }
 
 impl Code {
@@ -306,6 +309,7 @@ impl Code {
             PtxNotText => "E1018",
             IrFunctionData => "E1019",
             ManagedAddressInInitializer => "E1020",
+            KernelQualifierRefused => "E1021",
         }
     }
 
@@ -431,6 +435,7 @@ impl Code {
         Code::PtxNotText,
         Code::IrFunctionData,
         Code::ManagedAddressInInitializer,
+        Code::KernelQualifierRefused,
     ];
 
     /// The code written as `E0100` (any case), if it exists.

@@ -14,7 +14,7 @@ mod align_ptx;
 mod build_docs;
 mod cache_hints_ptx;
 mod cli;
-mod cluster_ptx;
+mod kernel_qualifiers_ptx;
 mod corpus_cxx;
 mod corpus_templates;
 mod cuda_cxx;

@@ -7,7 +7,7 @@
 //! cluster scope as `.gpu` and an acquire or release fence as `fence.acq_rel`, and refuses
 //! 16-byte exchanges. What nvcc refuses, cdpc refuses with nvcc's message at the call.
 
-use crate::build_common::{cdpc, nvcc, run, stderr};
+use crate::build_common::{cdpc, nvcc, nvcc_refusal, run, stderr};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -221,16 +221,9 @@ fn what_nvcc_refuses_is_refused_at_the_call_with_nvccs_message() {
     let Some(nvcc) = nvcc() else { return };
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("refused.cu"), REFUSED).unwrap();
-    let tools = nvcc.parent().unwrap().display().to_string();
-    let theirs = std::process::Command::new(&nvcc)
-        .current_dir(dir.path())
-        .env("PATH", format!("{tools}:{}", std::env::var("PATH").unwrap_or_default()))
-        .args(["-arch=sm_90", "-rdc=true", "-ptx", "refused.cu", "-o", "nvcc.ptx"])
-        .output()
-        .unwrap();
-    assert!(!theirs.status.success());
-    let expected = nvcc_errors(&stderr(&theirs));
-    assert_eq!(expected.len(), REFUSED.lines().count() - 2, "one error a call:\n{}", stderr(&theirs));
+    let theirs = nvcc_refusal(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "-ptx", "refused.cu", "-o", "nvcc.ptx"]);
+    let expected = nvcc_errors(&theirs);
+    assert_eq!(expected.len(), REFUSED.lines().count() - 2, "one error a call:\n{theirs}");
 
     let out = cdpc(dir.path(), &["refused.cu", "--emit", "ptx", "-o", "-", "--error-format", "json"]);
     assert_eq!(out.status.code(), Some(1));

@@ -70,12 +70,14 @@
  * (__clang_cuda_intrinsics.h, sm_90 on and on the host side). So the macro is defined here:
  * `cg::this_cluster().sync()` was "no member named 'this_cluster'" through cdpc.
  *
- * 8. `__cluster_dims__(x, y, z)`. nvcc writes a kernel's compile-time cluster shape as
- * `.explicitcluster` and `.reqnctapercluster x, y, z`; Clang 22 takes the `cluster_dims` attribute
- * CUDA's host_defines.h spells the macro as and drops it for NVPTX without a word, so the kernel
- * ran without clusters. Here the macro is an annotation that Clang keeps with its evaluated
- * arguments; cdpc's pipeline (pipeline/cluster.rs) makes it NVPTX's `nvvm.cluster_dim`, which
- * gives nvcc's two directives. Below sm_90 it is nvcc's error. */
+ * 8. `__cluster_dims__(x, y, z)` and `__maxnreg__(n)`. nvcc writes a kernel's compile-time
+ * cluster shape as `.explicitcluster` and `.reqnctapercluster x, y, z`, and its register bound as
+ * `.maxnreg n`; Clang 22 takes the `cluster_dims` attribute CUDA's host_defines.h spells the
+ * first as and drops it for NVPTX without a word (the kernel ran without clusters), and drops
+ * the unknown `maxnreg` attribute with a warning. Here each macro is an annotation that Clang
+ * keeps with its evaluated arguments; cdpc's pipeline (pipeline/qualifiers.rs) makes it NVPTX's
+ * `nvvm.cluster_dim` or `nvvm.maxnreg`, which give nvcc's directives, and refuses what nvcc
+ * refuses (`E1021`). Below sm_90 `__cluster_dims__` is nvcc's error. */
 #if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_MANAGED__)
 #define __CDPC_MANAGED__
 #undef __managed__
@@ -819,4 +821,6 @@ __device__ __forceinline__ void __nv_atomic_thread_fence(int __order, int __scop
 #else
 #define __cluster_dims__(...) __attribute__((annotate("cdpc.cluster_dims", __VA_ARGS__)))
 #endif
+#undef __maxnreg__
+#define __maxnreg__(n) __attribute__((annotate("cdpc.maxnreg", n)))
 #endif

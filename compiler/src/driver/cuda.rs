@@ -656,9 +656,13 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
     // CUDA's `atomicCAS` as nvcc compiles it, relaxed and of device scope: Clang's headers
     // write it sequentially consistent in the system scope (a `fence.sc.sys` each).
     pipeline::atomics::cas_as_nvcc(&module);
-    // `__cluster_dims__`, which Clang drops for NVPTX: cdpc's header writes it as an
-    // annotation, here NVPTX's attribute for nvcc's `.reqnctapercluster`.
-    pipeline::cluster::dims(&module);
+    // `__cluster_dims__` and `__maxnreg__`, which Clang drops for NVPTX: cdpc's header writes
+    // them as annotations, here NVPTX's attributes for nvcc's `.reqnctapercluster`, `.maxnreg`.
+    if let Err(refused) = pipeline::qualifiers::apply(&module) {
+        let mut all = clang_warnings;
+        all.extend(refused.iter().map(|r| qualifier_refused(source, &compiled_path, r)));
+        return Err(CompileError::Diagnostics(options.warnings.apply(all)));
+    }
     let front = Front { warnings: clang_warnings, timings, since: front, optimize: false };
     lower(&module, options, &shown, front, outputs)
 }
@@ -757,6 +761,31 @@ pub(crate) fn host_object(source: &str, options: &CompileOptions, tools: &Toolch
     module.strip_debug_info();
     let object = back::host_object::emit_object(&module)?;
     Ok((object, warnings))
+}
+
+/// `E1021`: a kernel qualifier nvcc refuses, at the line Clang recorded for the kernel's
+/// declaration (its `__maxnreg__` there, else the kernel's name, else the line's first word)
+/// when that is the compiled file, else at the file's start with a note naming the place.
+fn qualifier_refused(source: &str, compiled: &std::path::Path, refused: &pipeline::qualifiers::Refused) -> Diagnostic {
+    let same_file = std::path::Path::new(&refused.file) == compiled
+        || std::path::Path::new(&refused.file).canonicalize().ok().is_some_and(|p| compiled.canonicalize().ok() == Some(p));
+    let symbols = super::symbols::PtxSymbols { defined: vec![refused.kernel.clone()], ..Default::default() };
+    let kernel = super::symbols::text_places(&symbols, source).remove(&refused.kernel).map_or(refused.kernel.clone(), |l| l.message);
+    let message = format!("{} (kernel `{kernel}`)", refused.message);
+    let line = refused.line as usize;
+    let text_line = source.lines().nth(line.wrapping_sub(1)).filter(|_| same_file && line > 0);
+    let Some(text) = text_line else {
+        return Diagnostic::new(Code::KernelQualifierRefused, Span::new(0, 0), message).with_note(format!("declared at {}:{}", refused.file, refused.line));
+    };
+    let whole_word = |name: &str| {
+        text.match_indices(name).map(|(at, _)| at).find(|&at| {
+            let ident = |c: char| c.is_alphanumeric() || c == '_';
+            !text[..at].ends_with(ident) && !text[at + name.len()..].starts_with(ident)
+        })
+    };
+    let column = whole_word("__maxnreg__").or_else(|| whole_word(&kernel)).or_else(|| text.find(|c: char| !c.is_whitespace())).unwrap_or(0) + 1;
+    let span = clang::diagnostics::span_at(source, line, column);
+    Diagnostic::new(Code::KernelQualifierRefused, span, message)
 }
 
 /// `E1020`: the host variable `holder` initialised with the address of the managed variable

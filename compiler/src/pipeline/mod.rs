@@ -56,7 +56,6 @@
 
 pub mod aggregate;
 pub mod atomics;
-pub mod cluster;
 mod clone;
 pub mod copies;
 mod defer;
@@ -66,6 +65,7 @@ pub mod launch;
 pub(crate) mod location;
 pub mod managed;
 pub mod names;
+pub mod qualifiers;
 pub mod threshold;
 pub mod uniform;
 pub mod warp;

@@ -274,7 +274,7 @@ define ptx_kernel void @c(ptr %p) "nvvm.maxntid"="128" { store i32 2, ptr %p
 "#;
     let context = Context::create();
     let module = context.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "test")).unwrap();
-    assert_eq!(cluster::dims(&module), 2);
+    assert_eq!(qualifiers::apply(&module), Ok(2));
     module.verify().unwrap();
     let text = module.print_to_string().to_string();
     let attribute = |f: &str| {
@@ -286,11 +286,48 @@ define ptx_kernel void @c(ptr %p) "nvvm.maxntid"="128" { store i32 2, ptr %p
     assert!(!text.contains("cdpc.cluster_dims") && !text.contains("@.args"), "{text}");
     assert!(text.contains("[1 x { ptr, ptr, ptr, i32, ptr }] [{ ptr, ptr, ptr, i32, ptr } { ptr @helper, ptr @.mine, ptr @.file, i32 3, ptr null }]"), "{text}");
     // Once more: nothing left to do, nothing touched.
-    assert_eq!(cluster::dims(&module), 0);
+    assert_eq!(qualifiers::apply(&module), Ok(0));
     assert_eq!(module.print_to_string().to_string(), text);
     // The PTX: nvcc's directives, and no annotation as data.
     let tm = crate::back::target_machine(&Target::default(), 3).unwrap();
     let ptx = String::from_utf8(tm.write_to_memory_buffer(&module, inkwell::targets::FileType::Assembly).unwrap().as_slice().to_vec()).unwrap();
     assert!(ptx.contains(".explicitcluster\n.reqnctapercluster 2, 1, 1"), "{ptx}");
     assert!(ptx.contains(".reqnctapercluster 1, 2, 4"), "{ptx}");
+}
+
+/// `__maxnreg__` as cdpc's header writes it becomes NVPTX's `nvvm.maxnreg`; beside a launch
+/// bound (`nvvm.maxntid`) or not positive (`{ i32 0 }` is `zeroinitializer`) it is refused, and
+/// the module is left as it was.
+#[test]
+fn maxnreg_annotations_become_nvptxs_attribute_or_are_refused() {
+    let module_with = |kernel_attrs: &str, args: &str| {
+        format!(
+            r#"
+target triple = "nvptx64-nvidia-cuda"
+@.str = private unnamed_addr constant [13 x i8] c"cdpc.maxnreg\00", section "llvm.metadata"
+@.file = private unnamed_addr constant [5 x i8] c"k.cu\00", section "llvm.metadata"
+@.args = private unnamed_addr constant {{ i32 }} {args}, section "llvm.metadata"
+@llvm.global.annotations = appending global [1 x {{ ptr, ptr, ptr, i32, ptr }}] [{{ ptr, ptr, ptr, i32, ptr }} {{ ptr @k, ptr @.str, ptr @.file, i32 7, ptr @.args }}], section "llvm.metadata"
+define ptx_kernel void @k(ptr %p) {kernel_attrs} {{ store i32 1, ptr %p
+  ret void }}
+"#
+        )
+    };
+    let context = Context::create();
+    let parse = |ir: String| context.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "test")).unwrap();
+    let module = parse(module_with("", "{ i32 40 }"));
+    assert_eq!(qualifiers::apply(&module), Ok(1));
+    let k = module.get_function("k").unwrap();
+    assert_eq!(k.get_string_attribute(inkwell::attributes::AttributeLoc::Function, "nvvm.maxnreg").unwrap().get_string_value().to_str(), Ok("40"));
+    assert!(module.get_global("llvm.global.annotations").is_none() && module.get_global(".args").is_none());
+    for (attrs, args, message) in [
+        (r#""nvvm.maxntid"="128""#, "{ i32 40 }", "The __launch_bounds__ and __maxnreg__ qualifiers cannot be applied to the same kernel"),
+        ("", "zeroinitializer", "The maximum number of registers that can be allocated per thread must be positive"),
+    ] {
+        let module = parse(module_with(attrs, args));
+        let before = module.print_to_string().to_string();
+        let refused = qualifiers::apply(&module).unwrap_err();
+        assert_eq!(refused, [qualifiers::Refused { kernel: "k".into(), file: "k.cu".into(), line: 7, message }]);
+        assert_eq!(module.print_to_string().to_string(), before);
+    }
 }

@@ -65,6 +65,16 @@ pub fn run(program: &Path, dir: &Path, args: &[&str]) -> Output {
     out
 }
 
+/// What `nvcc` (from [`nvcc`]) wrote to stderr refusing a compilation in `dir` (`args`); a
+/// compilation nvcc accepts fails the test. The oracle of tests about nvcc's errors.
+pub fn nvcc_refusal(nvcc: &Path, dir: &Path, args: &[&str]) -> String {
+    let tools = tool_dir().expect("the NVIDIA tools");
+    let path = format!("{}:{}", tools.display(), std::env::var("PATH").unwrap_or_default());
+    let out = Command::new(nvcc).current_dir(dir).env("PATH", path).args(args).output().expect("nvcc runs");
+    assert!(!out.status.success(), "nvcc accepted {args:?}");
+    stderr(&out)
+}
+
 /// nvcc's PTX of `source` (`nvcc -arch=sm_90 -rdc=true -ptx`, the oracle of the PTX tests), or
 /// `None` with the reason printed when nvcc is not there. A source nvcc rejects fails the test.
 pub fn nvcc_ptx(source: &str) -> Option<String> {
