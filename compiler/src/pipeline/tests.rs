@@ -331,3 +331,33 @@ define ptx_kernel void @k(ptr %p) {kernel_attrs} {{ store i32 1, ptr %p
         assert_eq!(module.print_to_string().to_string(), before);
     }
 }
+
+/// Annotation tables the pass does not read as cdpc's (no arguments, arguments that are not
+/// integers, too many, a variable annotated instead of a function, another name) are left
+/// exactly as they were.
+#[test]
+fn odd_annotation_tables_are_left_alone() {
+    let ir = r#"
+target triple = "nvptx64-nvidia-cuda"
+@.cd = private unnamed_addr constant [18 x i8] c"cdpc.cluster_dims\00", section "llvm.metadata"
+@.mr = private unnamed_addr constant [13 x i8] c"cdpc.maxnreg\00", section "llvm.metadata"
+@.file = private unnamed_addr constant [5 x i8] c"k.cu\00", section "llvm.metadata"
+@.float = private unnamed_addr constant { float } { float 2.0 }, section "llvm.metadata"
+@.four = private unnamed_addr constant { i32, i32, i32, i32 } { i32 1, i32 1, i32 1, i32 1 }, section "llvm.metadata"
+@.two = private unnamed_addr constant { i32, i32 } { i32 8, i32 8 }, section "llvm.metadata"
+@g = global i32 0
+@llvm.global.annotations = appending global [5 x { ptr, ptr, ptr, i32, ptr }] [
+  { ptr, ptr, ptr, i32, ptr } { ptr @k, ptr @.cd, ptr @.file, i32 1, ptr null },
+  { ptr, ptr, ptr, i32, ptr } { ptr @k, ptr @.cd, ptr @.file, i32 2, ptr @.float },
+  { ptr, ptr, ptr, i32, ptr } { ptr @k, ptr @.cd, ptr @.file, i32 3, ptr @.four },
+  { ptr, ptr, ptr, i32, ptr } { ptr @g, ptr @.cd, ptr @.file, i32 4, ptr @.two },
+  { ptr, ptr, ptr, i32, ptr } { ptr @k, ptr @.mr, ptr @.file, i32 5, ptr @.two }], section "llvm.metadata"
+define ptx_kernel void @k(ptr %p) { store i32 1, ptr %p
+  ret void }
+"#;
+    let context = Context::create();
+    let module = context.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "test")).unwrap();
+    let before = module.print_to_string().to_string();
+    assert_eq!(qualifiers::apply(&module), Ok(0));
+    assert_eq!(module.print_to_string().to_string(), before);
+}
