@@ -1,10 +1,10 @@
 //! Kernel qualifiers through Clang, nvcc's PTX of the same source the oracle: thread-block
-//! clusters (`__cluster_dims__`, cooperative groups' cluster group) and `__maxnreg__`. Clang 22
-//! dropped `__cluster_dims__` for NVPTX without a word (the kernel ran without clusters) and
-//! `__maxnreg__` with a warning, and CUDA's cooperative_groups.h offered `this_cluster()` to
-//! nvcc alone; cdpc's header writes the qualifiers as annotations that `pipeline::qualifiers`
-//! makes nvcc's `.explicitcluster`/`.reqnctapercluster` and `.maxnreg`, and lets the cluster
-//! group use the cluster intrinsics Clang's headers define.
+//! clusters (`__cluster_dims__`, cooperative groups' cluster group), `__maxnreg__` and
+//! `__block_size__`. Clang 22 dropped `__cluster_dims__` for NVPTX without a word (the kernel
+//! ran without clusters) and the other two with a warning, and CUDA's cooperative_groups.h
+//! offered `this_cluster()` to nvcc alone; cdpc's header writes the qualifiers as annotations
+//! that `pipeline::qualifiers` makes nvcc's directives, and lets the cluster group use the
+//! cluster intrinsics Clang's headers define.
 
 use crate::build_common::{cdpc, nvcc, nvcc_ptx, nvcc_refusal, stderr};
 use std::collections::BTreeMap;
@@ -79,21 +79,31 @@ fn cluster_dims_and_cluster_groups_are_nvccs() {
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
-/// Below sm_90 nvcc refuses `__cluster_dims__` with its message at the kernel; so does cdpc.
+/// Below sm_90 nvcc refuses `__cluster_dims__` and `__block_size__` with its message at the
+/// kernel; so does cdpc.
 #[test]
-fn cluster_dims_below_sm_90_is_nvccs_error() {
+fn cluster_qualifiers_below_sm_90_are_nvccs_errors() {
     let Some(nvcc) = nvcc() else { return };
-    let source = "__global__ void plain(int *p) { p[0] = 1; }\n__global__ void __cluster_dims__(2) k(int *p) { p[0] = 2; }\n";
+    let source = "__global__ void plain(int *p) { p[0] = 1; }\n__global__ void __cluster_dims__(2) k(int *p) { p[0] = 2; }\n__global__ void __block_size__((64, 1, 1)) b(int *p) { p[0] = 3; }\n";
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("c.cu"), source).unwrap();
     let theirs = nvcc_refusal(&nvcc, dir.path(), &["-arch=sm_80", "-rdc=true", "-ptx", "c.cu", "-o", "c.ptx"]);
-    let message = "__cluster_dims__ is not supported for this GPU architecture";
-    assert!(theirs.contains(&format!("c.cu(2): error: {message}")), "nvcc: {theirs}");
+    let expected: Vec<(u64, String)> = theirs
+        .lines()
+        .filter_map(|l| Some((l.strip_prefix("c.cu(")?.split(')').next()?.parse().ok()?, l.split_once(": error: ")?.1.to_string())))
+        .collect();
+    assert_eq!(expected, [(2, "__cluster_dims__ is not supported for this GPU architecture".to_string()), (3, "__block_size__ is not supported for this GPU architecture".to_string())], "nvcc: {theirs}");
     let out = cdpc(dir.path(), &["c.cu", "-arch", "sm_80", "--emit", "ptx", "-o", "-", "--error-format", "json"]);
     assert_eq!(out.status.code(), Some(1));
-    let d: serde_json::Value = serde_json::from_str(stderr(&out).lines().next().unwrap()).unwrap();
-    assert_eq!((d["code"].as_str(), d["message"].as_str()), (Some("E1000"), Some(message)), "{d}");
-    assert_eq!(d["labels"][0]["line_start"], 2, "{d}");
+    let found: Vec<(u64, String)> = stderr(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|d| {
+            assert_eq!(d["code"], "E1000", "{d}");
+            (d["labels"][0]["line_start"].as_u64().unwrap(), d["message"].as_str().unwrap().to_string())
+        })
+        .collect();
+    assert_eq!(found, expected);
 }
 
 /// Each kernel's `.maxnreg`, by symbol (`None` where it has none).
@@ -131,11 +141,48 @@ fn maxnreg_is_nvccs_and_aggregation_keeps_it() {
     }
 }
 
-/// What nvcc refuses about `__maxnreg__`, refused at nvcc's lines with its words (`E1021`).
+const BLOCK_SIZE: &str = r#"__global__ void __block_size__((32, 4, 1)) plain(int *p) { p[threadIdx.x] = 1; }
+__global__ void __block_size__((64, 1, 1), (4, 1, 1)) paired(int *p) { p[threadIdx.x] = 2; }
+template <int N> __global__ void __block_size__((N, 1, 1), (2, 1, 1)) templated(int *p) { p[threadIdx.x] = N; }
+template __global__ void templated<256>(int *);
+__global__ void __block_size__((128, 1, 1)) __launch_bounds__(128, 2) bounded(int *p) { p[threadIdx.x] = 3; }
+__global__ void __cluster_dims__(4) __block_size__((128, 1, 1)) clustered(int *p) { p[threadIdx.x] = 4; }
+__global__ void __block_size__((128, 1, 1)) __maxnreg__(32) registers(int *p) { p[threadIdx.x] = 5; }
+"#;
+
+/// `__block_size__` is nvcc's `.blocksareclusters`, `.reqntid` (in place of a launch bound's
+/// `.maxntid`) and `.reqnctapercluster`, in PTX of ISA 9.0 or newer (NVPTX writes the first
+/// from 9.0 on); a module without it keeps Clang's version.
 #[test]
-fn maxnreg_that_nvcc_refuses_is_e1021_at_its_line() {
+fn block_size_is_nvccs_blocks_as_clusters() {
+    let Some(theirs) = nvcc_ptx(BLOCK_SIZE) else { return };
+    let kinds = [".blocksareclusters", ".reqntid", ".maxntid", ".minnctapersm", ".reqnctapercluster", ".explicitcluster", ".maxnreg"];
+    let sorted = |ptx: &str| directives(ptx, &kinds).into_iter().map(|(k, mut d)| {
+        d.sort();
+        (k, d.into_iter().map(|l| l.replace(", ", ",")).collect::<Vec<_>>())
+    }).collect::<BTreeMap<_, _>>();
+    let expected = sorted(&theirs);
+    assert_eq!(expected.len(), 6, "nvcc:\n{theirs}");
+    assert_eq!(expected["_Z7boundedPi"], [".blocksareclusters", ".minnctapersm 2", ".reqnctapercluster 1,1,1", ".reqntid 128,1,1"]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("b.cu"), BLOCK_SIZE).unwrap();
+    let out = cdpc(dir.path(), &["b.cu", "--emit", "ptx", "-o", "-"]);
+    assert!(out.status.success() && stderr(&out).is_empty(), "{}", stderr(&out));
+    let ours = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(sorted(&ours), expected, "cdpc:\n{ours}");
+    let version = |ptx: &str| ptx.lines().find_map(|l| l.strip_prefix(".version ")).map(|v| v.replace('.', "").parse::<u32>().unwrap());
+    assert!(version(&ours) >= Some(90), "{ours}");
+    // Assembled and linked as nvcc's is.
+    let out = cdpc(dir.path(), &["b.cu", "-o", "b.cubin"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// What nvcc refuses about `__maxnreg__` and `__block_size__`, refused at nvcc's lines with its
+/// words (`E1021`).
+#[test]
+fn qualifiers_nvcc_refuses_are_e1021_at_their_lines() {
     let Some(nvcc) = nvcc() else { return };
-    let source = "__global__ void ok(int *p) { p[0] = 1; }\n__global__ void __maxnreg__(40)\n__launch_bounds__(128) both(int *p) { p[0] = 3; }\n__global__ void __maxnreg__(0) zero(int *p) { p[0] = 5; }\n";
+    let source = "__global__ void ok(int *p) { p[0] = 1; }\n__global__ void __maxnreg__(40)\n__launch_bounds__(128) both(int *p) { p[0] = 3; }\n__global__ void __maxnreg__(0) zero(int *p) { p[0] = 5; }\n__global__ void __block_size__((0, 1, 1)) empty(int *p) { p[0] = 1; }\n__global__ void __cluster_dims__(4) __block_size__((128, 1, 1), (2, 1, 1)) twice(int *p) { p[0] = 1; }\n";
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("m.cu"), source).unwrap();
     let theirs: Vec<(u64, String)> = nvcc_refusal(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "-ptx", "m.cu", "-o", "m.ptx"])
@@ -145,7 +192,7 @@ fn maxnreg_that_nvcc_refuses_is_e1021_at_its_line() {
             Some((head.strip_prefix("m.cu(")?.trim_end_matches(')').parse().ok()?, message.to_string()))
         })
         .collect();
-    assert_eq!(theirs.len(), 2, "{theirs:?}");
+    assert_eq!(theirs.len(), 4, "{theirs:?}");
     let out = cdpc(dir.path(), &["m.cu", "--emit", "ptx", "-o", "-", "--error-format", "json"]);
     assert_eq!(out.status.code(), Some(1));
     let ours: Vec<(u64, String)> = stderr(&out)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Session 48's programs on the GPU: CUDA 12.8's __nv_atomic_* built-ins (nv_atomic_gpu.cu), in
 # kernels a parent launches from the device; thread-block clusters of a compile-time shape
-# (cluster_gpu.cu), launched by the host and from the device. Two stages:
+# (cluster_gpu.cu) and blocks as clusters (block_size_gpu.cu), launched by the host and from the
+# device. Two stages:
 #   bash results/session48/gpu.sh build CDPC   (development machine: the checkout's .cuda/ nvcc)
 #   bash results/session48/gpu.sh run          (GPU machine: runs what build staged)
 # build writes the executables into gpu-stage/session48/ (git-ignored; carry it to the GPU);
@@ -16,11 +17,11 @@ build)
     CDPC=$(realpath "${2:?the cdpc binary}")
     NVCC=$ROOT/.cuda/nvidia/cu13/bin/nvcc
     rm -rf "$STAGE" && mkdir -p "$STAGE" && cd "$STAGE"
-    cp "$SRC"/nv_atomic_gpu.cu "$SRC"/cluster_gpu.cu .
+    cp "$SRC"/nv_atomic_gpu.cu "$SRC"/cluster_gpu.cu "$SRC"/block_size_gpu.cu .
     nv() { "$NVCC" -arch=sm_90 "$@"; }
-    for prog in atomics cluster; do
+    for prog in atomics cluster block_size; do
         src=nv_atomic_gpu.cu
-        [ "$prog" = cluster ] && src=cluster_gpu.cu
+        [ "$prog" != atomics ] && src=${prog}_gpu.cu
         nv -rdc=true "$src" -o "$prog-nvcc"
         python3 "$ROOT/samples/harness/nvcc-cdpc.py" --cdpc "$CDPC" --nvcc "$NVCC" -- -dc -arch=sm_90 "$src" -o "$prog-nc.o"
         nv -rdc=true "$prog-nc.o" -o "$prog-nvcc-host-cdpc-device" -lcudadevrt
@@ -41,7 +42,7 @@ run)
     cd "$STAGE"
     report=${OUT:-.}/session48-gpu.md
     {
-        echo "# Session 48: __nv_atomic_* and clusters on the GPU"
+        echo "# Session 48: __nv_atomic_*, clusters and blocks as clusters on the GPU"
         echo
         nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sed 's/^/Machine: /'
         echo
@@ -49,7 +50,7 @@ run)
         echo '|---|---|---|'
     } >"$report"
     status=0
-    for prog in atomics cluster; do
+    for prog in atomics cluster block_size; do
         for round in 1 2 3; do
             timeout 60 "./$prog-nvcc" >"$prog-nvcc-oracle-$round.txt" 2>&1 || true
         done
@@ -66,7 +67,7 @@ run)
             echo "| $exe | $code | $same (3 runs) |" >>"$report"
         done
     done
-    for prog in atomics cluster; do
+    for prog in atomics cluster block_size; do
         { echo; echo "nvcc's output ($prog):"; echo; echo '```'; cat "$prog-nvcc-oracle-1.txt"; echo '```'; } >>"$report"
     done
     cat "$report"

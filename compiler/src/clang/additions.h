@@ -70,14 +70,17 @@
  * (__clang_cuda_intrinsics.h, sm_90 on and on the host side). So the macro is defined here:
  * `cg::this_cluster().sync()` was "no member named 'this_cluster'" through cdpc.
  *
- * 8. `__cluster_dims__(x, y, z)` and `__maxnreg__(n)`. nvcc writes a kernel's compile-time
- * cluster shape as `.explicitcluster` and `.reqnctapercluster x, y, z`, and its register bound as
- * `.maxnreg n`; Clang 22 takes the `cluster_dims` attribute CUDA's host_defines.h spells the
- * first as and drops it for NVPTX without a word (the kernel ran without clusters), and drops
- * the unknown `maxnreg` attribute with a warning. Here each macro is an annotation that Clang
- * keeps with its evaluated arguments; cdpc's pipeline (pipeline/qualifiers.rs) makes it NVPTX's
- * `nvvm.cluster_dim` or `nvvm.maxnreg`, which give nvcc's directives, and refuses what nvcc
- * refuses (`E1021`). Below sm_90 `__cluster_dims__` is nvcc's error. */
+ * 8. `__cluster_dims__(x, y, z)`, `__maxnreg__(n)` and `__block_size__((x, y, z)[, (cx, cy, cz)])`.
+ * nvcc writes a kernel's compile-time cluster shape as `.explicitcluster` and `.reqnctapercluster
+ * x, y, z`, its register bound as `.maxnreg n`, and blocks as clusters as `.blocksareclusters`,
+ * `.reqntid` and `.reqnctapercluster`; Clang 22 takes the `cluster_dims` attribute CUDA's
+ * host_defines.h spells the first as and drops it for NVPTX without a word (the kernel ran
+ * without clusters), and drops the unknown `maxnreg` and `block_size` attributes with a warning.
+ * Here each macro is an annotation that Clang keeps with its evaluated arguments (a tuple's
+ * parentheses taken off, so that it is three arguments and not a comma expression); cdpc's
+ * pipeline (pipeline/qualifiers.rs) makes them NVPTX's attributes, which give nvcc's
+ * directives, and refuses what nvcc refuses (`E1021`). Below sm_90 `__cluster_dims__` and
+ * `__block_size__` are nvcc's errors. */
 #if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_MANAGED__)
 #define __CDPC_MANAGED__
 #undef __managed__
@@ -816,10 +819,18 @@ __device__ __forceinline__ void __nv_atomic_thread_fence(int __order, int __scop
 #if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_CLUSTER_DIMS__)
 #define __CDPC_CLUSTER_DIMS__
 #undef __cluster_dims__
+#undef __block_size__
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #define __cluster_dims__(...) _Pragma("GCC error \"__cluster_dims__ is not supported for this GPU architecture\"")
+#define __block_size__(...) _Pragma("GCC error \"__block_size__ is not supported for this GPU architecture\"")
 #else
 #define __cluster_dims__(...) __attribute__((annotate("cdpc.cluster_dims", __VA_ARGS__)))
+#define __CDPC_UNPAREN(...) __VA_ARGS__
+#define __CDPC_BLOCK_SIZE_1(b) __attribute__((annotate("cdpc.block_size", __CDPC_UNPAREN b)))
+#define __CDPC_BLOCK_SIZE_2(b, c)                                                                \
+  __CDPC_BLOCK_SIZE_1(b) __attribute__((annotate("cdpc.block_cluster", __CDPC_UNPAREN c)))
+#define __CDPC_BLOCK_SIZE_PICK(_1, _2, NAME, ...) NAME
+#define __block_size__(...) __CDPC_BLOCK_SIZE_PICK(__VA_ARGS__, __CDPC_BLOCK_SIZE_2, __CDPC_BLOCK_SIZE_1, )(__VA_ARGS__)
 #endif
 #undef __maxnreg__
 #define __maxnreg__(n) __attribute__((annotate("cdpc.maxnreg", n)))

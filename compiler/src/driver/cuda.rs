@@ -764,7 +764,7 @@ pub(crate) fn host_object(source: &str, options: &CompileOptions, tools: &Toolch
 }
 
 /// `E1021`: a kernel qualifier nvcc refuses, at the line Clang recorded for the kernel's
-/// declaration (its `__maxnreg__` there, else the kernel's name, else the line's first word)
+/// declaration (the qualifier there, else the kernel's name, else the line's first word)
 /// when that is the compiled file, else at the file's start with a note naming the place.
 fn qualifier_refused(source: &str, compiled: &std::path::Path, refused: &pipeline::qualifiers::Refused) -> Diagnostic {
     let same_file = std::path::Path::new(&refused.file) == compiled
@@ -783,7 +783,7 @@ fn qualifier_refused(source: &str, compiled: &std::path::Path, refused: &pipelin
             !text[..at].ends_with(ident) && !text[at + name.len()..].starts_with(ident)
         })
     };
-    let column = whole_word("__maxnreg__").or_else(|| whole_word(&kernel)).or_else(|| text.find(|c: char| !c.is_whitespace())).unwrap_or(0) + 1;
+    let column = whole_word(refused.qualifier).or_else(|| whole_word(&kernel)).or_else(|| text.find(|c: char| !c.is_whitespace())).unwrap_or(0) + 1;
     let span = clang::diagnostics::span_at(source, line, column);
     Diagnostic::new(Code::KernelQualifierRefused, span, message)
 }

@@ -11,17 +11,28 @@
 //!   `maxnreg` attribute and drops it, so the kernel got as many registers as ptxas chose (and
 //!   aggregation's cap of 64 where a kernel of the user's own bound keeps it). nvcc refuses it
 //!   beside `__launch_bounds__` and with a number that is not positive: `E1021` here.
+//! - `__block_size__((x, y, z)[, (cx, cy, cz)])` (CUDA 12.9's blocks as clusters): nvcc writes
+//!   `.blocksareclusters`, `.reqntid x, y, z` in place of a launch bound's `.maxntid` (its
+//!   `.minnctapersm` kept), and `.reqnctapercluster` of the second tuple, of `__cluster_dims__`,
+//!   or 1, 1, 1; a second tuple beside `__cluster_dims__`, or a number that is not positive, it
+//!   refuses (`E1021`). Clang 22 warns that it does not know `block_size` and drops it (and
+//!   reads each tuple as a comma expression). NVPTX writes `.blocksareclusters` from PTX ISA 9.0
+//!   only, so a module with one has every function's `+ptx` feature raised to 9.0, which
+//!   CUDA 13's ptxas reads.
 //!
-//! cdpc's additions to Clang's headers (`clang/additions.h`, section 8) define both macros as
-//! annotations (`annotate("cdpc.cluster_dims", x, y, z)`, `annotate("cdpc.maxnreg", n)`),
+//! cdpc's additions to Clang's headers (`clang/additions.h`, section 8) define the macros as
+//! annotations (`annotate("cdpc.cluster_dims", x, y, z)`, `annotate("cdpc.maxnreg", n)`,
+//! `annotate("cdpc.block_size", x, y, z)` and `annotate("cdpc.block_cluster", cx, cy, cz)`),
 //! which Clang keeps with their evaluated arguments (templates' included) in
-//! `@llvm.global.annotations`; [`apply`] gives each annotated kernel NVPTX's function attribute
-//! (`"nvvm.cluster_dim"="x,y,z"`, `"nvvm.maxnreg"="n"`), which NVPTX writes as nvcc's
-//! directives, and removes the annotations with their strings, file names and arguments (NVPTX
-//! would otherwise write them into the PTX as data).
+//! `@llvm.global.annotations`; [`apply`] gives each annotated kernel NVPTX's function attributes
+//! (`"nvvm.cluster_dim"="x,y,z"`, `"nvvm.maxnreg"="n"`, `"nvvm.reqntid"`,
+//! `"nvvm.blocksareclusters"`), which NVPTX writes as nvcc's directives, and removes the
+//! annotations with their strings, file names and arguments (NVPTX would otherwise write them
+//! into the PTX as data).
 //!
 //! Invariant afterwards: no annotation of the module is one of cdpc's ([`CLUSTER_DIMS`],
-//! [`MAXNREG`]); a module without one is untouched, and other annotations stay as they were.
+//! [`MAXNREG`], [`BLOCK_SIZE`], [`BLOCK_CLUSTER`]); a module without one is untouched, and
+//! other annotations stay as they were.
 
 use inkwell::attributes::AttributeLoc;
 use inkwell::llvm_sys::core::*;
@@ -45,21 +56,98 @@ pub struct Refused {
     pub file: String,
     /// The declaration's line there (1-based; 0 if Clang gave none).
     pub line: u32,
+    /// The qualifier refused, as the source spells it (`__maxnreg__`).
+    pub qualifier: &'static str,
     /// nvcc's words.
     pub message: &'static str,
 }
 
-/// What an annotation asks for: NVPTX's attribute and its value, or nvcc's refusal.
-fn attribute(name: &str, args: &[i64], function: FunctionValue<'_>) -> Option<Result<(&'static str, String), &'static str>> {
-    let bounded = ["nvvm.maxntid", "nvvm.minctasm", "nvvm.reqntid"].iter().any(|k| function.get_string_attribute(AttributeLoc::Function, k).is_some());
-    match (name, args) {
-        (CLUSTER_DIMS, [x, rest @ ..]) if rest.len() <= 2 && args.iter().all(|&d| d > 0) => {
-            Some(Ok(("nvvm.cluster_dim", format!("{x},{},{}", rest.first().copied().unwrap_or(1), rest.get(1).copied().unwrap_or(1)))))
+/// The annotations cdpc's `__block_size__` writes: the block's shape, and the cluster's from its
+/// second tuple.
+pub const BLOCK_SIZE: &str = "cdpc.block_size";
+/// See [`BLOCK_SIZE`].
+pub const BLOCK_CLUSTER: &str = "cdpc.block_cluster";
+
+/// What one kernel's annotations ask for, with the place of the last one read.
+#[derive(Default)]
+struct Asked {
+    cluster: Option<[i64; 3]>,
+    block: Option<[i64; 3]>,
+    block_cluster: Option<[i64; 3]>,
+    maxnreg: Option<i64>,
+    file: String,
+    line: u32,
+}
+
+impl Asked {
+    /// Records annotation `name` with `args`, if it is one of cdpc's of its macro's shape.
+    fn read(&mut self, name: &str, args: &[i64]) -> bool {
+        let three = |a: &[i64]| <[i64; 3]>::try_from(a).ok();
+        match (name, args.len()) {
+            (CLUSTER_DIMS, 1..=3) if args.iter().all(|&d| d > 0) => {
+                self.cluster = Some([args[0], args.get(1).copied().unwrap_or(1), args.get(2).copied().unwrap_or(1)]);
+            }
+            (BLOCK_SIZE, 3) => self.block = three(args),
+            (BLOCK_CLUSTER, 3) => self.block_cluster = three(args),
+            (MAXNREG, 1) => self.maxnreg = Some(args[0]),
+            _ => return false,
         }
-        (MAXNREG, [_]) if bounded => Some(Err("The __launch_bounds__ and __maxnreg__ qualifiers cannot be applied to the same kernel")),
-        (MAXNREG, [n]) if *n <= 0 => Some(Err("The maximum number of registers that can be allocated per thread must be positive")),
-        (MAXNREG, [n]) => Some(Ok(("nvvm.maxnreg", n.to_string()))),
-        _ => None,
+        true
+    }
+
+    /// NVPTX's attributes for what was asked (`None`: the attribute removed), or nvcc's refusal.
+    fn attributes(&self, function: FunctionValue<'_>) -> Result<Vec<(&'static str, Option<String>)>, (&'static str, &'static str)> {
+        let has = |k: &str| function.get_string_attribute(AttributeLoc::Function, k).is_some();
+        let dims = |d: [i64; 3]| format!("{},{},{}", d[0], d[1], d[2]);
+        let mut out = Vec::new();
+        if let Some(n) = self.maxnreg {
+            if ["nvvm.maxntid", "nvvm.minctasm", "nvvm.reqntid"].iter().any(|k| has(k)) {
+                return Err(("__maxnreg__", "The __launch_bounds__ and __maxnreg__ qualifiers cannot be applied to the same kernel"));
+            }
+            if n <= 0 {
+                return Err(("__maxnreg__", "The maximum number of registers that can be allocated per thread must be positive"));
+            }
+            out.push(("nvvm.maxnreg", Some(n.to_string())));
+        }
+        if let Some(block) = self.block {
+            if block.iter().chain(self.block_cluster.iter().flatten()).any(|&d| d <= 0) {
+                return Err(("__block_size__", "__block_size__ arguments must be positive integers"));
+            }
+            if self.block_cluster.is_some() && self.cluster.is_some() {
+                return Err(("__block_size__", "cannot specify the second tuple in __block_size__ while __cluster_dims__ is present"));
+            }
+            out.push(("nvvm.maxntid", None));
+            out.push(("nvvm.reqntid", Some(dims(block))));
+            out.push(("nvvm.blocksareclusters", Some(String::new())));
+            out.push(("nvvm.cluster_dim", Some(dims(self.cluster.or(self.block_cluster).unwrap_or([1, 1, 1])))));
+        } else if let Some(cluster) = self.cluster {
+            out.push(("nvvm.cluster_dim", Some(dims(cluster))));
+        }
+        Ok(out)
+    }
+}
+
+/// The PTX ISA version `.blocksareclusters` needs (LLVM 22's NVPTX refuses it below).
+const BLOCKS_ARE_CLUSTERS_PTX: u32 = 90;
+
+/// Raises every function's `+ptxNN` target feature below [`BLOCKS_ARE_CLUSTERS_PTX`] to it.
+fn raise_ptx_version(module: &Module<'_>) {
+    let context = module.get_context();
+    for function in module.get_functions() {
+        let Some(features) = function.get_string_attribute(AttributeLoc::Function, "target-features") else { continue };
+        let features = features.get_string_value().to_string_lossy().into_owned();
+        let raised: Vec<String> = features
+            .split(',')
+            .map(|f| match f.strip_prefix("+ptx").and_then(|v| v.parse::<u32>().ok()) {
+                Some(v) if v < BLOCKS_ARE_CLUSTERS_PTX => format!("+ptx{BLOCKS_ARE_CLUSTERS_PTX}"),
+                _ => f.to_string(),
+            })
+            .collect();
+        let raised = raised.join(",");
+        if raised != features {
+            function.remove_string_attribute(AttributeLoc::Function, "target-features");
+            function.add_attribute(AttributeLoc::Function, context.create_string_attribute("target-features", &raised));
+        }
     }
 }
 
@@ -130,7 +218,7 @@ fn only_dead_constants_use(value: LLVMValueRef) -> bool {
     }
 }
 
-/// Gives every kernel annotated by cdpc's macros NVPTX's attribute (module docs); returns how
+/// Gives every kernel annotated by cdpc's macros NVPTX's attributes (module docs); returns how
 /// many annotations it applied, or what nvcc refuses (then the module is left as it was). An
 /// annotation of cdpc's name whose arguments are not integers of the macro's count is left
 /// alone (cdpc's macros write no other).
@@ -140,9 +228,9 @@ pub fn apply(module: &Module<'_>) -> Result<usize, Vec<Refused>> {
     let table = annotations.as_value_ref();
     let mut kept: Vec<LLVMValueRef> = Vec::new();
     let mut dropped: Vec<LLVMValueRef> = Vec::new();
-    let mut changes: Vec<(FunctionValue<'_>, &'static str, String)> = Vec::new();
+    let mut asked: Vec<(FunctionValue<'_>, Asked)> = Vec::new();
     let mut refused: Vec<Refused> = Vec::new();
-    let applied;
+    let mut read_count = 0;
     // SAFETY: `table` is the module's annotation table, an array of `{ ptr, ptr, ptr, i32, ptr }`
     // structs (LLVM's layout of `llvm.global.annotations`); each operand read is checked for
     // the kind it must be before use.
@@ -153,38 +241,66 @@ pub fn apply(module: &Module<'_>) -> Result<usize, Vec<Refused>> {
         }
         for i in 0..LLVMGetNumOperands(init) as u32 {
             let entry = LLVMGetOperand(init, i);
-            let ours = (LLVMGetNumOperands(entry) == 5).then(|| {
-                let (function, name, file, args) = (LLVMGetOperand(entry, 0), LLVMGetOperand(entry, 1), LLVMGetOperand(entry, 2), LLVMGetOperand(entry, 4));
+            let read = (LLVMGetNumOperands(entry) == 5).then(|| {
+                let (function, name, file, line, args) =
+                    (LLVMGetOperand(entry, 0), LLVMGetOperand(entry, 1), LLVMGetOperand(entry, 2), LLVMGetOperand(entry, 3), LLVMGetOperand(entry, 4));
                 if LLVMIsAFunction(function).is_null() {
                     return None;
                 }
                 let function = FunctionValue::new(function)?;
-                let name = c_string(name)?;
-                let asked = attribute(&name, &integers(args)?, function)?;
-                let line = LLVMGetOperand(entry, 3);
-                let line = if LLVMIsAConstantInt(line).is_null() { 0 } else { LLVMConstIntGetZExtValue(line) as u32 };
-                Some((function, asked, c_string(file).unwrap_or_default(), line, [LLVMGetOperand(entry, 1), file, args]))
-            });
-            match ours.flatten() {
-                Some((function, Ok((key, value)), _, _, parts)) => {
-                    changes.push((function, key, value));
-                    dropped.extend(parts);
+                let (name, args) = (c_string(name)?, integers(args)?);
+                let at = match asked.iter().position(|(f, _)| *f == function) {
+                    Some(at) => at,
+                    None => {
+                        asked.push((function, Asked::default()));
+                        asked.len() - 1
+                    }
+                };
+                let entry_of = &mut asked[at].1;
+                if !entry_of.read(&name, &args) {
+                    return None;
                 }
-                Some((function, Err(message), file, line, _)) => {
-                    refused.push(Refused { kernel: function.get_name().to_string_lossy().into_owned(), file, line, message });
+                entry_of.file = c_string(file).unwrap_or_default();
+                entry_of.line = if LLVMIsAConstantInt(line).is_null() { 0 } else { LLVMConstIntGetZExtValue(line) as u32 };
+                Some([LLVMGetOperand(entry, 1), file, LLVMGetOperand(entry, 4)])
+            });
+            match read.flatten() {
+                Some(parts) => {
+                    dropped.extend(parts);
+                    read_count += 1;
                 }
                 None => kept.push(entry),
+            }
+        }
+        let mut changes = Vec::new();
+        for (function, what) in &asked {
+            match what.attributes(*function) {
+                Ok(attributes) => changes.extend(attributes.into_iter().map(|(k, v)| (*function, k, v))),
+                Err((qualifier, message)) => refused.push(Refused {
+                    kernel: function.get_name().to_string_lossy().into_owned(),
+                    file: what.file.clone(),
+                    line: what.line,
+                    qualifier,
+                    message,
+                }),
             }
         }
         if !refused.is_empty() {
             return Err(refused);
         }
-        if changes.is_empty() {
+        if dropped.is_empty() {
             return Ok(0);
         }
-        applied = changes.len();
+        let mut blocks_are_clusters = false;
         for (function, key, value) in changes {
-            function.add_attribute(AttributeLoc::Function, context.create_string_attribute(key, &value));
+            function.remove_string_attribute(AttributeLoc::Function, key);
+            if let Some(value) = value {
+                blocks_are_clusters |= key == "nvvm.blocksareclusters";
+                function.add_attribute(AttributeLoc::Function, context.create_string_attribute(key, &value));
+            }
+        }
+        if blocks_are_clusters {
+            raise_ptx_version(module);
         }
         // The table without cdpc's entries: a new global of the shorter array, or none.
         if kept.is_empty() {
@@ -211,5 +327,5 @@ pub fn apply(module: &Module<'_>) -> Result<usize, Vec<Refused>> {
             }
         }
     }
-    Ok(applied)
+    Ok(read_count)
 }

@@ -327,7 +327,7 @@ define ptx_kernel void @k(ptr %p) {kernel_attrs} {{ store i32 1, ptr %p
         let module = parse(module_with(attrs, args));
         let before = module.print_to_string().to_string();
         let refused = qualifiers::apply(&module).unwrap_err();
-        assert_eq!(refused, [qualifiers::Refused { kernel: "k".into(), file: "k.cu".into(), line: 7, message }]);
+        assert_eq!(refused, [qualifiers::Refused { kernel: "k".into(), file: "k.cu".into(), line: 7, qualifier: "__maxnreg__", message }]);
         assert_eq!(module.print_to_string().to_string(), before);
     }
 }
@@ -360,4 +360,50 @@ define ptx_kernel void @k(ptr %p) { store i32 1, ptr %p
     let before = module.print_to_string().to_string();
     assert_eq!(qualifiers::apply(&module), Ok(0));
     assert_eq!(module.print_to_string().to_string(), before);
+}
+
+/// `__block_size__` as cdpc's header writes it (two annotations, the block's shape and the
+/// cluster's) becomes NVPTX's blocks as clusters: `nvvm.reqntid` in place of a launch bound's
+/// `nvvm.maxntid` (its `nvvm.minctasm` kept), `nvvm.blocksareclusters`, the cluster's shape or
+/// 1,1,1, and every function's PTX feature raised to 9.0, which NVPTX needs for the directive.
+#[test]
+fn block_size_annotations_become_blocks_as_clusters() {
+    let ir = r#"
+target datalayout = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+@.bs = private unnamed_addr constant [16 x i8] c"cdpc.block_size\00", section "llvm.metadata"
+@.bc = private unnamed_addr constant [19 x i8] c"cdpc.block_cluster\00", section "llvm.metadata"
+@.file = private unnamed_addr constant [5 x i8] c"k.cu\00", section "llvm.metadata"
+@.b = private unnamed_addr constant { i32, i32, i32 } { i32 128, i32 1, i32 1 }, section "llvm.metadata"
+@.c = private unnamed_addr constant { i32, i32, i32 } { i32 2, i32 1, i32 1 }, section "llvm.metadata"
+@llvm.global.annotations = appending global [3 x { ptr, ptr, ptr, i32, ptr }] [
+  { ptr, ptr, ptr, i32, ptr } { ptr @a, ptr @.bs, ptr @.file, i32 1, ptr @.b },
+  { ptr, ptr, ptr, i32, ptr } { ptr @a, ptr @.bc, ptr @.file, i32 1, ptr @.c },
+  { ptr, ptr, ptr, i32, ptr } { ptr @bounded, ptr @.bs, ptr @.file, i32 2, ptr @.b }], section "llvm.metadata"
+define ptx_kernel void @a(ptr %p) #0 { store i32 1, ptr %p
+  ret void }
+define ptx_kernel void @bounded(ptr %p) #1 { store i32 2, ptr %p
+  ret void }
+define void @helper() #0 { ret void }
+attributes #0 = { "target-cpu"="sm_90" "target-features"="+ptx88,+sm_90" }
+attributes #1 = { "nvvm.maxntid"="128" "nvvm.minctasm"="2" "target-cpu"="sm_90" "target-features"="+ptx88,+sm_90" }
+"#;
+    let context = Context::create();
+    let module = context.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "test")).unwrap();
+    assert_eq!(qualifiers::apply(&module), Ok(3));
+    module.verify().unwrap();
+    let attr = |f: &str, k: &str| {
+        module.get_function(f).unwrap().get_string_attribute(inkwell::attributes::AttributeLoc::Function, k).map(|a| a.get_string_value().to_str().unwrap().to_string())
+    };
+    assert_eq!((attr("a", "nvvm.reqntid").as_deref(), attr("a", "nvvm.cluster_dim").as_deref()), (Some("128,1,1"), Some("2,1,1")));
+    assert_eq!(attr("a", "nvvm.blocksareclusters").as_deref(), Some(""));
+    assert_eq!((attr("bounded", "nvvm.maxntid"), attr("bounded", "nvvm.minctasm").as_deref()), (None, Some("2")));
+    assert_eq!(attr("bounded", "nvvm.cluster_dim").as_deref(), Some("1,1,1"));
+    for f in ["a", "bounded", "helper"] {
+        assert_eq!(attr(f, "target-features").as_deref(), Some("+ptx90,+sm_90"), "{f}");
+    }
+    let tm = crate::back::target_machine_with_features(&Target::default(), 3, "+ptx90").unwrap();
+    let ptx = String::from_utf8(tm.write_to_memory_buffer(&module, inkwell::targets::FileType::Assembly).unwrap().as_slice().to_vec()).unwrap();
+    assert!(ptx.contains(".version 9.0") && ptx.contains(".blocksareclusters") && ptx.contains(".reqntid 128, 1, 1"), "{ptx}");
+    assert!(!ptx.contains(".maxntid"), "{ptx}");
 }
