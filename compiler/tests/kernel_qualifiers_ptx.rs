@@ -206,3 +206,17 @@ fn qualifiers_nvcc_refuses_are_e1021_at_their_lines() {
         .collect();
     assert_eq!(ours, theirs);
 }
+
+/// nvcc's hints `__inline_hint__` and `__nv_pure__`, which Clang does not know: no warning (an
+/// error under `-Werror`), and nvcc's functions.
+#[test]
+fn nvccs_hints_compile_without_a_warning() {
+    let source = "__device__ __inline_hint__ int f1(int x) { return x + 1; }\n__device__ __nv_pure__ int f2(int x) { return x * 3; }\n__device__ __noinline__ int f3(int x) { return x - 1; }\n__global__ void k(int *p) { p[0] = f1(p[1]) + f2(p[2]) + f3(p[3]); }\n";
+    let Some(theirs) = nvcc_ptx(source) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("h.cu"), source).unwrap();
+    let out = cdpc(dir.path(), &["h.cu", "--emit", "ptx", "-o", "-", "-Werror"]);
+    assert!(out.status.success() && stderr(&out).is_empty(), "{}", stderr(&out));
+    let ours = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(crate::build_common::ptx_functions(&ours), crate::build_common::ptx_functions(&theirs));
+}

@@ -80,7 +80,12 @@
  * parentheses taken off, so that it is three arguments and not a comma expression); cdpc's
  * pipeline (pipeline/qualifiers.rs) makes them NVPTX's attributes, which give nvcc's
  * directives, and refuses what nvcc refuses (`E1021`). Below sm_90 `__cluster_dims__` and
- * `__block_size__` are nvcc's errors. */
+ * `__block_size__` are nvcc's errors.
+ *
+ * 9. nvcc's optimisation hints `__inline_hint__` and `__nv_pure__`. host_defines.h spells them as
+ * attributes Clang does not know (`nv_inline_hint`, `nv_pure`), so every function carrying one
+ * was a warning ("unknown attribute ... ignored"), an error under -Werror, where nvcc compiles
+ * it. They are hints, which Clang ignored anyway: here they are nothing. */
 #if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_MANAGED__)
 #define __CDPC_MANAGED__
 #undef __managed__
@@ -834,4 +839,12 @@ __device__ __forceinline__ void __nv_atomic_thread_fence(int __order, int __scop
 #endif
 #undef __maxnreg__
 #define __maxnreg__(n) __attribute__((annotate("cdpc.maxnreg", n)))
+#endif
+
+#if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_HINTS__)
+#define __CDPC_HINTS__
+#undef __inline_hint__
+#define __inline_hint__
+#undef __nv_pure__
+#define __nv_pure__
 #endif
