@@ -38,6 +38,7 @@ mod json_cli;
 mod launch_scaling;
 mod local_statics_ptx;
 mod managed_ptx;
+mod nv_builtins_ptx;
 mod nv_atomic_ptx;
 mod math_ptx;
 mod layers;

@@ -2,7 +2,8 @@
 # Session 48's programs on the GPU: CUDA 12.8's __nv_atomic_* built-ins (nv_atomic_gpu.cu), in
 # kernels a parent launches from the device; thread-block clusters of a compile-time shape
 # (cluster_gpu.cu) and blocks as clusters (block_size_gpu.cu), launched by the host and from the
-# device. Two stages:
+# device; nvcc's built-ins Clang's headers left undefined, the aligned device allocation and
+# device nan() (builtins_gpu.cu); device objects of abstract classes (virtual_gpu.cu). Two stages:
 #   bash results/session48/gpu.sh build CDPC   (development machine: the checkout's .cuda/ nvcc)
 #   bash results/session48/gpu.sh run          (GPU machine: runs what build staged)
 # build writes the executables into gpu-stage/session48/ (git-ignored; carry it to the GPU);
@@ -17,9 +18,9 @@ build)
     CDPC=$(realpath "${2:?the cdpc binary}")
     NVCC=$ROOT/.cuda/nvidia/cu13/bin/nvcc
     rm -rf "$STAGE" && mkdir -p "$STAGE" && cd "$STAGE"
-    cp "$SRC"/nv_atomic_gpu.cu "$SRC"/cluster_gpu.cu "$SRC"/block_size_gpu.cu .
+    cp "$SRC"/nv_atomic_gpu.cu "$SRC"/cluster_gpu.cu "$SRC"/block_size_gpu.cu "$SRC"/builtins_gpu.cu "$SRC"/virtual_gpu.cu .
     nv() { "$NVCC" -arch=sm_90 "$@"; }
-    for prog in atomics cluster block_size; do
+    for prog in atomics cluster block_size builtins virtual; do
         src=nv_atomic_gpu.cu
         [ "$prog" != atomics ] && src=${prog}_gpu.cu
         nv -rdc=true "$src" -o "$prog-nvcc"
@@ -50,7 +51,7 @@ run)
         echo '|---|---|---|'
     } >"$report"
     status=0
-    for prog in atomics cluster block_size; do
+    for prog in atomics cluster block_size builtins virtual; do
         for round in 1 2 3; do
             timeout 60 "./$prog-nvcc" >"$prog-nvcc-oracle-$round.txt" 2>&1 || true
         done
@@ -67,7 +68,7 @@ run)
             echo "| $exe | $code | $same (3 runs) |" >>"$report"
         done
     done
-    for prog in atomics cluster block_size; do
+    for prog in atomics cluster block_size builtins virtual; do
         { echo; echo "nvcc's output ($prog):"; echo; echo '```'; cat "$prog-nvcc-oracle-1.txt"; echo '```'; } >>"$report"
     done
     cat "$report"

@@ -85,7 +85,21 @@
  * 9. nvcc's optimisation hints `__inline_hint__` and `__nv_pure__`. host_defines.h spells them as
  * attributes Clang does not know (`nv_inline_hint`, `nv_pure`), so every function carrying one
  * was a warning ("unknown attribute ... ignored"), an error under -Werror, where nvcc compiles
- * it. They are hints, which Clang ignored anyway: here they are nothing. */
+ * it. They are hints, which Clang ignored anyway: here they are nothing.
+ *
+ * 10. nvcc's own built-ins that CUDA's headers call and Clang's do not replace. Clang's wrapper
+ * includes NVIDIA's sm_20_intrinsics.hpp and sm_61_intrinsics.hpp, whose __dp4a, __dp2a_lo,
+ * __dp2a_hi, __nv_bswap16/32/64, __isGridConstant, __cvta_generic_to_grid_constant and
+ * __cvta_grid_constant_to_generic call built-ins of nvcc's front end (`__nv_idp4a_s_s_impl`,
+ * ...): through cdpc they compiled to calls of undefined functions, nvlink's "Undefined
+ * reference". Each is defined here as the instruction nvcc writes for it (`dp4a.s32.s32`,
+ * `dp2a.hi.u32.u32`, `cvta.to.param`, `cvta.param`; a byte swap as LLVM's `bswap`, which NVPTX
+ * writes as nvcc's `prmt`; `isspacep.param`). And `__nv_aligned_device_malloc`, which NVIDIA's
+ * crt/math_functions.h declares and Clang's wrapper leaves out, is nvcc's call of the
+ * `__cuda_syscall_aligned_malloc` system call. Clang's math headers declare device `nan` and
+ * `nanf` and define neither (a call was E0104, or in a `-dc` object an undefined
+ * `_ZL3nanPKc` that nvlink refused; NVIDIA's `interval` sample): here they are libdevice's
+ * `__nv_nan` and `__nv_nanf`, as nvcc's are. */
 #if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_MANAGED__)
 #define __CDPC_MANAGED__
 #undef __managed__
@@ -847,4 +861,58 @@ __device__ __forceinline__ void __nv_atomic_thread_fence(int __order, int __scop
 #define __inline_hint__
 #undef __nv_pure__
 #define __nv_pure__
+#endif
+
+#if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_NV_BUILTINS__)
+#define __CDPC_NV_BUILTINS__
+#if __SIZEOF_POINTER__ == 8
+#define __CDPC_NV_PTR "l"
+#define __CDPC_NV_PTR_TY ".u64"
+#else
+#define __CDPC_NV_PTR "r"
+#define __CDPC_NV_PTR_TY ".u32"
+#endif
+#define __CDPC_NV_DP(NAME, OP, T)                                                                \
+  extern "C" __device__ __forceinline__ T NAME(T __a, T __b, T __c) {                            \
+    T __r;                                                                                       \
+    asm(OP " %0, %1, %2, %3;" : "=r"(__r) : "r"(__a), "r"(__b), "r"(__c));                        \
+    return __r;                                                                                  \
+  }
+__CDPC_NV_DP(__nv_idp4a_s_s_impl, "dp4a.s32.s32", int)
+__CDPC_NV_DP(__nv_idp4a_u_u_impl, "dp4a.u32.u32", unsigned int)
+__CDPC_NV_DP(__nv_idp2a_lo_s_s_impl, "dp2a.lo.s32.s32", int)
+__CDPC_NV_DP(__nv_idp2a_lo_u_u_impl, "dp2a.lo.u32.u32", unsigned int)
+__CDPC_NV_DP(__nv_idp2a_hi_s_s_impl, "dp2a.hi.s32.s32", int)
+__CDPC_NV_DP(__nv_idp2a_hi_u_u_impl, "dp2a.hi.u32.u32", unsigned int)
+#undef __CDPC_NV_DP
+extern "C" __device__ __forceinline__ unsigned short __nv_bswap16_impl(unsigned short __x) { return __builtin_bswap16(__x); }
+extern "C" __device__ __forceinline__ unsigned int __nv_bswap32_impl(unsigned int __x) { return __builtin_bswap32(__x); }
+extern "C" __device__ __forceinline__ unsigned long long __nv_bswap64_impl(unsigned long long __x) { return __builtin_bswap64(__x); }
+extern "C" __device__ __forceinline__ unsigned __nv_isGridConstant_impl(const void *__p) {
+  unsigned __r;
+  asm("{ .reg .pred __cdpc_p; isspacep.param __cdpc_p, %1; selp.u32 %0, 1, 0, __cdpc_p; }" : "=r"(__r) : __CDPC_NV_PTR(__p));
+  return __r;
+}
+extern "C" __device__ __forceinline__ size_t __nv_cvta_generic_to_param_impl(const void *__p) {
+  size_t __r;
+  asm("cvta.to.param" __CDPC_NV_PTR_TY " %0, %1;" : "=" __CDPC_NV_PTR(__r) : __CDPC_NV_PTR(__p));
+  return __r;
+}
+extern "C" __device__ __forceinline__ void *__nv_cvta_param_to_generic_impl(size_t __raw) {
+  void *__r;
+  asm("cvta.param" __CDPC_NV_PTR_TY " %0, %1;" : "=" __CDPC_NV_PTR(__r) : __CDPC_NV_PTR(__raw));
+  return __r;
+}
+static __inline__ __attribute__((always_inline)) __attribute__((device)) double nan(const char *__tagp) {
+  return __nv_nan((const signed char *)__tagp);
+}
+static __inline__ __attribute__((always_inline)) __attribute__((device)) float nanf(const char *__tagp) {
+  return __nv_nanf((const signed char *)__tagp);
+}
+extern "C" __device__ void *__cuda_syscall_aligned_malloc(size_t, size_t);
+extern "C" inline __device__ void *__nv_aligned_device_malloc(size_t __size, size_t __align) {
+  return __cuda_syscall_aligned_malloc(__size, __align);
+}
+#undef __CDPC_NV_PTR
+#undef __CDPC_NV_PTR_TY
 #endif

@@ -656,6 +656,9 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
     // CUDA's `atomicCAS` as nvcc compiles it, relaxed and of device scope: Clang's headers
     // write it sequentially consistent in the system scope (a `fence.sc.sys` each).
     pipeline::atomics::cas_as_nvcc(&module);
+    // Pure and deleted virtual functions' vtable slots as nvcc's null: the device has no C++
+    // runtime to define `__cxa_pure_virtual`.
+    pipeline::cxx_abi::null_slots(&module);
     // `__cluster_dims__` and `__maxnreg__`, which Clang drops for NVPTX: cdpc's header writes
     // them as annotations, here NVPTX's attributes for nvcc's `.reqnctapercluster`, `.maxnreg`.
     if let Err(refused) = pipeline::qualifiers::apply(&module) {

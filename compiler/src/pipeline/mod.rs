@@ -58,6 +58,7 @@ pub mod aggregate;
 pub mod atomics;
 mod clone;
 pub mod copies;
+pub mod cxx_abi;
 mod defer;
 pub mod host_names;
 pub mod itanium;

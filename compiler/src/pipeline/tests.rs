@@ -407,3 +407,31 @@ attributes #1 = { "nvvm.maxntid"="128" "nvvm.minctasm"="2" "target-cpu"="sm_90" 
     assert!(ptx.contains(".version 9.0") && ptx.contains(".blocksareclusters") && ptx.contains(".reqntid 128, 1, 1"), "{ptx}");
     assert!(!ptx.contains(".maxntid"), "{ptx}");
 }
+
+/// A vtable's pure and deleted slots, which Clang fills with the C++ runtime's placeholders,
+/// become null as nvcc writes them; a placeholder called by name is left alone.
+#[test]
+fn pure_virtual_slots_become_null() {
+    let ir = r#"
+target triple = "nvptx64-nvidia-cuda"
+@_ZTV4Base = linkonce_odr unnamed_addr constant { [5 x ptr] } { [5 x ptr] [ptr null, ptr null, ptr @__cxa_pure_virtual, ptr @__cxa_deleted_virtual, ptr @f] }
+declare void @__cxa_pure_virtual()
+declare void @__cxa_deleted_virtual()
+define void @f() { ret void }
+define ptx_kernel void @k(ptr %p) { store ptr @_ZTV4Base, ptr %p
+  ret void }
+"#;
+    let context = Context::create();
+    let module = context.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "test")).unwrap();
+    assert_eq!(cxx_abi::null_slots(&module), 2);
+    module.verify().unwrap();
+    let text = module.print_to_string().to_string();
+    assert!(text.contains("[ptr null, ptr null, ptr null, ptr null, ptr @f]") && !text.contains("__cxa_"), "{text}");
+    assert_eq!(cxx_abi::null_slots(&module), 0);
+
+    let called = "target triple = \"nvptx64-nvidia-cuda\"\ndeclare void @__cxa_pure_virtual()\ndefine void @g() {\n  call void @__cxa_pure_virtual()\n  ret void\n}\n";
+    let module = context.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(called.as_bytes(), "called")).unwrap();
+    let before = module.print_to_string().to_string();
+    assert_eq!(cxx_abi::null_slots(&module), 0);
+    assert_eq!(module.print_to_string().to_string(), before);
+}
