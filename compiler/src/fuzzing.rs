@@ -167,8 +167,10 @@ pub fn clang_message_data(messages: &[crate::clang::in_process::Message], main_t
 }
 
 /// The launch pipeline on arbitrary LLVM IR text: what LLVM cannot parse is not the
-/// pipeline's; what it can goes through Clang's `atomicCAS` rewrite (`pipeline::atomics`,
-/// which must leave nothing for a second run) and every pass without a panic, with thresholding and
+/// pipeline's; what it can goes through the passes on Clang's IR (`atomicCAS`,
+/// `pipeline::atomics`; the vtables' pure slots, `pipeline::cxx_abi`; the kernel qualifiers'
+/// annotations, `pipeline::qualifiers`, which on a refusal leaves the module as it was), each
+/// of which must leave a valid module and nothing for a second run, and every pass without a panic, with thresholding and
 /// aggregation at warp, block and grid granularity off and on (with their remarks), and a module the pipeline accepts (no error
 /// diagnostic) still verifies after the clean-up passes.
 pub fn ir_pipeline(ir: &str) {
@@ -187,6 +189,20 @@ pub fn ir_pipeline(ir: &str) {
         crate::pipeline::atomics::cas_as_nvcc(&module);
         module.verify().unwrap_or_else(|e| panic!("the atomics pass left an invalid module: {e}"));
         assert_eq!(crate::pipeline::atomics::cas_as_nvcc(&module), 0, "a sequentially consistent system-scope cmpxchg left");
+        crate::pipeline::cxx_abi::null_slots(&module);
+        module.verify().unwrap_or_else(|e| panic!("the C++ ABI pass left an invalid module: {e}"));
+        assert_eq!(crate::pipeline::cxx_abi::null_slots(&module), 0, "a placeholder left in a constant");
+        let before = module.print_to_string().to_string();
+        match crate::pipeline::qualifiers::apply(&module) {
+            Ok(_) => {
+                module.verify().unwrap_or_else(|e| panic!("the qualifiers pass left an invalid module: {e}"));
+                assert_eq!(crate::pipeline::qualifiers::apply(&module), Ok(0), "a qualifier's annotation left");
+            }
+            Err(refused) => {
+                assert!(!refused.is_empty());
+                assert_eq!(module.print_to_string().to_string(), before, "a refusal changed the module");
+            }
+        }
         let target = crate::Target::default();
         let source = crate::pipeline::SourceText::default();
         let options = crate::pipeline::PipelineOptions { target, nv_module_id: None, launch_threshold, aggregate, pass_remarks: true };

@@ -46,6 +46,12 @@ pub const CLUSTER_DIMS: &str = "cdpc.cluster_dims";
 /// The annotation cdpc's `__maxnreg__` writes.
 pub const MAXNREG: &str = "cdpc.maxnreg";
 
+/// The annotations cdpc's `__block_size__` writes: the block's shape, and the cluster's from its
+/// second tuple.
+pub const BLOCK_SIZE: &str = "cdpc.block_size";
+/// See [`BLOCK_SIZE`].
+pub const BLOCK_CLUSTER: &str = "cdpc.block_cluster";
+
 /// A qualifier nvcc refuses (`E1021`): the kernel's symbol, the file and line Clang recorded
 /// for its declaration, and nvcc's message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,12 +67,6 @@ pub struct Refused {
     /// nvcc's words.
     pub message: &'static str,
 }
-
-/// The annotations cdpc's `__block_size__` writes: the block's shape, and the cluster's from its
-/// second tuple.
-pub const BLOCK_SIZE: &str = "cdpc.block_size";
-/// See [`BLOCK_SIZE`].
-pub const BLOCK_CLUSTER: &str = "cdpc.block_cluster";
 
 /// What one kernel's annotations ask for, with the place of the last one read.
 #[derive(Default)]
