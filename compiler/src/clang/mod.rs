@@ -389,12 +389,13 @@ impl ClangInvocation<'_> {
 }
 
 /// cdpc's additions to Clang 22's CUDA headers, where nvcc's headers and front end accept what
-/// Clang's do not: CUDA's cache-hint loads and stores that Clang's headers lack (`__ldca`,
-/// `__ldlu`, `__stcg`, `__stcs`, `__stwb`: nvcc's `sm_32_intrinsics.h` declares them, Clang's
-/// `__clang_cuda_intrinsics.h` defines only `__ldcg`, `__ldcs`, `__ldcv` and `__stwt`), each
-/// the PTX instruction of its name for every type nvcc declares it for; and `__managed__`,
-/// which Clang ignores in CUDA, as a device variable in the section
-/// [`crate::pipeline::managed::MARKER`], which the pipeline makes nvcc's managed variable.
+/// Clang's do not; the header's opening comment says why each is there, section by section:
+/// `__managed__` (a device variable in the section [`crate::pipeline::managed::MARKER`], which
+/// the pipeline makes nvcc's managed variable), `new`/`delete` without `<new>`, the device
+/// runtime's typed calls, host code's `min`/`max`, CUDA's cache-hint loads and stores, CUDA
+/// 12.8's `__nv_atomic_*`, cooperative groups' clusters, the kernel qualifiers Clang drops
+/// (annotations for [`crate::pipeline::qualifiers`]), nvcc's hints, and nvcc's built-ins behind
+/// NVIDIA's headers with `__nv_aligned_device_malloc` and device `nan`.
 pub const ADDITIONS: &str = include_str!("additions.h");
 
 /// [`ADDITIONS`] as a file in `dir` (the cache folder's `include/`, or a compilation's own
