@@ -192,7 +192,8 @@ pub enum Code {
     // CUDA C++'s managed variables on the host side (`pipeline::managed`): E1020
     ManagedAddressInInitializer,
     // A kernel qualifier nvcc refuses (`pipeline::qualifiers`: `__maxnreg__` beside
-    // `__launch_bounds__`, or not positive): E1021
+    // `__launch_bounds__` or not positive, a `__block_size__` dimension not positive or its
+    // second tuple beside `__cluster_dims__`): E1021
     KernelQualifierRefused,
 }
 

@@ -659,8 +659,8 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
     // Pure and deleted virtual functions' vtable slots as nvcc's null: the device has no C++
     // runtime to define `__cxa_pure_virtual`.
     pipeline::cxx_abi::null_slots(&module);
-    // `__cluster_dims__` and `__maxnreg__`, which Clang drops for NVPTX: cdpc's header writes
-    // them as annotations, here NVPTX's attributes for nvcc's `.reqnctapercluster`, `.maxnreg`.
+    // `__cluster_dims__`, `__maxnreg__` and `__block_size__`, which Clang drops for NVPTX:
+    // cdpc's header writes them as annotations, here NVPTX's attributes for nvcc's directives.
     if let Err(refused) = pipeline::qualifiers::apply(&module) {
         let mut all = clang_warnings;
         all.extend(refused.iter().map(|r| qualifier_refused(source, &compiled_path, r)));
