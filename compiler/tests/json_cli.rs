@@ -1,19 +1,7 @@
 //! `--error-format json` on the command line: one JSON object per line on stderr, nothing
 //! else, and the warning policy (`-Werror`, `--deny`, `--allow`) applied as for text.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn cdpc(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cdpc")).current_dir(dir).args(args).output().expect("cdpc runs")
-}
-
-fn json_lines(out: &Output) -> Vec<serde_json::Value> {
-    String::from_utf8_lossy(&out.stderr)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect()
-}
+use crate::build_common::{cdpc, json_lines};
 
 const WARNS: &str = "__device__ int f(int x) { if (x) return 1; }\n__global__ void k(int *p) { p[0] = f(p[1]); }\n";
 

@@ -6,7 +6,7 @@
 //! that `pipeline::qualifiers` makes nvcc's directives, and lets the cluster group use the
 //! cluster intrinsics Clang's headers define.
 
-use crate::build_common::{cdpc, nvcc, nvcc_ptx, nvcc_refusal, stderr};
+use crate::build_common::{cdpc, cdpc_errors, nvcc, nvcc_errors, nvcc_ptx, nvcc_refusal, stderr};
 use std::collections::BTreeMap;
 
 const SOURCE: &str = r#"#include <cooperative_groups.h>
@@ -88,21 +88,11 @@ fn cluster_qualifiers_below_sm_90_are_nvccs_errors() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("c.cu"), source).unwrap();
     let theirs = nvcc_refusal(&nvcc, dir.path(), &["-arch=sm_80", "-rdc=true", "-ptx", "c.cu", "-o", "c.ptx"]);
-    let expected: Vec<(u64, String)> = theirs
-        .lines()
-        .filter_map(|l| Some((l.strip_prefix("c.cu(")?.split(')').next()?.parse().ok()?, l.split_once(": error: ")?.1.to_string())))
-        .collect();
+    let expected = nvcc_errors(&theirs);
     assert_eq!(expected, [(2, "__cluster_dims__ is not supported for this GPU architecture".to_string()), (3, "__block_size__ is not supported for this GPU architecture".to_string())], "nvcc: {theirs}");
     let out = cdpc(dir.path(), &["c.cu", "-arch", "sm_80", "--emit", "ptx", "-o", "-", "--error-format", "json"]);
     assert_eq!(out.status.code(), Some(1));
-    let found: Vec<(u64, String)> = stderr(&out)
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .map(|d| {
-            assert_eq!(d["code"], "E1000", "{d}");
-            (d["labels"][0]["line_start"].as_u64().unwrap(), d["message"].as_str().unwrap().to_string())
-        })
-        .collect();
+    let found = cdpc_errors(&out, "E1000");
     assert_eq!(found, expected);
 }
 
@@ -185,25 +175,12 @@ fn qualifiers_nvcc_refuses_are_e1021_at_their_lines() {
     let source = "__global__ void ok(int *p) { p[0] = 1; }\n__global__ void __maxnreg__(40)\n__launch_bounds__(128) both(int *p) { p[0] = 3; }\n__global__ void __maxnreg__(0) zero(int *p) { p[0] = 5; }\n__global__ void __block_size__((0, 1, 1)) empty(int *p) { p[0] = 1; }\n__global__ void __cluster_dims__(4) __block_size__((128, 1, 1), (2, 1, 1)) twice(int *p) { p[0] = 1; }\n";
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("m.cu"), source).unwrap();
-    let theirs: Vec<(u64, String)> = nvcc_refusal(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "-ptx", "m.cu", "-o", "m.ptx"])
-        .lines()
-        .filter_map(|l| {
-            let (head, message) = l.split_once(": error: ")?;
-            Some((head.strip_prefix("m.cu(")?.trim_end_matches(')').parse().ok()?, message.to_string()))
-        })
-        .collect();
+    let theirs = nvcc_errors(&nvcc_refusal(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "-ptx", "m.cu", "-o", "m.ptx"]));
     assert_eq!(theirs.len(), 4, "{theirs:?}");
     let out = cdpc(dir.path(), &["m.cu", "--emit", "ptx", "-o", "-", "--error-format", "json"]);
     assert_eq!(out.status.code(), Some(1));
-    let ours: Vec<(u64, String)> = stderr(&out)
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .map(|d| {
-            assert_eq!(d["code"], "E1021", "{d}");
-            let message = d["message"].as_str().unwrap();
-            (d["labels"][0]["line_start"].as_u64().unwrap(), message.split(" (kernel `").next().unwrap().to_string())
-        })
-        .collect();
+    let ours: Vec<(u64, String)> =
+        cdpc_errors(&out, "E1021").into_iter().map(|(line, m)| (line, m.split(" (kernel `").next().unwrap().to_string())).collect();
     assert_eq!(ours, theirs);
 }
 

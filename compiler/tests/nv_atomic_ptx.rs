@@ -7,7 +7,7 @@
 //! cluster scope as `.gpu` and an acquire or release fence as `fence.acq_rel`, and refuses
 //! 16-byte exchanges. What nvcc refuses, cdpc refuses with nvcc's message at the call.
 
-use crate::build_common::{cdpc, nvcc, nvcc_refusal, run, stderr};
+use crate::build_common::{cdpc, cdpc_errors, nvcc, nvcc_errors, nvcc_refusal, run, stderr};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -199,17 +199,13 @@ const REFUSED: &str = r#"__global__ void k(int *p, long *l, float *f, short *s, 
 }
 "#;
 
-/// nvcc's errors as (line, message without its final period).
-fn nvcc_errors(text: &str) -> Vec<(usize, String)> {
-    let mut out: Vec<(usize, String)> = text
-        .lines()
-        .filter_map(|l| {
-            let (head, message) = l.split_once(": error: ")?;
-            let line = head.rsplit_once('(')?.1.trim_end_matches(')').parse().ok()?;
-            Some((line, message.trim_end_matches('.').to_string()))
-        })
-        // nvcc's second message about a refused call's value ("a value of type void cannot be
-        // assigned") follows from the first.
+/// nvcc's errors as (line, message without its final period), sorted, without its second
+/// message about a refused call's value ("a value of type void cannot be assigned"), which
+/// follows from the first.
+fn nvcc_refusals(text: &str) -> Vec<(u64, String)> {
+    let mut out: Vec<(u64, String)> = nvcc_errors(text)
+        .into_iter()
+        .map(|(line, m)| (line, m.trim_end_matches('.').to_string()))
         .filter(|(_, m)| !m.starts_with("a value of type") && !m.starts_with("no operator"))
         .collect();
     out.sort();
@@ -222,23 +218,14 @@ fn what_nvcc_refuses_is_refused_at_the_call_with_nvccs_message() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("refused.cu"), REFUSED).unwrap();
     let theirs = nvcc_refusal(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "-ptx", "refused.cu", "-o", "nvcc.ptx"]);
-    let expected = nvcc_errors(&theirs);
+    let expected = nvcc_refusals(&theirs);
     assert_eq!(expected.len(), REFUSED.lines().count() - 2, "one error a call:\n{theirs}");
 
     let out = cdpc(dir.path(), &["refused.cu", "--emit", "ptx", "-o", "-", "--error-format", "json"]);
     assert_eq!(out.status.code(), Some(1));
-    let mut found: Vec<(usize, String)> = stderr(&out)
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .filter(|d| d["severity"] == "error")
-        .map(|d| {
-            assert_eq!(d["code"], "E1000", "{d}");
-            // Only the call's place: the attribute's place in cdpc's header is left out.
-            assert_eq!(d["labels"].as_array().unwrap().len(), 1, "{d}");
-            let line = d["labels"][0]["line_start"].as_u64().unwrap() as usize;
-            (line, d["message"].as_str().unwrap().trim_end_matches('.').to_string())
-        })
-        .collect();
+    // One label each, the call's: the attribute's place in cdpc's header is left out.
+    let mut found: Vec<(u64, String)> =
+        cdpc_errors(&out, "E1000").into_iter().map(|(line, m)| (line, m.trim_end_matches('.').to_string())).collect();
     found.sort();
     assert_eq!(found, expected);
 }

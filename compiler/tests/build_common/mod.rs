@@ -20,6 +20,36 @@ pub fn cdpc_ptx(file: &str, source: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Each line of what cdpc wrote to stderr under `--error-format json`, as a JSON value (a line
+/// that is not JSON fails the test).
+pub fn json_lines(out: &Output) -> Vec<serde_json::Value> {
+    stderr(out).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))).collect()
+}
+
+/// cdpc's JSON diagnostics ([`json_lines`]) as (line of the label, message), each asserted to
+/// be an error of `code` with one label.
+pub fn cdpc_errors(out: &Output, code: &str) -> Vec<(u64, String)> {
+    json_lines(out)
+        .into_iter()
+        .map(|d| {
+            assert_eq!((&d["severity"], &d["code"]), (&serde_json::json!("error"), &serde_json::json!(code)), "{d}");
+            assert_eq!(d["labels"].as_array().map(Vec::len), Some(1), "one label: {d}");
+            (d["labels"][0]["line_start"].as_u64().expect("a line"), d["message"].as_str().expect("a message").to_string())
+        })
+        .collect()
+}
+
+/// nvcc's errors in what it wrote to stderr (`FILE(LINE): error: MESSAGE`), as (line, message),
+/// in its order.
+pub fn nvcc_errors(text: &str) -> Vec<(u64, String)> {
+    text.lines()
+        .filter_map(|l| {
+            let (head, message) = l.split_once(": error: ")?;
+            Some((head.rsplit_once('(')?.1.trim_end_matches(')').parse().ok()?, message.to_string()))
+        })
+        .collect()
+}
+
 /// What a process wrote to stderr.
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
