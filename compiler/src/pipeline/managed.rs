@@ -222,7 +222,7 @@ fn replace_by_pointer<'ctx>(module: &Module<'ctx>, shadow: GlobalValue<'ctx>, ru
 
     // The instructions that use the variable, and the globals whose initializers do,
     // directly or through constant expressions.
-    let Users { instructions, globals, .. } = users(shadow_ref);
+    let super::Users { instructions, globals, .. } = super::users(shadow_ref);
     for list in KEEP_ALIVE_LISTS {
         if let Some(g) = module.get_global(list) {
             replace_in_array(g, shadow_ref, pointer_ref);
@@ -240,7 +240,7 @@ fn replace_by_pointer<'ctx>(module: &Module<'ctx>, shadow: GlobalValue<'ctx>, ru
     }
     // What still uses the variable are the constant expressions the rewritten instructions no
     // longer use (constants outlive their last user); anything else is a use left behind.
-    let left = users(shadow_ref);
+    let left = super::users(shadow_ref);
     if !left.instructions.is_empty() || left.other {
         return Err(internal_error(&format!("`{name}` is still used after its uses were rewritten")));
     }
@@ -250,50 +250,6 @@ fn replace_by_pointer<'ctx>(module: &Module<'ctx>, shadow: GlobalValue<'ctx>, ru
         shadow.delete();
     }
     Ok(())
-}
-
-/// Who uses a value, directly or through constant expressions (each walked once: constants
-/// may share operands).
-struct Users {
-    /// The instructions, in the order first met.
-    instructions: Vec<LLVMValueRef>,
-    /// The global variables whose initializers do, in the order first met.
-    globals: Vec<LLVMValueRef>,
-    /// Whether anything but an instruction does: a global's initializer, or a use that is
-    /// neither.
-    other: bool,
-}
-
-fn users(value: LLVMValueRef) -> Users {
-    let mut found = Users { instructions: Vec::new(), globals: Vec::new(), other: false };
-    let mut met: std::collections::HashSet<LLVMValueRef> = std::collections::HashSet::new();
-    let mut work = vec![value];
-    while let Some(value) = work.pop() {
-        if !met.insert(value) {
-            continue;
-        }
-        // SAFETY: walking the use lists of live values.
-        unsafe {
-            let mut u = LLVMGetFirstUse(value);
-            while !u.is_null() {
-                let user = LLVMGetUser(u);
-                if !LLVMIsAInstruction(user).is_null() {
-                    if met.insert(user) {
-                        found.instructions.push(user);
-                    }
-                } else if !LLVMIsAConstant(user).is_null() && LLVMIsAGlobalValue(user).is_null() {
-                    work.push(user);
-                } else {
-                    if !LLVMIsAGlobalVariable(user).is_null() && met.insert(user) {
-                        found.globals.push(user);
-                    }
-                    found.other = true;
-                }
-                u = LLVMGetNextUse(u);
-            }
-        }
-    }
-    found
 }
 
 /// Whether the constant `value` is `target` or holds it. Constants share operands (a DAG), so

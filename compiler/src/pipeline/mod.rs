@@ -73,6 +73,8 @@ pub mod warp;
 
 use crate::diag::Diagnostic;
 use crate::target::Target;
+use inkwell::llvm_sys::core::{LLVMGetFirstUse, LLVMGetNextUse, LLVMGetUser, LLVMIsAConstant, LLVMIsAGlobalValue, LLVMIsAGlobalVariable, LLVMIsAInstruction};
+use inkwell::llvm_sys::prelude::LLVMValueRef;
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::TargetMachine;
@@ -105,7 +107,7 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
     names::edg_spellings(module);
     names::externalised_statics(module, options.nv_module_id.as_deref());
     managed::device(module);
-    launch::literal_dims(module).map_err(|e| vec![Diagnostic::new(crate::diag::Code::LaunchNotRecognised, crate::diag::Span::new(0, 0), format!("a launch's named `dim3` could not be rewritten: {e}"))])?;
+    launch::literal_dims(module).map_err(unrewritten("a launch's named `dim3` could not be rewritten"))?;
     let mut diagnostics = warp::legacy_to_sync(module, source);
     if options.launch_threshold > 0 || options.aggregate != aggregate::Granularity::Off {
         let (launches, errors) = launch::recognise(module, source);
@@ -119,7 +121,7 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
         diagnostics.extend(remarks);
     }
     diagnostics.extend(launch::lower(module, &options.target, source));
-    launch::dims_by_value(module).map_err(|e| vec![Diagnostic::new(crate::diag::Code::LaunchNotRecognised, crate::diag::Span::new(0, 0), format!("a runtime entry point's `dim3` could not be passed by value: {e}"))])?;
+    launch::dims_by_value(module).map_err(unrewritten("a runtime entry point's `dim3` could not be passed by value"))?;
     names::drop_clang_host_list(module);
     if diagnostics.iter().any(Diagnostic::is_error) {
         Err(diagnostics)
@@ -145,6 +147,56 @@ pub fn promote_locals(module: &Module<'_>, tm: &TargetMachine) -> Result<(), Str
 
 /// A pass's remarks in source order (a pass finds launches in the order of the IR's blocks):
 /// each file's by position, the main file's first; one launch's remarks keep their order.
+/// Who uses a value, directly or through constant expressions (each walked once: constants
+/// may share operands).
+pub(crate) struct Users {
+    /// The instructions, in the order first met.
+    pub instructions: Vec<LLVMValueRef>,
+    /// The global variables whose initializers do, in the order first met.
+    pub globals: Vec<LLVMValueRef>,
+    /// Whether anything but an instruction does: a global's initializer, or a use that is
+    /// neither.
+    pub other: bool,
+}
+
+pub(crate) fn users(value: LLVMValueRef) -> Users {
+    let mut found = Users { instructions: Vec::new(), globals: Vec::new(), other: false };
+    let mut met: std::collections::HashSet<LLVMValueRef> = std::collections::HashSet::new();
+    let mut work = vec![value];
+    while let Some(value) = work.pop() {
+        if !met.insert(value) {
+            continue;
+        }
+        // SAFETY: walking the use lists of live values.
+        unsafe {
+            let mut u = LLVMGetFirstUse(value);
+            while !u.is_null() {
+                let user = LLVMGetUser(u);
+                if !LLVMIsAInstruction(user).is_null() {
+                    if met.insert(user) {
+                        found.instructions.push(user);
+                    }
+                } else if !LLVMIsAConstant(user).is_null() && LLVMIsAGlobalValue(user).is_null() {
+                    work.push(user);
+                } else {
+                    if !LLVMIsAGlobalVariable(user).is_null() && met.insert(user) {
+                        found.globals.push(user);
+                    }
+                    found.other = true;
+                }
+                u = LLVMGetNextUse(u);
+            }
+        }
+    }
+    found
+}
+
+/// `E1010` for a redeclaration of the launch's entry points that LLVM's builder refused: `what`
+/// failed, and LLVM's words.
+fn unrewritten(what: &'static str) -> impl FnOnce(String) -> Vec<Diagnostic> {
+    move |e| vec![Diagnostic::new(crate::diag::Code::LaunchNotRecognised, crate::diag::Span::new(0, 0), format!("{what}: {e}"))]
+}
+
 fn in_source_order(mut remarks: Vec<Diagnostic>) -> Vec<Diagnostic> {
     remarks.sort_by_cached_key(|d| d.labels.iter().find(|l| l.primary).map(|l| (l.file.as_ref().map(|f| f.name.clone()), l.span.start)));
     remarks

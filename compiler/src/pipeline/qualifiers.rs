@@ -200,24 +200,6 @@ fn integers(args: LLVMValueRef) -> Option<Vec<i64>> {
     }
 }
 
-/// Whether every user of `value` is a constant expression or aggregate that nothing live uses
-/// (the removed annotation table's entries, which LLVM keeps until a global DCE).
-fn only_dead_constants_use(value: LLVMValueRef) -> bool {
-    // SAFETY: walks the use list of a live value; each user is checked for its kind.
-    unsafe {
-        let mut u = LLVMGetFirstUse(value);
-        while !u.is_null() {
-            let user = LLVMGetUser(u);
-            let dead_constant = !LLVMIsAConstant(user).is_null() && LLVMIsAGlobalValue(user).is_null() && only_dead_constants_use(user);
-            if !dead_constant {
-                return false;
-            }
-            u = LLVMGetNextUse(u);
-        }
-        true
-    }
-}
-
 /// Gives every kernel annotated by cdpc's macros NVPTX's attributes (module docs); returns how
 /// many annotations it applied, or what nvcc refuses (then the module is left as it was). An
 /// annotation of cdpc's name whose arguments are not integers of the macro's count is left
@@ -320,7 +302,10 @@ pub fn apply(module: &Module<'_>) -> Result<usize, Vec<Refused>> {
         dropped.sort();
         dropped.dedup();
         for global in dropped {
-            if !LLVMIsAGlobalVariable(global).is_null() && only_dead_constants_use(global) {
+            // Used by nothing but the removed table's constants, which LLVM keeps until a
+            // global DCE.
+            let left = super::users(global);
+            if !LLVMIsAGlobalVariable(global).is_null() && left.instructions.is_empty() && !left.other {
                 // The dead table's constants still name it: they name poison instead, then it goes.
                 LLVMReplaceAllUsesWith(global, LLVMGetPoison(LLVMTypeOf(global)));
                 LLVMDeleteGlobal(global);
