@@ -780,12 +780,7 @@ fn qualifier_refused(source: &str, compiled: &std::path::Path, refused: &pipelin
     let Some(text) = text_line else {
         return Diagnostic::new(Code::KernelQualifierRefused, Span::new(0, 0), message).with_note(format!("declared at {}:{}", refused.file, refused.line));
     };
-    let whole_word = |name: &str| {
-        text.match_indices(name).map(|(at, _)| at).find(|&at| {
-            let ident = |c: char| c.is_alphanumeric() || c == '_';
-            !text[..at].ends_with(ident) && !text[at + name.len()..].starts_with(ident)
-        })
-    };
+    let whole_word = |name: &str| super::symbols::first_mention(text, name).map(|s| s.start as usize);
     let column = whole_word(refused.qualifier).or_else(|| whole_word(&kernel)).or_else(|| text.find(|c: char| !c.is_whitespace())).unwrap_or(0) + 1;
     let span = clang::diagnostics::span_at(source, line, column);
     Diagnostic::new(Code::KernelQualifierRefused, span, message)

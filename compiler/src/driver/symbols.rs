@@ -126,7 +126,7 @@ pub fn text_places(ptx: &PtxSymbols, text: &str) -> HashMap<String, Label> {
     places
 }
 
-fn first_mention(text: &str, name: &str) -> Option<Span> {
+pub(super) fn first_mention(text: &str, name: &str) -> Option<Span> {
     let is_word = |c: char| c.is_alphanumeric() || c == '_';
     let mut line_start = 0;
     for line in text.split_inclusive('\n') {
