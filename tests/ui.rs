@@ -224,6 +224,7 @@ fn every_code_has_a_ui_test() {
     // codes are about files and tools, not the source: compiler/tests/cli.rs (E0700, E0701),
     // compiler/tests/toolchain_faults.rs (E0702), compiler/tests/interrupt.rs (E0703) and
     // compiler/tests/cli.rs's `io_failures_are_coded_and_leave_nothing_behind` (E0704-E0706).
+    // E0707 and E0708 are about the command line: compiler/tests/nvcc_command_line.rs.
     // W0801 is about -gencode and a link, not a source: compiler/tests/separate_compilation.rs.
     // E1003 (CUDA's headers incomplete) is about the installation: `cdpc::clang`'s unit tests.
     // E1004 (Clang crashed) needs a crash: compiler/tests/cuda_cxx.rs's
@@ -240,6 +241,8 @@ fn every_code_has_a_ui_test() {
         Code::OutputNotWritable,
         Code::InputNotReadable,
         Code::WorkFileFailed,
+        Code::OptionUnsupported,
+        Code::OptionInvalid,
         Code::PtxOfLinkNotPacked,
         Code::CudaHeadersNotFound,
         Code::ClangCrashed,

@@ -134,6 +134,10 @@ pub enum Code {
     OutputNotWritable,
     InputNotReadable,
     WorkFileFailed,
+    // The command line: an nvcc option cdpc does not have (E0707), an option cdpc cannot read
+    // (E0708: unknown, or its value missing or wrong)
+    OptionUnsupported,
+    OptionInvalid,
     // Separate compilation and the link step: E08xx
     DuplicateDeviceSymbol,
     UndefinedDeviceSymbol,
@@ -274,6 +278,8 @@ impl Code {
             OutputNotWritable => "E0704",
             InputNotReadable => "E0705",
             WorkFileFailed => "E0706",
+            OptionUnsupported => "E0707",
+            OptionInvalid => "E0708",
             DuplicateDeviceSymbol => "E0800",
             UndefinedDeviceSymbol => "E0801",
             LibraryNotFound => "E0802",
@@ -400,6 +406,8 @@ impl Code {
         Code::OutputNotWritable,
         Code::InputNotReadable,
         Code::WorkFileFailed,
+        Code::OptionUnsupported,
+        Code::OptionInvalid,
         Code::DuplicateDeviceSymbol,
         Code::UndefinedDeviceSymbol,
         Code::LibraryNotFound,

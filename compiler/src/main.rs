@@ -1,6 +1,7 @@
 //! The `cdpc` command: compile a `.cdp` file to a linked cubin (or PTX, LLVM IR, an object).
 //! `cdpc run FILE.cdp ...` compiles and runs a kernel on the GPU (`run_cmd.rs`).
 
+mod nvcc_options;
 mod run_cmd;
 mod signals;
 
@@ -91,9 +92,21 @@ struct Cli {
     /// Pointer size of the PTX; 32-bit output is PTX or LLVM IR only
     #[arg(long, value_enum, default_value_t = AddressSizeArg::Bits64, value_name = "32|64")]
     address_size: AddressSizeArg,
-    /// Pass an argument to ptxas (repeatable)
+    /// Pass an argument to ptxas (repeatable; nvcc's `-Xptxas -v,-O3` is two)
     #[arg(long = "Xptxas", value_name = "ARG", allow_hyphen_values = true)]
     xptxas: Vec<String>,
+    /// Pass an argument to the host compiler, which for a CUDA C++ file's object (`-dc`) is
+    /// the host side's Clang: `-Xcompiler -fPIC` (repeatable; nvcc's `-Xcompiler -fPIC,-Wall` is
+    /// two). The device code never sees it, as with nvcc
+    #[arg(long = "Xcompiler", value_name = "ARG", allow_hyphen_values = true)]
+    xcompiler: Vec<String>,
+    /// The C++ dialect of CUDA C++ files, as nvcc's `-std` (default: C++17 with GNU extensions,
+    /// as nvcc with g++); the kernel language (`.cdp`) is C whatever this says
+    #[arg(long, value_name = "c++03|c++11|c++14|c++17|c++20|c++23", value_parser = parse_std)]
+    std: Option<cdpc::clang::CxxStandard>,
+    /// Report no warnings (nvcc's `-w`): cdpc's, Clang's, ptxas's and nvlink's
+    #[arg(short = 'w', long = "disable-warnings")]
+    disable_warnings: bool,
     /// Pass an argument to nvlink (repeatable)
     #[arg(long = "Xnvlink", value_name = "ARG", allow_hyphen_values = true)]
     xnvlink: Vec<String>,
@@ -177,6 +190,11 @@ fn parse_language(text: &str) -> Result<driver::Language, String> {
     }
 }
 
+/// `--std c++20`: nvcc's dialects.
+fn parse_std(text: &str) -> Result<cdpc::clang::CxxStandard, String> {
+    cdpc::clang::CxxStandard::parse(text).ok_or_else(|| format!("`{text}` is not one of nvcc's dialects: c++03, c++11, c++14, c++17, c++20 or c++23"))
+}
+
 fn parse_time_limit(text: &str) -> Result<TimeLimit, String> {
     driver::parse_tool_timeout(text).map(TimeLimit)
 }
@@ -193,6 +211,10 @@ pub(crate) struct PreprocessArgs {
     /// Look for #include headers in this folder (repeatable, in order; `-Idir` or `-I dir`)
     #[arg(short = 'I', value_name = "DIR")]
     include: Vec<PathBuf>,
+    /// Look for #include headers in this system folder, after the -I folders (repeatable, in
+    /// order; nvcc's and gcc's `-isystem DIR`)
+    #[arg(long = "isystem", value_name = "DIR")]
+    system_include: Vec<PathBuf>,
 }
 
 impl PreprocessArgs {
@@ -208,6 +230,7 @@ impl PreprocessArgs {
             input: Some(input.to_path_buf()),
             macros: ordered.into_iter().map(|(_, m)| m).collect(),
             include_dirs: self.include.clone(),
+            system_include_dirs: self.system_include.clone(),
             ..PreprocessOptions::default()
         }
     }
@@ -244,39 +267,40 @@ enum ColorArg {
     Never,
 }
 
-/// Rewrites nvcc-style single-dash options (`-arch=sm_90`, `-Xptxas -v`, `-Werror`) into the
-/// double-dash forms clap parses, so nvcc users can keep their habits.
-fn normalize_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
-    let mut out = Vec::new();
-    for arg in args {
-        if let Some(value) = arg.strip_prefix("-arch=") {
-            out.push(format!("--arch={value}"));
-        } else if matches!(arg.as_str(), "-arch" | "-Xptxas" | "-Xnvlink" | "-Werror") {
-            out.push(format!("-{arg}"));
-        } else if arg == "-lineinfo" {
-            out.push("--lineinfo".into());
-        } else if arg == "-gencode" {
-            out.push("--gencode".into());
-        } else if let Some(value) = arg.strip_prefix("-gencode=") {
-            out.push(format!("--gencode={value}"));
-        } else if arg == "-dc" {
-            out.push("--device-c".into());
-        } else if arg == "-dlink" {
-            out.push("--device-link".into());
-        } else if matches!(arg.as_str(), "-rdc=true" | "-rdc" | "--relocatable-device-code=true") {
-            // cdpc's device code is always relocatable (device launches need it).
-        } else if arg.starts_with("-faggregate-launches") || arg.starts_with("-flaunch-threshold") || arg.starts_with("-Rpass") || arg.starts_with("-default-stream") || arg.starts_with("-fmad=") {
-            out.push(format!("-{arg}"));
-        } else if let Some(remark) = arg.strip_prefix("-R").filter(|r| !r.is_empty() && !r.starts_with("pass")) {
-            out.push(format!("--R={remark}"));
-        } else if let Some(rest) = arg.strip_prefix("-Xptxas=").or_else(|| arg.strip_prefix("-Xnvlink=")) {
-            let tool = if arg.starts_with("-Xptxas") { "--Xptxas" } else { "--Xnvlink" };
-            out.push(format!("{tool}={rest}"));
-        } else {
-            out.push(arg);
+/// The diagnostics' format the arguments ask for, read before they are parsed (a command line
+/// clap refuses is reported in it too).
+fn requested_format(args: &[String]) -> ErrorFormat {
+    let mut format = ErrorFormat::Human;
+    for (i, arg) in args.iter().enumerate() {
+        let value = match arg.strip_prefix("--error-format") {
+            Some("") => args.get(i + 1).map(String::as_str),
+            Some(rest) => rest.strip_prefix('='),
+            None => None,
+        };
+        match value {
+            Some("json") => format = ErrorFormat::Json,
+            Some("human") => format = ErrorFormat::Human,
+            _ => {}
         }
     }
-    out
+    format
+}
+
+/// A command line clap cannot read: `E0708` with clap's message and tip (help and version
+/// requests are clap's to print).
+fn option_error(format: ErrorFormat, e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+        e.exit();
+    }
+    let rendered = e.render().to_string();
+    // clap's text: `error: <message>`, a blank line, tips, then usage and a pointer to `--help`,
+    // which are left out.
+    let text = rendered.trim_start_matches("error: ");
+    let message: Vec<&str> = text.lines().take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information")).map(str::trim_end).collect();
+    let message = message.join("\n").trim_end().to_string();
+    fail_with_code(format, "<command line>", Some(Code::OptionInvalid), &message);
+    ExitCode::from(2)
 }
 
 fn parse_codes(names: &[String]) -> Result<Vec<Code>, String> {
@@ -293,19 +317,33 @@ fn main() -> ExitCode {
 /// The whole command for an argument list (program name first): `main`'s body, and what the
 /// Python package's `cdpc` console script runs (`python/src/lib.rs` includes this file).
 pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode {
-    let args = normalize_args(args);
+    let args: Vec<String> = args.into_iter().collect();
+    let format = requested_format(&args);
+    let args = match nvcc_options::translate(args) {
+        Ok(args) => args,
+        Err(refused) => {
+            fail_with_code(format, "<command line>", Some(refused.code), &refused.message);
+            return ExitCode::from(2);
+        }
+    };
     if args.get(1).map(String::as_str) == Some("run") {
         return run_cmd::main(args);
     }
-    let matches = Cli::command().get_matches_from(args);
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let matches = match Cli::command().try_get_matches_from(args) {
+        Ok(matches) => matches,
+        Err(e) => return option_error(format, e),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => return option_error(format, e),
+    };
     let color = match cli.color {
         ColorArg::Always => Color::Always,
         ColorArg::Never => Color::Never,
         ColorArg::Auto if std::io::stderr().is_terminal() => Color::Always,
         ColorArg::Auto => Color::Never,
     };
-    let mut warnings = WarningPolicy { deny_all: cli.werror, ..Default::default() };
+    let mut warnings = WarningPolicy { deny_all: cli.werror, silence_all: cli.disable_warnings, ..Default::default() };
     match (parse_codes(&cli.deny), parse_codes(&cli.allow)) {
         (Ok(deny), Ok(allow)) => {
             warnings.deny = deny;
@@ -334,8 +372,9 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         target: Target { sm: cli.arch, address_size, launch_abi: cli.launch_abi, default_stream: cli.default_stream },
         opt_level: cli.opt_level,
         emit,
-        ptxas_args: cli.xptxas.clone(),
-        nvlink_args: cli.xnvlink.clone(),
+        // nvcc's `-w` silences ptxas and nvlink too.
+        ptxas_args: cli.xptxas.iter().cloned().chain(cli.disable_warnings.then(|| "--disable-warnings".to_string())).collect(),
+        nvlink_args: cli.xnvlink.iter().cloned().chain(cli.disable_warnings.then(|| "--disable-warnings".to_string())).collect(),
         warnings,
         tools: ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() },
         aggregate: cli.aggregate_launches,
@@ -357,6 +396,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         fmad: if cli.fmad { cdpc::back::Fmad::Contract } else { cdpc::back::Fmad::Separate },
         language: cli.language,
         clang: cdpc::clang::ClangSearch { clang: cli.clang.clone() },
+        cuda_cxx: cdpc::clang::CudaCxxOptions { std: cli.std, host_args: cli.xcompiler.clone() },
     };
     let format = cli.error_format;
     // `-dc` writes what `nvcc -dc` writes: a host object (`--emit obj`: the device object alone).
@@ -623,8 +663,6 @@ pub(crate) fn show_tool_runs(runs: &[cdpc::toolchain::ToolRun], verbose: bool, f
 
 #[cfg(test)]
 mod tests {
-    use super::normalize_args;
-
     #[test]
     fn the_help_states_the_library_default_time_limit() {
         use clap::Parser;
@@ -632,17 +670,5 @@ mod tests {
         assert_eq!(cli.inputs, [std::path::PathBuf::from("a.cdp")]);
         assert_eq!(cli.tool_timeout.0, Some(cdpc::driver::DEFAULT_TOOL_TIMEOUT));
         assert_eq!(super::Cli::parse_from(["cdpc", "a.cdp", "--tool-timeout", "0"]).tool_timeout.0, None);
-    }
-
-    #[test]
-    fn nvcc_spellings_become_long_options() {
-        let args = ["cdpc", "-arch=sm_80", "-Xptxas", "-v", "-Werror", "a.cdp", "-arch", "sm_90"].map(String::from);
-        assert_eq!(normalize_args(args), ["cdpc", "--arch=sm_80", "--Xptxas", "-v", "--Werror", "a.cdp", "--arch", "sm_90"]);
-        let args = ["cdpc", "-default-stream", "per-thread", "a.cu", "-default-stream=legacy"].map(String::from);
-        assert_eq!(normalize_args(args), ["cdpc", "--default-stream", "per-thread", "a.cu", "--default-stream=legacy"]);
-        let args = ["cdpc", "-faggregate-launches=block", "-Rpass=aggregate"].map(String::from);
-        assert_eq!(normalize_args(args), ["cdpc", "--faggregate-launches=block", "--Rpass=aggregate"]);
-        let args = ["cdpc", "-Rskipped-headers", "-Rall", "-R"].map(String::from);
-        assert_eq!(normalize_args(args), ["cdpc", "--R=skipped-headers", "--R=all", "-R"]);
     }
 }

@@ -39,6 +39,7 @@ mod launch_scaling;
 mod local_statics_ptx;
 mod managed_ptx;
 mod nv_builtins_ptx;
+mod nvcc_command_line;
 mod nv_atomic_ptx;
 mod math_ptx;
 mod layers;

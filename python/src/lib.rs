@@ -135,7 +135,7 @@ fn compile<'py>(
         opt_level,
         ptxas_args,
         nvlink_args,
-        warnings: WarningPolicy { deny_all: warnings_as_errors, deny: codes(&deny)?, allow: codes(&allow)? },
+        warnings: WarningPolicy { deny_all: warnings_as_errors, deny: codes(&deny)?, allow: codes(&allow)?, ..Default::default() },
         tools: ToolSearch { cuda_home, ..Default::default() },
         aggregate: value(aggregate_launches.parse())?,
         launch_threshold,

@@ -177,6 +177,77 @@ pub fn cuda_include_dirs(cuda_root: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
     Ok(if cccl.is_dir() { vec![cccl] } else { Vec::new() })
 }
 
+/// nvcc's `-std`: the C++ dialect of a CUDA C++ file (nvcc 13's values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CxxStandard {
+    /// `c++03`: C++03.
+    Cxx03,
+    /// `c++11`: C++11.
+    Cxx11,
+    /// `c++14`: C++14.
+    Cxx14,
+    /// `c++17`: C++17.
+    Cxx17,
+    /// `c++20`: C++20.
+    Cxx20,
+    /// `c++23`: C++23.
+    Cxx23,
+}
+
+impl CxxStandard {
+    /// nvcc's spelling, which Clang reads too: `c++17`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CxxStandard::Cxx03 => "c++03",
+            CxxStandard::Cxx11 => "c++11",
+            CxxStandard::Cxx14 => "c++14",
+            CxxStandard::Cxx17 => "c++17",
+            CxxStandard::Cxx20 => "c++20",
+            CxxStandard::Cxx23 => "c++23",
+        }
+    }
+
+    /// The dialect nvcc's spelling names, if it is one of nvcc's.
+    pub fn parse(text: &str) -> Option<CxxStandard> {
+        [CxxStandard::Cxx03, CxxStandard::Cxx11, CxxStandard::Cxx14, CxxStandard::Cxx17, CxxStandard::Cxx20, CxxStandard::Cxx23].into_iter().find(|s| s.as_str() == text)
+    }
+}
+
+/// What only the CUDA C++ front end reads, from nvcc's options of the same meaning.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CudaCxxOptions {
+    /// `-std=c++20`; `None`: Clang's default for CUDA, C++17 with GNU extensions (nvcc's
+    /// default is C++17 with its host compiler's, g++'s, which are GNU's).
+    pub std: Option<CxxStandard>,
+    /// nvcc's `-Xcompiler`: options for the host compiler, which for cdpc is the host side of a
+    /// `.cu` file's object (`-dc`): `-fPIC`, `-g`, `-Wall`, read by Clang as g++'s. The device
+    /// side gets those of the preprocessor ([`CudaCxxOptions::preprocessor_args`]).
+    pub host_args: Vec<String>,
+}
+
+impl CudaCxxOptions {
+    /// The preprocessor's options among [`CudaCxxOptions::host_args`] (`-D`, `-U`, `-I`,
+    /// `-isystem`, `-iquote`, `-include`, joined to their values or followed by them). nvcc
+    /// preprocesses its device pass with the host compiler and these options (measured with
+    /// nvcc 13.5: `-Xcompiler -DX` defines `X` in device code too), so the device side of a
+    /// `.cu` file gets them; code generation's options (`-fPIC`, `-O2`, `-march=...`) stay on
+    /// the host side.
+    pub fn preprocessor_args(&self) -> Vec<String> {
+        const SEPARATE: [&str; 7] = ["-D", "-U", "-I", "-isystem", "-iquote", "-idirafter", "-include"];
+        let mut out = Vec::new();
+        let mut args = self.host_args.iter();
+        while let Some(arg) = args.next() {
+            if SEPARATE.contains(&arg.as_str()) {
+                out.push(arg.clone());
+                out.extend(args.next().cloned());
+            } else if ["-D", "-U", "-I"].iter().any(|p| arg.len() > 2 && arg.starts_with(p)) {
+                out.push(arg.clone());
+            }
+        }
+        out
+    }
+}
+
 /// What one Clang device compilation is asked for.
 #[derive(Clone, Debug)]
 pub struct ClangInvocation<'a> {
@@ -221,6 +292,8 @@ pub struct ClangInvocation<'a> {
     /// and stores they lack, nvcc's `__managed__`), included after Clang's CUDA wrapper on
     /// both sides.
     pub additions: Option<&'a Path>,
+    /// `-std` and the host compiler's options.
+    pub cxx: &'a CudaCxxOptions,
 }
 
 /// How every precompiled header (the wrapper's, a preamble) is made, beyond the compilation's own
@@ -313,6 +386,18 @@ impl ClangInvocation<'_> {
         for s in ["-x", "cuda"].iter().chain(side).chain(&["-fgpu-rdc", "-emit-llvm", "-c"]) {
             push(s.to_string());
         }
+        if let Some(std) = self.cxx.std {
+            push(format!("-std={}", std.as_str()));
+        }
+        // nvcc's (EDG's) Itanium names for template instances: without the template-parameter
+        // declarations Clang 18 and later write where a parameter's type is deduced or
+        // dependent (`template <auto V>`, `template <class T, T V>`), without a constrained
+        // template's requirements (C++20), and without a template template parameter's list,
+        // all of which nvcc 13.5 leaves out (measured); host code registers and calls kernels by
+        // these names. Clang 18-21's other fixes this reverts are for lambdas in members of local
+        // classes, construction vtables and friend templates of class templates (as older g++),
+        // and x86-64 and ARM argument passing of unusual records (ABIVersions.def).
+        push("-fclang-abi-compat=17".into());
         push(format!("--cuda-gpu-arch={}", self.target.sm));
         push(format!("--cuda-path={}", self.cuda_root.display()));
         if let Some(dir) = self.resource_dir {
@@ -383,6 +468,10 @@ impl ClangInvocation<'_> {
         for dir in self.system_includes {
             push("-isystem".into());
             push(dir.display().to_string());
+        }
+        let host_compiler = if self.host_fatbin.is_some() { self.cxx.host_args.clone() } else { self.cxx.preprocessor_args() };
+        for arg in host_compiler {
+            push(arg);
         }
         a
     }
@@ -478,6 +567,13 @@ pub fn pch_path(cache: &cache::Cache, clang: &Path, invocation: &ClangInvocation
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_device_side_gets_the_host_compilers_preprocessor_options_only() {
+        let host_args = ["-fPIC", "-DA=1", "-D", "B", "-Wall", "-Iinc", "-isystem", "sys", "-O2", "-UC", "-include", "pre.h", "-march=native"];
+        let cxx = CudaCxxOptions { std: None, host_args: host_args.iter().map(|s| s.to_string()).collect() };
+        assert_eq!(cxx.preprocessor_args(), ["-DA=1", "-D", "B", "-Iinc", "-isystem", "sys", "-UC", "-include", "pre.h"]);
+    }
 
     #[test]
     fn a_cuda_folder_without_headers_is_e1003() {

@@ -460,7 +460,9 @@ impl ClangSetup {
         let engine = clang::find_engine(&options.clang, &ClangEnv::from_process()).map_err(|d| CompileError::Diagnostics(vec![d]))?;
         let cache = Cache::from_env(&CacheEnv::from_process()).map_err(|d| CompileError::Diagnostics(vec![d]))?;
         let root = tools.root();
-        let system_includes = clang::cuda_include_dirs(&root).map_err(|d| CompileError::Diagnostics(vec![d]))?;
+        // The user's `-isystem` folders before CUDA's own (CCCL's), as nvcc orders them.
+        let mut system_includes = options.preprocess.system_include_dirs.clone();
+        system_includes.extend(clang::cuda_include_dirs(&root).map_err(|d| CompileError::Diagnostics(vec![d]))?);
         let on_disk = input_on_disk(source, options);
         // Headers beside the input are found as if Clang read it where it lies.
         let mut includes: Vec<PathBuf> = Vec::new();
@@ -486,7 +488,7 @@ impl ClangSetup {
     }
 
     /// The options of this compilation; the input and output are set per run.
-    fn template(&self, options: &CompileOptions) -> ClangInvocation<'_> {
+    fn template<'a>(&'a self, options: &'a CompileOptions) -> ClangInvocation<'a> {
         ClangInvocation {
             source: Path::new(""),
             output: Path::new(""),
@@ -507,6 +509,7 @@ impl ClangSetup {
             },
             host_fatbin: None,
             additions: Some(&self.additions),
+            cxx: &options.cuda_cxx,
         }
     }
 

@@ -128,6 +128,8 @@ pub struct WarningPolicy {
     pub deny: Vec<Code>,
     /// These warnings are not reported.
     pub allow: Vec<Code>,
+    /// No warning is reported (nvcc's `-w`); errors and remarks asked for are.
+    pub silence_all: bool,
 }
 
 impl WarningPolicy {
@@ -135,7 +137,7 @@ impl WarningPolicy {
     pub fn apply(&self, diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
         diagnostics
             .into_iter()
-            .filter(|d| d.severity == Severity::Error || !self.allow.contains(&d.code))
+            .filter(|d| d.severity == Severity::Error || !(self.allow.contains(&d.code) || self.silence_all && d.severity == Severity::Warning))
             .map(|mut d| {
                 if d.severity == Severity::Warning && (self.deny_all || self.deny.contains(&d.code)) {
                     d.severity = Severity::Error;
@@ -203,6 +205,8 @@ pub struct CompileOptions {
     pub language: Option<Language>,
     /// Where to look for Clang, which compiles CUDA C++ ([`crate::clang::find_engine`]).
     pub clang: crate::clang::ClangSearch,
+    /// What only the CUDA C++ front end reads: `-std`, the host compiler's options.
+    pub cuda_cxx: crate::clang::CudaCxxOptions,
 }
 
 impl Default for CompileOptions {
@@ -228,6 +232,7 @@ impl Default for CompileOptions {
             fmad: crate::back::Fmad::Contract,
             language: None,
             clang: crate::clang::ClangSearch::default(),
+            cuda_cxx: crate::clang::CudaCxxOptions::default(),
         }
     }
 }

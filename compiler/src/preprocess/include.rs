@@ -138,7 +138,7 @@ impl Preprocessor<'_> {
             }
         }
         if disk {
-            for dir in &self.options.include_dirs {
+            for dir in self.options.include_dirs.iter().chain(&self.options.system_include_dirs) {
                 let path = dir.join(name);
                 if path.is_file() {
                     return Some(Found::Disk { name: path.display().to_string(), path });
@@ -189,7 +189,7 @@ impl Preprocessor<'_> {
                 if self.options.files == FileAccess::Disk {
                     // The folder as the user named it: a real path could be anyone's home.
                     looked.extend(self.folder_of(file).map(|(_, named)| if named.as_os_str().is_empty() { ".".into() } else { named.display().to_string() }));
-                    looked.extend(self.options.include_dirs.iter().map(|d| d.display().to_string()));
+                    looked.extend(self.options.include_dirs.iter().chain(&self.options.system_include_dirs).map(|d| d.display().to_string()));
                 }
                 looked.push("the headers shipped with cdpc".into());
                 d = d.with_note(format!("looked in: {}", looked.join(", "))).with_note("add the header's folder with -I DIR");

@@ -133,6 +133,9 @@ pub struct PreprocessOptions {
     pub macros: Vec<MacroOption>,
     /// `-I` folders, in order.
     pub include_dirs: Vec<PathBuf>,
+    /// `-isystem` folders, in order, looked in after the `-I` folders (gcc's order; for CUDA
+    /// C++, Clang's warnings in their headers are not given, as gcc's and nvcc's are not).
+    pub system_include_dirs: Vec<PathBuf>,
     /// Whether headers may be read from disk.
     pub files: FileAccess,
 }

@@ -1,0 +1,347 @@
+//! nvcc's command line, read into cdpc's: the options a Makefile or CMake build passes to nvcc,
+//! each either translated into cdpc's own option, accepted as nvcc's without anything for cdpc
+//! to do, or refused with `E0707` and what to do instead.
+//!
+//! nvcc spells every option two ways, `--long-name` and `-short` (`--gpu-architecture` and
+//! `-arch`), and gives a value as `-opt=value` or `-opt value`; list options take values
+//! separated by commas (`-Xcompiler -fPIC,-Wall`). [`translate`] rewrites the arguments it
+//! knows into the long options clap parses ([`crate::Cli`]) and leaves every other argument
+//! as it is, so cdpc's own spellings (`-O3`, `-Idir`, `-DNAME`, `-o file`) keep working.
+//!
+//! What cdpc accepts and ignores is listed in [`NVCC`] with the reason: options about nvcc's
+//! host compiler (cdpc compiles a `.cu` file's host code with its own Clang), about EDG's
+//! front end, or about what Clang's CUDA always does (`--expt-relaxed-constexpr`,
+//! `--extended-lambda`).
+
+use cdpc::Code;
+
+/// What cdpc does with one nvcc option.
+#[derive(Clone, Copy, Debug)]
+enum Action {
+    /// cdpc's own long option (`--arch`), given the value if the option takes one.
+    Same(&'static str),
+    /// cdpc's own long option once for each comma-separated value (`-Xcompiler -fPIC,-Wall`).
+    EachOf(&'static str),
+    /// These arguments, whatever the value.
+    Becomes(&'static [&'static str]),
+    /// `--Xptxas=<this>=<value>`: an option nvcc hands ptxas.
+    Ptxas(&'static str),
+    /// Accepted, nothing to do: nvcc's own business that cdpc has no counterpart for.
+    Ignored,
+    /// `-Werror <kinds>`: `all-warnings` is cdpc's `--Werror`; the other kinds name EDG's
+    /// warnings, which cdpc does not give.
+    WerrorKinds,
+    /// `--machine 64` (the only value nvcc 13 takes).
+    Machine,
+    /// Not in cdpc: `E0707`, with this help.
+    Unsupported(&'static str),
+}
+
+/// Whether an nvcc option takes a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Value {
+    No,
+    Yes,
+    /// `true` or `false`, which may be left out (`-rdc` alone is `-rdc=true`): the next
+    /// argument is the value only if it is one of those.
+    Bool,
+}
+
+/// One nvcc option: its long and short names, whether it takes a value, and what cdpc does.
+struct NvccOption {
+    long: &'static str,
+    short: &'static str,
+    value: Value,
+    action: Action,
+}
+
+const fn opt(long: &'static str, short: &'static str, value: bool, action: Action) -> NvccOption {
+    NvccOption { long, short, value: if value { Value::Yes } else { Value::No }, action }
+}
+
+const fn flag(long: &'static str, short: &'static str, action: Action) -> NvccOption {
+    NvccOption { long, short, value: Value::Bool, action }
+}
+
+use Action::*;
+
+/// nvcc 13's options that cdpc reads as nvcc does (names from `nvcc --help`). Options nvcc and
+/// cdpc share under one spelling that clap already parses (`-o`, `-I`, `-D`, `-U`, `-l`, `-L`,
+/// `-O`, `-G`, `-x`, `-v`, `-c`, `-w`, `--std`) are here only where nvcc has another name.
+const NVCC: &[NvccOption] = &[
+    // What to build.
+    opt("--gpu-architecture", "-arch", true, Same("--arch")),
+    opt("--generate-code", "-gencode", true, Same("--gencode")),
+    opt("--device-c", "-dc", false, Same("--device-c")),
+    opt("--device-link", "-dlink", false, Same("--device-link")),
+    opt("--ptx", "-ptx", false, Becomes(&["--emit=ptx"])),
+    opt("--cubin", "-cubin", false, Becomes(&["--emit=cubin"])),
+    // cdpc's device code is always relocatable (device-side launches need it), and a
+    // relocatable object links in nvcc's whole-program builds too.
+    flag("--relocatable-device-code", "-rdc", Ignored),
+    opt("--output-file", "-o", true, Same("-o")),
+    opt("--std", "-std", true, Same("--std")),
+    opt("--x", "-x", true, Same("-x")),
+    opt("--optimize", "-O", true, Same("-O")),
+    opt("--include-path", "-I", true, EachOf("-I")),
+    opt("--system-include", "-isystem", true, EachOf("--isystem")),
+    opt("--define-macro", "-D", true, EachOf("-D")),
+    opt("--undefine-macro", "-U", true, EachOf("-U")),
+    opt("--library", "-l", true, EachOf("-l")),
+    opt("--library-path", "-L", true, EachOf("-L")),
+    opt("--generate-line-info", "-lineinfo", false, Same("--lineinfo")),
+    opt("--default-stream", "-default-stream", true, Same("--default-stream")),
+    // Floating point.
+    flag("--fmad", "-fmad", Same("--fmad")),
+    // Tools.
+    opt("--compiler-options", "-Xcompiler", true, EachOf("--Xcompiler")),
+    opt("--ptxas-options", "-Xptxas", true, EachOf("--Xptxas")),
+    opt("--nvlink-options", "-Xnvlink", true, EachOf("--Xnvlink")),
+    opt("--maxrregcount", "-maxrregcount", true, Ptxas("--maxrregcount")),
+    // With relocatable device code nvcc asks nvlink; cdpc's ptxas says it for each file.
+    opt("--resource-usage", "-res-usage", false, Becomes(&["--Xptxas=-v"])),
+    // Host debug information, for the host side of a `.cu` file's object.
+    opt("--debug", "-g", false, Becomes(&["--Xcompiler=-g"])),
+    // Warnings.
+    opt("--disable-warnings", "-w", false, Same("--disable-warnings")),
+    opt("--Werror", "-Werror", true, WerrorKinds),
+    opt("--Wno-deprecated-gpu-targets", "-Wno-deprecated-gpu-targets", false, Ignored),
+    opt("--Wno-deprecated-declarations", "-Wno-deprecated-declarations", false, Becomes(&["--Xclang-warning=-Wno-deprecated-declarations"])),
+    opt("--Wreorder", "-Wreorder", false, Ignored),
+    opt("--Wdefault-stream-launch", "-Wdefault-stream-launch", false, Ignored),
+    opt("--Wmissing-launch-bounds", "-Wmissing-launch-bounds", false, Ignored),
+    opt("--Wext-lambda-captures-this", "-Wext-lambda-captures-this", false, Ignored),
+    // EDG's diagnostics by number: Clang's are other messages.
+    opt("--diag-suppress", "-diag-suppress", true, Ignored),
+    opt("--diag-warn", "-diag-warn", true, Ignored),
+    opt("--diag-error", "-diag-error", true, Ignored),
+    opt("--display-error-number", "-err-no", false, Ignored),
+    opt("--no-display-error-number", "-no-err-no", false, Ignored),
+    opt("--Xcudafe", "-Xcudafe", true, Ignored),
+    // What Clang's CUDA always allows.
+    opt("--expt-relaxed-constexpr", "-expt-relaxed-constexpr", false, Ignored),
+    opt("--extended-lambda", "-extended-lambda", false, Ignored),
+    opt("--expt-extended-lambda", "-expt-extended-lambda", false, Ignored),
+    // nvcc's host compiler and host link: cdpc compiles a `.cu` file's host code with its own
+    // Clang and links no host program.
+    opt("--compiler-bindir", "-ccbin", true, Ignored),
+    opt("--allow-unsupported-compiler", "-allow-unsupported-compiler", false, Ignored),
+    opt("--linker-options", "-Xlinker", true, Ignored),
+    opt("--cudart", "-cudart", true, Ignored),
+    opt("--cudadevrt", "-cudadevrt", true, Ignored),
+    opt("--machine", "-m", true, Machine),
+    opt("--m64", "-m64", false, Ignored),
+    // How nvcc runs its own steps.
+    opt("--threads", "-t", true, Ignored),
+    opt("--split-compile", "-split-compile", true, Ignored),
+    opt("--keep", "-keep", false, Ignored),
+    opt("--keep-dir", "-keep-dir", true, Ignored),
+    opt("--save-temps", "-save-temps", false, Ignored),
+    opt("--objdir-as-tempdir", "-objtemp", false, Ignored),
+    // Refused, with what to do instead.
+    opt("--use_fast_math", "-use_fast_math", false, Unsupported("cdpc gives nvcc's IEEE results only; drop it (nvcc's -fmad=true, cdpc's default, is kept)")),
+    opt("--ftz", "-ftz", true, Unsupported("cdpc keeps single-precision denormals (nvcc's -ftz=false); drop the option")),
+    opt("--prec-div", "-prec-div", true, Unsupported("cdpc's single-precision division is IEEE-rounded (nvcc's -prec-div=true); drop the option")),
+    opt("--prec-sqrt", "-prec-sqrt", true, Unsupported("cdpc's single-precision square root is IEEE-rounded (nvcc's -prec-sqrt=true); drop the option")),
+    opt("--gpu-code", "-code", true, Unsupported("name the code with -gencode arch=compute_XX,code=sm_XX, or one architecture with -arch=sm_XX")),
+    opt("--fatbin", "-fatbin", false, Unsupported("cdpc writes a fat binary for -gencode options: `cdpc x.cu -gencode arch=compute_90,code=sm_90 -o x.fatbin`")),
+    opt("--preprocess", "-E", false, Unsupported("cdpc does not write preprocessed source")),
+    opt("--generate-dependencies", "-M", false, Unsupported("cdpc does not write dependency lists yet; let the build system scan headers, or list them")),
+    opt("--generate-nonsystem-dependencies", "-MM", false, Unsupported("cdpc does not write dependency lists yet")),
+    opt("--generate-dependencies-with-compile", "-MD", false, Unsupported("cdpc does not write dependency lists yet")),
+    opt("--generate-nonsystem-dependencies-with-compile", "-MMD", false, Unsupported("cdpc does not write dependency lists yet")),
+    opt("--dependency-output", "-MF", true, Unsupported("cdpc does not write dependency lists yet")),
+    opt("--dependency-target-name", "-MT", true, Unsupported("cdpc does not write dependency lists yet")),
+    opt("--pre-include", "-include", true, Unsupported("include the header from the source file")),
+    opt("--lib", "-lib", false, Unsupported("make the archive with `ar rcs libNAME.a x.o ...` from `cdpc -dc` objects")),
+    opt("--link", "-link", false, Unsupported("cdpc links device code only: link the host program with nvcc or g++ (docs/BUILDING.md)")),
+    opt("--run", "-run", false, Unsupported("build the program with nvcc's host link, then run it")),
+    opt("--dlink-time-opt", "-dlto", false, Unsupported("cdpc has no link-time optimisation of device code")),
+    opt("--lto", "-lto", false, Unsupported("cdpc has no link-time optimisation of device code")),
+    opt("--options-file", "-optf", true, Unsupported("give the options on the command line")),
+];
+
+/// nvcc's warning kinds for `-Werror` (`nvcc --help`).
+const WERROR_KINDS: &[&str] = &["cross-execution-space-call", "reorder", "deprecated-declarations", "default-stream-launch", "missing-launch-bounds", "ext-lambda-captures-this", "all-warnings"];
+
+/// An nvcc option cdpc cannot take: `E0707`, or a value missing (`E0708`).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Refused {
+    pub code: Code,
+    pub message: String,
+}
+
+/// The option `arg` names, with the value written after `=` in it.
+fn lookup(arg: &str) -> Option<(&'static NvccOption, Option<&str>)> {
+    let (name, value) = match arg.split_once('=') {
+        Some((name, value)) => (name, Some(value)),
+        None => (arg, None),
+    };
+    NVCC.iter().find(|o| o.long == name || o.short == name).filter(|o| o.value != Value::No || value.is_none()).map(|o| (o, value))
+}
+
+/// Rewrites nvcc's options among `args` (the program's name first) into cdpc's; other
+/// arguments are kept as they are, after `--` all of them.
+pub(crate) fn translate(args: impl IntoIterator<Item = String>) -> Result<Vec<String>, Refused> {
+    let mut args = args.into_iter().peekable();
+    let mut out: Vec<String> = args.next().into_iter().collect();
+    while let Some(arg) = args.next() {
+        if arg == "--" {
+            out.push(arg);
+            out.extend(args.by_ref());
+            break;
+        }
+        // Names match whole, so cdpc's short options with their values attached (`-O3`,
+        // `-Idir`, `-lfoo`) are not nvcc's `-O`, `-I`, `-l` here: clap reads them.
+        let Some((option, inline)) = lookup(&arg) else {
+            out.push(legacy(arg));
+            continue;
+        };
+        let value = match (option.value, inline) {
+            (Value::No, _) => None,
+            (_, Some(v)) => Some(v.to_string()),
+            (Value::Bool, None) => match args.peek() {
+                Some(next) if next == "true" || next == "false" => args.next(),
+                _ => Some("true".to_string()),
+            },
+            (Value::Yes, None) => {
+                // `-Werror` alone is cdpc's own flag: every warning an error.
+                if matches!(option.action, WerrorKinds) {
+                    match args.peek() {
+                        Some(next) if next.split(',').all(|k| WERROR_KINDS.contains(&k)) => args.next(),
+                        _ => {
+                            out.push("--Werror".into());
+                            continue;
+                        }
+                    }
+                } else {
+                    Some(args.next().ok_or_else(|| Refused { code: Code::OptionInvalid, message: format!("`{arg}` needs a value (nvcc's `{} <value>`)", option.long) })?)
+                }
+            }
+        };
+        match option.action {
+            Same(cdpc) => out.extend(with_value(cdpc, value.as_deref())),
+            EachOf(cdpc) => {
+                for part in value.as_deref().unwrap_or_default().split(',').filter(|p| !p.is_empty()) {
+                    out.extend(with_value(cdpc, Some(part)));
+                }
+            }
+            Becomes(these) => out.extend(these.iter().map(|s| s.to_string())),
+            Ptxas(name) => out.push(format!("--Xptxas={name}={}", value.unwrap_or_default())),
+            Ignored => {}
+            WerrorKinds => {
+                if value.as_deref().unwrap_or_default().split(',').any(|k| k == "all-warnings") {
+                    out.push("--Werror".into());
+                }
+            }
+            Machine => {
+                if value.as_deref() != Some("64") {
+                    return Err(Refused { code: Code::OptionUnsupported, message: format!("nvcc's `{arg}` takes 64 only: cdpc compiles 64-bit host code (--address-size 32 writes 32-bit PTX)") });
+                }
+            }
+            Unsupported(help) => return Err(Refused { code: Code::OptionUnsupported, message: format!("nvcc's option `{}` is not in cdpc: {help}", option.long) }),
+        }
+    }
+    Ok(out)
+}
+
+/// `cdpc` (a long option, `--x`) or `cdpc value` (a short one, `-o`).
+fn with_value(cdpc: &str, value: Option<&str>) -> Vec<String> {
+    match value {
+        None => vec![cdpc.to_string()],
+        Some(v) if cdpc.starts_with("--") => vec![format!("{cdpc}={v}")],
+        Some(v) => vec![cdpc.to_string(), v.to_string()],
+    }
+}
+
+/// cdpc's own options spelled with one dash, as cdpc has always read them
+/// (`-faggregate-launches=block`, `-Rpass=aggregate`, `-Rskipped-headers`).
+fn legacy(arg: String) -> String {
+    if arg.starts_with("-faggregate-launches") || arg.starts_with("-flaunch-threshold") || arg.starts_with("-Rpass") {
+        format!("-{arg}")
+    } else if let Some(remark) = arg.strip_prefix("-R").filter(|r| !r.is_empty() && !r.starts_with("pass")) {
+        format!("--R={remark}")
+    } else {
+        arg
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tr(args: &[&str]) -> Vec<String> {
+        translate(std::iter::once("cdpc").chain(args.iter().copied()).map(String::from)).unwrap()[1..].to_vec()
+    }
+
+    fn refused(args: &[&str]) -> Refused {
+        translate(std::iter::once("cdpc").chain(args.iter().copied()).map(String::from)).unwrap_err()
+    }
+
+    #[test]
+    fn both_spellings_and_both_ways_of_giving_a_value() {
+        for args in [&["-arch=sm_80"][..], &["-arch", "sm_80"], &["--gpu-architecture=sm_80"], &["--gpu-architecture", "sm_80"]] {
+            assert_eq!(tr(args), ["--arch=sm_80"], "{args:?}");
+        }
+        assert_eq!(tr(&["-std=c++20", "--std", "c++17"]), ["--std=c++20", "--std=c++17"]);
+        assert_eq!(tr(&["-dc", "-dlink", "-lineinfo", "-ptx"]), ["--device-c", "--device-link", "--lineinfo", "--emit=ptx"]);
+    }
+
+    #[test]
+    fn list_options_split_at_commas() {
+        assert_eq!(tr(&["-Xcompiler", "-fPIC,-Wall", "-Xptxas=-v"]), ["--Xcompiler=-fPIC", "--Xcompiler=-Wall", "--Xptxas=-v"]);
+        assert_eq!(tr(&["--include-path", "a,b", "--define-macro=X=1"]), ["-I", "a", "-I", "b", "-D", "X=1"]);
+    }
+
+    #[test]
+    fn cdpc_short_options_with_attached_values_are_left_to_clap() {
+        assert_eq!(tr(&["-O3", "-Iinc", "-DX=1", "-lfoo", "-o", "out.o", "-c"]), ["-O3", "-Iinc", "-DX=1", "-lfoo", "-o", "out.o", "-c"]);
+        // `-ccbin` is one option, not `-c -c -b -i -n`.
+        assert_eq!(tr(&["-ccbin", "g++-12", "-c", "a.cu"]), ["-c", "a.cu"]);
+    }
+
+    #[test]
+    fn ignored_options_take_their_values_with_them() {
+        let makefile = ["-rdc=true", "--expt-relaxed-constexpr", "--extended-lambda", "-m64", "-t", "4", "-Wno-deprecated-gpu-targets", "-Xcudafe", "--diag_suppress=177", "-cudart", "static", "a.cu"];
+        assert_eq!(tr(&makefile), ["a.cu"]);
+    }
+
+    #[test]
+    fn werror_is_cdpcs_flag_alone_and_nvccs_with_kinds() {
+        assert_eq!(tr(&["-Werror", "a.cu"]), ["--Werror", "a.cu"]);
+        assert_eq!(tr(&["-Werror", "all-warnings", "a.cu"]), ["--Werror", "a.cu"]);
+        assert_eq!(tr(&["-Werror=reorder,cross-execution-space-call", "a.cu"]), ["a.cu"]);
+    }
+
+    #[test]
+    fn register_limits_and_resource_usage_go_to_ptxas() {
+        assert_eq!(tr(&["-maxrregcount=32", "-res-usage"]), ["--Xptxas=--maxrregcount=32", "--Xptxas=-v"]);
+        assert_eq!(tr(&["-g"]), ["--Xcompiler=-g"]);
+    }
+
+    #[test]
+    fn nvcc_options_cdpc_does_not_have_are_e0707_and_missing_values_e0708() {
+        let r = refused(&["a.cu", "-MD"]);
+        assert_eq!(r.code, Code::OptionUnsupported);
+        assert!(r.message.contains("--generate-dependencies-with-compile"), "{}", r.message);
+        assert_eq!(refused(&["--machine=32"]).code, Code::OptionUnsupported);
+        assert_eq!(refused(&["a.cu", "-ccbin"]).code, Code::OptionInvalid);
+    }
+
+    #[test]
+    fn true_or_false_may_be_left_out() {
+        assert_eq!(tr(&["-rdc", "a.cu", "-fmad", "false", "-rdc=true", "--relocatable-device-code", "true"]), ["a.cu", "--fmad=false"]);
+        assert_eq!(tr(&["-fmad", "a.cu"]), ["--fmad=true", "a.cu"]);
+    }
+
+    #[test]
+    fn after_a_double_dash_nothing_is_read_as_an_option() {
+        assert_eq!(tr(&["--", "-MD"]), ["--", "-MD"]);
+    }
+
+    #[test]
+    fn cdpcs_own_one_dash_spellings_still_work() {
+        assert_eq!(tr(&["-faggregate-launches=block", "-Rpass=aggregate", "-Rskipped-headers", "-R"]), ["--faggregate-launches=block", "--Rpass=aggregate", "--R=skipped-headers", "-R"]);
+        assert_eq!(tr(&["-default-stream", "per-thread", "-fmad=false"]), ["--default-stream=per-thread", "--fmad=false"]);
+    }
+}

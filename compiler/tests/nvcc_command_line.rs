@@ -1,0 +1,208 @@
+//! nvcc's command line, as Makefiles and CMake builds write it, given to cdpc: the options
+//! cdpc takes as nvcc's (`-std`, `-Xcompiler`, `-isystem`, `-w`, `-maxrregcount`,
+//! `-res-usage`), the ones it accepts with nothing to do, and the coded refusals (`E0707` for
+//! an nvcc option cdpc does not have, `E0708` for a command line it cannot read). nvcc is the
+//! oracle where one is needed: the names of the kernels a `-dc` object defines, and that nvcc's
+//! host link takes the object. Cases that need the NVIDIA tools, nvcc, g++ or nm skip with a
+//! printed reason.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+use crate::build_common::{cdpc, have, json_lines, nvcc, run, stderr, tool_dir};
+
+/// Kernels whose Itanium names Clang 22 spells otherwise by default (a `template <class T, T V>`
+/// instance, a constrained template), and code on both sides that needs `-Xcompiler`'s macro
+/// (nvcc's device pass is preprocessed by the host compiler with its options).
+const KERNELS: &str = r#"
+static_assert(__cplusplus == 202002L, "-std=c++20 reaches both sides");
+template <class T> concept Small = sizeof(T) <= 4;
+template <class T, T V> __global__ void fill(T *p) { p[threadIdx.x] = V; }
+template <class T> requires Small<T> __global__ void twice(T *p) { p[threadIdx.x] *= 2; }
+template __global__ void fill<int, 5>(int *);
+template __global__ void twice<int>(int *);
+#ifndef FROM_XCOMPILER
+#error "nvcc preprocesses both sides with the host compiler's options"
+#endif
+int host_side() { return FROM_XCOMPILER; }
+"#;
+
+/// nvcc's host code launching the kernels of [`KERNELS`] by their declarations: it links only
+/// if the object's stubs have nvcc's names.
+const MAIN: &str = r#"
+template <class T> concept Small = sizeof(T) <= 4;
+template <class T, T V> __global__ void fill(T *p);
+template <class T> requires Small<T> __global__ void twice(T *p);
+int host_side();
+int main() {
+    int *p;
+    cudaMalloc(&p, 128);
+    fill<int, 5><<<1, 32>>>(p);
+    twice<int><<<1, 32>>>(p);
+    return (int)cudaDeviceSynchronize() + host_side() - 1;
+}
+"#;
+
+/// A Makefile's nvcc line, unchanged but for the compiler's name.
+const MAKEFILE_FLAGS: &[&str] = &[
+    "-std=c++20", "-O3", "-arch=sm_90", "-rdc=true", "--expt-relaxed-constexpr", "--extended-lambda", "-lineinfo", "-Xcompiler", "-fPIC,-DFROM_XCOMPILER=1", "-ccbin", "g++", "-m64",
+    "-Wno-deprecated-gpu-targets", "-t", "2", "-Xcudafe", "--diag_suppress=177", "-dc",
+];
+
+/// The weak text symbols of an object whose names start with `_Z` (a `-dc` object's kernel stubs).
+fn stubs(dir: &Path, object: &str) -> BTreeSet<String> {
+    let out = Command::new("nm").current_dir(dir).args(["--defined-only", object]).output().expect("nm runs");
+    assert!(out.status.success(), "nm {object}: {}", stderr(&out));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            [_, "W", name] if name.starts_with("_Z") => Some(name.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_makefiles_nvcc_line_builds_an_object_that_nvccs_host_link_takes() {
+    if tool_dir().is_none() || !have("nm") || !have("g++") {
+        return;
+    }
+    let Some(nvcc) = nvcc() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("kernels.cu"), KERNELS).unwrap();
+    std::fs::write(dir.path().join("main.cu"), MAIN).unwrap();
+    let mut args = MAKEFILE_FLAGS.to_vec();
+    args.extend(["kernels.cu", "-o", "ours.o"]);
+    let out = cdpc(dir.path(), &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut theirs = MAKEFILE_FLAGS.to_vec();
+    theirs.extend(["kernels.cu", "-o", "theirs.o"]);
+    run(&nvcc, dir.path(), &theirs);
+    // nvcc's names (Clang 22's default would be `_Z4fillIiTnT_Li5EEvPS0_` and
+    // `_Z5twiceIiQ5SmallIT_EEvPS0_`).
+    let ours = stubs(dir.path(), "ours.o");
+    assert_eq!(ours, BTreeSet::from(["_Z4fillIiLi5EEvPT_".to_string(), "_Z5twiceIiEvPT_".to_string()]));
+    assert!(ours.is_subset(&stubs(dir.path(), "theirs.o")), "cdpc {ours:?}");
+    // nvcc's host code launches them by name; `-fPIC` reached the host side's code.
+    run(&nvcc, dir.path(), &["-std=c++20", "-arch=sm_90", "-rdc=true", "main.cu", "ours.o", "-o", "app", "-lcudadevrt"]);
+    run(Path::new("g++"), dir.path(), &["-shared", "ours.o", "-o", "libours.so"]);
+}
+
+#[test]
+fn without_std_cxx20_the_dialect_is_cxx17() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cu"), "static_assert(__cplusplus == 201703L);\n__global__ void k(int *p) { *p = 1; }\n").unwrap();
+    let out = cdpc(dir.path(), &["k.cu", "--emit", "ptx", "-o", "-"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = cdpc(dir.path(), &["k.cu", "--emit", "ptx", "-o", "-", "-std", "c++14"]);
+    assert!(!out.status.success() && stderr(&out).contains("static assertion failed"), "{}", stderr(&out));
+}
+
+#[test]
+fn nvcc_options_cdpc_lacks_are_e0707_in_both_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cu"), "__global__ void k(int *p) { *p = 1; }\n").unwrap();
+    let out = cdpc(dir.path(), &["-MD", "-MF", "k.d", "-c", "k.cu"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).starts_with("error[E0707]: nvcc's option `--generate-dependencies-with-compile` is not in cdpc"), "{}", stderr(&out));
+    let out = cdpc(dir.path(), &["k.cu", "--error-format", "json", "--use_fast_math"]);
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!((&lines[0]["code"], &lines[0]["severity"]), (&serde_json::json!("E0707"), &serde_json::json!("error")));
+    assert!(!dir.path().join("k.o").exists() && !dir.path().join("k.cubin").exists());
+}
+
+#[test]
+fn command_lines_cdpc_cannot_read_are_e0708() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, says) in [
+        (&["k.cu", "--no-such-option"][..], "unexpected argument '--no-such-option' found"),
+        (&["k.cu", "-std=c++99"], "`c++99` is not one of nvcc's dialects"),
+        (&["k.cu", "-ccbin"], "`-ccbin` needs a value"),
+    ] {
+        let out = cdpc(dir.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let text = stderr(&out);
+        assert!(text.starts_with("error[E0708]: ") && text.contains(says), "{args:?}: {text}");
+        assert!(!text.contains("Usage:"), "{text}");
+    }
+    let out = cdpc(dir.path(), &["--error-format=json", "k.cu", "--no-such-option"]);
+    assert_eq!(json_lines(&out)[0]["code"], serde_json::json!("E0708"));
+    // Help is not an error.
+    let out = cdpc(dir.path(), &["--help"]);
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("--Xcompiler"));
+}
+
+#[test]
+fn disable_warnings_silences_clang_and_cdpc() {
+    let dir = tempfile::tempdir().unwrap();
+    // Clang's warning (a double constant made an int) and cdpc's own (W0209, no return value).
+    std::fs::write(dir.path().join("w.cu"), "__global__ void k(int *p) { int x = 1.5; *p = x; }\n").unwrap();
+    std::fs::write(dir.path().join("w.cdp"), "__device__ int f(int x) { if (x) return 1; }\n__global__ void k(int *p) { *p = f(*p); }\n").unwrap();
+    for file in ["w.cu", "w.cdp"] {
+        let loud = cdpc(dir.path(), &[file, "--emit", "ptx", "-o", "-"]);
+        assert!(loud.status.success() && stderr(&loud).contains("warning"), "{file}: {}", stderr(&loud));
+        let quiet = cdpc(dir.path(), &[file, "--emit", "ptx", "-o", "-", "-w"]);
+        assert!(quiet.status.success() && stderr(&quiet).is_empty(), "{file}: {}", stderr(&quiet));
+        assert_eq!(quiet.stdout, loud.stdout, "{file}: -w changes no code");
+    }
+}
+
+#[test]
+fn isystem_folders_are_searched_after_the_include_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    for (folder, value) in [("sys", 1), ("inc", 2)] {
+        std::fs::create_dir(dir.path().join(folder)).unwrap();
+        std::fs::write(dir.path().join(folder).join("value.h"), format!("#define VALUE {value}\n")).unwrap();
+    }
+    let source = "#include <value.h>\n__global__ void k(int *p) { *p = VALUE + 40; }\n";
+    for file in ["k.cu", "k.cdp"] {
+        std::fs::write(dir.path().join(file), source).unwrap();
+        let ptx = |args: &[&str]| {
+            let mut all = vec![file, "--emit", "ptx", "-o", "-"];
+            all.extend_from_slice(args);
+            let out = cdpc(dir.path(), &all);
+            assert!(out.status.success(), "{file} {args:?}: {}", stderr(&out));
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        assert!(ptx(&["-isystem", "sys"]).contains(", 41;"), "{file}: the system folder's header");
+        assert!(ptx(&["--system-include=sys", "-I", "inc"]).contains(", 42;"), "{file}: -I before -isystem");
+    }
+}
+
+#[test]
+fn register_limits_and_resource_usage_reach_ptxas() {
+    if tool_dir().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Sixteen running sums that stay live across the loop.
+    let mut source = String::from("__global__ void k(const float *in, float *out, int n) {\n");
+    for i in 0..16 {
+        source.push_str(&format!("    float s{i} = in[{i}];\n"));
+    }
+    source.push_str("    for (int j = 0; j < n; ++j) {\n        float x = in[j + threadIdx.x];\n");
+    for i in 0..16 {
+        source.push_str(&format!("        s{i} = s{i} * x + {i}.5f;\n"));
+    }
+    source.push_str("    }\n");
+    for i in 0..16 {
+        source.push_str(&format!("    out[{i}] = s{i};\n"));
+    }
+    source.push_str("}\n");
+    std::fs::write(dir.path().join("r.cu"), source).unwrap();
+    let registers = |args: &[&str]| -> u32 {
+        let mut all = vec!["r.cu", "-o", "r.cubin", "-res-usage"];
+        all.extend_from_slice(args);
+        let out = cdpc(dir.path(), &all);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stderr(&out);
+        let used = text.split("Used ").nth(1).unwrap_or_else(|| panic!("ptxas's resource usage: {text}"));
+        used.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let free = registers(&[]);
+    assert!(free > 24, "{free} registers without a limit");
+    assert!(registers(&["-maxrregcount=24"]) <= 24);
+    assert!(registers(&["--maxrregcount", "24"]) <= 24);
+}
