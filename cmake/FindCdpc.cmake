@@ -135,6 +135,21 @@ function(_cdpc_common_options out arch)
   set(${out} ${options} ${ARGN} PARENT_SCOPE)
 endfunction()
 
+# How a compilation's custom command learns the headers its source reads: cdpc writes a
+# dependency list beside the object (-MD -MF, paths relative to the command's folder, the
+# current binary folder) and add_custom_command reads it (DEPFILE), so that changing a header
+# rebuilds the objects that include it. DEPFILE needs Ninja or CMake 3.20; older Makefile
+# generators rebuild on the source's change only.
+function(_cdpc_depfile out_options out_keyword object)
+  if(CMAKE_VERSION VERSION_GREATER_EQUAL 3.20 OR CMAKE_GENERATOR MATCHES "Ninja")
+    set(${out_options} -MD -MF "${object}.d" PARENT_SCOPE)
+    set(${out_keyword} DEPFILE "${object}.d" PARENT_SCOPE)
+  else()
+    set(${out_options} "" PARENT_SCOPE)
+    set(${out_keyword} "" PARENT_SCOPE)
+  endif()
+endfunction()
+
 # The checks both functions make of their parsed arguments (a macro: it reads the caller's
 # arg_* variables).
 macro(_cdpc_check_arguments function name)
@@ -160,10 +175,12 @@ function(cdpc_add_cubin name)
     get_filename_component(source "${source}" ABSOLUTE)
     get_filename_component(stem "${source}" NAME_WE)
     set(object "${dir}/${stem}.o")
+    _cdpc_depfile(list depfile "${object}")
     add_custom_command(OUTPUT "${object}"
       COMMAND "${CMAKE_COMMAND}" -E make_directory "${dir}"
-      COMMAND Cdpc::cdpc -dc --emit obj ${options} "${source}" -o "${object}"
+      COMMAND Cdpc::cdpc -dc --emit obj ${options} ${list} "${source}" -o "${object}"
       DEPENDS "${source}" Cdpc::cdpc
+      ${depfile}
       COMMENT "cdpc -dc ${stem}"
       VERBATIM)
     list(APPEND objects "${object}")
@@ -198,20 +215,23 @@ function(cdpc_add_cuda_library name)
     get_filename_component(source "${source}" ABSOLUTE)
     get_filename_component(stem "${source}" NAME_WE)
     set(object "${dir}/${stem}.host.o")
+    _cdpc_depfile(list depfile "${object}")
     if(arg_LAUNCHERS)
       set(header "${dir}/${stem}.h")
       add_custom_command(OUTPUT "${object}" "${header}"
         COMMAND "${CMAKE_COMMAND}" -E make_directory "${dir}"
-        COMMAND Cdpc::cdpc -x cdp --emit host-obj ${options} "${source}" -o "${object}" --host-header "${header}"
+        COMMAND Cdpc::cdpc -x cdp --emit host-obj ${options} ${list} "${source}" -o "${object}" --host-header "${header}"
         DEPENDS "${source}" Cdpc::cdpc
+        ${depfile}
         COMMENT "cdpc --emit host-obj ${stem}"
         VERBATIM)
       list(APPEND headers "${header}")
     else()
       add_custom_command(OUTPUT "${object}"
         COMMAND "${CMAKE_COMMAND}" -E make_directory "${dir}"
-        COMMAND Cdpc::cdpc -dc ${options} "${source}" -o "${object}"
+        COMMAND Cdpc::cdpc -dc ${options} ${list} "${source}" -o "${object}"
         DEPENDS "${source}" Cdpc::cdpc
+        ${depfile}
         COMMENT "cdpc -dc ${stem}"
         VERBATIM)
     endif()

@@ -133,7 +133,7 @@ pub fn codegen(source: &str, options: &CompileOptions) {
         let mut options = options.clone();
         options.preprocess.files = crate::preprocess::FileAccess::ShippedOnly;
         let Ok(checked) = driver::check(source, &options) else { panic!("a checked program checks again") };
-        let codegen = CodegenOptions { opt_level: options.opt_level, libdevice: None, debug: None, fmad: options.fmad };
+        let codegen = CodegenOptions { opt_level: options.opt_level, libdevice: None, debug: None, fmad: options.fmad, math: options.float_math };
         match driver::on_large_stack(|| driver::generate_cdp(&checked, &options, &codegen, back::Outputs { llvm_ir: false, ptx: true })) {
             Ok((generated, _)) => assert!(generated.ptx.is_some_and(|ptx| ptx.contains(".target")), "PTX without a .target line"),
             // The pipeline's diagnostics (E0306 under the V1 ABI) are placed in the source.
@@ -177,7 +177,7 @@ pub fn ir_pipeline(ir: &str) {
     use crate::pipeline::aggregate::Granularity;
     use inkwell::context::Context;
     use inkwell::memory_buffer::MemoryBuffer;
-    for (launch_threshold, aggregate) in [(0, Granularity::Off), (128, Granularity::Warp), (0, Granularity::Block), (128, Granularity::Grid)] {
+    for (round, (launch_threshold, aggregate)) in [(0, Granularity::Off), (128, Granularity::Warp), (0, Granularity::Block), (128, Granularity::Grid)].into_iter().enumerate() {
         let context = Context::create();
         let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "fuzz");
         let Ok(module) = context.create_module_from_ir(buffer) else { return };
@@ -214,6 +214,20 @@ pub fn ir_pipeline(ir: &str) {
                 let tm = crate::back::target_machine(&target, 3).expect("the NVPTX target machine");
                 crate::pipeline::cleanup(&module, &tm, true).unwrap_or_else(|e| panic!("the cleanup failed: {e}"));
                 module.verify().unwrap_or_else(|e| panic!("the cleanup left an invalid module: {e}"));
+                // nvcc's single-precision options after optimisation (driver/cuda.rs's `lower`),
+                // one set a round: a valid module, nothing for a second run.
+                let math = [
+                    crate::back::FloatMath::default(),
+                    crate::back::FloatMath { prec_div: false, ftz: true, ..Default::default() },
+                    crate::back::FloatMath::fast(),
+                    crate::back::FloatMath { prec_sqrt: false, ..Default::default() },
+                ][round];
+                if math.ftz {
+                    crate::back::precision::flush_denormals(&module);
+                }
+                crate::back::precision::divisions_as_nvcc(&module, math);
+                module.verify().unwrap_or_else(|e| panic!("the divisions pass left an invalid module: {e}"));
+                assert_eq!(crate::back::precision::divisions_as_nvcc(&module, math), 0, "a division left for a second run");
             }
             Err(errors) => assert!(errors.iter().any(Diagnostic::is_error), "a failed pipeline reports an error"),
         }

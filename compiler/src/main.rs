@@ -54,6 +54,23 @@ struct Cli {
     /// true by default as in nvcc; `-fmad=false` is accepted too)
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     fmad: bool,
+    /// nvcc's `--use_fast_math`: `--ftz=true --prec-div=false --prec-sqrt=false` (unless given
+    /// otherwise) and the fast math library: `sinf`, `expf`, `powf`, ... as `__sinf`, `__expf`,
+    /// `__powf`, and every single-precision division approximate, nvcc's instructions
+    #[arg(long = "use-fast-math", visible_alias = "use_fast_math")]
+    use_fast_math: bool,
+    /// nvcc's `-ftz`: flush single-precision denormals to zero (default false, true with
+    /// `--use-fast-math`)
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    ftz: Option<bool>,
+    /// nvcc's `-prec-div`: IEEE-rounded single-precision division and reciprocals (default true,
+    /// false with `--use-fast-math`: `div.full`, `rcp.approx`)
+    #[arg(long = "prec-div", value_name = "BOOL", action = clap::ArgAction::Set)]
+    prec_div: Option<bool>,
+    /// nvcc's `-prec-sqrt`: IEEE-rounded single-precision square roots (default true, false with
+    /// `--use-fast-math`: `sqrt.approx`)
+    #[arg(long = "prec-sqrt", value_name = "BOOL", action = clap::ArgAction::Set)]
+    prec_sqrt: Option<bool>,
     /// With `--emit host-obj` or `-dc` of the kernel language (`.cdp`, `-x cdp`): also write a
     /// C header declaring each kernel's launcher (`cdpc_launch_KERNEL`) and, for nvcc, the
     /// kernels
@@ -107,6 +124,24 @@ struct Cli {
     /// Report no warnings (nvcc's `-w`): cdpc's, Clang's, ptxas's and nvlink's
     #[arg(short = 'w', long = "disable-warnings")]
     disable_warnings: bool,
+    /// Also write a dependency list, a Make rule naming the source and every header it read
+    /// (nvcc's and gcc's `-MD`), to the output's name with `.d` or `--MF`'s file
+    #[arg(long = "MD")]
+    dependencies: bool,
+    /// `--MD` without the headers of system folders (`-isystem`, CUDA's, Clang's, the C and C++
+    /// libraries'; nvcc's and gcc's `-MMD`)
+    #[arg(long = "MMD")]
+    user_dependencies: bool,
+    /// The dependency list's file (`-MF`)
+    #[arg(long = "MF", value_name = "FILE")]
+    dependency_file: Option<PathBuf>,
+    /// The dependency list's target (`-MT`; default: the output file)
+    #[arg(long = "MT", value_name = "TARGET")]
+    dependency_target: Option<String>,
+    /// Add an empty rule for each header to the dependency list (`-MP`), so that make does not
+    /// fail when a header is removed
+    #[arg(long = "MP")]
+    phony_targets: bool,
     /// Pass an argument to nvlink (repeatable)
     #[arg(long = "Xnvlink", value_name = "ARG", allow_hyphen_values = true)]
     xnvlink: Vec<String>,
@@ -394,9 +429,24 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         separate: false,
         nv_module_id: cli.nv_module_id.clone(),
         fmad: if cli.fmad { cdpc::back::Fmad::Contract } else { cdpc::back::Fmad::Separate },
+        // nvcc's rule, measured: an explicit `-ftz`, `-prec-div` or `-prec-sqrt` wins over
+        // `--use_fast_math`'s, on either side of it.
+        float_math: cdpc::back::FloatMath {
+            ftz: cli.ftz.unwrap_or(cli.use_fast_math),
+            prec_div: cli.prec_div.unwrap_or(!cli.use_fast_math),
+            prec_sqrt: cli.prec_sqrt.unwrap_or(!cli.use_fast_math),
+            fast_library: cli.use_fast_math,
+        },
         language: cli.language,
         clang: cdpc::clang::ClangSearch { clang: cli.clang.clone() },
         cuda_cxx: cdpc::clang::CudaCxxOptions { std: cli.std, host_args: cli.xcompiler.clone() },
+        list_headers: if cli.dependencies {
+            driver::HeaderList::All
+        } else if cli.user_dependencies {
+            driver::HeaderList::User
+        } else {
+            driver::HeaderList::None
+        },
     };
     let format = cli.error_format;
     // `-dc` writes what `nvcc -dc` writes: a host object (`--emit obj`: the device object alone).
@@ -419,6 +469,16 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         fail(format, &cli.inputs[0].display().to_string(), message);
         ExitCode::from(2)
     };
+    let lists = options.list_headers != driver::HeaderList::None;
+    if !lists && (cli.dependency_file.is_some() || cli.dependency_target.is_some() || cli.phony_targets) {
+        return usage("`-MF`, `-MT` and `-MP` shape the dependency list that `-MD` or `-MMD` asks for");
+    }
+    if lists && cli.dependency_file.is_some() && sources.len() > 1 {
+        return usage("`-MF` names the dependency list of one source: give one source, or leave `-MF` out to write each beside its output");
+    }
+    if lists && !cli.device_c && (!cli.gencode.is_empty() || cli.device_link || inputs.len() > 1 || sources.len() != inputs.len() || !cli.library.is_empty()) {
+        return usage("`-MD` lists the headers of one compilation: compile each source with `-dc -MD` (or alone), then link");
+    }
     if cli.device_c {
         // Each source on its own, as one of several translation units.
         if let Some(object) = inputs.iter().find(|i| matches!(i, Input::Object(_))) {
@@ -488,6 +548,12 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
         ErrorFormat::Human => {}
     };
     let to_stdout = output.as_deref() == Some(std::path::Path::new("-"));
+    // The output's path as a dependency list's target names it (what `make` builds).
+    let output_path = match &output {
+        Some(_) if to_stdout => None,
+        Some(o) => Some(o.clone()),
+        None => Some(input.with_extension(emit.extension())),
+    };
     let result = if to_stdout {
         if matches!(emit, Emit::Cubin | Emit::Object | Emit::HostObject) {
             fail(format, &file_name, "`-o -` writes text; binary output needs a file name");
@@ -516,6 +582,12 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
         }
         _ => Ok(compiled),
     });
+    let result = result.and_then(|compiled| {
+        if options.list_headers != driver::HeaderList::None {
+            write_dependencies(cli, input, output_path.as_deref(), &compiled.headers, options.overwrite)?;
+        }
+        Ok(compiled)
+    });
     let result = result.map(|mut compiled| {
         show_tool_runs(&compiled.tool_runs, cli.verbose, format, &file_name);
         if cli.time {
@@ -535,6 +607,51 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
             ExitCode::FAILURE
         }
     }
+}
+
+/// Writes the dependency list of `input`'s compilation (`-MD`): one Make rule, `-MT`'s target
+/// or the output, depending on the source and `headers`, as nvcc writes it (`target : source \`,
+/// the headers indented below), with `-MP` an empty rule for each header; to `-MF`'s file, or
+/// the output's name with `.d` (the input's, in the current folder, for output to stdout).
+fn write_dependencies(cli: &Cli, input: &std::path::Path, output: Option<&std::path::Path>, headers: &[PathBuf], overwrite: driver::Overwrite) -> Result<(), CompileError> {
+    let path = match (&cli.dependency_file, output) {
+        (Some(file), _) => file.clone(),
+        (None, Some(output)) => output.with_extension("d"),
+        (None, None) => PathBuf::from(input.file_name().unwrap_or_default()).with_extension("d"),
+    };
+    let target = match (&cli.dependency_target, output) {
+        (Some(target), _) => target.clone(),
+        (None, Some(output)) => make_escaped(&output.display().to_string()),
+        (None, None) => make_escaped(&input.display().to_string()),
+    };
+    let mut text = format!("{target} : {}", make_escaped(&input.display().to_string()));
+    for header in headers {
+        text.push_str(&format!(" \\\n    {}", make_escaped(&header.display().to_string())));
+    }
+    text.push('\n');
+    if cli.phony_targets {
+        for header in headers {
+            text.push_str(&format!("\n{}:\n", make_escaped(&header.display().to_string())));
+        }
+    }
+    let guard = cdpc::toolchain::OutputGuard { inputs: vec![input.to_path_buf()], overwrite };
+    let file = cdpc::toolchain::OutputFile::prepare_guarded(&path, guard)?;
+    file.commit(text.as_bytes())?;
+    Ok(())
+}
+
+/// A path as a Make rule needs it: spaces and `#` escaped with `\`, `$` doubled (gcc's).
+fn make_escaped(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        match c {
+            ' ' => out.push_str("\\ "),
+            '#' => out.push_str("\\#"),
+            '$' => out.push_str("$$"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Several inputs, objects or libraries: each source compiled on its own, then one link.

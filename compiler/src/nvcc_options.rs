@@ -90,9 +90,19 @@ const NVCC: &[NvccOption] = &[
     opt("--library", "-l", true, EachOf("-l")),
     opt("--library-path", "-L", true, EachOf("-L")),
     opt("--generate-line-info", "-lineinfo", false, Same("--lineinfo")),
+    // Dependency lists for make.
+    opt("--generate-dependencies-with-compile", "-MD", false, Same("--MD")),
+    opt("--generate-nonsystem-dependencies-with-compile", "-MMD", false, Same("--MMD")),
+    opt("--dependency-output", "-MF", true, Same("--MF")),
+    opt("--dependency-target-name", "-MT", true, Same("--MT")),
+    opt("--generate-dependency-targets", "-MP", false, Same("--MP")),
     opt("--default-stream", "-default-stream", true, Same("--default-stream")),
     // Floating point.
     flag("--fmad", "-fmad", Same("--fmad")),
+    flag("--ftz", "-ftz", Same("--ftz")),
+    flag("--prec-div", "-prec-div", Same("--prec-div")),
+    flag("--prec-sqrt", "-prec-sqrt", Same("--prec-sqrt")),
+    opt("--use_fast_math", "-use_fast_math", false, Same("--use-fast-math")),
     // Tools.
     opt("--compiler-options", "-Xcompiler", true, EachOf("--Xcompiler")),
     opt("--ptxas-options", "-Xptxas", true, EachOf("--Xptxas")),
@@ -139,19 +149,11 @@ const NVCC: &[NvccOption] = &[
     opt("--save-temps", "-save-temps", false, Ignored),
     opt("--objdir-as-tempdir", "-objtemp", false, Ignored),
     // Refused, with what to do instead.
-    opt("--use_fast_math", "-use_fast_math", false, Unsupported("cdpc gives nvcc's IEEE results only; drop it (nvcc's -fmad=true, cdpc's default, is kept)")),
-    opt("--ftz", "-ftz", true, Unsupported("cdpc keeps single-precision denormals (nvcc's -ftz=false); drop the option")),
-    opt("--prec-div", "-prec-div", true, Unsupported("cdpc's single-precision division is IEEE-rounded (nvcc's -prec-div=true); drop the option")),
-    opt("--prec-sqrt", "-prec-sqrt", true, Unsupported("cdpc's single-precision square root is IEEE-rounded (nvcc's -prec-sqrt=true); drop the option")),
     opt("--gpu-code", "-code", true, Unsupported("name the code with -gencode arch=compute_XX,code=sm_XX, or one architecture with -arch=sm_XX")),
     opt("--fatbin", "-fatbin", false, Unsupported("cdpc writes a fat binary for -gencode options: `cdpc x.cu -gencode arch=compute_90,code=sm_90 -o x.fatbin`")),
     opt("--preprocess", "-E", false, Unsupported("cdpc does not write preprocessed source")),
-    opt("--generate-dependencies", "-M", false, Unsupported("cdpc does not write dependency lists yet; let the build system scan headers, or list them")),
-    opt("--generate-nonsystem-dependencies", "-MM", false, Unsupported("cdpc does not write dependency lists yet")),
-    opt("--generate-dependencies-with-compile", "-MD", false, Unsupported("cdpc does not write dependency lists yet")),
-    opt("--generate-nonsystem-dependencies-with-compile", "-MMD", false, Unsupported("cdpc does not write dependency lists yet")),
-    opt("--dependency-output", "-MF", true, Unsupported("cdpc does not write dependency lists yet")),
-    opt("--dependency-target-name", "-MT", true, Unsupported("cdpc does not write dependency lists yet")),
+    opt("--generate-dependencies", "-M", false, Unsupported("cdpc lists dependencies while it compiles: use -MD (or -MMD), which writes the list beside the output")),
+    opt("--generate-nonsystem-dependencies", "-MM", false, Unsupported("cdpc lists dependencies while it compiles: use -MMD, which writes the list beside the output")),
     opt("--pre-include", "-include", true, Unsupported("include the header from the source file")),
     opt("--lib", "-lib", false, Unsupported("make the archive with `ar rcs libNAME.a x.o ...` from `cdpc -dc` objects")),
     opt("--link", "-link", false, Unsupported("cdpc links device code only: link the host program with nvcc or g++ (docs/BUILDING.md)")),
@@ -321,11 +323,16 @@ mod tests {
 
     #[test]
     fn nvcc_options_cdpc_does_not_have_are_e0707_and_missing_values_e0708() {
-        let r = refused(&["a.cu", "-MD"]);
+        let r = refused(&["a.cu", "-M"]);
         assert_eq!(r.code, Code::OptionUnsupported);
-        assert!(r.message.contains("--generate-dependencies-with-compile"), "{}", r.message);
+        assert!(r.message.contains("--generate-dependencies") && r.message.contains("use -MD"), "{}", r.message);
         assert_eq!(refused(&["--machine=32"]).code, Code::OptionUnsupported);
         assert_eq!(refused(&["a.cu", "-ccbin"]).code, Code::OptionInvalid);
+    }
+
+    #[test]
+    fn dependency_options_are_cdpcs() {
+        assert_eq!(tr(&["-MD", "-MT", "out/a.o", "-MF=a.d", "-MMD", "-MP"]), ["--MD", "--MT=out/a.o", "--MF=a.d", "--MMD", "--MP"]);
     }
 
     #[test]

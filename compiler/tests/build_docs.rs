@@ -75,6 +75,10 @@ fn the_example_cmake_project_builds_with_the_find_module() {
         return;
     }
     let dir = example();
+    // A header scale.cu reads: changing it must rebuild the objects of scale.cu (DEPFILE).
+    std::fs::write(dir.path().join("tweak.h"), "// nothing yet\n").unwrap();
+    let scale = std::fs::read_to_string(dir.path().join("scale.cu")).unwrap();
+    std::fs::write(dir.path().join("scale.cu"), format!("#include \"tweak.h\"\n{scale}")).unwrap();
     let cuda = bin.parent().unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     let configure = cmake(
@@ -105,6 +109,12 @@ fn the_example_cmake_project_builds_with_the_find_module() {
     // A second build has nothing to do.
     let again = cmake(dir.path(), &path, &["--build".into(), "build".into()]);
     assert!(!String::from_utf8_lossy(&again.stdout).contains("cdpc"), "{}", String::from_utf8_lossy(&again.stdout));
+    // After the header changes, scale.cu's objects are compiled again, and launch.cu's are not.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    std::fs::write(dir.path().join("tweak.h"), "// changed\n").unwrap();
+    let rebuilt = cmake(dir.path(), &path, &["--build".into(), "build".into()]);
+    let said = String::from_utf8_lossy(&rebuilt.stdout);
+    assert!(said.contains("cdpc -dc scale") && !said.contains("cdpc -dc launch"), "{said}");
     if gpu() {
         let expected: Vec<String> = (0..32).map(|i| (i * 3 + 3).to_string()).collect();
         for program in ["app-gxx", "app-dlink"] {

@@ -23,6 +23,7 @@ mod elaborated_types_ptx;
 mod debug_info;
 mod docs_commands;
 mod embed;
+mod fast_math_ptx;
 mod fmad_sass;
 mod fuzz_smoke;
 mod host_template_launch;

@@ -103,10 +103,10 @@ fn without_std_cxx20_the_dialect_is_cxx17() {
 fn nvcc_options_cdpc_lacks_are_e0707_in_both_formats() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("k.cu"), "__global__ void k(int *p) { *p = 1; }\n").unwrap();
-    let out = cdpc(dir.path(), &["-MD", "-MF", "k.d", "-c", "k.cu"]);
+    let out = cdpc(dir.path(), &["-M", "k.cu"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).starts_with("error[E0707]: nvcc's option `--generate-dependencies-with-compile` is not in cdpc"), "{}", stderr(&out));
-    let out = cdpc(dir.path(), &["k.cu", "--error-format", "json", "--use_fast_math"]);
+    assert!(stderr(&out).starts_with("error[E0707]: nvcc's option `--generate-dependencies` is not in cdpc: cdpc lists dependencies while it compiles: use -MD"), "{}", stderr(&out));
+    let out = cdpc(dir.path(), &["k.cu", "--error-format", "json", "-lib"]);
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!((&lines[0]["code"], &lines[0]["severity"]), (&serde_json::json!("E0707"), &serde_json::json!("error")));
@@ -205,4 +205,110 @@ fn register_limits_and_resource_usage_reach_ptxas() {
     assert!(free > 24, "{free} registers without a limit");
     assert!(registers(&["-maxrregcount=24"]) <= 24);
     assert!(registers(&["--maxrregcount", "24"]) <= 24);
+}
+
+/// A source with a header beside it, one on the `-I` path and one on the `-isystem` path.
+fn sources_with_headers(dir: &Path, file: &str) {
+    for folder in ["inc", "sys"] {
+        std::fs::create_dir_all(dir.join(folder)).unwrap();
+    }
+    std::fs::write(dir.join("local.h"), "#define LOCAL 1\n").unwrap();
+    std::fs::write(dir.join("inc/v.h"), "#define V 2\n").unwrap();
+    std::fs::write(dir.join("sys/s.h"), "#define S 3\n").unwrap();
+    std::fs::write(dir.join(file), "#include \"local.h\"\n#include <v.h>\n#include <s.h>\n__global__ void k(int *p) { *p = LOCAL + V + S; }\n").unwrap();
+}
+
+/// The paths of a Make rule's prerequisites, as `cdpc::clang::preamble::parse_depfile` reads them.
+fn prerequisites(text: &str) -> Vec<String> {
+    cdpc::clang::preamble::parse_depfile(text).iter().map(|p| p.display().to_string()).collect()
+}
+
+#[test]
+fn dependency_lists_name_the_headers_nvcc_names() {
+    if tool_dir().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("out")).unwrap();
+    for file in ["a.cu", "b.cdp"] {
+        sources_with_headers(dir.path(), file);
+        let out = cdpc(dir.path(), &["-dc", "-MMD", "-MP", file, "-Iinc", "-isystem", "sys", "-o", "out/x.o"]);
+        assert!(out.status.success(), "{file}: {}", stderr(&out));
+        let list = std::fs::read_to_string(dir.path().join("out/x.d")).unwrap();
+        assert_eq!(list, format!("out/x.o : {file} \\\n    local.h \\\n    inc/v.h\n\nlocal.h:\n\ninc/v.h:\n"), "{file}");
+    }
+    // nvcc's list of the same compilation names the same headers of the user's (its own -MMD
+    // also lists the toolkit's headers, which cdpc's, like gcc's, counts as the system's).
+    let Some(nvcc) = nvcc() else { return };
+    run(&nvcc, dir.path(), &["-dc", "-MMD", "a.cu", "-Iinc", "-isystem", "sys", "-o", "out/n.o"]);
+    let theirs = prerequisites(&std::fs::read_to_string(dir.path().join("out/n.d")).unwrap());
+    let cuda = tool_dir().unwrap().parent().unwrap().display().to_string();
+    let users: Vec<&String> = theirs.iter().filter(|p| !p.contains(&cuda) && !p.starts_with("/usr/")).collect();
+    assert_eq!(users, ["a.cu", "local.h", "inc/v.h"]);
+}
+
+#[test]
+fn every_header_of_md_exists_under_the_name_it_is_given() {
+    if tool_dir().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    sources_with_headers(dir.path(), "a.cu");
+    std::fs::write(dir.path().join("a.cu"), format!("#include <vector>\n{}", std::fs::read_to_string(dir.path().join("a.cu")).unwrap())).unwrap();
+    let out = cdpc(dir.path(), &["a.cu", "--emit", "ptx", "-MD", "-Iinc", "-isystem", "sys", "-MT", "my target"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let list = std::fs::read_to_string(dir.path().join("a.d")).unwrap();
+    assert!(list.starts_with("my target : a.cu \\\n"), "{list}");
+    let files = prerequisites(&list);
+    for wanted in ["local.h", "inc/v.h", "sys/s.h"] {
+        assert!(files.iter().any(|f| f == wanted), "{wanted} in {files:?}");
+    }
+    assert!(files.iter().any(|f| f.ends_with("/vector")) && files.iter().any(|f| f.ends_with("__clang_cuda_runtime_wrapper.h")), "{files:?}");
+    // make and CMake drop `..` steps as text: no file is named through one.
+    for file in &files {
+        assert!(!file.contains("/../") && dir.path().join(file).exists(), "{file} does not exist");
+    }
+}
+
+#[test]
+fn make_rebuilds_an_object_when_its_header_changes() {
+    if tool_dir().is_none() || !have("make") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    sources_with_headers(dir.path(), "a.cu");
+    let makefile = format!(
+        "a.o: a.cu\n\t{} -dc -MMD -MP -Iinc -isystem sys a.cu -o a.o\n-include a.d\n",
+        env!("CARGO_BIN_EXE_cdpc")
+    );
+    std::fs::write(dir.path().join("Makefile"), makefile).unwrap();
+    let make = || {
+        let out = Command::new("make").current_dir(dir.path()).output().expect("make runs");
+        assert!(out.status.success(), "make: {}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(make().contains("-dc -MMD"));
+    assert!(make().contains("up to date"));
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    std::fs::write(dir.path().join("inc/v.h"), "#define V 5\n").unwrap();
+    assert!(make().contains("-dc -MMD"), "a changed header rebuilds");
+    // A header removed with its #include: -MP's empty rules keep make from failing.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    std::fs::write(dir.path().join("a.cu"), "#include \"local.h\"\n__global__ void k(int *p) { *p = LOCAL; }\n").unwrap();
+    std::fs::remove_file(dir.path().join("inc/v.h")).unwrap();
+    assert!(make().contains("-dc -MMD"));
+}
+
+#[test]
+fn dependency_options_outside_one_compilation_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, says) in [
+        (&["-dc", "-MD", "-MF", "x.d", "a.cu", "b.cu"][..], "`-MF` names the dependency list of one source"),
+        (&["-MD", "a.o", "b.o", "-o", "app.cubin"], "`-MD` lists the headers of one compilation"),
+        (&["-MF", "x.d", "a.cu"], "`-MF`, `-MT` and `-MP` shape the dependency list"),
+    ] {
+        let out = cdpc(dir.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    }
 }

@@ -46,6 +46,8 @@ mod intrinsics;
 mod launch;
 pub use launch::{INLINE_LAUNCHES, OWN_METADATA, SPAN_METADATA};
 mod types;
+pub mod precision;
+pub use precision::FloatMath;
 
 #[cfg(test)]
 mod tests;
@@ -79,6 +81,8 @@ pub struct CodegenOptions {
     pub debug: Option<DebugInfo>,
     /// nvcc's `-fmad`: whether a floating-point multiply and an add may become one `fma`.
     pub fmad: Fmad,
+    /// nvcc's `-ftz`, `-prec-div`, `-prec-sqrt` and fast math library ([`precision`]).
+    pub math: FloatMath,
 }
 
 /// nvcc's `-fmad=true|false`. nvcc contracts by default (`fma.rn` for `a * b + c`, rounded
@@ -355,9 +359,10 @@ static NVCC_REFLECT: Once = Once::new();
 /// `sqrt.approx.f32`: `sqrtf(x)` differed from nvcc's in the last bit through both front ends
 /// (`compiler/tests/math_ptx.rs`). LLVM reads the option when its reflect pass is made, in
 /// cdpc's pipeline and in the Clang linked into cdpc alike, so it is set once per process,
-/// before either runs ([`target_machine`] and the driver's Clang path call this); cdpc has no
-/// `-prec-sqrt=false` (nor fast math), so it never needs another value. The one process-wide
-/// LLVM option cdpc sets (a Clang program run as a process gets it as `-mllvm`).
+/// before either runs ([`target_machine`] and the driver's Clang path call this); a compilation
+/// that needs another answer (`-prec-sqrt=false`) links a libdevice with its answer written in
+/// ([`precision::adapt_libdevice`]). The one process-wide LLVM option cdpc sets (a Clang
+/// program run as a process gets it as `-mllvm`).
 pub fn nvcc_math_defaults() {
     NVCC_REFLECT.call_once(|| {
         let option = std::ffi::CString::new(crate::target::PREC_SQRT_REFLECT).expect("no NUL in the option");
@@ -458,16 +463,22 @@ fn build_ir<'ctx>(
             .run_passes("globaldce", tm, PassBuilderOptions::create())
             .map_err(|e| BackendError::Target(format!("globaldce: {e}")))?;
     }
-    // libdevice consults `__nvvm_reflect("__CUDA_FTZ")`; 0 keeps denormals, as nvcc does by default.
-    module.add_basic_value_flag("nvvm-reflect-ftz", FlagBehavior::Override, context.i32_type().const_int(0, false));
+    // libdevice consults `__nvvm_reflect("__CUDA_FTZ")`; 0 keeps denormals, as nvcc does by
+    // default, 1 flushes them (`-ftz=true`).
+    module.add_basic_value_flag("nvvm-reflect-ftz", FlagBehavior::Override, context.i32_type().const_int(u64::from(options.math.ftz), false));
     Ok(module)
 }
 
 /// LLVM's pipeline at the options' level (the libdevice functions nobody calls are gone
 /// already: `build_ir`).
 fn optimize_built(module: &Module<'_>, tm: &TargetMachine, options: &CodegenOptions) -> R<()> {
+    if options.math.ftz {
+        // Every function, the launch pipeline's included, before LLVM folds any constant.
+        precision::flush_denormals(module);
+    }
     // The same pipeline embedders run through `optimize`.
     optimize(module, tm, opt_level(options))?;
+    precision::divisions_as_nvcc(module, options.math);
     if options.fmad == Fmad::Contract {
         // nvcc's contraction, not LLVM's (contract.rs); every `contract` flag cleared.
         contract::contract_as_nvcc(module)?;
@@ -494,6 +505,8 @@ pub(crate) fn link_libdevice<'ctx>(
     })?;
     let libdevice = Module::parse_bitcode_from_path(path, context)
         .map_err(|e| BackendError::Libdevice(format!("cannot read libdevice at {}: {e}", path.display())))?;
+    // `-prec-sqrt=false` and the fast math library are libdevice's own answers (precision.rs).
+    precision::adapt_libdevice(&libdevice, options.math).map_err(|e| BackendError::Libdevice(format!("{}: {e}", path.display())))?;
     // libdevice carries its own triple and layout; adopt ours so the linker does not warn.
     libdevice.set_triple(&module.get_triple());
     libdevice.set_data_layout(&module.get_data_layout());

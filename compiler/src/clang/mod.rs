@@ -294,6 +294,15 @@ pub struct ClangInvocation<'a> {
     pub additions: Option<&'a Path>,
     /// `-std` and the host compiler's options.
     pub cxx: &'a CudaCxxOptions,
+    /// Where Clang lists the headers it reads (`-MD -MF`, with `true`; `-MMD -MF`, the user's
+    /// only, with `false`).
+    pub depfile: Option<(&'a Path, bool)>,
+    /// libdevice in place of the toolkit's (`-nocudalib` and `-mlink-builtin-bitcode`, on the
+    /// device side): [`libdevice_variant`].
+    pub libdevice: Option<&'a Path>,
+    /// nvcc's `-ftz=true`: `-fgpu-flush-denormals-to-zero` (`.ftz` instructions, libdevice's
+    /// `__CUDA_FTZ` 1).
+    pub ftz: bool,
 }
 
 /// How every precompiled header (the wrapper's, a preamble) is made, beyond the compilation's own
@@ -323,6 +332,11 @@ impl ClangInvocation<'_> {
         } else if let Some(pch) = self.pch {
             a.push("-include-pch".into());
             a.push(pch.as_os_str().to_owned());
+        }
+        if let Some((depfile, all)) = self.depfile {
+            a.push(if all { "-MD" } else { "-MMD" }.into());
+            a.push("-MF".into());
+            a.push(depfile.as_os_str().to_owned());
         }
         a.push("-o".into());
         a.push(self.output.as_os_str().to_owned());
@@ -435,6 +449,24 @@ impl ClangInvocation<'_> {
         if !self.fmad {
             push("-ffp-contract=off".into());
         }
+        if self.ftz && self.host_fatbin.is_none() {
+            push("-fgpu-flush-denormals-to-zero".into());
+        }
+        if let (Some(libdevice), None) = (self.libdevice, self.host_fatbin) {
+            // `-nocudalib` also drops the toolkit's version, which Clang's CUDA headers read (a
+            // host launch needs it: `cudaConfigureCall` otherwise) and which the module records:
+            // given back as Clang gives it, the IR is that of Clang's own link of libdevice
+            // (compared with clang++-22).
+            push("-nocudalib".into());
+            let mut cc1 = vec!["-mlink-builtin-bitcode".to_string(), libdevice.display().to_string()];
+            if let Some(version) = sdk_version(self.cuda_root) {
+                cc1.push(format!("-target-sdk-version={version}"));
+            }
+            for arg in cc1 {
+                push("-Xclang".into());
+                push(arg);
+            }
+        }
         // nvcc's `--default-stream per-thread` defines this macro, with which CUDA's device
         // runtime header calls the `_ptsz` launch entry points (Clang's
         // `-fgpu-default-stream=per-thread` is about host code: unused in a device compilation).
@@ -505,6 +537,41 @@ pub fn additions_header(dir: &Path) -> std::io::Result<PathBuf> {
     written.map(|()| path)
 }
 
+/// The newest CUDA Clang 22 knows: a newer toolkit is taken as this one.
+const CLANG_LATEST_CUDA: (u32, u32) = (12, 9);
+
+/// The CUDA version Clang's driver gives the front end for the toolkit in `cuda_root`
+/// (`-target-sdk-version`): `CUDA_VERSION` of its `cuda.h` (13050 is 13.5), at most
+/// [`CLANG_LATEST_CUDA`].
+fn sdk_version(cuda_root: &Path) -> Option<String> {
+    let header = std::fs::read_to_string(cuda_root.join("include/cuda.h")).ok()?;
+    let number: u32 = header.lines().find_map(|l| l.strip_prefix("#define CUDA_VERSION "))?.trim().parse().ok()?;
+    let (major, minor) = (number / 1000, number % 1000 / 10).min(CLANG_LATEST_CUDA);
+    Some(format!("{major}.{minor}"))
+}
+
+/// libdevice (`original`) as `math` makes it ([`crate::back::precision::adapt_libdevice`]:
+/// nvcc's `-prec-sqrt=false`, the fast math library), as a file in `dir` (the folder of
+/// [`additions_header`]) named by cdpc's version, the options and the original's path, size and
+/// time, written whole and renamed into place when it is missing.
+pub fn libdevice_variant(dir: &Path, original: &Path, math: crate::back::FloatMath) -> Result<PathBuf, String> {
+    use std::hash::{Hash, Hasher};
+    let meta = std::fs::metadata(original).map_err(|e| format!("{}: {e}", original.display()))?;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    (original, meta.len(), meta.modified().ok(), math.tag()).hash(&mut hasher);
+    let path = dir.join(format!("cdpc-{}-libdevice-{}-{:016x}.bc", env!("CARGO_PKG_VERSION"), math.tag(), hasher.finish()));
+    if path.is_file() {
+        return Ok(path);
+    }
+    let context = inkwell::context::Context::create();
+    let module = inkwell::module::Module::parse_bitcode_from_path(original, &context).map_err(|e| format!("{}: {e}", original.display()))?;
+    crate::back::precision::adapt_libdevice(&module, math)?;
+    let bitcode = module.write_bitcode_to_memory();
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    cache::write_atomic(&path, bitcode.as_slice()).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
+}
+
 /// The name of [`additions_header`]'s file: cdpc's version and the hash of [`ADDITIONS`], so that
 /// two builds of one version whose additions differ (a development build beside a test build,
 /// measured: each rewrote the other's file between its write and Clang's read, and a compilation
@@ -573,6 +640,18 @@ mod tests {
         let host_args = ["-fPIC", "-DA=1", "-D", "B", "-Wall", "-Iinc", "-isystem", "sys", "-O2", "-UC", "-include", "pre.h", "-march=native"];
         let cxx = CudaCxxOptions { std: None, host_args: host_args.iter().map(|s| s.to_string()).collect() };
         assert_eq!(cxx.preprocessor_args(), ["-DA=1", "-D", "B", "-Iinc", "-isystem", "sys", "-UC", "-include", "pre.h"]);
+    }
+
+    #[test]
+    fn the_sdk_version_is_clangs_reading_of_cuda_h() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("include")).unwrap();
+        for (defined, version) in [("12040", "12.4"), ("13050", "12.9"), ("11080", "11.8")] {
+            std::fs::write(dir.path().join("include/cuda.h"), format!("#ifndef X\n#define CUDA_VERSION {defined}\n#endif\n")).unwrap();
+            assert_eq!(sdk_version(dir.path()).as_deref(), Some(version));
+        }
+        std::fs::write(dir.path().join("include/cuda.h"), "").unwrap();
+        assert_eq!(sdk_version(dir.path()), None);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! CUDA C++ sources (`.cu`): Clang's device compilation to LLVM bitcode ([`crate::clang`]),
 //! the launch pipeline on the IR ([`crate::pipeline`]), then PTX, as for `.cdp` sources.
 
-use super::{CompileError, CompileOptions, Phase, Timings};
+use super::{CompileError, CompileOptions, HeaderList, Phase, Timings};
 use crate::back::{self, BackendError, DebugLevel};
 use crate::clang::in_process::{self, NotRun, Outcome};
 use crate::clang::cache::{self, Cache, CacheEnv, InUse};
@@ -24,6 +24,8 @@ pub(crate) struct Generated {
     pub ptx: Option<String>,
     pub warnings: Vec<Diagnostic>,
     pub timings: Timings,
+    /// The headers Clang read, as [`CompileOptions::list_headers`] asks.
+    pub headers: Vec<PathBuf>,
 }
 
 /// The file Clang should read: the input itself when `source` is its text (so that its
@@ -434,6 +436,8 @@ struct ClangOutput {
     warnings: Vec<Diagnostic>,
     compiled_path: PathBuf,
     precompiled: bool,
+    /// The headers it read, as [`CompileOptions::list_headers`] asks.
+    headers: Vec<PathBuf>,
 }
 
 /// What every Clang run over one source shares: Clang, CUDA's folders, the source's folder,
@@ -453,6 +457,9 @@ struct ClangSetup {
     on_disk: Option<PathBuf>,
     macros: Vec<String>,
     includes: Vec<PathBuf>,
+    /// libdevice as the compilation's single-precision options make it
+    /// ([`clang::libdevice_variant`]), in place of the toolkit's; `None` for nvcc's defaults.
+    libdevice: Option<PathBuf>,
 }
 
 impl ClangSetup {
@@ -484,7 +491,18 @@ impl ClangSetup {
                 (path, Some(std::sync::Arc::new(dir)))
             }
         };
-        Ok(ClangSetup { engine, cache, additions, _additions_dir: additions_dir, root, system_includes, on_disk, macros: macro_args(options), includes })
+        // libdevice as nvcc's `-prec-sqrt=false` and fast math library make it, beside the
+        // additions (back::precision).
+        let libdevice = if options.float_math.changes_libdevice() {
+            let original = tools.libdevice.as_deref().ok_or_else(|| {
+                CompileError::from(BackendError::Libdevice("-prec-sqrt=false and --use_fast_math change libdevice.10.bc, which was not found: install the `nvidia-nvvm` wheel".into()))
+            })?;
+            let dir = additions.parent().unwrap_or(Path::new("."));
+            Some(clang::libdevice_variant(dir, original, options.float_math).map_err(BackendError::Libdevice)?)
+        } else {
+            None
+        };
+        Ok(ClangSetup { engine, cache, additions, _additions_dir: additions_dir, root, system_includes, on_disk, macros: macro_args(options), includes, libdevice })
     }
 
     /// The options of this compilation; the input and output are set per run.
@@ -510,6 +528,9 @@ impl ClangSetup {
             host_fatbin: None,
             additions: Some(&self.additions),
             cxx: &options.cuda_cxx,
+            depfile: None,
+            libdevice: self.libdevice.as_deref(),
+            ftz: options.float_math.ftz,
         }
     }
 
@@ -521,6 +542,18 @@ impl ClangSetup {
         let compiled_path = std::cell::RefCell::new(PathBuf::new());
         // Whether the last run (the one whose result is returned) read a precompiled header.
         let precompiled = std::cell::Cell::new(false);
+        // Clang's list of the headers it read, in a folder of its own (a Clang program's work
+        // folder is gone before its files could be read); the last run's is the one kept.
+        let listing = match options.list_headers {
+            HeaderList::None => None,
+            list => {
+                let tmp = std::env::temp_dir();
+                let dir = tempfile::Builder::new().prefix(&crate::toolchain::cleanup::work_dir_prefix()).tempdir().map_err(|error| CompileError::Io { path: tmp, action: "cannot make a work folder in", error })?;
+                Some((dir, list == HeaderList::All))
+            }
+        };
+        let depfile = listing.as_ref().map(|(dir, all)| (dir.path().join("headers.d"), *all));
+        let work_dir = std::cell::RefCell::new(PathBuf::new());
         let run = |pch: Option<&Path>, preamble: Option<(&Path, usize)>| {
             precompiled.set(pch.is_some() || preamble.is_some());
             run_clang(
@@ -540,8 +573,10 @@ impl ClangSetup {
                         std::fs::write(&fatbin, bytes).map_err(|e| ToolError::io("writing the fat binary for Clang", &fatbin, e))?;
                     }
                     let output = work.join(if host_fatbin.is_some() { "host.bc" } else { "device.bc" });
-                    let args = ClangInvocation { source: &file, output: &output, pch, preamble, host_fatbin: host_fatbin.map(|_| fatbin.as_path()), ..template.clone() }.args();
+                    let depfile = depfile.as_ref().map(|(path, all)| (path.as_path(), *all));
+                    let args = ClangInvocation { source: &file, output: &output, pch, preamble, host_fatbin: host_fatbin.map(|_| fatbin.as_path()), depfile, ..template.clone() }.args();
                     *compiled_path.borrow_mut() = file;
+                    *work_dir.borrow_mut() = work.to_path_buf();
                     Ok((args, output))
                 },
                 build,
@@ -619,10 +654,36 @@ impl ClangSetup {
         match run_result {
             Ok((bitcode, said)) => {
                 let warnings = said.diagnostics(&compiled_path, source);
-                Ok(ClangOutput { bitcode, warnings, compiled_path, precompiled: precompiled.get() })
+                let headers = match &depfile {
+                    Some((path, _)) => self.headers_read(path, &compiled_path, &work_dir.into_inner()),
+                    None => Vec::new(),
+                };
+                Ok(ClangOutput { bitcode, warnings, compiled_path, precompiled: precompiled.get(), headers })
             }
             Err(failure) => Err(failure.into_error(&compiled_path, source, options)),
         }
+    }
+}
+
+impl ClangSetup {
+    /// The headers of Clang's list at `depfile` (`-MD`): the compiled file, cdpc's own files
+    /// (its additions to Clang's headers, the work folder's, the cache's precompiled headers and
+    /// the preamble's copy) left out. A precompiled header's list names the headers it read.
+    fn headers_read(&self, depfile: &Path, compiled: &Path, work: &Path) -> Vec<PathBuf> {
+        let text = std::fs::read_to_string(depfile).unwrap_or_default();
+        let cache = self.cache.as_ref().map(|c| c.dir.as_path());
+        let mut out: Vec<PathBuf> = Vec::new();
+        for path in clang::preamble::parse_depfile(&text) {
+            let ours = path == compiled
+                || path == self.additions
+                || (!work.as_os_str().is_empty() && path.starts_with(work))
+                || cache.is_some_and(|c| path.starts_with(c))
+                || self._additions_dir.as_ref().is_some_and(|d| path.starts_with(d.path()));
+            if !ours && !out.contains(&path) {
+                out.push(path);
+            }
+        }
+        out
     }
 }
 
@@ -652,7 +713,7 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
         clang = bare.run(&bare.template(options), source, options, build, None)?;
         module = parse(&clang.bitcode)?;
     }
-    let ClangOutput { warnings: clang_warnings, compiled_path, .. } = clang;
+    let ClangOutput { warnings: clang_warnings, compiled_path, headers, .. } = clang;
     let front = timings.record(Phase::Parse, started);
 
     let shown = SourceText { path: Some(compiled_path.clone()), text: source.to_string() };
@@ -670,7 +731,8 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
         return Err(CompileError::Diagnostics(options.warnings.apply(all)));
     }
     let front = Front { warnings: clang_warnings, timings, since: front, optimize: false };
-    lower(&module, options, &shown, front, outputs)
+    let generated = lower(&module, options, &shown, front, outputs)?;
+    Ok(Generated { headers, ..generated })
 }
 
 /// What a front end hands [`lower`]: its warnings, the phases it timed, when it finished, and
@@ -711,6 +773,8 @@ pub(crate) fn lower(module: &Module<'_>, options: &CompileOptions, shown: &Sourc
     if optimize {
         back::optimize(module, &tm, super::opt_level(options))?;
     }
+    // `-prec-div=false` and the fast math library's divisions (Clang writes IEEE `fdiv`s).
+    back::precision::divisions_as_nvcc(module, options.float_math);
     if options.fmad == back::Fmad::Contract {
         // Clang marks every float operation `contract` (-ffp-contract=fast, its CUDA
         // default); nvcc's rule decides which pairs become `fma` (back/contract.rs), and no
@@ -740,7 +804,7 @@ pub(crate) fn lower(module: &Module<'_>, options: &CompileOptions, shown: &Sourc
         ptx = ptx.map(|p| back::lineinfo_ptx(&p));
     }
     timings.record(Phase::LlvmOptPtx, lowered);
-    Ok(Generated { llvm_ir, ptx, warnings, timings })
+    Ok(Generated { llvm_ir, ptx, warnings, timings, headers: Vec::new() })
 }
 
 /// The host object of a CUDA C++ source, like `nvcc -dc`'s: `ptx` (the device side, compiled
@@ -749,10 +813,10 @@ pub(crate) fn lower(module: &Module<'_>, options: &CompileOptions, shown: &Sourc
 /// registration; then nvcc's names ([`pipeline::host_names`]) under module id `id`, and
 /// x86-64 code. Returns the object and the host side's warnings that the device side did
 /// not give already.
-pub(crate) fn host_object(source: &str, options: &CompileOptions, tools: &Toolchain, build: &BuildOptions, ptx: &str, id: &str, device_warnings: &[Diagnostic]) -> Result<(Vec<u8>, Vec<Diagnostic>), CompileError> {
+pub(crate) fn host_object(source: &str, options: &CompileOptions, tools: &Toolchain, build: &BuildOptions, ptx: &str, id: &str, device_warnings: &[Diagnostic]) -> Result<(Vec<u8>, Vec<Diagnostic>, Vec<PathBuf>), CompileError> {
     let fatbin = super::host::relocatable_fatbin(tools, ptx, build)?;
     let setup = ClangSetup::new(source, options, tools)?;
-    let ClangOutput { bitcode, warnings, .. } = setup.run(&setup.template(options), source, options, build, Some(&fatbin))?;
+    let ClangOutput { bitcode, warnings, headers, .. } = setup.run(&setup.template(options), source, options, build, Some(&fatbin))?;
     // Code both sides compile (`__host__ __device__`, headers) warns twice: once is enough.
     let warnings: Vec<Diagnostic> = options.warnings.apply(warnings).into_iter().filter(|w| !device_warnings.contains(w)).collect();
     let context = Context::create();
@@ -763,10 +827,13 @@ pub(crate) fn host_object(source: &str, options: &CompileOptions, tools: &Toolch
         pipeline::managed::HostError::AddressInInitializer { holder, variable } => CompileError::Diagnostics(vec![managed_address_in_initializer(source, &holder, &variable)]),
     })?;
     pipeline::host_names::nvcc_host_names(&module, id).map_err(BackendError::Internal)?;
-    // Host debug information is the host compiler's `-g`, which nvcc's -G and -lineinfo leave off.
-    module.strip_debug_info();
+    // Host debug information is the host compiler's `-g` (`-Xcompiler -g`, nvcc's `-g`), which
+    // nvcc's -G and -lineinfo leave off.
+    if !options.cuda_cxx.host_args.iter().any(|a| a.starts_with("-g") && a != "-g0") {
+        module.strip_debug_info();
+    }
     let object = back::host_object::emit_object(&module)?;
-    Ok((object, warnings))
+    Ok((object, warnings, headers))
 }
 
 /// `E1021`: a kernel qualifier nvcc refuses, at the line Clang recorded for the kernel's

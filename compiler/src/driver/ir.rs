@@ -111,6 +111,9 @@ fn compile<'ctx>(context: &'ctx Context, module: Module<'ctx>, options: &Compile
         return Err(CompileError::Diagnostics(warnings));
     }
     link_libdevice(context, &module, options, tools, &tm)?;
+    if options.float_math.ftz {
+        back::precision::flush_denormals(&module);
+    }
     let since = timings.record(Phase::Parse, started);
     cuda::lower(&module, options, shown, Front { warnings, timings, since, optimize: true }, outputs)
 }
@@ -123,17 +126,17 @@ fn calls_libdevice(module: &Module<'_>) -> bool {
 /// libdevice linked into `module` when it calls libdevice's functions ([`back::link_libdevice`]:
 /// every function and global of libdevice internal, the module's own kept as they are), the
 /// functions nobody calls dropped, and `__nvvm_reflect("__CUDA_FTZ")` answered 0 (denormals
-/// kept, nvcc's default) unless the module says otherwise.
+/// kept, nvcc's default; 1 with `-ftz=true`) unless the module says otherwise.
 fn link_libdevice<'ctx>(context: &'ctx Context, module: &Module<'ctx>, options: &CompileOptions, tools: Option<&Toolchain>, tm: &TargetMachine) -> Result<(), CompileError> {
     if !calls_libdevice(module) {
         return Ok(());
     }
     let ours: HashSet<String> = module.get_functions().filter(|f| f.count_basic_blocks() > 0).map(name_of).chain(module.get_globals().map(|g| g.get_name().to_string_lossy().into_owned())).collect();
-    let codegen = back::CodegenOptions { opt_level: super::opt_level(options), libdevice: tools.and_then(|t| t.libdevice.clone()), debug: None, fmad: options.fmad };
+    let codegen = back::CodegenOptions { opt_level: super::opt_level(options), libdevice: tools.and_then(|t| t.libdevice.clone()), debug: None, fmad: options.fmad, math: options.float_math };
     back::link_libdevice(context, module, &codegen, &ours)?;
     module.run_passes("globaldce", tm, PassBuilderOptions::create()).map_err(|e| back::BackendError::Target(format!("globaldce: {e}")))?;
     if module.get_flag("nvvm-reflect-ftz").is_none() {
-        module.add_basic_value_flag("nvvm-reflect-ftz", FlagBehavior::Override, context.i32_type().const_int(0, false));
+        module.add_basic_value_flag("nvvm-reflect-ftz", FlagBehavior::Override, context.i32_type().const_int(u64::from(options.float_math.ftz), false));
     }
     Ok(())
 }

@@ -200,6 +200,9 @@ pub struct CompileOptions {
     pub nv_module_id: Option<String>,
     /// nvcc's `-fmad`: contract a float multiply and add into `fma` (the default, as nvcc).
     pub fmad: crate::back::Fmad,
+    /// nvcc's `-ftz`, `-prec-div`, `-prec-sqrt` and `--use_fast_math`'s library
+    /// ([`crate::back::precision`]); the default is nvcc's.
+    pub float_math: crate::back::FloatMath,
     /// The source's language (`-x cu`, `-x cdp`, `-x ir`); `None`: by the input's extension
     /// ([`Language::of`]).
     pub language: Option<Language>,
@@ -207,6 +210,8 @@ pub struct CompileOptions {
     pub clang: crate::clang::ClangSearch,
     /// What only the CUDA C++ front end reads: `-std`, the host compiler's options.
     pub cuda_cxx: crate::clang::CudaCxxOptions,
+    /// Which headers to list in [`Compiled::headers`] (`-MD`, `-MMD`).
+    pub list_headers: HeaderList,
 }
 
 impl Default for CompileOptions {
@@ -230,9 +235,11 @@ impl Default for CompileOptions {
             separate: false,
             nv_module_id: None,
             fmad: crate::back::Fmad::Contract,
+            float_math: crate::back::FloatMath::default(),
             language: None,
             clang: crate::clang::ClangSearch::default(),
             cuda_cxx: crate::clang::CudaCxxOptions::default(),
+            list_headers: HeaderList::None,
         }
     }
 }
@@ -422,6 +429,8 @@ pub struct Checked {
     /// The preprocessor's map from preprocessed text back to files, for the launch
     /// pipeline's diagnostics ([`generate_cdp`]); `None` for an oversized source.
     pub(crate) map: Option<std::sync::Arc<preprocess::SourceMap>>,
+    /// The headers the preprocessor read from disk ([`Compiled::headers`]).
+    pub headers: Vec<preprocess::Header>,
 }
 
 /// Parses and checks `source`. The front half of the compiler: no LLVM, no processes.
@@ -473,9 +482,12 @@ fn check_here(source: &str, options: &CompileOptions) -> Result<Checked, Compile
     match module {
         Some(module) if !diagnostics.iter().any(Diagnostic::is_error) => {
             let places = symbols::declaration_places(&module, pp.as_ref().map(|pp| &pp.map));
-            let map = pp.map(|pp| std::sync::Arc::new(pp.map));
+            let (map, headers) = match pp {
+                Some(pp) => (Some(std::sync::Arc::new(pp.map)), pp.headers),
+                None => (None, Vec::new()),
+            };
             let debug = options.debug.zip(map.clone()).map(|(level, map)| debug::debug_info(level, map));
-            Ok(Checked { module, warnings: diagnostics, timings, places, debug, map })
+            Ok(Checked { module, warnings: diagnostics, timings, places, debug, map, headers })
         }
         _ => Err(CompileError::Diagnostics(diagnostics)),
     }
@@ -513,6 +525,58 @@ pub struct Compiled {
     /// With [`Emit::HostObject`] of the kernel language: the C header declaring the kernels'
     /// launchers ([`host::header`]); `None` for CUDA C++, whose host object has none.
     pub header: Option<String>,
+    /// The headers the source read, as [`CompileOptions::list_headers`] asks, the source itself
+    /// not among them: what a build system's dependency list (`-MD`) names besides the source.
+    pub headers: Vec<PathBuf>,
+}
+
+/// Which headers a compilation lists ([`Compiled::headers`]), as nvcc's and gcc's `-MD` and
+/// `-MMD` do.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HeaderList {
+    /// None (nothing is collected).
+    #[default]
+    None,
+    /// The user's: not those found in system folders (`-isystem`, CUDA's, Clang's, the C and
+    /// C++ libraries'), as `-MMD`.
+    User,
+    /// Every header read from disk, as `-MD`.
+    All,
+}
+
+impl HeaderList {
+    /// The paths of `headers` this list keeps ([`tidy_headers`]).
+    pub fn of(self, headers: &[preprocess::Header]) -> Vec<PathBuf> {
+        tidy_headers(match self {
+            HeaderList::None => Vec::new(),
+            HeaderList::User => headers.iter().filter(|h| !h.system).map(|h| h.path.clone()).collect(),
+            HeaderList::All => headers.iter().map(|h| h.path.clone()).collect(),
+        })
+    }
+}
+
+/// Headers as a dependency list names them: `./` steps left out, an absolute path with `..`
+/// steps resolved on disk (the C++ library's headers are `/../lib/gcc/x86_64-linux-gnu/12/
+/// ../../../../include/c++/12/vector` to the Clang inside cdpc, and make and CMake drop `..`
+/// steps as text, which through the `/lib` link names no file), a path inside the working
+/// folder relative to it (Clang names a header read through a precompiled preamble by its
+/// absolute path, and the same header read directly as it was found), each once, in order.
+pub(crate) fn tidy_headers(headers: Vec<PathBuf>) -> Vec<PathBuf> {
+    let cwd = std::env::current_dir().ok();
+    let mut out: Vec<PathBuf> = Vec::new();
+    for path in headers {
+        let path: PathBuf = path.components().filter(|c| *c != std::path::Component::CurDir).collect();
+        let climbs = path.components().any(|c| c == std::path::Component::ParentDir);
+        let path = if path.is_absolute() && climbs { std::fs::canonicalize(&path).unwrap_or(path) } else { path };
+        let path = match cwd.as_deref().and_then(|cwd| path.strip_prefix(cwd).ok()) {
+            Some(inside) if !inside.as_os_str().is_empty() => inside.to_path_buf(),
+            _ => path,
+        };
+        if !out.contains(&path) {
+            out.push(path);
+        }
+    }
+    out
 }
 
 /// Every output of one compilation, from [`compile_artifacts`].
@@ -601,7 +665,8 @@ fn compile_here(source: &str, options: &CompileOptions) -> Result<Compiled, Comp
     };
     let tool_runs = build.log.take();
     timings.add_tool_runs(&tool_runs);
-    Ok(Compiled { output, warnings, tool_runs, timings, header })
+    let headers = options.list_headers.of(&checked.headers);
+    Ok(Compiled { output, warnings, tool_runs, timings, header, headers })
 }
 
 /// An input that reaches PTX through LLVM IR and the launch pipeline: CUDA C++ (through
@@ -690,7 +755,7 @@ fn compile_cuda(input: CudaInput<'_>, options: &CompileOptions) -> Result<Compil
         Err(_) => None,
     };
     let build = build_options(options);
-    let (output, warnings, mut timings) = match (options.emit, input) {
+    let (output, warnings, mut timings, headers) = match (options.emit, input) {
         (Emit::HostObject, CudaInput::Source(source)) => cuda_host_object(source, options, tools.as_ref().expect("CUDA C++ needs the toolkit"), &build)?,
         _ => {
             let wants_ir = options.emit == Emit::LlvmIr;
@@ -703,30 +768,33 @@ fn compile_cuda(input: CudaInput<'_>, options: &CompileOptions) -> Result<Compil
                 (None, Some(ptx)) => tools().build_cubin_bytes(&ptx, &build)?,
                 (None, None) => unreachable!("generate returns what it was asked for"),
             };
-            (output, generated.warnings, generated.timings)
+            (output, generated.warnings, generated.timings, generated.headers)
         }
     };
     let tool_runs = build.log.take();
     timings.add_tool_runs(&tool_runs);
-    Ok(Compiled { output, warnings, tool_runs, timings, header: None })
+    Ok(Compiled { output, warnings, tool_runs, timings, header: None, headers: tidy_headers(headers) })
 }
 
 /// The host object of CUDA C++ `source` (what `nvcc -dc` writes): its device side named under
 /// the object's module id (its `static` kernels as nvcc names them) and relocatable (its
 /// `extern` symbols are the link's), then Clang's host side with that fat binary embedded.
-/// Returns the object, both sides' warnings and the device side's timings.
-fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, build: &BuildOptions) -> Result<(Vec<u8>, Vec<Diagnostic>, Timings), CompileError> {
+/// Returns the object, both sides' warnings, the device side's timings and the headers both
+/// sides read (a header only the host side includes is one the object depends on).
+fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, build: &BuildOptions) -> Result<(Vec<u8>, Vec<Diagnostic>, Timings, Vec<PathBuf>), CompileError> {
     let id = options.nv_module_id.clone().unwrap_or_else(|| own_module_id(source, options));
     let device = CompileOptions { nv_module_id: Some(id.clone()), separate: true, ..options.clone() };
     let generated = cuda::generate(source, &device, Some(tools), build, back::Outputs { llvm_ir: false, ptx: true })?;
     let ptx = generated.ptx.expect("asked for PTX");
-    let (output, host_warnings) = cuda::host_object(source, options, tools, build, &ptx, &id, &generated.warnings)?;
+    let (output, host_warnings, host_headers) = cuda::host_object(source, options, tools, build, &ptx, &id, &generated.warnings)?;
     let mut warnings = generated.warnings;
     warnings.extend(host_warnings);
     if warnings.iter().any(Diagnostic::is_error) {
         return Err(CompileError::Diagnostics(warnings));
     }
-    Ok((output, warnings, generated.timings))
+    let mut headers = generated.headers;
+    headers.extend(host_headers);
+    Ok((output, warnings, generated.timings, headers))
 }
 
 /// Compiles `source` once and returns the LLVM IR, the PTX and, when `with_tools` is true, the
@@ -829,7 +897,7 @@ pub fn compile_ir_to_file(ir: &[u8], inputs: &[&Path], output: &Path, options: &
 }
 
 fn codegen_options(options: &CompileOptions, tools: Option<&Toolchain>, checked: &Checked) -> CodegenOptions {
-    CodegenOptions { opt_level: opt_level(options), libdevice: tools.and_then(|t| t.libdevice.clone()), debug: checked.debug.clone(), fmad: options.fmad }
+    CodegenOptions { opt_level: opt_level(options), libdevice: tools.and_then(|t| t.libdevice.clone()), debug: checked.debug.clone(), fmad: options.fmad, math: options.float_math }
 }
 
 /// The optimisation level of LLVM and ptxas: `-G` means -O0.

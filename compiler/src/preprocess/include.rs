@@ -37,7 +37,8 @@ enum Key {
 
 /// Where a header was found.
 enum Found {
-    Disk { path: PathBuf, name: String },
+    /// `system`: found in an `-isystem` folder.
+    Disk { path: PathBuf, name: String, system: bool },
     Shipped { name: &'static str, text: &'static str },
 }
 
@@ -59,6 +60,8 @@ pub struct IncludeState {
     keys: HashMap<FileId, (Key, Option<PathBuf>)>,
     once: HashSet<Key>,
     cache: HashMap<(Key, String), Arc<SourceFile>>,
+    /// The headers read from disk, in the order first read, once each.
+    pub read: Vec<super::Header>,
 }
 
 impl IncludeState {
@@ -127,21 +130,22 @@ impl Preprocessor<'_> {
     fn find(&self, name: &str, angle: bool, includer: FileId) -> Option<Found> {
         let disk = self.options.files == FileAccess::Disk && !name.is_empty();
         if disk && Path::new(name).is_absolute() {
-            return Path::new(name).is_file().then(|| Found::Disk { path: name.into(), name: name.into() });
+            return Path::new(name).is_file().then(|| Found::Disk { path: name.into(), name: name.into(), system: false });
         }
         if disk && !angle {
             if let Some((dir, name_dir)) = self.folder_of(includer) {
                 let path = dir.join(name);
                 if path.is_file() {
-                    return Some(Found::Disk { path, name: name_dir.join(name).display().to_string() });
+                    return Some(Found::Disk { path, name: name_dir.join(name).display().to_string(), system: false });
                 }
             }
         }
         if disk {
-            for dir in self.options.include_dirs.iter().chain(&self.options.system_include_dirs) {
+            let user = self.options.include_dirs.iter().map(|d| (d, false));
+            for (dir, system) in user.chain(self.options.system_include_dirs.iter().map(|d| (d, true))) {
                 let path = dir.join(name);
                 if path.is_file() {
-                    return Some(Found::Disk { name: path.display().to_string(), path });
+                    return Some(Found::Disk { name: path.display().to_string(), path, system });
                 }
             }
         }
@@ -238,7 +242,12 @@ impl Preprocessor<'_> {
         };
         let id = self.map.add_file(source, Some(whole));
         let path = match found {
-            Found::Disk { path, .. } => Some(path),
+            Found::Disk { path, system, .. } => {
+                if !self.includes.read.iter().any(|h| h.path == path) {
+                    self.includes.read.push(super::Header { path: path.clone(), system });
+                }
+                Some(path)
+            }
             Found::Shipped { .. } => None,
         };
         self.includes.keys.insert(id, (key, path));

@@ -162,6 +162,18 @@ pub struct Preprocessed {
     pub diagnostics: Vec<Diagnostic>,
     /// The `<...>` headers skipped as host-only, as written (`<iostream>`), in order, once each.
     pub skipped_headers: Vec<String>,
+    /// The headers read from disk, in the order first read, once each (dependency lists).
+    pub headers: Vec<Header>,
+}
+
+/// A header a compilation read from disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// Its path, as found (the `-I` folder or the includer's folder joined to the name).
+    pub path: PathBuf,
+    /// Whether it was found in a system folder (`-isystem`; CUDA's and Clang's own headers for
+    /// CUDA C++): `-MMD` leaves those out.
+    pub system: bool,
 }
 
 /// A limit was hit: the phase stops (the diagnostic is already reported).
@@ -220,7 +232,8 @@ pub fn preprocess(source: &str, options: &PreprocessOptions, target: &Target) ->
         pp.out.clear();
         pp.map.clear_segments();
     }
-    Preprocessed { text: pp.out, map: pp.map, diagnostics: pp.diagnostics.into_vec(), skipped_headers: pp.skipped_headers }
+    let headers = std::mem::take(&mut pp.includes.read);
+    Preprocessed { text: pp.out, map: pp.map, diagnostics: pp.diagnostics.into_vec(), skipped_headers: pp.skipped_headers, headers }
 }
 
 impl Preprocessor<'_> {
