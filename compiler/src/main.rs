@@ -124,6 +124,10 @@ struct Cli {
     /// Report no warnings (nvcc's `-w`): cdpc's, Clang's, ptxas's and nvlink's
     #[arg(short = 'w', long = "disable-warnings")]
     disable_warnings: bool,
+    /// No warning for the use of a deprecated entity in CUDA C++ (nvcc's
+    /// `-Wno-deprecated-declarations`)
+    #[arg(long = "Wno-deprecated-declarations")]
+    no_deprecation_warnings: bool,
     /// Also write a dependency list, a Make rule naming the source and every header it read
     /// (nvcc's and gcc's `-MD`), to the output's name with `.d` or `--MF`'s file
     #[arg(long = "MD")]
@@ -439,7 +443,11 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         },
         language: cli.language,
         clang: cdpc::clang::ClangSearch { clang: cli.clang.clone() },
-        cuda_cxx: cdpc::clang::CudaCxxOptions { std: cli.std, host_args: cli.xcompiler.clone() },
+        cuda_cxx: cdpc::clang::CudaCxxOptions {
+            std: cli.std,
+            host_args: cli.xcompiler.clone(),
+            warning_args: cli.no_deprecation_warnings.then(|| "-Wno-deprecated-declarations".to_string()).into_iter().collect(),
+        },
         list_headers: if cli.dependencies {
             driver::HeaderList::All
         } else if cli.user_dependencies {

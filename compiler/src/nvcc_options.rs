@@ -116,7 +116,7 @@ const NVCC: &[NvccOption] = &[
     opt("--disable-warnings", "-w", false, Same("--disable-warnings")),
     opt("--Werror", "-Werror", true, WerrorKinds),
     opt("--Wno-deprecated-gpu-targets", "-Wno-deprecated-gpu-targets", false, Ignored),
-    opt("--Wno-deprecated-declarations", "-Wno-deprecated-declarations", false, Becomes(&["--Xclang-warning=-Wno-deprecated-declarations"])),
+    opt("--Wno-deprecated-declarations", "-Wno-deprecated-declarations", false, Same("--Wno-deprecated-declarations")),
     opt("--Wreorder", "-Wreorder", false, Ignored),
     opt("--Wdefault-stream-launch", "-Wdefault-stream-launch", false, Ignored),
     opt("--Wmissing-launch-bounds", "-Wmissing-launch-bounds", false, Ignored),
@@ -313,6 +313,24 @@ mod tests {
         assert_eq!(tr(&["-Werror", "a.cu"]), ["--Werror", "a.cu"]);
         assert_eq!(tr(&["-Werror", "all-warnings", "a.cu"]), ["--Werror", "a.cu"]);
         assert_eq!(tr(&["-Werror=reorder,cross-execution-space-call", "a.cu"]), ["a.cu"]);
+    }
+
+    #[test]
+    fn every_option_made_cdpcs_is_one_cdpc_reads() {
+        use clap::CommandFactory;
+        let cli = crate::Cli::command();
+        let known = |name: &str| cli.get_arguments().any(|a| a.get_long() == name.strip_prefix("--") || a.get_short().map(|c| format!("-{c}")).as_deref() == Some(name));
+        for option in NVCC {
+            let names: Vec<&str> = match option.action {
+                Same(cdpc) | EachOf(cdpc) => vec![cdpc],
+                Becomes(these) => these.iter().map(|a| a.split('=').next().unwrap_or(a)).collect(),
+                Ptxas(_) => vec!["--Xptxas"],
+                _ => Vec::new(),
+            };
+            for name in names {
+                assert!(known(name), "{} becomes {name}, which cdpc does not read", option.long);
+            }
+        }
     }
 
     #[test]

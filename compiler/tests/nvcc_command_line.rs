@@ -150,6 +150,16 @@ fn disable_warnings_silences_clang_and_cdpc() {
 }
 
 #[test]
+fn deprecation_warnings_can_be_turned_off_as_with_nvcc() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("d.cu"), "[[deprecated(\"use g\")]] __device__ int f(int x) { return x; }\n__global__ void k(int *p) { *p = f(*p); }\n").unwrap();
+    let loud = cdpc(dir.path(), &["d.cu", "--emit", "ptx", "-o", "-"]);
+    assert!(loud.status.success() && stderr(&loud).contains("'f' is deprecated: use g"), "{}", stderr(&loud));
+    let quiet = cdpc(dir.path(), &["d.cu", "--emit", "ptx", "-o", "-", "-Wno-deprecated-declarations"]);
+    assert!(quiet.status.success() && stderr(&quiet).is_empty(), "{}", stderr(&quiet));
+}
+
+#[test]
 fn isystem_folders_are_searched_after_the_include_folders() {
     let dir = tempfile::tempdir().unwrap();
     for (folder, value) in [("sys", 1), ("inc", 2)] {

@@ -271,6 +271,8 @@ def compile(  # noqa: A001 (the natural name, like re.compile)
     lineinfo: bool = False,
     device_debug: bool = False,
     separate: bool = False,
+    use_fast_math: bool = False,
+    std: str | None = None,
 ) -> Compiled:
     """Compiles ``.cdp`` / CUDA device source held in a string.
 
@@ -306,6 +308,11 @@ def compile(  # noqa: A001 (the natural name, like re.compile)
     :param device_debug: full DWARF at -O0 (``-G``).
     :param separate: one of several files (``-dc``): device functions and ``extern`` variables
         declared but not defined are left to a link (:func:`link`).
+    :param use_fast_math: nvcc's ``--use_fast_math``: denormals flushed, approximate division
+        and square root, the fast versions of ``sinf``, ``expf``, ``powf``, ... (nvcc's
+        instructions, docs/FLOATING-POINT.md).
+    :param std: the C++ dialect of CUDA C++, as nvcc's ``-std``: ``"c++17"`` (the default),
+        ``"c++20"``, ...; the kernel language is C whatever this says.
     :raises CompileError: the source has errors, or a tool failed; ``str(error)`` is the
         rendered diagnostics.
     :raises ValueError: an option has an impossible value (an unknown architecture, say).
@@ -339,6 +346,7 @@ def compile_ir(
     lineinfo: bool = False,
     device_debug: bool = False,
     separate: bool = False,
+    use_fast_math: bool = False,
 ) -> Compiled:
     """Compiles LLVM IR another front end wrote: textual IR (``str`` or ``bytes``) or bitcode
     (``bytes``, told apart by its magic), under the contract of docs/IR-INPUT.md. Device-side
@@ -353,7 +361,7 @@ def compile_ir(
     if not isinstance(ir, (str, bytes, bytearray, memoryview)):
         raise TypeError(f"ir is str or bytes, not {type(ir).__name__}")
     source = bytes(ir) if isinstance(ir, (bytearray, memoryview)) else ir
-    return _compile(source, True, defines=None, include_dirs=None, **{k: v for k, v in locals().items() if k not in ("ir", "source")})
+    return _compile(source, True, defines=None, include_dirs=None, std=None, **{k: v for k, v in locals().items() if k not in ("ir", "source")})
 
 
 def _compile(
@@ -382,6 +390,8 @@ def _compile(
     lineinfo: bool,
     device_debug: bool,
     separate: bool,
+    use_fast_math: bool,
+    std: str | None,
 ) -> Compiled:
     home = _toolkit_home(cuda_home)
     arch = _arch(arch)
@@ -409,6 +419,8 @@ def _compile(
         tool_timeout=None if tool_timeout is None else float(tool_timeout),
         debug=_debug(lineinfo, device_debug),
         separate=bool(separate),
+        use_fast_math=bool(use_fast_math),
+        std=std,
     )
     diagnostics = Diagnostic._from_json_lines(result["diagnostics_json"])
     if not result["ok"]:

@@ -77,7 +77,7 @@ fn signature_dict<'py>(py: Python<'py>, s: &Signature) -> PyResult<Bound<'py, Py
 #[pyo3(signature = (
     source, *, ir, file_name, arch, opt_level, launch_abi, default_stream, address_size, aggregate_launches,
     launch_threshold, pass_remarks, warnings_as_errors, deny, allow, ptxas_args, nvlink_args, cuda_home,
-    build_cubin, defines, include_dirs, tool_timeout, debug, separate
+    build_cubin, defines, include_dirs, tool_timeout, debug, separate, use_fast_math, std
 ))]
 #[allow(clippy::too_many_arguments)]
 fn compile<'py>(
@@ -105,6 +105,8 @@ fn compile<'py>(
     tool_timeout: Option<f64>,
     debug: &str,
     separate: bool,
+    use_fast_math: bool,
+    std: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let tool_timeout = match tool_timeout {
         None => cdpc::driver::CompileOptions::default().tool_timeout,
@@ -146,6 +148,14 @@ fn compile<'py>(
         separate,
         // The language by the name's extension, as for files: `.cu` is CUDA C++ (Clang's).
         language: (!ir).then(|| cdpc::driver::Language::of_path(std::path::Path::new(file_name))),
+        float_math: if use_fast_math { cdpc::back::FloatMath::fast() } else { cdpc::back::FloatMath::default() },
+        cuda_cxx: cdpc::clang::CudaCxxOptions {
+            std: match std.as_deref() {
+                None => None,
+                Some(text) => Some(cdpc::clang::CxxStandard::parse(text).ok_or_else(|| PyValueError::new_err(format!("std `{text}` is not one of nvcc's dialects: c++03, c++11, c++14, c++17, c++20 or c++23")))?),
+            },
+            ..Default::default()
+        },
         ..CompileOptions::default()
     };
     // LLVM IR (`ir`) is text or bitcode bytes, rendered against its text (none for bitcode);

@@ -170,3 +170,17 @@ def test_launch_threshold_runs_small_children_in_place() -> None:
     assert ".func child__serial" in c.ptx
     assert [w.code for w in c.warnings] == ["R0502"]
     assert "tile" in c.warnings[0].message
+
+
+def test_fast_math_and_the_dialect_reach_clang(tools: None) -> None:
+    source = "__global__ void k(float *p) { p[0] = sinf(p[1]) / p[2]; }\n"
+    precise = cdpc.compile(source, filename="k.cu", build_cubin=False).ptx
+    fast = cdpc.compile(source, filename="k.cu", build_cubin=False, use_fast_math=True).ptx
+    assert "sin.approx.ftz.f32" in fast and "div.approx.ftz.f32" in fast
+    assert "sin.approx" not in precise and "div.rn.f32" in precise
+    concept = "template <class T> concept Small = sizeof(T) <= 4;\ntemplate <class T> requires Small<T> __global__ void k(T *p) { *p = 1; }\ntemplate __global__ void k<int>(int *);\n"
+    assert ".entry _Z1kIiEvPT_" in cdpc.compile(concept, filename="c.cu", build_cubin=False, std="c++20").ptx
+    with pytest.raises(cdpc.CompileError):
+        cdpc.compile(concept, filename="c.cu", build_cubin=False, std="c++17")
+    with pytest.raises(ValueError):
+        cdpc.compile(source, filename="k.cu", build_cubin=False, std="c++99")

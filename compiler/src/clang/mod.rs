@@ -223,6 +223,9 @@ pub struct CudaCxxOptions {
     /// `.cu` file's object (`-dc`): `-fPIC`, `-g`, `-Wall`, read by Clang as g++'s. The device
     /// side gets those of the preprocessor ([`CudaCxxOptions::preprocessor_args`]).
     pub host_args: Vec<String>,
+    /// Clang's warning options that nvcc's `-W` options name, for both sides
+    /// (`-Wno-deprecated-declarations`).
+    pub warning_args: Vec<String>,
 }
 
 impl CudaCxxOptions {
@@ -501,6 +504,9 @@ impl ClangInvocation<'_> {
             push("-isystem".into());
             push(dir.display().to_string());
         }
+        for arg in &self.cxx.warning_args {
+            push(arg.clone());
+        }
         let host_compiler = if self.host_fatbin.is_some() { self.cxx.host_args.clone() } else { self.cxx.preprocessor_args() };
         for arg in host_compiler {
             push(arg);
@@ -638,7 +644,7 @@ mod tests {
     #[test]
     fn the_device_side_gets_the_host_compilers_preprocessor_options_only() {
         let host_args = ["-fPIC", "-DA=1", "-D", "B", "-Wall", "-Iinc", "-isystem", "sys", "-O2", "-UC", "-include", "pre.h", "-march=native"];
-        let cxx = CudaCxxOptions { std: None, host_args: host_args.iter().map(|s| s.to_string()).collect() };
+        let cxx = CudaCxxOptions { host_args: host_args.iter().map(|s| s.to_string()).collect(), ..Default::default() };
         assert_eq!(cxx.preprocessor_args(), ["-DA=1", "-D", "B", "-Iinc", "-isystem", "sys", "-UC", "-include", "pre.h"]);
     }
 

@@ -450,7 +450,7 @@ struct ClangSetup {
     /// `include/`, or in `additions_dir`, a folder of this compilation removed with the last
     /// clone of the setup.
     additions: PathBuf,
-    /// Held for its drop (the folder's removal), never read.
+    /// Held for its drop (the folder's removal); `headers_read` leaves its files out.
     _additions_dir: Option<std::sync::Arc<tempfile::TempDir>>,
     root: PathBuf,
     system_includes: Vec<PathBuf>,
@@ -663,9 +663,7 @@ impl ClangSetup {
             Err(failure) => Err(failure.into_error(&compiled_path, source, options)),
         }
     }
-}
 
-impl ClangSetup {
     /// The headers of Clang's list at `depfile` (`-MD`): the compiled file, cdpc's own files
     /// (its additions to Clang's headers, the work folder's, the cache's precompiled headers and
     /// the preamble's copy) left out. A precompiled header's list names the headers it read.
