@@ -3,35 +3,62 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// `sm_XX`: the compute capability times ten (sm_90 is 90).
+/// `sm_XX`: the compute capability times ten (sm_90 is 90), and whether the target is the
+/// architecture-specific one (`sm_90a`: its own instructions, such as `wgmma` and `setmaxnreg`,
+/// and code for that architecture alone).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct SmVersion(pub u32);
+pub struct SmVersion {
+    /// 90 for sm_90 and sm_90a.
+    pub number: u32,
+    /// The `a` of `sm_90a`.
+    pub arch_specific: bool,
+}
+
+/// The plain architecture `sm_<number>` (`SmVersion(90)` is sm_90), as the type was written
+/// when it had no suffix.
+#[allow(non_snake_case)]
+pub const fn SmVersion(number: u32) -> SmVersion {
+    SmVersion { number, arch_specific: false }
+}
 
 impl SmVersion {
     /// The oldest architecture with dynamic parallelism (compute capability 3.5).
     pub const MIN_CDP: SmVersion = SmVersion(35);
     /// CUDA 12.1 raised the kernel-parameter limit to 32764 bytes from this architecture on.
     pub const LARGE_PARAMS: SmVersion = SmVersion(70);
+
+    /// The number and suffix as fatbinary and nvcc's `compute_` names write them: `90`, `90a`.
+    pub fn code(self) -> String {
+        format!("{}{}", self.number, if self.arch_specific { "a" } else { "" })
+    }
 }
 
 impl fmt::Display for SmVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "sm_{}", self.0)
+        write!(f, "sm_{}", self.code())
     }
 }
 
 impl FromStr for SmVersion {
     type Err = String;
-    /// Accepts `sm_90`, `90` and nvcc's `compute_90`; a trailing `a`/`f` feature suffix is
-    /// refused because LLVM spells those targets differently and we do not emit them yet.
+    /// Accepts `sm_90`, `90` and nvcc's `compute_90`, each also with the architecture-specific
+    /// `a` (`sm_90a`). The family-specific `f` (`sm_100f`, CUDA 12.9) is refused: Clang 22 and
+    /// LLVM 22's NVPTX do not know those targets.
     fn from_str(s: &str) -> Result<SmVersion, String> {
-        let digits = s.strip_prefix("sm_").or_else(|| s.strip_prefix("compute_")).unwrap_or(s);
+        let name = s.strip_prefix("sm_").or_else(|| s.strip_prefix("compute_")).unwrap_or(s);
+        let (digits, arch_specific) = match name.strip_suffix('a') {
+            Some(digits) => (digits, true),
+            None => (name, false),
+        };
+        if let Some(family) = name.strip_suffix('f').filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())) {
+            return Err(format!("`{s}` is a family-specific target, which Clang 22 and LLVM 22 cannot write: use sm_{family} or sm_{family}a"));
+        }
         match digits.parse::<u32>() {
-            Ok(n) if n >= SmVersion::MIN_CDP.0 && n < 1000 => Ok(SmVersion(n)),
+            Ok(n) if n >= SmVersion::MIN_CDP.number && n < 1000 => Ok(SmVersion { number: n, arch_specific }),
             Ok(n) => Err(format!(
                 "sm_{n} cannot launch kernels from the device: dynamic parallelism needs sm_35 or newer"
             )),
-            Err(_) => Err(format!("`{s}` is not an architecture; expected a name like sm_90")),
+            Err(_) => Err(format!("`{s}` is not an architecture; expected a name like sm_90 or sm_90a")),
         }
     }
 }
@@ -133,7 +160,7 @@ impl Target {
     /// multiple of 32, so nvcc's `(char, double4_32a)` has its vector at offset 16 there and at
     /// 32 on sm_75 to sm_120 otherwise (measured with nvcc 13.5, `EIATTR_KPARAM_INFO`).
     pub fn param_bank_base(&self) -> u64 {
-        if self.sm.0 == 90 {
+        if self.sm.number == 90 {
             0x210
         } else {
             0
@@ -161,3 +188,29 @@ impl Target {
 /// (`back::nvcc_math_defaults` sets it in cdpc's process; a Clang program run as a process gets
 /// it as `-mllvm`). LLVM 22 answers 0 without it, and libdevice then takes `sqrt.approx.f32`.
 pub const PREC_SQRT_REFLECT: &str = "-nvvm-reflect-add=__CUDA_PREC_SQRT=1";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn architectures_read_and_write_as_nvcc_spells_them() {
+        for (text, number, arch_specific, shown) in [("sm_90", 90, false, "sm_90"), ("compute_80", 80, false, "sm_80"), ("75", 75, false, "sm_75"), ("sm_90a", 90, true, "sm_90a"), ("compute_100a", 100, true, "sm_100a")] {
+            let sm: SmVersion = text.parse().unwrap();
+            assert_eq!((sm.number, sm.arch_specific, sm.to_string()), (number, arch_specific, shown.to_string()), "{text}");
+        }
+        assert_eq!("sm_90a".parse::<SmVersion>().unwrap().code(), "90a");
+        assert_eq!(SmVersion(90).code(), "90");
+        // sm_90a is sm_90 and more: every check of "sm_80 or newer" holds for it.
+        assert!("sm_90a".parse::<SmVersion>().unwrap() > SmVersion(90) && SmVersion(90) >= SmVersion(80));
+    }
+
+    #[test]
+    fn family_targets_and_old_or_unknown_names_are_refused_with_the_reason() {
+        assert!("sm_100f".parse::<SmVersion>().unwrap_err().contains("family-specific"));
+        assert!("sm_30".parse::<SmVersion>().unwrap_err().contains("sm_35 or newer"));
+        for bad in ["sm_", "sm_a", "native", "sm_90b", "a"] {
+            assert!(bad.parse::<SmVersion>().unwrap_err().contains("is not an architecture"), "{bad}");
+        }
+    }
+}

@@ -322,3 +322,54 @@ fn dependency_options_outside_one_compilation_are_usage_errors() {
         assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
     }
 }
+
+/// A kernel that uses sm_90a's own instruction where nvcc's mark of the target says it may,
+/// launched from the device.
+const ARCH_SPECIFIC: &str = r#"
+__global__ void child(int *p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 240;");
+    p[threadIdx.x] = 90;
+#else
+    p[threadIdx.x] = 1;
+#endif
+}
+__global__ void parent(int *p) { if (threadIdx.x == 0) child<<<1, 128>>>(p); }
+"#;
+
+#[test]
+fn architecture_specific_targets_are_nvccs() {
+    let Some(nvcc) = nvcc() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.cu"), ARCH_SPECIFIC).unwrap();
+    std::fs::write(dir.path().join("a.cdp"), ARCH_SPECIFIC).unwrap();
+    run(&nvcc, dir.path(), &["-arch=sm_90a", "-rdc=true", "-ptx", "a.cu", "-o", "nvcc.ptx"]);
+    let theirs = std::fs::read_to_string(dir.path().join("nvcc.ptx")).unwrap();
+    let marks = |ptx: &str| (ptx.lines().find(|l| l.starts_with(".target")).map(str::to_string), ptx.contains("setmaxnreg.inc.sync.aligned.u32 240;"));
+    assert_eq!(marks(&theirs), (Some(".target sm_90a".to_string()), true));
+    for file in ["a.cu", "a.cdp"] {
+        let out = cdpc(dir.path(), &[file, "-arch=sm_90a", "--emit", "ptx", "-o", "-"]);
+        assert!(out.status.success(), "{file}: {}", stderr(&out));
+        assert_eq!(marks(&String::from_utf8_lossy(&out.stdout)), marks(&theirs), "{file}");
+        // Without the suffix the mark is not there, as with nvcc.
+        let plain = cdpc(dir.path(), &[file, "-arch=sm_90", "--emit", "ptx", "-o", "-"]);
+        assert_eq!(marks(&String::from_utf8_lossy(&plain.stdout)), (Some(".target sm_90".to_string()), false), "{file}");
+    }
+    // A linked cubin, a -dc object nvcc's host link takes, a fat binary of both targets.
+    for args in [&["a.cu", "-arch=sm_90a", "-o", "a.cubin"][..], &["-dc", "a.cu", "-arch=sm_90a", "-o", "a.o"], &["a.cu", "-o", "a.fatbin", "-gencode", "arch=compute_90a,code=sm_90a", "-gencode", "arch=compute_90,code=sm_90"]] {
+        let out = cdpc(dir.path(), args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    }
+    std::fs::write(dir.path().join("main.cu"), "__global__ void parent(int *);\nint main() { parent<<<1, 1>>>(nullptr); return 0; }\n").unwrap();
+    run(&nvcc, dir.path(), &["-arch=sm_90a", "-rdc=true", "main.cu", "a.o", "-o", "app", "-lcudadevrt"]);
+    let listed = Command::new(tool_dir().unwrap().join("cuobjdump")).current_dir(dir.path()).args(["-lelf", "a.fatbin"]).output();
+    if let Ok(listed) = listed {
+        let text = String::from_utf8_lossy(&listed.stdout);
+        assert!(text.contains("sm_90a") && text.contains("sm_90."), "{text}");
+    }
+    // What nvcc refuses or cdpc cannot write.
+    let out = cdpc(dir.path(), &["a.cu", "-o", "x.fatbin", "-gencode", "arch=compute_90,code=sm_90a"]);
+    assert!(stderr(&out).contains("`sm_90a` cannot be built from `compute_90`"), "{}", stderr(&out));
+    let out = cdpc(dir.path(), &["a.cu", "-arch=sm_100f"]);
+    assert!(stderr(&out).starts_with("error[E0708]") && stderr(&out).contains("family-specific"), "{}", stderr(&out));
+}

@@ -5,7 +5,8 @@
 # --use_fast_math; the last also thresholded and warp-aggregated). names_kernels.cu: kernel
 # template instances whose names Clang 22 spells otherwise by default, compiled by cdpc with
 # nvcc's command line (-std=c++20 -Xcompiler -fPIC ...) and launched by host code nvcc compiled
-# (names_main.cu) and from the device. Two stages:
+# (names_main.cu) and from the device. arch_gpu.cu: an sm_90a kernel (setmaxnreg) launched from
+# the device. Two stages:
 #   bash results/session49/gpu.sh build CDPC   (development machine: the checkout's .cuda/ nvcc)
 #   bash results/session49/gpu.sh run          (GPU machine: runs what build staged)
 # build writes the executables into gpu-stage/session49/ (git-ignored; carry it to the GPU);
@@ -30,7 +31,7 @@ build)
     CDPC=$(realpath "${2:?the cdpc binary}")
     NVCC=$ROOT/.cuda/nvidia/cu13/bin/nvcc
     rm -rf "$STAGE" && mkdir -p "$STAGE" && cd "$STAGE"
-    cp "$SRC"/fast_math_gpu.cu "$SRC"/names_kernels.cu "$SRC"/names_main.cu .
+    cp "$SRC"/fast_math_gpu.cu "$SRC"/names_kernels.cu "$SRC"/names_main.cu "$SRC"/arch_gpu.cu .
     for mode in $MODES; do
         # shellcheck disable=SC2046
         "$NVCC" -arch=sm_90 -rdc=true $(flags "$mode") fast_math_gpu.cu -o "math-$mode-nvcc"
@@ -43,6 +44,9 @@ build)
     "$NVCC" -std=c++20 -arch=sm_90 -rdc=true names_kernels.cu names_main.cu -o names-nvcc
     "$CDPC" -std=c++20 -O3 -arch=sm_90 -rdc=true --expt-relaxed-constexpr --extended-lambda -Xcompiler -fPIC -ccbin g++ -m64 -dc names_kernels.cu -o names_kernels.o
     "$NVCC" -std=c++20 -arch=sm_90 -rdc=true names_kernels.o names_main.cu -o names-cdpc -lcudadevrt
+    "$NVCC" -arch=sm_90a -rdc=true arch_gpu.cu -o arch-nvcc
+    "$CDPC" -dc -arch=sm_90a arch_gpu.cu -o arch.o
+    "$NVCC" -arch=sm_90a -rdc=true arch.o -o arch-cdpc -lcudadevrt
     rm -f ./*.o
     ;;
 run)
@@ -81,6 +85,7 @@ run)
         check "math-$mode-nvcc" "math-$mode-nvcc" "math-$mode-cdpc" "${extra[@]}"
     done
     check names-nvcc names-nvcc names-cdpc
+    check arch-nvcc arch-nvcc arch-cdpc
     {
         echo
         echo "Which operations each option changes (nvcc's own builds, hashes that differ from the default build's):"
@@ -88,7 +93,7 @@ run)
         for mode in ftz precdiv precsqrt fast; do
             echo "- $mode: $(diff <(grep '^op' math-default-nvcc-oracle-1.txt) <(grep '^op' "math-$mode-nvcc-oracle-1.txt") | grep -c '^>') of 28"
         done
-        for f in math-fast-nvcc names-nvcc; do
+        for f in math-fast-nvcc names-nvcc arch-nvcc; do
             echo; echo "nvcc's output ($f):"; echo; echo '```'; cat "$f-oracle-1.txt"; echo '```'
         done
     } >>"$report"

@@ -57,8 +57,8 @@ pub fn parse_gencode(text: &str) -> Result<Vec<Image>, String> {
         let sm = match image {
             Image::Cubin(sm) | Image::Ptx(sm) => sm,
         };
-        if sm.0 < virtual_arch.0 || (matches!(image, Image::Ptx(_)) && sm != virtual_arch) {
-            return Err(format!("`{item}` cannot be built from `compute_{}`", virtual_arch.0));
+        if sm.number < virtual_arch.number || sm.arch_specific != virtual_arch.arch_specific && sm.arch_specific || (matches!(image, Image::Ptx(_)) && sm != virtual_arch) {
+            return Err(format!("`{item}` cannot be built from `compute_{}`", virtual_arch.code()));
         }
         images.push(image);
     }
@@ -86,14 +86,14 @@ pub fn fatbin(inputs: &[Input], link_options: &LinkOptions, images: &[Image], op
     let mut tool_runs = Vec::new();
     let mut seen = Vec::new();
     let linked = !matches!(inputs, [Input::Source(_)]);
-    let dropped: Vec<u32> = images.iter().filter_map(|i| match i {
-        Image::Ptx(sm) if linked => Some(sm.0),
+    let dropped: Vec<SmVersion> = images.iter().filter_map(|i| match i {
+        Image::Ptx(sm) if linked => Some(*sm),
         _ => None,
     }).collect();
     if linked && dropped.len() == images.len() {
         return Err(CompileError::Usage(format!(
             "`code=compute_{}` embeds the PTX of one source; a link of several inputs has no PTX: add `code=sm_XX` for the linked cubins",
-            dropped[0]
+            dropped[0].code()
         ))
         .into());
     }
@@ -109,7 +109,7 @@ pub fn fatbin(inputs: &[Input], link_options: &LinkOptions, images: &[Image], op
                 let linked = link::link(inputs, link_options, &options)?;
                 warnings.get_or_insert(linked.warnings);
                 tool_runs.extend(linked.tool_runs);
-                packed.push(FatbinImage { ptx: false, sm: sm.0, bytes: linked.cubin });
+                packed.push(FatbinImage { ptx: false, sm, bytes: linked.cubin });
             }
             Image::Ptx(sm) => {
                 let [Input::Source(path)] = inputs else { continue };
@@ -119,13 +119,13 @@ pub fn fatbin(inputs: &[Input], link_options: &LinkOptions, images: &[Image], op
                 options.preprocess.input = Some(path.clone());
                 let input = super::InputFile::read(path, &options).map_err(|error| BuildError::Source { name: name.clone(), text: String::new(), error })?;
                 let compiled = input.compile(&options).map_err(|error| BuildError::Source { name, text: input.shown.clone(), error })?;
-                packed.push(FatbinImage { ptx: true, sm: sm.0, bytes: compiled.output });
+                packed.push(FatbinImage { ptx: true, sm, bytes: compiled.output });
             }
         }
     }
     let mut warnings = warnings.unwrap_or_default();
     if !dropped.is_empty() {
-        let list: Vec<String> = dropped.iter().map(|sm| format!("`code=compute_{sm}`")).collect();
+        let list: Vec<String> = dropped.iter().map(|sm| format!("`code=compute_{}`", sm.code())).collect();
         let d = Diagnostic::new(
             Code::PtxOfLinkNotPacked,
             Default::default(),

@@ -122,7 +122,7 @@ pub fn module_id(name: &str, fatbin: &[u8]) -> String {
 /// the PTX itself.
 pub(super) fn relocatable_fatbin(tools: &Toolchain, ptx: &str, build: &BuildOptions) -> Result<Vec<u8>, CompileError> {
     let object = tools.assemble(ptx, build)?;
-    let sm = build.arch.0;
+    let sm = build.arch;
     let images = [FatbinImage { ptx: false, sm, bytes: object }, FatbinImage { ptx: true, sm, bytes: ptx.as_bytes().to_vec() }];
     Ok(tools.fatbinary(&images, true, build)?)
 }

@@ -16,7 +16,7 @@ const CUDA_VERSION: (u32, u32, u32) = (13, 5, 37);
 
 /// The pseudo-files, in the order they are read.
 pub fn prelude(options: &PreprocessOptions, target: &Target) -> Vec<(&'static str, String)> {
-    let arch = target.sm.0 * 10;
+    let arch = target.sm.number * 10;
     let (major, minor, build) = CUDA_VERSION;
     let version = env!("CARGO_PKG_VERSION");
     let number: u32 = version.split('.').take(3).fold(0, |acc, part| acc * 100 + part.parse::<u32>().unwrap_or(0));
@@ -32,6 +32,11 @@ pub fn prelude(options: &PreprocessOptions, target: &Target) -> Vec<(&'static st
          #define __DATE__ \"Jan  1 1970\"\n#define __TIME__ \"00:00:00\"\n\
          #define __FILE__ __FILE__\n#define __LINE__ __LINE__\n#define __COUNTER__ __COUNTER__\n"
     );
+    if target.sm.arch_specific {
+        // nvcc's (and Clang's) mark of an architecture-specific target: `sm_90a` has
+        // `__CUDA_ARCH_FEAT_SM90_ALL`, which code using its instructions tests.
+        text.push_str(&format!("#define __CUDA_ARCH_FEAT_SM{}_ALL 1\n", target.sm.number));
+    }
     if target.default_stream == DefaultStream::PerThread {
         // nvcc's `--default-stream per-thread`; the CUDA headers switch to the `_ptsz` calls on it.
         text.push_str("#define CUDA_API_PER_THREAD_DEFAULT_STREAM 1\n");

@@ -377,7 +377,7 @@ impl Context {
     /// Programmatic dependent launch is `griddepcontrol`, an sm_90 instruction.
     fn check_runtime_arch(&mut self, f: RuntimeFn, span: Span) -> Option<()> {
         let needs_sm90 = matches!(f, RuntimeFn::GridDependencySynchronize | RuntimeFn::TriggerProgrammaticLaunchCompletion);
-        if needs_sm90 && self.target.sm.0 < 90 {
+        if needs_sm90 && self.target.sm.number < 90 {
             let sm = self.target.sm;
             self.error(Code::NeedsNewerArch, span, format!("`{}` needs sm_90 or newer", f.entry_point().c_name))
                 .primary(format!("compiling for {sm}"))

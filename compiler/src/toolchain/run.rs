@@ -248,8 +248,8 @@ impl Toolchain {
 pub struct FatbinImage {
     /// PTX text (`kind=ptx`) rather than a cubin (`kind=elf`).
     pub ptx: bool,
-    /// The architecture number (`90` for sm_90 or compute_90).
-    pub sm: u32,
+    /// The architecture (`sm=90` for sm_90 or compute_90, `sm=90a` for sm_90a).
+    pub sm: crate::target::SmVersion,
     /// The image's bytes.
     pub bytes: Vec<u8>,
 }
@@ -269,7 +269,7 @@ impl Toolchain {
         for (index, image) in images.iter().enumerate() {
             let file = work.path().join(format!("image{index}.{}", if image.ptx { "ptx" } else { "cubin" }));
             std::fs::write(&file, &image.bytes).map_err(|e| ToolError::io("writing an image for fatbinary", &file, e))?;
-            let mut spec = OsString::from(format!("--image3=kind={},sm={},file=", if image.ptx { "ptx" } else { "elf" }, image.sm));
+            let mut spec = OsString::from(format!("--image3=kind={},sm={},file=", if image.ptx { "ptx" } else { "elf" }, image.sm.code()));
             spec.push(&file);
             args.push(spec);
         }
