@@ -5,7 +5,7 @@
 //! nvcc spells every option two ways, `--long-name` and `-short` (`--gpu-architecture` and
 //! `-arch`), and gives a value as `-opt=value` or `-opt value`; list options take values
 //! separated by commas (`-Xcompiler -fPIC,-Wall`). [`translate`] rewrites the arguments it
-//! knows into the long options clap parses ([`crate::Cli`]) and leaves every other argument
+//! knows into the long options clap parses (`Cli` in main.rs) and leaves every other argument
 //! as it is, so cdpc's own spellings (`-O3`, `-Idir`, `-DNAME`, `-o file`) keep working.
 //!
 //! What cdpc accepts and ignores is listed in [`NVCC`] with the reason: options about nvcc's
@@ -318,7 +318,7 @@ mod tests {
     #[test]
     fn every_option_made_cdpcs_is_one_cdpc_reads() {
         use clap::CommandFactory;
-        let cli = crate::Cli::command();
+        let cli = super::super::Cli::command();
         let known = |name: &str| cli.get_arguments().any(|a| a.get_long() == name.strip_prefix("--") || a.get_short().map(|c| format!("-{c}")).as_deref() == Some(name));
         for option in NVCC {
             let names: Vec<&str> = match option.action {
