@@ -2,7 +2,7 @@
 //! `--use_fast_math` (which is `-ftz=true -prec-div=false -prec-sqrt=false -fmad=true` and the
 //! fast math library), for every front end.
 //!
-//! What nvcc 13.5 writes under each, measured on sm_90 (`compiler/tests/math_ptx.rs`):
+//! What nvcc 13.5 writes under each, measured on sm_90 (`compiler/tests/fast_math_ptx.rs`):
 //!
 //! - `-ftz=true`: every single-precision instruction `.ftz`, libdevice's `__CUDA_FTZ` 1. Here:
 //!   the functions' `denormal-fp-math-f32` attribute and the `nvvm-reflect-ftz` module flag
@@ -25,7 +25,7 @@
 //!   calls them, so only the program's calls change).
 
 use inkwell::module::Module;
-use inkwell::values::{AsValueRef, BasicMetadataValueEnum, FastMathFlags, FunctionValue, InstructionOpcode, InstructionValue};
+use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValue, FastMathFlags, FunctionValue, InstructionOpcode, InstructionValue};
 
 /// nvcc's single-precision options beyond `-fmad` ([`super::Fmad`]). The default is nvcc's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +46,11 @@ impl Default for FloatMath {
         FloatMath { ftz: false, prec_div: true, prec_sqrt: true, fast_library: false }
     }
 }
+
+/// The version of what [`adapt_libdevice`] writes, part of the name of the copy kept beside
+/// cdpc's Clang header (`clang::libdevice_variant`): raise it when that changes, so that no
+/// copy an earlier build made is used.
+pub const LIBDEVICE_VARIANT_FORMAT: u32 = 2;
 
 /// libdevice's functions that `--use_fast_math` replaces by their `__nv_fast_` versions.
 pub const FAST_LIBRARY: [&str; 11] = ["sinf", "cosf", "tanf", "sincosf", "logf", "log2f", "log10f", "expf", "exp10f", "powf", "tanhf"];
@@ -151,10 +156,19 @@ pub fn adapt_libdevice(module: &Module<'_>, math: FloatMath) -> Result<(), Strin
             let (Some(slow), Some(fast)) = (module.get_function(&format!("__nv_{name}")), module.get_function(&format!("__nv_fast_{name}"))) else {
                 return Err(format!("libdevice has no __nv_{name} or __nv_fast_{name}"));
             };
-            for block in slow.get_basic_blocks() {
-                // SAFETY: the blocks of a function whose body is replaced as a whole; nothing
-                // outside the function refers to them.
-                unsafe { block.delete() }.map_err(|()| format!("cannot empty __nv_{name}"))?;
+            // The slow function is made again with the same type, linkage and attributes and a
+            // body that calls the fast one (deleting a function drops its blocks' references to
+            // each other first, which deleting its blocks one by one would not).
+            if slow.as_global_value().as_pointer_value().get_first_use().is_some() {
+                return Err(format!("libdevice calls __nv_{name} itself"));
+            }
+            let (ty, linkage) = (slow.get_type(), slow.get_linkage());
+            let attributes = slow.attributes(inkwell::attributes::AttributeLoc::Function);
+            // SAFETY: a function nothing refers to (checked above).
+            unsafe { slow.delete() };
+            let slow = module.add_function(&format!("__nv_{name}"), ty, Some(linkage));
+            for attribute in attributes {
+                slow.add_attribute(inkwell::attributes::AttributeLoc::Function, attribute);
             }
             let entry = context.append_basic_block(slow, "entry");
             builder.position_at_end(entry);
@@ -304,7 +318,10 @@ mod tests {
             };
             let _ = args;
             let body = if ret == "void" { "ret void".to_string() } else { "ret float %a".to_string() };
-            ir.push_str(&format!("define {ret} @__nv_{name}({params}) {{\n  %slow = fadd float %a, 1.0\n  {body}\n}}\n"));
+            // A loop: blocks that refer to each other, as libdevice's do.
+            ir.push_str(&format!(
+                "define {ret} @__nv_{name}({params}) {{\nentry:\n  br label %loop\nloop:\n  %i = phi i32 [ 0, %entry ], [ %n, %loop ]\n  %n = add i32 %i, 1\n  %more = icmp ult i32 %n, 4\n  br i1 %more, label %loop, label %done\ndone:\n  %slow = fadd float %a, 1.0\n  {body}\n}}\n"
+            ));
             ir.push_str(&format!("define {ret} @__nv_fast_{name}({params}) {{\n  {body}\n}}\n"));
         }
         ir

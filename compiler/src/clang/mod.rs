@@ -295,7 +295,7 @@ pub struct ClangInvocation<'a> {
     /// and stores they lack, nvcc's `__managed__`), included after Clang's CUDA wrapper on
     /// both sides.
     pub additions: Option<&'a Path>,
-    /// `-std` and the host compiler's options.
+    /// `-std`, the host compiler's options and nvcc's warning options.
     pub cxx: &'a CudaCxxOptions,
     /// Where Clang lists the headers it reads (`-MD -MF`, with `true`; `-MMD -MF`, the user's
     /// only, with `false`).
@@ -411,9 +411,10 @@ impl ClangInvocation<'_> {
         // dependent (`template <auto V>`, `template <class T, T V>`), without a constrained
         // template's requirements (C++20), and without a template template parameter's list,
         // all of which nvcc 13.5 leaves out (measured); host code registers and calls kernels by
-        // these names. Clang 18-21's other fixes this reverts are for lambdas in members of local
-        // classes, construction vtables and friend templates of class templates (as older g++),
-        // and x86-64 and ARM argument passing of unusual records (ABIVersions.def).
+        // these names. The other changes of Clang 18 to 21 it reverts (ABIVersions.def): the
+        // mangling of lambdas in members of local classes, of construction vtables and of
+        // member-like friend templates, and on x86-64 the return of C++ records of AVX vectors
+        // in registers (README, "Not yet through Clang").
         push("-fclang-abi-compat=17".into());
         push(format!("--cuda-gpu-arch={}", self.target.sm));
         push(format!("--cuda-path={}", self.cuda_root.display()));
@@ -558,13 +559,13 @@ fn sdk_version(cuda_root: &Path) -> Option<String> {
 
 /// libdevice (`original`) as `math` makes it ([`crate::back::precision::adapt_libdevice`]:
 /// nvcc's `-prec-sqrt=false`, the fast math library), as a file in `dir` (the folder of
-/// [`additions_header`]) named by cdpc's version, the options and the original's path, size and
-/// time, written whole and renamed into place when it is missing.
+/// [`additions_header`]) named by cdpc's version, the options, the original's path, size and
+/// time and the format of the change, written whole and renamed into place when it is missing.
 pub fn libdevice_variant(dir: &Path, original: &Path, math: crate::back::FloatMath) -> Result<PathBuf, String> {
     use std::hash::{Hash, Hasher};
     let meta = std::fs::metadata(original).map_err(|e| format!("{}: {e}", original.display()))?;
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    (original, meta.len(), meta.modified().ok(), math.tag()).hash(&mut hasher);
+    (original, meta.len(), meta.modified().ok(), math.tag(), crate::back::precision::LIBDEVICE_VARIANT_FORMAT).hash(&mut hasher);
     let path = dir.join(format!("cdpc-{}-libdevice-{}-{:016x}.bc", env!("CARGO_PKG_VERSION"), math.tag(), hasher.finish()));
     if path.is_file() {
         return Ok(path);
