@@ -16,7 +16,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "cdpc", version, about = "Compile CUDA kernels with device-side launches (.cdp) to linked cubins")]
+// An option given twice is taken once, the last value winning (`-dc -c`, `-O3 ... -O2`), as
+// nvcc and gcc take it.
+#[command(name = "cdpc", version, about = "Compile CUDA kernels with device-side launches (.cdp) to linked cubins", args_override_self = true)]
 struct Cli {
     /// Source files (a subset of CUDA C), relocatable device objects (`.o`, from cdpc or
     /// `nvcc -dc`) and static archives of them (`.a`). One source alone compiles as a whole

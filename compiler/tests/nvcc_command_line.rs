@@ -48,6 +48,8 @@ int main() {
 const MAKEFILE_FLAGS: &[&str] = &[
     "-std=c++20", "-O3", "-arch=sm_90", "-rdc=true", "--expt-relaxed-constexpr", "--extended-lambda", "-lineinfo", "-Xcompiler", "-fPIC,-DFROM_XCOMPILER=1", "-ccbin", "g++", "-m64",
     "-Wno-deprecated-gpu-targets", "-t", "2", "-Xcudafe", "--diag_suppress=177", "-dc",
+    // KLAP's Makefiles give both (`-dc` in their flags, `-c` in the rule).
+    "-c",
 ];
 
 /// The weak text symbols of an object whose names start with `_Z` (a `-dc` object's kernel stubs).
