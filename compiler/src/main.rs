@@ -450,6 +450,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
             host_args: cli.xcompiler.clone(),
             warning_args: cli.no_deprecation_warnings.then(|| "-Wno-deprecated-declarations".to_string()).into_iter().collect(),
         },
+        host_object_images: Vec::new(),
         list_headers: if cli.dependencies {
             driver::HeaderList::All
         } else if cli.user_dependencies {
@@ -494,8 +495,16 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         if let Some(object) = inputs.iter().find(|i| matches!(i, Input::Object(_))) {
             return usage(&format!("`{}` is an object: `-dc` compiles sources; link objects without `-dc`", object.path().display()));
         }
-        if !cli.gencode.is_empty() {
-            return usage("`-gencode` makes a fat binary of linked cubins; with `-dc`, compile one object per `--arch`");
+        // `-dc -gencode ...`: one object whose fat binary holds each architecture's code, as
+        // nvcc's, for CUDA C++ (the kernel language's host object takes one `--arch`).
+        let images: Vec<cdpc::driver::fatbin::Image> = cli.gencode.concat();
+        if !images.is_empty() {
+            if dc_emit != Emit::HostObject {
+                return usage("`-gencode` with `-dc --emit obj`: a device object is for one architecture; give one `--arch`, or leave `--emit obj` out for an object with each architecture's code");
+            }
+            if let Some(other) = sources.iter().find(|s| cli.language.unwrap_or_else(|| driver::Language::of_path(s)) != driver::Language::Cuda) {
+                return usage(&format!("`{}`: `-dc` with several `-gencode` targets is for CUDA C++; compile the kernel language once per `--arch`", other.display()));
+            }
         }
         if cli.output.is_some() && sources.len() > 1 {
             return usage("`-o` with `-dc` names one object: give one source, or leave `-o` out to write each source's object in the current folder");
@@ -505,7 +514,11 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
             let ir = cli.language.unwrap_or_else(|| driver::Language::of_path(source)) == driver::Language::Ir;
             let emit = if ir && dc_emit == Emit::HostObject { Emit::Object } else { dc_emit };
             let output = cli.output.clone().unwrap_or_else(|| PathBuf::from(source.file_name().unwrap_or_default()).with_extension(emit.extension()));
-            let options = CompileOptions { emit, separate: true, preprocess: cli.preprocess.options(&matches, source), ..options.clone() };
+            let mut options = CompileOptions { emit, separate: true, preprocess: cli.preprocess.options(&matches, source), host_object_images: images.clone(), ..options.clone() };
+            // The object's first cubin's architecture compiles its host side and first image.
+            if let Some(cdpc::driver::fatbin::Image::Cubin(sm) | cdpc::driver::fatbin::Image::Ptx(sm)) = images.first() {
+                options.target.sm = *sm;
+            }
             let status = compile_one(&cli, source, Some(output), &options, color);
             if status != ExitCode::SUCCESS {
                 return status;

@@ -375,3 +375,62 @@ fn architecture_specific_targets_are_nvccs() {
     let out = cdpc(dir.path(), &["a.cu", "-arch=sm_100f"]);
     assert!(stderr(&out).starts_with("error[E0708]") && stderr(&out).contains("family-specific"), "{}", stderr(&out));
 }
+
+/// A child whose code differs by architecture, a parent that launches it, and a host function.
+const PER_ARCHITECTURE: &str = r#"
+__global__ void child(int *p) {
+#if __CUDA_ARCH__ >= 900
+    p[threadIdx.x] = 90;
+#else
+    p[threadIdx.x] = 80;
+#endif
+}
+__global__ void parent(int *p) { if (threadIdx.x == 0) child<<<1, 32>>>(p); }
+int run(int *p) { parent<<<1, 1>>>(p); return (int)cudaDeviceSynchronize(); }
+"#;
+
+/// What `cuobjdump -lelf -lptx` lists of an object, without the object's own name.
+fn images(dir: &Path, object: &str) -> Vec<String> {
+    let out = Command::new(tool_dir().unwrap().join("cuobjdump")).current_dir(dir).args(["-lelf", "-lptx", object]).output().expect("cuobjdump runs");
+    assert!(out.status.success(), "cuobjdump {object}: {}", stderr(&out));
+    let stem = object.trim_end_matches(".o");
+    String::from_utf8_lossy(&out.stdout).lines().map(|l| l.replace(stem, "OBJECT")).collect()
+}
+
+#[test]
+fn dc_with_several_gencode_targets_is_one_object_as_nvccs() {
+    let Some(nvcc) = nvcc() else { return };
+    if !tool_dir().unwrap().join("cuobjdump").is_file() {
+        return println!("skipped: no cuobjdump beside ptxas");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cu"), PER_ARCHITECTURE).unwrap();
+    std::fs::write(dir.path().join("main.cu"), "int run(int *);\nint main() { int *p; cudaMalloc(&p, 128); return run(p); }\n").unwrap();
+    // CMake's spelling of CMAKE_CUDA_ARCHITECTURES="80;90".
+    let gencode = ["--generate-code=arch=compute_80,code=[sm_80]", "--generate-code=arch=compute_90,code=[compute_90,sm_90]"];
+    let mut args = vec!["-dc", "k.cu", "-o", "ours.o"];
+    args.extend(gencode);
+    let out = cdpc(dir.path(), &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut theirs = vec!["-dc", "k.cu", "-o", "theirs.o"];
+    theirs.extend(gencode);
+    run(&nvcc, dir.path(), &theirs);
+    assert_eq!(images(dir.path(), "ours.o"), images(dir.path(), "theirs.o"));
+    // Each cubin is its architecture's code: the child stores 80 on sm_80 and 90 on sm_90.
+    let sass = |arch: &str| {
+        let out = Command::new(tool_dir().unwrap().join("cuobjdump")).current_dir(dir.path()).args(["-sass", "-arch", arch, "ours.o"]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(sass("sm_80").contains("0x50 ") && !sass("sm_80").contains("0x5a"), "{}", sass("sm_80"));
+    assert!(sass("sm_90").contains("0x0000005a") && !sass("sm_90").contains("0x50 "), "{}", sass("sm_90"));
+    // nvcc's host link takes it for either architecture.
+    for arch in ["-arch=sm_80", "-arch=sm_90"] {
+        run(&nvcc, dir.path(), &[arch, "-rdc=true", "main.cu", "ours.o", "-o", "app", "-lcudadevrt"]);
+    }
+    // A device object (`--emit obj`) and the kernel language take one architecture.
+    std::fs::write(dir.path().join("k.cdp"), "__global__ void k(int *p) { *p = 1; }\n").unwrap();
+    for (args, says) in [(&["-dc", "--emit", "obj", "k.cu", "-gencode", "arch=compute_90,code=sm_90"][..], "a device object is for one architecture"), (&["-dc", "k.cdp", "-gencode", "arch=compute_90,code=sm_90"], "is for CUDA C++")] {
+        let out = cdpc(dir.path(), args);
+        assert!(!out.status.success() && stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    }
+}

@@ -2,7 +2,8 @@
 # Session 49's programs on the GPU. fast_math_gpu.cu: every operation nvcc's single-precision
 # options change, in a child kernel a parent launches from the device, built by nvcc and by
 # cdpc with the same option (none, -ftz=true, -prec-div=false, -prec-sqrt=false,
-# --use_fast_math; the last also thresholded and warp-aggregated). names_kernels.cu: kernel
+# --use_fast_math; the last also thresholded and warp-aggregated, the first also as one object
+# for sm_80 and sm_90 linked for sm_90). names_kernels.cu: kernel
 # template instances whose names Clang 22 spells otherwise by default, compiled by cdpc with
 # nvcc's command line (-std=c++20 -Xcompiler -fPIC ...) and launched by host code nvcc compiled
 # (names_main.cu) and from the device. arch_gpu.cu: an sm_90a kernel (setmaxnreg) launched from
@@ -39,6 +40,9 @@ build)
         "$CDPC" -dc -arch=sm_90 $(flags "$mode") fast_math_gpu.cu -o "math-$mode.o"
         "$NVCC" -arch=sm_90 -rdc=true "math-$mode.o" -o "math-$mode-cdpc" -lcudadevrt
     done
+    # One object for two architectures (CMake's CMAKE_CUDA_ARCHITECTURES="80;90"), linked for sm_90.
+    "$CDPC" -dc --generate-code=arch=compute_80,code=[sm_80] --generate-code=arch=compute_90,code=[compute_90,sm_90] fast_math_gpu.cu -o math-multi.o
+    "$NVCC" -arch=sm_90 -rdc=true math-multi.o -o math-default-cdpc-multiarch -lcudadevrt
     "$CDPC" -dc -arch=sm_90 --use_fast_math -flaunch-threshold=128 -faggregate-launches=warp fast_math_gpu.cu -o math-fast-agg.o
     "$NVCC" -arch=sm_90 -rdc=true math-fast-agg.o -o math-fast-cdpc-aggregated -lcudadevrt
     "$NVCC" -std=c++20 -arch=sm_90 -rdc=true names_kernels.cu names_main.cu -o names-nvcc
@@ -82,6 +86,7 @@ run)
     for mode in $MODES; do
         extra=()
         [ "$mode" = fast ] && extra=(math-fast-cdpc-aggregated)
+        [ "$mode" = default ] && extra=(math-default-cdpc-multiarch)
         check "math-$mode-nvcc" "math-$mode-nvcc" "math-$mode-cdpc" "${extra[@]}"
     done
     check names-nvcc names-nvcc names-cdpc

@@ -805,16 +805,15 @@ pub(crate) fn lower(module: &Module<'_>, options: &CompileOptions, shown: &Sourc
     Ok(Generated { llvm_ir, ptx, warnings, timings, headers: Vec::new() })
 }
 
-/// The host object of a CUDA C++ source, like `nvcc -dc`'s: `ptx` (the device side, compiled
-/// with `options.nv_module_id` = `id`) assembled and packed into a relocatable fat binary,
-/// which Clang's host side embeds with the file's host code, its kernels' stubs and their
-/// registration; then nvcc's names ([`pipeline::host_names`]) under module id `id`, and
+/// The host object of a CUDA C++ source, like `nvcc -dc`'s: `fatbin` (the device side,
+/// compiled with `options.nv_module_id` = `id`, assembled and packed into a relocatable fat
+/// binary), which Clang's host side embeds with the file's host code, its kernels' stubs and
+/// their registration; then nvcc's names ([`pipeline::host_names`]) under module id `id`, and
 /// x86-64 code. Returns the object and the host side's warnings that the device side did
 /// not give already.
-pub(crate) fn host_object(source: &str, options: &CompileOptions, tools: &Toolchain, build: &BuildOptions, ptx: &str, id: &str, device_warnings: &[Diagnostic]) -> Result<(Vec<u8>, Vec<Diagnostic>, Vec<PathBuf>), CompileError> {
-    let fatbin = super::host::relocatable_fatbin(tools, ptx, build)?;
+pub(crate) fn host_object(source: &str, options: &CompileOptions, tools: &Toolchain, build: &BuildOptions, fatbin: &[u8], id: &str, device_warnings: &[Diagnostic]) -> Result<(Vec<u8>, Vec<Diagnostic>, Vec<PathBuf>), CompileError> {
     let setup = ClangSetup::new(source, options, tools)?;
-    let ClangOutput { bitcode, warnings, headers, .. } = setup.run(&setup.template(options), source, options, build, Some(&fatbin))?;
+    let ClangOutput { bitcode, warnings, headers, .. } = setup.run(&setup.template(options), source, options, build, Some(fatbin))?;
     // Code both sides compile (`__host__ __device__`, headers) warns twice: once is enough.
     let warnings: Vec<Diagnostic> = options.warnings.apply(warnings).into_iter().filter(|w| !device_warnings.contains(w)).collect();
     let context = Context::create();

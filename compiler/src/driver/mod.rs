@@ -33,8 +33,8 @@ use crate::diag::{Code, Diagnostic, Severity};
 use crate::hir;
 use crate::preprocess::{self, PreprocessOptions};
 use crate::sema::{self, SemaOptions};
-use crate::target::{AddressSize, Target};
-use crate::toolchain::{BuildOptions, OutputFile, OutputGuard, ToolError, ToolRun, ToolSearch, Toolchain};
+use crate::target::{AddressSize, SmVersion, Target};
+use crate::toolchain::{BuildOptions, FatbinImage, OutputFile, OutputGuard, ToolError, ToolRun, ToolSearch, Toolchain};
 pub use crate::toolchain::{Overwrite, DEFAULT_TOOL_TIMEOUT};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -212,6 +212,10 @@ pub struct CompileOptions {
     pub cuda_cxx: crate::clang::CudaCxxOptions,
     /// Which headers to list in [`Compiled::headers`] (`-MD`, `-MMD`).
     pub list_headers: HeaderList,
+    /// The images of a CUDA C++ host object's fat binary (`-dc` with nvcc's `-gencode`: a
+    /// relocatable cubin for each `code=sm_XX`, PTX for each `code=compute_XX`); empty: the
+    /// target's cubin and PTX, as `-dc -arch=sm_XX`.
+    pub host_object_images: Vec<fatbin::Image>,
 }
 
 impl Default for CompileOptions {
@@ -240,6 +244,7 @@ impl Default for CompileOptions {
             clang: crate::clang::ClangSearch::default(),
             cuda_cxx: crate::clang::CudaCxxOptions::default(),
             list_headers: HeaderList::None,
+            host_object_images: Vec::new(),
         }
     }
 }
@@ -786,7 +791,12 @@ fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, b
     let device = CompileOptions { nv_module_id: Some(id.clone()), separate: true, ..options.clone() };
     let generated = cuda::generate(source, &device, Some(tools), build, back::Outputs { llvm_ir: false, ptx: true })?;
     let ptx = generated.ptx.expect("asked for PTX");
-    let (output, host_warnings, host_headers) = cuda::host_object(source, options, tools, build, &ptx, &id, &generated.warnings)?;
+    let fatbin = if options.host_object_images.is_empty() {
+        host::relocatable_fatbin(tools, &ptx, build)?
+    } else {
+        multi_architecture_fatbin(source, &device, tools, build, (options.target.sm, &ptx))?
+    };
+    let (output, host_warnings, host_headers) = cuda::host_object(source, options, tools, build, &fatbin, &id, &generated.warnings)?;
     let mut warnings = generated.warnings;
     warnings.extend(host_warnings);
     if warnings.iter().any(Diagnostic::is_error) {
@@ -795,6 +805,42 @@ fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, b
     let mut headers = generated.headers;
     headers.extend(host_headers);
     Ok((output, warnings, generated.timings, headers))
+}
+
+/// The relocatable fat binary of a host object with `device.host_object_images` (nvcc's
+/// `-dc -gencode ...`): each architecture's device code compiled once under the object's module
+/// id, a relocatable cubin (`ptxas -c`) for each `code=sm_XX` and the PTX for each
+/// `code=compute_XX`, packed as `nvcc -dc` packs them. `compiled` is the PTX already made for
+/// `device.target`.
+fn multi_architecture_fatbin(source: &str, device: &CompileOptions, tools: &Toolchain, build: &BuildOptions, compiled: (SmVersion, &str)) -> Result<Vec<u8>, CompileError> {
+    let mut ptx_of: Vec<(SmVersion, String)> = vec![(compiled.0, compiled.1.to_string())];
+    let mut images = Vec::new();
+    for &image in &device.host_object_images {
+        let (sm, ptx) = match image {
+            fatbin::Image::Cubin(sm) | fatbin::Image::Ptx(sm) => (sm, ptx_of.iter().find(|(s, _)| *s == sm).map(|(_, p)| p.clone())),
+        };
+        let ptx = match ptx {
+            Some(ptx) => ptx,
+            None => {
+                let options = CompileOptions { target: Target { sm, ..device.target }, ..device.clone() };
+                let generated = cuda::generate(source, &options, Some(tools), build, back::Outputs { llvm_ir: false, ptx: true })?;
+                let ptx = generated.ptx.expect("asked for PTX");
+                ptx_of.push((sm, ptx.clone()));
+                ptx
+            }
+        };
+        let packed = match image {
+            fatbin::Image::Cubin(_) => {
+                let build = BuildOptions { arch: sm, ..build.clone() };
+                FatbinImage { ptx: false, sm, bytes: tools.assemble(&ptx, &build)? }
+            }
+            fatbin::Image::Ptx(_) => FatbinImage { ptx: true, sm, bytes: ptx.into_bytes() },
+        };
+        if !images.contains(&packed) {
+            images.push(packed);
+        }
+    }
+    Ok(tools.fatbinary(&images, true, build)?)
 }
 
 /// Compiles `source` once and returns the LLVM IR, the PTX and, when `with_tools` is true, the
