@@ -515,7 +515,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
             let emit = if ir && dc_emit == Emit::HostObject { Emit::Object } else { dc_emit };
             let output = cli.output.clone().unwrap_or_else(|| PathBuf::from(source.file_name().unwrap_or_default()).with_extension(emit.extension()));
             let mut options = CompileOptions { emit, separate: true, preprocess: cli.preprocess.options(&matches, source), host_object_images: images.clone(), ..options.clone() };
-            // The object's first cubin's architecture compiles its host side and first image.
+            // The first image's architecture compiles the host side and that image.
             if let Some(cdpc::driver::fatbin::Image::Cubin(sm) | cdpc::driver::fatbin::Image::Ptx(sm)) = images.first() {
                 options.target.sm = *sm;
             }
