@@ -48,8 +48,8 @@ impl Default for FloatMath {
 }
 
 /// The version of what [`adapt_libdevice`] writes, part of the name of the copy kept beside
-/// cdpc's Clang header (`clang::libdevice_variant`): raise it when that changes, so that no
-/// copy an earlier build made is used.
+/// cdpc's Clang header ([`libdevice_variant`]): raise it when that changes, so that no copy an
+/// earlier build made is used.
 pub const LIBDEVICE_VARIANT_FORMAT: u32 = 2;
 
 /// libdevice's functions that `--use_fast_math` replaces by their `__nv_fast_` versions.
@@ -182,6 +182,28 @@ pub fn adapt_libdevice(module: &Module<'_>, math: FloatMath) -> Result<(), Strin
         }
     }
     Ok(())
+}
+
+/// libdevice (`original`) as `math` makes it ([`adapt_libdevice`]:
+/// nvcc's `-prec-sqrt=false`, the fast math library), as a file in `dir` (the folder of
+/// `clang::additions_header`) named by cdpc's version, the options, the original's path, size and
+/// time and the format of the change, written whole and renamed into place when it is missing.
+pub fn libdevice_variant(dir: &std::path::Path, original: &std::path::Path, math: FloatMath) -> Result<std::path::PathBuf, String> {
+    use std::hash::{Hash, Hasher};
+    let meta = std::fs::metadata(original).map_err(|e| format!("{}: {e}", original.display()))?;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    (original, meta.len(), meta.modified().ok(), math.tag(), LIBDEVICE_VARIANT_FORMAT).hash(&mut hasher);
+    let path = dir.join(format!("cdpc-{}-libdevice-{}-{:016x}.bc", env!("CARGO_PKG_VERSION"), math.tag(), hasher.finish()));
+    if path.is_file() {
+        return Ok(path);
+    }
+    let context = inkwell::context::Context::create();
+    let module = inkwell::module::Module::parse_bitcode_from_path(original, &context).map_err(|e| format!("{}: {e}", original.display()))?;
+    adapt_libdevice(&module, math)?;
+    let bitcode = module.write_bitcode_to_memory();
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    crate::clang::cache::write_atomic(&path, bitcode.as_slice()).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
 }
 
 /// `-ftz=true` for IR that Clang did not write (cdpc's own front end's, IR input): every

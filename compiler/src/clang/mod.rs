@@ -301,7 +301,7 @@ pub struct ClangInvocation<'a> {
     /// only, with `false`).
     pub depfile: Option<(&'a Path, bool)>,
     /// libdevice in place of the toolkit's (`-nocudalib` and `-mlink-builtin-bitcode`, on the
-    /// device side): [`libdevice_variant`].
+    /// device side): `back::precision::libdevice_variant`'s copy.
     pub libdevice: Option<&'a Path>,
     /// nvcc's `-ftz=true`: `-fgpu-flush-denormals-to-zero` (`.ftz` instructions, libdevice's
     /// `__CUDA_FTZ` 1).
@@ -555,28 +555,6 @@ fn sdk_version(cuda_root: &Path) -> Option<String> {
     let number: u32 = header.lines().find_map(|l| l.strip_prefix("#define CUDA_VERSION "))?.trim().parse().ok()?;
     let (major, minor) = (number / 1000, number % 1000 / 10).min(CLANG_LATEST_CUDA);
     Some(format!("{major}.{minor}"))
-}
-
-/// libdevice (`original`) as `math` makes it ([`crate::back::precision::adapt_libdevice`]:
-/// nvcc's `-prec-sqrt=false`, the fast math library), as a file in `dir` (the folder of
-/// [`additions_header`]) named by cdpc's version, the options, the original's path, size and
-/// time and the format of the change, written whole and renamed into place when it is missing.
-pub fn libdevice_variant(dir: &Path, original: &Path, math: crate::back::FloatMath) -> Result<PathBuf, String> {
-    use std::hash::{Hash, Hasher};
-    let meta = std::fs::metadata(original).map_err(|e| format!("{}: {e}", original.display()))?;
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    (original, meta.len(), meta.modified().ok(), math.tag(), crate::back::precision::LIBDEVICE_VARIANT_FORMAT).hash(&mut hasher);
-    let path = dir.join(format!("cdpc-{}-libdevice-{}-{:016x}.bc", env!("CARGO_PKG_VERSION"), math.tag(), hasher.finish()));
-    if path.is_file() {
-        return Ok(path);
-    }
-    let context = inkwell::context::Context::create();
-    let module = inkwell::module::Module::parse_bitcode_from_path(original, &context).map_err(|e| format!("{}: {e}", original.display()))?;
-    crate::back::precision::adapt_libdevice(&module, math)?;
-    let bitcode = module.write_bitcode_to_memory();
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    cache::write_atomic(&path, bitcode.as_slice()).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(path)
 }
 
 /// The name of [`additions_header`]'s file: cdpc's version and the hash of [`ADDITIONS`], so that

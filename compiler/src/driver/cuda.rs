@@ -458,7 +458,7 @@ struct ClangSetup {
     macros: Vec<String>,
     includes: Vec<PathBuf>,
     /// libdevice as the compilation's single-precision options make it
-    /// ([`clang::libdevice_variant`]), in place of the toolkit's; `None` for nvcc's defaults.
+    /// ([`back::precision::libdevice_variant`]), in place of the toolkit's; `None` for nvcc's defaults.
     libdevice: Option<PathBuf>,
 }
 
@@ -498,7 +498,7 @@ impl ClangSetup {
                 CompileError::from(BackendError::Libdevice("-prec-sqrt=false and --use_fast_math change libdevice.10.bc, which was not found: install the `nvidia-nvvm` wheel".into()))
             })?;
             let dir = additions.parent().unwrap_or(Path::new("."));
-            Some(clang::libdevice_variant(dir, original, options.float_math).map_err(BackendError::Libdevice)?)
+            Some(back::precision::libdevice_variant(dir, original, options.float_math).map_err(BackendError::Libdevice)?)
         } else {
             None
         };
