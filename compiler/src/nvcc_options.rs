@@ -333,6 +333,37 @@ mod tests {
         }
     }
 
+    /// Random command lines of nvcc's and cdpc's option names, values and garbage: translating
+    /// them and reading the result never panics, and a refusal is always E0707 or E0708 (the
+    /// command line is an input like any other; fuzz/RESULTS.md).
+    #[test]
+    fn random_command_lines_never_panic() {
+        use clap::CommandFactory;
+        let mut words: Vec<String> = NVCC.iter().flat_map(|o| [o.long.to_string(), o.short.to_string()]).collect();
+        words.extend(["a.cu", "b.cdp", "x.o", "--", "-", "=", "", "true", "false", "c++20", "sm_90a", "sm_100f", "all-warnings", "-fPIC,-Wall", ",", "-o", "-O9", "--emit=ptx", "--MD", "--MF", "\u{0}", "é"].map(String::from));
+        let mut seed: u64 = 0x5eed_cdbc;
+        let mut next = move |n: usize| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        for _ in 0..3000 {
+            let mut args = vec!["cdpc".to_string()];
+            for _ in 0..next(8) {
+                let mut word = words[next(words.len())].clone();
+                if next(4) == 0 {
+                    word = format!("{word}={}", words[next(words.len())]);
+                }
+                args.push(word);
+            }
+            match translate(args.clone()) {
+                Ok(translated) => {
+                    let _ = super::super::Cli::command().try_get_matches_from(translated);
+                }
+                Err(refused) => assert!(matches!(refused.code, Code::OptionUnsupported | Code::OptionInvalid), "{args:?}: {refused:?}"),
+            }
+        }
+    }
+
     #[test]
     fn register_limits_and_resource_usage_go_to_ptxas() {
         assert_eq!(tr(&["-maxrregcount=32", "-res-usage"]), ["--Xptxas=--maxrregcount=32", "--Xptxas=-v"]);
