@@ -469,6 +469,28 @@ fn build_ir<'ctx>(
     Ok(module)
 }
 
+/// The text of a global holding a constant C string (`@.str = ... c"name\00"`), without its
+/// final NUL; `None` for any other value. What the passes read of annotations, module ids and
+/// libdevice's reflect questions (`pipeline::qualifiers`, `pipeline::host_names`, `precision`).
+pub(crate) fn c_string(global: inkwell::llvm_sys::prelude::LLVMValueRef) -> Option<String> {
+    use inkwell::llvm_sys::core::{LLVMGetAsString, LLVMGetInitializer, LLVMIsAConstantDataSequential, LLVMIsAGlobalVariable, LLVMIsConstantString};
+    // SAFETY: `global` is a live value; every call reads it only, and a null or non-data
+    // initializer is checked before it is read as data.
+    unsafe {
+        if LLVMIsAGlobalVariable(global).is_null() {
+            return None;
+        }
+        let init = LLVMGetInitializer(global);
+        if init.is_null() || LLVMIsAConstantDataSequential(init).is_null() || LLVMIsConstantString(init) == 0 {
+            return None;
+        }
+        let mut len = 0usize;
+        let data = LLVMGetAsString(init, &mut len);
+        let bytes = std::slice::from_raw_parts(data.cast::<u8>(), len);
+        Some(String::from_utf8_lossy(bytes.strip_suffix(&[0]).unwrap_or(bytes)).into_owned())
+    }
+}
+
 /// LLVM's pipeline at the options' level (the libdevice functions nobody calls are gone
 /// already: `build_ir`).
 fn optimize_built(module: &Module<'_>, tm: &TargetMachine, options: &CodegenOptions) -> R<()> {

@@ -86,30 +86,17 @@ impl FloatMath {
     }
 }
 
-/// The C string a constant pointer operand names (`ptr @.str`, through casts), if any.
+/// The C string a constant pointer operand names (`ptr @.str`, through constant casts), if any.
 fn string_operand(value: inkwell::values::BasicValueEnum<'_>) -> Option<String> {
-    use inkwell::llvm_sys::core::{LLVMGetInitializer, LLVMGetOperand, LLVMIsAConstantExpr, LLVMIsAGlobalVariable, LLVMIsConstantString, LLVMGetAsString};
+    use inkwell::llvm_sys::core::{LLVMGetOperand, LLVMIsAConstantExpr};
     let mut v = value.as_value_ref();
-    // SAFETY: reading operands, initialisers and constant strings of values of this module.
+    // SAFETY: reading the operands of constant expressions of this module.
     unsafe {
-        for _ in 0..4 {
-            if !LLVMIsAGlobalVariable(v).is_null() {
-                let init = LLVMGetInitializer(v);
-                if init.is_null() || LLVMIsConstantString(init) == 0 {
-                    return None;
-                }
-                let mut len = 0usize;
-                let ptr = LLVMGetAsString(init, &mut len);
-                let bytes = std::slice::from_raw_parts(ptr as *const u8, len);
-                return Some(String::from_utf8_lossy(bytes).trim_end_matches('\0').to_string());
-            }
-            if LLVMIsAConstantExpr(v).is_null() {
-                return None;
-            }
+        while !LLVMIsAConstantExpr(v).is_null() {
             v = LLVMGetOperand(v, 0);
         }
     }
-    None
+    super::c_string(v)
 }
 
 /// The calls of `function`.

@@ -25,6 +25,7 @@
 //! code's.
 
 use super::names::{nvcc_symbol, unsuffixed, Kind};
+use crate::back::c_string;
 use inkwell::llvm_sys::core::{LLVMGetNamedGlobalAlias, LLVMSetValueName2};
 use inkwell::module::{Linkage, Module};
 use inkwell::values::{AsValueRef, BasicValueEnum, GlobalValue, InstructionOpcode};
@@ -113,7 +114,7 @@ fn rename_registered_statics(module: &Module<'_>, id: &str) {
         }
     }
     for (global, is_function) in strings {
-        let Some(text) = c_string(global) else { continue };
+        let Some(text) = c_string(global.as_value_ref()) else { continue };
         let renamed = match unsuffixed(&text) {
             Some(plain) => nvcc_symbol(plain, if is_function { Kind::Kernel } else { Kind::Variable }, id).0,
             // A template instance's name, spelled as the device code's (`names::edg_spellings`).
@@ -124,17 +125,6 @@ fn rename_registered_statics(module: &Module<'_>, id: &str) {
         };
         replace_string(module, global, &renamed);
     }
-}
-
-/// The text of a constant C string global, without its NUL.
-fn c_string(global: GlobalValue<'_>) -> Option<String> {
-    let BasicValueEnum::ArrayValue(init) = global.get_initializer()? else { return None };
-    if !init.is_const_string() {
-        return None;
-    }
-    let bytes = init.as_const_string()?;
-    let bytes = bytes.strip_suffix(&[0]).unwrap_or(bytes);
-    Some(String::from_utf8_lossy(bytes).into_owned())
 }
 
 /// Points every use of `global` (a constant string) at a new one holding `text`, with the
@@ -164,7 +154,7 @@ fn replace_module_id(module: &Module<'_>, id: &str) -> Result<(), String> {
     let Some(global) = module.get_globals().find(|g| g.get_section().is_some_and(|s| s.to_bytes() == b"__nv_module_id")) else {
         return Err("Clang's host code has no `__nv_module_id`".into());
     };
-    let old = c_string(global).ok_or("Clang's `__nv_module_id` is no string")?;
+    let old = c_string(global.as_value_ref()).ok_or("Clang's `__nv_module_id` is no string")?;
     replace_string(module, global, id);
     let register = format!("__cudaRegisterLinkedBinary{old}");
     let function = module.get_function(&register).ok_or_else(|| format!("Clang's host code does not call `{register}`"))?;

@@ -39,6 +39,7 @@ use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::prelude::LLVMValueRef;
 use inkwell::module::Module;
 use inkwell::values::{AsValueRef, FunctionValue};
+use crate::back::c_string;
 
 /// The annotation cdpc's `__cluster_dims__` writes (compiler/src/clang/additions.h).
 pub const CLUSTER_DIMS: &str = "cdpc.cluster_dims";
@@ -151,28 +152,9 @@ fn raise_ptx_version(module: &Module<'_>) {
     }
 }
 
-/// The text of a global holding a C string (an annotation's name), without its final NUL.
-fn c_string(global: LLVMValueRef) -> Option<String> {
-    // SAFETY: `global` is a live global value; every call reads it only, and a null or
-    // non-data initializer is checked before it is read as data.
-    unsafe {
-        if LLVMIsAGlobalVariable(global).is_null() {
-            return None;
-        }
-        let init = LLVMGetInitializer(global);
-        if init.is_null() || LLVMIsAConstantDataSequential(init).is_null() || LLVMIsConstantString(init) == 0 {
-            return None;
-        }
-        let mut len = 0usize;
-        let data = LLVMGetAsString(init, &mut len);
-        let bytes = std::slice::from_raw_parts(data.cast::<u8>(), len);
-        Some(String::from_utf8_lossy(bytes.strip_suffix(&[0]).unwrap_or(bytes)).into_owned())
-    }
-}
-
 /// The integers of an annotation's argument struct (`{ i32 2, i32 1, i32 1 }`), if all are.
 fn integers(args: LLVMValueRef) -> Option<Vec<i64>> {
-    // SAFETY: as in `c_string`: reads of a live global and its constant initializer.
+    // SAFETY: reads of a live global and its constant initializer, as `back::c_string`'s.
     unsafe {
         if args.is_null() || LLVMIsAGlobalVariable(args).is_null() {
             return None;
