@@ -301,8 +301,9 @@ pub struct ClangInvocation<'a> {
     /// only, with `false`).
     pub depfile: Option<(&'a Path, bool)>,
     /// libdevice in place of the toolkit's (`-nocudalib` and `-mlink-builtin-bitcode`, on the
-    /// device side): `back::precision::libdevice_variant`'s copy.
-    pub libdevice: Option<&'a Path>,
+    /// device side): `back::precision::libdevice_variant`'s copy, with the toolkit's version as
+    /// Clang gives it ([`sdk_version`], read once for the compilation).
+    pub libdevice: Option<(&'a Path, Option<&'a str>)>,
     /// nvcc's `-ftz=true`: `-fgpu-flush-denormals-to-zero` (`.ftz` instructions, libdevice's
     /// `__CUDA_FTZ` 1).
     pub ftz: bool,
@@ -456,14 +457,14 @@ impl ClangInvocation<'_> {
         if self.ftz && self.host_fatbin.is_none() {
             push("-fgpu-flush-denormals-to-zero".into());
         }
-        if let (Some(libdevice), None) = (self.libdevice, self.host_fatbin) {
+        if let (Some((libdevice, sdk_version)), None) = (self.libdevice, self.host_fatbin) {
             // `-nocudalib` also drops the toolkit's version, which Clang's CUDA headers read (a
             // host launch needs it: `cudaConfigureCall` otherwise) and which the module records:
             // given back as Clang gives it, the IR is that of Clang's own link of libdevice
             // (compared with clang++-22).
             push("-nocudalib".into());
             let mut cc1 = vec!["-mlink-builtin-bitcode".to_string(), libdevice.display().to_string()];
-            if let Some(version) = sdk_version(self.cuda_root) {
+            if let Some(version) = sdk_version {
                 cc1.push(format!("-target-sdk-version={version}"));
             }
             for arg in cc1 {
@@ -550,7 +551,7 @@ const CLANG_LATEST_CUDA: (u32, u32) = (12, 9);
 /// The CUDA version Clang's driver gives the front end for the toolkit in `cuda_root`
 /// (`-target-sdk-version`): `CUDA_VERSION` of its `cuda.h` (13050 is 13.5), at most
 /// [`CLANG_LATEST_CUDA`].
-fn sdk_version(cuda_root: &Path) -> Option<String> {
+pub fn sdk_version(cuda_root: &Path) -> Option<String> {
     let header = std::fs::read_to_string(cuda_root.join("include/cuda.h")).ok()?;
     let number: u32 = header.lines().find_map(|l| l.strip_prefix("#define CUDA_VERSION "))?.trim().parse().ok()?;
     let (major, minor) = (number / 1000, number % 1000 / 10).min(CLANG_LATEST_CUDA);

@@ -458,8 +458,9 @@ struct ClangSetup {
     macros: Vec<String>,
     includes: Vec<PathBuf>,
     /// libdevice as the compilation's single-precision options make it
-    /// ([`back::precision::libdevice_variant`]), in place of the toolkit's; `None` for nvcc's defaults.
-    libdevice: Option<PathBuf>,
+    /// ([`back::precision::libdevice_variant`]), in place of the toolkit's, and the toolkit's
+    /// version as Clang gives it ([`clang::sdk_version`]); `None` for nvcc's defaults.
+    libdevice: Option<(PathBuf, Option<String>)>,
 }
 
 impl ClangSetup {
@@ -498,7 +499,7 @@ impl ClangSetup {
                 CompileError::from(BackendError::Libdevice("-prec-sqrt=false and --use_fast_math change libdevice.10.bc, which was not found: install the `nvidia-nvvm` wheel".into()))
             })?;
             let dir = additions.parent().unwrap_or(Path::new("."));
-            Some(back::precision::libdevice_variant(dir, original, options.float_math).map_err(BackendError::Libdevice)?)
+            Some((back::precision::libdevice_variant(dir, original, options.float_math).map_err(BackendError::Libdevice)?, clang::sdk_version(&root)))
         } else {
             None
         };
@@ -529,7 +530,7 @@ impl ClangSetup {
             additions: Some(&self.additions),
             cxx: &options.cuda_cxx,
             depfile: None,
-            libdevice: self.libdevice.as_deref(),
+            libdevice: self.libdevice.as_ref().map(|(path, version)| (path.as_path(), version.as_deref())),
             ftz: options.float_math.ftz,
         }
     }
