@@ -57,7 +57,7 @@ pub fn parse_gencode(text: &str) -> Result<Vec<Image>, String> {
         let sm = match image {
             Image::Cubin(sm) | Image::Ptx(sm) => sm,
         };
-        if sm.number < virtual_arch.number || sm.arch_specific != virtual_arch.arch_specific && sm.arch_specific || (matches!(image, Image::Ptx(_)) && sm != virtual_arch) {
+        if sm.number < virtual_arch.number || (sm.arch_specific && !virtual_arch.arch_specific) || (matches!(image, Image::Ptx(_)) && sm != virtual_arch) {
             return Err(format!("`{item}` cannot be built from `compute_{}`", virtual_arch.code()));
         }
         images.push(image);

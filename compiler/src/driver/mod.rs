@@ -791,11 +791,10 @@ fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, b
     let device = CompileOptions { nv_module_id: Some(id.clone()), separate: true, ..options.clone() };
     let generated = cuda::generate(source, &device, Some(tools), build, back::Outputs { llvm_ir: false, ptx: true })?;
     let ptx = generated.ptx.expect("asked for PTX");
-    let fatbin = if options.host_object_images.is_empty() {
-        host::relocatable_fatbin(tools, &ptx, build)?
-    } else {
-        multi_architecture_fatbin(source, &device, tools, build, (options.target.sm, &ptx))?
-    };
+    // `-dc -arch=sm_XX` is `-gencode arch=compute_XX,code=[sm_XX,compute_XX]`.
+    let sm = options.target.sm;
+    let images = if options.host_object_images.is_empty() { vec![fatbin::Image::Cubin(sm), fatbin::Image::Ptx(sm)] } else { options.host_object_images.clone() };
+    let fatbin = multi_architecture_fatbin(source, &device, &images, tools, build, (sm, &ptx))?;
     let (output, host_warnings, host_headers) = cuda::host_object(source, options, tools, build, &fatbin, &id, &generated.warnings)?;
     let mut warnings = generated.warnings;
     warnings.extend(host_warnings);
@@ -807,15 +806,14 @@ fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, b
     Ok((output, warnings, generated.timings, headers))
 }
 
-/// The relocatable fat binary of a host object with `device.host_object_images` (nvcc's
-/// `-dc -gencode ...`): each architecture's device code compiled once under the object's module
-/// id, a relocatable cubin (`ptxas -c`) for each `code=sm_XX` and the PTX for each
-/// `code=compute_XX`, packed as `nvcc -dc` packs them. `compiled` is the PTX already made for
-/// `device.target`.
-fn multi_architecture_fatbin(source: &str, device: &CompileOptions, tools: &Toolchain, build: &BuildOptions, compiled: (SmVersion, &str)) -> Result<Vec<u8>, CompileError> {
+/// The relocatable fat binary of a host object of `images` (nvcc's `-dc -gencode ...`): each
+/// architecture's device code compiled once under the object's module id, a relocatable cubin
+/// (`ptxas -c`) for each `code=sm_XX` and the PTX for each `code=compute_XX`, packed as
+/// `nvcc -dc` packs them. `compiled` is the PTX already made for `device.target`.
+fn multi_architecture_fatbin(source: &str, device: &CompileOptions, images: &[fatbin::Image], tools: &Toolchain, build: &BuildOptions, compiled: (SmVersion, &str)) -> Result<Vec<u8>, CompileError> {
     let mut ptx_of: Vec<(SmVersion, String)> = vec![(compiled.0, compiled.1.to_string())];
-    let mut images = Vec::new();
-    for &image in &device.host_object_images {
+    let mut packed_images = Vec::new();
+    for &image in images {
         let (sm, ptx) = match image {
             fatbin::Image::Cubin(sm) | fatbin::Image::Ptx(sm) => (sm, ptx_of.iter().find(|(s, _)| *s == sm).map(|(_, p)| p.clone())),
         };
@@ -836,11 +834,11 @@ fn multi_architecture_fatbin(source: &str, device: &CompileOptions, tools: &Tool
             }
             fatbin::Image::Ptx(_) => FatbinImage { ptx: true, sm, bytes: ptx.into_bytes() },
         };
-        if !images.contains(&packed) {
-            images.push(packed);
+        if !packed_images.contains(&packed) {
+            packed_images.push(packed);
         }
     }
-    Ok(tools.fatbinary(&images, true, build)?)
+    Ok(tools.fatbinary(&packed_images, true, build)?)
 }
 
 /// Compiles `source` once and returns the LLVM IR, the PTX and, when `with_tools` is true, the
