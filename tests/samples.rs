@@ -230,3 +230,16 @@ fn thresholded_ptx_snapshots() {
     let (alone, warp) = (with(Granularity::Off), with(Granularity::Warp));
     check_variants("thresholding", &["bfs", "c_statements", "c_types", "kernel_pointers", "launch_shapes", "small_children", "tessellate"], &[("threshold", &alone), ("threshold-warp", &warp)]);
 }
+
+/// `-fdevice-malloc-pool`, alone and under thresholding and grid aggregation (whose heap nodes
+/// it pools too): every sample still compiles with both ABIs (or is refused exactly as
+/// without it), and device_heap's PTX, the sample that allocates, is snapshotted (v2): its
+/// `malloc`, `free`, `__cudaCDP2Malloc` and `__cudaCDP2Free` called only where the pool cannot
+/// serve, and the pool and its state `.common`.
+#[test]
+fn pooled_ptx_snapshots() {
+    use cdpc::pipeline::aggregate::Granularity;
+    let pool = |o: CompileOptions| CompileOptions { malloc_pool: true, ..o };
+    let grid = |o: CompileOptions| CompileOptions { malloc_pool: true, launch_threshold: 128, aggregate: Granularity::Grid, ..o };
+    check_variants("the pool", &["device_heap"], &[("pool", &pool), ("threshold-grid-pool", &grid)]);
+}

@@ -176,6 +176,7 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
             }
         }
         "aggregate-launches" => options.aggregate = value.parse()?,
+        "device-malloc-pool" => options.malloc_pool = flag(value)?,
         "launch-threshold" => options.launch_threshold = value.parse().map_err(|_| format!("`launch-threshold` takes a thread count, not `{value}`"))?,
         "pass-remarks" => {
             options.pass_remarks = match value {
@@ -221,7 +222,7 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
         _ => {
             return Err(format!(
                 "unknown option `{key}`; the options are arch, launch-abi, default-stream, address-size, opt-level, emit, cuda-home, \
-                 language, ptxas-arg, nvlink-arg, werror, strict-param-limit, aggregate-launches, launch-threshold, pass-remarks, deny, allow, \
+                 language, ptxas-arg, nvlink-arg, werror, strict-param-limit, aggregate-launches, launch-threshold, device-malloc-pool, pass-remarks, deny, allow, \
                   file-name, input-path, define, undefine, include-dir, tool-timeout, lineinfo, device-debug, separate, \
                   library, library-dir"
             ))
@@ -246,6 +247,7 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
 /// | `werror`, `strict-param-limit` | `true`, `false` |
 /// | `aggregate-launches` | `off`, `warp`, `block`, `grid` (`-faggregate-launches=`) |
 /// | `launch-threshold` | a thread count, `0` by default (`-flaunch-threshold=`) |
+/// | `device-malloc-pool` | `true`, `false` (the default): small device-side allocations from a static pool (`-fdevice-malloc-pool`) |
 /// | `pass-remarks` | `aggregate` (`-Rpass=aggregate`: remarks R0500/R0501/R0502 among the diagnostics), `none` |
 /// | `remarks` | `skipped-headers` (`-Rskipped-headers`: R0611 for each host-only header skipped), `all` (`-Rall`: every remark), `none` (the default) |
 /// | `deny`, `allow` | diagnostic codes, comma-separated (`W0209`) |

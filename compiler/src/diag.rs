@@ -199,6 +199,9 @@ pub enum Code {
     // `__launch_bounds__` or not positive, a `__block_size__` dimension not positive or its
     // second tuple beside `__cluster_dims__`): E1021
     KernelQualifierRefused,
+    // `-fdevice-malloc-pool` left a module's allocations alone (`pipeline::malloc_pool`): a
+    // function of a runtime allocation function's name that is not the runtime's: W1022
+    MallocPoolNotUsed,
 }
 
 impl Code {
@@ -317,6 +320,7 @@ impl Code {
             IrFunctionData => "E1019",
             ManagedAddressInInitializer => "E1020",
             KernelQualifierRefused => "E1021",
+            MallocPoolNotUsed => "W1022",
         }
     }
 
@@ -445,6 +449,7 @@ impl Code {
         Code::IrFunctionData,
         Code::ManagedAddressInInitializer,
         Code::KernelQualifierRefused,
+        Code::MallocPoolNotUsed,
     ];
 
     /// The code written as `E0100` (any case), if it exists.

@@ -171,7 +171,8 @@ pub fn clang_message_data(messages: &[crate::clang::in_process::Message], main_t
 /// `pipeline::atomics`; the vtables' pure slots, `pipeline::cxx_abi`; the kernel qualifiers'
 /// annotations, `pipeline::qualifiers`, which on a refusal leaves the module as it was), each
 /// of which must leave a valid module and nothing for a second run, and every pass without a panic, with thresholding and
-/// aggregation at warp, block and grid granularity off and on (with their remarks), and a module the pipeline accepts (no error
+/// aggregation at warp, block and grid granularity off and on (with their remarks) and the device heap's pool off and on (no
+/// runtime allocation call left outside its wrappers), and a module the pipeline accepts (no error
 /// diagnostic) still verifies after the clean-up passes.
 pub fn ir_pipeline(ir: &str) {
     use crate::pipeline::aggregate::Granularity;
@@ -205,11 +206,16 @@ pub fn ir_pipeline(ir: &str) {
         }
         let target = crate::Target::default();
         let source = crate::pipeline::SourceText::default();
-        let options = crate::pipeline::PipelineOptions { target, nv_module_id: None, launch_threshold, aggregate, pass_remarks: true };
+        // The device heap's pool every other round.
+        let malloc_pool = round % 2 == 1;
+        let options = crate::pipeline::PipelineOptions { target, nv_module_id: None, launch_threshold, aggregate, pass_remarks: true, malloc_pool };
         match crate::pipeline::run(&module, &options, &source) {
             Ok(warnings) => {
                 assert!(!warnings.iter().any(Diagnostic::is_error));
                 module.verify().unwrap_or_else(|e| panic!("the pipeline left an invalid module: {e}"));
+                if malloc_pool && !warnings.iter().any(|w| w.code == crate::diag::Code::MallocPoolNotUsed) {
+                    assert_eq!(crate::pipeline::malloc_pool::unpooled_uses(&module), 0, "a runtime allocation call left unpooled");
+                }
                 // The cleanup passes, the struct-copy expansion among them.
                 let tm = crate::back::target_machine(&target, 3).expect("the NVPTX target machine");
                 crate::pipeline::cleanup(&module, &tm, true).unwrap_or_else(|e| panic!("the cleanup failed: {e}"));

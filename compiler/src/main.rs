@@ -186,6 +186,12 @@ struct Cli {
     /// loop, are left alone (remarks with `-Rpass=aggregate`)
     #[arg(long = "flaunch-threshold", value_name = "N", default_value = "0")]
     launch_threshold: u32,
+    /// Serve device-side `malloc` and `cudaMalloc` of at most 16 KiB from a 32 MiB pool in the
+    /// program's static memory, the heap when the pool is full (`-fdevice-malloc-pool`): one
+    /// atomic add where the heap takes microseconds. Every device file that frees what another
+    /// allocated must be compiled with it (docs/DEVICE-MALLOC.md)
+    #[arg(long = "fdevice-malloc-pool")]
+    device_malloc_pool: bool,
     /// Report optimisation remarks of a pass (`-Rpass=aggregate`: launches left as they are)
     #[arg(long = "Rpass", value_name = "PASS", value_parser = ["aggregate"])]
     rpass: Vec<String>,
@@ -420,6 +426,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         tools: ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() },
         aggregate: cli.aggregate_launches,
         launch_threshold: cli.launch_threshold,
+        malloc_pool: cli.device_malloc_pool,
         pass_remarks: !cli.rpass.is_empty() || cli.remarks.iter().any(|r| r == "all"),
         header_remarks: !cli.remarks.is_empty(),
         tool_timeout: cli.tool_timeout.0,

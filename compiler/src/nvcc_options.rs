@@ -257,9 +257,9 @@ fn with_value(cdpc: &str, value: Option<&str>) -> Vec<String> {
 }
 
 /// cdpc's own options spelled with one dash, as cdpc has always read them
-/// (`-faggregate-launches=block`, `-Rpass=aggregate`, `-Rskipped-headers`).
+/// (`-faggregate-launches=block`, `-fdevice-malloc-pool`, `-Rpass=aggregate`, `-Rskipped-headers`).
 fn legacy(arg: String) -> String {
-    if arg.starts_with("-faggregate-launches") || arg.starts_with("-flaunch-threshold") || arg.starts_with("-Rpass") {
+    if arg.starts_with("-faggregate-launches") || arg.starts_with("-flaunch-threshold") || arg == "-fdevice-malloc-pool" || arg.starts_with("-Rpass") {
         format!("-{arg}")
     } else if let Some(remark) = arg.strip_prefix("-R").filter(|r| !r.is_empty() && !r.starts_with("pass")) {
         format!("--R={remark}")
@@ -398,6 +398,7 @@ mod tests {
     #[test]
     fn cdpcs_own_one_dash_spellings_still_work() {
         assert_eq!(tr(&["-faggregate-launches=block", "-Rpass=aggregate", "-Rskipped-headers", "-R"]), ["--faggregate-launches=block", "--Rpass=aggregate", "--R=skipped-headers", "-R"]);
+        assert_eq!(tr(&["-fdevice-malloc-pool", "--fdevice-malloc-pool"]), ["--fdevice-malloc-pool", "--fdevice-malloc-pool"]);
         assert_eq!(tr(&["-default-stream", "per-thread", "-fmad=false"]), ["--default-stream=per-thread", "--fmad=false"]);
     }
 }

@@ -42,6 +42,7 @@ mod managed_ptx;
 mod nv_builtins_ptx;
 mod nvcc_command_line;
 mod nv_atomic_ptx;
+mod malloc_pool;
 mod math_ptx;
 mod layers;
 mod overloading;

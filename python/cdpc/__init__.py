@@ -258,6 +258,7 @@ def compile(  # noqa: A001 (the natural name, like re.compile)
     include_dirs: Sequence[str | os.PathLike[str]] | None = None,
     aggregate_launches: Literal["off", "block", "warp", "grid"] = "off",
     launch_threshold: int = 0,
+    device_malloc_pool: bool = False,
     pass_remarks: bool = False,
     warnings_as_errors: bool = False,
     deny: Sequence[str] = (),
@@ -289,6 +290,10 @@ def compile(  # noqa: A001 (the natural name, like re.compile)
     :param aggregate_launches: launch aggregation (``-faggregate-launches=``).
     :param launch_threshold: run a launch of at most this many threads in all inside the
         launching thread instead (``-flaunch-threshold=``; 0, the default: never).
+    :param device_malloc_pool: serve device-side ``malloc`` and ``cudaMalloc`` of at most
+        16 KiB from a 32 MiB pool in the program's static memory (``-fdevice-malloc-pool``);
+        every device file that frees what another allocated must use it too
+        (docs/DEVICE-MALLOC.md).
     :param pass_remarks: report why launches were left alone, as warnings (``-Rpass=aggregate``).
     :param warnings_as_errors: ``-Werror``.
     :param deny: warning codes to treat as errors (``--deny``).
@@ -333,6 +338,7 @@ def compile_ir(
     address_size: Literal[32, 64] = 64,
     aggregate_launches: Literal["off", "block", "warp", "grid"] = "off",
     launch_threshold: int = 0,
+    device_malloc_pool: bool = False,
     pass_remarks: bool = False,
     warnings_as_errors: bool = False,
     deny: Sequence[str] = (),
@@ -377,6 +383,7 @@ def _compile(
     include_dirs: Sequence[str | os.PathLike[str]] | None,
     aggregate_launches: str,
     launch_threshold: int,
+    device_malloc_pool: bool,
     pass_remarks: bool,
     warnings_as_errors: bool,
     deny: Sequence[str],
@@ -406,6 +413,7 @@ def _compile(
         address_size=int(address_size),
         aggregate_launches=aggregate_launches,
         launch_threshold=int(launch_threshold),
+        device_malloc_pool=bool(device_malloc_pool),
         pass_remarks=bool(pass_remarks),
         warnings_as_errors=bool(warnings_as_errors),
         deny=list(deny),

@@ -15,6 +15,7 @@ def compile(
     address_size: int,
     aggregate_launches: str,
     launch_threshold: int,
+    device_malloc_pool: bool,
     pass_remarks: bool,
     warnings_as_errors: bool,
     deny: list[str],

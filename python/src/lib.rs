@@ -76,7 +76,7 @@ fn signature_dict<'py>(py: Python<'py>, s: &Signature) -> PyResult<Bound<'py, Py
 #[pyfunction]
 #[pyo3(signature = (
     source, *, ir, file_name, arch, opt_level, launch_abi, default_stream, address_size, aggregate_launches,
-    launch_threshold, pass_remarks, warnings_as_errors, deny, allow, ptxas_args, nvlink_args, cuda_home,
+    launch_threshold, device_malloc_pool, pass_remarks, warnings_as_errors, deny, allow, ptxas_args, nvlink_args, cuda_home,
     build_cubin, defines, include_dirs, tool_timeout, debug, separate, use_fast_math, std
 ))]
 #[allow(clippy::too_many_arguments)]
@@ -92,6 +92,7 @@ fn compile<'py>(
     address_size: u32,
     aggregate_launches: &str,
     launch_threshold: u32,
+    device_malloc_pool: bool,
     pass_remarks: bool,
     warnings_as_errors: bool,
     deny: Vec<String>,
@@ -141,6 +142,7 @@ fn compile<'py>(
         tools: ToolSearch { cuda_home, ..Default::default() },
         aggregate: value(aggregate_launches.parse())?,
         launch_threshold,
+        malloc_pool: device_malloc_pool,
         pass_remarks,
         tool_timeout,
         preprocess,

@@ -172,6 +172,26 @@ def test_launch_threshold_runs_small_children_in_place() -> None:
     assert "tile" in c.warnings[0].message
 
 
+def test_device_malloc_pool_serves_small_allocations_from_cdpcs_pool() -> None:
+    source = """
+    extern "C" __global__ void take(int **out) { out[threadIdx.x] = (int *)malloc(64); }
+    extern "C" __global__ void give(int **out) { free(out[threadIdx.x]); }
+    """
+    heap = cdpc.compile(source, build_cubin=False)
+    assert "__cdpc_malloc_pool_v1" not in heap.ptx
+    pooled = cdpc.compile(source, build_cubin=False, device_malloc_pool=True)
+    # one 32 MiB pool shared by every object, `malloc` and `free` called only behind it
+    assert ".common .global .align 16 .b8 __cdpc_malloc_pool_v1[33554432];" in pooled.ptx
+    ir = cdpc.compile_ir(
+        "target triple = \"nvptx64-nvidia-cuda\"\n"
+        "define ptx_kernel void @k(ptr %o) {\n  %p = call ptr @malloc(i64 8)\n  store ptr %p, ptr %o\n  ret void\n}\n"
+        "declare ptr @malloc(i64)\n",
+        build_cubin=False,
+        device_malloc_pool=True,
+    )
+    assert "__cdpc_malloc_state_v1" in ir.ptx
+
+
 def test_fast_math_and_the_dialect_reach_clang(tools: None) -> None:
     source = "__global__ void k(float *p) { p[0] = sinf(p[1]) / p[2]; }\n"
     precise = cdpc.compile(source, filename="k.cu", build_cubin=False).ptx

@@ -118,6 +118,17 @@ def main():
     assert set_option(lib, options, "launch-threshold", b"0") == (OK, None)
     assert set_option(lib, options, "pass-remarks", b"none") == (OK, None)
 
+    # the device heap's pool: device-side malloc behind cdpc's pool, shared by every object
+    assert set_option(lib, options, "device-malloc-pool", b"true") == (OK, None)
+    status, ptx, message, diagnostics, count = compile_source(lib, b"""
+        extern "C" __global__ void take(int **out) { out[threadIdx.x] = (int *)malloc(64); }
+    """, options)
+    assert status == OK, message
+    assert b".common .global .align 16 .b8 __cdpc_malloc_pool_v1[33554432];" in ptx, ptx
+    status, message = set_option(lib, options, "device-malloc-pool", b"pool")
+    assert status == INVALID_ARGUMENT, message
+    assert set_option(lib, options, "device-malloc-pool", b"false") == (OK, None)
+
     # remarks are opt-in: a skipped host-only header is silent unless asked for
     with_header = b"#include <time.h>\n__global__ void k(int *p) { p[0] = 1; }\n"
     status, _, message, diagnostics, count = compile_source(lib, with_header, options)

@@ -174,6 +174,9 @@ pub struct CompileOptions {
     pub launch_threshold: u32,
     /// Report why launches were left alone (`-Rpass=aggregate`): remarks among the warnings.
     pub pass_remarks: bool,
+    /// Small device-side allocations (`malloc`, `cudaMalloc`) from a pool in the program's
+    /// static memory (`-fdevice-malloc-pool`, `pipeline/malloc_pool.rs`).
+    pub malloc_pool: bool,
     /// Report each `<...>` header skipped as host-only (`R0611`, `-Rskipped-headers`). Off by
     /// default, as clang's remarks are: a skipped header matters only when device code uses a
     /// name it declares, and that error says so whatever this is.
@@ -231,6 +234,7 @@ impl Default for CompileOptions {
             aggregate: Granularity::Off,
             launch_threshold: 0,
             pass_remarks: false,
+            malloc_pool: false,
             header_remarks: false,
             tool_timeout: Some(DEFAULT_TOOL_TIMEOUT),
             overwrite: Overwrite::CompilerOutputs,
@@ -742,6 +746,7 @@ pub fn pipeline_options(options: &CompileOptions) -> crate::pipeline::PipelineOp
         launch_threshold: options.launch_threshold,
         aggregate: options.aggregate,
         pass_remarks: options.pass_remarks,
+        malloc_pool: options.malloc_pool,
     }
 }
 

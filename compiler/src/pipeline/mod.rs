@@ -30,7 +30,13 @@
 //!    the others get `R0500`, those of a kernel that reads launch errors are aggregated per
 //!    warp with `R0501`. Off, the module is untouched; afterwards every launch is still in the
 //!    documented shape.
-//! 6. [`launch`]: every device-side launch in the documented NVVM IR shape (a parameter
+//! 6. [`malloc_pool`] (`-fdevice-malloc-pool`, off by default): every call of the device
+//!    runtime's `malloc`, `free`, `cudaMalloc` and `cudaFree` calls a wrapper that serves
+//!    small allocations from a pool in the program's static memory and the rest from the heap
+//!    as before; a function of those names that is not the runtime's leaves the module
+//!    untouched with `W1022`. Off, the module is untouched; afterwards no call of the runtime's
+//!    allocation functions is left but the wrappers' own.
+//! 7. [`launch`]: every device-side launch in the documented NVVM IR shape (a parameter
 //!    buffer from `cudaGetParameterBuffer`, stores into it, `cudaLaunchDevice`) is recognised
 //!    and lowered to the launch ABI asked for: V2 (nvcc 13's entry points, which alone take
 //!    tail launch and fire-and-forget streams) or V1 (kept as written). Afterwards every
@@ -64,6 +70,7 @@ pub mod host_names;
 pub mod itanium;
 pub mod launch;
 pub(crate) mod location;
+pub mod malloc_pool;
 pub mod managed;
 pub mod names;
 pub mod qualifiers;
@@ -99,6 +106,9 @@ pub struct PipelineOptions {
     pub aggregate: aggregate::Granularity,
     /// The remarks of the launches left alone are among the diagnostics (`-Rpass=aggregate`).
     pub pass_remarks: bool,
+    /// Small device-side allocations from a static pool (`-fdevice-malloc-pool`,
+    /// [`malloc_pool`]).
+    pub malloc_pool: bool,
 }
 
 /// Runs the passes in order. Returns the warnings; `Err` holds every diagnostic when one is
@@ -119,6 +129,10 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
     remarks.extend(in_source_order(aggregate::aggregate(module, options.aggregate, source)));
     if options.pass_remarks {
         diagnostics.extend(remarks);
+    }
+    if options.malloc_pool {
+        let (_, warnings) = malloc_pool::pool(module).map_err(unrewritten("the device heap's pool could not be linked"))?;
+        diagnostics.extend(warnings);
     }
     diagnostics.extend(launch::lower(module, &options.target, source));
     launch::dims_by_value(module).map_err(unrewritten("a runtime entry point's `dim3` could not be passed by value"))?;

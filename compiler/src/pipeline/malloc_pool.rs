@@ -1,0 +1,335 @@
+//! The device heap's pool (`-fdevice-malloc-pool`, off by default): small device-side
+//! allocations from a pool in the program's static memory instead of the CUDA heap.
+//!
+//! On the device, `cudaMalloc` and `cudaFree` are the heap's `malloc` and `free` (the CUDA
+//! programming guide, "Memory Allocation and Lifetime"), and the heap is slow when many
+//! threads allocate: KLAP's BT, one `cudaMalloc` of at most 256 bytes in each of 25,600
+//! threads, spends 5.5 ms of its 5.6 at thresholding's rule in them, and 0.036 ms with a pool
+//! (results/session50/, H100). With the pass each call of `malloc`, `free`, `cudaMalloc` or
+//! `cudaFree` (also under CUDA 12's names, `__cudaCDP2Malloc` and `__cudaCDP2Free`) calls a
+//! wrapper of the same type instead:
+//!
+//! - an allocation of 1 to [`LARGEST`] bytes takes 16-byte-aligned blocks from the pool with
+//!   one atomic add (`malloc_pool.ll`), and asks the heap as before when the pool has no room
+//!   or the size is 0 or larger;
+//! - a free of a pointer into the pool gives its allocation back (when none is left live the
+//!   pool is empty again and is reused from its start); any other pointer goes to the heap's
+//!   `free` as before.
+//!
+//! The pool is [`CAPACITY`] bytes of `common` static memory, shared by every object compiled
+//! with the pass: a pointer one file allocated may be freed in another. It is not the heap's
+//! memory: `cudaLimitMallocHeapSize` does not bound it, and allocations the pool serves leave
+//! the heap to the others. A pool pointer freed by code compiled without the pass (nvcc's, or
+//! cdpc's without the option) reaches the heap's `free`, which does not know it: every device
+//! file of a program that frees what another allocated is compiled with the option (docs).
+//!
+//! The pass runs after thresholding and aggregation, so that their own allocations (grid
+//! aggregation's heap nodes) are pooled too. A function of those names that the module
+//! defines, or declares with another type, is not the runtime's: the module is then left
+//! untouched, with `W1022`, since pooling some allocations of a program and not the frees
+//! that go with them would hand pool pointers to the heap.
+//!
+//! Invariant afterwards: every use of the runtime's allocation functions is a wrapper's,
+//! whose fallback call is then the only one; a module that calls none of them, or that was
+//! pooled before, is untouched.
+
+use crate::diag::{Code, Diagnostic, Span};
+use inkwell::llvm_sys::core::{LLVMGetFirstUse, LLVMGetNextUse, LLVMGetUser, LLVMGetInstructionParent, LLVMGetBasicBlockParent, LLVMIsAInstruction, LLVMReplaceAllUsesWith};
+use inkwell::memory_buffer::MemoryBuffer;
+use inkwell::module::{Linkage, Module};
+use inkwell::targets::TargetData;
+use inkwell::values::{AsValueRef, FunctionValue};
+
+/// The pool's size in bytes (32 MiB), the same in every object so that they share one pool.
+pub const CAPACITY: u64 = 32 << 20;
+/// The largest allocation the pool serves (16 KiB); larger ones go to the heap.
+pub const LARGEST: u64 = 16 << 10;
+/// The pool's block: every allocation is a whole number of them, 16-byte-aligned as the heap's.
+const BLOCK: u64 = 16;
+/// The pool's helpers; the wrappers follow them.
+const HELPERS: &str = include_str!("malloc_pool.ll");
+/// A name only the pool's helpers have: a module that defines it was pooled already.
+const TAKE: &str = "__cdpc_pool_take";
+
+/// What a runtime function does, which says its type and its wrapper.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// `void *malloc(size_t)`.
+    Malloc,
+    /// `void free(void *)`.
+    Free,
+    /// `cudaError_t cudaMalloc(void **, size_t)`.
+    CudaMalloc,
+    /// `cudaError_t cudaFree(void *)`.
+    CudaFree,
+}
+
+/// The device runtime's allocation functions, under every name device code calls them.
+const RUNTIME: &[(&str, Role)] = &[
+    ("malloc", Role::Malloc),
+    ("free", Role::Free),
+    ("cudaMalloc", Role::CudaMalloc),
+    ("__cudaCDP2Malloc", Role::CudaMalloc),
+    ("cudaFree", Role::CudaFree),
+    ("__cudaCDP2Free", Role::CudaFree),
+];
+
+/// Makes the module's device-side allocations use the pool (module docs). Returns how many
+/// runtime functions now go through a wrapper, and `W1022` when a function of a runtime name
+/// is not the runtime's (the module is then untouched); `Err` when LLVM refused the helpers
+/// (a defect of cdpc).
+pub fn pool(module: &Module<'_>) -> Result<(usize, Vec<Diagnostic>), String> {
+    if module.get_function(TAKE).is_some() {
+        return Ok((0, Vec::new()));
+    }
+    let size_bits = TargetData::create(&module.get_data_layout().as_str().to_string_lossy()).get_pointer_byte_size(None) * 8;
+    let mut used = Vec::new();
+    let mut foreign = None;
+    for &(name, role) in RUNTIME {
+        let Some(function) = module.get_function(name) else { continue };
+        let expected = signature(role, size_bits);
+        let actual = function.get_type().print_to_string().to_string();
+        if function.count_basic_blocks() > 0 {
+            foreign.get_or_insert(format!("the module defines `{name}`"));
+        } else if actual != expected {
+            foreign.get_or_insert(format!("`{name}` is declared as `{actual}`, not `{expected}`"));
+        } else if has_uses(function) {
+            used.push((name, role, function));
+        }
+    }
+    if let (Some(what), false) = (foreign, used.is_empty()) {
+        let warning = Diagnostic::new(Code::MallocPoolNotUsed, Span::new(0, 0), format!("device allocations not pooled: {what}"))
+            .with_note("-fdevice-malloc-pool pools the device runtime's `malloc`, `free`, `cudaMalloc` and `cudaFree`; a function of one of those names that is not the runtime's could be handed a pool pointer, so no allocation of this file is pooled");
+        return Ok((0, vec![warning]));
+    }
+    if used.is_empty() {
+        return Ok((0, Vec::new()));
+    }
+    let mut text = HELPERS.replace("{capacity}", &CAPACITY.to_string()).replace("{units}", &(CAPACITY / BLOCK).to_string()).replace("{largest}", &LARGEST.to_string());
+    let wrappers: Vec<(String, FunctionValue<'_>)> = used.iter().map(|&(name, _, function)| (format!("__cdpc_pool.{name}"), function)).collect();
+    for (&(name, role, _), (wrapper, _)) in used.iter().zip(&wrappers) {
+        text.push_str(&wrapper_ir(wrapper, name, role, size_bits));
+    }
+    // Every use of a runtime function becomes one of its wrapper's declaration, before the
+    // wrappers, whose own calls of it are the only ones afterwards, are linked in.
+    for (wrapper, function) in &wrappers {
+        let declared = module.add_function(wrapper, function.get_type(), Some(Linkage::External));
+        // SAFETY: both are live functions of this module of one type.
+        unsafe { LLVMReplaceAllUsesWith(function.as_value_ref(), declared.as_value_ref()) };
+    }
+    let context = module.get_context();
+    let helpers = context.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(text.as_bytes(), "cdpc-malloc-pool")).map_err(|e| e.to_string())?;
+    helpers.set_triple(&module.get_triple());
+    helpers.set_data_layout(&module.get_data_layout());
+    module.link_in_module(helpers).map_err(|e| e.to_string())?;
+    for (wrapper, _) in &wrappers {
+        if let Some(f) = module.get_function(wrapper) {
+            f.set_linkage(Linkage::Internal);
+        }
+    }
+    Ok((wrappers.len(), Vec::new()))
+}
+
+/// Whether anything uses `function`.
+fn has_uses(function: FunctionValue<'_>) -> bool {
+    // SAFETY: reading the use list of a live function.
+    unsafe { !LLVMGetFirstUse(function.as_value_ref()).is_null() }
+}
+
+/// The uses of the runtime's allocation functions outside the pool's wrappers: none after
+/// [`pool`] pooled the module (its invariant), one per call before.
+pub fn unpooled_uses(module: &Module<'_>) -> usize {
+    let mut found = 0;
+    for &(name, _) in RUNTIME {
+        let Some(function) = module.get_function(name) else { continue };
+        // SAFETY: walking the use list of a live function; each user is a live value.
+        unsafe {
+            let mut u = LLVMGetFirstUse(function.as_value_ref());
+            while !u.is_null() {
+                let user = LLVMGetUser(u);
+                let in_wrapper = !LLVMIsAInstruction(user).is_null() && {
+                    let caller = LLVMGetBasicBlockParent(LLVMGetInstructionParent(user));
+                    crate::pipeline::value_name(caller).starts_with("__cdpc_pool.")
+                };
+                found += usize::from(!in_wrapper);
+                u = LLVMGetNextUse(u);
+            }
+        }
+    }
+    found
+}
+
+/// The LLVM type of a runtime function, as `print_to_string` writes it.
+fn signature(role: Role, size_bits: u32) -> String {
+    match role {
+        Role::Malloc => format!("ptr (i{size_bits})"),
+        Role::Free => "void (ptr)".to_string(),
+        Role::CudaMalloc => format!("i32 (ptr, i{size_bits})"),
+        Role::CudaFree => "i32 (ptr)".to_string(),
+    }
+}
+
+/// `wrapper`, of `runtime`'s type: the pool first, `runtime` when the pool cannot serve.
+fn wrapper_ir(wrapper: &str, runtime: &str, role: Role, size_bits: u32) -> String {
+    let size = format!("i{size_bits}");
+    let align = size_bits / 8;
+    let widen = if size_bits == 64 { "add i64 %size, 0".to_string() } else { format!("zext {size} %size to i64") };
+    match role {
+        Role::Malloc => format!(
+            "\ndefine ptr @\"{wrapper}\"({size} %size) {{\nentry:\n  %bytes = {widen}\n  %block = call ptr @__cdpc_pool_take(i64 %bytes)\n  %pooled = icmp ne ptr %block, null\n  br i1 %pooled, label %done, label %heap\n\nheap:\n  %other = call ptr @{runtime}({size} %size)\n  br label %done\n\ndone:\n  %result = phi ptr [ %block, %entry ], [ %other, %heap ]\n  ret ptr %result\n}}\n\ndeclare ptr @{runtime}({size})\n"
+        ),
+        Role::CudaMalloc => format!(
+            "\ndefine i32 @\"{wrapper}\"(ptr %out, {size} %size) {{\nentry:\n  %bytes = {widen}\n  %block = call ptr @__cdpc_pool_take(i64 %bytes)\n  %pooled = icmp ne ptr %block, null\n  br i1 %pooled, label %store, label %heap\n\nstore:\n  store ptr %block, ptr %out, align {align}\n  ret i32 0\n\nheap:\n  %status = call i32 @{runtime}(ptr %out, {size} %size)\n  ret i32 %status\n}}\n\ndeclare i32 @{runtime}(ptr, {size})\n"
+        ),
+        Role::Free => format!(
+            "\ndefine void @\"{wrapper}\"(ptr %pointer) {{\nentry:\n  %pooled = call i1 @__cdpc_pool_give(ptr %pointer)\n  br i1 %pooled, label %done, label %heap\n\nheap:\n  call void @{runtime}(ptr %pointer)\n  br label %done\n\ndone:\n  ret void\n}}\n\ndeclare void @{runtime}(ptr)\n"
+        ),
+        Role::CudaFree => format!(
+            "\ndefine i32 @\"{wrapper}\"(ptr %pointer) {{\nentry:\n  %pooled = call i1 @__cdpc_pool_give(ptr %pointer)\n  br i1 %pooled, label %done, label %heap\n\nheap:\n  %status = call i32 @{runtime}(ptr %pointer)\n  ret i32 %status\n\ndone:\n  ret i32 0\n}}\n\ndeclare i32 @{runtime}(ptr)\n"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use inkwell::context::Context;
+
+    /// What the two front ends write for the runtime's allocation functions (Clang's CUDA 13
+    /// headers: `__cudaCDP2Malloc`, `__cudaCDP2Free`; the kernel language and older headers:
+    /// `cudaMalloc`, `cudaFree`; both: `malloc`, `free`), a function that stores `free`'s
+    /// address, and a kernel that allocates nothing.
+    const IR: &str = r#"
+target datalayout = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+
+define ptx_kernel void @take(ptr %out, i64 %n) {
+  %a = call i32 @__cudaCDP2Malloc(ptr %out, i64 %n)
+  %p = call noalias ptr @malloc(i64 %n)
+  %slot = getelementptr ptr, ptr %out, i64 1
+  store ptr %p, ptr %slot, align 8
+  %b = call i32 @cudaMalloc(ptr %slot, i64 16)
+  ret void
+}
+
+define ptx_kernel void @give(ptr %p, ptr %q, ptr %r) {
+  %a = call i32 @__cudaCDP2Free(ptr %p)
+  call void @free(ptr %q)
+  %b = call i32 @cudaFree(ptr %r)
+  ret void
+}
+
+define void @deleter(ptr %slot) {
+  store ptr @free, ptr %slot, align 8
+  ret void
+}
+
+define ptx_kernel void @other(ptr %p) {
+  store i32 1, ptr %p, align 4
+  ret void
+}
+
+declare i32 @__cudaCDP2Malloc(ptr, i64)
+declare i32 @__cudaCDP2Free(ptr)
+declare i32 @cudaMalloc(ptr, i64)
+declare i32 @cudaFree(ptr)
+declare noalias ptr @malloc(i64)
+declare void @free(ptr allocptr captures(none))
+"#;
+
+    fn module<'c>(context: &'c Context, ir: &str) -> Module<'c> {
+        context.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "pool")).unwrap()
+    }
+
+    fn text(module: &Module<'_>) -> String {
+        module.print_to_string().to_string()
+    }
+
+    /// The body of `@name` in `ir`.
+    fn function<'a>(ir: &'a str, name: &str) -> &'a str {
+        let start = ir.match_indices("define ").map(|(at, _)| at).find(|&at| ir[at..].lines().next().is_some_and(|l| l.contains(&format!("@{name}(")))).unwrap_or_else(|| panic!("no {name} in\n{ir}"));
+        &ir[start..start + ir[start..].find("\n}\n").unwrap() + 2]
+    }
+
+    #[test]
+    fn every_runtime_allocation_call_goes_through_a_wrapper_that_tries_the_pool_first() {
+        let context = Context::create();
+        let module = module(&context, IR);
+        assert_eq!(unpooled_uses(&module), 7);
+        let (wrapped, warnings) = pool(&module).unwrap();
+        assert_eq!((wrapped, warnings.len()), (6, 0));
+        module.verify().unwrap();
+        assert_eq!(unpooled_uses(&module), 0);
+        let ir = text(&module);
+        // The kernels call the wrappers, `free`'s stored address is its wrapper's.
+        insta::assert_snapshot!("pooled_kernels", [function(&ir, "take"), function(&ir, "give"), function(&ir, "deleter"), function(&ir, "other")].join("\n"));
+        // Each wrapper: the pool, then the runtime function it stands for.
+        insta::assert_snapshot!("wrappers", ["__cdpc_pool.malloc", "__cdpc_pool.__cudaCDP2Malloc", "__cdpc_pool.free", "__cdpc_pool.cudaFree"].map(|w| function(&ir, w)).join("\n"));
+        // One pool and one state word, shared by every object of the program.
+        assert!(ir.contains(&format!("@__cdpc_malloc_pool_v1 = common addrspace(1) global [{CAPACITY} x i8] zeroinitializer, align 16")), "{ir}");
+        assert!(ir.contains("@__cdpc_malloc_state_v1 = common addrspace(1) global i64 0, align 8"), "{ir}");
+        for wrapper in ["malloc", "free", "cudaMalloc", "cudaFree", "__cudaCDP2Malloc", "__cudaCDP2Free"] {
+            assert_eq!(module.get_function(&format!("__cdpc_pool.{wrapper}")).unwrap().get_linkage(), Linkage::Internal);
+        }
+        // Pooled once: a second run finds its helpers and changes nothing.
+        let before = text(&module);
+        assert_eq!(pool(&module).unwrap().0, 0);
+        assert_eq!(text(&module), before);
+    }
+
+    #[test]
+    fn the_pool_serves_one_to_16_kib_and_gives_back_only_its_own_blocks() {
+        let context = Context::create();
+        let module = module(&context, IR);
+        pool(&module).unwrap();
+        let ir = text(&module);
+        // The bounds the wrappers rely on: sizes 1 to LARGEST (size - 1 < LARGEST, unsigned),
+        // blocks of 16 bytes up to CAPACITY / 16, pointers in [pool, pool + CAPACITY).
+        insta::assert_snapshot!("helpers", ["__cdpc_pool_take", "__cdpc_pool_drop", "__cdpc_pool_give"].map(|f| function(&ir, f)).join("\n"));
+        let take = function(&ir, "__cdpc_pool_take");
+        assert!(take.contains(&format!("icmp ult i64 %less, {LARGEST}")) && take.contains(&format!("icmp ule i64 %end, {}", CAPACITY / 16)), "{take}");
+        assert!(function(&ir, "__cdpc_pool_give").contains(&format!("icmp ult i64 %offset, {CAPACITY}")));
+    }
+
+    #[test]
+    fn a_32_bit_module_gets_32_bit_sizes() {
+        let context = Context::create();
+        let ir = IR.replace("target triple = \"nvptx64-nvidia-cuda\"", "target triple = \"nvptx-nvidia-cuda\"").replace("target datalayout = \"e-", "target datalayout = \"e-p:32:32-").replace("i64 %n", "i32 %n").replace("i64 16", "i32 16").replace("(ptr, i64)", "(ptr, i32)").replace("@malloc(i64)", "@malloc(i32)").replace("getelementptr ptr, ptr %out, i64 1", "getelementptr ptr, ptr %out, i32 1").replace("align 8", "align 4");
+        let module = module(&context, &ir);
+        assert_eq!(pool(&module).unwrap(), (6, Vec::new()));
+        module.verify().unwrap();
+        let ir = text(&module);
+        let wrapper = function(&ir, "__cdpc_pool.cudaMalloc");
+        assert!(wrapper.contains("zext i32 %size to i64") && wrapper.contains("store ptr %block, ptr %out, align 4"), "{wrapper}");
+    }
+
+    #[test]
+    fn a_module_that_allocates_nothing_is_untouched() {
+        let context = Context::create();
+        let ir: String = IR.split("\ndefine ").filter(|f| !f.starts_with("ptx_kernel void @take") && !f.starts_with("ptx_kernel void @give") && !f.starts_with("void @deleter")).collect::<Vec<_>>().join("\ndefine ");
+        let module = module(&context, &ir);
+        let before = text(&module);
+        assert_eq!(pool(&module).unwrap(), (0, Vec::new()));
+        assert_eq!(text(&module), before);
+    }
+
+    #[test]
+    fn a_function_of_a_runtime_name_that_is_not_the_runtimes_leaves_the_module_alone_with_w1022() {
+        for (changed, expected) in [
+            // the program's own `free`
+            ("declare void @free(ptr allocptr captures(none))", "define void @free(ptr %p) {\n  ret void\n}"),
+            // `malloc` of another type
+            ("declare noalias ptr @malloc(i64)", "declare noalias ptr @malloc(i32)"),
+        ] {
+            let context = Context::create();
+            let ir = IR.replace(changed, expected).replace("call noalias ptr @malloc(i64 %n)", if expected.contains("i32") { "call noalias ptr @malloc(i32 7)" } else { "call noalias ptr @malloc(i64 %n)" });
+            let module = module(&context, &ir);
+            let before = text(&module);
+            let (wrapped, warnings) = pool(&module).unwrap();
+            assert_eq!(wrapped, 0);
+            assert_eq!(warnings.iter().map(|w| w.code.as_str()).collect::<Vec<_>>(), ["W1022"]);
+            assert!(warnings[0].message.contains(if expected.contains("i32") { "`malloc` is declared as `ptr (i32)`, not `ptr (i64)`" } else { "the module defines `free`" }), "{}", warnings[0].message);
+            assert_eq!(text(&module), before);
+        }
+    }
+}
