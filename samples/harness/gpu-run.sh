@@ -62,7 +62,8 @@ ALL_LABELS="cdpc-v2 cdpc-v1 cdpc-v2-agg-block cdpc-v2-agg-warp cdpc-v1-agg-block
     cdpc-v2-agg-grid cdpc-v1-agg-grid cdpc-v2-threshold cdpc-v2-threshold-warp
     cdpc-clang-v2 cdpc-clang-v1 cdpc-clang-v2-threshold cdpc-clang-v1-threshold
     cdpc-clang-v2-agg-warp cdpc-clang-v1-agg-warp cdpc-clang-v2-threshold-warp
-    cdpc-clang-v2-agg-block cdpc-clang-v2-agg-grid cdpc-clang-v2-threshold-block cdpc-clang-v2-threshold-grid"
+    cdpc-clang-v2-agg-block cdpc-clang-v2-agg-grid cdpc-clang-v2-threshold-block cdpc-clang-v2-threshold-grid
+    cdpc-v2-pool cdpc-clang-v2-threshold-grid-pool"
 CUBINS="nvcc=$WORK/nvcc"
 for label in ${LABELS:-$ALL_LABELS}; do
     CUBINS="$CUBINS $label=build/gpu/$label"

@@ -114,8 +114,9 @@ usage: cargo xtask <command>
                     =warp into build/gpu/cdpc-v2-threshold-warp; every sample as CUDA C++
                     (-x cu) into build/gpu/cdpc-clang-ABI, -clang-ABI-threshold (1024),
                     -clang-ABI-agg-warp, cdpc-clang-v2-agg-block, -agg-grid and
-                    cdpc-clang-v2-threshold-warp, -block and -grid (128); every sample
-                    by clang++-22 itself (V1 launches, for timing only) into
+                    cdpc-clang-v2-threshold-warp, -block and -grid (128); with
+                    -fdevice-malloc-pool into cdpc-v2-pool and cdpc-clang-v2-threshold-grid-pool;
+                    every sample by clang++-22 itself (V1 launches, for timing only) into
                     build/gpu/clang-raw-v1; and the release
                     cdpc-run into build/gpu/bin/; carry build/gpu to the GPU machine and run
                     `sh samples/harness/gpu-run.sh` there; then gpu-bench-bundle
@@ -614,8 +615,10 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
     // pipeline on LLVM IR instead of the kernel language's front end; `-threshold` with the
     // IR pipeline's thresholding (compiler/src/pipeline/threshold.rs) at 1024 threads,
     // `-agg-warp`, `-agg-block` and `-agg-grid` with its aggregation (pipeline/aggregate/),
-    // and thresholding at 128 before each granularity as the benchmarks use them.
-    let configs: [(&str, &str, &[&str]); 21] = [
+    // and thresholding at 128 before each granularity as the benchmarks use them; `-pool` with
+    // device-side allocations from cdpc's pool (pipeline/malloc_pool.rs), plain and with grid
+    // aggregation, whose heap nodes it pools too.
+    let configs: [(&str, &str, &[&str]); 23] = [
         ("cdpc-clang-v2", "v2", &["-x", "cu"]),
         ("cdpc-clang-v1", "v1", &["-x", "cu"]),
         ("cdpc-clang-v2-threshold", "v2", &["-x", "cu", "-flaunch-threshold=1024"]),
@@ -627,7 +630,9 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
         ("cdpc-clang-v2-agg-grid", "v2", &["-x", "cu", "-faggregate-launches=grid"]),
         ("cdpc-clang-v2-threshold-block", "v2", &["-x", "cu", "-flaunch-threshold=128", "-faggregate-launches=block"]),
         ("cdpc-clang-v2-threshold-grid", "v2", &["-x", "cu", "-flaunch-threshold=128", "-faggregate-launches=grid"]),
+        ("cdpc-clang-v2-threshold-grid-pool", "v2", &["-x", "cu", "-flaunch-threshold=128", "-faggregate-launches=grid", "-fdevice-malloc-pool"]),
         ("cdpc-v2", "v2", &[]),
+        ("cdpc-v2-pool", "v2", &["-fdevice-malloc-pool"]),
         ("cdpc-v1", "v1", &[]),
         ("cdpc-v2-agg-block", "v2", &["-faggregate-launches=block"]),
         ("cdpc-v2-agg-warp", "v2", &["-faggregate-launches=warp"]),
