@@ -4,8 +4,8 @@
 //! On the device, `cudaMalloc` and `cudaFree` are the heap's `malloc` and `free` (the CUDA
 //! programming guide, "Memory Allocation and Lifetime"), and the heap is slow when many
 //! threads allocate: KLAP's BT, one `cudaMalloc` of at most 256 bytes in each of 25,600
-//! threads, spends 5.5 ms of its 5.6 at thresholding's rule in them, and 0.036 ms with a pool
-//! (results/session50/, H100). With the pass each call of `malloc`, `free`, `cudaMalloc` or
+//! threads, spends 5.4 ms of its 5.5 at thresholding's rule in them, and takes 0.036 ms with
+//! a pool (results/session50/, H100). With the pass each call of `malloc`, `free`, `cudaMalloc` or
 //! `cudaFree` (also under CUDA 12's names, `__cudaCDP2Malloc` and `__cudaCDP2Free`) calls a
 //! wrapper of the same type instead:
 //!
@@ -48,8 +48,9 @@ pub const LARGEST: u64 = 16 << 10;
 const BLOCK: u64 = 16;
 /// The pool's helpers; the wrappers follow them.
 const HELPERS: &str = include_str!("malloc_pool.ll");
-/// A name only the pool's helpers have: a module that defines it was pooled already.
-const TAKE: &str = "__cdpc_pool_take";
+/// The pool's state, which every pooled module keeps (its helpers may be inlined away): a
+/// module that has it was pooled already.
+const STATE: &str = "__cdpc_malloc_state_v1";
 
 /// What a runtime function does, which says its type and its wrapper.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,7 +80,7 @@ const RUNTIME: &[(&str, Role)] = &[
 /// is not the runtime's (the module is then untouched); `Err` when LLVM refused the helpers
 /// (a defect of cdpc).
 pub fn pool(module: &Module<'_>) -> Result<(usize, Vec<Diagnostic>), String> {
-    if module.get_function(TAKE).is_some() {
+    if module.get_global(STATE).is_some() {
         return Ok((0, Vec::new()));
     }
     let size_bits = TargetData::create(&module.get_data_layout().as_str().to_string_lossy()).get_pointer_byte_size(None) * 8;
@@ -271,10 +272,17 @@ declare void @free(ptr allocptr captures(none))
         for wrapper in ["malloc", "free", "cudaMalloc", "cudaFree", "__cudaCDP2Malloc", "__cudaCDP2Free"] {
             assert_eq!(module.get_function(&format!("__cdpc_pool.{wrapper}")).unwrap().get_linkage(), Linkage::Internal);
         }
-        // Pooled once: a second run finds its helpers and changes nothing.
+        // Pooled once: a second run finds the pool's state and changes nothing, also after the
+        // clean-up has inlined the wrappers and helpers and removed them.
         let before = text(&module);
         assert_eq!(pool(&module).unwrap().0, 0);
         assert_eq!(text(&module), before);
+        let tm = crate::back::target_machine(&crate::Target::default(), 3).unwrap();
+        crate::pipeline::cleanup(&module, &tm, true).unwrap();
+        assert!(module.get_function("__cdpc_pool_take").is_none(), "{}", text(&module));
+        let cleaned = text(&module);
+        assert_eq!(pool(&module).unwrap().0, 0);
+        assert_eq!(text(&module), cleaned);
     }
 
     #[test]
