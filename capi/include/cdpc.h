@@ -64,6 +64,7 @@ void cdpc_options_free(struct CdpcOptions *options);
 // | `werror`, `strict-param-limit` | `true`, `false` |
 // | `aggregate-launches` | `off`, `warp`, `block`, `grid` (`-faggregate-launches=`) |
 // | `launch-threshold` | a thread count, `0` by default (`-flaunch-threshold=`) |
+// | `device-malloc-pool` | `true`, `false` (the default): small device-side allocations from a static pool (`-fdevice-malloc-pool`) |
 // | `pass-remarks` | `aggregate` (`-Rpass=aggregate`: remarks R0500/R0501/R0502 among the diagnostics), `none` |
 // | `remarks` | `skipped-headers` (`-Rskipped-headers`: R0611 for each host-only header skipped), `all` (`-Rall`: every remark), `none` (the default) |
 // | `deny`, `allow` | diagnostic codes, comma-separated (`W0209`) |
