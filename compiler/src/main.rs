@@ -188,7 +188,7 @@ struct Cli {
     launch_threshold: u32,
     /// Serve device-side `malloc` and `cudaMalloc` of at most 16 KiB from a 32 MiB pool in the
     /// program's static memory, the heap when the pool is full (`-fdevice-malloc-pool`): one
-    /// atomic add where the heap takes microseconds. Every device file that frees what another
+    /// atomic add instead of the heap, which many threads allocating at once make slow. Every device file that frees what another
     /// allocated must be compiled with it (docs/DEVICE-MALLOC.md)
     #[arg(long = "fdevice-malloc-pool")]
     device_malloc_pool: bool,
