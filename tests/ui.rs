@@ -156,8 +156,9 @@ fn clang_diagnostics_match_their_snapshots() {
 }
 
 /// LLVM IR inputs (`tests/ui/ir/NAME.ll`, `NAME.bc`) under the IR contract (docs/IR-INPUT.md):
-/// compiled to PTX, which needs no NVIDIA tool, and their diagnostics rendered against the
-/// text (none for bitcode) and snapshotted like the others.
+/// compiled to PTX, which needs no NVIDIA tool, with the options of a `; flags:` first line,
+/// and their diagnostics rendered against the text (none for bitcode) and snapshotted like the
+/// others.
 #[test]
 fn ir_diagnostics_match_their_snapshots() {
     let root = repo_root();
@@ -167,7 +168,8 @@ fn ir_diagnostics_match_their_snapshots() {
     for path in files {
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         let bytes = std::fs::read(&path).unwrap();
-        let mut options = driver::CompileOptions { emit: driver::Emit::Ptx, ..Default::default() };
+        // A text file's `; flags: ...` first line, as the kernel language's `// flags:`.
+        let mut options = driver::CompileOptions { emit: driver::Emit::Ptx, ..options_from_header(&String::from_utf8_lossy(&bytes)) };
         options.preprocess.input = Some(path.clone());
         let diagnostics = match driver::compile_ir(&bytes, &options) {
             Ok(compiled) => compiled.warnings,

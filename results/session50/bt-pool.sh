@@ -34,7 +34,7 @@ PY
     ;;
 run)
     cd "$STAGE"
-    N=/usr/local/cuda/bin/nvcc
+    N=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
     for v in base pool inline inlinepool; do timeout 120 $N -arch=sm_90 -rdc=true -O3 main.cu verify.cu kernel.$v.cu -lcudadevrt -o bt-$v & done
     wait
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader

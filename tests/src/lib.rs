@@ -23,10 +23,11 @@ pub fn cdp_files(dir: &Path) -> Vec<PathBuf> {
 
 /// Compiler options from a `// flags: ...` first line, as a test file writes them:
 /// `--launch-abi v1|v2`, `--address-size 32|64`, `--arch sm_XX`, `--strict-param-limit`,
-/// `-faggregate-launches=warp|block|off`, `-Rpass=aggregate`, `-Rskipped-headers`.
+/// `-faggregate-launches=warp|block|off`, `-Rpass=aggregate`, `-Rskipped-headers`,
+/// `-fdevice-malloc-pool`; in LLVM IR, `; flags: ...`.
 pub fn options_from_header(source: &str) -> CompileOptions {
     let mut options = CompileOptions::default();
-    let Some(flags) = source.lines().next().and_then(|l| l.strip_prefix("// flags:")) else { return options };
+    let Some(flags) = source.lines().next().and_then(|l| l.strip_prefix("// flags:").or_else(|| l.strip_prefix("; flags:"))) else { return options };
     let mut words = flags.split_whitespace();
     while let Some(flag) = words.next() {
         let mut value = || words.next().unwrap_or_else(|| panic!("`{flag}` needs a value"));
@@ -39,6 +40,7 @@ pub fn options_from_header(source: &str) -> CompileOptions {
             "--strict-param-limit" => options.warnings.deny.push(Code::ParamBufferOver4K),
             "-Rpass=aggregate" => options.pass_remarks = true,
             "-Rskipped-headers" => options.header_remarks = true,
+            "-fdevice-malloc-pool" => options.malloc_pool = true,
             _ if flag.starts_with("-faggregate-launches=") => {
                 options.aggregate = flag["-faggregate-launches=".len()..].parse().expect("warp, block or off")
             }

@@ -146,8 +146,17 @@ impl SourceText {
 /// The `define` line of `function` in textual IR (`@name(` or `@"name"(` on it), from the
 /// keyword to the line's end.
 pub(crate) fn define_line(text: &str, function: &str) -> Option<Span> {
+    keyword_line(text, "define ", function)
+}
+
+/// The `declare` line of `function` in textual IR, as [`define_line`].
+pub(crate) fn declare_line(text: &str, function: &str) -> Option<Span> {
+    keyword_line(text, "declare ", function)
+}
+
+fn keyword_line(text: &str, keyword: &str, function: &str) -> Option<Span> {
     let heads = [format!("@{function}("), format!("@\"{function}\"(")];
-    let start = text.match_indices("define ").map(|(at, _)| at).find(|&at| text[at..].lines().next().is_some_and(|l| heads.iter().any(|h| l.contains(h.as_str()))))?;
+    let start = text.match_indices(keyword).map(|(at, _)| at).find(|&at| text[at..].lines().next().is_some_and(|l| heads.iter().any(|h| l.contains(h.as_str()))))?;
     Some(Span::new(start, start + text[start..].find('\n').unwrap_or(text.len() - start)))
 }
 

@@ -79,27 +79,29 @@ const RUNTIME: &[(&str, Role)] = &[
 /// runtime functions now go through a wrapper, and `W1022` when a function of a runtime name
 /// is not the runtime's (the module is then untouched); `Err` when LLVM refused the helpers
 /// (a defect of cdpc).
-pub fn pool(module: &Module<'_>) -> Result<(usize, Vec<Diagnostic>), String> {
+pub fn pool(module: &Module<'_>, source: &crate::pipeline::SourceText) -> Result<(usize, Vec<Diagnostic>), String> {
     if module.get_global(STATE).is_some() {
         return Ok((0, Vec::new()));
     }
     let size_bits = TargetData::create(&module.get_data_layout().as_str().to_string_lossy()).get_pointer_byte_size(None) * 8;
     let mut used = Vec::new();
+    // The first function that is not the runtime's: what it is, and its line in textual IR.
     let mut foreign = None;
     for &(name, role) in RUNTIME {
         let Some(function) = module.get_function(name) else { continue };
         let expected = signature(role, size_bits);
         let actual = function.get_type().print_to_string().to_string();
         if function.count_basic_blocks() > 0 {
-            foreign.get_or_insert(format!("the module defines `{name}`"));
+            foreign.get_or_insert((format!("the module defines `{name}`"), format!("the program's own `{name}`, not the device runtime's"), crate::pipeline::location::define_line(&source.text, name)));
         } else if actual != expected {
-            foreign.get_or_insert(format!("`{name}` is declared as `{actual}`, not `{expected}`"));
+            foreign.get_or_insert((format!("`{name}` is declared as `{actual}`, not `{expected}`"), format!("not the device runtime's `{name}`, which is `{expected}`"), crate::pipeline::location::declare_line(&source.text, name)));
         } else if has_uses(function) {
             used.push((name, role, function));
         }
     }
-    if let (Some(what), false) = (foreign, used.is_empty()) {
-        let warning = Diagnostic::new(Code::MallocPoolNotUsed, Span::new(0, 0), format!("device allocations not pooled: {what}"))
+    if let (Some((what, label, line)), false) = (foreign, used.is_empty()) {
+        let warning = Diagnostic::new(Code::MallocPoolNotUsed, line.unwrap_or(Span::new(0, 0)), format!("device allocations not pooled: {what}"))
+            .with_primary_message(label)
             .with_note("-fdevice-malloc-pool pools the device runtime's `malloc`, `free`, `cudaMalloc` and `cudaFree`; a function of one of those names that is not the runtime's could be handed a pool pointer, so no allocation of this file is pooled");
         return Ok((0, vec![warning]));
     }
@@ -195,6 +197,7 @@ fn wrapper_ir(wrapper: &str, runtime: &str, role: Role, size_bits: u32) -> Strin
 mod tests {
     use super::*;
     use inkwell::context::Context;
+    use crate::pipeline::SourceText;
 
     /// What the two front ends write for the runtime's allocation functions (Clang's CUDA 13
     /// headers: `__cudaCDP2Malloc`, `__cudaCDP2Free`; the kernel language and older headers:
@@ -257,7 +260,7 @@ declare void @free(ptr allocptr captures(none))
         let context = Context::create();
         let module = module(&context, IR);
         assert_eq!(unpooled_uses(&module), 7);
-        let (wrapped, warnings) = pool(&module).unwrap();
+        let (wrapped, warnings) = pool(&module, &SourceText::default()).unwrap();
         assert_eq!((wrapped, warnings.len()), (6, 0));
         module.verify().unwrap();
         assert_eq!(unpooled_uses(&module), 0);
@@ -275,13 +278,13 @@ declare void @free(ptr allocptr captures(none))
         // Pooled once: a second run finds the pool's state and changes nothing, also after the
         // clean-up has inlined the wrappers and helpers and removed them.
         let before = text(&module);
-        assert_eq!(pool(&module).unwrap().0, 0);
+        assert_eq!(pool(&module, &SourceText::default()).unwrap().0, 0);
         assert_eq!(text(&module), before);
         let tm = crate::back::target_machine(&crate::Target::default(), 3).unwrap();
         crate::pipeline::cleanup(&module, &tm, true).unwrap();
         assert!(module.get_function("__cdpc_pool_take").is_none(), "{}", text(&module));
         let cleaned = text(&module);
-        assert_eq!(pool(&module).unwrap().0, 0);
+        assert_eq!(pool(&module, &SourceText::default()).unwrap().0, 0);
         assert_eq!(text(&module), cleaned);
     }
 
@@ -289,7 +292,7 @@ declare void @free(ptr allocptr captures(none))
     fn the_pool_serves_one_to_16_kib_and_gives_back_only_its_own_blocks() {
         let context = Context::create();
         let module = module(&context, IR);
-        pool(&module).unwrap();
+        pool(&module, &SourceText::default()).unwrap();
         let ir = text(&module);
         // The bounds the wrappers rely on: sizes 1 to LARGEST (size - 1 < LARGEST, unsigned),
         // blocks of 16 bytes up to CAPACITY / 16, pointers in [pool, pool + CAPACITY).
@@ -304,7 +307,7 @@ declare void @free(ptr allocptr captures(none))
         let context = Context::create();
         let ir = IR.replace("target triple = \"nvptx64-nvidia-cuda\"", "target triple = \"nvptx-nvidia-cuda\"").replace("target datalayout = \"e-", "target datalayout = \"e-p:32:32-").replace("i64 %n", "i32 %n").replace("i64 16", "i32 16").replace("(ptr, i64)", "(ptr, i32)").replace("@malloc(i64)", "@malloc(i32)").replace("getelementptr ptr, ptr %out, i64 1", "getelementptr ptr, ptr %out, i32 1").replace("align 8", "align 4");
         let module = module(&context, &ir);
-        assert_eq!(pool(&module).unwrap(), (6, Vec::new()));
+        assert_eq!(pool(&module, &SourceText::default()).unwrap(), (6, Vec::new()));
         module.verify().unwrap();
         let ir = text(&module);
         let wrapper = function(&ir, "__cdpc_pool.cudaMalloc");
@@ -317,7 +320,7 @@ declare void @free(ptr allocptr captures(none))
         let ir: String = IR.split("\ndefine ").filter(|f| !f.starts_with("ptx_kernel void @take") && !f.starts_with("ptx_kernel void @give") && !f.starts_with("void @deleter")).collect::<Vec<_>>().join("\ndefine ");
         let module = module(&context, &ir);
         let before = text(&module);
-        assert_eq!(pool(&module).unwrap(), (0, Vec::new()));
+        assert_eq!(pool(&module, &SourceText::default()).unwrap(), (0, Vec::new()));
         assert_eq!(text(&module), before);
     }
 
@@ -333,7 +336,7 @@ declare void @free(ptr allocptr captures(none))
             let ir = IR.replace(changed, expected).replace("call noalias ptr @malloc(i64 %n)", if expected.contains("i32") { "call noalias ptr @malloc(i32 7)" } else { "call noalias ptr @malloc(i64 %n)" });
             let module = module(&context, &ir);
             let before = text(&module);
-            let (wrapped, warnings) = pool(&module).unwrap();
+            let (wrapped, warnings) = pool(&module, &SourceText::default()).unwrap();
             assert_eq!(wrapped, 0);
             assert_eq!(warnings.iter().map(|w| w.code.as_str()).collect::<Vec<_>>(), ["W1022"]);
             assert!(warnings[0].message.contains(if expected.contains("i32") { "`malloc` is declared as `ptr (i32)`, not `ptr (i64)`" } else { "the module defines `free`" }), "{}", warnings[0].message);

@@ -131,7 +131,7 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
         diagnostics.extend(remarks);
     }
     if options.malloc_pool {
-        let (_, warnings) = malloc_pool::pool(module).map_err(unrewritten("the device heap's pool could not be linked"))?;
+        let (_, warnings) = malloc_pool::pool(module, source).map_err(unrewritten("the device heap's pool could not be linked"))?;
         diagnostics.extend(warnings);
     }
     diagnostics.extend(launch::lower(module, &options.target, source));
