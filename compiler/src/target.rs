@@ -3,6 +3,14 @@
 use std::fmt;
 use std::str::FromStr;
 
+/// The functions device code may call that no input defines, besides the device runtime's
+/// `cuda*` entry points (libcudadevrt's): the C library nvcc provides on the device
+/// (`printf`'s `vprintf`, `malloc`, `free`, `assert`'s `__assertfail`, resolved by the driver
+/// when the module is loaded) and what LLVM's NVPTX back end lowers itself (`memcpy`,
+/// `memset`). Thresholding runs a child that calls them in place, and the link check never
+/// asks an input to define them.
+pub const DEVICE_LIBRARY: &[&str] = &["vprintf", "malloc", "free", "__assertfail", "memcpy", "memset"];
+
 /// `sm_XX`: the compute capability times ten (sm_90 is 90), and whether the target is the
 /// architecture-specific one (`sm_90a`: its own instructions, such as `wgmma` and `setmaxnreg`,
 /// and code for that architecture alone).

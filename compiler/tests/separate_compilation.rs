@@ -477,3 +477,24 @@ fn list_symbols(cubin: &Path) -> Option<Vec<String>> {
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     Some(text.lines().filter(|l| l.trim_start().split(':').next().is_some_and(|n| n.parse::<u32>().is_ok())).filter_map(|l| l.split_whitespace().last().map(str::to_string)).collect())
 }
+
+/// CUDA C++ sources that call the device's C library (`malloc`, `free`) link: CUDA's headers
+/// declare them and the sources name them, but the driver defines them when the module is
+/// loaded, as for nvcc's link, so the check before nvlink asks no input for them (it did:
+/// E0801 for `malloc` and `free`, found in session 50). With `-fdevice-malloc-pool` too.
+#[test]
+fn sources_that_call_malloc_and_free_link() {
+    if tool_dir().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("take.cu"), "__global__ void take(int **out) { out[threadIdx.x] = (int *)malloc(64); }\n").unwrap();
+    std::fs::write(d.join("give.cu"), "__global__ void give(int **out) { free(out[threadIdx.x]); }\n").unwrap();
+    for extra in [&[][..], &["-fdevice-malloc-pool"][..]] {
+        let mut args = vec!["take.cu", "give.cu", "-o", "both.cubin"];
+        args.extend_from_slice(extra);
+        let out = cdpc(d, &args);
+        assert!(out.status.success(), "{extra:?}: {}", stderr(&out));
+    }
+}

@@ -49,16 +49,11 @@ fn macro_args(options: &CompileOptions) -> Vec<String> {
         .collect()
 }
 
-/// What the device runtime provides on the device besides its `cuda*` entry points: the C
-/// library nvcc provides there (`printf`'s `vprintf`, `malloc`, `free`, `__assertfail`) and
-/// what LLVM's NVPTX back end lowers itself.
-const PROVIDED: &[&str] = &["vprintf", "malloc", "free", "__assertfail", "memcpy", "memset"];
-
 /// The functions the module calls (or otherwise uses) that it does not define and that no
 /// library defines at link time either: a `__device__` function of another file (`-dc`), or a
 /// function that does not exist on the device. Kernels (another file's, launched from this
 /// one: the link's to find), LLVM's intrinsics, libdevice's `__nv_*`, the device runtime's
-/// entry points (`cuda*`, `__cuda*`) and [`PROVIDED`] are not among them.
+/// entry points (`cuda*`, `__cuda*`) and [`crate::target::DEVICE_LIBRARY`] are not among them.
 fn unresolved_functions<'c>(module: &Module<'c>) -> impl Iterator<Item = inkwell::values::FunctionValue<'c>> {
     module.get_functions().filter(|f| {
         let name = f.get_name().to_string_lossy();
@@ -70,7 +65,7 @@ fn unresolved_functions<'c>(module: &Module<'c>) -> impl Iterator<Item = inkwell
             && !name.starts_with("__nv")
             && !name.starts_with("__cuda")
             && !name.starts_with("cuda")
-            && !PROVIDED.contains(&name.as_ref())
+            && !crate::target::DEVICE_LIBRARY.contains(&name.as_ref())
     })
 }
 

@@ -176,7 +176,9 @@ impl Unit {
 /// Checks the units against each other: a symbol defined by two of them is E0800 (labels at
 /// both definitions); with `closed` (no other object or library takes part in the link), a
 /// symbol one of them declares, uses and no unit defines is E0801. Symbols that no source
-/// declares (the device runtime's) are left to nvlink and libcudadevrt.
+/// declares (the device runtime's), and the device's C library
+/// ([`crate::target::DEVICE_LIBRARY`]: `malloc`, `free`, ..., which CUDA C++'s text names),
+/// are left to nvlink, libcudadevrt and the driver.
 pub fn check(units: &[Unit], closed: bool) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
     let mut first: HashMap<&str, &Unit> = HashMap::new();
@@ -201,7 +203,7 @@ pub fn check(units: &[Unit], closed: bool) -> Vec<Diagnostic> {
     if closed {
         for unit in units {
             for symbol in &unit.symbols.undefined {
-                if first.contains_key(symbol.as_str()) || !unit.places.contains_key(symbol) {
+                if first.contains_key(symbol.as_str()) || !unit.places.contains_key(symbol) || crate::target::DEVICE_LIBRARY.contains(&symbol.as_str()) {
                     continue;
                 }
                 let mut d = undefined(&unit.shown(symbol), &unit.file.name);

@@ -74,10 +74,6 @@ const GRID_LIMITS: [u64; 3] = [(1 << 31) - 1, 65535, 65535];
 const BLOCK_LIMITS: [u64; 3] = [1024, 1024, 64];
 const MAX_BLOCK_THREADS: u64 = 1024;
 
-/// Device functions a child run in place may call without a definition here: the C library
-/// nvcc provides on the device.
-const PROVIDED: &[&str] = &["vprintf", "malloc", "free", "__assertfail", "memcpy", "memset"];
-
 /// The source name of a kernel for messages: `_Z5childPi` is `child`, `_ZN2ns1kEv` `ns::k`.
 pub(crate) fn source_name(mangled: &str) -> String {
     fn parts(mut s: &str, nested: bool) -> Option<Vec<&str>> {
@@ -119,7 +115,7 @@ fn why_not_declaration(name: &str) -> Option<String> {
         }
         return None;
     }
-    if name.starts_with("llvm.") || name.starts_with("__nv_") || PROVIDED.contains(&name) {
+    if name.starts_with("llvm.") || name.starts_with("__nv_") || crate::target::DEVICE_LIBRARY.contains(&name) {
         return None;
     }
     if launch::is_launch_entry(name) {
