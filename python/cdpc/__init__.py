@@ -465,6 +465,12 @@ def link(
     device_debug: bool = False,
     cuda_home: str | os.PathLike[str] | None = None,
     tool_timeout: float | None = None,
+    launch_abi: Literal["v1", "v2"] = "v2",
+    aggregate_launches: Literal["off", "block", "warp", "grid"] = "off",
+    launch_threshold: int = 0,
+    device_malloc_pool: bool = False,
+    use_fast_math: bool = False,
+    std: str | None = None,
 ) -> bytes:
     """Links several files into one cubin, as ``cdpc a.cu b.cu x.o -lNAME`` does.
 
@@ -472,7 +478,9 @@ def link(
     variables resolve across them; objects (``.o``, from ``cdpc -dc`` or ``nvcc -dc``), archives
     (``.a``) and ``libraries`` (``libNAME.a`` in ``library_dirs``) join them; libcudadevrt is
     always linked. A symbol defined twice (E0800) or defined nowhere (E0801) is reported with
-    the lines of both files.
+    the lines of both files. The sources are compiled with ``launch_abi``,
+    ``aggregate_launches``, ``launch_threshold``, ``device_malloc_pool``, ``use_fast_math`` and
+    ``std`` as :func:`compile` takes them (objects keep what they were compiled with).
 
     :returns: the cubin's bytes.
     :raises CompileError: a source has errors, the link found duplicate or missing symbols, or
@@ -490,6 +498,12 @@ def link(
         defines=_defines(defines),
         include_dirs=[os.fspath(d) for d in include_dirs or ()],
         tool_timeout=None if tool_timeout is None else float(tool_timeout),
+        launch_abi=launch_abi,
+        aggregate_launches=aggregate_launches,
+        launch_threshold=int(launch_threshold),
+        device_malloc_pool=bool(device_malloc_pool),
+        use_fast_math=bool(use_fast_math),
+        std=std,
     )
     if not result["ok"]:
         diagnostics = Diagnostic._from_json_lines(result["diagnostics_json"])

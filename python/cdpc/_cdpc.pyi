@@ -12,6 +12,7 @@ def compile(
     arch: str,
     opt_level: int,
     launch_abi: str,
+    default_stream: str,
     address_size: int,
     aggregate_launches: str,
     launch_threshold: int,
@@ -29,6 +30,8 @@ def compile(
     tool_timeout: float | None,
     debug: str,
     separate: bool,
+    use_fast_math: bool,
+    std: str | None,
 ) -> dict[str, Any]: ...
 def link(
     paths: list[str],
@@ -42,5 +45,11 @@ def link(
     defines: list[tuple[str, str | None]],
     include_dirs: list[str],
     tool_timeout: float | None,
+    launch_abi: str,
+    aggregate_launches: str,
+    launch_threshold: int,
+    device_malloc_pool: bool,
+    use_fast_math: bool,
+    std: str | None,
 ) -> dict[str, Any]: ...
 def main(argv: list[str]) -> int: ...

@@ -151,13 +151,7 @@ fn compile<'py>(
         // The language by the name's extension, as for files: `.cu` is CUDA C++ (Clang's).
         language: (!ir).then(|| cdpc::driver::Language::of_path(std::path::Path::new(file_name))),
         float_math: if use_fast_math { cdpc::back::FloatMath::fast() } else { cdpc::back::FloatMath::default() },
-        cuda_cxx: cdpc::clang::CudaCxxOptions {
-            std: match std.as_deref() {
-                None => None,
-                Some(text) => Some(cdpc::clang::CxxStandard::parse(text).ok_or_else(|| PyValueError::new_err(format!("std `{text}` is not one of nvcc's dialects: c++03, c++11, c++14, c++17, c++20 or c++23")))?),
-            },
-            ..Default::default()
-        },
+        cuda_cxx: cuda_cxx_options(std)?,
         ..CompileOptions::default()
     };
     // LLVM IR (`ir`) is text or bitcode bytes, rendered against its text (none for bitcode);
@@ -225,6 +219,15 @@ fn compile<'py>(
     Ok(d)
 }
 
+/// CUDA C++'s options from `std` (nvcc's `-std`: `"c++17"`, ...; `None`: cdpc's default).
+fn cuda_cxx_options(std: Option<String>) -> PyResult<cdpc::clang::CudaCxxOptions> {
+    let std = match std.as_deref() {
+        None => None,
+        Some(text) => Some(cdpc::clang::CxxStandard::parse(text).ok_or_else(|| PyValueError::new_err(format!("std `{text}` is not one of nvcc's dialects: c++03, c++11, c++14, c++17, c++20 or c++23")))?),
+    };
+    Ok(cdpc::clang::CudaCxxOptions { std, ..Default::default() })
+}
+
 /// `"none"`, `"lineinfo"` (`-lineinfo`) or `"full"` (`-G`).
 fn debug_level(text: &str) -> PyResult<Option<cdpc::driver::DebugLevel>> {
     match text {
@@ -239,7 +242,7 @@ fn debug_level(text: &str) -> PyResult<Option<cdpc::driver::DebugLevel>> {
 /// one cubin and returns a dict: `ok`, `cubin` (bytes), the warnings or errors
 /// (`diagnostics_json`, `rendered`), `error_kind` on failure.
 #[pyfunction]
-#[pyo3(signature = (paths, *, arch, opt_level, debug, libraries, library_dirs, cuda_home, defines, include_dirs, tool_timeout))]
+#[pyo3(signature = (paths, *, arch, opt_level, debug, libraries, library_dirs, cuda_home, defines, include_dirs, tool_timeout, launch_abi, aggregate_launches, launch_threshold, device_malloc_pool, use_fast_math, std))]
 #[allow(clippy::too_many_arguments)]
 fn link<'py>(
     py: Python<'py>,
@@ -253,12 +256,25 @@ fn link<'py>(
     defines: Vec<(String, Option<String>)>,
     include_dirs: Vec<PathBuf>,
     tool_timeout: Option<f64>,
+    launch_abi: &str,
+    aggregate_launches: &str,
+    launch_threshold: u32,
+    device_malloc_pool: bool,
+    use_fast_math: bool,
+    std: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    // What `compile` takes that the sources of a link are compiled with too (the launch
+    // pipeline's passes, nvcc's fast math, the C++ dialect), as the command line's link does.
     let mut options = CompileOptions {
-        target: Target { sm: value(arch.parse::<SmVersion>())?, ..Target::default() },
+        target: Target { sm: value(arch.parse::<SmVersion>())?, launch_abi: value(launch_abi.parse::<LaunchAbi>())?, ..Target::default() },
         opt_level,
         debug: debug_level(debug)?,
         tools: ToolSearch { cuda_home, ..Default::default() },
+        aggregate: value(aggregate_launches.parse())?,
+        launch_threshold,
+        malloc_pool: device_malloc_pool,
+        float_math: if use_fast_math { cdpc::back::FloatMath::fast() } else { cdpc::back::FloatMath::default() },
+        cuda_cxx: cuda_cxx_options(std)?,
         ..CompileOptions::default()
     };
     options.preprocess.include_dirs = include_dirs;

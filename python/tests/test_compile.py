@@ -156,6 +156,23 @@ def test_link_several_files(tools: None, tmp_path) -> None:
     assert [d.code for d in e.value.diagnostics] == ["E0802"]
 
 
+def test_link_compiles_its_sources_with_the_launch_pipelines_options(tools: None, tmp_path) -> None:
+    take = tmp_path / "take.cu"
+    take.write_text(
+        "__global__ void fill(int *p) { p[threadIdx.x] = 1; }\n"
+        "__global__ void take(int **out) { int *p = (int *)malloc(64); out[threadIdx.x] = p; fill<<<1, 16>>>(p); }\n"
+    )
+    give = tmp_path / "give.cu"
+    give.write_text("__global__ void give(int **out) { free(out[threadIdx.x]); }\n")
+    plain = cdpc.link([take, give])
+    pooled = cdpc.link([take, give], device_malloc_pool=True, aggregate_launches="warp", use_fast_math=True, std="c++20")
+    # one pool for both files; the launch aggregated into `fill`'s aggregated kernel
+    assert b"__cdpc_malloc_pool_v1" in pooled and b"__cdpc_malloc_pool_v1" not in plain
+    assert b"__agg" in pooled and b"__agg" not in plain
+    with pytest.raises(ValueError):
+        cdpc.link([take], std="c++99")
+
+
 def test_launch_threshold_runs_small_children_in_place() -> None:
     source = """
     extern "C" __global__ void child(int *p) { p[threadIdx.x] = 1; }
