@@ -5,7 +5,7 @@
 //! filled, read and freed as in nvcc's build) is samples/device_heap.cdp in the differential
 //! run (results/session50/).
 
-use crate::build_common::{cdpc, nvcc, run, stderr, tool_dir};
+use crate::build_common::{cdpc, cdpc_ptx, nvcc, run, stderr, tool_dir};
 
 /// CUDA C++ that allocates on the device (Clang's CUDA 13 headers: `__cudaCDP2Malloc`).
 const TAKE_CU: &str = r#"
@@ -75,11 +75,7 @@ fn without_the_option_allocations_stay_the_heaps() {
     if tool_dir().is_none() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("take.cu"), TAKE_CU).unwrap();
-    let out = cdpc(dir.path(), &["take.cu", "--emit", "ptx", "-o", "-"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let ptx = String::from_utf8_lossy(&out.stdout);
+    let ptx = cdpc_ptx("take.cu", TAKE_CU);
     assert!(!ptx.contains("__cdpc_malloc") && ptx.contains("__cudaCDP2Malloc"), "{ptx}");
 }
 

@@ -34,11 +34,11 @@
 //! pooled before, is untouched.
 
 use crate::diag::{Code, Diagnostic, Span};
-use inkwell::llvm_sys::core::{LLVMGetFirstUse, LLVMGetNextUse, LLVMGetUser, LLVMGetInstructionParent, LLVMGetBasicBlockParent, LLVMIsAInstruction, LLVMReplaceAllUsesWith};
+use inkwell::llvm_sys::core::{LLVMGetBasicBlockParent, LLVMGetInstructionParent, LLVMReplaceAllUsesWith};
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::{Linkage, Module};
 use inkwell::targets::TargetData;
-use inkwell::values::{AsValueRef, FunctionValue};
+use inkwell::values::{AsValueRef, BasicValue};
 
 /// The pool's size in bytes (32 MiB), the same in every object so that they share one pool.
 pub const CAPACITY: u64 = 32 << 20;
@@ -95,28 +95,28 @@ pub fn pool(module: &Module<'_>, source: &crate::pipeline::SourceText) -> Result
             foreign.get_or_insert((format!("the module defines `{name}`"), format!("the program's own `{name}`, not the device runtime's"), crate::pipeline::location::define_line(&source.text, name)));
         } else if actual != expected {
             foreign.get_or_insert((format!("`{name}` is declared as `{actual}`, not `{expected}`"), format!("not the device runtime's `{name}`, which is `{expected}`"), crate::pipeline::location::declare_line(&source.text, name)));
-        } else if has_uses(function) {
+        } else if function.as_global_value().as_pointer_value().get_first_use().is_some() {
             used.push((name, role, function));
         }
     }
-    if let (Some((what, label, line)), false) = (foreign, used.is_empty()) {
+    if used.is_empty() {
+        return Ok((0, Vec::new()));
+    }
+    if let Some((what, label, line)) = foreign {
         let warning = Diagnostic::new(Code::MallocPoolNotUsed, line.unwrap_or(Span::new(0, 0)), format!("device allocations not pooled: {what}"))
             .with_primary_message(label)
             .with_note("-fdevice-malloc-pool pools the device runtime's `malloc`, `free`, `cudaMalloc` and `cudaFree`; a function of one of those names that is not the runtime's could be handed a pool pointer, so no allocation of this file is pooled");
         return Ok((0, vec![warning]));
     }
-    if used.is_empty() {
-        return Ok((0, Vec::new()));
-    }
+    let wrapper = |name: &str| format!("__cdpc_pool.{name}");
     let mut text = HELPERS.replace("{capacity}", &CAPACITY.to_string()).replace("{units}", &(CAPACITY / BLOCK).to_string()).replace("{largest}", &LARGEST.to_string());
-    let wrappers: Vec<(String, FunctionValue<'_>)> = used.iter().map(|&(name, _, function)| (format!("__cdpc_pool.{name}"), function)).collect();
-    for (&(name, role, _), (wrapper, _)) in used.iter().zip(&wrappers) {
-        text.push_str(&wrapper_ir(wrapper, name, role, size_bits));
+    for &(name, role, _) in &used {
+        text.push_str(&wrapper_ir(&wrapper(name), name, role, size_bits));
     }
     // Every use of a runtime function becomes one of its wrapper's declaration, before the
     // wrappers, whose own calls of it are the only ones afterwards, are linked in.
-    for (wrapper, function) in &wrappers {
-        let declared = module.add_function(wrapper, function.get_type(), Some(Linkage::External));
+    for &(name, _, function) in &used {
+        let declared = module.add_function(&wrapper(name), function.get_type(), Some(Linkage::External));
         // SAFETY: both are live functions of this module of one type.
         unsafe { LLVMReplaceAllUsesWith(function.as_value_ref(), declared.as_value_ref()) };
     }
@@ -125,41 +125,28 @@ pub fn pool(module: &Module<'_>, source: &crate::pipeline::SourceText) -> Result
     helpers.set_triple(&module.get_triple());
     helpers.set_data_layout(&module.get_data_layout());
     module.link_in_module(helpers).map_err(|e| e.to_string())?;
-    for (wrapper, _) in &wrappers {
-        if let Some(f) = module.get_function(wrapper) {
+    for &(name, ..) in &used {
+        if let Some(f) = module.get_function(&wrapper(name)) {
             f.set_linkage(Linkage::Internal);
         }
     }
-    Ok((wrappers.len(), Vec::new()))
-}
-
-/// Whether anything uses `function`.
-fn has_uses(function: FunctionValue<'_>) -> bool {
-    // SAFETY: reading the use list of a live function.
-    unsafe { !LLVMGetFirstUse(function.as_value_ref()).is_null() }
+    Ok((used.len(), Vec::new()))
 }
 
 /// The uses of the runtime's allocation functions outside the pool's wrappers: none after
-/// [`pool`] pooled the module (its invariant), one per call before.
+/// [`pool`] pooled the module (its invariant), one per call before (a function's uses other
+/// than instructions, a global's initializer, count once).
 pub fn unpooled_uses(module: &Module<'_>) -> usize {
-    let mut found = 0;
-    for &(name, _) in RUNTIME {
-        let Some(function) = module.get_function(name) else { continue };
-        // SAFETY: walking the use list of a live function; each user is a live value.
-        unsafe {
-            let mut u = LLVMGetFirstUse(function.as_value_ref());
-            while !u.is_null() {
-                let user = LLVMGetUser(u);
-                let in_wrapper = !LLVMIsAInstruction(user).is_null() && {
-                    let caller = LLVMGetBasicBlockParent(LLVMGetInstructionParent(user));
-                    crate::pipeline::value_name(caller).starts_with("__cdpc_pool.")
-                };
-                found += usize::from(!in_wrapper);
-                u = LLVMGetNextUse(u);
-            }
-        }
-    }
-    found
+    RUNTIME
+        .iter()
+        .filter_map(|&(name, _)| module.get_function(name))
+        .map(|function| {
+            let users = crate::pipeline::users(function.as_value_ref());
+            // SAFETY: each user is a live instruction of this module.
+            let outside = users.instructions.iter().filter(|&&user| !unsafe { crate::pipeline::value_name(LLVMGetBasicBlockParent(LLVMGetInstructionParent(user))) }.starts_with("__cdpc_pool.")).count();
+            outside + usize::from(users.other)
+        })
+        .sum()
 }
 
 /// The LLVM type of a runtime function, as `print_to_string` writes it.
@@ -197,6 +184,7 @@ fn wrapper_ir(wrapper: &str, runtime: &str, role: Role, size_bits: u32) -> Strin
 mod tests {
     use super::*;
     use inkwell::context::Context;
+    use crate::pipeline::tests::function;
     use crate::pipeline::SourceText;
 
     /// What the two front ends write for the runtime's allocation functions (Clang's CUDA 13
@@ -247,12 +235,6 @@ declare void @free(ptr allocptr captures(none))
 
     fn text(module: &Module<'_>) -> String {
         module.print_to_string().to_string()
-    }
-
-    /// The body of `@name` in `ir`.
-    fn function<'a>(ir: &'a str, name: &str) -> &'a str {
-        let start = ir.match_indices("define ").map(|(at, _)| at).find(|&at| ir[at..].lines().next().is_some_and(|l| l.contains(&format!("@{name}(")))).unwrap_or_else(|| panic!("no {name} in\n{ir}"));
-        &ir[start..start + ir[start..].find("\n}\n").unwrap() + 2]
     }
 
     #[test]
