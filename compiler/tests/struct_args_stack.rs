@@ -111,8 +111,16 @@ fn struct_arguments_of_136_bytes_and_1_kb_take_no_stack_where_nvcc_takes_none() 
         // inlined, their structs in registers), and with the structs taken straight from
         // the parameters at block and grid granularity.
         let warp = options.contains(&"-faggregate-launches=warp");
+        let thresholded = options.iter().any(|o| o.starts_with("-flaunch-threshold"));
         for k in ["from_params", "from_locals"] {
-            if !aggregated || (!warp && k == "from_params") {
+            if thresholded && !aggregated && k == "from_params" {
+                // `child1k<<<1, 32>>>` after `child136`'s launch is launched, not run in place,
+                // where the block has launched into the NULL stream before (pipeline/
+                // stream_order.rs), so the 1 KB argument copy's launch path stays beside the
+                // in-place run; under the 64-register cap ptxas spills a word for it (8 bytes
+                // on CUDA 13.5's ptxas, 62 registers). No struct's copy: at most two words.
+                assert!(frame(k) <= 16, "{options:?}: `{k}` has a {}-byte frame; all: {ours:?}", frame(k));
+            } else if !aggregated || (!warp && k == "from_params") {
                 assert_eq!(frame(k), 0, "{options:?}: `{k}`; all: {ours:?}");
             } else {
                 // What is left there is not a struct's copy: a warp-aggregated parent's frame

@@ -44,6 +44,20 @@ pub fn called_function(inst: LLVMValueRef) -> Option<LLVMValueRef> {
     }
 }
 
+/// The function the call `i` calls, if it calls one directly.
+pub(super) fn callee<'ctx>(i: inkwell::values::InstructionValue<'ctx>) -> Option<inkwell::values::FunctionValue<'ctx>> {
+    use inkwell::values::AsValueRef;
+    called_function(i.as_value_ref()).and_then(as_function)
+}
+
+/// Whether the call `i` calls inline assembly.
+pub(super) fn is_inline_asm(i: inkwell::values::InstructionValue<'_>) -> bool {
+    use inkwell::values::AsValueRef;
+    let callee = i.get_operand(i.get_num_operands() - 1).and_then(|o| o.value());
+    // SAFETY: a query of a live value.
+    callee.is_some_and(|c| unsafe { !LLVMIsAInlineAsm(c.as_value_ref()).is_null() })
+}
+
 /// Positions `b` where a function's allocas belong: before the first instruction of its entry
 /// block `entry` (at its end while it is empty).
 pub fn position_at_start<'ctx>(b: &inkwell::builder::Builder<'ctx>, entry: inkwell::basic_block::BasicBlock<'ctx>) {

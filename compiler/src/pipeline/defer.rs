@@ -42,7 +42,7 @@
 //! Invariant: afterwards every kept site is a call of its `C__keep` helper, `K` has exactly
 //! one `ret`, after the end's helpers, and no launch of the module is lost.
 
-use super::clone::{as_function, called_function};
+use super::clone::{callee, is_inline_asm};
 use super::launch::{self, Launch};
 use super::threshold::{self, helper, new_helper_with, ok, replace_by_helper_with, successors, Mode};
 use inkwell::attributes::{Attribute, AttributeLoc};
@@ -79,7 +79,24 @@ pub(super) fn keepable<'ctx>(l: &Launch<'ctx>, calls: &mut Verdicts<'ctx>) -> bo
             stack.extend(successors(bb));
         }
     }
-    !after.iter().any(|i| i.get_opcode() == InstructionOpcode::Call && calls.call_may_launch(*i))
+    // A kept grid was launched at the site as far as the program knows: a thread that
+    // synchronises with this one after the site, through a fence or an atomic that orders, may
+    // launch into the NULL stream after it, which the kept grid must not pass.
+    !after.iter().any(|i| (i.get_opcode() == InstructionOpcode::Call && calls.call_may_launch(*i)) || calls.may_synchronise(*i))
+}
+
+/// Whether `i` is a fence, or an atomic access ordered more strongly than relaxed.
+fn orders(i: InstructionValue<'_>) -> bool {
+    use inkwell::llvm_sys::core::{LLVMGetCmpXchgSuccessOrdering, LLVMGetOrdering};
+    use inkwell::llvm_sys::LLVMAtomicOrdering::*;
+    let ordering = match i.get_opcode() {
+        // SAFETY: the ordering of a live fence, atomic read-modify-write, load or store.
+        InstructionOpcode::Fence | InstructionOpcode::AtomicRMW | InstructionOpcode::Load | InstructionOpcode::Store => unsafe { LLVMGetOrdering(i.as_value_ref()) },
+        // SAFETY: as above, of a compare-and-swap.
+        InstructionOpcode::AtomicCmpXchg => unsafe { LLVMGetCmpXchgSuccessOrdering(i.as_value_ref()) },
+        _ => return false,
+    };
+    matches!(ordering, LLVMAtomicOrderingAcquire | LLVMAtomicOrderingRelease | LLVMAtomicOrderingAcquireRelease | LLVMAtomicOrderingSequentiallyConsistent)
 }
 
 /// Memoised answers about functions: whether one may launch a kernel and whether it may keep
@@ -88,6 +105,7 @@ pub(super) fn keepable<'ctx>(l: &Launch<'ctx>, calls: &mut Verdicts<'ctx>) -> bo
 pub(super) struct Verdicts<'ctx> {
     launch: HashMap<FunctionValue<'ctx>, bool>,
     hold: HashMap<FunctionValue<'ctx>, bool>,
+    sync: HashMap<FunctionValue<'ctx>, bool>,
 }
 
 impl<'ctx> Verdicts<'ctx> {
@@ -109,6 +127,31 @@ impl<'ctx> Verdicts<'ctx> {
         let calls: Vec<InstructionValue> = f.get_basic_blocks().iter().flat_map(|bb| bb.get_instructions()).filter(|i| i.get_opcode() == InstructionOpcode::Call).collect();
         let v = calls.into_iter().any(|i| self.call_may_launch(i));
         self.launch.insert(f, v);
+        v
+    }
+
+    /// Whether `i` may synchronise its thread with others: a fence, an ordered atomic, a call
+    /// of a memory barrier's intrinsic, or a call of a function that may (calls through
+    /// pointers and of unknown functions keep a site from being kept already).
+    fn may_synchronise(&mut self, i: InstructionValue<'ctx>) -> bool {
+        if orders(i) {
+            return true;
+        }
+        if i.get_opcode() != InstructionOpcode::Call {
+            return false;
+        }
+        let Some(f) = callee(i) else { return false };
+        if f.count_basic_blocks() == 0 {
+            let name = f.get_name().to_string_lossy();
+            return name.starts_with("llvm.nvvm.membar") || name.starts_with("llvm.nvvm.fence");
+        }
+        if let Some(v) = self.sync.get(&f) {
+            return *v;
+        }
+        self.sync.insert(f, false);
+        let body: Vec<InstructionValue> = f.get_basic_blocks().iter().flat_map(|bb| bb.get_instructions()).collect();
+        let v = body.into_iter().any(|i| self.may_synchronise(i));
+        self.sync.insert(f, v);
         v
     }
 
@@ -145,21 +188,10 @@ fn waits_or_unknown(name: &str) -> bool {
     true
 }
 
-/// The function the call `i` calls, if it calls one directly.
-fn callee<'ctx>(i: InstructionValue<'ctx>) -> Option<FunctionValue<'ctx>> {
-    called_function(i.as_value_ref()).and_then(as_function)
-}
-
-/// Whether the call `i` calls inline assembly.
-fn is_inline_asm(i: InstructionValue<'_>) -> bool {
-    let callee = i.get_operand(i.get_num_operands() - 1).and_then(|o| o.value());
-    // SAFETY: a query of a live value.
-    callee.is_some_and(|c| unsafe { !inkwell::llvm_sys::core::LLVMIsAInlineAsm(c.as_value_ref()).is_null() })
-}
 
 /// Keeps the sites `sites` of the kernel `k` (each with its child's serial copy) for the warp
 /// at the kernel's end (module docs).
-pub(super) fn keep<'ctx>(module: &Module<'ctx>, k: FunctionValue<'ctx>, sites: &[(Launch<'ctx>, FunctionValue<'ctx>)], max: u32, data: &TargetData) {
+pub(super) fn keep<'ctx>(module: &Module<'ctx>, k: FunctionValue<'ctx>, sites: &[(Launch<'ctx>, FunctionValue<'ctx>)], max: u32, data: &TargetData, owned: bool) {
     let ctx = module.get_context();
     let (i1t, i32t) = (ctx.bool_type(), ctx.i32_type());
     let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
@@ -191,13 +223,13 @@ pub(super) fn keep<'ctx>(module: &Module<'ctx>, k: FunctionValue<'ctx>, sites: &
         for (i, name) in [(3, "kept"), (4, "kept.grid"), (5, "kept.block")] {
             keep.get_nth_param(i).expect("a parameter").set_name(name);
         }
-        let keep = helper(module, keep, l, *serial, max, data, Mode::Keep);
+        let keep = helper(module, keep, l, *serial, max, data, Mode::Keep, owned);
         let end = module.add_function(&format!("{child}__end"), i32t.fn_type(&[ptr.into(), ptr.into(), ptr.into(), i1t.into()], false), Some(Linkage::Internal));
         end.add_attribute(AttributeLoc::Function, ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0));
         for (i, name) in ["args", "grid.dim", "block.dim", "kept"].into_iter().enumerate() {
             end.get_nth_param(i as u32).expect("a parameter").set_name(name);
         }
-        let end = helper(module, end, l, *serial, max, data, Mode::End);
+        let end = helper(module, end, l, *serial, max, data, Mode::End, false);
         // Last: the launch goes.
         let args = replace_by_helper_with(module, l, keep, "thr", &[kept.into(), grid.into(), block.into()]);
         ends.push((end, args));

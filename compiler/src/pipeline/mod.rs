@@ -66,6 +66,7 @@ mod clone;
 pub mod copies;
 pub mod cxx_abi;
 mod defer;
+mod emit;
 pub mod host_names;
 pub mod itanium;
 pub mod launch;
@@ -74,6 +75,7 @@ pub mod malloc_pool;
 pub mod managed;
 pub mod names;
 pub mod qualifiers;
+mod stream_order;
 pub mod threshold;
 pub mod uniform;
 pub mod warp;
@@ -257,3 +259,5 @@ mod threshold_tests;
 mod block_tests;
 #[cfg(test)]
 mod managed_tests;
+#[cfg(test)]
+mod stream_order_tests;

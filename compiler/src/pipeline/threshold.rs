@@ -30,6 +30,11 @@
 //! (`llvm.nvvm.read.ptx.sreg.tid/ctaid/ntid/nctaid.*`) are parameters, as are those of the
 //! functions it calls that read them, copied the same way ([`super::clone`]).
 //!
+//! The NULL stream's order is kept ([`super::stream_order`]): a grid runs in place (or is kept)
+//! only where its block has written no mark of a launch into the NULL stream before; every
+//! launch the pass leaves, and every call that may launch, in what the kernels that reach a
+//! site reach, writes that mark first.
+//!
 //! Taken: launches into the NULL stream or `cudaStreamFireAndForget` (the latter only under
 //! the V2 ABI; V1 refuses it with `E0306`), with no dynamic shared memory, of a child defined
 //! here whose threads do not need each other and each do little: neither it nor anything it
@@ -50,6 +55,8 @@
 
 use super::clone::{self, as_function, called_function, value_name};
 use super::launch::{self, Launch};
+pub(super) use super::emit::{intrinsic, ok};
+use super::stream_order;
 use super::SourceText;
 use crate::back::device_launch::LAUNCH_SKIPPED_STATUS;
 use crate::diag::{Code, Diagnostic, Span};
@@ -506,6 +513,10 @@ pub fn threshold(module: &Module<'_>, max_threads: u32, target: &Target, source:
     let serial: HashMap<FunctionValue, FunctionValue> = originals.into_iter().zip(copies).collect();
     let team = Team::for_target(target);
     let kept = if team == Team::Warp { super::defer::kept_sites(&taken) } else { HashSet::new() };
+    // Sites that code of another module may reach also ask whether the block's kernel is ours
+    // (`stream_order`, decided before any site is rewritten).
+    let outside = stream_order::callable_from_outside(module);
+    let owned = |l: &Launch| outside.contains(&l.function);
     let mut rewritten = HashSet::new();
     let mut keep: Vec<(FunctionValue, Vec<(Launch, FunctionValue)>)> = Vec::new();
     for (i, (l, c)) in taken.iter().enumerate() {
@@ -515,13 +526,15 @@ pub fn threshold(module: &Module<'_>, max_threads: u32, target: &Target, source:
                 None => keep.push((l.function, vec![(*l, serial[c])])),
             }
         } else {
-            rewrite_site(module, l, serial[c], max_threads, &data, team);
+            rewrite_site(module, l, serial[c], max_threads, &data, team, owned(l));
         }
         rewritten.insert(l.function);
     }
     for (k, sites) in &keep {
-        super::defer::keep(module, *k, sites, max_threads, &data);
+        // A kept site is in a kernel's own body: `owned` when the kernel is called as a function.
+        super::defer::keep(module, *k, sites, max_threads, &data, owned(&sites[0].0));
     }
+    stream_order::mark(module, source, taken.iter().any(|(l, _)| owned(l)));
     cap_registers(module, &rewritten);
     remarks
 }
@@ -696,20 +709,12 @@ pub(super) fn byval_at_call(callee: FunctionValue<'_>, call: inkwell::values::Ca
     }
 }
 
-/// The declaration of LLVM's intrinsic `name` for the overload `types`, added to `module`.
-pub(super) fn intrinsic<'ctx>(module: &Module<'ctx>, name: &str, types: &[BasicTypeEnum<'ctx>]) -> FunctionValue<'ctx> {
-    inkwell::intrinsics::Intrinsic::find(name).and_then(|i| i.get_declaration(module, types)).unwrap_or_else(|| panic!("LLVM has `{name}`"))
-}
-
-/// A builder's result; the builder is always positioned here.
-pub(super) fn ok<T>(r: Result<T, inkwell::builder::BuilderError>) -> T {
-    r.expect("the builder is positioned")
-}
 
 /// Replaces the launch `l` of `child` by a call of its helper (module docs).
-fn rewrite_site<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, serial: FunctionValue<'ctx>, max: u32, data: &TargetData, team: Team) {
+#[allow(clippy::too_many_arguments)]
+fn rewrite_site<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, serial: FunctionValue<'ctx>, max: u32, data: &TargetData, team: Team, owned: bool) {
     let name = format!("{}__threshold", child_name(l));
-    let helper = helper(module, new_helper(module, l, &name), l, serial, max, data, Mode::Site(team));
+    let helper = helper(module, new_helper(module, l, &name), l, serial, max, data, Mode::Site(team), owned);
     replace_by_helper(module, l, helper, "thr");
 }
 
@@ -833,8 +838,11 @@ pub(super) enum Mode {
 
 /// Fills `f`, a helper made for the launch `l` (by [`new_helper`], or for [`Mode::End`] by
 /// [`super::defer`]), as `mode` says: in [`Mode::Site`] the always-inline helper
-/// `C__threshold(args, grid, block)` of the module docs.
-pub(super) fn helper<'ctx>(module: &Module<'ctx>, f: FunctionValue<'ctx>, l: &Launch<'ctx>, serial: FunctionValue<'ctx>, max: u32, data: &TargetData, mode: Mode) -> FunctionValue<'ctx> {
+/// `C__threshold(args, grid, block)` of the module docs. A grid runs in place (or is kept) only
+/// where its block has no NULL-stream launch in flight before it ([`stream_order`]; `owned`:
+/// and its kernel is one of the module's, for a site that another module's code may reach).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn helper<'ctx>(module: &Module<'ctx>, f: FunctionValue<'ctx>, l: &Launch<'ctx>, serial: FunctionValue<'ctx>, max: u32, data: &TargetData, mode: Mode, owned: bool) -> FunctionValue<'ctx> {
     let ctx = module.get_context();
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
     let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
@@ -855,6 +863,7 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, f: FunctionValue<'ctx>, l: &La
         conds.push(ok(b.build_int_compare(IntPredicate::ULE, blocks, c64(max.into()), "blocks.small")));
         // Blocks and threads are bounded by now, so the product cannot wrap.
         conds.push(ok(b.build_int_compare(IntPredicate::ULE, ok(b.build_int_mul(blocks, threads, "m")), c64(max.into()), "grid.small")));
+        conds.push(stream_order::may_run_in_place(module, &b, owned));
         conds.into_iter().reduce(|a, c| ok(b.build_and(a, c, "small"))).expect("conditions")
     };
     let (g, bd) = (config.grid, config.block);

@@ -95,7 +95,7 @@ pub(super) fn parse<'ctx>(context: &'ctx Context, ir: &str) -> inkwell::module::
 }
 
 /// The module after thresholding alone, and the remarks' messages.
-fn thresholded(ir: &str, n: u32, target: Target) -> (String, Vec<String>) {
+pub(super) fn thresholded(ir: &str, n: u32, target: Target) -> (String, Vec<String>) {
     let context = Context::create();
     let module = parse(&context, ir);
     let remarks = threshold::threshold(&module, n, &target, &SourceText::default());
@@ -105,7 +105,7 @@ fn thresholded(ir: &str, n: u32, target: Target) -> (String, Vec<String>) {
 }
 
 /// The module after the whole pipeline and its clean-up, with thresholding at `n`.
-fn piped(ir: &str, n: u32, target: Target) -> String {
+pub(super) fn piped(ir: &str, n: u32, target: Target) -> String {
     let context = Context::create();
     let module = parse(&context, ir);
     let options = PipelineOptions { target, nv_module_id: None, launch_threshold: n, pass_remarks: true, ..PipelineOptions::default() };
