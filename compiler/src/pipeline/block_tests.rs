@@ -316,14 +316,36 @@ fn arena_keys(ir: &str) -> (Vec<u64>, usize) {
 /// last block made one launch per site.
 #[test]
 fn a_childs_sites_launched_alike_share_its_arena_and_one_launch_per_grid() {
-    let (ir, remarks) = aggregated(&sites(&["0", "0", "0"]), Granularity::Grid);
+    let (ir, remarks) = aggregated(&branch_sites(&["0", "0", "0"]), Granularity::Grid);
     assert!(remarks.is_empty(), "{remarks:?}");
     assert!(function(&ir, "parent").matches("call i32 @parent__agg").count() == 3, "{ir}");
     assert_eq!(arena_keys(&ir), (vec![1, 1, 1, 1], 1), "{}", function(&ir, "parent__agg_end"));
     // A site with another dynamic shared memory size needs a launch of its own: its own key.
-    let (ir, remarks) = aggregated(&sites(&["0", "128", "0"]), Granularity::Grid);
+    let (ir, remarks) = aggregated(&branch_sites(&["0", "128", "0"]), Granularity::Grid);
     assert!(remarks.is_empty(), "{remarks:?}");
     assert_eq!(arena_keys(&ir), (vec![1, 2, 1, 1, 2], 2), "{}", function(&ir, "parent__agg_end"));
+}
+
+/// Sites one thread passes one after the other are launched one after the other, each under
+/// its own key, as the NULL stream orders a thread's launches: one launch of all their
+/// records ran a consumer with its producer (`samples/null_stream_order.cdp`, whose loop Clang
+/// unrolls into two sites of one child, read the producer's output before it was written).
+#[test]
+fn a_childs_sites_one_after_the_other_keep_their_order() {
+    let (ir, remarks) = aggregated(&sites(&["0", "0", "0"]), Granularity::Grid);
+    assert!(remarks.is_empty(), "{remarks:?}");
+    assert_eq!(arena_keys(&ir), (vec![1, 2, 3, 1, 2, 3], 3), "{}", function(&ir, "parent__agg_end"));
+}
+
+/// [`sites`] made exclusive: `parent` makes one of them, chosen by `n`.
+fn branch_sites(shmem: &[&str]) -> String {
+    let last = shmem.len();
+    let mut out = sites(shmem);
+    for k in 0..last {
+        out = out.replace(&format!("label %site{}\n", k + 1), &format!("label %site{last}\n")).replace(&format!("label %site{}, label %fill{k}", k + 1), &format!("label %site{last}, label %fill{k}"));
+    }
+    let cases: Vec<String> = (1..last).map(|k| format!("i32 {k}, label %site{k}")).collect();
+    out.replace("entry:\n  br label %site0\n", &format!("entry:\n  switch i32 %n, label %site0 [ {} ]\n", cases.join(" ")))
 }
 
 /// At grid granularity, a kernel whose every site one thread of a block makes launches at the

@@ -32,7 +32,7 @@
 //! Memory: a recording thread's writes precede the end-of-block barrier, after which thread 0
 //! fences and counts; the last block's thread 0 counts after it, fences and launches.
 
-use super::super::threshold::ok;
+use super::super::threshold::{ok, successors};
 use super::block::{block_tail, copy_tables, end_of_block, launch_records, shared, BlockEnd, EndOfBlock, Emit, SiteState};
 use super::{byte_gep, launch_agg_kernel, Child, Entries, OFF_GRID};
 use inkwell::basic_block::BasicBlock;
@@ -788,7 +788,12 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
 /// constants every taken launch has) and its dims passed the same way. One launch of `C__agg`
 /// (or a record's launch as it was, `K__agg<n>_direct`) made for that first site is then the
 /// launch every record of the group stands for. Sites of a child that differ get keys of their
-/// own, and the arena is one group's per grid, as before.
+/// own, and the arena is one group's per grid, as before. Sites one thread may pass one after
+/// the other (one reaches the other in the control flow, or they are in different functions)
+/// are never grouped: the NULL stream runs a thread's second launch after its first, and one
+/// launch of both groups' records would run them together (`samples/null_stream_order.cdp`,
+/// whose loop Clang unrolls into two sites of one child: the consumer read the producer's
+/// output before it was written). Such sites keep keys of their own, launched in site order.
 fn arena_groups<'ctx>(states: &[SiteState<'ctx>]) -> Vec<usize> {
     use inkwell::values::AsValueRef;
     let operand = |s: &SiteState<'ctx>, k: u32| s.launch.call.get_operand(k).and_then(|o| o.value());
@@ -796,9 +801,31 @@ fn arena_groups<'ctx>(states: &[SiteState<'ctx>]) -> Vec<usize> {
     let same = |a: &SiteState<'ctx>, b: &SiteState<'ctx>| {
         let value = |k: u32| operand(a, k).map(|v| v.as_value_ref()) == operand(b, k).map(|v| v.as_value_ref());
         let kind = |k: u32| operand(a, k).map(|v| v.get_type()) == operand(b, k).map(|v| v.get_type());
-        a.child == b.child && last(a) == last(b) && value(last(a)) && value(4) && value(5) && kind(2) && kind(3)
+        a.child == b.child && last(a) == last(b) && value(last(a)) && value(4) && value(5) && kind(2) && kind(3) && !one_after_other(a, b)
     };
     (0..states.len()).map(|n| (0..n).find(|&m| same(&states[m], &states[n])).unwrap_or(n)).collect()
+}
+
+/// Whether one thread may reach the launches of `a` and `b` one after the other: they are in
+/// different functions, in one block, or one's block reaches the other's.
+fn one_after_other(a: &SiteState<'_>, b: &SiteState<'_>) -> bool {
+    let (Some(x), Some(y)) = (a.launch.call.get_parent(), b.launch.call.get_parent()) else { return true };
+    a.launch.function != b.launch.function || x == y || reaches(x, y) || reaches(y, x)
+}
+
+/// Whether a path of the control flow leads from `from` to `to`.
+fn reaches(from: BasicBlock<'_>, to: BasicBlock<'_>) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = successors(from);
+    while let Some(bb) = stack.pop() {
+        if bb == to {
+            return true;
+        }
+        if seen.insert(bb) {
+            stack.extend(successors(bb));
+        }
+    }
+    false
 }
 
 /// The last block's launch of site `n`'s nodes: the list taken, its records copied into one
