@@ -17,6 +17,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("compiler/src/clang/in_process.rs", "usr/lib/llvm-22", "the last entry of the documented list where Clang's resource headers are looked for (apt's libclang-common-22-dev); the earlier entries override it"),
     ("compiler/src/clang/mod.rs", "usr/lib/llvm-22", "the module documentation's copy of that ordered list"),
     ("samples/harness/gpu-run.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there); CUDA_HOME overrides it"),
+    ("samples/harness/soak.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there, building nvcc's cubins to soak beside cdpc's); CUDA_HOME overrides it"),
     ("examples/python/gpu-run.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there); CUDA_HOME overrides it"),
     ("samples/harness/driver-gpu.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there, with compute-sanitizer and cuda-gdb); CUDA_HOME overrides it"),
     ("samples/harness/corpus-timing.py", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there, timing the programs); CUDA_HOME overrides it"),

@@ -582,8 +582,18 @@ pub fn run_sample(cubin: &[u8], manifest: &Manifest, options: &RunOptions) -> Re
             if k >= options.warmup {
                 output.times_ms.push(ms);
             }
-            if k + 1 == options.warmup + options.repeat && manifest.deterministic && loaded.read_back()? != output.buffers {
-                output.timing_problems.push("the last repeat's buffers differ from the first run's (a deterministic sample)".to_string());
+            if k + 1 == options.warmup + options.repeat && manifest.deterministic {
+                let last = loaded.read_back()?;
+                // Each differing buffer by name, with its first differing element's byte offset.
+                let differing: Vec<String> = last
+                    .iter()
+                    .zip(&output.buffers)
+                    .filter(|(a, b)| a.1 != b.1)
+                    .map(|(a, b)| format!("`{}` (first at byte {})", a.0, a.1.iter().zip(&b.1).position(|(x, y)| x != y).unwrap_or(0)))
+                    .collect();
+                if !differing.is_empty() {
+                    output.timing_problems.push(format!("the last repeat's buffers differ from the first run's (a deterministic sample): {}", differing.join(", ")));
+                }
             }
         }
     }

@@ -29,6 +29,11 @@ pub fn kernel_symbol(cubin: &[u8], name: &str) -> String {
         }
         from = start;
     }
+    // The passes name their state after the kernel (`_Z6parentPiS___agg_grid_ids`, the kernel's
+    // symbol and `__` and a word): not another kernel of that name. No mangled parameter list
+    // goes on with `__`, so an overload is never taken for such a name.
+    let all = found.clone();
+    found.retain(|s| !all.iter().any(|k| k.len() < s.len() && s.starts_with(k) && s[k.len()..].starts_with(b"__")));
     match found.as_slice() {
         [one] => String::from_utf8_lossy(one).into_owned(),
         _ => name.to_string(),
@@ -67,5 +72,14 @@ mod tests {
         assert_eq!(kernel_symbol(STRTAB, "missing"), "missing");
         // `chil` is a prefix of `child`'s name but not a name: `_Z4chil` is not in the table.
         assert_eq!(kernel_symbol(STRTAB, "chil"), "chil");
+    }
+
+    #[test]
+    fn the_passes_state_named_after_a_kernel_is_not_another_kernel() {
+        // Grid aggregation's per-grid state of `parent` (a cubin of samples/null_stream_order.cdp
+        // at -faggregate-launches=grid held both); overloads stay ambiguous.
+        let table = b"\0_Z6parentPiS_\0_Z6parentPiS___agg_grid_ids\0_Z5childPi\0_Z5childPii\0";
+        assert_eq!(kernel_symbol(table, "parent"), "_Z6parentPiS_");
+        assert_eq!(kernel_symbol(table, "child"), "child");
     }
 }
