@@ -41,6 +41,7 @@ mod local_statics_ptx;
 mod managed_ptx;
 mod nv_builtins_ptx;
 mod nvcc_command_line;
+mod nvcc_dialect;
 mod nv_atomic_ptx;
 mod malloc_pool;
 mod math_ptx;

@@ -99,12 +99,37 @@
  * `__cuda_syscall_aligned_malloc` system call. Clang's math headers declare device `nan` and
  * `nanf` and define neither (a call was E0104, or in a `-dc` object an undefined
  * `_ZL3nanPKc` that nvlink refused; NVIDIA's `interval` sample): here they are libdevice's
- * `__nv_nan` and `__nv_nanf`, as nvcc's are. */
+ * `__nv_nan` and `__nv_nanf`, as nvcc's are.
+ *
+ * 11. The C library's headers that nvcc's cuda_runtime.h includes. nvcc includes cuda_runtime.h
+ * in every file, and its headers include <ctype.h> (crt/host_defines.h), <limits.h> and
+ * <stddef.h> (driver_types.h), <string.h> and <time.h> (crt/common_functions.h), <math.h>,
+ * <stdlib.h>, <cmath> and <cstdlib> (crt/math_functions.h) and <utility> (cuda_runtime.h) on
+ * both sides, and <new>, <stdio.h> and <assert.h> (crt/common_functions.h) on the device side
+ * only, where __CUDA_ARCH__ is defined (measured: the preprocessed host and device passes of
+ * `nvcc -keep` of an empty file; `printf` without <stdio.h> is `nvcc -ptx`'s but not
+ * `nvcc -c`'s). Clang's CUDA wrapper and the headers it includes leave out <math.h> and <time.h>
+ * on both sides, and <stdio.h> and <assert.h> on the device side (Clang's `-M` of the same file
+ * on each side; <new> is section 2's). Without libstdc++'s <math.h>, which brings <cmath>'s functions into the global
+ * namespace, a host function calling `isfinite(x)` found only the __device__ overloads of
+ * Clang's __clang_cuda_cmath.h ("no matching function"); without <time.h>, `clock()` in host
+ * code found only Clang's __device__ `clock` and CLOCKS_PER_SEC was undeclared. They are
+ * included here where nvcc's headers include them (docs/NVCC-DIALECT.md). */
 #if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_MANAGED__)
 #define __CDPC_MANAGED__
 #undef __managed__
 #define __managed__ __attribute__((device)) __attribute__((section("cdpc.managed")))
 #include <new>
+#endif
+
+#if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_NVCC_HOST_HEADERS__)
+#define __CDPC_NVCC_HOST_HEADERS__
+#include <math.h>
+#include <time.h>
+#if defined(__CUDA_ARCH__)
+#include <assert.h>
+#include <stdio.h>
+#endif
 #endif
 
 #if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_HOST_MIN_MAX__)

@@ -11,6 +11,8 @@
 //!         -resource-dir CLANG_RESOURCES -I CUDA/include/cccl -O3 -emit-llvm -c FILE.cu -o WORK/FILE.bc
 //! ```
 //!
+//! (with `-include` of cdpc's additions, [`additions_header`], and `-idirafter` of the host
+//! compiler's own include folder, [`ClangInvocation::host_include`]: docs/NVCC-DIALECT.md)
 //! and its messages come back as cdpc diagnostics ([`diagnostics`]): `E1000` for its errors,
 //! `W1001` for its warnings, with file, line and column; a crash is `E1004`. A host object
 //! (`-dc`) runs it once more for the host side ([`ClangInvocation::host_fatbin`]):
@@ -266,6 +268,11 @@ pub struct ClangInvocation<'a> {
     pub cuda_root: &'a Path,
     /// More `-isystem` folders (CCCL's).
     pub system_includes: &'a [PathBuf],
+    /// The host compiler's own include folder ([`crate::toolchain::host_compiler_include`]),
+    /// searched after every other (`-idirafter`), as nvcc's host compiler searches it: GCC's
+    /// `<omp.h>` is found there. Clang's own headers of the same names (`<stddef.h>`, `<float.h>`,
+    /// ...) come first and stay the ones read.
+    pub host_include: Option<&'a Path>,
     /// `-I` folders, in order.
     pub includes: &'a [PathBuf],
     /// `-D`/`-U`, in order, as `-DNAME=V` / `-UNAME`.
@@ -509,6 +516,12 @@ impl ClangInvocation<'_> {
         for arg in &self.cxx.warning_args {
             push(arg.clone());
         }
+        // Last of cdpc's folders, before any `-idirafter` of the user's (`-Xcompiler`), which GCC
+        // also searches after its own.
+        if let Some(dir) = self.host_include {
+            push("-idirafter".into());
+            push(dir.display().to_string());
+        }
         let host_compiler = if self.host_fatbin.is_some() { self.cxx.host_args.clone() } else { self.cxx.preprocessor_args() };
         for arg in host_compiler {
             push(arg);
@@ -524,7 +537,9 @@ impl ClangInvocation<'_> {
 /// runtime's typed calls, host code's `min`/`max`, CUDA's cache-hint loads and stores, CUDA
 /// 12.8's `__nv_atomic_*`, cooperative groups' clusters, the kernel qualifiers Clang drops
 /// (annotations for [`crate::pipeline::qualifiers`]), nvcc's hints, and nvcc's built-ins behind
-/// NVIDIA's headers with `__nv_aligned_device_malloc` and device `nan`.
+/// NVIDIA's headers with `__nv_aligned_device_malloc` and device `nan`, and the C library's
+/// headers that nvcc's cuda_runtime.h includes and Clang's wrapper does not (`<math.h>` and
+/// `<time.h>`; `<stdio.h>` and `<assert.h>` on the device side).
 pub const ADDITIONS: &str = include_str!("additions.h");
 
 /// [`ADDITIONS`] as a file in `dir` (the cache folder's `include/`, or a compilation's own

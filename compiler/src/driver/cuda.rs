@@ -449,6 +449,8 @@ struct ClangSetup {
     _additions_dir: Option<std::sync::Arc<tempfile::TempDir>>,
     root: PathBuf,
     system_includes: Vec<PathBuf>,
+    /// The host compiler's own include folder ([`crate::toolchain::host_compiler_include`]).
+    host_include: Option<PathBuf>,
     on_disk: Option<PathBuf>,
     macros: Vec<String>,
     includes: Vec<PathBuf>,
@@ -498,7 +500,8 @@ impl ClangSetup {
         } else {
             None
         };
-        Ok(ClangSetup { engine, cache, additions, _additions_dir: additions_dir, root, system_includes, on_disk, macros: macro_args(options), includes, libdevice })
+        let host_include = crate::toolchain::host_compiler_include();
+        Ok(ClangSetup { engine, cache, additions, _additions_dir: additions_dir, root, system_includes, host_include, on_disk, macros: macro_args(options), includes, libdevice })
     }
 
     /// The options of this compilation; the input and output are set per run.
@@ -510,6 +513,7 @@ impl ClangSetup {
             opt_level: super::opt_level(options),
             cuda_root: &self.root,
             system_includes: &self.system_includes,
+            host_include: self.host_include.as_deref(),
             includes: &self.includes,
             macros: &self.macros,
             full_debug: options.debug == Some(DebugLevel::Full),

@@ -289,6 +289,26 @@ pub fn version_output(program: &Path) -> Option<String> {
     }
 }
 
+/// The host compiler's own include folder, as nvcc's default host compiler `gcc` (the one on
+/// `PATH`) names it: `gcc -print-file-name=include` (`/usr/lib/gcc/x86_64-linux-gnu/12/include`),
+/// which holds GCC's `<omp.h>`. nvcc preprocesses both sides of a `.cu` file with `gcc`, which
+/// searches this folder; Clang does not (its own resource headers take its place), so cdpc gives
+/// it to Clang last (`clang::ClangInvocation::host_include`). Asked once per process (about 2 ms);
+/// `None` when `gcc` does not run within 10 seconds or names no folder (GCC prints the bare
+/// `include` when it has none).
+pub fn host_compiler_include() -> Option<PathBuf> {
+    static FOLDER: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    FOLDER
+        .get_or_init(|| match process::run(Path::new("gcc"), &["-print-file-name=include".into()], Some(Duration::from_secs(10))).ok()? {
+            Ended::Exited { status, stdout, .. } if status.success() => {
+                let folder = PathBuf::from(String::from_utf8(stdout).ok()?.trim());
+                (folder.is_absolute() && folder.is_dir()).then_some(folder)
+            }
+            _ => None,
+        })
+        .clone()
+}
+
 /// What a front-end process (Clang) left: the file it wrote and what it said.
 #[derive(Debug)]
 pub struct FrontEndRun {

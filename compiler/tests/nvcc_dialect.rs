@@ -1,0 +1,132 @@
+//! What nvcc makes implicit and Clang's CUDA dialect did not (issue 49, docs/NVCC-DIALECT.md):
+//! the C library's declarations that nvcc's cuda_runtime.h brings into every file (`isfinite`
+//! in a host template without `<math.h>`, `clock()` and `CLOCKS_PER_SEC` in `main` without
+//! `<time.h>`; `printf` and `assert` in device code without their headers, which only the
+//! device pass accepts), and `<omp.h>`, which nvcc's host compiler finds in its own include
+//! folder. Each file must compile through cdpc, device side (`--emit ptx`) and both sides
+//! (`-dc`); nvcc, where it is in `.cuda`, is the oracle that the file is nvcc's dialect.
+
+use crate::build_common::{cdpc, nvcc, run, stderr};
+use std::path::Path;
+
+const HOST_MATH: &str = r#"#include <stdlib.h>
+#include <stdio.h>
+#include <cuda_runtime.h>
+#include <float.h>
+
+template <typename T>
+bool all_finite(const T *v, int n) {
+  for (int i = 0; i < n; ++i)
+    if (!isfinite(v[i])) return false;
+  return true;
+}
+
+__global__ void halve(float *v) {
+  if (isfinite(v[threadIdx.x])) v[threadIdx.x] *= 0.5f;
+}
+
+int main() {
+  float h[3] = {1.0f, 2.0f, FLT_MAX};
+  printf("%d %f\n", all_finite(h, 3) ? 1 : 0, fabs(-2.0));
+  return 0;
+}
+"#;
+
+const HOST_CLOCK: &str = r#"#include <stdio.h>
+#include <cuda_runtime.h>
+
+__global__ void spin(long long *t) {
+  clock_t start = clock();
+  t[0] = (long long)(clock() - start);
+}
+
+int main() {
+  clock_t start = clock();
+  double seconds = (double)(clock() - start) / CLOCKS_PER_SEC;
+  printf("%f %ld\n", seconds, (long)time(NULL) * 0);
+  return 0;
+}
+"#;
+
+/// Only nvcc's device pass includes `<stdio.h>` and `<assert.h>`: `nvcc -ptx` accepts this,
+/// `nvcc -c` does not ("identifier \"assert\" is undefined"), and so do cdpc's `--emit ptx` and
+/// `-dc`.
+const DEVICE_ONLY: &str = r#"__global__ void check(int *v) {
+  assert(v[1] != 0);
+  printf("%d\n", v[0]);
+}
+"#;
+
+const OMP: &str = r#"#include <omp.h>
+#include <stdio.h>
+
+__global__ void fill(int *v) { v[threadIdx.x] = threadIdx.x; }
+
+int main() {
+  int sum = 0;
+#pragma omp parallel for reduction(+ : sum)
+  for (int i = 0; i < 100; ++i) sum += i;
+  printf("%d %d\n", omp_get_max_threads(), sum);
+  return 0;
+}
+"#;
+
+/// Writes `source` as `name` in a new folder and asserts that cdpc compiles it, device side and
+/// both sides (with `more` options); and nvcc too (`-ptx` and `-c`), where it is there.
+fn compiles_like_nvcc(name: &str, source: &str, more: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(name), source).unwrap();
+    let mut args = vec![name, "--emit", "ptx", "-o", "-"];
+    args.extend_from_slice(more);
+    let out = cdpc(dir.path(), &args);
+    assert!(out.status.success(), "cdpc --emit ptx {name}: {}", stderr(&out));
+    let mut args = vec!["-dc", name, "-o", "cdpc.o"];
+    args.extend_from_slice(more);
+    let out = cdpc(dir.path(), &args);
+    assert!(out.status.success(), "cdpc -dc {name}: {}", stderr(&out));
+    if let Some(nvcc) = nvcc() {
+        let mut args = vec!["-arch=sm_90", "-rdc=true", "-std=c++17", "-c", name, "-o", "nvcc.o"];
+        args.extend_from_slice(more);
+        run(&nvcc, dir.path(), &args);
+    }
+}
+
+#[test]
+fn isfinite_in_a_host_template_needs_no_math_h() {
+    compiles_like_nvcc("host_math.cu", HOST_MATH, &[]);
+}
+
+#[test]
+fn clock_in_host_code_needs_no_time_h() {
+    compiles_like_nvcc("host_clock.cu", HOST_CLOCK, &[]);
+}
+
+#[test]
+fn printf_and_assert_need_no_headers_in_the_device_pass_only() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("device_only.cu"), DEVICE_ONLY).unwrap();
+    let out = cdpc(dir.path(), &["device_only.cu", "--emit", "ptx", "-o", "-"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = cdpc(dir.path(), &["-dc", "device_only.cu", "-o", "cdpc.o"]);
+    assert!(!out.status.success() && stderr(&out).contains("'assert'"), "{}", stderr(&out));
+    if let Some(nvcc) = nvcc() {
+        run(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "-ptx", "device_only.cu", "-o", "nvcc.ptx"]);
+        let refused = crate::build_common::nvcc_refusal(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "-c", "device_only.cu", "-o", "nvcc.o"]);
+        assert!(refused.contains("identifier \"assert\" is undefined"), "{refused}");
+    }
+}
+
+#[test]
+fn omp_h_is_found_in_the_host_compilers_include_folder() {
+    let Some(folder) = cdpc::toolchain::host_compiler_include() else {
+        println!("skipped: `gcc -print-file-name=include` names no folder");
+        return;
+    };
+    if !Path::new(&folder).join("omp.h").is_file() {
+        println!("skipped: no omp.h in {}", folder.display());
+        return;
+    }
+    compiles_like_nvcc("omp.cu", OMP, &[]);
+    // nvcc's `-Xcompiler -fopenmp` is the host side's (Clang's OpenMP).
+    compiles_like_nvcc("omp.cu", OMP, &["-Xcompiler", "-fopenmp"]);
+}
