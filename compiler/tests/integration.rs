@@ -13,6 +13,7 @@ mod atomics_ptx;
 mod align_ptx;
 mod build_docs;
 mod cache_hints_ptx;
+mod cache_stress;
 mod cli;
 mod kernel_qualifiers_ptx;
 mod corpus_cxx;

@@ -30,6 +30,21 @@
 //! without a header (`.seen` of a preamble seen once) and temporary files (`.tmp*`, a write
 //! cut short) older than [`STALE_AFTER`] are removed in any case. Files that are not cdpc's are
 //! neither counted nor touched.
+//!
+//! # Damaged entries
+//!
+//! A file of an entry may be truncated, overwritten or removed behind cdpc's back (a full disk,
+//! a killed writer of another tool, a person). Nothing in the cache is ever the reason a
+//! compilation fails: a compilation that finds a header Clang refuses (the driver tells it by
+//! Clang's message naming the header, `driver/cuda.rs`) runs again without it, and gives the
+//! entry up with [`InUse::discard`], which removes the header only under the exclusive lock,
+//! when no other compilation holds the entry, and only if it is still the file this compilation
+//! found ([`InUse::found`]): a file another compilation may have open, or is about to open, is
+//! never removed from under it (measured before, 16 concurrent compilations of eight corpus
+//! files: with the wrapper's headers truncated to nothing, 3 of 16 failed, "unable to read PCH
+//! file: No such file or directory" after another removed the header; truncated to 4 KiB, all
+//! 16, "malformed block record in PCH file", a message the retry did not know). A header that other compilations hold stays for the last of them, or the
+//! next compilation, to find refused and remove; files are only ever replaced by a rename, whole.
 
 use crate::diag::{Code, Diagnostic, Span};
 use std::ffi::OsString;
@@ -220,8 +235,19 @@ fn open_mark(path: &Path) -> Option<(File, bool)> {
 #[derive(Debug)]
 pub struct InUse {
     mark: File,
+    mark_path: PathBuf,
     /// Whether the mark was made now: the entry's first sight.
     pub first_sight: bool,
+    /// The entry's header as [`InUse::found`] found it: the only file [`InUse::discard`] may
+    /// remove.
+    header: Option<(PathBuf, FileId)>,
+}
+
+/// A file's identity (device and inode): whether a path still names the file seen earlier.
+type FileId = (u64, u64);
+
+fn file_id(path: &Path) -> Option<FileId> {
+    std::fs::metadata(path).ok().filter(|m| m.is_file()).map(|m| (m.dev(), m.ino()))
 }
 
 impl InUse {
@@ -234,7 +260,34 @@ impl InUse {
             return None;
         }
         // Removed (by a trimmer) between the opening and the lock: not the entry's mark.
-        still_at(&file, mark).then_some(InUse { mark: file, first_sight })
+        still_at(&file, mark).then_some(InUse { mark: file, mark_path: mark.to_path_buf(), first_sight, header: None })
+    }
+
+    /// Whether the entry's header `header` is there; if it is, the file found is the one the
+    /// compilation uses, and the one [`InUse::discard`] removes if Clang refuses it.
+    pub fn found(&mut self, header: &Path) -> bool {
+        self.header = file_id(header).map(|id| (header.to_path_buf(), id));
+        self.header.is_some()
+    }
+
+    /// Gives the entry up after Clang refused its header (damaged, or not what its key says),
+    /// removing `files` (the header among them) so that the next compilation makes it again,
+    /// but only when no other compilation holds the entry and the header is still the file
+    /// [`InUse::found`] found: the shared lock is released, then an exclusive one taken without
+    /// waiting, as [`trim`] takes it. Otherwise the files stay: another compilation may have the
+    /// header open, or be about to open it (it finds it refused in turn and tries the same), or
+    /// has made it again since.
+    pub fn discard(self, files: &[&Path]) {
+        let Some((header, id)) = &self.header else { return };
+        if !flock(&self.mark, libc::LOCK_UN) || !flock(&self.mark, libc::LOCK_EX | libc::LOCK_NB) {
+            return;
+        }
+        if !still_at(&self.mark, &self.mark_path) || file_id(header) != Some(*id) {
+            return;
+        }
+        for file in files {
+            let _ = std::fs::remove_file(file);
+        }
     }
 
     /// Marks the entry used now (its modification time), for [`trim`]'s order; a read-only
@@ -489,6 +542,39 @@ mod tests {
         drop(trimmer);
         let fresh = InUse::hold(&mark(&a)).unwrap();
         assert!(fresh.first_sight, "a new mark is a first sight");
+    }
+
+    #[test]
+    fn a_refused_header_goes_only_when_no_one_else_holds_it_and_it_is_still_the_one_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache { dir: dir.path().into(), max_size: DEFAULT_MAX_SIZE };
+        let s = stem(7);
+        entry(&cache, "pch", &s, 10, ago(1));
+        let (mark, header) = (cache.kind_dir("pch").join(format!("{s}.seen")), cache.kind_dir("pch").join(format!("{s}.pch")));
+        let hold = || {
+            let mut held = InUse::hold(&mark).unwrap();
+            assert!(held.found(&header));
+            held
+        };
+        // Another compilation holds the entry (it may have the header open): it stays.
+        let (mine, other) = (hold(), hold());
+        mine.discard(&[&header]);
+        assert!(header.is_file(), "kept for the other holder");
+        // Made again (renamed over) since this compilation found it: not the refused file.
+        let stale = hold();
+        drop(other);
+        write_atomic(&header, b"new").unwrap();
+        stale.discard(&[&header]);
+        assert_eq!(std::fs::read(&header).unwrap(), b"new");
+        // Alone, and the file it found: removed, the mark kept (the next compilation makes it).
+        hold().discard(&[&header]);
+        assert!(!header.exists() && mark.is_file());
+        // Nothing found: nothing to remove.
+        let mut none = InUse::hold(&mark).unwrap();
+        assert!(!none.found(&header));
+        std::fs::write(&header, b"x").unwrap();
+        none.discard(&[&header]);
+        assert!(header.is_file());
     }
 
     #[test]

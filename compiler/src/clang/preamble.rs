@@ -30,8 +30,9 @@
 //! entry is read or written, touched by a hit, and where a header too large for the cache's
 //! bound is noted, [`Lookup::TooLarge`]). Files are written whole and renamed into place, so
 //! concurrent compilations read either nothing or a whole file; a manifest that cannot be read
-//! or does not match is a miss, and a header Clang refuses is removed ([`Entry::forget`]) and
-//! the compilation runs without it. `CDPC_CACHE_DIR=` (empty) turns the cache off;
+//! or does not match is a miss, and a header Clang refuses (damaged, or gone) is given up
+//! ([`Entry::forget`]: removed once no other compilation holds it) and the compilation runs
+//! without it. `CDPC_CACHE_DIR=` (empty) turns the cache off;
 //! `CDPC_PREAMBLE=0` turns off the preamble alone (the wrapper's header stays).
 
 use super::cache::{write_atomic, Cache, InUse};
@@ -285,9 +286,9 @@ impl Entry {
     /// key and every file the preamble read is as it was, and the header is there. A header
     /// larger than `max_size` (the cache's bound) is not made.
     pub fn lookup(&self, max_size: u64) -> Lookup {
-        let Some(held) = InUse::hold(&self.seen) else { return Lookup::Unusable };
+        let Some(mut held) = InUse::hold(&self.seen) else { return Lookup::Unusable };
         if let Some(messages) = self.read_manifest() {
-            if self.pch.is_file() && self.copy.is_file() {
+            if self.copy.is_file() && held.found(&self.pch) {
                 held.touch();
                 return Lookup::Hit(messages, held);
             }
@@ -324,6 +325,13 @@ impl Entry {
         write_atomic(&self.copy, self.key.text.as_bytes())
     }
 
+    /// Whether the copy still holds the preamble's text, after Clang precompiled it: a copy
+    /// damaged while Clang read it (truncated, say) makes a header of something else, which is
+    /// neither kept nor used (Clang's check of the copy's size and time would pass).
+    pub fn copy_intact(&self) -> bool {
+        std::fs::read(&self.copy).is_ok_and(|text| text == self.key.text.as_bytes())
+    }
+
     /// Keeps a header Clang made: `pch` (its bytes), `depfile` (Clang's `-MD` list of what it
     /// read) and its messages, whose places in the copy are put back in `source`. The header
     /// goes in first and the manifest last, each whole.
@@ -352,11 +360,11 @@ impl Entry {
         write_atomic(&self.manifest, &serde_json::to_vec(&manifest).map_err(std::io::Error::other)?)
     }
 
-    /// Removes the header and its manifest (one Clang refused); the mark stays, so the next
-    /// compilation makes it again.
-    pub fn forget(&self) {
-        let _ = std::fs::remove_file(&self.manifest);
-        let _ = std::fs::remove_file(&self.pch);
+    /// Gives up the entry whose header Clang refused (`held`, from [`Entry::lookup`]'s hit),
+    /// removing the header and its manifest when no other compilation holds it
+    /// ([`InUse::discard`]); the mark stays, so the next compilation makes it again.
+    pub fn forget(&self, held: InUse) {
+        held.discard(&[&self.manifest, &self.pch]);
     }
 
     /// Clang's messages with places in the copy put back in the source file.

@@ -326,18 +326,27 @@ fn run_clang_with(engine: &ClangEngine, args: impl FnOnce(&Path) -> Result<(Vec<
 /// of one; `wrote` says so). `None` when it cannot be made or is larger than the cache's bound:
 /// the compilation then parses the wrapper itself, as without a cache.
 fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &Cache, path: &Path, build: &BuildOptions, wrote: &mut bool) -> Option<InUse> {
-    let held = InUse::hold(&path.with_extension("seen"))?;
-    if path.is_file() {
+    let mut held = InUse::hold(&path.with_extension("seen"))?;
+    if held.found(path) {
         held.touch();
         return Some(held);
     }
     if held.too_large(cache.max_size) {
         return None;
     }
-    // The header records its source, which must stay where it was: an empty file beside it.
+    // The header records its source, which must stay where it was: an empty file beside it,
+    // made only where there is none (never truncated again: its time is in the headers made
+    // from it), replaced whole where something else is there (a damaged cache: the header
+    // would hold its text).
     let empty = path.with_extension("cu");
-    if !empty.is_file() {
-        std::fs::write(&empty, "").ok()?;
+    match std::fs::metadata(&empty) {
+        Ok(m) if m.is_file() && m.len() == 0 => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match std::fs::OpenOptions::new().write(true).create_new(true).open(&empty) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(_) => return None,
+        },
+        _ => cache::write_atomic(&empty, b"").ok()?,
     }
     let (made, _) = run_clang(
         engine,
@@ -348,12 +357,17 @@ fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &Cach
         build,
     )
     .ok()?;
+    // Its source damaged while Clang read it: a header of something else, not kept.
+    if !std::fs::metadata(&empty).is_ok_and(|m| m.is_file() && m.len() == 0) {
+        return None;
+    }
     if made.len() as u64 > cache.max_size {
         held.mark_too_large(made.len() as u64);
         return None;
     }
     cache::write_atomic(path, &made).ok()?;
     *wrote = true;
+    held.found(path);
     held.touch();
     Some(held)
 }
@@ -388,7 +402,7 @@ fn ensure_preamble(
     match entry.lookup(cache.max_size) {
         preamble::Lookup::Hit(messages, held) => Some((entry, held, bytes, messages)),
         preamble::Lookup::FirstSight | preamble::Lookup::TooLarge | preamble::Lookup::Unusable => None,
-        preamble::Lookup::Build(held) => {
+        preamble::Lookup::Build(mut held) => {
             entry.write_copy().ok()?;
             let made = run_clang_with(
                 engine,
@@ -401,15 +415,20 @@ fn ensure_preamble(
             // A preamble Clang cannot precompile (an error in a header): the compilation
             // without it reports the error.
             let Ok((pch, depfile, Said::Messages(messages))) = made else { return None };
+            if !entry.copy_intact() {
+                return None;
+            }
             if pch.len() as u64 > cache.max_size {
                 held.mark_too_large(pch.len() as u64);
                 return None;
             }
+            // A header kept without its manifest (the manifest's write failed) is a miss, made
+            // again (renamed over) by the next compilation, or trimmed.
             if entry.store(&pch, &depfile, &messages, source_path).is_err() {
-                entry.forget();
                 return None;
             }
             *wrote = true;
+            held.found(&entry.pch);
             held.touch();
             let messages = entry.in_source(messages, source_path);
             Some((entry, held, bytes, messages))
@@ -590,23 +609,36 @@ impl ClangSetup {
         };
         let device = host_fatbin.is_none();
         let mut wrote = false;
-        let preamble = match (&self.on_disk, &self.cache, device) {
+        let mut preamble = match (&self.on_disk, &self.cache, device) {
             (Some(path), Some(cache), true) => ensure_preamble(&self.engine, template, cache, &identity, path, source, build, &mut wrote),
             _ => None,
         };
-        let refused = |failure: &Failure| ["precompiled", "PCH file", "AST file"].iter().any(|w| failure.mentions(w));
+        // Whether Clang failed over a cached file rather than the program: its message about
+        // a precompiled header it cannot read or refuses (truncated, overwritten, gone, not
+        // what its key says), or naming one of `files` (the header and its source), or a crash
+        // (a damaged header may crash the reader). The cache is never the reason a compilation
+        // fails: such a run is done again without the header, and whatever that run says (a
+        // crash or an error of the program included) is the compilation's.
+        let refused = |failure: &Failure, files: &[&Path]| {
+            matches!(failure, Failure::Crashed { .. })
+                || ["precompiled", "PCH file", "AST file"].iter().any(|w| failure.mentions(w))
+                || files.iter().any(|f| failure.mentions(&f.to_string_lossy()))
+        };
         let mut with_preamble = None;
         let mut replay = Vec::new();
         let mut held_pch = None;
         if let Some((entry, _, bytes, messages)) = &preamble {
             let result = run(None, Some((&entry.pch, *bytes)));
-            if matches!(&result, Err(failure) if refused(failure)) {
-                // A header that does not fit after all (Clang says so): without it, made
-                // again on the next compilation.
-                entry.forget();
-            } else {
+            if !matches!(&result, Err(failure) if refused(failure, &[&entry.pch, &entry.copy])) {
                 replay = messages.clone();
                 with_preamble = Some(result);
+            }
+        }
+        if with_preamble.is_none() {
+            // Refused: given up (removed once no other compilation holds it, made again on
+            // the next compilation), and the compilation goes on without it.
+            if let Some((entry, held, _, _)) = preamble.take() {
+                entry.forget(held);
             }
         }
         let run_result = match with_preamble {
@@ -622,9 +654,11 @@ impl ClangSetup {
                 };
                 let mut result = run(pch.as_deref(), None);
                 if let (Some(path), Err(failure)) = (&pch, &result) {
-                    if failure.mentions("precompiled") {
-                        // A header that does not fit after all (Clang says so): without it, and not again.
-                        let _ = std::fs::remove_file(path);
+                    if refused(failure, &[path, &path.with_extension("cu")]) {
+                        // As the preamble's: given up, and the compilation runs without it.
+                        if let Some(held) = held_pch.take() {
+                            held.discard(&[path]);
+                        }
                         result = run(None, None);
                     }
                 }

@@ -15,8 +15,9 @@
 //! gives, never an async-signal handler: it takes a lock and deletes files), then exits.
 //! SIGKILL cannot be caught; the work folders it leaves are named
 //! `cdpc-work-<pid>-<random>` so that [`stale_work_dirs`] (or `ls $TMPDIR/cdpc-work-*`) finds
-//! the ones whose process is gone. A later compile never trips over them: each compile makes a
-//! new folder with a random name.
+//! the ones whose process is gone, and the next cdpc process to make a work folder in the same
+//! place removes them ([`sweep_stale_work_dirs`]: one listing of the folder per process). A later
+//! compile never trips over them: each compile makes a new folder with a random name.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,10 @@ use super::error::ToolError;
 
 /// The prefix of every work folder: `cdpc-work-<pid>-`, then random characters.
 pub const WORK_DIR_PREFIX: &str = "cdpc-work-";
+
+/// How old a work folder must be to be stale although a process of its number runs: that
+/// process is another one with the number reused (a compilation's folder lives for minutes).
+pub const STALE_WORK_DIR_AGE: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// How long [`interrupt`] waits for running tools to be killed and reaped before it removes
 /// the files anyway. The threads that run tools look at the flag every few milliseconds.
@@ -192,23 +197,45 @@ pub(crate) fn work_dir_prefix() -> String {
 }
 
 /// The work folders in `root` (the system's temporary folder for `None`) left by cdpc processes
-/// that no longer run: named `cdpc-work-<pid>-...` with no process `<pid>` alive. Only Linux's
-/// `/proc` tells which processes run; elsewhere the list is empty. Removing them is the
-/// caller's choice (`cdpc` itself never deletes what it did not make).
+/// that no longer run: named `cdpc-work-<pid>-...`, owned by this user, not this process's, and
+/// with no process `<pid>` alive or older than [`STALE_WORK_DIR_AGE`]. Only Linux's `/proc`
+/// tells which processes run; elsewhere the list is empty. [`sweep_stale_work_dirs`] removes
+/// them.
 pub fn stale_work_dirs(root: Option<&Path>) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
     let root = root.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
     if !Path::new("/proc/self").exists() {
         return Vec::new();
     }
     let Ok(entries) = std::fs::read_dir(&root) else { return Vec::new() };
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let old = |meta: &std::fs::Metadata| meta.modified().ok().and_then(|m| m.elapsed().ok()).is_some_and(|age| age > STALE_WORK_DIR_AGE);
     let mut stale: Vec<PathBuf> = entries
         .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter(|e| work_dir_pid(&e.file_name()).is_some_and(|pid| !Path::new("/proc").join(pid.to_string()).exists()))
+        .filter(|e| {
+            // The name first: the folder's other entries cost nothing more than the listing.
+            let Some(pid) = work_dir_pid(&e.file_name()).filter(|&pid| pid != std::process::id()) else { return false };
+            let Ok(meta) = std::fs::symlink_metadata(e.path()) else { return false };
+            meta.is_dir() && meta.uid() == me && (!Path::new("/proc").join(pid.to_string()).exists() || old(&meta))
+        })
         .map(|e| e.path())
         .collect();
     stale.sort();
     stale
+}
+
+/// Removes [`stale_work_dirs`] in `root`, once per process (the first work folder's place):
+/// the work folders of cdpc processes killed by SIGKILL (or an embedding program's that died)
+/// go with the next cdpc process, at the cost of one listing of the folder. Another process
+/// removing the same folders at the same time is no failure; nothing is reported.
+pub(crate) fn sweep_stale_work_dirs(root: &Path) {
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| {
+        for dir in stale_work_dirs(Some(root)) {
+            remove_path(&dir);
+        }
+    });
 }
 
 /// The pid in a work folder's name `cdpc-work-<pid>-<random>`.
@@ -247,6 +274,12 @@ mod tests {
             std::fs::create_dir(dir).unwrap();
         }
         std::fs::write(root.path().join("cdpc-work-4194304-file"), b"").unwrap();
-        assert_eq!(stale_work_dirs(Some(root.path())), vec![dead]);
+        // A running process's number (pid 1's), reused: stale once older than a day.
+        let reused = root.path().join("cdpc-work-1-abc");
+        std::fs::create_dir(&reused).unwrap();
+        assert_eq!(stale_work_dirs(Some(root.path())), vec![dead.clone()]);
+        let two_days = std::time::SystemTime::now() - 2 * STALE_WORK_DIR_AGE;
+        std::fs::File::open(&reused).unwrap().set_modified(two_days).unwrap();
+        assert_eq!(stale_work_dirs(Some(root.path())), vec![reused, dead]);
     }
 }

@@ -364,6 +364,8 @@ impl WorkDir {
 
 pub(super) fn work_dir(opts: &BuildOptions) -> Result<WorkDir, ToolError> {
     let root = opts.temp_root.clone().unwrap_or_else(std::env::temp_dir);
+    // What processes killed by SIGKILL left here goes now (once per process).
+    cleanup::sweep_stale_work_dirs(&root);
     let create = || {
         tempfile::Builder::new()
             .prefix(&cleanup::work_dir_prefix())
