@@ -21,6 +21,13 @@ pub enum Color {
 /// (headers, macro definitions: [`Label::file`](crate::diag::Label::file)) are shown in those
 /// files, with their own names.
 pub fn human(diagnostics: &[Diagnostic], file_name: &str, source: &str, color: Color) -> String {
+    // What the input holds that a terminal would act on is shown, never sent (module docs of
+    // `visible`): the diagnostics and sources are escaped first where they hold any.
+    let escaped = visible::diagnostics(diagnostics, file_name, source);
+    let (diagnostics, file_name, source) = match &escaped {
+        Some((d, name, text)) => (d.as_slice(), name.as_str(), text.as_str()),
+        None => (diagnostics, file_name, source),
+    };
     let bytes = match color {
         Color::Never => {
             let mut writer = termcolor::NoColor::new(Vec::new());
@@ -34,6 +41,92 @@ pub fn human(diagnostics: &[Diagnostic], file_name: &str, source: &str, color: C
         }
     };
     String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Control characters from the input, shown as rustc shows them: a terminal must never receive
+/// the escape sequences a source (or a binary file read as one) holds. C0 controls but tab,
+/// newline become their Unicode control pictures (ESC is `␛`; a carriage return too where no
+/// newline follows it), DEL `␡`, C1 controls `�`; the labels' byte offsets move with the text, so that carets stay under the
+/// characters they point at.
+mod visible {
+    use crate::diag::{Diagnostic, SourceFile};
+    use std::sync::Arc;
+
+    /// What `c` is shown as, if it is not shown as itself.
+    pub(super) fn picture(c: char) -> Option<char> {
+        match c {
+            '\t' | '\n' | '\r' => None,
+            '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + c as u32),
+            '\u{7f}' => Some('\u{2421}'),
+            '\u{80}'..='\u{9f}' => Some('\u{fffd}'),
+            _ => None,
+        }
+    }
+
+    /// Each character of `text` with its byte offset and what it is shown as, if not itself: a
+    /// carriage return too where no newline follows it (it would return the cursor).
+    fn shown(text: &str) -> impl Iterator<Item = (usize, char, Option<char>)> + '_ {
+        let mut chars = text.char_indices().peekable();
+        std::iter::from_fn(move || {
+            let (i, c) = chars.next()?;
+            let lone_return = c == '\r' && chars.peek().is_none_or(|(_, n)| *n != '\n');
+            Some((i, c, if lone_return { Some('\u{240d}') } else { picture(c) }))
+        })
+    }
+
+    fn has_control(text: &str) -> bool {
+        shown(text).any(|(_, _, p)| p.is_some())
+    }
+
+    /// `text` with its control characters shown.
+    pub(super) fn escape(text: &str) -> String {
+        shown(text).map(|(_, c, p)| p.unwrap_or(c)).collect()
+    }
+
+    /// Where byte `offset` of `text` is in [`escape`]`(text)`.
+    fn moved(text: &str, offset: usize) -> usize {
+        let extra: usize = shown(text).take_while(|(i, _, _)| *i < offset).filter_map(|(_, c, p)| p.map(|p| p.len_utf8() - c.len_utf8())).sum();
+        offset + extra
+    }
+
+    /// The diagnostics, the main file's name and its text with every control character shown
+    /// and the labels moved with them; `None` where there is none to show.
+    pub(super) fn diagnostics(diagnostics: &[Diagnostic], file_name: &str, source: &str) -> Option<(Vec<Diagnostic>, String, String)> {
+        let strings = |d: &Diagnostic| std::iter::once(&d.message).chain(d.notes.iter()).chain(d.labels.iter().map(|l| &l.message)).any(|t| has_control(t));
+        let files = |d: &Diagnostic| d.labels.iter().filter_map(|l| l.file.as_deref()).any(|f| has_control(&f.text) || has_control(&f.name));
+        if !has_control(source) && !has_control(file_name) && !diagnostics.iter().any(|d| strings(d) || files(d)) {
+            return None;
+        }
+        let mut escaped_files: Vec<(Arc<SourceFile>, Arc<SourceFile>)> = Vec::new();
+        let out = diagnostics
+            .iter()
+            .map(|d| {
+                let mut d = d.clone();
+                d.message = escape(&d.message);
+                d.notes = d.notes.iter().map(|n| escape(n)).collect();
+                for l in &mut d.labels {
+                    l.message = escape(&l.message);
+                    let text = l.file.as_deref().map_or(source, |f| f.text.as_str());
+                    let (start, end) = (moved(text, l.span.start as usize), moved(text, l.span.end as usize));
+                    l.span.start = start as _;
+                    l.span.end = end as _;
+                    if let Some(file) = l.file.take() {
+                        let shown = match escaped_files.iter().find(|(from, _)| Arc::ptr_eq(from, &file) || **from == *file) {
+                            Some((_, to)) => to.clone(),
+                            None => {
+                                let to = Arc::new(SourceFile { name: escape(&file.name), text: escape(&file.text) });
+                                escaped_files.push((file, to.clone()));
+                                to
+                            }
+                        };
+                        l.file = Some(shown);
+                    }
+                }
+                d
+            })
+            .collect();
+        Some((out, escape(file_name), escape(source)))
+    }
 }
 
 /// Source lines longer than this are not shown under a diagnostic: codespan prints (and
@@ -336,5 +429,23 @@ mod tests {
         assert_eq!(v["file"], "a.cu");
         assert_eq!((v["labels"][0]["file"].as_str(), v["labels"][1]["file"].as_str()), (Some("a.cu"), Some("inc/k.h")));
         assert_eq!((v["labels"][1]["line_start"].as_u64(), v["labels"][1]["column_start"].as_u64()), (Some(1), Some(13)));
+    }
+
+    #[test]
+    fn control_characters_from_the_input_are_shown_not_sent() {
+        // A line holding an escape sequence (a binary file read as source, or a hostile one),
+        // and a message quoting it.
+        let source = "int a;\r\nint \u{1b}[2J\u{7}b\u{9b} = 1;\rx\n";
+        let start = source.find('b').unwrap();
+        let d = Diagnostic::new(Code::InvalidUtf8, Span::new(start, start + 1), "bad \u{1b}[31m token".to_string()).with_note("text \u{0}".to_string());
+        let out = human(&[d], "x\u{1b}.cu", source, Color::Never);
+        assert!(!out.chars().any(|c| c != '\n' && c != '\t' && (c == '\r' || visible::picture(c).is_some())), "{out:?}");
+        assert!(out.contains("bad \u{241b}[31m token") && out.contains("int \u{241b}[2J\u{2407}b\u{fffd} = 1;\u{240d}x") && out.contains("text \u{2400}") && out.contains("x\u{241b}.cu"), "{out}");
+        // The caret stays under `b`: as many columns in as `b` is characters into its line.
+        let line = out.lines().find(|l| l.contains("[2J")).unwrap();
+        let caret = out.lines().skip_while(|l| !l.contains("[2J")).nth(1).unwrap();
+        assert_eq!(caret.chars().position(|c| c == '^'), line.chars().position(|c| c == 'b'), "{out}");
+        // Without control characters nothing is copied.
+        assert!(visible::diagnostics(&[], "x.cu", "int a;\n").is_none());
     }
 }
