@@ -221,6 +221,27 @@ fn legacy_warp_intrinsics_warn_at_the_users_line() {
     assert!(shown.contains(&"__shfl_up") && shown.contains(&"__any"), "{shown:?}");
 }
 
+/// A device-runtime function CUDA 13.5's libcudadevrt lacks (declared by its header, so Clang
+/// accepts the call) is W0316 at the call through Clang, as the kernel language's sema says it
+/// (issue 52: the link failed with nvlink's raw message and no place in the source).
+#[test]
+fn a_runtime_function_libcudadevrt_lacks_is_w0316_at_the_call() {
+    if !tools_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("event.cu");
+    let source = "__global__ void child() {}\n__global__ void parent() {\n    cudaEvent_t e;\n    cudaEventCreateWithFlags(&e, cudaEventDisableTiming);\n    cudaEventRecordWithFlags(e, 0, 0);\n    child<<<1, 1>>>();\n}\n";
+    std::fs::write(&file, source).unwrap();
+    let compiled = driver::compile(source, &ptx_options(&file)).unwrap();
+    let w: Vec<_> = compiled.warnings.iter().filter(|d| d.code.as_str() == "W0316").collect();
+    assert_eq!(w.len(), 1, "{:?}", compiled.warnings);
+    assert_eq!(&source[w[0].labels[0].span.range()], "cudaEventRecordWithFlags", "{:?}", w[0]);
+    assert!(w[0].message.contains("__cudaCDP2EventRecordWithFlags"), "{}", w[0].message);
+    // The calls libcudadevrt has are no warning.
+    assert!(!compiled.warnings.iter().any(|d| d.message.contains("EventCreateWithFlags")), "{:?}", compiled.warnings);
+}
+
 /// The V1 ABI keeps Clang's documented sequence and refuses what V1 cannot launch.
 #[test]
 fn tail_launch_under_v1_is_e0306() {

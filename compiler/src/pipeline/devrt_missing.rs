@@ -1,0 +1,37 @@
+//! Calls of device-runtime functions that CUDA 13.5's libcudadevrt does not define (declared by
+//! `cuda_device_runtime_api.h`, so Clang and other front ends accept them), warned at the call
+//! as the kernel language's sema warns (`W0316`): the link would otherwise fail with nvlink's
+//! raw "undefined reference" and no place in the source.
+//!
+//! Invariant: the module is never changed; a `.cdp` program's own calls (`!cdpc.own`), which its
+//! sema has warned about already, get no second warning.
+
+use super::SourceText;
+use crate::diag::{Code, Diagnostic, Span};
+use inkwell::module::Module;
+use inkwell::values::InstructionOpcode;
+use runtime_shim::entry_points::RuntimeFn;
+
+/// `W0316` at each call of a runtime function libcudadevrt lacks, by its C name or its symbol.
+pub fn warn(module: &Module<'_>, source: &SourceText) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for function in module.get_functions() {
+        for inst in function.get_basic_blocks().iter().flat_map(|b| b.get_instructions()) {
+            if inst.get_opcode() != InstructionOpcode::Call || super::location::is_own_call(inst) {
+                continue;
+            }
+            let Some(callee) = super::clone::callee(inst) else { continue };
+            if callee.count_basic_blocks() > 0 {
+                continue;
+            }
+            let name = callee.get_name().to_string_lossy();
+            let Some(f) = RuntimeFn::ALL.iter().copied().find(|f| f.missing_from_libcudadevrt() && (f.entry_point().c_name == name || f.entry_point().ptx_symbol == name)) else { continue };
+            let entry = f.entry_point();
+            let d = Diagnostic::new(Code::NotInDeviceRuntimeLibrary, Span::new(0, 0), format!("libcudadevrt does not define `{}`", entry.ptx_symbol))
+                .with_primary_message(format!("`{}` is declared by cuda_device_runtime_api.h, but linking will fail", entry.c_name))
+                .with_note("CUDA 13.5's libcudadevrt.a has no such symbol, so nvlink reports an undefined reference (for nvcc's code as well); PTX output is unaffected");
+            out.push(source.place(d, inst, &function.get_name().to_string_lossy()));
+        }
+    }
+    out
+}
