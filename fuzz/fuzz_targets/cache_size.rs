@@ -2,7 +2,9 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
+mod seeds;
+
+fuzz_target!(init: seeds::install(seeds::Kind::Text), |data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     match cdpc::clang::cache::parse_size(&text) {
         // A size starts with a digit and is written back the same in bytes.

@@ -8,7 +8,9 @@ use cdpc::driver::CompileOptions;
 use cdpc::{AddressSize, LaunchAbi};
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
+mod seeds;
+
+fuzz_target!(init: seeds::install(seeds::Kind::Codegen), |data: &[u8]| {
     let Some((&knobs, text)) = data.split_first() else { return };
     let mut options = CompileOptions { opt_level: knobs & 3, ..CompileOptions::default() };
     if knobs & 4 != 0 {

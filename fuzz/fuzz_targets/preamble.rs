@@ -2,7 +2,9 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
+mod seeds;
+
+fuzz_target!(init: seeds::install(seeds::Kind::Text), |data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     if let Some(n) = cdpc::clang::preamble::bounds(&text) {
         assert!(text.is_char_boundary(n) && text.as_bytes()[n - 1] == b'\n');

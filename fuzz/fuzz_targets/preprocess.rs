@@ -3,6 +3,8 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
+mod seeds;
+
+fuzz_target!(init: seeds::install(seeds::Kind::Text), |data: &[u8]| {
     cdpc::fuzzing::preprocess(&String::from_utf8_lossy(data));
 });

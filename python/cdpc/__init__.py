@@ -20,15 +20,24 @@ arrays, :mod:`cdpc.numba` lets numba-cuda kernels call cdpc's ``__device__`` fun
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Literal, Union
+# The module's public names are its API (``__all__``): what it uses besides is imported under
+# private names (tests/test_api.py checks).
+import json as _json
+import os as _os
+from collections.abc import Iterable as _Iterable
+from collections.abc import Mapping as _Mapping
+from collections.abc import Sequence as _Sequence
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
+from pathlib import Path as _Path
+from typing import Literal as _Literal
+from typing import Union as _Union
 
 from . import _cdpc
 from ._toolkit import cuda_home, cudadevrt, wheel_cuda_home
+
+# The future import binds `annotations` (a __future__._Feature) as a module global.
+del annotations
 
 __all__ = [
     "compile",
@@ -44,16 +53,18 @@ __all__ = [
     "cuda_home",
     "cudadevrt",
     "wheel_cuda_home",
+    "Defines",
+    "ValueKindName",
     "__version__",
 ]
 
 __version__: str = _cdpc.__version__
 
-Defines = Union[Mapping[str, Union[str, int, None]], Iterable[str]]
+Defines = _Union[_Mapping[str, _Union[str, int, None]], _Iterable[str]]
 """``{"N": 4, "DEBUG": None}`` or ``["N=4", "DEBUG"]``, like ``-DN=4 -DDEBUG``."""
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class Label:
     """A span of the source with an explanation. ``file`` is the file it is in (the source's
     name, or a header it includes); offsets are bytes of that file (end exclusive); lines and
@@ -70,7 +81,7 @@ class Label:
     primary: bool
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class Diagnostic:
     """One problem: the JSON object of ``cdpc --error-format json``, as a Python object.
 
@@ -78,7 +89,7 @@ class Diagnostic:
     source (a tool failed, an option is impossible)."""
 
     code: str | None
-    severity: Literal["error", "warning"]
+    severity: _Literal["error", "warning"]
     message: str
     file: str
     labels: tuple[Label, ...] = ()
@@ -99,7 +110,7 @@ class Diagnostic:
         for line in text.splitlines():
             if not line.strip():
                 continue
-            d = json.loads(line)
+            d = _json.loads(line)
             out.append(
                 Diagnostic(
                     code=d["code"],
@@ -130,10 +141,10 @@ class CompileError(Exception):
         return [d for d in self.diagnostics if d.is_error]
 
 
-ValueKindName = Literal["void", "scalar", "pointer", "handle", "dim3", "aggregate"]
+ValueKindName = _Literal["void", "scalar", "pointer", "handle", "dim3", "aggregate"]
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class Param:
     """One parameter of a kernel or device function.
 
@@ -153,12 +164,12 @@ class Param:
     offset: int
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class Signature:
     """A kernel's or device function's symbol (cdpc does not mangle names) and parameters."""
 
     name: str
-    kind: Literal["kernel", "device"]
+    kind: _Literal["kernel", "device"]
     return_c_type: str
     return_kind: ValueKindName
     return_dtype: str | None
@@ -179,7 +190,7 @@ class Signature:
         return Signature(d["name"], d["kind"], d["return_c_type"], r["kind"], r["dtype"], tuple(params), d["param_bytes"])
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class ToolRun:
     """One run of ptxas or nvlink: its command line and what it printed."""
 
@@ -189,7 +200,7 @@ class ToolRun:
     stderr: str
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class Compiled:
     """The outputs of one compilation.
 
@@ -205,7 +216,7 @@ class Compiled:
     warnings: tuple[Diagnostic, ...]
     tool_runs: tuple[ToolRun, ...]
     arch: str
-    rendered_warnings: str = field(default="", repr=False)
+    rendered_warnings: str = _field(default="", repr=False)
 
     @property
     def kernels(self) -> dict[str, Signature]:
@@ -217,11 +228,11 @@ class Compiled:
         """The ``__device__`` functions by name."""
         return {s.name: s for s in self.signatures if s.kind == "device"}
 
-    def write_cubin(self, path: str | os.PathLike[str]) -> Path:
+    def write_cubin(self, path: str | _os.PathLike[str]) -> _Path:
         """Writes the cubin to ``path`` and returns the path."""
         if self.cubin is None:
             raise ValueError("compiled with build_cubin=False: there is no cubin")
-        path = Path(path)
+        path = _Path(path)
         path.write_bytes(self.cubin)
         return path
 
@@ -229,7 +240,7 @@ class Compiled:
 def _defines(defines: Defines | None) -> list[tuple[str, str | None]]:
     if defines is None:
         return []
-    if isinstance(defines, Mapping):
+    if isinstance(defines, _Mapping):
         return [(str(k), None if v is None else str(v)) for k, v in defines.items()]
     if isinstance(defines, str):
         raise TypeError("defines is a mapping or a list of 'NAME' / 'NAME=VALUE' strings, not one string")
@@ -251,21 +262,21 @@ def compile(  # noqa: A001 (the natural name, like re.compile)
     *,
     arch: str | int = "sm_90",
     opt_level: int = 3,
-    launch_abi: Literal["v1", "v2"] = "v2",
-    default_stream: Literal["legacy", "null", "per-thread"] = "legacy",
-    address_size: Literal[32, 64] = 64,
+    launch_abi: _Literal["v1", "v2"] = "v2",
+    default_stream: _Literal["legacy", "null", "per-thread"] = "legacy",
+    address_size: _Literal[32, 64] = 64,
     defines: Defines | None = None,
-    include_dirs: Sequence[str | os.PathLike[str]] | None = None,
-    aggregate_launches: Literal["off", "block", "warp", "grid"] = "off",
+    include_dirs: _Sequence[str | _os.PathLike[str]] | None = None,
+    aggregate_launches: _Literal["off", "block", "warp", "grid"] = "off",
     launch_threshold: int = 0,
     device_malloc_pool: bool = False,
     pass_remarks: bool = False,
     warnings_as_errors: bool = False,
-    deny: Sequence[str] = (),
-    allow: Sequence[str] = (),
-    ptxas_args: Sequence[str] = (),
-    nvlink_args: Sequence[str] = (),
-    cuda_home: str | os.PathLike[str] | None = None,
+    deny: _Sequence[str] = (),
+    allow: _Sequence[str] = (),
+    ptxas_args: _Sequence[str] = (),
+    nvlink_args: _Sequence[str] = (),
+    cuda_home: str | _os.PathLike[str] | None = None,
     tool_timeout: float | None = None,
     build_cubin: bool = True,
     filename: str = "input.cdp",
@@ -333,19 +344,19 @@ def compile_ir(
     *,
     arch: str | int = "sm_90",
     opt_level: int = 3,
-    launch_abi: Literal["v1", "v2"] = "v2",
-    default_stream: Literal["legacy", "null", "per-thread"] = "legacy",
-    address_size: Literal[32, 64] = 64,
-    aggregate_launches: Literal["off", "block", "warp", "grid"] = "off",
+    launch_abi: _Literal["v1", "v2"] = "v2",
+    default_stream: _Literal["legacy", "null", "per-thread"] = "legacy",
+    address_size: _Literal[32, 64] = 64,
+    aggregate_launches: _Literal["off", "block", "warp", "grid"] = "off",
     launch_threshold: int = 0,
     device_malloc_pool: bool = False,
     pass_remarks: bool = False,
     warnings_as_errors: bool = False,
-    deny: Sequence[str] = (),
-    allow: Sequence[str] = (),
-    ptxas_args: Sequence[str] = (),
-    nvlink_args: Sequence[str] = (),
-    cuda_home: str | os.PathLike[str] | None = None,
+    deny: _Sequence[str] = (),
+    allow: _Sequence[str] = (),
+    ptxas_args: _Sequence[str] = (),
+    nvlink_args: _Sequence[str] = (),
+    cuda_home: str | _os.PathLike[str] | None = None,
     tool_timeout: float | None = None,
     build_cubin: bool = True,
     filename: str = "input.ll",
@@ -380,17 +391,17 @@ def _compile(
     default_stream: str,
     address_size: int,
     defines: Defines | None,
-    include_dirs: Sequence[str | os.PathLike[str]] | None,
+    include_dirs: _Sequence[str | _os.PathLike[str]] | None,
     aggregate_launches: str,
     launch_threshold: int,
     device_malloc_pool: bool,
     pass_remarks: bool,
     warnings_as_errors: bool,
-    deny: Sequence[str],
-    allow: Sequence[str],
-    ptxas_args: Sequence[str],
-    nvlink_args: Sequence[str],
-    cuda_home: str | os.PathLike[str] | None,
+    deny: _Sequence[str],
+    allow: _Sequence[str],
+    ptxas_args: _Sequence[str],
+    nvlink_args: _Sequence[str],
+    cuda_home: str | _os.PathLike[str] | None,
     tool_timeout: float | None,
     build_cubin: bool,
     filename: str,
@@ -423,7 +434,7 @@ def _compile(
         cuda_home=None if home is None else str(home),
         build_cubin=bool(build_cubin),
         defines=_defines(defines),
-        include_dirs=[os.fspath(d) for d in include_dirs or ()],
+        include_dirs=[_os.fspath(d) for d in include_dirs or ()],
         tool_timeout=None if tool_timeout is None else float(tool_timeout),
         debug=_debug(lineinfo, device_debug),
         separate=bool(separate),
@@ -453,20 +464,20 @@ def _debug(lineinfo: bool, device_debug: bool) -> str:
 
 
 def link(
-    paths: Sequence[str | os.PathLike[str]],
+    paths: _Sequence[str | _os.PathLike[str]],
     *,
     arch: str | int = "sm_90",
     opt_level: int = 3,
-    libraries: Sequence[str] = (),
-    library_dirs: Sequence[str | os.PathLike[str]] = (),
+    libraries: _Sequence[str] = (),
+    library_dirs: _Sequence[str | _os.PathLike[str]] = (),
     defines: Defines | None = None,
-    include_dirs: Sequence[str | os.PathLike[str]] | None = None,
+    include_dirs: _Sequence[str | _os.PathLike[str]] | None = None,
     lineinfo: bool = False,
     device_debug: bool = False,
-    cuda_home: str | os.PathLike[str] | None = None,
+    cuda_home: str | _os.PathLike[str] | None = None,
     tool_timeout: float | None = None,
-    launch_abi: Literal["v1", "v2"] = "v2",
-    aggregate_launches: Literal["off", "block", "warp", "grid"] = "off",
+    launch_abi: _Literal["v1", "v2"] = "v2",
+    aggregate_launches: _Literal["off", "block", "warp", "grid"] = "off",
     launch_threshold: int = 0,
     device_malloc_pool: bool = False,
     use_fast_math: bool = False,
@@ -488,15 +499,15 @@ def link(
     """
     home = _toolkit_home(cuda_home)
     result = _cdpc.link(
-        [os.fspath(p) for p in paths],
+        [_os.fspath(p) for p in paths],
         arch=_arch(arch),
         opt_level=int(opt_level),
         debug=_debug(lineinfo, device_debug),
         libraries=list(libraries),
-        library_dirs=[os.fspath(d) for d in library_dirs],
+        library_dirs=[_os.fspath(d) for d in library_dirs],
         cuda_home=None if home is None else str(home),
         defines=_defines(defines),
-        include_dirs=[os.fspath(d) for d in include_dirs or ()],
+        include_dirs=[_os.fspath(d) for d in include_dirs or ()],
         tool_timeout=None if tool_timeout is None else float(tool_timeout),
         launch_abi=launch_abi,
         aggregate_launches=aggregate_launches,
@@ -511,5 +522,5 @@ def link(
     return result["cubin"]
 
 
-def _toolkit_home(explicit: str | os.PathLike[str] | None) -> Path | None:
+def _toolkit_home(explicit: str | _os.PathLike[str] | None) -> _Path | None:
     return cuda_home(explicit)

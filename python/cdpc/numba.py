@@ -35,11 +35,17 @@ after the first. ``abi="c"`` calls a plain C function instead (in numba-cuda ver
 
 from __future__ import annotations
 
-import os
-from typing import Any, Literal
+# Public names are the API (``__all__``); the rest is imported under private names.
+import os as _os
+from typing import Any as _Any
+from typing import Literal as _Literal
 
-from . import Compiled, Signature
-from ._toolkit import cudadevrt
+from . import Compiled as _Compiled
+from . import Signature as _Signature
+from ._toolkit import cudadevrt as _cudadevrt
+
+# The future import binds `annotations` (a __future__._Feature) as a module global.
+del annotations
 
 __all__ = ["declare_device", "numba_signature", "link_files"]
 
@@ -70,7 +76,7 @@ def _numba_type(kind: str, dtype: str | None, what: str) -> str:
     raise TypeError(f"{what} is passed as {kind}, which numba cannot pass to a foreign function")
 
 
-def numba_signature(signature: Signature, abi: Literal["numba", "c"] = "numba") -> str:
+def numba_signature(signature: _Signature, abi: _Literal["numba", "c"] = "numba") -> str:
     """The numba signature string of a cdpc ``__device__`` function.
 
     With ``abi="numba"`` the function must be ``int f(T *result, params...)``: the signature
@@ -95,7 +101,7 @@ def numba_signature(signature: Signature, abi: Literal["numba", "c"] = "numba") 
     return f"{result}({args})"
 
 
-def link_files(compiled: Compiled, cuda_home: str | os.PathLike[str] | None = None) -> list[Any]:
+def link_files(compiled: _Compiled, cuda_home: str | _os.PathLike[str] | None = None) -> list[_Any]:
     """What numba must link for ``compiled``'s device functions, as numba-cuda linkable code
     held in memory: cdpc's PTX of the module and ``libcudadevrt.a`` (from ``cuda_home``,
     ``CUDA_HOME`` or the NVIDIA wheels, like :func:`cdpc.compile`). The PTX is for the
@@ -104,18 +110,18 @@ def link_files(compiled: Compiled, cuda_home: str | os.PathLike[str] | None = No
 
     if not (hasattr(cuda, "PTXSource") and hasattr(cuda, "Archive")):
         raise ImportError("this numba-cuda has no numba.cuda.PTXSource/Archive (linkable code in memory); upgrade numba-cuda")
-    devrt = cudadevrt(cuda_home)
+    devrt = _cudadevrt(cuda_home)
     return [cuda.PTXSource(compiled.ptx.encode(), name="cdpc-module.ptx"), cuda.Archive(devrt.read_bytes(), name=devrt.name)]
 
 
 def declare_device(
-    compiled: Compiled,
+    compiled: _Compiled,
     name: str,
     sig: str | None = None,
     *,
-    abi: Literal["numba", "c"] = "numba",
-    cuda_home: str | os.PathLike[str] | None = None,
-) -> Any:
+    abi: _Literal["numba", "c"] = "numba",
+    cuda_home: str | _os.PathLike[str] | None = None,
+) -> _Any:
     """Declares cdpc ``__device__`` function ``name`` to numba-cuda and returns what numba
     kernels call. ``sig`` defaults to :func:`numba_signature` of its cdpc signature; the
     function's object and libcudadevrt are linked into every kernel that calls it."""

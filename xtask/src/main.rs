@@ -13,7 +13,6 @@
 //! cargo xtask plot-gpu [FILE]   docs/gpu-ratios.png from a differential run's results file
 //! cargo xtask plot-klap [FILE]  docs/klap-speedups.png from corpus-timing.py's results file
 //! cargo xtask fuzz TARGET [--runs N]   run a cargo-fuzz target for N executions (fuzz/README.md)
-//! cargo xtask fuzz-seeds        rewrite fuzz/seeds/ from samples/ and tests/ui/
 //! ```
 //!
 //! No LLVM: this crate must build before LLVM is installed (its one dependency, plotters, draws
@@ -79,7 +78,6 @@ fn main() -> ExitCode {
         Some("plot-klap") => bench::plot_klap(&root, &rest),
         Some("gpu-bench-bundle") => gpu_bench_bundle(&root),
         Some("fuzz") => fuzz(&root, &rest),
-        Some("fuzz-seeds") => fuzz_seeds(&root),
         None | Some("help") | Some("-h") | Some("--help") => {
             print!("{}", USAGE);
             Ok(ExitCode::SUCCESS)
@@ -136,7 +134,6 @@ usage: cargo xtask <command>
                     run a cargo-fuzz target (lex, parse, check, codegen) for N executions
                     (default 100000) on stable Rust via RUSTC_BOOTSTRAP=1; needs
                     `cargo install cargo-fuzz`; see fuzz/README.md
-  fuzz-seeds        rewrite fuzz/seeds/ from samples/*.cdp and tests/ui/*.cdp
 ";
 
 fn repo_root() -> PathBuf {
@@ -859,59 +856,6 @@ const FUZZ_TARGETS: &[(&str, &str)] =
         ("preamble", "text"),
         ("cache_size", "text"),
     ];
-/// The first byte of a codegen input picks the options (see fuzz/fuzz_targets/codegen.rs);
-/// 3 is -O3, 64-bit, launch ABI v2.
-const CODEGEN_KNOBS: u8 = 3;
-
-/// Rewrites fuzz/seeds/ from samples/*.cdp and tests/ui/*.cdp.
-/// The codegen target's bits for grid-granularity aggregation (bits 4-5 = 3) with its remarks
-/// and thresholding at 128 threads (bit 6), `fuzz/fuzz_targets/codegen.rs`.
-const GRID_KNOBS: u8 = (3 << 4) | 64;
-
-fn fuzz_seeds(root: &Path) -> Result<ExitCode> {
-    let seeds = root.join("fuzz/seeds");
-    let (text, codegen) = (seeds.join("text"), seeds.join("codegen"));
-    // Only the seeds this command writes are replaced (a removed sample or ui test loses its
-    // seed); hand-written seeds (`inline_asm.cdp`, `kernel_pointers.cdp`, ...) stay.
-    const GENERATED: [&str; 3] = ["sample_", "ui_", "grid_sample_"];
-    for dir in [&text, &codegen] {
-        fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-        for entry in fs::read_dir(dir).map_err(|e| format!("listing {}: {e}", dir.display()))?.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if GENERATED.iter().any(|p| name.starts_with(p)) {
-                fs::remove_file(entry.path()).map_err(|e| format!("removing {}: {e}", entry.path().display()))?;
-            }
-        }
-    }
-    let mut count = 0;
-    for (folder, prefix) in [("samples", "sample_"), ("tests/ui", "ui_")] {
-        let mut files: Vec<PathBuf> = fs::read_dir(root.join(folder))
-            .map_err(|e| format!("listing {folder}: {e}"))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "cdp"))
-            .collect();
-        files.sort();
-        for file in files {
-            let bytes = fs::read(&file).map_err(|e| format!("reading {}: {e}", file.display()))?;
-            let name = format!("{prefix}{}", file.file_name().unwrap_or_default().to_string_lossy());
-            let write = |path: PathBuf, data: &[u8]| {
-                fs::write(&path, data).map_err(|e| format!("writing {}: {e}", path.display()))
-            };
-            write(text.join(&name), &bytes)?;
-            write(codegen.join(&name), &[&[CODEGEN_KNOBS][..], &bytes].concat())?;
-            count += 1;
-            if prefix == "sample_" {
-                // the samples again with -faggregate-launches=grid -flaunch-threshold=128
-                // -Rpass=aggregate, so that the fuzzer starts from those rewrites too
-                write(codegen.join(format!("grid_{name}")), &[&[CODEGEN_KNOBS | GRID_KNOBS][..], &bytes].concat())?;
-                count += 1;
-            }
-        }
-    }
-    println!("fuzz-seeds: {count} seeds in fuzz/seeds/text and fuzz/seeds/codegen");
-    Ok(ExitCode::SUCCESS)
-}
-
 /// `cargo xtask fuzz TARGET [--runs N] [--max-len N] [--keep-going]`: builds the cargo-fuzz
 /// targets on stable (RUSTC_BOOTSTRAP=1, no sanitizer, debug assertions on) and runs TARGET for
 /// N executions from its seeds. With --keep-going a crash is saved under fuzz/artifacts/TARGET/
