@@ -23,7 +23,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("samples/harness/corpus-timing.py", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there, timing the programs); CUDA_HOME overrides it"),
     ("compiler/tests/docs_commands.rs", "usr/local/cuda", "quotes SETUP.md's `export CUDA_HOME=...` example, which the test does not run, with the reason"),
     ("samples/harness/dc-gpu.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there, relinking cdpc's -dc objects); CUDA_HOME overrides it"),
-    ("results/session50/bt-pool.sh", "usr/local/cuda", "the GPU machine's own toolkit (its `run` stage runs only there, building KLAP's BT with nvcc alone); CUDA_HOME overrides it"),
+    ("results/2026-11-26-device-malloc-pool/bt-pool.sh", "usr/local/cuda", "the GPU machine's own toolkit (its `run` stage runs only there, building KLAP's BT with nvcc alone); CUDA_HOME overrides it"),
     ("samples/harness/corpus-gpu.sh", "usr/local/cuda", "the GPU machine's own toolkit, tried first; CUDA_HOME and NVCC override it, and the checkout's .cuda/ is the fallback"),
 ];
 

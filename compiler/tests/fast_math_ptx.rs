@@ -4,7 +4,7 @@
 //! instruction for instruction, and `.ftz` on every single-precision instruction exactly when
 //! nvcc has it. (Ordinary arithmetic is compared elsewhere: cdpc writes `add.rn` where nvcc
 //! writes `add`, docs/FLOATING-POINT.md.) The GPU check of the same options is
-//! results/session49/ (every result bit for bit nvcc's).
+//! results/2026-11-26-nvcc-command-line/ (every result bit for bit nvcc's).
 
 use crate::build_common::{cdpc, nvcc_ptx_with, stderr};
 

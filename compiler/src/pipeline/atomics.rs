@@ -13,7 +13,7 @@
 //! after its loop). Measured on the H100: `samples/bfs.cdp` through Clang at
 //! `-flaunch-threshold=128`, whose serial copy of a child makes 128 `atomicCAS` in a row,
 //! read 7.1x nvcc's time against 1.8x through the `.cdp` front end, whose code generation
-//! writes `syncscope("device") monotonic` (results/session37-gpu.md). The `_block` and
+//! writes `syncscope("device") monotonic` (results/2026-11-25-atomiccas-clang.md). The `_block` and
 //! `_system` forms reach the IR as intrinsics (`llvm.nvvm.atomic.cas.gen.i.cta`, `.sys`),
 //! not as `cmpxchg`, and the other atomic functions as `atomicrmw`, which NVPTX writes as a
 //! plain `atom` whatever its order (nvcc's instruction): neither is touched.

@@ -4,14 +4,14 @@
 # (cluster_gpu.cu) and blocks as clusters (block_size_gpu.cu), launched by the host and from the
 # device; nvcc's built-ins Clang's headers left undefined, the aligned device allocation and
 # device nan() (builtins_gpu.cu); device objects of abstract classes (virtual_gpu.cu). Two stages:
-#   bash results/session48/gpu.sh build CDPC   (development machine: the checkout's .cuda/ nvcc)
-#   bash results/session48/gpu.sh run          (GPU machine: runs what build staged)
+#   bash results/2026-11-26-nv-atomic-clusters/gpu.sh build CDPC   (development machine: the checkout's .cuda/ nvcc)
+#   bash results/2026-11-26-nv-atomic-clusters/gpu.sh run          (GPU machine: runs what build staged)
 # build writes the executables into gpu-stage/session48/ (git-ignored; carry it to the GPU);
 # run executes each, compares its output with nvcc's build byte for byte, and writes
 # session48-gpu.md to $OUT (or .).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-SRC=$ROOT/results/session48
+SRC=$ROOT/results/2026-11-26-nv-atomic-clusters
 STAGE=$ROOT/gpu-stage/session48
 case "${1:?usage: gpu.sh build CDPC | run}" in
 build)

@@ -3,12 +3,12 @@
 #   cargo xtask gpu-bundle
 #   python3 samples/harness/corpus-timing.py --stage build --cdpc target/release/cdpc \
 #       --variants nvcc,clang-rule,clang-rule-pool,clang-pool --bundle build/klap-bundle.tar.xz
-#   bash results/session50/bt-pool.sh stage
-#   bash results/session50/gpu.sh stage        (the labels below of build/gpu, and the KLAP bundle)
+#   bash results/2026-11-26-device-malloc-pool/bt-pool.sh stage
+#   bash results/2026-11-26-device-malloc-pool/gpu.sh stage        (the labels below of build/gpu, and the KLAP bundle)
 # and on the GPU machine, carrying gpu-stage/session50 and gpu-stage/bt-pool:
-#   bash results/session50/gpu.sh samples      (the differential run of every sample, the pooled
+#   bash results/2026-11-26-device-malloc-pool/gpu.sh samples      (the differential run of every sample, the pooled
 #                                               builds beside the ones they change, and bt-pool.sh)
-#   bash results/session50/gpu.sh klap         (KLAP's programs, interleaved, 10 rounds)
+#   bash results/2026-11-26-device-malloc-pool/gpu.sh klap         (KLAP's programs, interleaved, 10 rounds)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 STAGE=$ROOT/gpu-stage/session50
@@ -25,7 +25,7 @@ stage)
 samples)
     mkdir -p build && tar -C build -xJf "$STAGE/gpu.tar.xz"
     LABELS="$LABELS" BENCH=0 REPEAT=${REPEAT:-10} sh samples/harness/gpu-run.sh || true
-    bash results/session50/bt-pool.sh run 2>&1 | tee "${OUT:-.}/bt-pool.txt"
+    bash results/2026-11-26-device-malloc-pool/bt-pool.sh run 2>&1 | tee "${OUT:-.}/bt-pool.txt"
     ;;
 klap)
     python3 samples/harness/corpus-timing.py --stage run --bundle "$STAGE/klap-bundle.tar.xz" \

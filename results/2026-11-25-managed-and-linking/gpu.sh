@@ -2,14 +2,14 @@
 # Session 45's programs on the GPU: managed variables (managed_*.cu), the CUDA C++ that linked
 # or ran only from this session on (cxx_gpu.cu), host code around device launches
 # (host_mix.cu), kernel templates of `auto` parameters (names_gpu.cu). Two stages:
-#   bash results/session45/gpu.sh build CDPC   (development machine: the checkout's .cuda/ nvcc)
-#   bash results/session45/gpu.sh run          (GPU machine: runs what build staged)
+#   bash results/2026-11-25-managed-and-linking/gpu.sh build CDPC   (development machine: the checkout's .cuda/ nvcc)
+#   bash results/2026-11-25-managed-and-linking/gpu.sh run          (GPU machine: runs what build staged)
 # build writes the executables into gpu-stage/session45/ (git-ignored; carry it to the GPU);
 # run executes each, compares its output with nvcc's build of the same sources byte for byte,
 # and writes session45-gpu.md to $OUT (or .).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-SRC=$ROOT/results/session45
+SRC=$ROOT/results/2026-11-25-managed-and-linking
 STAGE=$ROOT/gpu-stage/session45
 case "${1:?usage: gpu.sh build CDPC | run}" in
 build)

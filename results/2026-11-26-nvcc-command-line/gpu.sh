@@ -8,14 +8,14 @@
 # nvcc's command line (-std=c++20 -Xcompiler -fPIC ...) and launched by host code nvcc compiled
 # (names_main.cu) and from the device. arch_gpu.cu: an sm_90a kernel (setmaxnreg) launched from
 # the device. Two stages:
-#   bash results/session49/gpu.sh build CDPC   (development machine: the checkout's .cuda/ nvcc)
-#   bash results/session49/gpu.sh run          (GPU machine: runs what build staged)
+#   bash results/2026-11-26-nvcc-command-line/gpu.sh build CDPC   (development machine: the checkout's .cuda/ nvcc)
+#   bash results/2026-11-26-nvcc-command-line/gpu.sh run          (GPU machine: runs what build staged)
 # build writes the executables into gpu-stage/session49/ (git-ignored; carry it to the GPU);
 # run executes each three times, compares its output with nvcc's build byte for byte, and
 # writes session49-gpu.md to $OUT (or .).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-SRC=$ROOT/results/session49
+SRC=$ROOT/results/2026-11-26-nvcc-command-line
 STAGE=$ROOT/gpu-stage/session49
 MODES="default ftz precdiv precsqrt fast"
 flags() {
