@@ -124,7 +124,7 @@ impl<'ctx> Verdicts<'ctx> {
             return *v;
         }
         self.launch.insert(f, true); // a recursive call is taken to launch until shown otherwise
-        let calls: Vec<InstructionValue> = f.get_basic_blocks().iter().flat_map(|bb| bb.get_instructions()).filter(|i| i.get_opcode() == InstructionOpcode::Call).collect();
+        let calls = super::callgraph::calls(f);
         let v = calls.into_iter().any(|i| self.call_may_launch(i));
         self.launch.insert(f, v);
         v
@@ -162,7 +162,7 @@ impl<'ctx> Verdicts<'ctx> {
             return *v;
         }
         self.hold.insert(f, false);
-        let calls: Vec<InstructionValue> = f.get_basic_blocks().iter().flat_map(|bb| bb.get_instructions()).filter(|i| i.get_opcode() == InstructionOpcode::Call).collect();
+        let calls = super::callgraph::calls(f);
         let v = calls.into_iter().any(|i| match callee(i) {
             None => true, // inline assembly, or a call through a pointer
             Some(g) if g.count_basic_blocks() == 0 => waits_or_unknown(&g.get_name().to_string_lossy()),

@@ -62,6 +62,7 @@
 
 pub mod aggregate;
 pub mod atomics;
+mod callgraph;
 mod clone;
 pub mod copies;
 pub mod cxx_abi;

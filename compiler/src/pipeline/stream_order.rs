@@ -37,10 +37,10 @@
 //! run in place after a NULL-stream launch of its thread, or of a thread of its block that
 //! synchronised with it after launching.
 
+use super::callgraph::{callees, calls, is_kernel};
 use super::clone::{as_function, callee, is_inline_asm};
 use super::launch::{self, Launch};
 use super::emit::{intrinsic, ok};
-use crate::back::device_launch::PTX_KERNEL_CALL_CONV;
 use inkwell::builder::Builder;
 use inkwell::module::{Linkage, Module};
 use inkwell::values::{AsValueRef, BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue, IntValue, PointerValue};
@@ -164,10 +164,6 @@ fn declaration_may_launch(name: &str) -> bool {
 }
 
 
-fn calls<'ctx>(f: FunctionValue<'ctx>) -> Vec<InstructionValue<'ctx>> {
-    f.get_basic_blocks().iter().flat_map(|bb| bb.get_instructions()).filter(|i| i.get_opcode() == InstructionOpcode::Call).collect()
-}
-
 /// Whether the linker may put another module's definition in place of `f`'s.
 fn interposable(f: FunctionValue<'_>) -> bool {
     matches!(f.get_linkage(), Linkage::LinkOnceAny | Linkage::LinkOnceODR | Linkage::WeakAny | Linkage::WeakODR | Linkage::ExternalWeak)
@@ -199,54 +195,22 @@ impl<'ctx> Calls<'ctx> {
     }
 }
 
-/// The functions with a body that `roots` reach through direct calls (a call through a pointer
+/// The functions with a body that `roots` reach through their calls (a call through a pointer
 /// reaches every function whose address is taken), `roots` included.
-fn reach<'ctx>(module: &Module<'ctx>, roots: impl IntoIterator<Item = FunctionValue<'ctx>>) -> HashSet<FunctionValue<'ctx>> {
-    let address_taken: Vec<FunctionValue> = module.get_functions().filter(|f| f.count_basic_blocks() > 0 && address_taken(*f)).collect();
+fn reach<'ctx>(roots: impl IntoIterator<Item = FunctionValue<'ctx>>) -> HashSet<FunctionValue<'ctx>> {
     let mut seen = HashSet::new();
-    let mut work: Vec<FunctionValue> = roots.into_iter().collect();
-    while let Some(f) = work.pop() {
-        if f.count_basic_blocks() == 0 || !seen.insert(f) {
-            continue;
-        }
-        for i in calls(f) {
-            match callee(i) {
-                Some(g) => work.push(g),
-                None if !is_inline_asm(i) => work.extend(address_taken.iter().copied()),
-                None => {}
-            }
-        }
+    for root in roots.into_iter().filter(|f| f.count_basic_blocks() > 0) {
+        seen.insert(root);
+        seen.extend(callees(root).0);
     }
     seen
-}
-
-/// Whether `f` is used other than as the callee of a call.
-fn address_taken(f: FunctionValue<'_>) -> bool {
-    use inkwell::llvm_sys::core::*;
-    // SAFETY: walks the uses of a live function.
-    unsafe {
-        let mut u = LLVMGetFirstUse(f.as_value_ref());
-        while !u.is_null() {
-            let user = LLVMGetUser(u);
-            let is_callee = !LLVMIsACallInst(user).is_null() && LLVMGetCalledValue(user) == f.as_value_ref();
-            if !is_callee {
-                return true;
-            }
-            u = LLVMGetNextUse(u);
-        }
-    }
-    false
-}
-
-fn is_kernel(f: FunctionValue<'_>) -> bool {
-    f.get_call_conventions() == PTX_KERNEL_CALL_CONV
 }
 
 /// The functions of `module` that code outside it may call: the external functions with a body
 /// that are not kernels, and what they reach.
 pub(super) fn callable_from_outside<'ctx>(module: &Module<'ctx>) -> HashSet<FunctionValue<'ctx>> {
     let roots = module.get_functions().filter(|f| f.count_basic_blocks() > 0 && !is_kernel(*f) && !matches!(f.get_linkage(), Linkage::Internal | Linkage::Private));
-    reach(module, roots)
+    reach(roots)
 }
 
 /// After thresholding rewrote its sites: the marks before every launch and every call that may
@@ -258,8 +222,8 @@ pub(super) fn mark<'ctx>(module: &Module<'ctx>, source: &super::SourceText, owne
         return;
     }
     let checks: HashSet<FunctionValue> = users_in(module, LAUNCHED);
-    let kernels: Vec<FunctionValue> = module.get_functions().filter(|f| is_kernel(*f) && f.count_basic_blocks() > 0).filter(|k| reach(module, [*k]).iter().any(|f| checks.contains(f))).collect();
-    let scope = reach(module, kernels.iter().copied());
+    let kernels: Vec<FunctionValue> = module.get_functions().filter(|f| is_kernel(*f) && f.count_basic_blocks() > 0).filter(|k| reach([*k]).iter().any(|f| checks.contains(f))).collect();
+    let scope = reach(kernels.iter().copied());
     let (launches, _) = launch::recognise(module, source);
     for l in launches.iter().filter(|l| scope.contains(&l.function)) {
         match stream_of(l) {

@@ -42,6 +42,8 @@
 //! Invariant: afterwards every launch left (the helpers' among them) is in the documented
 //! shape, and a kernel with taken sites has exactly one `ret`, after `K__agg_end()`.
 
+pub(super) use super::super::callgraph::{is_kernel, pointer_targets};
+use super::super::callgraph::callees;
 use super::super::clone::{as_function, called_function, value_name};
 use super::super::launch::{self, Launch};
 use super::super::threshold::{launch_as_documented, new_helper, ok, parameter_layout, source_name, successors, Config};
@@ -146,16 +148,17 @@ fn calls_of<'ctx>(module: &Module<'ctx>, callee: FunctionValue<'ctx>) -> Vec<(Fu
     out
 }
 
-pub(super) fn is_kernel(f: FunctionValue<'_>) -> bool {
-    f.get_call_conventions() == crate::back::device_launch::PTX_KERNEL_CALL_CONV
-}
-
 /// Whether `block` lies on a cycle of its function's control flow.
 pub(super) fn in_loop(block: BasicBlock<'_>) -> bool {
+    reaches(block, block)
+}
+
+/// Whether a path of the control flow leads from `from` to `to` (through at least one edge).
+pub(super) fn reaches(from: BasicBlock<'_>, to: BasicBlock<'_>) -> bool {
     let mut seen = HashSet::new();
-    let mut stack = successors(block);
+    let mut stack = successors(from);
     while let Some(b) = stack.pop() {
-        if b == block {
+        if b == to {
             return true;
         }
         if seen.insert(b) {
@@ -180,75 +183,6 @@ fn on_every_path(f: FunctionValue<'_>, block: BasicBlock<'_>) -> bool {
         stack.extend(successors(b));
     }
     true
-}
-
-/// The defined functions `f` calls, at any depth (not `f` itself unless it is recursive), and
-/// whether it calls through a pointer somewhere.
-fn callees<'ctx>(f: FunctionValue<'ctx>) -> (Vec<FunctionValue<'ctx>>, bool) {
-    let mut seen = HashSet::new();
-    let mut order = Vec::new();
-    let mut indirect = false;
-    let mut stack = vec![f];
-    while let Some(g) = stack.pop() {
-        for inst in g.get_basic_blocks().iter().flat_map(|b| b.get_instructions()) {
-            if inst.get_opcode() != InstructionOpcode::Call {
-                continue;
-            }
-            // A call through a pointer calls any function whose address is taken.
-            let targets = match called_function(inst.as_value_ref()).and_then(as_function) {
-                Some(t) => vec![t],
-                None if is_inline_asm(inst) => Vec::new(),
-                None => {
-                    indirect = true;
-                    pointer_targets(f)
-                }
-            };
-            for t in targets.into_iter().filter(|t| t.count_basic_blocks() > 0) {
-                if seen.insert(t) {
-                    order.push(t);
-                    stack.push(t);
-                }
-            }
-        }
-    }
-    (order, indirect)
-}
-
-/// The functions a call through a pointer in `f`'s module may reach: those defined there whose
-/// address is taken (a use other than as a call's callee), kernels aside (calling one is an
-/// error). Within the module: a whole program in one module, which `-dc` does not promise.
-pub(super) fn pointer_targets<'ctx>(f: FunctionValue<'ctx>) -> Vec<FunctionValue<'ctx>> {
-    use inkwell::llvm_sys::core::{LLVMGetFirstFunction, LLVMGetFirstUse, LLVMGetGlobalParent, LLVMGetNextFunction, LLVMGetNextUse, LLVMGetUser, LLVMIsACallInst};
-    let mut out = Vec::new();
-    // SAFETY: walks of the live module's function list and of each function's use list.
-    unsafe {
-        let module = LLVMGetGlobalParent(f.as_value_ref());
-        let mut raw = LLVMGetFirstFunction(module);
-        while !raw.is_null() {
-            if let Some(g) = as_function(raw).filter(|g| g.count_basic_blocks() > 0 && !is_kernel(*g)) {
-                let mut u = LLVMGetFirstUse(raw);
-                while !u.is_null() {
-                    let user = LLVMGetUser(u);
-                    let called = !LLVMIsACallInst(user).is_null() && inkwell::llvm_sys::core::LLVMGetCalledValue(user) == raw;
-                    if !called {
-                        out.push(g);
-                        break;
-                    }
-                    u = LLVMGetNextUse(u);
-                }
-            }
-            raw = LLVMGetNextFunction(raw);
-        }
-    }
-    out
-}
-
-fn is_inline_asm(call: InstructionValue<'_>) -> bool {
-    // SAFETY: the callee operand of a live call.
-    unsafe {
-        let callee = inkwell::llvm_sys::core::LLVMGetCalledValue(call.as_value_ref());
-        !callee.is_null() && !inkwell::llvm_sys::core::LLVMIsAInlineAsm(callee).is_null()
-    }
 }
 
 /// Whether `f` may end its thread with PTX `exit` (`llvm.nvvm.exit`, or inline assembly that

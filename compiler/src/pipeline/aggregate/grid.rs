@@ -32,8 +32,8 @@
 //! Memory: a recording thread's writes precede the end-of-block barrier, after which thread 0
 //! fences and counts; the last block's thread 0 counts after it, fences and launches.
 
-use super::super::threshold::{ok, successors};
-use super::block::{block_tail, copy_tables, end_of_block, launch_records, shared, BlockEnd, EndOfBlock, Emit, SiteState};
+use super::super::threshold::ok;
+use super::block::{block_tail, reaches, copy_tables, end_of_block, launch_records, shared, BlockEnd, EndOfBlock, Emit, SiteState};
 use super::{byte_gep, launch_agg_kernel, Child, Entries, OFF_GRID};
 use inkwell::basic_block::BasicBlock;
 use inkwell::module::{Linkage, Module};
@@ -811,21 +811,6 @@ fn arena_groups<'ctx>(states: &[SiteState<'ctx>]) -> Vec<usize> {
 fn one_after_other(a: &SiteState<'_>, b: &SiteState<'_>) -> bool {
     let (Some(x), Some(y)) = (a.launch.call.get_parent(), b.launch.call.get_parent()) else { return true };
     a.launch.function != b.launch.function || x == y || reaches(x, y) || reaches(y, x)
-}
-
-/// Whether a path of the control flow leads from `from` to `to`.
-fn reaches(from: BasicBlock<'_>, to: BasicBlock<'_>) -> bool {
-    let mut seen = std::collections::HashSet::new();
-    let mut stack = successors(from);
-    while let Some(bb) = stack.pop() {
-        if bb == to {
-            return true;
-        }
-        if seen.insert(bb) {
-            stack.extend(successors(bb));
-        }
-    }
-    false
 }
 
 /// The last block's launch of site `n`'s nodes: the list taken, its records copied into one
