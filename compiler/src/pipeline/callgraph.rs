@@ -11,6 +11,13 @@ pub(super) fn is_kernel(f: FunctionValue<'_>) -> bool {
     f.get_call_conventions() == crate::back::device_launch::PTX_KERNEL_CALL_CONV
 }
 
+/// Whether a function of that name without a body here is LLVM's (an intrinsic), libdevice's
+/// (`__nv_*`) or the device C library's: code that neither launches, waits for other threads
+/// nor is unknown.
+pub(super) fn is_library(name: &str) -> bool {
+    name.starts_with("llvm.") || name.starts_with("__nv_") || crate::target::DEVICE_LIBRARY.contains(&name)
+}
+
 /// The calls `f` makes, in order.
 pub(super) fn calls<'ctx>(f: FunctionValue<'ctx>) -> Vec<InstructionValue<'ctx>> {
     f.get_basic_blocks().iter().flat_map(|bb| bb.get_instructions()).filter(|i| i.get_opcode() == InstructionOpcode::Call).collect()

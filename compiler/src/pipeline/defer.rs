@@ -179,7 +179,7 @@ fn waits_or_unknown(name: &str) -> bool {
     if let Some(nvvm) = name.strip_prefix("llvm.nvvm.") {
         return nvvm.starts_with("barrier") || (nvvm.starts_with("bar.") && !nvvm.starts_with("bar.warp.sync")) || nvvm.contains("mbarrier") || nvvm.contains("cluster");
     }
-    if name.starts_with("llvm.") || name.starts_with("__nv_") || crate::target::DEVICE_LIBRARY.contains(&name) {
+    if super::callgraph::is_library(name) {
         return false;
     }
     if name.starts_with("cuda") || name.starts_with("__cuda") {

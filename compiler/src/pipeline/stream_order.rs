@@ -150,7 +150,7 @@ fn stream_of<'ctx>(l: &Launch<'ctx>) -> Stream<'ctx> {
 
 /// Whether a call of `name`, a function without a body here, may launch into the NULL stream.
 fn declaration_may_launch(name: &str) -> bool {
-    if name.starts_with("llvm.") || name.starts_with("__nv_") || crate::target::DEVICE_LIBRARY.contains(&name) {
+    if super::callgraph::is_library(name) {
         return false;
     }
     if launch::is_launch_entry(name) {
@@ -222,8 +222,16 @@ pub(super) fn mark<'ctx>(module: &Module<'ctx>, source: &super::SourceText, owne
         return;
     }
     let checks: HashSet<FunctionValue> = users_in(module, LAUNCHED);
-    let kernels: Vec<FunctionValue> = module.get_functions().filter(|f| is_kernel(*f) && f.count_basic_blocks() > 0).filter(|k| reach([*k]).iter().any(|f| checks.contains(f))).collect();
-    let scope = reach(kernels.iter().copied());
+    // Each kernel's reach, once: the kernels that reach a check, and all they reach.
+    let mut kernels: Vec<FunctionValue> = Vec::new();
+    let mut scope: HashSet<FunctionValue> = HashSet::new();
+    for k in module.get_functions().filter(|f| is_kernel(*f) && f.count_basic_blocks() > 0) {
+        let reached = reach([k]);
+        if reached.iter().any(|f| checks.contains(f)) {
+            kernels.push(k);
+            scope.extend(reached);
+        }
+    }
     let (launches, _) = launch::recognise(module, source);
     for l in launches.iter().filter(|l| scope.contains(&l.function)) {
         match stream_of(l) {

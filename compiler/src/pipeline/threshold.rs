@@ -122,7 +122,7 @@ fn why_not_declaration(name: &str) -> Option<String> {
         }
         return None;
     }
-    if name.starts_with("llvm.") || name.starts_with("__nv_") || crate::target::DEVICE_LIBRARY.contains(&name) {
+    if super::callgraph::is_library(name) {
         return None;
     }
     if launch::is_launch_entry(name) {
