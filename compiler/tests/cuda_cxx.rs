@@ -110,6 +110,14 @@ fn ptx_options(file: &Path) -> CompileOptions {
 }
 
 /// One of `compiler/tests/cuda_cxx/`'s files and its text.
+/// `source` saved as `name` in a folder of its own and compiled to PTX; it must compile.
+fn compiled_ptx(name: &str, source: &str) -> driver::Compiled {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(name);
+    std::fs::write(&file, source).unwrap();
+    driver::compile(source, &ptx_options(&file)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
 fn sample(name: &str) -> (PathBuf, String) {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda_cxx").join(name);
     let text = std::fs::read_to_string(&file).unwrap();
@@ -208,12 +216,8 @@ fn legacy_warp_intrinsics_warn_at_the_users_line() {
     if !tools_ready() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("old.cu");
     let source = "__global__ void k(int *p) {\n    p[threadIdx.x] = __shfl_up(p[threadIdx.x], 1) + __any(p[0]);\n}\n";
-    std::fs::write(&file, source).unwrap();
-    let options = ptx_options(&file);
-    let compiled = driver::compile(source, &options).unwrap();
+    let compiled = compiled_ptx("old.cu", source);
     let ptx = String::from_utf8(compiled.output).unwrap();
     assert!(ptx.contains("shfl.sync.up") && ptx.contains("vote.sync.any"), "{ptx}");
     let shown: Vec<&str> = compiled.warnings.iter().map(|d| &source[d.labels[0].span.range()]).collect();
@@ -229,11 +233,8 @@ fn a_runtime_function_libcudadevrt_lacks_is_w0316_at_the_call() {
     if !tools_ready() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("event.cu");
     let source = "__global__ void child() {}\n__global__ void parent() {\n    cudaEvent_t e;\n    cudaEventCreateWithFlags(&e, cudaEventDisableTiming);\n    cudaEventRecordWithFlags(e, 0, 0);\n    child<<<1, 1>>>();\n}\n";
-    std::fs::write(&file, source).unwrap();
-    let compiled = driver::compile(source, &ptx_options(&file)).unwrap();
+    let compiled = compiled_ptx("event.cu", source);
     let w: Vec<_> = compiled.warnings.iter().filter(|d| d.code.as_str() == "W0316").collect();
     assert_eq!(w.len(), 1, "{:?}", compiled.warnings);
     assert_eq!(&source[w[0].labels[0].span.range()], "cudaEventRecordWithFlags", "{:?}", w[0]);
