@@ -6,7 +6,7 @@
 //! writes `add`, docs/FLOATING-POINT.md.) The GPU check of the same options is
 //! results/2026-11-26-nvcc-command-line/ (every result bit for bit nvcc's).
 
-use crate::build_common::{cdpc, nvcc_ptx_with, stderr};
+use crate::build_common::{cdpc_ptx_with, nvcc_ptx_with};
 
 /// Every operation the options change, but `x / 4.0f`: under `--use_fast_math` nvcc divides
 /// (`div.approx.ftz`) where LLVM has already made it the exact `x * 0.25f` (the same bits: the
@@ -79,13 +79,7 @@ fn chosen(op: &str) -> bool {
 }
 
 fn ours(file: &str, source: &str, options: &[&str]) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join(file), source).unwrap();
-    let mut args = vec![file, "--emit", "ptx", "-o", "-"];
-    args.extend_from_slice(options);
-    let out = cdpc(dir.path(), &args);
-    assert!(out.status.success(), "{file} {options:?}: {}", stderr(&out));
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    cdpc_ptx_with(file, source, options)
 }
 
 /// cdpc's PTX of `source` as `file` against nvcc's under each of [`OPTIONS`]: the same

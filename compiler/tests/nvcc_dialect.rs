@@ -74,12 +74,9 @@ int main() {
 /// Writes `source` as `name` in a new folder and asserts that cdpc compiles it, device side and
 /// both sides (with `more` options); and nvcc too (`-ptx` and `-c`), where it is there.
 fn compiles_like_nvcc(name: &str, source: &str, more: &[&str]) {
+    crate::build_common::cdpc_ptx_with(name, source, more);
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join(name), source).unwrap();
-    let mut args = vec![name, "--emit", "ptx", "-o", "-"];
-    args.extend_from_slice(more);
-    let out = cdpc(dir.path(), &args);
-    assert!(out.status.success(), "cdpc --emit ptx {name}: {}", stderr(&out));
     let mut args = vec!["-dc", name, "-o", "cdpc.o"];
     args.extend_from_slice(more);
     let out = cdpc(dir.path(), &args);

@@ -13,10 +13,15 @@ pub fn cdpc(dir: &Path, args: &[&str]) -> Output {
 /// cdpc's PTX of `source` saved as `file` (its extension picks the front end), in a folder of
 /// its own; the compilation must succeed.
 pub fn cdpc_ptx(file: &str, source: &str) -> String {
+    cdpc_ptx_with(file, source, &[])
+}
+
+/// [`cdpc_ptx`] with more options.
+pub fn cdpc_ptx_with(file: &str, source: &str, options: &[&str]) -> String {
     let dir = tempfile::tempdir().expect("a temporary folder");
     std::fs::write(dir.path().join(file), source).expect("the source is written");
-    let out = cdpc(dir.path(), &[file, "--emit", "ptx", "-o", "-"]);
-    assert!(out.status.success(), "{file}: {}", stderr(&out));
+    let out = cdpc(dir.path(), &[&[file, "--emit", "ptx", "-o", "-"][..], options].concat());
+    assert!(out.status.success(), "{file} {options:?}: {}", stderr(&out));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
