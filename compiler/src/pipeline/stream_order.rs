@@ -76,19 +76,20 @@ fn word<'ctx>(module: &Module<'ctx>, name: &str) -> PointerValue<'ctx> {
 /// At `b`'s position: the block's tag (module docs).
 fn tag<'ctx>(module: &Module<'ctx>, b: &Builder<'ctx>) -> IntValue<'ctx> {
     let ctx = module.get_context();
-    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
-    let read = |reg: &str, ty: inkwell::types::IntType<'ctx>| -> IntValue<'ctx> {
-        let f = module.get_function(&format!("llvm.nvvm.read.ptx.sreg.{reg}")).unwrap_or_else(|| intrinsic(module, &format!("llvm.nvvm.read.ptx.sreg.{reg}"), &[]));
+    let i64t = ctx.i64_type();
+    // Each special register as a 64-bit value (`%gridid` is 32 bits or 64 as LLVM declares it).
+    let read = |reg: &str| -> IntValue<'ctx> {
+        let f = intrinsic(module, &format!("llvm.nvvm.read.ptx.sreg.{reg}"), &[]);
         let v = ok(b.build_call(f, &[], reg)).try_as_basic_value().basic().expect("a special register").into_int_value();
-        if ty == i64t && v.get_type() == i32t {
-            ok(b.build_int_z_extend(v, i64t, reg))
-        } else {
+        if v.get_type() == i64t {
             v
+        } else {
+            ok(b.build_int_z_extend(v, i64t, reg))
         }
     };
-    let grid = read("gridid", i64t);
-    let [x, y, z] = ["ctaid.x", "ctaid.y", "ctaid.z"].map(|r| read(r, i64t));
-    let [nx, ny] = ["nctaid.x", "nctaid.y"].map(|r| read(r, i64t));
+    let grid = read("gridid");
+    let [x, y, z] = ["ctaid.x", "ctaid.y", "ctaid.z"].map(read);
+    let [nx, ny] = ["nctaid.x", "nctaid.y"].map(read);
     let yz = ok(b.build_int_add(y, ok(b.build_int_mul(ny, z, "z.rows")), "yz"));
     let linear = ok(b.build_int_add(x, ok(b.build_int_mul(nx, yz, "yz.blocks")), "block.linear"));
     let spread = ok(b.build_int_mul(linear, i64t.const_int(SPREAD, false), "block.spread"));
@@ -116,8 +117,8 @@ pub(super) fn may_run_in_place<'ctx>(module: &Module<'ctx>, b: &Builder<'ctx>, o
     ok(b.build_and(quiet, ours, "null.in_place"))
 }
 
-/// Writes the block's tag into `name`'s word (or, where `onto_sink` is given and true, into the
-/// sink) before `at`.
+/// Writes the block's tag into `name`'s word before `at`; with `into_word`, only where that is
+/// true (else into the sink, so that the store needs no branch).
 fn write_tag<'ctx>(module: &Module<'ctx>, at: InstructionValue<'ctx>, name: &str, into_word: Option<IntValue<'ctx>>) {
     let b = module.get_context().create_builder();
     b.position_before(&at);
@@ -272,19 +273,10 @@ pub(super) fn mark<'ctx>(module: &Module<'ctx>, source: &super::SourceText, owne
 
 /// Writes the block's tag into the owner word at the entry of the kernel `k`.
 fn own<'ctx>(module: &Module<'ctx>, k: FunctionValue<'ctx>) {
-    let b = module.get_context().create_builder();
     let entry = k.get_first_basic_block().expect("a kernel with a body");
-    // After the allocas, which stay first.
-    let mut at = entry.get_first_instruction();
-    while let Some(i) = at.filter(|i| i.get_opcode() == InstructionOpcode::Alloca) {
-        at = i.get_next_instruction();
-    }
-    match at {
-        Some(i) => b.position_before(&i),
-        None => b.position_at_end(entry),
-    }
-    let t = tag(module, &b);
-    ok(b.build_store(word(module, OWNER), t)).set_volatile(true).expect("a store can be volatile");
+    // After the allocas, which stay first; the entry's terminator is there at the latest.
+    let first = entry.get_instructions().find(|i| i.get_opcode() != InstructionOpcode::Alloca).expect("a block with a terminator");
+    write_tag(module, first, OWNER, None);
 }
 
 /// The functions with an instruction that uses the global `name` (through its constant
