@@ -316,6 +316,25 @@ pub struct ClangInvocation<'a> {
     pub ftz: bool,
 }
 
+/// The `-cuid` of a compilation that names none ([`ClangInvocation::cuid`]): a hash of the
+/// source's file name and text, the same on both sides and in every run. Without it Clang's
+/// driver hashes the input with every argument, among them the output in this run's work folder
+/// (`/tmp/cdpc-work-PID-XXXXXX/device.bc`), so that a `static` kernel's Clang name
+/// (`_ZL2skPi__intern__<hash>`), which cdpc renames nvcc's way in the code but which `-G`'s
+/// debug information keeps as its linkage name, changed from run to run, and with it the
+/// object: ccache's and a reproducible build's byte-identical objects need it fixed. `None`
+/// when the source cannot be read (Clang then reports that).
+fn default_cuid(source: &Path) -> Option<String> {
+    let text = std::fs::read(source).ok()?;
+    let name = source.file_name().map(|n| n.as_encoded_bytes()).unwrap_or_default();
+    // FNV-1a, 64 bits: stable across Rust releases, unlike `DefaultHasher`.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &byte in name.iter().chain([0u8].iter()).chain(&text) {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    Some(format!("{hash:016x}"))
+}
+
 /// How every precompiled header (the wrapper's, a preamble) is made, beyond the compilation's own
 /// options. `-fpch-instantiate-templates` performs the header's pending template instantiations
 /// while making it instead of at the end of every compilation that uses it: the CUDA wrapper
@@ -329,6 +348,11 @@ impl ClangInvocation<'_> {
     /// The arguments after the program name.
     pub fn args(&self) -> Vec<OsString> {
         let mut a = self.options();
+        if self.cuid.is_none() {
+            if let Some(cuid) = default_cuid(self.source) {
+                a.push(format!("-cuid={cuid}").into());
+            }
+        }
         if let Some(fatbin) = self.host_fatbin {
             for s in ["-Xclang", "-fcuda-include-gpubinary", "-Xclang"] {
                 a.push(s.into());

@@ -70,6 +70,12 @@ public:
   Forward(cdpc_clang_diag_fn on_diag, void *user) : on_diag(on_diag), user(user) {}
 
   void HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic &info) override {
+    // A note belongs to the message before it: it goes where that one went.
+    if (level == clang::DiagnosticsEngine::Note && dropping)
+      return;
+    dropping = level != clang::DiagnosticsEngine::Note && from_system_header(level, info);
+    if (dropping)
+      return;
     clang::DiagnosticConsumer::HandleDiagnostic(level, info);
     int code;
     switch (level) {
@@ -141,7 +147,41 @@ public:
 
   bool unsupported_job = false;
 
+  // Whether the compilation asked for warnings in system headers (`-Wsystem-headers`), as its
+  // front end's engine says once the warning options are applied: set for each front-end run.
+  bool system_header_warnings = false;
+
 private:
+  // A warning (or remark) located in a system header that Clang shows only because its
+  // instantiation began in the program's code: Clang 18 and later lift the suppression of
+  // system headers' warnings while they report a deprecated declaration used inside a
+  // template instantiated from user code (SemaAvailability's AllowWarningInSystemHeaders,
+  // llvm-project#70353), so `std::stable_sort` warned that libstdc++'s own
+  // `get_temporary_buffer` is deprecated (llvm-project#76515), which neither nvcc nor its host
+  // compiler (GCC) says, and `-Wno-system-headers` does not turn off (llvm-project#183470).
+  // The message's level is asked again with the suppression on: a warning Clang shows in
+  // system headers by itself (`#warning`, `-Wdelete-non-virtual-dtor`, the back end's) stays,
+  // as does every error (also a warning made one by `-Werror`: the compilation fails on it).
+  bool from_system_header(clang::DiagnosticsEngine::Level level, const clang::Diagnostic &info) const {
+    if (system_header_warnings || (level != clang::DiagnosticsEngine::Warning && level != clang::DiagnosticsEngine::Remark))
+      return false;
+    if (!info.getLocation().isValid() || !info.hasSourceManager())
+      return false;
+    const clang::SourceManager &sources = info.getSourceManager();
+    if (!sources.isInSystemHeader(sources.getExpansionLoc(info.getLocation())))
+      return false;
+    // The engine is the front end's own (Clang hands its consumer a const view).
+    auto &engine = const_cast<clang::DiagnosticsEngine &>(*info.getDiags());
+    bool suppressed = engine.getSuppressSystemWarnings();
+    engine.setSuppressSystemWarnings(true);
+    bool ignored = engine.getDiagnosticLevel(info.getID(), info.getLocation()) == clang::DiagnosticsEngine::Ignored;
+    engine.setSuppressSystemWarnings(suppressed);
+    return ignored;
+  }
+
+  // Whether the last message other than a note was dropped (its notes go with it).
+  bool dropping = false;
+
   struct Held {
     int level;
     std::string file;
@@ -515,6 +555,7 @@ bool execute(std::shared_ptr<clang::CompilerInvocation> invocation, Forward &for
   instance.createDiagnostics(&forward, false);
   if (!instance.hasDiagnostics())
     return false;
+  forward.system_header_warnings = !instance.getDiagnostics().getSuppressSystemWarnings();
   // The actions cdpc's arguments ask for (`-emit-llvm -c`, `-Xclang -emit-pch`); `clang -cc1`'s
   // other actions (the static analyser, rewriters, ...) are not linked.
   std::unique_ptr<clang::FrontendAction> action;

@@ -1,0 +1,146 @@
+//! ccache in front of cdpc, as docs/CCACHE.md sets it up: depend mode (`depend_mode = true`,
+//! with cdpc's `-MD` list of headers; cdpc has no `-E`, so ccache's preprocessor mode cannot
+//! run) and `compiler_type = nvcc` (ccache then reads nvcc's `-dc` as a compilation). The same
+//! file built twice, its outputs removed in between, is a hit the second time with a
+//! byte-identical object; a changed header is a miss. Skipped, with the reason printed, when
+//! ccache or the NVIDIA tools are not installed.
+
+use crate::build_common::{have, stderr, tool_dir};
+use std::path::Path;
+use std::process::{Command, Output};
+
+const SOURCE: &str = r#"#include <cstdio>
+#include "twice.cuh"
+
+__global__ void scale(int *a) { a[threadIdx.x] = twice(threadIdx.x); }
+static __global__ void mark(int *a) { a[0] = 7; }
+
+void launch(int *a) {
+  scale<<<1, 32>>>(a);
+  mark<<<1, 1>>>(a);
+}
+"#;
+
+/// The options CMake gives nvcc for a CUDA object of a separable-compilation target.
+const CMAKE: [&str; 11] = [
+    "-rdc=true",
+    "-x",
+    "cu",
+    "--generate-code=arch=compute_90,code=[compute_90,sm_90]",
+    "-Xcompiler=-fPIC",
+    "-MD",
+    "-MT",
+    "x.o",
+    "-MF",
+    "x.o.d",
+    "-c",
+];
+
+/// `ccache cdpc ARGS` in `dir`, with the cache in `cache` and only the configuration in
+/// `cache/ccache.conf` (none of the user's `CCACHE_*` variables or files).
+fn ccache(dir: &Path, cache: &Path, args: &[&str]) -> Output {
+    let mut command = Command::new("ccache");
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("CCACHE_") {
+            command.env_remove(name);
+        }
+    }
+    let out = command
+        .current_dir(dir)
+        .env("CCACHE_DIR", cache)
+        .env("CCACHE_CONFIGPATH", cache.join("ccache.conf"))
+        .arg(env!("CARGO_BIN_EXE_cdpc"))
+        .args(args)
+        .output()
+        .expect("ccache runs");
+    assert!(out.status.success(), "ccache cdpc {args:?}: {}", stderr(&out));
+    out
+}
+
+/// ccache's counters (`ccache --print-stats`: `name<TAB>value` lines).
+fn stats(cache: &Path) -> std::collections::HashMap<String, u64> {
+    let out = Command::new("ccache")
+        .env("CCACHE_DIR", cache)
+        .env("CCACHE_CONFIGPATH", cache.join("ccache.conf"))
+        .arg("--print-stats")
+        .output()
+        .expect("ccache runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .filter_map(|(name, value)| Some((name.to_string(), value.trim().parse().ok()?)))
+        .collect()
+}
+
+/// A folder with the source and its header, and a cache with docs/CCACHE.md's settings; `None`
+/// when ccache or the NVIDIA tools are missing.
+fn setup() -> Option<(tempfile::TempDir, std::path::PathBuf)> {
+    if !have("ccache") {
+        return None;
+    }
+    tool_dir()?;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("x.cu"), SOURCE).unwrap();
+    std::fs::write(dir.path().join("twice.cuh"), "__device__ inline int twice(int x) { return 2 * x; }\n").unwrap();
+    let cache = dir.path().join("ccache");
+    std::fs::create_dir(&cache).unwrap();
+    std::fs::write(cache.join("ccache.conf"), "depend_mode = true\ncompiler_type = nvcc\n").unwrap();
+    Some((dir, cache))
+}
+
+/// Builds `x.o` from nothing (the object and the dependency list removed first): its bytes.
+fn build(dir: &Path, cache: &Path, args: &[&str]) -> Vec<u8> {
+    for stale in ["x.o", "x.o.d"] {
+        let _ = std::fs::remove_file(dir.join(stale));
+    }
+    ccache(dir, cache, args);
+    assert!(dir.join("x.o.d").is_file(), "no dependency list");
+    std::fs::read(dir.join("x.o")).expect("the object")
+}
+
+#[test]
+fn cmakes_compilation_is_a_hit_the_second_time_with_the_same_object() {
+    let Some((dir, cache)) = setup() else { return };
+    let args = [&CMAKE[..], &["x.cu", "-o", "x.o"]].concat();
+    let first = build(dir.path(), &cache, &args);
+    let s = stats(&cache);
+    assert_eq!((s["cache_miss"], s["direct_cache_hit"]), (1, 0), "{s:?}");
+    let second = build(dir.path(), &cache, &args);
+    let s = stats(&cache);
+    assert_eq!((s["cache_miss"], s["direct_cache_hit"]), (1, 1), "{s:?}");
+    assert!(first == second, "the cached object differs from the compiled one");
+    // cdpc itself gives the same bytes again (nothing of the run, no temporary name, is in it).
+    let out = crate::build_common::cdpc(dir.path(), &[&CMAKE[..], &["x.cu", "-o", "again.o"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(std::fs::read(dir.path().join("again.o")).unwrap() == first, "cdpc's object differs from run to run");
+    // A changed header is a miss, not the old object.
+    std::fs::write(dir.path().join("twice.cuh"), "__device__ inline int twice(int x) { return x + x + 1; }\n").unwrap();
+    let third = build(dir.path(), &cache, &args);
+    let s = stats(&cache);
+    assert_eq!((s["cache_miss"], s["direct_cache_hit"]), (2, 1), "{s:?}");
+    assert!(third != first, "a changed header gave the same object");
+}
+
+/// nvcc's spelling `-dc` (no `-c`): ccache takes it for a compilation as nvcc's
+/// (`compiler_type = nvcc`). Full debug information is spelled `--device-debug`: ccache 4.7.5
+/// reads `-G` as GCC's, which takes a value (`-G x.cu`: `no_input_file`, uncached). Its debug
+/// information names a `static` kernel by its Clang name, whose suffix is the `-cuid`: the same
+/// in every run (it once hashed the run's work folder).
+#[test]
+fn dc_with_full_debug_information_is_a_hit_the_second_time_with_the_same_object() {
+    let Some((dir, cache)) = setup() else { return };
+    let args = ["-dc", "--device-debug", "x.cu", "-o", "x.o", "-MD", "-MF", "x.o.d"];
+    let first = build(dir.path(), &cache, &args);
+    let second = build(dir.path(), &cache, &args);
+    let s = stats(&cache);
+    assert_eq!((s["cache_miss"], s["direct_cache_hit"]), (1, 1), "{s:?}");
+    assert!(first == second, "the cached object differs from the compiled one");
+    // Without cdpc's cache (a precompiled preamble changes `-G`'s debug information: the
+    // header's name, the types it keeps), two runs of cdpc give the same bytes.
+    let run = |out: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_cdpc")).current_dir(dir.path()).env("CDPC_CACHE_DIR", "").args(["-dc", "-G", "x.cu", "-o", out]).output().expect("cdpc runs");
+        assert!(o.status.success(), "{}", stderr(&o));
+        std::fs::read(dir.path().join(out)).unwrap()
+    };
+    assert!(run("a.o") == run("b.o"), "cdpc -G's object differs from run to run");
+}
