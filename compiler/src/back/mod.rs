@@ -42,6 +42,7 @@ pub mod device_launch;
 mod function;
 mod globals;
 pub mod host_object;
+pub mod link_stub;
 mod intrinsics;
 mod launch;
 pub use launch::{INLINE_LAUNCHES, OWN_METADATA, SPAN_METADATA};

@@ -259,6 +259,16 @@ impl Toolchain {
     /// bytes: `fatbinary --create=F -64 --image3=kind=elf|ptx,sm=N,file=...`, as nvcc runs it;
     /// `relocatable` (`--device-c`) for relocatable device objects, as `nvcc -dc` embeds them.
     pub fn fatbinary(&self, images: &[FatbinImage], relocatable: bool, opts: &BuildOptions) -> Result<Vec<u8>, ToolError> {
+        self.fatbinary_with(images, if relocatable { Some("--device-c") } else { None }, opts)
+    }
+
+    /// The fat binary of a device link's cubins (`fatbinary -link`, as `nvcc -dlink` runs it),
+    /// for the program's registration object.
+    pub fn fatbinary_linked(&self, images: &[FatbinImage], opts: &BuildOptions) -> Result<Vec<u8>, ToolError> {
+        self.fatbinary_with(images, Some("-link"), opts)
+    }
+
+    fn fatbinary_with(&self, images: &[FatbinImage], mode: Option<&str>, opts: &BuildOptions) -> Result<Vec<u8>, ToolError> {
         let work = work_dir(opts)?;
         let output = work.path().join("module.fatbin");
         let mut args: Vec<OsString> = vec![{
@@ -273,9 +283,7 @@ impl Toolchain {
             spec.push(&file);
             args.push(spec);
         }
-        if relocatable {
-            args.push("--device-c".into());
-        }
+        args.extend(mode.map(OsString::from));
         run_tool("fatbinary", &self.ptxas.with_file_name("fatbinary"), &args, opts)?;
         read(&output, "reading the fat binary fatbinary wrote")
     }
@@ -351,18 +359,21 @@ pub(crate) fn in_work_dir<T>(opts: &BuildOptions, f: impl FnOnce(&Path) -> Resul
 
 /// A work folder, recorded for [`cleanup::interrupt`] until it is removed. The folder goes
 /// first (fields drop in order), then the record.
-pub(super) struct WorkDir {
+pub struct WorkDir {
     dir: TempDir,
     _tracked: Tracked,
 }
 
 impl WorkDir {
-    pub(super) fn path(&self) -> &Path {
+    /// The folder.
+    pub fn path(&self) -> &Path {
         self.dir.path()
     }
 }
 
-pub(super) fn work_dir(opts: &BuildOptions) -> Result<WorkDir, ToolError> {
+/// A new work folder under [`BuildOptions::temp_root`] (else `$TMPDIR`), removed when dropped
+/// and also when the process is interrupted.
+pub fn work_dir(opts: &BuildOptions) -> Result<WorkDir, ToolError> {
     let root = opts.temp_root.clone().unwrap_or_else(std::env::temp_dir);
     // What processes killed by SIGKILL left here goes now (once per process).
     cleanup::sweep_stale_work_dirs(&root);
