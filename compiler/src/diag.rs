@@ -142,6 +142,8 @@ pub enum Code {
     DuplicateDeviceSymbol,
     UndefinedDeviceSymbol,
     LibraryNotFound,
+    // A host link whose objects' device code no device link took in, or two took in.
+    DeviceLinkMissing,
     // W0800 (a kernel whose parameter's type C cannot name, so the host header has no launcher
     // for it) is retired: since issue 25 every kernel-language type has a C name.
     PtxOfLinkNotPacked,
@@ -286,6 +288,7 @@ impl Code {
             DuplicateDeviceSymbol => "E0800",
             UndefinedDeviceSymbol => "E0801",
             LibraryNotFound => "E0802",
+            DeviceLinkMissing => "E0803",
             PtxOfLinkNotPacked => "W0801",
             HostCodeInDevice => "E0900",
             NotCompiledForDevice => "E0901",
@@ -415,6 +418,7 @@ impl Code {
         Code::DuplicateDeviceSymbol,
         Code::UndefinedDeviceSymbol,
         Code::LibraryNotFound,
+        Code::DeviceLinkMissing,
         Code::PtxOfLinkNotPacked,
         Code::HostCodeInDevice,
         Code::NotCompiledForDevice,

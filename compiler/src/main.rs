@@ -35,8 +35,18 @@ struct Cli {
     /// their registration, and its relocatable device code, for nvcc's or g++'s host link and
     /// cdpc's or nvcc's device link; `--emit obj` writes the device object alone. No link:
     /// `extern` device functions and variables are left to the link step
-    #[arg(short = 'c', long = "device-c", visible_alias = "compile")]
+    #[arg(long = "device-c")]
     device_c: bool,
+    /// Compile each source to an object and stop (nvcc's `-c`): `-dc`'s object with
+    /// `-rdc=true`, and for the kernel language and LLVM IR; for CUDA C++ without it, nvcc's
+    /// whole-program object, its device code linked with libcudadevrt and registered by the
+    /// object itself, for a host link with no device link
+    #[arg(short = 'c', long = "compile")]
+    compile: bool,
+    /// nvcc's `-rdc`: relocatable device code, which `-c` then compiles as `-dc` does (cdpc's
+    /// programs and `-dc` objects always have it: device-side launches need it)
+    #[arg(long = "rdc", value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", default_value_t = false, action = clap::ArgAction::Set)]
+    rdc: bool,
     /// Link only (nvcc's `-dlink`): the inputs are objects and archives (sources are compiled
     /// first), the output is one cubin linked with libcudadevrt
     #[arg(long = "device-link")]
@@ -91,9 +101,24 @@ struct Cli {
     /// `.fatbin` packed by the toolkit's fatbinary; --arch is then ignored
     #[arg(long = "gencode", value_name = "arch=compute_XX,code=...", value_parser = cdpc::driver::fatbin::parse_gencode)]
     gencode: Vec<Vec<cdpc::driver::fatbin::Image>>,
-    /// What to produce
-    #[arg(long, value_enum, default_value_t = EmitArg::Cubin)]
-    emit: EmitArg,
+    /// What to produce [default: a program (nvcc's default) when the inputs hold host code (a
+    /// `.cu` file, a `.cpp`/`.c` file, a host object) and `-o` names no `.cubin`, `.ptx`,
+    /// `.fatbin` or `.ll`; a cubin otherwise (the kernel language and LLVM IR have no host code)]
+    #[arg(long, value_enum)]
+    emit: Option<EmitArg>,
+    /// The host compiler (nvcc's `-ccbin`): a C++ compiler, or its folder, for `.cpp`/`.c` files
+    /// and the program's link [default: `CDPC_HOST_CXX`, else `c++`, `g++` or `clang++` on PATH]
+    #[arg(long = "ccbin", value_name = "PATH")]
+    ccbin: Option<PathBuf>,
+    /// Pass an argument to the host linker of a program (repeatable; nvcc's `-Xlinker`)
+    #[arg(long = "Xlinker", value_name = "ARG", allow_hyphen_values = true)]
+    xlinker: Vec<String>,
+    /// Build a shared library instead of an executable (nvcc's `-shared`)
+    #[arg(long = "shared")]
+    shared: bool,
+    /// The CUDA runtime a program links (nvcc's `--cudart`): static (the default), shared or none
+    #[arg(long = "cudart", value_name = "static|shared|none", default_value = "static", value_parser = parse_cudart)]
+    cudart: driver::program::Cudart,
     /// GPU architecture (nvcc's `-arch=sm_90` is accepted too)
     #[arg(long, default_value = "sm_90", value_name = "sm_XX")]
     arch: SmVersion,
@@ -237,6 +262,82 @@ fn parse_language(text: &str) -> Result<driver::Language, String> {
     }
 }
 
+/// The CUDA release of the tools cdpc found (ptxas's `Cuda compilation tools, release 13.5,
+/// V13.5.37`): `(13, 5, 37)`.
+fn cuda_release(tools: &cdpc::toolchain::Toolchain) -> Option<(u32, u32, u32)> {
+    let text = cdpc::toolchain::version_output(&tools.ptxas)?;
+    let line = text.lines().find(|l| l.starts_with("Cuda compilation tools"))?;
+    let v = line.rsplit_once(", V")?.1.trim();
+    let mut parts = v.split('.').map(|p| p.parse::<u32>().ok());
+    Some((parts.next()??, parts.next()??, parts.next()??))
+}
+
+/// `--version`: cdpc's, then what CMake reads of nvcc's (`nvcc: NVIDIA (R) Cuda compiler
+/// driver` and the release of the CUDA tools cdpc uses): cdpc presents itself to CMake's CUDA
+/// language as nvcc-compatible (docs/CMAKE.md).
+fn version_text() -> String {
+    let tools = cdpc::toolchain::Toolchain::discover(&ToolSearch::default()).ok();
+    let release = tools.as_ref().and_then(cuda_release);
+    let mut text = format!("cdpc {}, an nvcc-compatible CUDA compiler driver (Clang 22 and LLVM 22 inside)\n", env!("CARGO_PKG_VERSION"));
+    text.push_str("nvcc: NVIDIA (R) Cuda compiler driver (compatible: cdpc runs no nvcc)\n");
+    match (&tools, release) {
+        (Some(tools), Some((major, minor, build))) => {
+            text.push_str(&format!("CUDA tools: {}\n", tools.ptxas.parent().map(|p| p.display().to_string()).unwrap_or_default()));
+            text.push_str(&format!("Cuda compilation tools, release {major}.{minor}, V{major}.{minor}.{build}\n"));
+        }
+        _ => text.push_str("CUDA tools: not found (CUDA_HOME, the checkout's .cuda/, PATH; SETUP.md)\n"),
+    }
+    text
+}
+
+/// What `-v` prints first, as nvcc's `#$ NAME=value` lines, which CMake's CUDA language reads
+/// (docs/CMAKE.md): the toolkit's folders, the include and library folders a host compiler
+/// gets, and each architecture of the build as `-arch compute_XX`.
+fn nvcc_verbose_header(args: &[String]) -> String {
+    let Ok(tools) = cdpc::toolchain::Toolchain::discover(&ToolSearch::default()) else { return String::new() };
+    let Some(top) = tools.ptxas.parent().and_then(|b| b.parent()).map(std::path::Path::to_path_buf) else { return String::new() };
+    let lib = tools.cuda_lib_dir().display().to_string();
+    let mut text = format!("#$ TOP={}\n", top.display());
+    let libdevice = tools.libdevice.as_ref().and_then(|l| l.parent()).map(std::path::Path::to_path_buf).unwrap_or_else(|| top.join("nvvm/libdevice"));
+    text.push_str(&format!("#$ NVVMIR_LIBRARY_DIR={}\n", libdevice.display()));
+    if let Ok(host) = cdpc::toolchain::HostCompiler::find(None) {
+        if let Some(dir) = host.program.parent() {
+            text.push_str(&format!("#$ PATH={}:{}\n", dir.display(), std::env::var("PATH").unwrap_or_default()));
+        }
+    }
+    text.push_str(&format!("#$ INCLUDES=\"-I{}\"\n", top.join("include").display()));
+    text.push_str(&format!("#$ SYSTEM_INCLUDES=\"-isystem\" \"{}\"\n", top.join("include/cccl").display()));
+    text.push_str(&format!("#$ LIBRARIES=  \"-L{lib}\"\n"));
+    // Each architecture of the build (`-arch`, `-gencode`, else cdpc's default).
+    let mut archs: Vec<String> = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        let value = a.strip_prefix("--arch=").or_else(|| a.strip_prefix("-arch=")).map(str::to_string).or_else(|| (a == "-arch" || a == "--arch").then(|| args.get(i + 1).cloned()).flatten());
+        if let Some(sm) = value.as_deref().and_then(|v| v.strip_prefix("sm_").or_else(|| v.strip_prefix("compute_"))) {
+            archs.push(sm.to_string());
+        }
+        for part in a.split(|c| matches!(c, ',' | '[' | ']' | '=')) {
+            if let Some(sm) = part.strip_prefix("sm_") {
+                if a.contains("code") {
+                    archs.push(sm.to_string());
+                }
+            }
+        }
+    }
+    if archs.is_empty() {
+        archs.push(Target::default().sm.code());
+    }
+    archs.dedup();
+    for sm in archs {
+        text.push_str(&format!("#$ _CDPC_DEVICE_ARCH_= -arch compute_{sm}\n"));
+    }
+    text
+}
+
+/// `--cudart static|shared|none`.
+fn parse_cudart(text: &str) -> Result<driver::program::Cudart, String> {
+    driver::program::Cudart::parse(text).ok_or_else(|| format!("`{text}` is not one of nvcc's runtimes: static, shared or none"))
+}
+
 /// `--std c++20`: nvcc's dialects.
 fn parse_std(text: &str) -> Result<cdpc::clang::CxxStandard, String> {
     cdpc::clang::CxxStandard::parse(text).ok_or_else(|| format!("`{text}` is not one of nvcc's dialects: c++03, c++11, c++14, c++17, c++20 or c++23"))
@@ -376,14 +477,27 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
     if args.get(1).map(String::as_str) == Some("run") {
         return run_cmd::main(args);
     }
+    if args.iter().skip(1).any(|a| a == "--version" || a == "-V") {
+        print!("{}", version_text());
+        return ExitCode::SUCCESS;
+    }
     let matches = match Cli::command().try_get_matches_from(args) {
         Ok(matches) => matches,
         Err(e) => return option_error(format, e),
     };
-    let cli = match Cli::from_arg_matches(&matches) {
+    let mut cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => return option_error(format, e),
     };
+    // nvcc's `-c` without `-rdc`: a whole program's object (of CUDA C++); otherwise `-dc`.
+    let whole_compile = cli.compile && !cli.device_c && !cli.rdc;
+    cli.device_c |= cli.compile;
+    // nvcc's `-v` lines, for a program's build and for an input that is no file (CMake's
+    // `cdpc -v __cmake_determine_cuda`): what CMake reads of them, docs/CMAKE.md.
+    let verbose_header = || nvcc_verbose_header(std::env::args().collect::<Vec<_>>().as_slice());
+    if cli.verbose && cli.inputs.iter().any(|i| !i.exists()) {
+        eprint!("{}", verbose_header());
+    }
     let color = match cli.color {
         ColorArg::Always => Color::Always,
         ColorArg::Never => Color::Never,
@@ -404,7 +518,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
     if cli.strict_param_limit {
         warnings.deny.push(Code::ParamBufferOver4K);
     }
-    let emit = match cli.emit {
+    let emit = match cli.emit.unwrap_or(EmitArg::Cubin) {
         EmitArg::Cubin => Emit::Cubin,
         EmitArg::Obj => Emit::Object,
         EmitArg::HostObj => Emit::HostObject,
@@ -458,6 +572,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
             warning_args: cli.no_deprecation_warnings.then(|| "-Wno-deprecated-declarations".to_string()).into_iter().collect(),
         },
         host_object_images: Vec::new(),
+        whole_program: false,
         list_headers: if cli.dependencies {
             driver::HeaderList::All
         } else if cli.user_dependencies {
@@ -466,6 +581,12 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
             driver::HeaderList::None
         },
     };
+    let mut options = options;
+    if cli.inputs.iter().any(|i| i.file_name().is_some_and(|n| n == "CMakeCUDACompilerId.cu")) {
+        let tools = cdpc::toolchain::Toolchain::discover(&options.tools).ok();
+        let release = tools.as_ref().and_then(cuda_release);
+        options.cuda_cxx.host_args.extend(driver::program::identity_macros(std::path::Path::new("CMakeCUDACompilerId.cu"), tools.as_ref(), release));
+    }
     let format = cli.error_format;
     // `-dc` writes what `nvcc -dc` writes: a host object (`--emit obj`: the device object alone).
     let dc_emit = if emit == Emit::Cubin { Emit::HostObject } else { emit };
@@ -497,6 +618,53 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
     if lists && !cli.device_c && (!cli.gencode.is_empty() || cli.device_link || inputs.len() > 1 || sources.len() != inputs.len() || !cli.library.is_empty()) {
         return usage("`-MD` lists the headers of one compilation: compile each source with `-dc -MD` (or alone), then link");
     }
+    let mut program = driver::program::ProgramOptions {
+        host_compiler: cli.ccbin.clone(),
+        libraries: cli.library.clone(),
+        library_dirs: cli.library_dir.clone(),
+        linker_args: cli.xlinker.clone(),
+        shared: cli.shared,
+        cudart: cli.cudart,
+        archs: Vec::new(),
+        host_opt_level: (matches.value_source("opt_level") == Some(clap::parser::ValueSource::CommandLine)).then_some(cli.opt_level),
+    };
+    let images: Vec<cdpc::driver::fatbin::Image> = cli.gencode.concat();
+    program.archs = images.iter().filter_map(|i| if let cdpc::driver::fatbin::Image::Cubin(sm) = i { Some(*sm) } else { None }).collect();
+    // `-o x.cubin` (`.ptx`, `.fatbin`, `.ll`) asks for device code, whatever the inputs.
+    let device_output = cli.output.as_ref().and_then(|o| o.extension()).is_some_and(|e| matches!(e.to_str(), Some("cubin" | "ptx" | "fatbin" | "ll" | "bc")));
+    if cli.device_link && cli.emit.is_none() && !device_output {
+        // nvcc's `-dlink`: the device link's registration object, for the host linker.
+        if let Some(source) = sources.first() {
+            return usage(&format!("`{}` is a source: `-dlink` links objects; compile it with `-dc` first", source.display()));
+        }
+        let output = cli.output.clone().unwrap_or_else(|| PathBuf::from("a_dlink.o"));
+        if output == std::path::Path::new("-") {
+            return usage("`-o -` writes text; a device link writes an object, which needs a file name");
+        }
+        let objects: Vec<PathBuf> = cli.inputs.clone();
+        let options = CompileOptions { host_object_images: images.clone(), ..options.clone() };
+        let result = driver::program::device_link_to_file(&objects, &output, &program, &options);
+        return report_built(&cli, &output, result, color);
+    }
+    let program_inputs: Vec<driver::program::ProgramInput> = cli.inputs.iter().map(|p| driver::program::ProgramInput::classify(p, cli.language.is_some())).collect();
+    let holds_host_code = program_inputs.iter().any(|i| match i {
+        driver::program::ProgramInput::Source(p) => cli.language.unwrap_or_else(|| driver::Language::of_path(p)) == driver::Language::Cuda,
+        driver::program::ProgramInput::Host(_) => true,
+        driver::program::ProgramInput::Object(p) => driver::program::holds_host_code(p),
+    });
+    if !cli.device_c && !cli.device_link && cli.emit.is_none() && !device_output && holds_host_code {
+        // nvcc's default: a program.
+        if cli.verbose {
+            eprint!("{}", verbose_header());
+        }
+        let output = cli.output.clone().unwrap_or_else(|| PathBuf::from("a.out"));
+        if output == std::path::Path::new("-") {
+            return usage("`-o -` writes text; a program needs a file name");
+        }
+        let options = CompileOptions { host_object_images: images.clone(), ..options.clone() };
+        let result = driver::program::build_program(&program_inputs, &output, &program, &options);
+        return report_built(&cli, &output, result, color);
+    }
     if cli.device_c {
         // Each source on its own, as one of several translation units.
         if let Some(object) = inputs.iter().find(|i| matches!(i, Input::Object(_))) {
@@ -504,12 +672,11 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         }
         // `-dc -gencode ...`: one object whose fat binary holds each architecture's code, as
         // nvcc's, for CUDA C++ (the kernel language's host object takes one `--arch`).
-        let images: Vec<cdpc::driver::fatbin::Image> = cli.gencode.concat();
         if !images.is_empty() {
             if dc_emit != Emit::HostObject {
                 return usage("`-gencode` with `-dc --emit obj`: a device object is for one architecture; give one `--arch`, or leave `--emit obj` out for an object with each architecture's code");
             }
-            if let Some(other) = sources.iter().find(|s| cli.language.unwrap_or_else(|| driver::Language::of_path(s)) != driver::Language::Cuda) {
+            if let Some(other) = sources.iter().find(|s| cli.language.unwrap_or_else(|| driver::Language::of_path(s)) != driver::Language::Cuda && !(cli.language.is_none() && driver::program::ProgramInput::is_host_file(s))) {
                 return usage(&format!("`{}`: `-dc` with several `-gencode` targets is for CUDA C++; compile the kernel language once per `--arch`", other.display()));
             }
         }
@@ -517,11 +684,22 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
             return usage("`-o` with `-dc` names one object: give one source, or leave `-o` out to write each source's object in the current folder");
         }
         for source in sources {
+            if cli.language.is_none() && driver::program::ProgramInput::is_host_file(source) {
+                // nvcc's `-c main.cpp`: the host compiler's object.
+                let output = cli.output.clone().unwrap_or_else(|| PathBuf::from(source.file_name().unwrap_or_default()).with_extension("o"));
+                let result = driver::program::compile_host_file(source, &output, &program, &options);
+                let status = report_built(&cli, &output, result, color);
+                if status != ExitCode::SUCCESS {
+                    return status;
+                }
+                continue;
+            }
             // LLVM IR for the device has no host code: its `-dc` object is the device object.
             let ir = cli.language.unwrap_or_else(|| driver::Language::of_path(source)) == driver::Language::Ir;
             let emit = if ir && dc_emit == Emit::HostObject { Emit::Object } else { dc_emit };
             let output = cli.output.clone().unwrap_or_else(|| PathBuf::from(source.file_name().unwrap_or_default()).with_extension(emit.extension()));
-            let mut options = CompileOptions { emit, separate: true, preprocess: cli.preprocess.options(&matches, source), host_object_images: images.clone(), ..options.clone() };
+            let whole_program = whole_compile && emit == Emit::HostObject && cli.language.unwrap_or_else(|| driver::Language::of_path(source)) == driver::Language::Cuda;
+            let mut options = CompileOptions { emit, separate: true, preprocess: cli.preprocess.options(&matches, source), host_object_images: images.clone(), whole_program, ..options.clone() };
             // The first image's architecture compiles the host side and that image.
             if let Some(cdpc::driver::fatbin::Image::Cubin(sm) | cdpc::driver::fatbin::Image::Ptx(sm)) = images.first() {
                 options.target.sm = *sm;
@@ -709,6 +887,18 @@ fn build_fatbin(cli: &Cli, inputs: &[Input], link: &LinkOptions, images: &[cdpc:
 }
 
 /// Reports a build of several files: tool runs and warnings, or what failed.
+/// [`report_build`] of a program's build, a device link or a host file's compile, with its
+/// phase times under `--time`.
+fn report_built(cli: &Cli, output: &std::path::Path, result: Result<driver::program::Built, BuildError>, color: Color) -> ExitCode {
+    let result = result.map(|built| {
+        if cli.time {
+            show_timings(&built.timings);
+        }
+        (built.tool_runs, built.warnings)
+    });
+    report_build(cli, output, result, color)
+}
+
 fn report_build(cli: &Cli, output: &std::path::Path, result: Result<(Vec<cdpc::toolchain::ToolRun>, Vec<driver::SourceWarnings>), BuildError>, color: Color) -> ExitCode {
     let format = cli.error_format;
     let output_name = output.display().to_string();

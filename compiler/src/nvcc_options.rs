@@ -33,6 +33,10 @@ enum Action {
     WerrorKinds,
     /// `--machine 64` (the only value nvcc 13 takes).
     Machine,
+    /// `-include FILE` for both sides of a `.cu` file and for host files (nvcc's
+    /// `--pre-include`), carried as the host compiler's preprocessor options, which both
+    /// sides read.
+    PreInclude,
     /// Not in cdpc: `E0707`, with this help.
     Unsupported(&'static str),
 }
@@ -76,9 +80,9 @@ const NVCC: &[NvccOption] = &[
     opt("--device-link", "-dlink", false, Same("--device-link")),
     opt("--ptx", "-ptx", false, Becomes(&["--emit=ptx"])),
     opt("--cubin", "-cubin", false, Becomes(&["--emit=cubin"])),
-    // cdpc's device code is always relocatable (device-side launches need it), and a
-    // relocatable object links in nvcc's whole-program builds too.
-    flag("--relocatable-device-code", "-rdc", Ignored),
+    // `-c` without `-rdc` writes a whole program's object, as nvcc's; cdpc's programs and
+    // `-dc` objects are always relocatable (device-side launches need it).
+    flag("--relocatable-device-code", "-rdc", Same("--rdc")),
     opt("--output-file", "-o", true, Same("-o")),
     opt("--std", "-std", true, Same("--std")),
     opt("--x", "-x", true, Same("-x")),
@@ -134,10 +138,14 @@ const NVCC: &[NvccOption] = &[
     opt("--expt-extended-lambda", "-expt-extended-lambda", false, Ignored),
     // nvcc's host compiler and host link: cdpc compiles a `.cu` file's host code with its own
     // Clang and links no host program.
-    opt("--compiler-bindir", "-ccbin", true, Ignored),
+    opt("--compiler-bindir", "-ccbin", true, Same("--ccbin")),
     opt("--allow-unsupported-compiler", "-allow-unsupported-compiler", false, Ignored),
-    opt("--linker-options", "-Xlinker", true, Ignored),
-    opt("--cudart", "-cudart", true, Ignored),
+    // cdpc's host side is Clang's, which takes the host compiler's options itself.
+    opt("--forward-unknown-to-host-compiler", "-forward-unknown-to-host-compiler", false, Ignored),
+    opt("--forward-unknown-to-host-linker", "-forward-unknown-to-host-linker", false, Ignored),
+    opt("--linker-options", "-Xlinker", true, EachOf("--Xlinker")),
+    opt("--cudart", "-cudart", true, Same("--cudart")),
+    opt("--shared", "-shared", false, Same("--shared")),
     opt("--cudadevrt", "-cudadevrt", true, Ignored),
     opt("--machine", "-m", true, Machine),
     opt("--m64", "-m64", false, Ignored),
@@ -154,13 +162,14 @@ const NVCC: &[NvccOption] = &[
     opt("--preprocess", "-E", false, Unsupported("cdpc does not write preprocessed source")),
     opt("--generate-dependencies", "-M", false, Unsupported("cdpc lists dependencies while it compiles: use -MD (or -MMD), which writes the list beside the output")),
     opt("--generate-nonsystem-dependencies", "-MM", false, Unsupported("cdpc lists dependencies while it compiles: use -MMD, which writes the list beside the output")),
-    opt("--pre-include", "-include", true, Unsupported("include the header from the source file")),
+    opt("--pre-include", "-include", true, PreInclude),
     opt("--lib", "-lib", false, Unsupported("make the archive with `ar rcs libNAME.a x.o ...` from `cdpc -dc` objects")),
-    opt("--link", "-link", false, Unsupported("cdpc links device code only: link the host program with nvcc or g++ (docs/BUILDING.md)")),
+    // A program is what cdpc builds when nothing else is asked, as nvcc.
+    opt("--link", "-link", false, Ignored),
     opt("--run", "-run", false, Unsupported("build the program with nvcc's host link, then run it")),
     opt("--dlink-time-opt", "-dlto", false, Unsupported("cdpc has no link-time optimisation of device code")),
     opt("--lto", "-lto", false, Unsupported("cdpc has no link-time optimisation of device code")),
-    opt("--options-file", "-optf", true, Unsupported("give the options on the command line")),
+    // `--options-file` is read by `translate` itself.
 ];
 
 /// nvcc's warning kinds for `-Werror` (`nvcc --help`).
@@ -184,7 +193,70 @@ fn lookup(arg: &str) -> Option<(&'static NvccOption, Option<&str>)> {
 
 /// Rewrites nvcc's options among `args` (the program's name first) into cdpc's; other
 /// arguments are kept as they are, after `--` all of them.
+/// The arguments with each `--options-file FILE` (`-optf FILE`, `--options-file=FILE`) replaced
+/// by the file's arguments, as nvcc reads them: separated by white space, `"..."` and `'...'`
+/// quoting, `\` escaping the next character (CMake writes its include folders and device-link
+/// objects so).
+fn expand_options_files(args: Vec<String>) -> Result<Vec<String>, Refused> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let file = match arg.as_str() {
+            "--options-file" | "-optf" => Some(args.next().ok_or_else(|| Refused { code: Code::OptionInvalid, message: format!("`{arg}` needs a file") })?),
+            _ => arg.strip_prefix("--options-file=").or_else(|| arg.strip_prefix("-optf=")).map(str::to_string),
+        };
+        let Some(file) = file else {
+            out.push(arg);
+            continue;
+        };
+        for name in file.split(',').filter(|n| !n.is_empty()) {
+            let text = std::fs::read_to_string(name).map_err(|e| Refused { code: Code::OptionInvalid, message: format!("cannot read the options file `{name}`: {e}") })?;
+            out.extend(split_options(&text));
+        }
+    }
+    Ok(out)
+}
+
+/// `text` split as a shell splits words: white space, quotes, backslashes.
+fn split_options(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') => word.extend(chars.next()),
+            (Some(_), c) => word.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, '\\') => {
+                word.extend(chars.next());
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    words
+}
+
 pub(crate) fn translate(args: impl IntoIterator<Item = String>) -> Result<Vec<String>, Refused> {
+    let args = expand_options_files(args.into_iter().collect())?;
     let mut args = args.into_iter().peekable();
     let mut out: Vec<String> = args.next().into_iter().collect();
     while let Some(arg) = args.next() {
@@ -231,6 +303,12 @@ pub(crate) fn translate(args: impl IntoIterator<Item = String>) -> Result<Vec<St
             Becomes(these) => out.extend(these.iter().map(|s| s.to_string())),
             Ptxas(name) => out.push(format!("--Xptxas={name}={}", value.unwrap_or_default())),
             Ignored => {}
+            PreInclude => {
+                for file in value.as_deref().unwrap_or_default().split(',').filter(|p| !p.is_empty()) {
+                    out.push("--Xcompiler=-include".into());
+                    out.push(format!("--Xcompiler={file}"));
+                }
+            }
             WerrorKinds => {
                 if value.as_deref().unwrap_or_default().split(',').any(|k| k == "all-warnings") {
                     out.push("--Werror".into());
@@ -299,13 +377,27 @@ mod tests {
     fn cdpc_short_options_with_attached_values_are_left_to_clap() {
         assert_eq!(tr(&["-O3", "-Iinc", "-DX=1", "-lfoo", "-o", "out.o", "-c"]), ["-O3", "-Iinc", "-DX=1", "-lfoo", "-o", "out.o", "-c"]);
         // `-ccbin` is one option, not `-c -c -b -i -n`.
-        assert_eq!(tr(&["-ccbin", "g++-12", "-c", "a.cu"]), ["-c", "a.cu"]);
+        assert_eq!(tr(&["-ccbin", "g++-12", "-c", "a.cu"]), ["--ccbin=g++-12", "-c", "a.cu"]);
     }
 
     #[test]
     fn ignored_options_take_their_values_with_them() {
-        let makefile = ["-rdc=true", "--expt-relaxed-constexpr", "--extended-lambda", "-m64", "-t", "4", "-Wno-deprecated-gpu-targets", "-Xcudafe", "--diag_suppress=177", "-cudart", "static", "a.cu"];
+        let makefile = ["--expt-relaxed-constexpr", "--extended-lambda", "-m64", "-t", "4", "-Wno-deprecated-gpu-targets", "-Xcudafe", "--diag_suppress=177", "a.cu"];
         assert_eq!(tr(&makefile), ["a.cu"]);
+        assert_eq!(tr(&["-cudart", "static", "-Xlinker", "-z,now", "a.o"]), ["--cudart=static", "--Xlinker=-z", "--Xlinker=now", "a.o"]);
+    }
+
+    #[test]
+    fn options_files_are_read_as_nvcc_reads_them() {
+        assert_eq!(split_options("-I/a \"-DMSG=a b\" 'x y'  c\\ d\n"), ["-I/a", "-DMSG=a b", "x y", "c d"]);
+        // (No tempfile here: the Python package compiles this file's tests without it.)
+        let path = std::env::temp_dir().join(format!("cdpc-options-test-{}.rsp", std::process::id()));
+        std::fs::write(&path, "-I/inc -isystem=/sys\n").unwrap();
+        let file = path.display().to_string();
+        assert_eq!(tr(&["--options-file", &file, "a.cu"]), ["-I/inc", "--isystem=/sys", "a.cu"]);
+        assert_eq!(tr(&[&format!("-optf={file}"), "a.cu"]), ["-I/inc", "--isystem=/sys", "a.cu"]);
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(refused(&["--options-file", "/no/such/file"]).code, Code::OptionInvalid);
     }
 
     #[test]
@@ -386,7 +478,7 @@ mod tests {
 
     #[test]
     fn true_or_false_may_be_left_out() {
-        assert_eq!(tr(&["-rdc", "a.cu", "-fmad", "false", "-rdc=true", "--relocatable-device-code", "true"]), ["a.cu", "--fmad=false"]);
+        assert_eq!(tr(&["-rdc", "a.cu", "-fmad", "false", "-rdc=false", "--relocatable-device-code", "true"]), ["--rdc=true", "a.cu", "--fmad=false", "--rdc=false", "--rdc=true"]);
         assert_eq!(tr(&["-fmad", "a.cu"]), ["--fmad=true", "a.cu"]);
     }
 

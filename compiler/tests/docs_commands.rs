@@ -41,6 +41,9 @@ const NOT_RUN: &[(&str, &str)] = &[
     ),
     ("cargo build --release -p cdpc-example-cudarc && cp target/release/cdpc-example-cudarc build/gpu-python/", "a release build for the GPU machine; `cargo xtask test` builds and tests the example"),
     ("export CUDA_HOME=/usr/local/cuda", "names a toolkit installed at /usr/local/cuda, which this machine need not have"),
+    ("./app", "runs the program on a GPU; samples/harness/corpus-gpu.sh with DRIVER=1 runs programs cdpc built (results/2026-11-26-driver-programs.md)"),
+    ("make NVCC=$PWD/target/release/cdpc", "needs an nvcc Makefile; compiler/tests/program_build.rs builds one with NVCC=cdpc"),
+    ("cmake -S . -B build -DCMAKE_CUDA_COMPILER=$PWD/target/release/cdpc", "needs a CMake project; compiler/tests/cmake_build.rs configures and builds compiler/tests/cmake_project so"),
 ];
 
 /// One command of a document: its text (continuation lines joined, the trailing comment

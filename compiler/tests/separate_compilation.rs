@@ -91,7 +91,7 @@ fn dc_writes_one_object_per_source_in_the_current_folder_and_they_link() {
         assert!(bytes.windows(14).any(|w| w == b"__nv_relfatbin"), "{object} carries no fat binary");
     }
     // `-c` is the same, and `-o` names the object of one source.
-    let out = cdpc(dir.path(), &["-c", "lib.cu", "-o", "other.o"]);
+    let out = cdpc(dir.path(), &["-rdc=true", "-c", "lib.cu", "-o", "other.o"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(std::fs::read(dir.path().join("other.o")).unwrap(), std::fs::read(dir.path().join("lib.o")).unwrap());
     // cdpc's device link takes them, as it takes nvcc's.
@@ -273,7 +273,7 @@ fn gencode_packs_a_linked_cubin_per_architecture_and_ptx_into_a_fat_binary() {
     }
     assert!(!list.contains("PTX file"), "{list}");
     // One source: PTX for JIT beside the cubin, with nvcc's list syntax.
-    let out = cdpc(dir.path(), &["lib.cu", "-gencode", "arch=compute_90,code=[sm_90,compute_90]"]);
+    let out = cdpc(dir.path(), &["lib.cu", "-gencode", "arch=compute_90,code=[sm_90,compute_90]", "-o", "lib.fatbin"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let list = list_images(&dir.path().join("lib.fatbin")).unwrap();
     assert!(list.contains("ELF file    1: lib.1.sm_90.cubin") && list.contains("PTX file    1: lib.1.sm_90.ptx"), "{list}");

@@ -858,6 +858,9 @@ pub(crate) fn host_object(source: &str, options: &CompileOptions, tools: &Toolch
         pipeline::managed::HostError::AddressInInitializer { holder, variable } => CompileError::Diagnostics(vec![managed_address_in_initializer(source, &holder, &variable)]),
     })?;
     pipeline::host_names::nvcc_host_names(&module, id).map_err(BackendError::Internal)?;
+    if options.whole_program {
+        back::link_stub::register_whole(&module, id)?;
+    }
     // Host debug information is the host compiler's `-g` (`-Xcompiler -g`, nvcc's `-g`), which
     // nvcc's -G and -lineinfo leave off.
     if !options.cuda_cxx.host_args.iter().any(|a| a.starts_with("-g") && a != "-g0") {

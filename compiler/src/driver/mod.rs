@@ -47,6 +47,7 @@ pub mod fatbin;
 pub mod host;
 pub mod ir;
 pub mod link;
+pub mod program;
 pub mod symbols;
 
 pub use link::{link, link_files, BuildError, Input, LinkOptions, Linked, SourceWarnings};
@@ -219,6 +220,11 @@ pub struct CompileOptions {
     /// relocatable cubin for each `code=sm_XX`, PTX for each `code=compute_XX`); empty: the
     /// target's cubin and PTX, as `-dc -arch=sm_XX`.
     pub host_object_images: Vec<fatbin::Image>,
+    /// A CUDA C++ host object whose device code is already linked (nvcc's `-c` without
+    /// `-rdc`): each cubin of its fat binary linked with libcudadevrt, and the object
+    /// registering it itself, so that the host linker alone makes a program of it and no
+    /// device link takes its code in again ([`crate::back::link_stub::register_whole`]).
+    pub whole_program: bool,
 }
 
 impl Default for CompileOptions {
@@ -249,6 +255,7 @@ impl Default for CompileOptions {
             cuda_cxx: crate::clang::CudaCxxOptions::default(),
             list_headers: HeaderList::None,
             host_object_images: Vec::new(),
+            whole_program: false,
         }
     }
 }
@@ -799,7 +806,7 @@ fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, b
     // `-dc -arch=sm_XX` is `-gencode arch=compute_XX,code=[sm_XX,compute_XX]`.
     let sm = options.target.sm;
     let images = if options.host_object_images.is_empty() { vec![fatbin::Image::Cubin(sm), fatbin::Image::Ptx(sm)] } else { options.host_object_images.clone() };
-    let fatbin = multi_architecture_fatbin(source, &device, &images, tools, build, (sm, &ptx))?;
+    let fatbin = multi_architecture_fatbin(source, &device, &images, tools, build, (sm, &ptx), options.whole_program)?;
     let (output, host_warnings, host_headers) = cuda::host_object(source, options, tools, build, &fatbin, &id, &generated.warnings)?;
     let mut warnings = generated.warnings;
     warnings.extend(host_warnings);
@@ -815,7 +822,10 @@ fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, b
 /// architecture's device code compiled once under the object's module id, a relocatable cubin
 /// (`ptxas -c`) for each `code=sm_XX` and the PTX for each `code=compute_XX`, packed as
 /// `nvcc -dc` packs them. `compiled` is the PTX already made for `device.target`.
-fn multi_architecture_fatbin(source: &str, device: &CompileOptions, images: &[fatbin::Image], tools: &Toolchain, build: &BuildOptions, compiled: (SmVersion, &str)) -> Result<Vec<u8>, CompileError> {
+///
+/// `whole`: each cubin linked with libcudadevrt (nvlink), no PTX (relocatable PTX cannot be
+/// JIT-compiled alone), packed as a fat binary of whole programs.
+fn multi_architecture_fatbin(source: &str, device: &CompileOptions, images: &[fatbin::Image], tools: &Toolchain, build: &BuildOptions, compiled: (SmVersion, &str), whole: bool) -> Result<Vec<u8>, CompileError> {
     let mut ptx_of: Vec<(SmVersion, String)> = vec![(compiled.0, compiled.1.to_string())];
     let mut packed_images = Vec::new();
     for &image in images {
@@ -833,17 +843,27 @@ fn multi_architecture_fatbin(source: &str, device: &CompileOptions, images: &[fa
             }
         };
         let packed = match image {
+            fatbin::Image::Cubin(_) if whole => {
+                let build = BuildOptions { arch: sm, ..build.clone() };
+                FatbinImage { ptx: false, sm, bytes: tools.build_cubin_bytes(&ptx, &build)? }
+            }
             fatbin::Image::Cubin(_) => {
                 let build = BuildOptions { arch: sm, ..build.clone() };
                 FatbinImage { ptx: false, sm, bytes: tools.assemble(&ptx, &build)? }
             }
+            fatbin::Image::Ptx(_) if whole => continue,
             fatbin::Image::Ptx(_) => FatbinImage { ptx: true, sm, bytes: ptx.into_bytes() },
         };
         if !packed_images.contains(&packed) {
             packed_images.push(packed);
         }
     }
-    Ok(tools.fatbinary(&packed_images, true, build)?)
+    if whole && packed_images.is_empty() {
+        // `code=compute_XX` alone: the cubin of the target, linked.
+        let build = BuildOptions { arch: compiled.0, ..build.clone() };
+        packed_images.push(FatbinImage { ptx: false, sm: compiled.0, bytes: tools.build_cubin_bytes(compiled.1, &build)? });
+    }
+    Ok(tools.fatbinary(&packed_images, !whole, build)?)
 }
 
 /// Compiles `source` once and returns the LLVM IR, the PTX and, when `with_tools` is true, the

@@ -1,0 +1,495 @@
+//! Programs, as nvcc builds them: `cdpc app.cu -o app`, `cdpc -rdc=true a.o b.o main.o -o app`,
+//! `cdpc -dlink a.o b.o -o dlink.o`. One command line becomes these jobs (`-v` prints each):
+//!
+//! ```text
+//! a.cu    ── cdpc's CUDA C++ compile (-dc) ──▶ a.o ─┐
+//! b.cdp   ── cdpc's kernel-language compile ──▶ b.o ─┤
+//! main.cpp ── host compiler -c ──────────────▶ main.o ┤
+//! x.o, libx.a ───────────────────────────────────────┤
+//!                 nvlink --register-link-binaries (each architecture, libcudadevrt)
+//!                 fatbinary -link; the registration object (back::link_stub)  ──▶ dlink.o
+//!                 host compiler: dlink.o a.o b.o main.o x.o -lcudadevrt -lcudart_static -lrt -lpthread -ldl ──▶ app
+//! ```
+//!
+//! Every source's device code is relocatable (cdpc's device code always is: device-side
+//! launches need it), so every program has one device link, as nvcc's `-rdc=true` programs
+//! do. The intermediate files live in a work folder removed in every case; the output appears
+//! only when the whole build succeeded.
+
+use super::link::{BuildError, SourceWarnings};
+use super::{build_options, fatbin, CompileError, CompileOptions, Emit, InputFile, Language, Timings};
+use crate::diag::{Code, Diagnostic, Span};
+use crate::preprocess::MacroOption;
+use crate::target::SmVersion;
+use crate::toolchain::{work_dir, BuildOptions, FatbinImage, HostCompiler, OutputFile, OutputGuard, ToolError, ToolRun, Toolchain};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// How an input takes part in a program, by its extension (as nvcc decides).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProgramInput {
+    /// A file cdpc compiles: CUDA C++, the kernel language, LLVM IR.
+    Source(PathBuf),
+    /// A host file the host compiler compiles: C++ (`.cpp`, `.cc`, `.cxx`, `.c++`, `.C`) or C
+    /// (`.c`).
+    Host(PathBuf),
+    /// An object or a static archive, host or device (`.o`, `.a`, `.so`, ...), for the links.
+    Object(PathBuf),
+}
+
+impl ProgramInput {
+    /// Classifies `path` by its extension; with `-x` every file but an object is a source.
+    pub fn classify(path: &Path, language_given: bool) -> ProgramInput {
+        let ext = path.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
+        match ext.as_str() {
+            "o" | "obj" | "a" | "lib" | "so" => ProgramInput::Object(path.to_path_buf()),
+            _ if language_given => ProgramInput::Source(path.to_path_buf()),
+            "cpp" | "cc" | "cxx" | "c++" | "cp" | "CPP" | "C" | "c" => ProgramInput::Host(path.to_path_buf()),
+            _ => ProgramInput::Source(path.to_path_buf()),
+        }
+    }
+
+    /// Whether `path` is a file the host compiler compiles (a `.cpp` or `.c` file).
+    pub fn is_host_file(path: &Path) -> bool {
+        matches!(ProgramInput::classify(path, false), ProgramInput::Host(_))
+    }
+
+    /// The path.
+    pub fn path(&self) -> &Path {
+        match self {
+            ProgramInput::Source(p) | ProgramInput::Host(p) | ProgramInput::Object(p) => p,
+        }
+    }
+}
+
+/// Which CUDA runtime a program links (nvcc's `--cudart`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Cudart {
+    /// `libcudart_static.a` with `-lrt -lpthread -ldl` (nvcc's default).
+    #[default]
+    Static,
+    /// `libcudart.so`, found through an `rpath` to the runtime's folder.
+    Shared,
+    /// None: the program links its own.
+    None,
+}
+
+impl Cudart {
+    /// nvcc's spellings: `static`, `shared`, `none`.
+    pub fn parse(text: &str) -> Option<Cudart> {
+        match text {
+            "static" => Some(Cudart::Static),
+            "shared" => Some(Cudart::Shared),
+            "none" => Some(Cudart::None),
+            _ => None,
+        }
+    }
+}
+
+/// What a program's build takes besides the compile options.
+#[derive(Clone, Debug, Default)]
+pub struct ProgramOptions {
+    /// nvcc's `-ccbin`: the host compiler, or its folder ([`HostCompiler::find`]).
+    pub host_compiler: Option<PathBuf>,
+    /// `-l NAME`, for the host link (and nvlink, for a static device library found in
+    /// `library_dirs`).
+    pub libraries: Vec<String>,
+    /// `-L DIR`, for both links.
+    pub library_dirs: Vec<PathBuf>,
+    /// `-Xlinker ARG`, to the host linker (`-Wl,ARG`).
+    pub linker_args: Vec<String>,
+    /// `-shared`: a shared library instead of an executable.
+    pub shared: bool,
+    /// `--cudart`.
+    pub cudart: Cudart,
+    /// The architectures of the device link (a cubin each); empty: the target's.
+    pub archs: Vec<SmVersion>,
+    /// `-O` as given (the host compiler's level, as nvcc passes it); `None`: not given.
+    pub host_opt_level: Option<u8>,
+}
+
+/// A finished program build or device link.
+pub struct Built {
+    /// Each source's warnings, in input order.
+    pub warnings: Vec<SourceWarnings>,
+    /// Every tool run, in order.
+    pub tool_runs: Vec<ToolRun>,
+    /// Phase times, summed over the sources.
+    pub timings: Timings,
+}
+
+/// The device link's architectures: `program.archs`, else each cubin image of `-gencode`, else
+/// the target's.
+fn link_archs(program: &ProgramOptions, options: &CompileOptions) -> Vec<SmVersion> {
+    if !program.archs.is_empty() {
+        return program.archs.clone();
+    }
+    let cubins: Vec<SmVersion> = options.host_object_images.iter().filter_map(|i| if let fatbin::Image::Cubin(sm) = i { Some(*sm) } else { None }).collect();
+    if cubins.is_empty() {
+        vec![options.target.sm]
+    } else {
+        cubins
+    }
+}
+
+/// The file CMake compiles to identify a CUDA compiler, whose `INFO:compiler[...]` strings
+/// come from `__NVCC__` and `__CUDACC_VER_*__`.
+const CMAKE_ID_SOURCE: &str = "CMakeCUDACompilerId.cu";
+
+/// nvcc's identity macros for CMake's identification file only (docs/CMAKE.md): cdpc presents
+/// itself to CMake as nvcc-compatible, and defines `__NVCC__` nowhere else, since CCCL and
+/// other libraries take it to mean nvcc's own front end.
+pub fn identity_macros(source: &Path, tools: Option<&Toolchain>, release: Option<(u32, u32, u32)>) -> Vec<String> {
+    if source.file_name().is_none_or(|n| n != CMAKE_ID_SOURCE) || tools.is_none() {
+        return Vec::new();
+    }
+    let (major, minor, build) = release.unwrap_or((13, 0, 0));
+    vec!["-D__NVCC__".into(), format!("-D__CUDACC_VER_MAJOR__={major}"), format!("-D__CUDACC_VER_MINOR__={minor}"), format!("-D__CUDACC_VER_BUILD__={build}")]
+}
+
+/// Compiles one source to its object (`-dc`'s host object; for LLVM IR, which has no host
+/// code, the device object), in `work`.
+fn compile_source(path: &Path, index: usize, work: &Path, options: &CompileOptions) -> Result<(PathBuf, SourceWarnings, Vec<ToolRun>, Timings), BuildError> {
+    let name = path.display().to_string();
+    let mut options = options.clone();
+    options.separate = true;
+    options.preprocess.input = Some(path.to_path_buf());
+    options.emit = if Language::of(&options) == Language::Ir { Emit::Object } else { Emit::HostObject };
+    if let Some(fatbin::Image::Cubin(sm) | fatbin::Image::Ptx(sm)) = options.host_object_images.first() {
+        options.target.sm = *sm;
+    }
+    let file = match InputFile::read(path, &options) {
+        Ok(file) => file,
+        Err(CompileError::NotUtf8(e)) => return Err(BuildError::Source { name, text: e.shown.clone(), error: CompileError::NotUtf8(e) }),
+        Err(error) => return Err(BuildError::Source { name, text: String::new(), error }),
+    };
+    let compiled = file.compile(&options).map_err(|error| BuildError::Source { name: name.clone(), text: file.shown.clone(), error })?;
+    let object = work.join(format!("{index}-{}.o", stem(path)));
+    std::fs::write(&object, &compiled.output).map_err(|e| CompileError::from(ToolError::io("writing an object of the program", &object, e)))?;
+    Ok((object, SourceWarnings { name, text: file.shown, warnings: compiled.warnings }, compiled.tool_runs, compiled.timings))
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem().map(|s| s.to_string_lossy().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()).unwrap_or_default()
+}
+
+/// The host compiler's arguments for a host file of `options` (nvcc's: the CUDA headers'
+/// folder after the user's `-I`, the macros, `-std`, `-Xcompiler`).
+pub fn host_compile_args(input: &Path, output: &Path, options: &CompileOptions, program: &ProgramOptions, cuda_include: Option<&Path>) -> Vec<OsString> {
+    let mut args: Vec<OsString> = vec!["-c".into()];
+    if input.extension().is_some_and(|e| e == "c") {
+        args.extend(["-x".into(), "c".into()]);
+    } else if let Some(std) = options.cuda_cxx.std {
+        args.push(format!("-std={}", std.as_str()).into());
+    }
+    for m in &options.preprocess.macros {
+        args.push(match m {
+            MacroOption::Define(d) => format!("-D{d}").into(),
+            MacroOption::Undefine(u) => format!("-U{u}").into(),
+        });
+    }
+    for dir in &options.preprocess.include_dirs {
+        args.push(concat("-I", dir));
+    }
+    for dir in &options.preprocess.system_include_dirs {
+        args.extend(["-isystem".into(), dir.into()]);
+    }
+    if let Some(include) = cuda_include {
+        args.push(concat("-I", include));
+    }
+    if let Some(level) = program.host_opt_level {
+        args.push(format!("-O{level}").into());
+    }
+    args.extend(options.cuda_cxx.host_args.iter().map(OsString::from));
+    args.push(input.into());
+    args.push("-o".into());
+    args.push(output.into());
+    args
+}
+
+fn concat(flag: &str, path: &Path) -> OsString {
+    let mut s = OsString::from(flag);
+    s.push(path);
+    s
+}
+
+/// The device link of `objects` (host objects and archives of `-dc` code, device objects):
+/// nvlink for each architecture, `fatbinary -link`, and the registration object's bytes.
+fn device_link_object(tools: &Toolchain, objects: &[PathBuf], archs: &[SmVersion], build: &BuildOptions) -> Result<Vec<u8>, CompileError> {
+    let mut images = Vec::new();
+    let mut module_ids: Option<Vec<String>> = None;
+    for &arch in archs {
+        let mut arch_build = build.clone();
+        arch_build.arch = arch;
+        let linked = tools.device_link(objects, arch, &arch_build)?;
+        match &module_ids {
+            None => module_ids = Some(linked.module_ids),
+            Some(ids) if *ids == linked.module_ids => {}
+            Some(_) => return Err(CompileError::Usage("the device links of the architectures registered different modules; link each architecture separately".into())),
+        }
+        images.push(FatbinImage { ptx: false, sm: arch, bytes: linked.cubin });
+    }
+    let fatbin = tools.fatbinary_linked(&images, build)?;
+    Ok(crate::back::link_stub::object(&module_ids.unwrap_or_default(), &fatbin)?)
+}
+
+/// `-dlink`: the registration object of the device link of `objects`, written to `output`, as
+/// `nvcc -dlink` writes it for the host linker.
+pub fn device_link_to_file(objects: &[PathBuf], output: &Path, program: &ProgramOptions, options: &CompileOptions) -> Result<Built, BuildError> {
+    let guard = OutputGuard { inputs: objects.to_vec(), overwrite: options.overwrite };
+    let file = OutputFile::prepare_guarded(output, guard).map_err(CompileError::from)?;
+    let tools = Toolchain::discover(&options.tools).map_err(CompileError::from)?;
+    let mut build = build_options(options);
+    add_device_libraries(program, &mut build);
+    let object = device_link_object(&tools, objects, &link_archs(program, options), &build)?;
+    file.commit(&object).map_err(CompileError::from)?;
+    let tool_runs = build.log.take();
+    let mut timings = Timings::default();
+    timings.add_tool_runs(&tool_runs);
+    Ok(Built { warnings: Vec::new(), tool_runs, timings })
+}
+
+/// `-l` libraries that are static archives in a `-L` folder also go to nvlink, as device
+/// libraries may be among them.
+fn add_device_libraries(program: &ProgramOptions, build: &mut BuildOptions) {
+    // The runtime's and the C library's are host code (libcudadevrt nvlink always links).
+    const HOST_ONLY: &[&str] = &["cudadevrt", "cudart", "cudart_static", "rt", "pthread", "dl", "m", "c"];
+    for name in program.libraries.iter().filter(|n| !HOST_ONLY.contains(&n.as_str())) {
+        let file = format!("lib{name}.a");
+        if let Some(found) = program.library_dirs.iter().map(|d| d.join(&file)).find(|p| p.is_file()) {
+            build.link_libraries.push(found);
+        }
+    }
+}
+
+/// `-c` of a host file: the host compiler's object at `output`.
+pub fn compile_host_file(input: &Path, output: &Path, program: &ProgramOptions, options: &CompileOptions) -> Result<Built, BuildError> {
+    let guard = OutputGuard { inputs: vec![input.to_path_buf()], overwrite: options.overwrite };
+    let file = OutputFile::prepare_guarded(output, guard).map_err(CompileError::from)?;
+    let host = HostCompiler::find(program.host_compiler.as_deref()).map_err(CompileError::from)?;
+    let build = build_options(options);
+    let work = work_dir(&build).map_err(CompileError::from)?;
+    let object = work.path().join("host.o");
+    let include = Toolchain::discover(&options.tools).ok().and_then(|t| t.cuda_include_dir());
+    host.run("host compiler", &host_compile_args(input, &object, options, program, include.as_deref()), &build).map_err(CompileError::from)?;
+    let bytes = std::fs::read(&object).map_err(|e| CompileError::from(ToolError::io("reading the host compiler's object", &object, e)))?;
+    file.commit(&bytes).map_err(CompileError::from)?;
+    Ok(Built { warnings: Vec::new(), tool_runs: build.log.take(), timings: Timings::default() })
+}
+
+/// Builds the program (or with `program.shared` the shared library) of `inputs` at `output`.
+pub fn build_program(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, options: &CompileOptions) -> Result<Built, BuildError> {
+    super::on_large_stack(|| build_here(inputs, output, program, options))
+}
+
+fn build_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, options: &CompileOptions) -> Result<Built, BuildError> {
+    if inputs.is_empty() {
+        return Err(CompileError::Usage("nothing to build: give a source or an object".into()).into());
+    }
+    let guard = OutputGuard { inputs: inputs.iter().map(|i| i.path().to_path_buf()).collect(), overwrite: options.overwrite };
+    let out_file = OutputFile::prepare_guarded(output, guard).map_err(CompileError::from)?;
+    let tools = Toolchain::discover(&options.tools).map_err(CompileError::from)?;
+    let host = HostCompiler::find(program.host_compiler.as_deref()).map_err(CompileError::from)?;
+    let mut build = build_options(options);
+    let work = work_dir(&build).map_err(CompileError::from)?;
+    let mut warnings = Vec::new();
+    let mut timings = Timings::default();
+    let mut tool_runs = Vec::new();
+    // The objects, in input order: what the host link takes; device-only objects go to nvlink alone.
+    let mut host_objects: Vec<PathBuf> = Vec::new();
+    let mut device_objects: Vec<PathBuf> = Vec::new();
+    for (index, input) in inputs.iter().enumerate() {
+        match input {
+            ProgramInput::Source(path) => {
+                let (object, source_warnings, runs, source_timings) = compile_source(path, index, work.path(), options)?;
+                warnings.push(source_warnings);
+                tool_runs.extend(runs);
+                timings.0.extend(source_timings.0);
+                if is_device_object(&object) {
+                    device_objects.push(object);
+                } else {
+                    host_objects.push(object.clone());
+                    device_objects.push(object);
+                }
+            }
+            ProgramInput::Host(path) => {
+                let object = work.path().join(format!("{index}-{}.o", stem(path)));
+                let args = host_compile_args(path, &object, options, program, tools.cuda_include_dir().as_deref());
+                host.run("host compiler", &args, &build).map_err(CompileError::from)?;
+                host_objects.push(object.clone());
+                device_objects.push(object);
+            }
+            ProgramInput::Object(path) => {
+                if !is_device_object(path) {
+                    host_objects.push(path.clone());
+                }
+                if !path.extension().is_some_and(|e| e == "so") {
+                    device_objects.push(path.clone());
+                }
+            }
+        }
+    }
+    add_device_libraries(program, &mut build);
+    let stub = device_link_object(&tools, &device_objects, &link_archs(program, options), &build)?;
+    let stub_path = work.path().join("dlink.o");
+    std::fs::write(&stub_path, &stub).map_err(|e| CompileError::from(ToolError::io("writing the device link's object", &stub_path, e)))?;
+    let linked = work.path().join("program");
+    let args = host_link_args(&stub_path, &host_objects, &linked, program, options, tools.cuda_lib_dir());
+    if let Err(e) = host.run("host linker", &args, &build) {
+        return Err(link_failure(e));
+    }
+    let bytes = std::fs::read(&linked).map_err(|e| CompileError::from(ToolError::io("reading the linked program", &linked, e)))?;
+    out_file.commit(&bytes).map_err(CompileError::from)?;
+    make_executable(output).map_err(|e| CompileError::from(ToolError::OutputIo { path: output.to_path_buf(), source: e }))?;
+    let mut runs = build.log.take();
+    // The link line as nvcc's `-v` shows it, which CMake reads for its implicit link folders
+    // (the `LIBRARIES` value, quoted) and its host linker: the output where it went.
+    let lib = format!(" -L{} ", tools.cuda_lib_dir().display());
+    for run in runs.iter_mut().filter(|r| r.tool == "host linker") {
+        run.command = run.command.replace(&lib, &format!(" \"{}\" ", lib.trim())).replace(&format!("-o {}", linked.display()), &format!("-o \"{}\"", output.display()));
+    }
+    timings.add_tool_runs(&runs);
+    tool_runs.extend(runs);
+    Ok(Built { warnings, tool_runs, timings })
+}
+
+/// Whether the object or archive at `path` holds host code: an x86-64 ELF object (`EM_X86_64`,
+/// 62), or an archive whose first ELF member is one, or a shared library.
+pub fn holds_host_code(path: &Path) -> bool {
+    if path.extension().is_some_and(|e| e == "so") {
+        return true;
+    }
+    let Ok(bytes) = std::fs::read(path) else { return false };
+    let elf = if bytes.starts_with(b"!<arch>\n") { bytes.windows(4).position(|w| w == b"\x7fELF") } else { bytes.starts_with(b"\x7fELF").then_some(0) };
+    elf.and_then(|at| bytes.get(at + 18..at + 20)).is_some_and(|m| u16::from_le_bytes([m[0], m[1]]) == 62)
+}
+
+/// Whether `path` is a bare device object (an ELF for `EM_CUDA`, 190), which only nvlink takes.
+fn is_device_object(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 20];
+    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head));
+    read.is_ok() && head[..4] == *b"\x7fELF" && u16::from_le_bytes([head[18], head[19]]) == 190
+}
+
+/// The host compiler's link line, nvcc's: the registration object first, the objects, then
+/// the libraries in a group (libcudadevrt's host objects are pulled in by the registration
+/// object, the runtime's by everything).
+pub fn host_link_args(stub: &Path, objects: &[PathBuf], output: &Path, program: &ProgramOptions, options: &CompileOptions, cuda_lib: &Path) -> Vec<OsString> {
+    let mut args: Vec<OsString> = Vec::new();
+    if program.shared {
+        args.push("-shared".into());
+    }
+    args.extend(options.cuda_cxx.host_args.iter().map(OsString::from));
+    args.push("-Wl,--start-group".into());
+    args.push(stub.into());
+    args.extend(objects.iter().map(OsString::from));
+    for dir in &program.library_dirs {
+        args.push(concat("-L", dir));
+    }
+    args.push(concat("-L", cuda_lib));
+    for lib in &program.libraries {
+        args.push(format!("-l{lib}").into());
+    }
+    args.push("-lcudadevrt".into());
+    match program.cudart {
+        Cudart::Static => args.extend(["-lcudart_static", "-lrt", "-lpthread", "-ldl"].map(OsString::from)),
+        Cudart::Shared => {
+            if cuda_lib.join("libcudart.so").exists() {
+                args.push("-lcudart".into());
+            } else {
+                // The wheels ship only the versioned name.
+                let versioned = std::fs::read_dir(cuda_lib)
+                    .ok()
+                    .and_then(|d| d.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("libcudart.so.")).min());
+                args.push(format!("-l:{}", versioned.unwrap_or_else(|| "libcudart.so".into())).into());
+            }
+            args.push(concat("-Wl,-rpath,", cuda_lib));
+        }
+        Cudart::None => {}
+    }
+    args.push("-Wl,--end-group".into());
+    args.extend(program.linker_args.iter().map(|a| OsString::from(format!("-Wl,{a}"))));
+    args.push("-o".into());
+    args.push(output.into());
+    args
+}
+
+/// A failed host link: the host linker's error, and where its message names the missing
+/// registration of a device link, `E0803` with what to change.
+fn link_failure(e: ToolError) -> BuildError {
+    if let ToolError::Failed { stderr, .. } = &e {
+        if let Some(d) = missing_device_link(stderr) {
+            let mut d = d;
+            d.notes.push(e.to_string());
+            return BuildError::Link(vec![d]);
+        }
+    }
+    BuildError::Other(e.into())
+}
+
+/// `E0803` for a host linker's message about `__cudaRegisterLinkedBinary_<id>` (an object whose
+/// device code no device link took in) or its `multiple definition` (two device links of one
+/// object), naming the module, which is the object's source file.
+pub fn missing_device_link(stderr: &str) -> Option<Diagnostic> {
+    let line = stderr.lines().find(|l| l.contains("__cudaRegisterLinkedBinary_"))?;
+    let start = line.find("__cudaRegisterLinkedBinary_")?;
+    let symbol: String = line[start..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+    let module = symbol.trim_start_matches("__cudaRegisterLinkedBinary");
+    let twice = line.contains("multiple definition");
+    let (message, help) = if twice {
+        (
+            format!("two device links registered the module `{module}`"),
+            "each object's device code must be in exactly one device link: link the program's `-rdc` objects with one `cdpc` command (or one `cdpc -dlink`), and do not pass another library's device-link object together with its objects",
+        )
+    } else {
+        (
+            format!("the device code of module `{module}` was compiled for separate compilation (`-rdc=true`/`-dc`) but no device link took it in"),
+            "link the program with cdpc (`cdpc a.o b.o -o app`), which runs the device link; or add a device link (`cdpc -dlink a.o b.o -o dlink.o`) and give its object to the host linker; with CMake, set CUDA_SEPARABLE_COMPILATION (or CUDA_RESOLVE_DEVICE_SYMBOLS) on the target that links these objects",
+        )
+    };
+    let mut d = Diagnostic::new(Code::DeviceLinkMissing, Span::default(), message).with_note(help);
+    d.labels.clear();
+    Some(d)
+}
+
+#[cfg(unix)]
+fn make_executable(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut permissions = std::fs::metadata(path)?.permissions();
+    // What the umask lets a new file have, readable as it is, executable where readable.
+    let mode = permissions.mode();
+    permissions.set_mode(mode | ((mode & 0o444) >> 2));
+    std::fs::set_permissions(path, permissions)
+}
+
+#[cfg(not(unix))]
+fn make_executable(_: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inputs_by_extension_as_nvcc() {
+        assert_eq!(ProgramInput::classify(Path::new("a.cu"), false), ProgramInput::Source("a.cu".into()));
+        assert_eq!(ProgramInput::classify(Path::new("k.cdp"), false), ProgramInput::Source("k.cdp".into()));
+        assert_eq!(ProgramInput::classify(Path::new("main.cpp"), false), ProgramInput::Host("main.cpp".into()));
+        assert_eq!(ProgramInput::classify(Path::new("util.c"), false), ProgramInput::Host("util.c".into()));
+        assert_eq!(ProgramInput::classify(Path::new("main.cpp"), true), ProgramInput::Source("main.cpp".into()));
+        assert_eq!(ProgramInput::classify(Path::new("libx.a"), true), ProgramInput::Object("libx.a".into()));
+    }
+
+    #[test]
+    fn missing_registration_is_named() {
+        let stderr = "/usr/bin/ld: /tmp/a.o: in function `__sti____cudaRegisterAll()':\na.cu:(.text+0x2d): undefined reference to `__cudaRegisterLinkedBinary_5576f701_4_a_cu_cdpc'\ncollect2: error: ld returned 1 exit status\n";
+        let d = missing_device_link(stderr).unwrap();
+        assert_eq!(d.code, Code::DeviceLinkMissing);
+        assert!(d.message.contains("`_5576f701_4_a_cu_cdpc`"), "{}", d.message);
+        let twice = "ld: b.o: multiple definition of `__cudaRegisterLinkedBinary_x_1_a_cu'; a.o: first defined here";
+        assert!(missing_device_link(twice).unwrap().message.contains("two device links"));
+        assert!(missing_device_link("undefined reference to `foo'").is_none());
+    }
+}

@@ -1,0 +1,247 @@
+//! CMake's CUDA language with cdpc as `CMAKE_CUDA_COMPILER` (docs/CMAKE.md, "What CMake asks of
+//! the compiler"): `tests/cmake_project/` configured and built out of tree, CMake taking cdpc
+//! for NVIDIA's nvcc. The project has a static library of two `-rdc` files whose parent kernel
+//! launches the other file's child kernel on the device, a C++ program linking it and
+//! libcudadevrt (CMake's device link), a whole-program `.cu` executable, and (`X_SHARED`) the
+//! library as a shared library.
+//!
+//! nvcc must not run: the first folder on `PATH` holds a poisoned `nvcc` that logs its call and
+//! exits 99, and `CUDA_HOME` is a copy of the CUDA folder made of links whose `bin/nvcc` is the
+//! same poison (CMake's toolkit root is what cdpc names, and CMake finds `nvcc` under it).
+//! Runs the `cmake` on `PATH` (Debian's 3.25) and, when `CDPC_TEST_CMAKE` names one, that one too
+//! (`pip install cmake` for the newest). Without the NVIDIA tools, `cmake` or `c++` a case skips
+//! with a printed reason; the programs run only where a GPU is.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::build_common::{have, tool_dir};
+
+/// The CMake project, built where it lies in the source tree (out of tree, in a temporary folder).
+fn project() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cmake_project")
+}
+
+/// What each step printed, for a failure's message.
+fn printed(out: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+/// The folder of the test: the poisoned `nvcc` first on `PATH`, the CUDA folder whose `nvcc` is
+/// poisoned, and the log each poisoned `nvcc` appends its call to.
+struct Poisoned {
+    dir: tempfile::TempDir,
+}
+
+impl Poisoned {
+    /// `cuda` is the CUDA folder cdpc would use (the one holding `bin/ptxas`).
+    fn new(cuda: &Path) -> Poisoned {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let poison = dir.path().join("poison");
+        std::fs::create_dir(&poison).unwrap();
+        let log = dir.path().join("nvcc-ran.log");
+        let script = format!(
+            "#!/bin/sh\necho \"$0 $*\" >> '{}'\necho \"poisoned nvcc: nvcc must not run in a build with cdpc ($0 $*)\" >&2\nexit 99\n",
+            log.display()
+        );
+        write_executable(&poison.join("nvcc"), &script);
+        // CUDA_HOME: every entry of the CUDA folder linked, bin/ entry by entry with nvcc poisoned.
+        let home = dir.path().join("cuda");
+        std::fs::create_dir_all(home.join("bin")).unwrap();
+        for entry in std::fs::read_dir(cuda).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_name() != "bin" {
+                std::os::unix::fs::symlink(entry.path(), home.join(entry.file_name())).unwrap();
+            }
+        }
+        for entry in std::fs::read_dir(cuda.join("bin")).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_name() != "nvcc" {
+                std::os::unix::fs::symlink(entry.path(), home.join("bin").join(entry.file_name())).unwrap();
+            }
+        }
+        write_executable(&home.join("bin/nvcc"), &script);
+        Poisoned { dir }
+    }
+
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("cuda")
+    }
+
+    /// `PATH`: the poisoned `nvcc`'s folder, then `first` (the folder of the `cmake` under test,
+    /// where pip puts `ninja` too), then the test's own `PATH`.
+    fn path(&self, first: Option<&Path>) -> OsString {
+        let mut dirs = vec![self.dir.path().join("poison")];
+        dirs.extend(first.map(Path::to_path_buf));
+        dirs.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+        std::env::join_paths(dirs).expect("a PATH")
+    }
+
+    /// The calls of a poisoned `nvcc`, one a line (none: empty).
+    fn calls(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("nvcc-ran.log")).unwrap_or_default()
+    }
+}
+
+fn write_executable(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// `cmake` with the poisoned environment: nothing from the caller's environment that would
+/// choose another CUDA compiler, toolkit, architecture, launcher or generator.
+fn cmake(cmake: &Path, poisoned: &Poisoned, dir: &Path, args: &[&str]) -> Output {
+    Command::new(cmake)
+        .current_dir(dir)
+        .env("PATH", poisoned.path(cmake.parent().filter(|p| !p.as_os_str().is_empty())))
+        .env("CUDA_HOME", poisoned.home())
+        .env_remove("CUDACXX")
+        .env_remove("CUDAHOSTCXX")
+        .env_remove("CUDAARCHS")
+        .env_remove("CUDA_PATH")
+        .env_remove("CUDAToolkit_ROOT")
+        .env_remove("CMAKE_CUDA_COMPILER_LAUNCHER")
+        .env_remove("CMAKE_GENERATOR")
+        .env_remove("CMAKE_BUILD_TYPE")
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{} runs: {e}", cmake.display()))
+}
+
+/// Whether `path` is an x86-64 ELF file of type `wanted` (2 an executable, 3 a shared object or
+/// a position-independent executable) and, for an executable, has a program interpreter or
+/// type 2 (`file` says "pie executable" for the former).
+fn elf(path: &Path, executable: bool) -> Result<(), String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let u16_at = |o: usize| u16::from_le_bytes([bytes[o], bytes[o + 1]]);
+    let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
+    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap()) as usize;
+    if bytes.len() < 64 || &bytes[..4] != b"\x7fELF" || bytes[4] != 2 || u16_at(18) != 62 {
+        return Err(format!("{} is not an x86-64 ELF file", path.display()));
+    }
+    let kind = u16_at(16);
+    let (phoff, phentsize, phnum) = (u64_at(32), u16_at(54) as usize, u16_at(56) as usize);
+    let interp = (0..phnum).any(|i| phoff + i * phentsize + 4 <= bytes.len() && u32_at(phoff + i * phentsize) == 3);
+    match (executable, kind) {
+        (true, 2) | (true, 3) if kind == 2 || interp => Ok(()),
+        (false, 3) if !interp => Ok(()),
+        _ => Err(format!("{}: ELF type {kind}, interpreter {interp}: not {}", path.display(), if executable { "an executable" } else { "a shared library" })),
+    }
+}
+
+/// Whether a GPU with its driver is here to run the programs, with the reason when not.
+fn gpu() -> bool {
+    let found = Command::new("nvidia-smi").arg("-L").output().is_ok_and(|o| o.status.success() && !o.stdout.is_empty());
+    if !found {
+        println!("skipped: running the programs: no GPU here (`nvidia-smi -L` lists none)");
+    }
+    found
+}
+
+/// Configures and builds the project with `cmake_program` and `generator`, cdpc as the CUDA
+/// compiler; `architectures` is `CMAKE_CUDA_ARCHITECTURES` (`None`: CMake takes cdpc's default).
+fn build(cmake_program: &Path, generator: &str, architectures: Option<&str>) {
+    let Some(tools) = tool_dir() else { return };
+    let cuda = tools.parent().expect("the CUDA folder above bin/").to_path_buf();
+    let poisoned = Poisoned::new(&cuda);
+    let dir = poisoned.dir.path();
+    let cdpc = env!("CARGO_BIN_EXE_cdpc");
+    let label = format!("{} -G {generator:?}", cmake_program.display());
+
+    let source = project();
+    let mut configure: Vec<String> = vec![
+        "-S".into(),
+        source.display().to_string(),
+        "-B".into(),
+        "build".into(),
+        "-G".into(),
+        generator.into(),
+        format!("-DCMAKE_CUDA_COMPILER={cdpc}"),
+        "-DX_SHARED=ON".into(),
+    ];
+    configure.extend(architectures.map(|a| format!("-DCMAKE_CUDA_ARCHITECTURES={a}")));
+    let configure: Vec<&str> = configure.iter().map(String::as_str).collect();
+    let out = cmake(cmake_program, &poisoned, dir, &configure);
+    assert!(out.status.success(), "{label}: configuring failed:\n{}\nnvcc ran: {}", printed(&out), poisoned.calls());
+    assert!(printed(&out).contains("The CUDA compiler identification is NVIDIA"), "{label}: cdpc not taken for nvcc:\n{}", printed(&out));
+
+    // What CMake learnt of the compiler: the toolkit is the CUDA folder cdpc uses.
+    let build = dir.join("build");
+    let compiler = std::fs::read_dir(build.join("CMakeFiles"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("CMakeCUDACompiler.cmake"))
+        .find(|p| p.is_file())
+        .expect("CMakeFiles/<version>/CMakeCUDACompiler.cmake");
+    let learnt = std::fs::read_to_string(&compiler).unwrap();
+    for line in [format!("set(CMAKE_CUDA_COMPILER \"{cdpc}\")"), "set(CMAKE_CUDA_COMPILER_ID \"NVIDIA\")".into(), "set(CMAKE_CUDA_RUNTIME_LIBRARY_DEFAULT \"STATIC\")".into()] {
+        assert!(learnt.contains(&line), "{label}: {} lacks {line}:\n{learnt}", compiler.display());
+    }
+    let cache = std::fs::read_to_string(build.join("CMakeCache.txt")).unwrap();
+    let archs = cache.lines().find_map(|l| l.strip_prefix("CMAKE_CUDA_ARCHITECTURES:")).and_then(|l| l.split_once('=')).map(|(_, v)| v.to_string());
+    let expected = architectures.map(str::to_string);
+    match (&archs, &expected) {
+        (Some(got), Some(want)) => assert_eq!(got, want, "{label}: CMAKE_CUDA_ARCHITECTURES"),
+        (Some(got), None) => assert!(!got.is_empty() && got.chars().all(|c| c.is_ascii_digit()), "{label}: cdpc's default architecture for CMake: {got:?}"),
+        (None, _) => panic!("{label}: no CMAKE_CUDA_ARCHITECTURES in the cache"),
+    }
+
+    let out = cmake(cmake_program, &poisoned, dir, &["--build", "build", "--verbose"]);
+    assert!(out.status.success(), "{label}: building failed:\n{}\nnvcc ran: {}", printed(&out), poisoned.calls());
+
+    for program in ["app", "whole", "app_shared"] {
+        elf(&build.join(program), true).unwrap_or_else(|e| panic!("{label}: {e}"));
+    }
+    elf(&build.join("libdp_shared.so"), false).unwrap_or_else(|e| panic!("{label}: {e}"));
+    assert!(build.join("libdp.a").is_file(), "{label}: no libdp.a");
+    assert_eq!(poisoned.calls(), "", "{label}: nvcc ran");
+
+    if gpu() {
+        for program in ["app", "whole", "app_shared"] {
+            let out = Command::new(build.join(program)).current_dir(&build).output().unwrap();
+            let text = printed(&out);
+            assert!(out.status.success(), "{label}: {program} failed:\n{text}");
+            let line = text.lines().find(|l| l.starts_with("checksum ")).unwrap_or_else(|| panic!("{label}: {program} printed no checksum:\n{text}"));
+            let numbers: Vec<&str> = line.split(|c: char| !c.is_ascii_digit() && c != '-').filter(|w| !w.is_empty()).collect();
+            assert_eq!(numbers.len(), 2, "{label}: {program}: {line}");
+            assert_eq!(numbers[0], numbers[1], "{label}: {program}: {line}");
+        }
+    }
+}
+
+#[test]
+fn cmake_on_path_builds_the_project_with_cdpc_as_nvcc() {
+    if !have("cmake") || !have("c++") {
+        return;
+    }
+    let cmake = Path::new("cmake");
+    build(cmake, "Unix Makefiles", Some("90"));
+    // Ninja: no response files, every object and library on the command line; and the
+    // architecture CMake takes from cdpc's `-v` output.
+    if Command::new("ninja").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        build(cmake, "Ninja", None);
+    } else {
+        println!("skipped: the Ninja build: `ninja` is not available");
+    }
+}
+
+#[test]
+fn the_cmake_named_by_cdpc_test_cmake_builds_the_project_with_cdpc_as_nvcc() {
+    let Some(cmake) = std::env::var_os("CDPC_TEST_CMAKE") else {
+        println!("skipped: CDPC_TEST_CMAKE names no other cmake (`python3 -m venv /tmp/v && /tmp/v/bin/pip install cmake ninja`, then CDPC_TEST_CMAKE=/tmp/v/bin/cmake)");
+        return;
+    };
+    let cmake = PathBuf::from(cmake);
+    assert!(have(&cmake.to_string_lossy()), "CDPC_TEST_CMAKE={} does not run", cmake.display());
+    if !have("c++") {
+        return;
+    }
+    build(&cmake, "Unix Makefiles", Some("90"));
+    let ninja = cmake.with_file_name("ninja");
+    if ninja.is_file() || Command::new("ninja").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        build(&cmake, "Ninja", None);
+    } else {
+        println!("skipped: the Ninja build: no `ninja` beside {} or on PATH", cmake.display());
+    }
+}
