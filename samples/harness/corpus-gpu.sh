@@ -11,6 +11,9 @@
 # (CUDA_HOME default /usr/local/cuda, else the checkout's .cuda/nvidia/cu13). ARCH: default sm_90.
 # RUN_LIMIT: seconds one run may take (default 60; a run stopped by it shows as exit 124).
 # ONLY: the names of the programs to build and run (default all).
+# DRIVER=1: the cdpc build is cdpc's alone: every .cu file compiled by `cdpc -c` with the
+# program's nvcc options, the program linked by `cdpc -o` (cdpc's device link and host link),
+# with an `nvcc` that fails first on PATH, so that nothing of it is nvcc's.
 # CDPC_ARGS: more arguments for every cdpc run, e.g. `-faggregate-launches=warp`. (`-x cdp`
 # reads the files with the kernel language's front end instead of Clang's; since that language
 # is C, docs/KERNEL-LANGUAGE.md, only KLAP's BFS among the corpus compiles that way, the others
@@ -142,6 +145,21 @@ compared() { # NAME OUTPUT_FILE
 build() {
     local name=$1 kind=$2 dir=$3 device=$4 other=$5 flags=${6//\$SHIM/$SHIM}
     local compat="$COMPAT $(host_compat "$name")"
+    if [ "$kind" = cdpc ] && [ "${DRIVER:-0}" = 1 ]; then
+        (
+            cd "$WORK/$kind/$dir" || exit 1
+            export PATH="$WORK/poison:$PATH"
+            objs=""
+            for f in $device $other; do
+                o=${f%.cu}.o
+                cp "$CORPUS/$dir/$f" "$f" && chmod u+w "$f" && both_rewrite "$name" "$f" || exit 1
+                "$CDPC" -arch=$ARCH $flags $compat $CDPC_ARGS -c "$f" -o "$o" || exit 1
+                objs="$objs $o"
+            done
+            "$CDPC" -arch=$ARCH -rdc=true -o "prog.$name" $objs -lcudadevrt || exit 1
+        ) > "$WORK/$kind/$name.log" 2>&1
+        return
+    fi
     (
         cd "$WORK/$kind/$dir" || exit 1
         objs=""
@@ -203,8 +221,9 @@ if [ "$STAGE" != run ]; then
     # KLAP's MST, SP and SSSP include "cub/cub/cub.cuh", its own copy of CUB, which the corpus does
     # not carry: a one-line header of ours sends them to the CUB of the CUDA toolkit (CCCL).
     mkdir -p "$WORK/shim/cub/cub" && echo '#include <cub/cub.cuh>' > "$WORK/shim/cub/cub/cub.cuh"
+    mkdir -p "$WORK/poison" && printf '#!/bin/sh\necho "nvcc was run: $*" >&2\nexit 99\n' > "$WORK/poison/nvcc" && chmod +x "$WORK/poison/nvcc"
     # What the run stage reports of the build (cdpc's version; the nvcc that built).
-    echo "cdpc: $("$CDPC" --version 2>&1 | head -1) $CDPC_ARGS; nvcc: $("$NVCC" --version | tail -1); arch $ARCH" > "$WORK/built-with"
+    echo "cdpc: $("$CDPC" --version 2>&1 | head -1) $CDPC_ARGS; nvcc: $("$NVCC" --version | tail -1); arch $ARCH$([ "${DRIVER:-0}" = 1 ] && echo "; DRIVER=1")" > "$WORK/built-with"
 elif [ ! -f "$WORK/built-with" ]; then
     echo "corpus-gpu.sh: $WORK holds no build (run STAGE=build first)" >&2; exit 2
 fi
@@ -218,7 +237,11 @@ fi
         echo "- device: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
     fi
     echo "- built with $(cat "$WORK/built-with")"
-    echo "- \"cdpc build\" ($LABEL): every device-code file compiled by cdpc (\`samples/harness/nvcc-cdpc.py\`), host code and link by nvcc"
+    if [ "${DRIVER:-0}" = 1 ] || grep -q 'DRIVER=1' "$WORK/built-with"; then
+        echo "- \"cdpc build\" ($LABEL, DRIVER=1): every file compiled and the program linked by cdpc alone (\`cdpc -c\`, \`cdpc -o\`), an \`nvcc\` that fails first on PATH"
+    else
+        echo "- \"cdpc build\" ($LABEL): every device-code file compiled by cdpc (\`samples/harness/nvcc-cdpc.py\`), host code and link by nvcc"
+    fi
     echo "- outputs compared with timings masked and lines sorted (see the script)"
     echo
     echo "| program | nvcc build | cdpc build | cdpc's kernels in it | nvcc run | cdpc run | outputs equal |"
