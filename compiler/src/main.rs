@@ -627,6 +627,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         cudart: cli.cudart,
         archs: Vec::new(),
         host_opt_level: (matches.value_source("opt_level") == Some(clap::parser::ValueSource::CommandLine)).then_some(cli.opt_level),
+        relocatable: cli.rdc,
     };
     let images: Vec<cdpc::driver::fatbin::Image> = cli.gencode.concat();
     program.archs = images.iter().filter_map(|i| if let cdpc::driver::fatbin::Image::Cubin(sm) = i { Some(*sm) } else { None }).collect();

@@ -845,7 +845,7 @@ fn multi_architecture_fatbin(source: &str, device: &CompileOptions, images: &[fa
         let packed = match image {
             fatbin::Image::Cubin(_) if whole => {
                 let build = BuildOptions { arch: sm, ..build.clone() };
-                FatbinImage { ptx: false, sm, bytes: tools.build_cubin_bytes(&ptx, &build)? }
+                FatbinImage { ptx: false, sm, bytes: whole_cubin(tools, &ptx, &build)? }
             }
             fatbin::Image::Cubin(_) => {
                 let build = BuildOptions { arch: sm, ..build.clone() };
@@ -861,9 +861,20 @@ fn multi_architecture_fatbin(source: &str, device: &CompileOptions, images: &[fa
     if whole && packed_images.is_empty() {
         // `code=compute_XX` alone: the cubin of the target, linked.
         let build = BuildOptions { arch: compiled.0, ..build.clone() };
-        packed_images.push(FatbinImage { ptx: false, sm: compiled.0, bytes: tools.build_cubin_bytes(compiled.1, &build)? });
+        packed_images.push(FatbinImage { ptx: false, sm: compiled.0, bytes: whole_cubin(tools, compiled.1, &build)? });
     }
     Ok(tools.fatbinary(&packed_images, !whole, build)?)
+}
+
+/// A whole program's cubin: by ptxas alone when the PTX declares nothing `.extern` (as nvcc's
+/// build without `-rdc`), else relocatable and linked with libcudadevrt (device-side launches:
+/// nvcc refuses those without `-rdc`, cdpc links the device runtime in).
+fn whole_cubin(tools: &Toolchain, ptx: &str, build: &BuildOptions) -> Result<Vec<u8>, CompileError> {
+    if ptx.lines().any(|l| l.trim_start().starts_with(".extern")) {
+        Ok(tools.build_cubin_bytes(ptx, build)?)
+    } else {
+        Ok(tools.assemble_whole(ptx, build)?)
+    }
 }
 
 /// Compiles `source` once and returns the LLVM IR, the PTX and, when `with_tools` is true, the

@@ -106,6 +106,11 @@ pub struct ProgramOptions {
     pub archs: Vec<SmVersion>,
     /// `-O` as given (the host compiler's level, as nvcc passes it); `None`: not given.
     pub host_opt_level: Option<u8>,
+    /// nvcc's `-rdc=true`: every CUDA C++ source's device code relocatable, one device link for
+    /// the program. Without it (nvcc's default) each CUDA C++ source is a whole program of its
+    /// own ([`CompileOptions::whole_program`]), and the device link runs only for the inputs
+    /// that carry relocatable device code (`-dc` objects, kernel-language files, archives).
+    pub relocatable: bool,
 }
 
 /// A finished program build or device link.
@@ -149,12 +154,13 @@ pub fn identity_macros(source: &Path, tools: Option<&Toolchain>, release: Option
 
 /// Compiles one source to its object (`-dc`'s host object; for LLVM IR, which has no host
 /// code, the device object), in `work`.
-fn compile_source(path: &Path, index: usize, work: &Path, options: &CompileOptions) -> Result<(PathBuf, SourceWarnings, Vec<ToolRun>, Timings), BuildError> {
+fn compile_source(path: &Path, index: usize, work: &Path, options: &CompileOptions, relocatable: bool) -> Result<(PathBuf, SourceWarnings, Vec<ToolRun>, Timings), BuildError> {
     let name = path.display().to_string();
     let mut options = options.clone();
     options.separate = true;
     options.preprocess.input = Some(path.to_path_buf());
     options.emit = if Language::of(&options) == Language::Ir { Emit::Object } else { Emit::HostObject };
+    options.whole_program = !relocatable && Language::of(&options) == Language::Cuda;
     if let Some(fatbin::Image::Cubin(sm) | fatbin::Image::Ptx(sm)) = options.host_object_images.first() {
         options.target.sm = *sm;
     }
@@ -301,7 +307,7 @@ fn build_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, 
     for (index, input) in inputs.iter().enumerate() {
         match input {
             ProgramInput::Source(path) => {
-                let (object, source_warnings, runs, source_timings) = compile_source(path, index, work.path(), options)?;
+                let (object, source_warnings, runs, source_timings) = compile_source(path, index, work.path(), options, program.relocatable)?;
                 warnings.push(source_warnings);
                 tool_runs.extend(runs);
                 timings.0.extend(source_timings.0);
@@ -330,11 +336,16 @@ fn build_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, 
         }
     }
     add_device_libraries(program, &mut build);
-    let stub = device_link_object(&tools, &device_objects, &link_archs(program, options), &build)?;
+    // The device link, where relocatable device code takes part (nvcc's `-rdc=true` link; a
+    // program of whole-program objects has none, as nvcc's).
+    let relocatable = program.relocatable || device_objects.iter().chain(&build.link_libraries).any(|o| holds_relocatable_device_code(o));
     let stub_path = work.path().join("dlink.o");
-    std::fs::write(&stub_path, &stub).map_err(|e| CompileError::from(ToolError::io("writing the device link's object", &stub_path, e)))?;
+    if relocatable {
+        let stub = device_link_object(&tools, &device_objects, &link_archs(program, options), &build)?;
+        std::fs::write(&stub_path, &stub).map_err(|e| CompileError::from(ToolError::io("writing the device link's object", &stub_path, e)))?;
+    }
     let linked = work.path().join("program");
-    let args = host_link_args(&stub_path, &host_objects, &linked, program, options, tools.cuda_lib_dir());
+    let args = host_link_args(relocatable.then_some(stub_path.as_path()), &host_objects, &linked, program, options, tools.cuda_lib_dir());
     if let Err(e) = host.run("host linker", &args, &build) {
         return Err(link_failure(e));
     }
@@ -364,6 +375,16 @@ pub fn holds_host_code(path: &Path) -> bool {
     elf.and_then(|at| bytes.get(at + 18..at + 20)).is_some_and(|m| u16::from_le_bytes([m[0], m[1]]) == 62)
 }
 
+/// Whether the object or archive at `path` carries relocatable device code: a bare device
+/// object, or a host object (or an archive member) with nvcc's relocatable fat-binary section
+/// `__nv_relfatbin` (`-dc` objects, nvcc's and cdpc's).
+fn holds_relocatable_device_code(path: &Path) -> bool {
+    if is_device_object(path) {
+        return true;
+    }
+    std::fs::read(path).is_ok_and(|bytes| bytes.windows(14).any(|w| w == b"__nv_relfatbin"))
+}
+
 /// Whether `path` is a bare device object (an ELF for `EM_CUDA`, 190), which only nvlink takes.
 fn is_device_object(path: &Path) -> bool {
     use std::io::Read;
@@ -375,14 +396,14 @@ fn is_device_object(path: &Path) -> bool {
 /// The host compiler's link line, nvcc's: the registration object first, the objects, then
 /// the libraries in a group (libcudadevrt's host objects are pulled in by the registration
 /// object, the runtime's by everything).
-pub fn host_link_args(stub: &Path, objects: &[PathBuf], output: &Path, program: &ProgramOptions, options: &CompileOptions, cuda_lib: &Path) -> Vec<OsString> {
+pub fn host_link_args(stub: Option<&Path>, objects: &[PathBuf], output: &Path, program: &ProgramOptions, options: &CompileOptions, cuda_lib: &Path) -> Vec<OsString> {
     let mut args: Vec<OsString> = Vec::new();
     if program.shared {
         args.push("-shared".into());
     }
     args.extend(options.cuda_cxx.host_args.iter().map(OsString::from));
     args.push("-Wl,--start-group".into());
-    args.push(stub.into());
+    args.extend(stub.map(OsString::from));
     args.extend(objects.iter().map(OsString::from));
     for dir in &program.library_dirs {
         args.push(concat("-L", dir));

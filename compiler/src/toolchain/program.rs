@@ -55,6 +55,24 @@ pub fn parse_register_list(text: &str) -> Option<Vec<String>> {
 }
 
 impl Toolchain {
+    /// PTX of a whole program to a cubin by ptxas alone, without `-c` (nvcc's build without
+    /// `-rdc`): ptxas sees every function, and no nvlink runs. For PTX that declares nothing
+    /// `.extern` (no device-runtime call, no other file's symbol).
+    pub fn assemble_whole(&self, ptx: &str, opts: &BuildOptions) -> Result<Vec<u8>, ToolError> {
+        let work = work_dir(opts)?;
+        let input = work.path().join("module.ptx");
+        let output = work.path().join("module.cubin");
+        std::fs::write(&input, ptx).map_err(|e| ToolError::io("writing the PTX for ptxas", &input, e))?;
+        let mut args: Vec<OsString> = vec![format!("-arch={}", opts.arch).into()];
+        if let Some(level) = opts.opt_level {
+            args.push(format!("-O{level}").into());
+        }
+        args.extend(opts.ptxas_args.iter().cloned());
+        args.extend(["-o".into(), output.clone().into(), input.into()]);
+        run_tool("ptxas", &self.ptxas, &args, opts)?;
+        read(&output, "reading the cubin ptxas wrote")
+    }
+
     /// The folder of the CUDA runtime's libraries: libcudadevrt's, where the wheels and a
     /// toolkit keep `libcudart_static.a` too.
     pub fn cuda_lib_dir(&self) -> &Path {
