@@ -401,7 +401,7 @@ fn block_and_grid_aggregation_take_what_the_hir_passes_take() {
         let body = &body[..body.find("\n}\n").unwrap()];
         assert!(body.contains("_Z4treePii__agg_arrived") && body.contains("atom.shared.add.u32"), "{kernel}: {body}");
     }
-    // Per grid too, since session 38: the self-launching `tree`, which returns early and calls
+    // Per grid too, since 92824c4: the self-launching `tree`, which returns early and calls
     // `__syncthreads`, ends its blocks with its last thread, and its records alternate between
     // its arena's two banks.
     let grid = CompileOptions { aggregate: cdpc::pipeline::aggregate::Granularity::Grid, ..block };

@@ -46,6 +46,7 @@ mod managed_ptx;
 mod nv_builtins_ptx;
 mod nvcc_command_line;
 mod nvcc_dialect;
+mod no_diary;
 mod nv_atomic_ptx;
 mod malloc_pool;
 mod math_ptx;

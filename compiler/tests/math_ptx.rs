@@ -54,7 +54,7 @@ fn chosen(ptx: &str) -> Vec<String> {
 }
 
 /// CUDA's floating-point intrinsics in the kernel language (`__fadd_rd`, `__fdividef`,
-/// `__expf`, `__dsqrt_ru`, ...; E0100 before session 37): the libdevice functions Clang also
+/// `__expf`, `__dsqrt_ru`, ...; E0100 before 75c4a17): the libdevice functions Clang also
 /// calls for them, so the instructions nvcc writes.
 #[test]
 fn the_kernel_languages_float_intrinsics_are_nvccs_instructions() {

@@ -89,7 +89,7 @@ fn wide_child(n: usize) -> String {
 /// An aggregated child that reads 32 `double` arguments from its record at once: ptxas gives
 /// `child__agg` more than 64 registers without the cap, so it keeps it (a second ptxas run);
 /// its parent needs fewer and is assembled without it, with what ptxas gives it uncapped.
-/// (Until session 40 this was param_layout's child, 56 bytes of mixed arguments, which needs
+/// (Until f73ea71 this was param_layout's child, 56 bytes of mixed arguments, which needs
 /// 59 registers since `C__agg` counts its block after its body.)
 #[test]
 fn the_cap_stays_only_on_a_kernel_that_needs_more_than_64_registers() {

@@ -481,7 +481,7 @@ fn list_symbols(cubin: &Path) -> Option<Vec<String>> {
 /// CUDA C++ sources that call the device's C library (`malloc`, `free`) link: CUDA's headers
 /// declare them and the sources name them, but the driver defines them when the module is
 /// loaded, as for nvcc's link, so the check before nvlink asks no input for them (it did:
-/// E0801 for `malloc` and `free`, found in session 50). With `-fdevice-malloc-pool` too.
+/// E0801 for `malloc` and `free`, found on 2026-11-26). With `-fdevice-malloc-pool` too.
 #[test]
 fn sources_that_call_malloc_and_free_link() {
     if tool_dir().is_none() {

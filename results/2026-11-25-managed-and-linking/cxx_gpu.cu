@@ -1,4 +1,4 @@
-// CUDA C++ that cdpc compiled to PTX but could not link or run before session 45, on the GPU:
+// CUDA C++ that cdpc compiled to PTX but could not link or run at 503fc9f, on the GPU:
 // CUB's device-wide reduction called from a kernel (CUB launches its kernels from the device),
 // the device runtime's typed cudaMalloc, virtual functions on objects made with `new` and
 // deleted through a base pointer (no <new> included), and Thrust's device-policy sort in a

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Session 45's programs on the GPU: managed variables (managed_*.cu), the CUDA C++ that linked
-# or ran only from this session on (cxx_gpu.cu), host code around device launches
+# Managed variables and linking on the GPU: managed variables (managed_*.cu), the CUDA C++ that
+# linked or ran only after 503fc9f (cxx_gpu.cu), host code around device launches
 # (host_mix.cu), kernel templates of `auto` parameters (names_gpu.cu). Two stages:
 #   bash results/2026-11-25-managed-and-linking/gpu.sh build CDPC   (development machine: the checkout's .cuda/ nvcc)
 #   bash results/2026-11-25-managed-and-linking/gpu.sh run          (GPU machine: runs what build staged)
-# build writes the executables into gpu-stage/session45/ (git-ignored; carry it to the GPU);
+# build writes the executables into gpu-stage/managed-and-linking/ (git-ignored; carry it to the GPU);
 # run executes each, compares its output with nvcc's build of the same sources byte for byte,
-# and writes session45-gpu.md to $OUT (or .).
+# and writes gpu.md to $OUT (or .).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SRC=$ROOT/results/2026-11-25-managed-and-linking
-STAGE=$ROOT/gpu-stage/session45
+STAGE=$ROOT/gpu-stage/managed-and-linking
 case "${1:?usage: gpu.sh build CDPC | run}" in
 build)
     CDPC=$(realpath "${2:?the cdpc binary}")
@@ -65,9 +65,9 @@ build)
     ;;
 run)
     cd "$STAGE"
-    REPORT=$(realpath "${OUT:-.}")/session45-gpu.md
+    REPORT=$(realpath "${OUT:-.}")/gpu.md
     {
-        echo "# Session 45's programs on the GPU"
+        echo "# Managed variables and linking on the GPU"
         echo
         echo "$(date -u +%Y-%m-%d), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); built by $(cat cdpc-version.txt | head -1) and $(cat nvcc-version.txt)."
         echo

@@ -1,4 +1,4 @@
-// Managed variables on the GPU (session 45): nvcc's build against cdpc's device code with
+// Managed variables on the GPU (2026-11-25): nvcc's build against cdpc's device code with
 // nvcc's host code, and against cdpc's -dc object linked by nvcc. Device code reads and writes
 // them from a parent and its device-launched child, host code before and after the launch,
 // through their names, an array element, a pointer taken at run time and an extern declaration.

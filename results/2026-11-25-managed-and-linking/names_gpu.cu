@@ -1,5 +1,5 @@
 // Kernel templates of `auto` parameters launched by nvcc's host code and from the device
-// (session 45): with cdpc's device code under Clang's spelling (`_Z2akITnDaLi5EEvPi`), nvcc's
+// (2026-11-25): with cdpc's device code under Clang's spelling (`_Z2akITnDaLi5EEvPi`), nvcc's
 // host launch of `ak<5>` found no kernel; under nvcc's (`_Z2akILi5EEvPi`) it runs.
 #include <cstdio>
 enum class Color { Red, Green, Blue };

@@ -1,7 +1,7 @@
 // CUDA 12.9's blocks as clusters (`__block_size__`): a kernel of a compile-time block and
 // cluster shape, each block recording where it stands (its cluster, its rank in it, the
 // cluster's size, its own size), launched by the host and from the device. Without the
-// qualifier the shapes are the launch's. Written for cdpc's session 48 (not copied).
+// qualifier the shapes are the launch's. Written for cdpc's tests of 2026-11-26 (not copied).
 #include <cooperative_groups.h>
 #include <cstdio>
 namespace cg = cooperative_groups;

@@ -1,7 +1,7 @@
 // nvcc's built-ins that NVIDIA's headers call and Clang's did not replace (dot products, byte
 // swaps, the grid constant's address conversions), the aligned device allocation, and device
 // nan()/nanf() with tags known at run time: every value printed, bit for bit. Written for
-// cdpc's session 48 (not copied).
+// cdpc's tests of 2026-11-26 (not copied).
 #include <cmath>
 #include <cstdio>
 #include <cstring>

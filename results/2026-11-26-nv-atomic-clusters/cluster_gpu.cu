@@ -2,7 +2,7 @@
 // block reading its neighbour's shared memory through the cluster (cooperative groups'
 // `map_shared_rank`), launched by the host and from the device by a parent kernel. Without
 // the cluster shape every block is a cluster of one and reads its own memory. Written for
-// cdpc's session 48 (not copied).
+// cdpc's tests of 2026-11-26 (not copied).
 #include <cooperative_groups.h>
 #include <cstdio>
 namespace cg = cooperative_groups;

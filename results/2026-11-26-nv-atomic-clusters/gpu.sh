@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# Session 48's programs on the GPU: CUDA 12.8's __nv_atomic_* built-ins (nv_atomic_gpu.cu), in
+# The programs of README.md on the GPU: CUDA 12.8's __nv_atomic_* built-ins (nv_atomic_gpu.cu), in
 # kernels a parent launches from the device; thread-block clusters of a compile-time shape
 # (cluster_gpu.cu) and blocks as clusters (block_size_gpu.cu), launched by the host and from the
 # device; nvcc's built-ins Clang's headers left undefined, the aligned device allocation and
 # device nan() (builtins_gpu.cu); device objects of abstract classes (virtual_gpu.cu). Two stages:
 #   bash results/2026-11-26-nv-atomic-clusters/gpu.sh build CDPC   (development machine: the checkout's .cuda/ nvcc)
 #   bash results/2026-11-26-nv-atomic-clusters/gpu.sh run          (GPU machine: runs what build staged)
-# build writes the executables into gpu-stage/session48/ (git-ignored; carry it to the GPU);
+# build writes the executables into gpu-stage/nv-atomic-clusters/ (git-ignored; carry it to the GPU);
 # run executes each, compares its output with nvcc's build byte for byte, and writes
-# session48-gpu.md to $OUT (or .).
+# gpu.md to $OUT (or .).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SRC=$ROOT/results/2026-11-26-nv-atomic-clusters
-STAGE=$ROOT/gpu-stage/session48
+STAGE=$ROOT/gpu-stage/nv-atomic-clusters
 case "${1:?usage: gpu.sh build CDPC | run}" in
 build)
     CDPC=$(realpath "${2:?the cdpc binary}")
@@ -41,9 +41,9 @@ build)
     ;;
 run)
     cd "$STAGE"
-    report=${OUT:-.}/session48-gpu.md
+    report=${OUT:-.}/gpu.md
     {
-        echo "# Session 48: __nv_atomic_*, clusters and blocks as clusters on the GPU"
+        echo "# __nv_atomic_*, clusters and blocks as clusters on the GPU"
         echo
         nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sed 's/^/Machine: /'
         echo

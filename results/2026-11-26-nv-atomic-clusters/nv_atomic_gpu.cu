@@ -2,7 +2,7 @@
 // the device: every operation, every order and scope, 4-, 8- and 16-byte operands. Every value
 // printed is determined by the program (totals, extremes, permutations' sums, what a release
 // made visible to an acquire), so nvcc's build and cdpc's print the same bytes when both
-// compile the operations to what they mean. Written for cdpc's session 48 (not copied).
+// compile the operations to what they mean. Written for cdpc's tests of 2026-11-26 (not copied).
 #include <cstdio>
 #include <cstring>
 

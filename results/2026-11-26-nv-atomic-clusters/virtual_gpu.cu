@@ -1,6 +1,6 @@
 // Device-side objects of classes with pure virtual functions, made by one kernel with `new` and
 // used by another through the base class (an abstract base's vtable, whose pure slots nvcc
-// writes as 0, stays in the program). Written for cdpc's session 48 (not copied).
+// writes as 0, stays in the program). Written for cdpc's tests of 2026-11-26 (not copied).
 #include <cstdio>
 
 // The object escapes to code the compiler cannot see while the base's destructor runs, so the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 49's programs on the GPU. fast_math_gpu.cu: every operation nvcc's single-precision
+# The programs of README.md on the GPU. fast_math_gpu.cu: every operation nvcc's single-precision
 # options change, in a child kernel a parent launches from the device, built by nvcc and by
 # cdpc with the same option (none, -ftz=true, -prec-div=false, -prec-sqrt=false,
 # --use_fast_math; the last also thresholded and warp-aggregated, the first also as one object
@@ -10,13 +10,13 @@
 # the device. Two stages:
 #   bash results/2026-11-26-nvcc-command-line/gpu.sh build CDPC   (development machine: the checkout's .cuda/ nvcc)
 #   bash results/2026-11-26-nvcc-command-line/gpu.sh run          (GPU machine: runs what build staged)
-# build writes the executables into gpu-stage/session49/ (git-ignored; carry it to the GPU);
+# build writes the executables into gpu-stage/nvcc-command-line/ (git-ignored; carry it to the GPU);
 # run executes each three times, compares its output with nvcc's build byte for byte, and
-# writes session49-gpu.md to $OUT (or .).
+# writes gpu.md to $OUT (or .).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SRC=$ROOT/results/2026-11-26-nvcc-command-line
-STAGE=$ROOT/gpu-stage/session49
+STAGE=$ROOT/gpu-stage/nvcc-command-line
 MODES="default ftz precdiv precsqrt fast"
 flags() {
     case $1 in
@@ -55,9 +55,9 @@ build)
     ;;
 run)
     cd "$STAGE"
-    report=${OUT:-.}/session49-gpu.md
+    report=${OUT:-.}/gpu.md
     {
-        echo "# Session 49: nvcc's single-precision options and kernel template names on the GPU"
+        echo "# nvcc's single-precision options and kernel template names on the GPU"
         echo
         nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sed 's/^/Machine: /'
         echo
