@@ -244,3 +244,52 @@ fn a_kernel_language_file_alone_still_compiles_to_a_cubin() {
     assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 190, "a CUDA ELF");
     let _: PathBuf = dir.path().to_path_buf();
 }
+
+#[test]
+fn runtime_shared_library_and_host_compiler_options() {
+    let Some(p) = Project::new() else { return };
+    // `--cudart shared`: the runtime's shared library, found through the run path.
+    ok(&p.cdpc(&["whole.cu", "--cudart", "shared", "-o", "shared-rt"]), "--cudart shared");
+    let dynamic = String::from_utf8_lossy(&Command::new("readelf").args(["-d"]).arg(p.path().join("shared-rt")).output().unwrap().stdout).into_owned();
+    assert!(dynamic.contains("libcudart.so") && (dynamic.contains("RUNPATH") || dynamic.contains("RPATH")), "{dynamic}");
+    // `-shared`: a shared library (a Python extension's shape), its code position-independent.
+    ok(&p.cdpc(&["-shared", "-Xcompiler", "-fPIC", "-rdc=true", "parent.cu", "child.cu", "-o", "libdp.so"]), "-shared");
+    let bytes = std::fs::read(p.path().join("libdp.so")).unwrap();
+    assert_eq!(u16::from_le_bytes([bytes[16], bytes[17]]), 3, "ET_DYN");
+    assert!(symbols(&p.path().join("libdp.so")).iter().any(|s| s.starts_with("T ") && s.contains("run_parent")));
+    // `-ccbin` naming no compiler: where cdpc looked, and nothing written.
+    let out = p.cdpc(&["whole.cu", "-ccbin", "/no/such/g++", "-o", "never"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("host compiler") && err.contains("/no/such/g++") && err.contains("-ccbin"), "{err}");
+    assert!(!p.path().join("never").exists());
+    p.assert_nvcc_never_ran();
+}
+
+#[test]
+fn without_rdc_each_file_is_a_whole_program_and_no_device_link_runs() {
+    let Some(p) = Project::new() else { return };
+    let out = p.cdpc(&["whole.cu", "-o", "whole", "-v"]);
+    ok(&out, "cdpc whole.cu");
+    let log = stderr(&out);
+    // ptxas without -c (ptxas sees the whole program), and no nvlink: nvcc's build without -rdc.
+    let ptxas = log.lines().find(|l| l.contains("ptxas ")).unwrap_or_else(|| panic!("{log}"));
+    assert!(!ptxas.split_whitespace().any(|a| a == "-c"), "{ptxas}");
+    assert!(!log.lines().any(|l| l.contains("nvlink")), "{log}");
+    // The object alone (`-c`, no -rdc) links with the host compiler and nothing else, and a
+    // later device link does not take its code in again.
+    ok(&p.cdpc(&["-c", "whole.cu", "-o", "whole.o"]), "cdpc -c whole.cu");
+    assert!(!std::fs::read(p.path().join("whole.o")).unwrap().windows(14).any(|w| w == b"__nv_relfatbin"));
+    let lib = cdpc::toolchain::Toolchain::discover(&Default::default()).unwrap().cuda_lib_dir().to_path_buf();
+    let out = p.run("c++", &["whole.o", &format!("-L{}", lib.display()), "-lcudart_static", "-lrt", "-lpthread", "-ldl", "-o", "whole-by-cxx"]);
+    ok(&out, "c++ whole.o");
+    assert_program(&p.path().join("whole-by-cxx"), &["whole.cu"], false);
+    // A device-side launch across files needs -rdc=true, as with nvcc: E0801 at the kernel's
+    // declaration, saying so.
+    let out = p.cdpc(&["parent.cu", "child.cu", "main.cpp", "-o", "app"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("error[E0801]: device symbol `child` is defined in no device code of this file") && err.contains("parent.cu:3:") && err.contains("-rdc=true"), "{err}");
+    assert!(!p.path().join("app").exists());
+    p.assert_nvcc_never_ran();
+}

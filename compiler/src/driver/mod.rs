@@ -845,7 +845,7 @@ fn multi_architecture_fatbin(source: &str, device: &CompileOptions, images: &[fa
         let packed = match image {
             fatbin::Image::Cubin(_) if whole => {
                 let build = BuildOptions { arch: sm, ..build.clone() };
-                FatbinImage { ptx: false, sm, bytes: whole_cubin(tools, &ptx, &build)? }
+                FatbinImage { ptx: false, sm, bytes: whole_cubin(tools, source, &ptx, &build)? }
             }
             fatbin::Image::Cubin(_) => {
                 let build = BuildOptions { arch: sm, ..build.clone() };
@@ -861,7 +861,7 @@ fn multi_architecture_fatbin(source: &str, device: &CompileOptions, images: &[fa
     if whole && packed_images.is_empty() {
         // `code=compute_XX` alone: the cubin of the target, linked.
         let build = BuildOptions { arch: compiled.0, ..build.clone() };
-        packed_images.push(FatbinImage { ptx: false, sm: compiled.0, bytes: whole_cubin(tools, compiled.1, &build)? });
+        packed_images.push(FatbinImage { ptx: false, sm: compiled.0, bytes: whole_cubin(tools, source, compiled.1, &build)? });
     }
     Ok(tools.fatbinary(&packed_images, !whole, build)?)
 }
@@ -869,11 +869,30 @@ fn multi_architecture_fatbin(source: &str, device: &CompileOptions, images: &[fa
 /// A whole program's cubin: by ptxas alone when the PTX declares nothing `.extern` (as nvcc's
 /// build without `-rdc`), else relocatable and linked with libcudadevrt (device-side launches:
 /// nvcc refuses those without `-rdc`, cdpc links the device runtime in).
-fn whole_cubin(tools: &Toolchain, ptx: &str, build: &BuildOptions) -> Result<Vec<u8>, CompileError> {
-    if ptx.lines().any(|l| l.trim_start().starts_with(".extern")) {
-        Ok(tools.build_cubin_bytes(ptx, build)?)
-    } else {
-        Ok(tools.assemble_whole(ptx, build)?)
+///
+/// A symbol no device code of the file defines is `E0801` at its first mention in `source`:
+/// without `-rdc=true` another file's device code is out of reach, as with nvcc.
+fn whole_cubin(tools: &Toolchain, source: &str, ptx: &str, build: &BuildOptions) -> Result<Vec<u8>, CompileError> {
+    if !ptx.lines().any(|l| l.trim_start().starts_with(".extern")) {
+        return Ok(tools.assemble_whole(ptx, build)?);
+    }
+    match tools.build_cubin_bytes(ptx, build) {
+        Err(crate::toolchain::ToolError::Failed { tool, stderr, .. }) if tool == "nvlink" && stderr.contains("Undefined reference to") => {
+            let undefined: Vec<String> = stderr.lines().filter(|l| l.contains("Undefined reference to")).filter_map(|l| l.split('\'').nth(1)).map(str::to_string).collect();
+            let places = symbols::text_places(&symbols::PtxSymbols { defined: Vec::new(), undefined: undefined.clone() }, source);
+            let diagnostics = undefined
+                .iter()
+                .map(|symbol| {
+                    let name = symbols::source_name(symbol);
+                    let mut d = Diagnostic::new(Code::UndefinedDeviceSymbol, crate::diag::Span::default(), format!("device symbol `{name}` is defined in no device code of this file"))
+                        .with_note("without `-rdc=true` each CUDA C++ file is a whole program, as with nvcc: compile with `-rdc=true` (or `-dc`) to call or launch another file's device code");
+                    d.labels = places.get(symbol).cloned().into_iter().collect();
+                    d
+                })
+                .collect();
+            Err(CompileError::Diagnostics(diagnostics))
+        }
+        other => Ok(other?),
     }
 }
 

@@ -82,6 +82,10 @@ pub enum ToolError {
     /// A tool or library was not found. `searched` lists every place looked at, in order.
     #[allow(missing_docs)]
     NotFound { what: String, searched: Vec<String> },
+    /// No host compiler (for host files and a program's link): `searched` lists every place
+    /// looked at, in order ([`super::HostCompiler::find`]).
+    #[allow(missing_docs)]
+    HostCompilerNotFound { searched: Vec<String> },
     /// A tool could not be started at all (not executable, vanished, ...).
     #[allow(missing_docs)]
     Spawn { tool: String, command: String, source: io::Error },
@@ -159,6 +163,14 @@ impl fmt::Display for ToolError {
                     }
                 }
                 write!(f, "  {INSTALL_HELP}")
+            }
+            ToolError::HostCompilerNotFound { searched } => {
+                writeln!(f, "the host compiler (a C++ compiler, for host files and the program's link) not found")?;
+                writeln!(f, "  searched, in order:")?;
+                for place in searched {
+                    writeln!(f, "    - {place}")?;
+                }
+                write!(f, "  install one (`apt-get install g++`), or name it with -ccbin or CDPC_HOST_CXX")
             }
             ToolError::Spawn { tool, command, source } => {
                 write!(f, "{tool} could not be started: {source}\n  command: {command}")

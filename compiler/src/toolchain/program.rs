@@ -169,14 +169,14 @@ impl HostCompiler {
             } else {
                 searched.push(format!("-ccbin `{}`: no such compiler", ccbin.display()));
             }
-            return Err(ToolError::NotFound { what: "the host compiler".into(), searched });
+            return Err(ToolError::HostCompilerNotFound { searched });
         }
         if let Some(env) = env {
             if let Some(found) = on_path(&env) {
                 return Ok(HostCompiler { program: found });
             }
             searched.push(format!("CDPC_HOST_CXX `{}`: no such compiler", env.display()));
-            return Err(ToolError::NotFound { what: "the host compiler".into(), searched });
+            return Err(ToolError::HostCompilerNotFound { searched });
         }
         for name in HOST_COMPILERS {
             if let Some(found) = on_path(Path::new(name)) {
@@ -184,7 +184,7 @@ impl HostCompiler {
             }
         }
         searched.push(format!("PATH: no {}", HOST_COMPILERS.join(", no ")));
-        Err(ToolError::NotFound { what: "the host compiler (a C++ compiler such as g++, for host files and the program's link)".into(), searched })
+        Err(ToolError::HostCompilerNotFound { searched })
     }
 
     /// Runs the host compiler with `args`, recorded in `opts`'s log as `tool`.
