@@ -11,6 +11,11 @@
 //! Runs the `cmake` on `PATH` (Debian's 3.25) and, when `CDPC_TEST_CMAKE` names one, that one too
 //! (`pip install cmake` for the newest). Without the NVIDIA tools, `cmake` or `c++` a case skips
 //! with a printed reason; the programs run only where a GPU is.
+//!
+//! With docs/CCACHE.md's launcher (`CMAKE_CUDA_COMPILER_LAUNCHER` running ccache in depend mode
+//! with `compiler_type = nvcc`) and a cache of the test's own, a build, `--target clean` and a
+//! second build: the second build's CUDA compilations are all cache hits and its objects
+//! byte-identical to the first's (skipped, with the reason printed, without ccache).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -93,7 +98,14 @@ fn write_executable(path: &Path, text: &str) {
 /// `cmake` with the poisoned environment: nothing from the caller's environment that would
 /// choose another CUDA compiler, toolkit, architecture, launcher or generator.
 fn cmake(cmake: &Path, poisoned: &Poisoned, dir: &Path, args: &[&str]) -> Output {
-    Command::new(cmake)
+    let mut command = cmake_command(cmake, poisoned, dir, args);
+    command.output().unwrap_or_else(|e| panic!("{} runs: {e}", cmake.display()))
+}
+
+/// The command [`cmake`] runs, for a caller that adds to its environment.
+fn cmake_command(cmake: &Path, poisoned: &Poisoned, dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(cmake);
+    command
         .current_dir(dir)
         .env("PATH", poisoned.path(cmake.parent().filter(|p| !p.as_os_str().is_empty())))
         .env("CUDA_HOME", poisoned.home())
@@ -105,9 +117,8 @@ fn cmake(cmake: &Path, poisoned: &Poisoned, dir: &Path, args: &[&str]) -> Output
         .env_remove("CMAKE_CUDA_COMPILER_LAUNCHER")
         .env_remove("CMAKE_GENERATOR")
         .env_remove("CMAKE_BUILD_TYPE")
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{} runs: {e}", cmake.display()))
+        .args(args);
+    command
 }
 
 /// Whether `path` is an x86-64 ELF file of type `wanted` (2 an executable, 3 a shared object or
@@ -207,6 +218,154 @@ fn build(cmake_program: &Path, generator: &str, architectures: Option<&str>) {
             assert_eq!(numbers.len(), 2, "{label}: {program}: {line}");
             assert_eq!(numbers[0], numbers[1], "{label}: {program}: {line}");
         }
+    }
+}
+
+/// docs/CCACHE.md's launcher for CMake: ccache in depend mode, told that cdpc takes nvcc's
+/// options (it then reads the `--options-file` of include folders CMake 3.25's Makefiles give
+/// every compilation), scoped to the CUDA compilations.
+const CCACHE_LAUNCHER: &str = "env;CCACHE_DEPEND=1;CCACHE_COMPILERTYPE=nvcc;ccache";
+
+/// The CUDA compilations of the project with `X_SHARED`: `parent.cu` and `child.cu` for `dp`
+/// and for `dp_shared`, and `whole.cu`.
+const CUDA_COMPILATIONS: u64 = 5;
+
+/// ccache's counters of what became of each call (`ccache --print-stats`, `name<TAB>value`
+/// lines), the nonzero ones: the hits, `cache_miss` and the reasons a call was not cached, not
+/// the storage's counters, the cache's size or the sub-counters of a miss.
+fn ccache_outcomes(cache: &Path) -> std::collections::BTreeMap<String, u64> {
+    let out = Command::new("ccache")
+        .env("CCACHE_DIR", cache)
+        .env("CCACHE_CONFIGPATH", cache.join("ccache.conf"))
+        .arg("--print-stats")
+        .output()
+        .expect("ccache runs");
+    assert!(out.status.success(), "ccache --print-stats: {}", printed(&out));
+    let bookkeeping = |name: &str| {
+        ["local_storage_", "remote_storage_", "stats_"].iter().any(|p| name.starts_with(p))
+            || ["files_in_cache", "cache_size_kibibyte", "cleanups_performed", "direct_cache_miss", "preprocessed_cache_miss"].contains(&name)
+    };
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .filter(|(name, _)| !bookkeeping(name))
+        .filter_map(|(name, value)| Some((name.to_string(), value.trim().parse().ok()?)))
+        .filter(|&(_, value)| value != 0)
+        .collect()
+}
+
+/// Zeroes ccache's counters (`ccache -z`).
+fn ccache_zero(cache: &Path) {
+    let out = Command::new("ccache").env("CCACHE_DIR", cache).env("CCACHE_CONFIGPATH", cache.join("ccache.conf")).arg("-z").output().expect("ccache runs");
+    assert!(out.status.success(), "ccache -z: {}", printed(&out));
+}
+
+/// Every object (`*.o`) under `dir`, by its path below `dir`, with its bytes.
+fn objects(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut found = std::collections::BTreeMap::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "o") {
+                found.insert(path.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    found
+}
+
+/// docs/CCACHE.md's CMake recipe: configures the project with [`CCACHE_LAUNCHER`] and a cache of
+/// the test's own, builds it, cleans it (`--target clean`) and builds it again. The second
+/// build's CUDA compilations are all cache hits (none a miss, none uncached), and every object
+/// is byte-identical to the first build's.
+fn cached_build(cmake_program: &Path, generator: &str) {
+    let Some(tools) = tool_dir() else { return };
+    let cuda = tools.parent().expect("the CUDA folder above bin/").to_path_buf();
+    let poisoned = Poisoned::new(&cuda);
+    let dir = poisoned.dir.path();
+    let cdpc = env!("CARGO_BIN_EXE_cdpc");
+    let label = format!("ccache, {} -G {generator:?}", cmake_program.display());
+    let cache = dir.join("ccache");
+    std::fs::create_dir(&cache).unwrap();
+    std::fs::write(cache.join("ccache.conf"), "").unwrap();
+    // CMake, the build tool and ccache with the test's cache and none of the caller's settings.
+    let run = |args: &[&str]| {
+        let mut command = cmake_command(cmake_program, &poisoned, dir, args);
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("CCACHE_") {
+                command.env_remove(name);
+            }
+        }
+        command.env("CCACHE_DIR", &cache).env("CCACHE_CONFIGPATH", cache.join("ccache.conf")).env_remove("CMAKE_CXX_COMPILER_LAUNCHER");
+        command.output().unwrap_or_else(|e| panic!("{} runs: {e}", cmake_program.display()))
+    };
+
+    let source = project().display().to_string();
+    let (compiler, launcher) = (format!("-DCMAKE_CUDA_COMPILER={cdpc}"), format!("-DCMAKE_CUDA_COMPILER_LAUNCHER={CCACHE_LAUNCHER}"));
+    let out = run(&["-S", &source, "-B", "build", "-G", generator, &compiler, &launcher, "-DCMAKE_CUDA_ARCHITECTURES=90", "-DX_SHARED=ON"]);
+    assert!(out.status.success(), "{label}: configuring failed:\n{}\nnvcc ran: {}", printed(&out), poisoned.calls());
+    let build = dir.join("build");
+
+    // The first build: every CUDA compilation through ccache, each a miss.
+    ccache_zero(&cache);
+    let out = run(&["--build", "build", "--verbose"]);
+    let text = printed(&out);
+    assert!(out.status.success(), "{label}: building failed:\n{text}\nnvcc ran: {}", poisoned.calls());
+    let launched = text.lines().filter(|l| l.contains("CCACHE_COMPILERTYPE=nvcc ccache ") && l.contains(cdpc) && l.contains(" -c ")).count() as u64;
+    assert_eq!(launched, CUDA_COMPILATIONS, "{label}: CUDA compilations through ccache:\n{text}");
+    let first = ccache_outcomes(&cache);
+    let misses = std::collections::BTreeMap::from([("cache_miss".to_string(), CUDA_COMPILATIONS)]);
+    assert_eq!(first, misses, "{label}: the first build's ccache counters (each compilation a miss, none uncached)");
+    let before = objects(&build);
+    for object in ["dp.dir/parent.cu.o", "dp.dir/child.cu.o", "dp_shared.dir/parent.cu.o", "dp_shared.dir/child.cu.o", "whole.dir/whole.cu.o"] {
+        assert!(before.contains_key(&Path::new("CMakeFiles").join(object)), "{label}: no CMakeFiles/{object} in {:?}", before.keys().collect::<Vec<_>>());
+    }
+
+    let out = run(&["--build", "build", "--target", "clean"]);
+    assert!(out.status.success(), "{label}: cleaning failed:\n{}", printed(&out));
+    let left = objects(&build);
+    assert!(left.is_empty(), "{label}: objects left after clean: {:?}", left.keys().collect::<Vec<_>>());
+
+    // The second build: every CUDA compilation a hit, every object the same bytes.
+    ccache_zero(&cache);
+    let out = run(&["--build", "build", "--verbose"]);
+    assert!(out.status.success(), "{label}: building again failed:\n{}\nnvcc ran: {}", printed(&out), poisoned.calls());
+    let second = ccache_outcomes(&cache);
+    let hits = std::collections::BTreeMap::from([("direct_cache_hit".to_string(), CUDA_COMPILATIONS)]);
+    assert_eq!(second, hits, "{label}: the second build's ccache counters (each compilation a hit)");
+    let after = objects(&build);
+    assert_eq!(before.keys().collect::<Vec<_>>(), after.keys().collect::<Vec<_>>(), "{label}: the objects of the two builds");
+    let differing: Vec<_> = before.iter().filter(|(path, bytes)| after[*path] != **bytes).map(|(path, _)| path).collect();
+    assert!(differing.is_empty(), "{label}: objects not byte-identical to the first build's: {differing:?}");
+    assert_eq!(poisoned.calls(), "", "{label}: nvcc ran");
+}
+
+#[test]
+fn ccache_makes_the_second_build_after_clean_all_hits_with_the_same_objects() {
+    if !have("cmake") || !have("c++") || !have("ccache") {
+        return;
+    }
+    // Makefiles: CMake 3.25 gives each compilation its include folders in an options file
+    // (`--options-file CMakeFiles/dp.dir/includes_CUDA.rsp`).
+    cached_build(Path::new("cmake"), "Unix Makefiles");
+    if Command::new("ninja").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        cached_build(Path::new("cmake"), "Ninja");
+    } else {
+        println!("skipped: the Ninja build with ccache: `ninja` is not available");
+    }
+    // The CMake named by CDPC_TEST_CMAKE (4.x: the same options file), with its Ninja too.
+    let Some(other) = std::env::var_os("CDPC_TEST_CMAKE") else {
+        println!("skipped: ccache with another cmake: CDPC_TEST_CMAKE names none");
+        return;
+    };
+    let other = PathBuf::from(other);
+    assert!(have(&other.to_string_lossy()), "CDPC_TEST_CMAKE={} does not run", other.display());
+    cached_build(&other, "Unix Makefiles");
+    if other.with_file_name("ninja").is_file() {
+        cached_build(&other, "Ninja");
     }
 }
 
