@@ -10,6 +10,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+// The version of this header's ABI: its functions and their signatures, the status values
+// and the ownership rules (who frees what). It grows by one whenever one of them changes
+// incompatibly; adding a function leaves it as it is (look such a function up with `dlsym`).
+// A program compares the loaded library's [`cdpc_abi_version`] with the `CDPC_ABI_VERSION`
+// it was compiled against and refuses a library whose number differs.
+#define CDPC_ABI_VERSION 1
+
 // What a call did.
 typedef enum CdpcStatus {
   // Success.
@@ -207,6 +214,9 @@ size_t cdpc_interrupt(void);
 
 // The library's version, a static string (do not free).
 const char *cdpc_version(void);
+
+// The [`CDPC_ABI_VERSION`] the library was built with (see there).
+uint32_t cdpc_abi_version(void);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -317,7 +317,7 @@ pub unsafe extern "C" fn cdpc_compile(
             return failed(CdpcStatus::InvalidArgument, "the source is NULL".into());
         }
         let mut defaults = None;
-        let options = options_or_defaults(options, &mut defaults, "input.cdp");
+        let options = &with_wheel_tools(options_or_defaults(options, &mut defaults, "input.cdp"));
         // A source that is not UTF-8 is E0008 at the first bad byte, rendered against the
         // source with `?` for the bad bytes, like any other diagnostic.
         let (source, compiled) = match driver::decode_source(CStr::from_ptr(source).to_bytes().to_vec()) {
@@ -373,6 +373,48 @@ unsafe fn options_or_defaults<'a>(options: *const CdpcOptions, defaults: &'a mut
     }
 }
 
+/// The file this library was loaded from (`libcdpc_capi.so`, or the Python wheel's extension
+/// module `cdpc/_cdpc.abi3.so`, which exports this API too).
+fn this_library() -> Option<PathBuf> {
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr reads the address of a function of this library and fills `info`.
+    let found = unsafe { libc::dladdr(this_library as *const std::ffi::c_void, &mut info) };
+    if found == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: dli_fname is a NUL-terminated path owned by the dynamic loader.
+    let path = PathBuf::from(std::ffi::OsStr::from_bytes(unsafe { CStr::from_ptr(info.dli_fname) }.to_bytes()));
+    path.canonicalize().ok()
+}
+
+/// The NVIDIA wheels installed beside the library (`site-packages/nvidia/cu13` when the library
+/// is the wheel's `site-packages/cdpc/_cdpc.abi3.so`), when they hold ptxas, nvlink and
+/// libcudadevrt.a.
+fn wheel_tools() -> Option<PathBuf> {
+    let site = this_library()?.parent()?.parent()?.to_path_buf();
+    let cu13 = site.join(cdpc::toolchain::WHEEL_SUBDIR);
+    ["bin/ptxas", "bin/nvlink", "lib/libcudadevrt.a"].iter().all(|f| cu13.join(f).is_file()).then_some(cu13)
+}
+
+/// The options with the tools' folder filled in as the Python package does it: the
+/// `cuda-home` option, else `CUDA_HOME`, else the NVIDIA wheels beside the library (a
+/// `pip install cdpc`), else the compiler's own search (the project's `.cuda/`, `PATH`).
+fn with_wheel_tools(options: &CdpcOptions) -> std::borrow::Cow<'_, CdpcOptions> {
+    let cuda_home_set = std::env::var_os("CUDA_HOME").is_some_and(|h| !h.is_empty());
+    if options.options.tools.cuda_home.is_some() || cuda_home_set {
+        return std::borrow::Cow::Borrowed(options);
+    }
+    match wheel_tools() {
+        Some(dir) => {
+            let mut owned = options.clone();
+            owned.options.tools.cuda_home = Some(dir);
+            std::borrow::Cow::Owned(owned)
+        }
+        None => std::borrow::Cow::Borrowed(options),
+    }
+}
+
 /// Compiles LLVM IR another front end wrote, `len` bytes at `data`, textual (`.ll`) or bitcode
 /// (`.bc`, told apart by its magic), under the contract of docs/IR-INPUT.md, with `options`
 /// (NULL for the defaults; `language` is ignored) and returns the status, as [`cdpc_compile`]
@@ -395,7 +437,7 @@ pub unsafe extern "C" fn cdpc_compile_ir(
             return failed(CdpcStatus::InvalidArgument, "the IR is NULL".into());
         }
         let mut defaults = None;
-        let options = options_or_defaults(options, &mut defaults, "input.ll");
+        let options = &with_wheel_tools(options_or_defaults(options, &mut defaults, "input.ll"));
         let ir = std::slice::from_raw_parts(data, len);
         result_of(driver::compile_ir(ir, &options.options), driver::ir::shown_text(ir), options)
     });
@@ -436,7 +478,7 @@ pub unsafe extern "C" fn cdpc_link_files(
             }
         }
         let defaults = CdpcOptions { options: CompileOptions::default(), file_name: "input.cdp".into(), link: Default::default() };
-        let options = options.as_ref().unwrap_or(&defaults);
+        let options = &with_wheel_tools(options.as_ref().unwrap_or(&defaults));
         match driver::link(&inputs, &options.link, &options.options) {
             Ok(linked) => CdpcResult {
                 status: CdpcStatus::Ok,
@@ -622,6 +664,19 @@ pub extern "C" fn cdpc_interrupt() -> usize {
 #[no_mangle]
 pub extern "C" fn cdpc_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr() as *const c_char
+}
+
+/// The version of this header's ABI: its functions and their signatures, the status values
+/// and the ownership rules (who frees what). It grows by one whenever one of them changes
+/// incompatibly; adding a function leaves it as it is (look such a function up with `dlsym`).
+/// A program compares the loaded library's [`cdpc_abi_version`] with the `CDPC_ABI_VERSION`
+/// it was compiled against and refuses a library whose number differs.
+pub const CDPC_ABI_VERSION: u32 = 1;
+
+/// The [`CDPC_ABI_VERSION`] the library was built with (see there).
+#[no_mangle]
+pub extern "C" fn cdpc_abi_version() -> u32 {
+    CDPC_ABI_VERSION
 }
 
 #[cfg(test)]

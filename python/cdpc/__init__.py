@@ -53,12 +53,35 @@ __all__ = [
     "cuda_home",
     "cudadevrt",
     "wheel_cuda_home",
+    "get_include",
+    "get_library",
     "Defines",
     "ValueKindName",
     "__version__",
 ]
 
 __version__: str = _cdpc.__version__
+
+
+def get_include() -> str:
+    """The folder holding ``cdpc.h``, the header of cdpc's C API, for a C compiler's ``-I``.
+
+    The wheel ships the C API for programs in any language (docs/EMBEDDING.md): the header
+    here, the library at :func:`get_library`, and a pkg-config file in ``lib/pkgconfig`` beside
+    this folder (``PKG_CONFIG_PATH=<package>/lib/pkgconfig pkg-config --cflags --libs cdpc``).
+    """
+    return str(_Path(__file__).resolve().parent / "include")
+
+
+def get_library() -> str:
+    """The path of the shared library that exports cdpc's C API (the functions of ``cdpc.h``).
+
+    It is this package's extension module (``cdpc/_cdpc.abi3.so``), which holds the whole
+    compiler once: C programs link it by path or with ``-l:_cdpc.abi3.so`` and an rpath to its
+    folder, foreign-function interfaces (``ctypes.CDLL``, Julia's ``ccall``) load it by path.
+    It needs no Python when loaded outside one.
+    """
+    return str(_Path(_cdpc.__file__).resolve())
 
 Defines = _Union[_Mapping[str, _Union[str, int, None]], _Iterable[str]]
 """``{"N": 4, "DEBUG": None}`` or ``["N=4", "DEBUG"]``, like ``-DN=4 -DDEBUG``."""

@@ -9,7 +9,10 @@ rustc calls it with a gcc-style command line. It is changed so:
     archives, so the wheel needs no libstdc++ newer than the user's and bundles no .so;
   * rustc's choice of lld through gcc (`-fuse-ld=lld`, `-B.../gcc-ld`) is dropped: zig links
     with its own lld;
-  * compat.c supplies `__libc_single_threaded`, which libstdc++.a reads and glibc 2.28 lacks.
+  * compat.c supplies `__libc_single_threaded`, which libstdc++.a reads and glibc 2.28 lacks;
+  * the library is named `_cdpc.abi3.so` (its SONAME) and its references to Python's own
+    symbols are made weak (`weaken_python`): the extension is also the C API's library
+    (docs/EMBEDDING.md), which C programs link and load where no Python is.
 
 `CDPC_ZIG` names the zig to run (`python -m ziglang` from PyPI's `ziglang` when unset: the
 xtask installs it into the build venv). The linked library is then checked (`objdump -T`) and
@@ -28,6 +31,8 @@ STATIC = {"stdc++", "z", "zstd", "ffi", "xml2"}
 # would report its symbols as undefined and the check after the build would fail).
 DROPPED_LIBS = {"z3"}
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The extension's file name in the wheel (maturin's name for an abi3 module `cdpc._cdpc`).
+SONAME = "_cdpc.abi3.so"
 
 
 def archive(name):
@@ -65,6 +70,10 @@ def main(args):
         if arg.startswith("-l") and arg[2:] in DROPPED_LIBS:
             continue
         out.append(arg)
+    if not any("-soname" in arg for arg in out):
+        # The name C programs record (DT_NEEDED) when they link the extension as the C API's
+        # library: `-l:_cdpc.abi3.so`, found through their rpath (cdpc.pc).
+        out.append(f"-Wl,-soname,{SONAME}")
     with tempfile.TemporaryDirectory(prefix="cdpc-link-") as tmp:
         compat = os.path.join(tmp, "compat.o")
         cc = zig() + ["cc", "-target", f"x86_64-linux-gnu.{GLIBC}"]
@@ -73,11 +82,46 @@ def main(args):
     if status != 0:
         return status
     output = args[args.index("-o") + 1]
+    weaken_python(output)
     problems = check(output)
     if problems:
         os.remove(output)
         sys.exit("link.py: {} would not load on glibc {}:\n  {}".format(output, GLIBC, "\n  ".join(problems)))
     return 0
+
+
+def weaken_python(path):
+    """Makes every undefined dynamic symbol of Python's (`Py...`, `_Py...`) weak, in place.
+
+    A Python process defines them, and the dynamic loader binds weak references like any other
+    there. A C program that links the extension as the C API's library has no Python: the
+    linker accepts weak undefined symbols of a shared library (strong ones fail the link), and
+    the loader leaves them null instead of refusing the library. Only the extension's Python
+    module (`PyInit__cdpc`) uses them, and Python alone calls it."""
+    import struct
+
+    with open(path, "r+b") as f:
+        data = bytearray(f.read())
+        if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+            sys.exit(f"link.py: {path} is not a 64-bit little-endian ELF file")
+        shoff, = struct.unpack_from("<Q", data, 0x28)
+        shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+        sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+        changed = 0
+        for _name, kind, _flags, _addr, offset, size, link, _info, _align, entsize in sections:
+            if kind != 11:  # SHT_DYNSYM
+                continue
+            strtab = sections[link][4]
+            for at in range(offset + entsize, offset + size, entsize):  # entry 0 is the null symbol
+                st_name, st_info, _other, st_shndx = struct.unpack_from("<IBBH", data, at)
+                end = data.index(0, strtab + st_name)
+                name = data[strtab + st_name:end].decode()
+                if st_shndx == 0 and st_info >> 4 == 1 and name.startswith(("Py", "_Py")):  # SHN_UNDEF, STB_GLOBAL
+                    data[at + 4] = (2 << 4) | (st_info & 0xF)  # STB_WEAK
+                    changed += 1
+        if changed:
+            f.seek(0)
+            f.write(data)
 
 
 def check(path):

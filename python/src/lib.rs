@@ -21,6 +21,13 @@ use std::path::PathBuf;
 #[allow(dead_code)]
 #[path = "../../compiler/src/main.rs"]
 mod cli;
+/// The C API (capi/src/lib.rs), compiled into the extension: the extension module exports its
+/// `cdpc_*` functions and is the wheel's C library too (`cdpc.get_library()`, docs/EMBEDDING.md),
+/// so the wheel holds one copy of LLVM and Clang. python/manylinux/link.py makes the module
+/// loadable outside Python.
+#[allow(dead_code)]
+#[path = "../../capi/src/lib.rs"]
+mod capi;
 // run_cmd.rs (a child of main.rs) names these from the crate root, which main.rs is in the binary.
 use cli::{show_tool_runs, ErrorFormat, PreprocessArgs};
 
@@ -359,6 +366,27 @@ fn link<'py>(
 fn main(py: Python<'_>, argv: Vec<String>) -> i32 {
     let code = py.detach(|| cli::main_with_args(argv));
     (0..=255u8).find(|c| std::process::ExitCode::from(*c) == code).map_or(1, i32::from)
+}
+
+/// The `cdpc` binary's signal handling (compiler/src/signals.rs), for [`cdpc_main`].
+#[path = "../../compiler/src/signals.rs"]
+mod signals;
+
+/// The `cdpc` command, as the binary runs it (signals included), for the release archive's
+/// `bin/cdpc` (`cargo xtask dist`), a small program that calls this in the library. Not part of
+/// the C API of `cdpc.h`.
+///
+/// # Safety
+/// `argv` points to `argc` NUL-terminated strings, as `main` receives them.
+#[no_mangle]
+pub unsafe extern "C" fn cdpc_main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
+    let args: Vec<String> = (0..usize::try_from(argc).unwrap_or(0))
+        .map(|i| unsafe { std::ffi::CStr::from_ptr(*argv.add(i)) }.to_string_lossy().into_owned())
+        .collect();
+    signals::install();
+    let code = cli::main_with_args(args);
+    signals::settle();
+    (0..=255u8).find(|c| std::process::ExitCode::from(*c) == code).map_or(1, std::ffi::c_int::from)
 }
 
 /// The extension module.

@@ -70,10 +70,16 @@ def test_a_clean_venv_installs_it_and_compiles_a_kernel(tmp_path: Path) -> None:
     env["PIP_ROOT_USER_ACTION"] = "ignore"
     install = subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps", "--no-index", str(WHEEL)], env=env, capture_output=True, text=True, check=False)
     assert install.returncode == 0, install.stdout + install.stderr
-    # The NVIDIA wheels cdpc depends on, already installed once: on the venv's path, as pip would put them.
+    # The NVIDIA wheels cdpc depends on, already installed once: in site-packages/nvidia, where
+    # pip puts them (a link to them).
     purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], capture_output=True, text=True, check=True).stdout.strip()
-    (Path(purelib) / "nvidia-wheels.pth").write_text(f"{nvidia}\n")
+    (Path(purelib) / "nvidia").symlink_to(Path(nvidia) / "nvidia", target_is_directory=True)
     code = f"import cdpc; c = cdpc.compile({PARENT_CHILD!r}); print(c.cubin[:4].hex())"
     run = subprocess.run([str(py), "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "7f454c46"
+    # The C API through ctypes, without `import cdpc` and without CUDA_HOME: the library finds
+    # the NVIDIA wheels beside itself, as the Python package does.
+    script = Path(__file__).parent / "c" / "embed_ctypes.py"
+    run = subprocess.run([str(py), str(script), "1"], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert run.returncode == 0 and "all checks passed" in run.stdout, run.stdout + run.stderr

@@ -4,6 +4,8 @@
 //! cargo xtask setup [--force]   LLVM 22 (apt) and the pinned NVIDIA wheels (pip, into .cuda/)
 //! cargo xtask samples [ARGS]    setup, build cdpc (release), compile samples/*.cdp and *.cu to build/samples/
 //! cargo xtask test [ARGS]       setup, then `cargo test --workspace [ARGS]`, then bench-compile --tiny
+//! cargo xtask wheel             the Python wheel (python/) into build/wheels/
+//! cargo xtask dist              the release archive (C library, header, `cdpc`) into build/dist/
 //! cargo xtask gpu-bundle        cdpc's cubins for both launch ABIs and a release cdpc-run in
 //!                               build/gpu/, for `sh samples/harness/gpu-run.sh` on a GPU machine
 //!                               (and the launch-throughput benchmark's, as gpu-bench-bundle)
@@ -73,6 +75,7 @@ fn main() -> ExitCode {
         Some("test") => test(&root, &rest),
         Some("gpu-bundle") => gpu_bundle(&root),
         Some("wheel") => setup(&root, false).and_then(|s| python::wheel(&root, &s)),
+        Some("dist") => setup(&root, false).and_then(|s| python::dist(&root, &s)),
         Some("bench-compile") => bench::bench_compile(&root, &rest),
         Some("plot-gpu") => bench::plot_gpu(&root, &rest),
         Some("plot-klap") => bench::plot_klap(&root, &rest),
@@ -105,6 +108,9 @@ usage: cargo xtask <command>
                     `bench-compile --tiny`
   wheel             build the Python package's wheel (python/, maturin, LLVM linked statically)
                     into build/wheels/
+  dist              the release archive build/dist/cdpc-VERSION-x86_64-linux-gnu.tar.xz (bin/cdpc,
+                    lib/libcdpc.so, include/cdpc.h, lib/pkgconfig/cdpc.pc, Clang's CUDA headers),
+                    made from the wheel's extension and checked unpacked in an empty folder
   gpu-bundle        setup, build cdpc's cubins of every sample for both launch ABIs into
                     build/gpu/cdpc-v2 and build/gpu/cdpc-v1, with -faggregate-launches=block,
                     =warp and =grid into build/gpu/cdpc-ABI-agg-block, -agg-warp and -agg-grid, with

