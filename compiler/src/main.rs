@@ -278,7 +278,7 @@ fn cuda_release(tools: &cdpc::toolchain::Toolchain) -> Option<(u32, u32, u32)> {
 fn version_text() -> String {
     let tools = cdpc::toolchain::Toolchain::discover(&ToolSearch::default()).ok();
     let release = tools.as_ref().and_then(cuda_release);
-    let mut text = format!("cdpc {}, an nvcc-compatible CUDA compiler driver (Clang 22 and LLVM 22 inside)\n", env!("CARGO_PKG_VERSION"));
+    let mut text = format!("cdpc {}\nan nvcc-compatible CUDA compiler driver (Clang 22 and LLVM 22 inside)\n", env!("CARGO_PKG_VERSION"));
     text.push_str("nvcc: NVIDIA (R) Cuda compiler driver (compatible: cdpc runs no nvcc)\n");
     match (&tools, release) {
         (Some(tools), Some((major, minor, build))) => {
