@@ -92,7 +92,7 @@ fn the_block_and_system_forms_keep_their_scope_as_in_nvcc() {
 #[test]
 fn a_16_bit_atomic_cas_has_no_fence_as_in_nvcc() {
     // LLVM's NVPTX makes a 16-bit exchange a loop of 32-bit ones (nvcc has `atom.cas.b16`,
-    // README, "CUDA C++ through Clang"); its order is nvcc's all the same.
+    // docs/CUDA-CXX.md, "nvcc's atomics"); its order is nvcc's all the same.
     let source = "__global__ void half_word(unsigned short *p, unsigned short *out) { out[0] = atomicCAS(p, (unsigned short)threadIdx.x, (unsigned short)7); }\n";
     let Some(theirs) = nvcc_ptx(source) else { return };
     assert!(fences(&theirs).is_empty(), "nvcc:\n{theirs}");

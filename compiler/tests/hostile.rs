@@ -1,6 +1,6 @@
 //! Hostile and extreme sources: each gives a diagnostic with a code and a span, or compiles;
 //! none panics, overflows the stack, hangs or takes unbounded memory. The limits are those of
-//! `cdpc::front` (README, "Limits"). Each test runs on a thread with the test harness's usual
+//! `cdpc::front` (docs/KERNEL-LANGUAGE.md, "Limits"). Each test runs on a thread with the test harness's usual
 //! 2 MiB stack and a generous time bound; the CLI cases also run under `ulimit -v`.
 
 use cdpc::driver::{self, CompileError, CompileOptions};
@@ -384,7 +384,7 @@ fn regression_many_errors_on_a_long_line_are_capped_and_not_printed_whole() {
     assert_code(&diags, Code::UnknownName);
 }
 
-// The preprocessor's limits (README, "Limits"; `cdpc::preprocess`).
+// The preprocessor's limits (docs/KERNEL-LANGUAGE.md, "Limits"; `cdpc::preprocess`).
 
 /// Checks `source`, whose `"..."` headers are looked up in `dir`.
 fn check_in(dir: &std::path::Path, source: String) -> Vec<Diagnostic> {

@@ -277,7 +277,7 @@ fn gencode_packs_a_linked_cubin_per_architecture_and_ptx_into_a_fat_binary() {
     assert!(out.status.success(), "{}", stderr(&out));
     let list = list_images(&dir.path().join("lib.fatbin")).unwrap();
     assert!(list.contains("ELF file    1: lib.1.sm_90.cubin") && list.contains("PTX file    1: lib.1.sm_90.ptx"), "{list}");
-    // Several sources with `code=[sm_90,compute_90]` (README's example): the linked cubins only,
+    // Several sources with `code=[sm_90,compute_90]` (docs/BUILDING.md's examples): the linked cubins only,
     // as `nvcc -dlink` writes them, and W0801 saying why there is no PTX and what to do.
     let readme = ["user.cu", "lib.cu", "-o", "two.fatbin", "-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=[sm_90,compute_90]"];
     let out = cdpc(dir.path(), &readme);
