@@ -446,7 +446,7 @@ impl ClangInvocation<'_> {
         // these names. The other changes of Clang 18 to 21 it reverts (ABIVersions.def): the
         // mangling of lambdas in members of local classes, of construction vtables and of
         // member-like friend templates, and on x86-64 the return of C++ records of AVX vectors
-        // in registers (README, "Not yet through Clang").
+        // in registers (docs/CUDA-CXX.md, "Not yet through Clang").
         push("-fclang-abi-compat=17".into());
         push(format!("--cuda-gpu-arch={}", self.target.sm));
         push(format!("--cuda-path={}", self.cuda_root.display()));

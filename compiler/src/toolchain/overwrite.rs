@@ -1,6 +1,6 @@
 //! What an output file may replace.
 //!
-//! The rule (README, "Output files"): cdpc never writes over
+//! The rule (docs/BUILDING.md, "Output files, interrupts and hung tools"): cdpc never writes over
 //!
 //! 1. an input of the compilation, also when the output path reaches it through a symbolic or
 //!    a hard link (`E0700`, like gcc's "input file is the same as output file"; nothing turns
