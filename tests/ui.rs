@@ -113,8 +113,12 @@ fn diagnostics_match_their_snapshots() {
 /// CUDA C++ files (`tests/ui/cu/NAME.cu`) go through Clang; their diagnostics (Clang's own,
 /// `E1000`/`W1001`, and cdpc's about Clang, `E1002`) are rendered and snapshotted like the
 /// kernel language's. A `// clang: PATH` header names the Clang to use; `// emit: host-obj`
-/// compiles the file as `-dc` does, host side included (`E1020`). Skipped with a printed
-/// reason where Clang 22 or the NVIDIA tools are missing.
+/// compiles the file as `-dc` does, host side included (`E1020`); a `// flags:` first line
+/// gives options as in the kernel language's files. A file with a twin of its name in
+/// `tests/ui/` (`e0308_device_synchronize.cdp`, the same text) is the kernel language's
+/// diagnostic through the other front end: it must say the same thing at the same place
+/// (code, severity, message, primary span and label, notes). Skipped with a printed reason
+/// where Clang 22 or the NVIDIA tools are missing.
 #[test]
 fn clang_diagnostics_match_their_snapshots() {
     use cdpc::clang::{find_engine, ClangEnv, ClangSearch};
@@ -133,7 +137,7 @@ fn clang_diagnostics_match_their_snapshots() {
     for path in files {
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         let source = std::fs::read_to_string(&path).unwrap();
-        let mut options = driver::CompileOptions { emit: driver::Emit::Ptx, ..Default::default() };
+        let mut options = driver::CompileOptions { emit: driver::Emit::Ptx, ..options_from_header(&source) };
         options.preprocess.input = Some(path.clone());
         options.clang.clang = source.lines().find_map(|l| l.strip_prefix("// clang: ")).map(|p| p.trim().into());
         if source.lines().any(|l| l.trim() == "// emit: host-obj") {
@@ -149,8 +153,28 @@ fn clang_diagnostics_match_their_snapshots() {
         let rendered = render::human(&diagnostics, &shown, &source, Color::Never).replace(&prefix, "");
         let expected_code = name.split('_').next().unwrap();
         assert!(diagnostics.iter().any(|d| d.code.as_str().eq_ignore_ascii_case(expected_code)), "{name}: expected {expected_code}:\n{rendered}");
+        let twin = root.join(format!("tests/ui/{name}.cdp"));
+        if twin.exists() {
+            let twin_source = std::fs::read_to_string(&twin).unwrap();
+            assert_eq!(source, twin_source, "{name}: the .cu file is its .cdp twin's text");
+            let (cdp, _) = diagnose(&name, twin_source.into_bytes());
+            // What a reader sees of each: the words and the place, not the secondary labels
+            // (the kernel language labels a kernel's whole definition, CUDA C++ its name and
+            // parameters, from debug information).
+            let said = |ds: &[cdpc::Diagnostic]| -> Vec<_> {
+                ds.iter()
+                    .map(|d| {
+                        let primary = d.labels.iter().find(|l| l.primary).map(|l| (l.span, l.message.clone(), l.file.is_none()));
+                        (d.code, d.severity, d.message.clone(), primary, d.notes.clone())
+                    })
+                    .collect()
+            };
+            assert_eq!(said(&diagnostics), said(&cdp), "{name}: CUDA C++ and the kernel language differ:\n{rendered}");
+        }
+        // A twin's snapshot is named apart from the kernel language's (`NAME.cu.snap`).
+        let snapshot = if twin.exists() { format!("{name}.cu") } else { name };
         insta::with_settings!({ snapshot_path => root.join("tests/ui/out"), prepend_module_to_snapshot => false, omit_expression => true }, {
-            insta::assert_snapshot!(name, rendered);
+            insta::assert_snapshot!(snapshot, rendered);
         });
     }
 }

@@ -644,3 +644,37 @@ impl Diagnostics {
         &mut self.list[from..]
     }
 }
+
+/// The words of the dynamic-parallelism diagnostics that more than one front end gives: the
+/// kernel language's sema, Clang's messages for CUDA C++ ([`crate::clang::diagnostics`]) and
+/// the launch pipeline on LLVM IR ([`crate::pipeline::param_buffer`]), so that one program says
+/// the same thing whichever way it is compiled.
+pub(crate) mod words {
+    /// `E0308`'s headline.
+    pub const DEVICE_SYNCHRONIZE: &str = "`cudaDeviceSynchronize` cannot be called from device code";
+    /// `E0308`'s primary label.
+    pub const DEVICE_SYNCHRONIZE_LABEL: &str = "removed from the device runtime in CUDA 12 (CDP2)";
+    /// `E0308`'s note.
+    pub const DEVICE_SYNCHRONIZE_NOTE: &str =
+        "to use a child grid's results, launch the work that needs them into `cudaStreamTailLaunch`: it runs after the parent grid and all its children finish";
+
+    /// `W0305`'s headline; `name` is how the launched kernel is named (`` `child` ``).
+    pub fn over_4k(name: &str, size: u64) -> String {
+        format!("the parameters of {name} need {size} bytes, more than 4096")
+    }
+    /// `W0305`'s secondary label, at the kernel's parameters.
+    pub const OVER_4K_DECLARED: &str = "parameters declared here";
+    /// `W0305`'s notes.
+    pub const OVER_4K_NOTES: [&str; 2] =
+        ["CUDA 12.1 and newer accept up to 32764 bytes on sm_70+, but older runtimes refuse buffers over 4 KB", "`--strict-param-limit` makes this an error"];
+
+    /// `E0304`'s headline; `name` as for [`over_4k`].
+    pub fn too_large(name: &str, size: u64, limit: u64) -> String {
+        format!("the parameters of {name} need {size} bytes, more than the {limit} a launch can pass")
+    }
+    /// `E0304`'s note for the target `sm` (`sm_90`) at `bits`-bit addresses (a target's
+    /// parts, since `diag` sits below `target`'s users and imports nothing of the crate).
+    pub fn too_large_note(sm: &dyn std::fmt::Display, bits: u32, limit: u64) -> String {
+        format!("the limit for {sm} at {bits}-bit addresses is {limit} bytes; pass large data through a pointer to global memory")
+    }
+}

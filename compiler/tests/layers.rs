@@ -177,3 +177,250 @@ fn finds_imports_and_cycles() {
         [("a", &["b"][..]), ("b", &["c"]), ("c", &["a"])].iter().map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect())).collect();
     assert_eq!(cycle(&graph), Some(vec!["a".into(), "b".into(), "c".into(), "a".into()]));
 }
+
+/// The launch pipeline's modules, lowest first (ARCHITECTURE.md, "Layers"): the pieces the
+/// passes share below the passes, each pass below the ones that use it, each aggregation
+/// granularity below the pass that runs it. A module may import a lower layer's, or one of its
+/// own layer's where that makes no cycle; never a higher one. `mod.rs`, the pipeline's root
+/// that runs the passes (as `lib.rs` is the crate's), is in no layer: its re-exports count as
+/// imports of the modules they come from.
+const PIPELINE_LAYERS: &[&[&str]] = &[
+    &["emit", "location", "itanium", "cxx_abi", "atomics"],
+    &["clone", "copies", "names"],
+    &["callgraph", "launch", "host_names", "managed", "qualifiers", "warp", "devrt_missing"],
+    &["uniform", "stream_order", "param_buffer", "malloc_pool"],
+    &["sites"],
+    &["in_place"],
+    &["defer"],
+    &["threshold"],
+    &["aggregate::block"],
+    &["aggregate::warp", "aggregate::grid"],
+    &["aggregate"],
+];
+
+/// The modules under `compiler/src/pipeline/`, as paths below it (`threshold`,
+/// `aggregate::block`, `aggregate` for `aggregate/mod.rs`; the root `mod.rs` is ``), each with
+/// its file's code (no comments, no test module). Test modules' files are left out.
+fn pipeline_files() -> BTreeMap<String, String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/pipeline");
+    let mut files = BTreeMap::new();
+    let mut stack = vec![dir.clone()];
+    while let Some(at) = stack.pop() {
+        for entry in fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+            if path.extension().and_then(|e| e.to_str()) != Some("rs") || stem == "tests" || stem.ends_with("_tests") {
+                continue;
+            }
+            let mut parts: Vec<String> = path.strip_prefix(&dir).unwrap().parent().unwrap().components().map(|c| c.as_os_str().to_str().unwrap().to_string()).collect();
+            if stem != "mod" {
+                parts.push(stem);
+            }
+            let text = fs::read_to_string(&path).unwrap();
+            files.insert(parts.join("::"), code_lines(&text).collect::<Vec<_>>().join("\n"));
+        }
+    }
+    files
+}
+
+/// The modules of `files` that each imports (itself and the root excluded): every
+/// `super::`, `crate::pipeline::` and child-module path, resolved as Rust resolves it, one
+/// `use` group's names each; a name the root re-exports (`pub use location::SourceText`) is
+/// its module's.
+fn pipeline_imports(files: &BTreeMap<String, String>) -> BTreeMap<String, BTreeSet<String>> {
+    let known: BTreeSet<&str> = files.keys().map(String::as_str).collect();
+    let join = |base: &str, name: &str| if base.is_empty() { name.to_string() } else { format!("{base}::{name}") };
+    // `name`'s module below `base`, through as many of `rest`'s segments as are modules.
+    let resolve = |base: &str, segments: &[String]| -> String {
+        let mut at = base.to_string();
+        for s in segments {
+            let next = join(&at, s);
+            if s == "self" || !known.contains(next.as_str()) {
+                break;
+            }
+            at = next;
+        }
+        at
+    };
+    let root_exports: BTreeMap<String, String> = paths_in(&files[""], "")
+        .into_iter()
+        .filter(|(_, segments)| segments.len() > 1 && known.contains(segments[0].as_str()))
+        .map(|(_, segments)| (segments.last().unwrap().clone(), segments[0].clone()))
+        .collect();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (module, code) in files.iter().filter(|(m, _)| !m.is_empty()) {
+        let used = graph.entry(module.clone()).or_default();
+        let children: Vec<&str> = known.iter().filter_map(|k| k.strip_prefix(module.as_str()).and_then(|r| r.strip_prefix("::"))).filter(|r| !r.contains("::")).collect();
+        for (depth, segments) in paths_in(code, module) {
+            let parent: Vec<&str> = module.split("::").collect();
+            let base = match depth {
+                Some(up) if up <= parent.len() => parent[..parent.len() - up].join("::"),
+                Some(_) => continue,
+                None if children.contains(&segments[0].as_str()) => module.clone(),
+                None => continue,
+            };
+            let mut target = resolve(&base, &segments);
+            if target.is_empty() {
+                match root_exports.get(&segments[0]) {
+                    Some(from) => target = from.clone(),
+                    None => continue, // the root's own items (`users`)
+                }
+            }
+            if &target != module {
+                used.insert(target);
+            }
+        }
+    }
+    graph
+}
+
+/// Every path in `code` that starts with `super::` (how many: `Some(n)`), `crate::pipeline::`
+/// (`Some(` the depth of `module` `)`, the root) or a bare name followed by `::` (`None`), as
+/// its segments; a `use` group (`super::{a, b::c}`) gives a path per name.
+fn paths_in(code: &str, module: &str) -> Vec<(Option<usize>, Vec<String>)> {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let bytes: Vec<char> = code.chars().collect();
+    let depth_of_root = if module.is_empty() { 0 } else { module.split("::").count() };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let start_ok = i == 0 || !(ident(bytes[i - 1]) || bytes[i - 1] == ':' || bytes[i - 1] == '$');
+        if !start_ok || !ident(bytes[i]) {
+            i += 1;
+            continue;
+        }
+        // One path: identifiers joined by `::`, maybe ending in a `{...}` group.
+        let mut segments: Vec<String> = Vec::new();
+        let mut j = i;
+        let mut group: Option<String> = None;
+        loop {
+            let word: String = bytes[j..].iter().take_while(|c| ident(**c)).collect();
+            j += word.chars().count();
+            segments.push(word);
+            if bytes[j..].starts_with(&[':', ':']) {
+                j += 2;
+                if bytes.get(j) == Some(&'{') {
+                    let mut level = 0;
+                    let mut text = String::new();
+                    for c in &bytes[j..] {
+                        j += 1;
+                        match c {
+                            '{' => level += 1,
+                            '}' => level -= 1,
+                            _ => {}
+                        }
+                        if level == 0 {
+                            break;
+                        }
+                        text.push(*c);
+                    }
+                    group = Some(text[1..].to_string());
+                    break;
+                }
+                if !bytes.get(j).is_some_and(|c| ident(*c)) {
+                    break;
+                }
+                continue;
+            }
+            break;
+        }
+        i = j.max(i + 1);
+        if segments.len() < 2 && group.is_none() {
+            continue;
+        }
+        let supers = segments.iter().take_while(|s| *s == "super").count();
+        let (depth, rest) = if supers > 0 {
+            (Some(supers), segments[supers..].to_vec())
+        } else if segments.len() >= 2 && segments[0] == "crate" && segments[1] == "pipeline" {
+            (Some(depth_of_root), segments[2..].to_vec())
+        } else if segments[0] == "crate" || segments[0] == "self" {
+            continue;
+        } else {
+            (None, segments)
+        };
+        match group {
+            Some(text) => {
+                // Top-level names of the group, each a path of its own.
+                let mut level = 0;
+                let mut name = String::new();
+                let mut names = Vec::new();
+                for c in text.chars().chain([',']) {
+                    match c {
+                        '{' => level += 1,
+                        '}' => level -= 1,
+                        ',' if level == 0 => {
+                            names.push(std::mem::take(&mut name));
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    name.push(c);
+                }
+                for n in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+                    let mut path = rest.clone();
+                    path.extend(n.split("::").map(|s| s.trim().trim_end_matches(|c: char| !ident(c)).to_string()).take_while(|s| !s.is_empty() && s.chars().all(ident)));
+                    if !path.is_empty() {
+                        out.push((depth, path));
+                    }
+                }
+            }
+            None if !rest.is_empty() => out.push((depth, rest)),
+            None => {}
+        }
+    }
+    out
+}
+
+/// Upward imports still to remove (issue 53): each granularity takes the record layout and
+/// the helpers it shares with the others (`Child`, `Entries`, `launch_agg_kernel`, the
+/// record's offsets, `byte_gep`, `dims_value`, `may_sync`) from `aggregate/mod.rs`, which runs
+/// them; those belong in a module below `aggregate::block`, with `block::Emit` and
+/// `grid::Arena` (which `Child` holds). The test fails once one is gone, so that it is struck.
+const PIPELINE_UPWARD_LEFT: &[(&str, &str)] = &[("aggregate::block", "aggregate"), ("aggregate::grid", "aggregate"), ("aggregate::warp", "aggregate")];
+
+#[test]
+fn pipeline_modules_import_only_lower_layers() {
+    let files = pipeline_files();
+    let mut graph = pipeline_imports(&files);
+    for (from, to) in PIPELINE_UPWARD_LEFT {
+        assert!(graph.get_mut(*from).is_some_and(|used| used.remove(*to)), "`pipeline::{from}` no longer imports `{to}`: strike it from PIPELINE_UPWARD_LEFT");
+    }
+    assert!(graph.contains_key("threshold") && graph.contains_key("aggregate::block"), "modules not found: {graph:?}");
+    if let Some(cycle) = cycle(&graph) {
+        panic!("import cycle inside pipeline/: {}", cycle.join(" -> "));
+    }
+    let layer = |module: &str| PIPELINE_LAYERS.iter().position(|l| l.contains(&module));
+    for (module, used) in &graph {
+        let own = layer(module).unwrap_or_else(|| panic!("`pipeline::{module}` is in no layer of PIPELINE_LAYERS"));
+        let higher: Vec<&String> = used.iter().filter(|m| layer(m).is_none_or(|l| l > own)).collect();
+        assert!(higher.is_empty(), "`pipeline::{module}` imports the higher layers {higher:?} (ARCHITECTURE.md, \"Layers\")");
+    }
+}
+
+#[test]
+fn finds_pipeline_imports() {
+    let files: BTreeMap<String, String> = [
+        ("", "pub use location::{collapse, SourceText};\nfn run() { threshold::threshold(); }"),
+        ("location", ""),
+        ("threshold", "use super::sites::{self, ok};\nuse super::{SourceText, users};\nfn f() { super::defer::keep(); }"),
+        ("sites", "use super::emit::ok; fn g() { crate::pipeline::location::copy(); }"),
+        ("emit", ""),
+        ("defer", ""),
+        ("aggregate", "mod block;\nuse super::sites::{launch_as_documented, Config};\nfn a() { block::plan(); launch::x(); }"),
+        ("aggregate::block", "use super::super::callgraph::{is_kernel};\nuse super::{byte_gep, HEADER};"),
+        ("callgraph", ""),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let graph = pipeline_imports(&files);
+    let set = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+    assert_eq!(graph["threshold"], set(&["defer", "location", "sites"]));
+    assert_eq!(graph["sites"], set(&["emit", "location"]));
+    assert_eq!(graph["aggregate"], set(&["aggregate::block", "sites"]));
+    assert_eq!(graph["aggregate::block"], set(&["aggregate", "callgraph"]));
+}

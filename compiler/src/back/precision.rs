@@ -175,22 +175,97 @@ pub fn adapt_libdevice(module: &Module<'_>, math: FloatMath) -> Result<(), Strin
 /// nvcc's `-prec-sqrt=false`, the fast math library), as a file in `dir` (the folder of
 /// `clang::additions_header`) named by cdpc's version, the options, the original's path, size and
 /// time and the format of the change, written whole and renamed into place when it is missing.
+///
+/// `dir` is the cache's `include/` when there is a cache, so the copy is a cache file like any
+/// other (`clang::cache`, "Damaged entries"): beside it, `<name>.sum` holds the hash of its
+/// bytes, and a copy whose bytes do not match (truncated, overwritten, its sum gone) is made
+/// again and replaced whole; a compilation never hands Clang a damaged one it could have seen.
+/// Where `dir` cannot take the copy (a read-only cache, a full disk), it goes to a folder of
+/// this process ([`process_folder`]) and the compilation goes on, as without a cache.
 pub fn libdevice_variant(dir: &std::path::Path, original: &std::path::Path, math: FloatMath) -> Result<std::path::PathBuf, String> {
     use std::hash::{Hash, Hasher};
     let meta = std::fs::metadata(original).map_err(|e| format!("{}: {e}", original.display()))?;
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     (original, meta.len(), meta.modified().ok(), math.tag(), LIBDEVICE_VARIANT_FORMAT).hash(&mut hasher);
-    let path = dir.join(format!("cdpc-{}-libdevice-{}-{:016x}.bc", env!("CARGO_PKG_VERSION"), math.tag(), hasher.finish()));
-    if path.is_file() {
+    let name = format!("cdpc-{}-libdevice-{}-{:016x}.bc", env!("CARGO_PKG_VERSION"), math.tag(), hasher.finish());
+    let path = dir.join(&name);
+    if intact(&path) {
         return Ok(path);
     }
     let context = inkwell::context::Context::create();
     let module = inkwell::module::Module::parse_bitcode_from_path(original, &context).map_err(|e| format!("{}: {e}", original.display()))?;
     adapt_libdevice(&module, math)?;
     let bitcode = module.write_bitcode_to_memory();
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    crate::clang::cache::write_atomic(&path, bitcode.as_slice()).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(path)
+    let bytes = bitcode.as_slice();
+    if keep(&path, bytes).is_ok() {
+        return Ok(path);
+    }
+    let own = process_folder()?.join(&name);
+    if !intact(&own) {
+        keep(&own, bytes).map_err(|e| format!("{}: {e}", own.display()))?;
+    }
+    Ok(own)
+}
+
+/// The sum file of a libdevice copy at `path`: `<name>.sum`.
+fn sum_path(path: &std::path::Path) -> std::path::PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".sum");
+    std::path::PathBuf::from(name)
+}
+
+/// The hash a copy's sum file holds: of its length and bytes.
+fn sum_of(bytes: &[u8]) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut hasher);
+    format!("{:016x}\n", hasher.finish())
+}
+
+/// Whether the copy at `path` is there and its bytes are the ones its sum file names.
+fn intact(path: &std::path::Path) -> bool {
+    match (std::fs::read(path), std::fs::read(sum_path(path))) {
+        (Ok(bytes), Ok(sum)) => sum == sum_of(&bytes).as_bytes(),
+        _ => false,
+    }
+}
+
+/// Writes a copy and then its sum, each whole and renamed into place (a concurrent
+/// compilation writes the same bytes, so any mix of the two is intact).
+fn keep(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    std::fs::create_dir_all(path.parent().unwrap_or(std::path::Path::new(".")))?;
+    crate::clang::cache::write_atomic(path, bytes)?;
+    crate::clang::cache::write_atomic(&sum_path(path), sum_of(bytes).as_bytes())
+}
+
+/// A folder of this process for the libdevice copies the cache cannot take: a work folder
+/// (`cdpc-work-<pid>-*` in the temporary folder), made on first need and kept while the process
+/// runs (Clang reads a copy by its path, later), removed at the process's exit, with the work
+/// folders by an interrupt (`toolchain::cleanup`), or, after a SIGKILL, by the next cdpc's
+/// sweep of stale work folders.
+fn process_folder() -> Result<&'static std::path::Path, String> {
+    static FOLDER: std::sync::OnceLock<Result<std::path::PathBuf, String>> = std::sync::OnceLock::new();
+    extern "C" fn remove_at_exit() {
+        if let Some(Ok(dir)) = FOLDER.get() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+    let made = FOLDER.get_or_init(|| {
+        let root = std::env::temp_dir();
+        let create = || {
+            tempfile::Builder::new()
+                .prefix(&crate::toolchain::cleanup::work_dir_prefix())
+                .tempdir_in(&root)
+                .map_err(|e| crate::toolchain::ToolError::io("creating a folder for libdevice's copy in", &root, e))
+        };
+        let (dir, tracked) = crate::toolchain::cleanup::tracked(create, |d: &tempfile::TempDir| d.path().to_path_buf()).map_err(|e| e.to_string())?;
+        // Recorded for good: the folder lives as long as the process.
+        std::mem::forget(tracked);
+        // SAFETY: registers a function without arguments that only removes a folder.
+        unsafe { libc::atexit(remove_at_exit) };
+        Ok(dir.keep())
+    });
+    made.as_deref().map_err(Clone::clone)
 }
 
 /// `-ftz=true` for IR that Clang did not write (cdpc's own front end's, IR input): every

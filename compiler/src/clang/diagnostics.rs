@@ -10,6 +10,9 @@
 //! main one (a header) carries that file on its label, as the preprocessor's do. Context
 //! lines (`In file included from ...`) and the closing count (`2 errors generated.`) are
 //! dropped: the labels say where.
+//!
+//! Clang's error at `cudaDeviceSynchronize` in device code (only the host's is declared since
+//! CUDA 12) is the kernel language's `E0308`, in its words ([`crate::diag::words`]), at the call.
 
 use crate::diag::{Code, Diagnostic, Label, Severity, SourceFile, Span};
 use std::collections::HashMap;
@@ -112,6 +115,41 @@ fn help_for(message: &str) -> Option<&'static str> {
     None
 }
 
+/// Clang's error at a call of `cudaDeviceSynchronize` in device code: CUDA 12 removed the
+/// device runtime's (CDP2), so only the host's is declared, and overload resolution finds no
+/// function the device may call. It is `E0308` when a note then says why the host's is not
+/// viable ([`HOST_CANDIDATE_FROM_DEVICE`]); with another reason (arguments that do not fit) it
+/// stays Clang's.
+const NO_MATCHING_DEVICE_SYNCHRONIZE: &str = "no matching function for call to 'cudaDeviceSynchronize'";
+/// The note that makes [`NO_MATCHING_DEVICE_SYNCHRONIZE`] `E0308`: the host's function, from
+/// `__global__`, `__device__` or `__host__ __device__` code.
+const HOST_CANDIDATE_FROM_DEVICE: &str = "candidate function not viable: call to __host__ function from __";
+
+/// Clang's error at `cudaDeviceSynchronize` named in device code without overload resolution
+/// (its address taken, or a call in a `__host__ __device__` function compiled for the device).
+fn is_device_synchronize_reference(message: &str) -> bool {
+    message.strip_prefix("reference to __host__ function 'cudaDeviceSynchronize' in __").is_some_and(|rest| rest.ends_with(" function"))
+}
+
+/// `E0308` at the place of Clang's error `d`, in the kernel language's words
+/// ([`crate::diag::words`]): what `.cdp` sema says of the same call, at the call
+/// (`cudaDeviceSynchronize()`, as sema's span) where Clang's place is the name of one.
+fn device_synchronize_removed(d: Diagnostic, main_text: &str) -> Diagnostic {
+    use crate::diag::words;
+    let mut e = Diagnostic::new(Code::DeviceSynchronizeRemoved, Span::new(0, 0), words::DEVICE_SYNCHRONIZE).with_note(words::DEVICE_SYNCHRONIZE_NOTE);
+    if let Some(mut primary) = d.labels.into_iter().find(|l| l.primary) {
+        let text = primary.file.as_ref().map_or(main_text, |f| f.text.as_str());
+        if text.get(primary.span.end as usize..).is_some_and(|rest| rest.starts_with("()")) {
+            primary.span.end += 2;
+        }
+        primary.message = words::DEVICE_SYNCHRONIZE_LABEL.to_string();
+        e.labels = vec![primary];
+    }
+    // A place Clang named but cdpc could not read.
+    e.notes.extend(d.notes.into_iter().filter(|n| n.starts_with("at ")));
+    e
+}
+
 fn convert<'a>(lines: impl Iterator<Item = Line<'a>>, main: &Path, main_text: &str) -> Vec<Diagnostic> {
     let main_canon = main.canonicalize().unwrap_or_else(|_| main.to_path_buf());
     let mut files: HashMap<PathBuf, Option<Arc<SourceFile>>> = HashMap::new();
@@ -133,6 +171,15 @@ fn convert<'a>(lines: impl Iterator<Item = Line<'a>>, main: &Path, main_text: &s
         let where_text = line.place.map(|(file, row, col)| format!("{file}:{row}:{col}"));
         if line.kind == "note" {
             let Some(last) = out.last_mut() else { continue };
+            // cdpc's own diagnostic says all there is: Clang's candidates and declarations in
+            // CUDA's header are not the user's concern.
+            if last.code == Code::DeviceSynchronizeRemoved {
+                continue;
+            }
+            if last.code == Code::ClangError && last.message == NO_MATCHING_DEVICE_SYNCHRONIZE && line.message.starts_with(HOST_CANDIDATE_FROM_DEVICE) {
+                *last = device_synchronize_removed(std::mem::replace(last, Diagnostic::new(Code::ClangError, Span::new(0, 0), String::new())), main_text);
+                continue;
+            }
             // cdpc's own checks of a call (`diagnose_if` in additions.h, nvcc's messages about
             // `__nv_atomic_*`) say all there is; the attribute's place is cdpc's header.
             if line.message.starts_with("from 'diagnose_if' attribute on")
@@ -169,6 +216,9 @@ fn convert<'a>(lines: impl Iterator<Item = Line<'a>>, main: &Path, main_text: &s
                     d = d.with_note(format!("at {w}"));
                 }
             }
+        }
+        if severity == Severity::Error && is_device_synchronize_reference(line.message) {
+            d = device_synchronize_removed(d, main_text);
         }
         out.push(d);
     }
@@ -259,6 +309,36 @@ mod tests {
         assert_eq!(&text[from_data[0].labels[0].span.range()], "f");
         assert_eq!(from_data[1].code, Code::ClangError);
         assert_eq!(from_data[1].message, "cannot find CUDA installation");
+    }
+
+    /// `cudaDeviceSynchronize` in device code is the kernel language's `E0308`, in its words, at
+    /// the call (Clang's candidate in CUDA's header left out); a call Clang refuses for another
+    /// reason, or in host code, stays Clang's.
+    #[test]
+    fn device_side_device_synchronize_is_e0308() {
+        let dir = tempfile::tempdir().unwrap();
+        let (main, header) = (dir.path().join("k.cu"), dir.path().join("cuda_runtime_api.h"));
+        let text = "__global__ void k() {\n    cudaDeviceSynchronize();\n    auto f = &cudaDeviceSynchronize;\n}\nvoid h() { cudaDeviceSynchronize(1); }\n";
+        std::fs::write(&main, text).unwrap();
+        std::fs::write(&header, "extern __host__ cudaError_t cudaDeviceSynchronize(void);\n").unwrap();
+        let (m, hd) = (main.display(), header.display());
+        let stderr = format!(
+            "{m}:2:5: error: no matching function for call to 'cudaDeviceSynchronize'\n\
+             {hd}:1:29: note: candidate function not viable: call to __host__ function from __global__ function\n\
+             {m}:3:15: error: reference to __host__ function 'cudaDeviceSynchronize' in __global__ function\n\
+             {hd}:1:29: note: 'cudaDeviceSynchronize' declared here\n\
+             {m}:5:12: error: no matching function for call to 'cudaDeviceSynchronize'\n\
+             {hd}:1:29: note: candidate function not viable: requires 0 arguments, but 1 was provided\n"
+        );
+        let d = parse(&stderr, &main, text);
+        assert_eq!(d.iter().map(|d| d.code).collect::<Vec<_>>(), [Code::DeviceSynchronizeRemoved, Code::DeviceSynchronizeRemoved, Code::ClangError]);
+        assert_eq!(d[0].message, crate::diag::words::DEVICE_SYNCHRONIZE);
+        assert_eq!(d[0].labels.len(), 1, "{:?}", d[0].labels);
+        assert_eq!(&text[d[0].labels[0].span.range()], "cudaDeviceSynchronize()");
+        assert_eq!(d[0].labels[0].message, crate::diag::words::DEVICE_SYNCHRONIZE_LABEL);
+        assert_eq!(d[0].notes, [crate::diag::words::DEVICE_SYNCHRONIZE_NOTE]);
+        assert_eq!((&text[d[1].labels[0].span.range()], d[1].labels.len()), ("cudaDeviceSynchronize", 1));
+        assert_eq!(d[2].labels.len(), 2);
     }
 
     #[test]

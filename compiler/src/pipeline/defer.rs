@@ -1,14 +1,14 @@
-//! Thresholding's small grids kept for the warp (from sm_80, with [`threshold`]): a lane that
+//! Thresholding's small grids kept for the warp (from sm_80, with [`super::threshold`]): a lane that
 //! reaches a thresholded site alone runs a small grid alone, one thread after another, while
 //! the other lanes of its warp have gone elsewhere, returned or wait. Where nothing launched
 //! later by the kernel could be reordered with it, the lane keeps the grid instead, and at the
 //! kernel's end, where every lane of the warp meets, the whole warp runs the kept grids
-//! together ([`threshold::Mode::End`]: the team of [`threshold`]'s `team_path`, the rounds
+//! together ([`super::in_place::Mode::End`]: the team of [`super::in_place`]'s `team_path`, the rounds
 //! counted the same way). `samples/bfs.cdp`'s one launching lane a warp ran its 128 visits
 //! alone; kept, its warp runs them in 4 rounds.
 //!
 //! A site `C<<<g, b>>>(args)` taken by thresholding in a kernel `K` is kept when
-//! - the target has `redux.sync` (sm_80: [`threshold::Team::Warp`]);
+//! - the target has `redux.sync` (sm_80: [`super::in_place::Team::Warp`]);
 //! - `K` is a kernel and the site is in its own body (not in a function it calls);
 //! - the site is not in a loop (reached once per thread at most, so one slot per site holds
 //!   the grid);
@@ -44,7 +44,9 @@
 
 use super::clone::{callee, is_inline_asm};
 use super::launch::{self, Launch};
-use super::threshold::{self, helper, new_helper_with, ok, replace_by_helper_with, successors, Mode};
+use super::emit::{intrinsic, ok};
+use super::in_place::{helper, Mode};
+use super::sites::{child_name, new_helper_with, replace_by_helper_with, successors};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
 use inkwell::module::{Linkage, Module};
@@ -199,7 +201,7 @@ pub(super) fn keep<'ctx>(module: &Module<'ctx>, k: FunctionValue<'ctx>, sites: &
     let b = ctx.create_builder();
     let entry = k.get_first_basic_block().expect("a kernel with a body");
     super::clone::position_at_start(&b, entry);
-    let mask = ok(b.build_call(threshold::intrinsic(module, "llvm.nvvm.activemask", &[]), &[], "entry.mask")).try_as_basic_value().basic().expect("a mask");
+    let mask = ok(b.build_call(intrinsic(module, "llvm.nvvm.activemask", &[]), &[], "entry.mask")).try_as_basic_value().basic().expect("a mask");
     let ones = dim3.const_named_struct(&[i32t.const_int(1, false).into(); 3]);
     let slots: Vec<_> = sites
         .iter()
@@ -217,7 +219,7 @@ pub(super) fn keep<'ctx>(module: &Module<'ctx>, k: FunctionValue<'ctx>, sites: &
     // The sites.
     let mut ends = Vec::new();
     for ((l, serial), &(kept, grid, block)) in sites.iter().zip(&slots) {
-        let child = threshold::child_name(l);
+        let child = child_name(l);
         let extra: [BasicMetadataTypeEnum; 3] = [ptr.into(), ptr.into(), ptr.into()];
         let keep = new_helper_with(module, l, &format!("{child}__keep"), &extra);
         for (i, name) in [(3, "kept"), (4, "kept.grid"), (5, "kept.block")] {
@@ -237,7 +239,7 @@ pub(super) fn keep<'ctx>(module: &Module<'ctx>, k: FunctionValue<'ctx>, sites: &
 
     // Every `ret` to one end, where the warp meets and runs what its lanes kept.
     super::clone::returns_to_one_block(&b, k, "kept.end");
-    ok(b.build_call(threshold::intrinsic(module, "llvm.nvvm.bar.warp.sync", &[]), &[mask.into()], ""));
+    ok(b.build_call(intrinsic(module, "llvm.nvvm.bar.warp.sync", &[]), &[mask.into()], ""));
     for ((end, args), &(kept, grid, block)) in ends.iter().zip(&slots) {
         let kept_now = ok(b.build_load(i1t, kept, "kept.now"));
         let call_args: [BasicMetadataValueEnum; 4] = [(*args).into(), grid.into(), block.into(), kept_now.into()];

@@ -3,6 +3,11 @@
 //! as the kernel language's sema warns (`W0316`): the link would otherwise fail with nvlink's
 //! raw "undefined reference" and no place in the source.
 //!
+//! A call of `cudaDeviceSynchronize`, which CUDA 12 removed from the device runtime (CDP2: no
+//! header declares it for the device, libcudadevrt has no such symbol, and ptxas refuses it for
+//! sm_90 with no place in the source), is the kernel language's `E0308`, in its words
+//! ([`crate::diag::words`]): IR from another front end, or CUDA C++ that declared it itself.
+//!
 //! Invariant: the module is never changed; a `.cdp` program's own calls (`!cdpc.own`), which its
 //! sema has warned about already, get no second warning.
 
@@ -12,7 +17,8 @@ use inkwell::module::Module;
 use inkwell::values::InstructionOpcode;
 use runtime_shim::entry_points::RuntimeFn;
 
-/// `W0316` at each call of a runtime function libcudadevrt lacks, by its C name or its symbol.
+/// `W0316` at each call of a runtime function libcudadevrt lacks, by its C name or its symbol;
+/// `E0308` at each call of `cudaDeviceSynchronize`.
 pub fn warn(module: &Module<'_>, source: &SourceText) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for function in module.get_functions() {
@@ -25,6 +31,14 @@ pub fn warn(module: &Module<'_>, source: &SourceText) -> Vec<Diagnostic> {
                 continue;
             }
             let name = callee.get_name().to_string_lossy();
+            if name == "cudaDeviceSynchronize" {
+                use crate::diag::words;
+                let d = Diagnostic::new(Code::DeviceSynchronizeRemoved, Span::new(0, 0), words::DEVICE_SYNCHRONIZE)
+                    .with_primary_message(words::DEVICE_SYNCHRONIZE_LABEL)
+                    .with_note(words::DEVICE_SYNCHRONIZE_NOTE);
+                out.push(source.place(d, inst, &function.get_name().to_string_lossy()));
+                continue;
+            }
             let Some(f) = RuntimeFn::ALL.iter().copied().find(|f| f.missing_from_libcudadevrt() && (f.entry_point().c_name == name || f.entry_point().ptx_symbol == name)) else { continue };
             let entry = f.entry_point();
             let d = Diagnostic::new(Code::NotInDeviceRuntimeLibrary, Span::new(0, 0), format!("libcudadevrt does not define `{}`", entry.ptx_symbol))

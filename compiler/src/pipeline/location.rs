@@ -3,10 +3,10 @@
 
 use crate::clang::diagnostics::span_at;
 use crate::diag::{Diagnostic, Label, SourceFile, Span};
-use inkwell::llvm_sys::debuginfo::{LLVMDIFileGetFilename, LLVMDILocationGetColumn, LLVMDILocationGetLine, LLVMDILocationGetScope, LLVMDIScopeGetFile, LLVMDIFileGetDirectory, LLVMDILocationGetInlinedAt, LLVMInstructionGetDebugLoc};
+use inkwell::llvm_sys::debuginfo::{LLVMDISubprogramGetLine, LLVMGetSubprogram, LLVMDIFileGetFilename, LLVMDILocationGetColumn, LLVMDILocationGetLine, LLVMDILocationGetScope, LLVMDIScopeGetFile, LLVMDIFileGetDirectory, LLVMDILocationGetInlinedAt, LLVMInstructionGetDebugLoc};
 use inkwell::llvm_sys::core::LLVMIsAInstruction;
 use inkwell::llvm_sys::prelude::{LLVMMetadataRef, LLVMValueRef};
-use inkwell::values::{AnyValue, AsValueRef, InstructionValue};
+use inkwell::values::{AnyValue, AsValueRef, FunctionValue, InstructionValue};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -26,7 +26,16 @@ pub struct SourceText {
 /// # Safety
 /// `loc` is a live debug location (`DILocation`).
 unsafe fn scope_file(loc: LLVMMetadataRef) -> String {
-    let file = LLVMDIScopeGetFile(LLVMDILocationGetScope(loc));
+    file_of_scope(LLVMDILocationGetScope(loc))
+}
+
+/// The file of the debug-information scope `scope` (a subprogram, a lexical block), as
+/// [`scope_file`].
+///
+/// # Safety
+/// `scope` is a live `DIScope`.
+unsafe fn file_of_scope(scope: LLVMMetadataRef) -> String {
+    let file = LLVMDIScopeGetFile(scope);
     let text = |f: unsafe extern "C" fn(_, *mut std::ffi::c_uint) -> *const std::ffi::c_char| {
         let mut len = 0;
         let p = if file.is_null() { std::ptr::null() } else { f(file, &mut len) };
@@ -83,17 +92,45 @@ impl SourceText {
         if line == 0 {
             return None;
         }
+        self.label_in(file, |text| span_at(text, line, col))
+    }
+
+    /// A primary label in `file` (the main file when it is that or empty, else read from disk)
+    /// at the span `at` finds in its text.
+    fn label_in(&self, file: String, at: impl FnOnce(&str) -> Span) -> Option<Label> {
         let same = |a: &Path, b: &Path| a == b || a.canonicalize().ok().zip(b.canonicalize().ok()).is_some_and(|(a, b)| a == b);
         match &self.path {
-            Some(main) if same(Path::new(&file), main) || file.is_empty() => {
-                Some(Label { span: span_at(&self.text, line, col), message: String::new(), primary: true, file: None })
-            }
+            Some(main) if same(Path::new(&file), main) || file.is_empty() => Some(Label { span: at(&self.text), message: String::new(), primary: true, file: None }),
             _ => {
                 let text = std::fs::read_to_string(&file).ok()?;
-                let span = span_at(&text, line, col);
+                let span = at(&text);
                 Some(Label { span, message: String::new(), primary: true, file: Some(Arc::new(SourceFile { name: file, text })) })
             }
         }
+    }
+
+    /// Where `function` is defined, as a secondary label with `message`: the line its debug
+    /// information gives (`DISubprogram`), at `name` and its parameters on that line where it
+    /// is there (else the line); without debug information, in textual IR, its `define` line. `None` for a
+    /// function defined elsewhere, or a place that cannot be shown.
+    pub(crate) fn definition_label(&self, function: FunctionValue<'_>, name: &str, message: &str) -> Option<Label> {
+        // SAFETY: plain queries of a live function's subprogram, its line and its file.
+        let found = unsafe {
+            let sp = LLVMGetSubprogram(function.as_value_ref());
+            if sp.is_null() { None } else { Some((file_of_scope(sp), LLVMDISubprogramGetLine(sp) as usize)) }
+        };
+        let mut label = match found {
+            Some((file, line)) if line > 0 => self.label_in(file, |text| word_on_line(text, line, name))?,
+            Some(_) => return None,
+            None if function.count_basic_blocks() > 0 => {
+                let span = define_line(&self.text, &function.get_name().to_string_lossy())?;
+                Label { span, message: String::new(), primary: true, file: None }
+            }
+            None => return None,
+        };
+        label.primary = false;
+        label.message = message.to_string();
+        Some(label)
     }
 
     /// Where `inst` is: its debug location when it has one, else, in textual IR, the
@@ -143,6 +180,83 @@ impl SourceText {
     }
 }
 
+/// The name `function`'s debug information gives it (`DISubprogram`'s `name:`, as the
+/// source spells it, a template instance's arguments included: `kern<1100>`, without its
+/// namespaces), if it has one.
+pub(crate) fn subprogram_name(function: FunctionValue<'_>) -> Option<String> {
+    use inkwell::context::AsContextRef;
+    use inkwell::llvm_sys::core::{LLVMGetMDNodeNumOperands, LLVMGetMDNodeOperands, LLVMGetMDString, LLVMMetadataAsValue};
+    // SAFETY: the subprogram of a live function, as a value, and its operands: a
+    // `DISubprogram`'s third is its name (an `MDString`, or null).
+    unsafe {
+        let sp = LLVMGetSubprogram(function.as_value_ref());
+        if sp.is_null() {
+            return None;
+        }
+        let node = LLVMMetadataAsValue(function.get_type().get_context().as_ctx_ref(), sp);
+        let count = LLVMGetMDNodeNumOperands(node) as usize;
+        if count < 3 {
+            return None;
+        }
+        let mut operands = vec![std::ptr::null_mut(); count];
+        LLVMGetMDNodeOperands(node, operands.as_mut_ptr());
+        if operands[2].is_null() {
+            return None;
+        }
+        let mut len = 0;
+        let p = LLVMGetMDString(operands[2], &mut len);
+        (!p.is_null() && len > 0).then(|| String::from_utf8_lossy(std::slice::from_raw_parts(p.cast::<u8>(), len as usize)).into_owned())
+    }
+}
+
+/// The span of `word` (as a whole identifier) on the 1-based `line` of `text`, with the
+/// parenthesised list that follows it (a function's parameters) when one does, or of the line
+/// without its indentation where the word is not there.
+fn word_on_line(text: &str, line: usize, word: &str) -> Span {
+    let start = span_at(text, line, 1).start as usize;
+    let end = text[start..].find('\n').map_or(text.len(), |nl| start + nl);
+    let this = &text[start..end];
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let found = (!word.is_empty())
+        .then(|| this.match_indices(word).map(|(at, _)| at).find(|&at| !this[..at].ends_with(ident) && !this[at + word.len()..].starts_with(ident)))
+        .flatten();
+    match found {
+        // A function's name with its parameters, where they follow it.
+        Some(at) => {
+            let (from, mut end) = (start + at, start + at + word.len());
+            let after = text[end..].trim_start();
+            if after.starts_with('(') {
+                let open = text.len() - after.len();
+                let mut depth = 0usize;
+                for (i, c) in text[open..].char_indices() {
+                    match c {
+                        // Parameters over several lines: to the end of the name's.
+                        '\n' => {
+                            end = start + this.trim_end().len();
+                            break;
+                        }
+                        '(' => depth += 1,
+                        ')' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end = open + i + 1;
+                                break;
+                            }
+                        }
+                        ';' | '{' | '}' => break,
+                        _ => {}
+                    }
+                }
+            }
+            Span::new(from, end)
+        }
+        None => {
+            let indent = this.len() - this.trim_start().len();
+            Span::new(start + indent, start + this.trim_end().len())
+        }
+    }
+}
+
 /// The `define` line of `function` in textual IR (`@name(` or `@"name"(` on it), from the
 /// keyword to the line's end.
 pub(crate) fn define_line(text: &str, function: &str) -> Option<Span> {
@@ -183,6 +297,12 @@ pub(crate) fn copy_cdp_span(from: InstructionValue<'_>, to: InstructionValue<'_>
         // Only a non-instruction value refuses metadata.
         let _ = to.set_metadata(node, kind);
     }
+}
+
+/// Whether `call` is a `.cdp` program's launch ([`crate::back::SPAN_METADATA`]), which its
+/// sema has checked already.
+pub(crate) fn is_cdp_launch(call: InstructionValue<'_>) -> bool {
+    cdp_span(call).is_some()
 }
 
 /// Whether `call` is a `.cdp` program's own call of a device-runtime entry point

@@ -15,6 +15,10 @@
 //! 2. [`warp`]: the warp shuffles and votes of CUDA before 9.0 (`__shfl_up`, `__any`, ...),
 //!    which sm_70 and newer lack, become their `_sync` forms over the active mask, with
 //!    `W0902`; afterwards no legacy warp intrinsic is left.
+//!    [`devrt_missing`] and [`param_buffer`] only look: calls of runtime functions that
+//!    libcudadevrt lacks are `W0316` (of `cudaDeviceSynchronize`, `E0308`), launches whose
+//!    parameter buffer is over 4 KB `W0305` (over the target's limit `E0304`), as the kernel
+//!    language's sema says them.
 //! 3. [`uniform`] (with thresholding or aggregation): a launch's shared memory size or kernel
 //!    pointer that is one constant on every run becomes that constant.
 //! 4. [`threshold`] (`-flaunch-threshold=N`, off by default): each launch in the documented
@@ -70,13 +74,16 @@ mod defer;
 pub mod devrt_missing;
 mod emit;
 pub mod host_names;
+mod in_place;
 pub mod itanium;
 pub mod launch;
 pub(crate) mod location;
 pub mod malloc_pool;
 pub mod managed;
 pub mod names;
+pub mod param_buffer;
 pub mod qualifiers;
+mod sites;
 mod stream_order;
 pub mod threshold;
 pub mod uniform;
@@ -124,6 +131,7 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
     launch::literal_dims(module).map_err(unrewritten("a launch's named `dim3` could not be rewritten"))?;
     let mut diagnostics = warp::legacy_to_sync(module, source);
     diagnostics.extend(devrt_missing::warn(module, source));
+    diagnostics.extend(param_buffer::check(module, &options.target, source));
     if options.launch_threshold > 0 || options.aggregate != aggregate::Granularity::Off {
         let (launches, errors) = launch::recognise(module, source);
         if errors.is_empty() {

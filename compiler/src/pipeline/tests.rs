@@ -161,6 +161,31 @@ fn a_buffer_of_unknown_size_is_e1010() {
     assert_eq!(codes(&result), ["E1010"]);
 }
 
+/// A buffer over 4096 bytes is the kernel language's `W0305` at the launch, over the target's
+/// limit `E0304`, the launch lowered as before (the module is unchanged by the check); a `.cdp`
+/// launch (`!cdpc.span`), which its sema checked, gets none from the pipeline.
+#[test]
+fn a_buffer_over_4k_is_w0305_and_over_the_limit_e0304() {
+    let sized = |n: u64| LAUNCH.replace("(i64 64, i64 12)", &format!("(i64 64, i64 {n})"));
+    let (ir, result) = run_text(&format!("{HEAD}{}", sized(4096)), Target::default());
+    assert_eq!(codes(&result), Vec::<&str>::new(), "{ir}");
+    let (ir, result) = run_text(&format!("{HEAD}{}", sized(4408)), Target::default());
+    assert_eq!(codes(&result), ["W0305"]);
+    let warning = &result.as_ref().unwrap()[0];
+    assert_eq!(warning.message, "the parameters of `child` need 4408 bytes, more than 4096");
+    assert!(!ir.contains("@__cudaCDP2LaunchDevice("), "{ir}");
+    let (_, result) = run_text(&format!("{HEAD}{}", sized(32768)), Target::default());
+    assert_eq!(codes(&result), ["E0304"]);
+    assert!(result.unwrap_err()[0].message.contains("32768 bytes, more than the 32764 a launch can pass"));
+    // 32-bit addresses: 4 KB is all a launch can pass.
+    let bits32 = Target { address_size: crate::target::AddressSize::Bits32, ..Target::default() };
+    let (_, result) = run_text(&format!("{HEAD}{}", sized(4408)).replace("nvptx64-nvidia-cuda", "nvptx-nvidia-cuda"), bits32);
+    assert!(codes(&result).contains(&"E0304"), "{:?}", codes(&result));
+    let marked = sized(4408).replace("ptr %stream)\n  br label %done", "ptr %stream), !cdpc.span !0\n  br label %done") + "!0 = !{i64 1, i64 2}\n";
+    let (_, result) = run_text(&format!("{HEAD}{marked}"), Target::default());
+    assert_eq!(codes(&result), Vec::<&str>::new());
+}
+
 #[test]
 fn legacy_shuffles_become_sync_forms_with_w0902() {
     let ir = format!(

@@ -328,10 +328,10 @@ fn launch_bounds_keep_their_registers() {
 
 #[test]
 fn kernel_names_read_as_the_source_writes_them() {
-    assert_eq!(threshold::source_name("_Z5childPic1Sd"), "child");
-    assert_eq!(threshold::source_name("_ZN2ns5childEv"), "ns::child");
-    assert_eq!(threshold::source_name("child"), "child");
-    assert_eq!(threshold::source_name("_Z99x"), "_Z99x");
+    assert_eq!(super::sites::source_name("_Z5childPic1Sd"), "child");
+    assert_eq!(super::sites::source_name("_ZN2ns5childEv"), "ns::child");
+    assert_eq!(super::sites::source_name("child"), "child");
+    assert_eq!(super::sites::source_name("_Z99x"), "_Z99x");
 }
 
 /// A launch through a pointer is named so in its remark: which kernel it launches is known at

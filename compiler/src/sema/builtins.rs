@@ -133,9 +133,11 @@ impl Context {
                 return Some(make(ExprKind::Builtin { builtin: Builtin::Abs, args: vec![v] }, ty, span));
             }
             "cudaDeviceSynchronize" => {
-                self.error(Code::DeviceSynchronizeRemoved, span, "`cudaDeviceSynchronize` cannot be called from device code")
-                    .primary("removed from the device runtime in CUDA 12 (CDP2)")
-                    .note("to use a child grid's results, launch the work that needs them into `cudaStreamTailLaunch`: it runs after the parent grid and all its children finish")
+                // The same words as CUDA C++'s (clang/diagnostics.rs).
+                use crate::diag::words;
+                self.error(Code::DeviceSynchronizeRemoved, span, words::DEVICE_SYNCHRONIZE)
+                    .primary(words::DEVICE_SYNCHRONIZE_LABEL)
+                    .note(words::DEVICE_SYNCHRONIZE_NOTE)
                     .emit();
                 return None;
             }

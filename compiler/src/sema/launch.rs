@@ -209,24 +209,22 @@ impl Context {
     /// was reported where the kernel is defined, as nvcc does; a pointer's, here. The rule is
     /// [`ParamLayout::check_size`](crate::layout::ParamLayout::check_size), shared with embedders.
     fn check_buffer_size(&mut self, layout: &crate::layout::ParamLayout, name: &str, defined: Option<Span>, span: Span) -> Option<()> {
+        // The same words as the launch pipeline's for CUDA C++ and LLVM IR (pipeline/param_buffer.rs).
+        use crate::diag::words;
         match layout.check_size(&self.target) {
             Err(e) if defined.is_none() => {
-                let (sm, bits) = (self.target.sm, self.target.address_size.pointer_bytes() * 8);
-                self.error(Code::ParamBufferTooLarge, span, format!("the parameters of {name} need {} bytes, more than the {} a launch can pass", e.size, e.limit))
-                    .note(format!("the limit for {sm} at {bits}-bit addresses is {} bytes; pass large data through a pointer to global memory", e.limit))
-                    .emit();
+                let note = words::too_large_note(&self.target.sm, self.target.address_size.pointer_bytes() as u32 * 8, e.limit);
+                self.error(Code::ParamBufferTooLarge, span, words::too_large(name, e.size, e.limit)).note(note).emit();
                 None
             }
             Err(_) => None,
             Ok(Some(over)) => {
-                let mut builder = self.error(Code::ParamBufferOver4K, span, format!("the parameters of {name} need {} bytes, more than 4096", over.size));
+                let mut builder = self.error(Code::ParamBufferOver4K, span, words::over_4k(name, over.size));
                 if let Some(defined) = defined {
-                    builder = builder.label(defined, "parameters declared here");
+                    builder = builder.label(defined, words::OVER_4K_DECLARED);
                 }
-                builder
-                    .note("CUDA 12.1 and newer accept up to 32764 bytes on sm_70+, but older runtimes refuse buffers over 4 KB")
-                    .note("`--strict-param-limit` makes this an error")
-                    .emit();
+                let [first, second] = words::OVER_4K_NOTES;
+                builder.note(first).note(second).emit();
                 Some(())
             }
             Ok(None) => Some(()),

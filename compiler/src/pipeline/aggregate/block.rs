@@ -46,7 +46,8 @@ pub(super) use super::super::callgraph::{is_kernel, pointer_targets};
 use super::super::callgraph::callees;
 use super::super::clone::{as_function, called_function, value_name};
 use super::super::launch::{self, Launch};
-use super::super::threshold::{launch_as_documented, new_helper, ok, parameter_layout, source_name, successors, Config};
+use super::super::emit::ok;
+use super::super::sites::{launch_as_documented, new_helper, parameter_layout, source_name, successors, Config, ARGS_ALIGN};
 use super::{byte_gep, intrinsic, launch_agg_kernel, Child, Entries, HEADER, OFF_BLOCK, OFF_DONE, OFF_GRID};
 use super::{MAX_BLOCKS_PER_RECORD, RECORD_CAP, SHARED_BUDGET};
 use inkwell::attributes::{Attribute, AttributeLoc};
@@ -518,7 +519,7 @@ fn record_helper<'ctx>(module: &Module<'ctx>, name: &str, s: &SiteState<'ctx>, c
         store_at(OFF_GRID + 4 * i as u64, *v);
     }
     if c.args_size > 0 {
-        ok(b.build_memcpy(byte_gep(&b, rec, c64(c.args_at), "record.args"), super::RECORD_ALIGN, p(0).into_pointer_value(), super::super::threshold::ARGS_ALIGN, c64(c.args_size)));
+        ok(b.build_memcpy(byte_gep(&b, rec, c64(c.args_at), "record.args"), super::RECORD_ALIGN, p(0).into_pointer_value(), ARGS_ALIGN, c64(c.args_size)));
     }
     let threads = ok(b.build_int_truncate(config.threads, i32t, "threads"));
     ok(b.build_atomicrmw(AtomicRMWBinOp::UMin, s.min_threads, threads, AtomicOrdering::Monotonic));

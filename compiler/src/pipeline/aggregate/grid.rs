@@ -32,7 +32,7 @@
 //! Memory: a recording thread's writes precede the end-of-block barrier, after which thread 0
 //! fences and counts; the last block's thread 0 counts after it, fences and launches.
 
-use super::super::threshold::ok;
+use super::super::emit::ok;
 use super::block::{block_tail, reaches, copy_tables, end_of_block, launch_records, shared, BlockEnd, EndOfBlock, Emit, SiteState};
 use super::{byte_gep, launch_agg_kernel, Child, Entries, OFF_GRID};
 use inkwell::basic_block::BasicBlock;

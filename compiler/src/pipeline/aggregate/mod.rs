@@ -28,7 +28,8 @@
 
 use super::clone::{self, as_function, called_function, value_name};
 use super::launch::{self, Launch};
-use super::threshold::{byval_at_call, cap_registers, documented_shape, intrinsic, load_arguments, ok, parameter_layout, replace_by_helper, source_name, unflatten};
+use super::emit::{intrinsic, ok};
+use super::sites::{builtin_readers, byval_at_call, cap_kernel, cap_registers, copy_byval, documented_shape, load_arguments, parameter_layout, replace_by_helper, source_name, unflatten, ARGS_ALIGN};
 use super::SourceText;
 use crate::diag::{Code, Diagnostic, Span};
 use inkwell::attributes::{Attribute, AttributeLoc};
@@ -76,18 +77,7 @@ pub const SHARED_BUDGET: u64 = 24 * 1024;
 /// A recorded grid has at most this many blocks (bigger ones are launched directly), so that
 /// `RECORD_CAP` records never overflow the 32-bit block counter or `gridDim.x`.
 pub const MAX_BLOCKS_PER_RECORD: u64 = 1 << 22;
-/// Registers a kernel may use per thread so that a block of 1024 threads still fits an SM's
-/// 65,536 (sm_50 to sm_120 alike). Every kernel that aggregation or thresholding created or
-/// changed (itself or a function it calls) is capped at it unless its launch bounds already
-/// bound ptxas: the record-building code of a parent and the record-reading code of `C__agg`
-/// can take a kernel without bounds past 64 (KLAP's MST, whose kernels run with 1024 threads:
-/// 90 registers, and every aggregated launch failed with `cudaErrorLaunchOutOfResources`).
-/// The cap is marked as the passes' (`threshold::cap_kernel`): the build assembles without it
-/// and keeps it only for the kernels that need more registers than this without it, since
-/// the directive alone makes ptxas use more (363 of the 789 capped kernels of the samples'
-/// and KLAP's aggregated builds got more registers under it, 20 needed it;
-/// `toolchain::register_cap`).
-pub const REGISTER_CAP: u32 = 64;
+pub use super::sites::REGISTER_CAP;
 
 /// Bytes of a record before the arguments: first block, done count, grid, block.
 const HEADER: u64 = 32;
@@ -95,7 +85,7 @@ const HEADER: u64 = 32;
 /// the grid's arena, `malloc`'s blocks) and a record's size is a multiple of 16
 /// ([`block::record_stride`]); its arguments, at [`HEADER`], are as aligned. Copies and loads
 /// of arguments say so, so that they move words, not bytes ([`super::copies`]).
-const RECORD_ALIGN: u32 = super::threshold::ARGS_ALIGN;
+const RECORD_ALIGN: u32 = ARGS_ALIGN;
 const OFF_DONE: u64 = 4;
 const OFF_GRID: u64 = 8;
 const OFF_BLOCK: u64 = 20;
@@ -390,7 +380,7 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
     };
     let child_of = |l: &Launch<'_>| l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref()));
     let name_of = |l: &Launch| child_of(l).map_or_else(|| "a kernel through a pointer".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())));
-    let taken_reads_ids = block::address_taken(module).iter().any(|&f| !super::threshold::builtin_readers(&[f]).is_empty());
+    let taken_reads_ids = block::address_taken(module).iter().any(|&f| !builtin_readers(&[f]).is_empty());
     let mut remarks = Vec::new();
     let mut taken = Vec::new();
     // 32-bit PTX is for reading only: ptxas 13 assembles no 32-bit code for any GPU it
@@ -471,7 +461,7 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
                 agg.add_attribute(AttributeLoc::Function, a);
             }
         }
-        super::threshold::cap_kernel(module, agg);
+        cap_kernel(module, agg);
         let grid_sites = asked == Granularity::Grid && kernels.iter().flat_map(|k| k.sites.iter()).any(|l| child_of(l) == Some(child));
         let cname = child.get_name().to_string_lossy().into_owned();
         // a child that launches itself at grid granularity reads one bank while it fills the other
@@ -517,7 +507,7 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
     // launches itself aggregates its own launches too.
     let wanted: Vec<FunctionValue> = children.iter().map(|c| c.child).collect();
     let mut originals = wanted.clone();
-    originals.extend(super::threshold::builtin_readers(&wanted).into_iter().filter(|f| !wanted.contains(f)));
+    originals.extend(builtin_readers(&wanted).into_iter().filter(|f| !wanted.contains(f)));
     let copies = clone::clone_with_builtins(module, &originals, "aggregated");
     for (c, copy) in children.iter().zip(copies) {
         fill_agg(module, c, copy, &data);
@@ -578,7 +568,7 @@ fn launch_agg_kernel<'ctx>(
     let launch_callee = l.call.get_operand(l.call.get_num_operands() - 1).and_then(|o| o.value()).and_then(|v| as_function(v.as_value_ref())).expect("a launch entry point");
     let args: Vec<BasicMetadataValueEnum> = vec![c.agg.as_global_value().as_pointer_value().into(), buf.into(), grid.into(), block.into(), operand(4).into(), operand(5).into()];
     let launch = ok(b.build_call(launch_callee, &args, "agg.status"));
-    super::threshold::copy_byval(l.call.as_value_ref(), launch.as_value_ref(), &[(3, 3), (4, 4)]);
+    copy_byval(l.call.as_value_ref(), launch.as_value_ref(), &[(3, 3), (4, 4)]);
     let status = launch.try_as_basic_value().basic().expect("a status").into_int_value();
     ok(b.build_unconditional_branch(join));
     b.position_at_end(skip);

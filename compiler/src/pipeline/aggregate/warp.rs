@@ -40,7 +40,8 @@
 
 use super::super::clone::{called_function, value_name};
 use super::super::launch::{self, Launch};
-use super::super::threshold::{launch_as_documented, new_helper, ok, successors, Config};
+use super::super::emit::ok;
+use super::super::sites::{launch_as_documented, new_helper, successors, Config, ARGS_ALIGN};
 use super::super::uniform;
 use super::block;
 use inkwell::basic_block::BasicBlock;
@@ -134,7 +135,7 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
         store_at(rec, OFF_GRID + 4 * i as u64, *v);
     }
     if c.args_size > 0 {
-        ok(b.build_memcpy(byte_gep(&b, rec, c64(c.args_at), "record.args"), super::RECORD_ALIGN, p(0).into_pointer_value(), super::super::threshold::ARGS_ALIGN, c64(c.args_size)));
+        ok(b.build_memcpy(byte_gep(&b, rec, c64(c.args_at), "record.args"), super::RECORD_ALIGN, p(0).into_pointer_value(), ARGS_ALIGN, c64(c.args_size)));
     }
     call("llvm.nvvm.membar.gl", &[], &[], "");
     call("llvm.nvvm.bar.warp.sync", &[], &[group.into()], "");

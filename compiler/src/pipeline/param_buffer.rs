@@ -1,0 +1,190 @@
+//! The size of each device-side launch's parameter buffer, checked at the launch as the kernel
+//! language's sema checks a `<<<>>>` ([`crate::layout::ParamLayout::check_size`], the one
+//! rule): over the documented 4096 bytes, which runtimes before CUDA 12.1 refuse, is `W0305`
+//! (an error with `--strict-param-limit`, the warning policy's); over what the target can
+//! pass at all (32764 bytes on sm_70+ at 64 bits, else 4096), `E0304`. The words are sema's
+//! ([`crate::diag::words`]), with the kernel's definition as a secondary label where its
+//! debug information (or the IR's text) shows it. This is how CUDA C++ and LLVM IR get the
+//! checks: their launches reach cdpc as the documented V1 sequence ([`super::launch`]), whose
+//! `cudaGetParameterBuffer(align, size)` states the buffer's size.
+//!
+//! Invariant: the module is never changed; a `.cdp` program's launches (`!cdpc.span`), which
+//! its sema has checked already, get no second diagnostic, and a launch that is not in the
+//! documented shape is left to [`super::launch::lower`] (`E1010`).
+
+use super::SourceText;
+use crate::diag::{words, Code, Diagnostic, Span};
+use crate::layout::ParamLayout;
+use crate::target::Target;
+use inkwell::values::FunctionValue;
+
+/// `W0305` or `E0304` at each recognised launch whose buffer is over the limits of `target`.
+pub fn check(module: &inkwell::module::Module<'_>, target: &Target, source: &SourceText) -> Vec<Diagnostic> {
+    let (launches, _) = super::launch::recognise(module, source);
+    let mut out = Vec::new();
+    for l in launches.iter().filter(|l| l.buffer.is_some() && !super::location::is_cdp_launch(l.call)) {
+        let layout = ParamLayout { offsets: Vec::new(), size: l.size, align: 1 };
+        // The kernel, when the launch names one (not a pointer loaded at run time).
+        let kernel = l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| module.get_function(&k.get_name().to_string_lossy()));
+        let short = kernel.map(kernel_name);
+        let name = short.as_deref().map_or_else(|| "the launched kernel".to_string(), |n| format!("`{n}`"));
+        let d = match layout.check_size(target) {
+            Ok(None) => continue,
+            Ok(Some(over)) => {
+                let [first, second] = words::OVER_4K_NOTES;
+                Diagnostic::new(Code::ParamBufferOver4K, Span::new(0, 0), words::over_4k(&name, over.size)).with_note(first).with_note(second)
+            }
+            Err(e) => Diagnostic::new(Code::ParamBufferTooLarge, Span::new(0, 0), words::too_large(&name, e.size, e.limit)).with_note(words::too_large_note(&target.sm, target.address_size.pointer_bytes() as u32 * 8, e.limit)),
+        };
+        let mut d = source.place(d, l.call, &l.function.get_name().to_string_lossy());
+        // In CUDA C++ the launch's line and column are its kernel's name: the label covers the
+        // whole `<<<>>>`, as sema's span does.
+        if let Some(primary) = d.labels.first_mut() {
+            let text = primary.file.as_ref().map_or(source.text.as_str(), |f| f.text.as_str());
+            primary.span = launch_extent(text, primary.span);
+        }
+        // The name as its definition writes it: the last part of a qualified one, without
+        // template arguments.
+        let word = short.as_deref().map(|n| n.split('<').next().unwrap_or(n)).map(|n| n.rsplit("::").next().unwrap_or(n)).unwrap_or_default();
+        if let Some(label) = kernel.and_then(|k| source.definition_label(k, word, words::OVER_4K_DECLARED)) {
+            d.labels.push(label);
+        }
+        out.push(d);
+    }
+    out
+}
+
+/// A kernel as messages name it: its namespaces from its symbol and its name as its debug
+/// information spells it (`ns::kern<1100>` for `_ZN2ns4kernILi1100EEEvNS_4BlobIXT_EEEPi`),
+/// either where the other is missing, the symbol where both are (a C name).
+fn kernel_name(kernel: FunctionValue<'_>) -> String {
+    let symbol = kernel.get_name().to_string_lossy().into_owned();
+    let mut parts = symbol_parts(&symbol);
+    match (super::location::subprogram_name(kernel), parts.last_mut()) {
+        (Some(spelled), Some(last)) if spelled.starts_with(last.as_str()) => *last = spelled,
+        (Some(spelled), None) => return spelled,
+        _ => {}
+    }
+    if parts.is_empty() { symbol } else { parts.join("::") }
+}
+
+/// The source names an Itanium symbol's name starts with (`_ZN2ns4kernI...` is `ns`, `kern`),
+/// read up to anything else (template arguments, a substitution); empty for a symbol that is
+/// not one (a C name).
+fn symbol_parts(symbol: &str) -> Vec<String> {
+    let Some(rest) = symbol.strip_prefix("_Z") else { return Vec::new() };
+    let rest = rest.strip_prefix('L').unwrap_or(rest);
+    let (mut rest, nested) = match rest.strip_prefix('N') {
+        Some(r) => (r, true),
+        None => (rest, false),
+    };
+    let mut parts = Vec::new();
+    loop {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let Some(len) = rest[..digits].parse::<usize>().ok().filter(|_| digits > 0) else { break };
+        let Some(part) = rest.get(digits..digits + len) else { break };
+        parts.push(part.to_string());
+        rest = &rest[digits + len..];
+        if !nested {
+            break;
+        }
+    }
+    parts
+}
+
+/// The launch expression that starts with the name at `name` in `text`
+/// (`child<int><<<grid, block>>>(args)`): through the `<<<...>>>` and the balanced parentheses
+/// of the arguments after the name (qualified, with template arguments). The name alone where
+/// no `<<<` follows it (a launch written through a macro's argument), `name` itself where it is
+/// no name.
+fn launch_extent(text: &str, name: crate::diag::Span) -> crate::diag::Span {
+    let bytes = text.as_bytes();
+    let Some(mut at) = (name.start < name.end).then_some(name.end as usize).filter(|&e| e <= bytes.len()) else { return name };
+    let skip_space = |mut i: usize| {
+        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    // Text from `open` balanced up to its `close`, or `None`.
+    let balanced = |from: usize, open: u8, close: u8| {
+        let mut depth = 0usize;
+        for (i, &b) in bytes.iter().enumerate().skip(from) {
+            if b == open {
+                depth += 1;
+            } else if b == close {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            } else if b == b';' || b == b'{' || b == b'}' {
+                return None;
+            }
+        }
+        None
+    };
+    // The rest of a qualified name and its template arguments (`ns::kern<1100>`; Clang's
+    // column is the first part's).
+    loop {
+        let next = skip_space(at);
+        if let Some(after) = text[next..].strip_prefix("::") {
+            let ident = after.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
+            if ident == 0 {
+                break;
+            }
+            at = next + 2 + ident;
+        } else if !text[next..].starts_with("<<<") && text[next..].starts_with('<') {
+            let Some(end) = balanced(next, b'<', b'>') else { break };
+            at = end;
+        } else {
+            break;
+        }
+    }
+    let callee = crate::diag::Span::new(name.start as usize, at);
+    at = skip_space(at);
+    if !text[at..].starts_with("<<<") {
+        return callee;
+    }
+    let Some(close) = text[at..].find(">>>").filter(|&c| !text[at..at + c].contains(';')) else { return callee };
+    at = skip_space(at + close + 3);
+    if bytes.get(at) != Some(&b'(') {
+        return callee;
+    }
+    match balanced(at, b'(', b')') {
+        Some(end) => crate::diag::Span::new(name.start as usize, end),
+        None => callee,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{launch_extent, symbol_parts};
+    use crate::diag::Span;
+
+    #[test]
+    fn a_launchs_label_covers_the_launch_expression() {
+        let text = "    child<<<1, 1>>>(table, f(out));\n    tmpl<int, 2><<<g, b, 0, s>>>(x);\n    child(x);\n";
+        // The name's span, as Clang's column gives it.
+        let name = |start: usize, word: &str| Span::new(start, start + word.len());
+        let child = name(text.find("child").unwrap(), "child");
+        assert_eq!(&text[launch_extent(text, child).range()], "child<<<1, 1>>>(table, f(out))");
+        let tmpl = name(text.find("tmpl").unwrap(), "tmpl");
+        assert_eq!(&text[launch_extent(text, tmpl).range()], "tmpl<int, 2><<<g, b, 0, s>>>(x)");
+        let text2 = "    ns::kern<1100><<<1, 1>>>(b, out);\n    LAUNCH(ns::kern<1100>, b, out);\n";
+        let ns = name(text2.find("ns").unwrap(), "ns");
+        assert_eq!(&text2[launch_extent(text2, ns).range()], "ns::kern<1100><<<1, 1>>>(b, out)");
+        let in_macro = name(text2.rfind("ns").unwrap(), "ns");
+        assert_eq!(&text2[launch_extent(text2, in_macro).range()], "ns::kern<1100>");
+        // A call that is no launch keeps the name.
+        let plain = name(text.rfind("child").unwrap(), "child");
+        assert_eq!(launch_extent(text, plain), plain);
+    }
+
+    #[test]
+    fn kernels_are_named_from_their_symbols() {
+        assert_eq!(symbol_parts("_Z5child5TablePi"), ["child"]);
+        assert_eq!(symbol_parts("_ZN2ns4kernILi1100EEEvNS_4BlobIXT_EEEPi"), ["ns", "kern"]);
+        assert_eq!(symbol_parts("_ZL6staticPi"), ["static"]);
+        assert!(symbol_parts("child").is_empty());
+    }
+}
