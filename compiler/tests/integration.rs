@@ -12,6 +12,7 @@ mod asm_ptx;
 mod atomics_ptx;
 mod align_ptx;
 mod build_docs;
+mod cache_faults;
 mod cache_hints_ptx;
 mod cache_stress;
 mod ccache_build;

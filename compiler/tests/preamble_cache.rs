@@ -191,13 +191,25 @@ fn a_damaged_header_or_manifest_is_made_again_not_trusted() {
     let (good, _) = p.compile(1, &[]);
     p.compile(1, &[]);
     let pch = p.entries("pch").pop().unwrap();
-    std::fs::write(&pch, b"CPCH not a precompiled header at all").unwrap();
+    // Damaged in place, its size and time kept (what the manifest records of it): Clang refuses it.
+    let (len, time) = std::fs::metadata(&pch).map(|m| (m.len(), m.modified().unwrap())).unwrap();
+    let garbage = b"CPCH not a precompiled header at all".repeat(1 + len as usize / 36);
+    let file = std::fs::OpenOptions::new().write(true).open(&pch).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&file, &garbage[..len as usize], 0).unwrap();
+    file.set_modified(time).unwrap();
+    drop(file);
     let (ptx, stderr) = p.compile(1, &[]);
     assert_eq!(ptx, good);
     assert!(!stderr.contains("error") && warned_once(&stderr), "{stderr}");
     assert!(!pch.exists(), "a header Clang refuses is removed");
     p.compile(1, &[]);
     assert!(std::fs::read(&pch).unwrap().len() > 1000, "and made again");
+    // Another file in its place (of another size): a miss, made again at once.
+    std::fs::write(&pch, b"CPCH not a precompiled header at all").unwrap();
+    let (ptx, stderr) = p.compile(1, &[]);
+    assert_eq!(ptx, good);
+    assert!(!stderr.contains("error") && warned_once(&stderr), "{stderr}");
+    assert!(std::fs::read(&pch).unwrap().len() > 1000, "made again");
     let manifest = p.entries("json").pop().unwrap();
     std::fs::write(&manifest, b"{\"key\": {\"text\": ").unwrap();
     assert_eq!(p.compile(1, &[]).0, good);

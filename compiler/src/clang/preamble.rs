@@ -28,9 +28,11 @@
 //! compilation of the same preamble only ([`Lookup::Build`]): the first leaves the `.seen`
 //! mark, which is also the entry's anchor in the cache ([`super::cache::InUse`]: held while the
 //! entry is read or written, touched by a hit, and where a header too large for the cache's
-//! bound is noted, [`Lookup::TooLarge`]). Files are written whole and renamed into place, so
+//! bound is noted, [`Lookup::TooLarge`], or where the cache has no room for one: a full disk,
+//! a read-only folder). Files are written whole and renamed into place, so
 //! concurrent compilations read either nothing or a whole file; a manifest that cannot be read
-//! or does not match is a miss, and a header Clang refuses (damaged, or gone) is given up
+//! or does not match is a miss, a header that is not the file the manifest was written for (its
+//! size and time, [`Manifest::header`]) too, and a header Clang refuses (damaged, or gone) is given up
 //! ([`Entry::forget`]: removed once no other compilation holds it) and the compilation runs
 //! without it. `CDPC_CACHE_DIR=` (empty) turns the cache off;
 //! `CDPC_PREAMBLE=0` turns off the preamble alone (the wrapper's header stays).
@@ -235,6 +237,11 @@ struct StoredMessage {
 #[derive(Debug, Serialize, Deserialize)]
 struct Manifest {
     key: Key,
+    /// The header's size and modification time (whole seconds, as a copy of the cache with
+    /// `tar` keeps it) when it was written: a header replaced by another file (another entry's
+    /// header renamed or copied over it, which Clang accepts and compiles the file against, the
+    /// preamble's declarations missing), truncated or written in place is a miss.
+    header: (u64, u64),
     dependencies: Vec<Dependency>,
     messages: Vec<StoredMessage>,
 }
@@ -305,7 +312,7 @@ impl Entry {
     fn read_manifest(&self) -> Option<Vec<Message>> {
         let text = std::fs::read(&self.manifest).ok()?;
         let manifest: Manifest = serde_json::from_slice(&text).ok()?;
-        if manifest.key != self.key {
+        if manifest.key != self.key || header_stamp(&self.pch)? != manifest.header {
             return None;
         }
         for d in &manifest.dependencies {
@@ -355,8 +362,9 @@ impl Entry {
                 text: m.text.clone(),
             })
             .collect();
-        let manifest = Manifest { key: self.key.clone(), dependencies, messages };
         write_atomic(&self.pch, pch)?;
+        let header = header_stamp(&self.pch).ok_or_else(|| std::io::Error::other(format!("`{}` is gone", self.pch.display())))?;
+        let manifest = Manifest { key: self.key.clone(), header, dependencies, messages };
         write_atomic(&self.manifest, &serde_json::to_vec(&manifest).map_err(std::io::Error::other)?)
     }
 
@@ -409,6 +417,12 @@ fn stamp(path: &Path) -> Option<(u64, u128)> {
     let m = std::fs::metadata(path).ok()?;
     let modified = m.modified().ok()?.duration_since(UNIX_EPOCH).ok()?.as_nanos();
     Some((m.len(), modified))
+}
+
+/// A header's size and modification time in whole seconds ([`Manifest::header`]).
+fn header_stamp(path: &Path) -> Option<(u64, u64)> {
+    let m = std::fs::metadata(path).ok().filter(|m| m.is_file())?;
+    Some((m.len(), m.modified().ok()?.duration_since(UNIX_EPOCH).ok()?.as_secs()))
 }
 
 /// The files of a Make-style dependency list (`target: a b \` lines, `\ ` for a space).
@@ -539,6 +553,11 @@ mod tests {
         assert!(matches!(entry.lookup(2), Lookup::Hit(..)));
         std::fs::write(&entry.manifest, b"{\"key\": tru").unwrap();
         assert!(matches!(entry.lookup(2), Lookup::Build(_)));
+        // Another file in the header's place (another entry's header copied over it).
+        entry.store(b"PCH", &format!("x.pch: {}\n", header.display()), &[], Path::new("/src/f.cu")).unwrap();
+        assert!(matches!(entry.lookup(2), Lookup::Hit(..)));
+        std::fs::write(&entry.pch, b"OTHER HEADER").unwrap();
+        assert!(matches!(entry.lookup(2), Lookup::Build(_)), "a header of another size");
         // Nothing but the entry's files: no temporary files left.
         let mut names: Vec<String> = std::fs::read_dir(dir.path().join("preamble")).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
         names.sort();
