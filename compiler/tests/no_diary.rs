@@ -1,5 +1,5 @@
 //! No lab notebook in the checkout: no file git tracks (or would track) refers to a result by the
-//! number or the order of the working session that produced it. A reader cannot know what such a
+//! number or the order of the sitting of work that produced it. A reader cannot know what such a
 //! number means; a result is named by its date and topic (`results/2026-11-25-qt-grid.md`,
 //! results/README.md) and a change by its commit.
 //!
@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 const ALLOWED: &[(&str, &str, &str)] = &[];
 
 /// The word the scan looks for, lower case.
-const WORD: &str = "session";
+const WORD: &str = concat!("sess", "ion");
 
 /// Words that, right before [`WORD`], make it a diary's.
 const DIARY_WORDS: &[&str] = &[
@@ -85,7 +85,7 @@ fn files_below(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 #[test]
-fn no_file_refers_to_results_by_session() {
+fn no_file_refers_to_results_by_a_sitting_of_work() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
     let files = checkout_files(&root).unwrap_or_else(|| {
         let mut files = Vec::new();
@@ -109,7 +109,7 @@ fn no_file_refers_to_results_by_session() {
     }
     assert!(
         bad.is_empty(),
-        "files that refer to a result by a working session's number or order (name the result's file, its date or the commit instead; results/README.md lists the results; or add the line to ALLOWED with the reason):\n  {}",
+        "files that refer to a result by the number or order of the sitting of work that made it (name the result's file, its date or the commit instead; results/README.md lists the results; or add the line to ALLOWED with the reason):\n  {}",
         bad.join("\n  ")
     );
 }
