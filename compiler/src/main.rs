@@ -292,8 +292,8 @@ fn version_text() -> String {
 
 /// What `-v` prints first, as nvcc's `#$ NAME=value` lines, which CMake's CUDA language reads
 /// (docs/CMAKE.md): the toolkit's folders, the include and library folders a host compiler
-/// gets, and each architecture of the build as `-arch compute_XX`.
-fn nvcc_verbose_header(args: &[String]) -> String {
+/// gets, and each architecture of the build (`archs`) as `-arch compute_XX`.
+fn nvcc_verbose_header(archs: &[SmVersion]) -> String {
     let Ok(tools) = cdpc::toolchain::Toolchain::discover(&ToolSearch::default()) else { return String::new() };
     let Some(top) = tools.ptxas.parent().and_then(|b| b.parent()).map(std::path::Path::to_path_buf) else { return String::new() };
     let lib = tools.cuda_lib_dir().display().to_string();
@@ -308,27 +308,8 @@ fn nvcc_verbose_header(args: &[String]) -> String {
     text.push_str(&format!("#$ INCLUDES=\"-I{}\"\n", top.join("include").display()));
     text.push_str(&format!("#$ SYSTEM_INCLUDES=\"-isystem\" \"{}\"\n", top.join("include/cccl").display()));
     text.push_str(&format!("#$ LIBRARIES=  \"-L{lib}\"\n"));
-    // Each architecture of the build (`-arch`, `-gencode`, else cdpc's default).
-    let mut archs: Vec<String> = Vec::new();
-    for (i, a) in args.iter().enumerate() {
-        let value = a.strip_prefix("--arch=").or_else(|| a.strip_prefix("-arch=")).map(str::to_string).or_else(|| (a == "-arch" || a == "--arch").then(|| args.get(i + 1).cloned()).flatten());
-        if let Some(sm) = value.as_deref().and_then(|v| v.strip_prefix("sm_").or_else(|| v.strip_prefix("compute_"))) {
-            archs.push(sm.to_string());
-        }
-        for part in a.split(|c| matches!(c, ',' | '[' | ']' | '=')) {
-            if let Some(sm) = part.strip_prefix("sm_") {
-                if a.contains("code") {
-                    archs.push(sm.to_string());
-                }
-            }
-        }
-    }
-    if archs.is_empty() {
-        archs.push(Target::default().sm.code());
-    }
-    archs.dedup();
     for sm in archs {
-        text.push_str(&format!("#$ _CDPC_DEVICE_ARCH_= -arch compute_{sm}\n"));
+        text.push_str(&format!("#$ _CDPC_DEVICE_ARCH_= -arch compute_{}\n", sm.code()));
     }
     text
 }
@@ -494,7 +475,17 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
     cli.device_c |= cli.compile;
     // nvcc's `-v` lines, for a program's build and for an input that is no file (CMake's
     // `cdpc -v __cmake_determine_cuda`): what CMake reads of them, docs/CMAKE.md.
-    let verbose_header = || nvcc_verbose_header(std::env::args().collect::<Vec<_>>().as_slice());
+    let verbose_header = || {
+        // Each architecture of the build: `-gencode`'s, else `--arch`'s.
+        let mut archs: Vec<SmVersion> = cli.gencode.concat().iter().map(|i| match i {
+            cdpc::driver::fatbin::Image::Cubin(sm) | cdpc::driver::fatbin::Image::Ptx(sm) => *sm,
+        }).collect();
+        archs.dedup();
+        if archs.is_empty() {
+            archs.push(cli.arch);
+        }
+        nvcc_verbose_header(&archs)
+    };
     if cli.verbose && cli.inputs.iter().any(|i| !i.exists()) {
         eprint!("{}", verbose_header());
     }
@@ -582,10 +573,9 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         },
     };
     let mut options = options;
-    if cli.inputs.iter().any(|i| i.file_name().is_some_and(|n| n == "CMakeCUDACompilerId.cu")) {
-        let tools = cdpc::toolchain::Toolchain::discover(&options.tools).ok();
-        let release = tools.as_ref().and_then(cuda_release);
-        options.cuda_cxx.host_args.extend(driver::program::identity_macros(std::path::Path::new("CMakeCUDACompilerId.cu"), tools.as_ref(), release));
+    if cli.inputs.iter().any(|i| driver::program::is_cmake_identification(i)) {
+        let release = cdpc::toolchain::Toolchain::discover(&options.tools).ok().as_ref().and_then(cuda_release);
+        options.cuda_cxx.host_args.extend(release.map(driver::program::identity_macros).unwrap_or_default());
     }
     let format = cli.error_format;
     // `-dc` writes what `nvcc -dc` writes: a host object (`--emit obj`: the device object alone).
@@ -618,19 +608,17 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
     if lists && !cli.device_c && (!cli.gencode.is_empty() || cli.device_link || inputs.len() > 1 || sources.len() != inputs.len() || !cli.library.is_empty()) {
         return usage("`-MD` lists the headers of one compilation: compile each source with `-dc -MD` (or alone), then link");
     }
-    let mut program = driver::program::ProgramOptions {
+    let program = driver::program::ProgramOptions {
         host_compiler: cli.ccbin.clone(),
         libraries: cli.library.clone(),
         library_dirs: cli.library_dir.clone(),
         linker_args: cli.xlinker.clone(),
         shared: cli.shared,
         cudart: cli.cudart,
-        archs: Vec::new(),
         host_opt_level: (matches.value_source("opt_level") == Some(clap::parser::ValueSource::CommandLine)).then_some(cli.opt_level),
         relocatable: cli.rdc,
     };
     let images: Vec<cdpc::driver::fatbin::Image> = cli.gencode.concat();
-    program.archs = images.iter().filter_map(|i| if let cdpc::driver::fatbin::Image::Cubin(sm) = i { Some(*sm) } else { None }).collect();
     // `-o x.cubin` (`.ptx`, `.fatbin`, `.ll`) asks for device code, whatever the inputs.
     let device_output = cli.output.as_ref().and_then(|o| o.extension()).is_some_and(|e| matches!(e.to_str(), Some("cubin" | "ptx" | "fatbin" | "ll" | "bc")));
     if cli.device_link && cli.emit.is_none() && !device_output {

@@ -5,7 +5,7 @@
 //! byte-identical object; a changed header is a miss. Skipped, with the reason printed, when
 //! ccache or the NVIDIA tools are not installed.
 
-use crate::build_common::{have, stderr, tool_dir};
+use crate::build_common::{ccache_stats, have, stderr, tool_dir};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -57,21 +57,6 @@ fn ccache(dir: &Path, cache: &Path, args: &[&str]) -> Output {
     out
 }
 
-/// ccache's counters (`ccache --print-stats`: `name<TAB>value` lines).
-fn stats(cache: &Path) -> std::collections::HashMap<String, u64> {
-    let out = Command::new("ccache")
-        .env("CCACHE_DIR", cache)
-        .env("CCACHE_CONFIGPATH", cache.join("ccache.conf"))
-        .arg("--print-stats")
-        .output()
-        .expect("ccache runs");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split_once('\t'))
-        .filter_map(|(name, value)| Some((name.to_string(), value.trim().parse().ok()?)))
-        .collect()
-}
-
 /// A folder with the source and its header, and a cache with docs/CCACHE.md's settings; `None`
 /// when ccache or the NVIDIA tools are missing.
 fn setup() -> Option<(tempfile::TempDir, std::path::PathBuf)> {
@@ -103,10 +88,10 @@ fn cmakes_compilation_is_a_hit_the_second_time_with_the_same_object() {
     let Some((dir, cache)) = setup() else { return };
     let args = [&CMAKE[..], &["x.cu", "-o", "x.o"]].concat();
     let first = build(dir.path(), &cache, &args);
-    let s = stats(&cache);
+    let s = ccache_stats(&cache);
     assert_eq!((s["cache_miss"], s["direct_cache_hit"]), (1, 0), "{s:?}");
     let second = build(dir.path(), &cache, &args);
-    let s = stats(&cache);
+    let s = ccache_stats(&cache);
     assert_eq!((s["cache_miss"], s["direct_cache_hit"]), (1, 1), "{s:?}");
     assert!(first == second, "the cached object differs from the compiled one");
     // cdpc itself gives the same bytes again (nothing of the run, no temporary name, is in it).
@@ -116,7 +101,7 @@ fn cmakes_compilation_is_a_hit_the_second_time_with_the_same_object() {
     // A changed header is a miss, not the old object.
     std::fs::write(dir.path().join("twice.cuh"), "__device__ inline int twice(int x) { return x + x + 1; }\n").unwrap();
     let third = build(dir.path(), &cache, &args);
-    let s = stats(&cache);
+    let s = ccache_stats(&cache);
     assert_eq!((s["cache_miss"], s["direct_cache_hit"]), (2, 1), "{s:?}");
     assert!(third != first, "a changed header gave the same object");
 }
@@ -132,7 +117,7 @@ fn dc_with_full_debug_information_is_a_hit_the_second_time_with_the_same_object(
     let args = ["-dc", "--device-debug", "x.cu", "-o", "x.o", "-MD", "-MF", "x.o.d"];
     let first = build(dir.path(), &cache, &args);
     let second = build(dir.path(), &cache, &args);
-    let s = stats(&cache);
+    let s = ccache_stats(&cache);
     assert_eq!((s["cache_miss"], s["direct_cache_hit"]), (1, 1), "{s:?}");
     assert!(first == second, "the cached object differs from the compiled one");
     // Without cdpc's cache (a precompiled preamble changes `-G`'s debug information: the

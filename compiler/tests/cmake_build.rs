@@ -21,7 +21,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::build_common::{have, tool_dir};
+use crate::build_common::{ccache_stats, have, tool_dir};
 
 /// The CMake project, built where it lies in the source tree (out of tree, in a temporary folder).
 fn project() -> PathBuf {
@@ -234,24 +234,11 @@ const CUDA_COMPILATIONS: u64 = 5;
 /// lines), the nonzero ones: the hits, `cache_miss` and the reasons a call was not cached, not
 /// the storage's counters, the cache's size or the sub-counters of a miss.
 fn ccache_outcomes(cache: &Path) -> std::collections::BTreeMap<String, u64> {
-    let out = Command::new("ccache")
-        .env("CCACHE_DIR", cache)
-        .env("CCACHE_CONFIGPATH", cache.join("ccache.conf"))
-        .arg("--print-stats")
-        .output()
-        .expect("ccache runs");
-    assert!(out.status.success(), "ccache --print-stats: {}", printed(&out));
     let bookkeeping = |name: &str| {
         ["local_storage_", "remote_storage_", "stats_"].iter().any(|p| name.starts_with(p))
             || ["files_in_cache", "cache_size_kibibyte", "cleanups_performed", "direct_cache_miss", "preprocessed_cache_miss"].contains(&name)
     };
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split_once('\t'))
-        .filter(|(name, _)| !bookkeeping(name))
-        .filter_map(|(name, value)| Some((name.to_string(), value.trim().parse().ok()?)))
-        .filter(|&(_, value)| value != 0)
-        .collect()
+    ccache_stats(cache).into_iter().filter(|(name, value)| !bookkeeping(name) && *value != 0).collect()
 }
 
 /// Zeroes ccache's counters (`ccache -z`).

@@ -113,8 +113,14 @@ pub fn module_id(name: &str, fatbin: &[u8]) -> String {
         hash = (hash ^ byte as u32).wrapping_mul(0x01000193);
     }
     let file = std::path::Path::new(name).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-    let clean: String = file.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    let clean = identifier_chars(&file);
     format!("_{hash:08x}_{}_{clean}_cdpc", clean.len())
+}
+
+/// `text` with every character that may not be in a C identifier as `_` (a module id's file
+/// name, a work file's name).
+pub(crate) fn identifier_chars(text: &str) -> String {
+    text.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
 }
 
 /// What a host object carries of the device code, as `nvcc -dc`'s does: a relocatable fat

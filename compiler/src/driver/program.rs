@@ -16,6 +16,7 @@
 //! do. The intermediate files live in a work folder removed in every case; the output appears
 //! only when the whole build succeeded.
 
+use super::archive;
 use super::link::{BuildError, SourceWarnings};
 use super::{build_options, fatbin, CompileError, CompileOptions, Emit, InputFile, Language, Timings};
 use crate::diag::{Code, Diagnostic, Span};
@@ -102,8 +103,6 @@ pub struct ProgramOptions {
     pub shared: bool,
     /// `--cudart`.
     pub cudart: Cudart,
-    /// The architectures of the device link (a cubin each); empty: the target's.
-    pub archs: Vec<SmVersion>,
     /// `-O` as given (the host compiler's level, as nvcc passes it); `None`: not given.
     pub host_opt_level: Option<u8>,
     /// nvcc's `-rdc=true`: every CUDA C++ source's device code relocatable, one device link for
@@ -123,12 +122,9 @@ pub struct Built {
     pub timings: Timings,
 }
 
-/// The device link's architectures: `program.archs`, else each cubin image of `-gencode`, else
-/// the target's.
-fn link_archs(program: &ProgramOptions, options: &CompileOptions) -> Vec<SmVersion> {
-    if !program.archs.is_empty() {
-        return program.archs.clone();
-    }
+/// The device link's architectures: each cubin image of `-gencode`
+/// ([`CompileOptions::host_object_images`]), else the target's.
+fn link_archs(options: &CompileOptions) -> Vec<SmVersion> {
     let cubins: Vec<SmVersion> = options.host_object_images.iter().filter_map(|i| if let fatbin::Image::Cubin(sm) = i { Some(*sm) } else { None }).collect();
     if cubins.is_empty() {
         vec![options.target.sm]
@@ -141,20 +137,22 @@ fn link_archs(program: &ProgramOptions, options: &CompileOptions) -> Vec<SmVersi
 /// come from `__NVCC__` and `__CUDACC_VER_*__`.
 const CMAKE_ID_SOURCE: &str = "CMakeCUDACompilerId.cu";
 
-/// nvcc's identity macros for CMake's identification file only (docs/CMAKE.md): cdpc presents
-/// itself to CMake as nvcc-compatible, and defines `__NVCC__` nowhere else, since CCCL and
-/// other libraries take it to mean nvcc's own front end.
-pub fn identity_macros(source: &Path, tools: Option<&Toolchain>, release: Option<(u32, u32, u32)>) -> Vec<String> {
-    if source.file_name().is_none_or(|n| n != CMAKE_ID_SOURCE) || tools.is_none() {
-        return Vec::new();
-    }
-    let (major, minor, build) = release.unwrap_or((13, 0, 0));
+/// Whether `source` is CMake's identification file, the one file that gets [`identity_macros`].
+pub fn is_cmake_identification(source: &Path) -> bool {
+    source.file_name().is_some_and(|n| n == CMAKE_ID_SOURCE)
+}
+
+/// nvcc's identity macros for CMake's identification file only (docs/CMAKE.md), for the CUDA
+/// release `(major, minor, build)` of the tools cdpc found: cdpc presents itself to CMake as
+/// nvcc-compatible, and defines `__NVCC__` nowhere else, since CCCL and other libraries take it
+/// to mean nvcc's own front end.
+pub fn identity_macros((major, minor, build): (u32, u32, u32)) -> Vec<String> {
     vec!["-D__NVCC__".into(), format!("-D__CUDACC_VER_MAJOR__={major}"), format!("-D__CUDACC_VER_MINOR__={minor}"), format!("-D__CUDACC_VER_BUILD__={build}")]
 }
 
 /// Compiles one source to its object (`-dc`'s host object; for LLVM IR, which has no host
 /// code, the device object), in `work`.
-fn compile_source(path: &Path, index: usize, work: &Path, options: &CompileOptions, relocatable: bool) -> Result<(PathBuf, SourceWarnings, Vec<ToolRun>, Timings), BuildError> {
+fn compile_source(path: &Path, index: usize, work: &Path, options: &CompileOptions, relocatable: bool) -> Result<(Object, SourceWarnings, Vec<ToolRun>, Timings), BuildError> {
     let name = path.display().to_string();
     let mut options = options.clone();
     options.separate = true;
@@ -172,11 +170,27 @@ fn compile_source(path: &Path, index: usize, work: &Path, options: &CompileOptio
     let compiled = file.compile(&options).map_err(|error| BuildError::Source { name: name.clone(), text: file.shown.clone(), error })?;
     let object = work.join(format!("{index}-{}.o", stem(path)));
     std::fs::write(&object, &compiled.output).map_err(|e| CompileError::from(ToolError::io("writing an object of the program", &object, e)))?;
+    let object = Object::of(object, &compiled.output);
     Ok((object, SourceWarnings { name, text: file.shown, warnings: compiled.warnings }, compiled.tool_runs, compiled.timings))
 }
 
 fn stem(path: &Path) -> String {
-    path.file_stem().map(|s| s.to_string_lossy().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()).unwrap_or_default()
+    path.file_stem().map(|s| super::host::identifier_chars(&s.to_string_lossy())).unwrap_or_default()
+}
+
+/// An object of the program and what it holds, read once.
+struct Object {
+    path: PathBuf,
+    /// A bare device object (`EM_CUDA`), which only nvlink takes.
+    device_only: bool,
+    /// Relocatable device code, which needs the device link.
+    relocatable: bool,
+}
+
+impl Object {
+    fn of(path: PathBuf, bytes: &[u8]) -> Object {
+        Object { path, device_only: archive::is_device_object(bytes), relocatable: holds_relocatable_device_code(bytes) }
+    }
 }
 
 /// The host compiler's arguments for a host file of `options` (nvcc's: the CUDA headers'
@@ -247,7 +261,7 @@ pub fn device_link_to_file(objects: &[PathBuf], output: &Path, program: &Program
     let tools = Toolchain::discover(&options.tools).map_err(CompileError::from)?;
     let mut build = build_options(options);
     add_device_libraries(program, &mut build);
-    let object = device_link_object(&tools, objects, &link_archs(program, options), &build)?;
+    let object = device_link_object(&tools, objects, &link_archs(options), &build)?;
     file.commit(&object).map_err(CompileError::from)?;
     let tool_runs = build.log.take();
     let mut timings = Timings::default();
@@ -304,6 +318,9 @@ fn build_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, 
     // The objects, in input order: what the host link takes; device-only objects go to nvlink alone.
     let mut host_objects: Vec<PathBuf> = Vec::new();
     let mut device_objects: Vec<PathBuf> = Vec::new();
+    // The device link, where relocatable device code takes part (nvcc's `-rdc=true` link; a
+    // program of whole-program objects has none, as nvcc's).
+    let mut relocatable = program.relocatable;
     for (index, input) in inputs.iter().enumerate() {
         match input {
             ProgramInput::Source(path) => {
@@ -311,12 +328,11 @@ fn build_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, 
                 warnings.push(source_warnings);
                 tool_runs.extend(runs);
                 timings.0.extend(source_timings.0);
-                if is_device_object(&object) {
-                    device_objects.push(object);
-                } else {
-                    host_objects.push(object.clone());
-                    device_objects.push(object);
+                relocatable |= object.relocatable;
+                if !object.device_only {
+                    host_objects.push(object.path.clone());
                 }
+                device_objects.push(object.path);
             }
             ProgramInput::Host(path) => {
                 let object = work.path().join(format!("{index}-{}.o", stem(path)));
@@ -326,7 +342,10 @@ fn build_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, 
                 device_objects.push(object);
             }
             ProgramInput::Object(path) => {
-                if !is_device_object(path) {
+                // An input the linkers cannot read is theirs to report.
+                let object = Object::of(path.clone(), &std::fs::read(path).unwrap_or_default());
+                relocatable |= object.relocatable;
+                if !object.device_only {
                     host_objects.push(path.clone());
                 }
                 if !path.extension().is_some_and(|e| e == "so") {
@@ -336,12 +355,10 @@ fn build_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, 
         }
     }
     add_device_libraries(program, &mut build);
-    // The device link, where relocatable device code takes part (nvcc's `-rdc=true` link; a
-    // program of whole-program objects has none, as nvcc's).
-    let relocatable = program.relocatable || device_objects.iter().chain(&build.link_libraries).any(|o| holds_relocatable_device_code(o));
+    relocatable |= build.link_libraries.iter().any(|l| std::fs::read(l).is_ok_and(|bytes| holds_relocatable_device_code(&bytes)));
     let stub_path = work.path().join("dlink.o");
     if relocatable {
-        let stub = device_link_object(&tools, &device_objects, &link_archs(program, options), &build)?;
+        let stub = device_link_object(&tools, &device_objects, &link_archs(options), &build)?;
         std::fs::write(&stub_path, &stub).map_err(|e| CompileError::from(ToolError::io("writing the device link's object", &stub_path, e)))?;
     }
     let linked = work.path().join("program");
@@ -375,22 +392,11 @@ pub fn holds_host_code(path: &Path) -> bool {
     elf.and_then(|at| bytes.get(at + 18..at + 20)).is_some_and(|m| u16::from_le_bytes([m[0], m[1]]) == 62)
 }
 
-/// Whether the object or archive at `path` carries relocatable device code: a bare device
+/// Whether an object's or archive's `bytes` carry relocatable device code: a bare device
 /// object, or a host object (or an archive member) with nvcc's relocatable fat-binary section
 /// `__nv_relfatbin` (`-dc` objects, nvcc's and cdpc's).
-fn holds_relocatable_device_code(path: &Path) -> bool {
-    if is_device_object(path) {
-        return true;
-    }
-    std::fs::read(path).is_ok_and(|bytes| bytes.windows(14).any(|w| w == b"__nv_relfatbin"))
-}
-
-/// Whether `path` is a bare device object (an ELF for `EM_CUDA`, 190), which only nvlink takes.
-fn is_device_object(path: &Path) -> bool {
-    use std::io::Read;
-    let mut head = [0u8; 20];
-    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head));
-    read.is_ok() && head[..4] == *b"\x7fELF" && u16::from_le_bytes([head[18], head[19]]) == 190
+fn holds_relocatable_device_code(bytes: &[u8]) -> bool {
+    archive::is_device_object(bytes) || bytes.windows(14).any(|w| w == b"__nv_relfatbin")
 }
 
 /// The host compiler's link line, nvcc's: the registration object first, the objects, then
