@@ -347,7 +347,7 @@ pub(super) fn new_helper_with<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, nam
 
 /// How aligned the argument bytes a helper receives are: an argument block made by
 /// [`replace_by_helper`] (at least this, whatever the launch's buffer asked for) or a record's
-/// arguments (`aggregate::RECORD_ALIGN`). Copies and loads of them say so, so that they move
+/// arguments (`aggregate::records::RECORD_ALIGN`). Copies and loads of them say so, so that they move
 /// words, not bytes ([`super::copies`]).
 pub(super) const ARGS_ALIGN: u32 = 16;
 

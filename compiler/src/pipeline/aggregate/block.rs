@@ -22,7 +22,7 @@
 //! `K` calls `K__agg_begin()` first (thread 0 clears the counters; a barrier) and every
 //! `ret` becomes a branch to one end block calling `K__agg_end()`, so every thread, however it
 //! returns, reaches the end, where (`BlockEnd::Barriers`): a barrier; thread 0 takes a
-//! global copy of each site's table (from the child's pool, `super::pool`, or the heap for
+//! global copy of each site's table (from the child's pool, `super::child::pool`, or the heap for
 //! more than 32 records) when it has more than one record (and, for a
 //! child that calls `__syncthreads`, equal block sizes); a barrier; the block copies the
 //! tables; a barrier; thread 0 launches `C__agg<<<total blocks, largest block, S>>>(copy,
@@ -42,20 +42,19 @@
 //! Invariant: afterwards every launch left (the helpers' among them) is in the documented
 //! shape, and a kernel with taken sites has exactly one `ret`, after `K__agg_end()`.
 
-pub(super) use super::super::callgraph::{is_kernel, pointer_targets};
+use super::super::callgraph::is_kernel;
 use super::super::callgraph::callees;
 use super::super::clone::{as_function, called_function, value_name};
 use super::super::launch::{self, Launch};
 use super::super::emit::ok;
 use super::super::sites::{launch_as_documented, new_helper, parameter_layout, source_name, successors, Config, ARGS_ALIGN};
-use super::{byte_gep, intrinsic, launch_agg_kernel, Child, Entries, HEADER, OFF_BLOCK, OFF_DONE, OFF_GRID};
-use super::{MAX_BLOCKS_PER_RECORD, RECORD_CAP, SHARED_BUDGET};
+use super::child::{launch_agg_kernel, may_sync, Child, Entries};
+use super::records::{byte_gep, Emit, SiteState, HEADER, MAX_BLOCKS_PER_RECORD, OFF_BLOCK, OFF_DONE, OFF_GRID, RECORD_ALIGN, RECORD_CAP, SHARED_BUDGET};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
-use inkwell::builder::Builder;
 use inkwell::module::{Linkage, Module};
 use inkwell::targets::TargetData;
-use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue, IntValue, PointerValue};
+use inkwell::values::{AsValueRef, FunctionValue, InstructionOpcode, InstructionValue, IntValue, PointerValue};
 use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 use runtime_shim::entry_points::RuntimeFn;
 use std::collections::{HashMap, HashSet};
@@ -248,7 +247,7 @@ fn block_end(k: FunctionValue<'_>, may_sync: impl Fn(FunctionValue<'_>) -> bool)
     BlockEnd::Barriers
 }
 
-/// Whether a call of the declaration `name` may wait at a barrier, as [`super::may_sync`] sees it.
+/// Whether a call of the declaration `name` may wait at a barrier, as [`may_sync`] sees it.
 fn may_sync_alone(name: &str) -> bool {
     let known = name.starts_with("llvm.") || name.starts_with("__nv_") || name.starts_with("cuda") || name.starts_with("__cuda") || ["vprintf", "malloc", "free", "__assertfail"].contains(&name);
     !known || name.contains("CG")
@@ -316,7 +315,7 @@ pub(super) fn plan<'ctx>(module: &Module<'ctx>, all: &[Launch<'ctx>], taken: &[L
         let mine = &hosted[&k];
         let launches_in_callees = calls.iter().any(|(n, call)| launch::is_launch_entry(n) && !mine.contains(call));
         let events = calls.iter().any(|(n, _)| !launch::is_launch_entry(n) && runtime_fn(n).is_some_and(|f| f.orders_stream_work() && !matches!(f, RuntimeFn::GetParameterBuffer | RuntimeFn::GetParameterBufferV2)));
-        let end = block_end(k, super::may_sync);
+        let end = block_end(k, may_sync);
         let kernel_reason = if reach.iter().any(|&g| exits(g)) {
             Some(format!("`{}` may end a thread with `exit`, which would never reach the end of the block the others wait at", fname(k)))
         } else if let Some(other) = direct_null.get(&k).and_then(|v| v.first()) {
@@ -398,24 +397,6 @@ fn address_taken_launcher(module: &Module<'_>) -> bool {
 pub(super) fn record_stride(child: FunctionValue<'_>, data: &TargetData) -> u64 {
     let (_, end) = parameter_layout(child, data);
     (HEADER + end).div_ceil(16) * 16
-}
-
-/// The shared state of one site of a kernel.
-pub(super) struct SiteState<'ctx> {
-    pub launch: Launch<'ctx>,
-    /// Index of the site's child in the children.
-    pub child: usize,
-    pub cap: u64,
-    /// `__shared__`: the 64-bit counter (records high, blocks low), the smallest and largest
-    /// block size, the table, the global copy's address. Generic pointers to them.
-    pub counter: PointerValue<'ctx>,
-    pub min_threads: PointerValue<'ctx>,
-    pub max_threads: PointerValue<'ctx>,
-    pub table: PointerValue<'ctx>,
-    pub buffer: PointerValue<'ctx>,
-    /// `K__agg<n>_record` and `K__agg<n>_direct`.
-    pub record: FunctionValue<'ctx>,
-    pub direct: FunctionValue<'ctx>,
 }
 
 /// A `__shared__` variable of `ty`, as a generic pointer.
@@ -519,7 +500,7 @@ fn record_helper<'ctx>(module: &Module<'ctx>, name: &str, s: &SiteState<'ctx>, c
         store_at(OFF_GRID + 4 * i as u64, *v);
     }
     if c.args_size > 0 {
-        ok(b.build_memcpy(byte_gep(&b, rec, c64(c.args_at), "record.args"), super::RECORD_ALIGN, p(0).into_pointer_value(), ARGS_ALIGN, c64(c.args_size)));
+        ok(b.build_memcpy(byte_gep(&b, rec, c64(c.args_at), "record.args"), RECORD_ALIGN, p(0).into_pointer_value(), ARGS_ALIGN, c64(c.args_size)));
     }
     let threads = ok(b.build_int_truncate(config.threads, i32t, "threads"));
     ok(b.build_atomicrmw(AtomicRMWBinOp::UMin, s.min_threads, threads, AtomicOrdering::Monotonic));
@@ -528,138 +509,6 @@ fn record_helper<'ctx>(module: &Module<'ctx>, name: &str, s: &SiteState<'ctx>, c
     b.position_at_end(direct);
     launch_as_documented(module, f, &b, l, l.buffer, p(0).into_pointer_value(), p(1), p(2));
     f
-}
-
-/// Small control-flow helpers for the end of the block.
-pub(super) struct Emit<'a, 'ctx> {
-    pub module: &'a Module<'ctx>,
-    pub f: FunctionValue<'ctx>,
-    pub b: &'a Builder<'ctx>,
-}
-
-impl<'ctx> Emit<'_, 'ctx> {
-    pub fn c32(&self, v: u64) -> IntValue<'ctx> {
-        self.module.get_context().i32_type().const_int(v, false)
-    }
-    pub fn c64(&self, v: u64) -> IntValue<'ctx> {
-        self.module.get_context().i64_type().const_int(v, false)
-    }
-    pub fn call(&self, name: &str, args: &[BasicMetadataValueEnum<'ctx>]) -> Option<BasicValueEnum<'ctx>> {
-        ok(self.b.build_call(intrinsic(self.module, name, &[]), args, "")).try_as_basic_value().basic()
-    }
-    pub fn sreg(&self, name: &str) -> IntValue<'ctx> {
-        self.call(&format!("llvm.nvvm.read.ptx.sreg.{name}"), &[]).expect("a register").into_int_value()
-    }
-    /// The parent grid's block count, `gridDim.x * gridDim.y * gridDim.z`.
-    pub fn blocks_in_grid(&self) -> IntValue<'ctx> {
-        let (gx, gy, gz) = (self.sreg("nctaid.x"), self.sreg("nctaid.y"), self.sreg("nctaid.z"));
-        ok(self.b.build_int_mul(ok(self.b.build_int_mul(gx, gy, "gxy")), gz, "nblocks"))
-    }
-    pub fn barrier(&self) {
-        self.call("llvm.nvvm.barrier.cta.sync.aligned.all", &[self.c32(0).into()]);
-    }
-    pub fn fence(&self) {
-        self.call("llvm.nvvm.membar.gl", &[]);
-    }
-    /// A release fence in the block's scope (`fence.acq_rel.cta`): what a thread wrote before
-    /// it is seen by a thread of its block that acquires after reading what it writes after it
-    /// (a count), and, fences being cumulative, by whoever that thread then releases to.
-    pub fn fence_block_release(&self) {
-        self.fence_in("block", inkwell::llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingRelease);
-    }
-    /// A fence of `ordering` in the synchronisation scope `scope` (`"block"`, `"device"`).
-    pub fn fence_in(&self, scope: &str, ordering: inkwell::llvm_sys::LLVMAtomicOrdering) {
-        let scope = super::super::atomics::sync_scope(&self.module.get_context(), scope);
-        // SAFETY: the builder is positioned in a function of the module's context.
-        unsafe { inkwell::llvm_sys::core::LLVMBuildFenceSyncScope(self.b.as_mut_ptr(), ordering, scope, c"".as_ptr()) };
-    }
-    /// The block's size, `blockDim.x * blockDim.y * blockDim.z`.
-    pub fn threads_in_block(&self) -> IntValue<'ctx> {
-        let [nx, ny, nz] = ["ntid.x", "ntid.y", "ntid.z"].map(|r| self.sreg(r));
-        ok(self.b.build_int_mul(ok(self.b.build_int_mul(nx, ny, "nxy")), nz, "nthreads"))
-    }
-    /// The block's barrier, or for a block of one thread a fence among its memory.
-    pub fn meet(&self, barriers: bool) {
-        if barriers {
-            self.barrier();
-        } else {
-            self.call("llvm.nvvm.membar.cta", &[]);
-        }
-    }
-    /// A local of `ty`: an alloca in `f`'s entry block.
-    pub fn slot(&self, ty: inkwell::types::BasicTypeEnum<'ctx>, name: &str) -> PointerValue<'ctx> {
-        let at_entry = self.module.get_context().create_builder();
-        let entry = self.f.get_first_basic_block().expect("a function with a body");
-        super::super::clone::position_at_start(&at_entry, entry);
-        ok(at_entry.build_alloca(ty, name))
-    }
-    pub fn load32(&self, p: PointerValue<'ctx>, name: &str) -> IntValue<'ctx> {
-        ok(self.b.build_load(self.module.get_context().i32_type(), p, name)).into_int_value()
-    }
-    pub fn load64(&self, p: PointerValue<'ctx>, name: &str) -> IntValue<'ctx> {
-        ok(self.b.build_load(self.module.get_context().i64_type(), p, name)).into_int_value()
-    }
-    pub fn load_ptr(&self, p: PointerValue<'ctx>, name: &str) -> PointerValue<'ctx> {
-        ok(self.b.build_load(self.module.get_context().ptr_type(AddressSpace::default()), p, name)).into_pointer_value()
-    }
-    /// `if (cond) { then(); }`, the builder after it.
-    pub fn if_then(&self, cond: IntValue<'ctx>, then: impl FnOnce()) {
-        let ctx = self.module.get_context();
-        let (body, join) = (ctx.append_basic_block(self.f, "then"), ctx.append_basic_block(self.f, "endif"));
-        ok(self.b.build_conditional_branch(cond, body, join));
-        self.b.position_at_end(body);
-        then();
-        ok(self.b.build_unconditional_branch(join));
-        self.b.position_at_end(join);
-    }
-    /// `if (cond) { then(); } else { otherwise(); }`, the builder after it.
-    pub fn if_then_else(&self, cond: IntValue<'ctx>, then: impl FnOnce(), otherwise: impl FnOnce()) {
-        let ctx = self.module.get_context();
-        let (yes, no, join) = (ctx.append_basic_block(self.f, "then"), ctx.append_basic_block(self.f, "else"), ctx.append_basic_block(self.f, "endif"));
-        ok(self.b.build_conditional_branch(cond, yes, no));
-        self.b.position_at_end(yes);
-        then();
-        ok(self.b.build_unconditional_branch(join));
-        self.b.position_at_end(no);
-        otherwise();
-        ok(self.b.build_unconditional_branch(join));
-        self.b.position_at_end(join);
-    }
-    /// `for (i = start; i < end; i += step) body(i);` on `i32`, the builder after it.
-    pub fn for_loop(&self, start: IntValue<'ctx>, end: IntValue<'ctx>, step: IntValue<'ctx>, body: impl FnOnce(IntValue<'ctx>)) {
-        let ctx = self.module.get_context();
-        let before = self.b.get_insert_block().expect("positioned");
-        let (head, inner, exit) = (ctx.append_basic_block(self.f, "loop"), ctx.append_basic_block(self.f, "loop.body"), ctx.append_basic_block(self.f, "loop.end"));
-        ok(self.b.build_unconditional_branch(head));
-        self.b.position_at_end(head);
-        let i = ok(self.b.build_phi(ctx.i32_type(), "i"));
-        let iv = i.as_basic_value().into_int_value();
-        ok(self.b.build_conditional_branch(ok(self.b.build_int_compare(IntPredicate::ULT, iv, end, "more")), inner, exit));
-        self.b.position_at_end(inner);
-        body(iv);
-        let next = ok(self.b.build_int_add(iv, step, "i.next"));
-        let latch = self.b.get_insert_block().expect("positioned");
-        ok(self.b.build_unconditional_branch(head));
-        i.add_incoming(&[(&start, before), (&next, latch)]);
-        self.b.position_at_end(exit);
-    }
-    /// The number of records of site `s`: `min(counter >> 32, cap)`.
-    pub fn count(&self, s: &SiteState<'ctx>) -> IntValue<'ctx> {
-        let b = self.b;
-        let counter = self.load64(s.counter, "counter");
-        let hi = ok(b.build_int_truncate(ok(b.build_right_shift(counter, self.c64(32), false, "hi")), self.module.get_context().i32_type(), "records"));
-        ok(b.build_call(intrinsic(self.module, "llvm.umin", &[self.module.get_context().i32_type().into()]), &[hi.into(), self.c32(s.cap).into()], "count")).try_as_basic_value().basic().expect("a min").into_int_value()
-    }
-    /// Record `i` of the table at `table` (records of `stride` bytes).
-    pub fn record(&self, table: PointerValue<'ctx>, i: IntValue<'ctx>, stride: u64) -> PointerValue<'ctx> {
-        let i64t = self.module.get_context().i64_type();
-        byte_gep(self.b, table, ok(self.b.build_int_mul(ok(self.b.build_int_z_extend(i, i64t, "i.wide")), self.c64(stride), "at")), "rec")
-    }
-    /// The dims at `offset` of a record, as `like` (a launch's dims operand) takes them.
-    pub fn dims(&self, rec: PointerValue<'ctx>, offset: u64, like: BasicValueEnum<'ctx>, name: &str) -> BasicValueEnum<'ctx> {
-        let v = [0, 1, 2].map(|k| self.load32(byte_gep(self.b, rec, self.c64(offset + 4 * k), "dim.at"), name));
-        super::dims_value(self.module, self.b, self.f, v, like.is_pointer_value(), name)
-    }
 }
 
 /// The linear thread index and the block's size.

@@ -10,7 +10,7 @@
 //! looked up without a lock and claimed under the spin lock `K__agg_grid_lock`; tombstones for
 //! entries given back, cleared once no chain runs through them), and places each site's records:
 //! in the child's static arena `C__agg_arena` (or its second bank `C__agg_arena1`, for a
-//! child that launches itself: [`Arena`]; one bank per grid and group, chosen by its first
+//! child that launches itself: [`super::child::Arena`]; one bank per grid and group, chosen by its first
 //! block that places records, `K__agg<n>_grid_bank[entry]`) when it can claim it for its grid
 //! and group of sites (key `(gridid + 1) * 256 + g + 1`, `g` the group's first site: the kernel's sites
 //! that launch the child the same way, [`arena_groups`]) and take room with one add on its
@@ -31,323 +31,32 @@
 //!
 //! Memory: a recording thread's writes precede the end-of-block barrier, after which thread 0
 //! fences and counts; the last block's thread 0 counts after it, fences and launches.
+//!
+//! The arena itself (its banks, the claim, the room taken, its launch and release) is
+//! [`super::child`]'s, since each [`Child`] holds its own and its pool gives a table back into
+//! it; this module holds the per-grid state and the end of the grid.
 
 use super::super::emit::ok;
-use super::block::{block_tail, reaches, copy_tables, end_of_block, launch_records, shared, BlockEnd, EndOfBlock, Emit, SiteState};
-use super::{byte_gep, launch_agg_kernel, Child, Entries, OFF_GRID};
+use super::block::{block_tail, reaches, copy_tables, end_of_block, launch_records, shared, BlockEnd, EndOfBlock};
+use super::child::{direct, launch_agg_kernel, Child, Entries};
+use super::records::{byte_gep, device, read64, Emit, SiteState, MAX_GRID_X, OFF_GRID};
 use inkwell::basic_block::BasicBlock;
-use inkwell::module::{Linkage, Module};
-use inkwell::values::{BasicValue, IntValue, PointerValue};
+use inkwell::module::Module;
+use inkwell::values::{IntValue, PointerValue};
 use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 
 /// Entries of a kernel's table of running parent grids.
 pub const SLOTS: u64 = 512;
 /// An entry given back, which a lookup steps over (0: an entry never used).
 const TOMBSTONE: u64 = u64::MAX;
-/// The largest aggregated grid (`gridDim.x`).
-const MAX_GRID_X: u64 = (1 << 31) - 1;
 /// Bytes of a node's header before its records.
 const NODE_HEADER: u64 = 32;
 const N_COUNT: u64 = 8;
 const N_BLOCKS: u64 = 12;
 const N_MIN: u64 = 16;
 const N_MAX: u64 = 20;
-/// The arena's size at most, in bytes and in records; sites per kernel that may own one.
-const MAX_ARENA_BYTES: u64 = 8 << 20;
-const MAX_ARENA_RECORDS: u64 = 1 << 18;
+/// Sites per kernel that may own an arena.
 const MAX_SITES: usize = 255;
-/// An arena's cursor: records taken in the bits from here up, child blocks below.
-const CURSOR_SHIFT: u64 = 40;
-/// The most child blocks a block may place in an arena at once (more go to a heap node).
-/// With it the cursor's fields never overflow: a block adds only after reading room, so the
-/// adds that find none after all are at most one per resident block (under 2^13 on any GPU
-/// so far: 32 per SM), beyond 2^18 records and 2^31 - 1 blocks: under 2^18 + 2^13 * 256 <
-/// 2^24 records and 2^31 + 2^13 * 2^26 < 2^40 blocks.
-const MAX_ARENA_ADD_BLOCKS: u64 = 1 << 26;
-
-/// A `__device__` variable of `ty`, zeroed, as a generic pointer.
-fn device<'ctx>(module: &Module<'ctx>, name: &str, ty: inkwell::types::BasicTypeEnum<'ctx>, align: u32) -> PointerValue<'ctx> {
-    let g = module.add_global(ty, Some(AddressSpace::from(1u16)), name);
-    g.set_linkage(Linkage::Internal);
-    g.set_initializer(&zero_of(ty));
-    g.set_alignment(align);
-    g.as_pointer_value().const_address_space_cast(module.get_context().ptr_type(AddressSpace::default()))
-}
-
-fn zero_of(ty: inkwell::types::BasicTypeEnum<'_>) -> inkwell::values::BasicValueEnum<'_> {
-    use inkwell::types::BasicTypeEnum as T;
-    match ty {
-        T::ArrayType(t) => t.const_zero().into(),
-        T::IntType(t) => t.const_zero().into(),
-        T::PointerType(t) => t.const_zero().into(),
-        T::StructType(t) => t.const_zero().into(),
-        T::FloatType(t) => t.const_zero().into(),
-        T::VectorType(t) => t.const_zero().into(),
-        T::ScalableVectorType(t) => t.const_zero().into(),
-    }
-}
-
-/// A child's record arena (module docs): one bank, or two for a child that launches itself
-/// at grid granularity. A recursive level's grid reads its records from one bank (until each
-/// of its blocks has read its own: `C__agg` gives it back then) while its blocks place the
-/// next level's records: with one bank every block of a level but the last ones found it
-/// taken and went to the heap, a device `malloc` a block (KLAP's QT took 573 times its plain
-/// time, results/qt-grid-probe.md). With two, a level places its records in the bank its
-/// grid does not read, which the level before gave back once its blocks had all started.
-#[derive(Clone, Copy)]
-pub(super) struct Arena<'ctx> {
-    first: Bank<'ctx>,
-    second: Option<Bank<'ctx>>,
-}
-
-impl<'ctx> Arena<'ctx> {
-    /// The arena of `child`'s records of `stride` bytes, of two banks when `recursive`;
-    /// `None` when fewer than a block's worth fit the byte budget.
-    pub(super) fn declare(module: &Module<'ctx>, child: &str, stride: u64, recursive: bool) -> Option<Self> {
-        let first = Bank::declare(module, &format!("{child}__agg_arena"), stride)?;
-        let second = if recursive { Bank::declare(module, &format!("{child}__agg_arena1"), stride) } else { None };
-        Some(Arena { first, second })
-    }
-
-    fn banks(&self) -> impl Iterator<Item = &Bank<'ctx>> {
-        std::iter::once(&self.first).chain(self.second.as_ref())
-    }
-
-    /// In `give_back` (`f`): a table lying in a bank releases that bank and returns.
-    pub(super) fn release_containing(&self, e: &Emit<'_, 'ctx>, table: PointerValue<'ctx>) {
-        let b = e.b;
-        for bank in self.banks() {
-            e.if_then(bank.contains(b, table), || {
-                bank.release(e);
-                ok(b.build_return(None));
-                // the `if`'s closing branch lands in a block of its own
-                b.position_at_end(e.module.get_context().append_basic_block(e.f, "released"));
-            });
-        }
-    }
-
-    /// Thread 0 of a block: room for `count` records in the bank chosen for the grid's group
-    /// ([`Bank::reserve`]). `choice` is the group's word of the grid's entry (0 before the
-    /// choice, then 1 or 2 for the first or second bank), which the grid's last block clears.
-    /// Returns `(at, base, records)`: the first record's index (`u32::MAX` when there is no
-    /// room), their first block, and the bank's records.
-    #[allow(clippy::too_many_arguments)]
-    fn reserve(&self, e: &Emit<'_, 'ctx>, key: IntValue<'ctx>, choice: PointerValue<'ctx>, count: IntValue<'ctx>, blocks: IntValue<'ctx>, min: IntValue<'ctx>, max: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>, PointerValue<'ctx>) {
-        let Some(second) = self.second else {
-            let (at, base) = self.first.reserve(e, key, count, blocks, min, max);
-            return (at, base, self.first.records);
-        };
-        let b = e.b;
-        let i32t = e.module.get_context().i32_type();
-        // One bank per grid and group, chosen by the first block that places records: the one
-        // already the grid's, else the first free one (else the first, whose claim then fails
-        // until the grid that holds it gives it back). Each block choosing for itself let a
-        // grid take both banks when the other was given back while its blocks chose (a race:
-        // about one run of QT in four); the next level was then two grids, each reading one
-        // bank, so that no bank was free for the level after: its blocks went to the heap,
-        // a device `malloc` each and a `free` each by the last block, seconds a level.
-        // The fence: what the grid's entry's claimer saw (the entry's last grid's clearing of
-        // its choice) comes before the choice is read.
-        e.fence();
-        let chosen = e.slot(i32t.into(), "bank.chosen");
-        ok(b.build_store(chosen, read32(e, choice)));
-        e.if_then(ok(b.build_int_compare(IntPredicate::EQ, e.load32(chosen, "bank.seen"), e.c32(0), "unchosen")), || {
-            let (o1, o2) = (read64(e, self.first.owner), read64(e, second.owner));
-            let is = |v: IntValue<'ctx>, w: IntValue<'ctx>, name: &str| ok(b.build_int_compare(IntPredicate::EQ, v, w, name));
-            let mine2 = is(o2, key, "second.mine");
-            let free2 = ok(b.build_and(is(o2, e.c64(0), "second.free"), ok(b.build_not(is(o1, e.c64(0), "first.free"), "first.taken")), "second.first.free"));
-            let want2 = ok(b.build_and(ok(b.build_not(is(o1, key, "first.mine"), "first.other")), ok(b.build_or(mine2, free2, "second.ok")), "want.second"));
-            let wanted = ok(b.build_select(want2, e.c32(2), e.c32(1), "bank.wanted")).into_int_value();
-            let swapped = ok(b.build_cmpxchg(choice, e.c32(0), wanted, AtomicOrdering::Monotonic, AtomicOrdering::Monotonic));
-            let (old, won) = (ok(b.build_extract_value(swapped, 0, "bank.old")).into_int_value(), ok(b.build_extract_value(swapped, 1, "bank.won")).into_int_value());
-            ok(b.build_store(chosen, ok(b.build_select(won, wanted, old, "bank.final")).into_int_value()));
-        });
-        let take2 = ok(b.build_int_compare(IntPredicate::EQ, e.load32(chosen, "bank"), e.c32(2), "take.second"));
-        let pick = |x: PointerValue<'ctx>, y: PointerValue<'ctx>| ok(b.build_select(take2, y, x, "bank.field")).into_pointer_value();
-        let bank = Bank {
-            records: pick(self.first.records, second.records),
-            owner: pick(self.first.owner, second.owner),
-            cursor: pick(self.first.cursor, second.cursor),
-            overflow: pick(self.first.overflow, second.overflow),
-            min_threads: pick(self.first.min_threads, second.min_threads),
-            max_threads: pick(self.first.max_threads, second.max_threads),
-            ..self.first
-        };
-        let (at, base) = bank.reserve(e, key, count, blocks, min, max);
-        (at, base, bank.records)
-    }
-
-    /// Thread 0 of the grid's last block: each bank that is `key`'s launched ([`Bank::launch`]).
-    fn launch(&self, e: &Emit<'_, 'ctx>, key: IntValue<'ctx>, s: &SiteState<'ctx>, c: &Child<'ctx>, entries: &Entries<'ctx>) {
-        for bank in self.banks() {
-            bank.launch(e, key, s, c, entries);
-        }
-    }
-}
-
-/// One bank of a child's arena: records, owner, cursor.
-#[derive(Clone, Copy)]
-struct Bank<'ctx> {
-    records: PointerValue<'ctx>,
-    owner: PointerValue<'ctx>,
-    cursor: PointerValue<'ctx>,
-    /// The cursor before the first add that found no room, kept as `u64::MAX - cursor` (0:
-    /// none): the records before it are the arena's, all of them placed.
-    overflow: PointerValue<'ctx>,
-    /// Kept as `u32::MAX - smallest`, so that its zero start is a reset state.
-    min_threads: PointerValue<'ctx>,
-    max_threads: PointerValue<'ctx>,
-    capacity: u64,
-    stride: u64,
-}
-
-impl<'ctx> Bank<'ctx> {
-    /// The bank `prefix` of records of `stride` bytes; `None` when fewer than a block's worth
-    /// fit the byte budget.
-    fn declare(module: &Module<'ctx>, prefix: &str, stride: u64) -> Option<Self> {
-        let capacity = MAX_ARENA_RECORDS.min(MAX_ARENA_BYTES / stride.max(1));
-        if capacity < super::RECORD_CAP {
-            return None;
-        }
-        let ctx = module.get_context();
-        let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
-        let name = |what: &str| format!("{prefix}{what}");
-        Some(Bank {
-            records: device(module, &name(""), ctx.i8_type().array_type((capacity * stride) as u32).into(), 16),
-            owner: device(module, &name("_owner"), i64t.into(), 8),
-            cursor: device(module, &name("_cursor"), i64t.into(), 8),
-            overflow: device(module, &name("_overflow"), i64t.into(), 8),
-            min_threads: device(module, &name("_min_threads"), i32t.into(), 4),
-            max_threads: device(module, &name("_max_threads"), i32t.into(), 4),
-            capacity,
-            stride,
-        })
-    }
-
-    /// Whether `table` lies in the bank.
-    fn contains(&self, b: &inkwell::builder::Builder<'ctx>, table: PointerValue<'ctx>) -> IntValue<'ctx> {
-        let i64t = table.get_type().get_context().i64_type();
-        let offset = ok(b.build_int_sub(ok(b.build_ptr_to_int(table, i64t, "at")), ok(b.build_ptr_to_int(self.records, i64t, "arena")), "arena.offset"));
-        ok(b.build_int_compare(IntPredicate::ULT, offset, i64t.const_int(self.capacity * self.stride, false), "in.arena"))
-    }
-
-    /// Gives the bank back: cursor, overflow and sizes cleared, a fence, the owner cleared.
-    fn release(&self, e: &Emit<'_, 'ctx>) {
-        let b = e.b;
-        ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, self.cursor, e.c64(0), AtomicOrdering::Monotonic));
-        ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, self.overflow, e.c64(0), AtomicOrdering::Monotonic));
-        ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, self.min_threads, e.c32(0), AtomicOrdering::Monotonic));
-        ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, self.max_threads, e.c32(0), AtomicOrdering::Monotonic));
-        e.fence();
-        ok(b.build_atomicrmw(AtomicRMWBinOp::Xchg, self.owner, e.c64(0), AtomicOrdering::Monotonic));
-    }
-
-    /// Thread 0 of a block: claims the arena for `key` (or finds it its own) and takes room
-    /// for `count` records launching `blocks` child blocks of `min..=max` threads. Returns
-    /// `(at, base)`: the first record's index (`u32::MAX` when there is no room) and their
-    /// first block.
-    ///
-    /// Room is taken with one `atomicAdd` on the cursor, after a read that sees room: a
-    /// compare-and-swap loop succeeds once per round trip to memory when many blocks end at
-    /// once (a level of QT ends thousands), an add once per clock. The adds are ordered, and
-    /// once one finds no room every later one finds none either (the cursor is past the limit
-    /// it crossed), so the records before the first such add, which keeps its cursor in
-    /// `overflow` (the largest `u64::MAX - cursor`: the smallest cursor), are all placed.
-    fn reserve(&self, e: &Emit<'_, 'ctx>, key: IntValue<'ctx>, count: IntValue<'ctx>, blocks: IntValue<'ctx>, min: IntValue<'ctx>, max: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>) {
-        let b = e.b;
-        let ctx = e.module.get_context();
-        let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
-        let start = b.get_insert_block().expect("positioned");
-        let bb = |name: &str| ctx.append_basic_block(e.f, name);
-        let (mine, add_bb, took, missed, done) = (bb("arena.mine"), bb("arena.add"), bb("arena.took"), bb("arena.missed"), bb("arena.done"));
-        let claimed = ok(b.build_cmpxchg(self.owner, e.c64(0), key, AtomicOrdering::Monotonic, AtomicOrdering::Monotonic));
-        let old = ok(b.build_extract_value(claimed, 0, "old.owner")).into_int_value();
-        let free = ok(b.build_int_compare(IntPredicate::EQ, old, e.c64(0), "was.free"));
-        let own = ok(b.build_int_compare(IntPredicate::EQ, old, key, "was.mine"));
-        ok(b.build_conditional_branch(ok(b.build_or(free, own, "ours")), mine, done));
-        b.position_at_end(mine);
-        let (count64, blocks64) = (ok(b.build_int_z_extend(count, i64t, "count64")), ok(b.build_int_z_extend(blocks, i64t, "blocks64")));
-        // Whether `count` records and `blocks` blocks fit after the cursor `cur`.
-        let fits = |cur: IntValue<'ctx>, name: &str| {
-            let taken = ok(b.build_right_shift(cur, e.c64(CURSOR_SHIFT), false, "taken"));
-            let launched = ok(b.build_and(cur, e.c64((1 << CURSOR_SHIFT) - 1), "launched"));
-            let room = ok(b.build_int_compare(IntPredicate::ULE, ok(b.build_int_add(taken, count64, "taken.after")), e.c64(self.capacity), "room"));
-            let grid_room = ok(b.build_int_compare(IntPredicate::ULE, ok(b.build_int_add(launched, blocks64, "launched.after")), e.c64(MAX_GRID_X), "grid.room"));
-            (ok(b.build_and(room, grid_room, name)), taken, launched)
-        };
-        // the releaser's clearing of the cursor comes before its clearing of the owner
-        e.fence();
-        let (seen_room, _, _) = fits(read64(e, self.cursor), "seen.room");
-        let small = ok(b.build_int_compare(IntPredicate::ULE, blocks64, e.c64(MAX_ARENA_ADD_BLOCKS), "few.blocks"));
-        let looked = b.get_insert_block().expect("positioned");
-        ok(b.build_conditional_branch(ok(b.build_and(seen_room, small, "try")), add_bb, done));
-        b.position_at_end(add_bb);
-        let add = ok(b.build_int_add(ok(b.build_left_shift(count64, e.c64(CURSOR_SHIFT), "records")), blocks64, "add"));
-        let cur = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, self.cursor, add, AtomicOrdering::Monotonic));
-        let (placed, taken, launched) = fits(cur, "placed");
-        ok(b.build_conditional_branch(placed, took, missed));
-        b.position_at_end(took);
-        let (taken32, launched32) = (ok(b.build_int_truncate(taken, i32t, "taken32")), ok(b.build_int_truncate(launched, i32t, "launched32")));
-        ok(b.build_atomicrmw(AtomicRMWBinOp::UMax, self.min_threads, ok(b.build_int_sub(e.c32(u32::MAX as u64), min, "min.kept")), AtomicOrdering::Monotonic));
-        ok(b.build_atomicrmw(AtomicRMWBinOp::UMax, self.max_threads, max, AtomicOrdering::Monotonic));
-        ok(b.build_unconditional_branch(done));
-        b.position_at_end(missed);
-        ok(b.build_atomicrmw(AtomicRMWBinOp::UMax, self.overflow, ok(b.build_int_sub(e.c64(u64::MAX), cur, "overflow.kept")), AtomicOrdering::Monotonic));
-        ok(b.build_unconditional_branch(done));
-        b.position_at_end(done);
-        let at = ok(b.build_phi(i32t, "arena.at"));
-        let base = ok(b.build_phi(i32t, "arena.base"));
-        let none = e.c32(u32::MAX as u64);
-        at.add_incoming(&[(&none, start), (&none, looked), (&none, missed), (&taken32, took)]);
-        base.add_incoming(&[(&e.c32(0), start), (&e.c32(0), looked), (&e.c32(0), missed), (&launched32, took)]);
-        (at.as_basic_value().into_int_value(), base.as_basic_value().into_int_value())
-    }
-
-    /// Thread 0 of the grid's last block: when the arena is `key`'s, one launch of `C__agg`
-    /// over its records, or each record as it was (then the arena is released here; else
-    /// `C__agg`'s last block releases it).
-    fn launch(&self, e: &Emit<'_, 'ctx>, key: IntValue<'ctx>, s: &SiteState<'ctx>, c: &Child<'ctx>, entries: &Entries<'ctx>) {
-        let b = e.b;
-        let read = read64(e, self.owner);
-        e.if_then(ok(b.build_int_compare(IntPredicate::EQ, read, key, "arena.ours")), || {
-            let i32t = e.module.get_context().i32_type();
-            // the cursor, or where the first add that found no room found it
-            let cur = read64(e, self.cursor);
-            let kept = read64(e, self.overflow);
-            let overflowed = ok(b.build_int_compare(IntPredicate::NE, kept, e.c64(0), "overflowed"));
-            let end = ok(b.build_select(overflowed, ok(b.build_int_sub(e.c64(u64::MAX), kept, "overflow.at")), cur, "arena.end")).into_int_value();
-            let n = ok(b.build_int_truncate(ok(b.build_right_shift(end, e.c64(CURSOR_SHIFT), false, "n64")), i32t, "arena.count"));
-            let blocks = ok(b.build_int_truncate(end, i32t, "arena.blocks"));
-            let largest = ok(b.build_atomicrmw(AtomicRMWBinOp::UMax, self.max_threads, e.c32(0), AtomicOrdering::Monotonic));
-            let mut wanted = ok(b.build_int_compare(IntPredicate::UGT, n, e.c32(1), "several"));
-            if c.syncs {
-                let kept = ok(b.build_atomicrmw(AtomicRMWBinOp::UMax, self.min_threads, e.c32(0), AtomicOrdering::Monotonic));
-                let smallest = ok(b.build_int_sub(e.c32(u32::MAX as u64), kept, "smallest"));
-                wanted = ok(b.build_and(wanted, ok(b.build_int_compare(IntPredicate::EQ, smallest, largest, "same.size")), "wanted"));
-            }
-            let slot = e.slot(e.module.get_context().bool_type().into(), "arena.one.by.one");
-            ok(b.build_store(slot, e.module.get_context().bool_type().const_int(1, false)));
-            e.if_then(wanted, || {
-                let (status, _) = launch_agg_kernel(e.module, b, e.f, &s.launch, c, entries, self.records, n, blocks, largest);
-                ok(b.build_store(slot, ok(b.build_int_compare(IntPredicate::NE, status, e.c32(0), "failed"))));
-            });
-            let one_by_one = ok(b.build_load(e.module.get_context().bool_type(), slot, "one.by.one")).into_int_value();
-            e.if_then(one_by_one, || {
-                e.for_loop(e.c32(0), n, e.c32(1), |j| direct(e, s, c, e.record(self.records, j, c.stride)));
-                self.release(e);
-            });
-        });
-    }
-}
-
-/// The launch of the record at `rec` as it was (`K__agg<n>_direct`).
-fn direct<'ctx>(e: &Emit<'_, 'ctx>, s: &SiteState<'ctx>, c: &Child<'ctx>, rec: PointerValue<'ctx>) {
-    let operand = |k: u32| s.launch.call.get_operand(k).and_then(|o| o.value()).expect("a launch's operand");
-    let grid = e.dims(rec, OFF_GRID, operand(2), "rec.grid");
-    let block = e.dims(rec, super::OFF_BLOCK, operand(3), "rec.block");
-    let args = byte_gep(e.b, rec, e.c64(c.args_at), "rec.args");
-    ok(e.b.build_call(s.direct, &[args.into(), grid.into(), block.into()], ""));
-}
 
 /// A kernel's grid-wide state.
 struct GridState<'ctx> {
@@ -366,7 +75,7 @@ struct SiteGrid<'ctx> {
     /// `__device__ i64 heads[SLOTS]`: each running grid's list of nodes.
     heads: PointerValue<'ctx>,
     /// `__device__ i32 bank[SLOTS]`: the arena bank each running grid's records of the site's
-    /// group go to, for a child of two banks ([`Arena::reserve`]; the group's first site's).
+    /// group go to, for a child of two banks ([`super::child::Arena::reserve`]; the group's first site's).
     bank: PointerValue<'ctx>,
     /// `__shared__`: whether the block's records lie in the arena, and their first block there.
     in_arena: PointerValue<'ctx>,
@@ -386,27 +95,6 @@ fn entry<'ctx>(e: &Emit<'_, 'ctx>, table: PointerValue<'ctx>, index: IntValue<'c
     let i64t = e.module.get_context().i64_type();
     let at = ok(e.b.build_int_mul(ok(e.b.build_int_z_extend(index, i64t, "index")), e.c64(if wide { 8 } else { 4 }), "entry.at"));
     byte_gep(e.b, table, at, "entry")
-}
-
-/// A relaxed read of a shared `i64` in the device's scope (`ld.relaxed.gpu`): a plain load,
-/// where a read-modify-write of 0 (`atom.add`) would queue behind every other atomic on the
-/// same word (every block of a level of QT reads its grid's entry of the table at once).
-fn read64<'ctx>(e: &Emit<'_, 'ctx>, p: PointerValue<'ctx>) -> IntValue<'ctx> {
-    relaxed_read(e, p, e.module.get_context().i64_type())
-}
-
-/// [`read64`] of an `i32`.
-fn read32<'ctx>(e: &Emit<'_, 'ctx>, p: PointerValue<'ctx>) -> IntValue<'ctx> {
-    relaxed_read(e, p, e.module.get_context().i32_type())
-}
-
-fn relaxed_read<'ctx>(e: &Emit<'_, 'ctx>, p: PointerValue<'ctx>, ty: inkwell::types::IntType<'ctx>) -> IntValue<'ctx> {
-    let value = ok(e.b.build_load(ty, p, "read")).into_int_value();
-    let load = value.as_instruction_value().expect("a load");
-    load.set_alignment(ty.get_bit_width() / 8).expect("a power of two");
-    load.set_atomic_ordering(AtomicOrdering::Monotonic).expect("an atomic load");
-    super::super::atomics::set_scope(&e.module.get_context(), load, "device");
-    value
 }
 
 impl<'ctx> GridState<'ctx> {
@@ -834,8 +522,8 @@ fn launch_grid<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue
         ok(b.build_store(sg.min_threads, e.c32(u32::MAX as u64)));
         ok(b.build_store(sg.max_threads, e.c32(0)));
         walk(e, list(), |node| {
-            let umin = super::intrinsic(e.module, "llvm.umin", &[i32t.into()]);
-            let umax = super::intrinsic(e.module, "llvm.umax", &[i32t.into()]);
+            let umin = super::super::emit::intrinsic(e.module, "llvm.umin", &[i32t.into()]);
+            let umax = super::super::emit::intrinsic(e.module, "llvm.umax", &[i32t.into()]);
             let total = ok(b.build_int_add(e.load32(sg.total, "total"), node_field(node, N_COUNT, "count"), "total.next"));
             ok(b.build_store(sg.total, total));
             let blocks = ok(b.build_int_add(e.load64(sg.blocks, "blocks"), ok(b.build_int_z_extend(node_field(node, N_BLOCKS, "node.blocks"), i64t, "wide")), "blocks.next"));

@@ -3,7 +3,10 @@
 //! This file decides which launches are taken ([`aggregate`]) and builds the aggregated kernel
 //! `C__agg` of each child; [`warp`] meets the warp at the launch; [`block`] records a kernel's
 //! launches and launches them at the end of the block; [`grid`] hands each block's records on
-//! to the grid's last block.
+//! to the grid's last block. Below them, [`child`] holds what one child's aggregation needs (its
+//! `C__agg`'s launch, its pool of tables, its arena) and [`records`] the record's layout and
+//! the helpers every granularity writes IR with; each module imports only those below it
+//! (`compiler/tests/layers.rs`).
 //!
 //! What every granularity shares: which launches are taken (tail, fire-and-forget and
 //! named-stream launches, a dynamic shared memory size that is not a constant, made one first
@@ -26,18 +29,20 @@
 //! Invariant: with aggregation off, or no launch to take, the module is untouched; afterwards
 //! every launch left (the helpers' among them) is in the documented shape.
 
-use super::clone::{self, as_function, called_function, value_name};
+use super::clone::{self, as_function};
 use super::launch::{self, Launch};
 use super::emit::{intrinsic, ok};
-use super::sites::{builtin_readers, byval_at_call, cap_kernel, cap_registers, copy_byval, documented_shape, load_arguments, parameter_layout, replace_by_helper, source_name, unflatten, ARGS_ALIGN};
+use super::sites::{builtin_readers, byval_at_call, cap_kernel, cap_registers, documented_shape, load_arguments, parameter_layout, replace_by_helper, source_name, unflatten};
 use super::SourceText;
+use child::{may_sync, pool, Arena, Child, Entries};
+use records::{byte_gep, Emit, SiteState, HEADER, OFF_BLOCK, OFF_DONE, OFF_GRID, RECORD_ALIGN};
 use crate::diag::{Code, Diagnostic, Span};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::llvm_sys::core::LLVMGetTypeAttributeValue;
 use inkwell::module::{Linkage, Module};
 use inkwell::targets::TargetData;
-use inkwell::types::{AnyTypeEnum, BasicTypeEnum};
-use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode, IntValue, PointerValue};
+use inkwell::types::AnyTypeEnum;
+use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValue, FunctionValue, IntValue};
 use inkwell::{AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 use std::collections::HashSet;
 
@@ -70,219 +75,14 @@ impl std::str::FromStr for Granularity {
     }
 }
 
-/// The most records a block keeps for one launch site.
-pub const RECORD_CAP: u64 = 256;
-/// Shared memory the record tables of one kernel may take, in bytes.
-pub const SHARED_BUDGET: u64 = 24 * 1024;
-/// A recorded grid has at most this many blocks (bigger ones are launched directly), so that
-/// `RECORD_CAP` records never overflow the 32-bit block counter or `gridDim.x`.
-pub const MAX_BLOCKS_PER_RECORD: u64 = 1 << 22;
+pub use records::{MAX_BLOCKS_PER_RECORD, RECORD_CAP, SHARED_BUDGET};
 pub use super::sites::REGISTER_CAP;
 
-/// Bytes of a record before the arguments: first block, done count, grid, block.
-const HEADER: u64 = 32;
-/// Where a record starts: every table is aligned to 16 bytes (the pool, `__shared__` tables,
-/// the grid's arena, `malloc`'s blocks) and a record's size is a multiple of 16
-/// ([`block::record_stride`]); its arguments, at [`HEADER`], are as aligned. Copies and loads
-/// of arguments say so, so that they move words, not bytes ([`super::copies`]).
-const RECORD_ALIGN: u32 = ARGS_ALIGN;
-const OFF_DONE: u64 = 4;
-const OFF_GRID: u64 = 8;
-const OFF_BLOCK: u64 = 20;
-
 mod block;
+mod child;
 mod grid;
+mod records;
 mod warp;
-
-/// What the aggregation of one child needs.
-struct Child<'ctx> {
-    child: FunctionValue<'ctx>,
-    agg: FunctionValue<'ctx>,
-    layout: Vec<(u64, Option<BasicTypeEnum<'ctx>>)>,
-    /// Where the arguments start in a record, how many bytes they take, a record's size.
-    args_at: u64,
-    args_size: u64,
-    stride: u64,
-    /// Whether the child (or what it calls) may use a barrier.
-    syncs: bool,
-    /// `ptr C__agg_table(i64 bytes)` and `void C__agg_give_back(ptr)`: a warp's table from
-    /// the child's static pool, else the heap, and back ([`pool`]).
-    table: FunctionValue<'ctx>,
-    give_back: FunctionValue<'ctx>,
-    /// At grid granularity, the arena of the grid's records ([`grid`]).
-    arena: Option<grid::Arena<'ctx>>,
-}
-
-/// Records per chunk of a pool: a warp's table.
-const CHUNK_RECORDS: u64 = 32;
-/// Chunks per child at most, and a pool's size in bytes at most (measured with the `.cdp` front end's first, HIR-level aggregation).
-const MAX_CHUNKS: u64 = 2048;
-const MAX_POOL_BYTES: u64 = 8 << 20;
-
-/// The static pool of a child's record tables, so that a table of up to [`CHUNK_RECORDS`]
-/// records (a warp's, or a block's global copy at its end) costs two atomics instead of a
-/// device `malloc` and `free` (measured on the H100 with the first, HIR-level aggregation of
-/// the `.cdp` front end: the allocation dominated a warp-aggregated launch; and a block's copy
-/// from the heap made `samples/c_statements.cdp` through Clang at block granularity 1.08-1.14x
-/// nvcc's time, four copies a launch). `C__agg_pool` holds chunks of [`CHUNK_RECORDS`]
-/// records, one bit each in `C__agg_pool_used`; a leader takes a clear bit with `atomicOr`,
-/// starting at a word its SM and warp pick, and takes the heap when every chunk is taken or
-/// the table is larger than a chunk; a table is given back with `atomicAnd` if it lies in the
-/// pool, `free` otherwise. Returns the two always-inline functions.
-/// A table in `arena` is given back by releasing the arena.
-fn pool<'ctx>(module: &Module<'ctx>, name: &str, stride: u64, entries: &Entries<'ctx>, arena: Option<&grid::Arena<'ctx>>) -> (FunctionValue<'ctx>, FunctionValue<'ctx>) {
-    let ctx = module.get_context();
-    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
-    let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
-    let c32 = |v: u64| i32t.const_int(v, false);
-    let c64 = |v: u64| i64t.const_int(v, false);
-    let chunk_bytes = stride * CHUNK_RECORDS;
-    let chunks = MAX_CHUNKS.min(MAX_POOL_BYTES / chunk_bytes.max(1)) / 32 * 32;
-    let words = chunks / 32;
-    let inline = |f: FunctionValue<'ctx>| f.add_attribute(AttributeLoc::Function, ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0));
-    let table = module.add_function(&format!("{name}__agg_table"), ptr.fn_type(&[i64t.into()], false), Some(Linkage::Internal));
-    let give_back = module.add_function(&format!("{name}__agg_give_back"), ctx.void_type().fn_type(&[ptr.into()], false), Some(Linkage::Internal));
-    inline(table);
-    inline(give_back);
-    let b = ctx.create_builder();
-    let bytes = table.get_nth_param(0).expect("bytes").into_int_value();
-    let given = give_back.get_nth_param(0).expect("a table").into_pointer_value();
-    bytes.set_name("bytes");
-    given.set_name("table");
-    let heap = |b: &inkwell::builder::Builder<'ctx>| ok(b.build_call(entries.malloc, &[bytes.into()], "heap")).try_as_basic_value().basic().expect("a pointer");
-    // A table not in the pool: the arena's is released, any other freed.
-    let to_heap = |b: &inkwell::builder::Builder<'ctx>| {
-        if let Some(arena) = arena {
-            arena.release_containing(&block::Emit { module, f: give_back, b }, given);
-        }
-        ok(b.build_call(entries.free, &[given.into()], ""));
-        ok(b.build_return(None));
-    };
-    if words == 0 {
-        // Records too large for even one word of chunks: the heap.
-        b.position_at_end(ctx.append_basic_block(table, "entry"));
-        ok(b.build_return(Some(&heap(&b))));
-        b.position_at_end(ctx.append_basic_block(give_back, "entry"));
-        to_heap(&b);
-        return (table, give_back);
-    }
-    let global = |name: String, ty: inkwell::types::ArrayType<'ctx>, align: u32| {
-        let g = module.add_global(ty, Some(inkwell::AddressSpace::from(1u16)), &name);
-        g.set_linkage(Linkage::Internal);
-        g.set_initializer(&ty.const_zero());
-        g.set_alignment(align);
-        g.as_pointer_value().const_address_space_cast(ptr)
-    };
-    let records = global(format!("{name}__agg_pool"), ctx.i8_type().array_type((chunks * chunk_bytes) as u32), 16);
-    let used = global(format!("{name}__agg_pool_used"), i32t.array_type(words as u32), 4);
-    let word_at = |b: &inkwell::builder::Builder<'ctx>, w: IntValue<'ctx>| {
-        // SAFETY: `w` is below `words`.
-        unsafe { ok(b.build_gep(i32t, used, &[ok(b.build_int_z_extend(w, i64t, "w64"))], "word")) }
-    };
-    let call = |b: &inkwell::builder::Builder<'ctx>, name: &str, types: &[BasicTypeEnum<'ctx>], args: &[BasicMetadataValueEnum<'ctx>], label: &str| {
-        ok(b.build_call(intrinsic(module, name, types), args, label)).try_as_basic_value().basic().expect("a value").into_int_value()
-    };
-
-    // take: for each word from the start, while it has a clear bit, claim its lowest.
-    let bb = |name: &str| ctx.append_basic_block(table, name);
-    let (entry, look, words_head, word, bits_head, claim, claimed, retry, next_word, from_heap) = (bb("entry"), bb("look"), bb("words"), bb("word"), bb("bits"), bb("claim"), bb("claimed"), bb("retry"), bb("next.word"), bb("heap"));
-    b.position_at_end(entry);
-    // A block's table of more records than a chunk holds: the heap.
-    let fits = ok(b.build_int_compare(IntPredicate::ULE, bytes, c64(chunk_bytes), "fits"));
-    ok(b.build_conditional_branch(fits, look, from_heap));
-    b.position_at_end(look);
-    let smid = call(&b, "llvm.nvvm.read.ptx.sreg.smid", &[], &[], "smid");
-    let warpid = call(&b, "llvm.nvvm.read.ptx.sreg.warpid", &[], &[], "warpid");
-    let start = ok(b.build_int_add(ok(b.build_int_mul(smid, c32(64), "sm.base")), warpid, "start"));
-    ok(b.build_unconditional_branch(words_head));
-    b.position_at_end(words_head);
-    let k = ok(b.build_phi(i32t, "k"));
-    let kv = k.as_basic_value().into_int_value();
-    let more = ok(b.build_int_compare(IntPredicate::ULT, kv, c32(words), "more.words"));
-    ok(b.build_conditional_branch(more, word, from_heap));
-    b.position_at_end(word);
-    let w = ok(b.build_int_unsigned_rem(ok(b.build_int_add(start, kv, "w.sum")), c32(words), "w"));
-    let wp = word_at(&b, w);
-    let v0 = ok(b.build_load(i32t, wp, "v0")).into_int_value();
-    ok(b.build_unconditional_branch(bits_head));
-    b.position_at_end(bits_head);
-    let v = ok(b.build_phi(i32t, "v"));
-    let vv = v.as_basic_value().into_int_value();
-    let full = ok(b.build_int_compare(IntPredicate::EQ, vv, c32(u32::MAX as u64), "full"));
-    ok(b.build_conditional_branch(full, next_word, claim));
-    b.position_at_end(claim);
-    // The lowest clear bit of v: popc((~v & (v + 1)) - 1).
-    let lowest = ok(b.build_and(ok(b.build_not(vv, "not.v")), ok(b.build_int_add(vv, c32(1), "v.1")), "lowest"));
-    let bit = call(&b, "llvm.ctpop", &[i32t.into()], &[ok(b.build_int_sub(lowest, c32(1), "below")).into()], "bit");
-    let mask = ok(b.build_left_shift(c32(1), bit, "mask"));
-    let old = ok(b.build_atomicrmw(AtomicRMWBinOp::Or, wp, mask, AtomicOrdering::SequentiallyConsistent));
-    let was_clear = ok(b.build_int_compare(IntPredicate::EQ, ok(b.build_and(old, mask, "was")), c32(0), "was.clear"));
-    ok(b.build_conditional_branch(was_clear, claimed, retry));
-    b.position_at_end(claimed);
-    let chunk = ok(b.build_int_add(ok(b.build_int_mul(ok(b.build_int_z_extend(w, i64t, "w64")), c64(32), "word.chunks")), ok(b.build_int_z_extend(bit, i64t, "bit64")), "chunk"));
-    let at = byte_gep(&b, records, ok(b.build_int_mul(chunk, c64(chunk_bytes), "chunk.at")), "chunk.table");
-    ok(b.build_return(Some(&at)));
-    b.position_at_end(retry);
-    let v_next = ok(b.build_or(old, mask, "v.next"));
-    ok(b.build_unconditional_branch(bits_head));
-    v.add_incoming(&[(&v0, word), (&v_next, retry)]);
-    b.position_at_end(next_word);
-    let k_next = ok(b.build_int_add(kv, c32(1), "k.next"));
-    ok(b.build_unconditional_branch(words_head));
-    k.add_incoming(&[(&c32(0), look), (&k_next, next_word)]);
-    b.position_at_end(from_heap);
-    ok(b.build_return(Some(&heap(&b))));
-
-    // give back: into the pool when the table lies in it, else to the heap.
-    let bb = |name: &str| ctx.append_basic_block(give_back, name);
-    let (entry, to_pool, heap_bb) = (bb("entry"), bb("pool"), bb("heap"));
-    b.position_at_end(entry);
-    let first = ok(b.build_ptr_to_int(records, i64t, "first"));
-    let at = ok(b.build_ptr_to_int(given, i64t, "at"));
-    let offset = ok(b.build_int_sub(at, first, "offset"));
-    // Unsigned: a table below the pool wraps to a large offset.
-    let inside = ok(b.build_int_compare(IntPredicate::ULT, offset, c64(chunks * chunk_bytes), "in.pool"));
-    ok(b.build_conditional_branch(inside, to_pool, heap_bb));
-    b.position_at_end(to_pool);
-    let chunk = ok(b.build_int_truncate(ok(b.build_int_unsigned_div(offset, c64(chunk_bytes), "chunk64")), i32t, "chunk"));
-    let bit = ok(b.build_left_shift(c32(1), ok(b.build_int_unsigned_rem(chunk, c32(32), "bit")), "mask"));
-    let wp = word_at(&b, ok(b.build_int_unsigned_div(chunk, c32(32), "w")));
-    ok(b.build_atomicrmw(AtomicRMWBinOp::And, wp, ok(b.build_not(bit, "keep")), AtomicOrdering::SequentiallyConsistent));
-    ok(b.build_return(None));
-    b.position_at_end(heap_bb);
-    to_heap(&b);
-    (table, give_back)
-}
-
-/// The device C library's `malloc`, `free` and the parameter buffer's entry point, as the
-/// module has them (declared when absent); `None` when it declares one with other types.
-struct Entries<'ctx> {
-    malloc: FunctionValue<'ctx>,
-    free: FunctionValue<'ctx>,
-    buffer: FunctionValue<'ctx>,
-}
-
-impl<'ctx> Entries<'ctx> {
-    fn find(module: &Module<'ctx>) -> Option<Self> {
-        let ctx = module.get_context();
-        let (ptr, i64t) = (ctx.ptr_type(inkwell::AddressSpace::default()), ctx.i64_type());
-        let get = |name: &str, ty: inkwell::types::FunctionType<'ctx>| match module.get_function(name) {
-            Some(f) => (f.get_type() == ty).then_some(f),
-            None => Some(module.add_function(name, ty, Some(Linkage::External))),
-        };
-        let buffer_ty = ptr.fn_type(&[i64t.into(), i64t.into()], false);
-        // The buffer entry point the module already uses, else the documented one.
-        let buffer = ["__cudaCDP2GetParameterBuffer", "cudaGetParameterBuffer"].iter().find_map(|n| module.get_function(n).filter(|f| f.get_type() == buffer_ty));
-        Some(Entries {
-            malloc: get("malloc", ptr.fn_type(&[i64t.into()], false))?,
-            free: get("free", ctx.void_type().fn_type(&[ptr.into()], false))?,
-            buffer: match buffer {
-                Some(b) => b,
-                None => get("cudaGetParameterBuffer", buffer_ty)?,
-            },
-        })
-    }
-}
 
 /// Why the launch `l` is not aggregated per warp, if it is not.
 /// `taken_reads_ids`: a function whose address is taken reads a built-in, itself or through
@@ -319,46 +119,6 @@ fn why_not(l: &Launch<'_>, data: &TargetData, taken_reads_ids: bool) -> Option<S
         ));
     }
     None
-}
-
-/// Whether `child` or anything it calls may wait at a block barrier: a barrier intrinsic,
-/// a cooperative-groups entry point, inline assembly, or a call this pass cannot see into. A
-/// call through a pointer calls each function whose address is taken
-/// ([`block::pointer_targets`]).
-pub(super) fn may_sync(child: FunctionValue<'_>) -> bool {
-    let mut seen = HashSet::new();
-    let mut stack = vec![child];
-    while let Some(f) = stack.pop() {
-        if !seen.insert(f) {
-            continue;
-        }
-        for inst in f.get_basic_blocks().iter().flat_map(|b| b.get_instructions()) {
-            if inst.get_opcode() != InstructionOpcode::Call {
-                continue;
-            }
-            let Some(target) = called_function(inst.as_value_ref()).and_then(as_function) else {
-                // SAFETY: the callee operand of a live call.
-                let asm = unsafe { !inkwell::llvm_sys::core::LLVMIsAInlineAsm(inkwell::llvm_sys::core::LLVMGetCalledValue(inst.as_value_ref())).is_null() };
-                if asm {
-                    return true;
-                }
-                stack.extend(block::pointer_targets(f));
-                continue;
-            };
-            if target.count_basic_blocks() > 0 {
-                stack.push(target);
-                continue;
-            }
-            let name = value_name(target.as_value_ref());
-            let nvvm = name.strip_prefix("llvm.nvvm.").unwrap_or("");
-            let barrier = nvvm.starts_with("barrier") || (nvvm.starts_with("bar.") && !nvvm.starts_with("bar.warp")) || name.contains("CG");
-            let known = name.starts_with("llvm.") || name.starts_with("__nv_") || name.starts_with("cuda") || name.starts_with("__cuda") || ["vprintf", "malloc", "free", "__assertfail"].contains(&name.as_str());
-            if barrier || !known {
-                return true;
-            }
-        }
-    }
-    false
 }
 
 /// Aggregates launches at `asked` granularity (module docs, [`block`], [`grid`]); returns the
@@ -466,7 +226,7 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
         let cname = child.get_name().to_string_lossy().into_owned();
         // a child that launches itself at grid granularity reads one bank while it fills the other
         let recursive = kernels.iter().any(|k| k.kernel == child && k.sites.iter().any(|l| child_of(l) == Some(child)));
-        let arena = if grid_sites { grid::Arena::declare(module, &cname, stride, recursive) } else { None };
+        let arena = if grid_sites { Arena::declare(module, &cname, stride, recursive) } else { None };
         let (table, give_back) = pool(module, &cname, stride, &entries, arena.as_ref());
         children.push(Child { child, agg, layout, args_at, args_size: end, stride, syncs: may_sync(child), table, give_back, arena });
     }
@@ -490,7 +250,7 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
         } else {
             block::Direct::OneThreadBlock
         };
-        let states: Vec<block::SiteState> = k.sites.iter().enumerate().map(|(n, l)| block::site_state(module, k.kernel, n, l, index_of(l), &children[index_of(l)], k.cap, direct)).collect();
+        let states: Vec<SiteState> = k.sites.iter().enumerate().map(|(n, l)| block::site_state(module, k.kernel, n, l, index_of(l), &children[index_of(l)], k.cap, direct)).collect();
         let kname = k.kernel.get_name().to_string_lossy().into_owned();
         let eob = if asked == Granularity::Grid {
             grid::end_of_grid(module, &kname, &states, k.end, &children, &entries)
@@ -524,81 +284,6 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
     }
     cap_registers(module, &rewritten);
     remarks
-}
-
-fn byte_gep<'ctx>(b: &inkwell::builder::Builder<'ctx>, base: PointerValue<'ctx>, offset: IntValue<'ctx>, name: &str) -> PointerValue<'ctx> {
-    let i8t = base.get_type().get_context().i8_type();
-    // SAFETY: offsets inside a record of a table sized for them.
-    unsafe { ok(b.build_gep(i8t, base, &[offset], name)) }
-}
-
-/// `C__agg<<<total, threads, S>>>(table, n)` in the documented sequence at `b`'s position;
-/// returns its status (non-zero when the buffer could not be had) and the call of the launch
-/// entry point (warp granularity marks it to stay V1, `warp.rs`).
-#[allow(clippy::too_many_arguments)]
-fn launch_agg_kernel<'ctx>(
-    module: &Module<'ctx>,
-    b: &inkwell::builder::Builder<'ctx>,
-    f: FunctionValue<'ctx>,
-    l: &Launch<'ctx>,
-    c: &Child<'ctx>,
-    entries: &Entries<'ctx>,
-    table: PointerValue<'ctx>,
-    n: IntValue<'ctx>,
-    total: IntValue<'ctx>,
-    threads: IntValue<'ctx>,
-) -> (IntValue<'ctx>, inkwell::values::InstructionValue<'ctx>) {
-    let ctx = module.get_context();
-    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
-    let c32 = |v: u64| i32t.const_int(v, false);
-    let buf = ok(b.build_call(entries.buffer, &[i64t.const_int(64, false).into(), i64t.const_int(12, false).into()], "agg.buf")).try_as_basic_value().basic().expect("a buffer").into_pointer_value();
-    let fill = ctx.append_basic_block(f, "agg.fill");
-    let skip = ctx.append_basic_block(f, "agg.skip");
-    let join = ctx.append_basic_block(f, "agg.launched");
-    let null = ok(b.build_is_null(buf, "agg.null"));
-    ok(b.build_conditional_branch(null, skip, fill));
-    b.position_at_end(fill);
-    ok(b.build_store(buf, table));
-    ok(b.build_store(byte_gep(b, buf, i64t.const_int(8, false), "agg.count"), n));
-    // The dims as the site's launch takes them.
-    let dims = |x: IntValue<'ctx>, by_pointer: bool, name: &str| dims_value(module, b, f, [x, c32(1), c32(1)], by_pointer, name);
-    let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
-    let grid = dims(total, operand(2).is_pointer_value(), "agg.grid");
-    let block = dims(threads, operand(3).is_pointer_value(), "agg.block");
-    let launch_callee = l.call.get_operand(l.call.get_num_operands() - 1).and_then(|o| o.value()).and_then(|v| as_function(v.as_value_ref())).expect("a launch entry point");
-    let args: Vec<BasicMetadataValueEnum> = vec![c.agg.as_global_value().as_pointer_value().into(), buf.into(), grid.into(), block.into(), operand(4).into(), operand(5).into()];
-    let launch = ok(b.build_call(launch_callee, &args, "agg.status"));
-    copy_byval(l.call.as_value_ref(), launch.as_value_ref(), &[(3, 3), (4, 4)]);
-    let status = launch.try_as_basic_value().basic().expect("a status").into_int_value();
-    ok(b.build_unconditional_branch(join));
-    b.position_at_end(skip);
-    ok(b.build_unconditional_branch(join));
-    b.position_at_end(join);
-    let phi = ok(b.build_phi(i32t, "agg.result"));
-    phi.add_incoming(&[(&status, fill), (&c32(crate::back::device_launch::LAUNCH_SKIPPED_STATUS as u64), skip)]);
-    (phi.as_basic_value().into_int_value(), launch.try_as_basic_value().basic().and_then(|v| v.as_instruction_value()).expect("a call"))
-}
-
-/// The dims `v` at `b`'s position in `f`, as a launch takes them: a `{ i32, i32, i32 }`
-/// value, or `by_pointer` the address of one (an alloca in `f`'s entry block).
-fn dims_value<'ctx>(module: &Module<'ctx>, b: &inkwell::builder::Builder<'ctx>, f: FunctionValue<'ctx>, v: [IntValue<'ctx>; 3], by_pointer: bool, name: &str) -> BasicValueEnum<'ctx> {
-    let ctx = module.get_context();
-    let i32t = ctx.i32_type();
-    let dim3 = ctx.struct_type(&[i32t.into(), i32t.into(), i32t.into()], false);
-    let mut agg = dim3.get_poison();
-    for (k, e) in v.into_iter().enumerate() {
-        agg = ok(b.build_insert_value(agg, e, k as u32, name)).into_struct_value();
-    }
-    if !by_pointer {
-        return agg.into();
-    }
-    // In the entry block, as allocas belong (the helpers are inlined into loops).
-    let at_entry = ctx.create_builder();
-    let entry = f.get_first_basic_block().expect("a function with a body");
-    super::clone::position_at_start(&at_entry, entry);
-    let slot = ok(at_entry.build_alloca(dim3, &format!("{name}.slot")));
-    ok(b.build_store(slot, agg));
-    slot.into()
 }
 
 /// The body of `C__agg(records, count)` (module docs), calling `copy`, the child's copy that
@@ -690,7 +375,7 @@ fn fill_agg<'ctx>(module: &Module<'ctx>, c: &Child<'ctx>, copy: FunctionValue<'c
     let first_thread = ok(b.build_int_compare(IntPredicate::EQ, t, c32(0), "thread0"));
     ok(b.build_conditional_branch(first_thread, counting, leave));
     b.position_at_end(counting);
-    let e = block::Emit { module, f, b: &b };
+    let e = Emit { module, f, b: &b };
     e.fence_in("device", inkwell::llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingRelease);
     let done = byte_gep(&b, records, c64(OFF_DONE), "done");
     let old = ok(b.build_atomicrmw(AtomicRMWBinOp::Add, done, c32(1), AtomicOrdering::Monotonic));

@@ -30,7 +30,7 @@
 //! warp) is left alone, with `R0500`, at warp granularity and at the sites of block and grid
 //! granularity's kernels that read launch errors.
 //!
-//! The table comes from the child's static pool, else from `malloc` (`super::pool`);
+//! The table comes from the child's static pool, else from `malloc` (`super::child::pool`);
 //! `C__agg` and what is left alone are [`super`]'s.
 //!
 //! The leader's launch of `C__agg` is marked to stay in the documented V1 sequence whatever
@@ -47,7 +47,9 @@ use super::block;
 use inkwell::basic_block::BasicBlock;
 use inkwell::values::{AsValueRef, BasicValue, InstructionOpcode, InstructionValue};
 use std::collections::{HashMap, HashSet};
-use super::{byte_gep, intrinsic, launch_agg_kernel, Child, Entries, OFF_BLOCK, OFF_DONE, OFF_GRID};
+use super::child::{launch_agg_kernel, Child, Entries};
+use super::records::{byte_gep, MAX_BLOCKS_PER_RECORD, OFF_BLOCK, OFF_DONE, OFF_GRID, RECORD_ALIGN};
+use super::super::emit::intrinsic;
 use inkwell::module::Module;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue};
@@ -87,7 +89,7 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
 
     b.position_at_end(entry);
     let config = Config::load(&ctx, &b, p(1), p(2));
-    let fits = ok(b.build_int_compare(IntPredicate::ULE, config.blocks, c64(super::MAX_BLOCKS_PER_RECORD), "fits"));
+    let fits = ok(b.build_int_compare(IntPredicate::ULE, config.blocks, c64(MAX_BLOCKS_PER_RECORD), "fits"));
     let valid = ok(b.build_and(config.valid, fits, "valid"));
     let mask = call("llvm.nvvm.activemask", &[], &[], "mask").expect("a mask").into_int_value();
     let group = call("llvm.nvvm.vote.ballot.sync", &[], &[mask.into(), valid.into()], "group").expect("a ballot").into_int_value();
@@ -135,7 +137,7 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
         store_at(rec, OFF_GRID + 4 * i as u64, *v);
     }
     if c.args_size > 0 {
-        ok(b.build_memcpy(byte_gep(&b, rec, c64(c.args_at), "record.args"), super::RECORD_ALIGN, p(0).into_pointer_value(), ARGS_ALIGN, c64(c.args_size)));
+        ok(b.build_memcpy(byte_gep(&b, rec, c64(c.args_at), "record.args"), RECORD_ALIGN, p(0).into_pointer_value(), ARGS_ALIGN, c64(c.args_size)));
     }
     call("llvm.nvvm.membar.gl", &[], &[], "");
     call("llvm.nvvm.bar.warp.sync", &[], &[group.into()], "");
