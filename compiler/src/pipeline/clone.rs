@@ -11,6 +11,9 @@
 //! copy has no `DISubprogram` to own them; after inlining, its code is at the launch's line),
 //! debug records are not copied, and exception handling (`invoke`, `landingpad`), which CUDA
 //! device code has not, is not handled (a function holding it is refused by the caller).
+//!
+//! Below the passes, it also holds what they ask of a value on LLVM's C API: the function a
+//! call calls, a value's name, and who uses a value ([`users`]).
 
 use inkwell::attributes::AttributeLoc;
 use inkwell::llvm_sys::core::*;
@@ -97,6 +100,51 @@ pub fn value_name(v: LLVMValueRef) -> String {
         }
         String::from_utf8_lossy(std::slice::from_raw_parts(p.cast::<u8>(), len)).into_owned()
     }
+}
+
+/// Who uses a value, directly or through constant expressions (each walked once: constants
+/// may share operands).
+pub struct Users {
+    /// The instructions, in the order first met.
+    pub instructions: Vec<LLVMValueRef>,
+    /// The global variables whose initializers do, in the order first met.
+    pub globals: Vec<LLVMValueRef>,
+    /// Whether anything but an instruction does: a global's initializer, or a use that is
+    /// neither.
+    pub other: bool,
+}
+
+/// [`Users`] of `value`.
+pub fn users(value: LLVMValueRef) -> Users {
+    let mut found = Users { instructions: Vec::new(), globals: Vec::new(), other: false };
+    let mut met: std::collections::HashSet<LLVMValueRef> = std::collections::HashSet::new();
+    let mut work = vec![value];
+    while let Some(value) = work.pop() {
+        if !met.insert(value) {
+            continue;
+        }
+        // SAFETY: walking the use lists of live values.
+        unsafe {
+            let mut u = LLVMGetFirstUse(value);
+            while !u.is_null() {
+                let user = LLVMGetUser(u);
+                if !LLVMIsAInstruction(user).is_null() {
+                    if met.insert(user) {
+                        found.instructions.push(user);
+                    }
+                } else if !LLVMIsAConstant(user).is_null() && LLVMIsAGlobalValue(user).is_null() {
+                    work.push(user);
+                } else {
+                    if !LLVMIsAGlobalVariable(user).is_null() && met.insert(user) {
+                        found.globals.push(user);
+                    }
+                    found.other = true;
+                }
+                u = LLVMGetNextUse(u);
+            }
+        }
+    }
+    found
 }
 
 /// Declares, for each of `originals`, an internal copy named `<name>__<suffix>` taking the

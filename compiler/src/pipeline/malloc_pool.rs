@@ -141,7 +141,7 @@ pub fn unpooled_uses(module: &Module<'_>) -> usize {
         .iter()
         .filter_map(|&(name, _)| module.get_function(name))
         .map(|function| {
-            let users = crate::pipeline::users(function.as_value_ref());
+            let users = crate::pipeline::clone::users(function.as_value_ref());
             // SAFETY: each user is a live instruction of this module.
             let outside = users.instructions.iter().filter(|&&user| !unsafe { crate::pipeline::value_name(LLVMGetBasicBlockParent(LLVMGetInstructionParent(user))) }.starts_with("__cdpc_pool.")).count();
             outside + usize::from(users.other)

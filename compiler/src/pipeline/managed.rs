@@ -222,7 +222,7 @@ fn replace_by_pointer<'ctx>(module: &Module<'ctx>, shadow: GlobalValue<'ctx>, ru
 
     // The instructions that use the variable, and the globals whose initializers do,
     // directly or through constant expressions.
-    let super::Users { instructions, globals, .. } = super::users(shadow_ref);
+    let super::clone::Users { instructions, globals, .. } = super::clone::users(shadow_ref);
     for list in KEEP_ALIVE_LISTS {
         if let Some(g) = module.get_global(list) {
             replace_in_array(g, shadow_ref, pointer_ref);
@@ -240,7 +240,7 @@ fn replace_by_pointer<'ctx>(module: &Module<'ctx>, shadow: GlobalValue<'ctx>, ru
     }
     // What still uses the variable are the constant expressions the rewritten instructions no
     // longer use (constants outlive their last user); anything else is a use left behind.
-    let left = super::users(shadow_ref);
+    let left = super::clone::users(shadow_ref);
     if !left.instructions.is_empty() || left.other {
         return Err(internal_error(&format!("`{name}` is still used after its uses were rewritten")));
     }

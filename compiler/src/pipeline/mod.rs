@@ -91,8 +91,6 @@ pub mod warp;
 
 use crate::diag::Diagnostic;
 use crate::target::Target;
-use inkwell::llvm_sys::core::{LLVMGetFirstUse, LLVMGetNextUse, LLVMGetUser, LLVMIsAConstant, LLVMIsAGlobalValue, LLVMIsAGlobalVariable, LLVMIsAInstruction};
-use inkwell::llvm_sys::prelude::LLVMValueRef;
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::TargetMachine;
@@ -172,58 +170,14 @@ pub fn promote_locals(module: &Module<'_>, tm: &TargetMachine) -> Result<(), Str
     module.run_passes("function(mem2reg,instsimplify)", tm, PassBuilderOptions::create()).map_err(|e| e.to_string())
 }
 
-/// A pass's remarks in source order (a pass finds launches in the order of the IR's blocks):
-/// each file's by position, the main file's first; one launch's remarks keep their order.
-/// Who uses a value, directly or through constant expressions (each walked once: constants
-/// may share operands).
-pub(crate) struct Users {
-    /// The instructions, in the order first met.
-    pub instructions: Vec<LLVMValueRef>,
-    /// The global variables whose initializers do, in the order first met.
-    pub globals: Vec<LLVMValueRef>,
-    /// Whether anything but an instruction does: a global's initializer, or a use that is
-    /// neither.
-    pub other: bool,
-}
-
-pub(crate) fn users(value: LLVMValueRef) -> Users {
-    let mut found = Users { instructions: Vec::new(), globals: Vec::new(), other: false };
-    let mut met: std::collections::HashSet<LLVMValueRef> = std::collections::HashSet::new();
-    let mut work = vec![value];
-    while let Some(value) = work.pop() {
-        if !met.insert(value) {
-            continue;
-        }
-        // SAFETY: walking the use lists of live values.
-        unsafe {
-            let mut u = LLVMGetFirstUse(value);
-            while !u.is_null() {
-                let user = LLVMGetUser(u);
-                if !LLVMIsAInstruction(user).is_null() {
-                    if met.insert(user) {
-                        found.instructions.push(user);
-                    }
-                } else if !LLVMIsAConstant(user).is_null() && LLVMIsAGlobalValue(user).is_null() {
-                    work.push(user);
-                } else {
-                    if !LLVMIsAGlobalVariable(user).is_null() && met.insert(user) {
-                        found.globals.push(user);
-                    }
-                    found.other = true;
-                }
-                u = LLVMGetNextUse(u);
-            }
-        }
-    }
-    found
-}
-
 /// `E1010` for a redeclaration of the launch's entry points that LLVM's builder refused: `what`
 /// failed, and LLVM's words.
 fn unrewritten(what: &'static str) -> impl FnOnce(String) -> Vec<Diagnostic> {
     move |e| vec![Diagnostic::new(crate::diag::Code::LaunchNotRecognised, crate::diag::Span::new(0, 0), format!("{what}: {e}"))]
 }
 
+/// A pass's remarks in source order (a pass finds launches in the order of the IR's blocks):
+/// each file's by position, the main file's first; one launch's remarks keep their order.
 fn in_source_order(mut remarks: Vec<Diagnostic>) -> Vec<Diagnostic> {
     remarks.sort_by_cached_key(|d| d.labels.iter().find(|l| l.primary).map(|l| (l.file.as_ref().map(|f| f.name.clone()), l.span.start)));
     remarks

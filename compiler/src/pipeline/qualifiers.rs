@@ -286,7 +286,7 @@ pub fn apply(module: &Module<'_>) -> Result<usize, Vec<Refused>> {
         for global in dropped {
             // Used by nothing but the removed table's constants, which LLVM keeps until a
             // global DCE.
-            let left = super::users(global);
+            let left = super::clone::users(global);
             if !LLVMIsAGlobalVariable(global).is_null() && left.instructions.is_empty() && !left.other {
                 // The dead table's constants still name it: they name poison instead, then it goes.
                 LLVMReplaceAllUsesWith(global, LLVMGetPoison(LLVMTypeOf(global)));
