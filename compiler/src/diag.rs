@@ -126,6 +126,7 @@ pub enum Code {
     AggregationRemark,
     AggregatedPerWarp,
     ThresholdRemark,
+    AggregatedPerGrid,
     // The user's files and the tools' time, no source span: E07xx
     OutputIsInput,
     OutputNotCompilerOutput,
@@ -276,6 +277,7 @@ impl Code {
             AggregationRemark => "R0500",
             AggregatedPerWarp => "R0501",
             ThresholdRemark => "R0502",
+            AggregatedPerGrid => "R0503",
             OutputIsInput => "E0700",
             OutputNotCompilerOutput => "E0701",
             ToolTimedOut => "E0702",
@@ -394,6 +396,7 @@ impl Code {
         Code::AggregationRemark,
         Code::AggregatedPerWarp,
         Code::ThresholdRemark,
+        Code::AggregatedPerGrid,
         Code::UnknownDirective,
         Code::MalformedDirective,
         Code::IncludeNotFound,

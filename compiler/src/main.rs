@@ -200,17 +200,28 @@ struct Cli {
     /// Colour in diagnostics
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     color: ColorArg,
+    /// Launch optimizations, on by default at -O2 and -O3: small grids run in their launching
+    /// thread (thresholding at 128 threads) and the rest aggregated, per warp or per grid as
+    /// each kernel's launches suit (docs/AGGREGATION.md, "By default").
+    /// `-fno-launch-optimizations` turns them off; `-faggregate-launches` and
+    /// `-flaunch-threshold` choose exactly instead
+    #[arg(long = "flaunch-optimizations", overrides_with = "no_launch_optimizations")]
+    launch_optimizations: bool,
+    /// Launches as written: no thresholding, no aggregation (the build nvcc's matches)
+    #[arg(long = "fno-launch-optimizations", overrides_with = "launch_optimizations")]
+    no_launch_optimizations: bool,
     /// Aggregate the device launches of a parent grid, of a block, or of the threads of a warp
-    /// that launch together, into one launch (`-faggregate-launches=block`; remarks with
-    /// `-Rpass=aggregate`)
-    #[arg(long = "faggregate-launches", value_name = "warp|block|grid|off", default_value = "off")]
-    aggregate_launches: cdpc::pipeline::aggregate::Granularity,
+    /// that launch together, into one launch (`-faggregate-launches=block`; `auto` chooses per
+    /// kernel between warp and grid; remarks with `-Rpass=aggregate`). Given alone, no
+    /// thresholding
+    #[arg(long = "faggregate-launches", value_name = "auto|warp|block|grid|off")]
+    aggregate_launches: Option<cdpc::pipeline::aggregate::Granularity>,
     /// Run a launch whose grid has at most N threads in all inside the launching thread, one
     /// child thread after another, instead of launching it (`-flaunch-threshold=128`; before
     /// aggregation; 0: never). Children that need their threads together, or whose threads
-    /// loop, are left alone (remarks with `-Rpass=aggregate`)
-    #[arg(long = "flaunch-threshold", value_name = "N", default_value = "0")]
-    launch_threshold: u32,
+    /// loop, are left alone (remarks with `-Rpass=aggregate`). Given alone, no aggregation
+    #[arg(long = "flaunch-threshold", value_name = "N")]
+    launch_threshold: Option<u32>,
     /// Serve device-side `malloc` and `cudaMalloc` of at most 16 KiB from a 32 MiB pool in the
     /// program's static memory, the heap when the pool is full (`-fdevice-malloc-pool`): one
     /// atomic add instead of the heap, which many threads allocating at once make slow. Every device file that frees what another
@@ -520,7 +531,17 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         AddressSizeArg::Bits32 => AddressSize::Bits32,
         AddressSizeArg::Bits64 => AddressSize::Bits64,
     };
+    let switch = if cli.launch_optimizations {
+        Some(true)
+    } else if cli.no_launch_optimizations {
+        Some(false)
+    } else {
+        None
+    };
+    let launches = driver::LaunchOptimizations::resolve(cli.opt_level, cli.device_debug, switch, cli.launch_threshold, cli.aggregate_launches);
     let options = CompileOptions {
+        aggregate: launches.aggregate,
+        launch_threshold: launches.threshold,
         target: Target { sm: cli.arch, address_size, launch_abi: cli.launch_abi, default_stream: cli.default_stream },
         opt_level: cli.opt_level,
         emit,
@@ -529,8 +550,6 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         nvlink_args: cli.xnvlink.iter().cloned().chain(cli.disable_warnings.then(|| "--disable-warnings".to_string())).collect(),
         warnings,
         tools: ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() },
-        aggregate: cli.aggregate_launches,
-        launch_threshold: cli.launch_threshold,
         malloc_pool: cli.device_malloc_pool,
         pass_remarks: !cli.rpass.is_empty() || cli.remarks.iter().any(|r| r == "all"),
         header_remarks: !cli.remarks.is_empty(),

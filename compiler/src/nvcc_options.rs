@@ -335,9 +335,11 @@ fn with_value(cdpc: &str, value: Option<&str>) -> Vec<String> {
 }
 
 /// cdpc's own options spelled with one dash, as cdpc has always read them
-/// (`-faggregate-launches=block`, `-fdevice-malloc-pool`, `-Rpass=aggregate`, `-Rskipped-headers`).
+/// (`-faggregate-launches=block`, `-fdevice-malloc-pool`, `-fno-launch-optimizations`,
+/// `-Rpass=aggregate`, `-Rskipped-headers`).
 fn legacy(arg: String) -> String {
-    if arg.starts_with("-faggregate-launches") || arg.starts_with("-flaunch-threshold") || arg == "-fdevice-malloc-pool" || arg.starts_with("-Rpass") {
+    const FLAGS: [&str; 3] = ["-fdevice-malloc-pool", "-flaunch-optimizations", "-fno-launch-optimizations"];
+    if arg.starts_with("-faggregate-launches") || arg.starts_with("-flaunch-threshold") || FLAGS.contains(&arg.as_str()) || arg.starts_with("-Rpass") {
         format!("-{arg}")
     } else if let Some(remark) = arg.strip_prefix("-R").filter(|r| !r.is_empty() && !r.starts_with("pass")) {
         format!("--R={remark}")
@@ -491,6 +493,7 @@ mod tests {
     fn cdpcs_own_one_dash_spellings_still_work() {
         assert_eq!(tr(&["-faggregate-launches=block", "-Rpass=aggregate", "-Rskipped-headers", "-R"]), ["--faggregate-launches=block", "--Rpass=aggregate", "--R=skipped-headers", "-R"]);
         assert_eq!(tr(&["-fdevice-malloc-pool", "--fdevice-malloc-pool"]), ["--fdevice-malloc-pool", "--fdevice-malloc-pool"]);
+        assert_eq!(tr(&["-fno-launch-optimizations", "-flaunch-optimizations"]), ["--fno-launch-optimizations", "--flaunch-optimizations"]);
         assert_eq!(tr(&["-default-stream", "per-thread", "-fmad=false"]), ["--default-stream=per-thread", "--fmad=false"]);
     }
 }

@@ -332,3 +332,45 @@ fn the_binary_is_linked_position_dependent() {
     assert_eq!(&binary[..4], b"\x7fELF");
     assert_eq!(u16::from_le_bytes([binary[16], binary[17]]), 2, "e_type: not ET_EXEC");
 }
+
+/// Launch optimizations by default (driver::LaunchOptimizations): an optimising build with no
+/// option is the build `-flaunch-threshold=128 -faggregate-launches=auto` asks for; `-O1`, `-G`
+/// and `-fno-launch-optimizations` are the plain build; either explicit option chooses
+/// exactly (the other off), and the last of the two switches wins.
+#[test]
+fn launch_optimizations_are_on_by_default_in_optimising_builds() {
+    const DENSE: &str = r#"
+extern "C" __global__ void child(int *data, int i) { data[i * blockDim.x + threadIdx.x] += i; }
+extern "C" __global__ void parent(int *data, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) child<<<1, 256>>>(data, i);
+}
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("d.cdp"), DENSE).unwrap();
+    let ptx = |extra: &[&str]| {
+        let out = cdpc(dir.path(), &[&["d.cdp", "--emit", "ptx", "-o", "-"], extra].concat());
+        assert!(out.status.success(), "{extra:?}: {}", stderr(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // PTX is long: a failed comparison says which options, not the text.
+    let same = |a: &[&str], b: &[&str]| assert!(ptx(a) == ptx(b), "{a:?} and {b:?} differ");
+    let default = ptx(&[]);
+    same(&[], &["-flaunch-threshold=128", "-faggregate-launches=auto"]);
+    same(&[], &["-fno-launch-optimizations", "-flaunch-optimizations"]);
+    same(&["-O2"], &["-O2", "-flaunch-optimizations"]);
+    same(&["-O1", "-flaunch-optimizations"], &["-O1", "-flaunch-threshold=128", "-faggregate-launches=auto"]);
+    // Every thread below `n` launches a child that launches nothing: the grid's end.
+    assert!(default.contains("parent__agg_grid_ids") && default.contains(".entry child__agg("), "the default build is not aggregated per grid");
+    let plain = ptx(&["-fno-launch-optimizations"]);
+    assert!(!plain.contains("__agg") && plain.contains("LaunchDeviceV2"), "the plain build is aggregated");
+    same(&["-fno-launch-optimizations"], &["-flaunch-optimizations", "-fno-launch-optimizations"]);
+    same(&["-fno-launch-optimizations"], &["-faggregate-launches=off"]);
+    same(&["-O1"], &["-O1", "-fno-launch-optimizations"]);
+    same(&["-G"], &["-G", "-fno-launch-optimizations"]);
+    same(&["-faggregate-launches=warp"], &["-faggregate-launches=warp", "-flaunch-threshold=0"]);
+    same(&["-flaunch-threshold=128"], &["-flaunch-threshold=128", "-faggregate-launches=off"]);
+    // The remark says which launches `auto` gave to the grid.
+    let out = cdpc(dir.path(), &["d.cdp", "--emit", "ptx", "-o", "-", "-Rpass=aggregate"]);
+    assert!(stderr(&out).contains("R0503") && stderr(&out).contains("launch of `child` aggregated for the whole grid"), "{}", stderr(&out));
+}

@@ -482,7 +482,7 @@ fn skipped_library_bodies_hide_no_kernel_and_no_error() {
     }
     let nvcc = crate::build_common::nvcc().unwrap();
     let cdpc_with = |skip: &str, dir: &Path, file: &Path| {
-        Command::new(env!("CARGO_BIN_EXE_cdpc")).current_dir(dir).env("CDPC_CACHE_DIR", "").env("CDPC_CLANG_SKIP_BODIES", skip).arg(file).args(["--emit", "ptx", "-o", "-"]).output().unwrap()
+        Command::new(env!("CARGO_BIN_EXE_cdpc")).current_dir(dir).env("CDPC_CACHE_DIR", "").env("CDPC_CLANG_SKIP_BODIES", skip).arg(file).args(["--emit", "ptx", "-o", "-", "-fno-launch-optimizations"]).output().unwrap()
     };
     let cdpc = |dir: &Path, file: &Path| cdpc_with("1", dir, file);
     let (file, _) = sample("library_callbacks.cu");

@@ -199,7 +199,7 @@ const PIPELINE_LAYERS: &[&[&str]] = &[
     &["aggregate::records"],
     &["aggregate::child"],
     &["aggregate::block"],
-    &["aggregate::warp", "aggregate::grid"],
+    &["aggregate::warp", "aggregate::grid", "aggregate::choose"],
     &["aggregate"],
 ];
 

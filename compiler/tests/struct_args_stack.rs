@@ -82,7 +82,7 @@ fn struct_arguments_of_136_bytes_and_1_kb_take_no_stack_where_nvcc_takes_none() 
         assert_eq!(theirs.get(k), Some(&0), "nvcc's frames: {theirs:?}");
     }
     let variants: [&[&str]; 6] = [
-        &[],
+        &["-fno-launch-optimizations"],
         &["-faggregate-launches=warp"],
         &["-faggregate-launches=block"],
         &["-faggregate-launches=grid"],

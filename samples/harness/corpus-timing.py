@@ -24,14 +24,16 @@ Variants (--variants picks; nvcc's is always built and timed):
   nvcc             nvcc alone
   cdp-rule         `-x cdp` (cdpc's own front end), the documented rule: -flaunch-threshold=128
                    then =warp, =grid for GC (BENCHMARKS.md, "Which options")
-  clang            Clang's front end (the default for `.cu`), plain
+  clang            Clang's front end (the default for `.cu`), plain: -fno-launch-optimizations
+  clang-default    Clang's front end with no option: what a build gets by default (thresholding
+                   at 128, aggregation chosen per kernel)
   clang-rule       Clang's front end and the IR pipeline, the documented rule (as cdp-rule)
   clang-rule-pool  the rule and -fdevice-malloc-pool (device-side cudaMalloc from cdpc's pool)
   with --clang-block-grid also (block and grid granularity of the IR pipeline):
   clang-block, clang-grid, clang-t128-grid
-  and, named in --variants only, clang-pool (plain with the pool), clang-t128-warp and the `-x cdp` builds of earlier runs: cdp, cdp-block,
+  and, named in --variants only, clang-pool (plain with the pool), clang-default-pool, clang-t128-warp and the `-x cdp` builds of earlier runs: cdp, cdp-block,
   cdp-warp, cdp-grid, cdp-t128, cdp-t128-warp, cdp-t128-grid
-The default set is nvcc, clang, clang-rule, clang-rule-pool. The `cdp*` variants read the programs with the
+The default set is nvcc, clang, clang-default, clang-rule, clang-rule-pool. The `cdp*` variants read the programs with the
 kernel language's front end (`-x cdp`); since that language is C (docs/KERNEL-LANGUAGE.md)
 only BFS compiles that way, the other programs' builds fail with E0923.
 Each program's inputs/ and outputs/ folders travel in the bundle (GC, SP, SSSP and MST read
@@ -116,6 +118,7 @@ CDP = ["-x", "cdp"]
 T128 = ["-flaunch-threshold=128"]
 WARP, BLOCK, GRID = "-faggregate-launches=warp", "-faggregate-launches=block", "-faggregate-launches=grid"
 POOL = "-fdevice-malloc-pool"
+PLAIN = "-fno-launch-optimizations"
 # variant: (cdpc's arguments, other arguments for some programs); None: nvcc alone. Thresholding
 # (issue 16): grids of at most 128 threads run in the launching thread, the rest as the
 # granularity says.
@@ -123,19 +126,23 @@ VARIANTS: dict[str, tuple[list[str], dict[str, list[str]]] | None] = {
     "nvcc": None,
     # The documented rule (BENCHMARKS.md): thresholding at 128, then warp; grid for GC.
     "cdp-rule": ([*CDP, *T128, WARP], {"GC": [*CDP, *T128, GRID]}),
-    "clang": ([], {}),
+    "clang": ([PLAIN], {}),
+    # What a build with no option gets: thresholding at 128 and aggregation chosen per kernel
+    # (driver::LaunchOptimizations, docs/AGGREGATION.md "By default").
+    "clang-default": ([], {}),
+    "clang-default-pool": ([POOL], {}),
     # The documented rule through Clang and the IR pipeline (issue 26).
     "clang-rule": ([*T128, WARP], {"GC": [*T128, GRID]}),
     # The rule with device-side allocations from cdpc's pool (pipeline/malloc_pool.rs).
     "clang-rule-pool": ([*T128, WARP, POOL], {"GC": [*T128, GRID, POOL]}),
-    "clang-pool": ([POOL], {}),
+    "clang-pool": ([PLAIN, POOL], {}),
     "clang-t128-warp": ([*T128, WARP], {}),
     # --clang-block-grid: the IR pipeline's block and grid granularity (issue 26).
     "clang-block": ([BLOCK], {}),
     "clang-grid": ([GRID], {}),
     "clang-t128-grid": ([*T128, GRID], {}),
     # The `-x cdp` builds of Runs A to I (named `cdpc`, `cdpc-warp`, ... there).
-    "cdp": ([*CDP], {}),
+    "cdp": ([*CDP, PLAIN], {}),
     "cdp-block": ([*CDP, BLOCK], {}),
     "cdp-warp": ([*CDP, WARP], {}),
     "cdp-grid": ([*CDP, GRID], {}),
@@ -143,7 +150,7 @@ VARIANTS: dict[str, tuple[list[str], dict[str, list[str]]] | None] = {
     "cdp-t128-warp": ([*CDP, *T128, WARP], {}),
     "cdp-t128-grid": ([*CDP, *T128, GRID], {}),
 }
-DEFAULT_VARIANTS = ["nvcc", "clang", "clang-rule", "clang-rule-pool"]
+DEFAULT_VARIANTS = ["nvcc", "clang", "clang-default", "clang-rule", "clang-rule-pool"]
 BLOCK_GRID_VARIANTS = ["clang-block", "clang-grid", "clang-t128-grid"]
 SEED = 0x4B4C4150  # "KLAP"
 RESAMPLES = 2000

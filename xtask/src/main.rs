@@ -112,7 +112,9 @@ usage: cargo xtask <command>
                     lib/libcdpc.so, include/cdpc.h, lib/pkgconfig/cdpc.pc, Clang's CUDA headers),
                     made from the wheel's extension and checked unpacked in an empty folder
   gpu-bundle        setup, build cdpc's cubins of every sample for both launch ABIs into
-                    build/gpu/cdpc-v2 and build/gpu/cdpc-v1, with -faggregate-launches=block,
+                    build/gpu/cdpc-v2 and build/gpu/cdpc-v1 (-fno-launch-optimizations), with no
+                    option (the default) into cdpc-v2-default and cdpc-clang-v2-default, with
+                    -faggregate-launches=block,
                     =warp and =grid into build/gpu/cdpc-ABI-agg-block, -agg-warp and -agg-grid, with
                     -flaunch-threshold=1024 into build/gpu/cdpc-v2-threshold and =128 with
                     =warp into build/gpu/cdpc-v2-threshold-warp; every sample as CUDA C++
@@ -123,7 +125,8 @@ usage: cargo xtask <command>
                     every sample by clang++-22 itself (V1 launches, for timing only) into
                     build/gpu/clang-raw-v1; and the release
                     cdpc-run into build/gpu/bin/; carry build/gpu to the GPU machine and run
-                    `sh samples/harness/gpu-run.sh` there; then gpu-bench-bundle
+                    `sh samples/harness/gpu-run.sh` there; then gpu-bench-bundle.
+                    LABELS='cdpc-v2 cdpc-v2-default' builds only those labels
   bench-compile [--sizes 1,10,100,1000] [--repeat N] [--tiny]
                     cdpc's compile time against nvcc's; writes BENCHMARKS.md and
                     docs/compile-time.png (--tiny: a quick check, no report)
@@ -133,9 +136,10 @@ usage: cargo xtask <command>
                     build's, with intervals) from results/corpus-timing.md or FILE
   gpu-bench-bundle  setup, build cdpc, (re)write the launch-throughput manifests
                     bench/gpu/VARIANT_N.toml and compile bench/gpu/VARIANT.cdp for both ABIs to
-                    build/gpu/bench/cdpc-v2/VARIANT_N.cubin (and cdpc-v1/), with
+                    build/gpu/bench/cdpc-v2/VARIANT_N.cubin (and cdpc-v1/; both
+                    -fno-launch-optimizations), with no option (cdpc-v2-default), with
                     -faggregate-launches=block, =warp and =grid (cdpc-v2-agg-*), and as CUDA
-                    C++ through Clang (-x cu: cdpc-clang-v2, cdpc-clang-v2-agg-*)
+                    C++ through Clang (-x cu: cdpc-clang-v2, -default, cdpc-clang-v2-agg-*)
   fuzz TARGET [--runs N] [--max-len N] [--keep-going]
                     run a cargo-fuzz target (lex, parse, check, codegen) for N executions
                     (default 100000) on stable Rust via RUSTC_BOOTSTRAP=1; needs
@@ -620,10 +624,13 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
     // `-agg-warp`, `-agg-block` and `-agg-grid` with its aggregation (pipeline/aggregate/),
     // and thresholding at 128 before each granularity as the benchmarks use them; `-pool` with
     // device-side allocations from cdpc's pool (pipeline/malloc_pool.rs), plain and with grid
-    // aggregation, whose heap nodes it pools too.
-    let configs: [(&str, &str, &[&str]); 23] = [
-        ("cdpc-clang-v2", "v2", &["-x", "cu"]),
-        ("cdpc-clang-v1", "v1", &["-x", "cu"]),
+    // aggregation, whose heap nodes it pools too. The plain labels (`cdpc-v2`, `cdpc-clang-v2`,
+    // ...) say `-fno-launch-optimizations`; `-default` is what a build with no option gets
+    // (thresholding at 128, aggregation chosen per kernel: driver::LaunchOptimizations).
+    let configs: [(&str, &str, &[&str]); 25] = [
+        ("cdpc-clang-v2", "v2", &["-x", "cu", "-fno-launch-optimizations"]),
+        ("cdpc-clang-v2-default", "v2", &["-x", "cu"]),
+        ("cdpc-clang-v1", "v1", &["-x", "cu", "-fno-launch-optimizations"]),
         ("cdpc-clang-v2-threshold", "v2", &["-x", "cu", "-flaunch-threshold=1024"]),
         ("cdpc-clang-v1-threshold", "v1", &["-x", "cu", "-flaunch-threshold=1024"]),
         ("cdpc-clang-v2-agg-warp", "v2", &["-x", "cu", "-faggregate-launches=warp"]),
@@ -634,9 +641,10 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
         ("cdpc-clang-v2-threshold-block", "v2", &["-x", "cu", "-flaunch-threshold=128", "-faggregate-launches=block"]),
         ("cdpc-clang-v2-threshold-grid", "v2", &["-x", "cu", "-flaunch-threshold=128", "-faggregate-launches=grid"]),
         ("cdpc-clang-v2-threshold-grid-pool", "v2", &["-x", "cu", "-flaunch-threshold=128", "-faggregate-launches=grid", "-fdevice-malloc-pool"]),
-        ("cdpc-v2", "v2", &[]),
-        ("cdpc-v2-pool", "v2", &["-fdevice-malloc-pool"]),
-        ("cdpc-v1", "v1", &[]),
+        ("cdpc-v2", "v2", &["-fno-launch-optimizations"]),
+        ("cdpc-v2-default", "v2", &[]),
+        ("cdpc-v2-pool", "v2", &["-fno-launch-optimizations", "-fdevice-malloc-pool"]),
+        ("cdpc-v1", "v1", &["-fno-launch-optimizations"]),
         ("cdpc-v2-agg-block", "v2", &["-faggregate-launches=block"]),
         ("cdpc-v2-agg-warp", "v2", &["-faggregate-launches=warp"]),
         ("cdpc-v1-agg-block", "v1", &["-faggregate-launches=block"]),
@@ -646,7 +654,11 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
         ("cdpc-v2-threshold", "v2", &["-flaunch-threshold=1024"]),
         ("cdpc-v2-threshold-warp", "v2", &["-flaunch-threshold=128", "-faggregate-launches=warp"]),
     ];
-    for (label, abi, flags) in configs {
+    // LABELS="cdpc-v2 cdpc-v2-default ..." builds only those labels (and clang-raw-v1 only if
+    // named), for a device call that times a few of them.
+    let only: Option<Vec<String>> = env::var("LABELS").ok().map(|l| l.split_whitespace().map(String::from).collect());
+    let wanted = |label: &str| only.as_ref().is_none_or(|o| o.iter().any(|l| l == label));
+    for (label, abi, flags) in configs.into_iter().filter(|(label, _, _)| wanted(label)) {
         let dir = gpu.join(label);
         fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
         for (name, input) in &names {
@@ -681,7 +693,9 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
     }
     // V1 code that cdpc did not write: every sample by clang++-22 itself (clang_raw.rs), for
     // timing cdpc-v1 against; optional, so a sample it cannot build is skipped with the reason.
-    clang_raw::build(root, &root.join(CUDA_DIR).join("nvidia/cu13"), &format!("clang++-{LLVM_MAJOR}"), &gpu, &names)?;
+    if wanted("clang-raw-v1") {
+        clang_raw::build(root, &root.join(CUDA_DIR).join("nvidia/cu13"), &format!("clang++-{LLVM_MAJOR}"), &gpu, &names)?;
+    }
     // The second front end (kernels built with inkwell, no .cdp source) runs on the GPU too.
     println!("gpu-bundle: cargo run --release -p cdpc --example inkwell_frontend");
     let example_cubin = gpu.join("inkwell_frontend.cubin");
@@ -809,7 +823,7 @@ fn gpu_bench(root: &Path, cdpc: &Path) -> Result<Vec<String>> {
             fs::write(&path, bench_manifest(variant, description, abis, n))
                 .map_err(|e| format!("writing {}: {e}", path.display()))?;
         }
-        let mut configs: Vec<(String, &str, &[&str])> = abis.iter().map(|abi| (format!("cdpc-{abi}"), *abi, &[][..])).collect();
+        let mut configs: Vec<(String, &str, &[&str])> = abis.iter().map(|abi| (format!("cdpc-{abi}"), *abi, &["-fno-launch-optimizations"][..])).collect();
         // Aggregation leaves the stream launches alone, so named_stream and fire_and_forget do
         // not change; they are built too so that every label has every cell.
         if abis.contains(&"v2") {
@@ -818,7 +832,9 @@ fn gpu_bench(root: &Path, cdpc: &Path) -> Result<Vec<String>> {
             configs.push(("cdpc-v2-agg-grid".into(), "v2", &["-faggregate-launches=grid"]));
             // The same files as CUDA C++ through Clang and the IR passes (pipeline/aggregate),
             // whatever the kernel language's front end uses.
-            configs.push(("cdpc-clang-v2".into(), "v2", &["-x", "cu"]));
+            configs.push(("cdpc-v2-default".into(), "v2", &[]));
+            configs.push(("cdpc-clang-v2".into(), "v2", &["-x", "cu", "-fno-launch-optimizations"]));
+            configs.push(("cdpc-clang-v2-default".into(), "v2", &["-x", "cu"]));
             configs.push(("cdpc-clang-v2-agg-block".into(), "v2", &["-x", "cu", "-faggregate-launches=block"]));
             configs.push(("cdpc-clang-v2-agg-warp".into(), "v2", &["-x", "cu", "-faggregate-launches=warp"]));
             configs.push(("cdpc-clang-v2-agg-grid".into(), "v2", &["-x", "cu", "-faggregate-launches=grid"]));

@@ -149,6 +149,42 @@ impl WarningPolicy {
     }
 }
 
+/// The launch optimizations of a build: thresholding and aggregation, the launch pipeline's
+/// passes (`pipeline/threshold.rs`, `pipeline/aggregate/`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchOptimizations {
+    /// Grids of at most this many threads run in their launching thread; 0: none.
+    pub threshold: u32,
+    /// How the launches left are aggregated.
+    pub aggregate: Granularity,
+}
+
+impl LaunchOptimizations {
+    /// What an optimising build gets: grids of at most 128 threads in their launching thread
+    /// (at most four warps, one per warp scheduler of an SM: too little to repay a launch when
+    /// each child thread does a few loads and stores; BENCHMARKS.md, "Which options"), the rest
+    /// aggregated per warp or per grid as each kernel's launches suit ([`Granularity::Auto`]).
+    pub const DEFAULT: LaunchOptimizations = LaunchOptimizations { threshold: 128, aggregate: Granularity::Auto };
+    /// Launches as written.
+    pub const OFF: LaunchOptimizations = LaunchOptimizations { threshold: 0, aggregate: Granularity::Off };
+
+    /// The command line's rule: `-flaunch-threshold` or `-faggregate-launches` given chooses
+    /// exactly (the other off unless also given); else `-fno-launch-optimizations` /
+    /// `-flaunch-optimizations` (the last of them) turns them off or on; else they are on in
+    /// optimising builds (`-O2`, `-O3`, cdpc's default, and not `-G`) and off otherwise.
+    pub fn resolve(opt_level: u8, device_debug: bool, switch: Option<bool>, threshold: Option<u32>, aggregate: Option<Granularity>) -> LaunchOptimizations {
+        if threshold.is_some() || aggregate.is_some() {
+            return LaunchOptimizations { threshold: threshold.unwrap_or(0), aggregate: aggregate.unwrap_or(Granularity::Off) };
+        }
+        match switch {
+            Some(true) => Self::DEFAULT,
+            Some(false) => Self::OFF,
+            None if opt_level >= 2 && !device_debug => Self::DEFAULT,
+            None => Self::OFF,
+        }
+    }
+}
+
 /// What and how to compile. `CompileOptions::default()` is `cdpc`'s default: a cubin for sm_90,
 /// 64-bit, launch ABI v2, `-O3`.
 #[derive(Clone, Debug)]

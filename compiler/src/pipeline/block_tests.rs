@@ -1,7 +1,7 @@
 //! Block and grid aggregation on LLVM IR, IR in, IR out: the modules of `threshold_tests` and
 //! hand-written kernels, through [`aggregate::aggregate`] alone and through the whole pipeline.
 
-use super::aggregate_tests::aggregated;
+use super::aggregate_tests::{aggregated, guarded};
 use super::tests::function;
 use super::threshold_tests::{launch, parse, program, CHILD, HEAD};
 use super::*;
@@ -356,7 +356,7 @@ fn branch_sites(shmem: &[&str]) -> String {
 #[test]
 fn a_one_block_grid_launches_at_the_site_what_one_thread_of_a_block_makes() {
     let guard = "  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %first = icmp eq i32 %tx, 0\n";
-    let (ir, remarks) = aggregated(&super::aggregate_tests::guarded(guard, true), Granularity::Grid);
+    let (ir, remarks) = aggregated(&guarded(guard, true), Granularity::Grid);
     assert!(remarks.is_empty(), "{remarks:?}");
     let record = function(&ir, "parent__agg0_record");
     assert!(record.contains("%one.block = icmp eq i32 %nblocks, 1") && !record.contains("%one.thread"), "{record}");
@@ -378,4 +378,36 @@ fn a_block_of_one_thread_launches_at_the_site() {
     assert!(record.contains("%others = xor i1 %one.thread, true") && record.contains("br i1 %valid.gathered, label %take, label %direct"), "{record}");
     let direct = record.split("\ndirect:").nth(1).expect("a direct block");
     assert!(direct.contains("@__cudaCDP2LaunchDevice") || direct.contains("call i32 @parent__agg0_direct"), "{record}");
+}
+
+/// `-faggregate-launches=auto` (`aggregate/choose.rs`): a kernel's launches go to the end of
+/// the grid where only bounds on indices, parameters and constants decide whether a thread
+/// makes them and the child launches nothing; per warp otherwise. Each case against the module
+/// of the granularity it chose.
+#[test]
+fn auto_gives_the_grid_dense_launches_of_leaf_children_and_the_warp_the_rest() {
+    let grid_state = "@parent__agg_grid_ids";
+    let chose_grid = |ir: &str| {
+        let (after, remarks) = aggregated(ir, Granularity::Auto);
+        assert_eq!(after, aggregated(ir, Granularity::Grid).0, "auto chose the grid: the grid's module");
+        assert!(after.contains(grid_state) && remarks.len() == 1 && remarks[0].starts_with("R0503: launch of `child` aggregated for the whole grid: most threads of `parent` may make it"), "{remarks:?}");
+    };
+    let chose_warp = |ir: &str| {
+        let (after, remarks) = aggregated(ir, Granularity::Auto);
+        assert_eq!((after.as_str(), &remarks), (aggregated(ir, Granularity::Warp).0.as_str(), &aggregated(ir, Granularity::Warp).1), "auto chose the warp: the warp's module and remarks");
+        assert!(!after.contains("__agg_grid_ids"), "{after}");
+    };
+    // Every thread launches; or those whose global index is below a parameter (KLAP's graph
+    // colouring), also through a local only its declaration stores (the `.cdp` front end).
+    chose_grid(&program());
+    let index = "  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %bx = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n  %nx = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()\n  %base = mul i32 %nx, %bx\n  %i = add i32 %tx, %base\n";
+    chose_grid(&guarded(&format!("{index}  %first = icmp slt i32 %i, %n\n"), true));
+    chose_grid(&guarded(&format!("  %i.addr = alloca i32, align 4\n{index}  store i32 %i, ptr %i.addr, align 4\n  %ld = load i32, ptr %i.addr, align 4\n  %first = icmp slt i32 %ld, %n\n"), true));
+    // A value loaded from memory decides (BFS's frontier); an equality (one thread of a block
+    // or of the grid: nothing to gather, left alone as per warp); a child that launches (the
+    // quadtree's levels would each wait for the whole level above: a kernel that launches itself).
+    chose_warp(&guarded(&format!("{index}  %at = getelementptr inbounds i32, ptr %p, i32 %i\n  %v = load i32, ptr %at, align 4\n  %first = icmp sgt i32 %v, 0\n"), true));
+    chose_warp(&guarded(&format!("{index}  %first = icmp eq i32 %i, 0\n"), true));
+    chose_warp(&guarded("  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %first = icmp eq i32 %tx, 0\n", true));
+    chose_warp(&format!("{HEAD}{TREE}"));
 }

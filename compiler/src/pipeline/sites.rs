@@ -65,6 +65,47 @@ pub(super) fn successors<'ctx>(b: BasicBlock<'ctx>) -> Vec<BasicBlock<'ctx>> {
     (0..t.get_num_operands()).filter_map(|i| t.get_operand(i).and_then(|o| o.block())).collect()
 }
 
+/// The edges every path from `function`'s entry to `target` takes that a branch chose: `P -> S`
+/// where `S` dominates `target` and has `P` as its one predecessor, `P` ending in a conditional
+/// branch, in the order of `S` in the function. What decides whether a thread reaches the
+/// block (`if (c) { ... target ... }`); a branch whose arms meet again before `target` is not
+/// among them.
+pub(super) fn guard_edges<'ctx>(function: FunctionValue<'ctx>, target: BasicBlock<'ctx>) -> Vec<(BasicBlock<'ctx>, BasicBlock<'ctx>)> {
+    let blocks = function.get_basic_blocks();
+    let at: HashMap<BasicBlock<'_>, usize> = blocks.iter().enumerate().map(|(i, b)| (*b, i)).collect();
+    let Some(&goal) = at.get(&target) else { return Vec::new() };
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
+    for (i, b) in blocks.iter().enumerate() {
+        for s in successors(*b) {
+            preds[at[&s]].push(i);
+        }
+    }
+    // Dominators, by the iterative data-flow rule (kernels have hundreds of blocks at most).
+    let all: HashSet<usize> = (0..blocks.len()).collect();
+    let mut dom: Vec<HashSet<usize>> = (0..blocks.len()).map(|i| if i == 0 { HashSet::from([0]) } else { all.clone() }).collect();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for i in 1..blocks.len() {
+            let mut next = preds[i].iter().map(|p| dom[*p].clone()).reduce(|a, b| a.intersection(&b).copied().collect()).unwrap_or_default();
+            next.insert(i);
+            if next != dom[i] {
+                dom[i] = next;
+                changed = true;
+            }
+        }
+    }
+    let mut dominators: Vec<usize> = dom[goal].iter().copied().collect();
+    dominators.sort_unstable();
+    dominators
+        .into_iter()
+        .filter_map(|s| match preds[s].as_slice() {
+            [p] if blocks[*p].get_terminator().is_some_and(|t| t.get_opcode() == inkwell::values::InstructionOpcode::Br && t.get_num_operands() == 3) => Some((blocks[*p], blocks[s])),
+            _ => None,
+        })
+        .collect()
+}
+
 pub(super) fn const_int(v: LLVMValueRef) -> Option<(u64, u32)> {
     // SAFETY: queries of a live value.
     unsafe {

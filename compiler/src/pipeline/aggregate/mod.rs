@@ -60,6 +60,10 @@ pub enum Granularity {
     /// The launches of a whole parent grid: each block's records as at block granularity,
     /// handed to the grid's last block, which launches them as one grid ([`grid`]).
     Grid,
+    /// Chosen per kernel ([`choose`]): a kernel's launches at grid granularity where each is
+    /// made by most threads of the grid and launches a child that launches nothing, per warp
+    /// otherwise. What an optimising build gets when no granularity is asked for.
+    Auto,
 }
 
 impl std::str::FromStr for Granularity {
@@ -70,7 +74,8 @@ impl std::str::FromStr for Granularity {
             "warp" => Ok(Granularity::Warp),
             "block" => Ok(Granularity::Block),
             "grid" => Ok(Granularity::Grid),
-            other => Err(format!("unknown aggregation granularity `{other}`: use warp, block, grid or off")),
+            "auto" => Ok(Granularity::Auto),
+            other => Err(format!("unknown aggregation granularity `{other}`: use auto, warp, block, grid or off")),
         }
     }
 }
@@ -80,6 +85,7 @@ pub use super::sites::REGISTER_CAP;
 
 mod block;
 mod child;
+mod choose;
 mod grid;
 mod records;
 mod warp;
@@ -157,12 +163,25 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
     if taken.is_empty() {
         return remarks;
     }
-    let (at_site, kernels, plan_remarks) = if asked == Granularity::Warp {
-        (taken.clone(), Vec::new(), Vec::new())
-    } else {
-        let plan = block::plan(module, &launches, &taken, &data);
-        (plan.at_site, plan.kernels, plan.remarks)
+    let (at_site, kernels, plan_remarks) = match asked {
+        Granularity::Warp => (taken.clone(), Vec::new(), Vec::new()),
+        // The kernels whose launches gain from waiting for the end of the grid; every other
+        // launch per warp, where warp granularity would have taken it (so no plan remark).
+        Granularity::Auto => {
+            let plan = block::plan(module, &launches, &taken, &data);
+            let kernels: Vec<block::KernelPlan> = plan.kernels.into_iter().filter(|k| choose::prefers_grid(module, k)).collect();
+            let at_site = taken.iter().filter(|l| !kernels.iter().any(|k| k.sites.iter().any(|s| s.call == l.call))).copied().collect();
+            let chosen = kernels.iter().flat_map(|k| k.sites.iter().map(move |l| (k.kernel, *l)));
+            let remarks = chosen.map(|(k, l)| (l, Code::AggregatedPerGrid, format!("launch of {} aggregated for the whole grid", name_of(&l)), choose::why(k))).collect();
+            (at_site, kernels, remarks)
+        }
+        _ => {
+            let plan = block::plan(module, &launches, &taken, &data);
+            (plan.at_site, plan.kernels, plan.remarks)
+        }
     };
+    // What the kernels delayed to their end get: the grid's end where `auto` chose it.
+    let asked = if asked == Granularity::Auto { Granularity::Grid } else { asked };
     // A launch that only one lane of a warp makes is left alone at its site: aggregation per
     // warp has nothing to gather there and would cost the parent registers.
     let (at_site, one_lane): (Vec<_>, Vec<_>) = at_site.into_iter().map(|l| (l, warp::one_lane(module, &l))).partition(|(_, index)| index.is_none());

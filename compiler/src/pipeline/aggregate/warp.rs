@@ -41,12 +41,11 @@
 use super::super::clone::{called_function, value_name};
 use super::super::launch::{self, Launch};
 use super::super::emit::ok;
-use super::super::sites::{launch_as_documented, new_helper, successors, Config, ARGS_ALIGN};
+use super::super::sites::{guard_edges, launch_as_documented, new_helper, Config, ARGS_ALIGN};
 use super::super::uniform;
 use super::block;
 use inkwell::basic_block::BasicBlock;
 use inkwell::values::{AsValueRef, BasicValue, InstructionOpcode, InstructionValue};
-use std::collections::{HashMap, HashSet};
 use super::child::{launch_agg_kernel, Child, Entries};
 use super::records::{byte_gep, MAX_BLOCKS_PER_RECORD, OFF_BLOCK, OFF_DONE, OFF_GRID, RECORD_ALIGN};
 use super::super::emit::intrinsic;
@@ -250,35 +249,7 @@ pub(super) fn one_lane<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>) -> Option<
 
 /// [`one_lane`] for one function: whether every path to `target` takes such an edge.
 fn lone_at(function: FunctionValue<'_>, target: BasicBlock<'_>) -> Option<LoneIndex> {
-    let blocks = function.get_basic_blocks();
-    let at: HashMap<BasicBlock<'_>, usize> = blocks.iter().enumerate().map(|(i, b)| (*b, i)).collect();
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
-    for (i, b) in blocks.iter().enumerate() {
-        for s in successors(*b) {
-            preds[at[&s]].push(i);
-        }
-    }
-    // Dominators, by the iterative data-flow rule (kernels have hundreds of blocks at most).
-    let all: HashSet<usize> = (0..blocks.len()).collect();
-    let mut dom: Vec<HashSet<usize>> = (0..blocks.len()).map(|i| if i == 0 { HashSet::from([0]) } else { all.clone() }).collect();
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for i in 1..blocks.len() {
-            let mut next = preds[i].iter().map(|p| dom[*p].clone()).reduce(|a, b| a.intersection(&b).copied().collect()).unwrap_or_default();
-            next.insert(i);
-            if next != dom[i] {
-                dom[i] = next;
-                changed = true;
-            }
-        }
-    }
-    let mut dominators: Vec<usize> = dom[at[&target]].iter().copied().collect();
-    dominators.sort_unstable();
-    dominators.into_iter().find_map(|s| match preds[s].as_slice() {
-        [p] => blocks[*p].get_terminator().and_then(|t| taken_where_index_is_constant(t, blocks[s])),
-        _ => None,
-    })
+    guard_edges(function, target).into_iter().find_map(|(p, s)| p.get_terminator().and_then(|t| taken_where_index_is_constant(t, s)))
 }
 
 /// Whether the branch `t` goes to `to` only where a thread index equals a constant
