@@ -54,6 +54,7 @@ mod math_ptx;
 mod layers;
 mod overloading;
 mod preprocess_corpus;
+mod preprocess_only;
 mod register_cap;
 mod run_cmd;
 mod separate_compilation;
