@@ -1,6 +1,7 @@
 //! The `cdpc` command: compile a `.cdp` file to a linked cubin (or PTX, LLVM IR, an object).
 //! `cdpc run FILE.cdp ...` compiles and runs a kernel on the GPU (`run_cmd.rs`).
 
+mod link_launcher;
 mod nvcc_options;
 mod preprocess_cmd;
 mod run_cmd;
@@ -453,6 +454,10 @@ fn main() -> ExitCode {
 /// Python package's `cdpc` console script runs (`python/src/lib.rs` includes this file).
 pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode {
     let args: Vec<String> = args.into_iter().collect();
+    // `cdpc --link-launcher LINKER ...`: the rest is another program's command line.
+    if args.get(1).map(String::as_str) == Some("--link-launcher") {
+        return link_launcher::main(args);
+    }
     let format = requested_format(&args);
     let args = match nvcc_options::translate(args) {
         Ok(args) => args,

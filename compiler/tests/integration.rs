@@ -42,6 +42,7 @@ mod program_build;
 mod kernel_pointers_ptx;
 mod json_cli;
 mod launch_scaling;
+mod link_launcher;
 mod local_statics_ptx;
 mod managed_ptx;
 mod nv_builtins_ptx;
