@@ -253,7 +253,8 @@ fn every_code_has_a_ui_test() {
     // E0707 and E0708 are about the command line: compiler/tests/nvcc_command_line.rs.
     // W0801 is about -gencode and a link, not a source: compiler/tests/separate_compilation.rs.
     // E0803 is about a host linker's message: compiler/tests/program_build.rs and
-    // `cdpc::driver::program`'s unit tests.
+    // `cdpc::driver::program`'s unit tests; E0804 about a foreign link's message and objects:
+    // compiler/tests/link_launcher.rs.
     // E1003 (CUDA's headers incomplete) is about the installation: `cdpc::clang`'s unit tests.
     // E1004 (Clang crashed) needs a crash: compiler/tests/cuda_cxx.rs's
     // `a_clang_crash_is_e1004_and_leaves_nothing` makes the shim abort inside Clang's run.
@@ -273,6 +274,7 @@ fn every_code_has_a_ui_test() {
         Code::OptionInvalid,
         Code::PtxOfLinkNotPacked,
         Code::DeviceLinkMissing,
+        Code::ForeignLinkFailed,
         Code::CudaHeadersNotFound,
         Code::ClangCrashed,
         Code::CacheSizeInvalid,

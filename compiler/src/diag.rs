@@ -145,6 +145,9 @@ pub enum Code {
     LibraryNotFound,
     // A host link whose objects' device code no device link took in, or two took in.
     DeviceLinkMissing,
+    // A host link cdpc did not run (cdpc as its launcher) that failed for a missing or doubled
+    // device link or the static runtime's system libraries.
+    ForeignLinkFailed,
     // W0800 (a kernel whose parameter's type C cannot name, so the host header has no launcher
     // for it) is retired: since issue 25 every kernel-language type has a C name.
     PtxOfLinkNotPacked,
@@ -291,6 +294,7 @@ impl Code {
             UndefinedDeviceSymbol => "E0801",
             LibraryNotFound => "E0802",
             DeviceLinkMissing => "E0803",
+            ForeignLinkFailed => "E0804",
             PtxOfLinkNotPacked => "W0801",
             HostCodeInDevice => "E0900",
             NotCompiledForDevice => "E0901",
@@ -422,6 +426,7 @@ impl Code {
         Code::UndefinedDeviceSymbol,
         Code::LibraryNotFound,
         Code::DeviceLinkMissing,
+        Code::ForeignLinkFailed,
         Code::PtxOfLinkNotPacked,
         Code::HostCodeInDevice,
         Code::NotCompiledForDevice,

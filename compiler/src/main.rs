@@ -1,7 +1,9 @@
 //! The `cdpc` command: compile a `.cdp` file to a linked cubin (or PTX, LLVM IR, an object).
 //! `cdpc run FILE.cdp ...` compiles and runs a kernel on the GPU (`run_cmd.rs`).
 
+mod link_launcher;
 mod nvcc_options;
+mod preprocess_cmd;
 mod run_cmd;
 mod signals;
 
@@ -106,6 +108,11 @@ struct Cli {
     /// `.fatbin` or `.ll`; a cubin otherwise (the kernel language and LLVM IR have no host code)]
     #[arg(long, value_enum)]
     emit: Option<EmitArg>,
+    /// Preprocess only (nvcc's and Clang's `-E`): a CUDA C++ source's preprocessed text, the
+    /// device side of each architecture and then the host side, with line markers, to standard
+    /// output or `-o FILE` (docs/CCACHE.md)
+    #[arg(short = 'E', long = "preprocess")]
+    preprocess_only: bool,
     /// The host compiler (nvcc's `-ccbin`): a C++ compiler, or its folder, for `.cpp`/`.c` files
     /// and the program's link [default: `CDPC_HOST_CXX`, else `c++`, `g++` or `clang++` on PATH]
     #[arg(long = "ccbin", value_name = "PATH")]
@@ -458,6 +465,10 @@ fn main() -> ExitCode {
 /// Python package's `cdpc` console script runs (`python/src/lib.rs` includes this file).
 pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode {
     let args: Vec<String> = args.into_iter().collect();
+    // `cdpc --link-launcher LINKER ...`: the rest is another program's command line.
+    if args.get(1).map(String::as_str) == Some("--link-launcher") {
+        return link_launcher::main(args);
+    }
     let format = requested_format(&args);
     let args = match nvcc_options::translate(args) {
         Ok(args) => args,
@@ -597,6 +608,11 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         options.cuda_cxx.host_args.extend(release.map(driver::program::identity_macros).unwrap_or_default());
     }
     let format = cli.error_format;
+    if cli.preprocess_only {
+        let images = cli.gencode.concat();
+        let request = preprocess_cmd::Request { inputs: &cli.inputs, output: cli.output.as_deref(), language: cli.language, images: &images, format, verbose: cli.verbose };
+        return preprocess_cmd::run(&request, &options, color);
+    }
     // `-dc` writes what `nvcc -dc` writes: a host object (`--emit obj`: the device object alone).
     let dc_emit = if emit == Emit::Cubin { Emit::HostObject } else { emit };
     if cli.host_header.is_some() && !(emit == Emit::HostObject || cli.device_c && dc_emit == Emit::HostObject) {

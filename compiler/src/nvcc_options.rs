@@ -159,7 +159,7 @@ const NVCC: &[NvccOption] = &[
     // Refused, with what to do instead.
     opt("--gpu-code", "-code", true, Unsupported("name the code with -gencode arch=compute_XX,code=sm_XX, or one architecture with -arch=sm_XX")),
     opt("--fatbin", "-fatbin", false, Unsupported("cdpc writes a fat binary for -gencode options: `cdpc x.cu -gencode arch=compute_90,code=sm_90 -o x.fatbin`")),
-    opt("--preprocess", "-E", false, Unsupported("cdpc does not write preprocessed source")),
+    opt("--preprocess", "-E", false, Same("--preprocess")),
     opt("--generate-dependencies", "-M", false, Unsupported("cdpc lists dependencies while it compiles: use -MD (or -MMD), which writes the list beside the output")),
     opt("--generate-nonsystem-dependencies", "-MM", false, Unsupported("cdpc lists dependencies while it compiles: use -MMD, which writes the list beside the output")),
     opt("--pre-include", "-include", true, PreInclude),

@@ -391,3 +391,46 @@ fn the_cmake_named_by_cdpc_test_cmake_builds_the_project_with_cdpc_as_nvcc() {
         println!("skipped: the Ninja build: no `ninja` beside {} or on PATH", cmake.display());
     }
 }
+
+/// `cdpc --link-launcher` as CMake's `CMAKE_CXX_LINKER_LAUNCHER` (CMake 3.21): a program that
+/// links the static library of relocatable device code without its device link
+/// (`CUDA_RESOLVE_DEVICE_SYMBOLS OFF`, the project's `X_BROKEN_LINK`) fails as without the
+/// launcher, with E0804 naming the library's object; the program with the device link links
+/// through the launcher as before.
+#[test]
+fn the_link_launcher_names_the_object_of_a_cmake_link_without_its_device_link() {
+    if !have("cmake") || !have("c++") {
+        return;
+    }
+    let Some(tools) = tool_dir() else { return };
+    let poisoned = Poisoned::new(tools.parent().expect("the CUDA folder above bin/"));
+    let dir = poisoned.dir.path();
+    let cdpc = env!("CARGO_BIN_EXE_cdpc");
+    let source = project();
+    let configure = [
+        "-S".to_string(),
+        source.display().to_string(),
+        "-B".into(),
+        "build".into(),
+        "-G".into(),
+        "Unix Makefiles".into(),
+        format!("-DCMAKE_CUDA_COMPILER={cdpc}"),
+        "-DCMAKE_CUDA_ARCHITECTURES=90".into(),
+        "-DX_BROKEN_LINK=ON".into(),
+        format!("-DCMAKE_CXX_LINKER_LAUNCHER={cdpc};--link-launcher"),
+    ];
+    let configure: Vec<&str> = configure.iter().map(String::as_str).collect();
+    let out = cmake(Path::new("cmake"), &poisoned, dir, &configure);
+    assert!(out.status.success(), "configuring failed:\n{}", printed(&out));
+    let out = cmake(Path::new("cmake"), &poisoned, dir, &["--build", "build", "--target", "app_unresolved"]);
+    let text = printed(&out);
+    assert!(!out.status.success(), "a link without the device link succeeded:\n{text}");
+    assert!(text.contains("__cudaRegisterLinkedBinary_"), "the linker's own message is passed through:\n{text}");
+    assert!(text.contains("error[E0804]"), "no E0804:\n{text}");
+    assert!(text.contains("libdp.a(parent.cu.o)"), "E0804 does not name the object:\n{text}");
+    assert!(text.contains("CUDA_RESOLVE_DEVICE_SYMBOLS"), "{text}");
+    let out = cmake(Path::new("cmake"), &poisoned, dir, &["--build", "build", "--target", "app"]);
+    assert!(out.status.success(), "the program with its device link, through the launcher:\n{}", printed(&out));
+    elf(&dir.join("build/app"), true).unwrap();
+    assert_eq!(poisoned.calls(), "", "nvcc ran");
+}

@@ -314,6 +314,21 @@ pub struct ClangInvocation<'a> {
     /// nvcc's `-ftz=true`: `-fgpu-flush-denormals-to-zero` (`.ftz` instructions, libdevice's
     /// `__CUDA_FTZ` 1).
     pub ftz: bool,
+    /// `-E`: preprocess only, this side ([`Side::Device`] for [`ClangInvocation::target`]'s
+    /// architecture), writing the preprocessed source to the output instead of bitcode.
+    pub preprocess: Option<Side>,
+    /// The source is cdpc's own `-E` output ([`crate::toolchain::PREPROCESSED_START`]), which
+    /// holds Clang's CUDA wrapper and cdpc's additions already: `-nocudainc`, and no additions.
+    pub preprocessed_input: bool,
+}
+
+/// One side of a CUDA C++ compilation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// `--cuda-device-only`, `__CUDA_ARCH__` defined.
+    Device,
+    /// `--cuda-host-only`.
+    Host,
 }
 
 /// The `-cuid` of a compilation that names none ([`ClangInvocation::cuid`]): a hash of the
@@ -431,9 +446,14 @@ impl ClangInvocation<'_> {
     fn options(&self) -> Vec<OsString> {
         let mut a: Vec<OsString> = Vec::new();
         let mut push = |s: String| a.push(s.into());
-        let side: &[&str] = if self.host_fatbin.is_some() { &["--cuda-host-only", "--no-offload-new-driver"] } else { &["--cuda-device-only"] };
-        for s in ["-x", "cuda"].iter().chain(side).chain(&["-fgpu-rdc", "-emit-llvm", "-c"]) {
+        let host = self.host_fatbin.is_some() || self.preprocess == Some(Side::Host);
+        let side: &[&str] = if host { &["--cuda-host-only", "--no-offload-new-driver"] } else { &["--cuda-device-only"] };
+        let action: &[&str] = if self.preprocess.is_some() { &["-E"] } else { &["-emit-llvm", "-c"] };
+        for s in ["-x", "cuda"].iter().chain(side).chain(&["-fgpu-rdc"]).chain(action) {
             push(s.to_string());
+        }
+        if self.preprocessed_input {
+            push("-nocudainc".into());
         }
         if let Some(std) = self.cxx.std {
             push(format!("-std={}", std.as_str()));
@@ -485,10 +505,10 @@ impl ClangInvocation<'_> {
         if !self.fmad {
             push("-ffp-contract=off".into());
         }
-        if self.ftz && self.host_fatbin.is_none() {
+        if self.ftz && !host {
             push("-fgpu-flush-denormals-to-zero".into());
         }
-        if let (Some((libdevice, sdk_version)), None) = (self.libdevice, self.host_fatbin) {
+        if let (Some((libdevice, sdk_version)), false) = (self.libdevice, host) {
             // `-nocudalib` also drops the toolkit's version, which Clang's CUDA headers read (a
             // host launch needs it: `cudaConfigureCall` otherwise) and which the module records:
             // given back as Clang gives it, the IR is that of Clang's own link of libdevice
@@ -516,7 +536,7 @@ impl ClangInvocation<'_> {
             push("-include".into());
             push(header.display().to_string());
         }
-        if self.host_fatbin.is_none() {
+        if !host {
             for m in unsigned_scoped_min_max(self.target.address_size) {
                 push(m);
             }
@@ -546,7 +566,7 @@ impl ClangInvocation<'_> {
             push("-idirafter".into());
             push(dir.display().to_string());
         }
-        let host_compiler = if self.host_fatbin.is_some() { self.cxx.host_args.clone() } else { self.cxx.preprocessor_args() };
+        let host_compiler = if host { self.cxx.host_args.clone() } else { self.cxx.preprocessor_args() };
         for arg in host_compiler {
             push(arg);
         }

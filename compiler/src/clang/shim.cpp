@@ -3,7 +3,7 @@
 // The C ABI is `cdpc_clang_run` (compiler/src/clang/in_process.rs declares and documents it).
 // Clang's driver turns the arguments into its jobs, as the `clang++` program does; each job
 // must be one Clang front-end run (`clang -cc1`), which runs here through
-// the body of `clang -cc1` (its actions that write bitcode or a precompiled header), inside a CrashRecoveryContext. Every
+// the body of `clang -cc1` (its actions that write bitcode, a precompiled header or preprocessed source), inside a CrashRecoveryContext. Every
 // message of the driver and of the front end goes to the caller as data (level, file, line,
 // column, text with its `[-Wflag]`), never to stderr. The device side's compilation skips the
 // bodies of the C++ standard library's host functions, which it never needs (SkipLibraryBodies).
@@ -577,8 +577,12 @@ bool execute(std::shared_ptr<clang::CompilerInvocation> invocation, Forward &for
   case clang::frontend::GeneratePCH:
     action = std::make_unique<GeneratePrunedPCHAction>();
     break;
+  case clang::frontend::PrintPreprocessedInput:
+    // `-E`: cdpc's preprocess-only mode (ccache's preprocessor mode hashes its output).
+    action = std::make_unique<clang::PrintPreprocessedAction>();
+    break;
   default:
-    forward.unsupported("a Clang action other than writing LLVM IR or a precompiled header");
+    forward.unsupported("a Clang action other than writing LLVM IR, a precompiled header or preprocessed source");
     return false;
   }
   // `-mllvm` options are LLVM's process-wide settings, which would change cdpc's own pipeline

@@ -69,6 +69,59 @@ pub fn device_members(bytes: &[u8]) -> Option<Vec<Member>> {
     (!members.is_empty() && members.iter().all(|m| is_device_object(&m.bytes))).then_some(members)
 }
 
+/// One symbol of an ELF object's symbol table: its name and whether the object defines it
+/// (a section index other than `SHN_UNDEF`) or only references it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Symbol {
+    /// The name.
+    pub name: String,
+    /// Defined here, not only referenced.
+    pub defined: bool,
+}
+
+/// The symbols of a 64-bit little-endian ELF object (`.symtab`, else `.dynsym` of a shared
+/// library), or `None` for anything else or a table that does not fit in `bytes`.
+pub fn elf_symbols(bytes: &[u8]) -> Option<Vec<Symbol>> {
+    // ELFCLASS64, ELFDATA2LSB.
+    if !bytes.starts_with(b"\x7fELF") || bytes.get(4) != Some(&2) || bytes.get(5) != Some(&1) {
+        return None;
+    }
+    let u16_at = |at: usize| bytes.get(at..at + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize);
+    let u32_at = |at: usize| bytes.get(at..at + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
+    let u64_at = |at: usize| bytes.get(at..at + 8).and_then(|b| usize::try_from(u64::from_le_bytes(b.try_into().ok()?)).ok());
+    let (shoff, shentsize, shnum) = (u64_at(0x28)?, u16_at(0x3a)?, u16_at(0x3c)?);
+    if shentsize < 64 {
+        return None;
+    }
+    let section = |i: usize| {
+        let at = shoff.checked_add(i.checked_mul(shentsize)?)?;
+        // (type, offset, size, link, entry size)
+        Some((u32_at(at + 4)?, u64_at(at + 0x18)?, u64_at(at + 0x20)?, u32_at(at + 0x28)?, u64_at(at + 0x38)?))
+    };
+    const SHT_SYMTAB: usize = 2;
+    const SHT_DYNSYM: usize = 11;
+    let sections: Vec<_> = (0..shnum).filter_map(section).collect();
+    let table = sections.iter().find(|s| s.0 == SHT_SYMTAB).or_else(|| sections.iter().find(|s| s.0 == SHT_DYNSYM))?;
+    let (_, offset, size, link, entsize) = *table;
+    let strings = sections.get(link)?;
+    let names = bytes.get(strings.1..strings.1.checked_add(strings.2)?)?;
+    if entsize < 24 {
+        return None;
+    }
+    let mut out = Vec::new();
+    for i in 1..size / entsize {
+        let at = offset.checked_add(i * entsize)?;
+        let name = u32_at(at)?;
+        let shndx = u16_at(at + 6)?;
+        let tail = names.get(name..)?;
+        let end = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
+        if end > 0 {
+            out.push(Symbol { name: String::from_utf8_lossy(&tail[..end]).into_owned(), defined: shndx != 0 });
+        }
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -477,6 +477,9 @@ struct ClangSetup {
     /// ([`back::precision::libdevice_variant`]), in place of the toolkit's, and the toolkit's
     /// version as Clang gives it ([`clang::sdk_version`]); `None` for nvcc's defaults.
     libdevice: Option<(PathBuf, Option<String>)>,
+    /// The source is cdpc's own `-E` output ([`crate::toolchain::PREPROCESSED_START`]): Clang's
+    /// CUDA wrapper and cdpc's additions are in it already, and no precompiled header stands in.
+    preprocessed: bool,
 }
 
 impl ClangSetup {
@@ -520,7 +523,9 @@ impl ClangSetup {
             None
         };
         let host_include = crate::toolchain::host_compiler_include();
-        Ok(ClangSetup { engine, cache, additions, _additions_dir: additions_dir, root, system_includes, host_include, on_disk, macros: macro_args(options), includes, libdevice })
+        let preprocessed = source.starts_with(crate::toolchain::PREPROCESSED_START);
+        let cache = if preprocessed { None } else { cache };
+        Ok(ClangSetup { engine, cache, additions, _additions_dir: additions_dir, root, system_includes, host_include, on_disk, macros: macro_args(options), includes, libdevice, preprocessed })
     }
 
     /// The options of this compilation; the input and output are set per run.
@@ -545,11 +550,56 @@ impl ClangSetup {
                 ClangEngine::Process(_) => None,
             },
             host_fatbin: None,
-            additions: Some(&self.additions),
+            additions: (!self.preprocessed).then_some(self.additions.as_path()),
             cxx: &options.cuda_cxx,
             depfile: None,
             libdevice: self.libdevice.as_ref().map(|(path, version)| (path.as_path(), version.as_deref())),
             ftz: options.float_math.ftz,
+            preprocess: None,
+            preprocessed_input: self.preprocessed,
+        }
+    }
+
+    /// `-E` of `source` for one side (the device side for `template`'s architecture): the
+    /// preprocessed text and Clang's warnings. No precompiled header (its text would be missing
+    /// from the output); paths in this run's work folders are written as the file names alone,
+    /// so that the text is the same in every run.
+    fn preprocess(&self, template: &ClangInvocation<'_>, side: clang::Side, source: &str, options: &CompileOptions, build: &BuildOptions) -> Result<(String, Vec<Diagnostic>), CompileError> {
+        let compiled_path = std::cell::RefCell::new(PathBuf::new());
+        let work_dir = std::cell::RefCell::new(PathBuf::new());
+        let ran = run_clang(
+            &self.engine,
+            |work| {
+                let file = match &self.on_disk {
+                    Some(path) => path.clone(),
+                    None => {
+                        let name = options.preprocess.input.as_deref().and_then(Path::file_name).map_or_else(|| "input.cu".into(), |n| n.to_os_string());
+                        let path = work.join(name);
+                        std::fs::write(&path, source).map_err(|e| ToolError::io("writing the source for Clang", &path, e))?;
+                        path
+                    }
+                };
+                let output = work.join("preprocessed.cui");
+                let args = ClangInvocation { source: &file, output: &output, preprocess: Some(side), ..template.clone() }.args();
+                *compiled_path.borrow_mut() = file;
+                *work_dir.borrow_mut() = work.to_path_buf();
+                Ok((args, output))
+            },
+            build,
+        );
+        let compiled_path = compiled_path.into_inner();
+        match ran {
+            Ok((bytes, said)) => {
+                let mut text = String::from_utf8_lossy(&bytes).into_owned();
+                let work = work_dir.into_inner();
+                for dir in [Some(work.as_path()), self._additions_dir.as_ref().map(|d| d.path())].into_iter().flatten() {
+                    if !dir.as_os_str().is_empty() {
+                        text = text.replace(&format!("\"{}/", dir.display()), "\"");
+                    }
+                }
+                Ok((text, options.warnings.apply(said.diagnostics(&compiled_path, source))))
+            }
+            Err(failure) => Err(failure.into_error(&compiled_path, source, options)),
         }
     }
 
@@ -717,6 +767,69 @@ impl ClangSetup {
         }
         out
     }
+}
+
+/// `cdpc -E`'s output: the preprocessed source and what was said making it.
+pub struct Preprocessed {
+    /// The text: [`crate::toolchain::PREPROCESSED_START`], then each side in a conditional.
+    pub text: String,
+    /// Clang's warnings (`#warning`, ...), each side's once.
+    pub warnings: Vec<Diagnostic>,
+    /// Every Clang run.
+    pub tool_runs: Vec<ToolRun>,
+}
+
+/// `-E` of CUDA C++ `source`, as nvcc's `-E` serves a compiler cache: Clang's preprocessed
+/// source of the device side for each of `archs` (`__CUDA_ARCH__` and the architecture's
+/// feature macros as Clang defines them) and of the host side, with line markers naming every
+/// file read (cdpc's additions to Clang's headers among them), each in an `#if` on
+/// `__CUDA_ARCH__`. The text changes whenever anything either side's compilation reads or
+/// defines changes; cdpc compiles it again as a `.cu` file gives the same code (the wrapper and
+/// additions are in it: `-nocudainc`). nvcc's `-E` writes the host side's text only (with
+/// `__CUDA_ARCH__` undefined): docs/CCACHE.md.
+pub fn preprocess_cuda(source: &str, options: &CompileOptions, archs: &[crate::target::SmVersion]) -> Result<Preprocessed, CompileError> {
+    let tools = Toolchain::discover(&options.tools)?;
+    let build = super::build_options(options);
+    let setup = ClangSetup::new(source, options, &tools)?;
+    let mut archs: Vec<crate::target::SmVersion> = archs.to_vec();
+    archs.dedup();
+    if archs.is_empty() {
+        archs.push(options.target.sm);
+    }
+    let names: Vec<String> = archs.iter().map(|a| a.to_string()).collect();
+    let mut text = format!("{} (cdpc {}): CUDA C++ for {}, then its host side\n", crate::toolchain::PREPROCESSED_START, env!("CARGO_PKG_VERSION"), names.join(", "));
+    let mut warnings: Vec<Diagnostic> = Vec::new();
+    let add_warnings = |found: Vec<Diagnostic>, warnings: &mut Vec<Diagnostic>| {
+        for d in found {
+            if !warnings.iter().any(|w| w.code == d.code && w.message == d.message && w.labels.first().map(|l| l.span) == d.labels.first().map(|l| l.span)) {
+                warnings.push(d);
+            }
+        }
+    };
+    for (i, arch) in archs.iter().enumerate() {
+        let mut arch_options = options.clone();
+        arch_options.target.sm = *arch;
+        let template = setup.template(&arch_options);
+        let (side, found) = setup.preprocess(&template, clang::Side::Device, source, &arch_options, &build)?;
+        add_warnings(found, &mut warnings);
+        // `sm_90a` defines `__CUDA_ARCH_FEAT_SM90_ALL`, `sm_90` does not: the two are told apart.
+        let feature = format!("__CUDA_ARCH_FEAT_SM{}_ALL", arch.number);
+        let feature = if arch.arch_specific { format!("defined({feature})") } else { format!("!defined({feature})") };
+        text.push_str(&format!("#{} defined(__CUDA_ARCH__) && __CUDA_ARCH__ == {} && {feature}\n", if i == 0 { "if" } else { "elif" }, arch.number * 10));
+        text.push_str(&side);
+        if !side.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    let (host, found) = setup.preprocess(&setup.template(options), clang::Side::Host, source, options, &build)?;
+    add_warnings(found, &mut warnings);
+    text.push_str("#elif !defined(__CUDA_ARCH__)\n");
+    text.push_str(&host);
+    if !host.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&format!("#else\n#error \"preprocessed by cdpc -E for {} only\"\n#endif\n", names.join(", ")));
+    Ok(Preprocessed { text, warnings, tool_runs: build.log.take() })
 }
 
 /// Compiles CUDA C++ `source` to LLVM IR and/or PTX, as `outputs` asks.

@@ -51,6 +51,7 @@ pub mod program;
 pub mod symbols;
 
 pub use link::{link, link_files, BuildError, Input, LinkOptions, Linked, SourceWarnings};
+pub use cuda::{preprocess_cuda, Preprocessed};
 
 
 /// What the compiler writes.

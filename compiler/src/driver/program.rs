@@ -455,27 +455,195 @@ fn link_failure(e: ToolError) -> BuildError {
     BuildError::Other(e.into())
 }
 
+/// The symbol a device link's registration object defines for each module it linked, which the
+/// module's `-dc` object references (nvcc's `crt/link.stub`).
+const REGISTER: &str = "__cudaRegisterLinkedBinary_";
+/// The fat binary's wrapper that a device link's object also defines per module.
+const FATBINWRAP: &str = "__fatbinwrap_";
+
+/// What a host linker's message says about device links: the registration symbol it names, the
+/// module (the object's source file), and whether it is defined twice rather than missing.
+struct Registration {
+    symbol: String,
+    module: String,
+    twice: bool,
+}
+
+/// The first line of `stderr` about a missing `__cudaRegisterLinkedBinary_<id>` or a doubled
+/// one (or a doubled `__fatbinwrap_<id>`: two device links' objects meet).
+fn registration_problem(stderr: &str) -> Option<Registration> {
+    // The error's own line, not a context line (`b.o: in function `__cudaRegisterLinkedBinary_x':`).
+    let twice = |l: &str| l.contains("multiple definition") && (l.contains(REGISTER) || l.contains(FATBINWRAP));
+    let missing = |l: &str| l.contains("undefined") && l.contains(REGISTER);
+    let line = stderr.lines().find(|l| twice(l) || missing(l)).or_else(|| stderr.lines().find(|l| l.contains(REGISTER)))?;
+    let prefix = if line.contains(REGISTER) { REGISTER } else { FATBINWRAP };
+    let start = line.find(prefix)?;
+    let symbol: String = line[start..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+    let module = symbol.strip_prefix(prefix.trim_end_matches('_')).unwrap_or_default().to_string();
+    Some(Registration { symbol, module, twice: line.contains("multiple definition") })
+}
+
+/// What to change for a missing device link, for cdpc's own link and a foreign one.
+const ADD_THE_DEVICE_LINK: &str = "link the program with cdpc (`cdpc a.o b.o -o app`), which runs the device link; or add a device link (`cdpc -dlink a.o b.o -o dlink.o`) and give its object to the host linker; with CMake, set CUDA_SEPARABLE_COMPILATION (or CUDA_RESOLVE_DEVICE_SYMBOLS) on the target that links these objects";
+/// What to change for a doubled device link.
+const ONE_DEVICE_LINK: &str = "each object's device code must be in exactly one device link: link the program's `-rdc` objects with one `cdpc` command (or one `cdpc -dlink`), and do not pass another library's device-link object together with its objects";
+
 /// `E0803` for a host linker's message about `__cudaRegisterLinkedBinary_<id>` (an object whose
 /// device code no device link took in) or its `multiple definition` (two device links of one
 /// object), naming the module, which is the object's source file.
 pub fn missing_device_link(stderr: &str) -> Option<Diagnostic> {
-    let line = stderr.lines().find(|l| l.contains("__cudaRegisterLinkedBinary_"))?;
-    let start = line.find("__cudaRegisterLinkedBinary_")?;
-    let symbol: String = line[start..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
-    let module = symbol.trim_start_matches("__cudaRegisterLinkedBinary");
-    let twice = line.contains("multiple definition");
-    let (message, help) = if twice {
-        (
-            format!("two device links registered the module `{module}`"),
-            "each object's device code must be in exactly one device link: link the program's `-rdc` objects with one `cdpc` command (or one `cdpc -dlink`), and do not pass another library's device-link object together with its objects",
-        )
+    let found = registration_problem(stderr)?;
+    let module = &found.module;
+    let (message, help) = if found.twice {
+        (format!("two device links registered the module `{module}`"), ONE_DEVICE_LINK)
     } else {
-        (
-            format!("the device code of module `{module}` was compiled for separate compilation (`-rdc=true`/`-dc`) but no device link took it in"),
-            "link the program with cdpc (`cdpc a.o b.o -o app`), which runs the device link; or add a device link (`cdpc -dlink a.o b.o -o dlink.o`) and give its object to the host linker; with CMake, set CUDA_SEPARABLE_COMPILATION (or CUDA_RESOLVE_DEVICE_SYMBOLS) on the target that links these objects",
-        )
+        (format!("the device code of module `{module}` was compiled for separate compilation (`-rdc=true`/`-dc`) but no device link took it in"), ADD_THE_DEVICE_LINK)
     };
     let mut d = Diagnostic::new(Code::DeviceLinkMissing, Span::default(), message).with_note(help);
+    d.labels.clear();
+    Some(d)
+}
+
+/// The CUDA runtime's static library's own needs (`libcudart_static.a` calls them), which a
+/// link without `-ldl -lrt -lpthread` misses on a C library that keeps them apart (glibc before
+/// 2.34).
+const RUNTIME_NEEDS: &[(&str, &str)] = &[
+    ("dlopen", "-ldl"),
+    ("dlsym", "-ldl"),
+    ("dlclose", "-ldl"),
+    ("dlerror", "-ldl"),
+    ("dladdr", "-ldl"),
+    ("dlvsym", "-ldl"),
+    ("shm_open", "-lrt"),
+    ("shm_unlink", "-lrt"),
+    ("clock_gettime", "-lrt"),
+    ("pthread_create", "-lpthread"),
+    ("pthread_join", "-lpthread"),
+    ("pthread_mutexattr_settype", "-lpthread"),
+    ("pthread_key_create", "-lpthread"),
+    ("pthread_once", "-lpthread"),
+    ("pthread_getspecific", "-lpthread"),
+    ("pthread_setspecific", "-lpthread"),
+    ("sem_init", "-lpthread"),
+];
+
+/// One object of a link's command line (an archive's member as `libx.a(a.o)`) and its symbols.
+struct LinkObject {
+    name: String,
+    /// The file as a command line names it (the archive, for a member).
+    file: String,
+    symbols: Vec<archive::Symbol>,
+}
+
+/// The objects and archive members a link command line names (files, `@` response files,
+/// `-lNAME` found as `libNAME.a` or `libNAME.so` in its `-L` folders), read from `cwd`; what is
+/// not an ELF object or archive is left out.
+fn link_objects(args: &[String], cwd: &Path) -> Vec<LinkObject> {
+    let mut words: Vec<String> = Vec::new();
+    for arg in args {
+        match arg.strip_prefix('@').map(|f| std::fs::read_to_string(cwd.join(f))) {
+            Some(Ok(text)) => words.extend(text.split_whitespace().map(|w| w.trim_matches(['"', '\'']).to_string())),
+            _ => words.push(arg.clone()),
+        }
+    }
+    let dirs: Vec<PathBuf> = words.iter().enumerate().filter_map(|(i, w)| match w.strip_prefix("-L") {
+        Some("") => words.get(i + 1).map(PathBuf::from),
+        Some(d) => Some(PathBuf::from(d)),
+        None => None,
+    }).collect();
+    let mut files: Vec<(String, PathBuf)> = Vec::new();
+    let mut words = words.iter().peekable();
+    while let Some(word) = words.next() {
+        if word == "-o" || word == "-L" {
+            words.next();
+            continue;
+        }
+        let library = if word == "-l" { words.next().map(String::as_str) } else { word.strip_prefix("-l") };
+        if let Some(name) = library {
+            let found = dirs.iter().flat_map(|d| [d.join(format!("lib{name}.a")), d.join(format!("lib{name}.so"))]).find(|p| cwd.join(p).is_file());
+            files.extend(found.map(|p| (p.display().to_string(), cwd.join(p))));
+        } else if !word.starts_with('-') {
+            files.push((word.clone(), cwd.join(word)));
+        }
+    }
+    let mut out = Vec::new();
+    for (name, path) in files {
+        let Ok(bytes) = std::fs::read(&path) else { continue };
+        if let Some(members) = archive::members(&bytes) {
+            for m in members {
+                if let Some(symbols) = archive::elf_symbols(&m.bytes) {
+                    out.push(LinkObject { name: format!("{name}({})", m.name), file: name.clone(), symbols });
+                }
+            }
+        } else if let Some(symbols) = archive::elf_symbols(&bytes) {
+            out.push(LinkObject { file: name.clone(), name, symbols });
+        }
+    }
+    out
+}
+
+/// `E0804`: a host link that cdpc did not run (g++, CMake's link, a Makefile's; cdpc as its
+/// launcher, `cdpc --link-launcher c++ ...`) failed with one of the dynamic-parallelism link
+/// errors, its `stderr` read and its command line's objects (`args`, read from `cwd`) searched
+/// for who references and who defines the symbol: a missing device link (an object's
+/// `__cudaRegisterLinkedBinary_<id>` undefined), two device links (the symbol or its
+/// `__fatbinwrap_<id>` defined twice), or the static CUDA runtime's system libraries missing.
+/// `None` for any other failure.
+pub fn foreign_link_failure(stderr: &str, args: &[String], cwd: &Path) -> Option<Diagnostic> {
+    let quoted = |names: &[&str]| names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+    if let Some(found) = registration_problem(stderr) {
+        let objects = link_objects(args, cwd);
+        let module = &found.module;
+        let with = |defined: bool, symbol: &str| objects.iter().filter(|o| o.symbols.iter().any(|s| s.name == symbol && s.defined == defined)).map(|o| o.name.as_str()).collect::<Vec<_>>();
+        let mut d = if found.twice {
+            let definers = with(true, &found.symbol);
+            let message = match definers.as_slice() {
+                [] => format!("two device links registered the module `{module}` (`{}` is defined twice)", found.symbol),
+                names => format!("two device links registered the module `{module}`: {} define `{}`", quoted(names), found.symbol),
+            };
+            Diagnostic::new(Code::ForeignLinkFailed, Span::default(), message)
+                .with_note(ONE_DEVICE_LINK)
+                .with_note("drop one of the device-link objects (`-dlink`'s, or CMake's `cmake_device_link.o`); with CMake, a static library with CUDA_RESOLVE_DEVICE_SYMBOLS ON linked into a target that runs its own device link over the same objects: turn it OFF on the library")
+        } else {
+            let users = with(false, &found.symbol);
+            // Every object of the link whose device code needs a device link that none provides.
+            let defined: Vec<&str> = objects.iter().flat_map(|o| o.symbols.iter().filter(|s| s.defined && s.name.starts_with(REGISTER)).map(|s| s.name.as_str())).collect();
+            // (libcudadevrt's objects reference one too: the device link always takes it in.)
+            let mut needing: Vec<&str> = objects.iter().filter(|o| !o.name.contains("cudadevrt")).filter(|o| o.symbols.iter().any(|s| !s.defined && s.name.starts_with(REGISTER) && !defined.contains(&s.name.as_str()))).map(|o| o.name.as_str()).collect();
+            let mut files: Vec<&str> = Vec::new();
+            for o in objects.iter().filter(|o| needing.contains(&o.name.as_str())) {
+                if !files.contains(&o.file.as_str()) {
+                    files.push(&o.file);
+                }
+            }
+            let message = match users.as_slice() {
+                [] => format!("the device code of module `{module}` was compiled for separate compilation (`-rdc=true`/`-dc`) but no device link took it in"),
+                names => format!("{} holds relocatable device code (`-rdc=true`/`-dc`, module `{module}`) that no device link took in", quoted(names)),
+            };
+            let objects_named = if files.is_empty() { "a.o b.o".to_string() } else { files.join(" ") };
+            let mut d = Diagnostic::new(Code::ForeignLinkFailed, Span::default(), message).with_note(format!("`{}` is what a device link's object defines for it, and nothing on this link's command line does", found.symbol));
+            if needing.len() > 1 || (needing.len() == 1 && users.first() != needing.first()) {
+                d = d.with_note(format!("the objects of this link whose device code needs the device link: {}", quoted(&needing)));
+            }
+            d.with_note(format!(
+                "run the device link and add its object to this link: `cdpc -dlink {objects_named} -o dlink.o` (nvcc's `-dlink` too); or link through cdpc, which runs it (`cdpc {objects_named} main.o -o app`)"
+            ))
+            .with_note("with CMake: `CUDA_SEPARABLE_COMPILATION ON` on the library that compiles these files, and `CUDA_RESOLVE_DEVICE_SYMBOLS ON` on the target whose link must run the device link (a static library's objects get it where a shared library or an executable links them); or compile without `-rdc` where no file calls another's device code or launches from the device")
+        };
+        d.labels.clear();
+        return Some(d);
+    }
+    let missing: Vec<(&str, &str)> = RUNTIME_NEEDS.iter().copied().filter(|(f, _)| stderr.lines().any(|l| (l.contains("undefined reference to") && l.contains(&format!("`{f}'"))) || l.contains(&format!("undefined symbol: {f}")))).collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let mut libraries: Vec<&str> = missing.iter().map(|(_, l)| *l).collect();
+    libraries.sort();
+    libraries.dedup();
+    let functions: Vec<&str> = missing.iter().map(|(f, _)| *f).collect();
+    let mut d = Diagnostic::new(Code::ForeignLinkFailed, Span::default(), format!("the CUDA runtime's static library needs system libraries this link leaves out: {} undefined", quoted(&functions)))
+        .with_note(format!("add {} after `-lcudart_static` (nvcc's and cdpc's own links pass `-lcudart_static -lrt -lpthread -ldl`)", libraries.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(" ")))
+        .with_note("with CMake, link `CUDA::cudart_static` (find_package(CUDAToolkit)), which brings them; or use the shared runtime (`--cudart shared`, `CUDA::cudart`)");
     d.labels.clear();
     Some(d)
 }
@@ -518,5 +686,17 @@ mod tests {
         let twice = "ld: b.o: multiple definition of `__cudaRegisterLinkedBinary_x_1_a_cu'; a.o: first defined here";
         assert!(missing_device_link(twice).unwrap().message.contains("two device links"));
         assert!(missing_device_link("undefined reference to `foo'").is_none());
+        // ld's context line names the symbol first; the error is the line after it.
+        let context = "ld: b.o: in function `__cudaRegisterLinkedBinary_x_1_a_cu':\n(.text+0x0): multiple definition of `__cudaRegisterLinkedBinary_x_1_a_cu'; a.o:(.text+0x0): first defined here\n";
+        assert!(missing_device_link(context).unwrap().message.contains("two device links"));
+    }
+
+    #[test]
+    fn a_foreign_link_names_what_to_add_for_the_runtimes_libraries() {
+        let stderr = "(.text+0x2b): undefined reference to `dlopen'\n(.text+0x4f): undefined reference to `clock_gettime'\n";
+        let d = foreign_link_failure(stderr, &[], Path::new(".")).unwrap();
+        assert_eq!(d.code, Code::ForeignLinkFailed);
+        assert!(d.message.contains("`dlopen`") && d.notes[0].contains("`-ldl` `-lrt`"), "{d:?}");
+        assert!(foreign_link_failure("ld: cannot find -lfoo", &[], Path::new(".")).is_none());
     }
 }

@@ -34,7 +34,7 @@ pub use discover::{
 pub use error::{command_line, io_message, shell_quote, ExitKind, ToolError, CAPTURE_LIMIT, INSTALL_HELP};
 pub use early::StartedBuild;
 pub use cleanup::{interrupt, stale_work_dirs, WORK_DIR_PREFIX};
-pub use overwrite::{OutputGuard, Overwrite};
+pub use overwrite::{OutputGuard, Overwrite, PREPROCESSED_START};
 pub use program::{DeviceLinked, HostCompiler};
 pub use run::{work_dir, WorkDir, host_compiler_include, nvlink_args, ptxas_args, run_front_end, version_output, BuildOptions, FatbinImage, FrontEndRun, OutputFile, ToolLog, ToolRun, DEFAULT_TOOL_TIMEOUT};
 

@@ -99,7 +99,13 @@ pub fn looks_like_compiler_output(head: &[u8]) -> bool {
         || looks_like_dependency_list(&text)
         // The launcher header of `--host-header`, written again by every rebuild of its object.
         || text.starts_with(LAUNCHER_HEADER_START)
+        // `-E`'s preprocessed source.
+        || text.starts_with(PREPROCESSED_START)
 }
+
+/// How `cdpc -E`'s preprocessed source begins (`driver::preprocess_cuda`): what tells it from a
+/// source nobody generated, and a compilation of it from one of a `.cu` file.
+pub const PREPROCESSED_START: &str = "// Preprocessed by cdpc -E";
 
 /// How cdpc's launcher header (`driver::host::header`) begins, which tells it from a header
 /// nobody generated.
