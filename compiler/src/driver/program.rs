@@ -609,7 +609,7 @@ pub fn foreign_link_failure(stderr: &str, args: &[String], cwd: &Path) -> Option
             // Every object of the link whose device code needs a device link that none provides.
             let defined: Vec<&str> = objects.iter().flat_map(|o| o.symbols.iter().filter(|s| s.defined && s.name.starts_with(REGISTER)).map(|s| s.name.as_str())).collect();
             // (libcudadevrt's objects reference one too: the device link always takes it in.)
-            let mut needing: Vec<&str> = objects.iter().filter(|o| !o.name.contains("cudadevrt")).filter(|o| o.symbols.iter().any(|s| !s.defined && s.name.starts_with(REGISTER) && !defined.contains(&s.name.as_str()))).map(|o| o.name.as_str()).collect();
+            let needing: Vec<&str> = objects.iter().filter(|o| !o.name.contains("cudadevrt")).filter(|o| o.symbols.iter().any(|s| !s.defined && s.name.starts_with(REGISTER) && !defined.contains(&s.name.as_str()))).map(|o| o.name.as_str()).collect();
             let mut files: Vec<&str> = Vec::new();
             for o in objects.iter().filter(|o| needing.contains(&o.name.as_str())) {
                 if !files.contains(&o.file.as_str()) {
