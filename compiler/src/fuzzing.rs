@@ -187,9 +187,9 @@ pub fn ir_pipeline(ir: &str) {
         }
         // Clang's IR gets nvcc's `atomicCAS` first (driver/cuda.rs): a valid module after it,
         // and nothing left for a second run (its invariant).
-        crate::pipeline::atomics::cas_as_nvcc(&module);
+        crate::pipeline::atomics::atomics_as_nvcc(&module);
         module.verify().unwrap_or_else(|e| panic!("the atomics pass left an invalid module: {e}"));
-        assert_eq!(crate::pipeline::atomics::cas_as_nvcc(&module), 0, "a sequentially consistent system-scope cmpxchg left");
+        assert_eq!(crate::pipeline::atomics::atomics_as_nvcc(&module), 0, "a sequentially consistent system-scope atomic left");
         crate::pipeline::cxx_abi::null_slots(&module);
         module.verify().unwrap_or_else(|e| panic!("the C++ ABI pass left an invalid module: {e}"));
         assert_eq!(crate::pipeline::cxx_abi::null_slots(&module), 0, "a placeholder left in a constant");

@@ -864,7 +864,7 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
     let shown = SourceText { path: Some(compiled_path.clone()), text: source.to_string() };
     // CUDA's `atomicCAS` as nvcc compiles it, relaxed and of device scope: Clang's headers
     // write it sequentially consistent in the system scope (a `fence.sc.sys` each).
-    pipeline::atomics::cas_as_nvcc(&module);
+    pipeline::atomics::atomics_as_nvcc(&module);
     // Pure and deleted virtual functions' vtable slots as nvcc's null: the device has no C++
     // runtime to define `__cxa_pure_virtual`.
     pipeline::cxx_abi::null_slots(&module);

@@ -28,8 +28,20 @@
 //! no program nvcc compiles changes meaning. Order and scope are the only changes: the
 //! operands, volatility, weakness and alignment stay.
 //!
-//! Invariant afterwards: no `cmpxchg` of the module is sequentially consistent in the system
-//! scope; a module without one is untouched.
+//! The other atomic functions (`atomicAdd`, `atomicExch`, `atomicMin`, ...) reach the IR as
+//! `atomicrmw ... seq_cst` in the system scope, and LLVM 22's NVPTX writes every `atomicrmw` as
+//! a plain `atom` whatever its order and scope (measured: `seq_cst` of the system scope and
+//! `monotonic` of the device scope give the same `atom.global.add.u32`, `.exch.b32`,
+//! `.add.f32`, `.add.f64`, `.min.u32`, `atom.shared.add.u32`): nvcc's relaxed instruction. So
+//! they are given the order they have, `monotonic` in the `"device"` scope, which changes no
+//! instruction but tells the passes that read orders the truth: `pipeline/defer.rs` keeps no
+//! small grid past an atomic that orders, and `samples/bfs.cdp` through Clang, whose
+//! `atomicAdd` after its launch read as `seq_cst`, ran its hubs' 128 visits alone at the site
+//! instead of with its warp: 2.0x nvcc's time at the default against 0.69 through the `.cdp`
+//! front end (results/2026-11-26-launch-optimizations-default.md).
+//!
+//! Invariant afterwards: no `cmpxchg` or `atomicrmw` of the module is sequentially consistent
+//! in the system scope; a module without one is untouched.
 
 use inkwell::context::ContextRef;
 use inkwell::llvm_sys::core::*;
@@ -54,18 +66,29 @@ pub(crate) fn set_scope(ctx: &ContextRef<'_>, atomic: inkwell::values::Instructi
     unsafe { LLVMSetAtomicSyncScopeID(atomic.as_value_ref(), scope) };
 }
 
-/// Rewrites every sequentially consistent system-scope `cmpxchg` of `module` (module docs);
-/// returns how many.
-pub fn cas_as_nvcc(module: &Module<'_>) -> usize {
+/// Rewrites every sequentially consistent system-scope `cmpxchg` and `atomicrmw` of `module`
+/// (module docs); returns how many.
+pub fn atomics_as_nvcc(module: &Module<'_>) -> usize {
     let device_scope = sync_scope(&module.get_context(), "device");
     let mut rewritten = 0;
     for function in module.get_functions() {
         for block in function.get_basic_blocks() {
             for inst in block.get_instructions() {
+                let value = inst.as_value_ref();
+                if inst.get_opcode() == InstructionOpcode::AtomicRMW {
+                    // SAFETY: `value` is a live `atomicrmw` instruction of this module.
+                    unsafe {
+                        if LLVMGetOrdering(value) == LLVMAtomicOrdering::LLVMAtomicOrderingSequentiallyConsistent && LLVMGetAtomicSyncScopeID(value) == SYSTEM_SCOPE {
+                            LLVMSetOrdering(value, LLVMAtomicOrdering::LLVMAtomicOrderingMonotonic);
+                            LLVMSetAtomicSyncScopeID(value, device_scope);
+                            rewritten += 1;
+                        }
+                    }
+                    continue;
+                }
                 if inst.get_opcode() != InstructionOpcode::AtomicCmpXchg {
                     continue;
                 }
-                let value = inst.as_value_ref();
                 // SAFETY: `value` is a live `cmpxchg` instruction of this module.
                 unsafe {
                     let sequential = LLVMGetCmpXchgSuccessOrdering(value) == LLVMAtomicOrdering::LLVMAtomicOrderingSequentiallyConsistent
@@ -93,8 +116,8 @@ mod tests {
     /// What Clang 22 writes for `atomicCAS` on an `int *`, an `unsigned short *` and a
     /// `__shared__` word (`clang++-22 -x cuda --cuda-device-only -O3`, trimmed) and a weak
     /// one (rewritten, its weakness kept), beside what the pass leaves alone: a relaxed
-    /// exchange of device scope, a `seq_cst` one of block scope, an `acq_rel` one and an
-    /// `atomicrmw`.
+    /// exchange of device scope, a `seq_cst` one of block scope and an `acq_rel` one; and
+    /// `atomicAdd`'s `atomicrmw` (rewritten too).
     const IR: &str = r#"
 target datalayout = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
@@ -116,10 +139,10 @@ define ptx_kernel void @k(ptr %p, ptr %h, ptr %q, i32 %c, i32 %v) {
 "#;
 
     #[test]
-    fn clangs_sequentially_consistent_compare_and_swap_becomes_a_relaxed_one_of_device_scope() {
+    fn clangs_sequentially_consistent_atomics_become_relaxed_ones_of_device_scope() {
         let context = Context::create();
         let module = context.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(IR.as_bytes(), "atomics")).unwrap();
-        assert_eq!(cas_as_nvcc(&module), 3 + 1);
+        assert_eq!(atomics_as_nvcc(&module), 3 + 1 + 1);
         module.verify().unwrap();
         let ir = module.print_to_string().to_string();
         insta::assert_snapshot!(ir.lines().filter(|l| l.contains("cmpxchg") || l.contains("atomicrmw")).collect::<Vec<_>>().join("\n"));
@@ -128,11 +151,11 @@ define ptx_kernel void @k(ptr %p, ptr %h, ptr %q, i32 %c, i32 %v) {
     #[test]
     fn a_module_without_a_sequentially_consistent_system_scope_exchange_is_untouched() {
         let context = Context::create();
-        let text: String = IR.lines().filter(|l| (!l.contains("seq_cst seq_cst") || l.contains("syncscope")) && !l.contains("%a")).map(|l| format!("{l}\n")).collect();
+        let text: String = IR.lines().filter(|l| (!l.contains("seq_cst seq_cst") || l.contains("syncscope")) && !l.contains("%a") && !l.contains("atomicrmw")).map(|l| format!("{l}\n")).collect();
         let module = context.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(text.as_bytes(), "atomics")).unwrap();
         let before = module.print_to_string().to_string();
         assert!(text.contains("syncscope(\"block\") seq_cst seq_cst") && text.contains("acq_rel acquire"), "{text}");
-        assert_eq!(cas_as_nvcc(&module), 0);
+        assert_eq!(atomics_as_nvcc(&module), 0);
         assert_eq!(module.print_to_string().to_string(), before);
     }
 }
