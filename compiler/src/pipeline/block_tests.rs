@@ -397,9 +397,8 @@ fn auto_gives_the_grid_dense_launches_of_leaf_children_and_the_warp_the_rest() {
         assert_eq!((after.as_str(), &remarks), (aggregated(ir, Granularity::Warp).0.as_str(), &aggregated(ir, Granularity::Warp).1), "auto chose the warp: the warp's module and remarks");
         assert!(!after.contains("__agg_grid_ids"), "{after}");
     };
-    // Every thread launches; or those whose global index is below a parameter (KLAP's graph
-    // colouring), also through a local only its declaration stores (the `.cdp` front end).
-    chose_grid(&program());
+    // The threads whose global index is below a parameter (KLAP's graph colouring), also
+    // through a local only its declaration stores (the `.cdp` front end).
     let index = "  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %bx = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n  %nx = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()\n  %base = mul i32 %nx, %bx\n  %i = add i32 %tx, %base\n";
     chose_grid(&guarded(&format!("{index}  %first = icmp slt i32 %i, %n\n"), true));
     chose_grid(&guarded(&format!("  %i.addr = alloca i32, align 4\n{index}  store i32 %i, ptr %i.addr, align 4\n  %ld = load i32, ptr %i.addr, align 4\n  %first = icmp slt i32 %ld, %n\n"), true));
@@ -410,4 +409,7 @@ fn auto_gives_the_grid_dense_launches_of_leaf_children_and_the_warp_the_rest() {
     chose_warp(&guarded(&format!("{index}  %first = icmp eq i32 %i, 0\n"), true));
     chose_warp(&guarded("  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %first = icmp eq i32 %tx, 0\n", true));
     chose_warp(&format!("{HEAD}{TREE}"));
+    // Every thread launches, in a kernel that reads no index: a driver of one thread
+    // (`parent<<<1, 1>>>`), nothing to gather.
+    chose_warp(&program());
 }
