@@ -70,7 +70,7 @@ pub fn python_sites(env: &SearchEnv) -> PythonSites {
                     sites.extend(system_sites(base_prefix, version.as_deref()));
                 }
             }
-            how.push_str(" with the user's and system site folders");
+            how.push_str(", the user's and the system's");
         }
         return PythonSites { python: Some(python), how, sites: existing(sites) };
     }
@@ -82,21 +82,21 @@ pub fn python_sites(env: &SearchEnv) -> PythonSites {
     if version.is_some() || !existing(system.clone()).is_empty() {
         let mut sites = user_sites(env, version.as_deref());
         sites.extend(system);
-        let how = format!("`{}` (the user's and `{}`'s site folders)", python.display(), real_prefix.display());
+        let how = format!("`{}`: the user's and `{}`'s", python.display(), real_prefix.display());
         return PythonSites { python: Some(python), how, sites: existing(sites) };
     }
     // A launcher with no Python beside it: ask it.
     if !env.ask_python {
-        let how = format!("`{}` (its site folders cannot be told from files)", python.display());
+        let how = format!("`{}`, whose files do not tell them (a launcher, not run)", python.display());
         return PythonSites { python: Some(python), how, sites: existing(user_sites(env, None)) };
     }
     match ask(&python) {
         Ok(sites) => {
-            let how = format!("`{}` (its site folders, as it names them)", python.display());
+            let how = format!("`{}`, as it names them", python.display());
             PythonSites { python: Some(python), how, sites: existing(sites) }
         }
         Err(why) => {
-            let how = format!("`{}` (asked for its site folders: {why})", python.display());
+            let how = format!("`{}`, which could not name them: {why}", python.display());
             PythonSites { python: Some(python), how, sites: existing(user_sites(env, None)) }
         }
     }
