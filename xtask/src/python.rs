@@ -268,7 +268,7 @@ struct Archive {
 ///
 /// ptxas, nvlink and libcudadevrt are not in it: the compiler's search finds them
 /// (docs/EMBEDDING.md: `--cuda-home`, `CUDA_HOME`, `CUDA_PATH`, the NVIDIA pip wheels of
-/// `python3`, `PATH`, `/usr/local/cuda`).
+/// `python3`, `PATH`, the standard toolkit folder).
 /// How hard xz works: `Release` is xz's default (26 MB, 45 s on two cores), `Fast` its `-0`
 /// (33 MB, 8 s), for `cargo xtask test`, whose archive is checked and removed.
 #[derive(Clone, Copy, PartialEq, Eq)]
