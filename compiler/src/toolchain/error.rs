@@ -15,8 +15,9 @@ pub const CAPTURE_LIMIT: usize = 64 * 1024;
 /// How to get the tools, shown with every [`ToolError::NotFound`].
 pub const INSTALL_HELP: &str = "\
 to install them, run `cargo xtask setup` in the cdpc checkout (puts the pinned wheels in .cuda/),
-  or `python3 -m pip install nvidia-cuda-nvcc==13.5.37 nvidia-cuda-runtime==13.5.37` and pass
-  the install folder with --cuda-home (or set CUDA_HOME), or set CUDA_HOME to a CUDA toolkit";
+  or `python3 -m pip install nvidia-cuda-nvcc==13.5.37 nvidia-cuda-runtime==13.5.37` (in a virtual
+  environment or with --user, found through python3's site folders; with --target DIR, pass DIR
+  with --cuda-home or set CUDA_HOME), or set CUDA_HOME to a CUDA toolkit";
 
 /// How a tool ended when it did not succeed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,7 +155,7 @@ impl fmt::Display for ToolError {
                 if searched.is_empty() {
                     writeln!(
                         f,
-                        "  searched: nowhere (no CUDA_HOME, no .cuda/ folder, nothing on PATH)"
+                        "  searched: nowhere (no CUDA_HOME, no .cuda/ folder, no python3 or ptxas on PATH)"
                     )?;
                 } else {
                     writeln!(f, "  searched, in order:")?;

@@ -1,6 +1,7 @@
 //! Finding and running the NVIDIA tools (ptxas, nvlink) and libcudadevrt.
 //!
-//! [`Toolchain::discover`] finds the tools in a documented order (see [`discover`]);
+//! [`Toolchain::discover`] finds the tools in a documented order (see [`discover`]; the NVIDIA
+//! pip wheels through `python3`'s site folders, [`pip_wheels`]);
 //! [`Toolchain::build_cubin`] turns PTX into a linked cubin:
 //!
 //! ```text
@@ -23,6 +24,7 @@ pub mod discover;
 mod early;
 pub mod error;
 pub mod overwrite;
+pub mod pip_wheels;
 mod process;
 pub mod program;
 pub mod register_cap;

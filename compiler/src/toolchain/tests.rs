@@ -141,6 +141,7 @@ fn env_for(t: &Trees) -> SearchEnv {
         path: Some(std::env::join_paths([Path::new("/nonexistent-bin"), &t.path_bin]).unwrap()),
         current_dir: Some(t.project.join("src/deep")),
         current_exe: Some(t.elsewhere.join("cdpc")),
+        ..SearchEnv::default()
     }
 }
 
@@ -249,6 +250,8 @@ fn nothing_found_lists_every_place_and_how_to_install() {
         path: Some(empty_bin.clone().into()),
         current_dir: Some(root.path().to_path_buf()),
         current_exe: Some(root.path().join("x/cdpc")),
+        standard_dirs: vec![root.path().join("usr/local/cuda")],
+        ..SearchEnv::default()
     };
     let err = Toolchain::discover_with(&ToolSearch::default(), &env).unwrap_err();
     let msg = err.to_string();
@@ -257,6 +260,9 @@ fn nothing_found_lists_every_place_and_how_to_install() {
         "from the current directory",
         "from the cdpc executable's folder",
         "PATH: no folder on PATH holds ptxas",
+        "NVIDIA pip wheels: no site folder to look in (no python3 on PATH)",
+        "standard folder: `",
+        "usr/local/cuda` (does not exist)",
         "cargo xtask setup",
         "pip install nvidia-cuda-nvcc==13.5.37 nvidia-cuda-runtime==13.5.37",
         "CUDA_HOME",
@@ -275,6 +281,148 @@ fn ptxas_on_path_without_library_says_what_is_missing() {
     let msg = Toolchain::discover_with(&ToolSearch::default(), &env).unwrap_err().to_string();
     assert!(msg.starts_with("libcudadevrt.a (the CUDA device runtime"), "{msg}");
     assert!(msg.contains(&format!("PATH: `{}` (no libcudadevrt.a)", bin.display())), "{msg}");
+}
+
+/// A virtual environment at `dir` (`bin/python3`, `pyvenv.cfg`, `lib/python3.11/site-packages`)
+/// whose site folder holds the NVIDIA wheels' tools when `with_tools`; returns that
+/// `nvidia/cu13` folder.
+fn fake_venv(dir: &Path, cfg: &str, with_tools: bool) -> PathBuf {
+    write_script(&dir.join("bin/python3"), "exit 1");
+    fs::write(dir.join("pyvenv.cfg"), cfg).unwrap();
+    let site = dir.join("lib/python3.11/site-packages");
+    fs::create_dir_all(&site).unwrap();
+    let cu13 = site.join("nvidia/cu13");
+    if with_tools {
+        fake_prefix(&cu13, "lib");
+    }
+    cu13
+}
+
+/// A Python installed under `prefix` as `bin/python3.12` with the link `bin/python3`.
+#[cfg(unix)]
+fn fake_python(prefix: &Path) -> PathBuf {
+    write_script(&prefix.join("bin/python3.12"), "exit 1");
+    std::os::unix::fs::symlink("python3.12", prefix.join("bin/python3")).unwrap();
+    prefix.join("bin")
+}
+
+#[test]
+fn every_rule_in_order_cuda_path_pip_wheels_and_the_standard_folder() {
+    let t = trees();
+    let r = t.flag.parent().unwrap().to_path_buf();
+    let cuda_path = fake_prefix(&r.join("cuda-path"), "lib64");
+    let venv = r.join("venv");
+    let wheels = fake_venv(&venv, "home = /nonexistent\ninclude-system-site-packages = false\n", true);
+    let standard = fake_prefix(&r.join("usr-local-cuda"), "lib64");
+    let mut env = SearchEnv {
+        cuda_path: Some(cuda_path.clone().into()),
+        path: Some(std::env::join_paths([venv.join("bin"), t.path_bin.clone()]).unwrap()),
+        standard_dirs: vec![standard.clone()],
+        ..env_for(&t)
+    };
+    let search = ToolSearch::default();
+    let found = |env: &SearchEnv| Toolchain::discover_with(&search, env).unwrap().source;
+
+    assert_eq!(found(&env), ToolSource::CudaHome(t.cuda_home.clone()));
+    env.cuda_home = Some(OsString::new());
+    assert_eq!(found(&env), ToolSource::CudaPath(cuda_path.clone()));
+    env.cuda_path = None;
+    assert_eq!(found(&env), ToolSource::ProjectLocal(t.project.join(".cuda/nvidia/cu13")));
+    env.current_dir = Some(t.elsewhere.clone());
+    let tc = Toolchain::discover_with(&search, &env).unwrap();
+    assert_eq!(tc.source, ToolSource::PipWheels(wheels.clone()));
+    assert_eq!(tc.ptxas, wheels.join("bin/ptxas"));
+    assert_eq!(tc.cudadevrt_dir, wheels.join("lib"));
+    assert_eq!(tc.root(), wheels);
+    fs::remove_dir_all(wheels.parent().unwrap()).unwrap();
+    assert_eq!(found(&env), ToolSource::Path(t.path_bin.clone()));
+    env.path = Some(venv.join("bin").into());
+    let tc = Toolchain::discover_with(&search, &env).unwrap();
+    assert_eq!(tc.source, ToolSource::Standard(standard.clone()));
+    assert_eq!(tc.cudadevrt_dir, standard.join("lib64"));
+}
+
+#[test]
+fn an_incomplete_cuda_path_stops_the_search() {
+    let t = trees();
+    let root = TempDir::new().unwrap();
+    let cuda_path = root.path().join("cuda");
+    write_script(&cuda_path.join("bin/ptxas"), "exit 0");
+    let env = SearchEnv { cuda_home: None, cuda_path: Some(cuda_path.clone().into()), ..env_for(&t) };
+    let err = Toolchain::discover_with(&ToolSearch::default(), &env).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.starts_with("nvlink and libcudadevrt.a (beside a ptxas that was found)"), "{msg}");
+    assert!(msg.contains(&format!("CUDA_PATH (toolkit layout): `{}` (no nvlink, no libcudadevrt.a)", cuda_path.display())), "{msg}");
+    // The project's .cuda/ and PATH, complete, are not used and not named.
+    assert!(!msg.contains(".cuda/nvidia/cu13"), "{msg}");
+    assert!(!msg.contains("PATH:"), "{msg}");
+}
+
+#[cfg(unix)]
+#[test]
+fn pip_wheels_of_the_user_site_come_before_the_system_site_of_the_same_version() {
+    let root = TempDir::new().unwrap();
+    let r = root.path();
+    let prefix = r.join("usr");
+    let bin = fake_python(&prefix);
+    let system = fake_prefix(&prefix.join("lib/python3.12/site-packages/nvidia/cu13"), "lib");
+    let user = fake_prefix(&r.join("home/.local/lib/python3.12/site-packages/nvidia/cu13"), "lib");
+    // Another Python version's user site is not this python3's.
+    let other = fake_prefix(&r.join("base/lib/python3.11/site-packages/nvidia/cu13"), "lib");
+    let mut env = SearchEnv { path: Some(bin.clone().into()), home: Some(r.join("home")), ..SearchEnv::default() };
+    let found = |env: &SearchEnv| Toolchain::discover_with(&ToolSearch::default(), env).unwrap().source;
+
+    assert_eq!(found(&env), ToolSource::PipWheels(user.clone()));
+    // PYTHONUSERBASE moves the user's folder.
+    env.python_user_base = Some(r.join("base").into());
+    assert_eq!(found(&env), ToolSource::PipWheels(system.clone()));
+    fs::remove_file(system.join("lib/libcudadevrt.a")).unwrap();
+    let err = Toolchain::discover_with(&ToolSearch::default(), &env).unwrap_err().to_string();
+    assert!(err.starts_with("libcudadevrt.a (the CUDA device runtime"), "{err}");
+    assert!(err.contains(&format!("NVIDIA pip wheels: `{}` (no libcudadevrt.a)", system.display())), "{err}");
+    assert!(!err.contains(&other.display().to_string()), "{err}");
+
+    let sites = super::pip_wheels::python_sites(&env);
+    assert_eq!(sites.python, Some(bin.join("python3")));
+    assert_eq!(sites.sites, vec![prefix.join("lib/python3.12/site-packages")]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_virtual_environment_sees_the_system_site_only_when_its_cfg_says_so() {
+    let root = TempDir::new().unwrap();
+    let r = root.path();
+    let base_bin = fake_python(&r.join("base"));
+    let system = fake_prefix(&r.join("base/lib/python3.12/site-packages/nvidia/cu13"), "lib");
+    let venv = r.join("venv");
+    let cfg = |system: bool| format!("home = {}\ninclude-system-site-packages = {system}\nversion = 3.12.1\n", base_bin.display());
+    fake_venv(&venv, &cfg(false), false);
+    let env = SearchEnv { path: Some(venv.join("bin").into()), home: Some(r.join("home")), ..SearchEnv::default() };
+
+    let err = Toolchain::discover_with(&ToolSearch::default(), &env).unwrap_err().to_string();
+    assert!(err.contains(&format!("NVIDIA pip wheels: no nvidia/cu13/bin/ptxas in `{}` (the site folders of the virtual environment", venv.join("lib/python3.11/site-packages").display())), "{err}");
+    assert!(err.contains(&format!("the virtual environment `{}`", venv.display())), "{err}");
+    assert!(!err.contains(&system.display().to_string()), "{err}");
+
+    fs::write(venv.join("pyvenv.cfg"), cfg(true)).unwrap();
+    let tc = Toolchain::discover_with(&ToolSearch::default(), &env).unwrap();
+    assert_eq!(tc.source, ToolSource::PipWheels(system));
+}
+
+#[test]
+fn a_python3_launcher_whose_folders_files_do_not_tell_is_not_run_unless_allowed() {
+    let root = TempDir::new().unwrap();
+    let shims = root.path().join("shims");
+    // Were it run, it would name a site folder with the tools.
+    let site = root.path().join("site");
+    fake_prefix(&site.join("nvidia/cu13"), "lib");
+    write_script(&shims.join("python3"), &format!("echo {}", site.display()));
+    let mut env = SearchEnv { path: Some(shims.clone().into()), ..SearchEnv::default() };
+    let err = Toolchain::discover_with(&ToolSearch::default(), &env).unwrap_err().to_string();
+    assert!(err.contains("whose files do not tell them (a launcher, not run)"), "{err}");
+    env.ask_python = true;
+    let tc = Toolchain::discover_with(&ToolSearch::default(), &env).unwrap();
+    assert_eq!(tc.source, ToolSource::PipWheels(site.join("nvidia/cu13")));
 }
 
 // ---------------------------------------------------------------------------------------------
