@@ -410,6 +410,9 @@ fn auto_gives_the_grid_dense_launches_of_leaf_children_and_the_warp_the_rest() {
     chose_warp(&guarded("  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %first = icmp eq i32 %tx, 0\n", true));
     chose_warp(&format!("{HEAD}{TREE}"));
     // Every thread launches, in a kernel that reads no index: a driver of one thread
-    // (`parent<<<1, 1>>>`), nothing to gather.
+    // (`parent<<<1, 1>>>`), nothing to gather. Also through the whole pipeline, where
+    // thresholding's tags and helpers read the block's index before aggregation runs.
     chose_warp(&program());
+    assert!(!piped(&program(), Granularity::Auto, 128).contains(grid_state));
+    assert!(piped(&guarded(&format!("{index}  %first = icmp slt i32 %i, %n\n"), true), Granularity::Auto, 128).contains(grid_state));
 }

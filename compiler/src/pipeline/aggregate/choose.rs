@@ -27,7 +27,8 @@
 //!
 //! Invariant: only decides; the module is not changed here.
 
-use super::super::callgraph::callees;
+use super::super::callgraph::{callees, is_kernel};
+use std::collections::HashSet;
 use super::super::clone::{as_function, called_function, value_name};
 use super::super::launch::{self, Launch};
 use super::super::sites::guard_edges;
@@ -43,8 +44,14 @@ const MAX_DEPTH: u32 = 12;
 
 /// Whether the launches of the kernel `k` (which [`block::plan`] can delay) go to the end of the
 /// grid rather than to their warps: each dense and of a leaf child (module docs).
-pub(super) fn prefers_grid<'ctx>(module: &Module<'ctx>, k: &KernelPlan<'ctx>) -> bool {
-    !k.sites.is_empty() && reads_an_index(k.kernel) && k.sites.iter().all(|l| leaf_child(l) && dense(module, k.kernel, l))
+pub(super) fn prefers_grid<'ctx>(module: &Module<'ctx>, k: &KernelPlan<'ctx>, index_readers: &HashSet<String>) -> bool {
+    !k.sites.is_empty() && index_readers.contains(&*k.kernel.get_name().to_string_lossy()) && k.sites.iter().all(|l| leaf_child(l) && dense(module, k.kernel, l))
+}
+
+/// The kernels of `module` that read an index ([`reads_an_index`]), by name: taken before
+/// thresholding, whose helpers and block tags read both in every kernel they change.
+pub(super) fn index_readers(module: &Module<'_>) -> HashSet<String> {
+    module.get_functions().filter(|f| is_kernel(*f) && reads_an_index(*f)).map(|f| f.get_name().to_string_lossy().into_owned()).collect()
 }
 
 /// Whether `k`, or a function it calls, reads its thread's index in its block or its block's

@@ -131,6 +131,19 @@ fn why_not(l: &Launch<'_>, data: &TargetData, taken_reads_ids: bool) -> Option<S
 /// `R0500` remarks of the launches it leaves alone and the `R0501` remarks of those it
 /// aggregates per warp instead of per block or grid.
 pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &SourceText) -> Vec<Diagnostic> {
+    let readers = choose::index_readers(module);
+    aggregate_with(module, asked, source, &readers)
+}
+
+/// The kernels of `module` that read a thread or block index, as the program wrote them: taken
+/// before thresholding, whose helpers read both, for [`aggregate_with`]'s `auto`.
+pub fn index_readers(module: &Module<'_>) -> std::collections::HashSet<String> {
+    choose::index_readers(module)
+}
+
+/// [`aggregate`], with the kernels that read an index as [`index_readers`] found them before
+/// the passes that ran since.
+pub fn aggregate_with<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &SourceText, index_readers: &std::collections::HashSet<String>) -> Vec<Diagnostic> {
     if asked == Granularity::Off {
         return Vec::new();
     }
@@ -169,7 +182,7 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
         // launch per warp, where warp granularity would have taken it (so no plan remark).
         Granularity::Auto => {
             let plan = block::plan(module, &launches, &taken, &data);
-            let kernels: Vec<block::KernelPlan> = plan.kernels.into_iter().filter(|k| choose::prefers_grid(module, k)).collect();
+            let kernels: Vec<block::KernelPlan> = plan.kernels.into_iter().filter(|k| choose::prefers_grid(module, k, index_readers)).collect();
             let at_site = taken.iter().filter(|l| !kernels.iter().any(|k| k.sites.iter().any(|s| s.call == l.call))).copied().collect();
             let chosen = kernels.iter().flat_map(|k| k.sites.iter().map(move |l| (k.kernel, *l)));
             let remarks = chosen.map(|(k, l)| (l, Code::AggregatedPerGrid, format!("launch of {} aggregated for the whole grid", name_of(&l)), choose::why(k))).collect();
