@@ -408,11 +408,16 @@ fn auto_gives_the_grid_dense_launches_of_leaf_children_and_the_warp_the_rest() {
     chose_warp(&guarded(&format!("{index}  %at = getelementptr inbounds i32, ptr %p, i32 %i\n  %v = load i32, ptr %at, align 4\n  %first = icmp sgt i32 %v, 0\n"), true));
     chose_warp(&guarded(&format!("{index}  %first = icmp eq i32 %i, 0\n"), true));
     chose_warp(&guarded("  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %first = icmp eq i32 %tx, 0\n", true));
-    chose_warp(&format!("{HEAD}{TREE}"));
+    let tree = format!("{HEAD}{TREE}").replace("  %more = icmp sgt i32 %depth, 0\n", "  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %more = icmp slt i32 %t, %depth\n");
+    chose_warp(&tree);
+    // The same tree whose kernel reads no index: left alone (a driver, below).
+    let (after, remarks) = aggregated(&format!("{HEAD}{TREE}"), Granularity::Auto);
+    assert!(!after.contains("__agg") && remarks == ["R0500: launch of `tree` not aggregated: `tree` reads no thread or block index: a kernel launched with one thread, whose launches have nothing to gather"], "{remarks:?}");
     // Every thread launches, in a kernel that reads no index: a driver of one thread
-    // (`parent<<<1, 1>>>`), nothing to gather. Also through the whole pipeline, where
-    // thresholding's tags and helpers read the block's index before aggregation runs.
-    chose_warp(&program());
-    assert!(!piped(&program(), Granularity::Auto, 128).contains(grid_state));
+    // (`parent<<<1, 1>>>`), nothing to gather: left alone. Also through the whole pipeline,
+    // where thresholding's tags and helpers read the block's index before aggregation runs.
+    let (after, remarks) = aggregated(&program(), Granularity::Auto);
+    assert!(!after.contains("__agg") && remarks.len() == 1 && remarks[0].contains("`parent` reads no thread or block index"), "{remarks:?}");
+    assert!(!piped(&program(), Granularity::Auto, 128).contains("__agg"));
     assert!(piped(&guarded(&format!("{index}  %first = icmp slt i32 %i, %n\n"), true), Granularity::Auto, 128).contains(grid_state));
 }

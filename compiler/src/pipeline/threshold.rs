@@ -336,7 +336,7 @@ fn counted_trips(f: FunctionValue<'_>, header: BasicBlock<'_>, latch: BasicBlock
 }
 
 /// What a site must be to run in place, the child aside: `None` when it is.
-fn why_not_site(l: &Launch<'_>, target: &Target) -> Option<String> {
+fn why_not_site(l: &Launch<'_>, target: &Target, max_threads: u32) -> Option<String> {
     if !documented_shape(l) {
         return Some("the launch's calls do not have the documented types".into());
     }
@@ -351,7 +351,115 @@ fn why_not_site(l: &Launch<'_>, target: &Target) -> Option<String> {
     if operand(4).and_then(launch::constant_u64) != Some(0) {
         return Some("the launch asks for dynamic shared memory".into());
     }
+    if let Some(threads) = operand(3).and_then(constant_dims).map(|[x, y, z]| x * y * z).filter(|&t| t > u64::from(max_threads)) {
+        return Some(format!("its blocks alone have {threads} threads, more than {max_threads}: it is never that small"));
+    }
     None
+}
+
+/// A launch's `dim3` whose three fields are constants: by value (a constant, or built field by
+/// field with `insertvalue`, the `.cdp` front end's form), or through a `byval` pointer to a
+/// local that only constant stores of its fields write (Clang's: `i32` stores at offsets 0, 4
+/// and 8, or an `i64` of the first two). Anything else is not known.
+fn constant_dims(v: inkwell::values::BasicValueEnum<'_>) -> Option<[u64; 3]> {
+    use inkwell::llvm_sys::core::*;
+    let mut fields: [Option<u64>; 3] = [None; 3];
+    let mut at = v.as_value_ref();
+    // SAFETY: queries of live values and their uses; indices read only where there is one.
+    unsafe {
+        if !LLVMIsAAllocaInst(at).is_null() {
+            return local_dims(at);
+        }
+        for _ in 0..4 {
+            if !LLVMIsAInsertValueInst(at).is_null() {
+                if LLVMGetNumIndices(at) != 1 {
+                    return None;
+                }
+                let index = *LLVMGetIndices(at) as usize;
+                if index < 3 && fields[index].is_none() {
+                    fields[index] = Some(const_int(LLVMGetOperand(at, 1))?.0);
+                }
+                at = LLVMGetOperand(at, 0);
+            } else if !LLVMIsAConstant(at).is_null() {
+                for (index, field) in fields.iter_mut().enumerate() {
+                    if field.is_none() {
+                        let element = LLVMGetAggregateElement(at, index as u32);
+                        *field = Some(if element.is_null() { None } else { const_int(element) }?.0);
+                    }
+                }
+                break;
+            } else {
+                return None;
+            }
+        }
+    }
+    Some([fields[0]?, fields[1]?, fields[2]?])
+}
+
+/// [`constant_dims`] of a local: every use a constant store of a field (directly, or through
+/// a constant `getelementptr` of bytes or of the struct), a load, the launch's call or a
+/// lifetime marker; one value per field.
+///
+/// # Safety
+/// `slot` is a live `alloca`.
+unsafe fn local_dims(slot: LLVMValueRef) -> Option<[u64; 3]> {
+    use inkwell::llvm_sys::core::*;
+    use inkwell::llvm_sys::LLVMOpcode;
+    let mut bytes: [Option<u32>; 12] = [None; 12];
+    let mut work = vec![(slot, 0u64)];
+    while let Some((pointer, offset)) = work.pop() {
+        let mut u = LLVMGetFirstUse(pointer);
+        while !u.is_null() {
+            let user = LLVMGetUser(u);
+            u = LLVMGetNextUse(u);
+            if LLVMIsAInstruction(user).is_null() {
+                return None;
+            }
+            match LLVMGetInstructionOpcode(user) {
+                LLVMOpcode::LLVMStore if LLVMGetOperand(user, 1) == pointer => {
+                    let (value, bits) = const_int(LLVMGetOperand(user, 0))?;
+                    if bits % 8 != 0 || offset + u64::from(bits / 8) > 12 {
+                        return None;
+                    }
+                    for k in 0..u64::from(bits / 8) {
+                        let byte = &mut bytes[(offset + k) as usize];
+                        let new = ((value >> (8 * k)) & 0xff) as u32;
+                        if byte.is_some_and(|b| b != new) {
+                            return None;
+                        }
+                        *byte = Some(new);
+                    }
+                }
+                LLVMOpcode::LLVMLoad => {}
+                LLVMOpcode::LLVMCall => {
+                    // The launch itself, which takes it `byval`, or a lifetime marker; any other
+                    // call (a `memcpy` into it) may write it.
+                    let callee = LLVMGetCalledValue(user);
+                    let name = if LLVMIsAFunction(callee).is_null() { String::new() } else { value_name(callee) };
+                    if !(launch::is_launch_entry(&name) || name.starts_with("llvm.lifetime.")) {
+                        return None;
+                    }
+                }
+                LLVMOpcode::LLVMGetElementPtr => {
+                    // A constant offset from the local: `gep i8, p, C` or `gep %struct.dim3, p, 0, F`.
+                    let base = LLVMGetOperand(user, 0);
+                    if base != pointer {
+                        return None;
+                    }
+                    let indices: Vec<u64> = (1..LLVMGetNumOperands(user) as u32).map(|i| const_int(LLVMGetOperand(user, i)).map(|c| c.0)).collect::<Option<_>>()?;
+                    let step = match indices.as_slice() {
+                        [c] if LLVMGetTypeKind(LLVMGetGEPSourceElementType(user)) == inkwell::llvm_sys::LLVMTypeKind::LLVMIntegerTypeKind && LLVMGetIntTypeWidth(LLVMGetGEPSourceElementType(user)) == 8 => *c,
+                        [0, f] => 4 * f,
+                        _ => return None,
+                    };
+                    work.push((user, offset + step));
+                }
+                _ => return None,
+            }
+        }
+    }
+    let field = |i: usize| -> Option<u64> { Some((0..4).map(|k| bytes[4 * i + k].map(|b| u64::from(b) << (8 * k))).sum::<Option<u64>>()?) };
+    Some([field(0)?, field(1)?, field(2)?])
 }
 
 /// Runs the launches of `module` whose grids have at most `max_threads` threads in place
@@ -375,7 +483,7 @@ pub fn threshold(module: &Module<'_>, max_threads: u32, target: &Target, source:
         let why = match child {
             None => Some("the launch goes through a pointer: which kernel it launches is known at run time only, and running it in place needs the child's body".to_string()),
             Some(c) if c.count_basic_blocks() == 0 => Some(format!("`{}` has no definition here", source_name(&c.get_name().to_string_lossy()))),
-            Some(c) => why_not_site(l, target).or_else(|| children.entry(c.as_value_ref()).or_insert_with(|| why_not_serial(c)).clone()).or_else(|| {
+            Some(c) => why_not_site(l, target, max_threads).or_else(|| children.entry(c.as_value_ref()).or_insert_with(|| why_not_serial(c)).clone()).or_else(|| {
                 let (_, end) = parameter_layout(c, &data);
                 (end > l.size && l.buffer.is_some() || end > 0 && l.buffer.is_none()).then(|| "the launch's parameter buffer does not hold the child's parameters as laid out".to_string())
             }),

@@ -519,3 +519,25 @@ fn a_site_is_not_kept_after_which_a_launch_may_come_in_a_loop_a_device_function_
     let unknown = format!("{}declare void @elsewhere()\n", program().replace("entry:\n", "entry:\n  call void @elsewhere()\n"));
     assert!(!kept(&unknown, Target::default()));
 }
+
+/// A launch whose blocks alone have more threads than the threshold is never small: it is left
+/// as it is with `R0502`, no helper and no tag (KLAP's graph colouring launches blocks of 256
+/// threads). Clang's form (the block's `dim3` in a local through constant stores, one of them
+/// an `i64` of two fields) and by value (the `.cdp` front end's); a block written by a call
+/// (a `memcpy` into it) or of 32 threads stays a candidate.
+#[test]
+fn a_launch_whose_blocks_alone_are_too_large_is_never_run_in_place() {
+    let printed = |ir: &str| parse(&Context::create(), ir).print_to_string().to_string();
+    let never = "R0502: launch of `child` not run in the launching thread when small: its blocks alone have 256 threads, more than 128: it is never that small";
+    let wide = program().replace("store i32 32, ptr %block, align 4", "store i32 256, ptr %block, align 4");
+    let (after, remarks) = thresholded(&wide, 128, Target::default());
+    assert_eq!((after, remarks.iter().map(|r| format!("R0502: {r}")).collect::<Vec<_>>()), (printed(&wide), vec![never.to_string()]));
+    let merged = program().replace("  store i32 32, ptr %block, align 4\n  %by = getelementptr inbounds i8, ptr %block, i64 4\n  store i32 1, ptr %by, align 4\n", "  store i64 4294967552, ptr %block, align 4\n");
+    assert_ne!(merged, program());
+    assert_eq!(thresholded(&merged, 128, Target::default()).1.len(), 1);
+    // At 1024 the same launch may be small; so may a block of 32 threads, or one a call writes.
+    assert!(thresholded(&wide, 1024, Target::default()).1.is_empty());
+    assert!(thresholded(&program(), 128, Target::default()).1.is_empty());
+    let copied = format!("{}declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)\n", wide.replace("store i32 256, ptr %block, align 4", "store i32 256, ptr %block, align 4\n  call void @llvm.memcpy.p0.p0.i64(ptr %block, ptr %s, i64 4, i1 false)"));
+    assert!(thresholded(&copied, 128, Target::default()).1.is_empty());
+}
