@@ -121,7 +121,8 @@ impl<'ctx> Verdicts<'ctx> {
         }
     }
 
-    fn may_launch(&mut self, f: FunctionValue<'ctx>) -> bool {
+    /// Whether `f`, or a function it calls, may launch (a call through a pointer may).
+    pub(super) fn may_launch(&mut self, f: FunctionValue<'ctx>) -> bool {
         if let Some(v) = self.launch.get(&f) {
             return *v;
         }

@@ -27,10 +27,11 @@
 //!
 //! Invariant: only decides; the module is not changed here.
 
-use super::super::callgraph::{callees, is_kernel};
+use super::super::callgraph::{callees, calls, is_kernel};
+use super::super::defer::Verdicts;
 use std::collections::HashSet;
 use super::super::clone::{as_function, called_function, value_name};
-use super::super::launch::{self, Launch};
+use super::super::launch::Launch;
 use super::super::sites::guard_edges;
 use super::super::uniform;
 use super::block::{self, KernelPlan};
@@ -60,12 +61,10 @@ pub(super) fn index_readers(module: &Module<'_>) -> HashSet<String> {
 /// launches the grid's end would only delay (1.11x nvcc's time against 1.00 per warp).
 fn reads_an_index(k: FunctionValue<'_>) -> bool {
     let (called, _) = callees(k);
-    std::iter::once(k).chain(called).any(|f| {
-        f.get_basic_blocks().iter().flat_map(|b| b.get_instructions()).filter(|i| i.get_opcode() == InstructionOpcode::Call).any(|i| {
-            called_function(i.as_value_ref()).and_then(as_function).is_some_and(|t| {
-                let name = value_name(t.as_value_ref());
-                ["tid.", "ctaid."].iter().any(|r| name.starts_with(&format!("llvm.nvvm.read.ptx.sreg.{r}")))
-            })
+    std::iter::once(k).chain(called).flat_map(calls).any(|i| {
+        called_function(i.as_value_ref()).and_then(as_function).is_some_and(|t| {
+            let name = value_name(t.as_value_ref());
+            ["tid.", "ctaid."].iter().any(|r| name.starts_with(&format!("llvm.nvvm.read.ptx.sreg.{r}")))
         })
     })
 }
@@ -76,16 +75,11 @@ pub(super) fn why(k: FunctionValue<'_>) -> String {
     format!("most threads of `{name}` may make it (only bounds on indices and parameters decide) and the child launches nothing: one launch for the grid's records, made when its last block ends")
 }
 
-/// Whether the launch's child, and every function it calls, launches nothing.
+/// Whether the launch's child, and every function it calls, launches nothing (a call through
+/// a pointer may launch).
 fn leaf_child(l: &Launch<'_>) -> bool {
-    let Some(child) = l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref())) else { return false };
-    let (called, indirect) = callees(child);
-    !indirect
-        && std::iter::once(child).chain(called).all(|f| {
-            f.get_basic_blocks().iter().flat_map(|b| b.get_instructions()).filter(|i| i.get_opcode() == InstructionOpcode::Call).all(|i| {
-                called_function(i.as_value_ref()).and_then(as_function).is_some_and(|t| t.count_basic_blocks() > 0 || !launch::is_launch_entry(&value_name(t.as_value_ref())))
-            })
-        })
+    let child = l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref()));
+    child.is_some_and(|c| !Verdicts::default().may_launch(c))
 }
 
 /// Whether every condition on the way to the launch in its kernel `k` is a bound on indices,
