@@ -764,13 +764,9 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
     let file_name = input.display().to_string();
     let format = cli.error_format;
     let read_started = std::time::Instant::now();
-    let file = match driver::InputFile::read(input, options) {
+    let file = match read_input(input, options, format, &file_name, color) {
         Ok(file) => file,
-        Err(CompileError::NotUtf8(e)) => return report_errors(format, &file_name, &e.shown, &[e.diagnostic], color),
-        Err(e) => {
-            fail_with_code(format, &file_name, e.code(), &e.to_string());
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     let source = file.shown.as_str();
     let read_time = read_started.elapsed();
@@ -969,6 +965,19 @@ fn report_build(cli: &Cli, output: &std::path::Path, result: Result<(Vec<cdpc::t
 
 /// Reports the diagnostics of a failed compilation, rendered against `source`, and for people
 /// the summary line after them.
+/// The input file read as the driver reads it; a file that is not UTF-8 or cannot be read is
+/// reported (under `file_name`) and its exit status returned.
+fn read_input(input: &std::path::Path, options: &CompileOptions, format: ErrorFormat, file_name: &str, color: Color) -> Result<driver::InputFile, ExitCode> {
+    match driver::InputFile::read(input, options) {
+        Ok(file) => Ok(file),
+        Err(CompileError::NotUtf8(e)) => Err(report_errors(format, file_name, &e.shown, &[e.diagnostic], color)),
+        Err(e) => {
+            fail_with_code(format, file_name, e.code(), &e.to_string());
+            Err(ExitCode::FAILURE)
+        }
+    }
+}
+
 fn report_errors(format: ErrorFormat, file_name: &str, source: &str, diagnostics: &[Diagnostic], color: Color) -> ExitCode {
     match format {
         ErrorFormat::Json => eprint!("{}", render::json(diagnostics, file_name, source)),

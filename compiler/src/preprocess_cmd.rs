@@ -3,7 +3,7 @@
 //! standard output or `-o FILE`. ccache's preprocessor mode runs it and hashes the text
 //! (docs/CCACHE.md).
 
-use super::{fail, fail_with_code, report_errors, show_tool_runs, ErrorFormat};
+use super::{fail, fail_with_code, read_input, report_errors, show_tool_runs, ErrorFormat};
 use cdpc::driver::{self, CompileError, CompileOptions, Language};
 use cdpc::render::{self, Color};
 use cdpc::{Code, SmVersion};
@@ -50,13 +50,9 @@ pub(crate) fn run(request: &Request<'_>, options: &CompileOptions, color: Color)
         );
         return ExitCode::from(2);
     }
-    let file = match driver::InputFile::read(input, options) {
+    let file = match read_input(input, options, format, &first, color) {
         Ok(file) => file,
-        Err(CompileError::NotUtf8(e)) => return report_errors(format, &first, &e.shown, &[e.diagnostic], color),
-        Err(e) => {
-            fail_with_code(format, &first, e.code(), &e.to_string());
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     let archs: Vec<SmVersion> = request
         .images

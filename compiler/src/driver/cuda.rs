@@ -560,6 +560,18 @@ impl ClangSetup {
         }
     }
 
+    /// The file Clang reads: the input where it is on disk, else `source` written into the work
+    /// folder `work` under the input's name.
+    fn source_file(&self, work: &Path, source: &str, options: &CompileOptions) -> Result<PathBuf, ToolError> {
+        if let Some(path) = &self.on_disk {
+            return Ok(path.clone());
+        }
+        let name = options.preprocess.input.as_deref().and_then(Path::file_name).map_or_else(|| "input.cu".into(), |n| n.to_os_string());
+        let path = work.join(name);
+        std::fs::write(&path, source).map_err(|e| ToolError::io("writing the source for Clang", &path, e))?;
+        Ok(path)
+    }
+
     /// `-E` of `source` for one side (the device side for `template`'s architecture): the
     /// preprocessed text and Clang's warnings. No precompiled header (its text would be missing
     /// from the output); paths in this run's work folders are written as the file names alone,
@@ -570,15 +582,7 @@ impl ClangSetup {
         let ran = run_clang(
             &self.engine,
             |work| {
-                let file = match &self.on_disk {
-                    Some(path) => path.clone(),
-                    None => {
-                        let name = options.preprocess.input.as_deref().and_then(Path::file_name).map_or_else(|| "input.cu".into(), |n| n.to_os_string());
-                        let path = work.join(name);
-                        std::fs::write(&path, source).map_err(|e| ToolError::io("writing the source for Clang", &path, e))?;
-                        path
-                    }
-                };
+                let file = self.source_file(work, source, options)?;
                 let output = work.join("preprocessed.cui");
                 let args = ClangInvocation { source: &file, output: &output, preprocess: Some(side), ..template.clone() }.args();
                 *compiled_path.borrow_mut() = file;
@@ -628,15 +632,7 @@ impl ClangSetup {
             run_clang(
                 &self.engine,
                 |work| {
-                    let file = match &self.on_disk {
-                        Some(path) => path.clone(),
-                        None => {
-                            let name = options.preprocess.input.as_deref().and_then(Path::file_name).map_or_else(|| "input.cu".into(), |n| n.to_os_string());
-                            let path = work.join(name);
-                            std::fs::write(&path, source).map_err(|e| ToolError::io("writing the source for Clang", &path, e))?;
-                            path
-                        }
-                    };
+                    let file = self.source_file(work, source, options)?;
                     let fatbin = work.join("device.fatbin");
                     if let Some(bytes) = host_fatbin {
                         std::fs::write(&fatbin, bytes).map_err(|e| ToolError::io("writing the fat binary for Clang", &fatbin, e))?;
