@@ -127,3 +127,68 @@ fn omp_h_is_found_in_the_host_compilers_include_folder() {
     // nvcc's `-Xcompiler -fopenmp` is the host side's (Clang's OpenMP).
     compiles_like_nvcc("omp.cu", OMP, &["-Xcompiler", "-fopenmp"]);
 }
+
+/// A launch whose brackets have blanks in them, as Visual Studio's formatter writes them, in the
+/// file, in a header it includes and inside a kernel (a device-side launch); with a template
+/// closed with a blank and `operator<< <T>`, which stay C++. nvcc compiles it; cdpc must too,
+/// to the same PTX as the file written with `<<<` and `>>>`.
+const SPACED: &str = r#"#include "launch.cuh"
+#include <ostream>
+template <class T> struct Box { T v; };
+Box<Box<Box<int>> > boxed;
+struct Tag {};
+template <class T> std::ostream &operator<<(std::ostream &o, T) { return o; }
+void show(std::ostream &o) { operator<< <Tag>(o, Tag()); }
+
+__global__ void child(int *v) { v[threadIdx.x] += 1; }
+__global__ void parent(int *v) {
+  if (threadIdx.x == 0) child<< <1, 32 >> >(v);
+}
+void run(int *v) {
+  parent<< <1, 32>> >(v);
+  parent<<</* grid */ 1, 32>> > (v);
+  from_header(v);
+}
+"#;
+
+const SPACED_HEADER: &str = "__global__ void in_header(int *v) { v[0] = 1; }\nvoid from_header(int *v) { in_header<< <1, 1>> >(v); }\n";
+
+#[test]
+fn launch_brackets_with_blanks_inside_compile_as_nvcc_compiles_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let written = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+    written("launch.cuh", SPACED_HEADER);
+    written("spaced.cu", SPACED);
+    let tight = SPACED.replace("<< <1, 32 >> >", "<<<1, 32>>>").replace("<< <1, 32>> >", "<<<1, 32>>>").replace("<<</* grid */ 1, 32>> >", "<<<1, 32>>>");
+    assert!(tight.matches("<< <").count() == 1 && !tight.contains("grid") && tight.contains("Box<Box<int>> >"));
+    written("tight.cu", &tight);
+    let ptx = |name: &str| {
+        let out = cdpc(dir.path(), &[name, "--emit", "ptx", "-o", "-"]);
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let spaced = ptx("spaced.cu");
+    assert!(spaced.contains("LaunchDevice"), "the device-side launch is compiled:\n{spaced}");
+    assert_eq!(spaced, ptx("tight.cu"));
+    let out = cdpc(dir.path(), &["-dc", "spaced.cu", "-o", "cdpc.o"]);
+    assert!(out.status.success(), "cdpc -dc: {}", stderr(&out));
+    if let Some(nvcc) = nvcc() {
+        run(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "-std=c++17", "-c", "spaced.cu", "-o", "nvcc.o"]);
+    }
+}
+
+/// What nvcc refuses stays refused: brackets split across lines, and `< < <`.
+#[test]
+fn launch_brackets_split_further_than_nvcc_takes_are_errors() {
+    for (name, launch) in [("lines.cu", "k<<\n<1, 1>>\n>(v);"), ("three.cu", "k< < <1, 1> > >(v);")] {
+        let source = format!("__global__ void k(int *v) {{}}\nvoid h(int *v) {{ {launch} }}\n");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(name), &source).unwrap();
+        let out = cdpc(dir.path(), &["-dc", name, "-o", "cdpc.o"]);
+        assert!(!out.status.success() && stderr(&out).contains("E1000"), "{name}: {}", stderr(&out));
+        if let Some(nvcc) = nvcc() {
+            let refused = crate::build_common::nvcc_refusal(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "-c", name, "-o", "nvcc.o"]);
+            assert!(refused.contains("expected an expression"), "{refused}");
+        }
+    }
+}

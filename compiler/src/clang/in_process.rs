@@ -8,7 +8,9 @@
 //! int cdpc_clang_run(const char *const *args, size_t nargs,
 //!                    void (*on_diag)(void *user, int level, const char *file,
 //!                                    unsigned line, unsigned column, const char *message),
-//!                    void *user);
+//!                    void *user,
+//!                    int (*source_test)(const char *text, size_t len),
+//!                    int (*source_rewrite)(char *text, size_t len));
 //! ```
 //!
 //! `args` are `clang++`'s arguments without the program name. `level` is 0 note, 1 remark,
@@ -16,6 +18,9 @@
 //! driver's). The result is 0 (done: the output file is written), 1 (errors, reported through
 //! `on_diag`), 2 (Clang crashed: LLVM's `CrashRecoveryContext` caught the signal) or 3 (the
 //! arguments ask for something other than Clang's front end, reported through `on_diag`).
+//! Every file Clang reads passes through `source_test` and, where it says so, `source_rewrite`
+//! on a copy (both null: files as they are): nvcc's spaced launch brackets
+//! ([`super::launch_tokens`]).
 //!
 //! # Crashes and time limits
 //!
@@ -49,9 +54,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 type DiagFn = extern "C" fn(*mut c_void, c_int, *const c_char, c_uint, c_uint, *const c_char);
+type SourceTestFn = unsafe extern "C" fn(*const u8, usize) -> c_int;
+type SourceRewriteFn = unsafe extern "C" fn(*mut u8, usize) -> c_int;
 
 extern "C" {
-    fn cdpc_clang_run(args: *const *const c_char, nargs: usize, on_diag: DiagFn, user: *mut c_void) -> c_int;
+    fn cdpc_clang_run(args: *const *const c_char, nargs: usize, on_diag: DiagFn, user: *mut c_void, source_test: SourceTestFn, source_rewrite: SourceRewriteFn) -> c_int;
 }
 
 /// How serious a [`Message`] is.
@@ -136,7 +143,16 @@ fn compile_on_this_thread(args: &[CString]) -> Run {
     let mut messages: Vec<Message> = Vec::new();
     // SAFETY: `pointers` holds NUL-terminated strings that outlive the call; `collect` gets
     // `messages` back as its `user` pointer and is the only user of it during the call.
-    let status = unsafe { cdpc_clang_run(pointers.as_ptr(), pointers.len(), collect, &mut messages as *mut Vec<Message> as *mut c_void) };
+    let status = unsafe {
+        cdpc_clang_run(
+            pointers.as_ptr(),
+            pointers.len(),
+            collect,
+            &mut messages as *mut Vec<Message> as *mut c_void,
+            super::launch_tokens::may_need_rewriting_c,
+            super::launch_tokens::rewrite_c,
+        )
+    };
     let outcome = match status {
         0 => Outcome::Finished,
         1 => Outcome::Errors,

@@ -51,6 +51,7 @@
 pub mod cache;
 pub mod diagnostics;
 pub mod in_process;
+pub mod launch_tokens;
 pub mod preamble;
 
 use crate::diag::{Code, Diagnostic, Span};

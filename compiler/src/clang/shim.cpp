@@ -36,6 +36,7 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -56,10 +57,16 @@ void LLVMInitializeX86AsmParser(void);
 typedef void (*cdpc_clang_diag_fn)(void *user, int level, const char *file, unsigned line, unsigned column,
                                    const char *message);
 
+// The source filter (compiler/src/clang/launch_tokens.rs): `test` says whether a file's text may
+// need rewriting, `rewrite` rewrites a copy in place (same length) and says whether it changed.
+typedef int (*cdpc_source_test_fn)(const char *text, size_t len);
+typedef int (*cdpc_source_rewrite_fn)(char *text, size_t len);
+
 // Results of cdpc_clang_run.
 enum { CDPC_CLANG_OK = 0, CDPC_CLANG_ERRORS = 1, CDPC_CLANG_CRASHED = 2, CDPC_CLANG_UNSUPPORTED_JOB = 3 };
 
-int cdpc_clang_run(const char *const *args, size_t nargs, cdpc_clang_diag_fn on_diag, void *user);
+int cdpc_clang_run(const char *const *args, size_t nargs, cdpc_clang_diag_fn on_diag, void *user,
+                   cdpc_source_test_fn source_test, cdpc_source_rewrite_fn source_rewrite);
 }
 
 namespace {
@@ -525,6 +532,58 @@ protected:
   }
 };
 
+// What every file Clang reads goes through: nvcc's spaced launch brackets (`<< <`, `>> >`)
+// become Clang's (compiler/src/clang/launch_tokens.rs). A file that needs no change is Clang's
+// own buffer, untouched; one that does is a copy of the same length, so sizes, line numbers and
+// a precompiled header's checks of its inputs stay the file's.
+struct SourceFilter {
+  cdpc_source_test_fn test = nullptr;
+  cdpc_source_rewrite_fn rewrite = nullptr;
+};
+
+class FilteredFile : public llvm::vfs::File {
+public:
+  FilteredFile(std::unique_ptr<llvm::vfs::File> inner, SourceFilter filter) : inner(std::move(inner)), filter(filter) {}
+  llvm::ErrorOr<llvm::vfs::Status> status() override { return inner->status(); }
+  llvm::ErrorOr<std::string> getName() override { return inner->getName(); }
+  std::error_code close() override { return inner->close(); }
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> getBuffer(const llvm::Twine &name, int64_t size,
+                                                               bool null_terminated, bool is_volatile) override {
+    auto buffer = inner->getBuffer(name, size, null_terminated, is_volatile);
+    if (!buffer)
+      return buffer;
+    llvm::StringRef text = (*buffer)->getBuffer();
+    if (text.empty() || !filter.test(text.data(), text.size()))
+      return buffer;
+    auto copy = llvm::WritableMemoryBuffer::getNewUninitMemBuffer(text.size(), (*buffer)->getBufferIdentifier());
+    if (!copy)
+      return buffer;
+    std::memcpy(copy->getBufferStart(), text.data(), text.size());
+    if (!filter.rewrite(copy->getBufferStart(), text.size()))
+      return buffer;
+    return std::unique_ptr<llvm::MemoryBuffer>(std::move(copy));
+  }
+
+private:
+  std::unique_ptr<llvm::vfs::File> inner;
+  SourceFilter filter;
+};
+
+class FilteredFileSystem : public llvm::vfs::ProxyFileSystem {
+public:
+  FilteredFileSystem(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> inner, SourceFilter filter)
+      : ProxyFileSystem(std::move(inner)), filter(filter) {}
+  llvm::ErrorOr<std::unique_ptr<llvm::vfs::File>> openFileForRead(const llvm::Twine &path) override {
+    auto file = ProxyFileSystem::openFileForRead(path);
+    if (!file)
+      return file;
+    return std::unique_ptr<llvm::vfs::File>(std::make_unique<FilteredFile>(std::move(*file), filter));
+  }
+
+private:
+  SourceFilter filter;
+};
+
 std::once_flag initialised;
 
 void initialise() {
@@ -548,10 +607,13 @@ void initialise() {
 // Runs one front-end action for `invocation`; with `skip_library_bodies` (the device side's
 // bitcode), the standard library's host bodies are skipped (SkipLibraryBodies) and
 // `needs_bodies` says whether the run must be repeated with them.
-bool execute(std::shared_ptr<clang::CompilerInvocation> invocation, Forward &forward, bool skip_library_bodies,
-             bool &needs_bodies) {
+bool execute(std::shared_ptr<clang::CompilerInvocation> invocation, Forward &forward, SourceFilter filter,
+             bool skip_library_bodies, bool &needs_bodies) {
   clang::CompilerInstance instance(std::move(invocation));
-  instance.createVirtualFileSystem(llvm::vfs::getRealFileSystem(), &forward);
+  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> files = llvm::vfs::getRealFileSystem();
+  if (filter.test && filter.rewrite)
+    files = llvm::makeIntrusiveRefCnt<FilteredFileSystem>(std::move(files), filter);
+  instance.createVirtualFileSystem(std::move(files), &forward);
   instance.createDiagnostics(&forward, false);
   if (!instance.hasDiagnostics())
     return false;
@@ -603,7 +665,7 @@ bool execute(std::shared_ptr<clang::CompilerInvocation> invocation, Forward &for
 
 // One `clang -cc1` job, as the clang program's cc1_main runs it, minus its process-wide setup
 // (targets, `-mllvm` options, plugins). `CDPC_CLANG_SKIP_BODIES=0` turns SkipLibraryBodies off.
-bool run_cc1(const llvm::opt::ArgStringList &cc1_args, const char *argv0, Forward &forward) {
+bool run_cc1(const llvm::opt::ArgStringList &cc1_args, const char *argv0, Forward &forward, SourceFilter filter) {
   auto invocation = std::make_shared<clang::CompilerInvocation>();
   clang::DiagnosticOptions parse_options;
   clang::DiagnosticsEngine parse_diags(clang::DiagnosticIDs::create(), parse_options, &forward, false);
@@ -621,23 +683,25 @@ bool run_cc1(const llvm::opt::ArgStringList &cc1_args, const char *argv0, Forwar
   bool needs_bodies = false;
   if ((off && llvm::StringRef(off) == "0") || !invocation->getLangOpts().CUDAIsDevice ||
       invocation->getFrontendOpts().ProgramAction != clang::frontend::EmitBC)
-    return execute(std::move(invocation), forward, false, needs_bodies);
+    return execute(std::move(invocation), forward, filter, false, needs_bodies);
   // The messages wait until it is known whether this run counts.
   forward.hold();
-  bool done = execute(std::make_shared<clang::CompilerInvocation>(*invocation), forward, true, needs_bodies);
+  bool done = execute(std::make_shared<clang::CompilerInvocation>(*invocation), forward, filter, true, needs_bodies);
   if (!needs_bodies || forward.unsupported_job) {
     forward.release();
     return done;
   }
   forward.discard();
-  return execute(std::move(invocation), forward, false, needs_bodies);
+  return execute(std::move(invocation), forward, filter, false, needs_bodies);
 }
 
 } // namespace
 
-extern "C" int cdpc_clang_run(const char *const *args, size_t nargs, cdpc_clang_diag_fn on_diag, void *user) {
+extern "C" int cdpc_clang_run(const char *const *args, size_t nargs, cdpc_clang_diag_fn on_diag, void *user,
+                              cdpc_source_test_fn source_test, cdpc_source_rewrite_fn source_rewrite) {
   std::call_once(initialised, initialise);
   Forward forward(on_diag, user);
+  SourceFilter filter{source_test, source_rewrite};
   // The driver reads `clang++`'s arguments, in C++ mode (`--driver-mode=g++`, as `clang++`).
   std::vector<const char *> argv;
   argv.push_back("clang++");
@@ -669,7 +733,7 @@ extern "C" int cdpc_clang_run(const char *const *args, size_t nargs, cdpc_clang_
         result = CDPC_CLANG_UNSUPPORTED_JOB;
         return;
       }
-      if (!run_cc1(job.getArguments(), argv[0], forward) || forward.getNumErrors() > 0) {
+      if (!run_cc1(job.getArguments(), argv[0], forward, filter) || forward.getNumErrors() > 0) {
         result = forward.unsupported_job ? CDPC_CLANG_UNSUPPORTED_JOB : CDPC_CLANG_ERRORS;
         return;
       }

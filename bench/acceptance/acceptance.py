@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Which CUDA C++ files nvcc compiles, and which of those cdpc compiles (issue 49).
+
+    python3 bench/acceptance/acceptance.py fetch DIR          # sources.txt's repositories into DIR
+    python3 bench/acceptance/acceptance.py run DIR --cdpc BIN --nvcc NVCC --out results.jsonl [-j N]
+    python3 bench/acceptance/acceptance.py table results.jsonl  # the Markdown table and failure groups
+
+`fetch` needs git and network access; it checks out each repository of sources.txt at the commit
+listed there. `run` compiles every `.cu` file under DIR twice, with the same command line:
+
+    COMPILER -dc -rdc=true -arch=sm_90 -std=c++17 -I<file's folder> -I<repository> -I<shared folders> FILE -o OBJ
+
+once with nvcc (the oracle) and once with cdpc, and writes one JSON line per file: the exit
+status of each, the first error line of each, and the seconds each took. "Shared folders" are the
+repository's folders named common, Common, inc, include or utils (where samples keep their
+helper headers), the same for both compilers. A file nvcc refuses (it needs a library the
+machine lacks, an option such as --extended-lambda, a newer architecture) is counted as such and
+not held against cdpc. `table` groups cdpc's failures on files nvcc compiles by their first
+error, with its message's varying parts (names, numbers, paths) blanked.
+
+Nothing here is part of cdpc; it is the measurement behind docs/NVCC-DIALECT.md's acceptance
+table.
+"""
+
+import argparse
+import concurrent.futures as futures
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHARED_NAMES = {"common", "inc", "include", "utils"}
+FLAGS = ["-dc", "-rdc=true", "-arch=sm_90", "-std=c++17"]
+
+
+def sources():
+    with open(os.path.join(HERE, "sources.txt")) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                name, commit = line.split()
+                yield name, commit
+
+
+def fetch(args):
+    os.makedirs(args.dir, exist_ok=True)
+    for name, commit in sources():
+        dest = os.path.join(args.dir, name.replace("/", "+"))
+        if not os.path.isdir(dest):
+            subprocess.run(["git", "clone", "-q", f"https://github.com/{name}", dest], check=True)
+        subprocess.run(["git", "-C", dest, "checkout", "-q", commit], check=True)
+
+
+def shared_folders(repo):
+    found = []
+    for root, dirs, _ in os.walk(repo):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for d in dirs:
+            if d.lower() in SHARED_NAMES:
+                found.append(os.path.join(root, d))
+    return found
+
+
+def first_error(text):
+    for line in text.splitlines():
+        if re.search(r"\berror\b", line, re.I):
+            return line.strip()[:400]
+    lines = [l for l in text.splitlines() if l.strip()]
+    return lines[0][:400] if lines else ""
+
+
+def compile_one(compiler, file, includes, timeout):
+    with tempfile.TemporaryDirectory(prefix="acceptance-") as work:
+        cmd = [compiler, *FLAGS, *[f"-I{i}" for i in includes], file, "-o", os.path.join(work, "a.o")]
+        start = time.monotonic()
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout,
+                               cwd=os.path.dirname(file))
+            status, err = r.returncode, (first_error(r.stderr + r.stdout) if r.returncode else "")
+        except subprocess.TimeoutExpired:
+            status, err = "timeout", ""
+        return status, err, round(time.monotonic() - start, 2)
+
+
+def run(args):
+    jobs = []
+    for repo in sorted(os.listdir(args.dir)):
+        root = os.path.join(args.dir, repo)
+        if not os.path.isdir(root):
+            continue
+        shared = shared_folders(root)
+        for dirpath, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for f in sorted(files):
+                if f.endswith(".cu"):
+                    path = os.path.join(dirpath, f)
+                    jobs.append((repo, path, [dirpath, root, *shared]))
+    done = set()
+    if os.path.exists(args.out):
+        with open(args.out) as f:
+            done = {json.loads(l)["file"] for l in f if l.strip()}
+
+    def one(job):
+        repo, path, includes = job
+        rel = os.path.relpath(path, args.dir)
+        nv = compile_one(args.nvcc, path, includes, args.timeout)
+        cd = compile_one(args.cdpc, path, includes, args.timeout)
+        return {"repo": repo, "file": rel,
+                "nvcc": nv[0], "nvcc_error": nv[1], "nvcc_s": nv[2],
+                "cdpc": cd[0], "cdpc_error": cd[1], "cdpc_s": cd[2]}
+
+    todo = [j for j in jobs if os.path.relpath(j[1], args.dir) not in done]
+    print(f"{len(jobs)} files, {len(todo)} to compile", file=sys.stderr)
+    with open(args.out, "a") as out, futures.ThreadPoolExecutor(args.jobs) as pool:
+        for n, rec in enumerate(pool.map(one, todo), 1):
+            out.write(json.dumps(rec) + "\n")
+            out.flush()
+            if n % 25 == 0:
+                print(f"{n}/{len(todo)}", file=sys.stderr)
+
+
+def blank(msg):
+    msg = re.sub(r"^.*?(error|fatal error)(\[\w+\])?:\s*", r"\1\2: ", msg)
+    msg = re.sub(r"'[^']*'", "'…'", msg)
+    msg = re.sub(r'"[^"]*"', '"…"', msg)
+    msg = re.sub(r"\d+", "N", msg)
+    return msg[:160]
+
+
+def table(args):
+    recs = [json.loads(l) for l in open(args.results) if l.strip()]
+    by_repo = {}
+    for r in recs:
+        t = by_repo.setdefault(r["repo"], [0, 0, 0, 0])
+        t[0] += 1
+        t[1] += r["nvcc"] == 0
+        t[2] += r["nvcc"] == 0 and r["cdpc"] == 0
+        t[3] += r["nvcc"] != 0 and r["cdpc"] == 0
+    print("| repository | .cu files | nvcc compiles | cdpc compiles of those | cdpc compiles, nvcc refuses |")
+    print("|---|---|---|---|---|")
+    tot = [0, 0, 0, 0]
+    for repo, t in sorted(by_repo.items()):
+        print(f"| {repo.replace('+', '/')} | {t[0]} | {t[1]} | {t[2]} | {t[3]} |")
+        tot = [a + b for a, b in zip(tot, t)]
+    print(f"| **all** | {tot[0]} | {tot[1]} | {tot[2]} | {tot[3]} |")
+    groups = {}
+    for r in recs:
+        if r["nvcc"] == 0 and r["cdpc"] != 0:
+            groups.setdefault(blank(r["cdpc_error"]) if r["cdpc"] != "timeout" else "timeout", []).append(r["file"])
+    print()
+    print("| cdpc's first error (varying parts blanked) | files | example |")
+    print("|---|---|---|")
+    for msg, files in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        print(f"| `{msg}` | {len(files)} | {files[0]} |")
+    if args.reverse:
+        print()
+        for r in recs:
+            if r["nvcc"] != 0 and r["cdpc"] == 0:
+                print(f"- {r['file']}: nvcc: {r['nvcc_error']}")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    f = sub.add_parser("fetch")
+    f.add_argument("dir")
+    r = sub.add_parser("run")
+    r.add_argument("dir")
+    r.add_argument("--cdpc", required=True)
+    r.add_argument("--nvcc", default="nvcc")
+    r.add_argument("--out", required=True)
+    r.add_argument("-j", "--jobs", type=int, default=os.cpu_count())
+    r.add_argument("--timeout", type=int, default=300)
+    t = sub.add_parser("table")
+    t.add_argument("results")
+    t.add_argument("--reverse", action="store_true", help="list the files cdpc compiles and nvcc refuses")
+    a = p.parse_args()
+    {"fetch": fetch, "run": run, "table": table}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    main()
