@@ -413,3 +413,26 @@ pub fn host_ir(ir: &str) {
         }
     }
 }
+
+/// nvcc's spaced launch brackets ([`crate::clang::launch_tokens::rewrite`]) on arbitrary bytes:
+/// no panic; the text keeps its length, its bytes (only moved) and every line break where it
+/// was; a second rewrite changes nothing; text without a spaced pair is left alone.
+pub fn launch_tokens(data: &[u8]) {
+    use crate::clang::launch_tokens::{may_need_rewriting, rewrite};
+    let mut text = data.to_vec();
+    let changed = rewrite(&mut text);
+    assert_eq!(text.len(), data.len());
+    assert_eq!(changed, text != data);
+    if !may_need_rewriting(data) {
+        assert!(!changed);
+    }
+    let (mut before, mut after) = (data.to_vec(), text.clone());
+    before.sort_unstable();
+    after.sort_unstable();
+    assert_eq!(before, after, "bytes are moved, never made");
+    for (a, b) in data.iter().zip(&text) {
+        assert_eq!(*a == b'\n', *b == b'\n', "a line break moved");
+    }
+    let mut again = text.clone();
+    assert!(!rewrite(&mut again) && again == text, "a second rewrite changed {:?}", String::from_utf8_lossy(&text));
+}
