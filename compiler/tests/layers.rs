@@ -191,7 +191,7 @@ const PIPELINE_LAYERS: &[&[&str]] = &[
     &["emit", "location", "itanium", "cxx_abi", "atomics"],
     &["clone", "copies", "names"],
     &["callgraph", "launch", "host_names", "managed", "qualifiers", "warp", "devrt_missing"],
-    &["uniform", "stream_order", "param_buffer", "malloc_pool"],
+    &["uniform", "stream_order", "param_buffer", "malloc_pool", "bounded"],
     &["sites"],
     &["in_place"],
     &["defer"],

@@ -12,6 +12,10 @@
 //!    symbol is the one nvcc's host code and nvlink expect.
 //!    [`managed`]: a variable cdpc's `__managed__` marked (a section) gets NVVM's `managed`
 //!    annotation, nvcc's `.attribute(.managed)`; afterwards no global is in the marker section.
+//!    [`bounded`]: a kernel with a register bound of its own (`__launch_bounds__`' minimum
+//!    blocks, `__maxnreg__`) gets its callees marked `alwaysinline`, as nvcc inlines them
+//!    (ptxas refuses a bounded kernel calling a function that needs more registers); afterwards
+//!    no such callee is left to the inliner's cost model.
 //! 2. [`warp`]: the warp shuffles and votes of CUDA before 9.0 (`__shfl_up`, `__any`, ...),
 //!    which sm_70 and newer lack, become their `_sync` forms over the active mask, with
 //!    `W0902`; afterwards no legacy warp intrinsic is left.
@@ -66,6 +70,7 @@
 
 pub mod aggregate;
 pub mod atomics;
+pub mod bounded;
 mod callgraph;
 mod clone;
 pub mod copies;
@@ -125,6 +130,8 @@ pub struct PipelineOptions {
 pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
     names::edg_spellings(module);
     names::externalised_statics(module, options.nv_module_id.as_deref());
+    // Before the launch passes give kernels caps of their own.
+    bounded::inline_into_bounded_kernels(module);
     managed::device(module);
     launch::literal_dims(module).map_err(unrewritten("a launch's named `dim3` could not be rewritten"))?;
     let mut diagnostics = warp::legacy_to_sync(module, source);
