@@ -192,3 +192,53 @@ fn launch_brackets_split_further_than_nvcc_takes_are_errors() {
         }
     }
 }
+
+/// A kernel with launch bounds whose callees LLVM's cost model would keep as calls (large, and
+/// called from three places): ptxas refuses a bounded kernel calling a function compiled with
+/// more registers than the bound, and nvcc inlines them. cdpc must too: no `.func`, and `-dc`
+/// (ptxas) succeeds. Rodinia's dwt2d is the real case (bench/acceptance).
+const BOUNDED: &str = r#"
+template <int N> struct Window {
+  float v[N];
+  __device__ void load(const float *in, int at) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) v[i] = in[at + i * 7] * (i + 1);
+  }
+  template <bool Edge> __device__ float mix(const float *in, int at) {
+    load(in, at);
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+#pragma unroll
+      for (int j = i + 1; j < N; ++j) s += Edge ? v[i] * v[j] : v[i] - v[j] * s;
+    return s;
+  }
+  __device__ static float run(const float *in, int at, int sx) {
+    Window w;
+    if (at + N * 7 >= sx) return w.mix<true>(in, at);
+    if (at % 3 == 0) return w.mix<false>(in, at + 1);
+    return w.mix<false>(in, at + 2) + w.mix<true>(in, at + 5);
+  }
+};
+
+template <int T>
+__launch_bounds__(T, 8) __global__ void bounded(const float *in, float *out, int sx) {
+  out[blockIdx.x * T + threadIdx.x] = Window<40>::run(in, threadIdx.x, sx);
+}
+template __global__ void bounded<192>(const float *, float *, int);
+"#;
+
+#[test]
+fn a_bounded_kernels_callees_are_inlined_as_nvcc_inlines_them() {
+    let ptx = crate::build_common::cdpc_ptx_with("bounded.cu", BOUNDED, &["-rdc=true"]);
+    assert!(ptx.contains(".minnctapersm 8") && !ptx.contains(".func"), "every callee inlined:\n{ptx}");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bounded.cu"), BOUNDED).unwrap();
+    let out = cdpc(dir.path(), &["-dc", "bounded.cu", "-o", "cdpc.o"]);
+    assert!(out.status.success(), "cdpc -dc: {}", stderr(&out));
+    if let Some(nvcc) = nvcc() {
+        run(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "-ptx", "bounded.cu", "-o", "nvcc.ptx"]);
+        let theirs = std::fs::read_to_string(dir.path().join("nvcc.ptx")).unwrap();
+        assert!(!theirs.contains(".func"), "nvcc inlines them:\n{theirs}");
+    }
+}
