@@ -627,19 +627,19 @@ fn library_host_program(rng: &mut Rng) -> String {
     s
 }
 
-/// nvcc's spaced launch brackets (compiler/src/clang/launch_tokens.rs) on random text made of
-/// brackets, blanks, comments, literals and line breaks: `cdpc::fuzzing::launch_tokens`'s
-/// invariants (no panic, same length, bytes and line breaks, a second rewrite changes nothing).
+/// nvcc's forms made Clang's (compiler/src/clang/nvcc_text.rs) on random text made of brackets,
+/// blanks, comments, literals, `asm` statements' pieces and line breaks: `cdpc::fuzzing::nvcc_text`'s
+/// invariants (no panic, line breaks kept, only blanks, commas and `%` put in, a second rewrite
+/// changes nothing).
 #[test]
-fn launch_brackets_rewrite_keeps_its_invariants_on_random_text() {
+fn nvcc_text_rewrite_keeps_its_invariants_on_random_text() {
     let mut rng = Rng(0x1a07_c4e5 | 1);
-    let pieces = ["<<", "<", ">>", ">", " ", "\t", "/*c*/", "/*\n*/", "//x\n", "\n", "\"", "'", "R\"(", ")\"", "1'0", "(", ")", ";", "operator", "k", "\\"];
+    let pieces = ["<<", "<", ">>", ">", " ", "\t", "/*c*/", "/*\n*/", "//x\n", "\n", "\"", "'", "R\"(", ")\"", "1'0", "(", ")", ";", "operator", "k", "\\", "asm", "volatile", ":", "%", "%g", "%0", "__g", "_X", ","];
     let mut changed = 0;
     for _ in 0..60000 {
         let text: String = (0..rng.below(16)).map(|_| pieces[rng.below(pieces.len())]).collect();
-        let Ok(()) = catch_unwind(AssertUnwindSafe(|| cdpc::fuzzing::launch_tokens(text.as_bytes()))) else { panic!("{text:?}") };
-        let mut bytes = text.clone().into_bytes();
-        changed += cdpc::clang::launch_tokens::rewrite(&mut bytes) as usize;
+        let Ok(()) = catch_unwind(AssertUnwindSafe(|| cdpc::fuzzing::nvcc_text(text.as_bytes()))) else { panic!("{text:?}") };
+        changed += cdpc::clang::nvcc_text::rewrite(text.as_bytes()).is_some() as usize;
     }
     assert!(changed > 100, "the generator makes spaced launches too: {changed}");
 }

@@ -242,3 +242,38 @@ fn a_bounded_kernels_callees_are_inlined_as_nvcc_inlines_them() {
         assert!(!theirs.contains(".func"), "nvcc inlines them:\n{theirs}");
     }
 }
+
+/// What nvcc's front end reads and Clang's lexer and parser did not (compiler/src/clang/
+/// nvcc_text.rs), and `register` in C++17: each line is from a real program nvcc compiles
+/// (bench/acceptance: NVIDIA's grcuda and cuda-vmm blog samples, cuda-samples'
+/// conjugateGradientMultiDeviceCG and cudaGraphsPerfScaling).
+const NVCC_TEXT: &str = r#"extern "C"__global__ void saxpy(int n, float a, float *x, float *y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+__global__ void stamp(unsigned long long *t, unsigned char *flag) {
+  register unsigned long long now;
+  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(now));
+  asm volatile("{ .reg .pred %p; setp.ne.u64 %p, %1, 0; @%p st.u64 [%0], %1; }" :: "l"(t), "l"(now));
+  unsigned int one = 1;
+  asm volatile("st.release.sys.global.u8 [%1], %0;" ::"r"(one) "l"(flag) : "memory");
+}
+"#;
+
+#[test]
+fn nvccs_lexical_leniencies_compile_as_nvcc_compiles_them() {
+    let ptx = crate::build_common::cdpc_ptx_with("nvcc_text.cu", NVCC_TEXT, &["-std=c++17"]);
+    assert!(ptx.contains(".entry saxpy("), "extern \"C\" applies:\n{ptx}");
+    assert!(ptx.contains("%globaltimer;") && ptx.contains(".reg .pred %p;"), "a `%` before a name is the PTX's own:\n{ptx}");
+    assert!(ptx.contains("st.release.sys.global.u8"), "{ptx}");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("nvcc_text.cu"), NVCC_TEXT).unwrap();
+    let out = cdpc(dir.path(), &["-dc", "-std=c++17", "nvcc_text.cu", "-o", "cdpc.o"]);
+    assert!(out.status.success(), "cdpc -dc: {}", stderr(&out));
+    if let Some(nvcc) = nvcc() {
+        run(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "-std=c++17", "-c", "nvcc_text.cu", "-o", "nvcc.o"]);
+        run(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "-std=c++17", "-ptx", "nvcc_text.cu", "-o", "nvcc.ptx"]);
+        let theirs = std::fs::read_to_string(dir.path().join("nvcc.ptx")).unwrap();
+        assert!(theirs.contains("%globaltimer;") && theirs.contains(".entry saxpy("), "{theirs}");
+    }
+}

@@ -114,7 +114,20 @@
  * namespace, a host function calling `isfinite(x)` found only the __device__ overloads of
  * Clang's __clang_cuda_cmath.h ("no matching function"); without <time.h>, `clock()` in host
  * code found only Clang's __device__ `clock` and CLOCKS_PER_SEC was undeclared. They are
- * included here where nvcc's headers include them (docs/NVCC-DIALECT.md). */
+ * included here where nvcc's headers include them (docs/NVCC-DIALECT.md).
+ *
+ * 12. nvcc's identity: `__NVCC__` and `__CUDACC_VER_MAJOR__`/`__CUDACC_VER_MINOR__`. nvcc defines
+ * them in every file; Clang defines neither, so code that declares its kernels and helpers under
+ * `#ifdef __NVCC__` (a header shared with a C++ compiler) had them undeclared ("use of undeclared
+ * identifier" at their first use, three of the 452 files nvcc compiles in bench/acceptance), and
+ * `#if __CUDACC_VER_MAJOR__ >= 11` read 0. CCCL and cooperative groups read `__NVCC__` as "nvcc's
+ * own front end" (CUDA 13's include folder: nv/target, cuda/std/__cccl/compiler.h, a check of
+ * extended lambdas in invoke.h that also needs `__CUDACC_EXTENDED_LAMBDA__`, which cdpc does not
+ * define, and cooperative_groups/details/info.h's clusters, which section 7 enables anyway): their
+ * compiler detection is made here first, as Clang, and guarded, so that it holds when the program
+ * includes them later. Defined only with CUDA 13's headers (older CCCL reads `__NVCC__` in more
+ * places); the version from `CUDA_VERSION` (cuda.h), as literals. `__CUDACC_VER_BUILD__` is not
+ * known from the headers and stays undefined. */
 #if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_MANAGED__)
 #define __CDPC_MANAGED__
 #undef __managed__
@@ -940,4 +953,38 @@ extern "C" inline __device__ void *__nv_aligned_device_malloc(size_t __size, siz
 }
 #undef __CDPC_NV_PTR
 #undef __CDPC_NV_PTR_TY
+#endif
+
+#if defined(__cplusplus) && defined(__CUDA__) && !defined(__NVCC__) && !defined(__CDPC_NVCC_IDENTITY__) && \
+    defined(CUDA_VERSION) && CUDA_VERSION >= 13000 && CUDA_VERSION < 14000
+#define __CDPC_NVCC_IDENTITY__
+#if __has_include(<nv/target>) && __has_include(<cuda/std/__cccl/compiler.h>)
+#include <nv/target>
+#include <cuda/std/__cccl/compiler.h>
+#define __NVCC__ 1
+#endif
+#ifndef __CUDACC_VER_MAJOR__
+#define __CUDACC_VER_MAJOR__ 13
+#if CUDA_VERSION % 1000 / 10 == 0
+#define __CUDACC_VER_MINOR__ 0
+#elif CUDA_VERSION % 1000 / 10 == 1
+#define __CUDACC_VER_MINOR__ 1
+#elif CUDA_VERSION % 1000 / 10 == 2
+#define __CUDACC_VER_MINOR__ 2
+#elif CUDA_VERSION % 1000 / 10 == 3
+#define __CUDACC_VER_MINOR__ 3
+#elif CUDA_VERSION % 1000 / 10 == 4
+#define __CUDACC_VER_MINOR__ 4
+#elif CUDA_VERSION % 1000 / 10 == 5
+#define __CUDACC_VER_MINOR__ 5
+#elif CUDA_VERSION % 1000 / 10 == 6
+#define __CUDACC_VER_MINOR__ 6
+#elif CUDA_VERSION % 1000 / 10 == 7
+#define __CUDACC_VER_MINOR__ 7
+#elif CUDA_VERSION % 1000 / 10 == 8
+#define __CUDACC_VER_MINOR__ 8
+#else
+#define __CUDACC_VER_MINOR__ 9
+#endif
+#endif
 #endif

@@ -10,7 +10,8 @@
 //!                                    unsigned line, unsigned column, const char *message),
 //!                    void *user,
 //!                    int (*source_test)(const char *text, size_t len),
-//!                    int (*source_rewrite)(char *text, size_t len));
+//!                    int (*source_rewrite)(const char *text, size_t len,
+//!                                          void (*take)(void *, const char *, size_t), void *));
 //! ```
 //!
 //! `args` are `clang++`'s arguments without the program name. `level` is 0 note, 1 remark,
@@ -18,9 +19,9 @@
 //! driver's). The result is 0 (done: the output file is written), 1 (errors, reported through
 //! `on_diag`), 2 (Clang crashed: LLVM's `CrashRecoveryContext` caught the signal) or 3 (the
 //! arguments ask for something other than Clang's front end, reported through `on_diag`).
-//! Every file Clang reads passes through `source_test` and, where it says so, `source_rewrite`
-//! on a copy (both null: files as they are): nvcc's spaced launch brackets
-//! ([`super::launch_tokens`]).
+//! Every file Clang reads passes through `source_test` and, where it says so, `source_rewrite`,
+//! which hands a changed text to `take` (both null: files as they are): what nvcc reads and
+//! Clang does not ([`super::nvcc_text`]).
 //!
 //! # Crashes and time limits
 //!
@@ -55,7 +56,7 @@ use std::time::Duration;
 
 type DiagFn = extern "C" fn(*mut c_void, c_int, *const c_char, c_uint, c_uint, *const c_char);
 type SourceTestFn = unsafe extern "C" fn(*const u8, usize) -> c_int;
-type SourceRewriteFn = unsafe extern "C" fn(*mut u8, usize) -> c_int;
+type SourceRewriteFn = unsafe extern "C" fn(*const u8, usize, super::nvcc_text::TakeFn, *mut c_void) -> c_int;
 
 extern "C" {
     fn cdpc_clang_run(args: *const *const c_char, nargs: usize, on_diag: DiagFn, user: *mut c_void, source_test: SourceTestFn, source_rewrite: SourceRewriteFn) -> c_int;
@@ -149,8 +150,8 @@ fn compile_on_this_thread(args: &[CString]) -> Run {
             pointers.len(),
             collect,
             &mut messages as *mut Vec<Message> as *mut c_void,
-            super::launch_tokens::may_need_rewriting_c,
-            super::launch_tokens::rewrite_c,
+            super::nvcc_text::may_need_rewriting_c,
+            super::nvcc_text::rewrite_c,
         )
     };
     let outcome = match status {

@@ -51,7 +51,7 @@
 pub mod cache;
 pub mod diagnostics;
 pub mod in_process;
-pub mod launch_tokens;
+pub mod nvcc_text;
 pub mod preamble;
 
 use crate::diag::{Code, Diagnostic, Span};
@@ -486,6 +486,10 @@ impl ClangInvocation<'_> {
         // Clang's default warning "implicit conversion from 'int' to 'float' changes value";
         // neither nvcc's front end nor its host compiler (GCC) gives it by default.
         push("-Wno-implicit-const-int-float-conversion".into());
+        // `register` from C++17 on: Clang's default is an error, where g++, nvcc's host
+        // compiler, warns (`-Wregister`) and nvcc's device side says nothing (nvcc 13.5,
+        // `-std=c++17` and `c++20`; NVIDIA's cuda-vmm blog sample).
+        push(if host { "-Wno-error=register" } else { "-Wno-register" }.into());
         // nvcc defines it with -rdc=true, and cdpc's device code is always relocatable:
         // without it CUDA's headers replace the device runtime's calls (cudaMalloc,
         // cudaDeviceGetAttribute, cudaGetDevice, ...) by stubs that fail (measured on the H100:

@@ -57,10 +57,12 @@ void LLVMInitializeX86AsmParser(void);
 typedef void (*cdpc_clang_diag_fn)(void *user, int level, const char *file, unsigned line, unsigned column,
                                    const char *message);
 
-// The source filter (compiler/src/clang/launch_tokens.rs): `test` says whether a file's text may
-// need rewriting, `rewrite` rewrites a copy in place (same length) and says whether it changed.
+// The source filter (compiler/src/clang/nvcc_text.rs): `test` says whether a file's text may
+// need rewriting; `rewrite` calls `take(user, new_text, new_len)` once when the text changes
+// (never shorter than the file) and returns 1, else 0.
 typedef int (*cdpc_source_test_fn)(const char *text, size_t len);
-typedef int (*cdpc_source_rewrite_fn)(char *text, size_t len);
+typedef void (*cdpc_source_take_fn)(void *user, const char *text, size_t len);
+typedef int (*cdpc_source_rewrite_fn)(const char *text, size_t len, cdpc_source_take_fn take, void *user);
 
 // Results of cdpc_clang_run.
 enum { CDPC_CLANG_OK = 0, CDPC_CLANG_ERRORS = 1, CDPC_CLANG_CRASHED = 2, CDPC_CLANG_UNSUPPORTED_JOB = 3 };
@@ -532,10 +534,11 @@ protected:
   }
 };
 
-// What every file Clang reads goes through: nvcc's spaced launch brackets (`<< <`, `>> >`)
-// become Clang's (compiler/src/clang/launch_tokens.rs). A file that needs no change is Clang's
-// own buffer, untouched; one that does is a copy of the same length, so sizes, line numbers and
-// a precompiled header's checks of its inputs stay the file's.
+// What every file Clang reads goes through: what nvcc reads and Clang does not, made Clang's
+// (compiler/src/clang/nvcc_text.rs). A file that needs no change is Clang's own buffer,
+// untouched; one that does is a new buffer, never shorter than the file, with its line breaks
+// where they were (Clang refuses a buffer shorter than the file's size, not a longer one), so
+// line numbers and a precompiled header's checks of its inputs stay the file's.
 struct SourceFilter {
   cdpc_source_test_fn test = nullptr;
   cdpc_source_rewrite_fn rewrite = nullptr;
@@ -555,13 +558,19 @@ public:
     llvm::StringRef text = (*buffer)->getBuffer();
     if (text.empty() || !filter.test(text.data(), text.size()))
       return buffer;
-    auto copy = llvm::WritableMemoryBuffer::getNewUninitMemBuffer(text.size(), (*buffer)->getBufferIdentifier());
-    if (!copy)
+    struct Taken {
+      std::unique_ptr<llvm::WritableMemoryBuffer> copy;
+      std::string name;
+    } taken{nullptr, (*buffer)->getBufferIdentifier().str()};
+    auto take = [](void *user, const char *new_text, size_t len) {
+      auto *t = static_cast<Taken *>(user);
+      t->copy = llvm::WritableMemoryBuffer::getNewUninitMemBuffer(len, t->name);
+      if (t->copy)
+        std::memcpy(t->copy->getBufferStart(), new_text, len);
+    };
+    if (!filter.rewrite(text.data(), text.size(), take, &taken) || !taken.copy)
       return buffer;
-    std::memcpy(copy->getBufferStart(), text.data(), text.size());
-    if (!filter.rewrite(copy->getBufferStart(), text.size()))
-      return buffer;
-    return std::unique_ptr<llvm::MemoryBuffer>(std::move(copy));
+    return std::unique_ptr<llvm::MemoryBuffer>(std::move(taken.copy));
   }
 
 private:

@@ -1,0 +1,560 @@
+//! What nvcc's front end reads and Clang's lexer and parser do not, made Clang's on the way in.
+//!
+//! The shim passes every file the linked Clang reads through [`rewrite`] (a file system wrapped
+//! around the real one, [`may_need_rewriting_c`], [`rewrite_c`]); a Clang program run as a
+//! process (`--clang`) reads the files as they are. Each rule below is nvcc 13.5's behaviour as
+//! measured (`nvcc -dc -arch=sm_90`, the tests below hold each case), and only text outside
+//! comments, string and character literals is looked at:
+//!
+//! 1. **Spaced launch brackets**, `kernel<< <grid, block>> >(args)`, as Visual Studio's
+//!    formatter writes them: nvcc takes `<<`, then blanks or a one-line `/* */` comment, then
+//!    `<` (and the same for `>>` and `>`), but not across a line break, and not `< < <`;
+//!    `operator<< <T>(...)` and `A<B<C<int>> >` stay what C++ makes them. The third bracket
+//!    moves next to the other two. A spaced closer is rewritten only after an opener whose
+//!    launch it closes: the first `>>`, blanks, `>` at the opener's bracket depth.
+//! 2. **A literal touching a reserved name**, `extern "C"__global__ void k()`: C++11 lexes
+//!    `"C"__global__` as one user-defined literal; nvcc preprocesses with its host compiler,
+//!    which takes a suffix that names a macro as a separate token (`-Wliteral-suffix`). A blank
+//!    is put between a string literal and a name right after it that starts with `__` or `_`
+//!    and a capital: names reserved to the implementation, which no program's literal operator
+//!    may have, and which are CUDA's qualifiers and the predefined macros (`__FILE__`).
+//! 3. **`%` in inline assembly**, `asm("mov.u64 %0, %globaltimer;" : "=l"(t))`: nvcc passes a
+//!    `%` followed by a name through to the PTX, where Clang accepts only operands (`%0`,
+//!    `%[name]`, a modifier letter and an operand) and `%%` and says "invalid % escape". In an
+//!    `asm` statement's template, `%` then a letter that is not a modifier of an operand (not
+//!    followed by a digit or `[`) becomes `%%`. (nvcc refuses a modifier it does not know, `%r1`,
+//!    as Clang does.)
+//! 4. **Operands without a comma**, `asm(... :: "r"(v) "l"(p) : "memory")`: nvcc takes a list of
+//!    `asm` operands whose commas are missing; a `,` is put after an operand's `)` that blanks
+//!    and another operand's constraint string follow.
+//!
+//! Rule 1 keeps the text's length; the others make it longer by the characters they put in
+//! (Clang accepts a buffer longer than the file's size, never a shorter one). No rule moves a
+//! line break, so Clang's lines, `__LINE__`, debug lines and a precompiled header's checks of
+//! its inputs (the file's size and time) are the file's own; a column after a rewritten place
+//! on its line may differ by what was moved or put in. A file with none of the patterns (a
+//! scan for `<<` or `>>` followed by blanks and the same bracket, `"` followed by `_`, `%` in a
+//! line holding `asm`, `) "`) is Clang's buffer untouched.
+
+/// `text` with nvcc's forms made Clang's (module docs), or `None` when nothing changes.
+pub fn rewrite(text: &[u8]) -> Option<Vec<u8>> {
+    if !may_need_rewriting(text) {
+        return None;
+    }
+    let mut out = text.to_vec();
+    let moved = launch_brackets(&mut out);
+    let inserted = insertions(&out);
+    if inserted.is_empty() {
+        return moved.then_some(out);
+    }
+    let mut grown = Vec::with_capacity(out.len() + inserted.len());
+    let mut from = 0;
+    for (at, byte) in inserted {
+        grown.extend_from_slice(&out[from..at]);
+        grown.push(byte);
+        from = at;
+    }
+    grown.extend_from_slice(&out[from..]);
+    Some(grown)
+}
+
+/// Rule 1 (module docs), in place; whether anything changed.
+fn launch_brackets(text: &mut [u8]) -> bool {
+    let mut changed = false;
+    let mut lexer = Lexer { text, at: 0 };
+    // The positions of `<<` that open a launch whose closer is still to come, with the
+    // bracket depth at the opener.
+    let mut open: Option<(usize, i32)> = None;
+    let mut depth = 0i32;
+    let mut last_word_is_operator = false;
+    while let Some(at) = lexer.next_code_byte() {
+        let text = &*lexer.text;
+        let c = text[at];
+        match c {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            _ => {}
+        }
+        if c == b'<' && text.get(at + 1) == Some(&b'<') {
+            let after = at + 2;
+            if text.get(after) == Some(&b'<') {
+                // `<<<` as Clang lexes it; a launch whose closer may be spaced.
+                if !last_word_is_operator {
+                    open = Some((at, depth));
+                }
+                lexer.at = after + 1;
+                last_word_is_operator = false;
+                continue;
+            }
+            if text.get(after) != Some(&b'=') && !last_word_is_operator {
+                if let Some(third) = blanks_then(text, after, b'<') {
+                    lexer.text.copy_within(after..third, after + 1);
+                    lexer.text[after] = b'<';
+                    changed = true;
+                    open = Some((at, depth));
+                    lexer.at = third + 1;
+                    last_word_is_operator = false;
+                    continue;
+                }
+            }
+            lexer.at = after;
+            last_word_is_operator = false;
+            continue;
+        }
+        if c == b'>' && text.get(at + 1) == Some(&b'>') {
+            let after = at + 2;
+            if matches!(open, Some((_, d)) if d == depth) {
+                if text.get(after) == Some(&b'>') {
+                    open = None;
+                    lexer.at = after + 1;
+                    continue;
+                }
+                if let Some(third) = blanks_then(text, after, b'>') {
+                    lexer.text.copy_within(after..third, after + 1);
+                    lexer.text[after] = b'>';
+                    changed = true;
+                    open = None;
+                    lexer.at = third + 1;
+                    continue;
+                }
+            }
+            lexer.at = after;
+            continue;
+        }
+        if c == b';' {
+            // A launch ends at its statement's end at the latest.
+            open = None;
+        }
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let end = word_end(text, at);
+            last_word_is_operator = &text[at..end] == b"operator";
+            lexer.at = end;
+            continue;
+        }
+        if !c.is_ascii_whitespace() {
+            last_word_is_operator = false;
+        }
+    }
+    changed
+}
+
+/// The `asm` statement being read: the bracket depth at its `(` and how many `:` have been read
+/// at its own level.
+struct Asm {
+    depth: i32,
+    colons: u32,
+}
+
+/// Rules 2 to 4 (module docs): where to put which byte, in increasing order of position.
+fn insertions(text: &[u8]) -> Vec<(usize, u8)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    let mut depth = 0i32;
+    let mut asm: Option<Asm> = None;
+    // After `asm` and its qualifiers, before its `(`.
+    let mut asm_keyword = false;
+    while at < text.len() {
+        let c = text[at];
+        let next = text.get(at + 1).copied();
+        match c {
+            b'/' if next == Some(b'/') => {
+                at = line_end(text, at);
+                continue;
+            }
+            b'/' if next == Some(b'*') => {
+                at = text[at + 2..].windows(2).position(|w| w == b"*/").map_or(text.len(), |p| at + 2 + p + 2);
+                continue;
+            }
+            b'"' => {
+                let raw = raw_string_prefix(text, at);
+                let end = if raw { raw_string_end(text, at) } else { quoted_end(text, at, b'"') };
+                if let Some(a) = &asm {
+                    if !raw && a.colons == 0 && depth == a.depth + 1 {
+                        percent_escapes(text, at + 1, end.saturating_sub(1).max(at + 1), &mut out);
+                    }
+                }
+                if end > at + 1 && text[end - 1] == b'"' && reserved_name_at(text, end) {
+                    out.push((end, b' '));
+                }
+                asm_keyword = false;
+                at = end;
+                continue;
+            }
+            b'\'' if !digit_separator(text, at) => {
+                at = quoted_end(text, at, b'\'');
+                asm_keyword = false;
+                continue;
+            }
+            b'0'..=b'9' => {
+                let mut end = at + 1;
+                while end < text.len() && (text[end].is_ascii_alphanumeric() || text[end] == b'.' || text[end] == b'_' || (text[end] == b'\'' && end + 1 < text.len() && text[end + 1].is_ascii_alphanumeric())) {
+                    end += 1;
+                }
+                asm_keyword = false;
+                at = end;
+                continue;
+            }
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                let end = word_end(text, at);
+                let word = &text[at..end];
+                if matches!(word, b"asm" | b"__asm__" | b"__asm") {
+                    asm_keyword = asm.is_none();
+                } else if !(asm_keyword && matches!(word, b"volatile" | b"__volatile__" | b"__volatile" | b"goto" | b"inline")) {
+                    asm_keyword = false;
+                }
+                at = end;
+                continue;
+            }
+            b'(' => {
+                if asm_keyword {
+                    asm = Some(Asm { depth, colons: 0 });
+                }
+                depth += 1;
+            }
+            b')' | b']' | b'}' => {
+                depth -= 1;
+                if let Some(a) = &asm {
+                    if depth <= a.depth {
+                        asm = None;
+                    } else if c == b')' && depth == a.depth + 1 && a.colons > 0 {
+                        // An operand's `)`: another operand's constraint after blanks.
+                        let mut j = at + 1;
+                        while j < text.len() && matches!(text[j], b' ' | b'\t') {
+                            j += 1;
+                        }
+                        if text.get(j) == Some(&b'"') {
+                            out.push((at + 1, b','));
+                        }
+                    }
+                }
+            }
+            b'[' | b'{' => depth += 1,
+            b':' => {
+                if let Some(a) = &mut asm {
+                    if depth == a.depth + 1 {
+                        a.colons += 1;
+                    }
+                }
+            }
+            b';' => asm = None,
+            _ => {}
+        }
+        if !c.is_ascii_whitespace() {
+            asm_keyword = false;
+        }
+        at += 1;
+    }
+    out
+}
+
+/// Rule 3 in an `asm` template's text `text[from..to]`: a `%` before a letter that is no
+/// operand's modifier gets a second `%`.
+fn percent_escapes(text: &[u8], from: usize, to: usize, out: &mut Vec<(usize, u8)>) {
+    let mut i = from;
+    while i < to {
+        match text[i] {
+            b'\\' => i += 2,
+            b'%' if i + 1 < to && text[i + 1] == b'%' => i += 2,
+            b'%' if i + 1 < to && text[i + 1].is_ascii_alphabetic() => {
+                let after = text.get(i + 2).copied().filter(|_| i + 2 < to);
+                if !after.is_some_and(|a| a.is_ascii_digit() || a == b'[') {
+                    out.push((i, b'%'));
+                }
+                i += 2;
+            }
+            _ => i += 1,
+        }
+    }
+}
+
+/// Whether a name reserved to the implementation (`__x`, `_X`) starts at `at`.
+fn reserved_name_at(text: &[u8], at: usize) -> bool {
+    text.get(at) == Some(&b'_') && text.get(at + 1).is_some_and(|&c| c == b'_' || c.is_ascii_uppercase())
+}
+
+/// Whether `text` may hold one of the module's patterns (in code or not): a spaced bracket, a
+/// string literal's `"` before `_`, or `asm`; the cheap test that most files fail, so that only
+/// the others are lexed.
+pub fn may_need_rewriting(text: &[u8]) -> bool {
+    if text.windows(2).any(|w| w == b"\"_") || text.windows(3).any(|w| w == b"asm") {
+        return true;
+    }
+    let mut at = 0;
+    while let Some(p) = text[at..].windows(2).position(|w| (w[0] == b'<' || w[0] == b'>') && w[1] == w[0]) {
+        let after = at + p + 2;
+        if blanks_then(text, after, text[at + p]).is_some() {
+            return true;
+        }
+        at = at + p + 1;
+    }
+    false
+}
+
+/// Where `want` is after blanks and one-line block comments from `at` (at least one of them),
+/// on the same line.
+fn blanks_then(text: &[u8], mut at: usize, want: u8) -> Option<usize> {
+    let start = at;
+    loop {
+        match text.get(at)? {
+            b' ' | b'\t' | b'\x0b' | b'\x0c' => at += 1,
+            b'/' if text.get(at + 1) == Some(&b'*') => {
+                let close = text[at + 2..].windows(2).position(|w| w == b"*/")? + at + 2;
+                if text[at..close].contains(&b'\n') {
+                    return None;
+                }
+                at = close + 2;
+            }
+            &c if c == want && at > start => return Some(at),
+            _ => return None,
+        }
+    }
+}
+
+fn word_end(text: &[u8], mut at: usize) -> usize {
+    while at < text.len() && (text[at].is_ascii_alphanumeric() || text[at] == b'_') {
+        at += 1;
+    }
+    at
+}
+
+/// Walks a C++ source's bytes, stepping over comments and literals.
+struct Lexer<'a> {
+    text: &'a mut [u8],
+    at: usize,
+}
+
+impl Lexer<'_> {
+    /// The position of the next byte of code (not in a comment or literal), the lexer then
+    /// standing after it.
+    fn next_code_byte(&mut self) -> Option<usize> {
+        loop {
+            let text = &*self.text;
+            let at = self.at;
+            let c = *text.get(at)?;
+            let next = text.get(at + 1).copied();
+            match c {
+                b'/' if next == Some(b'/') => self.at = line_end(text, at),
+                b'/' if next == Some(b'*') => {
+                    self.at = text[at + 2..].windows(2).position(|w| w == b"*/").map_or(text.len(), |p| at + 2 + p + 2);
+                }
+                b'"' => {
+                    self.at = if raw_string_prefix(text, at) { raw_string_end(text, at) } else { quoted_end(text, at, b'"') };
+                }
+                b'\'' if !digit_separator(text, at) => self.at = quoted_end(text, at, b'\''),
+                b'0'..=b'9' => {
+                    // A number, with its digit separators and suffixes.
+                    let mut end = at + 1;
+                    while end < text.len() && (text[end].is_ascii_alphanumeric() || text[end] == b'.' || text[end] == b'_' || (text[end] == b'\'' && end + 1 < text.len() && text[end + 1].is_ascii_alphanumeric())) {
+                        end += 1;
+                    }
+                    self.at = end;
+                }
+                _ => {
+                    self.at = at + 1;
+                    return Some(at);
+                }
+            }
+        }
+    }
+}
+
+/// The end of a `//` comment: its newline, unless a backslash continues it.
+fn line_end(text: &[u8], mut at: usize) -> usize {
+    while at < text.len() {
+        if text[at] == b'\n' {
+            let mut back = at;
+            if back > 0 && text[back - 1] == b'\r' {
+                back -= 1;
+            }
+            if back == 0 || text[back - 1] != b'\\' {
+                return at;
+            }
+        }
+        at += 1;
+    }
+    text.len()
+}
+
+/// The position after a literal opened by `quote` at `at` (its end of line if unclosed).
+fn quoted_end(text: &[u8], at: usize, quote: u8) -> usize {
+    let mut i = at + 1;
+    while i < text.len() {
+        match text[i] {
+            b'\\' => i += 2,
+            b'\n' => return i,
+            c if c == quote => return i + 1,
+            _ => i += 1,
+        }
+    }
+    text.len()
+}
+
+/// Whether the `'` at `at` separates digits (`1'000`): it follows a digit or a number's letter.
+fn digit_separator(text: &[u8], at: usize) -> bool {
+    if at == 0 || !text[at - 1].is_ascii_alphanumeric() {
+        return false;
+    }
+    // Walk back over the word: a number starts with a digit; `u8'c'` or `L'c'` is a literal.
+    let mut start = at;
+    while start > 0 && (text[start - 1].is_ascii_alphanumeric() || text[start - 1] == b'_' || text[start - 1] == b'\'') {
+        start -= 1;
+    }
+    text[start].is_ascii_digit()
+}
+
+/// Whether the `"` at `at` opens a raw string (`R"`, `u8R"`, `LR"`, ...).
+fn raw_string_prefix(text: &[u8], at: usize) -> bool {
+    if at == 0 || text[at - 1] != b'R' {
+        return false;
+    }
+    let start = word_start(text, at - 1);
+    matches!(&text[start..at], b"R" | b"u8R" | b"uR" | b"UR" | b"LR")
+}
+
+fn word_start(text: &[u8], mut at: usize) -> usize {
+    while at > 0 && (text[at - 1].is_ascii_alphanumeric() || text[at - 1] == b'_') {
+        at -= 1;
+    }
+    at
+}
+
+/// The position after the raw string opened at `at` (`"delim( ... )delim"`).
+fn raw_string_end(text: &[u8], at: usize) -> usize {
+    let Some(open) = text[at + 1..].iter().take(17).position(|&c| c == b'(') else {
+        return quoted_end(text, at, b'"');
+    };
+    let delim = &text[at + 1..at + 1 + open];
+    let mut close = Vec::with_capacity(delim.len() + 2);
+    close.push(b')');
+    close.extend_from_slice(delim);
+    close.push(b'"');
+    let body = at + 1 + open + 1;
+    text[body..].windows(close.len()).position(|w| w == close.as_slice()).map_or(text.len(), |p| body + p + close.len())
+}
+
+/// The shim's test before copying a file: [`may_need_rewriting`] of the `len` bytes at `text`.
+///
+/// # Safety
+/// `text` points at `len` readable bytes.
+pub unsafe extern "C" fn may_need_rewriting_c(text: *const u8, len: usize) -> std::ffi::c_int {
+    if text.is_null() || len == 0 {
+        return 0;
+    }
+    // SAFETY: the caller's contract.
+    let bytes = unsafe { std::slice::from_raw_parts(text, len) };
+    std::panic::catch_unwind(|| may_need_rewriting(bytes)).unwrap_or(false) as std::ffi::c_int
+}
+
+/// Receives [`rewrite_c`]'s text: `user`, the bytes and their length, valid during the call.
+pub type TakeFn = unsafe extern "C" fn(*mut std::ffi::c_void, *const u8, usize);
+
+/// The shim's rewrite of a file: [`rewrite`] of the `len` bytes at `text`; when anything
+/// changes, `take(user, new_text, new_len)` is called once, and 1 returned; else 0.
+///
+/// # Safety
+/// `text` points at `len` readable bytes; `take` may be called with `user`.
+pub unsafe extern "C" fn rewrite_c(text: *const u8, len: usize, take: TakeFn, user: *mut std::ffi::c_void) -> std::ffi::c_int {
+    if text.is_null() || len == 0 {
+        return 0;
+    }
+    // SAFETY: the caller's contract.
+    let bytes = unsafe { std::slice::from_raw_parts(text, len) };
+    match std::panic::catch_unwind(|| rewrite(bytes)) {
+        Ok(Some(new)) => {
+            // SAFETY: the caller's contract; `new` outlives the call.
+            unsafe { take(user, new.as_ptr(), new.len()) };
+            1
+        }
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rewrite;
+
+    fn after(source: &str) -> String {
+        String::from_utf8(rewrite(source.as_bytes()).unwrap_or_else(|| source.as_bytes().to_vec())).unwrap()
+    }
+
+    #[test]
+    fn spaced_brackets_that_nvcc_takes_become_three_in_a_row() {
+        // Each accepted by `nvcc -dc -arch=sm_90` 13.5.
+        assert_eq!(after("k<< <1, 1>> >(p);"), "k<<< 1, 1>>> (p);");
+        assert_eq!(after("k<<<1, 1>> >(p);"), "k<<<1, 1>>> (p);");
+        assert_eq!(after("k<< <1, 1>>>(p);"), "k<<< 1, 1>>>(p);");
+        assert_eq!(after("k<< /*c*/ <1, 1>> >(p);"), "k<<< /*c*/ 1, 1>>> (p);");
+        assert_eq!(after("k<< <1, (4>>1)>> >(p);"), "k<<< 1, (4>>1)>>> (p);");
+        assert_eq!(after("kt<1><< <g, b>>  >(p);"), "kt<1><<< g, b>>>  (p);");
+        assert_eq!(after("s << <GRID_SIZE, TB_SIZE >> > (d_v, d_v_r);"), "s <<< GRID_SIZE, TB_SIZE >>>  (d_v, d_v_r);");
+    }
+
+    #[test]
+    fn what_nvcc_refuses_or_cpp_means_stays() {
+        // nvcc refuses these two ("expected an expression").
+        assert_eq!(after("k< < <1, 1> > >(p);"), "k< < <1, 1> > >(p);");
+        assert_eq!(after("k<<\n<1, 1>>\n>(p);"), "k<<\n<1, 1>>\n>(p);");
+        // C++ that nvcc compiles as C++.
+        assert_eq!(after("operator<< <S>(o, S());"), "operator<< <S>(o, S());");
+        assert_eq!(after("A<A<A<int>> > x; a << b;"), "A<A<A<int>> > x; a << b;");
+        assert_eq!(after("x <<= 1; y << 2 << (3 >> 1) > z;"), "x <<= 1; y << 2 << (3 >> 1) > z;");
+        // A closer with no opener before it.
+        assert_eq!(after("f(a << b); A<B<int>> > c;"), "f(a << b); A<B<int>> > c;");
+    }
+
+    #[test]
+    fn comments_and_literals_are_not_code() {
+        let source = "// k<< <1, 1>> >(p);\n/* k<< <1,1>> >() */ \"k<< <1>> >\" 'a' R\"x(<< <)x\" 1'000 << 2;";
+        assert_eq!(after(source), source);
+        assert_eq!(after("s = \"<< <\"; k<< <1, 1>> >(p);"), "s = \"<< <\"; k<<< 1, 1>>> (p);");
+    }
+
+    #[test]
+    fn a_template_closed_with_a_blank_inside_the_launch_is_left_as_written() {
+        // The closer is the first `>> >` at the opener's bracket depth.
+        assert_eq!(after("k<< <f(A<B<int>> >()), 1>> >(p);"), "k<<< f(A<B<int>> >()), 1>>> (p);");
+    }
+
+    #[test]
+    fn arbitrary_bytes_keep_the_rewrites_invariants() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..2000 {
+            let len = (state % 64) as usize;
+            let mut bytes = Vec::with_capacity(len);
+            for _ in 0..len {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                bytes.push(b"<> /*\"'\nR(x)1;_%a:"[(state % 18) as usize]);
+            }
+            crate::fuzzing::nvcc_text(&bytes);
+        }
+    }
+    #[test]
+    fn a_literal_touching_a_reserved_name_is_two_tokens() {
+        // nvcc (its host compiler's preprocessor, -Wliteral-suffix) compiles each.
+        assert_eq!(after("extern \"C\"__global__ void k() {}"), "extern \"C\" __global__ void k() {}");
+        assert_eq!(after("const char *s = \"a\"__FILE__;"), "const char *s = \"a\" __FILE__;");
+        // A literal operator's own suffix, and text in comments, stay.
+        assert_eq!(after("auto x = \"abc\"_s; // \"C\"__global__"), "auto x = \"abc\"_s; // \"C\"__global__");
+    }
+
+    #[test]
+    fn a_percent_before_a_name_in_an_asm_template_is_literal() {
+        let nvcc = "asm volatile(\"mov.u64 %0, %globaltimer;\" : \"=l\"(t));";
+        assert_eq!(after(nvcc), "asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));");
+        let pred = "__asm__ __volatile__(\"{ .reg .pred %p; setp.ne.u32 %p, %1, 0; }\" :: \"r\"(a));";
+        assert_eq!(after(pred), "__asm__ __volatile__(\"{ .reg .pred %%p; setp.ne.u32 %%p, %1, 0; }\" :: \"r\"(a));");
+        // Operands, modifiers, `%%` and the operands' own strings stay; so does printf.
+        let kept = "asm(\"mov.u32 %0, %%laneid; %c1 %l[x]\" : \"=r\"(a) : \"n\"(3)); printf(\"%s %d\", s, d);";
+        assert_eq!(after(kept), kept);
+    }
+
+    #[test]
+    fn asm_operands_without_a_comma_get_one() {
+        let nvcc = "asm volatile(\"st.release.sys.global.u8 [%1], %0;\" ::\"r\"(v) \"l\"(p) : \"memory\");";
+        assert_eq!(after(nvcc), "asm volatile(\"st.release.sys.global.u8 [%1], %0;\" ::\"r\"(v), \"l\"(p) : \"memory\");");
+        let kept = "asm(\"add.u32 %0, %1, %2;\" : \"=r\"(a) : \"r\"((int)b), \"r\"(f(c)));";
+        assert_eq!(after(kept), kept);
+    }
+}
