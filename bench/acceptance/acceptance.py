@@ -8,7 +8,7 @@
 `fetch` needs git and network access; it checks out each repository of sources.txt at the commit
 listed there. `run` compiles every `.cu` file under DIR twice, with the same command line:
 
-    COMPILER -dc -rdc=true -arch=sm_90 -std=c++17 -I<file's folder> -I<repository> -I<shared folders> FILE -o OBJ
+X
 
 once with nvcc (the oracle) and once with cdpc, and writes one JSON line per file: the exit
 status of each, the first error line of each, and the seconds each took. "Shared folders" are the
@@ -87,6 +87,7 @@ def compile_one(compiler, file, includes, timeout):
 
 
 def run(args):
+    args.dir = os.path.abspath(args.dir)
     jobs = []
     for repo in sorted(os.listdir(args.dir)):
         root = os.path.join(args.dir, repo)
@@ -98,7 +99,7 @@ def run(args):
             for f in sorted(files):
                 if f.endswith(".cu"):
                     path = os.path.join(dirpath, f)
-                    jobs.append((repo, path, [dirpath, root, *shared]))
+                    jobs.append((repo, path, [root, *shared]))
     done = set()
     if os.path.exists(args.out):
         with open(args.out) as f:
