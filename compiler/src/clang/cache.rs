@@ -197,6 +197,46 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// What an entry's manifest records of its precompiled header (a preamble's `.json`, and the
+/// wrapper's, which holds this alone), so that no other file in its place is taken for it:
+/// another entry's header renamed or copied over it (Clang accepts a header made for other
+/// files where the options match, and compiles against the wrong declarations), a header
+/// truncated, or one written over in place with its size and modification time kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HeaderStamp {
+    size: u64,
+    /// A hash of the bytes.
+    sum: u64,
+    /// The file as it was written: device, inode and change time (seconds, nanoseconds).
+    /// While the file at the path is that one, its bytes are the ones hashed (every write, in
+    /// place or by a rename, changes the change time, which no tool can set back), and they are
+    /// not read again; a copy of the cache (`cp -a`, `tar`, a CI cache restored) is another
+    /// file, whose bytes are hashed on each use.
+    file: (u64, u64, i64, i64),
+}
+
+impl HeaderStamp {
+    /// The stamp of `bytes`, just written to `path` (whole, by [`write_atomic`]); `None` when
+    /// the path is gone.
+    pub fn written(bytes: &[u8], path: &Path) -> Option<HeaderStamp> {
+        let meta = std::fs::metadata(path).ok().filter(|m| m.is_file())?;
+        Some(HeaderStamp { size: bytes.len() as u64, sum: sum(bytes), file: (meta.dev(), meta.ino(), meta.ctime(), meta.ctime_nsec()) })
+    }
+
+    /// Whether the file at `path` is the header this stamp was made of, or holds its bytes.
+    pub fn matches(&self, path: &Path) -> bool {
+        let Some(meta) = std::fs::metadata(path).ok().filter(|m| m.is_file() && m.len() == self.size) else { return false };
+        (meta.dev(), meta.ino(), meta.ctime(), meta.ctime_nsec()) == self.file || std::fs::read(path).is_ok_and(|bytes| sum(&bytes) == self.sum)
+    }
+}
+
+fn sum(bytes: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut hasher);
+    hasher.finish()
+}
+
 /// The stem of the entry whose key hashes to `hash`, for this cdpc.
 pub fn stem(hash: u64) -> String {
     format!("{hash:016x}-{}", version_tag())
