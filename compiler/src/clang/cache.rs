@@ -197,6 +197,46 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// What an entry's manifest records of its precompiled header (a preamble's `.json`, and the
+/// wrapper's, which holds this alone), so that no other file in its place is taken for it:
+/// another entry's header renamed or copied over it (Clang accepts a header made for other
+/// files where the options match, and compiles against the wrong declarations), a header
+/// truncated, or one written over in place with its size and modification time kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HeaderStamp {
+    size: u64,
+    /// A hash of the bytes.
+    sum: u64,
+    /// The file as it was written: device, inode and change time (seconds, nanoseconds).
+    /// While the file at the path is that one, its bytes are the ones hashed (every write, in
+    /// place or by a rename, changes the change time, which no tool can set back), and they are
+    /// not read again; a copy of the cache (`cp -a`, `tar`, a CI cache restored) is another
+    /// file, whose bytes are hashed on each use.
+    file: (u64, u64, i64, i64),
+}
+
+impl HeaderStamp {
+    /// The stamp of `bytes`, just written to `path` (whole, by [`write_atomic`]); `None` when
+    /// the path is gone.
+    pub fn written(bytes: &[u8], path: &Path) -> Option<HeaderStamp> {
+        let meta = std::fs::metadata(path).ok().filter(|m| m.is_file())?;
+        Some(HeaderStamp { size: bytes.len() as u64, sum: sum(bytes), file: (meta.dev(), meta.ino(), meta.ctime(), meta.ctime_nsec()) })
+    }
+
+    /// Whether the file at `path` is the header this stamp was made of, or holds its bytes.
+    pub fn matches(&self, path: &Path) -> bool {
+        let Some(meta) = std::fs::metadata(path).ok().filter(|m| m.is_file() && m.len() == self.size) else { return false };
+        (meta.dev(), meta.ino(), meta.ctime(), meta.ctime_nsec()) == self.file || std::fs::read(path).is_ok_and(|bytes| sum(&bytes) == self.sum)
+    }
+}
+
+fn sum(bytes: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut hasher);
+    hasher.finish()
+}
+
 /// The stem of the entry whose key hashes to `hash`, for this cdpc.
 pub fn stem(hash: u64) -> String {
     format!("{hash:016x}-{}", version_tag())
@@ -224,6 +264,36 @@ fn entry_of(name: &str) -> Option<(&str, bool)> {
 fn flock(file: &File, operation: libc::c_int) -> bool {
     // SAFETY: flock on a descriptor this `File` owns; no memory is involved.
     unsafe { libc::flock(file.as_raw_fd(), operation) == 0 }
+}
+
+/// A file under a `flock` of this process, unlocked when dropped: explicitly (`LOCK_UN`), not
+/// by closing the descriptor. A `flock` belongs to the open file, and a child process that
+/// another thread forks shares it until its `exec` closes its copy of the descriptor; closed
+/// alone, the lock would outlive its holder for that while, and a compilation would find an
+/// entry it could hold being removed, a trimmer an entry no one uses in use (the unit test of
+/// the refused header failed so under load: 50 of 3000 holds after a `discard`, with a thread
+/// spawning `true` beside them).
+#[derive(Debug)]
+struct Locked(File);
+
+impl Locked {
+    /// Locks `file` with `operation` (`LOCK_SH`/`LOCK_EX`, `LOCK_NB` or not).
+    fn take(file: File, operation: libc::c_int) -> std::io::Result<Locked> {
+        if flock(&file, operation) { Ok(Locked(file)) } else { Err(std::io::Error::last_os_error()) }
+    }
+}
+
+impl std::ops::Deref for Locked {
+    type Target = File;
+    fn deref(&self) -> &File {
+        &self.0
+    }
+}
+
+impl Drop for Locked {
+    fn drop(&mut self) {
+        flock(&self.0, libc::LOCK_UN);
+    }
 }
 
 /// Whether `file` is still the file at `path` (not removed, nor replaced, since it was opened).
@@ -254,7 +324,7 @@ fn open_mark(path: &Path) -> Option<(File, bool)> {
 /// which [`trim`] does not remove the entry.
 #[derive(Debug)]
 pub struct InUse {
-    mark: File,
+    mark: Locked,
     mark_path: PathBuf,
     /// Whether the mark was made now: the entry's first sight.
     pub first_sight: bool,
@@ -276,9 +346,7 @@ impl InUse {
     /// entry right now): the compilation goes on without it.
     pub fn hold(mark: &Path) -> Option<InUse> {
         let (file, first_sight) = open_mark(mark)?;
-        if !flock(&file, libc::LOCK_SH | libc::LOCK_NB) {
-            return None;
-        }
+        let file = Locked::take(file, libc::LOCK_SH | libc::LOCK_NB).ok()?;
         // Removed (by a trimmer) between the opening and the lock: not the entry's mark.
         still_at(&file, mark).then_some(InUse { mark: file, mark_path: mark.to_path_buf(), first_sight, header: None })
     }
@@ -392,9 +460,7 @@ pub struct Trimmed {
 pub fn trim(cache: &Cache) -> std::io::Result<Trimmed> {
     std::fs::create_dir_all(&cache.dir)?;
     let lock = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(cache.dir.join(TRIM_LOCK))?;
-    if !flock(&lock, libc::LOCK_EX) {
-        return Err(std::io::Error::last_os_error());
-    }
+    let _lock = Locked::take(lock, libc::LOCK_EX)?;
     let now = SystemTime::now();
     let stale = |time: SystemTime| now.duration_since(time).is_ok_and(|age| age > STALE_AFTER);
     let mut entries: std::collections::HashMap<(PathBuf, String), Found> = std::collections::HashMap::new();
@@ -460,7 +526,8 @@ pub fn trim(cache: &Cache) -> std::io::Result<Trimmed> {
 fn remove_entry(dir: &Path, stem: &str) -> bool {
     let mark = dir.join(format!("{stem}.seen"));
     let Some((file, _)) = open_mark(&mark) else { return false };
-    if !flock(&file, libc::LOCK_EX | libc::LOCK_NB) || !still_at(&file, &mark) {
+    let Ok(file) = Locked::take(file, libc::LOCK_EX | libc::LOCK_NB) else { return false };
+    if !still_at(&file, &mark) {
         return false;
     }
     for extension in EXTENSIONS {
@@ -619,6 +686,38 @@ mod tests {
         std::fs::write(&header, b"x").unwrap();
         none.discard(&[&header]);
         assert!(header.is_file());
+    }
+
+    /// A copy of a hold's descriptor, as a child process that another thread forks has one
+    /// until its `exec`.
+    fn child_copy(held: &InUse) -> std::os::fd::OwnedFd {
+        use std::os::fd::FromRawFd;
+        // SAFETY: dup of a descriptor the hold owns; the new one is owned by the result.
+        let fd = unsafe { libc::dup(held.mark.as_raw_fd()) };
+        assert!(fd >= 0);
+        // SAFETY: `fd` was just made, and nothing else owns it.
+        unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }
+    }
+
+    #[test]
+    fn a_lock_ends_with_its_hold_though_a_child_process_shares_its_descriptor() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache { dir: dir.path().into(), max_size: 1 };
+        let s = stem(9);
+        entry(&cache, "pch", &s, 10, ago(1));
+        let (mark, header) = (cache.kind_dir("pch").join(format!("{s}.seen")), cache.kind_dir("pch").join(format!("{s}.pch")));
+        // A discard's exclusive lock: the next compilation holds the entry, to make it again.
+        let mut held = InUse::hold(&mark).unwrap();
+        let _child = child_copy(&held);
+        assert!(held.found(&header));
+        held.discard(&[&header]);
+        assert!(!header.exists());
+        let held = InUse::hold(&mark).expect("the discard's lock ended with it");
+        // A compilation's shared lock: a trimmer removes the entry once the compilation is done.
+        std::fs::write(&header, [0u8; 10]).unwrap();
+        let _child = child_copy(&held);
+        drop(held);
+        assert_eq!(trim(&cache).unwrap(), Trimmed { removed: vec![s], size: 0, in_use: 0 });
     }
 
     #[test]

@@ -37,7 +37,7 @@
 //! without it. `CDPC_CACHE_DIR=` (empty) turns the cache off;
 //! `CDPC_PREAMBLE=0` turns off the preamble alone (the wrapper's header stays).
 
-use super::cache::{write_atomic, Cache, InUse};
+use super::cache::{write_atomic, Cache, HeaderStamp, InUse};
 use super::in_process::{Level, Message};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -237,11 +237,11 @@ struct StoredMessage {
 #[derive(Debug, Serialize, Deserialize)]
 struct Manifest {
     key: Key,
-    /// The header's size and modification time (whole seconds, as a copy of the cache with
-    /// `tar` keeps it) when it was written: a header replaced by another file (another entry's
-    /// header renamed or copied over it, which Clang accepts and compiles the file against, the
-    /// preamble's declarations missing), truncated or written in place is a miss.
-    header: (u64, u64),
+    /// The header as it was written ([`HeaderStamp`]): a header replaced by another file
+    /// (another entry's header renamed or copied over it, which Clang accepts and compiles the
+    /// file against, the preamble's declarations missing), truncated or written in place is a
+    /// miss.
+    header: HeaderStamp,
     dependencies: Vec<Dependency>,
     messages: Vec<StoredMessage>,
 }
@@ -312,7 +312,7 @@ impl Entry {
     fn read_manifest(&self) -> Option<Vec<Message>> {
         let text = std::fs::read(&self.manifest).ok()?;
         let manifest: Manifest = serde_json::from_slice(&text).ok()?;
-        if manifest.key != self.key || header_stamp(&self.pch)? != manifest.header {
+        if manifest.key != self.key || !manifest.header.matches(&self.pch) {
             return None;
         }
         for d in &manifest.dependencies {
@@ -363,7 +363,7 @@ impl Entry {
             })
             .collect();
         write_atomic(&self.pch, pch)?;
-        let header = header_stamp(&self.pch).ok_or_else(|| std::io::Error::other(format!("`{}` is gone", self.pch.display())))?;
+        let header = HeaderStamp::written(pch, &self.pch).ok_or_else(|| std::io::Error::other(format!("`{}` is gone", self.pch.display())))?;
         let manifest = Manifest { key: self.key.clone(), header, dependencies, messages };
         write_atomic(&self.manifest, &serde_json::to_vec(&manifest).map_err(std::io::Error::other)?)
     }
@@ -417,12 +417,6 @@ fn stamp(path: &Path) -> Option<(u64, u128)> {
     let m = std::fs::metadata(path).ok()?;
     let modified = m.modified().ok()?.duration_since(UNIX_EPOCH).ok()?.as_nanos();
     Some((m.len(), modified))
-}
-
-/// A header's size and modification time in whole seconds ([`Manifest::header`]).
-fn header_stamp(path: &Path) -> Option<(u64, u64)> {
-    let m = std::fs::metadata(path).ok().filter(|m| m.is_file())?;
-    Some((m.len(), m.modified().ok()?.duration_since(UNIX_EPOCH).ok()?.as_secs()))
 }
 
 /// The files of a Make-style dependency list (`target: a b \` lines, `\ ` for a space).
@@ -558,6 +552,18 @@ mod tests {
         assert!(matches!(entry.lookup(2), Lookup::Hit(..)));
         std::fs::write(&entry.pch, b"OTHER HEADER").unwrap();
         assert!(matches!(entry.lookup(2), Lookup::Build(_)), "a header of another size");
+        // Written over in place with its size and modification time kept (`touch -r`).
+        entry.store(b"PCH", &format!("x.pch: {}\n", header.display()), &[], Path::new("/src/f.cu")).unwrap();
+        let written = std::fs::metadata(&entry.pch).unwrap().modified().unwrap();
+        std::fs::write(&entry.pch, b"HCP").unwrap();
+        std::fs::File::options().write(true).open(&entry.pch).unwrap().set_modified(written).unwrap();
+        assert!(matches!(entry.lookup(2), Lookup::Build(_)), "a header of the same size and time");
+        // A copy of the cache: other files, the same bytes.
+        entry.store(b"PCH", &format!("x.pch: {}\n", header.display()), &[], Path::new("/src/f.cu")).unwrap();
+        let copy = dir.path().join("copied.pch");
+        std::fs::copy(&entry.pch, &copy).unwrap();
+        std::fs::rename(&copy, &entry.pch).unwrap();
+        assert!(matches!(entry.lookup(2), Lookup::Hit(..)), "the same bytes in another file");
         // Nothing but the entry's files: no temporary files left.
         let mut names: Vec<String> = std::fs::read_dir(dir.path().join("preamble")).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
         names.sort();

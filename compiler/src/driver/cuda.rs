@@ -190,7 +190,7 @@ impl Said {
     fn mentions(&self, word: &str) -> bool {
         match self {
             Said::Text(stderr) => stderr.contains(word),
-            Said::Messages(messages) => messages.iter().any(|m| m.text.contains(word)),
+            Said::Messages(messages) => messages.iter().any(|m| m.text.contains(word) || m.place.as_ref().is_some_and(|(file, _, _)| file.contains(word))),
         }
     }
 }
@@ -327,7 +327,10 @@ fn run_clang_with(engine: &ClangEngine, args: impl FnOnce(&Path) -> Result<(Vec<
 /// the compilation then parses the wrapper itself, as without a cache.
 fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &Cache, path: &Path, build: &BuildOptions, wrote: &mut bool) -> Option<InUse> {
     let mut held = InUse::hold(&path.with_extension("seen"))?;
-    if held.found(path) {
+    // The header its manifest names (else another file in its place: made again, renamed over).
+    let manifest = path.with_extension("json");
+    let stamp = std::fs::read(&manifest).ok().and_then(|text| serde_json::from_slice::<cache::HeaderStamp>(&text).ok());
+    if held.found(path) && stamp.is_some_and(|s| s.matches(path)) {
         held.touch();
         return Some(held);
     }
@@ -366,6 +369,9 @@ fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &Cach
         return None;
     }
     cache::write_atomic(path, &made).ok()?;
+    // A header kept without its manifest (the manifest's write failed) is a miss, made again.
+    let stamp = cache::HeaderStamp::written(&made, path).and_then(|s| serde_json::to_vec(&s).ok())?;
+    cache::write_atomic(&manifest, &stamp).ok()?;
     *wrote = true;
     held.found(path);
     held.touch();
@@ -477,6 +483,9 @@ struct ClangSetup {
     /// ([`back::precision::libdevice_variant`]), in place of the toolkit's, and the toolkit's
     /// version as Clang gives it ([`clang::sdk_version`]); `None` for nvcc's defaults.
     libdevice: Option<(PathBuf, Option<String>)>,
+    /// The toolkit's libdevice and the options its copy is made for, to make the copy again
+    /// ([`ClangSetup::own_includes`]).
+    libdevice_source: Option<(PathBuf, back::FloatMath)>,
     /// The source is cdpc's own `-E` output ([`crate::toolchain::PREPROCESSED_START`]): Clang's
     /// CUDA wrapper and cdpc's additions are in it already, and no precompiled header stands in.
     preprocessed: bool,
@@ -522,10 +531,11 @@ impl ClangSetup {
         } else {
             None
         };
+        let libdevice_source = libdevice.as_ref().and(tools.libdevice.clone()).map(|original| (original, options.float_math));
         let host_include = crate::toolchain::host_compiler_include();
         let preprocessed = source.starts_with(crate::toolchain::PREPROCESSED_START);
         let cache = if preprocessed { None } else { cache };
-        Ok(ClangSetup { engine, cache, additions, _additions_dir: additions_dir, root, system_includes, host_include, on_disk, macros: macro_args(options), includes, libdevice, preprocessed })
+        Ok(ClangSetup { engine, cache, additions, _additions_dir: additions_dir, root, system_includes, host_include, on_disk, macros: macro_args(options), includes, libdevice, libdevice_source, preprocessed })
     }
 
     /// The options of this compilation; the input and output are set per run.
@@ -558,6 +568,27 @@ impl ClangSetup {
             preprocess: None,
             preprocessed_input: self.preprocessed,
         }
+    }
+
+    /// The cache's files of `include/` that this compilation's Clang reads (cdpc's additions
+    /// header, the libdevice copy), where they are the cache's.
+    fn cached_includes(&self) -> Vec<&Path> {
+        let Some(dir) = self.cache.as_ref().map(|c| c.dir.join("include")) else { return Vec::new() };
+        [Some(self.additions.as_path()), self.libdevice.as_ref().map(|(path, _)| path.as_path())].into_iter().flatten().filter(|path| path.starts_with(&dir)).collect()
+    }
+
+    /// cdpc's additions header and the libdevice copy this compilation reads, made in a folder
+    /// of its own (removed when the folder is dropped), for a run that cannot rely on the
+    /// cache's: the folder and the two paths.
+    fn own_includes(&self) -> Option<(tempfile::TempDir, PathBuf, Option<PathBuf>)> {
+        let dir = tempfile::Builder::new().prefix(&crate::toolchain::cleanup::work_dir_prefix()).tempdir().ok()?;
+        let additions = clang::additions_header(dir.path()).ok()?;
+        let libdevice = match (&self.libdevice, &self.libdevice_source) {
+            (None, _) => None,
+            (Some(_), Some((original, math))) => Some(back::precision::libdevice_variant(dir.path(), original, *math).ok()?),
+            (Some(_), None) => return None,
+        };
+        Some((dir, additions, libdevice))
     }
 
     /// The file Clang reads: the input where it is on disk, else `source` written into the work
@@ -627,7 +658,7 @@ impl ClangSetup {
         };
         let depfile = listing.as_ref().map(|(dir, all)| (dir.path().join("headers.d"), *all));
         let work_dir = std::cell::RefCell::new(PathBuf::new());
-        let run = |pch: Option<&Path>, preamble: Option<(&Path, usize)>| {
+        let run_as = |template: &ClangInvocation<'_>, pch: Option<&Path>, preamble: Option<(&Path, usize)>| {
             precompiled.set(pch.is_some() || preamble.is_some());
             run_clang(
                 &self.engine,
@@ -647,6 +678,7 @@ impl ClangSetup {
                 build,
             )
         };
+        let run = |pch: Option<&Path>, preamble: Option<(&Path, usize)>| run_as(template, pch, preamble);
         // The precompiled headers are the device side's (the host side parses the wrapper):
         // the source's preamble where it has one in the cache, else the wrapper's.
         let identity = match &self.engine {
@@ -711,6 +743,24 @@ impl ClangSetup {
                 result
             }
         };
+        // A file of the cache's `include/` removed or damaged while Clang read it (they are
+        // checked as the compilation starts, not while Clang reads them): the compilation runs
+        // again, once, with copies of its own (as where the cache cannot take them) and without
+        // the precompiled headers, which read them too. The next compilation remakes the cache's.
+        let mut own_includes = None;
+        let run_result = match run_result {
+            Err(failure) if self.cached_includes().iter().any(|f| failure.mentions(&f.to_string_lossy())) => match self.own_includes() {
+                Some((dir, additions, libdevice)) => {
+                    replay.clear();
+                    let libdevice = libdevice.as_ref().map(|path| (path.as_path(), self.libdevice.as_ref().and_then(|(_, version)| version.as_deref())));
+                    let result = run_as(&ClangInvocation { additions: Some(&additions), libdevice, ..template.clone() }, None, None);
+                    own_includes = Some(dir);
+                    result
+                }
+                None => Err(failure),
+            },
+            other => other,
+        };
         // The preamble's messages first (where a compilation without it gives them), those of
         // the rest after; places in the preamble's copy are the source's.
         let run_result = match (&preamble, &self.on_disk) {
@@ -735,7 +785,7 @@ impl ClangSetup {
             Ok((bitcode, said)) => {
                 let warnings = said.diagnostics(&compiled_path, source);
                 let headers = match &depfile {
-                    Some((path, _)) => self.headers_read(path, &compiled_path, &work_dir.into_inner()),
+                    Some((path, _)) => self.headers_read(path, &compiled_path, &work_dir.into_inner(), own_includes.as_ref().map(tempfile::TempDir::path)),
                     None => Vec::new(),
                 };
                 Ok(ClangOutput { bitcode, warnings, compiled_path, precompiled: precompiled.get(), headers })
@@ -747,7 +797,7 @@ impl ClangSetup {
     /// The headers of Clang's list at `depfile` (`-MD`): the compiled file, cdpc's own files
     /// (its additions to Clang's headers, the work folder's, the cache's precompiled headers and
     /// the preamble's copy) left out. A precompiled header's list names the headers it read.
-    fn headers_read(&self, depfile: &Path, compiled: &Path, work: &Path) -> Vec<PathBuf> {
+    fn headers_read(&self, depfile: &Path, compiled: &Path, work: &Path, own_includes: Option<&Path>) -> Vec<PathBuf> {
         let text = std::fs::read_to_string(depfile).unwrap_or_default();
         let cache = self.cache.as_ref().map(|c| c.dir.as_path());
         let mut out: Vec<PathBuf> = Vec::new();
@@ -756,7 +806,8 @@ impl ClangSetup {
                 || path == self.additions
                 || (!work.as_os_str().is_empty() && path.starts_with(work))
                 || cache.is_some_and(|c| path.starts_with(c))
-                || self._additions_dir.as_ref().is_some_and(|d| path.starts_with(d.path()));
+                || self._additions_dir.as_ref().is_some_and(|d| path.starts_with(d.path()))
+                || own_includes.is_some_and(|d| path.starts_with(d));
             if !ours && !out.contains(&path) {
                 out.push(path);
             }
