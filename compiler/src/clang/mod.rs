@@ -357,9 +357,24 @@ fn default_cuid(source: &Path) -> Option<String> {
 /// about 70 ms of each `.cu` compilation here (`-ftime-trace`: `PerformPendingInstantiations`).
 /// The bitcode is the same (compared on the samples and the corpus); the options are part of
 /// [`ClangInvocation::identity`], so headers made without them are not used.
+///
+/// The device side's only: on the host side they change the order in which Clang emits some of
+/// a file's functions and string constants (cdpSimpleQuicksort's host object: the same code,
+/// other bytes), where a header made without them gives the object of the compilation without
+/// one, byte for byte (compared on the corpus).
 const PCH_OPTIONS: [&str; 2] = ["-Xclang", "-fpch-instantiate-templates"];
 
 impl ClangInvocation<'_> {
+    /// Whether this is the host side (`-dc`'s host object, or its `-E`).
+    fn host_side(&self) -> bool {
+        self.host_fatbin.is_some() || self.preprocess == Some(Side::Host)
+    }
+
+    /// [`PCH_OPTIONS`] where they apply: the device side's.
+    fn pch_options(&self) -> &'static [&'static str] {
+        if self.host_side() { &[] } else { &PCH_OPTIONS }
+    }
+
     /// The arguments after the program name.
     pub fn args(&self) -> Vec<OsString> {
         let mut a = self.options();
@@ -399,7 +414,7 @@ impl ClangInvocation<'_> {
     /// empty `empty` source, with every option of this compilation.
     pub fn pch_args(&self, empty: &Path, output: &Path) -> Vec<OsString> {
         let mut a = self.options();
-        for s in PCH_OPTIONS.iter().chain(&["-Xclang", "-emit-pch", "-o"]) {
+        for s in self.pch_options().iter().chain(&["-Xclang", "-emit-pch", "-o"]) {
             a.push(s.into());
         }
         a.push(output.as_os_str().to_owned());
@@ -419,7 +434,7 @@ impl ClangInvocation<'_> {
             a.push(s.into());
         }
         a.push(depfile.as_os_str().to_owned());
-        for s in PCH_OPTIONS.iter().chain(&["-Xclang", "-emit-pch", "-o"]) {
+        for s in self.pch_options().iter().chain(&["-Xclang", "-emit-pch", "-o"]) {
             a.push(s.into());
         }
         a.push(output.as_os_str().to_owned());
@@ -434,7 +449,7 @@ impl ClangInvocation<'_> {
     pub fn identity(&self, clang: &Path) -> Vec<String> {
         let stamp = |p: &Path| format!("{}: {:?}", p.display(), std::fs::metadata(p).ok().map(|m| (m.len(), m.modified().ok())));
         let mut out = vec![stamp(clang), stamp(&self.cuda_root.join("include/cuda.h")), env!("CARGO_PKG_VERSION").to_string()];
-        out.extend(PCH_OPTIONS.iter().map(|o| o.to_string()));
+        out.extend(self.pch_options().iter().map(|o| o.to_string()));
         // The linked Clang's headers prune their deferred-diagnostic roots (shim.cpp): headers
         // made before that are made again.
         out.push("pruned deferred-diagnostic roots".to_string());
@@ -446,7 +461,7 @@ impl ClangInvocation<'_> {
     fn options(&self) -> Vec<OsString> {
         let mut a: Vec<OsString> = Vec::new();
         let mut push = |s: String| a.push(s.into());
-        let host = self.host_fatbin.is_some() || self.preprocess == Some(Side::Host);
+        let host = self.host_side();
         let side: &[&str] = if host { &["--cuda-host-only", "--no-offload-new-driver"] } else { &["--cuda-device-only"] };
         let action: &[&str] = if self.preprocess.is_some() { &["-E"] } else { &["-emit-llvm", "-c"] };
         for s in ["-x", "cuda"].iter().chain(side).chain(&["-fgpu-rdc"]).chain(action) {
