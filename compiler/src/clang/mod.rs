@@ -605,18 +605,35 @@ pub const ADDITIONS: &str = include_str!("additions.h");
 /// folder when there is no cache): its path. Written only when the file is missing or differs,
 /// whole and renamed into place, so that the precompiled headers that read it stay valid
 /// (Clang checks every input file's size and time).
+///
+/// The writers take turns (an exclusive `flock` on the folder, across threads and processes)
+/// and write only where the file is still not [`ADDITIONS`]: of the callers that find it
+/// missing at once (two compilations, or `-dc`'s two sides, which call this on two threads of
+/// one process), the first writes it and the others take that file, never replacing it under a
+/// header made from it; each writes a temporary file of its own. One temporary name per process
+/// (as before) let one side's write truncate the file the other side was renaming, the other
+/// side's rename fail, and that side take a folder of its own, whose path is in its headers'
+/// keys: its preamble was then never seen twice (`preamble_cache`'s warning test, under load).
 pub fn additions_header(dir: &Path) -> std::io::Result<PathBuf> {
     let path = dir.join(additions_file_name());
-    if std::fs::read(&path).is_ok_and(|b| b == ADDITIONS.as_bytes()) {
+    let ours = || std::fs::read(&path).is_ok_and(|b| b == ADDITIONS.as_bytes());
+    if ours() {
         return Ok(path);
     }
     std::fs::create_dir_all(dir)?;
-    let partial = dir.join(format!(".cdpc-additions-{}.tmp", std::process::id()));
-    let written = std::fs::write(&partial, ADDITIONS).and_then(|()| std::fs::rename(&partial, &path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&partial);
+    // Where the folder cannot be locked (a file system without `flock`), the writes are whole
+    // and renamed into place all the same.
+    let folder = std::fs::File::open(dir).ok();
+    // SAFETY: flock on a descriptor this `File` owns, released when it is closed.
+    let _locked = folder.as_ref().is_some_and(|f| unsafe { libc::flock(std::os::unix::io::AsRawFd::as_raw_fd(f), libc::LOCK_EX) } == 0);
+    if ours() {
+        return Ok(path);
     }
-    written.map(|()| path)
+    // Removed when dropped unless persisted, in every case.
+    let mut partial = tempfile::Builder::new().prefix(".cdpc-additions-").suffix(".tmp").tempfile_in(dir)?;
+    std::io::Write::write_all(&mut partial, ADDITIONS.as_bytes())?;
+    partial.persist(&path).map_err(|e| e.error)?;
+    Ok(path)
 }
 
 /// The newest CUDA Clang 22 knows: a newer toolkit is taken as this one.
@@ -700,6 +717,46 @@ mod tests {
         let host_args = ["-fPIC", "-DA=1", "-D", "B", "-Wall", "-Iinc", "-isystem", "sys", "-O2", "-UC", "-include", "pre.h", "-march=native"];
         let cxx = CudaCxxOptions { host_args: host_args.iter().map(|s| s.to_string()).collect(), ..Default::default() };
         assert_eq!(cxx.preprocessor_args(), ["-DA=1", "-D", "B", "-Iinc", "-isystem", "sys", "-UC", "-include", "pre.h"]);
+    }
+
+    #[test]
+    fn the_additions_header_once_made_is_never_replaced_by_a_concurrent_caller() {
+        // `-dc`'s two sides call this at once on a fresh cache: every caller gets the one file
+        // (a failure sent a side to a folder of its own, and so to headers of their own keys),
+        // and no caller replaces the file another has returned (its headers would be stale).
+        use std::os::unix::fs::MetadataExt;
+        let root = tempfile::tempdir().unwrap();
+        for round in 0..100 {
+            let dir = root.path().join(round.to_string());
+            let start = std::sync::Barrier::new(4);
+            let seen: Vec<(PathBuf, u64)> = std::thread::scope(|scope| {
+                let callers: Vec<_> = (0..4)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            start.wait();
+                            let path = additions_header(&dir).unwrap();
+                            let inode = std::fs::metadata(&path).unwrap().ino();
+                            (path, inode)
+                        })
+                    })
+                    .collect();
+                callers.into_iter().map(|c| c.join().unwrap()).collect()
+            });
+            let path = dir.join(additions_file_name());
+            let inode = std::fs::metadata(&path).unwrap().ino();
+            assert!(seen.iter().all(|s| *s == (path.clone(), inode)), "round {round}: {seen:?}, finally {inode}");
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), ADDITIONS);
+            let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+            assert_eq!(names, [std::ffi::OsString::from(additions_file_name())], "no temporary file left");
+        }
+        // A file of other bytes is replaced, and then kept.
+        let dir = root.path().join("damaged");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(additions_file_name()), "#error damaged\n").unwrap();
+        let path = additions_header(&dir).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), ADDITIONS);
+        let inode = std::fs::metadata(&path).unwrap().ino();
+        assert_eq!(std::fs::metadata(additions_header(&dir).unwrap()).unwrap().ino(), inode);
     }
 
     #[test]
