@@ -46,19 +46,25 @@ struct Job {
     file: &'static str,
     scale: u32,
     fast_math: bool,
+    /// `-dc`: the host object (both sides' entries, the host side's of its own options).
+    dc: bool,
 }
 
 const fn job(file: &'static str, scale: u32, fast_math: bool) -> Job {
-    Job { file, scale, fast_math }
+    Job { file, scale, fast_math, dc: false }
 }
 
-/// One batch: two of the same file and options (they share every entry), another option, and
-/// fast math (a libdevice copy in the cache's `include/`).
-const JOBS: [Job; 4] = [job("a.cu", 1, false), job("a.cu", 2, false), job("m.cu", 1, true), job("a.cu", 1, false)];
+const fn dc_job(file: &'static str, scale: u32) -> Job {
+    Job { file, scale, fast_math: false, dc: true }
+}
+
+/// One batch: two of the same file and options (they share every entry), another option, fast
+/// math (a libdevice copy in the cache's `include/`), and a host object.
+const JOBS: [Job; 5] = [job("a.cu", 1, false), job("a.cu", 2, false), job("m.cu", 1, true), job("a.cu", 1, false), dc_job("a.cu", 4)];
 /// Jobs whose entries a warm cache of [`JOBS`] does not hold.
 const NEW_JOBS: [Job; 2] = [job("a.cu", 3, false), job("m.cu", 3, true)];
 /// What the fuzzer's rounds draw from.
-const POOL: [Job; 6] = [job("a.cu", 1, false), job("a.cu", 2, false), job("m.cu", 1, true), job("m.cu", 1, false), job("m.cu", 2, true), job("a.cu", 1, true)];
+const POOL: [Job; 7] = [job("a.cu", 1, false), job("a.cu", 2, false), job("m.cu", 1, true), job("m.cu", 1, false), job("m.cu", 2, true), job("a.cu", 1, true), dc_job("m.cu", 2)];
 
 fn root() -> bool {
     // SAFETY: geteuid has no preconditions.
@@ -96,8 +102,14 @@ impl Project {
     /// `cache` (none: `CDPC_CACHE_DIR=`), the cache's other variables unset but for `env`: the
     /// PTX, or why not (a failure, or more on stderr than one note).
     fn compile(&self, j: Job, cache: Option<&Path>, env: &[(&str, &str)]) -> Result<String, String> {
+        static OBJECTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let object = self.path(&format!("{}.o", OBJECTS.fetch_add(1, std::sync::atomic::Ordering::SeqCst)));
         let mut command = Command::new(env!("CARGO_BIN_EXE_cdpc"));
-        command.current_dir(self.dir.path()).args([j.file, "--emit", "ptx", &format!("-DSCALE={}", j.scale), "-o", "-"]);
+        if j.dc {
+            command.current_dir(self.dir.path()).args([j.file, "-dc", &format!("-DSCALE={}", j.scale), "-o", object.to_str().unwrap()]);
+        } else {
+            command.current_dir(self.dir.path()).args([j.file, "--emit", "ptx", &format!("-DSCALE={}", j.scale), "-o", "-"]);
+        }
         if j.fast_math {
             command.arg("--use_fast_math");
         }
@@ -115,6 +127,12 @@ impl Project {
         let said: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
         if said.len() > 1 || said.iter().any(|l| !l.trim_start().starts_with("note")) {
             return Err(format!("more than one note on stderr:\n{stderr}"));
+        }
+        if j.dc {
+            // The object's bytes, in hexadecimal.
+            let bytes = std::fs::read(&object).map_err(|e| e.to_string())?;
+            let _ = std::fs::remove_file(&object);
+            return Ok(bytes.iter().map(|b| format!("{b:02x}")).collect());
         }
         String::from_utf8(run.stdout).map_err(|e| e.to_string())
     }

@@ -22,8 +22,10 @@ __global__ void leaf(int n) { atomicAdd(&total, twice(n) * SCALE); }\n\
 __global__ void root() { if (threadIdx.x == 0) leaf<<<2, 64>>>(blockIdx.x); printf(\"b %d\\n\", total); }\n";
 const HEADER: &str = "#pragma once\n__device__ inline int twice(int x) { return 2 * x; }\n";
 
-/// The compilations of one batch: file and `-DSCALE`; the first and last share every entry.
-const JOBS: [(&str, u32); 4] = [("a.cu", 1), ("a.cu", 2), ("b.cu", 1), ("a.cu", 1)];
+/// The compilations of one batch: file, `-DSCALE` and whether it is `-dc` (a host object, whose
+/// host side has entries of its own options); the first and fourth share every entry, as do
+/// the last two.
+const JOBS: [(&str, u32, bool); 6] = [("a.cu", 1, false), ("a.cu", 2, false), ("b.cu", 1, false), ("a.cu", 1, false), ("b.cu", 2, true), ("b.cu", 2, true)];
 
 /// The mode bits of `path`.
 fn chmod(path: &Path, mode: u32) {
@@ -60,15 +62,18 @@ impl Stress {
         self.dir.path().join(name)
     }
 
-    /// `cdpc FILE --emit ptx -DSCALE=N` in the project's folder with its cache and work
-    /// folders (the cache's variables unset but for `env`), as `uid` when given: the PTX, or
-    /// stderr.
-    fn compile(&self, (file, scale): (&str, u32), env: &[(&str, &str)], uid: Option<u32>) -> Result<String, String> {
-        let out = self.path(&format!("out/{}.ptx", self.runs.fetch_add(1, Ordering::SeqCst)));
+    /// `cdpc FILE --emit ptx -DSCALE=N` (or `cdpc -dc FILE -DSCALE=N`) in the project's folder
+    /// with its cache and work folders (the cache's variables unset but for `env`), as `uid`
+    /// when given: the PTX (the host object's bytes in hexadecimal), or stderr.
+    fn compile(&self, (file, scale, dc): (&str, u32, bool), env: &[(&str, &str)], uid: Option<u32>) -> Result<String, String> {
+        let out = self.path(&format!("out/{}.{}", self.runs.fetch_add(1, Ordering::SeqCst), if dc { "o" } else { "ptx" }));
         let mut command = Command::new(env!("CARGO_BIN_EXE_cdpc"));
+        let emit: &[&str] = if dc { &["-dc"] } else { &["--emit", "ptx"] };
         command
             .current_dir(self.dir.path())
-            .args([file, "--emit", "ptx", &format!("-DSCALE={scale}"), "-o", out.to_str().unwrap()])
+            .arg(file)
+            .args(emit)
+            .args([&format!("-DSCALE={scale}"), "-o", out.to_str().unwrap()])
             .env("CDPC_CACHE_DIR", self.path("cache"))
             .env_remove("CDPC_PREAMBLE")
             .env_remove("CDPC_CACHE_MAX_SIZE")
@@ -83,7 +88,8 @@ impl Stress {
         if !run.status.success() {
             return Err(stderr);
         }
-        let ptx = std::fs::read_to_string(&out).unwrap();
+        let bytes = std::fs::read(&out).unwrap();
+        let ptx = if dc { bytes.iter().map(|b| format!("{b:02x}")).collect() } else { String::from_utf8(bytes).unwrap() };
         std::fs::remove_file(&out).unwrap();
         // At most one note, no warning or error: the cache never speaks up (the sources are clean).
         assert!(stderr.lines().filter(|l| !l.trim().is_empty()).count() <= 1, "{file}: {stderr}");
@@ -185,10 +191,19 @@ fn concurrent_compilations_survive_a_damaged_and_trimmed_cache() {
             }
             n
         });
+        // The damager stops also when a batch fails (a panic), so that the test reports it
+        // instead of waiting for the damager for ever.
+        struct Stop<'a>(&'a AtomicBool);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::SeqCst);
+            }
+        }
+        let stopping = Stop(&stop);
         for round in 0..2 {
             s.batch(&format!("damaged while running, round {round}"), rounds(round));
         }
-        stop.store(true, Ordering::SeqCst);
+        drop(stopping);
         assert!(damager.join().unwrap() > 10, "the cache was damaged while the compilations ran");
     });
     // A bound that holds one entry, so that every compilation that writes one trims the others.
@@ -196,8 +211,8 @@ fn concurrent_compilations_survive_a_damaged_and_trimmed_cache() {
     s.batch("trimmed", &[("CDPC_CACHE_MAX_SIZE", &bound)]);
     s.batch("trimmed again", &[("CDPC_CACHE_MAX_SIZE", &bound)]);
     // Alone, with a key of its own (a header written, nothing else in use): down to the bound.
-    let alone = s.compile(("a.cu", 3), &[("CDPC_CACHE_MAX_SIZE", &bound)], None).unwrap();
-    assert_eq!(alone, s.compile(("a.cu", 3), &[("CDPC_CACHE_DIR", "")], None).unwrap());
+    let alone = s.compile(("a.cu", 3, false), &[("CDPC_CACHE_MAX_SIZE", &bound)], None).unwrap();
+    assert_eq!(alone, s.compile(("a.cu", 3, false), &[("CDPC_CACHE_DIR", "")], None).unwrap());
     assert!(s.cache_size() <= largest * 3 / 2, "trimmed to the bound: {} > {bound}", s.cache_size());
     s.batch("hot again", &[]);
     let work: Vec<_> = std::fs::read_dir(s.path("tmp")).unwrap().map(|e| e.unwrap().file_name()).collect();
@@ -225,7 +240,7 @@ fn a_cache_folder_that_cannot_be_written_compiles_without_caching() {
         }
     }
     let uid = root.then_some(65534);
-    if root && s.compile(("a.cu", 1), &[("CDPC_CACHE_DIR", "")], uid).is_err() {
+    if root && s.compile(("a.cu", 1, false), &[("CDPC_CACHE_DIR", "")], uid).is_err() {
         return println!("skipped: cdpc does not run as nobody here");
     }
     s.check("read-only", s.batch_outputs(&[], uid));

@@ -3,6 +3,7 @@
 
 #include "llvm-c/Core.h"
 #include "llvm-c/IRReader.h"
+#include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CrashRecoveryContext.h"
@@ -18,6 +19,32 @@ void cdpc_move_global_to_end(LLVMValueRef global) {
   llvm::Module *module = variable->getParent();
   module->removeGlobalVariable(variable);
   module->insertGlobalVariable(variable);
+}
+
+// Replaces the initializer of the one global variable of `module` in the section `section`
+// by the bytes `bytes` (a constant byte array, of their length): a new variable of that type
+// with the old one's name, linkage, section, alignment and other attributes takes its place in
+// the module's list and its uses. Returns how many such variables there were: nothing is
+// changed unless it is exactly one.
+size_t cdpc_replace_section_bytes(LLVMModuleRef module, const char *section, const char *bytes, size_t length) {
+  llvm::Module *m = llvm::unwrap(module);
+  llvm::GlobalVariable *old = nullptr;
+  size_t found = 0;
+  for (llvm::GlobalVariable &variable : m->globals())
+    if (variable.hasSection() && variable.getSection() == section) {
+      old = &variable;
+      found++;
+    }
+  if (found != 1)
+    return found;
+  auto *value = llvm::ConstantDataArray::getString(m->getContext(), llvm::StringRef(bytes, length), /*AddNull=*/false);
+  auto *variable = new llvm::GlobalVariable(*m, value->getType(), old->isConstant(), old->getLinkage(), value, "", old,
+                                            old->getThreadLocalMode(), old->getAddressSpace());
+  variable->copyAttributesFrom(old);
+  variable->takeName(old);
+  old->replaceAllUsesWith(variable);
+  old->eraseFromParent();
+  return 1;
 }
 
 // Parses IR text or bitcode as LLVMParseIRInContext does (taking the buffer), inside a

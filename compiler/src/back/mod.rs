@@ -269,12 +269,26 @@ extern "C" {
     /// `llvm_shim.cpp`.
     fn cdpc_move_global_to_end(global: inkwell::llvm_sys::prelude::LLVMValueRef);
     /// `llvm_shim.cpp`.
+    fn cdpc_replace_section_bytes(module: inkwell::llvm_sys::prelude::LLVMModuleRef, section: *const std::os::raw::c_char, bytes: *const std::os::raw::c_char, length: usize) -> usize;
+    /// `llvm_shim.cpp`.
     fn cdpc_parse_ir_safely(
         context: inkwell::llvm_sys::prelude::LLVMContextRef,
         buffer: inkwell::llvm_sys::prelude::LLVMMemoryBufferRef,
         module: *mut inkwell::llvm_sys::prelude::LLVMModuleRef,
         message: *mut *mut std::os::raw::c_char,
     ) -> std::os::raw::c_int;
+}
+
+/// Puts `bytes` in place of the contents of the one global variable of `module` in `section`
+/// (a constant byte array): a new variable of their length takes the old one's place in the
+/// module's list, its name, attributes and uses, so the module is the one whose variable held
+/// `bytes` from the start. Returns how many variables the section had, changing nothing unless
+/// it is one.
+pub fn replace_section_bytes(module: &inkwell::module::Module<'_>, section: &str, bytes: &[u8]) -> usize {
+    let section = std::ffi::CString::new(section).expect("a section name without NUL");
+    // SAFETY: the module is alive for the call; the shim reads `length` bytes and the
+    // NUL-terminated name, copying both.
+    unsafe { cdpc_replace_section_bytes(module.as_mut_ptr(), section.as_ptr(), bytes.as_ptr().cast(), bytes.len()) }
 }
 
 /// Why [`parse_ir`] gave no module.

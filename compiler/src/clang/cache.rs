@@ -417,6 +417,13 @@ impl InUse {
         unsafe { libc::access(dir.as_ptr(), libc::W_OK) == 0 }
     }
 
+    /// Notes that the entry's header cannot be made (Clang refused to precompile it for a reason
+    /// the sources and options keep): [`InUse::too_large`] for every bound from now on, until
+    /// the mark goes stale ([`STALE_AFTER`]), so that no compilation tries again in vain.
+    pub fn mark_not_made(&self) {
+        self.mark_too_large(u64::MAX);
+    }
+
     /// Writes the size of a header that was not kept because it is larger than the bound.
     pub fn mark_too_large(&self, size: u64) {
         // In place: the mark is what the locks are on, so it is never replaced.

@@ -358,9 +358,24 @@ fn default_cuid(source: &Path) -> Option<String> {
 /// about 70 ms of each `.cu` compilation here (`-ftime-trace`: `PerformPendingInstantiations`).
 /// The bitcode is the same (compared on the samples and the corpus); the options are part of
 /// [`ClangInvocation::identity`], so headers made without them are not used.
+///
+/// The device side's only: on the host side they change the order in which Clang emits some of
+/// a file's functions and string constants (cdpSimpleQuicksort's host object: the same code,
+/// other bytes), where a header made without them gives the object of the compilation without
+/// one, byte for byte (compared on the corpus).
 const PCH_OPTIONS: [&str; 2] = ["-Xclang", "-fpch-instantiate-templates"];
 
 impl ClangInvocation<'_> {
+    /// Whether this is the host side (`-dc`'s host object, or its `-E`).
+    fn host_side(&self) -> bool {
+        self.host_fatbin.is_some() || self.preprocess == Some(Side::Host)
+    }
+
+    /// [`PCH_OPTIONS`] where they apply: the device side's.
+    fn pch_options(&self) -> &'static [&'static str] {
+        if self.host_side() { &[] } else { &PCH_OPTIONS }
+    }
+
     /// The arguments after the program name.
     pub fn args(&self) -> Vec<OsString> {
         let mut a = self.options();
@@ -400,7 +415,7 @@ impl ClangInvocation<'_> {
     /// empty `empty` source, with every option of this compilation.
     pub fn pch_args(&self, empty: &Path, output: &Path) -> Vec<OsString> {
         let mut a = self.options();
-        for s in PCH_OPTIONS.iter().chain(&["-Xclang", "-emit-pch", "-o"]) {
+        for s in self.pch_options().iter().chain(&["-Xclang", "-emit-pch", "-o"]) {
             a.push(s.into());
         }
         a.push(output.as_os_str().to_owned());
@@ -420,7 +435,7 @@ impl ClangInvocation<'_> {
             a.push(s.into());
         }
         a.push(depfile.as_os_str().to_owned());
-        for s in PCH_OPTIONS.iter().chain(&["-Xclang", "-emit-pch", "-o"]) {
+        for s in self.pch_options().iter().chain(&["-Xclang", "-emit-pch", "-o"]) {
             a.push(s.into());
         }
         a.push(output.as_os_str().to_owned());
@@ -435,7 +450,7 @@ impl ClangInvocation<'_> {
     pub fn identity(&self, clang: &Path) -> Vec<String> {
         let stamp = |p: &Path| format!("{}: {:?}", p.display(), std::fs::metadata(p).ok().map(|m| (m.len(), m.modified().ok())));
         let mut out = vec![stamp(clang), stamp(&self.cuda_root.join("include/cuda.h")), env!("CARGO_PKG_VERSION").to_string()];
-        out.extend(PCH_OPTIONS.iter().map(|o| o.to_string()));
+        out.extend(self.pch_options().iter().map(|o| o.to_string()));
         // The linked Clang's headers prune their deferred-diagnostic roots (shim.cpp): headers
         // made before that are made again.
         out.push("pruned deferred-diagnostic roots".to_string());
@@ -447,7 +462,7 @@ impl ClangInvocation<'_> {
     fn options(&self) -> Vec<OsString> {
         let mut a: Vec<OsString> = Vec::new();
         let mut push = |s: String| a.push(s.into());
-        let host = self.host_fatbin.is_some() || self.preprocess == Some(Side::Host);
+        let host = self.host_side();
         let side: &[&str] = if host { &["--cuda-host-only", "--no-offload-new-driver"] } else { &["--cuda-device-only"] };
         let action: &[&str] = if self.preprocess.is_some() { &["-E"] } else { &["-emit-llvm", "-c"] };
         for s in ["-x", "cuda"].iter().chain(side).chain(&["-fgpu-rdc"]).chain(action) {
@@ -595,18 +610,35 @@ pub const ADDITIONS: &str = include_str!("additions.h");
 /// folder when there is no cache): its path. Written only when the file is missing or differs,
 /// whole and renamed into place, so that the precompiled headers that read it stay valid
 /// (Clang checks every input file's size and time).
+///
+/// The writers take turns (an exclusive `flock` on the folder, across threads and processes)
+/// and write only where the file is still not [`ADDITIONS`]: of the callers that find it
+/// missing at once (two compilations, or `-dc`'s two sides, which call this on two threads of
+/// one process), the first writes it and the others take that file, never replacing it under a
+/// header made from it; each writes a temporary file of its own. One temporary name per process
+/// (as before) let one side's write truncate the file the other side was renaming, the other
+/// side's rename fail, and that side take a folder of its own, whose path is in its headers'
+/// keys: its preamble was then never seen twice (`preamble_cache`'s warning test, under load).
 pub fn additions_header(dir: &Path) -> std::io::Result<PathBuf> {
     let path = dir.join(additions_file_name());
-    if std::fs::read(&path).is_ok_and(|b| b == ADDITIONS.as_bytes()) {
+    let ours = || std::fs::read(&path).is_ok_and(|b| b == ADDITIONS.as_bytes());
+    if ours() {
         return Ok(path);
     }
     std::fs::create_dir_all(dir)?;
-    let partial = dir.join(format!(".cdpc-additions-{}.tmp", std::process::id()));
-    let written = std::fs::write(&partial, ADDITIONS).and_then(|()| std::fs::rename(&partial, &path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&partial);
+    // Where the folder cannot be locked (a file system without `flock`), the writes are whole
+    // and renamed into place all the same.
+    let folder = std::fs::File::open(dir).ok();
+    // SAFETY: flock on a descriptor this `File` owns, released when it is closed.
+    let _locked = folder.as_ref().is_some_and(|f| unsafe { libc::flock(std::os::unix::io::AsRawFd::as_raw_fd(f), libc::LOCK_EX) } == 0);
+    if ours() {
+        return Ok(path);
     }
-    written.map(|()| path)
+    // Removed when dropped unless persisted, in every case.
+    let mut partial = tempfile::Builder::new().prefix(".cdpc-additions-").suffix(".tmp").tempfile_in(dir)?;
+    std::io::Write::write_all(&mut partial, ADDITIONS.as_bytes())?;
+    partial.persist(&path).map_err(|e| e.error)?;
+    Ok(path)
 }
 
 /// The newest CUDA Clang 22 knows: a newer toolkit is taken as this one.
@@ -690,6 +722,46 @@ mod tests {
         let host_args = ["-fPIC", "-DA=1", "-D", "B", "-Wall", "-Iinc", "-isystem", "sys", "-O2", "-UC", "-include", "pre.h", "-march=native"];
         let cxx = CudaCxxOptions { host_args: host_args.iter().map(|s| s.to_string()).collect(), ..Default::default() };
         assert_eq!(cxx.preprocessor_args(), ["-DA=1", "-D", "B", "-Iinc", "-isystem", "sys", "-UC", "-include", "pre.h"]);
+    }
+
+    #[test]
+    fn the_additions_header_once_made_is_never_replaced_by_a_concurrent_caller() {
+        // `-dc`'s two sides call this at once on a fresh cache: every caller gets the one file
+        // (a failure sent a side to a folder of its own, and so to headers of their own keys),
+        // and no caller replaces the file another has returned (its headers would be stale).
+        use std::os::unix::fs::MetadataExt;
+        let root = tempfile::tempdir().unwrap();
+        for round in 0..100 {
+            let dir = root.path().join(round.to_string());
+            let start = std::sync::Barrier::new(4);
+            let seen: Vec<(PathBuf, u64)> = std::thread::scope(|scope| {
+                let callers: Vec<_> = (0..4)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            start.wait();
+                            let path = additions_header(&dir).unwrap();
+                            let inode = std::fs::metadata(&path).unwrap().ino();
+                            (path, inode)
+                        })
+                    })
+                    .collect();
+                callers.into_iter().map(|c| c.join().unwrap()).collect()
+            });
+            let path = dir.join(additions_file_name());
+            let inode = std::fs::metadata(&path).unwrap().ino();
+            assert!(seen.iter().all(|s| *s == (path.clone(), inode)), "round {round}: {seen:?}, finally {inode}");
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), ADDITIONS);
+            let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+            assert_eq!(names, [std::ffi::OsString::from(additions_file_name())], "no temporary file left");
+        }
+        // A file of other bytes is replaced, and then kept.
+        let dir = root.path().join("damaged");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(additions_file_name()), "#error damaged\n").unwrap();
+        let path = additions_header(&dir).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), ADDITIONS);
+        let inode = std::fs::metadata(&path).unwrap().ino();
+        assert_eq!(std::fs::metadata(additions_header(&dir).unwrap()).unwrap().ino(), inode);
     }
 
     #[test]

@@ -172,8 +172,8 @@ fn strip_comments(line: &str, in_comment: &mut bool) -> Option<String> {
 /// header's name (`./h.h` for `main.cu`, `src/h.h` for `src/main.cu`). The preamble's copy
 /// lives in the cache, so it finds those headers through `-iquote` with this folder, and the
 /// names are the same: a replayed warning is the warning a compilation without the preamble
-/// gives, in text and JSON, and `-dc`'s host side (which has no preamble) gives it equal, so
-/// that it is reported once (compiler/src/driver/cuda.rs, `host_object`). The canonical
+/// gives, in text and JSON, and `-dc`'s host side (with a preamble of its own options) gives it
+/// equal, so that it is reported once (compiler/src/driver/cuda.rs, `host_object`). The canonical
 /// folder named every such header by its absolute path instead.
 pub fn quote_dir(source: &Path) -> PathBuf {
     match source.parent() {

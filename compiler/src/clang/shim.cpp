@@ -230,6 +230,23 @@ public:
   void HandleTranslationUnit(clang::ASTContext &context) override {
     if (!sema)
       return;
+    // On the host side no compilation checks the IR for what the header's lost deferred
+    // diagnostics would have said (the device side does, compiler/src/driver/cuda.rs): a
+    // header that holds any is not made (an error that says so, which cdpc recognises,
+    // HOST_DEFERRED_DIAGNOSTICS in compiler/src/driver/cuda.rs), and the host side parses
+    // those headers itself.
+    if (!context.getLangOpts().CUDAIsDevice) {
+      size_t deferred = 0;
+      for (const auto &entry : sema->DeviceDeferredDiags)
+        deferred += !entry.second.empty();
+      if (deferred) {
+        clang::DiagnosticsEngine &diags = context.getDiagnostics();
+        diags.Report(diags.getCustomDiagID(clang::DiagnosticsEngine::Error,
+                                           "cdpc: not precompiled: the host side holds deferred diagnostics of %0 function(s)"))
+            << static_cast<unsigned>(deferred);
+        return;
+      }
+    }
     const clang::SourceManager &sources = context.getSourceManager();
     llvm::SmallSetVector<clang::Decl *, 4> kept;
     for (clang::Decl *decl : sema->DeclsToCheckForDeferredDiags) {

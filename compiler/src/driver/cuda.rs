@@ -351,15 +351,23 @@ fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &Cach
         },
         _ => cache::write_atomic(&empty, b"").ok()?,
     }
-    let (made, _) = run_clang(
+    let made = run_clang(
         engine,
         |work| {
             let output = work.join("cuda-wrapper.pch");
             Ok((template.pch_args(&empty, &output), output))
         },
         build,
-    )
-    .ok()?;
+    );
+    let made = match made {
+        Ok((made, _)) => made,
+        Err(failure) => {
+            if failure.mentions(HOST_DEFERRED_DIAGNOSTICS) {
+                held.mark_not_made();
+            }
+            return None;
+        }
+    };
     // Its source damaged while Clang read it: a header of something else, not kept.
     if !std::fs::metadata(&empty).is_ok_and(|m| m.is_file() && m.len() == 0) {
         return None;
@@ -377,6 +385,15 @@ fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &Cach
     held.touch();
     Some(held)
 }
+
+/// The start of the linked Clang's error (`shim.cpp`, `PruneDeferredDiagnosticRoots`) when a
+/// host side's precompiled header would hold deferred diagnostics, which a header loses: Clang's
+/// `DeviceDeferredDiags` (on the host side, a `__host__ __device__` function's use of a
+/// `__device__` one) are not written, and no check of the host IR finds what they would have
+/// said, as [`precompiled_header_may_hide_errors`] does for the device side. Such a header is
+/// not made ([`InUse::mark_not_made`]): the host side parses those headers itself, and says
+/// what it says without a cache.
+const HOST_DEFERRED_DIAGNOSTICS: &str = "cdpc: not precompiled: the host side holds deferred diagnostics";
 
 /// A precompiled preamble from the cache: its entry, held until the compilation is over, the
 /// preamble's length, and the messages of its making.
@@ -419,7 +436,11 @@ fn ensure_preamble(
                 build,
             );
             // A preamble Clang cannot precompile (an error in a header): the compilation
-            // without it reports the error.
+            // without it reports the error. One it refuses for the host side's deferred
+            // diagnostics is not tried again.
+            if matches!(&made, Err(failure) if failure.mentions(HOST_DEFERRED_DIAGNOSTICS)) {
+                held.mark_not_made();
+            }
             let Ok((pch, depfile, Said::Messages(messages))) = made else { return None };
             if !entry.copy_intact() {
                 return None;
@@ -679,15 +700,21 @@ impl ClangSetup {
             )
         };
         let run = |pch: Option<&Path>, preamble: Option<(&Path, usize)>| run_as(template, pch, preamble);
-        // The precompiled headers are the device side's (the host side parses the wrapper):
-        // the source's preamble where it has one in the cache, else the wrapper's.
+        // The precompiled headers, of each side's own options (the host side's made with
+        // `--cuda-host-only`; the fat binary's file is no option of theirs): the source's
+        // preamble where it has one in the cache, else the wrapper's.
         let identity = match &self.engine {
             ClangEngine::Process(clang) => clang.clone(),
             ClangEngine::InProcess { resource_dir } => resource_dir.join(in_process::CUDA_WRAPPER),
         };
-        let device = host_fatbin.is_none();
+        let template = &ClangInvocation { host_fatbin: host_fatbin.map(|_| Path::new("device.fatbin")), ..template.clone() };
+        // The host side's debug information (`-Xcompiler -g`) is not compared with and
+        // without precompiled headers: that side parses every header itself then.
+        // Nor do they serve the host side of a Clang program, which lacks the linked Clang's
+        // refusal of deferred diagnostics (`HOST_DEFERRED_DIAGNOSTICS`).
+        let precompile = host_fatbin.is_none() || (matches!(self.engine, ClangEngine::InProcess { .. }) && !options.cuda_cxx.host_args.iter().any(|a| a.starts_with("-g") && a != "-g0"));
         let mut wrote = false;
-        let mut preamble = match (&self.on_disk, &self.cache, device) {
+        let mut preamble = match (&self.on_disk, &self.cache, precompile) {
             (Some(path), Some(cache), true) => ensure_preamble(&self.engine, template, cache, &identity, path, source, build, &mut wrote),
             _ => None,
         };
@@ -722,7 +749,7 @@ impl ClangSetup {
         let run_result = match with_preamble {
             Some(result) => result,
             None => {
-                let pch = match (&self.cache, device) {
+                let pch = match (&self.cache, precompile) {
                     (Some(cache), true) => {
                         let path = clang::pch_path(cache, &identity, template);
                         held_pch = ensure_pch(&self.engine, template, cache, &path, build, &mut wrote);
@@ -999,20 +1026,56 @@ pub(crate) fn lower(module: &Module<'_>, options: &CompileOptions, shown: &Sourc
     Ok(Generated { llvm_ir, ptx, warnings, timings, headers: Vec::new() })
 }
 
+/// The host side's bitcode of a CUDA C++ source ([`host_bitcode`]), before the device side's
+/// fat binary is in it.
+pub(crate) struct HostBitcode {
+    bitcode: Vec<u8>,
+    warnings: Vec<Diagnostic>,
+    headers: Vec<PathBuf>,
+    /// Whether Clang embedded [`FATBIN_PLACEHOLDER`] (else the real fat binary).
+    placeholder: bool,
+}
+
+/// What the host side embeds while the device side's fat binary is not made yet: Clang writes
+/// a file's bytes as they are into one constant of the section [`FATBIN_SECTION`], which nothing
+/// else reads (the wrapper points at it, the module id is the wrapper's name's hash), and
+/// [`host_object`] puts the fat binary's bytes in its place ([`back::replace_section_bytes`]),
+/// so the object is the one Clang writes with the fat binary.
+const FATBIN_PLACEHOLDER: &[u8] = b"cdpc: the device side's fat binary goes here\0";
+
+/// The section of Clang's constant that holds the embedded fat binary (`CGNVCUDARuntime`: a
+/// relocatable one's, `-fgpu-rdc`, which cdpc always passes).
+const FATBIN_SECTION: &str = "__nv_relfatbin";
+
+/// Clang's host side of CUDA C++ `source` (`--cuda-host-only`, the nvcc-style registration),
+/// with [`FATBIN_PLACEHOLDER`] for the device side's fat binary when `fatbin` is `None`: it
+/// needs nothing of the device side, so it runs while that side compiles (`driver::cuda_host_object`).
+pub(crate) fn host_bitcode(source: &str, options: &CompileOptions, tools: &Toolchain, build: &BuildOptions, fatbin: Option<&[u8]>) -> Result<HostBitcode, CompileError> {
+    let setup = ClangSetup::new(source, options, tools)?;
+    let ClangOutput { bitcode, warnings, headers, .. } = setup.run(&setup.template(options), source, options, build, Some(fatbin.unwrap_or(FATBIN_PLACEHOLDER)))?;
+    Ok(HostBitcode { bitcode, warnings, headers, placeholder: fatbin.is_none() })
+}
+
 /// The host object of a CUDA C++ source, like `nvcc -dc`'s: `fatbin` (the device side,
 /// compiled with `options.nv_module_id` = `id`, assembled and packed into a relocatable fat
-/// binary), which Clang's host side embeds with the file's host code, its kernels' stubs and
-/// their registration; then nvcc's names ([`pipeline::host_names`]) under module id `id`, and
-/// x86-64 code. Returns the object and the host side's warnings that the device side did
-/// not give already.
-pub(crate) fn host_object(source: &str, options: &CompileOptions, tools: &Toolchain, build: &BuildOptions, fatbin: &[u8], id: &str, device_warnings: &[Diagnostic]) -> Result<(Vec<u8>, Vec<Diagnostic>, Vec<PathBuf>), CompileError> {
-    let setup = ClangSetup::new(source, options, tools)?;
-    let ClangOutput { bitcode, warnings, headers, .. } = setup.run(&setup.template(options), source, options, build, Some(fatbin))?;
+/// binary) in place of the placeholder in `host` ([`host_bitcode`]), with the file's host code,
+/// its kernels' stubs and their registration; then nvcc's names ([`pipeline::host_names`])
+/// under module id `id`, and x86-64 code. Returns the object and the host side's warnings that
+/// the device side did not give already.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn host_object(source: &str, options: &CompileOptions, tools: &Toolchain, build: &BuildOptions, host: HostBitcode, fatbin: &[u8], id: &str, device_warnings: &[Diagnostic]) -> Result<(Vec<u8>, Vec<Diagnostic>, Vec<PathBuf>), CompileError> {
+    let HostBitcode { bitcode, warnings, headers, placeholder } = host;
     // Code both sides compile (`__host__ __device__`, headers) warns twice: once is enough.
     let warnings: Vec<Diagnostic> = options.warnings.apply(warnings).into_iter().filter(|w| !device_warnings.contains(w)).collect();
     let context = Context::create();
     let buffer = MemoryBuffer::create_from_memory_range_copy(&bitcode, "clang-host");
     let module = Module::parse_bitcode_from_buffer(&buffer, &context).map_err(|e| BackendError::Internal(format!("reading Clang's host bitcode: {e}")))?;
+    if placeholder && back::replace_section_bytes(&module, FATBIN_SECTION, fatbin) != 1 {
+        // Not Clang's one constant to fill in: the host side again, with the fat binary.
+        drop(module);
+        let again = host_bitcode(source, options, tools, build, Some(fatbin))?;
+        return host_object(source, options, tools, build, again, fatbin, id, device_warnings);
+    }
     pipeline::managed::host(&module).map_err(|e| match e {
         pipeline::managed::HostError::Internal(what) => CompileError::from(BackendError::Internal(what)),
         pipeline::managed::HostError::AddressInInitializer { holder, variable } => CompileError::Diagnostics(vec![managed_address_in_initializer(source, &holder, &variable)]),

@@ -835,16 +835,34 @@ fn compile_cuda(input: CudaInput<'_>, options: &CompileOptions) -> Result<Compil
 /// `extern` symbols are the link's), then Clang's host side with that fat binary embedded.
 /// Returns the object, both sides' warnings, the device side's timings and the headers both
 /// sides read (a header only the host side includes is one the object depends on).
+///
+/// The host side's Clang needs nothing of the device side but the fat binary, which is put in
+/// its bitcode afterwards ([`cuda::host_bitcode`]): it runs on a thread of its own while the
+/// device side compiles, assembles and packs. The device side's errors come first: with any,
+/// the host side's result is not looked at, as when it did not run.
 fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, build: &BuildOptions) -> Result<(Vec<u8>, Vec<Diagnostic>, Timings, Vec<PathBuf>), CompileError> {
     let id = options.nv_module_id.clone().unwrap_or_else(|| own_module_id(source, options));
     let device = CompileOptions { nv_module_id: Some(id.clone()), separate: true, ..options.clone() };
-    let generated = cuda::generate(source, &device, Some(tools), build, back::Outputs { llvm_ir: false, ptx: true })?;
-    let ptx = generated.ptx.expect("asked for PTX");
-    // `-dc -arch=sm_XX` is `-gencode arch=compute_XX,code=[sm_XX,compute_XX]`.
-    let sm = options.target.sm;
-    let images = if options.host_object_images.is_empty() { vec![fatbin::Image::Cubin(sm), fatbin::Image::Ptx(sm)] } else { options.host_object_images.clone() };
-    let fatbin = multi_architecture_fatbin(source, &device, &images, tools, build, (sm, &ptx), options.whole_program)?;
-    let (output, host_warnings, host_headers) = cuda::host_object(source, options, tools, build, &fatbin, &id, &generated.warnings)?;
+    let (device_side, host) = std::thread::scope(|scope| {
+        let host = std::thread::Builder::new().name("cdpc-host-side".into()).spawn_scoped(scope, || cuda::host_bitcode(source, options, tools, build, None));
+        let device_side = (|| {
+            let generated = cuda::generate(source, &device, Some(tools), build, back::Outputs { llvm_ir: false, ptx: true })?;
+            let ptx = generated.ptx.clone().expect("asked for PTX");
+            // `-dc -arch=sm_XX` is `-gencode arch=compute_XX,code=[sm_XX,compute_XX]`.
+            let sm = options.target.sm;
+            let images = if options.host_object_images.is_empty() { vec![fatbin::Image::Cubin(sm), fatbin::Image::Ptx(sm)] } else { options.host_object_images.clone() };
+            let fatbin = multi_architecture_fatbin(source, &device, &images, tools, build, (sm, &ptx), options.whole_program)?;
+            Ok::<_, CompileError>((generated, fatbin))
+        })();
+        // A thread that could not start: the host side here, after the device side.
+        let host = match host {
+            Ok(thread) => thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(_) => cuda::host_bitcode(source, options, tools, build, None),
+        };
+        (device_side, host)
+    });
+    let (generated, fatbin) = device_side?;
+    let (output, host_warnings, host_headers) = cuda::host_object(source, options, tools, build, host?, &fatbin, &id, &generated.warnings)?;
     let mut warnings = generated.warnings;
     warnings.extend(host_warnings);
     if warnings.iter().any(Diagnostic::is_error) {

@@ -7,7 +7,9 @@
 //! - nvcc: `nvcc -x cu -rdc=true -cubin -arch=sm_90 FILE -o OUT.o` then
 //!   `nvlink -arch=sm_90 OUT.o -L<lib> -lcudadevrt -o OUT.cubin`, from the same wheels;
 //!
-//! each as the wall-clock time of the whole processes, and reports medians. cdpc's phases come
+//! each as the wall-clock time of the whole processes, and reports medians. For the corpus
+//! files it also times `-dc` (device and host object) against `nvcc -dc`: cdpc's first,
+//! second and third compilation in a new cache folder each round. cdpc's phases come
 //! from its `--time` flag (`time: <phase> <seconds>` lines on stderr) when the binary has it;
 //! otherwise ptxas and nvlink are timed as separate processes on cdpc's `--emit ptx` output.
 //! The full run also times linking through nvJitLink in one process against the ptxas + nvlink
@@ -184,6 +186,14 @@ pub struct Measured {
     /// (`CDPC_PREAMBLE=0`; a file's preamble is only made on its second sight). Empty for
     /// `.cdp` files.
     pub cdpc_first: Vec<f64>,
+    /// A corpus file's `cdpc -dc` (device and host object, like `nvcc -dc`) in a cache folder
+    /// new each round: its first compilation (nothing cached), second (the preambles made) and
+    /// third (warm). Empty for other files.
+    pub dc_first: Vec<f64>,
+    pub dc_second: Vec<f64>,
+    pub dc_warm: Vec<f64>,
+    /// `nvcc -dc` of the same file, in the same rounds.
+    pub nvcc_dc: Vec<f64>,
     /// nvcc + nvlink, both processes.
     pub nvcc_total: Vec<f64>,
     /// CPU seconds of the same nvcc + nvlink runs (nvcc's subprocesses included).
@@ -702,6 +712,23 @@ fn measure(
         let b = timed(&mut nvlink_cmd(tools, &nvcc_obj, &nvcc_cubin))?;
         Ok((a, b))
     };
+    // `-dc`, what a build runs: cdpc's first, second and third compilation in a new cache
+    // folder, against `nvcc -dc`.
+    let dc_object = o("dc.o");
+    let dc_cache = out_dir.join(format!("{}.dc-cache", m.name));
+    let cdpc_dc = || -> Result<f64> {
+        let corpus = job.corpus.as_ref().expect("corpus files only");
+        let mut c = tools.cdpc_command();
+        c.env("CDPC_CACHE_DIR", &dc_cache).env_remove("CDPC_PREAMBLE");
+        c.args(["-dc", &format!("-arch={ARCH}")]).args(&corpus.args).arg(&job.path).arg("-o").arg(&dc_object);
+        Ok(timed(&mut c)?.wall)
+    };
+    let nvcc_dc = || -> Result<f64> {
+        let corpus = job.corpus.as_ref().expect("corpus files only");
+        let mut c = Command::new(&tools.nvcc);
+        c.args(["-dc", &format!("-arch={ARCH}")]).args(&corpus.args).arg(&job.path).arg("-o").arg(o("nvcc-dc.o"));
+        Ok(timed(&mut c)?.wall)
+    };
     let separate = || -> Result<(f64, f64, f64)> {
         let mut emit = tools.cdpc_command();
         emit.arg(&job.path).args(["--emit", "ptx", "-o"]).arg(&ptx);
@@ -722,8 +749,19 @@ fn measure(
         if !time_flag {
             separate()?;
         }
+        if job.corpus.is_some() {
+            nvcc_dc()?;
+        }
     }
     for _ in 0..opts.repeat {
+        if job.corpus.is_some() && !opts.tiny {
+            let _ = fs::remove_dir_all(&dc_cache);
+            m.dc_first.push(cdpc_dc()?);
+            m.dc_second.push(cdpc_dc()?);
+            m.dc_warm.push(cdpc_dc()?);
+            let _ = fs::remove_dir_all(&dc_cache);
+            m.nvcc_dc.push(nvcc_dc()?);
+        }
         let (run, phases) = cdpc()?;
         m.cdpc.push(run.wall);
         m.cdpc_cpu.push(run.cpu);

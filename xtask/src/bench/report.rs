@@ -390,6 +390,44 @@ pub fn render(
             let _ = writeln!(s, "\nGeometric mean of nvcc/cdpc over the {n} corpus files: **{g:.1}×** wall-clock with a warm cache ({at} of {n} at {CORPUS_TARGET}× or more){}.\n", [sum.corpus_first.map(|c| format!("; **{c:.1}×** on each file's first compilation (the wrapper header cached, no preamble yet)")), sum.corpus_cold.map(|c| format!("; {c:.1}× with an empty cache (the first CUDA C++ file cdpc compiles on a machine, or after an upgrade)"))].into_iter().flatten().collect::<String>());
         }
     }
+    let dc: Vec<&Measured> = corpus.iter().copied().filter(|m| m.error.is_none() && !m.dc_warm.is_empty() && !m.nvcc_dc.is_empty()).collect();
+    if !dc.is_empty() {
+        s.push_str(
+            "### `-dc` on the corpus (what a build runs: the device and the host object)\n\n\
+             The same files and options, `cdpc -dc -arch=sm_90` (both sides through the Clang linked into cdpc: the host side on a \
+             thread of its own while the device side compiles, each side with its precompiled headers) against \
+             `nvcc -dc -arch=sm_90` (cudafe++, cicc, ptxas, fatbinary, then the host compiler). Each round gives cdpc a new \
+             cache folder and compiles the file three times in it, then runs nvcc: the *first* compilation (an empty cache: \
+             the precompiled headers of Clang's CUDA wrapper are made), the *second* (the file's preambles are made: \
+             a preamble is precompiled on its second sight) and the *third* (warm: everything from the cache). \
+             Medians of the rounds.\n\n\
+             | file | nvcc -dc (s) | cdpc first (s) | nvcc/cdpc | cdpc second (s) | nvcc/cdpc | cdpc warm (s) | nvcc/cdpc |\n\
+             |---|---:|---:|---:|---:|---:|---:|---:|\n",
+        );
+        let mut ratios: [Vec<f64>; 3] = Default::default();
+        for m in &dc {
+            let nvcc = stats::median(&m.nvcc_dc);
+            let _ = write!(s, "| `{}` | {nvcc:.3} |", m.file);
+            for (i, runs) in [&m.dc_first, &m.dc_second, &m.dc_warm].into_iter().enumerate() {
+                let cdpc = stats::median(runs);
+                ratios[i].push(nvcc / cdpc);
+                let _ = write!(s, " {cdpc:.3} | {:.1}× |", nvcc / cdpc);
+            }
+            s.push('\n');
+        }
+        let slowest = |r: &Vec<f64>| r.iter().copied().fold(f64::INFINITY, f64::min);
+        let _ = writeln!(
+            s,
+            "\nGeometric mean of nvcc/cdpc for `-dc` over the {} corpus files: **{:.1}×** warm, **{:.1}×** on the second compilation, **{:.1}×** on the first (an empty cache); the slowest file's ratio {:.1}×, {:.1}× and {:.1}×.\n",
+            dc.len(),
+            stats::geomean(&ratios[2]),
+            stats::geomean(&ratios[1]),
+            stats::geomean(&ratios[0]),
+            slowest(&ratios[2]),
+            slowest(&ratios[1]),
+            slowest(&ratios[0]),
+        );
+    }
     s.push_str(
         "### Generated chains (`build/bench/gen_N.cdp`: kernel i launches kernel i + 1 with six parameters of mixed types)\n\n",
     );
