@@ -21,8 +21,9 @@
 //!    `W0902`; afterwards no legacy warp intrinsic is left.
 //!    [`devrt_missing`] and [`param_buffer`] only look: calls of runtime functions that
 //!    libcudadevrt lacks are `W0316` (of `cudaDeviceSynchronize`, `E0308`), launches whose
-//!    parameter buffer is over 4 KB `W0305` (over the target's limit `E0304`), as the kernel
-//!    language's sema says them.
+//!    parameter buffer is over 4 KB `W0305` (over the target's limit `E0304`), those that pass a
+//!    pointer to the parent's local or shared memory `E0307`, as the kernel language's sema
+//!    says them.
 //! 3. [`uniform`] (with thresholding or aggregation): a launch's shared memory size or kernel
 //!    pointer that is one constant on every run becomes that constant.
 //! 4. [`threshold`] (`-flaunch-threshold=N`, off by default): each launch in the documented
@@ -137,6 +138,7 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
     let mut diagnostics = warp::legacy_to_sync(module, source);
     diagnostics.extend(devrt_missing::warn(module, source));
     diagnostics.extend(param_buffer::check(module, &options.target, source));
+    diagnostics.extend(param_buffer::child_pointers(module, source));
     if options.launch_threshold > 0 || options.aggregate != aggregate::Granularity::Off {
         let (launches, errors) = launch::recognise(module, source);
         if errors.is_empty() {

@@ -8,6 +8,14 @@
 //! checks: their launches reach cdpc as the documented V1 sequence ([`super::launch`]), whose
 //! `cudaGetParameterBuffer(align, size)` states the buffer's size.
 //!
+//!
+//! [`child_pointers`]: a pointer into the launching thread's local memory (an `alloca`) or its
+//! block's shared memory (address space 3) stored into a launch's buffer is `E0307`, the kernel
+//! language's error in its words, at the launch: a child grid cannot see either (the CUDA
+//! programming guide). nvcc compiles such a launch with a warning for local memory ("A pointer
+//! to local memory was stored into the parameter buffer ... Dereferencing this within the launch
+//! is undefined") and says nothing of shared memory (nvcc 13.5, measured).
+//!
 //! Invariant: the module is never changed; a `.cdp` program's launches (`!cdpc.span`), which
 //! its sema has checked already, get no second diagnostic, and a launch that is not in the
 //! documented shape is left to [`super::launch::lower`] (`E1010`).
@@ -52,6 +60,107 @@ pub fn check(module: &inkwell::module::Module<'_>, target: &Target, source: &Sou
         out.push(d);
     }
     out
+}
+
+/// `E0307` at each recognised launch that passes its child a pointer to the launching
+/// thread's local memory or its block's shared memory (module docs).
+pub fn child_pointers(module: &inkwell::module::Module<'_>, source: &SourceText) -> Vec<Diagnostic> {
+    use inkwell::values::{AsValueRef, InstructionOpcode};
+    let (launches, _) = super::launch::recognise(module, source);
+    let mut out = Vec::new();
+    for l in launches.iter().filter(|l| !super::location::is_cdp_launch(l.call)) {
+        let Some(buffer) = l.buffer else { continue };
+        // The stores into the buffer, at its start or at a constant offset from it.
+        let mut places = vec![buffer.as_value_ref()];
+        let mut stored = Vec::new();
+        while let Some(place) = places.pop() {
+            for user in users_of(place) {
+                match user.get_opcode() {
+                    InstructionOpcode::GetElementPtr => places.push(user.as_value_ref()),
+                    InstructionOpcode::Store if user.get_operand(1).and_then(|o| o.value()).is_some_and(|p| p.as_value_ref() == place) => {
+                        if let Some(value) = user.get_operand(0).and_then(|o| o.value()) {
+                            stored.push((user, value.as_value_ref()));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        // In the order of the arguments as the function writes them.
+        let order: std::collections::HashMap<_, usize> = l.function.get_basic_blocks().iter().flat_map(|b| b.get_instructions()).enumerate().map(|(i, inst)| (inst.as_value_ref(), i)).collect();
+        stored.sort_by_key(|(store, _)| order.get(&store.as_value_ref()).copied().unwrap_or(usize::MAX));
+        for (store, value) in stored {
+            let Some(space) = memory_of(value) else { continue };
+            let d = Diagnostic::new(Code::LocalPointerToChild, Span::new(0, 0), format!("a pointer to {space} is passed to a child kernel"))
+                .with_primary_message(format!("this points into the parent's {space}"))
+                .with_note("child grids cannot access their parent's local or shared memory")
+                .with_note("use global memory: a `__device__` variable, or memory from `cudaMalloc`");
+            let at = if store.get_debug_location().is_some() { store } else { l.call };
+            let mut d = source.place(d, at, &l.function.get_name().to_string_lossy());
+            if let Some(primary) = d.labels.first_mut() {
+                let text = primary.file.as_ref().map_or(source.text.as_str(), |f| f.text.as_str());
+                primary.span = launch_extent(text, primary.span);
+            }
+            out.push(d);
+        }
+    }
+    out
+}
+
+/// The instructions that use `value`.
+fn users_of<'ctx>(value: inkwell::llvm_sys::prelude::LLVMValueRef) -> Vec<inkwell::values::InstructionValue<'ctx>> {
+    use inkwell::llvm_sys::core::{LLVMGetFirstUse, LLVMGetNextUse, LLVMGetUser, LLVMIsAInstruction};
+    let mut out = Vec::new();
+    // SAFETY: `value` is a live value of a valid module; uses are read, nothing is changed.
+    unsafe {
+        let mut u = LLVMGetFirstUse(value);
+        while !u.is_null() {
+            let user = LLVMGetUser(u);
+            if !LLVMIsAInstruction(user).is_null() {
+                out.push(inkwell::values::InstructionValue::new(user));
+            }
+            u = LLVMGetNextUse(u);
+        }
+    }
+    out
+}
+
+/// "local memory" or "shared memory" where `value` (a stored argument) points into the
+/// launching thread's stack or its block's shared memory: through address computations and
+/// casts, to an `alloca` or an object of address space 5 (local) or 3 (shared).
+fn memory_of(value: inkwell::llvm_sys::prelude::LLVMValueRef) -> Option<&'static str> {
+    use inkwell::llvm_sys::core::*;
+    use inkwell::llvm_sys::LLVMOpcode;
+    use inkwell::llvm_sys::LLVMTypeKind;
+    let mut v = value;
+    // SAFETY: `v` is a live value of a valid module; only read.
+    unsafe {
+        if LLVMGetTypeKind(LLVMTypeOf(v)) != LLVMTypeKind::LLVMPointerTypeKind {
+            return None;
+        }
+        for _ in 0..64 {
+            match LLVMGetPointerAddressSpace(LLVMTypeOf(v)) {
+                3 => return Some("shared memory"),
+                5 => return Some("local memory"),
+                _ => {}
+            }
+            if !LLVMIsAAllocaInst(v).is_null() {
+                return Some("local memory");
+            }
+            let op = if !LLVMIsAInstruction(v).is_null() {
+                LLVMGetInstructionOpcode(v)
+            } else if !LLVMIsAConstantExpr(v).is_null() {
+                LLVMGetConstOpcode(v)
+            } else {
+                return None;
+            };
+            match op {
+                LLVMOpcode::LLVMGetElementPtr | LLVMOpcode::LLVMBitCast | LLVMOpcode::LLVMAddrSpaceCast => v = LLVMGetOperand(v, 0),
+                _ => return None,
+            }
+        }
+    }
+    None
 }
 
 /// A kernel as messages name it: its namespaces from its symbol and its name as its debug
