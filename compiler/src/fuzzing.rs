@@ -422,6 +422,7 @@ pub fn nvcc_text(data: &[u8]) {
     use crate::clang::nvcc_text::{may_need_rewriting, rewrite};
     let Some(text) = rewrite(data) else { return };
     assert!(may_need_rewriting(data), "a change where the cheap test saw nothing");
+    assert!(!data.contains(&0), "a binary file (a NUL byte) changed");
     assert_ne!(text, data, "`Some` means a change");
     assert!(text.len() >= data.len());
     let lines = |t: &[u8]| t.iter().filter(|&&b| b == b'\n').count();

@@ -274,8 +274,14 @@ fn reserved_name_at(text: &[u8], at: usize) -> bool {
 
 /// Whether `text` may hold one of the module's patterns (in code or not): a spaced bracket, a
 /// string literal's `"` before `_`, or `asm`; the cheap test that most files fail, so that only
-/// the others are lexed.
+/// the others are lexed. Never for a text with a NUL byte: a precompiled header or bitcode,
+/// which Clang reads through the same file system.
 pub fn may_need_rewriting(text: &[u8]) -> bool {
+    // Clang reads its precompiled headers and bitcode (libdevice) through the same file system:
+    // binary files, which hold NUL bytes and must never change; no source holds one.
+    if text.contains(&0) {
+        return false;
+    }
     if text.windows(2).any(|w| w == b"\"_") || text.windows(3).any(|w| w == b"asm") {
         return true;
     }
@@ -556,5 +562,12 @@ mod tests {
         assert_eq!(after(nvcc), "asm volatile(\"st.release.sys.global.u8 [%1], %0;\" ::\"r\"(v), \"l\"(p) : \"memory\");");
         let kept = "asm(\"add.u32 %0, %1, %2;\" : \"=r\"(a) : \"r\"((int)b), \"r\"(f(c)));";
         assert_eq!(after(kept), kept);
+    }
+    #[test]
+    fn binary_files_are_never_rewritten() {
+        // A precompiled header's bytes that look like a literal touching a name, or `asm`.
+        let pch = b"CPCH\0\x01\"__x asm(\"%g\") k<< <1>> >\0";
+        assert!(!super::may_need_rewriting(pch));
+        assert_eq!(rewrite(pch), None);
     }
 }

@@ -553,7 +553,8 @@ protected:
 
 // What every file Clang reads goes through: what nvcc reads and Clang does not, made Clang's
 // (compiler/src/clang/nvcc_text.rs). A file that needs no change is Clang's own buffer,
-// untouched; one that does is a new buffer, never shorter than the file, with its line breaks
+// untouched, and so is every binary file (a precompiled header, bitcode: the filter refuses a
+// text with a NUL byte); one that does is a new buffer, never shorter than the file, with its line breaks
 // where they were (Clang refuses a buffer shorter than the file's size, not a longer one), so
 // line numbers and a precompiled header's checks of its inputs stay the file's.
 struct SourceFilter {
