@@ -32,9 +32,10 @@
 //! (Clang accepts a buffer longer than the file's size, never a shorter one). No rule moves a
 //! line break, so Clang's lines, `__LINE__`, debug lines and a precompiled header's checks of
 //! its inputs (the file's size and time) are the file's own; a column after a rewritten place
-//! on its line may differ by what was moved or put in. A file with none of the patterns (a
-//! scan for `<<` or `>>` followed by blanks and the same bracket, `"` followed by `_`, `%` in a
-//! line holding `asm`, `) "`) is Clang's buffer untouched.
+//! on its line may differ by what was moved or put in. A file with none of the patterns (no
+//! `<<` or `>>` followed by blanks and the same bracket, no `"_`, no `asm`: [`may_need_rewriting`])
+//! is Clang's buffer untouched, and so is any file holding a NUL byte (a precompiled header,
+//! bitcode).
 
 /// `text` with nvcc's forms made Clang's (module docs), or `None` when nothing changes.
 pub fn rewrite(text: &[u8]) -> Option<Vec<u8>> {
