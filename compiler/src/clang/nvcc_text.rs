@@ -62,14 +62,15 @@ pub fn rewrite(text: &[u8]) -> Option<Vec<u8>> {
 /// Rule 1 (module docs), in place; whether anything changed.
 fn launch_brackets(text: &mut [u8]) -> bool {
     let mut changed = false;
-    let mut lexer = Lexer { text, at: 0 };
+    let mut next = 0;
     // The positions of `<<` that open a launch whose closer is still to come, with the
     // bracket depth at the opener.
     let mut open: Option<(usize, i32)> = None;
     let mut depth = 0i32;
     let mut last_word_is_operator = false;
-    while let Some(at) = lexer.next_code_byte() {
-        let text = &*lexer.text;
+    while let Some(token) = next_token(text, &mut next) {
+        // Literals are no code; comments never come.
+        let Token::Code(at) = token else { continue };
         let c = text[at];
         match c {
             b'(' | b'[' | b'{' => depth += 1,
@@ -83,22 +84,22 @@ fn launch_brackets(text: &mut [u8]) -> bool {
                 if !last_word_is_operator {
                     open = Some((at, depth));
                 }
-                lexer.at = after + 1;
+                next = after + 1;
                 last_word_is_operator = false;
                 continue;
             }
             if text.get(after) != Some(&b'=') && !last_word_is_operator {
                 if let Some(third) = blanks_then(text, after, b'<') {
-                    lexer.text.copy_within(after..third, after + 1);
-                    lexer.text[after] = b'<';
+                    text.copy_within(after..third, after + 1);
+                    text[after] = b'<';
                     changed = true;
                     open = Some((at, depth));
-                    lexer.at = third + 1;
+                    next = third + 1;
                     last_word_is_operator = false;
                     continue;
                 }
             }
-            lexer.at = after;
+            next = after;
             last_word_is_operator = false;
             continue;
         }
@@ -107,19 +108,19 @@ fn launch_brackets(text: &mut [u8]) -> bool {
             if matches!(open, Some((_, d)) if d == depth) {
                 if text.get(after) == Some(&b'>') {
                     open = None;
-                    lexer.at = after + 1;
+                    next = after + 1;
                     continue;
                 }
                 if let Some(third) = blanks_then(text, after, b'>') {
-                    lexer.text.copy_within(after..third, after + 1);
-                    lexer.text[after] = b'>';
+                    text.copy_within(after..third, after + 1);
+                    text[after] = b'>';
                     changed = true;
                     open = None;
-                    lexer.at = third + 1;
+                    next = third + 1;
                     continue;
                 }
             }
-            lexer.at = after;
+            next = after;
             continue;
         }
         if c == b';' {
@@ -129,7 +130,7 @@ fn launch_brackets(text: &mut [u8]) -> bool {
         if c.is_ascii_alphabetic() || c == b'_' {
             let end = word_end(text, at);
             last_word_is_operator = &text[at..end] == b"operator";
-            lexer.at = end;
+            next = end;
             continue;
         }
         if !c.is_ascii_whitespace() {
@@ -149,52 +150,33 @@ struct Asm {
 /// Rules 2 to 4 (module docs): where to put which byte, in increasing order of position.
 fn insertions(text: &[u8]) -> Vec<(usize, u8)> {
     let mut out = Vec::new();
-    let mut at = 0;
+    let mut next = 0;
     let mut depth = 0i32;
     let mut asm: Option<Asm> = None;
     // After `asm` and its qualifiers, before its `(`.
     let mut asm_keyword = false;
-    while at < text.len() {
-        let c = text[at];
-        let next = text.get(at + 1).copied();
-        match c {
-            b'/' if next == Some(b'/') => {
-                at = line_end(text, at);
-                continue;
-            }
-            b'/' if next == Some(b'*') => {
-                at = text[at + 2..].windows(2).position(|w| w == b"*/").map_or(text.len(), |p| at + 2 + p + 2);
-                continue;
-            }
-            b'"' => {
-                let raw = raw_string_prefix(text, at);
-                let end = if raw { raw_string_end(text, at) } else { quoted_end(text, at, b'"') };
+    while let Some(token) = next_token(text, &mut next) {
+        let at = match token {
+            Token::Code(at) => at,
+            Token::Str { start, end, raw } => {
                 if let Some(a) = &asm {
                     if !raw && a.colons == 0 && depth == a.depth + 1 {
-                        percent_escapes(text, at + 1, end.saturating_sub(1).max(at + 1), &mut out);
+                        percent_escapes(text, start + 1, end.saturating_sub(1).max(start + 1), &mut out);
                     }
                 }
-                if end > at + 1 && text[end - 1] == b'"' && reserved_name_at(text, end) {
+                if end > start + 1 && text[end - 1] == b'"' && reserved_name_at(text, end) {
                     out.push((end, b' '));
                 }
                 asm_keyword = false;
-                at = end;
                 continue;
             }
-            b'\'' if !digit_separator(text, at) => {
-                at = quoted_end(text, at, b'\'');
+            Token::Other => {
                 asm_keyword = false;
                 continue;
             }
-            b'0'..=b'9' => {
-                let mut end = at + 1;
-                while end < text.len() && (text[end].is_ascii_alphanumeric() || text[end] == b'.' || text[end] == b'_' || (text[end] == b'\'' && end + 1 < text.len() && text[end + 1].is_ascii_alphanumeric())) {
-                    end += 1;
-                }
-                asm_keyword = false;
-                at = end;
-                continue;
-            }
+        };
+        let c = text[at];
+        match c {
             c if c.is_ascii_alphabetic() || c == b'_' => {
                 let end = word_end(text, at);
                 let word = &text[at..end];
@@ -203,7 +185,7 @@ fn insertions(text: &[u8]) -> Vec<(usize, u8)> {
                 } else if !(asm_keyword && matches!(word, b"volatile" | b"__volatile__" | b"__volatile" | b"goto" | b"inline")) {
                     asm_keyword = false;
                 }
-                at = end;
+                next = end;
                 continue;
             }
             b'(' => {
@@ -243,7 +225,6 @@ fn insertions(text: &[u8]) -> Vec<(usize, u8)> {
         if !c.is_ascii_whitespace() {
             asm_keyword = false;
         }
-        at += 1;
     }
     out
 }
@@ -324,42 +305,49 @@ fn word_end(text: &[u8], mut at: usize) -> usize {
     at
 }
 
-/// Walks a C++ source's bytes, stepping over comments and literals.
-struct Lexer<'a> {
-    text: &'a mut [u8],
-    at: usize,
+/// What [`next_token`] finds in a C++ source.
+enum Token {
+    /// One byte of code (not in a comment or a literal), at this position.
+    Code(usize),
+    /// A string literal from `start` (its `"`) to `end` (after its closing `"`); `raw` for
+    /// `R"delim(...)delim"`.
+    Str { start: usize, end: usize, raw: bool },
+    /// A character literal or a number (with its digit separators and suffixes).
+    Other,
 }
 
-impl Lexer<'_> {
-    /// The position of the next byte of code (not in a comment or literal), the lexer then
-    /// standing after it.
-    fn next_code_byte(&mut self) -> Option<usize> {
-        loop {
-            let text = &*self.text;
-            let at = self.at;
-            let c = *text.get(at)?;
-            let next = text.get(at + 1).copied();
-            match c {
-                b'/' if next == Some(b'/') => self.at = line_end(text, at),
-                b'/' if next == Some(b'*') => {
-                    self.at = text[at + 2..].windows(2).position(|w| w == b"*/").map_or(text.len(), |p| at + 2 + p + 2);
+/// The token of `text` at `*at`, comments skipped, `*at` then standing after it; `None` at the
+/// end. The one walk over a source that both rules' passes take.
+fn next_token(text: &[u8], at: &mut usize) -> Option<Token> {
+    loop {
+        let start = *at;
+        let c = *text.get(start)?;
+        let next = text.get(start + 1).copied();
+        match c {
+            b'/' if next == Some(b'/') => *at = line_end(text, start),
+            b'/' if next == Some(b'*') => {
+                *at = text[start + 2..].windows(2).position(|w| w == b"*/").map_or(text.len(), |p| start + 2 + p + 2);
+            }
+            b'"' => {
+                let raw = raw_string_prefix(text, start);
+                *at = if raw { raw_string_end(text, start) } else { quoted_end(text, start, b'"') };
+                return Some(Token::Str { start, end: *at, raw });
+            }
+            b'\'' if !digit_separator(text, start) => {
+                *at = quoted_end(text, start, b'\'');
+                return Some(Token::Other);
+            }
+            b'0'..=b'9' => {
+                let mut end = start + 1;
+                while end < text.len() && (text[end].is_ascii_alphanumeric() || text[end] == b'.' || text[end] == b'_' || (text[end] == b'\'' && end + 1 < text.len() && text[end + 1].is_ascii_alphanumeric())) {
+                    end += 1;
                 }
-                b'"' => {
-                    self.at = if raw_string_prefix(text, at) { raw_string_end(text, at) } else { quoted_end(text, at, b'"') };
-                }
-                b'\'' if !digit_separator(text, at) => self.at = quoted_end(text, at, b'\''),
-                b'0'..=b'9' => {
-                    // A number, with its digit separators and suffixes.
-                    let mut end = at + 1;
-                    while end < text.len() && (text[end].is_ascii_alphanumeric() || text[end] == b'.' || text[end] == b'_' || (text[end] == b'\'' && end + 1 < text.len() && text[end + 1].is_ascii_alphanumeric())) {
-                        end += 1;
-                    }
-                    self.at = end;
-                }
-                _ => {
-                    self.at = at + 1;
-                    return Some(at);
-                }
+                *at = end;
+                return Some(Token::Other);
+            }
+            _ => {
+                *at = start + 1;
+                return Some(Token::Code(start));
             }
         }
     }
