@@ -138,7 +138,6 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
     let mut diagnostics = warp::legacy_to_sync(module, source);
     diagnostics.extend(devrt_missing::warn(module, source));
     diagnostics.extend(param_buffer::check(module, &options.target, source));
-    diagnostics.extend(param_buffer::child_pointers(module, source));
     if options.launch_threshold > 0 || options.aggregate != aggregate::Granularity::Off {
         let (launches, errors) = launch::recognise(module, source);
         if errors.is_empty() {

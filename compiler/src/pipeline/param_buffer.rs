@@ -8,9 +8,8 @@
 //! checks: their launches reach cdpc as the documented V1 sequence ([`super::launch`]), whose
 //! `cudaGetParameterBuffer(align, size)` states the buffer's size.
 //!
-//!
-//! [`child_pointers`]: a pointer into the launching thread's local memory (an `alloca`) or its
-//! block's shared memory (address space 3) stored into a launch's buffer is `E0307`, the kernel
+//! The same walk over the launches finds each pointer into the launching thread's local memory
+//! (an `alloca`) or its block's shared memory (address space 3) stored into a launch's buffer is `E0307`, the kernel
 //! language's error in its words, at the launch: a child grid cannot see either (the CUDA
 //! programming guide). nvcc compiles such a launch with a warning for local memory ("A pointer
 //! to local memory was stored into the parameter buffer ... Dereferencing this within the launch
@@ -24,103 +23,91 @@ use super::SourceText;
 use crate::diag::{words, Code, Diagnostic, Span};
 use crate::layout::ParamLayout;
 use crate::target::Target;
+use super::launch::Launch;
 use inkwell::values::FunctionValue;
 
-/// `W0305` or `E0304` at each recognised launch whose buffer is over the limits of `target`.
+/// At each recognised launch with a parameter buffer: `W0305` or `E0304` where the buffer is
+/// over the limits of `target`, `E0307` for each pointer to the parent's local or shared memory
+/// stored into it (module docs).
 pub fn check(module: &inkwell::module::Module<'_>, target: &Target, source: &SourceText) -> Vec<Diagnostic> {
     let (launches, _) = super::launch::recognise(module, source);
     let mut out = Vec::new();
     for l in launches.iter().filter(|l| l.buffer.is_some() && !super::location::is_cdp_launch(l.call)) {
-        let layout = ParamLayout { offsets: Vec::new(), size: l.size, align: 1 };
-        // The kernel, when the launch names one (not a pointer loaded at run time).
-        let kernel = l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| module.get_function(&k.get_name().to_string_lossy()));
-        let short = kernel.map(kernel_name);
-        let name = short.as_deref().map_or_else(|| "the launched kernel".to_string(), |n| format!("`{n}`"));
-        let d = match layout.check_size(target) {
-            Ok(None) => continue,
-            Ok(Some(over)) => {
-                let [first, second] = words::OVER_4K_NOTES;
-                Diagnostic::new(Code::ParamBufferOver4K, Span::new(0, 0), words::over_4k(&name, over.size)).with_note(first).with_note(second)
-            }
-            Err(e) => Diagnostic::new(Code::ParamBufferTooLarge, Span::new(0, 0), words::too_large(&name, e.size, e.limit)).with_note(words::too_large_note(&target.sm, target.address_size.pointer_bytes() as u32 * 8, e.limit)),
-        };
-        let mut d = source.place(d, l.call, &l.function.get_name().to_string_lossy());
-        // In CUDA C++ the launch's line and column are its kernel's name: the label covers the
-        // whole `<<<>>>`, as sema's span does.
-        if let Some(primary) = d.labels.first_mut() {
-            let text = primary.file.as_ref().map_or(source.text.as_str(), |f| f.text.as_str());
-            primary.span = launch_extent(text, primary.span);
-        }
-        // The name as its definition writes it: the last part of a qualified one, without
-        // template arguments.
-        let word = short.as_deref().map(|n| n.split('<').next().unwrap_or(n)).map(|n| n.rsplit("::").next().unwrap_or(n)).unwrap_or_default();
-        if let Some(label) = kernel.and_then(|k| source.definition_label(k, word, words::OVER_4K_DECLARED)) {
-            d.labels.push(label);
-        }
-        out.push(d);
+        out.extend(buffer_size(module, l, target, source));
+        out.extend(child_pointers(l, source));
     }
     out
 }
 
-/// `E0307` at each recognised launch that passes its child a pointer to the launching
-/// thread's local memory or its block's shared memory (module docs).
-pub fn child_pointers(module: &inkwell::module::Module<'_>, source: &SourceText) -> Vec<Diagnostic> {
-    use inkwell::values::{AsValueRef, InstructionOpcode};
-    let (launches, _) = super::launch::recognise(module, source);
-    let mut out = Vec::new();
-    for l in launches.iter().filter(|l| !super::location::is_cdp_launch(l.call)) {
-        let Some(buffer) = l.buffer else { continue };
-        // The stores into the buffer, at its start or at a constant offset from it.
-        let mut places = vec![buffer.as_value_ref()];
-        let mut stored = Vec::new();
-        while let Some(place) = places.pop() {
-            for user in users_of(place) {
-                match user.get_opcode() {
-                    InstructionOpcode::GetElementPtr => places.push(user.as_value_ref()),
-                    InstructionOpcode::Store if user.get_operand(1).and_then(|o| o.value()).is_some_and(|p| p.as_value_ref() == place) => {
-                        if let Some(value) = user.get_operand(0).and_then(|o| o.value()) {
-                            stored.push((user, value.as_value_ref()));
-                        }
+/// `W0305` or `E0304` where launch `l`'s buffer is over the limits of `target`.
+fn buffer_size(module: &inkwell::module::Module<'_>, l: &Launch<'_>, target: &Target, source: &SourceText) -> Option<Diagnostic> {
+    let layout = ParamLayout { offsets: Vec::new(), size: l.size, align: 1 };
+    // The kernel, when the launch names one (not a pointer loaded at run time).
+    let kernel = l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| module.get_function(&k.get_name().to_string_lossy()));
+    let short = kernel.map(kernel_name);
+    let name = short.as_deref().map_or_else(|| "the launched kernel".to_string(), |n| format!("`{n}`"));
+    let d = match layout.check_size(target) {
+        Ok(None) => return None,
+        Ok(Some(over)) => {
+            let [first, second] = words::OVER_4K_NOTES;
+            Diagnostic::new(Code::ParamBufferOver4K, Span::new(0, 0), words::over_4k(&name, over.size)).with_note(first).with_note(second)
+        }
+        Err(e) => Diagnostic::new(Code::ParamBufferTooLarge, Span::new(0, 0), words::too_large(&name, e.size, e.limit)).with_note(words::too_large_note(&target.sm, target.address_size.pointer_bytes() as u32 * 8, e.limit)),
+    };
+    let mut d = at_launch(d, l.call, l, source);
+    // The name as its definition writes it: the last part of a qualified one, without
+    // template arguments.
+    let word = short.as_deref().map(|n| n.split('<').next().unwrap_or(n)).map(|n| n.rsplit("::").next().unwrap_or(n)).unwrap_or_default();
+    if let Some(label) = kernel.and_then(|k| source.definition_label(k, word, words::OVER_4K_DECLARED)) {
+        d.labels.push(label);
+    }
+    Some(d)
+}
+
+/// `d` placed at instruction `at` of launch `l`: in CUDA C++ the launch's line and column are
+/// its kernel's name, and the label covers the whole `<<<>>>`, as sema's span does.
+fn at_launch(d: Diagnostic, at: inkwell::values::InstructionValue<'_>, l: &Launch<'_>, source: &SourceText) -> Diagnostic {
+    let mut d = source.place(d, at, &l.function.get_name().to_string_lossy());
+    if let Some(primary) = d.labels.first_mut() {
+        let text = primary.file.as_ref().map_or(source.text.as_str(), |f| f.text.as_str());
+        primary.span = launch_extent(text, primary.span);
+    }
+    d
+}
+
+/// `E0307` for each value stored into launch `l`'s buffer that points into the launching
+/// thread's local memory or its block's shared memory.
+fn child_pointers(l: &Launch<'_>, source: &SourceText) -> Vec<Diagnostic> {
+    use inkwell::values::{AsValueRef, InstructionOpcode, InstructionValue};
+    let Some(buffer) = l.buffer else { return Vec::new() };
+    // The stores into the buffer, at its start or at a constant offset from it.
+    let mut places = vec![buffer.as_value_ref()];
+    let mut stored = Vec::new();
+    while let Some(place) = places.pop() {
+        // SAFETY: the users of a live value of a valid module are instructions of it.
+        for user in super::clone::users(place).instructions.into_iter().map(|u| unsafe { InstructionValue::new(u) }) {
+            match user.get_opcode() {
+                InstructionOpcode::GetElementPtr => places.push(user.as_value_ref()),
+                InstructionOpcode::Store if user.get_operand(1).and_then(|o| o.value()).is_some_and(|p| p.as_value_ref() == place) => {
+                    if let Some(value) = user.get_operand(0).and_then(|o| o.value()) {
+                        stored.push((user, value.as_value_ref()));
                     }
-                    _ => {}
                 }
+                _ => {}
             }
-        }
-        // In the order of the arguments as the function writes them.
-        let order: std::collections::HashMap<_, usize> = l.function.get_basic_blocks().iter().flat_map(|b| b.get_instructions()).enumerate().map(|(i, inst)| (inst.as_value_ref(), i)).collect();
-        stored.sort_by_key(|(store, _)| order.get(&store.as_value_ref()).copied().unwrap_or(usize::MAX));
-        for (store, value) in stored {
-            let Some(space) = memory_of(value) else { continue };
-            let d = Diagnostic::new(Code::LocalPointerToChild, Span::new(0, 0), format!("a pointer to {space} is passed to a child kernel"))
-                .with_primary_message(format!("this points into the parent's {space}"))
-                .with_note("child grids cannot access their parent's local or shared memory")
-                .with_note("use global memory: a `__device__` variable, or memory from `cudaMalloc`");
-            let at = if store.get_debug_location().is_some() { store } else { l.call };
-            let mut d = source.place(d, at, &l.function.get_name().to_string_lossy());
-            if let Some(primary) = d.labels.first_mut() {
-                let text = primary.file.as_ref().map_or(source.text.as_str(), |f| f.text.as_str());
-                primary.span = launch_extent(text, primary.span);
-            }
-            out.push(d);
         }
     }
-    out
-}
-
-/// The instructions that use `value`.
-fn users_of<'ctx>(value: inkwell::llvm_sys::prelude::LLVMValueRef) -> Vec<inkwell::values::InstructionValue<'ctx>> {
-    use inkwell::llvm_sys::core::{LLVMGetFirstUse, LLVMGetNextUse, LLVMGetUser, LLVMIsAInstruction};
+    // In the order of the arguments as the function writes them.
+    let order: std::collections::HashMap<_, usize> = l.function.get_basic_blocks().iter().flat_map(|b| b.get_instructions()).enumerate().map(|(i, inst)| (inst.as_value_ref(), i)).collect();
+    stored.sort_by_key(|(store, _)| order.get(&store.as_value_ref()).copied().unwrap_or(usize::MAX));
     let mut out = Vec::new();
-    // SAFETY: `value` is a live value of a valid module; uses are read, nothing is changed.
-    unsafe {
-        let mut u = LLVMGetFirstUse(value);
-        while !u.is_null() {
-            let user = LLVMGetUser(u);
-            if !LLVMIsAInstruction(user).is_null() {
-                out.push(inkwell::values::InstructionValue::new(user));
-            }
-            u = LLVMGetNextUse(u);
-        }
+    for (store, value) in stored {
+        let Some(space) = memory_of(value) else { continue };
+        let d = Diagnostic::new(Code::LocalPointerToChild, Span::new(0, 0), format!("a pointer to {space} is passed to a child kernel"))
+            .with_primary_message(format!("this points into the parent's {space}"))
+            .with_note("child grids cannot access their parent's local or shared memory")
+            .with_note("use global memory: a `__device__` variable, or memory from `cudaMalloc`");
+        out.push(at_launch(d, if store.get_debug_location().is_some() { store } else { l.call }, l, source));
     }
     out
 }
