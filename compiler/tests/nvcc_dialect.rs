@@ -277,3 +277,35 @@ fn nvccs_lexical_leniencies_compile_as_nvcc_compiles_them() {
         assert!(theirs.contains("%globaltimer;") && theirs.contains(".entry saxpy("), "{theirs}");
     }
 }
+
+/// A Latin-1 source (Rodinia's myocyte has one: an author's name in a comment). nvcc 13.5
+/// takes a byte that is not UTF-8 in a comment (and a macro never used) and refuses it in a
+/// string or character literal ("invalid multibyte character sequence"), on both sides; cdpc
+/// the same (CUDA C++ need not be UTF-8; the kernel language still must, E0008), its
+/// diagnostics on the right line with `?` shown for the byte.
+#[test]
+fn a_latin1_source_compiles_where_nvcc_compiles_it() {
+    let comments: &[u8] = b"// Jos\xe9, caf\xe9\n#define NEVER \"\xe9\"\n__global__ void say(char *out) {\n  out[threadIdx.x] = 'c'; /* caf\xe9 */\n}\nint main() { return 0; }\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("latin1.cu"), comments).unwrap();
+    for args in [&["latin1.cu", "--emit", "ptx", "-o", "cdpc.ptx"][..], &["-dc", "latin1.cu", "-o", "cdpc.o"]] {
+        let out = cdpc(dir.path(), args);
+        assert!(out.status.success(), "cdpc {args:?}: {}", stderr(&out));
+    }
+    if let Some(nvcc) = nvcc() {
+        run(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "-c", "latin1.cu", "-o", "nvcc.o"]);
+    }
+    let literal: &[u8] = b"// Jos\xe9\n__global__ void say(char *out) {\n  const char *s = \"caf\xe9\";\n  out[threadIdx.x] = s[threadIdx.x];\n}\n";
+    std::fs::write(dir.path().join("literal.cu"), literal).unwrap();
+    let out = cdpc(dir.path(), &["literal.cu", "--emit", "ptx", "-o", "cdpc.ptx"]);
+    let said = stderr(&out);
+    assert!(!out.status.success() && said.contains("literal.cu:3:23") && said.contains("\"caf?\"") && said.contains("invalid multibyte character sequence"), "{said}");
+    if let Some(nvcc) = nvcc() {
+        let refused = crate::build_common::nvcc_refusal(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "-ptx", "literal.cu", "-o", "nvcc.ptx"]);
+        assert!(refused.contains("literal.cu(3): error: invalid multibyte character sequence"), "{refused}");
+    }
+    // The kernel language's own front end still reads UTF-8 only.
+    std::fs::write(dir.path().join("latin1.cdp"), b"// caf\xe9\n__global__ void k() {}\n").unwrap();
+    let out = cdpc(dir.path(), &["latin1.cdp", "--emit", "ptx", "-o", "cdpc.ptx"]);
+    assert!(!out.status.success() && stderr(&out).contains("E0008"), "{}", stderr(&out));
+}

@@ -102,6 +102,21 @@ fn help_for(message: &str) -> Option<&'static str> {
              variable here; write `__managed__`, which cdpc makes a managed variable as nvcc does",
         );
     }
+    if message.starts_with("illegal character encoding in string literal") || message.starts_with("illegal character encoding in character literal") {
+        return Some(
+            "the file is not UTF-8 here (a Latin-1 byte?): nvcc refuses such a byte in a literal too \
+             (\"invalid multibyte character sequence\"), though not in a comment; write it as an escape, \
+             `\\xE9`, or convert the file (`iconv -f LATIN1 -t UTF-8`)",
+        );
+    }
+    if message.starts_with("variable-sized object may not be initialized") {
+        return Some(
+            "nvcc's host compiler, g++, accepts an initialiser for an array whose size is no constant \
+             expression (a GNU extension) and Clang does not; give the size as a constant expression \
+             (`constexpr`), or leave the array uninitialised and fill it (`memset(a, 0, sizeof a)`, \
+             `std::fill`)",
+        );
+    }
     if message.starts_with("initialization is not supported for __shared__ variables") {
         return Some(
             "nvcc leaves a `__shared__` variable's construction and destruction out (shared memory is not \

@@ -505,6 +505,10 @@ impl ClangInvocation<'_> {
         // compiler, warns (`-Wregister`) and nvcc's device side says nothing (nvcc 13.5,
         // `-std=c++17` and `c++20`; NVIDIA's cuda-vmm blog sample).
         push(if host { "-Wno-error=register" } else { "-Wno-register" }.into());
+        // A byte that is not UTF-8 in a string or character literal: nvcc refuses it on both
+        // sides ("invalid multibyte character sequence", nvcc 13.5), where Clang warns and
+        // keeps the byte; in a comment both take it (a Latin-1 source, Rodinia's myocyte).
+        push("-Werror=invalid-source-encoding".into());
         // nvcc defines it with -rdc=true, and cdpc's device code is always relocatable:
         // without it CUDA's headers replace the device runtime's calls (cudaMalloc,
         // cudaDeviceGetAttribute, cudaGetDevice, ...) by stubs that fail (measured on the H100:

@@ -30,10 +30,15 @@ pub(crate) struct Generated {
 
 /// The file Clang should read: the input itself when `source` is its text (so that its
 /// `#include "..."` and `__FILE__` are the user's), else `None` (written to the work folder).
-fn input_on_disk(source: &str, options: &CompileOptions) -> Option<PathBuf> {
+/// A file that is not UTF-8 is read by Clang as it is when `source` is its shown text
+/// ([`super::read_source_as`]); the flag says so (its bytes are not `source`'s).
+fn input_on_disk(source: &str, options: &CompileOptions) -> Option<(PathBuf, bool)> {
     let input = options.preprocess.input.as_ref()?;
     let on_disk = std::fs::read(input).ok()?;
-    (on_disk == source.as_bytes()).then(|| input.clone())
+    if on_disk == source.as_bytes() {
+        return Some((input.clone(), false));
+    }
+    super::decode_source(on_disk).err().is_some_and(|e| e.shown == source).then(|| (input.clone(), true))
 }
 
 /// `-D`/`-U` as Clang spells them, in order.
@@ -498,6 +503,9 @@ struct ClangSetup {
     /// The host compiler's own include folder ([`crate::toolchain::host_compiler_include`]).
     host_include: Option<PathBuf>,
     on_disk: Option<PathBuf>,
+    /// The file on disk is not UTF-8 and `source` its shown text: no preamble is made of it
+    /// (its key and its copy are made of `source`, whose `?`s are not the file's bytes).
+    on_disk_not_utf8: bool,
     macros: Vec<String>,
     includes: Vec<PathBuf>,
     /// libdevice as the compilation's single-precision options make it
@@ -520,7 +528,7 @@ impl ClangSetup {
         // The user's `-isystem` folders before CUDA's own (CCCL's), as nvcc orders them.
         let mut system_includes = options.preprocess.system_include_dirs.clone();
         system_includes.extend(clang::cuda_include_dirs(&root).map_err(|d| CompileError::Diagnostics(vec![d]))?);
-        let on_disk = input_on_disk(source, options);
+        let (on_disk, on_disk_not_utf8) = input_on_disk(source, options).map_or((None, false), |(path, not_utf8)| (Some(path), not_utf8));
         // Headers beside the input are found as if Clang read it where it lies.
         let mut includes: Vec<PathBuf> = Vec::new();
         if on_disk.is_none() {
@@ -556,7 +564,7 @@ impl ClangSetup {
         let host_include = crate::toolchain::host_compiler_include();
         let preprocessed = source.starts_with(crate::toolchain::PREPROCESSED_START);
         let cache = if preprocessed { None } else { cache };
-        Ok(ClangSetup { engine, cache, additions, _additions_dir: additions_dir, root, system_includes, host_include, on_disk, macros: macro_args(options), includes, libdevice, libdevice_source, preprocessed })
+        Ok(ClangSetup { engine, cache, additions, _additions_dir: additions_dir, root, system_includes, host_include, on_disk, on_disk_not_utf8, macros: macro_args(options), includes, libdevice, libdevice_source, preprocessed })
     }
 
     /// The options of this compilation; the input and output are set per run.
@@ -715,7 +723,7 @@ impl ClangSetup {
         let precompile = host_fatbin.is_none() || (matches!(self.engine, ClangEngine::InProcess { .. }) && !options.cuda_cxx.host_args.iter().any(|a| a.starts_with("-g") && a != "-g0"));
         let mut wrote = false;
         let mut preamble = match (&self.on_disk, &self.cache, precompile) {
-            (Some(path), Some(cache), true) => ensure_preamble(&self.engine, template, cache, &identity, path, source, build, &mut wrote),
+            (Some(path), Some(cache), true) if !self.on_disk_not_utf8 => ensure_preamble(&self.engine, template, cache, &identity, path, source, build, &mut wrote),
             _ => None,
         };
         // Whether Clang failed over a cached file rather than the program: its message about

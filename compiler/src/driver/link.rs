@@ -12,7 +12,7 @@
 
 use super::archive;
 use super::symbols::{self, Unit};
-use super::{build_options, check_here, codegen_options, read_source, validate, CompileError, CompileOptions, Emit, Timings};
+use super::{build_options, check_here, codegen_options, validate, CompileError, CompileOptions, Emit, Timings};
 use crate::back;
 use crate::diag::{Code, Diagnostic, SourceFile, Span};
 use crate::toolchain::{OutputFile, OutputGuard, ToolError, ToolRun, Toolchain};
@@ -155,7 +155,7 @@ fn compile_source(path: &Path, tools: Option<&Toolchain>, options: &CompileOptio
         let generated = super::ir::generate(&ir, &options, tools, back::Outputs { llvm_ir: false, ptx: true }).map_err(|error| BuildError::Source { name: name.clone(), text: text.clone(), error })?;
         return Ok(from_ptx(name, text, generated));
     }
-    let text = match read_source(path) {
+    let text = match super::read_source_as(path, super::Language::of(&options)) {
         Ok(text) => text,
         Err(CompileError::NotUtf8(e)) => return Err(BuildError::Source { name, text: e.shown.clone(), error: CompileError::NotUtf8(e) }),
         Err(error) => return Err(BuildError::Source { name, text: String::new(), error }),

@@ -1115,7 +1115,7 @@ impl InputFile {
             let ir = read_ir(path)?;
             Ok(InputFile { shown: ir::shown_text(&ir), ir: Some(ir) })
         } else {
-            Ok(InputFile { shown: read_source(path)?, ir: None })
+            Ok(InputFile { shown: read_source_as(path, Language::of(options))?, ir: None })
         }
     }
 
@@ -1161,6 +1161,18 @@ fn to_file(inputs: &[&Path], output: &Path, options: &CompileOptions, compile: i
 pub fn read_source(path: &Path) -> Result<String, CompileError> {
     let bytes = std::fs::read(path).map_err(|error| CompileError::Io { path: path.to_path_buf(), action: "cannot read", error })?;
     decode_source(bytes).map_err(|e| CompileError::NotUtf8(Box::new(e)))
+}
+
+/// Reads a source file of `language`. The kernel language's must be UTF-8 ([`read_source`]);
+/// CUDA C++ need not be, as for nvcc (a Latin-1 comment or string literal): such a file is its
+/// [`NotUtf8::shown`] text, every byte that is not UTF-8 a `?` at the same offset, which
+/// diagnostics are rendered against, while Clang reads the file's own bytes
+/// (`cuda::input_on_disk`).
+pub fn read_source_as(path: &Path, language: Language) -> Result<String, CompileError> {
+    match read_source(path) {
+        Err(CompileError::NotUtf8(e)) if language == Language::Cuda => Ok(e.shown),
+        other => other,
+    }
 }
 
 /// A source that is not UTF-8, from [`decode_source`].
