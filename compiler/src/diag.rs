@@ -208,6 +208,9 @@ pub enum Code {
     // `-fdevice-malloc-pool` left a module's allocations alone (`pipeline::malloc_pool`): a
     // function of a runtime allocation function's name that is not the runtime's: W1022
     MallocPoolNotUsed,
+    // nvcc's dialect bridged in the CUDA C++ front end (`clang::shared_storage`): a `__shared__`
+    // variable whose construction and destruction are left out, as nvcc leaves them: W1030
+    SharedConstructionLeftOut,
 }
 
 impl Code {
@@ -330,6 +333,7 @@ impl Code {
             ManagedAddressInInitializer => "E1020",
             KernelQualifierRefused => "E1021",
             MallocPoolNotUsed => "W1022",
+            SharedConstructionLeftOut => "W1030",
         }
     }
 
@@ -462,6 +466,7 @@ impl Code {
         Code::ManagedAddressInInitializer,
         Code::KernelQualifierRefused,
         Code::MallocPoolNotUsed,
+        Code::SharedConstructionLeftOut,
     ];
 
     /// The code written as `E0100` (any case), if it exists.

@@ -309,3 +309,78 @@ fn a_latin1_source_compiles_where_nvcc_compiles_it() {
     let out = cdpc(dir.path(), &["latin1.cdp", "--emit", "ptx", "-o", "cdpc.ptx"]);
     assert!(!out.status.success() && stderr(&out).contains("E0008"), "{}", stderr(&out));
 }
+
+/// A program's own `cuda.h` in an `-I` folder (a stub some projects keep for builds without
+/// CUDA): nvcc's headers include each other beside themselves and never see it, and the
+/// program's `#include "cuda.h"` gets its own. Clang's CUDA wrapper includes `"cuda.h"` with
+/// quotes from Clang's resource folder, so the `-I` folder's came first and the wrapper failed
+/// ("cuda.h did not define CUDA_VERSION"). Now the wrapper gets CUDA's, the program its own,
+/// and the dependency list names both where they lie.
+#[test]
+fn a_programs_own_cuda_h_in_an_include_folder_is_the_programs_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("inc")).unwrap();
+    std::fs::write(dir.path().join("inc/cuda.h"), "#pragma once\n#define OWN_CUDA_H 7\ninline int own() { return OWN_CUDA_H; }\n").unwrap();
+    let source = "#include \"cuda.h\"\nstatic_assert(OWN_CUDA_H == 7, \"the program's own cuda.h\");\n\
+                  __global__ void k(int *p) { p[0] = OWN_CUDA_H + CUDART_VERSION * 0; }\nint main() { return own() - 7; }\n";
+    std::fs::write(dir.path().join("own.cu"), source).unwrap();
+    let out = cdpc(dir.path(), &["-dc", "-Iinc", "own.cu", "-o", "cdpc.o", "-MD", "-MF", "own.d"]);
+    assert!(out.status.success(), "cdpc -dc: {}", stderr(&out));
+    let deps = std::fs::read_to_string(dir.path().join("own.d")).unwrap();
+    assert!(deps.contains("inc/cuda.h") && deps.contains("include/cuda.h") && deps.contains("include/cuda_runtime.h"), "{deps}");
+    assert!(!deps.contains("lib/clang/22/include/cuda.h"), "CUDA's headers under their own names:\n{deps}");
+    let out = cdpc(dir.path(), &["-Iinc", "own.cu", "--emit", "ptx", "-o", "cdpc.ptx"]);
+    assert!(out.status.success(), "cdpc --emit ptx: {}", stderr(&out));
+    if let Some(nvcc) = nvcc() {
+        run(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "-Iinc", "-c", "own.cu", "-o", "nvcc.o"]);
+    }
+}
+
+/// `__shared__ cuda::barrier` in a kernel, the form every `memcpy_async` and TMA kernel writes
+/// (cuda-samples' simpleAWBarrier and globalToShmemAsyncCopy, SGEMM_CUDA's Hopper kernels):
+/// nvcc leaves the construction and destruction out; Clang refuses the declaration, and cdpc
+/// compiles it again as raw storage and a reference (clang/shared_storage.rs). Arrays, a
+/// template's, `static`, attributes before the type; the barrier's operations reach shared
+/// memory (`mbarrier.*.shared`). At namespace scope nvcc refuses it too, and so does cdpc.
+const SHARED_BARRIER: &str = r#"#include <cuda/barrier>
+using block_barrier = cuda::barrier<cuda::thread_scope_block>;
+#pragma nv_diag_suppress static_var_with_dynamic_init
+__global__ void one(float *out) {
+  __shared__ block_barrier bar;
+  static __shared__ __align__(16) cuda::barrier<cuda::thread_scope_block> bars[2][2];
+  if (threadIdx.x == 0) { init(&bar, blockDim.x); init(&bars[1][0], blockDim.x); }
+  __syncthreads();
+  bar.arrive_and_wait();
+  block_barrier::arrival_token token = bars[1][0].arrive();
+  bars[1][0].wait(cuda::std::move(token));
+  out[threadIdx.x] = sizeof(bars) / sizeof(bar);
+}
+template <int N> __global__ void many(float *out) {
+  __shared__ cuda::barrier<cuda::thread_scope_block> b;
+  if (threadIdx.x == 0) init(&b, blockDim.x * N);
+  __syncthreads();
+  b.arrive_and_wait();
+}
+template __global__ void many<3>(float *);
+int main() { return 0; }
+"#;
+
+#[test]
+fn a_shared_barrier_in_a_kernel_compiles_as_nvcc_compiles_it() {
+    let ptx = crate::build_common::cdpc_ptx_with("shared_barrier.cu", SHARED_BARRIER, &["-std=c++17"]);
+    assert!(ptx.contains("mbarrier.init.shared") && ptx.contains("mbarrier.arrive"), "{ptx}");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("shared_barrier.cu"), SHARED_BARRIER).unwrap();
+    let out = cdpc(dir.path(), &["-dc", "-std=c++17", "shared_barrier.cu", "-o", "cdpc.o"]);
+    assert!(out.status.success(), "cdpc -dc: {}", stderr(&out));
+    assert!(!stderr(&out).contains("W1030"), "the pragma silences it, as nvcc's warning:\n{}", stderr(&out));
+    let global = "#include <cuda/barrier>\n__shared__ cuda::barrier<cuda::thread_scope_block> gbar;\n__global__ void k() { init(&gbar, 1); }\n";
+    std::fs::write(dir.path().join("global.cu"), global).unwrap();
+    let out = cdpc(dir.path(), &["-dc", "-std=c++17", "global.cu", "-o", "global.o"]);
+    assert!(!out.status.success() && stderr(&out).contains("initialization is not supported for __shared__ variables"), "{}", stderr(&out));
+    if let Some(nvcc) = nvcc() {
+        run(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "-std=c++17", "-c", "shared_barrier.cu", "-o", "nvcc.o"]);
+        let refused = crate::build_common::nvcc_refusal(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "-std=c++17", "-c", "global.cu", "-o", "nvcc.o"]);
+        assert!(refused.contains("dynamic initialization is not supported for a __shared__ variable"), "{refused}");
+    }
+}

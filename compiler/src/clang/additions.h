@@ -127,7 +127,15 @@
  * compiler detection is made here first, as Clang, and guarded, so that it holds when the program
  * includes them later. Defined only with CUDA 13's headers (older CCCL reads `__NVCC__` in more
  * places); the version from `CUDA_VERSION` (cuda.h), as literals. `__CUDACC_VER_BUILD__` is not
- * known from the headers and stays undefined. */
+ * known from the headers and stays undefined.
+ *
+ * 13. Raw `__shared__` storage. nvcc leaves a `__shared__` variable's constructor and destructor
+ * out (`__shared__ cuda::barrier<...> bar;`, initialised later with `init(&bar, n)`); Clang
+ * refuses a type whose constructor or destructor does something. Where it does, cdpc compiles
+ * the file again with the declaration rewritten to `__cdpc_shared_storage<T>`, a union of one `T`
+ * with an empty constructor and destructor (which Clang accepts, as nvcc's rule does), and a
+ * reference of the variable's name from `__cdpc_shared_ref` (clang/shared_storage.rs). An array
+ * of storage gives a reference to the array of `T`, of the same size and layout. */
 #if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_MANAGED__)
 #define __CDPC_MANAGED__
 #undef __managed__
@@ -987,4 +995,23 @@ extern "C" inline __device__ void *__nv_aligned_device_malloc(size_t __size, siz
 #define __CUDACC_VER_MINOR__ 9
 #endif
 #endif
+#endif
+
+#if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_SHARED_STORAGE__)
+#define __CDPC_SHARED_STORAGE__
+template <class T> union __cdpc_shared_storage {
+  T value;
+  __host__ __device__ __cdpc_shared_storage() {}
+  __host__ __device__ ~__cdpc_shared_storage() {}
+};
+template <class S> struct __cdpc_shared_of;
+template <class T> struct __cdpc_shared_of<__cdpc_shared_storage<T>> {
+  typedef T type;
+};
+template <class S, decltype(sizeof(0)) N> struct __cdpc_shared_of<S[N]> {
+  typedef typename __cdpc_shared_of<S>::type type[N];
+};
+template <class S> __host__ __device__ inline typename __cdpc_shared_of<S>::type &__cdpc_shared_ref(S &storage) {
+  return reinterpret_cast<typename __cdpc_shared_of<S>::type &>(storage);
+}
 #endif

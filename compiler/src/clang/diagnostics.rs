@@ -119,10 +119,10 @@ fn help_for(message: &str) -> Option<&'static str> {
     }
     if message.starts_with("initialization is not supported for __shared__ variables") {
         return Some(
-            "nvcc leaves a `__shared__` variable's construction and destruction out (shared memory is not \
-             initialised), where Clang 22 refuses a type whose default constructor or destructor does \
-             something, such as a default member initialiser or `cuda::barrier`'s destructor; keep the \
-             storage raw and name it through a reference, \
+            "inside a function nvcc leaves a `__shared__` variable's construction and destruction out (and \
+             cdpc compiles such a declaration as nvcc does, W1030), but not this one: at namespace scope nvcc \
+             refuses it too, and a declaration of several variables or with attributes inside its type cdpc \
+             does not rewrite; keep the storage raw and name it through a reference, \
              `__shared__ alignas(T) unsigned char raw[sizeof(T)]; T &name = *reinterpret_cast<T *>(raw);`, \
              and initialise it in code (`init(&bar, n)` for a barrier)",
         );
@@ -213,6 +213,7 @@ fn convert<'a>(lines: impl Iterator<Item = Line<'a>>, main: &Path, main_text: &s
             continue;
         }
         let (code, severity) = match line.kind {
+            "warning" if line.message.starts_with(super::shared_storage::LEFT_OUT) => (Code::SharedConstructionLeftOut, Severity::Warning),
             "warning" => (Code::ClangWarning, Severity::Warning),
             "remark" => (Code::ClangWarning, Severity::Remark),
             _ => (Code::ClangError, Severity::Error),

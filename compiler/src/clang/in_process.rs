@@ -176,10 +176,13 @@ pub fn compile(args: &[OsString], timeout: Option<Duration>) -> Result<Run, NotR
         }
     }
     let (send, receive) = std::sync::mpsc::channel();
+    // Texts read in place of files' own ([`super::nvcc_text::replace_texts`]), this thread's.
+    let replaced = super::nvcc_text::replacements();
     std::thread::Builder::new()
         .name("clang".into())
         .stack_size(STACK)
         .spawn(move || {
+            let _replacing = super::nvcc_text::replace_texts(replaced);
             let _ = send.send(compile_on_this_thread(&c_args));
         })
         .map_err(NotRun::Spawn)?;

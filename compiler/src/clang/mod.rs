@@ -53,6 +53,7 @@ pub mod diagnostics;
 pub mod in_process;
 pub mod nvcc_text;
 pub mod preamble;
+pub mod shared_storage;
 
 use crate::diag::{Code, Diagnostic, Span};
 use crate::target::Target;
@@ -643,6 +644,71 @@ pub fn additions_header(dir: &Path) -> std::io::Result<PathBuf> {
     std::io::Write::write_all(&mut partial, ADDITIONS.as_bytes())?;
     partial.persist(&path).map_err(|e| e.error)?;
     Ok(path)
+}
+
+/// Clang's CUDA wrapper (`__clang_cuda_runtime_wrapper.h` and the `__clang_cuda_*.h` it
+/// includes, in the resource folder `resource_dir`) with each `#include "X"` of a header that
+/// is CUDA's (in `cuda_root`'s `include`, not beside the wrapper) naming CUDA's file by its path,
+/// as [`nvcc_text::Replacements`] of the files that have any, and the `-D` options they need.
+/// Clang looks for `"cuda.h"` beside the wrapper, then in the `-I` folders, then in CUDA's: a
+/// program's own `cuda.h` (or `driver_types.h`, ...) in an `-I` folder was taken for CUDA's and
+/// the wrapper failed ("cuda.h did not define CUDA_VERSION"), where nvcc's headers, which include
+/// each other beside themselves, always get CUDA's. The program's own `#include "cuda.h"` still
+/// gets its own.
+///
+/// The wrapper is in every precompiled header, whose places are offsets in the text it was made
+/// from, checked against the file's size and time only: its text must keep its length. So
+/// `"cuda.h"` becomes a macro name of the same length, `__C00___`, which a `-D` option makes
+/// CUDA's path (`#include MACRO` takes the path the macro expands to).
+pub fn wrapper_includes(resource_dir: &Path, cuda_root: &Path) -> (nvcc_text::Replacements, Vec<String>) {
+    let mut out = nvcc_text::Replacements::default();
+    let mut macros: Vec<String> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    let (ours, theirs) = (resource_dir.join("include"), cuda_root.join("include"));
+    let Ok(entries) = std::fs::read_dir(&ours) else { return (out, macros) };
+    let mut files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("__clang_cuda_"))).collect();
+    files.sort();
+    for file in files {
+        let Ok(text) = std::fs::read_to_string(&file) else { continue };
+        let mut changed = false;
+        let mut new = String::with_capacity(text.len());
+        for line in text.split_inclusive('\n') {
+            let included = line.trim_start().strip_prefix("#include").map(str::trim_start).and_then(|r| r.strip_prefix('"')).and_then(|r| r.split_once('"')).map(|(name, _)| name);
+            match included {
+                Some(header) if !ours.join(header).exists() && theirs.join(header).is_file() => {
+                    let quoted = format!("\"{header}\"");
+                    let index = names.iter().position(|n| n == header).unwrap_or_else(|| {
+                        names.push(header.to_string());
+                        names.len() - 1
+                    });
+                    // `__C` and two digits, `_` up to the quoted name's length (8 at least).
+                    let mut name = format!("__C{index:02}");
+                    while name.len() < quoted.len() {
+                        name.push('_');
+                    }
+                    if name.len() != quoted.len() {
+                        new.push_str(line);
+                        continue;
+                    }
+                    let path = theirs.join(header).to_string_lossy().replace('\\', "\\\\").replace('"', "\\\"");
+                    let define = format!("-D{name}=\"{path}\"");
+                    if !macros.contains(&define) {
+                        macros.push(define);
+                    }
+                    new.push_str(&line.replacen(&quoted, &name, 1));
+                    changed = true;
+                }
+                _ => new.push_str(line),
+            }
+        }
+        if changed {
+            debug_assert_eq!(new.len(), text.len());
+            let new = new.into_bytes();
+            let new = nvcc_text::rewrite(&new).unwrap_or(new);
+            out.insert(text.as_bytes(), new);
+        }
+    }
+    (out, macros)
 }
 
 /// The newest CUDA Clang 22 knows: a newer toolkit is taken as this one.

@@ -306,7 +306,7 @@ fn word_end(text: &[u8], mut at: usize) -> usize {
 }
 
 /// What [`next_token`] finds in a C++ source.
-enum Token {
+pub(super) enum Token {
     /// One byte of code (not in a comment or a literal), at this position.
     Code(usize),
     /// A string literal from `start` (its `"`) to `end` (after its closing `"`); `raw` for
@@ -318,7 +318,7 @@ enum Token {
 
 /// The token of `text` at `*at`, comments skipped, `*at` then standing after it; `None` at the
 /// end. The one walk over a source that both rules' passes take.
-fn next_token(text: &[u8], at: &mut usize) -> Option<Token> {
+pub(super) fn next_token(text: &[u8], at: &mut usize) -> Option<Token> {
     loop {
         let start = *at;
         let c = *text.get(start)?;
@@ -427,6 +427,77 @@ fn raw_string_end(text: &[u8], at: usize) -> usize {
     text[body..].windows(close.len()).position(|w| w == close.as_slice()).map_or(text.len(), |p| body + p + close.len())
 }
 
+/// Whole texts this thread's Clang runs read in place of a file's own, found by the file's
+/// bytes ([`replace_texts`]): CUDA's headers named by path in Clang's CUDA wrapper
+/// ([`super::wrapper_includes`]), and a run after an error cdpc mends by rewriting the source
+/// ([`super::shared_storage`]). Each replacement holds this module's rules already.
+#[derive(Clone, Debug, Default)]
+pub struct Replacements {
+    /// By the original's length and hash: the replacement.
+    texts: std::collections::HashMap<(usize, u64), Vec<u8>>,
+}
+
+impl Replacements {
+    /// `original`'s bytes are read as `replacement`.
+    pub fn insert(&mut self, original: &[u8], replacement: Vec<u8>) {
+        self.texts.insert((original.len(), text_key(original)), replacement);
+    }
+
+    /// Every replacement of `other` too.
+    pub fn extend(&mut self, other: &Replacements) {
+        self.texts.extend(other.texts.iter().map(|(k, v)| (*k, v.clone())));
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.texts.is_empty()
+    }
+
+    /// The replacement of `text`; a text of no replaced length is not hashed.
+    fn get(&self, text: &[u8]) -> Option<&Vec<u8>> {
+        if !self.texts.keys().any(|(len, _)| *len == text.len()) {
+            return None;
+        }
+        self.texts.get(&(text.len(), text_key(text)))
+    }
+}
+
+thread_local! {
+    static REPLACED: std::cell::RefCell<Option<std::sync::Arc<Replacements>>> = const { std::cell::RefCell::new(None) };
+}
+
+fn text_key(text: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// This thread's replacements (`in_process::compile` hands them to Clang's thread).
+pub fn replacements() -> Option<std::sync::Arc<Replacements>> {
+    REPLACED.with(|r| r.borrow().clone())
+}
+
+/// Sets this thread's replacements until the guard is dropped (the previous ones back then).
+pub fn replace_texts(with: Option<std::sync::Arc<Replacements>>) -> ReplacedGuard {
+    ReplacedGuard(REPLACED.with(|r| r.replace(with)))
+}
+
+/// Puts the previous replacements back when dropped ([`replace_texts`]).
+pub struct ReplacedGuard(Option<std::sync::Arc<Replacements>>);
+
+impl Drop for ReplacedGuard {
+    fn drop(&mut self) {
+        let previous = self.0.take();
+        REPLACED.with(|r| *r.borrow_mut() = previous);
+    }
+}
+
+/// The replacement of `text` on this thread, if any.
+fn replaced(text: &[u8]) -> Option<Vec<u8>> {
+    REPLACED.with(|r| r.borrow().as_ref().and_then(|m| m.get(text).cloned()))
+}
+
 /// The shim's test before copying a file: [`may_need_rewriting`] of the `len` bytes at `text`.
 ///
 /// # Safety
@@ -437,7 +508,7 @@ pub unsafe extern "C" fn may_need_rewriting_c(text: *const u8, len: usize) -> st
     }
     // SAFETY: the caller's contract.
     let bytes = unsafe { std::slice::from_raw_parts(text, len) };
-    std::panic::catch_unwind(|| may_need_rewriting(bytes)).unwrap_or(false) as std::ffi::c_int
+    std::panic::catch_unwind(|| may_need_rewriting(bytes) || replaced(bytes).is_some()).unwrap_or(false) as std::ffi::c_int
 }
 
 /// Receives [`rewrite_c`]'s text: `user`, the bytes and their length, valid during the call.
@@ -454,7 +525,7 @@ pub unsafe extern "C" fn rewrite_c(text: *const u8, len: usize, take: TakeFn, us
     }
     // SAFETY: the caller's contract.
     let bytes = unsafe { std::slice::from_raw_parts(text, len) };
-    match std::panic::catch_unwind(|| rewrite(bytes)) {
+    match std::panic::catch_unwind(|| replaced(bytes).or_else(|| rewrite(bytes))) {
         Ok(Some(new)) => {
             // SAFETY: the caller's contract; `new` outlives the call.
             unsafe { take(user, new.as_ptr(), new.len()) };

@@ -515,6 +515,9 @@ struct ClangSetup {
     /// The toolkit's libdevice and the options its copy is made for, to make the copy again
     /// ([`ClangSetup::own_includes`]).
     libdevice_source: Option<(PathBuf, back::FloatMath)>,
+    /// Texts Clang reads in place of files' own: the CUDA wrapper's includes of CUDA's
+    /// headers by path ([`clang::wrapper_includes`]).
+    replacements: std::sync::Arc<clang::nvcc_text::Replacements>,
     /// The source is cdpc's own `-E` output ([`crate::toolchain::PREPROCESSED_START`]): Clang's
     /// CUDA wrapper and cdpc's additions are in it already, and no precompiled header stands in.
     preprocessed: bool,
@@ -564,7 +567,14 @@ impl ClangSetup {
         let host_include = crate::toolchain::host_compiler_include();
         let preprocessed = source.starts_with(crate::toolchain::PREPROCESSED_START);
         let cache = if preprocessed { None } else { cache };
-        Ok(ClangSetup { engine, cache, additions, _additions_dir: additions_dir, root, system_includes, host_include, on_disk, on_disk_not_utf8, macros: macro_args(options), includes, libdevice, libdevice_source, preprocessed })
+        let (replacements, mut macros) = match &engine {
+            ClangEngine::InProcess { resource_dir } if !preprocessed => clang::wrapper_includes(resource_dir, &root),
+            _ => Default::default(),
+        };
+        let replacements = std::sync::Arc::new(replacements);
+        macros.extend(macro_args(options));
+        Ok(ClangSetup {
+            replacements, engine, cache, additions, _additions_dir: additions_dir, root, system_includes, host_include, on_disk, on_disk_not_utf8, macros, includes, libdevice, libdevice_source, preprocessed })
     }
 
     /// The options of this compilation; the input and output are set per run.
@@ -637,6 +647,7 @@ impl ClangSetup {
     /// from the output); paths in this run's work folders are written as the file names alone,
     /// so that the text is the same in every run.
     fn preprocess(&self, template: &ClangInvocation<'_>, side: clang::Side, source: &str, options: &CompileOptions, build: &BuildOptions) -> Result<(String, Vec<Diagnostic>), CompileError> {
+        let _replacing = clang::nvcc_text::replace_texts(Some(self.replacements.clone()));
         let compiled_path = std::cell::RefCell::new(PathBuf::new());
         let work_dir = std::cell::RefCell::new(PathBuf::new());
         let ran = run_clang(
@@ -672,6 +683,7 @@ impl ClangSetup {
     /// warnings and the path it compiled; its errors are `E1000` diagnostics, a crash the
     /// tool's error with the command line.
     fn run(&self, template: &ClangInvocation<'_>, source: &str, options: &CompileOptions, build: &BuildOptions, host_fatbin: Option<&[u8]>) -> Result<ClangOutput, CompileError> {
+        let _replacing = clang::nvcc_text::replace_texts(Some(self.replacements.clone()));
         let compiled_path = std::cell::RefCell::new(PathBuf::new());
         // Whether the last run (the one whose result is returned) read a precompiled header.
         let precompiled = std::cell::Cell::new(false);
@@ -808,6 +820,34 @@ impl ClangSetup {
                 }
             }
             _ => run_result,
+        };
+        // A `__shared__` variable of a type whose construction does something, which Clang
+        // refuses where nvcc leaves the construction out: when those are Clang's only errors,
+        // the compilation runs again, once, without precompiled headers, with the declarations
+        // rewritten into raw storage (clang::shared_storage); else Clang's errors stand.
+        let run_result = match run_result {
+            Err(Failure::Errors { said: Said::Messages(messages), command }) if matches!(self.engine, ClangEngine::InProcess { .. }) => {
+                let failed_on = compiled_path.borrow().clone();
+                let raw = self.on_disk.as_ref().and_then(|p| std::fs::read(p).ok()).unwrap_or_else(|| source.as_bytes().to_vec());
+                match clang::shared_storage::plan(&messages, &failed_on, &raw) {
+                    Some(plan) => {
+                        let mut both = (*self.replacements).clone();
+                        both.extend(&plan.replacements);
+                        let replacing = clang::nvcc_text::replace_texts(Some(std::sync::Arc::new(both)));
+                        let again = run_as(template, None, None);
+                        drop(replacing);
+                        match again {
+                            Ok((output, Said::Messages(mut said))) => {
+                                said.extend(plan.warnings(&compiled_path.borrow()));
+                                Ok((output, Said::Messages(said)))
+                            }
+                            _ => Err(Failure::Errors { said: Said::Messages(messages), command }),
+                        }
+                    }
+                    None => Err(Failure::Errors { said: Said::Messages(messages), command }),
+                }
+            }
+            other => other,
         };
         // Done with the cache's entries: a compilation that wrote one brings the cache down to
         // its bound (hits do not, to stay cheap), its own entries now free to go too.
