@@ -113,7 +113,8 @@ fn diagnostics_match_their_snapshots() {
 /// CUDA C++ files (`tests/ui/cu/NAME.cu`) go through Clang; their diagnostics (Clang's own,
 /// `E1000`/`W1001`, and cdpc's about Clang, `E1002`) are rendered and snapshotted like the
 /// kernel language's. A `// clang: PATH` header names the Clang to use; `// emit: host-obj`
-/// compiles the file as `-dc` does, host side included (`E1020`); a `// flags:` first line
+/// compiles the file as `-dc` does, host side included (`E1020`), and `// emit: obj` to a
+/// device object, ptxas included (`E0968`); a `// flags:` first line
 /// gives options as in the kernel language's files. A file with a twin of its name in
 /// `tests/ui/` (`e0308_device_synchronize.cdp`, the same text) is the kernel language's
 /// diagnostic through the other front end: it must say the same thing at the same place
@@ -142,6 +143,11 @@ fn clang_diagnostics_match_their_snapshots() {
         options.clang.clang = source.lines().find_map(|l| l.strip_prefix("// clang: ")).map(|p| p.trim().into());
         if source.lines().any(|l| l.trim() == "// emit: host-obj") {
             options.emit = driver::Emit::HostObject;
+            options.separate = true;
+        }
+        // `// emit: obj`: ptxas's diagnostics too (`E0968`).
+        if source.lines().any(|l| l.trim() == "// emit: obj") {
+            options.emit = driver::Emit::Object;
             options.separate = true;
         }
         let diagnostics = match driver::compile(&source, &options) {

@@ -177,6 +177,8 @@ pub enum Code {
     AsmConstraintModifier,
     AsmClobber,
     AsmTemplate,
+    // ptxas refused the PTX of a program's own inline assembly (`driver::ptxas_asm`): E0968
+    AsmRefusedByPtxas,
     // E0970-E0973 (overloading: no viable function, an ambiguous call, an overload defined
     // twice, overloads differing only in their return type) are retired: overloading is CUDA C++
     // since issue 25 (a second function of one name is `E0923` in a `.cdp` file), and E0974 (an
@@ -314,6 +316,7 @@ impl Code {
             AsmConstraintModifier => "E0965",
             AsmClobber => "E0966",
             AsmTemplate => "E0967",
+            AsmRefusedByPtxas => "E0968",
             ClangError => "E1000",
             ClangWarning => "W1001",
             ClangNotFound => "E1002",
@@ -447,6 +450,7 @@ impl Code {
         Code::AsmConstraintModifier,
         Code::AsmClobber,
         Code::AsmTemplate,
+        Code::AsmRefusedByPtxas,
         Code::ClangError,
         Code::ClangWarning,
         Code::ClangNotFound,

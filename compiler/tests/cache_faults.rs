@@ -9,6 +9,9 @@
 //!   ext2 image; both need root, else the test is skipped with the reason), filled up
 //!   completely, to less than a libdevice copy, to a few headers (writes cut short by
 //!   `ENOSPC`), and filled after the cache was warm.
+//! - `include/` (cdpc's additions header, the libdevice copies) removed, or truncated and
+//!   written over in place, while compilations read them: each such compilation runs again
+//!   with copies of its own.
 //! - Fuzzed: while several cdpc processes compile over one cache folder, a thread does random
 //!   operations on the folder's files from a seeded generator (`CDPC_STRESS_SEED`, default 52):
 //!   truncates, overwrites, removes and renames them (one entry's file over another's), makes
@@ -40,6 +43,9 @@ const M: &str = "#include <cmath>\n#include <cstdio>\n#include \"k.h\"\n\n\
 __global__ void wave(float *out, float x) { out[threadIdx.x] = sinf(x * twice(threadIdx.x)) / sqrtf(x + SCALE) + expf(x); }\n\
 __global__ void top(float *out) { wave<<<1, 32>>>(out, 0.5f); printf(\"m %f\\n\", out[0]); }\n";
 const HEADER: &str = "#pragma once\n__device__ inline int twice(int x) { return 2 * x; }\n";
+/// A load through `__ldca`, which cdpc's additions header defines (Clang's headers lack it): an
+/// empty additions header is still a header, and Clang's only message is then about this file.
+const L: &str = "#include \"k.h\"\n\n__global__ void load(int *out, const int *in) { out[threadIdx.x] = twice(__ldca(in + threadIdx.x)) * SCALE; }\n";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Job {
@@ -63,6 +69,8 @@ const fn dc_job(file: &'static str, scale: u32) -> Job {
 const JOBS: [Job; 5] = [job("a.cu", 1, false), job("a.cu", 2, false), job("m.cu", 1, true), job("a.cu", 1, false), dc_job("a.cu", 4)];
 /// Jobs whose entries a warm cache of [`JOBS`] does not hold.
 const NEW_JOBS: [Job; 2] = [job("a.cu", 3, false), job("m.cu", 3, true)];
+/// What the compilations over a damaged `include/` run: [`JOBS`]' kinds, with `__ldca`.
+const INCLUDE_JOBS: [Job; 5] = [job("l.cu", 1, false), job("a.cu", 1, false), job("m.cu", 1, true), job("l.cu", 2, false), dc_job("l.cu", 4)];
 /// What the fuzzer's rounds draw from.
 const POOL: [Job; 7] = [job("a.cu", 1, false), job("a.cu", 2, false), job("m.cu", 1, true), job("m.cu", 1, false), job("m.cu", 2, true), job("a.cu", 1, true), dc_job("m.cu", 2)];
 
@@ -80,7 +88,7 @@ struct Project {
 impl Project {
     fn new(jobs: &[Job]) -> Project {
         let dir = tempfile::tempdir().unwrap();
-        for (name, text) in [("a.cu", A), ("m.cu", M), ("k.h", HEADER)] {
+        for (name, text) in [("a.cu", A), ("m.cu", M), ("l.cu", L), ("k.h", HEADER)] {
             std::fs::write(dir.path().join(name), text).unwrap();
         }
         std::fs::create_dir(dir.path().join("tmp")).unwrap();
@@ -401,6 +409,52 @@ fn cache_includes_removed_while_compilations_read_them_are_made_again() {
     p.check("after", &JOBS, &cache, &[]);
 }
 
+#[test]
+fn cache_includes_damaged_while_compilations_read_them_are_made_again() {
+    if !crate::cuda_cxx::tools_ready() {
+        return;
+    }
+    let p = Project::new(&INCLUDE_JOBS);
+    let cache = p.path("cache");
+    p.check("cold", &INCLUDE_JOBS, &cache, &[]);
+    // As above, but the files stay where they are and their bytes change in place: emptied,
+    // cut in half, or a run of bytes in the middle written over (a seeded generator's), every
+    // few milliseconds. A compilation whose Clang read a file that changed since it was checked
+    // runs again with copies of its own, whether Clang failed or not.
+    let include = cache.join("include");
+    let stop = AtomicBool::new(false);
+    let damaged = std::thread::scope(|s| {
+        let damager = s.spawn(|| {
+            let (mut rng, mut damaged) = (Rng(52), 0);
+            while !stop.load(Ordering::SeqCst) {
+                for (file, len) in listing(&include) {
+                    let Ok(mut f) = std::fs::OpenOptions::new().write(true).custom_flags(libc::O_NOFOLLOW).open(&file) else { continue };
+                    // Emptied (still a header Clang reads without a word about it), cut in
+                    // half, or bytes written over in its middle.
+                    let done = if rng.below(3) == 0 {
+                        f.set_len(0)
+                    } else if rng.below(2) == 0 {
+                        f.set_len(len / 2)
+                    } else {
+                        std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(len / 3)).and_then(|_| f.write_all(&rng.bytes(64)))
+                    };
+                    damaged += usize::from(done.is_ok());
+                }
+                std::thread::sleep(std::time::Duration::from_millis(3));
+            }
+            damaged
+        });
+        let envs: [&[(&str, &str)]; 3] = [&[], &[("CDPC_PREAMBLE", "0")], &[]];
+        let results: Vec<Result<(), String>> = envs.iter().enumerate().map(|(round, env)| p.batch(&format!("include/ damaged, round {round}"), &INCLUDE_JOBS, &cache, env)).collect();
+        stop.store(true, Ordering::SeqCst);
+        let damaged = damager.join().unwrap();
+        results.into_iter().collect::<Result<(), String>>().unwrap_or_else(|e| panic!("{e}"));
+        damaged
+    });
+    assert!(damaged > 0, "the files were damaged");
+    p.check("after", &INCLUDE_JOBS, &cache, &[]);
+}
+
 /// SplitMix64: the fuzzer's operations, from a seed.
 struct Rng(u64);
 
@@ -448,9 +502,10 @@ fn garbage_name(rng: &mut Rng, files: &[(PathBuf, u64)]) -> String {
 /// One random operation on the cache folder `cache`: what it did. `include/` (cdpc's additions
 /// to Clang's headers and its libdevice copies) only when no compilation runs (`quiet`): those
 /// are checked, and replaced when damaged, as a compilation starts, and read by path later; a
-/// compilation whose Clang names one it could not read runs again with copies of its own
-/// ([`cache_includes_removed_while_compilations_read_them_are_made_again`]), but one damaged
-/// in between may be read without a message that names it.
+/// compilation whose Clang names one it could not read, or that finds one changed since it
+/// checked it, runs again with copies of its own
+/// ([`cache_includes_removed_while_compilations_read_them_are_made_again`],
+/// [`cache_includes_damaged_while_compilations_read_them_are_made_again`]).
 fn fuzz_once(rng: &mut Rng, cache: &Path, quiet: bool) -> String {
     let kinds: &[&str] = if quiet { &["pch", "preamble", "include"] } else { &["pch", "preamble"] };
     let files: Vec<(PathBuf, u64)> = listing(cache).into_iter().filter(|(f, _)| quiet || !f.starts_with(cache.join("include"))).collect();

@@ -54,6 +54,7 @@ mod malloc_pool;
 mod math_ptx;
 mod layers;
 mod overloading;
+mod placed_tool_errors;
 mod preprocess_corpus;
 mod preprocess_only;
 mod register_cap;

@@ -223,7 +223,7 @@ fn sum_of(bytes: &[u8]) -> String {
 }
 
 /// Whether the copy at `path` is there and its bytes are the ones its sum file names.
-fn intact(path: &std::path::Path) -> bool {
+pub(crate) fn intact(path: &std::path::Path) -> bool {
     match (std::fs::read(path), std::fs::read(sum_path(path))) {
         (Ok(bytes), Ok(sum)) => sum == sum_of(&bytes).as_bytes(),
         _ => false,

@@ -230,6 +230,20 @@ impl HeaderStamp {
     }
 }
 
+/// A file as it is on disk: device, inode, size and change time (seconds, nanoseconds). Two
+/// equal identities of one path, taken at two moments, mean nobody wrote the file in between:
+/// every write, truncation or rename into its place changes the inode or the change time, which
+/// no tool can set back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileIdentity(u64, u64, u64, i64, i64);
+
+impl FileIdentity {
+    /// The identity of the regular file at `path` (through links); `None` when it is none.
+    pub fn of(path: &Path) -> Option<FileIdentity> {
+        std::fs::metadata(path).ok().filter(|m| m.is_file()).map(|m| FileIdentity(m.dev(), m.ino(), m.len(), m.ctime(), m.ctime_nsec()))
+    }
+}
+
 fn sum(bytes: &[u8]) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::collections::hash_map::DefaultHasher::new();

@@ -4,7 +4,7 @@
 use super::{CompileError, CompileOptions, HeaderList, Phase, Timings};
 use crate::back::{self, BackendError, DebugLevel};
 use crate::clang::in_process::{self, NotRun, Outcome};
-use crate::clang::cache::{self, Cache, CacheEnv, InUse};
+use crate::clang::cache::{self, Cache, CacheEnv, FileIdentity, InUse};
 use crate::clang::{self, preamble, ClangEngine, ClangEnv, ClangInvocation};
 use crate::diag::{Code, Diagnostic, Span};
 use crate::pipeline::{self, SourceText};
@@ -616,6 +616,30 @@ impl ClangSetup {
         [Some(self.additions.as_path()), self.libdevice.as_ref().map(|(path, _)| path.as_path())].into_iter().flatten().filter(|path| path.starts_with(&dir)).collect()
     }
 
+    /// The files of [`ClangSetup::cached_includes`] as they are now, checked: each one's
+    /// identity (device, inode, size, change time) taken before its bytes are compared with
+    /// what it should hold (cdpc's additions, the libdevice copy's sum); `None` for one that is
+    /// gone or does not hold them. [`ClangSetup::includes_unchanged`] later tells whether Clang,
+    /// reading them in between, read those bytes.
+    fn includes_checked(&self) -> Vec<Option<FileIdentity>> {
+        self.cached_includes()
+            .into_iter()
+            .map(|path| {
+                let before = FileIdentity::of(path)?;
+                let good = if path == self.additions { std::fs::read(path).is_ok_and(|b| b == clang::ADDITIONS.as_bytes()) } else { back::precision::intact(path) };
+                good.then_some(before)
+            })
+            .collect()
+    }
+
+    /// Whether every file of `checked` ([`ClangSetup::includes_checked`]) was good then and is
+    /// still that file, never written since: every write, in place or by a rename, a truncation
+    /// included, changes a file's change time or inode, which no tool sets back.
+    fn includes_unchanged(&self, checked: &[Option<FileIdentity>]) -> bool {
+        let now = self.cached_includes();
+        now.len() == checked.len() && now.iter().zip(checked).all(|(path, before)| before.is_some() && FileIdentity::of(path) == *before)
+    }
+
     /// cdpc's additions header and the libdevice copy this compilation reads, made in a folder
     /// of its own (removed when the folder is dropped), for a run that cannot rely on the
     /// cache's: the folder and the two paths.
@@ -749,6 +773,9 @@ impl ClangSetup {
                 || ["precompiled", "PCH file", "AST file"].iter().any(|w| failure.mentions(w))
                 || files.iter().any(|f| failure.mentions(&f.to_string_lossy()))
         };
+        // The cache's `include/` files as Clang is about to read them (through the precompiled
+        // headers made below too), to see afterwards whether they were damaged meanwhile.
+        let includes = self.includes_checked();
         let mut with_preamble = None;
         let mut replay = Vec::new();
         let mut held_pch = None;
@@ -790,23 +817,38 @@ impl ClangSetup {
                 result
             }
         };
-        // A file of the cache's `include/` removed or damaged while Clang read it (they are
-        // checked as the compilation starts, not while Clang reads them): the compilation runs
+        // A file of the cache's `include/` removed or damaged (truncated, written over) while
+        // Clang read it (they are checked as the compilation starts, not while Clang reads
+        // them): whether Clang's failure names one, or one is not the file checked before the
+        // run (its bytes then unknown, whether Clang failed or not), the compilation runs
         // again, once, with copies of its own (as where the cache cannot take them) and without
-        // the precompiled headers, which read them too. The next compilation remakes the cache's.
+        // the precompiled headers, which read them too; a header this run made from them is
+        // given up. The next compilation remakes the cache's.
+        let damaged = !self.includes_unchanged(&includes);
+        if damaged && wrote {
+            if let Some((entry, held, _, _)) = preamble.take() {
+                entry.forget(held);
+            }
+            if let (Some(held), Some(cache)) = (held_pch.take(), &self.cache) {
+                held.discard(&[&clang::pch_path(cache, &identity, template)]);
+            }
+        }
         let mut own_includes = None;
+        let names_one = |failure: &Failure| self.cached_includes().iter().any(|f| failure.mentions(&f.to_string_lossy()));
         let run_result = match run_result {
-            Err(failure) if self.cached_includes().iter().any(|f| failure.mentions(&f.to_string_lossy())) => match self.own_includes() {
-                Some((dir, additions, libdevice)) => {
-                    replay.clear();
-                    let libdevice = libdevice.as_ref().map(|path| (path.as_path(), self.libdevice.as_ref().and_then(|(_, version)| version.as_deref())));
-                    let result = run_as(&ClangInvocation { additions: Some(&additions), libdevice, ..template.clone() }, None, None);
-                    own_includes = Some(dir);
-                    result
-                }
-                None => Err(failure),
-            },
-            other => other,
+            Err(failure) if names_one(&failure) || damaged => self.own_includes().ok_or(Err(failure)),
+            Ok(output) if damaged => self.own_includes().ok_or(Ok(output)),
+            other => Err(other),
+        };
+        let run_result = match run_result {
+            Ok((dir, additions, libdevice)) => {
+                replay.clear();
+                let libdevice = libdevice.as_ref().map(|path| (path.as_path(), self.libdevice.as_ref().and_then(|(_, version)| version.as_deref())));
+                let result = run_as(&ClangInvocation { additions: Some(&additions), libdevice, ..template.clone() }, None, None);
+                own_includes = Some(dir);
+                result
+            }
+            Err(kept) => kept,
         };
         // The preamble's messages first (where a compilation without it gives them), those of
         // the rest after; places in the preamble's copy are the source's.

@@ -255,7 +255,16 @@ fn link_here(inputs: &[Input], link: &LinkOptions, options: &CompileOptions) -> 
     let mut build = build_options(options);
     let mut in_memory: Vec<(String, Vec<u8>)> = Vec::new();
     for c in &compiled {
-        let object = tools.assemble(&c.ptx, &build).map_err(|e| BuildError::Source { name: c.warnings.name.clone(), text: c.warnings.text.clone(), error: e.into() })?;
+        let object = tools.assemble(&c.ptx, &build).map_err(|e| {
+            // ptxas's errors in the source's inline assembly, placed at its `asm` statements.
+            let path = PathBuf::from(&c.warnings.name);
+            let shown = crate::pipeline::SourceText { path: Some(path.clone()), text: c.warnings.text.clone() };
+            let error = super::ptxas_asm::placed(e.into(), options, &shown, |again| compile_source(&path, Some(&tools), again).map(|c| c.ptx).map_err(|e| match e {
+                BuildError::Source { error, .. } | BuildError::Other(error) => error,
+                BuildError::Link(d) => CompileError::Diagnostics(d),
+            }));
+            BuildError::Source { name: c.warnings.name.clone(), text: c.warnings.text.clone(), error }
+        })?;
         in_memory.push((c.unit.file.name.clone(), object));
     }
     // nvlink sees cdpc's objects and the members of archives of bare device objects as work
@@ -273,7 +282,11 @@ fn link_here(inputs: &[Input], link: &LinkOptions, options: &CompileOptions) -> 
     let cubin = match tools.link_objects(&objects, &build) {
         Ok(cubin) => cubin,
         Err(ToolError::Failed { ref tool, ref stderr, .. }) if tool == "nvlink" && !symbols::from_nvlink(stderr, &names).is_empty() => {
-            return Err(BuildError::Link(symbols::from_nvlink(stderr, &names)));
+            // A runtime function libcudadevrt lacks: at its calls in the sources (W0316's places).
+            let sources: Vec<(Option<Arc<SourceFile>>, &[Diagnostic])> = compiled.iter().map(|c| (Some(c.unit.file.clone()), c.warnings.warnings.as_slice())).collect();
+            let (mut found, covered) = symbols::runtime_missing(stderr, &sources, &names);
+            found.extend(symbols::from_nvlink(stderr, &names).into_iter().filter(|d| !covered.iter().any(|s| d.message.contains(&format!("`{s}`")))));
+            return Err(BuildError::Link(found));
         }
         Err(e) => return Err(CompileError::from(e).into()),
     };

@@ -48,6 +48,7 @@ pub mod host;
 pub mod ir;
 pub mod link;
 pub mod program;
+mod ptxas_asm;
 pub mod symbols;
 
 pub use link::{link, link_files, BuildError, Input, LinkOptions, Linked, SourceWarnings};
@@ -668,7 +669,46 @@ fn validate(options: &CompileOptions) -> Result<(), CompileError> {
 /// command line and messages are in [`Compiled::tool_runs`]); the NVIDIA tools run in a temporary folder that is removed before this
 /// returns. Safe to call from several threads at once.
 pub fn compile(source: &str, options: &CompileOptions) -> Result<Compiled, CompileError> {
-    on_large_stack(|| compile_here(source, options))
+    on_large_stack(|| compile_here(source, options).map_err(|e| asm_refused(e, source, options)))
+}
+
+/// nvlink's failure over runtime functions libcudadevrt lacks as `E0801` at the calls
+/// (`W0316`'s places in `warnings`, [`symbols::runtime_missing`]), with `warnings` but the
+/// `W0316`s it replaces; any other error as it is.
+fn runtime_link_error(e: crate::toolchain::ToolError, warnings: &[Diagnostic]) -> CompileError {
+    match runtime_link_error_of(&e, warnings) {
+        Some(all) => CompileError::Diagnostics(all),
+        None => e.into(),
+    }
+}
+
+/// [`runtime_link_error`]'s diagnostics, where `e` is such a failure.
+fn runtime_link_error_of(e: &crate::toolchain::ToolError, warnings: &[Diagnostic]) -> Option<Vec<Diagnostic>> {
+    let crate::toolchain::ToolError::Failed { tool, stderr, .. } = e else { return None };
+    if tool != "nvlink" {
+        return None;
+    }
+    let (found, covered) = symbols::runtime_missing(stderr, &[(None, warnings)], &[]);
+    if found.is_empty() {
+        return None;
+    }
+    let mut all = symbols::without_covered(warnings, &covered);
+    all.extend(found);
+    Some(all)
+}
+
+/// A ptxas failure over the program's inline assembly as `E0968` at its `asm` statements
+/// ([`ptxas_asm`]); any other error as it is.
+fn asm_refused(error: CompileError, source: &str, options: &CompileOptions) -> CompileError {
+    let shown = crate::pipeline::SourceText { path: options.preprocess.input.clone(), text: source.to_string() };
+    ptxas_asm::placed(error, options, &shown, |again| compile_here(source, again).map(|c| String::from_utf8_lossy(&c.output).into_owned()))
+}
+
+/// [`asm_refused`] for LLVM IR input, placed in its text ([`ir::shown_text`]) or the files its
+/// debug locations name.
+fn ir_asm_refused(error: CompileError, ir: &[u8], options: &CompileOptions) -> CompileError {
+    let shown = crate::pipeline::SourceText { path: options.preprocess.input.clone(), text: ir::shown_text(ir) };
+    ptxas_asm::placed(error, options, &shown, |again| compile_cuda(CudaInput::Ir(ir), again).map(|c| String::from_utf8_lossy(&c.output).into_owned()))
 }
 
 fn compile_here(source: &str, options: &CompileOptions) -> Result<Compiled, CompileError> {
@@ -713,7 +753,7 @@ fn compile_here(source: &str, options: &CompileOptions) -> Result<Compiled, Comp
             header = Some(host::header(&checked.module, &name));
             object
         }
-        (None, Some(ptx)) => started.expect("discovery succeeded for object output").finish(&ptx)?,
+        (None, Some(ptx)) => started.expect("discovery succeeded for object output").finish(&ptx).map_err(|e| runtime_link_error(e, &warnings))?,
         (None, None) => unreachable!("generate returns what it was asked for"),
     };
     let tool_runs = build.log.take();
@@ -819,7 +859,7 @@ fn compile_cuda(input: CudaInput<'_>, options: &CompileOptions) -> Result<Compil
                 (Some(ir), _) => ir.into_bytes(),
                 (None, Some(ptx)) if options.emit == Emit::Ptx => ptx.into_bytes(),
                 (None, Some(ptx)) if options.emit == Emit::Object => tools().assemble(&ptx, &build)?,
-                (None, Some(ptx)) => tools().build_cubin_bytes(&ptx, &build)?,
+                (None, Some(ptx)) => tools().build_cubin_bytes(&ptx, &build).map_err(|e| runtime_link_error(e, &generated.warnings))?,
                 (None, None) => unreachable!("generate returns what it was asked for"),
             };
             (output, generated.warnings, generated.timings, generated.headers)
@@ -851,7 +891,7 @@ fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, b
             // `-dc -arch=sm_XX` is `-gencode arch=compute_XX,code=[sm_XX,compute_XX]`.
             let sm = options.target.sm;
             let images = if options.host_object_images.is_empty() { vec![fatbin::Image::Cubin(sm), fatbin::Image::Ptx(sm)] } else { options.host_object_images.clone() };
-            let fatbin = multi_architecture_fatbin(source, &device, &images, tools, build, (sm, &ptx), options.whole_program)?;
+            let fatbin = multi_architecture_fatbin(source, &device, &images, tools, build, (sm, &ptx), options.whole_program, &generated.warnings)?;
             Ok::<_, CompileError>((generated, fatbin))
         })();
         // A thread that could not start: the host side here, after the device side.
@@ -880,7 +920,8 @@ fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, b
 ///
 /// `whole`: each cubin linked with libcudadevrt (nvlink), no PTX (relocatable PTX cannot be
 /// JIT-compiled alone), packed as a fat binary of whole programs.
-fn multi_architecture_fatbin(source: &str, device: &CompileOptions, images: &[fatbin::Image], tools: &Toolchain, build: &BuildOptions, compiled: (SmVersion, &str), whole: bool) -> Result<Vec<u8>, CompileError> {
+#[allow(clippy::too_many_arguments)]
+fn multi_architecture_fatbin(source: &str, device: &CompileOptions, images: &[fatbin::Image], tools: &Toolchain, build: &BuildOptions, compiled: (SmVersion, &str), whole: bool, warnings: &[Diagnostic]) -> Result<Vec<u8>, CompileError> {
     let mut ptx_of: Vec<(SmVersion, String)> = vec![(compiled.0, compiled.1.to_string())];
     let mut packed_images = Vec::new();
     for &image in images {
@@ -900,7 +941,7 @@ fn multi_architecture_fatbin(source: &str, device: &CompileOptions, images: &[fa
         let packed = match image {
             fatbin::Image::Cubin(_) if whole => {
                 let build = BuildOptions { arch: sm, ..build.clone() };
-                FatbinImage { ptx: false, sm, bytes: whole_cubin(tools, source, &ptx, &build)? }
+                FatbinImage { ptx: false, sm, bytes: whole_cubin(tools, source, &ptx, &build, warnings)? }
             }
             fatbin::Image::Cubin(_) => {
                 let build = BuildOptions { arch: sm, ..build.clone() };
@@ -916,7 +957,7 @@ fn multi_architecture_fatbin(source: &str, device: &CompileOptions, images: &[fa
     if whole && packed_images.is_empty() {
         // `code=compute_XX` alone: the cubin of the target, linked.
         let build = BuildOptions { arch: compiled.0, ..build.clone() };
-        packed_images.push(FatbinImage { ptx: false, sm: compiled.0, bytes: whole_cubin(tools, source, compiled.1, &build)? });
+        packed_images.push(FatbinImage { ptx: false, sm: compiled.0, bytes: whole_cubin(tools, source, compiled.1, &build, warnings)? });
     }
     Ok(tools.fatbinary(&packed_images, !whole, build)?)
 }
@@ -926,12 +967,15 @@ fn multi_architecture_fatbin(source: &str, device: &CompileOptions, images: &[fa
 /// nvcc refuses those without `-rdc`, cdpc links the device runtime in).
 ///
 /// A symbol no device code of the file defines is `E0801` at its first mention in `source`:
-/// without `-rdc=true` another file's device code is out of reach, as with nvcc.
-fn whole_cubin(tools: &Toolchain, source: &str, ptx: &str, build: &BuildOptions) -> Result<Vec<u8>, CompileError> {
+/// without `-rdc=true` another file's device code is out of reach, as with nvcc; a runtime
+/// function libcudadevrt lacks is `E0801` at its calls, where `warnings` (the device side's)
+/// placed them ([`runtime_link_error`]).
+fn whole_cubin(tools: &Toolchain, source: &str, ptx: &str, build: &BuildOptions, warnings: &[Diagnostic]) -> Result<Vec<u8>, CompileError> {
     if !ptx.lines().any(|l| l.trim_start().starts_with(".extern")) {
         return Ok(tools.assemble_whole(ptx, build)?);
     }
     match tools.build_cubin_bytes(ptx, build) {
+        Err(e) if runtime_link_error_of(&e, warnings).is_some() => Err(runtime_link_error(e, warnings)),
         Err(crate::toolchain::ToolError::Failed { tool, stderr, .. }) if tool == "nvlink" && stderr.contains("Undefined reference to") => {
             let undefined: Vec<String> = stderr.lines().filter(|l| l.contains("Undefined reference to")).filter_map(|l| l.split('\'').nth(1)).map(str::to_string).collect();
             let places = symbols::text_places(&symbols::PtxSymbols { defined: Vec::new(), undefined: undefined.clone() }, source);
@@ -963,7 +1007,7 @@ fn whole_cubin(tools: &Toolchain, source: &str, ptx: &str, build: &BuildOptions)
 /// assert!(out.cubin.is_none());
 /// ```
 pub fn compile_artifacts(source: &str, options: &CompileOptions, with_tools: bool) -> Result<Artifacts, CompileError> {
-    on_large_stack(|| compile_artifacts_here(source, options, with_tools))
+    on_large_stack(|| compile_artifacts_here(source, options, with_tools).map_err(|e| asm_refused(e, source, options)))
 }
 
 fn compile_artifacts_here(source: &str, options: &CompileOptions, with_tools: bool) -> Result<Artifacts, CompileError> {
@@ -984,16 +1028,16 @@ fn compile_artifacts_here(source: &str, options: &CompileOptions, with_tools: bo
     let (generated, warnings) = generate_cdp(&checked, &options, &codegen, back::Outputs { llvm_ir: true, ptx: true })?;
     let (llvm_ir, ptx) = (generated.llvm_ir.expect("asked for IR"), generated.ptx.expect("asked for PTX"));
     let build = build_options(&options);
-    let (object, cubin) = object_and_cubin(tools.filter(|_| with_tools), &ptx, &build)?;
+    let (object, cubin) = object_and_cubin(tools.filter(|_| with_tools), &ptx, &build, &warnings)?;
     let signatures = crate::signature::signatures(&checked.module);
     Ok(Artifacts { llvm_ir, ptx, object, cubin, warnings, tool_runs: build.log.take(), signatures })
 }
 
 /// The relocatable object of `ptx` and the cubin linked from it, when there are `tools`.
-fn object_and_cubin(tools: Option<Toolchain>, ptx: &str, build: &BuildOptions) -> Result<(Option<Vec<u8>>, Option<Vec<u8>>), CompileError> {
+fn object_and_cubin(tools: Option<Toolchain>, ptx: &str, build: &BuildOptions, warnings: &[Diagnostic]) -> Result<(Option<Vec<u8>>, Option<Vec<u8>>), CompileError> {
     let Some(tools) = tools else { return Ok((None, None)) };
     let object = tools.assemble(ptx, build)?;
-    let cubin = tools.link_objects(&[&object], build)?;
+    let cubin = tools.link_objects(&[&object], build).map_err(|e| runtime_link_error(e, warnings))?;
     Ok((Some(object), Some(cubin)))
 }
 
@@ -1007,7 +1051,7 @@ fn cuda_artifacts(input: CudaInput<'_>, options: &CompileOptions, with_tools: bo
     let build = build_options(options);
     let generated = input.generate(options, tools.as_ref(), &build, back::Outputs { llvm_ir: true, ptx: true })?;
     let (llvm_ir, ptx) = (generated.llvm_ir.expect("asked for IR"), generated.ptx.expect("asked for PTX"));
-    let (object, cubin) = object_and_cubin(tools.filter(|_| with_tools), &ptx, &build)?;
+    let (object, cubin) = object_and_cubin(tools.filter(|_| with_tools), &ptx, &build, &generated.warnings)?;
     Ok(Artifacts { llvm_ir, ptx, object, cubin, warnings: generated.warnings, tool_runs: build.log.take(), signatures: Vec::new() })
 }
 
@@ -1030,7 +1074,7 @@ fn cuda_artifacts(input: CudaInput<'_>, options: &CompileOptions, with_tools: bo
 pub fn compile_ir(ir: &[u8], options: &CompileOptions) -> Result<Compiled, CompileError> {
     on_large_stack(|| {
         validate(options)?;
-        compile_cuda(CudaInput::Ir(ir), options)
+        compile_cuda(CudaInput::Ir(ir), options).map_err(|e| ir_asm_refused(e, ir, options))
     })
 }
 
@@ -1039,7 +1083,7 @@ pub fn compile_ir_artifacts(ir: &[u8], options: &CompileOptions, with_tools: boo
     on_large_stack(|| {
         let options = CompileOptions { emit: if with_tools { Emit::Cubin } else { Emit::Ptx }, ..options.clone() };
         validate(&options)?;
-        cuda_artifacts(CudaInput::Ir(ir), &options, with_tools)
+        cuda_artifacts(CudaInput::Ir(ir), &options, with_tools).map_err(|e| ir_asm_refused(e, ir, &options))
     })
 }
 

@@ -18,8 +18,8 @@
 
 use super::archive;
 use super::link::{BuildError, SourceWarnings};
-use super::{build_options, fatbin, CompileError, CompileOptions, Emit, InputFile, Language, Timings};
-use crate::diag::{Code, Diagnostic, Span};
+use super::{build_options, fatbin, symbols, CompileError, CompileOptions, Emit, InputFile, Language, Timings};
+use crate::diag::{Code, Diagnostic, SourceFile, Span};
 use crate::preprocess::MacroOption;
 use crate::target::SmVersion;
 use crate::toolchain::{work_dir, BuildOptions, FatbinImage, HostCompiler, OutputFile, OutputGuard, ToolError, ToolRun, Toolchain};
@@ -253,6 +253,22 @@ fn device_link_object(tools: &Toolchain, objects: &[PathBuf], archs: &[SmVersion
     Ok(crate::back::link_stub::object(&module_ids.unwrap_or_default(), &fatbin)?)
 }
 
+/// The device link's failure, where nvlink's is over runtime functions libcudadevrt lacks, as
+/// `E0801` at their calls in `sources` (their `W0316`s' places, [`symbols::runtime_missing`]),
+/// objects named through `names`; any other as it is.
+fn device_link_failure(e: CompileError, sources: &[SourceWarnings], names: &[(String, String)]) -> BuildError {
+    if let CompileError::Tool(ToolError::Failed { tool, stderr, .. }) = &e {
+        if tool == "nvlink" {
+            let files: Vec<_> = sources.iter().map(|w| (Some(std::sync::Arc::new(SourceFile { name: w.name.clone(), text: w.text.clone() })), w.warnings.as_slice())).collect();
+            let (found, _) = symbols::runtime_missing(stderr, &files, names);
+            if !found.is_empty() {
+                return BuildError::Link(found);
+            }
+        }
+    }
+    e.into()
+}
+
 /// `-dlink`: the registration object of the device link of `objects`, written to `output`, as
 /// `nvcc -dlink` writes it for the host linker.
 pub fn device_link_to_file(objects: &[PathBuf], output: &Path, program: &ProgramOptions, options: &CompileOptions) -> Result<Built, BuildError> {
@@ -261,7 +277,7 @@ pub fn device_link_to_file(objects: &[PathBuf], output: &Path, program: &Program
     let tools = Toolchain::discover(&options.tools).map_err(CompileError::from)?;
     let mut build = build_options(options);
     add_device_libraries(program, &mut build);
-    let object = device_link_object(&tools, objects, &link_archs(options), &build)?;
+    let object = device_link_object(&tools, objects, &link_archs(options), &build).map_err(|e| device_link_failure(e, &[], &[]))?;
     file.commit(&object).map_err(CompileError::from)?;
     let tool_runs = build.log.take();
     let mut timings = Timings::default();
@@ -318,6 +334,8 @@ fn build_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, 
     // The objects, in input order: what the host link takes; device-only objects go to nvlink alone.
     let mut host_objects: Vec<PathBuf> = Vec::new();
     let mut device_objects: Vec<PathBuf> = Vec::new();
+    // Each source's object as nvlink names it, and the source's name.
+    let mut names: Vec<(String, String)> = Vec::new();
     // The device link, where relocatable device code takes part (nvcc's `-rdc=true` link; a
     // program of whole-program objects has none, as nvcc's).
     let mut relocatable = program.relocatable;
@@ -325,6 +343,7 @@ fn build_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, 
         match input {
             ProgramInput::Source(path) => {
                 let (object, source_warnings, runs, source_timings) = compile_source(path, index, work.path(), options, program.relocatable)?;
+                names.push((object.path.display().to_string(), source_warnings.name.clone()));
                 warnings.push(source_warnings);
                 tool_runs.extend(runs);
                 timings.0.extend(source_timings.0);
@@ -358,7 +377,7 @@ fn build_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, 
     relocatable |= build.link_libraries.iter().any(|l| std::fs::read(l).is_ok_and(|bytes| holds_relocatable_device_code(&bytes)));
     let stub_path = work.path().join("dlink.o");
     if relocatable {
-        let stub = device_link_object(&tools, &device_objects, &link_archs(options), &build)?;
+        let stub = device_link_object(&tools, &device_objects, &link_archs(options), &build).map_err(|e| device_link_failure(e, &warnings, &names))?;
         std::fs::write(&stub_path, &stub).map_err(|e| CompileError::from(ToolError::io("writing the device link's object", &stub_path, e)))?;
     }
     let linked = work.path().join("program");

@@ -231,6 +231,81 @@ pub fn undefined(symbol: &str, user: &str) -> Diagnostic {
     d
 }
 
+/// The device-runtime function whose C name or symbol is `symbol`, where CUDA 13.5's
+/// libcudadevrt lacks it (`W0316`'s): its C name and its symbol.
+fn runtime_function_missing(symbol: &str) -> Option<(&'static str, &'static str)> {
+    use runtime_shim::entry_points::RuntimeFn;
+    RuntimeFn::ALL.iter().map(|f| f.entry_point()).zip(RuntimeFn::ALL).find(|(e, f)| f.missing_from_libcudadevrt() && (e.c_name == symbol || e.ptx_symbol == symbol)).map(|(e, _)| (e.c_name, e.ptx_symbol))
+}
+
+/// The sources of a link as [`runtime_missing`] places its errors in them: each one's file
+/// (`None`: the compilation's main file, whose labels name none) and its warnings.
+pub type SourcesWarned<'a> = [(Option<Arc<SourceFile>>, &'a [Diagnostic])];
+
+/// nvlink's undefined references in `stderr` to device-runtime functions that libcudadevrt
+/// lacks, as `E0801` at each call their `W0316` warnings placed in `sources` (a label carrying
+/// its source's file where `sources` names one); where no warning names the symbol (an
+/// object's code: a `-dc` object holds no lines), with no place, the object named through
+/// `names` as [`from_nvlink`] names it. Returns the diagnostics and the symbols they cover.
+pub fn runtime_missing(stderr: &str, sources: &SourcesWarned<'_>, names: &[(String, String)]) -> (Vec<Diagnostic>, Vec<String>) {
+    let mut found: Vec<Diagnostic> = Vec::new();
+    let mut covered: Vec<String> = Vec::new();
+    for line in stderr.lines().filter(|l| l.contains("Undefined reference to")) {
+        let quoted: Vec<&str> = line.split('\'').skip(1).step_by(2).collect();
+        let Some(&symbol) = quoted.first() else { continue };
+        let Some((c_name, ptx_symbol)) = runtime_function_missing(symbol) else { continue };
+        if covered.iter().any(|c| c == symbol) {
+            continue;
+        }
+        covered.push(symbol.to_string());
+        let named = format!("`{ptx_symbol}`");
+        let mut labels: Vec<Label> = sources
+            .iter()
+            .flat_map(|(file, warnings)| {
+                warnings.iter().filter(|w| w.code == Code::NotInDeviceRuntimeLibrary && w.message.contains(&named)).filter_map(move |w| {
+                    let mut label = w.labels.iter().find(|l| l.primary)?.clone();
+                    label.file = label.file.or_else(|| file.clone());
+                    label.primary = false;
+                    label.message = String::new();
+                    Some(label)
+                })
+            })
+            .collect();
+        labels.dedup_by(|a, b| a.span == b.span && a.file == b.file);
+        if let Some(first) = labels.first_mut() {
+            first.primary = true;
+            first.message = format!("`{c_name}` is declared by cuda_device_runtime_api.h, but libcudadevrt does not define it");
+        }
+        let mut d = Diagnostic::new(Code::UndefinedDeviceSymbol, Span::default(), format!("device-runtime function `{c_name}` (`{ptx_symbol}`) is not defined by libcudadevrt"))
+            .with_note("CUDA 13.5's libcudadevrt.a has no such symbol, although the device runtime's header declares it: nvcc's link fails the same way; the call cannot be linked with this toolkit");
+        if labels.is_empty() {
+            let user = quoted.get(1).map(|path| names.iter().find(|(work, _)| path == work || path.ends_with(&format!("/{work}"))).map_or(path.to_string(), |(_, user)| user.clone()));
+            if let Some(user) = user {
+                d.message = format!("device-runtime function `{c_name}` (`{ptx_symbol}`), used in `{user}`, is not defined by libcudadevrt");
+            }
+            d = d.with_note("the call was warned about (W0316) where its source was compiled");
+            d.labels.clear();
+        } else {
+            d.labels = labels;
+        }
+        found.push(d);
+    }
+    (found, covered)
+}
+
+/// `warnings` without the `W0316` warnings of the symbols in `covered` (an `E0801` of
+/// [`runtime_missing`] at the same calls replaces them).
+pub fn without_covered(warnings: &[Diagnostic], covered: &[String]) -> Vec<Diagnostic> {
+    warnings
+        .iter()
+        .filter(|w| {
+            w.code != Code::NotInDeviceRuntimeLibrary
+                || !covered.iter().any(|s| runtime_function_missing(s).is_some_and(|(_, ptx)| w.message.contains(&format!("`{ptx}`"))))
+        })
+        .cloned()
+        .collect()
+}
+
 /// Reads nvlink's messages about symbols (`Multiple definition of 'x' in 'b.o', first
 /// defined in 'a.o'`, `Undefined reference to 'x' in 'a.o'`) as E0800 and E0801, with each
 /// work file's name replaced by the input it stands for (`names`).
@@ -300,5 +375,28 @@ mod tests {
         assert!(d[0].message.contains("`a.cu` and `b.cu`"), "{}", d[0].message);
         assert_eq!(d[1].code, Code::UndefinedDeviceSymbol);
         assert!(d[1].message.contains("used in `a.cu`"), "{}", d[1].message);
+    }
+
+    #[test]
+    fn runtime_functions_libcudadevrt_lacks_are_placed_at_their_warned_calls() {
+        let stderr = "nvlink error   : Undefined reference to '__cudaCDP2EventRecordWithFlags' in '/tmp/w/0.o'\n\
+                      nvlink error   : Undefined reference to '_Z6helperi' in '/tmp/w/0.o'\n";
+        let warned = Diagnostic::new(Code::NotInDeviceRuntimeLibrary, Span::new(40, 64), "libcudadevrt does not define `__cudaCDP2EventRecordWithFlags`");
+        let other = Diagnostic::new(Code::MissingReturn, Span::new(1, 2), "x");
+        let file = Arc::new(SourceFile { name: "a.cu".into(), text: "x".repeat(80) });
+        let warnings = [warned.clone(), other.clone()];
+        let names = [("/tmp/w/0.o".to_string(), "a.cu".to_string())];
+        // Placed at the call, in the source's file; the user's own symbol is not this one's.
+        let (d, covered) = runtime_missing(stderr, &[(Some(file.clone()), &warnings)], &names);
+        assert_eq!(covered, ["__cudaCDP2EventRecordWithFlags"]);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].code, Code::UndefinedDeviceSymbol);
+        assert_eq!(d[0].message, "device-runtime function `cudaEventRecordWithFlags` (`__cudaCDP2EventRecordWithFlags`) is not defined by libcudadevrt");
+        assert_eq!((d[0].primary_span(), d[0].labels[0].file.as_ref()), (Span::new(40, 64), Some(&file)));
+        assert_eq!(without_covered(&warnings, &covered), [other]);
+        // An object's: no place, the object named.
+        let (d, _) = runtime_missing(stderr, &[], &names);
+        assert!(d[0].labels.is_empty());
+        assert!(d[0].message.contains("used in `a.cu`"), "{}", d[0].message);
     }
 }

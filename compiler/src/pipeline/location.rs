@@ -97,7 +97,7 @@ impl SourceText {
 
     /// A primary label in `file` (the main file when it is that or empty, else read from disk)
     /// at the span `at` finds in its text.
-    fn label_in(&self, file: String, at: impl FnOnce(&str) -> Span) -> Option<Label> {
+    pub(crate) fn label_in(&self, file: String, at: impl FnOnce(&str) -> Span) -> Option<Label> {
         let same = |a: &Path, b: &Path| a == b || a.canonicalize().ok().zip(b.canonicalize().ok()).is_some_and(|(a, b)| a == b);
         match &self.path {
             Some(main) if same(Path::new(&file), main) || file.is_empty() => Some(Label { span: at(&self.text), message: String::new(), primary: true, file: None }),
