@@ -8,7 +8,7 @@
 `fetch` needs git and network access; it checks out each repository of sources.txt at the commit
 listed there. `run` compiles every `.cu` file under DIR twice, with the same command line:
 
-X
+    COMPILER -dc -rdc=true -arch=sm_90 -std=c++17 -I<repository> -I<shared folders> FILE -o OBJ
 
 once with nvcc (the oracle) and once with cdpc, and writes one JSON line per file: the exit
 status of each, the first error line of each, and the seconds each took. "Shared folders" are the
