@@ -77,6 +77,7 @@ mod clone;
 pub mod copies;
 pub mod cxx_abi;
 mod defer;
+pub mod devrt_args;
 pub mod devrt_missing;
 mod emit;
 pub mod host_names;
@@ -137,6 +138,7 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
     launch::literal_dims(module).map_err(unrewritten("a launch's named `dim3` could not be rewritten"))?;
     let mut diagnostics = warp::legacy_to_sync(module, source);
     diagnostics.extend(devrt_missing::warn(module, source));
+    diagnostics.extend(devrt_args::check(module, source));
     diagnostics.extend(param_buffer::check(module, &options.target, source));
     if options.launch_threshold > 0 || options.aggregate != aggregate::Granularity::Off {
         let (launches, errors) = launch::recognise(module, source);
