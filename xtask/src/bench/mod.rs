@@ -536,6 +536,17 @@ fn timed(cmd: &mut Command) -> Result<Run> {
     Ok(Run { wall, cpu, faults, out })
 }
 
+/// Waits until no filler of cdpc's cache folder `cache` runs (an exclusive `flock` on its
+/// `fill.lock`, which each filler holds shared: compiler/src/clang/cache.rs, `Fill`): the headers
+/// a compilation leaves for later are made by a process of their own after it, which the
+/// compilation's time does not include, and the next compilation timed must find the cache as
+/// that compilation left it (not half made, nor a filler beside it on the CPU).
+fn wait_for_fillers(cache: &Path) {
+    if cache.is_dir() {
+        let _ = Command::new("flock").arg("-x").arg(cache.join("fill.lock")).arg("true").status();
+    }
+}
+
 /// cdpc's command for `job`, with `cache` as its cache folder (`CDPC_CACHE_DIR`).
 fn cdpc_cmd(tools: &Tools, job: &Job, output: &Path, time_flag: bool, cache: &Path, preamble: bool) -> Command {
     let mut c = tools.cdpc_command();
@@ -671,7 +682,9 @@ fn measure(
 
     let cdpc_in = |cache: &Path, preamble: bool| -> Result<(Run, BTreeMap<String, f64>)> {
         let _ = fs::remove_file(&cdpc_cubin);
-        let run = timed(&mut cdpc_cmd(tools, job, &cdpc_cubin, time_flag, cache, preamble))?;
+        let run = timed(&mut cdpc_cmd(tools, job, &cdpc_cubin, time_flag, cache, preamble));
+        wait_for_fillers(cache);
+        let run = run?;
         if !cdpc_cubin.is_file() {
             return Err(format!(
                 "cdpc exited 0 but wrote no {}",
@@ -721,7 +734,9 @@ fn measure(
         let mut c = tools.cdpc_command();
         c.env("CDPC_CACHE_DIR", &dc_cache).env_remove("CDPC_PREAMBLE");
         c.args(["-dc", &format!("-arch={ARCH}")]).args(&corpus.args).arg(&job.path).arg("-o").arg(&dc_object);
-        Ok(timed(&mut c)?.wall)
+        let run = timed(&mut c);
+        wait_for_fillers(&dc_cache);
+        Ok(run?.wall)
     };
     let nvcc_dc = || -> Result<f64> {
         let corpus = job.corpus.as_ref().expect("corpus files only");
