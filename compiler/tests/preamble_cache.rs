@@ -111,7 +111,7 @@ impl Project {
         }
         for e in std::fs::read_dir(self.cache()).unwrap() {
             let name = e.unwrap().file_name().into_string().unwrap();
-            assert!(["pch", "preamble", "include", "trim.lock", "fill.lock"].contains(&name.as_str()), "left in the cache: {name}");
+            assert!(["pch", "preamble", "include", "trim.lock", "fill.lock", "make.lock"].contains(&name.as_str()), "left in the cache: {name}");
         }
         // cdpc's additions to Clang's CUDA headers, one a build (`clang::additions_header`).
         if let Ok(dir) = std::fs::read_dir(self.cache().join("include")) {

@@ -191,6 +191,21 @@ pub fn fill_lock(dir: &Path) -> Option<File> {
     inheritable.then_some(file)
 }
 
+/// The file a filler holds exclusively in the cache folder while it makes headers
+/// ([`one_maker`]).
+pub const MAKE_LOCK: &str = "make.lock";
+
+/// Waits for the other fillers of `cache` to finish making headers, and holds them off until
+/// dropped: fillers make one side's headers at a time, so that those of many compilations of
+/// one set of options (a parallel build's) find the wrapper's header the first one made
+/// instead of each making it again, and the fillers of a build take one core at most. `None`
+/// where the lock cannot be taken: made all the same.
+pub fn one_maker(cache: &Cache) -> Option<impl Drop> {
+    std::fs::create_dir_all(&cache.dir).ok()?;
+    let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(cache.dir.join(MAKE_LOCK)).ok()?;
+    Locked::take(file, libc::LOCK_EX).ok()
+}
+
 /// Waits until no filler of `dir` runs (an exclusive lock on its [`FILL_LOCK`], released at once).
 pub fn wait_for_fillers(dir: &Path) {
     if let Ok(file) = File::open(dir.join(FILL_LOCK)) {

@@ -729,6 +729,7 @@ impl ClangSetup {
         // the preamble where the file has one to make, else the wrapper's.
         let filling = cache::filling();
         let make = if filling != 0 { filling & cache::Fill::PREAMBLE != 0 } else { cache::makes_headers_now() };
+        let _one_maker = self.cache.as_ref().filter(|_| filling != 0).and_then(cache::one_maker);
         let mut preamble = match (&self.on_disk, &self.cache, precompile) {
             (Some(path), Some(cache), true) => ensure_preamble(&self.engine, template, cache, &identity, path, source, build, make, &mut wrote),
             _ => None,
