@@ -172,7 +172,7 @@ pub struct Measured {
     /// votes): left out of the comparison, not a failure (`error` says why).
     pub not_compared: bool,
     /// cdpc, with a warm cache for a `.cu` file (Clang's precompiled headers, made by two
-    /// warm-up runs: the preamble's is made on its second sight).
+    /// warm-up runs: the preamble's is made for its second sight, after it, by a filler).
     pub cdpc: Vec<f64>,
     /// CPU seconds (user + system, children included) of the same cdpc runs.
     pub cdpc_cpu: Vec<f64>,
@@ -183,11 +183,11 @@ pub struct Measured {
     pub cdpc_cold_cpu: Vec<f64>,
     /// A `.cu` file's cdpc runs as its first compilation on a machine that has compiled CUDA
     /// C++ before: the warm cache's precompiled wrapper header, no preamble
-    /// (`CDPC_PREAMBLE=0`; a file's preamble is only made on its second sight). Empty for
+    /// (`CDPC_PREAMBLE=0`; a file's preamble is only made for its second sight). Empty for
     /// `.cdp` files.
     pub cdpc_first: Vec<f64>,
     /// A corpus file's `cdpc -dc` (device and host object, like `nvcc -dc`) in a cache folder
-    /// new each round: its first compilation (nothing cached), second (the preambles made) and
+    /// new each round: its first compilation (nothing cached), second (the wrapper's headers) and
     /// third (warm). Empty for other files.
     pub dc_first: Vec<f64>,
     pub dc_second: Vec<f64>,
@@ -755,7 +755,7 @@ fn measure(
 
     if !opts.tiny {
         // Warm-up: page cache, dynamic loader, and for CUDA C++ the cache (a preamble is
-        // precompiled on its second sight); the results are dropped.
+        // made for its second sight, by the filler after it); the results are dropped.
         cdpc()?;
         if cu {
             cdpc()?;
