@@ -111,7 +111,10 @@ pub const FILL_LOCK: &str = "fill.lock";
 /// `CDPC_CACHE_BACKGROUND=0` makes them in the compilation's own process instead, after its
 /// output is written (the process ends after them). Every compilation thus costs what one
 /// without the cache costs, or less; the headers are the same files as before, made the same
-/// way, under the same locks ([`InUse`]): a filler is one more concurrent compilation.
+/// way, under the same locks ([`InUse`]): a filler is one more concurrent compilation. With
+/// debug information (`-G`, `-lineinfo`), where a compilation with a precompiled header writes
+/// other bytes than one without (docs/CCACHE.md), compilations make their headers first, as
+/// before, so that each cache state gives the object it gave.
 pub struct Fill;
 
 impl Fill {

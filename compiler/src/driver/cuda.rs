@@ -728,7 +728,12 @@ impl ClangSetup {
         // A filler ([`cache::Fill`]) makes the headers it is asked for and compiles nothing:
         // the preamble where the file has one to make, else the wrapper's.
         let filling = cache::filling();
-        let make = if filling != 0 { filling & cache::Fill::PREAMBLE != 0 } else { cache::makes_headers_now() };
+        // With debug information (`-G`, `-lineinfo`) a compilation with a precompiled header
+        // and one without write other bytes (a header's path, the types a preamble declares:
+        // docs/CCACHE.md), so such compilations make their headers first, as before, and each
+        // cache state gives the object it gave.
+        let now = cache::makes_headers_now() || options.debug.is_some();
+        let make = if filling != 0 { filling & cache::Fill::PREAMBLE != 0 } else { now };
         let _one_maker = self.cache.as_ref().filter(|_| filling != 0).and_then(cache::one_maker);
         let mut preamble = match (&self.on_disk, &self.cache, precompile) {
             (Some(path), Some(cache), true) => ensure_preamble(&self.engine, template, cache, &identity, path, source, build, make, &mut wrote),
@@ -780,7 +785,7 @@ impl ClangSetup {
                 let pch = match (&self.cache, precompile) {
                     (Some(cache), true) => {
                         let path = clang::pch_path(cache, &identity, template);
-                        held_pch = ensure_pch(&self.engine, template, cache, &path, build, cache::makes_headers_now(), &mut wrote);
+                        held_pch = ensure_pch(&self.engine, template, cache, &path, build, now, &mut wrote);
                         held_pch.as_ref().map(|_| path)
                     }
                     _ => None,
