@@ -456,9 +456,55 @@ fn parse_codes(names: &[String]) -> Result<Vec<Code>, String> {
 
 fn main() -> ExitCode {
     signals::install();
+    // The cache's headers a compilation misses are made after it (`fill_cache`).
+    cdpc::clang::cache::set_deferred(true);
     let status = main_with_args(std::env::args());
+    fill_cache();
     signals::settle();
     status
+}
+
+/// Makes the cache's headers that this process's compilations left for later
+/// (`cdpc::clang::cache::Fill`), once its outputs are written and its messages said, whatever
+/// its status (a file with errors keeps its preamble): cdpc again, with this process's
+/// arguments and `CDPC_CACHE_FILL` (which makes Clang make the headers and compile nothing,
+/// writes no output and says nothing, its output nowhere), detached from the terminal (`setsid`) at the
+/// lowest priority, holding the cache's fill lock until it ends; by default not waited for,
+/// with `CDPC_CACHE_BACKGROUND=0` waited for. A filler that cannot start leaves them to the next
+/// compilation, which notes them again.
+pub(crate) fn fill_cache() {
+    use cdpc::clang::cache;
+    if cache::filling() != 0 {
+        return;
+    }
+    let Some((what, dir)) = cache::take_wanted() else { return };
+    let Ok(exe) = std::env::current_exe() else { return };
+    // Held by the filler (an inherited descriptor) until it ends; this process's copy closes
+    // when this returns.
+    let Some(_lock) = cache::fill_lock(&dir) else { return };
+    let mut filler = std::process::Command::new(exe);
+    filler
+        .args(std::env::args_os().skip(1))
+        .env("CDPC_CACHE_FILL", what.to_string())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: setsid and setpriority are async-signal-safe system calls that touch no memory of
+    // the parent.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut filler, || {
+            libc::setsid();
+            libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+            Ok(())
+        });
+    }
+    match filler.spawn() {
+        Ok(mut child) if !cache::in_background() => {
+            let _ = child.wait();
+        }
+        // Not waited for: it outlives this process (its parent becomes init).
+        _ => {}
+    }
 }
 
 /// The whole command for an argument list (program name first): `main`'s body, and what the

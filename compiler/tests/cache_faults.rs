@@ -125,6 +125,9 @@ impl Project {
             .env("CDPC_CACHE_DIR", cache.map(Path::as_os_str).unwrap_or_default())
             .env_remove("CDPC_PREAMBLE")
             .env_remove("CDPC_CACHE_MAX_SIZE")
+            // The headers a compilation leaves for later made in its own process, after its
+            // output (clang/cache.rs, `Fill`): each compilation leaves the cache as it says.
+            .env("CDPC_CACHE_BACKGROUND", "0")
             .envs(env.iter().copied())
             .env("TMPDIR", self.path("tmp"));
         let run = command.output().unwrap();

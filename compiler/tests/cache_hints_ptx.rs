@@ -42,7 +42,7 @@ fn hinted(ptx: &str) -> Vec<String> {
 }
 
 fn cdpc_with_cache(dir: &std::path::Path, cache: &str, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_cdpc")).current_dir(dir).env("CDPC_CACHE_DIR", cache).args(args).output().expect("cdpc runs")
+    Command::new(env!("CARGO_BIN_EXE_cdpc")).current_dir(dir).env("CDPC_CACHE_DIR", cache).env("CDPC_CACHE_BACKGROUND", "0").args(args).output().expect("cdpc runs")
 }
 
 #[test]

@@ -77,6 +77,9 @@ impl Stress {
             .env("CDPC_CACHE_DIR", self.path("cache"))
             .env_remove("CDPC_PREAMBLE")
             .env_remove("CDPC_CACHE_MAX_SIZE")
+            // The headers a compilation leaves for later made in its own process, after its
+            // output (clang/cache.rs, `Fill`): each compilation leaves the cache as it says.
+            .env("CDPC_CACHE_BACKGROUND", "0")
             .envs(env.iter().copied())
             .env("TMPDIR", self.path("tmp"));
         if let Some(uid) = uid {

@@ -2,7 +2,8 @@
 //! the second compilation, used on the next ones while the header and the options are as they
 //! were, made again when they change or the cache file is damaged, safe under concurrent
 //! compilations, with the header's warnings on every compilation and no temporary files left;
-//! and the bound on the cache folder (compiler/src/clang/cache.rs: `CDPC_CACHE_MAX_SIZE`, the
+//! made after the compilation's output, by default in a process the compilation does not wait
+//! for; and the bound on the cache folder (compiler/src/clang/cache.rs: `CDPC_CACHE_MAX_SIZE`, the
 //! least recently used entries trimmed after a compilation that wrote one).
 //! Each test has a cache folder of its own (`CDPC_CACHE_DIR`) and runs cdpc as a process.
 
@@ -73,6 +74,9 @@ impl Project {
             .env("CDPC_CACHE_DIR", self.cache())
             .env_remove("CDPC_PREAMBLE")
             .env_remove("CDPC_CACHE_MAX_SIZE")
+            // The headers a compilation leaves for later made in its own process, after its
+            // output (clang/cache.rs, `Fill`): each compilation leaves the cache as it says.
+            .env("CDPC_CACHE_BACKGROUND", "0")
             .envs(env.iter().copied())
             .env("TMPDIR", self.path("tmp"))
             .output()
@@ -107,7 +111,7 @@ impl Project {
         }
         for e in std::fs::read_dir(self.cache()).unwrap() {
             let name = e.unwrap().file_name().into_string().unwrap();
-            assert!(["pch", "preamble", "include", "trim.lock"].contains(&name.as_str()), "left in the cache: {name}");
+            assert!(["pch", "preamble", "include", "trim.lock", "fill.lock", "make.lock"].contains(&name.as_str()), "left in the cache: {name}");
         }
         // cdpc's additions to Clang's CUDA headers, one a build (`clang::additions_header`).
         if let Ok(dir) = std::fs::read_dir(self.cache().join("include")) {
@@ -162,6 +166,41 @@ fn the_preamble_is_made_on_the_second_compilation_used_while_its_header_is_uncha
     let (fifth, _) = p.compile(1, &[]);
     assert!(stores(&fifth, 2002));
     assert_eq!(p.entries("pch").len(), 1, "made again in place: the key is the same");
+    p.assert_clean();
+}
+
+/// Waits for the cache's fillers (compiler/src/clang/cache.rs, `FILL_LOCK`).
+fn wait_for_fillers(p: &Project) {
+    cdpc::clang::cache::wait_for_fillers(&p.cache());
+}
+
+#[test]
+fn a_filler_makes_the_headers_after_the_compilation_which_does_not_wait_for_it() {
+    if !crate::cuda_cxx::tools_ready() {
+        return;
+    }
+    let p = Project::new(1000);
+    let background = [("CDPC_CACHE_BACKGROUND", "1")];
+    let (first, stderr) = p.compile(1, &background);
+    assert!(stores(&first, 2000) && warned_once(&stderr), "{stderr}\n{first}");
+    wait_for_fillers(&p);
+    assert_eq!(p.files("pch", "pch").len(), 1, "the first compilation's filler makes the wrapper's header");
+    assert!(p.entries("pch").is_empty() && p.entries("seen").len() == 1, "and only marks the preamble");
+    let (second, stderr) = p.compile(1, &background);
+    assert_eq!(second, first);
+    assert!(warned_once(&stderr), "{stderr}");
+    wait_for_fillers(&p);
+    assert_eq!(p.entries("pch").len(), 1, "the second compilation's filler makes the preamble");
+    let (third, stderr) = p.compile(1, &background);
+    assert_eq!(third, first);
+    assert!(warned_once(&stderr), "the header's warning is replayed: {stderr}");
+    // Options not seen before, compiled again and again while the fillers of the earlier
+    // compilations run: the same PTX every time, whichever headers each found.
+    let runs: Vec<String> = (0..4).map(|_| p.compile(2, &background).0).collect();
+    assert!(stores(&runs[0], 4000) && runs.iter().all(|r| *r == runs[0]));
+    wait_for_fillers(&p);
+    assert_eq!(p.entries("pch").len(), 2, "the other options' preamble, made once");
+    assert_eq!(p.compile(2, &background).0, runs[0]);
     p.assert_clean();
 }
 
@@ -353,8 +392,10 @@ fn a_device_function_of_another_file_called_with_a_precompiled_preamble_is_compi
         assert!(out.status.success(), "the {compilation} compilation:\n{stderr}");
         let device: Vec<&str> = stderr.lines().filter(|l| l.starts_with("clang++ ") && l.contains("--cuda-device-only") && !l.contains("-emit-pch") && l.contains("main.cu (Clang inside cdpc")).collect();
         assert_eq!(device.len(), 1, "the {compilation} compilation compiles main.cu's device side once:\n{stderr}");
-        assert!(device[0].contains("-include-pch"), "with a precompiled header:\n{stderr}");
-        assert_eq!(device[0].contains("-preamble-bytes="), compilation != "first", "the preamble from the second compilation on:\n{stderr}");
+        // The first compilation makes no header before it compiles (clang/cache.rs, `Fill`):
+        // the wrapper's is made after it, the preamble after the second.
+        assert_eq!(device[0].contains("-include-pch"), compilation != "first", "a precompiled header from the second compilation on:\n{stderr}");
+        assert_eq!(device[0].contains("-preamble-bytes="), compilation == "third", "the preamble from the third compilation on:\n{stderr}");
     }
     let out = p.cdpc(&["-dlink", "main.o", "other.o", "-o", "app.cubin"], &[]);
     assert!(out.status.success() && p.path("app.cubin").is_file(), "{}", String::from_utf8_lossy(&out.stderr));

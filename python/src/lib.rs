@@ -384,7 +384,10 @@ pub unsafe extern "C" fn cdpc_main(argc: std::ffi::c_int, argv: *const *const st
         .map(|i| unsafe { std::ffi::CStr::from_ptr(*argv.add(i)) }.to_string_lossy().into_owned())
         .collect();
     signals::install();
+    // As the `cdpc` binary: the cache's headers a compilation misses are made after it.
+    cdpc::clang::cache::set_deferred(true);
     let code = cli::main_with_args(args);
+    cli::fill_cache();
     signals::settle();
     (0..=255u8).find(|c| std::process::ExitCode::from(*c) == code).map_or(1, std::ffi::c_int::from)
 }

@@ -556,6 +556,10 @@ fn test(root: &Path, args: &[OsString]) -> Result<ExitCode> {
     fs::create_dir_all(&tmp).map_err(|e| format!("creating {}: {e}", tmp.display()))?;
     let mut cmd = cargo(root, &s);
     cmd.args(["test", "--workspace"]).args(args).env("TMPDIR", &tmp);
+    // The cache's headers made in each compilation's own process, after its output, not by a
+    // filler that could outlive the test that started it (and leave its work folder in `tmp`
+    // for a moment): compiler/src/clang/cache.rs, `Fill`. The tests of fillers ask for them.
+    cmd.env("CDPC_CACHE_BACKGROUND", "0");
     println!(
         "test: TMPDIR={} cargo test --workspace {}",
         tmp.display(),

@@ -87,6 +87,135 @@ pub const MIN_ROOM: u64 = 32 << 20;
 /// The file one trimmer at a time holds (exclusively) in the cache folder.
 pub const TRIM_LOCK: &str = "trim.lock";
 
+/// The file every filler holds (shared) in the cache folder while it makes entries
+/// ([`Fill`]); taken exclusively, it waits for all of them: what `cargo xtask bench-compile`
+/// and the cache's tests do between compilations whose cache state they name.
+pub const FILL_LOCK: &str = "fill.lock";
+
+/// The headers a compilation left for later ([`Fill`]), as bits: the CUDA wrapper's
+/// ([`Fill::WRAPPER`]) and the file's preamble ([`Fill::PREAMBLE`]).
+///
+/// # Headers are made after the output, off the critical path
+///
+/// A compilation never makes a header before compiling: making one costs more than the parse it
+/// saves in that compilation (corpus, `-dc`, per side: BFS's wrapper 0.68 s of CPU to make
+/// against 0.56 s for the whole compilation without it; its preamble 0.77 s), so a file's first
+/// and second compilations were no faster than nvcc's. A compilation whose cache misses a header
+/// it would use compiles without it (the wrapper's header where only the preamble is missing)
+/// and notes the miss here: the CUDA wrapper's header at once, the preamble on its second sight
+/// (as before: a file compiled once never pays for one). Once its output is written, cdpc
+/// (`main.rs`) makes what was noted, by default in a process of its own that the compilation
+/// does not wait for: `cdpc` again with the same arguments and `CDPC_CACHE_FILL` set to the
+/// bits, detached from the terminal (`setsid`) at the lowest priority, holding [`FILL_LOCK`] shared, writing
+/// nothing but the cache's entries ([`filling`]: Clang makes the headers and compiles nothing).
+/// `CDPC_CACHE_BACKGROUND=0` makes them in the compilation's own process instead, after its
+/// output is written (the process ends after them). Every compilation thus costs what one
+/// without the cache costs, or less; the headers are the same files as before, made the same
+/// way, under the same locks ([`InUse`]): a filler is one more concurrent compilation. With
+/// debug information (`-G`, `-lineinfo`), where a compilation with a precompiled header writes
+/// other bytes than one without (docs/CCACHE.md), compilations make their headers first, as
+/// before, so that each cache state gives the object it gave.
+pub struct Fill;
+
+impl Fill {
+    /// Clang's CUDA wrapper's header for the compilation's options.
+    pub const WRAPPER: u8 = 1;
+    /// The file's preamble (seen before).
+    pub const PREAMBLE: u8 = 2;
+}
+
+/// What this process's compilations left for later ([`Fill`]) and the cache folder of it.
+static WANTED: std::sync::Mutex<Option<(u8, PathBuf)>> = std::sync::Mutex::new(None);
+
+/// What this process makes when it is a filler: the bits of `CDPC_CACHE_FILL` (read once) or
+/// [`set_filling`]'s; 0 for a compilation.
+static FILLING: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(u8::MAX);
+
+/// Whether this process's compilations leave missing headers for later ([`Fill`]): set by the
+/// `cdpc` program, which makes them once its output is written. A library caller (the Python
+/// package's `compile`, the C API) has no such moment: its compilations make them first, as
+/// before.
+static DEFERRED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes this process's compilations leave missing headers for later ([`Fill`]).
+pub fn set_deferred(deferred: bool) {
+    DEFERRED.store(deferred, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether a compilation makes a missing header itself, before compiling: in a filler, and in a
+/// process that did not [`set_deferred`].
+pub fn makes_headers_now() -> bool {
+    filling() != 0 || !DEFERRED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Notes that a compilation over `cache` left `what` ([`Fill`]) for later.
+pub fn want(cache: &Cache, what: u8) {
+    let mut wanted = WANTED.lock().unwrap_or_else(|e| e.into_inner());
+    let bits = wanted.as_ref().map_or(0, |(b, _)| *b) | what;
+    *wanted = Some((bits, cache.dir.clone()));
+}
+
+/// What this process's compilations left for later, and the cache folder; cleared.
+pub fn take_wanted() -> Option<(u8, PathBuf)> {
+    WANTED.lock().unwrap_or_else(|e| e.into_inner()).take()
+}
+
+/// The headers this process makes instead of compiling ([`Fill`]); 0 for a compilation.
+pub fn filling() -> u8 {
+    use std::sync::atomic::Ordering;
+    let bits = FILLING.load(Ordering::Relaxed);
+    if bits != u8::MAX {
+        return bits;
+    }
+    let bits = std::env::var("CDPC_CACHE_FILL").ok().and_then(|v| v.parse::<u8>().ok()).unwrap_or(0) & (Fill::WRAPPER | Fill::PREAMBLE);
+    FILLING.store(bits, Ordering::Relaxed);
+    bits
+}
+
+/// Whether the headers are made in a process of their own (`CDPC_CACHE_BACKGROUND` is not `0`).
+pub fn in_background() -> bool {
+    std::env::var_os("CDPC_CACHE_BACKGROUND").is_none_or(|v| v != "0")
+}
+
+/// A shared lock on `dir`'s [`FILL_LOCK`], on a descriptor that a child process inherits (no
+/// close-on-exec): the filler holds it until it ends, so that a waiter ([`wait_for_fillers`])
+/// cannot miss one that has not started yet. `None` where the file cannot be opened or locked.
+pub fn fill_lock(dir: &Path) -> Option<File> {
+    std::fs::create_dir_all(dir).ok()?;
+    let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(dir.join(FILL_LOCK)).ok()?;
+    if !flock(&file, libc::LOCK_SH) {
+        return None;
+    }
+    // SAFETY: fcntl on a descriptor this `File` owns; only its flags change.
+    let inheritable = unsafe {
+        let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFD);
+        flags >= 0 && libc::fcntl(file.as_raw_fd(), libc::F_SETFD, flags & !libc::FD_CLOEXEC) == 0
+    };
+    inheritable.then_some(file)
+}
+
+/// The file a filler holds exclusively in the cache folder while it makes headers
+/// ([`one_maker`]).
+pub const MAKE_LOCK: &str = "make.lock";
+
+/// Waits for the other fillers of `cache` to finish making headers, and holds them off until
+/// dropped: fillers make one side's headers at a time, so that those of many compilations of
+/// one set of options (a parallel build's) find the wrapper's header the first one made
+/// instead of each making it again, and the fillers of a build take one core at most. `None`
+/// where the lock cannot be taken: made all the same.
+pub fn one_maker(cache: &Cache) -> Option<impl Drop> {
+    std::fs::create_dir_all(&cache.dir).ok()?;
+    let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(cache.dir.join(MAKE_LOCK)).ok()?;
+    Locked::take(file, libc::LOCK_EX).ok()
+}
+
+/// Waits until no filler of `dir` runs (an exclusive lock on its [`FILL_LOCK`], released at once).
+pub fn wait_for_fillers(dir: &Path) {
+    if let Ok(file) = File::open(dir.join(FILL_LOCK)) {
+        drop(Locked::take(file, libc::LOCK_EX));
+    }
+}
+
 /// The extensions of an entry's files, the header first and the mark last: the order in
 /// which [`trim`] removes them.
 const EXTENSIONS: [&str; 4] = ["pch", "json", "cu", "seen"];

@@ -24,8 +24,10 @@
 //! while precompiling it, replayed on every use (a header's warnings are the preamble's: the
 //! compilations that use it do not give them again).
 //!
-//! A preamble costs about a compilation of the file to make, so it is made on the second
-//! compilation of the same preamble only ([`Lookup::Build`]): the first leaves the `.seen`
+//! A preamble costs about a compilation of the file to make, so it is made for the second
+//! compilation of the same preamble only ([`Lookup::Build`]), and by the `cdpc` program after
+//! that compilation's output, off its critical path ([`super::cache::Fill`]: that compilation
+//! uses the wrapper's header, or none); the first leaves the `.seen`
 //! mark, which is also the entry's anchor in the cache ([`super::cache::InUse`]: held while the
 //! entry is read or written, touched by a hit, and where a header too large for the cache's
 //! bound is noted, [`Lookup::TooLarge`], or where the cache has no room for one: a full disk,

@@ -326,11 +326,13 @@ fn run_clang_with(engine: &ClangEngine, args: impl FnOnce(&Path) -> Result<(Vec<
 }
 
 /// The precompiled header of Clang's CUDA wrapper for `template`'s options at `path` in
-/// `cache`, held ([`InUse`]) until the compilation is over; made there first if it is missing
-/// (written whole, then renamed into place, so that a concurrent compilation never reads half
-/// of one; `wrote` says so). `None` when it cannot be made or is larger than the cache's bound:
-/// the compilation then parses the wrapper itself, as without a cache.
-fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &Cache, path: &Path, build: &BuildOptions, wrote: &mut bool) -> Option<InUse> {
+/// `cache`, held ([`InUse`]) until the compilation is over. If it is missing: with `make`, made
+/// there (written whole, then renamed into place, so that a concurrent compilation never reads
+/// half of one; `wrote` says so), else left for a filler ([`cache::Fill`]). `None` when it is
+/// missing and not made here, or cannot be made or is larger than the cache's bound: the
+/// compilation then parses the wrapper itself, as without a cache.
+#[allow(clippy::too_many_arguments)]
+fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &Cache, path: &Path, build: &BuildOptions, make: bool, wrote: &mut bool) -> Option<InUse> {
     let mut held = InUse::hold(&path.with_extension("seen"))?;
     // The header its manifest names (else another file in its place: made again, renamed over).
     let manifest = path.with_extension("json");
@@ -340,6 +342,10 @@ fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &Cach
         return Some(held);
     }
     if held.too_large(cache.max_size) {
+        return None;
+    }
+    if !make {
+        cache::want(cache, cache::Fill::WRAPPER);
         return None;
     }
     // The header records its source, which must stay where it was: an empty file beside it,
@@ -405,9 +411,9 @@ const HOST_DEFERRED_DIAGNOSTICS: &str = "cdpc: not precompiled: the host side ho
 type HeldPreamble = (preamble::Entry, InUse, usize, Vec<in_process::Message>);
 
 /// The source's precompiled preamble for `template`'s options ([`clang::preamble`]), when it
-/// has one and the cache holds it or this is its second sight (then it is made here, and
-/// `wrote` says so). `None`: compile without. Only the linked Clang makes preambles (it hands
-/// its messages back as data).
+/// has one and the cache holds it, or, with `make`, when it has been seen before (then it is made
+/// here, and `wrote` says so; without `make` it is left for a filler, [`cache::Fill`]). `None`:
+/// compile without. Only the linked Clang makes preambles (it hands its messages back as data).
 #[allow(clippy::too_many_arguments)]
 fn ensure_preamble(
     engine: &ClangEngine,
@@ -417,6 +423,7 @@ fn ensure_preamble(
     source_path: &Path,
     source: &str,
     build: &BuildOptions,
+    make: bool,
     wrote: &mut bool,
 ) -> Option<HeldPreamble> {
     if !matches!(engine, ClangEngine::InProcess { .. }) || preamble::disabled() {
@@ -430,6 +437,10 @@ fn ensure_preamble(
     match entry.lookup(cache.max_size) {
         preamble::Lookup::Hit(messages, held) => Some((entry, held, bytes, messages)),
         preamble::Lookup::FirstSight | preamble::Lookup::TooLarge | preamble::Lookup::Unusable => None,
+        preamble::Lookup::Build(_) if !make => {
+            cache::want(cache, cache::Fill::PREAMBLE);
+            None
+        }
         preamble::Lookup::Build(mut held) => {
             entry.write_copy().ok()?;
             let made = run_clang_with(
@@ -758,10 +769,32 @@ impl ClangSetup {
         // refusal of deferred diagnostics (`HOST_DEFERRED_DIAGNOSTICS`).
         let precompile = host_fatbin.is_none() || (matches!(self.engine, ClangEngine::InProcess { .. }) && !options.cuda_cxx.host_args.iter().any(|a| a.starts_with("-g") && a != "-g0"));
         let mut wrote = false;
+        // A filler ([`cache::Fill`]) makes the headers it is asked for and compiles nothing:
+        // the preamble where the file has one to make, else the wrapper's.
+        let filling = cache::filling();
+        // With debug information (`-G`, `-lineinfo`) a compilation with a precompiled header
+        // and one without write other bytes (a header's path, the types a preamble declares:
+        // docs/CCACHE.md), so such compilations make their headers first, as before, and each
+        // cache state gives the object it gave.
+        let now = cache::makes_headers_now() || options.debug.is_some();
+        let make = if filling != 0 { filling & cache::Fill::PREAMBLE != 0 } else { now };
+        let _one_maker = self.cache.as_ref().filter(|_| filling != 0).and_then(cache::one_maker);
         let mut preamble = match (&self.on_disk, &self.cache, precompile) {
-            (Some(path), Some(cache), true) if !self.on_disk_not_utf8 => ensure_preamble(&self.engine, template, cache, &identity, path, source, build, &mut wrote),
+            (Some(path), Some(cache), true) if !self.on_disk_not_utf8 => ensure_preamble(&self.engine, template, cache, &identity, path, source, build, make, &mut wrote),
             _ => None,
         };
+        if filling != 0 {
+            let mut held_pch = None;
+            if let (None, Some(cache), true, true) = (&preamble, &self.cache, precompile, filling & cache::Fill::WRAPPER != 0) {
+                let path = clang::pch_path(cache, &identity, template);
+                held_pch = ensure_pch(&self.engine, template, cache, &path, build, true, &mut wrote);
+            }
+            drop((preamble, held_pch));
+            if let (true, Some(cache)) = (wrote, &self.cache) {
+                let _ = cache::trim(cache);
+            }
+            return Err(CompileError::Usage("the cache's headers were made; nothing was compiled (CDPC_CACHE_FILL)".into()));
+        }
         // Whether Clang failed over a cached file rather than the program: its message about
         // a precompiled header it cannot read or refuses (truncated, overwritten, gone, not
         // what its key says), or naming one of `files` (the header and its source), or a crash
@@ -799,7 +832,7 @@ impl ClangSetup {
                 let pch = match (&self.cache, precompile) {
                     (Some(cache), true) => {
                         let path = clang::pch_path(cache, &identity, template);
-                        held_pch = ensure_pch(&self.engine, template, cache, &path, build, &mut wrote);
+                        held_pch = ensure_pch(&self.engine, template, cache, &path, build, now, &mut wrote);
                         held_pch.as_ref().map(|_| path)
                     }
                     _ => None,

@@ -510,6 +510,10 @@ impl OutputFile {
     /// (which may also be a writer that fails, to test what a full disk does). A failure is
     /// `E0704` naming the output, and the temporary file is removed.
     pub fn commit_with(mut self, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<(), ToolError> {
+        // A filler of the cache (`clang::cache::Fill`) makes its headers and writes nothing else.
+        if crate::clang::cache::filling() != 0 {
+            return Ok(());
+        }
         let tmp_path = self.tmp.path().to_path_buf();
         let output_error = |source| ToolError::OutputIo { path: self.path.clone(), source };
         write(self.tmp.as_file_mut() as &mut dyn Write).and_then(|_| self.tmp.as_file_mut().flush()).map_err(output_error)?;

@@ -172,7 +172,7 @@ pub struct Measured {
     /// votes): left out of the comparison, not a failure (`error` says why).
     pub not_compared: bool,
     /// cdpc, with a warm cache for a `.cu` file (Clang's precompiled headers, made by two
-    /// warm-up runs: the preamble's is made on its second sight).
+    /// warm-up runs: the preamble's is made for its second sight, after it, by a filler).
     pub cdpc: Vec<f64>,
     /// CPU seconds (user + system, children included) of the same cdpc runs.
     pub cdpc_cpu: Vec<f64>,
@@ -183,11 +183,11 @@ pub struct Measured {
     pub cdpc_cold_cpu: Vec<f64>,
     /// A `.cu` file's cdpc runs as its first compilation on a machine that has compiled CUDA
     /// C++ before: the warm cache's precompiled wrapper header, no preamble
-    /// (`CDPC_PREAMBLE=0`; a file's preamble is only made on its second sight). Empty for
+    /// (`CDPC_PREAMBLE=0`; a file's preamble is only made for its second sight). Empty for
     /// `.cdp` files.
     pub cdpc_first: Vec<f64>,
     /// A corpus file's `cdpc -dc` (device and host object, like `nvcc -dc`) in a cache folder
-    /// new each round: its first compilation (nothing cached), second (the preambles made) and
+    /// new each round: its first compilation (nothing cached), second (the wrapper's headers) and
     /// third (warm). Empty for other files.
     pub dc_first: Vec<f64>,
     pub dc_second: Vec<f64>,
@@ -536,6 +536,17 @@ fn timed(cmd: &mut Command) -> Result<Run> {
     Ok(Run { wall, cpu, faults, out })
 }
 
+/// Waits until no filler of cdpc's cache folder `cache` runs (an exclusive `flock` on its
+/// `fill.lock`, which each filler holds shared: compiler/src/clang/cache.rs, `Fill`): the headers
+/// a compilation leaves for later are made by a process of their own after it, which the
+/// compilation's time does not include, and the next compilation timed must find the cache as
+/// that compilation left it (not half made, nor a filler beside it on the CPU).
+fn wait_for_fillers(cache: &Path) {
+    if cache.is_dir() {
+        let _ = Command::new("flock").arg("-x").arg(cache.join("fill.lock")).arg("true").status();
+    }
+}
+
 /// cdpc's command for `job`, with `cache` as its cache folder (`CDPC_CACHE_DIR`).
 fn cdpc_cmd(tools: &Tools, job: &Job, output: &Path, time_flag: bool, cache: &Path, preamble: bool) -> Command {
     let mut c = tools.cdpc_command();
@@ -671,7 +682,9 @@ fn measure(
 
     let cdpc_in = |cache: &Path, preamble: bool| -> Result<(Run, BTreeMap<String, f64>)> {
         let _ = fs::remove_file(&cdpc_cubin);
-        let run = timed(&mut cdpc_cmd(tools, job, &cdpc_cubin, time_flag, cache, preamble))?;
+        let run = timed(&mut cdpc_cmd(tools, job, &cdpc_cubin, time_flag, cache, preamble));
+        wait_for_fillers(cache);
+        let run = run?;
         if !cdpc_cubin.is_file() {
             return Err(format!(
                 "cdpc exited 0 but wrote no {}",
@@ -721,7 +734,9 @@ fn measure(
         let mut c = tools.cdpc_command();
         c.env("CDPC_CACHE_DIR", &dc_cache).env_remove("CDPC_PREAMBLE");
         c.args(["-dc", &format!("-arch={ARCH}")]).args(&corpus.args).arg(&job.path).arg("-o").arg(&dc_object);
-        Ok(timed(&mut c)?.wall)
+        let run = timed(&mut c);
+        wait_for_fillers(&dc_cache);
+        Ok(run?.wall)
     };
     let nvcc_dc = || -> Result<f64> {
         let corpus = job.corpus.as_ref().expect("corpus files only");
@@ -740,7 +755,7 @@ fn measure(
 
     if !opts.tiny {
         // Warm-up: page cache, dynamic loader, and for CUDA C++ the cache (a preamble is
-        // precompiled on its second sight); the results are dropped.
+        // made for its second sight, by the filler after it); the results are dropped.
         cdpc()?;
         if cu {
             cdpc()?;

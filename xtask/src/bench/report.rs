@@ -337,8 +337,11 @@ pub fn render(
          OUT.cubin` (.cdp or .cu to linked cubin, sm_90, launch ABI v2, -O3; a `.cu` file \
          through the Clang linked into cdpc). cdpc's cache (`CDPC_CACHE_DIR`: the \
          precompiled headers of Clang's CUDA wrapper and of a `.cu` file's preamble) is a \
-         folder of the run, warmed by two runs of each `.cu` file (a preamble is precompiled \
-         on its second sight); per round after the warm run, a \"first compile\" run (the warm \
+         folder of the run, warmed by two runs of each `.cu` file (a compilation makes no \
+         header: it compiles without the ones it misses, and a filler, a process of its own at \
+         the lowest priority that the compilation does not wait for, makes them after its \
+         output, the wrapper's at once and a preamble for its second sight; the bench waits for \
+         the fillers after every cdpc run, outside its time); per round after the warm run, a \"first compile\" run (the warm \
          folder with `CDPC_PREAMBLE=0`: the wrapper's header cached, no preamble, as a file's \
          first compilation on a machine that has compiled CUDA C++ before) and an \"empty \
          cache\" run (a new folder each). nvcc: `nvcc -x cu \
@@ -398,8 +401,11 @@ pub fn render(
              thread of its own while the device side compiles, each side with its precompiled headers) against \
              `nvcc -dc -arch=sm_90` (cudafe++, cicc, ptxas, fatbinary, then the host compiler). Each round gives cdpc a new \
              cache folder and compiles the file three times in it, then runs nvcc: the *first* compilation (an empty cache: \
-             the precompiled headers of Clang's CUDA wrapper are made), the *second* (the file's preambles are made: \
-             a preamble is precompiled on its second sight) and the *third* (warm: everything from the cache). \
+             nothing precompiled), the *second* (the CUDA wrapper's precompiled headers, which a filler made after the \
+             first) and the *third* (warm: the file's preambles, made after the second, for their second sight). A \
+             compilation makes no header itself: a filler (a process of its own at the lowest priority, which the \
+             compilation does not wait for) makes what it missed after its output; the bench waits for the fillers \
+             after each cdpc run, outside its time, so that each run finds the cache as the one before left it. \
              Medians of the rounds.\n\n\
              | file | nvcc -dc (s) | cdpc first (s) | nvcc/cdpc | cdpc second (s) | nvcc/cdpc | cdpc warm (s) | nvcc/cdpc |\n\
              |---|---:|---:|---:|---:|---:|---:|---:|\n",
