@@ -432,3 +432,35 @@ pub fn nvcc_text(data: &[u8]) {
     assert_eq!(count(&text, ordinary), count(data, ordinary), "bytes other than those put in or moved changed");
     assert!(rewrite(&text).is_none(), "a second rewrite changed {:?}", String::from_utf8_lossy(&text));
 }
+
+/// `__shared__` declarations made raw storage ([`crate::clang::shared_storage`]) on arbitrary
+/// bytes, at every place a name starts (the places Clang would give): no panic; where the
+/// declarations are read, only text is put in (every byte of the input kept, in order), no line
+/// break is made, the input's text up to the first insertion is unchanged, and each rewritten
+/// name is declared again as a reference.
+pub fn shared_storage(data: &[u8]) {
+    use crate::clang::shared_storage::{apply, insertions};
+    let names: Vec<usize> = (0..data.len()).filter(|&i| (data[i].is_ascii_alphabetic() || data[i] == b'_') && (i == 0 || !(data[i - 1].is_ascii_alphanumeric() || data[i - 1] == b'_'))).collect();
+    for &at in names.iter().take(64) {
+        let Some(inserted) = insertions(data, &[at]) else { continue };
+        assert!(inserted.windows(2).all(|w| w[0].0 <= w[1].0), "insertions in order");
+        let text = apply(data, &inserted);
+        assert!(!inserted.iter().any(|(_, s)| s.contains('\n')), "a line break made");
+        let first = inserted.first().map_or(data.len(), |(at, _)| *at);
+        assert_eq!(&text[..first], &data[..first], "text before the first insertion changed");
+        // The input is a subsequence of the output, in order.
+        let mut rest = data.iter();
+        let mut kept = 0;
+        for b in &text {
+            if rest.clone().next() == Some(b) {
+                rest.next();
+                kept += 1;
+            }
+        }
+        assert_eq!(kept, data.len(), "an input byte dropped");
+        let name_end = (at..data.len()).find(|&i| !(data[i].is_ascii_alphanumeric() || data[i] == b'_')).unwrap_or(data.len());
+        let name = String::from_utf8_lossy(&data[at..name_end]).into_owned();
+        assert!(String::from_utf8_lossy(&text).contains(&format!(" auto &{name} = __cdpc_shared_ref(__cdpc_shared_{name});")), "the reference declared");
+    }
+}
+

@@ -643,3 +643,26 @@ fn nvcc_text_rewrite_keeps_its_invariants_on_random_text() {
     }
     assert!(changed > 100, "the generator makes spaced launches too: {changed}");
 }
+
+/// `__shared__` declarations made raw storage (compiler/src/clang/shared_storage.rs) on random
+/// text of declarations' pieces, comments, directives and line breaks:
+/// `cdpc::fuzzing::shared_storage`'s invariants (no panic, only text put in, no line break made,
+/// the reference declared).
+#[test]
+fn shared_storage_rewrite_keeps_its_invariants_on_random_text() {
+    let mut rng = Rng(0x5b0a_7e11 | 1);
+    let pieces = ["__shared__", " ", "static", "barrier", "bar", "cuda", "::", "<", ">", ",", "[", "]", "2", ";", "{", "}", "(", ")", "=", "__align__", "#pragma x\n", "/*;*/", "//{\n", "\n", "\"", "'", "extern", "&", "*", "T", ":"];
+    let mut rewritten = 0;
+    for _ in 0..30000 {
+        let mut piece = |rng: &mut Rng, n: usize| -> String { (0..rng.below(n)).map(|_| pieces[rng.below(pieces.len())]).collect() };
+        // Random text around a declaration of `bar` whose type and attributes are random too.
+        let (before, type_, after) = (piece(&mut rng, 8), piece(&mut rng, 4), piece(&mut rng, 6));
+        let text = format!("{before}{}__shared__ {type_} bar;{after}", ["", ";", "{", "\n"][rng.below(4)]);
+        let Ok(()) = catch_unwind(AssertUnwindSafe(|| cdpc::fuzzing::shared_storage(text.as_bytes()))) else { panic!("{text:?}") };
+        if let Some(at) = text.rfind(" bar;") {
+            rewritten += cdpc::clang::shared_storage::insertions(text.as_bytes(), &[at + 1]).is_some() as usize;
+        }
+    }
+    assert!(rewritten > 20, "the generator makes readable declarations too: {rewritten}");
+}
+
