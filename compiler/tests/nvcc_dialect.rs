@@ -467,9 +467,5 @@ fn the_kernel_languages_launch_diagnostics_hold_for_cuda_cxx() {
             }
         }
     }
-    // The one difference of place: `E0304` for a named kernel is at the kernel's definition in
-    // the kernel language (where nvcc's ptxas says "Formal parameter space overflowed") and at
-    // each launch through Clang, where the pipeline sees launches, not definitions.
-    let known = ["e0304_param_buffer_too_large: .cdp line 2, .cu line 6", "e0304_param_limit_32_bit: .cdp line 3, .cu line 7"];
-    assert_eq!(elsewhere, known, "the same line through both front ends");
+    assert_eq!(elsewhere, Vec::<String>::new(), "the same line through both front ends");
 }

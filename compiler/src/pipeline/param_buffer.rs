@@ -54,12 +54,27 @@ fn buffer_size(module: &inkwell::module::Module<'_>, l: &Launch<'_>, target: &Ta
         }
         Err(e) => Diagnostic::new(Code::ParamBufferTooLarge, Span::new(0, 0), words::too_large(&name, e.size, e.limit)).with_note(words::too_large_note(&target.sm, target.address_size.pointer_bytes() as u32 * 8, e.limit)),
     };
+    let too_large = d.code == Code::ParamBufferTooLarge;
     let mut d = at_launch(d, l.call, l, source);
     // The name as its definition writes it: the last part of a qualified one, without
     // template arguments.
     let word = short.as_deref().map(|n| n.split('<').next().unwrap_or(n)).map(|n| n.rsplit("::").next().unwrap_or(n)).unwrap_or_default();
-    if let Some(label) = kernel.and_then(|k| source.definition_label(k, word, words::OVER_4K_DECLARED)) {
-        d.labels.push(label);
+    if let Some(mut label) = kernel.and_then(|k| source.definition_label(k, word, words::OVER_4K_DECLARED)) {
+        if too_large {
+            // A kernel no launch can pass its parameters to is wrong where it is defined, as the
+            // kernel language's sema and nvcc's ptxas ("Formal parameter space overflowed")
+            // place it: the definition first, each launch beside it.
+            label.primary = true;
+            for launch in &mut d.labels {
+                launch.primary = false;
+                if launch.message.is_empty() {
+                    launch.message = "launched here".to_string();
+                }
+            }
+            d.labels.insert(0, label);
+        } else {
+            d.labels.push(label);
+        }
     }
     Some(d)
 }

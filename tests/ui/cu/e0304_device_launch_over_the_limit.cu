@@ -1,5 +1,5 @@
 // A device-side launch whose parameters need more than the 32764 bytes a launch can pass on
-// sm_90: the kernel language's E0304, at the launch (the launch pipeline reads the buffer's size).
+// sm_90: the kernel language's E0304, at the kernel's definition as there, the launch beside it.
 struct Big { double values[4096]; };
 __global__ void child(struct Big big, int *out) { out[0] = (int)big.values[0]; }
 __global__ void parent(int *out) {
