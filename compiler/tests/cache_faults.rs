@@ -363,7 +363,9 @@ fn another_entrys_header_in_the_place_of_one_is_a_miss() {
     // preamble's header where the options matched), made again within the step. A wrapper's
     // header is made only by a compilation that reads it, one without a preamble: warm
     // compilations with preambles, which the test ran here before, leave a missing one missing.
-    assert_eq!(headers("pch"), wrappers, "the damaged wrappers' headers are made again within the step");
+    // (Compilations without preambles may also make wrappers' headers no step needed before.)
+    let now = headers("pch");
+    assert!(wrappers.iter().all(|w| now.contains(w)), "the damaged wrappers' headers are made again within the step: {wrappers:?} {now:?}");
     let preamble_sizes: Vec<u64> = preambles.iter().map(|w| std::fs::metadata(w).unwrap().len()).collect();
     for wrapper in &wrappers {
         assert!(!preamble_sizes.contains(&std::fs::metadata(wrapper).unwrap().len()), "{wrapper:?} is still a preamble's header");

@@ -127,10 +127,6 @@ impl Fill {
 /// What this process's compilations left for later ([`Fill`]) and the cache folder of it.
 static WANTED: std::sync::Mutex<Option<(u8, PathBuf)>> = std::sync::Mutex::new(None);
 
-/// What this process makes when it is a filler: the bits of `CDPC_CACHE_FILL` (read once) or
-/// [`set_filling`]'s; 0 for a compilation.
-static FILLING: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(u8::MAX);
-
 /// Whether this process's compilations leave missing headers for later ([`Fill`]): set by the
 /// `cdpc` program, which makes them once its output is written. A library caller (the Python
 /// package's `compile`, the C API) has no such moment: its compilations make them first, as
@@ -162,14 +158,7 @@ pub fn take_wanted() -> Option<(u8, PathBuf)> {
 
 /// The headers this process makes instead of compiling ([`Fill`]); 0 for a compilation.
 pub fn filling() -> u8 {
-    use std::sync::atomic::Ordering;
-    let bits = FILLING.load(Ordering::Relaxed);
-    if bits != u8::MAX {
-        return bits;
-    }
-    let bits = std::env::var("CDPC_CACHE_FILL").ok().and_then(|v| v.parse::<u8>().ok()).unwrap_or(0) & (Fill::WRAPPER | Fill::PREAMBLE);
-    FILLING.store(bits, Ordering::Relaxed);
-    bits
+    crate::toolchain::run::cache_fill_bits() & (Fill::WRAPPER | Fill::PREAMBLE)
 }
 
 /// Whether the headers are made in a process of their own (`CDPC_CACHE_BACKGROUND` is not `0`).

@@ -511,7 +511,7 @@ impl OutputFile {
     /// `E0704` naming the output, and the temporary file is removed.
     pub fn commit_with(mut self, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<(), ToolError> {
         // A filler of the cache (`clang::cache::Fill`) makes its headers and writes nothing else.
-        if crate::clang::cache::filling() != 0 {
+        if cache_fill_bits() != 0 {
             return Ok(());
         }
         let tmp_path = self.tmp.path().to_path_buf();
@@ -539,3 +539,12 @@ impl OutputFile {
         })
     }
 }
+
+/// The bits of `CDPC_CACHE_FILL`, read once: which of the cache's headers this process makes
+/// instead of compiling (`clang::cache::Fill`: 1 the wrapper's, 2 the preamble), 0 for a
+/// compilation. Here, below the front ends, so that an output file knows it is not written.
+pub fn cache_fill_bits() -> u8 {
+    static BITS: std::sync::OnceLock<u8> = std::sync::OnceLock::new();
+    *BITS.get_or_init(|| std::env::var("CDPC_CACHE_FILL").ok().and_then(|v| v.parse::<u8>().ok()).unwrap_or(0) & 3)
+}
+
