@@ -23,6 +23,16 @@ pub fn is_graph_stream(handle: u64) -> bool {
     matches!(handle, GRAPH_TAIL_LAUNCH | GRAPH_FIRE_AND_FORGET | GRAPH_FIRE_AND_FORGET_AS_SIBLING)
 }
 
+/// How diagnostics name a stream handle: its constant's name in backquotes, the NULL stream,
+/// or the number.
+pub fn describe(handle: u64) -> String {
+    match NAMED_HANDLES.iter().find(|(_, h)| *h == handle) {
+        Some((name, _)) => format!("`{name}`"),
+        None if handle == NULL_STREAM => "the NULL stream".to_string(),
+        None => format!("the stream handle {handle:#x}"),
+    }
+}
+
 /// Whether a stream handle must go through the V2 launch entry point.
 pub fn needs_v2_abi(handle: u64) -> bool {
     handle == TAIL_LAUNCH || handle == FIRE_AND_FORGET

@@ -487,9 +487,5 @@ pub(super) fn stream_constant(e: &hir::Expr) -> Option<u64> {
 
 /// How a diagnostic names a stream handle.
 fn stream_name(handle: u64) -> String {
-    match runtime_shim::streams::NAMED_HANDLES.iter().find(|(_, h)| *h == handle) {
-        Some((name, _)) => format!("`{name}`"),
-        None if handle == runtime_shim::streams::NULL_STREAM => "the NULL stream".to_string(),
-        None => format!("the stream handle {handle:#x}"),
-    }
+    runtime_shim::streams::describe(handle)
 }
