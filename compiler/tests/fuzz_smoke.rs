@@ -654,7 +654,7 @@ fn shared_storage_rewrite_keeps_its_invariants_on_random_text() {
     let pieces = ["__shared__", " ", "static", "barrier", "bar", "cuda", "::", "<", ">", ",", "[", "]", "2", ";", "{", "}", "(", ")", "=", "__align__", "#pragma x\n", "/*;*/", "//{\n", "\n", "\"", "'", "extern", "&", "*", "T", ":"];
     let mut rewritten = 0;
     for _ in 0..30000 {
-        let mut piece = |rng: &mut Rng, n: usize| -> String { (0..rng.below(n)).map(|_| pieces[rng.below(pieces.len())]).collect() };
+        let piece = |rng: &mut Rng, n: usize| -> String { (0..rng.below(n)).map(|_| pieces[rng.below(pieces.len())]).collect() };
         // Random text around a declaration of `bar` whose type and attributes are random too.
         let (before, type_, after) = (piece(&mut rng, 8), piece(&mut rng, 4), piece(&mut rng, 6));
         let text = format!("{before}{}__shared__ {type_} bar;{after}", ["", ";", "{", "\n"][rng.below(4)]);
