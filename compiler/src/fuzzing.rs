@@ -439,7 +439,8 @@ pub fn nvcc_text(data: &[u8]) {
 /// break is made, the input's text up to the first insertion is unchanged, and each rewritten
 /// name is declared again as a reference.
 pub fn shared_storage(data: &[u8]) {
-    use crate::clang::shared_storage::{apply, insertions};
+    use crate::clang::mend::apply;
+    use crate::clang::shared_storage::insertions;
     let names: Vec<usize> = (0..data.len()).filter(|&i| (data[i].is_ascii_alphabetic() || data[i] == b'_') && (i == 0 || !(data[i - 1].is_ascii_alphanumeric() || data[i - 1] == b'_'))).collect();
     for &at in names.iter().take(64) {
         let Some(inserted) = insertions(data, &[at]) else { continue };
@@ -461,6 +462,37 @@ pub fn shared_storage(data: &[u8]) {
         let name_end = (at..data.len()).find(|&i| !(data[i].is_ascii_alphanumeric() || data[i] == b'_')).unwrap_or(data.len());
         let name = String::from_utf8_lossy(&data[at..name_end]).into_owned();
         assert!(String::from_utf8_lossy(&text).contains(&format!(" auto &{name} = __cdpc_shared_ref(__cdpc_shared_{name});")), "the reference declared");
+    }
+}
+
+/// Initialised variable-length arrays filled by a second declarator
+/// ([`crate::clang::vla_init`]) on arbitrary bytes, with every byte's offset as Clang's place of
+/// a bound: no panic; where the declaration is read, only text is put in (every byte of the
+/// input kept, in order), no line break is made, the text before the first insertion is
+/// unchanged, and the filler is called with the array's own name.
+pub fn vla_init(data: &[u8]) {
+    use crate::clang::mend::apply;
+    use crate::clang::vla_init::insertions;
+    for at in (0..data.len()).take(64) {
+        let Some(inserted) = insertions(data, &[at]) else { continue };
+        assert!(inserted.windows(2).all(|w| w[0].0 <= w[1].0), "insertions in order");
+        assert_eq!(inserted.len(), 3, "three insertions per declaration");
+        let text = apply(data, &inserted);
+        assert!(!inserted.iter().any(|(_, s)| s.contains('\n')), "a line break made");
+        let first = inserted[0].0;
+        assert_eq!(&text[..first], &data[..first], "text before the first insertion changed");
+        let mut rest = data.iter();
+        let mut kept = 0;
+        for b in &text {
+            if rest.clone().next() == Some(b) {
+                rest.next();
+                kept += 1;
+            }
+        }
+        assert_eq!(kept, data.len(), "an input byte dropped");
+        // The name before the insertions' `[`, declared again as the filler's pointer.
+        let name = inserted[0].1.trim_start_matches(", *__cdpc_vla_").split(' ').next().unwrap_or_default().to_string();
+        assert!(!name.is_empty() && String::from_utf8_lossy(&text).contains(&format!("(::__cdpc_vla_init({name}, sizeof {name} / sizeof *{name})(")), "the filler names the array");
     }
 }
 

@@ -666,3 +666,25 @@ fn shared_storage_rewrite_keeps_its_invariants_on_random_text() {
     assert!(rewritten > 20, "the generator makes readable declarations too: {rewritten}");
 }
 
+/// Initialised variable-length arrays filled by a second declarator
+/// (compiler/src/clang/vla_init.rs) on random text of declarations' pieces, comments,
+/// directives and line breaks: `cdpc::fuzzing::vla_init`'s invariants (no panic, only text put
+/// in, no line break made, the filler names the array).
+#[test]
+fn vla_init_rewrite_keeps_its_invariants_on_random_text() {
+    let mut rng = Rng(0x71a1_0b57 | 1);
+    let pieces = ["int", " ", "const", "char", "*", "a", "n", "[", "]", "(", ")", "{", "}", "=", ",", ";", "0", "\"x\"", "'", "#if 0\n", "/*}*/", "//;\n", "\n", "::", "<", ">", "T"];
+    let mut rewritten = 0;
+    for _ in 0..30000 {
+        let piece = |rng: &mut Rng, n: usize| -> String { (0..rng.below(n)).map(|_| pieces[rng.below(pieces.len())]).collect() };
+        // Random text around a declaration of `v` whose type, bound and list are random too.
+        let (before, type_, bound, list, after) = (piece(&mut rng, 8), piece(&mut rng, 3), piece(&mut rng, 4), piece(&mut rng, 5), piece(&mut rng, 6));
+        let text = format!("{before}{}{type_} v[n{bound}] = {{{list}}}{}{after}", ["", ";", "{", "\n"][rng.below(4)], [";", ",", ""][rng.below(3)]);
+        let Ok(()) = catch_unwind(AssertUnwindSafe(|| cdpc::fuzzing::vla_init(text.as_bytes()))) else { panic!("{text:?}") };
+        if let Some(at) = text.rfind(" v[n") {
+            rewritten += cdpc::clang::vla_init::insertions(text.as_bytes(), &[at + 3]).is_some() as usize;
+        }
+    }
+    assert!(rewritten > 20, "the generator makes readable declarations too: {rewritten}");
+}
+

@@ -469,3 +469,47 @@ fn the_kernel_languages_launch_diagnostics_hold_for_cuda_cxx() {
     }
     assert_eq!(elsewhere, Vec::<String>::new(), "the same line through both front ends");
 }
+
+/// An array whose size is no constant expression, with an initialiser: g++'s extension, which
+/// nvcc compiles in host code (cuda-samples' cudaNvSciBufMultiplanar:
+/// `cudaSurfaceObject_t surfObject[numPlanes] = {0};`) and Clang refuses; cdpc compiles the
+/// file again with the array filled by a second declarator (clang/vla_init.rs). The program
+/// prints what g++ makes of each array (the elements given, the rest value-initialised), and
+/// cdpc's build prints the same bytes as nvcc's. A `const` array stays Clang's error with
+/// cdpc's note.
+const VLA_INIT: &str = r#"#include <cstdio>
+struct P { int x, y; };
+__global__ void k(int *o) { o[threadIdx.x] = 1; }
+int main(int argc, char **argv) {
+  int n = argc + 3;
+  unsigned long long s[n] = {0};
+  int a[n] = {7, 8}, b = 3;
+  P p[n] = {{1, 2}, {3}};
+  const char *names[n] = {"x"};
+  double d[n] = {};
+  long e[n] = {argc};
+  for (int i = 0; i < n; i++)
+    printf("%llu %d %d,%d %s %g %ld\n", s[i], a[i], p[i].x, p[i].y, names[i] ? names[i] : "-", d[i], e[i]);
+  printf("%d\n", b);
+  return 0;
+}
+"#;
+
+#[test]
+fn an_initialised_variable_length_array_compiles_as_gxx_compiles_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("vla.cu"), VLA_INIT).unwrap();
+    let out = cdpc(dir.path(), &["vla.cu", "-o", "vla_cdpc"]);
+    assert!(out.status.success(), "cdpc: {}", stderr(&out));
+    assert!(stderr(&out).is_empty(), "g++ and nvcc say nothing: {}", stderr(&out));
+    let printed = run(&dir.path().join("vla_cdpc"), dir.path(), &[]).stdout;
+    let expected = "0 7 1,2 x 0 1\n0 8 3,0 - 0 0\n0 0 0,0 - 0 0\n0 0 0,0 - 0 0\n3\n";
+    assert_eq!(String::from_utf8_lossy(&printed), expected);
+    if let Some(nvcc) = nvcc() {
+        run(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "vla.cu", "-o", "vla_nvcc"]);
+        assert_eq!(run(&dir.path().join("vla_nvcc"), dir.path(), &[]).stdout, printed, "nvcc's build prints other bytes");
+    }
+    std::fs::write(dir.path().join("const.cu"), "int f(int n) { const int c[n] = {1}; return c[0]; }\n").unwrap();
+    let out = cdpc(dir.path(), &["-dc", "const.cu", "-o", "const.o"]);
+    assert!(!out.status.success() && stderr(&out).contains("variable-sized object may not be initialized") && stderr(&out).contains("g++, accepts"), "{}", stderr(&out));
+}

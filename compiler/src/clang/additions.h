@@ -135,7 +135,13 @@
  * the file again with the declaration rewritten to `__cdpc_shared_storage<T>`, a union of one `T`
  * with an empty constructor and destructor (which Clang accepts, as nvcc's rule does), and a
  * reference of the variable's name from `__cdpc_shared_ref` (clang/shared_storage.rs). An array
- * of storage gives a reference to the array of `T`, of the same size and layout. */
+ * of storage gives a reference to the array of `T`, of the same size and layout.
+ *
+ * 14. Initialised variable-length arrays. g++ (nvcc's host compiler) accepts `T a[n] = {...}` with
+ * `n` no constant expression: the elements given, the rest value-initialised. Clang refuses it;
+ * where it does, cdpc compiles the file again with the initialiser moved into a second
+ * declarator that calls `__cdpc_vla_init(a, length)({...})` (clang/vla_init.rs), which fills the
+ * array so (the list's elements converted to the array's element type, as an array of it). */
 #if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_MANAGED__)
 #define __CDPC_MANAGED__
 #undef __managed__
@@ -1013,5 +1019,31 @@ template <class S, decltype(sizeof(0)) N> struct __cdpc_shared_of<S[N]> {
 };
 template <class S> __host__ __device__ inline typename __cdpc_shared_of<S>::type &__cdpc_shared_ref(S &storage) {
   return reinterpret_cast<typename __cdpc_shared_of<S>::type &>(storage);
+}
+#endif
+
+#if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_VLA_INIT__)
+#define __CDPC_VLA_INIT__
+struct __cdpc_vla_empty {};
+template <class E> struct __cdpc_vla_filler {
+  E *a;
+  decltype(sizeof(0)) n;
+  __host__ __device__ void fill(decltype(sizeof(0)) from) const {
+    for (decltype(sizeof(0)) i = from; i < n; ++i)
+      a[i] = E();
+  }
+  __host__ __device__ void operator()(__cdpc_vla_empty) const { fill(0); }
+  template <decltype(sizeof(0)) N> __host__ __device__ void operator()(const E (&init)[N]) const {
+    decltype(sizeof(0)) given = N < n ? N : n;
+    for (decltype(sizeof(0)) i = 0; i < given; ++i)
+      a[i] = init[i];
+    fill(given);
+  }
+};
+template <class T> __host__ __device__ inline __cdpc_vla_filler<T> __cdpc_vla_init(T *a, decltype(sizeof(0)) n) {
+  return {a, n};
+}
+template <class T> __host__ __device__ inline __cdpc_vla_filler<T> __cdpc_vla_init(const T *a, decltype(sizeof(0)) n) {
+  return {const_cast<T *>(a), n};
 }
 #endif

@@ -51,9 +51,11 @@
 pub mod cache;
 pub mod diagnostics;
 pub mod in_process;
+pub mod mend;
 pub mod nvcc_text;
 pub mod preamble;
 pub mod shared_storage;
+pub mod vla_init;
 
 use crate::diag::{Code, Diagnostic, Span};
 use crate::target::Target;

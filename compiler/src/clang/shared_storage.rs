@@ -27,9 +27,7 @@
 //! (several declarators, an initialiser, `extern`, a type split by an attribute) is left as it
 //! is, and the compilation reports Clang's error with its help note.
 
-use super::in_process::{Level, Message};
-use super::nvcc_text::{next_token, Replacements, Token};
-use std::path::{Path, PathBuf};
+use super::mend::{balanced_end, words, Word};
 
 /// Clang's error that this module mends.
 pub const REFUSED: &str = "initialization is not supported for __shared__ variables";
@@ -37,162 +35,8 @@ pub const REFUSED: &str = "initialization is not supported for __shared__ variab
 /// The start of the warning at each declaration rewritten, as nvcc warns (`diag::Code::SharedConstructionLeftOut`).
 pub const LEFT_OUT: &str = "this `__shared__` variable is not constructed or destroyed";
 
-/// What a second run needs: the files' texts with their declarations rewritten, and where
-/// those declarations are (for nvcc's warning).
-pub struct Plan {
-    /// For [`super::nvcc_text::replace_texts`].
-    pub replacements: Replacements,
-    /// Each declaration: the file as Clang named it (`None`: the compiled file), line, column,
-    /// and whether nvcc would warn.
-    places: Vec<(Option<String>, usize, usize, bool)>,
-}
-
-impl Plan {
-    /// The warnings of the declarations rewritten that nvcc's pragma does not silence, as
-    /// Clang's messages; the compiled file is now `main`.
-    pub fn warnings(&self, main: &Path) -> Vec<Message> {
-        self.places
-            .iter()
-            .filter(|p| p.3)
-            .map(|(file, line, column, _)| Message {
-                level: Level::Warning,
-                place: Some((file.clone().unwrap_or_else(|| main.to_string_lossy().into_owned()), *line, *column)),
-                text: format!("{LEFT_OUT}: nvcc leaves them out (its warning \"dynamic initialization is not supported\"), and so does cdpc; `init` it in code"),
-            })
-            .collect()
-    }
-}
-
-/// The second run's [`Plan`] when Clang's only errors in `messages` are [`REFUSED`] at
-/// declarations this module can rewrite; `main` is the file Clang compiled and `main_text` its
-/// bytes where that file is gone (a copy in a work folder).
-pub fn plan(messages: &[Message], main: &Path, main_text: &[u8]) -> Option<Plan> {
-    let errors: Vec<&Message> = messages.iter().filter(|m| matches!(m.level, Level::Error | Level::Fatal)).collect();
-    if errors.is_empty() || !errors.iter().all(|m| m.text.starts_with(REFUSED) && m.place.is_some()) {
-        return None;
-    }
-    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-    let main_canon = canon(main);
-    // Per file: its bytes and Clang's places in it.
-    let mut files: Vec<(Option<String>, PathBuf, Vec<(usize, usize)>)> = Vec::new();
-    for m in errors {
-        let (file, line, column) = m.place.as_ref()?;
-        let path = Path::new(file);
-        let is_main = canon(path) == main_canon || !path.exists();
-        let key = if is_main { main_canon.clone() } else { canon(path) };
-        match files.iter_mut().find(|f| f.1 == key) {
-            Some(f) => f.2.push((*line, *column)),
-            None => files.push(((!is_main).then(|| file.clone()), key, vec![(*line, *column)])),
-        }
-    }
-    let mut replacements = Replacements::default();
-    let mut places = Vec::new();
-    for (file, path, mut at) in files {
-        at.sort_unstable();
-        at.dedup();
-        let bytes = match &file {
-            Some(_) => std::fs::read(&path).ok()?,
-            None => std::fs::read(&path).unwrap_or_else(|_| main_text.to_vec()),
-        };
-        // Clang's places are in the text it read: the file after nvcc_text's rules.
-        let seen = super::nvcc_text::rewrite(&bytes).unwrap_or_else(|| bytes.clone());
-        let offsets: Vec<usize> = at.iter().map(|&(l, c)| offset_of(&seen, l, c)).collect::<Option<_>>()?;
-        let inserted = insertions(&seen, &offsets)?;
-        replacements.insert(&bytes, apply(&seen, &inserted));
-        for (&(line, column), &offset) in at.iter().zip(&offsets) {
-            places.push((file.clone(), line, column, !warning_suppressed(&seen, offset)));
-        }
-    }
-    Some(Plan { replacements, places })
-}
-
 /// The storage's name for a variable: this prefix, then the variable's name.
 const PREFIX: &str = "__cdpc_shared_";
-
-/// A word of the source as this module reads it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Word {
-    /// An identifier or keyword, `start..end`.
-    Name(usize, usize),
-    /// One byte of punctuation at this position.
-    Punct(usize, u8),
-    /// A literal (string, character, number), `start..end`.
-    Literal(usize, usize),
-    /// A preprocessor directive, to its line's end, from its `#`.
-    Directive(usize),
-}
-
-impl Word {
-    fn start(self) -> usize {
-        match self {
-            Word::Name(s, _) | Word::Punct(s, _) | Word::Literal(s, _) | Word::Directive(s) => s,
-        }
-    }
-    fn end(self) -> usize {
-        match self {
-            Word::Name(_, e) | Word::Literal(_, e) => e,
-            Word::Punct(s, _) | Word::Directive(s) => s + 1,
-        }
-    }
-    fn is(self, text: &[u8], name: &str) -> bool {
-        matches!(self, Word::Name(s, e) if &text[s..e] == name.as_bytes())
-    }
-}
-
-/// Whether only blanks come before `at` on its line.
-fn first_on_line(text: &[u8], at: usize) -> bool {
-    text[..at].iter().rev().take_while(|&&b| b != b'\n').all(|b| b.is_ascii_whitespace())
-}
-
-/// The words of `text`, comments skipped.
-fn words(text: &[u8]) -> Vec<Word> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    loop {
-        let before = at;
-        let Some(token) = next_token(text, &mut at) else { break };
-        match token {
-            Token::Code(p) => {
-                let c = text[p];
-                if c.is_ascii_whitespace() {
-                    continue;
-                }
-                if c == b'#' && first_on_line(text, p) {
-                    // The directive runs to its line's end (backslash continuations included).
-                    let mut end = p;
-                    while end < text.len() && !(text[end] == b'\n' && text[end - 1] != b'\\') {
-                        end += 1;
-                    }
-                    out.push(Word::Directive(p));
-                    at = end;
-                } else if c.is_ascii_alphabetic() || c == b'_' {
-                    let mut end = p + 1;
-                    while end < text.len() && (text[end].is_ascii_alphanumeric() || text[end] == b'_') {
-                        end += 1;
-                    }
-                    out.push(Word::Name(p, end));
-                    at = end;
-                } else {
-                    out.push(Word::Punct(p, c));
-                }
-            }
-            Token::Str { start, end, .. } => out.push(Word::Literal(start, end)),
-            // A character literal or a number (its start is after a comment right before it).
-            Token::Other => out.push(Word::Literal(before, at)),
-        }
-    }
-    out
-}
-
-/// The byte offset of Clang's 1-based `line` and `column` (bytes) in `text`.
-pub fn offset_of(text: &[u8], line: usize, column: usize) -> Option<usize> {
-    let mut start = 0;
-    for _ in 1..line {
-        start += text[start..].iter().position(|&b| b == b'\n')? + 1;
-    }
-    let at = start + column.checked_sub(1)?;
-    (at <= text.len() && !text[start..at].contains(&b'\n')).then_some(at)
-}
 
 /// Insertions that make the declarations whose names start at `names` (byte offsets) raw
 /// storage and a reference (module docs): `(offset, text)` in order. `None` when any of them
@@ -291,41 +135,6 @@ fn inside_angles(words: &[Word], i: usize) -> bool {
     false
 }
 
-/// The index after the bracket that closes the one at `open` (`words[open]` must be `left`).
-fn balanced_end(words: &[Word], open: usize, left: u8, right: u8) -> Option<usize> {
-    if !matches!(words.get(open), Some(Word::Punct(_, c)) if *c == left) {
-        return None;
-    }
-    let mut depth = 0;
-    for (i, w) in words.iter().enumerate().skip(open) {
-        match w {
-            Word::Punct(_, c) if *c == left => depth += 1,
-            Word::Punct(_, c) if *c == right => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i + 1);
-                }
-            }
-            Word::Punct(_, b';' | b'{' | b'}') => return None,
-            _ => {}
-        }
-    }
-    None
-}
-
-/// `text` with `insertions` made.
-pub fn apply(text: &[u8], insertions: &[(usize, String)]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(text.len() + insertions.iter().map(|(_, s)| s.len()).sum::<usize>());
-    let mut from = 0;
-    for (at, s) in insertions {
-        out.extend_from_slice(&text[from..*at]);
-        out.extend_from_slice(s.as_bytes());
-        from = *at;
-    }
-    out.extend_from_slice(&text[from..]);
-    out
-}
-
 /// Whether nvcc would say nothing of the declaration at `name_at`: a `#pragma nv_diag_suppress`
 /// of `static_var_with_dynamic_init` (or its number, 20054) comes before it in the file.
 pub fn warning_suppressed(text: &[u8], name_at: usize) -> bool {
@@ -339,6 +148,7 @@ pub fn warning_suppressed(text: &[u8], name_at: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clang::mend::apply;
 
     fn rewritten(text: &str, name: &str) -> Option<String> {
         // The name as a whole word after a blank.
@@ -387,14 +197,6 @@ mod tests {
         let out = rewritten(text, "bar").unwrap();
         assert_eq!(out.matches('\n').count(), text.matches('\n').count());
         assert!(out.ends_with("\nb;\n") && out.starts_with("a;\n  __shared__ "));
-    }
-
-    #[test]
-    fn clangs_places_are_offsets() {
-        let text = b"ab\ncd\n";
-        assert_eq!(offset_of(text, 2, 2), Some(4));
-        assert_eq!(offset_of(text, 1, 4), None);
-        assert_eq!(offset_of(text, 9, 1), None);
     }
 
     #[test]

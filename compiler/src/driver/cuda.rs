@@ -896,15 +896,15 @@ impl ClangSetup {
             }
             _ => run_result,
         };
-        // A `__shared__` variable of a type whose construction does something, which Clang
-        // refuses where nvcc leaves the construction out: when those are Clang's only errors,
-        // the compilation runs again, once, without precompiled headers, with the declarations
-        // rewritten into raw storage (clang::shared_storage); else Clang's errors stand.
+        // Declarations nvcc compiles and Clang refuses (a `__shared__` variable whose type
+        // constructs, an initialised variable-length array): when those are Clang's only
+        // errors, the compilation runs again, once, without precompiled headers, with the
+        // declarations rewritten (clang::mend); else Clang's errors stand.
         let run_result = match run_result {
             Err(Failure::Errors { said: Said::Messages(messages), command }) if matches!(self.engine, ClangEngine::InProcess { .. }) => {
                 let failed_on = compiled_path.borrow().clone();
                 let raw = self.on_disk.as_ref().and_then(|p| std::fs::read(p).ok()).unwrap_or_else(|| source.as_bytes().to_vec());
-                match clang::shared_storage::plan(&messages, &failed_on, &raw) {
+                match clang::mend::plan(&messages, &failed_on, &raw) {
                     Some(plan) => {
                         let mut both = (*self.replacements).clone();
                         both.extend(&plan.replacements);
