@@ -30,6 +30,8 @@ struct Program {
     includes: Vec<String>,
     /// KLAP's Makefiles compile with `--default-stream per-thread`.
     per_thread: bool,
+    /// cdpc's own `-flegacy-warp-intrinsics` (QT's pre-CUDA-9 warp functions, E0903 without it).
+    legacy_warp: bool,
 }
 
 static PROGRAMS: std::sync::LazyLock<Vec<Program>> = std::sync::LazyLock::new(|| {
@@ -40,7 +42,15 @@ static PROGRAMS: std::sync::LazyLock<Vec<Program>> = std::sync::LazyLock::new(||
         .map(|l| {
             let w: Vec<&str> = l.split_whitespace().collect();
             assert!(w.len() >= 3 && matches!(w[2], "legacy" | "per-thread"), "corpus-programs.txt: {l}");
-            Program { name: w[0].into(), file: w[1].into(), includes: w[3..].iter().map(|s| s.to_string()).collect(), per_thread: w[2] == "per-thread" }
+            let (options, includes): (Vec<&str>, Vec<&str>) = w[3..].iter().partition(|w| w.starts_with('-'));
+            assert!(options.iter().all(|o| *o == "-flegacy-warp-intrinsics"), "corpus-programs.txt: an option this test does not read: {l}");
+            Program {
+                name: w[0].into(),
+                file: w[1].into(),
+                includes: includes.iter().map(|s| s.to_string()).collect(),
+                per_thread: w[2] == "per-thread",
+                legacy_warp: !options.is_empty(),
+            }
         })
         .collect();
     assert_eq!(programs.len(), 13, "the corpus has 13 device-code files");
@@ -130,7 +140,7 @@ fn cdpc_compile(program: &Program, corpus: &Path, shim: &Path, nv_module_id: Opt
         macros: vec![MacroOption::Define(format!("{}={}", COMPAT_DEFINE.0, COMPAT_DEFINE.1))],
         ..Default::default()
     };
-    let options = CompileOptions { emit: Emit::Ptx, target, preprocess, nv_module_id, ..CompileOptions::default() };
+    let options = CompileOptions { emit: Emit::Ptx, target, preprocess, nv_module_id, legacy_warp_intrinsics: program.legacy_warp, ..CompileOptions::default() };
     driver::compile(&source, &options).map(|c| String::from_utf8(c.output).unwrap())
 }
 

@@ -72,6 +72,7 @@ void cdpc_options_free(struct CdpcOptions *options);
 // | `aggregate-launches` | `off`, `warp`, `block`, `grid` (`-faggregate-launches=`) |
 // | `launch-threshold` | a thread count, `0` by default (`-flaunch-threshold=`) |
 // | `device-malloc-pool` | `true`, `false` (the default): small device-side allocations from a static pool (`-fdevice-malloc-pool`) |
+// | `legacy-warp-intrinsics` | `true`, `false` (the default): CUDA C++'s warp functions of before CUDA 9 compiled as their `_sync` forms with W0902, not refused (E0903) as nvcc refuses them (`-flegacy-warp-intrinsics`) |
 // | `pass-remarks` | `aggregate` (`-Rpass=aggregate`: remarks R0500/R0501/R0502 among the diagnostics), `none` |
 // | `remarks` | `skipped-headers` (`-Rskipped-headers`: R0611 for each host-only header skipped), `all` (`-Rall`: every remark), `none` (the default) |
 // | `deny`, `allow` | diagnostic codes, comma-separated (`W0209`) |

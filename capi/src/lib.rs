@@ -177,6 +177,7 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
         }
         "aggregate-launches" => options.aggregate = value.parse()?,
         "device-malloc-pool" => options.malloc_pool = flag(value)?,
+        "legacy-warp-intrinsics" => options.legacy_warp_intrinsics = flag(value)?,
         "launch-threshold" => options.launch_threshold = value.parse().map_err(|_| format!("`launch-threshold` takes a thread count, not `{value}`"))?,
         "pass-remarks" => {
             options.pass_remarks = match value {
@@ -222,7 +223,7 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
         _ => {
             return Err(format!(
                 "unknown option `{key}`; the options are arch, launch-abi, default-stream, address-size, opt-level, emit, cuda-home, \
-                 language, ptxas-arg, nvlink-arg, werror, strict-param-limit, aggregate-launches, launch-threshold, device-malloc-pool, pass-remarks, deny, allow, \
+                 language, ptxas-arg, nvlink-arg, werror, strict-param-limit, aggregate-launches, launch-threshold, device-malloc-pool, legacy-warp-intrinsics, pass-remarks, deny, allow, \
                   file-name, input-path, define, undefine, include-dir, tool-timeout, lineinfo, device-debug, separate, \
                   library, library-dir"
             ))
@@ -248,6 +249,7 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
 /// | `aggregate-launches` | `off`, `warp`, `block`, `grid` (`-faggregate-launches=`) |
 /// | `launch-threshold` | a thread count, `0` by default (`-flaunch-threshold=`) |
 /// | `device-malloc-pool` | `true`, `false` (the default): small device-side allocations from a static pool (`-fdevice-malloc-pool`) |
+/// | `legacy-warp-intrinsics` | `true`, `false` (the default): CUDA C++'s warp functions of before CUDA 9 compiled as their `_sync` forms with W0902, not refused (E0903) as nvcc refuses them (`-flegacy-warp-intrinsics`) |
 /// | `pass-remarks` | `aggregate` (`-Rpass=aggregate`: remarks R0500/R0501/R0502 among the diagnostics), `none` |
 /// | `remarks` | `skipped-headers` (`-Rskipped-headers`: R0611 for each host-only header skipped), `all` (`-Rall`: every remark), `none` (the default) |
 /// | `deny`, `allow` | diagnostic codes, comma-separated (`W0209`) |

@@ -155,6 +155,7 @@ pub enum Code {
     HostCodeInDevice,
     NotCompiledForDevice,
     LegacyWarpIntrinsic,
+    LegacyWarpIntrinsicRefused,
     // CUDA's vector types and device qualifiers: E091x / W091x
     HostConstantAddress,
     InvalidLaunchBounds,
@@ -304,6 +305,7 @@ impl Code {
             HostCodeInDevice => "E0900",
             NotCompiledForDevice => "E0901",
             LegacyWarpIntrinsic => "W0902",
+            LegacyWarpIntrinsicRefused => "E0903",
             HostConstantAddress => "E0910",
             InvalidLaunchBounds => "E0911",
             DeprecatedVectorType => "W0910",
@@ -438,6 +440,7 @@ impl Code {
         Code::HostCodeInDevice,
         Code::NotCompiledForDevice,
         Code::LegacyWarpIntrinsic,
+        Code::LegacyWarpIntrinsicRefused,
         Code::HostConstantAddress,
         Code::InvalidLaunchBounds,
         Code::DeprecatedVectorType,

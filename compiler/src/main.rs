@@ -235,6 +235,11 @@ struct Cli {
     /// allocated must be compiled with it (docs/DEVICE-MALLOC.md)
     #[arg(long = "fdevice-malloc-pool")]
     device_malloc_pool: bool,
+    /// Compile CUDA C++'s warp functions of before CUDA 9 (`__shfl`, `__any`, `__ballot`, ...)
+    /// as their `_sync` forms over the active lanes, with a warning (W0902), where by default
+    /// they are an error as nvcc's (E0903: nvcc refuses them for sm_70 and newer)
+    #[arg(long = "flegacy-warp-intrinsics")]
+    legacy_warp_intrinsics: bool,
     /// Report optimisation remarks of a pass (`-Rpass=aggregate`: launches left as they are)
     #[arg(long = "Rpass", value_name = "PASS", value_parser = ["aggregate"])]
     rpass: Vec<String>,
@@ -608,6 +613,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         warnings,
         tools: ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() },
         malloc_pool: cli.device_malloc_pool,
+        legacy_warp_intrinsics: cli.legacy_warp_intrinsics,
         pass_remarks: !cli.rpass.is_empty() || cli.remarks.iter().any(|r| r == "all"),
         header_remarks: !cli.remarks.is_empty(),
         tool_timeout: cli.tool_timeout.0,

@@ -338,7 +338,7 @@ fn with_value(cdpc: &str, value: Option<&str>) -> Vec<String> {
 /// (`-faggregate-launches=block`, `-fdevice-malloc-pool`, `-fno-launch-optimizations`,
 /// `-Rpass=aggregate`, `-Rskipped-headers`).
 fn legacy(arg: String) -> String {
-    const FLAGS: [&str; 3] = ["-fdevice-malloc-pool", "-flaunch-optimizations", "-fno-launch-optimizations"];
+    const FLAGS: [&str; 4] = ["-fdevice-malloc-pool", "-flaunch-optimizations", "-fno-launch-optimizations", "-flegacy-warp-intrinsics"];
     if arg.starts_with("-faggregate-launches") || arg.starts_with("-flaunch-threshold") || FLAGS.contains(&arg.as_str()) || arg.starts_with("-Rpass") {
         format!("-{arg}")
     } else if let Some(remark) = arg.strip_prefix("-R").filter(|r| !r.is_empty() && !r.starts_with("pass")) {

@@ -209,15 +209,28 @@ fn clang_errors_are_diagnostics_at_their_line() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
 
-/// Pre-CUDA-9 warp intrinsics (KLAP's QT) compile to their `_sync` forms, with W0902 at the
-/// user's line, not inside Clang's header.
+/// Pre-CUDA-9 warp intrinsics (KLAP's QT) are E0903 by default, as nvcc refuses them for
+/// sm_70 and newer; with `-flegacy-warp-intrinsics` they compile to their `_sync` forms, with
+/// W0902. Either way at the user's line, not inside Clang's header.
 #[test]
 fn legacy_warp_intrinsics_warn_at_the_users_line() {
     if !tools_ready() {
         return;
     }
     let source = "__global__ void k(int *p) {\n    p[threadIdx.x] = __shfl_up(p[threadIdx.x], 1) + __any(p[0]);\n}\n";
-    let compiled = compiled_ptx("old.cu", source);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("old.cu");
+    std::fs::write(&file, source).unwrap();
+    match driver::compile(source, &ptx_options(&file)) {
+        Err(driver::CompileError::Diagnostics(d)) => {
+            let refused: Vec<&str> = d.iter().filter(|d| d.code.as_str() == "E0903").map(|d| &source[d.labels[0].span.range()]).collect();
+            assert_eq!(refused.len(), 2, "{d:?}");
+            assert!(refused.contains(&"__shfl_up") && refused.contains(&"__any"), "{refused:?}");
+        }
+        other => panic!("expected E0903, got {:?}", other.map(|c| c.warnings)),
+    }
+    let options = driver::CompileOptions { legacy_warp_intrinsics: true, ..ptx_options(&file) };
+    let compiled = driver::compile(source, &options).unwrap_or_else(|e| panic!("{e}"));
     let ptx = String::from_utf8(compiled.output).unwrap();
     assert!(ptx.contains("shfl.sync.up") && ptx.contains("vote.sync.any"), "{ptx}");
     let shown: Vec<&str> = compiled.warnings.iter().map(|d| &source[d.labels[0].span.range()]).collect();

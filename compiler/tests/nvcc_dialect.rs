@@ -513,3 +513,29 @@ fn an_initialised_variable_length_array_compiles_as_gxx_compiles_it() {
     let out = cdpc(dir.path(), &["-dc", "const.cu", "-o", "const.o"]);
     assert!(!out.status.success() && stderr(&out).contains("variable-sized object may not be initialized") && stderr(&out).contains("g++, accepts"), "{}", stderr(&out));
 }
+
+/// The reverse of the rest: what nvcc refuses, cdpc refuses. CUDA 8's warp functions without
+/// `_sync` (three files of the acceptance table: `__shfl`, `__shfl_xor`, `__shfl_down`; a fourth
+/// reached ptxas through inline PTX, `vote` without `.sync`, which ptxas refuses for cdpc too) are
+/// `E0903` at the call, where cdpc once compiled them with a warning; `-flegacy-warp-intrinsics`
+/// asks for that (W0902, the `_sync` form over the active lanes).
+#[test]
+fn legacy_warp_functions_are_refused_as_nvcc_refuses_them() {
+    let source = "__global__ void k(int *v) {\n  int x = v[threadIdx.x];\n  x += __shfl_xor(x, 1);\n  v[threadIdx.x] = __shfl(x, 0) + __ballot(x > 0);\n}\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("old.cu"), source).unwrap();
+    let out = cdpc(dir.path(), &["-dc", "old.cu", "-o", "old.o", "--error-format", "json"]);
+    assert!(!out.status.success());
+    let refused = crate::build_common::cdpc_errors(&out, "E0903");
+    assert_eq!(refused.iter().map(|(line, _)| *line).collect::<Vec<_>>(), [3, 4, 4], "{}", stderr(&out));
+    let out = cdpc(dir.path(), &["-dc", "-flegacy-warp-intrinsics", "old.cu", "-o", "old.o"]);
+    assert!(out.status.success() && stderr(&out).contains("W0902"), "{}", stderr(&out));
+    if let Some(nvcc) = nvcc() {
+        let refused = crate::build_common::nvcc_refusal(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "-c", "old.cu", "-o", "nvcc.o"]);
+        // The shuffles are undeclared; `__ballot` is deprecated ("not valid on compute_70 and
+        // above"), and its `vote` without `.sync` is what ptxas refuses.
+        let lines: Vec<u64> = crate::build_common::nvcc_errors(&refused).iter().map(|(line, _)| *line).collect();
+        assert_eq!(lines, [3, 4], "{refused}");
+        assert!(refused.contains("identifier \"__shfl_xor\" is undefined") && refused.contains("__ballot() is not valid on compute_70 and above"), "{refused}");
+    }
+}

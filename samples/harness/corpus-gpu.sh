@@ -71,6 +71,14 @@ host_compat() {
     esac
 }
 
+# cdpc's own options for a program: QT's pre-CUDA-9 warp functions, an error by default as
+# nvcc's (E0903), compiled as their `_sync` forms over `__activemask()` (W0902).
+cdpc_only() {
+    case $1 in
+        QT) echo "-flegacy-warp-intrinsics" ;;
+    esac
+}
+
 # The nvcc build of a device-code file nvcc's own tools refuse: KLAP's QT calls the warp votes
 # and shuffle without `_sync` (`__any`, `__ballot`, `__shfl_up`), which ptxas refuses for sm_70
 # and newer. nvcc compiles a copy with each call rewritten to the `_sync` form over
@@ -153,7 +161,7 @@ build() {
             for f in $device $other; do
                 o=${f%.cu}.o
                 cp "$CORPUS/$dir/$f" "$f" && chmod u+w "$f" && both_rewrite "$name" "$f" || exit 1
-                "$CDPC" -arch=$ARCH $flags $compat $CDPC_ARGS -c "$f" -o "$o" || exit 1
+                "$CDPC" -arch=$ARCH $flags $compat $CDPC_ARGS $(cdpc_only "$name") -c "$f" -o "$o" || exit 1
                 objs="$objs $o"
             done
             "$CDPC" -arch=$ARCH -rdc=true -o "prog.$name" $objs -lcudadevrt || exit 1
@@ -169,7 +177,9 @@ build() {
             if [ "$kind" = cdpc ]; then
                 local library=""
                 library_device_code "$name" && library=--library-device-code
-                $WRAP $library -- -arch=$ARCH $flags $compat -c "$f" -o "$o" || exit 1
+                local own=""
+                for arg in $(cdpc_only "$name"); do own="$own --cdpc-arg=$arg"; done
+                $WRAP $library $own -- -arch=$ARCH $flags $compat -c "$f" -o "$o" || exit 1
             else
                 nvcc_rewrite "$name" "$f"
                 "$NVCC" -arch=$ARCH $flags $compat -c "$f" -o "$o" || exit 1

@@ -110,6 +110,9 @@ TIME_OF = {"MST-syncwarp": lambda times: sum(times[-2:])}
 # and for nvcc's build a copy of the device code with the pre-CUDA-9 warp votes rewritten to
 # their `_sync` forms over `__activemask()` (what cdpc compiles the original to).
 HOST_COMPAT = {"QT": ["-DcomputeMode=major", "-DclockRate=major", "--pre-include", "thrust/host_vector.h"]}
+# cdpc's own option for a program (corpus-gpu.sh's `cdpc_only`): QT's pre-CUDA-9 warp functions,
+# an error by default as nvcc's (E0903), compiled as their `_sync` forms (W0902).
+CDPC_ONLY = {"QT": ["-flegacy-warp-intrinsics"]}
 NVCC_REWRITE = {"QT": [("__any(", "__any_sync(__activemask(), "), ("__ballot(", "__ballot_sync(__activemask(), "), ("__shfl_up(", "__shfl_up_sync(__activemask(), ")]}
 FLAGS = ["-Xcompiler", "-fPIC", "-m64", "--default-stream", "per-thread", "-I.", "-I../../include"]
 # KLAP's host code calls cudaThreadSynchronize, gone from CUDA 13 (docs/CORPUS.md).
@@ -165,7 +168,7 @@ DIFF_LINES = 40
 def cdpc_arguments(variant: str, name: str) -> list[str] | None:
     """cdpc's arguments for `name` in `variant`, None for nvcc's build."""
     spec = VARIANTS[variant]
-    return None if spec is None else spec[1].get(name, spec[0])
+    return None if spec is None else [*spec[1].get(name, spec[0]), *CDPC_ONLY.get(name, [])]
 
 
 def build(root: str, name: str, variant: str, work: str, args: argparse.Namespace, shim: str) -> tuple[str | None, str]:

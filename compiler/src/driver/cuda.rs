@@ -1072,18 +1072,20 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
         all.extend(refused.iter().map(|r| qualifier_refused(source, &compiled_path, r)));
         return Err(CompileError::Diagnostics(options.warnings.apply(all)));
     }
-    let front = Front { warnings: clang_warnings, timings, since: front, optimize: false };
+    let front = Front { warnings: clang_warnings, timings, since: front, optimize: false, cuda_cxx: true };
     let generated = lower(&module, options, &shown, front, outputs)?;
     Ok(Generated { headers, ..generated })
 }
 
-/// What a front end hands [`lower`]: its warnings, the phases it timed, when it finished, and
-/// whether its IR still needs LLVM's optimisation pipeline (Clang's has had it).
+/// What a front end hands [`lower`]: its warnings, the phases it timed, when it finished,
+/// whether its IR still needs LLVM's optimisation pipeline (Clang's has had it), and whether it
+/// was CUDA C++ (nvcc's dialect, whose refusals the pipeline then keeps).
 pub(crate) struct Front {
     pub warnings: Vec<Diagnostic>,
     pub timings: Timings,
     pub since: Instant,
     pub optimize: bool,
+    pub cuda_cxx: bool,
 }
 
 /// The back half of every front end that writes LLVM IR (Clang's bitcode, IR input): the
@@ -1091,8 +1093,8 @@ pub(crate) struct Front {
 /// nvcc's multiply-add rule, the whole-program `E0104` check, debug information as asked,
 /// then LLVM IR and/or PTX. `shown` is the text diagnostics are placed in.
 pub(crate) fn lower(module: &Module<'_>, options: &CompileOptions, shown: &SourceText, front: Front, outputs: back::Outputs) -> Result<Generated, CompileError> {
-    let Front { warnings: mut all, mut timings, since, optimize } = front;
-    match pipeline::run(module, &super::pipeline_options(options), shown) {
+    let Front { warnings: mut all, mut timings, since, optimize, cuda_cxx } = front;
+    match pipeline::run(module, &super::pipeline_options(options, cuda_cxx), shown) {
         Ok(more) => all.extend(more),
         Err(errors) => {
             all.extend(errors);

@@ -115,7 +115,7 @@ fn compile<'ctx>(context: &'ctx Context, module: Module<'ctx>, options: &Compile
         back::precision::flush_denormals(&module);
     }
     let since = timings.record(Phase::Parse, started);
-    cuda::lower(&module, options, shown, Front { warnings, timings, since, optimize: true }, outputs)
+    cuda::lower(&module, options, shown, Front { warnings, timings, since, optimize: true, cuda_cxx: false }, outputs)
 }
 
 /// Whether the module calls a libdevice function (`__nv_*` declared and used).

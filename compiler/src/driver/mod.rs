@@ -216,6 +216,10 @@ pub struct CompileOptions {
     /// Small device-side allocations (`malloc`, `cudaMalloc`) from a pool in the program's
     /// static memory (`-fdevice-malloc-pool`, `pipeline/malloc_pool.rs`).
     pub malloc_pool: bool,
+    /// CUDA C++'s warp functions of before CUDA 9 (`__shfl`, `__any`, ...) compiled as their
+    /// `_sync` forms with `W0902` (`-flegacy-warp-intrinsics`), where by default they are
+    /// `E0903` as nvcc refuses them; the kernel language and LLVM IR always rewrite them.
+    pub legacy_warp_intrinsics: bool,
     /// Report each `<...>` header skipped as host-only (`R0611`, `-Rskipped-headers`). Off by
     /// default, as clang's remarks are: a skipped header matters only when device code uses a
     /// name it declares, and that error says so whatever this is.
@@ -279,6 +283,7 @@ impl Default for CompileOptions {
             launch_threshold: 0,
             pass_remarks: false,
             malloc_pool: false,
+            legacy_warp_intrinsics: false,
             header_remarks: false,
             tool_timeout: Some(DEFAULT_TOOL_TIMEOUT),
             overwrite: Overwrite::CompilerOutputs,
@@ -786,7 +791,7 @@ impl CudaInput<'_> {
 /// through the source map; an error among the pipeline's is `Err` with all of them.
 pub(crate) fn generate_cdp(checked: &Checked, options: &CompileOptions, codegen: &CodegenOptions, outputs: back::Outputs) -> Result<(back::Generated, Vec<Diagnostic>), CompileError> {
     // Thresholding, aggregation and the launch ABI: the same passes as every front end's IR.
-    let pipeline = pipeline_options(options);
+    let pipeline = pipeline_options(options, false);
     let mut warnings = checked.warnings.clone();
     let rewrites = pipeline.launch_threshold > 0 || pipeline.aggregate != Granularity::Off;
     let generated = back::generate_lowered(&checked.module, codegen, outputs, |module, tm| {
@@ -822,8 +827,8 @@ pub(crate) fn generate_cdp(checked: &Checked, options: &CompileOptions, codegen:
 }
 
 /// The launch pipeline's options from the compilation's: the one place they are mapped, for
-/// every front end that writes IR.
-pub fn pipeline_options(options: &CompileOptions) -> crate::pipeline::PipelineOptions {
+/// every front end that writes IR (`cuda_cxx`: the input is CUDA C++, nvcc's dialect).
+pub fn pipeline_options(options: &CompileOptions, cuda_cxx: bool) -> crate::pipeline::PipelineOptions {
     crate::pipeline::PipelineOptions {
         target: options.target,
         nv_module_id: options.nv_module_id.clone(),
@@ -831,6 +836,7 @@ pub fn pipeline_options(options: &CompileOptions) -> crate::pipeline::PipelineOp
         aggregate: options.aggregate,
         pass_remarks: options.pass_remarks,
         malloc_pool: options.malloc_pool,
+        refuse_legacy_warp: cuda_cxx && !options.legacy_warp_intrinsics,
     }
 }
 

@@ -125,6 +125,10 @@ pub struct PipelineOptions {
     /// Small device-side allocations from a static pool (`-fdevice-malloc-pool`,
     /// [`malloc_pool`]).
     pub malloc_pool: bool,
+    /// CUDA 8's warp functions without `_sync` are `E0903`, as nvcc refuses them for sm_70 and
+    /// newer, instead of `W0902` and their `_sync` forms ([`warp`]): CUDA C++ without
+    /// `-flegacy-warp-intrinsics`. Either way none is left.
+    pub refuse_legacy_warp: bool,
 }
 
 /// Runs the passes in order. Returns the warnings; `Err` holds every diagnostic when one is
@@ -136,7 +140,7 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
     bounded::inline_into_bounded_kernels(module);
     managed::device(module);
     launch::literal_dims(module).map_err(unrewritten("a launch's named `dim3` could not be rewritten"))?;
-    let mut diagnostics = warp::legacy_to_sync(module, source);
+    let mut diagnostics = in_source_order(warp::legacy_to_sync(module, source, options.refuse_legacy_warp && options.target.sm.number >= 70));
     diagnostics.extend(devrt_missing::warn(module, source));
     diagnostics.extend(devrt_args::check(module, source));
     diagnostics.extend(param_buffer::check(module, &options.target, source));

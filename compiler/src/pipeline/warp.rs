@@ -4,8 +4,11 @@
 //! `llvm.nvvm.vote.any`, which NVPTX cannot select for sm_70 and newer (Clang stops with
 //! "Cannot select: intrinsic %llvm.nvvm.shfl.up.i32", and nvcc no longer compiles them). As
 //! the `.cdp` front end does, each becomes its `_sync` form over the lanes active at the call
-//! (`llvm.nvvm.activemask`), with `W0902` at its source line. Invariant afterwards: no call
-//! of a legacy shuffle or vote is left.
+//! (`llvm.nvvm.activemask`), with `W0902` at its source line. In CUDA C++ they are `E0903`
+//! instead, unless `-flegacy-warp-intrinsics` asks for the rewrite: for sm_70 and newer nvcc's
+//! headers leave the shuffles undeclared ("identifier \"__shfl\" is undefined") and declare the
+//! votes deprecated, whose PTX (`vote` without `.sync`) ptxas then refuses (measured, nvcc 13.5). Invariant afterwards:
+//! no call of a legacy shuffle or vote is left.
 
 use super::SourceText;
 use crate::diag::{Code, Diagnostic, Span};
@@ -29,8 +32,9 @@ const LEGACY: &[(&str, &str, &str)] = &[
     ("llvm.nvvm.vote.ballot", "llvm.nvvm.vote.ballot.sync", "__ballot"),
 ];
 
-/// Rewrites every legacy shuffle and vote (module docs); one `W0902` per call site.
-pub fn legacy_to_sync(module: &Module<'_>, source: &SourceText) -> Vec<Diagnostic> {
+/// Rewrites every legacy shuffle and vote (module docs); one `W0902` per call in the source
+/// (calls of an unrolled loop share one), or with `refuse` one `E0903`.
+pub fn legacy_to_sync(module: &Module<'_>, source: &SourceText, refuse: bool) -> Vec<Diagnostic> {
     let ctx = module.get_context();
     let i32t = ctx.i32_type();
     let builder = ctx.create_builder();
@@ -73,12 +77,28 @@ pub fn legacy_to_sync(module: &Module<'_>, source: &SourceText) -> Vec<Diagnosti
                 args.push(operand.into());
             }
             let call = builder.build_call(new_fn, &args, "sync").expect("positioned");
-            let d = Diagnostic::new(Code::LegacyWarpIntrinsic, Span::new(0, 0), format!("`{user}` is the warp intrinsic of before CUDA 9"))
-                .with_primary_message(format!("compiled as `{modern}(__activemask(), ...)`"))
-                .with_note(format!(
-                    "write `{modern}` with the mask of the lanes that take part; since Volta the lanes of a warp need not run together, and nvcc no longer compiles the old forms for sm_70 and newer"
-                ));
-            diagnostics.push(source.place(d, inst, &function));
+            let d = if refuse {
+                Diagnostic::new(Code::LegacyWarpIntrinsicRefused, Span::new(0, 0), format!("`{user}` is the warp intrinsic of before CUDA 9, which nvcc refuses for sm_70 and newer"))
+                    .with_primary_message(if user.starts_with("__shfl") {
+                        format!("nvcc: identifier \"{user}\" is undefined")
+                    } else {
+                        "nvcc: deprecated, and ptxas refuses `vote` without `.sync` for sm_70 and newer".to_string()
+                    })
+                    .with_note(format!(
+                        "write `{modern}` with the mask of the lanes that take part (since Volta the lanes of a warp need not run together); `-flegacy-warp-intrinsics` compiles the old form as `{modern}(__activemask(), ...)` with a warning (W0902)"
+                    ))
+            } else {
+                Diagnostic::new(Code::LegacyWarpIntrinsic, Span::new(0, 0), format!("`{user}` is the warp intrinsic of before CUDA 9"))
+                    .with_primary_message(format!("compiled as `{modern}(__activemask(), ...)`"))
+                    .with_note(format!(
+                        "write `{modern}` with the mask of the lanes that take part; since Volta the lanes of a warp need not run together, and nvcc no longer compiles the old forms for sm_70 and newer"
+                    ))
+            };
+            // One per place in the source: a loop Clang unrolled has a call per copy.
+            let placed = source.place(d, inst, &function);
+            if !diagnostics.contains(&placed) {
+                diagnostics.push(placed);
+            }
             let location = inst.get_debug_location();
             for value in [mask, call.try_as_basic_value().basic().expect("the _sync forms return a value")] {
                 if let Some(new_inst) = value.as_instruction_value() {

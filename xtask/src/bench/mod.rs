@@ -562,7 +562,7 @@ fn cdpc_cmd(tools: &Tools, job: &Job, output: &Path, time_flag: bool, cache: &Pa
     if let Some(corpus) = &job.corpus {
         // Clang (a `.cu` file is CUDA C++) and the device object alone, like nvcc's
         // `-rdc=true -cubin`: `--emit obj` leaves out the host object `-dc` writes by default.
-        c.args(["-dc", "--emit", "obj"]).args(&corpus.args);
+        c.args(["-dc", "--emit", "obj"]).args(&corpus.args).args(&corpus.cdpc_args);
     }
     c.arg(&job.path).arg("-o").arg(output);
     c
@@ -587,9 +587,11 @@ struct Job {
     corpus: Option<CorpusOptions>,
 }
 
-/// A corpus file's Makefile options, for both compilers (`-I`, `-D`, `--default-stream`).
+/// A corpus file's Makefile options, for both compilers (`-I`, `-D`, `--default-stream`),
+/// and cdpc's own (the table's `-f...` words: `-flegacy-warp-intrinsics` for KLAP's QT).
 struct CorpusOptions {
     args: Vec<OsString>,
+    cdpc_args: Vec<OsString>,
 }
 
 fn corpus_root(root: &Path) -> PathBuf {
@@ -624,15 +626,20 @@ fn corpus_jobs(root: &Path, bench_dir: &Path) -> Result<Vec<Job>> {
             args.push(a);
         };
         include(path.parent().unwrap_or(&corpus));
-        for dir in &w[3..] {
-            include(&corpus.join(dir));
+        let mut cdpc_args = Vec::new();
+        for word in &w[3..] {
+            if word.starts_with('-') {
+                cdpc_args.push(OsString::from(word));
+            } else {
+                include(&corpus.join(word));
+            }
         }
         include(&shim);
         args.push("-DcudaThreadSynchronize=cudaDeviceSynchronize".into());
         if w[2] == "per-thread" {
             args.extend(["--default-stream".into(), "per-thread".into()]);
         }
-        jobs.push(Job { name: format!("corpus_{}", w[0]), path, generated: false, corpus: Some(CorpusOptions { args }) });
+        jobs.push(Job { name: format!("corpus_{}", w[0]), path, generated: false, corpus: Some(CorpusOptions { args, cdpc_args }) });
     }
     Ok(jobs)
 }
@@ -733,7 +740,7 @@ fn measure(
         let corpus = job.corpus.as_ref().expect("corpus files only");
         let mut c = tools.cdpc_command();
         c.env("CDPC_CACHE_DIR", &dc_cache).env_remove("CDPC_PREAMBLE");
-        c.args(["-dc", &format!("-arch={ARCH}")]).args(&corpus.args).arg(&job.path).arg("-o").arg(&dc_object);
+        c.args(["-dc", &format!("-arch={ARCH}")]).args(&corpus.args).args(&corpus.cdpc_args).arg(&job.path).arg("-o").arg(&dc_object);
         let run = timed(&mut c);
         wait_for_fillers(&dc_cache);
         Ok(run?.wall)
