@@ -174,6 +174,34 @@ fn wait_for_fillers(p: &Project) {
     cdpc::clang::cache::wait_for_fillers(&p.cache());
 }
 
+/// A filler runs after its compilation exited, when a build may be removing the output's
+/// folder: it writes nothing there, not even while it runs (a harness's temporary folder could
+/// not be removed, "Directory not empty", while a filler's unused temporary output was in it).
+/// The filler is held at the cache's `make.lock` while the folder is looked at.
+#[test]
+fn a_filler_puts_nothing_beside_the_output_while_it_runs() {
+    if !crate::cuda_cxx::tools_ready() || !crate::build_common::have("flock") {
+        return println!("skipped: no tools or no flock");
+    }
+    let p = Project::new(1000);
+    std::fs::create_dir_all(p.cache()).unwrap();
+    let mut holder = std::process::Command::new("flock").arg("-x").arg(p.cache().join("make.lock")).args(["sleep", "3"]).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    p.compile(1, &[("CDPC_CACHE_BACKGROUND", "1")]);
+    let beside = || -> Vec<String> {
+        std::fs::read_dir(p.dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).filter(|n| n.ends_with(".tmp")).collect()
+    };
+    for _ in 0..10 {
+        assert_eq!(beside(), Vec::<String>::new(), "a filler's file beside the output");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    holder.wait().unwrap();
+    wait_for_fillers(&p);
+    assert_eq!(p.files("pch", "pch").len(), 1, "the filler made the wrapper's header once the lock was free");
+    assert_eq!(beside(), Vec::<String>::new());
+    p.assert_clean();
+}
+
 #[test]
 fn a_filler_makes_the_headers_after_the_compilation_which_does_not_wait_for_it() {
     if !crate::cuda_cxx::tools_ready() {

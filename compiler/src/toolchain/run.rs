@@ -452,6 +452,9 @@ impl OutputFile {
     /// Like [`OutputFile::prepare`], and first checks that the output replaces nothing `guard`
     /// protects (an input; a file that is no compiler's output), again just before the rename.
     pub fn prepare_guarded(path: &Path, guard: OutputGuard) -> Result<OutputFile, ToolError> {
+        if cache_fill_bits() != 0 {
+            return OutputFile::prepare(path);
+        }
         guard.check(path)?;
         let mut file = OutputFile::prepare(path)?;
         file.guard = Some(guard);
@@ -460,8 +463,16 @@ impl OutputFile {
 
     /// Checks that `path` can be written (its folder exists, it is not a folder) and makes the
     /// temporary file beside it. Whatever file is at `path` is replaced on commit: callers
-    /// that write where a user asked use [`OutputFile::prepare_guarded`].
+    /// that write where a user asked use [`OutputFile::prepare_guarded`]. A filler of the cache
+    /// (`clang::cache::Fill`), which writes no output and runs after the compilation that
+    /// started it has exited, touches nothing beside the output (a build may be removing that
+    /// folder by then): its unused temporary file is in the temporary folder.
     pub fn prepare(path: &Path) -> Result<OutputFile, ToolError> {
+        if cache_fill_bits() != 0 {
+            let create = || tempfile::Builder::new().prefix(".cdpc-fill.").suffix(OsStr::new(".tmp")).tempfile().map_err(|e| ToolError::OutputIo { path: path.to_path_buf(), source: e });
+            let (tmp, tracked) = cleanup::tracked(create, |tmp: &NamedTempFile| tmp.path().to_path_buf())?;
+            return Ok(OutputFile { tmp, _tracked: tracked, path: path.to_path_buf(), guard: None });
+        }
         let invalid =
             |reason: String| ToolError::OutputPathInvalid { path: path.to_path_buf(), reason };
         if path.is_dir() {
