@@ -148,6 +148,7 @@ pub enum Code {
     // A host link cdpc did not run (cdpc as its launcher) that failed for a missing or doubled
     // device link or the static runtime's system libraries.
     ForeignLinkFailed,
+    OpenMpRuntimeMissing,
     // W0800 (a kernel whose parameter's type C cannot name, so the host header has no launcher
     // for it) is retired: since issue 25 every kernel-language type has a C name.
     PtxOfLinkNotPacked,
@@ -301,6 +302,7 @@ impl Code {
             LibraryNotFound => "E0802",
             DeviceLinkMissing => "E0803",
             ForeignLinkFailed => "E0804",
+            OpenMpRuntimeMissing => "E0805",
             PtxOfLinkNotPacked => "W0801",
             HostCodeInDevice => "E0900",
             NotCompiledForDevice => "E0901",
@@ -436,6 +438,7 @@ impl Code {
         Code::LibraryNotFound,
         Code::DeviceLinkMissing,
         Code::ForeignLinkFailed,
+        Code::OpenMpRuntimeMissing,
         Code::PtxOfLinkNotPacked,
         Code::HostCodeInDevice,
         Code::NotCompiledForDevice,

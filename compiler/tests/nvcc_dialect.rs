@@ -8,6 +8,7 @@
 
 use crate::build_common::{cdpc, nvcc, run, stderr};
 use std::path::Path;
+use std::process::Command;
 
 const HOST_MATH: &str = r#"#include <stdlib.h>
 #include <stdio.h>
@@ -537,5 +538,53 @@ fn legacy_warp_functions_are_refused_as_nvcc_refuses_them() {
         let lines: Vec<u64> = crate::build_common::nvcc_errors(&refused).iter().map(|(line, _)| *line).collect();
         assert_eq!(lines, [3, 4], "{refused}");
         assert!(refused.contains("identifier \"__shfl_xor\" is undefined") && refused.contains("__ballot() is not valid on compute_70 and above"), "{refused}");
+    }
+}
+
+/// nvcc preprocesses its device pass with the host compiler's `-fopenmp` too, so `_OPENMP` is
+/// defined in device code (201511, g++ 12's); cdpc's device side gets the same. The program
+/// links LLVM's OpenMP runtime, which Clang's host code calls (`E0805` where there is none), and
+/// prints what nvcc's build prints.
+#[test]
+fn openmp_is_defined_on_both_sides_with_xcompiler_fopenmp() {
+    let source = "#ifndef _OPENMP\n#error no _OPENMP\n#endif\n__global__ void k(int *p) { p[0] = _OPENMP; }\nint host_value() { return _OPENMP; }\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("omp_macro.cu"), source).unwrap();
+    let out = cdpc(dir.path(), &["-dc", "-Xcompiler", "-fopenmp", "omp_macro.cu", "-o", "cdpc.o"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = cdpc(dir.path(), &["-Xcompiler", "-fopenmp", "omp_macro.cu", "--emit", "ptx", "-o", "-"]);
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("201511"), "{}", stderr(&out));
+    let out = cdpc(dir.path(), &["-dc", "omp_macro.cu", "-o", "none.o"]);
+    assert!(!out.status.success() && stderr(&out).contains("no _OPENMP"), "{}", stderr(&out));
+    if let Some(nvcc) = nvcc() {
+        run(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "-Xcompiler", "-fopenmp", "-c", "omp_macro.cu", "-o", "nvcc.o"]);
+    }
+}
+
+/// `-Xcompiler -fopenmp` through a whole build: Clang's host code calls LLVM's OpenMP runtime,
+/// which cdpc links in place of g++'s libgomp (`driver/program.rs`, `libomp_dir`); the program
+/// prints what nvcc's build prints. Where no libomp is found, `E0805` says what to install
+/// (checked by pointing `CDPC_LIBOMP_DIR` at an empty folder).
+#[test]
+fn an_openmp_program_links_llvms_runtime_and_prints_what_nvccs_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("omp.cu"), OMP).unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let out = crate::build_common::cdpc_env(dir.path(), &["-Xcompiler", "-fopenmp", "omp.cu", "-o", "none"], &[("CDPC_LIBOMP_DIR", empty.to_str().unwrap())]);
+    assert!(!out.status.success() && stderr(&out).contains("E0805") && stderr(&out).contains("libomp-22-dev"), "{}", stderr(&out));
+    assert!(!dir.path().join("none").exists());
+    if cdpc::driver::program::libomp_dir().is_err() {
+        return println!("skipped: no libomp (libomp-22-dev) to link with");
+    }
+    let out = cdpc(dir.path(), &["-Xcompiler", "-fopenmp", "omp.cu", "-o", "omp_cdpc"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let printed = Command::new(dir.path().join("omp_cdpc")).env("OMP_NUM_THREADS", "3").output().unwrap();
+    assert!(printed.status.success());
+    assert_eq!(String::from_utf8_lossy(&printed.stdout), "3 4950\n");
+    if let Some(nvcc) = nvcc() {
+        run(&nvcc, dir.path(), &["-arch=sm_90", "-Xcompiler", "-fopenmp", "omp.cu", "-o", "omp_nvcc"]);
+        let theirs = Command::new(dir.path().join("omp_nvcc")).env("OMP_NUM_THREADS", "3").output().unwrap();
+        assert_eq!(theirs.stdout, printed.stdout, "nvcc's build prints other bytes");
     }
 }

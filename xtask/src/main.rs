@@ -59,7 +59,9 @@ const LLVM_SYS_PREFIX_VAR: &str = "LLVM_SYS_221_PREFIX";
 /// llvm-22-dev brings libLLVM and llvm-config; libpolly-22-dev keeps `llvm-config --libs` from
 /// failing on Debian/apt.llvm.org packages that list Polly.
 /// libzstd-dev and zlib1g-dev let the release binary link LLVM statically (`build_release_cdpc`).
-const LLVM_APT_PACKAGES: &[&str] = &["llvm-22-dev", "libpolly-22-dev", "libzstd-dev", "zlib1g-dev"];
+/// LLVM 22 to build against; libomp-22-dev is LLVM's OpenMP runtime, which a program whose host
+/// code is compiled with `-Xcompiler -fopenmp` links (docs/NVCC-DIALECT.md).
+const LLVM_APT_PACKAGES: &[&str] = &["llvm-22-dev", "libpolly-22-dev", "libzstd-dev", "zlib1g-dev", "libomp-22-dev"];
 
 type Result<T> = std::result::Result<T, String>;
 

@@ -205,7 +205,7 @@ pub const CUDA_WRAPPER: &str = "include/__clang_cuda_runtime_wrapper.h";
 pub const RESOURCE_SUBDIR: &str = "clang/22";
 
 /// The LLVM library folder cdpc was built against (build.rs).
-const BUILT_LLVM_LIBDIR: &str = env!("CDPC_LLVM_LIBDIR");
+pub(crate) const BUILT_LLVM_LIBDIR: &str = env!("CDPC_LLVM_LIBDIR");
 
 /// The file this code was loaded from: the `cdpc` program, or the Python package's extension
 /// module (`cdpc/_cdpc.abi3.so`).

@@ -240,7 +240,8 @@ impl CudaCxxOptions {
     /// preprocesses its device pass with the host compiler and these options (measured with
     /// nvcc 13.5: `-Xcompiler -DX` defines `X` in device code too), so the device side of a
     /// `.cu` file gets them; code generation's options (`-fPIC`, `-O2`, `-march=...`) stay on
-    /// the host side.
+    /// the host side. With `-fopenmp` the device side also gets `_OPENMP` (nvcc preprocesses
+    /// its device pass with `-fopenmp` too), with nvcc's device pass's value ([`openmp_macro`]).
     pub fn preprocessor_args(&self) -> Vec<String> {
         const SEPARATE: [&str; 7] = ["-D", "-U", "-I", "-isystem", "-iquote", "-idirafter", "-include"];
         let mut out = Vec::new();
@@ -253,8 +254,21 @@ impl CudaCxxOptions {
                 out.push(arg.clone());
             }
         }
+        out.extend(openmp_macro(&self.host_args));
         out
     }
+}
+
+/// `-D_OPENMP=201511` for the device side where the host side's options ask for OpenMP
+/// (`-fopenmp`, `-fopenmp=<runtime>`; not `-fopenmp-simd`, which defines nothing): the value
+/// nvcc's device pass has, its host compiler's (g++ 12: OpenMP 4.5). The host side's is Clang's
+/// own (202011 for its default OpenMP 5.1). Not Clang's value on the device side: LLVM's `omp.h`
+/// (libomp-22-dev puts it among Clang's headers, before GCC's) declares `omp_is_initial_device`
+/// in OpenMP 5.0's `declare variant` blocks from 201811 on, which a side without OpenMP reads as
+/// two definitions (measured: "static declaration of 'omp_is_initial_device' follows
+/// non-static declaration").
+pub fn openmp_macro(host_args: &[String]) -> Option<String> {
+    host_args.iter().any(|a| a == "-fopenmp" || a.starts_with("-fopenmp=")).then(|| "-D_OPENMP=201511".to_string())
 }
 
 /// What one Clang device compilation is asked for.
@@ -794,6 +808,10 @@ mod tests {
         let host_args = ["-fPIC", "-DA=1", "-D", "B", "-Wall", "-Iinc", "-isystem", "sys", "-O2", "-UC", "-include", "pre.h", "-march=native"];
         let cxx = CudaCxxOptions { host_args: host_args.iter().map(|s| s.to_string()).collect(), ..Default::default() };
         assert_eq!(cxx.preprocessor_args(), ["-DA=1", "-D", "B", "-Iinc", "-isystem", "sys", "-UC", "-include", "pre.h"]);
+        let openmp = |args: &[&str]| CudaCxxOptions { host_args: args.iter().map(|s| s.to_string()).collect(), ..Default::default() }.preprocessor_args();
+        assert_eq!(openmp(&["-fopenmp"]), ["-D_OPENMP=201511"]);
+        assert_eq!(openmp(&["-fopenmp=libomp"]), ["-D_OPENMP=201511"]);
+        assert_eq!(openmp(&["-fopenmp-simd"]), Vec::<String>::new());
     }
 
     #[test]

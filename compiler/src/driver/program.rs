@@ -381,7 +381,11 @@ fn build_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, 
         std::fs::write(&stub_path, &stub).map_err(|e| CompileError::from(ToolError::io("writing the device link's object", &stub_path, e)))?;
     }
     let linked = work.path().join("program");
-    let args = host_link_args(relocatable.then_some(stub_path.as_path()), &host_objects, &linked, program, options, tools.cuda_lib_dir());
+    let mut args = host_link_args(relocatable.then_some(stub_path.as_path()), &host_objects, &linked, program, options, tools.cuda_lib_dir());
+    if asks_for_openmp(&options.cuda_cxx.host_args) {
+        let dir = libomp_dir().map_err(|searched| BuildError::Link(vec![openmp_runtime_missing(&searched)]))?;
+        args = with_libomp(args, &dir);
+    }
     if let Err(e) = host.run("host linker", &args, &build) {
         return Err(link_failure(e));
     }
@@ -459,6 +463,73 @@ pub fn host_link_args(stub: Option<&Path>, objects: &[PathBuf], output: &Path, p
     args.push("-o".into());
     args.push(output.into());
     args
+}
+
+/// Whether the host side's options (nvcc's `-Xcompiler`) ask for OpenMP: `-fopenmp` or
+/// `-fopenmp=<runtime>` (`-fopenmp-simd` needs no runtime).
+fn asks_for_openmp(host_args: &[String]) -> bool {
+    host_args.iter().any(|a| a == "-fopenmp" || a.starts_with("-fopenmp="))
+}
+
+/// The folder of LLVM's OpenMP runtime, `libomp.so`. Clang compiles the host side of a `.cu`
+/// file, and its OpenMP calls that runtime (`__kmpc_fork_call`, ...), not GCC's libgomp
+/// (`GOMP_parallel`), which the host compiler's `-fopenmp` links (measured: the link fails with
+/// `__kmpc_*` undefined). libomp also serves GCC's `GOMP_*` calls, so objects g++ compiled with
+/// `-fopenmp` link with it too. Looked for in order, each described where none holds it:
+///
+/// 1. `CDPC_LIBOMP_DIR` (when set and not empty, the only place looked at);
+/// 2. the LLVM of Clang's resource headers (`<llvm>/lib` of `<llvm>/lib/clang/22`);
+/// 3. the LLVM cdpc was built with;
+/// 4. `/usr/lib/llvm-22/lib` (Debian's and Ubuntu's `libomp-22-dev`).
+pub fn libomp_dir() -> Result<PathBuf, Vec<String>> {
+    let mut candidates: Vec<(PathBuf, String)> = Vec::new();
+    match std::env::var_os("CDPC_LIBOMP_DIR").filter(|d| !d.is_empty()) {
+        Some(dir) => candidates.push((PathBuf::from(dir), "CDPC_LIBOMP_DIR".into())),
+        None => {
+            let resource = crate::clang::in_process::find_resource_dir(std::env::var_os("CDPC_CLANG_RESOURCE_DIR").as_deref(), std::env::var_os("LLVM_SYS_221_PREFIX").as_deref());
+            if let Some(lib) = resource.ok().as_deref().and_then(Path::parent).and_then(Path::parent) {
+                candidates.push((lib.to_path_buf(), "the LLVM of Clang's resource headers".into()));
+            }
+            candidates.push((PathBuf::from(crate::clang::in_process::BUILT_LLVM_LIBDIR), "the LLVM cdpc was built with".into()));
+            candidates.push((PathBuf::from("/usr/lib/llvm-22/lib"), "the system's LLVM 22".into()));
+        }
+    }
+    let mut searched = Vec::new();
+    for (dir, what) in candidates {
+        if dir.join("libomp.so").is_file() {
+            return Ok(dir);
+        }
+        searched.push(format!("{what}: no `{}`", dir.join("libomp.so").display()));
+    }
+    Err(searched)
+}
+
+/// The host link with LLVM's OpenMP runtime in place of the host compiler's: `-fopenmp` (which
+/// makes g++ link libgomp) out, `-pthread` and libomp from `dir` in, with a run path to it.
+fn with_libomp(args: Vec<OsString>, dir: &Path) -> Vec<OsString> {
+    let mut out: Vec<OsString> = args.into_iter().filter(|a| !(a == "-fopenmp" || a.to_str().is_some_and(|a| a.starts_with("-fopenmp=")))).collect();
+    let at = out.iter().position(|a| a == "-Wl,--end-group").unwrap_or(out.len());
+    let libomp: Vec<OsString> = vec![concat("-L", dir), "-lomp".into(), concat("-Wl,-rpath,", dir), "-pthread".into()];
+    out.splice(at..at, libomp);
+    out
+}
+
+/// `E0805`: `-fopenmp` for the host side, and no libomp where [`libomp_dir`] looked.
+fn openmp_runtime_missing(searched: &[String]) -> Diagnostic {
+    let mut d = Diagnostic::new(
+        Code::OpenMpRuntimeMissing,
+        Span::default(),
+        "the host code was compiled with OpenMP (`-Xcompiler -fopenmp`), and LLVM's OpenMP runtime, libomp, was not found".to_string(),
+    )
+    .with_note(
+        "cdpc compiles host code with Clang, whose OpenMP calls libomp (`__kmpc_*`), not GCC's libgomp, which nvcc's g++ links; \
+         install it (Debian, Ubuntu: `apt-get install libomp-22-dev`) or name its folder with `CDPC_LIBOMP_DIR`",
+    );
+    for s in searched {
+        d.notes.push(format!("looked in {s}"));
+    }
+    d.labels.clear();
+    d
 }
 
 /// A failed host link: the host linker's error, and where its message names the missing

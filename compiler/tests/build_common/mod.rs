@@ -10,6 +10,11 @@ pub fn cdpc(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cdpc")).current_dir(dir).args(args).output().expect("cdpc runs")
 }
 
+/// [`cdpc`] with more environment variables.
+pub fn cdpc_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cdpc")).current_dir(dir).args(args).envs(env.iter().copied()).output().expect("cdpc runs")
+}
+
 /// cdpc's PTX of `source` saved as `file` (its extension picks the front end), in a folder of
 /// its own; the compilation must succeed.
 pub fn cdpc_ptx(file: &str, source: &str) -> String {
