@@ -16,6 +16,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("xtask/src/main.rs", "usr/lib/llvm-22", "where apt's llvm-22-dev installs LLVM; set-up installs it there and LLVM_SYS_221_PREFIX overrides it"),
     ("compiler/src/clang/in_process.rs", "usr/lib/llvm-22", "the last entry of the documented list where Clang's resource headers are looked for (apt's libclang-common-22-dev); the earlier entries override it"),
     ("compiler/src/clang/mod.rs", "usr/lib/llvm-22", "the module documentation's copy of that ordered list"),
+    ("compiler/src/driver/program.rs", "usr/lib/llvm-22", "the last entry of the documented list where LLVM's OpenMP runtime (libomp-22-dev) is looked for; CDPC_LIBOMP_DIR and the earlier entries override it"),
     ("samples/harness/gpu-run.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there); CUDA_HOME overrides it"),
     ("samples/harness/soak.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there, building nvcc's cubins to soak beside cdpc's); CUDA_HOME overrides it"),
     ("examples/python/gpu-run.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there); CUDA_HOME overrides it"),

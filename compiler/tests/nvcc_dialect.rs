@@ -588,3 +588,38 @@ fn an_openmp_program_links_llvms_runtime_and_prints_what_nvccs_prints() {
         assert_eq!(theirs.stdout, printed.stdout, "nvcc's build prints other bytes");
     }
 }
+
+/// A kernel's assignment to a `__constant__` variable itself: nvcc refuses it ("expression must
+/// be a modifiable lvalue"); Clang accepted it and its optimiser dropped the store, so the
+/// program silently did not write (found in the acceptance table's second corpus). Now an error
+/// at the write (clang/shim.cpp, `ConstantWrites`). An element of a `__constant__` array, a
+/// member of a `__constant__` struct and a write through a pointer one holds are compiled by
+/// nvcc, and by cdpc (measured with nvcc 13.5).
+#[test]
+fn a_write_to_a_constant_variable_in_device_code_is_refused_as_nvcc_refuses_it() {
+    let head = "__constant__ int c;\n__constant__ int arr[4];\nstruct S { int x; int *p; };\n__constant__ S s;\n__constant__ int *ptr;\n";
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body, refused) in [
+        ("assign.cu", "__global__ void w(int i) {\n  c = 42;\n}\n", true),
+        ("compound.cu", "__global__ void w(int i) {\n  c += i;\n}\n", true),
+        ("element.cu", "__global__ void w(int i) {\n  arr[i] = 1; s.x = 2; s.p[0] = 3; ptr[i] = 4;\n}\n", false),
+        ("read.cu", "__global__ void w(int *o) {\n  o[0] = c + arr[1] + s.x;\n}\n", false),
+    ] {
+        std::fs::write(dir.path().join(name), format!("{head}{body}")).unwrap();
+        let out = cdpc(dir.path(), &["-dc", name, "-o", "cdpc.o"]);
+        if refused {
+            assert!(!out.status.success() && stderr(&out).contains("cannot write the __constant__ variable 'c'") && stderr(&out).contains(&format!("{name}:7:")), "{name}: {}", stderr(&out));
+        } else {
+            assert!(out.status.success(), "{name}: {}", stderr(&out));
+        }
+        if let Some(nvcc) = nvcc() {
+            let args = ["-arch=sm_90", "-rdc=true", "-c", name, "-o", "nvcc.o"];
+            if refused {
+                let theirs = crate::build_common::nvcc_refusal(&nvcc, dir.path(), &args);
+                assert!(theirs.contains(&format!("{name}(7): error: expression must be a modifiable lvalue")), "{theirs}");
+            } else {
+                run(&nvcc, dir.path(), &args);
+            }
+        }
+    }
+}

@@ -12,6 +12,7 @@
 #include "clang/AST/Decl.h"
 #include "clang/AST/DeclFriend.h"
 #include "clang/AST/DeclTemplate.h"
+#include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/DiagnosticIDs.h"
 #include "clang/Basic/DiagnosticOptions.h"
@@ -539,15 +540,90 @@ std::vector<std::string> library_folders(const clang::HeaderSearchOptions &optio
   return out;
 }
 
-// Clang's `-emit-llvm -c` on the device side, skipping the library's bodies (above).
+// A device function's assignment to a `__constant__` variable itself (`c = 1`, `c += 1`, `++c`):
+// nvcc refuses it ("expression must be a modifiable lvalue", measured with nvcc 13.5); Clang
+// accepts it, and its optimiser removes the store (a store to a `constant` global), so the
+// program would silently not write. An error at the write, on the device side, in the program's
+// own files. nvcc compiles a write to an element of a `__constant__` array or a member of a
+// `__constant__` struct, and a write through a pointer such a variable holds (measured), and so
+// does cdpc.
+class ConstantWrites : public clang::ASTConsumer, public clang::RecursiveASTVisitor<ConstantWrites> {
+public:
+  void Initialize(clang::ASTContext &context) override {
+    device = context.getLangOpts().CUDAIsDevice;
+    sources = &context.getSourceManager();
+    diags = &context.getDiagnostics();
+  }
+
+  // Each declaration as it is parsed: never those a precompiled header holds (walking the
+  // translation unit would read them all back), never a system header's.
+  bool HandleTopLevelDecl(clang::DeclGroupRef group) override {
+    if (device)
+      for (clang::Decl *decl : group)
+        TraverseDecl(decl);
+    return true;
+  }
+
+  bool TraverseDecl(clang::Decl *decl) {
+    if (!decl || (decl->getLocation().isValid() && sources->isInSystemHeader(decl->getLocation())))
+      return true;
+    return clang::RecursiveASTVisitor<ConstantWrites>::TraverseDecl(decl);
+  }
+
+  // Declarations only: a device function's body is walked by `Writes`.
+  bool TraverseStmt(clang::Stmt *) { return true; }
+
+  bool VisitFunctionDecl(clang::FunctionDecl *function) {
+    if (function->doesThisDeclarationHaveABody() && (function->hasAttr<clang::CUDADeviceAttr>() || function->hasAttr<clang::CUDAGlobalAttr>()))
+      Writes(*this).TraverseStmt(function->getBody());
+    return true;
+  }
+
+private:
+  struct Writes : public clang::RecursiveASTVisitor<Writes> {
+    explicit Writes(ConstantWrites &outer) : outer(outer) {}
+    ConstantWrites &outer;
+    bool VisitBinaryOperator(clang::BinaryOperator *op) {
+      if (op->isAssignmentOp())
+        outer.check(op->getLHS(), op->getOperatorLoc());
+      return true;
+    }
+    bool VisitUnaryOperator(clang::UnaryOperator *op) {
+      if (op->isIncrementDecrementOp())
+        outer.check(op->getSubExpr(), op->getOperatorLoc());
+      return true;
+    }
+  };
+
+  void check(const clang::Expr *target, clang::SourceLocation at) {
+    const clang::Expr *e = target->IgnoreParenImpCasts();
+    auto *ref = llvm::dyn_cast<clang::DeclRefExpr>(e);
+    auto *var = ref ? llvm::dyn_cast<clang::VarDecl>(ref->getDecl()) : nullptr;
+    if (!var || !var->hasAttr<clang::CUDAConstantAttr>())
+      return;
+    unsigned id = diags->getCustomDiagID(clang::DiagnosticsEngine::Error,
+                                         "cannot write the __constant__ variable '%0' in device code (nvcc: \"expression must be a modifiable lvalue\")");
+    diags->Report(at, id) << var->getName() << target->getSourceRange();
+  }
+
+  bool device = false;
+  const clang::SourceManager *sources = nullptr;
+  clang::DiagnosticsEngine *diags = nullptr;
+};
+
+// Clang's `-emit-llvm -c` on the device side, skipping the library's bodies (above) where
+// `skip`, and refusing writes to `__constant__` variables (above).
 class EmitDeviceBitcode : public clang::EmitBCAction {
 public:
   bool needs_bodies = false;
+  bool skip = true;
 
 protected:
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &instance, llvm::StringRef file) override {
-    auto skip = std::make_unique<SkipLibraryBodies>(library_folders(instance.getHeaderSearchOpts()), needs_bodies);
-    return in_front(std::move(skip), clang::EmitBCAction::CreateASTConsumer(instance, file));
+    auto action = clang::EmitBCAction::CreateASTConsumer(instance, file);
+    if (skip)
+      action = in_front(std::make_unique<SkipLibraryBodies>(library_folders(instance.getHeaderSearchOpts()), needs_bodies), std::move(action));
+    return in_front(std::make_unique<ConstantWrites>(), std::move(action));
   }
 };
 
@@ -651,13 +727,13 @@ bool execute(std::shared_ptr<clang::CompilerInvocation> invocation, Forward &for
   EmitDeviceBitcode *device = nullptr;
   switch (instance.getFrontendOpts().ProgramAction) {
   case clang::frontend::EmitBC:
-    if (skip_library_bodies) {
+    {
       auto emit = std::make_unique<EmitDeviceBitcode>();
+      emit->skip = skip_library_bodies;
       device = emit.get();
-      instance.getFrontendOpts().SkipFunctionBodies = true;
+      if (skip_library_bodies)
+        instance.getFrontendOpts().SkipFunctionBodies = true;
       action = std::move(emit);
-    } else {
-      action = std::make_unique<clang::EmitBCAction>();
     }
     break;
   case clang::frontend::EmitLLVM:
