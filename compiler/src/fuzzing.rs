@@ -433,32 +433,36 @@ pub fn nvcc_text(data: &[u8]) {
     assert!(rewrite(&text).is_none(), "a second rewrite changed {:?}", String::from_utf8_lossy(&text));
 }
 
+/// `data` with `inserted` applied ([`crate::clang::mend`]'s invariants, asserted): insertions in
+/// order, none with a line break, the text before the first unchanged, and every input byte
+/// kept, in order (the input is a subsequence of the output).
+fn inserted_only(data: &[u8], inserted: &[(usize, String)]) -> Vec<u8> {
+    assert!(inserted.windows(2).all(|w| w[0].0 <= w[1].0), "insertions in order");
+    assert!(!inserted.iter().any(|(_, s)| s.contains('\n')), "a line break made");
+    let text = crate::clang::mend::apply(data, inserted);
+    let first = inserted.first().map_or(data.len(), |(at, _)| *at);
+    assert_eq!(&text[..first], &data[..first], "text before the first insertion changed");
+    let mut rest = data.iter().peekable();
+    for b in &text {
+        if rest.peek() == Some(&b) {
+            rest.next();
+        }
+    }
+    assert!(rest.next().is_none(), "an input byte dropped");
+    text
+}
+
 /// `__shared__` declarations made raw storage ([`crate::clang::shared_storage`]) on arbitrary
 /// bytes, at every place a name starts (the places Clang would give): no panic; where the
 /// declarations are read, only text is put in (every byte of the input kept, in order), no line
 /// break is made, the input's text up to the first insertion is unchanged, and each rewritten
 /// name is declared again as a reference.
 pub fn shared_storage(data: &[u8]) {
-    use crate::clang::mend::apply;
     use crate::clang::shared_storage::insertions;
     let names: Vec<usize> = (0..data.len()).filter(|&i| (data[i].is_ascii_alphabetic() || data[i] == b'_') && (i == 0 || !(data[i - 1].is_ascii_alphanumeric() || data[i - 1] == b'_'))).collect();
     for &at in names.iter().take(64) {
         let Some(inserted) = insertions(data, &[at]) else { continue };
-        assert!(inserted.windows(2).all(|w| w[0].0 <= w[1].0), "insertions in order");
-        let text = apply(data, &inserted);
-        assert!(!inserted.iter().any(|(_, s)| s.contains('\n')), "a line break made");
-        let first = inserted.first().map_or(data.len(), |(at, _)| *at);
-        assert_eq!(&text[..first], &data[..first], "text before the first insertion changed");
-        // The input is a subsequence of the output, in order.
-        let mut rest = data.iter();
-        let mut kept = 0;
-        for b in &text {
-            if rest.clone().next() == Some(b) {
-                rest.next();
-                kept += 1;
-            }
-        }
-        assert_eq!(kept, data.len(), "an input byte dropped");
+        let text = inserted_only(data, &inserted);
         let name_end = (at..data.len()).find(|&i| !(data[i].is_ascii_alphanumeric() || data[i] == b'_')).unwrap_or(data.len());
         let name = String::from_utf8_lossy(&data[at..name_end]).into_owned();
         assert!(String::from_utf8_lossy(&text).contains(&format!(" auto &{name} = __cdpc_shared_ref(__cdpc_shared_{name});")), "the reference declared");
@@ -471,25 +475,11 @@ pub fn shared_storage(data: &[u8]) {
 /// input kept, in order), no line break is made, the text before the first insertion is
 /// unchanged, and the filler is called with the array's own name.
 pub fn vla_init(data: &[u8]) {
-    use crate::clang::mend::apply;
     use crate::clang::vla_init::insertions;
     for at in (0..data.len()).take(64) {
         let Some(inserted) = insertions(data, &[at]) else { continue };
-        assert!(inserted.windows(2).all(|w| w[0].0 <= w[1].0), "insertions in order");
         assert_eq!(inserted.len(), 3, "three insertions per declaration");
-        let text = apply(data, &inserted);
-        assert!(!inserted.iter().any(|(_, s)| s.contains('\n')), "a line break made");
-        let first = inserted[0].0;
-        assert_eq!(&text[..first], &data[..first], "text before the first insertion changed");
-        let mut rest = data.iter();
-        let mut kept = 0;
-        for b in &text {
-            if rest.clone().next() == Some(b) {
-                rest.next();
-                kept += 1;
-            }
-        }
-        assert_eq!(kept, data.len(), "an input byte dropped");
+        let text = inserted_only(data, &inserted);
         // The name before the insertions' `[`, declared again as the filler's pointer.
         let name = inserted[0].1.trim_start_matches(", *__cdpc_vla_").split(' ').next().unwrap_or_default().to_string();
         assert!(!name.is_empty() && String::from_utf8_lossy(&text).contains(&format!("(::__cdpc_vla_init({name}, sizeof {name} / sizeof *{name})(")), "the filler names the array");
