@@ -195,7 +195,17 @@ pub const MAKE_LOCK: &str = "make.lock";
 pub fn one_maker(cache: &Cache) -> Option<impl Drop> {
     std::fs::create_dir_all(&cache.dir).ok()?;
     let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(cache.dir.join(MAKE_LOCK)).ok()?;
-    Locked::take(file, libc::LOCK_EX).ok()
+    // Waited for at most a minute, then made all the same: a damaged folder can put another
+    // lock's file under this name (the cache stress test renames files), whose shared holder
+    // may be this filler's own waiting parent (`CDPC_CACHE_BACKGROUND=0`): seen as a hang.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        match Locked::take(file.try_clone().ok()?, libc::LOCK_EX | libc::LOCK_NB) {
+            Ok(held) => return Some(held),
+            Err(_) if std::time::Instant::now() < deadline => std::thread::sleep(std::time::Duration::from_millis(50)),
+            Err(_) => return None,
+        }
+    }
 }
 
 /// Waits until no filler of `dir` runs (an exclusive lock on its [`FILL_LOCK`], released at once).
