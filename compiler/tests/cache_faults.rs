@@ -173,13 +173,15 @@ impl Project {
     }
 }
 
-/// Every file under `dir` with its size, in a stable order.
+/// Every file under `dir` with its size, in a stable order. A file gone between the folder's
+/// listing and its own (a compilation's temporary file renamed into place, a file the removing
+/// thread took) is left out: seen as a failure of the remover thread in a fresh-clone CI run.
 fn listing(dir: &Path) -> Vec<(PathBuf, u64)> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let meta = e.path().symlink_metadata().unwrap();
+            let Ok(meta) = e.path().symlink_metadata() else { continue };
             if meta.is_dir() {
                 stack.push(e.path());
             } else {
