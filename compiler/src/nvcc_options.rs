@@ -9,9 +9,9 @@
 //! as it is, so cdpc's own spellings (`-O3`, `-Idir`, `-DNAME`, `-o file`) keep working.
 //!
 //! What cdpc accepts and ignores is listed in [`NVCC`] with the reason: options about nvcc's
-//! host compiler (cdpc compiles a `.cu` file's host code with its own Clang), about EDG's
-//! front end, or about what Clang's CUDA always does (`--expt-relaxed-constexpr`,
-//! `--extended-lambda`).
+//! host compiler (cdpc compiles a `.cu` file's host code with its own Clang) or about EDG's
+//! front end. `--expt-relaxed-constexpr` and `--extended-lambda` define nvcc's macros, which
+//! turn off cdpc's checks of the rules they relax.
 
 use cdpc::Code;
 
@@ -132,10 +132,12 @@ const NVCC: &[NvccOption] = &[
     opt("--display-error-number", "-err-no", false, Ignored),
     opt("--no-display-error-number", "-no-err-no", false, Ignored),
     opt("--Xcudafe", "-Xcudafe", true, Ignored),
-    // What Clang's CUDA always allows.
-    opt("--expt-relaxed-constexpr", "-expt-relaxed-constexpr", false, Ignored),
-    opt("--extended-lambda", "-extended-lambda", false, Ignored),
-    opt("--expt-extended-lambda", "-expt-extended-lambda", false, Ignored),
+    // nvcc's macros, as nvcc defines them; cdpc's check of nvcc's rules (clang/shim.cpp,
+    // `NvccRules`) reads them: `constexpr` host functions called from device code, lambdas
+    // annotated `__device__` or `__host__`.
+    opt("--expt-relaxed-constexpr", "-expt-relaxed-constexpr", false, Becomes(&["-D__CUDACC_RELAXED_CONSTEXPR__=1"])),
+    opt("--extended-lambda", "-extended-lambda", false, Becomes(&["-D__CUDACC_EXTENDED_LAMBDA__=1"])),
+    opt("--expt-extended-lambda", "-expt-extended-lambda", false, Becomes(&["-D__CUDACC_EXTENDED_LAMBDA__=1"])),
     // nvcc's host compiler and host link: cdpc compiles a `.cu` file's host code with its own
     // Clang and links no host program.
     opt("--compiler-bindir", "-ccbin", true, Same("--ccbin")),
@@ -384,8 +386,10 @@ mod tests {
 
     #[test]
     fn ignored_options_take_their_values_with_them() {
-        let makefile = ["--expt-relaxed-constexpr", "--extended-lambda", "-m64", "-t", "4", "-Wno-deprecated-gpu-targets", "-Xcudafe", "--diag_suppress=177", "a.cu"];
+        let makefile = ["-m64", "-t", "4", "-Wno-deprecated-gpu-targets", "-Xcudafe", "--diag_suppress=177", "a.cu"];
         assert_eq!(tr(&makefile), ["a.cu"]);
+        // The two that relax nvcc's rules define nvcc's macros.
+        assert_eq!(tr(&["--expt-relaxed-constexpr", "-extended-lambda", "a.cu"]), ["-D__CUDACC_RELAXED_CONSTEXPR__=1", "-D__CUDACC_EXTENDED_LAMBDA__=1", "a.cu"]);
         assert_eq!(tr(&["-cudart", "static", "-Xlinker", "-z,now", "a.o"]), ["--cudart=static", "--Xlinker=-z", "--Xlinker=now", "a.o"]);
     }
 
@@ -417,7 +421,8 @@ mod tests {
         for option in NVCC {
             let names: Vec<&str> = match option.action {
                 Same(cdpc) | EachOf(cdpc) => vec![cdpc],
-                Becomes(these) => these.iter().map(|a| a.split('=').next().unwrap_or(a)).collect(),
+                // `-DNAME=VALUE`: the option `-D`.
+                Becomes(these) => these.iter().map(|a| if a.starts_with("-D") { "-D" } else { a.split('=').next().unwrap_or(a) }).collect(),
                 Ptxas(_) => vec!["--Xptxas"],
                 _ => Vec::new(),
             };

@@ -592,7 +592,7 @@ fn an_openmp_program_links_llvms_runtime_and_prints_what_nvccs_prints() {
 /// A kernel's assignment to a `__constant__` variable itself: nvcc refuses it ("expression must
 /// be a modifiable lvalue"); Clang accepted it and its optimiser dropped the store, so the
 /// program silently did not write (found in the acceptance table's second corpus). Now an error
-/// at the write (clang/shim.cpp, `ConstantWrites`). An element of a `__constant__` array, a
+/// at the write (clang/shim.cpp, `NvccRules`). An element of a `__constant__` array, a
 /// member of a `__constant__` struct and a write through a pointer one holds are compiled by
 /// nvcc, and by cdpc (measured with nvcc 13.5).
 #[test]
@@ -622,4 +622,137 @@ fn a_write_to_a_constant_variable_in_device_code_is_refused_as_nvcc_refuses_it()
             }
         }
     }
+}
+
+/// The lines of `file` that `said` (cdpc's or nvcc's stderr) gives an error at: cdpc's
+/// `error[...]` followed by its place `┌─ file:LINE:COLUMN`, nvcc's `file(LINE): error` and its
+/// host compiler's `file:LINE:COLUMN: error`.
+fn error_lines(said: &str, file: &str) -> Vec<u32> {
+    let number = |rest: &str| rest.split(|c: char| !c.is_ascii_digit()).next().and_then(|n| n.parse::<u32>().ok());
+    let (mut lines, mut in_error) = (Vec::new(), false);
+    for line in said.lines() {
+        if line.starts_with("error") || line.starts_with("warning") {
+            in_error = line.starts_with("error[");
+        }
+        if let Some((_, rest)) = line.split_once(&format!("┌─ {file}:")).filter(|_| in_error) {
+            lines.extend(number(rest));
+        }
+        if let Some((_, rest)) = line.split_once(&format!("{file}(")).filter(|(_, r)| r.contains("): error")) {
+            lines.extend(number(rest));
+        }
+        // The host compiler's, through nvcc (`#error`): `file:LINE:COLUMN: error:`.
+        if let Some(rest) = line.strip_prefix(&format!("{file}:")).filter(|r| r.contains(": error")) {
+            lines.extend(number(rest));
+        }
+    }
+    lines.sort_unstable();
+    lines.dedup();
+    lines
+}
+
+/// What a file's compilation refuses, cdpc's (`-dc`) and nvcc's (`-rdc=true -c`), both with
+/// `more` options: the lines of its errors, asserted to be `expected` (nvcc 13.5's, measured);
+/// nvcc's own are checked where it is there.
+fn refused_at(dir: &Path, name: &str, source: &str, more: &[&str], expected: &[u32]) -> String {
+    std::fs::write(dir.join(name), source).unwrap();
+    let mut args = vec!["-std=c++17", "-dc", name, "-o", "cdpc.o"];
+    args.extend(more);
+    let out = cdpc(dir, &args);
+    let said = stderr(&out);
+    assert_eq!(out.status.success(), expected.is_empty(), "{name} {more:?}: {said}");
+    assert_eq!(error_lines(&said, name), expected, "{name} {more:?}: {said}");
+    if let Some(nvcc) = nvcc() {
+        let mut args = vec!["-std=c++17", "-arch=sm_90", "-rdc=true", "-c", name, "-o", "nvcc.o"];
+        args.extend(more);
+        if expected.is_empty() {
+            run(&nvcc, dir, &args);
+        } else {
+            let theirs = crate::build_common::nvcc_refusal(&nvcc, dir, &args);
+            assert_eq!(error_lines(&theirs, name), expected, "nvcc, {name} {more:?}: {theirs}");
+        }
+    }
+    said
+}
+
+/// A `constexpr` function without `__device__` called from device code: nvcc's error without
+/// `--expt-relaxed-constexpr` (Clang makes such a function `__host__ __device__` and compiled
+/// every one), in a constant expression too, and its warning from a `__host__ __device__`
+/// function; not for constructors, lambdas, `std::move`, `std::forward`, `std::initializer_list`
+/// or a template never instantiated (clang/shim.cpp, `NvccRules`; measured with nvcc 13.5). With
+/// the option every file compiles, and `__CUDACC_RELAXED_CONSTEXPR__` is defined, as nvcc does.
+#[test]
+fn a_constexpr_host_function_called_from_device_code_is_refused_as_nvcc_refuses_it() {
+    let head = "#include <algorithm>\n#include <limits>\n#include <utility>\n#include <initializer_list>\n\
+constexpr int twice(int x) { return 2 * x; }\n\
+struct P { int v; constexpr int get() const { return v; } constexpr P operator+(P o) const { return P{v + o.v}; } };\n\
+struct R { constexpr R(int v) : v(twice(v)) {} int v; };\n\
+struct D { constexpr D() = default; int v = 3; };\n\
+template <class T> constexpr T sq(T x) { return x * x; }\n\
+__host__ __device__ constexpr int both(int x) { return x + 1; }\n";
+    // Line 11 onwards is each file's own. nvcc reports a constructor's call in a later phase,
+    // and only where the file has no other such error: a file here has one kind or the other.
+    let cases: [(&str, &str, &[u32]); 11] = [
+        ("call.cu", "__device__ int f(int i) { return twice(i); }\n", &[11]),
+        ("constant.cu", "__global__ void k(int *o) {\n  constexpr int c = twice(3);\n  o[0] = c;\n}\n", &[12]),
+        ("library.cu", "__device__ int f(int i) {\n  return std::max(i, 3)\n    + std::numeric_limits<int>::max();\n}\n", &[12, 13]),
+        ("member.cu", "__device__ int f(int i) {\n  P p{i};\n  return (p + p).get();\n}\n", &[13]),
+        ("constructor.cu", "__global__ void k(int *o) {\n  R r(o[0]);\n  o[1] = r.v;\n}\n", &[12]),
+        ("instance.cu", "template <class T> __device__ T g(T x) { return sq(x); }\n__global__ void k(float *o) { o[0] = g(o[1]); }\n", &[11]),
+        ("unused_template.cu", "template <class T> __device__ T g(T x) { return sq(x); }\n", &[]),
+        ("allowed.cu", "__global__ void k(int *o) {\n  D p;\n  auto l = [](int x) { return x + 1; };\n  std::initializer_list<int> il = {1, 2};\n  int m = std::move(o[1]) + std::forward<int>(o[2]);\n  o[0] = p.v + l(m) + il.size() + both(m);\n}\n", &[]),
+        ("host_device.cu", "__host__ __device__ int hd(int i) { return twice(i); }\n__global__ void k(int *o) { o[0] = hd(o[1]); }\n", &[]),
+        ("host.cu", "int h(int i) { return twice(i) + std::max(i, 2); }\n", &[]),
+        ("lambda_body.cu", "__global__ void k(int *o) {\n  auto l = [](int x) { return twice(x); };\n  o[0] = l(o[1]);\n}\n", &[12]),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body, expected) in cases {
+        let source = format!("{head}{body}");
+        let said = refused_at(dir.path(), name, &source, &[], expected);
+        if !expected.is_empty() {
+            assert!(said.contains("--expt-relaxed-constexpr"), "{name}: the message names the option: {said}");
+        }
+        if name == "host_device.cu" {
+            assert!(said.contains("warning") && said.contains("host_device.cu:11:") && said.contains("'twice'"), "{name}: nvcc's warning: {said}");
+        }
+        refused_at(dir.path(), name, &source, &["--expt-relaxed-constexpr"], &[]);
+    }
+    let probe = "#ifndef __CUDACC_RELAXED_CONSTEXPR__\n#error not relaxed\n#endif\n__global__ void k() {}\n";
+    refused_at(dir.path(), "macro.cu", probe, &["--expt-relaxed-constexpr"], &[]);
+    refused_at(dir.path(), "macro.cu", probe, &[], &[2]);
+}
+
+/// The same refusal where the calling kernel is in a header of the program's that the file's
+/// precompiled preamble holds: refused by a compilation that makes the preamble and by one that
+/// reads it from a warm cache.
+#[test]
+fn a_constexpr_host_call_in_a_preamble_header_is_refused_cold_and_warm() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.h"), "#pragma once\nconstexpr int twice(int x) { return 2 * x; }\n__global__ void k(int *o) { o[0] = twice(o[1]); }\n").unwrap();
+    std::fs::write(dir.path().join("a.cu"), "#include \"k.h\"\n__global__ void other(int *o) { o[0] = 1; }\n").unwrap();
+    let cache = dir.path().join("cache");
+    for round in ["cold", "warm", "warm again"] {
+        let out = crate::build_common::cdpc_env(dir.path(), &["a.cu", "--emit", "ptx", "-o", "a.ptx"], &[("CDPC_CACHE_DIR", cache.to_str().unwrap()), ("CDPC_CACHE_BACKGROUND", "0")]);
+        assert!(!out.status.success() && stderr(&out).contains("k.h:3:") && stderr(&out).contains("'twice'"), "{round}: {}", stderr(&out));
+        assert!(!dir.path().join("a.ptx").exists(), "{round}: no output");
+    }
+}
+
+/// A lambda annotated `__device__` or `__host__` (an extended lambda) needs nvcc's
+/// `--extended-lambda`, wherever it is; with the option it compiles, `__CUDACC_EXTENDED_LAMBDA__`
+/// is defined as nvcc defines it, and CCCL's `cuda::std::invoke_result` (which asks nvcc's
+/// closure traits then) still compiles.
+#[test]
+fn an_extended_lambda_needs_the_option_as_nvcc_says() {
+    let source = "#include <cuda/std/functional>\n\
+template <class F> __global__ void apply(F f, int *o) { o[threadIdx.x] = f(threadIdx.x); }\n\
+void launch(int *o) {\n  auto f = [] __device__ (int x) { return 2 * x; };\n  apply<<<1, 32>>>(f, o);\n}\n\
+void launch2(int *o) {\n  auto g = [] __host__ __device__ (int x) -> int { return x; };\n  using R = cuda::std::invoke_result_t<decltype(g), int>;\n  apply<<<1, 32>>>(g, o);\n  (void)sizeof(R);\n}\n\
+__global__ void k(int *o) {\n  auto h = [] (int x) { return x; };\n  o[0] = h(1);\n}\n";
+    let dir = tempfile::tempdir().unwrap();
+    let said = refused_at(dir.path(), "lambda.cu", source, &[], &[4, 8]);
+    assert!(said.contains("--extended-lambda"), "{said}");
+    refused_at(dir.path(), "lambda.cu", source, &["--extended-lambda"], &[]);
+    refused_at(dir.path(), "lambda.cu", source, &["--expt-extended-lambda"], &[]);
+    let probe = "#ifndef __CUDACC_EXTENDED_LAMBDA__\n#error not extended\n#endif\n__global__ void k() {}\n";
+    refused_at(dir.path(), "macro.cu", probe, &["--extended-lambda"], &[]);
 }

@@ -141,7 +141,19 @@
  * `n` no constant expression: the elements given, the rest value-initialised. Clang refuses it;
  * where it does, cdpc compiles the file again with the initialiser moved into a second
  * declarator that calls `__cdpc_vla_init(a, length)({...})` (clang/vla_init.rs), which fills the
- * array so (the list's elements converted to the array's element type, as an array of it). */
+ * array so (the list's elements converted to the array's element type, as an array of it).
+ *
+ * 15. Extended lambdas. nvcc's `--extended-lambda` defines `__CUDACC_EXTENDED_LAMBDA__` (and so
+ * does cdpc's); CCCL's invoke.h then asks nvcc's own traits of a lambda's closure type
+ * (`__nv_is_extended_device_lambda_closure_type`, ...), which Clang lacks: they answer "no" here,
+ * and CCCL's check (a `__device__` lambda's return type asked for in host code) is not made. */
+#if defined(__cplusplus) && defined(__CUDA__) && defined(__CUDACC_EXTENDED_LAMBDA__) && \
+    !defined(__nv_is_extended_device_lambda_closure_type)
+#define __nv_is_extended_device_lambda_closure_type(...) false
+#define __nv_is_extended_host_device_lambda_closure_type(...) false
+#define __nv_is_extended_device_lambda_with_preserved_return_type(...) false
+#endif
+
 #if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_MANAGED__)
 #define __CDPC_MANAGED__
 #undef __managed__

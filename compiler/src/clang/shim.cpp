@@ -26,9 +26,11 @@
 #include "clang/Frontend/CompilerInvocation.h"
 #include "clang/Frontend/FrontendActions.h"
 #include "clang/Frontend/MultiplexConsumer.h"
+#include "clang/Lex/PreprocessorOptions.h"
 #include "clang/Sema/Sema.h"
 #include "clang/Sema/SemaConsumer.h"
 #include "clang/Sema/TemplateInstCallback.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FileSystem.h"
@@ -275,13 +277,6 @@ std::unique_ptr<clang::ASTConsumer> in_front(std::unique_ptr<clang::ASTConsumer>
   return std::make_unique<clang::MultiplexConsumer>(std::move(consumers));
 }
 
-// Clang's `-emit-pch`, with the list above pruned before the header is written.
-class GeneratePrunedPCHAction : public clang::GeneratePCHAction {
-protected:
-  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &instance, llvm::StringRef file) override {
-    return in_front(std::make_unique<PruneDeferredDiagnosticRoots>(), clang::GeneratePCHAction::CreateASTConsumer(instance, file));
-  }
-};
 
 // Skips, on the device side, the bodies of the host functions of the C++ standard library's
 // headers (libstdc++, libc++): the folders among the include paths that hold its
@@ -540,23 +535,46 @@ std::vector<std::string> library_folders(const clang::HeaderSearchOptions &optio
   return out;
 }
 
-// A device function's assignment to a `__constant__` variable itself (`c = 1`, `c += 1`, `++c`):
-// nvcc refuses it ("expression must be a modifiable lvalue", measured with nvcc 13.5); Clang
-// accepts it, and its optimiser removes the store (a store to a `constant` global), so the
-// program would silently not write. An error at the write, on the device side, in the program's
-// own files. nvcc compiles a write to an element of a `__constant__` array or a member of a
-// `__constant__` struct, and a write through a pointer such a variable holds (measured), and so
-// does cdpc.
-class ConstantWrites : public clang::ASTConsumer, public clang::RecursiveASTVisitor<ConstantWrites> {
+// nvcc's rules of device code that Clang's CUDA lacks, checked on the device side in the
+// program's own files (never a system header's: Clang's CUDA headers and the C++ library rely on
+// Clang's rules), as each declaration is parsed, both where a file is compiled and where its
+// preamble is precompiled (an error there makes the compilation parse the preamble itself, and
+// report it). Each message once per place (a template's instantiations share their places).
+//
+// - A device function's assignment to a `__constant__` variable itself (`c = 1`, `c += 1`,
+//   `++c`): nvcc refuses it ("expression must be a modifiable lvalue", measured with nvcc 13.5);
+//   Clang accepts it, and its optimiser removes the store (a store to a `constant` global), so
+//   the program would silently not write. nvcc compiles a write to an element of a `__constant__`
+//   array or a member of a `__constant__` struct, and a write through a pointer such a variable
+//   holds (measured), and so does cdpc.
+// - A call of a `constexpr` function that is not `__device__` (Clang makes every such function
+//   implicitly `__host__ __device__`, `-fcuda-host-device-constexpr`) from a `__device__` or
+//   `__global__` function: nvcc's error without `--expt-relaxed-constexpr` (its warning from a
+//   `__host__ __device__` function), in constant expressions and constructors too; not for
+//   implicit and defaulted members, destructors, lambdas, `std::move`, `std::forward` and
+//   `std::initializer_list`'s members, which nvcc allows (all measured, docs/NVCC-DIALECT.md).
+//   `std::min` and `std::max` are Clang's explicit `__host__ __device__` overloads
+//   (cuda_wrappers/algorithm) and nvcc's host ones: refused as nvcc refuses them. Clang's own
+//   `-fno-cuda-host-device-constexpr` is not used: Clang's CUDA headers need the relaxed rule.
+//   The option defines `__CUDACC_RELAXED_CONSTEXPR__`, as nvcc's does, and that turns the check
+//   off.
+// - A lambda annotated `__device__` or `__host__` (an extended lambda): nvcc's error without
+//   `--extended-lambda`, wherever the lambda is; the option defines `__CUDACC_EXTENDED_LAMBDA__`.
+class NvccRules : public clang::ASTConsumer, public clang::RecursiveASTVisitor<NvccRules> {
 public:
+  explicit NvccRules(const clang::PreprocessorOptions &options)
+      : relaxed_constexpr(defined(options, "__CUDACC_RELAXED_CONSTEXPR__")),
+        extended_lambda(defined(options, "__CUDACC_EXTENDED_LAMBDA__")) {}
+
   void Initialize(clang::ASTContext &context) override {
     device = context.getLangOpts().CUDAIsDevice;
     sources = &context.getSourceManager();
     diags = &context.getDiagnostics();
   }
 
-  // Each declaration as it is parsed: never those a precompiled header holds (walking the
-  // translation unit would read them all back), never a system header's.
+  // Each declaration as it is parsed (a template's instantiations too, as Sema makes them):
+  // never those a precompiled header holds (walking the translation unit would read them all
+  // back), never a system header's.
   bool HandleTopLevelDecl(clang::DeclGroupRef group) override {
     if (device)
       for (clang::Decl *decl : group)
@@ -567,52 +585,174 @@ public:
   bool TraverseDecl(clang::Decl *decl) {
     if (!decl || (decl->getLocation().isValid() && sources->isInSystemHeader(decl->getLocation())))
       return true;
-    return clang::RecursiveASTVisitor<ConstantWrites>::TraverseDecl(decl);
+    return clang::RecursiveASTVisitor<NvccRules>::TraverseDecl(decl);
   }
 
-  // Declarations only: a device function's body is walked by `Writes`.
-  bool TraverseStmt(clang::Stmt *) { return true; }
+  bool VisitLambdaExpr(clang::LambdaExpr *lambda) {
+    if (extended_lambda)
+      return true;
+    const clang::CXXMethodDecl *call = lambda->getCallOperator();
+    if (!call || !call->hasAttrs())
+      return true;
+    for (const clang::Attr *attr : call->attrs()) {
+      if (attr->isImplicit() || !llvm::isa<clang::CUDADeviceAttr, clang::CUDAHostAttr>(attr))
+        continue;
+      report(clang::DiagnosticsEngine::Error, attr->getLocation(),
+             std::string("a lambda annotated ") + (llvm::isa<clang::CUDADeviceAttr>(attr) ? "__device__" : "__host__") +
+                 " needs --extended-lambda, as nvcc's does (nvcc refuses it without the option)");
+      break;
+    }
+    return true;
+  }
 
   bool VisitFunctionDecl(clang::FunctionDecl *function) {
-    if (function->doesThisDeclarationHaveABody() && (function->hasAttr<clang::CUDADeviceAttr>() || function->hasAttr<clang::CUDAGlobalAttr>()))
-      Writes(*this).TraverseStmt(function->getBody());
+    if (!function->doesThisDeclarationHaveABody())
+      return true;
+    if (function->hasAttr<clang::CUDADeviceAttr>() || function->hasAttr<clang::CUDAGlobalAttr>())
+      Body(*this, function, Body::Writes).TraverseStmt(function->getBody());
+    // Only where the program said `__device__` or `__global__` itself (an implicitly host-device
+    // `constexpr` function's body is host code to nvcc), in a function nvcc does not exempt, and
+    // once per instantiation (a template's own body names what its instantiations name).
+    if (!relaxed_constexpr && !function->isDependentContext() && !exempt(function) &&
+        (explicitly<clang::CUDAGlobalAttr>(function) || explicitly<clang::CUDADeviceAttr>(function))) {
+      Body calls(*this, function, Body::Calls);
+      if (auto *constructor = llvm::dyn_cast<clang::CXXConstructorDecl>(function))
+        for (const clang::CXXCtorInitializer *init : constructor->inits())
+          if (init->isWritten())
+            calls.TraverseStmt(init->getInit());
+      calls.TraverseStmt(function->getBody());
+    }
     return true;
   }
 
 private:
-  struct Writes : public clang::RecursiveASTVisitor<Writes> {
-    explicit Writes(ConstantWrites &outer) : outer(outer) {}
-    ConstantWrites &outer;
+  struct Body : public clang::RecursiveASTVisitor<Body> {
+    enum Kind { Writes, Calls };
+    Body(NvccRules &outer, const clang::FunctionDecl *function, Kind kind) : outer(outer), function(function), kind(kind) {}
+    NvccRules &outer;
+    const clang::FunctionDecl *function;
+    Kind kind;
     bool VisitBinaryOperator(clang::BinaryOperator *op) {
-      if (op->isAssignmentOp())
-        outer.check(op->getLHS(), op->getOperatorLoc());
+      if (kind == Writes && op->isAssignmentOp())
+        outer.check_write(op->getLHS(), op->getOperatorLoc());
       return true;
     }
     bool VisitUnaryOperator(clang::UnaryOperator *op) {
-      if (op->isIncrementDecrementOp())
-        outer.check(op->getSubExpr(), op->getOperatorLoc());
+      if (kind == Writes && op->isIncrementDecrementOp())
+        outer.check_write(op->getSubExpr(), op->getOperatorLoc());
+      return true;
+    }
+    bool VisitCallExpr(clang::CallExpr *call) {
+      if (kind == Calls)
+        outer.check_call(call->getDirectCallee(), call->getExprLoc(), call->getSourceRange(), function);
+      return true;
+    }
+    bool VisitCXXConstructExpr(clang::CXXConstructExpr *construct) {
+      if (kind == Calls)
+        outer.check_call(construct->getConstructor(), construct->getLocation(), construct->getSourceRange(), function);
       return true;
     }
   };
 
-  void check(const clang::Expr *target, clang::SourceLocation at) {
+  static bool defined(const clang::PreprocessorOptions &options, llvm::StringRef name) {
+    bool is = false;
+    for (const auto &[macro, undefined] : options.Macros)
+      if (llvm::StringRef(macro).split('=').first == name)
+        is = !undefined;
+    return is;
+  }
+
+  template <class A> static bool explicitly(const clang::Decl *decl) {
+    const A *attr = decl->getAttr<A>();
+    return attr && !attr->isImplicit();
+  }
+
+  // What nvcc calls from device code without `--expt-relaxed-constexpr` (measured): implicit and
+  // defaulted members, destructors, lambdas, `std::move`, `std::forward` and the members of
+  // `std::initializer_list`.
+  static bool exempt(const clang::FunctionDecl *function) {
+    if (function->isImplicit() || function->isDefaulted() || llvm::isa<clang::CXXDestructorDecl>(function))
+      return true;
+    if (auto *method = llvm::dyn_cast<clang::CXXMethodDecl>(function)) {
+      if (method->getParent()->isLambda())
+        return true;
+      if (const clang::IdentifierInfo *name = method->getParent()->getIdentifier())
+        if (name->isStr("initializer_list") && method->getParent()->isInStdNamespace())
+          return true;
+    }
+    if (function->isInStdNamespace() && function->getIdentifier() &&
+        (function->getName() == "move" || function->getName() == "forward"))
+      return true;
+    return false;
+  }
+
+  // Whether `callee` is, to nvcc, a `constexpr` host function: Clang made it host-device (no
+  // `__device__` of the program's own), or it is Clang's `std::min`/`std::max` for the device.
+  bool host_constexpr(const clang::FunctionDecl *callee) const {
+    if (!callee->isConstexpr() || exempt(callee) || !callee->hasAttr<clang::CUDADeviceAttr>() || callee->hasAttr<clang::CUDAGlobalAttr>())
+      return false;
+    const clang::FunctionDecl *pattern = callee->getTemplateInstantiationPattern();
+    if (!explicitly<clang::CUDADeviceAttr>(callee) && !(pattern && explicitly<clang::CUDADeviceAttr>(pattern)))
+      return true;
+    if (!callee->isInStdNamespace())
+      return false;
+    llvm::StringRef file = sources->getFilename(sources->getSpellingLoc((pattern ? pattern : callee)->getLocation()));
+    return file.ends_with("cuda_wrappers/algorithm");
+  }
+
+  void check_write(const clang::Expr *target, clang::SourceLocation at) {
     const clang::Expr *e = target->IgnoreParenImpCasts();
     auto *ref = llvm::dyn_cast<clang::DeclRefExpr>(e);
     auto *var = ref ? llvm::dyn_cast<clang::VarDecl>(ref->getDecl()) : nullptr;
     if (!var || !var->hasAttr<clang::CUDAConstantAttr>())
       return;
-    unsigned id = diags->getCustomDiagID(clang::DiagnosticsEngine::Error,
-                                         "cannot write the __constant__ variable '%0' in device code (nvcc: \"expression must be a modifiable lvalue\")");
-    diags->Report(at, id) << var->getName() << target->getSourceRange();
+    report(clang::DiagnosticsEngine::Error, at,
+           "cannot write the __constant__ variable '" + var->getName().str() + "' in device code (nvcc: \"expression must be a modifiable lvalue\")",
+           target->getSourceRange());
   }
 
+  void check_call(const clang::FunctionDecl *callee, clang::SourceLocation at, clang::SourceRange range, const clang::FunctionDecl *caller) {
+    if (!callee || !host_constexpr(callee))
+      return;
+    bool host_device = explicitly<clang::CUDAHostAttr>(caller);
+    std::string what = "calling the constexpr host function '" + callee->getNameAsString() + "' from the " +
+                       (host_device ? "__host__ __device__" : caller->hasAttr<clang::CUDAGlobalAttr>() ? "__global__" : "__device__") +
+                       " function '" + caller->getNameAsString() + "' (nvcc " + (host_device ? "warns" : "refuses it") +
+                       " without --expt-relaxed-constexpr: give that option, or " +
+                       (callee->isInStdNamespace() ? std::string("call a __device__ function instead")
+                                                   : "declare '" + callee->getNameAsString() + "' __host__ __device__") +
+                       ")";
+    report(host_device ? clang::DiagnosticsEngine::Warning : clang::DiagnosticsEngine::Error, at, what, range);
+  }
+
+  void report(clang::DiagnosticsEngine::Level level, clang::SourceLocation at, const std::string &text,
+              clang::SourceRange range = {}) {
+    if (!reported.insert(at.getRawEncoding()).second)
+      return;
+    unsigned id = diags->getCustomDiagID(level, "%0");
+    diags->Report(at, id) << text << range;
+  }
+
+  bool relaxed_constexpr;
+  bool extended_lambda;
   bool device = false;
   const clang::SourceManager *sources = nullptr;
   clang::DiagnosticsEngine *diags = nullptr;
+  llvm::DenseSet<clang::SourceLocation::UIntTy> reported;
+};
+
+// Clang's `-emit-pch`, with the list of deferred diagnostics' roots (above) pruned before the
+// header is written, and nvcc's rules checked (above).
+class GeneratePrunedPCHAction : public clang::GeneratePCHAction {
+protected:
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &instance, llvm::StringRef file) override {
+    auto action = in_front(std::make_unique<PruneDeferredDiagnosticRoots>(), clang::GeneratePCHAction::CreateASTConsumer(instance, file));
+    return in_front(std::make_unique<NvccRules>(instance.getPreprocessorOpts()), std::move(action));
+  }
 };
 
 // Clang's `-emit-llvm -c` on the device side, skipping the library's bodies (above) where
-// `skip`, and refusing writes to `__constant__` variables (above).
+// `skip`, and checking nvcc's rules (above).
 class EmitDeviceBitcode : public clang::EmitBCAction {
 public:
   bool needs_bodies = false;
@@ -623,7 +763,7 @@ protected:
     auto action = clang::EmitBCAction::CreateASTConsumer(instance, file);
     if (skip)
       action = in_front(std::make_unique<SkipLibraryBodies>(library_folders(instance.getHeaderSearchOpts()), needs_bodies), std::move(action));
-    return in_front(std::make_unique<ConstantWrites>(), std::move(action));
+    return in_front(std::make_unique<NvccRules>(instance.getPreprocessorOpts()), std::move(action));
   }
 };
 
