@@ -308,6 +308,7 @@ def compile(  # noqa: A001 (the natural name, like re.compile)
     separate: bool = False,
     use_fast_math: bool = False,
     std: str | None = None,
+    legacy_warp_intrinsics: bool = False,
 ) -> Compiled:
     """Compiles ``.cdp`` / CUDA device source held in a string.
 
@@ -352,6 +353,10 @@ def compile(  # noqa: A001 (the natural name, like re.compile)
         instructions, docs/FLOATING-POINT.md).
     :param std: the C++ dialect of CUDA C++, as nvcc's ``-std``: ``"c++17"`` (the default),
         ``"c++20"``, ...; the kernel language is C whatever this says.
+    :param legacy_warp_intrinsics: CUDA 8's warp functions without ``_sync`` (``__shfl``,
+        ``__any``, ``__ballot``, ...) in CUDA C++ compiled as their ``_sync`` forms with ``W0902``,
+        where by default they are ``E0903`` as nvcc refuses them for sm_70 and newer
+        (``-flegacy-warp-intrinsics``).
     :raises CompileError: the source has errors, or a tool failed; ``str(error)`` is the
         rendered diagnostics.
     :raises ValueError: an option has an impossible value (an unknown architecture, say).
@@ -401,7 +406,7 @@ def compile_ir(
     if not isinstance(ir, (str, bytes, bytearray, memoryview)):
         raise TypeError(f"ir is str or bytes, not {type(ir).__name__}")
     source = bytes(ir) if isinstance(ir, (bytearray, memoryview)) else ir
-    return _compile(source, True, defines=None, include_dirs=None, std=None, **{k: v for k, v in locals().items() if k not in ("ir", "source")})
+    return _compile(source, True, defines=None, include_dirs=None, std=None, legacy_warp_intrinsics=False, **{k: v for k, v in locals().items() if k not in ("ir", "source")})
 
 
 def _compile(
@@ -433,6 +438,7 @@ def _compile(
     separate: bool,
     use_fast_math: bool,
     std: str | None,
+    legacy_warp_intrinsics: bool,
 ) -> Compiled:
     home = _toolkit_home(cuda_home)
     arch = _arch(arch)
@@ -463,6 +469,7 @@ def _compile(
         separate=bool(separate),
         use_fast_math=bool(use_fast_math),
         std=std,
+        legacy_warp_intrinsics=bool(legacy_warp_intrinsics),
     )
     diagnostics = Diagnostic._from_json_lines(result["diagnostics_json"])
     if not result["ok"]:
@@ -505,6 +512,7 @@ def link(
     device_malloc_pool: bool = False,
     use_fast_math: bool = False,
     std: str | None = None,
+    legacy_warp_intrinsics: bool = False,
 ) -> bytes:
     """Links several files into one cubin, as ``cdpc a.cu b.cu x.o -lNAME`` does.
 
@@ -513,8 +521,8 @@ def link(
     (``.a``) and ``libraries`` (``libNAME.a`` in ``library_dirs``) join them; libcudadevrt is
     always linked. A symbol defined twice (E0800) or defined nowhere (E0801) is reported with
     the lines of both files. The sources are compiled with ``launch_abi``,
-    ``aggregate_launches``, ``launch_threshold``, ``device_malloc_pool``, ``use_fast_math`` and
-    ``std`` as :func:`compile` takes them (objects keep what they were compiled with).
+    ``aggregate_launches``, ``launch_threshold``, ``device_malloc_pool``, ``use_fast_math``,
+    ``std`` and ``legacy_warp_intrinsics`` as :func:`compile` takes them (objects keep what they were compiled with).
 
     :returns: the cubin's bytes.
     :raises CompileError: a source has errors, the link found duplicate or missing symbols, or
@@ -538,6 +546,7 @@ def link(
         device_malloc_pool=bool(device_malloc_pool),
         use_fast_math=bool(use_fast_math),
         std=std,
+        legacy_warp_intrinsics=bool(legacy_warp_intrinsics),
     )
     if not result["ok"]:
         diagnostics = Diagnostic._from_json_lines(result["diagnostics_json"])

@@ -32,6 +32,7 @@ def compile(
     separate: bool,
     use_fast_math: bool,
     std: str | None,
+    legacy_warp_intrinsics: bool,
 ) -> dict[str, Any]: ...
 def link(
     paths: list[str],
@@ -51,5 +52,6 @@ def link(
     device_malloc_pool: bool,
     use_fast_math: bool,
     std: str | None,
+    legacy_warp_intrinsics: bool,
 ) -> dict[str, Any]: ...
 def main(argv: list[str]) -> int: ...

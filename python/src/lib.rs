@@ -84,7 +84,7 @@ fn signature_dict<'py>(py: Python<'py>, s: &Signature) -> PyResult<Bound<'py, Py
 #[pyo3(signature = (
     source, *, ir, file_name, arch, opt_level, launch_abi, default_stream, address_size, aggregate_launches,
     launch_threshold, device_malloc_pool, pass_remarks, warnings_as_errors, deny, allow, ptxas_args, nvlink_args, cuda_home,
-    build_cubin, defines, include_dirs, tool_timeout, debug, separate, use_fast_math, std
+    build_cubin, defines, include_dirs, tool_timeout, debug, separate, use_fast_math, std, legacy_warp_intrinsics
 ))]
 #[allow(clippy::too_many_arguments)]
 fn compile<'py>(
@@ -115,6 +115,7 @@ fn compile<'py>(
     separate: bool,
     use_fast_math: bool,
     std: Option<String>,
+    legacy_warp_intrinsics: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let tool_timeout = match tool_timeout {
         None => cdpc::driver::CompileOptions::default().tool_timeout,
@@ -159,6 +160,7 @@ fn compile<'py>(
         language: (!ir).then(|| cdpc::driver::Language::of_path(std::path::Path::new(file_name))),
         float_math: if use_fast_math { cdpc::back::FloatMath::fast() } else { cdpc::back::FloatMath::default() },
         cuda_cxx: cuda_cxx_options(std)?,
+        legacy_warp_intrinsics,
         ..CompileOptions::default()
     };
     // LLVM IR (`ir`) is text or bitcode bytes, rendered against its text (none for bitcode);
@@ -249,7 +251,7 @@ fn debug_level(text: &str) -> PyResult<Option<cdpc::driver::DebugLevel>> {
 /// one cubin and returns a dict: `ok`, `cubin` (bytes), the warnings or errors
 /// (`diagnostics_json`, `rendered`), `error_kind` on failure.
 #[pyfunction]
-#[pyo3(signature = (paths, *, arch, opt_level, debug, libraries, library_dirs, cuda_home, defines, include_dirs, tool_timeout, launch_abi, aggregate_launches, launch_threshold, device_malloc_pool, use_fast_math, std))]
+#[pyo3(signature = (paths, *, arch, opt_level, debug, libraries, library_dirs, cuda_home, defines, include_dirs, tool_timeout, launch_abi, aggregate_launches, launch_threshold, device_malloc_pool, use_fast_math, std, legacy_warp_intrinsics))]
 #[allow(clippy::too_many_arguments)]
 fn link<'py>(
     py: Python<'py>,
@@ -269,6 +271,7 @@ fn link<'py>(
     device_malloc_pool: bool,
     use_fast_math: bool,
     std: Option<String>,
+    legacy_warp_intrinsics: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     // What `compile` takes that the sources of a link are compiled with too (the launch
     // pipeline's passes, nvcc's fast math, the C++ dialect), as the command line's link does.
@@ -282,6 +285,7 @@ fn link<'py>(
         malloc_pool: device_malloc_pool,
         float_math: if use_fast_math { cdpc::back::FloatMath::fast() } else { cdpc::back::FloatMath::default() },
         cuda_cxx: cuda_cxx_options(std)?,
+        legacy_warp_intrinsics,
         ..CompileOptions::default()
     };
     options.preprocess.include_dirs = include_dirs;

@@ -221,3 +221,13 @@ def test_fast_math_and_the_dialect_reach_clang(tools: None) -> None:
         cdpc.compile(concept, filename="c.cu", build_cubin=False, std="c++17")
     with pytest.raises(ValueError):
         cdpc.compile(source, filename="k.cu", build_cubin=False, std="c++99")
+
+
+def test_legacy_warp_functions_are_refused_unless_asked_for() -> None:
+    source = "__global__ void k(int *v) { v[threadIdx.x] = __shfl_xor(v[threadIdx.x], 1); }\n"
+    with pytest.raises(cdpc.CompileError) as e:
+        cdpc.compile(source, filename="k.cu", build_cubin=False)
+    assert [d.code for d in e.value.diagnostics] == ["E0903"], str(e.value)
+    c = cdpc.compile(source, filename="k.cu", build_cubin=False, legacy_warp_intrinsics=True)
+    assert [w.code for w in c.warnings] == ["W0902"]
+    assert "shfl.sync.bfly" in c.ptx
