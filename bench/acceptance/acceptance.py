@@ -4,6 +4,7 @@
     python3 bench/acceptance/acceptance.py fetch DIR          # sources.txt's repositories into DIR
     python3 bench/acceptance/acceptance.py run DIR --cdpc BIN --nvcc NVCC --out results.jsonl [-j N]
     python3 bench/acceptance/acceptance.py table results.jsonl  # the Markdown table and failure groups
+    python3 bench/acceptance/acceptance.py recheck DIR results.jsonl --cdpc BIN [--extra-include DIR]
 
 `fetch` needs git and network access; it checks out each repository of sources.txt at the commit
 listed there. `run` compiles every `.cu` file under DIR twice, with the same command line:
@@ -16,7 +17,10 @@ repository's folders named common, Common, inc, include or utils (where samples 
 helper headers), the same for both compilers. A file nvcc refuses (it needs a library the
 machine lacks, an option such as --extended-lambda, a newer architecture) is counted as such and
 not held against cdpc. `table` groups cdpc's failures on files nvcc compiles by their first
-error, with its message's varying parts (names, numbers, paths) blanked.
+error, with its message's varying parts (names, numbers, paths) blanked. `recheck` compiles again,
+with cdpc alone (another build of it, on a machine without nvcc or a GPU), the files of a
+recorded run that nvcc compiled and those nvcc refused and cdpc compiled: it prints each file
+whose result is not nvcc's, and a count of each kind.
 
 Nothing here is part of cdpc; it is the measurement behind docs/NVCC-DIALECT.md's acceptance
 table.
@@ -73,9 +77,9 @@ def first_error(text):
     return lines[0][:400] if lines else ""
 
 
-def compile_one(compiler, file, includes, timeout):
+def compile_one(compiler, file, includes, timeout, extra=()):
     with tempfile.TemporaryDirectory(prefix="acceptance-") as work:
-        cmd = [compiler, *FLAGS, *[f"-I{i}" for i in includes], file, "-o", os.path.join(work, "a.o")]
+        cmd = [compiler, *FLAGS, *extra, *[f"-I{i}" for i in includes], file, "-o", os.path.join(work, "a.o")]
         start = time.monotonic()
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout,
@@ -122,6 +126,31 @@ def run(args):
             out.flush()
             if n % 25 == 0:
                 print(f"{n}/{len(todo)}", file=sys.stderr)
+
+
+def recheck(args):
+    args.dir = os.path.abspath(args.dir)
+    recs = [json.loads(l) for l in open(args.results) if l.strip()]
+    todo = [r for r in recs if r["nvcc"] == 0 or r["cdpc"] == 0]
+    shared = {}
+    extra = [f"-I{d}" for d in args.extra_include]
+
+    def one(r):
+        path = os.path.join(args.dir, r["file"])
+        root = os.path.join(args.dir, r["repo"])
+        if r["repo"] not in shared:
+            shared[r["repo"]] = shared_folders(root)
+        return r, compile_one(args.cdpc, path, [root, *shared[r["repo"]]], args.timeout, extra)
+
+    counts = {"nvcc compiles, cdpc too": 0, "nvcc compiles, cdpc refuses": 0, "nvcc refuses, cdpc too": 0, "nvcc refuses, cdpc compiles": 0}
+    with futures.ThreadPoolExecutor(args.jobs) as pool:
+        for r, (status, err, _) in pool.map(one, todo):
+            nv, cd = r["nvcc"] == 0, status == 0
+            counts[f"nvcc {'compiles' if nv else 'refuses'}, cdpc {('too' if cd else 'refuses') if nv else ('compiles' if cd else 'too')}"] += 1
+            if nv != cd:
+                print(f"- {r['file']}: " + (f"cdpc: {err}" if nv else f"nvcc: {r['nvcc_error']}"), flush=True)
+    for what, n in counts.items():
+        print(f"{what}: {n}")
 
 
 def blank(msg):
@@ -179,8 +208,15 @@ def main():
     t = sub.add_parser("table")
     t.add_argument("results")
     t.add_argument("--reverse", action="store_true", help="list the files cdpc compiles and nvcc refuses")
+    c = sub.add_parser("recheck")
+    c.add_argument("dir")
+    c.add_argument("results")
+    c.add_argument("--cdpc", required=True)
+    c.add_argument("--extra-include", action="append", default=[], help="a folder of headers the machine's CUDA lacks (cuBLAS', cuFFT's)")
+    c.add_argument("-j", "--jobs", type=int, default=os.cpu_count())
+    c.add_argument("--timeout", type=int, default=300)
     a = p.parse_args()
-    {"fetch": fetch, "run": run, "table": table}[a.cmd](a)
+    {"fetch": fetch, "run": run, "table": table, "recheck": recheck}[a.cmd](a)
 
 
 if __name__ == "__main__":
