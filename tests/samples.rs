@@ -243,3 +243,60 @@ fn pooled_ptx_snapshots() {
     let grid = |o: CompileOptions| CompileOptions { malloc_pool: true, launch_threshold: 128, aggregate: Granularity::Grid, ..o };
     check_variants("the pool", &["device_heap"], &[("pool", &pool), ("threshold-grid-pool", &grid)]);
 }
+
+/// A function the launch optimisations leave alone is the plain build's, instruction for
+/// instruction: every `.entry` and `.func` of a sample's plain PTX (v2) that launches nothing
+/// has the same body in the default build's (`LaunchOptimizations::DEFAULT`: thresholding at 128
+/// and aggregation per kernel). Before, the kernel language's untouched kernels differed in
+/// operand and block order: the default build alone promoted locals and ran the pipeline's
+/// cleanup before LLVM's optimisation. One difference is allowed, with its reason: a child the
+/// passes copy (its serial or aggregated copy) shares its `__shared__` variables with the copy,
+/// so NVPTX keeps them at module scope where the plain build demotes them into the kernel.
+/// (`cargo xtask`'s GPU harness runs both builds of every sample against nvcc's output.)
+#[test]
+fn functions_the_launch_optimisations_leave_alone_are_the_plain_builds() {
+    let default = cdpc::driver::LaunchOptimizations::DEFAULT;
+    let bodies = |ptx: &str| -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let mut lines = ptx.lines().peekable();
+        while let Some(line) = lines.next() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let Some(at) = words.iter().position(|w| *w == ".entry" || *w == ".func") else { continue };
+            // `.func (.param ...) name(` or `.entry name(`: the first word that is a name.
+            let name = words[at + 1..].iter().map(|w| w.split('(').next().unwrap_or("")).find(|w| !w.is_empty() && !w.starts_with('.') && !w.ends_with(')')).unwrap_or("").to_string();
+            let mut body = String::new();
+            for l in lines.by_ref() {
+                if l == "}" {
+                    break;
+                }
+                // The allowed difference: a demoted `__shared__` variable, its comment and the
+                // empty line in its place. And
+                // NVPTX numbers call sequences across the module (`{ // callseq 4, 0`), in
+                // comments: the number is left out.
+                if !(l.trim().is_empty() || l.trim_start().starts_with("// demoted variable") || (l.trim_start().starts_with(".shared") && l.contains("_ZZ"))) {
+                    body.push_str(l.split("// callseq").next().unwrap_or(l).trim_end());
+                    body.push('\n');
+                }
+            }
+            out.push((name, body));
+        }
+        out
+    };
+    let mut compared = 0;
+    for (name, source) in samples() {
+        let plain = ptx_options(LaunchAbi::V2, AddressSize::Bits64);
+        let optimised = CompileOptions { launch_threshold: default.threshold, aggregate: default.aggregate, ..plain.clone() };
+        let (Ok(a), Ok(b)) = (driver::compile(&source, &plain), driver::compile(&source, &optimised)) else { continue };
+        let (plain_ptx, default_ptx) = (String::from_utf8(a.output).unwrap(), String::from_utf8(b.output).unwrap());
+        let theirs: std::collections::HashMap<String, String> = bodies(&default_ptx).into_iter().collect();
+        for (function, body) in bodies(&plain_ptx) {
+            if body.contains("cudaCDP2LaunchDeviceV2") || body.contains("cudaLaunchDevice") {
+                continue;
+            }
+            let other = theirs.get(&function).unwrap_or_else(|| panic!("{name}: {function} is not in the default build's PTX"));
+            assert!(*other == body, "{name}: {function} differs from the plain build's:\n--- plain\n{body}\n--- default\n{other}");
+            compared += 1;
+        }
+    }
+    assert!(compared >= 20, "only {compared} functions compared");
+}

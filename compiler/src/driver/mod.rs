@@ -798,7 +798,10 @@ pub(crate) fn generate_cdp(checked: &Checked, options: &CompileOptions, codegen:
         // `back`'s locals are allocas until LLVM's optimisation, after the pipeline; Clang's IR
         // reaches it optimised. Thresholding reads a child's loops, so it gets them as an
         // optimising front end writes them (a counter in a `phi`), from both front ends alike.
-        if pipeline.launch_threshold > 0 && opt_level(options) > 0 {
+        // Every optimising build does it, launch optimisations on or off, so that a function
+        // the passes leave alone reaches LLVM's optimisation as the same IR and comes out as
+        // the same PTX in every build (the plain build's and the default's).
+        if opt_level(options) > 0 {
             crate::pipeline::promote_locals(module, tm).map_err(|e| CompileError::from(back::BackendError::Target(e)))?;
         }
         let result = crate::pipeline::run(module, &pipeline, &crate::pipeline::SourceText::default());
@@ -812,13 +815,15 @@ pub(crate) fn generate_cdp(checked: &Checked, options: &CompileOptions, codegen:
         if warnings.iter().any(Diagnostic::is_error) {
             return Err(CompileError::Diagnostics(std::mem::take(&mut warnings)));
         }
-        // Without thresholding or aggregation, no `pipeline::cleanup`: `.cdp` launches are
-        // lowered in place (`pipeline::launch`), and LLVM's pipeline at every level inlines
-        // the always-inline launch helper; the rest of cleanup's passes would change `-O0`'s
-        // code of every function. With them, cleanup takes the rewrites' argument blocks and
-        // record copies apart, as for every front end (NVPTX would copy a record of 128
-        // bytes or more a byte at a time).
-        if rewrites {
+        // At `-O0` without thresholding or aggregation, no `pipeline::cleanup`: `.cdp` launches
+        // are lowered in place (`pipeline::launch`), and LLVM's pipeline at every level
+        // inlines the always-inline launch helper; the rest of cleanup's passes would change
+        // `-O0`'s code of every function. With them, cleanup takes the rewrites' argument
+        // blocks and record copies apart, as for every front end (NVPTX would copy a record of
+        // 128 bytes or more a byte at a time). Every optimising build runs it, launch
+        // optimisations on or off (as for CUDA C++), so that a function the passes leave alone
+        // comes out as the same PTX in the plain build and the default one.
+        if rewrites || opt_level(options) > 0 {
             crate::pipeline::cleanup(module, tm, opt_level(options) > 0).map_err(|e| CompileError::from(back::BackendError::Target(e)))?;
         }
         Ok(())
