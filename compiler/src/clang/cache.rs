@@ -87,6 +87,9 @@ pub const MIN_ROOM: u64 = 32 << 20;
 /// The file one trimmer at a time holds (exclusively) in the cache folder.
 pub const TRIM_LOCK: &str = "trim.lock";
 
+/// How long [`trim`] waits for [`TRIM_LOCK`] before it leaves the trimming to whoever holds it.
+pub const TRIM_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The file every filler holds (shared) in the cache folder while it makes entries
 /// ([`Fill`]); taken exclusively, it waits for all of them: what `cargo xtask bench-compile`
 /// and the cache's tests do between compilations whose cache state they name.
@@ -195,17 +198,9 @@ pub const MAKE_LOCK: &str = "make.lock";
 pub fn one_maker(cache: &Cache) -> Option<impl Drop> {
     std::fs::create_dir_all(&cache.dir).ok()?;
     let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(cache.dir.join(MAKE_LOCK)).ok()?;
-    // Waited for at most a minute, then made all the same: a damaged folder can put another
-    // lock's file under this name (the cache stress test renames files), whose shared holder
-    // may be this filler's own waiting parent (`CDPC_CACHE_BACKGROUND=0`): seen as a hang.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        match Locked::take(file.try_clone().ok()?, libc::LOCK_EX | libc::LOCK_NB) {
-            Ok(held) => return Some(held),
-            Err(_) if std::time::Instant::now() < deadline => std::thread::sleep(std::time::Duration::from_millis(50)),
-            Err(_) => return None,
-        }
-    }
+    // Waited for at most a minute (another filler makes a header meanwhile), then made all the
+    // same ([`Locked::take_within`]).
+    Locked::take_within(file, std::time::Duration::from_secs(60))
 }
 
 /// Waits until no filler of `dir` runs (an exclusive lock on its [`FILL_LOCK`], released at once).
@@ -423,6 +418,23 @@ impl Locked {
     fn take(file: File, operation: libc::c_int) -> std::io::Result<Locked> {
         if flock(&file, operation) { Ok(Locked(file)) } else { Err(std::io::Error::last_os_error()) }
     }
+
+    /// Locks `file` exclusively, waiting at most `patience`; `None` after that. Never an
+    /// unbounded wait: a damaged folder can put another lock's file under this one's name (the
+    /// cache tests rename files over each other), and `flock` locks each open file on its own,
+    /// so this process may itself hold the lock it waits for through another descriptor (a
+    /// filler's `make.lock`, an entry's mark it uses), or its waiting parent may
+    /// (`CDPC_CACHE_BACKGROUND=0`): both seen as hangs in fresh-clone CI runs.
+    fn take_within(file: File, patience: std::time::Duration) -> Option<Locked> {
+        let deadline = std::time::Instant::now() + patience;
+        loop {
+            match Locked::take(file.try_clone().ok()?, libc::LOCK_EX | libc::LOCK_NB) {
+                Ok(held) => return Some(held),
+                Err(_) if std::time::Instant::now() < deadline => std::thread::sleep(std::time::Duration::from_millis(20)),
+                Err(_) => return None,
+            }
+        }
+    }
 }
 
 impl std::ops::Deref for Locked {
@@ -605,11 +617,13 @@ pub struct Trimmed {
 }
 
 /// Brings the cache folder down to its bound (see the module's documentation). Errors are
-/// those of taking the trim lock; a file that cannot be read or removed is skipped.
+/// those of taking the trim lock, which is waited for at most [`TRIM_PATIENCE`] (another
+/// trimmer takes milliseconds; see [`Locked::take_within`]); a file that cannot be read or
+/// removed is skipped.
 pub fn trim(cache: &Cache) -> std::io::Result<Trimmed> {
     std::fs::create_dir_all(&cache.dir)?;
     let lock = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(cache.dir.join(TRIM_LOCK))?;
-    let _lock = Locked::take(lock, libc::LOCK_EX)?;
+    let _lock = Locked::take_within(lock, TRIM_PATIENCE).ok_or_else(|| std::io::Error::new(std::io::ErrorKind::WouldBlock, "the trim lock stayed taken"))?;
     let now = SystemTime::now();
     let stale = |time: SystemTime| now.duration_since(time).is_ok_and(|age| age > STALE_AFTER);
     let mut entries: std::collections::HashMap<(PathBuf, String), Found> = std::collections::HashMap::new();
@@ -776,6 +790,29 @@ mod tests {
         assert!(files(&cache, "pch").is_empty());
         // Within the bound: nothing goes.
         assert_eq!(trim(&cache).unwrap(), Trimmed { removed: vec![], size: 100, in_use: 0 });
+    }
+
+    /// A damaged folder's lock under another lock's name, held by this very process through
+    /// another descriptor (a filler holds `make.lock` while it trims; the cache fuzzer renamed
+    /// `make.lock` over `trim.lock`): `flock` locks each open file on its own, so a blocking
+    /// `trim` waited for itself for ever (a fresh-clone CI run hung in
+    /// `concurrent_compilations_survive_a_fuzzed_cache_folder`). Now it gives up after
+    /// [`TRIM_PATIENCE`], and trims once the lock is its own again.
+    #[test]
+    fn trim_never_waits_for_a_lock_this_process_holds_under_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache { dir: dir.path().into(), max_size: 1 };
+        let a = stem(1);
+        entry(&cache, "preamble", &a, 100, ago(2));
+        let held = one_maker(&cache).expect("make.lock taken");
+        std::fs::rename(dir.path().join(MAKE_LOCK), dir.path().join(TRIM_LOCK)).unwrap();
+        let (done, wait) = std::sync::mpsc::channel();
+        let trimming = cache.clone();
+        std::thread::spawn(move || done.send(trim(&trimming).map_err(|e| e.kind())).unwrap());
+        let result = wait.recv_timeout(TRIM_PATIENCE + Duration::from_secs(30)).expect("trim returned");
+        assert_eq!(result, Err(std::io::ErrorKind::WouldBlock));
+        drop(held);
+        assert_eq!(trim(&cache).unwrap().removed, [a]);
     }
 
     #[test]
