@@ -21,8 +21,9 @@
 //! # Trimming
 //!
 //! After a compilation that wrote an entry (hits do not trim, to stay cheap), [`trim`] brings
-//! the folder down to the bound, one trimmer at a time (an exclusive `flock` on `trim.lock`):
-//! first the entries of other cdpc versions (their keys can never match again), then the
+//! the folder down to the bound, one trimmer at a time (an exclusive `flock` on `trim.lock`,
+//! waited for at most [`TRIM_PATIENCE`], after which the holder is left to trim): first the
+//! entries of other cdpc versions (their keys can never match again), then the
 //! others from the least recently used on. An entry goes whole, its header first and its mark
 //! last, under an exclusive lock on its mark taken without waiting: an entry another
 //! compilation is reading or writing right now is left alone, and a compilation that finds an
