@@ -488,9 +488,13 @@ pub(crate) fn python_tests(root: &Path, s: &Setup) -> Result<ExitCode> {
     let nvidia = root.join(CUDA_DIR);
     let pth = venv.purelib()?.join("cdpc-test-nvidia-wheels.pth");
     fs::write(&pth, format!("{}\n", nvidia.display())).map_err(|e| format!("writing {}: {e}", pth.display()))?;
-    let mut pytest = Command::new(venv.bin("pytest"));
+    // Through the venv's own interpreter: a venv's scripts name the interpreter of the folder
+    // it was made in, so a target folder copied elsewhere (with its venv) ran pytest against
+    // the old folder's install of cdpc, not the wheel just installed here.
+    let mut pytest = Command::new(venv.bin("python"));
     pytest
         .current_dir(root)
+        .args(["-m", "pytest"])
         .env("CDPC_EXPECT_INSTALLED", "1")
         .env("CDPC_WHEEL", &wheel)
         .env("CDPC_NVIDIA_WHEELS", &nvidia)
