@@ -608,47 +608,48 @@ public:
   bool VisitFunctionDecl(clang::FunctionDecl *function) {
     if (!function->doesThisDeclarationHaveABody())
       return true;
-    if (function->hasAttr<clang::CUDADeviceAttr>() || function->hasAttr<clang::CUDAGlobalAttr>())
-      Body(*this, function, Body::Writes).TraverseStmt(function->getBody());
-    // Only where the program said `__device__` or `__global__` itself (an implicitly host-device
-    // `constexpr` function's body is host code to nvcc), in a function nvcc does not exempt, and
-    // once per instantiation (a template's own body names what its instantiations name).
-    if (!relaxed_constexpr && !function->isDependentContext() && !exempt(function) &&
-        (explicitly<clang::CUDAGlobalAttr>(function) || explicitly<clang::CUDADeviceAttr>(function))) {
-      Body calls(*this, function, Body::Calls);
-      if (auto *constructor = llvm::dyn_cast<clang::CXXConstructorDecl>(function))
-        for (const clang::CXXCtorInitializer *init : constructor->inits())
-          if (init->isWritten())
-            calls.TraverseStmt(init->getInit());
-      calls.TraverseStmt(function->getBody());
-    }
+    // Writes: in every device function. Calls: only where the program said `__device__` or
+    // `__global__` itself (an implicitly host-device `constexpr` function's body is host code
+    // to nvcc), in a function nvcc does not exempt, and once per instantiation (a template's
+    // own body names what its instantiations name). One walk of the body for both.
+    bool writes = function->hasAttr<clang::CUDADeviceAttr>() || function->hasAttr<clang::CUDAGlobalAttr>();
+    bool calls = !relaxed_constexpr && !function->isDependentContext() && !exempt(function) &&
+                 (explicitly<clang::CUDAGlobalAttr>(function) || explicitly<clang::CUDADeviceAttr>(function));
+    if (!writes && !calls)
+      return true;
+    if (auto *constructor = llvm::dyn_cast<clang::CXXConstructorDecl>(function); constructor && calls)
+      for (const clang::CXXCtorInitializer *init : constructor->inits())
+        if (init->isWritten())
+          Body(*this, function, false, true).TraverseStmt(init->getInit());
+    Body(*this, function, writes, calls).TraverseStmt(function->getBody());
     return true;
   }
 
 private:
   struct Body : public clang::RecursiveASTVisitor<Body> {
-    enum Kind { Writes, Calls };
-    Body(NvccRules &outer, const clang::FunctionDecl *function, Kind kind) : outer(outer), function(function), kind(kind) {}
+    Body(NvccRules &outer, const clang::FunctionDecl *function, bool writes, bool calls)
+        : outer(outer), function(function), writes(writes), calls(calls) {}
     NvccRules &outer;
     const clang::FunctionDecl *function;
-    Kind kind;
+    bool writes;
+    bool calls;
     bool VisitBinaryOperator(clang::BinaryOperator *op) {
-      if (kind == Writes && op->isAssignmentOp())
+      if (writes && op->isAssignmentOp())
         outer.check_write(op->getLHS(), op->getOperatorLoc());
       return true;
     }
     bool VisitUnaryOperator(clang::UnaryOperator *op) {
-      if (kind == Writes && op->isIncrementDecrementOp())
+      if (writes && op->isIncrementDecrementOp())
         outer.check_write(op->getSubExpr(), op->getOperatorLoc());
       return true;
     }
     bool VisitCallExpr(clang::CallExpr *call) {
-      if (kind == Calls)
+      if (calls)
         outer.check_call(call->getDirectCallee(), call->getExprLoc(), call->getSourceRange(), function);
       return true;
     }
     bool VisitCXXConstructExpr(clang::CXXConstructExpr *construct) {
-      if (kind == Calls)
+      if (calls)
         outer.check_call(construct->getConstructor(), construct->getLocation(), construct->getSourceRange(), function);
       return true;
     }
