@@ -89,14 +89,15 @@ fn every_sample_has_a_manifest_that_names_its_kernel_buffers_and_globals() {
 }
 
 /// bench/gpu/VARIANT_N.toml (written by `cargo xtask gpu-bench-bundle`): VARIANT.cdp exists and
-/// has the kernel, the grid launches N threads (N launches in all), the pending-launch limit
-/// covers them, and a correct run (counter == N * 32) passes.
+/// has the kernel, the grid launches N threads (N launches in all, about 5N / 6 for lane_sites),
+/// the pending-launch limit covers them, and a correct run (counter == N * 32, lane_sites' own
+/// sum) passes.
 #[test]
 fn gpu_bench_manifests_launch_n_children() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/gpu");
     let manifests = diff::load_manifests(&dir).unwrap();
     let variants = std::fs::read_dir(&dir).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "cdp")).count();
-    assert_eq!(variants, 6, "null_stream, named_stream, fire_and_forget, launch_sites, padded_structs, branch_sites");
+    assert_eq!(variants, 7, "null_stream, named_stream, fire_and_forget, launch_sites, padded_structs, branch_sites, lane_sites");
     assert_eq!(manifests.len(), variants * 4, "every variant at 4 sizes");
     for m in &manifests {
         let (variant, n) = m.name.rsplit_once('_').unwrap();
@@ -107,7 +108,14 @@ fn gpu_bench_manifests_launch_n_children() {
         assert_eq!(threads, n, "{}", m.name);
         assert!(m.limits.pending_launch_count.unwrap() >= n, "{}", m.name);
         let want = m.buffers[0].expected_values(&m.vars).unwrap();
-        assert_eq!(want[0], Some(Num::Int(i128::from(n) * 32)), "{}", m.name);
+        let counter = if variant == "lane_sites" {
+            // the program's own rule, thread by thread: t % 4 launches of 2 threads for
+            // t % 3 == 0, one of 4 threads for t % 3 == 1
+            (0..n).filter(|t| t % 3 == 0).map(|t| 2 * (t % 4)).sum::<u64>() + 4 * (0..n).filter(|t| t % 3 == 1).count() as u64
+        } else {
+            n * 32
+        };
+        assert_eq!(want[0], Some(Num::Int(i128::from(counter))), "{}", m.name);
         assert_eq!(check_against_manifest(m, &perfect_output(m)), Vec::<String>::new(), "{}", m.name);
         let v2_only = source.contains("cudaStreamFireAndForget");
         assert_eq!(m.abis.len(), if v2_only { 1 } else { 2 }, "{}", m.name);
@@ -633,5 +641,30 @@ fn diff_of_a_time_alone_sample_without_a_gpu() {
     } else {
         assert_eq!(out.status.code(), Some(1), "{text}");
         assert!(text.contains("FAIL  err_pending_limit from cdpc-v2"), "{text}");
+    }
+}
+
+/// `soak` asks for its run count, and a cubin it cannot run is an error of the process (status
+/// 2, which soak.sh counts as one failed run), never a run reported ok. Without a GPU the driver
+/// is missing and the test says so; with one, the stand-in cubin cannot be loaded.
+#[test]
+fn soak_needs_a_run_count_and_reports_a_cubin_it_cannot_run() {
+    let runner = env!("CARGO_BIN_EXE_cdpc-run");
+    let folder = tempfile::tempdir().unwrap();
+    let cubin = folder.path().join("hello.cubin");
+    std::fs::write(&cubin, b"stand-in").unwrap();
+    let manifest = samples_dir().join("hello.toml");
+    let run = |extra: &[&str]| {
+        let out = std::process::Command::new(runner).arg("soak").arg(&cubin).arg(&manifest).args(extra).output().unwrap();
+        (out.status.code(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    };
+    let (code, text) = run(&[]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("`soak` needs --runs N"), "{text}");
+    let (code, text) = run(&["--runs", "3", "--limit", "5"]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(!text.lines().any(|l| l.starts_with("ok ")), "{text}");
+    if text.contains("no CUDA driver found") {
+        println!("skipped the run itself: no GPU here; cdpc-run said: {}", text.trim());
     }
 }

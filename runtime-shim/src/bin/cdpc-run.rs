@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! cdpc-run sample CUBIN MANIFEST [--repeat N] [--warmup N]
+//! cdpc-run soak CUBIN MANIFEST --runs N [--limit SECONDS]
 //! cdpc-run diff --manifests DIR --cubins LABEL=DIR... [--reference LABEL] [--repeat N]
 //!               [--warmup N] [--seed N] [--results FILE]
 //! cdpc-run device
@@ -11,7 +12,7 @@
 use runtime_shim::loader::diff::{self, Label};
 use runtime_shim::loader::isolate;
 use runtime_shim::loader::stats;
-use runtime_shim::loader::{check_against_manifest, device_info, run_sample, Manifest, RunOptions, TimingOptions};
+use runtime_shim::loader::{check_against_manifest, compare_outputs, device_info, run_sample, run_sample_many, Manifest, RunOptions, TimingOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -20,6 +21,13 @@ usage:
   cdpc-run sample CUBIN MANIFEST [--repeat N] [--warmup N]
       run one cubin as MANIFEST (samples/NAME.toml) says, check it, print ok/FAIL and the
       median launch-tree time of N timed runs (default 20, after 3 warm-up runs)
+  cdpc-run soak CUBIN MANIFEST --runs N [--limit SECONDS]
+      run one cubin up to N times in one context, each run with its module loaded afresh,
+      and check each run as `sample` does (and, for a deterministic manifest, byte for byte
+      against this process's first run); print `ok K MS` or `FAIL K MS: why` per run as it
+      ends; stop after a run that ended in a CUDA error (a sticky error poisons the context:
+      start a new process for the runs left); a run still going after SECONDS (default 20)
+      prints `HUNG K` and ends the process with status 3; else exit 1 if any run failed
   cdpc-run diff --manifests DIR --cubins LABEL=DIR [--cubins LABEL=DIR ...]
                 [--reference LABEL] [--repeat N] [--warmup N] [--seed N] [--results FILE]
       run every DIR/NAME.toml from every LABEL's DIR/NAME.cubin, check each (one process per
@@ -49,6 +57,7 @@ fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().collect();
     let result = match argv.get(1).map(String::as_str) {
         Some("sample") => sample(argv[2..].to_vec()),
+        Some("soak") => soak(argv[2..].to_vec()),
         Some("diff") => diff_cmd(&argv),
         Some(isolate::SUBCOMMAND) => run_one(argv[2..].to_vec()),
         Some(isolate::TIME_SUBCOMMAND) => time_many(argv[2..].to_vec()),
@@ -117,6 +126,76 @@ fn sample(args: Vec<String>) -> Result<ExitCode, String> {
         }
         Ok(ExitCode::FAILURE)
     }
+}
+
+/// Exit status of `soak` when a run did not finish within its limit.
+const HUNG_STATUS: i32 = 3;
+
+fn soak(args: Vec<String>) -> Result<ExitCode, String> {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+    let (mut positional, mut runs, mut limit) = (Vec::new(), None, 20);
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--runs" => runs = Some(number(&mut it, &a)?),
+            "--limit" => limit = number(&mut it, &a)?,
+            other if other.starts_with("--") => return Err(format!("unknown option `{other}`\n\n{USAGE}")),
+            _ => positional.push(a),
+        }
+    }
+    let [cubin, manifest] = <[String; 2]>::try_from(positional).map_err(|_| format!("`soak` needs CUBIN and MANIFEST\n\n{USAGE}"))?;
+    let runs = runs.ok_or("`soak` needs --runs N")?;
+    let manifest = Manifest::load(&PathBuf::from(&manifest)).map_err(|e| e.to_string())?;
+    let bytes = std::fs::read(&cubin).map_err(|e| format!("cannot read {cubin}: {e}"))?;
+    // The watchdog: a run (the context's creation counted in the first) that has not ended
+    // within the limit is reported and ends the process; the driver tears the context down.
+    let started = Arc::new(Mutex::new(Instant::now()));
+    let current = Arc::new(AtomicUsize::new(0));
+    {
+        let (started, current) = (Arc::clone(&started), Arc::clone(&current));
+        let limit = Duration::from_secs(limit as u64);
+        std::thread::spawn(move || loop {
+            std::thread::sleep(Duration::from_millis(100));
+            let since = started.lock().map(|t| t.elapsed()).unwrap_or_default();
+            if since > limit {
+                println!("HUNG {} (still running after {} s)", current.load(Ordering::SeqCst), limit.as_secs());
+                let _ = std::io::stdout().flush();
+                std::process::exit(HUNG_STATUS);
+            }
+        });
+    }
+    let mut first = None;
+    let mut failed = 0;
+    let made = run_sample_many(&bytes, &manifest, runs, true, |k, output| {
+        let ms = started.lock().map(|t| t.elapsed().as_millis()).unwrap_or_default();
+        let mut reasons = check_against_manifest(&manifest, output);
+        match &first {
+            None => first = Some(output.clone()),
+            Some(first) if manifest.deterministic && reasons.is_empty() => {
+                reasons.extend(compare_outputs(&manifest, first, output).into_iter().map(|d| format!("not this process's first run's output: {d}")));
+            }
+            Some(_) => {}
+        }
+        if reasons.is_empty() {
+            println!("ok {k} {ms}");
+        } else {
+            failed += 1;
+            println!("FAIL {k} {ms}: {}", reasons.join("; "));
+        }
+        let _ = std::io::stdout().flush();
+        current.store(k + 1, Ordering::SeqCst);
+        if let Ok(mut t) = started.lock() {
+            *t = Instant::now();
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    if made < runs {
+        println!("stopped after {made} run(s): the last ended in a CUDA error");
+    }
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
 /// `run-one CUBIN MANIFEST --repeat N --warmup N --out FILE`: the child side of `diff`.

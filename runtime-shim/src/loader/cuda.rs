@@ -549,21 +549,12 @@ impl Drop for Events {
 /// the launch tree itself is `Ok` with [`RunOutput::error`] set (some samples expect one).
 pub fn run_sample(cubin: &[u8], manifest: &Manifest, options: &RunOptions) -> Result<RunOutput, LoadError> {
     let _context = Context::open()?;
-    let kernel = &manifest.launch.kernel;
     unsafe { set_limits(manifest)? };
     let mut loaded = unsafe { Loaded::load(cubin, manifest)? };
-
-    // The checked run.
-    let mut output = RunOutput::default();
-    let capture = if options.capture_stdout { StdoutCapture::start().ok() } else { None };
-    let result = loaded.launch().and_then(|_| sync(kernel));
-    output.stdout = capture.map(StdoutCapture::finish).unwrap_or_default();
-    if let Err(e) = result {
-        output.error = Some(e);
+    let mut output = checked_run(&mut loaded, options.capture_stdout)?;
+    if output.error.is_some() {
         return Ok(output);
     }
-    output.buffers = loaded.read_back()?;
-    output.globals = loaded.read_globals()?;
 
     // Warm-up and timed runs.
     if options.repeat > 0 {
@@ -598,6 +589,46 @@ pub fn run_sample(cubin: &[u8], manifest: &Manifest, options: &RunOptions) -> Re
         }
     }
     Ok(output)
+}
+
+/// One run of a freshly loaded (or freshly filled) cubin: launch, wait for the launch tree, read
+/// the buffers and globals back. A CUDA error of the launch tree is `Ok` with `error` set.
+fn checked_run(loaded: &mut Loaded, capture_stdout: bool) -> Result<RunOutput, LoadError> {
+    let kernel = loaded.manifest.launch.kernel.clone();
+    let mut output = RunOutput::default();
+    let capture = if capture_stdout { StdoutCapture::start().ok() } else { None };
+    let result = loaded.launch().and_then(|_| sync(&kernel));
+    output.stdout = capture.map(StdoutCapture::finish).unwrap_or_default();
+    if let Err(e) = result {
+        output.error = Some(e);
+        return Ok(output);
+    }
+    output.buffers = loaded.read_back()?;
+    output.globals = loaded.read_globals()?;
+    Ok(output)
+}
+
+/// The soak's runs: `cubin` run as `manifest` says up to `runs` times in one context, each run
+/// with its module loaded afresh (`__device__` globals at their initial values, buffers filled
+/// from the manifest), `each` called with every run's number and output as it finishes. What a
+/// run shares with the one before it is the context: its limits, its device heap, the device
+/// runtime's pools, which a process per run would make anew (about 0.4 s each on the H100,
+/// which is what makes 100 runs of every cell affordable this way). Stops after a run whose
+/// launch tree ended in a CUDA error, expected or not: a sticky error outlives the context
+/// ([`Context`]), so the caller starts a new process for the runs left. Returns the runs made.
+pub fn run_sample_many(cubin: &[u8], manifest: &Manifest, runs: usize, capture_stdout: bool, mut each: impl FnMut(usize, &RunOutput)) -> Result<usize, LoadError> {
+    let _context = Context::open()?;
+    unsafe { set_limits(manifest)? };
+    for k in 0..runs {
+        let mut loaded = unsafe { Loaded::load(cubin, manifest)? };
+        let output = checked_run(&mut loaded, capture_stdout)?;
+        drop(loaded);
+        each(k, &output);
+        if output.error.is_some() {
+            return Ok(k + 1);
+        }
+    }
+    Ok(runs)
 }
 
 /// How the interleaved timing runs: `warmup` untimed runs of each cubin (round-robin), then
