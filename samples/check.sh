@@ -9,8 +9,22 @@
 # `pip install --target` folder (tools under nvidia/cu13/).
 # OUT_DIR: where the cubins go (default: a new temporary folder, printed);
 # SRC_DIR: the folder of .cdp and .cu files (default samples/, e.g. SRC_DIR=bench/gpu
-# for the launch-throughput benchmark).
+# for the launch-throughput benchmark). JOBS: files compiled at once (default 1).
 set -eu
+# One file (the script calls itself through xargs): compile, link, report.
+if [ "${CHECK_ONE:-}" = 1 ]; then
+    f=$1 n=${1%.*}     # OUT, LIB and PATH from the calling script, in SRC_DIR
+    if nvcc -x cu -rdc=true -arch=sm_90 -cubin -Werror all-warnings \
+            -o "$OUT/$n.o" "$f" 2>"$OUT/$n.err" \
+       && nvlink -arch=sm_90 "$OUT/$n.o" -L"$LIB" -lcudadevrt \
+            -o "$OUT/$n.cubin" 2>>"$OUT/$n.err" \
+       && [ ! -s "$OUT/$n.err" ]; then
+        echo "ok   $f"
+    else
+        echo "FAIL $f"; cat "$OUT/$n.err"; exit 1
+    fi
+    exit 0
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 CU=${1:-${CUDA_HOME:-}}
 if [ -z "$CU" ] && [ -x "$here/../.cuda/nvidia/cu13/bin/nvcc" ]; then
@@ -34,19 +48,11 @@ echo "tools: $CU; cubins: $OUT"
 LIB=$CU/lib
 [ -f "$LIB/libcudadevrt.a" ] || LIB=$CU/lib64   # toolkit installs use lib64
 mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)     # the files are compiled from SRC_DIR
 cd "${SRC_DIR:-$here}"
-status=0
+# JOBS (default 1) files at once; xargs's status is not 0 when one of them failed.
+export OUT LIB PATH
 for f in *.cdp *.cu; do
-    [ -e "$f" ] || continue     # a folder without .cu (or .cdp) files: the pattern itself
-    n=${f%.*}
-    if nvcc -x cu -rdc=true -arch=sm_90 -cubin -Werror all-warnings \
-            -o "$OUT/$n.o" "$f" 2>"$OUT/$n.err" \
-       && nvlink -arch=sm_90 "$OUT/$n.o" -L"$LIB" -lcudadevrt \
-            -o "$OUT/$n.cubin" 2>>"$OUT/$n.err" \
-       && [ ! -s "$OUT/$n.err" ]; then
-        echo "ok   $f"
-    else
-        echo "FAIL $f"; cat "$OUT/$n.err"; status=1
-    fi
-done
-exit $status
+    [ -e "$f" ] && echo "$f"    # a folder without .cu (or .cdp) files: the pattern itself
+done | CHECK_ONE=1 xargs -P "${JOBS:-1}" -n 1 sh "$here/check.sh" || exit 1
+exit 0

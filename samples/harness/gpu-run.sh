@@ -55,7 +55,11 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 mkdir -p "$RESULTS_DIR"
 status=0
 if [ "${SAMPLES:-1}" != 0 ]; then
-OUT_DIR=$WORK/nvcc sh samples/check.sh "$CU" || echo "(nvcc could not build some samples; they show as missing)"
+# NVCC_CUBINS=DIR: nvcc's cubins already built there (samples/check.sh's OUT_DIR), not again
+NVCC=${NVCC_CUBINS:-$WORK/nvcc}
+if [ -z "${NVCC_CUBINS:-}" ]; then
+    OUT_DIR=$NVCC sh samples/check.sh "$CU" || echo "(nvcc could not build some samples; they show as missing)"
+fi
 # LABELS="cdpc-clang-v2-agg-block ..." runs only those builds beside nvcc's (the whole list
 # below takes longer than one 10-minute call at REPEAT=30).
 ALL_LABELS="cdpc-v2 cdpc-v2-default cdpc-clang-v2-default cdpc-v1 cdpc-v2-agg-block cdpc-v2-agg-warp cdpc-v1-agg-block cdpc-v1-agg-warp
@@ -64,7 +68,7 @@ ALL_LABELS="cdpc-v2 cdpc-v2-default cdpc-clang-v2-default cdpc-v1 cdpc-v2-agg-bl
     cdpc-clang-v2-agg-warp cdpc-clang-v1-agg-warp cdpc-clang-v2-threshold-warp
     cdpc-clang-v2-agg-block cdpc-clang-v2-agg-grid cdpc-clang-v2-threshold-block cdpc-clang-v2-threshold-grid
     cdpc-v2-pool cdpc-clang-v2-threshold-grid-pool"
-CUBINS="nvcc=$WORK/nvcc"
+CUBINS="nvcc=$NVCC"
 for label in ${LABELS:-$ALL_LABELS}; do
     CUBINS="$CUBINS $label=build/gpu/$label"
 done
@@ -120,8 +124,8 @@ if [ "${BENCH:-1}" != 0 ]; then
     # (every label of build/gpu/bench by default; the cdpc-clang-* ones are the same files as
     # CUDA C++ through Clang and the IR passes). BENCH_AA=1 adds nvcc's cubins a second time as
     # `nvcc-again`: an A/A control whose interval shows the method's own spread.
-    BENCH_ALL="cdpc-v2 cdpc-v1 cdpc-v2-agg-block cdpc-v2-agg-warp cdpc-v2-agg-grid
-        cdpc-clang-v2 cdpc-clang-v2-agg-block cdpc-clang-v2-agg-warp cdpc-clang-v2-agg-grid"
+    BENCH_ALL="cdpc-v2 cdpc-v2-default cdpc-v1 cdpc-v2-agg-block cdpc-v2-agg-warp cdpc-v2-agg-grid
+        cdpc-clang-v2 cdpc-clang-v2-default cdpc-clang-v2-agg-block cdpc-clang-v2-agg-warp cdpc-clang-v2-agg-grid"
     BENCH_CUBINS="nvcc=$WORK/nvcc-bench"
     [ "${BENCH_AA:-0}" = 1 ] && BENCH_CUBINS="$BENCH_CUBINS nvcc-again=$WORK/nvcc-bench"
     for label in ${BENCH_LABELS:-$BENCH_ALL}; do

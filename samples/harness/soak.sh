@@ -1,51 +1,63 @@
 #!/bin/sh
-# The GPU soak: every sample's cubin of every build, run RUNS times (default 100), each run a
-# process of its own (`cdpc-run sample CUBIN MANIFEST --repeat 0`) under a time limit of LIMIT
-# seconds (default 20). A run that passes its manifest's checks counts as ok, one that fails
-# them as failed, one still running at the limit as hung (killed). On the device machine, from
-# the repository root, with build/gpu carried from the development machine (`cargo xtask
-# gpu-bundle`):
+# The GPU soak: every sample's cubin of every build, run RUNS times (default 100), each run
+# checked against its manifest as `cdpc-run sample` checks it. The runs of a cell share a
+# process and its CUDA context (`cdpc-run soak CUBIN MANIFEST --runs N`): each run loads the
+# module afresh (globals at their initial values) and fills its buffers anew, and a
+# deterministic sample's every run must equal, byte for byte, its process's first. A run that
+# ends in a CUDA error, expected or not, ends its process (a sticky error poisons the
+# context), and the runs left go on in a new one; so a sample that expects an error makes a
+# process per run. A run still going after LIMIT seconds (default 20) counts as hung and ends
+# its process. Why not a process per run: creating the context costs about 0.4 s on the H100,
+# which made 100 runs of every cell (about 14,000 runs) need an hour of device time
+# (results/2026-11-27-soak). On the device machine, from the repository root, with build/gpu
+# carried from the development machine (`cargo xtask gpu-bundle`):
 #
 #     sh samples/harness/soak.sh
 #
 # nvcc's cubins are built first (samples/check.sh) and soaked under the label `nvcc`, so that
 # what hangs or fails with cdpc's builds can be told from what the runtime does to nvcc's.
-# ONLY="err_pending_limit ..." soaks only those samples; LABELS="cdpc-v2 ..." only those builds
+# ONLY="err_pending_limit ..." soaks only those samples, SKIP="err_child_fault ..." all but those; LABELS="cdpc-v2 ..." only those builds
 # of build/gpu (all of them by default, nvcc's always); DEADLINE (seconds, default 540) starts no
 # new cell past it, and the results say which cells were not reached. JOBS (default 1) cells run
-# at once, each its runs one after another (JOBS=16 on the device machine's 16 cores: the GPU is
-# shared by that many processes, which is a harder test of the runtime, not an easier one).
-# Writes $OUT/soak.md (or results/soak.md): per sample and build, runs made, ok, failed, hung,
-# and the slowest run. Exit status 0 when no run failed or hung.
+# at once (several processes share the GPU, which is a harder test of the runtime, not an
+# easier one). Writes $OUT/soak.md (or results/soak.md): per sample and build, runs made, ok,
+# failed, hung, the processes they took and the slowest run. Exit status 0 when no run failed
+# or hung.
 set -u
 # One cell (called by the script itself through xargs): NAME LABEL CUBIN; prints its table row.
 if [ "${1:-}" = --cell ]; then
     name=$2 label=$3 cubin=$4
     if [ $(($(date +%s) - ${START:-0})) -gt "${DEADLINE:-540}" ]; then
-        echo "| $name | $label | not reached (deadline ${DEADLINE:-540} s) | | | | |"
+        echo "| $name | $label | not reached (deadline ${DEADLINE:-540} s) | | | | | |"
         exit 0
     fi
-    ok=0 failed=0 hung=0 slowest=0 k=0
+    runs=${RUNS:-100} limit=${LIMIT:-20}
+    ok=0 failed=0 hung=0 slowest=0 made=0 processes=0
     log=$(mktemp "${TMPDIR:-/tmp}/cdpc-soak-cell-XXXXXX")
-    while [ "$k" -lt "${RUNS:-100}" ]; do
-        t0=$(date +%s%N)
-        timeout -s KILL "${LIMIT:-20}" build/gpu/bin/cdpc-run sample "$cubin" "samples/$name.toml" --repeat 0 >"$log" 2>&1
+    while [ "$made" -lt "$runs" ]; do
+        left=$((runs - made))
+        # the runner's own watchdog ends a hung run; `timeout` is the backstop
+        timeout -s KILL $((limit * left + 60)) build/gpu/bin/cdpc-run soak "$cubin" "samples/$name.toml" --runs "$left" --limit "$limit" >"$log" 2>&1
         rc=$?
-        ms=$((($(date +%s%N) - t0) / 1000000))
-        [ "$ms" -gt "$slowest" ] && slowest=$ms
-        if [ "$rc" = 137 ] || [ "$rc" = 124 ]; then
-            hung=$((hung + 1))
-        elif [ "$rc" = 0 ]; then
-            ok=$((ok + 1))
-        else
-            failed=$((failed + 1))
-            [ "$failed" = 1 ] && { echo "== $name $label: first failure" >&2; tail -n 5 "$log" >&2; }
+        processes=$((processes + 1))
+        o=$(grep -c '^ok ' "$log") f=$(grep -c '^FAIL ' "$log") h=$(grep -c '^HUNG ' "$log")
+        if [ "$rc" = 137 ] || [ "$rc" = 124 ]; then h=1; fi
+        stop=0
+        if [ $((o + f + h)) = 0 ]; then
+            f=1 stop=1 # the process made no run at all (it could not load the cubin, say): the
+                       # next would not either; the row shows the runs made
         fi
-        k=$((k + 1))
+        # every run that was not ok, at once (a soak cut short by its caller still says them)
+        grep -v -e '^ok ' -e '^stopped after' "$log" | head -n 5 | sed "s/^/== $name $label (process $processes): /" >&2
+        [ "$h" -gt 0 ] && slowest=$((limit * 1000))
+        s=$(awk '/^(ok|FAIL) / { if ($3 + 0 > m) m = $3 + 0 } END { print m + 0 }' "$log")
+        [ "$s" -gt "$slowest" ] && slowest=$s
+        ok=$((ok + o)) failed=$((failed + f)) hung=$((hung + h)) made=$((made + o + f + h))
+        [ "$stop" = 1 ] && break
     done
     rm -f "$log"
-    echo "$name $label: $k runs, $ok ok, $failed failed, $hung hung, slowest ${slowest} ms" >&2
-    echo "| $name | $label | $k | $ok | $failed | $hung | $(awk "BEGIN { printf \"%.2f\", $slowest / 1000 }") |"
+    echo "$name $label: $made runs, $ok ok, $failed failed, $hung hung, $processes processes, slowest ${slowest} ms" >&2
+    echo "| $name | $label | $made | $ok | $failed | $hung | $processes | $(awk "BEGIN { printf \"%.3f\", $slowest / 1000 }") |"
     exit 0
 fi
 CU=${CUDA_HOME:-/usr/local/cuda}
@@ -61,11 +73,15 @@ if [ ! -x "$RUN" ]; then
     exit 2
 fi
 start=$(date +%s)
-OUT_DIR=$WORK/nvcc sh samples/check.sh "$CU" >"$WORK/check.log" 2>&1 || echo "(nvcc could not build some samples; they show as missing)"
+# NVCC_CUBINS=DIR: nvcc's cubins already built there (samples/check.sh's OUT_DIR), not again
+NVCC=${NVCC_CUBINS:-$WORK/nvcc}
+if [ -z "${NVCC_CUBINS:-}" ]; then
+    OUT_DIR=$NVCC sh samples/check.sh "$CU" >"$WORK/check.log" 2>&1 || echo "(nvcc could not build some samples; they show as missing)"
+fi
 mkdir -p "$RESULTS_DIR"
 report=$RESULTS_DIR/soak.md
 {
-    echo "# GPU soak: every run a process of its own"
+    echo "# GPU soak: every run checked, the runs of a cell in one process until a CUDA error"
     echo
     echo "- date: $(date -u +%Y-%m-%d)"
     echo "- device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo '?')"
@@ -73,26 +89,30 @@ report=$RESULTS_DIR/soak.md
     echo "- cdpc cubins: $(cat build/gpu/BUILD-INFO 2>/dev/null || echo '?')"
     echo "- command: \`JOBS=${JOBS:-1} RUNS=$RUNS LIMIT=$LIMIT ONLY=\"${ONLY:-}\" LABELS=\"${LABELS:-}\" sh samples/harness/soak.sh\`"
     echo
-    echo "| sample | build | runs | ok | failed | hung (> ${LIMIT} s) | slowest run (s) |"
-    echo "|---|---|---:|---:|---:|---:|---:|"
+    echo "| sample | build | runs | ok | failed | hung (> ${LIMIT} s) | processes | slowest run (s) |"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|"
 } >"$report"
 labels=${LABELS:-$(cd build/gpu && for d in */; do [ "$d" = bin/ ] || printf '%s ' "${d%/}"; done)}
-samples=${ONLY:-$(cd samples && for m in *.toml; do printf '%s ' "${m%.toml}"; done)}
+samples=${ONLY:-$(cd samples && for m in *.toml; do case " ${SKIP:-} " in *" ${m%.toml} "*) ;; *) printf '%s ' "${m%.toml}" ;; esac; done)}
 # The cells, in order; each line NAME LABEL CUBIN.
 for name in $samples; do
     for label in nvcc $labels; do
-        if [ "$label" = nvcc ]; then cubin=$WORK/nvcc/$name.cubin; else cubin=build/gpu/$label/$name.cubin; fi
+        if [ "$label" = nvcc ]; then cubin=$NVCC/$name.cubin; else cubin=build/gpu/$label/$name.cubin; fi
         [ -f "$cubin" ] && echo "$name $label $cubin"
     done
 done >"$WORK/cells"
 # A cell past the deadline is not started: its row says so.
 export RUNS LIMIT DEADLINE START=$start
-xargs -P "${JOBS:-1}" -L 1 sh "$0" --cell <"$WORK/cells" >"$WORK/rows"
-# Rows in the cells' order (parallel cells finish in any order).
+# Each row is appended to soak-rows.md as its cell ends, so that a soak stopped from outside
+# keeps the cells it finished; soak.md lists them in the cells' order at the end.
+rows=$RESULTS_DIR/soak-rows.md
+: >"$rows"
+xargs -P "${JOBS:-1}" -L 1 sh "$0" --cell <"$WORK/cells" >>"$rows"
 while read -r name label cubin; do
-    grep -F "| $name | $label |" "$WORK/rows" | head -n 1
+    grep -F "| $name | $label |" "$rows" | head -n 1
 done <"$WORK/cells" >>"$report"
+rm -f "$rows"
 status=0
-if awk -F'|' 'NF > 7 && ($6 + 0 > 0 || $7 + 0 > 0) { bad = 1 } END { exit !bad }' "$report"; then status=1; fi
+if awk -F'|' 'NF > 8 && ($6 + 0 > 0 || $7 + 0 > 0) { bad = 1 } END { exit !bad }' "$report"; then status=1; fi
 echo "results written to $report"
 exit $status
