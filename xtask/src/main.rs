@@ -744,24 +744,50 @@ fn compile_cubin(root: &Path, cdpc: &Path, source: &str, abi: &str, flags: &[&st
 // ---------------------------------------------------------------------------------------------
 // gpu-bench-bundle
 
-/// The launch-throughput benchmark's variants: bench/gpu/NAME.cdp, a one-line description, and
-/// the launch ABIs that can build it.
-const BENCH_VARIANTS: &[(&str, &str, &[&str])] = &[
-    ("null_stream", "every thread launches child<<<1, 32>>> into the NULL stream", &["v1", "v2"]),
-    ("named_stream", "every thread launches child<<<1, 32>>> into its block's non-blocking stream", &["v1", "v2"]),
-    ("fire_and_forget", "every thread launches child<<<1, 32>>> into cudaStreamFireAndForget", &["v2"]),
+/// The launch-throughput benchmark's variants: bench/gpu/NAME.cdp, a one-line description, the
+/// launch ABIs that can build it, and the counter's value after a correct run of n parent
+/// threads (its `expect`: n * 32 where every thread launches one child of 32 threads).
+const BENCH_VARIANTS: &[(&str, &str, &[&str], BenchExpect)] = &[
+    ("null_stream", "every thread launches child<<<1, 32>>> into the NULL stream", &["v1", "v2"], ONE_EACH),
+    ("named_stream", "every thread launches child<<<1, 32>>> into its block's non-blocking stream", &["v1", "v2"], ONE_EACH),
+    ("fire_and_forget", "every thread launches child<<<1, 32>>> into cudaStreamFireAndForget", &["v2"], ONE_EACH),
     (
         "launch_sites",
         "child<<<1, 32>>> launched in a loop, from a __device__ function and directly, in a divergent branch",
         &["v1", "v2"],
+        ONE_EACH,
     ),
-    ("padded_structs", "every thread launches child<<<1, 32>>> with two padded structs by value", &["v1", "v2"]),
+    ("padded_structs", "every thread launches child<<<1, 32>>> with two padded structs by value", &["v1", "v2"], ONE_EACH),
     (
         "branch_sites",
         "child<<<1, 32>>> launched at three sites of one divergent branch, none in a loop or a __device__ function",
         &["v1", "v2"],
+        ONE_EACH,
+    ),
+    (
+        "lane_sites",
+        "by t % 3, child<<<1, 2>>> launched t % 4 times in a loop, child<<<1, 4>>> through a __device__ function, or nothing",
+        &["v1", "v2"],
+        BenchExpect::Formula(lane_sites_counter),
     ),
 ];
+
+/// What a benchmark run's counter holds at the end.
+#[derive(Clone, Copy)]
+enum BenchExpect {
+    /// n launches of 32 threads: `n * 32`, written as that formula.
+    NTimes32,
+    /// Any other count, from the program's definition (written as the number for each size).
+    Formula(fn(u64) -> u64),
+}
+const ONE_EACH: BenchExpect = BenchExpect::NTimes32;
+
+/// bench/gpu/lane_sites.cdp's counter: thread t adds 2 (t % 4) when t % 3 == 0, 4 when
+/// t % 3 == 1, nothing otherwise.
+fn lane_sites_counter(n: u64) -> u64 {
+    (0..n).map(|t| match t % 3 { 0 => 2 * (t % 4), 1 => 4, _ => 0 }).sum()
+}
+
 /// Launches per run (one per parent thread; 256-thread blocks).
 const BENCH_SIZES: &[u64] = &[1024, 8192, 65536, 1048576];
 /// cudaLimitDevRuntimePendingLaunchCount for every size: the largest run's launch count, so that
@@ -776,17 +802,21 @@ fn bench_label(variant: &str, n: u64) -> String {
     format!("{variant}_{n:07}")
 }
 
-fn bench_manifest(variant: &str, description: &str, abis: &[&str], n: u64) -> String {
+fn bench_manifest(variant: &str, description: &str, abis: &[&str], expect: BenchExpect, n: u64) -> String {
     let abis = abis.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ");
+    let (launches, expect) = match expect {
+        BenchExpect::NTimes32 => (format!("{n} launches"), "\"n * 32\"      # every child's 32 threads add 1".to_string()),
+        BenchExpect::Formula(f) => (format!("{n} parent threads"), format!("\"{}\"      # bench/gpu/{variant}.cdp's header says why", f(n))),
+    };
     format!(
         "# Written by `cargo xtask gpu-bench-bundle` (xtask/src/main.rs); edit there.\n\
-         # Launch throughput: bench/gpu/{variant}.cdp with {n} launches.\n\
-         description = \"{description}; {n} launches\"\n\
+         # Launch throughput: bench/gpu/{variant}.cdp with {launches}.\n\
+         description = \"{description}; {launches}\"\n\
          deterministic = true   # the counter's sum does not depend on the order\n\
          abis = [{abis}]\n\
          \n\
          [vars]\n\
-         n = {n}                # launches, as many as parent threads\n\
+         n = {n}                # parent threads (one launch each unless the header says otherwise)\n\
          \n\
          [limits]\n\
          pending_launch_count = {BENCH_PENDING_LIMIT}\n\
@@ -802,7 +832,7 @@ fn bench_manifest(variant: &str, description: &str, abis: &[&str], n: u64) -> St
          type = \"u32\"\n\
          len = 1\n\
          init = \"zero\"\n\
-         expect = \"n * 32\"      # every child's 32 threads add 1\n"
+         expect = {expect}\n"
     )
 }
 
@@ -827,10 +857,10 @@ fn gpu_bench(root: &Path, cdpc: &Path) -> Result<Vec<String>> {
     let out = root.join("build/gpu/bench");
     remove_dir_if_present(&out)?;
     let mut failed = Vec::new();
-    for &(variant, description, abis) in BENCH_VARIANTS {
+    for &(variant, description, abis, expect) in BENCH_VARIANTS {
         for &n in BENCH_SIZES {
             let path = src.join(format!("{}.toml", bench_label(variant, n)));
-            fs::write(&path, bench_manifest(variant, description, abis, n))
+            fs::write(&path, bench_manifest(variant, description, abis, expect, n))
                 .map_err(|e| format!("writing {}: {e}", path.display()))?;
         }
         let mut configs: Vec<(String, &str, &[&str])> = abis.iter().map(|abi| (format!("cdpc-{abi}"), *abi, &["-fno-launch-optimizations"][..])).collect();
