@@ -4,7 +4,7 @@
 use runtime_shim::loader::compare::{check_against_manifest, compare_outputs, median, RunOutput};
 use runtime_shim::loader::diff::{self, Cell, Label, SampleResult};
 use runtime_shim::loader::manifest::{Arg, CondKind, ElemType, GraphLaunch, Init, Node, Num};
-use runtime_shim::loader::{run_sample, CudaError, LoadError, Manifest, RunOptions};
+use runtime_shim::loader::{run_sample, CudaError, LoadError, Manifest, RunOptions, SoakChecks};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -667,4 +667,47 @@ fn soak_needs_a_run_count_and_reports_a_cubin_it_cannot_run() {
     if text.contains("no CUDA driver found") {
         println!("skipped the run itself: no GPU here; cdpc-run said: {}", text.trim());
     }
+}
+
+/// The soak's checks: a run equal to the process's first takes its verdict, a run that differs
+/// is checked in full and named as different, a failing first run fails its equal followers,
+/// and a sample that is not deterministic is checked each run and never compared.
+#[test]
+fn soak_checks_compare_runs_with_the_first_and_the_manifest() {
+    let m = manifest("small_children");
+    assert!(m.deterministic);
+    let perfect = perfect_output(&m);
+    let mut checks = SoakChecks::new(&m);
+    assert_eq!(checks.check(&perfect), Vec::<String>::new());
+    assert_eq!(checks.check(&perfect), Vec::<String>::new());
+    // a wrong element where the manifest expects a value: the manifest's reason
+    let mut wrong = perfect.clone();
+    let (name, bytes) = &mut wrong.buffers[m.buffers.iter().position(|b| b.expect.is_some()).unwrap()];
+    bytes[0] ^= 1;
+    let name = name.clone();
+    let reasons = checks.check(&wrong);
+    assert!(reasons.iter().any(|r| r.starts_with(&format!("{name}[0] = "))), "{reasons:?}");
+    // a difference the manifest does not see (printed output it does not fix): named as such
+    let mut other = perfect.clone();
+    if m.stdout.is_none() {
+        other.stdout = b"something else".to_vec();
+        let reasons = checks.check(&other);
+        assert_eq!(reasons.len(), 1, "{reasons:?}");
+        assert!(reasons[0].starts_with("not this process's first run's output: "), "{reasons:?}");
+    }
+    // a first run that fails: an identical second run fails with the same reasons
+    let mut checks = SoakChecks::new(&m);
+    let first = checks.check(&wrong);
+    assert!(!first.is_empty());
+    assert_eq!(checks.check(&wrong), first);
+    // and a right run after it differs from it: a deterministic sample that is not
+    let reasons = checks.check(&perfect);
+    assert!(reasons.len() == 1 && reasons[0].starts_with("not this process's first run's output: buffer `out`"), "{reasons:?}");
+    // not deterministic: each run against the manifest alone
+    let mut loose = m.clone();
+    loose.deterministic = false;
+    let mut checks = SoakChecks::new(&loose);
+    assert_eq!(checks.check(&perfect), Vec::<String>::new());
+    other.stdout = b"something else".to_vec();
+    assert_eq!(checks.check(&other), check_against_manifest(&loose, &other));
 }

@@ -12,7 +12,7 @@
 use runtime_shim::loader::diff::{self, Label};
 use runtime_shim::loader::isolate;
 use runtime_shim::loader::stats;
-use runtime_shim::loader::{check_against_manifest, compare_outputs, device_info, run_sample, run_sample_many, Manifest, RunOptions, TimingOptions};
+use runtime_shim::loader::{check_against_manifest, device_info, run_sample, run_sample_many, Manifest, RunOptions, SoakChecks, TimingOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -167,18 +167,11 @@ fn soak(args: Vec<String>) -> Result<ExitCode, String> {
             }
         });
     }
-    let mut first = None;
+    let mut checks = SoakChecks::new(&manifest);
     let mut failed = 0;
     let made = run_sample_many(&bytes, &manifest, runs, true, |k, output| {
         let ms = started.lock().map(|t| t.elapsed().as_millis()).unwrap_or_default();
-        let mut reasons = check_against_manifest(&manifest, output);
-        match &first {
-            None => first = Some(output.clone()),
-            Some(first) if manifest.deterministic && reasons.is_empty() => {
-                reasons.extend(compare_outputs(&manifest, first, output).into_iter().map(|d| format!("not this process's first run's output: {d}")));
-            }
-            Some(_) => {}
-        }
+        let reasons = checks.check(output);
         if reasons.is_empty() {
             println!("ok {k} {ms}");
         } else {

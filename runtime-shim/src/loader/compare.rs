@@ -76,11 +76,15 @@ pub fn check_against_manifest(manifest: &Manifest, out: &RunOutput) -> Vec<Strin
             reasons.push(format!("buffer `{}` was not read back", buffer.name));
             continue;
         };
-        let got = buffer.ty.decode_all(bytes);
-        if got.len() != buffer.len {
-            reasons.push(format!("buffer `{}`: {} elements read back, {} expected", buffer.name, got.len(), buffer.len));
+        let elements = bytes.len() / buffer.ty.size();
+        if elements != buffer.len || bytes.len() % buffer.ty.size() != 0 {
+            reasons.push(format!("buffer `{}`: {} elements read back, {} expected", buffer.name, elements, buffer.len));
             continue;
         }
+        if buffer.expect.is_none() && buffer.check.is_none() {
+            continue; // a buffer the kernels write for others to read: nothing to check here
+        }
+        let got = buffer.ty.decode_all(bytes);
         match buffer.expected_values(&manifest.vars) {
             Err(e) => reasons.push(e.to_string()),
             Ok(want) => {
@@ -141,6 +145,47 @@ pub fn check_against_manifest(manifest: &Manifest, out: &RunOutput) -> Vec<Strin
     }
     reasons.extend(out.timing_problems.iter().cloned());
     reasons
+}
+
+/// The soak's checks of one process's runs of a cubin (`cdpc-run soak`): every run is checked
+/// against the manifest as [`check_against_manifest`] checks it, and a deterministic sample's
+/// runs must also equal the process's first byte for byte. A deterministic sample's run that
+/// equals the first has the first's verdict without checking again: the checks are a function
+/// of the output, and evaluating a manifest's formulas element by element takes a fifth of a
+/// second for some samples (small_children), more than the run itself.
+pub struct SoakChecks<'m> {
+    manifest: &'m Manifest,
+    first: Option<(RunOutput, Vec<String>)>,
+}
+
+impl<'m> SoakChecks<'m> {
+    pub fn new(manifest: &'m Manifest) -> SoakChecks<'m> {
+        SoakChecks { manifest, first: None }
+    }
+
+    /// Why `output` (the next run) fails; empty when it passes.
+    pub fn check(&mut self, output: &RunOutput) -> Vec<String> {
+        let m = self.manifest;
+        match &self.first {
+            None => {
+                let reasons = check_against_manifest(m, output);
+                self.first = Some((output.clone(), reasons.clone()));
+                reasons
+            }
+            Some((first, first_reasons)) => {
+                let comparable = m.deterministic && first.error.is_none() && output.error.is_none();
+                let differences = if comparable { compare_outputs(m, first, output) } else { Vec::new() };
+                if comparable && differences.is_empty() {
+                    return first_reasons.clone();
+                }
+                let mut reasons = check_against_manifest(m, output);
+                if reasons.is_empty() {
+                    reasons.extend(differences.into_iter().map(|d| format!("not this process's first run's output: {d}")));
+                }
+                reasons
+            }
+        }
+    }
 }
 
 /// Where two runs' outputs differ, byte for byte (buffers, globals, stdout); empty means

@@ -339,7 +339,9 @@ struct Loaded<'m> {
     module: sys::CUmodule,
     function: sys::CUfunction,
     buffers: Vec<DeviceBuffer>,
-    initial: Vec<Vec<u8>>,
+    /// Each buffer's initial bytes, computed from the manifest's formulas (seconds for a large
+    /// buffer) or lent by the caller that computed them for an earlier load.
+    initial: std::borrow::Cow<'m, [Vec<u8>]>,
     graphs: Option<super::graphs::HostGraphs>,
     /// Each argument's 8-byte slot; `params` points into them (boxed slice: never moves).
     _slots: Box<[[u64; 1]]>,
@@ -350,6 +352,12 @@ impl<'m> Loaded<'m> {
     /// # Safety
     /// A context is current, with `manifest`'s limits set.
     unsafe fn load(cubin: &[u8], manifest: &'m Manifest) -> Result<Loaded<'m>, LoadError> {
+        Loaded::load_with(cubin, manifest, None)
+    }
+
+    /// [`Loaded::load`] with the buffers' initial bytes given (those of an earlier load of the
+    /// same manifest) instead of computed again.
+    unsafe fn load_with(cubin: &[u8], manifest: &'m Manifest, initial: Option<&'m [Vec<u8>]>) -> Result<Loaded<'m>, LoadError> {
         let kernel = &manifest.launch.kernel;
         // cuModuleLoadData reads an ELF image from memory; keep an 8-aligned copy.
         let mut image = vec![0u64; cubin.len().div_ceil(8) + 1];
@@ -361,7 +369,10 @@ impl<'m> Loaded<'m> {
             module,
             function: std::ptr::null_mut(),
             buffers: Vec::new(),
-            initial: Vec::new(),
+            initial: match initial {
+                Some(bytes) => std::borrow::Cow::Borrowed(bytes),
+                None => std::borrow::Cow::Owned(manifest.buffers.iter().map(|b| b.initial_bytes(&manifest.vars)).collect::<Result<_, _>>()?),
+            },
             graphs: None,
             _slots: Box::new([]),
             params: Vec::new(),
@@ -378,15 +389,13 @@ impl<'m> Loaded<'m> {
             )?;
         }
 
-        // Buffers: allocate, remember the initial bytes for refills.
-        for b in &manifest.buffers {
-            let bytes = b.initial_bytes(&manifest.vars)?;
+        // Buffers: allocate (the initial bytes are kept for refills).
+        for (b, bytes) in manifest.buffers.iter().zip(loaded.initial.iter()) {
             let mut ptr = 0;
             if !bytes.is_empty() {
                 ck(sys::cuMemAlloc_v2(&mut ptr, bytes.len()), || format!("cuMemAlloc({} bytes for `{}`)", bytes.len(), b.name))?;
             }
             loaded.buffers.push(DeviceBuffer { ptr, bytes: bytes.len() });
-            loaded.initial.push(bytes);
         }
         loaded.fill()?;
 
@@ -406,7 +415,7 @@ impl<'m> Loaded<'m> {
     }
 
     fn fill(&self) -> Result<(), CudaError> {
-        for ((d, bytes), b) in self.buffers.iter().zip(&self.initial).zip(&self.manifest.buffers) {
+        for ((d, bytes), b) in self.buffers.iter().zip(self.initial.iter()).zip(&self.manifest.buffers) {
             if d.bytes > 0 {
                 unsafe { ck(sys::cuMemcpyHtoD_v2(d.ptr, bytes.as_ptr() as *const c_void, d.bytes), || format!("filling `{}`", b.name))? };
             }
@@ -619,8 +628,10 @@ fn checked_run(loaded: &mut Loaded, capture_stdout: bool) -> Result<RunOutput, L
 pub fn run_sample_many(cubin: &[u8], manifest: &Manifest, runs: usize, capture_stdout: bool, mut each: impl FnMut(usize, &RunOutput)) -> Result<usize, LoadError> {
     let _context = Context::open()?;
     unsafe { set_limits(manifest)? };
+    // The initial bytes once (null_stream_order's 32 MiB buffer took seconds a run to compute).
+    let initial: Vec<Vec<u8>> = manifest.buffers.iter().map(|b| b.initial_bytes(&manifest.vars)).collect::<Result<_, _>>()?;
     for k in 0..runs {
-        let mut loaded = unsafe { Loaded::load(cubin, manifest)? };
+        let mut loaded = unsafe { Loaded::load_with(cubin, manifest, Some(&initial))? };
         let output = checked_run(&mut loaded, capture_stdout)?;
         drop(loaded);
         each(k, &output);

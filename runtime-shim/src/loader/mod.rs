@@ -11,6 +11,6 @@ pub mod manifest;
 pub mod stats;
 pub mod symbols;
 
-pub use compare::{check_against_manifest, compare_outputs, RunOutput};
+pub use compare::{check_against_manifest, compare_outputs, RunOutput, SoakChecks};
 pub use cuda::{device_info, init_driver, run_sample, run_sample_many, time_interleaved, CudaError, DeviceInfo, Interleaved, LoadError, RunOptions, TimingOptions};
 pub use manifest::{Abi, Arg, ElemType, Manifest, ManifestError, Num};
