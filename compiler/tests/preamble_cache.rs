@@ -202,6 +202,45 @@ fn a_filler_puts_nothing_beside_the_output_while_it_runs() {
     p.assert_clean();
 }
 
+/// A filler yields the CPU to the build: the idle scheduling policy, nice 19, and where Linux
+/// groups a session's processes for scheduling (autogroup), nice 19 for its group too, whose
+/// nice otherwise decides its share (a filler in its own session took half of a 2-core
+/// machine from `make -j2`: bench/dc/make_j.py). The filler is held at the cache's
+/// `make.lock` while it is looked at in /proc.
+#[test]
+fn a_filler_runs_at_the_lowest_priority_in_its_own_scheduling_group() {
+    if !crate::cuda_cxx::tools_ready() || !crate::build_common::have("flock") || !std::path::Path::new("/proc/self/stat").exists() {
+        return println!("skipped: no tools, no flock or no /proc");
+    }
+    let p = Project::new(1000);
+    std::fs::create_dir_all(p.cache()).unwrap();
+    let mut holder = std::process::Command::new("flock").arg("-x").arg(p.cache().join("make.lock")).args(["sleep", "5"]).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    p.compile(1, &[("CDPC_CACHE_BACKGROUND", "1")]);
+    // The filler: a process whose environment names this cache folder and CDPC_CACHE_FILL.
+    let cache = format!("CDPC_CACHE_DIR={}", p.cache().display());
+    let filler = std::fs::read_dir("/proc").unwrap().filter_map(|e| e.ok()?.file_name().into_string().ok()?.parse::<u32>().ok()).find(|pid| {
+        let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let vars: Vec<&[u8]> = env.split(|&b| b == 0).collect();
+        vars.iter().any(|v| *v == cache.as_bytes()) && vars.iter().any(|v| v.starts_with(b"CDPC_CACHE_FILL="))
+    });
+    let pid = filler.expect("a filler waiting for make.lock");
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    // stat(5): field 19 is the nice value, field 41 the policy (fields from 3 on after the name)
+    assert_eq!(fields[19 - 3], "19", "nice: {stat}");
+    assert_eq!(fields[41 - 3], libc::SCHED_IDLE.to_string(), "policy: {stat}");
+    let autogroups = std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled").is_ok_and(|t| t.trim() == "1");
+    match std::fs::read_to_string(format!("/proc/{pid}/autogroup")) {
+        Ok(group) if autogroups => assert!(group.trim_end().ends_with("nice 19"), "{group}"),
+        _ => println!("no autogroup scheduling here: the group's nice is not checked"),
+    }
+    holder.wait().unwrap();
+    wait_for_fillers(&p);
+    assert_eq!(p.files("pch", "pch").len(), 1, "the filler made the wrapper's header once the lock was free");
+    p.assert_clean();
+}
+
 #[test]
 fn a_filler_makes_the_headers_after_the_compilation_which_does_not_wait_for_it() {
     if !crate::cuda_cxx::tools_ready() {
