@@ -78,6 +78,11 @@ done
 if [ "${CLANG_RAW:-0}" = 1 ]; then
     CUBINS="$CUBINS clang-raw-v1=build/gpu/clang-raw-v1"
 fi
+# EXTRA="LABEL=DIR ..." adds other cubins of the samples (NAME.cubin in DIR), for instance nvcc's
+# from another toolkit (`JOBS=2 OUT_DIR=build/nvcc135-samples sh samples/check.sh` on the
+# development machine, carried): whether a difference from nvcc's cubins is cdpc's or the
+# toolkit's.
+CUBINS="$CUBINS ${EXTRA:-}"
 # ONLY="atomics sqrt_rounding ..." checks and times only those samples (their manifests copied
 # into a folder of their own), so that a short device call covers every label of a few samples.
 MANIFESTS=samples
