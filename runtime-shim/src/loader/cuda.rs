@@ -359,6 +359,11 @@ impl<'m> Loaded<'m> {
     /// same manifest) instead of computed again.
     unsafe fn load_with(cubin: &[u8], manifest: &'m Manifest, initial: Option<&'m [Vec<u8>]>) -> Result<Loaded<'m>, LoadError> {
         let kernel = &manifest.launch.kernel;
+        // Before the module is loaded, so that a manifest's error leaves nothing loaded.
+        let initial = match initial {
+            Some(bytes) => std::borrow::Cow::Borrowed(bytes),
+            None => std::borrow::Cow::Owned(manifest.buffers.iter().map(|b| b.initial_bytes(&manifest.vars)).collect::<Result<_, _>>()?),
+        };
         // cuModuleLoadData reads an ELF image from memory; keep an 8-aligned copy.
         let mut image = vec![0u64; cubin.len().div_ceil(8) + 1];
         std::ptr::copy_nonoverlapping(cubin.as_ptr(), image.as_mut_ptr() as *mut u8, cubin.len());
@@ -369,10 +374,7 @@ impl<'m> Loaded<'m> {
             module,
             function: std::ptr::null_mut(),
             buffers: Vec::new(),
-            initial: match initial {
-                Some(bytes) => std::borrow::Cow::Borrowed(bytes),
-                None => std::borrow::Cow::Owned(manifest.buffers.iter().map(|b| b.initial_bytes(&manifest.vars)).collect::<Result<_, _>>()?),
-            },
+            initial,
             graphs: None,
             _slots: Box::new([]),
             params: Vec::new(),
