@@ -174,6 +174,17 @@ fn wait_for_fillers(p: &Project) {
     cdpc::clang::cache::wait_for_fillers(&p.cache());
 }
 
+/// Holds the cache's `make.lock` for `seconds` (a `flock` process), then compiles once with
+/// the filler in the background: the filler waits at the lock while the test looks at it.
+/// Returns the holder, for the test to wait for.
+fn compile_with_the_filler_held(p: &Project, seconds: u32) -> std::process::Child {
+    std::fs::create_dir_all(p.cache()).unwrap();
+    let holder = std::process::Command::new("flock").arg("-x").arg(p.cache().join("make.lock")).args(["sleep", &seconds.to_string()]).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    p.compile(1, &[("CDPC_CACHE_BACKGROUND", "1")]);
+    holder
+}
+
 /// A filler runs after its compilation exited, when a build may be removing the output's
 /// folder: it writes nothing there, not even while it runs (a harness's temporary folder could
 /// not be removed, "Directory not empty", while a filler's unused temporary output was in it).
@@ -184,10 +195,7 @@ fn a_filler_puts_nothing_beside_the_output_while_it_runs() {
         return println!("skipped: no tools or no flock");
     }
     let p = Project::new(1000);
-    std::fs::create_dir_all(p.cache()).unwrap();
-    let mut holder = std::process::Command::new("flock").arg("-x").arg(p.cache().join("make.lock")).args(["sleep", "3"]).spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    p.compile(1, &[("CDPC_CACHE_BACKGROUND", "1")]);
+    let mut holder = compile_with_the_filler_held(&p, 3);
     let beside = || -> Vec<String> {
         std::fs::read_dir(p.dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).filter(|n| n.ends_with(".tmp")).collect()
     };
@@ -203,9 +211,10 @@ fn a_filler_puts_nothing_beside_the_output_while_it_runs() {
 }
 
 /// A filler yields the CPU to the build: the idle scheduling policy, nice 19, and where Linux
-/// groups a session's processes for scheduling (autogroup), nice 19 for its group too, whose
-/// nice otherwise decides its share (a filler in its own session took half of a 2-core
-/// machine from `make -j2`: bench/dc/make_j.py). The filler is held at the cache's
+/// schedules the processes of one `setsid` group together (autogroup), nice 19 for that group
+/// too, whose nice otherwise decides its share: before, a filler took half of a 2-core machine
+/// from `make -j2` (cold build 0.66x nvcc's, `python3 bench/dc/make_j.py --jobs 2`,
+/// 2026-11-27, results/2026-11-27-make-j/). The filler is held at the cache's
 /// `make.lock` while it is looked at in /proc.
 #[test]
 fn a_filler_runs_at_the_lowest_priority_in_its_own_scheduling_group() {
@@ -213,10 +222,7 @@ fn a_filler_runs_at_the_lowest_priority_in_its_own_scheduling_group() {
         return println!("skipped: no tools, no flock or no /proc");
     }
     let p = Project::new(1000);
-    std::fs::create_dir_all(p.cache()).unwrap();
-    let mut holder = std::process::Command::new("flock").arg("-x").arg(p.cache().join("make.lock")).args(["sleep", "5"]).spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    p.compile(1, &[("CDPC_CACHE_BACKGROUND", "1")]);
+    let mut holder = compile_with_the_filler_held(&p, 5);
     // The filler: a process whose environment names this cache folder and CDPC_CACHE_FILL.
     let cache = format!("CDPC_CACHE_DIR={}", p.cache().display());
     let filler = std::fs::read_dir("/proc").unwrap().filter_map(|e| e.ok()?.file_name().into_string().ok()?.parse::<u32>().ok()).find(|pid| {
