@@ -47,6 +47,23 @@ def table(root, corpus, shim, only):
     return out
 
 
+def buildable(root, corpus, work, nvcc, only):
+    """table()'s files that nvcc builds (`nvcc -dc` of each, once), with the shim for the
+    samples' `<cub/cub.cuh>` spelling made in `work`; a file nvcc refuses is named and left out."""
+    shim = os.path.join(work, "shim")
+    os.makedirs(os.path.join(shim, "cub/cub"), exist_ok=True)
+    with open(os.path.join(shim, "cub/cub/cub.cuh"), "w") as f:
+        f.write("#include <cub/cub.cuh>\n")
+    files = []
+    for name, path, common, own in table(root, corpus, shim, only):
+        probe = subprocess.run([nvcc, "-dc", "-arch=sm_90", *common, path, "-o", os.path.join(work, "probe.o")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if probe.returncode:
+            print(f"# {name}: nvcc refuses it, left out", flush=True)
+            continue
+        files.append((name, path, common, own))
+    return files
+
+
 def timed(cmd, env=None, cwd=None):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
@@ -80,19 +97,11 @@ def main():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     work = tempfile.mkdtemp(prefix="dc-states-")
     try:
-        shim = os.path.join(work, "shim")
-        os.makedirs(os.path.join(shim, "cub/cub"))
-        with open(os.path.join(shim, "cub/cub/cub.cuh"), "w") as f:
-            f.write("#include <cub/cub.cuh>\n")
         out = os.path.join(work, "out")
         os.makedirs(out)
-        files = table(root, os.path.abspath(args.corpus), shim, args.only)
+        files = buildable(root, os.path.abspath(args.corpus), work, args.nvcc, args.only)
         times = {}
         for name, path, common, own in files:
-            probe = subprocess.run([args.nvcc, "-dc", "-arch=sm_90", *common, path, "-o", f"{out}/probe.o"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            if probe.returncode:
-                print(f"# {name}: nvcc refuses it, left out", flush=True)
-                continue
             # The other file of the project: beside this one's copy, with the same options.
             other = os.path.join(work, f"{name}-other.cu")
             with open(other, "w") as f:

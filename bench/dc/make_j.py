@@ -22,10 +22,10 @@ make's process tree (fillers are detached, so their CPU is not in it).
     python3 bench/dc/make_j.py --cdpc target/release/cdpc --nvcc $(which nvcc) \\
         --corpus ../shared/corpus --jobs 2 --rounds 3
 """
-import argparse, filecmp, os, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, filecmp, os, shutil, statistics, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dc_states import table, timed, wait_for_fillers  # noqa: E402
+from dc_states import buildable, timed, wait_for_fillers  # noqa: E402
 
 BUILDS = ["nvcc", "no cache", "cold", "rebuild", "warm"]
 
@@ -50,16 +50,8 @@ def main():
     cdpc, nvcc = os.path.abspath(args.cdpc), os.path.abspath(args.nvcc)
     work = tempfile.mkdtemp(prefix="make-j-")
     try:
-        shim = os.path.join(work, "shim")
-        os.makedirs(os.path.join(shim, "cub/cub"))
-        with open(os.path.join(shim, "cub/cub/cub.cuh"), "w") as f:
-            f.write("#include <cub/cub.cuh>\n")
         files = []
-        for name, path, common, own in table(root, os.path.abspath(args.corpus), shim, None):
-            probe = subprocess.run([nvcc, "-dc", "-arch=sm_90", *common, path, "-o", f"{work}/probe.o"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            if probe.returncode:
-                print(f"# {name}: nvcc refuses it, left out", flush=True)
-                continue
+        for name, path, common, own in buildable(root, os.path.abspath(args.corpus), work, nvcc, None):
             # a copy of the source, so that touching it leaves the corpus alone
             copy = os.path.join(work, "src", name, os.path.basename(path))
             os.makedirs(os.path.dirname(copy), exist_ok=True)
