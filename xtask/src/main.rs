@@ -748,21 +748,21 @@ fn compile_cubin(root: &Path, cdpc: &Path, source: &str, abi: &str, flags: &[&st
 /// launch ABIs that can build it, and the counter's value after a correct run of n parent
 /// threads (its `expect`: n * 32 where every thread launches one child of 32 threads).
 const BENCH_VARIANTS: &[(&str, &str, &[&str], BenchExpect)] = &[
-    ("null_stream", "every thread launches child<<<1, 32>>> into the NULL stream", &["v1", "v2"], ONE_EACH),
-    ("named_stream", "every thread launches child<<<1, 32>>> into its block's non-blocking stream", &["v1", "v2"], ONE_EACH),
-    ("fire_and_forget", "every thread launches child<<<1, 32>>> into cudaStreamFireAndForget", &["v2"], ONE_EACH),
+    ("null_stream", "every thread launches child<<<1, 32>>> into the NULL stream", &["v1", "v2"], BenchExpect::NTimes32),
+    ("named_stream", "every thread launches child<<<1, 32>>> into its block's non-blocking stream", &["v1", "v2"], BenchExpect::NTimes32),
+    ("fire_and_forget", "every thread launches child<<<1, 32>>> into cudaStreamFireAndForget", &["v2"], BenchExpect::NTimes32),
     (
         "launch_sites",
         "child<<<1, 32>>> launched in a loop, from a __device__ function and directly, in a divergent branch",
         &["v1", "v2"],
-        ONE_EACH,
+        BenchExpect::NTimes32,
     ),
-    ("padded_structs", "every thread launches child<<<1, 32>>> with two padded structs by value", &["v1", "v2"], ONE_EACH),
+    ("padded_structs", "every thread launches child<<<1, 32>>> with two padded structs by value", &["v1", "v2"], BenchExpect::NTimes32),
     (
         "branch_sites",
         "child<<<1, 32>>> launched at three sites of one divergent branch, none in a loop or a __device__ function",
         &["v1", "v2"],
-        ONE_EACH,
+        BenchExpect::NTimes32,
     ),
     (
         "lane_sites",
@@ -780,7 +780,6 @@ enum BenchExpect {
     /// Any other count, from the program's definition (written as the number for each size).
     Formula(fn(u64) -> u64),
 }
-const ONE_EACH: BenchExpect = BenchExpect::NTimes32;
 
 /// bench/gpu/lane_sites.cdp's counter: thread t adds 2 (t % 4) when t % 3 == 0, 4 when
 /// t % 3 == 1, nothing otherwise.

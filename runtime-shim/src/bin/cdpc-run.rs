@@ -133,7 +133,6 @@ const HUNG_STATUS: i32 = 3;
 
 fn soak(args: Vec<String>) -> Result<ExitCode, String> {
     use std::io::Write;
-    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
     let (mut positional, mut runs, mut limit) = (Vec::new(), None, 20);
@@ -152,16 +151,16 @@ fn soak(args: Vec<String>) -> Result<ExitCode, String> {
     let bytes = std::fs::read(&cubin).map_err(|e| format!("cannot read {cubin}: {e}"))?;
     // The watchdog: a run (the context's creation counted in the first) that has not ended
     // within the limit is reported and ends the process; the driver tears the context down.
-    let started = Arc::new(Mutex::new(Instant::now()));
-    let current = Arc::new(AtomicUsize::new(0));
+    // Shared with it: the number of the run going on and when it started.
+    let run = Arc::new(Mutex::new((0usize, Instant::now())));
     {
-        let (started, current) = (Arc::clone(&started), Arc::clone(&current));
+        let run = Arc::clone(&run);
         let limit = Duration::from_secs(limit as u64);
         std::thread::spawn(move || loop {
             std::thread::sleep(Duration::from_millis(100));
-            let since = started.lock().map(|t| t.elapsed()).unwrap_or_default();
-            if since > limit {
-                println!("HUNG {} (still running after {} s)", current.load(Ordering::SeqCst), limit.as_secs());
+            let (k, started) = *run.lock().unwrap_or_else(|e| e.into_inner());
+            if started.elapsed() > limit {
+                println!("HUNG {k} (still running after {} s)", limit.as_secs());
                 let _ = std::io::stdout().flush();
                 std::process::exit(HUNG_STATUS);
             }
@@ -170,7 +169,7 @@ fn soak(args: Vec<String>) -> Result<ExitCode, String> {
     let mut checks = SoakChecks::new(&manifest);
     let mut failed = 0;
     let made = run_sample_many(&bytes, &manifest, runs, true, |k, output| {
-        let ms = started.lock().map(|t| t.elapsed().as_millis()).unwrap_or_default();
+        let ms = run.lock().unwrap_or_else(|e| e.into_inner()).1.elapsed().as_millis();
         let reasons = checks.check(output);
         if reasons.is_empty() {
             println!("ok {k} {ms}");
@@ -179,10 +178,7 @@ fn soak(args: Vec<String>) -> Result<ExitCode, String> {
             println!("FAIL {k} {ms}: {}", reasons.join("; "));
         }
         let _ = std::io::stdout().flush();
-        current.store(k + 1, Ordering::SeqCst);
-        if let Ok(mut t) = started.lock() {
-            *t = Instant::now();
-        }
+        *run.lock().unwrap_or_else(|e| e.into_inner()) = (k + 1, Instant::now());
     })
     .map_err(|e| e.to_string())?;
     if made < runs {
