@@ -5,6 +5,7 @@
 //! share is the `cdpc_tests` library (`src/lib.rs`).
 
 mod corpus;
+mod corpus_soak;
 mod devrt_declarations;
 mod extern_declarations;
 mod layout_oracle;

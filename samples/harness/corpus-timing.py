@@ -49,6 +49,8 @@ linked where cdpc is, carried, and run there:
   # there (a GPU, Python 3; nothing of CUDA but the driver): what the archive holds, then a run
   python3 samples/harness/corpus-timing.py --stage run --bundle build/klap-bundle.tar.xz --list
   python3 samples/harness/corpus-timing.py --stage run --bundle build/klap-bundle.tar.xz --rounds 10 --deadline 500
+  # there, the soak: every program and variant run 100 times, each run checked (corpus-soak.md)
+  python3 samples/harness/corpus-timing.py --stage soak --bundle build/klap-bundle.tar.xz --runs 100 --run-limit 30 --deadline 400
 
 The archive (about 3 MiB for all seven programs and seven variants) holds the executables and
 manifest.json: each executable's program and variant, the variants' cdpc arguments, the
@@ -444,6 +446,75 @@ def time_runs(programs: list[str], variants: list[str], exes: dict[tuple[str, st
     return "\n".join(lines)
 
 
+
+def soak_runs(programs: list[str], variants: list[str], exes: dict[tuple[str, str], str], args: argparse.Namespace, built_with: str) -> tuple[str, bool]:
+    """The soak: every (program, variant) run --runs times, runs of different programs at once
+    (--jobs), a program's own runs one at a time (GC writes into its outputs/ folder). A run is
+    ok when it exits 0 within --run-limit and prints a time; its output (timings masked, lines
+    sorted) is then compared with the outputs nvcc's runs gave. Returns the report (also
+    written to $OUT/corpus-soak.md) and whether every run was ok with an output nvcc's runs
+    also gave."""
+    import concurrent.futures
+
+    rng = random.Random(SEED)
+    # Each program's runs, its variants interleaved in a seeded random order.
+    queues = {name: [(name, v) for v in variants if (name, v) in exes for _ in range(args.runs)] for name in programs}
+    for queue in queues.values():
+        rng.shuffle(queue)
+    tasks = [task for queue in queues.values() for task in queue]
+    results: dict[tuple[str, str], list[tuple[str, str, float]]] = {}
+
+    begun = time.time()
+
+    def program(name: str) -> None:
+        for task in queues[name]:
+            if args.deadline and time.time() - begun > args.deadline:
+                return  # the rows say how many runs were made
+            started = time.time()
+            t, output, why = run(exes[task], name, args.run_limit)
+            took = time.time() - started
+            state = "ok" if t is not None else ("hung" if why.startswith("stopped after") else "failed")
+            results.setdefault(task, []).append((state, output if t is not None else why, took))
+
+    started = time.time()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        list(pool.map(program, programs))
+    elapsed = time.time() - started
+    lines = [
+        "# KLAP's programs: the soak",
+        "",
+        f"Run by `samples/harness/corpus-timing.py --stage soak --runs {args.runs} --jobs {args.jobs} --run-limit {args.run_limit:g}` on {time.strftime('%Y-%m-%d', time.gmtime())}: {gpu()}; {built_with}.",
+        f"{sum(len(r) for r in results.values())} of {len(tasks)} runs made in {elapsed:.0f} s{f' (--deadline {args.deadline:g} s)' if args.deadline else ''}, in a seeded random order (seed {SEED:#x}); runs of different programs at once, a program's own one at a time.",
+        "A run is ok when it exits 0 within the limit and prints its kernel time. \"outputs\": how many distinct outputs (timings",
+        "masked, lines sorted) its ok runs gave; \"seen from nvcc\": how many of its ok runs gave an output that one of nvcc's runs gave.",
+        "",
+        "| program | variant | runs | ok | failed | hung | outputs | seen from nvcc | slowest run (s) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    clean = True
+    notes = []
+    for name in programs:
+        reference = {o for s, o, _ in results.get((name, "nvcc"), []) if s == "ok"}
+        for v in variants:
+            rs = results.get((name, v), [])
+            if not rs:
+                continue
+            ok = [o for s, o, _ in rs if s == "ok"]
+            failed_runs = [o for s, o, _ in rs if s == "failed"]
+            hung = sum(s == "hung" for s, _, _ in rs)
+            seen = sum(o in reference for o in ok)
+            clean = clean and not failed_runs and not hung and seen == len(ok)
+            lines.append(f"| {name} | {v} | {len(rs)} | {len(ok)} | {len(failed_runs)} | {hung} | {len(set(ok))} | {seen} | {max(t for _, _, t in rs):.2f} |")
+            if failed_runs:
+                notes.append(f"- {name} {v}: first failure: {failed_runs[0]}")
+    if notes:
+        lines += ["", "Failures:", "", *notes]
+    report = os.path.join(os.environ.get("OUT", "."), "corpus-soak.md")
+    with open(report, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return "\n".join(lines), clean
+
+
 def write_bundle(path: str, work: str, exes: dict[tuple[str, str], str], failed: list[str], programs: list[str], variants: list[str], built_with: str) -> None:
     """The executables and manifest.json, as an xz-compressed tar archive at `path` (written
     beside it first, then renamed: no partial archive is left)."""
@@ -501,7 +572,9 @@ def read_bundle(path: str, into: str) -> tuple[dict, dict[tuple[str, str], str]]
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
-    parser.add_argument("--stage", choices=["all", "build", "run"], default="all")
+    parser.add_argument("--stage", choices=["all", "build", "run", "soak"], default="all")
+    parser.add_argument("--runs", type=int, default=100, help="soak stage: runs of each program and variant")
+    parser.add_argument("--jobs", type=int, default=7, help="soak stage: programs run at once (a program's own runs one at a time)")
     parser.add_argument("--cdpc", help="the cdpc binary (build and all)")
     parser.add_argument("--bundle", help="the archive the build stage writes and the run stage reads (.tar.xz)")
     parser.add_argument("--list", action="store_true", help="run stage: list what the archive holds and stop")
@@ -519,9 +592,9 @@ def main() -> int:
         parser.error(f"unknown programs: {', '.join(unknown)} (known: {', '.join(PROGRAMS)})")
     chosen = [v for v in args.variants.split(",") if v] if args.variants else None
     # The run stage takes the archive's variants, which bundle-merge.py may have renamed.
-    if chosen is not None and args.stage != "run" and any(v not in VARIANTS for v in chosen):
+    if chosen is not None and args.stage not in ("run", "soak") and any(v not in VARIANTS for v in chosen):
         parser.error(f"unknown variants: {', '.join(v for v in chosen if v not in VARIANTS)} (known: {', '.join(VARIANTS)})")
-    if args.stage != "run" and not args.cdpc:
+    if args.stage not in ("run", "soak") and not args.cdpc:
         parser.error(f"--stage {args.stage} needs --cdpc")
     if args.stage != "all" and not args.bundle:
         parser.error(f"--stage {args.stage} needs --bundle")
@@ -531,7 +604,7 @@ def main() -> int:
         print("corpus-timing: no GPU (nvidia-smi lists none): the run needs one (--stage build builds without; --list shows an archive)", file=sys.stderr)
         return 2
 
-    if args.stage == "run":
+    if args.stage in ("run", "soak"):
         unpacked = tempfile.mkdtemp()
         try:
             manifest, exes = read_bundle(args.bundle, unpacked)
@@ -549,6 +622,10 @@ def main() -> int:
                 for f in failed:
                     print(f"  failed: {f}")
                 return 0
+            if args.stage == "soak":
+                report, clean = soak_runs(programs, variants, exes, args, manifest["built_with"])
+                print(report)
+                return 0 if clean else 1
             print(time_runs(programs, variants, exes, args, failed, manifest["built_with"], manifest["variants"]))
             return 0
         finally:

@@ -16,7 +16,8 @@
 #
 # nvcc's cubins are built first (samples/check.sh) and soaked under the label `nvcc`, so that
 # what hangs or fails with cdpc's builds can be told from what the runtime does to nvcc's.
-# ONLY="err_pending_limit ..." soaks only those samples, SKIP="err_child_fault ..." all but those; LABELS="cdpc-v2 ..." only those builds
+# DISTINCT=1 soaks each sample's distinct cubins once (builds that made the same bytes share
+# the runs). ONLY="err_pending_limit ..." soaks only those samples, SKIP="err_child_fault ..." all but those; LABELS="cdpc-v2 ..." only those builds
 # of build/gpu (all of them by default, nvcc's always); DEADLINE (seconds, default 540) starts no
 # new cell past it, and the results say which cells were not reached. JOBS (default 1) cells run
 # at once (several processes share the GPU, which is a harder test of the runtime, not an
@@ -87,30 +88,45 @@ report=$RESULTS_DIR/soak.md
     echo "- device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo '?')"
     echo "- nvcc: $("$CU/bin/nvcc" --version | tail -n 1)"
     echo "- cdpc cubins: $(cat build/gpu/BUILD-INFO 2>/dev/null || echo '?')"
-    echo "- command: \`JOBS=${JOBS:-1} RUNS=$RUNS LIMIT=$LIMIT ONLY=\"${ONLY:-}\" LABELS=\"${LABELS:-}\" sh samples/harness/soak.sh\`"
+    echo "- command: \`DISTINCT=${DISTINCT:-0} JOBS=${JOBS:-1} RUNS=$RUNS LIMIT=$LIMIT ONLY=\"${ONLY:-}\" LABELS=\"${LABELS:-}\" sh samples/harness/soak.sh\`"
     echo
     echo "| sample | build | runs | ok | failed | hung (> ${LIMIT} s) | processes | slowest run (s) |"
     echo "|---|---|---:|---:|---:|---:|---:|---:|"
 } >"$report"
 labels=${LABELS:-$(cd build/gpu && for d in */; do [ "$d" = bin/ ] || printf '%s ' "${d%/}"; done)}
 samples=${ONLY:-$(cd samples && for m in *.toml; do case " ${SKIP:-} " in *" ${m%.toml} "*) ;; *) printf '%s ' "${m%.toml}" ;; esac; done)}
-# The cells, in order; each line NAME LABEL CUBIN.
-for name in $samples; do
-    for label in nvcc $labels; do
-        if [ "$label" = nvcc ]; then cubin=$NVCC/$name.cubin; else cubin=build/gpu/$label/$name.cubin; fi
-        [ -f "$cubin" ] && echo "$name $label $cubin"
-    done
-done >"$WORK/cells"
-# A cell past the deadline is not started: its row says so.
-export RUNS LIMIT DEADLINE START=$start
 # Each row is appended to soak-rows.md as its cell ends, so that a soak stopped from outside
 # keeps the cells it finished; soak.md lists them in the cells' order at the end.
 rows=$RESULTS_DIR/soak-rows.md
 : >"$rows"
+# The cells, in order; each line NAME LABEL CUBIN. DISTINCT=1 runs a sample's cubin once when
+# several builds made the same bytes (the launch optimisations leave many kernels alone): the
+# other builds' rows say whose runs they share.
+: >"$WORK/sums"; : >"$WORK/all"
+for name in $samples; do
+    for label in nvcc $labels; do
+        if [ "$label" = nvcc ]; then cubin=$NVCC/$name.cubin; else cubin=build/gpu/$label/$name.cubin; fi
+        [ -f "$cubin" ] || continue
+        if [ "${DISTINCT:-0}" = 1 ]; then
+            sum=$(cksum <"$cubin" | tr ' ' -)
+            first=$(awk -v n="$name" -v s="$sum" '$1 == n && $2 == s { print $3; exit }' "$WORK/sums")
+            if [ -n "$first" ]; then
+                echo "| $name | $label | the same bytes as $first: its runs | | | | | |" >>"$rows"
+                echo "$name $label $cubin" >>"$WORK/all"
+                continue
+            fi
+            echo "$name $sum $label" >>"$WORK/sums"
+        fi
+        echo "$name $label $cubin"
+        echo "$name $label $cubin" >>"$WORK/all"
+    done
+done >"$WORK/cells"
+# A cell past the deadline is not started: its row says so.
+export RUNS LIMIT DEADLINE START=$start
 xargs -P "${JOBS:-1}" -L 1 sh "$0" --cell <"$WORK/cells" >>"$rows"
 while read -r name label cubin; do
     grep -F "| $name | $label |" "$rows" | head -n 1
-done <"$WORK/cells" >>"$report"
+done <"$WORK/all" >>"$report"
 rm -f "$rows"
 status=0
 if awk -F'|' 'NF > 8 && ($6 + 0 > 0 || $7 + 0 > 0) { bad = 1 } END { exit !bad }' "$report"; then status=1; fi
