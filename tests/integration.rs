@@ -7,6 +7,7 @@
 mod corpus;
 mod corpus_soak;
 mod devrt_declarations;
+mod dispatch_oracle;
 mod extern_declarations;
 mod layout_oracle;
 mod machine_paths;

@@ -43,11 +43,11 @@
 
 use cdpc::driver::{self, CompileError, CompileOptions};
 use cdpc::hir::FunctionKind;
-use cdpc::toolchain::{ToolSearch, Toolchain};
+use cdpc_tests::NvidiaTools;
 use cdpc::Code;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -412,41 +412,20 @@ enum Answer {
     RefusedEnd { end: u64 },
 }
 
-struct Tools {
-    nvcc: PathBuf,
-    cuobjdump: PathBuf,
-    bin: PathBuf,
-}
+/// nvcc's answers, through the shared tools ([`NvidiaTools`]).
+struct Tools(NvidiaTools);
 
 fn find_tools() -> Result<Tools, String> {
-    let tools = Toolchain::discover(&ToolSearch::default()).map_err(|e| format!("the NVIDIA tools were not found, run `cargo xtask setup`:\n{e}"))?;
-    let bin = tools.ptxas.parent().ok_or("ptxas has no folder")?.to_path_buf();
-    let nvcc = bin.join(format!("nvcc{}", std::env::consts::EXE_SUFFIX));
-    if !nvcc.is_file() {
-        return Err(format!("nvcc is not next to ptxas in {} (pip package nvidia-cuda-nvcc)", bin.display()));
-    }
-    let cuobjdump = tools.cuobjdump.ok_or("cuobjdump not found (pip package nvidia-cuda-cuobjdump)")?;
-    Ok(Tools { nvcc, cuobjdump, bin })
+    NvidiaTools::find().map(Tools)
 }
 
 impl Tools {
     fn nvcc(&self, cu: &Path, cubin: &Path) -> std::process::Output {
-        let path = match std::env::var_os("PATH") {
-            Some(p) => std::env::join_paths(std::iter::once(self.bin.clone()).chain(std::env::split_paths(&p))).unwrap(),
-            None => self.bin.clone().into_os_string(),
-        };
-        Command::new(&self.nvcc)
-            .args(["-x", "cu", "-arch=sm_90", "-cubin", "-rdc=true"])
-            .arg(cu)
-            .arg("-o")
-            .arg(cubin)
-            .env("PATH", path)
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.nvcc.display()))
+        self.0.nvcc_cubin(cu, cubin)
     }
 
     fn elf(&self, cubin: &Path) -> String {
-        let out = Command::new(&self.cuobjdump).arg("-elf").arg(cubin).output().expect("cuobjdump runs");
+        let out = Command::new(&self.0.cuobjdump).arg("-elf").arg(cubin).output().expect("cuobjdump runs");
         assert!(out.status.success(), "cuobjdump -elf {} failed: {}", cubin.display(), String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).into_owned()
     }

@@ -4,6 +4,7 @@
 use cdpc::driver::CompileOptions;
 use cdpc::{AddressSize, Code, LaunchAbi};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// The repository root (this crate lives in `tests/`).
 pub fn repo_root() -> PathBuf {
@@ -51,4 +52,45 @@ pub fn options_from_header(source: &str) -> CompileOptions {
         }
     }
     options
+}
+
+/// nvcc and cuobjdump, the oracle tests' tools: nvcc next to the ptxas that cdpc's tool search
+/// finds (the pip package nvidia-cuda-nvcc beside nvidia-cuda-nvcc's ptxas), cuobjdump as that
+/// search finds it.
+pub struct NvidiaTools {
+    pub nvcc: PathBuf,
+    pub cuobjdump: PathBuf,
+    /// The folder of ptxas and nvcc, put first on nvcc's `PATH`.
+    pub bin: PathBuf,
+}
+
+impl NvidiaTools {
+    /// The tools, or why a test that needs them cannot run (it prints that and skips).
+    pub fn find() -> Result<NvidiaTools, String> {
+        use cdpc::toolchain::{ToolSearch, Toolchain};
+        let tools = Toolchain::discover(&ToolSearch::default()).map_err(|e| format!("the NVIDIA tools were not found, run `cargo xtask setup`:\n{e}"))?;
+        let bin = tools.ptxas.parent().ok_or("ptxas has no folder")?.to_path_buf();
+        let nvcc = bin.join(format!("nvcc{}", std::env::consts::EXE_SUFFIX));
+        if !nvcc.is_file() {
+            return Err(format!("nvcc is not next to ptxas in {} (pip package nvidia-cuda-nvcc)", bin.display()));
+        }
+        let cuobjdump = tools.cuobjdump.ok_or("cuobjdump not found (pip package nvidia-cuda-cuobjdump)")?;
+        Ok(NvidiaTools { nvcc, cuobjdump, bin })
+    }
+
+    /// `nvcc -x cu -arch=sm_90 -cubin -rdc=true CU -o CUBIN`, its output returned as it is.
+    pub fn nvcc_cubin(&self, cu: &Path, cubin: &Path) -> std::process::Output {
+        let path = match std::env::var_os("PATH") {
+            Some(p) => std::env::join_paths(std::iter::once(self.bin.clone()).chain(std::env::split_paths(&p))).unwrap(),
+            None => self.bin.clone().into_os_string(),
+        };
+        Command::new(&self.nvcc)
+            .args(["-x", "cu", "-arch=sm_90", "-cubin", "-rdc=true"])
+            .arg(cu)
+            .arg("-o")
+            .arg(cubin)
+            .env("PATH", path)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.nvcc.display()))
+    }
 }

@@ -236,6 +236,8 @@ pub fn lineinfo_ptx(ptx: &str) -> String {
 /// a dense switch of eight cases, and a divergent warp at a `BRX` takes each target in turn
 /// anyway (issue 28: the divergent launch sites of `bench/gpu/launch_sites.cdp`).
 ///
+/// A small `switch` tests its cases in nvcc's order ([`nvcc_case_order`]).
+///
 /// The lists `@llvm.used` and `@llvm.compiler.used` go last first: NVPTX writes each global
 /// after the globals it refers to, in the order of a set keyed by addresses, so a list that
 /// came before the variables it names wrote them in an order that changed from run to run.
@@ -248,6 +250,7 @@ pub fn write_ptx(module: &Module<'_>, tm: &TargetMachine) -> Result<String, Back
     let no_jump_tables = module.get_context().create_string_attribute("no-jump-tables", "true");
     for f in module.get_functions().filter(|f| f.count_basic_blocks() > 0) {
         f.add_attribute(inkwell::attributes::AttributeLoc::Function, no_jump_tables);
+        nvcc_case_order(f);
     }
     let buffer = tm
         .write_to_memory_buffer(module, FileType::Assembly)
@@ -332,6 +335,55 @@ pub fn parse_ir<'ctx>(context: &'ctx inkwell::context::Context, bytes: &[u8], na
             Err(ParseFailure::Refused(text))
         }
         _ => Err(ParseFailure::Crashed),
+    }
+}
+
+/// Lays out `function` so that each small `switch` (at most three cases, which SelectionDAG
+/// lowers as a chain of compares, not a tree) tests its cases as nvcc does: in the order the
+/// source wrote them, each case's lanes branching away but the last case's, which fall
+/// through.
+///
+/// SimplifyCFG makes `if (x == 0) A; else if (x == 1) B;` a `switch` whose cases are listed
+/// in the source's order, as a `switch` statement's are. SelectionDAG sorts them by value (by
+/// probability first, equal without profile data) and then, when a case other than the last
+/// leads to the block laid out next, compares that case last, so that its block falls
+/// through: for the chain above, whose A is laid out next, it tests `x == 1` first and lets
+/// A's lanes fall through. nvcc tests `x == 0` first and lets B's lanes fall through; with
+/// the chain written the other way round (`x == 1` first) it tests `x == 1` first and lets the
+/// `x == 0` lanes fall through; and with three cases it tests them in the source's order with
+/// the third falling through (SASS of nvcc 13.5's builds of five such kernels, 2026-11-27).
+/// A divergent warp runs the two sides in another order then, and with launches on both sides
+/// that is the launch tree's order. Measured on the H100 with `samples/lane_sites.cdp`
+/// (results/2026-11-27-gpu-soak/): with LLVM's order the tree never finished below 0.181 ms,
+/// with nvcc's it did (0.133-0.140 ms), as nvcc's build does.
+///
+/// The block of the case listed last is moved right after the switch's block, so that it is
+/// the one laid out next: SelectionDAG then compares it last, and the others in the order of
+/// their values, which is the source's where the source wrote them in ascending order (always
+/// for two cases). Blocks are only moved, never the entry block: the IR means what it meant. A
+/// switch with branch weights, or whose last case leads to its default or its own block, is
+/// left alone.
+fn nvcc_case_order(function: FunctionValue<'_>) {
+    use inkwell::basic_block::BasicBlock;
+    use inkwell::llvm_sys::core::{LLVMGetMetadata, LLVMGetNumSuccessors, LLVMGetSuccessor};
+    use inkwell::values::{AsValueRef, InstructionOpcode};
+    let prof = function.get_type().get_context().get_kind_id("prof");
+    let entry = function.get_first_basic_block();
+    for block in function.get_basic_blocks() {
+        let Some(switch) = block.get_terminator().filter(|t| t.get_opcode() == InstructionOpcode::Switch) else { continue };
+        let sw = switch.as_value_ref();
+        // SAFETY: `sw` is a switch instruction of a live module: successor 0 is its default,
+        // successor i > 0 the destination of its i-th case in the order of its list.
+        let (cases, weighted) = unsafe { (LLVMGetNumSuccessors(sw) - 1, !LLVMGetMetadata(sw, prof).is_null()) };
+        if cases == 0 || cases > 3 || weighted {
+            continue;
+        }
+        let successor = |i| unsafe { BasicBlock::new(LLVMGetSuccessor(sw, i)) };
+        let (Some(last), default) = (successor(cases), successor(0)) else { continue };
+        if Some(last) == default || last == block || Some(last) == entry || block.get_next_basic_block() == Some(last) {
+            continue;
+        }
+        let _ = last.move_after(block);
     }
 }
 
