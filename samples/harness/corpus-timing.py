@@ -446,7 +446,6 @@ def time_runs(programs: list[str], variants: list[str], exes: dict[tuple[str, st
     return "\n".join(lines)
 
 
-
 def soak_runs(programs: list[str], variants: list[str], exes: dict[tuple[str, str], str], args: argparse.Namespace, built_with: str) -> tuple[str, bool]:
     """The soak: every (program, variant) run --runs times, runs of different programs at once
     (--jobs), a program's own runs one at a time (GC writes into its outputs/ folder). A run is
@@ -463,7 +462,6 @@ def soak_runs(programs: list[str], variants: list[str], exes: dict[tuple[str, st
         rng.shuffle(queue)
     tasks = [task for queue in queues.values() for task in queue]
     results: dict[tuple[str, str], list[tuple[str, str, float]]] = {}
-
     begun = time.time()
 
     def program(name: str) -> None:
@@ -476,10 +474,9 @@ def soak_runs(programs: list[str], variants: list[str], exes: dict[tuple[str, st
             state = "ok" if t is not None else ("hung" if why.startswith("stopped after") else "failed")
             results.setdefault(task, []).append((state, output if t is not None else why, took))
 
-    started = time.time()
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         list(pool.map(program, programs))
-    elapsed = time.time() - started
+    elapsed = time.time() - begun
     lines = [
         "# KLAP's programs: the soak",
         "",

@@ -107,18 +107,17 @@ for name in $samples; do
     for label in nvcc $labels; do
         if [ "$label" = nvcc ]; then cubin=$NVCC/$name.cubin; else cubin=build/gpu/$label/$name.cubin; fi
         [ -f "$cubin" ] || continue
+        echo "$name $label $cubin" >>"$WORK/all" # every cell's row, run or shared
         if [ "${DISTINCT:-0}" = 1 ]; then
             sum=$(cksum <"$cubin" | tr ' ' -)
             first=$(awk -v n="$name" -v s="$sum" '$1 == n && $2 == s { print $3; exit }' "$WORK/sums")
             if [ -n "$first" ]; then
                 echo "| $name | $label | the same bytes as $first: its runs | | | | | |" >>"$rows"
-                echo "$name $label $cubin" >>"$WORK/all"
                 continue
             fi
             echo "$name $sum $label" >>"$WORK/sums"
         fi
         echo "$name $label $cubin"
-        echo "$name $label $cubin" >>"$WORK/all"
     done
 done >"$WORK/cells"
 # A cell past the deadline is not started: its row says so.
