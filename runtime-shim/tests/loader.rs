@@ -583,7 +583,7 @@ fn time_alone_times_each_cubin_by_itself() {
         let times = names.iter().map(|n| vec![labels.iter().position(|l| &l.name == n).unwrap() as f64 + 1.0; 3]).collect();
         Ok(Interleaved { times_ms: times, problems: vec![Vec::new(); names.len()] })
     };
-    let run = |_: &Path, m: &Manifest| Ok(perfect_output(m));
+    let run = |_: &Path, m: &Manifest| Ok(Some(perfect_output(m)));
     let results = diff::run_all(&[h.clone(), pending.clone()], &labels, run, time, |_| {});
     let calls = calls.into_inner();
     let alone: Vec<Vec<String>> = calls.iter().filter(|(n, _)| n == "err_pending_limit").map(|(_, c)| c.clone()).collect();
@@ -607,6 +607,42 @@ fn time_alone_times_each_cubin_by_itself() {
     assert!(notes.starts_with("- **err_pending_limit**: each compiler's cubin timed in a process of its own"), "{notes}");
     assert_eq!(notes.lines().count(), 1, "{notes}");
     assert_eq!(diff::timing_notes(&results[..1]), "");
+}
+
+/// `diff --no-check` (the run callback answers `Ok(None)`): every present cubin is timed, none is
+/// compared; its cells read "not checked", the identical column "–", and a missing cubin still
+/// fails; a wrong output would have failed the checked run, so the skip is the only difference.
+#[test]
+fn unchecked_cells_are_timed_and_compared_with_nothing() {
+    use runtime_shim::loader::Interleaved;
+    let h = manifest("hello");
+    let folder = tempfile::tempdir().unwrap();
+    let labels: Vec<Label> = ["cdpc-v2", "cdpc-v2-agg-warp", "cdpc-v2-agg-grid"]
+        .iter()
+        .map(|name| {
+            let dir = folder.path().join(name);
+            std::fs::create_dir(&dir).unwrap();
+            if *name != "cdpc-v2-agg-grid" {
+                std::fs::write(dir.join("hello.cubin"), b"stand-in").unwrap();
+            }
+            Label { name: name.to_string(), dir }
+        })
+        .collect();
+    let timed = std::cell::RefCell::new(Vec::new());
+    let time = |_: &Manifest, cubins: &[&Path]| -> Result<Interleaved, LoadError> {
+        timed.borrow_mut().push(cubins.len());
+        Ok(Interleaved { times_ms: vec![vec![1.0, 2.0, 3.0]; cubins.len()], problems: vec![Vec::new(); cubins.len()] })
+    };
+    let results = diff::run_all(std::slice::from_ref(&h), &labels, |_, _| Ok(None), time, |_| {});
+    assert_eq!(timed.into_inner(), [2], "the two present cubins, timed together");
+    let cells = &results[0].cells;
+    assert!(matches!(&cells[0], Cell::Ran { checked: false, output, .. } if output.times_ms == [1.0, 2.0, 3.0]), "{cells:?}");
+    assert!(cells[0].is_ok() && cells[1].is_ok() && !cells[2].is_ok(), "{cells:?}");
+    let table = diff::table(&results, &labels, 0, 1);
+    let row = table.lines().find(|l| l.contains("cdpc-v2-agg-warp")).unwrap();
+    assert!(row.contains("| not checked | not checked | – |"), "{row}");
+    assert!(!diff::all_passed(&results, 0), "the missing cubin fails");
+    assert!(diff::all_passed(&results[..0], 0));
 }
 
 /// `cdpc-run diff` over err_pending_limit end to end, through its child processes: without a

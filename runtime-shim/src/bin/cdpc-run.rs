@@ -5,7 +5,7 @@
 //! cdpc-run sample CUBIN MANIFEST [--repeat N] [--warmup N]
 //! cdpc-run soak CUBIN MANIFEST --runs N [--limit SECONDS]
 //! cdpc-run diff --manifests DIR --cubins LABEL=DIR... [--reference LABEL] [--repeat N]
-//!               [--warmup N] [--seed N] [--results FILE]
+//!               [--warmup N] [--seed N] [--results FILE] [--no-check]
 //! cdpc-run device
 //! ```
 
@@ -30,6 +30,7 @@ usage:
       prints `HUNG K` and ends the process with status 3; else exit 1 if any run failed
   cdpc-run diff --manifests DIR --cubins LABEL=DIR [--cubins LABEL=DIR ...]
                 [--reference LABEL] [--repeat N] [--warmup N] [--seed N] [--results FILE]
+                [--no-check]
       run every DIR/NAME.toml from every LABEL's DIR/NAME.cubin, check each (one process per
       run), compare outputs byte for byte with the reference (default: the label `nvcc`,
       else the first); then time the cubins that passed together, interleaved: N warm-up runs
@@ -38,7 +39,9 @@ usage:
       cubin timed by itself, in a process of its own, one label after another); print one
       table (min / median / max ms, the ratio of medians to the reference with its 95%
       bootstrap interval, faster/slower only where the interval excludes 1) and write it
-      with the device, driver, date and command line to FILE (markdown)
+      with the device, driver, date and command line to FILE (markdown); --no-check skips
+      the checked runs and the comparison and only times (for cubins whose outputs a soak
+      or an earlier diff has checked: the checked runs take a process each)
   cdpc-run device
       print the GPU and driver this machine has
 ";
@@ -239,6 +242,7 @@ fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
     let mut labels = Vec::new();
     let mut reference = None;
     let mut results_file = None;
+    let mut check = true;
     let mut it = argv[2..].iter().cloned();
     while let Some(a) = it.next() {
         if parse_common(&a, &mut it, &mut common)? {
@@ -253,6 +257,7 @@ fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
             }
             "--reference" => reference = Some(value(&a)?),
             "--results" => results_file = Some(PathBuf::from(value(&a)?)),
+            "--no-check" => check = false,
             other if other.contains('=') && !other.starts_with('-') && !labels.is_empty() => labels.push(Label::parse(other)?),
             other => return Err(format!("unknown argument `{other}`\n\n{USAGE}")),
         }
@@ -275,8 +280,9 @@ fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
     let exe = std::env::current_exe().map_err(|e| format!("finding this program: {e}"))?;
     // The checked run alone (repeat 0); the timing comes after, all compilers together.
     let checked = RunOptions { repeat: 0, ..common.options };
-    let run = |cubin: &std::path::Path, m: &Manifest| {
-        isolate::run_in_child(&exe, cubin, &manifests_dir.join(format!("{}.toml", m.name)), &checked, isolate::RUN_TIMEOUT)
+    let run = |cubin: &std::path::Path, m: &Manifest| match check {
+        true => isolate::run_in_child(&exe, cubin, &manifests_dir.join(format!("{}.toml", m.name)), &checked, isolate::RUN_TIMEOUT).map(Some),
+        false => Ok(None),
     };
     let timing = TimingOptions { warmup: common.options.warmup, rounds: common.options.repeat, seed: common.seed };
     let time = |m: &Manifest, cubins: &[&std::path::Path]| {
@@ -300,7 +306,12 @@ fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
         println!();
         print!("{details}");
     }
-    println!("\n{}", if passed { "all samples passed" } else { "SOME SAMPLES FAILED" });
+    let verdict = match (passed, check) {
+        (true, true) => "all samples passed",
+        (true, false) => "all timed (--no-check: outputs not checked or compared)",
+        (false, _) => "SOME SAMPLES FAILED",
+    };
+    println!("\n{verdict}");
     if let Some(path) = results_file {
         let command = argv.iter().map(|a| if a.contains(' ') { format!("'{a}'") } else { a.clone() }).collect::<Vec<_>>().join(" ");
         let labels_text = labels.iter().map(|l| format!("`{}` = {}", l.name, l.dir.display())).collect::<Vec<_>>().join(", ");
@@ -316,7 +327,7 @@ fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
              per compiler (samples whose manifest says `time_alone`: each compiler's cubin in a process of its own, one after \
              another, listed below the table); ratio = compiler median / {reference_name} median, with the 95% percentile-bootstrap interval \
              ({resamples} resamples, seed {seed}); a compiler is called faster or slower only where that interval excludes 1\n\
-             - identical: buffers, `__device__` globals and printed output compared byte for byte with {reference_name}'s run\n\
+             - identical: {identical}\n\
              - result: {verdict}\n\n\
              {table}\n{notes_section}## Summary\n\n{summary}\n{details_heading}{details}",
             reference_name = labels[reference].name,
@@ -325,7 +336,15 @@ fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
             warmup = common.options.warmup,
             seed = common.seed,
             resamples = stats::RESAMPLES,
-            verdict = if passed { "all samples passed" } else { "some samples FAILED" },
+            identical = match check {
+                true => format!("buffers, `__device__` globals and printed output compared byte for byte with {}'s run", labels[reference].name),
+                false => "not compared (--no-check: the checked runs were skipped; the cubins were only timed)".to_string(),
+            },
+            verdict = match (passed, check) {
+                (true, true) => "all samples passed",
+                (true, false) => "timed only (--no-check): outputs not checked or compared",
+                (false, _) => "some samples FAILED",
+            },
             details_heading = if details.is_empty() { "" } else { "## Details\n\n" },
             notes_section = if notes.is_empty() { String::new() } else { format!("## Timed one compiler at a time\n\n{notes}\n") },
         );

@@ -47,7 +47,9 @@ impl Label {
 #[derive(Clone, Debug)]
 pub enum Cell {
     /// It ran; `reasons` lists every way it fell short of its manifest (empty: ok).
-    Ran { output: Box<RunOutput>, reasons: Vec<String> },
+    /// `checked` is false where the checked run was skipped (`diff --no-check`): the output is
+    /// then empty, the cell is only timed, and it is compared with nothing.
+    Ran { output: Box<RunOutput>, reasons: Vec<String>, checked: bool },
     /// No cubin, and the manifest says this ABI cannot build the sample: not a failure.
     NotBuilt(String),
     /// No cubin where one was due, or the sample could not be started.
@@ -65,13 +67,14 @@ impl Cell {
 
     fn output(&self) -> Option<&RunOutput> {
         match self {
-            Cell::Ran { output, .. } => Some(output),
+            Cell::Ran { output, checked: true, .. } => Some(output),
             _ => None,
         }
     }
 
     fn ok_text(&self) -> String {
         match self {
+            Cell::Ran { checked: false, reasons, .. } if reasons.is_empty() => "not checked".into(),
             Cell::Ran { reasons, .. } if reasons.is_empty() => "ok".into(),
             Cell::Ran { .. } => "FAIL".into(),
             Cell::NotBuilt(why) => format!("not built ({why})"),
@@ -80,7 +83,10 @@ impl Cell {
     }
 
     fn times(&self) -> &[f64] {
-        self.output().map(|o| o.times_ms.as_slice()).unwrap_or(&[])
+        match self {
+            Cell::Ran { output, .. } => &output.times_ms,
+            _ => &[],
+        }
     }
 
     fn summary(&self) -> Option<Summary> {
@@ -89,7 +95,7 @@ impl Cell {
 
     /// Whether this cell's cubin is timed: it ran, passed its checks and raised no error.
     fn timeable(&self, manifest: &Manifest) -> bool {
-        manifest.expect_error.is_none() && matches!(self, Cell::Ran { output, reasons } if reasons.is_empty() && output.error.is_none())
+        manifest.expect_error.is_none() && matches!(self, Cell::Ran { output, reasons, .. } if reasons.is_empty() && output.error.is_none())
     }
 }
 
@@ -98,7 +104,7 @@ pub fn judge(manifest: &Manifest, outcome: Result<RunOutput, LoadError>) -> Cell
     match outcome {
         Ok(output) => {
             let reasons = check_against_manifest(manifest, &output);
-            Cell::Ran { output: Box::new(output), reasons }
+            Cell::Ran { output: Box::new(output), reasons, checked: true }
         }
         Err(e) => Cell::Failed(e.to_string()),
     }
@@ -131,15 +137,15 @@ pub struct SampleResult {
 }
 
 /// Runs every sample from every label's folder (needs a GPU): first each cubin's checked run
-/// with `run` (the cubin's path and its manifest; `cdpc-run` runs each in its own process),
-/// then the cubins that passed, timed together with `time` (interleaved, `cuda::time_interleaved`),
+/// with `run` (the cubin's path and its manifest; `cdpc-run` runs each in its own process;
+/// `Ok(None)`: not checked, the cubin is only timed, as `cdpc-run diff --no-check` asks), then the cubins that passed, timed together with `time` (interleaved, `cuda::time_interleaved`),
 /// or, for a manifest with `time_alone`, each by itself with its own call of `time` (`cdpc-run`:
 /// its own process), one label after another; the outputs are compared either way.
 /// `progress` gets one line per cell.
 pub fn run_all(
     manifests: &[Manifest],
     labels: &[Label],
-    run: impl Fn(&Path, &Manifest) -> Result<super::RunOutput, LoadError>,
+    run: impl Fn(&Path, &Manifest) -> Result<Option<super::RunOutput>, LoadError>,
     time: impl Fn(&Manifest, &[&Path]) -> Result<Interleaved, LoadError>,
     mut progress: impl FnMut(&str),
 ) -> Vec<SampleResult> {
@@ -150,7 +156,13 @@ pub fn run_all(
             let mut cells: Vec<Cell> = labels
                 .iter()
                 .zip(&paths)
-                .map(|(label, path)| if path.is_file() { judge(m, run(path, m)) } else { missing_cubin(m, label, path) })
+                .map(|(label, path)| match path.is_file() {
+                    true => match run(path, m) {
+                        Ok(None) => Cell::Ran { output: Box::default(), reasons: Vec::new(), checked: false },
+                        outcome => judge(m, outcome.map(Option::unwrap_or_default)),
+                    },
+                    false => missing_cubin(m, label, path),
+                })
                 .collect();
             let timed: Vec<usize> = (0..cells.len()).filter(|&k| cells[k].timeable(m)).collect();
             // one timing of all the cubins together, interleaved; or, where the manifest says
@@ -164,7 +176,7 @@ pub fn run_all(
                 let group_paths: Vec<&Path> = group.iter().map(|&k| paths[k].as_path()).collect();
                 let outcome = time(m, &group_paths);
                 for (j, &k) in group.iter().enumerate() {
-                    if let Cell::Ran { output, reasons } = &mut cells[k] {
+                    if let Cell::Ran { output, reasons, .. } = &mut cells[k] {
                         match &outcome {
                             Ok(t) => {
                                 output.times_ms = t.times_ms.get(j).cloned().unwrap_or_default();
