@@ -546,6 +546,22 @@ fn conditional_nodes_and_condition_handles() {
     assert!(kinds.contains(&CondKind::If) && kinds.contains(&CondKind::While), "{kinds:?}");
 }
 
+/// A label folder under `root` for each `(label, samples)`, holding a stand-in `SAMPLE.cubin`
+/// for each of its samples (the runner is a closure in these tests: the bytes are never loaded).
+fn stand_in_labels(root: &Path, cells: &[(&str, &[&str])]) -> Vec<Label> {
+    cells
+        .iter()
+        .map(|(name, samples)| {
+            let dir = root.join(name);
+            std::fs::create_dir(&dir).unwrap();
+            for sample in *samples {
+                std::fs::write(dir.join(format!("{sample}.cubin")), b"stand-in").unwrap();
+            }
+            Label { name: name.to_string(), dir }
+        })
+        .collect()
+}
+
 /// A manifest with `time_alone` (err_pending_limit) has each compiler's cubin timed by a call
 /// of its own (`cdpc-run`: a process of its own), in the labels' order, each cell getting its
 /// own call's times and problems; any other sample's cubins are timed in one call together.
@@ -559,17 +575,8 @@ fn time_alone_times_each_cubin_by_itself() {
     let h = manifest("hello");
     assert_eq!(h.time_alone, None);
     let folder = tempfile::tempdir().unwrap();
-    let labels: Vec<Label> = ["nvcc", "cdpc-v2", "cdpc-v1"]
-        .iter()
-        .map(|name| {
-            let dir = folder.path().join(name);
-            std::fs::create_dir(&dir).unwrap();
-            for m in [&h, &pending] {
-                std::fs::write(dir.join(format!("{}.cubin", m.name)), b"stand-in").unwrap();
-            }
-            Label { name: name.to_string(), dir }
-        })
-        .collect();
+    let both: &[&str] = &["hello", "err_pending_limit"];
+    let labels = stand_in_labels(folder.path(), &[("nvcc", both), ("cdpc-v2", both), ("cdpc-v1", both)]);
     let calls: RefCell<Vec<(String, Vec<String>)>> = RefCell::new(Vec::new());
     let label_of = |p: &Path| p.parent().unwrap().file_name().unwrap().to_string_lossy().into_owned();
     // each label's runs take its position in the labels' list plus 1 ms; cdpc-v1's call by
@@ -617,17 +624,7 @@ fn unchecked_cells_are_timed_and_compared_with_nothing() {
     use runtime_shim::loader::Interleaved;
     let h = manifest("hello");
     let folder = tempfile::tempdir().unwrap();
-    let labels: Vec<Label> = ["cdpc-v2", "cdpc-v2-agg-warp", "cdpc-v2-agg-grid"]
-        .iter()
-        .map(|name| {
-            let dir = folder.path().join(name);
-            std::fs::create_dir(&dir).unwrap();
-            if *name != "cdpc-v2-agg-grid" {
-                std::fs::write(dir.join("hello.cubin"), b"stand-in").unwrap();
-            }
-            Label { name: name.to_string(), dir }
-        })
-        .collect();
+    let labels = stand_in_labels(folder.path(), &[("cdpc-v2", &["hello"]), ("cdpc-v2-agg-warp", &["hello"]), ("cdpc-v2-agg-grid", &[])]);
     let timed = std::cell::RefCell::new(Vec::new());
     let time = |_: &Manifest, cubins: &[&Path]| -> Result<Interleaved, LoadError> {
         timed.borrow_mut().push(cubins.len());

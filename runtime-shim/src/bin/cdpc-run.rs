@@ -306,12 +306,13 @@ fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
         println!();
         print!("{details}");
     }
-    let verdict = match (passed, check) {
-        (true, true) => "all samples passed",
-        (true, false) => "all timed (--no-check: outputs not checked or compared)",
-        (false, _) => "SOME SAMPLES FAILED",
+    // What the run says at its end, and the results file's `result:` line.
+    let (said, verdict) = match (passed, check) {
+        (true, true) => ("all samples passed", "all samples passed"),
+        (true, false) => ("timed only (--no-check): outputs not checked or compared", "timed only (--no-check): outputs not checked or compared"),
+        (false, _) => ("SOME SAMPLES FAILED", "some samples FAILED"),
     };
-    println!("\n{verdict}");
+    println!("\n{said}");
     if let Some(path) = results_file {
         let command = argv.iter().map(|a| if a.contains(' ') { format!("'{a}'") } else { a.clone() }).collect::<Vec<_>>().join(" ");
         let labels_text = labels.iter().map(|l| format!("`{}` = {}", l.name, l.dir.display())).collect::<Vec<_>>().join(", ");
@@ -339,11 +340,6 @@ fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
             identical = match check {
                 true => format!("buffers, `__device__` globals and printed output compared byte for byte with {}'s run", labels[reference].name),
                 false => "not compared (--no-check: the checked runs were skipped; the cubins were only timed)".to_string(),
-            },
-            verdict = match (passed, check) {
-                (true, true) => "all samples passed",
-                (true, false) => "timed only (--no-check): outputs not checked or compared",
-                (false, _) => "some samples FAILED",
             },
             details_heading = if details.is_empty() { "" } else { "## Details\n\n" },
             notes_section = if notes.is_empty() { String::new() } else { format!("## Timed one compiler at a time\n\n{notes}\n") },
