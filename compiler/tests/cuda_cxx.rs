@@ -435,8 +435,8 @@ fn block_and_grid_aggregation_take_what_the_hir_passes_take() {
 /// A crash inside the Clang that cdpc links (here the shim's own abort, which
 /// `-DCDPC_TEST_CLANG_CRASH` asks for, as a failed assertion in Clang aborts) is caught: E1004
 /// with the command line, exit status 1 rather than death by a signal, no output and no work
-/// files. (In a process of its own: LLVM's signal handler removes every file that Clang runs of
-/// the same process are writing, which would fail the other tests' compilations.)
+/// files. (In a process of its own, for its exit status; what a crash does to other Clang runs
+/// of the process: `a_crash_beside_a_compilation_does_not_fail_it`.)
 #[test]
 fn a_clang_crash_is_e1004_and_leaves_nothing() {
     if !tools_ready() || std::env::var_os("CDPC_CLANG").is_some_and(|c| !c.is_empty()) {
@@ -460,6 +460,47 @@ fn a_clang_crash_is_e1004_and_leaves_nothing() {
     assert!(stderr.contains("command: clang++ ") && stderr.contains("-DCDPC_TEST_CLANG_CRASH"), "{stderr}");
     assert!(!output.exists());
     assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "work files left in {}", tmp.display());
+}
+
+/// A crash of one Clang in the process takes every other Clang's temporary output with it
+/// (LLVM's signal handler removes them before the crash returns): `-dc`'s other side, running
+/// at the same time, failed with "unable to rename temporary" (compiler/tests/cache_stress.rs,
+/// 1 of 9 runs). A compilation that loses its output so runs again and finishes. Here the crash
+/// comes while the other's temporary output is on disk, and that compilation parses for a
+/// while longer (the C++ standard library).
+#[test]
+fn a_crash_beside_a_compilation_does_not_fail_it() {
+    use cdpc::clang::in_process::{compile, Outcome};
+    use cdpc::clang::ClangEngine;
+    let Ok(ClangEngine::InProcess { resource_dir }) = find_engine(&ClangSearch::default(), &ClangEnv::from_process()) else {
+        return println!("skipped: no linked Clang");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (source, output) = (dir.path().join("slow.cpp"), dir.path().join("slow.bc"));
+    std::fs::write(&source, "#include <bits/stdc++.h>\nint f() { std::map<int, std::string> m; return m.size(); }\n").unwrap();
+    let args = |extra: &[&str], file: &Path| {
+        let mut args: Vec<std::ffi::OsString> = vec!["-resource-dir".into(), resource_dir.clone().into(), "-std=c++17".into()];
+        args.extend(extra.iter().map(Into::into));
+        args.push(file.into());
+        args
+    };
+    let slow = args(&["-c", "-emit-llvm", "-o", output.to_str().unwrap()], &source);
+    let crash = args(&["-fsyntax-only", "-DCDPC_TEST_CLANG_CRASH"], &source);
+    std::thread::scope(|scope| {
+        let compiling = scope.spawn(|| compile(&slow, None).unwrap());
+        // Clang's temporary output (`slow-XXXXXX.bc.tmp`) is made before it parses.
+        let started = std::time::Instant::now();
+        let temporary = || std::fs::read_dir(dir.path()).unwrap().flatten().any(|e| e.file_name().to_string_lossy().ends_with(".tmp"));
+        while !temporary() {
+            assert!(started.elapsed() < std::time::Duration::from_secs(60) && !compiling.is_finished(), "Clang's temporary output never appeared");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        assert_eq!(compile(&crash, None).unwrap().outcome, Outcome::Crashed);
+        assert!(!compiling.is_finished(), "the crash came too late to test anything");
+        let run = compiling.join().unwrap();
+        assert_eq!(run.outcome, Outcome::Finished, "{:?}", run.messages);
+    });
+    assert!(std::fs::read(&output).unwrap().starts_with(b"BC\xc0\xde"), "the bitcode is written");
 }
 
 /// A Clang program named with `--clang` (`CDPC_CLANG`) runs as a process instead of the linked
