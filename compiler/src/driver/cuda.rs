@@ -274,7 +274,8 @@ fn run_clang(engine: &ClangEngine, args: impl FnOnce(&Path) -> Result<(Vec<OsStr
 }
 
 /// [`run_clang`], which also reads a second file Clang writes in the work folder (a dependency
-/// list), when `args` names one: its text, empty when Clang wrote none.
+/// list), when `args` names one: its text (a failure when Clang finished without it; empty
+/// from a Clang program, whose work folder is gone).
 fn run_clang_with(engine: &ClangEngine, args: impl FnOnce(&Path) -> Result<(Vec<OsString>, PathBuf, Option<PathBuf>), ToolError>, build: &BuildOptions) -> Result<(Vec<u8>, String, Said), Failure> {
     let resource_dir = match engine {
         ClangEngine::Process(clang) => {
@@ -314,7 +315,13 @@ fn run_clang_with(engine: &ClangEngine, args: impl FnOnce(&Path) -> Result<(Vec<
         match run.outcome {
             Outcome::Finished => {
                 let bytes = std::fs::read(&output).map_err(|e| ToolError::io("reading what Clang wrote", &output, e))?;
-                let extra = extra.map(|p| std::fs::read_to_string(p).unwrap_or_default()).unwrap_or_default();
+                // One Clang should have written and did not (another's crash removes the files
+                // of the process, a full disk): no list, rather than an empty one, which would
+                // make a preamble that depends on nothing.
+                let extra = match extra {
+                    Some(path) => std::fs::read_to_string(&path).map_err(|e| ToolError::io("reading Clang's list of the files it read", &path, e))?,
+                    None => String::new(),
+                };
                 build.log.push(ToolRun { tool: "clang".into(), command, stdout: String::new(), stderr: String::new(), elapsed: started.elapsed() });
                 Ok(Ok((bytes, extra, said)))
             }
@@ -1256,4 +1263,42 @@ fn managed_address_in_initializer(source: &str, holder: &str, variable: &str) ->
         d = d.with_label(l.span, "the managed variable");
     }
     d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A list of the files it read that Clang was asked for and did not write (another Clang's
+    /// crash removes the files of the process) fails the run: an empty list would make a
+    /// preamble that depends on nothing, used after its headers change.
+    #[test]
+    fn a_file_list_clang_did_not_write_fails_the_run() {
+        let Ok(engine @ ClangEngine::InProcess { .. }) = clang::find_engine(&Default::default(), &ClangEnv::from_process()) else {
+            return println!("skipped: no linked Clang");
+        };
+        let ClangEngine::InProcess { resource_dir } = &engine else { unreachable!() };
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("a.cpp");
+        std::fs::write(&source, "int f() { return 1; }\n").unwrap();
+        let build = BuildOptions::default();
+        let run = |with_list: bool| {
+            run_clang_with(
+                &engine,
+                |work| {
+                    let (output, list) = (work.join("a.bc"), work.join("a.d"));
+                    let mut args: Vec<OsString> = vec!["-resource-dir".into(), resource_dir.into(), "-c".into(), "-emit-llvm".into(), "-o".into(), output.clone().into()];
+                    if with_list {
+                        args.extend(["-MD".into(), "-MF".into(), list.clone().into()]);
+                    }
+                    args.push(source.clone().into());
+                    Ok((args, output, Some(list)))
+                },
+                &build,
+            )
+        };
+        let Ok((bitcode, list, _)) = run(true) else { panic!("Clang failed") };
+        assert!(bitcode.starts_with(b"BC\xc0\xde") && list.contains("a.cpp"), "{list}");
+        assert!(matches!(run(false), Err(Failure::Tool(ToolError::Io { .. }))), "no list, a failure");
+    }
 }
