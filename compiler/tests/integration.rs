@@ -38,6 +38,7 @@ mod ir_frontend;
 mod ir_input;
 mod jump_tables_ptx;
 mod preamble_cache;
+mod wrapper_header;
 mod program_build;
 mod kernel_pointers_ptx;
 mod json_cli;

@@ -354,6 +354,19 @@ impl HeaderStamp {
     }
 }
 
+/// The manifest of the CUDA wrapper's precompiled header (`pch/<stem>.json`): its stamp, and
+/// the names the files it read may look headers up by ([`super::header_names`]), where known
+/// (the linked Clang lists the files it read; a Clang program's header has `None`). A header
+/// made without the user's `-I` folders serves a compilation with them only where none of
+/// them holds a file of those names ([`super::shadowing_file`]).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct WrapperManifest {
+    /// The header's stamp.
+    pub header: HeaderStamp,
+    /// The names its files may look headers up by; `None` where not known.
+    pub names: Option<Vec<String>>,
+}
+
 /// A file as it is on disk: device, inode, size and change time (seconds, nanoseconds). Two
 /// equal identities of one path, taken at two moments, mean nobody wrote the file in between:
 /// every write, truncation or rename into its place changes the inode or the change time, which

@@ -430,8 +430,15 @@ impl ClangInvocation<'_> {
     /// The arguments that write a precompiled header of Clang's CUDA wrapper (what every
     /// file's compilation parses first, most of a small file's time) to `output`, from an
     /// empty `empty` source, with every option of this compilation.
+    /// With `depfile` set, Clang also lists every file it read there (`-MD`).
     pub fn pch_args(&self, empty: &Path, output: &Path) -> Vec<OsString> {
         let mut a = self.options();
+        if let Some((depfile, _)) = self.depfile {
+            for s in ["-MD", "-MF"] {
+                a.push(s.into());
+            }
+            a.push(depfile.as_os_str().to_owned());
+        }
         for s in self.pch_options().iter().chain(&["-Xclang", "-emit-pch", "-o"]) {
             a.push(s.into());
         }
@@ -785,6 +792,69 @@ fn unsigned_scoped_min_max(address_size: crate::target::AddressSize) -> Vec<Stri
     out
 }
 
+/// The names a file of the CUDA wrapper's may look a header up by, for
+/// [`shadowing_file`]: every `<name>` and `"name"` in `text` made of the characters of a path
+/// (letters, digits, `_`, `.`, `/`, `+`, `-`), relative. A superset of what it includes,
+/// `#include_next`s and probes with `__has_include`, also through macros that take the name
+/// (`_CCCL_HAS_INCLUDE(<nv/target>)`), and of much else (`template <class T>` gives nothing,
+/// the characters not being a path's; `<T>` gives `T`), which only ever refuses more.
+pub fn header_names(text: &str, names: &mut std::collections::BTreeSet<String>) {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let close = match bytes[i] {
+            b'<' => b'>',
+            b'"' => b'"',
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let start = i + 1;
+        let mut end = start;
+        while end < bytes.len() && end - start <= 255 && (bytes[end].is_ascii_alphanumeric() || b"_./+-".contains(&bytes[end])) {
+            end += 1;
+        }
+        let name = &bytes[start..end.min(bytes.len())];
+        // Not a file's name: absolute (no folder is searched), a folder's (`.libs/`), or no
+        // name at all (`.`, `...`, which would find every folder).
+        let a_name = !name.is_empty() && name[0] != b'/' && name.last() != Some(&b'/') && name.iter().any(u8::is_ascii_alphanumeric);
+        if end < bytes.len() && bytes[end] == close && a_name {
+            names.insert(text[start..end].to_string());
+            i = end + 1;
+        } else {
+            i = start;
+        }
+    }
+}
+
+/// A file of one of `dirs` (the user's `-I` folders, searched before every folder of the
+/// wrapper's) that a lookup of one of `names` ([`header_names`]) would find, which the
+/// wrapper's precompiled header made without those folders did not read: the first found.
+/// A folder that does not exist shadows nothing (Clang skips it); one that cannot be listed
+/// is taken to shadow.
+pub fn shadowing_file(names: &[String], dirs: &[PathBuf]) -> Option<PathBuf> {
+    for dir in dirs {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.kind() == std::io::ErrorKind::NotADirectory => continue,
+            Err(_) => return Some(dir.clone()),
+        };
+        let top: std::collections::HashSet<OsString> = entries.flatten().map(|e| e.file_name()).collect();
+        for name in names {
+            let first = name.split('/').next().unwrap_or(name);
+            // `.` and `..` lead anywhere: looked at whatever they are.
+            if first == "." || first == ".." || top.contains(std::ffi::OsStr::new(first)) {
+                let path = dir.join(name);
+                if std::fs::metadata(&path).is_ok() {
+                    return Some(path);
+                }
+            }
+        }
+    }
+    None
+}
+
 /// Where the precompiled header of Clang's CUDA wrapper for `invocation` is kept in `cache`
 /// ([`cache`]): `pch/<stem>.pch`, beside the empty source it is made from (`<stem>.cu`) and its
 /// mark (`<stem>.seen`). The stem ([`cache::stem`]) hashes Clang (a Clang program, or the
@@ -812,6 +882,33 @@ mod tests {
         assert_eq!(openmp(&["-fopenmp"]), ["-D_OPENMP=201511"]);
         assert_eq!(openmp(&["-fopenmp=libomp"]), ["-D_OPENMP=201511"]);
         assert_eq!(openmp(&["-fopenmp-simd"]), Vec::<String>::new());
+    }
+
+    #[test]
+    fn header_names_are_every_path_like_name_in_angles_or_quotes() {
+        let text = "#include <bits/c++config.h>\n#  include_next \"crt/host_config.h\"\n#if _CCCL_HAS_INCLUDE(<nv/target>)\n\
+                    template <class T> struct S;\nconst char *s = \"%d\\n\", *d = \".\", *a = \"/usr/include/x.h\", *f = \".libs/\";\n\
+                    #include \"../up.h\" // <unclosed\n";
+        let mut names = std::collections::BTreeSet::new();
+        header_names(text, &mut names);
+        assert_eq!(names.into_iter().collect::<Vec<_>>(), ["../up.h", "bits/c++config.h", "crt/host_config.h", "nv/target"]);
+    }
+
+    #[test]
+    fn a_folder_shadows_where_it_holds_a_file_of_a_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let inc = dir.path().join("inc");
+        std::fs::create_dir_all(inc.join("nv")).unwrap();
+        std::fs::write(dir.path().join("up.h"), "").unwrap();
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let dirs = [dir.path().join("missing"), inc.clone()];
+        // A folder of the name's first part, without the file, shadows nothing.
+        assert_eq!(shadowing_file(&names(&["nv/target", "cmath"]), &dirs), None);
+        std::fs::write(inc.join("nv/target"), "").unwrap();
+        assert_eq!(shadowing_file(&names(&["cmath", "nv/target"]), &dirs), Some(inc.join("nv/target")));
+        // `..` leads out of the folder, and is looked at.
+        assert_eq!(shadowing_file(&names(&["../up.h"]), &dirs), Some(inc.join("../up.h")));
+        assert_eq!(shadowing_file(&names(&["nv/target"]), &[]), None);
     }
 
     #[test]

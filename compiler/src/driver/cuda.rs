@@ -332,21 +332,62 @@ fn run_clang_with(engine: &ClangEngine, args: impl FnOnce(&Path) -> Result<(Vec<
     ran.unwrap_or_else(|e| Err(Failure::Tool(e)))
 }
 
-/// The precompiled header of Clang's CUDA wrapper for `template`'s options at `path` in
-/// `cache`, held ([`InUse`]) until the compilation is over. If it is missing: with `make`, made
-/// there (written whole, then renamed into place, so that a concurrent compilation never reads
-/// half of one; `wrote` says so), else left for a filler ([`cache::Fill`]). `None` when it is
-/// missing and not made here, or cannot be made or is larger than the cache's bound: the
-/// compilation then parses the wrapper itself, as without a cache.
+/// The precompiled header of Clang's CUDA wrapper that a compilation with `template`'s options
+/// reads, held ([`InUse`]) until it is over, and its path; `None` when there is none to read
+/// (the compilation then parses the wrapper itself, as without a cache).
+///
+/// With the linked Clang, the header is made without the user's `-I` folders (the key of the
+/// same options without them), so that one header serves every project with the same macros
+/// and options: such a header is read where none of this compilation's `-I` folders holds a
+/// file that a lookup of the wrapper's could find ([`clang::shadowing_file`]: Clang itself
+/// does not check, measured with clang++-22: a `-I` folder holding its own `vector` was
+/// ignored in favour of the header's). Where one does, the header of every option, `-I`
+/// folders included, is read instead (made by the next compilation where this one made the
+/// other). A Clang program's header is always of every option.
 #[allow(clippy::too_many_arguments)]
-fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &Cache, path: &Path, build: &BuildOptions, make: bool, wrote: &mut bool) -> Option<InUse> {
+fn wrapper_header(
+    engine: &ClangEngine,
+    template: &ClangInvocation<'_>,
+    cache: &Cache,
+    identity: &Path,
+    build: &BuildOptions,
+    make: bool,
+    wrote: &mut bool,
+) -> Option<(PathBuf, InUse)> {
+    let mut make_all = make;
+    if matches!(engine, ClangEngine::InProcess { .. }) && !template.includes.is_empty() {
+        let shared = ClangInvocation { includes: &[], ..template.clone() };
+        let path = clang::pch_path(cache, identity, &shared);
+        let made_before = *wrote;
+        match ensure_pch(engine, &shared, cache, &path, build, make, wrote) {
+            Some((held, manifest)) => match manifest.names.as_deref().map(|names| clang::shadowing_file(names, template.includes)) {
+                Some(None) => return Some((path, held)),
+                // Shadowed: this compilation's header is the other; made now only if this
+                // compilation has not just made one.
+                _ => make_all = make && *wrote == made_before,
+            },
+            None => return None,
+        }
+    }
+    let path = clang::pch_path(cache, identity, template);
+    ensure_pch(engine, template, cache, &path, build, make_all, wrote).map(|(held, _)| (path, held))
+}
+
+/// The precompiled header of Clang's CUDA wrapper for `template`'s options at `path` in
+/// `cache`, held ([`InUse`]) until the compilation is over, with its manifest. If it is
+/// missing: with `make`, made there (written whole, then renamed into place, so that a
+/// concurrent compilation never reads half of one; `wrote` says so), else left for a filler
+/// ([`cache::Fill`]). `None` when it is missing and not made here, or cannot be made or is
+/// larger than the cache's bound.
+#[allow(clippy::too_many_arguments)]
+fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &Cache, path: &Path, build: &BuildOptions, make: bool, wrote: &mut bool) -> Option<(InUse, cache::WrapperManifest)> {
     let mut held = InUse::hold(&path.with_extension("seen"))?;
     // The header its manifest names (else another file in its place: made again, renamed over).
-    let manifest = path.with_extension("json");
-    let stamp = std::fs::read(&manifest).ok().and_then(|text| serde_json::from_slice::<cache::HeaderStamp>(&text).ok());
-    if held.found(path) && stamp.is_some_and(|s| s.matches(path)) {
+    let manifest_path = path.with_extension("json");
+    let manifest = std::fs::read(&manifest_path).ok().and_then(|text| serde_json::from_slice::<cache::WrapperManifest>(&text).ok());
+    if let Some(manifest) = manifest.filter(|m| held.found(path) && m.header.matches(path)) {
         held.touch();
-        return Some(held);
+        return Some((held, manifest));
     }
     if held.too_large(cache.max_size) {
         return None;
@@ -369,16 +410,19 @@ fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &Cach
         },
         _ => cache::write_atomic(&empty, b"").ok()?,
     }
-    let made = run_clang(
+    // The linked Clang lists the files it read, whose names the manifest keeps.
+    let listed = matches!(engine, ClangEngine::InProcess { .. });
+    let made = run_clang_with(
         engine,
         |work| {
-            let output = work.join("cuda-wrapper.pch");
-            Ok((template.pch_args(&empty, &output), output))
+            let (output, depfile) = (work.join("cuda-wrapper.pch"), work.join("cuda-wrapper.d"));
+            let listing = ClangInvocation { depfile: listed.then_some((depfile.as_path(), true)), ..template.clone() };
+            Ok((listing.pch_args(&empty, &output), output, listed.then_some(depfile.clone())))
         },
         build,
     );
-    let made = match made {
-        Ok((made, _)) => made,
+    let (made, depfile) = match made {
+        Ok((made, depfile, _)) => (made, depfile),
         Err(failure) => {
             if failure.mentions(HOST_DEFERRED_DIAGNOSTICS) {
                 held.mark_not_made();
@@ -394,14 +438,24 @@ fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &Cach
         held.mark_too_large(made.len() as u64);
         return None;
     }
+    let names = if listed {
+        let mut names = std::collections::BTreeSet::new();
+        for file in preamble::parse_depfile(&depfile) {
+            // A file gone or unreadable since: its names unknown, the header not kept.
+            clang::header_names(&String::from_utf8_lossy(&std::fs::read(&file).ok()?), &mut names);
+        }
+        Some(names.into_iter().collect())
+    } else {
+        None
+    };
     cache::write_atomic(path, &made).ok()?;
     // A header kept without its manifest (the manifest's write failed) is a miss, made again.
-    let stamp = cache::HeaderStamp::written(&made, path).and_then(|s| serde_json::to_vec(&s).ok())?;
-    cache::write_atomic(&manifest, &stamp).ok()?;
+    let manifest = cache::WrapperManifest { header: cache::HeaderStamp::written(&made, path)?, names };
+    cache::write_atomic(&manifest_path, &serde_json::to_vec(&manifest).ok()?).ok()?;
     *wrote = true;
     held.found(path);
     held.touch();
-    Some(held)
+    Some((held, manifest))
 }
 
 /// The start of the linked Clang's error (`shim.cpp`, `PruneDeferredDiagnosticRoots`) when a
@@ -793,8 +847,7 @@ impl ClangSetup {
         if filling != 0 {
             let mut held_pch = None;
             if let (None, Some(cache), true, true) = (&preamble, &self.cache, precompile, filling & cache::Fill::WRAPPER != 0) {
-                let path = clang::pch_path(cache, &identity, template);
-                held_pch = ensure_pch(&self.engine, template, cache, &path, build, true, &mut wrote);
+                held_pch = wrapper_header(&self.engine, template, cache, &identity, build, true, &mut wrote);
             }
             drop((preamble, held_pch));
             if let (true, Some(cache)) = (wrote, &self.cache) {
@@ -838,9 +891,8 @@ impl ClangSetup {
             None => {
                 let pch = match (&self.cache, precompile) {
                     (Some(cache), true) => {
-                        let path = clang::pch_path(cache, &identity, template);
-                        held_pch = ensure_pch(&self.engine, template, cache, &path, build, now, &mut wrote);
-                        held_pch.as_ref().map(|_| path)
+                        held_pch = wrapper_header(&self.engine, template, cache, &identity, build, now, &mut wrote);
+                        held_pch.as_ref().map(|(path, _)| path.clone())
                     }
                     _ => None,
                 };
@@ -848,7 +900,7 @@ impl ClangSetup {
                 if let (Some(path), Err(failure)) = (&pch, &result) {
                     if refused(failure, &[path, &path.with_extension("cu")]) {
                         // As the preamble's: given up, and the compilation runs without it.
-                        if let Some(held) = held_pch.take() {
+                        if let Some((_, held)) = held_pch.take() {
                             held.discard(&[path]);
                         }
                         result = run(None, None);
@@ -869,8 +921,8 @@ impl ClangSetup {
             if let Some((entry, held, _, _)) = preamble.take() {
                 entry.forget(held);
             }
-            if let (Some(held), Some(cache)) = (held_pch.take(), &self.cache) {
-                held.discard(&[&clang::pch_path(cache, &identity, template)]);
+            if let Some((path, held)) = held_pch.take() {
+                held.discard(&[&path]);
             }
         }
         let mut own_includes = None;
