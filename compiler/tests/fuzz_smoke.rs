@@ -688,3 +688,26 @@ fn vla_init_rewrite_keeps_its_invariants_on_random_text() {
     assert!(rewritten > 20, "the generator makes readable declarations too: {rewritten}");
 }
 
+
+/// The names a wrapper's file may look headers up by (compiler/src/clang/mod.rs,
+/// `header_names`) on random text of brackets, quotes, path characters, non-ASCII letters and
+/// line breaks: no panic, and every name is one a `<...>` or `"..."` in the text holds, relative,
+/// of path characters only, with a letter or digit.
+#[test]
+fn header_names_never_panic_and_are_bracketed_path_names() {
+    let mut rng = Rng(0x4ead_e125 | 1);
+    let pieces = ["<", ">", "\"", "/", ".", "..", "a", "bits", "c++", "-", "_", " ", "\n", "é", "名", "\\", "#include", "__has_include(", ")", "<<", "0"];
+    let mut found = 0;
+    for _ in 0..40000 {
+        let text: String = (0..rng.below(14)).map(|_| pieces[rng.below(pieces.len())]).collect();
+        let mut names = std::collections::BTreeSet::new();
+        let Ok(()) = catch_unwind(AssertUnwindSafe(|| cdpc::clang::header_names(&text, &mut names))) else { panic!("{text:?}") };
+        for name in &names {
+            let path_like = name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_./+-".contains(&b));
+            assert!(path_like && !name.starts_with('/') && !name.ends_with('/') && name.bytes().any(|b| b.is_ascii_alphanumeric()), "{text:?}: {name:?}");
+            assert!(text.contains(&format!("<{name}>")) || text.contains(&format!("\"{name}\"")), "{text:?}: {name:?}");
+        }
+        found += names.len();
+    }
+    assert!(found > 200, "the generator makes names too: {found}");
+}
