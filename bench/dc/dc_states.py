@@ -5,6 +5,9 @@ Per file and round (interleaved: nvcc, then cdpc's four compilations, in a new c
 round):
 
 - empty:  nothing in the cache (the first `.cu` file a machine ever compiles with cdpc);
+- project: the file's first compilation in a project of its own, after a file of another
+          project: the cache holds what a compilation of another file with other `-I` folders
+          (one empty folder for all of the file's) and the same other options left;
 - first:  the file's first compilation in a project whose other files were compiled before: the
           cache holds what a compilation of another file with the same options left (Clang's
           CUDA wrapper's precompiled headers, made by the filler after a first compilation), and
@@ -25,7 +28,7 @@ of a file is the same bytes.
 """
 import argparse, filecmp, json, math, os, resource, shutil, statistics, subprocess, sys, tempfile, time
 
-STATES = ["empty", "first", "second", "warm"]
+STATES = ["empty", "project", "first", "second", "warm"]
 OTHER = "__global__ void __dc_states_other(int *p) { p[threadIdx.x] = 1; }\n"
 
 
@@ -99,6 +102,7 @@ def main():
     try:
         out = os.path.join(work, "out")
         os.makedirs(out)
+        os.makedirs(os.path.join(work, "elsewhere"))
         files = buildable(root, os.path.abspath(args.corpus), work, args.nvcc, args.only)
         times = {}
         for name, path, common, own in files:
@@ -116,6 +120,12 @@ def main():
                 cdpc = [args.cdpc, "-dc", "-arch=sm_90", *common, *own]
                 # empty, then the same in a cache the other file's compilation filled.
                 times.setdefault((name, "empty"), []).append(timed([*cdpc, path, "-o", f"{out}/{name}-empty.o"], env))
+                wait_for_fillers(cache)
+                shutil.rmtree(cache, ignore_errors=True)
+                elsewhere = [a for a in cdpc if not a.startswith("-I")] + ["-I" + os.path.join(work, "elsewhere")]
+                timed([*elsewhere, other, "-o", f"{out}/{name}-elsewhere.o"], env)
+                wait_for_fillers(cache)
+                times.setdefault((name, "project"), []).append(timed([*cdpc, path, "-o", f"{out}/{name}-project.o"], env))
                 wait_for_fillers(cache)
                 shutil.rmtree(cache, ignore_errors=True)
                 timed([*cdpc, other, "-o", f"{out}/{name}-other.o"], env)
