@@ -24,7 +24,9 @@ const HEADER: &str = "#pragma once\n__device__ inline int twice(int x) { return 
 
 /// The compilations of one batch: file, `-DSCALE` and whether it is `-dc` (a host object, whose
 /// host side has entries of its own options); the first and fourth share every entry, as do
-/// the last two.
+/// the last two. Those of `-DSCALE=2` also have `-I inc` (a folder holding a header of another
+/// name): their wrapper's headers are made without it, and each compilation checks them
+/// against it (driver/cuda.rs, `wrapper_header`).
 const JOBS: [(&str, u32, bool); 6] = [("a.cu", 1, false), ("a.cu", 2, false), ("b.cu", 1, false), ("a.cu", 1, false), ("b.cu", 2, true), ("b.cu", 2, true)];
 
 /// The mode bits of `path`.
@@ -49,6 +51,8 @@ impl Stress {
         for (name, text) in [("a.cu", A), ("b.cu", B), ("k.h", HEADER)] {
             std::fs::write(dir.path().join(name), text).unwrap();
         }
+        std::fs::create_dir(dir.path().join("inc")).unwrap();
+        std::fs::write(dir.path().join("inc/unrelated.h"), "#pragma once\n").unwrap();
         for folder in ["out", "tmp"] {
             std::fs::create_dir(dir.path().join(folder)).unwrap();
             chmod(&dir.path().join(folder), 0o1777);
@@ -74,6 +78,7 @@ impl Stress {
             .arg(file)
             .args(emit)
             .args([&format!("-DSCALE={scale}"), "-o", out.to_str().unwrap()])
+            .args(if scale == 2 { &["-I", "inc"][..] } else { &[][..] })
             .env("CDPC_CACHE_DIR", self.path("cache"))
             .env_remove("CDPC_PREAMBLE")
             .env_remove("CDPC_CACHE_MAX_SIZE")
