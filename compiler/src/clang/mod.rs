@@ -382,6 +382,14 @@ fn default_cuid(source: &Path) -> Option<String> {
 /// one, byte for byte (compared on the corpus).
 const PCH_OPTIONS: [&str; 2] = ["-Xclang", "-fpch-instantiate-templates"];
 
+/// Clang's arguments that list the files it read in `depfile`: every file (`-MD`), or with
+/// `all` false the system headers left out (`-MMD`).
+fn push_depfile(args: &mut Vec<OsString>, depfile: &Path, all: bool) {
+    args.push(if all { "-MD" } else { "-MMD" }.into());
+    args.push("-MF".into());
+    args.push(depfile.as_os_str().to_owned());
+}
+
 impl ClangInvocation<'_> {
     /// Whether this is the host side (`-dc`'s host object, or its `-E`).
     fn host_side(&self) -> bool {
@@ -417,9 +425,7 @@ impl ClangInvocation<'_> {
             a.push(pch.as_os_str().to_owned());
         }
         if let Some((depfile, all)) = self.depfile {
-            a.push(if all { "-MD" } else { "-MMD" }.into());
-            a.push("-MF".into());
-            a.push(depfile.as_os_str().to_owned());
+            push_depfile(&mut a, depfile, all);
         }
         a.push("-o".into());
         a.push(self.output.as_os_str().to_owned());
@@ -430,14 +436,11 @@ impl ClangInvocation<'_> {
     /// The arguments that write a precompiled header of Clang's CUDA wrapper (what every
     /// file's compilation parses first, most of a small file's time) to `output`, from an
     /// empty `empty` source, with every option of this compilation.
-    /// With `depfile` set, Clang also lists every file it read there (`-MD`).
+    /// With `depfile` set, Clang also lists the files it read there ([`push_depfile`]).
     pub fn pch_args(&self, empty: &Path, output: &Path) -> Vec<OsString> {
         let mut a = self.options();
-        if let Some((depfile, _)) = self.depfile {
-            for s in ["-MD", "-MF"] {
-                a.push(s.into());
-            }
-            a.push(depfile.as_os_str().to_owned());
+        if let Some((depfile, all)) = self.depfile {
+            push_depfile(&mut a, depfile, all);
         }
         for s in self.pch_options().iter().chain(&["-Xclang", "-emit-pch", "-o"]) {
             a.push(s.into());
@@ -455,10 +458,7 @@ impl ClangInvocation<'_> {
         let mut a = self.options();
         a.push("-iquote".into());
         a.push(quote_dir.as_os_str().to_owned());
-        for s in ["-MD", "-MF"] {
-            a.push(s.into());
-        }
-        a.push(depfile.as_os_str().to_owned());
+        push_depfile(&mut a, depfile, true);
         for s in self.pch_options().iter().chain(&["-Xclang", "-emit-pch", "-o"]) {
             a.push(s.into());
         }
