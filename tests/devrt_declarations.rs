@@ -385,7 +385,7 @@ fn warp_aggregated_launch_is_nvccs_v1_sequence() {
     let Some(nvcc) = nvcc() else { return };
     let parent = r#"
 extern "C" __global__ void child(unsigned int *r, unsigned int n) { if (threadIdx.x < n) atomicAdd(r, 1u); }
-extern "C" __global__ void parent(unsigned int *r, unsigned int n) { child<<<1, 32>>>(r, n); }
+extern "C" __global__ void parent(unsigned int *r, unsigned int n) { child<<<1, 32>>>(r, n + threadIdx.x); }
 "#;
     for (nvcc_args, stream) in [(&[][..], DefaultStream::Legacy), (&["--default-stream", "per-thread"][..], DefaultStream::PerThread)] {
         let theirs = nvcc_ptx_with(&nvcc, V1_CALLS_SOURCE, nvcc_args);

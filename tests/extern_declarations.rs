@@ -10,7 +10,7 @@ use runtime_shim::entry_points::{EntryPoint, GET_PARAMETER_BUFFER, GET_PARAMETER
 
 const PROGRAM: &str = r#"
 extern "C" __global__ void child(int *data, double x) { data[threadIdx.x] += (int)x; }
-extern "C" __global__ void parent(int *data) { child<<<2, 64>>>(data, 1.5); }
+extern "C" __global__ void parent(int *data) { child<<<2, 64>>>(data + 128 * threadIdx.x, 1.5); }
 "#;
 
 fn ptx(abi: LaunchAbi, address_size: AddressSize) -> String {

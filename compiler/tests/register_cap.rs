@@ -109,19 +109,33 @@ fn the_cap_stays_only_on_a_kernel_that_needs_more_than_64_registers() {
     assert_eq!((cubin["child__agg"], cubin["parent"]), (64, uncapped["parent"]), "{cubin:?}");
 }
 
-/// devrt_pdl's parent under warp aggregation needs fewer than 64 registers: one ptxas run, no
+/// padded_struct_args' parent under warp aggregation needs fewer than 64 registers: one ptxas run, no
 /// cap, and fewer registers than ptxas gives it under `.maxnreg 64`. The plain build has no mark.
 #[test]
 fn a_kernel_that_fits_is_assembled_once_without_the_cap() {
     let Some(tools) = tool_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let (ptx, cubin, runs) = build(&tools, dir.path(), "devrt_pdl.cdp", &["-faggregate-launches=warp"]);
+    let (ptx, cubin, runs) = build(&tools, dir.path(), "padded_struct_args.cdp", &["-faggregate-launches=warp"]);
     assert!(header(&ptx, "parent").contains(".maxnreg 64"), "{ptx}");
     let capped = assembled(&tools, dir.path(), "capped", &ptx);
     let uncapped = assembled(&tools, dir.path(), "uncapped", &register_cap::uncapped(&ptx).unwrap());
     assert!(uncapped["parent"] < capped["parent"], "the cap's own cost: {uncapped:?} {capped:?}");
     assert_eq!(runs, 1);
     assert_eq!(cubin["parent"], uncapped["parent"]);
-    let (plain, _, runs) = build(&tools, dir.path(), "devrt_pdl.cdp", &["-fno-launch-optimizations"]);
+    let (plain, _, runs) = build(&tools, dir.path(), "padded_struct_args.cdp", &["-fno-launch-optimizations"]);
     assert!(!plain.contains(register_cap::MARK) && !plain.contains(".maxnreg") && runs == 1, "{plain}");
+}
+
+/// A kernel that reads no thread or block index (devrt_pdl's `parent<<<1, 1>>>`) keeps its
+/// launches as written at a forced granularity too: no helper, no cap, the plain build's PTX.
+#[test]
+fn a_driver_of_one_thread_is_left_as_the_plain_build_at_every_granularity() {
+    let Some(tools) = tool_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (plain, _, _) = build(&tools, dir.path(), "devrt_pdl.cdp", &["-fno-launch-optimizations"]);
+    for granularity in ["warp", "block", "grid"] {
+        let (ptx, _, runs) = build(&tools, dir.path(), "devrt_pdl.cdp", &[&format!("-faggregate-launches={granularity}")]);
+        assert!(!ptx.contains("__agg") && !ptx.contains(".maxnreg") && runs == 1, "{granularity}: {ptx}");
+        assert_eq!(ptx, plain, "{granularity}");
+    }
 }

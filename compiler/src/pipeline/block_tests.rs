@@ -172,8 +172,10 @@ fn a_kernel_that_may_leave_a_barrier_behind_ends_with_its_last_thread() {
 
 #[test]
 fn a_kernel_that_launches_itself_records_in_its_aggregated_clone_too() {
+    // A tree whose kernel reads an index (one that reads none is a driver, left alone).
+    let tree = format!("{HEAD}{TREE}").replace("entry:\n  %grid", "entry:\n  %tree.tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %grid");
     for asked in [Granularity::Block, Granularity::Grid] {
-        let (ir, remarks) = aggregated(&format!("{HEAD}{TREE}"), asked);
+        let (ir, remarks) = aggregated(&tree, asked);
         assert!(remarks.is_empty(), "{remarks:?}");
         // The clone's blocks stand for the kernel's: they begin and end as the kernel's do.
         let agg = function(&ir, "tree__agg");
@@ -262,7 +264,7 @@ fn a_call_through_a_pointer_may_reach_only_the_functions_whose_address_is_taken(
 /// `parent` making `child<<<n, 32, SHMEM>>>(p, 'a', s)` at one site per entry of `shmem`, one
 /// after another (no loop: every site is taken per grid), as [`launch`] writes one.
 fn sites(shmem: &[&str]) -> String {
-    let mut body = String::from("define ptx_kernel void @parent(ptr %p, i32 %n, ptr %s) {\nentry:\n  br label %site0\n");
+    let mut body = String::from("define ptx_kernel void @parent(ptr %p, i32 %n, ptr %s) {\nentry:\n  %parent.tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  br label %site0\n");
     for (k, bytes) in shmem.iter().enumerate() {
         body.push_str(&format!(
             r#"site{k}:
@@ -345,7 +347,7 @@ fn branch_sites(shmem: &[&str]) -> String {
         out = out.replace(&format!("label %site{}\n", k + 1), &format!("label %site{last}\n")).replace(&format!("label %site{}, label %fill{k}", k + 1), &format!("label %site{last}, label %fill{k}"));
     }
     let cases: Vec<String> = (1..last).map(|k| format!("i32 {k}, label %site{k}")).collect();
-    out.replace("entry:\n  br label %site0\n", &format!("entry:\n  switch i32 %n, label %site0 [ {} ]\n", cases.join(" ")))
+    out.replace("entry:\n  %parent.tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  br label %site0\n", &format!("entry:\n  %parent.tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  switch i32 %n, label %site0 [ {} ]\n", cases.join(" ")))
 }
 
 /// At grid granularity, a kernel whose every site one thread of a block makes launches at the
@@ -416,8 +418,13 @@ fn auto_gives_the_grid_dense_launches_of_leaf_children_and_the_warp_the_rest() {
     // Every thread launches, in a kernel that reads no index: a driver of one thread
     // (`parent<<<1, 1>>>`), nothing to gather: left alone. Also through the whole pipeline,
     // where thresholding's tags and helpers read the block's index before aggregation runs.
-    let (after, remarks) = aggregated(&program(), Granularity::Auto);
-    assert!(!after.contains("__agg") && remarks.len() == 1 && remarks[0].contains("`parent` reads no thread or block index"), "{remarks:?}");
-    assert!(!piped(&program(), Granularity::Auto, 128).contains("__agg"));
+    // At every granularity: a forced one has nothing to gather there either.
+    let driver = program().replace("  %parent.tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n", "");
+    assert_ne!(driver, program());
+    for asked in [Granularity::Auto, Granularity::Warp, Granularity::Block, Granularity::Grid] {
+        let (after, remarks) = aggregated(&driver, asked);
+        assert!(!after.contains("__agg") && remarks.len() == 1 && remarks[0].contains("`parent` reads no thread or block index"), "{asked:?}: {remarks:?}");
+        assert!(!piped(&driver, asked, 128).contains("__agg"), "{asked:?}");
+    }
     assert!(piped(&guarded(&format!("{index}  %first = icmp slt i32 %i, %n\n"), true), Granularity::Auto, 128).contains(grid_state));
 }

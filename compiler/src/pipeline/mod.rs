@@ -150,9 +150,9 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
             uniform::fold_launches(&launches);
         }
     }
-    // `auto` reads which kernels read an index as the program wrote them, before thresholding's
-    // helpers and tags read them everywhere.
-    let index_readers = if options.aggregate == aggregate::Granularity::Auto { aggregate::index_readers(module) } else { Default::default() };
+    // Which kernels read an index, as the program wrote them: before thresholding's helpers and
+    // tags read them everywhere.
+    let index_readers = if options.aggregate != aggregate::Granularity::Off { aggregate::index_readers(module) } else { Default::default() };
     let mut remarks = in_source_order(threshold::threshold(module, options.launch_threshold, &options.target, source));
     remarks.extend(in_source_order(aggregate::aggregate_with(module, options.aggregate, source, &index_readers)));
     if options.pass_remarks {

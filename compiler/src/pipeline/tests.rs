@@ -258,9 +258,11 @@ fn a_named_dim3_by_value_is_lowered_as_the_literal_one() {
 
 #[test]
 fn a_named_dim3_by_value_goes_through_thresholding_and_warp_aggregation() {
+    // A parent that reads its thread's index: one that reads none is left alone by aggregation.
+    let indexed = NAMED_DIM3.replace("entry:\n", "entry:\n  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n") + "declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n";
     for (threshold, aggregate) in [(128, super::aggregate::Granularity::Off), (0, super::aggregate::Granularity::Warp)] {
         let context = Context::create();
-        let buffer = MemoryBuffer::create_from_memory_range_copy(NAMED_DIM3.as_bytes(), "test");
+        let buffer = MemoryBuffer::create_from_memory_range_copy(indexed.as_bytes(), "test");
         let module = context.create_module_from_ir(buffer).expect("the test IR parses");
         let options = PipelineOptions { launch_threshold: threshold, aggregate, pass_remarks: true, ..PipelineOptions::default() };
         let result = run(&module, &options, &SourceText::default());

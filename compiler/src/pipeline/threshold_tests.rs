@@ -69,6 +69,7 @@ define ptx_kernel void @parent(ptr %p, i32 %n, ptr %s) {{
 entry:
   %grid = alloca %struct.dim3, align 4
   %block = alloca %struct.dim3, align 4
+  %parent.tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
   %buf = call ptr @__cudaCDP2GetParameterBuffer(i64 64, i64 40)
   %null = icmp eq ptr %buf, null
   br i1 %null, label %done, label %fill

@@ -20,6 +20,6 @@ __global__ void tree(int *out, int depth)
 
 __global__ void looped(int *out, int n)
 {
-    for (int i = 0; i < n; i++)
+    for (int i = threadIdx.x; i < n; i++)
         leaf<<<1, 32>>>(out, i);
 }

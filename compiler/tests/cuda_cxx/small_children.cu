@@ -13,8 +13,9 @@ __global__ void with_barrier(int *out)
     out[threadIdx.x] = 1;
 }
 
+// The parent reads its thread's index: aggregation leaves alone a kernel that reads none.
 __global__ void parent(int *out, int n)
 {
-    fill<<<n, 4>>>(out, 0);
+    fill<<<n, 4>>>(out, threadIdx.x * n * 4);
     with_barrier<<<1, 32>>>(out);
 }

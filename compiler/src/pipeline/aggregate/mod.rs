@@ -137,7 +137,8 @@ pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &Sourc
 }
 
 /// The kernels of `module` that read a thread or block index, as the program wrote them: taken
-/// before thresholding, whose helpers read both, for [`aggregate_with`]'s `auto`.
+/// before thresholding, whose helpers read both, for [`aggregate_with`]: the launches of the
+/// other kernels are left alone at every granularity.
 pub fn index_readers(module: &Module<'_>) -> std::collections::HashSet<String> {
     choose::index_readers(module)
 }
@@ -174,21 +175,20 @@ pub fn aggregate_with<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &
             None => taken.push(*l),
         }
     }
-    // `auto`: a kernel that reads no thread or block index is a driver launched with one thread
-    // (`parent<<<1, 1>>>`): its launches have nothing to gather, and the helpers would only
-    // cost it (`samples/err_depth.cdp`'s chain of 100 launches, 1.04x its plain build's time
-    // per warp; `devrt_pdl.cdp` 1.05x at the grid's end).
-    if asked == Granularity::Auto {
-        let (kept, drivers): (Vec<Launch>, Vec<Launch>) = taken.into_iter().partition(|l| {
-            let (f, _) = block::host(module, l);
-            !is_kernel(f) || index_readers.contains(&*f.get_name().to_string_lossy())
-        });
-        for l in &drivers {
-            let kernel = source_name(&block::host(module, l).0.get_name().to_string_lossy());
-            let why = format!("`{kernel}` reads no thread or block index: a kernel launched with one thread, whose launches have nothing to gather");
-            remarks.push(place(Diagnostic::new(Code::AggregationRemark, Span::new(0, 0), format!("launch of {} not aggregated", name_of(l))).with_primary_message(why), l));
-        }
-        taken = kept;
+    // At every granularity, a kernel that reads no thread or block index is a driver launched
+    // with one thread (`parent<<<1, 1>>>`): its launches have nothing to gather, and the
+    // helpers would only cost it (`samples/err_depth.cdp`'s chain of 100 launches, 1.04x its
+    // plain build's time per warp; `devrt_pdl.cdp` 1.02-1.10x, most at the grid's end;
+    // `param_layout.cdp` 1.06x per warp: results/2026-11-27-gpu-lane-order/). Their forced
+    // builds are now the plain ones' bytes (results/2026-11-27-forced-labels/).
+    let (taken, drivers): (Vec<Launch>, Vec<Launch>) = taken.into_iter().partition(|l| {
+        let (f, _) = block::host(module, l);
+        !is_kernel(f) || index_readers.contains(&*f.get_name().to_string_lossy())
+    });
+    for l in &drivers {
+        let kernel = source_name(&block::host(module, l).0.get_name().to_string_lossy());
+        let why = format!("`{kernel}` reads no thread or block index: a kernel launched with one thread, whose launches have nothing to gather");
+        remarks.push(place(Diagnostic::new(Code::AggregationRemark, Span::new(0, 0), format!("launch of {} not aggregated", name_of(l))).with_primary_message(why), l));
     }
     if taken.is_empty() {
         return remarks;
