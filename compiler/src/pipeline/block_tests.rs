@@ -300,7 +300,8 @@ fill{k}:
 }
 
 /// The arena keys `parent__agg_end` claims `child`'s arena with, in site order (`g + 1`, `g`
-/// the first site of the group), and how many times its last block launches an arena.
+/// the first site of the group), and how many launches of an arena bank its last block has
+/// (one per group and bank, each made where the bank is the group's).
 fn arena_keys(ir: &str) -> (Vec<u64>, usize) {
     let end = function(ir, "parent__agg_end");
     let keys = end
@@ -322,10 +323,13 @@ fn a_childs_sites_launched_alike_share_its_arena_and_one_launch_per_grid() {
     assert!(remarks.is_empty(), "{remarks:?}");
     assert!(function(&ir, "parent").matches("call i32 @parent__agg").count() == 3, "{ir}");
     assert_eq!(arena_keys(&ir), (vec![1, 1, 1, 1], 1), "{}", function(&ir, "parent__agg_end"));
-    // A site with another dynamic shared memory size needs a launch of its own: its own key.
+    assert!(!ir.contains("@child__agg_arena1"), "one group, one bank: {ir}");
+    // A site with another dynamic shared memory size needs a launch of its own: its own key,
+    // and a bank of its own, so that its blocks need no heap.
     let (ir, remarks) = aggregated(&branch_sites(&["0", "128", "0"]), Granularity::Grid);
     assert!(remarks.is_empty(), "{remarks:?}");
-    assert_eq!(arena_keys(&ir), (vec![1, 2, 1, 1, 2], 2), "{}", function(&ir, "parent__agg_end"));
+    assert_eq!(arena_keys(&ir), (vec![1, 2, 1, 1, 2], 2 * 2), "{}", function(&ir, "parent__agg_end"));
+    assert!(ir.contains("@child__agg_arena1 = internal addrspace(1) global"), "{ir}");
 }
 
 /// Sites one thread passes one after the other are launched one after the other, each under
@@ -336,7 +340,11 @@ fn a_childs_sites_launched_alike_share_its_arena_and_one_launch_per_grid() {
 fn a_childs_sites_one_after_the_other_keep_their_order() {
     let (ir, remarks) = aggregated(&sites(&["0", "0", "0"]), Granularity::Grid);
     assert!(remarks.is_empty(), "{remarks:?}");
-    assert_eq!(arena_keys(&ir), (vec![1, 2, 3, 1, 2, 3], 3), "{}", function(&ir, "parent__agg_end"));
+    assert_eq!(arena_keys(&ir), (vec![1, 2, 3, 1, 2, 3], 3 * 2), "{}", function(&ir, "parent__agg_end"));
+    // Two banks: the first two groups of a grid each fill one (the third's blocks take heap
+    // nodes), where the second group's blocks all took heap nodes with one bank.
+    let end = function(&ir, "parent__agg_end");
+    assert!(ir.contains("@child__agg_arena1 = internal addrspace(1) global") && end.contains("%bank.wanted = select i1 %want.second, i32 2, i32 1"), "{ir}");
 }
 
 /// [`sites`] made exclusive: `parent` makes one of them, chosen by `n`.

@@ -322,7 +322,8 @@ const CURSOR_SHIFT: u64 = 40;
 const MAX_ARENA_ADD_BLOCKS: u64 = 1 << 26;
 
 /// A child's record arena ([`super::grid`]'s module docs): one bank, or two for a child that launches itself
-/// at grid granularity. A recursive level's grid reads its records from one bank (until each
+/// at grid granularity or whose sites in one kernel make more than one group
+/// ([`super::grid::launch_groups`]: each of a grid's first two groups fills a bank). A recursive level's grid reads its records from one bank (until each
 /// of its blocks has read its own: `C__agg` gives it back then) while its blocks place the
 /// next level's records: with one bank every block of a level but the last ones found it
 /// taken and went to the heap, a device `malloc` a block (KLAP's QT took 573 times its plain

@@ -10,7 +10,7 @@
 //! looked up without a lock and claimed under the spin lock `K__agg_grid_lock`; tombstones for
 //! entries given back, cleared once no chain runs through them), and places each site's records:
 //! in the child's static arena `C__agg_arena` (or its second bank `C__agg_arena1`, for a
-//! child that launches itself: [`super::child::Arena`]; one bank per grid and group, chosen by its first
+//! child that launches itself or whose sites in the kernel make two groups: [`super::child::Arena`]; one bank per grid and group, chosen by its first
 //! block that places records, `K__agg<n>_grid_bank[entry]`) when it can claim it for its grid
 //! and group of sites (key `(gridid + 1) * 256 + g + 1`, `g` the group's first site: the kernel's sites
 //! that launch the child the same way, [`arena_groups`]) and take room with one add on its
@@ -37,6 +37,7 @@
 //! it; this module holds the per-grid state and the end of the grid.
 
 use super::super::emit::ok;
+use super::super::launch::Launch;
 use super::block::{block_tail, reaches, copy_tables, end_of_block, launch_records, shared, BlockEnd, EndOfBlock};
 use super::child::{direct, launch_agg_kernel, Child, Entries};
 use super::records::{byte_gep, device, read64, Emit, SiteState, MAX_GRID_X, OFF_GRID};
@@ -476,29 +477,34 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
 /// constants every taken launch has) and its dims passed the same way. One launch of `C__agg`
 /// (or a record's launch as it was, `K__agg<n>_direct`) made for that first site is then the
 /// launch every record of the group stands for. Sites of a child that differ get keys of their
-/// own, and the arena is one group's per grid, as before. Sites one thread may pass one after
+/// own, and each bank of the arena is one group's per grid. Sites one thread may pass one after
 /// the other (one reaches the other in the control flow, or they are in different functions)
 /// are never grouped: the NULL stream runs a thread's second launch after its first, and one
 /// launch of both groups' records would run them together (`samples/null_stream_order.cdp`,
 /// whose loop Clang unrolls into two sites of one child: the consumer read the producer's
 /// output before it was written). Such sites keep keys of their own, launched in site order.
 fn arena_groups<'ctx>(states: &[SiteState<'ctx>]) -> Vec<usize> {
+    launch_groups(&states.iter().map(|s| s.launch).collect::<Vec<_>>())
+}
+
+/// [`arena_groups`] of a kernel's launches, each numbered by its group's first launch.
+pub(super) fn launch_groups<'ctx>(launches: &[Launch<'ctx>]) -> Vec<usize> {
     use inkwell::values::AsValueRef;
-    let operand = |s: &SiteState<'ctx>, k: u32| s.launch.call.get_operand(k).and_then(|o| o.value());
-    let last = |s: &SiteState<'ctx>| s.launch.call.get_num_operands() - 1;
-    let same = |a: &SiteState<'ctx>, b: &SiteState<'ctx>| {
+    let operand = |l: &Launch<'ctx>, k: u32| l.call.get_operand(k).and_then(|o| o.value());
+    let last = |l: &Launch<'ctx>| l.call.get_num_operands() - 1;
+    let same = |a: &Launch<'ctx>, b: &Launch<'ctx>| {
         let value = |k: u32| operand(a, k).map(|v| v.as_value_ref()) == operand(b, k).map(|v| v.as_value_ref());
         let kind = |k: u32| operand(a, k).map(|v| v.get_type()) == operand(b, k).map(|v| v.get_type());
-        a.child == b.child && last(a) == last(b) && value(last(a)) && value(4) && value(5) && kind(2) && kind(3) && !one_after_other(a, b)
+        value(0) && last(a) == last(b) && value(last(a)) && value(4) && value(5) && kind(2) && kind(3) && !one_after_other(a, b)
     };
-    (0..states.len()).map(|n| (0..n).find(|&m| same(&states[m], &states[n])).unwrap_or(n)).collect()
+    (0..launches.len()).map(|n| (0..n).find(|&m| same(&launches[m], &launches[n])).unwrap_or(n)).collect()
 }
 
 /// Whether one thread may reach the launches of `a` and `b` one after the other: they are in
 /// different functions, in one block, or one's block reaches the other's.
-fn one_after_other(a: &SiteState<'_>, b: &SiteState<'_>) -> bool {
-    let (Some(x), Some(y)) = (a.launch.call.get_parent(), b.launch.call.get_parent()) else { return true };
-    a.launch.function != b.launch.function || x == y || reaches(x, y) || reaches(y, x)
+fn one_after_other(a: &Launch<'_>, b: &Launch<'_>) -> bool {
+    let (Some(x), Some(y)) = (a.call.get_parent(), b.call.get_parent()) else { return true };
+    a.function != b.function || x == y || reaches(x, y) || reaches(y, x)
 }
 
 /// The last block's launch of site `n`'s nodes: the list taken, its records copied into one

@@ -273,9 +273,17 @@ pub fn aggregate_with<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &
         cap_kernel(module, agg);
         let grid_sites = asked == Granularity::Grid && kernels.iter().flat_map(|k| k.sites.iter()).any(|l| child_of(l) == Some(child));
         let cname = child.get_name().to_string_lossy().into_owned();
-        // a child that launches itself at grid granularity reads one bank while it fills the other
+        // A child that launches itself at grid granularity reads one bank while it fills the
+        // other; a kernel whose sites of the child make two groups (one after the other, or
+        // launched differently: [`grid::launch_groups`]) fills one bank for each, where the
+        // second group's every block used to go to the heap (a device `malloc` a block:
+        // `samples/c_statements.cdp` through Clang, 1.16x its plain build's time).
         let recursive = kernels.iter().any(|k| k.kernel == child && k.sites.iter().any(|l| child_of(l) == Some(child)));
-        let arena = if grid_sites { Arena::declare(module, &cname, stride, recursive) } else { None };
+        let two_groups = kernels.iter().any(|k| {
+            let sites: Vec<Launch> = k.sites.iter().filter(|l| child_of(l) == Some(child)).copied().collect();
+            grid::launch_groups(&sites).iter().collect::<HashSet<_>>().len() > 1
+        });
+        let arena = if grid_sites { Arena::declare(module, &cname, stride, recursive || two_groups) } else { None };
         let (table, give_back) = pool(module, &cname, stride, &entries, arena.as_ref());
         children.push(Child { child, agg, layout, args_at, args_size: end, stride, syncs: may_sync(child), table, give_back, arena });
     }
