@@ -24,6 +24,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("samples/harness/corpus-timing.py", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there, timing the programs); CUDA_HOME overrides it"),
     ("compiler/tests/docs_commands.rs", "usr/local/cuda", "quotes SETUP.md's `export CUDA_HOME=...` example, which the test does not run, with the reason"),
     ("samples/harness/dc-gpu.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there, relinking cdpc's -dc objects); CUDA_HOME overrides it"),
+    ("results/2026-11-27-forced-labels/call-check.sh", "usr/local/cuda", "the GPU machine's own toolkit (the device call ran only there, building nvcc's cubins to check cdpc's against)"),
     ("results/2026-11-26-device-malloc-pool/bt-pool.sh", "usr/local/cuda", "the GPU machine's own toolkit (its `run` stage runs only there, building KLAP's BT with nvcc alone); CUDA_HOME overrides it"),
     ("compiler/src/toolchain/discover.rs", "usr/local/cuda", "the last rule of the documented tool search (SETUP.md), the standard toolkit folder: every earlier rule comes first, and tests replace it (SearchEnv::standard_dirs)"),
     ("compiler/src/main.rs", "usr/local/cuda", "`cdpc --version`'s list of the places that tool search looks at"),
