@@ -13,7 +13,7 @@
 //! child that launches itself or whose sites in the kernel make two groups: [`super::child::Arena`]; one bank per grid and group, chosen by its first
 //! block that places records, `K__agg<n>_grid_bank[entry]`) when it can claim it for its grid
 //! and group of sites (key `(gridid + 1) * 256 + g + 1`, `g` the group's first site: the kernel's sites
-//! that launch the child the same way, [`arena_groups`]) and take room with one add on its
+//! that launch the child the same way, [`launch_groups`]) and take room with one add on its
 //! cursor (records from bit 40, child blocks below; after a read that saw room, and the first
 //! add that finds none after all keeps where it was in `C__agg_arena_overflow`), else in a heap *node* (a 32-byte header: `next`, count,
 //! blocks, smallest and largest block size; then the records). The block copies its tables
@@ -341,7 +341,7 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
     let thread0 = || ok(b.build_int_compare(IntPredicate::EQ, tid, e.c32(0), "thread0"));
     // Sites that launch one child the same way claim its arena under one key: their records
     // lie in it together and the last block launches them once.
-    let groups = arena_groups(states);
+    let groups = launch_groups(&states.iter().map(|s| s.launch).collect::<Vec<_>>());
     let arena_key = |n: usize| {
         let key = e.load64(gs.key, "key");
         ok(b.build_int_add(ok(b.build_int_mul(key, e.c64(256), "key.sites")), e.c64(groups[n] as u64 + 1), "arena.key"))
@@ -472,7 +472,7 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
     });
 }
 
-/// For each site, the first site whose arena key it shares: the first that launches the same
+/// For each of a kernel's sites, the first site whose arena key it shares: the first that launches the same
 /// child through the same entry point, with the same dynamic shared memory and stream (the
 /// constants every taken launch has) and its dims passed the same way. One launch of `C__agg`
 /// (or a record's launch as it was, `K__agg<n>_direct`) made for that first site is then the
@@ -483,11 +483,6 @@ fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'
 /// launch of both groups' records would run them together (`samples/null_stream_order.cdp`,
 /// whose loop Clang unrolls into two sites of one child: the consumer read the producer's
 /// output before it was written). Such sites keep keys of their own, launched in site order.
-fn arena_groups<'ctx>(states: &[SiteState<'ctx>]) -> Vec<usize> {
-    launch_groups(&states.iter().map(|s| s.launch).collect::<Vec<_>>())
-}
-
-/// [`arena_groups`] of a kernel's launches, each numbered by its group's first launch.
 pub(super) fn launch_groups<'ctx>(launches: &[Launch<'ctx>]) -> Vec<usize> {
     use inkwell::values::AsValueRef;
     let operand = |l: &Launch<'ctx>, k: u32| l.call.get_operand(k).and_then(|o| o.value());
