@@ -29,7 +29,47 @@ pub const fn SmVersion(number: u32) -> SmVersion {
     SmVersion { number, arch_specific: false }
 }
 
+/// The architectures from sm_35 on that LLVM 22's NVPTX writes code for (`llc -mcpu=help`,
+/// LLVM 22.1), in order: an architecture it does not know, such as CUDA 13's sm_107, makes it
+/// ignore the processor and then stop on the first instruction it cannot select, so
+/// [`SmVersion::from_str`] refuses it first. The family-specific `f` targets it also knows
+/// are refused there because Clang 22 does not take them.
+pub const LLVM_ARCHITECTURES: &[SmVersion] = &[
+    SmVersion(35), SmVersion(37), SmVersion(50), SmVersion(52), SmVersion(53), SmVersion(60), SmVersion(61), SmVersion(62),
+    SmVersion(70), SmVersion(72), SmVersion(75), SmVersion(80), SmVersion(86), SmVersion(87), SmVersion(88), SmVersion(89),
+    SmVersion(90), SmVersion::specific(90), SmVersion(100), SmVersion::specific(100), SmVersion(101), SmVersion::specific(101),
+    SmVersion(103), SmVersion::specific(103), SmVersion(110), SmVersion::specific(110), SmVersion(120), SmVersion::specific(120),
+    SmVersion(121), SmVersion::specific(121),
+];
+
 impl SmVersion {
+    /// The architecture-specific `sm_<number>a`.
+    pub const fn specific(number: u32) -> SmVersion {
+        SmVersion { number, arch_specific: true }
+    }
+
+    /// The oldest PTX ISA version LLVM 22's NVPTX accepts for this architecture, as ten times
+    /// the version (90 is PTX ISA 9.0): what `llc -mcpu=sm_XX` writes with no `+ptx` feature
+    /// (measured with LLVM 22.1). Clang 22 marks a CUDA 13 module's functions `+ptx88`, which
+    /// NVPTX refuses for sm_88 and sm_110 with a fatal error (Clang itself stops there), so the
+    /// driver raises what Clang and other front ends write to this
+    /// (`pipeline::qualifiers::raise_ptx_version`). 0 for the older ones: no floor.
+    pub fn min_ptx(self) -> u32 {
+        match (self.number, self.arch_specific) {
+            (88 | 110, _) => 90,
+            (103 | 121, _) => 88,
+            (120, _) => 87,
+            (100 | 101, _) => 86,
+            (90, true) => 80,
+            (89 | 90, false) => 78,
+            (87, _) => 74,
+            (86, _) => 71,
+            (80, _) => 70,
+            (75, _) => 63,
+            _ => 0,
+        }
+    }
+
     /// The oldest architecture with dynamic parallelism (compute capability 3.5).
     pub const MIN_CDP: SmVersion = SmVersion(35);
     /// CUDA 12.1 raised the kernel-parameter limit to 32764 bytes from this architecture on.
@@ -50,8 +90,8 @@ impl fmt::Display for SmVersion {
 impl FromStr for SmVersion {
     type Err = String;
     /// Accepts `sm_90`, `90` and nvcc's `compute_90`, each also with the architecture-specific
-    /// `a` (`sm_90a`). The family-specific `f` (`sm_100f`, CUDA 12.9) is refused: Clang 22 and
-    /// LLVM 22's NVPTX do not know those targets.
+    /// `a` (`sm_90a`), among [`LLVM_ARCHITECTURES`]. The family-specific `f` (`sm_100f`, CUDA
+    /// 12.9) is refused: Clang 22 does not take those targets.
     fn from_str(s: &str) -> Result<SmVersion, String> {
         let name = s.strip_prefix("sm_").or_else(|| s.strip_prefix("compute_")).unwrap_or(s);
         let (digits, arch_specific) = match name.strip_suffix('a') {
@@ -59,10 +99,17 @@ impl FromStr for SmVersion {
             None => (name, false),
         };
         if let Some(family) = name.strip_suffix('f').filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())) {
-            return Err(format!("`{s}` is a family-specific target, which Clang 22 and LLVM 22 cannot write: use sm_{family} or sm_{family}a"));
+            return Err(format!("`{s}` is a family-specific target, which Clang 22 does not take: use sm_{family} or sm_{family}a"));
         }
         match digits.parse::<u32>() {
-            Ok(n) if n >= SmVersion::MIN_CDP.number && n < 1000 => Ok(SmVersion { number: n, arch_specific }),
+            Ok(n) if n >= SmVersion::MIN_CDP.number && n < 1000 => {
+                let sm = SmVersion { number: n, arch_specific };
+                if !LLVM_ARCHITECTURES.contains(&sm) {
+                    let known: Vec<String> = LLVM_ARCHITECTURES.iter().map(|a| a.to_string()).collect();
+                    return Err(format!("`{s}` is not an architecture LLVM 22's NVPTX writes code for (it would stop on it); it writes {}", known.join(", ")));
+                }
+                Ok(sm)
+            }
             Ok(n) => Err(format!(
                 "sm_{n} cannot launch kernels from the device: dynamic parallelism needs sm_35 or newer"
             )),
@@ -219,6 +266,21 @@ mod tests {
         assert!("sm_30".parse::<SmVersion>().unwrap_err().contains("sm_35 or newer"));
         for bad in ["sm_", "sm_a", "native", "sm_90b", "a"] {
             assert!(bad.parse::<SmVersion>().unwrap_err().contains("is not an architecture"), "{bad}");
+        }
+        // CUDA 13's sm_107 and an `a` LLVM has no target for: LLVM 22 would stop on them.
+        for unknown in ["sm_107", "sm_107a", "sm_89a", "sm_95"] {
+            assert!(unknown.parse::<SmVersion>().unwrap_err().contains("not an architecture LLVM 22's NVPTX writes code for"), "{unknown}");
+        }
+        for known in LLVM_ARCHITECTURES {
+            assert_eq!(known.to_string().parse::<SmVersion>().as_ref(), Ok(known));
+        }
+    }
+
+    /// `llc -mcpu=sm_XX` of LLVM 22.1 with no `+ptx` feature writes these `.version`s.
+    #[test]
+    fn the_oldest_ptx_each_architecture_takes_is_llvms() {
+        for (arch, ptx) in [("sm_75", 63), ("sm_80", 70), ("sm_86", 71), ("sm_87", 74), ("sm_88", 90), ("sm_89", 78), ("sm_90", 78), ("sm_90a", 80), ("sm_100", 86), ("sm_100a", 86), ("sm_101", 86), ("sm_103", 88), ("sm_110", 90), ("sm_110a", 90), ("sm_120", 87), ("sm_121", 88)] {
+            assert_eq!(arch.parse::<SmVersion>().unwrap().min_ptx(), ptx, "{arch}");
         }
     }
 }

@@ -434,3 +434,41 @@ fn dc_with_several_gencode_targets_is_one_object_as_nvccs() {
         assert!(!out.status.success() && stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
     }
 }
+
+/// Every architecture the toolkit's nvcc lists (`--list-gpu-code`, the oracle) either compiles
+/// through both front ends to a cubin whose `.target` is that architecture, or is refused on the
+/// command line with `E0708` where LLVM 22 does not know it (CUDA 13's sm_107): never a stop
+/// inside LLVM. sm_88 and sm_110, whose oldest PTX ISA (9.0) is newer than what Clang 22
+/// writes for CUDA 13 (8.8), made NVPTX stop in Clang's optimisation and in cdpc's back end.
+#[test]
+fn every_architecture_nvcc_lists_compiles_or_is_refused_with_a_code() {
+    let Some(nvcc) = nvcc() else { return };
+    let listed = Command::new(&nvcc).arg("--list-gpu-code").output().expect("nvcc runs");
+    let archs: Vec<String> = String::from_utf8_lossy(&listed.stdout).split_whitespace().filter(|a| a.starts_with("sm_")).map(str::to_string).collect();
+    assert!(archs.iter().any(|a| a == "sm_90"), "nvcc --list-gpu-code: {archs:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let kernel = "__global__ void child(int *p) { p[threadIdx.x] = 1; }\n__global__ void parent(int *p) { if (threadIdx.x == 0) child<<<1, 32>>>(p); }\n";
+    std::fs::write(dir.path().join("k.cu"), kernel).unwrap();
+    std::fs::write(dir.path().join("k.cdp"), kernel).unwrap();
+    let mut compiled = Vec::new();
+    for arch in archs.iter().chain(["sm_110a".to_string(), "sm_88".to_string()].iter()) {
+        let known = cdpc::target::LLVM_ARCHITECTURES.iter().any(|a| a.to_string() == *arch);
+        for file in ["k.cu", "k.cdp"] {
+            let out = cdpc(dir.path(), &[file, &format!("-arch={arch}"), "-o", "k.cubin"]);
+            if !known {
+                assert_eq!(out.status.code(), Some(2), "{arch} {file}: {}", stderr(&out));
+                assert!(stderr(&out).starts_with("error[E0708]") && stderr(&out).contains("LLVM 22"), "{arch} {file}: {}", stderr(&out));
+                continue;
+            }
+            assert!(out.status.success(), "{arch} {file}: {}", stderr(&out));
+            let ptx = cdpc(dir.path(), &[file, &format!("-arch={arch}"), "--emit", "ptx", "-o", "-"]);
+            let text = String::from_utf8_lossy(&ptx.stdout).to_string();
+            assert!(text.lines().any(|l| l == format!(".target {arch}")), "{arch} {file}: {text}");
+            if arch.starts_with("sm_88") || arch.starts_with("sm_110") {
+                assert!(text.lines().any(|l| l == ".version 9.0"), "{arch} {file}: {text}");
+            }
+            compiled.push(arch.clone());
+        }
+    }
+    assert!(compiled.iter().any(|a| a == "sm_110") && compiled.iter().any(|a| a == "sm_88"), "{compiled:?}");
+}

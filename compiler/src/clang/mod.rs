@@ -516,6 +516,18 @@ impl ClangInvocation<'_> {
         }
         // cdpc accepts the newest CUDA; Clang 22 knows CUDA up to 12.9 and says so.
         push("-Wno-unknown-cuda-version".into());
+        // From CUDA 12.9 on Clang 22 writes PTX ISA 8.8, too old for sm_88 and sm_110 (9.0):
+        // its own optimisation then stops with a fatal error in NVPTX. The architectures
+        // after sm_90 get the oldest PTX ISA NVPTX takes for them as a feature beside Clang's,
+        // and NVPTX writes the newer of the two (`SmVersion::min_ptx`); the others are left
+        // as they were.
+        let min_ptx = self.target.sm.min_ptx();
+        if !host && min_ptx >= 86 {
+            for s in ["-Xclang", "-target-feature", "-Xclang"] {
+                push(s.into());
+            }
+            push(format!("+ptx{min_ptx}"));
+        }
         // "loop not unrolled: the optimizer was unable to perform the requested transformation"
         // is the optimiser's note on a `#pragma unroll` it did not honour (CUB's radix sort has
         // several, so `thrust::sort` in device code warned twice); nvcc says nothing of the kind,

@@ -106,6 +106,9 @@ pub(crate) fn generate(ir: &[u8], options: &CompileOptions, tools: Option<&Toolc
 fn compile<'ctx>(context: &'ctx Context, module: Module<'ctx>, options: &CompileOptions, tools: Option<&Toolchain>, outputs: back::Outputs, shown: &SourceText, started: Instant) -> Result<Generated, CompileError> {
     let mut timings = Timings::default();
     let tm = back::target_machine(&options.target, super::opt_level(options))?;
+    // A `+ptx` feature another front end wrote below what NVPTX takes for the architecture
+    // would stop NVPTX (`SmVersion::min_ptx`).
+    crate::pipeline::qualifiers::raise_ptx_version(&module, options.target.sm.min_ptx());
     let warnings = options.warnings.apply(check(&module, options, &tm, shown));
     if warnings.iter().any(Diagnostic::is_error) {
         return Err(CompileError::Diagnostics(warnings));

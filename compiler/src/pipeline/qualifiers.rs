@@ -131,8 +131,12 @@ impl Asked {
 /// The PTX ISA version `.blocksareclusters` needs (LLVM 22's NVPTX refuses it below).
 const BLOCKS_ARE_CLUSTERS_PTX: u32 = 90;
 
-/// Raises every function's `+ptxNN` target feature below [`BLOCKS_ARE_CLUSTERS_PTX`] to it.
-fn raise_ptx_version(module: &Module<'_>) {
+/// Raises every function's `+ptxNN` target feature below `at_least` (ten times the PTX ISA
+/// version: 90 is 9.0) to it; a function without one keeps NVPTX's default for its
+/// architecture. Used here for [`BLOCKS_ARE_CLUSTERS_PTX`], and by the driver for the oldest
+/// version NVPTX takes for the target (`SmVersion::min_ptx`), which a front end's `+ptx` may
+/// be below (Clang 22's `+ptx88` for sm_110).
+pub fn raise_ptx_version(module: &Module<'_>, at_least: u32) {
     let context = module.get_context();
     for function in module.get_functions() {
         let Some(features) = function.get_string_attribute(AttributeLoc::Function, "target-features") else { continue };
@@ -140,7 +144,7 @@ fn raise_ptx_version(module: &Module<'_>) {
         let raised: Vec<String> = features
             .split(',')
             .map(|f| match f.strip_prefix("+ptx").and_then(|v| v.parse::<u32>().ok()) {
-                Some(v) if v < BLOCKS_ARE_CLUSTERS_PTX => format!("+ptx{BLOCKS_ARE_CLUSTERS_PTX}"),
+                Some(v) if v < at_least => format!("+ptx{at_least}"),
                 _ => f.to_string(),
             })
             .collect();
@@ -264,7 +268,7 @@ pub fn apply(module: &Module<'_>) -> Result<usize, Vec<Refused>> {
             }
         }
         if blocks_are_clusters {
-            raise_ptx_version(module);
+            raise_ptx_version(module, BLOCKS_ARE_CLUSTERS_PTX);
         }
         // The table without cdpc's entries: a new global of the shorter array, or none.
         if kept.is_empty() {
