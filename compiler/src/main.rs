@@ -123,6 +123,30 @@ struct Cli {
     /// Build a shared library instead of an executable (nvcc's `-shared`)
     #[arg(long = "shared")]
     shared: bool,
+    /// Build a static library (nvcc's `-lib`): each source's object as `-c` writes it (with
+    /// `-rdc=true` relocatable device code), host files' and the objects given, archived with
+    /// the host's `ar` [default output: `a.a`]
+    #[arg(long = "lib")]
+    lib: bool,
+    /// The archiver of `--lib` (nvcc's `-arbin`) [default: `CDPC_AR`, else `ar` on PATH]
+    #[arg(long = "archiver", value_name = "PATH")]
+    archiver: Option<PathBuf>,
+    /// Pass an argument to the archiver of `--lib` (repeatable; nvcc's `-Xarchive`)
+    #[arg(long = "Xarchive", value_name = "ARG", allow_hyphen_values = true)]
+    xarchive: Vec<String>,
+    /// The folder of each source's object when `-o` is not given (nvcc's `-odir`), with `-dc`
+    /// and `-c`; the dependency list of `-MD` names the object there
+    #[arg(long = "output-directory", value_name = "DIR")]
+    output_directory: Option<PathBuf>,
+    /// List the architectures cdpc builds for with the toolkit it finds, as `compute_XX`
+    /// lines, and stop (nvcc's `--list-gpu-arch`); with `--list-gpu-code` too, as
+    /// `arch=compute_XX,code=sm_XX`
+    #[arg(long = "list-gpu-arch")]
+    list_gpu_arch: bool,
+    /// List the architectures cdpc builds for with the toolkit it finds, as `sm_XX` lines, and
+    /// stop (nvcc's `--list-gpu-code`)
+    #[arg(long = "list-gpu-code")]
+    list_gpu_code: bool,
     /// The CUDA runtime a program links (nvcc's `--cudart`): static (the default), shared or none
     #[arg(long = "cudart", value_name = "static|shared|none", default_value = "static", value_parser = parse_cudart)]
     cudart: driver::program::Cudart,
@@ -526,6 +550,35 @@ pub(crate) fn fill_cache() {
     }
 }
 
+/// nvcc's `--list-gpu-arch` and `--list-gpu-code` (`-arch-ls`, `-code-ls`): the architectures
+/// cdpc builds for with the toolkit it finds (`--cuda-home`, else the usual search), those of
+/// LLVM 22's NVPTX that the toolkit's ptxas takes, a line each as nvcc writes them:
+/// `compute_90`, `sm_90`, or with both options `arch=compute_90,code=sm_90`. Build scripts
+/// ask nvcc so (PyTorch extensions' `setup.py`, FFmpeg's `configure`).
+fn list_gpus(args: &[String], arch: bool, code: bool, format: ErrorFormat) -> ExitCode {
+    let cuda_home = args.iter().position(|a| a == "--cuda-home").and_then(|i| args.get(i + 1)).map(PathBuf::from).or_else(|| args.iter().find_map(|a| a.strip_prefix("--cuda-home=")).map(PathBuf::from));
+    let tools = match cdpc::toolchain::Toolchain::discover(&ToolSearch { cuda_home, ..Default::default() }) {
+        Ok(tools) => tools,
+        Err(e) => {
+            fail_with_code(format, "<command line>", e.code(), &e.to_string());
+            return ExitCode::from(1);
+        }
+    };
+    let Some(archs) = cdpc::toolchain::ptxas_architectures(&tools.ptxas) else {
+        fail(format, "<command line>", &format!("`{} --help` did not answer with its architectures", tools.ptxas.display()));
+        return ExitCode::from(1);
+    };
+    for sm in archs {
+        let number = sm.code();
+        match (arch, code) {
+            (true, true) => println!("arch=compute_{number},code=sm_{number}"),
+            (true, false) => println!("compute_{number}"),
+            _ => println!("sm_{number}"),
+        }
+    }
+    ExitCode::SUCCESS
+}
+
 /// The whole command for an argument list (program name first): `main`'s body, and what the
 /// Python package's `cdpc` console script runs (`python/src/lib.rs` includes this file).
 pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode {
@@ -548,6 +601,10 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
     if args.iter().skip(1).any(|a| a == "--version" || a == "-V") {
         print!("{}", version_text());
         return ExitCode::SUCCESS;
+    }
+    let asked = |name: &str| args.iter().skip(1).take_while(|a| *a != "--").any(|a| a == name);
+    if asked("--list-gpu-arch") || asked("--list-gpu-code") {
+        return list_gpus(&args, asked("--list-gpu-arch"), asked("--list-gpu-code"), format);
     }
     let matches = match Cli::command().try_get_matches_from(args) {
         Ok(matches) => matches,
@@ -720,6 +777,17 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         relocatable: cli.rdc,
     };
     let images: Vec<cdpc::driver::fatbin::Image> = cli.gencode.concat();
+    if cli.lib {
+        // nvcc's `-lib`: a static library of the inputs' objects.
+        let output = cli.output.clone().unwrap_or_else(|| PathBuf::from("a.a"));
+        if output == std::path::Path::new("-") {
+            return usage("`-o -` writes text; a library is an archive, which needs a file name");
+        }
+        let inputs: Vec<driver::program::ProgramInput> = cli.inputs.iter().map(|p| driver::program::ProgramInput::classify(p, cli.language.is_some())).collect();
+        let options = CompileOptions { host_object_images: images.clone(), ..options.clone() };
+        let result = driver::program::build_library(&inputs, &output, &program, cli.archiver.as_deref(), &cli.xarchive, &options);
+        return report_built(&cli, &output, result, color);
+    }
     // `-o x.cubin` (`.ptx`, `.fatbin`, `.ll`) asks for device code, whatever the inputs.
     let device_output = cli.output.as_ref().and_then(|o| o.extension()).is_some_and(|e| matches!(e.to_str(), Some("cubin" | "ptx" | "fatbin" | "ll" | "bc")));
     if cli.device_link && cli.emit.is_none() && !device_output {
@@ -771,12 +839,14 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
             }
         }
         if cli.output.is_some() && sources.len() > 1 {
-            return usage("`-o` with `-dc` names one object: give one source, or leave `-o` out to write each source's object in the current folder");
+            return usage("`-o` with `-dc` names one object: give one source, or leave `-o` out to write each source's object in the current folder (or `-odir`'s)");
         }
+        // nvcc's `-odir`: where each object goes when `-o` does not name it.
+        let object_dir = cli.output_directory.clone().unwrap_or_default();
         for source in sources {
             if cli.language.is_none() && driver::program::ProgramInput::is_host_file(source) {
                 // nvcc's `-c main.cpp`: the host compiler's object.
-                let output = cli.output.clone().unwrap_or_else(|| PathBuf::from(source.file_name().unwrap_or_default()).with_extension("o"));
+                let output = cli.output.clone().unwrap_or_else(|| object_dir.join(PathBuf::from(source.file_name().unwrap_or_default()).with_extension("o")));
                 let result = driver::program::compile_host_file(source, &output, &program, &options);
                 let status = report_built(&cli, &output, result, color);
                 if status != ExitCode::SUCCESS {
@@ -787,7 +857,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
             // LLVM IR for the device has no host code: its `-dc` object is the device object.
             let ir = cli.language.unwrap_or_else(|| driver::Language::of_path(source)) == driver::Language::Ir;
             let emit = if ir && dc_emit == Emit::HostObject { Emit::Object } else { dc_emit };
-            let output = cli.output.clone().unwrap_or_else(|| PathBuf::from(source.file_name().unwrap_or_default()).with_extension(emit.extension()));
+            let output = cli.output.clone().unwrap_or_else(|| object_dir.join(PathBuf::from(source.file_name().unwrap_or_default()).with_extension(emit.extension())));
             let whole_program = whole_compile && emit == Emit::HostObject && cli.language.unwrap_or_else(|| driver::Language::of_path(source)) == driver::Language::Cuda;
             let mut options = CompileOptions { emit, separate: true, preprocess: cli.preprocess.options(&matches, source), host_object_images: images.clone(), whole_program, ..options.clone() };
             // The first image's architecture compiles the host side and that image.

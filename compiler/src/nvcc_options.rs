@@ -31,8 +31,9 @@ enum Action {
     /// `-Werror <kinds>`: `all-warnings` is cdpc's `--Werror`; the other kinds name EDG's
     /// warnings, which cdpc does not give.
     WerrorKinds,
-    /// `--machine 64` (the only value nvcc 13 takes).
-    Machine,
+    /// Accepted with one of these values, which are what cdpc does anyway (`--machine 64`,
+    /// `-stdlib libstdc++`); another value is `E0707` with this help.
+    Only(&'static [&'static str], &'static str),
     /// `-include FILE` for both sides of a `.cu` file and for host files (nvcc's
     /// `--pre-include`), carried as the host compiler's preprocessor options, which both
     /// sides read.
@@ -149,7 +150,6 @@ const NVCC: &[NvccOption] = &[
     opt("--cudart", "-cudart", true, Same("--cudart")),
     opt("--shared", "-shared", false, Same("--shared")),
     opt("--cudadevrt", "-cudadevrt", true, Ignored),
-    opt("--machine", "-m", true, Machine),
     opt("--m64", "-m64", false, Ignored),
     // How nvcc runs its own steps.
     opt("--threads", "-t", true, Ignored),
@@ -165,12 +165,114 @@ const NVCC: &[NvccOption] = &[
     opt("--generate-dependencies", "-M", false, Unsupported("cdpc lists dependencies while it compiles: use -MD (or -MMD), which writes the list beside the output")),
     opt("--generate-nonsystem-dependencies", "-MM", false, Unsupported("cdpc lists dependencies while it compiles: use -MMD, which writes the list beside the output")),
     opt("--pre-include", "-include", true, PreInclude),
-    opt("--lib", "-lib", false, Unsupported("make the archive with `ar rcs libNAME.a x.o ...` from `cdpc -dc` objects")),
     // A program is what cdpc builds when nothing else is asked, as nvcc.
     opt("--link", "-link", false, Ignored),
     opt("--run", "-run", false, Unsupported("build the program with nvcc's host link, then run it")),
     opt("--dlink-time-opt", "-dlto", false, Unsupported("cdpc has no link-time optimisation of device code")),
     opt("--lto", "-lto", false, Unsupported("cdpc has no link-time optimisation of device code")),
+    // Static libraries, as nvcc makes them: each input's object, then the host's archiver.
+    opt("--lib", "-lib", false, Same("--lib")),
+    opt("--archiver-binary", "-arbin", true, Same("--archiver")),
+    opt("--archive-options", "-Xarchive", true, EachOf("--Xarchive")),
+    // nvcc prunes a library's device code of other architectures with nvprune; cdpc's
+    // library holds the architectures asked for.
+    opt("--nvprune-options", "-Xnvprune", true, Ignored),
+    opt("--prune", "-prune", false, Ignored),
+    // Where objects go.
+    opt("--output-directory", "-odir", true, Same("--output-directory")),
+    // What the toolkit can build for, nvcc's way.
+    opt("--list-gpu-code", "-code-ls", false, Same("--list-gpu-code")),
+    opt("--list-gpu-arch", "-arch-ls", false, Same("--list-gpu-arch")),
+    opt("--verbose2", "-v2", false, Same("--verbose")),
+    // The host side's C++, which cdpc's Clang compiles against the host's libstdc++ on both
+    // sides (the device side reads the same headers).
+    opt("--no-exceptions", "-noeh", false, Becomes(&["--Xcompiler=-fno-exceptions"])),
+    opt("--stdlib", "-stdlib", true, Only(&["libstdc++"], "cdpc's Clang reads the host's libstdc++ on both sides of a file")),
+    opt("--machine", "-m", true, Only(&["64"], "cdpc compiles 64-bit host code (--address-size 32 writes 32-bit PTX)")),
+    opt("--target-directory", "-target-dir", true, Only(&["x86_64-linux"], "cdpc builds for x86-64 Linux")),
+    // The linkage and visibility of host-side stubs and variables, which nvcc 13 makes
+    // `static` (template kernels' stubs, whole-program objects) and hidden by default: cdpc's
+    // host objects give them Clang's (weak, default visibility), either way (docs/BUILDING.md).
+    flag("--static-global-template-stub", "-static-global-template-stub", Ignored),
+    flag("--device-entity-has-hidden-visibility", "-device-entity-has-hidden-visibility", Ignored),
+    flag("--device-stack-protector", "-device-stack-protector", Only(&["false"], "LLVM's NVPTX writes no stack protector")),
+    // Options about how nvcc's own front end (EDG) or NVVM read and report code: Clang's
+    // reading is its own (its template depth 1024, messages in full).
+    opt("--ftemplate-backtrace-limit", "-ftemplate-backtrace-limit", true, Ignored),
+    opt("--ftemplate-depth", "-ftemplate-depth", true, Ignored),
+    opt("--fmax-errors", "-fmax-errors", true, Ignored),
+    flag("--brief-diagnostics", "-brief-diag", Ignored),
+    opt("--no-host-device-initializer-list", "-nohdinitlist", false, Ignored),
+    opt("--no-host-device-move-forward", "-nohdmoveforward", false, Ignored),
+    opt("--Wconversion", "-Wconversion", false, Ignored),
+    opt("--optimization-info", "-opt-info", true, Ignored),
+    // Hints to NVVM's optimiser that change no result: cdpc's LLVM optimises as it does.
+    opt("--restrict", "-restrict", false, Ignored),
+    opt("--extra-device-vectorization", "-extra-device-vectorization", false, Ignored),
+    opt("--Ofast-compile", "-Ofc", true, Ignored),
+    opt("--dopt", "-dopt", true, Ignored),
+    opt("--jump-table-density", "-jtd", true, Ignored),
+    // Whole-program details: cdpc's relocatable objects keep every device function.
+    opt("--keep-device-functions", "-keep-device-functions", false, Ignored),
+    opt("--extensible-whole-program", "-ewp", false, Ignored),
+    // The PTX's comments: cdpc's PTX carries `.loc` lines with -lineinfo, not the source text.
+    opt("--source-in-ptx", "-src-in-ptx", false, Ignored),
+    // Fat-binary compression and nvcc's temporary names: cdpc's outputs are the same bytes on
+    // every run, with no seed to give.
+    opt("--no-compress", "-no-compress", false, Ignored),
+    opt("--compress-mode", "-compress-mode", true, Ignored),
+    opt("--frandom-seed", "-frandom-seed", true, Ignored),
+    // How nvcc runs and finds its own tools, and Windows's and Cygwin's paths.
+    opt("--split-compile-extended", "-split-compile-extended", true, Ignored),
+    opt("--jobserver", "-jobserver", false, Ignored),
+    opt("--skip-ptx-semantics-check", "-skip-ptx-semantics-check", false, Ignored),
+    opt("--forward-unknown-opts", "-forward-unknown-opts", false, Ignored),
+    opt("--dont-use-profile", "-noprof", false, Ignored),
+    opt("--libdevice-directory", "-ldir", true, Ignored),
+    opt("--use-local-env", "-use-local-env", false, Ignored),
+    opt("--force-cl-env-setup", "-force-cl-env-setup", false, Ignored),
+    opt("--input-drive-prefix", "-idp", true, Ignored),
+    opt("--dependency-drive-prefix", "-ddp", true, Ignored),
+    opt("--drive-prefix", "-dp", true, Ignored),
+    opt("--utf-8", "-utf-8", false, Ignored),
+    opt("--no-align-double", "--no-align-double", false, Ignored),
+    // CUDA Tile is not in cdpc; compiling SIMT code only is what it does.
+    opt("--simt-only", "-simt-only", false, Ignored),
+    opt("--tileiras-options", "-Xtileiras", true, Ignored),
+    opt("--enable-tile", "-enable-tile", false, Unsupported("CUDA Tile kernels are not in cdpc")),
+    opt("--tile-preview", "-tile-preview", true, Unsupported("CUDA Tile kernels are not in cdpc")),
+    opt("--tile-only", "-tile-only", false, Unsupported("CUDA Tile kernels are not in cdpc")),
+    opt("--tilebc", "-tilebc", false, Unsupported("CUDA Tile kernels are not in cdpc")),
+    opt("--tilecubin", "-tilecubin", false, Unsupported("CUDA Tile kernels are not in cdpc")),
+    opt("--tilefatbin", "-tilefatbin", false, Unsupported("CUDA Tile kernels are not in cdpc")),
+    // nvcc's `-time FILE` writes its phases' times to a file; cdpc's own `--time` (the long
+    // spelling, read by clap) prints them to standard error.
+    opt("-time", "-time", true, Unsupported("--time prints the time of each phase to standard error; it takes no file")),
+    // Refused, with what to do instead.
+    opt("--cuda", "-cuda", false, Unsupported("cdpc writes no translated host source: -E preprocesses, -dc compiles")),
+    opt("--optix-ir", "-optix-ir", false, Unsupported("cdpc writes PTX (-ptx), cubins and fat binaries, not OptiX IR")),
+    opt("--ltoir", "-ltoir", false, Unsupported("cdpc has no link-time optimisation of device code")),
+    opt("--gen-opt-lto", "-gen-opt-lto", false, Unsupported("cdpc has no link-time optimisation of device code")),
+    opt("--device-w", "-dw", false, Unsupported("compile with -dc (relocatable device code, which device-side launches need) or -c")),
+    opt("--no-device-link", "-nodlink", false, Unsupported("link -dc objects with their -dlink object yourself, or let cdpc link the program")),
+    opt("--relocatable-link", "-r", false, Unsupported("combine objects with the host linker's `ld -r`")),
+    opt("--relocatable-ptx", "-reloc-ptx", false, Unsupported("-ptx writes the PTX of relocatable device code already")),
+    opt("--host-linker-script", "-hls", true, Unsupported("pass a linker script to the host link with -Xlinker")),
+    opt("--augment-host-linker-script", "-aug-hls", false, Unsupported("pass a linker script to the host link with -Xlinker")),
+    opt("--profile", "-pg", false, Unsupported("profile the host code with -Xcompiler -pg and link with the host compiler's -pg")),
+    opt("--dryrun", "-dryrun", false, Unsupported("-v prints each tool's command line as cdpc runs it; Clang runs inside cdpc, so there is no list of commands to print without running")),
+    opt("--fdevice-syntax-only", "-fdevice-syntax-only", false, Unsupported("compile the device side to PTX instead (-ptx -o /dev/null)")),
+    opt("--fdevice-time-trace", "-fdevice-time-trace", true, Unsupported("--time prints the time of each phase")),
+    opt("--fdevice-time-trace-granularity", "-fdevice-time-trace-granularity", true, Unsupported("--time prints the time of each phase")),
+    opt("--fdevice-sanitize", "-fdevice-sanitize", true, Unsupported("run the program under compute-sanitizer")),
+    opt("--apply-controls", "-apply-controls", true, Unsupported("nvcc's controls file is NVVM's")),
+    opt("--entries", "-e", true, Unsupported("cdpc keeps every kernel of a file")),
+    opt("--clean-targets", "-clean", false, Unsupported("remove the outputs with the build system's clean rule")),
+    opt("--run-args", "-run-args", true, Unsupported("build the program, then run it with its arguments")),
+    opt("--concat", "-concat", false, Unsupported("give the sources to one cdpc command, which compiles and links them")),
+    opt("--qpp-config", "-qpp-config", true, Unsupported("cdpc builds for x86-64 Linux")),
+    opt("--compile-as-tools-patch", "-astoolspatch", false, Unsupported("it is for NVIDIA's tools")),
+    opt("--safety-compatibility", "-safety-compat", false, Unsupported("cdpc is no safety-certified compiler")),
     // `--options-file` is read by `translate` itself.
 ];
 
@@ -316,9 +418,10 @@ pub(crate) fn translate(args: impl IntoIterator<Item = String>) -> Result<Vec<St
                     out.push("--Werror".into());
                 }
             }
-            Machine => {
-                if value.as_deref() != Some("64") {
-                    return Err(Refused { code: Code::OptionUnsupported, message: format!("nvcc's `{arg}` takes 64 only: cdpc compiles 64-bit host code (--address-size 32 writes 32-bit PTX)") });
+            Only(values, help) => {
+                let given = value.as_deref().unwrap_or_default();
+                if !values.contains(&given) {
+                    return Err(Refused { code: Code::OptionUnsupported, message: format!("nvcc's `{} {given}` is not in cdpc, which takes {} only: {help}", option.long, values.join(" or ")) });
                 }
             }
             Unsupported(help) => return Err(Refused { code: Code::OptionUnsupported, message: format!("nvcc's option `{}` is not in cdpc: {help}", option.long) }),
@@ -476,6 +579,28 @@ mod tests {
         assert!(r.message.contains("--generate-dependencies") && r.message.contains("use -MD"), "{}", r.message);
         assert_eq!(refused(&["--machine=32"]).code, Code::OptionUnsupported);
         assert_eq!(refused(&["a.cu", "-ccbin"]).code, Code::OptionInvalid);
+    }
+
+    #[test]
+    fn libraries_object_folders_and_the_architecture_lists_are_cdpcs() {
+        assert_eq!(tr(&["-lib", "-arbin", "/usr/bin/ar", "-Xarchive", "-D", "a.cu"]), ["--lib", "--archiver=/usr/bin/ar", "--Xarchive=-D", "a.cu"]);
+        assert_eq!(tr(&["-dc", "-odir", "obj", "a.cu"]), ["--device-c", "--output-directory=obj", "a.cu"]);
+        assert_eq!(tr(&["-arch-ls", "-code-ls", "-v2"]), ["--list-gpu-arch", "--list-gpu-code", "--verbose"]);
+        assert_eq!(tr(&["-noeh", "--source-in-ptx", "-restrict", "-stdlib=libstdc++", "-target-dir", "x86_64-linux", "a.cu"]), ["--Xcompiler=-fno-exceptions", "a.cu"]);
+    }
+
+    #[test]
+    fn an_option_whose_value_cdpc_does_not_do_is_refused_with_the_values_it_takes() {
+        let r = refused(&["-stdlib", "libc++", "a.cu"]);
+        assert_eq!(r.code, Code::OptionUnsupported);
+        assert!(r.message.contains("`--stdlib libc++`") && r.message.contains("libstdc++ only"), "{}", r.message);
+        // A bare flag is its `true`.
+        assert_eq!(refused(&["-device-stack-protector", "a.cu"]).code, Code::OptionUnsupported);
+        assert_eq!(tr(&["-device-stack-protector=false", "-static-global-template-stub", "true", "a.cu"]), ["a.cu"]);
+        assert_eq!(tr(&["-device-entity-has-hidden-visibility=false", "a.cu"]), ["a.cu"]);
+        // nvcc's `-time FILE`; cdpc's `--time` is its own flag.
+        assert!(refused(&["-time", "t.csv", "a.cu"]).message.contains("takes no file"));
+        assert_eq!(tr(&["--time", "a.cu"]), ["--time", "a.cu"]);
     }
 
     #[test]

@@ -108,7 +108,7 @@ fn nvcc_options_cdpc_lacks_are_e0707_in_both_formats() {
     let out = cdpc(dir.path(), &["-M", "k.cu"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).starts_with("error[E0707]: nvcc's option `--generate-dependencies` is not in cdpc: cdpc lists dependencies while it compiles: use -MD"), "{}", stderr(&out));
-    let out = cdpc(dir.path(), &["k.cu", "--error-format", "json", "-lib"]);
+    let out = cdpc(dir.path(), &["k.cu", "--error-format", "json", "-run"]);
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!((&lines[0]["code"], &lines[0]["severity"]), (&serde_json::json!("E0707"), &serde_json::json!("error")));
@@ -471,4 +471,143 @@ fn every_architecture_nvcc_lists_compiles_or_is_refused_with_a_code() {
         }
     }
     assert!(compiled.iter().any(|a| a == "sm_110") && compiled.iter().any(|a| a == "sm_88"), "{compiled:?}");
+}
+
+/// A value for an nvcc option, from the value `nvcc --help` shows for it (`<arch>`,
+/// `{true|false}`, `[default,size,...]`), that cdpc takes where it takes the option.
+fn nvcc_value(spec: &str, long: &str, dir: &Path) -> String {
+    let spec = spec.trim();
+    if let Some(alternatives) = spec.strip_prefix('{').and_then(|r| r.split('}').next()) {
+        let alternatives: Vec<&str> = alternatives.split('|').collect();
+        let preferred = ["true", "static", "cu", "c++17", "64", "libstdc++", "legacy"];
+        return preferred.iter().find(|p| alternatives.contains(p)).map_or(alternatives[0], |p| p).to_string();
+    }
+    if spec.starts_with('[') {
+        return "default".into();
+    }
+    let file = dir.join("empty.h").display().to_string();
+    let folder = dir.display().to_string();
+    match long {
+        "--gpu-architecture" | "--gpu-code" => "sm_90".into(),
+        "--generate-code" => "arch=compute_90,code=sm_90".into(),
+        "--optimize" => "3".into(),
+        "--Werror" => "all-warnings".into(),
+        "--optimization-info" => "inline".into(),
+        "--target-directory" => "x86_64-linux".into(),
+        "--fdevice-sanitize" => "memcheck".into(),
+        "--compiler-bindir" => "c++".into(),
+        "--library" => "m".into(),
+        "--define-macro" | "--undefine-macro" => "NVCC_OPTION_TEST".into(),
+        "--compiler-options" | "--linker-options" | "--archive-options" | "--ptxas-options" | "--nvlink-options" | "--nvprune-options" | "--tileiras-options" => "-Wall".into(),
+        _ if spec.contains("file") => file,
+        _ if spec.contains("directory") || spec.contains("path") => folder,
+        _ => "1".into(),
+    }
+}
+
+/// Every option `nvcc --help` lists (the toolkit's nvcc, the oracle), in both spellings, is
+/// one cdpc reads: taken as nvcc's, accepted with nothing to do, or refused with `E0707` and
+/// what to do instead; never clap's "unexpected argument", which a Makefile's nvcc line met
+/// with `--source-in-ptx`.
+#[test]
+fn every_option_nvcc_lists_is_read_or_refused_with_a_code() {
+    let Some(nvcc) = nvcc() else { return };
+    let help = Command::new(&nvcc).arg("--help").output().expect("nvcc runs");
+    let help = String::from_utf8_lossy(&help.stdout).to_string();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cu"), "__global__ void k(int *p) { p[0] = 1; }\n").unwrap();
+    std::fs::write(dir.path().join("empty.h"), "").unwrap();
+    let mut checked = 0;
+    for line in help.lines().filter(|l| l.starts_with("--")) {
+        // `--long-name <value>   (-short)`, or a long name alone.
+        let (head, short) = match line.rfind('(') {
+            Some(open) if line.trim_end().ends_with(')') => (&line[..open], Some(line[open + 1..].trim_end().trim_end_matches(')'))),
+            _ => (line, None),
+        };
+        let mut words = head.split_whitespace();
+        let long = words.next().unwrap();
+        let spec: String = words.collect::<Vec<_>>().join(" ");
+        if matches!(long, "--output-file" | "--help" | "--version") {
+            continue;
+        }
+        let value = (!spec.is_empty()).then(|| nvcc_value(&spec, long, dir.path()));
+        for spelling in std::iter::once(long).chain(short) {
+            let mut args = vec![spelling.to_string()];
+            args.extend(value.clone());
+            args.extend(["-E", "k.cu", "-o", "out.txt"].map(String::from));
+            let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = cdpc(dir.path(), &argv);
+            let said = stderr(&out);
+            assert!(!said.contains("unexpected argument") && !said.contains("E0708"), "{args:?}: {said}");
+            if out.status.code() == Some(2) {
+                assert!(said.starts_with("error[E0707]") || said.starts_with("error: "), "{args:?}: {said}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 250, "{checked} spellings of nvcc's options checked");
+}
+
+/// `-lib` makes nvcc's static library: each source's object (`-rdc=true`: relocatable device
+/// code) archived by `ar` as `a.a`, which nvcc's own link takes (the oracle: its device link
+/// finds the kernels in it) and cdpc's too; `-odir` puts `-dc`'s objects and their dependency
+/// lists in a folder, the lists naming the objects there, as nvcc's.
+#[test]
+fn static_libraries_and_object_folders_are_nvccs() {
+    let Some(nvcc) = nvcc() else { return };
+    if !have("ar") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cu"), "__global__ void child(int *p) { p[threadIdx.x] = 1; }\n__global__ void parent(int *p) { child<<<1, 32>>>(p); }\n").unwrap();
+    std::fs::write(dir.path().join("o.cu"), "__device__ int g(int x) { return x + 1; }\n__global__ void other(int *p) { p[0] = g(1); }\n").unwrap();
+    std::fs::write(dir.path().join("main.cu"), "__global__ void parent(int *);\n__global__ void other(int *);\nint main() { parent<<<1, 1>>>(nullptr); other<<<1, 1>>>(nullptr); return 0; }\n").unwrap();
+    let out = cdpc(dir.path(), &["-lib", "-rdc=true", "-arch=sm_90", "k.cu", "o.cu"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let members = Command::new("ar").current_dir(dir.path()).args(["t", "a.a"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&members.stdout), "k.o\no.o\n");
+    run(&nvcc, dir.path(), &["-rdc=true", "-arch=sm_90", "main.cu", "a.a", "-o", "app_nvcc"]);
+    let out = cdpc(dir.path(), &["-rdc=true", "-arch=sm_90", "main.cu", "a.a", "-o", "app_cdpc"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The archiver as nvcc's `-arbin` names it, and one that is not there.
+    let out = cdpc(dir.path(), &["-lib", "-arbin", "/no/such/ar", "k.cu", "-o", "libk.a"]);
+    assert!(!out.status.success() && stderr(&out).contains("the archiver (`ar`, for a static library) not found"), "{}", stderr(&out));
+    assert!(!dir.path().join("libk.a").exists());
+    std::fs::create_dir(dir.path().join("obj")).unwrap();
+    let out = cdpc(dir.path(), &["-dc", "-odir", "obj", "-MD", "k.cu", "o.cu"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for name in ["k.o", "o.o", "k.d", "o.d"] {
+        assert!(dir.path().join("obj").join(name).is_file(), "{name}");
+    }
+    let list = std::fs::read_to_string(dir.path().join("obj/k.d")).unwrap();
+    assert!(list.starts_with("obj/k.o :") || list.starts_with("obj/k.o:"), "{list}");
+}
+
+/// `--list-gpu-arch` and `--list-gpu-code` list what nvcc's list (the oracle) and LLVM 22 share,
+/// in nvcc's spellings, and both together nvcc's `-gencode` values.
+#[test]
+fn architecture_lists_are_nvccs_less_what_llvm_lacks() {
+    let Some(nvcc) = nvcc() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let lines = |out: std::process::Output| -> Vec<String> {
+        assert!(out.status.success(), "{}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect()
+    };
+    for (option, prefix) in [("--list-gpu-arch", "compute_"), ("--list-gpu-code", "sm_")] {
+        let theirs = lines(run(&nvcc, dir.path(), &[option]));
+        let ours = lines(cdpc(dir.path(), &[option]));
+        let expected: Vec<String> = theirs
+            .iter()
+            .filter(|a| cdpc::target::LLVM_ARCHITECTURES.iter().any(|l| format!("{prefix}{}", l.code()) == **a))
+            .cloned()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let mut sorted = ours.clone();
+        sorted.sort();
+        assert_eq!(sorted, expected, "{option}");
+        assert!(ours.iter().any(|a| *a == format!("{prefix}90")), "{option}: {ours:?}");
+    }
+    let both = lines(cdpc(dir.path(), &["-arch-ls", "-code-ls"]));
+    assert!(both.iter().any(|l| l == "arch=compute_90,code=sm_90"), "{both:?}");
 }

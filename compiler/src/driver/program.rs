@@ -313,6 +313,71 @@ pub fn compile_host_file(input: &Path, output: &Path, program: &ProgramOptions, 
     Ok(Built { warnings: Vec::new(), tool_runs: build.log.take(), timings: Timings::default() })
 }
 
+/// `--lib` (nvcc's `-lib`): the static library of `inputs` at `output`, as nvcc makes one.
+/// Each source is compiled as `-c` compiles it (a whole program's object, or with
+/// `program.relocatable`, nvcc's `-rdc=true`, relocatable device code for a device link
+/// later), each host file by the host compiler; objects are taken as they are. The archiver
+/// (`Archiver::find`: `archiver`, `CDPC_AR`, `ar`) then makes the archive with `cr`, nvcc's
+/// command, and `archive_args` (`-Xarchive`) before the archive's name, from members named
+/// after their inputs (`kernels.o`; a name taken twice gets the input's place, `kernels-2.o`,
+/// where nvcc's are its temporary files' names). The archive is made in the work folder and
+/// written to `output` in one piece.
+pub fn build_library(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, archiver: Option<&Path>, archive_args: &[String], options: &CompileOptions) -> Result<Built, BuildError> {
+    super::on_large_stack(|| library_here(inputs, output, program, archiver, archive_args, options))
+}
+
+fn library_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, archiver: Option<&Path>, archive_args: &[String], options: &CompileOptions) -> Result<Built, BuildError> {
+    if inputs.is_empty() {
+        return Err(CompileError::Usage("nothing to archive: give a source or an object".into()).into());
+    }
+    let guard = OutputGuard { inputs: inputs.iter().map(|i| i.path().to_path_buf()).collect(), overwrite: options.overwrite };
+    let out_file = OutputFile::prepare_guarded(output, guard).map_err(CompileError::from)?;
+    let archiver = crate::toolchain::Archiver::find(archiver).map_err(CompileError::from)?;
+    let build = build_options(options);
+    let work = work_dir(&build).map_err(CompileError::from)?;
+    let members_dir = work.path().join("members");
+    std::fs::create_dir(&members_dir).map_err(|e| CompileError::from(ToolError::io("making the library's folder", &members_dir, e)))?;
+    let mut warnings = Vec::new();
+    let mut timings = Timings::default();
+    let mut tool_runs = Vec::new();
+    let mut members: Vec<PathBuf> = Vec::new();
+    for (index, input) in inputs.iter().enumerate() {
+        let base = input.path().file_stem().map(|s| s.to_string_lossy().into_owned()).filter(|s| !s.is_empty()).unwrap_or_else(|| "input".into());
+        let mut member = members_dir.join(format!("{base}.o"));
+        if members.contains(&member) {
+            member = members_dir.join(format!("{base}-{}.o", index + 1));
+        }
+        match input {
+            ProgramInput::Source(path) => {
+                let (object, source_warnings, runs, source_timings) = compile_source(path, index, work.path(), options, program.relocatable)?;
+                warnings.push(source_warnings);
+                tool_runs.extend(runs);
+                timings.0.extend(source_timings.0);
+                std::fs::rename(&object.path, &member).map_err(|e| CompileError::from(ToolError::io("placing an object in the library's folder", &member, e)))?;
+            }
+            ProgramInput::Host(path) => {
+                let host = HostCompiler::find(program.host_compiler.as_deref()).map_err(CompileError::from)?;
+                let include = Toolchain::discover(&options.tools).ok().and_then(|t| t.cuda_include_dir());
+                host.run("host compiler", &host_compile_args(path, &member, options, program, include.as_deref()), &build).map_err(CompileError::from)?;
+            }
+            ProgramInput::Object(path) => {
+                std::fs::copy(path, &member).map_err(|e| CompileError::from(ToolError::io("reading an object for the library", path, e)))?;
+            }
+        }
+        members.push(member);
+    }
+    let archive = work.path().join("library.a");
+    let mut args: Vec<OsString> = vec!["cr".into()];
+    args.extend(archive_args.iter().map(OsString::from));
+    args.push(archive.clone().into());
+    args.extend(members.iter().map(OsString::from));
+    archiver.run(&args, &build).map_err(CompileError::from)?;
+    let bytes = std::fs::read(&archive).map_err(|e| CompileError::from(ToolError::io("reading the archive", &archive, e)))?;
+    out_file.commit(&bytes).map_err(CompileError::from)?;
+    tool_runs.extend(build.log.take());
+    Ok(Built { warnings, tool_runs, timings })
+}
+
 /// Builds the program (or with `program.shared` the shared library) of `inputs` at `output`.
 pub fn build_program(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, options: &CompileOptions) -> Result<Built, BuildError> {
     super::on_large_stack(|| build_here(inputs, output, program, options))

@@ -87,6 +87,10 @@ pub enum ToolError {
     /// looked at, in order ([`super::HostCompiler::find`]).
     #[allow(missing_docs)]
     HostCompilerNotFound { searched: Vec<String> },
+    /// No archiver for a static library: `searched` says where it was looked for
+    /// ([`super::Archiver::find`]).
+    #[allow(missing_docs)]
+    ArchiverNotFound { searched: Vec<String> },
     /// A tool could not be started at all (not executable, vanished, ...).
     #[allow(missing_docs)]
     Spawn { tool: String, command: String, source: io::Error },
@@ -172,6 +176,14 @@ impl fmt::Display for ToolError {
                     writeln!(f, "    - {place}")?;
                 }
                 write!(f, "  install one (`apt-get install g++`), or name it with -ccbin or CDPC_HOST_CXX")
+            }
+            ToolError::ArchiverNotFound { searched } => {
+                writeln!(f, "the archiver (`ar`, for a static library) not found")?;
+                writeln!(f, "  searched, in order:")?;
+                for place in searched {
+                    writeln!(f, "    - {place}")?;
+                }
+                write!(f, "  install one (`apt-get install binutils`), or name it with --archiver (nvcc's -arbin) or CDPC_AR")
             }
             ToolError::Spawn { tool, command, source } => {
                 write!(f, "{tool} could not be started: {source}\n  command: {command}")

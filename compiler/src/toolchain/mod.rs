@@ -37,8 +37,8 @@ pub use error::{command_line, io_message, shell_quote, ExitKind, ToolError, CAPT
 pub use early::StartedBuild;
 pub use cleanup::{interrupt, stale_work_dirs, WORK_DIR_PREFIX};
 pub use overwrite::{OutputGuard, Overwrite, PREPROCESSED_START};
-pub use program::{DeviceLinked, HostCompiler};
-pub use run::{work_dir, WorkDir, host_compiler_include, nvlink_args, ptxas_args, run_front_end, version_output, BuildOptions, FatbinImage, FrontEndRun, OutputFile, ToolLog, ToolRun, DEFAULT_TOOL_TIMEOUT};
+pub use program::{Archiver, DeviceLinked, HostCompiler};
+pub use run::{work_dir, WorkDir, host_compiler_include, ptxas_architectures, nvlink_args, ptxas_args, run_front_end, version_output, BuildOptions, FatbinImage, FrontEndRun, OutputFile, ToolLog, ToolRun, DEFAULT_TOOL_TIMEOUT};
 
 #[cfg(test)]
 mod tests;

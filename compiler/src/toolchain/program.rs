@@ -193,6 +193,47 @@ impl HostCompiler {
     }
 }
 
+/// The archiver of a static library (`--lib`, nvcc's `-lib`), as nvcc's `ar`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Archiver {
+    /// The archiver (`/usr/bin/ar`).
+    pub program: PathBuf,
+}
+
+impl Archiver {
+    /// Finds the archiver, in this order:
+    /// 1. `arbin` (nvcc's `-arbin`, cdpc's `--archiver`): a path, or a name on `PATH`;
+    /// 2. `CDPC_AR`, the same;
+    /// 3. `ar` on `PATH`.
+    pub fn find(arbin: Option<&Path>) -> Result<Archiver, ToolError> {
+        Self::find_in(arbin, std::env::var_os("CDPC_AR").map(PathBuf::from), std::env::var_os("PATH"))
+    }
+
+    /// [`Archiver::find`] with the environment given.
+    pub fn find_in(arbin: Option<&Path>, env: Option<PathBuf>, path: Option<OsString>) -> Result<Archiver, ToolError> {
+        let on_path = |name: &Path| -> Option<PathBuf> {
+            if name.components().count() > 1 {
+                return name.is_file().then(|| name.to_path_buf());
+            }
+            std::env::split_paths(path.as_deref()?).map(|dir| dir.join(name)).find(|p| p.is_file())
+        };
+        let (given, source) = match (arbin, env.as_deref()) {
+            (Some(arbin), _) => (arbin, "--archiver (nvcc's -arbin)"),
+            (None, Some(env)) => (env, "CDPC_AR"),
+            (None, None) => (Path::new("ar"), "PATH"),
+        };
+        match on_path(given) {
+            Some(program) => Ok(Archiver { program }),
+            None => Err(ToolError::ArchiverNotFound { searched: vec![format!("{source}: no `{}`", given.display())] }),
+        }
+    }
+
+    /// Runs the archiver with `args`, recorded in `opts`'s log.
+    pub fn run(&self, args: &[OsString], opts: &BuildOptions) -> Result<(), ToolError> {
+        run_tool("archiver", &self.program, args, opts)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -297,6 +297,19 @@ pub fn version_output(program: &Path) -> Option<String> {
     }
 }
 
+/// The plain architectures (no `a`) that both LLVM 22's NVPTX
+/// ([`crate::target::LLVM_ARCHITECTURES`]) and the toolkit's `ptxas` take, in order: what
+/// `cdpc --list-gpu-code` lists, as nvcc lists its own. ptxas names its architectures in its
+/// `--help` (`'sm_90'`, `'compute_90'`, ...). `None` when ptxas does not answer within 10
+/// seconds.
+pub fn ptxas_architectures(ptxas: &Path) -> Option<Vec<crate::target::SmVersion>> {
+    let help = match process::run(ptxas, &["--help".into()], Some(Duration::from_secs(10))).ok()? {
+        Ended::Exited { status, stdout, .. } if status.success() => String::from_utf8_lossy(&stdout).into_owned(),
+        _ => return None,
+    };
+    Some(crate::target::LLVM_ARCHITECTURES.iter().copied().filter(|a| !a.arch_specific && help.contains(&format!("'{a}'"))).collect())
+}
+
 /// The host compiler's own include folder, as nvcc's default host compiler `gcc` (the one on
 /// `PATH`) names it: `gcc -print-file-name=include` (`/usr/lib/gcc/x86_64-linux-gnu/12/include`),
 /// which holds GCC's `<omp.h>`. nvcc preprocesses both sides of a `.cu` file with `gcc`, which
