@@ -756,3 +756,34 @@ __global__ void k(int *o) {\n  auto h = [] (int x) { return x; };\n  o[0] = h(1)
     let probe = "#ifndef __CUDACC_EXTENDED_LAMBDA__\n#error not extended\n#endif\n__global__ void k() {}\n";
     refused_at(dir.path(), "macro.cu", probe, &["--extended-lambda"], &[]);
 }
+
+/// `using namespace std;` and device code's `malloc`/`free`, unqualified and as `std::`, as
+/// NPSLab's show-me-dynamic-parallelism writes them: nvcc's `std::malloc` is `::malloc`, where
+/// Clang's wrapper made it a function of its own and the unqualified call ambiguous.
+const USING_STD_MALLOC: &str = r#"#include <cstdlib>
+#include <vector>
+using namespace std;
+
+__global__ void child(unsigned int *buffer, int n) { buffer[threadIdx.x % n] = threadIdx.x; }
+
+__global__ void parent(int n, unsigned int **out) {
+  unsigned int *buffer = (unsigned int *)malloc(sizeof(unsigned int) * n);
+  child<<<1, n>>>(buffer, n);
+  out[blockIdx.x] = buffer;
+  void *scratch = std::malloc(16);
+  std::free(scratch);
+  if (n < 0) free(buffer);
+}
+
+int host_side() { vector<int> v(3); void *p = malloc(4); free(p); return (int)v.size(); }
+"#;
+
+#[test]
+fn device_malloc_under_using_namespace_std_compiles_as_nvcc_compiles_it() {
+    compiles_like_nvcc("using_std_malloc.cu", USING_STD_MALLOC, &[]);
+    let ptx = crate::build_common::cdpc_ptx_with("using_std_malloc.cu", USING_STD_MALLOC, &[]);
+    // The device runtime's own `malloc` and `free`, as nvcc calls them.
+    for name in ["malloc", "free"] {
+        assert!(ptx.lines().any(|l| l.starts_with(".extern .func") && (l.ends_with(&format!(" {name}")) || l.contains(&format!(" {name}(")))), "{name}: {ptx}");
+    }
+}

@@ -96,7 +96,7 @@ impl Project {
         out
     }
 
-    /// Every file of the cache is an entry's (`<16 hex digits>-<cdpc's version>.<ext>`: no
+    /// Every file of the cache is an entry's (`<16 hex digits>-<version>+<fingerprint>.<ext>`: no
     /// temporary files), the trimmers' lock or cdpc's one header, and the work folder is empty.
     fn assert_clean(&self) {
         let version = env!("CARGO_PKG_VERSION");
@@ -106,7 +106,9 @@ impl Project {
                 let name = e.unwrap().file_name().into_string().unwrap();
                 let (stem, ext) = name.rsplit_once('.').unwrap_or((&name, ""));
                 let (key, v) = stem.split_once('-').unwrap_or((stem, ""));
-                assert!(key.len() == 16 && key.chars().all(|c| c.is_ascii_hexdigit()) && v == version && ["cu", "pch", "json", "seen"].contains(&ext), "left in the cache: {kind}/{name}");
+                // The version and the front end's fingerprint: `0.1.0+1a2b3c4d`.
+                let this_build = v.strip_prefix(version).and_then(|f| f.strip_prefix('+')).is_some_and(|f| f.len() == 8 && f.chars().all(|c| c.is_ascii_hexdigit()));
+                assert!(key.len() == 16 && key.chars().all(|c| c.is_ascii_hexdigit()) && this_build && ["cu", "pch", "json", "seen"].contains(&ext), "left in the cache: {kind}/{name}");
             }
         }
         for e in std::fs::read_dir(self.cache()).unwrap() {

@@ -304,10 +304,12 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     number.checked_mul(1 << shift).ok_or_else(|| "the size is too large".to_string())
 }
 
-/// cdpc's version as it ends the stems of entries: its letters, digits, `.`, `_` and `+`
-/// (a `-` would end the key).
+/// cdpc's version as it ends the stems of entries, with the first 8 digits of the front end's
+/// fingerprint (`0.1.0+1a2b3c4d`, `super::front_end_fingerprint`): its letters, digits, `.`,
+/// `_` and `+` (a `-` would end the key). Entries of another build are trimmed first.
 pub fn version_tag() -> String {
-    env!("CARGO_PKG_VERSION").chars().map(|c| if c.is_ascii_alphanumeric() || ".+_".contains(c) { c } else { '_' }).collect()
+    let version: String = env!("CARGO_PKG_VERSION").chars().map(|c| if c.is_ascii_alphanumeric() || ".+_".contains(c) { c } else { '_' }).collect();
+    format!("{version}+{}", &super::front_end_fingerprint()[..8])
 }
 
 /// Writes `bytes` to a temporary file in `path`'s folder, then renames it to `path`: a reader

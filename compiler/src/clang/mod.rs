@@ -473,7 +473,7 @@ impl ClangInvocation<'_> {
     /// path of cdpc's additions to Clang's headers, which names their text's hash).
     pub fn identity(&self, clang: &Path) -> Vec<String> {
         let stamp = |p: &Path| format!("{}: {:?}", p.display(), std::fs::metadata(p).ok().map(|m| (m.len(), m.modified().ok())));
-        let mut out = vec![stamp(clang), stamp(&self.cuda_root.join("include/cuda.h")), env!("CARGO_PKG_VERSION").to_string()];
+        let mut out = vec![stamp(clang), stamp(&self.cuda_root.join("include/cuda.h")), env!("CARGO_PKG_VERSION").to_string(), front_end_fingerprint().to_string()];
         out.extend(self.pch_options().iter().map(|o| o.to_string()));
         // The linked Clang's headers prune their deferred-diagnostic roots (shim.cpp): headers
         // made before that are made again.
@@ -736,6 +736,10 @@ pub fn wrapper_includes(resource_dir: &Path, cuda_root: &Path) -> (nvcc_text::Re
                 _ => new.push_str(line),
             }
         }
+        if let Some(rewritten) = std_allocation_as_using(&new) {
+            new = rewritten;
+            changed = true;
+        }
         if changed {
             debug_assert_eq!(new.len(), text.len());
             let new = new.into_bytes();
@@ -744,6 +748,63 @@ pub fn wrapper_includes(resource_dir: &Path, cuda_root: &Path) -> (nvcc_text::Re
         }
     }
     (out, macros)
+}
+
+/// Clang's wrapper's device-side `std::free` and `std::malloc`, functions of their own that
+/// call `::free` and `::malloc`, as using-declarations of those (`using ::malloc;`), which name
+/// the same functions, host's and device's, as nvcc's headers do (`<cstdlib>`'s `std::malloc`
+/// is `::malloc`): with `using namespace std;`, common in CUDA programs, device code's
+/// `malloc(n)` found both `::malloc` and the wrapper's `std::malloc` and was ambiguous under
+/// Clang where nvcc compiles it (NPSLab's show-me-dynamic-parallelism, bfs-rec). Each line
+/// keeps its length (padded with spaces), so the text keeps its lines and its length, as
+/// precompiled headers need ([`wrapper_includes`]). `None` where the text has no such block
+/// (another Clang's wrapper).
+fn std_allocation_as_using(text: &str) -> Option<String> {
+    const BLOCK: [&str; 4] = [
+        "__device__ static inline void free(void *__ptr) { ::free(__ptr); }\n",
+        "__device__ static inline void *malloc(size_t __size) {\n",
+        "  return ::malloc(__size);\n",
+        "}\n",
+    ];
+    const USING: [&str; 4] = ["using ::free;", "using ::malloc;", "", ""];
+    let original: String = BLOCK.concat();
+    let at = text.find(&format!("namespace std {{\n{original}"))? + "namespace std {\n".len();
+    let replaced: String = BLOCK.iter().zip(USING).map(|(line, using)| format!("{using:<width$}\n", width = line.len() - 1)).collect();
+    debug_assert_eq!(replaced.len(), original.len());
+    Some(format!("{}{replaced}{}", &text[..at], &text[at + original.len()..]))
+}
+
+/// The text of every file of the CUDA C++ front end (this folder), whose hash is
+/// [`front_end_fingerprint`]: what decides how Clang reads a file and what the cache's
+/// precompiled headers hold (the wrapper's and the file's rewrites, `additions.h`, the options,
+/// the shim). A test checks that every file of the folder is here.
+pub const FRONT_END_SOURCES: &[(&str, &str)] = &[
+    ("additions.h", include_str!("additions.h")),
+    ("cache.rs", include_str!("cache.rs")),
+    ("diagnostics.rs", include_str!("diagnostics.rs")),
+    ("in_process.rs", include_str!("in_process.rs")),
+    ("mend.rs", include_str!("mend.rs")),
+    ("mod.rs", include_str!("mod.rs")),
+    ("nvcc_text.rs", include_str!("nvcc_text.rs")),
+    ("preamble.rs", include_str!("preamble.rs")),
+    ("shared_storage.rs", include_str!("shared_storage.rs")),
+    ("shim.cpp", include_str!("shim.cpp")),
+    ("vla_init.rs", include_str!("vla_init.rs")),
+];
+
+/// The hash of [`FRONT_END_SOURCES`], 16 hexadecimal digits, in every cached header's key and
+/// in the cache's version tag (`cache::version_tag`): a build of cdpc whose front end reads
+/// files otherwise never takes another build's headers, although both say version 0.1.0 (a
+/// header made before the wrapper's `std::malloc` became a using-declaration kept it
+/// ambiguous, measured). Computed once per process (about 400 KB of text).
+pub fn front_end_fingerprint() -> &'static str {
+    static FINGERPRINT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    FINGERPRINT.get_or_init(|| {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        FRONT_END_SOURCES.hash(&mut hasher);
+        format!("{:016x}", hasher.finish())
+    })
 }
 
 /// The newest CUDA Clang 22 knows: a newer toolkit is taken as this one.
@@ -884,6 +945,28 @@ pub fn pch_path(cache: &cache::Cache, clang: &Path, invocation: &ClangInvocation
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fingerprint_covers_every_file_of_the_front_end() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/clang");
+        let mut files: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        files.sort();
+        let listed: Vec<String> = FRONT_END_SOURCES.iter().map(|(name, _)| name.to_string()).collect();
+        assert_eq!(listed, files);
+        assert_eq!(front_end_fingerprint().len(), 16);
+    }
+
+    /// Clang's wrapper's `std::malloc` and `std::free` become using-declarations of the global
+    /// ones, each line its old length, the text its old length and lines.
+    #[test]
+    fn the_wrappers_std_allocation_functions_become_using_declarations() {
+        let wrapper = "} // extern \"C\"\n\n// We also need device-side std::malloc and std::free.\nnamespace std {\n__device__ static inline void free(void *__ptr) { ::free(__ptr); }\n__device__ static inline void *malloc(size_t __size) {\n  return ::malloc(__size);\n}\n} // namespace std\n";
+        let rewritten = std_allocation_as_using(wrapper).unwrap();
+        assert_eq!((rewritten.len(), rewritten.lines().count()), (wrapper.len(), wrapper.lines().count()));
+        let code: Vec<&str> = rewritten.lines().map(str::trim_end).filter(|l| !l.is_empty()).collect();
+        assert_eq!(code[2..], ["namespace std {", "using ::free;", "using ::malloc;", "} // namespace std"]);
+        assert_eq!(std_allocation_as_using("namespace std {\n}\n"), None);
+    }
 
     #[test]
     fn the_device_side_gets_the_host_compilers_preprocessor_options_only() {
