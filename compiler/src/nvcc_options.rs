@@ -20,8 +20,13 @@ use cdpc::Code;
 enum Action {
     /// cdpc's own long option (`--arch`), given the value if the option takes one.
     Same(&'static str),
-    /// cdpc's own long option once for each comma-separated value (`-Xcompiler -fPIC,-Wall`).
+    /// cdpc's own long option once for each comma-separated value (`-I a,b`).
     EachOf(&'static str),
+    /// cdpc's own long option once for each word of the comma-separated values, split as a
+    /// shell splits them (`-Xcompiler "-O2 -fPIC",-Wall` is three): nvcc writes a tool's
+    /// options into the tool's command line unquoted (`nvcc -dryrun`), so a Makefile's
+    /// `--compiler-options "-O2 -pthread -fPIC"` is three options of the host compiler.
+    EachWord(&'static str),
     /// These arguments, whatever the value.
     Becomes(&'static [&'static str]),
     /// `--Xptxas=<this>=<value>`: an option nvcc hands ptxas.
@@ -109,9 +114,9 @@ const NVCC: &[NvccOption] = &[
     flag("--prec-sqrt", "-prec-sqrt", Same("--prec-sqrt")),
     opt("--use_fast_math", "-use_fast_math", false, Same("--use-fast-math")),
     // Tools.
-    opt("--compiler-options", "-Xcompiler", true, EachOf("--Xcompiler")),
-    opt("--ptxas-options", "-Xptxas", true, EachOf("--Xptxas")),
-    opt("--nvlink-options", "-Xnvlink", true, EachOf("--Xnvlink")),
+    opt("--compiler-options", "-Xcompiler", true, EachWord("--Xcompiler")),
+    opt("--ptxas-options", "-Xptxas", true, EachWord("--Xptxas")),
+    opt("--nvlink-options", "-Xnvlink", true, EachWord("--Xnvlink")),
     opt("--maxrregcount", "-maxrregcount", true, Ptxas("--maxrregcount")),
     // With relocatable device code nvcc asks nvlink; cdpc's ptxas says it for each file.
     opt("--resource-usage", "-res-usage", false, Becomes(&["--Xptxas=-v"])),
@@ -146,7 +151,7 @@ const NVCC: &[NvccOption] = &[
     // cdpc's host side is Clang's, which takes the host compiler's options itself.
     opt("--forward-unknown-to-host-compiler", "-forward-unknown-to-host-compiler", false, Ignored),
     opt("--forward-unknown-to-host-linker", "-forward-unknown-to-host-linker", false, Ignored),
-    opt("--linker-options", "-Xlinker", true, EachOf("--Xlinker")),
+    opt("--linker-options", "-Xlinker", true, EachWord("--Xlinker")),
     opt("--cudart", "-cudart", true, Same("--cudart")),
     opt("--shared", "-shared", false, Same("--shared")),
     opt("--cudadevrt", "-cudadevrt", true, Ignored),
@@ -173,7 +178,7 @@ const NVCC: &[NvccOption] = &[
     // Static libraries, as nvcc makes them: each input's object, then the host's archiver.
     opt("--lib", "-lib", false, Same("--lib")),
     opt("--archiver-binary", "-arbin", true, Same("--archiver")),
-    opt("--archive-options", "-Xarchive", true, EachOf("--Xarchive")),
+    opt("--archive-options", "-Xarchive", true, EachWord("--Xarchive")),
     // nvcc prunes a library's device code of other architectures with nvprune; cdpc's
     // library holds the architectures asked for.
     opt("--nvprune-options", "-Xnvprune", true, Ignored),
@@ -404,6 +409,13 @@ pub(crate) fn translate(args: impl IntoIterator<Item = String>) -> Result<Vec<St
                     out.extend(with_value(cdpc, Some(part)));
                 }
             }
+            EachWord(cdpc) => {
+                for part in value.as_deref().unwrap_or_default().split(',') {
+                    for word in split_options(part) {
+                        out.extend(with_value(cdpc, Some(&word)));
+                    }
+                }
+            }
             Becomes(these) => out.extend(these.iter().map(|s| s.to_string())),
             Ptxas(name) => out.push(format!("--Xptxas={name}={}", value.unwrap_or_default())),
             Ignored => {}
@@ -478,6 +490,10 @@ mod tests {
     fn list_options_split_at_commas() {
         assert_eq!(tr(&["-Xcompiler", "-fPIC,-Wall", "-Xptxas=-v"]), ["--Xcompiler=-fPIC", "--Xcompiler=-Wall", "--Xptxas=-v"]);
         assert_eq!(tr(&["--include-path", "a,b", "--define-macro=X=1"]), ["-I", "a", "-I", "b", "-D", "X=1"]);
+        // A tool's options are words of its command line, as nvcc writes them (cms-patatrack's
+        // Makefile: `--compiler-options "-O2 -pthread -fPIC"`).
+        assert_eq!(tr(&["--compiler-options", "-O2 -pthread -fPIC", "-Xptxas", "-v -O3,-warn-spills"]), ["--Xcompiler=-O2", "--Xcompiler=-pthread", "--Xcompiler=-fPIC", "--Xptxas=-v", "--Xptxas=-O3", "--Xptxas=-warn-spills"]);
+        assert_eq!(tr(&["-Xcompiler", "'-DMSG=a b' -Wall"]), ["--Xcompiler=-DMSG=a b", "--Xcompiler=-Wall"]);
     }
 
     #[test]
@@ -523,7 +539,7 @@ mod tests {
         let known = |name: &str| cli.get_arguments().any(|a| a.get_long() == name.strip_prefix("--") || a.get_short().map(|c| format!("-{c}")).as_deref() == Some(name));
         for option in NVCC {
             let names: Vec<&str> = match option.action {
-                Same(cdpc) | EachOf(cdpc) => vec![cdpc],
+                Same(cdpc) | EachOf(cdpc) | EachWord(cdpc) => vec![cdpc],
                 // `-DNAME=VALUE`: the option `-D`.
                 Becomes(these) => these.iter().map(|a| if a.starts_with("-D") { "-D" } else { a.split('=').next().unwrap_or(a) }).collect(),
                 Ptxas(_) => vec!["--Xptxas"],
