@@ -416,3 +416,79 @@ fn host_code_errors_are_e1000_at_their_line() {
     assert!(err.contains("error[E1000]") && err.contains("undeclared_host_name") && err.contains("bad.cu:3:"), "{err}");
     assert!(!dir.path().join("bad.o").exists());
 }
+
+/// A `.cu` file whose global object's constructor launches one of its kernels, as
+/// cms-patatrack's test-dynamic-parallelism library does when it is loaded.
+const LAUNCH_AT_LOAD: &str = r#"
+#include <cstdio>
+__global__ void hello(int *p) { *p = 42; }
+struct AtLoad {
+    int status;
+    AtLoad() { int *p; cudaMalloc(&p, sizeof(int)); hello<<<1, 1>>>(p); status = (int)cudaDeviceSynchronize(); int h = 0; cudaMemcpy(&h, p, sizeof h, cudaMemcpyDeviceToHost); if (h != 42) status = -h - 1; }
+} at_load;
+int main() { printf("%d\n", at_load.status); return at_load.status; }
+"#;
+
+/// The symbol each `.init_array` entry of `object` calls, in order (`readelf -r` against `nm`).
+fn init_array(dir: &Path, object: &str) -> Vec<String> {
+    let relocs = Command::new("readelf").current_dir(dir).args(["-rW", object]).output().expect("readelf runs");
+    let text = String::from_utf8_lossy(&relocs.stdout).to_string();
+    let section = text.split("Relocation section '.rela.init_array'").nth(1).unwrap_or_default();
+    let symbols = Command::new("nm").current_dir(dir).args(["--defined-only", object]).output().expect("nm runs");
+    let symbols = String::from_utf8_lossy(&symbols.stdout).to_string();
+    section
+        .lines()
+        .skip(2)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| {
+            // `.text + 150`, `.text.startup + 0` or a symbol by name.
+            let target = l.split_whitespace().skip(4).collect::<Vec<_>>().join(" ");
+            let (base, offset) = target.split_once(" + ").unwrap_or((&target, "0"));
+            if !base.starts_with('.') {
+                return Some(base.to_string());
+            }
+            let offset = u64::from_str_radix(offset, 16).ok()?;
+            // The symbol at that offset of that section: nm gives only the offset, so the
+            // section is told by the symbol's kind (`t` both): the static initializers live in
+            // `.text.startup`, the others in `.text`.
+            symbols.lines().filter_map(|s| {
+                let mut w = s.split_whitespace();
+                let (value, kind, name) = (w.next()?, w.next()?, w.next()?);
+                (u64::from_str_radix(value, 16).ok()? == offset && kind.eq_ignore_ascii_case("t") && (base == ".text.startup") == name.starts_with("_GLOBAL__sub_I")).then(|| name.to_string())
+            }).next()
+        })
+        .collect()
+}
+
+/// A file's kernels are registered before its static objects are constructed, as nvcc's object
+/// does (the oracle: its `.init_array` lists `__sti____cudaRegisterAll` before
+/// `_GLOBAL__sub_I_*`), so that a constructor may launch them; Clang lists its module
+/// constructor last, and the launch failed with "invalid resource handle" on the H100
+/// (results/2026-11-28-heldout-programs/). With a GPU the program runs and prints 0.
+#[test]
+fn a_files_kernels_are_registered_before_its_static_objects_are_constructed() {
+    if !have("readelf") || !have("nm") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("at_load.cu"), LAUNCH_AT_LOAD).unwrap();
+    let out = cdpc(dir.path(), &["-dc", "at_load.cu", "-o", "cdpc.o"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ours = init_array(dir.path(), "cdpc.o");
+    assert_eq!(ours.first().map(String::as_str), Some("__cuda_module_ctor"), "{ours:?}");
+    assert!(ours.iter().any(|s| s.starts_with("_GLOBAL__sub_I")), "{ours:?}");
+    if let Some(nvcc) = crate::build_common::nvcc() {
+        run(&nvcc, dir.path(), &["-dc", "-arch=sm_90", "at_load.cu", "-o", "nvcc.o"]);
+        let theirs = init_array(dir.path(), "nvcc.o");
+        assert!(theirs.first().is_some_and(|s| s.contains("__sti____cudaRegisterAll")), "{theirs:?}");
+    }
+    let out = cdpc(dir.path(), &["at_load.cu", "-o", "at_load"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let gpu = Command::new("nvidia-smi").arg("-L").output().is_ok_and(|o| o.status.success() && !o.stdout.is_empty());
+    if !gpu {
+        println!("skipped: running the program: no GPU here (`nvidia-smi -L` lists none)");
+        return;
+    }
+    let ran = Command::new(dir.path().join("at_load")).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&ran.stdout), "0\n", "{}", stderr(&ran));
+}

@@ -166,9 +166,55 @@ fn x86_machine() -> R<TargetMachine> {
     INIT_X86.call_once(|| LlvmTarget::initialize_x86(&InitializationConfig::default()));
     let triple = TargetTriple::create("x86_64-unknown-linux-gnu");
     let target = LlvmTarget::from_triple(&triple).map_err(|e| BackendError::Target(format!("x86-64: {e}")))?;
-    target
+    let machine = target
         .create_target_machine(&triple, "x86-64", "", OptimizationLevel::Default, RelocMode::PIC, CodeModel::Default)
-        .ok_or_else(|| BackendError::Target("cannot create an x86-64 target machine".into()))
+        .ok_or_else(|| BackendError::Target("cannot create an x86-64 target machine".into()))?;
+    super::use_init_array(&machine);
+    Ok(machine)
+}
+
+/// Clang's CUDA module constructor (`__cuda_module_ctor`, which registers the file's kernels
+/// and variables) first in `module`'s `llvm.global_ctors`, before the file's static
+/// initializers, as nvcc's object runs its `__sti____cudaRegisterAll` first (measured: its
+/// `.init_array` lists it before `_GLOBAL__sub_I_*`). Clang lists it last, so a static object
+/// whose constructor launches one of the file's kernels launched it unregistered:
+/// cms-patatrack's test-dynamic-parallelism, a library whose global object launches a kernel
+/// when the library is loaded, failed with "invalid resource handle". Entries keep their
+/// priorities; the linker orders by priority, then by this list. Returns whether it moved one.
+pub fn registration_first(module: &Module<'_>) -> bool {
+    use inkwell::llvm_sys::core::{LLVMConstArray2, LLVMGetAggregateElement, LLVMGetInitializer, LLVMGetNumOperands, LLVMGetValueName2, LLVMSetInitializer, LLVMTypeOf};
+    use inkwell::values::AsValueRef;
+    let Some(ctors) = module.get_global("llvm.global_ctors") else { return false };
+    // SAFETY: reads of the live module's constant initializer and its elements, and the
+    // initializer replaced by an array of the same elements and type.
+    unsafe {
+        let init = LLVMGetInitializer(ctors.as_value_ref());
+        if init.is_null() {
+            return false;
+        }
+        let count = LLVMGetNumOperands(init).max(0) as u32;
+        let elements: Vec<_> = (0..count).map(|i| LLVMGetAggregateElement(init, i)).collect();
+        if elements.iter().any(|e| e.is_null()) {
+            return false;
+        }
+        let is_registration = |element: inkwell::llvm_sys::prelude::LLVMValueRef| {
+            let function = LLVMGetAggregateElement(element, 1);
+            if function.is_null() {
+                return false;
+            }
+            let mut length = 0;
+            let name = LLVMGetValueName2(function, &mut length);
+            !name.is_null() && std::slice::from_raw_parts(name.cast::<u8>(), length) == b"__cuda_module_ctor"
+        };
+        let (mut first, rest): (Vec<_>, Vec<_>) = elements.iter().partition(|e| is_registration(**e));
+        if first.is_empty() || elements.first().is_some_and(|e| is_registration(*e)) {
+            return false;
+        }
+        first.extend(rest);
+        let element_type = LLVMTypeOf(elements[0]);
+        LLVMSetInitializer(ctors.as_value_ref(), LLVMConstArray2(element_type, first.as_mut_ptr(), first.len() as u64));
+        true
+    }
 }
 
 /// An x86-64 object of `module`, host IR another front end wrote (Clang's host side of a

@@ -3,10 +3,12 @@
 
 #include "llvm-c/Core.h"
 #include "llvm-c/IRReader.h"
+#include "llvm-c/TargetMachine.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CrashRecoveryContext.h"
+#include "llvm/Target/TargetMachine.h"
 
 extern "C" {
 
@@ -63,6 +65,13 @@ int cdpc_parse_ir_safely(LLVMContextRef context, LLVMMemoryBufferRef buffer, LLV
   if (!recovery.RunSafely([&] { failed = LLVMParseIRInContext(context, buffer, module, message); }))
     return 2;
   return failed ? 1 : 0;
+}
+
+// Makes the target machine's objects list their constructors in `.init_array`, as GCC's and
+// Clang's (`-fuse-init-array`, Clang's default on Linux) do, where LLVM's own default is
+// `.ctors`, which the linker runs in reverse order. Read when an object is written.
+void cdpc_use_init_array(LLVMTargetMachineRef machine) {
+  reinterpret_cast<llvm::TargetMachine *>(machine)->Options.UseInitArray = true;
 }
 
 } // extern "C"

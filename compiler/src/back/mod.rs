@@ -272,6 +272,8 @@ extern "C" {
     /// `llvm_shim.cpp`.
     fn cdpc_move_global_to_end(global: inkwell::llvm_sys::prelude::LLVMValueRef);
     /// `llvm_shim.cpp`.
+    fn cdpc_use_init_array(machine: inkwell::llvm_sys::target_machine::LLVMTargetMachineRef);
+    /// `llvm_shim.cpp`.
     fn cdpc_replace_section_bytes(module: inkwell::llvm_sys::prelude::LLVMModuleRef, section: *const std::os::raw::c_char, bytes: *const std::os::raw::c_char, length: usize) -> usize;
     /// `llvm_shim.cpp`.
     fn cdpc_parse_ir_safely(
@@ -280,6 +282,17 @@ extern "C" {
         module: *mut inkwell::llvm_sys::prelude::LLVMModuleRef,
         message: *mut *mut std::os::raw::c_char,
     ) -> std::os::raw::c_int;
+}
+
+/// Makes `machine`'s objects list their constructors in `.init_array`, as GCC's and Clang's
+/// objects on Linux do; LLVM's default is `.ctors`, whose entries the linker runs in reverse
+/// order, so that a `.cu` file's static objects were constructed before its kernels were
+/// registered, and a constructor that launches a kernel failed (cms-patatrack's
+/// test-dynamic-parallelism: "invalid resource handle" when its library is loaded; nvcc's
+/// object registers first).
+pub fn use_init_array(machine: &TargetMachine) {
+    // SAFETY: the machine is alive for the call; the shim sets one field of its options.
+    unsafe { cdpc_use_init_array(machine.as_mut_ptr()) }
 }
 
 /// Puts `bytes` in place of the contents of the one global variable of `module` in `section`

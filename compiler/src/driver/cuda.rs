@@ -1275,6 +1275,7 @@ pub(crate) fn host_object(source: &str, options: &CompileOptions, tools: &Toolch
     if !options.cuda_cxx.host_args.iter().any(|a| a.starts_with("-g") && a != "-g0") {
         module.strip_debug_info();
     }
+    back::host_object::registration_first(&module);
     let object = back::host_object::emit_object(&module)?;
     Ok((object, warnings, headers))
 }
