@@ -334,8 +334,9 @@ impl<'a, 'ctx> Builder<'a, 'ctx> {
             "",
         )?;
         b.build_return(None)?;
-        // The constructor's address in `.init_array`, as gcc puts it (LLVM's C API would make
-        // `llvm.global_ctors` a `.ctors` section: its TargetOptions cannot be set).
+        // The constructor's address in `.init_array`, as gcc puts it (written as a section of
+        // its own, which predates `use_init_array`; `llvm.global_ctors` would now give the
+        // same `.init_array` entry).
         let init = self.module.add_global(self.ptr.array_type(1), None, "__cdpc_init_array");
         init.set_initializer(&self.ptr.const_array(&[ctor.as_global_value().as_pointer_value()]));
         init.set_linkage(Linkage::Internal);
