@@ -237,6 +237,7 @@ fn check(module: &Module<'_>, options: &CompileOptions, tm: &TargetMachine, show
     }
     found.extend(symbol_names(module, &shown.text));
     found.extend(function_data(module, &shown.text));
+    found.extend(foreign_intrinsics(module, &shown.text));
     if found.iter().any(Diagnostic::is_error) {
         return found;
     }
@@ -274,6 +275,43 @@ fn symbol_names(module: &Module<'_>, text: &str) -> Vec<Diagnostic> {
             Diagnostic::new(Code::IrSymbolName, span, format!("the symbol {quoted} has characters PTX cannot spell"))
                 .with_primary_message("this name")
                 .with_note("a PTX identifier has letters, digits, `_` and `$` (cdpc also takes `.` and `@`, which NVPTX renames); rename the function or variable")
+        })
+        .collect()
+}
+
+/// The prefixes of LLVM's target-specific intrinsics (`llvm.x86.rdtsc`), NVPTX's own
+/// (`llvm.nvvm.`) aside: LLVM 22's `Intrinsics*.td` target prefixes.
+const OTHER_TARGETS: &[&str] = &["aarch64", "amdgcn", "arm", "bpf", "dx", "hexagon", "loongarch", "mips", "ppc", "r600", "riscv", "s390", "spv", "ve", "wasm", "x86", "xcore"];
+
+/// `E1012` for each intrinsic of another target that the module calls (`llvm.x86.rdtsc`):
+/// NVPTX cannot select it, and LLVM stopped the process on it ("Cannot select: intrinsic",
+/// status 134).
+fn foreign_intrinsics(module: &Module<'_>, text: &str) -> Vec<Diagnostic> {
+    module
+        .get_functions()
+        .filter(|f| f.count_basic_blocks() == 0 && f.as_global_value().as_pointer_value().get_first_use().is_some())
+        .filter_map(|f| {
+            let name = name_of(f);
+            let target = name.strip_prefix("llvm.")?.split('.').next()?.to_string();
+            if !OTHER_TARGETS.contains(&target.as_str()) {
+                return None;
+            }
+            // The `declare` line of the intrinsic, in textual IR.
+            let mut start = 0;
+            let mut span = Span::default();
+            for line in text.split_inclusive('\n') {
+                if line.trim_start().starts_with("declare") && line.contains(&format!("@{name}(")) {
+                    let body = line.trim_end();
+                    span = Span::new(start + body.len() - body.trim_start().len(), start + body.len());
+                    break;
+                }
+                start += line.len();
+            }
+            Some(
+                Diagnostic::new(Code::IrInvalid, span, format!("the module calls `{name}`, an intrinsic of the {target} target, which NVPTX cannot compile"))
+                    .with_primary_message("declared here")
+                    .with_note("device code may call LLVM's target-independent intrinsics and NVPTX's own (`llvm.nvvm.*`); write the operation with those, or leave it to the host side"),
+            )
         })
         .collect()
 }
