@@ -473,8 +473,13 @@ fn option_error(format: ErrorFormat, e: clap::Error) -> ExitCode {
     // clap's text: `error: <message>`, a blank line, tips, then usage and a pointer to `--help`,
     // which are left out.
     let text = rendered.trim_start_matches("error: ");
-    let message: Vec<&str> = text.lines().take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information")).map(str::trim_end).collect();
-    let message = message.join("\n").trim_end().to_string();
+    // clap's tips ("to pass '-x' as a value, use '-- -x'") are about its own syntax, not a
+    // compiler's: left out, and an unknown option says where the known ones are listed.
+    let message: Vec<&str> = text.lines().take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information")).filter(|l| !l.trim_start().starts_with("tip:")).map(str::trim_end).collect();
+    let mut message = message.join("\n").trim_end().to_string();
+    if e.kind() == ErrorKind::UnknownArgument {
+        message.push_str("\n  = help: `cdpc --help` lists cdpc's options; nvcc's are read too (docs/BUILDING.md, \"nvcc's options\")");
+    }
     fail_with_code(format, "<command line>", Some(Code::OptionInvalid), &message);
     ExitCode::from(2)
 }

@@ -265,6 +265,8 @@ const NVCC: &[NvccOption] = &[
     opt("--host-linker-script", "-hls", true, Unsupported("pass a linker script to the host link with -Xlinker")),
     opt("--augment-host-linker-script", "-aug-hls", false, Unsupported("pass a linker script to the host link with -Xlinker")),
     opt("--profile", "-pg", false, Unsupported("profile the host code with -Xcompiler -pg and link with the host compiler's -pg")),
+    // Clang's spelling of the same.
+    opt("-###", "-###", false, Unsupported("-v prints each tool's command line as cdpc runs it; Clang runs inside cdpc, so there is no list of commands to print without running")),
     opt("--dryrun", "-dryrun", false, Unsupported("-v prints each tool's command line as cdpc runs it; Clang runs inside cdpc, so there is no list of commands to print without running")),
     opt("--fdevice-syntax-only", "-fdevice-syntax-only", false, Unsupported("compile the device side to PTX instead (-ptx -o /dev/null)")),
     opt("--fdevice-time-trace", "-fdevice-time-trace", true, Unsupported("--time prints the time of each phase")),
@@ -436,7 +438,10 @@ pub(crate) fn translate(args: impl IntoIterator<Item = String>) -> Result<Vec<St
                     return Err(Refused { code: Code::OptionUnsupported, message: format!("nvcc's `{} {given}` is not in cdpc, which takes {} only: {help}", option.long, values.join(" or ")) });
                 }
             }
-            Unsupported(help) => return Err(Refused { code: Code::OptionUnsupported, message: format!("nvcc's option `{}` is not in cdpc: {help}", option.long) }),
+            Unsupported(help) => {
+                let whose = if option.long == "-###" { "Clang's" } else { "nvcc's" };
+                return Err(Refused { code: Code::OptionUnsupported, message: format!("{whose} option `{}` is not in cdpc: {help}", option.long) });
+            }
         }
     }
     Ok(out)
@@ -616,6 +621,8 @@ mod tests {
         assert_eq!(tr(&["-device-entity-has-hidden-visibility=false", "a.cu"]), ["a.cu"]);
         // nvcc's `-time FILE`; cdpc's `--time` is its own flag.
         assert!(refused(&["-time", "t.csv", "a.cu"]).message.contains("takes no file"));
+        // Clang's `-###`, which clap read as `-#` three times.
+        assert_eq!(refused(&["-###", "a.cu"]).code, Code::OptionUnsupported);
         assert_eq!(tr(&["--time", "a.cu"]), ["--time", "a.cu"]);
     }
 

@@ -127,8 +127,13 @@ fn command_lines_cdpc_cannot_read_are_e0708() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let text = stderr(&out);
         assert!(text.starts_with("error[E0708]: ") && text.contains(says), "{args:?}: {text}");
-        assert!(!text.contains("Usage:"), "{text}");
+        assert!(!text.contains("Usage:") && !text.contains("tip:"), "{text}");
     }
+    // An unknown option says where the known ones are; Clang's `-###` is refused by name.
+    let text = stderr(&cdpc(dir.path(), &["k.cu", "--no-such-option"]));
+    assert!(text.contains("= help: `cdpc --help` lists cdpc's options; nvcc's are read too"), "{text}");
+    let out = cdpc(dir.path(), &["-###", "k.cu"]);
+    assert!(stderr(&out).starts_with("error[E0707]: Clang's option `-###` is not in cdpc: -v prints each tool's command line"), "{}", stderr(&out));
     let out = cdpc(dir.path(), &["--error-format=json", "k.cu", "--no-such-option"]);
     assert_eq!(json_lines(&out)[0]["code"], serde_json::json!("E0708"));
     // Help is not an error.
