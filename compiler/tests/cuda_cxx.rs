@@ -462,6 +462,36 @@ fn a_clang_crash_is_e1004_and_leaves_nothing() {
     assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "work files left in {}", tmp.display());
 }
 
+/// An LLVM fatal error inside the Clang that cdpc links (`report_fatal_error`, here the shim's
+/// own, which `-DCDPC_TEST_LLVM_FATAL` asks for; NVPTX's "PTX version 8.8 does not support
+/// target 'sm_110'" was one) ends that compilation as a crash does, with LLVM's reason: E1000
+/// "LLVM stopped: ..." and E1004, exit status 1, no output and no work files. It ended the
+/// whole process before, printing "LLVM ERROR" and leaving its work files.
+#[test]
+fn an_llvm_fatal_error_in_clang_is_e1004_with_the_reason_and_leaves_nothing() {
+    if !tools_ready() || std::env::var_os("CDPC_CLANG").is_some_and(|c| !c.is_empty()) {
+        return;
+    }
+    let (file, _) = sample("tail_launch.cu");
+    let dir = tempfile::tempdir().unwrap();
+    let (tmp, output) = (dir.path().join("tmp"), dir.path().join("out.ptx"));
+    std::fs::create_dir(&tmp).unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_cdpc"))
+        .arg(&file)
+        .args(["--emit", "ptx", "-DCDPC_TEST_LLVM_FATAL", "-o"])
+        .arg(&output)
+        .env("TMPDIR", &tmp)
+        .env("CDPC_CACHE_DIR", "")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("LLVM stopped: cdpc's test of LLVM's fatal errors") && stderr.contains("error[E1004]"), "{stderr}");
+    assert!(!stderr.contains("LLVM ERROR"), "{stderr}");
+    assert!(!output.exists());
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "work files left in {}", tmp.display());
+}
+
 /// A crash of one Clang in the process takes every other Clang's temporary output with it
 /// (LLVM's signal handler removes them before the crash returns): `-dc`'s other side, running
 /// at the same time, failed with "unable to rename temporary" (compiler/tests/cache_stress.rs,

@@ -33,7 +33,10 @@
 //! Python package's) loses its temporary output and runs again ([`compile`]), never leaving a
 //! partial file. The argument `-DCDPC_TEST_CLANG_CRASH`
 //! makes the shim abort inside the recovery context, as a failed assertion in Clang does: the
-//! test of this path (compiler/tests/cuda_cxx.rs).
+//! test of this path (compiler/tests/cuda_cxx.rs). An LLVM fatal error (`report_fatal_error`)
+//! inside the run ends it the same way, its reason an error of its own ("LLVM stopped: ..."):
+//! the shim's handler hands the exit to the recovery context, as Clang's driver does for an
+//! in-process cc1; `-DCDPC_TEST_LLVM_FATAL` raises one for the test.
 //!
 //! A hang cannot be killed inside a process: Clang runs on a thread of its own, and when it
 //! has not finished within `--tool-timeout` the compilation fails with `E0702` and the thread

@@ -33,9 +33,12 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CrashRecoveryContext.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/VirtualFileSystem.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
 
 #include <cstdlib>
@@ -201,6 +204,12 @@ private:
     std::string text;
   };
   void send(const Held &m) { on_diag(user, m.level, m.file.empty() ? nullptr : m.file.c_str(), m.line, m.column, m.text.c_str()); }
+
+public:
+  // LLVM's fatal error that ended the run (`on_fatal_error`), as an error message of its own.
+  void stopped(const std::string &reason) { send(Held{3, {}, 0, 0, "LLVM stopped: " + reason}); }
+
+private:
 
   cdpc_clang_diag_fn on_diag;
   void *user;
@@ -828,6 +837,24 @@ private:
   SourceFilter filter;
 };
 
+// The reason of the LLVM fatal error that ended this thread's recovery context, if one did.
+thread_local std::string fatal_reason;
+
+// LLVM's fatal errors (`report_fatal_error`: NVPTX given a PTX version too old for the target,
+// an instruction a back end cannot select, ...) inside Clang's run end that run as a crash
+// does, the reason kept: `Process::Exit` hands the exit to the thread's recovery context, as
+// Clang's own driver does for an in-process cc1. Without a handler LLVM printed "LLVM ERROR"
+// and ended the whole process, status 1, work files left behind (cdpc with `-arch=sm_110`
+// before the PTX version was raised). Outside a recovery context (cdpc's own passes and
+// code generation) LLVM's behaviour is kept: its message, then the end of the process.
+void on_fatal_error(void *, const char *reason, bool) {
+  if (llvm::CrashRecoveryContext::GetCurrent()) {
+    fatal_reason = reason;
+    llvm::sys::Process::Exit(1);
+  }
+  llvm::errs() << "LLVM ERROR: " << reason << "\n";
+}
+
 std::once_flag initialised;
 
 void initialise() {
@@ -846,6 +873,7 @@ void initialise() {
   // instead of ending the process. The handlers stay installed; a signal outside a recovery
   // context restores the previous handlers and is raised again.
   llvm::CrashRecoveryContext::Enable();
+  llvm::install_fatal_error_handler(on_fatal_error, nullptr);
 }
 
 // Runs one front-end action for `invocation`; with `skip_library_bodies` (the device side's
@@ -957,9 +985,13 @@ extern "C" int cdpc_clang_run(const char *const *args, size_t nargs, cdpc_clang_
   bool finished = recovery.RunSafely([&] {
     // The test of crash recovery (compiler/tests/cuda_cxx.rs) defines this macro: Clang's
     // failed assertions end in abort(), as this does.
-    for (const char *arg : argv)
+    for (const char *arg : argv) {
       if (llvm::StringRef(arg) == "-DCDPC_TEST_CLANG_CRASH")
         abort();
+      // And of LLVM's fatal errors (`on_fatal_error`).
+      if (llvm::StringRef(arg) == "-DCDPC_TEST_LLVM_FATAL")
+        llvm::report_fatal_error("cdpc's test of LLVM's fatal errors");
+    }
     // The driver's messages obey the arguments' `-W` options, as in the clang program.
     std::unique_ptr<clang::DiagnosticOptions> options = clang::CreateAndPopulateDiagOpts(argv);
     clang::DiagnosticsEngine diags(clang::DiagnosticIDs::create(), *options, &forward, false);
@@ -983,7 +1015,11 @@ extern "C" int cdpc_clang_run(const char *const *args, size_t nargs, cdpc_clang_
       }
     }
   });
-  if (!finished)
+  if (!finished) {
+    if (!fatal_reason.empty())
+      forward.stopped(std::move(fatal_reason));
+    fatal_reason.clear();
     return CDPC_CLANG_CRASHED;
+  }
   return result;
 }
