@@ -439,27 +439,10 @@ fn block_and_grid_aggregation_take_what_the_hir_passes_take() {
 /// of the process: `a_crash_beside_a_compilation_does_not_fail_it`.)
 #[test]
 fn a_clang_crash_is_e1004_and_leaves_nothing() {
-    if !tools_ready() || std::env::var_os("CDPC_CLANG").is_some_and(|c| !c.is_empty()) {
-        return;
-    }
-    let (file, _) = sample("tail_launch.cu");
-    let dir = tempfile::tempdir().unwrap();
-    let (tmp, output) = (dir.path().join("tmp"), dir.path().join("out.ptx"));
-    std::fs::create_dir(&tmp).unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_cdpc"))
-        .arg(&file)
-        .args(["--emit", "ptx", "-DCDPC_TEST_CLANG_CRASH", "-o"])
-        .arg(&output)
-        .env("TMPDIR", &tmp)
-        .env("CDPC_CACHE_DIR", "")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    let Some((code, stderr)) = stopped_inside_clang("-DCDPC_TEST_CLANG_CRASH") else { return };
+    assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("error[E1004]: Clang crashed while compiling this file"), "{stderr}");
     assert!(stderr.contains("command: clang++ ") && stderr.contains("-DCDPC_TEST_CLANG_CRASH"), "{stderr}");
-    assert!(!output.exists());
-    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "work files left in {}", tmp.display());
 }
 
 /// An LLVM fatal error inside the Clang that cdpc links (`report_fatal_error`, here the shim's
@@ -469,8 +452,19 @@ fn a_clang_crash_is_e1004_and_leaves_nothing() {
 /// whole process before, printing "LLVM ERROR" and leaving its work files.
 #[test]
 fn an_llvm_fatal_error_in_clang_is_e1004_with_the_reason_and_leaves_nothing() {
+    let Some((code, stderr)) = stopped_inside_clang("-DCDPC_TEST_LLVM_FATAL") else { return };
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("LLVM stopped: cdpc's test of LLVM's fatal errors") && stderr.contains("error[E1004]"), "{stderr}");
+    assert!(!stderr.contains("LLVM ERROR"), "{stderr}");
+}
+
+/// `tail_launch.cu` to PTX with `flag` (the shim's test macro that stops Clang), in a process
+/// of its own with a temporary folder of its own and no cache: its exit status and stderr,
+/// having checked that it wrote no output and left no work files. `None` (skipped) without the
+/// tools or with a Clang program in place of the linked one.
+fn stopped_inside_clang(flag: &str) -> Option<(Option<i32>, String)> {
     if !tools_ready() || std::env::var_os("CDPC_CLANG").is_some_and(|c| !c.is_empty()) {
-        return;
+        return None;
     }
     let (file, _) = sample("tail_launch.cu");
     let dir = tempfile::tempdir().unwrap();
@@ -478,18 +472,16 @@ fn an_llvm_fatal_error_in_clang_is_e1004_with_the_reason_and_leaves_nothing() {
     std::fs::create_dir(&tmp).unwrap();
     let run = Command::new(env!("CARGO_BIN_EXE_cdpc"))
         .arg(&file)
-        .args(["--emit", "ptx", "-DCDPC_TEST_LLVM_FATAL", "-o"])
+        .args(["--emit", "ptx", flag, "-o"])
         .arg(&output)
         .env("TMPDIR", &tmp)
         .env("CDPC_CACHE_DIR", "")
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("LLVM stopped: cdpc's test of LLVM's fatal errors") && stderr.contains("error[E1004]"), "{stderr}");
-    assert!(!stderr.contains("LLVM ERROR"), "{stderr}");
-    assert!(!output.exists());
-    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "work files left in {}", tmp.display());
+    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert!(!output.exists(), "{flag}: an output was written");
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "{flag}: work files left in {}", tmp.display());
+    Some((run.status.code(), stderr))
 }
 
 /// A crash of one Clang in the process takes every other Clang's temporary output with it

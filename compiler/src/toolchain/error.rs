@@ -151,6 +151,16 @@ impl ToolError {
     }
 }
 
+/// "WHAT not found", the places searched in order, and what to do.
+fn not_found(f: &mut fmt::Formatter<'_>, what: &str, searched: &[String], help: &str) -> fmt::Result {
+    writeln!(f, "{what} not found")?;
+    writeln!(f, "  searched, in order:")?;
+    for place in searched {
+        writeln!(f, "    - {place}")?;
+    }
+    write!(f, "  {help}")
+}
+
 impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -169,22 +179,18 @@ impl fmt::Display for ToolError {
                 }
                 write!(f, "  {INSTALL_HELP}")
             }
-            ToolError::HostCompilerNotFound { searched } => {
-                writeln!(f, "the host compiler (a C++ compiler, for host files and the program's link) not found")?;
-                writeln!(f, "  searched, in order:")?;
-                for place in searched {
-                    writeln!(f, "    - {place}")?;
-                }
-                write!(f, "  install one (`apt-get install g++`), or name it with -ccbin or CDPC_HOST_CXX")
-            }
-            ToolError::ArchiverNotFound { searched } => {
-                writeln!(f, "the archiver (`ar`, for a static library) not found")?;
-                writeln!(f, "  searched, in order:")?;
-                for place in searched {
-                    writeln!(f, "    - {place}")?;
-                }
-                write!(f, "  install one (`apt-get install binutils`), or name it with --archiver (nvcc's -arbin) or CDPC_AR")
-            }
+            ToolError::HostCompilerNotFound { searched } => not_found(
+                f,
+                "the host compiler (a C++ compiler, for host files and the program's link)",
+                searched,
+                "install one (`apt-get install g++`), or name it with -ccbin or CDPC_HOST_CXX",
+            ),
+            ToolError::ArchiverNotFound { searched } => not_found(
+                f,
+                "the archiver (`ar`, for a static library)",
+                searched,
+                "install one (`apt-get install binutils`), or name it with --archiver (nvcc's -arbin) or CDPC_AR",
+            ),
             ToolError::Spawn { tool, command, source } => {
                 write!(f, "{tool} could not be started: {source}\n  command: {command}")
             }
