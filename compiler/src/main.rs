@@ -25,7 +25,7 @@ struct Cli {
     /// Source files (a subset of CUDA C), relocatable device objects (`.o`, from cdpc or
     /// `nvcc -dc`) and static archives of them (`.a`). One source alone compiles as a whole
     /// program; several inputs, an object or `-l` are compiled separately and linked
-    #[arg(required = true, value_name = "INPUT")]
+    #[arg(required_unless_present_any = ["list_gpu_arch", "list_gpu_code"], value_name = "INPUT")]
     inputs: Vec<PathBuf>,
     /// Output file; `-` writes PTX or LLVM IR to standard output [default: the first INPUT
     /// with the extension of --emit; with -dc, each source's name with `.o` in the current
@@ -560,9 +560,8 @@ pub(crate) fn fill_cache() {
 /// LLVM 22's NVPTX that the toolkit's ptxas takes, a line each as nvcc writes them:
 /// `compute_90`, `sm_90`, or with both options `arch=compute_90,code=sm_90`. Build scripts
 /// ask nvcc so (PyTorch extensions' `setup.py`, FFmpeg's `configure`).
-fn list_gpus(args: &[String], arch: bool, code: bool, format: ErrorFormat) -> ExitCode {
-    let cuda_home = args.iter().position(|a| a == "--cuda-home").and_then(|i| args.get(i + 1)).map(PathBuf::from).or_else(|| args.iter().find_map(|a| a.strip_prefix("--cuda-home=")).map(PathBuf::from));
-    let tools = match cdpc::toolchain::Toolchain::discover(&ToolSearch { cuda_home, ..Default::default() }) {
+fn list_gpus(cli: &Cli, format: ErrorFormat) -> ExitCode {
+    let tools = match cdpc::toolchain::Toolchain::discover(&ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() }) {
         Ok(tools) => tools,
         Err(e) => {
             fail_with_code(format, "<command line>", e.code(), &e.to_string());
@@ -575,7 +574,7 @@ fn list_gpus(args: &[String], arch: bool, code: bool, format: ErrorFormat) -> Ex
     };
     for sm in archs {
         let number = sm.code();
-        match (arch, code) {
+        match (cli.list_gpu_arch, cli.list_gpu_code) {
             (true, true) => println!("arch=compute_{number},code=sm_{number}"),
             (true, false) => println!("compute_{number}"),
             _ => println!("sm_{number}"),
@@ -607,10 +606,6 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         print!("{}", version_text());
         return ExitCode::SUCCESS;
     }
-    let asked = |name: &str| args.iter().skip(1).take_while(|a| *a != "--").any(|a| a == name);
-    if asked("--list-gpu-arch") || asked("--list-gpu-code") {
-        return list_gpus(&args, asked("--list-gpu-arch"), asked("--list-gpu-code"), format);
-    }
     let matches = match Cli::command().try_get_matches_from(args) {
         Ok(matches) => matches,
         Err(e) => return option_error(format, e),
@@ -619,6 +614,9 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         Ok(cli) => cli,
         Err(e) => return option_error(format, e),
     };
+    if cli.list_gpu_arch || cli.list_gpu_code {
+        return list_gpus(&cli, format);
+    }
     // nvcc's `-c` without `-rdc`: a whole program's object (of CUDA C++); otherwise `-dc`.
     let whole_compile = cli.compile && !cli.device_c && !cli.rdc;
     cli.device_c |= cli.compile;

@@ -51,9 +51,10 @@ impl SmVersion {
     /// The oldest PTX ISA version LLVM 22's NVPTX accepts for this architecture, as ten times
     /// the version (90 is PTX ISA 9.0): what `llc -mcpu=sm_XX` writes with no `+ptx` feature
     /// (measured with LLVM 22.1). Clang 22 marks a CUDA 13 module's functions `+ptx88`, which
-    /// NVPTX refuses for sm_88 and sm_110 with a fatal error (Clang itself stops there), so the
-    /// driver raises what Clang and other front ends write to this
-    /// (`pipeline::qualifiers::raise_ptx_version`). 0 for the older ones: no floor.
+    /// NVPTX refuses for sm_88 and sm_110 with a fatal error (Clang itself stops there), so Clang
+    /// gets this as a feature of its own (`clang::ClangInvocation`), and another front end's IR
+    /// is raised to it (`pipeline::qualifiers::raise_ptx_version`). 0 for the older ones: no
+    /// floor.
     pub fn min_ptx(self) -> u32 {
         match (self.number, self.arch_specific) {
             (88 | 110, _) => 90,

@@ -1017,7 +1017,7 @@ extern "C" int cdpc_clang_run(const char *const *args, size_t nargs, cdpc_clang_
   });
   if (!finished) {
     if (!fatal_reason.empty())
-      forward.stopped(std::move(fatal_reason));
+      forward.stopped(fatal_reason);
     fatal_reason.clear();
     return CDPC_CLANG_CRASHED;
   }

@@ -1164,10 +1164,9 @@ pub(crate) fn lower(module: &Module<'_>, options: &CompileOptions, shown: &Sourc
     if warnings.iter().any(Diagnostic::is_error) {
         return Err(CompileError::Diagnostics(warnings));
     }
-    // Clang gives each function the PTX version it needs (`+ptx87`), at least the oldest
-    // NVPTX takes for the architecture (Clang 22's `+ptx88` is too old for sm_88 and sm_110);
+    // Clang gives each function the PTX version it needs (`+ptx87`; for the architectures
+    // after sm_90 at least the oldest NVPTX takes, `ClangInvocation`'s `-target-feature`);
     // NVPTX writes the `.version` of the target machine's features, so it gets the module's.
-    pipeline::qualifiers::raise_ptx_version(module, options.target.sm.min_ptx());
     let features = module
         .get_functions()
         .find_map(|f| f.get_string_attribute(inkwell::attributes::AttributeLoc::Function, "target-features"))

@@ -296,17 +296,7 @@ fn foreign_intrinsics(module: &Module<'_>, text: &str) -> Vec<Diagnostic> {
             if !OTHER_TARGETS.contains(&target.as_str()) {
                 return None;
             }
-            // The `declare` line of the intrinsic, in textual IR.
-            let mut start = 0;
-            let mut span = Span::default();
-            for line in text.split_inclusive('\n') {
-                if line.trim_start().starts_with("declare") && line.contains(&format!("@{name}(")) {
-                    let body = line.trim_end();
-                    span = Span::new(start + body.len() - body.trim_start().len(), start + body.len());
-                    break;
-                }
-                start += line.len();
-            }
+            let span = crate::pipeline::location::declare_line(text, &name).unwrap_or_default();
             Some(
                 Diagnostic::new(Code::IrInvalid, span, format!("the module calls `{name}`, an intrinsic of the {target} target, which NVPTX cannot compile"))
                     .with_primary_message("declared here")

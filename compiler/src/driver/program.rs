@@ -341,6 +341,8 @@ fn library_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions
     let mut timings = Timings::default();
     let mut tool_runs = Vec::new();
     let mut members: Vec<PathBuf> = Vec::new();
+    // The host compiler and CUDA's headers, looked for at the first host file.
+    let mut host: Option<(HostCompiler, Option<PathBuf>)> = None;
     for (index, input) in inputs.iter().enumerate() {
         let base = input.path().file_stem().map(|s| s.to_string_lossy().into_owned()).filter(|s| !s.is_empty()).unwrap_or_else(|| "input".into());
         let mut member = members_dir.join(format!("{base}.o"));
@@ -356,9 +358,12 @@ fn library_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions
                 std::fs::rename(&object.path, &member).map_err(|e| CompileError::from(ToolError::io("placing an object in the library's folder", &member, e)))?;
             }
             ProgramInput::Host(path) => {
-                let host = HostCompiler::find(program.host_compiler.as_deref()).map_err(CompileError::from)?;
-                let include = Toolchain::discover(&options.tools).ok().and_then(|t| t.cuda_include_dir());
-                host.run("host compiler", &host_compile_args(path, &member, options, program, include.as_deref()), &build).map_err(CompileError::from)?;
+                if host.is_none() {
+                    let compiler = HostCompiler::find(program.host_compiler.as_deref()).map_err(CompileError::from)?;
+                    host = Some((compiler, Toolchain::discover(&options.tools).ok().and_then(|t| t.cuda_include_dir())));
+                }
+                let (compiler, include) = host.as_ref().expect("found above");
+                compiler.run("host compiler", &host_compile_args(path, &member, options, program, include.as_deref()), &build).map_err(CompileError::from)?;
             }
             ProgramInput::Object(path) => {
                 std::fs::copy(path, &member).map_err(|e| CompileError::from(ToolError::io("reading an object for the library", path, e)))?;

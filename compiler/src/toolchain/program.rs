@@ -127,6 +127,15 @@ pub struct HostCompiler {
     pub program: PathBuf,
 }
 
+/// `name` itself when it is a path (`/usr/bin/ar`, `bin/ar`), else the first file of that name
+/// in the folders of `path` (`PATH`'s value).
+fn program_named(name: &Path, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    if name.components().count() > 1 {
+        return name.is_file().then(|| name.to_path_buf());
+    }
+    std::env::split_paths(path?).map(|dir| dir.join(name)).find(|p| p.is_file())
+}
+
 /// The names looked for, in order, in a `-ccbin` folder and on `PATH`.
 pub const HOST_COMPILERS: &[&str] = &["c++", "g++", "clang++"];
 
@@ -142,12 +151,7 @@ impl HostCompiler {
     /// [`HostCompiler::find`] with the environment given.
     pub fn find_in(ccbin: Option<&Path>, env: Option<PathBuf>, path: Option<OsString>) -> Result<HostCompiler, ToolError> {
         let mut searched = Vec::new();
-        let on_path = |name: &Path| -> Option<PathBuf> {
-            if name.components().count() > 1 {
-                return name.is_file().then(|| name.to_path_buf());
-            }
-            std::env::split_paths(path.as_deref()?).map(|dir| dir.join(name)).find(|p| p.is_file())
-        };
+        let on_path = |name: &Path| program_named(name, path.as_deref());
         if let Some(ccbin) = ccbin {
             if ccbin.is_dir() {
                 if let Some(found) = HOST_COMPILERS.iter().map(|n| ccbin.join(n)).find(|p| p.is_file()) {
@@ -211,18 +215,12 @@ impl Archiver {
 
     /// [`Archiver::find`] with the environment given.
     pub fn find_in(arbin: Option<&Path>, env: Option<PathBuf>, path: Option<OsString>) -> Result<Archiver, ToolError> {
-        let on_path = |name: &Path| -> Option<PathBuf> {
-            if name.components().count() > 1 {
-                return name.is_file().then(|| name.to_path_buf());
-            }
-            std::env::split_paths(path.as_deref()?).map(|dir| dir.join(name)).find(|p| p.is_file())
-        };
         let (given, source) = match (arbin, env.as_deref()) {
             (Some(arbin), _) => (arbin, "--archiver (nvcc's -arbin)"),
             (None, Some(env)) => (env, "CDPC_AR"),
             (None, None) => (Path::new("ar"), "PATH"),
         };
-        match on_path(given) {
+        match program_named(given, path.as_deref()) {
             Some(program) => Ok(Archiver { program }),
             None => Err(ToolError::ArchiverNotFound { searched: vec![format!("{source}: no `{}`", given.display())] }),
         }
