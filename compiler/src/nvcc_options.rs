@@ -43,6 +43,9 @@ enum Action {
     /// `--pre-include`), carried as the host compiler's preprocessor options, which both
     /// sides read.
     PreInclude,
+    /// A `true`/`false` option whose `true` is what cdpc does anyway: `false` becomes these
+    /// arguments.
+    IfFalse(&'static [&'static str]),
     /// Not in cdpc: `E0707`, with this help.
     Unsupported(&'static str),
 }
@@ -195,11 +198,12 @@ const NVCC: &[NvccOption] = &[
     opt("--stdlib", "-stdlib", true, Only(&["libstdc++"], "cdpc's Clang reads the host's libstdc++ on both sides of a file")),
     opt("--machine", "-m", true, Only(&["64"], "cdpc compiles 64-bit host code (--address-size 32 writes 32-bit PTX)")),
     opt("--target-directory", "-target-dir", true, Only(&["x86_64-linux"], "cdpc builds for x86-64 Linux")),
-    // The linkage and visibility of host-side stubs and variables, which nvcc 13 makes
-    // `static` (template kernels' stubs, whole-program objects) and hidden by default: cdpc's
-    // host objects give them Clang's (weak, default visibility), either way (docs/BUILDING.md).
+    // The host side's kernels and device variables: nvcc 13 makes them hidden unless `false`
+    // (so does cdpc's Clang, clang/shim.cpp's HiddenDeviceEntities); it makes template kernels'
+    // stubs `static` in whole-program objects, which cdpc never writes (`-c` is `-dc`: one
+    // device program, in which an instance's weak stub is right).
     flag("--static-global-template-stub", "-static-global-template-stub", Ignored),
-    flag("--device-entity-has-hidden-visibility", "-device-entity-has-hidden-visibility", Ignored),
+    flag("--device-entity-has-hidden-visibility", "-device-entity-has-hidden-visibility", IfFalse(&["-D__CDPC_DEVICE_ENTITY_DEFAULT_VISIBILITY__=1"])),
     flag("--device-stack-protector", "-device-stack-protector", Only(&["false"], "LLVM's NVPTX writes no stack protector")),
     // Options about how nvcc's own front end (EDG) or NVVM read and report code: Clang's
     // reading is its own (its template depth 1024, messages in full).
@@ -421,6 +425,11 @@ pub(crate) fn translate(args: impl IntoIterator<Item = String>) -> Result<Vec<St
             Becomes(these) => out.extend(these.iter().map(|s| s.to_string())),
             Ptxas(name) => out.push(format!("--Xptxas={name}={}", value.unwrap_or_default())),
             Ignored => {}
+            IfFalse(these) => match value.as_deref().unwrap_or("true") {
+                "true" => {}
+                "false" => out.extend(these.iter().map(|s| s.to_string())),
+                other => return Err(Refused { code: Code::OptionInvalid, message: format!("nvcc's `{}` takes `true` or `false`, not `{other}`", option.long) }),
+            },
             PreInclude => {
                 for file in value.as_deref().unwrap_or_default().split(',').filter(|p| !p.is_empty()) {
                     out.push("--Xcompiler=-include".into());
@@ -618,7 +627,11 @@ mod tests {
         // A bare flag is its `true`.
         assert_eq!(refused(&["-device-stack-protector", "a.cu"]).code, Code::OptionUnsupported);
         assert_eq!(tr(&["-device-stack-protector=false", "-static-global-template-stub", "true", "a.cu"]), ["a.cu"]);
-        assert_eq!(tr(&["-device-entity-has-hidden-visibility=false", "a.cu"]), ["a.cu"]);
+        assert_eq!(tr(&["-device-entity-has-hidden-visibility=false", "a.cu"]), ["-D__CDPC_DEVICE_ENTITY_DEFAULT_VISIBILITY__=1", "a.cu"]);
+        assert_eq!(tr(&["--device-entity-has-hidden-visibility", "false", "a.cu"]), ["-D__CDPC_DEVICE_ENTITY_DEFAULT_VISIBILITY__=1", "a.cu"]);
+        assert_eq!(tr(&["-device-entity-has-hidden-visibility", "a.cu"]), ["a.cu"]);
+        assert_eq!(tr(&["-device-entity-has-hidden-visibility=true", "a.cu"]), ["a.cu"]);
+        assert_eq!(refused(&["-device-entity-has-hidden-visibility=no", "a.cu"]).code, Code::OptionInvalid);
         // nvcc's `-time FILE`; cdpc's `--time` is its own flag.
         assert!(refused(&["-time", "t.csv", "a.cu"]).message.contains("takes no file"));
         // Clang's `-###`, which clap read as `-#` three times.

@@ -32,6 +32,7 @@ mod fmad_sass;
 mod fuzz_smoke;
 mod host_template_launch;
 mod host_object;
+mod host_visibility;
 mod hostile;
 mod inkwell_frontend;
 mod ir_frontend;

@@ -275,6 +275,15 @@ private:
   clang::Sema *sema = nullptr;
 };
 
+// Whether the command line defines the macro `name` (`-D`, the last of `-D` and `-U` counting).
+bool macro_defined(const clang::PreprocessorOptions &options, llvm::StringRef name) {
+  bool is = false;
+  for (const auto &[macro, undefined] : options.Macros)
+    if (llvm::StringRef(macro).split('=').first == name)
+      is = !undefined;
+  return is;
+}
+
 // `first`, then `action`'s own consumer (Clang runs a multiplexed list in order), or nothing
 // when the action could not make its own.
 std::unique_ptr<clang::ASTConsumer> in_front(std::unique_ptr<clang::ASTConsumer> first, std::unique_ptr<clang::ASTConsumer> action) {
@@ -572,8 +581,8 @@ std::vector<std::string> library_folders(const clang::HeaderSearchOptions &optio
 class NvccRules : public clang::ASTConsumer, public clang::RecursiveASTVisitor<NvccRules> {
 public:
   explicit NvccRules(const clang::PreprocessorOptions &options)
-      : relaxed_constexpr(defined(options, "__CUDACC_RELAXED_CONSTEXPR__")),
-        extended_lambda(defined(options, "__CUDACC_EXTENDED_LAMBDA__")) {}
+      : relaxed_constexpr(macro_defined(options, "__CUDACC_RELAXED_CONSTEXPR__")),
+        extended_lambda(macro_defined(options, "__CUDACC_EXTENDED_LAMBDA__")) {}
 
   void Initialize(clang::ASTContext &context) override {
     device = context.getLangOpts().CUDAIsDevice;
@@ -664,14 +673,6 @@ private:
     }
   };
 
-  static bool defined(const clang::PreprocessorOptions &options, llvm::StringRef name) {
-    bool is = false;
-    for (const auto &[macro, undefined] : options.Macros)
-      if (llvm::StringRef(macro).split('=').first == name)
-        is = !undefined;
-    return is;
-  }
-
   template <class A> static bool explicitly(const clang::Decl *decl) {
     const A *attr = decl->getAttr<A>();
     return attr && !attr->isImplicit();
@@ -751,26 +752,102 @@ private:
   llvm::DenseSet<clang::SourceLocation::UIntTy> reported;
 };
 
+// nvcc 13's `--device-entity-has-hidden-visibility` (on unless the program says `false`): on
+// the host side, a file's kernels and its `__device__`, `__constant__` and `__managed__`
+// variables get hidden ELF visibility, so that a shared library does not export them and two
+// libraries' kernels of one name do not interpose (NVIDIA's reason: a launch from one library
+// that runs the other's kernel). Not where the entity has internal linkage or a visibility the
+// program gave it, on the declaration or on an enclosing namespace or class (`protected`, or
+// `default` to export it): those keep theirs. Measured with `readelf -s` against nvcc 13.5's
+// `-dc` objects (compiler/tests/host_visibility.rs): template kernels' instances are hidden
+// whatever their arguments' visibility, a redeclaration that says `default` keeps `default`.
+//
+// Done on definitions as they are parsed, before code generation sees them (the consumer runs
+// first): an implicit `visibility("hidden")`, which a function template's instances take from
+// their pattern. A declaration without a definition (`extern __device__ int v;`) keeps the
+// default visibility; nvcc hides those too, which only narrows what links. The option's
+// `false` arrives as the macro `__CDPC_DEVICE_ENTITY_DEFAULT_VISIBILITY__` (nvcc_options.rs).
+class HiddenDeviceEntities : public clang::ASTConsumer {
+public:
+  explicit HiddenDeviceEntities(const clang::PreprocessorOptions &options)
+      : off(macro_defined(options, "__CDPC_DEVICE_ENTITY_DEFAULT_VISIBILITY__")) {}
+
+  void Initialize(clang::ASTContext &c) override {
+    context = &c;
+    active = !off && c.getLangOpts().CUDA && !c.getLangOpts().CUDAIsDevice;
+  }
+
+  bool HandleTopLevelDecl(clang::DeclGroupRef group) override {
+    if (active)
+      for (clang::Decl *decl : group)
+        visit(decl);
+    return true;
+  }
+
+private:
+  void visit(clang::Decl *decl) {
+    if (auto *context = llvm::dyn_cast<clang::NamespaceDecl>(decl)) {
+      for (clang::Decl *member : context->decls())
+        visit(member);
+      return;
+    }
+    if (auto *context = llvm::dyn_cast<clang::LinkageSpecDecl>(decl)) {
+      for (clang::Decl *member : context->decls())
+        visit(member);
+      return;
+    }
+    if (auto *pattern = llvm::dyn_cast<clang::FunctionTemplateDecl>(decl))
+      decl = pattern->getTemplatedDecl();
+    else if (auto *pattern = llvm::dyn_cast<clang::VarTemplateDecl>(decl))
+      decl = pattern->getTemplatedDecl();
+    if (auto *function = llvm::dyn_cast<clang::FunctionDecl>(decl)) {
+      if (function->hasAttr<clang::CUDAGlobalAttr>() && function->doesThisDeclarationHaveABody())
+        hide(function);
+    } else if (auto *var = llvm::dyn_cast<clang::VarDecl>(decl)) {
+      if ((var->hasAttr<clang::CUDADeviceAttr>() || var->hasAttr<clang::CUDAConstantAttr>()) && var->hasGlobalStorage() &&
+          !var->isStaticLocal() && var->isThisDeclarationADefinition() != clang::VarDecl::DeclarationOnly)
+        hide(var);
+    }
+  }
+
+  void hide(clang::NamedDecl *decl) {
+    if (decl->hasAttr<clang::VisibilityAttr>())
+      return;
+    clang::LinkageInfo lv = decl->getLinkageAndVisibility();
+    if (!clang::isExternallyVisible(lv.getLinkage()) || lv.isVisibilityExplicit())
+      return;
+    decl->addAttr(clang::VisibilityAttr::CreateImplicit(*context, clang::VisibilityAttr::Hidden));
+  }
+
+  bool off;
+  bool active = false;
+  clang::ASTContext *context = nullptr;
+};
+
 // Clang's `-emit-pch`, with the list of deferred diagnostics' roots (above) pruned before the
-// header is written, and nvcc's rules checked (above).
+// header is written, nvcc's rules checked and, on the host side, its visibility given (above):
+// a header's entities keep what they were given there.
 class GeneratePrunedPCHAction : public clang::GeneratePCHAction {
 protected:
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &instance, llvm::StringRef file) override {
     auto action = in_front(std::make_unique<PruneDeferredDiagnosticRoots>(), clang::GeneratePCHAction::CreateASTConsumer(instance, file));
+    action = in_front(std::make_unique<HiddenDeviceEntities>(instance.getPreprocessorOpts()), std::move(action));
     return in_front(std::make_unique<NvccRules>(instance.getPreprocessorOpts()), std::move(action));
   }
 };
 
-// Clang's `-emit-llvm -c` on the device side, skipping the library's bodies (above) where
-// `skip`, and checking nvcc's rules (above).
-class EmitDeviceBitcode : public clang::EmitBCAction {
+// Clang's `-emit-llvm -c`, either side: on the device side skipping the library's bodies
+// (above) where `skip`, on the host side giving nvcc's visibility (above), and checking nvcc's
+// rules (above).
+class EmitBitcode : public clang::EmitBCAction {
 public:
   bool needs_bodies = false;
   bool skip = true;
 
 protected:
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &instance, llvm::StringRef file) override {
-    auto action = clang::EmitBCAction::CreateASTConsumer(instance, file);
+    auto action = in_front(std::make_unique<HiddenDeviceEntities>(instance.getPreprocessorOpts()),
+                           clang::EmitBCAction::CreateASTConsumer(instance, file));
     if (skip)
       action = in_front(std::make_unique<SkipLibraryBodies>(library_folders(instance.getHeaderSearchOpts()), needs_bodies), std::move(action));
     return in_front(std::make_unique<NvccRules>(instance.getPreprocessorOpts()), std::move(action));
@@ -893,11 +970,11 @@ bool execute(std::shared_ptr<clang::CompilerInvocation> invocation, Forward &for
   // The actions cdpc's arguments ask for (`-emit-llvm -c`, `-Xclang -emit-pch`); `clang -cc1`'s
   // other actions (the static analyser, rewriters, ...) are not linked.
   std::unique_ptr<clang::FrontendAction> action;
-  EmitDeviceBitcode *device = nullptr;
+  EmitBitcode *device = nullptr;
   switch (instance.getFrontendOpts().ProgramAction) {
   case clang::frontend::EmitBC:
     {
-      auto emit = std::make_unique<EmitDeviceBitcode>();
+      auto emit = std::make_unique<EmitBitcode>();
       emit->skip = skip_library_bodies;
       device = emit.get();
       if (skip_library_bodies)
