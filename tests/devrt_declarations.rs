@@ -149,7 +149,7 @@ fn externs(ptx: &str) -> BTreeMap<String, String> {
         let (name, params) = tail.split_once('(').unwrap();
         let name = name.trim().to_string();
         let params: Vec<String> = params
-            .trim_end_matches(|c| c == ')' || c == ' ')
+            .trim_end_matches([')', ' '])
             .split(',')
             .filter(|p| !p.trim().is_empty())
             .enumerate()

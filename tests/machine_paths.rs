@@ -69,7 +69,8 @@ fn is_code_or_script(path: &Path) -> bool {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     matches!(ext, "rs" | "sh" | "py" | "toml" | "c" | "h" | "cu" | "cdp" | "lalrpop" | "cmake" | "json" | "yml" | "yaml" | "txt" | "cfg" | "ini" | "mk")
         || matches!(name, "Makefile" | "run" | "CMakeLists.txt" | "Dockerfile")
-        || path.parent().is_some_and(|p| p.ends_with(".ci"))
+        // A file in the `.ci` folder (the folder's name, not an extension).
+        || path.parent().is_some_and(|p| p.file_name().is_some_and(|n| n == ".ci"))
 }
 
 fn files_below(dir: &Path, out: &mut Vec<PathBuf>) {

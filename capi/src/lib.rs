@@ -123,7 +123,7 @@ pub unsafe extern "C" fn cdpc_options_free(options: *mut CdpcOptions) {
 
 fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
     let codes = |v: &str| -> Result<Vec<Code>, String> {
-        v.split(',').filter(|s| !s.is_empty()).map(|c| Code::from_str(c.trim()).ok_or_else(|| format!("unknown diagnostic code `{c}`"))).collect()
+        v.split(',').filter(|s| !s.is_empty()).map(|c| Code::parse(c.trim()).ok_or_else(|| format!("unknown diagnostic code `{c}`"))).collect()
     };
     let flag = |v: &str| match v {
         "1" | "true" | "yes" | "on" => Ok(true),

@@ -480,7 +480,7 @@ impl Code {
     ];
 
     /// The code written as `E0100` (any case), if it exists.
-    pub fn from_str(s: &str) -> Option<Code> {
+    pub fn parse(s: &str) -> Option<Code> {
         Code::ALL.iter().copied().find(|c| c.as_str().eq_ignore_ascii_case(s))
     }
 }

@@ -485,7 +485,7 @@ fn option_error(format: ErrorFormat, e: clap::Error) -> ExitCode {
 }
 
 fn parse_codes(names: &[String]) -> Result<Vec<Code>, String> {
-    names.iter().map(|n| Code::from_str(n).ok_or_else(|| format!("unknown diagnostic code `{n}`"))).collect()
+    names.iter().map(|n| Code::parse(n).ok_or_else(|| format!("unknown diagnostic code `{n}`"))).collect()
 }
 
 fn main() -> ExitCode {
@@ -910,8 +910,8 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
     let source = file.shown.as_str();
     let read_time = read_started.elapsed();
     let report = |diagnostics: &[Diagnostic]| match format {
-        ErrorFormat::Json => eprint!("{}", render::json(diagnostics, &file_name, &source)),
-        ErrorFormat::Human if !diagnostics.is_empty() => eprint!("{}", render::human(diagnostics, &file_name, &source, color)),
+        ErrorFormat::Json => eprint!("{}", render::json(diagnostics, &file_name, source)),
+        ErrorFormat::Human if !diagnostics.is_empty() => eprint!("{}", render::human(diagnostics, &file_name, source, color)),
         ErrorFormat::Human => {}
     };
     let to_stdout = output.as_deref() == Some(std::path::Path::new("-"));
@@ -968,7 +968,7 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
             report(&warnings);
             ExitCode::SUCCESS
         }
-        Err(CompileError::Diagnostics(diagnostics)) => report_errors(format, &file_name, &source, &diagnostics, color),
+        Err(CompileError::Diagnostics(diagnostics)) => report_errors(format, &file_name, source, &diagnostics, color),
         Err(e) => {
             fail_with_code(format, &file_name, e.code(), &e.to_string());
             ExitCode::FAILURE

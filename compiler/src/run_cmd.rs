@@ -205,10 +205,10 @@ pub fn main(args: Vec<String>) -> ExitCode {
     if let Some(t) = output.median_ms() {
         println!("time: median {t:.3} ms of {} runs (launch tree, CUDA events)", output.times_ms.len());
     }
-    if cli.manifest.is_some() {
+    if let Some(manifest_path) = &cli.manifest {
         let reasons = check_against_manifest(&manifest, &output);
         if reasons.is_empty() {
-            println!("ok: the result matches {}", cli.manifest.as_ref().unwrap().display());
+            println!("ok: the result matches {}", manifest_path.display());
         } else {
             for r in &reasons {
                 println!("FAIL: {r}");

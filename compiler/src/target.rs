@@ -103,7 +103,7 @@ impl FromStr for SmVersion {
             return Err(format!("`{s}` is a family-specific target, which Clang 22 does not take: use sm_{family} or sm_{family}a"));
         }
         match digits.parse::<u32>() {
-            Ok(n) if n >= SmVersion::MIN_CDP.number && n < 1000 => {
+            Ok(n) if (SmVersion::MIN_CDP.number..1000).contains(&n) => {
                 let sm = SmVersion { number: n, arch_specific };
                 if !LLVM_ARCHITECTURES.contains(&sm) {
                     let known: Vec<String> = LLVM_ARCHITECTURES.iter().map(|a| a.to_string()).collect();

@@ -54,9 +54,9 @@ fn shape(ptx: &str) -> Vec<String> {
     for line in ptx.lines() {
         let l = line.trim().trim_end_matches(',');
         let top = !line.starts_with(char::is_whitespace);
-        if top && (l.starts_with(".visible .global") || l.starts_with(".visible .const") || l.starts_with(".extern .global") || l.starts_with(".global") || l.starts_with(".const")) {
-            out.push(l.to_string());
-        } else if l.starts_with(".visible .entry") {
+        if top && (l.starts_with(".visible .global") || l.starts_with(".visible .const") || l.starts_with(".extern .global") || l.starts_with(".global") || l.starts_with(".const"))
+            || l.starts_with(".visible .entry")
+        {
             out.push(l.to_string());
         } else if l.starts_with(".param") {
             let words: Vec<&str> = l.split_whitespace().filter(|w| *w != ".ptr").collect();

@@ -189,7 +189,7 @@ fn bitcode_that_crashes_llvms_reader_is_e1011_and_the_process_goes_on() {
     assert!(!dir.path().join("crash.ptx").exists());
     let bytes = std::fs::read(fixture("reader_crash.bc")).unwrap();
     for _ in 0..2 {
-        let err = driver::compile_ir_artifacts(&bytes, &CompileOptions::default(), false).err().expect("refused");
+        let err = driver::compile_ir_artifacts(&bytes, &CompileOptions::default(), false).expect_err("refused");
         match err {
             driver::CompileError::Diagnostics(d) => assert!(d.len() == 1 && d[0].code.as_str() == "E1011" && d[0].message.contains("crashed"), "{d:?}"),
             other => panic!("{other:?}"),

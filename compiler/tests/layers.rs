@@ -271,9 +271,9 @@ fn pipeline_imports(files: &BTreeMap<String, String>) -> BTreeMap<String, BTreeS
             };
             let mut target = resolve(&base, &segments);
             if target.is_empty() {
-                match root_exports.get(&segments[0]) {
-                    Some(from) => target = from.clone(),
-                    None => {} // the root's own items (`run`, `PipelineOptions`): the root
+                // Else the root's own items (`run`, `PipelineOptions`): the root.
+                if let Some(from) = root_exports.get(&segments[0]) {
+                    target = from.clone();
                 }
             }
             if &target != module {

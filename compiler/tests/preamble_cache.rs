@@ -230,7 +230,7 @@ fn a_filler_runs_at_the_lowest_priority_in_its_own_scheduling_group() {
     let filler = std::fs::read_dir("/proc").unwrap().filter_map(|e| e.ok()?.file_name().into_string().ok()?.parse::<u32>().ok()).find(|pid| {
         let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
         let vars: Vec<&[u8]> = env.split(|&b| b == 0).collect();
-        vars.iter().any(|v| *v == cache.as_bytes()) && vars.iter().any(|v| v.starts_with(b"CDPC_CACHE_FILL="))
+        vars.contains(&cache.as_bytes()) && vars.iter().any(|v| v.starts_with(b"CDPC_CACHE_FILL="))
     });
     let pid = filler.expect("a filler waiting for make.lock");
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();

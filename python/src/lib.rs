@@ -32,7 +32,7 @@ mod capi;
 use cli::{show_tool_runs, ErrorFormat, PreprocessArgs};
 
 fn codes(names: &[String]) -> PyResult<Vec<Code>> {
-    names.iter().map(|n| Code::from_str(n).ok_or_else(|| PyValueError::new_err(format!("unknown diagnostic code `{n}`")))).collect()
+    names.iter().map(|n| Code::parse(n).ok_or_else(|| PyValueError::new_err(format!("unknown diagnostic code `{n}`")))).collect()
 }
 
 fn value<T>(r: Result<T, String>) -> PyResult<T> {

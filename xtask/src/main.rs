@@ -464,7 +464,7 @@ fn samples(root: &Path, cdpc_args: &[OsString]) -> Result<ExitCode> {
         let started = Instant::now();
         let result = Command::new(&cdpc)
             .current_dir(root)
-            .arg(&input)
+            .arg(input)
             .arg("-o")
             .arg(&output)
             .args(cdpc_args)

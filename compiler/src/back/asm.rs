@@ -75,7 +75,7 @@ impl<'ctx> Codegen<'ctx, '_> {
     }
 
     /// An asm result as a register value of the place's type.
-    fn from_operand(&self, v: BV<'ctx>, ty: &Type) -> R<BV<'ctx>> {
+    fn operand_to_place(&self, v: BV<'ctx>, ty: &Type) -> R<BV<'ctx>> {
         let want = self.types.reg(ty)?;
         match (v, want) {
             (BasicValueEnum::IntValue(i), BasicTypeEnum::PointerType(p)) => Ok(self.builder.build_int_to_ptr(i, p, "asm.out")?.into()),
@@ -128,7 +128,7 @@ impl<'ctx> Codegen<'ctx, '_> {
             } else {
                 self.builder.build_extract_value(result.into_struct_value(), n as u32, "asm.out")?
             };
-            let v = self.from_operand(v, &o.place.ty)?;
+            let v = self.operand_to_place(v, &o.place.ty)?;
             self.store_access(*place, v, &o.place.ty, self.is_volatile(&o.place)?)?;
         }
         Ok(())

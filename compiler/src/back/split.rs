@@ -30,7 +30,7 @@ pub(crate) const MAX_ACCESSES: u64 = 64;
 fn accesses(ty: BasicTypeEnum<'_>) -> u64 {
     match ty {
         BasicTypeEnum::StructType(s) => s.get_field_types().into_iter().map(accesses).fold(0, u64::saturating_add),
-        BasicTypeEnum::ArrayType(a) if a.len() == 0 => 0,
+        BasicTypeEnum::ArrayType(a) if a.is_empty() => 0,
         BasicTypeEnum::ArrayType(a) if is_byte(a.get_element_type()) => 1,
         BasicTypeEnum::ArrayType(a) => u64::from(a.len()).saturating_mul(accesses(a.get_element_type())),
         _ => 1,

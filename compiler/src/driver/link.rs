@@ -269,7 +269,7 @@ fn link_here(inputs: &[Input], link: &LinkOptions, options: &CompileOptions) -> 
     }
     // nvlink sees cdpc's objects and the members of archives of bare device objects as work
     // files `input0.o`, `input1.o`, ... and the other objects and archives where they are.
-    let others = inputs.iter().filter_map(|i| matches!(i, Input::Object(_)).then(|| i.path().to_path_buf())).chain(libraries);
+    let others = inputs.iter().filter(|&i| matches!(i, Input::Object(_))).map(|i| i.path().to_path_buf()).chain(libraries);
     for path in others {
         let bytes = std::fs::read(&path).map_err(|error| CompileError::Io { path: path.clone(), action: "cannot read", error })?;
         match archive::device_members(&bytes) {

@@ -308,7 +308,7 @@ impl Default for CompileOptions {
 /// refused with a message.
 pub fn parse_tool_timeout(text: &str) -> Result<Option<Duration>, String> {
     match text.trim().parse::<f64>() {
-        Ok(s) if s == 0.0 => Ok(None),
+        Ok(0.0) => Ok(None),
         Ok(s) if s.is_finite() && s > 0.0 && s <= 1e9 => Ok(Some(Duration::from_secs_f64(s))),
         _ => Err(format!("`{text}` is not a time limit: give seconds from 0 to 1e9 (0 means no limit)")),
     }

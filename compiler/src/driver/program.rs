@@ -437,7 +437,7 @@ fn build_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, 
                 if !object.device_only {
                     host_objects.push(path.clone());
                 }
-                if !path.extension().is_some_and(|e| e == "so") {
+                if path.extension().is_none_or(|e| e != "so") {
                     device_objects.push(path.clone());
                 }
             }

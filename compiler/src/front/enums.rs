@@ -19,7 +19,7 @@ pub(super) fn is_enum_definition(tokens: &[Spanned]) -> bool {
     tokens.get(usize::from(typedef)).and_then(|t| word(&t.1)) == Some("enum")
         && tokens.iter().any(|t| matches!(t.1, Tok::LBrace))
         && matches!(tokens.last().map(|t| &t.1), Some(Tok::Semi))
-        && tokens.len() >= body_end + 1
+        && tokens.len() > body_end
         && matches!(tokens[tokens.len() - body_end].1, Tok::RBrace)
         && (!typedef || word(&tokens[tokens.len() - 2].1).is_some())
 }

@@ -102,7 +102,7 @@ struct Splitter<'t> {
     chunks: Vec<Chunk>,
 }
 
-fn ident<'a>(tok: &'a Tok) -> Option<&'a str> {
+fn ident(tok: &Tok) -> Option<&str> {
     match tok {
         Tok::Ident(name) | Tok::TypeIdent(name) => Some(name),
         _ => None,

@@ -193,7 +193,7 @@ fn enum_member(toks: &[Spanned]) -> Result<Vec<Spanned>, Diagnostic> {
         out.push((at.0, Tok::TypeKw(TypeKw::Unsigned), at.1));
     }
     out.push((at.0, Tok::TypeKw(TypeKw::Int), at.1));
-    if !toks.get(close + 1).is_some_and(|t| word(&t.1).is_some()) {
+    if toks.get(close + 1).is_none_or(|t| word(&t.1).is_none()) {
         return Err(unsupported(span_of(&toks[0]), "an enum without a member name", "declare the enum before the struct"));
     }
     out.extend_from_slice(&toks[close + 1..]);

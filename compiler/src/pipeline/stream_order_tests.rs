@@ -73,7 +73,7 @@ fn calls_that_may_launch_are_marked_and_calls_that_cannot_are_not() {
     );
     let (ir, _) = thresholded(&ir, 128, Target::default());
     let parent = function(&ir, "parent");
-    let before_elsewhere = between(&parent, "entry:", "call void @elsewhere()");
+    let before_elsewhere = between(parent, "entry:", "call void @elsewhere()");
     assert!(before_elsewhere.contains(&format!("store volatile i64 %block.tag, {LAUNCHED}")), "{parent}");
     assert_eq!(parent.matches("store volatile i64").count(), 1, "{parent}");
     // A definition the linker may replace by another module's, which may launch unmarked.
@@ -83,7 +83,7 @@ fn calls_that_may_launch_are_marked_and_calls_that_cannot_are_not() {
     );
     let weak_ir = thresholded(&weak, 128, Target::default()).0;
     let parent = function(&weak_ir, "parent");
-    assert!(between(&parent, "entry:", "call void @maybe()").contains("store volatile i64"), "{parent}");
+    assert!(between(parent, "entry:", "call void @maybe()").contains("store volatile i64"), "{parent}");
     assert_eq!(parent.matches("store volatile i64").count(), 1, "{parent}");
 }
 

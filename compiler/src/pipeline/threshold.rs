@@ -458,7 +458,7 @@ unsafe fn local_dims(slot: LLVMValueRef) -> Option<[u64; 3]> {
             }
         }
     }
-    let field = |i: usize| -> Option<u64> { Some((0..4).map(|k| bytes[4 * i + k].map(|b| u64::from(b) << (8 * k))).sum::<Option<u64>>()?) };
+    let field = |i: usize| -> Option<u64> { (0..4).map(|k| bytes[4 * i + k].map(|b| u64::from(b) << (8 * k))).sum::<Option<u64>>() };
     Some([field(0)?, field(1)?, field(2)?])
 }
 

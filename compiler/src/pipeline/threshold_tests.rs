@@ -490,7 +490,7 @@ fn a_site_is_not_kept_after_which_a_launch_may_come_in_a_loop_a_device_function_
     assert!(kept(&program(), Target::default()));
     // Two launches in a row: the first is followed by one and stays at its site; the second
     // is kept.
-    let twice = program().replace("  br label %done\ndone:", &format!("  br label %again\nagain:\n  %buf2 = call ptr @__cudaCDP2GetParameterBuffer(i64 64, i64 40)\n  store ptr %p, ptr %buf2, align 64\n  %st2 = call i32 @__cudaCDP2LaunchDevice(ptr @child, ptr %buf2, ptr byval(%struct.dim3) align 4 %grid, ptr byval(%struct.dim3) align 4 %block, i32 0, ptr null)\n  br label %done\ndone:"));
+    let twice = program().replace("  br label %done\ndone:", "  br label %again\nagain:\n  %buf2 = call ptr @__cudaCDP2GetParameterBuffer(i64 64, i64 40)\n  store ptr %p, ptr %buf2, align 64\n  %st2 = call i32 @__cudaCDP2LaunchDevice(ptr @child, ptr %buf2, ptr byval(%struct.dim3) align 4 %grid, ptr byval(%struct.dim3) align 4 %block, i32 0, ptr null)\n  br label %done\ndone:");
     let (ir, _) = thresholded(&twice, 128, Target::default());
     let parent = function(&ir, "parent");
     assert_eq!((parent.matches("call i32 @child__threshold(").count(), parent.matches("call i32 @child__keep(").count()), (1, 1), "{parent}");

@@ -44,7 +44,7 @@ pub fn legacy_to_sync(module: &Module<'_>, source: &SourceText, refuse: bool) ->
         let modern = format!("{user}_sync");
         let old_ty = old_fn.get_type();
         let mut params: Vec<BasicMetadataTypeEnum> = vec![i32t.into()];
-        params.extend(old_ty.get_param_types().into_iter().map(BasicMetadataTypeEnum::from));
+        params.extend(old_ty.get_param_types());
         let new_ty = match old_ty.get_return_type() {
             Some(inkwell::types::BasicTypeEnum::FloatType(t)) => t.fn_type(&params, false),
             Some(inkwell::types::BasicTypeEnum::IntType(t)) => t.fn_type(&params, false),

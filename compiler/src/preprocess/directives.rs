@@ -334,7 +334,7 @@ impl Preprocessor<'_> {
         }
         if m.params.is_some() {
             for (i, t) in m.body.iter().enumerate() {
-                let next_is_param = m.body.get(i + 1).is_some_and(|n| n.kind == Kind::Ident && m.params.as_ref().is_some_and(|p| p.iter().any(|p| *p == n.text)));
+                let next_is_param = m.body.get(i + 1).is_some_and(|n| n.kind == Kind::Ident && m.params.as_ref().is_some_and(|p| p.contains(&n.text)));
                 if t.is("#") && !next_is_param {
                     let d = Diagnostic::new(Code::InvalidPaste, t.loc.span(), "`#` is not followed by a macro parameter")
                         .with_primary_message("`#` makes a string of a parameter")

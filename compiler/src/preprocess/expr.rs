@@ -195,8 +195,7 @@ impl Parser<'_> {
     /// Binary operators by precedence climbing; `min` is the lowest precedence accepted.
     fn binary(&mut self, min: u8, eval: bool) -> Result<Value, Error> {
         let mut lhs = self.unary(eval)?;
-        loop {
-            let Some(op) = self.peek().filter(|t| t.kind == Kind::Punct).map(|t| t.text.clone()) else { break };
+        while let Some(op) = self.peek().filter(|t| t.kind == Kind::Punct).map(|t| t.text.clone()) {
             let Some(prec) = precedence(&op) else { break };
             if prec < min {
                 break;

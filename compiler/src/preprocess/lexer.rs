@@ -240,9 +240,9 @@ fn lex_token(c: &mut Cursor, source: &str) -> Kind {
     if b.is_ascii_digit() || (b == b'.' && c.peek2().is_some_and(|d| d.is_ascii_digit())) {
         c.at += 1;
         while let Some(b) = c.peek() {
-            if matches!(b, b'e' | b'E' | b'p' | b'P') && matches!(c.peek2(), Some(b'+' | b'-')) {
-                c.advance(2);
-            } else if b == b'\'' && c.peek2().is_some_and(is_ident_byte) {
+            if (matches!(b, b'e' | b'E' | b'p' | b'P') && matches!(c.peek2(), Some(b'+' | b'-')))
+                || (b == b'\'' && c.peek2().is_some_and(is_ident_byte))
+            {
                 c.advance(2);
             } else if is_ident_byte(b) || b == b'.' {
                 c.at += 1;

@@ -363,8 +363,7 @@ impl Preprocessor<'_> {
                     continue;
                 }
             }
-            if b.is("##") && next.is_some() {
-                let n = next.expect("checked");
+            if let Some(n) = next.filter(|_| b.is("##")) {
                 let rhs: Vec<Tok> = match m.param_index(n) {
                     Some(p) => {
                         if Some(p) == variadic_index && out.last().is_some_and(|l| l.is(",")) {

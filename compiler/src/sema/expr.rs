@@ -296,7 +296,7 @@ impl Context {
                 if !self.check_modifiable(&e, what) {
                     return None;
                 }
-                if !(e.ty.is_arithmetic() && e.ty != Type::CudaError) && !e.ty.is_pointer() {
+                if !(e.ty.is_pointer() || e.ty.is_arithmetic() && e.ty != Type::CudaError) {
                     let message = format!("cannot {what} a value of type {}", self.show(&e.ty));
                     self.error(Code::InvalidOperands, span, message).emit();
                     return None;
@@ -361,9 +361,7 @@ impl Context {
                 return Some(make(ExprKind::Binary { op: BinaryOp::PtrDiff, lhs: boxed(l), rhs: boxed(r) }, pointer_width, span));
             }
             Lt | Gt | Le | Ge | Eq | Ne if lt.is_pointer_like() || rt.is_pointer_like() => {
-                let common = if lt == rt {
-                    Some(lt.clone())
-                } else if self.is_null_constant(&r) && lt.is_pointer_like() {
+                let common = if lt == rt || (self.is_null_constant(&r) && lt.is_pointer_like()) {
                     Some(lt.clone())
                 } else if self.is_null_constant(&l) && rt.is_pointer_like() {
                     Some(rt.clone())

@@ -143,7 +143,7 @@ fn versioned(lib: &Path, version: Option<&str>, leaf: &str) -> Vec<PathBuf> {
             Some((minor, e.path().join(leaf)))
         })
         .collect();
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.sort_by_key(|(minor, _)| std::cmp::Reverse(*minor));
     found.into_iter().map(|(_, p)| p).collect()
 }
 

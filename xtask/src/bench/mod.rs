@@ -824,6 +824,9 @@ pub fn load_average() -> [f64; 3] {
     ]
 }
 
+pub use gpu_plot::plot_gpu;
+pub use klap_plot::plot_klap;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -851,6 +854,3 @@ mod tests {
         assert!(parse_options(&a(&["--bogus"])).is_err());
     }
 }
-
-pub use gpu_plot::plot_gpu;
-pub use klap_plot::plot_klap;
