@@ -161,3 +161,37 @@ fn a_shared_library_exports_only_what_the_program_exported() {
         assert_eq!(dynamic.contains(name), *vis != "HIDDEN", "{name} ({vis}) among the dynamic symbols: {dynamic:?}");
     }
 }
+
+/// nvcc 13's `-static-global-template-stub`: in a whole-program object (`-c` without `-rdc`) a
+/// template kernel's instance belongs to the file's own device program, so its host stub is
+/// local (else the host linker keeps one file's weak stub and another file's launch runs the
+/// first file's device program's instance); in a `-dc` object, one device program for all,
+/// it stays weak. Both as nvcc 13.5's objects have it.
+#[test]
+fn a_whole_program_objects_template_kernel_stubs_are_its_own() {
+    if tool_dir().is_none() || !have("readelf") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.cu"), "template <class T> __global__ void tk(T *p) { *p = T(1); }\nvoid run(int *p) { tk<<<1, 1>>>(p); }\n").unwrap();
+    let binding = |object: &str| -> String {
+        let out = Command::new("readelf").current_dir(dir.path()).args(["-sW", object]).output().expect("readelf runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let line = text.lines().find(|l| l.split_whitespace().nth(7) == Some("_Z2tkIiEvPT_") && l.split_whitespace().nth(3) == Some("FUNC"));
+        line.map_or_else(|| format!("missing in {text}"), |l| l.split_whitespace().nth(4).unwrap().to_string())
+    };
+    for (mode, object, expected) in [("-c", "whole.o", "LOCAL"), ("-dc", "separate.o", "WEAK")] {
+        let out = cdpc(dir.path(), &["-arch=sm_90", mode, "t.cu", "-o", object]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(binding(object), expected, "{mode}");
+    }
+    let Some(nvcc) = nvcc() else { return };
+    for (mode, object) in [("-c", "nvcc-whole.o"), ("-dc", "nvcc-separate.o")] {
+        run(&nvcc, dir.path(), &["-arch=sm_90", mode, "t.cu", "-o", object]);
+    }
+    let version = String::from_utf8_lossy(&run(&nvcc, dir.path(), &["--version"]).stdout).into_owned();
+    if version.split("release ").nth(1).and_then(|v| v.split('.').next()?.parse::<u32>().ok()).is_none_or(|m| m < 13) {
+        return println!("skipped the comparison: nvcc before 13");
+    }
+    assert_eq!((binding("whole.o"), binding("separate.o")), (binding("nvcc-whole.o"), binding("nvcc-separate.o")));
+}
