@@ -200,8 +200,8 @@ const NVCC: &[NvccOption] = &[
     opt("--target-directory", "-target-dir", true, Only(&["x86_64-linux"], "cdpc builds for x86-64 Linux")),
     // The host side's kernels and device variables: nvcc 13 makes them hidden unless `false`
     // (so does cdpc's Clang, clang/shim.cpp's HiddenDeviceEntities), and template kernels'
-    // stubs internal in whole-program objects (so does cdpc, back::link_stub; its `false` is
-    // not done).
+    // stubs internal in whole-program objects (so does cdpc, pipeline::host_names; its `false`
+    // is not done).
     flag("--static-global-template-stub", "-static-global-template-stub", Ignored),
     flag("--device-entity-has-hidden-visibility", "-device-entity-has-hidden-visibility", IfFalse(&["-D__CDPC_DEVICE_ENTITY_DEFAULT_VISIBILITY__=1"])),
     flag("--device-stack-protector", "-device-stack-protector", Only(&["false"], "LLVM's NVPTX writes no stack protector")),

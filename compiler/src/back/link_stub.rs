@@ -179,59 +179,7 @@ define void @\"__cudaRegisterLinkedBinary{id}\"(ptr %callback, ptr %wrapper, ptr
     snippet.set_triple(&module.get_triple());
     snippet.set_data_layout(&module.get_data_layout());
     module.link_in_module(snippet).map_err(|e| BackendError::Verify(format!("whole-program registration: {e}")))?;
-    internal_template_stubs(module);
     Ok(())
-}
-
-/// nvcc 13's `-static-global-template-stub` (on by default): in a whole-program object a
-/// template kernel's instance is this file's own device program's, so its host stub has
-/// internal linkage, not the weak linkage Clang gives an instance. With a weak stub the host
-/// linker keeps one file's, and a launch from another file registers and runs the first
-/// file's device program's instance (its `static` device variables, its macros). Every
-/// function `__cudaRegisterFunction` registers whose linkage lets the linker pick one of
-/// several (weak or linkonce) becomes internal, out of its comdat. Returns how many.
-pub fn internal_template_stubs(module: &inkwell::module::Module<'_>) -> usize {
-    use inkwell::llvm_sys::comdat::LLVMSetComdat;
-    use inkwell::llvm_sys::core::{LLVMGetCalledValue, LLVMGetOperand, LLVMGetValueName2, LLVMIsACallInst, LLVMIsAFunction};
-    use inkwell::module::Linkage;
-    use inkwell::values::AsValueRef;
-    let mut stubs = Vec::new();
-    for function in module.get_functions() {
-        for block in function.get_basic_blocks() {
-            for inst in block.get_instructions() {
-                // SAFETY: reads of a live call instruction's callee and first operands.
-                unsafe {
-                    let call = inst.as_value_ref();
-                    if LLVMIsACallInst(call).is_null() {
-                        continue;
-                    }
-                    let callee = LLVMGetCalledValue(call);
-                    let mut length = 0;
-                    let name = LLVMGetValueName2(callee, &mut length);
-                    if name.is_null() || std::slice::from_raw_parts(name.cast::<u8>(), length) != b"__cudaRegisterFunction" || inst.get_num_operands() < 2 {
-                        continue;
-                    }
-                    let stub = LLVMGetOperand(call, 1);
-                    if !LLVMIsAFunction(stub).is_null() && !stubs.contains(&stub) {
-                        stubs.push(stub);
-                    }
-                }
-            }
-        }
-    }
-    let mut made = 0;
-    for function in module.get_functions() {
-        if !stubs.contains(&function.as_value_ref()) || function.count_basic_blocks() == 0 {
-            continue;
-        }
-        if matches!(function.get_linkage(), Linkage::WeakODR | Linkage::WeakAny | Linkage::LinkOnceODR | Linkage::LinkOnceAny) {
-            function.set_linkage(Linkage::Internal);
-            // SAFETY: the function is live; a null comdat takes it out of its group.
-            unsafe { LLVMSetComdat(function.as_value_ref(), std::ptr::null_mut()) };
-            made += 1;
-        }
-    }
-    made
 }
 
 #[cfg(test)]

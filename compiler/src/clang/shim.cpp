@@ -765,7 +765,8 @@ private:
 // Done on definitions as they are parsed, before code generation sees them (the consumer runs
 // first): an implicit `visibility("hidden")`, which a function template's instances take from
 // their pattern. A declaration without a definition (`extern __device__ int v;`) keeps the
-// default visibility; nvcc hides those too, which only narrows what links. The option's
+// default visibility; nvcc hides its undefined symbol too, so cdpc's object links wherever
+// nvcc's does (and no earlier declaration can conflict with a later one's own visibility). The option's
 // `false` arrives as the macro `__CDPC_DEVICE_ENTITY_DEFAULT_VISIBILITY__` (nvcc_options.rs).
 class HiddenDeviceEntities : public clang::ASTConsumer {
 public:
@@ -786,13 +787,8 @@ public:
 
 private:
   void visit(clang::Decl *decl) {
-    if (auto *context = llvm::dyn_cast<clang::NamespaceDecl>(decl)) {
-      for (clang::Decl *member : context->decls())
-        visit(member);
-      return;
-    }
-    if (auto *context = llvm::dyn_cast<clang::LinkageSpecDecl>(decl)) {
-      for (clang::Decl *member : context->decls())
+    if (llvm::isa<clang::NamespaceDecl, clang::LinkageSpecDecl>(decl)) {
+      for (clang::Decl *member : llvm::cast<clang::DeclContext>(decl)->decls())
         visit(member);
       return;
     }

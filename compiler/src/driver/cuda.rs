@@ -1267,6 +1267,7 @@ pub(crate) fn host_object(source: &str, options: &CompileOptions, tools: &Toolch
     })?;
     pipeline::host_names::nvcc_host_names(&module, id).map_err(BackendError::Internal)?;
     if options.whole_program {
+        pipeline::host_names::internal_template_stubs(&module);
         back::link_stub::register_whole(&module, id)?;
     }
     // Host debug information is the host compiler's `-g` (`-Xcompiler -g`, nvcc's `-g`), which

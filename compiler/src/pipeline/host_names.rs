@@ -26,9 +26,10 @@
 
 use super::names::{nvcc_symbol, unsuffixed, Kind};
 use crate::back::c_string;
+use inkwell::llvm_sys::comdat::LLVMSetComdat;
 use inkwell::llvm_sys::core::{LLVMGetNamedGlobalAlias, LLVMSetValueName2};
 use inkwell::module::{Linkage, Module};
-use inkwell::values::{AsValueRef, BasicValueEnum, GlobalValue, InstructionOpcode};
+use inkwell::values::{AsValueRef, BasicValueEnum, GlobalValue, InstructionOpcode, InstructionValue};
 
 const STUB: &str = "__device_stub__";
 
@@ -64,6 +65,51 @@ pub fn nvcc_host_names(module: &Module<'_>, id: &str) -> Result<(), String> {
     replace_module_id(module, id)
 }
 
+/// The calls of the runtime's registration functions in Clang's host IR, each with whether it
+/// registers a kernel (`__cudaRegisterFunction`) rather than a variable.
+fn registrations<'ctx>(module: &Module<'ctx>) -> Vec<(InstructionValue<'ctx>, bool)> {
+    let mut found = Vec::new();
+    for function in module.get_functions() {
+        for block in function.get_basic_blocks() {
+            for inst in block.get_instructions() {
+                if inst.get_opcode() != InstructionOpcode::Call {
+                    continue;
+                }
+                let Some(last) = inst.get_num_operands().checked_sub(1) else { continue };
+                let Some(callee) = inst.get_operand(last).and_then(|o| o.value()) else { continue };
+                let callee = callee.as_value_ref();
+                let Some(f) = module.get_functions().find(|f| f.as_value_ref() == callee) else { continue };
+                match f.get_name().to_bytes() {
+                    b"__cudaRegisterFunction" => found.push((inst, true)),
+                    b"__cudaRegisterVar" | b"__cudaRegisterManagedVar" | b"__cudaRegisterSurface" | b"__cudaRegisterTexture" => found.push((inst, false)),
+                    _ => {}
+                }
+            }
+        }
+    }
+    found
+}
+
+/// nvcc 13's `-static-global-template-stub` (on by default), for a whole-program object's host
+/// IR: a template kernel's instance there is this file's own device program's, so its host
+/// stub has internal linkage, not the weak linkage Clang gives an instance. With a weak stub
+/// the host linker keeps one file's, and a launch from another file registers and runs the
+/// first file's device program's instance (its `static` device variables, its macros). Every
+/// function `__cudaRegisterFunction` registers whose linkage lets the linker pick one of
+/// several (weak or linkonce) becomes internal, out of its comdat. (`-dc` objects, one device
+/// program, keep them weak, as nvcc's.)
+pub fn internal_template_stubs(module: &Module<'_>) {
+    for (inst, is_function) in registrations(module) {
+        let Some(BasicValueEnum::PointerValue(p)) = inst.get_operand(1).and_then(|o| o.value()).filter(|_| is_function) else { continue };
+        let Some(stub) = module.get_functions().find(|f| f.as_global_value().as_pointer_value() == p) else { continue };
+        if matches!(stub.get_linkage(), Linkage::WeakODR | Linkage::WeakAny | Linkage::LinkOnceODR | Linkage::LinkOnceAny) {
+            stub.set_linkage(Linkage::Internal);
+            // SAFETY: the function is live; a null comdat takes it out of its group.
+            unsafe { LLVMSetComdat(stub.as_value_ref(), std::ptr::null_mut()) };
+        }
+    }
+}
+
 fn rename_stubs(module: &Module<'_>) {
     for function in module.get_functions() {
         let name = function.get_name().to_string_lossy().into_owned();
@@ -84,30 +130,12 @@ fn rename_stubs(module: &Module<'_>) {
 /// The registration calls' device names of `static` kernels and variables.
 fn rename_registered_statics(module: &Module<'_>, id: &str) {
     let mut strings: Vec<(GlobalValue<'_>, bool)> = Vec::new();
-    for function in module.get_functions() {
-        for block in function.get_basic_blocks() {
-            for inst in block.get_instructions() {
-                if inst.get_opcode() != InstructionOpcode::Call {
-                    continue;
-                }
-                let Some(last) = inst.get_num_operands().checked_sub(1) else { continue };
-                let count = last + 1;
-                let Some(callee) = inst.get_operand(last).and_then(|o| o.value()) else { continue };
-                let callee = callee.as_value_ref();
-                let Some(f) = module.get_functions().find(|f| f.as_value_ref() == callee) else { continue };
-                let callee_name = f.get_name().to_string_lossy().into_owned();
-                let is_function = match callee_name.as_str() {
-                    "__cudaRegisterFunction" => true,
-                    "__cudaRegisterVar" | "__cudaRegisterManagedVar" | "__cudaRegisterSurface" | "__cudaRegisterTexture" => false,
-                    _ => continue,
-                };
-                for i in 0..count - 1 {
-                    if let Some(BasicValueEnum::PointerValue(p)) = inst.get_operand(i).and_then(|o| o.value()) {
-                        if let Some(g) = module.get_globals().find(|g| g.as_pointer_value() == p) {
-                            if !strings.iter().any(|(s, _)| *s == g) {
-                                strings.push((g, is_function));
-                            }
-                        }
+    for (inst, is_function) in registrations(module) {
+        for i in 0..inst.get_num_operands() - 1 {
+            if let Some(BasicValueEnum::PointerValue(p)) = inst.get_operand(i).and_then(|o| o.value()) {
+                if let Some(g) = module.get_globals().find(|g| g.as_pointer_value() == p) {
+                    if !strings.iter().any(|(s, _)| *s == g) {
+                        strings.push((g, is_function));
                     }
                 }
             }
