@@ -205,6 +205,9 @@ pub enum Code {
     IrFunctionData,
     // CUDA C++'s managed variables on the host side (`pipeline::managed`): E1020
     ManagedAddressInInitializer,
+    // LLVM stopped on the module (a fatal error or a crash in its passes or code generation,
+    // `back::safely`): E1023
+    LlvmStopped,
     // A kernel qualifier nvcc refuses (`pipeline::qualifiers`: `__maxnreg__` beside
     // `__launch_bounds__` or not positive, a `__block_size__` dimension not positive or its
     // second tuple beside `__cluster_dims__`): E1021
@@ -340,6 +343,7 @@ impl Code {
             ManagedAddressInInitializer => "E1020",
             KernelQualifierRefused => "E1021",
             MallocPoolNotUsed => "W1022",
+            LlvmStopped => "E1023",
             SharedConstructionLeftOut => "W1030",
         }
     }
@@ -476,6 +480,7 @@ impl Code {
         Code::ManagedAddressInInitializer,
         Code::KernelQualifierRefused,
         Code::MallocPoolNotUsed,
+        Code::LlvmStopped,
         Code::SharedConstructionLeftOut,
     ];
 

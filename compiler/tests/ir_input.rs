@@ -176,6 +176,50 @@ fn a_broken_module_is_reported_at_its_line_and_leaves_no_output() {
     assert!(!dir.path().join("cut.ptx").exists());
 }
 
+/// Operations LLVM 22's NVPTX back end has no instruction nor library call for (arithmetic on
+/// `fp128`) stop its code generation with a fatal error ("unsupported library call operation"),
+/// which ended the process, status 134, with no diagnostic. Each is `E1023` with LLVM's reason,
+/// the command line leaves no output, and the library goes on to compile the next input, at
+/// `-O0` and `-O3` alike.
+#[test]
+fn operations_llvm_stops_on_are_e1023_and_the_process_goes_on() {
+    let dir = scratch(&["launch.ll"]);
+    let good = std::fs::read(fixture("launch.ll")).unwrap();
+    let operations = [
+        ("fadd fp128 %a, %a", "fp128"),
+        ("fmul fp128 %a, %a", "fp128"),
+        ("fdiv fp128 %a, %a", "fp128"),
+        ("frem fp128 %a, %a", "fp128"),
+        ("fptosi fp128 %a to i32", "i32"),
+        ("fptrunc fp128 %a to double", "double"),
+    ];
+    for (i, (operation, ty)) in operations.iter().enumerate() {
+        let ir = format!(
+            "target triple = \"nvptx64-nvidia-cuda\"\n\ndefine ptx_kernel void @k(ptr %p) {{\n  %a = load fp128, ptr %p, align 16\n  %b = {operation}\n  store {ty} %b, ptr %p, align 16\n  ret void\n}}\n"
+        );
+        for opt in [0, 3] {
+            let options = CompileOptions { opt_level: opt, ..CompileOptions::default() };
+            match driver::compile_ir_artifacts(ir.as_bytes(), &options, false) {
+                Err(driver::CompileError::Diagnostics(d)) => {
+                    assert!(d.len() == 1 && d[0].code.as_str() == "E1023" && d[0].message.contains("unsupported library call operation"), "{operation}: {d:?}")
+                }
+                other => panic!("{operation}: {:?}", other.map(|_| "compiled")),
+            }
+            let after = driver::compile_ir_artifacts(&good, &options, false).unwrap_or_else(|e| panic!("after {operation}: {e:?}"));
+            assert!(after.ptx.contains(".entry parent("));
+        }
+        if i == 0 {
+            std::fs::write(dir.path().join("stop.ll"), &ir).unwrap();
+            let out = cdpc(dir.path(), &["stop.ll", "-o", "stop.cubin"]);
+            assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+            assert!(stderr(&out).contains("error[E1023]: LLVM stopped compiling this input: unsupported library call operation"), "{}", stderr(&out));
+            assert!(!dir.path().join("stop.cubin").exists());
+            let out = cdpc(dir.path(), &["stop.ll", "--error-format", "json", "-o", "stop.cubin"]);
+            assert!(stderr(&out).starts_with("{\"code\":\"E1023\""), "{}", stderr(&out));
+        }
+    }
+}
+
 /// `reader_crash.bc`: a mutation of a generated module's bitcode (the IR fuzz smoke test,
 /// seed 22) on which LLVM 22's bitcode reader crashes (SIGSEGV in `parseFunctionBody`). It is
 /// `E1011` and no output, in the command line and in the library, and the process goes on to

@@ -421,3 +421,34 @@ fn finds_pipeline_imports() {
     assert_eq!(graph["aggregate"], set(&["aggregate::block", "sites"]));
     assert_eq!(graph["aggregate::block"], set(&["aggregate", "callgraph"]));
 }
+
+/// ARCHITECTURE.md, "Invariants": LLVM's pass pipelines and code generation run inside its
+/// crash recovery, through `back::safely` alone, so that an operation LLVM stops on is `E1023`
+/// and not the end of the process. No other file of `compiler/src/` calls inkwell's
+/// `run_passes` or `write_to_memory_buffer` outside its test modules.
+#[test]
+fn llvm_runs_passes_and_code_generation_only_through_back_safely() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut stack = vec![src.clone()];
+    let mut found = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if !name.ends_with(".rs") || name == "tests.rs" || name.ends_with("_tests.rs") || path.ends_with("back/safely.rs") {
+                continue;
+            }
+            let text = fs::read_to_string(&path).unwrap();
+            for line in code_lines(&text) {
+                if line.contains(".run_passes(") || line.contains(".write_to_memory_buffer(") {
+                    found.push(format!("{}: {}", path.strip_prefix(&src).unwrap().display(), line.trim()));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "LLVM run outside `back::safely`: {found:#?}");
+}

@@ -222,8 +222,8 @@ pub fn registration_first(module: &Module<'_>) -> bool {
 pub fn emit_object(module: &Module<'_>) -> R<Vec<u8>> {
     let tm = x86_machine()?;
     module.verify().map_err(|e| BackendError::Verify(format!("host object: {e}")))?;
-    let buffer = tm.write_to_memory_buffer(module, FileType::Object).map_err(|e| BackendError::Target(e.to_string()))?;
-    Ok(buffer.as_slice().to_vec())
+    let buffer = super::safely::emit(module, &tm, FileType::Object)?;
+    Ok(buffer)
 }
 
 /// Builds the object's bytes.
@@ -235,8 +235,8 @@ pub fn host_object(spec: &HostObjectSpec<'_>) -> R<Vec<u8>> {
     let b = Builder::new(&ctx, &module);
     b.build(spec)?;
     module.verify().map_err(|e| BackendError::Verify(format!("host object: {e}")))?;
-    let buffer = tm.write_to_memory_buffer(&module, FileType::Object).map_err(|e| BackendError::Target(e.to_string()))?;
-    Ok(buffer.as_slice().to_vec())
+    let buffer = super::safely::emit(&module, &tm, FileType::Object)?;
+    Ok(buffer)
 }
 
 struct Builder<'a, 'ctx> {

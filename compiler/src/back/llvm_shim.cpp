@@ -2,13 +2,106 @@
 // declares and documents each function).
 
 #include "llvm-c/Core.h"
+#include "llvm-c/Error.h"
 #include "llvm-c/IRReader.h"
 #include "llvm-c/TargetMachine.h"
+#include "llvm-c/Transforms/PassBuilder.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CrashRecoveryContext.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+
+#include <mutex>
+#include <string>
+
+// Shared with the Clang shim (compiler/src/clang/shim.cpp), which runs Clang in the same
+// recovery.
+void cdpc_enable_recovery();
+std::string cdpc_take_fatal_reason();
+
+namespace {
+
+// The reason of the LLVM fatal error that ended this thread's recovery context, if one did.
+thread_local std::string fatal_reason;
+
+// LLVM's fatal errors (`report_fatal_error`: an operation a back end cannot select, NVPTX
+// given a PTX version too old for the target, ...) inside a recovery context end that run as a
+// crash does, the reason kept: `Process::Exit` hands the exit to the thread's recovery
+// context, as Clang's own driver does for an in-process cc1. Outside one LLVM's behaviour is
+// kept: its message, then the end of the process.
+void on_fatal_error(void *, const char *reason, bool) {
+  if (llvm::CrashRecoveryContext::GetCurrent()) {
+    fatal_reason = reason;
+    llvm::sys::Process::Exit(1);
+  }
+  llvm::errs() << "LLVM ERROR: " << reason << "\n";
+}
+
+// The errors LLVM reported through its context's diagnostic handler during a run.
+void collect_errors(LLVMDiagnosticInfoRef info, void *errors) {
+  if (LLVMGetDiagInfoSeverity(info) != LLVMDSError)
+    return;
+  char *description = LLVMGetDiagInfoDescription(info);
+  std::string &all = *static_cast<std::string *>(errors);
+  if (!all.empty())
+    all += "; ";
+  all += description;
+  LLVMDisposeMessage(description);
+}
+
+// Runs `body` on `module` inside a CrashRecoveryContext. False when it crashed (a signal:
+// SIGSEGV, SIGABRT from a failed assertion or an `llvm_unreachable`), LLVM stopped on a fatal
+// error, or LLVM reported an error through the module's context ("no libcall available for
+// ftan": without a handler of the context's, LLVM printed it and ended the process with
+// exit(1)); then *reason is what LLVM said (LLVMDisposeMessage), or what ended it. The
+// context's other diagnostics (warnings, remarks) are dropped, and its handler is restored
+// afterwards. Whatever `body` had allocated is leaked when it did not return.
+bool run_recovered(LLVMModuleRef module, llvm::function_ref<void()> body, char **reason) {
+  cdpc_enable_recovery();
+  fatal_reason.clear();
+  LLVMContextRef context = LLVMGetModuleContext(module);
+  LLVMDiagnosticHandler previous = LLVMContextGetDiagnosticHandler(context);
+  void *previous_data = LLVMContextGetDiagnosticContext(context);
+  std::string errors;
+  LLVMContextSetDiagnosticHandler(context, collect_errors, &errors);
+  llvm::CrashRecoveryContext recovery;
+  bool finished = recovery.RunSafely(body);
+  LLVMContextSetDiagnosticHandler(context, previous, previous_data);
+  if (finished && errors.empty())
+    return true;
+  // The first cause: an error LLVM reported (after which code generation went on and may
+  // have stopped on what it made), else the fatal error's reason, else the crash.
+  std::string fatal = cdpc_take_fatal_reason();
+  std::string said = !errors.empty() ? errors : fatal;
+  if (said.empty())
+    said = "a crash (status " + std::to_string(recovery.RetCode) + ")";
+  *reason = LLVMCreateMessage(said.c_str());
+  return false;
+}
+
+} // namespace
+
+// The crash handlers (SIGSEGV, SIGABRT, ...) and LLVM's fatal-error handler, installed once per
+// process; a signal outside a recovery context is raised again with the previous handlers.
+void cdpc_enable_recovery() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::CrashRecoveryContext::Enable();
+    llvm::install_fatal_error_handler(on_fatal_error, nullptr);
+  });
+}
+
+// The reason of the fatal error that ended this thread's last recovery context, taken ("" when
+// none did: a crash, or no failure).
+std::string cdpc_take_fatal_reason() {
+  std::string reason;
+  reason.swap(fatal_reason);
+  return reason;
+}
 
 extern "C" {
 
@@ -55,9 +148,7 @@ size_t cdpc_replace_section_bytes(LLVMModuleRef module, const char *section, con
 // LLVM's message in *message (LLVMDisposeMessage); 2: the reader crashed, and the context may
 // be left half-written: the caller must neither use nor dispose of it.
 int cdpc_parse_ir_safely(LLVMContextRef context, LLVMMemoryBufferRef buffer, LLVMModuleRef *module, char **message) {
-  // The crash handlers (SIGSEGV, SIGABRT, ...) are installed once per process; a signal
-  // outside a recovery context is raised again with the previous handlers.
-  llvm::CrashRecoveryContext::Enable();
+  cdpc_enable_recovery();
   *module = nullptr;
   *message = nullptr;
   LLVMBool failed = 1;
@@ -65,6 +156,58 @@ int cdpc_parse_ir_safely(LLVMContextRef context, LLVMMemoryBufferRef buffer, LLV
   if (!recovery.RunSafely([&] { failed = LLVMParseIRInContext(context, buffer, module, message); }))
     return 2;
   return failed ? 1 : 0;
+}
+
+// Writes `module`'s code for `machine` (assembly or an object) into a new buffer, as
+// LLVMTargetMachineEmitToMemoryBuffer does, inside a CrashRecoveryContext: NVPTX stops the
+// process on operations it cannot select (`frem` of `fp128`: "unsupported library call
+// operation"), which IR a user hands cdpc may hold. 0: written, the buffer in *out; 1: LLVM
+// refused, its message in *message; 2: LLVM stopped, crashed or reported an error, the reason in
+// *message (both LLVMDisposeMessage). After 2 the module may be half-lowered: it is only fit to be
+// disposed of.
+int cdpc_emit_safely(LLVMTargetMachineRef machine, LLVMModuleRef module, LLVMCodeGenFileType kind, LLVMMemoryBufferRef *out,
+                     char **message) {
+  *out = nullptr;
+  *message = nullptr;
+  LLVMBool failed = 1;
+  char *refused = nullptr;
+  bool finished = run_recovered(module, [&] { failed = LLVMTargetMachineEmitToMemoryBuffer(machine, module, kind, &refused, out); }, message);
+  if (!finished) {
+    // What LLVM wrote before its error, if it finished at all, is not the module's code.
+    if (*out)
+      LLVMDisposeMemoryBuffer(*out);
+    *out = nullptr;
+    if (refused)
+      LLVMDisposeMessage(refused);
+    return 2;
+  }
+  if (failed) {
+    *message = refused;
+    return 1;
+  }
+  return 0;
+}
+
+// Runs the new pass manager's `passes` on `module` with default options, as LLVMRunPasses
+// does, inside a CrashRecoveryContext; the statuses and the message as cdpc_emit_safely's.
+int cdpc_run_passes_safely(LLVMModuleRef module, const char *passes, LLVMTargetMachineRef machine, char **message) {
+  *message = nullptr;
+  LLVMErrorRef error = nullptr;
+  LLVMPassBuilderOptionsRef options = LLVMCreatePassBuilderOptions();
+  bool finished = run_recovered(module, [&] { error = LLVMRunPasses(module, passes, machine, options); }, message);
+  LLVMDisposePassBuilderOptions(options);
+  if (!finished) {
+    if (error)
+      LLVMConsumeError(error);
+    return 2;
+  }
+  if (error) {
+    char *said = LLVMGetErrorMessage(error);
+    *message = LLVMCreateMessage(said);
+    LLVMDisposeErrorMessage(said);
+    return 1;
+  }
+  return 0;
 }
 
 // Makes the target machine's objects list their constructors in `.init_array`, as GCC's and

@@ -48,6 +48,7 @@ mod launch;
 pub use launch::{INLINE_LAUNCHES, OWN_METADATA, SPAN_METADATA};
 mod types;
 pub mod precision;
+pub mod safely;
 pub use precision::FloatMath;
 
 #[cfg(test)]
@@ -58,7 +59,6 @@ use crate::target::{AddressSize, Target};
 use inkwell::builder::{Builder, BuilderError};
 use inkwell::context::Context;
 use inkwell::module::{FlagBehavior, Linkage, Module};
-use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{
     CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetData, TargetMachine,
     TargetTriple,
@@ -117,6 +117,9 @@ pub enum BackendError {
     /// can put there (inline assembly, debug information's file names): the line that holds
     /// the first, lossily. A user's error (`E1018`), not the back end's.
     PtxNotText(String),
+    /// LLVM ended its run on the module (a fatal error: an operation NVPTX cannot select, or a
+    /// crash inside LLVM), with its reason ([`safely`]). The driver's `E1023`.
+    Stopped(String),
 }
 
 impl fmt::Display for BackendError {
@@ -128,6 +131,7 @@ impl fmt::Display for BackendError {
             BackendError::Internal(msg) => write!(f, "internal code generation error: {msg}"),
             BackendError::Launch(msg) => write!(f, "device launch: {msg}"),
             BackendError::PtxNotText(line) => write!(f, "the PTX would hold bytes that are not UTF-8, in: {line}"),
+            BackendError::Stopped(reason) => write!(f, "LLVM stopped: {reason}"),
         }
     }
 }
@@ -252,10 +256,8 @@ pub fn write_ptx(module: &Module<'_>, tm: &TargetMachine) -> Result<String, Back
         f.add_attribute(inkwell::attributes::AttributeLoc::Function, no_jump_tables);
         nvcc_case_order(f);
     }
-    let buffer = tm
-        .write_to_memory_buffer(module, FileType::Assembly)
-        .map_err(|e| BackendError::Target(e.to_string()))?;
-    String::from_utf8(buffer.as_slice().to_vec()).map_err(|e| {
+    let buffer = safely::emit(module, tm, FileType::Assembly)?;
+    String::from_utf8(buffer).map_err(|e| {
         // Only text the input gave as written gets there: inline assembly, debug information's
         // file names. The line that holds the first such byte, with replacement characters for
         // such bytes and escapes for control characters.
@@ -420,9 +422,7 @@ pub fn configure_module(module: &Module<'_>, tm: &TargetMachine) {
 /// and verifies the result.
 pub fn optimize(module: &Module<'_>, tm: &TargetMachine, opt_level: u8) -> Result<(), BackendError> {
     let passes = format!("default<O{}>", opt_level.min(3));
-    module
-        .run_passes(&passes, tm, PassBuilderOptions::create())
-        .map_err(|e| BackendError::Target(format!("pass pipeline {passes}: {e}")))?;
+    safely::run_passes(module, &passes, tm)?;
     module.verify().map_err(|e| BackendError::Verify(format!("after optimisation: {e}")))
 }
 
@@ -539,9 +539,7 @@ fn build_ir<'ctx>(
         // Only the libdevice functions the program calls, and theirs, stay: the optimisation
         // pipeline then works on those alone (on KLAP's MST, a quarter of LLVM's time went to
         // the hundreds of functions it drops anyway; default<O0> would keep them all).
-        module
-            .run_passes("globaldce", tm, PassBuilderOptions::create())
-            .map_err(|e| BackendError::Target(format!("globaldce: {e}")))?;
+        safely::run_passes(&module, "globaldce", tm)?;
     }
     // libdevice consults `__nvvm_reflect("__CUDA_FTZ")`; 0 keeps denormals, as nvcc does by
     // default, 1 flushes them (`-ftz=true`).

@@ -47,6 +47,11 @@
 #include <string>
 #include <vector>
 
+// LLVM's crash recovery and fatal-error handler, shared with cdpc's own code generation
+// (compiler/src/back/llvm_shim.cpp).
+void cdpc_enable_recovery();
+std::string cdpc_take_fatal_reason();
+
 extern "C" {
 void LLVMInitializeNVPTXTargetInfo(void);
 void LLVMInitializeNVPTXTarget(void);
@@ -206,7 +211,7 @@ private:
   void send(const Held &m) { on_diag(user, m.level, m.file.empty() ? nullptr : m.file.c_str(), m.line, m.column, m.text.c_str()); }
 
 public:
-  // LLVM's fatal error that ended the run (`on_fatal_error`), as an error message of its own.
+  // LLVM's fatal error that ended the run (llvm_shim.cpp's `on_fatal_error`), as an error message of its own.
   void stopped(const std::string &reason) { send(Held{3, {}, 0, 0, "LLVM stopped: " + reason}); }
 
 private:
@@ -910,24 +915,6 @@ private:
   SourceFilter filter;
 };
 
-// The reason of the LLVM fatal error that ended this thread's recovery context, if one did.
-thread_local std::string fatal_reason;
-
-// LLVM's fatal errors (`report_fatal_error`: NVPTX given a PTX version too old for the target,
-// an instruction a back end cannot select, ...) inside Clang's run end that run as a crash
-// does, the reason kept: `Process::Exit` hands the exit to the thread's recovery context, as
-// Clang's own driver does for an in-process cc1. Without a handler LLVM printed "LLVM ERROR"
-// and ended the whole process, status 1, work files left behind (cdpc with `-arch=sm_110`
-// before the PTX version was raised). Outside a recovery context (cdpc's own passes and
-// code generation) LLVM's behaviour is kept: its message, then the end of the process.
-void on_fatal_error(void *, const char *reason, bool) {
-  if (llvm::CrashRecoveryContext::GetCurrent()) {
-    fatal_reason = reason;
-    llvm::sys::Process::Exit(1);
-  }
-  llvm::errs() << "LLVM ERROR: " << reason << "\n";
-}
-
 std::once_flag initialised;
 
 void initialise() {
@@ -943,10 +930,10 @@ void initialise() {
   LLVMInitializeX86AsmPrinter();
   LLVMInitializeX86AsmParser();
   // A crash in Clang (SIGSEGV, SIGABRT from an assertion, ...) inside RunSafely returns there
-  // instead of ending the process. The handlers stay installed; a signal outside a recovery
-  // context restores the previous handlers and is raised again.
-  llvm::CrashRecoveryContext::Enable();
-  llvm::install_fatal_error_handler(on_fatal_error, nullptr);
+  // instead of ending the process, and so does an LLVM fatal error (`report_fatal_error`),
+  // its reason kept (compiler/src/back/llvm_shim.cpp). The handlers stay installed; a signal
+  // outside a recovery context restores the previous handlers and is raised again.
+  cdpc_enable_recovery();
 }
 
 // Runs one front-end action for `invocation`; with `skip_library_bodies` (the device side's
@@ -1061,7 +1048,7 @@ extern "C" int cdpc_clang_run(const char *const *args, size_t nargs, cdpc_clang_
     for (const char *arg : argv) {
       if (llvm::StringRef(arg) == "-DCDPC_TEST_CLANG_CRASH")
         abort();
-      // And of LLVM's fatal errors (`on_fatal_error`).
+      // And of LLVM's fatal errors (llvm_shim.cpp's `on_fatal_error`).
       if (llvm::StringRef(arg) == "-DCDPC_TEST_LLVM_FATAL")
         llvm::report_fatal_error("cdpc's test of LLVM's fatal errors");
     }
@@ -1089,9 +1076,9 @@ extern "C" int cdpc_clang_run(const char *const *args, size_t nargs, cdpc_clang_
     }
   });
   if (!finished) {
-    if (!fatal_reason.empty())
-      forward.stopped(fatal_reason);
-    fatal_reason.clear();
+    std::string reason = cdpc_take_fatal_reason();
+    if (!reason.empty())
+      forward.stopped(reason);
     return CDPC_CLANG_CRASHED;
   }
   return result;

@@ -1173,7 +1173,7 @@ pub(crate) fn lower(module: &Module<'_>, options: &CompileOptions, shown: &Sourc
         .map(|a| a.get_string_value().to_string_lossy().into_owned())
         .unwrap_or_default();
     let tm = back::target_machine_with_features(&options.target, super::opt_level(options), &features)?;
-    pipeline::cleanup(module, &tm, super::opt_level(options) > 0).map_err(BackendError::Target)?;
+    pipeline::cleanup(module, &tm, super::opt_level(options) > 0)?;
     if optimize {
         back::optimize(module, &tm, super::opt_level(options))?;
     }

@@ -39,7 +39,6 @@ use crate::toolchain::Toolchain;
 use inkwell::context::Context;
 use inkwell::llvm_sys::prelude::LLVMValueRef;
 use inkwell::module::{FlagBehavior, Module};
-use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{TargetData, TargetMachine};
 use inkwell::types::{AnyType, AnyTypeEnum, BasicTypeEnum};
 use inkwell::values::{AnyValueEnum, AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue};
@@ -137,7 +136,7 @@ fn link_libdevice<'ctx>(context: &'ctx Context, module: &Module<'ctx>, options: 
     let ours: HashSet<String> = module.get_functions().filter(|f| f.count_basic_blocks() > 0).map(name_of).chain(module.get_globals().map(|g| g.get_name().to_string_lossy().into_owned())).collect();
     let codegen = back::CodegenOptions { opt_level: super::opt_level(options), libdevice: tools.and_then(|t| t.libdevice.clone()), debug: None, fmad: options.fmad, math: options.float_math };
     back::link_libdevice(context, module, &codegen, &ours)?;
-    module.run_passes("globaldce", tm, PassBuilderOptions::create()).map_err(|e| back::BackendError::Target(format!("globaldce: {e}")))?;
+    back::safely::run_passes(module, "globaldce", tm)?;
     if module.get_flag("nvvm-reflect-ftz").is_none() {
         module.add_basic_value_flag("nvvm-reflect-ftz", FlagBehavior::Override, context.i32_type().const_int(u64::from(options.float_math.ftz), false));
     }

@@ -384,6 +384,11 @@ impl From<BackendError> for CompileError {
                 .with_primary_message("from this input")
                 .with_note(format!("the PTX line, each such byte shown as the replacement character: {line}"))
                 .with_note("PTX is text: inline assembly (`module asm`, `asm` calls) and the file names of debug information go into it as written; write them as UTF-8 (ptxas reads ASCII)")]),
+            // An operation of the input LLVM cannot compile, or LLVM's own failure (`E1023`).
+            BackendError::Stopped(reason) => CompileError::Diagnostics(vec![Diagnostic::new(Code::LlvmStopped, crate::diag::Span::default(), format!("LLVM stopped compiling this input: {reason}"))
+                .with_primary_message("in code made from this input")
+                .with_note("LLVM ends its work on an operation its back end has no instructions for (for NVPTX, arithmetic on `fp128` such as `frem`), or on a failure of its own; cdpc stopped it before it ended the process")
+                .with_note("in LLVM IR from another front end, write the operation another way or leave it to the host side; from CUDA C++ or the kernel language, this is a bug of cdpc: please report it with the input")]),
             e => CompileError::Backend(e),
         }
     }
@@ -802,7 +807,7 @@ pub(crate) fn generate_cdp(checked: &Checked, options: &CompileOptions, codegen:
         // the passes leave alone reaches LLVM's optimisation as the same IR and comes out as
         // the same PTX in every build (the plain build's and the default's).
         if opt_level(options) > 0 {
-            crate::pipeline::promote_locals(module, tm).map_err(|e| CompileError::from(back::BackendError::Target(e)))?;
+            crate::pipeline::promote_locals(module, tm).map_err(CompileError::from)?;
         }
         let result = crate::pipeline::run(module, &pipeline, &crate::pipeline::SourceText::default());
         crate::pipeline::strip_cdp_spans(module);
@@ -824,7 +829,7 @@ pub(crate) fn generate_cdp(checked: &Checked, options: &CompileOptions, codegen:
         // optimisations on or off (as for CUDA C++), so that a function the passes leave alone
         // comes out as the same PTX in the plain build and the default one.
         if rewrites || opt_level(options) > 0 {
-            crate::pipeline::cleanup(module, tm, opt_level(options) > 0).map_err(|e| CompileError::from(back::BackendError::Target(e)))?;
+            crate::pipeline::cleanup(module, tm, opt_level(options) > 0).map_err(CompileError::from)?;
         }
         Ok(())
     })?;

@@ -99,7 +99,7 @@ pub mod warp;
 use crate::diag::Diagnostic;
 use crate::target::Target;
 use inkwell::module::Module;
-use inkwell::passes::PassBuilderOptions;
+use crate::back::{safely, BackendError};
 use inkwell::targets::TargetMachine;
 
 pub use location::{collapse_wrapper_lines, strip_cdp_spans, SourceText};
@@ -183,8 +183,8 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
 /// removed, no launch moved. The driver runs it before [`run`] when thresholding is on in an
 /// optimising build (at `-O0` Clang's functions keep their allocas, and neither front end's
 /// loops are counted).
-pub fn promote_locals(module: &Module<'_>, tm: &TargetMachine) -> Result<(), String> {
-    module.run_passes("function(mem2reg,instsimplify)", tm, PassBuilderOptions::create()).map_err(|e| e.to_string())
+pub fn promote_locals(module: &Module<'_>, tm: &TargetMachine) -> Result<(), BackendError> {
+    safely::run_passes(module, "function(mem2reg,instsimplify)", tm)
 }
 
 /// `E1010` for a redeclaration of the launch's entry points that LLVM's builder refused: `what`
@@ -211,22 +211,18 @@ fn in_source_order(mut remarks: Vec<Diagnostic>) -> Vec<Diagnostic> {
 /// an optimisation pipeline run after the passes: without it each of the child's threads is
 /// a call with a parameter per argument and per coordinate. `optimize` false (`-O0`): only the
 /// always-inline helpers are inlined, and the copies stay functions.
-pub fn cleanup(module: &Module<'_>, tm: &TargetMachine, optimize: bool) -> Result<(), String> {
+pub fn cleanup(module: &Module<'_>, tm: &TargetMachine, optimize: bool) -> Result<(), BackendError> {
     // Inlined and folded first, so that each copy's pointers are at their alloca with the
     // alignment instcombine can prove; then [`copies`] turns the local struct copies into
     // word copies, which SROA takes apart into registers.
     let inline = if optimize { "cgscc(inline)" } else { "always-inline" };
-    module
-        .run_passes(&format!("{inline},function(sroa,early-cse,instcombine<no-verify-fixpoint>,sroa,memcpyopt,dse)"), tm, PassBuilderOptions::create())
-        .map_err(|e| e.to_string())?;
+    safely::run_passes(module, &format!("{inline},function(sroa,early-cse,instcombine<no-verify-fixpoint>,sroa,memcpyopt,dse)"), tm)?;
     copies::expand_local_copies(module);
     threshold::fold_team_shuffles(module);
-    module
-        .run_passes("function(sroa,early-cse,memcpyopt,instcombine<no-verify-fixpoint>,simplifycfg,dse),globaldce", tm, PassBuilderOptions::create())
-        .map_err(|e| e.to_string())?;
+    safely::run_passes(module, "function(sroa,early-cse,memcpyopt,instcombine<no-verify-fixpoint>,simplifycfg,dse),globaldce", tm)?;
     // Arguments that those passes made constants (a byte of a word stored as a constant).
     if threshold::fold_team_shuffles(module) {
-        module.run_passes("function(instcombine<no-verify-fixpoint>,simplifycfg)", tm, PassBuilderOptions::create()).map_err(|e| e.to_string())?;
+        safely::run_passes(module, "function(instcombine<no-verify-fixpoint>,simplifycfg)", tm)?;
     }
     Ok(())
 }
