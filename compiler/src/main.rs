@@ -5,7 +5,8 @@ mod link_launcher;
 mod nvcc_options;
 mod preprocess_cmd;
 mod run_cmd;
-mod signals;
+// `pub(crate)`: the Python package, which holds this file as its module `cli`, uses it too.
+pub(crate) mod signals;
 
 use cdpc::driver::{self, BuildError, CompileError, CompileOptions, Emit, Input, LinkOptions, WarningPolicy};
 use cdpc::render::{self, Color};

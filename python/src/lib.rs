@@ -372,9 +372,9 @@ fn main(py: Python<'_>, argv: Vec<String>) -> i32 {
     (0..=255u8).find(|c| std::process::ExitCode::from(*c) == code).map_or(1, i32::from)
 }
 
-/// The `cdpc` binary's signal handling (compiler/src/signals.rs), for [`cdpc_main`].
-#[path = "../../compiler/src/signals.rs"]
-mod signals;
+/// The `cdpc` binary's signal handling (compiler/src/signals.rs, a module of the binary's
+/// `main.rs`, which is `cli` here), for [`cdpc_main`].
+use cli::signals;
 
 /// The `cdpc` command, as the binary runs it (signals included), for the release archive's
 /// `bin/cdpc` (`cargo xtask dist`), a small program that calls this in the library. Not part of
