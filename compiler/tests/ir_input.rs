@@ -176,6 +176,81 @@ fn a_broken_module_is_reported_at_its_line_and_leaves_no_output() {
     assert!(!dir.path().join("cut.ptx").exists());
 }
 
+/// LLVM's math intrinsics, as front ends other than Clang's CUDA headers write math (Julia,
+/// Numba, Rust): each one NVPTX cannot select, where LLVM 22 stopped ("Cannot select",
+/// "no libcall available for ftan"), of each type libdevice serves (`half` and `bfloat`
+/// through `float`), scalar and as vectors, with and without `afn`: every one compiles to a
+/// linked cubin (ptxas and nvlink find every function), at `-O0` and `-O3`. The pass makes each
+/// call without `afn` a call of the function of CUDA's math API, as nvcc's `cos(x)` calls
+/// `__nv_cos` (CUDA's math API documentation), but for `exp2` of `float`, NVPTX's
+/// `ex2.approx.f32`, which `__nv_exp2f` is. The results against
+/// nvcc's on a GPU: results/2026-11-28-math-intrinsics/.
+#[test]
+fn llvm_math_intrinsics_become_libdevices_functions() {
+    let unary = ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "exp2", "exp10", "log", "log2", "log10"];
+    let dir = tempfile::tempdir().unwrap();
+    // (type, its overload suffix, libdevice's suffix, the vector's lanes)
+    let types = [("double", "f64", "", None), ("float", "f32", "f", None), ("half", "f16", "f", None), ("bfloat", "bf16", "f", None), ("double", "f64", "", Some(2)), ("float", "f32", "f", Some(4))];
+    for (scalar, m, suffix, lanes) in types {
+        let (ty, m): (String, String) = match lanes {
+            Some(n) => (format!("<{n} x {scalar}>"), format!("v{n}{m}")),
+            None => (scalar.to_string(), m.to_string()),
+        };
+        let int = |i: &str, n: u32| if n > 1 { format!("<{n} x {i}>") } else { i.to_string() };
+        let lanes: u32 = lanes.unwrap_or(1);
+        let pair = format!("{{ {ty}, {ty} }}");
+        for afn in ["", "afn "] {
+            let mut decls = Vec::new();
+            let mut body = vec![format!("  %a = load {ty}, ptr %p, align 16")];
+            let mut expected = Vec::new();
+            let mut call = |decl: String, call: String, result: &str, libdevice: &str| {
+                decls.push(decl);
+                let n = body.len();
+                body.push(format!("  %r{n} = {call}\n  store volatile {result} %r{n}, ptr %p"));
+                expected.push(format!("__nv_{libdevice}{suffix}"));
+            };
+            for f in unary {
+                call(format!("declare {ty} @llvm.{f}.{m}({ty})"), format!("call {afn}{ty} @llvm.{f}.{m}({ty} %a)"), &ty, f);
+            }
+            for f in ["pow", "atan2"] {
+                call(format!("declare {ty} @llvm.{f}.{m}({ty}, {ty})"), format!("call {afn}{ty} @llvm.{f}.{m}({ty} %a, {ty} %a)"), &ty, f);
+            }
+            call(format!("declare {ty} @llvm.powi.{m}.i32({ty}, i32)"), format!("call {afn}{ty} @llvm.powi.{m}.i32({ty} %a, i32 5)"), &ty, "powi");
+            for f in ["sincos", "modf"] {
+                call(format!("declare {pair} @llvm.{f}.{m}({ty})"), format!("call {afn}{pair} @llvm.{f}.{m}({ty} %a)"), &pair, f);
+            }
+            for (f, width, libdevice) in [("lround", "i32", "llround"), ("llround", "i64", "llround"), ("lrint", "i32", "llrint"), ("llrint", "i64", "llrint")] {
+                let it = int(width, lanes);
+                let im = if lanes > 1 { format!("v{lanes}{width}") } else { width.to_string() };
+                call(format!("declare {it} @llvm.{f}.{im}.{m}({ty})"), format!("call {it} @llvm.{f}.{im}.{m}({ty} %a)"), &it, libdevice);
+            }
+            let ir = format!("target triple = \"nvptx64-nvidia-cuda\"\n{}\n\ndefine ptx_kernel void @k(ptr %p) {{\n{}\n  ret void\n}}\n", decls.join("\n"), body.join("\n"));
+            let name = format!("math_{m}{}.ll", if afn.is_empty() { "" } else { "_afn" });
+            std::fs::write(dir.path().join(&name), &ir).unwrap();
+            if afn.is_empty() {
+                let context = inkwell::context::Context::create();
+                let module = context.create_module_from_ir(inkwell::memory_buffer::MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), &name)).unwrap();
+                cdpc::pipeline::math::intrinsics_as_libdevice(&module);
+                let called: std::collections::BTreeSet<String> =
+                    module.get_functions().filter(|f| f.count_basic_blocks() == 0).map(|f| f.get_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("__nv_")).collect();
+                for function in &expected {
+                    let native = function == "__nv_exp2f" && scalar == "float";
+                    assert_eq!(called.contains(function), !native, "{name}: {function} in {called:?}");
+                }
+                assert!(!module.print_to_string().to_string().contains("@llvm.exp2") || scalar == "float", "{name}");
+            }
+            let out = cdpc(dir.path(), &[&name, "-O0", "--emit", "ptx", "-o", "-"]);
+            assert!(out.status.success(), "{name}: {}\n{ir}", stderr(&out));
+            if tool_dir().is_some() {
+                for opt in ["-O0", "-O3"] {
+                    let out = cdpc(dir.path(), &[&name, opt, "-o", &name.replace(".ll", ".cubin")]);
+                    assert!(out.status.success(), "{name} {opt}: {}", stderr(&out));
+                }
+            }
+        }
+    }
+}
+
 /// Operations LLVM 22's NVPTX back end has no instruction nor library call for (arithmetic on
 /// `fp128`) stop its code generation with a fatal error ("unsupported library call operation"),
 /// which ended the process, status 134, with no diagnostic. Each is `E1023` with LLVM's reason,

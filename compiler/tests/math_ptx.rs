@@ -96,3 +96,25 @@ extern "C" __global__ void fi(float *f, double *d)
     let ptx = ours("fi.cdp", source);
     assert_eq!(chosen(&ptx), expected, "{ptx}");
 }
+
+/// Clang's math builtins (`__builtin_tan`, `__builtin_powf`, ...), which Clang writes as LLVM's
+/// math intrinsics and NVPTX cannot select: before `pipeline::math`, LLVM ended cdpc with
+/// "no libcall available for ftan" where nvcc compiles them as CUDA's math functions. Now they
+/// are libdevice's functions too: the same rounding modes and approximations as nvcc's PTX
+/// (none of PTX's approximate `sin.approx`, `lg2.approx`, ... but where nvcc has them), and a
+/// linked cubin. The results against nvcc's on a GPU: `samples/math_functions.cu`.
+#[test]
+fn clangs_math_builtins_are_libdevices_functions_as_in_nvcc() {
+    let source = "extern \"C\" __global__ void builtins(double *d, float *f)\n{\n    d[0] = __builtin_tan(d[1]);\n    d[2] = __builtin_pow(d[3], d[4]);\n    d[5] = __builtin_exp(d[6]) + __builtin_log10(d[7]) + __builtin_asin(d[8]);\n    d[9] = __builtin_cos(d[10]) + __builtin_exp2(d[11]);\n    f[0] = __builtin_sinf(f[1]) + __builtin_tanhf(f[2]);\n    f[3] = __builtin_powf(f[4], f[5]);\n    f[6] = __builtin_logf(f[7]) + __builtin_exp2f(f[8]);\n}\n";
+    let Some(theirs) = nvcc_ptx(source) else { return };
+    let ptx = ours("builtins.cu", source);
+    // Arithmetic's rounding aside: nvcc writes libdevice's adds and multiplies without `.rn`
+    // (ptxas may fuse them), cdpc with it, after the same contraction (back/contract.rs).
+    let approximations = |ptx: &str| chosen(ptx).into_iter().filter(|op| !["fma.rn.", "add.rn.", "sub.rn.", "mul.rn."].iter().any(|p| op.starts_with(p))).collect::<Vec<_>>();
+    assert!(approximations(&theirs).iter().any(|op| op.starts_with("rcp.approx")), "nvcc:\n{theirs}");
+    assert_eq!(approximations(&ptx), approximations(&theirs), "cdpc:\n{ptx}\nnvcc:\n{theirs}");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("builtins.cu"), source).unwrap();
+    let out = crate::build_common::cdpc(dir.path(), &["builtins.cu", "-o", "builtins.cubin"]);
+    assert!(out.status.success(), "{}", crate::build_common::stderr(&out));
+}

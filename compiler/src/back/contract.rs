@@ -18,6 +18,15 @@
 //! then [`contract_as_nvcc`] replaces exactly the pairs nvcc fuses by `llvm.fma` and clears every
 //! `contract` flag: LLVM then fuses nothing more, and NVPTX writes the remaining operations as
 //! `mul.rn`/`add.rn`/`sub.rn`, which ptxas never fuses. What runs is what this pass decided.
+//!
+//! libdevice's operations are contracted by the same rule: nvcc compiles libdevice with its
+//! `-fmad=true` (its PTX of `pow(double)` has libdevice's 39 explicit `fma`s, 3 more it formed,
+//! and plain `add.f64`/`mul.f64`), and without that `pow(double)` gave another last bit than
+//! nvcc's for 11 of 1,048,576 inputs on an H200, with it none, nor for any other function
+//! (results/2026-11-28-math-intrinsics/). Where libdevice is linked by cdpc
+//! (`back::link_libdevice`), its functions' operations are marked with [`mark_contractable`]; in
+//! Clang's IR, whose own operations carry `contract` and whose libdevice Clang linked and
+//! inlined, every one is (`driver/cuda.rs`).
 
 use inkwell::builder::Builder;
 use inkwell::intrinsics::Intrinsic;
@@ -27,6 +36,21 @@ use inkwell::values::{BasicMetadataValueEnum, BasicValue, FloatValue};
 use std::collections::HashSet;
 
 use super::{internal, R};
+
+/// Marks every scalar float add, subtract, multiply and negation of `f` `contract`, as nvcc's
+/// `-fmad=true` treats libdevice's.
+pub(crate) fn mark_contractable(f: inkwell::values::FunctionValue<'_>) {
+    for block in f.get_basic_block_iter() {
+        let mut next = block.get_first_instruction();
+        while let Some(i) = next {
+            next = i.get_next_instruction();
+            if matches!(i.get_opcode(), InstructionOpcode::FAdd | InstructionOpcode::FSub | InstructionOpcode::FMul | InstructionOpcode::FNeg) && is_scalar_float(i) {
+                let flags = i.get_fast_math_flags().unwrap_or(FastMathFlags::empty());
+                let _ = i.set_fast_math_flags(flags | FastMathFlags::AllowContract);
+            }
+        }
+    }
+}
 
 /// Whether `i` is a float operation the program wrote and that may be contracted.
 fn contractable(i: InstructionValue<'_>) -> bool {

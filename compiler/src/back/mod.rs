@@ -32,7 +32,7 @@ mod asm;
 mod bit_fields;
 mod builtins;
 mod contract;
-pub(crate) use contract::contract_as_nvcc;
+pub(crate) use contract::{contract_as_nvcc, mark_contractable};
 pub(crate) use globals::annotate_managed;
 mod debug;
 pub use debug::{DebugInfo, DebugLevel, Position};
@@ -617,6 +617,10 @@ pub(crate) fn link_libdevice<'ctx>(
         let name = f.get_name().to_string_lossy();
         if f.count_basic_blocks() > 0 && !ours.contains(name.as_ref()) {
             f.set_linkage(Linkage::Internal);
+            // nvcc contracts libdevice's operations as the program's (contract.rs).
+            if options.fmad == Fmad::Contract {
+                contract::mark_contractable(f);
+            }
         }
     }
     for g in module.get_globals() {

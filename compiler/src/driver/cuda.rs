@@ -1131,6 +1131,17 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
         all.extend(refused.iter().map(|r| qualifier_refused(source, &compiled_path, r)));
         return Err(CompileError::Diagnostics(options.warnings.apply(all)));
     }
+    // libdevice's operations, which Clang linked and inlined without `contract`, contracted by
+    // nvcc's rule as the program's are (`back::contract`): nvcc's `-fmad=true` covers both.
+    if options.fmad == back::Fmad::Contract {
+        module.get_functions().for_each(back::mark_contractable);
+    }
+    // LLVM's math intrinsics that NVPTX cannot select (`__builtin_tan`'s `llvm.tan.f64`), as
+    // libdevice's functions, linked here: Clang linked only those the source called.
+    if pipeline::math::intrinsics_as_libdevice(&module) {
+        let tm = back::target_machine(&options.target, super::opt_level(options))?;
+        super::ir::link_libdevice(&context, &module, options, Some(&tools), &tm)?;
+    }
     let front = Front { warnings: clang_warnings, timings, since: front, optimize: false, cuda_cxx: true };
     let generated = lower(&module, options, &shown, front, outputs)?;
     Ok(Generated { headers, ..generated })

@@ -112,6 +112,8 @@ fn compile<'ctx>(context: &'ctx Context, module: Module<'ctx>, options: &Compile
     if warnings.iter().any(Diagnostic::is_error) {
         return Err(CompileError::Diagnostics(warnings));
     }
+    // Math as LLVM's intrinsics that NVPTX cannot select, as libdevice's functions (linked next).
+    crate::pipeline::math::intrinsics_as_libdevice(&module);
     link_libdevice(context, &module, options, tools, &tm)?;
     if options.float_math.ftz {
         back::precision::flush_denormals(&module);
@@ -129,7 +131,7 @@ fn calls_libdevice(module: &Module<'_>) -> bool {
 /// every function and global of libdevice internal, the module's own kept as they are), the
 /// functions nobody calls dropped, and `__nvvm_reflect("__CUDA_FTZ")` answered 0 (denormals
 /// kept, nvcc's default; 1 with `-ftz=true`) unless the module says otherwise.
-fn link_libdevice<'ctx>(context: &'ctx Context, module: &Module<'ctx>, options: &CompileOptions, tools: Option<&Toolchain>, tm: &TargetMachine) -> Result<(), CompileError> {
+pub(crate) fn link_libdevice<'ctx>(context: &'ctx Context, module: &Module<'ctx>, options: &CompileOptions, tools: Option<&Toolchain>, tm: &TargetMachine) -> Result<(), CompileError> {
     if !calls_libdevice(module) {
         return Ok(());
     }

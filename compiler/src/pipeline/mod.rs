@@ -87,6 +87,7 @@ pub mod launch;
 pub(crate) mod location;
 pub mod malloc_pool;
 pub mod managed;
+pub mod math;
 pub mod names;
 pub mod param_buffer;
 pub mod qualifiers;
