@@ -847,6 +847,7 @@ pub fn pipeline_options(options: &CompileOptions, cuda_cxx: bool) -> crate::pipe
         pass_remarks: options.pass_remarks,
         malloc_pool: options.malloc_pool,
         refuse_legacy_warp: cuda_cxx && !options.legacy_warp_intrinsics,
+        nvcc_dialect: cuda_cxx,
     }
 }
 

@@ -130,6 +130,10 @@ pub struct PipelineOptions {
     /// newer, instead of `W0902` and their `_sync` forms ([`warp`]): CUDA C++ without
     /// `-flegacy-warp-intrinsics`. Either way none is left.
     pub refuse_legacy_warp: bool,
+    /// The module is CUDA C++ (nvcc's dialect): a pointer to the parent's local or shared
+    /// memory passed to a child is `W0317`, a warning as nvcc's, not the kernel language's
+    /// `E0307` ([`param_buffer`]).
+    pub nvcc_dialect: bool,
 }
 
 /// Runs the passes in order. Returns the warnings; `Err` holds every diagnostic when one is
@@ -144,7 +148,7 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
     let mut diagnostics = in_source_order(warp::legacy_to_sync(module, source, options.refuse_legacy_warp && options.target.sm.number >= 70));
     diagnostics.extend(devrt_missing::warn(module, source));
     diagnostics.extend(devrt_args::check(module, source));
-    diagnostics.extend(param_buffer::check(module, &options.target, source));
+    diagnostics.extend(param_buffer::check(module, &options.target, source, options.nvcc_dialect));
     if options.launch_threshold > 0 || options.aggregate != aggregate::Granularity::Off {
         let (launches, errors) = launch::recognise(module, source);
         if errors.is_empty() {

@@ -9,11 +9,13 @@
 //! `cudaGetParameterBuffer(align, size)` states the buffer's size.
 //!
 //! The same walk over the launches finds each pointer into the launching thread's local memory
-//! (an `alloca`) or its block's shared memory (address space 3) stored into a launch's buffer is `E0307`, the kernel
-//! language's error in its words, at the launch: a child grid cannot see either (the CUDA
-//! programming guide). nvcc compiles such a launch with a warning for local memory ("A pointer
+//! (an `alloca`) or its block's shared memory (address space 3) stored into a launch's buffer,
+//! which a child grid cannot see (the CUDA programming guide), at the launch, in the kernel
+//! language's words. nvcc compiles such a launch with a warning for local memory ("A pointer
 //! to local memory was stored into the parameter buffer ... Dereferencing this within the launch
-//! is undefined") and says nothing of shared memory (nvcc 13.5, measured).
+//! is undefined") and says nothing of shared memory (nvcc 13.5, measured), so in CUDA C++ it is
+//! the warning `W0317` (a program nvcc builds builds; `--deny W0317` refuses it); in LLVM IR it
+//! is the kernel language's error, `E0307`.
 //!
 //! Invariant: the module is never changed; a `.cdp` program's launches (`!cdpc.span`), which
 //! its sema has checked already, get no second diagnostic, and a launch that is not in the
@@ -27,14 +29,14 @@ use super::launch::Launch;
 use inkwell::values::FunctionValue;
 
 /// At each recognised launch with a parameter buffer: `W0305` or `E0304` where the buffer is
-/// over the limits of `target`, `E0307` for each pointer to the parent's local or shared memory
-/// stored into it (module docs).
-pub fn check(module: &inkwell::module::Module<'_>, target: &Target, source: &SourceText) -> Vec<Diagnostic> {
+/// over the limits of `target`, `E0307` (`W0317` in nvcc's dialect) for each pointer to the
+/// parent's local or shared memory stored into it (module docs).
+pub fn check(module: &inkwell::module::Module<'_>, target: &Target, source: &SourceText, nvcc_dialect: bool) -> Vec<Diagnostic> {
     let (launches, _) = super::launch::recognise(module, source);
     let mut out = Vec::new();
     for l in launches.iter().filter(|l| l.buffer.is_some() && !super::location::is_cdp_launch(l.call)) {
         out.extend(buffer_size(module, l, target, source));
-        out.extend(child_pointers(l, source));
+        out.extend(child_pointers(l, source, if nvcc_dialect { Code::ParentMemoryToChild } else { Code::LocalPointerToChild }));
     }
     out
 }
@@ -90,9 +92,9 @@ fn at_launch(d: Diagnostic, at: inkwell::values::InstructionValue<'_>, l: &Launc
     d
 }
 
-/// `E0307` for each value stored into launch `l`'s buffer that points into the launching
-/// thread's local memory or its block's shared memory.
-fn child_pointers(l: &Launch<'_>, source: &SourceText) -> Vec<Diagnostic> {
+/// `code` (`E0307`, or `W0317` in nvcc's dialect) for each value stored into launch `l`'s
+/// buffer that points into the launching thread's local memory or its block's shared memory.
+fn child_pointers(l: &Launch<'_>, source: &SourceText, code: Code) -> Vec<Diagnostic> {
     use inkwell::values::{AsValueRef, InstructionOpcode, InstructionValue};
     let Some(buffer) = l.buffer else { return Vec::new() };
     // The stores into the buffer, at its start or at a constant offset from it.
@@ -118,7 +120,7 @@ fn child_pointers(l: &Launch<'_>, source: &SourceText) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for (store, value) in stored {
         let Some(space) = memory_of(value) else { continue };
-        let d = Diagnostic::new(Code::LocalPointerToChild, Span::new(0, 0), format!("a pointer to {space} is passed to a child kernel"))
+        let d = Diagnostic::new(code, Span::new(0, 0), format!("a pointer to {space} is passed to a child kernel"))
             .with_primary_message(format!("this points into the parent's {space}"))
             .with_note("child grids cannot access their parent's local or shared memory")
             .with_note("use global memory: a `__device__` variable, or memory from `cudaMalloc`");

@@ -1,6 +1,7 @@
-// The kernel language's E0307 through CUDA C++: a child grid cannot see its parent's local or
-// shared memory. nvcc 13.5 compiles this with a warning for the local pointers and says nothing
-// of the shared one. At -O3 the pointer kept in `alias` is traced too.
+// The kernel language's E0307 through CUDA C++, a warning there (W0317): a child grid cannot
+// see its parent's local or shared memory, and nvcc 13.5 compiles this with a warning for the
+// local pointers and says nothing of the shared one. At -O3 the pointer kept in `alias` is
+// traced too.
 __global__ void child(int *data) { data[threadIdx.x] += 1; }
 __device__ int value;
 __global__ void parent(int *data) {
