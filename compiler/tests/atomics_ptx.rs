@@ -199,3 +199,49 @@ extern "C" __global__ void scoped(int *i, unsigned int *u, unsigned long long *u
     let ptx = ours("scoped.cdp", source);
     assert_eq!(atoms(&ptx), expected, "{ptx}");
 }
+
+/// CUDA's 128-bit `atomicCAS` and `atomicExch` and their `_block` and `_system` forms, of a
+/// 16-byte record, from sm_90: nvcc's crt/sm_90_rt.h templates, which Clang's wrapper left out
+/// ("no matching function for call to 'atomicCAS'"), in cdpc's additions header. The same
+/// operations, scopes and semantics as nvcc's PTX (nvcc writes the global space it infers and
+/// leaves out the default `.relaxed` and `.gpu`); below sm_90 both refuse the call.
+#[test]
+fn atomics_of_128_bits_are_nvccs_instructions() {
+    let source = r#"
+struct __align__(16) Pair { unsigned long long a, b; };
+extern "C" __global__ void wide(Pair *p, Pair x, Pair y)
+{
+    p[1] = atomicCAS(p, x, y);
+    p[2] = atomicCAS_block(p, x, y);
+    p[3] = atomicCAS_system(p, x, y);
+    p[4] = atomicExch(p + 5, y);
+    p[6] = atomicExch_block(p + 5, x);
+    p[7] = atomicExch_system(p + 5, y);
+}
+"#;
+    // (operation, semantics, scope) of each 128-bit atomic, in order, the defaults written out.
+    let atomics = |ptx: &str| -> Vec<(String, String, String)> {
+        ptx.split(|c| c == '\n' || c == ';')
+            .filter_map(|s| s.trim_start().strip_prefix("atom."))
+            .filter(|s| s.contains(".b128"))
+            .map(|s| {
+                let parts: Vec<&str> = s.split_whitespace().next().unwrap().split('.').filter(|p| !["global", "b128"].contains(p)).collect();
+                let sem = parts.iter().find(|p| ["relaxed", "acquire", "release", "acq_rel"].contains(p)).unwrap_or(&"relaxed");
+                let scope = parts.iter().find(|p| ["cta", "cluster", "gpu", "sys"].contains(p)).unwrap_or(&"gpu");
+                let op = parts.iter().find(|p| ["cas", "exch"].contains(p)).expect("an operation");
+                (op.to_string(), sem.to_string(), scope.to_string())
+            })
+            .collect()
+    };
+    let Some(theirs) = nvcc_ptx(source) else { return };
+    let expected = atomics(&theirs);
+    assert_eq!(expected.len(), 6, "nvcc:\n{theirs}");
+    assert_eq!(atomics(&ours("wide.cu", source)), expected);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("wide.cu"), source).unwrap();
+    let nvcc = crate::build_common::nvcc().expect("nvcc, which gave the PTX above");
+    let refused = crate::build_common::nvcc_refusal(&nvcc, dir.path(), &["-arch=sm_80", "-ptx", "wide.cu", "-o", "wide80.ptx"]);
+    assert!(refused.contains("no instance of overloaded function \"atomicCAS\""), "{refused}");
+    let out = crate::build_common::cdpc(dir.path(), &["wide.cu", "-arch=sm_80", "--emit", "ptx", "-o", "wide.ptx"]);
+    assert!(!out.status.success() && crate::build_common::stderr(&out).contains("no matching function for call to 'atomicCAS'"), "{}", crate::build_common::stderr(&out));
+}

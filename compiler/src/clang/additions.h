@@ -146,7 +146,16 @@
  * 15. Extended lambdas. nvcc's `--extended-lambda` defines `__CUDACC_EXTENDED_LAMBDA__` (and so
  * does cdpc's); CCCL's invoke.h then asks nvcc's own traits of a lambda's closure type
  * (`__nv_is_extended_device_lambda_closure_type`, ...), which Clang lacks: they answer "no" here,
- * and CCCL's check (a `__device__` lambda's return type asked for in host code) is not made. */
+ * and CCCL's check (a `__device__` lambda's return type asked for in host code) is not made.
+ *
+ * 16. 128-bit `atomicCAS` and `atomicExch` (and their `_block` and `_system` forms) of any
+ * trivially copyable type of 16 bytes aligned to 16, from sm_90: nvcc's crt/sm_90_rt.h defines
+ * them as templates over nvcc's built-ins (`__u128AtomicCAS`, ...), and Clang's wrapper does not
+ * include that header, so a call was "no matching function for call to 'atomicCAS'". Here they
+ * are the same templates over section 6's `.b128` compare-and-swap and exchange, relaxed, of the
+ * device, block or system scope, as nvcc writes them (`atom.cas.b128`, `atom.exch.b128`, on the
+ * generic address where nvcc's knows it is global). Below sm_90 they are not declared, as with
+ * nvcc. `__NV_DISABLE_128_ATOMICS` leaves them out, as it does nvcc's. */
 #if defined(__cplusplus) && defined(__CUDA__) && defined(__CUDACC_EXTENDED_LAMBDA__) && \
     !defined(__nv_is_extended_device_lambda_closure_type)
 #define __nv_is_extended_device_lambda_closure_type(...) false
@@ -893,6 +902,62 @@ __device__ __forceinline__ void __nv_atomic_thread_fence(int __order, int __scop
 #undef __CDPC_NV_FROM_SM90
 #undef __CDPC_NV_P
 #undef __CDPC_NV_ARCH
+#endif
+
+#if defined(__cplusplus) && defined(__CUDA__) && !defined(__NV_DISABLE_128_ATOMICS) && \
+    !defined(__CDPC_U128_ATOMICS__) && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
+#define __CDPC_U128_ATOMICS__
+namespace __cdpc_u128_atomic {
+template <bool B, class T> struct enable_if {};
+template <class T> struct enable_if<true, T> { typedef T type; };
+/* nvcc's condition on the type (sm_90_rt.h, `__NV_ATOMIC_RET_TYPE`). */
+template <class T>
+struct of : enable_if<sizeof(T) == 16 && __alignof(T) >= 16 && __is_trivially_copyable(T), T> {};
+template <class T> __device__ __forceinline__ __cdpc_nv_atomic::b128 bits(const T &__v) {
+  __cdpc_nv_atomic::b128 __b;
+  __builtin_memcpy(&__b, __builtin_addressof(__v), 16);
+  return __b;
+}
+template <class T> __device__ __forceinline__ T value(__cdpc_nv_atomic::b128 __b) {
+  union U {
+    T __t;
+    __device__ U() {}
+  } __u;
+  __builtin_memcpy(__builtin_addressof(__u.__t), &__b, 16);
+  return __u.__t;
+}
+/* PTX's scopes as section 6 numbers them: 0 cta, 2 gpu, 3 sys; relaxed is 0. */
+template <class T> __device__ __forceinline__ T cas(T *__p, const T &__e, const T &__d, int __scope) {
+  return value<T>(__cdpc_nv_atomic::cas((__cdpc_nv_atomic::b128 *)__p, bits(__e), bits(__d), 0, __scope));
+}
+template <class T> __device__ __forceinline__ T exch(T *__p, const T &__v, int __scope) {
+  return value<T>(__cdpc_nv_atomic::rmw(__cdpc_nv_atomic::op_exch(), (__cdpc_nv_atomic::b128 *)__p, bits(__v), 0, __scope));
+}
+} // namespace __cdpc_u128_atomic
+template <typename _T>
+static __device__ __inline__ typename __cdpc_u128_atomic::of<_T>::type atomicCAS(_T *__address, _T __compare, _T __val) {
+  return __cdpc_u128_atomic::cas(__address, __compare, __val, 2);
+}
+template <typename _T>
+static __device__ __inline__ typename __cdpc_u128_atomic::of<_T>::type atomicCAS_block(_T *__address, _T __compare, _T __val) {
+  return __cdpc_u128_atomic::cas(__address, __compare, __val, 0);
+}
+template <typename _T>
+static __device__ __inline__ typename __cdpc_u128_atomic::of<_T>::type atomicCAS_system(_T *__address, _T __compare, _T __val) {
+  return __cdpc_u128_atomic::cas(__address, __compare, __val, 3);
+}
+template <typename _T>
+static __device__ __inline__ typename __cdpc_u128_atomic::of<_T>::type atomicExch(_T *__address, _T __val) {
+  return __cdpc_u128_atomic::exch(__address, __val, 2);
+}
+template <typename _T>
+static __device__ __inline__ typename __cdpc_u128_atomic::of<_T>::type atomicExch_block(_T *__address, _T __val) {
+  return __cdpc_u128_atomic::exch(__address, __val, 0);
+}
+template <typename _T>
+static __device__ __inline__ typename __cdpc_u128_atomic::of<_T>::type atomicExch_system(_T *__address, _T __val) {
+  return __cdpc_u128_atomic::exch(__address, __val, 3);
+}
 #endif
 
 #if defined(__cplusplus) && defined(__CUDA__) && !defined(_CG_CLUSTER_INTRINSICS_AVAILABLE)
