@@ -221,7 +221,7 @@ extern "C" __global__ void wide(Pair *p, Pair x, Pair y)
 "#;
     // (operation, semantics, scope) of each 128-bit atomic, in order, the defaults written out.
     let atomics = |ptx: &str| -> Vec<(String, String, String)> {
-        ptx.split(|c| c == '\n' || c == ';')
+        ptx.split(['\n', ';'])
             .filter_map(|s| s.trim_start().strip_prefix("atom."))
             .filter(|s| s.contains(".b128"))
             .map(|s| {

@@ -196,23 +196,24 @@ fn rewrite<'ctx>(module: &Module<'ctx>, call: InstructionValue<'ctx>, stem: &str
     if let Some(location) = call.get_debug_location() {
         b.set_current_debug_location(location);
     }
-    // SAFETY: the operands of a call of the intrinsic: its arguments, then the callee.
+    // A call's operands are its arguments, then the callee.
     let args: Vec<BasicValueEnum<'ctx>> = (0..call.get_num_operands() - 1).map(|i| call.get_operand(i).and_then(|o| o.value()).expect("an argument")).collect();
     let lanes = match args[0].get_type() {
         BasicTypeEnum::VectorType(v) => Some(v.get_size()),
         _ => None,
     };
-    // The results' element types: the argument's, or the integer the call returns.
+    // What the intrinsic returns: the argument's type, a pair of it, or integers.
     let returned = call.get_type();
     let scalar = |v: BasicValueEnum<'ctx>, lane: Option<u32>| match lane {
         Some(l) => ok(b.build_extract_element(v.into_vector_value(), i32t.const_int(u64::from(l), false), "")),
         None => v,
     };
     let entry = call.get_parent().and_then(|bb| bb.get_parent()).and_then(|f| f.get_first_basic_block()).expect("a call in a function");
+    // libdevice's results through memory: sincos's two, modf's integral part.
     let locals = (shape == Shape::Sincos || shape == Shape::Modf).then(|| {
         let at = ctx.create_builder();
         position_at_start(&at, entry);
-        (ok(at.build_alloca(compute, "")), ok(at.build_alloca(compute, "")))
+        (ok(at.build_alloca(compute, "")), (shape == Shape::Sincos).then(|| ok(at.build_alloca(compute, ""))))
     });
     let one_lane = |lane: Option<u32>| -> (BasicValueEnum<'ctx>, Option<BasicValueEnum<'ctx>>) {
         let x = widen(&b, scalar(args[0], lane), kind, compute);
@@ -222,6 +223,7 @@ fn rewrite<'ctx>(module: &Module<'ctx>, call: InstructionValue<'ctx>, stem: &str
             Shape::Powi => (call_value(&b, function, &[x.into(), args[1].into()]), None),
             Shape::Sincos => {
                 let (s, c) = locals.expect("locals for sincos");
+                let c = c.expect("a second local for sincos");
                 ok(b.build_call(function, &[x.into(), s.into(), c.into()], ""));
                 (ok(b.build_load(compute, s, "")), Some(ok(b.build_load(compute, c, ""))))
             }
