@@ -152,8 +152,8 @@
  * trivially copyable type of 16 bytes aligned to 16, from sm_90: nvcc's crt/sm_90_rt.h defines
  * them as templates over nvcc's built-ins (`__u128AtomicCAS`, ...), and Clang's wrapper does not
  * include that header, so a call was "no matching function for call to 'atomicCAS'". Here they
- * are the same templates over section 6's `.b128` compare-and-swap and exchange, relaxed, of the
- * device, block or system scope, as nvcc writes them (`atom.cas.b128`, `atom.exch.b128`, on the
+ * are the same templates over section 6's compare-and-swap and exchange of bits (`cas_bits`,
+ * `exchange_bits`: `.b128` at 16 bytes), relaxed, of the device, block or system scope, as nvcc writes them (`atom.cas.b128`, `atom.exch.b128`, on the
  * generic address where nvcc's knows it is global). Below sm_90 they are not declared, as with
  * nvcc. `__NV_DISABLE_128_ATOMICS` leaves them out, as it does nvcc's. */
 #if defined(__cplusplus) && defined(__CUDA__) && defined(__CUDACC_EXTENDED_LAMBDA__) && \
@@ -913,50 +913,40 @@ template <class T> struct enable_if<true, T> { typedef T type; };
 /* nvcc's condition on the type (sm_90_rt.h, `__NV_ATOMIC_RET_TYPE`). */
 template <class T>
 struct of : enable_if<sizeof(T) == 16 && __alignof(T) >= 16 && __is_trivially_copyable(T), T> {};
-template <class T> __device__ __forceinline__ __cdpc_nv_atomic::b128 bits(const T &__v) {
-  __cdpc_nv_atomic::b128 __b;
-  __builtin_memcpy(&__b, __builtin_addressof(__v), 16);
-  return __b;
+/* Section 6's compare-and-swap and exchange of 16 bytes, relaxed, in nvcc's `scope`. */
+template <class T> __device__ __forceinline__ T cas(T *__p, T __e, T __d, int __scope) {
+  __cdpc_nv_atomic::cas_bits(__p, &__e, &__d, __NV_ATOMIC_RELAXED, __NV_ATOMIC_RELAXED, __scope);
+  return __e;
 }
-template <class T> __device__ __forceinline__ T value(__cdpc_nv_atomic::b128 __b) {
-  union U {
-    T __t;
-    __device__ U() {}
-  } __u;
-  __builtin_memcpy(__builtin_addressof(__u.__t), &__b, 16);
-  return __u.__t;
-}
-/* PTX's scopes as section 6 numbers them: 0 cta, 2 gpu, 3 sys; relaxed is 0. */
-template <class T> __device__ __forceinline__ T cas(T *__p, const T &__e, const T &__d, int __scope) {
-  return value<T>(__cdpc_nv_atomic::cas((__cdpc_nv_atomic::b128 *)__p, bits(__e), bits(__d), 0, __scope));
-}
-template <class T> __device__ __forceinline__ T exch(T *__p, const T &__v, int __scope) {
-  return value<T>(__cdpc_nv_atomic::rmw(__cdpc_nv_atomic::op_exch(), (__cdpc_nv_atomic::b128 *)__p, bits(__v), 0, __scope));
+template <class T> __device__ __forceinline__ T exch(T *__p, T __v, int __scope) {
+  T __r = __v;
+  __cdpc_nv_atomic::exchange_bits(__p, &__v, &__r, __NV_ATOMIC_RELAXED, __scope);
+  return __r;
 }
 } // namespace __cdpc_u128_atomic
 template <typename _T>
 static __device__ __inline__ typename __cdpc_u128_atomic::of<_T>::type atomicCAS(_T *__address, _T __compare, _T __val) {
-  return __cdpc_u128_atomic::cas(__address, __compare, __val, 2);
+  return __cdpc_u128_atomic::cas(__address, __compare, __val, __NV_THREAD_SCOPE_DEVICE);
 }
 template <typename _T>
 static __device__ __inline__ typename __cdpc_u128_atomic::of<_T>::type atomicCAS_block(_T *__address, _T __compare, _T __val) {
-  return __cdpc_u128_atomic::cas(__address, __compare, __val, 0);
+  return __cdpc_u128_atomic::cas(__address, __compare, __val, __NV_THREAD_SCOPE_BLOCK);
 }
 template <typename _T>
 static __device__ __inline__ typename __cdpc_u128_atomic::of<_T>::type atomicCAS_system(_T *__address, _T __compare, _T __val) {
-  return __cdpc_u128_atomic::cas(__address, __compare, __val, 3);
+  return __cdpc_u128_atomic::cas(__address, __compare, __val, __NV_THREAD_SCOPE_SYSTEM);
 }
 template <typename _T>
 static __device__ __inline__ typename __cdpc_u128_atomic::of<_T>::type atomicExch(_T *__address, _T __val) {
-  return __cdpc_u128_atomic::exch(__address, __val, 2);
+  return __cdpc_u128_atomic::exch(__address, __val, __NV_THREAD_SCOPE_DEVICE);
 }
 template <typename _T>
 static __device__ __inline__ typename __cdpc_u128_atomic::of<_T>::type atomicExch_block(_T *__address, _T __val) {
-  return __cdpc_u128_atomic::exch(__address, __val, 0);
+  return __cdpc_u128_atomic::exch(__address, __val, __NV_THREAD_SCOPE_BLOCK);
 }
 template <typename _T>
 static __device__ __inline__ typename __cdpc_u128_atomic::of<_T>::type atomicExch_system(_T *__address, _T __val) {
-  return __cdpc_u128_atomic::exch(__address, __val, 3);
+  return __cdpc_u128_atomic::exch(__address, __val, __NV_THREAD_SCOPE_SYSTEM);
 }
 #endif
 
