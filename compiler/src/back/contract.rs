@@ -41,9 +41,7 @@ use super::{internal, R};
 /// `-fmad=true` treats libdevice's.
 pub(crate) fn mark_contractable(f: inkwell::values::FunctionValue<'_>) {
     for block in f.get_basic_block_iter() {
-        let mut next = block.get_first_instruction();
-        while let Some(i) = next {
-            next = i.get_next_instruction();
+        for i in block.get_instructions() {
             if matches!(i.get_opcode(), InstructionOpcode::FAdd | InstructionOpcode::FSub | InstructionOpcode::FMul | InstructionOpcode::FNeg) && is_scalar_float(i) {
                 let flags = i.get_fast_math_flags().unwrap_or(FastMathFlags::empty());
                 let _ = i.set_fast_math_flags(flags | FastMathFlags::AllowContract);
@@ -196,7 +194,8 @@ pub(crate) fn contract_as_nvcc(module: &Module<'_>) -> R<()> {
 }
 
 /// Replaces `i` by the same operation without fast-math flags (LLVM's C API can add flags to
-/// an instruction but not take them away). Only cdpc's own scalar operations carry them.
+/// an instruction but not take them away). Only the scalar operations cdpc marked (the
+/// program's and libdevice's, [`mark_contractable`]) and Clang's carry them.
 fn without_contract<'ctx>(builder: &Builder<'ctx>, i: InstructionValue<'ctx>) -> R<()> {
     let (Some(a), b) = (float_operand(i, 0), float_operand(i, 1)) else { return Ok(()) };
     builder.position_before(&i);

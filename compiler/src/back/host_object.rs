@@ -222,8 +222,7 @@ pub fn registration_first(module: &Module<'_>) -> bool {
 pub fn emit_object(module: &Module<'_>) -> R<Vec<u8>> {
     let tm = x86_machine()?;
     module.verify().map_err(|e| BackendError::Verify(format!("host object: {e}")))?;
-    let buffer = super::safely::emit(module, &tm, FileType::Object)?;
-    Ok(buffer)
+    super::safely::emit(module, &tm, FileType::Object)
 }
 
 /// Builds the object's bytes.
@@ -235,8 +234,7 @@ pub fn host_object(spec: &HostObjectSpec<'_>) -> R<Vec<u8>> {
     let b = Builder::new(&ctx, &module);
     b.build(spec)?;
     module.verify().map_err(|e| BackendError::Verify(format!("host object: {e}")))?;
-    let buffer = super::safely::emit(&module, &tm, FileType::Object)?;
-    Ok(buffer)
+    super::safely::emit(&module, &tm, FileType::Object)
 }
 
 struct Builder<'a, 'ctx> {

@@ -3,12 +3,13 @@
 //! LLVM ends the process on some inputs instead of returning an error: `report_fatal_error`
 //! ("unsupported library call operation" for `frem` of `fp128`, "Cannot select" for an
 //! operation NVPTX has no instruction for), failed assertions, and errors reported through a
-//! context with no diagnostic handler ("no libcall available for ftan", then `exit(1)`). IR a user hands cdpc may hold
-//! such operations, and a compiler embedded in another program (the C API, the Python package)
-//! must not take that program down with it. Here both run through `llvm_shim.cpp`, inside a
-//! `CrashRecoveryContext` with LLVM's fatal-error handler installed and a diagnostic handler on
-//! the module's context for the run (collecting its errors, dropping its warnings): a stop returns
-//! [`BackendError::Stopped`] with LLVM's reason, which the driver reports as `E1023`.
+//! context with no diagnostic handler ("no libcall available for ftan", then `exit(1)`). IR a
+//! user hands cdpc may hold such operations, and a compiler embedded in another program (the C
+//! API, the Python package) must not take that program down with it. Here both run through
+//! `llvm_shim.cpp`, inside a `CrashRecoveryContext` with LLVM's fatal-error handler installed and
+//! a diagnostic handler on the module's context for the run (collecting its errors, dropping its
+//! warnings): a stop returns [`BackendError::Stopped`] with LLVM's reason, which the driver
+//! reports as `E1023`.
 //!
 //! Invariant: after a stop the module may be half-lowered; callers only return the error, and
 //! the module is disposed of with its context, never used again.
@@ -85,7 +86,6 @@ fn without_addresses(reason: &str) -> String {
     out.split_whitespace().filter(|w| *w != ",").collect::<Vec<_>>().join(" ").trim_end_matches(',').to_string()
 }
 
-
 /// `module`'s code for `tm` (assembly or an object), the bytes `TargetMachine::write_to_memory_buffer`
 /// writes.
 pub fn emit(module: &Module<'_>, tm: &TargetMachine, kind: FileType) -> Result<Vec<u8>, BackendError> {
@@ -95,8 +95,7 @@ pub fn emit(module: &Module<'_>, tm: &TargetMachine, kind: FileType) -> Result<V
     };
     let mut out = std::ptr::null_mut();
     let mut message = std::ptr::null_mut();
-    // SAFETY: the machine and the module are alive for the call; the buffer the shim returns
-    // is LLVM's, owned by the `MemoryBuffer` made of it; the message is taken once.
+    // SAFETY: the machine and the module are alive for the call; the message is taken once.
     let code = unsafe { cdpc_emit_safely(tm.as_mut_ptr(), module.as_mut_ptr(), kind, &mut out, &mut message) };
     status(code, unsafe { take_message(message) }, "code generation")?;
     // SAFETY: status 0: the shim's buffer, not null, disposed of once copied.
