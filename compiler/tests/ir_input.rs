@@ -251,6 +251,82 @@ fn llvm_math_intrinsics_become_libdevices_functions() {
     }
 }
 
+/// `llvm.canonicalize` of every floating-point type and its vectors compiles at -O0 and -O3:
+/// LLVM 22.1's NVPTX cannot select it for `bfloat` nor for vectors of `half` and `bfloat`
+/// ("Cannot select: fcanonicalize", `E1023`), and the optimisation would make vectors of the
+/// lanes again were they split before it.
+#[test]
+fn canonicalize_of_every_floating_point_type_compiles() {
+    let dir = tempfile::tempdir().unwrap();
+    for (ty, m) in [("half", "f16"), ("bfloat", "bf16"), ("float", "f32"), ("double", "f64"), ("<2 x half>", "v2f16"), ("<2 x bfloat>", "v2bf16"), ("<4 x bfloat>", "v4bf16"), ("<2 x float>", "v2f32")] {
+        let ir = format!("target triple = \"nvptx64-nvidia-cuda\"\n\ndefine ptx_kernel void @k(ptr %p) {{\n  %a = load {ty}, ptr %p\n  %c = call {ty} @llvm.canonicalize.{m}({ty} %a)\n  store {ty} %c, ptr %p\n  ret void\n}}\n");
+        let name = format!("canonicalize_{m}.ll");
+        std::fs::write(dir.path().join(&name), &ir).unwrap();
+        for arch in ["sm_75", "sm_90"] {
+            for opt in ["-O0", "-O3"] {
+                let out = cdpc(dir.path(), &[&name, opt, &format!("-arch={arch}"), "--emit", "ptx", "-o", "-"]);
+                assert!(out.status.success(), "{name} {arch} {opt}: {}", stderr(&out));
+                let ptx = String::from_utf8(out.stdout).unwrap();
+                // NVPTX's canonicalize: a multiplication by one, of the type or of `float`.
+                assert!(ptx.contains("mul.rn."), "{name} {arch} {opt}:\n{ptx}");
+                if tool_dir().is_some() {
+                    let out = cdpc(dir.path(), &[&name, opt, &format!("-arch={arch}"), "-o", "k.cubin"]);
+                    assert!(out.status.success(), "{name} {arch} {opt}: {}", stderr(&out));
+                }
+            }
+        }
+    }
+}
+
+/// Atomic operations on 128 bits, as Rust's `AtomicU128` or another front end's
+/// `std::atomic<__int128>` write them: PTX has `atom.cas.b128` and `atom.exch.b128` from sm_90
+/// on, which NVPTX writes from PTX ISA 8.3 on with the `.sys` scope ptxas takes from 8.4 on.
+/// The IR front end wrote sm_90's oldest PTX, 7.8, and NVPTX stopped ("unsupported cmpxchg",
+/// `E1023`); now such a module is PTX 8.4 at sm_90 (where NVPTX's oldest is newer, that), every
+/// form is a `.b128` atomic, the cubin assembles and links, and a module without one keeps 7.8.
+/// Below sm_90: `E1012` at the operation (tests/ui/ir/e1012_wide_atomic_below_sm_90.ll).
+#[test]
+fn atomics_of_128_bits_are_ptx_b128_atomics_from_sm_90_on() {
+    let ir = "target triple = \"nvptx64-nvidia-cuda\"\n\n\
+              define ptx_kernel void @k(ptr addrspace(1) %p, ptr addrspace(3) %s, ptr %g, i128 %a, i128 %b) {\n\
+              \x20 %r = cmpxchg ptr addrspace(1) %p, i128 %a, i128 %b seq_cst seq_cst\n\
+              \x20 %v = extractvalue { i128, i1 } %r, 0\n\
+              \x20 %x = atomicrmw xchg ptr addrspace(1) %p, i128 %v monotonic\n\
+              \x20 %y = atomicrmw add ptr addrspace(1) %p, i128 %x monotonic\n\
+              \x20 %z = atomicrmw umax ptr addrspace(3) %s, i128 %y syncscope(\"block\") acq_rel\n\
+              \x20 %w = atomicrmw xchg ptr %g, i128 %z acquire\n\
+              \x20 %l = load atomic i128, ptr addrspace(1) %p acquire, align 16\n\
+              \x20 %m = add i128 %w, %l\n\
+              \x20 store atomic i128 %m, ptr addrspace(1) %p release, align 16\n\
+              \x20 ret void\n\
+              }\n";
+    let plain = "target triple = \"nvptx64-nvidia-cuda\"\n\ndefine ptx_kernel void @k(ptr addrspace(1) %p) {\n  store i32 1, ptr addrspace(1) %p\n  ret void\n}\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("wide.ll"), ir).unwrap();
+    std::fs::write(dir.path().join("plain.ll"), plain).unwrap();
+    let version = |ptx: &str| ptx.lines().find_map(|l| l.strip_prefix(".version ")).map(str::to_string).unwrap();
+    for (arch, expected) in [("sm_90", "8.4"), ("sm_90a", "8.4"), ("sm_100", "8.6"), ("sm_120", "8.7")] {
+        let out = cdpc(dir.path(), &["wide.ll", &format!("-arch={arch}"), "--emit", "ptx", "-o", "-"]);
+        assert!(out.status.success(), "{arch}: {}", stderr(&out));
+        let ptx = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(version(&ptx), expected, "{arch}");
+        // cmpxchg, xchg, the add's and the umax's loops, the load's cas, the store's and the
+        // generic xchg's exch: no operation is split into narrower ones.
+        assert_eq!(ptx.matches(".cas.b128").count(), 4, "{arch}:\n{ptx}");
+        assert_eq!(ptx.matches(".exch.b128").count(), 3, "{arch}:\n{ptx}");
+        if tool_dir().is_some() {
+            let out = cdpc(dir.path(), &["wide.ll", &format!("-arch={arch}"), "-o", "wide.cubin"]);
+            assert!(out.status.success(), "{arch}: {}", stderr(&out));
+        }
+    }
+    let out = cdpc(dir.path(), &["plain.ll", "-arch=sm_90", "--emit", "ptx", "-o", "-"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(version(&String::from_utf8(out.stdout).unwrap()), "7.8");
+    let out = cdpc(dir.path(), &["wide.ll", "-arch=sm_89", "--emit", "ptx", "-o", "-"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("error[E1012]: the function `@k` has a `cmpxchg` of 128 bits, which sm_89 cannot do"), "{}", stderr(&out));
+}
+
 /// Operations LLVM 22's NVPTX back end has no instruction nor library call for (arithmetic on
 /// `fp128`) stop its code generation with a fatal error ("unsupported library call operation"),
 /// which ended the process, status 134, with no diagnostic. Each is `E1023` with LLVM's reason,

@@ -1188,6 +1188,8 @@ pub(crate) fn lower(module: &Module<'_>, options: &CompileOptions, shown: &Sourc
     if optimize {
         back::optimize(module, &tm, super::opt_level(options))?;
     }
+    // After the optimisation, which would make vectors of the lanes again.
+    pipeline::math::canonicalize_as_selected(module);
     // `-prec-div=false` and the fast math library's divisions (Clang writes IEEE `fdiv`s).
     back::precision::divisions_as_nvcc(module, options.float_math);
     if options.fmad == back::Fmad::Contract {

@@ -161,6 +161,77 @@ pub fn intrinsics_as_libdevice(module: &Module<'_>) -> bool {
     wrote
 }
 
+/// Rewrites every `llvm.canonicalize` NVPTX cannot select (LLVM 22.1: of `bfloat` at every
+/// architecture, of vectors of `half` or `bfloat`; "Cannot select: fcanonicalize", `E1023`) as
+/// what it selects: a vector lane by lane, `bfloat` through `float` (extended exactly, the
+/// `float` canonicalized, rounded back exactly: a canonical `bfloat`, NaNs quieted as
+/// `mul.rn.bf16` quiets them). `half` and `float` are left to NVPTX (`mul.rn` by one).
+/// Returns whether it rewrote a call.
+pub fn canonicalize_as_selected<'ctx>(module: &Module<'ctx>) -> bool {
+    let ctx = module.get_context();
+    let mut wrote = false;
+    let calls: Vec<(FunctionValue<'ctx>, InstructionValue<'ctx>)> = module
+        .get_functions()
+        .filter(|f| f.count_basic_blocks() == 0 && f.get_name().to_str().is_ok_and(|n| n.starts_with("llvm.canonicalize.")))
+        .flat_map(|f| users(f.as_value_ref()).instructions.into_iter().map(move |u| (f, u)))
+        // SAFETY: an instruction of the module.
+        .map(|(f, u)| (f, unsafe { InstructionValue::new(u) }))
+        .filter(|&(f, call)| call.get_opcode() == InstructionOpcode::Call && callee(call) == Some(f))
+        .collect();
+    for (f, call) in calls {
+        let Some(x) = call.get_operand(0).and_then(|o| o.value()) else { continue };
+        let (lanes, kind) = match x.get_type() {
+            BasicTypeEnum::VectorType(v) => (Some(v.get_size()), kind_of(x.get_type())),
+            t => (None, kind_of(t)),
+        };
+        if !matches!((lanes, kind), (Some(_), Some(Kind::Half | Kind::BFloat)) | (None, Some(Kind::BFloat))) {
+            continue;
+        }
+        let b = ctx.create_builder();
+        b.position_before(&call);
+        if let Some(location) = call.get_debug_location() {
+            b.set_current_debug_location(location);
+        }
+        let f32t = ctx.f32_type();
+        let selected = |t: FloatType<'ctx>| -> FunctionValue<'ctx> {
+            let name = if kind == Some(Kind::Half) { "llvm.canonicalize.f16" } else { "llvm.canonicalize.f32" };
+            module.get_function(name).unwrap_or_else(|| module.add_function(name, t.fn_type(&[t.into()], false), None))
+        };
+        let one = |v: BasicValueEnum<'ctx>| -> BasicValueEnum<'ctx> {
+            match kind {
+                Some(Kind::Half) => call_value(&b, selected(v.get_type().into_float_type()), &[v.into()]),
+                _ => {
+                    let wide = ok(b.build_float_ext(v.into_float_value(), f32t, ""));
+                    let c = call_value(&b, selected(f32t), &[wide.into()]);
+                    ok(b.build_float_trunc(c.into_float_value(), v.get_type().into_float_type(), "")).into()
+                }
+            }
+        };
+        let result: BasicValueEnum<'ctx> = match lanes {
+            None => one(x),
+            Some(n) => {
+                let vector = x.into_vector_value();
+                let mut r = vector.get_type().get_undef();
+                for lane in 0..n {
+                    let index = ctx.i32_type().const_int(u64::from(lane), false);
+                    let c = one(ok(b.build_extract_element(vector, index, "")));
+                    r = ok(b.build_insert_element(r, c, index, ""));
+                }
+                r.into()
+            }
+        };
+        // SAFETY: the call and its replacement are live values of the same type.
+        unsafe { LLVMReplaceAllUsesWith(call.as_value_ref(), result.as_value_ref()) };
+        call.erase_from_basic_block();
+        wrote = true;
+        if f.as_global_value().as_pointer_value().get_first_use().is_none() {
+            // SAFETY: a declaration nothing uses any more.
+            unsafe { f.delete() };
+        }
+    }
+    wrote
+}
+
 /// libdevice's function `name` of type `ty`, declared where the module has none; `None` where
 /// the module has one of another type (its own function of that name: left alone).
 fn libdevice_function<'ctx>(module: &Module<'ctx>, name: &str, ty: inkwell::types::FunctionType<'ctx>) -> Option<FunctionValue<'ctx>> {
@@ -384,5 +455,26 @@ mod tests {
         ));
         assert!(!wrote);
         assert!(ir.contains("@llvm.sin.f128") && ir.contains("@llvm.exp.f64(double %d)"), "{ir}");
+    }
+
+    #[test]
+    fn canonicalize_nvptx_cannot_select_goes_through_float_and_lane_by_lane() {
+        let ctx = Context::create();
+        let ir = kernel(
+            "declare bfloat @llvm.canonicalize.bf16(bfloat)\ndeclare <2 x half> @llvm.canonicalize.v2f16(<2 x half>)\ndeclare half @llvm.canonicalize.f16(half)\ndeclare float @llvm.canonicalize.f32(float)",
+            "  %b = load bfloat, ptr %p\n  %cb = call bfloat @llvm.canonicalize.bf16(bfloat %b)\n  store bfloat %cb, ptr %p\n  %v = load <2 x half>, ptr %p\n  %cv = call <2 x half> @llvm.canonicalize.v2f16(<2 x half> %v)\n  store <2 x half> %cv, ptr %p\n  %h = load half, ptr %p\n  %ch = call half @llvm.canonicalize.f16(half %h)\n  store half %ch, ptr %p\n  %f = load float, ptr %p\n  %cf = call float @llvm.canonicalize.f32(float %f)\n  store float %cf, ptr %p",
+        );
+        let module = ctx.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "t")).unwrap();
+        assert!(canonicalize_as_selected(&module));
+        module.verify().unwrap_or_else(|e| panic!("{e}\n{}", module.print_to_string()));
+        let out = module.print_to_string().to_string();
+        assert!(!out.contains("@llvm.canonicalize.bf16") && !out.contains("@llvm.canonicalize.v2f16"), "{out}");
+        assert!(out.contains("fpext bfloat %b to float") && out.contains("fptrunc float"), "{out}");
+        // The two lanes of the vector and the scalar half: three calls of NVPTX's half form;
+        // the bfloat's and the float's: two of the float form.
+        assert_eq!(out.matches("call half @llvm.canonicalize.f16").count(), 3, "{out}");
+        assert_eq!(out.matches("call float @llvm.canonicalize.f32").count(), 2, "{out}");
+        // Nothing else to do a second time.
+        assert!(!canonicalize_as_selected(&module));
     }
 }

@@ -156,6 +156,24 @@ pub fn raise_ptx_version(module: &Module<'_>, at_least: u32) {
     }
 }
 
+/// Makes every function's PTX ISA version at least `at_least`: [`raise_ptx_version`], and
+/// `+ptx{at_least}` added to the target features of a function that has no `+ptx` feature
+/// (NVPTX's default for the architecture may be below it). For what a module needs of a newer
+/// PTX ISA, whatever its front end wrote.
+pub fn require_ptx_version(module: &Module<'_>, at_least: u32) {
+    raise_ptx_version(module, at_least);
+    let context = module.get_context();
+    for function in module.get_functions() {
+        let features = function.get_string_attribute(AttributeLoc::Function, "target-features").map(|a| a.get_string_value().to_string_lossy().into_owned()).unwrap_or_default();
+        if features.split(',').any(|f| f.starts_with("+ptx")) {
+            continue;
+        }
+        let features = if features.is_empty() { format!("+ptx{at_least}") } else { format!("{features},+ptx{at_least}") };
+        function.remove_string_attribute(AttributeLoc::Function, "target-features");
+        function.add_attribute(AttributeLoc::Function, context.create_string_attribute("target-features", &features));
+    }
+}
+
 /// The integers of an annotation's argument struct (`{ i32 2, i32 1, i32 1 }`), if all are.
 fn integers(args: LLVMValueRef) -> Option<Vec<i64>> {
     // SAFETY: reads of a live global and its constant initializer, as `back::c_string`'s.
