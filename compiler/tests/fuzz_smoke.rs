@@ -370,8 +370,10 @@ fn ir_mutations_never_panic(folder: &str, oracle: fn(&str)) {
 /// LLVM IR and bitcode as input (docs/IR-INPUT.md): random valid modules with launches
 /// (`cdpc::fuzzing::launch_module`: every launch made through the V2 entry points, or `E1015`
 /// for a buffer written after its launch), then byte-level mutations of the bitcode and text of
-/// such modules and of the IR ui tests (bit flips, truncations, spliced and repeated slices),
-/// each under `catch_unwind` through `cdpc::fuzzing::ir_input`: no panic, every failure coded.
+/// such modules, of the IR ui tests and of the cargo-fuzz target's seeds (`fuzz/seeds/ir_input/`:
+/// 128-bit atomics and conversions, `canonicalize`) (bit flips, truncations, spliced and
+/// repeated slices), each under `catch_unwind` through `cdpc::fuzzing::ir_input`: no panic,
+/// every failure coded.
 /// `CDPC_FUZZ_IR_ITERS=N` sets the number of each.
 #[test]
 fn ir_input_generated_and_mutated_never_panic() {
@@ -392,6 +394,11 @@ fn ir_input_generated_and_mutated_never_panic() {
     }
     let ui = repo_root().join("tests/ui/ir");
     inputs.extend(std::fs::read_dir(&ui).unwrap().flatten().map(|e| std::fs::read(e.path()).unwrap()));
+    // The cargo-fuzz target's seeds whose first byte is even: the rest is an input.
+    let seeds = repo_root().join("fuzz/seeds/ir_input");
+    let mut seeded: Vec<_> = std::fs::read_dir(&seeds).unwrap().flatten().map(|e| std::fs::read(e.path()).unwrap()).filter(|b| b.first().is_some_and(|f| f % 2 == 0)).map(|b| b[1..].to_vec()).collect();
+    seeded.sort();
+    inputs.extend(seeded);
     // Each text seed also as LLVM's bitcode.
     let bitcode: Vec<Vec<u8>> = inputs
         .iter()

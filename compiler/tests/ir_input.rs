@@ -278,6 +278,38 @@ fn canonicalize_of_every_floating_point_type_compiles() {
     }
 }
 
+/// Conversions between floating point and integers of 65 to 128 bits (Rust's `u128 as f64`,
+/// Julia's `Float16(::Int128)`), which LLVM 22's NVPTX cannot compile ("unsupported library
+/// call operation", `E1023`): every direction, signedness and floating-point type, scalars and
+/// vectors, compile to a linked cubin at -O0 and -O3 (`pipeline::wide_conversions`; results
+/// against nvcc's and Python's on a GPU: results/2026-11-28-wide-conversions/).
+#[test]
+fn conversions_of_128_bit_integers_compile() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut body = Vec::new();
+    let mut n = 0;
+    for (int, fp) in [("i128", "double"), ("i128", "float"), ("i128", "half"), ("i128", "bfloat"), ("i96", "double"), ("<2 x i128>", "<2 x float>")] {
+        for op in ["sitofp", "uitofp"] {
+            body.push(format!("  %i{n} = load {int}, ptr %p, align 16\n  %c{n} = {op} {int} %i{n} to {fp}\n  store volatile {fp} %c{n}, ptr %p"));
+            n += 1;
+        }
+        for op in ["fptosi", "fptoui"] {
+            body.push(format!("  %f{n} = load {fp}, ptr %p, align 16\n  %c{n} = {op} {fp} %f{n} to {int}\n  store volatile {int} %c{n}, ptr %p, align 16"));
+            n += 1;
+        }
+    }
+    let ir = format!("target triple = \"nvptx64-nvidia-cuda\"\n\ndefine ptx_kernel void @k(ptr %p) {{\n{}\n  ret void\n}}\n", body.join("\n"));
+    std::fs::write(dir.path().join("conversions.ll"), &ir).unwrap();
+    for opt in ["-O0", "-O3"] {
+        let out = cdpc(dir.path(), &["conversions.ll", opt, "--emit", "ptx", "-o", "-"]);
+        assert!(out.status.success(), "{opt}: {}\n{ir}", stderr(&out));
+        if tool_dir().is_some() {
+            let out = cdpc(dir.path(), &["conversions.ll", opt, "-o", "conversions.cubin"]);
+            assert!(out.status.success(), "{opt}: {}", stderr(&out));
+        }
+    }
+}
+
 /// Atomic operations on 128 bits, as Rust's `AtomicU128` or another front end's
 /// `std::atomic<__int128>` write them: PTX has `atom.cas.b128` and `atom.exch.b128` from sm_90
 /// on, which NVPTX writes from PTX ISA 8.3 on with the `.sys` scope ptxas takes from 8.4 on.

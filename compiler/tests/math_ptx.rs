@@ -118,3 +118,21 @@ fn clangs_math_builtins_are_libdevices_functions_as_in_nvcc() {
     let out = crate::build_common::cdpc(dir.path(), &["builtins.cu", "-o", "builtins.cubin"]);
     assert!(out.status.success(), "{}", crate::build_common::stderr(&out));
 }
+
+/// CUDA C++'s conversions between `__int128` and floating point in device code, which nvcc
+/// compiles: Clang writes `sitofp i128` and the like, which LLVM 22's NVPTX has neither an
+/// instruction nor a library call for ("unsupported library call operation", `E1023`).
+/// `pipeline::wide_conversions` writes them with 64-bit conversions; nvcc's PTX is the oracle
+/// that the source is CUDA (its conversions are 64-bit ones too, `cvt.rn.f64.u64`), and the GPU
+/// results match nvcc's byte for byte (results/2026-11-28-wide-conversions/).
+#[test]
+fn int128_conversions_in_device_code_compile_as_in_nvcc() {
+    let source = "extern \"C\" __global__ void conv(const __int128 *a, const unsigned __int128 *u, const double *d, float *f, double *od, __int128 *oa, unsigned __int128 *ou)\n{\n    od[0] = (double)a[0];\n    od[1] = (double)u[0];\n    f[1] = (float)a[1];\n    oa[0] = (__int128)d[0];\n    ou[0] = (unsigned __int128)f[0];\n}\n";
+    let Some(theirs) = nvcc_ptx(source) else { return };
+    assert!(count(&theirs, "cvt.rn.f64.u64") >= 1, "nvcc:\n{theirs}");
+    let ptx = ours("conv.cu", source);
+    for op in ["cvt.rn.f64.u64", "cvt.rn.f32.u64", "cvt.rzi.u64.f64", "cvt.rzi.u64.f32"] {
+        assert!(count(&ptx, op) >= 1, "{op}:\n{ptx}");
+    }
+    assert!(!ptx.contains("__float") && !ptx.contains("__fix"), "no library call:\n{ptx}");
+}

@@ -1190,6 +1190,8 @@ pub(crate) fn lower(module: &Module<'_>, options: &CompileOptions, shown: &Sourc
     }
     // After the optimisation, which would make vectors of the lanes again.
     pipeline::math::canonicalize_as_selected(module);
+    // `__int128` and `double`, `u128 as f64`: NVPTX has neither instructions nor a library.
+    pipeline::wide_conversions::wide_conversions(module);
     // `-prec-div=false` and the fast math library's divisions (Clang writes IEEE `fdiv`s).
     back::precision::divisions_as_nvcc(module, options.float_math);
     if options.fmad == back::Fmad::Contract {

@@ -1,0 +1,264 @@
+//! Conversions between floating point and integers wider than 64 bits, which NVPTX cannot
+//! compile, as conversions of 64-bit integers.
+//!
+//! LLVM 22's NVPTX back end has no instruction for `sitofp`, `uitofp`, `fptosi` and `fptoui`
+//! with an integer wider than 64 bits and no library to call for them (`__floattidf`, ...): code
+//! generation stopped ("unsupported library call operation", `E1023`). nvcc compiles CUDA C++'s
+//! `__int128` conversions, Rust writes `u128 as f64` and Julia `Float64(::Int128)` this way, and
+//! Clang writes CUDA C++'s so. This pass rewrites each such conversion of an integer of 65 to
+//! 128 bits, in place, without branches:
+//!
+//! - to floating point (`uitofp`): a value below 2^64 is the 64-bit conversion of its low half;
+//!   above, the value shifted left until its leading one is the top bit, its top 64 bits with a
+//!   sticky bit for whatever is below them (so that the one rounding of the 64-bit conversion
+//!   is the rounding of the whole value: the sticky bit lies below the round bit of every
+//!   floating-point type's significand), converted, then scaled by the power of two shifted
+//!   out (exact; an overflow is infinity, as it must be). `half` cannot hold 2^64: infinity.
+//!   `bfloat` is scaled in `float`, then truncated (exact, or infinity). `sitofp`: the
+//!   magnitude's conversion, negated where the value is negative.
+//! - to an integer (`fptoui`): `half` and `bfloat` extended to `float` (exact); a value below
+//!   2^64 is the 64-bit conversion; above, its high half is the 64-bit conversion of the value
+//!   divided by 2^64, and its low half that of the remainder (exact: at 2^64 and more, `double`'s
+//!   and `float`'s units are 2^11 and 2^40 and more, so the remainder has fewer significant
+//!   bits than the type holds). `fptosi`: the magnitude's conversion, negated where the value is
+//!   negative. What LLVM leaves undefined (NaN, infinities, values out of the integer's range:
+//!   poison) is whatever this computes.
+//!
+//! Vectors are converted lane by lane. Integers of more than 128 bits, and `fp128` and the
+//! other wider floating-point types, are left as they are.
+//! Run after LLVM's optimisation (`driver::cuda::lower`), which does not write these
+//! conversions back.
+//!
+//! Invariant: afterwards no `sitofp`, `uitofp`, `fptosi` or `fptoui` has an integer of 65 to
+//! 128 bits (or a vector of them) on either side.
+
+use inkwell::builder::Builder;
+use inkwell::context::ContextRef;
+use inkwell::module::Module;
+use inkwell::types::{BasicTypeEnum, FloatType, IntType};
+use inkwell::values::{AsValueRef, BasicValue, BasicValueEnum, FloatValue, InstructionOpcode, InstructionValue, IntValue};
+use inkwell::{FloatPredicate, IntPredicate};
+
+use super::emit::{intrinsic, ok};
+
+/// The widest integer the pass converts.
+const WIDEST: u32 = 128;
+
+/// Rewrites every conversion between floating point and an integer of 65 to 128 bits in
+/// `module`. Returns how many it rewrote.
+pub fn wide_conversions(module: &Module<'_>) -> usize {
+    let mut found = Vec::new();
+    for f in module.get_functions() {
+        for inst in f.get_basic_blocks().into_iter().flat_map(|b| b.get_instructions()) {
+            let operand = inst.get_operand(0).and_then(|o| o.value()).map(|v| v.get_type());
+            let result = BasicTypeEnum::try_from(inst.get_type()).ok();
+            let (int, fp) = match inst.get_opcode() {
+                InstructionOpcode::UIToFP | InstructionOpcode::SIToFP => (operand, result),
+                InstructionOpcode::FPToUI | InstructionOpcode::FPToSI => (result, operand),
+                _ => continue,
+            };
+            if int.and_then(wide_int).is_some() && fp.is_some_and(|t| ieee_up_to_double(&module.get_context(), t)) {
+                found.push(inst);
+            }
+        }
+    }
+    for &inst in &found {
+        rewrite(module, inst);
+    }
+    found.len()
+}
+
+/// Whether `t` (a vector's element) is `half`, `bfloat`, `float` or `double`: `fp128`,
+/// `x86_fp80` and `ppc_fp128` are left as they are (NVPTX has no arithmetic on them either).
+fn ieee_up_to_double(ctx: &ContextRef<'_>, t: BasicTypeEnum<'_>) -> bool {
+    let scalar = match t {
+        BasicTypeEnum::VectorType(v) => v.get_element_type(),
+        other => other,
+    };
+    matches!(scalar, BasicTypeEnum::FloatType(f) if [ctx.f16_type(), ctx.bf16_type(), ctx.f32_type(), ctx.f64_type()].contains(&f))
+}
+
+/// The integer type of `t` (a vector's element), if it is one the pass converts.
+fn wide_int(t: BasicTypeEnum<'_>) -> Option<IntType<'_>> {
+    let scalar = match t {
+        BasicTypeEnum::VectorType(v) => v.get_element_type(),
+        other => other,
+    };
+    match scalar {
+        BasicTypeEnum::IntType(i) if (65..=WIDEST).contains(&i.get_bit_width()) => Some(i),
+        _ => None,
+    }
+}
+
+fn rewrite<'ctx>(module: &Module<'ctx>, inst: InstructionValue<'ctx>) {
+    let ctx = module.get_context();
+    let b = ctx.create_builder();
+    b.position_before(&inst);
+    if let Some(location) = inst.get_debug_location() {
+        b.set_current_debug_location(location);
+    }
+    let opcode = inst.get_opcode();
+    let x = inst.get_operand(0).and_then(|o| o.value()).expect("a conversion has an operand");
+    let to = BasicTypeEnum::try_from(inst.get_type()).expect("a conversion's type is a basic type");
+    let one = |x: BasicValueEnum<'ctx>, to: BasicTypeEnum<'ctx>| -> BasicValueEnum<'ctx> {
+        match opcode {
+            InstructionOpcode::UIToFP => to_float(module, &b, x.into_int_value(), to.into_float_type(), false).into(),
+            InstructionOpcode::SIToFP => to_float(module, &b, x.into_int_value(), to.into_float_type(), true).into(),
+            InstructionOpcode::FPToUI => to_int(module, &b, x.into_float_value(), to.into_int_type(), false).into(),
+            _ => to_int(module, &b, x.into_float_value(), to.into_int_type(), true).into(),
+        }
+    };
+    let result = match (x, to) {
+        (BasicValueEnum::VectorValue(v), BasicTypeEnum::VectorType(vt)) => {
+            let mut r = vt.get_undef();
+            for lane in 0..vt.get_size() {
+                let index = ctx.i32_type().const_int(u64::from(lane), false);
+                let converted = one(ok(b.build_extract_element(v, index, "")), vt.get_element_type());
+                r = ok(b.build_insert_element(r, converted, index, ""));
+            }
+            r.as_basic_value_enum()
+        }
+        _ => one(x, to),
+    };
+    // SAFETY: the conversion and its replacement are live values of the same type.
+    unsafe { inkwell::llvm_sys::core::LLVMReplaceAllUsesWith(inst.as_value_ref(), result.as_value_ref()) };
+    inst.erase_from_basic_block();
+}
+
+/// 2^`k` in `ty` (`float` or `double`), for a runtime `k` whose power `ty` holds or overflows:
+/// the exponent field written directly.
+fn power_of_two<'ctx>(ctx: &ContextRef<'ctx>, b: &Builder<'ctx>, ty: FloatType<'ctx>, k: IntValue<'ctx>) -> FloatValue<'ctx> {
+    let (bits, bias, mantissa) = if ty == ctx.f64_type() { (ctx.i64_type(), 1023, 52) } else { (ctx.i32_type(), 127, 23) };
+    let k = ok(b.build_int_cast_sign_flag(k, bits, true, ""));
+    let biased = ok(b.build_int_add(k, bits.const_int(bias, false), ""));
+    let field = ok(b.build_left_shift(biased, bits.const_int(mantissa, false), ""));
+    ok(b.build_bit_cast(field, ty, "")).into_float_value()
+}
+
+/// `x` (of 65 to 128 bits) as `to`, signed or not, rounded once to nearest even.
+fn to_float<'ctx>(module: &Module<'ctx>, b: &Builder<'ctx>, x: IntValue<'ctx>, to: FloatType<'ctx>, signed: bool) -> FloatValue<'ctx> {
+    let ctx = module.get_context();
+    let ty = x.get_type();
+    let n = ty.get_bit_width();
+    let i64t = ctx.i64_type();
+    let (negative, magnitude) = if signed {
+        let negative = ok(b.build_int_compare(IntPredicate::SLT, x, ty.const_zero(), ""));
+        let negated = ok(b.build_int_sub(ty.const_zero(), x, ""));
+        (Some(negative), ok(b.build_select(negative, negated, x, "")).into_int_value())
+    } else {
+        (None, x)
+    };
+    // Below 2^64: the low half's conversion.
+    let low = ok(b.build_int_truncate(magnitude, i64t, ""));
+    let small = ok(b.build_unsigned_int_to_float(low, to, ""));
+    // At 2^64 and above: the leading one at the top, its top 64 bits with a sticky bit.
+    let large_value = ok(b.build_int_compare(IntPredicate::UGT, magnitude, ty.const_int(u64::MAX, false), ""));
+    let ctlz = intrinsic(module, "llvm.ctlz", &[ty.into()]);
+    let zeros = ok(b.build_call(ctlz, &[magnitude.into(), ctx.bool_type().const_zero().into()], "")).try_as_basic_value().basic().expect("ctlz returns").into_int_value();
+    let normal = ok(b.build_left_shift(magnitude, zeros, ""));
+    let top = ok(b.build_int_truncate(ok(b.build_right_shift(normal, ty.const_int(u64::from(n - 64), false), false, "")), i64t, ""));
+    let below = ok(b.build_and(normal, ok(b.build_right_shift(ty.const_all_ones(), ty.const_int(64, false), false, "")), ""));
+    let sticky = ok(b.build_int_z_extend(ok(b.build_int_compare(IntPredicate::NE, below, ty.const_zero(), "")), i64t, ""));
+    let top = ok(b.build_or(top, sticky, ""));
+    // The power of two shifted out: n - 64 - zeros, 1 to n - 64.
+    let k = ok(b.build_int_sub(ty.const_int(u64::from(n - 64), false), zeros, ""));
+    let large = if to == ctx.f16_type() {
+        // 2^64 and more is past half's largest finite value, 65504.
+        to.const_float(f64::INFINITY)
+    } else {
+        let rounded = ok(b.build_unsigned_int_to_float(top, to, ""));
+        let wide = if to == ctx.f64_type() { ctx.f64_type() } else { ctx.f32_type() };
+        let extended = if to == wide { rounded } else { ok(b.build_float_ext(rounded, wide, "")) };
+        let scaled = ok(b.build_float_mul(extended, power_of_two(&ctx, b, wide, k), ""));
+        if to == wide {
+            scaled
+        } else {
+            ok(b.build_float_trunc(scaled, to, ""))
+        }
+    };
+    let result = ok(b.build_select(large_value, large, small, "")).into_float_value();
+    match negative {
+        Some(negative) => ok(b.build_select(negative, ok(b.build_float_neg(result, "")), result, "")).into_float_value(),
+        None => result,
+    }
+}
+
+/// `x` as the integer `to` (of 65 to 128 bits), signed or not, rounded toward zero.
+fn to_int<'ctx>(module: &Module<'ctx>, b: &Builder<'ctx>, x: FloatValue<'ctx>, to: IntType<'ctx>, signed: bool) -> IntValue<'ctx> {
+    let ctx = module.get_context();
+    let i64t = ctx.i64_type();
+    // Work in `double` or `float`: `half` and `bfloat` extend to `float` exactly.
+    let ty = x.get_type();
+    let wide = if ty == ctx.f64_type() { ctx.f64_type() } else { ctx.f32_type() };
+    let x = if ty == wide { x } else { ok(b.build_float_ext(x, wide, "")) };
+    let (negative, magnitude) = if signed {
+        let negative = ok(b.build_float_compare(FloatPredicate::OLT, x, wide.const_zero(), ""));
+        let fabs = intrinsic(module, "llvm.fabs", &[wide.into()]);
+        let abs = ok(b.build_call(fabs, &[x.into()], "")).try_as_basic_value().basic().expect("fabs returns").into_float_value();
+        (Some(negative), abs)
+    } else {
+        (None, x)
+    };
+    let two_64 = wide.const_float(18446744073709551616.0);
+    let small = ok(b.build_int_z_extend(ok(b.build_float_to_unsigned_int(magnitude, i64t, "")), to, ""));
+    let large_value = ok(b.build_float_compare(FloatPredicate::OGE, magnitude, two_64, ""));
+    // The high half: the value divided by 2^64 (exact), truncated; the low half: the remainder.
+    let high = ok(b.build_float_to_unsigned_int(ok(b.build_float_mul(magnitude, wide.const_float(1.0 / 18446744073709551616.0), "")), i64t, ""));
+    let high_part = ok(b.build_float_mul(ok(b.build_unsigned_int_to_float(high, wide, "")), two_64, ""));
+    let low = ok(b.build_float_to_unsigned_int(ok(b.build_float_sub(magnitude, high_part, "")), i64t, ""));
+    let shifted = ok(b.build_left_shift(ok(b.build_int_z_extend(high, to, "")), to.const_int(64, false), ""));
+    let large = ok(b.build_or(shifted, ok(b.build_int_z_extend(low, to, "")), ""));
+    let result = ok(b.build_select(large_value, large, small, "")).into_int_value();
+    match negative {
+        Some(negative) => ok(b.build_select(negative, ok(b.build_int_sub(to.const_zero(), result, "")), result, "")).into_int_value(),
+        None => result,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use inkwell::context::Context;
+    use inkwell::memory_buffer::MemoryBuffer;
+
+    fn rewritten(body: &str, ty: &str) -> (usize, String) {
+        let ir = format!("define void @f({ty} %x, ptr %p) {{\n{body}\n  ret void\n}}\n");
+        let ctx = Context::create();
+        let module = ctx.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "t")).unwrap();
+        let n = wide_conversions(&module);
+        module.verify().unwrap_or_else(|e| panic!("{e}\n{}", module.print_to_string()));
+        (n, module.print_to_string().to_string())
+    }
+
+    #[test]
+    fn every_conversion_of_65_to_128_bits_becomes_64_bit_ones() {
+        for (ty, conversions) in [
+            ("i128", vec![("uitofp", "double"), ("sitofp", "float"), ("uitofp", "half"), ("sitofp", "bfloat")]),
+            ("i96", vec![("uitofp", "double"), ("sitofp", "double")]),
+            ("<2 x i128>", vec![("sitofp", "<2 x double>")]),
+        ] {
+            for (op, to) in conversions {
+                let (n, out) = rewritten(&format!("  %r = {op} {ty} %x to {to}\n  store {to} %r, ptr %p"), ty);
+                assert_eq!(n, 1, "{op} {ty} to {to}");
+                assert!(!out.lines().any(|l| l.contains("itofp ") && !l.contains("itofp i64")), "{out}");
+                assert!(out.contains("uitofp i64"), "{out}");
+            }
+        }
+        for (from, op, to) in [("double", "fptoui", "i128"), ("float", "fptosi", "i128"), ("half", "fptosi", "i100"), ("bfloat", "fptoui", "i128"), ("<2 x double>", "fptosi", "<2 x i128>")] {
+            let (n, out) = rewritten(&format!("  %r = {op} {from} %x to {to}\n  store {to} %r, ptr %p"), from);
+            assert_eq!(n, 1, "{op} {from} to {to}");
+            assert!(!out.lines().any(|l| l.contains(" = fpto") && !l.contains(" to i64")), "{out}");
+            assert!(out.contains("fptoui double") || out.contains("fptoui float"), "{out}");
+        }
+    }
+
+    #[test]
+    fn sixty_four_bits_more_than_128_and_fp128_are_left_alone() {
+        let (n, out) = rewritten(
+            "  %a = uitofp i64 %x to double\n  store double %a, ptr %p\n  %w = zext i64 %x to i256\n  %b = sitofp i256 %w to double\n  store double %b, ptr %p\n  %v = zext i64 %x to i128\n  %q = uitofp i128 %v to fp128\n  store fp128 %q, ptr %p\n  %r = fptosi fp128 %q to i128\n  store i128 %r, ptr %p",
+            "i64",
+        );
+        assert_eq!(n, 0);
+        assert!(out.contains("uitofp i64 %x to double") && out.contains("sitofp i256 %w to double") && out.contains("uitofp i128 %v to fp128") && out.contains("fptosi fp128 %q to i128"), "{out}");
+    }
+}
