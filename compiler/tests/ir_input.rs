@@ -278,10 +278,10 @@ fn canonicalize_of_every_floating_point_type_compiles() {
     }
 }
 
-/// Conversions between floating point and integers of 65 to 128 bits (Rust's `u128 as f64`,
-/// Julia's `Float16(::Int128)`), which LLVM 22's NVPTX cannot compile ("unsupported library
-/// call operation", `E1023`): every direction, signedness and floating-point type, scalars and
-/// vectors, compile to a linked cubin at -O0 and -O3 (`pipeline::wide_conversions`; results
+/// Conversions between floating point and integers of 65 to 128 bits (Rust's `u128 as f64` and
+/// `f64 as u128`, saturating, Julia's `Float16(::Int128)`), which LLVM 22's NVPTX cannot compile
+/// ("unsupported library call operation", `E1023`): every direction, signedness and
+/// floating-point type, scalars and vectors, the saturating intrinsics, compile to a linked cubin at -O0 and -O3 (`pipeline::wide_conversions`; results
 /// against nvcc's and Python's on a GPU: results/2026-11-28-wide-conversions/).
 #[test]
 fn conversions_of_128_bit_integers_compile() {
@@ -298,7 +298,17 @@ fn conversions_of_128_bit_integers_compile() {
             n += 1;
         }
     }
-    let ir = format!("target triple = \"nvptx64-nvidia-cuda\"\n\ndefine ptx_kernel void @k(ptr %p) {{\n{}\n  ret void\n}}\n", body.join("\n"));
+    // Rust's `as`: the saturating intrinsics.
+    let mut decls = Vec::new();
+    for (int, fp, m) in [("i128", "double", "f64"), ("i128", "float", "f32"), ("i128", "half", "f16"), ("i100", "bfloat", "bf16")] {
+        for op in ["fptosi", "fptoui"] {
+            let f = format!("llvm.{op}.sat.{int}.{m}");
+            decls.push(format!("declare {int} @{f}({fp})"));
+            body.push(format!("  %f{n} = load {fp}, ptr %p, align 16\n  %c{n} = call {int} @{f}({fp} %f{n})\n  store volatile {int} %c{n}, ptr %p, align 16"));
+            n += 1;
+        }
+    }
+    let ir = format!("target triple = \"nvptx64-nvidia-cuda\"\n{}\n\ndefine ptx_kernel void @k(ptr %p) {{\n{}\n  ret void\n}}\n", decls.join("\n"), body.join("\n"));
     std::fs::write(dir.path().join("conversions.ll"), &ir).unwrap();
     for opt in ["-O0", "-O3"] {
         let out = cdpc(dir.path(), &["conversions.ll", opt, "--emit", "ptx", "-o", "-"]);

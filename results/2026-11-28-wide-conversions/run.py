@@ -2,7 +2,9 @@
 output byte for byte, and checks every output of both (and half.ll's, which nvcc has no
 counterpart of) against Python's integers: conversions to floating point rounded once to
 nearest even, conversions to integers truncated.
-Usage: python3 run.py cdpc-conv.cubin nvcc-conv.cubin cdpc-half.cubin"""
+Then sat.ll's saturating conversions (Rust's `as`) against Python's: NaN 0, values past the
+range their nearest bound, the rest truncated.
+Usage: python3 run.py cdpc-conv.cubin nvcc-conv.cubin cdpc-half.cubin [cdpc-sat.cubin]"""
 import sys
 from fractions import Fraction
 import numpy as np
@@ -143,5 +145,28 @@ for i, v in enumerate(ints):
     bad += oi[2 * i + 1] != int(Fraction(float((np.uint32(bf[i]) << 16).view(np.float32))))
 ok &= bad == 0
 print(f"half and bfloat: {'every output as Python rounds or truncates it' if bad == 0 else f'{bad} outputs NOT as Python computes them'} ({6 * N} outputs)")
+# Saturating conversions (cdpc only; the oracle is Python's).
+if len(sys.argv) > 4:
+    sd = np.concatenate([np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, -0.5, -1.0, 0.99, 2.0**127, -(2.0**127), 2.0**128, -(2.0**128), 2.0**127 - 2.0**74, 2.0**128 - 2.0**75, -(2.0**127) - 2.0**75, 1e300, -1e300, 2.0**64]), d])[:N]
+    sf = sd.astype(np.float32)
+    k = cp.RawModule(path=sys.argv[4]).get_function("sat")
+    out = cp.zeros(8 * N, dtype=np.uint64)
+    k(((N + 255) // 256,), (256,), (cp.asarray(sd), cp.asarray(sf), out, np.int32(N)))
+    cp.cuda.Device().synchronize()
+    words_out = out.get().reshape(N, 8)
+    def saturate(x, is_signed):
+        lo, hi = (-(1 << 127), (1 << 127) - 1) if is_signed else (0, M128)
+        if x != x:
+            return 0
+        if x in (float("inf"), float("-inf")):
+            return hi if x > 0 else lo
+        return max(lo, min(hi, int(Fraction(float(x)))))
+    bad = 0
+    for i in range(N):
+        got = from_words(words_out[i][0:2], True) + from_words(words_out[i][2:4], False) + from_words(words_out[i][4:6], True) + from_words(words_out[i][6:8], False)
+        want = [saturate(float(sd[i]), True), saturate(float(sd[i]), False), saturate(float(sf[i]), True), saturate(float(sf[i]), False)]
+        bad += sum(g != w for g, w in zip(got, want))
+    ok &= bad == 0
+    print(f"saturating: {'every output as Python saturates and truncates it' if bad == 0 else f'{bad} outputs NOT as Python computes them'} ({4 * N} outputs)")
 print("ALL SAME" if ok else "SOME DIFFER")
 sys.exit(0 if ok else 1)

@@ -25,6 +25,7 @@
 //! - an atomic operation on 128 bits (`cmpxchg`, `atomicrmw`, atomic `load`/`store` of `i128`)
 //!   needs sm_90 or later (`E1012`); the module is then written as PTX ISA 8.4 at least (the
 //!   first whose `.b128` atomics take the `.sys` scope);
+//! - no global variable is `thread_local` (`E1012`: PTX has no thread-local storage);
 //! - a whole-program compilation with no kernel (a function of the `ptx_kernel` calling
 //!   convention; NVVM's `!nvvm.annotations` `"kernel"` entries are read as that) is `W1016`.
 //!
@@ -249,6 +250,7 @@ fn check(module: &Module<'_>, options: &CompileOptions, tm: &TargetMachine, show
     found.extend(function_data(module, &shown.text));
     found.extend(foreign_intrinsics(module, &shown.text));
     found.extend(wide_atomics_below_sm_90(module, options, tm, &shown.text));
+    found.extend(thread_locals(module, &shown.text));
     if found.iter().any(Diagnostic::is_error) {
         return found;
     }
@@ -394,6 +396,22 @@ fn wide_atomics_below_sm_90(module: &Module<'_>, options: &CompileOptions, tm: &
             .with_primary_message(label)
             .with_note("PTX has 128-bit atomic operations (`atom.cas.b128`, `atom.exch.b128`) from sm_90 on, as CUDA's 128-bit `atomicCAS` and `atomicExch`; compile for `-arch=sm_90` or later, or make the operation 64 bits wide"),
     )
+}
+
+/// `E1012` for each `thread_local` global variable: PTX has no thread-local storage, and NVPTX
+/// stopped on an address of one ("Cannot select: GlobalTLSAddress").
+fn thread_locals(module: &Module<'_>, text: &str) -> Vec<Diagnostic> {
+    module
+        .get_globals()
+        .filter(|g| g.is_thread_local())
+        .map(|g| {
+            let name = g.get_name().to_string_lossy().into_owned();
+            let span = [format!("@{name} ="), format!("@\"{name}\" =")].iter().find_map(|head| text.find(head.as_str())).map(|at| Span::new(at, at + text[at..].find('\n').unwrap_or(text.len() - at))).unwrap_or_default();
+            Diagnostic::new(Code::IrInvalid, span, format!("the global variable `@{name}` is `thread_local`, which PTX has no storage for"))
+                .with_primary_message("declared here")
+                .with_note("every thread of a grid has its own local memory (an `alloca`, `addrspace(5)`) and every block its `__shared__` memory (`addrspace(3)`); a variable of each thread's own is a local of the kernel, passed down")
+        })
+        .collect()
 }
 
 /// `E1019` for each function with prefix or prologue data (`define ... prefix`/`prologue`):

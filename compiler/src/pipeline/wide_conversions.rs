@@ -24,13 +24,17 @@
 //!   negative. What LLVM leaves undefined (NaN, infinities, values out of the integer's range:
 //!   poison) is whatever this computes.
 //!
+//! - `llvm.fptoui.sat` and `llvm.fptosi.sat` (Rust's `f64 as u128`): NaN is 0, a value past the
+//!   integer's range its nearest bound, the rest as `fptoui`/`fptosi`.
+//!
 //! Vectors are converted lane by lane. Integers of more than 128 bits, and `fp128` and the
 //! other wider floating-point types, are left as they are.
 //! Run after LLVM's optimisation (`driver::cuda::lower`), which does not write these
 //! conversions back.
 //!
-//! Invariant: afterwards no `sitofp`, `uitofp`, `fptosi` or `fptoui` has an integer of 65 to
-//! 128 bits (or a vector of them) on either side.
+//! Invariant: afterwards no `sitofp`, `uitofp`, `fptosi`, `fptoui`, `llvm.fptosi.sat` or
+//! `llvm.fptoui.sat` has an integer of 65 to 128 bits (or a vector of them) on either side of a
+//! `half`, `bfloat`, `float` or `double`.
 
 use inkwell::builder::Builder;
 use inkwell::context::ContextRef;
@@ -39,6 +43,7 @@ use inkwell::types::{BasicTypeEnum, FloatType, IntType};
 use inkwell::values::{AsValueRef, BasicValue, BasicValueEnum, FloatValue, InstructionOpcode, InstructionValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
 
+use super::clone::callee;
 use super::emit::{intrinsic, ok};
 
 /// The widest integer the pass converts.
@@ -52,20 +57,37 @@ pub fn wide_conversions(module: &Module<'_>) -> usize {
         for inst in f.get_basic_blocks().into_iter().flat_map(|b| b.get_instructions()) {
             let operand = inst.get_operand(0).and_then(|o| o.value()).map(|v| v.get_type());
             let result = BasicTypeEnum::try_from(inst.get_type()).ok();
-            let (int, fp) = match inst.get_opcode() {
-                InstructionOpcode::UIToFP | InstructionOpcode::SIToFP => (operand, result),
-                InstructionOpcode::FPToUI | InstructionOpcode::FPToSI => (result, operand),
+            let (kind, int, fp) = match inst.get_opcode() {
+                InstructionOpcode::UIToFP => (Kind::ToFloat { signed: false }, operand, result),
+                InstructionOpcode::SIToFP => (Kind::ToFloat { signed: true }, operand, result),
+                InstructionOpcode::FPToUI => (Kind::ToInt { signed: false, saturating: false }, result, operand),
+                InstructionOpcode::FPToSI => (Kind::ToInt { signed: true, saturating: false }, result, operand),
+                InstructionOpcode::Call => match callee(inst).and_then(|c| c.get_name().to_str().ok().map(str::to_string)) {
+                    Some(name) if name.starts_with("llvm.fptoui.sat.") => (Kind::ToInt { signed: false, saturating: true }, result, operand),
+                    Some(name) if name.starts_with("llvm.fptosi.sat.") => (Kind::ToInt { signed: true, saturating: true }, result, operand),
+                    _ => continue,
+                },
                 _ => continue,
             };
             if int.and_then(wide_int).is_some() && fp.is_some_and(|t| ieee_up_to_double(&module.get_context(), t)) {
-                found.push(inst);
+                found.push((inst, kind));
             }
         }
     }
-    for &inst in &found {
-        rewrite(module, inst);
+    for &(inst, kind) in &found {
+        rewrite(module, inst, kind);
     }
     found.len()
+}
+
+/// What a conversion the pass rewrites does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// `uitofp`, `sitofp`.
+    ToFloat { signed: bool },
+    /// `fptoui`, `fptosi`, and `llvm.fptoui.sat`/`llvm.fptosi.sat` (Rust's `as`): NaN is 0, a
+    /// value past the integer's range its nearest bound.
+    ToInt { signed: bool, saturating: bool },
 }
 
 /// Whether `t` (a vector's element) is `half`, `bfloat`, `float` or `double`: `fp128`,
@@ -90,22 +112,20 @@ fn wide_int(t: BasicTypeEnum<'_>) -> Option<IntType<'_>> {
     }
 }
 
-fn rewrite<'ctx>(module: &Module<'ctx>, inst: InstructionValue<'ctx>) {
+fn rewrite<'ctx>(module: &Module<'ctx>, inst: InstructionValue<'ctx>, kind: Kind) {
     let ctx = module.get_context();
     let b = ctx.create_builder();
     b.position_before(&inst);
     if let Some(location) = inst.get_debug_location() {
         b.set_current_debug_location(location);
     }
-    let opcode = inst.get_opcode();
     let x = inst.get_operand(0).and_then(|o| o.value()).expect("a conversion has an operand");
     let to = BasicTypeEnum::try_from(inst.get_type()).expect("a conversion's type is a basic type");
     let one = |x: BasicValueEnum<'ctx>, to: BasicTypeEnum<'ctx>| -> BasicValueEnum<'ctx> {
-        match opcode {
-            InstructionOpcode::UIToFP => to_float(module, &b, x.into_int_value(), to.into_float_type(), false).into(),
-            InstructionOpcode::SIToFP => to_float(module, &b, x.into_int_value(), to.into_float_type(), true).into(),
-            InstructionOpcode::FPToUI => to_int(module, &b, x.into_float_value(), to.into_int_type(), false).into(),
-            _ => to_int(module, &b, x.into_float_value(), to.into_int_type(), true).into(),
+        match kind {
+            Kind::ToFloat { signed } => to_float(module, &b, x.into_int_value(), to.into_float_type(), signed).into(),
+            Kind::ToInt { signed, saturating: false } => to_int(module, &b, x.into_float_value(), to.into_int_type(), signed).into(),
+            Kind::ToInt { signed, saturating: true } => to_int_saturating(module, &b, x.into_float_value(), to.into_int_type(), signed).into(),
         }
     };
     let result = match (x, to) {
@@ -215,6 +235,38 @@ fn to_int<'ctx>(module: &Module<'ctx>, b: &Builder<'ctx>, x: FloatValue<'ctx>, t
     }
 }
 
+/// `llvm.fptosi.sat`/`llvm.fptoui.sat` of `x` to `to` (of 65 to 128 bits): NaN is 0, a value
+/// below the integer's range its least value, above it its greatest, the rest truncated as
+/// [`to_int`] does (given an in-range value, so that it computes nothing undefined).
+fn to_int_saturating<'ctx>(module: &Module<'ctx>, b: &Builder<'ctx>, x: FloatValue<'ctx>, to: IntType<'ctx>, signed: bool) -> IntValue<'ctx> {
+    let ctx = module.get_context();
+    let ty = x.get_type();
+    let wide = if ty == ctx.f64_type() { ctx.f64_type() } else { ctx.f32_type() };
+    let x = if ty == wide { x } else { ok(b.build_float_ext(x, wide, "")) };
+    let n = to.get_bit_width();
+    // The bounds as powers of two: 2^n (2^(n-1) signed) is past the greatest value, and -2^(n-1)
+    // (0 unsigned) the least; in `float` 2^128 is infinity, past every finite value too.
+    let above = wide.const_float(2f64.powi(if signed { n as i32 - 1 } else { n as i32 }));
+    let least = if signed { wide.const_float(-(2f64.powi(n as i32 - 1))) } else { wide.const_zero() };
+    let (min, max) = if signed {
+        // 2^(n-1) - 1 and -2^(n-1), as two words (n is 65 to 128).
+        let top = 1u64 << (n - 65);
+        (to.const_int_arbitrary_precision(&[0, top]), to.const_int_arbitrary_precision(&[u64::MAX, top - 1]))
+    } else {
+        (to.const_zero(), to.const_all_ones())
+    };
+    let high = ok(b.build_float_compare(FloatPredicate::OGE, x, above, ""));
+    let low = ok(b.build_float_compare(FloatPredicate::OLT, x, least, ""));
+    let nan = ok(b.build_float_compare(FloatPredicate::UNO, x, x, ""));
+    let outside = ok(b.build_or(ok(b.build_or(high, low, "")), nan, ""));
+    // Unsigned, (-1, 0) truncates to 0: the magnitude conversion takes no negative value.
+    let inside = if signed { x } else { ok(b.build_select(ok(b.build_float_compare(FloatPredicate::OLT, x, wide.const_zero(), "")), wide.const_zero(), x, "")).into_float_value() };
+    let safe = ok(b.build_select(outside, wide.const_zero(), inside, "")).into_float_value();
+    let converted = to_int(module, b, safe, to, signed);
+    let bounded = ok(b.build_select(high, max, ok(b.build_select(low, min, converted, "")).into_int_value(), "")).into_int_value();
+    ok(b.build_select(nan, to.const_zero(), bounded, "")).into_int_value()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -250,6 +302,27 @@ mod tests {
             assert!(!out.lines().any(|l| l.contains(" = fpto") && !l.contains(" to i64")), "{out}");
             assert!(out.contains("fptoui double") || out.contains("fptoui float"), "{out}");
         }
+    }
+
+    #[test]
+    fn saturating_conversions_clamp_before_converting() {
+        for (from, op, to) in [("double", "fptoui", "i128"), ("float", "fptosi", "i128"), ("half", "fptosi", "i100")] {
+            let m = match from {
+                "double" => "f64",
+                "float" => "f32",
+                _ => "f16",
+            };
+            let call = format!("llvm.{op}.sat.{to}.{m}");
+            let (n, out) = rewritten(&format!("  %r = call {to} @{call}({from} %x)\n  store {to} %r, ptr %p\n  ret void\n}}\ndeclare {to} @{call}({from})\ndefine void @g() {{"), from);
+            assert_eq!(n, 1, "{call}");
+            assert!(!out.contains(&format!("call {to} @{call}")), "{out}");
+            // NaN is 0: an unordered comparison of the value with itself.
+            assert!(out.contains("fcmp uno"), "{out}");
+            assert!(out.lines().filter(|l| l.contains(" = fpto")).all(|l| l.contains(" to i64")), "{out}");
+        }
+        // The signed bounds of i100: 2^99 - 1 and -2^99.
+        let (_, out) = rewritten("  %r = call i100 @llvm.fptosi.sat.i100.f64(double %x)\n  store i100 %r, ptr %p\n  ret void\n}\ndeclare i100 @llvm.fptosi.sat.i100.f64(double)\ndefine void @g() {", "double");
+        assert!(out.contains("i100 633825300114114700748351602687") && out.contains("i100 -633825300114114700748351602688"), "{out}");
     }
 
     #[test]
