@@ -561,6 +561,32 @@ pub(crate) fn fill_cache() {
 /// LLVM 22's NVPTX that the toolkit's ptxas takes, a line each as nvcc writes them:
 /// `compute_90`, `sm_90`, or with both options `arch=compute_90,code=sm_90`. Build scripts
 /// ask nvcc so (PyTorch extensions' `setup.py`, FFmpeg's `configure`).
+/// The `_FORTIFY_SOURCE` level nvcc's host compiler would define by itself for a `.cu` file's
+/// host side (`toolchain::host_compiler_fortify`): at the host optimisation level nvcc passes it,
+/// the last of an explicit `-O<n>` and `-Xcompiler -O<n>` (none: no `-O`, so none), and only
+/// where the command line neither defines nor undefines `_FORTIFY_SOURCE` itself (`-D`, `-U`,
+/// or an `-Xcompiler` option naming it; Ubuntu's GCC defines it under
+/// the same condition).
+fn host_fortify(cli: &Cli, matches: &clap::ArgMatches, preprocess: &PreprocessOptions) -> Option<u32> {
+    let explicit = (matches.value_source("opt_level") == Some(clap::parser::ValueSource::CommandLine)).then_some(cli.opt_level);
+    let passed = cli.xcompiler.iter().rev().find_map(|a| match a.strip_prefix("-O")? {
+        "" => Some(1),
+        "0" => Some(0),
+        "s" | "z" | "g" | "fast" => Some(2),
+        n => n.parse::<u8>().ok().map(|n| n.min(3)),
+    });
+    let level = passed.or(explicit)?;
+    let named = |text: &str| text == "_FORTIFY_SOURCE" || text.starts_with("_FORTIFY_SOURCE=");
+    let own = preprocess.macros.iter().any(|m| match m {
+        MacroOption::Define(d) | MacroOption::Undefine(d) => named(d),
+    }) || cli.xcompiler.iter().any(|a| a.contains("_FORTIFY_SOURCE"));
+    if level == 0 || own {
+        return None;
+    }
+    let compiler = cdpc::toolchain::HostCompiler::find(cli.ccbin.as_deref()).ok()?;
+    cdpc::toolchain::host_compiler_fortify(&compiler.program, level)
+}
+
 fn list_gpus(cli: &Cli, format: ErrorFormat) -> ExitCode {
     let tools = match cdpc::toolchain::Toolchain::discover(&ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() }) {
         Ok(tools) => tools,
@@ -718,6 +744,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
             std: cli.std,
             host_args: cli.xcompiler.clone(),
             warning_args: cli.no_deprecation_warnings.then(|| "-Wno-deprecated-declarations".to_string()).into_iter().collect(),
+            host_fortify: None,
         },
         host_object_images: Vec::new(),
         whole_program: false,
@@ -734,6 +761,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         let release = cdpc::toolchain::Toolchain::discover(&options.tools).ok().as_ref().and_then(cuda_release);
         options.cuda_cxx.host_args.extend(release.map(driver::program::identity_macros).unwrap_or_default());
     }
+    options.cuda_cxx.host_fortify = host_fortify(&cli, &matches, &options.preprocess);
     let format = cli.error_format;
     if cli.preprocess_only {
         let images = cli.gencode.concat();

@@ -293,3 +293,40 @@ fn without_rdc_each_file_is_a_whole_program_and_no_device_link_runs() {
     assert!(!p.path().join("app").exists());
     p.assert_nvcc_never_ran();
 }
+
+/// nvcc passes its host `-O` to its host compiler, and Ubuntu's GCC then defines
+/// `_FORTIFY_SOURCE` by itself: a program nvcc builds with `-O2` there stops at a fortified
+/// overflow (`*** buffer overflow detected ***`; measured with SourabhShenoy's string matchers,
+/// results/2026-11-28-heldout-programs/). cdpc's host side (Clang) gets the level the host
+/// compiler defines, asked with `-dM -E -O<n>`: here a host compiler (`CDPC_HOST_CXX`) that
+/// answers as Ubuntu 24.04's GCC and otherwise is `c++`. Without `-O`, with `-D_FORTIFY_SOURCE`
+/// of the user's or `-U`, it gets none; the device side never does.
+#[test]
+fn the_host_side_is_fortified_where_nvccs_host_compiler_would_be() {
+    let Some(p) = Project::new() else { return };
+    let fake = p.path().join("ubuntu-g++");
+    std::fs::write(&fake, "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = -dM ] && { c++ \"$@\"; echo '#define _FORTIFY_SOURCE 3'; exit 0; }; done\nexec c++ \"$@\"\n").unwrap();
+    make_executable(&fake);
+    let overflow = "#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n\
+                    #if defined(__CUDA_ARCH__) && defined(_FORTIFY_SOURCE) && _FORTIFY_SOURCE > 0\n#error the device side is fortified\n#endif\n\
+                    __global__ void k() {}\n\
+                    int main(int argc, char **argv) {\n    const char *text = argc > 5 ? argv[1] : \"a pattern of 23 letters\";\n    char *copy = (char *)std::malloc(std::strlen(text));\n    std::strcpy(copy, text);\n    std::printf(\"%s\\n\", copy);\n    return 0;\n}\n";
+    std::fs::write(p.path().join("overflow.cu"), overflow).unwrap();
+    let build = |args: &[&str], output: &str| {
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["overflow.cu", "-o", output]);
+        let out = Command::new(env!("CARGO_BIN_EXE_cdpc")).current_dir(p.path()).env("PATH", p.search_path()).env("CDPC_HOST_CXX", &fake).args(&all).output().unwrap();
+        ok(&out, &format!("cdpc {}", all.join(" ")));
+        Command::new(p.path().join(output)).current_dir(p.path()).output().expect("the program runs")
+    };
+    // Fortified: glibc's `__strcpy_chk` stops the program before its `printf`.
+    let fortified = build(&["-O2"], "fortified");
+    assert!(!fortified.status.success() && stderr(&fortified).contains("buffer overflow detected"), "-O2: {fortified:?}");
+    let fortified = build(&["-Xcompiler", "-O1"], "fortified-x");
+    assert!(stderr(&fortified).contains("buffer overflow detected"), "-Xcompiler -O1: {fortified:?}");
+    // Not fortified: the overflow goes unnoticed, as under GCC at -O0 or with the user's choice.
+    for (args, name) in [(&[][..], "plain"), (&["-O0"][..], "o0"), (&["-O2", "-U_FORTIFY_SOURCE"][..], "undefined"), (&["-O2", "-Xcompiler", "-D_FORTIFY_SOURCE=0"][..], "zero")] {
+        let out = build(args, name);
+        assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("a pattern of 23 letters"), "{args:?}: {out:?}");
+    }
+}

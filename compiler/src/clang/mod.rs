@@ -232,6 +232,11 @@ pub struct CudaCxxOptions {
     /// Clang's warning options that nvcc's `-W` options name, for both sides
     /// (`-Wno-deprecated-declarations`).
     pub warning_args: Vec<String>,
+    /// `_FORTIFY_SOURCE` for the host side alone: the level nvcc's host compiler would define
+    /// by itself at the host optimisation level nvcc passes it (Ubuntu's GCC when optimising;
+    /// `toolchain::host_compiler_fortify`). nvcc's device pass preprocesses without `-O`, so
+    /// the device side never gets it.
+    pub host_fortify: Option<u32>,
 }
 
 impl CudaCxxOptions {
@@ -625,6 +630,9 @@ impl ClangInvocation<'_> {
         if let Some(dir) = self.host_include {
             push("-idirafter".into());
             push(dir.display().to_string());
+        }
+        if let (true, Some(level)) = (host, self.cxx.host_fortify) {
+            push(format!("-D_FORTIFY_SOURCE={level}"));
         }
         let host_compiler = if host { self.cxx.host_args.clone() } else { self.cxx.preprocessor_args() };
         for arg in host_compiler {

@@ -38,7 +38,7 @@ pub use early::StartedBuild;
 pub use cleanup::{interrupt, stale_work_dirs, WORK_DIR_PREFIX};
 pub use overwrite::{OutputGuard, Overwrite, PREPROCESSED_START};
 pub use program::{Archiver, DeviceLinked, HostCompiler};
-pub use run::{work_dir, WorkDir, host_compiler_include, ptxas_architectures, nvlink_args, ptxas_args, run_front_end, version_output, BuildOptions, FatbinImage, FrontEndRun, OutputFile, ToolLog, ToolRun, DEFAULT_TOOL_TIMEOUT};
+pub use run::{work_dir, WorkDir, fortify_level, host_compiler_fortify, host_compiler_include, ptxas_architectures, nvlink_args, ptxas_args, run_front_end, version_output, BuildOptions, FatbinImage, FrontEndRun, OutputFile, ToolLog, ToolRun, DEFAULT_TOOL_TIMEOUT};
 
 #[cfg(test)]
 mod tests;

@@ -330,6 +330,36 @@ pub fn host_compiler_include() -> Option<PathBuf> {
         .clone()
 }
 
+/// The `_FORTIFY_SOURCE` level the host compiler `program` (nvcc's: `gcc` on `PATH`, or
+/// `-ccbin`'s) defines by itself at `-O<level>` for C++: Ubuntu's GCC defines 2 (22.04) or 3
+/// (24.04) whenever it optimises, Debian's and upstream GCC none. nvcc passes its host `-O` on to
+/// that compiler, so a host program nvcc builds with `-O2` on Ubuntu stops at a fortified
+/// overflow (`*** buffer overflow detected ***`); cdpc's host side is Clang's, which defines
+/// nothing, and is given this level instead ([`crate::clang::CudaCxxOptions::host_fortify`]).
+/// Asked once per process and level (`program -dM -E -O<level> -x c++ /dev/null`, about 10 ms);
+/// `None` when it defines none, or does not answer within 10 seconds.
+pub fn host_compiler_fortify(program: &Path, level: u8) -> Option<u32> {
+    type Answers = Mutex<std::collections::HashMap<(PathBuf, u8), Option<u32>>>;
+    static ASKED: std::sync::OnceLock<Answers> = std::sync::OnceLock::new();
+    let asked = ASKED.get_or_init(Default::default);
+    let key = (program.to_path_buf(), level);
+    if let Some(answer) = asked.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return *answer;
+    }
+    let args: Vec<OsString> = ["-dM", "-E", &format!("-O{level}"), "-x", "c++", "/dev/null"].iter().map(OsString::from).collect();
+    let answer = match process::run(program, &args, Some(Duration::from_secs(10))) {
+        Ok(Ended::Exited { status, stdout, .. }) if status.success() => fortify_level(&String::from_utf8_lossy(&stdout)),
+        _ => None,
+    };
+    asked.lock().unwrap_or_else(|e| e.into_inner()).insert(key, answer);
+    answer
+}
+
+/// The value of `#define _FORTIFY_SOURCE N` among a compiler's predefined macros (`-dM -E`).
+pub fn fortify_level(predefined: &str) -> Option<u32> {
+    predefined.lines().find_map(|l| l.strip_prefix("#define _FORTIFY_SOURCE ")).and_then(|v| v.trim().parse().ok()).filter(|&n| n > 0)
+}
+
 /// What a front-end process (Clang) left: the file it wrote and what it said.
 #[derive(Debug)]
 pub struct FrontEndRun {

@@ -1125,3 +1125,13 @@ fn an_early_tool_that_fails_runs_again_and_its_failure_is_reported() {
     assert_eq!(f.opts.log.take().iter().map(|r| r.tool.clone()).collect::<Vec<_>>(), ["ptxas", "nvlink"]);
     assert!(Fake::entries(&f.temp_root()).is_empty());
 }
+
+/// `_FORTIFY_SOURCE` among a compiler's predefined macros: Ubuntu 24.04's GCC at `-O2`, one
+/// without it (Debian's, upstream), and a zero, which fortifies nothing.
+#[test]
+fn the_fortify_level_is_read_from_the_predefined_macros() {
+    assert_eq!(super::fortify_level("#define __GNUC__ 13\n#define _FORTIFY_SOURCE 3\n#define __OPTIMIZE__ 1\n"), Some(3));
+    assert_eq!(super::fortify_level("#define __GNUC__ 12\n#define __OPTIMIZE__ 1\n"), None);
+    assert_eq!(super::fortify_level("#define _FORTIFY_SOURCE 0\n"), None);
+    assert_eq!(super::fortify_level("#define _FORTIFY_SOURCE_X 2\n"), None);
+}
