@@ -14,7 +14,9 @@
 //!   is the rounding of the whole value: the sticky bit lies below the round bit of every
 //!   floating-point type's significand), converted, then scaled by the power of two shifted
 //!   out (exact; an overflow is infinity, as it must be). `half` cannot hold 2^64: infinity.
-//!   `bfloat` is scaled in `float`, then truncated (exact, or infinity). `sitofp`: the
+//!   `bfloat` goes through `float` rounded to odd (24 bits, exact; [`odd_float`]), scaled
+//!   there, then rounded once, since NVPTX converts 64-bit integers to `bfloat` through `float`
+//!   below sm_90, rounding twice. `sitofp`: the
 //!   magnitude's conversion, negated where the value is negative.
 //! - to an integer (`fptoui`): `half` and `bfloat` extended to `float` (exact); a value below
 //!   2^64 is the 64-bit conversion; above, its high half is the 64-bit conversion of the value
@@ -168,9 +170,14 @@ fn to_float<'ctx>(module: &Module<'ctx>, b: &Builder<'ctx>, x: IntValue<'ctx>, t
     } else {
         (None, x)
     };
+    let bfloat = to == ctx.bf16_type();
     // Below 2^64: the low half's conversion.
     let low = ok(b.build_int_truncate(magnitude, i64t, ""));
-    let small = ok(b.build_unsigned_int_to_float(low, to, ""));
+    let small = if bfloat {
+        ok(b.build_float_trunc(odd_float(module, b, low), to, ""))
+    } else {
+        ok(b.build_unsigned_int_to_float(low, to, ""))
+    };
     // At 2^64 and above: the leading one at the top, its top 64 bits with a sticky bit.
     let large_value = ok(b.build_int_compare(IntPredicate::UGT, magnitude, ty.const_int(u64::MAX, false), ""));
     let ctlz = intrinsic(module, "llvm.ctlz", &[ty.into()]);
@@ -186,9 +193,8 @@ fn to_float<'ctx>(module: &Module<'ctx>, b: &Builder<'ctx>, x: IntValue<'ctx>, t
         // 2^64 and more is past half's largest finite value, 65504.
         to.const_float(f64::INFINITY)
     } else {
-        let rounded = ok(b.build_unsigned_int_to_float(top, to, ""));
         let wide = if to == ctx.f64_type() { ctx.f64_type() } else { ctx.f32_type() };
-        let extended = if to == wide { rounded } else { ok(b.build_float_ext(rounded, wide, "")) };
+        let extended = if bfloat { odd_float(module, b, top) } else { ok(b.build_unsigned_int_to_float(top, to, "")) };
         let scaled = ok(b.build_float_mul(extended, power_of_two(&ctx, b, wide, k), ""));
         if to == wide {
             scaled
@@ -201,6 +207,28 @@ fn to_float<'ctx>(module: &Module<'ctx>, b: &Builder<'ctx>, x: IntValue<'ctx>, t
         Some(negative) => ok(b.build_select(negative, ok(b.build_float_neg(result, "")), result, "")).into_float_value(),
         None => result,
     }
+}
+
+/// `v` (unsigned) as a `float` of at most 24 significant bits, rounded to odd: truncated, with
+/// its last bit set where anything was cut off, so exact in `float`, and one rounding of it to
+/// a type of at most 22 bits (`bfloat`'s 8) rounds as a rounding of `v` itself would. For
+/// `bfloat`, whose conversion from a 64-bit integer NVPTX writes through `float` below sm_90
+/// (two roundings: `cvt.rn.f32.u64`, `cvt.rn.bf16.f32`).
+fn odd_float<'ctx>(module: &Module<'ctx>, b: &Builder<'ctx>, v: IntValue<'ctx>) -> FloatValue<'ctx> {
+    let ctx = module.get_context();
+    let i64t = ctx.i64_type();
+    let ctlz = intrinsic(module, "llvm.ctlz", &[i64t.into()]);
+    let zeros = ok(b.build_call(ctlz, &[v.into(), ctx.bool_type().const_zero().into()], "")).try_as_basic_value().basic().expect("ctlz returns").into_int_value();
+    // The bits below the leading 24: 40 - zeros, none for a value below 2^24.
+    let cut = ok(b.build_int_sub(i64t.const_int(40, false), zeros, ""));
+    let cut = ok(b.build_select(ok(b.build_int_compare(IntPredicate::SGT, cut, i64t.const_zero(), "")), cut, i64t.const_zero(), "")).into_int_value();
+    let kept = ok(b.build_right_shift(v, cut, false, ""));
+    let mask = ok(b.build_int_sub(ok(b.build_left_shift(i64t.const_int(1, false), cut, "")), i64t.const_int(1, false), ""));
+    let lost = ok(b.build_int_compare(IntPredicate::NE, ok(b.build_and(v, mask, "")), i64t.const_zero(), ""));
+    let odd = ok(b.build_or(kept, ok(b.build_int_z_extend(lost, i64t, "")), ""));
+    let f32t = ctx.f32_type();
+    let exact = ok(b.build_unsigned_int_to_float(odd, f32t, ""));
+    ok(b.build_float_mul(exact, power_of_two(&ctx, b, f32t, cut), ""))
 }
 
 /// `x` as the integer `to` (of 65 to 128 bits), signed or not, rounded toward zero.
@@ -296,6 +324,10 @@ mod tests {
                 assert!(out.contains("uitofp i64"), "{out}");
             }
         }
+        // bfloat is rounded once, from `float` (rounded to odd), not converted from 64 bits.
+        let (_, out) = rewritten("  %r = uitofp i128 %x to bfloat\n  store bfloat %r, ptr %p", "i128");
+        assert!(!out.contains("to bfloat\n") || out.lines().filter(|l| l.contains("to bfloat")).all(|l| l.contains("fptrunc float")), "{out}");
+        assert!(out.contains("uitofp i64") && out.contains("to float") && out.contains("fptrunc float"), "{out}");
         for (from, op, to) in [("double", "fptoui", "i128"), ("float", "fptosi", "i128"), ("half", "fptosi", "i100"), ("bfloat", "fptoui", "i128"), ("<2 x double>", "fptosi", "<2 x i128>")] {
             let (n, out) = rewritten(&format!("  %r = {op} {from} %x to {to}\n  store {to} %r, ptr %p"), from);
             assert_eq!(n, 1, "{op} {from} to {to}");
