@@ -210,6 +210,9 @@ pub enum Code {
     // LLVM stopped on the module (a fatal error or a crash in its passes or code generation,
     // `back::safely`): E1023
     LlvmStopped,
+    // An operation the target architecture has no instruction for, in either front end's IR
+    // (`pipeline::wide_atomics`: 128-bit atomics below sm_90): E1024
+    ArchitectureLacksOperation,
     // A kernel qualifier nvcc refuses (`pipeline::qualifiers`: `__maxnreg__` beside
     // `__launch_bounds__` or not positive, a `__block_size__` dimension not positive or its
     // second tuple beside `__cluster_dims__`): E1021
@@ -347,6 +350,7 @@ impl Code {
             KernelQualifierRefused => "E1021",
             MallocPoolNotUsed => "W1022",
             LlvmStopped => "E1023",
+            ArchitectureLacksOperation => "E1024",
             SharedConstructionLeftOut => "W1030",
         }
     }
@@ -485,6 +489,7 @@ impl Code {
         Code::KernelQualifierRefused,
         Code::MallocPoolNotUsed,
         Code::LlvmStopped,
+        Code::ArchitectureLacksOperation,
         Code::SharedConstructionLeftOut,
     ];
 

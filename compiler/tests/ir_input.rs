@@ -326,7 +326,7 @@ fn conversions_of_128_bit_integers_compile() {
 /// The IR front end wrote sm_90's oldest PTX, 7.8, and NVPTX stopped ("unsupported cmpxchg",
 /// `E1023`); now such a module is PTX 8.4 at sm_90 (where NVPTX's oldest is newer, that), every
 /// form is a `.b128` atomic, the cubin assembles and links, and a module without one keeps 7.8.
-/// Below sm_90: `E1012` at the operation (tests/ui/ir/e1012_wide_atomic_below_sm_90.ll).
+/// Below sm_90: `E1024` at the operation (tests/ui/ir/e1024_wide_atomic_below_sm_90.ll).
 #[test]
 fn atomics_of_128_bits_are_ptx_b128_atomics_from_sm_90_on() {
     let ir = "target triple = \"nvptx64-nvidia-cuda\"\n\n\
@@ -366,7 +366,7 @@ fn atomics_of_128_bits_are_ptx_b128_atomics_from_sm_90_on() {
     assert_eq!(version(&String::from_utf8(out.stdout).unwrap()), "7.8");
     let out = cdpc(dir.path(), &["wide.ll", "-arch=sm_89", "--emit", "ptx", "-o", "-"]);
     assert!(!out.status.success());
-    assert!(stderr(&out).contains("error[E1012]: the function `@k` has a `cmpxchg` of 128 bits, which sm_89 cannot do"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("error[E1024]: a compare-and-swap of 128 bits needs sm_90 or later; the target is sm_89"), "{}", stderr(&out));
 }
 
 /// Operations LLVM 22's NVPTX back end has no instruction nor library call for (arithmetic on

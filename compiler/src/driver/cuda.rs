@@ -1131,6 +1131,14 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
         all.extend(refused.iter().map(|r| qualifier_refused(source, &compiled_path, r)));
         return Err(CompileError::Diagnostics(options.warnings.apply(all)));
     }
+    // 128-bit atomics of Clang's `__atomic` built-ins below sm_90, which NVPTX stopped on (nvcc
+    // refuses them too); from sm_90 PTX ISA 8.4 at least.
+    if let Some(refused) = pipeline::wide_atomics::refused(&module, options.target.sm, &shown) {
+        let mut all = clang_warnings;
+        all.push(refused);
+        return Err(CompileError::Diagnostics(options.warnings.apply(all)));
+    }
+    pipeline::wide_atomics::require_ptx(&module, options.target.sm);
     // libdevice's operations, which Clang linked and inlined without `contract`, contracted by
     // nvcc's rule as the program's are (`back::contract`): nvcc's `-fmad=true` covers both.
     if options.fmad == back::Fmad::Contract {

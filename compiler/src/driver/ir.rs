@@ -23,8 +23,8 @@
 //!   only, or not at all: PTX has no way to spell other characters, and LLVM's NVPTX printer
 //!   would stop the process on them (`E1017`);
 //! - an atomic operation on 128 bits (`cmpxchg`, `atomicrmw`, atomic `load`/`store` of `i128`)
-//!   needs sm_90 or later (`E1012`); the module is then written as PTX ISA 8.4 at least (the
-//!   first whose `.b128` atomics take the `.sys` scope);
+//!   needs sm_90 or later (`E1024`, `pipeline::wide_atomics`); the module is then written as
+//!   PTX ISA 8.4 at least (the first whose `.b128` atomics take the `.sys` scope);
 //! - no global variable is `thread_local` (`E1012`: PTX has no thread-local storage);
 //! - a whole-program compilation with no kernel (a function of the `ptx_kernel` calling
 //!   convention; NVVM's `!nvvm.annotations` `"kernel"` entries are read as that) is `W1016`.
@@ -113,12 +113,8 @@ fn compile<'ctx>(context: &'ctx Context, module: Module<'ctx>, options: &Compile
     // would stop NVPTX (`SmVersion::min_ptx`).
     crate::pipeline::qualifiers::raise_ptx_version(&module, options.target.sm.min_ptx());
     let warnings = options.warnings.apply(check(&module, options, &tm, shown));
-    if options.target.sm.min_ptx() < WIDE_ATOMICS_PTX && wide_atomic(&module, &tm).is_some() {
-        // NVPTX writes 128-bit atomics as `.b128` `atom.cas`/`atom.exch` from PTX ISA 8.3 on
-        // (below it: "unsupported cmpxchg", a stop), with the `.sys` scope that ptxas takes
-        // from 8.4 on; `check` refused them below sm_90.
-        crate::pipeline::qualifiers::require_ptx_version(&module, WIDE_ATOMICS_PTX);
-    }
+    // 128-bit atomics: PTX ISA 8.4 at least (`check` refused them below sm_90).
+    crate::pipeline::wide_atomics::require_ptx(&module, options.target.sm);
     if warnings.iter().any(Diagnostic::is_error) {
         return Err(CompileError::Diagnostics(warnings));
     }
@@ -249,7 +245,7 @@ fn check(module: &Module<'_>, options: &CompileOptions, tm: &TargetMachine, show
     found.extend(symbol_names(module, &shown.text));
     found.extend(function_data(module, &shown.text));
     found.extend(foreign_intrinsics(module, &shown.text));
-    found.extend(wide_atomics_below_sm_90(module, options, tm, &shown.text));
+    found.extend(crate::pipeline::wide_atomics::refused(module, options.target.sm, shown));
     found.extend(thread_locals(module, &shown.text));
     if found.iter().any(Diagnostic::is_error) {
         return found;
@@ -317,85 +313,6 @@ fn foreign_intrinsics(module: &Module<'_>, text: &str) -> Vec<Diagnostic> {
             )
         })
         .collect()
-}
-
-/// The PTX ISA version of 128-bit atomics as NVPTX writes them, as ten times the version:
-/// `atom.cas.b128`/`atom.exch.b128` are PTX ISA 8.3's (sm_90 on), and NVPTX writes them with the
-/// `.sys` scope, which ptxas 13.5 takes with `.b128` from 8.4 on ("Feature '.b128 with .sys'
-/// requires PTX ISA .version 8.4 or later").
-const WIDE_ATOMICS_PTX: u32 = 84;
-
-/// The first atomic operation on 128 bits in `module` (`cmpxchg`, `atomicrmw`, an atomic `load`
-/// or `store` of `i128` or `fp128`; NVPTX makes the other read-modify-writes, the loads and the
-/// stores loops of `atom.cas.b128` or an `atom.exch.b128`): its function and instruction.
-fn wide_atomic<'ctx>(module: &Module<'ctx>, tm: &TargetMachine) -> Option<(FunctionValue<'ctx>, InstructionOpcode)> {
-    use inkwell::llvm_sys::core::{LLVMGetOperand, LLVMGetOrdering, LLVMTypeOf};
-    use inkwell::llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic;
-    let data = tm.get_target_data();
-    // SAFETY: the type of a live value.
-    let bits = |v: LLVMValueRef| match unsafe { AnyTypeEnum::new(LLVMTypeOf(v)) } {
-        AnyTypeEnum::IntType(t) => data.get_bit_size(&t),
-        AnyTypeEnum::FloatType(t) => data.get_bit_size(&t),
-        _ => 0,
-    };
-    for f in module.get_functions() {
-        for inst in f.get_basic_blocks().into_iter().flat_map(|b| b.get_instructions()) {
-            let opcode = inst.get_opcode();
-            let at = inst.as_value_ref();
-            // SAFETY: the operands and ordering of a live instruction of the opcode matched.
-            let value = unsafe {
-                match opcode {
-                    InstructionOpcode::AtomicCmpXchg | InstructionOpcode::AtomicRMW | InstructionOpcode::Store => LLVMGetOperand(at, if opcode == InstructionOpcode::Store { 0 } else { 1 }),
-                    InstructionOpcode::Load => at,
-                    _ => continue,
-                }
-            };
-            // SAFETY: as above.
-            let atomic = !matches!(opcode, InstructionOpcode::Load | InstructionOpcode::Store) || unsafe { LLVMGetOrdering(at) } != LLVMAtomicOrderingNotAtomic;
-            if atomic && bits(value) > 64 {
-                return Some((f, opcode));
-            }
-        }
-    }
-    None
-}
-
-/// `E1012` at the function of the first atomic operation on 128 bits ([`wide_atomic`]) when the
-/// target is older than sm_90: PTX has `.b128` atomics from sm_90 on (as CUDA's 128-bit
-/// `atomicCAS`), and NVPTX stopped on them before ("unsupported cmpxchg").
-fn wide_atomics_below_sm_90(module: &Module<'_>, options: &CompileOptions, tm: &TargetMachine, text: &str) -> Option<Diagnostic> {
-    if options.target.sm.number >= 90 {
-        return None;
-    }
-    let (f, opcode) = wide_atomic(module, tm)?;
-    let (what, keyword) = match opcode {
-        InstructionOpcode::AtomicCmpXchg => ("a `cmpxchg`", "cmpxchg "),
-        InstructionOpcode::AtomicRMW => ("an `atomicrmw`", "atomicrmw "),
-        InstructionOpcode::Load => ("an atomic `load`", "load atomic "),
-        _ => ("an atomic `store`", "store atomic "),
-    };
-    let name = name_of(f);
-    let define = crate::pipeline::location::define_line(text, &name);
-    // In text, the operation's line: the function's first of its kind on a 128-bit type.
-    let line = define.and_then(|d| {
-        let mut at = d.end as usize;
-        text.get(at..)?.split_inclusive('\n').take_while(|l| !l.starts_with('}')).find_map(|l| {
-            let start = at;
-            at += l.len();
-            let body = l.trim_end();
-            let blank = body.len() - body.trim_start().len();
-            (body.contains(keyword) && (body.contains("i128") || body.contains("fp128"))).then(|| Span::new(start + blank, start + body.len()))
-        })
-    });
-    let (span, label) = match (line, define) {
-        (Some(line), _) => (line, "this operation"),
-        (None, define) => (define.unwrap_or_default(), "in this function"),
-    };
-    Some(
-        Diagnostic::new(Code::IrInvalid, span, format!("the function `@{name}` has {what} of 128 bits, which {} cannot do", options.target.sm))
-            .with_primary_message(label)
-            .with_note("PTX has 128-bit atomic operations (`atom.cas.b128`, `atom.exch.b128`) from sm_90 on, as CUDA's 128-bit `atomicCAS` and `atomicExch`; compile for `-arch=sm_90` or later, or make the operation 64 bits wide"),
-    )
 }
 
 /// `E1012` for each `thread_local` global variable: PTX has no thread-local storage, and NVPTX

@@ -96,6 +96,7 @@ mod stream_order;
 pub mod threshold;
 pub mod uniform;
 pub mod warp;
+pub mod wide_atomics;
 pub mod wide_conversions;
 
 use crate::diag::Diagnostic;

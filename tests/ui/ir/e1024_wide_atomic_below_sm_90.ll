@@ -1,7 +1,7 @@
 ; flags: --arch sm_80
 ; A compare-and-swap of 128 bits (Rust's `AtomicU128`, C++'s `std::atomic<__int128>` in another
 ; front end's IR): PTX's `atom.cas.b128` is sm_90's, and below it NVPTX stopped ("unsupported
-; cmpxchg").
+; cmpxchg", E1023).
 target triple = "nvptx64-nvidia-cuda"
 
 define ptx_kernel void @swap(ptr addrspace(1) %p, i128 %expected, i128 %desired) {
