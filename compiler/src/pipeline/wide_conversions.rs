@@ -16,8 +16,8 @@
 //!   out (exact; an overflow is infinity, as it must be). `half` cannot hold 2^64: infinity.
 //!   `bfloat` goes through `float` rounded to odd (24 bits, exact; [`odd_float`]), scaled
 //!   there, then rounded once, since NVPTX converts 64-bit integers to `bfloat` through `float`
-//!   below sm_90, rounding twice. `sitofp`: the
-//!   magnitude's conversion, negated where the value is negative.
+//!   below sm_90, rounding twice. `sitofp`: the magnitude's conversion, negated where the value
+//!   is negative.
 //! - to an integer (`fptoui`): `half` and `bfloat` extended to `float` (exact); a value below
 //!   2^64 is the 64-bit conversion; above, its high half is the 64-bit conversion of the value
 //!   divided by 2^64, and its low half that of the remainder (exact: at 2^64 and more, `double`'s
@@ -25,13 +25,11 @@
 //!   bits than the type holds). `fptosi`: the magnitude's conversion, negated where the value is
 //!   negative. What LLVM leaves undefined (NaN, infinities, values out of the integer's range:
 //!   poison) is whatever this computes.
-//!
 //! - `llvm.fptoui.sat` and `llvm.fptosi.sat` (Rust's `f64 as u128`): NaN is 0, a value past the
 //!   integer's range its nearest bound, the rest as `fptoui`/`fptosi`.
 //!
 //! Vectors are converted lane by lane. Integers of more than 128 bits, and `fp128` and the
-//! other wider floating-point types, are left as they are.
-//! Run after LLVM's optimisation (`driver::cuda::lower`), which does not write these
+//! other wider floating-point types, are left as they are. Run after LLVM's optimisation (`driver::cuda::lower`), which does not write these
 //! conversions back.
 //!
 //! Invariant: afterwards no `sitofp`, `uitofp`, `fptosi`, `fptoui`, `llvm.fptosi.sat` or
