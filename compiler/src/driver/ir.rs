@@ -323,7 +323,7 @@ fn thread_locals(module: &Module<'_>, text: &str) -> Vec<Diagnostic> {
         .filter(|g| g.is_thread_local())
         .map(|g| {
             let name = g.get_name().to_string_lossy().into_owned();
-            let span = [format!("@{name} ="), format!("@\"{name}\" =")].iter().find_map(|head| text.find(head.as_str())).map(|at| Span::new(at, at + text[at..].find('\n').unwrap_or(text.len() - at))).unwrap_or_default();
+            let span = [format!("@{name} ="), format!("@\"{name}\" =")].iter().find_map(|head| line_with(text, head)).unwrap_or_default();
             Diagnostic::new(Code::IrInvalid, span, format!("the global variable `@{name}` is `thread_local`, which PTX has no storage for"))
                 .with_primary_message("declared here")
                 .with_note("every thread of a grid has its own local memory (an `alloca`, `addrspace(5)`) and every block its `__shared__` memory (`addrspace(3)`); a variable of each thread's own is a local of the kernel, passed down")

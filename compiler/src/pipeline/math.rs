@@ -28,7 +28,7 @@ use inkwell::types::{AsTypeRef, BasicMetadataTypeEnum, BasicTypeEnum, FloatType}
 use inkwell::values::{AsValueRef, BasicValue, BasicValueEnum, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue};
 
 use super::clone::{callee, position_at_start, users};
-use super::emit::ok;
+use super::emit::{builder_at, element_type, lane_by_lane, ok};
 
 /// What an intrinsic takes and gives, and how libdevice's function does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,12 +101,8 @@ enum Kind {
 }
 
 fn kind_of(t: BasicTypeEnum<'_>) -> Option<Kind> {
-    let scalar = match t {
-        BasicTypeEnum::VectorType(v) => v.get_element_type(),
-        other => other,
-    };
     // SAFETY: a query of a live type.
-    match unsafe { LLVMGetTypeKind(scalar.as_type_ref()) } {
+    match unsafe { LLVMGetTypeKind(element_type(t).as_type_ref()) } {
         LLVMTypeKind::LLVMHalfTypeKind => Some(Kind::Half),
         LLVMTypeKind::LLVMBFloatTypeKind => Some(Kind::BFloat),
         LLVMTypeKind::LLVMFloatTypeKind => Some(Kind::Float),
@@ -180,18 +176,11 @@ pub fn canonicalize_as_selected<'ctx>(module: &Module<'ctx>) -> bool {
         .collect();
     for (f, call) in calls {
         let Some(x) = call.get_operand(0).and_then(|o| o.value()) else { continue };
-        let (lanes, kind) = match x.get_type() {
-            BasicTypeEnum::VectorType(v) => (Some(v.get_size()), kind_of(x.get_type())),
-            t => (None, kind_of(t)),
-        };
-        if !matches!((lanes, kind), (Some(_), Some(Kind::Half | Kind::BFloat)) | (None, Some(Kind::BFloat))) {
+        let kind = kind_of(x.get_type());
+        if !matches!((x.get_type().is_vector_type(), kind), (true, Some(Kind::Half | Kind::BFloat)) | (false, Some(Kind::BFloat))) {
             continue;
         }
-        let b = ctx.create_builder();
-        b.position_before(&call);
-        if let Some(location) = call.get_debug_location() {
-            b.set_current_debug_location(location);
-        }
+        let b = builder_at(call);
         let f32t = ctx.f32_type();
         let selected = |t: FloatType<'ctx>| -> FunctionValue<'ctx> {
             let name = if kind == Some(Kind::Half) { "llvm.canonicalize.f16" } else { "llvm.canonicalize.f32" };
@@ -207,18 +196,9 @@ pub fn canonicalize_as_selected<'ctx>(module: &Module<'ctx>) -> bool {
                 }
             }
         };
-        let result: BasicValueEnum<'ctx> = match lanes {
-            None => one(x),
-            Some(n) => {
-                let vector = x.into_vector_value();
-                let mut r = vector.get_type().get_undef();
-                for lane in 0..n {
-                    let index = ctx.i32_type().const_int(u64::from(lane), false);
-                    let c = one(ok(b.build_extract_element(vector, index, "")));
-                    r = ok(b.build_insert_element(r, c, index, ""));
-                }
-                r.into()
-            }
+        let result: BasicValueEnum<'ctx> = match x {
+            BasicValueEnum::VectorValue(v) => lane_by_lane(&b, v, v.get_type(), one).into(),
+            _ => one(x),
         };
         // SAFETY: the call and its replacement are live values of the same type.
         unsafe { LLVMReplaceAllUsesWith(call.as_value_ref(), result.as_value_ref()) };
@@ -262,11 +242,7 @@ fn rewrite<'ctx>(module: &Module<'ctx>, call: InstructionValue<'ctx>, stem: &str
         Shape::ToInteger => i64t.fn_type(&[c], false),
     };
     let Some(function) = libdevice_function(module, &name, ty) else { return false };
-    let b = ctx.create_builder();
-    b.position_before(&call);
-    if let Some(location) = call.get_debug_location() {
-        b.set_current_debug_location(location);
-    }
+    let b = builder_at(call);
     // A call's operands are its arguments, then the callee.
     let args: Vec<BasicValueEnum<'ctx>> = (0..call.get_num_operands() - 1).map(|i| call.get_operand(i).and_then(|o| o.value()).expect("an argument")).collect();
     let lanes = match args[0].get_type() {
@@ -376,12 +352,8 @@ fn widen<'ctx>(b: &Builder<'ctx>, x: BasicValueEnum<'ctx>, kind: Kind, compute: 
 
 /// libdevice's result `r` back in the type of the argument `like` (a vector's element).
 fn narrow<'ctx>(b: &Builder<'ctx>, r: BasicValueEnum<'ctx>, kind: Kind, like: BasicTypeEnum<'ctx>) -> BasicValueEnum<'ctx> {
-    let element = match like {
-        BasicTypeEnum::VectorType(v) => v.get_element_type(),
-        other => other,
-    };
     match kind {
-        Kind::Half | Kind::BFloat => ok(b.build_float_trunc(r.into_float_value(), element.into_float_type(), "")).into(),
+        Kind::Half | Kind::BFloat => ok(b.build_float_trunc(r.into_float_value(), element_type(like).into_float_type(), "")).into(),
         Kind::Float | Kind::Double => r,
     }
 }

@@ -44,7 +44,7 @@ use inkwell::values::{AsValueRef, BasicValue, BasicValueEnum, FloatValue, Instru
 use inkwell::{FloatPredicate, IntPredicate};
 
 use super::clone::callee;
-use super::emit::{intrinsic, ok};
+use super::emit::{builder_at, element_type, intrinsic, lane_by_lane, ok};
 
 /// The widest integer the pass converts.
 const WIDEST: u32 = 128;
@@ -93,52 +93,32 @@ enum Kind {
 /// Whether `t` (a vector's element) is `half`, `bfloat`, `float` or `double`: `fp128`,
 /// `x86_fp80` and `ppc_fp128` are left as they are (NVPTX has no arithmetic on them either).
 fn ieee_up_to_double(ctx: &ContextRef<'_>, t: BasicTypeEnum<'_>) -> bool {
-    let scalar = match t {
-        BasicTypeEnum::VectorType(v) => v.get_element_type(),
-        other => other,
-    };
-    matches!(scalar, BasicTypeEnum::FloatType(f) if [ctx.f16_type(), ctx.bf16_type(), ctx.f32_type(), ctx.f64_type()].contains(&f))
+    matches!(element_type(t), BasicTypeEnum::FloatType(f) if [ctx.f16_type(), ctx.bf16_type(), ctx.f32_type(), ctx.f64_type()].contains(&f))
 }
 
 /// The integer type of `t` (a vector's element), if it is one the pass converts.
 fn wide_int(t: BasicTypeEnum<'_>) -> Option<IntType<'_>> {
-    let scalar = match t {
-        BasicTypeEnum::VectorType(v) => v.get_element_type(),
-        other => other,
-    };
-    match scalar {
+    match element_type(t) {
         BasicTypeEnum::IntType(i) if (65..=WIDEST).contains(&i.get_bit_width()) => Some(i),
         _ => None,
     }
 }
 
 fn rewrite<'ctx>(module: &Module<'ctx>, inst: InstructionValue<'ctx>, kind: Kind) {
-    let ctx = module.get_context();
-    let b = ctx.create_builder();
-    b.position_before(&inst);
-    if let Some(location) = inst.get_debug_location() {
-        b.set_current_debug_location(location);
-    }
+    let b = builder_at(inst);
     let x = inst.get_operand(0).and_then(|o| o.value()).expect("a conversion has an operand");
     let to = BasicTypeEnum::try_from(inst.get_type()).expect("a conversion's type is a basic type");
-    let one = |x: BasicValueEnum<'ctx>, to: BasicTypeEnum<'ctx>| -> BasicValueEnum<'ctx> {
+    let scalar = element_type(to);
+    let one = |x: BasicValueEnum<'ctx>| -> BasicValueEnum<'ctx> {
         match kind {
-            Kind::ToFloat { signed } => to_float(module, &b, x.into_int_value(), to.into_float_type(), signed).into(),
-            Kind::ToInt { signed, saturating: false } => to_int(module, &b, x.into_float_value(), to.into_int_type(), signed).into(),
-            Kind::ToInt { signed, saturating: true } => to_int_saturating(module, &b, x.into_float_value(), to.into_int_type(), signed).into(),
+            Kind::ToFloat { signed } => to_float(module, &b, x.into_int_value(), scalar.into_float_type(), signed).into(),
+            Kind::ToInt { signed, saturating: false } => to_int(module, &b, x.into_float_value(), scalar.into_int_type(), signed).into(),
+            Kind::ToInt { signed, saturating: true } => to_int_saturating(module, &b, x.into_float_value(), scalar.into_int_type(), signed).into(),
         }
     };
     let result = match (x, to) {
-        (BasicValueEnum::VectorValue(v), BasicTypeEnum::VectorType(vt)) => {
-            let mut r = vt.get_undef();
-            for lane in 0..vt.get_size() {
-                let index = ctx.i32_type().const_int(u64::from(lane), false);
-                let converted = one(ok(b.build_extract_element(v, index, "")), vt.get_element_type());
-                r = ok(b.build_insert_element(r, converted, index, ""));
-            }
-            r.as_basic_value_enum()
-        }
-        _ => one(x, to),
+        (BasicValueEnum::VectorValue(v), BasicTypeEnum::VectorType(vt)) => lane_by_lane(&b, v, vt, one).as_basic_value_enum(),
+        _ => one(x),
     };
     // SAFETY: the conversion and its replacement are live values of the same type.
     unsafe { inkwell::llvm_sys::core::LLVMReplaceAllUsesWith(inst.as_value_ref(), result.as_value_ref()) };
