@@ -629,6 +629,13 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
     if args.get(1).map(String::as_str) == Some("run") {
         return run_cmd::main(args);
     }
+    let args = match nvcc_options::forward_unknown(args, Cli::command()) {
+        Ok(args) => args,
+        Err(refused) => {
+            fail_with_code(format, "<command line>", Some(refused.code), &refused.message);
+            return ExitCode::from(2);
+        }
+    };
     if args.iter().skip(1).any(|a| a == "--version" || a == "-V") {
         print!("{}", version_text());
         return ExitCode::SUCCESS;

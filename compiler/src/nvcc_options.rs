@@ -48,6 +48,9 @@ enum Action {
     IfFalse(&'static [&'static str]),
     /// Not in cdpc: `E0707`, with this help.
     Unsupported(&'static str),
+    /// nvcc's `-forward-unknown-to-host-compiler` (`-linker`): this mark, which
+    /// [`forward_unknown`] reads and removes.
+    Forward(&'static str),
 }
 
 /// Whether an nvcc option takes a value.
@@ -151,9 +154,11 @@ const NVCC: &[NvccOption] = &[
     // Clang and links no host program.
     opt("--compiler-bindir", "-ccbin", true, Same("--ccbin")),
     opt("--allow-unsupported-compiler", "-allow-unsupported-compiler", false, Ignored),
-    // cdpc's host side is Clang's, which takes the host compiler's options itself.
-    opt("--forward-unknown-to-host-compiler", "-forward-unknown-to-host-compiler", false, Ignored),
-    opt("--forward-unknown-to-host-linker", "-forward-unknown-to-host-linker", false, Ignored),
+    // An option neither cdpc nor nvcc knows goes to the host compiler (or linker) instead of
+    // being an error: [`forward_unknown`] (CMake passes the first to every CUDA compilation, and
+    // `target_compile_options(... -Wall)` arrives bare).
+    opt("--forward-unknown-to-host-compiler", "-forward-unknown-to-host-compiler", false, Forward(FORWARD_TO_COMPILER)),
+    opt("--forward-unknown-to-host-linker", "-forward-unknown-to-host-linker", false, Forward(FORWARD_TO_LINKER)),
     opt("--linker-options", "-Xlinker", true, EachWord("--Xlinker")),
     opt("--cudart", "-cudart", true, Same("--cudart")),
     opt("--shared", "-shared", false, Same("--shared")),
@@ -286,6 +291,11 @@ const NVCC: &[NvccOption] = &[
     opt("--safety-compatibility", "-safety-compat", false, Unsupported("cdpc is no safety-certified compiler")),
     // `--options-file` is read by `translate` itself.
 ];
+
+/// What [`translate`] writes for nvcc's `-forward-unknown-to-host-compiler` and
+/// `-forward-unknown-to-host-linker`, for [`forward_unknown`] to read (clap never sees them).
+const FORWARD_TO_COMPILER: &str = "--forward-unknown-to-host-compiler";
+const FORWARD_TO_LINKER: &str = "--forward-unknown-to-host-linker";
 
 /// nvcc's warning kinds for `-Werror` (`nvcc --help`).
 const WERROR_KINDS: &[&str] = &["cross-execution-space-call", "reorder", "deprecated-declarations", "default-stream-launch", "missing-launch-bounds", "ext-lambda-captures-this", "all-warnings"];
@@ -423,6 +433,7 @@ pub(crate) fn translate(args: impl IntoIterator<Item = String>) -> Result<Vec<St
                 }
             }
             Becomes(these) => out.extend(these.iter().map(|s| s.to_string())),
+            Forward(mark) => out.push(mark.to_string()),
             Ptxas(name) => out.push(format!("--Xptxas={name}={}", value.unwrap_or_default())),
             Ignored => {}
             IfFalse(these) => match value.as_deref().unwrap_or("true") {
@@ -450,6 +461,78 @@ pub(crate) fn translate(args: impl IntoIterator<Item = String>) -> Result<Vec<St
             Unsupported(help) => {
                 let whose = if option.long == "-###" { "Clang's" } else { "nvcc's" };
                 return Err(Refused { code: Code::OptionUnsupported, message: format!("{whose} option `{}` is not in cdpc: {help}", option.long) });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The options among `args` (translated, the program's name first) that `cdpc` (the command
+/// line parser of cdpc's own options) does not know, as nvcc treats options it does not know:
+/// with `-forward-unknown-to-host-compiler` each becomes the host compiler's (`--Xcompiler`),
+/// else with `-forward-unknown-to-host-linker` the host linker's (`--Xlinker`), else it is
+/// `E0708` naming the whole option (`-Wall`, where clap would name `-W`). As nvcc's
+/// documentation says, an unknown option's separate value is not forwarded with it (`-foo bar`
+/// leaves `bar` an input) unless it starts with `-`, when it is an option of its own.
+///
+/// An argument is cdpc's when it is a long option `cdpc` names (or an alias), with its value
+/// after `=` or in the next argument; or a short option `cdpc` names, with its value attached
+/// or next, or a cluster of short flags (`-cv`); or an input (no leading `-`, `-` alone, or
+/// anything after `--`).
+pub(crate) fn forward_unknown(args: Vec<String>, mut cdpc: clap::Command) -> Result<Vec<String>, Refused> {
+    cdpc.build();
+    let to_compiler = args.iter().any(|a| a == FORWARD_TO_COMPILER);
+    let to_linker = args.iter().any(|a| a == FORWARD_TO_LINKER);
+    let takes_value = |arg: &clap::Arg| arg.get_action().takes_values() && arg.get_num_args().is_none_or(|range| range.min_values() > 0);
+    let long = |name: &str| cdpc.get_arguments().find(|a| a.get_long() == Some(name) || a.get_all_aliases().is_some_and(|aliases| aliases.contains(&name)));
+    let short = |c: char| cdpc.get_arguments().find(|a| a.get_short() == Some(c) || a.get_all_short_aliases().is_some_and(|aliases| aliases.contains(&c)));
+    let mut out = Vec::with_capacity(args.len());
+    let mut args = args.into_iter();
+    out.extend(args.next());
+    while let Some(arg) = args.next() {
+        if arg == FORWARD_TO_COMPILER || arg == FORWARD_TO_LINKER {
+            continue;
+        }
+        if arg == "--" {
+            out.push(arg);
+            out.extend(args.by_ref());
+            break;
+        }
+        // Whether `arg` is cdpc's, and whether the next argument is its value.
+        let known = if let Some(name) = arg.strip_prefix("--") {
+            let (name, inline) = match name.split_once('=') {
+                Some((name, _)) => (name, true),
+                None => (name, false),
+            };
+            long(name).map(|a| !inline && takes_value(a))
+        } else if let Some(cluster) = arg.strip_prefix('-').filter(|c| !c.is_empty()) {
+            let mut chars = cluster.chars();
+            let first = chars.next().and_then(short);
+            let rest = chars.as_str();
+            match first {
+                Some(a) if takes_value(a) => Some(rest.is_empty()),
+                Some(_) => rest.chars().all(|c| short(c).is_some_and(|a| !takes_value(a))).then_some(false),
+                None => None,
+            }
+        } else {
+            Some(false)
+        };
+        match known {
+            Some(value_next) => {
+                out.push(arg);
+                if value_next {
+                    out.extend(args.next());
+                }
+            }
+            None if to_compiler => out.push(format!("--Xcompiler={arg}")),
+            None if to_linker => out.push(format!("--Xlinker={arg}")),
+            None => {
+                return Err(Refused {
+                    code: Code::OptionInvalid,
+                    message: format!(
+                        "unknown option `{arg}`: neither cdpc nor nvcc has it\n  = help: a host compiler's option goes to the host side with `-Xcompiler {arg}` (nvcc's way), or every unknown option with `-forward-unknown-to-host-compiler`; `cdpc --help` lists cdpc's options, and nvcc's are read too (docs/BUILDING.md, \"nvcc's options\")"
+                    ),
+                });
             }
         }
     }
@@ -489,6 +572,37 @@ mod tests {
 
     fn refused(args: &[&str]) -> Refused {
         translate(std::iter::once("cdpc").chain(args.iter().copied()).map(String::from)).unwrap_err()
+    }
+
+    /// `args` translated, then read as [`forward_unknown`] reads them against cdpc's own options.
+    fn forwarded(args: &[&str]) -> Result<Vec<String>, Refused> {
+        let translated = translate(std::iter::once("cdpc").chain(args.iter().copied()).map(String::from)).unwrap();
+        forward_unknown(translated, <crate::Cli as clap::CommandFactory>::command()).map(|a| a[1..].to_vec())
+    }
+
+    #[test]
+    fn unknown_options_go_to_the_host_compiler_as_nvcc_forwards_them() {
+        // CMake's compilation with `target_compile_options(... -Wall)`; nvcc documents that an
+        // unknown option's separate value stays an argument of its own (`bar`, an input here).
+        let args = ["-forward-unknown-to-host-compiler", "-Wall", "-march=native", "-O3", "-DX=1", "-I", "inc", "-o", "-", "-x", "cu", "-c", "-cv", "-foo", "bar", "a.cu"];
+        assert_eq!(
+            forwarded(&args).unwrap(),
+            ["--Xcompiler=-Wall", "--Xcompiler=-march=native", "-O3", "-DX=1", "-I", "inc", "-o", "-", "-x", "cu", "-c", "-cv", "--Xcompiler=-foo", "bar", "a.cu"]
+        );
+        // cdpc's own long options, with their values; `--` ends the options.
+        assert_eq!(forwarded(&["--emit", "ptx", "--time", "--rdc", "a.cu", "-forward-unknown-to-host-compiler", "--", "-Wall"]).unwrap(), ["--emit", "ptx", "--time", "--rdc", "a.cu", "--", "-Wall"]);
+        // The linker's, where only that one is asked for.
+        assert_eq!(forwarded(&["-forward-unknown-to-host-linker", "-Wl,--as-needed", "a.cu"]).unwrap(), ["--Xlinker=-Wl,--as-needed", "a.cu"]);
+    }
+
+    #[test]
+    fn an_unknown_option_is_named_whole_without_forwarding() {
+        let refused = forwarded(&["-Wall", "a.cu"]).unwrap_err();
+        assert_eq!(refused.code, Code::OptionInvalid);
+        assert!(refused.message.starts_with("unknown option `-Wall`") && refused.message.contains("-Xcompiler -Wall"), "{}", refused.message);
+        assert!(forwarded(&["--frobnicate", "a.cu"]).unwrap_err().message.starts_with("unknown option `--frobnicate`"));
+        // What clap takes stays clap's: attached short values, flag clusters, `--help`.
+        assert!(forwarded(&["-O2", "-lm", "-L/usr/lib", "-Iinc", "-w", "--help"]).is_ok());
     }
 
     #[test]
@@ -587,7 +701,7 @@ mod tests {
                 }
                 args.push(word);
             }
-            match translate(args.clone()) {
+            match translate(args.clone()).and_then(|translated| forward_unknown(translated, super::super::Cli::command())) {
                 Ok(translated) => {
                     let _ = super::super::Cli::command().try_get_matches_from(translated);
                 }
