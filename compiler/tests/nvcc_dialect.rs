@@ -788,3 +788,37 @@ fn device_malloc_under_using_namespace_std_compiles_as_nvcc_compiles_it() {
         assert!(ptx.lines().any(|l| l.starts_with(".extern .func") && (l.ends_with(&format!(" {name}")) || l.contains(&format!(" {name}(")))), "{name}: {ptx}");
     }
 }
+
+/// Everyday macro names on the command line: nvcc's compilation reads no header that uses them,
+/// while Clang's wrapper includes CUDA's `cuda.h` (`size_t N`), cuRAND's
+/// `curand_mtgp32_kernel.h` (`X`, `Y`, `k`, `seed`, `num`, `mean`), Clang's own headers
+/// (`template <int N>`) and cdpc's additions (`A`, `B`, `E`, `F`, `S`): each of these names
+/// stopped cdpc with an error in one of those headers (docs/NVCC-DIALECT.md). The file uses
+/// each macro, so the values must still reach it, on both sides. (A file that includes `cuda.h`
+/// or cuRAND's headers itself is refused by nvcc with these macros too.)
+const COMMAND_LINE_MACROS: &str = r#"#include <cstdio>
+
+__global__ void child(int *out) { out[threadIdx.x] = N + X + Y + A + B + E + F + S + seed; }
+
+__global__ void parent(int *out) { child<<<1, 32>>>(out); }
+
+int main() {
+  std::printf("%d %d\n", N, k + num + mean);
+  return 0;
+}
+"#;
+
+#[test]
+fn everyday_macro_names_on_the_command_line_compile_as_nvcc_compiles_them() {
+    let macros = ["-DN=1024", "-DX=1", "-DY=2", "-DA=3", "-DB=4", "-DE=5", "-DF=6", "-DS=7", "-Dk=8", "-Dseed=9", "-Dnum=10", "-Dmean=11"];
+    compiles_like_nvcc("command_line_macros.cu", COMMAND_LINE_MACROS, &macros);
+    // The sum of the device side's macros, 1,061, is in the child's code.
+    let ptx = crate::build_common::cdpc_ptx_with("command_line_macros.cu", COMMAND_LINE_MACROS, &macros);
+    assert!(ptx.contains(", 1061;"), "{ptx}");
+    // A macro that CUDA's hidden headers test stays theirs too: with
+    // `CUDA_API_PER_THREAD_DEFAULT_STREAM`, cuda.h names the per-thread entry points.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("ptds.cu"), "#include <cuda.h>\nint main() { return cuStreamQuery == cuStreamQuery_ptsz ? 0 : 1; }\n").unwrap();
+    let out = cdpc(dir.path(), &["-dc", "ptds.cu", "-o", "ptds.o", "-DCUDA_API_PER_THREAD_DEFAULT_STREAM", "-DCDPC_TEST_HIDDEN=1"]);
+    assert!(out.status.success(), "cdpc -dc ptds.cu: {}", stderr(&out));
+}

@@ -155,7 +155,18 @@
  * are the same templates over section 6's compare-and-swap and exchange of bits (`cas_bits`,
  * `exchange_bits`: `.b128` at 16 bytes), relaxed, of the device, block or system scope, as nvcc writes them (`atom.cas.b128`, `atom.exch.b128`, on the
  * generic address where nvcc's knows it is global). Below sm_90 they are not declared, as with
- * nvcc. `__NV_DISABLE_128_ATOMICS` leaves them out, as it does nvcc's. */
+ * nvcc. `__NV_DISABLE_128_ATOMICS` leaves them out, as it does nvcc's.
+ *
+ * 17. The command line's macros. The names of this header's declarations are nobody's business
+ * but cdpc's, and nvcc reads no such header: `-DA=1` or `-DN=1024` must not reach them. Where
+ * the command line defines macros to hide (clang/hidden_macros.rs), `__CDPC_HIDE` names a file
+ * that hides them when included and shows them again when included once more; the C library's
+ * and CCCL's headers included here, which nvcc's compilation reads too, see them.
+ *
+ * 18. A system header. nvcc's compilation reads CUDA's headers as system headers (no warning of
+ * `-Wall` or `-Wextra` from them); this one, which nvcc does not read at all, is one too: with
+ * `-Wextra` its declarations' unused parameters were warnings in every file. */
+#pragma clang system_header
 #if defined(__cplusplus) && defined(__CUDA__) && defined(__CUDACC_EXTENDED_LAMBDA__) && \
     !defined(__nv_is_extended_device_lambda_closure_type)
 #define __nv_is_extended_device_lambda_closure_type(...) false
@@ -178,6 +189,11 @@
 #include <assert.h>
 #include <stdio.h>
 #endif
+#endif
+
+/* The command line's macros, hidden from cdpc's declarations below (clang/hidden_macros.rs). */
+#ifdef __CDPC_HIDE
+#include __CDPC_HIDE
 #endif
 
 #if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_HOST_MIN_MAX__)
@@ -1036,6 +1052,11 @@ extern "C" inline __device__ void *__nv_aligned_device_malloc(size_t __size, siz
 #undef __CDPC_NV_PTR_TY
 #endif
 
+/* The command line's macros again. */
+#ifdef __CDPC_HIDE
+#include __CDPC_HIDE
+#endif
+
 #if defined(__cplusplus) && defined(__CUDA__) && !defined(__NVCC__) && !defined(__CDPC_NVCC_IDENTITY__) && \
     defined(CUDA_VERSION) && CUDA_VERSION >= 13000 && CUDA_VERSION < 14000
 #define __CDPC_NVCC_IDENTITY__
@@ -1068,6 +1089,11 @@ extern "C" inline __device__ void *__nv_aligned_device_malloc(size_t __size, siz
 #define __CUDACC_VER_MINOR__ 9
 #endif
 #endif
+#endif
+
+/* The command line's macros, hidden from cdpc's declarations below (clang/hidden_macros.rs). */
+#ifdef __CDPC_HIDE
+#include __CDPC_HIDE
 #endif
 
 #if defined(__cplusplus) && defined(__CUDA__) && !defined(__CDPC_SHARED_STORAGE__)
@@ -1113,4 +1139,9 @@ template <class T> __host__ __device__ inline __cdpc_vla_filler<T> __cdpc_vla_in
 template <class T> __host__ __device__ inline __cdpc_vla_filler<T> __cdpc_vla_init(const T *a, decltype(sizeof(0)) n) {
   return {const_cast<T *>(a), n};
 }
+#endif
+
+/* The command line's macros again. */
+#ifdef __CDPC_HIDE
+#include __CDPC_HIDE
 #endif

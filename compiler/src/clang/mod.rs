@@ -50,6 +50,7 @@
 
 pub mod cache;
 pub mod diagnostics;
+pub mod hidden_macros;
 pub mod in_process;
 pub mod mend;
 pub mod nvcc_text;
@@ -668,8 +669,15 @@ pub const ADDITIONS: &str = include_str!("additions.h");
 /// side's rename fail, and that side take a folder of its own, whose path is in its headers'
 /// keys: its preamble was then never seen twice (`preamble_cache`'s warning test, under load).
 pub fn additions_header(dir: &Path) -> std::io::Result<PathBuf> {
-    let path = dir.join(additions_file_name());
-    let ours = || std::fs::read(&path).is_ok_and(|b| b == ADDITIONS.as_bytes());
+    generated_header(dir, &additions_file_name(), ADDITIONS)
+}
+
+/// A header of cdpc's, `text`, as the file `name` in `dir`, written as [`additions_header`]
+/// writes its own (whole, renamed into place, only where missing or other, the writers taking
+/// turns): its path.
+pub fn generated_header(dir: &Path, name: &str, text: &str) -> std::io::Result<PathBuf> {
+    let path = dir.join(name);
+    let ours = || std::fs::read(&path).is_ok_and(|b| b == text.as_bytes());
     if ours() {
         return Ok(path);
     }
@@ -684,7 +692,7 @@ pub fn additions_header(dir: &Path) -> std::io::Result<PathBuf> {
     }
     // Removed when dropped unless persisted, in every case.
     let mut partial = tempfile::Builder::new().prefix(".cdpc-additions-").suffix(".tmp").tempfile_in(dir)?;
-    std::io::Write::write_all(&mut partial, ADDITIONS.as_bytes())?;
+    std::io::Write::write_all(&mut partial, text.as_bytes())?;
     partial.persist(&path).map_err(|e| e.error)?;
     Ok(path)
 }
@@ -702,7 +710,11 @@ pub fn additions_header(dir: &Path) -> std::io::Result<PathBuf> {
 /// The wrapper is in every precompiled header, whose places are offsets in the text it was made
 /// from, checked against the file's size and time only: its text must keep its length. So
 /// `"cuda.h"` becomes a macro name of the same length, `__C00___`, which a `-D` option makes
-/// CUDA's path (`#include MACRO` takes the path the macro expands to).
+/// CUDA's path (`#include MACRO` takes the path the macro expands to). The includes of Clang's
+/// own `__clang_cuda_*.h` go through such macros too (`__H04____...`), each Clang's file's
+/// path: where the command line's macros are to be kept out of the headers nvcc does not read,
+/// [`hidden_macros`] points these macros, and those of CUDA's headers nvcc does not read, at
+/// files that hide them around the header.
 pub fn wrapper_includes(resource_dir: &Path, cuda_root: &Path) -> (nvcc_text::Replacements, Vec<String>) {
     let mut out = nvcc_text::Replacements::default();
     let mut macros: Vec<String> = Vec::new();
@@ -716,16 +728,25 @@ pub fn wrapper_includes(resource_dir: &Path, cuda_root: &Path) -> (nvcc_text::Re
         let mut changed = false;
         let mut new = String::with_capacity(text.len());
         for line in text.split_inclusive('\n') {
-            let included = line.trim_start().strip_prefix("#include").map(str::trim_start).and_then(|r| r.strip_prefix('"')).and_then(|r| r.split_once('"')).map(|(name, _)| name);
-            match included {
-                Some(header) if !ours.join(header).exists() && theirs.join(header).is_file() => {
-                    let quoted = format!("\"{header}\"");
-                    let index = names.iter().position(|n| n == header).unwrap_or_else(|| {
-                        names.push(header.to_string());
+            let rest = line.trim_start().strip_prefix("#include").map(str::trim_start);
+            let included = rest.and_then(|r| r.strip_prefix('"')).and_then(|r| r.split_once('"')).map(|(name, _)| (name, format!("\"{name}\"")));
+            // Clang's own headers, `<__clang_cuda_math.h>` or `"__clang_cuda_builtin_vars.h"`.
+            let clangs = rest.and_then(|r| r.strip_prefix('<')).and_then(|r| r.split_once('>')).map(|(name, _)| (name, format!("<{name}>"))).or(included.clone()).filter(|(name, _)| name.starts_with("__clang_cuda_") && ours.join(name).is_file());
+            let found = match (included, clangs) {
+                (_, Some((header, spelled))) => Some((ours.join(header), spelled, 'H')),
+                (Some((header, spelled)), None) if !ours.join(header).exists() && theirs.join(header).is_file() => Some((theirs.join(header), spelled, 'C')),
+                _ => None,
+            };
+            match found {
+                Some((file, quoted, letter)) => {
+                    let header = file.to_string_lossy().into_owned();
+                    let index = names.iter().position(|n| *n == header).unwrap_or_else(|| {
+                        names.push(header.clone());
                         names.len() - 1
                     });
-                    // `__C` and two digits, `_` up to the quoted name's length (8 at least).
-                    let mut name = format!("__C{index:02}");
+                    // `__C` (CUDA's) or `__H` (Clang's) and two digits, `_` up to the quoted
+                    // name's length (8 at least).
+                    let mut name = format!("__{letter}{index:02}");
                     while name.len() < quoted.len() {
                         name.push('_');
                     }
@@ -733,7 +754,7 @@ pub fn wrapper_includes(resource_dir: &Path, cuda_root: &Path) -> (nvcc_text::Re
                         new.push_str(line);
                         continue;
                     }
-                    let path = theirs.join(header).to_string_lossy().replace('\\', "\\\\").replace('"', "\\\"");
+                    let path = file.to_string_lossy().replace('\\', "\\\\").replace('"', "\\\"");
                     let define = format!("-D{name}=\"{path}\"");
                     if !macros.contains(&define) {
                         macros.push(define);
@@ -790,6 +811,7 @@ pub const FRONT_END_SOURCES: &[(&str, &str)] = &[
     ("additions.h", include_str!("additions.h")),
     ("cache.rs", include_str!("cache.rs")),
     ("diagnostics.rs", include_str!("diagnostics.rs")),
+    ("hidden_macros.rs", include_str!("hidden_macros.rs")),
     ("in_process.rs", include_str!("in_process.rs")),
     ("mend.rs", include_str!("mend.rs")),
     ("mod.rs", include_str!("mod.rs")),

@@ -590,6 +590,17 @@ struct ClangSetup {
     /// Texts Clang reads in place of files' own: the CUDA wrapper's includes of CUDA's
     /// headers by path ([`clang::wrapper_includes`]).
     replacements: std::sync::Arc<clang::nvcc_text::Replacements>,
+    /// The files that keep the command line's macros out of the headers nvcc does not read
+    /// ([`clang::hidden_macros`]), beside `additions`, with their texts; none where no macro
+    /// is to be hidden.
+    hiding: Vec<(PathBuf, String)>,
+    /// The macros to hide and the headers to hide them from, to write [`ClangSetup::hiding`]'s
+    /// files again elsewhere.
+    hidden: Vec<String>,
+    hidden_headers: Vec<PathBuf>,
+    /// Held for its drop: the folder of [`ClangSetup::hiding`]'s files where the cache's could
+    /// not take them.
+    _hiding_dir: Option<std::sync::Arc<tempfile::TempDir>>,
     /// The source is cdpc's own `-E` output ([`crate::toolchain::PREPROCESSED_START`]): Clang's
     /// CUDA wrapper and cdpc's additions are in it already, and no precompiled header stands in.
     preprocessed: bool,
@@ -644,9 +655,37 @@ impl ClangSetup {
             _ => Default::default(),
         };
         let replacements = std::sync::Arc::new(replacements);
+        let user_macros: Vec<String> = macro_args(options).into_iter().chain(options.cuda_cxx.preprocessor_args()).collect();
+        // The wrapper's includes go through `macros` only in process (`wrapper_includes`).
+        let candidates = match &engine {
+            ClangEngine::InProcess { resource_dir } if !preprocessed => clang::hidden_macros::hidden_headers(&root.join("include"), &resource_dir.join("include")),
+            _ => Vec::new(),
+        };
+        let plan = if candidates.is_empty() { None } else { clang::hidden_macros::plan(&user_macros, &candidates, clang::ADDITIONS) };
+        let mut hiding_dir = None;
+        let (hiding, hidden, hidden_headers) = match plan {
+            None => (Vec::new(), Vec::new(), Vec::new()),
+            Some(plan) => {
+                let files = clang::hidden_macros::hiding_files(&plan.names, &plan.headers);
+                let dir = additions.parent().unwrap_or(Path::new(".")).to_path_buf();
+                // Beside the additions; where that folder (the cache's) cannot take them, in a
+                // folder of this compilation, as the additions.
+                let hiding = match clang::hidden_macros::install(&files, &plan.headers, &dir, &mut macros) {
+                    Ok(hiding) => hiding,
+                    Err(_) => {
+                        let tmp = std::env::temp_dir();
+                        let own = tempfile::Builder::new().prefix(&crate::toolchain::cleanup::work_dir_prefix()).tempdir().map_err(|error| CompileError::Io { path: tmp, action: "cannot make a work folder in", error })?;
+                        let hiding = clang::hidden_macros::install(&files, &plan.headers, own.path(), &mut macros).map_err(|error| CompileError::Io { path: own.path().to_path_buf(), action: "cannot write Clang's extra header in", error })?;
+                        hiding_dir = Some(std::sync::Arc::new(own));
+                        hiding
+                    }
+                };
+                (hiding, plan.names, plan.headers)
+            }
+        };
         macros.extend(macro_args(options));
         Ok(ClangSetup {
-            replacements, engine, cache, additions, _additions_dir: additions_dir, root, system_includes, host_include, on_disk, on_disk_not_utf8, macros, includes, libdevice, libdevice_source, preprocessed })
+            replacements, engine, cache, additions, _additions_dir: additions_dir, root, system_includes, host_include, on_disk, on_disk_not_utf8, macros, includes, libdevice, libdevice_source, preprocessed, hiding, hidden, hidden_headers, _hiding_dir: hiding_dir })
     }
 
     /// The options of this compilation; the input and output are set per run.
@@ -685,7 +724,7 @@ impl ClangSetup {
     /// header, the libdevice copy), where they are the cache's.
     fn cached_includes(&self) -> Vec<&Path> {
         let Some(dir) = self.cache.as_ref().map(|c| c.dir.join("include")) else { return Vec::new() };
-        [Some(self.additions.as_path()), self.libdevice.as_ref().map(|(path, _)| path.as_path())].into_iter().flatten().filter(|path| path.starts_with(&dir)).collect()
+        [Some(self.additions.as_path()), self.libdevice.as_ref().map(|(path, _)| path.as_path())].into_iter().flatten().chain(self.hiding.iter().map(|(path, _)| path.as_path())).filter(|path| path.starts_with(&dir)).collect()
     }
 
     /// The files of [`ClangSetup::cached_includes`] as they are now, checked: each one's
@@ -698,7 +737,14 @@ impl ClangSetup {
             .into_iter()
             .map(|path| {
                 let before = FileIdentity::of(path)?;
-                let good = if path == self.additions { std::fs::read(path).is_ok_and(|b| b == clang::ADDITIONS.as_bytes()) } else { back::precision::intact(path) };
+                let hiding = self.hiding.iter().find(|(p, _)| p == path).map(|(_, text)| text.as_bytes());
+                let good = if path == self.additions {
+                    std::fs::read(path).is_ok_and(|b| b == clang::ADDITIONS.as_bytes())
+                } else if let Some(text) = hiding {
+                    std::fs::read(path).is_ok_and(|b| b == text)
+                } else {
+                    back::precision::intact(path)
+                };
                 good.then_some(before)
             })
             .collect()
@@ -714,16 +760,25 @@ impl ClangSetup {
 
     /// cdpc's additions header and the libdevice copy this compilation reads, made in a folder
     /// of its own (removed when the folder is dropped), for a run that cannot rely on the
-    /// cache's: the folder and the two paths.
-    fn own_includes(&self) -> Option<(tempfile::TempDir, PathBuf, Option<PathBuf>)> {
+    /// cache's: the folder, the two paths, and the `-D` options with the macro-hiding files
+    /// ([`ClangSetup::hiding`]) made there too.
+    fn own_includes(&self) -> Option<(tempfile::TempDir, PathBuf, Option<PathBuf>, Vec<String>)> {
         let dir = tempfile::Builder::new().prefix(&crate::toolchain::cleanup::work_dir_prefix()).tempdir().ok()?;
         let additions = clang::additions_header(dir.path()).ok()?;
+        let mut macros = self.macros.clone();
+        if !self.hidden.is_empty() {
+            // The cache's stand-ins (or, where it could not take them, the headers themselves)
+            // replaced by copies in this folder.
+            let files = clang::hidden_macros::hiding_files(&self.hidden, &self.hidden_headers);
+            let from: Vec<PathBuf> = self.hiding.iter().skip(1).map(|(p, _)| p.clone()).collect();
+            clang::hidden_macros::install(&files, &from, dir.path(), &mut macros).ok()?;
+        }
         let libdevice = match (&self.libdevice, &self.libdevice_source) {
             (None, _) => None,
             (Some(_), Some((original, math))) => Some(back::precision::libdevice_variant(dir.path(), original, *math).ok()?),
             (Some(_), None) => return None,
         };
-        Some((dir, additions, libdevice))
+        Some((dir, additions, libdevice, macros))
     }
 
     /// The file Clang reads: the input where it is on disk, else `source` written into the work
@@ -933,10 +988,10 @@ impl ClangSetup {
             other => Err(other),
         };
         let run_result = match run_result {
-            Ok((dir, additions, libdevice)) => {
+            Ok((dir, additions, libdevice, macros)) => {
                 replay.clear();
                 let libdevice = libdevice.as_ref().map(|path| (path.as_path(), self.libdevice.as_ref().and_then(|(_, version)| version.as_deref())));
-                let result = run_as(&ClangInvocation { additions: Some(&additions), libdevice, ..template.clone() }, None, None);
+                let result = run_as(&ClangInvocation { additions: Some(&additions), libdevice, macros: &macros, ..template.clone() }, None, None);
                 own_includes = Some(dir);
                 result
             }
