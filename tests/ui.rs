@@ -257,6 +257,10 @@ fn every_code_has_a_ui_test() {
     // compiler/tests/toolchain_faults.rs (E0702), compiler/tests/interrupt.rs (E0703) and
     // compiler/tests/cli.rs's `io_failures_are_coded_and_leave_nothing_behind` (E0704-E0706).
     // E0707 and E0708 are about the command line: compiler/tests/nvcc_command_line.rs.
+    // W0709 (`-arch=native` without a GPU, `-dlto`) is about the command line and the machine:
+    // compiler/tests/separate_compilation.rs's `architecture_sets_and_code_lists_build_nvccs_images`
+    // hides the GPUs (`CUDA_VISIBLE_DEVICES=`), compiler/tests/nvcc_command_line.rs's
+    // `device_link_time_optimisation_is_compiled_without_and_said`.
     // W0801 is about -gencode and a link, not a source: compiler/tests/separate_compilation.rs.
     // E0803 is about a host linker's message: compiler/tests/program_build.rs and
     // `cdpc::driver::program`'s unit tests; E0804 about a foreign link's message and objects:
@@ -281,6 +285,7 @@ fn every_code_has_a_ui_test() {
         Code::WorkFileFailed,
         Code::OptionUnsupported,
         Code::OptionInvalid,
+        Code::OptionFallback,
         Code::PtxOfLinkNotPacked,
         Code::DeviceLinkMissing,
         Code::ForeignLinkFailed,

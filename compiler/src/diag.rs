@@ -141,6 +141,9 @@ pub enum Code {
     // (E0708: unknown, or its value missing or wrong)
     OptionUnsupported,
     OptionInvalid,
+    // An option whose request cannot be met here, and what is done instead (W0709: nvcc's
+    // `-arch=native` on a machine without a GPU, `-dlto`).
+    OptionFallback,
     // Separate compilation and the link step: E08xx
     DuplicateDeviceSymbol,
     UndefinedDeviceSymbol,
@@ -306,6 +309,7 @@ impl Code {
             WorkFileFailed => "E0706",
             OptionUnsupported => "E0707",
             OptionInvalid => "E0708",
+            OptionFallback => "W0709",
             DuplicateDeviceSymbol => "E0800",
             UndefinedDeviceSymbol => "E0801",
             LibraryNotFound => "E0802",
@@ -445,6 +449,7 @@ impl Code {
         Code::WorkFileFailed,
         Code::OptionUnsupported,
         Code::OptionInvalid,
+        Code::OptionFallback,
         Code::DuplicateDeviceSymbol,
         Code::UndefinedDeviceSymbol,
         Code::LibraryNotFound,

@@ -151,9 +151,17 @@ struct Cli {
     /// The CUDA runtime a program links (nvcc's `--cudart`): static (the default), shared or none
     #[arg(long = "cudart", value_name = "static|shared|none", default_value = "static", value_parser = parse_cudart)]
     cudart: driver::program::Cudart,
-    /// GPU architecture (nvcc's `-arch=sm_90` is accepted too)
+    /// GPU architecture (nvcc's `-arch=sm_90` is accepted too; nvcc's `-arch=all`, `all-major`
+    /// and `native` build each architecture of the set, as nvcc)
     #[arg(long, default_value = "sm_90", value_name = "sm_XX")]
     arch: SmVersion,
+    /// nvcc's `-arch=all`, `-arch=all-major`, `-arch=native`, as `--arch` spells them
+    #[arg(long = "arch-set", hide = true, value_parser = ["all", "all-major", "native"])]
+    arch_set: Option<String>,
+    /// nvcc's `-dlto` (`-lto`, `code=lto_XX`): link-time optimisation of device code, which
+    /// cdpc does not do; warning W0709
+    #[arg(long = "no-device-lto", hide = true)]
+    no_device_lto: bool,
     /// Optimisation level for LLVM and ptxas
     #[arg(short = 'O', default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: u8,
@@ -556,11 +564,6 @@ pub(crate) fn fill_cache() {
     }
 }
 
-/// nvcc's `--list-gpu-arch` and `--list-gpu-code` (`-arch-ls`, `-code-ls`): the architectures
-/// cdpc builds for with the toolkit it finds (`--cuda-home`, else the usual search), those of
-/// LLVM 22's NVPTX that the toolkit's ptxas takes, a line each as nvcc writes them:
-/// `compute_90`, `sm_90`, or with both options `arch=compute_90,code=sm_90`. Build scripts
-/// ask nvcc so (PyTorch extensions' `setup.py`, FFmpeg's `configure`).
 /// The `_FORTIFY_SOURCE` level nvcc's host compiler would define by itself for a `.cu` file's
 /// host side (`toolchain::host_compiler_fortify`): at the host optimisation level nvcc passes it,
 /// the last of an explicit `-O<n>` and `-Xcompiler -O<n>` (none: no `-O`, so none), and only
@@ -587,6 +590,32 @@ fn host_fortify(cli: &Cli, matches: &clap::ArgMatches, preprocess: &PreprocessOp
     cdpc::toolchain::host_compiler_fortify(&compiler.program, level)
 }
 
+/// The images of nvcc's `-arch=all`, `-arch=all-major` or `-arch=native` (`set`) with the
+/// toolkit cdpc finds: every architecture of its ptxas that LLVM 22 writes, as
+/// [`list_gpus`] lists them ([`cdpc::driver::fatbin::all_images`]); for `native` the GPUs'
+/// (`cdpc::toolchain::gpus`). Where no GPU is found (or none the toolkit builds for), nvcc
+/// warns and builds its default architecture; so does cdpc: `Err` with `W0709`'s message, and
+/// `--arch`'s architecture is built.
+fn architecture_set(cli: &Cli, set: &str) -> Result<Result<Vec<cdpc::driver::fatbin::Image>, String>, String> {
+    let tools = cdpc::toolchain::Toolchain::discover(&ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() }).map_err(|e| e.to_string())?;
+    let supported = cdpc::toolchain::ptxas_architectures(&tools.ptxas).ok_or_else(|| format!("`{} --help` did not answer with its architectures", tools.ptxas.display()))?;
+    if set != "native" {
+        return Ok(Ok(cdpc::driver::fatbin::all_images(&supported, set == "all-major")));
+    }
+    let gpus = cdpc::toolchain::gpus::visible_architectures().unwrap_or_default();
+    let images = cdpc::driver::fatbin::native_images(&supported, &gpus);
+    if !images.is_empty() {
+        return Ok(Ok(images));
+    }
+    let found = if gpus.is_empty() { "no GPU was found".to_string() } else { format!("the GPUs' architectures ({}) are not among the toolkit's", gpus.iter().map(|n| format!("sm_{n}")).collect::<Vec<_>>().join(", ")) };
+    Ok(Err(format!("`-arch=native`: {found}, so the default architecture, {}, is built (as nvcc warns \"Cannot find valid GPU for '-arch=native', default arch is used\")", cli.arch)))
+}
+
+/// nvcc's `--list-gpu-arch` and `--list-gpu-code` (`-arch-ls`, `-code-ls`): the architectures
+/// cdpc builds for with the toolkit it finds (`--cuda-home`, else the usual search), those of
+/// LLVM 22's NVPTX that the toolkit's ptxas takes, a line each as nvcc writes them:
+/// `compute_90`, `sm_90`, or with both options `arch=compute_90,code=sm_90`. Build scripts
+/// ask nvcc so (PyTorch extensions' `setup.py`, FFmpeg's `configure`).
 fn list_gpus(cli: &Cli, format: ErrorFormat) -> ExitCode {
     let tools = match cdpc::toolchain::Toolchain::discover(&ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() }) {
         Ok(tools) => tools,
@@ -650,6 +679,44 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
     };
     if cli.list_gpu_arch || cli.list_gpu_code {
         return list_gpus(&cli, format);
+    }
+    let mut fallbacks: Vec<String> = Vec::new();
+    if cli.no_device_lto {
+        fallbacks.push("link-time optimisation of device code (nvcc's `-dlto`, `code=lto_XX`) is not in cdpc: each file's device code is compiled whole to a cubin and linked as without it (the program is the same; `code=lto_XX` is `code=sm_XX`)".into());
+    }
+    if let Some(set) = cli.arch_set.clone() {
+        match architecture_set(&cli, &set) {
+            Ok(Err(fallback)) => fallbacks.push(fallback),
+            // One GPU's architecture (`native`): that `--arch`, as `-arch=sm_XX` builds it.
+            Ok(Ok(images)) if images.len() == 1 && matches!(images[0], cdpc::driver::fatbin::Image::Cubin(_)) => {
+                if let cdpc::driver::fatbin::Image::Cubin(sm) = images[0] {
+                    cli.arch = sm;
+                }
+            }
+            Ok(Ok(images)) => {
+                if let Some(cdpc::driver::fatbin::Image::Cubin(sm) | cdpc::driver::fatbin::Image::Ptx(sm)) = images.first() {
+                    cli.arch = *sm;
+                }
+                cli.gencode.push(images);
+            }
+            Err(message) => {
+                fail(format, "<command line>", &message);
+                return ExitCode::from(1);
+            }
+        }
+    }
+    // W0709: what an option asked for that cdpc does otherwise, as nvcc's warning says of
+    // `-arch=native`; an error with `-Werror`, nothing with `-w`.
+    for fallback in &fallbacks {
+        match cli.error_format {
+            _ if cli.werror => {
+                fail_with_code(format, "<command line>", Some(Code::OptionFallback), fallback);
+                return ExitCode::from(1);
+            }
+            ErrorFormat::Json => eprint!("{}", render::json_warning_with_code(Code::OptionFallback, "<command line>", fallback)),
+            ErrorFormat::Human if !cli.disable_warnings => eprintln!("warning[{}]: {fallback}", Code::OptionFallback),
+            ErrorFormat::Human => {}
+        }
     }
     // nvcc's `-c` without `-rdc`: a whole program's object (of CUDA C++); otherwise `-dc`.
     let whole_compile = cli.compile && !cli.device_c && !cli.rdc;

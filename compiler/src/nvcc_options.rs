@@ -48,9 +48,10 @@ enum Action {
     IfFalse(&'static [&'static str]),
     /// Not in cdpc: `E0707`, with this help.
     Unsupported(&'static str),
-    /// nvcc's `-forward-unknown-to-host-compiler` (`-linker`): this mark, which
-    /// [`forward_unknown`] reads and removes.
-    Forward(&'static str),
+    /// This mark, with the value after `=` if the option takes one, for a later pass to read
+    /// and replace: nvcc's `-forward-unknown-to-host-compiler` (`-linker`), read by
+    /// [`forward_unknown`], and `-code`, read by [`architectures`].
+    Marked(&'static str),
 }
 
 /// Whether an nvcc option takes a value.
@@ -157,8 +158,8 @@ const NVCC: &[NvccOption] = &[
     // An option neither cdpc nor nvcc knows goes to the host compiler (or linker) instead of
     // being an error: [`forward_unknown`] (CMake passes the first to every CUDA compilation, and
     // `target_compile_options(... -Wall)` arrives bare).
-    opt("--forward-unknown-to-host-compiler", "-forward-unknown-to-host-compiler", false, Forward(FORWARD_TO_COMPILER)),
-    opt("--forward-unknown-to-host-linker", "-forward-unknown-to-host-linker", false, Forward(FORWARD_TO_LINKER)),
+    opt("--forward-unknown-to-host-compiler", "-forward-unknown-to-host-compiler", false, Marked(FORWARD_TO_COMPILER)),
+    opt("--forward-unknown-to-host-linker", "-forward-unknown-to-host-linker", false, Marked(FORWARD_TO_LINKER)),
     opt("--linker-options", "-Xlinker", true, EachWord("--Xlinker")),
     opt("--cudart", "-cudart", true, Same("--cudart")),
     opt("--shared", "-shared", false, Same("--shared")),
@@ -172,7 +173,8 @@ const NVCC: &[NvccOption] = &[
     opt("--save-temps", "-save-temps", false, Ignored),
     opt("--objdir-as-tempdir", "-objtemp", false, Ignored),
     // Refused, with what to do instead.
-    opt("--gpu-code", "-code", true, Unsupported("name the code with -gencode arch=compute_XX,code=sm_XX, or one architecture with -arch=sm_XX")),
+    // `-arch=compute_XX -code=sm_XX,compute_XX`: a `-gencode` of the two ([`architectures`]).
+    opt("--gpu-code", "-code", true, Marked(GPU_CODE)),
     opt("--fatbin", "-fatbin", false, Unsupported("cdpc writes a fat binary for -gencode options: `cdpc x.cu -gencode arch=compute_90,code=sm_90 -o x.fatbin`")),
     opt("--preprocess", "-E", false, Same("--preprocess")),
     opt("--generate-dependencies", "-M", false, Unsupported("cdpc lists dependencies while it compiles: use -MD (or -MMD), which writes the list beside the output")),
@@ -181,8 +183,11 @@ const NVCC: &[NvccOption] = &[
     // A program is what cdpc builds when nothing else is asked, as nvcc.
     opt("--link", "-link", false, Ignored),
     opt("--run", "-run", false, Unsupported("build the program with nvcc's host link, then run it")),
-    opt("--dlink-time-opt", "-dlto", false, Unsupported("cdpc has no link-time optimisation of device code")),
-    opt("--lto", "-lto", false, Unsupported("cdpc has no link-time optimisation of device code")),
+    // Link-time optimisation of device code (CMake's `INTERPROCEDURAL_OPTIMIZATION` for CUDA):
+    // not in cdpc, which compiles each file's device code whole and links it as without it
+    // (warning `W0709`, main.rs); `code=lto_XX` is then `code=sm_XX` ([`architectures`]).
+    opt("--dlink-time-opt", "-dlto", false, Becomes(&[NO_DEVICE_LTO])),
+    opt("--lto", "-lto", false, Becomes(&[NO_DEVICE_LTO])),
     // Static libraries, as nvcc makes them: each input's object, then the host's archiver.
     opt("--lib", "-lib", false, Same("--lib")),
     opt("--archiver-binary", "-arbin", true, Same("--archiver")),
@@ -296,6 +301,59 @@ const NVCC: &[NvccOption] = &[
 /// `-forward-unknown-to-host-linker`, for [`forward_unknown`] to read (clap never sees them).
 const FORWARD_TO_COMPILER: &str = "--forward-unknown-to-host-compiler";
 const FORWARD_TO_LINKER: &str = "--forward-unknown-to-host-linker";
+
+/// What [`translate`] writes for nvcc's `-dlto` and `-lto`, and for `code=lto_XX`: cdpc's hidden
+/// flag, which the driver answers with warning `W0709`.
+const NO_DEVICE_LTO: &str = "--no-device-lto";
+
+/// What [`translate`] writes for nvcc's `-code` before [`architectures`] reads it.
+const GPU_CODE: &str = "--gpu-code";
+
+/// nvcc's `-arch` and `-code` as cdpc's options, once the whole command line is read (nvcc
+/// takes them in either order): `-arch=compute_XX -code=LIST` is `--gencode
+/// arch=compute_XX,code=[LIST]` (`-code` without a virtual `-arch` is `E0708`, nvcc's "must be a
+/// virtual code architecture" and "-arch option not specified"); `-arch=all`, `all-major` and
+/// `native` are `--arch-set`, which the driver makes a `-gencode` list of (`main.rs`).
+fn architectures(args: Vec<String>) -> Result<Vec<String>, Refused> {
+    let codes: Vec<&str> = args.iter().filter_map(|a| a.strip_prefix(GPU_CODE).and_then(|v| v.strip_prefix('='))).collect();
+    let arch = args.iter().rev().find_map(|a| a.strip_prefix("--arch="));
+    let mut gencode = None;
+    if !codes.is_empty() {
+        let Some(arch) = arch else {
+            return Err(Refused { code: Code::OptionInvalid, message: "nvcc's `-code` needs `-arch=compute_XX`, the virtual architecture its codes are built from (nvcc: \"-arch option not specified\")".into() });
+        };
+        if !arch.starts_with("compute_") {
+            return Err(Refused { code: Code::OptionInvalid, message: format!("with `-code`, `-arch` names a virtual architecture (`compute_XX`), not `{arch}`, as nvcc says (\"must be a virtual code architecture\")") });
+        }
+        gencode = Some(format!("--gencode=arch={arch},code=[{}]", codes.join(",")));
+    }
+    // `code=lto_XX` (link-time optimisation's IR, not in cdpc): a linked cubin of sm_XX.
+    let mut lto = false;
+    let mut args = args;
+    for arg in args.iter_mut().chain(gencode.iter_mut()) {
+        if arg.starts_with("--gencode=") && arg.contains("lto_") {
+            *arg = arg.replace("lto_", "sm_");
+            lto = true;
+        }
+    }
+    if lto && !args.iter().any(|a| a == NO_DEVICE_LTO) {
+        args.push(NO_DEVICE_LTO.to_string());
+    }
+    let replaced = gencode.is_some();
+    let mut out = Vec::with_capacity(args.len());
+    for arg in args {
+        match arg.strip_prefix("--arch=") {
+            Some(set @ ("all" | "all-major" | "native")) => out.push(format!("--arch-set={set}")),
+            // Replaced by the `-gencode` above.
+            Some(_) if replaced => {}
+            _ if arg.starts_with(GPU_CODE) => {
+                out.extend(gencode.take());
+            }
+            _ => out.push(arg),
+        }
+    }
+    Ok(out)
+}
 
 /// nvcc's warning kinds for `-Werror` (`nvcc --help`).
 const WERROR_KINDS: &[&str] = &["cross-execution-space-call", "reorder", "deprecated-declarations", "default-stream-launch", "missing-launch-bounds", "ext-lambda-captures-this", "all-warnings"];
@@ -433,7 +491,7 @@ pub(crate) fn translate(args: impl IntoIterator<Item = String>) -> Result<Vec<St
                 }
             }
             Becomes(these) => out.extend(these.iter().map(|s| s.to_string())),
-            Forward(mark) => out.push(mark.to_string()),
+            Marked(mark) => out.extend(with_value(mark, value.as_deref())),
             Ptxas(name) => out.push(format!("--Xptxas={name}={}", value.unwrap_or_default())),
             Ignored => {}
             IfFalse(these) => match value.as_deref().unwrap_or("true") {
@@ -464,7 +522,7 @@ pub(crate) fn translate(args: impl IntoIterator<Item = String>) -> Result<Vec<St
             }
         }
     }
-    Ok(out)
+    architectures(out)
 }
 
 /// The options among `args` (translated, the program's name first) that `cdpc` (the command
@@ -603,6 +661,22 @@ mod tests {
         assert!(forwarded(&["--frobnicate", "a.cu"]).unwrap_err().message.starts_with("unknown option `--frobnicate`"));
         // What clap takes stays clap's: attached short values, flag clusters, `--help`.
         assert!(forwarded(&["-O2", "-lm", "-L/usr/lib", "-Iinc", "-w", "--help"]).is_ok());
+    }
+
+    #[test]
+    fn arch_and_code_are_a_gencode_and_the_arch_sets_are_marked() {
+        // `nvcc -arch=compute_80 -code=sm_80,sm_90 -dryrun`: two cubins, no PTX.
+        assert_eq!(tr(&["-code=sm_80,sm_90", "a.cu", "-arch=compute_80"]), ["--gencode=arch=compute_80,code=[sm_80,sm_90]", "a.cu"]);
+        assert_eq!(tr(&["-arch", "compute_80", "-code", "compute_80,sm_86"]), ["--gencode=arch=compute_80,code=[compute_80,sm_86]"]);
+        assert!(refused(&["-arch=sm_80", "-code=sm_80"]).message.contains("virtual architecture"));
+        assert!(refused(&["-code=sm_80"]).message.contains("-arch option not specified"));
+        for set in ["all", "all-major", "native"] {
+            assert_eq!(tr(&[&format!("-arch={set}")]), [format!("--arch-set={set}")]);
+        }
+        assert_eq!(tr(&["-arch=sm_80"]), ["--arch=sm_80"]);
+        // Link-time optimisation's IR: a cubin, and the flag the driver warns of.
+        assert_eq!(tr(&["-gencode", "arch=compute_90,code=lto_90", "-dlto"]), ["--gencode=arch=compute_90,code=sm_90", "--no-device-lto"]);
+        assert_eq!(tr(&["-arch=compute_80", "-code=lto_80"]), ["--gencode=arch=compute_80,code=[sm_80]", "--no-device-lto"]);
     }
 
     #[test]

@@ -327,6 +327,11 @@ pub fn json_message(severity: Severity, file_name: &str, message: &str) -> Strin
     json_line(None, severity, file_name, message)
 }
 
+/// Like [`json_message`] for a warning with a stable code (`W0709`).
+pub fn json_warning_with_code(code: crate::Code, file_name: &str, message: &str) -> String {
+    json_line(Some(code), Severity::Warning, file_name, message)
+}
+
 fn json_line(code: Option<crate::Code>, severity: Severity, file_name: &str, message: &str) -> String {
     let object = JsonDiagnostic {
         code: code.map(crate::Code::as_str),

@@ -119,7 +119,9 @@ fn nvcc_options_cdpc_lacks_are_e0707_in_both_formats() {
 fn command_lines_cdpc_cannot_read_are_e0708() {
     let dir = tempfile::tempdir().unwrap();
     for (args, says) in [
-        (&["k.cu", "--no-such-option"][..], "unexpected argument '--no-such-option' found"),
+        (&["k.cu", "--no-such-option"][..], "unknown option `--no-such-option`"),
+        // Named whole, where clap named `-W`.
+        (&["k.cu", "-Wall"], "unknown option `-Wall`: neither cdpc nor nvcc has it"),
         (&["k.cu", "-std=c++99"], "`c++99` is not one of nvcc's dialects"),
         (&["k.cu", "-ccbin"], "`-ccbin` needs a value"),
     ] {
@@ -131,7 +133,7 @@ fn command_lines_cdpc_cannot_read_are_e0708() {
     }
     // An unknown option says where the known ones are; Clang's `-###` is refused by name.
     let text = stderr(&cdpc(dir.path(), &["k.cu", "--no-such-option"]));
-    assert!(text.contains("= help: `cdpc --help` lists cdpc's options; nvcc's are read too"), "{text}");
+    assert!(text.contains("`cdpc --help` lists cdpc's options, and nvcc's are read too"), "{text}");
     let out = cdpc(dir.path(), &["-###", "k.cu"]);
     assert!(stderr(&out).starts_with("error[E0707]: Clang's option `-###` is not in cdpc: -v prints each tool's command line"), "{}", stderr(&out));
     let out = cdpc(dir.path(), &["--error-format=json", "k.cu", "--no-such-option"]);
@@ -539,6 +541,11 @@ fn every_option_nvcc_lists_is_read_or_refused_with_a_code() {
         for spelling in std::iter::once(long).chain(short) {
             let mut args = vec![spelling.to_string()];
             args.extend(value.clone());
+            // `-code` names what to build from `-arch`'s virtual architecture: alone it is
+            // nvcc's "-arch option not specified" too.
+            if long == "--gpu-code" {
+                args.push("-arch=compute_90".into());
+            }
             args.extend(["-E", "k.cu", "-o", "out.txt"].map(String::from));
             let argv: Vec<&str> = args.iter().map(String::as_str).collect();
             let out = cdpc(dir.path(), &argv);
@@ -615,4 +622,27 @@ fn architecture_lists_are_nvccs_less_what_llvm_lacks() {
     }
     let both = lines(cdpc(dir.path(), &["-arch-ls", "-code-ls"]));
     assert!(both.iter().any(|l| l == "arch=compute_90,code=sm_90"), "{both:?}");
+}
+
+/// nvcc's device link-time optimisation (`-dlto`, `code=lto_XX`; CMake's
+/// `INTERPROCEDURAL_OPTIMIZATION` for CUDA) is not in cdpc: the file compiles as without it
+/// (a cubin of `sm_XX` for `lto_XX`), with warning W0709 saying so; `-Werror` makes it an error
+/// and writes nothing, `-w` silences it.
+#[test]
+fn device_link_time_optimisation_is_compiled_without_and_said() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cu"), "__global__ void k(int *p) { p[0] = 1; }\n").unwrap();
+    let out = cdpc(dir.path(), &["-dc", "-dlto", "-gencode", "arch=compute_90,code=lto_90", "k.cu", "-o", "k.o"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).starts_with("warning[W0709]: link-time optimisation of device code"), "{}", stderr(&out));
+    assert!(dir.path().join("k.o").is_file());
+    let out = cdpc(dir.path(), &["--error-format=json", "-dc", "-dlto", "k.cu", "-o", "j.o"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json_lines(&out)[0]["code"], serde_json::json!("W0709"));
+    let out = cdpc(dir.path(), &["-dc", "-dlto", "-w", "k.cu", "-o", "w.o"]);
+    assert!(out.status.success() && stderr(&out).is_empty(), "{}", stderr(&out));
+    let out = cdpc(dir.path(), &["-dc", "-dlto", "-Werror", "k.cu", "-o", "e.o"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).starts_with("error[W0709]"), "{}", stderr(&out));
+    assert!(!dir.path().join("e.o").exists());
 }

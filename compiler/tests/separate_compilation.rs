@@ -499,3 +499,80 @@ fn sources_that_call_malloc_and_free_link() {
         assert!(out.status.success(), "{extra:?}: {}", stderr(&out));
     }
 }
+
+/// The images `nvcc ARGS -dryrun -c FILE` asks fatbinary for, `("elf" | "ptx", sm)`, in its
+/// order, those of architectures cdpc builds for only (`cdpc --list-gpu-code`).
+fn nvcc_images(nvcc: &Path, dir: &Path, args: &[&str], cdpc_archs: &[String]) -> Vec<(String, String)> {
+    let out = Command::new(nvcc).current_dir(dir).args(args).args(["-dryrun", "-c", "lib.cu", "-o", "nvcc.o"]).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    let line = said.lines().find(|l| l.contains("fatbinary")).unwrap_or_else(|| panic!("nvcc {args:?} -dryrun ran no fatbinary:\n{said}"));
+    line.split("--image3=kind=")
+        .skip(1)
+        .filter_map(|image| {
+            let (kind, rest) = image.split_once(",sm=")?;
+            let sm: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            cdpc_archs.contains(&format!("sm_{sm}")).then(|| (kind.to_string(), sm))
+        })
+        .collect()
+}
+
+/// The images of a fat binary cdpc wrote, as [`nvcc_images`] gives nvcc's, sorted.
+fn cdpc_images(list: &str) -> Vec<(String, String)> {
+    let mut images: Vec<(String, String)> = list
+        .lines()
+        .filter_map(|l| {
+            let kind = if l.starts_with("ELF file") { "elf" } else if l.starts_with("PTX file") { "ptx" } else { return None };
+            let sm = l.rsplit(".sm_").next()?.split('.').next()?;
+            Some((kind.to_string(), sm.to_string()))
+        })
+        .collect();
+    images.sort();
+    images
+}
+
+/// nvcc's `-arch=all-major` and `-arch=all` (CMake's `CUDA_ARCHITECTURES` `all-major` and `all`),
+/// and `-arch=compute_XX -code=...`: the same images as nvcc asks fatbinary for (`nvcc -dryrun`,
+/// the oracle), but for architectures LLVM 22 does not write (CUDA 13's sm_107). `-arch=native`
+/// builds the GPUs' architectures; with none, nvcc's default (warning W0709, an error with
+/// `-Werror`).
+#[test]
+fn architecture_sets_and_code_lists_build_nvccs_images() {
+    let Some(_) = tool_dir() else { return };
+    let dir = project();
+    let listed = cdpc(dir.path(), &["--list-gpu-code"]);
+    let archs: Vec<String> = String::from_utf8_lossy(&listed.stdout).lines().map(str::to_string).collect();
+    assert!(archs.contains(&"sm_90".to_string()), "{archs:?}");
+    for (i, args) in [&["-arch=all-major"][..], &["-arch=all"], &["-arch=compute_80", "-code=sm_80,sm_90"], &["-arch", "compute_90", "-code", "compute_90,sm_100"]].iter().enumerate() {
+        let output = format!("set{i}.o");
+        let mut command = vec!["-rdc=true", "-c", "lib.cu", "-o", &output];
+        command.extend_from_slice(args);
+        let out = cdpc(dir.path(), &command);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let Some(list) = list_images(&dir.path().join(&output)) else { return };
+        let ours = cdpc_images(&list);
+        assert!(ours.len() >= 2, "{args:?}: {list}");
+        if let Some(nvcc) = nvcc() {
+            let mut theirs = nvcc_images(&nvcc, dir.path(), args, &archs);
+            theirs.sort();
+            assert_eq!(ours, theirs, "{args:?}");
+        }
+    }
+    // The GPUs this machine shows.
+    let out = cdpc(dir.path(), &["-rdc=true", "-c", "lib.cu", "-o", "native.o", "-arch=native"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    if let (Some(list), Some(numbers)) = (list_images(&dir.path().join("native.o")), cdpc::toolchain::gpus::visible_architectures()) {
+        let expected: Vec<(String, String)> = numbers.iter().filter(|n| archs.contains(&format!("sm_{n}"))).map(|n| ("elf".to_string(), n.to_string())).collect();
+        assert_eq!(cdpc_images(&list), expected, "{list}");
+    }
+    // None (`CUDA_VISIBLE_DEVICES=` hides every GPU from the driver, where there is one).
+    let hidden = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_cdpc")).current_dir(dir.path()).env("CUDA_VISIBLE_DEVICES", "").args(args).output().unwrap();
+    let out = hidden(&["-rdc=true", "-c", "lib.cu", "-o", "none.o", "-arch=native"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).starts_with("warning[W0709]: `-arch=native`: no GPU was found, so the default architecture, sm_90, is built"), "{}", stderr(&out));
+    let list = list_images(&dir.path().join("none.o")).unwrap();
+    assert!(cdpc_images(&list).contains(&("elf".into(), "90".into())), "{list}");
+    let out = hidden(&["-rdc=true", "-c", "lib.cu", "-o", "none2.o", "-arch=native", "-Werror"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).starts_with("error[W0709]"), "{}", stderr(&out));
+    assert!(!dir.path().join("none2.o").exists());
+}

@@ -65,6 +65,28 @@ pub fn parse_gencode(text: &str) -> Result<Vec<Image>, String> {
     Ok(images)
 }
 
+/// nvcc's `-arch=all` (`major_only`: `-arch=all-major`) over the architectures `supported`
+/// (the toolkit's that LLVM writes, [`crate::toolchain::ptxas_architectures`]), as nvcc 13.5
+/// builds them (`nvcc -dryrun`): a cubin of each (`all-major`: of each `sm_X0` and of the
+/// oldest), then the PTX of the newest `sm_X0`, for the driver to JIT on GPUs after them.
+pub fn all_images(supported: &[SmVersion], major_only: bool) -> Vec<Image> {
+    let mut archs: Vec<SmVersion> = supported.iter().copied().filter(|sm| !sm.arch_specific).collect();
+    archs.sort_by_key(|sm| sm.number);
+    archs.dedup();
+    let oldest = archs.first().copied();
+    let mut images: Vec<Image> = archs.iter().filter(|sm| !major_only || sm.number % 10 == 0 || Some(**sm) == oldest).map(|sm| Image::Cubin(*sm)).collect();
+    if let Some(newest_major) = archs.iter().rev().find(|sm| sm.number % 10 == 0) {
+        images.push(Image::Ptx(*newest_major));
+    }
+    images
+}
+
+/// nvcc's `-arch=native`: a cubin for each of the GPUs' compute capabilities `gpus` (`90` for
+/// 9.0) that `supported` holds, no PTX; empty where none is.
+pub fn native_images(supported: &[SmVersion], gpus: &[u32]) -> Vec<Image> {
+    gpus.iter().filter_map(|n| supported.iter().find(|sm| sm.number == *n && !sm.arch_specific)).map(|sm| Image::Cubin(*sm)).collect()
+}
+
 /// A finished fat binary.
 pub struct Fatbin {
     /// The bytes of the `.fatbin` file.
@@ -149,6 +171,23 @@ pub fn fatbin(inputs: &[Input], link_options: &LinkOptions, images: &[Image], op
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The images `nvcc -arch=all` and `-arch=all-major` asked fatbinary for (`nvcc -dryrun`,
+    /// CUDA 13.5), over the architectures of that toolkit's ptxas that LLVM 22 writes (no sm_107).
+    #[test]
+    fn all_and_all_major_are_nvccs_images() {
+        let supported: Vec<SmVersion> = [75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121].into_iter().map(SmVersion).collect();
+        let cubins = |images: &[Image]| images.iter().filter_map(|i| if let Image::Cubin(s) = i { Some(s.number) } else { None }).collect::<Vec<_>>();
+        let ptx = |images: &[Image]| images.iter().filter_map(|i| if let Image::Ptx(s) = i { Some(s.number) } else { None }).collect::<Vec<_>>();
+        let all = all_images(&supported, false);
+        assert_eq!(cubins(&all), [75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121]);
+        assert_eq!(ptx(&all), [120]);
+        let major = all_images(&supported, true);
+        assert_eq!(cubins(&major), [75, 80, 90, 100, 110, 120]);
+        assert_eq!(ptx(&major), [120]);
+        // A GPU the toolkit does not build for (sm_61) is left out.
+        assert_eq!(native_images(&supported, &[90, 61, 80]), [Image::Cubin(SmVersion(90)), Image::Cubin(SmVersion(80))]);
+    }
 
     #[test]
     fn gencode_values_as_nvcc_writes_them() {

@@ -23,6 +23,7 @@ pub mod cleanup;
 pub mod discover;
 mod early;
 pub mod error;
+pub mod gpus;
 pub mod overwrite;
 pub mod pip_wheels;
 mod process;
