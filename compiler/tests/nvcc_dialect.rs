@@ -821,4 +821,21 @@ fn everyday_macro_names_on_the_command_line_compile_as_nvcc_compiles_them() {
     std::fs::write(dir.path().join("ptds.cu"), "#include <cuda.h>\nint main() { return cuStreamQuery == cuStreamQuery_ptsz ? 0 : 1; }\n").unwrap();
     let out = cdpc(dir.path(), &["-dc", "ptds.cu", "-o", "ptds.o", "-DCUDA_API_PER_THREAD_DEFAULT_STREAM", "-DCDPC_TEST_HIDDEN=1"]);
     assert!(out.status.success(), "cdpc -dc ptds.cu: {}", stderr(&out));
+    // cdpc's `-E` output (ccache's preprocessor mode) keeps the hidden headers' words as they
+    // are: compiled with the same options (the macros again), it is the file's PTX and object.
+    std::fs::write(dir.path().join("macros.cu"), COMMAND_LINE_MACROS).unwrap();
+    let with = |args: &[&str]| -> Vec<String> { args.iter().map(|s| s.to_string()).chain(macros.iter().map(|s| s.to_string())).collect() };
+    for (args, outputs) in [(&["--emit", "ptx"][..], ["file.ptx", "pre.ptx"]), (&["-dc"][..], ["file.o", "pre.o"])] {
+        let e = cdpc(dir.path(), &with(&["-E", "macros.cu", "-o", "macros.pre.cu"]).iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(e.status.success(), "cdpc -E: {}", stderr(&e));
+        for (input, output) in [("macros.cu", outputs[0]), ("macros.pre.cu", outputs[1])] {
+            let mut all = with(args);
+            all.extend([input.to_string(), "-o".into(), output.into()]);
+            let out = cdpc(dir.path(), &all.iter().map(String::as_str).collect::<Vec<_>>());
+            assert!(out.status.success(), "cdpc {all:?}: {}", stderr(&out));
+        }
+        if outputs[0].ends_with(".ptx") {
+            assert_eq!(std::fs::read_to_string(dir.path().join(outputs[0])).unwrap(), std::fs::read_to_string(dir.path().join(outputs[1])).unwrap());
+        }
+    }
 }

@@ -265,6 +265,22 @@ impl CudaCxxOptions {
     }
 }
 
+/// `args` without their `-D` and `-U` options (`-DX`, `-D X`).
+fn without_macro_options(args: Vec<String>) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-D" | "-U" => {
+                args.next();
+            }
+            a if a.starts_with("-D") || a.starts_with("-U") => {}
+            _ => out.push(arg),
+        }
+    }
+    out
+}
+
 /// `-D_OPENMP=201511` for the device side where the host side's options ask for OpenMP
 /// (`-fopenmp`, `-fopenmp=<runtime>`; not `-fopenmp-simd`, which defines nothing): the value
 /// nvcc's device pass has, its host compiler's (g++ 12: OpenMP 4.5). The host side's is Clang's
@@ -635,7 +651,12 @@ impl ClangInvocation<'_> {
         if let (true, Some(level)) = (host, self.cxx.host_fortify) {
             push(format!("-D_FORTIFY_SOURCE={level}"));
         }
-        let host_compiler = if host { self.cxx.host_args.clone() } else { self.cxx.preprocessor_args() };
+        let mut host_compiler = if host { self.cxx.host_args.clone() } else { self.cxx.preprocessor_args() };
+        if self.preprocessed_input {
+            // Its macros were applied when it was preprocessed (the driver's `macro_args` are
+            // left out too): `-D`/`-U` again would expand what `-E` kept from them.
+            host_compiler = without_macro_options(host_compiler);
+        }
         for arg in host_compiler {
             push(arg);
         }

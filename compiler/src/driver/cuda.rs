@@ -683,7 +683,12 @@ impl ClangSetup {
                 (hiding, plan.names, plan.headers)
             }
         };
-        macros.extend(macro_args(options));
+        // cdpc's own `-E` output has had the command line's macros applied (and kept hidden
+        // from the headers nvcc does not read, whose words it holds unexpanded): defining them
+        // again would expand those words now.
+        if !preprocessed {
+            macros.extend(macro_args(options));
+        }
         Ok(ClangSetup {
             replacements, engine, cache, additions, _additions_dir: additions_dir, root, system_includes, host_include, on_disk, on_disk_not_utf8, macros, includes, libdevice, libdevice_source, preprocessed, hiding, hidden, hidden_headers, _hiding_dir: hiding_dir })
     }
