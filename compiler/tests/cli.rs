@@ -374,3 +374,31 @@ extern "C" __global__ void parent(int *data, int n) {
     let out = cdpc(dir.path(), &["d.cdp", "--emit", "ptx", "-o", "-", "-Rpass=aggregate"]);
     assert!(stderr(&out).contains("R0503") && stderr(&out).contains("launch of `child` aggregated for the whole grid"), "{}", stderr(&out));
 }
+
+/// `-o /dev/null`, as configure scripts and build checks ask of nvcc and gcc: a compilation
+/// whose output nobody keeps. Every kind of output succeeds, and the null device stays the
+/// device it was, with its mode (a rename over it, or the program's executable bits, would
+/// change it for the whole machine when cdpc runs as root).
+#[test]
+fn outputs_to_the_null_device_succeed_and_leave_it_as_it_was() {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let null = Path::new("/dev/null");
+    let Ok(before) = std::fs::metadata(null) else { return println!("skipped: no /dev/null") };
+    if !before.file_type().is_char_device() {
+        return println!("skipped: /dev/null is no character device here");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cdp"), "__global__ void child(int *p) { p[threadIdx.x] = 1; }\n__global__ void parent(int *p) { child<<<1, 32>>>(p); }\n").unwrap();
+    let mut kinds: Vec<Vec<&str>> = vec![vec!["k.cdp", "--emit", "ptx"], vec!["k.cdp"], vec!["-dc", "k.cdp", "--emit", "obj"]];
+    if crate::cuda_cxx::tools_ready() {
+        std::fs::write(dir.path().join("k.cu"), "__global__ void child(int *p) { p[threadIdx.x] = 1; }\n__global__ void parent(int *p) { child<<<1, 32>>>(p); }\nint main() { return 0; }\n").unwrap();
+        kinds.extend([vec!["-dc", "k.cu"], vec!["-c", "k.cu"], vec!["-rdc=true", "k.cu"], vec!["-E", "k.cu"]]);
+    }
+    for mut args in kinds {
+        args.extend(["-o", "/dev/null"]);
+        let out = Command::new(env!("CARGO_BIN_EXE_cdpc")).current_dir(dir.path()).args(&args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let after = std::fs::metadata(null).unwrap();
+        assert!(after.file_type().is_char_device() && after.rdev() == before.rdev() && after.mode() == before.mode(), "{args:?}: /dev/null became {:o}", after.mode());
+    }
+}

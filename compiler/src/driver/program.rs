@@ -811,7 +811,12 @@ pub fn foreign_link_failure(stderr: &str, args: &[String], cwd: &Path) -> Option
 #[cfg(unix)]
 fn make_executable(path: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    let mut permissions = std::fs::metadata(path)?.permissions();
+    let meta = std::fs::metadata(path)?;
+    // `-o /dev/null`: the program went nowhere, and the device keeps its mode.
+    if !meta.is_file() {
+        return Ok(());
+    }
+    let mut permissions = meta.permissions();
     // What the umask lets a new file have, readable as it is, executable where readable.
     let mode = permissions.mode();
     permissions.set_mode(mode | ((mode & 0o444) >> 2));

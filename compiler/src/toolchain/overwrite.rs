@@ -5,7 +5,8 @@
 //! 1. an input of the compilation, also when the output path reaches it through a symbolic or
 //!    a hard link (`E0700`, like gcc's "input file is the same as output file"; nothing turns
 //!    this off), nor over anything that is not a regular file (a device, a pipe, a socket:
-//!    `E0701`);
+//!    `E0701`) but the null device: `-o /dev/null` compiles and writes the output nowhere
+//!    (`OutputFile` discards it and never renames over the device);
 //! 2. an existing regular file that is not empty and does not look like the output of a
 //!    compiler: an ELF file (cubin, object), a fatbinary, LLVM bitcode, LLVM IR text or PTX
 //!    text (`E0701`), unless the user asks with `--overwrite` ([`Overwrite::Any`]).
@@ -54,6 +55,9 @@ impl OutputGuard {
         if meta.is_dir() {
             return Ok(()); // "it is a directory", from OutputFile::prepare
         }
+        if is_null_device(&meta) {
+            return Ok(()); // written to nowhere: `OutputFile` discards it, never renames over it
+        }
         if !meta.is_file() {
             return refuse("it is not a regular file (a device, a pipe or a socket); `-o -` writes text to standard output");
         }
@@ -68,6 +72,23 @@ impl OutputGuard {
             // Unreadable: we cannot tell what it is, so leave it alone.
             Err(e) => refuse(&format!("it exists and cannot be read to tell what it is ({e})")),
         }
+    }
+}
+
+/// Whether `meta` is the null device's (`/dev/null`, the character device 1,3 wherever its
+/// node is): `-o /dev/null`, as configure scripts and build checks ask of nvcc and gcc, is a
+/// compilation whose output nobody keeps.
+pub fn is_null_device(meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        let null = std::fs::metadata("/dev/null").ok().filter(|m| m.file_type().is_char_device());
+        meta.file_type().is_char_device() && null.is_some_and(|null| null.rdev() == meta.rdev())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        false
     }
 }
 
@@ -206,20 +227,24 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn devices_and_pipes_are_never_replaced() {
-        // A pipe made here, and /dev/null when it is the character device it should be (a root
-        // process that renames a file over it turns it into a regular file: what this prevents).
+        // A pipe made here is refused; the null device (a root process that renamed a file over
+        // it would turn it into a regular file) passes the check, and an output file for it
+        // writes beside nothing and leaves the device a device.
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("pipe.cubin");
-        let made = std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success());
-        let null = Path::new("/dev/null");
-        let is_device = std::fs::metadata(null).is_ok_and(|m| !m.is_file() && !m.is_dir());
-        let targets: Vec<&Path> = [made.then_some(fifo.as_path()), is_device.then_some(null)].into_iter().flatten().collect();
-        assert!(!targets.is_empty(), "neither mkfifo nor a /dev/null device: nothing to test against");
-        for target in targets {
-            for overwrite in [Overwrite::CompilerOutputs, Overwrite::Any] {
-                let err = guard(&[], overwrite).check(target).unwrap_err();
-                assert!(err.to_string().contains("not a regular file"), "{}: {err}", target.display());
-            }
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()), "mkfifo");
+        for overwrite in [Overwrite::CompilerOutputs, Overwrite::Any] {
+            let err = guard(&[], overwrite).check(&fifo).unwrap_err();
+            assert!(err.to_string().contains("not a regular file"), "{}: {err}", fifo.display());
         }
+        let null = Path::new("/dev/null");
+        if !std::fs::metadata(null).is_ok_and(|m| is_null_device(&m)) {
+            return println!("skipped: /dev/null is no character device here");
+        }
+        assert!(guard(&[], Overwrite::CompilerOutputs).check(null).is_ok());
+        let out = crate::toolchain::OutputFile::prepare_guarded(null, guard(&[], Overwrite::CompilerOutputs)).unwrap();
+        out.commit(b"\x7fELF discarded").unwrap();
+        assert!(std::fs::metadata(null).is_ok_and(|m| is_null_device(&m)), "/dev/null is still the device");
+        assert!(!is_null_device(&std::fs::metadata(&fifo).unwrap()));
     }
 }

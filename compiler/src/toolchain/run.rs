@@ -489,6 +489,9 @@ pub struct OutputFile {
     _tracked: Tracked,
     path: PathBuf,
     guard: Option<OutputGuard>,
+    /// The output is the null device (`-o /dev/null`): written to the temporary file (in the
+    /// temporary folder, not beside it), which is then removed, never renamed over the device.
+    discard: bool,
 }
 
 impl OutputFile {
@@ -514,7 +517,12 @@ impl OutputFile {
         if cache_fill_bits() != 0 {
             let create = || tempfile::Builder::new().prefix(".cdpc-fill.").suffix(OsStr::new(".tmp")).tempfile().map_err(|e| ToolError::OutputIo { path: path.to_path_buf(), source: e });
             let (tmp, tracked) = cleanup::tracked(create, |tmp: &NamedTempFile| tmp.path().to_path_buf())?;
-            return Ok(OutputFile { tmp, _tracked: tracked, path: path.to_path_buf(), guard: None });
+            return Ok(OutputFile { tmp, _tracked: tracked, path: path.to_path_buf(), guard: None, discard: false });
+        }
+        if std::fs::metadata(path).is_ok_and(|m| crate::toolchain::overwrite::is_null_device(&m)) {
+            let create = || tempfile::Builder::new().prefix(".cdpc-null.").suffix(OsStr::new(".tmp")).tempfile().map_err(|e| ToolError::OutputIo { path: path.to_path_buf(), source: e });
+            let (tmp, tracked) = cleanup::tracked(create, |tmp: &NamedTempFile| tmp.path().to_path_buf())?;
+            return Ok(OutputFile { tmp, _tracked: tracked, path: path.to_path_buf(), guard: None, discard: true });
         }
         let invalid =
             |reason: String| ToolError::OutputPathInvalid { path: path.to_path_buf(), reason };
@@ -552,7 +560,7 @@ impl OutputFile {
                 })
         };
         let (tmp, tracked) = cleanup::tracked(create, |tmp: &NamedTempFile| tmp.path().to_path_buf())?;
-        Ok(OutputFile { tmp, _tracked: tracked, path: path.to_path_buf(), guard: None })
+        Ok(OutputFile { tmp, _tracked: tracked, path: path.to_path_buf(), guard: None, discard: false })
     }
 
     /// Writes `bytes` and renames the temporary file over the output.
@@ -571,6 +579,9 @@ impl OutputFile {
         let tmp_path = self.tmp.path().to_path_buf();
         let output_error = |source| ToolError::OutputIo { path: self.path.clone(), source };
         write(self.tmp.as_file_mut() as &mut dyn Write).and_then(|_| self.tmp.as_file_mut().flush()).map_err(output_error)?;
+        if self.discard {
+            return Ok(()); // the temporary file is removed as `self` drops
+        }
         #[cfg(unix)]
         {
             // NamedTempFile is created 0600; give the result the usual file mode.
