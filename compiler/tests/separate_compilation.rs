@@ -503,7 +503,7 @@ fn sources_that_call_malloc_and_free_link() {
 /// The images `nvcc ARGS -dryrun -c FILE` asks fatbinary for, `("elf" | "ptx", sm)`, in its
 /// order, those of architectures cdpc builds for only (`cdpc --list-gpu-code`).
 fn nvcc_images(nvcc: &Path, dir: &Path, args: &[&str], cdpc_archs: &[String]) -> Vec<(String, String)> {
-    let out = Command::new(nvcc).current_dir(dir).args(args).args(["-dryrun", "-c", "lib.cu", "-o", "nvcc.o"]).output().unwrap();
+    let out = Command::new(nvcc).current_dir(dir).args(args).args(["-dryrun", "-o", "nvcc.o"]).output().unwrap();
     let said = String::from_utf8_lossy(&out.stderr).into_owned();
     let line = said.lines().find(|l| l.contains("fatbinary")).unwrap_or_else(|| panic!("nvcc {args:?} -dryrun ran no fatbinary:\n{said}"));
     line.split("--image3=kind=")
@@ -542,9 +542,13 @@ fn architecture_sets_and_code_lists_build_nvccs_images() {
     let listed = cdpc(dir.path(), &["--list-gpu-code"]);
     let archs: Vec<String> = String::from_utf8_lossy(&listed.stdout).lines().map(str::to_string).collect();
     assert!(archs.contains(&"sm_90".to_string()), "{archs:?}");
-    for (i, args) in [&["-arch=all-major"][..], &["-arch=all"], &["-arch=compute_80", "-code=sm_80,sm_90"], &["-arch", "compute_90", "-code", "compute_90,sm_100"]].iter().enumerate() {
+    // A whole program's object (`-c` without `-rdc`, CMake's default): nvcc embeds its PTX too.
+    std::fs::write(dir.path().join("plain.cu"), "__global__ void k(int *p) { p[threadIdx.x] = 2 * threadIdx.x; }\n").unwrap();
+    let relocatable = ["-rdc=true", "-c", "lib.cu"];
+    let whole = ["-c", "plain.cu"];
+    for (i, args) in [[&relocatable[..], &["-arch=all-major"]].concat(), [&relocatable[..], &["-arch=all"]].concat(), [&relocatable[..], &["-arch=compute_80", "-code=sm_80,sm_90"]].concat(), [&relocatable[..], &["-arch", "compute_90", "-code", "compute_90,sm_100"]].concat(), [&whole[..], &["-arch=all-major"]].concat(), [&whole[..], &["-gencode", "arch=compute_90,code=[sm_90,compute_90]"]].concat()].iter().enumerate() {
         let output = format!("set{i}.o");
-        let mut command = vec!["-rdc=true", "-c", "lib.cu", "-o", &output];
+        let mut command = vec!["-o", &output];
         command.extend_from_slice(args);
         let out = cdpc(dir.path(), &command);
         assert!(out.status.success(), "{args:?}: {}", stderr(&out));

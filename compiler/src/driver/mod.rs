@@ -964,7 +964,11 @@ fn multi_architecture_fatbin(source: &str, device: &CompileOptions, images: &[fa
                 let build = BuildOptions { arch: sm, ..build.clone() };
                 FatbinImage { ptx: false, sm, bytes: tools.assemble(&ptx, &build)? }
             }
-            fatbin::Image::Ptx(_) if whole => continue,
+            // A whole program's PTX for the driver to JIT, as nvcc's `-c` embeds it, where the
+            // PTX stands alone: it calls nothing of the device runtime's library (a device-side
+            // launch, which nvcc refuses without `-rdc` and cdpc links libcudadevrt for; the
+            // driver's JIT resolves `vprintf`, `malloc` and the like itself, as for nvcc's).
+            fatbin::Image::Ptx(_) if whole && needs_device_runtime(&ptx) => continue,
             fatbin::Image::Ptx(_) => FatbinImage { ptx: true, sm, bytes: ptx.into_bytes() },
         };
         if !packed_images.contains(&packed) {
@@ -977,6 +981,16 @@ fn multi_architecture_fatbin(source: &str, device: &CompileOptions, images: &[fa
         packed_images.push(FatbinImage { ptx: false, sm: compiled.0, bytes: whole_cubin(tools, source, compiled.1, &build, warnings)? });
     }
     Ok(tools.fatbinary(&packed_images, !whole, build)?)
+}
+
+/// Whether `ptx` declares a function of the device runtime's library (`cudaLaunchDeviceV2`,
+/// `cudaGetParameterBufferV2`, `cudaStreamCreateWithFlags`, ...: `.extern` names that start
+/// with `cuda`), which only a link with libcudadevrt resolves.
+fn needs_device_runtime(ptx: &str) -> bool {
+    ptx.lines().filter(|l| l.trim_start().starts_with(".extern")).any(|l| {
+        let name = l.split(|c: char| c == '(' || c.is_whitespace()).filter(|w| !w.is_empty()).find(|w| w.starts_with("cuda") || w.starts_with("__cuda"));
+        name.is_some()
+    })
 }
 
 /// A whole program's cubin: by ptxas alone when the PTX declares nothing `.extern` (as nvcc's
