@@ -635,7 +635,7 @@ mod tests {
     /// `args` translated, then read as [`forward_unknown`] reads them against cdpc's own options.
     fn forwarded(args: &[&str]) -> Result<Vec<String>, Refused> {
         let translated = translate(std::iter::once("cdpc").chain(args.iter().copied()).map(String::from)).unwrap();
-        forward_unknown(translated, <crate::Cli as clap::CommandFactory>::command()).map(|a| a[1..].to_vec())
+        forward_unknown(translated, <super::super::Cli as clap::CommandFactory>::command()).map(|a| a[1..].to_vec())
     }
 
     #[test]
