@@ -112,7 +112,7 @@ fn text_with_beside(header: &Path) -> String {
         if let Ok(text) = std::fs::read_to_string(&files[i]) {
             let dir = files[i].parent().map(Path::to_path_buf).unwrap_or_default();
             for line in text.lines() {
-                let quoted = line.trim_start().strip_prefix('#').map(str::trim_start).and_then(|l| l.strip_prefix("include")).map(str::trim_start).and_then(|l| l.strip_prefix('"')).and_then(|l| l.split_once('"')).map(|(name, _)| name);
+                let quoted = super::included_header(line).filter(|(_, spelled)| spelled.starts_with('"')).map(|(name, _)| name);
                 if let Some(beside) = quoted.map(|name| dir.join(name)).filter(|p| p.is_file() && !files.contains(p)) {
                     files.push(beside);
                 }
@@ -211,7 +211,7 @@ pub fn install(files: &[(String, String)], headers: &[PathBuf], dir: &Path, wrap
     repoint(headers, &stand_ins, wrapper_macros);
     wrapper_macros.retain(|m| !m.starts_with(&format!("-D{HIDE_MACRO}=")));
     if let Some((toggle, _)) = written.first() {
-        wrapper_macros.push(format!("-D{HIDE_MACRO}=\"{}\"", toggle.to_string_lossy().replace('\\', "\\\\").replace('"', "\\\"")));
+        wrapper_macros.push(format!("-D{HIDE_MACRO}=\"{}\"", super::define_value(toggle)));
     }
     Ok(written)
 }
@@ -220,12 +220,11 @@ pub fn install(files: &[(String, String)], headers: &[PathBuf], dir: &Path, wrap
 /// same place instead (the headers and their stand-ins; a compilation's own copies of the
 /// stand-ins for the cache's).
 pub fn repoint(from: &[PathBuf], to: &[PathBuf], wrapper_macros: &mut [String]) {
-    let escaped = |p: &Path| p.to_string_lossy().replace('\\', "\\\\").replace('"', "\\\"");
     for (old, new) in from.iter().zip(to) {
-        let theirs = format!("=\"{}\"", escaped(old));
+        let theirs = format!("=\"{}\"", super::define_value(old));
         for m in wrapper_macros.iter_mut() {
             if let Some(name) = m.strip_suffix(&theirs) {
-                *m = format!("{name}=\"{}\"", escaped(new));
+                *m = format!("{name}=\"{}\"", super::define_value(new));
             }
         }
     }

@@ -749,13 +749,10 @@ pub fn wrapper_includes(resource_dir: &Path, cuda_root: &Path) -> (nvcc_text::Re
         let mut changed = false;
         let mut new = String::with_capacity(text.len());
         for line in text.split_inclusive('\n') {
-            let rest = line.trim_start().strip_prefix("#include").map(str::trim_start);
-            let included = rest.and_then(|r| r.strip_prefix('"')).and_then(|r| r.split_once('"')).map(|(name, _)| (name, format!("\"{name}\"")));
-            // Clang's own headers, `<__clang_cuda_math.h>` or `"__clang_cuda_builtin_vars.h"`.
-            let clangs = rest.and_then(|r| r.strip_prefix('<')).and_then(|r| r.split_once('>')).map(|(name, _)| (name, format!("<{name}>"))).or(included.clone()).filter(|(name, _)| name.starts_with("__clang_cuda_") && ours.join(name).is_file());
-            let found = match (included, clangs) {
-                (_, Some((header, spelled))) => Some((ours.join(header), spelled, 'H')),
-                (Some((header, spelled)), None) if !ours.join(header).exists() && theirs.join(header).is_file() => Some((theirs.join(header), spelled, 'C')),
+            let found = match included_header(line) {
+                // Clang's own headers, `<__clang_cuda_math.h>` or `"__clang_cuda_builtin_vars.h"`.
+                Some((header, spelled)) if header.starts_with("__clang_cuda_") && ours.join(header).is_file() => Some((ours.join(header), spelled, 'H')),
+                Some((header, spelled)) if spelled.starts_with('"') && !ours.join(header).exists() && theirs.join(header).is_file() => Some((theirs.join(header), spelled, 'C')),
                 _ => None,
             };
             match found {
@@ -775,8 +772,7 @@ pub fn wrapper_includes(resource_dir: &Path, cuda_root: &Path) -> (nvcc_text::Re
                         new.push_str(line);
                         continue;
                     }
-                    let path = file.to_string_lossy().replace('\\', "\\\\").replace('"', "\\\"");
-                    let define = format!("-D{name}=\"{path}\"");
+                    let define = format!("-D{name}=\"{}\"", define_value(&file));
                     if !macros.contains(&define) {
                         macros.push(define);
                     }
@@ -798,6 +794,25 @@ pub fn wrapper_includes(resource_dir: &Path, cuda_root: &Path) -> (nvcc_text::Re
         }
     }
     (out, macros)
+}
+
+/// The header a line includes and how it is spelled there: `("cuda.h", "\"cuda.h\"")` for
+/// `#include "cuda.h"`, `("limits", "<limits>")` for `# include <limits>`.
+pub(crate) fn included_header(line: &str) -> Option<(&str, String)> {
+    let rest = line.trim_start().strip_prefix('#')?.trim_start().strip_prefix("include")?.trim_start();
+    let (open, close) = match rest.chars().next()? {
+        '"' => ('"', '"'),
+        '<' => ('<', '>'),
+        _ => return None,
+    };
+    let (name, _) = rest[1..].split_once(close)?;
+    Some((name, format!("{open}{name}{close}")))
+}
+
+/// `path` as the value of a `-D NAME="..."` option: `\` and `"` escaped, as a string literal
+/// needs them (`#include NAME` takes the path the literal spells).
+pub(crate) fn define_value(path: &Path) -> String {
+    path.to_string_lossy().replace('\\', "\\\\").replace('"', "\\\"")
 }
 
 /// Clang's wrapper's device-side `std::free` and `std::malloc`, functions of their own that

@@ -558,6 +558,12 @@ struct ClangOutput {
     headers: Vec<PathBuf>,
 }
 
+/// A folder of this compilation's own in the temporary folder, named so that an interrupted
+/// run's is removed later (`toolchain::stale_work_dirs`), removed when dropped.
+fn work_folder() -> Result<tempfile::TempDir, CompileError> {
+    tempfile::Builder::new().prefix(&crate::toolchain::cleanup::work_dir_prefix()).tempdir().map_err(|error| CompileError::Io { path: std::env::temp_dir(), action: "cannot make a work folder in", error })
+}
+
 /// What every Clang run over one source shares: Clang, CUDA's folders, the source's folder,
 /// the `-D`/`-U`/`-I` options and the cache.
 #[derive(Clone)]
@@ -591,13 +597,10 @@ struct ClangSetup {
     /// headers by path ([`clang::wrapper_includes`]).
     replacements: std::sync::Arc<clang::nvcc_text::Replacements>,
     /// The files that keep the command line's macros out of the headers nvcc does not read
-    /// ([`clang::hidden_macros`]), beside `additions`, with their texts; none where no macro
-    /// is to be hidden.
+    /// ([`clang::hidden_macros`]), beside `additions`, with their texts (the toggle first, then
+    /// the headers' stand-ins, which name the toggle beside them and the headers by path, so
+    /// that the texts serve in any folder); none where no macro is to be hidden.
     hiding: Vec<(PathBuf, String)>,
-    /// The macros to hide and the headers to hide them from, to write [`ClangSetup::hiding`]'s
-    /// files again elsewhere.
-    hidden: Vec<String>,
-    hidden_headers: Vec<PathBuf>,
     /// Held for its drop: the folder of [`ClangSetup::hiding`]'s files where the cache's could
     /// not take them.
     _hiding_dir: Option<std::sync::Arc<tempfile::TempDir>>,
@@ -629,8 +632,7 @@ impl ClangSetup {
         let (additions, additions_dir) = match in_cache {
             Some(path) => (path, None),
             None => {
-                let tmp = std::env::temp_dir();
-                let dir = tempfile::Builder::new().prefix(&crate::toolchain::cleanup::work_dir_prefix()).tempdir().map_err(|error| CompileError::Io { path: tmp, action: "cannot make a work folder in", error })?;
+                let dir = work_folder()?;
                 let path = clang::additions_header(dir.path()).map_err(|error| CompileError::Io { path: dir.path().to_path_buf(), action: "cannot write Clang's extra header in", error })?;
                 (path, Some(std::sync::Arc::new(dir)))
             }
@@ -663,8 +665,8 @@ impl ClangSetup {
         };
         let plan = if candidates.is_empty() { None } else { clang::hidden_macros::plan(&user_macros, &candidates, clang::ADDITIONS) };
         let mut hiding_dir = None;
-        let (hiding, hidden, hidden_headers) = match plan {
-            None => (Vec::new(), Vec::new(), Vec::new()),
+        let hiding = match plan {
+            None => Vec::new(),
             Some(plan) => {
                 let files = clang::hidden_macros::hiding_files(&plan.names, &plan.headers);
                 let dir = additions.parent().unwrap_or(Path::new(".")).to_path_buf();
@@ -673,14 +675,13 @@ impl ClangSetup {
                 let hiding = match clang::hidden_macros::install(&files, &plan.headers, &dir, &mut macros) {
                     Ok(hiding) => hiding,
                     Err(_) => {
-                        let tmp = std::env::temp_dir();
-                        let own = tempfile::Builder::new().prefix(&crate::toolchain::cleanup::work_dir_prefix()).tempdir().map_err(|error| CompileError::Io { path: tmp, action: "cannot make a work folder in", error })?;
+                        let own = work_folder()?;
                         let hiding = clang::hidden_macros::install(&files, &plan.headers, own.path(), &mut macros).map_err(|error| CompileError::Io { path: own.path().to_path_buf(), action: "cannot write Clang's extra header in", error })?;
                         hiding_dir = Some(std::sync::Arc::new(own));
                         hiding
                     }
                 };
-                (hiding, plan.names, plan.headers)
+                hiding
             }
         };
         // cdpc's own `-E` output has had the command line's macros applied (and kept hidden
@@ -690,7 +691,7 @@ impl ClangSetup {
             macros.extend(macro_args(options));
         }
         Ok(ClangSetup {
-            replacements, engine, cache, additions, _additions_dir: additions_dir, root, system_includes, host_include, on_disk, on_disk_not_utf8, macros, includes, libdevice, libdevice_source, preprocessed, hiding, hidden, hidden_headers, _hiding_dir: hiding_dir })
+            replacements, engine, cache, additions, _additions_dir: additions_dir, root, system_includes, host_include, on_disk, on_disk_not_utf8, macros, includes, libdevice, libdevice_source, preprocessed, hiding, _hiding_dir: hiding_dir })
     }
 
     /// The options of this compilation; the input and output are set per run.
@@ -771,10 +772,9 @@ impl ClangSetup {
         let dir = tempfile::Builder::new().prefix(&crate::toolchain::cleanup::work_dir_prefix()).tempdir().ok()?;
         let additions = clang::additions_header(dir.path()).ok()?;
         let mut macros = self.macros.clone();
-        if !self.hidden.is_empty() {
-            // The cache's stand-ins (or, where it could not take them, the headers themselves)
-            // replaced by copies in this folder.
-            let files = clang::hidden_macros::hiding_files(&self.hidden, &self.hidden_headers);
+        if !self.hiding.is_empty() {
+            // The stand-ins replaced by copies in this folder.
+            let files: Vec<(String, String)> = self.hiding.iter().map(|(path, text)| Some((path.file_name()?.to_string_lossy().into_owned(), text.clone()))).collect::<Option<_>>()?;
             let from: Vec<PathBuf> = self.hiding.iter().skip(1).map(|(p, _)| p.clone()).collect();
             clang::hidden_macros::install(&files, &from, dir.path(), &mut macros).ok()?;
         }
@@ -848,8 +848,7 @@ impl ClangSetup {
         let listing = match options.list_headers {
             HeaderList::None => None,
             list => {
-                let tmp = std::env::temp_dir();
-                let dir = tempfile::Builder::new().prefix(&crate::toolchain::cleanup::work_dir_prefix()).tempdir().map_err(|error| CompileError::Io { path: tmp, action: "cannot make a work folder in", error })?;
+                let dir = work_folder()?;
                 Some((dir, list == HeaderList::All))
             }
         };
