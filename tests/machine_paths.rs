@@ -29,6 +29,9 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("compiler/src/toolchain/discover.rs", "usr/local/cuda", "the last rule of the documented tool search (SETUP.md), the standard toolkit folder: every earlier rule comes first, and tests replace it (SearchEnv::standard_dirs)"),
     ("compiler/src/main.rs", "usr/local/cuda", "`cdpc --version`'s list of the places that tool search looks at"),
     ("results/2026-11-28-nvcc-command-lines/run.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script ran only there, building nvcc's programs beside cdpc's and running the carried cdpc with `CUDA_HOME` set to it)"),
+    ("results/2026-11-28-launch-status/equal-work.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script ran only there, building nvcc's cubin beside the carried ones)"),
+    ("results/2026-11-28-launch-status/launch-status-1.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script ran only there, building nvcc's cubins beside the carried ones)"),
+    ("results/2026-11-28-launch-status/launch-status-2.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script ran only there, building nvcc's cubin beside the carried ones)"),
     ("results/2026-11-28-nvcc-command-lines/run3.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script ran only there, building nvcc's programs beside cdpc's)"),
     ("samples/harness/corpus-gpu.sh", "usr/local/cuda", "the GPU machine's own toolkit, tried first; CUDA_HOME and NVCC override it, and the checkout's .cuda/ is the fallback"),
 ];

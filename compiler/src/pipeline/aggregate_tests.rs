@@ -49,6 +49,32 @@ fn a_warps_launches_become_records_and_one_launch_of_the_aggregated_clone() {
     assert!(ir.contains("\"nvvm.maxnreg\"=\"64\""), "{ir}");
 }
 
+/// The leader reads its last error before the launch of `child__agg` and, where that launch
+/// failed, after it (`warp.rs`, "A thread's last error"): through the module's declarations of
+/// the two functions, whichever of their names (C's or libcudadevrt's `__cudaCDP2` symbol) it
+/// uses, new ones by the C names where it has none, and a declaration of another type (IR from
+/// elsewhere) called as the function it names rather than refused.
+#[test]
+fn the_leader_reads_back_the_error_of_a_failed_aggregated_launch() {
+    let (ir, _) = aggregated(&program(), Granularity::Warp);
+    let helper = function(&ir, "child__warp");
+    let lead = helper.split("\nlead:").nth(1).expect("the leader's block");
+    assert!(lead.contains("%prior.error = call i32 @cudaPeekAtLastError()") && lead.contains("br i1 %no.prior.error, label %count, label %launched"), "{helper}");
+    let clear = helper.split("\nclear.error:").nth(1).expect("the block that reads the error back");
+    assert!(clear.trim_start().starts_with("; preds = %agg.launched") && clear.contains("call i32 @cudaGetLastError()"), "{helper}");
+    assert!(helper.contains("%fallback = phi i1 [ false, %agg.launched ], [ true, %clear.error ], [ true, %lead ]"), "{helper}");
+    assert!(ir.contains("declare i32 @cudaPeekAtLastError()") && ir.contains("declare i32 @cudaGetLastError()"), "{ir}");
+
+    let cdp2 = format!("{}\ndeclare i32 @__cudaCDP2GetLastError()\ndeclare i32 @__cudaCDP2PeekAtLastError()\n", program());
+    let (ir, _) = aggregated(&cdp2, Granularity::Warp);
+    let helper = function(&ir, "child__warp");
+    assert!(helper.contains("call i32 @__cudaCDP2PeekAtLastError()") && helper.contains("call i32 @__cudaCDP2GetLastError()") && !ir.contains("@cudaGetLastError"), "{ir}");
+
+    let other_type = format!("{}\ndeclare void @cudaGetLastError(i32)\n", program());
+    let (ir, _) = aggregated(&other_type, Granularity::Warp);
+    assert!(function(&ir, "child__warp").contains("call i32 @cudaGetLastError()"), "{ir}");
+}
+
 /// Through the pipeline at V2: the leader's launch of `child__agg` stays in the documented V1
 /// sequence (its lanes wait for it at a shuffle, which could hang the V2 entry point), marked
 /// `!cdpc.launch.v1`; the threads' own launch of `child` is lowered to V2. At V1 both are V1.

@@ -17,7 +17,11 @@
 //!         table[rank] = {0, 0, g, b, args}; __threadfence(); __syncwarp(group);
 //!         if (rank == 0) {   // number the blocks, launch, or give the table back
 //!             for each record: start = total; total += blocks(grid);
-//!             fallback = (C syncs && block sizes differ) || C__agg<<<total, max threads, S>>>(table, n) != 0;
+//!             fallback = cudaPeekAtLastError() != 0 || (C syncs && block sizes differ);
+//!             if (!fallback && C__agg<<<total, max threads, S>>>(table, n) != 0) {
+//!                 cudaGetLastError();   // the failed launch's error: not the leader's own
+//!                 fallback = true;
+//!             }
 //!             if (fallback) free(table);
 //!         }
 //!         if (shfl(fallback, leader) == 0) return cudaSuccess;
@@ -25,6 +29,17 @@
 //! }
 //! return C<<<g, b, S>>>(args);   // the documented sequence, as before
 //! ```
+//!
+//! A thread's last error: each lane's `cudaGetLastError()` after the launch says what its own
+//! launch did, as without aggregation. A launch of `C__agg` that succeeds leaves every lane's
+//! last error as it was, as each lane's own successful launch would. One that fails sets the
+//! leader's, which its own launch after the fallback would then not replace where that launch
+//! succeeds (a successful call leaves the last error as it is): the leader reads it back,
+//! which restores its state only where it had no error before, so a leader with an error
+//! pending (`cudaPeekAtLastError`) does not launch `C__agg` and the group falls back.
+//! Measured before this on the H200 with a pool of 32 pending launches, 32,768 one-launch
+//! threads and children that return at once: about ten threads a run read "refused" for a
+//! child that ran (results/2026-11-28-launch-status/).
 //!
 //! A launch made only where a thread index equals a constant ([`one_lane`]: one lane of a
 //! warp) is left alone, with `R0500`, at warp granularity and at the sites of block and grid
@@ -52,7 +67,9 @@ use super::super::emit::intrinsic;
 use inkwell::module::Module;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue};
+use inkwell::module::Linkage;
 use inkwell::IntPredicate;
+use runtime_shim::entry_points::RuntimeFn;
 
 /// The always-inline helper `C__warp(args, grid, block)` of the launch `l` (module docs).
 pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'ctx>, entries: &Entries<'ctx>) -> FunctionValue<'ctx> {
@@ -142,9 +159,14 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
     call("llvm.nvvm.bar.warp.sync", &[], &[group.into()], "");
     ok(b.build_conditional_branch(is_leader, lead, after_lead));
 
-    // The leader numbers the records' blocks, then launches.
+    // The leader numbers the records' blocks, then launches; but only with no error of its
+    // own pending (`cudaPeekAtLastError`), which a failed launch of `C__agg` would replace
+    // (module docs, "A thread's last error").
     b.position_at_end(lead);
-    ok(b.build_unconditional_branch(count_head));
+    let prior = call_error_function(module, &b, RuntimeFn::PeekAtLastError, "prior.error");
+    let clean = ok(b.build_int_compare(IntPredicate::EQ, prior, c32(0), "no.prior.error"));
+    let one = i1t.const_int(1, false);
+    ok(b.build_conditional_branch(clean, count_head, launched));
     b.position_at_end(count_head);
     let i = ok(b.build_phi(i32t, "i"));
     let total = ok(b.build_phi(i32t, "total"));
@@ -170,7 +192,6 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
     max_t.add_incoming(&[(&c32(0), lead), (&umax, count_body)]);
 
     b.position_at_end(counted);
-    let one = i1t.const_int(1, false);
     if c.syncs {
         // The copy's barriers need every thread of a block: only equal block sizes.
         let differ = ok(b.build_int_compare(IntPredicate::NE, min_v, max_v, "sizes.differ"));
@@ -184,10 +205,16 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
     launch::mark_v1(agg_call);
     let failed = ok(b.build_int_compare(IntPredicate::NE, status, c32(0), "failed"));
     let launch_end = b.get_insert_block().expect("positioned");
+    // A failed launch of `C__agg` set the leader's last error; with none before it, reading
+    // it leaves the leader as it was, so that its own launch below alone decides it.
+    let clear = bb("clear.error");
+    ok(b.build_conditional_branch(failed, clear, launched));
+    b.position_at_end(clear);
+    call_error_function(module, &b, RuntimeFn::GetLastError, "agg.error");
     ok(b.build_unconditional_branch(launched));
     b.position_at_end(launched);
     let fallback = ok(b.build_phi(i1t, "fallback"));
-    fallback.add_incoming(&[(&failed, launch_end)]);
+    fallback.add_incoming(&[(&i1t.const_zero(), launch_end), (&one, clear), (&one, lead)]);
     if c.syncs {
         fallback.add_incoming(&[(&one, counted)]);
     }
@@ -216,6 +243,22 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
     b.position_at_end(direct);
     launch_as_documented(module, f, &b, l, l.buffer, p(0).into_pointer_value(), p(1), p(2));
     f
+}
+
+/// A call at `b` of the device runtime's `f` (`cudaGetLastError`, `cudaPeekAtLastError`: no
+/// parameters, a `cudaError_t`): through the module's declaration of it by its C name or
+/// libcudadevrt's `__cudaCDP2` symbol (both defined there), else a new declaration by its C name.
+/// A declaration of another type (IR from elsewhere) is called as the function it names.
+fn call_error_function<'ctx>(module: &Module<'ctx>, b: &inkwell::builder::Builder<'ctx>, f: RuntimeFn, label: &str) -> IntValue<'ctx> {
+    let ty = module.get_context().i32_type().fn_type(&[], false);
+    let e = f.entry_point();
+    let typed = [e.ptx_symbol, e.c_name].iter().find_map(|n| module.get_function(n).filter(|g| g.get_type() == ty));
+    let call = match (typed, module.get_function(e.c_name)) {
+        (Some(g), _) => ok(b.build_call(g, &[], label)),
+        (None, None) => ok(b.build_call(module.add_function(e.c_name, ty, Some(Linkage::External)), &[], label)),
+        (None, Some(g)) => ok(b.build_indirect_call(ty, g.as_global_value().as_pointer_value(), &[], label)),
+    };
+    call.try_as_basic_value().basic().expect("a cudaError_t").into_int_value()
 }
 
 /// Why a warp's lanes never make the launch `l` together, when the IR shows it: every path to
