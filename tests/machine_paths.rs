@@ -32,6 +32,8 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("results/2026-11-28-launch-status/equal-work.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script ran only there, building nvcc's cubin beside the carried ones)"),
     ("results/2026-11-28-launch-status/launch-status-1.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script ran only there, building nvcc's cubins beside the carried ones)"),
     ("results/2026-11-28-launch-status/launch-status-2.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script ran only there, building nvcc's cubin beside the carried ones)"),
+    ("results/2026-11-28-empty-cache-texture/h200-host.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script ran only there, timing its nvcc beside the carried cdpc)"),
+    ("results/2026-11-28-empty-cache-texture/h200-host.log", "usr/local/cuda", "the GPU machine's own toolkit, as cdpc -v printed its commands there"),
     ("results/2026-11-28-nvcc-command-lines/run3.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script ran only there, building nvcc's programs beside cdpc's)"),
     ("samples/harness/corpus-gpu.sh", "usr/local/cuda", "the GPU machine's own toolkit, tried first; CUDA_HOME and NVCC override it, and the checkout's .cuda/ is the fallback"),
 ];

@@ -931,6 +931,13 @@ impl ClangSetup {
         let mut with_preamble = None;
         let mut replay = Vec::new();
         let mut held_pch = None;
+        // Whether the run whose output is used read the wrapper without its texture
+        // intrinsics, and where they are.
+        let mut left_out_texture_intrinsics = false;
+        let texture_intrinsics = match &self.engine {
+            ClangEngine::InProcess { resource_dir } => Some(resource_dir.join("include").join(clang::TEXTURE_INTRINSICS)),
+            ClangEngine::Process(_) => None,
+        };
         if let Some((entry, _, bytes, messages)) = &preamble {
             let result = run(None, Some((&entry.pch, *bytes)));
             if !matches!(&result, Err(failure) if refused(failure, &[&entry.pch, &entry.copy])) {
@@ -955,7 +962,24 @@ impl ClangSetup {
                     }
                     _ => None,
                 };
-                let mut result = run(pch.as_deref(), None);
+                // With no header to read, the device side first parses the wrapper without
+                // its texture intrinsics, and again whole where that fails
+                // ([`clang::WITHOUT_TEXTURE_INTRINSICS`]). Not with debug information, whose
+                // list of files would lack the header; `-MD`'s list names it as the whole
+                // wrapper's does (below), where its path is known (the linked Clang's).
+                let lean = pch.is_none() && host_fatbin.is_none() && template.preprocess.is_none() && !template.preprocessed_input && options.debug.is_none() && (options.list_headers != HeaderList::All || texture_intrinsics.is_some());
+                let mut result = if lean {
+                    let macros: Vec<String> = template.macros.iter().cloned().chain([clang::WITHOUT_TEXTURE_INTRINSICS.to_string()]).collect();
+                    match run_as(&ClangInvocation { macros: &macros, ..template.clone() }, None, None) {
+                        Ok(output) => {
+                            left_out_texture_intrinsics = true;
+                            Ok(output)
+                        }
+                        Err(_) => run(None, None),
+                    }
+                } else {
+                    run(pch.as_deref(), None)
+                };
                 if let (Some(path), Err(failure)) = (&pch, &result) {
                     if refused(failure, &[path, &path.with_extension("cu")]) {
                         // As the preamble's: given up, and the compilation runs without it.
@@ -983,6 +1007,9 @@ impl ClangSetup {
             if let Some((path, held)) = held_pch.take() {
                 held.discard(&[&path]);
             }
+        }
+        if left_out_texture_intrinsics && (damaged || run_result.is_err()) {
+            left_out_texture_intrinsics = false;
         }
         let mut own_includes = None;
         let names_one = |failure: &Failure| self.cached_includes().iter().any(|f| failure.mentions(&f.to_string_lossy()));
@@ -1052,10 +1079,17 @@ impl ClangSetup {
         match run_result {
             Ok((bitcode, said)) => {
                 let warnings = said.diagnostics(&compiled_path, source);
-                let headers = match &depfile {
+                let mut headers = match &depfile {
                     Some((path, _)) => self.headers_read(path, &compiled_path, &work_dir.into_inner(), own_includes.as_ref().map(tempfile::TempDir::path)),
                     None => Vec::new(),
                 };
+                // The header left out is one the program's object depends on as the whole
+                // wrapper's does: `-MD` lists it.
+                if let (true, Some(path), Some((_, true))) = (left_out_texture_intrinsics && own_includes.is_none(), &texture_intrinsics, &depfile) {
+                    if !headers.contains(path) {
+                        headers.push(path.clone());
+                    }
+                }
                 Ok(ClangOutput { bitcode, warnings, compiled_path, precompiled: precompiled.get(), headers })
             }
             Err(failure) => Err(failure.into_error(&compiled_path, source, options)),
