@@ -209,6 +209,14 @@ struct Cli {
     /// The dependency list's target (`-MT`; default: the output file)
     #[arg(long = "MT", value_name = "TARGET")]
     dependency_target: Option<String>,
+    /// Compile nothing: write each source's dependency list (nvcc's `-M`), a Make rule for
+    /// `<stem>.o` (`-odir`'s folder, `-MT`'s target) naming the source and every header it reads,
+    /// to `-MF`'s file, else `-o`'s, else standard output
+    #[arg(long = "M")]
+    generate_dependencies: bool,
+    /// `--M` without the headers of system folders, as `--MMD` lists them (nvcc's `-MM`)
+    #[arg(long = "MM")]
+    generate_user_dependencies: bool,
     /// Add an empty rule for each header to the dependency list (`-MP`), so that make does not
     /// fail when a header is removed
     #[arg(long = "MP")]
@@ -822,9 +830,9 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         },
         host_object_images: Vec::new(),
         whole_program: false,
-        list_headers: if cli.dependencies {
+        list_headers: if cli.dependencies || cli.generate_dependencies {
             driver::HeaderList::All
-        } else if cli.user_dependencies {
+        } else if cli.user_dependencies || cli.generate_user_dependencies {
             driver::HeaderList::User
         } else {
             driver::HeaderList::None
@@ -862,6 +870,9 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         fail(format, &cli.inputs[0].display().to_string(), message);
         ExitCode::from(2)
     };
+    if cli.generate_dependencies || cli.generate_user_dependencies {
+        return generate_dependencies(&cli, &inputs, dc_emit, &options, color);
+    }
     let lists = options.list_headers != driver::HeaderList::None;
     if !lists && (cli.dependency_file.is_some() || cli.dependency_target.is_some() || cli.phony_targets) {
         return usage("`-MF`, `-MT` and `-MP` shape the dependency list that `-MD` or `-MMD` asks for");
@@ -1079,10 +1090,9 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
     }
 }
 
-/// Writes the dependency list of `input`'s compilation (`-MD`): one Make rule, `-MT`'s target
-/// or the output, depending on the source and `headers`, as nvcc writes it (`target : source \`,
-/// the headers indented below), with `-MP` an empty rule for each header; to `-MF`'s file, or
-/// the output's name with `.d` (the input's, in the current folder, for output to stdout).
+/// Writes the dependency list of `input`'s compilation (`-MD`): [`dependency_rule`] for
+/// `-MT`'s target or the output; to `-MF`'s file, or the output's name with `.d` (the input's,
+/// in the current folder, for output to stdout).
 fn write_dependencies(cli: &Cli, input: &std::path::Path, output: Option<&std::path::Path>, headers: &[PathBuf], overwrite: driver::Overwrite) -> Result<(), CompileError> {
     let path = match (&cli.dependency_file, output) {
         (Some(file), _) => file.clone(),
@@ -1094,6 +1104,16 @@ fn write_dependencies(cli: &Cli, input: &std::path::Path, output: Option<&std::p
         (None, Some(output)) => make_escaped(&output.display().to_string()),
         (None, None) => make_escaped(&input.display().to_string()),
     };
+    let text = dependency_rule(cli, &target, input, headers);
+    let guard = cdpc::toolchain::OutputGuard { inputs: vec![input.to_path_buf()], overwrite };
+    let file = cdpc::toolchain::OutputFile::prepare_guarded(&path, guard)?;
+    file.commit(text.as_bytes())?;
+    Ok(())
+}
+
+/// One Make rule: `target` depending on `input` and `headers`, as nvcc writes it
+/// (`target : source \`, the headers indented below), with `-MP` an empty rule for each header.
+fn dependency_rule(cli: &Cli, target: &str, input: &std::path::Path, headers: &[PathBuf]) -> String {
     let mut text = format!("{target} : {}", make_escaped(&input.display().to_string()));
     for header in headers {
         text.push_str(&format!(" \\\n    {}", make_escaped(&header.display().to_string())));
@@ -1104,10 +1124,74 @@ fn write_dependencies(cli: &Cli, input: &std::path::Path, output: Option<&std::p
             text.push_str(&format!("\n{}:\n", make_escaped(&header.display().to_string())));
         }
     }
-    let guard = cdpc::toolchain::OutputGuard { inputs: vec![input.to_path_buf()], overwrite };
-    let file = cdpc::toolchain::OutputFile::prepare_guarded(&path, guard)?;
-    file.commit(text.as_bytes())?;
-    Ok(())
+    text
+}
+
+/// nvcc's `-M` and `-MM`: each source compiled as `-dc` compiles it, written nowhere, for the
+/// headers it reads (both sides of CUDA C++; `-MM` leaves out system folders' as `-MMD` does,
+/// where nvcc's `-MM` keeps CUDA's); one rule each, for `<stem>.o` in `-odir`'s folder (nvcc's
+/// target, measured with nvcc 13.5) or `-MT`'s, all of them to `-MF`'s file, else `-o`'s, else
+/// standard output, written only when every source compiled.
+fn generate_dependencies(cli: &Cli, inputs: &[Input], dc_emit: Emit, options: &CompileOptions, color: Color) -> ExitCode {
+    let format = cli.error_format;
+    let mut text = String::new();
+    for input in inputs {
+        let source = input.path();
+        let file_name = source.display().to_string();
+        let language = cli.language.unwrap_or_else(|| driver::Language::of_path(source));
+        if !matches!(input, Input::Source(_)) || (cli.language.is_none() && driver::program::ProgramInput::is_host_file(source)) {
+            fail(format, &file_name, "`-M` lists the headers of a CUDA C++, kernel-language or LLVM IR source; a host file's list is its host compiler's (`g++ -M`), an object has none");
+            return ExitCode::from(2);
+        }
+        let emit = if language == driver::Language::Ir && dc_emit == Emit::HostObject { Emit::Object } else { dc_emit };
+        let options = CompileOptions { emit, separate: true, ..options.clone() };
+        let file = match read_input(source, &options, format, &file_name, color) {
+            Ok(file) => file,
+            Err(code) => return code,
+        };
+        let shown = file.shown.clone();
+        let report = |diagnostics: &[Diagnostic]| match format {
+            ErrorFormat::Json => eprint!("{}", render::json(diagnostics, &file_name, &shown)),
+            ErrorFormat::Human if !diagnostics.is_empty() => eprint!("{}", render::human(diagnostics, &file_name, &shown, color)),
+            ErrorFormat::Human => {}
+        };
+        match file.compile_to_file(&[source], std::path::Path::new("/dev/null"), &options) {
+            Ok(compiled) => {
+                show_tool_runs(&compiled.tool_runs, cli.verbose, format, &file_name);
+                report(&compiled.warnings);
+                let object = cli.output_directory.clone().unwrap_or_default().join(PathBuf::from(source.file_name().unwrap_or_default()).with_extension("o"));
+                let target = cli.dependency_target.clone().unwrap_or_else(|| make_escaped(&object.display().to_string()));
+                text.push_str(&dependency_rule(cli, &target, source, &compiled.headers));
+            }
+            Err(CompileError::Diagnostics(diagnostics)) => return report_errors(format, &file_name, &shown, &diagnostics, color),
+            Err(e) => {
+                fail_with_code(format, &file_name, e.code(), &e.to_string());
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let written = match cli.dependency_file.as_ref().or(cli.output.as_ref()).filter(|p| p.as_path() != std::path::Path::new("-")) {
+        Some(path) => {
+            let guard = cdpc::toolchain::OutputGuard { inputs: cli.inputs.clone(), overwrite: options.overwrite };
+            cdpc::toolchain::OutputFile::prepare_guarded(path, guard).and_then(|file| file.commit(text.as_bytes())).map_err(|e| (path.display().to_string(), e))
+        }
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                Err(source) => Err(("<stdout>".to_string(), cdpc::toolchain::ToolError::OutputIo { path: "<stdout>".into(), source })),
+            }
+        }
+    };
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err((name, e)) => {
+            let e = CompileError::Tool(e);
+            fail_with_code(format, &name, e.code(), &e.to_string());
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// A path as a Make rule needs it: spaces and `#` escaped with `\`, `$` doubled (gcc's).

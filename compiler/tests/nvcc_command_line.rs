@@ -105,9 +105,9 @@ fn without_std_cxx20_the_dialect_is_cxx17() {
 fn nvcc_options_cdpc_lacks_are_e0707_in_both_formats() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("k.cu"), "__global__ void k(int *p) { *p = 1; }\n").unwrap();
-    let out = cdpc(dir.path(), &["-M", "k.cu"]);
+    let out = cdpc(dir.path(), &["-fatbin", "k.cu"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).starts_with("error[E0707]: nvcc's option `--generate-dependencies` is not in cdpc: cdpc lists dependencies while it compiles: use -MD"), "{}", stderr(&out));
+    assert!(stderr(&out).starts_with("error[E0707]: nvcc's option `--fatbin` is not in cdpc: cdpc writes a fat binary for -gencode options"), "{}", stderr(&out));
     let out = cdpc(dir.path(), &["k.cu", "--error-format", "json", "-run"]);
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 1, "{lines:?}");
@@ -316,6 +316,64 @@ fn make_rebuilds_an_object_when_its_header_changes() {
     std::fs::write(dir.path().join("a.cu"), "#include \"local.h\"\n__global__ void k(int *p) { *p = LOCAL; }\n").unwrap();
     std::fs::remove_file(dir.path().join("inc/v.h")).unwrap();
     assert!(make().contains("-dc -MMD"));
+}
+
+/// nvcc's `-M` and `-MM` (older Makefiles' `depend` rules): nothing compiled to a file, a rule
+/// per source for `<stem>.o` (`-odir`'s, `-MT`'s) as nvcc 13.5 writes it, to standard output,
+/// `-o`'s or `-MF`'s file; `-M` lists what `-dc -MD` lists, `-MM` what `-dc -MMD` does; a
+/// source that does not compile writes nothing.
+#[test]
+fn dependency_rules_alone_as_nvccs_m_and_mm() {
+    if tool_dir().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    sources_with_headers(dir.path(), "a.cu");
+    std::fs::copy(dir.path().join("a.cu"), dir.path().join("b.cu")).unwrap();
+    let text = |out: &std::process::Output| {
+        assert!(out.status.success(), "{}", stderr(out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    fn with<'a>(args: &[&'a str]) -> Vec<&'a str> {
+        [args, &["-Iinc", "-isystem", "sys"][..]].concat()
+    }
+    // -MM: the user's headers, one rule per source, -odir's folder, -MP's empty rules
+    let two = text(&cdpc(dir.path(), &with(&["-MM", "a.cu", "b.cu", "-odir", "obj", "-MP"])));
+    assert_eq!(two, "obj/a.o : a.cu \\\n    local.h \\\n    inc/v.h\n\nlocal.h:\n\ninc/v.h:\nobj/b.o : b.cu \\\n    local.h \\\n    inc/v.h\n\nlocal.h:\n\ninc/v.h:\n");
+    // -M: every header, the list of `-dc -MD`'s compilation
+    let all = text(&cdpc(dir.path(), &with(&["-M", "a.cu"])));
+    assert!(all.starts_with("a.o : a.cu \\\n"), "{all}");
+    let out = cdpc(dir.path(), &with(&["-dc", "-MD", "a.cu", "-o", "md.o"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(prerequisites(&all), prerequisites(&std::fs::read_to_string(dir.path().join("md.d")).unwrap()));
+    assert!(prerequisites(&all).iter().any(|f| f == "sys/s.h"), "{all}");
+    // to -o's file, to -MF's (over -o's), with -MT's target; nothing else written
+    assert!(text(&cdpc(dir.path(), &with(&["-MM", "a.cu", "-o", "deps.d"]))).is_empty());
+    assert_eq!(std::fs::read_to_string(dir.path().join("deps.d")).unwrap(), "a.o : a.cu \\\n    local.h \\\n    inc/v.h\n");
+    assert!(text(&cdpc(dir.path(), &with(&["-MM", "-MF", "mf.d", "-MT", "my target", "a.cu", "-o", "other.d"]))).is_empty());
+    assert_eq!(std::fs::read_to_string(dir.path().join("mf.d")).unwrap(), "my target : a.cu \\\n    local.h \\\n    inc/v.h\n");
+    for absent in ["a.o", "b.o", "obj", "other.d", "a.d"] {
+        assert!(!dir.path().join(absent).exists(), "{absent} was written");
+    }
+    // a source that does not compile: its error, and no list
+    std::fs::write(dir.path().join("bad.cu"), "__global__ void k() { undeclared_name; }\n").unwrap();
+    let out = cdpc(dir.path(), &with(&["-M", "a.cu", "bad.cu", "-o", "bad.d"]));
+    assert!(!out.status.success() && stderr(&out).contains("undeclared_name") && !dir.path().join("bad.d").exists(), "{}", stderr(&out));
+    // nvcc's rules for the same command lines: the same targets and the same headers of the user's
+    let Some(nvcc) = nvcc() else { return };
+    let theirs = run(&nvcc, dir.path(), &with(&["-MM", "a.cu", "b.cu", "-odir", "obj"]));
+    let theirs = String::from_utf8_lossy(&theirs.stdout).into_owned();
+    let cuda = tool_dir().unwrap().parent().unwrap().display().to_string();
+    let rules = |t: &str| t.lines().filter(|l| !l.starts_with(' ') && !l.is_empty()).map(String::from).collect::<Vec<_>>();
+    assert_eq!(rules(&theirs), ["obj/a.o : a.cu \\", "obj/b.o : b.cu \\"], "{theirs}");
+    // each rule's prerequisites, the toolkit's and the system's left out
+    let users: Vec<Vec<String>> = theirs
+        .replace("\\\n", " ")
+        .lines()
+        .filter_map(|rule| rule.split_once(" : "))
+        .map(|(_, prerequisites)| prerequisites.split_whitespace().filter(|p| !p.contains(&cuda) && !p.starts_with("/usr/")).map(String::from).collect())
+        .collect();
+    assert_eq!(users, [["a.cu", "local.h", "inc/v.h"], ["b.cu", "local.h", "inc/v.h"]], "{theirs}");
 }
 
 #[test]
