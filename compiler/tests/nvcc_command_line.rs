@@ -376,6 +376,37 @@ fn dependency_rules_alone_as_nvccs_m_and_mm() {
     assert_eq!(users, [["a.cu", "local.h", "inc/v.h"], ["b.cu", "local.h", "inc/v.h"]], "{theirs}");
 }
 
+/// Preprocessed host files, as nvcc 13.5 takes them (measured with `-dryrun`): `.ii` is C++
+/// and `.i` is C, compiled by the host compiler (`-x c++`, `-x c`) without the command line's
+/// macros, applied already; device code in one is the host compiler's error, as nvcc's. The
+/// objects define the symbols nvcc's define.
+#[test]
+fn preprocessed_host_files_are_the_host_compilers() {
+    if tool_dir().is_none() || !have("nm") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // `V` defined in the file: the command line's `-DV=2` does not reach it (a redefinition)
+    std::fs::write(dir.path().join("f.ii"), "#define V 1\nint f(int x) { return x + V; }\n").unwrap();
+    std::fs::write(dir.path().join("g.i"), "#define V 1\nint g(int x) { return x + V; }\n").unwrap();
+    std::fs::write(dir.path().join("k.ii"), "__global__ void k() {}\n").unwrap();
+    let defined = |object: &str| {
+        let out = Command::new("nm").current_dir(dir.path()).args(["--defined-only", object]).output().expect("nm runs");
+        String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.split_whitespace().last().map(String::from)).collect::<BTreeSet<String>>()
+    };
+    for (file, symbol) in [("f.ii", "_Z1fi"), ("g.i", "g")] {
+        let out = cdpc(dir.path(), &["-c", "-DV=2", file, "-o", "ours.o"]);
+        assert!(out.status.success() && !stderr(&out).contains("redefined"), "{file}: {}", stderr(&out));
+        assert_eq!(defined("ours.o"), BTreeSet::from([symbol.to_string()]), "{file}");
+        if let Some(nvcc) = nvcc() {
+            run(&nvcc, dir.path(), &["-c", "-DV=2", file, "-o", "theirs.o"]);
+            assert_eq!(defined("theirs.o"), defined("ours.o"), "{file}");
+        }
+    }
+    let out = cdpc(dir.path(), &["-c", "k.ii", "-o", "k.o"]);
+    assert!(!out.status.success() && stderr(&out).contains("host compiler") && !dir.path().join("k.o").exists(), "{}", stderr(&out));
+}
+
 #[test]
 fn dependency_options_outside_one_compilation_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();

@@ -31,8 +31,8 @@ use std::path::{Path, PathBuf};
 pub enum ProgramInput {
     /// A file cdpc compiles: CUDA C++, the kernel language, LLVM IR.
     Source(PathBuf),
-    /// A host file the host compiler compiles: C++ (`.cpp`, `.cc`, `.cxx`, `.c++`, `.C`) or C
-    /// (`.c`).
+    /// A host file the host compiler compiles: C++ (`.cpp`, `.cc`, `.cxx`, `.c++`, `.C`, and
+    /// `.ii`, preprocessed) or C (`.c`, and `.i`, preprocessed), as nvcc 13.5 takes them.
     Host(PathBuf),
     /// An object or a static archive, host or device (`.o`, `.a`, `.so`, ...), for the links.
     Object(PathBuf),
@@ -45,7 +45,7 @@ impl ProgramInput {
         match ext.as_str() {
             "o" | "obj" | "a" | "lib" | "so" => ProgramInput::Object(path.to_path_buf()),
             _ if language_given => ProgramInput::Source(path.to_path_buf()),
-            "cpp" | "cc" | "cxx" | "c++" | "cp" | "CPP" | "C" | "c" => ProgramInput::Host(path.to_path_buf()),
+            "cpp" | "cc" | "cxx" | "c++" | "cp" | "CPP" | "C" | "c" | "ii" | "i" => ProgramInput::Host(path.to_path_buf()),
             _ => ProgramInput::Source(path.to_path_buf()),
         }
     }
@@ -197,12 +197,22 @@ impl Object {
 /// folder after the user's `-I`, the macros, `-std`, `-Xcompiler`).
 pub fn host_compile_args(input: &Path, output: &Path, options: &CompileOptions, program: &ProgramOptions, cuda_include: Option<&Path>) -> Vec<OsString> {
     let mut args: Vec<OsString> = vec!["-c".into()];
-    if input.extension().is_some_and(|e| e == "c") {
+    // nvcc's: `-x c` for `.c` and `.i`, `-x c++` for `.ii` (whose text the host compiler then
+    // reads as C++ to preprocess, not as its preprocessed output), and for `.i` and `.ii` no
+    // `-D`/`-U`, their macros applied already (nvcc 13.5's `-dryrun`)
+    let extension = input.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let preprocessed = extension == "i" || extension == "ii";
+    if extension == "c" || extension == "i" {
         args.extend(["-x".into(), "c".into()]);
-    } else if let Some(std) = options.cuda_cxx.std {
-        args.push(format!("-std={}", std.as_str()).into());
+    } else {
+        if extension == "ii" {
+            args.extend(["-x".into(), "c++".into()]);
+        }
+        if let Some(std) = options.cuda_cxx.std {
+            args.push(format!("-std={}", std.as_str()).into());
+        }
     }
-    for m in &options.preprocess.macros {
+    for m in options.preprocess.macros.iter().filter(|_| !preprocessed) {
         args.push(match m {
             MacroOption::Define(d) => format!("-D{d}").into(),
             MacroOption::Undefine(u) => format!("-U{u}").into(),
