@@ -1008,9 +1008,8 @@ impl ClangSetup {
                 held.discard(&[&path]);
             }
         }
-        if left_out_texture_intrinsics && (damaged || run_result.is_err()) {
-            left_out_texture_intrinsics = false;
-        }
+        // A damaged include folder runs Clang again below with the whole wrapper.
+        left_out_texture_intrinsics &= !damaged;
         let mut own_includes = None;
         let names_one = |failure: &Failure| self.cached_includes().iter().any(|f| failure.mentions(&f.to_string_lossy()));
         let run_result = match run_result {
@@ -1085,7 +1084,7 @@ impl ClangSetup {
                 };
                 // The header left out is one the program's object depends on as the whole
                 // wrapper's does: `-MD` lists it.
-                if let (true, Some(path), Some((_, true))) = (left_out_texture_intrinsics && own_includes.is_none(), &texture_intrinsics, &depfile) {
+                if let (true, Some(path), Some((_, true))) = (left_out_texture_intrinsics, &texture_intrinsics, &depfile) {
                     if !headers.contains(path) {
                         headers.push(path.clone());
                     }
