@@ -51,6 +51,7 @@ mod nv_builtins_ptx;
 mod nvcc_command_line;
 mod nvcc_dialect;
 mod no_diary;
+mod results_index;
 mod nv_atomic_ptx;
 mod malloc_pool;
 mod math_ptx;
