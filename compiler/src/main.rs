@@ -870,8 +870,18 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         fail(format, &cli.inputs[0].display().to_string(), message);
         ExitCode::from(2)
     };
+    let program = driver::program::ProgramOptions {
+        host_compiler: cli.ccbin.clone(),
+        libraries: cli.library.clone(),
+        library_dirs: cli.library_dir.clone(),
+        linker_args: cli.xlinker.clone(),
+        shared: cli.shared,
+        cudart: cli.cudart,
+        host_opt_level: (matches.value_source("opt_level") == Some(clap::parser::ValueSource::CommandLine)).then_some(cli.opt_level),
+        relocatable: cli.rdc,
+    };
     if cli.generate_dependencies || cli.generate_user_dependencies {
-        return generate_dependencies(&cli, &inputs, dc_emit, &options, color);
+        return generate_dependencies(&cli, &inputs, dc_emit, &program, &options, color);
     }
     let lists = options.list_headers != driver::HeaderList::None;
     if !lists && (cli.dependency_file.is_some() || cli.dependency_target.is_some() || cli.phony_targets) {
@@ -883,16 +893,6 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
     if lists && !cli.device_c && (!cli.gencode.is_empty() || cli.device_link || inputs.len() > 1 || sources.len() != inputs.len() || !cli.library.is_empty()) {
         return usage("`-MD` lists the headers of one compilation: compile each source with `-dc -MD` (or alone), then link");
     }
-    let program = driver::program::ProgramOptions {
-        host_compiler: cli.ccbin.clone(),
-        libraries: cli.library.clone(),
-        library_dirs: cli.library_dir.clone(),
-        linker_args: cli.xlinker.clone(),
-        shared: cli.shared,
-        cudart: cli.cudart,
-        host_opt_level: (matches.value_source("opt_level") == Some(clap::parser::ValueSource::CommandLine)).then_some(cli.opt_level),
-        relocatable: cli.rdc,
-    };
     let images: Vec<cdpc::driver::fatbin::Image> = cli.gencode.concat();
     if cli.lib {
         // nvcc's `-lib`: a static library of the inputs' objects.
@@ -964,7 +964,12 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
             if cli.language.is_none() && driver::program::ProgramInput::is_host_file(source) {
                 // nvcc's `-c main.cpp`: the host compiler's object.
                 let output = cli.output.clone().unwrap_or_else(|| object_dir.join(PathBuf::from(source.file_name().unwrap_or_default()).with_extension("o")));
-                let result = driver::program::compile_host_file(source, &output, &program, &options);
+                let result = driver::program::compile_host_file(source, &output, &program, &options).and_then(|(built, headers)| {
+                    if lists {
+                        write_dependencies(&cli, source, Some(&output), &headers, options.overwrite)?;
+                    }
+                    Ok(built)
+                });
                 let status = report_built(&cli, &output, result, color);
                 if status != ExitCode::SUCCESS {
                     return status;
@@ -1023,11 +1028,6 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
     };
     let source = file.shown.as_str();
     let read_time = read_started.elapsed();
-    let report = |diagnostics: &[Diagnostic]| match format {
-        ErrorFormat::Json => eprint!("{}", render::json(diagnostics, &file_name, source)),
-        ErrorFormat::Human if !diagnostics.is_empty() => eprint!("{}", render::human(diagnostics, &file_name, source, color)),
-        ErrorFormat::Human => {}
-    };
     let to_stdout = output.as_deref() == Some(std::path::Path::new("-"));
     // The output's path as a dependency list's target names it (what `make` builds).
     let output_path = match &output {
@@ -1041,14 +1041,8 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
             return ExitCode::from(2);
         }
         file.compile(options).and_then(|compiled| {
-            // A closed pipe or a full disk behind stdout is the output failing, as a file's would.
-            let mut stdout = std::io::stdout().lock();
-            match stdout.write_all(&compiled.output).and_then(|_| stdout.flush()) {
-                Ok(()) => Ok(compiled),
-                // The reader stopped early (`| head`): not a failure of the compile.
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(compiled),
-                Err(source) => Err(CompileError::Tool(cdpc::toolchain::ToolError::OutputIo { path: "<stdout>".into(), source })),
-            }
+            write_stdout(&compiled.output)?;
+            Ok(compiled)
         })
     } else {
         let output = output.unwrap_or_else(|| input.with_extension(emit.extension()));
@@ -1079,7 +1073,7 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
     });
     match result {
         Ok(warnings) => {
-            report(&warnings);
+            report_warnings(format, &file_name, source, &warnings, color);
             ExitCode::SUCCESS
         }
         Err(CompileError::Diagnostics(diagnostics)) => report_errors(format, &file_name, source, &diagnostics, color),
@@ -1129,41 +1123,46 @@ fn dependency_rule(cli: &Cli, target: &str, input: &std::path::Path, headers: &[
 
 /// nvcc's `-M` and `-MM`: each source compiled as `-dc` compiles it, written nowhere, for the
 /// headers it reads (both sides of CUDA C++; `-MM` leaves out system folders' as `-MMD` does,
-/// where nvcc's `-MM` keeps CUDA's); one rule each, for `<stem>.o` in `-odir`'s folder (nvcc's
-/// target, measured with nvcc 13.5) or `-MT`'s, all of them to `-MF`'s file, else `-o`'s, else
-/// standard output, written only when every source compiled.
-fn generate_dependencies(cli: &Cli, inputs: &[Input], dc_emit: Emit, options: &CompileOptions, color: Color) -> ExitCode {
+/// where nvcc's `-MM` keeps CUDA's), a host file's from its host compiler's `-M` or `-MM`, as
+/// nvcc's; one rule each, for `<stem>.o` in `-odir`'s folder (nvcc's target, measured with nvcc
+/// 13.5) or `-MT`'s, all of them to `-MF`'s file, else `-o`'s, else standard output, written
+/// only when every source compiled.
+fn generate_dependencies(cli: &Cli, inputs: &[Input], dc_emit: Emit, program: &driver::program::ProgramOptions, options: &CompileOptions, color: Color) -> ExitCode {
     let format = cli.error_format;
     let mut text = String::new();
     for input in inputs {
         let source = input.path();
         let file_name = source.display().to_string();
-        let language = cli.language.unwrap_or_else(|| driver::Language::of_path(source));
-        if !matches!(input, Input::Source(_)) || (cli.language.is_none() && driver::program::ProgramInput::is_host_file(source)) {
-            fail(format, &file_name, "`-M` lists the headers of a CUDA C++, kernel-language or LLVM IR source; a host file's list is its host compiler's (`g++ -M`), an object has none");
+        if !matches!(input, Input::Source(_)) {
+            fail(format, &file_name, "`-M` lists the headers a source reads; an object or a library reads none");
             return ExitCode::from(2);
         }
+        let object = cli.output_directory.clone().unwrap_or_default().join(PathBuf::from(source.file_name().unwrap_or_default()).with_extension("o"));
+        let target = cli.dependency_target.clone().unwrap_or_else(|| make_escaped(&object.display().to_string()));
+        if cli.language.is_none() && driver::program::ProgramInput::is_host_file(source) {
+            match driver::program::host_file_headers(source, options.list_headers, program, options) {
+                Ok((headers, tool_runs)) => {
+                    show_tool_runs(&tool_runs, cli.verbose, format, &file_name);
+                    text.push_str(&dependency_rule(cli, &target, source, &headers));
+                    continue;
+                }
+                Err(e) => return report_build(cli, source, Err(e), color),
+            }
+        }
+        let language = cli.language.unwrap_or_else(|| driver::Language::of_path(source));
         let emit = if language == driver::Language::Ir && dc_emit == Emit::HostObject { Emit::Object } else { dc_emit };
         let options = CompileOptions { emit, separate: true, ..options.clone() };
         let file = match read_input(source, &options, format, &file_name, color) {
             Ok(file) => file,
             Err(code) => return code,
         };
-        let shown = file.shown.clone();
-        let report = |diagnostics: &[Diagnostic]| match format {
-            ErrorFormat::Json => eprint!("{}", render::json(diagnostics, &file_name, &shown)),
-            ErrorFormat::Human if !diagnostics.is_empty() => eprint!("{}", render::human(diagnostics, &file_name, &shown, color)),
-            ErrorFormat::Human => {}
-        };
         match file.compile_to_file(&[source], std::path::Path::new("/dev/null"), &options) {
             Ok(compiled) => {
                 show_tool_runs(&compiled.tool_runs, cli.verbose, format, &file_name);
-                report(&compiled.warnings);
-                let object = cli.output_directory.clone().unwrap_or_default().join(PathBuf::from(source.file_name().unwrap_or_default()).with_extension("o"));
-                let target = cli.dependency_target.clone().unwrap_or_else(|| make_escaped(&object.display().to_string()));
+                report_warnings(format, &file_name, &file.shown, &compiled.warnings, color);
                 text.push_str(&dependency_rule(cli, &target, source, &compiled.headers));
             }
-            Err(CompileError::Diagnostics(diagnostics)) => return report_errors(format, &file_name, &shown, &diagnostics, color),
+            Err(CompileError::Diagnostics(diagnostics)) => return report_errors(format, &file_name, &file.shown, &diagnostics, color),
             Err(e) => {
                 fail_with_code(format, &file_name, e.code(), &e.to_string());
                 return ExitCode::FAILURE;
@@ -1175,14 +1174,7 @@ fn generate_dependencies(cli: &Cli, inputs: &[Input], dc_emit: Emit, options: &C
             let guard = cdpc::toolchain::OutputGuard { inputs: cli.inputs.clone(), overwrite: options.overwrite };
             cdpc::toolchain::OutputFile::prepare_guarded(path, guard).and_then(|file| file.commit(text.as_bytes())).map_err(|e| (path.display().to_string(), e))
         }
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
-                Ok(()) => Ok(()),
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-                Err(source) => Err(("<stdout>".to_string(), cdpc::toolchain::ToolError::OutputIo { path: "<stdout>".into(), source })),
-            }
-        }
+        None => write_stdout(text.as_bytes()).map_err(|e| ("<stdout>".to_string(), e)),
     };
     match written {
         Ok(()) => ExitCode::SUCCESS,
@@ -1191,6 +1183,26 @@ fn generate_dependencies(cli: &Cli, inputs: &[Input], dc_emit: Emit, options: &C
             fail_with_code(format, &name, e.code(), &e.to_string());
             ExitCode::FAILURE
         }
+    }
+}
+
+/// A file's warnings (or, as JSON, its empty list), rendered to standard error.
+fn report_warnings(format: ErrorFormat, file_name: &str, source: &str, diagnostics: &[Diagnostic], color: Color) {
+    match format {
+        ErrorFormat::Json => eprint!("{}", render::json(diagnostics, file_name, source)),
+        ErrorFormat::Human if !diagnostics.is_empty() => eprint!("{}", render::human(diagnostics, file_name, source, color)),
+        ErrorFormat::Human => {}
+    }
+}
+
+/// `bytes` to standard output. A closed pipe or a full disk behind it is the output failing, as
+/// a file's would; a reader that stopped early (`| head`) is not.
+fn write_stdout(bytes: &[u8]) -> Result<(), cdpc::toolchain::ToolError> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|_| stdout.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(source) => Err(cdpc::toolchain::ToolError::OutputIo { path: "<stdout>".into(), source }),
     }
 }
 

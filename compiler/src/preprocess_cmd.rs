@@ -7,7 +7,6 @@ use super::{fail, fail_with_code, read_input, report_errors, show_tool_runs, Err
 use cdpc::driver::{self, CompileError, CompileOptions, Language};
 use cdpc::render::{self, Color};
 use cdpc::{Code, SmVersion};
-use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -73,15 +72,7 @@ pub(crate) fn run(request: &Request<'_>, options: &CompileOptions, color: Color)
                 let out = cdpc::toolchain::OutputFile::prepare_guarded(path, guard)?;
                 out.commit(done.text.as_bytes())?;
             }
-            None => {
-                // A closed pipe or a full disk behind stdout is the output failing, as a file's would.
-                let mut stdout = std::io::stdout().lock();
-                match stdout.write_all(done.text.as_bytes()).and_then(|_| stdout.flush()) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-                    Err(source) => return Err(CompileError::Tool(cdpc::toolchain::ToolError::OutputIo { path: "<stdout>".into(), source })),
-                }
-            }
+            None => super::write_stdout(done.text.as_bytes())?,
         }
         Ok(done)
     });

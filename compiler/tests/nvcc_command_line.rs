@@ -407,6 +407,53 @@ fn preprocessed_host_files_are_the_host_compilers() {
     assert!(!out.status.success() && stderr(&out).contains("host compiler") && !dir.path().join("k.o").exists(), "{}", stderr(&out));
 }
 
+/// A host file's dependency list is its host compiler's, as nvcc's (nvcc 13.5 runs `gcc -E -M`
+/// for `-M` and passes `-MD` to `gcc -c`): `-M`/`-MM` alone, `-c -MD`/`-MMD` beside the object,
+/// the same text as nvcc's for the same command lines; nothing written where the host compiler
+/// fails.
+#[test]
+fn host_files_list_their_headers_as_nvccs() {
+    if tool_dir().is_none() {
+        eprintln!("skipped: no CUDA toolkit found");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("inc")).unwrap();
+    std::fs::write(dir.path().join("inc/x.h"), "#define X 1\n").unwrap();
+    std::fs::write(dir.path().join("g.cpp"), "#include <x.h>\n#include <cstdio>\nint f() { return X; }\n").unwrap();
+    std::fs::write(dir.path().join("bad.cpp"), "#include \"missing.h\"\n").unwrap();
+    let text = |out: &std::process::Output| {
+        assert!(out.status.success(), "{}", stderr(out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let read = |file: &str| std::fs::read_to_string(dir.path().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+    // -MM: the user's header alone; -M: the C++ library's too
+    assert_eq!(text(&cdpc(dir.path(), &["-MM", "-Iinc", "g.cpp"])), "g.o : g.cpp \\\n    inc/x.h\n");
+    let all = text(&cdpc(dir.path(), &["-M", "-Iinc", "g.cpp", "-odir", "obj"]));
+    assert!(all.starts_with("obj/g.o : g.cpp \\\n") && prerequisites(&all).iter().any(|p| p.ends_with("/cstdio")), "{all}");
+    assert!(prerequisites(&all).contains(&"inc/x.h".to_string()), "{all}");
+    // beside the object: -MD's name from -o's, -MMD's the user's headers
+    assert!(text(&cdpc(dir.path(), &["-c", "-MD", "-Iinc", "g.cpp"])).is_empty());
+    assert!(dir.path().join("g.o").is_file());
+    assert_eq!(prerequisites(&read("g.d")), prerequisites(&all.replace("obj/g.o", "g.o")));
+    text(&cdpc(dir.path(), &["-c", "-MMD", "-Iinc", "g.cpp", "-o", "obj.o"]));
+    assert_eq!(read("obj.d"), "obj.o : g.cpp \\\n    inc/x.h\n");
+    // the host compiler's error: no list, no object
+    for args in [&["-M", "bad.cpp", "-o", "bad.d"][..], &["-c", "-MD", "bad.cpp"]] {
+        let out = cdpc(dir.path(), args);
+        assert!(!out.status.success() && stderr(&out).contains("missing.h"), "{args:?}: {}", stderr(&out));
+        assert!(!dir.path().join("bad.d").exists() && !dir.path().join("bad.o").exists(), "{args:?}");
+    }
+    // nvcc's lists for the same command lines, text for text
+    let Some(nvcc) = nvcc() else { return };
+    for (args, file) in [(&["-M", "-Iinc", "g.cpp", "-o", "m.d"][..], "m.d"), (&["-MM", "-Iinc", "g.cpp", "-o", "m.d"], "m.d"), (&["-c", "-MD", "-Iinc", "g.cpp"], "g.d"), (&["-c", "-MMD", "-Iinc", "g.cpp", "-o", "obj.o"], "obj.d")] {
+        run(&nvcc, dir.path(), args);
+        let theirs = read(file);
+        text(&cdpc(dir.path(), args));
+        assert_eq!(read(file), theirs, "{args:?}");
+    }
+}
+
 #[test]
 fn dependency_options_outside_one_compilation_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();

@@ -18,7 +18,7 @@
 
 use super::archive;
 use super::link::{BuildError, SourceWarnings};
-use super::{build_options, fatbin, symbols, CompileError, CompileOptions, Emit, InputFile, Language, Timings};
+use super::{build_options, fatbin, symbols, CompileError, CompileOptions, Emit, HeaderList, InputFile, Language, Timings};
 use crate::diag::{Code, Diagnostic, SourceFile, Span};
 use crate::preprocess::MacroOption;
 use crate::target::SmVersion;
@@ -308,19 +308,60 @@ fn add_device_libraries(program: &ProgramOptions, build: &mut BuildOptions) {
     }
 }
 
-/// `-c` of a host file: the host compiler's object at `output`.
-pub fn compile_host_file(input: &Path, output: &Path, program: &ProgramOptions, options: &CompileOptions) -> Result<Built, BuildError> {
+/// `-c` of a host file: the host compiler's object at `output`, and with
+/// `options.list_headers` (`-MD`, `-MMD`) the headers it read, from the host compiler's own
+/// list (its `-MD`/`-MMD`, as nvcc's `gcc` makes it), the file itself left out.
+pub fn compile_host_file(input: &Path, output: &Path, program: &ProgramOptions, options: &CompileOptions) -> Result<(Built, Vec<PathBuf>), BuildError> {
     let guard = OutputGuard { inputs: vec![input.to_path_buf()], overwrite: options.overwrite };
     let file = OutputFile::prepare_guarded(output, guard).map_err(CompileError::from)?;
     let host = HostCompiler::find(program.host_compiler.as_deref()).map_err(CompileError::from)?;
     let build = build_options(options);
     let work = work_dir(&build).map_err(CompileError::from)?;
     let object = work.path().join("host.o");
+    let depfile = work.path().join("host.d");
     let include = Toolchain::discover(&options.tools).ok().and_then(|t| t.cuda_include_dir());
-    host.run("host compiler", &host_compile_args(input, &object, options, program, include.as_deref()), &build).map_err(CompileError::from)?;
+    let mut args = host_compile_args(input, &object, options, program, include.as_deref());
+    let listed = match options.list_headers {
+        HeaderList::None => None,
+        HeaderList::User => Some("-MMD"),
+        HeaderList::All => Some("-MD"),
+    };
+    if let Some(flag) = listed {
+        args.splice(1..1, [flag.into(), "-MF".into(), depfile.clone().into_os_string()]);
+    }
+    host.run("host compiler", &args, &build).map_err(CompileError::from)?;
     let bytes = std::fs::read(&object).map_err(|e| CompileError::from(ToolError::io("reading the host compiler's object", &object, e)))?;
+    let headers = match listed {
+        Some(_) => host_headers(&depfile, input)?,
+        None => Vec::new(),
+    };
     file.commit(&bytes).map_err(CompileError::from)?;
-    Ok(Built { warnings: Vec::new(), tool_runs: build.log.take(), timings: Timings::default() })
+    Ok((Built { warnings: Vec::new(), tool_runs: build.log.take(), timings: Timings::default() }, headers))
+}
+
+/// nvcc's `-M` and `-MM` of a host file: the headers the host compiler reads compiling it as
+/// [`compile_host_file`] does (every one, or with `HeaderList::User` those outside system
+/// folders), from the host compiler's `-M`/`-MM` (nvcc runs `gcc -E` for it), the file itself
+/// left out; nothing else is written.
+pub fn host_file_headers(input: &Path, list: HeaderList, program: &ProgramOptions, options: &CompileOptions) -> Result<(Vec<PathBuf>, Vec<ToolRun>), BuildError> {
+    let host = HostCompiler::find(program.host_compiler.as_deref()).map_err(CompileError::from)?;
+    let build = build_options(options);
+    let work = work_dir(&build).map_err(CompileError::from)?;
+    let depfile = work.path().join("host.d");
+    let include = Toolchain::discover(&options.tools).ok().and_then(|t| t.cuda_include_dir());
+    let mut args = host_compile_args(input, &depfile, options, program, include.as_deref());
+    // `-c` becomes `-M` (or `-MM`): the list, at `-o`'s path, in place of an object
+    args[0] = if list == HeaderList::User { "-MM" } else { "-M" }.into();
+    host.run("host compiler", &args, &build).map_err(CompileError::from)?;
+    Ok((host_headers(&depfile, input)?, build.log.take()))
+}
+
+/// The headers of the host compiler's dependency list at `depfile` for `input`, tidied as
+/// cdpc's own lists are ([`super::tidy_headers`]), `input` left out.
+fn host_headers(depfile: &Path, input: &Path) -> Result<Vec<PathBuf>, BuildError> {
+    let text = std::fs::read_to_string(depfile).map_err(|e| CompileError::from(ToolError::io("reading the host compiler's dependency list", depfile, e)))?;
+    let listed = crate::clang::preamble::parse_depfile(&text).into_iter().filter(|p| p != input).collect();
+    Ok(super::tidy_headers(listed).into_iter().filter(|p| p != input).collect())
 }
 
 /// `--lib` (nvcc's `-lib`): the static library of `inputs` at `output`, as nvcc makes one.
