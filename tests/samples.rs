@@ -1,6 +1,8 @@
 //! Every sample compiles: PTX snapshots of the kernel language's samples (`.cdp`) for both
 //! launch ABIs and for 32-bit addresses, and for every sample (`.cu` ones through Clang too) a
 //! linked cubin whose ELF lists the sample's kernels and the device-runtime code linked in.
+//!
+//! Warp-aggregated V2 cubins are linked too, with both launch ABIs' entry points.
 
 use cdpc::driver::{self, CompileError, CompileOptions, Emit};
 use cdpc::render::{self, Color};

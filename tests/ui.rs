@@ -1,6 +1,11 @@
 //! Diagnostic tests: each `tests/ui/NAME.cdp` is compiled, and the rendered diagnostics are
 //! compared with the snapshot `tests/ui/out/NAME.snap`. A file named after a code
 //! (`e0307_...`) must produce that code, so each test proves the diagnostic it is about.
+//!
+//! `tests/ui/ir/` holds the IR contract's diagnostics (`.ll` and `.bc` inputs, snapshots in
+//! `tests/ui/out/ir/`), `tests/ui/link/` the companion files of the link diagnostics' tests (named
+//! by a `// link-with:` line), and a `// emit: host-obj` line gives a file the host object's
+//! checks (E0239's).
 
 use cdpc::driver::{self, CompileError};
 use cdpc::render::{self, Color};

@@ -6,6 +6,9 @@
 //! lies inside the source on character boundaries; a failed phase reports at least one error;
 //! both renderings (text and JSON) of the diagnostics succeed; code generation of a checked
 //! program never fails except for a missing libdevice (the back end reports no user errors).
+//!
+//! IR input (`ir_input`) compiles or fails with coded diagnostics. `launch_module` generates
+//! random valid IR modules with launches, which `ir_generated` checks.
 
 use crate::back::{self, BackendError, CodegenOptions};
 use crate::diag::Diagnostic;

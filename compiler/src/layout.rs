@@ -7,6 +7,10 @@
 //! (`EIATTR_CBANK_PARAM_SIZE`) and ptxas's "uses too much parameter space" figure. (nvcc's front
 //! end, in "Formal parameter space overflowed (N bytes required ...)", counts N without padding.)
 //! `tests/layout_oracle.rs` checks all of this against nvcc.
+//!
+//! On sm_90 a parameter aligned past 16 bytes is placed as ptxas places it, from the constant
+//! bank's 0x210 (`Target::param_bank_base`, `layout_params_at`); the others are aligned from the
+//! buffer's start.
 
 use crate::target::Target;
 use crate::types::{round_up, size_align, StructLayouts, Type};

@@ -1,4 +1,8 @@
 //! What we compile for: the GPU architecture, the address size and the launch ABI.
+//!
+//! The architecture is an `SmVersion`: its number and the architecture-specific `a` of `sm_90a`.
+//! The target also says the parameter-size limit (`param_buffer_limit`) and where parameters start
+//! in the constant bank (`param_bank_base`), which `layout.rs` uses.
 
 use std::fmt;
 use std::str::FromStr;

@@ -1,6 +1,11 @@
 //! The types of the kernel language and their sizes and alignments.
 //!
 //! Sizes follow nvcc on Linux: LP64 for 64-bit output (long is 8 bytes), ILP32 for 32-bit PTX.
+//!
+//! Besides the scalar and aggregate types: `Type::FnPtr`, a pointer to a device function with its
+//! `FnSig`; CUDA's vector types as data (`VectorType`: element, length, `vector_types.h`'s
+//! alignment); and the plain values the syntax tree and the HIR share (`LaunchBounds`), kept here
+//! in the lower layer.
 
 use crate::target::Target;
 use std::fmt;

@@ -27,6 +27,40 @@
 //! let ptx = write_ptx(&module, &tm).unwrap();
 //! assert!(ptx.contains(".target sm_90"));
 //! ```
+//!
+//! # The other files
+//!
+//! `types.rs` lays a union out as its first member and bytes, behind a zero-length filler of its
+//! alignment, and a struct with bit-fields as its other fields at sema's offsets with the
+//! bit-fields' bytes as fillers; `bit_fields.rs` reads and writes a bit-field through only the
+//! bytes that hold its bits. Calls through pointers are LLVM indirect calls; a launch through a
+//! pointer to a kernel passes its value as the entry points' kernel operand
+//! (`device_launch::build_launch_through`, always in place). `function.rs` writes `switch` as
+//! LLVM's and labels as blocks. `asm.rs` writes `hir::InlineAsm` as an LLVM inline-asm call (`%N`
+//! as `${N}`, constraints in LLVM's form such as `=r,r,0,~{memory}`, `volatile` as `sideeffect`);
+//! `runtime_api.rs` the device-runtime calls. **Where float multiply-adds are fused**:
+//! `contract.rs`, after LLVM's pipeline, nvcc's rule of docs/FLOATING-POINT.md as `llvm.fma`,
+//! every `contract` flag cleared. **nvcc's single-precision options**: `precision.rs`.
+//!
+//! **Where structs are copied**: `function.rs`'s `copy_memory` copies an assignment or
+//! initialisation from a place in `<A x i8>` chunks of the type's alignment, as nvcc does, and
+//! `split.rs` loads and stores struct values element by element, never as one aggregate access,
+//! which NVPTX makes a byte loop from 128 bytes on. `write_ptx` leaves no jump tables in the PTX
+//! and tests a small `switch`'s cases in nvcc's order, the last listed falling through
+//! (`nvcc_case_order`; `tests/dispatch_oracle.rs` compares the SASS with nvcc's). `launch.rs`
+//! writes `<<<>>>` as the documented V1 sequence whatever ABI is asked for, and `generate_lowered`
+//! runs the driver's pipeline between building the IR and optimising it.
+//!
+//! `llvm_shim.cpp`, built with the Clang shim by `compiler/build.rs`, is what cdpc needs of LLVM's
+//! C++ API that its C API lacks: moving a global variable to the end of its module
+//! (`move_global_to_end`, with which the names pass and `write_ptx` make the PTX the same on every
+//! run); reading IR inside LLVM's crash recovery (`parse_ir`, with which `driver/ir.rs` turns
+//! bitcode that crashes LLVM's reader into `E1011`, the context leaked); constructors in
+//! `.init_array` (`use_init_array`); and pass pipelines and code generation inside the same
+//! recovery with LLVM's fatal-error handler (`safely`, whose handler the Clang shim shares).
+//! `host_object.rs` writes the kernel language's x86-64 host object (and the object of Clang's
+//! host IR), `link_stub.rs` a device link's registration object, `debug.rs` the DWARF of
+//! `-lineinfo` and `-G`.
 
 mod asm;
 mod bit_fields;

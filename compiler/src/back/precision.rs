@@ -23,6 +23,11 @@
 //!   `__nv_fast_` versions (`sin.approx.ftz.f32`, `tanh.approx.f32`, ...): libdevice's own
 //!   functions of those names call the fast ones ([`adapt_libdevice`]; no libdevice function
 //!   calls them, so only the program's calls change).
+//!
+//! The adapted libdevice (`libdevice_variant`, named by the options, the toolkit's libdevice and
+//! the copy's format) is what the kernel language links, and Clang gets it as a file beside cdpc's
+//! Clang header (the cache's `include/`, or a folder of the process where the cache cannot take
+//! it); `clang` itself knows only the path.
 
 use inkwell::module::Module;
 use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValue, FastMathFlags, FunctionValue, InstructionOpcode, InstructionValue};

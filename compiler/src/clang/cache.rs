@@ -12,11 +12,13 @@
 //! # Entries
 //!
 //! An entry is the files `<kind>/<stem>.{cu,pch,json,seen}` of one stem, `<16 hex digits of the
-//! key>-<cdpc's version>` ([`stem`]). Its `.seen` mark is its anchor: every compilation that
-//! reads or writes the entry first holds a shared `flock` on it ([`InUse`]), a hit (or the
-//! entry's making) sets its modification time (the entry's last use: access times are not
-//! reliable under `noatime`/`relatime`), and it holds the size of a header too large for the
-//! bound, so that it is not made again and again ([`InUse::too_large`]).
+//! key>-<cdpc's version>+<fingerprint>` ([`stem`]; the fingerprint is 8 digits of
+//! `super::front_end_fingerprint`, the hash of this folder's sources, which is also in every
+//! header's key, so that another build's headers are never taken). Its `.seen` mark is its anchor:
+//! every compilation that reads or writes the entry first holds a shared `flock` on it
+//! ([`InUse`]), a hit (or the entry's making) sets its modification time (the entry's last use:
+//! access times are not reliable under `noatime`/`relatime`), and it holds the size of a header
+//! too large for the bound, so that it is not made again and again ([`InUse::too_large`]).
 //!
 //! # Trimming
 //!
@@ -60,6 +62,43 @@
 //! (`back::precision::libdevice_variant`; before, `--use_fast_math` on a full disk failed with
 //! "No space left on device"). `compiler/tests/cache_faults.rs` checks both, and fuzzes the
 //! folder under concurrent compilations.
+//!
+//! # Headers are made off the critical path
+//!
+//! The `cdpc` program's compilations make no header before compiling ([`Fill`]): they compile
+//! without the missing one and note it, and once the output is written `main.rs`'s `fill_cache`
+//! starts cdpc again with the same arguments and `CDPC_CACHE_FILL`, a process detached from the
+//! terminal at the lowest priority (the idle scheduling policy, nice 19, and nice 19 for its
+//! autogroup, which otherwise takes an equal share of the CPU from the build) that makes the
+//! headers and writes nothing else. Fillers hold `fill.lock` shared (an exclusive lock waits for
+//! every filler: the bench and the tests) and make headers one filler at a time (`make.lock`,
+//! `one_maker`: a parallel build's fillers find the wrapper's header the first one made); they are
+//! not waited for unless `CDPC_CACHE_BACKGROUND=0`. A library caller makes the headers first.
+//!
+//! # Locks
+//!
+//! Every lock is released by an unlock, not by closing its descriptor, which a child process
+//! forked meanwhile shares until its `exec` (`Locked`). No lock of the folder is waited for
+//! without a bound (`Locked::take_within`: `trim.lock` 5 s, `make.lock` a minute), since a damaged
+//! folder may put a lock this very process holds under another's name.
+//!
+//! # What every use checks
+//!
+//! A header's manifest (a preamble's `.json`, and the wrapper's, which holds this alone) names its
+//! size, a hash of its bytes and the file written (device, inode, change time: `HeaderStamp`), so
+//! another file in its place, or one written over in place with its size and time kept, is a miss;
+//! a copy of the cache (`cp -a`, `tar`) is another file with the same bytes, a hit whose bytes are
+//! hashed on each use. A header whose source (the wrapper's empty `.cu`, the preamble's copy)
+//! changed while Clang read it is not kept. In `include/`, which is never trimmed, the additions
+//! header is compared with cdpc's text on every compilation and replaced whole where it differs,
+//! and a libdevice copy whose bytes do not match the sum beside it is made again. Those files are
+//! checked as a compilation starts, not while Clang reads them: each one's identity
+//! (`FileIdentity`: device, inode, size, change time) is taken before its bytes are compared with
+//! what it should hold, and again after Clang's run; where Clang's failure names one, or one is
+//! gone or no longer that file, the compilation runs again with copies of its own and without
+//! precompiled headers (`driver/cuda.rs`, `ClangSetup::own_includes`, `includes_unchanged`), and
+//! gives up a header it made meanwhile. `compiler/tests/cache_stress.rs` runs many cdpc processes
+//! over one folder.
 
 use crate::diag::{Code, Diagnostic, Span};
 use std::ffi::OsString;

@@ -52,6 +52,33 @@
 //! libcalls) and refuses any other. The one LLVM option cdpc needs on the device side,
 //! libdevice's correctly rounded `sqrtf` (`-nvvm-reflect-add=__CUDA_PREC_SQRT=1`), is set for
 //! the whole process by `back::nvcc_math_defaults` before Clang runs, always with that value.
+//!
+//! # What the shim adds to Clang's run
+//!
+//! `shim.cpp` puts consumers of its own in front of Clang's (its comments give the measurements):
+//!
+//! - `SkipLibraryBodies`, on the device side only: the bodies of the C++ standard library's host
+//!   functions that the compilation parses itself are skipped, since a device compilation never
+//!   emits a host function. A skipped body is only ever instantiated for the library's own and
+//!   built-in types (or CUDA's and CCCL's plain structs and any enumeration); an instantiation
+//!   that names anything of the program's stops the parse, and the compilation runs again with
+//!   every body, its first run's messages dropped, so the PTX and the messages are those of the
+//!   whole parse. Never in a precompiled header, which keeps every body;
+//!   `CDPC_CLANG_SKIP_BODIES=0` turns it off.
+//! - `NvccRules`: nvcc's rules that Clang lacks, checked in the program's own files: writes to
+//!   `__constant__` variables, `constexpr` host functions called from device code without
+//!   `__CUDACC_RELAXED_CONSTEXPR__`, lambdas annotated `__device__` without
+//!   `__CUDACC_EXTENDED_LAMBDA__`.
+//! - `HiddenDeviceEntities`, on the host side: nvcc 13's hidden visibility for kernels and device
+//!   variables the program gave no visibility, in precompiled headers too; the option
+//!   `-device-entity-has-hidden-visibility=false` arrives as the macro
+//!   `__CDPC_DEVICE_ENTITY_DEFAULT_VISIBILITY__`.
+//!
+//! A precompiled header the linked Clang makes leaves out the system headers' deferred-diagnostic
+//! roots that cannot be emitted (`PruneDeferredDiagnosticRoots`). The shim is built with
+//! `back/llvm_shim.cpp` by `compiler/build.rs` and linked with Clang's static archives in
+//! dependency order, as Clang's CMake package lists them (feature `llvm-static`), or else with
+//! `libclang-cpp.so`; its fatal-error handler is the one `back::safely` uses.
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString, OsString};
 use std::os::unix::ffi::OsStrExt;

@@ -47,6 +47,24 @@
 //! wrapper header includes cuRAND's device headers, which the `nvidia-curand` wheel puts in the
 //! same `include/` folder. A folder without `cuda_runtime.h` or `curand_mtgp32_kernel.h` is
 //! `E1003`, saying what to install.
+//!
+//! # Beyond those arguments
+//!
+//! [`ClangInvocation`] also gives, on the host side alone, the `_FORTIFY_SOURCE` the host compiler
+//! defines by itself at the `-O` given (`CudaCxxOptions::host_fortify`,
+//! `toolchain::host_compiler_fortify`: Ubuntu's GCC); and on the device side nvcc's unsigned
+//! `atomicMax_block`/`_system` and `atomicMin_*`, which Clang 22 makes signed
+//! (`unsigned_scoped_min_max`). With no precompiled header of the wrapper to read, the device side
+//! parses it without its texture intrinsics ([`WITHOUT_TEXTURE_INTRINSICS`], a third of its text,
+//! the same objects), and whole again where that run fails. Clang's CUDA wrapper names CUDA's
+//! headers, and Clang's own `__clang_cuda_*.h`, by path through macros as long as the quoted names
+//! ([`wrapper_includes`]), so that its text keeps its length for precompiled headers.
+//!
+//! cdpc's additions to Clang's CUDA headers (`additions.h`, [`additions_header`]; the header's
+//! opening comment says why each section is there) are a file named by cdpc's version and its
+//! text's hash ([`additions_file_name`]), so that two builds never share one, written under an
+//! exclusive `flock` on its folder only where it does not hold that text, so that `-dc`'s two
+//! sides and concurrent compilations never replace it under a header made from it.
 
 pub mod cache;
 pub mod diagnostics;

@@ -38,6 +38,15 @@
 //! ([`Entry::forget`]: removed once no other compilation holds it) and the compilation runs
 //! without it. `CDPC_CACHE_DIR=` (empty) turns the cache off;
 //! `CDPC_PREAMBLE=0` turns off the preamble alone (the wrapper's header stays).
+//!
+//! # The two sides of `-dc`
+//!
+//! Each side of `-dc` has its own preamble, which `driver/cuda.rs` makes and uses. The host side's
+//! (and its wrapper header) is made without `-fpch-instantiate-templates`, which changes the host
+//! object's bytes, and never where the host side holds deferred diagnostics (`shim.cpp` refuses
+//! it, `InUse::mark_not_made`) or with `-Xcompiler -g`; the host side's warnings equal to the
+//! device side's are dropped. Using a preamble never changes the PTX (checked on the corpus and
+//! the `.cu` samples).
 
 use super::cache::{write_atomic, Cache, HeaderStamp, InUse};
 use super::in_process::{Level, Message};

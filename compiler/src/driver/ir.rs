@@ -31,6 +31,13 @@
 //!
 //! Afterwards the module has NVPTX's triple and data layout, and every launch the pipeline
 //! recognises is one whose buffer is complete when it is launched.
+//!
+//! Two more rules: no function has prefix or prologue data (`E1019`), and the PTX holds no bytes
+//! that are not UTF-8 (`E1018`: the input's inline assembly or file names, as written;
+//! `back::write_ptx` finds them, and the driver's `From<BackendError>` makes the diagnostic).
+//!
+//! The entry point is `driver::compile_ir`; after the checks, `cuda::lower` runs with LLVM's `-O`
+//! pipeline. The tests, IR in and codes out, are in `ir/tests.rs`.
 
 use super::cuda::{self, Front, Generated};
 use super::{CompileError, CompileOptions, Phase, Timings};

@@ -25,6 +25,41 @@
 //!     _ => unreachable!(),
 //! }
 //! ```
+//!
+//! # The files
+//!
+//! `mod.rs` runs one source to IR, PTX, an object, a cubin or a host object; `generate_cdp` takes
+//! a `.cdp` program's IR through `pipeline::run` with its marked launches and maps the pipeline's
+//! diagnostics through the source map. `cuda.rs` is the Clang path: Clang run in a work folder
+//! through `toolchain::run_front_end` (`ClangSetup`, shared by both sides), its bitcode read, and
+//! the file compiled again without precompiled headers when its device IR calls a function nothing
+//! defines from outside the file's own code (`precompiled_header_may_hide_errors`: Clang's
+//! deferred CUDA diagnostics do not survive a precompiled header). It also makes the host object
+//! of `-dc`/`--emit host-obj`: Clang's host side (`host_bitcode`, run by `cuda_host_object` on a
+//! thread of its own while the device side compiles, with a placeholder for the fat binary), then
+//! `host_object`: the device side's relocatable fat binary put in the placeholder's place
+//! (`back::replace_section_bytes`), `pipeline::host_names`, `back::host_object::emit_object`; host
+//! warnings the device side gave already are dropped. `cuda::lower` is the back half of every
+//! front end that writes IR: `pipeline::run` (its options mapped once, `pipeline_options`),
+//! whole-program `E0104` for undefined symbols, the target machine with the module's PTX features,
+//! then PTX.
+//!
+//! `ir.rs` reads LLVM IR input; `link.rs` links several inputs, with `symbols.rs`'s E0800/E0801
+//! check (nvlink's messages read as the same codes) and `archive.rs` for archives of bare device
+//! objects; `program.rs` builds programs as nvcc does; `fatbin.rs` packs `-gencode`'s fat
+//! binaries; `host.rs` writes the kernel language's host object and its header; `ptxas_asm.rs`
+//! places ptxas's errors in inline assembly (`E0968`); `debug.rs` is the source map as debug
+//! information sees it. An undefined runtime function that libcudadevrt lacks
+//! (`symbols::runtime_missing`) is `E0801` at the calls its `W0316` warnings placed, for every
+//! path that links (a cubin, `-c`'s whole program, a link of sources, a program's device link),
+//! and an object's without a place.
+//!
+//! `-MD`/`-MMD`: `Compiled::headers` lists the headers a compilation read when
+//! `CompileOptions::list_headers` asks: Clang's own list (`-MD -MF` in a folder of the
+//! compilation, cdpc's files left out, `cuda.rs`) or the kernel language's preprocessor's
+//! (`preprocess::Header`), tidied by `tidy_headers`; a host file's is its host compiler's
+//! (`program::compile_host_file`, `program::host_file_headers` for `-M`). The `cdpc` program
+//! writes the dependency file from it (`main.rs`, `write_dependencies`).
 
 use crate::pipeline::aggregate::Granularity;
 use crate::back::{self, BackendError, CodegenOptions};

@@ -16,6 +16,11 @@
 //! `DefaultArgument`), which knows a declarator from the `&` operator and a parameter's `=` from
 //! an assignment; a second function of one name (overloading) by sema (`decls.rs`), which knows
 //! the parameters' types.
+//!
+//! A functional cast or constructor call (`float(x)`, `S(a, b)`) and a direct-initialization (`int
+//! x(3);`) are sema's to refuse, also as `E0923` (`sema/expr.rs`, `sema/stmt.rs`): `dim3`'s are
+//! the ones the kernel language keeps. Every such error's note says to rename the file `.cu` or to
+//! compile it with `-x cu`.
 
 use super::lexer::{Spanned, Tok};
 use crate::diag::{Code, Diagnostic, Span};

@@ -8,6 +8,10 @@
 //! declarations (`mark_typedef_names`); the `(`s are marked in each declaration just before the
 //! grammar parses it (`mark_declarators`, from `parse_chunk`), when every type name is known,
 //! so that every other pass sees a bracket that its `)` closes.
+//!
+//! With these tokens the grammar also reads casts to abstract function-pointer types, `(int
+//! (*)(int))p`, and launches through an expression, `table[i]<<<...>>>`, `(*k)<<<...>>>`,
+//! `s.k<<<...>>>`, as `ast::ExprKind::LaunchThrough`, which sema's `launch.rs` checks.
 
 use super::lexer::{Spanned, Tok};
 

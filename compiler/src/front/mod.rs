@@ -2,7 +2,7 @@
 //!
 //! [`parse`] lexes the source with the logos lexer in `lexer.rs`, checks the size limits below,
 //! leaves host code out (`split.rs`), and runs the lalrpop parser generated from
-//! `grammar.lalrpop` on each device declaration. The parser recovers from
+//! `grammar.lalrpop` (by `compiler/build.rs`) on each device declaration. The parser recovers from
 //! syntax errors at statement and item level, so one run reports several of them.
 //!
 //! # Limits

@@ -4,6 +4,20 @@
 //! type, implicit conversions are [`ExprKind::Cast`] nodes, array-to-pointer decay is
 //! [`ExprKind::Decay`], `sizeof` is folded, launches carry their parameter-buffer layout.
 //! Code generation trusts it and reports no user errors.
+//!
+//! What the representation chooses: a launch's target is a kernel or a pointer's value known at
+//! run time only (`LaunchTarget`); `switch` is a jump to labels (`Stmt::Switch`, `Label`, `Goto`,
+//! with a `LabelId` per function); a union is a struct whose fields all sit at 0
+//! (`StructDef::union`); a struct keeps its spelling in C (`StructDef::tagless` for `typedef
+//! struct { ... } Name;`, `StructDef::keyword`: `struct`, `union` or none, which
+//! `types::DisplayType` writes through `StructLayouts::struct_keyword`; `EnumDef::tagless`
+//! likewise, `enum_tagless`); a bit-field is a field with `bits` (`BitField`: the shift into the
+//! byte at the field's offset, the width, the signedness; `Field::value_type` is the C++-promoted
+//! type of its values); pointers to device functions are `ExprKind::FuncAddr` and `CallIndirect`,
+//! and `ConstInit::FunctionAddress` in globals.
+//!
+//! **Where an access is decided volatile**: `is_volatile_place` (a `volatile` variable or member,
+//! or a place reached through a pointer to volatile), which sema and `back` both ask.
 
 use crate::diag::Span;
 use crate::layout::ParamLayout;

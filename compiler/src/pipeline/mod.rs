@@ -68,6 +68,30 @@
 //! each managed variable nvcc's pointer, registered with the runtime and read after the module
 //! is loaded, and [`host_names`] gives Clang's host IR nvcc's stub, registration and module-id
 //! names.
+//!
+//! # Invariants and helpers
+//!
+//! Each pass states its invariant afterwards: no Clang suffix on a symbol (`names`), no global in
+//! the `cdpc.managed` section (`managed`, on both sides), no legacy warp intrinsic (`warp`), no
+//! sequentially consistent system-scope `cmpxchg` in Clang's IR (`atomics`), no annotation of
+//! cdpc's kernel qualifiers (`qualifiers`), no use of the runtime's allocation functions but their
+//! pool wrappers' (`malloc_pool`, when asked), no thresholded site that may run in place after a
+//! NULL-stream launch of its block that is ordered before it (`threshold` with `stream_order`), no
+//! constant naming an undefined C++ ABI placeholder (`cxx_abi`), every launch calling the target
+//! ABI's entry points, but a warp's aggregated launch marked `!cdpc.launch.v1`, which calls V1's,
+//! or an `E1010` (`launch`), and no device-runtime entry point taking a `dim3` through a pointer
+//! (`launch::dims_by_value`, after the lowering: Clang's `byval` dims went through a local-memory
+//! frame in PTX).
+//!
+//! `math`, `wide_conversions`, `wide_atomics`, `atomics`, `cxx_abi`, `qualifiers`, `managed::host`
+//! and `host_names` are run by the driver where they apply (`driver/cuda.rs`, `driver/ir.rs`), not
+//! by `run`. Below the passes, `compiler/tests/layers.rs` (`PIPELINE_LAYERS`) keeps the order of
+//! imports: `emit` (how the passes write IR), `location` (a `.cdp` launch's `!cdpc.span`, else
+//! debug locations, else the instruction's text, as a diagnostic's labels), `itanium` (reading
+//! Itanium symbols), `clone` (function copies, and what the passes ask of a value, `users`),
+//! `copies`, `callgraph`, `sites` (what the passes that rewrite a launch site share) and
+//! `in_place` (the thresholding helper). `promote_locals` runs before the passes for `.cdp`'s
+//! unoptimised IR when thresholding in an optimising build; `cleanup` runs after them.
 
 pub mod aggregate;
 pub mod atomics;

@@ -18,6 +18,8 @@
 //! on an output or given on an input, `E0966` a clobber other than `"memory"`, `E0967` a
 //! template `%` that is not an operand reference (`%` at the end, modifiers such as `%r1`,
 //! `%[name]`, `%=`).
+//!
+//! Code generation lowers the checked statement in `back/asm.rs`.
 
 use super::consteval::{self, Const};
 use super::expr::int_const;

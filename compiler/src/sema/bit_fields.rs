@@ -4,6 +4,8 @@
 //! aligns the struct like its type, an unnamed one does not; `: 0` moves to the next unit).
 //! Their values are read and written by `back` (`back/bit_fields.rs`); `&` of one and `sizeof`
 //! of one are `E0236`.
+//!
+//! Widths are checked here (`E0235`), and each bit-field's place goes into `hir::Field::bits`.
 
 use super::Context;
 use crate::diag::Code;

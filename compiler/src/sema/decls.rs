@@ -1,4 +1,7 @@
 //! File-scope declarations: structs, function signatures, globals; then function bodies.
+//!
+//! Every function's signature comes from one `function_signature`, and a name is one function: a
+//! second function of that name with other parameters is C++'s overloading, `E0923`.
 
 use super::{Binding, Context, FunctionState, GlobalSymbol};
 use crate::diag::{Code, Span};

@@ -3,6 +3,9 @@
 //! A kernel's address is a value as a device function's is (CUDA allows it in device code);
 //! launches through such a pointer are `launch.rs`'s. Calling a kernel's address like a function
 //! is `E0312`, as calling the kernel is.
+//!
+//! A function's name or `&name` becomes `hir::ExprKind::FuncAddr`, and a call through any
+//! pointer-valued expression `hir::ExprKind::CallIndirect`.
 
 use super::{Context, GlobalSymbol};
 use crate::diag::{Code, Span};

@@ -10,6 +10,8 @@
 //! the old forms meant. (For sm_70 and newer, nvcc 13 no longer declares the `__shfl` forms,
 //! and its `__any`, `__all` and `__ballot`, deprecated, become PTX that ptxas refuses; cdpc
 //! compiles all of them, so that such programs build unchanged.)
+//!
+//! Code generation lowers them in `back/intrinsics.rs`.
 
 use super::Context;
 use crate::diag::{Code, Diagnostic, Span};

@@ -8,6 +8,9 @@
 //! target whose copy holds a declaration that the source's does not is a jump past it
 //! (`E0233`). Labels whose `goto` comes before them are checked when the function ends, with
 //! the labels never defined (`E0234`).
+//!
+//! Case values are folded and converted to the condition's promoted type; duplicate, non-constant
+//! and ranged (`case low ... high:`) cases are errors, as are labels never defined.
 
 use super::Context;
 use crate::diag::{Code, Span};

@@ -1,5 +1,10 @@
 //! `kernel<<<grid, block, shared_mem, stream>>>(args)`: the checks a device-side launch needs
 //! and the parameter-buffer layout it carries into code generation.
+//!
+//! A launch through a pointer to a kernel (the front end's `LaunchThrough`) is checked here too:
+//! its target is `hir::LaunchTarget::Pointer`, with the parameters and layout of the pointer's
+//! type; a kernel's address written as such is folded to `LaunchTarget::Kernel`, and a device
+//! function's is `E0300`.
 
 use super::expr::{int_const, make, plural};
 use super::{Binding, Context, GlobalSymbol};

@@ -5,6 +5,9 @@
 //! or bases, no overloading (all CUDA C++, refused by the front end or by `decls.rs`, `E0923`).
 //! A name at file scope stands for one function or variable (`Context::symbols`), a struct
 //! (`Context::struct_names`) or a typedef (`Names::typedefs`, enums' names too).
+//!
+//! A call whose arguments a program's function does not take may still be the built-in of that
+//! name (`sqrtf`, `make_float2(x, y)`) where they fit the built-in (`expr.rs`).
 
 use super::{Context, GlobalSymbol};
 use crate::diag::{Code, Span};

@@ -18,6 +18,35 @@
 //! interrupted ([`cleanup`]); [`overwrite`] decides which existing files an output may replace. Argument lists come from the
 //! pure functions [`ptxas_args`] and [`nvlink_args`]. Every failure is a [`ToolError`] whose
 //! `Display` is meant to be shown to the user as is.
+//!
+//! # The files
+//!
+//! `discover.rs` searches in a documented order: `--cuda-home`, `CUDA_HOME`, `CUDA_PATH`, the
+//! checkout's `.cuda/`, the NVIDIA pip wheels of `python3`'s site folders (told from files by
+//! `pip_wheels.rs`), `PATH`, `/usr/local/cuda`. `process.rs` is one bounded, killable run of a
+//! tool, waited for on its pidfd and started with glibc malloc tunables for huge-page heaps.
+//! **Where ptxas and nvlink start before their inputs exist** is `early.rs`: each input made empty
+//! under a file lease, so that the tool's `open` waits in the kernel until cdpc has written it
+//! whole (ptxas started by the driver before a `.cdp` program's code generation,
+//! `Toolchain::start_build`, nvlink while ptxas runs); with no lease or no pidfd, or an input
+//! written later than the kernel's lease-break time, the tool runs afterwards, as before.
+//!
+//! **Where the launch passes' register caps are kept or left out** is `register_cap.rs`: the PTX's
+//! `// cdpc.register-cap 64 <kernel>` marks (written by `pipeline::sites::cap_kernel`) make
+//! `StartedBuild::finish` assemble without the marked `.maxnreg` lines, and again with those of
+//! the kernels whose `EIATTR_REGCOUNT` then exceeds the cap; a cap without a mark, the user's, is
+//! never touched. `overwrite.rs` says what an output may replace (E0700/E0701); `cleanup.rs` is
+//! the process-wide record of live work files, which `interrupt()` removes on a signal, and of
+//! early-started tools, which it kills through their pidfds.
+//!
+//! `program.rs` holds a program's other tools: `Toolchain::device_link` (nvlink with
+//! `--register-link-binaries`, the module list read back, `parse_register_list`), the host
+//! compiler, found in a documented order (`HostCompiler::find`: `-ccbin`, `CDPC_HOST_CXX`,
+//! `c++`/`g++`/`clang++` on `PATH`), and the archiver of `--lib` (`Archiver::find`:
+//! `--archiver`/`-arbin`, `CDPC_AR`, `ar` on `PATH`). `run.rs` also has `fatbinary_linked` and
+//! `ptxas_architectures`, what `--list-gpu-arch` and `--list-gpu-code` list and what `-arch=all`
+//! and `all-major` build (`driver::fatbin::all_images`). `gpus.rs` finds the visible GPUs' compute
+//! capabilities for `-arch=native`, from the CUDA driver loaded at run time.
 
 pub mod cleanup;
 pub mod discover;
