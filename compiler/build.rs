@@ -18,10 +18,7 @@ fn main() {
     // Said here because the shim's own `rerun-if-changed` lines replace cargo's default (rerun
     // on any change), so a grammar edit would otherwise keep a stale parser.
     println!("cargo:rerun-if-changed=src/front/grammar.lalrpop");
-    lalrpop::Configuration::new()
-        .use_cargo_dir_conventions()
-        .process()
-        .expect("lalrpop grammar failed to generate");
+    lalrpop::Configuration::new().use_cargo_dir_conventions().process().expect("lalrpop grammar failed to generate");
     clang_shim();
     // The `cdpc` binary is a position-dependent executable on Linux: as a PIE its 185,000
     // relative relocations (LLVM's and Clang's vtables and tables, 2.4 MB of `.data.rel.ro`)
@@ -110,11 +107,7 @@ fn clang_archives(libdir: &Path) -> Vec<String> {
             current = rest.split_whitespace().next().map(str::to_string);
         } else if let (Some(target), Some(list)) = (&current, line.strip_prefix("INTERFACE_LINK_LIBRARIES \"")) {
             let list = list.trim_end_matches('"');
-            let names = list
-                .split(';')
-                .map(|d| d.trim_start_matches("$<LINK_ONLY:").trim_end_matches('>').to_string())
-                .filter(|d| d.starts_with("clang"))
-                .collect();
+            let names = list.split(';').map(|d| d.trim_start_matches("$<LINK_ONLY:").trim_end_matches('>').to_string()).filter(|d| d.starts_with("clang")).collect();
             deps.insert(target.clone(), names);
         }
     }

@@ -44,34 +44,14 @@ static PROGRAMS: std::sync::LazyLock<Vec<Program>> = std::sync::LazyLock::new(||
             assert!(w.len() >= 3 && matches!(w[2], "legacy" | "per-thread"), "corpus-programs.txt: {l}");
             let (options, includes): (Vec<&str>, Vec<&str>) = w[3..].iter().partition(|w| w.starts_with('-'));
             assert!(options.iter().all(|o| *o == "-flegacy-warp-intrinsics"), "corpus-programs.txt: an option this test does not read: {l}");
-            Program {
-                name: w[0].into(),
-                file: w[1].into(),
-                includes: includes.iter().map(|s| s.to_string()).collect(),
-                per_thread: w[2] == "per-thread",
-                legacy_warp: !options.is_empty(),
-            }
+            Program { name: w[0].into(), file: w[1].into(), includes: includes.iter().map(|s| s.to_string()).collect(), per_thread: w[2] == "per-thread", legacy_warp: !options.is_empty() }
         })
         .collect();
     assert_eq!(programs.len(), 13, "the corpus has 13 device-code files");
     programs
 });
 /// The ledger: the files cdpc compiles unchanged with zero errors (keep docs/CORPUS.md in step).
-const COMPILES: &[&str] = &[
-    "cdpSimplePrint",
-    "cdpSimpleQuicksort",
-    "cdpAdvancedQuicksort",
-    "cdpBitonicSort",
-    "cdpBezierTessellation",
-    "cdpQuadtree",
-    "BFS",
-    "BT",
-    "GC",
-    "MST",
-    "QT",
-    "SP",
-    "SSSP",
-];
+const COMPILES: &[&str] = &["cdpSimplePrint", "cdpSimpleQuicksort", "cdpAdvancedQuicksort", "cdpBitonicSort", "cdpBezierTessellation", "cdpQuadtree", "BFS", "BT", "GC", "MST", "QT", "SP", "SSSP"];
 
 /// Files in the ledger whose kernels are not all nvcc's yet, each with why (docs/CORPUS.md): the
 /// names test says so instead of comparing, and fails once the file's names do match.
@@ -242,10 +222,7 @@ fn symbols(ptx: &str) -> (BTreeSet<String>, BTreeSet<String>) {
             if let Some(name) = words.get(at + 1) {
                 kernels.insert(name.trim_end_matches('(').to_string());
             }
-        } else if words.first().is_some_and(|w| *w == ".global" || *w == ".visible" || *w == ".weak")
-            && words.contains(&".global")
-            && !words.contains(&".extern")
-        {
+        } else if words.first().is_some_and(|w| *w == ".global" || *w == ".visible" || *w == ".weak") && words.contains(&".global") && !words.contains(&".extern") {
             // `.visible .global .align 4 .b32 name[4] = {...};`: the word before `=`, `;` or `[`.
             let decl = line.split(['=', ';']).next().unwrap_or("");
             // String literals (`$str`, or `_$_str` as NVPTX spells Clang's `.str`) are the
@@ -324,9 +301,7 @@ fn corpus_symbols_match_nvcc() {
 fn library_symbols_are_told_apart() {
     assert!(library_symbol("_ZN3cub17CUB_300001_SM_9006detail11EmptyKernelIvEEvv()"));
     assert!(library_symbol("_ZZN4cuda3__414discard_memoryEPVvmE10_LINE_SIZE"));
-    assert!(library_symbol(
-        "__nv_static_45__22b94195_23_cdpAdvancedQuicksort_cu_1c7c59e6__ZN54_INTERNAL_22b94195_23_cdpAdvancedQuicksort_cu_1c7c59e66thrust23THRUST_300001_SM_900_NS3seqE"
-    ));
+    assert!(library_symbol("__nv_static_45__22b94195_23_cdpAdvancedQuicksort_cu_1c7c59e6__ZN54_INTERNAL_22b94195_23_cdpAdvancedQuicksort_cu_1c7c59e66thrust23THRUST_300001_SM_900_NS3seqE"));
     assert!(!library_symbol("_Z10qsort_warpPjS_jjP17qsortAtomicData_tP14qsortRingbuf_tjj"));
     assert!(!library_symbol("_ZN18cooperative_groups4__v15thingE"));
     assert!(!library_symbol("__nv_static_23__02c4de4f_4_s_cu__Z1kPi__Z2skPi"));

@@ -10,7 +10,7 @@
 
 use cdpc::driver::{self, CompileOptions, Emit};
 use cdpc::sema::cuda_types::builtin_struct_layout;
-use cdpc::toolchain::{Toolchain, ToolSearch};
+use cdpc::toolchain::{ToolSearch, Toolchain};
 use cdpc::{DefaultStream, Target};
 use runtime_shim::entry_points::{CType, InlinePtx, Lowering, RuntimeFn};
 use runtime_shim::types::{CEnum, CHandle, CStruct};
@@ -174,11 +174,7 @@ fn every_declaration_matches_nvcc() {
     let ours = cdpc_ptx(&source);
     let (theirs_decls, ours_decls) = (externs(&theirs), externs(&ours));
     assert!(ours_decls.len() >= 50, "too few declarations found in cdpc's PTX:\n{ours}");
-    assert_eq!(
-        theirs_decls.keys().collect::<Vec<_>>(),
-        ours_decls.keys().collect::<Vec<_>>(),
-        "nvcc and cdpc declare different symbols"
-    );
+    assert_eq!(theirs_decls.keys().collect::<Vec<_>>(), ours_decls.keys().collect::<Vec<_>>(), "nvcc and cdpc declare different symbols");
     for (symbol, decl) in &theirs_decls {
         assert_eq!(&ours_decls[symbol], decl, "{symbol}");
     }
@@ -234,11 +230,7 @@ fn builtin_struct_layouts_match_nvcc() {
         let inside = &line[line.find('{').unwrap() + 1..line.rfind('}').unwrap()];
         let numbers: Vec<u64> = inside.split(',').map(|v| v.trim().parse().unwrap()).collect();
         // nvcc writes a u64 array either as `.u64` values or as its little-endian `.b8` bytes.
-        let theirs: Vec<u64> = if line.contains(".b8 ") {
-            numbers.chunks(8).map(|bytes| bytes.iter().rev().fold(0, |acc, b| acc << 8 | b)).collect()
-        } else {
-            numbers
-        };
+        let theirs: Vec<u64> = if line.contains(".b8 ") { numbers.chunks(8).map(|bytes| bytes.iter().rev().fold(0, |acc, b| acc << 8 | b)).collect() } else { numbers };
         assert_eq!(&theirs, values, "{name}: nvcc's sizeof, alignof and offsets against cdpc's");
     }
 }
@@ -341,8 +333,8 @@ fn call_shapes(ptx: &str, callee: &str) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     for seq in ptx.split("{ // callseq").skip(1) {
         let seq = seq.split("} // callseq").next().unwrap_or(seq);
-        let calls = seq.lines().map(str::trim).any(|l| l.starts_with("call.uni") && l.split([' ', ',', '\t']).any(|w| w == callee))
-            || seq.lines().map(str::trim).any(|l| l.trim_end_matches(',') == callee);
+        let calls =
+            seq.lines().map(str::trim).any(|l| l.starts_with("call.uni") && l.split([' ', ',', '\t']).any(|w| w == callee)) || seq.lines().map(str::trim).any(|l| l.trim_end_matches(',') == callee);
         if !calls {
             continue;
         }

@@ -103,7 +103,11 @@ fn dispatch(tools: &NvidiaTools, cubin: &Path, kernel: &str) -> Vec<String> {
             .split_whitespace()
             .map(|w| {
                 let bare = w.trim_end_matches(',');
-                if bare.len() > 1 && bare.starts_with('R') && bare[1..].chars().all(|c| c.is_ascii_digit()) { "R,".to_string() } else { w.to_string() }
+                if bare.len() > 1 && bare.starts_with('R') && bare[1..].chars().all(|c| c.is_ascii_digit()) {
+                    "R,".to_string()
+                } else {
+                    w.to_string()
+                }
             })
             .collect::<Vec<_>>()
             .join(" ")
@@ -158,12 +162,7 @@ fn a_split_by_one_value_takes_its_cases_in_nvccs_order() {
         let cdpc_cubin = dir.path().join("cdpc.cubin");
         driver::compile_file(input, &cdpc_cubin, &options).unwrap_or_else(|e| panic!("cdpc {}: {e:?}", input.display()));
         for (kernel, nvccs) in KERNELS.iter().zip(&expected) {
-            assert_eq!(
-                &dispatch(&tools, &cdpc_cubin, kernel),
-                nvccs,
-                "{kernel} of {}: cdpc's compares and branches (left) against nvcc's (right)",
-                input.display()
-            );
+            assert_eq!(&dispatch(&tools, &cdpc_cubin, kernel), nvccs, "{kernel} of {}: cdpc's compares and branches (left) against nvcc's (right)", input.display());
         }
     }
 }

@@ -43,8 +43,8 @@
 
 use cdpc::driver::{self, CompileError, CompileOptions};
 use cdpc::hir::FunctionKind;
-use cdpc_tests::NvidiaTools;
 use cdpc::Code;
+use cdpc_tests::NvidiaTools;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -90,13 +90,54 @@ const SCALARS: &[(&str, u64)] = &[
 
 /// CUDA's vector types with their LP64 sizes (steering only), deprecated ones excepted.
 const VECTORS: &[(&str, u64)] = &[
-    ("char1", 1), ("char2", 2), ("char3", 3), ("char4", 4), ("uchar1", 1), ("uchar2", 2), ("uchar3", 3), ("uchar4", 4),
-    ("short1", 2), ("short2", 4), ("short3", 6), ("short4", 8), ("ushort1", 2), ("ushort2", 4), ("ushort3", 6), ("ushort4", 8),
-    ("int1", 4), ("int2", 8), ("int3", 12), ("int4", 16), ("uint1", 4), ("uint2", 8), ("uint3", 12), ("uint4", 16),
-    ("long1", 8), ("long2", 16), ("long3", 24), ("ulong1", 8), ("ulong2", 16), ("ulong3", 24),
-    ("longlong1", 8), ("longlong2", 16), ("longlong3", 24), ("ulonglong1", 8), ("ulonglong2", 16), ("ulonglong3", 24),
-    ("float1", 4), ("float2", 8), ("float3", 12), ("float4", 16), ("double1", 8), ("double2", 16), ("double3", 24),
-    ("long4_16a", 32), ("ulong4_16a", 32), ("longlong4_16a", 32), ("ulonglong4_16a", 32), ("double4_16a", 32),
+    ("char1", 1),
+    ("char2", 2),
+    ("char3", 3),
+    ("char4", 4),
+    ("uchar1", 1),
+    ("uchar2", 2),
+    ("uchar3", 3),
+    ("uchar4", 4),
+    ("short1", 2),
+    ("short2", 4),
+    ("short3", 6),
+    ("short4", 8),
+    ("ushort1", 2),
+    ("ushort2", 4),
+    ("ushort3", 6),
+    ("ushort4", 8),
+    ("int1", 4),
+    ("int2", 8),
+    ("int3", 12),
+    ("int4", 16),
+    ("uint1", 4),
+    ("uint2", 8),
+    ("uint3", 12),
+    ("uint4", 16),
+    ("long1", 8),
+    ("long2", 16),
+    ("long3", 24),
+    ("ulong1", 8),
+    ("ulong2", 16),
+    ("ulong3", 24),
+    ("longlong1", 8),
+    ("longlong2", 16),
+    ("longlong3", 24),
+    ("ulonglong1", 8),
+    ("ulonglong2", 16),
+    ("ulonglong3", 24),
+    ("float1", 4),
+    ("float2", 8),
+    ("float3", 12),
+    ("float4", 16),
+    ("double1", 8),
+    ("double2", 16),
+    ("double3", 24),
+    ("long4_16a", 32),
+    ("ulong4_16a", 32),
+    ("longlong4_16a", 32),
+    ("ulonglong4_16a", 32),
+    ("double4_16a", 32),
 ];
 
 /// The integer types of bit-fields, with their size in bytes (a width is at most 8 times it).
@@ -387,11 +428,7 @@ fn fixed_batch(first_kernel: usize) -> Batch {
         (&["char", "struct C", "double"], &[2]),
         (&["unsigned char", "size_t", "struct F"], &[5]),
     ];
-    let sigs = spelled
-        .iter()
-        .enumerate()
-        .map(|(i, (p, d))| Signature { kernel: format!("k{}", first_kernel + i), params: p.iter().map(|s| s.to_string()).collect(), deps: d.to_vec() })
-        .collect();
+    let sigs = spelled.iter().enumerate().map(|(i, (p, d))| Signature { kernel: format!("k{}", first_kernel + i), params: p.iter().map(|s| s.to_string()).collect(), deps: d.to_vec() }).collect();
     Batch { structs, sigs }
 }
 
@@ -478,10 +515,7 @@ fn parse_refusals(stderr: &str) -> BTreeMap<String, Answer> {
             found.insert(kernel, Answer::RefusedSum { sum_of_sizes });
         } else if let Some(rest) = line.split("Entry function '").nth(1).filter(|r| r.contains("uses too much parameter space (0x")) {
             let kernel = rest.split('\'').next().unwrap().to_string();
-            let numbers: Vec<u64> = rest
-                .split(['(', ')', ',', ' '])
-                .filter_map(|w| u64::from_str_radix(w.strip_prefix("0x")?, 16).ok())
-                .collect();
+            let numbers: Vec<u64> = rest.split(['(', ')', ',', ' ']).filter_map(|w| u64::from_str_radix(w.strip_prefix("0x")?, 16).ok()).collect();
             assert!(numbers.len() == 2 && numbers[1] == NVCC_LIMIT, "cannot read `{line}`");
             found.insert(kernel, Answer::RefusedEnd { end: numbers[0] });
         } else {
@@ -580,8 +614,7 @@ fn diagnostics_text(e: &CompileError, source: &str) -> String {
 /// Per kernel: offsets, size, and the sum of the parameter sizes (for nvcc's front-end refusals).
 fn cdpc_layouts(batch: &Batch) -> HashMap<String, (Vec<u64>, u64, u64)> {
     let source = batch.source(&|_| false).replace("__global__", "__device__");
-    let checked = driver::check(&source, &CompileOptions::default())
-        .unwrap_or_else(|e| panic!("cdpc rejects a signature batch nvcc accepts:\n{}\n{source}", diagnostics_text(&e, &source)));
+    let checked = driver::check(&source, &CompileOptions::default()).unwrap_or_else(|e| panic!("cdpc rejects a signature batch nvcc accepts:\n{}\n{source}", diagnostics_text(&e, &source)));
     let module = &checked.module;
     module
         .functions
@@ -642,10 +675,7 @@ fn hand_example_reads_from_the_elf() {
     assert_eq!(answers["k5"], Answer::RefusedSum { sum_of_sizes: 32768 });
     // Not rounded up to the alignment of 8.
     assert_eq!(answers["k6"], Answer::Layout { offsets: vec![0, 8], sizes: vec![8, 1], total: 9 });
-    assert_eq!(
-        answers["k7"],
-        Answer::Layout { offsets: vec![0, 4, 16, 24, 40, 96], sizes: vec![1, 12, 1, 16, 56, 1], total: 97 }
-    );
+    assert_eq!(answers["k7"], Answer::Layout { offsets: vec![0, 4, 16, 24, 40, 96], sizes: vec![1, 12, 1, 16, 56, 1], total: 97 });
     assert_eq!(answers["k8"], Answer::Layout { offsets: vec![0, 8, 16, 24], sizes: vec![8, 1, 8, 1], total: 25 });
     // The front end counts no padding: this layout ends at 32776.
     assert_eq!(answers["k9"], Answer::RefusedSum { sum_of_sizes: 32769 });

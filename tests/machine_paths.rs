@@ -14,9 +14,17 @@ use std::path::{Path, PathBuf};
 /// (file, path without its leading `/` (so that this file holds none), why it is right there).
 const ALLOWED: &[(&str, &str, &str)] = &[
     ("xtask/src/main.rs", "usr/lib/llvm-22", "where apt's llvm-22-dev installs LLVM; set-up installs it there and LLVM_SYS_221_PREFIX overrides it"),
-    ("compiler/src/clang/in_process.rs", "usr/lib/llvm-22", "the last entry of the documented list where Clang's resource headers are looked for (apt's libclang-common-22-dev); the earlier entries override it"),
+    (
+        "compiler/src/clang/in_process.rs",
+        "usr/lib/llvm-22",
+        "the last entry of the documented list where Clang's resource headers are looked for (apt's libclang-common-22-dev); the earlier entries override it",
+    ),
     ("compiler/src/clang/mod.rs", "usr/lib/llvm-22", "the module documentation's copy of that ordered list"),
-    ("compiler/src/driver/program.rs", "usr/lib/llvm-22", "the last entry of the documented list where LLVM's OpenMP runtime (libomp-22-dev) is looked for; CDPC_LIBOMP_DIR and the earlier entries override it"),
+    (
+        "compiler/src/driver/program.rs",
+        "usr/lib/llvm-22",
+        "the last entry of the documented list where LLVM's OpenMP runtime (libomp-22-dev) is looked for; CDPC_LIBOMP_DIR and the earlier entries override it",
+    ),
     ("samples/harness/gpu-run.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there); CUDA_HOME overrides it"),
     ("samples/harness/soak.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there, building nvcc's cubins to soak beside cdpc's); CUDA_HOME overrides it"),
     ("examples/python/gpu-run.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there); CUDA_HOME overrides it"),
@@ -25,10 +33,22 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("compiler/tests/docs_commands.rs", "usr/local/cuda", "quotes SETUP.md's `export CUDA_HOME=...` example, which the test does not run, with the reason"),
     ("samples/harness/dc-gpu.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there, relinking cdpc's -dc objects); CUDA_HOME overrides it"),
     ("results/2026-11-27-forced-labels/call-check.sh", "usr/local/cuda", "the GPU machine's own toolkit (the device call ran only there, building nvcc's cubins to check cdpc's against)"),
-    ("results/2026-11-26-device-malloc-pool/bt-pool.sh", "usr/local/cuda", "the GPU machine's own toolkit (its `run` stage runs only there, building KLAP's BT with nvcc alone); CUDA_HOME overrides it"),
-    ("compiler/src/toolchain/discover.rs", "usr/local/cuda", "the last rule of the documented tool search (SETUP.md), the standard toolkit folder: every earlier rule comes first, and tests replace it (SearchEnv::standard_dirs)"),
+    (
+        "results/2026-11-26-device-malloc-pool/bt-pool.sh",
+        "usr/local/cuda",
+        "the GPU machine's own toolkit (its `run` stage runs only there, building KLAP's BT with nvcc alone); CUDA_HOME overrides it",
+    ),
+    (
+        "compiler/src/toolchain/discover.rs",
+        "usr/local/cuda",
+        "the last rule of the documented tool search (SETUP.md), the standard toolkit folder: every earlier rule comes first, and tests replace it (SearchEnv::standard_dirs)",
+    ),
     ("compiler/src/main.rs", "usr/local/cuda", "`cdpc --version`'s list of the places that tool search looks at"),
-    ("results/2026-11-28-nvcc-command-lines/run.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script ran only there, building nvcc's programs beside cdpc's and running the carried cdpc with `CUDA_HOME` set to it)"),
+    (
+        "results/2026-11-28-nvcc-command-lines/run.sh",
+        "usr/local/cuda",
+        "the GPU machine's own toolkit (the script ran only there, building nvcc's programs beside cdpc's and running the carried cdpc with `CUDA_HOME` set to it)",
+    ),
     ("results/2026-11-28-launch-status/equal-work.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script ran only there, building nvcc's cubin beside the carried ones)"),
     ("results/2026-11-28-launch-status/launch-status-1.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script ran only there, building nvcc's cubins beside the carried ones)"),
     ("results/2026-11-28-launch-status/launch-status-2.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script ran only there, building nvcc's cubin beside the carried ones)"),

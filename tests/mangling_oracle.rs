@@ -95,7 +95,11 @@ fn source(rng: &mut fastrand::Rng) -> String {
         let params: Vec<String> = (0..n)
             .map(|p| {
                 let ty = random_type(rng);
-                if ty.contains("(*)") { ty.replacen("(*)", &format!("(*p{p})"), 1) } else { format!("{ty} p{p}") }
+                if ty.contains("(*)") {
+                    ty.replacen("(*)", &format!("(*p{p})"), 1)
+                } else {
+                    format!("{ty} p{p}")
+                }
             })
             .collect();
         let (qualifier, name) = if rng.bool() { ("__global__", format!("k{i}")) } else { ("__device__", format!("d{i}")) };
@@ -109,8 +113,7 @@ fn source(rng: &mut fastrand::Rng) -> String {
 fn symbols(ptx: &str) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for line in ptx.lines() {
-        let Some(at) = line.find(".entry ").map(|i| i + 7).or_else(|| line.contains(".func").then(|| line.rfind(' ').map_or(0, |i| i + 1)))
-        else {
+        let Some(at) = line.find(".entry ").map(|i| i + 7).or_else(|| line.contains(".func").then(|| line.rfind(' ').map_or(0, |i| i + 1))) else {
             continue;
         };
         let symbol: String = line[at..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
@@ -124,8 +127,7 @@ fn symbols(ptx: &str) -> BTreeMap<String, String> {
 }
 
 fn nvcc() -> Result<PathBuf, String> {
-    let tools = Toolchain::discover(&ToolSearch::default())
-        .map_err(|e| format!("the NVIDIA tools were not found, run `cargo xtask setup`:\n{e}"))?;
+    let tools = Toolchain::discover(&ToolSearch::default()).map_err(|e| format!("the NVIDIA tools were not found, run `cargo xtask setup`:\n{e}"))?;
     let bin = tools.ptxas.parent().ok_or("ptxas has no folder")?.to_path_buf();
     let nvcc = bin.join(format!("nvcc{}", std::env::consts::EXE_SUFFIX));
     nvcc.is_file().then_some(nvcc).ok_or_else(|| format!("nvcc is not next to ptxas in {}", bin.display()))
@@ -148,14 +150,7 @@ fn cdpc_mangles_names_as_nvcc_does() {
     std::fs::write(&cu, &text).unwrap();
     let bin = nvcc.parent().unwrap();
     let path = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
-    let out = Command::new(&nvcc)
-        .args(["-x", "cu", "-arch=sm_90", "-rdc=true", "-ptx"])
-        .arg(&cu)
-        .arg("-o")
-        .arg(&ptx)
-        .env("PATH", path)
-        .output()
-        .expect("nvcc runs");
+    let out = Command::new(&nvcc).args(["-x", "cu", "-arch=sm_90", "-rdc=true", "-ptx"]).arg(&cu).arg("-o").arg(&ptx).env("PATH", path).output().expect("nvcc runs");
     assert!(out.status.success(), "nvcc failed:\n{}\n{text}", String::from_utf8_lossy(&out.stderr));
     let expected = symbols(&std::fs::read_to_string(&ptx).unwrap());
     assert_eq!(expected.len(), FUNCTIONS, "nvcc's PTX should name every function");

@@ -15,20 +15,13 @@ use std::process::Command;
 fn samples() -> Vec<(String, String)> {
     let files = cdp_files(&repo_root().join("samples"));
     assert!(files.len() >= 6, "the samples folder lost files: {files:?}");
-    files
-        .iter()
-        .map(|p| (p.file_stem().unwrap().to_string_lossy().to_string(), std::fs::read_to_string(p).unwrap()))
-        .collect()
+    files.iter().map(|p| (p.file_stem().unwrap().to_string_lossy().to_string(), std::fs::read_to_string(p).unwrap())).collect()
 }
 
 /// The CUDA C++ samples (`samples/NAME.cu`, compiled through Clang and the launch pipeline):
 /// no PTX snapshots (Clang's PTX is Clang's), but linked cubins like the kernel language's.
 fn cuda_cxx_samples() -> Vec<(String, String)> {
-    let mut files: Vec<_> = std::fs::read_dir(repo_root().join("samples"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "cu"))
-        .collect();
+    let mut files: Vec<_> = std::fs::read_dir(repo_root().join("samples")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "cu")).collect();
     files.sort();
     files.iter().map(|p| (p.file_stem().unwrap().to_string_lossy().to_string(), std::fs::read_to_string(p).unwrap())).collect()
 }

@@ -105,9 +105,7 @@ unsafe fn utf8<'a>(p: *const c_char, what: &str) -> Result<&'a str, String> {
 /// NULL only if memory runs out.
 #[no_mangle]
 pub extern "C" fn cdpc_options_new() -> *mut CdpcOptions {
-    guard(std::ptr::null_mut(), || {
-        Box::into_raw(Box::new(CdpcOptions { options: CompileOptions::default(), file_name: "input.cdp".into(), link: Default::default() }))
-    })
+    guard(std::ptr::null_mut(), || Box::into_raw(Box::new(CdpcOptions { options: CompileOptions::default(), file_name: "input.cdp".into(), link: Default::default() })))
 }
 
 /// Frees an options object. NULL is ignored.
@@ -122,9 +120,7 @@ pub unsafe extern "C" fn cdpc_options_free(options: *mut CdpcOptions) {
 }
 
 fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
-    let codes = |v: &str| -> Result<Vec<Code>, String> {
-        v.split(',').filter(|s| !s.is_empty()).map(|c| Code::parse(c.trim()).ok_or_else(|| format!("unknown diagnostic code `{c}`"))).collect()
-    };
+    let codes = |v: &str| -> Result<Vec<Code>, String> { v.split(',').filter(|s| !s.is_empty()).map(|c| Code::parse(c.trim()).ok_or_else(|| format!("unknown diagnostic code `{c}`"))).collect() };
     let flag = |v: &str| match v {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
@@ -208,11 +204,7 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
             if name.is_empty() || !name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
                 return Err(format!("`{value}` does not start with a macro name"));
             }
-            options.preprocess.macros.push(if key == "define" {
-                MacroOption::Define(value.to_string())
-            } else {
-                MacroOption::Undefine(value.to_string())
-            });
+            options.preprocess.macros.push(if key == "define" { MacroOption::Define(value.to_string()) } else { MacroOption::Undefine(value.to_string()) });
         }
         "include-dir" => options.preprocess.include_dirs.push(PathBuf::from(value)),
         "lineinfo" => options.debug = flag(value)?.then_some(driver::DebugLevel::LineTables),
@@ -272,12 +264,7 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
 /// `options` is NULL or a live options object; `key` and `value` are NULL or NUL-terminated;
 /// `error` is NULL or points to writable storage for a pointer.
 #[no_mangle]
-pub unsafe extern "C" fn cdpc_options_set(
-    options: *mut CdpcOptions,
-    key: *const c_char,
-    value: *const c_char,
-    error: *mut *mut c_char,
-) -> CdpcStatus {
+pub unsafe extern "C" fn cdpc_options_set(options: *mut CdpcOptions, key: *const c_char, value: *const c_char, error: *mut *mut c_char) -> CdpcStatus {
     let outcome = guard(Err((CdpcStatus::Internal, "internal error: panic while setting an option".to_string())), || {
         let Some(options) = options.as_mut() else { return Err((CdpcStatus::InvalidArgument, "options is NULL".into())) };
         let key = utf8(key, "the option name").map_err(|e| (CdpcStatus::InvalidArgument, e))?;
@@ -309,11 +296,7 @@ fn failed(status: CdpcStatus, message: String) -> CdpcResult {
 /// `source` is NULL or NUL-terminated; `options` is NULL or a live options object; `result` is
 /// NULL or points to writable storage for a pointer.
 #[no_mangle]
-pub unsafe extern "C" fn cdpc_compile(
-    source: *const c_char,
-    options: *const CdpcOptions,
-    result: *mut *mut CdpcResult,
-) -> CdpcStatus {
+pub unsafe extern "C" fn cdpc_compile(source: *const c_char, options: *const CdpcOptions, result: *mut *mut CdpcResult) -> CdpcStatus {
     let outcome = guard(failed(CdpcStatus::Internal, "internal error: the compiler panicked".into()), || {
         if source.is_null() {
             return failed(CdpcStatus::InvalidArgument, "the source is NULL".into());
@@ -342,14 +325,7 @@ pub unsafe extern "C" fn cdpc_compile(
 /// rendered against.
 fn result_of(compiled: Result<driver::Compiled, CompileError>, source: String, options: &CdpcOptions) -> CdpcResult {
     let mut r = match compiled {
-        Ok(compiled) => CdpcResult {
-            status: CdpcStatus::Ok,
-            output: compiled.output,
-            diagnostics: compiled.warnings,
-            message: String::new(),
-            source: String::new(),
-            file_name: String::new(),
-        },
+        Ok(compiled) => CdpcResult { status: CdpcStatus::Ok, output: compiled.output, diagnostics: compiled.warnings, message: String::new(), source: String::new(), file_name: String::new() },
         Err(CompileError::Diagnostics(diagnostics)) => {
             let errors = diagnostics.iter().filter(|d| d.is_error()).count();
             let mut r = failed(CdpcStatus::Diagnostics, String::new());
@@ -361,7 +337,7 @@ fn result_of(compiled: Result<driver::Compiled, CompileError>, source: String, o
         Err(e @ CompileError::Usage(_)) => failed(CdpcStatus::Usage, e.to_string()),
         Err(e @ (CompileError::Io { .. } | CompileError::NotUtf8(_))) => failed(CdpcStatus::Tool, e.to_string()),
         Err(e @ CompileError::Backend(_)) => failed(CdpcStatus::Internal, e.to_string()),
-        };
+    };
     r.source = source;
     r.file_name = options.file_name.clone();
     r
@@ -428,12 +404,7 @@ fn with_wheel_tools(options: &CdpcOptions) -> std::borrow::Cow<'_, CdpcOptions> 
 /// `data` is NULL or points to `len` readable bytes; `options` is NULL or a live options
 /// object; `result` is NULL or points to writable storage for a pointer.
 #[no_mangle]
-pub unsafe extern "C" fn cdpc_compile_ir(
-    data: *const u8,
-    len: usize,
-    options: *const CdpcOptions,
-    result: *mut *mut CdpcResult,
-) -> CdpcStatus {
+pub unsafe extern "C" fn cdpc_compile_ir(data: *const u8, len: usize, options: *const CdpcOptions, result: *mut *mut CdpcResult) -> CdpcStatus {
     let outcome = guard(failed(CdpcStatus::Internal, "internal error: the compiler panicked".into()), || {
         if data.is_null() {
             return failed(CdpcStatus::InvalidArgument, "the IR is NULL".into());
@@ -462,12 +433,7 @@ pub unsafe extern "C" fn cdpc_compile_ir(
 /// `paths` is NULL or points to `count` pointers, each NULL or NUL-terminated; `options` is
 /// NULL or a live options object; `result` is NULL or points to writable storage for a pointer.
 #[no_mangle]
-pub unsafe extern "C" fn cdpc_link_files(
-    paths: *const *const c_char,
-    count: usize,
-    options: *const CdpcOptions,
-    result: *mut *mut CdpcResult,
-) -> CdpcStatus {
+pub unsafe extern "C" fn cdpc_link_files(paths: *const *const c_char, count: usize, options: *const CdpcOptions, result: *mut *mut CdpcResult) -> CdpcStatus {
     let outcome = guard(failed(CdpcStatus::Internal, "internal error: the compiler panicked".into()), || {
         if paths.is_null() || count == 0 {
             return failed(CdpcStatus::InvalidArgument, "no input paths".into());
@@ -595,9 +561,7 @@ pub unsafe extern "C" fn cdpc_result_diagnostic_count(result: *const CdpcResult)
 #[no_mangle]
 pub unsafe extern "C" fn cdpc_result_diagnostics_text(result: *const CdpcResult) -> *mut c_char {
     match result.as_ref() {
-        Some(r) => guard(std::ptr::null_mut(), || {
-            to_c_string(&render::human(&r.diagnostics, &r.file_name, &r.source, Color::Never))
-        }),
+        Some(r) => guard(std::ptr::null_mut(), || to_c_string(&render::human(&r.diagnostics, &r.file_name, &r.source, Color::Never))),
         None => std::ptr::null_mut(),
     }
 }
@@ -702,10 +666,7 @@ mod tests {
         assert_eq!(set(options, "undefine", "GONE"), CdpcStatus::Ok);
         assert_eq!(set(options, "include-dir", dir.path().to_str().unwrap()), CdpcStatus::Ok);
         assert_eq!(set(options, "define", "=1"), CdpcStatus::InvalidArgument);
-        let source = CString::new(
-            "#include <n.h>\n#if N != 4 || FROM_HEADER != 3 || defined(GONE)\n#error wrong\n#endif\nextern \"C\" __global__ void k(int *p) { p[0] = N; }\n",
-        )
-        .unwrap();
+        let source = CString::new("#include <n.h>\n#if N != 4 || FROM_HEADER != 3 || defined(GONE)\n#error wrong\n#endif\nextern \"C\" __global__ void k(int *p) { p[0] = N; }\n").unwrap();
         let mut result = std::ptr::null_mut();
         let status = unsafe { cdpc_compile(source.as_ptr(), options, &mut result) };
         let text = unsafe { CString::from_raw(cdpc_result_diagnostics_text(result)) };

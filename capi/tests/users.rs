@@ -74,14 +74,7 @@ fn python_ctypes_uses_the_api() {
         eprintln!("SKIPPED: python3 not found");
         return;
     }
-    let run = Command::new("python3")
-        .arg(manifest_dir().join("tests/python/test_capi.py"))
-        .arg(library())
-        .arg(samples_dir())
-        .arg(have_tools())
-        .current_dir(manifest_dir())
-        .output()
-        .unwrap();
+    let run = Command::new("python3").arg(manifest_dir().join("tests/python/test_capi.py")).arg(library()).arg(samples_dir()).arg(have_tools()).current_dir(manifest_dir()).output().unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(run.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&run.stderr));
     assert!(stdout.contains("all checks passed"), "{stdout}");

@@ -31,12 +31,7 @@ use std::path::PathBuf;
 
 /// Builds `data[threadIdx.x] = op(data[threadIdx.x])` as a kernel named `name` taking
 /// `(int *data, extra...)`.
-fn elementwise_kernel<'ctx>(
-    ctx: &'ctx Context,
-    module: &Module<'ctx>,
-    name: &str,
-    with_add: bool,
-) -> Result<FunctionValue<'ctx>, BackendError> {
+fn elementwise_kernel<'ctx>(ctx: &'ctx Context, module: &Module<'ctx>, name: &str, with_add: bool) -> Result<FunctionValue<'ctx>, BackendError> {
     let ptr = ctx.ptr_type(AddressSpace::default());
     let i32 = ctx.i32_type();
     let params: Vec<_> = if with_add { vec![ptr.into(), i32.into()] } else { vec![ptr.into()] };
@@ -44,9 +39,7 @@ fn elementwise_kernel<'ctx>(
     mark_kernel(f);
     let b = ctx.create_builder();
     b.position_at_end(ctx.append_basic_block(f, "entry"));
-    let tid_x = Intrinsic::find("llvm.nvvm.read.ptx.sreg.tid.x")
-        .and_then(|i| i.get_declaration(module, &[]))
-        .ok_or_else(|| BackendError::Internal("no tid.x intrinsic".into()))?;
+    let tid_x = Intrinsic::find("llvm.nvvm.read.ptx.sreg.tid.x").and_then(|i| i.get_declaration(module, &[])).ok_or_else(|| BackendError::Internal("no tid.x intrinsic".into()))?;
     let tid = match b.build_call(tid_x, &[], "tid")?.try_as_basic_value() {
         ValueKind::Basic(v) => v.into_int_value(),
         _ => return Err(BackendError::Internal("tid.x returned nothing".into())),
@@ -56,11 +49,7 @@ fn elementwise_kernel<'ctx>(
     // SAFETY: index < 256 = the buffer's length, by the launch configuration.
     let slot = unsafe { b.build_in_bounds_gep(i32, data, &[index], "slot")? };
     let old = b.build_load(i32, slot, "old")?.into_int_value();
-    let new = if with_add {
-        b.build_int_add(old, f.get_nth_param(1).unwrap().into_int_value(), "new")?
-    } else {
-        b.build_int_mul(old, i32.const_int(2, false), "new")?
-    };
+    let new = if with_add { b.build_int_add(old, f.get_nth_param(1).unwrap().into_int_value(), "new")? } else { b.build_int_mul(old, i32.const_int(2, false), "new")? };
     b.build_store(slot, new)?;
     b.build_return(None)?;
     Ok(f)
@@ -86,8 +75,7 @@ pub fn build_ptx(target: &Target) -> Result<String, BackendError> {
     let pointer = target.address_size.pointer_bytes();
 
     // child<<<1, 256>>>(data, 7)
-    let (layout, warning) = checked_layout(&[ParamSpec::new(pointer, pointer), ParamSpec::new(4, 4)], target)
-        .map_err(|e| BackendError::Launch(e.to_string()))?;
+    let (layout, warning) = checked_layout(&[ParamSpec::new(pointer, pointer), ParamSpec::new(4, 4)], target).map_err(|e| BackendError::Launch(e.to_string()))?;
     assert!(warning.is_none());
     let seven = ctx.i32_type().const_int(7, false);
     let args = [LaunchArg::new(data, pointer as u32), LaunchArg::new(seven, 4)];

@@ -553,13 +553,7 @@ pub struct Diagnostic {
 impl Diagnostic {
     /// A diagnostic of `code`'s default severity whose primary label points at `span`.
     pub fn new(code: Code, span: Span, message: impl Into<String>) -> Diagnostic {
-        Diagnostic {
-            code,
-            severity: code.default_severity(),
-            message: message.into(),
-            labels: vec![Label { span, message: String::new(), primary: true, file: None }],
-            notes: Vec::new(),
-        }
+        Diagnostic { code, severity: code.default_severity(), message: message.into(), labels: vec![Label { span, message: String::new(), primary: true, file: None }], notes: Vec::new() }
     }
 
     /// Sets the text shown under the primary label.
@@ -605,10 +599,7 @@ pub fn cap(list: &mut Vec<Diagnostic>, dropped: usize) {
     list.truncate(MAX_DIAGNOSTICS);
     if dropped > 0 {
         if let Some(last) = list.last_mut() {
-            last.notes.push(format!(
-                "{dropped} more diagnostic{} not shown (at most {MAX_DIAGNOSTICS} are reported)",
-                if dropped == 1 { " is" } else { "s are" }
-            ));
+            last.notes.push(format!("{dropped} more diagnostic{} not shown (at most {MAX_DIAGNOSTICS} are reported)", if dropped == 1 { " is" } else { "s are" }));
         }
     }
 }
@@ -697,8 +688,7 @@ pub(crate) mod words {
     /// `E0308`'s primary label.
     pub const DEVICE_SYNCHRONIZE_LABEL: &str = "removed from the device runtime in CUDA 12 (CDP2)";
     /// `E0308`'s note.
-    pub const DEVICE_SYNCHRONIZE_NOTE: &str =
-        "to use a child grid's results, launch the work that needs them into `cudaStreamTailLaunch`: it runs after the parent grid and all its children finish";
+    pub const DEVICE_SYNCHRONIZE_NOTE: &str = "to use a child grid's results, launch the work that needs them into `cudaStreamTailLaunch`: it runs after the parent grid and all its children finish";
 
     /// `W0305`'s headline; `name` is how the launched kernel is named (`` `child` ``).
     pub fn over_4k(name: &str, size: u64) -> String {
@@ -707,8 +697,7 @@ pub(crate) mod words {
     /// `W0305`'s secondary label, at the kernel's parameters.
     pub const OVER_4K_DECLARED: &str = "parameters declared here";
     /// `W0305`'s notes.
-    pub const OVER_4K_NOTES: [&str; 2] =
-        ["CUDA 12.1 and newer accept up to 32764 bytes on sm_70+, but older runtimes refuse buffers over 4 KB", "`--strict-param-limit` makes this an error"];
+    pub const OVER_4K_NOTES: [&str; 2] = ["CUDA 12.1 and newer accept up to 32764 bytes on sm_70+, but older runtimes refuse buffers over 4 KB", "`--strict-param-limit` makes this an error"];
 
     /// `E0304`'s headline; `name` as for [`over_4k`].
     pub fn too_large(name: &str, size: u64, limit: u64) -> String {

@@ -24,11 +24,7 @@ pub fn assert_spans_valid(source: &str, diagnostics: &[Diagnostic]) {
             let source = label.file.as_deref().map_or(source, |f| f.text.as_str());
             let (start, end) = (label.span.start as usize, label.span.end as usize);
             assert!(start <= end && end <= source.len(), "{} span {start}..{end} outside a source of {} bytes", d.code, source.len());
-            assert!(
-                source.is_char_boundary(start) && source.is_char_boundary(end),
-                "{} span {start}..{end} splits a character",
-                d.code
-            );
+            assert!(source.is_char_boundary(start) && source.is_char_boundary(end), "{} span {start}..{end} splits a character", d.code);
         }
     }
 }
@@ -304,7 +300,13 @@ pub fn launch_module(entropy: &[u8]) -> LaunchModule {
     let (byval, named) = (form == 2, form == 1);
     let (get, launch) = if cdp2 { ("__cudaCDP2GetParameterBuffer", "__cudaCDP2LaunchDevice") } else { ("cudaGetParameterBuffer", "cudaLaunchDevice") };
     // By value, a dim3 is the literal struct type or the named `%dim3`; behind a pointer, the named one.
-    let dim = if byval { "ptr byval(%dim3) align 4" } else if named { "%dim3" } else { "{ i32, i32, i32 }" };
+    let dim = if byval {
+        "ptr byval(%dim3) align 4"
+    } else if named {
+        "%dim3"
+    } else {
+        "{ i32, i32, i32 }"
+    };
     let mut ir = format!("target triple = \"nvptx64-nvidia-cuda\"\n%dim3 = type {{ i32, i32, i32 }}\ndeclare ptr @{get}(i64, i64)\n");
     for suffix in ["", "_ptsz"] {
         ir.push_str(&format!("declare i32 @{launch}{suffix}(ptr, ptr, {dim}, {dim}, i32, ptr)\n"));
@@ -488,4 +490,3 @@ pub fn vla_init(data: &[u8]) {
         assert!(!name.is_empty() && String::from_utf8_lossy(&text).contains(&format!("(::__cdpc_vla_init({name}, sizeof {name} / sizeof *{name})(")), "the filler names the array");
     }
 }
-

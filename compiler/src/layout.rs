@@ -77,11 +77,7 @@ pub fn layout_params_at<'a>(params: impl IntoIterator<Item = &'a ParamSpec>, bas
 }
 
 /// Lays out `params` (the kernel's parameter types, in order).
-pub fn param_layout<'a>(
-    params: impl IntoIterator<Item = &'a Type>,
-    structs: &dyn StructLayouts,
-    target: &Target,
-) -> ParamLayout {
+pub fn param_layout<'a>(params: impl IntoIterator<Item = &'a Type>, structs: &dyn StructLayouts, target: &Target) -> ParamLayout {
     let specs: Vec<ParamSpec> = params
         .into_iter()
         .map(|ty| {
@@ -151,10 +147,7 @@ impl ParamLayout {
 
 /// [`layout_params`] followed by [`ParamLayout::check_size`]: the layout and a possible
 /// warning, or the error for a buffer the target cannot pass.
-pub fn checked_layout(
-    params: &[ParamSpec],
-    target: &Target,
-) -> Result<(ParamLayout, Option<ParamBufferOver4K>), ParamBufferTooLarge> {
+pub fn checked_layout(params: &[ParamSpec], target: &Target) -> Result<(ParamLayout, Option<ParamBufferOver4K>), ParamBufferTooLarge> {
     let layout = layout_params_at(params, target.param_bank_base());
     let warning = layout.check_size(target)?;
     Ok((layout, warning))
@@ -185,7 +178,7 @@ mod tests {
     }
 
     fn target32() -> Target {
-        Target { sm: SmVersion(90), address_size: AddressSize::Bits32, launch_abi: LaunchAbi::V1 , ..Default::default() }
+        Target { sm: SmVersion(90), address_size: AddressSize::Bits32, launch_abi: LaunchAbi::V1, ..Default::default() }
     }
 
     fn check(params: &[Type], target: Target, offsets: &[u64], size: u64, align: u64) {
@@ -234,7 +227,13 @@ mod tests {
     #[test]
     fn sizes_and_alignments_entry_point_matches_types() {
         let params = [Type::CHAR, Type::Dim3, Type::DOUBLE];
-        let specs: Vec<ParamSpec> = params.iter().map(|t| { let (size, align) = size_align(t, &Table, &target64()); ParamSpec::new(size, align) }).collect();
+        let specs: Vec<ParamSpec> = params
+            .iter()
+            .map(|t| {
+                let (size, align) = size_align(t, &Table, &target64());
+                ParamSpec::new(size, align)
+            })
+            .collect();
         assert_eq!(layout_params(&specs), param_layout(&params, &Table, &target64()));
         assert_eq!(layout_params(&[ParamSpec::new(3, 0)]).align, 1);
     }

@@ -9,10 +9,10 @@ mod run_cmd;
 pub(crate) mod signals;
 
 use cdpc::driver::{self, BuildError, CompileError, CompileOptions, Emit, Input, LinkOptions, WarningPolicy};
+use cdpc::preprocess::{MacroOption, PreprocessOptions};
 use cdpc::render::{self, Color};
 use cdpc::toolchain::ToolSearch;
 use cdpc::{AddressSize, Code, DefaultStream, Diagnostic, LaunchAbi, SmVersion, Target};
-use cdpc::preprocess::{MacroOption, PreprocessOptions};
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -492,7 +492,8 @@ fn option_error(format: ErrorFormat, e: clap::Error) -> ExitCode {
     let text = rendered.trim_start_matches("error: ");
     // clap's tips ("to pass '-x' as a value, use '-- -x'") are about its own syntax, not a
     // compiler's: left out, and an unknown option says where the known ones are listed.
-    let message: Vec<&str> = text.lines().take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information")).filter(|l| !l.trim_start().starts_with("tip:")).map(str::trim_end).collect();
+    let message: Vec<&str> =
+        text.lines().take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information")).filter(|l| !l.trim_start().starts_with("tip:")).map(str::trim_end).collect();
     let mut message = message.join("\n").trim_end().to_string();
     if e.kind() == ErrorKind::UnknownArgument {
         message.push_str("\n  = help: `cdpc --help` lists cdpc's options; nvcc's are read too (docs/BUILDING.md, \"nvcc's options\")");
@@ -535,12 +536,7 @@ pub(crate) fn fill_cache() {
     // when this returns.
     let Some(_lock) = cache::fill_lock(&dir) else { return };
     let mut filler = std::process::Command::new(exe);
-    filler
-        .args(std::env::args_os().skip(1))
-        .env("CDPC_CACHE_FILL", what.to_string())
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
+    filler.args(std::env::args_os().skip(1)).env("CDPC_CACHE_FILL", what.to_string()).stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
     // SAFETY: setsid, setpriority, sched_setscheduler, open, write and close are
     // async-signal-safe system calls; they touch no memory of the parent (the path and the
     // bytes are static).
@@ -615,7 +611,11 @@ fn architecture_set(cli: &Cli, set: &str) -> Result<Result<Vec<cdpc::driver::fat
     if !images.is_empty() {
         return Ok(Ok(images));
     }
-    let found = if gpus.is_empty() { "no GPU was found".to_string() } else { format!("the GPUs' architectures ({}) are not among the toolkit's", gpus.iter().map(|n| format!("sm_{n}")).collect::<Vec<_>>().join(", ")) };
+    let found = if gpus.is_empty() {
+        "no GPU was found".to_string()
+    } else {
+        format!("the GPUs' architectures ({}) are not among the toolkit's", gpus.iter().map(|n| format!("sm_{n}")).collect::<Vec<_>>().join(", "))
+    };
     Ok(Err(format!("`-arch=native`: {found}, so the default architecture, {}, is built (as nvcc warns \"Cannot find valid GPU for '-arch=native', default arch is used\")", cli.arch)))
 }
 
@@ -733,9 +733,14 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
     // `cdpc -v __cmake_determine_cuda`): what CMake reads of them, docs/CMAKE.md.
     let verbose_header = || {
         // Each architecture of the build: `-gencode`'s, else `--arch`'s.
-        let mut archs: Vec<SmVersion> = cli.gencode.concat().iter().map(|i| match i {
-            cdpc::driver::fatbin::Image::Cubin(sm) | cdpc::driver::fatbin::Image::Ptx(sm) => *sm,
-        }).collect();
+        let mut archs: Vec<SmVersion> = cli
+            .gencode
+            .concat()
+            .iter()
+            .map(|i| match i {
+                cdpc::driver::fatbin::Image::Cubin(sm) | cdpc::driver::fatbin::Image::Ptx(sm) => *sm,
+            })
+            .collect();
         archs.dedup();
         if archs.is_empty() {
             archs.push(cli.arch);
@@ -951,7 +956,10 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
             if dc_emit != Emit::HostObject {
                 return usage("`-gencode` with `-dc --emit obj`: a device object is for one architecture; give one `--arch`, or leave `--emit obj` out for an object with each architecture's code");
             }
-            if let Some(other) = sources.iter().find(|s| cli.language.unwrap_or_else(|| driver::Language::of_path(s)) != driver::Language::Cuda && !(cli.language.is_none() && driver::program::ProgramInput::is_host_file(s))) {
+            if let Some(other) = sources
+                .iter()
+                .find(|s| cli.language.unwrap_or_else(|| driver::Language::of_path(s)) != driver::Language::Cuda && !(cli.language.is_none() && driver::program::ProgramInput::is_host_file(s)))
+            {
                 return usage(&format!("`{}`: `-dc` with several `-gencode` targets is for CUDA C++; compile the kernel language once per `--arch`", other.display()));
             }
         }
@@ -1234,13 +1242,11 @@ fn link_inputs(cli: &Cli, inputs: &[Input], link: &LinkOptions, output: &std::pa
 /// `-gencode`: a fat binary of the inputs, written to `output` only when it is complete.
 fn build_fatbin(cli: &Cli, inputs: &[Input], link: &LinkOptions, images: &[cdpc::driver::fatbin::Image], output: &std::path::Path, options: &CompileOptions, color: Color) -> ExitCode {
     let guard = cdpc::toolchain::OutputGuard { inputs: cli.inputs.clone(), overwrite: options.overwrite };
-    let result = cdpc::toolchain::OutputFile::prepare_guarded(output, guard)
-        .map_err(|e| BuildError::Other(e.into()))
-        .and_then(|file| {
-            let fatbin = cdpc::driver::fatbin::fatbin(inputs, link, images, options)?;
-            file.commit(&fatbin.bytes).map_err(|e| BuildError::Other(e.into()))?;
-            Ok((fatbin.tool_runs, fatbin.warnings))
-        });
+    let result = cdpc::toolchain::OutputFile::prepare_guarded(output, guard).map_err(|e| BuildError::Other(e.into())).and_then(|file| {
+        let fatbin = cdpc::driver::fatbin::fatbin(inputs, link, images, options)?;
+        file.commit(&fatbin.bytes).map_err(|e| BuildError::Other(e.into()))?;
+        Ok((fatbin.tool_runs, fatbin.warnings))
+    });
     report_build(cli, output, result, color)
 }
 

@@ -320,10 +320,16 @@ fn architectures(args: Vec<String>) -> Result<Vec<String>, Refused> {
     let mut gencode = None;
     if !codes.is_empty() {
         let Some(arch) = arch else {
-            return Err(Refused { code: Code::OptionInvalid, message: "nvcc's `-code` needs `-arch=compute_XX`, the virtual architecture its codes are built from (nvcc: \"-arch option not specified\")".into() });
+            return Err(Refused {
+                code: Code::OptionInvalid,
+                message: "nvcc's `-code` needs `-arch=compute_XX`, the virtual architecture its codes are built from (nvcc: \"-arch option not specified\")".into(),
+            });
         };
         if !arch.starts_with("compute_") {
-            return Err(Refused { code: Code::OptionInvalid, message: format!("with `-code`, `-arch` names a virtual architecture (`compute_XX`), not `{arch}`, as nvcc says (\"must be a virtual code architecture\")") });
+            return Err(Refused {
+                code: Code::OptionInvalid,
+                message: format!("with `-code`, `-arch` names a virtual architecture (`compute_XX`), not `{arch}`, as nvcc says (\"must be a virtual code architecture\")"),
+            });
         }
         gencode = Some(format!("--gencode=arch={arch},code=[{}]", codes.join(",")));
     }
@@ -643,10 +649,7 @@ mod tests {
         // CMake's compilation with `target_compile_options(... -Wall)`; nvcc documents that an
         // unknown option's separate value stays an argument of its own (`bar`, an input here).
         let args = ["-forward-unknown-to-host-compiler", "-Wall", "-march=native", "-O3", "-DX=1", "-I", "inc", "-o", "-", "-x", "cu", "-c", "-cv", "-foo", "bar", "a.cu"];
-        assert_eq!(
-            forwarded(&args).unwrap(),
-            ["--Xcompiler=-Wall", "--Xcompiler=-march=native", "-O3", "-DX=1", "-I", "inc", "-o", "-", "-x", "cu", "-c", "-cv", "--Xcompiler=-foo", "bar", "a.cu"]
-        );
+        assert_eq!(forwarded(&args).unwrap(), ["--Xcompiler=-Wall", "--Xcompiler=-march=native", "-O3", "-DX=1", "-I", "inc", "-o", "-", "-x", "cu", "-c", "-cv", "--Xcompiler=-foo", "bar", "a.cu"]);
         // cdpc's own long options, with their values; `--` ends the options.
         assert_eq!(forwarded(&["--emit", "ptx", "--time", "--rdc", "a.cu", "-forward-unknown-to-host-compiler", "--", "-Wall"]).unwrap(), ["--emit", "ptx", "--time", "--rdc", "a.cu", "--", "-Wall"]);
         // The linker's, where only that one is asked for.
@@ -694,7 +697,10 @@ mod tests {
         assert_eq!(tr(&["--include-path", "a,b", "--define-macro=X=1"]), ["-I", "a", "-I", "b", "-D", "X=1"]);
         // A tool's options are words of its command line, as nvcc writes them (cms-patatrack's
         // Makefile: `--compiler-options "-O2 -pthread -fPIC"`).
-        assert_eq!(tr(&["--compiler-options", "-O2 -pthread -fPIC", "-Xptxas", "-v -O3,-warn-spills"]), ["--Xcompiler=-O2", "--Xcompiler=-pthread", "--Xcompiler=-fPIC", "--Xptxas=-v", "--Xptxas=-O3", "--Xptxas=-warn-spills"]);
+        assert_eq!(
+            tr(&["--compiler-options", "-O2 -pthread -fPIC", "-Xptxas", "-v -O3,-warn-spills"]),
+            ["--Xcompiler=-O2", "--Xcompiler=-pthread", "--Xcompiler=-fPIC", "--Xptxas=-v", "--Xptxas=-O3", "--Xptxas=-warn-spills"]
+        );
         assert_eq!(tr(&["-Xcompiler", "'-DMSG=a b' -Wall"]), ["--Xcompiler=-DMSG=a b", "--Xcompiler=-Wall"]);
     }
 
@@ -760,7 +766,10 @@ mod tests {
     fn random_command_lines_never_panic() {
         use clap::CommandFactory;
         let mut words: Vec<String> = NVCC.iter().flat_map(|o| [o.long.to_string(), o.short.to_string()]).collect();
-        words.extend(["a.cu", "b.cdp", "x.o", "--", "-", "=", "", "true", "false", "c++20", "sm_90a", "sm_100f", "all-warnings", "-fPIC,-Wall", ",", "-o", "-O9", "--emit=ptx", "--MD", "--MF", "\u{0}", "é"].map(String::from));
+        words.extend(
+            ["a.cu", "b.cdp", "x.o", "--", "-", "=", "", "true", "false", "c++20", "sm_90a", "sm_100f", "all-warnings", "-fPIC,-Wall", ",", "-o", "-O9", "--emit=ptx", "--MD", "--MF", "\u{0}", "é"]
+                .map(String::from),
+        );
         let mut seed: u64 = 0x5eed_cdbc;
         let mut next = move |n: usize| {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);

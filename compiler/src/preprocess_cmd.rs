@@ -36,7 +36,12 @@ pub(crate) fn run(request: &Request<'_>, options: &CompileOptions, color: Color)
     }
     let language = request.language.unwrap_or_else(|| Language::of_path(input));
     if request.language.is_none() && driver::program::ProgramInput::is_host_file(input) {
-        fail_with_code(format, &first, Some(Code::OptionUnsupported), &format!("`{first}` is a host file: preprocess it with the host compiler (`c++ -E`); cdpc's `-E` is for CUDA C++ (`.cu`, `-x cu`)"));
+        fail_with_code(
+            format,
+            &first,
+            Some(Code::OptionUnsupported),
+            &format!("`{first}` is a host file: preprocess it with the host compiler (`c++ -E`); cdpc's `-E` is for CUDA C++ (`.cu`, `-x cu`)"),
+        );
         return ExitCode::from(2);
     }
     if language != Language::Cuda {

@@ -229,11 +229,7 @@ fn to_codespan(d: &Diagnostic, sources: &Sources) -> cs::Diagnostic<usize> {
             cs::Label::new(style, id, start..end).with_message(l.message.clone())
         })
         .collect();
-    cs::Diagnostic::new(severity)
-        .with_code(d.code.as_str())
-        .with_message(d.message.clone())
-        .with_labels(labels)
-        .with_notes(d.notes.iter().map(|n| format!("note: {n}")).collect())
+    cs::Diagnostic::new(severity).with_code(d.code.as_str()).with_message(d.message.clone()).with_labels(labels).with_notes(d.notes.iter().map(|n| format!("note: {n}")).collect())
 }
 
 /// One diagnostic as a JSON object (see [`json`]).
@@ -282,27 +278,10 @@ pub fn json(diagnostics: &[Diagnostic], file_name: &str, source: &str) -> String
                 let end = lines.clamp(l.span.end as usize).max(start);
                 let (line_start, column_start) = lines.position(start);
                 let (line_end, column_end) = lines.position(end);
-                JsonLabel {
-                    file: sources.names[id],
-                    byte_start: start,
-                    byte_end: end,
-                    line_start,
-                    column_start,
-                    line_end,
-                    column_end,
-                    message: &l.message,
-                    primary: l.primary,
-                }
+                JsonLabel { file: sources.names[id], byte_start: start, byte_end: end, line_start, column_start, line_end, column_end, message: &l.message, primary: l.primary }
             })
             .collect();
-        let object = JsonDiagnostic {
-            code: Some(d.code.as_str()),
-            severity: severity_word(d.severity),
-            message: &d.message,
-            file: file_name,
-            labels,
-            notes: &d.notes,
-        };
+        let object = JsonDiagnostic { code: Some(d.code.as_str()), severity: severity_word(d.severity), message: &d.message, file: file_name, labels, notes: &d.notes };
         out.push_str(&serde_json::to_string(&object).expect("diagnostics serialise"));
         out.push('\n');
     }
@@ -333,14 +312,7 @@ pub fn json_warning_with_code(code: crate::Code, file_name: &str, message: &str)
 }
 
 fn json_line(code: Option<crate::Code>, severity: Severity, file_name: &str, message: &str) -> String {
-    let object = JsonDiagnostic {
-        code: code.map(crate::Code::as_str),
-        severity: severity_word(severity),
-        message,
-        file: file_name,
-        labels: Vec::new(),
-        notes: &[],
-    };
+    let object = JsonDiagnostic { code: code.map(crate::Code::as_str), severity: severity_word(severity), message, file: file_name, labels: Vec::new(), notes: &[] };
     format!("{}\n", serde_json::to_string(&object).expect("diagnostics serialise"))
 }
 
@@ -403,10 +375,7 @@ mod tests {
     #[test]
     fn json_positions_are_one_based_and_count_characters() {
         let source = "ab\né x\n";
-        let d = Diagnostic::new(Code::UnknownName, Span::new(6, 7), "cannot find `x`")
-            .with_primary_message("here")
-            .with_label(Span::new(0, 100), "clamped")
-            .with_note("a note");
+        let d = Diagnostic::new(Code::UnknownName, Span::new(6, 7), "cannot find `x`").with_primary_message("here").with_label(Span::new(0, 100), "clamped").with_note("a note");
         let line = json(&[d], "a.cdp", source);
         let v: serde_json::Value = serde_json::from_str(line.trim_end()).unwrap();
         assert_eq!(v["code"], "E0100");

@@ -186,11 +186,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    let printing: Vec<&str> = if cli.print.is_empty() && cli.manifest.is_none() {
-        manifest.buffers.iter().map(|b| b.name.as_str()).collect()
-    } else {
-        cli.print.iter().map(String::as_str).collect()
-    };
+    let printing: Vec<&str> = if cli.print.is_empty() && cli.manifest.is_none() { manifest.buffers.iter().map(|b| b.name.as_str()).collect() } else { cli.print.iter().map(String::as_str).collect() };
     let limit = if cli.print.is_empty() { 64 } else { usize::MAX };
     for name in printing {
         let (Some(b), Some((_, bytes))) = (manifest.buffer(name), output.buffers.iter().find(|(n, _)| n == name)) else { continue };

@@ -212,14 +212,7 @@ pub fn signatures(module: &hir::Module) -> Vec<Signature> {
                 .map(|(id, &offset)| {
                     let local = f.local(*id);
                     let (size, align) = module.size_align(&local.ty);
-                    Param {
-                        name: local.name.clone(),
-                        c_type: DisplayType { ty: &local.ty, structs: module }.to_string(),
-                        kind: kind_of(&local.ty, module),
-                        size,
-                        align,
-                        offset,
-                    }
+                    Param { name: local.name.clone(), c_type: DisplayType { ty: &local.ty, structs: module }.to_string(), kind: kind_of(&local.ty, module), size, align, offset }
                 })
                 .collect();
             Signature {

@@ -39,11 +39,36 @@ pub const fn SmVersion(number: u32) -> SmVersion {
 /// [`SmVersion::from_str`] refuses it first. The family-specific `f` targets it also knows
 /// are refused there because Clang 22 does not take them.
 pub const LLVM_ARCHITECTURES: &[SmVersion] = &[
-    SmVersion(35), SmVersion(37), SmVersion(50), SmVersion(52), SmVersion(53), SmVersion(60), SmVersion(61), SmVersion(62),
-    SmVersion(70), SmVersion(72), SmVersion(75), SmVersion(80), SmVersion(86), SmVersion(87), SmVersion(88), SmVersion(89),
-    SmVersion(90), SmVersion::specific(90), SmVersion(100), SmVersion::specific(100), SmVersion(101), SmVersion::specific(101),
-    SmVersion(103), SmVersion::specific(103), SmVersion(110), SmVersion::specific(110), SmVersion(120), SmVersion::specific(120),
-    SmVersion(121), SmVersion::specific(121),
+    SmVersion(35),
+    SmVersion(37),
+    SmVersion(50),
+    SmVersion(52),
+    SmVersion(53),
+    SmVersion(60),
+    SmVersion(61),
+    SmVersion(62),
+    SmVersion(70),
+    SmVersion(72),
+    SmVersion(75),
+    SmVersion(80),
+    SmVersion(86),
+    SmVersion(87),
+    SmVersion(88),
+    SmVersion(89),
+    SmVersion(90),
+    SmVersion::specific(90),
+    SmVersion(100),
+    SmVersion::specific(100),
+    SmVersion(101),
+    SmVersion::specific(101),
+    SmVersion(103),
+    SmVersion::specific(103),
+    SmVersion(110),
+    SmVersion::specific(110),
+    SmVersion(120),
+    SmVersion::specific(120),
+    SmVersion(121),
+    SmVersion::specific(121),
 ];
 
 impl SmVersion {
@@ -115,9 +140,7 @@ impl FromStr for SmVersion {
                 }
                 Ok(sm)
             }
-            Ok(n) => Err(format!(
-                "sm_{n} cannot launch kernels from the device: dynamic parallelism needs sm_35 or newer"
-            )),
+            Ok(n) => Err(format!("sm_{n} cannot launch kernels from the device: dynamic parallelism needs sm_35 or newer")),
             Err(_) => Err(format!("`{s}` is not an architecture; expected a name like sm_90 or sm_90a")),
         }
     }
@@ -255,7 +278,9 @@ mod tests {
 
     #[test]
     fn architectures_read_and_write_as_nvcc_spells_them() {
-        for (text, number, arch_specific, shown) in [("sm_90", 90, false, "sm_90"), ("compute_80", 80, false, "sm_80"), ("75", 75, false, "sm_75"), ("sm_90a", 90, true, "sm_90a"), ("compute_100a", 100, true, "sm_100a")] {
+        for (text, number, arch_specific, shown) in
+            [("sm_90", 90, false, "sm_90"), ("compute_80", 80, false, "sm_80"), ("75", 75, false, "sm_75"), ("sm_90a", 90, true, "sm_90a"), ("compute_100a", 100, true, "sm_100a")]
+        {
             let sm: SmVersion = text.parse().unwrap();
             assert_eq!((sm.number, sm.arch_specific, sm.to_string()), (number, arch_specific, shown.to_string()), "{text}");
         }
@@ -284,7 +309,24 @@ mod tests {
     /// `llc -mcpu=sm_XX` of LLVM 22.1 with no `+ptx` feature writes these `.version`s.
     #[test]
     fn the_oldest_ptx_each_architecture_takes_is_llvms() {
-        for (arch, ptx) in [("sm_75", 63), ("sm_80", 70), ("sm_86", 71), ("sm_87", 74), ("sm_88", 90), ("sm_89", 78), ("sm_90", 78), ("sm_90a", 80), ("sm_100", 86), ("sm_100a", 86), ("sm_101", 86), ("sm_103", 88), ("sm_110", 90), ("sm_110a", 90), ("sm_120", 87), ("sm_121", 88)] {
+        for (arch, ptx) in [
+            ("sm_75", 63),
+            ("sm_80", 70),
+            ("sm_86", 71),
+            ("sm_87", 74),
+            ("sm_88", 90),
+            ("sm_89", 78),
+            ("sm_90", 78),
+            ("sm_90a", 80),
+            ("sm_100", 86),
+            ("sm_100a", 86),
+            ("sm_101", 86),
+            ("sm_103", 88),
+            ("sm_110", 90),
+            ("sm_110a", 90),
+            ("sm_120", 87),
+            ("sm_121", 88),
+        ] {
             assert_eq!(arch.parse::<SmVersion>().unwrap().min_ptx(), ptx, "{arch}");
         }
     }

@@ -9,8 +9,8 @@
 //! (nvcc keeps both, LLVM merges them; see `back/asm.rs`) and asm in loops (unrolling
 //! differs). Skipped with a printed reason when nvcc cannot be found.
 
-use cdpc::driver::{self, CompileOptions, Emit};
 use crate::build_common::nvcc_ptx;
+use cdpc::driver::{self, CompileOptions, Emit};
 use std::collections::BTreeMap;
 
 const SOURCE: &str = r#"
@@ -167,7 +167,6 @@ fn asm_blocks(ptx: &str) -> BTreeMap<String, Vec<String>> {
     }
     out
 }
-
 
 #[test]
 fn normalizes_registers_by_width() {

@@ -62,7 +62,6 @@ fn fences(ptx: &str) -> Vec<&str> {
     ptx.lines().map(str::trim).filter(|l| l.starts_with("fence") || l.starts_with("membar")).collect()
 }
 
-
 #[test]
 fn atomic_cas_is_relaxed_and_of_device_scope_as_nvccs_through_both_front_ends() {
     let Some(theirs) = nvcc_ptx(COMMON) else { return };

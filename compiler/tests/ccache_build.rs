@@ -23,19 +23,7 @@ void launch(int *a) {
 "#;
 
 /// The options CMake gives nvcc for a CUDA object of a separable-compilation target.
-const CMAKE: [&str; 11] = [
-    "-rdc=true",
-    "-x",
-    "cu",
-    "--generate-code=arch=compute_90,code=[compute_90,sm_90]",
-    "-Xcompiler=-fPIC",
-    "-MD",
-    "-MT",
-    "x.o",
-    "-MF",
-    "x.o.d",
-    "-c",
-];
+const CMAKE: [&str; 11] = ["-rdc=true", "-x", "cu", "--generate-code=arch=compute_90,code=[compute_90,sm_90]", "-Xcompiler=-fPIC", "-MD", "-MT", "x.o", "-MF", "x.o.d", "-c"];
 
 /// `ccache cdpc ARGS` in `dir`, with the cache in `cache` and only the configuration in
 /// `cache/ccache.conf` (none of the user's `CCACHE_*` variables or files).
@@ -46,14 +34,7 @@ fn ccache(dir: &Path, cache: &Path, args: &[&str]) -> Output {
             command.env_remove(name);
         }
     }
-    let out = command
-        .current_dir(dir)
-        .env("CCACHE_DIR", cache)
-        .env("CCACHE_CONFIGPATH", cache.join("ccache.conf"))
-        .arg(env!("CARGO_BIN_EXE_cdpc"))
-        .args(args)
-        .output()
-        .expect("ccache runs");
+    let out = command.current_dir(dir).env("CCACHE_DIR", cache).env("CCACHE_CONFIGPATH", cache.join("ccache.conf")).arg(env!("CARGO_BIN_EXE_cdpc")).args(args).output().expect("ccache runs");
     assert!(out.status.success(), "ccache cdpc {args:?}: {}", stderr(&out));
     out
 }
@@ -180,7 +161,8 @@ fn preprocessor_mode_alone_hits_on_the_preprocessed_text() {
     assert!(first == second, "the cached object differs from the compiled one");
     // The header's text under `__CUDA_ARCH__` only: the host side's preprocessed text is the
     // same, the device side's is not, and the object changes.
-    std::fs::write(dir.path().join("twice.cuh"), "#ifdef __CUDA_ARCH__\n__device__ inline int twice(int x) { return 3 * x; }\n#else\n__device__ inline int twice(int x) { return 2 * x; }\n#endif\n").unwrap();
+    std::fs::write(dir.path().join("twice.cuh"), "#ifdef __CUDA_ARCH__\n__device__ inline int twice(int x) { return 3 * x; }\n#else\n__device__ inline int twice(int x) { return 2 * x; }\n#endif\n")
+        .unwrap();
     let device_only = build(dir.path(), &cache, &args);
     let s = ccache_stats(&cache);
     assert_eq!((s["cache_miss"], s["preprocessed_cache_hit"]), (2, 1), "{s:?}");

@@ -308,12 +308,7 @@ fn io_failures_are_coded_and_leave_nothing_behind() {
 
     // Work files: $TMPDIR under a regular file.
     if tools_available() {
-        let out = Command::new(env!("CARGO_BIN_EXE_cdpc"))
-            .current_dir(dir.path())
-            .env("TMPDIR", dir.path().join("app.cdp/tmp"))
-            .args(["app.cdp", "-o", "app.cubin"])
-            .output()
-            .unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_cdpc")).current_dir(dir.path()).env("TMPDIR", dir.path().join("app.cdp/tmp")).args(["app.cdp", "-o", "app.cubin"]).output().unwrap();
         let text = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{text}");
         assert!(text.starts_with("error[E0706]: a work file failed: creating a temporary work folder in `"), "{text}");

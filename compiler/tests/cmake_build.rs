@@ -46,10 +46,7 @@ impl Poisoned {
         let poison = dir.path().join("poison");
         std::fs::create_dir(&poison).unwrap();
         let log = dir.path().join("nvcc-ran.log");
-        let script = format!(
-            "#!/bin/sh\necho \"$0 $*\" >> '{}'\necho \"poisoned nvcc: nvcc must not run in a build with cdpc ($0 $*)\" >&2\nexit 99\n",
-            log.display()
-        );
+        let script = format!("#!/bin/sh\necho \"$0 $*\" >> '{}'\necho \"poisoned nvcc: nvcc must not run in a build with cdpc ($0 $*)\" >&2\nexit 99\n", log.display());
         write_executable(&poison.join("nvcc"), &script);
         // CUDA_HOME: every entry of the CUDA folder linked, bin/ entry by entry with nvcc poisoned.
         let home = dir.path().join("cuda");
@@ -162,16 +159,8 @@ fn build(cmake_program: &Path, generator: &str, architectures: Option<&str>) {
     let label = format!("{} -G {generator:?}", cmake_program.display());
 
     let source = project();
-    let mut configure: Vec<String> = vec![
-        "-S".into(),
-        source.display().to_string(),
-        "-B".into(),
-        "build".into(),
-        "-G".into(),
-        generator.into(),
-        format!("-DCMAKE_CUDA_COMPILER={cdpc}"),
-        "-DX_SHARED=ON".into(),
-    ];
+    let mut configure: Vec<String> =
+        vec!["-S".into(), source.display().to_string(), "-B".into(), "build".into(), "-G".into(), generator.into(), format!("-DCMAKE_CUDA_COMPILER={cdpc}"), "-DX_SHARED=ON".into()];
     configure.extend(architectures.map(|a| format!("-DCMAKE_CUDA_ARCHITECTURES={a}")));
     let configure: Vec<&str> = configure.iter().map(String::as_str).collect();
     let out = cmake(cmake_program, &poisoned, dir, &configure);
@@ -180,11 +169,8 @@ fn build(cmake_program: &Path, generator: &str, architectures: Option<&str>) {
 
     // What CMake learnt of the compiler: the toolkit is the CUDA folder cdpc uses.
     let build = dir.join("build");
-    let compiler = std::fs::read_dir(build.join("CMakeFiles"))
-        .unwrap()
-        .map(|e| e.unwrap().path().join("CMakeCUDACompiler.cmake"))
-        .find(|p| p.is_file())
-        .expect("CMakeFiles/<version>/CMakeCUDACompiler.cmake");
+    let compiler =
+        std::fs::read_dir(build.join("CMakeFiles")).unwrap().map(|e| e.unwrap().path().join("CMakeCUDACompiler.cmake")).find(|p| p.is_file()).expect("CMakeFiles/<version>/CMakeCUDACompiler.cmake");
     let learnt = std::fs::read_to_string(&compiler).unwrap();
     for line in [format!("set(CMAKE_CUDA_COMPILER \"{cdpc}\")"), "set(CMAKE_CUDA_COMPILER_ID \"NVIDIA\")".into(), "set(CMAKE_CUDA_RUNTIME_LIBRARY_DEFAULT \"STATIC\")".into()] {
         assert!(learnt.contains(&line), "{label}: {} lacks {line}:\n{learnt}", compiler.display());

@@ -26,8 +26,7 @@ const TARGETS: &[&str] = &["SP", "MST", "SSSP"];
 
 /// Replacements (in every `.h` and `.cu` of a copy of the program and KLAP's include folder)
 /// that take out what another branch implements.
-const PENDING: &[(&str, &[(&str, &str)])] = &[
-];
+const PENDING: &[(&str, &[(&str, &str)])] = &[];
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()

@@ -320,10 +320,7 @@ fn thresholding_runs_small_children_in_place_with_remarks_at_their_lines() {
     let options = CompileOptions { launch_threshold: 128, pass_remarks: true, ..ptx_options(&file) };
     let compiled = driver::compile(&source, &options).unwrap();
     let remarks: Vec<(&str, &str, String)> = compiled.warnings.iter().map(|d| (d.code.as_str(), &source[d.labels[0].span.range()], d.labels[0].message.clone())).collect();
-    assert_eq!(
-        remarks,
-        [("R0502", "with_barrier", "`with_barrier` calls `__syncthreads`: its threads cannot run one after another in the launching thread".to_string())]
-    );
+    assert_eq!(remarks, [("R0502", "with_barrier", "`with_barrier` calls `__syncthreads`: its threads cannot run one after another in the launching thread".to_string())]);
     let line = source[..compiled.warnings[0].labels[0].span.start as usize].lines().count();
     assert_eq!(source.lines().nth(line - 1).unwrap().trim(), "with_barrier<<<1, 32>>>(out);");
     let ptx = String::from_utf8(compiled.output).unwrap();
@@ -470,14 +467,7 @@ fn stopped_inside_clang(flag: &str) -> Option<(Option<i32>, String)> {
     let dir = tempfile::tempdir().unwrap();
     let (tmp, output) = (dir.path().join("tmp"), dir.path().join("out.ptx"));
     std::fs::create_dir(&tmp).unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_cdpc"))
-        .arg(&file)
-        .args(["--emit", "ptx", flag, "-o"])
-        .arg(&output)
-        .env("TMPDIR", &tmp)
-        .env("CDPC_CACHE_DIR", "")
-        .output()
-        .unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_cdpc")).arg(&file).args(["--emit", "ptx", flag, "-o"]).arg(&output).env("TMPDIR", &tmp).env("CDPC_CACHE_DIR", "").output().unwrap();
     let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
     assert!(!output.exists(), "{flag}: an output was written");
     assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "{flag}: work files left in {}", tmp.display());
@@ -560,7 +550,14 @@ fn skipped_library_bodies_hide_no_kernel_and_no_error() {
     }
     let nvcc = crate::build_common::nvcc().unwrap();
     let cdpc_with = |skip: &str, dir: &Path, file: &Path| {
-        Command::new(env!("CARGO_BIN_EXE_cdpc")).current_dir(dir).env("CDPC_CACHE_DIR", "").env("CDPC_CLANG_SKIP_BODIES", skip).arg(file).args(["--emit", "ptx", "-o", "-", "-fno-launch-optimizations"]).output().unwrap()
+        Command::new(env!("CARGO_BIN_EXE_cdpc"))
+            .current_dir(dir)
+            .env("CDPC_CACHE_DIR", "")
+            .env("CDPC_CLANG_SKIP_BODIES", skip)
+            .arg(file)
+            .args(["--emit", "ptx", "-o", "-", "-fno-launch-optimizations"])
+            .output()
+            .unwrap()
     };
     let cdpc = |dir: &Path, file: &Path| cdpc_with("1", dir, file);
     let (file, _) = sample("library_callbacks.cu");
@@ -688,7 +685,14 @@ fn dc_objects_name_template_stubs_as_nvcc() {
     // The kernels' stubs: weak text symbols of the kernels' own names.
     let stubs = |object: &str| -> Option<BTreeSet<String>> {
         let out = Command::new("nm").current_dir(dir.path()).args(["--defined-only", object]).output().ok().filter(|o| o.status.success())?;
-        Some(String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.split_whitespace().collect::<Vec<_>>().get(1..3).map(|k| (k[0].to_string(), k[1].to_string()))).filter(|(kind, name)| kind == "W" && (name.starts_with("_Z2") || name.starts_with("_Z6"))).map(|(_, name)| name).collect())
+        Some(
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .filter_map(|l| l.split_whitespace().collect::<Vec<_>>().get(1..3).map(|k| (k[0].to_string(), k[1].to_string())))
+                .filter(|(kind, name)| kind == "W" && (name.starts_with("_Z2") || name.starts_with("_Z6")))
+                .map(|(_, name)| name)
+                .collect(),
+        )
     };
     let Some(ours) = stubs("ours.o") else { return println!("skipped: nm is not available") };
     let theirs = stubs("theirs.o").unwrap();

@@ -101,11 +101,7 @@ fn kernel_params_reads_alignment_and_size() {
 #[test]
 fn types_in_namespaces() {
     let cases: &[(&str, &str, &[&str])] = &[
-        (
-            "a struct in a namespace, by qualified name",
-            "namespace n { struct P { int x; }; }\n__global__ void k(n::P p, int *o) { n::P q = p; *o = q.x; }\n",
-            &["_Z1kN1n1PEPi"],
-        ),
+        ("a struct in a namespace, by qualified name", "namespace n { struct P { int x; }; }\n__global__ void k(n::P p, int *o) { n::P q = p; *o = q.x; }\n", &["_Z1kN1n1PEPi"]),
         (
             "nested namespaces, typedefs, unqualified names inside, member functions",
             r#"

@@ -96,12 +96,7 @@ fn lineinfo_lines_are_among_nvccs() {
     }
     let dir = project();
     let path = format!("{}:{}", nvcc.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
-    let out = Command::new(&nvcc)
-        .current_dir(dir.path())
-        .env("PATH", path)
-        .args(["-lineinfo", "-rdc=true", "-arch=sm_90", "-ptx", "lines.cu", "-o", "nvcc.ptx"])
-        .output()
-        .unwrap();
+    let out = Command::new(&nvcc).current_dir(dir.path()).env("PATH", path).args(["-lineinfo", "-rdc=true", "-arch=sm_90", "-ptx", "lines.cu", "-o", "nvcc.ptx"]).output().unwrap();
     assert!(out.status.success(), "nvcc: {}", stderr(&out));
     let theirs = loc_lines(&std::fs::read_to_string(dir.path().join("nvcc.ptx")).unwrap());
     let ours = loc_lines(&ptx(dir.path(), "-lineinfo"));
@@ -157,11 +152,8 @@ fn g_is_full_dwarf_at_o0() {
 #[test]
 fn g_describes_scalars_and_pointers_by_their_c_types() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("types.cu"),
-        "__global__ void k(int *data, unsigned n, const float *f) {\n    char c = 'a';\n    long long big = n;\n    data[0] = c + (int)big + (int)f[0];\n}\n",
-    )
-    .unwrap();
+    std::fs::write(dir.path().join("types.cu"), "__global__ void k(int *data, unsigned n, const float *f) {\n    char c = 'a';\n    long long big = n;\n    data[0] = c + (int)big + (int)f[0];\n}\n")
+        .unwrap();
     let out = cdpc(dir.path(), &["-x", "cdp", "types.cu", "-G", "--emit", "llvm-ir", "-o", "types.ll"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let ir = std::fs::read_to_string(dir.path().join("types.ll")).unwrap();

@@ -23,6 +23,8 @@ const NOT_RUN: &[(&str, &str)] = &[
     ("cargo xtask test", "`.ci/run` runs it (the README's second command); this test is part of it"),
     ("cargo install --path compiler", "a release build and install into ~/.cargo/bin; `cargo xtask samples` (.ci/run) builds the same release binary"),
     ("cargo xtask bench-compile", "the full compile-time benchmark takes many minutes; `cargo xtask test` runs a tiny run of it"),
+    ("cargo fmt --all", "rewrites the checkout's sources; compiler/tests/formatting.rs checks that they are formatted"),
+    ("cargo clippy --workspace --all-targets --release", "checks every crate of the workspace again (minutes)"),
     ("cargo xtask gpu-bundle", "a release build of the GPU bundle, for a GPU machine"),
     ("sh samples/harness/gpu-run.sh", "runs on the GPU machine (results/gpu-diff.md)"),
     ("SAMPLES=0 sh samples/harness/gpu-run.sh", "runs on the GPU machine"),
@@ -184,22 +186,8 @@ fn every_documented_command_runs() {
                 println!("skipped: `{}` ({}): needs a GPU (`nvidia-smi -L` lists none)", doc.text, doc.place);
                 continue;
             }
-            let out = Command::new("sh")
-                .current_dir(dir.path())
-                .env("PATH", &path)
-                .env("CUDA", &cuda)
-                .env_remove("CUDA_HOME")
-                .args(["-c", &doc.text])
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "`{}` ({}) failed:\n{}{}",
-                doc.text,
-                doc.place,
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
+            let out = Command::new("sh").current_dir(dir.path()).env("PATH", &path).env("CUDA", &cuda).env_remove("CUDA_HOME").args(["-c", &doc.text]).output().unwrap();
+            assert!(out.status.success(), "`{}` ({}) failed:\n{}{}", doc.text, doc.place, String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
             // An example prints no warning: it shows what to write.
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert!(!stderr.contains("warning[") && !stderr.contains("note["), "`{}` ({}) warns:\n{stderr}", doc.text, doc.place);

@@ -11,11 +11,7 @@ fn repo_root() -> PathBuf {
 }
 
 fn samples() -> Vec<(String, String)> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(repo_root().join("samples"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "cdp"))
-        .collect();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo_root().join("samples")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "cdp")).collect();
     files.sort();
     assert!(!files.is_empty());
     files.iter().map(|p| (p.display().to_string(), std::fs::read_to_string(p).unwrap())).collect()
@@ -36,9 +32,7 @@ fn samples_compile_the_same_on_many_threads_at_once() {
     let samples = samples();
     let options = CompileOptions { emit: Emit::Ptx, ..CompileOptions::default() };
     let v1 = CompileOptions { target: cdpc::Target { launch_abi: LaunchAbi::V1, ..Default::default() }, ..options.clone() };
-    let run = |opts: &CompileOptions| -> Vec<Vec<u8>> {
-        samples.iter().map(|(_, s)| compile(s, opts).map(|c| c.output).unwrap_or_default()).collect()
-    };
+    let run = |opts: &CompileOptions| -> Vec<Vec<u8>> { samples.iter().map(|(_, s)| compile(s, opts).map(|c| c.output).unwrap_or_default()).collect() };
     let (expected, expected_v1) = (run(&options), run(&v1));
     let with_tools = tools_available();
     std::thread::scope(|scope| {

@@ -9,8 +9,8 @@
 //! `CDPC_FUZZ_SEED=N` picks another seed (the seed is printed), `CDPC_FUZZ_ITERS=N` another
 //! number of mutations.
 
-use cdpc::pipeline::aggregate::Granularity;
 use cdpc::driver::CompileOptions;
+use cdpc::pipeline::aggregate::Granularity;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -63,62 +63,279 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
 
 /// Pieces of text likely to upset a compiler.
 const TROUBLE: &[&str] = &[
-    "<<<", ">>>", "{", "}", "(", ")", "[", "]", ";", ",", "struct", "struct S", "__global__", "__device__",
-    "extern \"C\"", "/*", "*/", "//", "\"", "'", "'\\", "\\", "#define X", "#include", "0x", "0xffffffffffffffffff",
-    "18446744073709551616", "1e999", "0.", "1.f", "sizeof", "sizeof(", "->", ".", "&", "*", "?", ":", "=", "+=",
-    "<<=", "return", "if (", "else", "for (;;)", "while (1)", "do", "break;", "continue;", "int", "void",
-    "unsigned long long", "dim3", "cudaStream_t", "cudaStreamTailLaunch", "threadIdx.x", "\0", "\u{feff}", "é",
-    "\u{10ffff}", "\r\n", "\t", "-2147483648", "1 / 0", "1 % 0", "1 << 64", "[0]", "[-1]", "[1 << 40]",
+    "<<<",
+    ">>>",
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    ";",
+    ",",
+    "struct",
+    "struct S",
+    "__global__",
+    "__device__",
+    "extern \"C\"",
+    "/*",
+    "*/",
+    "//",
+    "\"",
+    "'",
+    "'\\",
+    "\\",
+    "#define X",
+    "#include",
+    "0x",
+    "0xffffffffffffffffff",
+    "18446744073709551616",
+    "1e999",
+    "0.",
+    "1.f",
+    "sizeof",
+    "sizeof(",
+    "->",
+    ".",
+    "&",
+    "*",
+    "?",
+    ":",
+    "=",
+    "+=",
+    "<<=",
+    "return",
+    "if (",
+    "else",
+    "for (;;)",
+    "while (1)",
+    "do",
+    "break;",
+    "continue;",
+    "int",
+    "void",
+    "unsigned long long",
+    "dim3",
+    "cudaStream_t",
+    "cudaStreamTailLaunch",
+    "threadIdx.x",
+    "\0",
+    "\u{feff}",
+    "é",
+    "\u{10ffff}",
+    "\r\n",
+    "\t",
+    "-2147483648",
+    "1 / 0",
+    "1 % 0",
+    "1 << 64",
+    "[0]",
+    "[-1]",
+    "[1 << 40]",
     // Host code, which the front end skips (front/split.rs).
-    "__host__", "__host__ __device__", "typedef", "extern \"C\" {", "int main() {", "printf(\"%d\\n\", x);",
-    "enum { A, B } e;", "typedef struct S {", "} S;", "bool b = true", "dim3 g(2, 1);",
+    "__host__",
+    "__host__ __device__",
+    "typedef",
+    "extern \"C\" {",
+    "int main() {",
+    "printf(\"%d\\n\", x);",
+    "enum { A, B } e;",
+    "typedef struct S {",
+    "} S;",
+    "bool b = true",
+    "dim3 g(2, 1);",
     // C++, which the kernel language refuses as CUDA C++ (front/cuda_cxx.rs, E0923), in device
     // and host code alike.
-    "class", "class C {", "public:", "namespace N {", "::", "using namespace std;", "template <typename T>",
-    "struct D : S {", "int &r = ", "const S &", "this->", "S() : a(1) {}", "__device__ int f() const;",
-    "operator+", "enum class E {", "enum struct", "new int", "cooperative_groups::", "[&](int x) { return x; }",
-    "(int x, int n = 4)", "__device__ int f(int); __device__ int f(float);", "float(x)", "int n(3);", "S(1, 2)",
+    "class",
+    "class C {",
+    "public:",
+    "namespace N {",
+    "::",
+    "using namespace std;",
+    "template <typename T>",
+    "struct D : S {",
+    "int &r = ",
+    "const S &",
+    "this->",
+    "S() : a(1) {}",
+    "__device__ int f() const;",
+    "operator+",
+    "enum class E {",
+    "enum struct",
+    "new int",
+    "cooperative_groups::",
+    "[&](int x) { return x; }",
+    "(int x, int n = 4)",
+    "__device__ int f(int); __device__ int f(float);",
+    "float(x)",
+    "int n(3);",
+    "S(1, 2)",
     // Qualifiers: `volatile` objects, pointers, members and references (hir::is_volatile_place).
-    "volatile", "volatile int *", "int *volatile ", "const volatile ", "__volatile__", "(volatile int *)",
-    "struct V { volatile unsigned n; };", "__shared__ volatile int s[4];",
+    "volatile",
+    "volatile int *",
+    "int *volatile ",
+    "const volatile ",
+    "__volatile__",
+    "(volatile int *)",
+    "struct V { volatile unsigned n; };",
+    "__shared__ volatile int s[4];",
     // CUDA's integer and warp intrinsics, old and new (sema/intrinsics.rs).
-    "__popc(", "__brevll(", "__ffs(0)", "__activemask()", "__ballot_sync(", "__shfl_down_sync(0xffffffff, ",
-    "__any(", "__shfl(", "1'000",
+    "__popc(",
+    "__brevll(",
+    "__ffs(0)",
+    "__activemask()",
+    "__ballot_sync(",
+    "__shfl_down_sync(0xffffffff, ",
+    "__any(",
+    "__shfl(",
+    "1'000",
     // CUDA's vector types and host constants (sema/vector.rs, sema/host.rs).
-    "float2", "double4_32a", "make_float4(", "make_char1(", ".w", "__ldg(", "long4", "const int N = 4;", "&N",
-    "__launch_bounds__(", "__launch_bounds__(256, 2, 4)", "__forceinline__", "__noinline__",
+    "float2",
+    "double4_32a",
+    "make_float4(",
+    "make_char1(",
+    ".w",
+    "__ldg(",
+    "long4",
+    "const int N = 4;",
+    "&N",
+    "__launch_bounds__(",
+    "__launch_bounds__(256, 2, 4)",
+    "__forceinline__",
+    "__noinline__",
     // Inline PTX assembly (front/asm.rs, sema/asm.rs, back/asm.rs).
-    "asm(", "asm volatile(", "__asm__ __volatile__(", "asm(\"mov.u32 %0, %%smid;\" : \"=r\"(x));", " : \"=r\"(",
-    " : \"+l\"(", " :: \"n\"(4)", " ::: \"memory\"", "\"%0 %1 %%\"", "\"%\"", "\"%9\"", "\"=h\"", "\"d\"",
-    "\"f\"(1.0f)", "\"rn\"", "\"cc\"", "%[x]",
+    "asm(",
+    "asm volatile(",
+    "__asm__ __volatile__(",
+    "asm(\"mov.u32 %0, %%smid;\" : \"=r\"(x));",
+    " : \"=r\"(",
+    " : \"+l\"(",
+    " :: \"n\"(4)",
+    " ::: \"memory\"",
+    "\"%0 %1 %%\"",
+    "\"%\"",
+    "\"%9\"",
+    "\"=h\"",
+    "\"d\"",
+    "\"f\"(1.0f)",
+    "\"rn\"",
+    "\"cc\"",
+    "%[x]",
     // The preprocessor's.
-    "\n#define F(x, ...) x ## __VA_ARGS__ #x\n", "\n#define A A B\n#define B A\n", "\n#if ", "\n#elif 1\n", "\n#else\n",
-    "\n#endif\n", "\n#ifdef A\n", "\n#undef A\n", "\n#include <cstdio>\n", "\n#include \"x.h\"\n", "\n#include <thrust/x.h>\n",
-    "\n#pragma once\n", "\n#error e\n", "\\\n", "##", "#", "__VA_ARGS__", "__LINE__", "__FILE__", "defined(", "F(", "A",
-    "__has_include(", "R\"x(", ")x\"", "'\\377'",
+    "\n#define F(x, ...) x ## __VA_ARGS__ #x\n",
+    "\n#define A A B\n#define B A\n",
+    "\n#if ",
+    "\n#elif 1\n",
+    "\n#else\n",
+    "\n#endif\n",
+    "\n#ifdef A\n",
+    "\n#undef A\n",
+    "\n#include <cstdio>\n",
+    "\n#include \"x.h\"\n",
+    "\n#include <thrust/x.h>\n",
+    "\n#pragma once\n",
+    "\n#error e\n",
+    "\\\n",
+    "##",
+    "#",
+    "__VA_ARGS__",
+    "__LINE__",
+    "__FILE__",
+    "defined(",
+    "F(",
+    "A",
+    "__has_include(",
+    "R\"x(",
+    ")x\"",
+    "'\\377'",
     // The device-runtime API's types, handles and inline functions.
-    "cudaExtent", "cudaPitchedPtr", "cudaMemcpy3DParms", "cudaFuncAttributes", "cudaGraphExec_t",
-    "cudaGraphDeviceNode_t", "cudaGraphKernelNodeUpdate", "cudaLimit", "cudaStreamGraphTailLaunch",
-    "cudaGraphLaunch(", "cudaGetCurrentGraphExec()", "cudaGridDependencySynchronize()", "cudaGetErrorString(",
+    "cudaExtent",
+    "cudaPitchedPtr",
+    "cudaMemcpy3DParms",
+    "cudaFuncAttributes",
+    "cudaGraphExec_t",
+    "cudaGraphDeviceNode_t",
+    "cudaGraphKernelNodeUpdate",
+    "cudaLimit",
+    "cudaStreamGraphTailLaunch",
+    "cudaGraphLaunch(",
+    "cudaGetCurrentGraphExec()",
+    "cudaGridDependencySynchronize()",
+    "cudaGetErrorString(",
     // Separate compilation: declarations that another file defines.
-    "extern __device__ int counter;", "extern __constant__ float table[4];", "__device__ int helper(int);", "extern",
+    "extern __device__ int counter;",
+    "extern __constant__ float table[4];",
+    "__device__ int helper(int);",
+    "extern",
     // C's jumps and unions (sema/jumps.rs, back/types.rs's unions).
-    "switch (x) {", "case 1:", "case 1 ... 3:", "case N:", "default:", "default: break;", "goto L;", "L:", "L: ;",
-    "goto", "case", "union", "union U { int i; float f; };", "typedef struct { int a; } T;", "typedef union {",
-    "...", "int y = 1; L:", "switch (i) { case 0: k<<<1, 1>>>(p); break; }",
+    "switch (x) {",
+    "case 1:",
+    "case 1 ... 3:",
+    "case N:",
+    "default:",
+    "default: break;",
+    "goto L;",
+    "L:",
+    "L: ;",
+    "goto",
+    "case",
+    "union",
+    "union U { int i; float f; };",
+    "typedef struct { int a; } T;",
+    "typedef union {",
+    "...",
+    "int y = 1; L:",
+    "switch (i) { case 0: k<<<1, 1>>>(p); break; }",
     // Bit-fields (sema/bit_fields.rs, back/bit_fields.rs) and pointers to functions
     // (front/fn_pointers.rs, sema/fn_pointers.rs).
-    "unsigned a : 3;", "int : 0;", "int b : 40;", "long long w : 40;", ": 2;", "bool f : 1;", "float g : 3;",
-    "struct B { unsigned a : 3; int b : 5; } ;", "&s.a", "sizeof(s.a)", "s.a += 9", "s.a++", "__device__ struct B gb = {1, 2};",
-    "int (*op)(int) = f;", "int (*ops[2])(int)", "typedef int (*binop)(int, int);", "binop", "(*op)(3)", "op(3)", "ops[1](2, 3)",
-    "(*op)<<<1, 1>>>()", "op<<<1, 1>>>(p)", "int (*)(int)", "int (**pp)(int)", "&f", "void (*k2)(int *) = k;",
-    "__device__ union V gv = {7};", "__device__ struct S gs = {1, 2};",
+    "unsigned a : 3;",
+    "int : 0;",
+    "int b : 40;",
+    "long long w : 40;",
+    ": 2;",
+    "bool f : 1;",
+    "float g : 3;",
+    "struct B { unsigned a : 3; int b : 5; } ;",
+    "&s.a",
+    "sizeof(s.a)",
+    "s.a += 9",
+    "s.a++",
+    "__device__ struct B gb = {1, 2};",
+    "int (*op)(int) = f;",
+    "int (*ops[2])(int)",
+    "typedef int (*binop)(int, int);",
+    "binop",
+    "(*op)(3)",
+    "op(3)",
+    "ops[1](2, 3)",
+    "(*op)<<<1, 1>>>()",
+    "op<<<1, 1>>>(p)",
+    "int (*)(int)",
+    "int (**pp)(int)",
+    "&f",
+    "void (*k2)(int *) = k;",
+    "__device__ union V gv = {7};",
+    "__device__ struct S gs = {1, 2};",
     // Pointers to kernels and launches through them (sema/launch.rs's `launch_through`,
     // back/device_launch.rs's `build_launch_through`), casts to abstract function-pointer types.
-    "void (*kp)(int *) = k;", "__device__ void (*kt[2])(int *) = {k, k};", "kt[i]<<<1, 1>>>(p);", "(*kt[1])<<<1, 1>>>(p)",
-    "s.k<<<1, 1>>>(p);", "s->k<<<2, 32, 0, cudaStreamTailLaunch>>>(p)", "(&k)<<<1, 1>>>(p)", "(&k)(p)", "kp == k", "kp != 0",
-    "(void (*)(int *))", "(int (*)(int))", "(void *)k", "((void (*)(int *))v)<<<1, 1>>>(p);", "typedef void (*kernel_fn)(int *);",
-    "kernel_fn", "struct J { kernel_fn k; int n; };", "__device__ void via(kernel_fn f, int *p) { f<<<1, 1>>>(p); }",
+    "void (*kp)(int *) = k;",
+    "__device__ void (*kt[2])(int *) = {k, k};",
+    "kt[i]<<<1, 1>>>(p);",
+    "(*kt[1])<<<1, 1>>>(p)",
+    "s.k<<<1, 1>>>(p);",
+    "s->k<<<2, 32, 0, cudaStreamTailLaunch>>>(p)",
+    "(&k)<<<1, 1>>>(p)",
+    "(&k)(p)",
+    "kp == k",
+    "kp != 0",
+    "(void (*)(int *))",
+    "(int (*)(int))",
+    "(void *)k",
+    "((void (*)(int *))v)<<<1, 1>>>(p);",
+    "typedef void (*kernel_fn)(int *);",
+    "kernel_fn",
+    "struct J { kernel_fn k; int n; };",
+    "__device__ void via(kernel_fn f, int *p) { f<<<1, 1>>>(p); }",
 ];
 
 fn tokens(text: &[u8]) -> Vec<&[u8]> {
@@ -225,13 +442,7 @@ fn run_one(source: &str, codegen: bool, opt_level: u8, (aggregate, pass_remarks)
             cdpc::fuzzing::check(source);
         }
     }))
-    .map_err(|payload| {
-        payload
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "a panic".into())
-    })
+    .map_err(|payload| payload.downcast_ref::<String>().cloned().or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_else(|| "a panic".into()))
 }
 
 #[test]
@@ -265,11 +476,7 @@ fn corpus_and_mutations_never_panic() {
             failures.push(format!("mutation {i} of {name} (seed {seed}), saved to {}: {e}", file.display()));
         }
     }
-    println!(
-        "fuzz smoke: {} seed files and {iterations} mutations ({generated} through codegen) in {:.1} s",
-        corpus.len(),
-        started.elapsed().as_secs_f64()
-    );
+    println!("fuzz smoke: {} seed files and {iterations} mutations ({generated} through codegen) in {:.1} s", corpus.len(), started.elapsed().as_secs_f64());
     assert!(failures.is_empty(), "{} inputs panicked:\n{}", failures.len(), failures.join("\n"));
 }
 
@@ -396,7 +603,8 @@ fn ir_input_generated_and_mutated_never_panic() {
     inputs.extend(std::fs::read_dir(&ui).unwrap().flatten().map(|e| std::fs::read(e.path()).unwrap()));
     // The cargo-fuzz target's seeds whose first byte is even: the rest is an input.
     let seeds = repo_root().join("fuzz/seeds/ir_input");
-    let mut seeded: Vec<_> = std::fs::read_dir(&seeds).unwrap().flatten().map(|e| std::fs::read(e.path()).unwrap()).filter(|b| b.first().is_some_and(|f| f % 2 == 0)).map(|b| b[1..].to_vec()).collect();
+    let mut seeded: Vec<_> =
+        std::fs::read_dir(&seeds).unwrap().flatten().map(|e| std::fs::read(e.path()).unwrap()).filter(|b| b.first().is_some_and(|f| f % 2 == 0)).map(|b| b[1..].to_vec()).collect();
     seeded.sort();
     inputs.extend(seeded);
     // Each text seed also as LLVM's bitcode.
@@ -489,9 +697,32 @@ fn preamble_bounds_never_panic_and_end_at_a_line() {
     use cdpc::clang::preamble::{bounds, parse_depfile};
     let mut rng = Rng(0x9e3b_1e55 | 1);
     let pieces = [
-        "#include <a.h>\n", "#include \"b/*.h\"\n", "#define M(x) \\\n (x)\n", "#if A\n", "#ifdef B\n", "#else\n", "#elif C\n", "#endif\n",
-        "#pragma once\n", "#line 3\n", "/* open\n", "*/\n", "// c\n", "\n", "  \t\r\n", "int x;\n", "#define S \"\\\"\"\n", "#define R R\"(x)\"\n",
-        "'\n", "\"\n", "é\n", "\u{feff}", "#\n", "# include <c.h>\n", "\\\n", "#undef M\n",
+        "#include <a.h>\n",
+        "#include \"b/*.h\"\n",
+        "#define M(x) \\\n (x)\n",
+        "#if A\n",
+        "#ifdef B\n",
+        "#else\n",
+        "#elif C\n",
+        "#endif\n",
+        "#pragma once\n",
+        "#line 3\n",
+        "/* open\n",
+        "*/\n",
+        "// c\n",
+        "\n",
+        "  \t\r\n",
+        "int x;\n",
+        "#define S \"\\\"\"\n",
+        "#define R R\"(x)\"\n",
+        "'\n",
+        "\"\n",
+        "é\n",
+        "\u{feff}",
+        "#\n",
+        "# include <c.h>\n",
+        "\\\n",
+        "#undef M\n",
     ];
     for _ in 0..5000 {
         let text: String = (0..rng.below(12)).map(|_| pieces[rng.below(pieces.len())]).collect();
@@ -585,20 +816,10 @@ fn skipped_library_bodies_change_nothing_on_random_host_code() {
 
 /// A `.cu` file for the test above.
 fn library_host_program(rng: &mut Rng) -> String {
-    const HEADERS: [&str; 14] =
-        ["algorithm", "vector", "functional", "map", "string", "iostream", "numeric", "memory", "sstream", "set", "tuple", "array", "list", "unordered_map"];
+    const HEADERS: [&str; 14] = ["algorithm", "vector", "functional", "map", "string", "iostream", "numeric", "memory", "sstream", "set", "tuple", "array", "list", "unordered_map"];
     // (spelling, has `operator<`)
-    const TYPES: [(&str, bool); 9] = [
-        ("int", true),
-        ("float", true),
-        ("Plain", false),
-        ("Color", true),
-        ("Rich", true),
-        ("Box<int>", false),
-        ("float4", false),
-        ("std::string", true),
-        ("std::pair<int, long>", true),
-    ];
+    const TYPES: [(&str, bool); 9] =
+        [("int", true), ("float", true), ("Plain", false), ("Color", true), ("Rich", true), ("Box<int>", false), ("float4", false), ("std::string", true), ("std::pair<int, long>", true)];
     let mut s = String::from("#include <type_traits>\n");
     for h in HEADERS {
         if rng.below(2) == 0 {
@@ -641,7 +862,10 @@ fn library_host_program(rng: &mut Rng) -> String {
 #[test]
 fn nvcc_text_rewrite_keeps_its_invariants_on_random_text() {
     let mut rng = Rng(0x1a07_c4e5 | 1);
-    let pieces = ["<<", "<", ">>", ">", " ", "\t", "/*c*/", "/*\n*/", "//x\n", "\n", "\"", "'", "R\"(", ")\"", "1'0", "(", ")", ";", "operator", "k", "\\", "asm", "volatile", ":", "%", "%g", "%0", "__g", "_X", ","];
+    let pieces = [
+        "<<", "<", ">>", ">", " ", "\t", "/*c*/", "/*\n*/", "//x\n", "\n", "\"", "'", "R\"(", ")\"", "1'0", "(", ")", ";", "operator", "k", "\\", "asm", "volatile", ":", "%", "%g", "%0", "__g", "_X",
+        ",",
+    ];
     let mut changed = 0;
     for _ in 0..60000 {
         let text: String = (0..rng.below(16)).map(|_| pieces[rng.below(pieces.len())]).collect();
@@ -658,7 +882,39 @@ fn nvcc_text_rewrite_keeps_its_invariants_on_random_text() {
 #[test]
 fn shared_storage_rewrite_keeps_its_invariants_on_random_text() {
     let mut rng = Rng(0x5b0a_7e11 | 1);
-    let pieces = ["__shared__", " ", "static", "barrier", "bar", "cuda", "::", "<", ">", ",", "[", "]", "2", ";", "{", "}", "(", ")", "=", "__align__", "#pragma x\n", "/*;*/", "//{\n", "\n", "\"", "'", "extern", "&", "*", "T", ":"];
+    let pieces = [
+        "__shared__",
+        " ",
+        "static",
+        "barrier",
+        "bar",
+        "cuda",
+        "::",
+        "<",
+        ">",
+        ",",
+        "[",
+        "]",
+        "2",
+        ";",
+        "{",
+        "}",
+        "(",
+        ")",
+        "=",
+        "__align__",
+        "#pragma x\n",
+        "/*;*/",
+        "//{\n",
+        "\n",
+        "\"",
+        "'",
+        "extern",
+        "&",
+        "*",
+        "T",
+        ":",
+    ];
     let mut rewritten = 0;
     for _ in 0..30000 {
         let piece = |rng: &mut Rng, n: usize| -> String { (0..rng.below(n)).map(|_| pieces[rng.below(pieces.len())]).collect() };
@@ -694,7 +950,6 @@ fn vla_init_rewrite_keeps_its_invariants_on_random_text() {
     }
     assert!(rewritten > 20, "the generator makes readable declarations too: {rewritten}");
 }
-
 
 /// The names a wrapper's file may look headers up by (compiler/src/clang/mod.rs,
 /// `header_names`) on random text of brackets, quotes, path characters, non-ASCII letters and

@@ -90,7 +90,14 @@ fn the_object_has_nvcc_dc_sections_registration_and_a_stub_per_kernel() {
     assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 62, "an x86-64 object");
     let symbols = globals(&ours);
     let id = symbols.iter().find_map(|(_, n)| n.strip_prefix("__fatbinwrap")).expect("a __fatbinwrap symbol").to_string();
-    for expected in [('T', "child".to_string()), ('T', "parent".to_string()), ('T', "_Z5scalePff4dim3h".to_string()), ('D', format!("__fatbinwrap{id}")), ('U', format!("__cudaRegisterLinkedBinary{id}")), ('T', "cdpc_launch_parent".to_string())] {
+    for expected in [
+        ('T', "child".to_string()),
+        ('T', "parent".to_string()),
+        ('T', "_Z5scalePff4dim3h".to_string()),
+        ('D', format!("__fatbinwrap{id}")),
+        ('U', format!("__cudaRegisterLinkedBinary{id}")),
+        ('T', "cdpc_launch_parent".to_string()),
+    ] {
         assert!(symbols.contains(&expected), "{expected:?} missing from {symbols:?}");
     }
     // nvcc -dc's object of the same file: the same sections, the same kernel stubs.
@@ -102,9 +109,8 @@ fn the_object_has_nvcc_dc_sections_registration_and_a_stub_per_kernel() {
     run(&nvcc, dir.path(), &["-dc", "-arch=sm_90", "kernels.cu", "-o", "nvcc.o"]);
     let theirs = dir.path().join("nvcc.o");
     assert_eq!(sections(&ours), sections(&theirs).into_iter().filter(|s| !s.starts_with(".nvHR")).collect());
-    let kernels = |s: &BTreeSet<(char, String)>| -> BTreeSet<String> {
-        s.iter().filter(|(k, n)| *k == 'T' && !n.contains("device_stub") && !n.starts_with("cdpc_launch_")).map(|(_, n)| n.clone()).collect()
-    };
+    let kernels =
+        |s: &BTreeSet<(char, String)>| -> BTreeSet<String> { s.iter().filter(|(k, n)| *k == 'T' && !n.contains("device_stub") && !n.starts_with("cdpc_launch_")).map(|(_, n)| n.clone()).collect() };
     assert_eq!(kernels(&symbols), kernels(&globals(&theirs)));
 }
 
@@ -348,7 +354,11 @@ fn static_kernels_get_internal_stubs_no_launcher_and_two_objects_link() {
         assert!(local_text(&object).iter().any(|n| n.ends_with("3setPi")), "{:?}", local_text(&object));
     }
     // The device link and a host link of both objects: no duplicate symbol on either side.
-    std::fs::write(dir.path().join("main.cu"), "__global__ void run_a(int *);\n__global__ void run_b(int *);\nint main() { int *p; cudaMalloc(&p, 4); run_a<<<1, 1>>>(p); run_b<<<1, 1>>>(p); return (int)cudaDeviceSynchronize(); }\n").unwrap();
+    std::fs::write(
+        dir.path().join("main.cu"),
+        "__global__ void run_a(int *);\n__global__ void run_b(int *);\nint main() { int *p; cudaMalloc(&p, 4); run_a<<<1, 1>>>(p); run_b<<<1, 1>>>(p); return (int)cudaDeviceSynchronize(); }\n",
+    )
+    .unwrap();
     run(&nvcc, dir.path(), &["-arch=sm_90", "-rdc=true", "main.cu", "a.o", "b.o", "-o", "app"]);
     assert!(dir.path().join("app").is_file());
 }
@@ -451,11 +461,14 @@ fn init_array(dir: &Path, object: &str) -> Vec<String> {
             // The symbol at that offset of that section: nm gives only the offset, so the
             // section is told by the symbol's kind (`t` both): the static initializers live in
             // `.text.startup`, the others in `.text`.
-            symbols.lines().filter_map(|s| {
-                let mut w = s.split_whitespace();
-                let (value, kind, name) = (w.next()?, w.next()?, w.next()?);
-                (u64::from_str_radix(value, 16).ok()? == offset && kind.eq_ignore_ascii_case("t") && (base == ".text.startup") == name.starts_with("_GLOBAL__sub_I")).then(|| name.to_string())
-            }).next()
+            symbols
+                .lines()
+                .filter_map(|s| {
+                    let mut w = s.split_whitespace();
+                    let (value, kind, name) = (w.next()?, w.next()?, w.next()?);
+                    (u64::from_str_radix(value, 16).ok()? == offset && kind.eq_ignore_ascii_case("t") && (base == ".text.startup") == name.starts_with("_GLOBAL__sub_I")).then(|| name.to_string())
+                })
+                .next()
         })
         .collect()
 }

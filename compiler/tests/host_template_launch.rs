@@ -16,7 +16,6 @@ use crate::build_common::{nvcc_ptx, ptx_functions as functions};
 use cdpc::driver::{self, CompileOptions, Emit};
 use std::collections::BTreeSet;
 
-
 fn cdpc_compile(source: &str) -> (BTreeSet<(String, String)>, Vec<cdpc::Diagnostic>) {
     let options = CompileOptions { emit: Emit::Ptx, language: Some(driver::Language::Cuda), ..CompileOptions::default() };
     match driver::compile(source, &options) {
@@ -210,4 +209,3 @@ fn host_named_instances_are_nvccs() {
         assert!(missing.is_empty() && extra.is_empty(), "{what}: nvcc only: {missing:#?}\ncdpc only: {extra:#?}");
     }
 }
-

@@ -68,9 +68,7 @@ fn visibility(dir: &Path, object: &str) -> BTreeMap<String, String> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|line| match line.split_whitespace().collect::<Vec<_>>()[..] {
-            [_, _, _, _, bind, vis, index, name] if bind != "LOCAL" && index != "UND" && NVCC_13.iter().any(|(n, _)| *n == name) => {
-                Some((name.to_string(), vis.to_string()))
-            }
+            [_, _, _, _, bind, vis, index, name] if bind != "LOCAL" && index != "UND" && NVCC_13.iter().any(|(n, _)| *n == name) => Some((name.to_string(), vis.to_string())),
             _ => None,
         })
         .collect()

@@ -198,11 +198,7 @@ fn integer_literals_out_of_range() {
 fn kernel_with_a_thousand_parameters_launched_from_the_device() {
     let params: Vec<String> = (0..1000).map(|i| format!("int a{i}")).collect();
     let args: Vec<String> = (0..1000).map(|i| format!("{i}")).collect();
-    let src = format!(
-        "__global__ void wide({}) {{ }}\n__global__ void k(int *p) {{ wide<<<1, 1>>>({}); }}\n",
-        params.join(", "),
-        args.join(", ")
-    );
+    let src = format!("__global__ void wide({}) {{ }}\n__global__ void k(int *p) {{ wide<<<1, 1>>>({}); }}\n", params.join(", "), args.join(", "));
     assert!(check(src.clone()).is_empty());
     let ptx = ptx(src, 0);
     assert!(ptx.contains("_param_999"), "the 1000th parameter is in the PTX");
@@ -222,10 +218,8 @@ fn ten_thousand_launches_in_one_function() {
 fn launch_sites(ptx: &str) -> usize {
     // The helper is named after the child's symbol (`__cdpc_launch__Z5childPi` when mangled);
     // a call names it followed by its arguments, `NAME, (`.
-    let helper_calls = ptx
-        .match_indices(" __cdpc_launch_")
-        .filter(|(at, _)| ptx[at + 1..].split_once(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).is_some_and(|(_, rest)| rest.starts_with(" (")))
-        .count();
+    let helper_calls =
+        ptx.match_indices(" __cdpc_launch_").filter(|(at, _)| ptx[at + 1..].split_once(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).is_some_and(|(_, rest)| rest.starts_with(" ("))).count();
     ptx.matches("__cudaCDP2LaunchDeviceV2").count() + helper_calls
 }
 
@@ -271,14 +265,7 @@ fn structs_that_contain_themselves() {
 
 fn cdpc_limited(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
     // At most 4 GiB of address space and 120 s, whatever the input.
-    Command::new("sh")
-        .current_dir(dir)
-        .arg("-c")
-        .arg("ulimit -v 4194304; exec timeout 120 \"$0\" \"$@\"")
-        .arg(env!("CARGO_BIN_EXE_cdpc"))
-        .args(args)
-        .output()
-        .expect("cdpc runs")
+    Command::new("sh").current_dir(dir).arg("-c").arg("ulimit -v 4194304; exec timeout 120 \"$0\" \"$@\"").arg(env!("CARGO_BIN_EXE_cdpc")).args(args).output().expect("cdpc runs")
 }
 
 #[test]
@@ -349,12 +336,7 @@ fn cli_fifty_megabytes_of_deep_nesting_after_a_define_is_refused_quickly() {
 #[test]
 fn regression_comment_lines_overflowed_the_lexer_stack() {
     let src = "// a comment line\n/* a block */\n#pragma x\n".repeat(200_000);
-    let (tokens, diags) = std::thread::Builder::new()
-        .stack_size(256 << 10)
-        .spawn(move || cdpc::front::lex_only(&src))
-        .unwrap()
-        .join()
-        .expect("the lexer ran on a 256 KiB stack");
+    let (tokens, diags) = std::thread::Builder::new().stack_size(256 << 10).spawn(move || cdpc::front::lex_only(&src)).unwrap().join().expect("the lexer ran on a 256 KiB stack");
     assert!(tokens.is_empty() && diags.is_empty());
 }
 
@@ -464,4 +446,3 @@ fn reading_a_device_file_is_an_error_not_a_hang() {
     let d = check("#include \"/dev/zero\"\n__global__ void k() {}\n".into());
     assert_eq!(codes(&d), [Code::IncludeNotFound], "{d:?}");
 }
-

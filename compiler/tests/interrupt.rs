@@ -81,14 +81,7 @@ fn early_tool(work: &std::path::Path) -> Option<(Toolchain, BuildOptions, tempfi
         println!("skipped the early-tool half: no file leases here");
         return None;
     }
-    let tools = Toolchain {
-        ptxas: bin.join("ptxas"),
-        nvlink: bin.join("nvlink"),
-        cudadevrt_dir: bin.clone(),
-        libdevice: None,
-        cuobjdump: None,
-        source: ToolSource::Explicit(bin),
-    };
+    let tools = Toolchain { ptxas: bin.join("ptxas"), nvlink: bin.join("nvlink"), cudadevrt_dir: bin.clone(), libdevice: None, cuobjdump: None, source: ToolSource::Explicit(bin) };
     Some((tools, BuildOptions { temp_root: Some(work.to_path_buf()), ..BuildOptions::default() }, folder))
 }
 

@@ -258,7 +258,8 @@ fn llvm_math_intrinsics_become_libdevices_functions() {
 #[test]
 fn canonicalize_of_every_floating_point_type_compiles() {
     let dir = tempfile::tempdir().unwrap();
-    for (ty, m) in [("half", "f16"), ("bfloat", "bf16"), ("float", "f32"), ("double", "f64"), ("<2 x half>", "v2f16"), ("<2 x bfloat>", "v2bf16"), ("<4 x bfloat>", "v4bf16"), ("<2 x float>", "v2f32")] {
+    for (ty, m) in [("half", "f16"), ("bfloat", "bf16"), ("float", "f32"), ("double", "f64"), ("<2 x half>", "v2f16"), ("<2 x bfloat>", "v2bf16"), ("<4 x bfloat>", "v4bf16"), ("<2 x float>", "v2f32")]
+    {
         let ir = format!("target triple = \"nvptx64-nvidia-cuda\"\n\ndefine ptx_kernel void @k(ptr %p) {{\n  %a = load {ty}, ptr %p\n  %c = call {ty} @llvm.canonicalize.{m}({ty} %a)\n  store {ty} %c, ptr %p\n  ret void\n}}\n");
         let name = format!("canonicalize_{m}.ll");
         std::fs::write(dir.path().join(&name), &ir).unwrap();

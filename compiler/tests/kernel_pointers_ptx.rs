@@ -88,4 +88,3 @@ fn launches_through_kernel_pointers_are_nvcc_s() {
         }
     }
 }
-

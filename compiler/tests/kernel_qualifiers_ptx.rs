@@ -89,7 +89,11 @@ fn cluster_qualifiers_below_sm_90_are_nvccs_errors() {
     std::fs::write(dir.path().join("c.cu"), source).unwrap();
     let theirs = nvcc_refusal(&nvcc, dir.path(), &["-arch=sm_80", "-rdc=true", "-ptx", "c.cu", "-o", "c.ptx"]);
     let expected = nvcc_errors(&theirs);
-    assert_eq!(expected, [(2, "__cluster_dims__ is not supported for this GPU architecture".to_string()), (3, "__block_size__ is not supported for this GPU architecture".to_string())], "nvcc: {theirs}");
+    assert_eq!(
+        expected,
+        [(2, "__cluster_dims__ is not supported for this GPU architecture".to_string()), (3, "__block_size__ is not supported for this GPU architecture".to_string())],
+        "nvcc: {theirs}"
+    );
     let out = cdpc(dir.path(), &["c.cu", "-arch", "sm_80", "--emit", "ptx", "-o", "-", "--error-format", "json"]);
     assert_eq!(out.status.code(), Some(1));
     let found = cdpc_errors(&out, "E1000");
@@ -147,10 +151,15 @@ __global__ void __block_size__((128, 1, 1)) __maxnreg__(32) registers(int *p) { 
 fn block_size_is_nvccs_blocks_as_clusters() {
     let Some(theirs) = nvcc_ptx(BLOCK_SIZE) else { return };
     let kinds = [".blocksareclusters", ".reqntid", ".maxntid", ".minnctapersm", ".reqnctapercluster", ".explicitcluster", ".maxnreg"];
-    let sorted = |ptx: &str| directives(ptx, &kinds).into_iter().map(|(k, mut d)| {
-        d.sort();
-        (k, d.into_iter().map(|l| l.replace(", ", ",")).collect::<Vec<_>>())
-    }).collect::<BTreeMap<_, _>>();
+    let sorted = |ptx: &str| {
+        directives(ptx, &kinds)
+            .into_iter()
+            .map(|(k, mut d)| {
+                d.sort();
+                (k, d.into_iter().map(|l| l.replace(", ", ",")).collect::<Vec<_>>())
+            })
+            .collect::<BTreeMap<_, _>>()
+    };
     let expected = sorted(&theirs);
     assert_eq!(expected.len(), 6, "nvcc:\n{theirs}");
     assert_eq!(expected["_Z7boundedPi"], [".blocksareclusters", ".minnctapersm 2", ".reqnctapercluster 1,1,1", ".reqntid 128,1,1"]);
@@ -179,8 +188,7 @@ fn qualifiers_nvcc_refuses_are_e1021_at_their_lines() {
     assert_eq!(theirs.len(), 4, "{theirs:?}");
     let out = cdpc(dir.path(), &["m.cu", "--emit", "ptx", "-o", "-", "--error-format", "json"]);
     assert_eq!(out.status.code(), Some(1));
-    let ours: Vec<(u64, String)> =
-        cdpc_errors(&out, "E1021").into_iter().map(|(line, m)| (line, m.split(" (kernel `").next().unwrap().to_string())).collect();
+    let ours: Vec<(u64, String)> = cdpc_errors(&out, "E1021").into_iter().map(|(line, m)| (line, m.split(" (kernel `").next().unwrap().to_string())).collect();
     assert_eq!(ours, theirs);
 }
 

@@ -27,12 +27,7 @@ fn program(n: usize, m: usize, abi: LaunchAbi) -> String {
 }
 
 fn ptx(source: &str, abi: LaunchAbi, opt_level: u8) -> String {
-    let options = CompileOptions {
-        emit: Emit::Ptx,
-        opt_level,
-        target: Target { launch_abi: abi, ..Target::default() },
-        ..CompileOptions::default()
-    };
+    let options = CompileOptions { emit: Emit::Ptx, opt_level, target: Target { launch_abi: abi, ..Target::default() }, ..CompileOptions::default() };
     String::from_utf8(compile(source, &options).unwrap().output).unwrap()
 }
 

@@ -118,13 +118,7 @@ fn top_level_modules_form_no_import_cycle() {
 #[test]
 fn the_lowest_layers_import_only_lower_ones() {
     let graph = imports();
-    let allowed: &[(&str, &[&str])] = &[
-        ("target", &[]),
-        ("diag", &[]),
-        ("types", &["target"]),
-        ("layout", &["target", "types"]),
-        ("hir", &["diag", "layout", "target", "types"]),
-    ];
+    let allowed: &[(&str, &[&str])] = &[("target", &[]), ("diag", &[]), ("types", &["target"]), ("layout", &["target", "types"]), ("hir", &["diag", "layout", "target", "types"])];
     for (module, may) in allowed {
         let extra: Vec<_> = graph[*module].iter().filter(|m| !may.contains(&m.as_str())).collect();
         assert!(extra.is_empty(), "`{module}` imports higher layers: {extra:?}");
@@ -133,18 +127,8 @@ fn the_lowest_layers_import_only_lower_ones() {
 
 /// ARCHITECTURE.md's order of the layers, lowest first; modules of one layer may import each
 /// other, but only when that makes no cycle (the test above).
-const LAYERS: &[&[&str]] = &[
-    &["target", "diag"],
-    &["types"],
-    &["layout", "render", "toolchain"],
-    &["hir"],
-    &["front", "clang"],
-    &["preprocess", "sema", "signature"],
-    &["back"],
-    &["pipeline"],
-    &["driver"],
-    &["fuzzing"],
-];
+const LAYERS: &[&[&str]] =
+    &[&["target", "diag"], &["types"], &["layout", "render", "toolchain"], &["hir"], &["front", "clang"], &["preprocess", "sema", "signature"], &["back"], &["pipeline"], &["driver"], &["fuzzing"]];
 
 #[test]
 fn no_module_imports_a_higher_layer() {
@@ -173,8 +157,7 @@ fn mangling_is_a_leaf_below_hir() {
 fn finds_imports_and_cycles() {
     let text = "use crate::hir::Function;\n// crate::driver in a comment\nfn f() { $crate::x; crate::types::size_align(); }\n#[cfg(test)]\nmod tests { use crate::sema; }\n";
     assert_eq!(crate_paths(text), ["hir", "types"]);
-    let graph: BTreeMap<String, BTreeSet<String>> =
-        [("a", &["b"][..]), ("b", &["c"]), ("c", &["a"])].iter().map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect())).collect();
+    let graph: BTreeMap<String, BTreeSet<String>> = [("a", &["b"][..]), ("b", &["c"]), ("c", &["a"])].iter().map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect())).collect();
     assert_eq!(cycle(&graph), Some(vec!["a".into(), "b".into(), "c".into(), "a".into()]));
 }
 

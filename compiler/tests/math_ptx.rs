@@ -11,7 +11,6 @@ fn count(ptx: &str, op: &str) -> usize {
     ptx.lines().filter(|l| l.split_whitespace().next() == Some(op)).count()
 }
 
-
 #[test]
 fn sqrtf_is_correctly_rounded_through_both_front_ends_as_in_nvcc() {
     let source = "extern \"C\" __global__ void roots(float *f, double *d)\n{\n    f[0] = sqrtf(f[1]);\n    f[2] = rsqrtf(f[3]);\n    d[0] = sqrt(d[1]);\n}\n";
@@ -42,11 +41,7 @@ fn chosen(ptx: &str) -> Vec<String> {
     let mut found: Vec<String> = ptx
         .lines()
         .filter_map(|l| l.split_whitespace().next())
-        .filter(|op| {
-            [".rz.", ".rm.", ".rp.", ".approx."].iter().any(|m| op.contains(m))
-                || ["div.rn.", "sqrt.rn.", "rcp.rn.", "cvt.sat."].iter().any(|p| op.starts_with(p))
-                || op.ends_with(".rn.f64")
-        })
+        .filter(|op| [".rz.", ".rm.", ".rp.", ".approx."].iter().any(|m| op.contains(m)) || ["div.rn.", "sqrt.rn.", "rcp.rn.", "cvt.sat."].iter().any(|p| op.starts_with(p)) || op.ends_with(".rn.f64"))
         .map(str::to_string)
         .collect();
     found.sort();

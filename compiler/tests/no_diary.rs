@@ -22,10 +22,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[];
 const WORD: &str = concat!("sess", "ion");
 
 /// Words that, right before [`WORD`], make it a diary's.
-const DIARY_WORDS: &[&str] = &[
-    "this", "previous", "last", "earlier", "next", "later", "first", "second", "third", "fourth", "fifth", "sixth", "seventh",
-    "eighth", "ninth", "tenth",
-];
+const DIARY_WORDS: &[&str] = &["this", "previous", "last", "earlier", "next", "later", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"];
 
 /// The folder of results, whose entries are named by date and topic.
 const RESULTS_DIR: &str = "results/";

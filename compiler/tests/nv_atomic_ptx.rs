@@ -19,9 +19,7 @@ const SCOPES: [&str; 5] = ["THREAD", "BLOCK", "CLUSTER", "DEVICE", "SYSTEM"];
 /// orders nvcc takes, loads, stores and fences under the orders they take, and each operation
 /// over the types nvcc takes it for; with `wide`, the 16-byte forms nvcc takes from sm_90.
 fn source(wide: bool) -> String {
-    let mut s = String::from(
-        "struct S2 { char a, b; };\nstruct S8 { float a, b; };\nstruct __align__(16) S16 { int a, b, c, d; };\nenum E { E0, E1 = 7 };\n",
-    );
+    let mut s = String::from("struct S2 { char a, b; };\nstruct S8 { float a, b; };\nstruct __align__(16) S16 { int a, b, c, d; };\nenum E { E0, E1 = 7 };\n");
     let mut n = 0;
     let mut kernel = |params: &str, body: &str| {
         writeln!(s, "__global__ void k{n}({params}) {{ {body} }}").unwrap();
@@ -42,10 +40,7 @@ fn source(wide: bool) -> String {
     }
     for s_ in ORDERS {
         for f in ["RELAXED", "CONSUME", "ACQUIRE", "SEQ_CST"] {
-            kernel(
-                "int *p, int v",
-                &format!("int e = v; p[1] = __nv_atomic_compare_exchange_n(p, &e, 5, false, __NV_ATOMIC_{s_}, __NV_ATOMIC_{f}, __NV_THREAD_SCOPE_DEVICE); p[2] = e;"),
-            );
+            kernel("int *p, int v", &format!("int e = v; p[1] = __nv_atomic_compare_exchange_n(p, &e, 5, false, __NV_ATOMIC_{s_}, __NV_ATOMIC_{f}, __NV_THREAD_SCOPE_DEVICE); p[2] = e;"));
         }
     }
     for o in ["RELAXED", "CONSUME", "ACQUIRE", "SEQ_CST"] {
@@ -85,11 +80,17 @@ fn source(wide: bool) -> String {
     kernel("unsigned long long *p", "unsigned long long e = 1; p[1] = __nv_atomic_compare_exchange_n(p, &e, 2ull, true, __NV_ATOMIC_ACQUIRE, __NV_ATOMIC_RELAXED, __NV_THREAD_SCOPE_BLOCK); p[2] = e;");
     // The generic forms, through pointers to the values.
     for ty in ["S2", "S8", "float", "int"] {
-        kernel(&format!("{ty} *p"), &format!("{ty} r; __nv_atomic_load(p, &r, __NV_ATOMIC_SEQ_CST, __NV_THREAD_SCOPE_DEVICE); p[1] = r; __nv_atomic_store(p, &r, __NV_ATOMIC_RELAXED, __NV_THREAD_SCOPE_BLOCK);"));
+        kernel(
+            &format!("{ty} *p"),
+            &format!("{ty} r; __nv_atomic_load(p, &r, __NV_ATOMIC_SEQ_CST, __NV_THREAD_SCOPE_DEVICE); p[1] = r; __nv_atomic_store(p, &r, __NV_ATOMIC_RELAXED, __NV_THREAD_SCOPE_BLOCK);"),
+        );
     }
     for ty in ["S8", "float"] {
         kernel(&format!("{ty} *p"), &format!("{ty} r, v = p[2]; __nv_atomic_exchange(p, &v, &r, __NV_ATOMIC_ACQUIRE, __NV_THREAD_SCOPE_DEVICE); p[1] = r;"));
-        kernel(&format!("{ty} *p, bool *ok"), &format!("{ty} e = p[1], d = p[2]; *ok = __nv_atomic_compare_exchange(p, &e, &d, false, __NV_ATOMIC_RELEASE, __NV_ATOMIC_CONSUME, __NV_THREAD_SCOPE_SYSTEM); p[3] = e;"));
+        kernel(
+            &format!("{ty} *p, bool *ok"),
+            &format!("{ty} e = p[1], d = p[2]; *ok = __nv_atomic_compare_exchange(p, &e, &d, false, __NV_ATOMIC_RELEASE, __NV_ATOMIC_CONSUME, __NV_THREAD_SCOPE_SYSTEM); p[3] = e;"),
+        );
     }
     kernel("S16 *p", "S16 r; __nv_atomic_load(p, &r, __NV_ATOMIC_ACQUIRE, __NV_THREAD_SCOPE_DEVICE); p[1] = r; __nv_atomic_store(p, &r, __NV_ATOMIC_RELEASE, __NV_THREAD_SCOPE_DEVICE);");
     if wide {
@@ -203,11 +204,8 @@ const REFUSED: &str = r#"__global__ void k(int *p, long *l, float *f, short *s, 
 /// message about a refused call's value ("a value of type void cannot be assigned"), which
 /// follows from the first.
 fn nvcc_refusals(text: &str) -> Vec<(u64, String)> {
-    let mut out: Vec<(u64, String)> = nvcc_errors(text)
-        .into_iter()
-        .map(|(line, m)| (line, m.trim_end_matches('.').to_string()))
-        .filter(|(_, m)| !m.starts_with("a value of type") && !m.starts_with("no operator"))
-        .collect();
+    let mut out: Vec<(u64, String)> =
+        nvcc_errors(text).into_iter().map(|(line, m)| (line, m.trim_end_matches('.').to_string())).filter(|(_, m)| !m.starts_with("a value of type") && !m.starts_with("no operator")).collect();
     out.sort();
     out
 }
@@ -224,8 +222,7 @@ fn what_nvcc_refuses_is_refused_at_the_call_with_nvccs_message() {
     let out = cdpc(dir.path(), &["refused.cu", "--emit", "ptx", "-o", "-", "--error-format", "json"]);
     assert_eq!(out.status.code(), Some(1));
     // One label each, the call's: the attribute's place in cdpc's header is left out.
-    let mut found: Vec<(u64, String)> =
-        cdpc_errors(&out, "E1000").into_iter().map(|(line, m)| (line, m.trim_end_matches('.').to_string())).collect();
+    let mut found: Vec<(u64, String)> = cdpc_errors(&out, "E1000").into_iter().map(|(line, m)| (line, m.trim_end_matches('.').to_string())).collect();
     found.sort();
     assert_eq!(found, expected);
 }

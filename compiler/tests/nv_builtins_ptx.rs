@@ -43,11 +43,7 @@ fn instructions(ptx: &str) -> Vec<(String, usize)> {
 
 /// The functions a PTX text calls without defining them.
 fn undefined(ptx: &str) -> Vec<String> {
-    let mut out: Vec<String> = ptx
-        .lines()
-        .filter(|l| l.starts_with(".extern .func"))
-        .filter_map(|l| l.split_whitespace().last().map(|s| s.trim_end_matches('(').to_string()))
-        .collect();
+    let mut out: Vec<String> = ptx.lines().filter(|l| l.starts_with(".extern .func")).filter_map(|l| l.split_whitespace().last().map(|s| s.trim_end_matches('(').to_string())).collect();
     out.sort();
     out
 }

@@ -46,8 +46,24 @@ int main() {
 
 /// A Makefile's nvcc line, unchanged but for the compiler's name.
 const MAKEFILE_FLAGS: &[&str] = &[
-    "-std=c++20", "-O3", "-arch=sm_90", "-rdc=true", "--expt-relaxed-constexpr", "--extended-lambda", "-lineinfo", "-Xcompiler", "-fPIC,-DFROM_XCOMPILER=1", "-ccbin", "g++", "-m64",
-    "-Wno-deprecated-gpu-targets", "-t", "2", "-Xcudafe", "--diag_suppress=177", "-dc",
+    "-std=c++20",
+    "-O3",
+    "-arch=sm_90",
+    "-rdc=true",
+    "--expt-relaxed-constexpr",
+    "--extended-lambda",
+    "-lineinfo",
+    "-Xcompiler",
+    "-fPIC,-DFROM_XCOMPILER=1",
+    "-ccbin",
+    "g++",
+    "-m64",
+    "-Wno-deprecated-gpu-targets",
+    "-t",
+    "2",
+    "-Xcudafe",
+    "--diag_suppress=177",
+    "-dc",
     // KLAP's Makefiles give both (`-dc` in their flags, `-c` in the rule).
     "-c",
 ];
@@ -296,10 +312,7 @@ fn make_rebuilds_an_object_when_its_header_changes() {
     }
     let dir = tempfile::tempdir().unwrap();
     sources_with_headers(dir.path(), "a.cu");
-    let makefile = format!(
-        "a.o: a.cu\n\t{} -dc -MMD -MP -Iinc -isystem sys a.cu -o a.o\n-include a.d\n",
-        env!("CARGO_BIN_EXE_cdpc")
-    );
+    let makefile = format!("a.o: a.cu\n\t{} -dc -MMD -MP -Iinc -isystem sys a.cu -o a.o\n-include a.d\n", env!("CARGO_BIN_EXE_cdpc"));
     std::fs::write(dir.path().join("Makefile"), makefile).unwrap();
     let make = || {
         let out = Command::new("make").current_dir(dir.path()).output().expect("make runs");
@@ -446,7 +459,12 @@ fn host_files_list_their_headers_as_nvccs() {
     }
     // nvcc's lists for the same command lines, text for text
     let Some(nvcc) = nvcc() else { return };
-    for (args, file) in [(&["-M", "-Iinc", "g.cpp", "-o", "m.d"][..], "m.d"), (&["-MM", "-Iinc", "g.cpp", "-o", "m.d"], "m.d"), (&["-c", "-MD", "-Iinc", "g.cpp"], "g.d"), (&["-c", "-MMD", "-Iinc", "g.cpp", "-o", "obj.o"], "obj.d")] {
+    for (args, file) in [
+        (&["-M", "-Iinc", "g.cpp", "-o", "m.d"][..], "m.d"),
+        (&["-MM", "-Iinc", "g.cpp", "-o", "m.d"], "m.d"),
+        (&["-c", "-MD", "-Iinc", "g.cpp"], "g.d"),
+        (&["-c", "-MMD", "-Iinc", "g.cpp", "-o", "obj.o"], "obj.d"),
+    ] {
         run(&nvcc, dir.path(), args);
         let theirs = read(file);
         text(&cdpc(dir.path(), args));
@@ -501,7 +519,11 @@ fn architecture_specific_targets_are_nvccs() {
         assert_eq!(marks(&String::from_utf8_lossy(&plain.stdout)), (Some(".target sm_90".to_string()), false), "{file}");
     }
     // A linked cubin, a -dc object nvcc's host link takes, a fat binary of both targets.
-    for args in [&["a.cu", "-arch=sm_90a", "-o", "a.cubin"][..], &["-dc", "a.cu", "-arch=sm_90a", "-o", "a.o"], &["a.cu", "-o", "a.fatbin", "-gencode", "arch=compute_90a,code=sm_90a", "-gencode", "arch=compute_90,code=sm_90"]] {
+    for args in [
+        &["a.cu", "-arch=sm_90a", "-o", "a.cubin"][..],
+        &["-dc", "a.cu", "-arch=sm_90a", "-o", "a.o"],
+        &["a.cu", "-o", "a.fatbin", "-gencode", "arch=compute_90a,code=sm_90a", "-gencode", "arch=compute_90,code=sm_90"],
+    ] {
         let out = cdpc(dir.path(), args);
         assert!(out.status.success(), "{args:?}: {}", stderr(&out));
     }
@@ -572,7 +594,10 @@ fn dc_with_several_gencode_targets_is_one_object_as_nvccs() {
     }
     // A device object (`--emit obj`) and the kernel language take one architecture.
     std::fs::write(dir.path().join("k.cdp"), "__global__ void k(int *p) { *p = 1; }\n").unwrap();
-    for (args, says) in [(&["-dc", "--emit", "obj", "k.cu", "-gencode", "arch=compute_90,code=sm_90"][..], "a device object is for one architecture"), (&["-dc", "k.cdp", "-gencode", "arch=compute_90,code=sm_90"], "is for CUDA C++")] {
+    for (args, says) in [
+        (&["-dc", "--emit", "obj", "k.cu", "-gencode", "arch=compute_90,code=sm_90"][..], "a device object is for one architecture"),
+        (&["-dc", "k.cdp", "-gencode", "arch=compute_90,code=sm_90"], "is for CUDA C++"),
+    ] {
         let out = cdpc(dir.path(), args);
         assert!(!out.status.success() && stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
     }
@@ -709,7 +734,8 @@ fn static_libraries_and_object_folders_are_nvccs() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("k.cu"), "__global__ void child(int *p) { p[threadIdx.x] = 1; }\n__global__ void parent(int *p) { child<<<1, 32>>>(p); }\n").unwrap();
     std::fs::write(dir.path().join("o.cu"), "__device__ int g(int x) { return x + 1; }\n__global__ void other(int *p) { p[0] = g(1); }\n").unwrap();
-    std::fs::write(dir.path().join("main.cu"), "__global__ void parent(int *);\n__global__ void other(int *);\nint main() { parent<<<1, 1>>>(nullptr); other<<<1, 1>>>(nullptr); return 0; }\n").unwrap();
+    std::fs::write(dir.path().join("main.cu"), "__global__ void parent(int *);\n__global__ void other(int *);\nint main() { parent<<<1, 1>>>(nullptr); other<<<1, 1>>>(nullptr); return 0; }\n")
+        .unwrap();
     let out = cdpc(dir.path(), &["-lib", "-rdc=true", "-arch=sm_90", "k.cu", "o.cu"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let members = Command::new("ar").current_dir(dir.path()).args(["t", "a.a"]).output().unwrap();
@@ -744,13 +770,8 @@ fn architecture_lists_are_nvccs_less_what_llvm_lacks() {
     for (option, prefix) in [("--list-gpu-arch", "compute_"), ("--list-gpu-code", "sm_")] {
         let theirs = lines(run(&nvcc, dir.path(), &[option]));
         let ours = lines(cdpc(dir.path(), &[option]));
-        let expected: Vec<String> = theirs
-            .iter()
-            .filter(|a| cdpc::target::LLVM_ARCHITECTURES.iter().any(|l| format!("{prefix}{}", l.code()) == **a))
-            .cloned()
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        let expected: Vec<String> =
+            theirs.iter().filter(|a| cdpc::target::LLVM_ARCHITECTURES.iter().any(|l| format!("{prefix}{}", l.code()) == **a)).cloned().collect::<BTreeSet<_>>().into_iter().collect();
         let mut sorted = ours.clone();
         sorted.sort();
         assert_eq!(sorted, expected, "{option}");

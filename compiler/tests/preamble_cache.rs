@@ -20,11 +20,7 @@ impl Project {
     fn new(value: u32) -> Project {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("tmp")).unwrap();
-        std::fs::write(
-            dir.path().join("main.cu"),
-            "// preamble\n#include \"h.h\"\n\n__global__ void store(int *out) { out[0] = 2 * value() * SCALE; }\n",
-        )
-        .unwrap();
+        std::fs::write(dir.path().join("main.cu"), "// preamble\n#include \"h.h\"\n\n__global__ void store(int *out) { out[0] = 2 * value() * SCALE; }\n").unwrap();
         let p = Project { dir };
         p.header(value);
         p
@@ -198,9 +194,7 @@ fn a_filler_puts_nothing_beside_the_output_while_it_runs() {
     }
     let p = Project::new(1000);
     let mut holder = compile_with_the_filler_held(&p, 3);
-    let beside = || -> Vec<String> {
-        std::fs::read_dir(p.dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).filter(|n| n.ends_with(".tmp")).collect()
-    };
+    let beside = || -> Vec<String> { std::fs::read_dir(p.dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).filter(|n| n.ends_with(".tmp")).collect() };
     for _ in 0..10 {
         assert_eq!(beside(), Vec::<String>::new(), "a filler's file beside the output");
         std::thread::sleep(Duration::from_millis(100));
@@ -465,7 +459,8 @@ fn a_device_function_of_another_file_called_with_a_precompiled_preamble_is_compi
         let out = p.cdpc(&["-v", "-dc", "main.cu", "other.cu", "-DSCALE=1"], &[]);
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(out.status.success(), "the {compilation} compilation:\n{stderr}");
-        let device: Vec<&str> = stderr.lines().filter(|l| l.starts_with("clang++ ") && l.contains("--cuda-device-only") && !l.contains("-emit-pch") && l.contains("main.cu (Clang inside cdpc")).collect();
+        let device: Vec<&str> =
+            stderr.lines().filter(|l| l.starts_with("clang++ ") && l.contains("--cuda-device-only") && !l.contains("-emit-pch") && l.contains("main.cu (Clang inside cdpc")).collect();
         assert_eq!(device.len(), 1, "the {compilation} compilation compiles main.cu's device side once:\n{stderr}");
         // The first compilation makes no header before it compiles (clang/cache.rs, `Fill`):
         // the wrapper's is made after it, the preamble after the second.

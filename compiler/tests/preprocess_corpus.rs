@@ -50,11 +50,7 @@ fn corpus_preprocesses_without_errors() {
         let Ok(source) = std::fs::read_to_string(path) else { continue };
         // The Makefiles: KLAP's `-I. -I../../include`, cuda-samples' `-I../Common`.
         let dir = path.parent().unwrap().to_path_buf();
-        let include_dirs = if path.components().any(|c| c.as_os_str() == "klap") {
-            vec![dir.clone(), corpus.join("klap/include")]
-        } else {
-            vec![dir.clone(), corpus.join("cuda-samples/Common")]
-        };
+        let include_dirs = if path.components().any(|c| c.as_os_str() == "klap") { vec![dir.clone(), corpus.join("klap/include")] } else { vec![dir.clone(), corpus.join("cuda-samples/Common")] };
         let options = PreprocessOptions { input: Some(path.clone()), include_dirs, ..Default::default() };
         let p = cdpc::driver::on_large_stack(|| preprocess(&source, &options, &Target::default()));
         let errors: Vec<String> = p

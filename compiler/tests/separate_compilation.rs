@@ -40,13 +40,7 @@ fn defined(cubin: &Path) -> Option<BTreeSet<String>> {
         return None;
     };
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let names = text
-        .lines()
-        .filter(|l| l.contains(" GLOBAL ") && !l.contains(" UND "))
-        .filter_map(|l| l.split_whitespace().last())
-        .filter(|n| SYMBOLS.contains(n))
-        .map(str::to_string)
-        .collect();
+    let names = text.lines().filter(|l| l.contains(" GLOBAL ") && !l.contains(" UND ")).filter_map(|l| l.split_whitespace().last()).filter(|n| SYMBOLS.contains(n)).map(str::to_string).collect();
     Some(names)
 }
 
@@ -390,7 +384,13 @@ fn host_defined(dir: &Path, object: &str) -> Option<BTreeSet<String>> {
         return None;
     };
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    Some(text.lines().filter_map(|l| l.split_whitespace().collect::<Vec<_>>().get(1..3).map(|k| (k[0].to_string(), k[1].to_string()))).filter(|(kind, _)| kind == "T" || kind == "D").map(|(_, name)| name).collect())
+    Some(
+        text.lines()
+            .filter_map(|l| l.split_whitespace().collect::<Vec<_>>().get(1..3).map(|k| (k[0].to_string(), k[1].to_string())))
+            .filter(|(kind, _)| kind == "T" || kind == "D")
+            .map(|(_, name)| name)
+            .collect(),
+    )
 }
 
 /// The default `-dc` object of a CUDA C++ file links like nvcc's `-dc` object of it: in nvcc's
@@ -460,7 +460,8 @@ fn dc_objects_link_like_nvccs_in_nvccs_and_gxxs_host_links() {
     let Some(symbols) = list_symbols(&d.join("ab.cubin")) else { return };
     for file in ["a", "b"] {
         let object = String::from_utf8_lossy(&std::fs::read(d.join(format!("{file}.o"))).unwrap()).into_owned();
-        let step = symbols.iter().find(|s| s.starts_with("__nv_static_") && s.contains(&format!("_{file}_cu_cdpc__Z4stepPi"))).unwrap_or_else(|| panic!("no static `step` of {file}.cu in {symbols:?}"));
+        let step =
+            symbols.iter().find(|s| s.starts_with("__nv_static_") && s.contains(&format!("_{file}_cu_cdpc__Z4stepPi"))).unwrap_or_else(|| panic!("no static `step` of {file}.cu in {symbols:?}"));
         assert!(object.contains(step.as_str()), "{file}.o does not register `{step}`");
     }
     let bias = symbols.iter().find(|s| s.starts_with("__nv_static_") && s.ends_with("_a_cu_cdpc_bias")).expect("a.cu's static variable");
@@ -521,7 +522,13 @@ fn cdpc_images(list: &str) -> Vec<(String, String)> {
     let mut images: Vec<(String, String)> = list
         .lines()
         .filter_map(|l| {
-            let kind = if l.starts_with("ELF file") { "elf" } else if l.starts_with("PTX file") { "ptx" } else { return None };
+            let kind = if l.starts_with("ELF file") {
+                "elf"
+            } else if l.starts_with("PTX file") {
+                "ptx"
+            } else {
+                return None;
+            };
             let sm = l.rsplit(".sm_").next()?.split('.').next()?;
             Some((kind.to_string(), sm.to_string()))
         })
@@ -546,7 +553,17 @@ fn architecture_sets_and_code_lists_build_nvccs_images() {
     std::fs::write(dir.path().join("plain.cu"), "__global__ void k(int *p) { p[threadIdx.x] = 2 * threadIdx.x; }\n").unwrap();
     let relocatable = ["-rdc=true", "-c", "lib.cu"];
     let whole = ["-c", "plain.cu"];
-    for (i, args) in [[&relocatable[..], &["-arch=all-major"]].concat(), [&relocatable[..], &["-arch=all"]].concat(), [&relocatable[..], &["-arch=compute_80", "-code=sm_80,sm_90"]].concat(), [&relocatable[..], &["-arch", "compute_90", "-code", "compute_90,sm_100"]].concat(), [&whole[..], &["-arch=all-major"]].concat(), [&whole[..], &["-gencode", "arch=compute_90,code=[sm_90,compute_90]"]].concat()].iter().enumerate() {
+    for (i, args) in [
+        [&relocatable[..], &["-arch=all-major"]].concat(),
+        [&relocatable[..], &["-arch=all"]].concat(),
+        [&relocatable[..], &["-arch=compute_80", "-code=sm_80,sm_90"]].concat(),
+        [&relocatable[..], &["-arch", "compute_90", "-code", "compute_90,sm_100"]].concat(),
+        [&whole[..], &["-arch=all-major"]].concat(),
+        [&whole[..], &["-gencode", "arch=compute_90,code=[sm_90,compute_90]"]].concat(),
+    ]
+    .iter()
+    .enumerate()
+    {
         let output = format!("set{i}.o");
         let mut command = vec!["-o", &output];
         command.extend_from_slice(args);

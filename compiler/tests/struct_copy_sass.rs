@@ -72,8 +72,7 @@ fn opcode(code: &str) -> &str {
 }
 
 fn is_memory(op: &str) -> bool {
-    ["LD.", "LDG.", "LDS.", "LDL.", "ST.", "STG.", "STS.", "STL."].iter().any(|p| op.starts_with(p))
-        || ["LDS", "STS", "LDL", "STL"].contains(&op)
+    ["LD.", "LDG.", "LDS.", "LDL.", "ST.", "STG.", "STS.", "STL."].iter().any(|p| op.starts_with(p)) || ["LDS", "STS", "LDL", "STL"].contains(&op)
 }
 
 /// How many loads and stores of each kind (`STG.E.128`) a function has.
@@ -100,9 +99,7 @@ fn has_byte_copy_loop(listing: &Listing) -> bool {
         let target = code.split_whitespace().last().and_then(|t| u64::from_str_radix(t.trim_start_matches("0x"), 16).ok());
         let Some(target) = target.filter(|t| op.starts_with("BRA") && t < addr) else { return false };
         let body: Vec<&str> = listing[..=at].iter().filter(|(a, _)| *a >= target).map(|(_, c)| opcode(c)).collect();
-        body.len() <= 16
-            && body.iter().any(|o| o.starts_with("LD") && o.ends_with(".U8"))
-            && body.iter().any(|o| o.starts_with("ST") && o.ends_with(".U8"))
+        body.len() <= 16 && body.iter().any(|o| o.starts_with("LD") && o.ends_with(".U8")) && body.iter().any(|o| o.starts_with("ST") && o.ends_with(".U8"))
     })
 }
 

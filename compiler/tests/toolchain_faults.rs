@@ -32,14 +32,7 @@ fn fake_cuda(dir: &Path, binary: &Path, ptxas_mode: &str, nvlink_mode: &str) -> 
 fn cdpc(dir: &Path, cuda: &Path, extra: &[&str]) -> Output {
     let tmp = dir.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_cdpc"))
-        .current_dir(dir)
-        .env("TMPDIR", &tmp)
-        .args(["app.cdp", "-o", "app.cubin", "--cuda-home"])
-        .arg(cuda)
-        .args(extra)
-        .output()
-        .expect("cdpc runs")
+    Command::new(env!("CARGO_BIN_EXE_cdpc")).current_dir(dir).env("TMPDIR", &tmp).args(["app.cdp", "-o", "app.cubin", "--cuda-home"]).arg(cuda).args(extra).output().expect("cdpc runs")
 }
 
 fn names(dir: &Path) -> Vec<String> {
@@ -128,12 +121,7 @@ fn tool_faults_through_the_command_line() {
     let out = cdpc(d, &cuda, &[]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("it is a directory"));
     std::fs::remove_dir(d.join("app.cubin")).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_cdpc"))
-        .current_dir(d)
-        .args(["app.cdp", "-o", "app.cdp/x.cubin", "--cuda-home"])
-        .arg(&cuda)
-        .output()
-        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cdpc")).current_dir(d).args(["app.cdp", "-o", "app.cdp/x.cubin", "--cuda-home"]).arg(&cuda).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not a folder"), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(names(d), ["app.cdp", "cuda", "fake-tool", "tmp"]);
 }
@@ -174,14 +162,7 @@ fn a_hung_tool_is_killed_after_tool_timeout() {
 fn interrupt_when_working(d: &Path, args: &[&str], signal: i32) -> std::process::ExitStatus {
     let tmp = d.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cdpc"))
-        .current_dir(d)
-        .env("TMPDIR", &tmp)
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cdpc")).current_dir(d).env("TMPDIR", &tmp).args(args).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
     let started = std::time::Instant::now();
     while names(&tmp).is_empty() {
         assert!(child.try_wait().unwrap().is_none(), "cdpc ended before its work folder appeared");

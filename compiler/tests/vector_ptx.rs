@@ -4,8 +4,8 @@
 //! (`.maxntid`, `.minnctapersm`, `.maxclusterrank`) and, for `__ldg`, the non-coherent load.
 //! Skipped with a printed reason when nvcc cannot be found.
 
-use cdpc::driver::{self, CompileOptions, Emit};
 use crate::build_common::nvcc_ptx;
+use cdpc::driver::{self, CompileOptions, Emit};
 
 const SOURCE: &str = r#"
 struct Line { char tag; float2 cp[3]; double2 weight; float3 normal; };

@@ -17,10 +17,6 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use std::path::PathBuf;
 
-/// The command-line program, compiled into the extension for the `cdpc` console script.
-#[allow(dead_code)]
-#[path = "../../compiler/src/main.rs"]
-mod cli;
 /// The C API (capi/src/lib.rs), compiled into the extension: the extension module exports its
 /// `cdpc_*` functions and is the wheel's C library too (`cdpc.get_library()`, docs/EMBEDDING.md),
 /// so the wheel holds one copy of LLVM and Clang. python/manylinux/link.py makes the module
@@ -28,6 +24,10 @@ mod cli;
 #[allow(dead_code)]
 #[path = "../../capi/src/lib.rs"]
 mod capi;
+/// The command-line program, compiled into the extension for the `cdpc` console script.
+#[allow(dead_code)]
+#[path = "../../compiler/src/main.rs"]
+mod cli;
 // run_cmd.rs (a child of main.rs) names these from the crate root, which main.rs is in the binary.
 use cli::{show_tool_runs, ErrorFormat, PreprocessArgs};
 
@@ -127,10 +127,12 @@ fn compile<'py>(
         input_name: Some(file_name.to_string()),
         macros: defines
             .into_iter()
-            .map(|(name, v)| cdpc::preprocess::MacroOption::Define(match v {
-                Some(v) => format!("{name}={v}"),
-                None => name,
-            }))
+            .map(|(name, v)| {
+                cdpc::preprocess::MacroOption::Define(match v {
+                    Some(v) => format!("{name}={v}"),
+                    None => name,
+                })
+            })
             .collect(),
         include_dirs,
         ..Default::default()
@@ -141,8 +143,12 @@ fn compile<'py>(
         other => return Err(PyValueError::new_err(format!("address size {other} does not exist; use 32 or 64"))),
     };
     let options = CompileOptions {
-        target: Target { sm: value(arch.parse::<SmVersion>())?, address_size, launch_abi: value(launch_abi.parse::<LaunchAbi>())?,
-                         default_stream: value(default_stream.parse::<cdpc::DefaultStream>())? },
+        target: Target {
+            sm: value(arch.parse::<SmVersion>())?,
+            address_size,
+            launch_abi: value(launch_abi.parse::<LaunchAbi>())?,
+            default_stream: value(default_stream.parse::<cdpc::DefaultStream>())?,
+        },
         opt_level,
         ptxas_args,
         nvlink_args,
@@ -232,7 +238,9 @@ fn compile<'py>(
 fn cuda_cxx_options(std: Option<String>) -> PyResult<cdpc::clang::CudaCxxOptions> {
     let std = match std.as_deref() {
         None => None,
-        Some(text) => Some(cdpc::clang::CxxStandard::parse(text).ok_or_else(|| PyValueError::new_err(format!("std `{text}` is not one of nvcc's dialects: c++03, c++11, c++14, c++17, c++20 or c++23")))?),
+        Some(text) => {
+            Some(cdpc::clang::CxxStandard::parse(text).ok_or_else(|| PyValueError::new_err(format!("std `{text}` is not one of nvcc's dialects: c++03, c++11, c++14, c++17, c++20 or c++23")))?)
+        }
     };
     Ok(cdpc::clang::CudaCxxOptions { std, ..Default::default() })
 }
@@ -291,10 +299,12 @@ fn link<'py>(
     options.preprocess.include_dirs = include_dirs;
     options.preprocess.macros = defines
         .into_iter()
-        .map(|(name, v)| cdpc::preprocess::MacroOption::Define(match v {
-            Some(v) => format!("{name}={v}"),
-            None => name,
-        }))
+        .map(|(name, v)| {
+            cdpc::preprocess::MacroOption::Define(match v {
+                Some(v) => format!("{name}={v}"),
+                None => name,
+            })
+        })
         .collect();
     match tool_timeout {
         None => {}
@@ -384,9 +394,7 @@ use cli::signals;
 /// `argv` points to `argc` NUL-terminated strings, as `main` receives them.
 #[no_mangle]
 pub unsafe extern "C" fn cdpc_main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
-    let args: Vec<String> = (0..usize::try_from(argc).unwrap_or(0))
-        .map(|i| unsafe { std::ffi::CStr::from_ptr(*argv.add(i)) }.to_string_lossy().into_owned())
-        .collect();
+    let args: Vec<String> = (0..usize::try_from(argc).unwrap_or(0)).map(|i| unsafe { std::ffi::CStr::from_ptr(*argv.add(i)) }.to_string_lossy().into_owned()).collect();
     signals::install();
     // As the `cdpc` binary: the cache's headers a compilation misses are made after it.
     cdpc::clang::cache::set_deferred(true);

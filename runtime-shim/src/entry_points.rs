@@ -131,12 +131,8 @@ impl EntryPoint {
 }
 
 /// The documented launch pair (the seeds' "Device-side Launch from PTX").
-pub const GET_PARAMETER_BUFFER: EntryPoint = EntryPoint {
-    c_name: "cudaGetParameterBuffer",
-    ptx_symbol: "cudaGetParameterBuffer",
-    ret: Some(CType::VoidPtr),
-    params: &[("alignment", CType::SizeT), ("size", CType::SizeT)],
-};
+pub const GET_PARAMETER_BUFFER: EntryPoint =
+    EntryPoint { c_name: "cudaGetParameterBuffer", ptx_symbol: "cudaGetParameterBuffer", ret: Some(CType::VoidPtr), params: &[("alignment", CType::SizeT), ("size", CType::SizeT)] };
 
 pub const LAUNCH_DEVICE: EntryPoint = EntryPoint {
     c_name: "cudaLaunchDevice",
@@ -154,41 +150,23 @@ pub const LAUNCH_DEVICE: EntryPoint = EntryPoint {
 
 /// `cudaLaunchDevice` for per-thread default streams (`--default-stream per-thread`): what the
 /// header's inline `cudaLaunchDevice` calls when `CUDA_API_PER_THREAD_DEFAULT_STREAM` is defined.
-pub const LAUNCH_DEVICE_PTSZ: EntryPoint = EntryPoint {
-    c_name: "cudaLaunchDevice_ptsz",
-    ptx_symbol: "cudaLaunchDevice_ptsz",
-    ret: LAUNCH_DEVICE.ret,
-    params: LAUNCH_DEVICE.params,
-};
+pub const LAUNCH_DEVICE_PTSZ: EntryPoint = EntryPoint { c_name: "cudaLaunchDevice_ptsz", ptx_symbol: "cudaLaunchDevice_ptsz", ret: LAUNCH_DEVICE.ret, params: LAUNCH_DEVICE.params };
 
 /// The CDP2 pair nvcc 13 emits: the configuration goes with the buffer request.
 pub const GET_PARAMETER_BUFFER_V2: EntryPoint = EntryPoint {
     c_name: "__cudaCDP2GetParameterBufferV2",
     ptx_symbol: "__cudaCDP2GetParameterBufferV2",
     ret: Some(CType::VoidPtr),
-    params: &[
-        ("func", CType::VoidPtr),
-        ("gridDimension", CType::Dim3),
-        ("blockDimension", CType::Dim3),
-        ("sharedMemSize", CType::UInt),
-    ],
+    params: &[("func", CType::VoidPtr), ("gridDimension", CType::Dim3), ("blockDimension", CType::Dim3), ("sharedMemSize", CType::UInt)],
 };
 
-pub const LAUNCH_DEVICE_V2: EntryPoint = EntryPoint {
-    c_name: "__cudaCDP2LaunchDeviceV2",
-    ptx_symbol: "__cudaCDP2LaunchDeviceV2",
-    ret: Some(CType::Error),
-    params: &[("parameterBuffer", CType::VoidPtr), ("stream", CType::Stream)],
-};
+pub const LAUNCH_DEVICE_V2: EntryPoint =
+    EntryPoint { c_name: "__cudaCDP2LaunchDeviceV2", ptx_symbol: "__cudaCDP2LaunchDeviceV2", ret: Some(CType::Error), params: &[("parameterBuffer", CType::VoidPtr), ("stream", CType::Stream)] };
 
 /// `__cudaCDP2LaunchDeviceV2` for per-thread default streams: nvcc 13.5's launch with
 /// `--default-stream per-thread` (its PTX, compared in `tests/devrt_declarations.rs`).
-pub const LAUNCH_DEVICE_V2_PTSZ: EntryPoint = EntryPoint {
-    c_name: "__cudaCDP2LaunchDeviceV2_ptsz",
-    ptx_symbol: "__cudaCDP2LaunchDeviceV2_ptsz",
-    ret: LAUNCH_DEVICE_V2.ret,
-    params: LAUNCH_DEVICE_V2.params,
-};
+pub const LAUNCH_DEVICE_V2_PTSZ: EntryPoint =
+    EntryPoint { c_name: "__cudaCDP2LaunchDeviceV2_ptsz", ptx_symbol: "__cudaCDP2LaunchDeviceV2_ptsz", ret: LAUNCH_DEVICE_V2.ret, params: LAUNCH_DEVICE_V2.params };
 
 /// How generated code performs a device-runtime call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -404,10 +382,7 @@ impl RuntimeFn {
             Family::Memory => !matches!(self, Malloc | Free),
             Family::Launch => !matches!(self, GetParameterBuffer | GetParameterBufferV2),
             Family::Graphs => self == GraphLaunch,
-            Family::StreamsEvents => matches!(
-                self,
-                EventRecord | EventRecordPtsz | EventRecordWithFlags | EventRecordWithFlagsPtsz | StreamWaitEvent | StreamWaitEventPtsz
-            ),
+            Family::StreamsEvents => matches!(self, EventRecord | EventRecordPtsz | EventRecordWithFlags | EventRecordWithFlagsPtsz | StreamWaitEvent | StreamWaitEventPtsz),
             _ => false,
         }
     }
@@ -454,10 +429,7 @@ mod tests {
         for f in RuntimeFn::ALL {
             let ep = f.entry_point();
             assert_eq!(RuntimeFn::from_c_name(ep.c_name), Some(*f));
-            let cdp2 = matches!(
-                f.family(),
-                Family::Errors | Family::Queries | Family::StreamsEvents | Family::Memory | Family::Launch
-            );
+            let cdp2 = matches!(f.family(), Family::Errors | Family::Queries | Family::StreamsEvents | Family::Memory | Family::Launch);
             if cdp2 {
                 assert_eq!(ep.ptx_symbol, format!("__cudaCDP2{}", &ep.c_name[4..]));
             } else {

@@ -38,14 +38,7 @@ pub enum FieldType {
 }
 
 impl CStruct {
-    pub const ALL: &'static [CStruct] = &[
-        CStruct::FuncAttributes,
-        CStruct::PitchedPtr,
-        CStruct::Extent,
-        CStruct::Pos,
-        CStruct::Memcpy3DParms,
-        CStruct::GraphKernelNodeUpdate,
-    ];
+    pub const ALL: &'static [CStruct] = &[CStruct::FuncAttributes, CStruct::PitchedPtr, CStruct::Extent, CStruct::Pos, CStruct::Memcpy3DParms, CStruct::GraphKernelNodeUpdate];
 
     /// The name a program writes (C++ lets it drop `struct`).
     pub fn c_name(self) -> &'static str {
@@ -182,16 +175,8 @@ pub enum CEnum {
 }
 
 impl CEnum {
-    pub const ALL: &'static [CEnum] = &[
-        CEnum::DeviceAttr,
-        CEnum::Limit,
-        CEnum::FuncCache,
-        CEnum::SharedMemConfig,
-        CEnum::MemcpyKind,
-        CEnum::CGScope,
-        CEnum::GraphKernelNodeField,
-        CEnum::SharedMemoryMode,
-    ];
+    pub const ALL: &'static [CEnum] =
+        &[CEnum::DeviceAttr, CEnum::Limit, CEnum::FuncCache, CEnum::SharedMemConfig, CEnum::MemcpyKind, CEnum::CGScope, CEnum::GraphKernelNodeField, CEnum::SharedMemoryMode];
 
     pub fn c_name(self) -> &'static str {
         match self {
@@ -224,31 +209,13 @@ impl CEnum {
                 ("cudaLimitPersistingL2CacheSize", 0x06),
                 ("cudaLimitPerBlockMemorySize", 0x0A),
             ],
-            CEnum::FuncCache => &[
-                ("cudaFuncCachePreferNone", 0),
-                ("cudaFuncCachePreferShared", 1),
-                ("cudaFuncCachePreferL1", 2),
-                ("cudaFuncCachePreferEqual", 3),
-            ],
-            CEnum::SharedMemConfig => &[
-                ("cudaSharedMemBankSizeDefault", 0),
-                ("cudaSharedMemBankSizeFourByte", 1),
-                ("cudaSharedMemBankSizeEightByte", 2),
-            ],
-            CEnum::MemcpyKind => &[
-                ("cudaMemcpyHostToHost", 0),
-                ("cudaMemcpyHostToDevice", 1),
-                ("cudaMemcpyDeviceToHost", 2),
-                ("cudaMemcpyDeviceToDevice", 3),
-                ("cudaMemcpyDefault", 4),
-            ],
+            CEnum::FuncCache => &[("cudaFuncCachePreferNone", 0), ("cudaFuncCachePreferShared", 1), ("cudaFuncCachePreferL1", 2), ("cudaFuncCachePreferEqual", 3)],
+            CEnum::SharedMemConfig => &[("cudaSharedMemBankSizeDefault", 0), ("cudaSharedMemBankSizeFourByte", 1), ("cudaSharedMemBankSizeEightByte", 2)],
+            CEnum::MemcpyKind => &[("cudaMemcpyHostToHost", 0), ("cudaMemcpyHostToDevice", 1), ("cudaMemcpyDeviceToHost", 2), ("cudaMemcpyDeviceToDevice", 3), ("cudaMemcpyDefault", 4)],
             CEnum::CGScope => &[("cudaCGScopeInvalid", 0), ("cudaCGScopeGrid", 1), ("cudaCGScopeReserved", 2)],
-            CEnum::GraphKernelNodeField => &[
-                ("cudaGraphKernelNodeFieldInvalid", 0),
-                ("cudaGraphKernelNodeFieldGridDim", 1),
-                ("cudaGraphKernelNodeFieldParam", 2),
-                ("cudaGraphKernelNodeFieldEnabled", 3),
-            ],
+            CEnum::GraphKernelNodeField => {
+                &[("cudaGraphKernelNodeFieldInvalid", 0), ("cudaGraphKernelNodeFieldGridDim", 1), ("cudaGraphKernelNodeFieldParam", 2), ("cudaGraphKernelNodeFieldEnabled", 3)]
+            }
             CEnum::SharedMemoryMode => &[
                 ("cudaSharedMemoryModeDefault", 0),
                 ("cudaSharedMemoryModeRequirePortable", 1),
@@ -271,12 +238,7 @@ pub const GRAPH_CONDITIONAL_HANDLE: &str = "cudaGraphConditionalHandle";
 /// Every type name these declarations add to the language: the front end reads them as type
 /// names, like a struct's.
 pub fn type_names() -> impl Iterator<Item = &'static str> {
-    CStruct::ALL
-        .iter()
-        .map(|s| s.c_name())
-        .chain(CHandle::ALL.iter().map(|h| h.c_name()))
-        .chain(CEnum::ALL.iter().map(|e| e.c_name()))
-        .chain(std::iter::once(GRAPH_CONDITIONAL_HANDLE))
+    CStruct::ALL.iter().map(|s| s.c_name()).chain(CHandle::ALL.iter().map(|h| h.c_name())).chain(CEnum::ALL.iter().map(|e| e.c_name())).chain(std::iter::once(GRAPH_CONDITIONAL_HANDLE))
 }
 
 #[cfg(test)]

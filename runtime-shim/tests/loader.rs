@@ -72,11 +72,7 @@ fn every_sample_has_a_manifest_that_names_its_kernel_buffers_and_globals() {
             assert!(source.contains(&kernel), "{name}: no graph-node kernel `{}` in the .cdp", launch.kernel);
         }
         for g in &m.globals {
-            assert!(
-                source.lines().any(|l| l.contains("__device__") && l.contains(&format!(" {} ", g.name)) && !l.contains('(')),
-                "{name}: no __device__ variable `{}`",
-                g.name
-            );
+            assert!(source.lines().any(|l| l.contains("__device__") && l.contains(&format!(" {} ", g.name)) && !l.contains('(')), "{name}: no __device__ variable `{}`", g.name);
         }
         assert!(!m.abis.is_empty(), "{name}: no ABI builds it");
         if source.contains("cudaStreamTailLaunch") || source.contains("cudaStreamFireAndForget") {
@@ -241,7 +237,15 @@ fn argument_bytes() {
         assert_eq!(&got, bytes, "{text}");
     }
     let m = manifest("param_layout");
-    let packed = m.arg_bytes(|name| Some(match name { "iout" => 0x1000, "fout" => 0x2000, _ => 0x3000 })).unwrap();
+    let packed = m
+        .arg_bytes(|name| {
+            Some(match name {
+                "iout" => 0x1000,
+                "fout" => 0x2000,
+                _ => 0x3000,
+            })
+        })
+        .unwrap();
     assert_eq!(packed, vec![0x1000u64.to_le_bytes().to_vec(), 0x2000u64.to_le_bytes().to_vec(), 0x3000u64.to_le_bytes().to_vec(), vec![5, 0, 0, 0]]);
 }
 
@@ -317,10 +321,7 @@ fn diff_table_rows_and_verdict() {
     let results = vec![SampleResult { manifest: h.clone(), cells: vec![ran(&fast), ran(&slow), not_built] }];
     let table = diff::table(&results, &labels, 0, 1);
     let rows: Vec<&str> = table.lines().collect();
-    assert_eq!(
-        rows[0],
-        "| sample | compiler | compiler output ok | nvcc output ok | identical | compiler ms (min / median / max) | nvcc ms (min / median / max) | ratio | 95% interval | verdict |"
-    );
+    assert_eq!(rows[0], "| sample | compiler | compiler output ok | nvcc output ok | identical | compiler ms (min / median / max) | nvcc ms (min / median / max) | ratio | 95% interval | verdict |");
     // nvcc {0.5, 0.1, 0.2}: median 0.2; cdpc-v2 {0.4, 0.4}: median 0.4. The resampled medians
     // of nvcc are 0.1, 0.2 or 0.5 (3 draws), so the ratios 0.4/0.5 = 0.8 to 0.4/0.1 = 4: the
     // interval holds 1 and no verdict is stated.
@@ -443,7 +444,13 @@ fn graph_tables_and_handle_arguments() {
     assert!(!n0.device_updatable && n1.device_updatable);
     assert_eq!(m.launch.args, vec![Arg::Graph("g".into()), Arg::Node("g".into(), 1)]);
     // Handles resolve by `graph:NAME` and `node:NAME.K`.
-    let bytes = m.arg_bytes(|key| match key { "graph:g" => Some(0xa0), "node:g.1" => Some(0xb1), _ => None }).unwrap();
+    let bytes = m
+        .arg_bytes(|key| match key {
+            "graph:g" => Some(0xa0),
+            "node:g.1" => Some(0xb1),
+            _ => None,
+        })
+        .unwrap();
     assert_eq!(bytes, vec![0xa0u64.to_le_bytes().to_vec(), 0xb1u64.to_le_bytes().to_vec()]);
     let refused = [
         ("args = [\"graph:h\"]", "no [[graph]] named `h`"),
@@ -659,14 +666,7 @@ fn diff_of_a_time_alone_sample_without_a_gpu() {
         std::fs::write(dir.join("err_pending_limit.cubin"), b"stand-in").unwrap();
         labels.push(format!("{name}={}", dir.display()));
     }
-    let out = std::process::Command::new(runner)
-        .args(["diff", "--manifests"])
-        .arg(&manifests)
-        .arg("--cubins")
-        .args(&labels)
-        .args(["--repeat", "2", "--warmup", "0"])
-        .output()
-        .unwrap();
+    let out = std::process::Command::new(runner).args(["diff", "--manifests"]).arg(&manifests).arg("--cubins").args(&labels).args(["--repeat", "2", "--warmup", "0"]).output().unwrap();
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     if text.contains("no CUDA driver found") {
         assert_eq!(out.status.code(), Some(2), "{text}");

@@ -34,20 +34,14 @@ pub fn options_from_header(source: &str) -> CompileOptions {
         let mut value = || words.next().unwrap_or_else(|| panic!("`{flag}` needs a value"));
         match flag {
             "--launch-abi" => options.target.launch_abi = value().parse::<LaunchAbi>().expect("v1 or v2"),
-            "--address-size" => {
-                options.target.address_size = if value() == "32" { AddressSize::Bits32 } else { AddressSize::Bits64 }
-            }
+            "--address-size" => options.target.address_size = if value() == "32" { AddressSize::Bits32 } else { AddressSize::Bits64 },
             "--arch" => options.target.sm = value().parse().expect("an architecture"),
             "--strict-param-limit" => options.warnings.deny.push(Code::ParamBufferOver4K),
             "-Rpass=aggregate" => options.pass_remarks = true,
             "-Rskipped-headers" => options.header_remarks = true,
             "-fdevice-malloc-pool" => options.malloc_pool = true,
-            _ if flag.starts_with("-faggregate-launches=") => {
-                options.aggregate = flag["-faggregate-launches=".len()..].parse().expect("warp, block or off")
-            }
-            _ if flag.starts_with("-flaunch-threshold=") => {
-                options.launch_threshold = flag["-flaunch-threshold=".len()..].parse().expect("a thread count")
-            }
+            _ if flag.starts_with("-faggregate-launches=") => options.aggregate = flag["-faggregate-launches=".len()..].parse().expect("warp, block or off"),
+            _ if flag.starts_with("-flaunch-threshold=") => options.launch_threshold = flag["-flaunch-threshold=".len()..].parse().expect("a thread count"),
             other => panic!("unknown flag `{other}` in a test header"),
         }
     }

@@ -79,10 +79,7 @@ fn build_one(root: &Path, cuda: &Path, clang: &str, work: &Path, name: &str, inp
         .arg(input);
     run(&mut c, "Clang")?;
     let nvcc_ptx = work.join(format!("{name}.nvcc.ptx"));
-    run(
-        Command::new(cuda.join("bin/nvcc")).current_dir(root).args(["-x", "cu", "-rdc=true", "-arch=sm_90", "-ptx", "-o"]).arg(&nvcc_ptx).arg(input),
-        "nvcc (for its kernel names)",
-    )?;
+    run(Command::new(cuda.join("bin/nvcc")).current_dir(root).args(["-x", "cu", "-rdc=true", "-arch=sm_90", "-ptx", "-o"]).arg(&nvcc_ptx).arg(input), "nvcc (for its kernel names)")?;
     let read = |p: &Path| fs::read_to_string(p).map_err(|e| format!("reading {}: {e}", p.display()));
     let clang_ptx = read(&ptx)?;
     // a program may call the V2 pair by name (devrt_calls does, as cdpc-v1's build of it keeps);
@@ -97,13 +94,7 @@ fn build_one(root: &Path, cuda: &Path, clang: &str, work: &Path, name: &str, inp
     let object = work.join(format!("{name}.o"));
     run(Command::new(cuda.join("bin/ptxas")).args(["-arch=sm_90", "-c", "-O3", "-o"]).arg(&object).arg(&ptx), "ptxas")?;
     run(
-        Command::new(cuda.join("bin/nvlink"))
-            .arg("-arch=sm_90")
-            .arg(&object)
-            .arg(format!("-L{}", cuda.join("lib").display()))
-            .arg("-lcudadevrt")
-            .arg("-o")
-            .arg(out_dir.join(format!("{name}.cubin"))),
+        Command::new(cuda.join("bin/nvlink")).arg("-arch=sm_90").arg(&object).arg(format!("-L{}", cuda.join("lib").display())).arg("-lcudadevrt").arg("-o").arg(out_dir.join(format!("{name}.cubin"))),
         "nvlink",
     )
 }

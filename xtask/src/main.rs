@@ -71,9 +71,7 @@ fn main() -> ExitCode {
     let rest: Vec<OsString> = args.collect();
     let root = repo_root();
     let result = match command.as_deref() {
-        Some("setup") => {
-            setup(&root, rest.iter().any(|a| a == "--force")).map(|_| ExitCode::SUCCESS)
-        }
+        Some("setup") => setup(&root, rest.iter().any(|a| a == "--force")).map(|_| ExitCode::SUCCESS),
         Some("samples") => samples(&root, &rest),
         Some("test") => test(&root, &rest),
         Some("gpu-bundle") => gpu_bundle(&root),
@@ -181,10 +179,7 @@ fn setup(root: &Path, force: bool) -> Result<Setup> {
 fn ensure_llvm() -> Result<PathBuf> {
     if let Some(prefix) = env::var_os(LLVM_SYS_PREFIX_VAR) {
         if find_llvm().is_none() {
-            return Err(format!(
-                "{LLVM_SYS_PREFIX_VAR}={} has no LLVM {LLVM_MAJOR} bin/llvm-config; unset it or fix it",
-                PathBuf::from(prefix).display()
-            ));
+            return Err(format!("{LLVM_SYS_PREFIX_VAR}={} has no LLVM {LLVM_MAJOR} bin/llvm-config; unset it or fix it", PathBuf::from(prefix).display()));
         }
     }
     if let Some(prefix) = find_llvm() {
@@ -206,26 +201,16 @@ fn ensure_llvm() -> Result<PathBuf> {
         ));
     }
     if !succeeds(Command::new("apt-get").arg("--version")) {
-        return Err(format!(
-            "LLVM {LLVM_MAJOR} is not installed and apt-get is not available. {APT_LLVM_HELP}"
-        ));
+        return Err(format!("LLVM {LLVM_MAJOR} is not installed and apt-get is not available. {APT_LLVM_HELP}"));
     }
     println!("setup: installing LLVM {LLVM_MAJOR}: {install}");
     run_status(apt().arg("update"))?;
     let mut cmd = apt();
     cmd.args(["install", "-y", "--no-install-recommends"]).args(&packages);
     if let Err(e) = run_status(&mut cmd) {
-        return Err(format!(
-            "{e}\napt-get could not install {}. {APT_LLVM_HELP}",
-            packages.join(" ")
-        ));
+        return Err(format!("{e}\napt-get could not install {}. {APT_LLVM_HELP}", packages.join(" ")));
     }
-    find_llvm().ok_or_else(|| {
-        format!(
-            "apt-get installed {} but no llvm-config-{LLVM_MAJOR} was found. {APT_LLVM_HELP}",
-            packages.join(" ")
-        )
-    })
+    find_llvm().ok_or_else(|| format!("apt-get installed {} but no llvm-config-{LLVM_MAJOR} was found. {APT_LLVM_HELP}", packages.join(" ")))
 }
 
 const APT_LLVM_HELP: &str = "\
@@ -242,10 +227,7 @@ pub(crate) fn apt() -> Command {
 }
 
 fn find_llvm() -> Option<PathBuf> {
-    let is_22 = |config: &Path| {
-        output_of(Command::new(config).arg("--version"))
-            .is_some_and(|v| v.trim().starts_with("22."))
-    };
+    let is_22 = |config: &Path| output_of(Command::new(config).arg("--version")).is_some_and(|v| v.trim().starts_with("22."));
     if let Some(prefix) = env::var_os(LLVM_SYS_PREFIX_VAR) {
         let prefix = PathBuf::from(prefix);
         return is_22(&prefix.join("bin/llvm-config")).then_some(prefix);
@@ -271,10 +253,7 @@ fn ensure_c_compiler() -> Result<()> {
         return Ok(());
     }
     if !is_root() {
-        return Err(
-            "no C compiler (`cc`); install one with: sudo apt-get install -y build-essential"
-                .into(),
-        );
+        return Err("no C compiler (`cc`); install one with: sudo apt-get install -y build-essential".into());
     }
     println!("setup: installing a C compiler: apt-get install -y build-essential");
     run_status(apt().arg("update"))?;
@@ -315,8 +294,7 @@ fn ensure_clang(llvm_prefix: &Path) -> Result<()> {
     }
     println!("setup: installing Clang {LLVM_MAJOR} for CUDA C++: apt-get install -y {packages}");
     run_status(apt().arg("update"))?;
-    run_status(apt().args(["install", "-y", "--no-install-recommends"]).args(packages.split(' ')))
-        .map_err(|e| format!("{e}\napt-get could not install {packages}. {APT_LLVM_HELP}"))?;
+    run_status(apt().args(["install", "-y", "--no-install-recommends"]).args(packages.split(' '))).map_err(|e| format!("{e}\napt-get could not install {packages}. {APT_LLVM_HELP}"))?;
     if !libraries.is_file() {
         return Err(format!("apt-get installed {packages} but {} is missing", libraries.display()));
     }
@@ -363,52 +341,25 @@ fn ensure_wheels(root: &Path, force: bool) -> Result<()> {
         // Installing as root into a project folder is intended; silence pip's warning (an env
         // variable, unlike --root-user-action, is ignored by pips that do not know it).
         c.env("PIP_ROOT_USER_ACTION", "ignore");
-        c.args([
-            "-m",
-            "pip",
-            "install",
-            "--disable-pip-version-check",
-            "--no-input",
-            "--progress-bar",
-            "off",
-        ])
-        .args(["--no-deps", "--target"])
-        .arg(&staging)
-        .args(extra)
-        .args(WHEELS);
+        c.args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--progress-bar", "off"]).args(["--no-deps", "--target"]).arg(&staging).args(extra).args(WHEELS);
         c
     };
     let (ok, stderr) = run_capturing_stderr(&mut pip(&[]))?;
     if !ok {
         // Debian's pip can refuse with "externally-managed-environment" (PEP 668), although
         // --target does not touch the system; older pips do not know the override flag.
-        let retried = stderr.contains("externally-managed")
-            && run_capturing_stderr(&mut pip(&["--break-system-packages"]))?.0;
+        let retried = stderr.contains("externally-managed") && run_capturing_stderr(&mut pip(&["--break-system-packages"]))?.0;
         if !retried {
             let _ = fs::remove_dir_all(&staging);
-            return Err(format!(
-                "pip could not install the NVIDIA wheels into {}:\n{}",
-                staging.display(),
-                stderr.trim_end()
-            ));
+            return Err(format!("pip could not install the NVIDIA wheels into {}:\n{}", staging.display(), stderr.trim_end()));
         }
     }
     let new_ptxas = staging.join("nvidia/cu13/bin/ptxas");
-    let version = output_of(Command::new(&new_ptxas).arg("--version")).ok_or_else(|| {
-        format!("the wheels installed, but `{} --version` does not run", new_ptxas.display())
-    })?;
-    fs::write(staging.join(STAMP), &stamp_text)
-        .map_err(|e| format!("writing the stamp in {}: {e}", staging.display()))?;
+    let version = output_of(Command::new(&new_ptxas).arg("--version")).ok_or_else(|| format!("the wheels installed, but `{} --version` does not run", new_ptxas.display()))?;
+    fs::write(staging.join(STAMP), &stamp_text).map_err(|e| format!("writing the stamp in {}: {e}", staging.display()))?;
     remove_dir_if_present(&dir)?;
-    fs::rename(&staging, &dir)
-        .map_err(|e| format!("renaming {} to {}: {e}", staging.display(), dir.display()))?;
-    let version = version
-        .lines()
-        .find(|l| l.contains("release"))
-        .or_else(|| version.lines().last())
-        .unwrap_or("")
-        .trim()
-        .to_string();
+    fs::rename(&staging, &dir).map_err(|e| format!("renaming {} to {}: {e}", staging.display(), dir.display()))?;
+    let version = version.lines().find(|l| l.contains("release")).or_else(|| version.lines().last()).unwrap_or("").trim().to_string();
     println!("setup: NVIDIA tools installed in {CUDA_DIR}/nvidia/cu13 (ptxas: {version})");
     Ok(())
 }
@@ -427,9 +378,7 @@ fn ensure_pip() -> Result<()> {
 
 fn remove_dir_if_present(dir: &Path) -> Result<()> {
     match fs::remove_dir_all(dir) {
-        Err(e) if e.kind() != ErrorKind::NotFound => {
-            Err(format!("removing {}: {e}", dir.display()))
-        }
+        Err(e) if e.kind() != ErrorKind::NotFound => Err(format!("removing {}: {e}", dir.display())),
         _ => Ok(()),
     }
 }
@@ -462,14 +411,7 @@ fn samples(root: &Path, cdpc_args: &[OsString]) -> Result<ExitCode> {
         let output = format!("build/samples/{name}.cubin");
         let _ = fs::remove_file(root.join(&output)); // never count a stale cubin
         let started = Instant::now();
-        let result = Command::new(&cdpc)
-            .current_dir(root)
-            .arg(input)
-            .arg("-o")
-            .arg(&output)
-            .args(cdpc_args)
-            .stdin(Stdio::null())
-            .output();
+        let result = Command::new(&cdpc).current_dir(root).arg(input).arg("-o").arg(&output).args(cdpc_args).stdin(Stdio::null()).output();
         let secs = started.elapsed().as_secs_f64();
         match result {
             Ok(out) if out.status.success() => match fs::metadata(root.join(&output)) {
@@ -499,12 +441,7 @@ fn samples(root: &Path, cdpc_args: &[OsString]) -> Result<ExitCode> {
         println!("samples: all {ok} compiled into build/samples/");
         Ok(ExitCode::SUCCESS)
     } else {
-        println!(
-            "samples: {ok} compiled, {} failed ({}) of {}",
-            failed.len(),
-            failed.join(", "),
-            names.len()
-        );
+        println!("samples: {ok} compiled, {} failed ({}) of {}", failed.len(), failed.join(", "), names.len());
         Ok(ExitCode::FAILURE)
     }
 }
@@ -562,11 +499,7 @@ fn test(root: &Path, args: &[OsString]) -> Result<ExitCode> {
     // filler that could outlive the test that started it (and leave its work folder in `tmp`
     // for a moment): compiler/src/clang/cache.rs, `Fill`. The tests of fillers ask for them.
     cmd.env("CDPC_CACHE_BACKGROUND", "0");
-    println!(
-        "test: TMPDIR={} cargo test --workspace {}",
-        tmp.display(),
-        args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ")
-    );
+    println!("test: TMPDIR={} cargo test --workspace {}", tmp.display(), args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" "));
     let status = cmd.status().map_err(|e| format!("running cargo: {e}"));
     let leftovers = fs::read_dir(&tmp).map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect::<Vec<_>>());
     remove_dir_if_present(&tmp)?;
@@ -614,10 +547,7 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
     fs::create_dir_all(&bin).map_err(|e| format!("creating {}: {e}", bin.display()))?;
     fs::copy(release.join("cdpc-run"), bin.join("cdpc-run")).map_err(|e| format!("copying cdpc-run: {e}"))?;
     if let Some(ldd) = output_of(Command::new("ldd").arg(bin.join("cdpc-run"))) {
-        let bad: Vec<&str> = ldd
-            .lines()
-            .filter(|l| !["linux-vdso", "libc.so", "libm.so", "libgcc_s", "libpthread", "libdl.so", "ld-linux"].iter().any(|ok| l.contains(ok)))
-            .collect();
+        let bad: Vec<&str> = ldd.lines().filter(|l| !["linux-vdso", "libc.so", "libm.so", "libgcc_s", "libpthread", "libdl.so", "ld-linux"].iter().any(|ok| l.contains(ok))).collect();
         if !bad.is_empty() {
             return Err(format!("cdpc-run links more than libc/libm/libgcc:\n{}", bad.join("\n")));
         }
@@ -730,15 +660,7 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
 /// Runs `cdpc SOURCE FLAGS --launch-abi ABI -o OUTPUT` from the repository root; the output
 /// says whether it compiled.
 fn compile_cubin(root: &Path, cdpc: &Path, source: &str, abi: &str, flags: &[&str], output: &Path) -> Result<std::process::Output> {
-    Command::new(cdpc)
-        .current_dir(root)
-        .arg(source)
-        .args(flags)
-        .args(["--launch-abi", abi, "-o"])
-        .arg(output)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("running {}: {e}", cdpc.display()))
+    Command::new(cdpc).current_dir(root).arg(source).args(flags).args(["--launch-abi", abi, "-o"]).arg(output).stdin(Stdio::null()).output().map_err(|e| format!("running {}: {e}", cdpc.display()))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -751,25 +673,10 @@ const BENCH_VARIANTS: &[(&str, &str, &[&str], BenchExpect)] = &[
     ("null_stream", "every thread launches child<<<1, 32>>> into the NULL stream", &["v1", "v2"], BenchExpect::NTimes32),
     ("named_stream", "every thread launches child<<<1, 32>>> into its block's non-blocking stream", &["v1", "v2"], BenchExpect::NTimes32),
     ("fire_and_forget", "every thread launches child<<<1, 32>>> into cudaStreamFireAndForget", &["v2"], BenchExpect::NTimes32),
-    (
-        "launch_sites",
-        "child<<<1, 32>>> launched in a loop, from a __device__ function and directly, in a divergent branch",
-        &["v1", "v2"],
-        BenchExpect::NTimes32,
-    ),
+    ("launch_sites", "child<<<1, 32>>> launched in a loop, from a __device__ function and directly, in a divergent branch", &["v1", "v2"], BenchExpect::NTimes32),
     ("padded_structs", "every thread launches child<<<1, 32>>> with two padded structs by value", &["v1", "v2"], BenchExpect::NTimes32),
-    (
-        "branch_sites",
-        "child<<<1, 32>>> launched at three sites of one divergent branch, none in a loop or a __device__ function",
-        &["v1", "v2"],
-        BenchExpect::NTimes32,
-    ),
-    (
-        "lane_sites",
-        "by t % 3, child<<<1, 2>>> launched t % 4 times in a loop, child<<<1, 4>>> through a __device__ function, or nothing",
-        &["v1", "v2"],
-        BenchExpect::Formula(lane_sites_counter),
-    ),
+    ("branch_sites", "child<<<1, 32>>> launched at three sites of one divergent branch, none in a loop or a __device__ function", &["v1", "v2"], BenchExpect::NTimes32),
+    ("lane_sites", "by t % 3, child<<<1, 2>>> launched t % 4 times in a loop, child<<<1, 4>>> through a __device__ function, or nothing", &["v1", "v2"], BenchExpect::Formula(lane_sites_counter)),
 ];
 
 /// What a benchmark run's counter holds at the end.
@@ -784,7 +691,13 @@ enum BenchExpect {
 /// bench/gpu/lane_sites.cdp's counter: thread t adds 2 (t % 4) when t % 3 == 0, 4 when
 /// t % 3 == 1, nothing otherwise.
 fn lane_sites_counter(n: u64) -> u64 {
-    (0..n).map(|t| match t % 3 { 0 => 2 * (t % 4), 1 => 4, _ => 0 }).sum()
+    (0..n)
+        .map(|t| match t % 3 {
+            0 => 2 * (t % 4),
+            1 => 4,
+            _ => 0,
+        })
+        .sum()
 }
 
 /// Launches per run (one per parent thread; 256-thread blocks).
@@ -859,8 +772,7 @@ fn gpu_bench(root: &Path, cdpc: &Path) -> Result<Vec<String>> {
     for &(variant, description, abis, expect) in BENCH_VARIANTS {
         for &n in BENCH_SIZES {
             let path = src.join(format!("{}.toml", bench_label(variant, n)));
-            fs::write(&path, bench_manifest(variant, description, abis, expect, n))
-                .map_err(|e| format!("writing {}: {e}", path.display()))?;
+            fs::write(&path, bench_manifest(variant, description, abis, expect, n)).map_err(|e| format!("writing {}: {e}", path.display()))?;
         }
         let mut configs: Vec<(String, &str, &[&str])> = abis.iter().map(|abi| (format!("cdpc-{abi}"), *abi, &["-fno-launch-optimizations"][..])).collect();
         // Aggregation leaves the stream launches alone, so named_stream and fire_and_forget do
@@ -903,20 +815,19 @@ fn gpu_bench(root: &Path, cdpc: &Path) -> Result<Vec<String>> {
 // fuzz
 
 /// The cargo-fuzz targets in fuzz/fuzz_targets, and the seed folder each starts from.
-const FUZZ_TARGETS: &[(&str, &str)] =
-    &[
-        ("preprocess", "text"),
-        ("lex", "text"),
-        ("parse", "text"),
-        ("check", "text"),
-        ("codegen", "codegen"),
-        ("ir_input", "ir_input"),
-        ("ir_pipeline", "ir"),
-        ("clang_messages", "text"),
-        ("host_ir", "host-ir"),
-        ("preamble", "text"),
-        ("cache_size", "text"),
-    ];
+const FUZZ_TARGETS: &[(&str, &str)] = &[
+    ("preprocess", "text"),
+    ("lex", "text"),
+    ("parse", "text"),
+    ("check", "text"),
+    ("codegen", "codegen"),
+    ("ir_input", "ir_input"),
+    ("ir_pipeline", "ir"),
+    ("clang_messages", "text"),
+    ("host_ir", "host-ir"),
+    ("preamble", "text"),
+    ("cache_size", "text"),
+];
 /// `cargo xtask fuzz TARGET [--runs N] [--max-len N] [--keep-going]`: builds the cargo-fuzz
 /// targets on stable (RUSTC_BOOTSTRAP=1, no sanitizer, debug assertions on) and runs TARGET for
 /// N executions from its seeds. With --keep-going a crash is saved under fuzz/artifacts/TARGET/
@@ -927,9 +838,7 @@ fn fuzz(root: &Path, args: &[OsString]) -> Result<ExitCode> {
     let (mut runs, mut max_len, mut keep_going) = (100_000u64, 8192u64, false);
     let mut it = args.iter();
     while let Some(arg) = it.next() {
-        let mut number = |name: &str| -> Result<u64> {
-            it.next().and_then(|v| v.parse().ok()).ok_or_else(|| format!("{name} needs a number"))
-        };
+        let mut number = |name: &str| -> Result<u64> { it.next().and_then(|v| v.parse().ok()).ok_or_else(|| format!("{name} needs a number")) };
         match arg.as_str() {
             "--runs" => runs = number("--runs")?,
             "--max-len" => max_len = number("--max-len")?,
@@ -940,24 +849,14 @@ fn fuzz(root: &Path, args: &[OsString]) -> Result<ExitCode> {
     }
     let names: Vec<&str> = FUZZ_TARGETS.iter().map(|(n, _)| *n).collect();
     let target = target.ok_or_else(|| format!("fuzz: name a target: {}", names.join(", ")))?;
-    let seeds = FUZZ_TARGETS
-        .iter()
-        .find(|(n, _)| *n == target)
-        .map(|(_, s)| *s)
-        .ok_or_else(|| format!("fuzz: no target `{target}`; the targets are {}", names.join(", ")))?;
+    let seeds = FUZZ_TARGETS.iter().find(|(n, _)| *n == target).map(|(_, s)| *s).ok_or_else(|| format!("fuzz: no target `{target}`; the targets are {}", names.join(", ")))?;
     let s = setup_llvm_only()?;
     let fuzz_dir = root.join("fuzz");
     let target_dir = target_dir(root).join("fuzz");
     let mut build = cargo(&fuzz_dir, &s);
-    build
-        .env("RUSTC_BOOTSTRAP", "1")
-        .args(["fuzz", "build", "--sanitizer", "none", "-O", "--debug-assertions", "--target-dir"])
-        .arg(&target_dir)
-        .arg(&target);
+    build.env("RUSTC_BOOTSTRAP", "1").args(["fuzz", "build", "--sanitizer", "none", "-O", "--debug-assertions", "--target-dir"]).arg(&target_dir).arg(&target);
     println!("fuzz: {}", display(&build));
-    run_status(&mut build).map_err(|e| {
-        format!("{e}\n(cargo-fuzz is needed: `cargo install cargo-fuzz`)")
-    })?;
+    run_status(&mut build).map_err(|e| format!("{e}\n(cargo-fuzz is needed: `cargo install cargo-fuzz`)"))?;
     let binary = target_dir.join("x86_64-unknown-linux-gnu/release").join(&target);
     let corpus = fuzz_dir.join("corpus").join(&target);
     let artifacts = fuzz_dir.join("artifacts").join(&target);
@@ -979,12 +878,7 @@ fn fuzz(root: &Path, args: &[OsString]) -> Result<ExitCode> {
         let output = cmd.output().map_err(|e| format!("running {}: {e}", binary.display()))?;
         let log = String::from_utf8_lossy(&output.stderr);
         eprint!("{log}");
-        let executed = log
-            .lines()
-            .filter_map(|l| l.strip_prefix("stat::number_of_executed_units:"))
-            .filter_map(|n| n.trim().parse::<u64>().ok())
-            .next_back()
-            .unwrap_or(0);
+        let executed = log.lines().filter_map(|l| l.strip_prefix("stat::number_of_executed_units:")).filter_map(|n| n.trim().parse::<u64>().ok()).next_back().unwrap_or(0);
         done += executed.max(1);
         if output.status.success() {
             continue;
@@ -998,11 +892,7 @@ fn fuzz(root: &Path, args: &[OsString]) -> Result<ExitCode> {
             break;
         }
     }
-    println!(
-        "fuzz: target {target}: {done} executions in {:.0} s, {crashes} crash{} (artifacts in fuzz/artifacts/{target}/)",
-        started.elapsed().as_secs_f64(),
-        if crashes == 1 { "" } else { "es" }
-    );
+    println!("fuzz: target {target}: {done} executions in {:.0} s, {crashes} crash{} (artifacts in fuzz/artifacts/{target}/)", started.elapsed().as_secs_f64(), if crashes == 1 { "" } else { "es" });
     Ok(if crashes == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
@@ -1046,11 +936,7 @@ fn cargo(root: &Path, s: &Setup) -> Command {
 }
 
 fn succeeds(cmd: &mut Command) -> bool {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
 }
 
 /// The stdout of a command that succeeded.
@@ -1060,11 +946,7 @@ fn output_of(cmd: &mut Command) -> Option<String> {
 }
 
 fn display(cmd: &Command) -> String {
-    std::iter::once(cmd.get_program())
-        .chain(cmd.get_args())
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join(" ")
+    std::iter::once(cmd.get_program()).chain(cmd.get_args()).map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ")
 }
 
 /// Runs with inherited output; a non-zero exit is an error naming the command.
@@ -1081,12 +963,7 @@ fn run_status(cmd: &mut Command) -> Result<()> {
 /// Runs with stdout inherited and stderr captured (and echoed); returns success and stderr.
 fn run_capturing_stderr(cmd: &mut Command) -> Result<(bool, String)> {
     println!("+ {}", display(cmd));
-    let out = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::inherit())
-        .stderr(Stdio::piped())
-        .output()
-        .map_err(|e| format!("could not run `{}`: {e}", display(cmd)))?;
+    let out = cmd.stdin(Stdio::null()).stdout(Stdio::inherit()).stderr(Stdio::piped()).output().map_err(|e| format!("could not run `{}`: {e}", display(cmd)))?;
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     eprint!("{stderr}");
     Ok((out.status.success(), stderr))

@@ -36,10 +36,7 @@ impl Venv {
 
     /// `site-packages` of the venv.
     fn purelib(&self) -> Result<PathBuf> {
-        let out = Command::new(self.bin("python"))
-            .args(["-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])
-            .output()
-            .map_err(|e| format!("running the venv's python: {e}"))?;
+        let out = Command::new(self.bin("python")).args(["-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]).output().map_err(|e| format!("running the venv's python: {e}"))?;
         Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
     }
 
@@ -88,8 +85,7 @@ fn build_wheel(root: &Path, s: &Setup, venv: &Venv, out: &Path) -> Result<PathBu
     for stale in ["release/deps/lib_cdpc.so", "release/lib_cdpc.so", "maturin/lib_cdpc.so"] {
         let _ = fs::remove_file(target.join(stale));
     }
-    let path = std::env::join_paths(std::iter::once(venv.dir.join("bin")).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())))
-        .map_err(|e| format!("PATH: {e}"))?;
+    let path = std::env::join_paths(std::iter::once(venv.dir.join("bin")).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).map_err(|e| format!("PATH: {e}"))?;
     // The extension is linked by python/manylinux/link.py (zig against glibc 2.28's symbols,
     // libstdc++, zlib, zstd, libffi and libxml2 statically; it checks the result), so that the
     // wheel is manylinux_2_28 rather than this machine's glibc. Only the extension's own link
@@ -180,11 +176,7 @@ fn bundle_c_api(root: &Path) -> Result<Vec<PathBuf>> {
 /// The package's version (python/Cargo.toml's).
 fn package_version(root: &Path) -> Result<String> {
     let manifest = fs::read_to_string(root.join("python/Cargo.toml")).map_err(|e| format!("reading python/Cargo.toml: {e}"))?;
-    manifest
-        .lines()
-        .find_map(|l| l.strip_prefix("version = \"").and_then(|v| v.strip_suffix('"')))
-        .map(str::to_string)
-        .ok_or_else(|| "python/Cargo.toml has no version".into())
+    manifest.lines().find_map(|l| l.strip_prefix("version = \"").and_then(|v| v.strip_suffix('"'))).map(str::to_string).ok_or_else(|| "python/Cargo.toml has no version".into())
 }
 
 /// cdpc.pc: `prefix` and `libdir` as pkg-config variables (relative to the file through
@@ -353,9 +345,7 @@ fn check_archive(root: &Path, archive: &Archive) -> Result<()> {
     let cdpc = prefix.join("bin/cdpc");
 
     // PATH without the folders holding ptxas (the check is about the archive's own search).
-    let path: Vec<PathBuf> = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .filter(|d| !d.as_os_str().is_empty() && !d.join("ptxas").exists())
-        .collect();
+    let path: Vec<PathBuf> = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).filter(|d| !d.as_os_str().is_empty() && !d.join("ptxas").exists()).collect();
     let env_with = |c: &mut Command, first: Option<&Path>| {
         let dirs = first.map(Path::to_path_buf).into_iter().chain(path.iter().cloned());
         c.current_dir(empty)
@@ -434,11 +424,7 @@ fn check_archive(root: &Path, archive: &Archive) -> Result<()> {
     cc.args(["-std=c99", "-Wall", "-Werror"]).arg(root.join("python/tests/c/embed.c")).arg("-o").arg(&exe);
     let pc_dir = prefix.join("lib/pkgconfig");
     if ensure_pkg_config()? {
-        let out = Command::new("pkg-config")
-            .args(["--cflags", "--libs", "cdpc"])
-            .env("PKG_CONFIG_PATH", &pc_dir)
-            .output()
-            .map_err(|e| format!("running pkg-config: {e}"))?;
+        let out = Command::new("pkg-config").args(["--cflags", "--libs", "cdpc"]).env("PKG_CONFIG_PATH", &pc_dir).output().map_err(|e| format!("running pkg-config: {e}"))?;
         if !out.status.success() {
             return Err(format!("pkg-config does not read the archive's cdpc.pc: {}", String::from_utf8_lossy(&out.stderr)));
         }
@@ -492,20 +478,14 @@ pub(crate) fn python_tests(root: &Path, s: &Setup) -> Result<ExitCode> {
     // it was made in, so a target folder copied elsewhere (with its venv) ran pytest against
     // the old folder's install of cdpc, not the wheel just installed here.
     let mut pytest = Command::new(venv.bin("python"));
-    pytest
-        .current_dir(root)
-        .args(["-m", "pytest"])
-        .env("CDPC_EXPECT_INSTALLED", "1")
-        .env("CDPC_WHEEL", &wheel)
-        .env("CDPC_NVIDIA_WHEELS", &nvidia)
-        .env_remove("PYTHONPATH")
-        .args(["-q", "-p", "no:cacheprovider", "python/tests"]);
+    pytest.current_dir(root).args(["-m", "pytest"]).env("CDPC_EXPECT_INSTALLED", "1").env("CDPC_WHEEL", &wheel).env("CDPC_NVIDIA_WHEELS", &nvidia).env_remove("PYTHONPATH").args([
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "python/tests",
+    ]);
     let status = pytest.status().map_err(|e| format!("running pytest: {e}"))?;
-    println!(
-        "test: Python package: wheel built in {:.0} s, installed and tested in {:.0} s",
-        built.as_secs_f64(),
-        (started.elapsed() - built).as_secs_f64()
-    );
+    println!("test: Python package: wheel built in {:.0} s, installed and tested in {:.0} s", built.as_secs_f64(), (started.elapsed() - built).as_secs_f64());
     if !status.success() {
         return Ok(ExitCode::FAILURE);
     }

@@ -67,9 +67,7 @@ impl<'ctx> Codegen<'ctx, '_> {
         let want = self.asm_type(c, ty);
         match v {
             BasicValueEnum::PointerValue(p) => Ok(self.builder.build_ptr_to_int(p, want.into_int_type(), "asm.in")?.into()),
-            BasicValueEnum::IntValue(i) if want.is_int_type() && i.get_type() != want.into_int_type() => {
-                Ok(self.builder.build_int_cast(i, want.into_int_type(), "asm.in")?.into())
-            }
+            BasicValueEnum::IntValue(i) if want.is_int_type() && i.get_type() != want.into_int_type() => Ok(self.builder.build_int_cast(i, want.into_int_type(), "asm.in")?.into()),
             other => Ok(other),
         }
     }
@@ -79,9 +77,7 @@ impl<'ctx> Codegen<'ctx, '_> {
         let want = self.types.reg(ty)?;
         match (v, want) {
             (BasicValueEnum::IntValue(i), BasicTypeEnum::PointerType(p)) => Ok(self.builder.build_int_to_ptr(i, p, "asm.out")?.into()),
-            (BasicValueEnum::IntValue(i), BasicTypeEnum::IntType(t)) if i.get_type() != t => {
-                Ok(self.builder.build_int_cast(i, t, "asm.out")?.into())
-            }
+            (BasicValueEnum::IntValue(i), BasicTypeEnum::IntType(t)) if i.get_type() != t => Ok(self.builder.build_int_cast(i, t, "asm.out")?.into()),
             (other, _) => Ok(other),
         }
     }
@@ -123,11 +119,7 @@ impl<'ctx> Codegen<'ctx, '_> {
         }
         let ValueKind::Basic(result) = call.try_as_basic_value() else { return internal("inline asm returned no value") };
         for (n, (o, place)) in a.outputs.iter().zip(&places).enumerate() {
-            let v = if a.outputs.len() == 1 {
-                result
-            } else {
-                self.builder.build_extract_value(result.into_struct_value(), n as u32, "asm.out")?
-            };
+            let v = if a.outputs.len() == 1 { result } else { self.builder.build_extract_value(result.into_struct_value(), n as u32, "asm.out")? };
             let v = self.operand_to_place(v, &o.place.ty)?;
             self.store_access(*place, v, &o.place.ty, self.is_volatile(&o.place)?)?;
         }

@@ -6,10 +6,7 @@ use super::{internal, BackendError, Codegen, R};
 use crate::hir::{AtomicOp, AtomicScope, Axis, Builtin, Expr, MathFn, SpecialReg, WarpOp};
 use crate::types::{FloatKind, Type};
 use inkwell::intrinsics::Intrinsic;
-use inkwell::llvm_sys::core::{
-    LLVMBuildAtomicCmpXchgSyncScope, LLVMBuildAtomicRMWSyncScope, LLVMBuildFenceSyncScope, LLVMGetModuleContext,
-    LLVMGetSyncScopeID,
-};
+use inkwell::llvm_sys::core::{LLVMBuildAtomicCmpXchgSyncScope, LLVMBuildAtomicRMWSyncScope, LLVMBuildFenceSyncScope, LLVMGetModuleContext, LLVMGetSyncScopeID};
 use inkwell::llvm_sys::{LLVMAtomicOrdering, LLVMAtomicRMWBinOp};
 use inkwell::module::Linkage;
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
@@ -19,9 +16,7 @@ type BV<'ctx> = BasicValueEnum<'ctx>;
 
 impl<'ctx> Codegen<'ctx, '_> {
     pub(crate) fn intrinsic(&self, name: &str, overloads: &[BasicTypeEnum<'ctx>]) -> R<FunctionValue<'ctx>> {
-        Intrinsic::find(name)
-            .and_then(|i| i.get_declaration(&self.module, overloads))
-            .ok_or_else(|| BackendError::Internal(format!("LLVM has no intrinsic {name}")))
+        Intrinsic::find(name).and_then(|i| i.get_declaration(&self.module, overloads)).ok_or_else(|| BackendError::Internal(format!("LLVM has no intrinsic {name}")))
     }
 
     /// Calls `f`; `None` for a void result.
@@ -38,12 +33,7 @@ impl<'ctx> Codegen<'ctx, '_> {
     }
 
     /// An external function declared once per module.
-    pub(crate) fn declare_external(
-        &self,
-        name: &str,
-        ret: Option<BasicTypeEnum<'ctx>>,
-        params: &[BasicMetadataTypeEnum<'ctx>],
-    ) -> FunctionValue<'ctx> {
+    pub(crate) fn declare_external(&self, name: &str, ret: Option<BasicTypeEnum<'ctx>>, params: &[BasicMetadataTypeEnum<'ctx>]) -> FunctionValue<'ctx> {
         if let Some(f) = self.module.get_function(name) {
             return f;
         }
@@ -102,12 +92,7 @@ impl<'ctx> Codegen<'ctx, '_> {
                 let ssid = self.sync_scope(scope);
                 // SAFETY: the builder is positioned (we are inside a function body).
                 unsafe {
-                    LLVMBuildFenceSyncScope(
-                        self.builder.as_mut_ptr(),
-                        LLVMAtomicOrdering::LLVMAtomicOrderingSequentiallyConsistent,
-                        ssid,
-                        c"".as_ptr(),
-                    );
+                    LLVMBuildFenceSyncScope(self.builder.as_mut_ptr(), LLVMAtomicOrdering::LLVMAtomicOrderingSequentiallyConsistent, ssid, c"".as_ptr());
                 }
                 Ok(None)
             }
@@ -176,15 +161,9 @@ impl<'ctx> Codegen<'ctx, '_> {
     pub(crate) fn coerce(&self, v: BV<'ctx>, to: BasicMetadataTypeEnum<'ctx>) -> R<BV<'ctx>> {
         let b = &self.builder;
         Ok(match (v, to) {
-            (BasicValueEnum::IntValue(i), BasicMetadataTypeEnum::IntType(t)) if i.get_type() != t => {
-                b.build_int_cast_sign_flag(i, t, false, "abi")?.into()
-            }
-            (BasicValueEnum::IntValue(i), BasicMetadataTypeEnum::PointerType(t)) => {
-                b.build_int_to_ptr(i, t, "abi")?.into()
-            }
-            (BasicValueEnum::PointerValue(p), BasicMetadataTypeEnum::IntType(t)) => {
-                b.build_ptr_to_int(p, t, "abi")?.into()
-            }
+            (BasicValueEnum::IntValue(i), BasicMetadataTypeEnum::IntType(t)) if i.get_type() != t => b.build_int_cast_sign_flag(i, t, false, "abi")?.into(),
+            (BasicValueEnum::IntValue(i), BasicMetadataTypeEnum::PointerType(t)) => b.build_int_to_ptr(i, t, "abi")?.into(),
+            (BasicValueEnum::PointerValue(p), BasicMetadataTypeEnum::IntType(t)) => b.build_ptr_to_int(p, t, "abi")?.into(),
             // A struct by value (`cudaPitchedPtr`): the program's named struct and the entry
             // point's literal one have the same elements; rebuild it element by element.
             (BasicValueEnum::StructValue(sv), BasicMetadataTypeEnum::StructType(t)) if sv.get_type() != t => {
@@ -228,25 +207,12 @@ impl<'ctx> Codegen<'ctx, '_> {
             let (cmp, new) = match class {
                 Class::Float(k) => {
                     let it = self.types.int(if k == FloatKind::Float { 32 } else { 64 });
-                    (
-                        self.builder.build_bit_cast(*value, it, "cas.cmp")?,
-                        self.builder.build_bit_cast(*new, it, "cas.new")?,
-                    )
+                    (self.builder.build_bit_cast(*value, it, "cas.cmp")?, self.builder.build_bit_cast(*new, it, "cas.new")?)
                 }
                 _ => (*value, *new),
             };
             // SAFETY: ptr, cmp and new are valid values of matching types; the builder is positioned.
-            let pair = unsafe {
-                BV::new(LLVMBuildAtomicCmpXchgSyncScope(
-                    self.builder.as_mut_ptr(),
-                    ptr.as_value_ref(),
-                    cmp.as_value_ref(),
-                    new.as_value_ref(),
-                    monotonic,
-                    monotonic,
-                    device,
-                ))
-            };
+            let pair = unsafe { BV::new(LLVMBuildAtomicCmpXchgSyncScope(self.builder.as_mut_ptr(), ptr.as_value_ref(), cmp.as_value_ref(), new.as_value_ref(), monotonic, monotonic, device)) };
             let old = self.builder.build_extract_value(pair.into_struct_value(), 0, "cas.old")?;
             return match class {
                 Class::Float(_) => Ok(self.builder.build_bit_cast(old, self.types.reg(&pointee)?, "cas.old")?),
@@ -276,16 +242,7 @@ impl<'ctx> Codegen<'ctx, '_> {
             AtomicOp::Cas => return internal("atomicCAS is lowered to cmpxchg above"),
         };
         // SAFETY: ptr and value are valid values; the builder is positioned.
-        Ok(unsafe {
-            BV::new(LLVMBuildAtomicRMWSyncScope(
-                self.builder.as_mut_ptr(),
-                rmw,
-                ptr.as_value_ref(),
-                value.as_value_ref(),
-                monotonic,
-                device,
-            ))
-        })
+        Ok(unsafe { BV::new(LLVMBuildAtomicRMWSyncScope(self.builder.as_mut_ptr(), rmw, ptr.as_value_ref(), value.as_value_ref(), monotonic, device)) })
     }
 
     /// `vprintf(fmt, args)`: the arguments packed in a local buffer, each aligned to its size.

@@ -170,11 +170,7 @@ pub(crate) fn contract_as_nvcc(module: &Module<'_>) -> R<()> {
             }
             // Products and negations that every add took in are unused now.
             for &i in instructions.iter().rev() {
-                if !erased.contains(&i)
-                    && matches!(i.get_opcode(), InstructionOpcode::FMul | InstructionOpcode::FNeg)
-                    && contractable(i)
-                    && i.get_first_use().is_none()
-                {
+                if !erased.contains(&i) && matches!(i.get_opcode(), InstructionOpcode::FMul | InstructionOpcode::FNeg) && contractable(i) && i.get_first_use().is_none() {
                     i.erase_from_basic_block();
                 }
             }
@@ -216,15 +212,7 @@ fn without_contract<'ctx>(builder: &Builder<'ctx>, i: InstructionValue<'ctx>) ->
 
 /// Replaces `add` (an `fadd` or `fsub`) by one `llvm.fma` of the product `mul` (negated when
 /// `negated`), its operand `index`, and the other operand.
-fn fuse<'ctx>(
-    builder: &Builder<'ctx>,
-    module: &Module<'ctx>,
-    fma: Intrinsic,
-    add: InstructionValue<'ctx>,
-    index: u32,
-    mul: InstructionValue<'ctx>,
-    negated: bool,
-) -> R<()> {
+fn fuse<'ctx>(builder: &Builder<'ctx>, module: &Module<'ctx>, fma: Intrinsic, add: InstructionValue<'ctx>, index: u32, mul: InstructionValue<'ctx>, negated: bool) -> R<()> {
     let (Some(x), Some(y), Some(other)) = (float_operand(mul, 0), float_operand(mul, 1), float_operand(add, 1 - index)) else {
         return internal("contraction: operands are not floats");
     };

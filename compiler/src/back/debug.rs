@@ -10,9 +10,7 @@ use super::Codegen;
 use crate::diag::Span;
 use crate::hir;
 use crate::types::{FloatKind, IntKind, Type};
-use inkwell::debug_info::{
-    AsDIScope, DIFile, DIFlags, DIFlagsConstants, DISubprogram, DIType, DWARFEmissionKind, DWARFSourceLanguage, DebugInfoBuilder,
-};
+use inkwell::debug_info::{AsDIScope, DIFile, DIFlags, DIFlagsConstants, DISubprogram, DIType, DWARFEmissionKind, DWARFSourceLanguage, DebugInfoBuilder};
 use inkwell::module::FlagBehavior;
 use inkwell::values::FunctionValue;
 use inkwell::AddressSpace;
@@ -74,23 +72,8 @@ impl<'ctx> Dbg<'ctx> {
             DebugLevel::LineTables => DWARFEmissionKind::LineTablesOnly,
             DebugLevel::Full => DWARFEmissionKind::Full,
         };
-        let (builder, _unit) = module.create_debug_info_builder(
-            true,
-            DWARFSourceLanguage::CPlusPlus,
-            &name,
-            &dir,
-            concat!("cdpc ", env!("CARGO_PKG_VERSION")),
-            optimized,
-            "",
-            0,
-            "",
-            kind,
-            0,
-            false,
-            false,
-            "",
-            "",
-        );
+        let (builder, _unit) =
+            module.create_debug_info_builder(true, DWARFSourceLanguage::CPlusPlus, &name, &dir, concat!("cdpc ", env!("CARGO_PKG_VERSION")), optimized, "", 0, "", kind, 0, false, false, "", "");
         let i32 = ctx.i32_type();
         module.add_basic_value_flag("Dwarf Version", FlagBehavior::Warning, i32.const_int(2, false));
         module.add_basic_value_flag("Debug Info Version", FlagBehavior::Warning, i32.const_int(3, false));

@@ -69,15 +69,10 @@ use inkwell::builder::Builder;
 use inkwell::context::ContextRef;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum, IntType, PointerType, StructType};
-use inkwell::values::{
-    BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, IntValue, PointerValue, StructValue, ValueKind,
-};
+use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, IntValue, PointerValue, StructValue, ValueKind};
 use inkwell::AddressSpace;
+use runtime_shim::entry_points::{AbiType, CType, EntryPoint, GET_PARAMETER_BUFFER, GET_PARAMETER_BUFFER_V2, LAUNCH_DEVICE, LAUNCH_DEVICE_PTSZ, LAUNCH_DEVICE_V2, LAUNCH_DEVICE_V2_PTSZ};
 use runtime_shim::types::{CStruct, FieldType};
-use runtime_shim::entry_points::{
-    AbiType, CType, EntryPoint, GET_PARAMETER_BUFFER, GET_PARAMETER_BUFFER_V2, LAUNCH_DEVICE, LAUNCH_DEVICE_PTSZ,
-    LAUNCH_DEVICE_V2, LAUNCH_DEVICE_V2_PTSZ,
-};
 
 /// LLVM's `PTX_Kernel` calling convention: since LLVM 20 only functions with it become `.entry`.
 pub const PTX_KERNEL_CALL_CONV: u32 = 71;
@@ -295,12 +290,7 @@ fn call<'ctx>(builder: &Builder<'ctx>, f: FunctionValue<'ctx>, args: &[BasicValu
 /// the check of its size against the target ([`ParamLayout::check_size`]) is the caller's.
 /// Errors are [`BackendError::Launch`] for inconsistent input (argument count, builder not in a
 /// function, a tail-launch handle is not checked here) and builder failures.
-pub fn build_device_launch<'ctx>(
-    builder: &Builder<'ctx>,
-    runtime: &DeviceRuntime<'_, 'ctx>,
-    site: LaunchSite<'_, 'ctx>,
-    layout: &ParamLayout,
-) -> Result<IntValue<'ctx>, BackendError> {
+pub fn build_device_launch<'ctx>(builder: &Builder<'ctx>, runtime: &DeviceRuntime<'_, 'ctx>, site: LaunchSite<'_, 'ctx>, layout: &ParamLayout) -> Result<IntValue<'ctx>, BackendError> {
     let kernel = site.kernel.as_global_value().as_pointer_value();
     let operands = LaunchOperands { grid: site.grid, block: site.block, shared_mem: site.shared_mem, stream: site.stream, args: site.args };
     build_launch_through(builder, runtime, kernel, operands, layout)
@@ -327,29 +317,17 @@ pub(crate) fn build_launch_through<'ctx>(
     layout: &ParamLayout,
 ) -> Result<IntValue<'ctx>, BackendError> {
     if site.args.len() != layout.offsets.len() {
-        return Err(BackendError::Launch(format!(
-            "launch with {} arguments but a layout for {}",
-            site.args.len(),
-            layout.offsets.len()
-        )));
+        return Err(BackendError::Launch(format!("launch with {} arguments but a layout for {}", site.args.len(), layout.offsets.len())));
     }
-    let head = builder
-        .get_insert_block()
-        .ok_or_else(|| BackendError::Launch("the builder is not positioned in a basic block".into()))?;
-    let function = head
-        .get_parent()
-        .ok_or_else(|| BackendError::Launch("the builder's block is not in a function".into()))?;
+    let head = builder.get_insert_block().ok_or_else(|| BackendError::Launch("the builder is not positioned in a basic block".into()))?;
+    let function = head.get_parent().ok_or_else(|| BackendError::Launch("the builder's block is not in a function".into()))?;
     let ctx = runtime.context();
     let i32 = ctx.i32_type();
     let kernel: BasicValueEnum = kernel.into();
     let grid: BasicValueEnum = site.grid.into();
     let block: BasicValueEnum = site.block.into();
     // The entry points take `unsigned int` shared memory and a pointer stream.
-    let shmem: BasicValueEnum = if site.shared_mem.get_type() == i32 {
-        site.shared_mem.into()
-    } else {
-        builder.build_int_cast_sign_flag(site.shared_mem, i32, false, "abi")?.into()
-    };
+    let shmem: BasicValueEnum = if site.shared_mem.get_type() == i32 { site.shared_mem.into() } else { builder.build_int_cast_sign_flag(site.shared_mem, i32, false, "abi")?.into() };
     let stream: BasicValueEnum = match site.stream {
         BasicValueEnum::IntValue(i) => builder.build_int_to_ptr(i, runtime.ptr_type(), "abi")?.into(),
         BasicValueEnum::PointerValue(p) => p.into(),

@@ -49,11 +49,7 @@ impl<'ctx> Codegen<'ctx, '_> {
             for ty in f.param_types() {
                 params.push(self.types.mem(ty)?.into());
             }
-            let fn_ty = if f.return_type.is_void() {
-                self.ctx.void_type().fn_type(&params, false)
-            } else {
-                self.types.mem(&f.return_type)?.fn_type(&params, false)
-            };
+            let fn_ty = if f.return_type.is_void() { self.ctx.void_type().fn_type(&params, false) } else { self.types.mem(&f.return_type)?.fn_type(&params, false) };
             // External linkage keeps names exact and visible, like nvcc with -rdc; a `static`
             // function is internal (no `.visible`), as nvcc's are. C++'s inline functions
             // (`inline`, `__forceinline__`): nvcc writes no `.func` for one once every call is
@@ -552,10 +548,7 @@ impl<'ctx> Codegen<'ctx, '_> {
     fn split_access(&self, ty: &Type, volatile: bool) -> bool {
         fn holds_union(hir: &crate::hir::Module, ty: &Type) -> bool {
             match ty {
-                Type::Struct(id) => hir
-                    .structs
-                    .get(id.0 as usize)
-                    .is_none_or(|def| def.union || def.fields.iter().any(|f| holds_union(hir, &f.ty))),
+                Type::Struct(id) => hir.structs.get(id.0 as usize).is_none_or(|def| def.union || def.fields.iter().any(|f| holds_union(hir, &f.ty))),
                 Type::Array { elem, .. } => holds_union(hir, elem),
                 _ => false,
             }
@@ -566,11 +559,7 @@ impl<'ctx> Codegen<'ctx, '_> {
     /// Whether `place = value` copies memory to memory (`copy_memory`): a struct or array
     /// value read from a place of the same size, neither side volatile.
     fn copies_as_memory(&self, place: &Expr, value: &Expr) -> R<bool> {
-        Ok(Self::is_place(value)
-            && self.same_size(&value.ty, &place.ty)
-            && self.chunks(&place.ty).is_some()
-            && !self.is_volatile(place)?
-            && !self.is_volatile(value)?)
+        Ok(Self::is_place(value) && self.same_size(&value.ty, &place.ty) && self.chunks(&place.ty).is_some() && !self.is_volatile(place)? && !self.is_volatile(value)?)
     }
 
     /// The chunks, `(offset, bytes)`, in which an object of struct or array type `ty` is copied:
@@ -615,12 +604,7 @@ impl<'ctx> Codegen<'ctx, '_> {
             let chunk = i8.vec_type(bytes as u32);
             let idx = self.types.intptr().const_int(offset, false);
             // SAFETY: offset + bytes is within the object (`chunks`).
-            let (from, to) = unsafe {
-                (
-                    self.builder.build_in_bounds_gep(i8, src, &[idx], "copy.src")?,
-                    self.builder.build_in_bounds_gep(i8, dst, &[idx], "copy.dst")?,
-                )
-            };
+            let (from, to) = unsafe { (self.builder.build_in_bounds_gep(i8, src, &[idx], "copy.src")?, self.builder.build_in_bounds_gep(i8, dst, &[idx], "copy.dst")?) };
             let v = self.builder.build_load(chunk, from, "copy")?;
             let at = if offset == 0 { align } else { align.min(1 << offset.trailing_zeros().min(31)) };
             if let Some(inst) = v.as_instruction_value() {
@@ -949,9 +933,7 @@ impl<'ctx> Codegen<'ctx, '_> {
     fn bool_to(&self, b: IntValue<'ctx>, ty: &Type) -> R<BV<'ctx>> {
         match self.class(ty) {
             Class::Bool => Ok(b.into()),
-            Class::Int { .. } => {
-                Ok(self.builder.build_int_z_extend(b, self.types.reg(ty)?.into_int_type(), "bool.int")?.into())
-            }
+            Class::Int { .. } => Ok(self.builder.build_int_z_extend(b, self.types.reg(ty)?.into_int_type(), "bool.int")?.into()),
             _ => internal(format!("boolean result of type {ty:?}")),
         }
     }
@@ -982,15 +964,9 @@ impl<'ctx> Codegen<'ctx, '_> {
         let b = &self.builder;
         Ok(match (self.class(from), self.class(to)) {
             (_, Class::Bool) => self.to_bool(v, from)?,
-            (Class::Bool, Class::Int { .. }) => {
-                b.build_int_z_extend(v.into_int_value(), self.types.reg(to)?.into_int_type(), "conv")?.into()
-            }
-            (Class::Int { signed, .. }, Class::Int { .. }) => b
-                .build_int_cast_sign_flag(v.into_int_value(), self.types.reg(to)?.into_int_type(), signed, "conv")?
-                .into(),
-            (Class::Bool, Class::Float(_)) => {
-                b.build_unsigned_int_to_float(v.into_int_value(), self.types.reg(to)?.into_float_type(), "conv")?.into()
-            }
+            (Class::Bool, Class::Int { .. }) => b.build_int_z_extend(v.into_int_value(), self.types.reg(to)?.into_int_type(), "conv")?.into(),
+            (Class::Int { signed, .. }, Class::Int { .. }) => b.build_int_cast_sign_flag(v.into_int_value(), self.types.reg(to)?.into_int_type(), signed, "conv")?.into(),
+            (Class::Bool, Class::Float(_)) => b.build_unsigned_int_to_float(v.into_int_value(), self.types.reg(to)?.into_float_type(), "conv")?.into(),
             (Class::Int { signed, .. }, Class::Float(_)) => {
                 let ft = self.types.reg(to)?.into_float_type();
                 if signed {
@@ -1007,9 +983,7 @@ impl<'ctx> Codegen<'ctx, '_> {
                     b.build_float_to_unsigned_int(v.into_float_value(), it, "conv")?.into()
                 }
             }
-            (Class::Float(_), Class::Float(_)) => {
-                b.build_float_cast(v.into_float_value(), self.types.reg(to)?.into_float_type(), "conv")?.into()
-            }
+            (Class::Float(_), Class::Float(_)) => b.build_float_cast(v.into_float_value(), self.types.reg(to)?.into_float_type(), "conv")?.into(),
             (Class::Ptr, Class::Ptr) => v,
             (Class::Int { signed, .. }, Class::Ptr) => {
                 let wide = b.build_int_cast_sign_flag(v.into_int_value(), self.types.intptr(), signed, "conv")?;
@@ -1019,24 +993,14 @@ impl<'ctx> Codegen<'ctx, '_> {
                 let wide = b.build_int_z_extend(v.into_int_value(), self.types.intptr(), "conv")?;
                 b.build_int_to_ptr(wide, self.types.ptr(), "conv")?.into()
             }
-            (Class::Ptr, Class::Int { .. }) => {
-                b.build_ptr_to_int(v.into_pointer_value(), self.types.reg(to)?.into_int_type(), "conv")?.into()
-            }
+            (Class::Ptr, Class::Int { .. }) => b.build_ptr_to_int(v.into_pointer_value(), self.types.reg(to)?.into_int_type(), "conv")?.into(),
             (Class::Aggregate, Class::Aggregate) => v,
             (f, t) => return internal(format!("no conversion from {from:?} ({f:?}) to {to:?} ({t:?})")),
         })
     }
 
     /// A binary operator; `lty`/`rty` are the operands' types and `ty` the result's.
-    pub(crate) fn binop(
-        &self,
-        op: BinaryOp,
-        l: BV<'ctx>,
-        r: BV<'ctx>,
-        lty: &Type,
-        rty: &Type,
-        ty: &Type,
-    ) -> R<BV<'ctx>> {
+    pub(crate) fn binop(&self, op: BinaryOp, l: BV<'ctx>, r: BV<'ctx>, lty: &Type, rty: &Type, ty: &Type) -> R<BV<'ctx>> {
         let b = &self.builder;
         match op {
             BinaryOp::PtrAdd => {
@@ -1054,11 +1018,7 @@ impl<'ctx> Codegen<'ctx, '_> {
                 let ri = b.build_ptr_to_int(r.into_pointer_value(), it, "rhs")?;
                 let bytes = b.build_int_sub(li, ri, "diff")?;
                 let size = self.pointee_size(lty).max(1);
-                let elems = if size == 1 {
-                    bytes
-                } else {
-                    b.build_int_exact_signed_div(bytes, it.const_int(size, false), "ptrdiff")?
-                };
+                let elems = if size == 1 { bytes } else { b.build_int_exact_signed_div(bytes, it.const_int(size, false), "ptrdiff")? };
                 return Ok(b.build_int_cast_sign_flag(elems, self.types.reg(ty)?.into_int_type(), true, "ptrdiff")?.into());
             }
             BinaryOp::Lt | BinaryOp::Gt | BinaryOp::Le | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne => {
@@ -1127,10 +1087,7 @@ impl<'ctx> Codegen<'ctx, '_> {
                 let signed = matches!(class, Class::Int { signed: true, .. });
                 let (l, r) = if class == Class::Ptr {
                     let it = self.types.intptr();
-                    (
-                        b.build_ptr_to_int(l.into_pointer_value(), it, "lp")?,
-                        b.build_ptr_to_int(r.into_pointer_value(), it, "rp")?,
-                    )
+                    (b.build_ptr_to_int(l.into_pointer_value(), it, "lp")?, b.build_ptr_to_int(r.into_pointer_value(), it, "rp")?)
                 } else {
                     (l.into_int_value(), r.into_int_value())
                 };

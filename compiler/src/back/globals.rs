@@ -94,27 +94,19 @@ impl<'ctx> Codegen<'ctx, '_> {
         let llvm_ty = self.types.mem(ty)?;
         Ok(match (init, ty) {
             (ConstInit::Zero, _) => llvm_ty.const_zero(),
-            (ConstInit::Int(v), Type::Int(_) | Type::CudaError) => {
-                llvm_ty.into_int_type().const_int(*v as u64, false).into()
-            }
+            (ConstInit::Int(v), Type::Int(_) | Type::CudaError) => llvm_ty.into_int_type().const_int(*v as u64, false).into(),
             (ConstInit::Int(v), Type::Float(_)) => llvm_ty.into_float_type().const_float(*v as f64).into(),
-            (ConstInit::Float(v), Type::Float(FloatKind::Float)) => {
-                llvm_ty.into_float_type().const_float(*v as f32 as f64).into()
-            }
+            (ConstInit::Float(v), Type::Float(FloatKind::Float)) => llvm_ty.into_float_type().const_float(*v as f32 as f64).into(),
             (ConstInit::Float(v), Type::Float(FloatKind::Double)) => llvm_ty.into_float_type().const_float(*v).into(),
             (ConstInit::Float(v), Type::Int(_)) => llvm_ty.into_int_type().const_int(*v as i64 as u64, false).into(),
             (ConstInit::Int(0), t) if t.is_pointer_like() => llvm_ty.const_zero(),
-            (ConstInit::Int(v), t) if t.is_pointer_like() => {
-                self.types.intptr().const_int(*v as u64, false).const_to_pointer(self.types.ptr()).into()
-            }
+            (ConstInit::Int(v), t) if t.is_pointer_like() => self.types.intptr().const_int(*v as u64, false).const_to_pointer(self.types.ptr()).into(),
             (ConstInit::GlobalAddress(g), t) if t.is_pointer_like() => self.global_ptr(*g)?.into(),
             (ConstInit::FunctionAddress(f), Type::FnPtr(_)) => match self.functions.get(f.0 as usize) {
                 Some(f) => f.as_global_value().as_pointer_value().into(),
                 None => return internal(format!("unknown function {}", f.0)),
             },
-            (ConstInit::GlobalAddress(g), Type::Int(_)) => {
-                self.global_ptr(*g)?.const_to_int(llvm_ty.into_int_type()).into()
-            }
+            (ConstInit::GlobalAddress(g), Type::Int(_)) => self.global_ptr(*g)?.const_to_int(llvm_ty.into_int_type()).into(),
             (ConstInit::Array(elems), Type::Array { elem, len }) => {
                 let elem_ty = self.types.mem(elem)?;
                 let mut values = Vec::with_capacity(*len as usize);
@@ -235,11 +227,5 @@ pub(crate) fn poison<'ctx>(ty: BasicTypeEnum<'ctx>) -> BasicValueEnum<'ctx> {
 fn const_array<'ctx>(elem: BasicTypeEnum<'ctx>, values: &[BasicValueEnum<'ctx>]) -> BasicValueEnum<'ctx> {
     let mut refs: Vec<_> = values.iter().map(|v| v.as_value_ref()).collect();
     // SAFETY: every value is a constant of type `elem` (built by const_init for that type).
-    unsafe {
-        BasicValueEnum::new(inkwell::llvm_sys::core::LLVMConstArray2(
-            elem.as_type_ref(),
-            refs.as_mut_ptr(),
-            refs.len() as u64,
-        ))
-    }
+    unsafe { BasicValueEnum::new(inkwell::llvm_sys::core::LLVMConstArray2(elem.as_type_ref(), refs.as_mut_ptr(), refs.len() as u64)) }
 }

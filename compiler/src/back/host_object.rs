@@ -24,10 +24,10 @@
 //! (`byval`), as clang lowers them.
 
 use super::{BackendError, R};
+use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
 use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetMachine, TargetTriple};
-use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::types::{AnyType, BasicMetadataTypeEnum, BasicType, BasicTypeEnum, StructType};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, PointerValue, ValueKind};
 use inkwell::{AddressSpace, IntPredicate, OptimizationLevel};
@@ -306,7 +306,18 @@ impl<'a, 'ctx> Builder<'a, 'ctx> {
             let null = self.ptr.const_null();
             b.build_call(
                 register_function,
-                &[handle.into(), stub.as_global_value().as_pointer_value().into(), name.into(), name.into(), i32.const_all_ones().into(), null.into(), null.into(), null.into(), null.into(), null.into()],
+                &[
+                    handle.into(),
+                    stub.as_global_value().as_pointer_value().into(),
+                    name.into(),
+                    name.into(),
+                    i32.const_all_ones().into(),
+                    null.into(),
+                    null.into(),
+                    null.into(),
+                    null.into(),
+                    null.into(),
+                ],
                 "",
             )?;
         }
@@ -323,12 +334,7 @@ impl<'a, 'ctx> Builder<'a, 'ctx> {
         b.position_at_end(ctx.append_basic_block(ctor, "entry"));
         b.build_call(
             register_linked,
-            &[
-                callback.as_global_value().as_pointer_value().into(),
-                wrapper.as_pointer_value().into(),
-                module_id.as_pointer_value().into(),
-                dummy.as_global_value().as_pointer_value().into(),
-            ],
+            &[callback.as_global_value().as_pointer_value().into(), wrapper.as_pointer_value().into(), module_id.as_pointer_value().into(), dummy.as_global_value().as_pointer_value().into()],
             "",
         )?;
         b.build_return(None)?;

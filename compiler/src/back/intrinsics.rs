@@ -47,9 +47,7 @@ impl<'ctx> Codegen<'ctx, '_> {
                 _ => internal(format!("{name} returned no integer")),
             }
         };
-        let to_int = |cx: &Self, r: IntValue<'ctx>| -> R<IntValue<'ctx>> {
-            Ok(if wide { cx.builder.build_int_truncate(r, i32t, "")? } else { r })
-        };
+        let to_int = |cx: &Self, r: IntValue<'ctx>| -> R<IntValue<'ctx>> { Ok(if wide { cx.builder.build_int_truncate(r, i32t, "")? } else { r }) };
         // LLVM's "is zero poison" flag, false: the count for 0 is the width, as CUDA's `__clz(0)` is 32.
         let zero_is_poison = self.ctx.bool_type().const_zero();
         match op {

@@ -24,17 +24,15 @@
 //! ([`DeviceRuntime::entry`]).
 
 use super::device_launch::{build_device_launch, build_launch_through, DeviceRuntime, LaunchArg, LaunchOperands, LaunchSite};
-use crate::diag::Span;
-use crate::target::{LaunchAbi, Target};
 use super::{internal, Codegen, R};
+use crate::diag::Span;
 use crate::hir::{Launch, LaunchTarget};
 use crate::layout::ParamLayout;
+use crate::target::{LaunchAbi, Target};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::module::Linkage;
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
-use inkwell::values::{
-    BasicMetadataValueEnum, BasicValueEnum, FunctionValue, InstructionOpcode, IntValue, StructValue, ValueKind,
-};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, InstructionOpcode, IntValue, StructValue, ValueKind};
 use runtime_shim::entry_points::EntryPoint;
 
 /// How many launch sites of one function are lowered in place before later ones call a shared
@@ -188,12 +186,7 @@ impl<'ctx> Codegen<'ctx, '_> {
         let builder = self.ctx.create_builder();
         builder.position_at_end(self.ctx.append_basic_block(helper, "entry"));
         let param = |i: u32| helper.get_nth_param(i).ok_or_else(|| super::BackendError::Internal("launch helper parameter".into()));
-        let args: Vec<LaunchArg<'ctx>> = site
-            .args
-            .iter()
-            .enumerate()
-            .map(|(i, a)| Ok(LaunchArg { value: param(4 + i as u32)?, align: a.align }))
-            .collect::<R<_>>()?;
+        let args: Vec<LaunchArg<'ctx>> = site.args.iter().enumerate().map(|(i, a)| Ok(LaunchArg { value: param(4 + i as u32)?, align: a.align })).collect::<R<_>>()?;
         let BasicValueEnum::IntValue(shared_mem) = param(2)? else { return internal("launch helper shared memory") };
         let inner = LaunchSite { kernel: site.kernel, grid: dim3(param(0)?)?, block: dim3(param(1)?)?, shared_mem, stream: param(3)?, args: &args };
         let status = build_device_launch(&builder, &self.launch_runtime(), inner, layout)?;

@@ -36,18 +36,13 @@ fn ir(module_ids: &[String], fatbin_len: usize) -> String {
     let _ = writeln!(s, "@callbacks = internal global [{slots} x ptr] zeroinitializer, align 16");
     let _ = writeln!(s, "@count = internal global i32 0, align 4");
     let _ = writeln!(s, "@fatbinData = internal constant [{fatbin_len} x i8] zeroinitializer, section \".nv_fatbin\", align 8");
-    let _ = writeln!(
-        s,
-        "@__fatDeviceText = internal constant %wrapper {{ i32 {WRAPPER_MAGIC}, i32 2, ptr @fatbinData, ptr @prelinked }}, section \".nvFatBinSegment\", align 8"
-    );
+    let _ = writeln!(s, "@__fatDeviceText = internal constant %wrapper {{ i32 {WRAPPER_MAGIC}, i32 2, ptr @fatbinData, ptr @prelinked }}, section \".nvFatBinSegment\", align 8");
     let _ = writeln!(s, "@llvm.used = appending global [1 x ptr] [ptr @__fatDeviceText], section \"llvm.metadata\"");
     let _ = writeln!(s, "declare ptr @__cudaRegisterFatBinary(ptr)");
     let _ = writeln!(s, "declare void @__cudaRegisterFatBinaryEnd(ptr)");
     let _ = writeln!(s, "declare void @__cudaUnregisterFatBinary(ptr)");
     let _ = writeln!(s, "declare i32 @atexit(ptr)");
-    s.push_str(
-        "define internal void @unregister() {\n  %h = load ptr, ptr @handle, align 8\n  call void @__cudaUnregisterFatBinary(ptr %h)\n  ret void\n}\n",
-    );
+    s.push_str("define internal void @unregister() {\n  %h = load ptr, ptr @handle, align 8\n  call void @__cudaUnregisterFatBinary(ptr %h)\n  ret void\n}\n");
     // link.stub's static __cudaRegisterLinkedBinary.
     let _ = write!(
         s,

@@ -70,19 +70,19 @@ pub(crate) use contract::{contract_as_nvcc, mark_contractable};
 pub(crate) use globals::annotate_managed;
 mod debug;
 pub use debug::{DebugInfo, DebugLevel, Position};
-mod runtime_api;
-mod split;
 pub mod device_launch;
 mod function;
 mod globals;
 pub mod host_object;
-pub mod link_stub;
 mod intrinsics;
 mod launch;
+pub mod link_stub;
+mod runtime_api;
+mod split;
 pub use launch::{INLINE_LAUNCHES, OWN_METADATA, SPAN_METADATA};
-mod types;
 pub mod precision;
 pub mod safely;
+mod types;
 pub use precision::FloatMath;
 
 #[cfg(test)]
@@ -93,17 +93,13 @@ use crate::target::{AddressSize, Target};
 use inkwell::builder::{Builder, BuilderError};
 use inkwell::context::Context;
 use inkwell::module::{FlagBehavior, Linkage, Module};
-use inkwell::targets::{
-    CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetData, TargetMachine,
-    TargetTriple,
-};
+use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetData, TargetMachine, TargetTriple};
 use inkwell::values::{FunctionValue, GlobalValue};
 use inkwell::OptimizationLevel;
 use std::collections::HashSet;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Once;
-
 
 /// How to generate code.
 #[derive(Clone, Debug, Default)]
@@ -529,18 +525,11 @@ pub(crate) fn target_machine_with_features(target: &Target, opt_level: u8, featu
         _ => OptimizationLevel::Aggressive,
     };
     let cpu = target.sm.to_string();
-    llvm_target
-        .create_target_machine(&triple, &cpu, features, level, RelocMode::Default, CodeModel::Default)
-        .ok_or_else(|| BackendError::Target(format!("cannot create a target machine for {cpu}")))
+    llvm_target.create_target_machine(&triple, &cpu, features, level, RelocMode::Default, CodeModel::Default).ok_or_else(|| BackendError::Target(format!("cannot create a target machine for {cpu}")))
 }
 
 /// Lowers the HIR, links libdevice if needed, verifies and optimises.
-fn build_ir<'ctx>(
-    context: &'ctx Context,
-    tm: &TargetMachine,
-    hir_module: &hir::Module,
-    options: &CodegenOptions,
-) -> R<Module<'ctx>> {
+fn build_ir<'ctx>(context: &'ctx Context, tm: &TargetMachine, hir_module: &hir::Module, options: &CodegenOptions) -> R<Module<'ctx>> {
     let module = context.create_module("cdpc");
     configure_module(&module, tm);
     let td = tm.get_target_data();
@@ -558,12 +547,7 @@ fn build_ir<'ctx>(
         dbg.finalize();
     }
     let uses_math = cg.uses_math;
-    let ours: HashSet<String> = hir_module
-        .functions
-        .iter()
-        .map(|f| f.symbol(hir_module))
-        .chain(hir_module.globals.iter().map(|g| g.symbol(hir_module)))
-        .collect();
+    let ours: HashSet<String> = hir_module.functions.iter().map(|f| f.symbol(hir_module)).chain(hir_module.globals.iter().map(|g| g.symbol(hir_module))).collect();
     let module = cg.finish();
 
     module.verify().map_err(|e| BackendError::Verify(e.to_string()))?;
@@ -624,12 +608,7 @@ fn optimize_built(module: &Module<'_>, tm: &TargetMachine, options: &CodegenOpti
 /// Links libdevice into `module` and makes all of its symbols internal, so that only the
 /// functions we call survive and the PTX exports nothing of it (IR input links it too:
 /// driver/ir.rs).
-pub(crate) fn link_libdevice<'ctx>(
-    context: &'ctx Context,
-    module: &Module<'ctx>,
-    options: &CodegenOptions,
-    ours: &HashSet<String>,
-) -> R<()> {
+pub(crate) fn link_libdevice<'ctx>(context: &'ctx Context, module: &Module<'ctx>, options: &CodegenOptions, ours: &HashSet<String>) -> R<()> {
     let path = options.libdevice.as_ref().ok_or_else(|| {
         BackendError::Libdevice(
             "this program calls math functions, which need libdevice.10.bc: install the `nvidia-nvvm` \
@@ -637,16 +616,13 @@ pub(crate) fn link_libdevice<'ctx>(
                 .to_string(),
         )
     })?;
-    let libdevice = Module::parse_bitcode_from_path(path, context)
-        .map_err(|e| BackendError::Libdevice(format!("cannot read libdevice at {}: {e}", path.display())))?;
+    let libdevice = Module::parse_bitcode_from_path(path, context).map_err(|e| BackendError::Libdevice(format!("cannot read libdevice at {}: {e}", path.display())))?;
     // `-prec-sqrt=false` and the fast math library are libdevice's own answers (precision.rs).
     precision::adapt_libdevice(&libdevice, options.math).map_err(|e| BackendError::Libdevice(format!("{}: {e}", path.display())))?;
     // libdevice carries its own triple and layout; adopt ours so the linker does not warn.
     libdevice.set_triple(&module.get_triple());
     libdevice.set_data_layout(&module.get_data_layout());
-    module
-        .link_in_module(libdevice)
-        .map_err(|e| BackendError::Libdevice(format!("cannot link libdevice from {}: {e}", path.display())))?;
+    module.link_in_module(libdevice).map_err(|e| BackendError::Libdevice(format!("cannot link libdevice from {}: {e}", path.display())))?;
     for f in module.get_functions() {
         let name = f.get_name().to_string_lossy();
         if f.count_basic_blocks() > 0 && !ours.contains(name.as_ref()) {

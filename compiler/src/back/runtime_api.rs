@@ -54,15 +54,7 @@ impl<'ctx> Codegen<'ctx, '_> {
                 // Not `volatile`: the value is fixed for the grid, so LLVM may reuse it.
                 let i64t = self.ctx.i64_type();
                 let fn_type = i64t.fn_type(&[], false);
-                let asm = self.ctx.create_inline_asm(
-                    fn_type,
-                    "mov.u64 $0, %current_graph_exec;".to_string(),
-                    "=l".to_string(),
-                    false,
-                    false,
-                    None,
-                    false,
-                );
+                let asm = self.ctx.create_inline_asm(fn_type, "mov.u64 $0, %current_graph_exec;".to_string(), "=l".to_string(), false, false, None, false);
                 let call = self.builder.build_indirect_call(fn_type, asm, &[], "graph_exec")?;
                 let Some(BasicValueEnum::IntValue(bits)) = call.try_as_basic_value().basic() else {
                     return internal("inline asm returned no value");

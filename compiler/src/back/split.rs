@@ -64,9 +64,7 @@ fn align_at(align: u32, offset: u64) -> u32 {
 /// The byte offset of each element of the aggregate `ty` and its type.
 fn elements<'ctx>(td: &TargetData, ty: BasicTypeEnum<'ctx>) -> Vec<(u32, u64, BasicTypeEnum<'ctx>)> {
     match ty {
-        BasicTypeEnum::StructType(s) => (0..s.count_fields())
-            .filter_map(|i| Some((i, td.offset_of_element(&s, i)?, s.get_field_type_at_index(i)?)))
-            .collect(),
+        BasicTypeEnum::StructType(s) => (0..s.count_fields()).filter_map(|i| Some((i, td.offset_of_element(&s, i)?, s.get_field_type_at_index(i)?))).collect(),
         BasicTypeEnum::ArrayType(a) => {
             let elem = a.get_element_type();
             let stride = td.get_abi_size(&elem.as_any_type_enum());

@@ -5,8 +5,8 @@ use crate::diag::Span;
 use crate::hir::*;
 use crate::layout::param_layout;
 use crate::target::{LaunchAbi, SmVersion, Target};
-use crate::types::{IntKind, StructId, Type};
 use crate::toolchain::{ToolSearch, Toolchain};
+use crate::types::{IntKind, StructId, Type};
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -176,12 +176,7 @@ fn hello(target: Target) -> Module {
     let c = child.param("c", Type::CHAR);
     let n = child.param("n", Type::INT);
     let slot = deref(binary(BinaryOp::PtrAdd, data, e(ExprKind::Cast(b(tid_x())), Type::Int(IntKind::Long)), int_ptr()));
-    let sum = binary(
-        BinaryOp::Add,
-        binary(BinaryOp::Add, e(ExprKind::Cast(b(c)), Type::INT), n, Type::INT),
-        e(ExprKind::Cast(b(x)), Type::INT),
-        Type::INT,
-    );
+    let sum = binary(BinaryOp::Add, binary(BinaryOp::Add, e(ExprKind::Cast(b(c)), Type::INT), n, Type::INT), e(ExprKind::Cast(b(x)), Type::INT), Type::INT);
     let child = add(&mut m, child.body(vec![assign(slot, sum)]));
 
     let mut tail = F::kernel("tail");
@@ -205,16 +200,13 @@ fn v1() -> Target {
 }
 
 fn bits32() -> Target {
-    Target { sm: SmVersion(90), address_size: crate::target::AddressSize::Bits32, launch_abi: LaunchAbi::V1 , ..Default::default() }
+    Target { sm: SmVersion(90), address_size: crate::target::AddressSize::Bits32, launch_abi: LaunchAbi::V1, ..Default::default() }
 }
 
 /// The text of `name`'s body in the PTX.
 fn body_of<'a>(ptx: &'a str, name: &str) -> &'a str {
-    let start = ptx
-        .find(&format!(".entry {name}("))
-        .or_else(|| ptx.find(&format!(".func {name}(")))
-        .or_else(|| ptx.find(&format!(" {name}(")))
-        .unwrap_or_else(|| panic!("no function {name} in\n{ptx}"));
+    let start =
+        ptx.find(&format!(".entry {name}(")).or_else(|| ptx.find(&format!(".func {name}("))).or_else(|| ptx.find(&format!(" {name}("))).unwrap_or_else(|| panic!("no function {name} in\n{ptx}"));
     let rest = &ptx[start..];
     let end = rest.find("\n}\n").map(|i| i + 3).unwrap_or(rest.len());
     &rest[..end]
@@ -240,13 +232,7 @@ fn assemble(ptx: &str, name: &str) -> bool {
     let dir = tempfile::tempdir().expect("temp dir");
     let src = dir.path().join(format!("{name}.ptx"));
     std::fs::write(&src, ptx).expect("write ptx");
-    let out = std::process::Command::new(&tools.ptxas)
-        .args(["-arch=sm_90", "-c"])
-        .arg(&src)
-        .arg("-o")
-        .arg(dir.path().join(format!("{name}.o")))
-        .output()
-        .expect("run ptxas");
+    let out = std::process::Command::new(&tools.ptxas).args(["-arch=sm_90", "-c"]).arg(&src).arg("-o").arg(dir.path().join(format!("{name}.o"))).output().expect("run ptxas");
     assert!(out.status.success(), "ptxas rejected the PTX:\n{}\n{ptx}", String::from_utf8_lossy(&out.stderr));
     true
 }
@@ -339,10 +325,7 @@ fn v1_launch_uses_the_documented_entry_points() {
     assert!(ptx.contains(".param .b64 cudaLaunchDevice_param_5"), "{ptx}");
     assert!(ptx.contains(".extern .func  (.param .b64 func_retval0) cudaGetParameterBuffer"), "{ptx}");
     assert!(!ptx.contains("__cudaCDP2"), "{ptx}");
-    assert_in_order(
-        body_of(&ptx, "parent"),
-        &["cudaGetParameterBuffer", "setp.eq", "+8], ", "+16], ", "+20], ", "cudaLaunchDevice"],
-    );
+    assert_in_order(body_of(&ptx, "parent"), &["cudaGetParameterBuffer", "setp.eq", "+8], ", "+16], ", "+20], ", "cudaLaunchDevice"]);
     let parent0 = body_of(&ptx, "parent0");
     assert!(!parent0.contains("cudaGetParameterBuffer"), "{parent0}");
     assert!(parent0.contains("cudaLaunchDevice"), "{parent0}");
@@ -371,10 +354,7 @@ fn printf_module() -> Module {
     let mut k = F::kernel("say");
     let x = k.param("x", Type::FLOAT);
     let args = vec![fmt, e(ExprKind::Cast(b(tid_x())), Type::INT), e(ExprKind::Cast(b(x)), Type::DOUBLE)];
-    let stmts = vec![
-        Stmt::Expr(builtin(Builtin::Printf, args, Type::INT)),
-        Stmt::Expr(builtin(Builtin::Printf, vec![none], Type::INT)),
-    ];
+    let stmts = vec![Stmt::Expr(builtin(Builtin::Printf, args, Type::INT)), Stmt::Expr(builtin(Builtin::Printf, vec![none], Type::INT))];
     add(&mut m, k.body(stmts));
     m
 }
@@ -426,7 +406,8 @@ fn math_without_libdevice_is_an_error() {
 fn memory_spaces_module() -> Module {
     let mut m = module(Target::default());
     let arr = |len| Type::Array { elem: Box::new(Type::FLOAT), len };
-    let global = |name: &str, ty: Type, space, init| Global { name: name.into(), ty, space, init, span: Span::default(), external: false, volatile: false, internal: false, managed: false, local: None };
+    let global =
+        |name: &str, ty: Type, space, init| Global { name: name.into(), ty, space, init, span: Span::default(), external: false, volatile: false, internal: false, managed: false, local: None };
     m.globals.push(global("tile", arr(64), GlobalSpace::Shared, None));
     m.globals.push(global("coeffs", arr(4), GlobalSpace::Constant, Some(ConstInit::Array(vec![ConstInit::Float(1.5)]))));
     m.globals.push(global("dyn", arr(0), GlobalSpace::ExternShared, None));
@@ -585,10 +566,7 @@ fn control_flow_and_structs() {
     let lt = binary(BinaryOp::Lt, iv(), member(2, Type::INT), Type::INT);
     let and = e(ExprKind::LogicalAnd { lhs: b(lt), rhs: b(e(ExprKind::Cast(b(flag.clone())), Type::INT)) }, Type::INT);
     let inc = e(ExprKind::IncDec { place: b(iv()), increment: true, prefix: false }, Type::INT);
-    let compound = e(
-        ExprKind::CompoundAssign { op: BinaryOp::Add, place: b(accv()), value: b(iv()), op_type: Type::INT },
-        Type::INT,
-    );
+    let compound = e(ExprKind::CompoundAssign { op: BinaryOp::Add, place: b(accv()), value: b(iv()), op_type: Type::INT }, Type::INT);
     let is_three = binary(BinaryOp::Eq, iv(), int(3), Type::INT);
     let is_seven = binary(BinaryOp::Eq, iv(), int(7), Type::INT);
     let body = Block {
@@ -599,23 +577,13 @@ fn control_flow_and_structs() {
         ],
     };
     let cond = e(
-        ExprKind::Conditional {
-            cond: b(e(ExprKind::Cast(b(member(0, Type::CHAR))), Type::INT)),
-            then: b(accv()),
-            otherwise: b(e(ExprKind::Cast(b(member(1, Type::DOUBLE))), Type::INT)),
-        },
+        ExprKind::Conditional { cond: b(e(ExprKind::Cast(b(member(0, Type::CHAR))), Type::INT)), then: b(accv()), otherwise: b(e(ExprKind::Cast(b(member(1, Type::DOUBLE))), Type::INT)) },
         Type::INT,
     );
     let stmts = vec![
         Stmt::Decl { local: acc, init: Some(Init::Expr(int(0))) },
         Stmt::Decl { local: arr, init: Some(Init::List(vec![Init::Expr(int(9))])) },
-        Stmt::Loop {
-            init: Block { stmts: vec![Stmt::Decl { local: i, init: Some(Init::Expr(int(0))) }] },
-            cond: Some(and),
-            step: Some(inc),
-            body,
-            check_cond_first: true,
-        },
+        Stmt::Loop { init: Block { stmts: vec![Stmt::Decl { local: i, init: Some(Init::Expr(int(0))) }] }, cond: Some(and), step: Some(inc), body, check_cond_first: true },
         Stmt::Loop { init: Block::default(), cond: Some(int(0)), step: None, body: Block::default(), check_cond_first: false },
         assign(deref(p.clone()), cond),
         Stmt::Return(None),
@@ -641,11 +609,7 @@ fn runtime_api_calls_use_cdp2_symbols() {
     let out = k.param("out", int_ptr());
     let s = k.local_id("s", Type::Stream);
     let err = builtin(Builtin::Runtime(RuntimeFn::GetLastError), vec![], Type::CudaError);
-    let create = builtin(
-        Builtin::Runtime(RuntimeFn::StreamCreateWithFlags),
-        vec![e(ExprKind::AddrOf(b(local(s, Type::Stream))), Type::pointer_to(Type::Stream)), uint(1)],
-        Type::CudaError,
-    );
+    let create = builtin(Builtin::Runtime(RuntimeFn::StreamCreateWithFlags), vec![e(ExprKind::AddrOf(b(local(s, Type::Stream))), Type::pointer_to(Type::Stream)), uint(1)], Type::CudaError);
     let stmts = vec![
         Stmt::Expr(create),
         assign(deref(out), e(ExprKind::Cast(b(err)), Type::INT)),
@@ -667,10 +631,7 @@ fn launch_with_struct_bool_and_dim3_arguments() {
         // struct P { char c; double d; }: size 16, align 8.
         m.structs.push(StructDef {
             name: "P".into(),
-            fields: vec![
-                Field { name: "c".into(), ty: Type::CHAR, offset: 0, volatile: false, bits: None },
-                Field { name: "d".into(), ty: Type::DOUBLE, offset: 8, volatile: false, bits: None },
-            ],
+            fields: vec![Field { name: "c".into(), ty: Type::CHAR, offset: 0, volatile: false, bits: None }, Field { name: "d".into(), ty: Type::DOUBLE, offset: 8, volatile: false, bits: None }],
             size: 16,
             align: 8,
             span: Span::default(),

@@ -62,9 +62,8 @@ fn natural_end_and_align(def: &hir::StructDef, hir_module: &hir::Module) -> Opti
 /// struct with a leading `[0 x <A x i8>]`, which takes no room but is A-aligned (NVPTX aligns
 /// vectors to their size), has sema's layout and alignment, in memory and as a parameter.
 fn over_aligned_but_natural(def: &hir::StructDef, hir_module: &hir::Module) -> bool {
-    !has_bit_fields(def) && natural_end_and_align(def, hir_module).is_some_and(|(end, max_align)| {
-        def.align > max_align && def.align.is_power_of_two() && def.align <= 256 && round_up(end, def.align) == def.size
-    })
+    !has_bit_fields(def)
+        && natural_end_and_align(def, hir_module).is_some_and(|(end, max_align)| def.align > max_align && def.align.is_power_of_two() && def.align <= 256 && round_up(end, def.align) == def.size)
 }
 
 /// A struct with bit-fields is laid out packed, its bit-fields' bytes as fillers of bytes
@@ -79,12 +78,7 @@ pub(crate) const NO_SLOT: u32 = u32::MAX;
 impl<'ctx> Types<'ctx> {
     /// Builds every struct type of the module and checks LLVM's layout against sema's.
     pub fn new(ctx: &'ctx Context, hir_module: &hir::Module, td: &TargetData) -> R<Self> {
-        let mut types = Types {
-            ctx,
-            pointer_bytes: hir_module.target.address_size.pointer_bytes(),
-            long_bytes: hir_module.target.long_bytes(),
-            structs: Vec::new(),
-        };
+        let mut types = Types { ctx, pointer_bytes: hir_module.target.address_size.pointer_bytes(), long_bytes: hir_module.target.long_bytes(), structs: Vec::new() };
         // Named opaque types first, so that fields may name any struct.
         for def in &hir_module.structs {
             let ty = ctx.opaque_struct_type(&format!("struct.{}", def.name));
@@ -137,12 +131,7 @@ impl<'ctx> Types<'ctx> {
         for (index, def) in hir_module.structs.iter().enumerate() {
             let info = &types.structs[index];
             if td.get_abi_size(&info.ty) != def.size {
-                return internal(format!(
-                    "struct {}: LLVM size {} differs from sema's {}",
-                    def.name,
-                    td.get_abi_size(&info.ty),
-                    def.size
-                ));
+                return internal(format!("struct {}: LLVM size {} differs from sema's {}", def.name, td.get_abi_size(&info.ty), def.size));
             }
             if def.size > 0 && natural_alignment(td, info) != def.align && struct_layout_is_natural(def, hir_module) | over_aligned_but_natural(def, hir_module) | has_bit_fields(def) {
                 return internal(format!("struct {}: LLVM alignment {} differs from sema's {}", def.name, natural_alignment(td, info), def.align));
@@ -262,11 +251,9 @@ impl<'ctx> Types<'ctx> {
     /// The LLVM element index of a struct field, or the dim3 component.
     pub fn field_slot(&self, ty: &Type, index: u32) -> R<u32> {
         match ty {
-            Type::Struct(id) => self
-                .structs
-                .get(id.0 as usize)
-                .and_then(|info| info.field_slots.get(index as usize).copied())
-                .ok_or_else(|| BackendError::Internal(format!("struct {} has no field {index}", id.0))),
+            Type::Struct(id) => {
+                self.structs.get(id.0 as usize).and_then(|info| info.field_slots.get(index as usize).copied()).ok_or_else(|| BackendError::Internal(format!("struct {} has no field {index}", id.0)))
+            }
             Type::Dim3 if index < 3 => Ok(index),
             _ => internal(format!("member {index} of a non-struct type {ty:?}")),
         }

@@ -471,7 +471,11 @@ struct Locked(File);
 impl Locked {
     /// Locks `file` with `operation` (`LOCK_SH`/`LOCK_EX`, `LOCK_NB` or not).
     fn take(file: File, operation: libc::c_int) -> std::io::Result<Locked> {
-        if flock(&file, operation) { Ok(Locked(file)) } else { Err(std::io::Error::last_os_error()) }
+        if flock(&file, operation) {
+            Ok(Locked(file))
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
     }
 
     /// Locks `file` exclusively, waiting at most `patience`; `None` after that. Never an
@@ -780,12 +784,8 @@ mod tests {
 
     #[test]
     fn the_settings_follow_the_environment() {
-        let env = |dir: Option<&str>, size: Option<&str>| CacheEnv {
-            cache_dir: dir.map(Into::into),
-            xdg_cache_home: Some("/xdg".into()),
-            home: Some("/home/u".into()),
-            max_size: size.map(Into::into),
-        };
+        let env =
+            |dir: Option<&str>, size: Option<&str>| CacheEnv { cache_dir: dir.map(Into::into), xdg_cache_home: Some("/xdg".into()), home: Some("/home/u".into()), max_size: size.map(Into::into) };
         assert_eq!(Cache::from_env(&env(Some("/c"), None)).unwrap(), Some(Cache { dir: "/c".into(), max_size: DEFAULT_MAX_SIZE }));
         assert_eq!(Cache::from_env(&env(None, Some("500M"))).unwrap(), Some(Cache { dir: "/xdg/cdpc".into(), max_size: 500 << 20 }));
         assert_eq!(Cache::from_env(&env(None, Some(""))).unwrap().unwrap().max_size, DEFAULT_MAX_SIZE, "empty: the default");

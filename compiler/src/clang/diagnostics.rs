@@ -177,10 +177,7 @@ fn convert<'a>(lines: impl Iterator<Item = Line<'a>>, main: &Path, main_text: &s
             if canon == main_canon {
                 return Some(Label { span: span_at(main_text, row, col), message: String::new(), primary: true, file: None });
             }
-            let source = files
-                .entry(canon)
-                .or_insert_with(|| std::fs::read_to_string(path).ok().map(|text| Arc::new(SourceFile { name: file.to_string(), text })))
-                .clone()?;
+            let source = files.entry(canon).or_insert_with(|| std::fs::read_to_string(path).ok().map(|text| Arc::new(SourceFile { name: file.to_string(), text }))).clone()?;
             Some(Label { span: span_at(&source.text, row, col), message: String::new(), primary: true, file: Some(source) })
         });
         let where_text = line.place.map(|(file, row, col)| format!("{file}:{row}:{col}"));
@@ -197,9 +194,7 @@ fn convert<'a>(lines: impl Iterator<Item = Line<'a>>, main: &Path, main_text: &s
             }
             // cdpc's own checks of a call (`diagnose_if` in additions.h, nvcc's messages about
             // `__nv_atomic_*`) say all there is; the attribute's place is cdpc's header.
-            if line.message.starts_with("from 'diagnose_if' attribute on")
-                && line.place.is_some_and(|(file, _, _)| super::is_additions_header(Path::new(file)))
-            {
+            if line.message.starts_with("from 'diagnose_if' attribute on") && line.place.is_some_and(|(file, _, _)| super::is_additions_header(Path::new(file))) {
                 continue;
             }
             match label {
@@ -293,9 +288,7 @@ mod tests {
         let text = "void f();\nvoid g() { f(1); }\n";
         std::fs::write(&main, text).unwrap();
         let m = main.display();
-        let stderr = format!(
-            "{m}:2:12: error: no matching function for call to 'f'\n{m}:1:6: note: candidate function not viable\n1 error generated.\n"
-        );
+        let stderr = format!("{m}:2:12: error: no matching function for call to 'f'\n{m}:1:6: note: candidate function not viable\n1 error generated.\n");
         let d = parse(&stderr, &main, text);
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].code, Code::ClangError);

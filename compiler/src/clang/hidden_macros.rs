@@ -33,7 +33,9 @@ pub const NOT_NVCCS: [&str; 2] = ["cuda.h", "curand_mtgp32_kernel.h"];
 pub fn hidden_headers(cuda_include: &Path, clang_include: &Path) -> Vec<PathBuf> {
     let mut headers: Vec<PathBuf> = NOT_NVCCS.iter().map(|h| cuda_include.join(h)).collect();
     let mut clangs: Vec<PathBuf> = std::fs::read_dir(clang_include)
-        .map(|entries| entries.flatten().map(|e| e.path()).filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("__clang_cuda_") && n != "__clang_cuda_runtime_wrapper.h")).collect())
+        .map(|entries| {
+            entries.flatten().map(|e| e.path()).filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("__clang_cuda_") && n != "__clang_cuda_runtime_wrapper.h")).collect()
+        })
         .unwrap_or_default();
     clangs.sort();
     headers.extend(clangs);
@@ -247,7 +249,8 @@ mod tests {
     fn only_used_macros_are_hidden_and_tested_ones_stay_visible() {
         let dir = tempfile::tempdir().unwrap();
         let cuda = dir.path().join("cuda.h");
-        std::fs::write(&cuda, "#include \"beside.h\"\n#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM) || \\\n  defined(CONTINUED)\n#define A(x) \\\n  CONT x\n#endif\nint f(size_t N, int NX2);\n").unwrap();
+        std::fs::write(&cuda, "#include \"beside.h\"\n#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM) || \\\n  defined(CONTINUED)\n#define A(x) \\\n  CONT x\n#endif\nint f(size_t N, int NX2);\n")
+            .unwrap();
         std::fs::write(dir.path().join("beside.h"), "#ifdef FROM_BESIDE\n#endif\nint g(int M);\n").unwrap();
         let other = dir.path().join("other.h");
         std::fs::write(&other, "int h(int unrelated);\n").unwrap();

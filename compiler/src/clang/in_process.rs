@@ -175,16 +175,8 @@ fn compile_on_this_thread(args: &[CString]) -> Run {
     let mut messages: Vec<Message> = Vec::new();
     // SAFETY: `pointers` holds NUL-terminated strings that outlive the call; `collect` gets
     // `messages` back as its `user` pointer and is the only user of it during the call.
-    let status = unsafe {
-        cdpc_clang_run(
-            pointers.as_ptr(),
-            pointers.len(),
-            collect,
-            &mut messages as *mut Vec<Message> as *mut c_void,
-            super::nvcc_text::may_need_rewriting_c,
-            super::nvcc_text::rewrite_c,
-        )
-    };
+    let status =
+        unsafe { cdpc_clang_run(pointers.as_ptr(), pointers.len(), collect, &mut messages as *mut Vec<Message> as *mut c_void, super::nvcc_text::may_need_rewriting_c, super::nvcc_text::rewrite_c) };
     let outcome = match status {
         0 => Outcome::Finished,
         1 => Outcome::Errors,

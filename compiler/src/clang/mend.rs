@@ -57,10 +57,7 @@ impl Plan {
             .map(|(file, line, column, _)| Message {
                 level: Level::Warning,
                 place: Some((file.clone().unwrap_or_else(|| main.to_string_lossy().into_owned()), *line, *column)),
-                text: format!(
-                    "{}: nvcc leaves them out (its warning \"dynamic initialization is not supported\"), and so does cdpc; `init` it in code",
-                    super::shared_storage::LEFT_OUT
-                ),
+                text: format!("{}: nvcc leaves them out (its warning \"dynamic initialization is not supported\"), and so does cdpc; `init` it in code", super::shared_storage::LEFT_OUT),
             })
             .collect()
     }

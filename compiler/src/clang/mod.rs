@@ -105,11 +105,7 @@ pub struct ClangEnv {
 impl ClangEnv {
     /// Reads the variables of this process.
     pub fn from_process() -> ClangEnv {
-        ClangEnv {
-            cdpc_clang: std::env::var_os("CDPC_CLANG"),
-            resource_dir: std::env::var_os("CDPC_CLANG_RESOURCE_DIR"),
-            llvm_prefix: std::env::var_os("LLVM_SYS_221_PREFIX"),
-        }
+        ClangEnv { cdpc_clang: std::env::var_os("CDPC_CLANG"), resource_dir: std::env::var_os("CDPC_CLANG_RESOURCE_DIR"), llvm_prefix: std::env::var_os("LLVM_SYS_221_PREFIX") }
     }
 }
 
@@ -165,8 +161,7 @@ fn not_found(message: String, searched: Vec<String>, help: &str) -> Diagnostic {
     for s in searched {
         d = d.with_note(format!("looked at {s}"));
     }
-    d.with_note(help)
-        .with_note("a file in the kernel language (C with CUDA's qualifiers and `<<<>>>`) compiles without Clang: name it `.cdp`, or pass `-x cdp`")
+    d.with_note(help).with_note("a file in the kernel language (C with CUDA's qualifiers and `<<<>>>`) compiles without Clang: name it `.cdp`, or pass `-x cdp`")
 }
 
 fn is_file(p: &Path) -> bool {
@@ -177,13 +172,9 @@ fn is_file(p: &Path) -> bool {
 pub fn cuda_include_dirs(cuda_root: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
     let include = cuda_root.join("include");
     let missing = |file: &str, install: &str| {
-        Diagnostic::new(
-            Code::CudaHeadersNotFound,
-            Span::new(0, 0),
-            format!("CUDA's headers are incomplete: no `{file}` in `{}`", include.display()),
-        )
-        .with_primary_message("this file is CUDA C++ (`.cu`), which Clang compiles with CUDA's headers")
-        .with_note(install.to_string())
+        Diagnostic::new(Code::CudaHeadersNotFound, Span::new(0, 0), format!("CUDA's headers are incomplete: no `{file}` in `{}`", include.display()))
+            .with_primary_message("this file is CUDA C++ (`.cu`), which Clang compiles with CUDA's headers")
+            .with_note(install.to_string())
     };
     if !include.join("cuda_runtime.h").is_file() {
         return Err(missing(
@@ -457,7 +448,11 @@ impl ClangInvocation<'_> {
 
     /// [`PCH_OPTIONS`] where they apply: the device side's.
     fn pch_options(&self) -> &'static [&'static str] {
-        if self.host_side() { &[] } else { &PCH_OPTIONS }
+        if self.host_side() {
+            &[]
+        } else {
+            &PCH_OPTIONS
+        }
     }
 
     /// The arguments after the program name.
@@ -862,12 +857,8 @@ pub(crate) fn define_value(path: &Path) -> String {
 /// precompiled headers need ([`wrapper_includes`]). `None` where the text has no such block
 /// (another Clang's wrapper).
 fn std_allocation_as_using(text: &str) -> Option<String> {
-    const BLOCK: [&str; 4] = [
-        "__device__ static inline void free(void *__ptr) { ::free(__ptr); }\n",
-        "__device__ static inline void *malloc(size_t __size) {\n",
-        "  return ::malloc(__size);\n",
-        "}\n",
-    ];
+    const BLOCK: [&str; 4] =
+        ["__device__ static inline void free(void *__ptr) { ::free(__ptr); }\n", "__device__ static inline void *malloc(size_t __size) {\n", "  return ::malloc(__size);\n", "}\n"];
     const USING: [&str; 4] = ["using ::free;", "using ::malloc;", "", ""];
     let original: String = BLOCK.concat();
     let at = text.find(&format!("namespace std {{\n{original}"))? + "namespace std {\n".len();

@@ -339,7 +339,9 @@ pub(super) fn next_token(text: &[u8], at: &mut usize) -> Option<Token> {
             }
             b'0'..=b'9' => {
                 let mut end = start + 1;
-                while end < text.len() && (text[end].is_ascii_alphanumeric() || text[end] == b'.' || text[end] == b'_' || (text[end] == b'\'' && end + 1 < text.len() && text[end + 1].is_ascii_alphanumeric())) {
+                while end < text.len()
+                    && (text[end].is_ascii_alphanumeric() || text[end] == b'.' || text[end] == b'_' || (text[end] == b'\'' && end + 1 < text.len() && text[end + 1].is_ascii_alphanumeric()))
+                {
                     end += 1;
                 }
                 *at = end;

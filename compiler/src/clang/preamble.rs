@@ -291,13 +291,7 @@ impl Entry {
     pub fn new(cache: &Cache, key: Key) -> Entry {
         let dir = cache.kind_dir("preamble");
         let stem = key.stem();
-        Entry {
-            copy: dir.join(format!("{stem}.cu")),
-            pch: dir.join(format!("{stem}.pch")),
-            manifest: dir.join(format!("{stem}.json")),
-            seen: dir.join(format!("{stem}.seen")),
-            key,
-        }
+        Entry { copy: dir.join(format!("{stem}.cu")), pch: dir.join(format!("{stem}.pch")), manifest: dir.join(format!("{stem}.json")), seen: dir.join(format!("{stem}.seen")), key }
     }
 
     /// Looks the preamble up, holding its entry first: a hit when the manifest matches the

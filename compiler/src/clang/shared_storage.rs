@@ -159,10 +159,7 @@ mod tests {
 
     #[test]
     fn a_shared_barrier_becomes_storage_and_a_reference() {
-        assert_eq!(
-            rewritten("  __shared__ barrier bar;\n", "bar").unwrap(),
-            "  __shared__ __cdpc_shared_storage< barrier> __cdpc_shared_bar; auto &bar = __cdpc_shared_ref(__cdpc_shared_bar);\n"
-        );
+        assert_eq!(rewritten("  __shared__ barrier bar;\n", "bar").unwrap(), "  __shared__ __cdpc_shared_storage< barrier> __cdpc_shared_bar; auto &bar = __cdpc_shared_ref(__cdpc_shared_bar);\n");
         assert_eq!(
             rewritten("#pragma nv_diag_suppress static_var_with_dynamic_init\n__shared__ cuda::barrier<cuda::thread_scope_block> bar_a[STAGES];\n", "bar_a").unwrap(),
             "#pragma nv_diag_suppress static_var_with_dynamic_init\n__shared__ __cdpc_shared_storage< cuda::barrier<cuda::thread_scope_block>> __cdpc_shared_bar_a[STAGES]; auto &bar_a = __cdpc_shared_ref(__cdpc_shared_bar_a);\n"

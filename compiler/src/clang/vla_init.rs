@@ -121,10 +121,7 @@ mod tests {
             rewritten("    cudaSurfaceObject_t surfObject[numPlanes] = {0};\n").unwrap(),
             "    cudaSurfaceObject_t surfObject[numPlanes] , *__cdpc_vla_surfObject __attribute__((unused)) = (::__cdpc_vla_init(surfObject, sizeof surfObject / sizeof *surfObject)({0}), nullptr);\n"
         );
-        assert_eq!(
-            rewritten("int a[n + f(m[1])]={}, b = 2;").unwrap(),
-            "int a[n + f(m[1])], *__cdpc_vla_a __attribute__((unused)) =(::__cdpc_vla_init(a, sizeof a / sizeof *a)({}), nullptr), b = 2;"
-        );
+        assert_eq!(rewritten("int a[n + f(m[1])]={}, b = 2;").unwrap(), "int a[n + f(m[1])], *__cdpc_vla_a __attribute__((unused)) =(::__cdpc_vla_init(a, sizeof a / sizeof *a)({}), nullptr), b = 2;");
         assert!(rewritten("const char *names[n] = {0};").is_some());
         assert_eq!(
             rewritten("char *names[n] = { \"a\", /* } */ \"b\" };").unwrap(),
@@ -138,7 +135,13 @@ mod tests {
             "const int a[n] = {0};",
             "x; char *const p[n] = {0};",
             "const int *const p[n] = {0};",
-            "int a[n][m] = {0};", "int a[n] = f();", "int a[n] = {0}", "int a[n] = {0; int b;", "int [n] = {0};", "x = y[n];"] {
+            "int a[n][m] = {0};",
+            "int a[n] = f();",
+            "int a[n] = {0}",
+            "int a[n] = {0; int b;",
+            "int [n] = {0};",
+            "x = y[n];",
+        ] {
             assert_eq!(rewritten(text), None, "{text}");
         }
     }

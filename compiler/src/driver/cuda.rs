@@ -3,8 +3,8 @@
 
 use super::{CompileError, CompileOptions, HeaderList, Phase, Timings};
 use crate::back::{self, BackendError, DebugLevel};
-use crate::clang::in_process::{self, NotRun, Outcome};
 use crate::clang::cache::{self, Cache, CacheEnv, FileIdentity, InUse};
+use crate::clang::in_process::{self, NotRun, Outcome};
 use crate::clang::{self, preamble, ClangEngine, ClangEnv, ClangInvocation};
 use crate::diag::{Code, Diagnostic, Span};
 use crate::pipeline::{self, SourceText};
@@ -130,9 +130,11 @@ fn precompiled_header_may_hide_errors(module: &Module<'_>, main: &Path) -> bool 
     // (`__cudaCDP2LaunchDevice`, through the inline wrappers of CUDA's headers, whose debug
     // location is theirs).
     let a_launch = |user: AnyValueEnum<'_>, f: inkwell::values::FunctionValue<'_>| {
-        called_function(user.as_value_ref()).is_some_and(|callee| callee != f.as_value_ref() && {
-            let name = value_name(callee);
-            name.starts_with("__cuda") || name.starts_with("cuda")
+        called_function(user.as_value_ref()).is_some_and(|callee| {
+            callee != f.as_value_ref() && {
+                let name = value_name(callee);
+                name.starts_with("__cuda") || name.starts_with("cuda")
+            }
         })
     };
     unresolved_functions(module).any(|f| {
@@ -252,15 +254,13 @@ impl Failure {
                 );
                 CompileError::Diagnostics(found)
             }
-            Failure::TimedOut { command, limit } => CompileError::Diagnostics(vec![Diagnostic::new(
-                Code::ToolTimedOut,
-                Span::new(0, 0),
-                format!("Clang did not finish within {} s", limit.as_secs_f64()),
-            )
-            .with_primary_message("Clang's CUDA compilation of this file")
-            .with_note(format!("command: {command}"))
-            .with_note("Clang runs inside cdpc, where it cannot be killed: the compilation stops here, and Clang's thread goes on until it returns or the process ends")
-            .with_note("--tool-timeout SECONDS sets the limit (0: none); `CDPC_CLANG=clang++-22` runs Clang as a process, which the limit kills")]),
+            Failure::TimedOut { command, limit } => {
+                CompileError::Diagnostics(vec![Diagnostic::new(Code::ToolTimedOut, Span::new(0, 0), format!("Clang did not finish within {} s", limit.as_secs_f64()))
+                    .with_primary_message("Clang's CUDA compilation of this file")
+                    .with_note(format!("command: {command}"))
+                    .with_note("Clang runs inside cdpc, where it cannot be killed: the compilation stops here, and Clang's thread goes on until it returns or the process ends")
+                    .with_note("--tool-timeout SECONDS sets the limit (0: none); `CDPC_CLANG=clang++-22` runs Clang as a process, which the limit kills")])
+            }
             Failure::Tool(e) => e.into(),
         }
     }
@@ -345,15 +345,7 @@ fn run_clang_with(engine: &ClangEngine, args: impl FnOnce(&Path) -> Result<(Vec<
 /// folders included, is read instead (made by the next compilation where this one made the
 /// other). A Clang program's header is always of every option.
 #[allow(clippy::too_many_arguments)]
-fn wrapper_header(
-    engine: &ClangEngine,
-    template: &ClangInvocation<'_>,
-    cache: &Cache,
-    identity: &Path,
-    build: &BuildOptions,
-    make: bool,
-    wrote: &mut bool,
-) -> Option<(PathBuf, InUse)> {
+fn wrapper_header(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &Cache, identity: &Path, build: &BuildOptions, make: bool, wrote: &mut bool) -> Option<(PathBuf, InUse)> {
     let mut make_all = make;
     if matches!(engine, ClangEngine::InProcess { .. }) && !template.includes.is_empty() {
         let shared = ClangInvocation { includes: &[], ..template.clone() };
@@ -561,7 +553,11 @@ struct ClangOutput {
 /// A folder of this compilation's own in the temporary folder, named so that an interrupted
 /// run's is removed later (`toolchain::stale_work_dirs`), removed when dropped.
 fn work_folder() -> Result<tempfile::TempDir, CompileError> {
-    tempfile::Builder::new().prefix(&crate::toolchain::cleanup::work_dir_prefix()).tempdir().map_err(|error| CompileError::Io { path: std::env::temp_dir(), action: "cannot make a work folder in", error })
+    tempfile::Builder::new().prefix(&crate::toolchain::cleanup::work_dir_prefix()).tempdir().map_err(|error| CompileError::Io {
+        path: std::env::temp_dir(),
+        action: "cannot make a work folder in",
+        error,
+    })
 }
 
 /// What every Clang run over one source shares: Clang, CUDA's folders, the source's folder,
@@ -676,7 +672,11 @@ impl ClangSetup {
                     Ok(hiding) => hiding,
                     Err(_) => {
                         let own = work_folder()?;
-                        let hiding = clang::hidden_macros::install(&files, &plan.headers, own.path(), &mut macros).map_err(|error| CompileError::Io { path: own.path().to_path_buf(), action: "cannot write Clang's extra header in", error })?;
+                        let hiding = clang::hidden_macros::install(&files, &plan.headers, own.path(), &mut macros).map_err(|error| CompileError::Io {
+                            path: own.path().to_path_buf(),
+                            action: "cannot write Clang's extra header in",
+                            error,
+                        })?;
                         hiding_dir = Some(std::sync::Arc::new(own));
                         hiding
                     }
@@ -691,7 +691,24 @@ impl ClangSetup {
             macros.extend(macro_args(options));
         }
         Ok(ClangSetup {
-            replacements, engine, cache, additions, _additions_dir: additions_dir, root, system_includes, host_include, on_disk, on_disk_not_utf8, macros, includes, libdevice, libdevice_source, preprocessed, hiding, _hiding_dir: hiding_dir })
+            replacements,
+            engine,
+            cache,
+            additions,
+            _additions_dir: additions_dir,
+            root,
+            system_includes,
+            host_include,
+            on_disk,
+            on_disk_not_utf8,
+            macros,
+            includes,
+            libdevice,
+            libdevice_source,
+            preprocessed,
+            hiding,
+            _hiding_dir: hiding_dir,
+        })
     }
 
     /// The options of this compilation; the input and output are set per run.
@@ -730,7 +747,12 @@ impl ClangSetup {
     /// header, the libdevice copy), where they are the cache's.
     fn cached_includes(&self) -> Vec<&Path> {
         let Some(dir) = self.cache.as_ref().map(|c| c.dir.join("include")) else { return Vec::new() };
-        [Some(self.additions.as_path()), self.libdevice.as_ref().map(|(path, _)| path.as_path())].into_iter().flatten().chain(self.hiding.iter().map(|(path, _)| path.as_path())).filter(|path| path.starts_with(&dir)).collect()
+        [Some(self.additions.as_path()), self.libdevice.as_ref().map(|(path, _)| path.as_path())]
+            .into_iter()
+            .flatten()
+            .chain(self.hiding.iter().map(|(path, _)| path.as_path()))
+            .filter(|path| path.starts_with(&dir))
+            .collect()
     }
 
     /// The files of [`ClangSetup::cached_includes`] as they are now, checked: each one's
@@ -921,9 +943,7 @@ impl ClangSetup {
         // fails: such a run is done again without the header, and whatever that run says (a
         // crash or an error of the program included) is the compilation's.
         let refused = |failure: &Failure, files: &[&Path]| {
-            matches!(failure, Failure::Crashed { .. })
-                || ["precompiled", "PCH file", "AST file"].iter().any(|w| failure.mentions(w))
-                || files.iter().any(|f| failure.mentions(&f.to_string_lossy()))
+            matches!(failure, Failure::Crashed { .. }) || ["precompiled", "PCH file", "AST file"].iter().any(|w| failure.mentions(w)) || files.iter().any(|f| failure.mentions(&f.to_string_lossy()))
         };
         // The cache's `include/` files as Clang is about to read them (through the precompiled
         // headers made below too), to see afterwards whether they were damaged meanwhile.
@@ -967,7 +987,12 @@ impl ClangSetup {
                 // ([`clang::WITHOUT_TEXTURE_INTRINSICS`]). Not with debug information, whose
                 // list of files would lack the header; `-MD`'s list names it as the whole
                 // wrapper's does (below), where its path is known (the linked Clang's).
-                let lean = pch.is_none() && host_fatbin.is_none() && template.preprocess.is_none() && !template.preprocessed_input && options.debug.is_none() && (options.list_headers != HeaderList::All || texture_intrinsics.is_some());
+                let lean = pch.is_none()
+                    && host_fatbin.is_none()
+                    && template.preprocess.is_none()
+                    && !template.preprocessed_input
+                    && options.debug.is_none()
+                    && (options.list_headers != HeaderList::All || texture_intrinsics.is_some());
                 let mut result = if lean {
                     let macros: Vec<String> = template.macros.iter().cloned().chain([clang::WITHOUT_TEXTURE_INTRINSICS.to_string()]).collect();
                     match run_as(&ClangInvocation { macros: &macros, ..template.clone() }, None, None) {
@@ -1363,7 +1388,16 @@ pub(crate) fn host_bitcode(source: &str, options: &CompileOptions, tools: &Toolc
 /// under module id `id`, and x86-64 code. Returns the object and the host side's warnings that
 /// the device side did not give already.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn host_object(source: &str, options: &CompileOptions, tools: &Toolchain, build: &BuildOptions, host: HostBitcode, fatbin: &[u8], id: &str, device_warnings: &[Diagnostic]) -> Result<(Vec<u8>, Vec<Diagnostic>, Vec<PathBuf>), CompileError> {
+pub(crate) fn host_object(
+    source: &str,
+    options: &CompileOptions,
+    tools: &Toolchain,
+    build: &BuildOptions,
+    host: HostBitcode,
+    fatbin: &[u8],
+    id: &str,
+    device_warnings: &[Diagnostic],
+) -> Result<(Vec<u8>, Vec<Diagnostic>, Vec<PathBuf>), CompileError> {
     let HostBitcode { bitcode, warnings, headers, placeholder } = host;
     // Code both sides compile (`__host__ __device__`, headers) warns twice: once is enough.
     let warnings: Vec<Diagnostic> = options.warnings.apply(warnings).into_iter().filter(|w| !device_warnings.contains(w)).collect();
@@ -1399,8 +1433,7 @@ pub(crate) fn host_object(source: &str, options: &CompileOptions, tools: &Toolch
 /// declaration (the qualifier there, else the kernel's name, else the line's first word)
 /// when that is the compiled file, else at the file's start with a note naming the place.
 fn qualifier_refused(source: &str, compiled: &std::path::Path, refused: &pipeline::qualifiers::Refused) -> Diagnostic {
-    let same_file = std::path::Path::new(&refused.file) == compiled
-        || std::path::Path::new(&refused.file).canonicalize().ok().is_some_and(|p| compiled.canonicalize().ok() == Some(p));
+    let same_file = std::path::Path::new(&refused.file) == compiled || std::path::Path::new(&refused.file).canonicalize().ok().is_some_and(|p| compiled.canonicalize().ok() == Some(p));
     let symbols = super::symbols::PtxSymbols { defined: vec![refused.kernel.clone()], ..Default::default() };
     let kernel = super::symbols::text_places(&symbols, source).remove(&refused.kernel).map_or(refused.kernel.clone(), |l| l.message);
     let message = format!("{} (kernel `{kernel}`)", refused.message);

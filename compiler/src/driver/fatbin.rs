@@ -108,16 +108,17 @@ pub fn fatbin(inputs: &[Input], link_options: &LinkOptions, images: &[Image], op
     let mut tool_runs = Vec::new();
     let mut seen = Vec::new();
     let linked = !matches!(inputs, [Input::Source(_)]);
-    let dropped: Vec<SmVersion> = images.iter().filter_map(|i| match i {
-        Image::Ptx(sm) if linked => Some(*sm),
-        _ => None,
-    }).collect();
+    let dropped: Vec<SmVersion> = images
+        .iter()
+        .filter_map(|i| match i {
+            Image::Ptx(sm) if linked => Some(*sm),
+            _ => None,
+        })
+        .collect();
     if linked && dropped.len() == images.len() {
-        return Err(CompileError::Usage(format!(
-            "`code=compute_{}` embeds the PTX of one source; a link of several inputs has no PTX: add `code=sm_XX` for the linked cubins",
-            dropped[0].code()
-        ))
-        .into());
+        return Err(
+            CompileError::Usage(format!("`code=compute_{}` embeds the PTX of one source; a link of several inputs has no PTX: add `code=sm_XX` for the linked cubins", dropped[0].code())).into()
+        );
     }
     for &image in images {
         if seen.contains(&image) {

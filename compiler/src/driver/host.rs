@@ -9,9 +9,9 @@
 use crate::back::host_object::{self, Aggregate, HostKernel, HostObjectSpec, HostParam, Leaf};
 use crate::diag::{Code, Diagnostic, Label};
 use crate::hir;
-use crate::types::{FloatKind, Type};
 use crate::signature::{self, Scalar, ValueKind};
 use crate::toolchain::{BuildOptions, FatbinImage, Toolchain};
+use crate::types::{FloatKind, Type};
 use std::collections::HashMap;
 
 use super::CompileError;
@@ -135,14 +135,7 @@ pub(super) fn relocatable_fatbin(tools: &Toolchain, ptx: &str, build: &BuildOpti
 
 /// The host object of one compiled source: its PTX assembled, packed and wrapped. Returns the
 /// object and its diagnostics (`stub_warnings`).
-pub(super) fn host_object(
-    tools: &Toolchain,
-    ptx: &str,
-    module: &hir::Module,
-    places: &HashMap<String, Label>,
-    name: &str,
-    build: &BuildOptions,
-) -> Result<(Vec<u8>, Vec<Diagnostic>), CompileError> {
+pub(super) fn host_object(tools: &Toolchain, ptx: &str, module: &hir::Module, places: &HashMap<String, Label>, name: &str, build: &BuildOptions) -> Result<(Vec<u8>, Vec<Diagnostic>), CompileError> {
     let fatbin = relocatable_fatbin(tools, ptx, build)?;
     // the id `check` gave the module, under which its `static` kernels are named
     let id = module.nv_module_id.clone().unwrap_or_else(|| module_id(name, &fatbin));
@@ -155,13 +148,8 @@ pub(super) fn host_object(
 /// and C++ compilers), and under nvcc (`__CUDACC__`) the kernels themselves, so that `<<<>>>`
 /// finds them.
 pub fn header(module: &hir::Module, source_name: &str) -> String {
-    let guard: String = std::path::Path::new(source_name)
-        .file_name()
-        .map(|f| f.to_string_lossy().to_ascii_uppercase())
-        .unwrap_or_default()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
+    let guard: String =
+        std::path::Path::new(source_name).file_name().map(|f| f.to_string_lossy().to_ascii_uppercase()).unwrap_or_default().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
     let start = crate::toolchain::overwrite::LAUNCHER_HEADER_START;
     let mut out = format!(
         "{start}{source_name}: host launchers of its kernels. Link with the object\n   \
@@ -188,7 +176,10 @@ pub fn header(module: &hir::Module, source_name: &str) -> String {
         let params: Vec<String> = sig.params.iter().map(|p| format!("{} {}", p.c_type, p.name)).collect();
         let params = params.join(", ");
         let sep = if params.is_empty() { "" } else { ", " };
-        c_decls.push_str(&format!("/* Launches `{}` like <<<grid, block, shared_mem, stream>>>. */\ncudaError_t cdpc_launch_{symbol}(dim3 grid, dim3 block, size_t shared_mem, cudaStream_t stream{sep}{params});\n", sig.name));
+        c_decls.push_str(&format!(
+            "/* Launches `{}` like <<<grid, block, shared_mem, stream>>>. */\ncudaError_t cdpc_launch_{symbol}(dim3 grid, dim3 block, size_t shared_mem, cudaStream_t stream{sep}{params});\n",
+            sig.name
+        ));
         let linkage = if symbol == sig.name { "extern \"C\" " } else { "" };
         cuda_decls.push_str(&format!("{linkage}__global__ void {}({});\n", sig.name, if params.is_empty() { "void" } else { &params }));
     }

@@ -113,7 +113,15 @@ pub(crate) fn generate(ir: &[u8], options: &CompileOptions, tools: Option<&Toolc
 }
 
 /// Checks and compiles the module read from the input (`generate`).
-fn compile<'ctx>(context: &'ctx Context, module: Module<'ctx>, options: &CompileOptions, tools: Option<&Toolchain>, outputs: back::Outputs, shown: &SourceText, started: Instant) -> Result<Generated, CompileError> {
+fn compile<'ctx>(
+    context: &'ctx Context,
+    module: Module<'ctx>,
+    options: &CompileOptions,
+    tools: Option<&Toolchain>,
+    outputs: back::Outputs,
+    shown: &SourceText,
+    started: Instant,
+) -> Result<Generated, CompileError> {
     let mut timings = Timings::default();
     let tm = back::target_machine(&options.target, super::opt_level(options))?;
     // A `+ptx` feature another front end wrote below what NVPTX takes for the architecture
@@ -378,8 +386,8 @@ fn triple(module: &Module<'_>, address_size: AddressSize, text: &str) -> Option<
     if triple.is_empty() || triple == wanted {
         return None;
     }
-    let mut d = Diagnostic::new(Code::IrWrongTriple, Span::default(), format!("the module's target triple is `{triple}`; this compilation takes `{wanted}`"))
-        .with_primary_message("the module's triple");
+    let mut d =
+        Diagnostic::new(Code::IrWrongTriple, Span::default(), format!("the module's target triple is `{triple}`; this compilation takes `{wanted}`")).with_primary_message("the module's triple");
     d = if triple == other {
         d.with_note(format!("a `{other}` module is compiled with {flag}"))
     } else {
@@ -530,7 +538,8 @@ fn entry_point_uses(module: &Module<'_>, shown: &SourceText) -> Vec<Diagnostic> 
                     continue;
                 };
                 let function = user.get_parent().and_then(|b| b.get_parent()).map(name_of).unwrap_or_default();
-                let called = user.get_opcode() == InstructionOpcode::Call && user.get_operand(user.get_num_operands() - 1).and_then(|o| o.value()).is_some_and(|c| c.as_value_ref() == f.as_value_ref());
+                let called =
+                    user.get_opcode() == InstructionOpcode::Call && user.get_operand(user.get_num_operands() - 1).and_then(|o| o.value()).is_some_and(|c| c.as_value_ref() == f.as_value_ref());
                 let problem = if called { call_mismatch(user, launch) } else { Some("the launch entry points may only be called directly".to_string()) };
                 if let Some(note) = problem {
                     let what = if called { format!("this call of `{name}` does not have the documented argument types") } else { format!("`{name}` is used other than called") };

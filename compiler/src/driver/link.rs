@@ -167,19 +167,13 @@ fn compile_source(path: &Path, tools: Option<&Toolchain>, options: &CompileOptio
         return Ok(from_ptx(name, text, generated));
     }
     let checked = check_here(&text, &options).map_err(|e| failed(e, &text))?;
-    let (generated, warnings) = super::generate_cdp(&checked, &options, &codegen_options(&options, tools, &checked), back::Outputs { llvm_ir: false, ptx: true })
-        .map_err(|e| failed(e, &text))?;
+    let (generated, warnings) = super::generate_cdp(&checked, &options, &codegen_options(&options, tools, &checked), back::Outputs { llvm_ir: false, ptx: true }).map_err(|e| failed(e, &text))?;
     let ptx = generated.ptx.expect("asked for PTX");
     let mut timings = checked.timings;
     timings.0.push((super::Phase::LlvmIr, generated.timings.llvm_ir));
     timings.0.push((super::Phase::LlvmOptPtx, generated.timings.optimize_and_emit));
     let file = Arc::new(SourceFile { name: name.clone(), text: text.clone() });
-    Ok(Compiled {
-        unit: Unit { file, symbols: symbols::ptx_symbols(&ptx), places: checked.places },
-        ptx,
-        warnings: SourceWarnings { name, text, warnings },
-        timings,
-    })
+    Ok(Compiled { unit: Unit { file, symbols: symbols::ptx_symbols(&ptx), places: checked.places }, ptx, warnings: SourceWarnings { name, text, warnings }, timings })
 }
 
 /// A source compiled to PTX through LLVM IR (CUDA C++, IR input): its symbols from the PTX,
@@ -259,10 +253,12 @@ fn link_here(inputs: &[Input], link: &LinkOptions, options: &CompileOptions) -> 
             // ptxas's errors in the source's inline assembly, placed at its `asm` statements.
             let path = PathBuf::from(&c.warnings.name);
             let shown = crate::pipeline::SourceText { path: Some(path.clone()), text: c.warnings.text.clone() };
-            let error = super::ptxas_asm::placed(e.into(), options, &shown, |again| compile_source(&path, Some(&tools), again).map(|c| c.ptx).map_err(|e| match e {
-                BuildError::Source { error, .. } | BuildError::Other(error) => error,
-                BuildError::Link(d) => CompileError::Diagnostics(d),
-            }));
+            let error = super::ptxas_asm::placed(e.into(), options, &shown, |again| {
+                compile_source(&path, Some(&tools), again).map(|c| c.ptx).map_err(|e| match e {
+                    BuildError::Source { error, .. } | BuildError::Other(error) => error,
+                    BuildError::Link(d) => CompileError::Diagnostics(d),
+                })
+            });
             BuildError::Source { name: c.warnings.name.clone(), text: c.warnings.text.clone(), error }
         })?;
         in_memory.push((c.unit.file.name.clone(), object));

@@ -61,11 +61,11 @@
 //! (`program::compile_host_file`, `program::host_file_headers` for `-M`). The `cdpc` program
 //! writes the dependency file from it (`main.rs`, `write_dependencies`).
 
-use crate::pipeline::aggregate::Granularity;
-use crate::back::{self, BackendError, CodegenOptions};
 pub use crate::back::DebugLevel;
+use crate::back::{self, BackendError, CodegenOptions};
 use crate::diag::{Code, Diagnostic, Severity};
 use crate::hir;
+use crate::pipeline::aggregate::Granularity;
 use crate::preprocess::{self, PreprocessOptions};
 use crate::sema::{self, SemaOptions};
 use crate::target::{AddressSize, SmVersion, Target};
@@ -86,9 +86,8 @@ pub mod program;
 mod ptxas_asm;
 pub mod symbols;
 
-pub use link::{link, link_files, BuildError, Input, LinkOptions, Linked, SourceWarnings};
 pub use cuda::{preprocess_cuda, Preprocessed};
-
+pub use link::{link, link_files, BuildError, Input, LinkOptions, Linked, SourceWarnings};
 
 /// What the compiler writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -501,14 +500,12 @@ pub const STACK_BYTES: usize = 64 << 20;
 pub fn on_large_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     let f = std::sync::Mutex::new(Some(f));
     let run = || f.lock().unwrap_or_else(|e| e.into_inner()).take().map(|f| f());
-    std::thread::scope(|scope| {
-        match std::thread::Builder::new().name("cdpc".into()).stack_size(STACK_BYTES).spawn_scoped(scope, run) {
-            Ok(handle) => match handle.join() {
-                Ok(result) => result.expect("the compilation closure runs once"),
-                Err(panic) => std::panic::resume_unwind(panic),
-            },
-            Err(_) => run().expect("the compilation closure runs once"),
-        }
+    std::thread::scope(|scope| match std::thread::Builder::new().name("cdpc".into()).stack_size(STACK_BYTES).spawn_scoped(scope, run) {
+        Ok(handle) => match handle.join() {
+            Ok(result) => result.expect("the compilation closure runs once"),
+            Err(panic) => std::panic::resume_unwind(panic),
+        },
+        Err(_) => run().expect("the compilation closure runs once"),
     })
 }
 
@@ -700,9 +697,7 @@ pub struct Artifacts {
 
 fn validate(options: &CompileOptions) -> Result<(), CompileError> {
     if options.emit.needs_nvidia_tools() && options.target.address_size == AddressSize::Bits32 {
-        return Err(CompileError::Usage(
-            "32-bit output is PTX only: ptxas 13 refuses the 32-bit ABI; use `--emit ptx` or `--emit llvm-ir` with `--address-size 32`".into(),
-        ));
+        return Err(CompileError::Usage("32-bit output is PTX only: ptxas 13 refuses the 32-bit ABI; use `--emit ptx` or `--emit llvm-ir` with `--address-size 32`".into()));
     }
     if options.opt_level > 3 {
         return Err(CompileError::Usage(format!("optimisation level {} does not exist; use -O0 to -O3", options.opt_level)));
@@ -973,7 +968,16 @@ fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, b
 /// `whole`: each cubin linked with libcudadevrt (nvlink), no PTX (relocatable PTX cannot be
 /// JIT-compiled alone), packed as a fat binary of whole programs.
 #[allow(clippy::too_many_arguments)]
-fn multi_architecture_fatbin(source: &str, device: &CompileOptions, images: &[fatbin::Image], tools: &Toolchain, build: &BuildOptions, compiled: (SmVersion, &str), whole: bool, warnings: &[Diagnostic]) -> Result<Vec<u8>, CompileError> {
+fn multi_architecture_fatbin(
+    source: &str,
+    device: &CompileOptions,
+    images: &[fatbin::Image],
+    tools: &Toolchain,
+    build: &BuildOptions,
+    compiled: (SmVersion, &str),
+    whole: bool,
+    warnings: &[Diagnostic],
+) -> Result<Vec<u8>, CompileError> {
     let mut ptx_of: Vec<(SmVersion, String)> = vec![(compiled.0, compiled.1.to_string())];
     let mut packed_images = Vec::new();
     for &image in images {
@@ -1317,18 +1321,10 @@ pub fn decode_source(bytes: Vec<u8>) -> Result<String, NotUtf8> {
     }
     let (offset, invalid) = first_bad.expect("from_utf8 failed, so some bytes are invalid");
     let hex: Vec<String> = invalid.iter().map(|b| format!("0x{b:02X}")).collect();
-    let label = if invalid.len() == 1 {
-        format!("byte {} is not UTF-8", hex[0])
-    } else {
-        format!("bytes {} are not a UTF-8 character", hex.join(" "))
-    };
-    let mut diagnostic = Diagnostic::new(
-        Code::InvalidUtf8,
-        crate::diag::Span::new(offset, offset + invalid.len()),
-        format!("the source is not valid UTF-8 (first bad byte at offset {offset})"),
-    )
-    .with_primary_message(label)
-    .with_note("cdpc reads sources as UTF-8; convert the file, e.g. `iconv -f LATIN1 -t UTF-8 in.cu > out.cu` for a Latin-1 file");
+    let label = if invalid.len() == 1 { format!("byte {} is not UTF-8", hex[0]) } else { format!("bytes {} are not a UTF-8 character", hex.join(" ")) };
+    let mut diagnostic = Diagnostic::new(Code::InvalidUtf8, crate::diag::Span::new(offset, offset + invalid.len()), format!("the source is not valid UTF-8 (first bad byte at offset {offset})"))
+        .with_primary_message(label)
+        .with_note("cdpc reads sources as UTF-8; convert the file, e.g. `iconv -f LATIN1 -t UTF-8 in.cu > out.cu` for a Latin-1 file");
     let more = bad_bytes - invalid.len();
     if more > 0 {
         diagnostic = diagnostic.with_note(format!("{more} more byte{} further on {} not UTF-8 (shown as `?`)", if more == 1 { "" } else { "s" }, if more == 1 { "is" } else { "are" }));

@@ -570,9 +570,8 @@ pub fn host_link_args(stub: Option<&Path>, objects: &[PathBuf], output: &Path, p
                 args.push("-lcudart".into());
             } else {
                 // The wheels ship only the versioned name.
-                let versioned = std::fs::read_dir(cuda_lib)
-                    .ok()
-                    .and_then(|d| d.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("libcudart.so.")).min());
+                let versioned =
+                    std::fs::read_dir(cuda_lib).ok().and_then(|d| d.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("libcudart.so.")).min());
                 args.push(format!("-l:{}", versioned.unwrap_or_else(|| "libcudart.so".into())).into());
             }
             args.push(concat("-Wl,-rpath,", cuda_lib));
@@ -637,15 +636,12 @@ fn with_libomp(args: Vec<OsString>, dir: &Path) -> Vec<OsString> {
 
 /// `E0805`: `-fopenmp` for the host side, and no libomp where [`libomp_dir`] looked.
 fn openmp_runtime_missing(searched: &[String]) -> Diagnostic {
-    let mut d = Diagnostic::new(
-        Code::OpenMpRuntimeMissing,
-        Span::default(),
-        "the host code was compiled with OpenMP (`-Xcompiler -fopenmp`), and LLVM's OpenMP runtime, libomp, was not found".to_string(),
-    )
-    .with_note(
-        "cdpc compiles host code with Clang, whose OpenMP calls libomp (`__kmpc_*`), not GCC's libgomp, which nvcc's g++ links; \
+    let mut d =
+        Diagnostic::new(Code::OpenMpRuntimeMissing, Span::default(), "the host code was compiled with OpenMP (`-Xcompiler -fopenmp`), and LLVM's OpenMP runtime, libomp, was not found".to_string())
+            .with_note(
+                "cdpc compiles host code with Clang, whose OpenMP calls libomp (`__kmpc_*`), not GCC's libgomp, which nvcc's g++ links; \
          install it (Debian, Ubuntu: `apt-get install libomp-22-dev`) or name its folder with `CDPC_LIBOMP_DIR`",
-    );
+            );
     for s in searched {
         d.notes.push(format!("looked in {s}"));
     }
@@ -757,11 +753,15 @@ fn link_objects(args: &[String], cwd: &Path) -> Vec<LinkObject> {
             _ => words.push(arg.clone()),
         }
     }
-    let dirs: Vec<PathBuf> = words.iter().enumerate().filter_map(|(i, w)| match w.strip_prefix("-L") {
-        Some("") => words.get(i + 1).map(PathBuf::from),
-        Some(d) => Some(PathBuf::from(d)),
-        None => None,
-    }).collect();
+    let dirs: Vec<PathBuf> = words
+        .iter()
+        .enumerate()
+        .filter_map(|(i, w)| match w.strip_prefix("-L") {
+            Some("") => words.get(i + 1).map(PathBuf::from),
+            Some(d) => Some(PathBuf::from(d)),
+            None => None,
+        })
+        .collect();
     let mut files: Vec<(String, PathBuf)> = Vec::new();
     let mut words = words.iter().peekable();
     while let Some(word) = words.next() {
@@ -820,7 +820,12 @@ pub fn foreign_link_failure(stderr: &str, args: &[String], cwd: &Path) -> Option
             // Every object of the link whose device code needs a device link that none provides.
             let defined: Vec<&str> = objects.iter().flat_map(|o| o.symbols.iter().filter(|s| s.defined && s.name.starts_with(REGISTER)).map(|s| s.name.as_str())).collect();
             // (libcudadevrt's objects reference one too: the device link always takes it in.)
-            let needing: Vec<&str> = objects.iter().filter(|o| !o.name.contains("cudadevrt")).filter(|o| o.symbols.iter().any(|s| !s.defined && s.name.starts_with(REGISTER) && !defined.contains(&s.name.as_str()))).map(|o| o.name.as_str()).collect();
+            let needing: Vec<&str> = objects
+                .iter()
+                .filter(|o| !o.name.contains("cudadevrt"))
+                .filter(|o| o.symbols.iter().any(|s| !s.defined && s.name.starts_with(REGISTER) && !defined.contains(&s.name.as_str())))
+                .map(|o| o.name.as_str())
+                .collect();
             let mut files: Vec<&str> = Vec::new();
             for o in objects.iter().filter(|o| needing.contains(&o.name.as_str())) {
                 if !files.contains(&o.file.as_str()) {
@@ -832,7 +837,8 @@ pub fn foreign_link_failure(stderr: &str, args: &[String], cwd: &Path) -> Option
                 names => format!("{} holds relocatable device code (`-rdc=true`/`-dc`, module `{module}`) that no device link took in", quoted(names)),
             };
             let objects_named = if files.is_empty() { "a.o b.o".to_string() } else { files.join(" ") };
-            let mut d = Diagnostic::new(Code::ForeignLinkFailed, Span::default(), message).with_note(format!("`{}` is what a device link's object defines for it, and nothing on this link's command line does", found.symbol));
+            let mut d = Diagnostic::new(Code::ForeignLinkFailed, Span::default(), message)
+                .with_note(format!("`{}` is what a device link's object defines for it, and nothing on this link's command line does", found.symbol));
             if needing.len() > 1 || (needing.len() == 1 && users.first() != needing.first()) {
                 d = d.with_note(format!("the objects of this link whose device code needs the device link: {}", quoted(&needing)));
             }
@@ -844,7 +850,11 @@ pub fn foreign_link_failure(stderr: &str, args: &[String], cwd: &Path) -> Option
         d.labels.clear();
         return Some(d);
     }
-    let missing: Vec<(&str, &str)> = RUNTIME_NEEDS.iter().copied().filter(|(f, _)| stderr.lines().any(|l| (l.contains("undefined reference to") && l.contains(&format!("`{f}'"))) || l.contains(&format!("undefined symbol: {f}")))).collect();
+    let missing: Vec<(&str, &str)> = RUNTIME_NEEDS
+        .iter()
+        .copied()
+        .filter(|(f, _)| stderr.lines().any(|l| (l.contains("undefined reference to") && l.contains(&format!("`{f}'"))) || l.contains(&format!("undefined symbol: {f}"))))
+        .collect();
     if missing.is_empty() {
         return None;
     }
@@ -853,7 +863,10 @@ pub fn foreign_link_failure(stderr: &str, args: &[String], cwd: &Path) -> Option
     libraries.dedup();
     let functions: Vec<&str> = missing.iter().map(|(f, _)| *f).collect();
     let mut d = Diagnostic::new(Code::ForeignLinkFailed, Span::default(), format!("the CUDA runtime's static library needs system libraries this link leaves out: {} undefined", quoted(&functions)))
-        .with_note(format!("add {} after `-lcudart_static` (nvcc's and cdpc's own links pass `-lcudart_static -lrt -lpthread -ldl`)", libraries.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(" ")))
+        .with_note(format!(
+            "add {} after `-lcudart_static` (nvcc's and cdpc's own links pass `-lcudart_static -lrt -lpthread -ldl`)",
+            libraries.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(" ")
+        ))
         .with_note("with CMake, link `CUDA::cudart_static` (find_package(CUDAToolkit)), which brings them; or use the shared runtime (`--cudart shared`, `CUDA::cudart`)");
     d.labels.clear();
     Some(d)

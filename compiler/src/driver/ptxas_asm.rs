@@ -152,8 +152,7 @@ pub(crate) fn diagnostics(ptx: &str, stderr: &str, command: &str, shown: &Source
     for line in lines {
         let Some(site) = asm_site(ptx, line) else { continue };
         let mut messages = all.iter().filter(|e| e.line == line).map(|e| e.message.as_str());
-        let mut d = Diagnostic::new(Code::AsmRefusedByPtxas, Span::default(), messages.next().unwrap_or_default())
-            .with_primary_message("ptxas refused this inline assembly");
+        let mut d = Diagnostic::new(Code::AsmRefusedByPtxas, Span::default(), messages.next().unwrap_or_default()).with_primary_message("ptxas refused this inline assembly");
         for more in messages {
             d = d.with_note(format!("ptxas also says: {more}"));
         }
@@ -170,7 +169,9 @@ pub(crate) fn diagnostics(ptx: &str, stderr: &str, command: &str, shown: &Source
             }
             None => {
                 let place = site.function.as_deref().map_or_else(|| "an inline assembly block".to_string(), |f| format!("an inline assembly block in function `{f}`"));
-                d = d.with_note(format!("{place}: the input has no debug location for it")).with_note(format!("ptxas's command: {command}\n  ptxas's messages:\n{}", stderr.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")));
+                d = d
+                    .with_note(format!("{place}: the input has no debug location for it"))
+                    .with_note(format!("ptxas's command: {command}\n  ptxas's messages:\n{}", stderr.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")));
             }
         }
         if !out.iter().any(|o| o.message == d.message && o.labels == d.labels) {

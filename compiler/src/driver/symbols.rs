@@ -191,10 +191,7 @@ pub fn check(units: &[Unit], closed: bool) -> Vec<Diagnostic> {
                 Some(earlier) => {
                     let (a, b) = (&earlier.file.name, &unit.file.name);
                     let mut d = duplicate(&unit.shown(symbol), a, b);
-                    d.labels = [unit.label(symbol, format!("defined again in `{b}`"), true), earlier.label(symbol, format!("first defined in `{a}`"), false)]
-                        .into_iter()
-                        .flatten()
-                        .collect();
+                    d.labels = [unit.label(symbol, format!("defined again in `{b}`"), true), earlier.label(symbol, format!("first defined in `{a}`"), false)].into_iter().flatten().collect();
                     diagnostics.push(d);
                 }
             }
@@ -235,7 +232,12 @@ pub fn undefined(symbol: &str, user: &str) -> Diagnostic {
 /// libcudadevrt lacks it (`W0316`'s): its C name and its symbol.
 fn runtime_function_missing(symbol: &str) -> Option<(&'static str, &'static str)> {
     use runtime_shim::entry_points::RuntimeFn;
-    RuntimeFn::ALL.iter().map(|f| f.entry_point()).zip(RuntimeFn::ALL).find(|(e, f)| f.missing_from_libcudadevrt() && (e.c_name == symbol || e.ptx_symbol == symbol)).map(|(e, _)| (e.c_name, e.ptx_symbol))
+    RuntimeFn::ALL
+        .iter()
+        .map(|f| f.entry_point())
+        .zip(RuntimeFn::ALL)
+        .find(|(e, f)| f.missing_from_libcudadevrt() && (e.c_name == symbol || e.ptx_symbol == symbol))
+        .map(|(e, _)| (e.c_name, e.ptx_symbol))
 }
 
 /// The sources of a link as [`runtime_missing`] places its errors in them: each one's file
@@ -298,10 +300,7 @@ pub fn runtime_missing(stderr: &str, sources: &SourcesWarned<'_>, names: &[(Stri
 pub fn without_covered(warnings: &[Diagnostic], covered: &[String]) -> Vec<Diagnostic> {
     warnings
         .iter()
-        .filter(|w| {
-            w.code != Code::NotInDeviceRuntimeLibrary
-                || !covered.iter().any(|s| runtime_function_missing(s).is_some_and(|(_, ptx)| w.message.contains(&format!("`{ptx}`"))))
-        })
+        .filter(|w| w.code != Code::NotInDeviceRuntimeLibrary || !covered.iter().any(|s| runtime_function_missing(s).is_some_and(|(_, ptx)| w.message.contains(&format!("`{ptx}`")))))
         .cloned()
         .collect()
 }
@@ -310,9 +309,7 @@ pub fn without_covered(warnings: &[Diagnostic], covered: &[String]) -> Vec<Diagn
 /// defined in 'a.o'`, `Undefined reference to 'x' in 'a.o'`) as E0800 and E0801, with each
 /// work file's name replaced by the input it stands for (`names`).
 pub fn from_nvlink(stderr: &str, names: &[(String, String)]) -> Vec<Diagnostic> {
-    let shown = |path: &str| {
-        names.iter().find(|(work, _)| path == work || path.ends_with(&format!("/{work}"))).map(|(_, user)| user.clone()).unwrap_or_else(|| path.to_string())
-    };
+    let shown = |path: &str| names.iter().find(|(work, _)| path == work || path.ends_with(&format!("/{work}"))).map(|(_, user)| user.clone()).unwrap_or_else(|| path.to_string());
     let quoted = |text: &str| -> Vec<String> { text.split('\'').skip(1).step_by(2).map(str::to_string).collect() };
     let mut found = Vec::new();
     for line in stderr.lines() {

@@ -284,11 +284,30 @@ pub enum Initializer {
 pub enum Stmt {
     Decl(DeclStmt),
     Expr(Expr),
-    If { cond: Expr, then: Box<Stmt>, otherwise: Option<Box<Stmt>>, span: Span },
-    While { cond: Expr, body: Box<Stmt>, span: Span },
-    DoWhile { body: Box<Stmt>, cond: Expr, span: Span },
+    If {
+        cond: Expr,
+        then: Box<Stmt>,
+        otherwise: Option<Box<Stmt>>,
+        span: Span,
+    },
+    While {
+        cond: Expr,
+        body: Box<Stmt>,
+        span: Span,
+    },
+    DoWhile {
+        body: Box<Stmt>,
+        cond: Expr,
+        span: Span,
+    },
     /// `init` is a declaration or an expression statement (or `None` for `for (;;)`).
-    For { init: Option<Box<Stmt>>, cond: Option<Expr>, step: Option<Expr>, body: Box<Stmt>, span: Span },
+    For {
+        init: Option<Box<Stmt>>,
+        cond: Option<Expr>,
+        step: Option<Expr>,
+        body: Box<Stmt>,
+        span: Span,
+    },
     Break(Span),
     Continue(Span),
     Return(Option<Expr>, Span),
@@ -298,14 +317,30 @@ pub enum Stmt {
     Asm(Box<AsmStmt>),
     /// `switch (cond) body`; its `case` and `default` labels are statements of the body.
     /// `head` covers `switch (cond)`.
-    Switch { cond: Expr, body: Box<Stmt>, head: Span, span: Span },
+    Switch {
+        cond: Expr,
+        body: Box<Stmt>,
+        head: Span,
+        span: Span,
+    },
     /// `case value: stmt`, or GNU's `case low ... high: stmt` (refused by sema) with `high`.
     /// `span` covers `case value:`.
-    Case { value: Expr, high: Option<Expr>, stmt: Box<Stmt>, span: Span },
+    Case {
+        value: Expr,
+        high: Option<Expr>,
+        stmt: Box<Stmt>,
+        span: Span,
+    },
     /// `default: stmt`; `span` covers `default:`.
-    Default { stmt: Box<Stmt>, span: Span },
+    Default {
+        stmt: Box<Stmt>,
+        span: Span,
+    },
     /// `name: stmt`, the target of a `goto`.
-    Label { name: Ident, stmt: Box<Stmt> },
+    Label {
+        name: Ident,
+        stmt: Box<Stmt>,
+    },
     /// `goto name;`
     Goto(Ident, Span),
 }
@@ -413,35 +448,87 @@ pub struct IntSuffix {
 pub enum ExprKind {
     /// `decimal` matters: C gives hex and octal literals unsigned types where decimal ones
     /// would not fit a signed type.
-    IntLit { value: u64, suffix: IntSuffix, decimal: bool },
+    IntLit {
+        value: u64,
+        suffix: IntSuffix,
+        decimal: bool,
+    },
     /// `is_float` for the `f`/`F` suffix.
-    FloatLit { value: f64, is_float: bool },
+    FloatLit {
+        value: f64,
+        is_float: bool,
+    },
     CharLit(u8),
     StringLit(Vec<u8>),
     BoolLit(bool),
     Ident(Ident),
-    Unary { op: UnaryOp, operand: Box<Expr> },
-    Binary { op: BinaryOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
+    Binary {
+        op: BinaryOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// `lhs = rhs` (op `None`) or `lhs op= rhs`.
-    Assign { op: Option<BinaryOp>, lhs: Box<Expr>, rhs: Box<Expr> },
-    Conditional { cond: Box<Expr>, then: Box<Expr>, otherwise: Box<Expr> },
-    Comma { lhs: Box<Expr>, rhs: Box<Expr> },
+    Assign {
+        op: Option<BinaryOp>,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    Conditional {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        otherwise: Box<Expr>,
+    },
+    Comma {
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// `(T)e`; with `function`, `(T (*)(params))e`, a cast to a pointer to a function that
     /// returns `T` (`ty`).
-    Cast { ty: TypeName, function: Option<Box<FunctionDeclarator>>, operand: Box<Expr> },
+    Cast {
+        ty: TypeName,
+        function: Option<Box<FunctionDeclarator>>,
+        operand: Box<Expr>,
+    },
     SizeofType(TypeName),
     SizeofExpr(Box<Expr>),
-    Call { callee: Box<Expr>, args: Vec<Expr> },
+    Call {
+        callee: Box<Expr>,
+        args: Vec<Expr>,
+    },
     /// `kernel<<<config...>>>(args)`; `config` holds 2 to 4 expressions as written (the parser
     /// accepts any count so that sema can report a wrong one with a good message).
-    Launch { kernel: Ident, config: Vec<Expr>, config_span: Span, args: Vec<Expr> },
+    Launch {
+        kernel: Ident,
+        config: Vec<Expr>,
+        config_span: Span,
+        args: Vec<Expr>,
+    },
     /// `(*k)<<<config...>>>(args)`, `table[i]<<<...>>>(...)`, `s.k<<<...>>>(...)`: a launch through
     /// a pointer to a kernel given by an expression other than a name (a name is a `Launch`,
     /// which sema resolves to a kernel or to a variable holding a pointer).
-    LaunchThrough { target: Box<Expr>, config: Vec<Expr>, config_span: Span, args: Vec<Expr> },
-    Index { base: Box<Expr>, index: Box<Expr> },
-    Member { base: Box<Expr>, field: Ident, arrow: bool },
+    LaunchThrough {
+        target: Box<Expr>,
+        config: Vec<Expr>,
+        config_span: Span,
+        args: Vec<Expr>,
+    },
+    Index {
+        base: Box<Expr>,
+        index: Box<Expr>,
+    },
+    Member {
+        base: Box<Expr>,
+        field: Ident,
+        arrow: bool,
+    },
     /// `dim3(4, 2)`, CUDA's construction of a `dim3`; the same form of any other type, a
     /// functional cast or constructor call (`float(x)`), is C++ (sema, `E0923`).
-    Construct { ty: TypeName, args: Vec<Expr> },
+    Construct {
+        ty: TypeName,
+        args: Vec<Expr>,
+    },
 }

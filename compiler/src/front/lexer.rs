@@ -462,12 +462,7 @@ pub fn lex(source: &str) -> (Vec<Spanned>, Vec<Diagnostic>) {
             Ok(tok) => tokens.push((span.start, tok, span.end)),
             // A run of NUL bytes, or of other invalid characters, is one diagnostic.
             Err(LexError) => match (invalid.len() > crate::diag::MAX_DIAGNOSTICS, invalid.last_mut()) {
-                (_, Some(last))
-                    if last.1 == span.start
-                        && is_nul(source, last.0) == is_nul(source, span.start) =>
-                {
-                    last.1 = span.end
-                }
+                (_, Some(last)) if last.1 == span.start && is_nul(source, last.0) == is_nul(source, span.start) => last.1 = span.end,
                 (true, _) => invalid_dropped += 1,
                 _ => invalid.push((span.start, span.end)),
             },
@@ -477,25 +472,13 @@ pub fn lex(source: &str) -> (Vec<Spanned>, Vec<Diagnostic>) {
     for (start, end) in invalid {
         let text = source.get(start..end).unwrap_or("");
         let diag = if text.len() > 1 && text.starts_with('\0') {
-            Diagnostic::new(Code::InvalidToken, Span::new(start, end), format!("{} NUL bytes in source", text.len()))
-                .with_primary_message("NUL bytes are not allowed here")
+            Diagnostic::new(Code::InvalidToken, Span::new(start, end), format!("{} NUL bytes in source", text.len())).with_primary_message("NUL bytes are not allowed here")
         } else if text.starts_with('\0') {
-            Diagnostic::new(Code::InvalidToken, Span::new(start, end), "NUL byte in source")
-                .with_primary_message("a NUL byte is not allowed here")
+            Diagnostic::new(Code::InvalidToken, Span::new(start, end), "NUL byte in source").with_primary_message("a NUL byte is not allowed here")
         } else if text.chars().count() == 1 {
-            Diagnostic::new(
-                Code::InvalidToken,
-                Span::new(start, end),
-                format!("unknown character `{}`", text.escape_debug()),
-            )
-            .with_primary_message("this character does not start any token")
+            Diagnostic::new(Code::InvalidToken, Span::new(start, end), format!("unknown character `{}`", text.escape_debug())).with_primary_message("this character does not start any token")
         } else {
-            Diagnostic::new(
-                Code::InvalidToken,
-                Span::new(start, end),
-                format!("unknown characters `{}`", text.escape_debug()),
-            )
-            .with_primary_message("these characters do not start any token")
+            Diagnostic::new(Code::InvalidToken, Span::new(start, end), format!("unknown characters `{}`", text.escape_debug())).with_primary_message("these characters do not start any token")
         };
         diags.push(diag);
     }
@@ -547,13 +530,9 @@ fn block_comment(lex: &mut Lexer<Tok>) {
             let len = rest.len();
             push(
                 lex,
-                Diagnostic::new(
-                    Code::UnterminatedComment,
-                    Span::new(start, start + 2),
-                    "unterminated block comment",
-                )
-                .with_primary_message("the comment starts here and is never closed")
-                .with_note("a block comment ends with `*/`"),
+                Diagnostic::new(Code::UnterminatedComment, Span::new(start, start + 2), "unterminated block comment")
+                    .with_primary_message("the comment starts here and is never closed")
+                    .with_note("a block comment ends with `*/`"),
             );
             lex.bump(len);
         }
@@ -586,11 +565,7 @@ fn directive(lex: &mut Lexer<Tok>) {
     let rest = lex.remainder();
     let len = line_len(rest);
     if !at_line_start {
-        push(
-            lex,
-            Diagnostic::new(Code::InvalidToken, Span::new(start, start + 1), "unexpected `#`")
-                .with_primary_message("`#` may only start a preprocessor line"),
-        );
+        push(lex, Diagnostic::new(Code::InvalidToken, Span::new(start, start + 1), "unexpected `#`").with_primary_message("`#` may only start a preprocessor line"));
         return;
     }
     let line = &rest[..len];
@@ -599,23 +574,16 @@ fn directive(lex: &mut Lexer<Tok>) {
     let name_len = trimmed.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
     let name = &trimmed[..name_len];
     if !(name.is_empty() && trimmed.trim().is_empty()) && name != "include" && name != "pragma" {
-        let end = start
-            + 1
-            + name_offset
-            + name_len.max(trimmed.chars().next().map_or(0, char::len_utf8));
+        let end = start + 1 + name_offset + name_len.max(trimmed.chars().next().map_or(0, char::len_utf8));
         let shown = if name.is_empty() { "#".to_string() } else { format!("#{name}") };
         push(
             lex,
-            Diagnostic::new(
-                Code::UnsupportedSyntax,
-                Span::new(start, end),
-                format!("preprocessor directive `{shown}` is not supported"),
-            )
-            .with_primary_message("the preprocessor is not supported")
-            .with_note(
-                "cdpc does not run the C preprocessor; only `#include` and `#pragma` lines are \
+            Diagnostic::new(Code::UnsupportedSyntax, Span::new(start, end), format!("preprocessor directive `{shown}` is not supported"))
+                .with_primary_message("the preprocessor is not supported")
+                .with_note(
+                    "cdpc does not run the C preprocessor; only `#include` and `#pragma` lines are \
                  accepted, and they are ignored",
-            ),
+                ),
         );
     }
     lex.bump(len);
@@ -655,20 +623,10 @@ fn parse_number(text: &str) -> Result<Tok, NumberError> {
         let digits = text[2..].bytes().take_while(u8::is_ascii_hexdigit).count();
         let suffix = &text[2 + digits..];
         if suffix.contains(['.', 'p', 'P']) {
-            return Err((
-                Code::UnsupportedSyntax,
-                None,
-                "hexadecimal floating-point literals are not supported".into(),
-                "write this number in decimal".into(),
-            ));
+            return Err((Code::UnsupportedSyntax, None, "hexadecimal floating-point literals are not supported".into(), "write this number in decimal".into()));
         }
         if digits == 0 {
-            return Err((
-                Code::InvalidToken,
-                None,
-                "hexadecimal literal has no digits".into(),
-                "expected hexadecimal digits after `0x`".into(),
-            ));
+            return Err((Code::InvalidToken, None, "hexadecimal literal has no digits".into(), "expected hexadecimal digits after `0x`".into()));
         }
         let value = accumulate(&text[2..2 + digits], 16)?;
         let suffix = int_suffix(suffix, 2 + digits)?;
@@ -678,25 +636,13 @@ fn parse_number(text: &str) -> Result<Tok, NumberError> {
     if is_float {
         let (body, is_f) = match text.as_bytes()[text.len() - 1] {
             b'f' | b'F' => (&text[..text.len() - 1], true),
-            b'l' | b'L' => {
-                return Err((
-                    Code::UnsupportedSyntax,
-                    Some((text.len() - 1, text.len())),
-                    "`long double` literals are not supported".into(),
-                    "remove this suffix".into(),
-                ))
-            }
+            b'l' | b'L' => return Err((Code::UnsupportedSyntax, Some((text.len() - 1, text.len())), "`long double` literals are not supported".into(), "remove this suffix".into())),
             _ => (text, false),
         };
         let valid_chars = body.bytes().all(|b| b.is_ascii_digit() || b"eE+-.".contains(&b));
         return match body.parse::<f64>() {
             Ok(value) if valid_chars => Ok(Tok::Float(FloatLit { value, is_float: is_f })),
-            _ => Err((
-                Code::InvalidToken,
-                None,
-                format!("invalid floating-point literal `{text}`"),
-                "not a valid number".into(),
-            )),
+            _ => Err((Code::InvalidToken, None, format!("invalid floating-point literal `{text}`"), "not a valid number".into())),
         };
     }
     let digits = text.bytes().take_while(u8::is_ascii_digit).count();
@@ -704,12 +650,7 @@ fn parse_number(text: &str) -> Result<Tok, NumberError> {
     let body = &text[..digits];
     if body.len() > 1 && body.starts_with('0') {
         if let Some(pos) = body.bytes().position(|b| b == b'8' || b == b'9') {
-            return Err((
-                Code::InvalidToken,
-                Some((pos, pos + 1)),
-                format!("invalid digit `{}` in octal literal", &body[pos..pos + 1]),
-                "a number starting with `0` is octal".into(),
-            ));
+            return Err((Code::InvalidToken, Some((pos, pos + 1)), format!("invalid digit `{}` in octal literal", &body[pos..pos + 1]), "a number starting with `0` is octal".into()));
         }
         let value = accumulate(&body[1..], 8)?;
         return Ok(Tok::Int(IntLit { value, suffix, decimal: false }));
@@ -722,15 +663,10 @@ fn accumulate(digits: &str, radix: u32) -> Result<u64, NumberError> {
     let mut value: u64 = 0;
     for c in digits.chars() {
         let d = c.to_digit(radix).unwrap_or(0) as u64;
-        value =
-            value.checked_mul(radix as u64).and_then(|v| v.checked_add(d)).ok_or_else(|| {
-                (
-                    Code::IntegerLiteralOutOfRange,
-                    None,
-                    "integer literal is too large".into(),
-                    format!("the largest integer literal is {}", u64::MAX),
-                )
-            })?;
+        value = value
+            .checked_mul(radix as u64)
+            .and_then(|v| v.checked_add(d))
+            .ok_or_else(|| (Code::IntegerLiteralOutOfRange, None, "integer literal is too large".into(), format!("the largest integer literal is {}", u64::MAX)))?;
     }
     Ok(value)
 }
@@ -748,12 +684,7 @@ fn int_suffix(suffix: &str, offset: usize) -> Result<IntSuffix, NumberError> {
         _ => None,
     };
     parsed.ok_or_else(|| {
-        (
-            Code::InvalidToken,
-            Some((offset, offset + suffix.len())),
-            format!("invalid suffix `{suffix}` on integer literal"),
-            "valid suffixes are `u`, `l`, `ll` and their combinations".into(),
-        )
+        (Code::InvalidToken, Some((offset, offset + suffix.len())), format!("invalid suffix `{suffix}` on integer literal"), "valid suffixes are `u`, `l`, `ll` and their combinations".into())
     })
 }
 
@@ -764,25 +695,13 @@ fn lex_char(lex: &mut Lexer<Tok>) -> Tok {
     let end = lex.span().end;
     if terminated {
         match bytes.len() {
-            0 => push(
-                lex,
-                Diagnostic::new(
-                    Code::InvalidToken,
-                    Span::new(start, end),
-                    "empty character literal",
-                )
-                .with_primary_message("a character literal holds exactly one character"),
-            ),
+            0 => push(lex, Diagnostic::new(Code::InvalidToken, Span::new(start, end), "empty character literal").with_primary_message("a character literal holds exactly one character")),
             1 => {}
             _ => push(
                 lex,
-                Diagnostic::new(
-                    Code::InvalidToken,
-                    Span::new(start, end),
-                    "character literal may only contain one character",
-                )
-                .with_primary_message("more than one byte here")
-                .with_note("use a string literal (`\"...\"`) for several characters"),
+                Diagnostic::new(Code::InvalidToken, Span::new(start, end), "character literal may only contain one character")
+                    .with_primary_message("more than one byte here")
+                    .with_note("use a string literal (`\"...\"`) for several characters"),
             ),
         }
     }
@@ -847,12 +766,8 @@ fn scan_quoted(lex: &mut Lexer<Tok>, quote: u8) -> (Vec<u8>, usize, bool) {
                 }
                 if v > 255 {
                     diags.push(
-                        Diagnostic::new(
-                            Code::InvalidEscape,
-                            Span::new(base + esc_start, base + i),
-                            "octal escape sequence out of range",
-                        )
-                        .with_primary_message("the value must fit in one byte (at most `\\377`)"),
+                        Diagnostic::new(Code::InvalidEscape, Span::new(base + esc_start, base + i), "octal escape sequence out of range")
+                            .with_primary_message("the value must fit in one byte (at most `\\377`)"),
                     );
                 }
                 Some(v as u8)
@@ -867,21 +782,13 @@ fn scan_quoted(lex: &mut Lexer<Tok>, quote: u8) -> (Vec<u8>, usize, bool) {
                 }
                 if n == 0 {
                     diags.push(
-                        Diagnostic::new(
-                            Code::InvalidEscape,
-                            Span::new(base + esc_start, base + i),
-                            "`\\x` escape without hexadecimal digits",
-                        )
-                        .with_primary_message("expected hexadecimal digits after `\\x`"),
+                        Diagnostic::new(Code::InvalidEscape, Span::new(base + esc_start, base + i), "`\\x` escape without hexadecimal digits")
+                            .with_primary_message("expected hexadecimal digits after `\\x`"),
                     );
                 } else if v > 255 {
                     diags.push(
-                        Diagnostic::new(
-                            Code::InvalidEscape,
-                            Span::new(base + esc_start, base + i),
-                            "hexadecimal escape sequence out of range",
-                        )
-                        .with_primary_message("the value must fit in one byte (at most `\\xFF`)"),
+                        Diagnostic::new(Code::InvalidEscape, Span::new(base + esc_start, base + i), "hexadecimal escape sequence out of range")
+                            .with_primary_message("the value must fit in one byte (at most `\\xFF`)"),
                     );
                 }
                 Some(v as u8)
@@ -895,13 +802,7 @@ fn scan_quoted(lex: &mut Lexer<Tok>, quote: u8) -> (Vec<u8>, usize, bool) {
                 }
                 let shown = String::from_utf8_lossy(&rest[esc_start..end]).into_owned();
                 diags.push(
-                    Diagnostic::new(
-                        Code::InvalidEscape,
-                        Span::new(base + esc_start, base + end),
-                        format!("unknown escape sequence `{shown}`"),
-                    )
-                    .with_primary_message("unknown escape")
-                    .with_note(
+                    Diagnostic::new(Code::InvalidEscape, Span::new(base + esc_start, base + end), format!("unknown escape sequence `{shown}`")).with_primary_message("unknown escape").with_note(
                         "valid escapes are `\\n`, `\\t`, `\\r`, `\\0`, `\\\\`, `\\'`, `\\\"`, \
                          `\\xHH` and octal `\\ooo`",
                     ),
@@ -915,15 +816,8 @@ fn scan_quoted(lex: &mut Lexer<Tok>, quote: u8) -> (Vec<u8>, usize, bool) {
     if !terminated {
         let what = if quote == b'"' { "string" } else { "character" };
         diags.push(
-            Diagnostic::new(
-                Code::UnterminatedLiteral,
-                Span::new(open, base + i),
-                format!("unterminated {what} literal"),
-            )
-            .with_primary_message(format!(
-                "missing closing {} before the end of the line",
-                if quote == b'"' { "`\"`" } else { "`'`" }
-            )),
+            Diagnostic::new(Code::UnterminatedLiteral, Span::new(open, base + i), format!("unterminated {what} literal"))
+                .with_primary_message(format!("missing closing {} before the end of the line", if quote == b'"' { "`\"`" } else { "`'`" })),
         );
     }
     lex.extras.extend(diags);

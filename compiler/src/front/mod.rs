@@ -48,8 +48,8 @@
 //!   called on text that was not preprocessed, and then `#include` is ignored and any other
 //!   directive is reported (`E0007`).
 
-pub mod ast;
 mod asm;
+pub mod ast;
 mod cuda_cxx;
 mod enums;
 mod fn_pointers;
@@ -99,14 +99,11 @@ pub fn lex_only(source: &str) -> (Vec<std::ops::Range<usize>>, Vec<Diagnostic>) 
 /// diagnostic found (the parser recovers where it can, so one run reports several errors).
 pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     if source.len() > MAX_SOURCE_BYTES {
-        let diag =
-            Diagnostic::new(Code::SourceTooLarge, Span::new(0, 0), "source file is too large")
-                .with_primary_message("the file starts here")
-                .with_note(format!(
-                    "the file has {} bytes; the limit is {} bytes (64 MiB)",
-                    source.len(),
-                    MAX_SOURCE_BYTES
-                ));
+        let diag = Diagnostic::new(Code::SourceTooLarge, Span::new(0, 0), "source file is too large").with_primary_message("the file starts here").with_note(format!(
+            "the file has {} bytes; the limit is {} bytes (64 MiB)",
+            source.len(),
+            MAX_SOURCE_BYTES
+        ));
         return (None, vec![diag]);
     }
     let (mut tokens, mut diags) = lexer::lex(source);
@@ -135,9 +132,7 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
     for chunk in &chunks {
         let span = chunk_span(&tokens, chunk);
         match chunk.class {
-            split::Class::Host(kind) => {
-                unit.skipped.push(ast::Skipped { kind, names: chunk.names.clone(), span, error: None })
-            }
+            split::Class::Host(kind) => unit.skipped.push(ast::Skipped { kind, names: chunk.names.clone(), span, error: None }),
             split::Class::Device => {
                 let parsed = parse_chunk(&tokens[chunk.tokens.clone()]);
                 action_diags.extend(parsed.diags);
@@ -161,38 +156,22 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
                 let lexical = lex_diags_in(&lex_diags_all, span).into_iter().next();
                 match lexical.map(Err).unwrap_or_else(|| structs::parse_struct(toks, parse)) {
                     Ok(items) => unit.items.extend(items),
-                    Err(error) => unit.skipped.push(ast::Skipped {
-                        kind: ast::SkippedKind::Unparsed,
-                        names: chunk.names.clone(),
-                        span,
-                        error: Some(Box::new(error)),
-                    }),
+                    Err(error) => unit.skipped.push(ast::Skipped { kind: ast::SkippedKind::Unparsed, names: chunk.names.clone(), span, error: Some(Box::new(error)) }),
                 }
             }
             split::Class::Tentative => {
                 let parsed = parse_chunk(&tokens[chunk.tokens.clone()]);
                 let lexical = lex_diags_in(&lex_diags_all, span);
-                let first_error = parsed
-                    .errors
-                    .first()
-                    .map(|e| syntax_error(e, &tokens, source.len()))
-                    .or_else(|| parsed.diags.iter().find(|d| d.is_error()).cloned())
-                    .or_else(|| lexical.into_iter().next());
+                let first_error =
+                    parsed.errors.first().map(|e| syntax_error(e, &tokens, source.len())).or_else(|| parsed.diags.iter().find(|d| d.is_error()).cloned()).or_else(|| lexical.into_iter().next());
                 match (first_error, parsed.unit) {
                     (None, Some(part)) => {
                         action_diags.extend(parsed.diags);
                         unit.items.extend(with_linkage(part.items, chunk.extern_c));
                     }
                     (error, _) => {
-                        let error = error.unwrap_or_else(|| {
-                            Diagnostic::new(Code::SyntaxError, span, "this declaration does not parse as device code")
-                        });
-                        unit.skipped.push(ast::Skipped {
-                            kind: ast::SkippedKind::Unparsed,
-                            names: chunk.names.clone(),
-                            span,
-                            error: Some(Box::new(error)),
-                        });
+                        let error = error.unwrap_or_else(|| Diagnostic::new(Code::SyntaxError, span, "this declaration does not parse as device code"));
+                        unit.skipped.push(ast::Skipped { kind: ast::SkippedKind::Unparsed, names: chunk.names.clone(), span, error: Some(Box::new(error)) });
                     }
                 }
             }
@@ -215,17 +194,9 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
         // between; otherwise it is most likely a consequence of the first.
         let independent = match last {
             None => true,
-            Some((end, last_index)) => {
-                at.start >= end
-                    && tokens[last_index.min(tokens.len())..index.min(tokens.len())]
-                        .iter()
-                        .any(|(_, t, _)| matches!(t, Tok::Semi | Tok::RBrace))
-            }
+            Some((end, last_index)) => at.start >= end && tokens[last_index.min(tokens.len())..index.min(tokens.len())].iter().any(|(_, t, _)| matches!(t, Tok::Semi | Tok::RBrace)),
         };
-        if independent
-            && !follows_lex_error(at, &tokens, &lex_error_spans)
-            && reported < MAX_SYNTAX_ERRORS
-        {
+        if independent && !follows_lex_error(at, &tokens, &lex_error_spans) && reported < MAX_SYNTAX_ERRORS {
             last = Some((at.end.max(at.start + 1), index));
             diags.push(diag);
             reported += 1;
@@ -239,9 +210,7 @@ pub fn parse(source: &str) -> (Option<ast::TranslationUnit>, Vec<Diagnostic>) {
         Some(at) => {
             diags.push(
                 Diagnostic::new(Code::NestingTooDeep, at, "program nested too deeply")
-                    .with_primary_message(format!(
-                        "statements and expressions nest more than {MAX_TREE_DEPTH} levels deep here"
-                    ))
+                    .with_primary_message(format!("statements and expressions nest more than {MAX_TREE_DEPTH} levels deep here"))
                     .with_note("split long operator chains or `else if` chains into several statements"),
             );
             dismantle(tree);
@@ -317,11 +286,7 @@ fn with_linkage(items: Vec<ast::Item>, extern_c: bool) -> impl Iterator<Item = a
 }
 
 fn lex_diags_in(diags: &[Diagnostic], span: Span) -> Vec<Diagnostic> {
-    diags
-        .iter()
-        .filter(|d| d.is_error() && span.start <= d.primary_span().start && d.primary_span().start < span.end)
-        .cloned()
-        .collect()
+    diags.iter().filter(|d| d.is_error() && span.start <= d.primary_span().start && d.primary_span().start < span.end).cloned().collect()
 }
 
 /// The lexical diagnostics that stand: those in host or tentative declarations are dropped
@@ -329,17 +294,12 @@ fn lex_diags_in(diags: &[Diagnostic], span: Span) -> Vec<Diagnostic> {
 /// reported only if device code uses it), except an unterminated comment, which swallows
 /// everything after it.
 fn keep_lexical(diags: Vec<Diagnostic>, chunks: &[split::Chunk], tokens: &[Spanned]) -> Vec<Diagnostic> {
-    let skipped: Vec<Span> = chunks
-        .iter()
-        .filter(|c| c.class != split::Class::Device)
-        .map(|c| chunk_span(tokens, c))
-        .collect();
+    let skipped: Vec<Span> = chunks.iter().filter(|c| c.class != split::Class::Device).map(|c| chunk_span(tokens, c)).collect();
     diags
         .into_iter()
         .filter(|d| {
             let at = d.primary_span().start;
-            d.code == Code::UnterminatedComment
-                || !skipped.iter().any(|s| s.start <= at && at < s.end)
+            d.code == Code::UnterminatedComment || !skipped.iter().any(|s| s.start <= at && at < s.end)
         })
         .collect()
 }
@@ -359,17 +319,9 @@ fn check_limits(tokens: &[Spanned]) -> Option<Diagnostic> {
                 }
                 if stack.len() > MAX_NESTING {
                     return Some(
-                        Diagnostic::new(
-                            Code::NestingTooDeep,
-                            Span::new(*start, *end),
-                            "nesting too deep",
-                        )
-                        .with_primary_message(format!(
-                            "brackets nest more than {MAX_NESTING} levels deep here"
-                        ))
-                        .with_note(
-                            "parentheses, brackets and braces together may nest at most 256 deep",
-                        ),
+                        Diagnostic::new(Code::NestingTooDeep, Span::new(*start, *end), "nesting too deep")
+                            .with_primary_message(format!("brackets nest more than {MAX_NESTING} levels deep here"))
+                            .with_note("parentheses, brackets and braces together may nest at most 256 deep"),
                     );
                 }
                 if matches!(tok, Tok::LBrace) {
@@ -394,24 +346,16 @@ fn check_limits(tokens: &[Spanned]) -> Option<Diagnostic> {
                 }
             }
             _ => {
-                if tok.text().is_some_and(|t| !t.starts_with(|c: char| c.is_ascii_alphabetic()))
-                    || matches!(tok, Tok::Sizeof)
-                {
+                if tok.text().is_some_and(|t| !t.starts_with(|c: char| c.is_ascii_alphabetic())) || matches!(tok, Tok::Sizeof) {
                     operators += 1;
                 }
             }
         }
         if operators > MAX_OPERATORS {
             return Some(
-                Diagnostic::new(
-                    Code::NestingTooDeep,
-                    Span::new(statement_start, *end),
-                    "statement too complex",
-                )
-                .with_primary_message(format!(
-                    "this statement has more than {MAX_OPERATORS} operators"
-                ))
-                .with_note("split the expression into several statements"),
+                Diagnostic::new(Code::NestingTooDeep, Span::new(statement_start, *end), "statement too complex")
+                    .with_primary_message(format!("this statement has more than {MAX_OPERATORS} operators"))
+                    .with_note("split the expression into several statements"),
             );
         }
     }
@@ -427,14 +371,10 @@ fn follows_lex_error(at: Span, tokens: &[Spanned], lex_errors: &[Span]) -> bool 
 }
 
 /// Terminals the grammar names in expected-token lists, grouped for readable messages.
-const EXPR_START: &[&str] = &[
-    "Ident", "IntLit", "FloatLit", "CharLit", "StrLit", "true", "false", "(", "-", "+", "!", "~",
-    "*", "&", "++", "--", "sizeof", "TypeKw", "TypeIdent",
-];
+const EXPR_START: &[&str] = &["Ident", "IntLit", "FloatLit", "CharLit", "StrLit", "true", "false", "(", "-", "+", "!", "~", "*", "&", "++", "--", "sizeof", "TypeKw", "TypeIdent"];
 const OPERATORS: &[&str] = &[
-    "+", "-", "*", "/", "%", "<<", ">>", "<", ">", "<=", ">=", "==", "!=", "&", "^", "|", "&&",
-    "||", "?", "=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=", "[", "(", ".",
-    "->", "++", "--", "<<<",
+    "+", "-", "*", "/", "%", "<<", ">>", "<", ">", "<=", ">=", "==", "!=", "&", "^", "|", "&&", "||", "?", "=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=", "[", "(", ".", "->",
+    "++", "--", "<<<",
 ];
 const STMT_START: &[&str] = &[
     "if",
@@ -506,8 +446,7 @@ fn describe_expected(expected: &[String]) -> String {
         folded.extend(TYPE_START);
         categories.push("a type".into());
     }
-    let mut items: Vec<String> =
-        names.iter().filter(|n| !folded.contains(n)).map(|n| friendly_terminal(n)).collect();
+    let mut items: Vec<String> = names.iter().filter(|n| !folded.contains(n)).map(|n| friendly_terminal(n)).collect();
     items.extend(categories);
     let shown = 6;
     match items.len() {
@@ -519,20 +458,11 @@ fn describe_expected(expected: &[String]) -> String {
     }
 }
 
-fn syntax_error(
-    error: &ParseError<usize, Tok, LexError>,
-    tokens: &[Spanned],
-    len: usize,
-) -> Diagnostic {
+fn syntax_error(error: &ParseError<usize, Tok, LexError>, tokens: &[Spanned], len: usize) -> Diagnostic {
     match error {
         ParseError::UnrecognizedToken { token: (start, tok, end), expected } => {
             let span = Span::new(*start, *end);
-            let mut diag = Diagnostic::new(
-                Code::SyntaxError,
-                span,
-                format!("expected {}, found {}", describe_expected(expected), tok.describe()),
-            )
-            .with_primary_message("unexpected token");
+            let mut diag = Diagnostic::new(Code::SyntaxError, span, format!("expected {}, found {}", describe_expected(expected), tok.describe())).with_primary_message("unexpected token");
             let wants_semi = expected.iter().any(|e| e == "\";\"");
             let idx = tokens.partition_point(|(s, _, _)| s < start);
             if wants_semi && idx > 0 {
@@ -542,40 +472,23 @@ fn syntax_error(
             diag
         }
         // A declaration's tokens are parsed alone (see `split`): its end is not the file's.
-        ParseError::UnrecognizedEof { location, expected }
-            if tokens.last().is_some_and(|t| t.0 >= *location) =>
-        {
+        ParseError::UnrecognizedEof { location, expected } if tokens.last().is_some_and(|t| t.0 >= *location) => {
             let next = tokens.partition_point(|t| t.0 < *location);
             let (start, tok, end) = &tokens[next];
-            Diagnostic::new(
-                Code::SyntaxError,
-                Span::new(*start, *end),
-                format!("expected {}, found {}", describe_expected(expected), tok.describe()),
-            )
-            .with_primary_message("unexpected token")
+            Diagnostic::new(Code::SyntaxError, Span::new(*start, *end), format!("expected {}, found {}", describe_expected(expected), tok.describe())).with_primary_message("unexpected token")
         }
         ParseError::UnrecognizedEof { location, expected } => {
             let at = (*location).min(len);
-            Diagnostic::new(
-                Code::SyntaxError,
-                Span::new(at, at),
-                format!("expected {}, found end of file", describe_expected(expected)),
-            )
-            .with_primary_message("the file ends here")
+            Diagnostic::new(Code::SyntaxError, Span::new(at, at), format!("expected {}, found end of file", describe_expected(expected))).with_primary_message("the file ends here")
         }
-        ParseError::ExtraToken { token: (start, tok, end) } => Diagnostic::new(
-            Code::SyntaxError,
-            Span::new(*start, *end),
-            format!("unexpected {}", tok.describe()),
-        )
-        .with_primary_message("unexpected token"),
+        ParseError::ExtraToken { token: (start, tok, end) } => {
+            Diagnostic::new(Code::SyntaxError, Span::new(*start, *end), format!("unexpected {}", tok.describe())).with_primary_message("unexpected token")
+        }
         ParseError::InvalidToken { location } => {
             let at = (*location).min(len);
             Diagnostic::new(Code::InvalidToken, Span::new(at, at), "invalid token")
         }
-        ParseError::User { .. } => {
-            Diagnostic::new(Code::SyntaxError, Span::new(0, 0), "syntax error")
-        }
+        ParseError::User { .. } => Diagnostic::new(Code::SyntaxError, Span::new(0, 0), "syntax error"),
     }
 }
 
@@ -646,12 +559,8 @@ fn too_deep(tu: &ast::TranslationUnit) -> Option<Span> {
             }
             Node::Expr(e) => {
                 match &e.kind {
-                    E::Unary { operand: a, .. } | E::SizeofExpr(a) | E::Cast { operand: a, .. } => {
-                        stack.push((Node::Expr(a), d))
-                    }
-                    E::Binary { lhs, rhs, .. }
-                    | E::Assign { lhs, rhs, .. }
-                    | E::Comma { lhs, rhs } => {
+                    E::Unary { operand: a, .. } | E::SizeofExpr(a) | E::Cast { operand: a, .. } => stack.push((Node::Expr(a), d)),
+                    E::Binary { lhs, rhs, .. } | E::Assign { lhs, rhs, .. } | E::Comma { lhs, rhs } => {
                         stack.push((Node::Expr(lhs), d));
                         stack.push((Node::Expr(rhs), d));
                     }
@@ -668,24 +577,14 @@ fn too_deep(tu: &ast::TranslationUnit) -> Option<Span> {
                         stack.push((Node::Expr(callee), d));
                         stack.extend(args.iter().map(|a| (Node::Expr(a), d)));
                     }
-                    E::Launch { config, args, .. } => {
-                        stack.extend(config.iter().chain(args.iter()).map(|a| (Node::Expr(a), d)))
-                    }
+                    E::Launch { config, args, .. } => stack.extend(config.iter().chain(args.iter()).map(|a| (Node::Expr(a), d))),
                     E::LaunchThrough { target, config, args, .. } => {
                         stack.push((Node::Expr(target), d));
                         stack.extend(config.iter().chain(args.iter()).map(|a| (Node::Expr(a), d)))
                     }
                     E::Member { base, .. } => stack.push((Node::Expr(base), d)),
-                    E::Construct { args, .. } => {
-                        stack.extend(args.iter().map(|a| (Node::Expr(a), d)))
-                    }
-                    E::IntLit { .. }
-                    | E::FloatLit { .. }
-                    | E::CharLit(_)
-                    | E::StringLit(_)
-                    | E::BoolLit(_)
-                    | E::Ident(_)
-                    | E::SizeofType(_) => {}
+                    E::Construct { args, .. } => stack.extend(args.iter().map(|a| (Node::Expr(a), d))),
+                    E::IntLit { .. } | E::FloatLit { .. } | E::CharLit(_) | E::StringLit(_) | E::BoolLit(_) | E::Ident(_) | E::SizeofType(_) => {}
                 }
                 e.span
             }
@@ -763,9 +662,7 @@ fn dismantle(tu: ast::TranslationUnit) {
     };
     for item in tu.items {
         match item {
-            ast::Item::Function(f) => {
-                stack.extend(f.body.into_iter().flat_map(|b| b.stmts).map(Owned::Stmt))
-            }
+            ast::Item::Function(f) => stack.extend(f.body.into_iter().flat_map(|b| b.stmts).map(Owned::Stmt)),
             ast::Item::Struct(s) => s.fields.into_iter().for_each(|d| decl(d, &mut stack)),
             ast::Item::Global(d) => decl(d, &mut stack),
             ast::Item::Typedef(_) => {}
@@ -808,9 +705,7 @@ fn dismantle(tu: ast::TranslationUnit) {
                 S::Break(_) | S::Continue(_) | S::Return(None, _) | S::Empty(_) | S::Goto(..) => {}
             },
             Owned::Expr(e) => match e.kind {
-                E::Unary { operand: a, .. } | E::SizeofExpr(a) | E::Cast { operand: a, .. } => {
-                    stack.push(Owned::Expr(*a))
-                }
+                E::Unary { operand: a, .. } | E::SizeofExpr(a) | E::Cast { operand: a, .. } => stack.push(Owned::Expr(*a)),
                 E::Binary { lhs, rhs, .. } | E::Assign { lhs, rhs, .. } | E::Comma { lhs, rhs } => {
                     stack.push(Owned::Expr(*lhs));
                     stack.push(Owned::Expr(*rhs));
@@ -828,9 +723,7 @@ fn dismantle(tu: ast::TranslationUnit) {
                     stack.push(Owned::Expr(*callee));
                     stack.extend(args.into_iter().map(Owned::Expr));
                 }
-                E::Launch { config, args, .. } => {
-                    stack.extend(config.into_iter().chain(args).map(Owned::Expr))
-                }
+                E::Launch { config, args, .. } => stack.extend(config.into_iter().chain(args).map(Owned::Expr)),
                 E::LaunchThrough { target, config, args, .. } => {
                     stack.push(Owned::Expr(*target));
                     stack.extend(config.into_iter().chain(args).map(Owned::Expr))

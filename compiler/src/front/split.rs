@@ -53,10 +53,7 @@ pub(super) struct Chunk {
 /// for names written after `struct`), so that device code naming a struct or a `typedef` the
 /// grammar cannot parse yet is told why, not given a syntax error.
 pub(super) fn mark_type_names(tokens: &mut [Spanned], chunks: &[Chunk]) {
-    let names: std::collections::HashSet<&str> = chunks
-        .iter()
-        .flat_map(|c| c.type_names.iter().map(|n| n.name.as_str()))
-        .collect();
+    let names: std::collections::HashSet<&str> = chunks.iter().flat_map(|c| c.type_names.iter().map(|n| n.name.as_str())).collect();
     let names: std::collections::HashSet<String> = names.into_iter().map(str::to_string).collect();
     for (_, tok, _) in tokens.iter_mut() {
         if let Tok::Ident(name) = tok {
@@ -305,9 +302,7 @@ impl Splitter<'_> {
         let has = |q: QualKw| head.iter().any(|&i| matches!(self.tok(i), Tok::Qual(k) if *k == q));
         let device = has(QualKw::Global) || has(QualKw::Device) || has(QualKw::Constant) || has(QualKw::Shared) || has(QualKw::Managed);
         let first = self.tok(start);
-        let params = head.iter().position(|&i| {
-            matches!(self.tok(i), Tok::LParen) && i > start && !is_attribute(self.tok(i - 1))
-        });
+        let params = head.iter().position(|&i| matches!(self.tok(i), Tok::LParen) && i > start && !is_attribute(self.tok(i - 1)));
         let eq = head.iter().position(|&i| matches!(self.tok(i), Tok::Assign));
         let function = match (params, eq) {
             (Some(p), Some(e)) => p < e,
@@ -387,8 +382,7 @@ impl Splitter<'_> {
             let declares = if function {
                 matches!(next, Some(Tok::LParen)) && !ATTRIBUTE_WORDS.contains(&name)
             } else {
-                prev.is_some_and(is_type_key)
-                    || matches!(next, None | Some(Tok::Assign | Tok::Semi | Tok::Comma | Tok::LBracket | Tok::LBrace | Tok::Colon))
+                prev.is_some_and(is_type_key) || matches!(next, None | Some(Tok::Assign | Tok::Semi | Tok::Comma | Tok::LBracket | Tok::LBrace | Tok::Colon))
             };
             if declares && !names.iter().any(|n: &Ident| n.name == name) {
                 names.push(Ident { name: name.to_string(), span: self.span(i) });

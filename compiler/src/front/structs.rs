@@ -33,9 +33,7 @@ pub(super) fn span_of(t: &Spanned) -> Span {
 }
 
 fn unsupported(at: Span, what: &str, note: &str) -> Diagnostic {
-    Diagnostic::new(Code::UnsupportedSyntax, at, format!("{what} in a struct is not supported by the kernel language"))
-        .with_primary_message("here")
-        .with_note(note.to_string())
+    Diagnostic::new(Code::UnsupportedSyntax, at, format!("{what} in a struct is not supported by the kernel language")).with_primary_message("here").with_note(note.to_string())
 }
 
 /// Whether `tokens` (one top-level declaration) is a struct or union definition with a body:
@@ -90,9 +88,7 @@ pub(super) fn parse_struct(tokens: &[Spanned], parse: impl Fn(&[Spanned]) -> Res
             t if word(t) == Some("enum") => fields.extend(enum_member(member)?),
             Tok::Qual(_) => return Err(unsupported(at, "a static data member", "use a `__device__` variable at file scope")),
             Tok::Typedef => return Err(unsupported(at, "a nested type", "declare the type before the struct")),
-            Tok::Struct | Tok::Union if member.iter().any(|t| matches!(t.1, Tok::LBrace)) => {
-                return Err(unsupported(at, "a nested type", "declare the type before the struct"))
-            }
+            Tok::Struct | Tok::Union if member.iter().any(|t| matches!(t.1, Tok::LBrace)) => return Err(unsupported(at, "a nested type", "declare the type before the struct")),
             _ => fields.extend_from_slice(member),
         }
     }

@@ -52,12 +52,7 @@ pub fn unary(op: UnaryOp, operand: Expr, l: usize, r: usize) -> Expr {
 
 /// Turns the specifier words into a [`TypeSpec`], reporting impossible combinations such as
 /// `long float` or `signed unsigned`.
-pub fn type_spec(
-    words: Vec<SpecWord>,
-    l: usize,
-    r: usize,
-    diags: &mut Vec<Diagnostic>,
-) -> TypeSpec {
+pub fn type_spec(words: Vec<SpecWord>, l: usize, r: usize, diags: &mut Vec<Diagnostic>) -> TypeSpec {
     let whole = Span::new(l, r);
     let mut is_const = false;
     let mut is_volatile = false;
@@ -74,33 +69,20 @@ pub fn type_spec(
     let fallback = TypeSpec { kind: TypeSpecKind::Builtin(BaseType::Int), is_const, is_volatile, span: whole };
     if let Some(first) = structs.first() {
         if structs.len() > 1 || !kws.is_empty() {
-            diags.push(
-                Diagnostic::new(Code::SyntaxError, whole, "two types in one declaration")
-                    .with_primary_message("a declaration names exactly one type"),
-            );
+            diags.push(Diagnostic::new(Code::SyntaxError, whole, "two types in one declaration").with_primary_message("a declaration names exactly one type"));
             return fallback;
         }
         return TypeSpec { kind: first.clone(), is_const, is_volatile, span: whole };
     }
     if kws.is_empty() {
-        diags.push(
-            Diagnostic::new(Code::SyntaxError, whole, "missing type")
-                .with_primary_message("`const` needs a type, as in `const int`"),
-        );
+        diags.push(Diagnostic::new(Code::SyntaxError, whole, "missing type").with_primary_message("`const` needs a type, as in `const int`"));
         return fallback;
     }
     match base_type(&kws) {
         Ok(base) => TypeSpec { kind: TypeSpecKind::Builtin(base), is_const, is_volatile, span: whole },
         Err(message) => {
             let written: Vec<&str> = kws.iter().map(|(k, _)| k.as_str()).collect();
-            diags.push(
-                Diagnostic::new(
-                    Code::SyntaxError,
-                    whole,
-                    format!("invalid type `{}`", written.join(" ")),
-                )
-                .with_primary_message(message),
-            );
+            diags.push(Diagnostic::new(Code::SyntaxError, whole, format!("invalid type `{}`", written.join(" "))).with_primary_message(message));
             fallback
         }
     }
@@ -109,8 +91,7 @@ pub fn type_spec(
 fn base_type(kws: &[(TypeKw, Span)]) -> Result<BaseType, String> {
     let count = |k: TypeKw| kws.iter().filter(|(w, _)| *w == k).count();
     let (signed, unsigned) = (count(TypeKw::Signed), count(TypeKw::Unsigned));
-    let (short, long, int, char_) =
-        (count(TypeKw::Short), count(TypeKw::Long), count(TypeKw::Int), count(TypeKw::Char));
+    let (short, long, int, char_) = (count(TypeKw::Short), count(TypeKw::Long), count(TypeKw::Int), count(TypeKw::Char));
     let standalone = [
         (TypeKw::Void, BaseType::Void),
         (TypeKw::Bool, BaseType::Bool),
@@ -173,10 +154,7 @@ pub fn construct_type(kw: TypeKw, l: usize, r: usize, diags: &mut Vec<Diagnostic
     TypeName { spec, pointers: Vec::new(), span: Span::new(l, r) }
 }
 
-pub fn fn_qualifiers(
-    quals: Vec<(Qual, Span)>,
-    diags: &mut Vec<Diagnostic>,
-) -> Vec<(FnQualifier, Span)> {
+pub fn fn_qualifiers(quals: Vec<(Qual, Span)>, diags: &mut Vec<Diagnostic>) -> Vec<(FnQualifier, Span)> {
     let mut out = Vec::new();
     for (q, s) in quals {
         let fq = match q {
@@ -192,14 +170,7 @@ pub fn fn_qualifiers(
             // A plain `extern` on a function declaration means nothing in C.
             Qual::Extern => continue,
             Qual::Kw(QualKw::Constant | QualKw::Shared | QualKw::Managed) => {
-                diags.push(
-                    Diagnostic::new(
-                        Code::SyntaxError,
-                        s,
-                        format!("`{}` cannot be applied to a function", q.text()),
-                    )
-                    .with_primary_message("this qualifier is for variables"),
-                );
+                diags.push(Diagnostic::new(Code::SyntaxError, s, format!("`{}` cannot be applied to a function", q.text())).with_primary_message("this qualifier is for variables"));
                 continue;
             }
         };
@@ -208,10 +179,7 @@ pub fn fn_qualifiers(
     out
 }
 
-pub fn var_qualifiers(
-    quals: Vec<(Qual, Span)>,
-    diags: &mut Vec<Diagnostic>,
-) -> Vec<(VarQualifier, Span)> {
+pub fn var_qualifiers(quals: Vec<(Qual, Span)>, diags: &mut Vec<Diagnostic>) -> Vec<(VarQualifier, Span)> {
     let mut out = Vec::new();
     for (q, s) in quals {
         let vq = match q {
@@ -222,14 +190,7 @@ pub fn var_qualifiers(
             Qual::Kw(QualKw::Static) => VarQualifier::Static,
             Qual::Extern => VarQualifier::Extern,
             _ => {
-                diags.push(
-                    Diagnostic::new(
-                        Code::SyntaxError,
-                        s,
-                        format!("`{}` cannot be applied to a variable", q.text()),
-                    )
-                    .with_primary_message("this qualifier is for functions"),
-                );
+                diags.push(Diagnostic::new(Code::SyntaxError, s, format!("`{}` cannot be applied to a variable", q.text())).with_primary_message("this qualifier is for functions"));
                 continue;
             }
         };
@@ -241,48 +202,23 @@ pub fn var_qualifiers(
 /// `f(void)` declares no parameters.
 pub fn params(list: Vec<Param>) -> Vec<Param> {
     if let [p] = list.as_slice() {
-        if p.ty.kind == TypeSpecKind::Builtin(BaseType::Void)
-            && !p.ty.is_const
-            && p.declarator.pointers.is_empty()
-            && p.declarator.name.name.is_empty()
-            && p.declarator.array_dims.is_empty()
-        {
+        if p.ty.kind == TypeSpecKind::Builtin(BaseType::Void) && !p.ty.is_const && p.declarator.pointers.is_empty() && p.declarator.name.name.is_empty() && p.declarator.array_dims.is_empty() {
             return Vec::new();
         }
     }
     list
 }
 
-pub fn struct_def(
-    quals: Vec<(Qual, Span)>,
-    name: Ident,
-    fields: Vec<DeclStmt>,
-    l: usize,
-    r: usize,
-    diags: &mut Vec<Diagnostic>,
-) -> StructDef {
+pub fn struct_def(quals: Vec<(Qual, Span)>, name: Ident, fields: Vec<DeclStmt>, l: usize, r: usize, diags: &mut Vec<Diagnostic>) -> StructDef {
     for (q, s) in quals {
-        diags.push(
-            Diagnostic::new(
-                Code::SyntaxError,
-                s,
-                format!("`{}` cannot be applied to a struct definition", q.text()),
-            )
-            .with_primary_message("remove this qualifier"),
-        );
+        diags.push(Diagnostic::new(Code::SyntaxError, s, format!("`{}` cannot be applied to a struct definition", q.text())).with_primary_message("remove this qualifier"));
     }
     StructDef { name, fields, align: None, union: false, tagless: false, span: Span::new(l, r) }
 }
 
 /// `typedef unsigned foru;` parses as specifiers whose last word is the new name (the grammar
 /// cannot tell `foru` from a type word there without a symbol table): take it off.
-pub fn typedef_without_pointers(
-    mut words: Vec<SpecWord>,
-    l: usize,
-    r: usize,
-    end: usize,
-    diags: &mut Vec<Diagnostic>,
-) -> TypedefDef {
+pub fn typedef_without_pointers(mut words: Vec<SpecWord>, l: usize, r: usize, end: usize, diags: &mut Vec<Diagnostic>) -> TypedefDef {
     let name = match words.pop() {
         Some(SpecWord::Struct(name)) if !words.is_empty() => name,
         other => {
@@ -290,18 +226,19 @@ pub fn typedef_without_pointers(
                 Some(SpecWord::Struct(id)) => id.span,
                 _ => Span::new(l, r),
             };
-            diags.push(
-                Diagnostic::new(Code::SyntaxError, at, "a `typedef` needs a type and a new name")
-                    .with_primary_message("as in `typedef unsigned foru;`"),
-            );
+            diags.push(Diagnostic::new(Code::SyntaxError, at, "a `typedef` needs a type and a new name").with_primary_message("as in `typedef unsigned foru;`"));
             Ident { name: String::new(), span: at }
         }
     };
-    let type_end = words.iter().map(|w| match w {
-        SpecWord::Kw(_, s) => s.end as usize,
-        SpecWord::Struct(id) => id.span.end as usize,
-        SpecWord::Const | SpecWord::Volatile => l,
-    }).max().unwrap_or(l);
+    let type_end = words
+        .iter()
+        .map(|w| match w {
+            SpecWord::Kw(_, s) => s.end as usize,
+            SpecWord::Struct(id) => id.span.end as usize,
+            SpecWord::Const | SpecWord::Volatile => l,
+        })
+        .max()
+        .unwrap_or(l);
     let spec = type_spec(words, l, type_end, diags);
     let ty = TypeName { spec, pointers: Vec::new(), span: Span::new(l, type_end) };
     TypedefDef { name, ty, function: None, span: Span::new(l, end) }

@@ -91,26 +91,18 @@ fn typical_program() {
     assert_eq!(pair.fields.len(), 2);
     let Item::Function(parent) = &tu.items[3] else { panic!() };
     assert_eq!(parent.name.name, "parent");
-    assert_eq!(
-        parent.qualifiers.iter().map(|q| q.0).collect::<Vec<_>>(),
-        vec![FnQualifier::ExternC, FnQualifier::Global]
-    );
+    assert_eq!(parent.qualifiers.iter().map(|q| q.0).collect::<Vec<_>>(), vec![FnQualifier::ExternC, FnQualifier::Global]);
     assert_eq!(parent.params.len(), 2);
     assert!(matches!(&parent.params[1].ty.kind, TypeSpecKind::Struct(i) if i.name == "Pair"));
     let stmts = &parent.body.as_ref().unwrap().stmts;
     let Stmt::Decl(tile) = &stmts[0] else { panic!() };
     assert_eq!(tile.qualifiers[0].0, VarQualifier::Shared);
     let Stmt::Decl(dynamic) = &stmts[1] else { panic!() };
-    assert_eq!(
-        dynamic.qualifiers.iter().map(|q| q.0).collect::<Vec<_>>(),
-        vec![VarQualifier::Extern, VarQualifier::Shared]
-    );
+    assert_eq!(dynamic.qualifiers.iter().map(|q| q.0).collect::<Vec<_>>(), vec![VarQualifier::Extern, VarQualifier::Shared]);
     assert_eq!(dynamic.declarators[0].declarator.array_dims.len(), 1);
     assert!(dynamic.declarators[0].declarator.array_dims[0].size.is_none());
     let Stmt::Decl(grid) = &stmts[2] else { panic!() };
-    assert!(
-        matches!(&grid.declarators[0].init, Some(Initializer::Ctor(args, _)) if args.len() == 2)
-    );
+    assert!(matches!(&grid.declarators[0].init, Some(Initializer::Ctor(args, _)) if args.len() == 2));
     assert_eq!(builtin(&grid.spec), BaseType::Dim3);
     let Item::Function(child) = &tu.items[1] else { panic!() };
     assert_eq!(child.params.len(), 4);
@@ -136,11 +128,7 @@ fn launches_with_two_three_and_four_config_arguments() {
     let src = "__device__ void f() { k<<<1, 2>>>(a); }";
     let tu = ok(src);
     let Item::Function(f) = &tu.items[0] else { panic!() };
-    let Stmt::Expr(Expr { kind: ExprKind::Launch { config_span, .. }, .. }) =
-        &f.body.as_ref().unwrap().stmts[0]
-    else {
-        panic!()
-    };
+    let Stmt::Expr(Expr { kind: ExprKind::Launch { config_span, .. }, .. }) = &f.body.as_ref().unwrap().stmts[0] else { panic!() };
     assert_eq!(&src[config_span.range()], "<<<1, 2>>>");
 }
 
@@ -332,42 +320,13 @@ fn postfix_chain() {
 #[test]
 fn literals() {
     let lit = |src: &str| expr(src).kind;
-    assert_eq!(
-        lit("42"),
-        ExprKind::IntLit { value: 42, suffix: IntSuffix::default(), decimal: true }
-    );
-    assert_eq!(
-        lit("0x1F"),
-        ExprKind::IntLit { value: 31, suffix: IntSuffix::default(), decimal: false }
-    );
-    assert_eq!(
-        lit("017"),
-        ExprKind::IntLit { value: 15, suffix: IntSuffix::default(), decimal: false }
-    );
-    assert_eq!(
-        lit("0"),
-        ExprKind::IntLit { value: 0, suffix: IntSuffix::default(), decimal: true }
-    );
-    assert_eq!(
-        lit("10uLL"),
-        ExprKind::IntLit {
-            value: 10,
-            suffix: IntSuffix { unsigned: true, long: 2 },
-            decimal: true
-        }
-    );
-    assert_eq!(
-        lit("7lu"),
-        ExprKind::IntLit { value: 7, suffix: IntSuffix { unsigned: true, long: 1 }, decimal: true }
-    );
-    assert_eq!(
-        lit("18446744073709551615ULL"),
-        ExprKind::IntLit {
-            value: u64::MAX,
-            suffix: IntSuffix { unsigned: true, long: 2 },
-            decimal: true
-        }
-    );
+    assert_eq!(lit("42"), ExprKind::IntLit { value: 42, suffix: IntSuffix::default(), decimal: true });
+    assert_eq!(lit("0x1F"), ExprKind::IntLit { value: 31, suffix: IntSuffix::default(), decimal: false });
+    assert_eq!(lit("017"), ExprKind::IntLit { value: 15, suffix: IntSuffix::default(), decimal: false });
+    assert_eq!(lit("0"), ExprKind::IntLit { value: 0, suffix: IntSuffix::default(), decimal: true });
+    assert_eq!(lit("10uLL"), ExprKind::IntLit { value: 10, suffix: IntSuffix { unsigned: true, long: 2 }, decimal: true });
+    assert_eq!(lit("7lu"), ExprKind::IntLit { value: 7, suffix: IntSuffix { unsigned: true, long: 1 }, decimal: true });
+    assert_eq!(lit("18446744073709551615ULL"), ExprKind::IntLit { value: u64::MAX, suffix: IntSuffix { unsigned: true, long: 2 }, decimal: true });
     assert_eq!(lit("1.0"), ExprKind::FloatLit { value: 1.0, is_float: false });
     assert_eq!(lit(".5"), ExprKind::FloatLit { value: 0.5, is_float: false });
     assert_eq!(lit("1e-3"), ExprKind::FloatLit { value: 1e-3, is_float: false });
@@ -390,9 +349,7 @@ fn statements() {
         "if (a) if (b) x; else y; while (i < 3) i++; do { i--; } while (i); for (;;) break; \
          for (i = 0; i < 3; i++) continue; return; ; { }",
     );
-    let Stmt::If { then, otherwise: None, .. } = &stmts[0] else {
-        panic!("dangling else: {:?}", stmts[0])
-    };
+    let Stmt::If { then, otherwise: None, .. } = &stmts[0] else { panic!("dangling else: {:?}", stmts[0]) };
     assert!(matches!(**then, Stmt::If { otherwise: Some(_), .. }));
     assert!(matches!(stmts[1], Stmt::While { .. }));
     assert!(matches!(stmts[2], Stmt::DoWhile { .. }));
@@ -405,11 +362,9 @@ fn statements() {
 
 #[test]
 fn globals_and_qualifiers() {
-    let tu = ok(
-        "__device__ int counter = 0;\n__constant__ float k[4] = {1, 2, 3, 4};\nextern __shared__ float buf[];\n\
+    let tu = ok("__device__ int counter = 0;\n__constant__ float k[4] = {1, 2, 3, 4};\nextern __shared__ float buf[];\n\
          static __device__ __forceinline__ int sq(int x) { return x * x; }\n__host__ __device__ inline void g(void);\n\
-         __noinline__ __device__ const int *h(int a[], int);",
-    );
+         __noinline__ __device__ const int *h(int a[], int);");
     let Item::Global(c) = &tu.items[0] else { panic!() };
     assert_eq!(c.qualifiers[0].0, VarQualifier::Device);
     let Item::Global(k) = &tu.items[1] else { panic!() };
@@ -417,10 +372,7 @@ fn globals_and_qualifiers() {
     let Item::Global(b) = &tu.items[2] else { panic!() };
     assert_eq!(b.qualifiers.len(), 2);
     let Item::Function(sq) = &tu.items[3] else { panic!() };
-    assert_eq!(
-        sq.qualifiers.iter().map(|q| q.0).collect::<Vec<_>>(),
-        vec![FnQualifier::Static, FnQualifier::Device, FnQualifier::ForceInline]
-    );
+    assert_eq!(sq.qualifiers.iter().map(|q| q.0).collect::<Vec<_>>(), vec![FnQualifier::Static, FnQualifier::Device, FnQualifier::ForceInline]);
     let Item::Function(g) = &tu.items[4] else { panic!() };
     assert!(g.params.is_empty());
     assert!(g.body.is_none());
@@ -526,10 +478,7 @@ fn preprocessor_directive() {
     assert_eq!(diags.len(), 1, "{diags:#?}");
     assert_eq!(diags[0].code, Code::UnsupportedSyntax);
     assert_eq!(&src[diags[0].primary_span().range()], "#define");
-    assert!(
-        diags[0].message.contains("preprocessor")
-            || diags[0].labels[0].message.contains("preprocessor")
-    );
+    assert!(diags[0].message.contains("preprocessor") || diags[0].labels[0].message.contains("preprocessor"));
 }
 
 #[test]
@@ -660,8 +609,7 @@ fn diagnostics_name_tokens_readably() {
 /// every error diagnostic has a span inside the source.
 #[test]
 fn mutated_programs_do_not_panic() {
-    let pieces: &[&str] =
-        &["(", ")", "{", "}", "<<<", ">>>", ";", "'", "\"", "/*", "#", "\0", "1e", "struct", "@"];
+    let pieces: &[&str] = &["(", ")", "{", "}", "<<<", ">>>", ";", "'", "\"", "/*", "#", "\0", "1e", "struct", "@"];
     let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut next = move || {
         state ^= state << 13;
@@ -738,10 +686,7 @@ fn item_names(tu: &TranslationUnit) -> Vec<&str> {
 }
 
 fn skipped<'a>(tu: &'a TranslationUnit, name: &str) -> &'a Skipped {
-    tu.skipped
-        .iter()
-        .find(|s| s.names.iter().any(|n| n.name == name))
-        .unwrap_or_else(|| panic!("`{name}` is not among the skipped declarations: {:#?}", tu.skipped))
+    tu.skipped.iter().find(|s| s.names.iter().any(|n| n.name == name)).unwrap_or_else(|| panic!("`{name}` is not among the skipped declarations: {:#?}", tu.skipped))
 }
 
 #[test]
@@ -819,14 +764,10 @@ fn a_declaration_cut_short_names_the_next_token_not_the_end_of_file() {
 /// panics on such a span).
 #[test]
 fn end_of_file_errors_fall_on_a_character_boundary() {
-    for src in [
-        "__global__ void k() {\n    printf(\"tab\\\u{FFFD}",
-        "#include <cstdio>\n__global__ void k() {\n    printf(\"tab\\\u{FFFD}",
-    ] {
+    for src in ["__global__ void k() {\n    printf(\"tab\\\u{FFFD}", "#include <cstdio>\n__global__ void k() {\n    printf(\"tab\\\u{FFFD}"] {
         crate::fuzzing::check(src);
     }
 }
-
 
 #[test]
 fn asm_statements_parse_in_every_colon_form() {
@@ -847,15 +788,11 @@ __device__ void f(int x, int *p) {
     let asms: Vec<&AsmStmt> = f.body.as_ref().unwrap().stmts.iter().filter_map(|s| if let Stmt::Asm(a) = s { Some(&**a) } else { None }).collect();
     let shape = |a: &AsmStmt| (a.volatile, a.template.len(), a.outputs.len(), a.inputs.len(), a.clobbers.len());
     let shapes: Vec<_> = asms.iter().map(|a| shape(a)).collect();
-    assert_eq!(
-        shapes,
-        [(false, 1, 0, 0, 0), (true, 2, 1, 0, 0), (true, 1, 1, 2, 0), (false, 1, 0, 1, 0), (false, 1, 0, 0, 1), (false, 1, 1, 0, 1), (false, 1, 0, 1, 1), (false, 1, 0, 0, 0)]
-    );
+    assert_eq!(shapes, [(false, 1, 0, 0, 0), (true, 2, 1, 0, 0), (true, 1, 1, 2, 0), (false, 1, 0, 1, 0), (false, 1, 0, 0, 1), (false, 1, 1, 0, 1), (false, 1, 0, 1, 1), (false, 1, 0, 0, 0)]);
     assert_eq!(asms[2].outputs[0].constraint, b"+r");
     // The file-scope statement is the host compiler's.
     assert_eq!(tu.items.len(), 1);
 }
-
 
 #[test]
 fn enum_definitions() {

@@ -251,27 +251,10 @@ mod tests {
         let pair = Type::Struct(StructId(0));
         assert_eq!(mangle("k0", &[]), "_Z2k0v");
         assert_eq!(mangle("k1", &[ptr(Type::INT), Type::INT]), "_Z2k1Pii");
+        assert_eq!(mangle("k2", &[cptr(Type::INT), cptr(Type::INT), ptr(pair.clone()), ptr(pair.clone()), pair.clone()]), "_Z2k2PKiS0_P4PairS2_S1_");
+        assert_eq!(mangle("k4", &[Type::Dim3, Type::Stream, Type::Event, Type::CudaError, Type::size_t(), Type::Stream]), "_Z2k44dim3P11CUstream_stP10CUevent_st9cudaErrormS1_");
         assert_eq!(
-            mangle("k2", &[cptr(Type::INT), cptr(Type::INT), ptr(pair.clone()), ptr(pair.clone()), pair.clone()]),
-            "_Z2k2PKiS0_P4PairS2_S1_"
-        );
-        assert_eq!(
-            mangle("k4", &[Type::Dim3, Type::Stream, Type::Event, Type::CudaError, Type::size_t(), Type::Stream]),
-            "_Z2k44dim3P11CUstream_stP10CUevent_st9cudaErrormS1_"
-        );
-        assert_eq!(
-            mangle(
-                "k5",
-                &[
-                    ptr(ptr(Type::INT)),
-                    ptr(cptr(Type::INT)),
-                    cptr(ptr(Type::INT)),
-                    cptr(pair.clone()),
-                    cptr(pair),
-                    ptr(Type::Void),
-                    cptr(Type::Void)
-                ]
-            ),
+            mangle("k5", &[ptr(ptr(Type::INT)), ptr(cptr(Type::INT)), cptr(ptr(Type::INT)), cptr(pair.clone()), cptr(pair), ptr(Type::Void), cptr(Type::Void)]),
             "_Z2k5PPiPPKiPKS_PK4PairS8_PvPKv"
         );
     }

@@ -21,8 +21,8 @@
 
 use crate::diag::Span;
 use crate::layout::ParamLayout;
-use crate::types::{size_align, StructId, StructLayouts, Type};
 pub use crate::types::LaunchBounds;
+use crate::types::{size_align, StructId, StructLayouts, Type};
 
 pub mod mangle;
 pub mod visit;
@@ -383,13 +383,26 @@ pub struct Block {
 #[derive(Clone, Debug)]
 pub enum Stmt {
     /// Storage for the local comes into being; `init` stores its first value.
-    Decl { local: LocalId, init: Option<Init> },
+    Decl {
+        local: LocalId,
+        init: Option<Init>,
+    },
     Expr(Expr),
-    If { cond: Expr, then: Block, otherwise: Option<Block> },
+    If {
+        cond: Expr,
+        then: Block,
+        otherwise: Option<Block>,
+    },
     /// Covers `while`, `do`/`while` and `for`: `init` runs once, then (unless
     /// `check_cond_first` is false on the first iteration) `cond`, `body`, `step` repeat.
     /// `continue` jumps to `step`. A missing `cond` is true.
-    Loop { init: Block, cond: Option<Expr>, step: Option<Expr>, body: Block, check_cond_first: bool },
+    Loop {
+        init: Block,
+        cond: Option<Expr>,
+        step: Option<Expr>,
+        body: Block,
+        check_cond_first: bool,
+    },
     Break,
     Continue,
     Return(Option<Expr>),
@@ -400,7 +413,12 @@ pub enum Stmt {
     /// promoted; the values are its bits, distinct), else to `default`, else past `body`. Its
     /// labels are `Stmt::Label`s somewhere in `body`; a `Break` in `body` outside a nested loop
     /// or switch leaves the switch (a `Continue` still goes to the enclosing loop's step).
-    Switch { cond: Expr, body: Block, cases: Vec<(i64, LabelId)>, default: Option<LabelId> },
+    Switch {
+        cond: Expr,
+        body: Block,
+        cases: Vec<(i64, LabelId)>,
+        default: Option<LabelId>,
+    },
     /// Where a `case`, `default` or named label stands. Each label of a function appears once.
     Label(LabelId),
     /// `goto`: a jump to a label of the same function (sema checked that it exists and that
@@ -750,7 +768,10 @@ pub enum ExprKind {
     Deref(Box<Expr>),
     /// `.field` of a struct place or value; `index` into `StructDef::fields`.
     /// `p->f` is lowered to `(*p).f`. dim3 fields use index 0, 1, 2 for x, y, z.
-    Member { base: Box<Expr>, index: u32 },
+    Member {
+        base: Box<Expr>,
+        index: u32,
+    },
 
     // ---- Values ----
     /// The address of a place.
@@ -762,33 +783,78 @@ pub enum ExprKind {
     /// to pointer, integer to pointer and back, any scalar to bool (compare with zero), and
     /// `cudaError_t` to integer. A cast to `void` evaluates the operand for its effects only.
     Cast(Box<Expr>),
-    Unary { op: UnaryOp, operand: Box<Expr> },
-    Binary { op: BinaryOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
+    Binary {
+        op: BinaryOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// Short-circuit `&&` / `||` on scalars; the result is `int` 0 or 1.
-    LogicalAnd { lhs: Box<Expr>, rhs: Box<Expr> },
-    LogicalOr { lhs: Box<Expr>, rhs: Box<Expr> },
+    LogicalAnd {
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    LogicalOr {
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// Both branches already have the expression's type. `cond` is a scalar tested against 0.
-    Conditional { cond: Box<Expr>, then: Box<Expr>, otherwise: Box<Expr> },
+    Conditional {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        otherwise: Box<Expr>,
+    },
     /// Evaluate `lhs` for effect, then `rhs`.
-    Comma { lhs: Box<Expr>, rhs: Box<Expr> },
+    Comma {
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// Store `value` (already of the place's type) and yield it.
-    Assign { place: Box<Expr>, value: Box<Expr> },
+    Assign {
+        place: Box<Expr>,
+        value: Box<Expr>,
+    },
     /// `place op= value`: load place, convert it to `op_type`, apply `op` with `value`
     /// (already of `op_type`, or for `PtrAdd` a pointer-width integer), convert back to the
     /// place's type, store, yield the new value.
-    CompoundAssign { op: BinaryOp, place: Box<Expr>, value: Box<Expr>, op_type: Type },
+    CompoundAssign {
+        op: BinaryOp,
+        place: Box<Expr>,
+        value: Box<Expr>,
+        op_type: Type,
+    },
     /// `++`/`--` on an arithmetic or pointer place; yields the new value (prefix) or the old
     /// one (postfix).
-    IncDec { place: Box<Expr>, increment: bool, prefix: bool },
-    Call { func: FuncId, args: Vec<Expr> },
+    IncDec {
+        place: Box<Expr>,
+        increment: bool,
+        prefix: bool,
+    },
+    Call {
+        func: FuncId,
+        args: Vec<Expr>,
+    },
     /// The address of a device function, of type `Type::FnPtr` (`add1` or `&add1` as a value).
     FuncAddr(FuncId),
     /// A call through a pointer to a device function (`op(x)`, `(*op)(x)`, `ops[i](x)`): the
     /// arguments converted to the `Type::FnPtr`'s parameter types.
-    CallIndirect { callee: Box<Expr>, args: Vec<Expr> },
-    Builtin { builtin: Builtin, args: Vec<Expr> },
+    CallIndirect {
+        callee: Box<Expr>,
+        args: Vec<Expr>,
+    },
+    Builtin {
+        builtin: Builtin,
+        args: Vec<Expr>,
+    },
     /// `dim3(x, y, z)` with three `unsigned int` operands (missing ones are the constant 1).
-    Dim3 { x: Box<Expr>, y: Box<Expr>, z: Box<Expr> },
+    Dim3 {
+        x: Box<Expr>,
+        y: Box<Expr>,
+        z: Box<Expr>,
+    },
     /// `kernel<<<grid, block, shared_mem, stream>>>(args)`. Type: void.
     Launch(Box<Launch>),
 }

@@ -1,10 +1,10 @@
 //! Warp aggregation on LLVM IR, IR in, IR out: the modules of `threshold_tests`, through
 //! [`aggregate::warp`] alone and through the whole pipeline.
 
+use super::aggregate::Granularity;
 use super::tests::function;
 use super::threshold_tests::{launch, parse, program, CHILD, HEAD};
 use super::*;
-use super::aggregate::Granularity;
 use inkwell::context::Context;
 
 /// The module after warp aggregation alone, and the remarks as `code: message: label`.
@@ -84,7 +84,8 @@ fn through_the_pipeline_the_warps_launch_stays_v1_and_the_others_follow_the_abi(
         let context = Context::create();
         let module = parse(&context, &program());
         let target = Target { launch_abi: abi, ..Target::default() };
-        let options = PipelineOptions { target, nv_module_id: None, launch_threshold: 0, aggregate: Granularity::Warp, pass_remarks: true, malloc_pool: false, refuse_legacy_warp: false, nvcc_dialect: false };
+        let options =
+            PipelineOptions { target, nv_module_id: None, launch_threshold: 0, aggregate: Granularity::Warp, pass_remarks: true, malloc_pool: false, refuse_legacy_warp: false, nvcc_dialect: false };
         assert!(run(&module, &options, &SourceText::default()).unwrap().is_empty());
         cleanup(&module, &crate::back::target_machine(&target, 3).unwrap(), true).unwrap();
         module.verify().unwrap();
@@ -125,7 +126,12 @@ fn streams_and_dynamic_sizes_are_left_with_r0500() {
     }
     // A constant dynamic size is taken, and the aggregated launch asks for it.
     let (ir, remarks) = aggregated(&format!("{HEAD}{CHILD}{}", launch("child", "null", "256")), Granularity::Warp);
-    assert!(remarks.is_empty() && function(&ir, "child__warp").contains("ptr @child__agg, ptr %agg.buf, ptr byval(%struct.dim3) align 4 %agg.grid.slot, ptr byval(%struct.dim3) align 4 %agg.block.slot, i32 256, ptr null)"), "{ir}");
+    assert!(
+        remarks.is_empty()
+            && function(&ir, "child__warp")
+                .contains("ptr @child__agg, ptr %agg.buf, ptr byval(%struct.dim3) align 4 %agg.grid.slot, ptr byval(%struct.dim3) align 4 %agg.block.slot, i32 256, ptr null)"),
+        "{ir}"
+    );
     // Block and grid granularity take the launch at the end of the block (`block_tests`).
     for asked in [Granularity::Block, Granularity::Grid] {
         let (ir, remarks) = aggregated(&program(), asked);
@@ -137,7 +143,16 @@ fn streams_and_dynamic_sizes_are_left_with_r0500() {
 fn thresholding_then_aggregation_aggregates_the_launch_left_for_large_grids() {
     let context = Context::create();
     let module = parse(&context, &super::threshold_tests::at_site(&program()));
-    let options = PipelineOptions { target: Target::default(), nv_module_id: None, launch_threshold: 128, aggregate: Granularity::Warp, pass_remarks: true, malloc_pool: false, refuse_legacy_warp: false, nvcc_dialect: false };
+    let options = PipelineOptions {
+        target: Target::default(),
+        nv_module_id: None,
+        launch_threshold: 128,
+        aggregate: Granularity::Warp,
+        pass_remarks: true,
+        malloc_pool: false,
+        refuse_legacy_warp: false,
+        nvcc_dialect: false,
+    };
     assert!(run(&module, &options, &SourceText::default()).unwrap().is_empty());
     module.verify().unwrap();
     let ir = module.print_to_string().to_string();
@@ -163,7 +178,16 @@ fn tables_come_from_a_static_pool_then_the_heap() {
 fn through_pipeline(ir: &str, asked: Granularity, threshold: u32) -> (String, Vec<String>) {
     let context = Context::create();
     let module = parse(&context, ir);
-    let options = PipelineOptions { target: Target::default(), nv_module_id: None, launch_threshold: threshold, aggregate: asked, pass_remarks: true, malloc_pool: false, refuse_legacy_warp: false, nvcc_dialect: false };
+    let options = PipelineOptions {
+        target: Target::default(),
+        nv_module_id: None,
+        launch_threshold: threshold,
+        aggregate: asked,
+        pass_remarks: true,
+        malloc_pool: false,
+        refuse_legacy_warp: false,
+        nvcc_dialect: false,
+    };
     let remarks = run(&module, &options, &SourceText::default()).expect("the pipeline accepts the module");
     module.verify().unwrap();
     (module.print_to_string().to_string(), remarks.iter().map(|d| format!("{}: {}: {}", d.code.as_str(), d.message, d.labels[0].message)).collect())
@@ -201,7 +225,9 @@ fn a_uniform_dynamic_shared_memory_size_is_taken_as_its_constant() {
 #[test]
 fn a_kernel_pointer_that_holds_one_kernel_is_that_kernel() {
     let through = |body: &str| {
-        let parent = launch("child", "null", "0").replace("entry:\n", &format!("entry:\n  %kslot = alloca ptr, align 8\n{body}  %k = load ptr, ptr %kslot, align 8\n")).replace("ptr @child, ptr %buf", "ptr %k, ptr %buf");
+        let parent = launch("child", "null", "0")
+            .replace("entry:\n", &format!("entry:\n  %kslot = alloca ptr, align 8\n{body}  %k = load ptr, ptr %kslot, align 8\n"))
+            .replace("ptr @child, ptr %buf", "ptr %k, ptr %buf");
         format!("{HEAD}{CHILD}{parent}")
     };
     let one = through("  store ptr @child, ptr %kslot, align 8\n");

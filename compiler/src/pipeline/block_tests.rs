@@ -1,11 +1,11 @@
 //! Block and grid aggregation on LLVM IR, IR in, IR out: the modules of `threshold_tests` and
 //! hand-written kernels, through [`aggregate::aggregate`] alone and through the whole pipeline.
 
+use super::aggregate::Granularity;
 use super::aggregate_tests::{aggregated, guarded};
 use super::tests::function;
 use super::threshold_tests::{launch, parse, program, CHILD, HEAD};
 use super::*;
-use super::aggregate::Granularity;
 use inkwell::context::Context;
 
 /// The module after the whole pipeline (thresholding at `threshold`) and its clean-up.
@@ -96,8 +96,16 @@ fn grid_granularity_hands_each_blocks_records_to_the_grids_last_block() {
     // Room in the arena is taken with one add on its cursor (records from bit 40, blocks
     // below), not a compare-and-swap loop; the first add that finds none keeps where it was,
     // and the last block launches the records before it.
-    assert!(end.contains("atomicrmw add ptr addrspacecast (ptr addrspace(1) @child__agg_arena_cursor to ptr), i64 %add monotonic") && !end.contains("cmpxchg ptr addrspacecast (ptr addrspace(1) @child__agg_arena_cursor"), "{end}");
-    assert!(end.contains("atomicrmw umax ptr addrspacecast (ptr addrspace(1) @child__agg_arena_overflow to ptr), i64 %overflow.kept") && end.contains("%arena.end = select i1 %overflowed, i64 %overflow.at,"), "{end}");
+    assert!(
+        end.contains("atomicrmw add ptr addrspacecast (ptr addrspace(1) @child__agg_arena_cursor to ptr), i64 %add monotonic")
+            && !end.contains("cmpxchg ptr addrspacecast (ptr addrspace(1) @child__agg_arena_cursor"),
+        "{end}"
+    );
+    assert!(
+        end.contains("atomicrmw umax ptr addrspacecast (ptr addrspace(1) @child__agg_arena_overflow to ptr), i64 %overflow.kept")
+            && end.contains("%arena.end = select i1 %overflowed, i64 %overflow.at,"),
+        "{end}"
+    );
     // A grid of one block ends as at block granularity: the branch on the grid's block count
     // comes before the grid's entry is looked for, and only its other side does that.
     let one_block = end.find("%one.block = icmp eq i32 %nblocks, 1").expect("the one-block test");
@@ -105,14 +113,20 @@ fn grid_granularity_hands_each_blocks_records_to_the_grids_last_block() {
     insta::assert_snapshot!("grid_end", end);
     // `C__agg`'s last block releases the arena when its table is the arena.
     let give_back = function(&ir, "child__agg_give_back");
-    assert!(give_back.contains("%in.arena = icmp ult i64 %arena.offset, 8388560") && give_back.contains("atomicrmw xchg ptr addrspacecast (ptr addrspace(1) @child__agg_arena_owner to ptr), i64 0"), "{give_back}");
+    assert!(
+        give_back.contains("%in.arena = icmp ult i64 %arena.offset, 8388560") && give_back.contains("atomicrmw xchg ptr addrspacecast (ptr addrspace(1) @child__agg_arena_owner to ptr), i64 0"),
+        "{give_back}"
+    );
 }
 
 #[test]
 fn loops_device_functions_and_other_null_stream_launches_are_left_alone_with_r0500() {
     let hint = "(-faggregate-launches=warp would aggregate it)";
     // In a loop.
-    let looped = program().replace("done:\n  ret void", "done:\n  %again = icmp sgt i32 %n, 7\n  br i1 %again, label %entry.loop, label %out\nout:\n  ret void").replace("entry:\n  %grid = alloca %struct.dim3, align 4\n  %block = alloca %struct.dim3, align 4\n", "entry:\n  %grid = alloca %struct.dim3, align 4\n  %block = alloca %struct.dim3, align 4\n  br label %entry.loop\nentry.loop:\n");
+    let looped = program().replace("done:\n  ret void", "done:\n  %again = icmp sgt i32 %n, 7\n  br i1 %again, label %entry.loop, label %out\nout:\n  ret void").replace(
+        "entry:\n  %grid = alloca %struct.dim3, align 4\n  %block = alloca %struct.dim3, align 4\n",
+        "entry:\n  %grid = alloca %struct.dim3, align 4\n  %block = alloca %struct.dim3, align 4\n  br label %entry.loop\nentry.loop:\n",
+    );
     let (ir, remarks) = aggregated(&looped, Granularity::Block);
     assert_eq!(remarks, [format!("R0500: launch of `child` not aggregated: the launch is inside a loop: a thread may launch more than once {hint}")]);
     assert!(!ir.contains("__agg_end") && !ir.contains("@child__agg("), "{ir}");
@@ -126,7 +140,10 @@ fn loops_device_functions_and_other_null_stream_launches_are_left_alone_with_r05
     let third = launch("child", "null", "%n").replace("define ptx_kernel void @parent(ptr %p, i32 %n, ptr %s)", "define internal void @third(ptr %p, i32 %n, ptr %s) alwaysinline");
     let both = format!("{HEAD}{CHILD}{second}{third}");
     let (_, remarks) = aggregated(&both, Granularity::Block);
-    assert!(remarks.contains(&"R0500: launch of `child` not aggregated: `second` also launches `child` into the NULL stream without aggregation; delaying this launch would reorder them".to_string()), "{remarks:?}");
+    assert!(
+        remarks.contains(&"R0500: launch of `child` not aggregated: `second` also launches `child` into the NULL stream without aggregation; delaying this launch would reorder them".to_string()),
+        "{remarks:?}"
+    );
     // A launch in a loop of a helper that counts as the kernel's is in a loop too.
     let helper_loop = looped.replace("define ptx_kernel void @parent(ptr %p, i32 %n, ptr %s)", "define internal void @helper(ptr %p, i32 %n, ptr %s) alwaysinline");
     let caller = "define ptx_kernel void @parent(ptr %p, i32 %n, ptr %s) {\n  call void @helper(ptr %p, i32 %n, ptr %s)\n  ret void\n}\n";
@@ -165,7 +182,10 @@ fn a_kernel_that_may_leave_a_barrier_behind_ends_with_its_last_thread() {
     assert!(ir.contains("@parent__agg_arrived = internal addrspace(3) global i32 undef"), "{ir}");
     assert!(end.contains("@parent__agg_grid_done") && !end.contains("barrier"), "{end}");
     // A barrier every thread passes once: the block meets at barriers.
-    let everyone = program().replace("  %buf = call ptr @__cudaCDP2GetParameterBuffer(i64 64, i64 40)\n", "  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)\n  %buf = call ptr @__cudaCDP2GetParameterBuffer(i64 64, i64 40)\n");
+    let everyone = program().replace(
+        "  %buf = call ptr @__cudaCDP2GetParameterBuffer(i64 64, i64 40)\n",
+        "  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)\n  %buf = call ptr @__cudaCDP2GetParameterBuffer(i64 64, i64 40)\n",
+    );
     let (ir, _) = aggregated(&everyone, Granularity::Block);
     assert!(!ir.contains("agg_arrived") && function(&ir, "parent__agg_end").contains("call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)"), "{ir}");
 }
@@ -221,7 +241,16 @@ fn through_the_pipeline_every_launch_is_lowered_to_v2_and_thresholding_comes_fir
     // recorded in the kernel that calls it.
     let context = Context::create();
     let module = parse(&context, &super::threshold_tests::at_site(&program()));
-    let options = PipelineOptions { target: Target::default(), nv_module_id: None, launch_threshold: 128, aggregate: Granularity::Block, pass_remarks: true, malloc_pool: false, refuse_legacy_warp: false, nvcc_dialect: false };
+    let options = PipelineOptions {
+        target: Target::default(),
+        nv_module_id: None,
+        launch_threshold: 128,
+        aggregate: Granularity::Block,
+        pass_remarks: true,
+        malloc_pool: false,
+        refuse_legacy_warp: false,
+        nvcc_dialect: false,
+    };
     assert!(run(&module, &options, &SourceText::default()).unwrap().is_empty());
     let ir = module.print_to_string().to_string();
     assert!(function(&ir, "child__threshold").contains("call i32 @parent__agg0_record(ptr"), "{ir}");
@@ -355,7 +384,10 @@ fn branch_sites(shmem: &[&str]) -> String {
         out = out.replace(&format!("label %site{}\n", k + 1), &format!("label %site{last}\n")).replace(&format!("label %site{}, label %fill{k}", k + 1), &format!("label %site{last}, label %fill{k}"));
     }
     let cases: Vec<String> = (1..last).map(|k| format!("i32 {k}, label %site{k}")).collect();
-    out.replace("entry:\n  %parent.tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  br label %site0\n", &format!("entry:\n  %parent.tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  switch i32 %n, label %site0 [ {} ]\n", cases.join(" ")))
+    out.replace(
+        "entry:\n  %parent.tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  br label %site0\n",
+        &format!("entry:\n  %parent.tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  switch i32 %n, label %site0 [ {} ]\n", cases.join(" ")),
+    )
 }
 
 /// At grid granularity, a kernel whose every site one thread of a block makes launches at the
@@ -400,7 +432,10 @@ fn auto_gives_the_grid_dense_launches_of_leaf_children_and_the_warp_the_rest() {
     let chose_grid = |ir: &str| {
         let (after, remarks) = aggregated(ir, Granularity::Auto);
         assert_eq!(after, aggregated(ir, Granularity::Grid).0, "auto chose the grid: the grid's module");
-        assert!(after.contains(grid_state) && remarks.len() == 1 && remarks[0].starts_with("R0503: launch of `child` aggregated for the whole grid: most threads of `parent` may make it"), "{remarks:?}");
+        assert!(
+            after.contains(grid_state) && remarks.len() == 1 && remarks[0].starts_with("R0503: launch of `child` aggregated for the whole grid: most threads of `parent` may make it"),
+            "{remarks:?}"
+        );
     };
     let chose_warp = |ir: &str| {
         let (after, remarks) = aggregated(ir, Granularity::Auto);
@@ -422,7 +457,11 @@ fn auto_gives_the_grid_dense_launches_of_leaf_children_and_the_warp_the_rest() {
     chose_warp(&tree);
     // The same tree whose kernel reads no index: left alone (a driver, below).
     let (after, remarks) = aggregated(&format!("{HEAD}{TREE}"), Granularity::Auto);
-    assert!(!after.contains("__agg") && remarks == ["R0500: launch of `tree` not aggregated: `tree` reads no thread or block index: a kernel launched with one thread, whose launches have nothing to gather"], "{remarks:?}");
+    assert!(
+        !after.contains("__agg")
+            && remarks == ["R0500: launch of `tree` not aggregated: `tree` reads no thread or block index: a kernel launched with one thread, whose launches have nothing to gather"],
+        "{remarks:?}"
+    );
     // Every thread launches, in a kernel that reads no index: a driver of one thread
     // (`parent<<<1, 1>>>`), nothing to gather: left alone. Also through the whole pipeline,
     // where thresholding's tags and helpers read the block's index before aggregation runs.

@@ -106,7 +106,9 @@ attributes #0 = { "nvvm.maxntid"="192" "nvvm.minctasm"="5" }
         let ctx = Context::create();
         let module = ctx.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(IR.as_bytes(), "m")).unwrap();
         assert_eq!(inline_into_bounded_kernels(&module), 2);
-        let always = |name: &str| module.get_function(name).unwrap().get_enum_attribute(inkwell::attributes::AttributeLoc::Function, inkwell::attributes::Attribute::get_named_enum_kind_id("alwaysinline")).is_some();
+        let always = |name: &str| {
+            module.get_function(name).unwrap().get_enum_attribute(inkwell::attributes::AttributeLoc::Function, inkwell::attributes::Attribute::get_named_enum_kind_id("alwaysinline")).is_some()
+        };
         assert!(always("big") && always("deeper"));
         assert!(!always("kept") && !always("rec") && !always("other"));
         // A second run finds nothing more to mark.

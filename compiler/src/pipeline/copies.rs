@@ -22,9 +22,9 @@
 //! [`super::cleanup`], after the helpers are inlined).
 
 use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::builder::Builder;
 use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::prelude::LLVMValueRef;
-use inkwell::builder::Builder;
 use inkwell::module::Module;
 use inkwell::values::{AsValueRef, BasicValue, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue, PointerValue};
 
@@ -149,7 +149,12 @@ fn expand<'ctx>(module: &Module<'ctx>, c: Copy<'ctx>) {
 /// position as loads and stores of the widest integer both alignments allow (up to 8 bytes),
 /// in address order: what a constant-size `llvm.memcpy` of more than 128 bytes would be a
 /// byte loop for in NVPTX. Returns each word's load and store.
-pub(super) fn word_copy<'ctx>(b: &Builder<'ctx>, (dst, dst_align): (PointerValue<'ctx>, u64), (src, src_align): (PointerValue<'ctx>, u64), size: u64) -> Vec<(InstructionValue<'ctx>, InstructionValue<'ctx>)> {
+pub(super) fn word_copy<'ctx>(
+    b: &Builder<'ctx>,
+    (dst, dst_align): (PointerValue<'ctx>, u64),
+    (src, src_align): (PointerValue<'ctx>, u64),
+    size: u64,
+) -> Vec<(InstructionValue<'ctx>, InstructionValue<'ctx>)> {
     let ctx = dst.get_type().get_context();
     let i8t = ctx.i8_type();
     let i64t = ctx.i64_type();

@@ -43,9 +43,9 @@
 //! one `ret`, after the end's helpers, and no launch of the module is lost.
 
 use super::clone::{callee, is_inline_asm};
-use super::launch::{self, Launch};
 use super::emit::{intrinsic, ok};
 use super::in_place::{helper, Mode};
+use super::launch::{self, Launch};
 use super::sites::{child_name, new_helper_with, replace_by_helper_with, successors};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
@@ -190,7 +190,6 @@ fn waits_or_unknown(name: &str) -> bool {
     }
     true
 }
-
 
 /// Keeps the sites `sites` of the kernel `k` (each with its child's serial copy) for the warp
 /// at the kernel's end (module docs).

@@ -16,9 +16,9 @@
 //! Invariant: the module is never changed; a `.cdp` program's own calls (`!cdpc.own`), which its
 //! sema has checked already, are left alone.
 
+use super::launch::constant_u64;
 use super::SourceText;
 use crate::diag::{Code, Diagnostic, Span};
-use super::launch::constant_u64;
 use inkwell::module::Module;
 use runtime_shim::entry_points::{CType, RuntimeFn};
 use runtime_shim::streams::{describe, is_graph_stream, EVENT_DISABLE_TIMING, STREAM_NON_BLOCKING};
@@ -43,9 +43,9 @@ pub fn check(module: &Module<'_>, source: &SourceText) -> Vec<Diagnostic> {
                     .with_note("use `cudaStreamGraphTailLaunch`, `cudaStreamGraphFireAndForget` or `cudaStreamGraphFireAndForgetAsSibling`; the programming guide's \"Device Graph Launch\": device graphs cannot be launched into regular streams, only into these named ones")
             } else if f != RuntimeFn::GraphLaunch && graph_stream {
                 let what = if f.kernel_param().is_some() || entry.c_name.starts_with("cudaLaunch") { "a kernel launch".to_string() } else { format!("`{}`", entry.c_name) };
-                Diagnostic::new(Code::GraphStreamMisuse, Span::new(0, 0), format!("{} is only for `cudaGraphLaunch`", describe(handle)))
-                    .with_primary_message(format!("passed to {what}"))
-                    .with_note("graph streams name where a device-launched graph runs; kernels, copies and events need a created stream, the NULL stream, `cudaStreamTailLaunch` or `cudaStreamFireAndForget`")
+                Diagnostic::new(Code::GraphStreamMisuse, Span::new(0, 0), format!("{} is only for `cudaGraphLaunch`", describe(handle))).with_primary_message(format!("passed to {what}")).with_note(
+                    "graph streams name where a device-launched graph runs; kernels, copies and events need a created stream, the NULL stream, `cudaStreamTailLaunch` or `cudaStreamFireAndForget`",
+                )
             } else {
                 continue;
             };

@@ -64,19 +64,9 @@ pub const ANONYMOUS_NAMESPACE: &str = "12_GLOBAL__N_1";
 /// mangled or holds what this reader does not read (module docs).
 pub fn entity(symbol: &str) -> Option<Entity> {
     let rest = symbol.strip_prefix("_Z")?;
-    let mut p = Reader {
-        s: symbol.as_bytes(),
-        i: symbol.len() - rest.len(),
-        markers: Vec::new(),
-        substitutions: false,
-        anonymous: Vec::new(),
-        depth: 0,
-        own_args_end: None,
-        param_decls: Vec::new(),
-    };
+    let mut p = Reader { s: symbol.as_bytes(), i: symbol.len() - rest.len(), markers: Vec::new(), substitutions: false, anonymous: Vec::new(), depth: 0, own_args_end: None, param_decls: Vec::new() };
     p.name()?;
-    let (name_end, internal_markers, substitutions, named) =
-        (p.i, std::mem::take(&mut p.markers), p.substitutions, p.anonymous.len());
+    let (name_end, internal_markers, substitutions, named) = (p.i, std::mem::take(&mut p.markers), p.substitutions, p.anonymous.len());
     // The name's own arguments end it, or its nested name's `E` right after them.
     let instance = p.own_args_end.is_some_and(|end| name_end - end <= 1);
     // A function's types (its return type first for a template's instance); a variable has none.
@@ -88,16 +78,7 @@ pub fn entity(symbol: &str) -> Option<Entity> {
             break;
         }
     }
-    Some(Entity {
-        name_end,
-        internal_markers,
-        substitutions,
-        anonymous: p.anonymous,
-        whole,
-        instance,
-        param_decls: p.param_decls,
-        any_substitution: p.substitutions,
-    })
+    Some(Entity { name_end, internal_markers, substitutions, anonymous: p.anonymous, whole, instance, param_decls: p.param_decls, any_substitution: p.substitutions })
 }
 
 /// `symbol` as nvcc (EDG) spells it, without Clang's template-parameter declarations (module
@@ -157,11 +138,7 @@ impl Reader<'_> {
     /// Runs `f` one level deeper, refusing past [`MAX_DEPTH`].
     fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Option<T>) -> Option<T> {
         self.depth += 1;
-        let out = if self.depth > MAX_DEPTH {
-            None
-        } else {
-            f(self)
-        };
+        let out = if self.depth > MAX_DEPTH { None } else { f(self) };
         self.depth -= 1;
         out
     }
@@ -171,20 +148,14 @@ impl Reader<'_> {
         while self.peek().is_some_and(|b| b.is_ascii_digit()) {
             self.i += 1;
         }
-        std::str::from_utf8(&self.s[start..self.i])
-            .ok()?
-            .parse()
-            .ok()
+        std::str::from_utf8(&self.s[start..self.i]).ok()?.parse().ok()
     }
 
     /// `<source-name> ::= <length> <identifier>`
     fn source_name(&mut self) -> Option<()> {
         let start = self.i;
         let n = self.number()?;
-        let end = self
-            .i
-            .checked_add(n)
-            .filter(|&end| n > 0 && end <= self.s.len())?;
+        let end = self.i.checked_add(n).filter(|&end| n > 0 && end <= self.s.len())?;
         self.i = end;
         if &self.s[start..self.i] == ANONYMOUS_NAMESPACE.as_bytes() {
             self.anonymous.push(start);
@@ -320,10 +291,7 @@ impl Reader<'_> {
                 Some(())
             }
             _ => {
-                while self
-                    .peek()
-                    .is_some_and(|b| b.is_ascii_digit() || b.is_ascii_uppercase())
-                {
+                while self.peek().is_some_and(|b| b.is_ascii_digit() || b.is_ascii_uppercase()) {
                     self.i += 1;
                 }
                 self.eat(b'_')?;
@@ -336,10 +304,7 @@ impl Reader<'_> {
     /// `T_` or `T<n>_`.
     fn template_param(&mut self) -> Option<()> {
         self.eat(b'T')?;
-        while self
-            .peek()
-            .is_some_and(|b| b.is_ascii_digit() || b.is_ascii_uppercase())
-        {
+        while self.peek().is_some_and(|b| b.is_ascii_digit() || b.is_ascii_uppercase()) {
             self.i += 1;
         }
         self.eat(b'_')
@@ -394,10 +359,7 @@ impl Reader<'_> {
                 }
                 self.i += 1;
                 self.nested(Self::ty)?;
-                while self
-                    .peek()
-                    .is_some_and(|b| b.is_ascii_alphanumeric() && b != b'E')
-                {
+                while self.peek().is_some_and(|b| b.is_ascii_alphanumeric() && b != b'E') {
                     self.i += 1;
                 }
                 self.eat(b'E')
@@ -418,8 +380,7 @@ impl Reader<'_> {
     /// `<type>`
     fn ty(&mut self) -> Option<()> {
         match self.peek()? {
-            b'v' | b'w' | b'b' | b'c' | b'a' | b'h' | b's' | b't' | b'i' | b'j' | b'l' | b'm'
-            | b'x' | b'y' | b'n' | b'o' | b'f' | b'd' | b'e' | b'g' | b'z' => {
+            b'v' | b'w' | b'b' | b'c' | b'a' | b'h' | b's' | b't' | b'i' | b'j' | b'l' | b'm' | b'x' | b'y' | b'n' | b'o' | b'f' | b'd' | b'e' | b'g' | b'z' => {
                 self.i += 1;
                 Some(())
             }
@@ -510,36 +471,18 @@ mod tests {
     fn the_name_is_told_from_the_parameters() {
         assert_eq!(name("_Z3visP1GN12_GLOBAL__N_11SE"), "_Z3vis");
         assert_eq!(name("_ZN12_GLOBAL__N_12k1EPi"), "_ZN12_GLOBAL__N_12k1E");
-        assert_eq!(
-            name("_ZN1a12_GLOBAL__N_12k2EN12_GLOBAL__N_11SEPi"),
-            "_ZN1a12_GLOBAL__N_12k2E"
-        );
-        assert_eq!(
-            name("_Z2gkIN12_GLOBAL__N_11SEEvT_"),
-            "_Z2gkIN12_GLOBAL__N_11SEE"
-        );
-        assert_eq!(
-            name("_ZN12_GLOBAL__N_12tkINS_1SEEEvPT_"),
-            "_ZN12_GLOBAL__N_12tkINS_1SEEE"
-        );
+        assert_eq!(name("_ZN1a12_GLOBAL__N_12k2EN12_GLOBAL__N_11SEPi"), "_ZN1a12_GLOBAL__N_12k2E");
+        assert_eq!(name("_Z2gkIN12_GLOBAL__N_11SEEvT_"), "_Z2gkIN12_GLOBAL__N_11SEE");
+        assert_eq!(name("_ZN12_GLOBAL__N_12tkINS_1SEEEvPT_"), "_ZN12_GLOBAL__N_12tkINS_1SEEE");
         assert_eq!(name("_Z2nkILi3EEvPi"), "_Z2nkILi3EE");
-        assert_eq!(
-            name("_ZN5outer5inner6tchildIfEEvPT_S2_"),
-            "_ZN5outer5inner6tchildIfEE"
-        );
-        assert_eq!(
-            name("_ZN6thrust8cuda_cub4core13_kernel_agentINS_7complexIfEEEEvT_"),
-            "_ZN6thrust8cuda_cub4core13_kernel_agentINS_7complexIfEEEE"
-        );
+        assert_eq!(name("_ZN5outer5inner6tchildIfEEvPT_S2_"), "_ZN5outer5inner6tchildIfEE");
+        assert_eq!(name("_ZN6thrust8cuda_cub4core13_kernel_agentINS_7complexIfEEEEvT_"), "_ZN6thrust8cuda_cub4core13_kernel_agentINS_7complexIfEEEE");
         assert_eq!(name("_Z4fillIJifEEvDpT_"), "_Z4fillIJifEE");
         assert_eq!(name("_ZN1n1eE"), "_ZN1n1eE");
         // A lambda's closure type as the template argument (`apply<lambda in host(int *)>`).
         assert_eq!(name("_Z5applyIZ4hostPiEUliE_EvS0_T_"), "_Z5applyIZ4hostPiEUliE_E");
         assert_eq!(name("_Z5applyIZ6parentPiEUliE0_EvS0_T_"), "_Z5applyIZ6parentPiEUliE0_E");
-        assert_eq!(
-            name("_ZNSt3__14swapB8ne190000IiEEvRT_S2_"),
-            "_ZNSt3__14swapB8ne190000IiEE"
-        );
+        assert_eq!(name("_ZNSt3__14swapB8ne190000IiEEvRT_S2_"), "_ZNSt3__14swapB8ne190000IiEE");
     }
 
     #[test]
@@ -549,10 +492,7 @@ mod tests {
         assert_eq!(entity("_ZL2sv").unwrap().internal_markers, [2]);
         assert!(entity("_Z6parentPi").unwrap().internal_markers.is_empty());
         // A literal's `L` in the parameters or template arguments is no marker.
-        assert!(entity("_Z2nkILi3EEvPi")
-            .unwrap()
-            .internal_markers
-            .is_empty());
+        assert!(entity("_Z2nkILi3EEvPi").unwrap().internal_markers.is_empty());
     }
 
     #[test]
@@ -591,28 +531,13 @@ mod tests {
 
     #[test]
     fn substitutions_are_noticed() {
-        assert!(
-            entity("_ZN12_GLOBAL__N_12tkINS_1SEEEvPT_")
-                .unwrap()
-                .substitutions
-        );
+        assert!(entity("_ZN12_GLOBAL__N_12tkINS_1SEEEvPT_").unwrap().substitutions);
         assert!(!entity("_ZN12_GLOBAL__N_15inner1wE").unwrap().substitutions);
     }
 
     #[test]
     fn what_is_not_read_is_none() {
-        for symbol in [
-            "gs",
-            "_Z",
-            "_ZN",
-            "_ZNE",
-            "_Z2pkIXadL_Z2evEEEvv",
-            "_Z2pkIXadL_ZL2svEEEvv",
-            "_ZZ4mainE1x",
-            "_Z99x",
-            "_ZN1aIiE",
-            "_Z5applyIZ4hostPiEEvv",
-        ] {
+        for symbol in ["gs", "_Z", "_ZN", "_ZNE", "_Z2pkIXadL_Z2evEEEvv", "_Z2pkIXadL_ZL2svEEEvv", "_ZZ4mainE1x", "_Z99x", "_ZN1aIiE", "_Z5applyIZ4hostPiEEvv"] {
             assert_eq!(entity(symbol), None, "{symbol}");
         }
         // Deep nesting is refused, not recursed into without bound.
@@ -634,9 +559,7 @@ mod tests {
             "_Z2akITnDaL5Color1EEvPi",
             "_Z2tkIiTnT_Li3EEvPS0_S1_",
         ];
-        let alphabet: Vec<char> = "_ZNLEISTJXDFAMPKRVOvifnyc0123456789ab\u{e9}\u{1F600}"
-            .chars()
-            .collect();
+        let alphabet: Vec<char> = "_ZNLEISTJXDFAMPKRVOvifnyc0123456789ab\u{e9}\u{1F600}".chars().collect();
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = |bound: usize| {
             state ^= state << 13;
@@ -652,36 +575,22 @@ mod tests {
                 text.insert(at, alphabet[next(alphabet.len())]);
             }
             if next(3) == 0 {
-                let digits =
-                    ["9", "99999999999999999999999", "18446744073709551615", "12"][next(4)];
+                let digits = ["9", "99999999999999999999999", "18446744073709551615", "12"][next(4)];
                 let at = next(text.len() + 1);
                 text.splice(at..at, digits.chars());
             }
             let text: String = text.into_iter().collect();
             if let Some(e) = entity(&text) {
                 assert!(
-                    e.name_end <= text.len()
-                        && e.internal_markers
-                            .iter()
-                            .chain(&e.anonymous)
-                            .all(|&at| at < text.len())
-                        && e.param_decls.iter().all(|(r, _)| r.start < r.end && r.end <= text.len()),
+                    e.name_end <= text.len() && e.internal_markers.iter().chain(&e.anonymous).all(|&at| at < text.len()) && e.param_decls.iter().all(|(r, _)| r.start < r.end && r.end <= text.len()),
                     "{text}"
                 );
             }
             if let Some(edg) = edg_spelling(&text) {
                 assert!(edg.len() < text.len(), "{text} -> {edg}");
             }
-            let _ = crate::pipeline::names::nvcc_symbol(
-                &text,
-                crate::pipeline::names::Kind::Kernel,
-                "_ab_1_x_cu_cdpc",
-            );
-            let _ = crate::pipeline::names::nvcc_symbol(
-                &text,
-                crate::pipeline::names::Kind::Variable,
-                "_ab_1_x_cu_cdpc",
-            );
+            let _ = crate::pipeline::names::nvcc_symbol(&text, crate::pipeline::names::Kind::Kernel, "_ab_1_x_cu_cdpc");
+            let _ = crate::pipeline::names::nvcc_symbol(&text, crate::pipeline::names::Kind::Variable, "_ab_1_x_cu_cdpc");
         }
     }
 

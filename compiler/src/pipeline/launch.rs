@@ -53,9 +53,9 @@ use super::SourceText;
 use crate::back::device_launch::{DeviceRuntime, LAUNCH_SKIPPED_STATUS};
 use crate::diag::{Code, Diagnostic, Span};
 use crate::target::{LaunchAbi, Target};
+use inkwell::attributes::AttributeLoc;
 use inkwell::llvm_sys::core::{LLVMConstIntGetZExtValue, LLVMGetConstOpcode, LLVMGetOperand, LLVMIsAConstantExpr, LLVMIsAConstantInt, LLVMIsNull};
 use inkwell::llvm_sys::LLVMOpcode;
-use inkwell::attributes::AttributeLoc;
 use inkwell::module::{Linkage, Module};
 use inkwell::values::{AnyValueEnum, AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue};
 use inkwell::AddressSpace;
@@ -321,7 +321,9 @@ pub(super) fn dims_by_value(module: &Module<'_>) -> Result<(), String> {
         let by_pointer: Vec<bool> = (0..params.len() as u32)
             .map(|i| {
                 params[i as usize].is_pointer_type()
-                    && old.get_enum_attribute(inkwell::attributes::AttributeLoc::Param(i), byval).is_some_and(|a| a.is_type() && matches!(a.get_type_value(), inkwell::types::AnyTypeEnum::StructType(s) if is_dims(s)))
+                    && old
+                        .get_enum_attribute(inkwell::attributes::AttributeLoc::Param(i), byval)
+                        .is_some_and(|a| a.is_type() && matches!(a.get_type_value(), inkwell::types::AnyTypeEnum::StructType(s) if is_dims(s)))
             })
             .collect();
         if !by_pointer.contains(&true) {
@@ -426,7 +428,9 @@ fn redeclare<'ctx>(
 /// Every metadata attachment of `from` but its debug location, on `to`.
 fn copy_metadata(from: InstructionValue<'_>, to: InstructionValue<'_>) {
     use inkwell::context::AsContextRef;
-    use inkwell::llvm_sys::core::{LLVMDisposeValueMetadataEntries, LLVMInstructionGetAllMetadataOtherThanDebugLoc, LLVMMetadataAsValue, LLVMSetMetadata, LLVMValueMetadataEntriesGetKind, LLVMValueMetadataEntriesGetMetadata};
+    use inkwell::llvm_sys::core::{
+        LLVMDisposeValueMetadataEntries, LLVMInstructionGetAllMetadataOtherThanDebugLoc, LLVMMetadataAsValue, LLVMSetMetadata, LLVMValueMetadataEntriesGetKind, LLVMValueMetadataEntriesGetMetadata,
+    };
     let Some(block) = from.get_parent() else { return };
     // SAFETY: reads of `from`'s attachments, written on `to`, both live instructions of one
     // context; the entries are disposed of once read.
@@ -577,11 +581,7 @@ fn in_place_v2(module: &Module<'_>, target: &Target, l: &Launch<'_>) -> Result<b
     };
     // The front end's own null test guards the launch already (`.cdp`'s does): the launch
     // entry point is called as it is; otherwise through the helper that tests.
-    let launch = if guarded {
-        runtime.entry(if l.per_thread { &LAUNCH_DEVICE_V2_PTSZ } else { &LAUNCH_DEVICE_V2 })
-    } else {
-        filled_helper(module, target, l.per_thread)?
-    };
+    let launch = if guarded { runtime.entry(if l.per_thread { &LAUNCH_DEVICE_V2_PTSZ } else { &LAUNCH_DEVICE_V2 }) } else { filled_helper(module, target, l.per_thread)? };
     let status = e(b.build_call(launch, &[buf.into(), stream.into()], "launch"))?;
     let status = status.try_as_basic_value().basic().and_then(|v| v.as_instruction_value()).ok_or("no status")?;
     status.set_debug_location(l.call.get_debug_location());

@@ -3,8 +3,11 @@
 
 use crate::clang::diagnostics::span_at;
 use crate::diag::{Diagnostic, Label, SourceFile, Span};
-use inkwell::llvm_sys::debuginfo::{LLVMDISubprogramGetLine, LLVMGetSubprogram, LLVMDIFileGetFilename, LLVMDILocationGetColumn, LLVMDILocationGetLine, LLVMDILocationGetScope, LLVMDIScopeGetFile, LLVMDIFileGetDirectory, LLVMDILocationGetInlinedAt, LLVMInstructionGetDebugLoc};
 use inkwell::llvm_sys::core::LLVMIsAInstruction;
+use inkwell::llvm_sys::debuginfo::{
+    LLVMDIFileGetDirectory, LLVMDIFileGetFilename, LLVMDILocationGetColumn, LLVMDILocationGetInlinedAt, LLVMDILocationGetLine, LLVMDILocationGetScope, LLVMDIScopeGetFile, LLVMDISubprogramGetLine,
+    LLVMGetSubprogram, LLVMInstructionGetDebugLoc,
+};
 use inkwell::llvm_sys::prelude::{LLVMMetadataRef, LLVMValueRef};
 use inkwell::values::{AnyValue, AsValueRef, FunctionValue, InstructionValue};
 use std::path::{Path, PathBuf};
@@ -39,10 +42,18 @@ unsafe fn file_of_scope(scope: LLVMMetadataRef) -> String {
     let text = |f: unsafe extern "C" fn(_, *mut std::ffi::c_uint) -> *const std::ffi::c_char| {
         let mut len = 0;
         let p = if file.is_null() { std::ptr::null() } else { f(file, &mut len) };
-        if p.is_null() { String::new() } else { String::from_utf8_lossy(std::slice::from_raw_parts(p.cast::<u8>(), len as usize)).into_owned() }
+        if p.is_null() {
+            String::new()
+        } else {
+            String::from_utf8_lossy(std::slice::from_raw_parts(p.cast::<u8>(), len as usize)).into_owned()
+        }
     };
     let (name, dir) = (text(LLVMDIFileGetFilename), text(LLVMDIFileGetDirectory));
-    if name.is_empty() || Path::new(&name).is_absolute() || dir.is_empty() { name } else { Path::new(&dir).join(&name).display().to_string() }
+    if name.is_empty() || Path::new(&name).is_absolute() || dir.is_empty() {
+        name
+    } else {
+        Path::new(&dir).join(&name).display().to_string()
+    }
 }
 
 /// The file of the function whose body holds the instruction `inst` before inlining (its debug
@@ -117,7 +128,11 @@ impl SourceText {
         // SAFETY: plain queries of a live function's subprogram, its line and its file.
         let found = unsafe {
             let sp = LLVMGetSubprogram(function.as_value_ref());
-            if sp.is_null() { None } else { Some((file_of_scope(sp), LLVMDISubprogramGetLine(sp) as usize)) }
+            if sp.is_null() {
+                None
+            } else {
+                Some((file_of_scope(sp), LLVMDISubprogramGetLine(sp) as usize))
+            }
         };
         let mut label = match found {
             Some((file, line)) if line > 0 => self.label_in(file, |text| word_on_line(text, line, name))?,
@@ -217,9 +232,7 @@ fn word_on_line(text: &str, line: usize, word: &str) -> Span {
     let end = text[start..].find('\n').map_or(text.len(), |nl| start + nl);
     let this = &text[start..end];
     let ident = |c: char| c.is_alphanumeric() || c == '_';
-    let found = (!word.is_empty())
-        .then(|| this.match_indices(word).map(|(at, _)| at).find(|&at| !this[..at].ends_with(ident) && !this[at + word.len()..].starts_with(ident)))
-        .flatten();
+    let found = (!word.is_empty()).then(|| this.match_indices(word).map(|(at, _)| at).find(|&at| !this[..at].ends_with(ident) && !this[at + word.len()..].starts_with(ident))).flatten();
     match found {
         // A function's name with its parameters, where they follow it.
         Some(at) => {
@@ -278,10 +291,14 @@ fn keyword_line(text: &str, keyword: &str, function: &str) -> Option<Span> {
 fn cdp_span(inst: InstructionValue<'_>) -> Option<Span> {
     let kind = inst.get_parent()?.get_context().get_kind_id(crate::back::SPAN_METADATA);
     let node = inst.get_metadata(kind)?;
-    let ints: Vec<u64> = node.get_node_values()?.into_iter().filter_map(|v| match v {
-        inkwell::values::BasicMetadataValueEnum::IntValue(i) => i.get_zero_extended_constant(),
-        _ => None,
-    }).collect();
+    let ints: Vec<u64> = node
+        .get_node_values()?
+        .into_iter()
+        .filter_map(|v| match v {
+            inkwell::values::BasicMetadataValueEnum::IntValue(i) => i.get_zero_extended_constant(),
+            _ => None,
+        })
+        .collect();
     match ints[..] {
         [start, end] => Some(Span::new(usize::try_from(start).ok()?, usize::try_from(end).ok()?)),
         _ => None,

@@ -66,14 +66,8 @@ enum Role {
 }
 
 /// The device runtime's allocation functions, under every name device code calls them.
-const RUNTIME: &[(&str, Role)] = &[
-    ("malloc", Role::Malloc),
-    ("free", Role::Free),
-    ("cudaMalloc", Role::CudaMalloc),
-    ("__cudaCDP2Malloc", Role::CudaMalloc),
-    ("cudaFree", Role::CudaFree),
-    ("__cudaCDP2Free", Role::CudaFree),
-];
+const RUNTIME: &[(&str, Role)] =
+    &[("malloc", Role::Malloc), ("free", Role::Free), ("cudaMalloc", Role::CudaMalloc), ("__cudaCDP2Malloc", Role::CudaMalloc), ("cudaFree", Role::CudaFree), ("__cudaCDP2Free", Role::CudaFree)];
 
 /// Makes the module's device-side allocations use the pool (module docs). Returns how many
 /// runtime functions now go through a wrapper, and `W1022` when a function of a runtime name
@@ -92,9 +86,17 @@ pub fn pool(module: &Module<'_>, source: &crate::pipeline::SourceText) -> Result
         let expected = signature(role, size_bits);
         let actual = function.get_type().print_to_string().to_string();
         if function.count_basic_blocks() > 0 {
-            foreign.get_or_insert((format!("the module defines `{name}`"), format!("the program's own `{name}`, not the device runtime's"), crate::pipeline::location::define_line(&source.text, name)));
+            foreign.get_or_insert((
+                format!("the module defines `{name}`"),
+                format!("the program's own `{name}`, not the device runtime's"),
+                crate::pipeline::location::define_line(&source.text, name),
+            ));
         } else if actual != expected {
-            foreign.get_or_insert((format!("`{name}` is declared as `{actual}`, not `{expected}`"), format!("not the device runtime's `{name}`, which is `{expected}`"), crate::pipeline::location::declare_line(&source.text, name)));
+            foreign.get_or_insert((
+                format!("`{name}` is declared as `{actual}`, not `{expected}`"),
+                format!("not the device runtime's `{name}`, which is `{expected}`"),
+                crate::pipeline::location::declare_line(&source.text, name),
+            ));
         } else if function.as_global_value().as_pointer_value().get_first_use().is_some() {
             used.push((name, role, function));
         }
@@ -143,7 +145,8 @@ pub fn unpooled_uses(module: &Module<'_>) -> usize {
         .map(|function| {
             let users = crate::pipeline::clone::users(function.as_value_ref());
             // SAFETY: each user is a live instruction of this module.
-            let outside = users.instructions.iter().filter(|&&user| !unsafe { crate::pipeline::value_name(LLVMGetBasicBlockParent(LLVMGetInstructionParent(user))) }.starts_with("__cdpc_pool.")).count();
+            let outside =
+                users.instructions.iter().filter(|&&user| !unsafe { crate::pipeline::value_name(LLVMGetBasicBlockParent(LLVMGetInstructionParent(user))) }.starts_with("__cdpc_pool.")).count();
             outside + usize::from(users.other)
         })
         .sum()
@@ -183,9 +186,9 @@ fn wrapper_ir(wrapper: &str, runtime: &str, role: Role, size_bits: u32) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use inkwell::context::Context;
     use crate::pipeline::tests::function;
     use crate::pipeline::SourceText;
+    use inkwell::context::Context;
 
     /// What the two front ends write for the runtime's allocation functions (Clang's CUDA 13
     /// headers: `__cudaCDP2Malloc`, `__cudaCDP2Free`; the kernel language and older headers:
@@ -287,7 +290,15 @@ declare void @free(ptr allocptr captures(none))
     #[test]
     fn a_32_bit_module_gets_32_bit_sizes() {
         let context = Context::create();
-        let ir = IR.replace("target triple = \"nvptx64-nvidia-cuda\"", "target triple = \"nvptx-nvidia-cuda\"").replace("target datalayout = \"e-", "target datalayout = \"e-p:32:32-").replace("i64 %n", "i32 %n").replace("i64 16", "i32 16").replace("(ptr, i64)", "(ptr, i32)").replace("@malloc(i64)", "@malloc(i32)").replace("getelementptr ptr, ptr %out, i64 1", "getelementptr ptr, ptr %out, i32 1").replace("align 8", "align 4");
+        let ir = IR
+            .replace("target triple = \"nvptx64-nvidia-cuda\"", "target triple = \"nvptx-nvidia-cuda\"")
+            .replace("target datalayout = \"e-", "target datalayout = \"e-p:32:32-")
+            .replace("i64 %n", "i32 %n")
+            .replace("i64 16", "i32 16")
+            .replace("(ptr, i64)", "(ptr, i32)")
+            .replace("@malloc(i64)", "@malloc(i32)")
+            .replace("getelementptr ptr, ptr %out, i64 1", "getelementptr ptr, ptr %out, i32 1")
+            .replace("align 8", "align 4");
         let module = module(&context, &ir);
         assert_eq!(pool(&module, &SourceText::default()).unwrap(), (6, Vec::new()));
         module.verify().unwrap();
@@ -299,7 +310,11 @@ declare void @free(ptr allocptr captures(none))
     #[test]
     fn a_module_that_allocates_nothing_is_untouched() {
         let context = Context::create();
-        let ir: String = IR.split("\ndefine ").filter(|f| !f.starts_with("ptx_kernel void @take") && !f.starts_with("ptx_kernel void @give") && !f.starts_with("void @deleter")).collect::<Vec<_>>().join("\ndefine ");
+        let ir: String = IR
+            .split("\ndefine ")
+            .filter(|f| !f.starts_with("ptx_kernel void @take") && !f.starts_with("ptx_kernel void @give") && !f.starts_with("void @deleter"))
+            .collect::<Vec<_>>()
+            .join("\ndefine ");
         let module = module(&context, &ir);
         let before = text(&module);
         assert_eq!(pool(&module, &SourceText::default()).unwrap(), (0, Vec::new()));
@@ -315,13 +330,19 @@ declare void @free(ptr allocptr captures(none))
             ("declare noalias ptr @malloc(i64)", "declare noalias ptr @malloc(i32)"),
         ] {
             let context = Context::create();
-            let ir = IR.replace(changed, expected).replace("call noalias ptr @malloc(i64 %n)", if expected.contains("i32") { "call noalias ptr @malloc(i32 7)" } else { "call noalias ptr @malloc(i64 %n)" });
+            let ir = IR
+                .replace(changed, expected)
+                .replace("call noalias ptr @malloc(i64 %n)", if expected.contains("i32") { "call noalias ptr @malloc(i32 7)" } else { "call noalias ptr @malloc(i64 %n)" });
             let module = module(&context, &ir);
             let before = text(&module);
             let (wrapped, warnings) = pool(&module, &SourceText::default()).unwrap();
             assert_eq!(wrapped, 0);
             assert_eq!(warnings.iter().map(|w| w.code.as_str()).collect::<Vec<_>>(), ["W1022"]);
-            assert!(warnings[0].message.contains(if expected.contains("i32") { "`malloc` is declared as `ptr (i32)`, not `ptr (i64)`" } else { "the module defines `free`" }), "{}", warnings[0].message);
+            assert!(
+                warnings[0].message.contains(if expected.contains("i32") { "`malloc` is declared as `ptr (i32)`, not `ptr (i64)`" } else { "the module defines `free`" }),
+                "{}",
+                warnings[0].message
+            );
             assert_eq!(text(&module), before);
         }
     }

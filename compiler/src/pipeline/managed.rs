@@ -24,10 +24,10 @@
 //!   variable uses the pointer's value loaded after that call, and an object compiled by nvcc
 //!   that declares `extern __managed__ int mv` finds the pointer under the name it expects.
 
+use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::prelude::{LLVMBuilderRef, LLVMValueRef};
 use inkwell::llvm_sys::LLVMOpcode;
-use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::module::{Linkage, Module};
 use inkwell::values::{AsValueRef, BasicValue, FunctionValue, GlobalValue};
 use inkwell::{AddressSpace, GlobalVisibility};
@@ -328,7 +328,8 @@ fn rewrite_instruction<'ctx>(b: &inkwell::builder::Builder<'ctx>, inst: LLVMValu
             LLVMBuildCall2(b.as_mut_ptr(), LLVMGlobalGetValueType(init), init, std::ptr::null_mut(), 0, c"".as_ptr());
             let address = LLVMBuildLoad2(b.as_mut_ptr(), LLVMTypeOf(pointer.as_value_ref()), pointer.as_value_ref(), c"managed".as_ptr());
             LLVMSetAlignment(address, 8);
-            let value = materialize(b.as_mut_ptr(), operand, shadow, address, &mut holding, &mut HashMap::new()).ok_or("a host use of a managed variable in a constant expression cdpc does not rewrite")?;
+            let value =
+                materialize(b.as_mut_ptr(), operand, shadow, address, &mut holding, &mut HashMap::new()).ok_or("a host use of a managed variable in a constant expression cdpc does not rewrite")?;
             LLVMSetOperand(inst, i, value);
             clamp_alignment(address, runtime.alignment(shadow));
         }
@@ -425,4 +426,3 @@ unsafe fn materialize(
         made.insert(constant, value);
     })
 }
-

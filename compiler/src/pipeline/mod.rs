@@ -123,15 +123,15 @@ pub mod warp;
 pub mod wide_atomics;
 pub mod wide_conversions;
 
+use crate::back::{safely, BackendError};
 use crate::diag::Diagnostic;
 use crate::target::Target;
 use inkwell::module::Module;
-use crate::back::{safely, BackendError};
 use inkwell::targets::TargetMachine;
 
-pub use location::{collapse_wrapper_lines, strip_cdp_spans, SourceText};
 pub(crate) use clone::{called_function, value_name};
 pub(crate) use location::innermost_file;
+pub use location::{collapse_wrapper_lines, strip_cdp_spans, SourceText};
 
 /// What the pipeline is asked for.
 #[derive(Clone, Debug, Default)]
@@ -259,14 +259,14 @@ pub fn cleanup(module: &Module<'_>, tm: &TargetMachine, optimize: bool) -> Resul
 }
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod aggregate_tests;
-#[cfg(test)]
-mod threshold_tests;
 #[cfg(test)]
 mod block_tests;
 #[cfg(test)]
 mod managed_tests;
 #[cfg(test)]
 mod stream_order_tests;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod threshold_tests;

@@ -281,8 +281,7 @@ pub(crate) fn append_used<'ctx>(module: &Module<'ctx>, values: &[PointerValue<'c
 /// carry as a variable nvcc's has not. Removed, with its entry in `@llvm.compiler.used`.
 pub fn drop_clang_host_list(module: &Module<'_>) {
     let Some(list) = module.get_global("__clang_gpu_used_external") else { return };
-    let keep: Vec<PointerValue<'_>> =
-        take_used_list(module, "llvm.compiler.used").into_iter().filter(|p| p.as_value_ref() != list.as_pointer_value().as_value_ref()).collect();
+    let keep: Vec<PointerValue<'_>> = take_used_list(module, "llvm.compiler.used").into_iter().filter(|p| p.as_value_ref() != list.as_pointer_value().as_value_ref()).collect();
     set_used_list(module, "llvm.compiler.used", &keep);
     if list.as_pointer_value().get_first_use().is_none() {
         // SAFETY: nothing refers to it any more.

@@ -21,11 +21,11 @@
 //! its sema has checked already, get no second diagnostic, and a launch that is not in the
 //! documented shape is left to [`super::launch::lower`] (`E1010`).
 
+use super::launch::Launch;
 use super::SourceText;
 use crate::diag::{words, Code, Diagnostic, Span};
 use crate::layout::ParamLayout;
 use crate::target::Target;
-use super::launch::Launch;
 use inkwell::values::FunctionValue;
 
 /// At each recognised launch with a parameter buffer: `W0305` or `E0304` where the buffer is
@@ -54,7 +54,11 @@ fn buffer_size(module: &inkwell::module::Module<'_>, l: &Launch<'_>, target: &Ta
             let [first, second] = words::OVER_4K_NOTES;
             Diagnostic::new(Code::ParamBufferOver4K, Span::new(0, 0), words::over_4k(&name, over.size)).with_note(first).with_note(second)
         }
-        Err(e) => Diagnostic::new(Code::ParamBufferTooLarge, Span::new(0, 0), words::too_large(&name, e.size, e.limit)).with_note(words::too_large_note(&target.sm, target.address_size.pointer_bytes() as u32 * 8, e.limit)),
+        Err(e) => Diagnostic::new(Code::ParamBufferTooLarge, Span::new(0, 0), words::too_large(&name, e.size, e.limit)).with_note(words::too_large_note(
+            &target.sm,
+            target.address_size.pointer_bytes() as u32 * 8,
+            e.limit,
+        )),
     };
     let too_large = d.code == Code::ParamBufferTooLarge;
     let mut d = at_launch(d, l.call, l, source);
@@ -178,7 +182,11 @@ fn kernel_name(kernel: FunctionValue<'_>) -> String {
         (Some(spelled), None) => return spelled,
         _ => {}
     }
-    if parts.is_empty() { symbol } else { parts.join("::") }
+    if parts.is_empty() {
+        symbol
+    } else {
+        parts.join("::")
+    }
 }
 
 /// The source names an Itanium symbol's name starts with (`_ZN2ns4kernI...` is `ns`, `kern`),

@@ -34,12 +34,12 @@
 //! [`MAXNREG`], [`BLOCK_SIZE`], [`BLOCK_CLUSTER`]); a module without one is untouched, and
 //! other annotations stay as they were.
 
+use crate::back::c_string;
 use inkwell::attributes::AttributeLoc;
 use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::prelude::LLVMValueRef;
 use inkwell::module::Module;
 use inkwell::values::{AsValueRef, FunctionValue};
-use crate::back::c_string;
 
 /// The annotation cdpc's `__cluster_dims__` writes (compiler/src/clang/additions.h).
 pub const CLUSTER_DIMS: &str = "cdpc.cluster_dims";
@@ -228,8 +228,7 @@ pub fn apply(module: &Module<'_>) -> Result<usize, Vec<Refused>> {
         for i in 0..LLVMGetNumOperands(init) as u32 {
             let entry = LLVMGetOperand(init, i);
             let read = (LLVMGetNumOperands(entry) == 5).then(|| {
-                let (function, name, file, line, args) =
-                    (LLVMGetOperand(entry, 0), LLVMGetOperand(entry, 1), LLVMGetOperand(entry, 2), LLVMGetOperand(entry, 3), LLVMGetOperand(entry, 4));
+                let (function, name, file, line, args) = (LLVMGetOperand(entry, 0), LLVMGetOperand(entry, 1), LLVMGetOperand(entry, 2), LLVMGetOperand(entry, 3), LLVMGetOperand(entry, 4));
                 if LLVMIsAFunction(function).is_null() {
                     return None;
                 }
@@ -262,13 +261,7 @@ pub fn apply(module: &Module<'_>) -> Result<usize, Vec<Refused>> {
         for (function, what) in &asked {
             match what.attributes(*function) {
                 Ok(attributes) => changes.extend(attributes.into_iter().map(|(k, v)| (*function, k, v))),
-                Err((qualifier, message)) => refused.push(Refused {
-                    kernel: function.get_name().to_string_lossy().into_owned(),
-                    file: what.file.clone(),
-                    line: what.line,
-                    qualifier,
-                    message,
-                }),
+                Err((qualifier, message)) => refused.push(Refused { kernel: function.get_name().to_string_lossy().into_owned(), file: what.file.clone(), line: what.line, qualifier, message }),
             }
         }
         if !refused.is_empty() {

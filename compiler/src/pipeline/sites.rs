@@ -144,7 +144,14 @@ pub(super) fn documented_shape(l: &Launch<'_>) -> bool {
     let buffer_ok = l.buffer.is_none_or(|buf| {
         buf.get_num_operands() == 3 && (0..2).all(|i| buf.get_operand(i).and_then(|o| o.value()).is_some_and(|v| const_int(v.as_value_ref()).is_some())) && buf.get_type().is_pointer_type()
     });
-    returns_i32 && buffer_ok && l.size <= MAX_PARAMETER_BYTES && matches!(operand(1), Some(BasicValueEnum::PointerValue(_))) && dim3(operand(2)) && dim3(operand(3)) && int32(operand(4)) && matches!(operand(5), Some(BasicValueEnum::PointerValue(_)))
+    returns_i32
+        && buffer_ok
+        && l.size <= MAX_PARAMETER_BYTES
+        && matches!(operand(1), Some(BasicValueEnum::PointerValue(_)))
+        && dim3(operand(2))
+        && dim3(operand(3))
+        && int32(operand(4))
+        && matches!(operand(5), Some(BasicValueEnum::PointerValue(_)))
 }
 
 /// Where each parameter of `child` lies in its parameter buffer (each at its alignment, in
@@ -318,7 +325,13 @@ pub(super) fn unflatten<'ctx>(b: &inkwell::builder::Builder<'ctx>, i: IntValue<'
 /// The arguments of a child laid out as `layout` in the bytes at `at`, which is aligned to
 /// `align`: loaded (each at the alignment its offset has), or for a `byval` parameter the
 /// address of its bytes.
-pub(super) fn load_arguments<'ctx>(ctx: &inkwell::context::ContextRef<'ctx>, b: &inkwell::builder::Builder<'ctx>, layout: &[(u64, Option<BasicTypeEnum<'ctx>>)], at: inkwell::values::PointerValue<'ctx>, align: u32) -> Vec<BasicMetadataValueEnum<'ctx>> {
+pub(super) fn load_arguments<'ctx>(
+    ctx: &inkwell::context::ContextRef<'ctx>,
+    b: &inkwell::builder::Builder<'ctx>,
+    layout: &[(u64, Option<BasicTypeEnum<'ctx>>)],
+    at: inkwell::values::PointerValue<'ctx>,
+    align: u32,
+) -> Vec<BasicMetadataValueEnum<'ctx>> {
     layout
         .iter()
         .map(|(offset, load)| {
@@ -340,7 +353,9 @@ pub(super) fn load_arguments<'ctx>(ctx: &inkwell::context::ContextRef<'ctx>, b: 
 pub(super) fn byval_at_call(callee: FunctionValue<'_>, call: inkwell::values::CallSiteValue<'_>) {
     for i in 0..callee.count_params() {
         for kind in [Attribute::get_named_enum_kind_id("byval"), Attribute::get_named_enum_kind_id("align")] {
-            if let Some(attr) = callee.get_enum_attribute(AttributeLoc::Param(i), kind).filter(|_| callee.get_enum_attribute(AttributeLoc::Param(i), Attribute::get_named_enum_kind_id("byval")).is_some()) {
+            if let Some(attr) =
+                callee.get_enum_attribute(AttributeLoc::Param(i), kind).filter(|_| callee.get_enum_attribute(AttributeLoc::Param(i), Attribute::get_named_enum_kind_id("byval")).is_some())
+            {
                 call.add_attribute(AttributeLoc::Param(i), attr);
             }
         }
@@ -405,7 +420,8 @@ pub(super) fn replace_by_helper_with<'ctx>(module: &Module<'ctx>, l: &Launch<'ct
     let ctx = module.get_context();
     let b = ctx.create_builder();
     let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
-    let align = l.buffer.and_then(|buf| buf.get_operand(0)).and_then(|o| o.value()).and_then(launch::constant_u64).filter(|a| a.is_power_of_two() && *a <= 1 << 12).unwrap_or(64).max(ARGS_ALIGN.into());
+    let align =
+        l.buffer.and_then(|buf| buf.get_operand(0)).and_then(|o| o.value()).and_then(launch::constant_u64).filter(|a| a.is_power_of_two() && *a <= 1 << 12).unwrap_or(64).max(ARGS_ALIGN.into());
     let block = match l.buffer {
         Some(buffer) => {
             let entry = l.function.get_first_basic_block().expect("a launch is in a function with a body");

@@ -39,12 +39,12 @@
 
 use super::callgraph::{callees, calls, is_kernel};
 use super::clone::{as_function, callee, is_inline_asm};
-use super::launch::{self, Launch};
 use super::emit::{intrinsic, ok};
+use super::launch::{self, Launch};
 use inkwell::builder::Builder;
 use inkwell::module::{Linkage, Module};
-use inkwell::values::{AsValueRef, BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue, IntValue, PointerValue};
 use inkwell::values::BasicValue;
+use inkwell::values::{AsValueRef, BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue, IntValue, PointerValue};
 use inkwell::AddressSpace;
 use std::collections::{HashMap, HashSet};
 
@@ -163,7 +163,6 @@ fn declaration_may_launch(name: &str) -> bool {
     }
     true
 }
-
 
 /// Whether the linker may put another module's definition in place of `f`'s.
 fn interposable(f: FunctionValue<'_>) -> bool {

@@ -142,7 +142,10 @@ done:
     let (ir, result) = run_text(&format!("{HEAD}{v2}{LAUNCH}"), Target::default());
     assert_eq!(codes(&result), Vec::<&str>::new());
     assert!(ir.contains("declare ptr @__cudaCDP2GetParameterBufferV2(ptr, { i32, i32, i32 }, { i32, i32, i32 }, i32)"), "{ir}");
-    assert!(function(&ir, "own").contains("call ptr @__cudaCDP2GetParameterBufferV2(ptr nonnull @child, { i32, i32, i32 } { i32 2, i32 1, i32 1 }, { i32, i32, i32 } { i32 64, i32 1, i32 1 }, i32 0)"), "{ir}");
+    assert!(
+        function(&ir, "own").contains("call ptr @__cudaCDP2GetParameterBufferV2(ptr nonnull @child, { i32, i32, i32 } { i32 2, i32 1, i32 1 }, { i32, i32, i32 } { i32 64, i32 1, i32 1 }, i32 0)"),
+        "{ir}"
+    );
     assert!(!ir.contains("byval") && !function(&ir, "own").contains("alloca") && !function(&ir, "parent").contains("alloca"), "{ir}");
 }
 
@@ -156,7 +159,8 @@ fn a_buffer_that_escapes_is_e1010() {
 
 #[test]
 fn a_buffer_of_unknown_size_is_e1010() {
-    let sized = LAUNCH.replace("define ptx_kernel void @parent(ptr %p, ptr %stream)", "define ptx_kernel void @parent(ptr %p, ptr %stream, i64 %size)").replace("(i64 64, i64 12)", "(i64 64, i64 %size)");
+    let sized =
+        LAUNCH.replace("define ptx_kernel void @parent(ptr %p, ptr %stream)", "define ptx_kernel void @parent(ptr %p, ptr %stream, i64 %size)").replace("(i64 64, i64 12)", "(i64 64, i64 %size)");
     let (_, result) = run_text(&format!("{HEAD}{sized}"), Target::default());
     assert_eq!(codes(&result), ["E1010"]);
 }
@@ -304,9 +308,8 @@ define ptx_kernel void @c(ptr %p) "nvvm.maxntid"="128" { store i32 2, ptr %p
     assert_eq!(qualifiers::apply(&module), Ok(2));
     module.verify().unwrap();
     let text = module.print_to_string().to_string();
-    let attribute = |f: &str| {
-        module.get_function(f).unwrap().get_string_attribute(inkwell::attributes::AttributeLoc::Function, "nvvm.cluster_dim").map(|a| a.get_string_value().to_str().unwrap().to_string())
-    };
+    let attribute =
+        |f: &str| module.get_function(f).unwrap().get_string_attribute(inkwell::attributes::AttributeLoc::Function, "nvvm.cluster_dim").map(|a| a.get_string_value().to_str().unwrap().to_string());
     assert_eq!(attribute("a").as_deref(), Some("2,1,1"), "{text}");
     assert_eq!(attribute("c").as_deref(), Some("1,2,4"), "{text}");
     assert_eq!(attribute("helper"), None);
@@ -419,9 +422,7 @@ attributes #1 = { "nvvm.maxntid"="128" "nvvm.minctasm"="2" "target-cpu"="sm_90" 
     let module = context.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "test")).unwrap();
     assert_eq!(qualifiers::apply(&module), Ok(3));
     module.verify().unwrap();
-    let attr = |f: &str, k: &str| {
-        module.get_function(f).unwrap().get_string_attribute(inkwell::attributes::AttributeLoc::Function, k).map(|a| a.get_string_value().to_str().unwrap().to_string())
-    };
+    let attr = |f: &str, k: &str| module.get_function(f).unwrap().get_string_attribute(inkwell::attributes::AttributeLoc::Function, k).map(|a| a.get_string_value().to_str().unwrap().to_string());
     assert_eq!((attr("a", "nvvm.reqntid").as_deref(), attr("a", "nvvm.cluster_dim").as_deref()), (Some("128,1,1"), Some("2,1,1")));
     assert_eq!(attr("a", "nvvm.blocksareclusters").as_deref(), Some(""));
     assert_eq!((attr("bounded", "nvvm.maxntid"), attr("bounded", "nvvm.minctasm").as_deref()), (None, Some("2")));

@@ -54,8 +54,8 @@
 //! site taken is a call of its helper and no launch of the module is lost.
 
 use super::clone::{self, as_function, called_function, value_name};
-use super::launch::{self, Launch};
 use super::in_place::{helper, Mode, Team, TEAM_SHUFFLE};
+use super::launch::{self, Launch};
 use super::sites::{builtin_readers, cap_registers, child_name, const_int, documented_shape, new_helper, parameter_layout, replace_by_helper, source_name, successors};
 use super::stream_order;
 use super::SourceText;
@@ -448,7 +448,11 @@ unsafe fn local_dims(slot: LLVMValueRef) -> Option<[u64; 3]> {
                     }
                     let indices: Vec<u64> = (1..LLVMGetNumOperands(user) as u32).map(|i| const_int(LLVMGetOperand(user, i)).map(|c| c.0)).collect::<Option<_>>()?;
                     let step = match indices.as_slice() {
-                        [c] if LLVMGetTypeKind(LLVMGetGEPSourceElementType(user)) == inkwell::llvm_sys::LLVMTypeKind::LLVMIntegerTypeKind && LLVMGetIntTypeWidth(LLVMGetGEPSourceElementType(user)) == 8 => *c,
+                        [c] if LLVMGetTypeKind(LLVMGetGEPSourceElementType(user)) == inkwell::llvm_sys::LLVMTypeKind::LLVMIntegerTypeKind
+                            && LLVMGetIntTypeWidth(LLVMGetGEPSourceElementType(user)) == 8 =>
+                        {
+                            *c
+                        }
                         [0, f] => 4 * f,
                         _ => return None,
                     };
@@ -540,7 +544,6 @@ pub fn threshold(module: &Module<'_>, max_threads: u32, target: &Target, source:
     cap_registers(module, &rewritten);
     remarks
 }
-
 
 /// Replaces the launch `l` of `child` by a call of its helper (module docs).
 #[allow(clippy::too_many_arguments)]

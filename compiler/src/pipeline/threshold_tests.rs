@@ -117,7 +117,6 @@ pub(super) fn piped(ir: &str, n: u32, target: Target) -> String {
     module.print_to_string().to_string()
 }
 
-
 pub(super) fn program() -> String {
     format!("{HEAD}{CHILD}{}", launch("child", "null", "0"))
 }
@@ -153,7 +152,12 @@ fn a_small_launch_runs_the_childs_threads_in_place_and_launches_otherwise() {
     // The child is copied with the built-ins as parameters; its helper too; the originals stay.
     let serial = function(&ir, "child__serial");
     assert!(serial.starts_with("define internal void @child__serial(ptr %p, i8 %c, ptr byval(%struct.S) align 8 %s, i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 %ctaid.x, i32 %ctaid.y, i32 %ctaid.z, i32 %ntid.x, i32 %ntid.y, i32 %ntid.z, i32 %nctaid.x, i32 %nctaid.y, i32 %nctaid.z)"), "{serial}");
-    assert!(serial.contains("call i32 @index__serial(i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 %ctaid.x, i32 %ctaid.y, i32 %ctaid.z, i32 %ntid.x, i32 %ntid.y, i32 %ntid.z, i32 %nctaid.x, i32 %nctaid.y, i32 %nctaid.z)"), "{serial}");
+    assert!(
+        serial.contains(
+            "call i32 @index__serial(i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 %ctaid.x, i32 %ctaid.y, i32 %ctaid.z, i32 %ntid.x, i32 %ntid.y, i32 %ntid.z, i32 %nctaid.x, i32 %nctaid.y, i32 %nctaid.z)"
+        ),
+        "{serial}"
+    );
     let helper = function(&ir, "index__serial");
     assert!(!helper.contains("sreg") && helper.contains("mul i32 %ctaid.x, %ntid.x") && helper.contains("mul i32 %i, %nctaid.y"), "{helper}");
     assert!(function(&ir, "index").contains("@llvm.nvvm.read.ptx.sreg.tid.x()") && function(&ir, "child").contains("call i32 @index()"), "{ir}");
@@ -322,7 +326,8 @@ fn what_the_child_calls_is_looked_at_too() {
 
 #[test]
 fn launch_bounds_keep_their_registers() {
-    let bounded = program().replace("define ptx_kernel void @parent(ptr %p, i32 %n, ptr %s) {", "define ptx_kernel void @parent(ptr %p, i32 %n, ptr %s) #9 {") + "attributes #9 = { \"nvvm.maxntid\"=\"256\" }\n";
+    let bounded =
+        program().replace("define ptx_kernel void @parent(ptr %p, i32 %n, ptr %s) {", "define ptx_kernel void @parent(ptr %p, i32 %n, ptr %s) #9 {") + "attributes #9 = { \"nvvm.maxntid\"=\"256\" }\n";
     let (ir, _) = thresholded(&bounded, 128, Target::default());
     assert!(!ir.contains("nvvm.maxnreg"), "{ir}");
 }
@@ -495,10 +500,14 @@ fn a_site_is_not_kept_after_which_a_launch_may_come_in_a_loop_a_device_function_
     let parent = function(&ir, "parent");
     assert_eq!((parent.matches("call i32 @child__threshold(").count(), parent.matches("call i32 @child__keep(").count()), (1, 1), "{parent}");
     // A call of a function that may launch, after the site.
-    let later = format!("{}define void @launcher() {{\n  %b = call ptr @__cudaCDP2GetParameterBuffer(i64 8, i64 0)\n  ret void\n}}\n", program().replace("done:\n  ret void", "done:\n  call void @launcher()\n  ret void"));
+    let later = format!(
+        "{}define void @launcher() {{\n  %b = call ptr @__cudaCDP2GetParameterBuffer(i64 8, i64 0)\n  ret void\n}}\n",
+        program().replace("done:\n  ret void", "done:\n  call void @launcher()\n  ret void")
+    );
     assert!(!kept(&later, Target::default()));
     // A call of a function that does not launch is no obstacle.
-    let harmless = format!("{}define void @harmless(ptr %q) {{\n  store i32 1, ptr %q, align 4\n  ret void\n}}\n", program().replace("done:\n  ret void", "done:\n  call void @harmless(ptr %p)\n  ret void"));
+    let harmless =
+        format!("{}define void @harmless(ptr %q) {{\n  store i32 1, ptr %q, align 4\n  ret void\n}}\n", program().replace("done:\n  ret void", "done:\n  call void @harmless(ptr %p)\n  ret void"));
     assert!(kept(&harmless, Target::default()));
     // In a loop: reached more than once by a thread.
     let looped = program().replace("  br label %done\ndone:", "  %again = icmp ne i32 %n, 0\n  br i1 %again, label %fill, label %done\ndone:");
@@ -533,12 +542,16 @@ fn a_launch_whose_blocks_alone_are_too_large_is_never_run_in_place() {
     let wide = program().replace("store i32 32, ptr %block, align 4", "store i32 256, ptr %block, align 4");
     let (after, remarks) = thresholded(&wide, 128, Target::default());
     assert_eq!((after, remarks.iter().map(|r| format!("R0502: {r}")).collect::<Vec<_>>()), (printed(&wide), vec![never.to_string()]));
-    let merged = program().replace("  store i32 32, ptr %block, align 4\n  %by = getelementptr inbounds i8, ptr %block, i64 4\n  store i32 1, ptr %by, align 4\n", "  store i64 4294967552, ptr %block, align 4\n");
+    let merged = program()
+        .replace("  store i32 32, ptr %block, align 4\n  %by = getelementptr inbounds i8, ptr %block, i64 4\n  store i32 1, ptr %by, align 4\n", "  store i64 4294967552, ptr %block, align 4\n");
     assert_ne!(merged, program());
     assert_eq!(thresholded(&merged, 128, Target::default()).1.len(), 1);
     // At 1024 the same launch may be small; so may a block of 32 threads, or one a call writes.
     assert!(thresholded(&wide, 1024, Target::default()).1.is_empty());
     assert!(thresholded(&program(), 128, Target::default()).1.is_empty());
-    let copied = format!("{}declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)\n", wide.replace("store i32 256, ptr %block, align 4", "store i32 256, ptr %block, align 4\n  call void @llvm.memcpy.p0.p0.i64(ptr %block, ptr %s, i64 4, i1 false)"));
+    let copied = format!(
+        "{}declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)\n",
+        wide.replace("store i32 256, ptr %block, align 4", "store i32 256, ptr %block, align 4\n  call void @llvm.memcpy.p0.p0.i64(ptr %block, ptr %s, i64 4, i1 false)")
+    );
     assert!(thresholded(&copied, 128, Target::default()).1.is_empty());
 }

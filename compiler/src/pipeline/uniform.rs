@@ -17,8 +17,8 @@
 //! Invariant: only launch operands change, each to the value it has on every run; a module
 //! with no launch is untouched.
 
-use inkwell::llvm_sys::core::{LLVMConstIntGetZExtValue, LLVMGetCalledValue, LLVMGetValueName2, LLVMIsAConstantInt};
 use super::launch::{self, Launch};
+use inkwell::llvm_sys::core::{LLVMConstIntGetZExtValue, LLVMGetCalledValue, LLVMGetValueName2, LLVMIsAConstantInt};
 use inkwell::values::{AnyValueEnum, AsValueRef, BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue};
 
 /// The width of a warp on every NVIDIA GPU.

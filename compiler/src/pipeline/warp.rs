@@ -51,9 +51,7 @@ pub fn legacy_to_sync(module: &Module<'_>, source: &SourceText, refuse: bool) ->
             _ => continue,
         };
         let new_fn = module.get_function(new).unwrap_or_else(|| module.add_function(new, new_ty, None));
-        let active = module
-            .get_function("llvm.nvvm.activemask")
-            .unwrap_or_else(|| module.add_function("llvm.nvvm.activemask", i32t.fn_type(&[], false), None));
+        let active = module.get_function("llvm.nvvm.activemask").unwrap_or_else(|| module.add_function("llvm.nvvm.activemask", i32t.fn_type(&[], false), None));
         // The calls, collected first: each is replaced and erased below.
         let mut calls = Vec::new();
         for function in module.get_functions() {

@@ -151,11 +151,7 @@ fn to_float<'ctx>(module: &Module<'ctx>, b: &Builder<'ctx>, x: IntValue<'ctx>, t
     let bfloat = to == ctx.bf16_type();
     // Below 2^64: the low half's conversion.
     let low = ok(b.build_int_truncate(magnitude, i64t, ""));
-    let small = if bfloat {
-        ok(b.build_float_trunc(odd_float(module, b, low), to, ""))
-    } else {
-        ok(b.build_unsigned_int_to_float(low, to, ""))
-    };
+    let small = if bfloat { ok(b.build_float_trunc(odd_float(module, b, low), to, "")) } else { ok(b.build_unsigned_int_to_float(low, to, "")) };
     // At 2^64 and above: the leading one at the top, its top 64 bits with a sticky bit.
     let large_value = ok(b.build_int_compare(IntPredicate::UGT, magnitude, ty.const_int(u64::MAX, false), ""));
     let ctlz = intrinsic(module, "llvm.ctlz", &[ty.into()]);
@@ -331,7 +327,8 @@ mod tests {
             assert!(out.lines().filter(|l| l.contains(" = fpto")).all(|l| l.contains(" to i64")), "{out}");
         }
         // The signed bounds of i100: 2^99 - 1 and -2^99.
-        let (_, out) = rewritten("  %r = call i100 @llvm.fptosi.sat.i100.f64(double %x)\n  store i100 %r, ptr %p\n  ret void\n}\ndeclare i100 @llvm.fptosi.sat.i100.f64(double)\ndefine void @g() {", "double");
+        let (_, out) =
+            rewritten("  %r = call i100 @llvm.fptosi.sat.i100.f64(double %x)\n  store i100 %r, ptr %p\n  ret void\n}\ndeclare i100 @llvm.fptosi.sat.i100.f64(double)\ndefine void @g() {", "double");
         assert!(out.contains("i100 633825300114114700748351602687") && out.contains("i100 -633825300114114700748351602688"), "{out}");
     }
 

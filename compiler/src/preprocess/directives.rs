@@ -113,9 +113,7 @@ impl Preprocessor<'_> {
             let t = &toks[i];
             let invoked = t.kind == Kind::Ident
                 && match self.macros.get(&text[t.range()]) {
-                    Some((_, m)) if m.params.is_some() => {
-                        i + 1 < run_end && toks[i + 1].kind == Kind::Punct && &text[toks[i + 1].range()] == "("
-                    }
+                    Some((_, m)) if m.params.is_some() => i + 1 < run_end && toks[i + 1].kind == Kind::Punct && &text[toks[i + 1].range()] == "(",
                     Some(_) => true,
                     None => false,
                 };
@@ -179,8 +177,7 @@ impl Preprocessor<'_> {
                     return Ok(());
                 };
                 if cond.seen_else {
-                    let d = Diagnostic::new(Code::UnbalancedConditional, at.span(), format!("`#{name}` after `#else`"))
-                        .with_primary_message("this comes after the group's `#else`");
+                    let d = Diagnostic::new(Code::UnbalancedConditional, at.span(), format!("`#{name}` after `#else`")).with_primary_message("this comes after the group's `#else`");
                     let mut d = self.map.located(d, at);
                     d.labels.push(self.map.label(cond.loc, "the group starts here", false));
                     self.report(d);

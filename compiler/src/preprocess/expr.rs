@@ -52,11 +52,7 @@ impl Preprocessor<'_> {
         self.site = at;
         let replaced = self.replace_defined(raw, file);
         let expanded = self.expand(replaced, None, 0)?;
-        let finished: Vec<Tok> = self
-            .replace_defined(expanded, file)
-            .into_iter()
-            .map(|t| if t.kind == Kind::Ident { number(&t, if &*t.text == "true" { "1" } else { "0" }) } else { t })
-            .collect();
+        let finished: Vec<Tok> = self.replace_defined(expanded, file).into_iter().map(|t| if t.kind == Kind::Ident { number(&t, if &*t.text == "true" { "1" } else { "0" }) } else { t }).collect();
         if finished.is_empty() {
             let d = Diagnostic::new(Code::InvalidIfExpression, at.span(), "`#if` with no expression").with_primary_message("expected a condition after this");
             let d = self.map.located(d, at);
@@ -114,8 +110,7 @@ impl Preprocessor<'_> {
                         }
                     }
                 }
-                "__has_include" | "__has_include_next" | "__has_attribute" | "__has_cpp_attribute" | "__has_builtin" | "__has_feature"
-                | "__has_extension"
+                "__has_include" | "__has_include_next" | "__has_attribute" | "__has_cpp_attribute" | "__has_builtin" | "__has_feature" | "__has_extension"
                     if toks.get(i + 1).is_some_and(|t| t.is("(")) =>
                 {
                     let mut depth = 0;
@@ -282,7 +277,15 @@ fn apply(op: &str, a: Value, b: Value, eval: bool) -> Result<Value, String> {
         ">=" => return cmp(if unsigned { x >= y } else { sx >= sy }),
         "<<" => return Ok(Value { bits: if y >= 64 { 0 } else { x << y }, unsigned: a.unsigned }),
         ">>" => {
-            let bits = if a.unsigned { if y >= 64 { 0 } else { x >> y } } else { (sx >> y.min(63)) as u64 };
+            let bits = if a.unsigned {
+                if y >= 64 {
+                    0
+                } else {
+                    x >> y
+                }
+            } else {
+                (sx >> y.min(63)) as u64
+            };
             return Ok(Value { bits, unsigned: a.unsigned });
         }
         "+" => x.wrapping_add(y),

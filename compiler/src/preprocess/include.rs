@@ -38,8 +38,15 @@ enum Key {
 /// Where a header was found.
 enum Found {
     /// `system`: found in an `-isystem` folder.
-    Disk { path: PathBuf, name: String, system: bool },
-    Shipped { name: &'static str, text: &'static str },
+    Disk {
+        path: PathBuf,
+        name: String,
+        system: bool,
+    },
+    Shipped {
+        name: &'static str,
+        text: &'static str,
+    },
 }
 
 impl Found {
@@ -169,8 +176,7 @@ impl Preprocessor<'_> {
             }
         };
         let Some((name, angle)) = spec else {
-            let d = Diagnostic::new(Code::MalformedDirective, whole.span(), "`#include` expects \"FILENAME\" or <FILENAME>")
-                .with_primary_message("no header name here");
+            let d = Diagnostic::new(Code::MalformedDirective, whole.span(), "`#include` expects \"FILENAME\" or <FILENAME>").with_primary_message("no header name here");
             let d = self.map.located(d, whole);
             self.report(d);
             return Ok(());
@@ -187,8 +193,7 @@ impl Preprocessor<'_> {
                 let d = self.map.located(d, whole);
                 self.report(d);
             } else {
-                let mut d = Diagnostic::new(Code::IncludeNotFound, whole.span(), format!("header {spelled} not found"))
-                    .with_primary_message("no such file");
+                let mut d = Diagnostic::new(Code::IncludeNotFound, whole.span(), format!("header {spelled} not found")).with_primary_message("no such file");
                 let mut looked: Vec<String> = Vec::new();
                 if self.options.files == FileAccess::Disk {
                     // The folder as the user named it: a real path could be anyone's home.
@@ -208,7 +213,10 @@ impl Preprocessor<'_> {
         }
         if self.includes.depth >= MAX_INCLUDE_DEPTH || self.includes.total >= MAX_INCLUDES {
             let (message, note) = if self.includes.depth >= MAX_INCLUDE_DEPTH {
-                ("`#include` nested too deeply".to_string(), format!("headers may include each other at most {MAX_INCLUDE_DEPTH} levels deep; a header that includes itself needs an include guard or `#pragma once`"))
+                (
+                    "`#include` nested too deeply".to_string(),
+                    format!("headers may include each other at most {MAX_INCLUDE_DEPTH} levels deep; a header that includes itself needs an include guard or `#pragma once`"),
+                )
             } else {
                 ("too many `#include`s".to_string(), format!("a translation unit may read at most {MAX_INCLUDES} headers"))
             };
@@ -226,8 +234,7 @@ impl Preprocessor<'_> {
                     Found::Disk { path, .. } => match read_file(path) {
                         Ok(text) => text,
                         Err(why) => {
-                            let d = Diagnostic::new(Code::IncludeNotFound, whole.span(), format!("cannot read header {spelled}"))
-                                .with_primary_message(format!("`{}`: {why}", path.display()));
+                            let d = Diagnostic::new(Code::IncludeNotFound, whole.span(), format!("cannot read header {spelled}")).with_primary_message(format!("`{}`: {why}", path.display()));
                             let d = self.map.located(d, whole);
                             self.report(d);
                             return Ok(());

@@ -63,9 +63,8 @@ impl RawToken {
 
 /// Punctuators, longest first within each leading character (maximal munch).
 const PUNCTUATORS: &[&str] = &[
-    "%:%:", "...", "<<=", ">>=", "->*", "<=>", "##", "<:", ":>", "<%", "%>", "%:", "->", "++", "--", "<<", ">>", "<=", ">=",
-    "==", "!=", "&&", "||", "*=", "/=", "%=", "+=", "-=", "&=", "^=", "|=", "::", ".*", "[", "]", "(", ")", "{", "}", ".",
-    "&", "*", "+", "-", "~", "!", "/", "%", "<", ">", "^", "|", "?", ":", ";", "=", ",", "#",
+    "%:%:", "...", "<<=", ">>=", "->*", "<=>", "##", "<:", ":>", "<%", "%>", "%:", "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "*=", "/=", "%=", "+=", "-=", "&=", "^=", "|=",
+    "::", ".*", "[", "]", "(", ")", "{", "}", ".", "&", "*", "+", "-", "~", "!", "/", "%", "<", ">", "^", "|", "?", ":", ";", "=", ",", "#",
 ];
 
 /// A cursor over the bytes of a file that steps over backslash-newlines.
@@ -196,14 +195,7 @@ impl Iterator for Lexer<'_> {
             while !source.is_char_boundary(c.at) {
                 c.at += 1;
             }
-            let token = RawToken {
-                kind,
-                start: start as u32,
-                end: c.at as u32,
-                space_before: self.space_before,
-                line_start: self.line_start,
-                spliced: c.spliced,
-            };
+            let token = RawToken { kind, start: start as u32, end: c.at as u32, space_before: self.space_before, line_start: self.line_start, spliced: c.spliced };
             self.space_before = false;
             self.line_start = false;
             return Some(token);
@@ -223,11 +215,7 @@ fn lex_token(c: &mut Cursor, source: &str) -> Kind {
         for prefix in ["u8R\"", "uR\"", "UR\"", "LR\"", "R\"", "u8\"", "u\"", "U\"", "L\"", "u8'", "u'", "U'", "L'"] {
             if c.starts_with(prefix) {
                 c.advance(prefix.len() - 1);
-                return if prefix.contains('R') {
-                    raw_string(c, source)
-                } else {
-                    quoted(c, prefix.as_bytes()[prefix.len() - 1])
-                };
+                return if prefix.contains('R') { raw_string(c, source) } else { quoted(c, prefix.as_bytes()[prefix.len() - 1]) };
             }
         }
     }
@@ -240,9 +228,7 @@ fn lex_token(c: &mut Cursor, source: &str) -> Kind {
     if b.is_ascii_digit() || (b == b'.' && c.peek2().is_some_and(|d| d.is_ascii_digit())) {
         c.at += 1;
         while let Some(b) = c.peek() {
-            if (matches!(b, b'e' | b'E' | b'p' | b'P') && matches!(c.peek2(), Some(b'+' | b'-')))
-                || (b == b'\'' && c.peek2().is_some_and(is_ident_byte))
-            {
+            if (matches!(b, b'e' | b'E' | b'p' | b'P') && matches!(c.peek2(), Some(b'+' | b'-'))) || (b == b'\'' && c.peek2().is_some_and(is_ident_byte)) {
                 c.advance(2);
             } else if is_ident_byte(b) || b == b'.' {
                 c.at += 1;

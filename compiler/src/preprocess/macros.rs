@@ -16,7 +16,7 @@
 
 use super::lexer::{self, Kind, RawToken};
 use super::source_map::{Expansion, FileId, Loc};
-use super::{Preprocessor, Fatal};
+use super::{Fatal, Preprocessor};
 use crate::diag::{Code, Diagnostic};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -48,14 +48,7 @@ pub struct Tok {
 impl Tok {
     /// A token of file `file`.
     pub fn from_raw(raw: &RawToken, text: &str, file: FileId, no_hide: &Rc<[u32]>) -> Tok {
-        Tok {
-            kind: raw.kind,
-            text: Rc::from(raw.text(text).as_ref()),
-            space: raw.space_before,
-            loc: Loc { file, start: raw.start, end: raw.end },
-            origin: None,
-            hide: no_hide.clone(),
-        }
+        Tok { kind: raw.kind, text: Rc::from(raw.text(text).as_ref()), space: raw.space_before, loc: Loc { file, start: raw.start, end: raw.end }, origin: None, hide: no_hide.clone() }
     }
 
     /// Whether it is the punctuator `p`.
@@ -214,9 +207,9 @@ impl Preprocessor<'_> {
     fn spend(&mut self, n: usize, at: Loc) -> Result<(), Fatal> {
         self.work += n as u64;
         if self.work > MAX_EXPANSION_TOKENS {
-            let d = Diagnostic::new(Code::PreprocessorLimit, at.span(), "macro expansion is too large")
-                .with_primary_message("expanding this produces too many tokens")
-                .with_note(format!("macro expansion may produce at most {MAX_EXPANSION_TOKENS} tokens in a translation unit, rescans included; a macro that doubles its text at each level grows past any limit"));
+            let d = Diagnostic::new(Code::PreprocessorLimit, at.span(), "macro expansion is too large").with_primary_message("expanding this produces too many tokens").with_note(format!(
+                "macro expansion may produce at most {MAX_EXPANSION_TOKENS} tokens in a translation unit, rescans included; a macro that doubles its text at each level grows past any limit"
+            ));
             return Err(self.fatal(d, at));
         }
         Ok(())
@@ -270,13 +263,7 @@ impl Preprocessor<'_> {
 
     /// Reads the arguments of a function-like macro after its name `name`; `None` after an
     /// error (reported). Returns them with the closing parenthesis.
-    fn collect_args(
-        &mut self,
-        name: &Tok,
-        m: &Macro,
-        pending: &mut Vec<Tok>,
-        source: &mut Option<&mut Source>,
-    ) -> Result<Option<(Vec<Vec<Tok>>, Tok)>, Fatal> {
+    fn collect_args(&mut self, name: &Tok, m: &Macro, pending: &mut Vec<Tok>, source: &mut Option<&mut Source>) -> Result<Option<(Vec<Vec<Tok>>, Tok)>, Fatal> {
         let params = m.params.as_ref().map_or(0, Vec::len);
         let _open = self.pull(pending, source);
         let mut args: Vec<Vec<Tok>> = vec![Vec::new()];

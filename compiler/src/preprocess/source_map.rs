@@ -62,9 +62,7 @@ impl FileEntry {
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_column(&self, offset: u32) -> (usize, usize) {
         let text = &self.file.text;
-        let starts = self.line_starts.get_or_init(|| {
-            std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i as u32 + 1)).collect()
-        });
+        let starts = self.line_starts.get_or_init(|| std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i as u32 + 1)).collect());
         let mut offset = (offset as usize).min(text.len());
         while !text.is_char_boundary(offset) {
             offset -= 1;
@@ -147,11 +145,7 @@ impl SourceMap {
     pub fn push_token(&mut self, out: usize, len: usize, spelling: Loc, expansion: Option<u32>) {
         match expansion {
             None => self.push_verbatim(out, len, spelling.file, spelling.start),
-            Some(expansion) if len > 0 => self.segments.push(Segment {
-                out_start: out as u32,
-                out_end: (out + len) as u32,
-                origin: Origin::Expanded { spelling, expansion },
-            }),
+            Some(expansion) if len > 0 => self.segments.push(Segment { out_start: out as u32, out_end: (out + len) as u32, origin: Origin::Expanded { spelling, expansion } }),
             Some(_) => {}
         }
     }
@@ -238,8 +232,7 @@ impl SourceMap {
     /// The "expanded from macro" steps of output byte `pos`, innermost first: where the token
     /// was spelled, then each invocation inside an outer macro's body.
     pub fn expansion_chain(&self, pos: u32) -> Vec<(Loc, String)> {
-        let Some(Origin::Expanded { spelling, expansion }) = self.segment_at(pos).filter(|s| s.out_end > pos).map(|s| s.origin)
-        else {
+        let Some(Origin::Expanded { spelling, expansion }) = self.segment_at(pos).filter(|s| s.out_end > pos).map(|s| s.origin) else {
             return Vec::new();
         };
         let mut chain = vec![(spelling, self.expansions[expansion as usize].name.clone())];

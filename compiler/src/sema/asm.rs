@@ -41,7 +41,8 @@ fn describe(c: AsmConstraint) -> &'static str {
     }
 }
 
-const LETTERS_NOTE: &str = "the constraint letters are `h` (16-bit integer), `r` (32-bit integer), `l` (64-bit integer or pointer), `f` (`float`), `d` (`double`) and, for inputs, `n` (integer constant)";
+const LETTERS_NOTE: &str =
+    "the constraint letters are `h` (16-bit integer), `r` (32-bit integer), `l` (64-bit integer or pointer), `f` (`float`), `d` (`double`) and, for inputs, `n` (integer constant)";
 
 /// A constraint string read: the letter, `+`, `&`.
 #[derive(Debug, PartialEq)]
@@ -85,11 +86,7 @@ fn parse_constraint(bytes: &[u8], output: bool) -> Result<Constraint, Constraint
     let letters = String::from_utf8_lossy(rest);
     let mut chars = letters.chars();
     let (Some(c), None) = (chars.next(), chars.next()) else {
-        let message = if rest.is_empty() {
-            format!("the constraint `{text}` has no constraint letter")
-        } else {
-            format!("the constraint `{text}` has more than one constraint letter")
-        };
+        let message = if rest.is_empty() { format!("the constraint `{text}` has no constraint letter") } else { format!("the constraint `{text}` has more than one constraint letter") };
         return Err((Code::AsmUnknownConstraint, message, Some(format!("in device code an operand takes exactly one letter; {LETTERS_NOTE}"))));
     };
     let Some(letter) = AsmConstraint::from_letter(c) else {
@@ -174,10 +171,7 @@ fn parse_template(bytes: &[u8], operands: usize) -> (Vec<AsmPiece>, Vec<Template
                         at: (i, end),
                         message: format!("`{shown}` names no operand"),
                         label: format!("this asm statement has {operands} operand{}", super::expr::plural(operands)),
-                        note: Some(format!(
-                            "operands are numbered from `%0`, outputs first, then inputs: here `%0` to `%{}`",
-                            operands - 1
-                        )),
+                        note: Some(format!("operands are numbered from `%0`, outputs first, then inputs: here `%0` to `%{}`", operands - 1)),
                     });
                 } else {
                     flush(&mut text, &mut pieces);
@@ -330,9 +324,7 @@ impl Context {
             return Some(AsmInput { value, constraint: constraint.letter });
         }
         if !value.ty.is_integer() {
-            self.error(Code::AsmOperandType, op.expr.span, format!("{} is not an integer, which `n` needs", self.show(&value.ty)))
-                .primary("the constraint `n` takes an integer constant")
-                .emit();
+            self.error(Code::AsmOperandType, op.expr.span, format!("{} is not an integer, which `n` needs", self.show(&value.ty))).primary("the constraint `n` takes an integer constant").emit();
             return None;
         }
         let Some(Const::Int(v)) = consteval::eval(&value, &self.target) else {
@@ -405,10 +397,7 @@ mod tests {
     fn templates() {
         let (p, e) = parse_template(b"mov.u32 %0, %%smid; // %x %1", 2);
         assert!(e.is_empty());
-        assert_eq!(
-            p,
-            [AsmPiece::Text("mov.u32 ".into()), AsmPiece::Operand(0), AsmPiece::Text(", %smid; // %x ".into()), AsmPiece::Operand(1)]
-        );
+        assert_eq!(p, [AsmPiece::Text("mov.u32 ".into()), AsmPiece::Operand(0), AsmPiece::Text(", %smid; // %x ".into()), AsmPiece::Operand(1)]);
         // Without operands, literally.
         assert_eq!(parse_template(b"a %%b %0 %", 0).0, [AsmPiece::Text("a %%b %0 %".into())]);
         let codes = |t: &[u8], n| parse_template(t, n).1.into_iter().map(|e| (e.code, e.at)).collect::<Vec<_>>();

@@ -47,10 +47,7 @@ pub(super) fn place(cx: &mut Context, ty: &Type, d: &ast::Declarator, width: &as
         } else {
             format!("{} holds {} bits; nvcc truncates a wider declaration with a warning, cdpc refuses it", cx.show(ty), bits)
         };
-        cx.error(Code::InvalidBitField, width.span, format!("invalid width {w} for bit-field `{}`", if named { d.name.name.as_str() } else { "(unnamed)" }))
-            .primary("this width")
-            .note(why)
-            .emit();
+        cx.error(Code::InvalidBitField, width.span, format!("invalid width {w} for bit-field `{}`", if named { d.name.name.as_str() } else { "(unnamed)" })).primary("this width").note(why).emit();
         return None;
     }
     let (w, unit) = (w as u64, cx.size_align(ty).1 * 8);
@@ -83,9 +80,6 @@ pub(super) fn refuse_address(cx: &mut Context, place: &hir::Expr, what: &str) ->
     if of(cx, place).is_none() {
         return false;
     }
-    cx.error(Code::BitFieldAddress, place.span, format!("{what} cannot apply to a bit-field"))
-        .primary("a bit-field has no address of its own")
-        .note("copy it into a variable first")
-        .emit();
+    cx.error(Code::BitFieldAddress, place.span, format!("{what} cannot apply to a bit-field")).primary("a bit-field has no address of its own").note("copy it into a variable first").emit();
     true
 }

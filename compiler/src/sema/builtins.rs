@@ -13,37 +13,125 @@ use runtime_shim::entry_points::CType;
 
 /// Every built-in function name, for "did you mean" suggestions.
 pub(super) const BUILTIN_NAMES: &[&str] = &[
-    "__syncthreads", "__threadfence", "__threadfence_block", "atomicAdd", "atomicSub", "atomicExch", "atomicMin",
-    "atomicMax", "atomicInc", "atomicDec", "atomicCAS", "atomicAnd", "atomicOr", "atomicXor", "printf", "__isGlobal",
-    "clock64", "min", "max", "abs", "cudaGetLastError", "cudaPeekAtLastError", "cudaStreamCreateWithFlags",
-    "cudaStreamDestroy", "cudaEventCreateWithFlags", "cudaEventRecord", "cudaStreamWaitEvent", "cudaEventDestroy",
-    "cudaMalloc", "cudaFree", "cudaGetDevice", "cudaDeviceGetAttribute", "cudaGetErrorString", "cudaGetErrorName",
-    "cudaMemcpyAsync", "cudaMemsetAsync", "cudaGraphLaunch", "sqrtf", "expf", "logf", "sinf", "cosf", "powf",
-    "malloc", "free",
+    "__syncthreads",
+    "__threadfence",
+    "__threadfence_block",
+    "atomicAdd",
+    "atomicSub",
+    "atomicExch",
+    "atomicMin",
+    "atomicMax",
+    "atomicInc",
+    "atomicDec",
+    "atomicCAS",
+    "atomicAnd",
+    "atomicOr",
+    "atomicXor",
+    "printf",
+    "__isGlobal",
+    "clock64",
+    "min",
+    "max",
+    "abs",
+    "cudaGetLastError",
+    "cudaPeekAtLastError",
+    "cudaStreamCreateWithFlags",
+    "cudaStreamDestroy",
+    "cudaEventCreateWithFlags",
+    "cudaEventRecord",
+    "cudaStreamWaitEvent",
+    "cudaEventDestroy",
+    "cudaMalloc",
+    "cudaFree",
+    "cudaGetDevice",
+    "cudaDeviceGetAttribute",
+    "cudaGetErrorString",
+    "cudaGetErrorName",
+    "cudaMemcpyAsync",
+    "cudaMemsetAsync",
+    "cudaGraphLaunch",
+    "sqrtf",
+    "expf",
+    "logf",
+    "sinf",
+    "cosf",
+    "powf",
+    "malloc",
+    "free",
 ];
 
 /// CUDA's floating-point intrinsics (the programming guide's "Intrinsic Functions"), as the
 /// libdevice function each is (`__nv_<name>`), its arity and whether it is `float` (else
 /// `double`): the rounding-mode arithmetic and the fast approximations nvcc writes for them.
 const FLOAT_INTRINSICS: &[(&str, &str, usize, bool)] = &[
-    ("__fadd_rd", "fadd_rd", 2, true), ("__fadd_rn", "fadd_rn", 2, true), ("__fadd_ru", "fadd_ru", 2, true), ("__fadd_rz", "fadd_rz", 2, true),
-    ("__fsub_rd", "fsub_rd", 2, true), ("__fsub_rn", "fsub_rn", 2, true), ("__fsub_ru", "fsub_ru", 2, true), ("__fsub_rz", "fsub_rz", 2, true),
-    ("__fmul_rd", "fmul_rd", 2, true), ("__fmul_rn", "fmul_rn", 2, true), ("__fmul_ru", "fmul_ru", 2, true), ("__fmul_rz", "fmul_rz", 2, true),
-    ("__fdiv_rd", "fdiv_rd", 2, true), ("__fdiv_rn", "fdiv_rn", 2, true), ("__fdiv_ru", "fdiv_ru", 2, true), ("__fdiv_rz", "fdiv_rz", 2, true),
-    ("__fmaf_rd", "fmaf_rd", 3, true), ("__fmaf_rn", "fmaf_rn", 3, true), ("__fmaf_ru", "fmaf_ru", 3, true), ("__fmaf_rz", "fmaf_rz", 3, true),
-    ("__frcp_rd", "frcp_rd", 1, true), ("__frcp_rn", "frcp_rn", 1, true), ("__frcp_ru", "frcp_ru", 1, true), ("__frcp_rz", "frcp_rz", 1, true),
-    ("__fsqrt_rd", "fsqrt_rd", 1, true), ("__fsqrt_rn", "fsqrt_rn", 1, true), ("__fsqrt_ru", "fsqrt_ru", 1, true), ("__fsqrt_rz", "fsqrt_rz", 1, true),
-    ("__frsqrt_rn", "frsqrt_rn", 1, true), ("__saturatef", "saturatef", 1, true), ("__fdividef", "fast_fdividef", 2, true),
-    ("__expf", "fast_expf", 1, true), ("__exp10f", "fast_exp10f", 1, true), ("__logf", "fast_logf", 1, true), ("__log2f", "fast_log2f", 1, true),
-    ("__log10f", "fast_log10f", 1, true), ("__sinf", "fast_sinf", 1, true), ("__cosf", "fast_cosf", 1, true), ("__tanf", "fast_tanf", 1, true),
+    ("__fadd_rd", "fadd_rd", 2, true),
+    ("__fadd_rn", "fadd_rn", 2, true),
+    ("__fadd_ru", "fadd_ru", 2, true),
+    ("__fadd_rz", "fadd_rz", 2, true),
+    ("__fsub_rd", "fsub_rd", 2, true),
+    ("__fsub_rn", "fsub_rn", 2, true),
+    ("__fsub_ru", "fsub_ru", 2, true),
+    ("__fsub_rz", "fsub_rz", 2, true),
+    ("__fmul_rd", "fmul_rd", 2, true),
+    ("__fmul_rn", "fmul_rn", 2, true),
+    ("__fmul_ru", "fmul_ru", 2, true),
+    ("__fmul_rz", "fmul_rz", 2, true),
+    ("__fdiv_rd", "fdiv_rd", 2, true),
+    ("__fdiv_rn", "fdiv_rn", 2, true),
+    ("__fdiv_ru", "fdiv_ru", 2, true),
+    ("__fdiv_rz", "fdiv_rz", 2, true),
+    ("__fmaf_rd", "fmaf_rd", 3, true),
+    ("__fmaf_rn", "fmaf_rn", 3, true),
+    ("__fmaf_ru", "fmaf_ru", 3, true),
+    ("__fmaf_rz", "fmaf_rz", 3, true),
+    ("__frcp_rd", "frcp_rd", 1, true),
+    ("__frcp_rn", "frcp_rn", 1, true),
+    ("__frcp_ru", "frcp_ru", 1, true),
+    ("__frcp_rz", "frcp_rz", 1, true),
+    ("__fsqrt_rd", "fsqrt_rd", 1, true),
+    ("__fsqrt_rn", "fsqrt_rn", 1, true),
+    ("__fsqrt_ru", "fsqrt_ru", 1, true),
+    ("__fsqrt_rz", "fsqrt_rz", 1, true),
+    ("__frsqrt_rn", "frsqrt_rn", 1, true),
+    ("__saturatef", "saturatef", 1, true),
+    ("__fdividef", "fast_fdividef", 2, true),
+    ("__expf", "fast_expf", 1, true),
+    ("__exp10f", "fast_exp10f", 1, true),
+    ("__logf", "fast_logf", 1, true),
+    ("__log2f", "fast_log2f", 1, true),
+    ("__log10f", "fast_log10f", 1, true),
+    ("__sinf", "fast_sinf", 1, true),
+    ("__cosf", "fast_cosf", 1, true),
+    ("__tanf", "fast_tanf", 1, true),
     ("__powf", "fast_powf", 2, true),
-    ("__dadd_rd", "dadd_rd", 2, false), ("__dadd_rn", "dadd_rn", 2, false), ("__dadd_ru", "dadd_ru", 2, false), ("__dadd_rz", "dadd_rz", 2, false),
-    ("__dsub_rd", "dsub_rd", 2, false), ("__dsub_rn", "dsub_rn", 2, false), ("__dsub_ru", "dsub_ru", 2, false), ("__dsub_rz", "dsub_rz", 2, false),
-    ("__dmul_rd", "dmul_rd", 2, false), ("__dmul_rn", "dmul_rn", 2, false), ("__dmul_ru", "dmul_ru", 2, false), ("__dmul_rz", "dmul_rz", 2, false),
-    ("__ddiv_rd", "ddiv_rd", 2, false), ("__ddiv_rn", "ddiv_rn", 2, false), ("__ddiv_ru", "ddiv_ru", 2, false), ("__ddiv_rz", "ddiv_rz", 2, false),
-    ("__fma_rd", "fma_rd", 3, false), ("__fma_rn", "fma_rn", 3, false), ("__fma_ru", "fma_ru", 3, false), ("__fma_rz", "fma_rz", 3, false),
-    ("__drcp_rd", "drcp_rd", 1, false), ("__drcp_rn", "drcp_rn", 1, false), ("__drcp_ru", "drcp_ru", 1, false), ("__drcp_rz", "drcp_rz", 1, false),
-    ("__dsqrt_rd", "dsqrt_rd", 1, false), ("__dsqrt_rn", "dsqrt_rn", 1, false), ("__dsqrt_ru", "dsqrt_ru", 1, false), ("__dsqrt_rz", "dsqrt_rz", 1, false),
+    ("__dadd_rd", "dadd_rd", 2, false),
+    ("__dadd_rn", "dadd_rn", 2, false),
+    ("__dadd_ru", "dadd_ru", 2, false),
+    ("__dadd_rz", "dadd_rz", 2, false),
+    ("__dsub_rd", "dsub_rd", 2, false),
+    ("__dsub_rn", "dsub_rn", 2, false),
+    ("__dsub_ru", "dsub_ru", 2, false),
+    ("__dsub_rz", "dsub_rz", 2, false),
+    ("__dmul_rd", "dmul_rd", 2, false),
+    ("__dmul_rn", "dmul_rn", 2, false),
+    ("__dmul_ru", "dmul_ru", 2, false),
+    ("__dmul_rz", "dmul_rz", 2, false),
+    ("__ddiv_rd", "ddiv_rd", 2, false),
+    ("__ddiv_rn", "ddiv_rn", 2, false),
+    ("__ddiv_ru", "ddiv_ru", 2, false),
+    ("__ddiv_rz", "ddiv_rz", 2, false),
+    ("__fma_rd", "fma_rd", 3, false),
+    ("__fma_rn", "fma_rn", 3, false),
+    ("__fma_ru", "fma_ru", 3, false),
+    ("__fma_rz", "fma_rz", 3, false),
+    ("__drcp_rd", "drcp_rd", 1, false),
+    ("__drcp_rn", "drcp_rn", 1, false),
+    ("__drcp_ru", "drcp_ru", 1, false),
+    ("__drcp_rz", "drcp_rz", 1, false),
+    ("__dsqrt_rd", "dsqrt_rd", 1, false),
+    ("__dsqrt_rn", "dsqrt_rn", 1, false),
+    ("__dsqrt_ru", "dsqrt_ru", 1, false),
+    ("__dsqrt_rz", "dsqrt_rz", 1, false),
 ];
 
 /// Math functions by name: the C name gives the double version, `f` the float one.
@@ -138,10 +226,7 @@ impl Context {
             "cudaDeviceSynchronize" => {
                 // The same words as CUDA C++'s (clang/diagnostics.rs).
                 use crate::diag::words;
-                self.error(Code::DeviceSynchronizeRemoved, span, words::DEVICE_SYNCHRONIZE)
-                    .primary(words::DEVICE_SYNCHRONIZE_LABEL)
-                    .note(words::DEVICE_SYNCHRONIZE_NOTE)
-                    .emit();
+                self.error(Code::DeviceSynchronizeRemoved, span, words::DEVICE_SYNCHRONIZE).primary(words::DEVICE_SYNCHRONIZE_LABEL).note(words::DEVICE_SYNCHRONIZE_NOTE).emit();
                 return None;
             }
             _ => {
@@ -256,9 +341,7 @@ impl Context {
             other => {
                 let names: Vec<String> = allowed.iter().map(|t| self.show(t)).collect();
                 let message = format!("`{}` does not take {}", name.name, self.show(other));
-                self.error(Code::TypeMismatch, p.span, message)
-                    .note(format!("`{}` takes a pointer to one of: {}", name.name, names.join(", ")))
-                    .emit();
+                self.error(Code::TypeMismatch, p.span, message).note(format!("`{}` takes a pointer to one of: {}", name.name, names.join(", "))).emit();
                 return None;
             }
         };

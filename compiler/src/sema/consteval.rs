@@ -1,8 +1,8 @@
 //! Constant folding of checked expressions: array sizes, global initializers, the stream of a
 //! launch and the flags of stream and event creation.
 
-use crate::hir::{BinaryOp, ExprKind, UnaryOp};
 use crate::hir::{self};
+use crate::hir::{BinaryOp, ExprKind, UnaryOp};
 use crate::target::Target;
 use crate::types::Type;
 
@@ -61,9 +61,7 @@ pub(super) fn eval(e: &hir::Expr, target: &Target) -> Option<Const> {
                 (Type::Int(k), Const::Int(v)) if *k == crate::types::IntKind::Bool => Const::Int((v != 0) as i128),
                 (Type::Int(k), Const::Float(f)) if *k == crate::types::IntKind::Bool => Const::Int((f != 0.0) as i128),
                 (Type::Int(_), Const::Int(v)) => Const::Int(int_value(truncate_int(v, &e.ty, target), &e.ty, target)),
-                (Type::Int(_), Const::Float(f)) => {
-                    Const::Int(int_value(truncate_int(f as i128, &e.ty, target), &e.ty, target))
-                }
+                (Type::Int(_), Const::Float(f)) => Const::Int(int_value(truncate_int(f as i128, &e.ty, target), &e.ty, target)),
                 (Type::Float(crate::types::FloatKind::Float), Const::Int(v)) => Const::Float(v as f32 as f64),
                 (Type::Float(crate::types::FloatKind::Float), Const::Float(f)) => Const::Float(f as f32 as f64),
                 (Type::Float(_), Const::Int(v)) => Const::Float(v as f64),

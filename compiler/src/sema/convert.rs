@@ -44,9 +44,7 @@ impl Context {
                         ty
                     }
                     None => {
-                        self.error(Code::UnknownType, name.span, format!("unknown struct `{}`", name.name))
-                            .primary("not declared in this file")
-                            .emit();
+                        self.error(Code::UnknownType, name.span, format!("unknown struct `{}`", name.name)).primary("not declared in this file").emit();
                         return None;
                     }
                 },
@@ -222,11 +220,7 @@ impl Context {
         let span = e.span;
         let one = || hir::Expr { kind: ExprKind::IntConst(1), ty: Type::UINT, span };
         let x = self.cast(e, &Type::UINT);
-        hir::Expr {
-            kind: ExprKind::Dim3 { x: Box::new(x), y: Box::new(one()), z: Box::new(one()) },
-            ty: Type::Dim3,
-            span,
-        }
+        hir::Expr { kind: ExprKind::Dim3 { x: Box::new(x), y: Box::new(one()), z: Box::new(one()) }, ty: Type::Dim3, span }
     }
 
     /// Explicit casts `(T)e`: anything scalar to anything scalar, plus the implicit ones.

@@ -23,9 +23,7 @@ pub(super) fn declare_items(cx: &mut Context, unit: &ast::TranslationUnit) {
                 continue;
             }
             if cx.struct_names.contains_key(&def.name.name) {
-                cx.error(Code::Redefinition, def.name.span, format!("struct `{}` is defined twice", def.name.name))
-                    .primary("defined again here")
-                    .emit();
+                cx.error(Code::Redefinition, def.name.span, format!("struct `{}` is defined twice", def.name.name)).primary("defined again here").emit();
                 continue;
             }
             let id = StructId(cx.structs.len() as u32);
@@ -110,9 +108,7 @@ fn define_struct(cx: &mut Context, def: &ast::StructDef) {
     // `__align__(N)` raises the alignment (never lowers it), and the size with it.
     if let Some((wanted, span)) = def.align {
         if !wanted.is_power_of_two() || wanted > 256 {
-            cx.error(Code::InvalidDeclaration, span, format!("`__align__({wanted})` is not an alignment cdpc supports"))
-                .primary("a power of two from 1 to 256")
-                .emit();
+            cx.error(Code::InvalidDeclaration, span, format!("`__align__({wanted})` is not an alignment cdpc supports")).primary("a power of two from 1 to 256").emit();
         } else {
             align = align.max(wanted);
         }
@@ -182,9 +178,7 @@ pub(super) fn declarator_type(cx: &mut Context, base: Type, quals: Quals, d: &as
         let len = match &dim.size {
             None if allow_unsized && i == 0 => 0,
             None => {
-                cx.error(Code::InvalidArraySize, dim.span, "an array needs a size here")
-                    .note("only `extern __shared__` arrays may leave the size empty")
-                    .emit();
+                cx.error(Code::InvalidArraySize, dim.span, "an array needs a size here").note("only `extern __shared__` arrays may leave the size empty").emit();
                 return None;
             }
             Some(expr) => array_len(cx, expr)?,
@@ -286,9 +280,7 @@ fn declare_function(cx: &mut Context, def: &ast::FunctionDef) {
             // A prototype and its definition must agree.
             if existing.kind != candidate.kind || existing.return_type != candidate.return_type {
                 let previous = existing.span;
-                cx.error(Code::Redefinition, def.name.span, format!("`{name}` is declared again with a different signature"))
-                    .label(previous, "first declared here")
-                    .emit();
+                cx.error(Code::Redefinition, def.name.span, format!("`{name}` is declared again with a different signature")).label(previous, "first declared here").emit();
                 return;
             } else if existing.body.is_some() || def.body.is_none() || cx.names.has_definition.contains(&id) {
                 // Duplicate prototypes are harmless; a duplicate definition is caught when defining.
@@ -319,14 +311,10 @@ pub(super) fn function_signature(cx: &mut Context, def: &ast::FunctionDef) -> Op
     let kind = function_kind(cx, def)?;
     let return_type = cx.resolve_type_name(&def.return_type)?;
     if kind == FunctionKind::Kernel && !return_type.is_void() {
-        cx.error(Code::KernelReturnType, def.return_type.span, format!("a `__global__` function must return `void`, not {}", cx.show(&return_type)))
-            .primary("kernels cannot return a value")
-            .emit();
+        cx.error(Code::KernelReturnType, def.return_type.span, format!("a `__global__` function must return `void`, not {}", cx.show(&return_type))).primary("kernels cannot return a value").emit();
     }
     if matches!(return_type, Type::Array { .. }) {
-        cx.error(Code::UnsupportedSyntax, def.return_type.span, "returning an array is not supported")
-            .note("return through a pointer parameter instead")
-            .emit();
+        cx.error(Code::UnsupportedSyntax, def.return_type.span, "returning an array is not supported").note("return through a pointer parameter instead").emit();
         return None;
     }
     let mut locals = Vec::new();
@@ -423,7 +411,15 @@ fn declare_globals(cx: &mut Context, decl: &ast::DeclStmt) {
 
 /// Declares one global (also used for `__shared__` and `static` declarations in bodies, which
 /// get a unique `symbol`). Returns its id.
-pub(super) fn declare_one_global(cx: &mut Context, base: Type, decl: &ast::DeclStmt, init: &ast::InitDeclarator, space: GlobalSpace, symbol: &str, local: Option<hir::LocalStatic>) -> Option<hir::GlobalId> {
+pub(super) fn declare_one_global(
+    cx: &mut Context,
+    base: Type,
+    decl: &ast::DeclStmt,
+    init: &ast::InitDeclarator,
+    space: GlobalSpace,
+    symbol: &str,
+    local: Option<hir::LocalStatic>,
+) -> Option<hir::GlobalId> {
     // `__constant__ float k[] = {1, 2, 3};`: the size is the initializer's, as for a local.
     let sized = super::stmt::sized_by_initializer(&init.declarator, init.init.as_ref());
     let d = sized.as_ref().unwrap_or(&init.declarator);
@@ -449,10 +445,7 @@ pub(super) fn declare_one_global(cx: &mut Context, base: Type, decl: &ast::DeclS
     // At file scope, or a `static` local (stmt.rs refuses any other local).
     let managed = decl.qualifiers.iter().any(|(q, _)| *q == ast::VarQualifier::Managed);
     // `extern __device__ T x;` declares a variable another translation unit defines.
-    let external = cx.func.is_none()
-        && init.init.is_none()
-        && matches!(space, GlobalSpace::Device | GlobalSpace::Constant)
-        && decl.qualifiers.iter().any(|(q, _)| *q == ast::VarQualifier::Extern);
+    let external = cx.func.is_none() && init.init.is_none() && matches!(space, GlobalSpace::Device | GlobalSpace::Constant) && decl.qualifiers.iter().any(|(q, _)| *q == ast::VarQualifier::Extern);
     if cx.func.is_none() {
         if let Some(&GlobalSymbol::Global(earlier)) = cx.symbols.get(symbol) {
             // A definition (or another declaration) after an `extern` declaration of the same
@@ -565,9 +558,7 @@ pub(super) fn define_functions(cx: &mut Context, unit: &ast::TranslationUnit) {
         let Some(body) = &def.body else { continue };
         let Some(id) = cx.names.decl_of.get(&def.span).copied() else { continue };
         if let Some(previous) = defined.insert(id, def.name.span) {
-            cx.error(Code::Redefinition, def.name.span, format!("`{}` is defined twice", def.name.name))
-                .label(previous, "first defined here")
-                .emit();
+            cx.error(Code::Redefinition, def.name.span, format!("`{}` is defined twice", def.name.name)).label(previous, "first defined here").emit();
             continue;
         }
         let f = &cx.functions[id.0 as usize];
@@ -647,9 +638,7 @@ fn define_body(cx: &mut Context, id: FuncId, def: &ast::FunctionDef, body: &ast:
     if !body_failed && !f.return_type.is_void() && !super::stmt::always_returns(f.body.as_ref().expect("just set")) {
         let name = def.name.name.clone();
         let closing_brace = crate::diag::Span { start: body.span.end.saturating_sub(1), end: body.span.end };
-        cx.error(Code::MissingReturn, closing_brace, format!("`{name}` can reach its end without returning a value"))
-            .primary("control may fall off the end here")
-            .emit();
+        cx.error(Code::MissingReturn, closing_brace, format!("`{name}` can reach its end without returning a value")).primary("control may fall off the end here").emit();
     }
 }
 

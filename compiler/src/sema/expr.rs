@@ -115,7 +115,18 @@ impl Context {
         data.push(hir::ConstInit::Int(0));
         let ty = Type::Array { elem: Box::new(Type::CHAR), len: data.len() as u64 };
         let name = format!("__cdpc_str{}", self.globals.len());
-        let id = self.add_global(hir::Global { name, ty: ty.clone(), space: GlobalSpace::StringLiteral, init: Some(hir::ConstInit::Array(data)), span, external: false, volatile: false, internal: false, managed: false, local: None });
+        let id = self.add_global(hir::Global {
+            name,
+            ty: ty.clone(),
+            space: GlobalSpace::StringLiteral,
+            init: Some(hir::ConstInit::Array(data)),
+            span,
+            external: false,
+            volatile: false,
+            internal: false,
+            managed: false,
+            local: None,
+        });
         self.const_globals.insert(id);
         make(ExprKind::Global(id), ty, span)
     }
@@ -234,9 +245,7 @@ impl Context {
     /// Checks that `e` can be assigned to, reporting why not.
     fn check_modifiable(&mut self, e: &hir::Expr, what: &str) -> bool {
         if !self.is_place(e) {
-            self.error(Code::NotAnLvalue, e.span, format!("cannot {what} this expression"))
-                .primary("not a variable, element or field")
-                .emit();
+            self.error(Code::NotAnLvalue, e.span, format!("cannot {what} this expression")).primary("not a variable, element or field").emit();
             return false;
         }
         if matches!(e.ty, Type::Array { .. }) {
@@ -310,7 +319,15 @@ impl Context {
                 let e = self.rvalue(e);
                 let ok = if op == AstUn::BitNot { e.ty.is_integer() } else { e.ty.is_arithmetic() };
                 if !ok {
-                    let message = format!("invalid operand of type {} to unary `{}`", self.show(&e.ty), match op { AstUn::Neg => "-", AstUn::Plus => "+", _ => "~" });
+                    let message = format!(
+                        "invalid operand of type {} to unary `{}`",
+                        self.show(&e.ty),
+                        match op {
+                            AstUn::Neg => "-",
+                            AstUn::Plus => "+",
+                            _ => "~",
+                        }
+                    );
                     self.error(Code::InvalidOperands, span, message).emit();
                     return None;
                 }
@@ -388,11 +405,7 @@ impl Context {
             let needs = if integer_only { "integers" } else { "numbers" };
             let message = format!("invalid operands to `{}`: {} and {}", op.symbol(), self.show(&lt), self.show(&rt));
             let (lname, rname) = (self.show(&lt), self.show(&rt));
-            self.error(Code::InvalidOperands, span, message)
-                .label(l.span, lname)
-                .label(r.span, rname)
-                .note(format!("`{}` takes {needs}", op.symbol()))
-                .emit();
+            self.error(Code::InvalidOperands, span, message).label(l.span, lname).label(r.span, rname).note(format!("`{}` takes {needs}", op.symbol())).emit();
             return None;
         }
         if matches!(op, Shl | Shr) {
@@ -704,9 +717,7 @@ impl Context {
         let params: Vec<Type> = f.param_types().cloned().collect();
         let (return_type, def_span, fname) = (f.return_type.clone(), f.span, f.name.clone());
         if args.len() != params.len() {
-            self.error(Code::CallArity, span, format!("`{fname}` takes {} argument{}, but {} were given", params.len(), plural(params.len()), args.len()))
-                .label(def_span, "declared here")
-                .emit();
+            self.error(Code::CallArity, span, format!("`{fname}` takes {} argument{}, but {} were given", params.len(), plural(params.len()), args.len())).label(def_span, "declared here").emit();
             return None;
         }
         let converted: Vec<Option<hir::Expr>> = args.into_iter().zip(&params).map(|(e, p)| self.coerce(e, p, Code::TypeMismatch, "argument has the wrong type")).collect();

@@ -111,41 +111,25 @@ impl Context {
         let Some(skipped) = self.skipped.get(name) else { return false };
         let declared = skipped.names.iter().find(|n| n.name == name).map_or(skipped.span, |n| n.span);
         let diagnostic = match (skipped.kind, &skipped.error) {
-            (SkippedKind::Unparsed, Some(error)) => Diagnostic::new(
-                Code::NotCompiledForDevice,
-                span,
-                format!("`{name}` cannot be compiled for the device"),
-            )
-            .with_primary_message("used in device code here")
-            .with_label(error.primary_span(), error.message.clone())
-            .with_note(format!(
-                "cdpc compiles a declaration that device code may use only when it parses as device code; \
+            (SkippedKind::Unparsed, Some(error)) => Diagnostic::new(Code::NotCompiledForDevice, span, format!("`{name}` cannot be compiled for the device"))
+                .with_primary_message("used in device code here")
+                .with_label(error.primary_span(), error.message.clone())
+                .with_note(format!(
+                    "cdpc compiles a declaration that device code may use only when it parses as device code; \
                  this one does not ({}), so it was left to the host compiler",
-                error.code
-            )),
-            (SkippedKind::Function, _) => Diagnostic::new(
-                Code::HostCodeInDevice,
-                span,
-                format!("`{name}` is a host function; device code cannot call it"),
-            )
-            .with_primary_message("called from device code here")
-            .with_label(declared, "declared without `__device__`")
-            .with_note("mark it `__host__ __device__` to compile it for both sides, or `__device__` for the device only"),
-            (SkippedKind::Variable, _) => Diagnostic::new(
-                Code::HostCodeInDevice,
-                span,
-                format!("`{name}` is a host variable; device code cannot use it"),
-            )
-            .with_primary_message("used in device code here")
-            .with_label(declared, "declared without `__device__` or `__constant__`")
-            .with_note("declare it `__device__` or `__constant__`, or pass its value to the kernel as an argument"),
-            _ => Diagnostic::new(
-                Code::HostCodeInDevice,
-                span,
-                format!("`{name}` is declared by host code, which cdpc leaves to the host compiler"),
-            )
-            .with_primary_message("used in device code here")
-            .with_label(declared, "declared here"),
+                    error.code
+                )),
+            (SkippedKind::Function, _) => Diagnostic::new(Code::HostCodeInDevice, span, format!("`{name}` is a host function; device code cannot call it"))
+                .with_primary_message("called from device code here")
+                .with_label(declared, "declared without `__device__`")
+                .with_note("mark it `__host__ __device__` to compile it for both sides, or `__device__` for the device only"),
+            (SkippedKind::Variable, _) => Diagnostic::new(Code::HostCodeInDevice, span, format!("`{name}` is a host variable; device code cannot use it"))
+                .with_primary_message("used in device code here")
+                .with_label(declared, "declared without `__device__` or `__constant__`")
+                .with_note("declare it `__device__` or `__constant__`, or pass its value to the kernel as an argument"),
+            _ => Diagnostic::new(Code::HostCodeInDevice, span, format!("`{name}` is declared by host code, which cdpc leaves to the host compiler"))
+                .with_primary_message("used in device code here")
+                .with_label(declared, "declared here"),
         };
         self.diags.push(diagnostic);
         true
@@ -181,13 +165,7 @@ impl Deferred {
 /// the functions called from device code.
 pub(super) fn finish_host_device(cx: &mut Context, deferred: Deferred) -> HashSet<FuncId> {
     let mut reached: HashSet<FuncId> = HashSet::new();
-    let mut work: Vec<FuncId> = cx
-        .functions
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.kind != FunctionKind::HostDevice)
-        .map(|(i, _)| FuncId(i as u32))
-        .collect();
+    let mut work: Vec<FuncId> = cx.functions.iter().enumerate().filter(|(_, f)| f.kind != FunctionKind::HostDevice).map(|(i, _)| FuncId(i as u32)).collect();
     while let Some(f) = work.pop() {
         if !reached.insert(f) {
             continue;

@@ -23,8 +23,23 @@ use super::expr::make;
 
 /// The names this module answers for (for "did you mean" hints).
 pub(super) const INTRINSIC_NAMES: &[&str] = &[
-    "__popc", "__popcll", "__clz", "__clzll", "__ffs", "__ffsll", "__brev", "__brevll", "__fns", "__activemask",
-    "__ballot_sync", "__any_sync", "__all_sync", "__syncwarp", "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
+    "__popc",
+    "__popcll",
+    "__clz",
+    "__clzll",
+    "__ffs",
+    "__ffsll",
+    "__brev",
+    "__brevll",
+    "__fns",
+    "__activemask",
+    "__ballot_sync",
+    "__any_sync",
+    "__all_sync",
+    "__syncwarp",
+    "__shfl_sync",
+    "__shfl_up_sync",
+    "__shfl_down_sync",
     "__shfl_xor_sync",
 ];
 

@@ -166,10 +166,7 @@ impl Context {
             let from = switch.live.clone();
             match previous {
                 Some(first) => {
-                    self.error(Code::DuplicateCase, value.span, format!("duplicate `case` value {v}"))
-                        .primary("this value")
-                        .label(first, "has a `case` label here already")
-                        .emit();
+                    self.error(Code::DuplicateCase, value.span, format!("duplicate `case` value {v}")).primary("this value").label(first, "has a `case` label here already").emit();
                 }
                 None => {
                     let id = self.jumps().new_label();
@@ -193,10 +190,7 @@ impl Context {
             let (switch_span, from, previous) = (switch.span, switch.live.clone(), switch.default.map(|(_, s)| s));
             match previous {
                 Some(first) => {
-                    self.error(Code::DuplicateCase, span, "a second `default` label in one `switch`")
-                        .primary("this `default`")
-                        .label(first, "the first `default` is here")
-                        .emit();
+                    self.error(Code::DuplicateCase, span, "a second `default` label in one `switch`").primary("this `default`").label(first, "the first `default` is here").emit();
                 }
                 None => {
                     let id = self.jumps().new_label();
@@ -229,10 +223,7 @@ impl Context {
         match &label.defined {
             Some((first, _)) => {
                 let first = *first;
-                self.error(Code::Redefinition, name.span, format!("label `{}` is defined twice in this function", name.name))
-                    .primary("defined again here")
-                    .label(first, "first defined here")
-                    .emit();
+                self.error(Code::Redefinition, name.span, format!("label `{}` is defined twice in this function", name.name)).primary("defined again here").label(first, "first defined here").emit();
             }
             None => {
                 label.defined = Some((name.span, live.clone()));
@@ -267,13 +258,7 @@ impl Context {
 
     /// At the end of a body: every label jumped to must be defined.
     pub(super) fn check_labels(&mut self) {
-        let mut undefined: Vec<(String, Span)> = self
-            .jumps()
-            .labels
-            .iter()
-            .filter(|(_, l)| l.defined.is_none())
-            .filter_map(|(name, l)| l.gotos.first().map(|(at, _)| (name.clone(), *at)))
-            .collect();
+        let mut undefined: Vec<(String, Span)> = self.jumps().labels.iter().filter(|(_, l)| l.defined.is_none()).filter_map(|(name, l)| l.gotos.first().map(|(at, _)| (name.clone(), *at))).collect();
         undefined.sort_by_key(|(_, at)| at.start);
         for (name, at) in undefined {
             self.error(Code::UndefinedLabel, at, format!("`goto {name}` jumps to a label that is not defined"))

@@ -23,12 +23,7 @@ impl Context {
         }
         let kernel_id = self.launched_kernel(kernel)?;
         let k = &self.functions[kernel_id.0 as usize];
-        let launched = Launched {
-            target: hir::LaunchTarget::Kernel(kernel_id),
-            params: k.param_types().cloned().collect(),
-            name: format!("`{}`", kernel.name),
-            defined: Some(k.span),
-        };
+        let launched = Launched { target: hir::LaunchTarget::Kernel(kernel_id), params: k.param_types().cloned().collect(), name: format!("`{}`", kernel.name), defined: Some(k.span) };
         self.finish_launch(launched, config, config_span, args, span)
     }
 
@@ -197,16 +192,11 @@ impl Context {
             let origin = self.func.as_ref().and_then(|s| s.provenance.origin(arg, &self.globals));
             let Some(origin) = origin else { continue };
             let space = origin.space.describe();
-            let mut builder = self
-                .error(Code::LocalPointerToChild, arg.span, format!("a pointer to {space} is passed to a child kernel"))
-                .primary(format!("this points into the parent's {space}"));
+            let mut builder = self.error(Code::LocalPointerToChild, arg.span, format!("a pointer to {space} is passed to a child kernel")).primary(format!("this points into the parent's {space}"));
             if !(arg.span.start <= origin.span.start && origin.span.end <= arg.span.end) {
                 builder = builder.label(origin.span, format!("this is in {space}"));
             }
-            builder
-                .note("child grids cannot access their parent's local or shared memory")
-                .note("use global memory: a `__device__` variable, or memory from `cudaMalloc`")
-                .emit();
+            builder.note("child grids cannot access their parent's local or shared memory").note("use global memory: a `__device__` variable, or memory from `cudaMalloc`").emit();
         }
     }
 

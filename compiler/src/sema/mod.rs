@@ -12,8 +12,8 @@ mod convert;
 pub mod cuda_types;
 mod decls;
 mod enums;
-mod fn_pointers;
 mod expr;
+mod fn_pointers;
 mod host;
 mod intrinsics;
 mod jumps;
@@ -207,9 +207,7 @@ impl Context {
         let state = self.func.as_mut().expect("binding inside a function");
         let scope = state.scopes.last_mut().expect("a scope is open");
         if scope.insert(name.name.clone(), binding).is_some() {
-            self.error(Code::Redefinition, name.span, format!("`{}` is already declared in this scope", name.name))
-                .primary("declared again here")
-                .emit();
+            self.error(Code::Redefinition, name.span, format!("`{}` is already declared in this scope", name.name)).primary("declared again here").emit();
         }
     }
 }
@@ -243,7 +241,6 @@ impl Drop for DiagnosticBuilder<'_> {
         }
     }
 }
-
 
 #[cfg(test)]
 mod tests;

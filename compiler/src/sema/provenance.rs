@@ -55,9 +55,7 @@ impl Tracker {
             ExprKind::Local(id) if e.ty.is_pointer() => self.variables.get(id).copied(),
             ExprKind::Cast(inner) => self.origin(inner, globals),
             ExprKind::Binary { op: hir::BinaryOp::PtrAdd, lhs, .. } => self.origin(lhs, globals),
-            ExprKind::Conditional { then, otherwise, .. } => {
-                self.origin(then, globals).or_else(|| self.origin(otherwise, globals))
-            }
+            ExprKind::Conditional { then, otherwise, .. } => self.origin(then, globals).or_else(|| self.origin(otherwise, globals)),
             ExprKind::Comma { rhs, .. } => self.origin(rhs, globals),
             ExprKind::Assign { value, .. } => self.origin(value, globals),
             ExprKind::CompoundAssign { place, .. } | ExprKind::IncDec { place, .. } => self.origin(place, globals),

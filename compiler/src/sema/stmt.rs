@@ -282,7 +282,13 @@ impl Context {
                 Some(Init::List(values.into_iter().collect::<Option<Vec<_>>>()?))
             }
             (ast::Initializer::List(items, _), Type::Dim3) if (1..=3).contains(&items.len()) && items.iter().all(|i| matches!(i, ast::Initializer::Expr(_))) => {
-                let args: Vec<ast::Expr> = items.iter().map(|i| match i { ast::Initializer::Expr(e) => e.clone(), _ => unreachable!() }).collect();
+                let args: Vec<ast::Expr> = items
+                    .iter()
+                    .map(|i| match i {
+                        ast::Initializer::Expr(e) => e.clone(),
+                        _ => unreachable!(),
+                    })
+                    .collect();
                 let span = args[0].span.to(args[args.len() - 1].span);
                 Some(Init::Expr(self.dim3_ctor(&args, span)?))
             }
@@ -292,7 +298,9 @@ impl Context {
                 self.error(Code::TypeMismatch, *span, message).emit();
                 None
             }
-            (ast::Initializer::Expr(ast::Expr { kind: ast::ExprKind::StringLit(bytes), span }), Type::Array { elem, len }) if matches!(**elem, Type::Int(IntKind::Char | IntKind::SChar | IntKind::UChar)) => {
+            (ast::Initializer::Expr(ast::Expr { kind: ast::ExprKind::StringLit(bytes), span }), Type::Array { elem, len })
+                if matches!(**elem, Type::Int(IntKind::Char | IntKind::SChar | IntKind::UChar)) =>
+            {
                 // `char s[] = "\t";`: the characters and the terminating zero.
                 if bytes.len() as u64 + 1 > *len {
                     self.error(Code::TypeMismatch, *span, format!("a string of {} characters does not fit an array of {len}", bytes.len())).emit();

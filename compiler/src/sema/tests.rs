@@ -245,11 +245,7 @@ fn bit_fields_are_placed_as_the_itanium_abi_places_them() {
     let module = module.unwrap_or_else(|| panic!("{diagnostics:?}"));
     let b = &module.structs[0];
     assert_eq!((b.size, b.align), (24, 8));
-    let bits: Vec<(&str, u64, u32)> = b
-        .fields
-        .iter()
-        .map(|f| (f.name.as_str(), f.offset * 8 + u64::from(f.bits.map_or(0, |b| b.shift)), f.bits.map_or(8, |b| b.width)))
-        .collect();
+    let bits: Vec<(&str, u64, u32)> = b.fields.iter().map(|f| (f.name.as_str(), f.offset * 8 + u64::from(f.bits.map_or(0, |b| b.shift)), f.bits.map_or(8, |b| b.width))).collect();
     assert_eq!(bits, [("a", 0, 3), ("b", 3, 5), ("c", 32, 32), ("w", 64, 40), ("u", 104, 20), ("f", 124, 1), ("ch", 128, 8), ("z", 160, 4)]);
 }
 
@@ -270,10 +266,7 @@ fn statement_types(source: &str) -> Vec<String> {
     let (module, diagnostics) = analyze(&unit, &SemaOptions::default());
     let module = module.unwrap_or_else(|| panic!("{diagnostics:?}"));
     let body = module.functions[0].body.as_ref().unwrap();
-    body.stmts
-        .iter()
-        .filter_map(|s| if let Stmt::Expr(e) = s { Some(DisplayType { ty: &e.ty, structs: &module }.to_string()) } else { None })
-        .collect()
+    body.stmts.iter().filter_map(|s| if let Stmt::Expr(e) = s { Some(DisplayType { ty: &e.ty, structs: &module }.to_string()) } else { None }).collect()
 }
 
 /// A struct type is written as C names it (the host header and signatures write these): a

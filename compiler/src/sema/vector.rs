@@ -11,10 +11,8 @@ use crate::hir::{self, Builtin, ExprKind};
 use crate::types::{FloatKind, IntKind, StructId, Type, VectorType};
 
 /// The vector types `__ldg` takes (`sm_32_intrinsics.h`).
-const LDG_VECTORS: &[&str] = &[
-    "char2", "char4", "uchar2", "uchar4", "short2", "short4", "ushort2", "ushort4", "int2", "int4", "uint2", "uint4",
-    "longlong2", "ulonglong2", "float2", "float4", "double2",
-];
+const LDG_VECTORS: &[&str] =
+    &["char2", "char4", "uchar2", "uchar4", "short2", "short4", "ushort2", "ushort4", "int2", "int4", "uint2", "uint4", "longlong2", "ulonglong2", "float2", "float4", "double2"];
 
 impl Context {
     /// `make_<vector>(...)` or `__ldg(p)`, if `name` is one of them.
@@ -59,9 +57,7 @@ impl Context {
         };
         if !ok {
             let message = format!("`__ldg` has no overload for {}", self.show(&p.ty));
-            self.error(Code::TypeMismatch, p.span, message)
-                .note("it loads the scalar types and their 2- and 4-vectors (`float4`, `int2`, ...) through the read-only data cache")
-                .emit();
+            self.error(Code::TypeMismatch, p.span, message).note("it loads the scalar types and their 2- and 4-vectors (`float4`, `int2`, ...) through the read-only data cache").emit();
             return None;
         }
         let p = self.cast(p, &Type::const_pointer_to(pointee.clone()));

@@ -47,8 +47,7 @@ struct State {
     early_tools: Vec<(u64, i32)>,
 }
 
-static STATE: Mutex<State> =
-    Mutex::new(State { next_id: 0, paths: Vec::new(), running_tools: 0, early_tools: Vec::new() });
+static STATE: Mutex<State> = Mutex::new(State { next_id: 0, paths: Vec::new(), running_tools: 0, early_tools: Vec::new() });
 static TOOLS_DONE: Condvar = Condvar::new();
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
@@ -115,10 +114,7 @@ impl Drop for Tracked {
 
 /// Creates something on disk with `create` and records the path `path_of` gives, both under the
 /// lock [`interrupt`] takes, so that nothing is created after an interrupt has cleaned up.
-pub(crate) fn tracked<T>(
-    create: impl FnOnce() -> Result<T, ToolError>,
-    path_of: impl FnOnce(&T) -> PathBuf,
-) -> Result<(T, Tracked), ToolError> {
+pub(crate) fn tracked<T>(create: impl FnOnce() -> Result<T, ToolError>, path_of: impl FnOnce(&T) -> PathBuf) -> Result<(T, Tracked), ToolError> {
     let mut s = state();
     if interrupted() {
         return Err(ToolError::Interrupted);

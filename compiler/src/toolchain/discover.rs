@@ -137,12 +137,7 @@ impl Toolchain {
     /// `include/` holds CUDA's headers: what Clang gets as `--cuda-path`.
     pub fn root(&self) -> PathBuf {
         match &self.source {
-            ToolSource::Explicit(dir)
-            | ToolSource::CudaHome(dir)
-            | ToolSource::CudaPath(dir)
-            | ToolSource::ProjectLocal(dir)
-            | ToolSource::PipWheels(dir)
-            | ToolSource::Standard(dir) => dir.clone(),
+            ToolSource::Explicit(dir) | ToolSource::CudaHome(dir) | ToolSource::CudaPath(dir) | ToolSource::ProjectLocal(dir) | ToolSource::PipWheels(dir) | ToolSource::Standard(dir) => dir.clone(),
             ToolSource::Path(bin) => bin.parent().map_or_else(|| bin.clone(), Path::to_path_buf),
         }
     }
@@ -160,25 +155,19 @@ impl Toolchain {
         // 1. The explicit folder.
         if let Some(dir) = &search.cuda_home {
             let dir = absolute(dir, env);
-            return probe_prefix_dirs(&dir, "--cuda-home", &mut searched, &mut best)
-                .map(|(p, layout)| p.into_toolchain(ToolSource::Explicit(layout)))
-                .ok_or_else(|| not_found(best, searched));
+            return probe_prefix_dirs(&dir, "--cuda-home", &mut searched, &mut best).map(|(p, layout)| p.into_toolchain(ToolSource::Explicit(layout))).ok_or_else(|| not_found(best, searched));
         }
 
         // 2. CUDA_HOME.
         if let Some(home) = env.cuda_home.as_ref().filter(|h| !h.is_empty()) {
             let dir = absolute(Path::new(home), env);
-            return probe_prefix_dirs(&dir, "CUDA_HOME", &mut searched, &mut best)
-                .map(|(p, layout)| p.into_toolchain(ToolSource::CudaHome(layout)))
-                .ok_or_else(|| not_found(best, searched));
+            return probe_prefix_dirs(&dir, "CUDA_HOME", &mut searched, &mut best).map(|(p, layout)| p.into_toolchain(ToolSource::CudaHome(layout))).ok_or_else(|| not_found(best, searched));
         }
 
         // 3. CUDA_PATH.
         if let Some(path) = env.cuda_path.as_ref().filter(|h| !h.is_empty()) {
             let dir = absolute(Path::new(path), env);
-            return probe_prefix_dirs(&dir, "CUDA_PATH", &mut searched, &mut best)
-                .map(|(p, layout)| p.into_toolchain(ToolSource::CudaPath(layout)))
-                .ok_or_else(|| not_found(best, searched));
+            return probe_prefix_dirs(&dir, "CUDA_PATH", &mut searched, &mut best).map(|(p, layout)| p.into_toolchain(ToolSource::CudaPath(layout))).ok_or_else(|| not_found(best, searched));
         }
 
         // 4. The project-local .cuda/, from the current (or project) directory, then from the
@@ -211,10 +200,7 @@ impl Toolchain {
                 keep_best(&mut best, probe);
             }
             if !hit {
-                searched.push(format!(
-                    "project-local: no {PROJECT_TOOLS_DIR}/{WHEEL_SUBDIR}/bin/ptxas in `{}` or any parent folder (from {what})",
-                    start.display()
-                ));
+                searched.push(format!("project-local: no {PROJECT_TOOLS_DIR}/{WHEEL_SUBDIR}/bin/ptxas in `{}` or any parent folder (from {what})", start.display()));
             }
         }
 
@@ -336,12 +322,7 @@ impl Probe {
     fn of_bin_dir(bin: &Path) -> Probe {
         let prefix = bin.parent().unwrap_or(bin);
         let tool = |name: &str| Some(bin.join(exe_name(name))).filter(|p| is_executable(p));
-        let lib_dirs = [
-            prefix.join("lib64"),
-            prefix.join("lib"),
-            prefix.join("lib").join("x64"),
-            prefix.join("lib").join("x86_64-linux-gnu"),
-        ];
+        let lib_dirs = [prefix.join("lib64"), prefix.join("lib"), prefix.join("lib").join("x64"), prefix.join("lib").join("x86_64-linux-gnu")];
         let libdevices = [
             prefix.join("nvvm/libdevice/libdevice.10.bc"),
             // Debian's nvidia-cuda-toolkit package.
@@ -387,12 +368,7 @@ impl Probe {
 }
 
 /// Tries `dir` as a toolkit and as a wheel install folder (`dir/nvidia/cu13`), in that order.
-fn probe_prefix_dirs(
-    dir: &Path,
-    origin: &str,
-    searched: &mut Vec<String>,
-    best: &mut Option<Probe>,
-) -> Option<(Probe, PathBuf)> {
+fn probe_prefix_dirs(dir: &Path, origin: &str, searched: &mut Vec<String>, best: &mut Option<Probe>) -> Option<(Probe, PathBuf)> {
     let layouts = [(dir.to_path_buf(), "toolkit layout"), (dir.join(WHEEL_SUBDIR), "wheel layout")];
     for (layout, kind) in layouts {
         let probe = Probe::of_prefix(&layout);

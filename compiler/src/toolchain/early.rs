@@ -165,9 +165,7 @@ impl EarlyTool {
             return run_tool(tool, &program, &args, opts);
         }
         let command = command_line(program.as_os_str(), &args);
-        let ended = started
-            .wait(opts.tool_timeout)
-            .map_err(|source| ToolError::Spawn { tool: tool.to_string(), command: command.clone(), source })?;
+        let ended = started.wait(opts.tool_timeout).map_err(|source| ToolError::Spawn { tool: tool.to_string(), command: command.clone(), source })?;
         match record(tool, command, ended, ready, opts) {
             // A tool that cannot read a leased file (one that opened it without blocking, say)
             // fails where a run after its input succeeds: the failure reported is that run's.

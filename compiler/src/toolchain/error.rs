@@ -142,11 +142,7 @@ impl ToolError {
         })
     }
 
-    pub(crate) fn io(
-        action: impl Into<String>,
-        path: impl Into<PathBuf>,
-        source: io::Error,
-    ) -> ToolError {
+    pub(crate) fn io(action: impl Into<String>, path: impl Into<PathBuf>, source: io::Error) -> ToolError {
         ToolError::Io { action: action.into(), path: path.into(), source }
     }
 }
@@ -167,10 +163,7 @@ impl fmt::Display for ToolError {
             ToolError::NotFound { what, searched } => {
                 writeln!(f, "{what} not found")?;
                 if searched.is_empty() {
-                    writeln!(
-                        f,
-                        "  searched: nowhere (no CUDA_HOME, no .cuda/ folder, no python3 or ptxas on PATH)"
-                    )?;
+                    writeln!(f, "  searched: nowhere (no CUDA_HOME, no .cuda/ folder, no python3 or ptxas on PATH)")?;
                 } else {
                     writeln!(f, "  searched, in order:")?;
                     for place in searched {
@@ -179,18 +172,12 @@ impl fmt::Display for ToolError {
                 }
                 write!(f, "  {INSTALL_HELP}")
             }
-            ToolError::HostCompilerNotFound { searched } => not_found(
-                f,
-                "the host compiler (a C++ compiler, for host files and the program's link)",
-                searched,
-                "install one (`apt-get install g++`), or name it with -ccbin or CDPC_HOST_CXX",
-            ),
-            ToolError::ArchiverNotFound { searched } => not_found(
-                f,
-                "the archiver (`ar`, for a static library)",
-                searched,
-                "install one (`apt-get install binutils`), or name it with --archiver (nvcc's -arbin) or CDPC_AR",
-            ),
+            ToolError::HostCompilerNotFound { searched } => {
+                not_found(f, "the host compiler (a C++ compiler, for host files and the program's link)", searched, "install one (`apt-get install g++`), or name it with -ccbin or CDPC_HOST_CXX")
+            }
+            ToolError::ArchiverNotFound { searched } => {
+                not_found(f, "the archiver (`ar`, for a static library)", searched, "install one (`apt-get install binutils`), or name it with --archiver (nvcc's -arbin) or CDPC_AR")
+            }
             ToolError::Spawn { tool, command, source } => {
                 write!(f, "{tool} could not be started: {source}\n  command: {command}")
             }
@@ -295,9 +282,5 @@ pub fn shell_quote(arg: &OsStr) -> String {
 
 /// A whole command line, program first, quoted for display.
 pub fn command_line(program: &OsStr, args: &[OsString]) -> String {
-    std::iter::once(program)
-        .chain(args.iter().map(|a| a.as_os_str()))
-        .map(shell_quote)
-        .collect::<Vec<_>>()
-        .join(" ")
+    std::iter::once(program).chain(args.iter().map(|a| a.as_os_str())).map(shell_quote).collect::<Vec<_>>().join(" ")
 }

@@ -60,15 +60,16 @@ pub mod program;
 pub mod register_cap;
 pub mod run;
 
-pub use discover::{
-    SearchEnv, ToolSearch, ToolSource, Toolchain, CUDADEVRT, PROJECT_TOOLS_DIR, WHEEL_SUBDIR,
-};
-pub use error::{command_line, io_message, shell_quote, ExitKind, ToolError, CAPTURE_LIMIT, INSTALL_HELP};
-pub use early::StartedBuild;
 pub use cleanup::{interrupt, stale_work_dirs, WORK_DIR_PREFIX};
+pub use discover::{SearchEnv, ToolSearch, ToolSource, Toolchain, CUDADEVRT, PROJECT_TOOLS_DIR, WHEEL_SUBDIR};
+pub use early::StartedBuild;
+pub use error::{command_line, io_message, shell_quote, ExitKind, ToolError, CAPTURE_LIMIT, INSTALL_HELP};
 pub use overwrite::{OutputGuard, Overwrite, PREPROCESSED_START};
 pub use program::{Archiver, DeviceLinked, HostCompiler};
-pub use run::{work_dir, WorkDir, fortify_level, host_compiler_fortify, host_compiler_include, ptxas_architectures, nvlink_args, ptxas_args, run_front_end, version_output, BuildOptions, FatbinImage, FrontEndRun, OutputFile, ToolLog, ToolRun, DEFAULT_TOOL_TIMEOUT};
+pub use run::{
+    fortify_level, host_compiler_fortify, host_compiler_include, nvlink_args, ptxas_architectures, ptxas_args, run_front_end, version_output, work_dir, BuildOptions, FatbinImage, FrontEndRun,
+    OutputFile, ToolLog, ToolRun, WorkDir, DEFAULT_TOOL_TIMEOUT,
+};
 
 #[cfg(test)]
 mod tests;

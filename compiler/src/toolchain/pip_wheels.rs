@@ -43,12 +43,7 @@ pub struct PythonSites {
 
 /// The site folders of the first `python3` on `env.path`.
 pub fn python_sites(env: &SearchEnv) -> PythonSites {
-    let Some(python) = env.path.as_ref().and_then(|path| {
-        std::env::split_paths(path)
-            .filter(|d| !d.as_os_str().is_empty())
-            .map(|d| d.join(exe_name("python3")))
-            .find(|p| is_executable(p))
-    }) else {
+    let Some(python) = env.path.as_ref().and_then(|path| std::env::split_paths(path).filter(|d| !d.as_os_str().is_empty()).map(|d| d.join(exe_name("python3"))).find(|p| is_executable(p))) else {
         return PythonSites { python: None, how: "no python3 on PATH".into(), sites: Vec::new() };
     };
     let bin = python.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -195,13 +190,7 @@ fn ask(python: &Path) -> Result<Vec<PathBuf>, String> {
     const SCRIPT: &str = "import site\n\
         user = [site.getusersitepackages()] if site.ENABLE_USER_SITE else []\n\
         print('\\n'.join(user + list(site.getsitepackages())))\n";
-    let mut child = Command::new(python)
-        .args(["-c", SCRIPT])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("could not run it: {e}"))?;
+    let mut child = Command::new(python).args(["-c", SCRIPT]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().map_err(|e| format!("could not run it: {e}"))?;
     let started = Instant::now();
     loop {
         match child.try_wait() {

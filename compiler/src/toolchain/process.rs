@@ -240,12 +240,7 @@ fn spawn(program: &Path, args: &[OsString]) -> io::Result<Child> {
         if let Some(tunables) = malloc_tunables(std::env::var_os(TUNABLES_VAR).as_deref()) {
             command.env(TUNABLES_VAR, tunables);
         }
-        let result = command
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn();
+        let result = command.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn();
         match result {
             Err(e) if e.raw_os_error() == Some(26) && cfg!(unix) && tries < 10 => {
                 tries += 1;

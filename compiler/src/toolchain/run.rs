@@ -145,12 +145,7 @@ pub fn ptxas_args(opts: &BuildOptions, input: &Path, output: &Path) -> Vec<OsStr
 
 /// nvlink's arguments:
 /// `-arch=sm_XX OBJECTS... LINK_LIBRARIES... -L<cudadevrt_dir> -lcudadevrt [extra...] -o OUTPUT`.
-pub fn nvlink_args(
-    opts: &BuildOptions,
-    objects: &[&Path],
-    cudadevrt_dir: &Path,
-    output: &Path,
-) -> Vec<OsString> {
+pub fn nvlink_args(opts: &BuildOptions, objects: &[&Path], cudadevrt_dir: &Path, output: &Path) -> Vec<OsString> {
     let mut args: Vec<OsString> = vec![format!("-arch={}", opts.arch).into()];
     args.extend(objects.iter().map(OsString::from));
     args.extend(opts.link_libraries.iter().map(OsString::from));
@@ -189,12 +184,7 @@ impl Toolchain {
     }
 
     /// Links relocatable device objects with libcudadevrt into `output` (a cubin).
-    pub fn link(
-        &self,
-        objects: &[&Path],
-        opts: &BuildOptions,
-        output: &Path,
-    ) -> Result<(), ToolError> {
+    pub fn link(&self, objects: &[&Path], opts: &BuildOptions, output: &Path) -> Result<(), ToolError> {
         let out = OutputFile::prepare(output)?;
         let work = work_dir(opts)?;
         let cubin = self.link_in(work.path(), objects, opts)?;
@@ -202,24 +192,14 @@ impl Toolchain {
     }
 
     /// PTX to a relocatable device object at `output` (`--emit obj`).
-    pub fn build_object(
-        &self,
-        ptx: &str,
-        opts: &BuildOptions,
-        output: &Path,
-    ) -> Result<(), ToolError> {
+    pub fn build_object(&self, ptx: &str, opts: &BuildOptions, output: &Path) -> Result<(), ToolError> {
         let out = OutputFile::prepare(output)?;
         let bytes = self.assemble(ptx, opts)?;
         out.commit(&bytes)
     }
 
     /// PTX to a linked cubin at `output`: ptxas, then nvlink with libcudadevrt.
-    pub fn build_cubin(
-        &self,
-        ptx: &str,
-        opts: &BuildOptions,
-        output: &Path,
-    ) -> Result<(), ToolError> {
+    pub fn build_cubin(&self, ptx: &str, opts: &BuildOptions, output: &Path) -> Result<(), ToolError> {
         let out = OutputFile::prepare(output)?;
         out.commit(&self.build_cubin_bytes(ptx, opts)?)
     }
@@ -230,12 +210,7 @@ impl Toolchain {
         self.start_build(opts, true)?.finish(ptx)
     }
 
-    fn link_in(
-        &self,
-        work: &Path,
-        objects: &[&Path],
-        opts: &BuildOptions,
-    ) -> Result<PathBuf, ToolError> {
+    fn link_in(&self, work: &Path, objects: &[&Path], opts: &BuildOptions) -> Result<PathBuf, ToolError> {
         let cubin = work.join(CUBIN_NAME);
         let args = nvlink_args(opts, objects, &self.cudadevrt_dir, &cubin);
         run_tool("nvlink", &self.nvlink, &args, opts)?;
@@ -271,11 +246,14 @@ impl Toolchain {
     fn fatbinary_with(&self, images: &[FatbinImage], mode: Option<&str>, opts: &BuildOptions) -> Result<Vec<u8>, ToolError> {
         let work = work_dir(opts)?;
         let output = work.path().join("module.fatbin");
-        let mut args: Vec<OsString> = vec![{
-            let mut create = OsString::from("--create=");
-            create.push(&output);
-            create
-        }, "-64".into()];
+        let mut args: Vec<OsString> = vec![
+            {
+                let mut create = OsString::from("--create=");
+                create.push(&output);
+                create
+            },
+            "-64".into(),
+        ];
         for (index, image) in images.iter().enumerate() {
             let file = work.path().join(format!("image{index}.{}", if image.ptx { "ptx" } else { "cubin" }));
             std::fs::write(&file, &image.bytes).map_err(|e| ToolError::io("writing an image for fatbinary", &file, e))?;
@@ -374,12 +352,7 @@ pub struct FrontEndRun {
 /// there. Bounded by [`BuildOptions::tool_timeout`]; recorded in the log without its stderr
 /// (the caller reports that as diagnostics). A failed run is [`ToolError::Failed`] with its
 /// stderr, which holds the front end's messages.
-pub fn run_front_end(
-    tool: &str,
-    program: &Path,
-    args: impl FnOnce(&Path) -> Result<(Vec<OsString>, PathBuf), ToolError>,
-    opts: &BuildOptions,
-) -> Result<FrontEndRun, ToolError> {
+pub fn run_front_end(tool: &str, program: &Path, args: impl FnOnce(&Path) -> Result<(Vec<OsString>, PathBuf), ToolError>, opts: &BuildOptions) -> Result<FrontEndRun, ToolError> {
     let work = work_dir(opts)?;
     let (args, output) = args(work.path())?;
     run_tool(tool, program, &args, opts)?;
@@ -420,12 +393,7 @@ pub fn work_dir(opts: &BuildOptions) -> Result<WorkDir, ToolError> {
     let root = opts.temp_root.clone().unwrap_or_else(std::env::temp_dir);
     // What processes killed by SIGKILL left here goes now (once per process).
     cleanup::sweep_stale_work_dirs(&root);
-    let create = || {
-        tempfile::Builder::new()
-            .prefix(&cleanup::work_dir_prefix())
-            .tempdir_in(&root)
-            .map_err(|e| ToolError::io("creating a temporary work folder in", &root, e))
-    };
+    let create = || tempfile::Builder::new().prefix(&cleanup::work_dir_prefix()).tempdir_in(&root).map_err(|e| ToolError::io("creating a temporary work folder in", &root, e));
     let (dir, tracked) = cleanup::tracked(create, |dir: &TempDir| dir.path().to_path_buf())?;
     Ok(WorkDir { dir, _tracked: tracked })
 }
@@ -439,11 +407,7 @@ pub(super) fn read(path: &Path, action: &str) -> Result<Vec<u8>, ToolError> {
 pub(super) fn run_tool(tool: &str, program: &Path, args: &[OsString], opts: &BuildOptions) -> Result<(), ToolError> {
     let command = command_line(program.as_os_str(), args);
     let started = std::time::Instant::now();
-    let ended = process::run(program, args, opts.tool_timeout).map_err(|source| ToolError::Spawn {
-        tool: tool.to_string(),
-        command: command.clone(),
-        source,
-    })?;
+    let ended = process::run(program, args, opts.tool_timeout).map_err(|source| ToolError::Spawn { tool: tool.to_string(), command: command.clone(), source })?;
     record(tool, command, ended, started, opts)
 }
 
@@ -454,12 +418,7 @@ pub(super) fn record(tool: &str, command: String, ended: Ended, started: std::ti
         Ended::Exited { status, stdout, stderr } => (status, stdout, stderr),
         Ended::Interrupted => return Err(ToolError::Interrupted),
         Ended::TimedOut { stderr, .. } => {
-            return Err(ToolError::TimedOut {
-                tool: tool.to_string(),
-                command,
-                limit: opts.tool_timeout.unwrap_or_default(),
-                stderr: truncate_output(&stderr, CAPTURE_LIMIT),
-            })
+            return Err(ToolError::TimedOut { tool: tool.to_string(), command, limit: opts.tool_timeout.unwrap_or_default(), stderr: truncate_output(&stderr, CAPTURE_LIMIT) })
         }
     };
     if !status.success() {
@@ -471,13 +430,7 @@ pub(super) fn record(tool: &str, command: String, ended: Ended, started: std::ti
             stdout: truncate_output(&stdout, CAPTURE_LIMIT),
         });
     }
-    opts.log.push(ToolRun {
-        tool: tool.to_string(),
-        command,
-        stdout: truncate_output(&stdout, CAPTURE_LIMIT),
-        stderr: truncate_output(&stderr, CAPTURE_LIMIT),
-        elapsed: started.elapsed(),
-    });
+    opts.log.push(ToolRun { tool: tool.to_string(), command, stdout: truncate_output(&stdout, CAPTURE_LIMIT), stderr: truncate_output(&stderr, CAPTURE_LIMIT), elapsed: started.elapsed() });
     Ok(())
 }
 
@@ -524,8 +477,7 @@ impl OutputFile {
             let (tmp, tracked) = cleanup::tracked(create, |tmp: &NamedTempFile| tmp.path().to_path_buf())?;
             return Ok(OutputFile { tmp, _tracked: tracked, path: path.to_path_buf(), guard: None, discard: true });
         }
-        let invalid =
-            |reason: String| ToolError::OutputPathInvalid { path: path.to_path_buf(), reason };
+        let invalid = |reason: String| ToolError::OutputPathInvalid { path: path.to_path_buf(), reason };
         if path.is_dir() {
             return Err(invalid("it is a directory".to_string()));
         }
@@ -547,17 +499,10 @@ impl OutputFile {
         prefix.push(name);
         prefix.push(".");
         let create = || {
-            tempfile::Builder::new()
-                .prefix(&prefix)
-                .suffix(OsStr::new(".tmp"))
-                .tempfile_in(&dir)
-                .map_err(|e| match e.kind() {
-                    io::ErrorKind::PermissionDenied => invalid(format!(
-                        "cannot create files in `{}`: permission denied",
-                        dir.display()
-                    )),
-                    _ => ToolError::OutputIo { path: path.to_path_buf(), source: e },
-                })
+            tempfile::Builder::new().prefix(&prefix).suffix(OsStr::new(".tmp")).tempfile_in(&dir).map_err(|e| match e.kind() {
+                io::ErrorKind::PermissionDenied => invalid(format!("cannot create files in `{}`: permission denied", dir.display())),
+                _ => ToolError::OutputIo { path: path.to_path_buf(), source: e },
+            })
         };
         let (tmp, tracked) = cleanup::tracked(create, |tmp: &NamedTempFile| tmp.path().to_path_buf())?;
         Ok(OutputFile { tmp, _tracked: tracked, path: path.to_path_buf(), guard: None, discard: false })
@@ -594,10 +539,7 @@ impl OutputFile {
         let path = self.path;
         self.tmp.persist(&path).map(|_| ()).map_err(|e| {
             if path.is_dir() {
-                ToolError::OutputPathInvalid {
-                    path: path.clone(),
-                    reason: "it is a directory".into(),
-                }
+                ToolError::OutputPathInvalid { path: path.clone(), reason: "it is a directory".into() }
             } else {
                 ToolError::OutputIo { path: path.clone(), source: e.error }
             }
@@ -612,4 +554,3 @@ pub fn cache_fill_bits() -> u8 {
     static BITS: std::sync::OnceLock<u8> = std::sync::OnceLock::new();
     *BITS.get_or_init(|| std::env::var("CDPC_CACHE_FILL").ok().and_then(|v| v.parse::<u8>().ok()).unwrap_or(0) & 3)
 }
-

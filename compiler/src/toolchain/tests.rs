@@ -30,33 +30,18 @@ fn ptxas_args_opt_level_and_extra() {
     opts.opt_level = Some(2);
     opts.ptxas_args = os(&["-v", "--maxrregcount=32"]);
     let args = ptxas_args(&opts, Path::new("a.ptx"), Path::new("a.o"));
-    assert_eq!(
-        args,
-        os(&["-arch=sm_100", "-c", "-O2", "-v", "--maxrregcount=32", "-o", "a.o", "a.ptx"])
-    );
+    assert_eq!(args, os(&["-arch=sm_100", "-c", "-O2", "-v", "--maxrregcount=32", "-o", "a.o", "a.ptx"]));
 }
 
 #[test]
 fn nvlink_args_default_and_extra() {
     let mut opts = BuildOptions::new(SmVersion(90));
-    let args =
-        nvlink_args(&opts, &[Path::new("/w/a.o")], Path::new("/cuda/lib"), Path::new("/w/x.cubin"));
-    assert_eq!(
-        args,
-        os(&["-arch=sm_90", "/w/a.o", "-L/cuda/lib", "-lcudadevrt", "-o", "/w/x.cubin"])
-    );
+    let args = nvlink_args(&opts, &[Path::new("/w/a.o")], Path::new("/cuda/lib"), Path::new("/w/x.cubin"));
+    assert_eq!(args, os(&["-arch=sm_90", "/w/a.o", "-L/cuda/lib", "-lcudadevrt", "-o", "/w/x.cubin"]));
 
     opts.nvlink_args = os(&["-v"]);
-    let args = nvlink_args(
-        &opts,
-        &[Path::new("a.o"), Path::new("b.o")],
-        Path::new("/l i b"),
-        Path::new("o.cubin"),
-    );
-    assert_eq!(
-        args,
-        os(&["-arch=sm_90", "a.o", "b.o", "-L/l i b", "-lcudadevrt", "-v", "-o", "o.cubin"])
-    );
+    let args = nvlink_args(&opts, &[Path::new("a.o"), Path::new("b.o")], Path::new("/l i b"), Path::new("o.cubin"));
+    assert_eq!(args, os(&["-arch=sm_90", "a.o", "b.o", "-L/l i b", "-lcudadevrt", "-v", "-o", "o.cubin"]));
 }
 
 #[test]
@@ -65,10 +50,7 @@ fn shell_quoting_for_display() {
     assert_eq!(shell_quote("/a b/c".as_ref()), "'/a b/c'");
     assert_eq!(shell_quote("it's".as_ref()), r"'it'\''s'");
     assert_eq!(shell_quote("".as_ref()), "''");
-    assert_eq!(
-        command_line("/bin/ptxas".as_ref(), &os(&["-c", "x y.ptx"])),
-        "/bin/ptxas -c 'x y.ptx'"
-    );
+    assert_eq!(command_line("/bin/ptxas".as_ref(), &os(&["-c", "x y.ptx"])), "/bin/ptxas -c 'x y.ptx'");
 }
 
 #[test]
@@ -192,10 +174,7 @@ fn project_dir_option_and_executable_location() {
 
     // --project-dir style start.
     let s = ToolSearch { cuda_home: None, project_dir: Some(t.project.join("src")) };
-    assert_eq!(
-        Toolchain::discover_with(&s, &env).unwrap().source,
-        ToolSource::ProjectLocal(cu13.clone())
-    );
+    assert_eq!(Toolchain::discover_with(&s, &env).unwrap().source, ToolSource::ProjectLocal(cu13.clone()));
 
     // The executable lives in the checkout (target/debug/cdpc) while the cwd is elsewhere.
     env.current_exe = Some(t.project.join("target/debug/cdpc"));
@@ -447,10 +426,7 @@ impl Fake {
         self.dir.path().join("tmp")
     }
     fn entries(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> = fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
+        let mut v: Vec<String> = fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         v.sort();
         v
     }
@@ -508,18 +484,13 @@ fn fake_tools_success_writes_the_output_and_cleans_up() {
     // link() of a ready object.
     let linked = f.out_dir().join("linked.cubin");
     f.tc.link(&[obj.as_path()], &f.opts, &linked).unwrap();
-    assert!(fs::read_to_string(&linked)
-        .unwrap()
-        .contains(&format!("-arch=sm_90 {} -L", obj.display())));
+    assert!(fs::read_to_string(&linked).unwrap().contains(&format!("-arch=sm_90 {} -L", obj.display())));
     assert!(Fake::entries(&f.temp_root()).is_empty());
 }
 
 #[test]
 fn ptxas_failure_reports_command_status_and_stderr() {
-    let f = fake(
-        "echo 'ptxas fatal   : Unresolved extern function child' >&2\necho some stdout\nexit 255",
-        WRITE_OUTPUT,
-    );
+    let f = fake("echo 'ptxas fatal   : Unresolved extern function child' >&2\necho some stdout\nexit 255", WRITE_OUTPUT);
     let out = f.out_dir().join("k.cubin");
     let err = f.tc.build_cubin("bad", &f.opts, &out).unwrap_err();
     match &err {
@@ -559,10 +530,7 @@ fn nvlink_failure_keeps_the_previous_output_untouched() {
     let out = f.out_dir().join("k.cubin");
     fs::write(&out, b"previous build").unwrap();
     let err = f.tc.build_cubin("x", &f.opts, &out).unwrap_err();
-    assert!(
-        matches!(&err, ToolError::Failed { tool, status: ExitKind::Code(1), .. } if tool == "nvlink"),
-        "{err:?}"
-    );
+    assert!(matches!(&err, ToolError::Failed { tool, status: ExitKind::Code(1), .. } if tool == "nvlink"), "{err:?}");
     assert!(err.to_string().contains("-lcudadevrt"), "{err}");
     assert!(err.to_string().contains("Undefined reference to cudaLaunchDevice"), "{err}");
     assert_eq!(fs::read(&out).unwrap(), b"previous build");
@@ -591,10 +559,7 @@ fn output_path_that_is_a_directory_is_refused_before_running_anything() {
     fs::create_dir_all(&out).unwrap();
     let err = f.tc.build_cubin("x", &f.opts, &out).unwrap_err();
     assert!(matches!(err, ToolError::OutputPathInvalid { .. }), "{err:?}");
-    assert_eq!(
-        err.to_string(),
-        format!("cannot write the output `{}`: it is a directory", out.display())
-    );
+    assert_eq!(err.to_string(), format!("cannot write the output `{}`: it is a directory", out.display()));
     assert!(!f.tc.ptxas.parent().unwrap().join("ran").exists());
 
     let missing = f.out_dir().join("no/such/k.cubin");
@@ -635,12 +600,7 @@ fn fake_tool_binary() -> &'static Path {
         let src = work.path().join("fake_tool.rs");
         fs::write(&src, source).unwrap();
         let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-        let out = std::process::Command::new(rustc)
-            .args(["--edition", "2021", "-C", "opt-level=1", "-o"])
-            .arg(work.path().join("fake-tool"))
-            .arg(&src)
-            .output()
-            .expect("rustc runs");
+        let out = std::process::Command::new(rustc).args(["--edition", "2021", "-C", "opt-level=1", "-o"]).arg(work.path().join("fake-tool")).arg(&src).output().expect("rustc runs");
         assert!(out.status.success(), "compiling the fake tool: {}", String::from_utf8_lossy(&out.stderr));
         // Rename into place: concurrent test processes may race here, and either copy is fine.
         let _ = fs::rename(work.path().join("fake-tool"), &binary);
@@ -949,9 +909,7 @@ fn real_ptxas_and_nvlink_build_a_cubin_with_a_device_side_launch() {
     assert_eq!(Fake::entries(dir.path()), vec!["launch.cubin", "launch.o"]);
 
     // A real ptxas error comes back with ptxas's own message.
-    let err = tc
-        .build_cubin(".version 8.0\n.target sm_90\n.address_size 64\nnonsense;\n", &opts, &out)
-        .unwrap_err();
+    let err = tc.build_cubin(".version 8.0\n.target sm_90\n.address_size 64\nnonsense;\n", &opts, &out).unwrap_err();
     assert!(matches!(&err, ToolError::Failed { tool, .. } if tool == "ptxas"), "{err}");
     assert!(err.to_string().contains("syntax error"), "{err}");
     assert_eq!(&fs::read(&out).unwrap()[..4], b"\x7fELF", "the earlier cubin is kept");

@@ -149,16 +149,7 @@ pub fn ptx_functions(ptx: &str) -> std::collections::BTreeSet<(String, String)> 
 /// ccache's counters for the cache folder `cache` (`ccache --print-stats`: `name<TAB>value`
 /// lines), every one that is a number.
 pub fn ccache_stats(cache: &Path) -> std::collections::BTreeMap<String, u64> {
-    let out = Command::new("ccache")
-        .env("CCACHE_DIR", cache)
-        .env("CCACHE_CONFIGPATH", cache.join("ccache.conf"))
-        .arg("--print-stats")
-        .output()
-        .expect("ccache runs");
+    let out = Command::new("ccache").env("CCACHE_DIR", cache).env("CCACHE_CONFIGPATH", cache.join("ccache.conf")).arg("--print-stats").output().expect("ccache runs");
     assert!(out.status.success(), "ccache --print-stats: {}", stderr(&out));
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split_once('\t'))
-        .filter_map(|(name, value)| Some((name.to_string(), value.trim().parse().ok()?)))
-        .collect()
+    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.split_once('\t')).filter_map(|(name, value)| Some((name.to_string(), value.trim().parse().ok()?))).collect()
 }

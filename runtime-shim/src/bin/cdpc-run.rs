@@ -64,10 +64,12 @@ fn main() -> ExitCode {
         Some("diff") => diff_cmd(&argv),
         Some(isolate::SUBCOMMAND) => run_one(argv[2..].to_vec()),
         Some(isolate::TIME_SUBCOMMAND) => time_many(argv[2..].to_vec()),
-        Some("device") => device_info().map(|d| {
-            println!("{d}");
-            ExitCode::SUCCESS
-        }).map_err(|e| e.to_string()),
+        Some("device") => device_info()
+            .map(|d| {
+                println!("{d}");
+                ExitCode::SUCCESS
+            })
+            .map_err(|e| e.to_string()),
         Some("-h") | Some("--help") | Some("help") => {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)
@@ -116,9 +118,7 @@ fn sample(args: Vec<String>) -> Result<ExitCode, String> {
         println!("printed:\n{}", String::from_utf8_lossy(&output.stdout));
     }
     let reasons = check_against_manifest(&manifest, &output);
-    let time = stats::Summary::of(&output.times_ms)
-        .map(|s| format!(" (min {:.3}, median {:.3}, max {:.3} ms of {} runs)", s.min, s.median, s.max, s.runs))
-        .unwrap_or_default();
+    let time = stats::Summary::of(&output.times_ms).map(|s| format!(" (min {:.3}, median {:.3}, max {:.3} ms of {} runs)", s.min, s.median, s.max, s.runs)).unwrap_or_default();
     if reasons.is_empty() {
         println!("ok   {}{time}", manifest.name);
         Ok(ExitCode::SUCCESS)
@@ -285,9 +285,7 @@ fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
         false => Ok(None),
     };
     let timing = TimingOptions { warmup: common.options.warmup, rounds: common.options.repeat, seed: common.seed };
-    let time = |m: &Manifest, cubins: &[&std::path::Path]| {
-        isolate::time_in_child(&exe, &manifests_dir.join(format!("{}.toml", m.name)), cubins, &timing, isolate::TIME_TIMEOUT)
-    };
+    let time = |m: &Manifest, cubins: &[&std::path::Path]| isolate::time_in_child(&exe, &manifests_dir.join(format!("{}.toml", m.name)), cubins, &timing, isolate::TIME_TIMEOUT);
     let results = diff::run_all(&manifests, &labels, run, time, |line| println!("{line}"));
     let table = diff::table(&results, &labels, reference, common.seed);
     let summary = diff::summary(&results, &labels, reference, common.seed);

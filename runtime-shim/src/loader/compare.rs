@@ -88,9 +88,7 @@ pub fn check_against_manifest(manifest: &Manifest, out: &RunOutput) -> Vec<Strin
         match buffer.expected_values(&manifest.vars) {
             Err(e) => reasons.push(e.to_string()),
             Ok(want) => {
-                let bad: Vec<usize> = (0..got.len())
-                    .filter(|&i| want[i].is_some_and(|w| !values_equal(buffer.ty, got[i], w, buffer.tolerance)))
-                    .collect();
+                let bad: Vec<usize> = (0..got.len()).filter(|&i| want[i].is_some_and(|w| !values_equal(buffer.ty, got[i], w, buffer.tolerance))).collect();
                 for &i in bad.iter().take(MAX_REPORTED) {
                     reasons.push(format!("{}[{i}] = {}, expected {}", buffer.name, got[i], want[i].unwrap()));
                 }
@@ -230,11 +228,7 @@ pub fn compare_outputs(manifest: &Manifest, a: &RunOutput, b: &RunOutput) -> Vec
     match (&a.error, &b.error) {
         (None, None) => {}
         (x, y) if x.as_ref().map(|e| e.code) == y.as_ref().map(|e| e.code) => {}
-        (x, y) => diffs.push(format!(
-            "error: {} against {}",
-            x.as_ref().map_or("none".to_string(), |e| e.to_string()),
-            y.as_ref().map_or("none".to_string(), |e| e.to_string())
-        )),
+        (x, y) => diffs.push(format!("error: {} against {}", x.as_ref().map_or("none".to_string(), |e| e.to_string()), y.as_ref().map_or("none".to_string(), |e| e.to_string()))),
     }
     diffs
 }

@@ -44,13 +44,7 @@ pub fn runtime_name(code: i32) -> Option<&'static str> {
 impl CudaError {
     /// An error from its parts (driver names come from `cuGetErrorName` when a driver exists).
     pub fn new(code: i32, driver_name: &str, description: &str, step: &str) -> CudaError {
-        CudaError {
-            code,
-            driver_name: driver_name.to_string(),
-            runtime_name: runtime_name(code),
-            description: description.to_string(),
-            step: step.to_string(),
-        }
+        CudaError { code, driver_name: driver_name.to_string(), runtime_name: runtime_name(code), description: description.to_string(), step: step.to_string() }
     }
 
     fn from_driver(result: CUresult, step: &str) -> CudaError {
@@ -134,7 +128,8 @@ pub fn init_driver() -> Result<(), LoadError> {
     let present = std::panic::catch_unwind(|| unsafe { sys::is_culib_present() }).unwrap_or(false);
     if !present {
         return Err(LoadError::NoDriver(
-            "libcuda.so (the NVIDIA driver's CUDA library) could not be loaded; this needs a machine with an NVIDIA GPU and its driver (set LD_LIBRARY_PATH if libcuda.so is in an unusual place)".into(),
+            "libcuda.so (the NVIDIA driver's CUDA library) could not be loaded; this needs a machine with an NVIDIA GPU and its driver (set LD_LIBRARY_PATH if libcuda.so is in an unusual place)"
+                .into(),
         ));
     }
     unsafe { ck(sys::cuInit(0), || "cuInit".into())? };
@@ -155,8 +150,7 @@ pub struct DeviceInfo {
 impl fmt::Display for DeviceInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let v = self.cuda_driver_version;
-        write!(f, "{} (sm_{}{}), driver {}, CUDA {}.{}", self.name, self.compute_capability.0, self.compute_capability.1,
-            self.driver_release.as_deref().unwrap_or("?"), v / 1000, (v % 1000) / 10)
+        write!(f, "{} (sm_{}{}), driver {}, CUDA {}.{}", self.name, self.compute_capability.0, self.compute_capability.1, self.driver_release.as_deref().unwrap_or("?"), v / 1000, (v % 1000) / 10)
     }
 }
 
@@ -369,26 +363,14 @@ impl<'m> Loaded<'m> {
         std::ptr::copy_nonoverlapping(cubin.as_ptr(), image.as_mut_ptr() as *mut u8, cubin.len());
         let mut module = std::ptr::null_mut();
         ck(sys::cuModuleLoadData(&mut module, image.as_ptr() as *const c_void), || "cuModuleLoadData (loading the cubin)".into())?;
-        let mut loaded = Loaded {
-            manifest,
-            module,
-            function: std::ptr::null_mut(),
-            buffers: Vec::new(),
-            initial,
-            graphs: None,
-            _slots: Box::new([]),
-            params: Vec::new(),
-        };
+        let mut loaded = Loaded { manifest, module, function: std::ptr::null_mut(), buffers: Vec::new(), initial, graphs: None, _slots: Box::new([]), params: Vec::new() };
         // A kernel without `extern "C"` has its C++ (mangled) name in the cubin.
         let symbol = super::symbols::kernel_symbol(cubin, kernel);
         let cname = CString::new(symbol.as_str()).map_err(|_| ManifestError(format!("kernel name `{kernel}` has a NUL byte")))?;
         ck(sys::cuModuleGetFunction(&mut loaded.function, module, cname.as_ptr()), || format!("cuModuleGetFunction(`{kernel}`)"))?;
         if manifest.launch.shared_bytes > 48 * 1024 {
             let n = manifest.launch.shared_bytes as i32;
-            ck(
-                sys::cuFuncSetAttribute(loaded.function, sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, n),
-                || format!("cuFuncSetAttribute(max dynamic shared = {n})"),
-            )?;
+            ck(sys::cuFuncSetAttribute(loaded.function, sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, n), || format!("cuFuncSetAttribute(max dynamic shared = {n})"))?;
         }
 
         // Buffers: allocate (the initial bytes are kept for refills).
@@ -439,17 +421,23 @@ impl<'m> Loaded<'m> {
                 // CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE when the grid's blocks cannot all be
                 // resident at once; an error value like any other.
                 ck(
-                    sys::cuLaunchCooperativeKernel(
-                        self.function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2], l.shared_bytes,
-                        std::ptr::null_mut(), self.params.as_mut_ptr(),
-                    ),
+                    sys::cuLaunchCooperativeKernel(self.function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2], l.shared_bytes, std::ptr::null_mut(), self.params.as_mut_ptr()),
                     || format!("cuLaunchCooperativeKernel(`{kernel}`, grid {:?}, block {:?}; a cooperative grid's blocks must all fit on the device at once)", l.grid, l.block),
                 )?;
             } else {
                 ck(
                     sys::cuLaunchKernel(
-                        self.function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2], l.shared_bytes,
-                        std::ptr::null_mut(), self.params.as_mut_ptr(), std::ptr::null_mut(),
+                        self.function,
+                        l.grid[0],
+                        l.grid[1],
+                        l.grid[2],
+                        l.block[0],
+                        l.block[1],
+                        l.block[2],
+                        l.shared_bytes,
+                        std::ptr::null_mut(),
+                        self.params.as_mut_ptr(),
+                        std::ptr::null_mut(),
                     ),
                     || format!("cuLaunchKernel(`{kernel}`)"),
                 )?;

@@ -119,12 +119,8 @@ pub fn missing_cubin(manifest: &Manifest, label: &Label, path: &Path) -> Cell {
         return Cell::NotBuilt(why.trim().to_string());
     }
     match label.abi() {
-        Some(abi) if !manifest.abis.contains(&abi) => {
-            Cell::NotBuilt(format!("the {} launch ABI cannot build it", abi.name()))
-        }
-        _ if label.thresholded() && manifest.no_threshold.is_some() => {
-            Cell::NotBuilt(format!("not with -flaunch-threshold: {}", manifest.no_threshold.as_deref().unwrap_or_default()))
-        }
+        Some(abi) if !manifest.abis.contains(&abi) => Cell::NotBuilt(format!("the {} launch ABI cannot build it", abi.name())),
+        _ if label.thresholded() && manifest.no_threshold.is_some() => Cell::NotBuilt(format!("not with -flaunch-threshold: {}", manifest.no_threshold.as_deref().unwrap_or_default())),
         _ => Cell::Failed(format!("no cubin at {}", path.display())),
     }
 }
@@ -188,10 +184,7 @@ pub fn run_all(
                 }
             }
             for (cell, label) in cells.iter().zip(labels) {
-                let time = cell
-                    .summary()
-                    .map(|s| format!(", median {:.3} ms (min {:.3}, max {:.3}, {} runs)", s.median, s.min, s.max, s.runs))
-                    .unwrap_or_default();
+                let time = cell.summary().map(|s| format!(", median {:.3} ms (min {:.3}, max {:.3}, {} runs)", s.median, s.min, s.max, s.runs)).unwrap_or_default();
                 progress(&format!("{:<5} {} from {}{time}", if cell.is_ok() { "ok" } else { "FAIL" }, m.name, label.name));
             }
             SampleResult { manifest: m.clone(), cells }
@@ -228,9 +221,7 @@ fn ratio(c: &Cell, reference: &Cell, seed: u64) -> Option<RatioInterval> {
 /// excludes 1.
 pub fn table(results: &[SampleResult], labels: &[Label], reference: usize, seed: u64) -> String {
     let r = &labels[reference].name;
-    let mut out = format!(
-        "| sample | compiler | compiler output ok | {r} output ok | identical | compiler ms (min / median / max) | {r} ms (min / median / max) | ratio | 95% interval | verdict |\n"
-    );
+    let mut out = format!("| sample | compiler | compiler output ok | {r} output ok | identical | compiler ms (min / median / max) | {r} ms (min / median / max) | ratio | 95% interval | verdict |\n");
     out.push_str("|---|---|---|---|---|---:|---:|---:|---:|---|\n");
     for s in results {
         let rc = &s.cells[reference];
@@ -274,21 +265,8 @@ pub fn summary(results: &[SampleResult], labels: &[Label], reference: usize, see
         }
         let ratios: Vec<RatioInterval> = results.iter().filter_map(|s| ratio(&s.cells[k], &s.cells[reference], seed)).collect();
         let count = |v: Verdict| ratios.iter().filter(|r| r.verdict() == v).count();
-        let geomean = if ratios.is_empty() {
-            "–".to_string()
-        } else {
-            format!("{:.3}", (ratios.iter().map(|r| r.ratio.ln()).sum::<f64>() / ratios.len() as f64).exp())
-        };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} |",
-            label.name,
-            ratios.len(),
-            count(Verdict::Faster),
-            count(Verdict::Slower),
-            count(Verdict::Undecided),
-            geomean
-        );
+        let geomean = if ratios.is_empty() { "–".to_string() } else { format!("{:.3}", (ratios.iter().map(|r| r.ratio.ln()).sum::<f64>() / ratios.len() as f64).exp()) };
+        let _ = writeln!(out, "| {} | {} | {} | {} | {} | {} |", label.name, ratios.len(), count(Verdict::Faster), count(Verdict::Slower), count(Verdict::Undecided), geomean);
     }
     out
 }
@@ -345,11 +323,7 @@ pub fn timing_notes(results: &[SampleResult]) -> String {
 
 /// Whether the whole run passed: every cell ok, deterministic outputs identical to the reference.
 pub fn all_passed(results: &[SampleResult], reference: usize) -> bool {
-    results.iter().all(|s| {
-        s.cells.iter().all(Cell::is_ok)
-            && (!s.manifest.deterministic
-                || s.cells.iter().all(|c| identical(&s.manifest, c, &s.cells[reference]).is_none_or(|d| d.is_empty())))
-    })
+    results.iter().all(|s| s.cells.iter().all(Cell::is_ok) && (!s.manifest.deterministic || s.cells.iter().all(|c| identical(&s.manifest, c, &s.cells[reference]).is_none_or(|d| d.is_empty()))))
 }
 
 /// Today's date (UTC) as YYYY-MM-DD, from the system clock.
@@ -374,11 +348,8 @@ pub fn civil_date(days: u64) -> String {
 
 /// Loads every `NAME.toml` in `dir`, sorted by name.
 pub fn load_manifests(dir: &Path) -> Result<Vec<Manifest>, String> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
+    let mut paths: Vec<PathBuf> =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect();
     paths.sort();
     paths.iter().map(|p| Manifest::load(p).map_err(|e| e.to_string())).collect()
 }

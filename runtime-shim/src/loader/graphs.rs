@@ -157,9 +157,7 @@ impl HostGraphs {
         if launch.cooperative {
             let mut value: sys::CUkernelNodeAttrValue = std::mem::zeroed();
             value.cooperative = 1;
-            ck(sys::cuGraphKernelNodeSetAttribute(node, sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &value), || {
-                format!("making {what} cooperative (CU_LAUNCH_ATTRIBUTE_COOPERATIVE)")
-            })?;
+            ck(sys::cuGraphKernelNodeSetAttribute(node, sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &value), || format!("making {what} cooperative (CU_LAUNCH_ATTRIBUTE_COOPERATIVE)"))?;
         }
         // Instantiated for device launch where the driver allows it, like the manifest's graphs:
         // only then is the parent part of a *device* graph, for which cudaGetCurrentGraphExec()
@@ -214,14 +212,7 @@ unsafe fn kernel(module: sys::CUmodule, name: &str) -> Result<sys::CUfunction, L
     Ok(function)
 }
 
-unsafe fn add_kernel_node(
-    graph: sys::CUgraph,
-    function: sys::CUfunction,
-    launch: &Launch,
-    args: &[Vec<u8>],
-    after: Option<sys::CUgraphNode>,
-    what: &str,
-) -> Result<sys::CUgraphNode, CudaError> {
+unsafe fn add_kernel_node(graph: sys::CUgraph, function: sys::CUfunction, launch: &Launch, args: &[Vec<u8>], after: Option<sys::CUgraphNode>, what: &str) -> Result<sys::CUgraphNode, CudaError> {
     let mut slots = slots(args);
     let mut params: Vec<*mut c_void> = slots.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect();
     let mut p: sys::CUDA_KERNEL_NODE_PARAMS = std::mem::zeroed();
@@ -268,13 +259,7 @@ unsafe fn condition_handle(graph: sys::CUgraph, default: u32, what: &str) -> Res
 
 /// Adds a conditional node (one body graph) after `after`; returns the node and its body graph,
 /// which the driver made and owns.
-unsafe fn add_conditional_node(
-    graph: sys::CUgraph,
-    handle: u64,
-    kind: CondKind,
-    after: Option<sys::CUgraphNode>,
-    what: &str,
-) -> Result<(sys::CUgraphNode, sys::CUgraph), CudaError> {
+unsafe fn add_conditional_node(graph: sys::CUgraph, handle: u64, kind: CondKind, after: Option<sys::CUgraphNode>, what: &str) -> Result<(sys::CUgraphNode, sys::CUgraph), CudaError> {
     let mut ctx = std::ptr::null_mut();
     ck(sys::cuCtxGetCurrent(&mut ctx), || "cuCtxGetCurrent".into())?;
     let mut params: sys::CUgraphNodeParams = std::mem::zeroed();

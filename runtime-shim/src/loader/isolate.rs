@@ -39,14 +39,7 @@ impl From<WireError> for CudaError {
 
 #[derive(Serialize, Deserialize)]
 enum Wire {
-    Ran {
-        buffers: Vec<(String, Vec<u8>)>,
-        globals: Vec<(String, Vec<u8>)>,
-        stdout: Vec<u8>,
-        error: Option<WireError>,
-        times_ms: Vec<f64>,
-        timing_problems: Vec<String>,
-    },
+    Ran { buffers: Vec<(String, Vec<u8>)>, globals: Vec<(String, Vec<u8>)>, stdout: Vec<u8>, error: Option<WireError>, times_ms: Vec<f64>, timing_problems: Vec<String> },
     NoDriver(String),
     Cuda(WireError),
     Other(String),
@@ -57,14 +50,7 @@ pub fn serve(cubin: &Path, manifest: &Path, options: &RunOptions, out: &Path) ->
     let manifest = Manifest::load(manifest).map_err(|e| e.to_string())?;
     let bytes = std::fs::read(cubin).map_err(|e| format!("reading {}: {e}", cubin.display()))?;
     let wire = match run_sample(&bytes, &manifest, options) {
-        Ok(o) => Wire::Ran {
-            buffers: o.buffers,
-            globals: o.globals,
-            stdout: o.stdout,
-            error: o.error.as_ref().map(WireError::from),
-            times_ms: o.times_ms,
-            timing_problems: o.timing_problems,
-        },
+        Ok(o) => Wire::Ran { buffers: o.buffers, globals: o.globals, stdout: o.stdout, error: o.error.as_ref().map(WireError::from), times_ms: o.times_ms, timing_problems: o.timing_problems },
         Err(LoadError::NoDriver(why)) => Wire::NoDriver(why),
         Err(LoadError::Cuda(e)) => Wire::Cuda(WireError::from(&e)),
         Err(other) => Wire::Other(other.to_string()),
@@ -82,17 +68,11 @@ pub const RUN_TIMEOUT: Duration = Duration::from_secs(60);
 /// success.
 pub fn run_in_child(exe: &Path, cubin: &Path, manifest: &Path, options: &RunOptions, timeout: Duration) -> Result<RunOutput, LoadError> {
     let mut command = Command::new(exe);
-    command
-        .arg(SUBCOMMAND)
-        .arg(cubin)
-        .arg(manifest)
-        .args(["--repeat", &options.repeat.to_string(), "--warmup", &options.warmup.to_string()]);
+    command.arg(SUBCOMMAND).arg(cubin).arg(manifest).args(["--repeat", &options.repeat.to_string(), "--warmup", &options.warmup.to_string()]);
     let what = format!("the run of {}", cubin.display());
     let wire: Wire = in_child(command, &what, timeout)?;
     match wire {
-        Wire::Ran { buffers, globals, stdout, error, times_ms, timing_problems } => {
-            Ok(RunOutput { buffers, globals, stdout, error: error.map(CudaError::from), times_ms, timing_problems })
-        }
+        Wire::Ran { buffers, globals, stdout, error, times_ms, timing_problems } => Ok(RunOutput { buffers, globals, stdout, error: error.map(CudaError::from), times_ms, timing_problems }),
         Wire::NoDriver(why) => Err(LoadError::NoDriver(why)),
         Wire::Cuda(e) => Err(LoadError::Cuda(e.into())),
         Wire::Other(message) => Err(LoadError::Isolated(message)),
@@ -103,11 +83,7 @@ pub fn run_in_child(exe: &Path, cubin: &Path, manifest: &Path, options: &RunOpti
 fn in_child<T: serde::de::DeserializeOwned>(mut command: Command, what: &str, timeout: Duration) -> Result<T, LoadError> {
     let dir = tempfile::tempdir().map_err(|e| LoadError::Isolated(format!("making a temporary folder: {e}")))?;
     let out = dir.path().join("result.json");
-    let mut child = command
-        .arg("--out")
-        .arg(&out)
-        .spawn()
-        .map_err(|e| LoadError::Isolated(format!("starting {what}: {e}")))?;
+    let mut child = command.arg("--out").arg(&out).spawn().map_err(|e| LoadError::Isolated(format!("starting {what}: {e}")))?;
     let deadline = Instant::now() + timeout;
     let status = loop {
         match child.try_wait() {
@@ -153,14 +129,7 @@ pub const TIME_TIMEOUT: Duration = Duration::from_secs(180);
 /// `exe time-many MANIFEST CUBIN... --warmup N --rounds N --seed N --out FILE`.
 pub fn time_in_child(exe: &Path, manifest: &Path, cubins: &[&Path], options: &TimingOptions, timeout: Duration) -> Result<Interleaved, LoadError> {
     let mut command = Command::new(exe);
-    command.arg(TIME_SUBCOMMAND).arg(manifest).args(cubins).args([
-        "--warmup",
-        &options.warmup.to_string(),
-        "--rounds",
-        &options.rounds.to_string(),
-        "--seed",
-        &options.seed.to_string(),
-    ]);
+    command.arg(TIME_SUBCOMMAND).arg(manifest).args(cubins).args(["--warmup", &options.warmup.to_string(), "--rounds", &options.rounds.to_string(), "--seed", &options.seed.to_string()]);
     let what = format!("the interleaved timing of {}", manifest.display());
     match in_child::<TimeWire>(command, &what, timeout)? {
         TimeWire::Timed { times_ms, problems } => Ok(Interleaved { times_ms, problems }),

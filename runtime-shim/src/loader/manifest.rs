@@ -43,24 +43,10 @@ pub enum ElemType {
 }
 
 impl ElemType {
-    pub const ALL: [ElemType; 10] = [
-        ElemType::I8,
-        ElemType::U8,
-        ElemType::I16,
-        ElemType::U16,
-        ElemType::I32,
-        ElemType::U32,
-        ElemType::I64,
-        ElemType::U64,
-        ElemType::F32,
-        ElemType::F64,
-    ];
+    pub const ALL: [ElemType; 10] = [ElemType::I8, ElemType::U8, ElemType::I16, ElemType::U16, ElemType::I32, ElemType::U32, ElemType::I64, ElemType::U64, ElemType::F32, ElemType::F64];
 
     pub fn parse(name: &str) -> Result<ElemType> {
-        ElemType::ALL
-            .into_iter()
-            .find(|t| t.name() == name)
-            .ok_or_else(|| ManifestError(format!("unknown type `{name}` (one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64)")))
+        ElemType::ALL.into_iter().find(|t| t.name() == name).ok_or_else(|| ManifestError(format!("unknown type `{name}` (one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64)")))
     }
 
     pub fn name(self) -> &'static str {
@@ -223,9 +209,7 @@ impl Formula {
         let tree = evalexpr::build_operator_tree(text).map_err(|e| ManifestError(format!("formula `{text}`: {e}")))?;
         let mut context = evalexpr::HashMapContext::new();
         for (name, value) in vars {
-            context
-                .set_value(name.clone(), evalexpr::Value::Int(*value))
-                .map_err(|e| ManifestError(format!("variable `{name}`: {e}")))?;
+            context.set_value(name.clone(), evalexpr::Value::Int(*value)).map_err(|e| ManifestError(format!("variable `{name}`: {e}")))?;
         }
         Ok(Formula { text: text.to_string(), tree, context })
     }
@@ -458,16 +442,12 @@ impl Arg {
     /// buffer by its name, a graph as `graph:NAME`, a node as `node:NAME.K` and a condition
     /// handle as `cond:NAME.HANDLE`.
     pub fn bytes(&self, handle: impl Fn(&str) -> Option<u64>) -> Result<Vec<u8>> {
-        let resolve = |key: &str, text: String| {
-            handle(key).map(|p| p.to_le_bytes().to_vec()).ok_or_else(|| ManifestError(format!("argument `{text}`: not found")))
-        };
+        let resolve = |key: &str, text: String| handle(key).map(|p| p.to_le_bytes().to_vec()).ok_or_else(|| ManifestError(format!("argument `{text}`: not found")));
         match self {
             Arg::Graph(name) => resolve(&format!("graph:{name}"), format!("graph:{name}")),
             Arg::Node(graph, k) => resolve(&format!("node:{graph}.{k}"), format!("node:{graph}.{k}")),
             Arg::Cond(graph, h) => resolve(&format!("cond:{graph}.{h}"), format!("cond:{graph}.{h}")),
-            Arg::Buffer(name) => handle(name)
-                .map(|p| p.to_le_bytes().to_vec())
-                .ok_or_else(|| ManifestError(format!("argument `buf:{name}`: no buffer named `{name}`"))),
+            Arg::Buffer(name) => handle(name).map(|p| p.to_le_bytes().to_vec()).ok_or_else(|| ManifestError(format!("argument `buf:{name}`: no buffer named `{name}`"))),
             Arg::Scalar(ty, value) => ty.encode(*value),
         }
     }
@@ -789,9 +769,7 @@ impl Manifest {
             match a {
                 Arg::Graph(g) => match graphs.iter().find(|x| &x.name == g) {
                     None => return err(format!("argument `graph:{g}`: no [[graph]] named `{g}`")),
-                    Some(x) if x.launch == GraphLaunch::Host => {
-                        return err(format!("argument `graph:{g}`: graph `{g}` is `launch = \"host\"`, not instantiated for device launch"))
-                    }
+                    Some(x) if x.launch == GraphLaunch::Host => return err(format!("argument `graph:{g}`: graph `{g}` is `launch = \"host\"`, not instantiated for device launch")),
                     Some(_) => {}
                 },
                 Arg::Node(g, k) => match graphs.iter().find(|x| &x.name == g).and_then(|x| x.nodes.get(*k)) {
@@ -804,10 +782,7 @@ impl Manifest {
         }
         let abis = match raw.abis {
             None => vec![Abi::V1, Abi::V2],
-            Some(list) => list
-                .iter()
-                .map(|a| Abi::parse(a).ok_or_else(|| ManifestError(format!("abis: unknown ABI `{a}` (v1, v2)"))))
-                .collect::<Result<Vec<_>>>()?,
+            Some(list) => list.iter().map(|a| Abi::parse(a).ok_or_else(|| ManifestError(format!("abis: unknown ABI `{a}` (v1, v2)")))).collect::<Result<Vec<_>>>()?,
         };
         Ok(Manifest {
             name: name.to_string(),
@@ -954,14 +929,7 @@ fn launch_of(
             }
         }
     }
-    Ok(Launch {
-        grid: dims(grid, &format!("{what}: grid"), vars)?,
-        block: dims(block, &format!("{what}: block"), vars)?,
-        kernel,
-        shared_bytes,
-        args,
-        cooperative: false,
-    })
+    Ok(Launch { grid: dims(grid, &format!("{what}: grid"), vars)?, block: dims(block, &format!("{what}: block"), vars)?, kernel, shared_bytes, args, cooperative: false })
 }
 
 /// splitmix64: the generator behind `random:SEED` (documented in MANIFEST.md).
@@ -1009,9 +977,7 @@ impl Buffer {
             }
             Init::Formula(text) => {
                 let mut f = Formula::new(text, vars)?;
-                (0..self.len)
-                    .map(|i| f.eval(Some(i as i64)).map_err(|e| ManifestError(format!("{what}: init: {e}"))))
-                    .collect::<Result<_>>()?
+                (0..self.len).map(|i| f.eval(Some(i as i64)).map_err(|e| ManifestError(format!("{what}: init: {e}")))).collect::<Result<_>>()?
             }
         })
     }
@@ -1037,9 +1003,7 @@ impl Buffer {
             }
             Some(Expect::Formula(text)) => {
                 let mut f = Formula::new(text, vars)?;
-                (0..self.len)
-                    .map(|i| f.eval(Some(i as i64)).map(Some).map_err(|e| ManifestError(format!("buffer `{}`: expect: {e}", self.name))))
-                    .collect::<Result<_>>()?
+                (0..self.len).map(|i| f.eval(Some(i as i64)).map(Some).map_err(|e| ManifestError(format!("buffer `{}`: expect: {e}", self.name)))).collect::<Result<_>>()?
             }
         })
     }
@@ -1084,22 +1048,9 @@ impl Manifest {
             if parts.len() < 3 {
                 return err(format!("--buf `{spec}`: expected NAME:TYPE:LEN[:INIT], e.g. data:i32:256:iota"));
             }
-            let init = parts.get(3).map(|i| {
-                if i.contains(',') {
-                    toml::Value::Array(i.split(',').map(|v| toml::Value::String(v.trim().to_string())).collect())
-                } else {
-                    toml::Value::String(i.to_string())
-                }
-            });
-            buffer.push(RawBuffer {
-                name: parts[0].to_string(),
-                ty: parts[1].to_string(),
-                len: toml::Value::String(parts[2].to_string()),
-                init,
-                expect: None,
-                check: None,
-                tolerance: None,
-            });
+            let init =
+                parts.get(3).map(|i| if i.contains(',') { toml::Value::Array(i.split(',').map(|v| toml::Value::String(v.trim().to_string())).collect()) } else { toml::Value::String(i.to_string()) });
+            buffer.push(RawBuffer { name: parts[0].to_string(), ty: parts[1].to_string(), len: toml::Value::String(parts[2].to_string()), init, expect: None, check: None, tolerance: None });
         }
         let mut global = Vec::new();
         for spec in &cli.globals {

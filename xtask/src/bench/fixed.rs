@@ -80,7 +80,10 @@ pub fn measure(tools: &Tools, results: &[Measured], out_dir: &Path, repeat: usiz
     let nvlink_lib = |input: &Path, output: &str, tunables: bool| with_tunables(super::nvlink_cmd(tools, input, &cubin(output)), tunables);
     let mut specs = vec![
         Spec { what: "cdpc start and exit: `cdpc --version`".into(), command: cdpc(&["--version".into()]) },
-        Spec { what: format!("cdpc to PTX, no NVIDIA tool: `cdpc {SAMPLE}.cdp --emit ptx`"), command: cdpc(&[source.clone().into(), "--emit".into(), "ptx".into(), "-o".into(), dir.join("again.ptx").into()]) },
+        Spec {
+            what: format!("cdpc to PTX, no NVIDIA tool: `cdpc {SAMPLE}.cdp --emit ptx`"),
+            command: cdpc(&[source.clone().into(), "--emit".into(), "ptx".into(), "-o".into(), dir.join("again.ptx").into()]),
+        },
         Spec { what: format!("cdpc end to end: `cdpc {SAMPLE}.cdp -o {SAMPLE}.cubin`"), command: cdpc(&[source.clone().into(), "-o".into(), cubin("cdpc").into()]) },
         Spec { what: "ptxas -c, empty module".into(), command: ptxas(&empty_ptx, "e1.o", false) },
         Spec { what: "ptxas -c, empty module, cdpc's malloc tunables".into(), command: ptxas(&empty_ptx, "e2.o", true) },
@@ -117,10 +120,7 @@ pub fn measure(tools: &Tools, results: &[Measured], out_dir: &Path, repeat: usiz
             let mut c = Command::new(&tools.nvlink);
             c.arg(format!("-arch={ARCH}")).arg(&obj).arg(devrt).arg("-o").arg(cubin(if tunables { "h4" } else { "h3" }));
             specs.push(Spec {
-                what: format!(
-                    "nvlink, {SAMPLE}'s object, libcudadevrt's {ARCH} ELF as an object (`cuobjdump -xelf {ARCH}`){}",
-                    if tunables { ", cdpc's malloc tunables" } else { "" }
-                ),
+                what: format!("nvlink, {SAMPLE}'s object, libcudadevrt's {ARCH} ELF as an object (`cuobjdump -xelf {ARCH}`){}", if tunables { ", cdpc's malloc tunables" } else { "" }),
                 command: with_tunables(c, tunables),
             });
         }

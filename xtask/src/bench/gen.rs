@@ -120,8 +120,7 @@ mod tests {
 
     #[test]
     fn kernels_in_comments_do_not_count() {
-        let src =
-            "// __global__ in a comment\n/* __global__\n __global__ */ __global__ void k();\n";
+        let src = "// __global__ in a comment\n/* __global__\n __global__ */ __global__ void k();\n";
         assert_eq!(count_kernels(src), 1);
     }
 }

@@ -59,21 +59,12 @@ fn draw(path: &Path, ratios: &[Ratio]) -> Result<()> {
     let e = |e: &dyn std::fmt::Display| format!("drawing {}: {e}", path.display());
     let text = font_available();
     let root = BitMapBackend::new(path, (1100, 600)).into_drawing_area();
-    let frame = CategoryFrame {
-        caption: "Launch-tree time on the GPU, cdpc / nvcc (below 1: cdpc faster)",
-        caption_size: 22,
-        y_desc: "cdpc ms / nvcc ms",
-        rotate_names: true,
-    };
+    let frame = CategoryFrame { caption: "Launch-tree time on the GPU, cdpc / nvcc (below 1: cdpc faster)", caption_size: 22, y_desc: "cdpc ms / nvcc ms", rotate_names: true };
     let mut chart = category_chart(&root, &frame, &samples, y_min..y_max).map_err(|x| e(&x))?;
     for (k, label) in labels.iter().enumerate() {
         let color = Palette99::pick(k).to_rgba();
         let offset = (k as f64 - (labels.len() as f64 - 1.0) / 2.0) * 0.18;
-        let points: Vec<(f64, f64)> = ratios
-            .iter()
-            .filter(|r| r.label == *label)
-            .filter_map(|r| samples.iter().position(|s| *s == r.sample).map(|i| (i as f64 + offset, r.ratio)))
-            .collect();
+        let points: Vec<(f64, f64)> = ratios.iter().filter(|r| r.label == *label).filter_map(|r| samples.iter().position(|s| *s == r.sample).map(|i| (i as f64 + offset, r.ratio))).collect();
         let series = chart.draw_series(points.iter().map(|p| Circle::new(*p, 5, color.filled()))).map_err(|x| e(&x))?;
         if text {
             series.label(label.to_string()).legend(move |(x, y)| Circle::new((x, y), 5, color.filled()));

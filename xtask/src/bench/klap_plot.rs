@@ -114,28 +114,16 @@ fn draw(path: &Path, timed: &[Timed]) -> Result<()> {
     for (k, variant) in variants.iter().enumerate() {
         let color = Palette99::pick(k).to_rgba();
         let offset = (k as f64 - (variants.len() as f64 - 1.0) / 2.0) * 0.13;
-        let points: Vec<(f64, (f64, f64, f64))> = timed
-            .iter()
-            .filter(|t| t.variant == *variant)
-            .filter_map(|t| programs.iter().position(|p| *p == t.program).map(|i| (i as f64 + offset, speedup(t))))
-            .collect();
-        chart
-            .draw_series(points.iter().map(|&(x, (_, lo, hi))| PathElement::new([(x, lo), (x, hi)], color.stroke_width(2))))
-            .map_err(|x| e(&x))?;
+        let points: Vec<(f64, (f64, f64, f64))> =
+            timed.iter().filter(|t| t.variant == *variant).filter_map(|t| programs.iter().position(|p| *p == t.program).map(|i| (i as f64 + offset, speedup(t)))).collect();
+        chart.draw_series(points.iter().map(|&(x, (_, lo, hi))| PathElement::new([(x, lo), (x, hi)], color.stroke_width(2)))).map_err(|x| e(&x))?;
         let series = chart.draw_series(points.iter().map(|&(x, (s, _, _))| Circle::new((x, s), 5, color.filled()))).map_err(|x| e(&x))?;
         if text {
             series.label(variant.to_string()).legend(move |(x, y)| Circle::new((x, y), 5, color.filled()));
         }
     }
     if text {
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .label_font((FAMILY, 14))
-            .draw()
-            .map_err(|x| e(&x))?;
+        chart.configure_series_labels().position(SeriesLabelPosition::UpperRight).background_style(WHITE.mix(0.8)).border_style(BLACK).label_font((FAMILY, 14)).draw().map_err(|x| e(&x))?;
     }
     root.present().map_err(|x| e(&x))?;
     Ok(())

@@ -19,9 +19,9 @@
 
 mod fixed;
 mod gen;
-mod nvjitlink;
 mod gpu_plot;
 mod klap_plot;
+mod nvjitlink;
 mod plot;
 mod report;
 mod stats;
@@ -36,17 +36,7 @@ use std::time::Instant;
 use crate::Result;
 
 /// cdpc's phases as `--time` prints them, in pipeline order.
-pub const PHASES: &[&str] = &[
-    "read",
-    "preprocess",
-    "parse",
-    "sema",
-    "llvm-ir",
-    "llvm-opt-ptx",
-    "ptxas",
-    "nvlink",
-    "total",
-];
+pub const PHASES: &[&str] = &["read", "preprocess", "parse", "sema", "llvm-ir", "llvm-opt-ptx", "ptxas", "nvlink", "total"];
 const ARCH: &str = "sm_90";
 const DEFAULT_SIZES: &[usize] = &[1, 10, 100, 1000];
 const DEFAULT_REPEAT: usize = 7;
@@ -69,12 +59,7 @@ struct Options {
 }
 
 fn parse_options(args: &[OsString]) -> Result<Options> {
-    let mut o = Options {
-        sizes: DEFAULT_SIZES.to_vec(),
-        repeat: DEFAULT_REPEAT,
-        tiny: false,
-        command_line: String::from("cargo xtask bench-compile"),
-    };
+    let mut o = Options { sizes: DEFAULT_SIZES.to_vec(), repeat: DEFAULT_REPEAT, tiny: false, command_line: String::from("cargo xtask bench-compile") };
     let mut it = args.iter().map(|a| a.to_string_lossy().into_owned());
     while let Some(a) = it.next() {
         o.command_line.push(' ');
@@ -106,18 +91,10 @@ fn parse_options(args: &[OsString]) -> Result<Options> {
             }
             "--repeat" => {
                 let v = value("--repeat")?;
-                o.repeat = v
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|&n| n >= 1)
-                    .ok_or_else(|| format!("--repeat {v}: expected a number >= 1"))?;
+                o.repeat = v.parse::<usize>().ok().filter(|&n| n >= 1).ok_or_else(|| format!("--repeat {v}: expected a number >= 1"))?;
             }
             "--tiny" => o.tiny = true,
-            other => {
-                return Err(format!(
-                    "bench-compile: unknown argument `{other}`\n\n{USAGE}"
-                ))
-            }
+            other => return Err(format!("bench-compile: unknown argument `{other}`\n\n{USAGE}")),
         }
     }
     if o.tiny {
@@ -207,10 +184,7 @@ pub struct Measured {
 
 impl Measured {
     pub fn phase_median(&self, phase: &str) -> Option<f64> {
-        self.phases
-            .get(phase)
-            .filter(|v| !v.is_empty())
-            .map(|v| stats::median(v))
+        self.phases.get(phase).filter(|v| !v.is_empty()).map(|v| stats::median(v))
     }
     /// Median wall-clock of cdpc minus the medians of its ptxas and nvlink: what is ours.
     pub fn ours_fraction(&self) -> Option<f64> {
@@ -227,37 +201,25 @@ pub fn bench_compile(root: &Path, args: &[OsString]) -> Result<ExitCode> {
     let s = crate::setup(root, false)?;
     // Set-up installs nvcc; where it still is not there, there is nothing to compare with.
     if !nvcc.is_file() {
-        println!(
-            "bench-compile: skipped: nvcc not found at {} (`cargo xtask setup` installs it)",
-            nvcc.display()
-        );
+        println!("bench-compile: skipped: nvcc not found at {} (`cargo xtask setup` installs it)", nvcc.display());
         return Ok(ExitCode::SUCCESS);
     }
     crate::build_release_cdpc(root, &s)?;
     let tools = Tools {
         root: root.to_path_buf(),
-        cdpc: crate::target_dir(root)
-            .join("release")
-            .join(format!("cdpc{}", std::env::consts::EXE_SUFFIX)),
+        cdpc: crate::target_dir(root).join("release").join(format!("cdpc{}", std::env::consts::EXE_SUFFIX)),
         nvcc,
         ptxas: cu.join("bin/ptxas"),
         nvlink: cu.join("bin/nvlink"),
         lib_dir: cu.join("lib"),
     };
-    for (what, p) in [
-        ("cdpc", &tools.cdpc),
-        ("ptxas", &tools.ptxas),
-        ("nvlink", &tools.nvlink),
-    ] {
+    for (what, p) in [("cdpc", &tools.cdpc), ("ptxas", &tools.ptxas), ("nvlink", &tools.nvlink)] {
         if !p.is_file() {
             return Err(format!("{what} not found at {}", p.display()));
         }
     }
     if !tools.lib_dir.join("libcudadevrt.a").is_file() {
-        return Err(format!(
-            "libcudadevrt.a not found in {}",
-            tools.lib_dir.display()
-        ));
+        return Err(format!("libcudadevrt.a not found in {}", tools.lib_dir.display()));
     }
 
     let bench_dir = root.join("build/bench");
@@ -273,11 +235,7 @@ pub fn bench_compile(root: &Path, args: &[OsString]) -> Result<ExitCode> {
         .collect();
     names.sort();
     if opts.tiny {
-        let pick = names
-            .iter()
-            .find(|n| n.strip_suffix(".cdp") == Some(TINY_SAMPLE))
-            .or(names.first())
-            .cloned();
+        let pick = names.iter().find(|n| n.strip_suffix(".cdp") == Some(TINY_SAMPLE)).or(names.first()).cloned();
         names = pick.into_iter().collect();
     }
     for n in names {
@@ -287,8 +245,7 @@ pub fn bench_compile(root: &Path, args: &[OsString]) -> Result<ExitCode> {
     }
     for &n in &opts.sizes {
         let path = bench_dir.join(format!("gen_{n}.cdp"));
-        fs::write(&path, gen::chain_program(n))
-            .map_err(|e| format!("writing {}: {e}", path.display()))?;
+        fs::write(&path, gen::chain_program(n)).map_err(|e| format!("writing {}: {e}", path.display()))?;
         programs.push(Job { name: format!("gen_{n}"), path, generated: true, corpus: None });
     }
     if !opts.tiny {
@@ -300,15 +257,10 @@ pub fn bench_compile(root: &Path, args: &[OsString]) -> Result<ExitCode> {
         "bench-compile: {} program(s), {} timed run(s) each{}; phases: {}",
         programs.len(),
         opts.repeat,
-        if opts.tiny {
-            ", no warm-up"
-        } else {
-            " after a warm-up"
-        },
+        if opts.tiny { ", no warm-up" } else { " after a warm-up" },
         match phase_source {
             PhaseSource::TimeFlag => "cdpc --time",
-            PhaseSource::SeparateProcesses =>
-                "cdpc has no --time: --emit ptx, ptxas and nvlink timed as separate processes",
+            PhaseSource::SeparateProcesses => "cdpc has no --time: --emit ptx, ptxas and nvlink timed as separate processes",
         }
     );
 
@@ -317,20 +269,12 @@ pub fn bench_compile(root: &Path, args: &[OsString]) -> Result<ExitCode> {
     let mut results = Vec::new();
     for job in &programs {
         let path = &job.path;
-        let src =
-            fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let src = fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
         let shown = match &job.corpus {
             Some(_) => format!("corpus/{}", path.strip_prefix(corpus_root(root)).unwrap_or(path).display()),
             None => path.strip_prefix(root).unwrap_or(path).display().to_string(),
         };
-        let mut m = Measured {
-            name: job.name.clone(),
-            file: shown,
-            kernels: gen::count_kernels(&src),
-            generated: job.generated,
-            corpus: job.corpus.is_some(),
-            ..Default::default()
-        };
+        let mut m = Measured { name: job.name.clone(), file: shown, kernels: gen::count_kernels(&src), generated: job.generated, corpus: job.corpus.is_some(), ..Default::default() };
         if job.corpus.is_some() && !nvcc_builds(&tools, job, &out_dir) {
             println!("  {:<30} not compared: nvcc cannot build it for {ARCH}", m.file);
             m.error = Some(format!("not compared: nvcc cannot build it for {ARCH} (docs/CORPUS.md)"));
@@ -347,39 +291,22 @@ pub fn bench_compile(root: &Path, args: &[OsString]) -> Result<ExitCode> {
                 stats::median(&m.nvcc_total),
                 stats::median(&m.nvcc_total) / stats::median(&m.cdpc),
                 stats::median(&m.nvcc_cpu) / stats::median(&m.cdpc_cpu),
-                m.ours_fraction()
-                    .map(|f| format!("  ours {:.0}%", 100.0 * f))
-                    .unwrap_or_default()
+                m.ours_fraction().map(|f| format!("  ours {:.0}%", 100.0 * f)).unwrap_or_default()
             );
         }
         loads.push(load_average());
         results.push(m);
     }
-    let failed: Vec<&str> = results
-        .iter()
-        .filter(|m| m.error.is_some() && !m.not_compared)
-        .map(|m| m.file.as_str())
-        .collect();
-    println!(
-        "bench-compile: measured in {:.0} s",
-        started.elapsed().as_secs_f64()
-    );
+    let failed: Vec<&str> = results.iter().filter(|m| m.error.is_some() && !m.not_compared).map(|m| m.file.as_str()).collect();
+    println!("bench-compile: measured in {:.0} s", started.elapsed().as_secs_f64());
 
     if opts.tiny {
         // The closing line in the plain "N passed, N failed" form that test reports read.
         if !failed.is_empty() {
             println!("bench-compile: failed: {}", failed.join(", "));
         }
-        println!(
-            "bench-compile: {} passed, {} failed",
-            results.len() - failed.len(),
-            failed.len()
-        );
-        return Ok(if failed.is_empty() {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::FAILURE
-        });
+        println!("bench-compile: {} passed, {} failed", results.len() - failed.len(), failed.len());
+        return Ok(if failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE });
     }
 
     // nvJitLink against ptxas + nvlink processes, on cdpc's PTX of a few programs.
@@ -403,20 +330,10 @@ pub fn bench_compile(root: &Path, args: &[OsString]) -> Result<ExitCode> {
         println!("bench-compile: wrote {}", png.display());
     }
     let env = report::Environment::collect(&tools, loads);
-    let md = report::render(
-        &opts.command_line,
-        &env,
-        phase_source,
-        &results,
-        jit.as_ref().ok(),
-        fixed.as_ref().ok(),
-    );
+    let md = report::render(&opts.command_line, &env, phase_source, &results, jit.as_ref().ok(), fixed.as_ref().ok());
     let path = root.join("BENCHMARKS.md");
     report::write_section(&path, &md)?;
-    println!(
-        "bench-compile: wrote the Compile time section of {}",
-        path.display()
-    );
+    println!("bench-compile: wrote the Compile time section of {}", path.display());
     print!("{}", report::targets_summary(&results));
     if failed.is_empty() {
         Ok(ExitCode::SUCCESS)
@@ -429,18 +346,9 @@ pub fn bench_compile(root: &Path, args: &[OsString]) -> Result<ExitCode> {
 /// Whether this cdpc has `--time`: one run with it, which must succeed and print `time: total`.
 fn detect_time_flag(tools: &Tools, input: &Path, out_dir: &Path) -> PhaseSource {
     let out = out_dir.join("time-probe.cubin");
-    let result = tools
-        .cdpc_command()
-        .arg("--time")
-        .arg(input)
-        .arg("-o")
-        .arg(&out)
-        .stdin(Stdio::null())
-        .output();
+    let result = tools.cdpc_command().arg("--time").arg(input).arg("-o").arg(&out).stdin(Stdio::null()).output();
     match result {
-        Ok(o) if o.status.success() && parse_time_lines(&o.stderr).contains_key("total") => {
-            PhaseSource::TimeFlag
-        }
+        Ok(o) if o.status.success() && parse_time_lines(&o.stderr).contains_key("total") => PhaseSource::TimeFlag,
         _ => PhaseSource::SeparateProcesses,
     }
 }
@@ -485,11 +393,7 @@ fn children_usage() -> (f64, f64) {
             fn getrusage(who: i32, usage: *mut Rusage) -> i32;
         }
         const RUSAGE_CHILDREN: i32 = -1;
-        let mut u = Rusage {
-            utime: Timeval { sec: 0, usec: 0 },
-            stime: Timeval { sec: 0, usec: 0 },
-            rest: [0; 14],
-        };
+        let mut u = Rusage { utime: Timeval { sec: 0, usec: 0 }, stime: Timeval { sec: 0, usec: 0 }, rest: [0; 14] };
         // SAFETY: getrusage writes one struct rusage, whose layout on 64-bit Linux this is.
         if unsafe { getrusage(RUSAGE_CHILDREN, &mut u) } == 0 {
             let t = |v: &Timeval| v.sec as f64 + v.usec as f64 * 1e-6;
@@ -510,23 +414,15 @@ pub struct Run {
 
 /// Runs a command with no input and captured output, timed; an error names it with its stderr.
 fn timed(cmd: &mut Command) -> Result<Run> {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let (cpu, faults) = children_usage();
     let t = Instant::now();
-    let out = cmd
-        .output()
-        .map_err(|e| format!("could not run `{}`: {e}", crate::display(cmd)))?;
+    let out = cmd.output().map_err(|e| format!("could not run `{}`: {e}", crate::display(cmd)))?;
     let wall = t.elapsed().as_secs_f64();
     let (cpu_after, faults_after) = children_usage();
     let (cpu, faults) = (cpu_after - cpu, faults_after - faults);
     if !out.status.success() {
-        let mut msg = format!(
-            "`{}` failed ({})",
-            crate::display(cmd),
-            crate::describe_status(out.status)
-        );
+        let mut msg = format!("`{}` failed ({})", crate::display(cmd), crate::describe_status(out.status));
         for line in String::from_utf8_lossy(&out.stderr).lines().take(20) {
             msg.push_str("\n        ");
             msg.push_str(line);
@@ -646,11 +542,7 @@ fn corpus_jobs(root: &Path, bench_dir: &Path) -> Result<Vec<Job>> {
 
 pub fn ptxas_cmd(tools: &Tools, ptx: &Path, obj: &Path) -> Command {
     let mut c = Command::new(&tools.ptxas);
-    c.arg(format!("-arch={ARCH}"))
-        .arg("-c")
-        .arg(ptx)
-        .arg("-o")
-        .arg(obj);
+    c.arg(format!("-arch={ARCH}")).arg("-c").arg(ptx).arg("-o").arg(obj);
     c
 }
 
@@ -658,25 +550,13 @@ pub fn nvlink_cmd(tools: &Tools, obj: &Path, cubin: &Path) -> Command {
     let mut c = Command::new(&tools.nvlink);
     let mut lib = OsString::from("-L");
     lib.push(&tools.lib_dir);
-    c.arg(format!("-arch={ARCH}"))
-        .arg(obj)
-        .arg(lib)
-        .arg("-lcudadevrt")
-        .arg("-o")
-        .arg(cubin);
+    c.arg(format!("-arch={ARCH}")).arg(obj).arg(lib).arg("-lcudadevrt").arg("-o").arg(cubin);
     c
 }
 
 /// One program: warm-up, then `repeat` rounds of cdpc, nvcc (+ nvlink), and in the fallback
 /// mode cdpc --emit ptx, ptxas and nvlink.
-fn measure(
-    tools: &Tools,
-    job: &Job,
-    out_dir: &Path,
-    opts: &Options,
-    phase_source: PhaseSource,
-    m: &mut Measured,
-) -> Result<()> {
+fn measure(tools: &Tools, job: &Job, out_dir: &Path, opts: &Options, phase_source: PhaseSource, m: &mut Measured) -> Result<()> {
     let o = |ext: &str| out_dir.join(format!("{}.{ext}", m.name));
     let (cdpc_cubin, nvcc_obj, nvcc_cubin) = (o("cdpc.cubin"), o("nvcc.o"), o("nvcc.cubin"));
     let (ptx, obj, sep_cubin) = (o("ptx"), o("sep.o"), o("sep.cubin"));
@@ -693,16 +573,9 @@ fn measure(
         wait_for_fillers(cache);
         let run = run?;
         if !cdpc_cubin.is_file() {
-            return Err(format!(
-                "cdpc exited 0 but wrote no {}",
-                cdpc_cubin.display()
-            ));
+            return Err(format!("cdpc exited 0 but wrote no {}", cdpc_cubin.display()));
         }
-        let phases = if time_flag {
-            parse_time_lines(&run.out.stderr)
-        } else {
-            BTreeMap::new()
-        };
+        let phases = if time_flag { parse_time_lines(&run.out.stderr) } else { BTreeMap::new() };
         Ok((run, phases))
     };
     let cdpc = || cdpc_in(&warm_cache, true);
@@ -716,11 +589,7 @@ fn measure(
     let nvcc_run = || -> Result<(Run, Run)> {
         let _ = fs::remove_file(&nvcc_cubin);
         let mut nvcc = Command::new(&tools.nvcc);
-        nvcc.args(["-x", "cu", "-rdc=true", "-cubin"])
-            .arg(format!("-arch={ARCH}"))
-            .arg(&job.path)
-            .arg("-o")
-            .arg(&nvcc_obj);
+        nvcc.args(["-x", "cu", "-rdc=true", "-cubin"]).arg(format!("-arch={ARCH}")).arg(&job.path).arg("-o").arg(&nvcc_obj);
         if let Some(corpus) = &job.corpus {
             // a relocatable object, as cdpc -dc writes: no device link
             nvcc.args(&corpus.args);
@@ -814,14 +683,8 @@ fn measure(
 /// The 1-, 5- and 15-minute load averages from /proc/loadavg (zeros where unreadable).
 pub fn load_average() -> [f64; 3] {
     let text = fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let mut v = text
-        .split_whitespace()
-        .map(|w| w.parse::<f64>().unwrap_or(0.0));
-    [
-        v.next().unwrap_or(0.0),
-        v.next().unwrap_or(0.0),
-        v.next().unwrap_or(0.0),
-    ]
+    let mut v = text.split_whitespace().map(|w| w.parse::<f64>().unwrap_or(0.0));
+    [v.next().unwrap_or(0.0), v.next().unwrap_or(0.0), v.next().unwrap_or(0.0)]
 }
 
 pub use gpu_plot::plot_gpu;

@@ -59,10 +59,7 @@ fn pick(results: &[Measured]) -> Vec<&Measured> {
 }
 
 fn nvjitlink_wheel() -> String {
-    let version = crate::WHEELS
-        .iter()
-        .find_map(|w| w.strip_prefix("nvidia-cuda-nvcc=="))
-        .unwrap_or("13.5.37");
+    let version = crate::WHEELS.iter().find_map(|w| w.strip_prefix("nvidia-cuda-nvcc==")).unwrap_or("13.5.37");
     format!("nvidia-nvjitlink=={version}")
 }
 
@@ -77,48 +74,22 @@ fn ensure_library(root: &Path, wheel: &str) -> Result<PathBuf> {
     let _ = fs::remove_dir_all(&dir);
     let pip = |extra: &[&str]| {
         let mut c = Command::new("python3");
-        c.env("PIP_ROOT_USER_ACTION", "ignore")
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--disable-pip-version-check",
-                "--no-input",
-                "-q",
-            ])
-            .args(["--no-deps", "--target"])
-            .arg(&dir)
-            .args(extra)
-            .arg(wheel);
+        c.env("PIP_ROOT_USER_ACTION", "ignore").args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q"]).args(["--no-deps", "--target"]).arg(&dir).args(extra).arg(wheel);
         c
     };
     let (ok, stderr) = crate::run_capturing_stderr(&mut pip(&[]))?;
-    let retried = !ok
-        && stderr.contains("externally-managed")
-        && crate::run_capturing_stderr(&mut pip(&["--break-system-packages"]))?.0;
+    let retried = !ok && stderr.contains("externally-managed") && crate::run_capturing_stderr(&mut pip(&["--break-system-packages"]))?.0;
     if !ok && !retried {
-        return Err(format!(
-            "pip could not install {wheel} into {}",
-            dir.display()
-        ));
+        return Err(format!("pip could not install {wheel} into {}", dir.display()));
     }
     if !lib.is_file() {
-        return Err(format!(
-            "{wheel} installed, but {} is not there",
-            lib.display()
-        ));
+        return Err(format!("{wheel} installed, but {} is not there", lib.display()));
     }
     fs::write(&stamp, wheel).map_err(|e| format!("writing {}: {e}", stamp.display()))?;
     Ok(lib)
 }
 
-pub fn measure(
-    root: &Path,
-    tools: &Tools,
-    results: &[Measured],
-    out_dir: &Path,
-    repeat: usize,
-) -> Result<JitReport> {
+pub fn measure(root: &Path, tools: &Tools, results: &[Measured], out_dir: &Path, repeat: usize) -> Result<JitReport> {
     let picked = pick(results);
     if picked.is_empty() {
         return Err("no program compiled".into());
@@ -129,13 +100,7 @@ pub fn measure(
     fs::write(&script, SCRIPT).map_err(|e| format!("writing {}: {e}", script.display()))?;
 
     let mut cmd = Command::new("python3");
-    cmd.arg(&script)
-        .arg(&lib)
-        .arg(&tools.ptxas)
-        .arg(&tools.nvlink)
-        .arg(&tools.lib_dir)
-        .arg(repeat.max(3).to_string())
-        .arg(out_dir);
+    cmd.arg(&script).arg(&lib).arg(&tools.ptxas).arg(&tools.nvlink).arg(&tools.lib_dir).arg(repeat.max(3).to_string()).arg(out_dir);
     for m in &picked {
         let input = root.join(&m.file);
         let ptx = out_dir.join(format!("{}.jit.ptx", m.name));
@@ -144,27 +109,17 @@ pub fn measure(
         super::timed(&mut emit)?;
         cmd.arg(format!("{}={}", m.name, ptx.display()));
     }
-    println!(
-        "bench-compile: nvJitLink ({wheel}) against ptxas + nvlink on {} PTX file(s)",
-        picked.len()
-    );
+    println!("bench-compile: nvJitLink ({wheel}) against ptxas + nvlink on {} PTX file(s)", picked.len());
     let out = super::timed(&mut cmd)?.out;
     let text = String::from_utf8_lossy(&out.stdout);
-    let mut report = JitReport {
-        wheel,
-        dlopen: f64::NAN,
-        results: Vec::new(),
-    };
+    let mut report = JitReport { wheel, dlopen: f64::NAN, results: Vec::new() };
     for line in text.lines() {
         let w: Vec<&str> = line.split_whitespace().collect();
         match w.as_slice() {
             ["DLOPEN", s] => report.dlopen = s.parse().unwrap_or(f64::NAN),
             ["RESULT", name, ptx_bytes, procs, ptxas, nvlink, jit, first, cb_nvlink, cb_jit] => {
                 let f = |s: &str| s.parse::<f64>().unwrap_or(f64::NAN);
-                let kernels = picked
-                    .iter()
-                    .find(|m| m.name == *name)
-                    .map_or(0, |m| m.kernels);
+                let kernels = picked.iter().find(|m| m.name == *name).map_or(0, |m| m.kernels);
                 report.results.push(JitResult {
                     name: name.to_string(),
                     kernels,
@@ -177,13 +132,7 @@ pub fn measure(
                     cubin_bytes_nvlink: cb_nvlink.parse().unwrap_or(0),
                     cubin_bytes_jit: cb_jit.parse().unwrap_or(0),
                 });
-                println!(
-                    "  {name:<16} ptxas+nvlink {:.4} s  nvJitLink {:.4} s (first {:.4} s)  ratio {:.2}",
-                    f(procs),
-                    f(jit),
-                    f(first),
-                    f(procs) / f(jit)
-                );
+                println!("  {name:<16} ptxas+nvlink {:.4} s  nvJitLink {:.4} s (first {:.4} s)  ratio {:.2}", f(procs), f(jit), f(first), f(procs) / f(jit));
             }
             _ => {}
         }

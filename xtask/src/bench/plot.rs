@@ -29,11 +29,7 @@ pub fn font_available() -> bool {
 pub fn draw(path: &Path, results: &[Measured]) -> Result<()> {
     let ok: Vec<&Measured> = results.iter().filter(|m| m.error.is_none()).collect();
     let series = |generated: bool, pick: fn(&Measured) -> &Vec<f64>| -> Vec<(f64, f64)> {
-        let mut v: Vec<(f64, f64)> = ok
-            .iter()
-            .filter(|m| m.generated == generated && !m.corpus)
-            .map(|m| (m.kernels as f64, stats::median(pick(m))))
-            .collect();
+        let mut v: Vec<(f64, f64)> = ok.iter().filter(|m| m.generated == generated && !m.corpus).map(|m| (m.kernels as f64, stats::median(pick(m)))).collect();
         v.sort_by(|a, b| a.0.total_cmp(&b.0));
         v
     };
@@ -41,10 +37,7 @@ pub fn draw(path: &Path, results: &[Measured]) -> Result<()> {
     let gen_nvcc = series(true, |m| &m.nvcc_total);
     let smp_cdpc = series(false, |m| &m.cdpc);
     let smp_nvcc = series(false, |m| &m.nvcc_total);
-    let all: Vec<(f64, f64)> = [&gen_cdpc, &gen_nvcc, &smp_cdpc, &smp_nvcc]
-        .iter()
-        .flat_map(|s| s.iter().copied())
-        .collect();
+    let all: Vec<(f64, f64)> = [&gen_cdpc, &gen_nvcc, &smp_cdpc, &smp_nvcc].iter().flat_map(|s| s.iter().copied()).collect();
     if all.is_empty() {
         return Err("no measurements to plot".into());
     }
@@ -62,17 +55,9 @@ pub fn draw(path: &Path, results: &[Measured]) -> Result<()> {
     let mut builder = ChartBuilder::on(&root);
     builder.margin(20);
     if text {
-        builder
-            .caption(
-                "Compile time, .cdp to linked sm_90 cubin (median)",
-                (FAMILY, 22),
-            )
-            .x_label_area_size(45)
-            .y_label_area_size(65);
+        builder.caption("Compile time, .cdp to linked sm_90 cubin (median)", (FAMILY, 22)).x_label_area_size(45).y_label_area_size(65);
     }
-    let mut chart = builder
-        .build_cartesian_2d((0.7f64..x_max).log_scale(), (y_min..y_max).log_scale())
-        .map_err(|x| e(&x))?;
+    let mut chart = builder.build_cartesian_2d((0.7f64..x_max).log_scale(), (y_min..y_max).log_scale()).map_err(|x| e(&x))?;
     if text {
         chart
             .configure_mesh()
@@ -87,50 +72,21 @@ pub fn draw(path: &Path, results: &[Measured]) -> Result<()> {
     }
     let cdpc_color = RGBColor(0x1f, 0x77, 0xb4);
     let nvcc_color = RGBColor(0x2c, 0xa0, 0x2c);
-    for (points, color, label) in [
-        (&gen_cdpc, cdpc_color, "cdpc (generated chains)"),
-        (&gen_nvcc, nvcc_color, "nvcc + nvlink (generated chains)"),
-    ] {
-        let s = chart
-            .draw_series(LineSeries::new(
-                points.iter().copied(),
-                color.stroke_width(2),
-            ))
-            .map_err(|x| e(&x))?;
+    for (points, color, label) in [(&gen_cdpc, cdpc_color, "cdpc (generated chains)"), (&gen_nvcc, nvcc_color, "nvcc + nvlink (generated chains)")] {
+        let s = chart.draw_series(LineSeries::new(points.iter().copied(), color.stroke_width(2))).map_err(|x| e(&x))?;
         if text {
-            s.label(label).legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
+            s.label(label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
         }
-        chart
-            .draw_series(points.iter().map(|&p| Circle::new(p, 4, color.filled())))
-            .map_err(|x| e(&x))?;
+        chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, color.filled()))).map_err(|x| e(&x))?;
     }
-    for (points, color, label) in [
-        (&smp_cdpc, cdpc_color, "cdpc (samples)"),
-        (&smp_nvcc, nvcc_color, "nvcc + nvlink (samples)"),
-    ] {
-        let s = chart
-            .draw_series(
-                points
-                    .iter()
-                    .map(|&p| Cross::new(p, 5, color.stroke_width(2))),
-            )
-            .map_err(|x| e(&x))?;
+    for (points, color, label) in [(&smp_cdpc, cdpc_color, "cdpc (samples)"), (&smp_nvcc, nvcc_color, "nvcc + nvlink (samples)")] {
+        let s = chart.draw_series(points.iter().map(|&p| Cross::new(p, 5, color.stroke_width(2)))).map_err(|x| e(&x))?;
         if text {
-            s.label(label)
-                .legend(move |(x, y)| Cross::new((x + 10, y), 5, color.stroke_width(2)));
+            s.label(label).legend(move |(x, y)| Cross::new((x + 10, y), 5, color.stroke_width(2)));
         }
     }
     if text {
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FAMILY, 14))
-            .draw()
-            .map_err(|x| e(&x))?;
+        chart.configure_series_labels().position(SeriesLabelPosition::UpperLeft).background_style(WHITE.mix(0.85)).border_style(BLACK).label_font((FAMILY, 14)).draw().map_err(|x| e(&x))?;
     }
     root.present().map_err(|x| e(&x))?;
     Ok(())
@@ -159,10 +115,7 @@ pub fn category_chart<'a, 'b>(
     let mut builder = ChartBuilder::on(root);
     builder.margin(20);
     if text {
-        builder
-            .caption(frame.caption, (FAMILY, frame.caption_size))
-            .x_label_area_size(if frame.rotate_names { 110 } else { 60 })
-            .y_label_area_size(60);
+        builder.caption(frame.caption, (FAMILY, frame.caption_size)).x_label_area_size(if frame.rotate_names { 110 } else { 60 }).y_label_area_size(60);
     }
     let n = names.len() as f64;
     let mut chart = builder.build_cartesian_2d(-0.5f64..n - 0.5, y.log_scale()).map_err(|x| e(&x))?;
@@ -170,16 +123,14 @@ pub fn category_chart<'a, 'b>(
         let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
         let formatter = |x: &f64| {
             let i = x.round();
-            if (x - i).abs() < 0.01 && i >= 0.0 { names.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
+            if (x - i).abs() < 0.01 && i >= 0.0 {
+                names.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
         };
         let mut mesh = chart.configure_mesh();
-        mesh.x_labels(names.len())
-            .x_label_formatter(&formatter)
-            .label_style((FAMILY, 14))
-            .y_label_formatter(&|y| format!("{y:.2}"))
-            .disable_x_mesh()
-            .light_line_style(WHITE)
-            .y_desc(frame.y_desc);
+        mesh.x_labels(names.len()).x_label_formatter(&formatter).label_style((FAMILY, 14)).y_label_formatter(&|y| format!("{y:.2}")).disable_x_mesh().light_line_style(WHITE).y_desc(frame.y_desc);
         if frame.rotate_names {
             mesh.x_label_style((FAMILY, 13).into_font().transform(FontTransform::Rotate90));
         }

@@ -35,65 +35,35 @@ pub struct Environment {
 }
 
 fn first_line(cmd: &mut Command, containing: &str) -> String {
-    crate::output_of(cmd)
-        .and_then(|o| {
-            o.lines()
-                .find(|l| l.contains(containing))
-                .or_else(|| o.lines().next())
-                .map(|l| l.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into())
+    crate::output_of(cmd).and_then(|o| o.lines().find(|l| l.contains(containing)).or_else(|| o.lines().next()).map(|l| l.trim().to_string())).unwrap_or_else(|| "unknown".into())
 }
 
 impl Environment {
     pub fn collect(tools: &Tools, loads: Vec<[f64; 3]>) -> Environment {
         let lscpu = crate::output_of(&mut Command::new("lscpu")).unwrap_or_default();
-        let field = |name: &str| {
-            lscpu
-                .lines()
-                .find_map(|l| {
-                    l.strip_prefix(name)
-                        .map(|v| v.trim_start_matches(':').trim())
-                })
-                .unwrap_or("unknown")
-                .to_string()
-        };
+        let field = |name: &str| lscpu.lines().find_map(|l| l.strip_prefix(name).map(|v| v.trim_start_matches(':').trim())).unwrap_or("unknown").to_string();
         let os_release = fs::read_to_string("/etc/os-release").unwrap_or_default();
-        let pretty = os_release
-            .lines()
-            .find_map(|l| l.strip_prefix("PRETTY_NAME="))
-            .map(|v| v.trim_matches('"').to_string())
-            .unwrap_or_else(|| "unknown".into());
+        let pretty = os_release.lines().find_map(|l| l.strip_prefix("PRETTY_NAME=")).map(|v| v.trim_matches('"').to_string()).unwrap_or_else(|| "unknown".into());
         let kernel = first_line(Command::new("uname").args(["-sr"]), "");
-        let llvm = crate::find_llvm()
-            .map(|p| first_line(Command::new(p.join("bin/llvm-config")).arg("--version"), ""))
-            .unwrap_or_else(|| "unknown".into());
+        let llvm = crate::find_llvm().map(|p| first_line(Command::new(p.join("bin/llvm-config")).arg("--version"), "")).unwrap_or_else(|| "unknown".into());
         let nvcc = first_line(Command::new(&tools.nvcc).arg("--version"), "release");
         let ptxas = first_line(Command::new(&tools.ptxas).arg("--version"), "release");
         let nvlink = first_line(Command::new(&tools.nvlink).arg("--version"), "release");
         Environment {
             date: first_line(Command::new("date").args(["-u", "+%Y-%m-%d %H:%M UTC"]), ""),
             cpu: field("Model name"),
-            cores: format!(
-                "{} logical CPU(s), {} thread(s) per core",
-                field("CPU(s)"),
-                field("Thread(s) per core")
-            ),
+            cores: format!("{} logical CPU(s), {} thread(s) per core", field("CPU(s)"), field("Thread(s) per core")),
             os: format!("{pretty}, {kernel}"),
             rustc: first_line(Command::new("rustc").arg("--version"), ""),
             llvm: format!("LLVM {llvm} (libLLVM, linked dynamically by cdpc through inkwell)"),
-            nvidia: format!(
-                "nvcc: {nvcc}; ptxas: {ptxas}; nvlink: {nvlink} (PyPI wheels, `.cuda/nvidia/cu13`)"
-            ),
+            nvidia: format!("nvcc: {nvcc}; ptxas: {ptxas}; nvlink: {nvlink} (PyPI wheels, `.cuda/nvidia/cu13`)"),
             loads,
         }
     }
 
     fn load_text(&self) -> String {
         let ones: Vec<f64> = self.loads.iter().map(|l| l[0]).collect();
-        let (min, max) = ones
-            .iter()
-            .fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+        let (min, max) = ones.iter().fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
         let first = self.loads.first().copied().unwrap_or_default();
         let last = self.loads.last().copied().unwrap_or_default();
         format!(
@@ -138,55 +108,28 @@ struct Summary {
 fn summarize(results: &[Measured]) -> Summary {
     let ok: Vec<&Measured> = results.iter().filter(|m| m.error.is_none()).collect();
     let samples: Vec<&Measured> = ok.iter().copied().filter(|m| !m.generated && !m.corpus).collect();
-    let corpus_ratios: Vec<f64> = ok
-        .iter()
-        .filter(|m| m.corpus)
-        .map(|m| stats::median(&m.nvcc_total) / stats::median(&m.cdpc))
-        .collect();
+    let corpus_ratios: Vec<f64> = ok.iter().filter(|m| m.corpus).map(|m| stats::median(&m.nvcc_total) / stats::median(&m.cdpc)).collect();
     // The geometric mean of nvcc/cdpc over the corpus files that have `runs` (cdpc's runs of
     // one kind: a file's first compilation, or with an empty cache).
     let corpus_mean = |runs: fn(&Measured) -> &Vec<f64>| {
         let ratios: Vec<f64> = ok.iter().filter(|m| m.corpus && !runs(m).is_empty()).map(|m| stats::median(&m.nvcc_total) / stats::median(runs(m))).collect();
         (!ratios.is_empty()).then(|| stats::geomean(&ratios))
     };
-    let ratios: Vec<f64> = samples
-        .iter()
-        .map(|m| stats::median(&m.nvcc_total) / stats::median(&m.cdpc))
-        .collect();
-    let ours: Vec<(f64, &str)> = samples
-        .iter()
-        .filter_map(|m| Some((m.ours_fraction()?, m.file.as_str())))
-        .collect();
-    let (ours_max, ours_max_file) = ours.iter().fold((f64::NAN, ""), |acc, &(f, n)| {
-        if acc.0.is_nan() || f > acc.0 {
-            (f, n)
-        } else {
-            acc
-        }
-    });
+    let ratios: Vec<f64> = samples.iter().map(|m| stats::median(&m.nvcc_total) / stats::median(&m.cdpc)).collect();
+    let ours: Vec<(f64, &str)> = samples.iter().filter_map(|m| Some((m.ours_fraction()?, m.file.as_str()))).collect();
+    let (ours_max, ours_max_file) = ours.iter().fold((f64::NAN, ""), |acc, &(f, n)| if acc.0.is_nan() || f > acc.0 { (f, n) } else { acc });
     let mut gen: Vec<&Measured> = ok.iter().copied().filter(|m| m.generated).collect();
     gen.sort_by_key(|m| m.kernels);
-    let pts = |pick: fn(&Measured) -> &Vec<f64>| -> Vec<(f64, f64)> {
-        gen.iter()
-            .map(|m| (m.kernels as f64, stats::median(pick(m))))
-            .collect()
-    };
+    let pts = |pick: fn(&Measured) -> &Vec<f64>| -> Vec<(f64, f64)> { gen.iter().map(|m| (m.kernels as f64, stats::median(pick(m)))).collect() };
     let growth = (gen.len() >= 2).then(|| {
         let (a, b) = (gen[gen.len() - 2], gen[gen.len() - 1]);
-        (
-            stats::median(&b.cdpc) / stats::median(&a.cdpc),
-            a.kernels,
-            b.kernels,
-        )
+        (stats::median(&b.cdpc) / stats::median(&a.cdpc), a.kernels, b.kernels)
     });
     let growth_nvcc = (gen.len() >= 2).then(|| {
         let (a, b) = (gen[gen.len() - 2], gen[gen.len() - 1]);
         stats::median(&b.nvcc_total) / stats::median(&a.nvcc_total)
     });
-    let cpu_ratios: Vec<f64> = samples
-        .iter()
-        .map(|m| stats::median(&m.nvcc_cpu) / stats::median(&m.cdpc_cpu))
-        .collect();
+    let cpu_ratios: Vec<f64> = samples.iter().map(|m| stats::median(&m.nvcc_cpu) / stats::median(&m.cdpc_cpu)).collect();
     Summary {
         corpus: (!corpus_ratios.is_empty()).then(|| (stats::geomean(&corpus_ratios), corpus_ratios.len(), corpus_ratios.iter().filter(|&&r| r >= CORPUS_TARGET).count())),
         corpus_cold: corpus_mean(|m| &m.cdpc_cold),
@@ -214,8 +157,7 @@ fn met(ok: bool) -> &'static str {
 }
 
 fn pct(f: Option<f64>) -> String {
-    f.map(|f| format!("{:.0}%", 100.0 * f))
-        .unwrap_or_else(|| "n/a".into())
+    f.map(|f| format!("{:.0}%", 100.0 * f)).unwrap_or_else(|| "n/a".into())
 }
 
 fn program_table(s: &mut String, rows: &[&Measured]) {
@@ -226,13 +168,7 @@ fn program_table(s: &mut String, rows: &[&Measured]) {
     for m in rows {
         if let Some(e) = &m.error {
             let first = e.lines().next().unwrap_or("");
-            let _ = writeln!(
-                s,
-                "| `{}` | {} | {} | | | | | | | | | |",
-                m.file,
-                m.kernels,
-                if m.not_compared { first.to_string() } else { format!("failed: {}", first.replace('|', "\\|")) }
-            );
+            let _ = writeln!(s, "| `{}` | {} | {} | | | | | | | | | |", m.file, m.kernels, if m.not_compared { first.to_string() } else { format!("failed: {}", first.replace('|', "\\|")) });
             continue;
         }
         let (c, n) = (stats::median(&m.cdpc), stats::median(&m.nvcc_total));
@@ -296,23 +232,11 @@ fn phase_table(s: &mut String, source: PhaseSource, rows: &[&Measured]) {
                 None => s.push_str(" |"),
             }
         }
-        let _ = writeln!(
-            s,
-            " {:.4} | {:.4} |",
-            stats::median(&m.nvcc_only),
-            stats::median(&m.nvcc_nvlink)
-        );
+        let _ = writeln!(s, " {:.4} | {:.4} |", stats::median(&m.nvcc_only), stats::median(&m.nvcc_nvlink));
     }
 }
 
-pub fn render(
-    command_line: &str,
-    env: &Environment,
-    source: PhaseSource,
-    results: &[Measured],
-    jit: Option<&JitReport>,
-    fixed: Option<&FixedCosts>,
-) -> String {
+pub fn render(command_line: &str, env: &Environment, source: PhaseSource, results: &[Measured], jit: Option<&JitReport>, fixed: Option<&FixedCosts>) -> String {
     let sum = summarize(results);
     let repeat = results.iter().map(|m| m.cdpc.len()).max().unwrap_or(0);
     let mut s = String::new();
@@ -390,7 +314,17 @@ pub fn render(
         );
         program_table(&mut s, &corpus);
         if let Some((g, n, at)) = sum.corpus {
-            let _ = writeln!(s, "\nGeometric mean of nvcc/cdpc over the {n} corpus files: **{g:.1}×** wall-clock with a warm cache ({at} of {n} at {CORPUS_TARGET}× or more){}.\n", [sum.corpus_first.map(|c| format!("; **{c:.1}×** on each file's first compilation (the wrapper header cached, no preamble yet)")), sum.corpus_cold.map(|c| format!("; {c:.1}× with an empty cache (the first CUDA C++ file cdpc compiles on a machine, or after an upgrade)"))].into_iter().flatten().collect::<String>());
+            let _ = writeln!(
+                s,
+                "\nGeometric mean of nvcc/cdpc over the {n} corpus files: **{g:.1}×** wall-clock with a warm cache ({at} of {n} at {CORPUS_TARGET}× or more){}.\n",
+                [
+                    sum.corpus_first.map(|c| format!("; **{c:.1}×** on each file's first compilation (the wrapper header cached, no preamble yet)")),
+                    sum.corpus_cold.map(|c| format!("; {c:.1}× with an empty cache (the first CUDA C++ file cdpc compiles on a machine, or after an upgrade)"))
+                ]
+                .into_iter()
+                .flatten()
+                .collect::<String>()
+            );
         }
     }
     let dc: Vec<&Measured> = corpus.iter().copied().filter(|m| m.error.is_none() && !m.dc_warm.is_empty() && !m.nvcc_dc.is_empty()).collect();
@@ -434,23 +368,12 @@ pub fn render(
             slowest(&ratios[0]),
         );
     }
-    s.push_str(
-        "### Generated chains (`build/bench/gen_N.cdp`: kernel i launches kernel i + 1 with six parameters of mixed types)\n\n",
-    );
+    s.push_str("### Generated chains (`build/bench/gen_N.cdp`: kernel i launches kernel i + 1 with six parameters of mixed types)\n\n");
     program_table(&mut s, &gen);
     s.push('\n');
-    for (who, fit, growth) in [
-        ("cdpc", sum.fit_cdpc, sum.growth.map(|g| g.0)),
-        ("nvcc + nvlink", sum.fit_nvcc, sum.growth_nvcc),
-    ] {
+    for (who, fit, growth) in [("cdpc", sum.fit_cdpc, sum.growth.map(|g| g.0)), ("nvcc + nvlink", sum.fit_nvcc, sum.growth_nvcc)] {
         if let Some(f) = fit {
-            let _ = write!(
-                s,
-                "- {who}: least-squares line over the chains: {:.3} ms per kernel + {:.3} s, R² = {:.4}",
-                1000.0 * f.slope,
-                f.intercept,
-                f.r2
-            );
+            let _ = write!(s, "- {who}: least-squares line over the chains: {:.3} ms per kernel + {:.3} s, R² = {:.4}", 1000.0 * f.slope, f.intercept, f.r2);
             if let (Some(g), Some((_, a, b))) = (growth, sum.growth) {
                 let _ = write!(s, "; time({b})/time({a}) = {g:.2}");
             }
@@ -568,9 +491,7 @@ pub fn render(
                 met(g <= bound)
             );
         }
-        _ => s.push_str(
-            "| time linear in program size | fewer than two chain sizes measured | n/a |\n",
-        ),
+        _ => s.push_str("| time linear in program size | fewer than two chain sizes measured | n/a |\n"),
     }
     s.push('\n');
     s.push_str(END);
@@ -587,11 +508,7 @@ pub fn targets_summary(results: &[Measured]) -> String {
         "targets: speed-up (geomean over samples) {:.1}x ({:.1}x in CPU time), target {SPEEDUP_TARGET}x: {}",
         sum.geomean,
         sum.geomean_cpu,
-        if sum.geomean >= SPEEDUP_TARGET {
-            "met"
-        } else {
-            "not met"
-        }
+        if sum.geomean >= SPEEDUP_TARGET { "met" } else { "not met" }
     );
     let _ = writeln!(
         s,
@@ -600,20 +517,11 @@ pub fn targets_summary(results: &[Measured]) -> String {
         pct(Some(sum.ours_max)),
         sum.ours_max_file,
         100.0 * OURS_TARGET,
-        if sum.ours_max <= OURS_TARGET {
-            "met"
-        } else {
-            "not met"
-        }
+        if sum.ours_max <= OURS_TARGET { "met" } else { "not met" }
     );
     if let (Some((g, a, b)), Some(f)) = (sum.growth, sum.fit_cdpc) {
         let ok = g <= (b as f64 / a as f64) * LINEAR_TOLERANCE;
-        let _ = writeln!(
-            s,
-            "targets: time({b})/time({a}) = {g:.2}, R2 {:.4}: {}",
-            f.r2,
-            if ok { "linear, met" } else { "not met" }
-        );
+        let _ = writeln!(s, "targets: time({b})/time({a}) = {g:.2}, R2 {:.4}: {}", f.r2, if ok { "linear, met" } else { "not met" });
     }
     s
 }
@@ -626,12 +534,7 @@ pub fn write_section(path: &Path, block: &str) -> Result<()> {
         (Some(b), Some(e)) if b < e => {
             // The block starts at its "## Compile time" heading, just before the marker.
             let start = old[..b].rfind("## Compile time").unwrap_or(b);
-            format!(
-                "{}{}{}",
-                &old[..start],
-                block,
-                old[e + END.len()..].trim_start_matches('\n')
-            )
+            format!("{}{}{}", &old[..start], block, old[e + END.len()..].trim_start_matches('\n'))
         }
         _ if old.trim().is_empty() => format!("# Benchmarks\n\n{block}"),
         _ => format!("{}\n\n{block}", old.trim_end()),

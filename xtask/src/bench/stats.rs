@@ -47,16 +47,8 @@ pub fn linear_fit(points: &[(f64, f64)]) -> Option<Fit> {
     }
     let slope = sxy / sxx;
     let intercept = my - slope * mx;
-    let r2 = if syy == 0.0 {
-        1.0
-    } else {
-        sxy * sxy / (sxx * syy)
-    };
-    Some(Fit {
-        slope,
-        intercept,
-        r2,
-    })
+    let r2 = if syy == 0.0 { 1.0 } else { sxy * sxy / (sxx * syy) };
+    Some(Fit { slope, intercept, r2 })
 }
 
 #[cfg(test)]

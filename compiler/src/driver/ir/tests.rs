@@ -86,7 +86,12 @@ fn nvvms_data_layout_is_accepted_and_a_different_one_is_e1014() {
 fn a_host_triple_is_e1013_and_the_32_bit_one_needs_address_size_32() {
     let x86 = LAUNCH.replace("nvptx64-nvidia-cuda", "x86_64-unknown-linux-gnu");
     assert_eq!(compile(&x86, &ptx_options()).0, ["E1013"]);
-    let ptr32 = LAUNCH.replace("nvptx64-nvidia-cuda", "nvptx-nvidia-cuda").replace("i64 8, i64 12", "i32 4, i32 8").replace("ptr @cudaGetParameterBuffer(i64, i64)", "ptr @cudaGetParameterBuffer(i32, i32)").replace("i64 8\n", "i32 4\n").replace("store ptr %p, ptr %buf, align 8", "store ptr %p, ptr %buf, align 4");
+    let ptr32 = LAUNCH
+        .replace("nvptx64-nvidia-cuda", "nvptx-nvidia-cuda")
+        .replace("i64 8, i64 12", "i32 4, i32 8")
+        .replace("ptr @cudaGetParameterBuffer(i64, i64)", "ptr @cudaGetParameterBuffer(i32, i32)")
+        .replace("i64 8\n", "i32 4\n")
+        .replace("store ptr %p, ptr %buf, align 8", "store ptr %p, ptr %buf, align 4");
     assert_eq!(compile(&ptr32, &ptx_options()).0, ["E1013"]);
     let options = CompileOptions { target: crate::target::Target { address_size: AddressSize::Bits32, ..Default::default() }, ..ptx_options() };
     let (codes, ptx) = compile(&ptr32, &options);
@@ -197,7 +202,10 @@ fn a_dim3_by_value_of_a_named_struct_type_is_lowered() {
     assert!(codes.is_empty(), "{codes:?}");
     assert!(ptx.contains("__cudaCDP2GetParameterBufferV2") && ptx.contains("__cudaCDP2LaunchDeviceV2"), "{ptx}");
     // A named struct of other fields is still no dim3.
-    let other = named.replace("%dim3 = type { i32, i32, i32 }", "%dim3 = type { i32, i64, i32 }").replace("%dim3 { i32 1, i32 1, i32 1 }", "%dim3 { i32 1, i64 1, i32 1 }").replace("%dim3 { i32 32, i32 1, i32 1 }", "%dim3 { i32 32, i64 1, i32 1 }");
+    let other = named
+        .replace("%dim3 = type { i32, i32, i32 }", "%dim3 = type { i32, i64, i32 }")
+        .replace("%dim3 { i32 1, i32 1, i32 1 }", "%dim3 { i32 1, i64 1, i32 1 }")
+        .replace("%dim3 { i32 32, i32 1, i32 1 }", "%dim3 { i32 32, i64 1, i32 1 }");
     assert_eq!(compile(&other, &ptx_options()).0, ["E1010"]);
 }
 

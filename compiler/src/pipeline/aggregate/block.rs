@@ -42,11 +42,11 @@
 //! Invariant: afterwards every launch left (the helpers' among them) is in the documented
 //! shape, and a kernel with taken sites has exactly one `ret`, after `K__agg_end()`.
 
-use super::super::callgraph::is_kernel;
 use super::super::callgraph::callees;
+use super::super::callgraph::is_kernel;
 use super::super::clone::{as_function, called_function, value_name};
-use super::super::launch::{self, Launch};
 use super::super::emit::ok;
+use super::super::launch::{self, Launch};
 use super::super::sites::{launch_as_documented, new_helper, parameter_layout, source_name, successors, Config, ARGS_ALIGN};
 use super::child::{launch_agg_kernel, may_sync, Child, Entries};
 use super::records::{byte_gep, Emit, SiteState, HEADER, MAX_BLOCKS_PER_RECORD, OFF_BLOCK, OFF_DONE, OFF_GRID, RECORD_ALIGN, RECORD_CAP, SHARED_BUDGET};
@@ -314,7 +314,9 @@ pub(super) fn plan<'ctx>(module: &Module<'ctx>, all: &[Launch<'ctx>], taken: &[L
         sort_in_flow_order(module, k, &mut sites);
         let mine = &hosted[&k];
         let launches_in_callees = calls.iter().any(|(n, call)| launch::is_launch_entry(n) && !mine.contains(call));
-        let events = calls.iter().any(|(n, _)| !launch::is_launch_entry(n) && runtime_fn(n).is_some_and(|f| f.orders_stream_work() && !matches!(f, RuntimeFn::GetParameterBuffer | RuntimeFn::GetParameterBufferV2)));
+        let events = calls
+            .iter()
+            .any(|(n, _)| !launch::is_launch_entry(n) && runtime_fn(n).is_some_and(|f| f.orders_stream_work() && !matches!(f, RuntimeFn::GetParameterBuffer | RuntimeFn::GetParameterBufferV2)));
         let end = block_end(k, may_sync);
         let kernel_reason = if reach.iter().any(|&g| exits(g)) {
             Some(format!("`{}` may end a thread with `exit`, which would never reach the end of the block the others wait at", fname(k)))
@@ -646,7 +648,15 @@ pub(super) fn copy_tables<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthread
 /// `C__agg` over them when `buffer` is not null (`blocks`: their child blocks, else the end of
 /// the last record), else, or when that launch fails, each record of the shared table as it
 /// was (the global copy given back).
-pub(super) fn launch_records<'ctx>(e: &Emit<'_, 'ctx>, s: &SiteState<'ctx>, c: &Child<'ctx>, entries: &Entries<'ctx>, buffer: PointerValue<'ctx>, count: IntValue<'ctx>, largest: Option<IntValue<'ctx>>) {
+pub(super) fn launch_records<'ctx>(
+    e: &Emit<'_, 'ctx>,
+    s: &SiteState<'ctx>,
+    c: &Child<'ctx>,
+    entries: &Entries<'ctx>,
+    buffer: PointerValue<'ctx>,
+    count: IntValue<'ctx>,
+    largest: Option<IntValue<'ctx>>,
+) {
     let b = e.b;
     let ctx = e.module.get_context();
     let failed_slot = e.slot(ctx.bool_type().into(), "one.by.one");

@@ -114,7 +114,8 @@ pub(super) fn pool<'ctx>(module: &Module<'ctx>, name: &str, stride: u64, entries
 
     // take: for each word from the start, while it has a clear bit, claim its lowest.
     let bb = |name: &str| ctx.append_basic_block(table, name);
-    let (entry, look, words_head, word, bits_head, claim, claimed, retry, next_word, from_heap) = (bb("entry"), bb("look"), bb("words"), bb("word"), bb("bits"), bb("claim"), bb("claimed"), bb("retry"), bb("next.word"), bb("heap"));
+    let (entry, look, words_head, word, bits_head, claim, claimed, retry, next_word, from_heap) =
+        (bb("entry"), bb("look"), bb("words"), bb("word"), bb("bits"), bb("claim"), bb("claimed"), bb("retry"), bb("next.word"), bb("heap"));
     b.position_at_end(entry);
     // A block's table of more records than a chunk holds: the heap.
     let fits = ok(b.build_int_compare(IntPredicate::ULE, bytes, c64(chunk_bytes), "fits"));
@@ -300,7 +301,11 @@ pub(super) fn may_sync(child: FunctionValue<'_>) -> bool {
             let name = value_name(target.as_value_ref());
             let nvvm = name.strip_prefix("llvm.nvvm.").unwrap_or("");
             let barrier = nvvm.starts_with("barrier") || (nvvm.starts_with("bar.") && !nvvm.starts_with("bar.warp")) || name.contains("CG");
-            let known = name.starts_with("llvm.") || name.starts_with("__nv_") || name.starts_with("cuda") || name.starts_with("__cuda") || ["vprintf", "malloc", "free", "__assertfail"].contains(&name.as_str());
+            let known = name.starts_with("llvm.")
+                || name.starts_with("__nv_")
+                || name.starts_with("cuda")
+                || name.starts_with("__cuda")
+                || ["vprintf", "malloc", "free", "__assertfail"].contains(&name.as_str());
             if barrier || !known {
                 return true;
             }
@@ -367,7 +372,16 @@ impl<'ctx> Arena<'ctx> {
     /// Returns `(at, base, records)`: the first record's index (`u32::MAX` when there is no
     /// room), their first block, and the bank's records.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn reserve(&self, e: &Emit<'_, 'ctx>, key: IntValue<'ctx>, choice: PointerValue<'ctx>, count: IntValue<'ctx>, blocks: IntValue<'ctx>, min: IntValue<'ctx>, max: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>, PointerValue<'ctx>) {
+    pub(super) fn reserve(
+        &self,
+        e: &Emit<'_, 'ctx>,
+        key: IntValue<'ctx>,
+        choice: PointerValue<'ctx>,
+        count: IntValue<'ctx>,
+        blocks: IntValue<'ctx>,
+        min: IntValue<'ctx>,
+        max: IntValue<'ctx>,
+    ) -> (IntValue<'ctx>, IntValue<'ctx>, PointerValue<'ctx>) {
         let Some(second) = self.second else {
             let (at, base) = self.first.reserve(e, key, count, blocks, min, max);
             return (at, base, self.first.records);

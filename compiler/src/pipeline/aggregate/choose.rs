@@ -28,9 +28,8 @@
 //! Invariant: only decides; the module is not changed here.
 
 use super::super::callgraph::{callees, calls, is_kernel};
-use super::super::defer::Verdicts;
-use std::collections::HashSet;
 use super::super::clone::{as_function, called_function, value_name};
+use super::super::defer::Verdicts;
 use super::super::launch::Launch;
 use super::super::sites::guard_edges;
 use super::super::uniform;
@@ -39,6 +38,7 @@ use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::module::Module;
 use inkwell::values::{AsValueRef, BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode};
 use inkwell::IntPredicate;
+use std::collections::HashSet;
 
 /// How deep [`index_only`] follows a condition's operands.
 const MAX_DEPTH: u32 = 12;
@@ -115,12 +115,15 @@ fn index_only<'ctx>(k: FunctionValue<'ctx>, v: BasicValueEnum<'ctx>, depth: u32)
     let operands_ok = |from: u32, to: u32| (from..to).all(|i| operand(i).is_some_and(|o| index_only(k, o, depth + 1)));
     use InstructionOpcode::*;
     match inst.get_opcode() {
-        Add | Sub | Mul | UDiv | SDiv | URem | SRem | Shl | LShr | AShr | And | Or | Xor | FAdd | FSub | FMul | FDiv | FNeg | ZExt | SExt | Trunc | SIToFP | UIToFP | FPToSI | FPToUI | FPExt | FPTrunc | Freeze | Select | FCmp => {
-            operands_ok(0, inst.get_num_operands())
-        }
+        Add | Sub | Mul | UDiv | SDiv | URem | SRem | Shl | LShr | AShr | And | Or | Xor | FAdd | FSub | FMul | FDiv | FNeg | ZExt | SExt | Trunc | SIToFP | UIToFP | FPToSI | FPToUI | FPExt
+        | FPTrunc | Freeze | Select | FCmp => operands_ok(0, inst.get_num_operands()),
         // A local's address tested against null: a constant, what a launch's test of its
         // buffer becomes once the passes give it a local argument block.
-        ICmp if (0..2).any(|i| operand(i).is_some_and(|o| o.as_instruction_value().is_some_and(|a| a.get_opcode() == Alloca))) && (0..2).any(|i| operand(i).is_some_and(|o| o.is_pointer_value() && o.into_pointer_value().is_null())) => true,
+        ICmp if (0..2).any(|i| operand(i).is_some_and(|o| o.as_instruction_value().is_some_and(|a| a.get_opcode() == Alloca)))
+            && (0..2).any(|i| operand(i).is_some_and(|o| o.is_pointer_value() && o.into_pointer_value().is_null())) =>
+        {
+            true
+        }
         ICmp => !matches!(inst.get_icmp_predicate(), Some(IntPredicate::EQ)) && operands_ok(0, 2),
         Load => match uniform::single_store(inst) {
             Some(stored) => index_only(k, stored, depth + 1),

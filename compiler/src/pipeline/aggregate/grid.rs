@@ -38,7 +38,7 @@
 
 use super::super::emit::ok;
 use super::super::launch::Launch;
-use super::block::{block_tail, reaches, copy_tables, end_of_block, launch_records, shared, BlockEnd, EndOfBlock};
+use super::block::{block_tail, copy_tables, end_of_block, launch_records, reaches, shared, BlockEnd, EndOfBlock};
 use super::child::{direct, launch_agg_kernel, Child, Entries};
 use super::records::{byte_gep, device, read64, Emit, SiteState, MAX_GRID_X, OFF_GRID};
 use inkwell::basic_block::BasicBlock;
@@ -334,7 +334,16 @@ pub(super) fn end_of_grid<'ctx>(module: &Module<'ctx>, kname: &str, states: &[Si
 /// What a block does at its end at grid granularity, after a barrier or by its last thread
 /// alone (`barriers` false; module docs).
 #[allow(clippy::too_many_arguments)]
-fn grid_tail<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue<'ctx>, barriers: bool, gs: &GridState<'ctx>, states: &[SiteState<'ctx>], children: &[Child<'ctx>], entries: &Entries<'ctx>) {
+fn grid_tail<'ctx>(
+    e: &Emit<'_, 'ctx>,
+    tid: IntValue<'ctx>,
+    nthreads: IntValue<'ctx>,
+    barriers: bool,
+    gs: &GridState<'ctx>,
+    states: &[SiteState<'ctx>],
+    children: &[Child<'ctx>],
+    entries: &Entries<'ctx>,
+) {
     let b = e.b;
     let ctx = e.module.get_context();
     let (i32t, i64t, ptr) = (ctx.i32_type(), ctx.i64_type(), ctx.ptr_type(AddressSpace::default()));

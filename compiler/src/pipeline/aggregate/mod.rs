@@ -31,13 +31,12 @@
 
 use super::callgraph::is_kernel;
 use super::clone::{self, as_function};
-use super::launch::{self, Launch};
 use super::emit::{intrinsic, ok};
+use super::launch::{self, Launch};
 use super::sites::{builtin_readers, byval_at_call, cap_kernel, cap_registers, documented_shape, load_arguments, parameter_layout, replace_by_helper, source_name, unflatten};
 use super::SourceText;
-use child::{may_sync, pool, Arena, Child, Entries};
-use records::{byte_gep, Emit, SiteState, HEADER, OFF_BLOCK, OFF_DONE, OFF_GRID, RECORD_ALIGN};
 use crate::diag::{Code, Diagnostic, Span};
+use child::{may_sync, pool, Arena, Child, Entries};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::llvm_sys::core::LLVMGetTypeAttributeValue;
 use inkwell::module::{Linkage, Module};
@@ -45,6 +44,7 @@ use inkwell::targets::TargetData;
 use inkwell::types::AnyTypeEnum;
 use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValue, FunctionValue, IntValue};
 use inkwell::{AtomicOrdering, AtomicRMWBinOp, IntPredicate};
+use records::{byte_gep, Emit, SiteState, HEADER, OFF_BLOCK, OFF_DONE, OFF_GRID, RECORD_ALIGN};
 use std::collections::HashSet;
 
 /// Which launches are aggregated: `-faggregate-launches=`.
@@ -81,8 +81,8 @@ impl std::str::FromStr for Granularity {
     }
 }
 
-pub use records::{MAX_BLOCKS_PER_RECORD, RECORD_CAP, SHARED_BUDGET};
 pub use super::sites::REGISTER_CAP;
+pub use records::{MAX_BLOCKS_PER_RECORD, RECORD_CAP, SHARED_BUDGET};
 
 mod block;
 mod child;
@@ -169,7 +169,11 @@ pub fn aggregate_with<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &
     // pointers and `size_t`.
     let narrow = data.get_pointer_byte_size(None) != 8;
     for l in &launches {
-        let why = if narrow { Some("aggregation is done at the 64-bit address size only (32-bit PTX is for reading: ptxas assembles no 32-bit code for sm_90)".to_string()) } else { why_not(l, &data, taken_reads_ids) };
+        let why = if narrow {
+            Some("aggregation is done at the 64-bit address size only (32-bit PTX is for reading: ptxas assembles no 32-bit code for sm_90)".to_string())
+        } else {
+            why_not(l, &data, taken_reads_ids)
+        };
         match why {
             Some(why) => remarks.push(place(Diagnostic::new(Code::AggregationRemark, Span::new(0, 0), format!("launch of {} not aggregated", name_of(l))).with_primary_message(why), l)),
             None => taken.push(*l),
@@ -221,15 +225,19 @@ pub fn aggregate_with<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &
     // aggregated kernel. All or none of a kernel's sites: leaving some at their site while the
     // others wait for the end of the block would reorder its launches.
     let among = if asked == Granularity::Grid { warp::Among::Grid } else { warp::Among::Block };
-    let (kernels, lone_kernels): (Vec<_>, Vec<_>) = kernels.into_iter().map(|k| {
-        let lone: Option<Vec<warp::LoneIndex>> = k.sites.iter().map(|l| warp::one_lane(module, l).filter(|i| i.alone_in(among))).collect();
-        (k, lone)
-    }).partition(|(_, lone)| lone.is_none());
+    let (kernels, lone_kernels): (Vec<_>, Vec<_>) = kernels
+        .into_iter()
+        .map(|k| {
+            let lone: Option<Vec<warp::LoneIndex>> = k.sites.iter().map(|l| warp::one_lane(module, l).filter(|i| i.alone_in(among))).collect();
+            (k, lone)
+        })
+        .partition(|(_, lone)| lone.is_none());
     let kernels: Vec<block::KernelPlan> = kernels.into_iter().map(|(k, _)| k).collect();
     let entries = if at_site.is_empty() && kernels.is_empty() { None } else { Entries::find(module) };
     if entries.is_none() && !(at_site.is_empty() && kernels.is_empty()) {
         for l in &taken {
-            let d = Diagnostic::new(Code::AggregationRemark, Span::new(0, 0), format!("launch of {} not aggregated", name_of(l))).with_primary_message("the module declares `malloc`, `free` or `cudaGetParameterBuffer` with other types");
+            let d = Diagnostic::new(Code::AggregationRemark, Span::new(0, 0), format!("launch of {} not aggregated", name_of(l)))
+                .with_primary_message("the module declares `malloc`, `free` or `cudaGetParameterBuffer` with other types");
             remarks.push(place(d, l));
         }
         return remarks;

@@ -209,7 +209,11 @@ impl<'ctx> Emit<'_, 'ctx> {
         let b = self.b;
         let counter = self.load64(s.counter, "counter");
         let hi = ok(b.build_int_truncate(ok(b.build_right_shift(counter, self.c64(32), false, "hi")), self.module.get_context().i32_type(), "records"));
-        ok(b.build_call(intrinsic(self.module, "llvm.umin", &[self.module.get_context().i32_type().into()]), &[hi.into(), self.c32(s.cap).into()], "count")).try_as_basic_value().basic().expect("a min").into_int_value()
+        ok(b.build_call(intrinsic(self.module, "llvm.umin", &[self.module.get_context().i32_type().into()]), &[hi.into(), self.c32(s.cap).into()], "count"))
+            .try_as_basic_value()
+            .basic()
+            .expect("a min")
+            .into_int_value()
     }
     /// Record `i` of the table at `table` (records of `stride` bytes).
     pub fn record(&self, table: PointerValue<'ctx>, i: IntValue<'ctx>, stride: u64) -> PointerValue<'ctx> {

@@ -54,20 +54,20 @@
 //! launch, the lanes' own as before included, is lowered to the ABI asked for.
 
 use super::super::clone::{called_function, value_name};
-use super::super::launch::{self, Launch};
+use super::super::emit::intrinsic;
 use super::super::emit::ok;
+use super::super::launch::{self, Launch};
 use super::super::sites::{guard_edges, launch_as_documented, new_helper, Config, ARGS_ALIGN};
 use super::super::uniform;
 use super::block;
-use inkwell::basic_block::BasicBlock;
-use inkwell::values::{AsValueRef, BasicValue, InstructionOpcode, InstructionValue};
 use super::child::{launch_agg_kernel, Child, Entries};
 use super::records::{byte_gep, MAX_BLOCKS_PER_RECORD, OFF_BLOCK, OFF_DONE, OFF_GRID, RECORD_ALIGN};
-use super::super::emit::intrinsic;
+use inkwell::basic_block::BasicBlock;
+use inkwell::module::Linkage;
 use inkwell::module::Module;
 use inkwell::types::BasicTypeEnum;
+use inkwell::values::{AsValueRef, BasicValue, InstructionOpcode, InstructionValue};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue};
-use inkwell::module::Linkage;
 use inkwell::IntPredicate;
 use runtime_shim::entry_points::RuntimeFn;
 
@@ -331,7 +331,10 @@ fn holds(cond: BasicValueEnum<'_>, value: bool, depth: u32) -> Option<LoneIndex>
                 _ => return None,
             };
             // `b != 0` of a widened `b`: `b` itself; else `index == k`.
-            let widened_bool = local(other, depth).and_then(|v| v.as_instruction_value()).is_some_and(|i| matches!(i.get_opcode(), InstructionOpcode::ZExt | InstructionOpcode::SExt) && i.get_operand(0).and_then(|o| o.value()).is_some_and(|b| b.is_int_value() && b.into_int_value().get_type().get_bit_width() == 1));
+            let widened_bool = local(other, depth).and_then(|v| v.as_instruction_value()).is_some_and(|i| {
+                matches!(i.get_opcode(), InstructionOpcode::ZExt | InstructionOpcode::SExt)
+                    && i.get_operand(0).and_then(|o| o.value()).is_some_and(|b| b.is_int_value() && b.into_int_value().get_type().get_bit_width() == 1)
+            });
             if widened_bool && k == Some(0) {
                 holds(other, !eq, depth + 1)
             } else if eq {
@@ -370,11 +373,21 @@ fn thread_index<'ctx>(v: BasicValueEnum<'ctx>) -> Option<LoneIndex> {
     let operands = |i: InstructionValue<'ctx>| -> Option<[BasicValueEnum<'ctx>; 2]> { Some([i.get_operand(0)?.value()?, i.get_operand(1)?.value()?]) };
     // `a * b` with {a, b} = {x, y}, in either order.
     let product_of = |v: BasicValueEnum<'ctx>, x: &str, y: &str| {
-        local(v, 0).and_then(|v| v.as_instruction_value()).filter(|i| i.get_opcode() == InstructionOpcode::Mul).and_then(operands).is_some_and(|[a, b]| (reads(a, x) && reads(b, y)) || (reads(a, y) && reads(b, x)))
+        local(v, 0)
+            .and_then(|v| v.as_instruction_value())
+            .filter(|i| i.get_opcode() == InstructionOpcode::Mul)
+            .and_then(operands)
+            .is_some_and(|[a, b]| (reads(a, x) && reads(b, y)) || (reads(a, y) && reads(b, x)))
     };
     let inst = local(v, 0)?.as_instruction_value().filter(|i| matches!(i.get_opcode(), InstructionOpcode::Add | InstructionOpcode::Or))?;
     let [a, b] = operands(inst)?;
-    let other = if reads(a, "tid.x") { b } else if reads(b, "tid.x") { a } else { return None };
+    let other = if reads(a, "tid.x") {
+        b
+    } else if reads(b, "tid.x") {
+        a
+    } else {
+        return None;
+    };
     if product_of(other, "tid.y", "ntid.x") {
         Some(LoneIndex::Linear2d)
     } else if product_of(other, "ctaid.x", "ntid.x") {
