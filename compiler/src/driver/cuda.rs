@@ -279,6 +279,7 @@ fn run_clang(engine: &ClangEngine, args: impl FnOnce(&Path) -> Result<(Vec<OsStr
 fn run_clang_with(engine: &ClangEngine, args: impl FnOnce(&Path) -> Result<(Vec<OsString>, PathBuf, Option<PathBuf>), ToolError>, build: &BuildOptions) -> Result<(Vec<u8>, String, Said), Failure> {
     let resource_dir = match engine {
         ClangEngine::Process(clang) => {
+            let started = Instant::now();
             let also = std::cell::RefCell::new(None);
             let ran = run_front_end(
                 "clang",
@@ -295,6 +296,7 @@ fn run_clang_with(engine: &ClangEngine, args: impl FnOnce(&Path) -> Result<(Vec<
             return match ran {
                 Ok(run) => Ok((run.output, String::new(), Said::Text(run.stderr))),
                 Err(ToolError::Failed { tool, command, status, stderr, stdout }) => {
+                    build.log.push(failed_run(&command, &format!("Clang failed ({status})"), started));
                     Err(Failure::Program { said: Said::Text(stderr.clone()), error: ToolError::Failed { tool, command, status, stderr, stdout } })
                 }
                 Err(e) => Err(Failure::Tool(e)),
@@ -325,11 +327,26 @@ fn run_clang_with(engine: &ClangEngine, args: impl FnOnce(&Path) -> Result<(Vec<
                 build.log.push(ToolRun { tool: "clang".into(), command, stdout: String::new(), stderr: String::new(), elapsed: started.elapsed() });
                 Ok(Ok((bytes, extra, said)))
             }
-            Outcome::Errors | Outcome::Unsupported => Ok(Err(Failure::Errors { said, command })),
-            Outcome::Crashed => Ok(Err(Failure::Crashed { said, command })),
+            Outcome::Errors | Outcome::Unsupported => {
+                build.log.push(failed_run(&command, "Clang ended with errors", started));
+                Ok(Err(Failure::Errors { said, command }))
+            }
+            Outcome::Crashed => {
+                build.log.push(failed_run(&command, "Clang crashed", started));
+                Ok(Err(Failure::Crashed { said, command }))
+            }
         }
     });
     ran.unwrap_or_else(|e| Err(Failure::Tool(e)))
+}
+
+/// A run of Clang that failed, as the tool log records it (`-v` shows it, `--time` counts it):
+/// its command, then a comment saying how it ended. Its messages are not in the record: where
+/// the compilation runs Clang again (without a precompiled header it refused, or with the
+/// texture intrinsics it left out) the run after it says what is so, else the compilation's
+/// error reports them.
+fn failed_run(command: &str, how: &str, started: Instant) -> ToolRun {
+    ToolRun { tool: "clang".into(), command: format!("{command}\n# {how}: nothing it wrote is used"), stdout: String::new(), stderr: String::new(), elapsed: started.elapsed() }
 }
 
 /// The precompiled header of Clang's CUDA wrapper that a compilation with `template`'s options
