@@ -264,7 +264,8 @@ fn every_code_has_a_ui_test() {
     // compiler/tests/link_launcher.rs. E0805 (no LLVM OpenMP runtime for a `-fopenmp` link) is
     // about the installation: compiler/tests/nvcc_dialect.rs's
     // `an_openmp_program_links_llvms_runtime_and_prints_what_nvccs_prints` points
-    // `CDPC_LIBOMP_DIR` at an empty folder.
+    // `CDPC_LIBOMP_DIR` at an empty folder. E0806 (a program without `main`) is about the host
+    // link: compiler/tests/program_build.rs's `a_program_without_main_says_what_to_write_instead`.
     // E1003 (CUDA's headers incomplete) is about the installation: `cdpc::clang`'s unit tests.
     // E1004 (Clang crashed) needs a crash: compiler/tests/cuda_cxx.rs's
     // `a_clang_crash_is_e1004_and_leaves_nothing` makes the shim abort inside Clang's run.
@@ -287,6 +288,7 @@ fn every_code_has_a_ui_test() {
         Code::DeviceLinkMissing,
         Code::ForeignLinkFailed,
         Code::OpenMpRuntimeMissing,
+        Code::ProgramWithoutMain,
         Code::CudaHeadersNotFound,
         Code::ClangCrashed,
         Code::CacheSizeInvalid,

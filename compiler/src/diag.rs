@@ -154,6 +154,8 @@ pub enum Code {
     // device link or the static runtime's system libraries.
     ForeignLinkFailed,
     OpenMpRuntimeMissing,
+    // A program's host link that found no `main` (a file of kernels built as a program).
+    ProgramWithoutMain,
     // W0800 (a kernel whose parameter's type C cannot name, so the host header has no launcher
     // for it) is retired: since issue 25 every kernel-language type has a C name.
     PtxOfLinkNotPacked,
@@ -316,6 +318,7 @@ impl Code {
             DeviceLinkMissing => "E0803",
             ForeignLinkFailed => "E0804",
             OpenMpRuntimeMissing => "E0805",
+            ProgramWithoutMain => "E0806",
             PtxOfLinkNotPacked => "W0801",
             HostCodeInDevice => "E0900",
             NotCompiledForDevice => "E0901",
@@ -456,6 +459,7 @@ impl Code {
         Code::DeviceLinkMissing,
         Code::ForeignLinkFailed,
         Code::OpenMpRuntimeMissing,
+        Code::ProgramWithoutMain,
         Code::PtxOfLinkNotPacked,
         Code::HostCodeInDevice,
         Code::NotCompiledForDevice,

@@ -229,6 +229,30 @@ fn host_files_compile_with_the_host_compiler() {
     assert!(!p.path().join("bad.o").exists(), "no partial output");
 }
 
+/// A file of kernels alone built as a program (nvcc's default, and cdpc's) fails in the host
+/// link for want of `main`: `E0806` says so and what to write instead, the linker's message
+/// kept as a note, and no program is written. What it suggests works.
+#[test]
+fn a_program_without_main_says_what_to_write_instead() {
+    let Some(_) = build_common::tool_dir() else { return };
+    if !build_common::have("c++") {
+        println!("skipped: no host compiler `c++`");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cu"), "__global__ void child(int *p) { p[threadIdx.x] = 1; }\n__global__ void parent(int *p) { child<<<1, 32>>>(p); }\n").unwrap();
+    let out = build_common::cdpc(dir.path(), &["k.cu", "-o", "k"]);
+    let said = stderr(&out);
+    assert!(!out.status.success() && said.contains("error[E0806]: no `main` in the program"), "{said}");
+    assert!(said.contains("`-c` writes an object") && said.contains("undefined reference to `main'"), "{said}");
+    assert!(!dir.path().join("k").exists(), "no partial output");
+    let out = build_common::cdpc(dir.path(), &["k.cu", "-o", "k", "--error-format", "json"]);
+    assert!(stderr(&out).contains(r#""code":"E0806""#), "{}", stderr(&out));
+    ok(&build_common::cdpc(dir.path(), &["-c", "k.cu"]), "cdpc -c k.cu");
+    ok(&build_common::cdpc(dir.path(), &["k.cu", "-o", "k.cubin"]), "cdpc k.cu -o k.cubin");
+    assert!(dir.path().join("k.o").is_file() && dir.path().join("k.cubin").is_file());
+}
+
 #[test]
 fn a_kernel_language_file_alone_still_compiles_to_a_cubin() {
     let Some(_) = build_common::tool_dir() else { return };

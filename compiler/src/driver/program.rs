@@ -653,13 +653,29 @@ fn openmp_runtime_missing(searched: &[String]) -> Diagnostic {
 /// registration of a device link, `E0803` with what to change.
 fn link_failure(e: ToolError) -> BuildError {
     if let ToolError::Failed { stderr, .. } = &e {
-        if let Some(d) = missing_device_link(stderr) {
-            let mut d = d;
+        if let Some(mut d) = missing_device_link(stderr).or_else(|| missing_main(stderr)) {
             d.notes.push(e.to_string());
             return BuildError::Link(vec![d]);
         }
     }
     BuildError::Other(e.into())
+}
+
+/// `E0806`: the program's host link found no `main` (GNU ld's "undefined reference to
+/// `main'", lld's and mold's "undefined symbol: main"), as where a file of kernels alone is
+/// built as a program: what to write instead.
+pub fn missing_main(stderr: &str) -> Option<Diagnostic> {
+    let missing = stderr.lines().any(|l| l.contains("undefined reference to `main'") || l.trim_end().ends_with("undefined symbol: main"));
+    if !missing {
+        return None;
+    }
+    let mut d = Diagnostic::new(Code::ProgramWithoutMain, Span::default(), "no `main` in the program: without `-c`, `-dc` or a device output, cdpc builds a program, as nvcc does")
+        .with_note(
+            "to compile without linking: `-c` writes an object (`-dc` one with relocatable device code, for a device link later); `-o NAME.cubin` (`.ptx`, `.fatbin`) writes the device code alone",
+        )
+        .with_note("to build the program: name the file that defines `main` too (`cdpc kernels.cu main.cpp -o app`)");
+    d.labels.clear();
+    Some(d)
 }
 
 /// The symbol a device link's registration object defines for each module it linked, which the
@@ -918,6 +934,18 @@ mod tests {
         // ld's context line names the symbol first; the error is the line after it.
         let context = "ld: b.o: in function `__cudaRegisterLinkedBinary_x_1_a_cu':\n(.text+0x0): multiple definition of `__cudaRegisterLinkedBinary_x_1_a_cu'; a.o:(.text+0x0): first defined here\n";
         assert!(missing_device_link(context).unwrap().message.contains("two device links"));
+    }
+
+    #[test]
+    fn a_link_without_main_is_named_for_each_linker() {
+        for stderr in [
+            "/usr/bin/ld: /usr/lib/x86_64-linux-gnu/Scrt1.o: in function `_start':\n(.text+0x17): undefined reference to `main'\ncollect2: error: ld returned 1 exit status\n",
+            "ld.lld: error: undefined symbol: main\n>>> referenced by start.S:104\n",
+            "mold: error: undefined symbol: main\n",
+        ] {
+            assert_eq!(missing_main(stderr).map(|d| d.code), Some(Code::ProgramWithoutMain), "{stderr}");
+        }
+        assert!(missing_main("undefined reference to `main_loop'\nld.lld: error: undefined symbol: mainly\n").is_none());
     }
 
     #[test]
