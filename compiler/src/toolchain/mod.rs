@@ -23,8 +23,9 @@
 //!
 //! `discover.rs` searches in a documented order: `--cuda-home`, `CUDA_HOME`, `CUDA_PATH`, the
 //! checkout's `.cuda/`, the NVIDIA pip wheels of `python3`'s site folders (told from files by
-//! `pip_wheels.rs`), `PATH`, `/usr/local/cuda`. `process.rs` is one bounded, killable run of a
-//! tool, waited for on its pidfd and started with glibc malloc tunables for huge-page heaps.
+//! `pip_wheels.rs`), `PATH`, the standard toolkit folder (`SearchEnv::STANDARD_TOOLKIT`).
+//! `process.rs` is one bounded, killable run of a tool, waited for on its pidfd and started with
+//! glibc malloc tunables for huge-page heaps.
 //! **Where ptxas and nvlink start before their inputs exist** is `early.rs`: each input made empty
 //! under a file lease, so that the tool's `open` waits in the kernel until cdpc has written it
 //! whole (ptxas started by the driver before a `.cdp` program's code generation,
