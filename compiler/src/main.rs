@@ -28,9 +28,9 @@ struct Cli {
     /// program; several inputs, an object or `-l` are compiled separately and linked
     #[arg(required_unless_present_any = ["list_gpu_arch", "list_gpu_code"], value_name = "INPUT")]
     inputs: Vec<PathBuf>,
-    /// Output file; `-` writes PTX or LLVM IR to standard output [default: the first INPUT
-    /// with the extension of --emit; with -dc, each source's name with `.o` in the current
-    /// folder]
+    /// Output file; `-` writes PTX or LLVM IR to standard output [default: the first INPUT's
+    /// name with the extension of --emit, with -dc each source's with `.o`, in the current
+    /// folder or -odir's, as nvcc's]
     #[arg(short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
     /// Compile each source to an object like `nvcc -dc`'s and stop (also spelled `-c`; cdpc's
@@ -54,6 +54,11 @@ struct Cli {
     /// first), the output is one cubin linked with libcudadevrt
     #[arg(long = "device-link")]
     device_link: bool,
+    /// A fat binary of the device code (nvcc's `-fatbin`): `-gencode`'s images, else `--arch`'s
+    /// cubin and its PTX, as nvcc's `-arch=sm_XX` makes them; `<stem>.fatbin` in the current
+    /// folder (or `-odir`'s) unless `-o` names it
+    #[arg(long = "fatbin")]
+    fatbin: bool,
     /// Link the device library libNAME.a (repeatable; `-lNAME` or `-l NAME`)
     #[arg(short = 'l', value_name = "NAME")]
     library: Vec<String>,
@@ -726,6 +731,11 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
             ErrorFormat::Human => {}
         }
     }
+    // nvcc's `-fatbin` without `-gencode`: `--arch`'s cubin and its PTX, what nvcc's
+    // `-arch=sm_XX` stands for.
+    if cli.fatbin && cli.gencode.is_empty() {
+        cli.gencode.push(vec![cdpc::driver::fatbin::Image::Cubin(cli.arch), cdpc::driver::fatbin::Image::Ptx(cli.arch)]);
+    }
     // nvcc's `-c` without `-rdc`: a whole program's object (of CUDA C++); otherwise `-dc`.
     let whole_compile = cli.compile && !cli.device_c && !cli.rdc;
     cli.device_c |= cli.compile;
@@ -875,6 +885,9 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         fail(format, &cli.inputs[0].display().to_string(), message);
         ExitCode::from(2)
     };
+    if cli.fatbin && (cli.device_c || cli.device_link || cli.lib) {
+        return usage("`-fatbin` writes a fat binary of device code; `-c`, `-dc`, `-dlink` and `-lib` write objects and libraries: give one of them");
+    }
     let program = driver::program::ProgramOptions {
         host_compiler: cli.ccbin.clone(),
         libraries: cli.library.clone(),
@@ -911,7 +924,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         return report_built(&cli, &output, result, color);
     }
     // `-o x.cubin` (`.ptx`, `.fatbin`, `.ll`) asks for device code, whatever the inputs.
-    let device_output = cli.output.as_ref().and_then(|o| o.extension()).is_some_and(|e| matches!(e.to_str(), Some("cubin" | "ptx" | "fatbin" | "ll" | "bc")));
+    let device_output = cli.fatbin || cli.output.as_ref().and_then(|o| o.extension()).is_some_and(|e| matches!(e.to_str(), Some("cubin" | "ptx" | "fatbin" | "ll" | "bc")));
     if cli.device_link && cli.emit.is_none() && !device_output {
         // nvcc's `-dlink`: the device link's registration object, for the host linker.
         if let Some(source) = sources.first() {
@@ -1006,7 +1019,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
             // The fat binary is the output; another --emit would be silently ignored.
             return usage("`-gencode` writes a fat binary; `--emit` other than cubin takes one `--arch` instead");
         }
-        let output = cli.output.clone().unwrap_or_else(|| cli.inputs[0].with_extension("fatbin"));
+        let output = cli.output.clone().unwrap_or_else(|| default_output(&cli, &cli.inputs[0], "fatbin"));
         let link = LinkOptions { libraries: cli.library.clone(), library_dirs: cli.library_dir.clone() };
         let images: Vec<_> = cli.gencode.concat();
         let options = CompileOptions { emit: Emit::Cubin, ..options.clone() };
@@ -1016,11 +1029,17 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         if cli.output.as_deref() == Some(std::path::Path::new("-")) {
             return usage("`-o -` writes text; a link writes a cubin, which needs a file name");
         }
-        let output = cli.output.clone().unwrap_or_else(|| cli.inputs[0].with_extension(Emit::Cubin.extension()));
+        let output = cli.output.clone().unwrap_or_else(|| default_output(&cli, &cli.inputs[0], Emit::Cubin.extension()));
         let link = LinkOptions { libraries: cli.library.clone(), library_dirs: cli.library_dir.clone() };
         return link_inputs(&cli, &inputs, &link, &output, &options, color);
     }
     compile_one(&cli, &cli.inputs[0], cli.output.clone(), &options, color)
+}
+
+/// Where an output goes that `-o` does not name, as nvcc (and gcc) put it: `input`'s name with
+/// `extension`, in the current folder or `-odir`'s, not beside the input.
+fn default_output(cli: &Cli, input: &std::path::Path, extension: &str) -> PathBuf {
+    cli.output_directory.clone().unwrap_or_default().join(PathBuf::from(input.file_name().unwrap_or_default()).with_extension(extension))
 }
 
 /// One source, compiled on its own to what `options.emit` names: the whole-program compile,
@@ -1041,7 +1060,7 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
     let output_path = match &output {
         Some(_) if to_stdout => None,
         Some(o) => Some(o.clone()),
-        None => Some(input.with_extension(emit.extension())),
+        None => Some(default_output(cli, input, emit.extension())),
     };
     let result = if to_stdout {
         if matches!(emit, Emit::Cubin | Emit::Object | Emit::HostObject) {
@@ -1053,7 +1072,7 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
             Ok(compiled)
         })
     } else {
-        let output = output.unwrap_or_else(|| input.with_extension(emit.extension()));
+        let output = output.unwrap_or_else(|| default_output(cli, input, emit.extension()));
         file.compile_to_file(&[input], &output, options)
     };
     let result = result.and_then(|compiled| match (&cli.host_header, &compiled.header) {

@@ -175,7 +175,7 @@ const NVCC: &[NvccOption] = &[
     // Refused, with what to do instead.
     // `-arch=compute_XX -code=sm_XX,compute_XX`: a `-gencode` of the two ([`architectures`]).
     opt("--gpu-code", "-code", true, Marked(GPU_CODE)),
-    opt("--fatbin", "-fatbin", false, Unsupported("cdpc writes a fat binary for -gencode options: `cdpc x.cu -gencode arch=compute_90,code=sm_90 -o x.fatbin`")),
+    opt("--fatbin", "-fatbin", false, Same("--fatbin")),
     opt("--preprocess", "-E", false, Same("--preprocess")),
     opt("--generate-dependencies", "-M", false, Same("--M")),
     opt("--generate-nonsystem-dependencies", "-MM", false, Same("--MM")),

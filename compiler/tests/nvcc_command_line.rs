@@ -121,14 +121,61 @@ fn without_std_cxx20_the_dialect_is_cxx17() {
 fn nvcc_options_cdpc_lacks_are_e0707_in_both_formats() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("k.cu"), "__global__ void k(int *p) { *p = 1; }\n").unwrap();
-    let out = cdpc(dir.path(), &["-fatbin", "k.cu"]);
+    let out = cdpc(dir.path(), &["-cuda", "k.cu"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).starts_with("error[E0707]: nvcc's option `--fatbin` is not in cdpc: cdpc writes a fat binary for -gencode options"), "{}", stderr(&out));
+    assert!(stderr(&out).starts_with("error[E0707]: nvcc's option `--cuda` is not in cdpc: cdpc writes no translated host source"), "{}", stderr(&out));
     let out = cdpc(dir.path(), &["k.cu", "--error-format", "json", "-run"]);
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!((&lines[0]["code"], &lines[0]["severity"]), (&serde_json::json!("E0707"), &serde_json::json!("error")));
     assert!(!dir.path().join("k.o").exists() && !dir.path().join("k.cubin").exists());
+}
+
+/// nvcc's `-fatbin` (CMake's `CUDA_FATBIN_COMPILATION`) and where outputs go that `-o` does
+/// not name: the current folder or `-odir`'s, as nvcc 13.5 puts `-ptx`, `-cubin` and `-fatbin`'s
+/// (measured), never beside the source. The fat binary holds `-arch`'s cubin and PTX, as
+/// nvcc's (`cuobjdump --list-elf --list-ptx`), and `-gencode`'s images where given.
+#[test]
+fn fatbin_and_default_outputs_as_nvccs() {
+    let Some(tools) = tool_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::create_dir_all(dir.path().join("out")).unwrap();
+    std::fs::write(dir.path().join("src/k.cu"), "__global__ void child(int *p) { *p = 1; }\n__global__ void parent(int *p) { child<<<1, 1>>>(p); }\n").unwrap();
+    let ok = |args: &[&str]| {
+        let out = cdpc(dir.path(), args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    };
+    ok(&["-ptx", "src/k.cu"]);
+    ok(&["-cubin", "-arch=sm_90", "src/k.cu"]);
+    ok(&["-fatbin", "-arch=sm_90", "src/k.cu"]);
+    ok(&["-fatbin", "-arch=sm_80", "src/k.cu", "-odir", "out"]);
+    ok(&["-fatbin", "src/k.cu", "-gencode", "arch=compute_90,code=sm_90", "-o", "only-cubin.fatbin"]);
+    for made in ["k.ptx", "k.cubin", "k.fatbin", "out/k.fatbin", "only-cubin.fatbin"] {
+        assert!(dir.path().join(made).is_file(), "{made}");
+    }
+    for absent in ["src/k.ptx", "src/k.cubin", "src/k.fatbin", "a.out", "k"] {
+        assert!(!dir.path().join(absent).exists(), "{absent} was written");
+    }
+    let cuobjdump = tools.join("cuobjdump");
+    if !cuobjdump.is_file() {
+        println!("skipped the images' check: no cuobjdump beside ptxas");
+        return;
+    }
+    let images = |file: &str| {
+        let out = Command::new(&cuobjdump).current_dir(dir.path()).args(["--list-elf", "--list-ptx", file]).output().expect("cuobjdump runs");
+        String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.rsplit('.').nth(1).map(|arch| format!("{arch}.{}", l.rsplit('.').next().unwrap_or("")))).collect::<Vec<_>>()
+    };
+    assert_eq!(images("k.fatbin"), ["sm_90.cubin", "sm_90.ptx"]);
+    assert_eq!(images("out/k.fatbin"), ["sm_80.cubin", "sm_80.ptx"]);
+    assert_eq!(images("only-cubin.fatbin"), ["sm_90.cubin"]);
+    if let Some(nvcc) = nvcc() {
+        run(&nvcc, dir.path(), &["-fatbin", "-rdc=true", "-arch=sm_90", "src/k.cu", "-o", "theirs.fatbin"]);
+        assert_eq!(images("theirs.fatbin"), images("k.fatbin"));
+    }
+    // -fatbin writes device code, not an object
+    let out = cdpc(dir.path(), &["-fatbin", "-dc", "src/k.cu"]);
+    assert!(out.status.code() == Some(2) && stderr(&out).contains("`-fatbin` writes a fat binary of device code"), "{}", stderr(&out));
 }
 
 #[test]
