@@ -736,6 +736,35 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
     if cli.fatbin && cli.gencode.is_empty() {
         cli.gencode.push(vec![cdpc::driver::fatbin::Image::Cubin(cli.arch), cdpc::driver::fatbin::Image::Ptx(cli.arch)]);
     }
+    // nvcc's `-ptx` and `-cubin` with `-gencode` (CMake's CUDA_PTX_COMPILATION and
+    // CUDA_CUBIN_COMPILATION): one architecture's PTX, one image's cubin, as nvcc 13.5 allows;
+    // more is nvcc's error too. (`--emit cubin` into a `.fatbin` stays a fat binary.)
+    let fatbin_named = cli.output.as_ref().and_then(|o| o.extension()).is_some_and(|e| e == "fatbin");
+    if !cli.gencode.is_empty() && !cli.fatbin && !fatbin_named && !cli.device_c && !cli.device_link && matches!(cli.emit, Some(EmitArg::Ptx | EmitArg::Cubin)) {
+        let images = cli.gencode.concat();
+        let mut archs: Vec<SmVersion> = Vec::new();
+        for cdpc::driver::fatbin::Image::Cubin(sm) | cdpc::driver::fatbin::Image::Ptx(sm) in &images {
+            if !archs.contains(sm) {
+                archs.push(*sm);
+            }
+        }
+        let one = match (cli.emit, images.as_slice()) {
+            (Some(EmitArg::Ptx), _) if archs.len() == 1 => Some(archs[0]),
+            (Some(EmitArg::Cubin), [cdpc::driver::fatbin::Image::Cubin(sm)]) => Some(*sm),
+            _ => None,
+        };
+        let Some(sm) = one else {
+            let message = if matches!(cli.emit, Some(EmitArg::Ptx)) {
+                "`-ptx` writes the PTX of one architecture, and these `-gencode` options name several (nvcc refuses them too): compile once per architecture, or write a fat binary (`-fatbin`)"
+            } else {
+                "`-cubin` writes one cubin, and these `-gencode` options name several images (nvcc refuses them too): give one `code=sm_XX`, or write a fat binary (`-fatbin`)"
+            };
+            fail(format, &cli.inputs[0].display().to_string(), message);
+            return ExitCode::from(2);
+        };
+        cli.arch = sm;
+        cli.gencode.clear();
+    }
     // nvcc's `-c` without `-rdc`: a whole program's object (of CUDA C++); otherwise `-dc`.
     let whole_compile = cli.compile && !cli.device_c && !cli.rdc;
     cli.device_c |= cli.compile;
@@ -908,7 +937,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
     if lists && cli.dependency_file.is_some() && sources.len() > 1 {
         return usage("`-MF` names the dependency list of one source: give one source, or leave `-MF` out to write each beside its output");
     }
-    if lists && !cli.device_c && (!cli.gencode.is_empty() || cli.device_link || inputs.len() > 1 || sources.len() != inputs.len() || !cli.library.is_empty()) {
+    if lists && !cli.device_c && (cli.device_link || inputs.len() > 1 || sources.len() != inputs.len() || !cli.library.is_empty()) {
         return usage("`-MD` lists the headers of one compilation: compile each source with `-dc -MD` (or alone), then link");
     }
     let images: Vec<cdpc::driver::fatbin::Image> = cli.gencode.concat();
@@ -1264,6 +1293,9 @@ fn build_fatbin(cli: &Cli, inputs: &[Input], link: &LinkOptions, images: &[cdpc:
     let result = cdpc::toolchain::OutputFile::prepare_guarded(output, guard).map_err(|e| BuildError::Other(e.into())).and_then(|file| {
         let fatbin = cdpc::driver::fatbin::fatbin(inputs, link, images, options)?;
         file.commit(&fatbin.bytes).map_err(|e| BuildError::Other(e.into()))?;
+        if let (true, [input]) = (options.list_headers != driver::HeaderList::None, inputs) {
+            write_dependencies(cli, input.path(), Some(output), &fatbin.headers, options.overwrite)?;
+        }
         Ok((fatbin.tool_runs, fatbin.warnings))
     });
     report_build(cli, output, result, color)

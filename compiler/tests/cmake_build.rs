@@ -159,8 +159,17 @@ fn build(cmake_program: &Path, generator: &str, architectures: Option<&str>) {
     let label = format!("{} -G {generator:?}", cmake_program.display());
 
     let source = project();
-    let mut configure: Vec<String> =
-        vec!["-S".into(), source.display().to_string(), "-B".into(), "build".into(), "-G".into(), generator.into(), format!("-DCMAKE_CUDA_COMPILER={cdpc}"), "-DX_SHARED=ON".into()];
+    let mut configure: Vec<String> = vec![
+        "-S".into(),
+        source.display().to_string(),
+        "-B".into(),
+        "build".into(),
+        "-G".into(),
+        generator.into(),
+        format!("-DCMAKE_CUDA_COMPILER={cdpc}"),
+        "-DX_SHARED=ON".into(),
+        "-DX_DEVICE_OUTPUTS=ON".into(),
+    ];
     configure.extend(architectures.map(|a| format!("-DCMAKE_CUDA_ARCHITECTURES={a}")));
     let configure: Vec<&str> = configure.iter().map(String::as_str).collect();
     let out = cmake(cmake_program, &poisoned, dir, &configure);
@@ -192,6 +201,18 @@ fn build(cmake_program: &Path, generator: &str, architectures: Option<&str>) {
     }
     elf(&build.join("libdp_shared.so"), false).unwrap_or_else(|e| panic!("{label}: {e}"));
     assert!(build.join("libdp.a").is_file(), "{label}: no libdp.a");
+    // One file's device code: the PTX always, the cubin and the fat binary from CMake 3.27
+    let device_output = |target: &str, extension: &str| build.join(format!("CMakeFiles/{target}.dir/child.{extension}"));
+    let ptx = std::fs::read_to_string(device_output("child_ptx", "ptx")).unwrap_or_else(|e| panic!("{label}: child_ptx: {e}"));
+    assert!(ptx.contains(".target sm_90") && ptx.contains(".entry"), "{label}: child_ptx's PTX");
+    let version = |key: &str| cache.lines().find_map(|l| l.strip_prefix(key)).and_then(|l| l.split_once('=')).and_then(|(_, v)| v.parse::<u32>().ok()).unwrap_or(0);
+    let cubin = device_output("child_cubin", "cubin");
+    if (version("CMAKE_CACHE_MAJOR_VERSION:"), version("CMAKE_CACHE_MINOR_VERSION:")) >= (3, 27) {
+        let bytes = std::fs::read(&cubin).unwrap();
+        assert!(bytes.starts_with(b"\x7fELF") && bytes.get(18..20) == Some(&[190, 0][..]), "{label}: child_cubin is no CUDA ELF");
+        let fatbin = std::fs::read(device_output("child_fatbin", "fatbin")).unwrap_or_else(|e| panic!("{label}: child_fatbin: {e}"));
+        assert!(fatbin.starts_with(&[0x50, 0xed, 0x55, 0xba]), "{label}: child_fatbin is no fat binary");
+    }
     assert_eq!(poisoned.calls(), "", "{label}: nvcc ran");
 
     if gpu() {

@@ -178,6 +178,39 @@ fn fatbin_and_default_outputs_as_nvccs() {
     assert!(out.status.code() == Some(2) && stderr(&out).contains("`-fatbin` writes a fat binary of device code"), "{}", stderr(&out));
 }
 
+/// CMake's lines for one file's device code (`CUDA_PTX_COMPILATION`, and from 3.27
+/// `CUDA_CUBIN_COMPILATION` and `CUDA_FATBIN_COMPILATION`): `-ptx`, `-cubin` or `-fatbin` with the
+/// architectures' `--generate-code` and `-MD -MT -MF`. `-ptx` takes the images of one
+/// architecture, `-cubin` one image, as nvcc 13.5 does (more is its error and cdpc's); each
+/// writes its dependency list.
+#[test]
+fn device_outputs_take_cmakes_generate_code_and_dependency_lists() {
+    let Some(_) = tool_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.h"), "#define N 1\n").unwrap();
+    std::fs::write(dir.path().join("k.cu"), "#include \"k.h\"\n__global__ void child(int *p) { *p = N; }\n__global__ void parent(int *p) { child<<<1, 1>>>(p); }\n").unwrap();
+    let both = "--generate-code=arch=compute_90,code=[compute_90,sm_90]";
+    let real = "--generate-code=arch=compute_90,code=[sm_90]";
+    let other = "--generate-code=arch=compute_80,code=[compute_80,sm_80]";
+    let built = |args: &[&str], output: &str| {
+        let out = cdpc(dir.path(), &[args, &["-MD", "-MT", output, "-MF", &format!("{output}.d"), "-x", "cu", "k.cu", "-o", output][..]].concat());
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let list = std::fs::read_to_string(dir.path().join(format!("{output}.d"))).unwrap();
+        assert!(list.starts_with(&format!("{output} : k.cu \\\n")) && prerequisites(&list).iter().any(|p| p == "k.h"), "{args:?}: {list}");
+        std::fs::read(dir.path().join(output)).unwrap()
+    };
+    let ptx = String::from_utf8(built(&["-ptx", both], "k.ptx")).unwrap();
+    assert!(ptx.contains(".target sm_90") && ptx.contains(".entry"), "{ptx}");
+    let cubin = built(&["-cubin", real], "k.cubin");
+    assert!(cubin.starts_with(b"\x7fELF") && cubin.get(18..20) == Some(&[190, 0][..]), "not a CUDA ELF");
+    let fatbin = built(&["-fatbin", both], "k.fatbin");
+    assert!(fatbin.starts_with(&[0x50, 0xed, 0x55, 0xba]), "not a fat binary");
+    for (args, says) in [(&["-ptx", both, other][..], "`-ptx` writes the PTX of one architecture"), (&["-cubin", both], "`-cubin` writes one cubin")] {
+        let out = cdpc(dir.path(), &[args, &["k.cu", "-o", "no.out"][..]].concat());
+        assert!(out.status.code() == Some(2) && stderr(&out).contains(says) && !dir.path().join("no.out").exists(), "{args:?}: {}", stderr(&out));
+    }
+}
+
 #[test]
 fn command_lines_cdpc_cannot_read_are_e0708() {
     let dir = tempfile::tempdir().unwrap();

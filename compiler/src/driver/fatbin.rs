@@ -22,6 +22,7 @@ use super::{CompileError, CompileOptions, Emit};
 use crate::diag::{Code, Diagnostic};
 use crate::target::SmVersion;
 use crate::toolchain::{FatbinImage, ToolRun, Toolchain};
+use std::path::PathBuf;
 
 /// One image of a fat binary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,6 +96,9 @@ pub struct Fatbin {
     pub warnings: Vec<SourceWarnings>,
     /// Every ptxas, nvlink and fatbinary run.
     pub tool_runs: Vec<ToolRun>,
+    /// With [`CompileOptions::list_headers`] and one source, the headers its compilation read
+    /// (`-MD`); empty otherwise.
+    pub headers: Vec<PathBuf>,
 }
 
 /// Builds `images` from `inputs` and packs them with `fatbinary`.
@@ -107,6 +111,7 @@ pub fn fatbin(inputs: &[Input], link_options: &LinkOptions, images: &[Image], op
     let mut warnings = None;
     let mut tool_runs = Vec::new();
     let mut seen = Vec::new();
+    let mut headers: Option<Vec<PathBuf>> = None;
     let linked = !matches!(inputs, [Input::Source(_)]);
     let dropped: Vec<SmVersion> = images
         .iter()
@@ -142,6 +147,7 @@ pub fn fatbin(inputs: &[Input], link_options: &LinkOptions, images: &[Image], op
                 options.preprocess.input = Some(path.clone());
                 let input = super::InputFile::read(path, &options).map_err(|error| BuildError::Source { name: name.clone(), text: String::new(), error })?;
                 let compiled = input.compile(&options).map_err(|error| BuildError::Source { name, text: input.shown.clone(), error })?;
+                headers.get_or_insert(compiled.headers);
                 packed.push(FatbinImage { ptx: true, sm, bytes: compiled.output });
             }
         }
@@ -166,7 +172,23 @@ pub fn fatbin(inputs: &[Input], link_options: &LinkOptions, images: &[Image], op
     let build = super::build_options(options);
     let bytes = tools.fatbinary(&packed, false, &build).map_err(CompileError::from)?;
     tool_runs.extend(build.log.take());
-    Ok(Fatbin { bytes, warnings, tool_runs })
+    // `-MD` of a fat binary of cubins alone: the source's headers from its PTX, which the
+    // cubins' link compiled but does not keep.
+    let headers = match (headers, inputs, options.list_headers) {
+        (Some(headers), _, _) => headers,
+        (None, [Input::Source(path)], list) if list != super::HeaderList::None => {
+            let mut options = CompileOptions { emit: Emit::Ptx, ..options.clone() };
+            options.preprocess.input = Some(path.clone());
+            if let Some(Image::Cubin(sm) | Image::Ptx(sm)) = images.first() {
+                options.target.sm = *sm;
+            }
+            let name = path.display().to_string();
+            let input = super::InputFile::read(path, &options).map_err(|error| BuildError::Source { name: name.clone(), text: String::new(), error })?;
+            input.compile(&options).map_err(|error| BuildError::Source { name, text: input.shown.clone(), error })?.headers
+        }
+        _ => Vec::new(),
+    };
+    Ok(Fatbin { bytes, warnings, tool_runs, headers })
 }
 
 #[cfg(test)]
