@@ -134,6 +134,15 @@ struct Cli {
     /// the host's `ar` [default output: `a.a`]
     #[arg(long = "lib")]
     lib: bool,
+    /// Build the program, then run it (nvcc's `-run`): `./OUTPUT` with `--run-args`, standard
+    /// input and output its own; cdpc exits with its status. The program stays (`a.out` unless
+    /// `-o` names it), as nvcc's does
+    #[arg(long = "run")]
+    run: bool,
+    /// The program's arguments for `--run` (nvcc's `-run-args`): a comma-separated list, each
+    /// item split at spaces as nvcc's shell splits it; may be repeated
+    #[arg(long = "run-args", value_name = "ARGS")]
+    run_args: Vec<String>,
     /// The archiver of `--lib` (nvcc's `-arbin`) [default: `CDPC_AR`, else `ar` on PATH]
     #[arg(long = "archiver", value_name = "PATH")]
     archiver: Option<PathBuf>,
@@ -914,6 +923,10 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         fail(format, &cli.inputs[0].display().to_string(), message);
         ExitCode::from(2)
     };
+    let device_named = cli.output.as_ref().and_then(|o| o.extension()).is_some_and(|e| matches!(e.to_str(), Some("cubin" | "ptx" | "fatbin" | "ll" | "bc")));
+    if cli.run && (cli.device_c || cli.device_link || cli.lib || cli.fatbin || cli.emit.is_some() || device_named) {
+        return usage("`-run` builds a program and runs it: give the program's sources and objects, without `-c`, `-dc`, `-dlink`, `-lib` or a device output");
+    }
     if cli.fatbin && (cli.device_c || cli.device_link || cli.lib) {
         return usage("`-fatbin` writes a fat binary of device code; `-c`, `-dc`, `-dlink` and `-lib` write objects and libraries: give one of them");
     }
@@ -953,7 +966,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         return report_built(&cli, &output, result, color);
     }
     // `-o x.cubin` (`.ptx`, `.fatbin`, `.ll`) asks for device code, whatever the inputs.
-    let device_output = cli.fatbin || cli.output.as_ref().and_then(|o| o.extension()).is_some_and(|e| matches!(e.to_str(), Some("cubin" | "ptx" | "fatbin" | "ll" | "bc")));
+    let device_output = cli.fatbin || device_named;
     if cli.device_link && cli.emit.is_none() && !device_output {
         // nvcc's `-dlink`: the device link's registration object, for the host linker.
         if let Some(source) = sources.first() {
@@ -974,6 +987,14 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         driver::program::ProgramInput::Host(_) => true,
         driver::program::ProgramInput::Object(p) => driver::program::holds_host_code(p),
     });
+    // nvcc's `-run` of a program already built: run, nothing compiled.
+    if let (true, [only]) = (cli.run, cli.inputs.as_slice()) {
+        use std::os::unix::fs::PermissionsExt;
+        let built = only.extension().is_none() && std::fs::metadata(only).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+        if built && std::fs::read(only).is_ok_and(|bytes| bytes.starts_with(b"\x7fELF")) {
+            return run_program(&cli, only);
+        }
+    }
     if !cli.device_c && !cli.device_link && cli.emit.is_none() && !device_output && holds_host_code {
         // nvcc's default: a program.
         if cli.verbose {
@@ -985,7 +1006,11 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         }
         let options = CompileOptions { host_object_images: images.clone(), ..options.clone() };
         let result = driver::program::build_program(&program_inputs, &output, &program, &options);
-        return report_built(&cli, &output, result, color);
+        let status = report_built(&cli, &output, result, color);
+        if status != ExitCode::SUCCESS || !cli.run {
+            return status;
+        }
+        return run_program(&cli, &output);
     }
     if cli.device_c {
         // Each source on its own, as one of several translation units.
@@ -1063,6 +1088,24 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         return link_inputs(&cli, &inputs, &link, &output, &options, color);
     }
     compile_one(&cli, &cli.inputs[0], cli.output.clone(), &options, color)
+}
+
+/// nvcc's `-run`: the program just built, run as `./PROGRAM` (the path as given where it has a
+/// folder) with `--run-args`' words; its exit status is cdpc's (128 + the signal that ended it).
+fn run_program(cli: &Cli, program: &std::path::Path) -> ExitCode {
+    let path = if program.components().count() > 1 { program.to_path_buf() } else { std::path::Path::new(".").join(program) };
+    let args: Vec<&str> = cli.run_args.iter().flat_map(|list| list.split(',')).flat_map(str::split_whitespace).collect();
+    match std::process::Command::new(&path).args(&args).status() {
+        Ok(status) => {
+            use std::os::unix::process::ExitStatusExt;
+            let code = status.code().or_else(|| status.signal().map(|s| 128 + s)).unwrap_or(1);
+            ExitCode::from(u8::try_from(code).unwrap_or(1))
+        }
+        Err(e) => {
+            fail(cli.error_format, &path.display().to_string(), &format!("the program could not be started: {e}"));
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// Where an output goes that `-o` does not name, as nvcc (and gcc) put it: `input`'s name with

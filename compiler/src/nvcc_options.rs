@@ -182,7 +182,7 @@ const NVCC: &[NvccOption] = &[
     opt("--pre-include", "-include", true, PreInclude),
     // A program is what cdpc builds when nothing else is asked, as nvcc.
     opt("--link", "-link", false, Ignored),
-    opt("--run", "-run", false, Unsupported("build the program with nvcc's host link, then run it")),
+    opt("--run", "-run", false, Same("--run")),
     // Link-time optimisation of device code (CMake's `INTERPROCEDURAL_OPTIMIZATION` for CUDA):
     // not in cdpc, which compiles each file's device code whole and links it as without it
     // (warning `W0709`, main.rs); `code=lto_XX` is then `code=sm_XX` ([`architectures`]).
@@ -289,7 +289,7 @@ const NVCC: &[NvccOption] = &[
     opt("--apply-controls", "-apply-controls", true, Unsupported("nvcc's controls file is NVVM's")),
     opt("--entries", "-e", true, Unsupported("cdpc keeps every kernel of a file")),
     opt("--clean-targets", "-clean", false, Unsupported("remove the outputs with the build system's clean rule")),
-    opt("--run-args", "-run-args", true, Unsupported("build the program, then run it with its arguments")),
+    opt("--run-args", "-run-args", true, Same("--run-args")),
     opt("--concat", "-concat", false, Unsupported("give the sources to one cdpc command, which compiles and links them")),
     opt("--qpp-config", "-qpp-config", true, Unsupported("cdpc builds for x86-64 Linux")),
     opt("--compile-as-tools-patch", "-astoolspatch", false, Unsupported("it is for NVIDIA's tools")),
@@ -801,9 +801,9 @@ mod tests {
 
     #[test]
     fn nvcc_options_cdpc_does_not_have_are_e0707_and_missing_values_e0708() {
-        let r = refused(&["a.cu", "-run"]);
+        let r = refused(&["a.cu", "-dryrun"]);
         assert_eq!(r.code, Code::OptionUnsupported);
-        assert!(r.message.contains("--run"), "{}", r.message);
+        assert!(r.message.contains("--dryrun"), "{}", r.message);
         assert_eq!(refused(&["--machine=32"]).code, Code::OptionUnsupported);
         assert_eq!(refused(&["a.cu", "-ccbin"]).code, Code::OptionInvalid);
     }

@@ -124,7 +124,7 @@ fn nvcc_options_cdpc_lacks_are_e0707_in_both_formats() {
     let out = cdpc(dir.path(), &["-cuda", "k.cu"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).starts_with("error[E0707]: nvcc's option `--cuda` is not in cdpc: cdpc writes no translated host source"), "{}", stderr(&out));
-    let out = cdpc(dir.path(), &["k.cu", "--error-format", "json", "-run"]);
+    let out = cdpc(dir.path(), &["k.cu", "--error-format", "json", "-dryrun"]);
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!((&lines[0]["code"], &lines[0]["severity"]), (&serde_json::json!("E0707"), &serde_json::json!("error")));
@@ -209,6 +209,37 @@ fn device_outputs_take_cmakes_generate_code_and_dependency_lists() {
         let out = cdpc(dir.path(), &[args, &["k.cu", "-o", "no.out"][..]].concat());
         assert!(out.status.code() == Some(2) && stderr(&out).contains(says) && !dir.path().join("no.out").exists(), "{args:?}: {}", stderr(&out));
     }
+}
+
+/// nvcc's `-run`: the program built (`a.out`, or `-o`'s, left in place), then run with
+/// `-run-args` (comma-separated, each item split at spaces as nvcc's shell does), cdpc's exit
+/// status the program's; a program already built runs without compiling; with `-c` and the
+/// like a usage error. The program touches no GPU, so the outputs and statuses are nvcc's
+/// for the same command lines wherever nvcc is found.
+#[test]
+fn run_builds_the_program_and_runs_it_as_nvccs() {
+    let (Some(tools), true) = (tool_dir(), have("c++")) else {
+        println!("skipped: no CUDA toolkit or no host compiler `c++`");
+        return;
+    };
+    let path = format!("{}:{}", tools.display(), std::env::var("PATH").unwrap_or_default());
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("h.cu"), "#include <cstdio>\nint main(int argc, char **argv) { for (int i = 1; i < argc; i++) printf(\"[%s]\", argv[i]); printf(\" %d\\n\", argc); return 3; }\n")
+        .unwrap();
+    let ran = |program: &Path, args: &[&str]| {
+        let out = Command::new(program).current_dir(dir.path()).env("PATH", &path).args(args).output().expect("the compiler runs");
+        (String::from_utf8_lossy(&out.stdout).into_owned(), out.status.code())
+    };
+    let cdpc_program = Path::new(env!("CARGO_BIN_EXE_cdpc"));
+    let lines: [&[&str]; 3] = [&["-run", "h.cu", "-run-args", "x,y"], &["-run", "h.cu", "-o", "prog", "--run-args", "a b", "--run-args", "c"], &["-run", "./prog", "-run-args", "z"]];
+    let ours: Vec<_> = lines.iter().map(|args| ran(cdpc_program, args)).collect();
+    assert_eq!(ours, [("[x][y] 3\n".to_string(), Some(3)), ("[a][b][c] 4\n".to_string(), Some(3)), ("[z] 2\n".to_string(), Some(3))]);
+    assert!(dir.path().join("a.out").is_file() && dir.path().join("prog").is_file());
+    let out = cdpc(dir.path(), &["-run", "-c", "h.cu"]);
+    assert!(out.status.code() == Some(2) && stderr(&out).contains("`-run` builds a program and runs it") && !dir.path().join("h.o").exists(), "{}", stderr(&out));
+    let Some(nvcc) = nvcc() else { return };
+    let theirs: Vec<_> = lines.iter().map(|args| ran(&nvcc, args)).collect();
+    assert_eq!(ours, theirs);
 }
 
 #[test]
