@@ -716,8 +716,8 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
                 }
             }
             Ok(Ok(images)) => {
-                if let Some(cdpc::driver::fatbin::Image::Cubin(sm) | cdpc::driver::fatbin::Image::Ptx(sm)) = images.first() {
-                    cli.arch = *sm;
+                if let Some(image) = images.first() {
+                    cli.arch = image.sm();
                 }
                 cli.gencode.push(images);
             }
@@ -745,18 +745,16 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
     if cli.fatbin && cli.gencode.is_empty() {
         cli.gencode.push(vec![cdpc::driver::fatbin::Image::Cubin(cli.arch), cdpc::driver::fatbin::Image::Ptx(cli.arch)]);
     }
+    // The output `-o` names, by its extension: device code whatever the inputs (`.cubin`, ...).
+    let output_extension = cli.output.as_deref().and_then(std::path::Path::extension).and_then(std::ffi::OsStr::to_str);
+    let fatbin_named = output_extension == Some("fatbin");
+    let device_named = matches!(output_extension, Some("cubin" | "ptx" | "fatbin" | "ll" | "bc"));
     // nvcc's `-ptx` and `-cubin` with `-gencode` (CMake's CUDA_PTX_COMPILATION and
     // CUDA_CUBIN_COMPILATION): one architecture's PTX, one image's cubin, as nvcc 13.5 allows;
     // more is nvcc's error too. (`--emit cubin` into a `.fatbin` stays a fat binary.)
-    let fatbin_named = cli.output.as_ref().and_then(|o| o.extension()).is_some_and(|e| e == "fatbin");
     if !cli.gencode.is_empty() && !cli.fatbin && !fatbin_named && !cli.device_c && !cli.device_link && matches!(cli.emit, Some(EmitArg::Ptx | EmitArg::Cubin)) {
         let images = cli.gencode.concat();
-        let mut archs: Vec<SmVersion> = Vec::new();
-        for cdpc::driver::fatbin::Image::Cubin(sm) | cdpc::driver::fatbin::Image::Ptx(sm) in &images {
-            if !archs.contains(sm) {
-                archs.push(*sm);
-            }
-        }
+        let archs = cdpc::driver::fatbin::architectures(&images);
         let one = match (cli.emit, images.as_slice()) {
             (Some(EmitArg::Ptx), _) if archs.len() == 1 => Some(archs[0]),
             (Some(EmitArg::Cubin), [cdpc::driver::fatbin::Image::Cubin(sm)]) => Some(*sm),
@@ -781,14 +779,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
     // `cdpc -v __cmake_determine_cuda`): what CMake reads of them, docs/CMAKE.md.
     let verbose_header = || {
         // Each architecture of the build: `-gencode`'s, else `--arch`'s.
-        let mut archs: Vec<SmVersion> = cli
-            .gencode
-            .concat()
-            .iter()
-            .map(|i| match i {
-                cdpc::driver::fatbin::Image::Cubin(sm) | cdpc::driver::fatbin::Image::Ptx(sm) => *sm,
-            })
-            .collect();
+        let mut archs: Vec<SmVersion> = cli.gencode.concat().iter().map(|i| i.sm()).collect();
         archs.dedup();
         if archs.is_empty() {
             archs.push(cli.arch);
@@ -923,7 +914,6 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         fail(format, &cli.inputs[0].display().to_string(), message);
         ExitCode::from(2)
     };
-    let device_named = cli.output.as_ref().and_then(|o| o.extension()).is_some_and(|e| matches!(e.to_str(), Some("cubin" | "ptx" | "fatbin" | "ll" | "bc")));
     if cli.run && (cli.device_c || cli.device_link || cli.lib || cli.fatbin || cli.emit.is_some() || device_named) {
         return usage("`-run` builds a program and runs it: give the program's sources and objects, without `-c`, `-dc`, `-dlink`, `-lib` or a device output");
     }
@@ -981,20 +971,22 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         let result = driver::program::device_link_to_file(&objects, &output, &program, &options);
         return report_built(&cli, &output, result, color);
     }
+    // nvcc's `-run` of a program already built: run, nothing compiled (nor read as an object).
+    if let (true, [only]) = (cli.run, cli.inputs.as_slice()) {
+        use std::io::Read;
+        use std::os::unix::fs::PermissionsExt;
+        let built = only.extension().is_none() && std::fs::metadata(only).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+        let mut head = [0u8; 4];
+        if built && std::fs::File::open(only).and_then(|mut f| f.read_exact(&mut head)).is_ok() && head == *b"\x7fELF" {
+            return run_program(&cli, only);
+        }
+    }
     let program_inputs: Vec<driver::program::ProgramInput> = cli.inputs.iter().map(|p| driver::program::ProgramInput::classify(p, cli.language.is_some())).collect();
     let holds_host_code = program_inputs.iter().any(|i| match i {
         driver::program::ProgramInput::Source(p) => cli.language.unwrap_or_else(|| driver::Language::of_path(p)) == driver::Language::Cuda,
         driver::program::ProgramInput::Host(_) => true,
         driver::program::ProgramInput::Object(p) => driver::program::holds_host_code(p),
     });
-    // nvcc's `-run` of a program already built: run, nothing compiled.
-    if let (true, [only]) = (cli.run, cli.inputs.as_slice()) {
-        use std::os::unix::fs::PermissionsExt;
-        let built = only.extension().is_none() && std::fs::metadata(only).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
-        if built && std::fs::read(only).is_ok_and(|bytes| bytes.starts_with(b"\x7fELF")) {
-            return run_program(&cli, only);
-        }
-    }
     if !cli.device_c && !cli.device_link && cli.emit.is_none() && !device_output && holds_host_code {
         // nvcc's default: a program.
         if cli.verbose {
@@ -1058,8 +1050,8 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
             let whole_program = whole_compile && emit == Emit::HostObject && cli.language.unwrap_or_else(|| driver::Language::of_path(source)) == driver::Language::Cuda;
             let mut options = CompileOptions { emit, separate: true, preprocess: cli.preprocess.options(&matches, source), host_object_images: images.clone(), whole_program, ..options.clone() };
             // The first image's architecture compiles the host side and that image.
-            if let Some(cdpc::driver::fatbin::Image::Cubin(sm) | cdpc::driver::fatbin::Image::Ptx(sm)) = images.first() {
-                options.target.sm = *sm;
+            if let Some(image) = images.first() {
+                options.target.sm = image.sm();
             }
             let status = compile_one(&cli, source, Some(output), &options, color);
             if status != ExitCode::SUCCESS {

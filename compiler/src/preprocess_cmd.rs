@@ -6,7 +6,7 @@
 use super::{fail, fail_with_code, read_input, report_errors, show_tool_runs, ErrorFormat};
 use cdpc::driver::{self, CompileError, CompileOptions, Language};
 use cdpc::render::{self, Color};
-use cdpc::{Code, SmVersion};
+use cdpc::Code;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -58,18 +58,7 @@ pub(crate) fn run(request: &Request<'_>, options: &CompileOptions, color: Color)
         Ok(file) => file,
         Err(code) => return code,
     };
-    let archs: Vec<SmVersion> = request
-        .images
-        .iter()
-        .map(|i| match i {
-            driver::fatbin::Image::Cubin(sm) | driver::fatbin::Image::Ptx(sm) => *sm,
-        })
-        .fold(Vec::new(), |mut all, sm| {
-            if !all.contains(&sm) {
-                all.push(sm);
-            }
-            all
-        });
+    let archs = driver::fatbin::architectures(request.images);
     let result = driver::preprocess_cuda(&file.shown, options, &archs).and_then(|done| {
         match request.output.filter(|o| *o != Path::new("-")) {
             Some(path) => {

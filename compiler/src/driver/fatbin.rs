@@ -33,6 +33,26 @@ pub enum Image {
     Ptx(SmVersion),
 }
 
+impl Image {
+    /// The architecture the image is for.
+    pub fn sm(self) -> SmVersion {
+        match self {
+            Image::Cubin(sm) | Image::Ptx(sm) => sm,
+        }
+    }
+}
+
+/// The architectures of `images`, each once, in their order.
+pub fn architectures(images: &[Image]) -> Vec<SmVersion> {
+    let mut archs: Vec<SmVersion> = Vec::new();
+    for sm in images.iter().map(|i| i.sm()) {
+        if !archs.contains(&sm) {
+            archs.push(sm);
+        }
+    }
+    archs
+}
+
 /// Reads one `-gencode` value: `arch=compute_XX,code=sm_XX`, `code=compute_XX`, or a list
 /// `code=[sm_XX,compute_XX]` (also in quotes, as nvcc takes it). `arch` must be the virtual
 /// architecture of every `code`: cdpc compiles each target from the source.
@@ -55,9 +75,7 @@ pub fn parse_gencode(text: &str) -> Result<Vec<Image>, String> {
         } else {
             return Err(format!("`code={item}` in -gencode is neither `sm_XX` nor `compute_XX`"));
         };
-        let sm = match image {
-            Image::Cubin(sm) | Image::Ptx(sm) => sm,
-        };
+        let sm = image.sm();
         if sm.number < virtual_arch.number || (sm.arch_specific && !virtual_arch.arch_specific) || (matches!(image, Image::Ptx(_)) && sm != virtual_arch) {
             return Err(format!("`{item}` cannot be built from `compute_{}`", virtual_arch.code()));
         }
@@ -179,8 +197,8 @@ pub fn fatbin(inputs: &[Input], link_options: &LinkOptions, images: &[Image], op
         (None, [Input::Source(path)], list) if list != super::HeaderList::None => {
             let mut options = CompileOptions { emit: Emit::Ptx, ..options.clone() };
             options.preprocess.input = Some(path.clone());
-            if let Some(Image::Cubin(sm) | Image::Ptx(sm)) = images.first() {
-                options.target.sm = *sm;
+            if let Some(image) = images.first() {
+                options.target.sm = image.sm();
             }
             let name = path.display().to_string();
             let input = super::InputFile::read(path, &options).map_err(|error| BuildError::Source { name: name.clone(), text: String::new(), error })?;

@@ -159,8 +159,8 @@ fn compile_source(path: &Path, index: usize, work: &Path, options: &CompileOptio
     options.preprocess.input = Some(path.to_path_buf());
     options.emit = if Language::of(&options) == Language::Ir { Emit::Object } else { Emit::HostObject };
     options.whole_program = !relocatable && Language::of(&options) == Language::Cuda;
-    if let Some(fatbin::Image::Cubin(sm) | fatbin::Image::Ptx(sm)) = options.host_object_images.first() {
-        options.target.sm = *sm;
+    if let Some(image) = options.host_object_images.first() {
+        options.target.sm = image.sm();
     }
     let file = match InputFile::read(path, &options) {
         Ok(file) => file,
@@ -332,7 +332,7 @@ pub fn compile_host_file(input: &Path, output: &Path, program: &ProgramOptions, 
     host.run("host compiler", &args, &build).map_err(CompileError::from)?;
     let bytes = std::fs::read(&object).map_err(|e| CompileError::from(ToolError::io("reading the host compiler's object", &object, e)))?;
     let headers = match listed {
-        Some(_) => host_headers(&depfile, input)?,
+        Some(_) => host_headers(&depfile)?,
         None => Vec::new(),
     };
     file.commit(&bytes).map_err(CompileError::from)?;
@@ -353,15 +353,14 @@ pub fn host_file_headers(input: &Path, list: HeaderList, program: &ProgramOption
     // `-c` becomes `-M` (or `-MM`): the list, at `-o`'s path, in place of an object
     args[0] = if list == HeaderList::User { "-MM" } else { "-M" }.into();
     host.run("host compiler", &args, &build).map_err(CompileError::from)?;
-    Ok((host_headers(&depfile, input)?, build.log.take()))
+    Ok((host_headers(&depfile)?, build.log.take()))
 }
 
-/// The headers of the host compiler's dependency list at `depfile` for `input`, tidied as
-/// cdpc's own lists are ([`super::tidy_headers`]), `input` left out.
-fn host_headers(depfile: &Path, input: &Path) -> Result<Vec<PathBuf>, BuildError> {
+/// The headers of the host compiler's dependency list at `depfile`, tidied as cdpc's own lists
+/// are ([`super::tidy_headers`]): its prerequisites but the first, the source it compiled.
+fn host_headers(depfile: &Path) -> Result<Vec<PathBuf>, BuildError> {
     let text = std::fs::read_to_string(depfile).map_err(|e| CompileError::from(ToolError::io("reading the host compiler's dependency list", depfile, e)))?;
-    let listed = crate::clang::preamble::parse_depfile(&text).into_iter().filter(|p| p != input).collect();
-    Ok(super::tidy_headers(listed).into_iter().filter(|p| p != input).collect())
+    Ok(super::tidy_headers(crate::clang::preamble::parse_depfile(&text).into_iter().skip(1).collect()))
 }
 
 /// `--lib` (nvcc's `-lib`): the static library of `inputs` at `output`, as nvcc makes one.
