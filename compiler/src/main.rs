@@ -3,6 +3,7 @@
 
 mod link_launcher;
 mod nvcc_options;
+mod plan;
 mod preprocess_cmd;
 mod run_cmd;
 // `pub(crate)`: the Python package, which holds this file as its module `cli`, uses it too.
@@ -241,6 +242,9 @@ struct Cli {
     /// Print each tool's command line
     #[arg(short = 'v', long)]
     verbose: bool,
+    /// Print the jobs of this command line, one line each, and run none (nvcc's `-dryrun`, Clang's `-###`)
+    #[arg(long = "dry-run")]
+    dry_run: bool,
     /// Directory of a CUDA toolkit or of the NVIDIA wheels (before CUDA_HOME in the search)
     #[arg(long, value_name = "DIR")]
     cuda_home: Option<PathBuf>,
@@ -371,6 +375,18 @@ fn version_text() -> String {
 /// What `-v` prints first, as nvcc's `#$ NAME=value` lines, which CMake's CUDA language reads
 /// (docs/CMAKE.md): the toolkit's folders, the include and library folders a host compiler
 /// gets, and each architecture of the build (`archs`) as `-arch compute_XX`.
+/// nvcc's `-v` lines, for a program's build and for an input that is no file (CMake's
+/// `cdpc -v __cmake_determine_cuda`): what CMake reads of them, docs/CMAKE.md; for each
+/// architecture of the build, `-gencode`'s, else `--arch`'s.
+fn verbose_header(cli: &Cli) -> String {
+    let mut archs: Vec<SmVersion> = cli.gencode.concat().iter().map(|i| i.sm()).collect();
+    archs.dedup();
+    if archs.is_empty() {
+        archs.push(cli.arch);
+    }
+    nvcc_verbose_header(&archs)
+}
+
 fn nvcc_verbose_header(archs: &[SmVersion]) -> String {
     let Ok(tools) = cdpc::toolchain::Toolchain::discover(&ToolSearch::default()) else { return String::new() };
     let Some(top) = tools.ptxas.parent().and_then(|b| b.parent()).map(std::path::Path::to_path_buf) else { return String::new() };
@@ -745,10 +761,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
     if cli.fatbin && cli.gencode.is_empty() {
         cli.gencode.push(vec![cdpc::driver::fatbin::Image::Cubin(cli.arch), cdpc::driver::fatbin::Image::Ptx(cli.arch)]);
     }
-    // The output `-o` names, by its extension: device code whatever the inputs (`.cubin`, ...).
-    let output_extension = cli.output.as_deref().and_then(std::path::Path::extension).and_then(std::ffi::OsStr::to_str);
-    let fatbin_named = output_extension == Some("fatbin");
-    let device_named = matches!(output_extension, Some("cubin" | "ptx" | "fatbin" | "ll" | "bc"));
+    let fatbin_named = output_extension(&cli) == Some("fatbin");
     // nvcc's `-ptx` and `-cubin` with `-gencode` (CMake's CUDA_PTX_COMPILATION and
     // CUDA_CUBIN_COMPILATION): one architecture's PTX, one image's cubin, as nvcc 13.5 allows;
     // more is nvcc's error too. (`--emit cubin` into a `.fatbin` stays a fat binary.)
@@ -772,22 +785,9 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         cli.arch = sm;
         cli.gencode.clear();
     }
-    // nvcc's `-c` without `-rdc`: a whole program's object (of CUDA C++); otherwise `-dc`.
-    let whole_compile = cli.compile && !cli.device_c && !cli.rdc;
-    cli.device_c |= cli.compile;
-    // nvcc's `-v` lines, for a program's build and for an input that is no file (CMake's
-    // `cdpc -v __cmake_determine_cuda`): what CMake reads of them, docs/CMAKE.md.
-    let verbose_header = || {
-        // Each architecture of the build: `-gencode`'s, else `--arch`'s.
-        let mut archs: Vec<SmVersion> = cli.gencode.concat().iter().map(|i| i.sm()).collect();
-        archs.dedup();
-        if archs.is_empty() {
-            archs.push(cli.arch);
-        }
-        nvcc_verbose_header(&archs)
-    };
+    // nvcc's `-v` lines for an input that is no file (CMake's `cdpc -v __cmake_determine_cuda`).
     if cli.verbose && cli.inputs.iter().any(|i| !i.exists()) {
-        eprint!("{}", verbose_header());
+        eprint!("{}", verbose_header(&cli));
     }
     let color = match cli.color {
         ColorArg::Always => Color::Always,
@@ -888,205 +888,38 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         options.cuda_cxx.host_args.extend(release.map(driver::program::identity_macros).unwrap_or_default());
     }
     options.cuda_cxx.host_fortify = host_fortify(&cli, &matches, &options.preprocess);
-    let format = cli.error_format;
-    if cli.preprocess_only {
-        let images = cli.gencode.concat();
-        let request = preprocess_cmd::Request { inputs: &cli.inputs, output: cli.output.as_deref(), language: cli.language, images: &images, format, verbose: cli.verbose };
-        return preprocess_cmd::run(&request, &options, color);
-    }
-    // `-dc` writes what `nvcc -dc` writes: a host object (`--emit obj`: the device object alone).
-    let dc_emit = if emit == Emit::Cubin { Emit::HostObject } else { emit };
-    if cli.host_header.is_some() && !(emit == Emit::HostObject || cli.device_c && dc_emit == Emit::HostObject) {
-        fail(format, &cli.inputs[0].display().to_string(), "`--host-header` describes the launchers of a host object (`-dc` or `--emit host-obj`)");
-        return ExitCode::from(2);
-    }
-    if let Some(cu) = cli.host_header.as_ref().and_then(|_| cli.inputs.iter().find(|i| cli.language.unwrap_or_else(|| driver::Language::of_path(i)) == driver::Language::Cuda)) {
-        fail(
-            format,
-            &cu.display().to_string(),
-            "`--host-header` declares launchers made from the kernel language's signatures, and this file is CUDA C++: its host object holds its own host code, which host programs call; add `-x cdp` to read it as the kernel language and get the launchers",
-        );
-        return ExitCode::from(2);
-    }
-    let inputs: Vec<Input> = cli.inputs.iter().map(|p| Input::classify(p)).collect();
-    let sources: Vec<&std::path::Path> = inputs.iter().filter(|i| matches!(i, Input::Source(_))).map(Input::path).collect();
-    let usage = |message: &str| {
-        fail(format, &cli.inputs[0].display().to_string(), message);
-        ExitCode::from(2)
+    let tasks = match plan::plan(&cli, &matches, &options) {
+        Ok(tasks) => tasks,
+        Err(status) => return status,
     };
-    if cli.run && (cli.device_c || cli.device_link || cli.lib || cli.fatbin || cli.emit.is_some() || device_named) {
-        return usage("`-run` builds a program and runs it: give the program's sources and objects, without `-c`, `-dc`, `-dlink`, `-lib` or a device output");
-    }
-    if cli.fatbin && (cli.device_c || cli.device_link || cli.lib) {
-        return usage("`-fatbin` writes a fat binary of device code; `-c`, `-dc`, `-dlink` and `-lib` write objects and libraries: give one of them");
-    }
-    let program = driver::program::ProgramOptions {
-        host_compiler: cli.ccbin.clone(),
-        libraries: cli.library.clone(),
-        library_dirs: cli.library_dir.clone(),
-        linker_args: cli.xlinker.clone(),
-        shared: cli.shared,
-        cudart: cli.cudart,
-        host_opt_level: (matches.value_source("opt_level") == Some(clap::parser::ValueSource::CommandLine)).then_some(cli.opt_level),
-        relocatable: cli.rdc,
-    };
-    if cli.generate_dependencies || cli.generate_user_dependencies {
-        return generate_dependencies(&cli, &inputs, dc_emit, &program, &options, color);
-    }
-    let lists = options.list_headers != driver::HeaderList::None;
-    if !lists && (cli.dependency_file.is_some() || cli.dependency_target.is_some() || cli.phony_targets) {
-        return usage("`-MF`, `-MT` and `-MP` shape the dependency list that `-MD` or `-MMD` asks for");
-    }
-    if lists && cli.dependency_file.is_some() && sources.len() > 1 {
-        return usage("`-MF` names the dependency list of one source: give one source, or leave `-MF` out to write each beside its output");
-    }
-    if lists && !cli.device_c && (cli.device_link || inputs.len() > 1 || sources.len() != inputs.len() || !cli.library.is_empty()) {
-        return usage("`-MD` lists the headers of one compilation: compile each source with `-dc -MD` (or alone), then link");
-    }
-    let images: Vec<cdpc::driver::fatbin::Image> = cli.gencode.concat();
-    if cli.lib {
-        // nvcc's `-lib`: a static library of the inputs' objects.
-        let output = cli.output.clone().unwrap_or_else(|| PathBuf::from("a.a"));
-        if output == std::path::Path::new("-") {
-            return usage("`-o -` writes text; a library is an archive, which needs a file name");
-        }
-        let inputs: Vec<driver::program::ProgramInput> = cli.inputs.iter().map(|p| driver::program::ProgramInput::classify(p, cli.language.is_some())).collect();
-        let options = CompileOptions { host_object_images: images.clone(), ..options.clone() };
-        let result = driver::program::build_library(&inputs, &output, &program, cli.archiver.as_deref(), &cli.xarchive, &options);
-        return report_built(&cli, &output, result, color);
-    }
-    // `-o x.cubin` (`.ptx`, `.fatbin`, `.ll`) asks for device code, whatever the inputs.
-    let device_output = cli.fatbin || device_named;
-    if cli.device_link && cli.emit.is_none() && !device_output {
-        // nvcc's `-dlink`: the device link's registration object, for the host linker.
-        if let Some(source) = sources.first() {
-            return usage(&format!("`{}` is a source: `-dlink` links objects; compile it with `-dc` first", source.display()));
-        }
-        let output = cli.output.clone().unwrap_or_else(|| PathBuf::from("a_dlink.o"));
-        if output == std::path::Path::new("-") {
-            return usage("`-o -` writes text; a device link writes an object, which needs a file name");
-        }
-        let objects: Vec<PathBuf> = cli.inputs.clone();
-        let options = CompileOptions { host_object_images: images.clone(), ..options.clone() };
-        let result = driver::program::device_link_to_file(&objects, &output, &program, &options);
-        return report_built(&cli, &output, result, color);
-    }
-    // nvcc's `-run` of a program already built: run, nothing compiled (nor read as an object).
-    if let (true, [only]) = (cli.run, cli.inputs.as_slice()) {
-        use std::io::Read;
-        use std::os::unix::fs::PermissionsExt;
-        let built = only.extension().is_none() && std::fs::metadata(only).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
-        let mut head = [0u8; 4];
-        if built && std::fs::File::open(only).and_then(|mut f| f.read_exact(&mut head)).is_ok() && head == *b"\x7fELF" {
-            return run_program(&cli, only);
-        }
-    }
-    let program_inputs: Vec<driver::program::ProgramInput> = cli.inputs.iter().map(|p| driver::program::ProgramInput::classify(p, cli.language.is_some())).collect();
-    let holds_host_code = program_inputs.iter().any(|i| match i {
-        driver::program::ProgramInput::Source(p) => cli.language.unwrap_or_else(|| driver::Language::of_path(p)) == driver::Language::Cuda,
-        driver::program::ProgramInput::Host(_) => true,
-        driver::program::ProgramInput::Object(p) => driver::program::holds_host_code(p),
-    });
-    if !cli.device_c && !cli.device_link && cli.emit.is_none() && !device_output && holds_host_code {
-        // nvcc's default: a program.
-        if cli.verbose {
-            eprint!("{}", verbose_header());
-        }
-        let output = cli.output.clone().unwrap_or_else(|| PathBuf::from("a.out"));
-        if output == std::path::Path::new("-") {
-            return usage("`-o -` writes text; a program needs a file name");
-        }
-        let options = CompileOptions { host_object_images: images.clone(), ..options.clone() };
-        let result = driver::program::build_program(&program_inputs, &output, &program, &options);
-        let status = report_built(&cli, &output, result, color);
-        if status != ExitCode::SUCCESS || !cli.run {
-            return status;
-        }
-        return run_program(&cli, &output);
-    }
-    if cli.device_c {
-        // Each source on its own, as one of several translation units.
-        if let Some(object) = inputs.iter().find(|i| matches!(i, Input::Object(_))) {
-            return usage(&format!("`{}` is an object: `-dc` compiles sources; link objects without `-dc`", object.path().display()));
-        }
-        // `-dc -gencode ...`: one object whose fat binary holds each architecture's code, as
-        // nvcc's, for CUDA C++ (the kernel language's host object takes one `--arch`).
-        if !images.is_empty() {
-            if dc_emit != Emit::HostObject {
-                return usage("`-gencode` with `-dc --emit obj`: a device object is for one architecture; give one `--arch`, or leave `--emit obj` out for an object with each architecture's code");
-            }
-            if let Some(other) = sources
-                .iter()
-                .find(|s| cli.language.unwrap_or_else(|| driver::Language::of_path(s)) != driver::Language::Cuda && !(cli.language.is_none() && driver::program::ProgramInput::is_host_file(s)))
-            {
-                return usage(&format!("`{}`: `-dc` with several `-gencode` targets is for CUDA C++; compile the kernel language once per `--arch`", other.display()));
-            }
-        }
-        if cli.output.is_some() && sources.len() > 1 {
-            return usage("`-o` with `-dc` names one object: give one source, or leave `-o` out to write each source's object in the current folder (or `-odir`'s)");
-        }
-        // nvcc's `-odir`: where each object goes when `-o` does not name it.
-        let object_dir = cli.output_directory.clone().unwrap_or_default();
-        for source in sources {
-            if cli.language.is_none() && driver::program::ProgramInput::is_host_file(source) {
-                // nvcc's `-c main.cpp`: the host compiler's object.
-                let output = cli.output.clone().unwrap_or_else(|| object_dir.join(PathBuf::from(source.file_name().unwrap_or_default()).with_extension("o")));
-                let result = driver::program::compile_host_file(source, &output, &program, &options).and_then(|(built, headers)| {
-                    if lists {
-                        write_dependencies(&cli, source, Some(&output), &headers, options.overwrite)?;
-                    }
-                    Ok(built)
-                });
-                let status = report_built(&cli, &output, result, color);
-                if status != ExitCode::SUCCESS {
-                    return status;
-                }
-                continue;
-            }
-            // LLVM IR for the device has no host code: its `-dc` object is the device object.
-            let ir = cli.language.unwrap_or_else(|| driver::Language::of_path(source)) == driver::Language::Ir;
-            let emit = if ir && dc_emit == Emit::HostObject { Emit::Object } else { dc_emit };
-            let output = cli.output.clone().unwrap_or_else(|| object_dir.join(PathBuf::from(source.file_name().unwrap_or_default()).with_extension(emit.extension())));
-            let whole_program = whole_compile && emit == Emit::HostObject && cli.language.unwrap_or_else(|| driver::Language::of_path(source)) == driver::Language::Cuda;
-            let mut options = CompileOptions { emit, separate: true, preprocess: cli.preprocess.options(&matches, source), host_object_images: images.clone(), whole_program, ..options.clone() };
-            // The first image's architecture compiles the host side and that image.
-            if let Some(image) = images.first() {
-                options.target.sm = image.sm();
-            }
-            let status = compile_one(&cli, source, Some(output), &options, color);
-            if status != ExitCode::SUCCESS {
-                return status;
+    let program = plan::program_options(&cli, &matches);
+    if cli.dry_run {
+        for task in &tasks {
+            for job in task.jobs(&cli, &program, &options) {
+                eprintln!("{job}");
             }
         }
         return ExitCode::SUCCESS;
     }
-    if !cli.gencode.is_empty() {
-        if emit != Emit::Cubin {
-            // The fat binary is the output; another --emit would be silently ignored.
-            return usage("`-gencode` writes a fat binary; `--emit` other than cubin takes one `--arch` instead");
+    for task in tasks {
+        let status = plan::run_task(&cli, task, &program, &options, color);
+        if status != ExitCode::SUCCESS {
+            return status;
         }
-        let output = cli.output.clone().unwrap_or_else(|| default_output(&cli, &cli.inputs[0], "fatbin"));
-        let link = LinkOptions { libraries: cli.library.clone(), library_dirs: cli.library_dir.clone() };
-        let images: Vec<_> = cli.gencode.concat();
-        let options = CompileOptions { emit: Emit::Cubin, ..options.clone() };
-        return build_fatbin(&cli, &inputs, &link, &images, &output, &options, color);
     }
-    if cli.device_link || inputs.len() > 1 || sources.len() != inputs.len() || !cli.library.is_empty() {
-        if cli.output.as_deref() == Some(std::path::Path::new("-")) {
-            return usage("`-o -` writes text; a link writes a cubin, which needs a file name");
-        }
-        let output = cli.output.clone().unwrap_or_else(|| default_output(&cli, &cli.inputs[0], Emit::Cubin.extension()));
-        let link = LinkOptions { libraries: cli.library.clone(), library_dirs: cli.library_dir.clone() };
-        return link_inputs(&cli, &inputs, &link, &output, &options, color);
-    }
-    compile_one(&cli, &cli.inputs[0], cli.output.clone(), &options, color)
+    ExitCode::SUCCESS
+}
+
+/// The extension of the file `-o` names.
+fn output_extension(cli: &Cli) -> Option<&str> {
+    cli.output.as_deref().and_then(std::path::Path::extension).and_then(std::ffi::OsStr::to_str)
 }
 
 /// nvcc's `-run`: the program just built, run as `./PROGRAM` (the path as given where it has a
 /// folder) with `--run-args`' words; its exit status is cdpc's (128 + the signal that ended it).
 fn run_program(cli: &Cli, program: &std::path::Path) -> ExitCode {
-    let path = if program.components().count() > 1 { program.to_path_buf() } else { std::path::Path::new(".").join(program) };
-    let args: Vec<&str> = cli.run_args.iter().flat_map(|list| list.split(',')).flat_map(str::split_whitespace).collect();
+    let path = runnable(program);
+    let args = run_arguments(cli);
     match std::process::Command::new(&path).args(&args).status() {
         Ok(status) => {
             use std::os::unix::process::ExitStatusExt;
@@ -1102,6 +935,20 @@ fn run_program(cli: &Cli, program: &std::path::Path) -> ExitCode {
 
 /// Where an output goes that `-o` does not name, as nvcc (and gcc) put it: `input`'s name with
 /// `extension`, in the current folder or `-odir`'s, not beside the input.
+/// `-run`'s program as it is started: `./PROGRAM` where the path has no folder.
+fn runnable(program: &std::path::Path) -> PathBuf {
+    if program.components().count() > 1 {
+        program.to_path_buf()
+    } else {
+        std::path::Path::new(".").join(program)
+    }
+}
+
+/// `--run-args`' words: each value split at commas and white space, as nvcc splits them.
+fn run_arguments(cli: &Cli) -> Vec<&str> {
+    cli.run_args.iter().flat_map(|list| list.split(',')).flat_map(str::split_whitespace).collect()
+}
+
 fn default_output(cli: &Cli, input: &std::path::Path, extension: &str) -> PathBuf {
     cli.output_directory.clone().unwrap_or_default().join(PathBuf::from(input.file_name().unwrap_or_default()).with_extension(extension))
 }
@@ -1126,11 +973,8 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
         Some(o) => Some(o.clone()),
         None => Some(default_output(cli, input, emit.extension())),
     };
+    // `plan` refused binary output to stdout.
     let result = if to_stdout {
-        if matches!(emit, Emit::Cubin | Emit::Object | Emit::HostObject) {
-            fail(format, &file_name, "`-o -` writes text; binary output needs a file name");
-            return ExitCode::from(2);
-        }
         file.compile(options).and_then(|compiled| {
             write_stdout(&compiled.output)?;
             Ok(compiled)
@@ -1179,11 +1023,7 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
 /// `-MT`'s target or the output; to `-MF`'s file, or the output's name with `.d` (the input's,
 /// in the current folder, for output to stdout).
 fn write_dependencies(cli: &Cli, input: &std::path::Path, output: Option<&std::path::Path>, headers: &[PathBuf], overwrite: driver::Overwrite) -> Result<(), CompileError> {
-    let path = match (&cli.dependency_file, output) {
-        (Some(file), _) => file.clone(),
-        (None, Some(output)) => output.with_extension("d"),
-        (None, None) => PathBuf::from(input.file_name().unwrap_or_default()).with_extension("d"),
-    };
+    let path = dependency_path(cli, input, output);
     let target = match (&cli.dependency_target, output) {
         (Some(target), _) => target.clone(),
         (None, Some(output)) => make_escaped(&output.display().to_string()),
@@ -1194,6 +1034,22 @@ fn write_dependencies(cli: &Cli, input: &std::path::Path, output: Option<&std::p
     let file = cdpc::toolchain::OutputFile::prepare_guarded(&path, guard)?;
     file.commit(text.as_bytes())?;
     Ok(())
+}
+
+/// Where `-MD`'s list of `input`'s compilation goes: `-MF`'s file, or the output's name with `.d`
+/// (the input's, in the current folder, for output to stdout).
+fn dependency_path(cli: &Cli, input: &std::path::Path, output: Option<&std::path::Path>) -> PathBuf {
+    match (&cli.dependency_file, output) {
+        (Some(file), _) => file.clone(),
+        (None, Some(output)) => output.with_extension("d"),
+        (None, None) => PathBuf::from(input.file_name().unwrap_or_default()).with_extension("d"),
+    }
+}
+
+/// `-M`'s target for `source`: `-MT`'s, else `<stem>.o` in `-odir`'s folder, as nvcc's.
+fn dependency_target(cli: &Cli, source: &std::path::Path) -> String {
+    let object = cli.output_directory.clone().unwrap_or_default().join(PathBuf::from(source.file_name().unwrap_or_default()).with_extension("o"));
+    cli.dependency_target.clone().unwrap_or_else(|| make_escaped(&object.display().to_string()))
 }
 
 /// One Make rule: `target` depending on `input` and `headers`, as nvcc writes it
@@ -1228,8 +1084,7 @@ fn generate_dependencies(cli: &Cli, inputs: &[Input], dc_emit: Emit, program: &d
             fail(format, &file_name, "`-M` lists the headers a source reads; an object or a library reads none");
             return ExitCode::from(2);
         }
-        let object = cli.output_directory.clone().unwrap_or_default().join(PathBuf::from(source.file_name().unwrap_or_default()).with_extension("o"));
-        let target = cli.dependency_target.clone().unwrap_or_else(|| make_escaped(&object.display().to_string()));
+        let target = dependency_target(cli, source);
         if cli.language.is_none() && driver::program::ProgramInput::is_host_file(source) {
             match driver::program::host_file_headers(source, options.list_headers, program, options) {
                 Ok((headers, tool_runs)) => {

@@ -16,12 +16,14 @@ pub(crate) struct Request<'a> {
     pub output: Option<&'a Path>,
     pub language: Option<Language>,
     /// `-gencode`'s images: the device side of each of their architectures.
-    pub images: &'a [driver::fatbin::Image],
+    pub images: Vec<driver::fatbin::Image>,
     pub format: ErrorFormat,
     pub verbose: bool,
 }
 
-pub(crate) fn run(request: &Request<'_>, options: &CompileOptions, color: Color) -> ExitCode {
+/// Refuses what `-E` cannot do (reported; the status to exit with): the command line's plan
+/// (`main.rs`) asks before anything runs.
+pub(crate) fn check(request: &Request<'_>, options: &CompileOptions) -> Result<(), ExitCode> {
     let format = request.format;
     let first = request.inputs.first().map(|p| p.display().to_string()).unwrap_or_default();
     let usage = |message: &str| {
@@ -29,10 +31,10 @@ pub(crate) fn run(request: &Request<'_>, options: &CompileOptions, color: Color)
         ExitCode::from(2)
     };
     let [input] = request.inputs else {
-        return usage("`-E` preprocesses one source: give one file (each its own `cdpc -E`)");
+        return Err(usage("`-E` preprocesses one source: give one file (each its own `cdpc -E`)"));
     };
     if options.list_headers != driver::HeaderList::None {
-        return usage("`-MD` and `-MMD` list the headers of a compilation; `-E` writes no object: leave them out (the line markers of its output name every file it read)");
+        return Err(usage("`-MD` and `-MMD` list the headers of a compilation; `-E` writes no object: leave them out (the line markers of its output name every file it read)"));
     }
     let language = request.language.unwrap_or_else(|| Language::of_path(input));
     if request.language.is_none() && driver::program::ProgramInput::is_host_file(input) {
@@ -42,7 +44,7 @@ pub(crate) fn run(request: &Request<'_>, options: &CompileOptions, color: Color)
             Some(Code::OptionUnsupported),
             &format!("`{first}` is a host file: preprocess it with the host compiler (`c++ -E`); cdpc's `-E` is for CUDA C++ (`.cu`, `-x cu`)"),
         );
-        return ExitCode::from(2);
+        return Err(ExitCode::from(2));
     }
     if language != Language::Cuda {
         let what = if language == Language::Ir { "LLVM IR, which has no preprocessor" } else { "the kernel language, whose preprocessor keeps its source map instead of line markers" };
@@ -52,13 +54,24 @@ pub(crate) fn run(request: &Request<'_>, options: &CompileOptions, color: Color)
             Some(Code::OptionUnsupported),
             &format!("`-E` writes CUDA C++'s preprocessed source (`.cu`, `-x cu`), and `{first}` is {what}; with ccache, use depend mode and `-MD` (docs/CCACHE.md)"),
         );
-        return ExitCode::from(2);
+        return Err(ExitCode::from(2));
     }
+    Ok(())
+}
+
+/// `-E` of the one source [`check`] accepted.
+pub(crate) fn run(request: &Request<'_>, options: &CompileOptions, color: Color) -> ExitCode {
+    let format = request.format;
+    if let Err(status) = check(request, options) {
+        return status;
+    }
+    let input = &request.inputs[0];
+    let first = input.display().to_string();
     let file = match read_input(input, options, format, &first, color) {
         Ok(file) => file,
         Err(code) => return code,
     };
-    let archs = driver::fatbin::architectures(request.images);
+    let archs = driver::fatbin::architectures(&request.images);
     let result = driver::preprocess_cuda(&file.shown, options, &archs).and_then(|done| {
         match request.output.filter(|o| *o != Path::new("-")) {
             Some(path) => {

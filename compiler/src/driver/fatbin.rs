@@ -33,6 +33,16 @@ pub enum Image {
     Ptx(SmVersion),
 }
 
+impl std::fmt::Display for Image {
+    /// nvcc's name of the image: `sm_90` for a cubin, `compute_90` for PTX.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Image::Cubin(sm) => write!(f, "{sm}"),
+            Image::Ptx(sm) => write!(f, "compute_{}", sm.code()),
+        }
+    }
+}
+
 impl Image {
     /// The architecture the image is for.
     pub fn sm(self) -> SmVersion {

@@ -81,6 +81,7 @@ mod debug;
 pub mod fatbin;
 pub mod host;
 pub mod ir;
+pub mod jobs;
 pub mod link;
 pub mod program;
 mod ptxas_asm;

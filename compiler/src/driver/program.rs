@@ -11,12 +11,15 @@
 //!                 host compiler: dlink.o a.o b.o main.o x.o -lcudadevrt -lcudart_static -lrt -lpthread -ldl ──▶ app
 //! ```
 //!
-//! Every source's device code is relocatable (cdpc's device code always is: device-side
-//! launches need it), so every program has one device link, as nvcc's `-rdc=true` programs
-//! do. The intermediate files live in a work folder removed in every case; the output appears
-//! only when the whole build succeeded.
+//! A CUDA C++ source compiles as nvcc's `-c` compiles it, a whole program whose device code is
+//! linked already, unless `-rdc=true` ([`ProgramOptions::relocatable`]); the kernel language's
+//! and LLVM IR's device code is relocatable. The device link runs where relocatable device code
+//! takes part, as nvcc's. The intermediate files live in a work folder removed in every case;
+//! the output appears only when the whole build succeeded. `cdpc -###` prints these jobs without
+//! running them ([`program_jobs`], [`library_jobs`], from the same decisions as the build).
 
 use super::archive;
+use super::jobs::{self, Action, Job, Output};
 use super::link::{BuildError, SourceWarnings};
 use super::{build_options, fatbin, symbols, CompileError, CompileOptions, Emit, HeaderList, InputFile, Language, Timings};
 use crate::diag::{Code, Diagnostic, SourceFile, Span};
@@ -154,6 +157,32 @@ pub fn identity_macros((major, minor, build): (u32, u32, u32)) -> Vec<String> {
 /// code, the device object), in `work`.
 fn compile_source(path: &Path, index: usize, work: &Path, options: &CompileOptions, relocatable: bool) -> Result<(Object, SourceWarnings, Vec<ToolRun>, Timings), BuildError> {
     let name = path.display().to_string();
+    let options = source_options(path, options, relocatable);
+    let file = match InputFile::read(path, &options) {
+        Ok(file) => file,
+        Err(CompileError::NotUtf8(e)) => return Err(BuildError::Source { name, text: e.shown.clone(), error: CompileError::NotUtf8(e) }),
+        Err(error) => return Err(BuildError::Source { name, text: String::new(), error }),
+    };
+    let compiled = file.compile(&options).map_err(|error| BuildError::Source { name: name.clone(), text: file.shown.clone(), error })?;
+    let object = work.join(object_name(index, path));
+    std::fs::write(&object, &compiled.output).map_err(|e| CompileError::from(ToolError::io("writing an object of the program", &object, e)))?;
+    let object = Object::of(object, &compiled.output);
+    Ok((object, SourceWarnings { name, text: file.shown, warnings: compiled.warnings }, compiled.tool_runs, compiled.timings))
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem().map(|s| super::host::identifier_chars(&s.to_string_lossy())).unwrap_or_default()
+}
+
+/// The work folder's name for the object of a program's `index`th input.
+fn object_name(index: usize, path: &Path) -> String {
+    format!("{index}-{}.o", stem(path))
+}
+
+/// The options a program's or library's source compiles with ([`compile_source`]): `-dc`'s
+/// host object (LLVM IR's device object), a whole program's unless `relocatable` or the
+/// kernel language, for the first image's architecture.
+fn source_options(path: &Path, options: &CompileOptions, relocatable: bool) -> CompileOptions {
     let mut options = options.clone();
     options.separate = true;
     options.preprocess.input = Some(path.to_path_buf());
@@ -162,20 +191,7 @@ fn compile_source(path: &Path, index: usize, work: &Path, options: &CompileOptio
     if let Some(image) = options.host_object_images.first() {
         options.target.sm = image.sm();
     }
-    let file = match InputFile::read(path, &options) {
-        Ok(file) => file,
-        Err(CompileError::NotUtf8(e)) => return Err(BuildError::Source { name, text: e.shown.clone(), error: CompileError::NotUtf8(e) }),
-        Err(error) => return Err(BuildError::Source { name, text: String::new(), error }),
-    };
-    let compiled = file.compile(&options).map_err(|error| BuildError::Source { name: name.clone(), text: file.shown.clone(), error })?;
-    let object = work.join(format!("{index}-{}.o", stem(path)));
-    std::fs::write(&object, &compiled.output).map_err(|e| CompileError::from(ToolError::io("writing an object of the program", &object, e)))?;
-    let object = Object::of(object, &compiled.output);
-    Ok((object, SourceWarnings { name, text: file.shown, warnings: compiled.warnings }, compiled.tool_runs, compiled.timings))
-}
-
-fn stem(path: &Path) -> String {
-    path.file_stem().map(|s| super::host::identifier_chars(&s.to_string_lossy())).unwrap_or_default()
+    options
 }
 
 /// An object of the program and what it holds, read once.
@@ -393,12 +409,9 @@ fn library_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions
     let mut members: Vec<PathBuf> = Vec::new();
     // The host compiler and CUDA's headers, looked for at the first host file.
     let mut host: Option<(HostCompiler, Option<PathBuf>)> = None;
-    for (index, input) in inputs.iter().enumerate() {
-        let base = input.path().file_stem().map(|s| s.to_string_lossy().into_owned()).filter(|s| !s.is_empty()).unwrap_or_else(|| "input".into());
-        let mut member = members_dir.join(format!("{base}.o"));
-        if members.contains(&member) {
-            member = members_dir.join(format!("{base}-{}.o", index + 1));
-        }
+    let names = member_names(inputs);
+    for ((index, input), name) in inputs.iter().enumerate().zip(&names) {
+        let member = members_dir.join(name);
         match input {
             ProgramInput::Source(path) => {
                 let (object, source_warnings, runs, source_timings) = compile_source(path, index, work.path(), options, program.relocatable)?;
@@ -431,6 +444,102 @@ fn library_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions
     out_file.commit(&bytes).map_err(CompileError::from)?;
     tool_runs.extend(build.log.take());
     Ok(Built { warnings, tool_runs, timings })
+}
+
+/// The library's member names of `inputs` ([`build_library`]): each input's stem with `.o`
+/// (`input.o` for none), a name taken already with the input's place (`kernels-2.o`).
+fn member_names(inputs: &[ProgramInput]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for (index, input) in inputs.iter().enumerate() {
+        let base = input.path().file_stem().map(|s| s.to_string_lossy().into_owned()).filter(|s| !s.is_empty()).unwrap_or_else(|| "input".into());
+        let mut name = format!("{base}.o");
+        if names.contains(&name) {
+            name = format!("{base}-{}.o", index + 1);
+        }
+        names.push(name);
+    }
+    names
+}
+
+/// The jobs of [`build_library`], for `cdpc -###`: each source compiled and each host file
+/// compiled into the library's folder, then the archiver over the members.
+pub fn library_jobs(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, options: &CompileOptions) -> Vec<Job> {
+    let mut jobs = Vec::new();
+    let mut members = Vec::new();
+    for (input, name) in inputs.iter().zip(member_names(inputs)) {
+        let member = jobs::in_work(&format!("members/{name}"));
+        match input {
+            ProgramInput::Source(path) => jobs.push(Job::compile(path, Output::File(member.clone()), &source_options(path, options, program.relocatable))),
+            ProgramInput::Host(path) => jobs.push(host_compile_job(path, &member)),
+            ProgramInput::Object(path) => jobs.push(Job::new(Action::Archive, vec![path.clone()], Output::File(member.clone()), "copied as it is")),
+        }
+        members.push(member);
+    }
+    jobs.push(Job::new(Action::Archive, members, Output::File(output.to_path_buf()), "the archiver's `cr`: a static library"));
+    jobs
+}
+
+fn host_compile_job(path: &Path, object: &Path) -> Job {
+    Job::new(Action::HostCompile, vec![path.to_path_buf()], Output::File(object.to_path_buf()), "the host compiler's object")
+}
+
+/// An object given to a program's build, placed in the links it takes part in: the host link
+/// unless it is a bare device object, the device link unless it is a shared library; whether it
+/// holds relocatable device code. An input the linkers cannot read is theirs to report.
+fn take_object(path: &Path, host_objects: &mut Vec<PathBuf>, device_objects: &mut Vec<PathBuf>) -> bool {
+    let object = Object::of(path.to_path_buf(), &std::fs::read(path).unwrap_or_default());
+    if !object.device_only {
+        host_objects.push(path.to_path_buf());
+    }
+    if path.extension().is_none_or(|e| e != "so") {
+        device_objects.push(path.to_path_buf());
+    }
+    object.relocatable
+}
+
+/// The jobs of [`build_program`], for `cdpc -###`: each source compiled and each host file
+/// compiled into the work folder, the device link where relocatable device code takes part (as
+/// the build decides it: an input that holds such code, or a device library among `-l`), then
+/// the host link.
+pub fn program_jobs(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, options: &CompileOptions) -> Vec<Job> {
+    let mut jobs = Vec::new();
+    let mut host_objects: Vec<PathBuf> = Vec::new();
+    let mut device_objects: Vec<PathBuf> = Vec::new();
+    let mut relocatable = program.relocatable;
+    for (index, input) in inputs.iter().enumerate() {
+        match input {
+            ProgramInput::Source(path) => {
+                let object = jobs::in_work(&object_name(index, path));
+                let source = source_options(path, options, program.relocatable);
+                relocatable |= !source.whole_program;
+                if source.emit == Emit::HostObject {
+                    host_objects.push(object.clone());
+                }
+                device_objects.push(object.clone());
+                jobs.push(Job::compile(path, Output::File(object), &source));
+            }
+            ProgramInput::Host(path) => {
+                let object = jobs::in_work(&object_name(index, path));
+                jobs.push(host_compile_job(path, &object));
+                host_objects.push(object.clone());
+                device_objects.push(object);
+            }
+            ProgramInput::Object(path) => relocatable |= take_object(path, &mut host_objects, &mut device_objects),
+        }
+    }
+    let mut build = build_options(options);
+    add_device_libraries(program, &mut build);
+    relocatable |= build.link_libraries.iter().any(|l| std::fs::read(l).is_ok_and(|bytes| holds_relocatable_device_code(&bytes)));
+    device_objects.extend(build.link_libraries);
+    if relocatable {
+        let archs: Vec<String> = link_archs(options).iter().map(ToString::to_string).collect();
+        let stub = jobs::in_work("dlink.o");
+        jobs.push(Job::new(Action::DeviceLink, device_objects, Output::File(stub.clone()), format!("nvlink for {} with libcudadevrt, and the registration object", archs.join(", "))));
+        host_objects.insert(0, stub);
+    }
+    let what = if program.shared { "a shared library" } else { "a program" };
+    jobs.push(Job::new(Action::HostLink, host_objects, Output::File(output.to_path_buf()), format!("the host compiler as linker: {what}")));
+    jobs
 }
 
 /// Builds the program (or with `program.shared` the shared library) of `inputs` at `output`.
@@ -474,23 +583,13 @@ fn build_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, 
                 device_objects.push(object.path);
             }
             ProgramInput::Host(path) => {
-                let object = work.path().join(format!("{index}-{}.o", stem(path)));
+                let object = work.path().join(object_name(index, path));
                 let args = host_compile_args(path, &object, options, program, tools.cuda_include_dir().as_deref());
                 host.run("host compiler", &args, &build).map_err(CompileError::from)?;
                 host_objects.push(object.clone());
                 device_objects.push(object);
             }
-            ProgramInput::Object(path) => {
-                // An input the linkers cannot read is theirs to report.
-                let object = Object::of(path.clone(), &std::fs::read(path).unwrap_or_default());
-                relocatable |= object.relocatable;
-                if !object.device_only {
-                    host_objects.push(path.clone());
-                }
-                if path.extension().is_none_or(|e| e != "so") {
-                    device_objects.push(path.clone());
-                }
-            }
+            ProgramInput::Object(path) => relocatable |= take_object(path, &mut host_objects, &mut device_objects),
         }
     }
     add_device_libraries(program, &mut build);

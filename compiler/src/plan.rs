@@ -1,0 +1,377 @@
+//! The command line's plan: every decision about what it asks for, made before anything runs
+//! ([`plan`], which reports every usage error), as a list of tasks that `main` then runs in
+//! order ([`run_task`]) or, with `-###` (nvcc's `-dryrun`), prints as their jobs
+//! ([`Task::jobs`], `cdpc::driver::jobs`).
+
+use super::{
+    build_fatbin, compile_one, default_output, dependency_path, dependency_target, fail, generate_dependencies, link_inputs, output_extension, preprocess_cmd, report_built, run_arguments,
+    run_program, runnable, verbose_header, write_dependencies, Cli,
+};
+use cdpc::driver::{self, CompileOptions, Emit, Input, LinkOptions};
+use cdpc::preprocess::PreprocessOptions;
+use cdpc::render::Color;
+use clap::ArgMatches;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// One task of a command line ([`plan`]): what `main` runs, in order, or with `--dry-run`
+/// (`-###`, `-dryrun`) prints as its jobs ([`Task::jobs`]).
+pub(crate) enum Task {
+    /// `-E`: one CUDA C++ source preprocessed (`preprocess_cmd`).
+    Preprocess,
+    /// `-M`, `-MM`: every source's headers, one Make rule each.
+    ListDependencies { emit: Emit },
+    /// `-lib`: a static library of the inputs.
+    Library { output: PathBuf, options: CompileOptions },
+    /// `-dlink`: the device link's registration object.
+    DeviceLink { output: PathBuf, options: CompileOptions },
+    /// nvcc's default: a program (or with `-shared` a shared library).
+    Program { output: PathBuf, options: CompileOptions },
+    /// `-run`: a program run.
+    Run { program: PathBuf },
+    /// `-c` of a host file: the host compiler's object.
+    HostCompile { source: PathBuf, output: PathBuf },
+    /// One source compiled on its own: each source of `-dc`, and a single source's whole
+    /// compile; `None`: the default output.
+    Compile { source: PathBuf, output: Option<PathBuf>, options: CompileOptions },
+    /// `-gencode`, `-fatbin`: a fat binary of the inputs.
+    Fatbin { output: PathBuf, options: CompileOptions },
+    /// Several inputs, objects or libraries: one linked cubin.
+    Link { output: PathBuf },
+}
+
+/// What a program's, library's and device link's build takes besides the compile options.
+pub(crate) fn program_options(cli: &Cli, matches: &ArgMatches) -> driver::program::ProgramOptions {
+    driver::program::ProgramOptions {
+        host_compiler: cli.ccbin.clone(),
+        libraries: cli.library.clone(),
+        library_dirs: cli.library_dir.clone(),
+        linker_args: cli.xlinker.clone(),
+        shared: cli.shared,
+        cudart: cli.cudart,
+        host_opt_level: (matches.value_source("opt_level") == Some(clap::parser::ValueSource::CommandLine)).then_some(cli.opt_level),
+        relocatable: cli.rdc,
+    }
+}
+
+/// The tasks of the command line, in the order they run, or its usage error (reported, with
+/// the status to exit with): every decision about what the command line asks for, made before
+/// anything runs, so that `--dry-run` prints what a run would do and refuses what it would
+/// refuse.
+pub(crate) fn plan(cli: &Cli, matches: &ArgMatches, options: &CompileOptions) -> Result<Vec<Task>, ExitCode> {
+    let format = cli.error_format;
+    let usage = |message: &str| {
+        fail(format, &cli.inputs[0].display().to_string(), message);
+        ExitCode::from(2)
+    };
+    let emit = options.emit;
+    let images: Vec<cdpc::driver::fatbin::Image> = cli.gencode.concat();
+    // nvcc's `-c` compiles each source as `-dc` does (without `-rdc`, a whole program's object).
+    let device_c = cli.device_c || cli.compile;
+    if cli.preprocess_only {
+        preprocess_cmd::check(&preprocess_request(cli), options)?;
+        return Ok(vec![Task::Preprocess]);
+    }
+    // `-dc` writes what `nvcc -dc` writes: a host object (`--emit obj`: the device object alone).
+    let dc_emit = if emit == Emit::Cubin { Emit::HostObject } else { emit };
+    if cli.host_header.is_some() && !(emit == Emit::HostObject || device_c && dc_emit == Emit::HostObject) {
+        return Err(usage("`--host-header` describes the launchers of a host object (`-dc` or `--emit host-obj`)"));
+    }
+    if let Some(cu) = cli.host_header.as_ref().and_then(|_| cli.inputs.iter().find(|i| cli.language.unwrap_or_else(|| driver::Language::of_path(i)) == driver::Language::Cuda)) {
+        fail(
+            format,
+            &cu.display().to_string(),
+            "`--host-header` declares launchers made from the kernel language's signatures, and this file is CUDA C++: its host object holds its own host code, which host programs call; add `-x cdp` to read it as the kernel language and get the launchers",
+        );
+        return Err(ExitCode::from(2));
+    }
+    let inputs: Vec<Input> = cli.inputs.iter().map(|p| Input::classify(p)).collect();
+    let sources: Vec<&std::path::Path> = inputs.iter().filter(|i| matches!(i, Input::Source(_))).map(Input::path).collect();
+    // The output `-o` names, by its extension: device code whatever the inputs (`.cubin`, ...).
+    let device_named = matches!(output_extension(cli), Some("cubin" | "ptx" | "fatbin" | "ll" | "bc"));
+    if cli.run && (device_c || cli.device_link || cli.lib || cli.fatbin || cli.emit.is_some() || device_named) {
+        return Err(usage("`-run` builds a program and runs it: give the program's sources and objects, without `-c`, `-dc`, `-dlink`, `-lib` or a device output"));
+    }
+    if cli.fatbin && (device_c || cli.device_link || cli.lib) {
+        return Err(usage("`-fatbin` writes a fat binary of device code; `-c`, `-dc`, `-dlink` and `-lib` write objects and libraries: give one of them"));
+    }
+    if cli.generate_dependencies || cli.generate_user_dependencies {
+        if let Some(object) = inputs.iter().find(|i| !matches!(i, Input::Source(_))) {
+            fail(format, &object.path().display().to_string(), "`-M` lists the headers a source reads; an object or a library reads none");
+            return Err(ExitCode::from(2));
+        }
+        return Ok(vec![Task::ListDependencies { emit: dc_emit }]);
+    }
+    let lists = options.list_headers != driver::HeaderList::None;
+    if !lists && (cli.dependency_file.is_some() || cli.dependency_target.is_some() || cli.phony_targets) {
+        return Err(usage("`-MF`, `-MT` and `-MP` shape the dependency list that `-MD` or `-MMD` asks for"));
+    }
+    if lists && cli.dependency_file.is_some() && sources.len() > 1 {
+        return Err(usage("`-MF` names the dependency list of one source: give one source, or leave `-MF` out to write each beside its output"));
+    }
+    if lists && !device_c && (cli.device_link || inputs.len() > 1 || sources.len() != inputs.len() || !cli.library.is_empty()) {
+        return Err(usage("`-MD` lists the headers of one compilation: compile each source with `-dc -MD` (or alone), then link"));
+    }
+    let with_images = || CompileOptions { host_object_images: images.clone(), ..options.clone() };
+    if cli.lib {
+        // nvcc's `-lib`: a static library of the inputs' objects.
+        let output = cli.output.clone().unwrap_or_else(|| PathBuf::from("a.a"));
+        if output == std::path::Path::new("-") {
+            return Err(usage("`-o -` writes text; a library is an archive, which needs a file name"));
+        }
+        return Ok(vec![Task::Library { output, options: with_images() }]);
+    }
+    // `-o x.cubin` (`.ptx`, `.fatbin`, `.ll`) asks for device code, whatever the inputs.
+    let device_output = cli.fatbin || device_named;
+    if cli.device_link && cli.emit.is_none() && !device_output {
+        // nvcc's `-dlink`: the device link's registration object, for the host linker.
+        if let Some(source) = sources.first() {
+            return Err(usage(&format!("`{}` is a source: `-dlink` links objects; compile it with `-dc` first", source.display())));
+        }
+        let output = cli.output.clone().unwrap_or_else(|| PathBuf::from("a_dlink.o"));
+        if output == std::path::Path::new("-") {
+            return Err(usage("`-o -` writes text; a device link writes an object, which needs a file name"));
+        }
+        return Ok(vec![Task::DeviceLink { output, options: with_images() }]);
+    }
+    // nvcc's `-run` of a program already built: run, nothing compiled (nor read as an object).
+    if let (true, [only]) = (cli.run, cli.inputs.as_slice()) {
+        use std::io::Read;
+        use std::os::unix::fs::PermissionsExt;
+        let built = only.extension().is_none() && std::fs::metadata(only).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+        let mut head = [0u8; 4];
+        if built && std::fs::File::open(only).and_then(|mut f| f.read_exact(&mut head)).is_ok() && head == *b"\x7fELF" {
+            return Ok(vec![Task::Run { program: only.clone() }]);
+        }
+    }
+    let holds_host_code = cli.inputs.iter().map(|p| driver::program::ProgramInput::classify(p, cli.language.is_some())).any(|i| match i {
+        driver::program::ProgramInput::Source(p) => cli.language.unwrap_or_else(|| driver::Language::of_path(&p)) == driver::Language::Cuda,
+        driver::program::ProgramInput::Host(_) => true,
+        driver::program::ProgramInput::Object(p) => driver::program::holds_host_code(&p),
+    });
+    if !device_c && !cli.device_link && cli.emit.is_none() && !device_output && holds_host_code {
+        // nvcc's default: a program.
+        let output = cli.output.clone().unwrap_or_else(|| PathBuf::from("a.out"));
+        if output == std::path::Path::new("-") {
+            return Err(usage("`-o -` writes text; a program needs a file name"));
+        }
+        let mut tasks = vec![Task::Program { output: output.clone(), options: with_images() }];
+        if cli.run {
+            tasks.push(Task::Run { program: output });
+        }
+        return Ok(tasks);
+    }
+    if device_c {
+        return compile_each(cli, matches, &inputs, dc_emit, options);
+    }
+    if !cli.gencode.is_empty() {
+        if emit != Emit::Cubin {
+            // The fat binary is the output; another --emit would be silently ignored.
+            return Err(usage("`-gencode` writes a fat binary; `--emit` other than cubin takes one `--arch` instead"));
+        }
+        let output = cli.output.clone().unwrap_or_else(|| default_output(cli, &cli.inputs[0], "fatbin"));
+        return Ok(vec![Task::Fatbin { output, options: CompileOptions { emit: Emit::Cubin, ..options.clone() } }]);
+    }
+    if cli.device_link || inputs.len() > 1 || sources.len() != inputs.len() || !cli.library.is_empty() {
+        if cli.output.as_deref() == Some(std::path::Path::new("-")) {
+            return Err(usage("`-o -` writes text; a link writes a cubin, which needs a file name"));
+        }
+        let output = cli.output.clone().unwrap_or_else(|| default_output(cli, &cli.inputs[0], Emit::Cubin.extension()));
+        return Ok(vec![Task::Link { output }]);
+    }
+    if cli.output.as_deref() == Some(std::path::Path::new("-")) && matches!(emit, Emit::Cubin | Emit::Object | Emit::HostObject) {
+        return Err(usage("`-o -` writes text; binary output needs a file name"));
+    }
+    Ok(vec![Task::Compile { source: cli.inputs[0].clone(), output: cli.output.clone(), options: options.clone() }])
+}
+
+/// `-dc` (and `-c`): each source on its own, as one of several translation units; a host
+/// file by the host compiler.
+fn compile_each(cli: &Cli, matches: &ArgMatches, inputs: &[Input], dc_emit: Emit, options: &CompileOptions) -> Result<Vec<Task>, ExitCode> {
+    let usage = |message: &str| {
+        fail(cli.error_format, &cli.inputs[0].display().to_string(), message);
+        ExitCode::from(2)
+    };
+    let images: Vec<cdpc::driver::fatbin::Image> = cli.gencode.concat();
+    let sources: Vec<&std::path::Path> = inputs.iter().filter(|i| matches!(i, Input::Source(_))).map(Input::path).collect();
+    if let Some(object) = inputs.iter().find(|i| matches!(i, Input::Object(_))) {
+        return Err(usage(&format!("`{}` is an object: `-dc` compiles sources; link objects without `-dc`", object.path().display())));
+    }
+    // `-dc -gencode ...`: one object whose fat binary holds each architecture's code, as
+    // nvcc's, for CUDA C++ (the kernel language's host object takes one `--arch`).
+    if !images.is_empty() {
+        if dc_emit != Emit::HostObject {
+            return Err(usage("`-gencode` with `-dc --emit obj`: a device object is for one architecture; give one `--arch`, or leave `--emit obj` out for an object with each architecture's code"));
+        }
+        if let Some(other) = sources
+            .iter()
+            .find(|s| cli.language.unwrap_or_else(|| driver::Language::of_path(s)) != driver::Language::Cuda && !(cli.language.is_none() && driver::program::ProgramInput::is_host_file(s)))
+        {
+            return Err(usage(&format!("`{}`: `-dc` with several `-gencode` targets is for CUDA C++; compile the kernel language once per `--arch`", other.display())));
+        }
+    }
+    if cli.output.is_some() && sources.len() > 1 {
+        return Err(usage("`-o` with `-dc` names one object: give one source, or leave `-o` out to write each source's object in the current folder (or `-odir`'s)"));
+    }
+    // nvcc's `-c` without `-rdc`: a whole program's object (of CUDA C++); otherwise `-dc`.
+    let whole_compile = cli.compile && !cli.device_c && !cli.rdc;
+    // nvcc's `-odir`: where each object goes when `-o` does not name it.
+    let object_dir = cli.output_directory.clone().unwrap_or_default();
+    let mut tasks = Vec::new();
+    for source in sources {
+        if cli.language.is_none() && driver::program::ProgramInput::is_host_file(source) {
+            // nvcc's `-c main.cpp`: the host compiler's object.
+            let output = cli.output.clone().unwrap_or_else(|| object_dir.join(PathBuf::from(source.file_name().unwrap_or_default()).with_extension("o")));
+            tasks.push(Task::HostCompile { source: source.to_path_buf(), output });
+            continue;
+        }
+        // LLVM IR for the device has no host code: its `-dc` object is the device object.
+        let language = cli.language.unwrap_or_else(|| driver::Language::of_path(source));
+        let emit = if language == driver::Language::Ir && dc_emit == Emit::HostObject { Emit::Object } else { dc_emit };
+        let output = cli.output.clone().unwrap_or_else(|| object_dir.join(PathBuf::from(source.file_name().unwrap_or_default()).with_extension(emit.extension())));
+        let whole_program = whole_compile && emit == Emit::HostObject && language == driver::Language::Cuda;
+        let mut options = CompileOptions { emit, separate: true, preprocess: cli.preprocess.options(matches, source), host_object_images: images.clone(), whole_program, ..options.clone() };
+        // The first image's architecture compiles the host side and that image.
+        if let Some(image) = images.first() {
+            options.target.sm = image.sm();
+        }
+        if output == std::path::Path::new("-") && emit != Emit::Ptx && emit != Emit::LlvmIr {
+            return Err(usage("`-o -` writes text; binary output needs a file name"));
+        }
+        tasks.push(Task::Compile { source: source.to_path_buf(), output: Some(output), options });
+    }
+    Ok(tasks)
+}
+
+/// `-E`'s request, from the command line.
+fn preprocess_request(cli: &Cli) -> preprocess_cmd::Request<'_> {
+    preprocess_cmd::Request { inputs: &cli.inputs, output: cli.output.as_deref(), language: cli.language, images: cli.gencode.concat(), format: cli.error_format, verbose: cli.verbose }
+}
+
+impl Task {
+    /// The jobs this task runs, as `--dry-run` prints them ([`driver::jobs`]).
+    pub(crate) fn jobs(&self, cli: &Cli, program: &driver::program::ProgramOptions, options: &CompileOptions) -> Vec<driver::jobs::Job> {
+        use driver::jobs::{Action, Job, Output};
+        let file = |path: &std::path::Path| if path == std::path::Path::new("-") { Output::Stdout } else { Output::File(path.to_path_buf()) };
+        let program_inputs = || cli.inputs.iter().map(|p| driver::program::ProgramInput::classify(p, cli.language.is_some())).collect::<Vec<_>>();
+        let archs = |options: &CompileOptions| {
+            let mut archs: Vec<String> = cdpc::driver::fatbin::architectures(&options.host_object_images).iter().map(ToString::to_string).collect();
+            if archs.is_empty() {
+                archs.push(options.target.sm.to_string());
+            }
+            archs.join(", ")
+        };
+        match self {
+            Task::Preprocess => {
+                let output = cli.output.as_deref().map_or(Output::Stdout, file);
+                vec![Job::new(Action::Preprocess, cli.inputs.clone(), output, "CUDA C++: each device side, then the host side")]
+            }
+            Task::ListDependencies { emit } => {
+                let output = cli.dependency_file.as_ref().or(cli.output.as_ref()).map_or(Output::Stdout, |p| file(p));
+                cli.inputs
+                    .iter()
+                    .map(|source| {
+                        let how = if cli.language.is_none() && driver::program::ProgramInput::is_host_file(source) {
+                            "the host compiler's `-M`".to_string()
+                        } else {
+                            let preprocess = PreprocessOptions { input: Some(source.clone()), ..options.preprocess.clone() };
+                            driver::jobs::compile_note(&CompileOptions { emit: *emit, separate: true, preprocess, ..options.clone() })
+                        };
+                        let note = format!("the Make rule of {:?}, compiled as {how} and written nowhere", dependency_target(cli, source));
+                        Job::new(Action::ListHeaders, vec![source.clone()], output.clone(), note)
+                    })
+                    .collect()
+            }
+            Task::Library { output, options } => driver::program::library_jobs(&program_inputs(), output, program, options),
+            Task::DeviceLink { output, options } => {
+                vec![Job::new(Action::DeviceLink, cli.inputs.clone(), Output::File(output.clone()), format!("nvlink for {} with libcudadevrt, and the registration object", archs(options)))]
+            }
+            Task::Program { output, options } => driver::program::program_jobs(&program_inputs(), output, program, options),
+            Task::Run { program } => {
+                let args = run_arguments(cli);
+                vec![Job::new(Action::Run, vec![runnable(program)], Output::Nothing, if args.is_empty() { String::new() } else { format!("arguments: {}", args.join(" ")) })]
+            }
+            Task::HostCompile { source, output } => {
+                let mut job = Job::new(Action::HostCompile, vec![source.clone()], Output::File(output.clone()), "the host compiler's object");
+                if options.list_headers != driver::HeaderList::None {
+                    job.also.push(dependency_path(cli, source, Some(output)));
+                }
+                vec![job]
+            }
+            Task::Compile { source, output, options } => {
+                let output_path = output.clone().unwrap_or_else(|| default_output(cli, source, options.emit.extension()));
+                let mut job = driver::jobs::Job::compile(source, file(&output_path), options);
+                if options.list_headers != driver::HeaderList::None {
+                    let written = (output_path != std::path::Path::new("-")).then_some(output_path.as_path());
+                    job.also.push(dependency_path(cli, source, written));
+                }
+                job.also.extend(cli.host_header.clone());
+                vec![job]
+            }
+            Task::Fatbin { output, .. } => {
+                let images: Vec<String> = cli.gencode.concat().iter().map(ToString::to_string).collect();
+                let mut job = Job::new(Action::Fatbin, cli.inputs.clone(), Output::File(output.clone()), format!("each input compiled and linked for each image: {}", images.join(", ")));
+                if let (true, [input]) = (options.list_headers != driver::HeaderList::None, cli.inputs.as_slice()) {
+                    job.also.push(dependency_path(cli, input, Some(output)));
+                }
+                vec![job]
+            }
+            Task::Link { output } => vec![Job::new(
+                Action::Link,
+                cli.inputs.clone(),
+                Output::File(output.clone()),
+                format!("each source compiled to a device object, then nvlink with libcudadevrt: a cubin for {}", options.target.sm),
+            )],
+        }
+    }
+}
+
+/// Runs one task of [`plan`]'s, reporting what it says; its exit status.
+pub(crate) fn run_task(cli: &Cli, task: Task, program: &driver::program::ProgramOptions, options: &CompileOptions, color: Color) -> ExitCode {
+    match task {
+        Task::Preprocess => preprocess_cmd::run(&preprocess_request(cli), options, color),
+        Task::ListDependencies { emit } => {
+            let inputs: Vec<Input> = cli.inputs.iter().map(|p| Input::classify(p)).collect();
+            generate_dependencies(cli, &inputs, emit, program, options, color)
+        }
+        Task::Library { output, options } => {
+            let inputs: Vec<driver::program::ProgramInput> = cli.inputs.iter().map(|p| driver::program::ProgramInput::classify(p, cli.language.is_some())).collect();
+            let result = driver::program::build_library(&inputs, &output, program, cli.archiver.as_deref(), &cli.xarchive, &options);
+            report_built(cli, &output, result, color)
+        }
+        Task::DeviceLink { output, options } => {
+            let result = driver::program::device_link_to_file(&cli.inputs, &output, program, &options);
+            report_built(cli, &output, result, color)
+        }
+        Task::Program { output, options } => {
+            if cli.verbose {
+                eprint!("{}", verbose_header(cli));
+            }
+            let inputs: Vec<driver::program::ProgramInput> = cli.inputs.iter().map(|p| driver::program::ProgramInput::classify(p, cli.language.is_some())).collect();
+            let result = driver::program::build_program(&inputs, &output, program, &options);
+            report_built(cli, &output, result, color)
+        }
+        Task::Run { program } => run_program(cli, &program),
+        Task::HostCompile { source, output } => {
+            let lists = options.list_headers != driver::HeaderList::None;
+            let result = driver::program::compile_host_file(&source, &output, program, options).and_then(|(built, headers)| {
+                if lists {
+                    write_dependencies(cli, &source, Some(&output), &headers, options.overwrite)?;
+                }
+                Ok(built)
+            });
+            report_built(cli, &output, result, color)
+        }
+        Task::Compile { source, output, options } => compile_one(cli, &source, output, &options, color),
+        Task::Fatbin { output, options } => {
+            let inputs: Vec<Input> = cli.inputs.iter().map(|p| Input::classify(p)).collect();
+            let link = LinkOptions { libraries: cli.library.clone(), library_dirs: cli.library_dir.clone() };
+            build_fatbin(cli, &inputs, &link, &cli.gencode.concat(), &output, &options, color)
+        }
+        Task::Link { output } => {
+            let inputs: Vec<Input> = cli.inputs.iter().map(|p| Input::classify(p)).collect();
+            let link = LinkOptions { libraries: cli.library.clone(), library_dirs: cli.library_dir.clone() };
+            link_inputs(cli, &inputs, &link, &output, options, color)
+        }
+    }
+}
