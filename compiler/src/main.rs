@@ -260,9 +260,12 @@ struct Cli {
     /// Do not report this warning code (repeatable)
     #[arg(long, value_name = "CODE")]
     allow: Vec<String>,
-    /// Print the time of each phase to stderr (`time: PHASE SECONDS`), like nvcc --time
+    /// Print the time of each phase to stderr (`time: PHASE SECONDS`)
     #[arg(long)]
     time: bool,
+    /// Append the time of each phase to FILE as nvcc's `-time FILE` does (a CSV table; `-`: standard output)
+    #[arg(long = "time-file", value_name = "FILE")]
+    time_file: Option<PathBuf>,
     /// Colour in diagnostics
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     color: ColorArg,
@@ -998,13 +1001,11 @@ fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, opti
         }
         Ok(compiled)
     });
-    let result = result.map(|mut compiled| {
+    let result = result.and_then(|mut compiled| {
         show_tool_runs(&compiled.tool_runs, cli.verbose, format, &file_name);
-        if cli.time {
-            compiled.timings.0.insert(0, (driver::Phase::Read, read_time));
-            show_timings(&compiled.timings);
-        }
-        compiled.warnings
+        compiled.timings.0.insert(0, (driver::Phase::Read, read_time));
+        show_timings(cli, &compiled.timings, Some(input), output_path.as_deref())?;
+        Ok(compiled.warnings)
     });
     match result {
         Ok(warnings) => {
@@ -1168,11 +1169,9 @@ fn make_escaped(path: &str) -> String {
 
 /// Several inputs, objects or libraries: each source compiled on its own, then one link.
 fn link_inputs(cli: &Cli, inputs: &[Input], link: &LinkOptions, output: &std::path::Path, options: &CompileOptions, color: Color) -> ExitCode {
-    let result = driver::link_files(inputs, link, output, options).map(|linked| {
-        if cli.time {
-            show_timings(&linked.timings);
-        }
-        (linked.tool_runs, linked.warnings)
+    let result = driver::link_files(inputs, link, output, options).and_then(|linked| {
+        show_timings(cli, &linked.timings, None, Some(output)).map_err(|e| BuildError::Other(e.into()))?;
+        Ok((linked.tool_runs, linked.warnings))
     });
     report_build(cli, output, result, color)
 }
@@ -1195,11 +1194,9 @@ fn build_fatbin(cli: &Cli, inputs: &[Input], link: &LinkOptions, images: &[cdpc:
 /// [`report_build`] of a program's build, a device link or a host file's compile, with its
 /// phase times under `--time`.
 fn report_built(cli: &Cli, output: &std::path::Path, result: Result<driver::program::Built, BuildError>, color: Color) -> ExitCode {
-    let result = result.map(|built| {
-        if cli.time {
-            show_timings(&built.timings);
-        }
-        (built.tool_runs, built.warnings)
+    let result = result.and_then(|built| {
+        show_timings(cli, &built.timings, None, Some(output)).map_err(|e| BuildError::Other(e.into()))?;
+        Ok((built.tool_runs, built.warnings))
     });
     report_build(cli, output, result, color)
 }
@@ -1289,12 +1286,43 @@ fn fail_with_code(format: ErrorFormat, file_name: &str, code: Option<Code>, mess
     }
 }
 
-/// `cdpc --time`: one line a phase, then the total, in seconds.
-fn show_timings(timings: &driver::Timings) {
-    for (phase, duration) in &timings.0 {
-        eprintln!("time: {} {:.6}", phase.name(), duration.as_secs_f64());
+/// The phases' times, as the command line asks: `--time`, one line a phase to standard error,
+/// then the total, in seconds; nvcc's `-time FILE` ([`time_table`]), appended to the file.
+fn show_timings(cli: &Cli, timings: &driver::Timings, source: Option<&std::path::Path>, output: Option<&std::path::Path>) -> Result<(), cdpc::toolchain::ToolError> {
+    if cli.time {
+        for (phase, duration) in &timings.0 {
+            eprintln!("time: {} {:.6}", phase.name(), duration.as_secs_f64());
+        }
+        eprintln!("time: total {:.6}", timings.total().as_secs_f64());
     }
-    eprintln!("time: total {:.6}", timings.total().as_secs_f64());
+    let Some(file) = &cli.time_file else { return Ok(()) };
+    if file == std::path::Path::new("-") {
+        return write_stdout(time_table(timings, source, output, cli.arch, true).as_bytes());
+    }
+    use std::io::Write;
+    let failed = |source| cdpc::toolchain::ToolError::OutputIo { path: file.clone(), source };
+    let mut table = std::fs::OpenOptions::new().create(true).append(true).open(file).map_err(failed)?;
+    let empty = table.metadata().map_err(failed)?.len() == 0;
+    // One write, so that the rows of compilations appending at once (`make -j`) do not mix.
+    table.write_all(time_table(timings, source, output, cli.arch, empty).as_bytes()).map_err(failed)
+}
+
+/// nvcc's `-time` table of a compilation (nvcc 13.5's columns and separators, measured): a row
+/// per phase, `source , phase , inputs , output , arch , tool , milliseconds , ms`, the tool
+/// `cdpc`, then the whole's row (nvcc's last row is its driver's, `nvcc (driver)`); with
+/// `heading`, the column names first, as nvcc writes them into an empty file.
+fn time_table(timings: &driver::Timings, source: Option<&std::path::Path>, output: Option<&std::path::Path>, arch: SmVersion, heading: bool) -> String {
+    let source = source.map(|p| p.display().to_string()).unwrap_or_default();
+    let output = output.map(|p| p.display().to_string()).unwrap_or_default();
+    let mut table = String::new();
+    if heading {
+        table.push_str("source file name , phase name , phase input files , phase output file , arch , tool, metric , unit\n");
+    }
+    for (phase, duration) in &timings.0 {
+        table.push_str(&format!("{source} , {} , {source}  , {output} , {arch} , cdpc , {:.4} , ms\n", phase.name(), duration.as_secs_f64() * 1e3));
+    }
+    table.push_str(&format!(" , cdpc (total) ,  , {output} ,  , cdpc , {:.4} , ms\n", timings.total().as_secs_f64() * 1e3));
+    table
 }
 
 /// What ptxas and nvlink said: their warnings always (in JSON mode, one warning line), and in

@@ -267,9 +267,9 @@ const NVCC: &[NvccOption] = &[
     opt("--tilebc", "-tilebc", false, Unsupported("CUDA Tile kernels are not in cdpc")),
     opt("--tilecubin", "-tilecubin", false, Unsupported("CUDA Tile kernels are not in cdpc")),
     opt("--tilefatbin", "-tilefatbin", false, Unsupported("CUDA Tile kernels are not in cdpc")),
-    // nvcc's `-time FILE` writes its phases' times to a file; cdpc's own `--time` (the long
+    // nvcc's `-time FILE` appends its phases' times to a file; cdpc's own `--time` (the long
     // spelling, read by clap) prints them to standard error.
-    opt("-time", "-time", true, Unsupported("--time prints the time of each phase to standard error; it takes no file")),
+    opt("-time", "-time", true, Same("--time-file")),
     // Refused, with what to do instead.
     opt("--cuda", "-cuda", false, Unsupported("cdpc writes no translated host source: -E preprocesses, -dc compiles")),
     opt("--optix-ir", "-optix-ir", false, Unsupported("cdpc writes PTX (-ptx), cubins and fat binaries, not OptiX IR")),
@@ -829,7 +829,7 @@ mod tests {
         assert_eq!(tr(&["-device-entity-has-hidden-visibility=true", "a.cu"]), ["a.cu"]);
         assert_eq!(refused(&["-device-entity-has-hidden-visibility=no", "a.cu"]).code, Code::OptionInvalid);
         // nvcc's `-time FILE`; cdpc's `--time` is its own flag.
-        assert!(refused(&["-time", "t.csv", "a.cu"]).message.contains("takes no file"));
+        assert_eq!(tr(&["-time", "t.csv", "a.cu"]), ["--time-file=t.csv", "a.cu"]);
         // Clang's `-###` (which clap would read as `-#` three times) and nvcc's `-dryrun`.
         assert_eq!(tr(&["-###", "a.cu"]), ["--dry-run", "a.cu"]);
         assert_eq!(tr(&["-dryrun", "a.cu"]), ["--dry-run", "a.cu"]);

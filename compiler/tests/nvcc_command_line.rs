@@ -242,6 +242,42 @@ fn run_builds_the_program_and_runs_it_as_nvccs() {
     assert_eq!(ours, theirs);
 }
 
+/// nvcc's `-time FILE`: the phases' times appended to the file as a table, its heading (nvcc
+/// 13.5's, measured) only where the file was empty, every row of nvcc's eight columns; `-`
+/// writes it to standard output, and a file that cannot be written fails the command, as nvcc's
+/// (`Cannot open file`).
+#[test]
+fn time_appends_nvccs_table() {
+    let Some(_) = tool_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cu"), "__global__ void k(int *p) { *p = 1; }\n").unwrap();
+    const HEADING: &str = "source file name , phase name , phase input files , phase output file , arch , tool, metric , unit";
+    for args in [&["-time", "t.csv", "-ptx", "k.cu"][..], &["-time", "t.csv", "-dc", "k.cu"], &["-time", "t.csv", "-cubin", "k.cu", "-o", "k.cubin"]] {
+        let out = cdpc(dir.path(), args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    }
+    let table = std::fs::read_to_string(dir.path().join("t.csv")).unwrap();
+    let rows: Vec<&str> = table.lines().collect();
+    assert_eq!(rows[0], HEADING);
+    assert_eq!(rows.iter().filter(|r| **r == HEADING).count(), 1, "{table}");
+    assert!(rows.iter().all(|r| r.split(',').count() == 8), "{table}");
+    assert_eq!(rows.iter().filter(|r| r.starts_with(" , cdpc (total) ,")).count(), 3, "{table}");
+    assert!(rows.iter().any(|r| r.starts_with("k.cu , ptxas , k.cu  , k.o , sm_90 , cdpc , ") && r.ends_with(" , ms")), "{table}");
+    let out = cdpc(dir.path(), &["-time", "-", "-ptx", "k.cu", "-o", "k.ptx"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success() && text.starts_with(HEADING) && text.contains("k.cu , llvm-opt-ptx , k.cu  , k.ptx , sm_90 , cdpc , "), "{text}{}", stderr(&out));
+    let out = cdpc(dir.path(), &["-time", "no/such/folder/t.csv", "-ptx", "k.cu"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no/such/folder/t.csv"), "{}", stderr(&out));
+    if let Some(nvcc) = nvcc() {
+        let out = run(&nvcc, dir.path(), &["-time", "n.csv", "-ptx", "k.cu", "-o", "n.ptx"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let theirs = std::fs::read_to_string(dir.path().join("n.csv")).unwrap();
+        assert_eq!(theirs.lines().next(), Some(HEADING));
+        assert!(theirs.lines().all(|r| r.split(',').count() == 8), "{theirs}");
+    }
+}
+
 #[test]
 fn command_lines_cdpc_cannot_read_are_e0708() {
     let dir = tempfile::tempdir().unwrap();

@@ -448,6 +448,14 @@ pub enum Phase {
     Ptxas,
     /// `nvlink` with libcudadevrt.
     Nvlink,
+    /// `fatbinary`.
+    Fatbinary,
+    /// The host compiler compiling a host file.
+    HostCompile,
+    /// The host compiler linking a program.
+    HostLink,
+    /// The archiver making a library.
+    Archive,
 }
 
 impl Phase {
@@ -462,6 +470,10 @@ impl Phase {
             Phase::LlvmOptPtx => "llvm-opt-ptx",
             Phase::Ptxas => "ptxas",
             Phase::Nvlink => "nvlink",
+            Phase::Fatbinary => "fatbinary",
+            Phase::HostCompile => "host-compile",
+            Phase::HostLink => "host-link",
+            Phase::Archive => "archive",
         }
     }
 }
@@ -480,7 +492,14 @@ impl Timings {
     fn add_tool_runs(&mut self, runs: &[ToolRun]) {
         // Clang's run is the front end's time, recorded as its phase already.
         for run in runs.iter().filter(|r| r.tool != "clang") {
-            let phase = if run.tool == "nvlink" { Phase::Nvlink } else { Phase::Ptxas };
+            let phase = match run.tool.as_str() {
+                "nvlink" => Phase::Nvlink,
+                "fatbinary" => Phase::Fatbinary,
+                "host compiler" => Phase::HostCompile,
+                "host linker" => Phase::HostLink,
+                "archiver" => Phase::Archive,
+                _ => Phase::Ptxas,
+            };
             self.0.push((phase, run.elapsed));
         }
     }

@@ -352,7 +352,10 @@ pub fn compile_host_file(input: &Path, output: &Path, program: &ProgramOptions, 
         None => Vec::new(),
     };
     file.commit(&bytes).map_err(CompileError::from)?;
-    Ok((Built { warnings: Vec::new(), tool_runs: build.log.take(), timings: Timings::default() }, headers))
+    let tool_runs = build.log.take();
+    let mut timings = Timings::default();
+    timings.add_tool_runs(&tool_runs);
+    Ok((Built { warnings: Vec::new(), tool_runs, timings }, headers))
 }
 
 /// nvcc's `-M` and `-MM` of a host file: the headers the host compiler reads compiling it as
@@ -442,7 +445,9 @@ fn library_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions
     archiver.run(&args, &build).map_err(CompileError::from)?;
     let bytes = std::fs::read(&archive).map_err(|e| CompileError::from(ToolError::io("reading the archive", &archive, e)))?;
     out_file.commit(&bytes).map_err(CompileError::from)?;
-    tool_runs.extend(build.log.take());
+    let runs = build.log.take();
+    timings.add_tool_runs(&runs);
+    tool_runs.extend(runs);
     Ok(Built { warnings, tool_runs, timings })
 }
 
