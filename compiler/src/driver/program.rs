@@ -324,19 +324,39 @@ fn add_device_libraries(program: &ProgramOptions, build: &mut BuildOptions) {
     }
 }
 
+/// What one run of the host compiler over a host file needs: the compiler (`-ccbin`), the
+/// build's options (its log and time limit) and a work folder.
+struct HostRun {
+    host: HostCompiler,
+    build: BuildOptions,
+    work: crate::toolchain::WorkDir,
+}
+
+impl HostRun {
+    fn new(program: &ProgramOptions, options: &CompileOptions) -> Result<HostRun, BuildError> {
+        let host = HostCompiler::find(program.host_compiler.as_deref()).map_err(CompileError::from)?;
+        let build = build_options(options);
+        let work = work_dir(&build).map_err(CompileError::from)?;
+        Ok(HostRun { host, build, work })
+    }
+
+    /// [`host_compile_args`] with CUDA's headers' folder, where the toolkit has one.
+    fn args(input: &Path, output: &Path, program: &ProgramOptions, options: &CompileOptions) -> Vec<OsString> {
+        let include = Toolchain::discover(&options.tools).ok().and_then(|t| t.cuda_include_dir());
+        host_compile_args(input, output, options, program, include.as_deref())
+    }
+}
+
 /// `-c` of a host file: the host compiler's object at `output`, and with
 /// `options.list_headers` (`-MD`, `-MMD`) the headers it read, from the host compiler's own
 /// list (its `-MD`/`-MMD`, as nvcc's `gcc` makes it), the file itself left out.
 pub fn compile_host_file(input: &Path, output: &Path, program: &ProgramOptions, options: &CompileOptions) -> Result<(Built, Vec<PathBuf>), BuildError> {
     let guard = OutputGuard { inputs: vec![input.to_path_buf()], overwrite: options.overwrite };
     let file = OutputFile::prepare_guarded(output, guard).map_err(CompileError::from)?;
-    let host = HostCompiler::find(program.host_compiler.as_deref()).map_err(CompileError::from)?;
-    let build = build_options(options);
-    let work = work_dir(&build).map_err(CompileError::from)?;
+    let HostRun { host, build, work } = HostRun::new(program, options)?;
     let object = work.path().join("host.o");
     let depfile = work.path().join("host.d");
-    let include = Toolchain::discover(&options.tools).ok().and_then(|t| t.cuda_include_dir());
-    let mut args = host_compile_args(input, &object, options, program, include.as_deref());
+    let mut args = HostRun::args(input, &object, program, options);
     let listed = match options.list_headers {
         HeaderList::None => None,
         HeaderList::User => Some("-MMD"),
@@ -363,12 +383,9 @@ pub fn compile_host_file(input: &Path, output: &Path, program: &ProgramOptions, 
 /// folders), from the host compiler's `-M`/`-MM` (nvcc runs `gcc -E` for it), the file itself
 /// left out; nothing else is written.
 pub fn host_file_headers(input: &Path, list: HeaderList, program: &ProgramOptions, options: &CompileOptions) -> Result<(Vec<PathBuf>, Vec<ToolRun>), BuildError> {
-    let host = HostCompiler::find(program.host_compiler.as_deref()).map_err(CompileError::from)?;
-    let build = build_options(options);
-    let work = work_dir(&build).map_err(CompileError::from)?;
+    let HostRun { host, build, work } = HostRun::new(program, options)?;
     let depfile = work.path().join("host.d");
-    let include = Toolchain::discover(&options.tools).ok().and_then(|t| t.cuda_include_dir());
-    let mut args = host_compile_args(input, &depfile, options, program, include.as_deref());
+    let mut args = HostRun::args(input, &depfile, program, options);
     // `-c` becomes `-M` (or `-MM`): the list, at `-o`'s path, in place of an object
     args[0] = if list == HeaderList::User { "-MM" } else { "-M" }.into();
     host.run("host compiler", &args, &build).map_err(CompileError::from)?;
