@@ -182,7 +182,7 @@ fn fatbin_and_default_outputs_as_nvccs() {
 /// `CUDA_CUBIN_COMPILATION` and `CUDA_FATBIN_COMPILATION`): `-ptx`, `-cubin` or `-fatbin` with the
 /// architectures' `--generate-code` and `-MD -MT -MF`. `-ptx` takes the images of one
 /// architecture, `-cubin` one image, as nvcc 13.5 does (more is its error and cdpc's); each
-/// writes its dependency list.
+/// writes its dependency list, a fat binary of cubins alone too.
 #[test]
 fn device_outputs_take_cmakes_generate_code_and_dependency_lists() {
     let Some(_) = tool_dir() else { return };
@@ -205,6 +205,15 @@ fn device_outputs_take_cmakes_generate_code_and_dependency_lists() {
     assert!(cubin.starts_with(b"\x7fELF") && cubin.get(18..20) == Some(&[190, 0][..]), "not a CUDA ELF");
     let fatbin = built(&["-fatbin", both], "k.fatbin");
     assert!(fatbin.starts_with(&[0x50, 0xed, 0x55, 0xba]), "not a fat binary");
+    // Cubins alone: the list comes from the cubins' own compilation (CUDA C++ and the kernel
+    // language).
+    let fatbin = built(&["-fatbin", real], "real.fatbin");
+    assert!(fatbin.starts_with(&[0x50, 0xed, 0x55, 0xba]), "not a fat binary");
+    std::fs::write(dir.path().join("k.cdp"), "#include \"k.h\"\nextern \"C\" __global__ void child(int *p) { *p = N; }\n").unwrap();
+    let out = cdpc(dir.path(), &["-fatbin", real, "-MD", "k.cdp", "-o", "cdp.fatbin"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let list = std::fs::read_to_string(dir.path().join("cdp.d")).unwrap();
+    assert!(list.starts_with("cdp.fatbin : k.cdp \\\n") && prerequisites(&list).iter().any(|p| p == "k.h"), "{list}");
     for (args, says) in [(&["-ptx", both, other][..], "`-ptx` writes the PTX of one architecture"), (&["-cubin", both], "`-cubin` writes one cubin")] {
         let out = cdpc(dir.path(), &[args, &["k.cu", "-o", "no.out"][..]].concat());
         assert!(out.status.code() == Some(2) && stderr(&out).contains(says) && !dir.path().join("no.out").exists(), "{args:?}: {}", stderr(&out));

@@ -163,6 +163,7 @@ pub fn fatbin(inputs: &[Input], link_options: &LinkOptions, images: &[Image], op
             Image::Cubin(sm) => {
                 options.target.sm = sm;
                 let linked = link::link(inputs, link_options, &options)?;
+                headers.get_or_insert(linked.headers);
                 warnings.get_or_insert(linked.warnings);
                 tool_runs.extend(linked.tool_runs);
                 packed.push(FatbinImage { ptx: false, sm, bytes: linked.cubin });
@@ -200,22 +201,7 @@ pub fn fatbin(inputs: &[Input], link_options: &LinkOptions, images: &[Image], op
     let build = super::build_options(options);
     let bytes = tools.fatbinary(&packed, false, &build).map_err(CompileError::from)?;
     tool_runs.extend(build.log.take());
-    // `-MD` of a fat binary of cubins alone: the source's headers from its PTX, which the
-    // cubins' link compiled but does not keep.
-    let headers = match (headers, inputs, options.list_headers) {
-        (Some(headers), _, _) => headers,
-        (None, [Input::Source(path)], list) if list != super::HeaderList::None => {
-            let mut options = CompileOptions { emit: Emit::Ptx, ..options.clone() };
-            options.preprocess.input = Some(path.clone());
-            if let Some(image) = images.first() {
-                options.target.sm = image.sm();
-            }
-            let name = path.display().to_string();
-            let input = super::InputFile::read(path, &options).map_err(|error| BuildError::Source { name: name.clone(), text: String::new(), error })?;
-            input.compile(&options).map_err(|error| BuildError::Source { name, text: input.shown.clone(), error })?.headers
-        }
-        _ => Vec::new(),
-    };
+    let headers = headers.unwrap_or_default();
     Ok(Fatbin { bytes, warnings, tool_runs, headers })
 }
 

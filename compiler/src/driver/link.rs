@@ -134,6 +134,9 @@ pub struct Linked {
     pub tool_runs: Vec<ToolRun>,
     /// Phase times, summed over the sources.
     pub timings: Timings,
+    /// The headers the sources read, as [`CompileOptions::list_headers`] asks, in input order,
+    /// each once.
+    pub headers: Vec<PathBuf>,
 }
 
 /// One source compiled to PTX for the link.
@@ -142,6 +145,7 @@ struct Compiled {
     ptx: String,
     warnings: SourceWarnings,
     timings: Timings,
+    headers: Vec<PathBuf>,
 }
 
 fn compile_source(path: &Path, tools: Option<&Toolchain>, options: &CompileOptions) -> Result<Compiled, BuildError> {
@@ -173,7 +177,8 @@ fn compile_source(path: &Path, tools: Option<&Toolchain>, options: &CompileOptio
     timings.0.push((super::Phase::LlvmIr, generated.timings.llvm_ir));
     timings.0.push((super::Phase::LlvmOptPtx, generated.timings.optimize_and_emit));
     let file = Arc::new(SourceFile { name: name.clone(), text: text.clone() });
-    Ok(Compiled { unit: Unit { file, symbols: symbols::ptx_symbols(&ptx), places: checked.places }, ptx, warnings: SourceWarnings { name, text, warnings }, timings })
+    let headers = options.list_headers.of(&checked.headers);
+    Ok(Compiled { unit: Unit { file, symbols: symbols::ptx_symbols(&ptx), places: checked.places }, ptx, warnings: SourceWarnings { name, text, warnings }, timings, headers })
 }
 
 /// A source compiled to PTX through LLVM IR (CUDA C++, IR input): its symbols from the PTX,
@@ -183,7 +188,7 @@ fn from_ptx(name: String, text: String, generated: super::cuda::Generated) -> Co
     let file = Arc::new(SourceFile { name: name.clone(), text: text.clone() });
     let found = symbols::ptx_symbols(&ptx);
     let places = symbols::text_places(&found, &text);
-    Compiled { unit: Unit { file, symbols: found, places }, ptx, warnings: SourceWarnings { name, text, warnings: generated.warnings }, timings: generated.timings }
+    Compiled { unit: Unit { file, symbols: found, places }, ptx, warnings: SourceWarnings { name, text, warnings: generated.warnings }, timings: generated.timings, headers: generated.headers }
 }
 
 /// The front half of a link, which needs no NVIDIA tool: every source compiled to PTX, the
@@ -288,13 +293,19 @@ fn link_here(inputs: &[Input], link: &LinkOptions, options: &CompileOptions) -> 
     };
     let mut timings = Timings::default();
     let mut warnings = Vec::new();
+    let mut headers: Vec<PathBuf> = Vec::new();
     for c in compiled {
         timings.0.extend(c.timings.0);
         warnings.push(c.warnings);
+        for header in c.headers {
+            if !headers.contains(&header) {
+                headers.push(header);
+            }
+        }
     }
     let tool_runs = build.log.take();
     timings.add_tool_runs(&tool_runs);
-    Ok(Linked { cubin, warnings, tool_runs, timings })
+    Ok(Linked { cubin, warnings, tool_runs, timings, headers })
 }
 
 /// [`link`], writing the cubin to `output`: it appears only when the link succeeded, and never
