@@ -1075,16 +1075,12 @@ fn dependency_rule(cli: &Cli, target: &str, input: &std::path::Path, headers: &[
 /// nvcc's; one rule each, for `<stem>.o` in `-odir`'s folder (nvcc's target, measured with nvcc
 /// 13.5) or `-MT`'s, all of them to `-MF`'s file, else `-o`'s, else standard output, written
 /// only when every source compiled.
-fn generate_dependencies(cli: &Cli, inputs: &[Input], dc_emit: Emit, program: &driver::program::ProgramOptions, options: &CompileOptions, color: Color) -> ExitCode {
+/// `plan` refused objects and libraries among `sources`.
+fn generate_dependencies(cli: &Cli, sources: &[PathBuf], dc_emit: Emit, program: &driver::program::ProgramOptions, options: &CompileOptions, color: Color) -> ExitCode {
     let format = cli.error_format;
     let mut text = String::new();
-    for input in inputs {
-        let source = input.path();
+    for source in sources {
         let file_name = source.display().to_string();
-        if !matches!(input, Input::Source(_)) {
-            fail(format, &file_name, "`-M` lists the headers a source reads; an object or a library reads none");
-            return ExitCode::from(2);
-        }
         let target = dependency_target(cli, source);
         if cli.language.is_none() && driver::program::ProgramInput::is_host_file(source) {
             match driver::program::host_file_headers(source, options.list_headers, program, options) {

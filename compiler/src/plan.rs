@@ -330,10 +330,7 @@ impl Task {
 pub(crate) fn run_task(cli: &Cli, task: Task, program: &driver::program::ProgramOptions, options: &CompileOptions, color: Color) -> ExitCode {
     match task {
         Task::Preprocess => preprocess_cmd::run(&preprocess_request(cli), options, color),
-        Task::ListDependencies { emit } => {
-            let inputs: Vec<Input> = cli.inputs.iter().map(|p| Input::classify(p)).collect();
-            generate_dependencies(cli, &inputs, emit, program, options, color)
-        }
+        Task::ListDependencies { emit } => generate_dependencies(cli, &cli.inputs, emit, program, options, color),
         Task::Library { output, options } => {
             let inputs: Vec<driver::program::ProgramInput> = cli.inputs.iter().map(|p| driver::program::ProgramInput::classify(p, cli.language.is_some())).collect();
             let result = driver::program::build_library(&inputs, &output, program, cli.archiver.as_deref(), &cli.xarchive, &options);
