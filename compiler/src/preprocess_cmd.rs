@@ -22,7 +22,7 @@ pub(crate) struct Request<'a> {
 }
 
 /// Refuses what `-E` cannot do (reported; the status to exit with): the command line's plan
-/// (`main.rs`) asks before anything runs.
+/// (`plan.rs`) asks before anything runs, and [`run`] again.
 pub(crate) fn check(request: &Request<'_>, options: &CompileOptions) -> Result<(), ExitCode> {
     let format = request.format;
     let first = request.inputs.first().map(|p| p.display().to_string()).unwrap_or_default();
