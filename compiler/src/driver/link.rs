@@ -188,7 +188,13 @@ fn from_ptx(name: String, text: String, generated: super::cuda::Generated) -> Co
     let file = Arc::new(SourceFile { name: name.clone(), text: text.clone() });
     let found = symbols::ptx_symbols(&ptx);
     let places = symbols::text_places(&found, &text);
-    Compiled { unit: Unit { file, symbols: found, places }, ptx, warnings: SourceWarnings { name, text, warnings: generated.warnings }, timings: generated.timings, headers: generated.headers }
+    Compiled {
+        unit: Unit { file, symbols: found, places },
+        ptx,
+        warnings: SourceWarnings { name, text, warnings: generated.warnings },
+        timings: generated.timings,
+        headers: super::tidy_headers(generated.headers),
+    }
 }
 
 /// The front half of a link, which needs no NVIDIA tool: every source compiled to PTX, the
