@@ -228,6 +228,9 @@ pub enum Code {
     // nvcc's dialect bridged in the CUDA C++ front end (`clang::shared_storage`): a `__shared__`
     // variable whose construction and destruction are left out, as nvcc leaves them: W1030
     SharedConstructionLeftOut,
+    // cdpc itself failed (a panic: a bug of cdpc's, never the input's fault), reported with a
+    // reproducer (`driver::crash`): E1025
+    InternalError,
 }
 
 impl Code {
@@ -358,6 +361,7 @@ impl Code {
             MallocPoolNotUsed => "W1022",
             LlvmStopped => "E1023",
             ArchitectureLacksOperation => "E1024",
+            InternalError => "E1025",
             SharedConstructionLeftOut => "W1030",
         }
     }
@@ -500,6 +504,7 @@ impl Code {
         Code::LlvmStopped,
         Code::ArchitectureLacksOperation,
         Code::SharedConstructionLeftOut,
+        Code::InternalError,
     ];
 
     /// The code written as `E0100` (any case), if it exists.

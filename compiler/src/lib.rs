@@ -90,6 +90,7 @@ pub mod fuzzing;
 #[allow(missing_docs)]
 pub mod hir;
 pub mod layout;
+pub mod llvm;
 pub mod pipeline;
 pub mod preprocess;
 pub mod render;

@@ -543,10 +543,42 @@ fn main() -> ExitCode {
     signals::install();
     // The cache's headers a compilation misses are made after it (`fill_cache`).
     cdpc::clang::cache::set_deferred(true);
-    let status = main_with_args(std::env::args());
+    cdpc::driver::crash::install();
+    let args: Vec<String> = std::env::args().collect();
+    let status = match std::panic::catch_unwind(|| main_with_args(args.clone())) {
+        Ok(status) => status,
+        Err(_) => report_crash(&args),
+    };
     fill_cache();
     signals::settle();
     status
+}
+
+/// Reports a panic of cdpc's as `E1025`, naming the input and where cdpc failed, with the
+/// folder of its reproducer (`driver::crash`). The exit status is 70 (`EX_SOFTWARE`, an
+/// internal error), never Rust's 101.
+fn report_crash(args: &[String]) -> ExitCode {
+    let format = requested_format(args);
+    let crash = cdpc::driver::crash::Crash::take();
+    let (message, location, input) = match &crash {
+        Some(c) => (c.message.clone(), c.location.clone(), c.input.clone()),
+        None => ("an unknown failure".to_string(), String::new(), None),
+    };
+    let file_name = input.clone().unwrap_or_else(|| "<command line>".to_string());
+    let mut text = format!("internal compiler error: {message}");
+    if !location.is_empty() {
+        text.push_str(&format!(" (at {location})"));
+    }
+    text.push_str(&format!("; this is a bug in cdpc {}, not in the input", env!("CARGO_PKG_VERSION")));
+    if let Some(input) = &input {
+        text.push_str(&format!(", seen while compiling `{input}`"));
+    }
+    match crash.as_ref().and_then(|c| c.write_reproducer(args)) {
+        Some(dir) => text.push_str(&format!(". A reproducer is in `{}` (the input as cdpc read it, `command.txt`, `message.txt`): please attach it to a bug report", dir.display())),
+        None => text.push_str(". Please report it with the command line and the input"),
+    }
+    fail_with_code(format, &file_name, Some(Code::InternalError), &text);
+    ExitCode::from(70)
 }
 
 /// Makes the cache's headers that this process's compilations left for later

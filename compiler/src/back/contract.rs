@@ -28,11 +28,12 @@
 //! Clang's IR, whose own operations carry `contract` and whose libdevice Clang linked and
 //! inlined, every one is (`driver/cuda.rs`).
 
+use crate::llvm::{operand, result_type, user_instruction};
 use inkwell::builder::Builder;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::module::Module;
-use inkwell::values::{AnyValueEnum, BasicValueEnum, FastMathFlags, InstructionOpcode, InstructionValue};
 use inkwell::values::{BasicMetadataValueEnum, BasicValue, FloatValue};
+use inkwell::values::{BasicValueEnum, FastMathFlags, InstructionOpcode, InstructionValue};
 use std::collections::HashSet;
 
 use super::{internal, R};
@@ -57,7 +58,7 @@ fn contractable(i: InstructionValue<'_>) -> bool {
 
 /// `float` or `double`, the types nvcc contracts (vectors and halves are left alone).
 fn is_scalar_float(i: InstructionValue<'_>) -> bool {
-    matches!(i.get_type(), inkwell::types::AnyTypeEnum::FloatType(t)
+    matches!(result_type(i), Some(inkwell::types::BasicTypeEnum::FloatType(t))
         if t == t.get_context().f32_type() || t == t.get_context().f64_type())
 }
 
@@ -66,27 +67,10 @@ fn users<'ctx>(i: InstructionValue<'ctx>) -> Vec<Option<InstructionValue<'ctx>>>
     let mut out = Vec::new();
     let mut u = i.get_first_use();
     while let Some(use_) = u {
-        out.push(match use_.get_user() {
-            AnyValueEnum::InstructionValue(v) => Some(v),
-            other => instruction_of(other),
-        });
+        out.push(user_instruction(use_));
         u = use_.get_next_use();
     }
     out
-}
-
-fn instruction_of(v: AnyValueEnum<'_>) -> Option<InstructionValue<'_>> {
-    match v {
-        AnyValueEnum::FloatValue(f) => f.as_instruction(),
-        AnyValueEnum::IntValue(x) => x.as_instruction(),
-        AnyValueEnum::PointerValue(x) => x.as_instruction(),
-        AnyValueEnum::StructValue(x) => x.as_instruction(),
-        AnyValueEnum::VectorValue(x) => x.as_instruction(),
-        AnyValueEnum::ArrayValue(x) => x.as_instruction(),
-        AnyValueEnum::PhiValue(p) => Some(p.as_instruction()),
-        AnyValueEnum::InstructionValue(i) => Some(i),
-        _ => None,
-    }
 }
 
 fn same_block(a: InstructionValue<'_>, b: InstructionValue<'_>) -> bool {
@@ -117,7 +101,7 @@ fn fusable_product(m: InstructionValue<'_>) -> bool {
 
 /// The operand `index` of `i` as a float value.
 fn float_operand<'ctx>(i: InstructionValue<'ctx>, index: u32) -> Option<FloatValue<'ctx>> {
-    match i.get_operand(index)?.value()? {
+    match operand(i, index)? {
         BasicValueEnum::FloatValue(f) => Some(f),
         _ => None,
     }

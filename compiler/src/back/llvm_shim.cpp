@@ -8,6 +8,9 @@
 #include "llvm-c/Transforms/PassBuilder.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -114,6 +117,42 @@ void cdpc_move_global_to_end(LLVMValueRef global) {
   llvm::Module *module = variable->getParent();
   module->removeGlobalVariable(variable);
   module->insertGlobalVariable(variable);
+}
+
+// Makes the convergence of `module`'s functions implicit again: every `convergencectrl`
+// operand bundle is removed from its call (the call otherwise the same), then the convergence
+// intrinsics (`llvm.experimental.convergence.entry`, `.anchor`, `.loop`), whose tokens nothing
+// uses any more, are erased. Returns how many calls changed.
+size_t cdpc_drop_convergence_control(LLVMModuleRef module) {
+  llvm::Module *m = llvm::unwrap(module);
+  size_t changed = 0;
+  for (llvm::Function &f : *m) {
+    std::vector<llvm::CallBase *> bundled;
+    std::vector<llvm::Instruction *> tokens;
+    for (llvm::Instruction &i : llvm::instructions(f)) {
+      auto *call = llvm::dyn_cast<llvm::CallBase>(&i);
+      if (!call)
+        continue;
+      if (call->getOperandBundle(llvm::LLVMContext::OB_convergencectrl))
+        bundled.push_back(call);
+      if (llvm::isa<llvm::ConvergenceControlInst>(call))
+        tokens.push_back(call);
+    }
+    for (llvm::CallBase *call : bundled) {
+      llvm::CallBase *plain = llvm::CallBase::removeOperandBundle(call, llvm::LLVMContext::OB_convergencectrl, call->getIterator());
+      plain->takeName(call);
+      call->replaceAllUsesWith(plain);
+      call->eraseFromParent();
+      changed++;
+    }
+    // Later tokens first: a loop's token may use the entry's.
+    for (auto it = tokens.rbegin(); it != tokens.rend(); ++it) {
+      (*it)->replaceAllUsesWith(llvm::PoisonValue::get((*it)->getType()));
+      (*it)->eraseFromParent();
+      changed++;
+    }
+  }
+  return changed;
 }
 
 // Replaces the initializer of the one global variable of `module` in the section `section`

@@ -302,6 +302,8 @@ pub fn write_ptx(module: &Module<'_>, tm: &TargetMachine) -> Result<String, Back
 
 extern "C" {
     /// `llvm_shim.cpp`.
+    fn cdpc_drop_convergence_control(module: inkwell::llvm_sys::prelude::LLVMModuleRef) -> usize;
+    /// `llvm_shim.cpp`.
     fn cdpc_move_global_to_end(global: inkwell::llvm_sys::prelude::LLVMValueRef);
     /// `llvm_shim.cpp`.
     fn cdpc_use_init_array(machine: inkwell::llvm_sys::target_machine::LLVMTargetMachineRef);
@@ -435,6 +437,17 @@ fn nvcc_case_order(function: FunctionValue<'_>) {
 /// Moves a global variable to the end of its module's list of global variables (LLVM's C API
 /// adds and deletes globals but does not move them: `llvm_shim.cpp`); a function's global value
 /// stays where it is.
+/// Makes the convergence of `module`'s functions implicit: removes the `convergencectrl`
+/// operand bundles and the convergence intrinsics (`llvm.experimental.convergence.*`) that
+/// Clang's `-fconvergence-control` and other front ends write. The launch passes add
+/// convergent calls of their own (`activemask`, votes, `bar.sync`), which the verifier refuses
+/// beside controlled ones ("Entry intrinsic cannot be preceded by a convergent operation");
+/// NVPTX reads neither form, and the implicit one is CUDA's model. Returns how many calls changed.
+pub fn drop_convergence_control(module: &inkwell::module::Module<'_>) -> usize {
+    // SAFETY: a valid module; the shim rewrites calls in place and keeps the module valid.
+    unsafe { cdpc_drop_convergence_control(module.as_mut_ptr()) }
+}
+
 pub fn move_global_to_end(global: inkwell::values::GlobalValue<'_>) {
     use inkwell::values::AsValueRef;
     // SAFETY: a valid global value; the shim moves it only when it is a variable of a module.

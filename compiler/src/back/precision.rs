@@ -29,6 +29,7 @@
 //! Clang header (the cache's `include/`, or a folder of the process where the cache cannot take
 //! it); `clang` itself knows only the path.
 
+use crate::llvm::operand;
 use inkwell::module::Module;
 use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValue, FastMathFlags, FunctionValue, InstructionOpcode, InstructionValue};
 
@@ -132,7 +133,7 @@ pub fn adapt_libdevice(module: &Module<'_>, math: FloatMath) -> Result<(), Strin
         if let Some(reflect) = module.get_function("__nvvm_reflect") {
             let zero = module.get_context().i32_type().const_zero();
             for call in calls_of(reflect) {
-                let asks = call.get_operand(0).and_then(|o| o.value()).and_then(string_operand);
+                let asks = operand(call, 0).and_then(string_operand);
                 if asks.as_deref() == Some("__CUDA_PREC_SQRT") {
                     // SAFETY: a call of this module replaced by a constant of its type, then removed.
                     unsafe { inkwell::llvm_sys::core::LLVMReplaceAllUsesWith(call.as_value_ref(), zero.as_value_ref()) };
@@ -305,7 +306,7 @@ pub fn divisions_as_nvcc(module: &Module<'_>, math: FloatMath) -> usize {
         if i.get_fast_math_flags().is_ok_and(|f| f.contains(FastMathFlags::ApproxFunc)) {
             continue;
         }
-        let (Some(x), Some(y)) = (i.get_operand(0).and_then(|o| o.value()), i.get_operand(1).and_then(|o| o.value())) else { continue };
+        let (Some(x), Some(y)) = (operand(i, 0), operand(i, 1)) else { continue };
         let numerator_is_one = x.into_float_value().get_constant().is_some_and(|(value, _)| value == 1.0);
         if ieee {
             if numerator_is_one && reciprocal_of_approximate_root(y) {

@@ -92,13 +92,13 @@ fn precompiled_header_may_hide_errors(module: &Module<'_>, main: &Path) -> bool 
     use crate::pipeline::{called_function, innermost_file, value_name};
     use inkwell::llvm_sys::core::{LLVMGetFirstUse, LLVMGetNextUse, LLVMGetUser, LLVMIsAConstantArray, LLVMIsAGlobalVariable};
     use inkwell::llvm_sys::prelude::LLVMValueRef;
-    use inkwell::values::{AnyValueEnum, AsValueRef};
+    use inkwell::values::AsValueRef;
     let main_canonical = main.canonicalize().ok();
     // A call's user is an instruction, which inkwell types by its result (`IntValue` for a
     // call that returns an `int`); the innermost scope is the function whose body holds the
     // call, before inlining.
-    let in_main = |user: AnyValueEnum<'_>| {
-        let Some(file) = innermost_file(user.as_value_ref()).map(PathBuf::from) else { return false };
+    let in_main = |user: LLVMValueRef| {
+        let Some(file) = innermost_file(user).map(PathBuf::from) else { return false };
         file == main || (main_canonical.is_some() && file.canonicalize().ok() == main_canonical)
     };
     // Lists of symbols to keep, not uses in the source: Clang's `__clang_gpu_used_external`
@@ -110,8 +110,7 @@ fn precompiled_header_may_hide_errors(module: &Module<'_>, main: &Path) -> bool 
     };
     // The function is an element of the list's initializer, a constant array used by the list.
     // SAFETY: plain queries of live values' kinds and uses.
-    let a_keep_list = |user: AnyValueEnum<'_>| unsafe {
-        let user = user.as_value_ref();
+    let a_keep_list = |user: LLVMValueRef| unsafe {
         if LLVMIsAConstantArray(user).is_null() {
             return false;
         }
@@ -129,8 +128,8 @@ fn precompiled_header_may_hide_errors(module: &Module<'_>, main: &Path) -> bool 
     // Another file's kernel, launched: an argument of the device runtime's entry points
     // (`__cudaCDP2LaunchDevice`, through the inline wrappers of CUDA's headers, whose debug
     // location is theirs).
-    let a_launch = |user: AnyValueEnum<'_>, f: inkwell::values::FunctionValue<'_>| {
-        called_function(user.as_value_ref()).is_some_and(|callee| {
+    let a_launch = |user: LLVMValueRef, f: inkwell::values::FunctionValue<'_>| {
+        called_function(user).is_some_and(|callee| {
             callee != f.as_value_ref() && {
                 let name = value_name(callee);
                 name.starts_with("__cuda") || name.starts_with("cuda")
@@ -140,7 +139,9 @@ fn precompiled_header_may_hide_errors(module: &Module<'_>, main: &Path) -> bool 
     unresolved_functions(module).any(|f| {
         let mut next = f.as_global_value().as_pointer_value().get_first_use();
         while let Some(u) = next {
-            if !in_main(u.get_user()) && !a_keep_list(u.get_user()) && !a_launch(u.get_user(), f) {
+            // SAFETY: a query of a live use; the user is read as a plain value, of any type.
+            let user = unsafe { LLVMGetUser(u.as_mut_ptr()) };
+            if !in_main(user) && !a_keep_list(user) && !a_launch(user, f) {
                 return true;
             }
             next = u.get_next_use();
@@ -1239,6 +1240,8 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
         let buffer = MemoryBuffer::create_from_memory_range_copy(bitcode, "clang");
         Module::parse_bitcode_from_buffer(&buffer, &context).map_err(|e| BackendError::Internal(format!("reading Clang's bitcode: {e}")))
     };
+    let noted = |clang: &ClangOutput| super::crash::note(&clang.compiled_path.display().to_string(), super::crash::Reproducer::Bitcode(clang.bitcode.clone()));
+    noted(&clang);
     let mut module = parse(&clang.bitcode)?;
     if clang.precompiled && precompiled_header_may_hide_errors(&module, &clang.compiled_path) {
         // Clang's deferred CUDA diagnostics of a header's function do not survive a precompiled
@@ -1246,6 +1249,7 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
         // or, with no error, is the compilation (another file's functions, `-dc`).
         let bare = ClangSetup { cache: None, ..setup.clone() };
         clang = bare.run(&bare.template(options), source, options, build, None)?;
+        noted(&clang);
         module = parse(&clang.bitcode)?;
     }
     let ClangOutput { warnings: clang_warnings, compiled_path, headers, .. } = clang;

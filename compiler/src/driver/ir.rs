@@ -44,6 +44,7 @@ use super::{CompileError, CompileOptions, Phase, Timings};
 use crate::back;
 use crate::back::device_launch::PTX_KERNEL_CALL_CONV;
 use crate::diag::{Code, Diagnostic, Label, Span};
+use crate::llvm::{block_operand, operand, user_instruction};
 use crate::pipeline::{launch, SourceText};
 use crate::target::AddressSize;
 use crate::toolchain::Toolchain;
@@ -52,7 +53,7 @@ use inkwell::llvm_sys::prelude::LLVMValueRef;
 use inkwell::module::{FlagBehavior, Module};
 use inkwell::targets::{TargetData, TargetMachine};
 use inkwell::types::{AnyType, AnyTypeEnum, BasicTypeEnum};
-use inkwell::values::{AnyValueEnum, AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue};
+use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue};
 use inkwell::AddressSpace;
 use std::collections::HashSet;
 use std::time::Instant;
@@ -94,6 +95,9 @@ pub fn shown_text(bytes: &[u8]) -> String {
 pub(crate) fn generate(ir: &[u8], options: &CompileOptions, tools: Option<&Toolchain>, outputs: back::Outputs) -> Result<Generated, CompileError> {
     let started = Instant::now();
     let shown = SourceText { path: options.preprocess.input.clone(), text: shown_text(ir) };
+    let input = options.preprocess.input.as_deref().map(|p| p.display().to_string()).unwrap_or_else(|| "input.ll".into());
+    let reproducer = if is_bitcode(ir) { super::crash::Reproducer::Bitcode(ir.to_vec()) } else { super::crash::Reproducer::Text { text: shown.text.clone(), extension: "ll" } };
+    super::crash::note(&input, reproducer);
     let context = Context::create();
     let compiled = match read(&context, ir, &shown.text) {
         Ok(module) => Ok(compile(&context, module, options, tools, outputs, &shown, started)),
@@ -486,10 +490,6 @@ fn name_of(f: FunctionValue<'_>) -> String {
     f.get_name().to_string_lossy().into_owned()
 }
 
-fn operand<'ctx>(inst: InstructionValue<'ctx>, i: u32) -> Option<BasicValueEnum<'ctx>> {
-    inst.get_operand(i).and_then(|o| o.value())
-}
-
 fn is_dim3(ty: BasicTypeEnum<'_>) -> bool {
     match ty {
         BasicTypeEnum::PointerType(_) => true,
@@ -532,14 +532,13 @@ fn entry_point_uses(module: &Module<'_>, shown: &SourceText) -> Vec<Diagnostic> 
             let mut next = f.as_global_value().as_pointer_value().get_first_use();
             while let Some(u) = next {
                 next = u.get_next_use();
-                let Some(user) = as_instruction(u.get_user()) else {
+                let Some(user) = user_instruction(u) else {
                     let d = Diagnostic::new(Code::LaunchNotRecognised, Span::default(), format!("`{name}` is used in a constant, not called"));
                     found.push(d.with_note("the launch entry points may only be called directly"));
                     continue;
                 };
                 let function = user.get_parent().and_then(|b| b.get_parent()).map(name_of).unwrap_or_default();
-                let called =
-                    user.get_opcode() == InstructionOpcode::Call && user.get_operand(user.get_num_operands() - 1).and_then(|o| o.value()).is_some_and(|c| c.as_value_ref() == f.as_value_ref());
+                let called = user.get_opcode() == InstructionOpcode::Call && operand(user, user.get_num_operands() - 1).is_some_and(|c| c.as_value_ref() == f.as_value_ref());
                 let problem = if called { call_mismatch(user, launch) } else { Some("the launch entry points may only be called directly".to_string()) };
                 if let Some(note) = problem {
                     let what = if called { format!("this call of `{name}` does not have the documented argument types") } else { format!("`{name}` is used other than called") };
@@ -559,7 +558,7 @@ fn writes_into(inst: InstructionValue<'_>, inside: &HashSet<LLVMValueRef>) -> bo
     match inst.get_opcode() {
         InstructionOpcode::Store => is_inside(operand(inst, 1)),
         InstructionOpcode::Call => {
-            let callee = inst.get_operand(inst.get_num_operands() - 1).and_then(|o| o.value()).map(|c| c.get_name().to_string_lossy().into_owned()).unwrap_or_default();
+            let callee = operand(inst, inst.get_num_operands() - 1).map(|c| c.get_name().to_string_lossy().into_owned()).unwrap_or_default();
             ["llvm.memcpy", "llvm.memmove", "llvm.memset"].iter().any(|p| callee.starts_with(p)) && is_inside(operand(inst, 0))
         }
         _ => false,
@@ -574,7 +573,7 @@ fn addresses_inside(buffer: InstructionValue<'_>) -> HashSet<LLVMValueRef> {
         let mut next = value.get_first_use();
         while let Some(u) = next {
             next = u.get_next_use();
-            if let Some(user) = as_instruction(u.get_user()) {
+            if let Some(user) = user_instruction(u) {
                 let base = operand(user, 0).is_some_and(|o| o.as_value_ref() == value.as_value_ref());
                 if user.get_opcode() == InstructionOpcode::GetElementPtr && base && inside.insert(user.as_value_ref()) {
                     pending.push(user);
@@ -583,13 +582,6 @@ fn addresses_inside(buffer: InstructionValue<'_>) -> HashSet<LLVMValueRef> {
         }
     }
     inside
-}
-
-fn as_instruction(value: AnyValueEnum<'_>) -> Option<InstructionValue<'_>> {
-    match value {
-        AnyValueEnum::InstructionValue(i) => Some(i),
-        other => BasicValueEnum::try_from(other).ok()?.as_instruction_value(),
-    }
 }
 
 /// `E1015` for each launch whose parameter buffer is written on some path after the launch
@@ -637,7 +629,7 @@ fn first_write_after<'ctx>(launch: InstructionValue<'ctx>, buffer: InstructionVa
         }
         let Some(terminator) = last.filter(|t| t.is_terminator()) else { continue };
         for i in 0..terminator.get_num_operands() {
-            if let Some(block) = terminator.get_operand(i).and_then(|o| o.block()) {
+            if let Some(block) = block_operand(terminator, i) {
                 if seen.insert(block) {
                     pending.push(block.get_first_instruction());
                 }

@@ -76,6 +76,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub mod archive;
+pub mod crash;
 mod cuda;
 mod debug;
 pub mod fatbin;
@@ -557,6 +558,8 @@ pub fn check(source: &str, options: &CompileOptions) -> Result<Checked, CompileE
 }
 
 fn check_here(source: &str, options: &CompileOptions) -> Result<Checked, CompileError> {
+    let input = options.preprocess.input.as_deref().map(|p| p.display().to_string()).unwrap_or_else(|| "input.cdp".into());
+    crash::note(&input, crash::Reproducer::Text { text: source.to_string(), extension: "cdp" });
     let mut timings = Timings::default();
     let started = Instant::now();
     // An oversized source is refused by the front end before any work (E0401).

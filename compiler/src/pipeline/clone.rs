@@ -15,6 +15,7 @@
 //! Below the passes, it also holds what they ask of a value on LLVM's C API: the function a
 //! call calls, a value's name, and who uses a value ([`users`]).
 
+use crate::llvm::operand;
 use inkwell::attributes::AttributeLoc;
 use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::debuginfo::LLVMInstructionSetDebugLoc;
@@ -56,7 +57,7 @@ pub(super) fn callee<'ctx>(i: inkwell::values::InstructionValue<'ctx>) -> Option
 /// Whether the call `i` calls inline assembly.
 pub(super) fn is_inline_asm(i: inkwell::values::InstructionValue<'_>) -> bool {
     use inkwell::values::AsValueRef;
-    let callee = i.get_operand(i.get_num_operands() - 1).and_then(|o| o.value());
+    let callee = operand(i, i.get_num_operands() - 1);
     // SAFETY: a query of a live value.
     callee.is_some_and(|c| unsafe { !LLVMIsAInlineAsm(c.as_value_ref()).is_null() })
 }

@@ -19,6 +19,7 @@
 use super::launch::constant_u64;
 use super::SourceText;
 use crate::diag::{Code, Diagnostic, Span};
+use crate::llvm::operand;
 use inkwell::module::Module;
 use runtime_shim::entry_points::{CType, RuntimeFn};
 use runtime_shim::streams::{describe, is_graph_stream, EVENT_DISABLE_TIMING, STREAM_NON_BLOCKING};
@@ -30,7 +31,7 @@ pub fn check(module: &Module<'_>, source: &SourceText) -> Vec<Diagnostic> {
         let Some(f) = super::devrt_missing::runtime_fn(&name) else { continue };
         let entry = f.entry_point();
         // The call's arguments (its last operand is the callee).
-        let args: Vec<_> = (0..inst.get_num_operands().saturating_sub(1)).filter_map(|i| inst.get_operand(i).and_then(|o| o.value())).collect();
+        let args: Vec<_> = (0..inst.get_num_operands().saturating_sub(1)).filter_map(|i| operand(inst, i)).collect();
         for (value, (_, ctype)) in args.iter().zip(entry.params) {
             if *ctype != CType::Stream {
                 continue;

@@ -26,6 +26,7 @@
 
 use super::names::{nvcc_symbol, unsuffixed, Kind};
 use crate::back::c_string;
+use crate::llvm::operand;
 use inkwell::llvm_sys::comdat::LLVMSetComdat;
 use inkwell::llvm_sys::core::{LLVMGetNamedGlobalAlias, LLVMSetValueName2};
 use inkwell::module::{Linkage, Module};
@@ -76,7 +77,7 @@ fn registrations<'ctx>(module: &Module<'ctx>) -> Vec<(InstructionValue<'ctx>, bo
                     continue;
                 }
                 let Some(last) = inst.get_num_operands().checked_sub(1) else { continue };
-                let Some(callee) = inst.get_operand(last).and_then(|o| o.value()) else { continue };
+                let Some(callee) = operand(inst, last) else { continue };
                 let callee = callee.as_value_ref();
                 let Some(f) = module.get_functions().find(|f| f.as_value_ref() == callee) else { continue };
                 match f.get_name().to_bytes() {
@@ -100,7 +101,7 @@ fn registrations<'ctx>(module: &Module<'ctx>) -> Vec<(InstructionValue<'ctx>, bo
 /// program, keep them weak, as nvcc's.)
 pub fn internal_template_stubs(module: &Module<'_>) {
     for (inst, is_function) in registrations(module) {
-        let Some(BasicValueEnum::PointerValue(p)) = inst.get_operand(1).and_then(|o| o.value()).filter(|_| is_function) else { continue };
+        let Some(BasicValueEnum::PointerValue(p)) = operand(inst, 1).filter(|_| is_function) else { continue };
         let Some(stub) = module.get_functions().find(|f| f.as_global_value().as_pointer_value() == p) else { continue };
         if matches!(stub.get_linkage(), Linkage::WeakODR | Linkage::WeakAny | Linkage::LinkOnceODR | Linkage::LinkOnceAny) {
             stub.set_linkage(Linkage::Internal);
@@ -132,7 +133,7 @@ fn rename_registered_statics(module: &Module<'_>, id: &str) {
     let mut strings: Vec<(GlobalValue<'_>, bool)> = Vec::new();
     for (inst, is_function) in registrations(module) {
         for i in 0..inst.get_num_operands() - 1 {
-            if let Some(BasicValueEnum::PointerValue(p)) = inst.get_operand(i).and_then(|o| o.value()) {
+            if let Some(BasicValueEnum::PointerValue(p)) = operand(inst, i) {
                 if let Some(g) = module.get_globals().find(|g| g.as_pointer_value() == p) {
                     if !strings.iter().any(|(s, _)| *s == g) {
                         strings.push((g, is_function));

@@ -9,6 +9,7 @@ use super::emit::{intrinsic, ok};
 use super::launch::Launch;
 use super::sites::{byval_at_call, launch_as_documented, load_arguments, parameter_layout, unflatten, Config, ARGS_ALIGN};
 use super::stream_order;
+use crate::llvm::operand;
 use crate::target::Target;
 use inkwell::basic_block::BasicBlock;
 use inkwell::module::Module;
@@ -42,7 +43,7 @@ pub(super) enum Mode {
 pub(super) fn helper<'ctx>(module: &Module<'ctx>, f: FunctionValue<'ctx>, l: &Launch<'ctx>, serial: FunctionValue<'ctx>, max: u32, data: &TargetData, mode: Mode, owned: bool) -> FunctionValue<'ctx> {
     let ctx = module.get_context();
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
-    let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
+    let operand = |i: u32| operand(l.call, i).expect("a launch's operand");
     let child = as_function(operand(0).as_value_ref());
     let p = |i: u32| f.get_nth_param(i).expect("a parameter");
     let b = ctx.create_builder();

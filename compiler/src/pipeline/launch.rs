@@ -52,12 +52,13 @@
 use super::SourceText;
 use crate::back::device_launch::{DeviceRuntime, LAUNCH_SKIPPED_STATUS};
 use crate::diag::{Code, Diagnostic, Span};
+use crate::llvm::{block_operand, operand, user_instruction};
 use crate::target::{LaunchAbi, Target};
 use inkwell::attributes::AttributeLoc;
 use inkwell::llvm_sys::core::{LLVMConstIntGetZExtValue, LLVMGetConstOpcode, LLVMGetOperand, LLVMIsAConstantExpr, LLVMIsAConstantInt, LLVMIsNull};
 use inkwell::llvm_sys::LLVMOpcode;
 use inkwell::module::{Linkage, Module};
-use inkwell::values::{AnyValueEnum, AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue};
+use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue};
 use inkwell::AddressSpace;
 use runtime_shim::entry_points::{GET_PARAMETER_BUFFER_V2, LAUNCH_DEVICE_V2, LAUNCH_DEVICE_V2_PTSZ};
 
@@ -120,10 +121,6 @@ pub(super) fn is_launch_entry(name: &str) -> bool {
     is_launch(name) || GET_BUFFER.contains(&name) || [GET_PARAMETER_BUFFER_V2, LAUNCH_DEVICE_V2, LAUNCH_DEVICE_V2_PTSZ].iter().any(|e| e.ptx_symbol == name || e.c_name == name)
 }
 
-fn operand<'ctx>(inst: InstructionValue<'ctx>, i: u32) -> Option<BasicValueEnum<'ctx>> {
-    inst.get_operand(i).and_then(|o| o.value())
-}
-
 /// A constant integer value (through `inttoptr` of a constant), as the stream handles are.
 pub(super) fn constant_u64(value: BasicValueEnum<'_>) -> Option<u64> {
     // SAFETY: queries of a live value.
@@ -143,14 +140,6 @@ pub(super) fn constant_u64(value: BasicValueEnum<'_>) -> Option<u64> {
         }
     }
     None
-}
-
-/// A value as the instruction it is, if it is one.
-fn as_instruction(value: AnyValueEnum<'_>) -> Option<InstructionValue<'_>> {
-    match value {
-        AnyValueEnum::InstructionValue(i) => Some(i),
-        other => BasicValueEnum::try_from(other).ok()?.as_instruction_value(),
-    }
 }
 
 fn not_recognised(message: impl Into<String>) -> Diagnostic {
@@ -173,7 +162,7 @@ fn escaping_use<'ctx>(buffer: InstructionValue<'ctx>, launch: InstructionValue<'
         let mut next = value.get_first_use();
         while let Some(u) = next {
             next = u.get_next_use();
-            let user = match as_instruction(u.get_user()) {
+            let user = match user_instruction(u) {
                 Some(i) => i,
                 None => return Some(value),
             };
@@ -363,7 +352,7 @@ fn redeclare<'ctx>(
     let mut next = old.as_global_value().as_pointer_value().get_first_use();
     while let Some(u) = next {
         next = u.get_next_use();
-        match as_instruction(u.get_user()).filter(|i| callee(*i) == Some(old)) {
+        match user_instruction(u).filter(|i| callee(*i) == Some(old)) {
             Some(call) => calls.push(call),
             None => only_called = false,
         }
@@ -533,7 +522,7 @@ fn available_at(def: BasicValueEnum<'_>, at: InstructionValue<'_>) -> bool {
         }
         let Some(term) = block.get_terminator() else { continue };
         for i in 0..term.get_num_operands() {
-            if let Some(next) = term.get_operand(i).and_then(|o| o.block()) {
+            if let Some(next) = block_operand(term, i) {
                 if next != db && seen.insert(next) {
                     pending.push(next);
                 }
@@ -598,7 +587,7 @@ fn tested_not_null(buffer: InstructionValue<'_>, launch: InstructionValue<'_>) -
     let Some(block) = launch.get_parent() else { return false };
     // One use of the block: the branch into it.
     let Some(only) = block.get_first_use().filter(|u| u.get_next_use().is_none()) else { return false };
-    let Some(branch) = as_instruction(only.get_user()).filter(|i| i.get_opcode() == InstructionOpcode::Br && i.get_num_operands() == 3) else { return false };
+    let Some(branch) = user_instruction(only).filter(|i| i.get_opcode() == InstructionOpcode::Br && i.get_num_operands() == 3) else { return false };
     let Some(test) = operand(branch, 0).and_then(|c| c.as_instruction_value()).filter(|c| c.get_opcode() == InstructionOpcode::ICmp) else { return false };
     let (a, z) = (operand(test, 0), operand(test, 1));
     let is_buffer = |v: Option<BasicValueEnum<'_>>| v.is_some_and(|v| v.as_value_ref() == buffer.as_value_ref());

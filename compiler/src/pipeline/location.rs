@@ -3,6 +3,7 @@
 
 use crate::clang::diagnostics::span_at;
 use crate::diag::{Diagnostic, Label, SourceFile, Span};
+use crate::llvm::operand;
 use inkwell::llvm_sys::core::LLVMIsAInstruction;
 use inkwell::llvm_sys::debuginfo::{
     LLVMDIFileGetDirectory, LLVMDIFileGetFilename, LLVMDILocationGetColumn, LLVMDILocationGetInlinedAt, LLVMDILocationGetLine, LLVMDILocationGetScope, LLVMDIScopeGetFile, LLVMDISubprogramGetLine,
@@ -359,13 +360,13 @@ pub(crate) fn described(inst: InstructionValue<'_>) -> String {
     };
     match inst.get_opcode() {
         InstructionOpcode::Call => {
-            let callee = inst.get_operand(inst.get_num_operands().saturating_sub(1)).and_then(|o| o.value()).map(|v| v.get_name().to_string_lossy().into_owned()).filter(|n| !n.is_empty());
+            let callee = operand(inst, inst.get_num_operands().saturating_sub(1)).map(|v| v.get_name().to_string_lossy().into_owned()).filter(|n| !n.is_empty());
             named(match callee {
                 Some(f) => format!("the call to `{f}`"),
                 None => "an indirect call".to_string(),
             })
         }
-        InstructionOpcode::Store => match inst.get_operand(1).and_then(|o| o.value()).map(|v| v.get_name().to_string_lossy().into_owned()).filter(|n| !n.is_empty()) {
+        InstructionOpcode::Store => match operand(inst, 1).map(|v| v.get_name().to_string_lossy().into_owned()).filter(|n| !n.is_empty()) {
             Some(to) => format!("the store to `%{to}`"),
             None => "a store".to_string(),
         },

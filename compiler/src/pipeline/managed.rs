@@ -24,6 +24,7 @@
 //!   variable uses the pointer's value loaded after that call, and an object compiled by nvcc
 //!   that declares `extern __managed__ int mv` finds the pointer under the name it expects.
 
+use crate::llvm::user_instruction;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::prelude::{LLVMBuilderRef, LLVMValueRef};
@@ -178,7 +179,7 @@ fn declared<'ctx>(module: &Module<'ctx>, name: &str, ty: inkwell::types::Functio
 /// callback that registers the file's kernels and variables with the module handle.
 fn registration_callback<'ctx>(module: &Module<'ctx>) -> Option<FunctionValue<'ctx>> {
     let linked = module.get_functions().find(|f| f.get_name().to_bytes().starts_with(b"__cudaRegisterLinkedBinary"))?;
-    let call = linked.as_global_value().as_pointer_value().get_first_use()?.get_user();
+    let call = user_instruction(linked.as_global_value().as_pointer_value().get_first_use()?)?;
     // SAFETY: queries of a live call; the callback is its first argument.
     let callback = unsafe {
         let call = call.as_value_ref();

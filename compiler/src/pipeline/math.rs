@@ -20,6 +20,7 @@
 //! says NVPTX cannot select, but for types libdevice has no function for; the driver links
 //! libdevice when the module then calls it (`driver::ir::link_libdevice`).
 
+use crate::llvm::operand;
 use inkwell::builder::Builder;
 use inkwell::llvm_sys::core::{LLVMGetTypeKind, LLVMReplaceAllUsesWith};
 use inkwell::llvm_sys::LLVMTypeKind;
@@ -175,7 +176,7 @@ pub fn canonicalize_as_selected<'ctx>(module: &Module<'ctx>) -> bool {
         .filter(|&(f, call)| call.get_opcode() == InstructionOpcode::Call && callee(call) == Some(f))
         .collect();
     for (f, call) in calls {
-        let Some(x) = call.get_operand(0).and_then(|o| o.value()) else { continue };
+        let Some(x) = operand(call, 0) else { continue };
         let kind = kind_of(x.get_type());
         if !matches!((x.get_type().is_vector_type(), kind), (true, Some(Kind::Half | Kind::BFloat)) | (false, Some(Kind::BFloat))) {
             continue;
@@ -244,7 +245,7 @@ fn rewrite<'ctx>(module: &Module<'ctx>, call: InstructionValue<'ctx>, stem: &str
     let Some(function) = libdevice_function(module, &name, ty) else { return false };
     let b = builder_at(call);
     // A call's operands are its arguments, then the callee.
-    let args: Vec<BasicValueEnum<'ctx>> = (0..call.get_num_operands() - 1).map(|i| call.get_operand(i).and_then(|o| o.value()).expect("an argument")).collect();
+    let args: Vec<BasicValueEnum<'ctx>> = (0..call.get_num_operands() - 1).map(|i| operand(call, i).expect("an argument")).collect();
     let lanes = match args[0].get_type() {
         BasicTypeEnum::VectorType(v) => Some(v.get_size()),
         _ => None,

@@ -6,6 +6,11 @@
 //! Each pass does one job and states its invariant; all of them leave a module that has none
 //! of their work to do untouched.
 //!
+//! 0. Convergence made implicit ([`crate::back::drop_convergence_control`]): the
+//!    `convergencectrl` bundles and `llvm.experimental.convergence.*` tokens some front ends
+//!    write are removed (NVPTX reads neither; the passes below add convergent calls of their
+//!    own, which the verifier refuses beside controlled ones); afterwards no function has
+//!    controlled convergence.
 //! 1. [`names`]: `static` kernels and variables get nvcc's names (Clang's `-fgpu-rdc` gives
 //!    them a `__intern__<hash>` or `__static__<hash>` suffix), and template instances nvcc's
 //!    spelling of their arguments (no `TnDa` before an `auto` parameter's); afterwards every
@@ -165,6 +170,7 @@ pub struct PipelineOptions {
 /// Runs the passes in order. Returns the warnings; `Err` holds every diagnostic when one is
 /// an error. `source` places diagnostics at the lines of the debug locations.
 pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
+    crate::back::drop_convergence_control(module);
     names::edg_spellings(module);
     names::externalised_statics(module, options.nv_module_id.as_deref());
     // Before the launch passes give kernels caps of their own.

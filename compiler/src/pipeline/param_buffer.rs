@@ -25,6 +25,7 @@ use super::launch::Launch;
 use super::SourceText;
 use crate::diag::{words, Code, Diagnostic, Span};
 use crate::layout::ParamLayout;
+use crate::llvm::operand;
 use crate::target::Target;
 use inkwell::values::FunctionValue;
 
@@ -45,7 +46,7 @@ pub fn check(module: &inkwell::module::Module<'_>, target: &Target, source: &Sou
 fn buffer_size(module: &inkwell::module::Module<'_>, l: &Launch<'_>, target: &Target, source: &SourceText) -> Option<Diagnostic> {
     let layout = ParamLayout { offsets: Vec::new(), size: l.size, align: 1 };
     // The kernel, when the launch names one (not a pointer loaded at run time).
-    let kernel = l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| module.get_function(&k.get_name().to_string_lossy()));
+    let kernel = operand(l.call, 0).and_then(|k| module.get_function(&k.get_name().to_string_lossy()));
     let short = kernel.map(kernel_name);
     let name = short.as_deref().map_or_else(|| "the launched kernel".to_string(), |n| format!("`{n}`"));
     let d = match layout.check_size(target) {
@@ -109,8 +110,8 @@ fn child_pointers(l: &Launch<'_>, source: &SourceText, code: Code) -> Vec<Diagno
         for user in super::clone::users(place).instructions.into_iter().map(|u| unsafe { InstructionValue::new(u) }) {
             match user.get_opcode() {
                 InstructionOpcode::GetElementPtr => places.push(user.as_value_ref()),
-                InstructionOpcode::Store if user.get_operand(1).and_then(|o| o.value()).is_some_and(|p| p.as_value_ref() == place) => {
-                    if let Some(value) = user.get_operand(0).and_then(|o| o.value()) {
+                InstructionOpcode::Store if operand(user, 1).is_some_and(|p| p.as_value_ref() == place) => {
+                    if let Some(value) = operand(user, 0) {
                         stored.push((user, value.as_value_ref()));
                     }
                 }

@@ -9,6 +9,7 @@ use super::clone::{self, as_function, called_function, value_name};
 use super::emit::ok;
 use super::launch::{self, Launch};
 use crate::back::device_launch::LAUNCH_SKIPPED_STATUS;
+use crate::llvm::{block_operand, operand};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
 use inkwell::llvm_sys::core::*;
@@ -62,7 +63,7 @@ pub(crate) fn source_name(mangled: &str) -> String {
 /// The successors of a block.
 pub(super) fn successors<'ctx>(b: BasicBlock<'ctx>) -> Vec<BasicBlock<'ctx>> {
     let Some(t) = b.get_terminator() else { return Vec::new() };
-    (0..t.get_num_operands()).filter_map(|i| t.get_operand(i).and_then(|o| o.block())).collect()
+    (0..t.get_num_operands()).filter_map(|i| block_operand(t, i)).collect()
 }
 
 /// The edges every path from `function`'s entry to `target` takes that a branch chose: `P -> S`
@@ -126,7 +127,7 @@ const MAX_PARAMETER_BYTES: u64 = 32764;
 /// memory size as `i32` and a pointer stream; and a buffer of at most
 /// [`MAX_PARAMETER_BYTES`].
 pub(super) fn documented_shape(l: &Launch<'_>) -> bool {
-    let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value());
+    let operand = |i: u32| operand(l.call, i);
     let dim3 = |v: Option<BasicValueEnum>| match v {
         Some(BasicValueEnum::PointerValue(_)) => true,
         Some(BasicValueEnum::StructValue(s)) => {
@@ -141,9 +142,9 @@ pub(super) fn documented_shape(l: &Launch<'_>) -> bool {
         let t = LLVMTypeOf(l.call.as_value_ref());
         LLVMGetTypeKind(t) == inkwell::llvm_sys::LLVMTypeKind::LLVMIntegerTypeKind && LLVMGetIntTypeWidth(t) == 32
     };
-    let buffer_ok = l.buffer.is_none_or(|buf| {
-        buf.get_num_operands() == 3 && (0..2).all(|i| buf.get_operand(i).and_then(|o| o.value()).is_some_and(|v| const_int(v.as_value_ref()).is_some())) && buf.get_type().is_pointer_type()
-    });
+    let buffer_ok = l
+        .buffer
+        .is_none_or(|buf| buf.get_num_operands() == 3 && (0..2).all(|i| crate::llvm::operand(buf, i).is_some_and(|v| const_int(v.as_value_ref()).is_some())) && buf.get_type().is_pointer_type());
     returns_i32
         && buffer_ok
         && l.size <= MAX_PARAMETER_BYTES
@@ -364,7 +365,7 @@ pub(super) fn byval_at_call(callee: FunctionValue<'_>, call: inkwell::values::Ca
 
 /// The name of the kernel `l` launches (empty for a launch through a pointer).
 pub(super) fn child_name(l: &Launch<'_>) -> String {
-    let operand = l.call.get_operand(0).and_then(|o| o.value()).expect("a launch's operand");
+    let operand = operand(l.call, 0).expect("a launch's operand");
     as_function(operand.as_value_ref()).map_or_else(String::new, |c| c.get_name().to_string_lossy().into_owned())
 }
 
@@ -378,7 +379,7 @@ pub(super) fn new_helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, name: &s
 pub(super) fn new_helper_with<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, name: &str, extra: &[BasicMetadataTypeEnum<'ctx>]) -> FunctionValue<'ctx> {
     let ctx = module.get_context();
     let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
-    let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
+    let operand = |i: u32| operand(l.call, i).expect("a launch's operand");
     let mut params: Vec<BasicMetadataTypeEnum> = vec![ptr.into(), operand(2).get_type().into(), operand(3).get_type().into()];
     params.extend_from_slice(extra);
     let f = module.add_function(name, ctx.i32_type().fn_type(&params, false), Some(Linkage::Internal));
@@ -420,8 +421,7 @@ pub(super) fn replace_by_helper_with<'ctx>(module: &Module<'ctx>, l: &Launch<'ct
     let ctx = module.get_context();
     let b = ctx.create_builder();
     let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
-    let align =
-        l.buffer.and_then(|buf| buf.get_operand(0)).and_then(|o| o.value()).and_then(launch::constant_u64).filter(|a| a.is_power_of_two() && *a <= 1 << 12).unwrap_or(64).max(ARGS_ALIGN.into());
+    let align = l.buffer.and_then(|buf| operand(buf, 0)).and_then(launch::constant_u64).filter(|a| a.is_power_of_two() && *a <= 1 << 12).unwrap_or(64).max(ARGS_ALIGN.into());
     let block = match l.buffer {
         Some(buffer) => {
             let entry = l.function.get_first_basic_block().expect("a launch is in a function with a body");
@@ -436,7 +436,7 @@ pub(super) fn replace_by_helper_with<'ctx>(module: &Module<'ctx>, l: &Launch<'ct
         None => ptr.const_null().as_basic_value_enum(),
     };
     b.position_before(&l.call);
-    let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
+    let operand = |i: u32| operand(l.call, i).expect("a launch's operand");
     let mut args: Vec<BasicMetadataValueEnum> = vec![block.into(), operand(2).into(), operand(3).into()];
     args.extend_from_slice(extra);
     let call = ok(b.build_call(helper, &args, &format!("{prefix}.status")));
@@ -483,8 +483,8 @@ pub(super) fn launch_as_documented<'ctx>(
     let ctx = module.get_context();
     let i32t = ctx.i32_type();
     let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
-    let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
-    let launch_callee = l.call.get_operand(l.call.get_num_operands() - 1).and_then(|o| o.value()).expect("a callee");
+    let operand = |i: u32| operand(l.call, i).expect("a launch's operand");
+    let launch_callee = crate::llvm::operand(l.call, l.call.get_num_operands() - 1).expect("a callee");
     let launch_fn = as_function(launch_callee.as_value_ref()).expect("a recognised launch calls its entry point");
     let buf = match old_buffer {
         Some(old) => {

@@ -41,6 +41,7 @@ use super::callgraph::{callees, calls, is_kernel};
 use super::clone::{as_function, callee, is_inline_asm};
 use super::emit::{intrinsic, ok};
 use super::launch::{self, Launch};
+use crate::llvm::operand;
 use inkwell::builder::Builder;
 use inkwell::module::{Linkage, Module};
 use inkwell::values::BasicValue;
@@ -141,7 +142,7 @@ enum Stream<'ctx> {
 }
 
 fn stream_of<'ctx>(l: &Launch<'ctx>) -> Stream<'ctx> {
-    let Some(s) = l.call.get_operand(5).and_then(|o| o.value()) else { return Stream::Null };
+    let Some(s) = operand(l.call, 5) else { return Stream::Null };
     match launch::constant_u64(s) {
         Some(v) if v == runtime_shim::streams::TAIL_LAUNCH || v == runtime_shim::streams::FIRE_AND_FORGET => Stream::Other,
         Some(_) => Stream::Null,

@@ -60,6 +60,7 @@ use super::sites::{builtin_readers, cap_registers, child_name, const_int, docume
 use super::stream_order;
 use super::SourceText;
 use crate::diag::{Code, Diagnostic, Span};
+use crate::llvm::{block_operand, operand};
 use crate::target::{LaunchAbi, Target};
 use inkwell::basic_block::BasicBlock;
 use inkwell::llvm_sys::core::*;
@@ -246,9 +247,9 @@ fn counted_trips(f: FunctionValue<'_>, header: BasicBlock<'_>, latch: BasicBlock
         let t = b.get_terminator()?;
         (t.get_opcode() == InstructionOpcode::Br && t.get_num_operands() == 3).then_some(t)?;
         // Operands of a conditional `br`: condition, false target, true target.
-        let (on_false, on_true) = (t.get_operand(1)?.block()?, t.get_operand(2)?.block()?);
+        let (on_false, on_true) = (block_operand(t, 1)?, block_operand(t, 2)?);
         let (stay_true, stay_false) = (body.contains(&on_true), body.contains(&on_false));
-        (stay_true != stay_false).then_some((t.get_operand(0)?.value()?.as_value_ref(), stay_true))
+        (stay_true != stay_false).then_some((operand(t, 0)?.as_value_ref(), stay_true))
     };
     let (in_latch, (cond, continue_if)) = match test_of(latch) {
         Some(t) => (true, t),
@@ -340,7 +341,7 @@ fn why_not_site(l: &Launch<'_>, target: &Target, max_threads: u32) -> Option<Str
     if !documented_shape(l) {
         return Some("the launch's calls do not have the documented types".into());
     }
-    let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value());
+    let operand = |i: u32| operand(l.call, i);
     match operand(5).and_then(launch::constant_u64) {
         Some(0) => {}
         Some(4) if target.launch_abi == LaunchAbi::V2 => {}
@@ -482,7 +483,7 @@ pub fn threshold(module: &Module<'_>, max_threads: u32, target: &Target, source:
     let mut children: HashMap<LLVMValueRef, Option<String>> = HashMap::new();
     let mut taken = Vec::new();
     for l in &launches {
-        let kernel = l.call.get_operand(0).and_then(|o| o.value());
+        let kernel = operand(l.call, 0);
         let child = kernel.and_then(|k| as_function(k.as_value_ref()));
         let why = match child {
             None => Some("the launch goes through a pointer: which kernel it launches is known at run time only, and running it in place needs the child's body".to_string()),

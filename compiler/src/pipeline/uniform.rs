@@ -18,8 +18,9 @@
 //! with no launch is untouched.
 
 use super::launch::{self, Launch};
+use crate::llvm::{operand, user_instruction};
 use inkwell::llvm_sys::core::{LLVMConstIntGetZExtValue, LLVMGetCalledValue, LLVMGetValueName2, LLVMIsAConstantInt};
-use inkwell::values::{AnyValueEnum, AsValueRef, BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue};
+use inkwell::values::{AsValueRef, BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue};
 
 /// The width of a warp on every NVIDIA GPU.
 const WARP_SIZE: u64 = 32;
@@ -31,7 +32,7 @@ const MAX_DEPTH: u32 = 16;
 /// docs) into constants.
 pub fn fold_launches(launches: &[Launch<'_>]) {
     for l in launches {
-        let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value());
+        let operand = |i: u32| operand(l.call, i);
         if let Some(BasicValueEnum::IntValue(v)) = operand(4).filter(|v| launch::constant_u64(*v).is_none()) {
             if let Some(c) = value(v.into()) {
                 l.call.set_operand(4, v.get_type().const_int(c, false));
@@ -97,7 +98,7 @@ fn fold(v: BasicValueEnum<'_>, depth: u32) -> Option<u64> {
         return Some(mask(unsafe { LLVMConstIntGetZExtValue(v.as_value_ref()) }, bits));
     }
     let inst = v.as_instruction_value()?;
-    let op = |i: u32| inst.get_operand(i).and_then(|o| o.value());
+    let op = |i: u32| operand(inst, i);
     let folded = |i: u32| op(i).and_then(|o| fold(o, depth + 1));
     let from = |i: u32| op(i).and_then(width);
     let result = match inst.get_opcode() {
@@ -146,22 +147,19 @@ fn called_name(call: InstructionValue<'_>) -> Option<String> {
 /// The value stored by the one store into the `alloca` that `load` reads, when every other use
 /// of it is a load or a lifetime marker.
 pub(super) fn single_store<'ctx>(load: InstructionValue<'ctx>) -> Option<BasicValueEnum<'ctx>> {
-    let slot = load.get_operand(0).and_then(|o| o.value())?.as_instruction_value().filter(|a| a.get_opcode() == InstructionOpcode::Alloca)?;
+    let slot = operand(load, 0)?.as_instruction_value().filter(|a| a.get_opcode() == InstructionOpcode::Alloca)?;
     let mut stored = None;
     let mut next = slot.get_first_use();
     while let Some(u) = next {
         next = u.get_next_use();
-        let user = match u.get_user() {
-            AnyValueEnum::InstructionValue(i) => Some(i),
-            other => BasicValueEnum::try_from(other).ok().and_then(|b| b.as_instruction_value()),
-        };
+        let user = user_instruction(u);
         match user.map(|i| (i, i.get_opcode())) {
             Some((_, InstructionOpcode::Load)) => {}
-            Some((s, InstructionOpcode::Store)) if s.get_operand(1).and_then(|o| o.value()).is_some_and(|p| p.as_value_ref() == slot.as_value_ref()) => {
+            Some((s, InstructionOpcode::Store)) if operand(s, 1).is_some_and(|p| p.as_value_ref() == slot.as_value_ref()) => {
                 if stored.is_some() {
                     return None;
                 }
-                stored = s.get_operand(0).and_then(|o| o.value());
+                stored = operand(s, 0);
             }
             Some((c, InstructionOpcode::Call)) if called_name(c).is_some_and(|n| n.starts_with("llvm.lifetime")) => {}
             _ => return None,

@@ -12,6 +12,7 @@
 
 use super::SourceText;
 use crate::diag::{Code, Diagnostic, Span};
+use crate::llvm::operand;
 use inkwell::module::Module;
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValue, CallSiteValue, InstructionOpcode};
@@ -71,7 +72,7 @@ pub fn legacy_to_sync(module: &Module<'_>, source: &SourceText, refuse: bool) ->
             let mask = builder.build_call(active, &[], "active").expect("positioned").try_as_basic_value().basic().expect("i32");
             let mut args: Vec<BasicMetadataValueEnum> = vec![mask.into()];
             for i in 0..inst.get_num_operands() - 1 {
-                let operand = inst.get_operand(i).and_then(|o| o.value()).expect("intrinsic operands are values");
+                let operand = operand(inst, i).expect("intrinsic operands are values");
                 args.push(operand.into());
             }
             let call = builder.build_call(new_fn, &args, "sync").expect("positioned");

@@ -36,6 +36,7 @@
 //! `llvm.fptoui.sat` has an integer of 65 to 128 bits (or a vector of them) on either side of a
 //! `half`, `bfloat`, `float` or `double`.
 
+use crate::llvm::{operand, result_type};
 use inkwell::builder::Builder;
 use inkwell::context::ContextRef;
 use inkwell::module::Module;
@@ -55,8 +56,8 @@ pub fn wide_conversions(module: &Module<'_>) -> usize {
     let mut found = Vec::new();
     for f in module.get_functions() {
         for inst in f.get_basic_blocks().into_iter().flat_map(|b| b.get_instructions()) {
-            let operand = inst.get_operand(0).and_then(|o| o.value()).map(|v| v.get_type());
-            let result = BasicTypeEnum::try_from(inst.get_type()).ok();
+            let operand = operand(inst, 0).map(|v| v.get_type());
+            let result = result_type(inst);
             let (kind, int, fp) = match inst.get_opcode() {
                 InstructionOpcode::UIToFP => (Kind::ToFloat { signed: false }, operand, result),
                 InstructionOpcode::SIToFP => (Kind::ToFloat { signed: true }, operand, result),
@@ -106,8 +107,8 @@ fn wide_int(t: BasicTypeEnum<'_>) -> Option<IntType<'_>> {
 
 fn rewrite<'ctx>(module: &Module<'ctx>, inst: InstructionValue<'ctx>, kind: Kind) {
     let b = builder_at(inst);
-    let x = inst.get_operand(0).and_then(|o| o.value()).expect("a conversion has an operand");
-    let to = BasicTypeEnum::try_from(inst.get_type()).expect("a conversion's type is a basic type");
+    let x = operand(inst, 0).expect("a conversion has an operand");
+    let to = result_type(inst).expect("a conversion's type is a basic type");
     let scalar = element_type(to);
     let one = |x: BasicValueEnum<'ctx>| -> BasicValueEnum<'ctx> {
         match kind {

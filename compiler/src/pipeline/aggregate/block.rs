@@ -50,6 +50,7 @@ use super::super::launch::{self, Launch};
 use super::super::sites::{launch_as_documented, new_helper, parameter_layout, source_name, successors, Config, ARGS_ALIGN};
 use super::child::{launch_agg_kernel, may_sync, Child, Entries};
 use super::records::{byte_gep, Emit, SiteState, HEADER, MAX_BLOCKS_PER_RECORD, OFF_BLOCK, OFF_DONE, OFF_GRID, RECORD_ALIGN, RECORD_CAP, SHARED_BUDGET};
+use crate::llvm::operand;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
 use inkwell::module::{Linkage, Module};
@@ -259,11 +260,11 @@ fn may_sync_alone(name: &str) -> bool {
 pub(super) fn plan<'ctx>(module: &Module<'ctx>, all: &[Launch<'ctx>], taken: &[Launch<'ctx>], data: &TargetData) -> Plan<'ctx> {
     use crate::diag::Code;
     let mut out = Plan { at_site: Vec::new(), kernels: Vec::new(), remarks: Vec::new() };
-    let child_of = |l: &Launch<'ctx>| l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref()));
+    let child_of = |l: &Launch<'ctx>| operand(l.call, 0).and_then(|k| as_function(k.as_value_ref()));
     let name_of = |l: &Launch<'ctx>| child_of(l).map_or_else(|| "a kernel through a pointer".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())));
     let fname = |f: FunctionValue<'_>| source_name(&f.get_name().to_string_lossy());
     let not_aggregated = |l: &Launch<'ctx>| format!("launch of {} not aggregated", name_of(l));
-    let null_stream = |l: &Launch<'ctx>| l.call.get_operand(5).and_then(|o| o.value()).and_then(launch::constant_u64) == Some(0);
+    let null_stream = |l: &Launch<'ctx>| operand(l.call, 5).and_then(launch::constant_u64) == Some(0);
     // The kernels in the order their first taken launch comes.
     let mut kernels: Vec<FunctionValue<'ctx>> = Vec::new();
     let mut eligible: HashMap<FunctionValue<'ctx>, Vec<Launch<'ctx>>> = HashMap::new();
@@ -679,7 +680,7 @@ pub(super) fn launch_records<'ctx>(
     e.if_then(one_by_one, || {
         e.for_loop(e.c32(0), count, e.c32(1), |i| {
             let rec = e.record(s.table, i, c.stride);
-            let operand = |k: u32| s.launch.call.get_operand(k).and_then(|o| o.value()).expect("a launch's operand");
+            let operand = |k: u32| operand(s.launch.call, k).expect("a launch's operand");
             let grid = e.dims(rec, OFF_GRID, operand(2), "rec.grid");
             let block = e.dims(rec, OFF_BLOCK, operand(3), "rec.block");
             let args = byte_gep(b, rec, e.c64(c.args_at), "rec.args");

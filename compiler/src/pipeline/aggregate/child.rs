@@ -16,6 +16,7 @@ use super::super::emit::{intrinsic, ok};
 use super::super::launch::Launch;
 use super::super::sites::copy_byval;
 use super::records::{byte_gep, device, dims_value, read32, read64, Emit, SiteState, MAX_GRID_X, OFF_BLOCK, OFF_GRID, RECORD_CAP};
+use crate::llvm::operand;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::module::{Linkage, Module};
 use inkwell::types::BasicTypeEnum;
@@ -244,10 +245,10 @@ pub(super) fn launch_agg_kernel<'ctx>(
     ok(b.build_store(byte_gep(b, buf, i64t.const_int(8, false), "agg.count"), n));
     // The dims as the site's launch takes them.
     let dims = |x: IntValue<'ctx>, by_pointer: bool, name: &str| dims_value(module, b, f, [x, c32(1), c32(1)], by_pointer, name);
-    let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value()).expect("a launch's operand");
+    let operand = |i: u32| operand(l.call, i).expect("a launch's operand");
     let grid = dims(total, operand(2).is_pointer_value(), "agg.grid");
     let block = dims(threads, operand(3).is_pointer_value(), "agg.block");
-    let launch_callee = l.call.get_operand(l.call.get_num_operands() - 1).and_then(|o| o.value()).and_then(|v| as_function(v.as_value_ref())).expect("a launch entry point");
+    let launch_callee = crate::llvm::operand(l.call, l.call.get_num_operands() - 1).and_then(|v| as_function(v.as_value_ref())).expect("a launch entry point");
     let args: Vec<BasicMetadataValueEnum> = vec![c.agg.as_global_value().as_pointer_value().into(), buf.into(), grid.into(), block.into(), operand(4).into(), operand(5).into()];
     let launch = ok(b.build_call(launch_callee, &args, "agg.status"));
     copy_byval(l.call.as_value_ref(), launch.as_value_ref(), &[(3, 3), (4, 4)]);
@@ -263,7 +264,7 @@ pub(super) fn launch_agg_kernel<'ctx>(
 
 /// The launch of the record at `rec` as it was (`K__agg<n>_direct`).
 pub(super) fn direct<'ctx>(e: &Emit<'_, 'ctx>, s: &SiteState<'ctx>, c: &Child<'ctx>, rec: PointerValue<'ctx>) {
-    let operand = |k: u32| s.launch.call.get_operand(k).and_then(|o| o.value()).expect("a launch's operand");
+    let operand = |k: u32| operand(s.launch.call, k).expect("a launch's operand");
     let grid = e.dims(rec, OFF_GRID, operand(2), "rec.grid");
     let block = e.dims(rec, OFF_BLOCK, operand(3), "rec.block");
     let args = byte_gep(e.b, rec, e.c64(c.args_at), "rec.args");

@@ -34,6 +34,7 @@ use super::super::launch::Launch;
 use super::super::sites::guard_edges;
 use super::super::uniform;
 use super::block::{self, KernelPlan};
+use crate::llvm::operand;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::module::Module;
 use inkwell::values::{AsValueRef, BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode};
@@ -78,7 +79,7 @@ pub(super) fn why(k: FunctionValue<'_>) -> String {
 /// Whether the launch's child, and every function it calls, launches nothing (a call through
 /// a pointer may launch).
 fn leaf_child(l: &Launch<'_>) -> bool {
-    let child = l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref()));
+    let child = operand(l.call, 0).and_then(|k| as_function(k.as_value_ref()));
     child.is_some_and(|c| !Verdicts::default().may_launch(c))
 }
 
@@ -94,7 +95,7 @@ fn dense<'ctx>(module: &Module<'ctx>, k: FunctionValue<'ctx>, l: &Launch<'ctx>) 
     let at = if l.function == k { l.buffer.unwrap_or(l.call) } else { at };
     let Some(site) = at.get_parent() else { return false };
     guard_edges(k, site).into_iter().all(|(p, _)| {
-        let condition = p.get_terminator().and_then(|t| t.get_operand(0)).and_then(|o| o.value());
+        let condition = p.get_terminator().and_then(|t| operand(t, 0));
         condition.is_some_and(|c| index_only(k, c, 0))
     })
 }
@@ -111,7 +112,7 @@ fn index_only<'ctx>(k: FunctionValue<'ctx>, v: BasicValueEnum<'ctx>, depth: u32)
         // but only a load reads it, and loads of memory are refused below).
         return true;
     };
-    let operand = |i: u32| inst.get_operand(i).and_then(|o| o.value());
+    let operand = |i: u32| operand(inst, i);
     let operands_ok = |from: u32, to: u32| (from..to).all(|i| operand(i).is_some_and(|o| index_only(k, o, depth + 1)));
     use InstructionOpcode::*;
     match inst.get_opcode() {
@@ -144,10 +145,10 @@ fn by_value_parameter<'ctx>(k: FunctionValue<'ctx>, p: BasicValueEnum<'ctx>, dep
     let mut p = p;
     for _ in depth..MAX_DEPTH {
         if let Some(i) = p.as_instruction_value() {
-            if i.get_opcode() != InstructionOpcode::GetElementPtr || !(1..i.get_num_operands()).all(|n| i.get_operand(n).and_then(|o| o.value()).is_some_and(|o| o.as_instruction_value().is_none())) {
+            if i.get_opcode() != InstructionOpcode::GetElementPtr || !(1..i.get_num_operands()).all(|n| operand(i, n).is_some_and(|o| o.as_instruction_value().is_none())) {
                 return false;
             }
-            match i.get_operand(0).and_then(|o| o.value()) {
+            match operand(i, 0) {
                 Some(base) => p = base,
                 None => return false,
             }

@@ -41,6 +41,7 @@ use super::super::launch::Launch;
 use super::block::{block_tail, copy_tables, end_of_block, launch_records, reaches, shared, BlockEnd, EndOfBlock};
 use super::child::{direct, launch_agg_kernel, Child, Entries};
 use super::records::{byte_gep, device, read64, Emit, SiteState, MAX_GRID_X, OFF_GRID};
+use crate::llvm::operand;
 use inkwell::basic_block::BasicBlock;
 use inkwell::module::Module;
 use inkwell::values::{IntValue, PointerValue};
@@ -494,7 +495,7 @@ fn grid_tail<'ctx>(
 /// output before it was written). Such sites keep keys of their own, launched in site order.
 pub(super) fn launch_groups<'ctx>(launches: &[Launch<'ctx>]) -> Vec<usize> {
     use inkwell::values::AsValueRef;
-    let operand = |l: &Launch<'ctx>, k: u32| l.call.get_operand(k).and_then(|o| o.value());
+    let operand = |l: &Launch<'ctx>, k: u32| operand(l.call, k);
     let last = |l: &Launch<'ctx>| l.call.get_num_operands() - 1;
     let same = |a: &Launch<'ctx>, b: &Launch<'ctx>| {
         let value = |k: u32| operand(a, k).map(|v| v.as_value_ref()) == operand(b, k).map(|v| v.as_value_ref());

@@ -36,6 +36,7 @@ use super::launch::{self, Launch};
 use super::sites::{builtin_readers, byval_at_call, cap_kernel, cap_registers, documented_shape, load_arguments, parameter_layout, replace_by_helper, source_name, unflatten};
 use super::SourceText;
 use crate::diag::{Code, Diagnostic, Span};
+use crate::llvm::operand;
 use child::{may_sync, pool, Arena, Child, Entries};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::llvm_sys::core::LLVMGetTypeAttributeValue;
@@ -98,7 +99,7 @@ fn why_not(l: &Launch<'_>, data: &TargetData, taken_reads_ids: bool) -> Option<S
     if !documented_shape(l) {
         return Some("the launch's calls do not have the documented types".into());
     }
-    let operand = |i: u32| l.call.get_operand(i).and_then(|o| o.value());
+    let operand = |i: u32| operand(l.call, i);
     match operand(5).and_then(launch::constant_u64) {
         Some(0) => {}
         Some(3) => return Some("tail launches (cudaStreamTailLaunch) are not aggregated".into()),
@@ -159,7 +160,7 @@ pub fn aggregate_with<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &
         let (f, at) = block::host(module, l);
         source.place(d, at, &f.get_name().to_string_lossy())
     };
-    let child_of = |l: &Launch<'_>| l.call.get_operand(0).and_then(|o| o.value()).and_then(|k| as_function(k.as_value_ref()));
+    let child_of = |l: &Launch<'_>| operand(l.call, 0).and_then(|k| as_function(k.as_value_ref()));
     let name_of = |l: &Launch| child_of(l).map_or_else(|| "a kernel through a pointer".to_string(), |c| format!("`{}`", source_name(&c.get_name().to_string_lossy())));
     let taken_reads_ids = block::address_taken(module).iter().any(|&f| !builtin_readers(&[f]).is_empty());
     let mut remarks = Vec::new();

@@ -62,6 +62,7 @@ use super::super::uniform;
 use super::block;
 use super::child::{launch_agg_kernel, Child, Entries};
 use super::records::{byte_gep, MAX_BLOCKS_PER_RECORD, OFF_BLOCK, OFF_DONE, OFF_GRID, RECORD_ALIGN};
+use crate::llvm::{block_operand, operand};
 use inkwell::basic_block::BasicBlock;
 use inkwell::module::Linkage;
 use inkwell::module::Module;
@@ -302,19 +303,19 @@ fn taken_where_index_is_constant(t: InstructionValue<'_>, to: BasicBlock<'_>) ->
         return None;
     }
     // A conditional branch's operands: the condition, the false target, the true target.
-    let target = |i: u32| t.get_operand(i).and_then(|o| o.block());
+    let target = |i: u32| block_operand(t, i);
     let (on_false, on_true) = (target(1)? == to, target(2)? == to);
     if on_false == on_true {
         return None;
     }
-    holds(t.get_operand(0)?.value()?, on_true, 0)
+    holds(operand(t, 0)?, on_true, 0)
 }
 
 /// Whether `cond` being `value` means a thread index equals a constant: `index == c`,
 /// `index != c` false, `a && b` true with either, and the front ends' `(int)b != 0`.
 fn holds(cond: BasicValueEnum<'_>, value: bool, depth: u32) -> Option<LoneIndex> {
     let c = local(cond, depth)?.as_instruction_value()?;
-    let operands = [c.get_operand(0).and_then(|o| o.value()), c.get_operand(1).and_then(|o| o.value())];
+    let operands = [operand(c, 0), operand(c, 1)];
     let constant = |v: Option<BasicValueEnum<'_>>| v.filter(|v| v.is_int_value() && v.into_int_value().is_const()).map(|v| v.into_int_value().get_zero_extended_constant());
     match c.get_opcode() {
         InstructionOpcode::And if value => operands.into_iter().flatten().find_map(|o| holds(o, true, depth + 1)),
@@ -332,8 +333,7 @@ fn holds(cond: BasicValueEnum<'_>, value: bool, depth: u32) -> Option<LoneIndex>
             };
             // `b != 0` of a widened `b`: `b` itself; else `index == k`.
             let widened_bool = local(other, depth).and_then(|v| v.as_instruction_value()).is_some_and(|i| {
-                matches!(i.get_opcode(), InstructionOpcode::ZExt | InstructionOpcode::SExt)
-                    && i.get_operand(0).and_then(|o| o.value()).is_some_and(|b| b.is_int_value() && b.into_int_value().get_type().get_bit_width() == 1)
+                matches!(i.get_opcode(), InstructionOpcode::ZExt | InstructionOpcode::SExt) && operand(i, 0).is_some_and(|b| b.is_int_value() && b.into_int_value().get_type().get_bit_width() == 1)
             });
             if widened_bool && k == Some(0) {
                 holds(other, !eq, depth + 1)
@@ -370,7 +370,7 @@ fn thread_index<'ctx>(v: BasicValueEnum<'ctx>) -> Option<LoneIndex> {
     if reads(v, "tid.x") {
         return Some(LoneIndex::ThreadX);
     }
-    let operands = |i: InstructionValue<'ctx>| -> Option<[BasicValueEnum<'ctx>; 2]> { Some([i.get_operand(0)?.value()?, i.get_operand(1)?.value()?]) };
+    let operands = |i: InstructionValue<'ctx>| -> Option<[BasicValueEnum<'ctx>; 2]> { Some([operand(i, 0)?, operand(i, 1)?]) };
     // `a * b` with {a, b} = {x, y}, in either order.
     let product_of = |v: BasicValueEnum<'ctx>, x: &str, y: &str| {
         local(v, 0)
