@@ -61,6 +61,7 @@ mod preamble_cache;
 mod preprocess_corpus;
 mod preprocess_only;
 mod program_build;
+mod ptx_names;
 mod register_cap;
 mod results_index;
 mod run_cmd;

@@ -126,6 +126,13 @@ pub fn nvcc_symbol(plain: &str, kind: Kind, id: &str) -> (String, NvccLinkage) {
     (nv_static_symbol(id, &symbol), NvccLinkage::Internal)
 }
 
+/// Whether `symbol` can be a source entity's symbol (a C identifier or an Itanium name: letters,
+/// digits, `_` and `$`), rather than a name the compiler made for its own data (Clang's
+/// `__PRETTY_FUNCTION__._Z1kv`, `.str`).
+fn is_symbol_of_source(symbol: &str) -> bool {
+    !symbol.is_empty() && symbol.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
+}
+
 /// `name` of the symbol `_Z<n><name>` (a variable of file scope), if it is one.
 fn file_scope_identifier(symbol: &str) -> Option<&str> {
     let rest = symbol.strip_prefix("_Z")?;
@@ -233,6 +240,15 @@ pub fn externalised_statics(module: &Module<'_>, nv_module_id: Option<&str>) {
                     declared.as_pointer_value().replace_all_uses_with(global.as_pointer_value());
                     // SAFETY: the declaration has no uses left.
                     unsafe { declared.delete() };
+                }
+                if !is_symbol_of_source(plain) {
+                    // A variable the compiler made (`__PRETTY_FUNCTION__.<function>`, `__func__.`
+                    // of a `static` or template kernel): no host code names it, and nvcc keeps
+                    // it internal (`__unnamed_<n>`). Internal, NVPTX makes its name a valid PTX
+                    // identifier (`__PRETTY_FUNCTION___$_...`); an external one keeps the `.`
+                    // that ptxas refuses.
+                    relink(global, plain, Linkage::Internal);
+                    continue;
                 }
                 rename(global, new_name(plain, Kind::Variable));
                 externalised.push(global);
