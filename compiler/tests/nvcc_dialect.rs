@@ -839,3 +839,44 @@ fn everyday_macro_names_on_the_command_line_compile_as_nvcc_compiles_them() {
         }
     }
 }
+
+/// A pragma made by an object-like macro, alone on its line before a loop, as a
+/// parallel-primitives library writes its unrolling for the device pass only. `unroll 1` keeps
+/// the loop, which LLVM and nvcc unroll without it (four loads): one load means the pragma held.
+const PRAGMA_MACRO: &str = r#"#ifdef __CUDA_ARCH__
+#define PRAGMA_NO_UNROLL #pragma unroll 1
+#else
+#define PRAGMA_NO_UNROLL
+#endif
+__global__ void sum4(const int *p, int *out) {
+    int s = 0;
+    PRAGMA_NO_UNROLL
+    for (int i = 0; i < 4; ++i) s += p[i * blockDim.x];
+    *out = s;
+}
+"#;
+
+/// Host code that declares the built-in variables with CUDA's types for its host pass, as some
+/// code bases do; the kernel reads them.
+const BUILTIN_REDECLARED: &str = r#"#ifndef __CUDA_ARCH__
+extern const dim3 blockDim;
+extern const uint3 threadIdx;
+extern const dim3 gridDim;
+extern const uint3 blockIdx;
+#endif
+__global__ void index(int *p) { p[blockIdx.x * blockDim.x + threadIdx.x] = gridDim.x; }
+"#;
+
+#[test]
+fn a_pragma_from_a_macro_and_redeclared_built_ins_compile_as_nvcc_compiles_them() {
+    compiles_like_nvcc("pragma_macro.cu", PRAGMA_MACRO, &[]);
+    compiles_like_nvcc("builtin_redeclared.cu", BUILTIN_REDECLARED, &[]);
+    let loads = |ptx: &str| ptx.lines().filter(|l| l.trim_start().starts_with("ld.global")).count();
+    let ours = crate::build_common::cdpc_ptx_with("pragma_macro.cu", PRAGMA_MACRO, &["-fno-launch-optimizations"]);
+    assert_eq!(loads(&ours), 1, "the loop kept:\n{ours}");
+    let plain = crate::build_common::cdpc_ptx_with("unrolled.cu", &PRAGMA_MACRO.replace("    PRAGMA_NO_UNROLL\n", ""), &["-fno-launch-optimizations"]);
+    assert_eq!(loads(&plain), 4, "without the pragma the loop is unrolled:\n{plain}");
+    if let Some(theirs) = crate::build_common::nvcc_ptx(PRAGMA_MACRO) {
+        assert_eq!(loads(&theirs), 1, "nvcc keeps the loop:\n{theirs}");
+    }
+}

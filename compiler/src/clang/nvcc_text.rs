@@ -28,6 +28,19 @@
 //!    `asm` operands whose commas are missing; a `,` is put after an operand's `)` that blanks
 //!    and another operand's constraint string follow.
 //!
+//! 5. **A pragma in an object-like macro**, `#define PRAGMA_UNROLL #pragma unroll` and then
+//!    `PRAGMA_UNROLL` alone on a line: nvcc preprocesses to text first, where the expansion
+//!    stands at the start of its line and is read again as the directive; Clang expands it
+//!    inside the compilation, as the tokens `# pragma unroll` ("expected expression"). The
+//!    replacement becomes C99's operator, `#define PRAGMA_UNROLL _Pragma("unroll")`, which
+//!    means the same wherever the macro is used alone on its line (where nvcc takes it).
+//! 6. **The built-in variables redeclared with CUDA's types**, `extern const dim3 blockDim;`
+//!    and `extern const uint3 threadIdx;` (as code bases write for their host pass): nvcc
+//!    declares them so itself, Clang with types of its own ("redeclaration of 'blockDim' with a
+//!    different type"). In such a declaration (`extern`, `const`, `__device__`, the type and
+//!    the name alone) the type becomes Clang's (`__cuda_builtin_blockDim_t`), as Clang's own
+//!    wrapper header does for `curand_mtgp32_kernel.h`, which declares them the same way.
+//!
 //! Rule 1 keeps the text's length; the others make it longer by the characters they put in
 //! (Clang accepts a buffer longer than the file's size, never a shorter one). No rule moves a
 //! line break, so Clang's lines, `__LINE__`, debug lines and a precompiled header's checks of
@@ -43,7 +56,20 @@ pub fn rewrite(text: &[u8]) -> Option<Vec<u8>> {
         return None;
     }
     let mut out = text.to_vec();
-    let moved = launch_brackets(&mut out);
+    let mut moved = launch_brackets(&mut out);
+    let replaced = directive_and_declaration_edits(&out);
+    if !replaced.is_empty() {
+        let mut new = Vec::with_capacity(out.len() + 32 * replaced.len());
+        let mut from = 0;
+        for (range, with) in replaced {
+            new.extend_from_slice(&out[from..range.start]);
+            new.extend_from_slice(&with);
+            from = range.end;
+        }
+        new.extend_from_slice(&out[from..]);
+        out = new;
+        moved = true;
+    }
     let inserted = insertions(&out);
     if inserted.is_empty() {
         return moved.then_some(out);
@@ -229,6 +255,119 @@ fn insertions(text: &[u8]) -> Vec<(usize, u8)> {
     out
 }
 
+/// Rules 5 and 6 (module docs): the ranges of `text` to replace, in order, with their new text.
+fn directive_and_declaration_edits(text: &[u8]) -> Vec<(std::ops::Range<usize>, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut next = 0;
+    // The words of the current declaration (since the last `;`, `{` or `}`), and whether
+    // anything else (punctuation, a literal) was in it.
+    let mut words: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut other = false;
+    while let Some(token) = next_token(text, &mut next) {
+        let at = match token {
+            Token::Code(at) => at,
+            Token::Str { .. } | Token::Other => {
+                other = true;
+                continue;
+            }
+        };
+        let c = text[at];
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let end = word_end(text, at);
+            words.push(at..end);
+            next = end;
+            continue;
+        }
+        match c {
+            b'#' if line_start(text, at) => {
+                if let Some(replacement) = pragma_macro(text, at) {
+                    out.push(replacement);
+                }
+                // A directive is no part of a declaration; its line is skipped.
+                next = line_end(text, at);
+                continue;
+            }
+            b';' => {
+                if !other {
+                    if let Some(replacement) = builtin_redeclaration(text, &words) {
+                        out.push(replacement);
+                    }
+                }
+            }
+            c if c.is_ascii_whitespace() => continue,
+            b'{' | b'}' => {}
+            _ => {
+                other = true;
+                continue;
+            }
+        }
+        words.clear();
+        other = false;
+    }
+    out
+}
+
+/// Whether only blanks stand between the line's start and `at`.
+fn line_start(text: &[u8], at: usize) -> bool {
+    text[..at].iter().rev().take_while(|&&c| c != b'\n').all(|&c| c == b' ' || c == b'\t')
+}
+
+/// Rule 5 at the directive whose `#` is at `at`: `#define NAME #pragma TEXT` (an object-like
+/// macro, on one line) gives the range of `#pragma TEXT` and `_Pragma("TEXT")`.
+fn pragma_macro(text: &[u8], at: usize) -> Option<(std::ops::Range<usize>, Vec<u8>)> {
+    let end = text[at..].iter().position(|&c| c == b'\n').map_or(text.len(), |p| at + p);
+    let mut line = &text[at..end];
+    if let Some(without) = line.strip_suffix(b"\r") {
+        line = without;
+    }
+    if line.ends_with(b"\\") {
+        return None; // continued on the next line
+    }
+    let blanks = |i: usize| i + line[i..].iter().take_while(|&&c| c == b' ' || c == b'\t').count();
+    let mut i = blanks(1);
+    i = line[i..].starts_with(b"define").then_some(i + 6)?;
+    let name_at = blanks(i);
+    if name_at == i {
+        return None;
+    }
+    let name_end = word_end(line, name_at);
+    if name_end == name_at || line.get(name_end) == Some(&b'(') {
+        return None; // no name, or a function-like macro
+    }
+    let hash = blanks(name_end);
+    if hash == name_end || line.get(hash) != Some(&b'#') {
+        return None;
+    }
+    let pragma = blanks(hash + 1);
+    if !line[pragma..].starts_with(b"pragma") || word_end(line, pragma) != pragma + 6 {
+        return None;
+    }
+    let body = String::from_utf8_lossy(&line[pragma + 6..]).trim().to_string();
+    if body.is_empty() || body.contains("//") || body.contains("/*") {
+        return None;
+    }
+    let escaped = body.replace('\\', "\\\\").replace('"', "\\\"");
+    Some((at + hash..at + line.len(), format!("_Pragma(\"{escaped}\")").into_bytes()))
+}
+
+/// Rule 6 for the declaration whose words are `words`, ended by `;`: the range of its type and
+/// Clang's type, when it redeclares a built-in variable with CUDA's type.
+fn builtin_redeclaration(text: &[u8], words: &[std::ops::Range<usize>]) -> Option<(std::ops::Range<usize>, Vec<u8>)> {
+    let word = |r: &std::ops::Range<usize>| &text[r.clone()];
+    let (name, rest) = words.split_last()?;
+    let (ty, qualifiers) = rest.split_last()?;
+    let clang = match (word(ty), word(name)) {
+        (b"uint3", b"threadIdx") => "__cuda_builtin_threadIdx_t",
+        (b"uint3", b"blockIdx") => "__cuda_builtin_blockIdx_t",
+        (b"dim3", b"blockDim") => "__cuda_builtin_blockDim_t",
+        (b"dim3", b"gridDim") => "__cuda_builtin_gridDim_t",
+        _ => return None,
+    };
+    let quals: Vec<&[u8]> = qualifiers.iter().map(word).collect();
+    let allowed = |q: &&[u8]| matches!(*q, b"extern" | b"const" | b"__device__");
+    (quals.contains(&&b"extern"[..]) && quals.contains(&&b"const"[..]) && quals.iter().all(allowed)).then(|| (ty.clone(), clang.as_bytes().to_vec()))
+}
+
 /// Rule 3 in an `asm` template's text `text[from..to]`: a `%` before a letter that is no
 /// operand's modifier gets a second `%`.
 fn percent_escapes(text: &[u8], from: usize, to: usize, out: &mut Vec<(usize, u8)>) {
@@ -265,6 +404,22 @@ pub fn may_need_rewriting(text: &[u8]) -> bool {
         return false;
     }
     if text.windows(2).any(|w| w == b"\"_") || text.windows(3).any(|w| w == b"asm") {
+        return true;
+    }
+    // Rules 5 and 6: `pragma` on a line with `define`; `dim3` or `uint3` on a line with `extern`.
+    let on_a_line_with = |word: &[u8], with: &[u8]| {
+        let mut from = 0;
+        while let Some(p) = text[from..].windows(word.len()).position(|w| w == word) {
+            let at = from + p;
+            let start = text[..at].iter().rposition(|&c| c == b'\n').map_or(0, |n| n + 1);
+            if text[start..at].windows(with.len()).any(|w| w == with) {
+                return true;
+            }
+            from = at + 1;
+        }
+        false
+    };
+    if on_a_line_with(b"pragma", b"define") || on_a_line_with(b"dim3", b"extern") || on_a_line_with(b"uint3", b"extern") {
         return true;
     }
     let mut at = 0;
@@ -568,6 +723,31 @@ mod tests {
         assert_eq!(after("x <<= 1; y << 2 << (3 >> 1) > z;"), "x <<= 1; y << 2 << (3 >> 1) > z;");
         // A closer with no opener before it.
         assert_eq!(after("f(a << b); A<B<int>> > c;"), "f(a << b); A<B<int>> > c;");
+    }
+
+    #[test]
+    fn a_pragma_in_an_object_like_macro_becomes_the_operator() {
+        // Each accepted by `nvcc -c -arch=sm_90` 13.5 with the macro alone on its line.
+        assert_eq!(after("#define PRAGMA_UNROLL #pragma unroll\n"), "#define PRAGMA_UNROLL _Pragma(\"unroll\")\n");
+        assert_eq!(after("  # define U4  # pragma unroll 4\r\nU4\n"), "  # define U4  _Pragma(\"unroll 4\")\r\nU4\n");
+        assert_eq!(after("#define M #pragma message(\"a\\\\b\")\n"), "#define M _Pragma(\"message(\\\"a\\\\\\\\b\\\")\")\n");
+        // A function-like macro, a continued line, a comment, and what is no directive stay.
+        for same in ["#define F(x) #pragma unroll\n", "#define C #pragma \\\n unroll\n", "#define D #pragma unroll // four\n", "/*\n#define P #pragma unroll\n*/", "x = 1; #define Q #pragma unroll\n"]
+        {
+            assert_eq!(after(same), same);
+        }
+    }
+
+    #[test]
+    fn built_in_variables_redeclared_with_cudas_types_get_clangs() {
+        assert_eq!(
+            after("extern const dim3 blockDim;\nextern const uint3 threadIdx;\nconst extern __device__ uint3 blockIdx;\nextern const dim3 gridDim ;"),
+            "extern const __cuda_builtin_blockDim_t blockDim;\nextern const __cuda_builtin_threadIdx_t threadIdx;\nconst extern __device__ __cuda_builtin_blockIdx_t blockIdx;\nextern const __cuda_builtin_gridDim_t gridDim ;"
+        );
+        // Other declarations of these names, or with other types, are the program's own.
+        for same in ["extern const uint3 blockDim;", "extern dim3 blockDim;", "const dim3 blockDim = dim3(1);", "extern const dim3 blockDim, gridDim;", "void f(extern const dim3 blockDim);"] {
+            assert_eq!(after(same), same);
+        }
     }
 
     #[test]
