@@ -888,7 +888,10 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         } else {
             None
         },
-        separate: false,
+        // Relocatable device code written as text or a device object (`-ptx -rdc=true`, as
+        // CMake's `CUDA_PTX_COMPILATION` with separable compilation asks): another file's
+        // functions are `.extern`, left to the link, as nvcc leaves them.
+        separate: cli.rdc && matches!(emit, Emit::Ptx | Emit::LlvmIr | Emit::Object),
         nv_module_id: cli.nv_module_id.clone(),
         fmad: if cli.fmad { cdpc::back::Fmad::Contract } else { cdpc::back::Fmad::Separate },
         // nvcc's rule, measured: an explicit `-ftz`, `-prec-div` or `-prec-sqrt` wins over

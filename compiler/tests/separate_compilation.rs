@@ -597,3 +597,24 @@ fn architecture_sets_and_code_lists_build_nvccs_images() {
     assert!(stderr(&out).starts_with("error[W0709]"), "{}", stderr(&out));
     assert!(!dir.path().join("none2.o").exists());
 }
+
+/// `-ptx -rdc=true` of a kernel calling a device function another file defines (CMake's
+/// `CUDA_PTX_COMPILATION` with separable compilation): relocatable PTX with the function
+/// `.extern`, as nvcc writes it; without `-rdc` the one file is the whole program, `E0104`.
+#[test]
+fn relocatable_ptx_leaves_another_files_function_extern() {
+    let source = "extern __device__ float helper(float x);\n__global__ void k(float *p) { p[threadIdx.x] = helper(p[threadIdx.x]); }\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cu"), source).unwrap();
+    let out = cdpc(dir.path(), &["-ptx", "-rdc=true", "-arch=sm_90", "k.cu", "-o", "k.ptx"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ptx = std::fs::read_to_string(dir.path().join("k.ptx")).unwrap();
+    assert!(ptx.lines().any(|l| l.starts_with(".extern .func") && l.contains("_Z6helperf")), "{ptx}");
+    let out = cdpc(dir.path(), &["-ptx", "-arch=sm_90", "k.cu", "-o", "whole.ptx"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("E0104") && !dir.path().join("whole.ptx").exists(), "{}", String::from_utf8_lossy(&out.stderr));
+    if let Some(nvcc) = nvcc() {
+        run(&nvcc, dir.path(), &["-ptx", "-rdc=true", "-arch=sm_90", "k.cu", "-o", "nvcc.ptx"]);
+        let theirs = std::fs::read_to_string(dir.path().join("nvcc.ptx")).unwrap();
+        assert!(theirs.lines().any(|l| l.starts_with(".extern .func") && l.contains("_Z6helperf")), "{theirs}");
+    }
+}

@@ -434,9 +434,6 @@ fn nvcc_case_order(function: FunctionValue<'_>) {
     }
 }
 
-/// Moves a global variable to the end of its module's list of global variables (LLVM's C API
-/// adds and deletes globals but does not move them: `llvm_shim.cpp`); a function's global value
-/// stays where it is.
 /// Makes the convergence of `module`'s functions implicit: removes the `convergencectrl`
 /// operand bundles and the convergence intrinsics (`llvm.experimental.convergence.*`) that
 /// Clang's `-fconvergence-control` and other front ends write. The launch passes add
@@ -448,6 +445,9 @@ pub fn drop_convergence_control(module: &inkwell::module::Module<'_>) -> usize {
     unsafe { cdpc_drop_convergence_control(module.as_mut_ptr()) }
 }
 
+/// Moves a global variable to the end of its module's list of global variables (LLVM's C API
+/// adds and deletes globals but does not move them: `llvm_shim.cpp`); a function's global value
+/// stays where it is.
 pub fn move_global_to_end(global: inkwell::values::GlobalValue<'_>) {
     use inkwell::values::AsValueRef;
     // SAFETY: a valid global value; the shim moves it only when it is a variable of a module.
