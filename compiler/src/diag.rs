@@ -153,12 +153,16 @@ pub enum Code {
     // A host link cdpc did not run (cdpc as its launcher) that failed for a missing or doubled
     // device link or the static runtime's system libraries.
     ForeignLinkFailed,
+    // E0805 (no libomp for a host side with OpenMP) is retired: such a host side is compiled
+    // with its regions on one thread, W0807.
     OpenMpRuntimeMissing,
     // A program's host link that found no `main` (a file of kernels built as a program).
     ProgramWithoutMain,
     // W0800 (a kernel whose parameter's type C cannot name, so the host header has no launcher
     // for it) is retired: since issue 25 every kernel-language type has a C name.
     PtxOfLinkNotPacked,
+    // Host OpenMP without LLVM's runtime: its parallel regions run on one thread (`driver::cuda`)
+    OpenMpRegionsSerial,
     // C++ and CUDA as real programs write them: E09xx / W09xx
     HostCodeInDevice,
     NotCompiledForDevice,
@@ -323,6 +327,7 @@ impl Code {
             OpenMpRuntimeMissing => "E0805",
             ProgramWithoutMain => "E0806",
             PtxOfLinkNotPacked => "W0801",
+            OpenMpRegionsSerial => "W0807",
             HostCodeInDevice => "E0900",
             NotCompiledForDevice => "E0901",
             LegacyWarpIntrinsic => "W0902",
@@ -465,6 +470,7 @@ impl Code {
         Code::OpenMpRuntimeMissing,
         Code::ProgramWithoutMain,
         Code::PtxOfLinkNotPacked,
+        Code::OpenMpRegionsSerial,
         Code::HostCodeInDevice,
         Code::NotCompiledForDevice,
         Code::LegacyWarpIntrinsic,

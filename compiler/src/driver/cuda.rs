@@ -1397,9 +1397,38 @@ const FATBIN_SECTION: &str = "__nv_relfatbin";
 /// with [`FATBIN_PLACEHOLDER`] for the device side's fat binary when `fatbin` is `None`: it
 /// needs nothing of the device side, so it runs while that side compiles (`driver::cuda_host_object`).
 pub(crate) fn host_bitcode(source: &str, options: &CompileOptions, tools: &Toolchain, build: &BuildOptions, fatbin: Option<&[u8]>) -> Result<HostBitcode, CompileError> {
+    let serial = serial_openmp(options);
+    let options = serial.as_ref().map_or(options, |(o, _)| o);
     let setup = ClangSetup::new(source, options, tools)?;
-    let ClangOutput { bitcode, warnings, headers, .. } = setup.run(&setup.template(options), source, options, build, Some(fatbin.unwrap_or(FATBIN_PLACEHOLDER)))?;
+    let ClangOutput { bitcode, mut warnings, headers, .. } = setup.run(&setup.template(options), source, options, build, Some(fatbin.unwrap_or(FATBIN_PLACEHOLDER)))?;
+    warnings.extend(serial.map(|(_, w)| w));
     Ok(HostBitcode { bitcode, warnings, headers, placeholder: fatbin.is_none() })
+}
+
+/// Host OpenMP on a machine without LLVM's runtime: Clang's OpenMP code calls libomp
+/// (`__kmpc_*`), which GCC's libgomp, the runtime of nvcc's g++, does not provide. Where
+/// `-Xcompiler -fopenmp` is asked and [`super::program::libomp_dir`] finds no libomp, the host
+/// side is compiled without OpenMP's code generation (`_OPENMP` still defined, `omp.h`'s
+/// functions still called, from libgomp, which the host compiler's `-fopenmp` links) and its
+/// parallel regions run on one thread, with `W0807`. The options to compile with and the
+/// warning, or `None` where nothing changes.
+fn serial_openmp(options: &CompileOptions) -> Option<(CompileOptions, Diagnostic)> {
+    let host_args = &options.cuda_cxx.host_args;
+    let asked = |a: &String| a == "-fopenmp" || a.starts_with("-fopenmp=");
+    if !host_args.iter().any(asked) || super::program::libomp_dir().is_ok() {
+        return None;
+    }
+    let mut serial = options.clone();
+    serial.cuda_cxx.host_args = host_args.iter().filter(|a| !asked(a)).cloned().chain(clang::openmp_macro(host_args)).collect();
+    let mut warning = Diagnostic::new(
+        Code::OpenMpRegionsSerial,
+        Span::default(),
+        "the host code asks for OpenMP (`-Xcompiler -fopenmp`) and LLVM's OpenMP runtime, libomp, is not installed: its parallel regions run on one thread",
+    )
+    .with_note("cdpc compiles host code with Clang, whose parallel regions call libomp (`__kmpc_*`), not GCC's libgomp; `omp.h`'s functions still come from libgomp")
+    .with_note("for parallel regions install libomp (Debian, Ubuntu: `apt-get install libomp-22-dev`) or name its folder with `CDPC_LIBOMP_DIR`");
+    warning.labels.clear();
+    Some((serial, warning))
 }
 
 /// The host object of a CUDA C++ source, like `nvcc -dc`'s: `fatbin` (the device side,

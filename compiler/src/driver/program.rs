@@ -623,8 +623,9 @@ fn build_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, 
     }
     let linked = work.path().join("program");
     let mut args = host_link_args(relocatable.then_some(stub_path.as_path()), &host_objects, &linked, program, options, tools.cuda_lib_dir());
-    if asks_for_openmp(&options.cuda_cxx.host_args) {
-        let dir = libomp_dir().map_err(|searched| BuildError::Link(vec![openmp_runtime_missing(&searched)]))?;
+    // Without libomp the host side was compiled without OpenMP's code (`W0807`), and the host
+    // compiler's `-fopenmp` links its own runtime for `omp.h`'s functions.
+    if let (true, Ok(dir)) = (asks_for_openmp(&options.cuda_cxx.host_args), libomp_dir()) {
         args = with_libomp(args, &dir);
     }
     if let Err(e) = host.run("host linker", &args, &build) {
@@ -752,21 +753,6 @@ fn with_libomp(args: Vec<OsString>, dir: &Path) -> Vec<OsString> {
     let libomp: Vec<OsString> = vec![concat("-L", dir), "-lomp".into(), concat("-Wl,-rpath,", dir), "-pthread".into()];
     out.splice(at..at, libomp);
     out
-}
-
-/// `E0805`: `-fopenmp` for the host side, and no libomp where [`libomp_dir`] looked.
-fn openmp_runtime_missing(searched: &[String]) -> Diagnostic {
-    let mut d =
-        Diagnostic::new(Code::OpenMpRuntimeMissing, Span::default(), "the host code was compiled with OpenMP (`-Xcompiler -fopenmp`), and LLVM's OpenMP runtime, libomp, was not found".to_string())
-            .with_note(
-                "cdpc compiles host code with Clang, whose OpenMP calls libomp (`__kmpc_*`), not GCC's libgomp, which nvcc's g++ links; \
-         install it (Debian, Ubuntu: `apt-get install libomp-22-dev`) or name its folder with `CDPC_LIBOMP_DIR`",
-            );
-    for s in searched {
-        d.notes.push(format!("looked in {s}"));
-    }
-    d.labels.clear();
-    d
 }
 
 /// A failed host link: the host linker's error, and where its message names the missing
