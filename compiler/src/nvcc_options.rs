@@ -180,6 +180,13 @@ const NVCC: &[NvccOption] = &[
     opt("--gpu-code", "-code", true, Marked(GPU_CODE)),
     opt("--fatbin", "-fatbin", false, Same("--fatbin")),
     opt("--preprocess", "-E", false, Same("--preprocess")),
+    // What a compiler cache adds to the `-E` it hashes: sccache, which takes cdpc for its host
+    // compiler (docs/SCCACHE.md), asks GCC's `-P` (no line markers) when its preprocessor cache
+    // mode is off, and with Clang 14 or later as the host compiler Clang's
+    // `-fminimize-whitespace`. Accepted, and cdpc's `-E` keeps its line markers: they name
+    // every file either side read, so the text changes when any of them is moved or renamed.
+    opt("-P", "-P", false, Ignored),
+    opt("-fminimize-whitespace", "-fminimize-whitespace", false, Ignored),
     opt("--generate-dependencies", "-M", false, Same("--M")),
     opt("--generate-nonsystem-dependencies", "-MM", false, Same("--MM")),
     opt("--pre-include", "-include", true, PreInclude),

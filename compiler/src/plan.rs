@@ -17,8 +17,10 @@ use std::process::ExitCode;
 /// One task of a command line ([`plan`]): what `main` runs, in order, or with `--dry-run`
 /// (`-###`, `-dryrun`) prints as its jobs ([`Task::jobs`]).
 pub(crate) enum Task {
-    /// `-E`: one CUDA C++ source preprocessed (`preprocess_cmd`).
-    Preprocess,
+    /// `-E`: one source preprocessed (`preprocess_cmd`); with `-MD` or `-MMD` also its
+    /// dependency list, from a compilation with these options: those `-c` of the same command
+    /// line compiles with.
+    Preprocess { listing: Option<CompileOptions> },
     /// `-M`, `-MM`: every source's headers, one Make rule each.
     ListDependencies { emit: Emit },
     /// `-lib`: a static library of the inputs.
@@ -68,12 +70,24 @@ pub(crate) fn plan(cli: &Cli, matches: &ArgMatches, options: &CompileOptions) ->
     let images: Vec<cdpc::driver::fatbin::Image> = cli.gencode.concat();
     // nvcc's `-c` compiles each source as `-dc` does (without `-rdc`, a whole program's object).
     let device_c = cli.device_c || cli.compile;
-    if cli.preprocess_only {
-        preprocess_cmd::check(&preprocess_request(cli), options)?;
-        return Ok(vec![Task::Preprocess]);
-    }
     // `-dc` writes what `nvcc -dc` writes: a host object (`--emit obj`: the device object alone).
     let dc_emit = if emit == Emit::Cubin { Emit::HostObject } else { emit };
+    if cli.preprocess_only {
+        preprocess_cmd::check(&preprocess_request(cli), options)?;
+        let listing = (options.list_headers != driver::HeaderList::None).then(|| {
+            // The compilation `-c` makes of the source (a compiler cache keeps `-E -MD`'s list
+            // for a cached `-c`): nvcc's `-c` is a whole program's unless `-rdc=true`.
+            let source = &cli.inputs[0];
+            let whole_program = !cli.rdc && !cli.device_c && dc_emit == Emit::HostObject && cli.language.unwrap_or_else(|| driver::Language::of_path(source)) == driver::Language::Cuda;
+            let mut compile =
+                CompileOptions { emit: dc_emit, separate: true, preprocess: cli.preprocess.options(matches, source), host_object_images: images.clone(), whole_program, ..options.clone() };
+            if let Some(image) = images.first() {
+                compile.target.sm = image.sm();
+            }
+            compile
+        });
+        return Ok(vec![Task::Preprocess { listing }]);
+    }
     if cli.host_header.is_some() && !(emit == Emit::HostObject || device_c && dc_emit == Emit::HostObject) {
         return Err(usage("`--host-header` describes the launchers of a host object (`-dc` or `--emit host-obj`)"));
     }
@@ -262,9 +276,14 @@ impl Task {
             archs.join(", ")
         };
         match self {
-            Task::Preprocess => {
+            Task::Preprocess { .. } => {
                 let output = cli.output.as_deref().map_or(Output::Stdout, file);
-                vec![Job::new(Action::Preprocess, cli.inputs.clone(), output, "CUDA C++: each device side, then the host side")]
+                let host = cli.language.is_none() && cli.inputs.first().is_some_and(|i| driver::program::ProgramInput::is_host_file(i));
+                let mut job = Job::new(Action::Preprocess, cli.inputs.clone(), output, if host { "the host compiler's `-E`" } else { "CUDA C++: each device side, then the host side" });
+                if options.list_headers != driver::HeaderList::None {
+                    job.also.push(preprocess_cmd::header_list_path(cli));
+                }
+                vec![job]
             }
             Task::ListDependencies { emit } => {
                 let output = cli.dependency_file.as_ref().or(cli.output.as_ref()).map_or(Output::Stdout, |p| file(p));
@@ -329,7 +348,14 @@ impl Task {
 /// Runs one task of [`plan`]'s, reporting what it says; its exit status.
 pub(crate) fn run_task(cli: &Cli, task: Task, program: &driver::program::ProgramOptions, options: &CompileOptions, color: Color) -> ExitCode {
     match task {
-        Task::Preprocess => preprocess_cmd::run(&preprocess_request(cli), options, color),
+        Task::Preprocess { listing } => {
+            let status = preprocess_cmd::run(&preprocess_request(cli), program, options, color);
+            // `-E -MD`: the dependency list too, once the text was written.
+            match listing {
+                Some(compile) if status == ExitCode::SUCCESS => preprocess_cmd::write_header_list(cli, program, &compile, color),
+                _ => status,
+            }
+        }
         Task::ListDependencies { emit } => generate_dependencies(cli, &cli.inputs, emit, program, options, color),
         Task::Library { output, options } => {
             let inputs: Vec<driver::program::ProgramInput> = cli.inputs.iter().map(|p| driver::program::ProgramInput::classify(p, cli.language.is_some())).collect();

@@ -1,13 +1,16 @@
 //! `cdpc -E` (nvcc's and Clang's preprocess-only mode): a CUDA C++ source's preprocessed text,
-//! each device architecture's side and then the host side (`driver::preprocess_cuda`), to
-//! standard output or `-o FILE`. ccache's preprocessor mode runs it and hashes the text
-//! (docs/CCACHE.md).
+//! each device architecture's side and then the host side (`driver::preprocess_cuda`), or a
+//! host file's from the host compiler, as nvcc's `-E` (`driver::program::preprocess_host_file`),
+//! to standard output or `-o FILE`; with `-MD` or `-MMD` also the dependency list a compilation
+//! of the source writes, as GCC's `-E -MD` does ([`write_header_list`]). ccache's preprocessor
+//! mode runs it and hashes the text (docs/CCACHE.md); sccache runs it on a C file to tell what
+//! compiler cdpc is, and on each source to hash it (docs/SCCACHE.md).
 
-use super::{fail, fail_with_code, read_input, report_errors, show_tool_runs, ErrorFormat};
+use super::{dependency_rule, dependency_target, fail, fail_with_code, read_input, report_build, report_errors, show_tool_runs, Cli, ErrorFormat};
 use cdpc::driver::{self, CompileError, CompileOptions, Language};
 use cdpc::render::{self, Color};
 use cdpc::Code;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// What `-E` is asked for besides the compile options.
@@ -21,9 +24,17 @@ pub(crate) struct Request<'a> {
     pub verbose: bool,
 }
 
+impl Request<'_> {
+    /// Whether the one input is a host file (`.c`, `.cpp`, ...), which the host compiler
+    /// preprocesses, as nvcc's `-E` has it.
+    fn host_file(&self) -> bool {
+        self.language.is_none() && self.inputs.first().is_some_and(|i| driver::program::ProgramInput::is_host_file(i))
+    }
+}
+
 /// Refuses what `-E` cannot do (reported; the status to exit with): the command line's plan
 /// (`plan.rs`) asks before anything runs, and [`run`] again.
-pub(crate) fn check(request: &Request<'_>, options: &CompileOptions) -> Result<(), ExitCode> {
+pub(crate) fn check(request: &Request<'_>, _options: &CompileOptions) -> Result<(), ExitCode> {
     let format = request.format;
     let first = request.inputs.first().map(|p| p.display().to_string()).unwrap_or_default();
     let usage = |message: &str| {
@@ -33,19 +44,10 @@ pub(crate) fn check(request: &Request<'_>, options: &CompileOptions) -> Result<(
     let [input] = request.inputs else {
         return Err(usage("`-E` preprocesses one source: give one file (each its own `cdpc -E`)"));
     };
-    if options.list_headers != driver::HeaderList::None {
-        return Err(usage("`-MD` and `-MMD` list the headers of a compilation; `-E` writes no object: leave them out (the line markers of its output name every file it read)"));
+    if request.host_file() {
+        return Ok(());
     }
     let language = request.language.unwrap_or_else(|| Language::of_path(input));
-    if request.language.is_none() && driver::program::ProgramInput::is_host_file(input) {
-        fail_with_code(
-            format,
-            &first,
-            Some(Code::OptionUnsupported),
-            &format!("`{first}` is a host file: preprocess it with the host compiler (`c++ -E`); cdpc's `-E` is for CUDA C++ (`.cu`, `-x cu`)"),
-        );
-        return Err(ExitCode::from(2));
-    }
     if language != Language::Cuda {
         let what = if language == Language::Ir { "LLVM IR, which has no preprocessor" } else { "the kernel language, whose preprocessor keeps its source map instead of line markers" };
         fail_with_code(
@@ -59,11 +61,96 @@ pub(crate) fn check(request: &Request<'_>, options: &CompileOptions) -> Result<(
     Ok(())
 }
 
+/// `-E` of a host file: the host compiler's text, to `-o`'s file or standard output.
+fn run_host(request: &Request<'_>, program: &driver::program::ProgramOptions, options: &CompileOptions) -> ExitCode {
+    let format = request.format;
+    let input = &request.inputs[0];
+    let first = input.display().to_string();
+    let result = driver::program::preprocess_host_file(input, program, options).and_then(|(text, tool_runs)| {
+        match request.output.filter(|o| *o != Path::new("-")) {
+            Some(path) => {
+                let guard = cdpc::toolchain::OutputGuard { inputs: vec![input.clone()], overwrite: options.overwrite };
+                let out = cdpc::toolchain::OutputFile::prepare_guarded(path, guard).map_err(CompileError::from)?;
+                out.commit(&text).map_err(CompileError::from)?;
+            }
+            None => super::write_stdout(&text).map_err(CompileError::from)?,
+        }
+        Ok(tool_runs)
+    });
+    match result {
+        Ok(tool_runs) => {
+            show_tool_runs(&tool_runs, request.verbose, format, &first);
+            ExitCode::SUCCESS
+        }
+        Err(driver::BuildError::Other(e)) | Err(driver::BuildError::Source { error: e, .. }) => {
+            fail_with_code(format, &first, e.code(), &e.to_string());
+            ExitCode::FAILURE
+        }
+        Err(driver::BuildError::Link(_)) => ExitCode::FAILURE,
+    }
+}
+
+/// Where `-E -MD` writes its dependency list: `-MF`'s file, else `<stem>.d` in the current
+/// folder, as GCC's `-E -MD` without `-o`.
+pub(crate) fn header_list_path(cli: &Cli) -> PathBuf {
+    cli.dependency_file.clone().unwrap_or_else(|| PathBuf::from(cli.inputs[0].file_name().unwrap_or_default()).with_extension("d"))
+}
+
+/// With `-MD` or `-MMD`, `-E`'s dependency list, as GCC's `-E -MD` writes one beside its text
+/// (sccache keeps the list its `-E` wrote when a compilation is a cache hit): the Make rule a
+/// compilation of the source writes, for `-MT`'s target (else `<stem>.o`, nvcc's `-M`'s) at
+/// `-MF`'s path (else `<stem>.d` in the current folder). Its headers are those the compilation
+/// reads, found as `-M` finds them: a `.cu` file compiled (both sides) and written nowhere, a
+/// host file by the host compiler's `-M`. `options` are the compilation's (`plan.rs`).
+pub(crate) fn write_header_list(cli: &Cli, program: &driver::program::ProgramOptions, options: &CompileOptions, color: Color) -> ExitCode {
+    let format = cli.error_format;
+    let source = &cli.inputs[0];
+    let file_name = source.display().to_string();
+    let headers = if cli.language.is_none() && driver::program::ProgramInput::is_host_file(source) {
+        match driver::program::host_file_headers(source, options.list_headers, program, options) {
+            Ok((headers, tool_runs)) => {
+                show_tool_runs(&tool_runs, cli.verbose, format, &file_name);
+                headers
+            }
+            Err(e) => return report_build(cli, source, Err(e), color),
+        }
+    } else {
+        let file = match read_input(source, options, format, &file_name, color) {
+            Ok(file) => file,
+            Err(code) => return code,
+        };
+        match file.compile_to_file(&[source], Path::new("/dev/null"), options) {
+            // Its warnings are `-E`'s, said already.
+            Ok(compiled) => compiled.headers,
+            Err(CompileError::Diagnostics(diagnostics)) => return report_errors(format, &file_name, &file.shown, &diagnostics, color),
+            Err(e) => {
+                fail_with_code(format, &file_name, e.code(), &e.to_string());
+                return ExitCode::FAILURE;
+            }
+        }
+    };
+    let target = dependency_target(cli, source);
+    let path = header_list_path(cli);
+    let text = dependency_rule(cli, &target, source, &headers);
+    let guard = cdpc::toolchain::OutputGuard { inputs: vec![source.clone()], overwrite: options.overwrite };
+    match cdpc::toolchain::OutputFile::prepare_guarded(&path, guard).and_then(|file| file.commit(text.as_bytes())) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let e = CompileError::from(e);
+            fail_with_code(format, &file_name, e.code(), &e.to_string());
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// `-E` of the one source [`check`] accepted.
-pub(crate) fn run(request: &Request<'_>, options: &CompileOptions, color: Color) -> ExitCode {
+pub(crate) fn run(request: &Request<'_>, program: &driver::program::ProgramOptions, options: &CompileOptions, color: Color) -> ExitCode {
     let format = request.format;
     if let Err(status) = check(request, options) {
         return status;
+    }
+    if request.host_file() {
+        return run_host(request, program, options);
     }
     let input = &request.inputs[0];
     let first = input.display().to_string();

@@ -65,6 +65,7 @@ mod ptx_names;
 mod register_cap;
 mod results_index;
 mod run_cmd;
+mod sccache_build;
 mod separate_compilation;
 mod struct_args_stack;
 mod struct_copy_sass;

@@ -392,6 +392,22 @@ pub fn host_file_headers(input: &Path, list: HeaderList, program: &ProgramOption
     Ok((host_headers(&depfile)?, build.log.take()))
 }
 
+/// nvcc's `-E` of a host file: the host compiler's preprocessed text of `input`, read as
+/// [`compile_host_file`] compiles it (`-E` in place of `-c`: nvcc runs `gcc -E` for it), and
+/// what ran. Unlike nvcc, without `__NVCC__` and `__CUDACC_VER_*__`: cdpc defines those for
+/// CMake's identification file alone ([`identity_macros`]), and a compiler cache that probes
+/// a compiler with the `-E` of a C file (sccache) takes a compiler that defines `__NVCC__` for
+/// nvcc and runs NVIDIA's internal tools from its `-dryrun` itself (docs/SCCACHE.md).
+pub fn preprocess_host_file(input: &Path, program: &ProgramOptions, options: &CompileOptions) -> Result<(Vec<u8>, Vec<ToolRun>), BuildError> {
+    let HostRun { host, build, work } = HostRun::new(program, options)?;
+    let text = work.path().join("host.i");
+    let mut args = HostRun::args(input, &text, program, options);
+    args[0] = "-E".into();
+    host.run("host compiler", &args, &build).map_err(CompileError::from)?;
+    let bytes = std::fs::read(&text).map_err(|e| CompileError::from(ToolError::io("reading the host compiler's preprocessed text", &text, e)))?;
+    Ok((bytes, build.log.take()))
+}
+
 /// The headers of the host compiler's dependency list at `depfile`, tidied as cdpc's own lists
 /// are ([`super::tidy_headers`]): its prerequisites but the first, the source it compiled.
 fn host_headers(depfile: &Path) -> Result<Vec<PathBuf>, BuildError> {
