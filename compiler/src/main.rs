@@ -554,6 +554,36 @@ fn main() -> ExitCode {
     status
 }
 
+/// The options that make a compiler describe itself and compile nothing.
+const HOST_QUERIES: &[&str] = &["--version", "-dumpversion", "-dumpfullversion", "-dumpmachine"];
+
+/// `cdpc FILE -Xcompiler --version` (or `-dumpversion`, `-dumpfullversion`, `-dumpmachine`):
+/// nvcc hands a host file and `-Xcompiler`'s options to its host compiler, which then prints
+/// what it is and compiles nothing, so build systems ask nvcc for its host compiler so (ggml's
+/// CMake reads `nvcc .c -Xcompiler --version` and `-Xcompiler "-dumpfullversion -dumpversion"`,
+/// the file need not exist). cdpc runs its host compiler ([`cdpc::toolchain::HostCompiler`],
+/// `-ccbin`) with those options alone, its output as it is; `None` when none is asked.
+fn host_compiler_query(cli: &Cli, format: ErrorFormat) -> Option<ExitCode> {
+    let asked: Vec<&str> = cli.xcompiler.iter().flat_map(|a| a.split([',', ' '])).filter(|a| HOST_QUERIES.contains(a)).collect();
+    if asked.is_empty() {
+        return None;
+    }
+    let host = match cdpc::toolchain::HostCompiler::find(cli.ccbin.as_deref()) {
+        Ok(host) => host,
+        Err(e) => {
+            fail(format, "<command line>", &e.to_string());
+            return Some(ExitCode::FAILURE);
+        }
+    };
+    match std::process::Command::new(&host.program).args(&asked).status() {
+        Ok(status) => Some(ExitCode::from(status.code().unwrap_or(1).clamp(0, 255) as u8)),
+        Err(e) => {
+            fail(format, "<command line>", &format!("cannot run the host compiler `{}`: {e}", host.program.display()));
+            Some(ExitCode::FAILURE)
+        }
+    }
+}
+
 /// Reports a panic of cdpc's as `E1025`, naming the input and where cdpc failed, with the
 /// folder of its reproducer (`driver::crash`). The exit status is 70 (`EX_SOFTWARE`, an
 /// internal error), never Rust's 101.
@@ -752,6 +782,9 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
     };
     if cli.list_gpu_arch || cli.list_gpu_code {
         return list_gpus(&cli, format);
+    }
+    if let Some(status) = host_compiler_query(&cli, format) {
+        return status;
     }
     let mut fallbacks: Vec<String> = Vec::new();
     if cli.no_device_lto {

@@ -397,3 +397,25 @@ fn outputs_to_the_null_device_succeed_and_leave_it_as_it_was() {
         assert!(after.file_type().is_char_device() && after.rdev() == before.rdev() && after.mode() == before.mode(), "{args:?}: /dev/null became {:o}", after.mode());
     }
 }
+
+/// `cdpc .c -Xcompiler --version` and `-Xcompiler "-dumpfullversion -dumpversion"`, as ggml's
+/// CMake asks nvcc for its host compiler (the file need not exist): the host compiler's own
+/// answer, nvcc's bytes for the version number.
+#[test]
+fn xcompiler_version_queries_answer_with_the_host_compilers_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |program: &std::path::Path, args: &[&str]| std::process::Command::new(program).current_dir(dir.path()).args(args).output().unwrap();
+    let cdpc = std::path::Path::new(env!("CARGO_BIN_EXE_cdpc"));
+    let version = run(cdpc, &[".c", "-Xcompiler", "-dumpfullversion -dumpversion"]);
+    assert!(version.status.success(), "{}", String::from_utf8_lossy(&version.stderr));
+    let number = String::from_utf8_lossy(&version.stdout).trim().to_string();
+    assert!(!number.is_empty() && number.chars().all(|c| c.is_ascii_digit() || c == '.'), "{number:?}");
+    let long = run(cdpc, &[".c", "-Xcompiler", "--version"]);
+    assert!(long.status.success() && String::from_utf8_lossy(&long.stdout).lines().next().is_some_and(|l| l.contains(&number)), "{}", String::from_utf8_lossy(&long.stdout));
+    assert!(!dir.path().join(".o").exists() && !dir.path().join("a.out").exists());
+    if let Some(nvcc) = crate::build_common::nvcc() {
+        let path = format!("{}:{}", nvcc.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
+        let theirs = std::process::Command::new(&nvcc).current_dir(dir.path()).env("PATH", path).args([".c", "-Xcompiler", "-dumpfullversion -dumpversion"]).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&theirs.stdout).trim(), number, "nvcc's host compiler is another");
+    }
+}
