@@ -88,7 +88,12 @@ impl Server {
 
     /// `sccache cdpc ARGS` in `dir`; it must succeed.
     fn cdpc(&self, dir: &Path, args: &[&str]) -> Output {
-        let out = self.command().current_dir(dir).arg(env!("CARGO_BIN_EXE_cdpc")).args(args).output().expect("sccache runs");
+        self.cdpc_env(dir, args, &[])
+    }
+
+    /// [`Server::cdpc`] with `env` too (sccache runs the compiler with the client's).
+    fn cdpc_env(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let out = self.command().current_dir(dir).envs(env.iter().copied()).arg(env!("CARGO_BIN_EXE_cdpc")).args(args).output().expect("sccache runs");
         assert!(out.status.success(), "sccache cdpc {args:?}: {}\nthe server's log:\n{}", stderr(&out), self.log());
         out
     }
@@ -177,38 +182,44 @@ const CACHED: &[(&[&str], &[&str])] = &[
 ];
 
 /// Each of [`CACHED`]: cdpc alone, then under sccache twice, the outputs removed before each
-/// build. The first build is a miss, the second a hit; both give cdpc's own bytes.
-fn second_builds_hit(settings: &[(&str, &str)]) {
+/// build. The first build is a miss, the second a hit; both give cdpc's own bytes. With
+/// `cdpc_cache`, cdpc's own cache is on (in the test's folder) and the objects are compared:
+/// which headers cdpc's dependency list names depends on its cache's state (a header read
+/// through a precompiled preamble), with sccache or without; without it, every output.
+fn second_builds_hit(settings: &[(&str, &str)], cdpc_cache: bool) {
     let dir = project();
     let Some(server) = Server::start(dir.path(), settings) else { return };
+    let cache = if cdpc_cache { dir.path().join("cdpc-cache").display().to_string() } else { String::new() };
+    let env = [("CDPC_CACHE_DIR", cache.as_str())];
     for (args, outputs) in CACHED {
-        let out = cdpc(dir.path(), args);
+        let compared = if cdpc_cache { &outputs[..1] } else { outputs };
+        let out = crate::build_common::cdpc_env(dir.path(), args, &env);
         assert!(out.status.success(), "cdpc {args:?}: {}", stderr(&out));
         let plain = take(dir.path(), outputs);
         assert!(plain.iter().all(Option::is_some), "cdpc {args:?} wrote {outputs:?}");
-        server.zero();
-        server.cdpc(dir.path(), args);
-        assert_eq!(outcomes(&server.stats()), (0, 1, 0, 0), "{args:?}: the first build is a miss: {}", server.stats());
-        assert!(take(dir.path(), outputs) == plain, "{args:?}: the outputs under sccache are not cdpc's");
-        server.zero();
-        server.cdpc(dir.path(), args);
-        assert_eq!(outcomes(&server.stats()), (1, 0, 0, 0), "{args:?}: the second build is a hit: {}", server.stats());
-        assert!(take(dir.path(), outputs) == plain, "{args:?}: the outputs of the cache hit are not cdpc's");
+        for (build, outcome) in [("the first build, a miss", (0, 1, 0, 0)), ("the second build, a hit", (1, 0, 0, 0))] {
+            server.zero();
+            server.cdpc_env(dir.path(), args, &env);
+            assert_eq!(outcomes(&server.stats()), outcome, "{args:?}: {build}: {}", server.stats());
+            let got = take(dir.path(), outputs);
+            assert!(got.iter().all(Option::is_some), "{args:?}: {build} wrote {outputs:?}");
+            assert!(got[..compared.len()] == plain[..compared.len()], "{args:?}: {build}: {compared:?} under sccache are not cdpc's");
+        }
     }
 }
 
 /// The command line, nvcc's `-c` and CMake's, in sccache's default mode (its
-/// preprocessor cache, which learns the headers from `-E`'s line markers).
+/// preprocessor cache, which learns the headers from `-E`'s line markers), cdpc's cache on.
 #[test]
 fn each_second_build_is_a_hit_with_cdpcs_own_outputs() {
-    second_builds_hit(&[]);
+    second_builds_hit(&[], true);
 }
 
-/// The same with sccache's preprocessor cache off, as with a remote cache: every lookup hashes
-/// `cdpc -E -P` of the source.
+/// The same with sccache's preprocessor cache off, as with a remote cache (every lookup hashes
+/// `cdpc -E -P` of the source), and cdpc's cache off: the dependency lists byte-identical too.
 #[test]
 fn each_second_build_is_a_hit_with_the_preprocessor_cache_off() {
-    second_builds_hit(&[("SCCACHE_DIRECT", "false")]);
+    second_builds_hit(&[("SCCACHE_DIRECT", "false")], false);
 }
 
 /// A changed header is a miss and gives a new object, also a change that only the device side
@@ -289,9 +300,12 @@ fn e_with_md_writes_the_compilations_dependency_list() {
     if tool_dir().is_none() {
         return;
     }
-    let out = cdpc(dir.path(), &["-arch=sm_90", "-rdc=true", "-MD", "-MT", "x.o", "-MF", "compiled.d", "-c", "x.cu", "-o", "x.o"]);
+    // cdpc's cache off: what its list names depends on the cache's state (a header read through
+    // a precompiled preamble), the same for `-c` and for `-E`.
+    let no_cache = [("CDPC_CACHE_DIR", "")];
+    let out = crate::build_common::cdpc_env(dir.path(), &["-arch=sm_90", "-rdc=true", "-MD", "-MT", "x.o", "-MF", "compiled.d", "-c", "x.cu", "-o", "x.o"], &no_cache);
     assert!(out.status.success(), "{}", stderr(&out));
-    let out = cdpc(dir.path(), &["-arch=sm_90", "-rdc=true", "-MD", "-MT", "x.o", "-MF", "preprocessed.d", "-E", "x.cu", "-o", "x.cui"]);
+    let out = crate::build_common::cdpc_env(dir.path(), &["-arch=sm_90", "-rdc=true", "-MD", "-MT", "x.o", "-MF", "preprocessed.d", "-E", "x.cu", "-o", "x.cui"], &no_cache);
     assert!(out.status.success(), "{}", stderr(&out));
     let compiled = std::fs::read_to_string(dir.path().join("compiled.d")).unwrap();
     assert!(compiled.contains("twice.cuh"), "{compiled}");
