@@ -66,6 +66,12 @@ fn run_host(request: &Request<'_>, program: &driver::program::ProgramOptions, op
     let format = request.format;
     let input = &request.inputs[0];
     let first = input.display().to_string();
+    // A file that cannot be read is cdpc's `E0705`, as for a `.cu` file, not the host compiler's
+    // failure.
+    if let Err(e) = std::fs::File::open(input) {
+        fail_with_code(format, &first, Some(Code::InputNotReadable), &format!("cannot read `{first}`: {}", cdpc::toolchain::io_message(&e)));
+        return ExitCode::FAILURE;
+    }
     let result = driver::program::preprocess_host_file(input, program, options).and_then(|(text, tool_runs)| {
         match request.output.filter(|o| *o != Path::new("-")) {
             Some(path) => {

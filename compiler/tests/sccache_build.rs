@@ -290,6 +290,11 @@ fn the_e_of_a_c_file_is_the_host_compilers() {
     let out = cdpc(dir.path(), &["-DM=3", "-E", "testfile.c", "-o", "probe.i"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(std::fs::read(dir.path().join("probe.i")).unwrap(), ours.stdout);
+    // A host file that cannot be read is cdpc's E0705, as a `.cu` file's, and writes nothing.
+    let out = cdpc(dir.path(), &["-E", "missing.c", "-o", "missing.i"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).starts_with("error[E0705]: cannot read `missing.c`"), "{}", stderr(&out));
+    assert!(!dir.path().join("missing.i").exists());
 }
 
 /// `-E -MD` writes the dependency list a compilation writes, beside the preprocessed text, as
