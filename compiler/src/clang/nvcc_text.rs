@@ -37,11 +37,11 @@
 //! 6. **The built-in variables redeclared with CUDA's types**, `extern const dim3 blockDim;`
 //!    and `extern const uint3 threadIdx;` (as code bases write for their host pass): nvcc
 //!    declares them so itself, Clang with types of its own ("redeclaration of 'blockDim' with a
-//!    different type"). In such a declaration (`extern`, `const`, `__device__`, the type and
-//!    the name alone) the type becomes Clang's (`__cuda_builtin_blockDim_t`), as Clang's own
-//!    wrapper header does for `curand_mtgp32_kernel.h`, which declares them the same way.
+//!    different type"). Such a declaration (`extern`, `const`, `__device__`, the type and the
+//!    name alone) becomes blanks, so that Clang's own declaration stands (Clang's wrapper
+//!    header makes the same declarations of `curand_mtgp32_kernel.h` its own types' instead).
 //!
-//! Rule 1 keeps the text's length; the others make it longer by the characters they put in
+//! Rules 1 and 6 keep the text's length; the others make it longer by the characters they put in
 //! (Clang accepts a buffer longer than the file's size, never a shorter one). No rule moves a
 //! line break, so Clang's lines, `__LINE__`, debug lines and a precompiled header's checks of
 //! its inputs (the file's size and time) are the file's own; a column after a rewritten place
@@ -289,7 +289,7 @@ fn directive_and_declaration_edits(text: &[u8]) -> Vec<(std::ops::Range<usize>, 
             }
             b';' => {
                 if !other {
-                    if let Some(replacement) = builtin_redeclaration(text, &words) {
+                    if let Some(replacement) = builtin_redeclaration(text, &words, at) {
                         out.push(replacement);
                     }
                 }
@@ -350,22 +350,23 @@ fn pragma_macro(text: &[u8], at: usize) -> Option<(std::ops::Range<usize>, Vec<u
     Some((at + hash..at + line.len(), format!("_Pragma(\"{escaped}\")").into_bytes()))
 }
 
-/// Rule 6 for the declaration whose words are `words`, ended by `;`: the range of its type and
-/// Clang's type, when it redeclares a built-in variable with CUDA's type.
-fn builtin_redeclaration(text: &[u8], words: &[std::ops::Range<usize>]) -> Option<(std::ops::Range<usize>, Vec<u8>)> {
+/// Rule 6 for the declaration whose words are `words`, ended by the `;` at `end`: when it
+/// redeclares a built-in variable with CUDA's type, its range and as many blanks (line breaks
+/// kept), so that Clang's own declaration stands. Blanks keep the text's length: Clang's `-E`
+/// garbles the end of a file whose buffer is longer than the file (measured on
+/// `curand_mtgp32_kernel.h`, which every compilation reads and which declares these so).
+fn builtin_redeclaration(text: &[u8], words: &[std::ops::Range<usize>], end: usize) -> Option<(std::ops::Range<usize>, Vec<u8>)> {
     let word = |r: &std::ops::Range<usize>| &text[r.clone()];
     let (name, rest) = words.split_last()?;
     let (ty, qualifiers) = rest.split_last()?;
-    let clang = match (word(ty), word(name)) {
-        (b"uint3", b"threadIdx") => "__cuda_builtin_threadIdx_t",
-        (b"uint3", b"blockIdx") => "__cuda_builtin_blockIdx_t",
-        (b"dim3", b"blockDim") => "__cuda_builtin_blockDim_t",
-        (b"dim3", b"gridDim") => "__cuda_builtin_gridDim_t",
-        _ => return None,
-    };
+    if !matches!((word(ty), word(name)), (b"uint3", b"threadIdx" | b"blockIdx") | (b"dim3", b"blockDim" | b"gridDim")) {
+        return None;
+    }
     let quals: Vec<&[u8]> = qualifiers.iter().map(word).collect();
     let allowed = |q: &&[u8]| matches!(*q, b"extern" | b"const" | b"__device__");
-    (quals.contains(&&b"extern"[..]) && quals.contains(&&b"const"[..]) && quals.iter().all(allowed)).then(|| (ty.clone(), clang.as_bytes().to_vec()))
+    let start = words.first()?.start;
+    let blanks = text[start..=end].iter().map(|&c| if c == b'\n' { b'\n' } else { b' ' }).collect();
+    (quals.contains(&&b"extern"[..]) && quals.contains(&&b"const"[..]) && quals.iter().all(allowed)).then_some((start..end + 1, blanks))
 }
 
 /// Rule 3 in an `asm` template's text `text[from..to]`: a `%` before a letter that is no
@@ -740,10 +741,10 @@ mod tests {
 
     #[test]
     fn built_in_variables_redeclared_with_cudas_types_get_clangs() {
-        assert_eq!(
-            after("extern const dim3 blockDim;\nextern const uint3 threadIdx;\nconst extern __device__ uint3 blockIdx;\nextern const dim3 gridDim ;"),
-            "extern const __cuda_builtin_blockDim_t blockDim;\nextern const __cuda_builtin_threadIdx_t threadIdx;\nconst extern __device__ __cuda_builtin_blockIdx_t blockIdx;\nextern const __cuda_builtin_gridDim_t gridDim ;"
-        );
+        // Blanked, the text's length and lines kept: Clang's own declarations stand.
+        let source = "extern const dim3 blockDim;\nextern const uint3 threadIdx;\nconst extern __device__ uint3 blockIdx;\nextern const\n  dim3 gridDim ; int x;";
+        let blank = |s: &str| s.chars().map(|c| if c == '\n' { c } else { ' ' }).collect::<String>();
+        assert_eq!(after(source), format!("{} int x;", blank(&source[..source.len() - " int x;".len()])));
         // Other declarations of these names, or with other types, are the program's own.
         for same in ["extern const uint3 blockDim;", "extern dim3 blockDim;", "const dim3 blockDim = dim3(1);", "extern const dim3 blockDim, gridDim;", "void f(extern const dim3 blockDim);"] {
             assert_eq!(after(same), same);
