@@ -48,7 +48,7 @@ fn kind(t: LLVMTypeRef) -> LLVMTypeKind {
 }
 
 /// `v` as a basic value, if its type is a basic type.
-pub fn basic_value<'ctx>(v: LLVMValueRef) -> Option<BasicValueEnum<'ctx>> {
+fn basic_value<'ctx>(v: LLVMValueRef) -> Option<BasicValueEnum<'ctx>> {
     if v.is_null() {
         return None;
     }
