@@ -261,11 +261,14 @@ fn every_code_has_a_ui_test() {
     // W0801 is about -gencode and a link, not a source: compiler/tests/separate_compilation.rs.
     // E0803 is about a host linker's message: compiler/tests/program_build.rs and
     // `cdpc::driver::program`'s unit tests; E0804 about a foreign link's message and objects:
-    // compiler/tests/link_launcher.rs. E0805 (no LLVM OpenMP runtime for a `-fopenmp` link) is
-    // about the installation: compiler/tests/nvcc_dialect.rs's
+    // compiler/tests/link_launcher.rs. E0805 is retired; W0807 (host OpenMP without LLVM's
+    // runtime, its regions on one thread) is about the installation:
+    // compiler/tests/nvcc_dialect.rs's
     // `an_openmp_program_links_llvms_runtime_and_prints_what_nvccs_prints` points
     // `CDPC_LIBOMP_DIR` at an empty folder. E0806 (a program without `main`) is about the host
     // link: compiler/tests/program_build.rs's `a_program_without_main_says_what_to_write_instead`.
+    // E1025 (cdpc's own crash) is no input's: compiler/tests/no_crash.rs forces it with
+    // `CDPC_DEBUG_CRASH=1` and checks its message, status and reproducer.
     // E1003 (CUDA's headers incomplete) is about the installation: `cdpc::clang`'s unit tests.
     // E1004 (Clang crashed) needs a crash: compiler/tests/cuda_cxx.rs's
     // `a_clang_crash_is_e1004_and_leaves_nothing` makes the shim abort inside Clang's run.
@@ -288,10 +291,12 @@ fn every_code_has_a_ui_test() {
         Code::DeviceLinkMissing,
         Code::ForeignLinkFailed,
         Code::OpenMpRuntimeMissing,
+        Code::OpenMpRegionsSerial,
         Code::ProgramWithoutMain,
         Code::CudaHeadersNotFound,
         Code::ClangCrashed,
         Code::CacheSizeInvalid,
+        Code::InternalError,
     ];
     for code in Code::ALL {
         let prefix = code.as_str().to_lowercase();

@@ -8,7 +8,7 @@
 #
 # It reads .gpu/ in the repository root (git-ignored), made beforehand on the build machine:
 #   tar -cJf .gpu/ggml.tar.xz ggml-org+ggml            # a checkout of ggml-org/ggml
-#   (cd /usr/lib/llvm-22/lib/clang && tar -cJf $OLDPWD/.gpu/clang-resource.tar.xz 22/include)
+#   (cd "$(clang++-22 -print-resource-dir)/.." && tar -cJf $OLDPWD/.gpu/clang-resource.tar.xz 22/include)
 #   xz -3 -c target/release/cdpc > .gpu/cdpc.xz
 set -u
 R=$PWD; W=/tmp/w; mkdir -p $W; cd $W
@@ -16,9 +16,10 @@ if [ "${1:-start}" = start ]; then
   tar -xJf $R/.gpu/ggml.tar.xz; tar -xJf $R/.gpu/clang-resource.tar.xz
   xz -dc $R/.gpu/cdpc.xz > cdpc; chmod +x cdpc
 fi
-export CDPC_CLANG_RESOURCE_DIR=$W/22 CUDA_HOME=/usr/local/cuda
+export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+export CDPC_CLANG_RESOURCE_DIR=$W/22
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $OUT/device.txt
-./cdpc --version >> $OUT/device.txt 2>&1; /usr/local/cuda/bin/nvcc --version | tail -2 >> $OUT/device.txt; cmake --version | head -1 >> $OUT/device.txt
+./cdpc --version >> $OUT/device.txt 2>&1; $CUDA_HOME/bin/nvcc --version | tail -2 >> $OUT/device.txt; cmake --version | head -1 >> $OUT/device.txt
 build() { # name compiler
   local b=$W/b-$1; shift
   local t0=$(date +%s)
@@ -32,7 +33,7 @@ start)
   # Both builds in the background (they outlive this command: setsid), 8 jobs each.
   export CMAKE_BUILD_PARALLEL_LEVEL=16
   setsid bash -c "$(declare -f build); W=$W; export CDPC_CLANG_RESOURCE_DIR CUDA_HOME; build cdpc -DCMAKE_CUDA_COMPILER=$W/cdpc; echo done > $W/cdpc.done" > /dev/null 2>&1 < /dev/null &
-  if [ -n "${NVCC_TOO:-}" ]; then setsid bash -c "$(declare -f build); W=$W; build nvcc -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc; echo done > $W/nvcc.done" > /dev/null 2>&1 < /dev/null & else echo skipped > $W/nvcc.done; fi
+  if [ -n "${NVCC_TOO:-}" ]; then setsid bash -c "$(declare -f build); W=$W; build nvcc -DCMAKE_CUDA_COMPILER=$CUDA_HOME/bin/nvcc; echo done > $W/nvcc.done" > /dev/null 2>&1 < /dev/null & else echo skipped > $W/nvcc.done; fi
   ;;
 esac
 # Wait (at most $2 seconds) for both builds, then report.
