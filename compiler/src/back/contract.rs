@@ -22,8 +22,8 @@
 //! libdevice's operations are contracted by the same rule: nvcc compiles libdevice with its
 //! `-fmad=true` (its PTX of `pow(double)` has libdevice's 39 explicit `fma`s, 3 more it formed,
 //! and plain `add.f64`/`mul.f64`), and without that `pow(double)` gave another last bit than
-//! nvcc's for 11 of 1,048,576 inputs on an H200, with it none, nor for any other function
-//! (results/2026-11-28-math-intrinsics/). Where libdevice is linked by cdpc
+//! nvcc's for 11 of 1,048,576 inputs on an H200, with it none, nor for any other function.
+//! Where libdevice is linked by cdpc
 //! (`back::link_libdevice`), its functions' operations are marked with [`mark_contractable`]; in
 //! Clang's IR, whose own operations carry `contract` and whose libdevice Clang linked and
 //! inlined, every one is (`driver/cuda.rs`).

@@ -151,7 +151,7 @@ impl<'m, 'ctx> DeviceRuntime<'m, 'ctx> {
     /// does not sink identical launches of several branches into one call after them, so each
     /// source launch stays a call site of its own, as in nvcc's code. One call reached by the
     /// whole warp measured 1.18-1.23x nvcc's time against three divergent ones on the H100
-    /// (bench/gpu/branch_sites.cdp, results/2026-11-24-gpu-bench-grid-sites.md).
+    /// (bench/gpu/branch_sites.cdp).
     pub fn entry(&self, entry: &EntryPoint) -> FunctionValue<'ctx> {
         let f = self.module.get_function(entry.ptx_symbol).unwrap_or_else(|| {
             let params: Vec<BasicMetadataTypeEnum> = entry.params.iter().map(|(_, ty)| self.abi_type(*ty).into()).collect();

@@ -268,7 +268,7 @@ pub fn lineinfo_ptx(ptx: &str) -> String {
 /// A `switch`, or a chain of `if`s that LLVM made one, becomes compares and branches, never a
 /// jump table (`brx.idx` through a table in the constant bank): nvcc writes none, not even for
 /// a dense switch of eight cases, and a divergent warp at a `BRX` takes each target in turn
-/// anyway (issue 28: the divergent launch sites of `bench/gpu/launch_sites.cdp`).
+/// anyway (the divergent launch sites of `bench/gpu/launch_sites.cdp`).
 ///
 /// A small `switch` tests its cases in nvcc's order ([`nvcc_case_order`]).
 ///
@@ -400,8 +400,7 @@ pub fn parse_ir<'ctx>(context: &'ctx inkwell::context::Context, bytes: &[u8], na
 /// `x == 0` lanes fall through; and with three cases it tests them in the source's order with
 /// the third falling through (SASS of nvcc 13.5's builds of five such kernels, 2026-11-27).
 /// A divergent warp runs the two sides in another order then, and with launches on both sides
-/// that is the launch tree's order. Measured on the H100 with `samples/lane_sites.cdp`
-/// (results/2026-11-27-gpu-soak/): with LLVM's order the tree never finished below 0.181 ms,
+/// that is the launch tree's order. Measured on the H100 with `samples/lane_sites.cdp`: with LLVM's order the tree never finished below 0.181 ms,
 /// with nvcc's it did (0.133-0.140 ms), as nvcc's build does.
 ///
 /// The block of the case listed last is moved right after the switch's block, so that it is

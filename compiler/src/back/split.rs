@@ -2,7 +2,7 @@
 //!
 //! LLVM keeps a load or store of a whole struct that has padding as one aggregate access: its
 //! InstCombine splits only padding-free structs. The NVPTX back end then handles that access
-//! badly in two ways that made launches of padded structs slow (issue 28):
+//! badly in two ways that made launches of padded structs slow:
 //!
 //! - a load of 128 bytes or more whose only use is a store (a struct assignment) becomes a
 //!   memcpy loop of **single bytes** (`NVPTXLowerAggrCopies`, whose loop type is `i8`): a

@@ -305,7 +305,7 @@ std::unique_ptr<clang::ASTConsumer> in_front(std::unique_ptr<clang::ASTConsumer>
 // headers (libstdc++, libc++): the folders among the include paths that hold its
 // configuration header. A device compilation never emits a host function, and such a body
 // reaches nothing on the device, so parsing it is wasted: skipping them saves about a third of
-// the first compilation of a file that includes `<iostream>` (results/2026-11-25-first-compile). A body is kept when the function is `__device__` or
+// the first compilation of a file that includes `<iostream>`. A body is kept when the function is `__device__` or
 // `__global__` (also implicitly: Clang's CUDA wrappers mark parts of the library host-device),
 // `constexpr` or returns `auto` (Clang never skips those: callers need the body).
 //
