@@ -10,7 +10,7 @@
 // it nvcc's order: same result, the fences only cost time).
 //
 // Seed: cuda-programming-guide's atomic functions (atomicMax, atomicMin, atomicCAS and their
-// _block and _system forms, "atomic functions do not act as memory fences"); issue 28.
+// _block and _system forms, "atomic functions do not act as memory fences").
 //
 // Host launch: atomics_parent<<<1, 1>>>(u, ull, claims, 4)
 //   u: unsigned int[16], ull: unsigned long long[8] (an i64 buffer), claims: int[65].

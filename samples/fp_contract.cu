@@ -9,7 +9,7 @@
 // (docs/FLOATING-POINT.md); `re * re` and `im * im` here are also used by the loop's next
 // step, so nvcc keeps them as multiplies, where LLVM's own contraction fused them.
 //
-// Seed: docs/FLOATING-POINT.md (issue 28); the arithmetic is the blog post's pixel_dwell.
+// Seed: docs/FLOATING-POINT.md; the arithmetic is the blog post's pixel_dwell.
 //
 // Host launch: fp_parent<<<1, 1>>>(out, 64, 64) with out: float[3 * 64 * 64], zeroed.
 // Expected result: for pixel p = y * 64 + x of the view [-1.5, 0.5] x [-1, 1]:

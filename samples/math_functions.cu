@@ -11,7 +11,7 @@
 // libdevice's by its `-fmad=true` rule as the program's (back/contract.rs); `pow(double)` gave
 // other last bits for 11 of 1,048,576 inputs before cdpc did the same.
 //
-// Seed: docs/FLOATING-POINT.md; results/2026-11-28-math-intrinsics/.
+// Seed: docs/FLOATING-POINT.md.
 //
 // Host launch: math_parent<<<1, 1>>>(d, f, 4096) with d: double[4096 * 20], f: float[4096 * 20].
 // Expected result: d[20 * i + k] and f[20 * i + k] the k-th function of input i (the list

@@ -4,8 +4,8 @@
 //! oracle is nvcc's cubin and nothing else; both of cdpc's front ends are checked.
 //!
 //! Why it matters: with launches on the cases' sides, the order of the sides is the order of
-//! the launches, and it made issue 51's launch-site shape (`samples/lane_sites.cdp`) slower on
-//! the H100 (results/2026-11-27-gpu-soak/). LLVM lets another case fall through than nvcc does
+//! the launches, and another order made the launch-site shape (`samples/lane_sites.cdp`) slower
+//! on the H100. LLVM lets another case fall through than nvcc does
 //! unless the back end lays the blocks out for it (`back::write_ptx`, `nvcc_case_order`).
 //! Sequential `if`s on one value that LLVM merges into a `switch` (samples/null_stream_order.cdp)
 //! are not nvcc's order either way and are not checked here.

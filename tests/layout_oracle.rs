@@ -1,4 +1,4 @@
-//! The parameter-layout oracle (issue 3): thousands of random kernel signatures, laid out by
+//! The parameter-layout oracle: thousands of random kernel signatures, laid out by
 //! nvcc and by cdpc, must agree.
 //!
 //! The oracle is nvcc's output and nothing else. Each batch of signatures becomes one `.cu`

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Which CUDA C++ files nvcc compiles, and which of those cdpc compiles (issue 49).
+"""Which CUDA C++ files nvcc compiles, and which of those cdpc compiles.
 
     python3 bench/acceptance/acceptance.py fetch DIR          # sources.txt's repositories into DIR
     python3 bench/acceptance/acceptance.py run DIR --cdpc BIN --nvcc NVCC --out results.jsonl [-j N]

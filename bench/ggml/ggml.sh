@@ -1,7 +1,7 @@
 #!/bin/bash
 # ggml's CUDA backend built by its CMake with cdpc (and with nvcc, NVCC_TOO=1), then
 # test-backend-ops of each (OPS_SECONDS each, default 240), on a machine with a GPU, CUDA,
-# CMake and Ninja; results to $OUT (results/ggml-cuda-backend/).
+# CMake and Ninja; results to $OUT.
 #
 #   bash bench/ggml/ggml.sh start WAIT     # start the builds, wait up to WAIT s, then test
 #   bash bench/ggml/ggml.sh wait WAIT      # a later call: wait for builds already started

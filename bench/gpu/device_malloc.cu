@@ -1,5 +1,5 @@
 // How long device-side cudaMalloc/cudaFree take in the situation of grid-granularity launch
-// aggregation (issue 16): a parent grid whose threads have allocated many small buffers on
+// aggregation: a parent grid whose threads have allocated many small buffers on
 // the device heap (as KLAP's BT does), after which one thread allocates one large table, or
 // every block allocates one node. Times from %globaltimer (ns), printed by the kernel.
 // Build: nvcc -arch=sm_90 -rdc=true -o device_malloc device_malloc.cu -lcudadevrt

@@ -86,7 +86,7 @@ pub enum Code {
     InvalidBitField,
     BitFieldAddress,
     // E0237 (a kernel's address) and E0238 (a launch through a pointer) are retired: cdpc
-    // accepts both since issue 27. A retired code is never given another meaning.
+    // accepts both. A retired code is never given another meaning.
     FunctionPointerFromHost,
     // Launches and the device runtime: E03xx / W03xx
     LaunchOfNonKernel,
@@ -159,7 +159,7 @@ pub enum Code {
     // A program's host link that found no `main` (a file of kernels built as a program).
     ProgramWithoutMain,
     // W0800 (a kernel whose parameter's type C cannot name, so the host header has no launcher
-    // for it) is retired: since issue 25 every kernel-language type has a C name.
+    // for it) is retired: every kernel-language type has a C name.
     PtxOfLinkNotPacked,
     // Host OpenMP without LLVM's runtime: its parallel regions run on one thread (`driver::cuda`)
     OpenMpRegionsSerial,
@@ -174,13 +174,13 @@ pub enum Code {
     DeprecatedVectorType,
     // C++ in a `.cdp` file (E092x). E0920 (a C++ construct not supported yet), E0921 (no such
     // member function or constructor) and E0922 (a reference bound wrongly) are retired: classes,
-    // references and namespaces are CUDA C++ since issue 25, `E0923` in a `.cdp` file.
+    // references and namespaces are CUDA C++, `E0923` in a `.cdp` file.
     CudaCxxInKernelLanguage,
     // E0940-E0944 (function and class templates: instantiation depth, deduction, arguments, what
     // was not supported) and W0945 (an instance host code names that cdpc could not evaluate) are
-    // retired: templates are CUDA C++ since issue 25 (E0923 in a `.cdp` file).
+    // retired: templates are CUDA C++ (E0923 in a `.cdp` file).
     // E0950 (a cooperative group cdpc did not have) and E0951 (a group misused) are retired:
-    // cooperative groups are CUDA C++ since issue 25 (E0923 in a `.cdp` file, Clang's otherwise).
+    // cooperative groups are CUDA C++ (E0923 in a `.cdp` file, Clang's otherwise).
     // GCC-style inline PTX assembly: E096x
     AsmUnknownConstraint,
     AsmOperandOutOfRange,
@@ -194,7 +194,7 @@ pub enum Code {
     AsmRefusedByPtxas,
     // E0970-E0973 (overloading: no viable function, an ambiguous call, an overload defined
     // twice, overloads differing only in their return type) are retired: overloading is CUDA C++
-    // since issue 25 (a second function of one name is `E0923` in a `.cdp` file), and E0974 (an
+    // (a second function of one name is `E0923` in a `.cdp` file), and E0974 (an
     // operator function's parameter count) with operator functions.
     // The CUDA C++ front end (Clang) and the launch pipeline on LLVM IR: E10xx / W10xx
     ClangError,

@@ -156,7 +156,7 @@ pub fn checked_layout(params: &[ParamSpec], target: &Target) -> Result<(ParamLay
 #[cfg(test)]
 mod tests {
     //! Hand-computed layouts. The nvcc-derived oracle over thousands of random signatures is a
-    //! separate test (issue 3); these pin the rules on cases small enough to check by eye.
+    //! separate test (tests/layout_oracle.rs); these pin the rules on cases small enough to check by eye.
     use super::*;
     use crate::target::{AddressSize, LaunchAbi, SmVersion};
     use crate::types::{FloatKind, IntKind, StructId};

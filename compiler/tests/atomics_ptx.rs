@@ -1,4 +1,4 @@
-//! CUDA's atomic functions as nvcc compiles them (issue 28), nvcc's PTX of the same source the
+//! CUDA's atomic functions as nvcc compiles them, nvcc's PTX of the same source the
 //! oracle. `atomicCAS`: relaxed, of device scope, no fence, through both front ends; Clang's
 //! CUDA headers write it as a sequentially consistent `cmpxchg` in the system scope, which
 //! LLVM 22's NVPTX gives a `fence.sc.sys` and an `atom.acquire.sys.cas` (7.1x nvcc's time on

@@ -1,4 +1,4 @@
-//! The cache folder that cannot be written, on a full disk, and fuzzed (issue 52): a compilation
+//! The cache folder that cannot be written, on a full disk, and fuzzed: a compilation
 //! never fails because of its cache (compiler/src/clang/cache.rs, "Damaged entries").
 //!
 //! - Read-only: a cache folder under a regular file (every `mkdir` fails with `ENOTDIR`, for any

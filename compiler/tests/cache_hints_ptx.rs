@@ -1,5 +1,5 @@
 //! CUDA's cache-hint loads and stores that Clang 22's CUDA headers lack (`__ldca`, `__ldlu`,
-//! `__stcg`, `__stcs`, `__stwb`; issue 25: what nvcc compiles, cdpc compiles): cdpc's header
+//! `__stcg`, `__stcs`, `__stwb`; what nvcc compiles, cdpc compiles): cdpc's header
 //! (`clang::cache_hints_header`, included after Clang's wrapper) gives each the instruction
 //! nvcc writes. nvcc's PTX of the same source is the oracle; with and without the cache (a
 //! precompiled wrapper reads the header from the cache folder), and `-dc`'s host side.

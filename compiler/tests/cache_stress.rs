@@ -1,4 +1,4 @@
-//! Many cdpc processes over one cache folder (issue 52): `make -j` never fails because of the
+//! Many cdpc processes over one cache folder: `make -j` never fails because of the
 //! other compilations or of a damaged cache (compiler/src/clang/cache.rs, "Damaged entries").
 //! Four compilations at a time (two of them of the same file and options, so that they share
 //! every entry) over one `CDPC_CACHE_DIR`: cold, warm, with the cache's files truncated,

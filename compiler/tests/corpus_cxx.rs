@@ -1,4 +1,4 @@
-//! KLAP's C++ programs (issue 12): the corpus files whose device code uses classes with member
+//! KLAP's C++ programs: the corpus files whose device code uses classes with member
 //! functions, references, typedefs and constructors compile with cdpc, and their kernels get
 //! nvcc's symbols.
 //!

@@ -242,7 +242,7 @@ fn legacy_warp_intrinsics_warn_at_the_users_line() {
 
 /// A device-runtime function CUDA 13.5's libcudadevrt lacks (declared by its header, so Clang
 /// accepts the call) is W0316 at the call through Clang, as the kernel language's sema says it
-/// (issue 52: the link failed with nvlink's raw message and no place in the source).
+/// (rather than a link that fails with nvlink's raw message and no place in the source).
 #[test]
 fn a_runtime_function_libcudadevrt_lacks_is_w0316_at_the_call() {
     if !tools_ready() {

@@ -3,8 +3,8 @@
 //! (`back::precision`): nvcc's divisions, roots, reciprocals and transcendental approximations,
 //! instruction for instruction, and `.ftz` on every single-precision instruction exactly when
 //! nvcc has it. (Ordinary arithmetic is compared elsewhere: cdpc writes `add.rn` where nvcc
-//! writes `add`, docs/FLOATING-POINT.md.) The GPU check of the same options is
-//! results/2026-11-26-nvcc-command-line/ (every result bit for bit nvcc's).
+//! writes `add`, docs/FLOATING-POINT.md.) On a GPU the same options give every
+//! result bit for bit nvcc's.
 
 use crate::build_common::{cdpc_ptx_with, nvcc_ptx_with};
 

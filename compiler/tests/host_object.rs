@@ -476,8 +476,8 @@ fn init_array(dir: &Path, object: &str) -> Vec<String> {
 /// A file's kernels are registered before its static objects are constructed, as nvcc's object
 /// does (the oracle: its `.init_array` lists `__sti____cudaRegisterAll` before
 /// `_GLOBAL__sub_I_*`), so that a constructor may launch them; Clang lists its module
-/// constructor last, and the launch failed with "invalid resource handle" on the H100
-/// (results/2026-11-28-heldout-programs/). With a GPU the program runs and prints 0.
+/// constructor last, and there the launch fails with "invalid resource handle" (on the
+/// H100). With a GPU the program runs and prints 0.
 #[test]
 fn a_files_kernels_are_registered_before_its_static_objects_are_constructed() {
     if !have("readelf") || !have("nm") {

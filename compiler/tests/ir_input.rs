@@ -183,8 +183,7 @@ fn a_broken_module_is_reported_at_its_line_and_leaves_no_output() {
 /// linked cubin (ptxas and nvlink find every function), at `-O0` and `-O3`. The pass makes each
 /// call without `afn` a call of the function of CUDA's math API, as nvcc's `cos(x)` calls
 /// `__nv_cos` (CUDA's math API documentation), but for `exp2` of `float`, NVPTX's
-/// `ex2.approx.f32`, which `__nv_exp2f` is. The results against
-/// nvcc's on a GPU: results/2026-11-28-math-intrinsics/.
+/// `ex2.approx.f32`, which `__nv_exp2f` is.
 #[test]
 fn llvm_math_intrinsics_become_libdevices_functions() {
     let unary = ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "exp2", "exp10", "log", "log2", "log10"];
@@ -282,8 +281,8 @@ fn canonicalize_of_every_floating_point_type_compiles() {
 /// Conversions between floating point and integers of 65 to 128 bits (Rust's `u128 as f64` and
 /// `f64 as u128`, saturating, Julia's `Float16(::Int128)`), which LLVM 22's NVPTX cannot compile
 /// ("unsupported library call operation", `E1023`): every direction, signedness and
-/// floating-point type, scalars and vectors, the saturating intrinsics, compile to a linked cubin at -O0 and -O3 (`pipeline::wide_conversions`; results
-/// against nvcc's and Python's on a GPU: results/2026-11-28-wide-conversions/).
+/// floating-point type, scalars and vectors, the saturating intrinsics, compile to a linked cubin at -O0 and -O3 (`pipeline::wide_conversions`; on a GPU
+/// the results match nvcc's and Python's).
 #[test]
 fn conversions_of_128_bit_integers_compile() {
     let dir = tempfile::tempdir().unwrap();

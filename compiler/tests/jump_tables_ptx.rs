@@ -1,6 +1,6 @@
-//! No jump tables, as nvcc (issue 28): a dense `switch` and a chain of `if`s on the lane, the
+//! No jump tables, as nvcc: a dense `switch` and a chain of `if`s on the lane, the
 //! divergent launch sites of `bench/gpu/launch_sites.cdp`, become compares and branches in
-//! nvcc's PTX; LLVM made them a `brx.idx` through a table in the constant bank, which a
+//! nvcc's PTX; LLVM would make them a `brx.idx` through a table in the constant bank, which a
 //! divergent warp takes one target at a time anyway. `back::write_ptx` turns jump tables off for
 //! both front ends; nvcc's PTX of the same source is the oracle.
 
@@ -44,7 +44,7 @@ extern "C" __global__ void lane_chain(unsigned int *counter)
 fn switches_and_if_chains_have_no_jump_table_as_in_nvcc() {
     let Some(theirs) = nvcc_ptx(SOURCE) else { return };
     // The oracle says something: nvcc branches without a table, and the source is one that
-    // LLVM would give a table (checked on cdpc before the fix: two `brx.idx`).
+    // LLVM would give a table (with jump tables on, cdpc's PTX has two `brx.idx`).
     assert!(!theirs.contains("brx.idx"), "nvcc:\n{theirs}");
     let dir = tempfile::tempdir().unwrap();
     for file in ["sites.cdp", "sites.cu"] {

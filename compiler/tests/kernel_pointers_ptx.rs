@@ -1,4 +1,4 @@
-//! Launches through pointers to kernels against nvcc's PTX (issue 27, docs/launch-sequence.md,
+//! Launches through pointers to kernels against nvcc's PTX (docs/launch-sequence.md,
 //! "Launches through a pointer to a kernel"): a `__device__` table of kernels is initialised
 //! with their symbols, a launch through a table element, a dereferenced one, and a device
 //! function's parameter stores its arguments at the offsets of the pointer's type, and the

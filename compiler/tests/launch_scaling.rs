@@ -74,7 +74,7 @@ fn a_kernel_with_helpers_assembles_and_links() {
 
 /// Identical launches in three branches stay three call sites, as in nvcc's PTX: the launch
 /// entry points are `nomerge`, so LLVM's -O3 does not sink them into one call that the whole
-/// warp reaches (which measured a fifth slower on the H100, results/2026-11-24-nomerge-launches.md).
+/// warp reaches (which measured a fifth slower on the H100).
 #[test]
 fn identical_launches_in_branches_stay_separate_call_sites() {
     let source = "extern \"C\" __global__ void child(unsigned *c) { atomicAdd(c, 1u); }\n\

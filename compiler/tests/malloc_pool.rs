@@ -3,7 +3,7 @@
 //! allocates from the heap; a module whose allocation functions are not the runtime's is left
 //! alone with `W1022`; without the option nothing changes. The GPU check (every allocation
 //! filled, read and freed as in nvcc's build) is samples/device_heap.cdp in the differential
-//! run (results/2026-11-26-device-malloc-pool/).
+//! run (docs/DEVICE-MALLOC.md).
 
 use crate::build_common::{cdpc, cdpc_ptx, nvcc, run, stderr, tool_dir};
 

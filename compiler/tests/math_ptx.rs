@@ -1,5 +1,5 @@
 //! libdevice's square roots correctly rounded, as nvcc's default build has them
-//! (`-prec-sqrt=true`; issue 28). libdevice's `sqrtf`, `hypotf`, `normf`, `norm3df`, `norm4df`
+//! (`-prec-sqrt=true`). libdevice's `sqrtf`, `hypotf`, `normf`, `norm3df`, `norm4df`
 //! and `jnf` ask `__nvvm_reflect("__CUDA_PREC_SQRT")` whether to use `sqrt.rn.f32`; LLVM 22
 //! answers 0 unless told, so both front ends wrote `sqrt.approx.f32` (KLAP's BT takes its
 //! curvature's length with `sqrtf`), and `back::nvcc_math_defaults` tells it 1. `rsqrtf` is an
@@ -119,7 +119,7 @@ fn clangs_math_builtins_are_libdevices_functions_as_in_nvcc() {
 /// instruction nor a library call for ("unsupported library call operation", `E1023`).
 /// `pipeline::wide_conversions` writes them with 64-bit conversions; nvcc's PTX is the oracle
 /// that the source is CUDA (its conversions are 64-bit ones too, `cvt.rn.f64.u64`), and the GPU
-/// results match nvcc's byte for byte (results/2026-11-28-wide-conversions/).
+/// results match nvcc's byte for byte.
 #[test]
 fn int128_conversions_in_device_code_compile_as_in_nvcc() {
     let source = "extern \"C\" __global__ void conv(const __int128 *a, const unsigned __int128 *u, const double *d, float *f, double *od, __int128 *oa, unsigned __int128 *ou)\n{\n    od[0] = (double)a[0];\n    od[1] = (double)u[0];\n    f[1] = (float)a[1];\n    oa[0] = (__int128)d[0];\n    ou[0] = (unsigned __int128)f[0];\n}\n";

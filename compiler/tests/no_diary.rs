@@ -1,7 +1,7 @@
 //! No lab notebook in the checkout: no file git tracks (or would track) refers to a result by the
 //! number or the order of the sitting of work that produced it. A reader cannot know what such a
-//! number means; a result is named by its date and topic (`results/2026-11-25-qt-grid.md`,
-//! results/README.md) and a change by its commit.
+//! number means; a result is named by its topic and date (results/README.md is the index) and a
+//! change by its commit.
 //!
 //! Every text file of the checkout is scanned (code, scripts, documentation, the results
 //! themselves), case-insensitively, for the word [`WORD`] (not as the tail of a longer word):
@@ -134,4 +134,296 @@ fn the_scan_finds_what_it_is_for() {
     assert!(scan("requests.Sess_on() keeps the cookies; an ssh sess_on to the GPU machine").is_empty());
     assert!(scan("obsess_on 3 times; a CUDA sess_on's context").is_empty());
     assert!(scan("results/2026-11-25-qt-grid.md, commit b229f7e").is_empty());
+}
+
+// Code comments say what the code does and why, never in which issue or in which results
+// folder: an issue is closed and renumbered by nobody's reading, and a results folder is raw
+// data that is renamed or removed (results/README.md indexes it; BENCHMARKS.md and docs/ cite
+// it). Only comments are read: a string the code prints or a test's document text is not one.
+
+/// The extensions whose `//` and `/* */` comments are read (Rust nests its block comments).
+const SLASH_COMMENTED: &[&str] = &["rs", "c", "h", "cc", "cpp", "hpp", "cu", "cuh", "cdp"];
+/// The extensions whose `#` comments are read (and, for Python, its docstrings).
+const HASH_COMMENTED: &[&str] = &["py", "sh", "bash", "toml", "cmake", "yml", "yaml"];
+
+/// Files whose comments name a results entry for a reason that stays true: (file, text of the
+/// comment, why).
+const RESULTS_ALLOWED: &[(&str, &str, &str)] = &[
+    ("samples/harness/gpu-run.sh", "results/gpu-diff.md in this copy", "where the script copies its report (the code below does), not a citation"),
+    ("samples/harness/gpu-run.sh", "(and results/gpu-bench.md)", "where the script copies its report (the code below does), not a citation"),
+    ("samples/harness/gpu-run.sh", "every plain build (results/gpu-bench.md)", "the report the script writes says so for each run"),
+    ("samples/harness/soak.sh", "(or results/soak.md)", "where the script writes its report without $OUT"),
+    ("xtask/src/bench/gpu_plot.rs", "(`results/gpu-diff.md`, written on the GPU machine", "the plot's default input, the copy samples/harness/gpu-run.sh writes"),
+    ("xtask/src/bench/klap_plot.rs", "(`results/corpus-timing.md`)", "the plot's default input, corpus-timing.py's report"),
+];
+
+/// The comment text of a source file named `path`, by line: (line number from 1, the comment
+/// text on that line); `None` for a file that is not source code the scan knows.
+fn comments(path: &str, text: &str) -> Option<Vec<(usize, String)>> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let ext = name.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+    if SLASH_COMMENTED.contains(&ext) {
+        Some(slash_comments(text, ext == "rs"))
+    } else if HASH_COMMENTED.contains(&ext) || name == "CMakeLists.txt" || name == "Makefile" || name == "Dockerfile" || (ext.is_empty() && text.starts_with("#!")) {
+        Some(hash_comments(text, ext == "py", ext == "toml", ext == "sh" || ext == "bash" || ext.is_empty()))
+    } else {
+        None
+    }
+}
+
+/// Appends `c` to the comment text of line `line` in `out`.
+fn push_comment(out: &mut Vec<(usize, String)>, line: usize, c: char) {
+    match out.last_mut() {
+        Some((l, s)) if *l == line => s.push(c),
+        _ => out.push((line, c.to_string())),
+    }
+}
+
+/// `//` and `/* */` comments, outside string and character literals (Rust's raw strings and
+/// lifetimes included).
+fn slash_comments(text: &str, rust: bool) -> Vec<(usize, String)> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let (mut i, mut line) = (0, 1);
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '\n' {
+            line += 1;
+            i += 1;
+        } else if c == '/' && next == Some('/') {
+            i += 2;
+            while i < chars.len() && chars[i] != '\n' {
+                push_comment(&mut out, line, chars[i]);
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 1;
+            i += 2;
+            while i < chars.len() && depth > 0 {
+                if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    i += 2;
+                } else if rust && chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    i += 2;
+                } else {
+                    if chars[i] == '\n' {
+                        line += 1;
+                    }
+                    push_comment(&mut out, line, chars[i]);
+                    i += 1;
+                }
+            }
+        } else if rust && (c == 'r' || (c == 'b' && next == Some('r'))) && !chars[..i].last().is_some_and(|p| p.is_alphanumeric() || *p == '_') && {
+            let start = if c == 'b' { i + 2 } else { i + 1 };
+            let hashes = chars[start..].iter().take_while(|&&h| h == '#').count();
+            chars.get(start + hashes) == Some(&'"')
+        } {
+            // A raw string: r"...", r#"..."#, br#"..."#.
+            let start = if c == 'b' { i + 2 } else { i + 1 };
+            let hashes = chars[start..].iter().take_while(|&&h| h == '#').count();
+            i = start + hashes + 1;
+            while i < chars.len() && !(chars[i] == '"' && chars[i + 1..].iter().take(hashes).filter(|&&h| h == '#').count() == hashes) {
+                if chars[i] == '\n' {
+                    line += 1;
+                }
+                i += 1;
+            }
+            i += 1 + hashes;
+        } else if c == '"' {
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                if chars[i] == '\\' {
+                    i += 1;
+                }
+                if chars.get(i) == Some(&'\n') {
+                    line += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+        } else if c == '\'' {
+            // A character literal ('x', '\n', '\u{1F600}'), else a Rust lifetime or label.
+            if next == Some('\\') {
+                i += 3;
+                while i < chars.len() && chars[i] != '\'' && chars[i] != '\n' {
+                    i += 1;
+                }
+                i += 1;
+            } else if chars.get(i + 2) == Some(&'\'') {
+                i += 3;
+            } else {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// `#` comments outside quotes (in a shell script only where `#` starts a word, so that `$#`
+/// and `${#x}` are not comments), and Python's docstrings: a triple-quoted string that is a
+/// statement of its own.
+fn hash_comments(text: &str, python: bool, toml: bool, shell: bool) -> Vec<(usize, String)> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let (mut i, mut line) = (0, 1);
+    let mut line_start = true; // only blanks so far on this line
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\n' {
+            line += 1;
+            i += 1;
+            line_start = true;
+            continue;
+        }
+        let triple = (python || toml) && (c == '"' || c == '\'') && chars.get(i + 1) == Some(&c) && chars.get(i + 2) == Some(&c);
+        if c == '#' && (!shell || i == 0 || chars[i - 1].is_whitespace() || chars[i - 1] == ';') {
+            while i < chars.len() && chars[i] != '\n' {
+                push_comment(&mut out, line, chars[i]);
+                i += 1;
+            }
+        } else if triple {
+            let docstring = python && line_start;
+            i += 3;
+            while i < chars.len() && !(chars[i] == c && chars.get(i + 1) == Some(&c) && chars.get(i + 2) == Some(&c)) {
+                if chars[i] == '\\' {
+                    i += 1;
+                }
+                if chars.get(i) == Some(&'\n') {
+                    line += 1;
+                } else if docstring && i < chars.len() {
+                    push_comment(&mut out, line, chars[i]);
+                }
+                i += 1;
+            }
+            i += 3;
+        } else if c == '"' || c == '\'' {
+            let escapes = c == '"' || python;
+            i += 1;
+            while i < chars.len() && chars[i] != c {
+                if escapes && chars[i] == '\\' {
+                    i += 1;
+                }
+                if chars.get(i) == Some(&'\n') {
+                    line += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+        } else {
+            i += 1;
+        }
+        if !c.is_whitespace() {
+            line_start = false;
+        }
+    }
+    out
+}
+
+/// What in a comment's `text` cites an issue or a results entry: the matched words.
+fn citations(text: &str) -> Vec<String> {
+    let lower = text.to_ascii_lowercase();
+    let mut found = Vec::new();
+    for (at, _) in lower.match_indices("issue") {
+        if lower[..at].chars().next_back().is_some_and(|c| c.is_ascii_alphanumeric()) {
+            continue; // "tissue"
+        }
+        let after = &lower[at + "issue".len()..];
+        let after = after.strip_prefix('s').unwrap_or(after);
+        let after = after.strip_prefix(&[' ', '-', '_'][..]).unwrap_or(after);
+        let after = after.strip_prefix('#').unwrap_or(after);
+        if after.starts_with(|c: char| c.is_ascii_digit()) {
+            let number: String = after.chars().take_while(|c| c.is_ascii_digit()).collect();
+            found.push(format!("{}{number}", &text[at..at + (lower.len() - at - after.len())]));
+        }
+    }
+    for (at, _) in lower.match_indices(RESULTS_DIR) {
+        let path_before = lower[..at].chars().next_back().is_some_and(|c| c.is_ascii_alphanumeric() || "_-./$".contains(c));
+        let entry = lower[at + RESULTS_DIR.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        // The index itself is no results folder.
+        let index = lower[at + RESULTS_DIR.len()..].starts_with("readme.md");
+        if !path_before && entry && !index {
+            let end = lower[at..].find(|c: char| c.is_whitespace() || "),;`'\"".contains(c)).map_or(lower.len(), |e| at + e);
+            found.push(text[at..end].to_string());
+        }
+    }
+    found
+}
+
+#[test]
+fn no_code_comment_cites_an_issue_or_a_results_folder() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
+    let files = checkout_files(&root).unwrap_or_else(|| {
+        let mut files = Vec::new();
+        files_below(&root, &root, &mut files);
+        files
+    });
+    let mut bad = Vec::new();
+    let mut scanned = 0;
+    let mut used = vec![false; RESULTS_ALLOWED.len()];
+    for rel in &files {
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        // results/ is the raw data itself: its scripts and logs are what ran.
+        if rel.starts_with(RESULTS_DIR) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(root.join(&rel)) else { continue };
+        let Some(comments) = comments(&rel, &text) else { continue };
+        scanned += 1;
+        for (line, comment) in comments {
+            for cited in citations(&comment) {
+                if let Some(at) = RESULTS_ALLOWED.iter().position(|(f, c, _)| *f == rel && comment.contains(c)) {
+                    used[at] = true;
+                } else {
+                    bad.push(format!("{rel}:{line}: {cited}  ({})", comment.trim()));
+                }
+            }
+        }
+    }
+    let stale: Vec<_> = RESULTS_ALLOWED.iter().zip(&used).filter(|(_, u)| !**u).map(|((f, c, _), _)| format!("{f}: {c}")).collect();
+    assert!(stale.is_empty(), "RESULTS_ALLOWED entries that match no comment any more (remove them): {stale:?}");
+    assert!(scanned > 100, "the scan read the comments of only {scanned} files under {}", root.display());
+    assert!(
+        bad.is_empty(),
+        "code comments that cite an issue or a results folder (say what the code does and why, with the measurement's figure and device if it matters; BENCHMARKS.md and docs/ cite the results; or add the comment to RESULTS_ALLOWED with the reason):\n  {}",
+        bad.join("\n  ")
+    );
+}
+
+/// The citations found in the comments of `text` as the file `path`: (line, what was cited).
+fn cited(path: &str, text: &str) -> Vec<(usize, String)> {
+    comments(path, text).unwrap().into_iter().flat_map(|(line, c)| citations(&c).into_iter().map(move |s| (line, s))).collect()
+}
+
+#[test]
+fn the_comment_scan_finds_citations_in_comments_only() {
+    let found = |path: &str, text: &str| cited(path, text).into_iter().map(|(l, _)| l).collect::<Vec<_>>();
+    // Planted: each kind of comment, each way of citing.
+    assert_eq!(cited("a.rs", "fn f() {} // fixed in issue 28\n"), [(1, "issue 28".to_string())]);
+    assert_eq!(found("a.rs", "//! measured (results/2026-11-27-gpu-soak/)\nfn f() {}"), [1]);
+    assert_eq!(found("a.rs", "fn f() {}\n/// Issue #52: the link\n/* see\n   issues 16 and 26 */"), [2, 4]);
+    assert_eq!(found("a.rs", "/* outer /* inner */ still issue-3 */"), [1]);
+    assert_eq!(found("a.cu", "int x; /* results/qt-grid-probe.md */\n// Issue_27"), [1, 2]);
+    assert_eq!(found("a.cdp", "// (issue 51's held-out shape)"), [1]);
+    assert_eq!(found("a.py", "x = 1  # issue 12\n\"\"\"Docstring\n(issues 16 and 26).\"\"\"\n"), [1, 3]);
+    assert_eq!(found("a.sh", "echo hi # (results/mst-probe.md)\n"), [1]);
+    assert_eq!(found("a.toml", "# see results/2026-11-24-x.md\nk = 1"), [1]);
+    assert_eq!(found("run", "#!/bin/sh\n# issue 9\n"), [2]);
+    // Not comments: strings, characters, raw strings, shell's `$#`, Python strings that are
+    // values.
+    assert!(found("a.rs", "let s = \"// issue 28\"; let c = '/'; let d = '\"'; // fine\n").is_empty());
+    assert!(found("a.rs", "let r = r#\"a \"quoted\" // issue 28 \"#; fn f<'a>(x: &'a str) {} // ok\n").is_empty());
+    assert!(found("a.rs", "let s = \"line\\\n// issue 28\";\n").is_empty());
+    assert!(found("a.sh", "echo \"# issue 28\" '# results/x.md'; n=$#; echo ${#n}\n").is_empty());
+    assert!(found("a.py", "x = \"# issue 28\"\ny = f(\"\"\"issue 28\"\"\")\n").is_empty());
+    assert!(found("a.toml", "k = \"\"\"\n# issue 28\n\"\"\"\n").is_empty());
+    assert!(found("a.rs", "let q = '\\''; let s = \"// issue 28\";\n").is_empty());
+    assert!(comments("a.md", "issue 28").is_none());
+    // Not citations: other words, the folder itself, a path that only ends in results/.
+    assert!(found("a.rs", "// tissue 3; the issue is 3x slower\n// writes $OUT/results/x.md; build/results/y; results/ holds them; results/README.md").is_empty());
+    // Line numbers follow block comments and strings across lines.
+    assert_eq!(found("a.rs", "/*\n\n*/ let s = \"\n\n\"; // issue 1\n"), [5]);
 }

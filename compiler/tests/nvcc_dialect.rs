@@ -1,4 +1,4 @@
-//! What nvcc makes implicit and Clang's CUDA dialect did not (issue 49, docs/NVCC-DIALECT.md):
+//! What nvcc makes implicit and Clang's CUDA dialect does not (docs/NVCC-DIALECT.md):
 //! the C library's declarations that nvcc's cuda_runtime.h brings into every file (`isfinite`
 //! in a host template without `<math.h>`, `clock()` and `CLOCKS_PER_SEC` in `main` without
 //! `<time.h>`; `printf` and `assert` in device code without their headers, which only the

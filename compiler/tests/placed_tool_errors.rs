@@ -1,5 +1,5 @@
 //! The NVIDIA tools' refusals of what the program wrote, as coded diagnostics at the program's
-//! line rather than a tool's stderr about a work file (issue 52), along every path the driver
+//! line rather than a tool's stderr about a work file, along every path the driver
 //! runs ptxas and nvlink on:
 //!
 //! - invalid inline PTX in `asm("...")`: `E0968` at the `asm` statement, ptxas's message the

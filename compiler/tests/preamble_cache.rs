@@ -208,9 +208,9 @@ fn a_filler_puts_nothing_beside_the_output_while_it_runs() {
 
 /// A filler yields the CPU to the build: the idle scheduling policy, nice 19, and where Linux
 /// schedules the processes of one `setsid` group together (autogroup), nice 19 for that group
-/// too, whose nice otherwise decides its share: before, a filler took half of a 2-core machine
-/// from `make -j2` (cold build 0.66x nvcc's, `python3 bench/dc/make_j.py --jobs 2`,
-/// 2026-11-27, results/2026-11-27-make-j/). The filler is held at the cache's
+/// too, whose nice otherwise decides its share: without it a filler takes half of a 2-core
+/// machine from `make -j2` (cold build 0.66x nvcc's, `python3 bench/dc/make_j.py --jobs 2`,
+/// 2026-11-27). The filler is held at the cache's
 /// `make.lock` while it is looked at in /proc.
 #[test]
 fn a_filler_runs_at_the_lowest_priority_in_its_own_scheduling_group() {

@@ -320,8 +320,8 @@ fn without_rdc_each_file_is_a_whole_program_and_no_device_link_runs() {
 
 /// nvcc passes its host `-O` to its host compiler, and Ubuntu's GCC then defines
 /// `_FORTIFY_SOURCE` by itself: a program nvcc builds with `-O2` there stops at a fortified
-/// overflow (`*** buffer overflow detected ***`; measured with SourabhShenoy's string matchers,
-/// results/2026-11-28-heldout-programs/). cdpc's host side (Clang) gets the level the host
+/// overflow (`*** buffer overflow detected ***`; measured with SourabhShenoy's string matchers).
+/// cdpc's host side (Clang) gets the level the host
 /// compiler defines, asked with `-dM -E -O<n>`: here a host compiler (`CDPC_HOST_CXX`) that
 /// answers as Ubuntu 24.04's GCC and otherwise is `c++`. Without `-O`, with `-D_FORTIFY_SOURCE`
 /// of the user's or `-U`, it gets none; the device side never does.

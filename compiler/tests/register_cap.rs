@@ -50,8 +50,8 @@ fn build_file(tools: &Path, dir: &Path, source: &Path, flags: &[&str]) -> (Strin
     let ptx_path = dir.join("out.ptx");
     let cubin = dir.join("out.cubin");
     // The toolkit named explicitly: the one whose ptxas runs are counted and whose cuobjdump
-    // reads the cubin, wherever the binary was built and whatever `PATH` holds (issue 52: with
-    // CARGO_TARGET_DIR outside the checkout and another toolkit on PATH, cdpc found that one).
+    // reads the cubin, wherever the binary was built and whatever `PATH` holds (with
+    // CARGO_TARGET_DIR outside the checkout and another toolkit on PATH, cdpc would find that one).
     let home = tools.parent().expect("a toolkit's bin folder").to_str().unwrap().to_string();
     let mut args = vec![source.to_str().unwrap(), "--cuda-home", home.as_str()];
     args.extend_from_slice(flags);

@@ -1,5 +1,5 @@
 //! By-value structs of 136 bytes and of 1 KB passed to a child through Clang and the IR
-//! pipeline (issue 26): no stack frame where nvcc's build has none, with `ptxas -v` of
+//! pipeline: no stack frame where nvcc's build has none, with `ptxas -v` of
 //! nvcc's own build of the same source as the oracle.
 //!
 //! The pipeline gathers a launch's arguments in a local block filled and emptied with

@@ -1,11 +1,11 @@
-//! Copies of padded structs against nvcc's SASS (issue 28): the memory instructions of a struct
+//! Copies of padded structs against nvcc's SASS: the memory instructions of a struct
 //! assignment and of a launch's parameter-buffer stores, by opcode and width.
 //!
 //! LLVM keeps a whole-struct load or store of a struct with padding as one access; NVPTX then
-//! made a copy of 128 bytes or more a loop of single bytes (an aggregated launch's 144-byte
-//! record cost 144 one-byte loads and stores, in the block's and the grid's copies alike) and
+//! makes a copy of 128 bytes or more a loop of single bytes (an aggregated launch's 144-byte
+//! record would cost 144 one-byte loads and stores, in the block's and the grid's copies alike) and
 //! stored an `int4` member into the parameter buffer as four 4-byte stores where nvcc writes one
-//! 16-byte store. `back/function.rs` now copies a struct from place to place in chunks of its
+//! 16-byte store. `back/function.rs` copies a struct from place to place in chunks of its
 //! alignment, as nvcc does, and `back/split.rs` loads and stores struct values element by
 //! element, so that LLVM's load-store vectorizer merges them. The oracle is nvcc's SASS of the
 //! same source; aggregated code, which nvcc has no counterpart of, must have no byte-copy loop.

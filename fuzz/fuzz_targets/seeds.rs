@@ -103,8 +103,8 @@ pub fn write_seeds(root: &Path, kind: Kind, dir: &Path) -> std::io::Result<usize
 }
 
 /// A target's `init`: the seeds of `kind` into the run's working corpus (see the module's
-/// documentation). `cargo xtask fuzz codegen` also names `fuzz/seeds/codegen`, which no longer
-/// holds committed seeds: it is made (empty, git-ignored) so that libFuzzer finds the folder.
+/// documentation). `cargo xtask fuzz codegen` also names `fuzz/seeds/codegen`, which holds no
+/// committed seeds: it is made (empty, git-ignored) so that libFuzzer finds the folder.
 pub fn install(kind: Kind) {
     let root = repo_root();
     if kind == Kind::Codegen {

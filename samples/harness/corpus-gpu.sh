@@ -56,7 +56,7 @@ else
 fi
 # The report: $OUT/corpus-gpu.md or ./corpus-gpu.md; the build stage's stays in its WORK_DIR.
 if [ "$STAGE" = build ]; then REPORT=$WORK/corpus-gpu.md; else REPORT=${OUT:-.}/corpus-gpu.md; fi
-# KLAP's host code calls cudaThreadSynchronize, gone from CUDA 13 (issue 12): both builds get
+# KLAP's host code calls cudaThreadSynchronize, gone from CUDA 13: both builds get
 # the define nvcc itself needs.
 COMPAT=-DcudaThreadSynchronize=cudaDeviceSynchronize
 
@@ -93,7 +93,7 @@ nvcc_rewrite() { # NAME FILE: rewrites FILE in place for nvcc, or leaves it
 # KLAP's MST never finishes on the H100 with either compiler: in its second iteration, threads
 # of the find kernel whose warp diverged in `cs.find` (a loop of data-dependent length) wait
 # forever in the device runtime's `__cudaCDP2GetParameterBufferV2`, and one `__syncwarp()`
-# after that call lets it finish (samples/harness/mst-probe.sh, results/corpus-gpu.md).
+# after that call lets it finish (samples/harness/mst-probe.sh).
 # MST-syncwarp is MST with that line added.
 both_rewrite() { # NAME FILE: rewrites FILE in place for both builds, or leaves it
     case $1 in

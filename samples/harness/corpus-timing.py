@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Kernel times of KLAP's programs with their own host code: nvcc's build against builds with
 cdpc's device code, through the kernel language's front end (`-x cdp`) and through Clang's,
-plain, with thresholding and with each launch-aggregation granularity (issues 16 and 26).
+plain, with thresholding and with each launch-aggregation granularity.
 
 KLAP's programs (the corpus's `klap/test/*`) time their own kernels and print
 `... kernel time = X` (BFS: `run kernel time = X`; the others `Average kernel time = X ms`); the
@@ -98,7 +98,7 @@ PROGRAMS = {
 }
 # A program changed the same way for every variant, nvcc's included, in a folder of its own:
 # KLAP's MST never finishes on the H100 under either compiler (a diverged warp's launches wait
-# forever in the device runtime; results/corpus-gpu.md); with one `__syncwarp()` after the find
+# forever in the device runtime; samples/harness/mst-probe.sh); with one `__syncwarp()` after the find
 # kernel's `cs.find` it does, in every build (as corpus-gpu.sh's `both_rewrite`).
 REWRITE_ALL = {"MST-syncwarp": ("MST", [("unsigned srcboss = cs.find(src);", "unsigned srcboss = cs.find(src); __syncwarp();")])}
 # The part of the output compared with nvcc's (default: all of it): MST's per-iteration counts
@@ -124,8 +124,8 @@ T128 = ["-flaunch-threshold=128"]
 WARP, BLOCK, GRID = "-faggregate-launches=warp", "-faggregate-launches=block", "-faggregate-launches=grid"
 POOL = "-fdevice-malloc-pool"
 PLAIN = "-fno-launch-optimizations"
-# variant: (cdpc's arguments, other arguments for some programs); None: nvcc alone. Thresholding
-# (issue 16): grids of at most 128 threads run in the launching thread, the rest as the
+# variant: (cdpc's arguments, other arguments for some programs); None: nvcc alone. Thresholding:
+# grids of at most 128 threads run in the launching thread, the rest as the
 # granularity says.
 VARIANTS: dict[str, tuple[list[str], dict[str, list[str]]] | None] = {
     "nvcc": None,
@@ -136,13 +136,13 @@ VARIANTS: dict[str, tuple[list[str], dict[str, list[str]]] | None] = {
     # (driver::LaunchOptimizations, docs/AGGREGATION.md "By default").
     "clang-default": ([], {}),
     "clang-default-pool": ([POOL], {}),
-    # The documented rule through Clang and the IR pipeline (issue 26).
+    # The documented rule through Clang and the IR pipeline.
     "clang-rule": ([*T128, WARP], {"GC": [*T128, GRID]}),
     # The rule with device-side allocations from cdpc's pool (pipeline/malloc_pool.rs).
     "clang-rule-pool": ([*T128, WARP, POOL], {"GC": [*T128, GRID, POOL]}),
     "clang-pool": ([PLAIN, POOL], {}),
     "clang-t128-warp": ([*T128, WARP], {}),
-    # --clang-block-grid: the IR pipeline's block and grid granularity (issue 26).
+    # --clang-block-grid: the IR pipeline's block and grid granularity.
     "clang-block": ([BLOCK], {}),
     "clang-grid": ([GRID], {}),
     "clang-t128-grid": ([*T128, GRID], {}),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds what samples/harness/dc-gpu.sh runs on the GPU machine, which has no Rust, LLVM or
-# Clang (issue 29): the objects `cdpc -dc` writes of samples/harness/dc/a.cu, b.cu, of
+# Clang: the objects `cdpc -dc` writes of samples/harness/dc/a.cu, b.cu, of
 # docs/build-example/launch.cu, scale.cu and of the corpus's CUDA samples, the sources, and
 # the host programs linked here by this checkout's nvcc, both with cdpc's objects and by nvcc
 # alone (the references).

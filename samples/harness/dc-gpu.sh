@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `cdpc -dc` objects on the GPU (issue 29): host programs linked with them must print what
+# `cdpc -dc` objects on the GPU: host programs linked with them must print what
 # nvcc's own build of the same sources prints. Runs the bundle dc-gpu-bundle.sh made (cdpc's
 # objects of samples/harness/dc/ and docs/build-example/, and programs linked by the checkout's
 # nvcc):

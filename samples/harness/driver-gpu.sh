@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The compiler driver's outputs on the GPU machine (issue 14), each against nvcc's build of the
+# The compiler driver's outputs on the GPU machine, each against nvcc's build of the
 # same sources:
 #   1. docs/build-example: the host program compiled by nvcc (<<<>>> on cdpc's kernels) and the
 #      one compiled by g++ (the generated launcher), both linked with cdpc's host objects, run

@@ -13,7 +13,7 @@
 # a seeded random order: REPEAT (default 30) rounds after 3 warm-up runs of each; min / median /
 # max per compiler and the ratio to nvcc with its 95% bootstrap interval (docs/gpu-benchmarks.md).
 # A sample whose manifest says `time_alone` (err_pending_limit: its interleaved timing stopped
-# making progress, issue 28) is timed one compiler's cubin at a time, each in its own process.
+# making progress) is timed one compiler's cubin at a time, each in its own process.
 # The results file goes to $OUT/gpu-diff.md (and results/gpu-diff.md in this copy of the
 # repository). Exit status 0 when all passed.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Why KLAP's MST never finishes on the H100 (results/mst-probe.md): a set of probes, each
+# Why KLAP's MST never finishes on the H100: a set of probes, each
 # on a fresh copy of the program, each bounded in time. Output lines are line-buffered
 # (stdbuf), so a killed run still shows how far it got.
 #   1. nvcc's build, `-o 2`: the program prints each iteration; how far does it get?

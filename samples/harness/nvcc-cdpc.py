@@ -11,7 +11,7 @@ and the fat binary holds that object only (no PTX for JIT). cicc still runs, sin
 the host stubs (`.cudafe1.stub.c`); its PTX is not used. Everything
 host-side stays nvcc's, so the program's own host code launches cdpc's kernels through nvcc's
 stubs, which find them by name: this works exactly when cdpc's kernel and device-variable
-symbols are nvcc's (issue 12 requires that; docs/CORPUS.md). Link the objects with nvcc as
+symbols are nvcc's (docs/CORPUS.md). Link the objects with nvcc as
 usual (`nvcc -arch=sm_90 -rdc=true a.o b.o -lcudadevrt`): its device link takes cdpc's code
 from the fat binaries.
 

@@ -6,8 +6,7 @@
 #
 #     sh samples/harness/probe-stage.sh SAMPLE "FLAGS" NAME=CDPC [NAME=CDPC ...]
 #
-# e.g. whether samples/tessellate.cdp catches the `s35-b` branch (issue 26,
-# results/2026-11-24-nomerge-launches.md), at KLAP's rule:
+# e.g. whether samples/tessellate.cdp catches the `s35-b` branch, at KLAP's rule:
 #
 #     sh samples/harness/probe-stage.sh tessellate "-flaunch-threshold=128 -faggregate-launches=warp" \
 #         s35b=/work/bin/cdpc-s35b main=/work/main/target/release/cdpc

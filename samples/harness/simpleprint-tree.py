@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks an output of the corpus's cdpSimplePrint (`prog.cdpSimplePrint depth=D`) for being a
 valid launch tree, whatever order its blocks started in: the program numbers its blocks with
-`atomicAdd` as they start, so two correct runs print different trees (results/corpus-gpu-clang.md).
+`atomicAdd` as they start, so two correct runs print different trees.
 
 Valid: one line per block of every level (2 blocks of 2 threads from the host, then each thread
 of every level but the last launching 2 blocks of 2 threads), uids 0..N-1 each once, each line's

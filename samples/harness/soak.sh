@@ -8,8 +8,8 @@
 # context), and the runs left go on in a new one; so a sample that expects an error makes a
 # process per run. A run still going after LIMIT seconds (default 20) counts as hung and ends
 # its process. Why not a process per run: creating the context costs about 0.4 s on the H100,
-# which made 100 runs of every cell (about 14,000 runs) need an hour of device time
-# (results/2026-11-27-soak). On the device machine, from the repository root, with build/gpu
+# which made 100 runs of every cell (about 14,000 runs) need an hour of device time.
+# On the device machine, from the repository root, with build/gpu
 # carried from the development machine (`cargo xtask gpu-bundle`):
 #
 #     sh samples/harness/soak.sh

@@ -4,7 +4,7 @@
 //! with libcudadevrt as cdpc links its own cubins. Clang 22 writes device launches with the
 //! documented V1 entry points (`cudaGetParameterBuffer` + `cudaLaunchDevice`, spelled
 //! `__cudaCDP2*` by CUDA 13's headers) by itself, where nvcc 13 writes V2 only: the label is V1
-//! code that cdpc did not write, for timing `cdpc-v1` against (issue 28). Its outputs may differ
+//! code that cdpc did not write, for timing `cdpc-v1` against. Its outputs may differ
 //! from nvcc's where Clang contracts floating point differently; it is for timing.
 //!
 //! Skipped, each with a printed reason and a `NAME.not-built` file that `cdpc-run diff` shows:

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Builds probe.cu's cubins into build/gpu/probe/ on the development machine (issue 28):
+# Builds probe.cu's cubins into build/gpu/probe/ on the development machine:
 # cdpc's plain build and its grid and block aggregation through Clang (-x cu), with CDPC
 # (default target/release/cdpc), and, when CDPC_BEFORE names another cdpc (a build of the
 # commit before the fix), its grid build as grid-before.cubin; and nvcc's, with the .cuda/

@@ -1,5 +1,5 @@
 // probe.cu -- how many grids reach the device runtime for one child launched at three sites
-// of one divergent branch (bench/gpu/branch_sites.cdp's parent), issue 28.
+// of one divergent branch (bench/gpu/branch_sites.cdp's parent).
 //
 // Every launch of `child` stands for one grid of one block; its thread 0 reads %gridid, the
 // number of the grid it really runs in (an aggregated launch's records all run in one grid of

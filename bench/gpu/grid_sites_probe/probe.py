@@ -1,4 +1,4 @@
-"""How many grids reach the device runtime for probe.cu's three launch sites (issue 28).
+"""How many grids reach the device runtime for probe.cu's three launch sites.
 
 On the GPU machine (CuPy), from the repository root, with build/gpu/probe carried:
 

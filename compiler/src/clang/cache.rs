@@ -43,7 +43,7 @@
 //! entry up with [`InUse::discard`], which removes the header only under the exclusive lock,
 //! when no other compilation holds the entry, and only if it is still the file this compilation
 //! found ([`InUse::found`]): a file another compilation may have open, or is about to open, is
-//! never removed from under it (measured before, 16 concurrent compilations of eight corpus
+//! never removed from under it (without that, 16 concurrent compilations of eight corpus
 //! files: with the wrapper's headers truncated to nothing, 3 of 16 failed, "unable to read PCH
 //! file: No such file or directory" after another removed the header; truncated to 4 KiB, all
 //! 16, "malformed block record in PCH file", a message the retry did not know). A header that other compilations hold stays for the last of them, or the
@@ -56,11 +56,11 @@
 //! compilation goes on as without a cache, reading what entries it can. A missing header is not
 //! made where it could not be kept ([`InUse::too_large`]: a read-only file system or folder,
 //! less than [`MIN_ROOM`] free), so such a compilation costs what one without the cache does
-//! (measured before: 2.5 s on a full tmpfs, against 0.8 s without the cache, each compilation
+//! (otherwise 2.5 s on a full tmpfs, against 0.8 s without the cache, each compilation
 //! making the wrapper's header and the preamble and failing to write them). The libdevice
 //! copies that the cache's `include/` cannot take go to a folder of the process
-//! (`back::precision::libdevice_variant`; before, `--use_fast_math` on a full disk failed with
-//! "No space left on device"). `compiler/tests/cache_faults.rs` checks both, and fuzzes the
+//! (`back::precision::libdevice_variant`; in the cache, `--use_fast_math` on a full disk would fail
+//! with "No space left on device"). `compiler/tests/cache_faults.rs` checks both, and fuzzes the
 //! folder under concurrent compilations.
 //!
 //! # Headers are made off the critical path

@@ -27,7 +27,7 @@
 //! `CDPC_CLANG` environment variable (ignored when empty), runs as a bounded process instead
 //! ([`ClangEngine::Process`], [`crate::toolchain::run_front_end`]): a Clang build other than
 //! the linked one (a debug or patched Clang 22), and the measurement of the two
-//! (results/compile-time-clang.md). A named Clang that does not exist is `E1002`.
+//! (BENCHMARKS.md, "CUDA C++ through Clang"). A named Clang that does not exist is `E1002`.
 //!
 //! # Clang's resource headers
 //!

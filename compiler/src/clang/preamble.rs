@@ -3,7 +3,7 @@
 //! nor the options change, as clangd does for the file being edited.
 //!
 //! Clang's time on a Thrust or CUB program is mostly the parse of those headers (cdpQuadtree:
-//! 6.4 s of 9.2 s in `Source`, `-ftime-trace`; results/compile-time-clang.md). The preamble is
+//! 6.4 s of 9.2 s in `Source`, `-ftime-trace`; BENCHMARKS.md, "CUDA C++ through Clang"). The preamble is
 //! precompiled from a copy of the file's first [`bounds`] bytes, kept in the cache beside its
 //! header (Clang records where the header's source was), with the same options plus
 //! `-iquote DIR` (the file's folder as the file's path spells it, [`quote_dir`]: `#include "..."`

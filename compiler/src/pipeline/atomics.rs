@@ -13,7 +13,7 @@
 //! after its loop). Measured on the H100: `samples/bfs.cdp` through Clang at
 //! `-flaunch-threshold=128`, whose serial copy of a child makes 128 `atomicCAS` in a row,
 //! read 7.1x nvcc's time against 1.8x through the `.cdp` front end, whose code generation
-//! writes `syncscope("device") monotonic` (results/2026-11-25-atomiccas-clang.md). The `_block` and
+//! writes `syncscope("device") monotonic` (on the H100). The `_block` and
 //! `_system` forms reach the IR as intrinsics (`llvm.nvvm.atomic.cas.gen.i.cta`, `.sys`),
 //! not as `cmpxchg`, and the other atomic functions as `atomicrmw`, which NVPTX writes as a
 //! plain `atom` whatever its order (nvcc's instruction): neither is touched.
@@ -38,7 +38,7 @@
 //! small grid past an atomic that orders, and `samples/bfs.cdp` through Clang, whose
 //! `atomicAdd` after its launch read as `seq_cst`, ran its hubs' 128 visits alone at the site
 //! instead of with its warp: 2.0x nvcc's time at the default against 0.69 through the `.cdp`
-//! front end (results/2026-11-26-launch-optimizations-default.md).
+//! front end.
 //!
 //! Invariant afterwards: no `cmpxchg` or `atomicrmw` of the module is sequentially consistent
 //! in the system scope; a module without one is untouched.

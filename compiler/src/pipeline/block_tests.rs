@@ -342,10 +342,10 @@ fn arena_keys(ir: &str) -> (Vec<u64>, usize) {
     (keys, launches)
 }
 
-/// Issue 28: sites that launch one child the same way share its arena at grid granularity (one
-/// key, their records in it together, one launch of `C__agg` by the grid's last block), where
-/// each site used to be keyed alone, so that all but one fell back to device-heap nodes and the
-/// last block made one launch per site.
+/// Sites that launch one child the same way share its arena at grid granularity (one key, their
+/// records in it together, one launch of `C__agg` by the grid's last block): with each site keyed
+/// alone, all but one would fall back to device-heap nodes and the last block would make one
+/// launch per site.
 #[test]
 fn a_childs_sites_launched_alike_share_its_arena_and_one_launch_per_grid() {
     let (ir, remarks) = aggregated(&branch_sites(&["0", "0", "0"]), Granularity::Grid);

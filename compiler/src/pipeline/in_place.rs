@@ -225,7 +225,7 @@ impl Team {
 /// together, and 32 grids of one thread are 1 round alone and 32 together. A round together
 /// costs more (the flat index divided into coordinates; each grid's dims and arguments
 /// shuffled first), so the warp goes together only where that takes at most half the rounds,
-/// counting a grid as a round: measured on the H100 (results/2026-11-25-warp-team), 29 lanes with grids
+/// counting a grid as a round: measured on the H100, 29 lanes with grids
 /// of 32 to 256 threads took 1.5x as long together where the plain comparison chose it.
 ///
 /// The child's threads need not run together (what thresholding takes), so any lane may run

@@ -5,7 +5,7 @@
 //! programming guide, "Memory Allocation and Lifetime"), and the heap is slow when many
 //! threads allocate: KLAP's BT, one `cudaMalloc` of at most 256 bytes in each of 25,600
 //! threads, spends 5.4 ms of its 5.5 at thresholding's rule in them, and takes 0.036 ms with
-//! a pool (results/2026-11-26-device-malloc-pool/, H100). With the pass each call of `malloc`, `free`, `cudaMalloc` or
+//! a pool (on the H100). With the pass each call of `malloc`, `free`, `cudaMalloc` or
 //! `cudaFree` (also under CUDA 12's names, `__cudaCDP2Malloc` and `__cudaCDP2Free`) calls a
 //! wrapper of the same type instead:
 //!

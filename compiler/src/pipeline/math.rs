@@ -58,8 +58,7 @@ enum Selects {
     /// For `float` (`ex2.approx.f32`, the instruction libdevice's `__nv_exp2f` is); for `half`
     /// and `bfloat` where the call allows approximate functions: NVPTX's `ex2.approx.f16` and
     /// `.bf16` are a unit in the last place off for 39% and 33% of their inputs, where
-    /// `__nv_exp2f` rounded to the type is not (measured on an H200,
-    /// results/2026-11-28-math-intrinsics/).
+    /// `__nv_exp2f` rounded to the type is not (measured on an H200).
     FloatOrWithAfn,
 }
 

@@ -616,7 +616,7 @@ pub struct Manifest {
     pub no_threshold: Option<String>,
     /// Why each compiler's cubin is timed in a process of its own (`cdpc-run diff`), one after
     /// another, instead of all of them interleaved in one process: err_pending_limit's
-    /// interleaved timing stopped making progress after many runs (issue 28).
+    /// interleaved timing stops making progress after many runs.
     pub time_alone: Option<String>,
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Copies of KLAP's QT for the probe of issue 26 (results/2026-11-25-kept-grids/README.md):
-is the time nvcc's build of QT spends in its launches, so that aggregating them could beat it?
+"""Copies of KLAP's QT for a probe: is the time nvcc's build of QT spends in its launches,
+so that aggregating them could beat it?
 
     make.py --corpus ../shared/corpus --out DIR [--batches 8,32,128]
 

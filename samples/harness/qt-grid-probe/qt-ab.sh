@@ -1,5 +1,5 @@
 #!/bin/sh
-# qt-ab.sh -- KLAP's QT, several builds of it interleaved run by run (results/2026-11-25-qt-grid.md).
+# qt-ab.sh -- KLAP's QT, several builds of it interleaved run by run.
 #
 # Usage: DIR=folder VARIANTS="nvcc old new" DEPTHS="12 10" ROUNDS=10 sh qt-ab.sh
 # DIR holds one QT executable per variant, named qt.<variant> (each a `prog.<label>` that

@@ -1,4 +1,4 @@
-//! `cargo xtask bench-compile`: compile time of cdpc against nvcc (issue 5, compile-time part).
+//! `cargo xtask bench-compile`: compile time of cdpc against nvcc.
 //!
 //! For every `samples/*.cdp` and for generated chains of 1, 10, 100 and 1,000 kernels
 //! (`build/bench/gen_N.cdp`) it times, interleaved (cdpc, nvcc, cdpc, nvcc, ...), after a warm-up:

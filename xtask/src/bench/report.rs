@@ -15,7 +15,7 @@ const END: &str = "<!-- bench-compile: end -->";
 
 /// Target: end to end at least this many times faster than nvcc (geometric mean over samples).
 const SPEEDUP_TARGET: f64 = 8.0;
-/// Issue 25's target on the corpus, through Clang: at least this many times faster than nvcc.
+/// Target on the corpus, through Clang: at least this many times faster than nvcc.
 const CORPUS_TARGET: f64 = 2.0;
 /// Target: our phases at most this share of cdpc's total.
 const OURS_TARGET: f64 = 0.15;
@@ -309,8 +309,7 @@ pub fn render(command_line: &str, env: &Environment, source: PhaseSource, result
              `cdpc -dc --emit obj` (CUDA C++ through Clang, the device object alone: ptxas, \
              no nvlink) against `nvcc -rdc=true -cubin` (no nvlink), since cdpAdvancedQuicksort's \
              kernels call cdpBitonicSort.cu's. Both read the files' host code (Thrust, CUB); \
-             neither compiles it here. (Until issue 25 retired its C++ emulation, this row \
-             timed cdpc's own front end with `-x cdp`.)\n\n",
+             neither compiles it here.\n\n",
         );
         program_table(&mut s, &corpus);
         if let Some((g, n, at)) = sum.corpus {
@@ -454,11 +453,11 @@ pub fn render(command_line: &str, env: &Environment, source: PhaseSource, result
         s.push('\n');
     }
 
-    s.push_str("### Targets (issue 5)\n\n| target | measured | |\n|---|---|---|\n");
+    s.push_str("### Targets\n\n| target | measured | |\n|---|---|---|\n");
     if let Some((g, n, at)) = sum.corpus {
         let _ = writeln!(
             s,
-            "| at least {CORPUS_TARGET}× faster than nvcc on the corpus through Clang (issue 25; geometric mean, warm cache) | {g:.1}× ({at} of {n} files at {CORPUS_TARGET}×+) | {} |",
+            "| at least {CORPUS_TARGET}× faster than nvcc on the corpus through Clang (geometric mean, warm cache) | {g:.1}× ({at} of {n} files at {CORPUS_TARGET}×+) | {} |",
             met(g >= CORPUS_TARGET)
         );
     }

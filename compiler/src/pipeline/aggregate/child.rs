@@ -333,7 +333,7 @@ const MAX_ARENA_ADD_BLOCKS: u64 = 1 << 26;
 /// of its blocks has read its own: `C__agg` gives it back then) while its blocks place the
 /// next level's records: with one bank every block of a level but the last ones found it
 /// taken and went to the heap, a device `malloc` a block (KLAP's QT took 573 times its plain
-/// time, results/qt-grid-probe.md). With two, a level places its records in the bank its
+/// time on the H100). With two, a level places its records in the bank its
 /// grid does not read, which the level before gave back once its blocks had all started.
 #[derive(Clone, Copy)]
 pub(super) struct Arena<'ctx> {

@@ -184,8 +184,8 @@ pub fn aggregate_with<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &
     // with one thread (`parent<<<1, 1>>>`): its launches have nothing to gather, and the
     // helpers would only cost it (`samples/err_depth.cdp`'s chain of 100 launches, 1.04x its
     // plain build's time per warp; `devrt_pdl.cdp` 1.02-1.10x, most at the grid's end;
-    // `param_layout.cdp` 1.06x per warp: results/2026-11-27-gpu-lane-order/). Their forced
-    // builds are now the plain ones' bytes (results/2026-11-27-forced-labels/).
+    // `param_layout.cdp` 1.06x per warp, on the H100). So their forced builds are the plain
+    // ones' bytes.
     let (taken, drivers): (Vec<Launch>, Vec<Launch>) = taken.into_iter().partition(|l| {
         let (f, _) = block::host(module, l);
         !is_kernel(f) || index_readers.contains(&*f.get_name().to_string_lossy())
@@ -284,8 +284,8 @@ pub fn aggregate_with<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &
         let cname = child.get_name().to_string_lossy().into_owned();
         // A child that launches itself at grid granularity reads one bank while it fills the
         // other; a kernel whose sites of the child make two groups (one after the other, or
-        // launched differently: [`grid::launch_groups`]) fills one bank for each, where the
-        // second group's every block used to go to the heap (a device `malloc` a block:
+        // launched differently: [`grid::launch_groups`]) fills one bank for each; with one bank
+        // the second group's every block would go to the heap (a device `malloc` a block:
         // `samples/c_statements.cdp` through Clang, 1.16x its plain build's time).
         let recursive = kernels.iter().any(|k| k.kernel == child && k.sites.iter().any(|l| child_of(l) == Some(child)));
         let two_groups = kernels.iter().any(|k| {

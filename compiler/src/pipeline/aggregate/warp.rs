@@ -37,9 +37,9 @@
 //! succeeds (a successful call leaves the last error as it is): the leader reads it back,
 //! which restores its state only where it had no error before, so a leader with an error
 //! pending (`cudaPeekAtLastError`) does not launch `C__agg` and the group falls back.
-//! Measured before this on the H200 with a pool of 32 pending launches, 32,768 one-launch
-//! threads and children that return at once: 16 to 24 threads a run (the mean of 100) read
-//! "refused" for a child that ran (results/2026-11-28-launch-status/).
+//! Without the leader's read-back and that check, on the H200 with a pool of 32 pending
+//! launches, 32,768 one-launch threads and children that return at once: 16 to 24 threads a
+//! run (the mean of 100) read "refused" for a child that ran.
 //!
 //! A launch made only where a thread index equals a constant ([`one_lane`]: one lane of a
 //! warp) is left alone, with `R0500`, at warp granularity and at the sites of block and grid
