@@ -26,11 +26,11 @@ const NOT_RUN: &[(&str, &str)] = &[
     ("cargo fmt --all", "rewrites the checkout's sources; compiler/tests/formatting.rs checks that they are formatted"),
     ("cargo clippy --workspace --all-targets --release", "checks every crate of the workspace again (minutes)"),
     ("cargo xtask gpu-bundle", "a release build of the GPU bundle, for a GPU machine"),
-    ("sh samples/harness/gpu-run.sh", "runs on the GPU machine (results/gpu-diff.md)"),
+    ("sh samples/harness/gpu-run.sh", "runs on the GPU machine, writing its report to $OUT/gpu-diff.md"),
     ("SAMPLES=0 sh samples/harness/gpu-run.sh", "runs on the GPU machine"),
     (
         "STAGE=build WORK_DIR=/tmp/corpus-clang bash samples/harness/corpus-gpu.sh target/release/cdpc ../shared/corpus",
-        "builds the 13 corpus programs twice with nvcc and cdpc (many minutes); results/corpus-gpu-clang.md is its output",
+        "builds the 13 corpus programs twice with nvcc and cdpc (many minutes); its report is $WORK_DIR/corpus-gpu.md",
     ),
     ("STAGE=run WORK_DIR=/tmp/corpus-clang bash samples/harness/corpus-gpu.sh cdpc", "runs on the GPU machine"),
     ("cargo xtask plot-gpu", "redraws docs/gpu-ratios.png from a GPU run's results (needs matplotlib)"),
@@ -43,7 +43,7 @@ const NOT_RUN: &[(&str, &str)] = &[
     ),
     ("cargo build --release -p cdpc-example-cudarc && cp target/release/cdpc-example-cudarc build/gpu-python/", "a release build for the GPU machine; `cargo xtask test` builds and tests the example"),
     ("export CUDA_HOME=/usr/local/cuda", "names a toolkit installed at /usr/local/cuda, which this machine need not have"),
-    ("./app", "runs the program on a GPU; samples/harness/corpus-gpu.sh with DRIVER=1 runs programs cdpc built (results/2026-11-26-driver-programs.md)"),
+    ("./app", "runs the program on a GPU; samples/harness/corpus-gpu.sh with DRIVER=1 runs programs cdpc built"),
     ("make NVCC=$PWD/target/release/cdpc", "needs an nvcc Makefile; compiler/tests/program_build.rs builds one with NVCC=cdpc"),
     ("cmake -S . -B build -DCMAKE_CUDA_COMPILER=$PWD/target/release/cdpc", "needs a CMake project; compiler/tests/cmake_build.rs configures and builds compiler/tests/cmake_project so"),
 ];

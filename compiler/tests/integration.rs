@@ -49,6 +49,7 @@ mod local_statics_ptx;
 mod malloc_pool;
 mod managed_ptx;
 mod math_ptx;
+mod md_links;
 mod no_crash;
 mod no_diary;
 mod nv_atomic_ptx;

@@ -81,14 +81,19 @@ fn files_below(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The checkout's files as git lists them, or every file below `root` outside [`SKIPPED_DIRS`].
+fn scanned_files(root: &Path) -> Vec<PathBuf> {
+    checkout_files(root).unwrap_or_else(|| {
+        let mut files = Vec::new();
+        files_below(root, root, &mut files);
+        files
+    })
+}
+
 #[test]
 fn no_file_refers_to_results_by_a_sitting_of_work() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
-    let files = checkout_files(&root).unwrap_or_else(|| {
-        let mut files = Vec::new();
-        files_below(&root, &root, &mut files);
-        files
-    });
+    let files = scanned_files(&root);
     assert!(files.len() > 100, "the scan found only {} files under {}", files.len(), root.display());
     let mut bad = Vec::new();
     for rel in &files {
@@ -356,11 +361,7 @@ fn citations(text: &str) -> Vec<String> {
 #[test]
 fn no_code_comment_cites_an_issue_or_a_results_folder() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
-    let files = checkout_files(&root).unwrap_or_else(|| {
-        let mut files = Vec::new();
-        files_below(&root, &root, &mut files);
-        files
-    });
+    let files = scanned_files(&root);
     let mut bad = Vec::new();
     let mut scanned = 0;
     let mut used = vec![false; RESULTS_ALLOWED.len()];

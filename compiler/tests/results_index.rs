@@ -1,7 +1,7 @@
 //! results/README.md is the index of what the GPU runs and probes measured: BENCHMARKS.md and
 //! docs/ cite the files it lists, and a result nobody can find is a result lost. Every entry of
-//! `results/` (a file or a folder, named by date and topic) is linked from it, and every link
-//! of it names an entry that exists.
+//! `results/` (a file or a folder, named by topic) is linked from it, and every link of it names
+//! an entry that exists. (md_links.rs checks the links of every other document.)
 
 use std::path::Path;
 
