@@ -23,8 +23,8 @@ fn main() {
     // The `cdpc` binary is a position-dependent executable on Linux: as a PIE its 185,000
     // relative relocations (LLVM's and Clang's vtables and tables, 2.4 MB of `.data.rel.ro`)
     // are applied at every start, each written page a private copy: 1,277 page faults and
-    // 5.9 ms of CPU for `cdpc --version`, against 1,031 and 4.7 ms without (BENCHMARKS.md,
-    // "The run of 2026-11-24, 16:00 UTC"). The library, the Python extension and the C API,
+    // 5.9 ms of CPU for `cdpc --version`, against 1,031 and 4.7 ms without (2-core development
+    // machine, 2026-11-24). The library, the Python extension and the C API,
     // which are loaded into other programs, stay position-independent.
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
         println!("cargo:rustc-link-arg-bin=cdpc=-no-pie");

@@ -10,5 +10,5 @@ date -u; nproc; g++ --version | head -1; /usr/local/cuda/bin/nvcc --version | ta
 B=corpus/klap/test/BT
 mkdir -p /tmp/c1 && CDPC_CACHE_DIR=/tmp/c1 ./cdpc-new -dc -arch=sm_90 -I$B -Icorpus/klap/include --default-stream per-thread $B/kernel.base.cu -o /tmp/bt.o -v 2>&1 | tail -3 || exit 1
 cd ../..
-KILL_FILLERS=1 python3 results/2026-11-28-empty-cache-texture/empty_state.py build/empty/cdpc-old build/empty/cdpc-new /usr/local/cuda/bin/nvcc ${ROUNDS:-12} BT
+KILL_FILLERS=1 python3 results/dc-empty-cache/empty_state.py build/empty/cdpc-old build/empty/cdpc-new /usr/local/cuda/bin/nvcc ${ROUNDS:-12} BT
 date -u

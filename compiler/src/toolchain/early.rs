@@ -3,8 +3,8 @@
 //!
 //! On a small module both tools spend half their time or more before they open their input:
 //! ptxas loading and relocating its 50 MB binary and running its static initialisation,
-//! nvlink that and reading libcudadevrt.a (BENCHMARKS.md, "The run of 2026-11-24, 16:00 UTC":
-//! with a free core, a sixth less wall-clock time on the samples). cdpc makes
+//! nvlink that and reading libcudadevrt.a (with a free core, a sixth less wall-clock time on the
+//! samples: 2-core development machine, 2026-11-24). cdpc makes
 //! the input file empty under a **write lease** (`fcntl(F_SETLEASE, F_WRLCK)`, Linux) and
 //! starts the tool; the tool's `open` of that file then waits in the kernel until cdpc has
 //! written the whole input and released the lease ([`LeasedInput::release`]). The tool reads

@@ -215,7 +215,7 @@ const TUNABLES_VAR: &str = "GLIBC_TUNABLES";
 /// development machine and Ubuntu's kernels, and changes nothing under `always` or `never`) and a heap that grows
 /// 64 MiB at a time (`top_pad`), so that its pieces are large enough for huge pages. ptxas and
 /// nvlink touch a few MB of fresh heap on every run, one 4 KiB page fault at a time: measured
-/// on the samples (BENCHMARKS.md, "Where the time goes"), ptxas on hello.cdp's PTX takes 3,918
+/// on the samples (2-core development machine, 2026-11-24), ptxas on hello.cdp's PTX takes 3,918
 /// page faults and 28.6 ms of CPU without these settings, 1,186 and 20.5 ms with them; on
 /// quicksort.cdp's, 5,362 and 88.7 ms against 1,304 and 78.9 ms; nvlink 2,126 and 14.4 ms
 /// against 779 and 10.0 ms. The tools' output is the same byte for byte (only where malloc
