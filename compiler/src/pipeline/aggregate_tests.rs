@@ -338,3 +338,73 @@ fn a_launch_of_one_thread_stays_alone_behind_thresholdings_helper() {
     assert!(remarks.is_empty() && after.contains("@child__agg"), "{remarks:?}");
     assert_eq!(after.matches("GetParameterBuffer").count(), plain.matches("GetParameterBuffer").count(), "the same direct launches:\n{after}\n{plain}");
 }
+
+/// `CHILD`'s kernel under another name, without the `index` helper it calls (defined once).
+fn child_named(name: &str) -> String {
+    let at = CHILD.find("define ptx_kernel void @child(").expect("CHILD defines the kernel");
+    CHILD[at..].replace("@child(", &format!("@{name}("))
+}
+
+/// Lines of `ir` other than `name`'s own definition that name the global `@name`: its callers,
+/// its launches and the tables that hold its address.
+fn references(ir: &str, name: &str) -> usize {
+    let at = format!("@{name}");
+    ir.lines().filter(|l| !l.starts_with("define ")).filter(|l| l.match_indices(&at).any(|(i, _)| !l[i + at.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.'))).count()
+}
+
+/// A child gets an aggregated kernel (`C__agg`, its record pool and its copy `C__aggregated`)
+/// only where a launch of it is rewritten to launch that kernel, at every granularity: not a
+/// child launched only into a named stream (left alone with `R0500`), nor one no launch names.
+/// What the pass declares is internal to the module: a separate compilation's other files
+/// launch the child itself, never its aggregated kernel. A launch in a device function that
+/// nothing calls is rewritten too, and the clean-up removes its aggregated kernel with it
+/// before code generation.
+#[test]
+fn a_child_gets_an_aggregated_kernel_only_where_a_launch_is_rewritten_to_launch_it() {
+    let parent = launch("child", "null", "0");
+    let named_stream = launch("named", "%s", "0").replace("@parent(", "@parent_named(");
+    let unreached = launch("unreached", "null", "0").replace("define ptx_kernel void @parent(", "define internal void @never_called(");
+    let ir = [HEAD, CHILD, &child_named("named"), &child_named("lonely"), &child_named("unreached"), &parent, &named_stream, &unreached].concat();
+    let not_aggregated = |ir: &str, child: &str| !ir.contains(&format!("@{child}__"));
+    for asked in [Granularity::Warp, Granularity::Block, Granularity::Grid, Granularity::Auto] {
+        let (after, remarks) = aggregated(&ir, asked);
+        // Block and grid granularity take launches in kernels only.
+        let in_kernels_only = matches!(asked, Granularity::Block | Granularity::Grid);
+        let mut expected = vec!["R0500: launch of `named` not aggregated: only launches into the NULL stream are aggregated".to_string()];
+        if in_kernels_only {
+            expected.push("R0500: launch of `unreached` not aggregated: the launch is in the device function `never_called`; only launches in kernels are aggregated (-faggregate-launches=warp would aggregate it)".into());
+        }
+        if asked == Granularity::Auto {
+            expected.push("R0503: launch of `child` aggregated for the whole grid: most threads of `parent` may make it (only bounds on indices and parameters decide) and the child launches nothing: one launch for the grid's records, made when its last block ends".into());
+        }
+        assert_eq!(remarks, expected, "{asked:?}");
+        assert!(after.contains("define internal ptx_kernel void @child__agg(ptr %records, i32 %count)"), "{asked:?}: {after}");
+        assert!(after.contains("define internal void @child__aggregated("), "{asked:?}: {after}");
+        assert!(after.contains("@child__agg_pool = internal addrspace(1) global"), "{asked:?}: {after}");
+        assert!(not_aggregated(&after, "named") && not_aggregated(&after, "lonely"), "{asked:?}: {after}");
+        // Each taken launch is rewritten: the parent's per warp or at the end of its block or
+        // grid, `never_called`'s per warp where warps take a device function's launches.
+        assert!(references(&after, "child__agg") > 0, "{asked:?}: {after}");
+        if in_kernels_only {
+            assert!(not_aggregated(&after, "unreached"), "{asked:?}: {after}");
+        } else {
+            assert!(after.contains("define internal ptx_kernel void @unreached__agg(") && references(&after, "unreached__agg") > 0, "{asked:?}: {after}");
+        }
+
+        // What code generation gets: the pipeline and its clean-up.
+        let context = Context::create();
+        let module = parse(&context, &ir);
+        let options = PipelineOptions { aggregate: asked, ..PipelineOptions::default() };
+        run(&module, &options, &SourceText::default()).expect("the pipeline accepts the module");
+        cleanup(&module, &crate::back::target_machine(&options.target, 3).unwrap(), true).unwrap();
+        module.verify().unwrap();
+        let out = module.print_to_string().to_string();
+        assert!(out.contains("define internal ptx_kernel void @child__agg(") && references(&out, "child__agg") > 0, "{asked:?}: {out}");
+        assert!(function(&out, "parent").contains("@child__agg") || references(&out, "parent__agg_end") > 0, "{asked:?}: {out}");
+        for child in ["named", "lonely", "unreached"] {
+            assert!(not_aggregated(&out, child), "{asked:?}: {child}: {out}");
+            assert!(out.contains(&format!("define ptx_kernel void @{child}(")), "{asked:?}: the kernel {child} itself stays: {out}");
+        }
+        assert!(!out.contains("@never_called"), "{asked:?}: {out}");
+    }
+}

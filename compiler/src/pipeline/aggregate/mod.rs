@@ -27,7 +27,11 @@
 //! aggregated per warp, at its sites, with `R0501`.
 //!
 //! Invariant: with aggregation off, or no launch to take, the module is untouched; afterwards
-//! every launch left (the helpers' among them) is in the documented shape.
+//! every launch left (the helpers' among them) is in the documented shape. A child gets
+//! `C__agg`, its copy `C__aggregated`, its pool and its arena only where a launch of it is
+//! rewritten to launch `C__agg` (a child no taken launch names gets none: they would only cost
+//! LLVM's and ptxas's time), and all of them are internal to the module: under separate
+//! compilation (`-dc`, `-rdc`) another file launches the child itself, never its `C__agg`.
 
 use super::callgraph::is_kernel;
 use super::clone::{self, as_function};
