@@ -153,6 +153,10 @@ pub struct Measured {
     pub cdpc: Vec<f64>,
     /// CPU seconds (user + system, children included) of the same cdpc runs.
     pub cdpc_cpu: Vec<f64>,
+    /// A sample's plain build, `-fno-launch-optimizations` (launches as written, no
+    /// thresholding or aggregation: the build nvcc's matches), in the same rounds. Empty for
+    /// the chains and the corpus.
+    pub cdpc_plain: Vec<f64>,
     /// A `.cu` file's cdpc runs with an empty cache (`CDPC_CACHE_DIR` a new folder each run):
     /// what the first compilation on a machine costs. Empty for `.cdp` files.
     pub cdpc_cold: Vec<f64>,
@@ -444,8 +448,11 @@ fn wait_for_fillers(cache: &Path) {
 }
 
 /// cdpc's command for `job`, with `cache` as its cache folder (`CDPC_CACHE_DIR`).
-fn cdpc_cmd(tools: &Tools, job: &Job, output: &Path, time_flag: bool, cache: &Path, preamble: bool) -> Command {
+fn cdpc_cmd(tools: &Tools, job: &Job, output: &Path, time_flag: bool, cache: &Path, preamble: bool, plain: bool) -> Command {
     let mut c = tools.cdpc_command();
+    if plain {
+        c.arg("-fno-launch-optimizations");
+    }
     c.env("CDPC_CACHE_DIR", cache);
     if preamble {
         c.env_remove("CDPC_PREAMBLE");
@@ -567,9 +574,9 @@ fn measure(tools: &Tools, job: &Job, out_dir: &Path, opts: &Options, phase_sourc
     let warm_cache = out_dir.join("cache");
     let cold_cache = out_dir.join(format!("{}.cold-cache", m.name));
 
-    let cdpc_in = |cache: &Path, preamble: bool| -> Result<(Run, BTreeMap<String, f64>)> {
+    let cdpc_as = |cache: &Path, preamble: bool, plain: bool| -> Result<(Run, BTreeMap<String, f64>)> {
         let _ = fs::remove_file(&cdpc_cubin);
-        let run = timed(&mut cdpc_cmd(tools, job, &cdpc_cubin, time_flag, cache, preamble));
+        let run = timed(&mut cdpc_cmd(tools, job, &cdpc_cubin, time_flag, cache, preamble, plain));
         wait_for_fillers(cache);
         let run = run?;
         if !cdpc_cubin.is_file() {
@@ -578,7 +585,11 @@ fn measure(tools: &Tools, job: &Job, out_dir: &Path, opts: &Options, phase_sourc
         let phases = if time_flag { parse_time_lines(&run.out.stderr) } else { BTreeMap::new() };
         Ok((run, phases))
     };
+    let cdpc_in = |cache: &Path, preamble: bool| cdpc_as(cache, preamble, false);
     let cdpc = || cdpc_in(&warm_cache, true);
+    // The samples' plain build beside the default one.
+    let plain = !job.generated && job.corpus.is_none();
+    let cdpc_plain = || cdpc_as(&warm_cache, true, true).map(|(run, _)| run);
     let cdpc_first = || cdpc_in(&warm_cache, false).map(|(run, _)| run);
     let cdpc_cold = || -> Result<Run> {
         let _ = fs::remove_dir_all(&cold_cache);
@@ -636,6 +647,9 @@ fn measure(tools: &Tools, job: &Job, out_dir: &Path, opts: &Options, phase_sourc
         if cu {
             cdpc()?;
         }
+        if plain {
+            cdpc_plain()?;
+        }
         nvcc_run()?;
         if !time_flag {
             separate()?;
@@ -658,6 +672,9 @@ fn measure(tools: &Tools, job: &Job, out_dir: &Path, opts: &Options, phase_sourc
         m.cdpc_cpu.push(run.cpu);
         for (phase, s) in phases {
             m.phases.entry(phase).or_default().push(s);
+        }
+        if plain && !opts.tiny {
+            m.cdpc_plain.push(cdpc_plain()?.wall);
         }
         if cu && !opts.tiny {
             m.cdpc_first.push(cdpc_first()?.wall);
