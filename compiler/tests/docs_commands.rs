@@ -19,8 +19,8 @@ fn root() -> PathBuf {
 
 /// Commands not run here, each with the reason (printed when the test meets it).
 const NOT_RUN: &[(&str, &str)] = &[
-    ("cargo xtask samples", "`.ci/run` runs it (the README's first command) on a fresh machine"),
-    ("cargo xtask test", "`.ci/run` runs it (the README's second command); this test is part of it"),
+    ("cargo xtask samples", "`.ci/run` runs it (the README's set-up command) on a fresh machine"),
+    ("cargo xtask test", "`.ci/run` runs it (the README's test command); this test is part of it"),
     ("cargo install --path compiler", "a release build and install into ~/.cargo/bin; `cargo xtask samples` (.ci/run) builds the same release binary"),
     ("cargo xtask bench-compile", "the full compile-time benchmark takes many minutes; `cargo xtask test` runs a tiny run of it"),
     ("cargo fmt --all", "rewrites the checkout's sources; compiler/tests/formatting.rs checks that they are formatted"),
@@ -43,7 +43,13 @@ const NOT_RUN: &[(&str, &str)] = &[
     ),
     ("cargo build --release -p cdpc-example-cudarc && cp target/release/cdpc-example-cudarc build/gpu-python/", "a release build for the GPU machine; `cargo xtask test` builds and tests the example"),
     ("export CUDA_HOME=/usr/local/cuda", "names a toolkit installed at /usr/local/cuda, which this machine need not have"),
-    ("./app", "runs the program on a GPU; samples/harness/corpus-gpu.sh with DRIVER=1 runs programs cdpc built"),
+    ("pip install cdpc", "downloads from PyPI; python/tests/test_wheel.py installs the wheel `cargo xtask test` builds into a clean venv"),
+    (
+        "tar -xJf cdpc-0.1.0-x86_64-linux-gnu.tar.xz && export PATH=$PWD/cdpc-0.1.0-x86_64-linux-gnu/bin:$PATH",
+        "needs the release archive, which `cargo xtask dist` builds; python/tests/test_c_api.py tests the unpacked archive",
+    ),
+    ("cdpc app.cu -o app", "README's first build compiles the program README.md shows, not the examples' app.cu: `readme_first_build` below builds it (and runs it on a GPU)"),
+    ("./app", "runs the program on a GPU; `readme_first_build` runs README's where there is one, and samples/harness/corpus-gpu.sh with DRIVER=1 runs programs cdpc built"),
     ("make NVCC=$PWD/target/release/cdpc", "needs an nvcc Makefile; compiler/tests/program_build.rs builds one with NVCC=cdpc"),
     ("cmake -S . -B build -DCMAKE_CUDA_COMPILER=$PWD/target/release/cdpc", "needs a CMake project; compiler/tests/cmake_build.rs configures and builds compiler/tests/cmake_project so"),
 ];
@@ -206,4 +212,35 @@ fn commands_are_read_as_a_shell_reads_them() {
     let text = "text\n```sh\na one   # comment\nb \\\n    two \\\n    three\n# only a comment\n```\n```c\nnot a command\n```\n";
     let found: Vec<String> = commands_in(text, "x.md").into_iter().map(|d| format!("{} @{}", d.text, d.place)).collect();
     assert_eq!(found, ["a one @x.md:3", "b two three @x.md:4"]);
+}
+
+/// README's first build: the program its `cuda` block shows, built with the command after it,
+/// prints the number its `printf` line's comment says where a GPU runs it.
+#[test]
+fn readme_first_build() {
+    if cdpc::toolchain::Toolchain::discover(&Default::default()).is_err() {
+        println!("skipped: README's first build: ptxas/nvlink not found; run `cargo xtask setup`");
+        return;
+    }
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let section = &readme[readme.find("## A first build").expect("README has \"## A first build\"")..];
+    let start = section.find("```cuda\n").expect("a ```cuda block in README's first build") + "```cuda\n".len();
+    let source = &section[start..start + section[start..].find("```").unwrap()];
+    let build: Vec<String> = commands_in(section, "README.md").into_iter().map(|d| d.text).take(2).collect();
+    assert_eq!(build, ["cdpc app.cu -o app", "./app"], "README's first build shows other commands than this test runs");
+    let expected = source.lines().find(|l| l.contains("printf")).and_then(|l| l.rsplit("// ").next()).expect("the printf line says what it prints").trim().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("app.cu"), source).unwrap();
+    let cdpc = PathBuf::from(env!("CARGO_BIN_EXE_cdpc"));
+    let out = Command::new(&cdpc).current_dir(dir.path()).args(["app.cu", "-o", "app"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "`cdpc app.cu -o app` failed:\n{stderr}");
+    assert!(!stderr.contains("warning[") && !stderr.contains("note["), "`cdpc app.cu -o app` warns:\n{stderr}");
+    if !Command::new("nvidia-smi").arg("-L").output().is_ok_and(|o| o.status.success() && !o.stdout.is_empty()) {
+        println!("README's first build: built; not run (`nvidia-smi -L` lists no GPU)");
+        return;
+    }
+    let run = Command::new(dir.path().join("app")).output().unwrap();
+    assert!(run.status.success(), "./app failed: {}", String::from_utf8_lossy(&run.stderr));
+    assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), expected, "./app printed other than README says");
 }
