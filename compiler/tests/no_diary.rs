@@ -333,8 +333,8 @@ fn citations(text: &str) -> Vec<String> {
     let lower = text.to_ascii_lowercase();
     let mut found = Vec::new();
     for (at, _) in lower.match_indices("issue") {
-        if lower[..at].chars().next_back().is_some_and(|c| c.is_ascii_alphanumeric()) {
-            continue; // "tissue"
+        if lower[..at].chars().next_back().is_some_and(|c| c.is_ascii_alphanumeric() || "/-_".contains(c)) {
+            continue; // "tissue", or a file's name in a path
         }
         let after = &lower[at + "issue".len()..];
         let after = after.strip_prefix('s').unwrap_or(after);
@@ -394,6 +394,28 @@ fn no_code_comment_cites_an_issue_or_a_results_folder() {
     );
 }
 
+/// The documents say what was measured, with its date and device, and what a feature does: an
+/// issue number tells a reader nothing. (They may cite results/, which holds the raw data;
+/// results/ itself, raw records of what ran, is not read.)
+#[test]
+fn no_document_names_an_issue_by_number() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
+    let mut bad = Vec::new();
+    for rel in scanned_files(&root) {
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        if !rel.ends_with(".md") || rel.starts_with(RESULTS_DIR) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(root.join(&rel)) else { continue };
+        for (n, line) in text.lines().enumerate() {
+            for cited in citations(line).into_iter().filter(|c| c.to_ascii_lowercase().starts_with("issue")) {
+                bad.push(format!("{rel}:{}: {cited}", n + 1));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "documents that name an issue by number (say what was measured or what the feature does instead):\n  {}", bad.join("\n  "));
+}
+
 /// The citations found in the comments of `text` as the file `path`: (line, what was cited).
 fn cited(path: &str, text: &str) -> Vec<(usize, String)> {
     comments(path, text).unwrap().into_iter().flat_map(|(line, c)| citations(&c).into_iter().map(move |s| (line, s))).collect()
@@ -424,7 +446,7 @@ fn the_comment_scan_finds_citations_in_comments_only() {
     assert!(found("a.rs", "let q = '\\''; let s = \"// issue 28\";\n").is_empty());
     assert!(comments("a.md", "issue 28").is_none());
     // Not citations: other words, the folder itself, a path that only ends in results/.
-    assert!(found("a.rs", "// tissue 3; the issue is 3x slower\n// writes $OUT/results/x.md; build/results/y; results/ holds them; results/README.md").is_empty());
+    assert!(found("a.rs", "// tissue 3; the issue is 3x slower; git show abc:bench/issue-28.md\n// writes $OUT/results/x.md; build/results/y; results/ holds them; results/README.md").is_empty());
     // Line numbers follow block comments and strings across lines.
     assert_eq!(found("a.rs", "/*\n\n*/ let s = \"\n\n\"; // issue 1\n"), [5]);
 }
