@@ -9,8 +9,8 @@
 //! found), and the names on `.entry` lines and on `.visible .global` variables must be the
 //! same set in both PTX files.
 //!
-//! Both features these files once waited for, `volatile` and the inline `asm` of lonestargpu's
-//! `cutil_subset.h` (`get_smid`), are compiled as written now. [`PENDING`] lists, per file, text
+//! `volatile` and the inline `asm` of lonestargpu's `cutil_subset.h` (`get_smid`) are compiled
+//! as written. [`PENDING`] lists, per file, text
 //! replacements that take out what another branch implements (none today); the test compiles
 //! that copy, and says how the unchanged file fares (it must compile when it has no pending
 //! replacement).

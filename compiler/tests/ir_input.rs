@@ -323,8 +323,8 @@ fn conversions_of_128_bit_integers_compile() {
 /// Atomic operations on 128 bits, as Rust's `AtomicU128` or another front end's
 /// `std::atomic<__int128>` write them: PTX has `atom.cas.b128` and `atom.exch.b128` from sm_90
 /// on, which NVPTX writes from PTX ISA 8.3 on with the `.sys` scope ptxas takes from 8.4 on.
-/// The IR front end wrote sm_90's oldest PTX, 7.8, and NVPTX stopped ("unsupported cmpxchg",
-/// `E1023`); now such a module is PTX 8.4 at sm_90 (where NVPTX's oldest is newer, that), every
+/// At sm_90's oldest PTX, 7.8, NVPTX stops ("unsupported cmpxchg", `E1023`); so such a module
+/// is PTX 8.4 at sm_90 (where NVPTX's oldest is newer, that), every
 /// form is a `.b128` atomic, the cubin assembles and links, and a module without one keeps 7.8.
 /// Below sm_90: `E1024` at the operation (tests/ui/ir/e1024_wide_atomic_below_sm_90.ll).
 #[test]
