@@ -266,6 +266,7 @@ fn check(module: &Module<'_>, options: &CompileOptions, tm: &TargetMachine, show
     found.extend(foreign_intrinsics(module, &shown.text));
     found.extend(crate::pipeline::wide_atomics::refused(module, options.target.sm, shown));
     found.extend(thread_locals(module, &shown.text));
+    found.extend(byval_mismatches(module, shown));
     if found.iter().any(Diagnostic::is_error) {
         return found;
     }
@@ -313,7 +314,11 @@ const OTHER_TARGETS: &[&str] = &["aarch64", "amdgcn", "arm", "bpf", "dx", "hexag
 
 /// `E1012` for each intrinsic of another target that the module calls (`llvm.x86.rdtsc`):
 /// NVPTX cannot select it, and LLVM stopped the process on it ("Cannot select: intrinsic",
-/// status 134).
+/// status 134). Also for each `llvm.*` function the module calls that LLVM 22 does not know as
+/// an intrinsic (one of a newer LLVM, or a name made up): LLVM's verifier lets such a
+/// declaration pass, and NVPTX writes a call of an external function of that name, which ptxas
+/// cannot parse (`.extern .func ... llvm.nvvm.test.anytype...`), so the compilation would end
+/// in ptxas's syntax error about PTX the user never wrote.
 fn foreign_intrinsics(module: &Module<'_>, text: &str) -> Vec<Diagnostic> {
     module
         .get_functions()
@@ -321,14 +326,21 @@ fn foreign_intrinsics(module: &Module<'_>, text: &str) -> Vec<Diagnostic> {
         .filter_map(|f| {
             let name = name_of(f);
             let target = name.strip_prefix("llvm.")?.split('.').next()?.to_string();
-            if !OTHER_TARGETS.contains(&target.as_str()) {
+            let span = crate::pipeline::location::declare_line(text, &name).unwrap_or_default();
+            if OTHER_TARGETS.contains(&target.as_str()) {
+                return Some(
+                    Diagnostic::new(Code::IrInvalid, span, format!("the module calls `{name}`, an intrinsic of the {target} target, which NVPTX cannot compile"))
+                        .with_primary_message("declared here")
+                        .with_note("device code may call LLVM's target-independent intrinsics and NVPTX's own (`llvm.nvvm.*`); write the operation with those, or leave it to the host side"),
+                );
+            }
+            if f.get_intrinsic_id() != 0 {
                 return None;
             }
-            let span = crate::pipeline::location::declare_line(text, &name).unwrap_or_default();
             Some(
-                Diagnostic::new(Code::IrInvalid, span, format!("the module calls `{name}`, an intrinsic of the {target} target, which NVPTX cannot compile"))
+                Diagnostic::new(Code::IrInvalid, span, format!("the module calls `{name}`, which is no intrinsic LLVM 22 knows"))
                     .with_primary_message("declared here")
-                    .with_note("device code may call LLVM's target-independent intrinsics and NVPTX's own (`llvm.nvvm.*`); write the operation with those, or leave it to the host side"),
+                    .with_note("names that start with `llvm.` are LLVM's intrinsics; one of a newer LLVM, or a misspelt one, cannot be compiled: use an intrinsic of LLVM 22, or name the function without the `llvm.` prefix and define it"),
             )
         })
         .collect()
@@ -348,6 +360,51 @@ fn thread_locals(module: &Module<'_>, text: &str) -> Vec<Diagnostic> {
                 .with_note("every thread of a grid has its own local memory (an `alloca`, `addrspace(5)`) and every block its `__shared__` memory (`addrspace(3)`); a variable of each thread's own is a local of the kernel, passed down")
         })
         .collect()
+}
+
+/// `E1012` for each argument of a direct call that is `byval` where the callee's parameter is
+/// not, or is not where it is, or is `byval` of another type. LLVM's verifier lets a call's
+/// parameter attributes differ from its callee's, but NVPTX declares the callee's parameters
+/// from the function and passes the arguments as the call says: a struct copied into the
+/// parameter space for a parameter declared as a pointer, which ptxas refused ("Type of
+/// argument does not match formal parameter").
+fn byval_mismatches(module: &Module<'_>, shown: &SourceText) -> Vec<Diagnostic> {
+    use inkwell::attributes::{Attribute, AttributeLoc};
+    let byval = Attribute::get_named_enum_kind_id("byval");
+    let type_of = |a: Option<Attribute>| a.filter(|a| a.is_type()).map(|a| a.get_type_value().print_to_string().to_string());
+    let mut found = Vec::new();
+    for function in module.get_functions() {
+        for block in function.get_basic_blocks() {
+            let mut next = block.get_first_instruction();
+            while let Some(inst) = next {
+                next = inst.get_next_instruction();
+                if inst.get_opcode() != InstructionOpcode::Call {
+                    continue;
+                }
+                let Ok(call) = inkwell::values::CallSiteValue::try_from(inst) else { continue };
+                let Some(callee) = call.get_called_fn_value() else { continue };
+                for i in 0..call.count_arguments().min(callee.count_params()) {
+                    let passed = type_of(call.get_enum_attribute(AttributeLoc::Param(i), byval));
+                    let taken = type_of(callee.get_enum_attribute(AttributeLoc::Param(i), byval));
+                    if passed == taken {
+                        continue;
+                    }
+                    // A named struct prints as `%s = type { ... }`: its name is what the call shows.
+                    let show = |t: &Option<String>| t.as_ref().map_or("a plain pointer".to_string(), |t| format!("`byval({})`", t.split(" = type ").next().unwrap_or(t)));
+                    let callee_name = name_of(callee);
+                    let d = Diagnostic::new(
+                        Code::IrInvalid,
+                        Span::default(),
+                        format!("argument {} of this call of `@{callee_name}` is passed as {}, but `@{callee_name}` takes it as {}", i + 1, show(&passed), show(&taken)),
+                    )
+                    .with_primary_message("this call")
+                    .with_note("PTX passes a `byval` argument as a copy of its bytes and a pointer as an address: the call's `byval` attribute and the callee's parameter must agree");
+                    found.push(shown.place(d, inst, &name_of(function)));
+                }
+            }
+        }
+    }
+    found
 }
 
 /// `E1019` for each function with prefix or prologue data (`define ... prefix`/`prologue`):

@@ -186,6 +186,39 @@ fn ir_the_verifier_refuses_is_e1012() {
     assert_eq!(compile(ir, &ptx_options()).0, ["E1012"]);
 }
 
+/// An `llvm.*` name LLVM 22 has no intrinsic for (a newer LLVM's test intrinsic) passes LLVM's
+/// verifier, and NVPTX wrote it as an external function that ptxas could not parse: refused
+/// before code generation. A known one (`llvm.nvvm.read.ptx.sreg.tid.x`) and an unused unknown
+/// declaration compile.
+#[test]
+fn a_call_of_an_intrinsic_llvm_does_not_know_is_e1012() {
+    let ir = "target triple = \"nvptx64-nvidia-cuda\"\ndeclare i32 @llvm.nvvm.test.anytype.i8(i8)\ndeclare i32 @llvm.nvvm.read.ptx.sreg.tid.x()\ndefine ptx_kernel void @k(ptr %p) {\n  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %u = call i32 @llvm.nvvm.test.anytype.i8(i8 1)\n  %s = add i32 %t, %u\n  store i32 %s, ptr %p\n  ret void\n}\n";
+    assert_eq!(compile(ir, &ptx_options()).0, ["E1012"]);
+    let unused = ir.replace("  %u = call i32 @llvm.nvvm.test.anytype.i8(i8 1)\n  %s = add i32 %t, %u\n", "  %s = add i32 %t, 1\n");
+    let (codes, ptx) = compile(&unused, &ptx_options());
+    assert!(codes.is_empty() && ptx.contains("%tid.x"), "{codes:?}\n{ptx}");
+}
+
+/// A call that passes a struct `byval` to a function declared with a plain pointer parameter
+/// passes LLVM's verifier, and NVPTX made PTX of it that ptxas refused: refused at the call.
+/// The same call of a function declared `byval` of that type compiles.
+#[test]
+fn a_byval_argument_for_a_plain_pointer_parameter_is_e1012() {
+    let ir = "target triple = \"nvptx64-nvidia-cuda\"\n%s = type { [2 x i64] }\n@g = external addrspace(1) constant %s\ndeclare void @bar(ptr)\ndefine ptx_kernel void @k() {\n  %p = addrspacecast ptr addrspace(1) @g to ptr\n  call void @bar(ptr byval(%s) %p)\n  ret void\n}\n";
+    let diagnostics = match crate::driver::compile_ir(ir.as_bytes(), &ptx_options()) {
+        Err(CompileError::Diagnostics(d)) => d,
+        other => panic!("expected diagnostics, got {:?}", other.map(|c| c.warnings)),
+    };
+    assert_eq!(diagnostics.iter().map(|d| d.code.as_str()).collect::<Vec<_>>(), ["E1012"]);
+    assert!(diagnostics[0].message.contains("argument 1 of this call of `@bar` is passed as `byval(%s)`, but `@bar` takes it as a plain pointer"), "{}", diagnostics[0].message);
+    let start = diagnostics[0].labels[0].span.start as usize;
+    assert!(ir[start..].starts_with("call void @bar(ptr byval(%s) %p)"), "{:?}", &ir[start..]);
+    // `@bar` and `@g` are another input's: a relocatable compilation.
+    let agreed = ir.replace("declare void @bar(ptr)", "declare void @bar(ptr byval(%s))");
+    let options = CompileOptions { separate: true, ..ptx_options() };
+    assert_eq!(compile(&agreed, &options).0, Vec::<&str>::new());
+}
+
 #[test]
 fn no_kernel_is_w1016_unless_separate() {
     let ir = "target triple = \"nvptx64-nvidia-cuda\"\ndefine void @f(ptr %p) {\n  store i32 1, ptr %p\n  ret void\n}\n";
