@@ -45,6 +45,7 @@ mod kernel_qualifiers_ptx;
 mod launch_scaling;
 mod layers;
 mod link_launcher;
+mod llvm_nvptx_inputs;
 mod local_statics_ptx;
 mod malloc_pool;
 mod managed_ptx;
