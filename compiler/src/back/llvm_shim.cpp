@@ -128,15 +128,10 @@ size_t cdpc_drop_convergence_control(LLVMModuleRef module) {
   size_t changed = 0;
   for (llvm::Function &f : *m) {
     std::vector<llvm::CallBase *> bundled;
-    std::vector<llvm::Instruction *> tokens;
     for (llvm::Instruction &i : llvm::instructions(f)) {
       auto *call = llvm::dyn_cast<llvm::CallBase>(&i);
-      if (!call)
-        continue;
-      if (call->getOperandBundle(llvm::LLVMContext::OB_convergencectrl))
+      if (call && call->getOperandBundle(llvm::LLVMContext::OB_convergencectrl))
         bundled.push_back(call);
-      if (llvm::isa<llvm::ConvergenceControlInst>(call))
-        tokens.push_back(call);
     }
     for (llvm::CallBase *call : bundled) {
       llvm::CallBase *plain = llvm::CallBase::removeOperandBundle(call, llvm::LLVMContext::OB_convergencectrl, call->getIterator());
@@ -145,6 +140,12 @@ size_t cdpc_drop_convergence_control(LLVMModuleRef module) {
       call->eraseFromParent();
       changed++;
     }
+    // Found after the bundles are gone: `llvm.experimental.convergence.loop` carries a bundle
+    // of its own, so its call was just replaced, and a pointer taken before would be freed.
+    std::vector<llvm::Instruction *> tokens;
+    for (llvm::Instruction &i : llvm::instructions(f))
+      if (llvm::isa<llvm::ConvergenceControlInst>(&i))
+        tokens.push_back(&i);
     // Later tokens first: a loop's token may use the entry's.
     for (auto it = tokens.rbegin(); it != tokens.rend(); ++it) {
       (*it)->replaceAllUsesWith(llvm::PoisonValue::get((*it)->getType()));
