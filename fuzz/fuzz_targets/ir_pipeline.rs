@@ -1,8 +1,11 @@
-//! See `cdpc::fuzzing::ir_pipeline`.
+//! See `cdpc::fuzzing::ir_pipeline`. Seeds: `fuzz/seeds/ir`, and LLVM's NVPTX test inputs where the
+//! checkout has them beside it (`seeds::llvm_nvptx_dir`), written into the working corpus.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
+mod seeds;
+
+fuzz_target!(init: seeds::install(seeds::Kind::IrText), |data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     cdpc::fuzzing::ir_pipeline(&text);
 });

@@ -19,6 +19,11 @@ pub enum Kind {
     Text,
     /// The codegen target's: an options byte (fuzz_targets/codegen.rs), then the source.
     Codegen,
+    /// LLVM IR text as it is (ir_pipeline): LLVM's NVPTX test inputs ([`llvm_nvptx_dir`]).
+    IrText,
+    /// The ir_input target's: a mode byte, even (the rest is the input), then LLVM's NVPTX test
+    /// inputs ([`llvm_nvptx_dir`]).
+    IrInput,
 }
 
 /// -O3, 64-bit, launch ABI v2.
@@ -43,11 +48,40 @@ fn cdp_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// LLVM's own NVPTX code-generation tests (`llvm/test/CodeGen/NVPTX/*.ll` of llvm-project),
+/// real device IR that this repository does not keep: `CDPC_LLVM_NVPTX_DIR`, else
+/// `../shared/corpus/llvm-nvptx` beside the checkout (compiler/tests/llvm_nvptx_inputs.rs reads
+/// the same folder).
+pub fn llvm_nvptx_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CDPC_LLVM_NVPTX_DIR").map_or_else(|| root.join("../shared/corpus/llvm-nvptx"), PathBuf::from)
+}
+
+/// The `.ll` files of `dir`, sorted, as (`llvm_nvptx_NAME`, `prefix` then the contents); none
+/// if it cannot be read.
+fn llvm_nvptx_seeds(dir: &Path, prefix: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
+    let mut files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "ll")).collect();
+    files.sort();
+    files
+        .into_iter()
+        .filter_map(|path| {
+            let text = fs::read(&path).ok()?;
+            let name = format!("llvm_nvptx_{}", path.file_name()?.to_string_lossy());
+            Some((name, [prefix, &text].concat()))
+        })
+        .collect()
+}
+
 /// Every seed of a `kind` target under `root`, as (file name, contents): `sample_NAME` and
 /// `ui_NAME` for `samples/NAME` and `tests/ui/NAME`, the hand-written seeds of `fuzz/seeds/text`
 /// under their own names; for [`Kind::Codegen`] each behind its options byte, and the samples
 /// again as `grid_sample_NAME` with [`GRID_KNOBS`].
 pub fn seeds(root: &Path, kind: Kind) -> Vec<(String, Vec<u8>)> {
+    match kind {
+        Kind::IrText => return llvm_nvptx_seeds(&llvm_nvptx_dir(root), &[]),
+        Kind::IrInput => return llvm_nvptx_seeds(&llvm_nvptx_dir(root), &[0]),
+        Kind::Text | Kind::Codegen => {}
+    }
     let mut out = Vec::new();
     for (folder, prefix) in [("samples", "sample_"), ("tests/ui", "ui_"), ("fuzz/seeds/text", "")] {
         for path in cdp_files(&root.join(folder)) {
@@ -61,6 +95,7 @@ pub fn seeds(root: &Path, kind: Kind) -> Vec<(String, Vec<u8>)> {
             let name = format!("{prefix}{file}");
             match kind {
                 Kind::Text => out.push((name, text)),
+                Kind::IrText | Kind::IrInput => {}
                 Kind::Codegen => {
                     let knobs = if file.starts_with("separate_") { SEPARATE_KNOBS } else { CODEGEN_KNOBS };
                     if prefix == "sample_" {
@@ -132,5 +167,21 @@ mod tests {
         assert_eq!(working_corpus(&args(&["bin", "-merge=0", &t])), Some(tmp.clone()));
         assert_eq!(working_corpus(&args(&["bin", "/no/such/crash-file"])), None);
         assert_eq!(working_corpus(&args(&["bin", "-runs=5"])), None);
+    }
+
+    #[test]
+    fn llvm_nvptx_inputs_are_seeds_of_the_ir_targets() {
+        let dir = std::env::temp_dir().join(format!("cdpc-seeds-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("b.ll"), "define void @b() {\n  ret void\n}\n").unwrap();
+        fs::write(dir.join("a.ll"), "; a\n").unwrap();
+        fs::write(dir.join("notes.txt"), "not IR").unwrap();
+        let text = llvm_nvptx_seeds(&dir, &[]);
+        assert_eq!(text.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["llvm_nvptx_a.ll", "llvm_nvptx_b.ll"]);
+        assert_eq!(text[0].1, b"; a\n");
+        let input = llvm_nvptx_seeds(&dir, &[0]);
+        assert_eq!(input[0].1, b"\0; a\n", "an even mode byte: the rest is the input");
+        assert!(llvm_nvptx_seeds(&dir.join("absent"), &[]).is_empty());
+        fs::remove_dir_all(&dir).unwrap();
     }
 }
