@@ -731,6 +731,15 @@ fn dc_with_several_gencode_targets_is_one_object_as_nvccs() {
     args.extend(gencode);
     let out = cdpc(dir.path(), &args);
     assert!(out.status.success(), "{}", stderr(&out));
+    // The architectures' ptxas runs at the same time; `-v` lists them in the images' order,
+    // and the object is the same bytes every time.
+    let mut verbose = vec!["-v", "-dc", "k.cu", "-o", "again.o"];
+    verbose.extend(gencode);
+    let out = cdpc(dir.path(), &verbose);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ptxas: Vec<String> = stderr(&out).lines().filter(|l| l.contains("ptxas")).filter_map(|l| l.split_whitespace().find(|w| w.starts_with("-arch=")).map(str::to_string)).collect();
+    assert_eq!(ptxas, ["-arch=sm_80", "-arch=sm_90"], "{}", stderr(&out));
+    assert_eq!(std::fs::read(dir.path().join("ours.o")).unwrap(), std::fs::read(dir.path().join("again.o")).unwrap());
     let mut theirs = vec!["-dc", "k.cu", "-o", "theirs.o"];
     theirs.extend(gencode);
     run(&nvcc, dir.path(), &theirs);

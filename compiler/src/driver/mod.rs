@@ -990,6 +990,12 @@ fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, b
 ///
 /// `whole`: each cubin linked with libcudadevrt (nvlink), no PTX (relocatable PTX cannot be
 /// JIT-compiled alone), packed as a fat binary of whole programs.
+///
+/// The PTX of each architecture is made first, one after another (the front end); then the
+/// cubins' ptxas (and nvlink) runs, which are independent of each other, run at the same
+/// time, one thread each where there are several. Each thread records its tool runs in a log
+/// of its own, appended to the build's in the images' order, and of the assemblies' errors
+/// the first image's is reported: the output and `-v`'s listing are a sequential build's.
 #[allow(clippy::too_many_arguments)]
 fn multi_architecture_fatbin(
     source: &str,
@@ -1002,7 +1008,7 @@ fn multi_architecture_fatbin(
     warnings: &[Diagnostic],
 ) -> Result<Vec<u8>, CompileError> {
     let mut ptx_of: Vec<(SmVersion, String)> = vec![(compiled.0, compiled.1.to_string())];
-    let mut packed_images = Vec::new();
+    let mut work: Vec<(fatbin::Image, SmVersion, String)> = Vec::new();
     for &image in images {
         let (sm, ptx) = match image {
             fatbin::Image::Cubin(sm) | fatbin::Image::Ptx(sm) => (sm, ptx_of.iter().find(|(s, _)| *s == sm).map(|(_, p)| p.clone())),
@@ -1017,24 +1023,60 @@ fn multi_architecture_fatbin(
                 ptx
             }
         };
-        let packed = match image {
-            fatbin::Image::Cubin(_) if whole => {
-                let build = BuildOptions { arch: sm, ..build.clone() };
-                FatbinImage { ptx: false, sm, bytes: whole_cubin(tools, source, &ptx, &build, warnings)? }
-            }
-            fatbin::Image::Cubin(_) => {
-                let build = BuildOptions { arch: sm, ..build.clone() };
-                FatbinImage { ptx: false, sm, bytes: tools.assemble(&ptx, &build)? }
-            }
+        work.push((image, sm, ptx));
+    }
+    // One image: `None` where it is left out of the fat binary.
+    let pack = |image: fatbin::Image, sm: SmVersion, ptx: &str, build: &BuildOptions| -> Result<Option<FatbinImage>, CompileError> {
+        let build = BuildOptions { arch: sm, ..build.clone() };
+        Ok(Some(match image {
+            fatbin::Image::Cubin(_) if whole => FatbinImage { ptx: false, sm, bytes: whole_cubin(tools, source, ptx, &build, warnings)? },
+            fatbin::Image::Cubin(_) => FatbinImage { ptx: false, sm, bytes: tools.assemble(ptx, &build)? },
             // A whole program's PTX for the driver to JIT, as nvcc's `-c` embeds it, where the
             // PTX stands alone: it calls nothing of the device runtime's library (a device-side
             // launch, which nvcc refuses without `-rdc` and cdpc links libcudadevrt for; the
             // driver's JIT resolves `vprintf`, `malloc` and the like itself, as for nvcc's).
-            fatbin::Image::Ptx(_) if whole && needs_device_runtime(&ptx) => continue,
-            fatbin::Image::Ptx(_) => FatbinImage { ptx: true, sm, bytes: ptx.into_bytes() },
-        };
-        if !packed_images.contains(&packed) {
-            packed_images.push(packed);
+            fatbin::Image::Ptx(_) if whole && needs_device_runtime(ptx) => return Ok(None),
+            fatbin::Image::Ptx(_) => FatbinImage { ptx: true, sm, bytes: ptx.as_bytes().to_vec() },
+        }))
+    };
+    let cubins = work.iter().filter(|(image, _, _)| matches!(image, fatbin::Image::Cubin(_))).count();
+    let packed: Vec<Result<Option<FatbinImage>, CompileError>> = if cubins < 2 {
+        work.iter().map(|(image, sm, ptx)| pack(*image, *sm, ptx, build)).collect()
+    } else {
+        std::thread::scope(|scope| {
+            let started: Vec<_> = work
+                .iter()
+                .map(|(image, sm, ptx)| {
+                    let own = BuildOptions { log: crate::toolchain::ToolLog::new(), ..build.clone() };
+                    let thread = std::thread::Builder::new().name("cdpc-ptxas".into()).spawn_scoped(scope, {
+                        let own = own.clone();
+                        move || pack(*image, *sm, ptx, &own)
+                    });
+                    (own, thread, (image, sm, ptx))
+                })
+                .collect();
+            started
+                .into_iter()
+                .map(|(own, thread, (image, sm, ptx))| {
+                    let result = match thread {
+                        Ok(thread) => thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                        // A thread that could not start: this image here, after the others.
+                        Err(_) => pack(*image, *sm, ptx, &own),
+                    };
+                    for run in own.log.take() {
+                        build.log.push(run);
+                    }
+                    result
+                })
+                .collect()
+        })
+    };
+    let mut packed_images = Vec::new();
+    for packed in packed {
+        if let Some(packed) = packed? {
+            if !packed_images.contains(&packed) {
+                packed_images.push(packed);
+            }
         }
     }
     if whole && packed_images.is_empty() {
