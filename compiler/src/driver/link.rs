@@ -259,8 +259,11 @@ fn link_here(inputs: &[Input], link: &LinkOptions, options: &CompileOptions) -> 
     let Prepared { compiled, libraries } = prepare(inputs, link, options, Some(&tools))?;
     let mut build = build_options(options);
     let mut in_memory: Vec<(String, Vec<u8>)> = Vec::new();
-    for c in &compiled {
-        let object = tools.assemble(&c.ptx, &build).map_err(|e| {
+    // Each file's ptxas at the same time (the modules are independent); the first file's error
+    // is the one reported, as when they ran one after another.
+    let objects = super::at_once(&compiled, &build, compiled.len() >= 2, |c, build| tools.assemble(&c.ptx, build));
+    for (c, object) in compiled.iter().zip(objects) {
+        let object = object.map_err(|e| {
             // ptxas's errors in the source's inline assembly, placed at its `asm` statements.
             let path = PathBuf::from(&c.warnings.name);
             let shown = crate::pipeline::SourceText { path: Some(path.clone()), text: c.warnings.text.clone() };

@@ -992,10 +992,8 @@ fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, b
 /// JIT-compiled alone), packed as a fat binary of whole programs.
 ///
 /// The PTX of each architecture is made first, one after another (the front end); then the
-/// cubins' ptxas (and nvlink) runs, which are independent of each other, run at the same
-/// time, one thread each where there are several. Each thread records its tool runs in a log
-/// of its own, appended to the build's in the images' order, and of the assemblies' errors
-/// the first image's is reported: the output and `-v`'s listing are a sequential build's.
+/// cubins' ptxas (and nvlink) runs, which are independent of each other, run at the same time
+/// ([`at_once`]), and of their errors the first image's is reported.
 #[allow(clippy::too_many_arguments)]
 fn multi_architecture_fatbin(
     source: &str,
@@ -1040,37 +1038,7 @@ fn multi_architecture_fatbin(
         }))
     };
     let cubins = work.iter().filter(|(image, _, _)| matches!(image, fatbin::Image::Cubin(_))).count();
-    let packed: Vec<Result<Option<FatbinImage>, CompileError>> = if cubins < 2 {
-        work.iter().map(|(image, sm, ptx)| pack(*image, *sm, ptx, build)).collect()
-    } else {
-        std::thread::scope(|scope| {
-            let started: Vec<_> = work
-                .iter()
-                .map(|(image, sm, ptx)| {
-                    let own = BuildOptions { log: crate::toolchain::ToolLog::new(), ..build.clone() };
-                    let thread = std::thread::Builder::new().name("cdpc-ptxas".into()).spawn_scoped(scope, {
-                        let own = own.clone();
-                        move || pack(*image, *sm, ptx, &own)
-                    });
-                    (own, thread, (image, sm, ptx))
-                })
-                .collect();
-            started
-                .into_iter()
-                .map(|(own, thread, (image, sm, ptx))| {
-                    let result = match thread {
-                        Ok(thread) => thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                        // A thread that could not start: this image here, after the others.
-                        Err(_) => pack(*image, *sm, ptx, &own),
-                    };
-                    for run in own.log.take() {
-                        build.log.push(run);
-                    }
-                    result
-                })
-                .collect()
-        })
-    };
+    let packed = at_once(&work, build, cubins >= 2, |(image, sm, ptx), build| pack(*image, *sm, ptx, build));
     let mut packed_images = Vec::new();
     for packed in packed {
         if let Some(packed) = packed? {
@@ -1085,6 +1053,45 @@ fn multi_architecture_fatbin(
         packed_images.push(FatbinImage { ptx: false, sm: compiled.0, bytes: whole_cubin(tools, source, compiled.1, &build, warnings)? });
     }
     Ok(tools.fatbinary(&packed_images, !whole, build)?)
+}
+
+/// `job` on each of `items` and its results in the items' order: at the same time, a thread
+/// each, where `parallel` (the tool runs of independent modules, such as each architecture's
+/// or each file's ptxas, which a build ran one after another), else one after another here.
+/// Each job gets `build` with a tool log of its own, appended to `build`'s in the items'
+/// order, so that `-v` lists the runs as a sequential build does; a job whose thread could not
+/// start runs here.
+pub(crate) fn at_once<I: Sync, T: Send>(items: &[I], build: &BuildOptions, parallel: bool, job: impl Fn(&I, &BuildOptions) -> T + Sync) -> Vec<T> {
+    if !parallel {
+        return items.iter().map(|item| job(item, build)).collect();
+    }
+    let job = &job;
+    std::thread::scope(|scope| {
+        let started: Vec<_> = items
+            .iter()
+            .map(|item| {
+                let own = BuildOptions { log: crate::toolchain::ToolLog::new(), ..build.clone() };
+                let thread = std::thread::Builder::new().name("cdpc-tool".into()).spawn_scoped(scope, {
+                    let own = own.clone();
+                    move || job(item, &own)
+                });
+                (item, own, thread)
+            })
+            .collect();
+        started
+            .into_iter()
+            .map(|(item, own, thread)| {
+                let result = match thread {
+                    Ok(thread) => thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                    Err(_) => job(item, &own),
+                };
+                for run in own.log.take() {
+                    build.log.push(run);
+                }
+                result
+            })
+            .collect()
+    })
 }
 
 /// Whether `ptx` declares a function of the device runtime's library (`cudaLaunchDeviceV2`,
