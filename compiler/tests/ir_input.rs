@@ -488,3 +488,23 @@ define ptx_kernel void @count() {
     let ptx = String::from_utf8(driver::compile_ir(ir.as_bytes(), &ptx_options()).unwrap().output).unwrap();
     assert!(ptx.lines().any(|l| l.trim() == ".visible .global .attribute(.managed) .align 4 .u32 total;"), "{ptx}");
 }
+
+/// PTX of the module that ptxas refuses outside inline assembly (here the module's own `module
+/// asm`) is the input's `E1023` with ptxas's message, under `--error-format json` a diagnostic
+/// line like any other, and leaves no cubin; it was ptxas's uncoded tool error.
+#[test]
+fn ptx_that_ptxas_refuses_is_e1023() {
+    if tool_dir().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ir = "target triple = \"nvptx64-nvidia-cuda\"\nmodule asm \".bogus_directive 1;\"\ndefine ptx_kernel void @k(ptr %p) {\n  store i32 1, ptr %p\n  ret void\n}\n";
+    std::fs::write(dir.path().join("k.ll"), ir).unwrap();
+    let out = cdpc(dir.path(), &["-arch=sm_90", "-cubin", "k.ll", "-o", "k.cubin", "--error-format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let lines: Vec<serde_json::Value> = stderr(&out).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))).collect();
+    assert_eq!(lines.len(), 1, "{}", stderr(&out));
+    assert_eq!(lines[0]["code"], "E1023");
+    assert!(lines[0]["message"].as_str().unwrap().contains("Parsing error near '.bogus_directive'"), "{}", lines[0]);
+    assert!(!dir.path().join("k.cubin").exists());
+}

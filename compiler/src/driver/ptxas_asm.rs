@@ -187,8 +187,15 @@ pub(crate) fn diagnostics(ptx: &str, stderr: &str, command: &str, shown: &Source
 /// `again` compiles the program to PTX with the options it is given (line tables on).
 pub(crate) fn placed(error: CompileError, options: &CompileOptions, shown: &SourceText, again: impl FnOnce(&CompileOptions) -> Result<String, CompileError>) -> CompileError {
     let CompileError::Tool(ToolError::Failed { tool, command, stderr, .. }) = &error else { return error };
-    if tool != "ptxas" || errors(stderr).is_empty() {
+    if tool != "ptxas" {
         return error;
+    }
+    // LLVM IR from another front end: PTX outside its inline assembly that ptxas refuses is
+    // NVPTX's work on an operation of the input, the input's error (`E1023`), not the tool's.
+    let foreign = (super::Language::of(options) == super::Language::Ir).then(|| refused_ptx(stderr, command)).flatten();
+    let refused = |error: CompileError| foreign.map_or(error, |d| CompileError::Diagnostics(vec![d]));
+    if errors(stderr).is_empty() {
+        return refused(error);
     }
     let mut options = CompileOptions { emit: Emit::Ptx, debug: Some(options.debug.unwrap_or(DebugLevel::LineTables)), list_headers: Default::default(), ..options.clone() };
     if let Some(sm) = command.split_whitespace().find_map(|w| w.trim_matches('\'').strip_prefix("-arch=")).and_then(|s| s.parse().ok()) {
@@ -200,7 +207,7 @@ pub(crate) fn placed(error: CompileError, options: &CompileOptions, shown: &Sour
         Err(ToolError::Failed { tool, command, stderr, .. }) if tool == "ptxas" => {
             let found = diagnostics(&ptx, &stderr, &command, shown);
             if found.is_empty() {
-                error
+                refused(error)
             } else {
                 CompileError::Diagnostics(found)
             }
@@ -209,11 +216,45 @@ pub(crate) fn placed(error: CompileError, options: &CompileOptions, shown: &Sour
     }
 }
 
+/// `E1023` for ptxas's refusal of the PTX NVPTX wrote, when its stderr names a line of it (an
+/// `error` or a `fatal` one): ptxas's first message the diagnostic's, the others and its
+/// command notes. `None` for a failure that names no line (a crash of ptxas, a signal).
+fn refused_ptx(stderr: &str, command: &str) -> Option<Diagnostic> {
+    let named: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("ptxas ") && l.contains(", line ") && l.split_once(';').is_some_and(|(_, rest)| matches!(rest.trim_start().split([' ', ':']).next(), Some("error" | "fatal"))))
+        .collect();
+    let first = named.first()?;
+    let message = first.split_once(';').map_or(*first, |(_, rest)| rest.trim_start()).trim_start_matches(|c: char| c.is_ascii_alphabetic()).trim_start().trim_start_matches(':').trim();
+    let d = Diagnostic::new(Code::LlvmStopped, Span::default(), format!("ptxas refused the PTX made of this input: {message}"))
+        .with_primary_message("in code made from this input")
+        .with_note("NVPTX's PTX of an operation of the module, or its own `module asm`, is PTX ptxas cannot assemble")
+        .with_note(format!("ptxas's command: {command}\n  ptxas's messages:\n{}", stderr.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")));
+    Some(d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const PTX: &str = ".visible .entry _Z1kPi(\n\t.param .u64 _Z1kPi_param_0\n)\n{\n\t.loc\t1 3 13\n\tld.global.b32 \t%r1, [%rd2];\n\t.loc\t1 4 5\n\t// begin inline asm\n\tbogus.instr.u32 %r1, %r1;\n\t// end inline asm\n\tret;\n}\n\t.file\t1 \"/tmp/x.cu\"\n";
+
+    /// ptxas's refusal of PTX outside inline assembly: its message, `error` or `fatal`, the
+    /// diagnostic's; a failure naming no line of the PTX is none.
+    #[test]
+    fn a_refusal_of_nvptxs_ptx_is_e1023_with_ptxass_message() {
+        let stderr = "ptxas /tmp/w/module.ptx, line 10; fatal   : Parsing error near '.nvvm': syntax error\nptxas fatal   : Ptx assembly aborted due to errors\n";
+        let d = refused_ptx(stderr, "ptxas -arch=sm_90 -c module.ptx").unwrap();
+        assert_eq!(d.code, Code::LlvmStopped);
+        assert_eq!(d.message, "ptxas refused the PTX made of this input: Parsing error near '.nvvm': syntax error");
+        assert!(d.notes.iter().any(|n| n.contains("ptxas -arch=sm_90 -c module.ptx") && n.contains("Ptx assembly aborted")), "{:?}", d.notes);
+        let typed = "ptxas /tmp/w/module.ptx, line 27; error   : Type of argument does not match formal parameter 'bar_param_0'\n";
+        assert_eq!(refused_ptx(typed, "ptxas").unwrap().message, "ptxas refused the PTX made of this input: Type of argument does not match formal parameter 'bar_param_0'");
+        assert!(refused_ptx("ptxas fatal   : Ptx assembly aborted due to errors\n", "ptxas").is_none());
+        assert!(refused_ptx("ptxas /tmp/m.ptx, line 3; warning : something\n", "ptxas").is_none());
+        assert!(refused_ptx("", "ptxas").is_none());
+    }
 
     #[test]
     fn ptxas_error_lines_are_read() {
