@@ -6,6 +6,7 @@ mod nvcc_options;
 mod plan;
 mod preprocess_cmd;
 mod run_cmd;
+mod sccache_steps;
 // `pub(crate)`: the Python package, which holds this file as its module `cli`, uses it too.
 pub(crate) mod signals;
 
@@ -750,6 +751,11 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
     if args.get(1).map(String::as_str) == Some("--link-launcher") {
         return link_launcher::main(args);
     }
+    // The steps `--dryrun --keep` prints for sccache run cdpc with these.
+    if let Some(status) = sccache_steps::intercept(&args) {
+        return status;
+    }
+    let steps = sccache_steps::wants_steps(&args).then(|| args.clone());
     let format = requested_format(&args);
     let args = match nvcc_options::translate(args) {
         Ok(args) => args,
@@ -965,6 +971,10 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
     };
     let program = plan::program_options(&cli, &matches);
     if cli.dry_run {
+        if let Some(raw) = steps {
+            let jobs: Vec<_> = tasks.iter().flat_map(|task| task.jobs(&cli, &program, &options)).collect();
+            return sccache_steps::print_steps(&raw, &jobs, format);
+        }
         for task in &tasks {
             for job in task.jobs(&cli, &program, &options) {
                 eprintln!("{job}");

@@ -72,6 +72,13 @@ fn run_host(request: &Request<'_>, program: &driver::program::ProgramOptions, op
         fail_with_code(format, &first, Some(Code::InputNotReadable), &format!("cannot read `{first}`: {}", cdpc::toolchain::io_message(&e)));
         return ExitCode::FAILURE;
     }
+    // nvcc's identity macros, as nvcc's `-E` of a host file gives its host compiler: sccache
+    // tells nvcc by them, and runs cdpc's steps as it runs nvcc's (`sccache_steps.rs`).
+    let mut options = options.clone();
+    let release = cdpc::toolchain::Toolchain::discover(&options.tools).ok().as_ref().and_then(super::cuda_release);
+    let identity = release.map(driver::program::identity_macros).unwrap_or_default();
+    options.preprocess.macros.splice(0..0, identity.iter().map(|m| cdpc::preprocess::MacroOption::Define(m.trim_start_matches("-D").to_string())));
+    let options = &options;
     let result = driver::program::preprocess_host_file(input, program, options).and_then(|(text, tool_runs)| {
         match request.output.filter(|o| *o != Path::new("-")) {
             Some(path) => {

@@ -21,7 +21,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::build_common::{ccache_stats, have, tool_dir};
+use crate::build_common::{ccache_stats, have, objects, tool_dir};
 
 /// The CMake project, built where it lies in the source tree (out of tree, in a temporary folder).
 fn project() -> PathBuf {
@@ -252,23 +252,6 @@ fn ccache_outcomes(cache: &Path) -> std::collections::BTreeMap<String, u64> {
 fn ccache_zero(cache: &Path) {
     let out = Command::new("ccache").env("CCACHE_DIR", cache).env("CCACHE_CONFIGPATH", cache.join("ccache.conf")).arg("-z").output().expect("ccache runs");
     assert!(out.status.success(), "ccache -z: {}", printed(&out));
-}
-
-/// Every object (`*.o`) under `dir`, by its path below `dir`, with its bytes.
-fn objects(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
-    let mut found = std::collections::BTreeMap::new();
-    let mut folders = vec![dir.to_path_buf()];
-    while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(&folder).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                folders.push(path);
-            } else if path.extension().is_some_and(|e| e == "o") {
-                found.insert(path.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&path).unwrap());
-            }
-        }
-    }
-    found
 }
 
 /// docs/CCACHE.md's CMake recipe: configures the project with [`CCACHE_LAUNCHER`] and a cache of

@@ -174,6 +174,7 @@ fn setup(root: &Path, force: bool) -> Result<Setup> {
     ensure_wheels(root, force)?;
     ensure_cmake();
     ensure_sccache(root, force);
+    ensure_bubblewrap();
     let mut envs = Vec::new();
     if env::var_os(LLVM_SYS_PREFIX_VAR).is_none() {
         envs.push((LLVM_SYS_PREFIX_VAR.to_string(), llvm_prefix.into_os_string()));
@@ -307,21 +308,32 @@ fn ensure_clang(llvm_prefix: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Installs CMake for the test of docs/build-example/CMakeLists.txt, as root where apt-get is
-/// there; otherwise (or when that fails) the test skips with a printed reason, so this never
-/// stops the setup.
+/// Installs CMake for the test of docs/build-example/CMakeLists.txt ([`ensure_optional`]).
 fn ensure_cmake() {
-    if succeeds(Command::new("cmake").arg("--version")) {
+    ensure_optional("cmake", "cmake", "CMake", "the CMake example's test");
+}
+
+/// Installs bubblewrap, the sandbox sccache-dist's build server runs compilations in, for the
+/// test of distributed compilation, compiler/tests/sccache_build.rs ([`ensure_optional`]).
+fn ensure_bubblewrap() {
+    ensure_optional("bwrap", "bubblewrap", "bubblewrap", "the sccache-dist test");
+}
+
+/// Installs the apt package `package` when `program --version` does not run, for `test`, as
+/// root where apt-get is there; otherwise (or when that fails) the test skips with a printed
+/// reason, so this never stops the setup.
+fn ensure_optional(program: &str, package: &str, name: &str, test: &str) {
+    if succeeds(Command::new(program).arg("--version")) {
         return;
     }
     if !is_root() || !succeeds(Command::new("apt-get").arg("--version")) {
-        println!("setup: no CMake (the CMake example's test will skip); install it with: sudo apt-get install -y cmake");
+        println!("setup: no {name} ({test} will skip); install it with: sudo apt-get install -y {package}");
         return;
     }
-    println!("setup: installing CMake for the CMake example's test: apt-get install -y cmake");
-    let installed = run_status(apt().arg("update")).and_then(|_| run_status(apt().args(["install", "-y", "--no-install-recommends", "cmake"])));
+    println!("setup: installing {name} for {test}: apt-get install -y {package}");
+    let installed = run_status(apt().arg("update")).and_then(|_| run_status(apt().args(["install", "-y", "--no-install-recommends", package])));
     if let Err(e) = installed {
-        println!("setup: CMake could not be installed ({e}); the CMake example's test will skip");
+        println!("setup: {name} could not be installed ({e}); {test} will skip");
     }
 }
 

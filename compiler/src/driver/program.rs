@@ -394,10 +394,8 @@ pub fn host_file_headers(input: &Path, list: HeaderList, program: &ProgramOption
 
 /// nvcc's `-E` of a host file: the host compiler's preprocessed text of `input`, read as
 /// [`compile_host_file`] compiles it (`-E` in place of `-c`: nvcc runs `gcc -E` for it), and
-/// what ran. Unlike nvcc, without `__NVCC__` and `__CUDACC_VER_*__`: cdpc defines those for
-/// CMake's identification file alone ([`identity_macros`]), and a compiler cache that probes
-/// a compiler with the `-E` of a C file (sccache) takes a compiler that defines `__NVCC__` for
-/// nvcc and runs NVIDIA's internal tools from its `-dryrun` itself (docs/SCCACHE.md).
+/// what ran. The caller adds nvcc's identity macros ([`identity_macros`]) to `options`, as
+/// nvcc gives them: sccache tells nvcc by them (docs/SCCACHE.md).
 pub fn preprocess_host_file(input: &Path, program: &ProgramOptions, options: &CompileOptions) -> Result<(Vec<u8>, Vec<ToolRun>), BuildError> {
     let HostRun { host, build, work } = HostRun::new(program, options)?;
     let text = work.path().join("host.i");

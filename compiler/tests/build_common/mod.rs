@@ -153,3 +153,20 @@ pub fn ccache_stats(cache: &Path) -> std::collections::BTreeMap<String, u64> {
     assert!(out.status.success(), "ccache --print-stats: {}", stderr(&out));
     String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.split_once('\t')).filter_map(|(name, value)| Some((name.to_string(), value.trim().parse().ok()?))).collect()
 }
+
+/// Every object (`*.o`) under `dir`, by its path below `dir`, with its bytes.
+pub fn objects(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut found = std::collections::BTreeMap::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "o") {
+                found.insert(path.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    found
+}
