@@ -1147,8 +1147,9 @@ fn dependency_rule(cli: &Cli, target: &str, input: &std::path::Path, headers: &[
     text
 }
 
-/// nvcc's `-M` and `-MM`: each source compiled as `-dc` compiles it, written nowhere, for the
-/// headers it reads (both sides of CUDA C++; `-MM` leaves out system folders' as `-MMD` does,
+/// nvcc's `-M` and `-MM`: the headers each source's `-dc` reads (CUDA C++'s from Clang's lists of
+/// its preprocessing of both sides, no compilation; the kernel language and LLVM IR compiled,
+/// written nowhere; `-MM` leaves out system folders' as `-MMD` does,
 /// where nvcc's `-MM` keeps CUDA's), a host file's from its host compiler's `-M` or `-MM`, as
 /// nvcc's; one rule each, for `<stem>.o` in `-odir`'s folder (nvcc's target, measured with nvcc
 /// 13.5) or `-MT`'s, all of them to `-MF`'s file, else `-o`'s, else standard output, written
@@ -1177,6 +1178,22 @@ fn generate_dependencies(cli: &Cli, sources: &[PathBuf], dc_emit: Emit, program:
             Ok(file) => file,
             Err(code) => return code,
         };
+        // CUDA C++'s list from Clang's preprocessing of each side, no compilation.
+        if language == driver::Language::Cuda {
+            match preprocess_cmd::cuda_headers(&file.shown, &options) {
+                Ok(done) => {
+                    show_tool_runs(&done.tool_runs, cli.verbose, format, &file_name);
+                    report_warnings(format, &file_name, &file.shown, &done.warnings, color);
+                    text.push_str(&dependency_rule(cli, &target, source, &done.headers));
+                    continue;
+                }
+                Err(CompileError::Diagnostics(diagnostics)) => return report_errors(format, &file_name, &file.shown, &diagnostics, color),
+                Err(e) => {
+                    fail_with_code(format, &file_name, e.code(), &e.to_string());
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
         match file.compile_to_file(&[source], std::path::Path::new("/dev/null"), &options) {
             Ok(compiled) => {
                 show_tool_runs(&compiled.tool_runs, cli.verbose, format, &file_name);

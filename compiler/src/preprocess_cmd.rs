@@ -113,8 +113,9 @@ pub(crate) fn header_list_path(cli: &Cli) -> PathBuf {
 /// (sccache keeps the list its `-E` wrote when a compilation is a cache hit): the Make rule a
 /// compilation of the source writes, for `-MT`'s target (else `<stem>.o`, nvcc's `-M`'s) at
 /// `-MF`'s path (else `<stem>.d` in the current folder). Its headers are those the compilation
-/// reads, found as `-M` finds them: a `.cu` file compiled (both sides) and written nowhere, a
-/// host file by the host compiler's `-M`. `options` are the compilation's (`plan.rs`).
+/// reads, found as `-M` finds them: a `.cu` file's from Clang's lists of its preprocessing of
+/// each side ([`cuda_headers`]), a host file's by the host compiler's `-M`. `options` are the
+/// compilation's (`plan.rs`).
 pub(crate) fn write_header_list(cli: &Cli, program: &driver::program::ProgramOptions, options: &CompileOptions, color: Color) -> ExitCode {
     let format = cli.error_format;
     let source = &cli.inputs[0];
@@ -132,9 +133,9 @@ pub(crate) fn write_header_list(cli: &Cli, program: &driver::program::ProgramOpt
             Ok(file) => file,
             Err(code) => return code,
         };
-        match file.compile_to_file(&[source], Path::new("/dev/null"), options) {
+        match cuda_headers(&file.shown, options) {
             // Its warnings are `-E`'s, said already.
-            Ok(compiled) => compiled.headers,
+            Ok(done) => done.headers,
             Err(CompileError::Diagnostics(diagnostics)) => return report_errors(format, &file_name, &file.shown, &diagnostics, color),
             Err(e) => {
                 fail_with_code(format, &file_name, e.code(), &e.to_string());
@@ -154,6 +155,15 @@ pub(crate) fn write_header_list(cli: &Cli, program: &driver::program::ProgramOpt
             ExitCode::FAILURE
         }
     }
+}
+
+/// `-E` of CUDA C++ `source` with the headers a compilation with `options` reads (its `-MD`
+/// list, `Preprocessed::headers`), from Clang's lists of its preprocessing of each side: no
+/// compilation runs. The device sides are
+/// those of `options`' images (`-gencode`), else of its architecture.
+pub(crate) fn cuda_headers(source: &str, options: &CompileOptions) -> Result<driver::Preprocessed, CompileError> {
+    let options = CompileOptions { list_headers: if options.list_headers == driver::HeaderList::None { driver::HeaderList::All } else { options.list_headers }, ..options.clone() };
+    driver::preprocess_cuda(source, &options, &driver::fatbin::architectures(&options.host_object_images))
 }
 
 /// `-E` of the one source [`check`] accepted.

@@ -488,7 +488,8 @@ fn make_rebuilds_an_object_when_its_header_changes() {
 /// nvcc's `-M` and `-MM` (older Makefiles' `depend` rules): nothing compiled to a file, a rule
 /// per source for `<stem>.o` (`-odir`'s, `-MT`'s) as nvcc 13.5 writes it, to standard output,
 /// `-o`'s or `-MF`'s file; `-M` lists what `-dc -MD` lists, `-MM` what `-dc -MMD` does; a
-/// source that does not compile writes nothing.
+/// source that does not preprocess writes nothing, and one with an error only a compilation
+/// finds is listed, as nvcc's `-M` lists it.
 #[test]
 fn dependency_rules_alone_as_nvccs_m_and_mm() {
     if tool_dir().is_none() {
@@ -522,12 +523,18 @@ fn dependency_rules_alone_as_nvccs_m_and_mm() {
     for absent in ["a.o", "b.o", "obj", "other.d", "a.d"] {
         assert!(!dir.path().join(absent).exists(), "{absent} was written");
     }
-    // a source that does not compile: its error, and no list
-    std::fs::write(dir.path().join("bad.cu"), "__global__ void k() { undeclared_name; }\n").unwrap();
+    // a source that does not preprocess: its error, and no list
+    std::fs::write(dir.path().join("bad.cu"), "#include \"missing.h\"\n__global__ void k() {}\n").unwrap();
     let out = cdpc(dir.path(), &with(&["-M", "a.cu", "bad.cu", "-o", "bad.d"]));
-    assert!(!out.status.success() && stderr(&out).contains("undeclared_name") && !dir.path().join("bad.d").exists(), "{}", stderr(&out));
+    assert!(!out.status.success() && stderr(&out).contains("missing.h") && !dir.path().join("bad.d").exists(), "{}", stderr(&out));
+    // an error only a compilation finds: the list all the same, as nvcc's `-M` (its
+    // preprocessor's) gives it
+    std::fs::write(dir.path().join("semantic.cu"), "__global__ void k() { undeclared_name; }\n").unwrap();
+    let out = cdpc(dir.path(), &with(&["-M", "semantic.cu", "-o", "semantic.d"]));
+    assert!(out.status.success() && std::fs::read_to_string(dir.path().join("semantic.d")).unwrap().starts_with("semantic.o : semantic.cu"), "{}", stderr(&out));
     // nvcc's rules for the same command lines: the same targets and the same headers of the user's
     let Some(nvcc) = nvcc() else { return };
+    run(&nvcc, dir.path(), &with(&["-M", "semantic.cu", "-o", "semantic-nvcc.d"]));
     let theirs = run(&nvcc, dir.path(), &with(&["-MM", "a.cu", "b.cu", "-odir", "obj"]));
     let theirs = String::from_utf8_lossy(&theirs.stdout).into_owned();
     let cuda = tool_dir().unwrap().parent().unwrap().display().to_string();

@@ -842,7 +842,17 @@ impl ClangSetup {
     /// preprocessed text and Clang's warnings. No precompiled header (its text would be missing
     /// from the output); paths in this run's work folders are written as the file names alone,
     /// so that the text is the same in every run.
-    fn preprocess(&self, template: &ClangInvocation<'_>, side: clang::Side, source: &str, options: &CompileOptions, build: &BuildOptions) -> Result<(String, Vec<Diagnostic>), CompileError> {
+    /// Clang's preprocessed text of one side, its warnings, and with `depfile` the headers it
+    /// read (Clang's `-MD` beside `-E`), as a compilation's list has them ([`Self::headers_read`]).
+    fn preprocess(
+        &self,
+        template: &ClangInvocation<'_>,
+        side: clang::Side,
+        source: &str,
+        options: &CompileOptions,
+        build: &BuildOptions,
+        depfile: Option<(&Path, bool)>,
+    ) -> Result<(String, Vec<Diagnostic>, Vec<PathBuf>), CompileError> {
         let _replacing = clang::nvcc_text::replace_texts(Some(self.replacements.clone()));
         let compiled_path = std::cell::RefCell::new(PathBuf::new());
         let work_dir = std::cell::RefCell::new(PathBuf::new());
@@ -851,7 +861,7 @@ impl ClangSetup {
             |work| {
                 let file = self.source_file(work, source, options)?;
                 let output = work.join("preprocessed.cui");
-                let args = ClangInvocation { source: &file, output: &output, preprocess: Some(side), ..template.clone() }.args();
+                let args = ClangInvocation { source: &file, output: &output, preprocess: Some(side), depfile, ..template.clone() }.args();
                 *compiled_path.borrow_mut() = file;
                 *work_dir.borrow_mut() = work.to_path_buf();
                 Ok((args, output))
@@ -868,7 +878,8 @@ impl ClangSetup {
                         text = text.replace(&format!("\"{}/", dir.display()), "\"");
                     }
                 }
-                Ok((text, options.warnings.apply(said.diagnostics(&compiled_path, source))))
+                let headers = depfile.map(|(path, _)| self.headers_read(path, &compiled_path, &work, None)).unwrap_or_default();
+                Ok((text, options.warnings.apply(said.diagnostics(&compiled_path, source)), headers))
             }
             Err(failure) => Err(failure.into_error(&compiled_path, source, options)),
         }
@@ -1168,6 +1179,9 @@ pub struct Preprocessed {
     pub warnings: Vec<Diagnostic>,
     /// Every Clang run.
     pub tool_runs: Vec<ToolRun>,
+    /// With [`CompileOptions::list_headers`], the headers both sides read, from Clang's own
+    /// lists of its preprocessing: what a compilation's `-MD` lists, without compiling.
+    pub headers: Vec<PathBuf>,
 }
 
 /// `-E` of CUDA C++ `source`, as nvcc's `-E` serves a compiler cache: Clang's preprocessed
@@ -1188,6 +1202,21 @@ pub fn preprocess_cuda(source: &str, options: &CompileOptions, archs: &[crate::t
         archs.push(options.target.sm);
     }
     let names: Vec<String> = archs.iter().map(|a| a.to_string()).collect();
+    // Clang's lists of the headers each side read, in a folder of their own (a Clang
+    // program's work folder is gone before its files could be read).
+    let listing = match options.list_headers {
+        HeaderList::None => None,
+        list => Some((work_folder()?, list == HeaderList::All)),
+    };
+    let depfile = |i: usize| listing.as_ref().map(|(dir, all)| (dir.path().join(format!("side-{i}.d")), *all));
+    let mut headers: Vec<PathBuf> = Vec::new();
+    let mut add_headers = |read: Vec<PathBuf>| {
+        for path in read {
+            if !headers.contains(&path) {
+                headers.push(path);
+            }
+        }
+    };
     let mut text = format!("{} (cdpc {}): CUDA C++ for {}, then its host side\n", crate::toolchain::PREPROCESSED_START, env!("CARGO_PKG_VERSION"), names.join(", "));
     let mut warnings: Vec<Diagnostic> = Vec::new();
     let add_warnings = |found: Vec<Diagnostic>, warnings: &mut Vec<Diagnostic>| {
@@ -1201,8 +1230,10 @@ pub fn preprocess_cuda(source: &str, options: &CompileOptions, archs: &[crate::t
         let mut arch_options = options.clone();
         arch_options.target.sm = *arch;
         let template = setup.template(&arch_options);
-        let (side, found) = setup.preprocess(&template, clang::Side::Device, source, &arch_options, &build)?;
+        let listed = depfile(i);
+        let (side, found, read) = setup.preprocess(&template, clang::Side::Device, source, &arch_options, &build, listed.as_ref().map(|(p, all)| (p.as_path(), *all)))?;
         add_warnings(found, &mut warnings);
+        add_headers(read);
         // `sm_90a` defines `__CUDA_ARCH_FEAT_SM90_ALL`, `sm_90` does not: the two are told apart.
         let feature = format!("__CUDA_ARCH_FEAT_SM{}_ALL", arch.number);
         let feature = if arch.arch_specific { format!("defined({feature})") } else { format!("!defined({feature})") };
@@ -1212,15 +1243,17 @@ pub fn preprocess_cuda(source: &str, options: &CompileOptions, archs: &[crate::t
             text.push('\n');
         }
     }
-    let (host, found) = setup.preprocess(&setup.template(options), clang::Side::Host, source, options, &build)?;
+    let listed = depfile(archs.len());
+    let (host, found, read) = setup.preprocess(&setup.template(options), clang::Side::Host, source, options, &build, listed.as_ref().map(|(p, all)| (p.as_path(), *all)))?;
     add_warnings(found, &mut warnings);
+    add_headers(read);
     text.push_str("#elif !defined(__CUDA_ARCH__)\n");
     text.push_str(&host);
     if !host.ends_with('\n') {
         text.push('\n');
     }
     text.push_str(&format!("#else\n#error \"preprocessed by cdpc -E for {} only\"\n#endif\n", names.join(", ")));
-    Ok(Preprocessed { text, warnings, tool_runs: build.log.take() })
+    Ok(Preprocessed { text, warnings, tool_runs: build.log.take(), headers: super::tidy_headers(headers) })
 }
 
 /// Compiles CUDA C++ `source` to LLVM IR and/or PTX, as `outputs` asks.
