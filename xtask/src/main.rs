@@ -136,9 +136,10 @@ usage: cargo xtask <command>
                     cdpc-run into build/gpu/bin/; carry build/gpu to the GPU machine and run
                     `sh samples/harness/gpu-run.sh` there; then gpu-bench-bundle.
                     LABELS='cdpc-v2 cdpc-v2-default' builds only those labels
-  bench-compile [--sizes 1,10,100,1000] [--repeat N] [--tiny]
+  bench-compile [--sizes 1,10,100,1000] [--repeat N] [--tiny] [--no-corpus]
                     cdpc's compile time against nvcc's; writes BENCHMARKS.md and
-                    docs/compile-time.png (--tiny: a quick check, no report)
+                    docs/compile-time.png (--tiny: a quick check, no report;
+                    --no-corpus: the samples and chains alone)
   plot-gpu [FILE]   draw docs/gpu-ratios.png (cdpc / nvcc launch-tree time per sample) from
                     results/gpu-diff.md or FILE
   plot-klap [FILE]  draw docs/klap-speedups.png (KLAP's programs: nvcc's time over each cdpc

@@ -44,22 +44,25 @@ const DEFAULT_REPEAT: usize = 7;
 const TINY_SAMPLE: &str = "hello";
 
 pub const USAGE: &str = "\
-  bench-compile [--sizes 1,10,100,1000] [--repeat N] [--tiny]
+  bench-compile [--sizes 1,10,100,1000] [--repeat N] [--tiny] [--no-corpus]
                     compile time of cdpc against nvcc + nvlink on samples/*.cdp and on generated
                     chains of N kernels; writes BENCHMARKS.md (Compile time) and
                     docs/compile-time.png; --tiny: one sample and the 1-kernel chain, once each,
-                    no report (skips, exit 0, when nvcc is absent)
+                    no report (skips, exit 0, when nvcc is absent); --no-corpus: the samples and
+                    chains alone (the corpus's tables are left out of the report)
 ";
 
 struct Options {
     sizes: Vec<usize>,
     repeat: usize,
     tiny: bool,
+    /// The corpus files are not compiled (`--no-corpus`).
+    no_corpus: bool,
     command_line: String,
 }
 
 fn parse_options(args: &[OsString]) -> Result<Options> {
-    let mut o = Options { sizes: DEFAULT_SIZES.to_vec(), repeat: DEFAULT_REPEAT, tiny: false, command_line: String::from("cargo xtask bench-compile") };
+    let mut o = Options { sizes: DEFAULT_SIZES.to_vec(), repeat: DEFAULT_REPEAT, tiny: false, no_corpus: false, command_line: String::from("cargo xtask bench-compile") };
     let mut it = args.iter().map(|a| a.to_string_lossy().into_owned());
     while let Some(a) = it.next() {
         o.command_line.push(' ');
@@ -94,6 +97,7 @@ fn parse_options(args: &[OsString]) -> Result<Options> {
                 o.repeat = v.parse::<usize>().ok().filter(|&n| n >= 1).ok_or_else(|| format!("--repeat {v}: expected a number >= 1"))?;
             }
             "--tiny" => o.tiny = true,
+            "--no-corpus" => o.no_corpus = true,
             other => return Err(format!("bench-compile: unknown argument `{other}`\n\n{USAGE}")),
         }
     }
@@ -252,7 +256,7 @@ pub fn bench_compile(root: &Path, args: &[OsString]) -> Result<ExitCode> {
         fs::write(&path, gen::chain_program(n)).map_err(|e| format!("writing {}: {e}", path.display()))?;
         programs.push(Job { name: format!("gen_{n}"), path, generated: true, corpus: None });
     }
-    if !opts.tiny {
+    if !opts.tiny && !opts.no_corpus {
         programs.extend(corpus_jobs(root, &bench_dir)?);
     }
 
