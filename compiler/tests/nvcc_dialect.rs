@@ -890,3 +890,91 @@ fn a_pragma_from_a_macro_and_redeclared_built_ins_compile_as_nvcc_compiles_them(
         assert_eq!(loads(&theirs), 1, "nvcc keeps the loop:\n{theirs}");
     }
 }
+
+/// A narrowing conversion in a braced initializer: nvcc warns ("invalid narrowing conversion",
+/// #2361-D) in a kernel, and so does its host compiler (g++) where host code narrows a
+/// variable's value, and both compile; g++ refuses host code that narrows a constant, so nvcc
+/// does. SHOC's neural-network benchmark has the kernel's line.
+#[test]
+fn a_narrowing_initializer_is_a_warning_where_nvccs_is() {
+    let source = "#include <cstdio>\n__global__ void k(int *o) { int y[2] = {0.0, 1.5}; o[threadIdx.x] = y[threadIdx.x & 1]; }\nint main() { double d = 2.5; int y[2] = {1, d}; printf(\"%d\\n\", y[0] + y[1]); }\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("narrow.cu"), source).unwrap();
+    let out = cdpc(dir.path(), &["narrow.cu", "-o", "narrow_cdpc"]);
+    assert!(out.status.success(), "cdpc: {}", stderr(&out));
+    assert!(stderr(&out).contains("warning") && stderr(&out).contains("narrowed"), "a warning as nvcc's: {}", stderr(&out));
+    let printed = run(&dir.path().join("narrow_cdpc"), dir.path(), &[]).stdout;
+    assert_eq!(String::from_utf8_lossy(&printed), "3\n");
+    if let Some(nvcc) = nvcc() {
+        run(&nvcc, dir.path(), &["-arch=sm_90", "narrow.cu", "-o", "narrow_nvcc"]);
+        assert_eq!(run(&dir.path().join("narrow_nvcc"), dir.path(), &[]).stdout, printed, "nvcc's build prints other bytes");
+    }
+    let constant = "int host() { int y[2] = {0.0, 1.5}; return y[1]; }\n";
+    std::fs::write(dir.path().join("constant.cu"), constant).unwrap();
+    let out = cdpc(dir.path(), &["-dc", "constant.cu", "-o", "constant.o"]);
+    assert!(!out.status.success() && stderr(&out).contains("narrowed"), "g++ refuses a host constant that narrows: {}", stderr(&out));
+    if let Some(nvcc) = nvcc() {
+        let refused = Command::new(&nvcc).current_dir(dir.path()).args(["-arch=sm_90", "-dc", "constant.cu", "-o", "n.o"]).output().unwrap();
+        assert!(!refused.status.success(), "nvcc refuses constant.cu too");
+    }
+}
+
+/// A helper that exists as a `__device__` function only where `__CUDA_ARCH__` is defined, the
+/// host side having a macro of the same name, called from host functions and a host variable's
+/// initializer (ccminer's `cuda_swab64`, `ROTL64`, `__funnelshift_r` in five of its files):
+/// nvcc's device pass does not look at calls from host code, so nvcc compiles it; Clang's
+/// device pass refused each call ("call to __device__ function from __host__ function"). The
+/// program prints what nvcc's build prints. A real call from host code to device code is still
+/// refused (the host pass sees it), as is any other error of host code that only the device
+/// pass sees, both as nvcc refuses them.
+#[test]
+fn host_code_calling_a_device_only_helper_compiles_as_nvcc_compiles_it() {
+    let source = r#"#include <cstdio>
+#include <cstdint>
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ uint32_t swab32(uint32_t x) { return __byte_perm(x, 0, 0x0123); }
+#else
+#define swab32(x) __builtin_bswap32(x)
+#endif
+__constant__ uint32_t c_key[2];
+static const uint32_t host_key[2] = {swab32(1u), swab32(2u)};
+__global__ void k(uint32_t *o) { o[threadIdx.x] = swab32(c_key[threadIdx.x & 1]); }
+void set_key(const uint32_t *in) {
+  uint32_t t[2];
+  for (int i = 0; i < 2; i++) t[i] = swab32(in[i]);
+  cudaMemcpyToSymbol(c_key, t, sizeof t);
+}
+int main() {
+  uint32_t in[2] = {host_key[0], host_key[1]};
+  printf("%08x %08x\n", swab32(in[0]), host_key[1]);
+  if (in[0] == 0) set_key(in);
+  return 0;
+}
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("swab.cu"), source).unwrap();
+    let out = cdpc(dir.path(), &["swab.cu", "-o", "swab_cdpc"]);
+    assert!(out.status.success(), "cdpc: {}", stderr(&out));
+    assert!(stderr(&out).is_empty(), "nvcc says nothing: {}", stderr(&out));
+    let printed = run(&dir.path().join("swab_cdpc"), dir.path(), &[]).stdout;
+    assert_eq!(String::from_utf8_lossy(&printed), "00000001 02000000\n");
+    let ptx = crate::build_common::cdpc_ptx_with("swab.cu", source, &[]);
+    assert!(ptx.contains("prmt.b32"), "the kernel's swab32 is the device helper's:\n{ptx}");
+    if let Some(nvcc) = nvcc() {
+        run(&nvcc, dir.path(), &["-arch=sm_90", "swab.cu", "-o", "swab_nvcc"]);
+        assert_eq!(run(&dir.path().join("swab_nvcc"), dir.path(), &[]).stdout, printed, "nvcc's build prints other bytes");
+    }
+    for (name, source, said) in [
+        ("real.cu", "__device__ int dev() { return 1; }\nint host() { return dev(); }\n", "call to __device__ function from __host__ function"),
+        ("other.cu", "int host() {\n#ifdef __CUDA_ARCH__\n  return undeclared_thing;\n#else\n  return 0;\n#endif\n}\n", "undeclared identifier 'undeclared_thing'"),
+    ] {
+        std::fs::write(dir.path().join(name), source).unwrap();
+        let out = cdpc(dir.path(), &["-dc", name, "-o", "x.o"]);
+        assert!(!out.status.success() && stderr(&out).contains(said), "{name}: {}", stderr(&out));
+        assert!(!dir.path().join("x.o").exists(), "{name}: no output on failure");
+        if let Some(nvcc) = nvcc() {
+            let refused = Command::new(&nvcc).current_dir(dir.path()).args(["-arch=sm_90", "-dc", name, "-o", "n.o"]).output().unwrap();
+            assert!(!refused.status.success(), "nvcc refuses {name} too");
+        }
+    }
+}

@@ -15,6 +15,7 @@
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/DiagnosticIDs.h"
+#include "clang/Basic/DiagnosticSema.h"
 #include "clang/Basic/DiagnosticOptions.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Driver/Compilation.h"
@@ -26,6 +27,7 @@
 #include "clang/Frontend/CompilerInvocation.h"
 #include "clang/Frontend/FrontendActions.h"
 #include "clang/Frontend/MultiplexConsumer.h"
+#include "clang/Lex/Lexer.h"
 #include "clang/Lex/PreprocessorOptions.h"
 #include "clang/Sema/Sema.h"
 #include "clang/Sema/SemaConsumer.h"
@@ -129,6 +131,8 @@ public:
       }
     }
     Held message{code, {}, 0, 0, std::string(text)};
+    if (forgive_host_calls)
+      mark_host_call(level, info, message);
     if (info.getLocation().isValid() && info.hasSourceManager()) {
       clang::PresumedLoc at = info.getSourceManager().getPresumedLoc(info.getLocation());
       if (at.isValid()) {
@@ -137,10 +141,13 @@ public:
         message.column = at.getColumn();
       }
     }
-    if (holding)
+    if (holding) {
+      held_errors += level >= clang::DiagnosticsEngine::Error;
+      held_host_calls += message.host_call;
       held.push_back(std::move(message));
-    else
+    } else {
       send(message);
+    }
   }
 
   // Keeps the messages from here on until `release` hands them to the caller or `discard`
@@ -151,10 +158,12 @@ public:
     for (const Held &message : held)
       send(message);
     held.clear();
+    held_errors = held_host_calls = 0;
   }
   void discard() {
     holding = false;
     held.clear();
+    held_errors = held_host_calls = 0;
     clear();
   }
 
@@ -166,6 +175,65 @@ public:
   }
 
   bool unsupported_job = false;
+
+  // nvcc's device pass does not look at calls from host code: a host function's body, or a
+  // host variable's initializer, that calls a `__device__` function (one that exists only when
+  // `__CUDA_ARCH__` is defined, the host side having a macro of the same name: ccminer's
+  // `cuda_swab64`, `ROTL64`) compiles with nvcc, where Clang's device pass refuses the call
+  // ("no matching function ...: call to __device__ function from __host__ function"). Such a
+  // function or variable is never emitted on the device side, and the host pass, which checks
+  // the same code without `__CUDA_ARCH__`, still refuses a real mistake. With
+  // `forgive_host_calls` (set for device-side runs), each error that is such a call is marked;
+  // `forgive` drops them, with their notes, when they are all the run's errors.
+  bool forgive_host_calls = false;
+
+  // Whether the run compiles the device side.
+  bool device_side = false;
+
+  // The front end's Sema while a run parses (SemaForForward), for where a message arises.
+  clang::Sema *sema = nullptr;
+
+  // Whether every error held is a call from host code to device code (and there is one).
+  bool only_host_calls() const { return held_errors > 0 && held_errors == held_host_calls; }
+
+  // Whether the run stopped at Clang's limit of errors with only such calls before it: a run
+  // without the limit can then forgive them all.
+  bool stopped_at_limit_by_host_calls() const {
+    bool any = false;
+    for (const Held &m : held) {
+      if (m.level == 4 && m.text.rfind("too many errors emitted", 0) == 0)
+        continue;
+      if (m.level >= 3 && !m.host_call)
+        return false;
+      any |= m.level >= 3;
+    }
+    return any;
+  }
+
+  // Drops the held errors that are calls from host code (and the notes after each), and makes
+  // the narrowings nvcc warns of warnings.
+  void forgive() {
+    std::vector<Held> kept;
+    bool skipping = false;
+    for (Held &m : held) {
+      if (m.level != 0)
+        skipping = m.host_call && !m.as_warning;
+      if (m.level >= 3 && m.host_call && NumErrors > 0) {
+        --NumErrors;
+        if (m.as_warning) {
+          m.level = 2;
+          m.text += " [-Wc++11-narrowing]";
+          ++NumWarnings;
+        }
+      }
+      if (skipping)
+        continue;
+      kept.push_back(std::move(m));
+    }
+    held = std::move(kept);
+    held_errors -= held_host_calls;
+    held_host_calls = 0;
+  }
 
   // Whether the compilation asked for warnings in system headers (`-Wsystem-headers`), as its
   // front end's engine says once the warning options are applied: set for each front-end run.
@@ -207,7 +275,103 @@ private:
     std::string file;
     unsigned line, column;
     std::string text;
+    // An error that nvcc does not give (`forgive_host_calls`): a call (or reference) from host
+    // code to a `__device__` function, dropped; or a narrowing it warns of (`as_warning`).
+    bool host_call = false;
+    bool as_warning = false;
   };
+
+  // The error a note belongs to, while notes follow it (index in `held`).
+  size_t last_error = SIZE_MAX;
+  // The errors held, and those of them that are calls from host code.
+  size_t held_errors = 0, held_host_calls = 0;
+
+  static bool narrowing(unsigned id) {
+    return id == clang::diag::ext_init_list_type_narrowing || id == clang::diag::ext_init_list_type_narrowing_const_reference ||
+           id == clang::diag::ext_init_list_constant_narrowing || id == clang::diag::ext_init_list_constant_narrowing_const_reference ||
+           id == clang::diag::ext_init_list_variable_narrowing || id == clang::diag::ext_init_list_variable_narrowing_const_reference;
+  }
+
+  // Whether the message points at a literal (`0.0`, `-1.5`): a constant, which g++ refuses to
+  // narrow, where Clang's "type ... cannot be narrowed" is given for constants and variables
+  // alike (a floating value into an integer).
+  bool literal_at(const clang::Diagnostic &info) const {
+    if (!sema || !info.getLocation().isValid() || !info.hasSourceManager())
+      return false;
+    const clang::SourceManager &sources = info.getSourceManager();
+    clang::SourceLocation at = sources.getSpellingLoc(info.getLocation());
+    for (int i = 0; i < 4; ++i) {
+      clang::Token token;
+      if (clang::Lexer::getRawToken(at, token, sources, sema->getLangOpts(), /*IgnoreWhiteSpace=*/true))
+        return false;
+      if (token.isOneOf(clang::tok::numeric_constant, clang::tok::char_constant))
+        return true;
+      if (!token.isOneOf(clang::tok::minus, clang::tok::plus, clang::tok::l_paren))
+        return false;
+      at = token.getEndLoc();
+    }
+    return false;
+  }
+
+  // Whether the parse is inside a `__global__` or `__device__` (not also `__host__`) function
+  // or lambda.
+  bool in_device_code() const {
+    const clang::FunctionDecl *function = sema ? sema->getCurFunctionDecl(/*AllowLambda=*/true) : nullptr;
+    return function && (function->hasAttr<clang::CUDAGlobalAttr>() ||
+                        (function->hasAttr<clang::CUDADeviceAttr>() && !function->hasAttr<clang::CUDAHostAttr>()));
+  }
+
+  // Caller targets as Clang's CUDA messages number them (`%select{__device__|__global__|__host__|...}`).
+  static bool host_target(const clang::Diagnostic &info, unsigned arg) {
+    if (info.getNumArgs() <= arg)
+      return false;
+    switch (info.getArgKind(arg)) {
+    case clang::DiagnosticsEngine::ak_sint:
+      return info.getArgSInt(arg) == 2;
+    case clang::DiagnosticsEngine::ak_uint:
+      return info.getArgUInt(arg) == 2;
+    default:
+      return false;
+    }
+  }
+
+  // Marks `message` (or the error its note belongs to) as a call from host code (above).
+  void mark_host_call(clang::DiagnosticsEngine::Level level, const clang::Diagnostic &info, Held &message) {
+    unsigned id = info.getID();
+    if (level == clang::DiagnosticsEngine::Note) {
+      if (id == clang::diag::note_ovl_candidate_bad_target && host_target(info, 4) && last_error < held.size() &&
+          !held[last_error].host_call) {
+        held[last_error].host_call = true;
+        ++held_host_calls;
+      }
+      return;
+    }
+    last_error = SIZE_MAX;
+    if (level < clang::DiagnosticsEngine::Error || !holding)
+      return;
+    if (narrowing(id)) {
+      // nvcc warns (#2361-D) where device code narrows, as g++ does where host code narrows
+      // a variable's value; g++ refuses a host constant that narrows.
+      message.host_call = message.as_warning =
+          id == clang::diag::ext_init_list_variable_narrowing || id == clang::diag::ext_init_list_variable_narrowing_const_reference ||
+          in_device_code() || (!literal_at(info) && id != clang::diag::ext_init_list_constant_narrowing &&
+                               id != clang::diag::ext_init_list_constant_narrowing_const_reference);
+      return;
+    }
+    // Calls from host code are the device side's alone: the host side refuses them as nvcc does.
+    if (!device_side)
+      return;
+    if (id == clang::diag::err_ref_bad_target)
+      message.host_call = host_target(info, 3);
+    else if (id == clang::diag::err_ref_bad_target_global_initializer)
+      message.host_call = true;
+    // The overload errors wait for their notes: a candidate not viable for the call from
+    // host code marks them.
+    if (id == clang::diag::err_ovl_no_viable_function_in_call || id == clang::diag::err_ovl_no_viable_member_function_in_call ||
+        id == clang::diag::err_ovl_no_viable_object_call || id == clang::diag::err_ovl_no_viable_oper ||
+        id == clang::diag::err_ovl_no_viable_function_in_init)
+      last_error = held.size();
+  }
   void send(const Held &m) { on_diag(user, m.level, m.file.empty() ? nullptr : m.file.c_str(), m.line, m.column, m.text.c_str()); }
 
 public:
@@ -837,18 +1001,71 @@ protected:
   }
 };
 
+// Ahead of code generation: while every error of a device-side run is a call from host code
+// to device code (Forward's `forgive_host_calls`), the engine's error state is cleared before
+// each declaration reaches code generation, which otherwise stops emitting anything after the
+// first error (a kernel defined after such a host variable would be missing from the module),
+// and at the end of the file the messages are forgotten, so that the module is written as
+// nvcc's device pass writes it. Clang's recovery left those host functions and variables
+// marked invalid; the device side never emits a host one.
+class ForgiveHostCalls : public clang::ASTConsumer {
+public:
+  ForgiveHostCalls(Forward &forward, clang::DiagnosticsEngine &diags) : forward(forward), diags(diags) {}
+  bool HandleTopLevelDecl(clang::DeclGroupRef) override {
+    clear_if_forgiven();
+    return true;
+  }
+  void HandleInlineFunctionDefinition(clang::FunctionDecl *) override { clear_if_forgiven(); }
+  void HandleTagDeclDefinition(clang::TagDecl *) override { clear_if_forgiven(); }
+  void HandleCXXStaticMemberVarInstantiation(clang::VarDecl *) override { clear_if_forgiven(); }
+  void HandleTranslationUnit(clang::ASTContext &) override {
+    if (clear_if_forgiven())
+      forward.forgive();
+  }
+
+private:
+  // Whether the errors so far (one at least) are all forgiven calls; then the engine's error
+  // state is cleared (the messages stay held until the end).
+  bool clear_if_forgiven() {
+    if (!forward.only_host_calls() || diags.hasFatalErrorOccurred())
+      return false;
+    if (diags.hasErrorOccurred())
+      diags.Reset(/*soft=*/true);
+    return true;
+  }
+
+  Forward &forward;
+  clang::DiagnosticsEngine &diags;
+};
+
+// Lends Forward the run's Sema (Forward's `in_device_code`).
+class SemaForForward : public clang::SemaConsumer {
+public:
+  explicit SemaForForward(Forward &forward) : forward(forward) {}
+  void InitializeSema(clang::Sema &sema) override { forward.sema = &sema; }
+  void ForgetSema() override { forward.sema = nullptr; }
+
+private:
+  Forward &forward;
+};
+
 // Clang's `-emit-llvm -c`, either side: on the device side skipping the library's bodies
-// (above) where `skip`, on the host side giving nvcc's visibility (above), and checking nvcc's
-// rules (above).
+// (above) where `skip` and forgiving calls from host code (above) where `forward` asks, on the
+// host side giving nvcc's visibility (above), and checking nvcc's rules (above).
 class EmitBitcode : public clang::EmitBCAction {
 public:
   bool needs_bodies = false;
   bool skip = true;
+  Forward *forward = nullptr;
 
 protected:
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &instance, llvm::StringRef file) override {
     auto action = in_front(std::make_unique<HiddenDeviceEntities>(instance.getPreprocessorOpts()),
                            clang::EmitBCAction::CreateASTConsumer(instance, file));
+    if (forward && forward->forgive_host_calls) {
+      action = in_front(std::make_unique<ForgiveHostCalls>(*forward, instance.getDiagnostics()), std::move(action));
+      action = in_front(std::make_unique<SemaForForward>(*forward), std::move(action));
+    }
     if (skip)
       action = in_front(std::make_unique<SkipLibraryBodies>(library_folders(instance.getHeaderSearchOpts()), needs_bodies), std::move(action));
     return in_front(std::make_unique<NvccRules>(instance.getPreprocessorOpts()), std::move(action));
@@ -940,7 +1157,7 @@ void initialise() {
 // bitcode), the standard library's host bodies are skipped (SkipLibraryBodies) and
 // `needs_bodies` says whether the run must be repeated with them.
 bool execute(std::shared_ptr<clang::CompilerInvocation> invocation, Forward &forward, SourceFilter filter,
-             bool skip_library_bodies, bool &needs_bodies) {
+             bool skip_library_bodies, bool &needs_bodies, bool no_error_limit = false) {
   clang::CompilerInstance instance(std::move(invocation));
   llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> files = llvm::vfs::getRealFileSystem();
   if (filter.test && filter.rewrite)
@@ -949,6 +1166,8 @@ bool execute(std::shared_ptr<clang::CompilerInvocation> invocation, Forward &for
   instance.createDiagnostics(&forward, false);
   if (!instance.hasDiagnostics())
     return false;
+  if (no_error_limit)
+    instance.getDiagnostics().setErrorLimit(0);
   forward.system_header_warnings = !instance.getDiagnostics().getSuppressSystemWarnings();
   // The actions cdpc's arguments ask for (`-emit-llvm -c`, `-Xclang -emit-pch`); `clang -cc1`'s
   // other actions (the static analyser, rewriters, ...) are not linked.
@@ -959,6 +1178,7 @@ bool execute(std::shared_ptr<clang::CompilerInvocation> invocation, Forward &for
     {
       auto emit = std::make_unique<EmitBitcode>();
       emit->skip = skip_library_bodies;
+      emit->forward = &forward;
       device = emit.get();
       if (skip_library_bodies)
         instance.getFrontendOpts().SkipFunctionBodies = true;
@@ -1013,18 +1233,40 @@ bool run_cc1(const llvm::opt::ArgStringList &cc1_args, const char *argv0, Forwar
   invocation->getCodeGenOpts().DisableFree = false;
   const char *off = std::getenv("CDPC_CLANG_SKIP_BODIES");
   bool needs_bodies = false;
-  if ((off && llvm::StringRef(off) == "0") || !invocation->getLangOpts().CUDAIsDevice ||
-      invocation->getFrontendOpts().ProgramAction != clang::frontend::EmitBC)
+  if (invocation->getFrontendOpts().ProgramAction != clang::frontend::EmitBC)
     return execute(std::move(invocation), forward, filter, false, needs_bodies);
-  // The messages wait until it is known whether this run counts.
-  forward.hold();
-  bool done = execute(std::make_shared<clang::CompilerInvocation>(*invocation), forward, filter, true, needs_bodies);
-  if (!needs_bodies || forward.unsupported_job) {
+  forward.device_side = invocation->getLangOpts().CUDAIsDevice;
+  if (!forward.device_side) {
+    // The host side: narrowings in device code are nvcc's warnings (Forward).
+    forward.forgive_host_calls = true;
+    forward.hold();
+    bool done = execute(std::move(invocation), forward, filter, false, needs_bodies);
+    forward.forgive_host_calls = false;
     forward.release();
     return done;
   }
-  forward.discard();
-  return execute(std::move(invocation), forward, filter, false, needs_bodies);
+  bool skip = !(off && llvm::StringRef(off) == "0");
+  // The messages wait until it is known whether this run counts, and which of its errors
+  // nvcc's device pass would not give (Forward's `forgive_host_calls`).
+  forward.forgive_host_calls = true;
+  forward.hold();
+  bool done = execute(std::make_shared<clang::CompilerInvocation>(*invocation), forward, filter, skip, needs_bodies);
+  if (needs_bodies && !forward.unsupported_job) {
+    forward.discard();
+    forward.hold();
+    skip = false;
+    done = execute(std::make_shared<clang::CompilerInvocation>(*invocation), forward, filter, false, needs_bodies);
+  }
+  // Stopped by Clang's limit of errors with nothing but calls from host code before it: once
+  // more without the limit, which sees whether they are all there is.
+  if (!forward.unsupported_job && forward.stopped_at_limit_by_host_calls()) {
+    forward.discard();
+    forward.hold();
+    done = execute(std::move(invocation), forward, filter, skip, needs_bodies, /*no_error_limit=*/true);
+  }
+  forward.forgive_host_calls = false;
+  forward.release();
+  return done;
 }
 
 } // namespace
