@@ -26,6 +26,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "the last entry of the documented list where LLVM's OpenMP runtime (libomp-22-dev) is looked for; CDPC_LIBOMP_DIR and the earlier entries override it",
     ),
     ("results/ggml-cuda-backend/device.txt", "usr/local/cuda", "`cdpc --version` as printed on the GPU machine, naming the toolkit it found there"),
+    ("bench/acceptance/device.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there, nvcc beside cdpc over the acceptance lists); CUDA_HOME overrides it"),
     ("bench/ggml/ggml.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there, building ggml with nvcc beside cdpc); CUDA_HOME overrides it"),
     ("samples/harness/gpu-run.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there); CUDA_HOME overrides it"),
     ("samples/harness/soak.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there, building nvcc's cubins to soak beside cdpc's); CUDA_HOME overrides it"),

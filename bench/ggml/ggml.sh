@@ -1,6 +1,7 @@
 #!/bin/bash
 # ggml's CUDA backend built by its CMake with cdpc (and with nvcc, NVCC_TOO=1), then
-# test-backend-ops of each (OPS_SECONDS each, default 240), on a machine with a GPU, CUDA,
+# test-backend-ops of each (OPS_SECONDS each, default 240; OPS_JOBS worker threads, default 8), on a
+# machine with a GPU, CUDA,
 # CMake and Ninja; results to $OUT.
 #
 #   bash bench/ggml/ggml.sh start WAIT     # start the builds, wait up to WAIT s, then test
@@ -45,7 +46,7 @@ grep -h "FAILED\|error" $W/b-cdpc.build.log 2>/dev/null | head -40
 if [ -f $W/cdpc.done ] && [ -f $W/nvcc.done ] && [ "${1:-start}" != "start-only" ]; then
   for b in cdpc nvcc; do
     [ -x $W/b-$b/bin/test-backend-ops ] || continue
-    ( cd $W/b-$b && timeout ${OPS_SECONDS:-240} ./bin/test-backend-ops -b CUDA0 > $OUT/ops-$b.txt 2>&1; echo "ops-$b rc=$?" >> $W/summary.txt ) &
+    ( cd $W/b-$b && timeout ${OPS_SECONDS:-240} ./bin/test-backend-ops -b CUDA0 -j ${OPS_JOBS:-8} > $OUT/ops-$b.txt 2>&1; echo "ops-$b rc=$?" >> $W/summary.txt ) &
   done
   wait
   tail -5 $OUT/ops-*.txt; cp $W/summary.txt $OUT/; cat $W/summary.txt
