@@ -18,7 +18,8 @@
 //!
 //! The first writes a bundle ([`write_bundle`]): the folder the compilation runs in, its
 //! arguments, and the path and bytes of every file its preprocessing reads (the files the line
-//! markers of `cdpc -E` name, each side's) and of its options files (`--options-file`). The second ([`compile_bundle`]) compiles it:
+//! markers of `cdpc -E` name, each side's, and those Clang's `-MD` beside it lists) and of its
+//! options files (`--options-file`). The second ([`compile_bundle`]) compiles it:
 //! where a file of the bundle is missing (a build server's sandbox), it is written at its path
 //! first, existing files are never touched; then `cdpc ARGS -o OUT` runs in that folder. The
 //! object is cdpc's own compilation of the same files with the same arguments at the same
@@ -254,6 +255,20 @@ fn marked_files(text: &[u8]) -> Vec<PathBuf> {
     files
 }
 
+/// The files of a Make rule as cdpc writes one (`target : source \\`, then a prerequisite a
+/// line): the source and each prerequisite, Make's escapes (`\ `, `\#`, `$$`) undone.
+fn rule_files(text: &str) -> Vec<PathBuf> {
+    let mut lines = text.lines();
+    let first = lines.next().and_then(|l| l.split_once(" : ")).map(|(_, source)| source);
+    first
+        .into_iter()
+        .chain(lines.take_while(|l| l.starts_with(' ')))
+        .map(|l| l.trim_start().trim_end_matches(" \\").replace("\\ ", " ").replace("\\#", "#").replace("$$", "$"))
+        .filter(|l| !l.is_empty())
+        .map(PathBuf::from)
+        .collect()
+}
+
 /// One record of a bundle: a tag, the length of its bytes, the bytes.
 fn record(out: &mut Vec<u8>, tag: &str, bytes: &[u8]) {
     out.extend_from_slice(format!("{tag} {}\n", bytes.len()).as_bytes());
@@ -279,8 +294,18 @@ fn write_bundle(args: &[String], format: ErrorFormat) -> ExitCode {
         }
     };
     // cdpc's own cache off: with it, the text names its copy of cdpc's additions in the cache's
-    // folder, and a bundle must not depend on this machine's cache.
-    let preprocessed = match Command::new(&cdpc).args(rest).arg("-E").env("CDPC_CACHE_DIR", "").output() {
+    // folder, and a bundle must not depend on this machine's cache. With `-MD`, Clang's list of
+    // the files it found beside the text: also those it looked for and did not enter (a header
+    // its include guard skips, one `__has_include` found), which no line marker names.
+    let listing = match tempfile::tempdir() {
+        Ok(dir) => dir,
+        Err(e) => {
+            fail_with_code(format, bundle, Some(Code::WorkFileFailed), &format!("cannot make a folder for the bundle's header list: {}", cdpc::toolchain::io_message(&e)));
+            return ExitCode::FAILURE;
+        }
+    };
+    let list = listing.path().join("headers.d");
+    let preprocessed = match Command::new(&cdpc).args(rest).arg("-E").arg("-MD").arg("-MF").arg(&list).env("CDPC_CACHE_DIR", "").output() {
         Ok(out) => out,
         Err(e) => {
             fail_with_code(format, bundle, Some(Code::WorkFileFailed), &format!("cannot run `{}` for the bundle's preprocessing: {e}", cdpc.display()));
@@ -302,9 +327,13 @@ fn write_bundle(args: &[String], format: ErrorFormat) -> ExitCode {
         "--options-file" | "-optf" => rest.get(i + 1).map(PathBuf::from),
         _ => a.strip_prefix("--options-file=").or_else(|| a.strip_prefix("-optf=")).map(PathBuf::from),
     });
-    for file in options_files.collect::<Vec<_>>().into_iter().chain(marked_files(&preprocessed.stdout)) {
+    let listed = std::fs::read_to_string(&list).map(|text| rule_files(&text)).unwrap_or_default();
+    let mut seen = std::collections::HashSet::new();
+    for file in options_files.collect::<Vec<_>>().into_iter().chain(marked_files(&preprocessed.stdout)).chain(listed) {
         let path = cwd.join(&file);
-        if !path.is_file() {
+        // A file once, under the first name it is met by (the list names by their real path
+        // some files the line markers name through `..`).
+        if !path.is_file() || !seen.insert(std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone())) {
             continue;
         }
         match std::fs::read(&path) {
@@ -433,6 +462,13 @@ mod tests {
         let text = b"# 1 \"/a/k.cu\"\n# 1 \"<built-in>\" 1\nint x;\n# 3 \"/a/b\\\\c \\\"d\\\".h\" 1\n# 7 \"/a/k.cu\" 2\n#pragma once\n# 2 \"/a/\\303\\251.h\"\n";
         let files = marked_files(text);
         assert_eq!(files, [PathBuf::from("/a/k.cu"), PathBuf::from("/a/b\\c \"d\".h"), PathBuf::from("/a/é.h")]);
+    }
+
+    #[test]
+    fn a_rules_files_are_its_source_and_prerequisites_unescaped() {
+        let rule = "k.o : k.cu \\\n    a\\ b.h \\\n    /x/\\#$$.h\n";
+        assert_eq!(rule_files(rule), [PathBuf::from("k.cu"), PathBuf::from("a b.h"), PathBuf::from("/x/#$.h")]);
+        assert_eq!(rule_files("k.o : k.cu\n\nk.cu:\n"), [PathBuf::from("k.cu")]);
     }
 
     #[test]
