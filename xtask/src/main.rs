@@ -547,6 +547,11 @@ fn describe_status(status: std::process::ExitStatus) -> String {
 
 fn test(root: &Path, args: &[OsString]) -> Result<ExitCode> {
     let s = setup(root, false)?;
+    // The Python extension module includes the `cdpc` program's sources by path and is built
+    // only by maturin, at the end; a dependency its Cargo.toml lacks would show only there.
+    // Checked first, in a minute, without the dev-dependencies that the workspace's tests add.
+    println!("test: cargo check -p cdpc-python --lib");
+    run_status(cargo(root, &s).args(["check", "-p", "cdpc-python", "--lib"]))?;
     // The tests get a temporary folder of their own, empty at the start and removed at the end,
     // so that nothing left in /tmp by earlier work can make them pass. It is outside the
     // checkout: tool discovery walks up from the current folder looking for `.cuda/`, and tests of
