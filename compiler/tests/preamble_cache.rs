@@ -183,6 +183,70 @@ fn compile_with_the_filler_held(p: &Project, seconds: u32) -> std::process::Chil
     holder
 }
 
+/// The running fillers of `p`'s cache: processes whose environment names its folder and
+/// `CDPC_CACHE_FILL`.
+fn fillers(p: &Project) -> Vec<u32> {
+    let cache = format!("CDPC_CACHE_DIR={}", p.cache().display());
+    let pids = std::fs::read_dir("/proc").unwrap().filter_map(|e| e.ok()?.file_name().into_string().ok()?.parse::<u32>().ok());
+    pids.filter(|pid| {
+        let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let vars: Vec<&[u8]> = env.split(|&b| b == 0).collect();
+        vars.contains(&cache.as_bytes()) && vars.iter().any(|v| v.starts_with(b"CDPC_CACHE_FILL="))
+    })
+    .collect()
+}
+
+/// Waits at most `limit` for `p`'s fillers to end: whether they did.
+fn fillers_end_within(p: &Project, limit: Duration) -> bool {
+    let start = std::time::Instant::now();
+    while !fillers(p).is_empty() {
+        if start.elapsed() > limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+/// A cache folder removed while its filler waits to make a header (held at `make.lock`): the
+/// removal succeeds, the filler stops without waiting for the lock, and nothing comes back
+/// (compiler/src/clang/filler.rs): no cache folder once the lock is free, no work files.
+#[test]
+fn a_cache_folder_removed_under_a_waiting_filler_stops_it_and_stays_removed() {
+    if !crate::cuda_cxx::tools_ready() || !crate::build_common::have("flock") || !std::path::Path::new("/proc/self/environ").exists() {
+        return println!("skipped: no tools, no flock or no /proc");
+    }
+    let p = Project::new(1000);
+    let mut holder = compile_with_the_filler_held(&p, 4);
+    assert_eq!(fillers(&p).len(), 1, "a filler waits for make.lock");
+    std::fs::remove_dir_all(p.cache()).expect("the cache folder is removed while its filler runs");
+    // The filler runs at the idle priority: on a loaded machine it may wait for a core.
+    assert!(fillers_end_within(&p, Duration::from_secs(20)), "the filler stopped");
+    holder.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!p.cache().exists(), "the cache folder came back");
+    assert_eq!(std::fs::read_dir(p.path("tmp")).unwrap().count(), 0, "work files left");
+}
+
+/// A cache folder removed right after a compilation, while its filler starts or makes the
+/// wrapper's header (as a test harness removes its temporary folder): the removal succeeds
+/// every time and nothing comes back.
+#[test]
+fn a_cache_folder_removed_right_after_a_compilation_stays_removed() {
+    if !crate::cuda_cxx::tools_ready() || !std::path::Path::new("/proc/self/environ").exists() {
+        return println!("skipped: no tools or no /proc");
+    }
+    let p = Project::new(1000);
+    for (round, pause) in [0u64, 150, 600].into_iter().enumerate() {
+        p.compile(1, &[("CDPC_CACHE_BACKGROUND", "1")]);
+        std::thread::sleep(Duration::from_millis(pause));
+        std::fs::remove_dir_all(p.cache()).unwrap_or_else(|e| panic!("round {round}: the cache folder could not be removed: {e}"));
+        assert!(fillers_end_within(&p, Duration::from_secs(20)), "round {round}: the filler stopped");
+        assert!(!p.cache().exists(), "round {round}: the cache folder came back");
+        assert_eq!(std::fs::read_dir(p.path("tmp")).unwrap().count(), 0, "round {round}: work files left");
+    }
+}
+
 /// A filler runs after its compilation exited, when a build may be removing the output's
 /// folder: it writes nothing there, not even while it runs (a harness's temporary folder could
 /// not be removed, "Directory not empty", while a filler's unused temporary output was in it).
@@ -219,14 +283,7 @@ fn a_filler_runs_at_the_lowest_priority_in_its_own_scheduling_group() {
     }
     let p = Project::new(1000);
     let mut holder = compile_with_the_filler_held(&p, 5);
-    // The filler: a process whose environment names this cache folder and CDPC_CACHE_FILL.
-    let cache = format!("CDPC_CACHE_DIR={}", p.cache().display());
-    let filler = std::fs::read_dir("/proc").unwrap().filter_map(|e| e.ok()?.file_name().into_string().ok()?.parse::<u32>().ok()).find(|pid| {
-        let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-        let vars: Vec<&[u8]> = env.split(|&b| b == 0).collect();
-        vars.contains(&cache.as_bytes()) && vars.iter().any(|v| v.starts_with(b"CDPC_CACHE_FILL="))
-    });
-    let pid = filler.expect("a filler waiting for make.lock");
+    let pid = *fillers(&p).first().expect("a filler waiting for make.lock");
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
     // stat(5): field 19 is the nice value, field 41 the policy (fields from 3 on after the name)

@@ -74,6 +74,8 @@
 //! every filler: the bench and the tests) and make headers one filler at a time (`make.lock`,
 //! `one_maker`: a parallel build's fillers find the wrapper's header the first one made); they are
 //! not waited for unless `CDPC_CACHE_BACKGROUND=0`. A library caller makes the headers first.
+//! A filler whose cache folder is removed stops at once and never makes the folder again
+//! ([`super::filler`]); [`super::filler::running`] lists the fillers of a folder.
 //!
 //! # Locks
 //!
@@ -236,7 +238,7 @@ pub const MAKE_LOCK: &str = "make.lock";
 /// instead of each making it again, and the fillers of a build take one core at most. `None`
 /// where the lock cannot be taken: made all the same.
 pub fn one_maker(cache: &Cache) -> Option<impl Drop> {
-    std::fs::create_dir_all(&cache.dir).ok()?;
+    super::filler::make_dir(&cache.dir).ok()?;
     let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(cache.dir.join(MAKE_LOCK)).ok()?;
     // Waited for at most a minute (another filler makes a header meanwhile), then made all the
     // same ([`Locked::take_within`]).
@@ -354,9 +356,18 @@ pub fn version_tag() -> String {
 /// Writes `bytes` to a temporary file in `path`'s folder, then renames it to `path`: a reader
 /// sees the old file, no file, or the whole new one, never part of one (an entry's files are
 /// written so; a write cut short leaves a `.tmp*` file, which [`trim`] removes when stale).
+///
+/// The temporary file is recorded while it exists ([`crate::toolchain::cleanup`]), so that an
+/// interrupted process removes it: a filler whose folder is removed ([`super::filler`]) leaves
+/// nothing in it.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use crate::toolchain::ToolError;
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    let create = || tempfile::NamedTempFile::new_in(dir).map_err(|source| ToolError::Io { action: "creating a temporary file in".into(), path: dir.to_path_buf(), source });
+    let (mut file, _recorded) = crate::toolchain::cleanup::tracked(create, |file| file.path().to_path_buf()).map_err(|e| match e {
+        ToolError::Io { source, .. } => source,
+        other => std::io::Error::other(other.to_string()),
+    })?;
     std::io::Write::write_all(&mut file, bytes)?;
     file.persist(path).map_err(|e| e.error)?;
     Ok(())
@@ -519,7 +530,7 @@ fn still_at(file: &File, path: &Path) -> bool {
 
 /// Opens (creating it when missing) an entry's mark: the file, and whether this call made it.
 fn open_mark(path: &Path) -> Option<(File, bool)> {
-    std::fs::create_dir_all(path.parent()?).ok()?;
+    super::filler::make_dir(path.parent()?).ok()?;
     let mut options = std::fs::OpenOptions::new();
     options.read(true).write(true);
     match options.clone().create_new(true).open(path) {
@@ -680,7 +691,7 @@ pub struct Trimmed {
 /// trimmer takes milliseconds; see [`Locked::take_within`]); a file that cannot be read or
 /// removed is skipped.
 pub fn trim(cache: &Cache) -> std::io::Result<Trimmed> {
-    std::fs::create_dir_all(&cache.dir)?;
+    super::filler::make_dir(&cache.dir)?;
     let lock = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(cache.dir.join(TRIM_LOCK))?;
     let _lock = Locked::take_within(lock, TRIM_PATIENCE).ok_or_else(|| std::io::Error::new(std::io::ErrorKind::WouldBlock, "the trim lock stayed taken"))?;
     let now = SystemTime::now();
@@ -743,6 +754,41 @@ pub fn trim(cache: &Cache) -> std::io::Result<Trimmed> {
     Ok(trimmed)
 }
 
+/// What the cache folder holds, per kind ([`KINDS`]): `cdpc --cache-status`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Per kind: its name, the headers of this build of cdpc, those of others (never used
+    /// again; the next trim removes them first), and the bytes of all its files.
+    pub kinds: Vec<(&'static str, usize, usize, u64)>,
+    /// The bytes of every kind's files: what the bound ([`Cache::max_size`]) limits.
+    pub total: u64,
+}
+
+/// Reads what `cache` holds (nothing where its folder does not exist); takes no lock and
+/// changes nothing.
+pub fn usage(cache: &Cache) -> Usage {
+    let mut usage = Usage::default();
+    for kind in KINDS {
+        let (mut current, mut other, mut bytes) = (0, 0, 0u64);
+        for file in std::fs::read_dir(cache.kind_dir(kind)).into_iter().flatten().flatten() {
+            let Ok(meta) = file.metadata() else { continue };
+            if !meta.is_file() {
+                continue;
+            }
+            bytes += meta.len();
+            let name = file.file_name().to_string_lossy().into_owned();
+            match entry_of(&name) {
+                Some((_, true)) if name.ends_with(".pch") => current += 1,
+                Some((_, false)) if name.ends_with(".pch") => other += 1,
+                _ => {}
+            }
+        }
+        usage.kinds.push((kind, current, other, bytes));
+        usage.total += bytes;
+    }
+    usage
+}
+
 /// Removes one entry's files, the header first and the mark last, under an exclusive lock on
 /// the mark; `false` when the entry is in use (or its mark cannot be made to lock it).
 fn remove_entry(dir: &Path, stem: &str) -> bool {
@@ -761,6 +807,26 @@ fn remove_entry(dir: &Path, stem: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Headers of this build and of others counted apart, every file's bytes counted, files
+    /// that are not cdpc's neither; a folder that does not exist holds nothing.
+    #[test]
+    fn usage_counts_headers_by_build_and_bytes_by_kind() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache { dir: dir.path().join("c"), max_size: DEFAULT_MAX_SIZE };
+        assert_eq!(usage(&cache).total, 0);
+        std::fs::create_dir_all(cache.kind_dir("pch")).unwrap();
+        std::fs::create_dir_all(cache.kind_dir("preamble")).unwrap();
+        let ours = stem(7);
+        std::fs::write(cache.kind_dir("pch").join(format!("{ours}.pch")), [0u8; 100]).unwrap();
+        std::fs::write(cache.kind_dir("pch").join(format!("{ours}.seen")), [0u8; 3]).unwrap();
+        std::fs::write(cache.kind_dir("pch").join("00000000000000aa-0.0.1+00000000.pch"), [0u8; 10]).unwrap();
+        std::fs::write(cache.kind_dir("preamble").join(format!("{ours}.seen")), []).unwrap();
+        std::fs::write(cache.dir.join("notes.txt"), [0u8; 1000]).unwrap();
+        let u = usage(&cache);
+        assert_eq!(u.kinds, vec![("pch", 1, 1, 113), ("preamble", 0, 0, 0)]);
+        assert_eq!(u.total, 113);
+    }
 
     #[test]
     fn sizes_are_numbers_with_binary_units() {

@@ -68,6 +68,7 @@
 
 pub mod cache;
 pub mod diagnostics;
+pub mod filler;
 pub mod hidden_macros;
 pub mod in_process;
 pub mod mend;
@@ -742,7 +743,7 @@ pub fn generated_header(dir: &Path, name: &str, text: &str) -> std::io::Result<P
     if ours() {
         return Ok(path);
     }
-    std::fs::create_dir_all(dir)?;
+    filler::make_dir(dir)?;
     // Where the folder cannot be locked (a file system without `flock`), the writes are whole
     // and renamed into place all the same.
     let folder = std::fs::File::open(dir).ok();

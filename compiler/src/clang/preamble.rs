@@ -330,7 +330,7 @@ impl Entry {
 
     /// Writes the copy of the preamble that Clang precompiles (before [`Entry::store`]).
     pub fn write_copy(&self) -> std::io::Result<()> {
-        std::fs::create_dir_all(self.copy.parent().unwrap_or(Path::new(".")))?;
+        super::filler::make_dir(self.copy.parent().unwrap_or(Path::new(".")))?;
         if std::fs::read(&self.copy).ok().as_deref() == Some(self.key.text.as_bytes()) {
             return Ok(());
         }

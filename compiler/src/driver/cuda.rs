@@ -627,6 +627,10 @@ impl ClangSetup {
     fn new(source: &str, options: &CompileOptions, tools: &Toolchain) -> Result<ClangSetup, CompileError> {
         let engine = clang::find_engine(&options.clang, &ClangEnv::from_process()).map_err(|d| CompileError::Diagnostics(vec![d]))?;
         let cache = Cache::from_env(&CacheEnv::from_process()).map_err(|d| CompileError::Diagnostics(vec![d]))?;
+        // A filler stops when its cache folder is removed (and never makes it again).
+        if let Some(cache) = &cache {
+            clang::filler::watch(cache);
+        }
         let root = tools.root();
         // The user's `-isystem` folders before CUDA's own (CCCL's), as nvcc orders them.
         let mut system_includes = options.preprocess.system_include_dirs.clone();
