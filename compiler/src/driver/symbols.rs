@@ -10,6 +10,7 @@
 use crate::diag::{Code, Diagnostic, Label, SourceFile, Span};
 use crate::hir;
 use crate::hir::GlobalSpace;
+use crate::pipeline::itanium;
 use crate::preprocess::SourceMap;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -89,27 +90,17 @@ pub fn declaration_places(module: &hir::Module, map: Option<&SourceMap>) -> Hash
     places
 }
 
-/// The source name an Itanium symbol was mangled from: the last `<source-name>` of its
-/// (possibly nested) name, `helper` for `_Z6helperi`, `foo` for `_ZN1n3fooEv`, `sk` for nvcc's
-/// `__nv_static_<n>_<id>__Z2skPi`; an unmangled symbol is its own name.
+/// The source name a symbol was made from, for finding it in the source's text: the last
+/// `<source-name>` of an Itanium symbol's name ([`itanium::last_source_name`]), `helper` for
+/// `_Z6helperi`, `foo` for `_ZN1n3fooEv`, `sk` for nvcc's `__nv_static_<n>_<id>__Z2skPi`
+/// ([`itanium::nv_static_parts`]), `counter` for `__nv_static_<n>_<id>_counter`; a symbol of
+/// C's kind is its own name, and one whose name is not read is left as it is.
 pub fn source_name(symbol: &str) -> &str {
-    let mangled = match symbol.strip_prefix("__nv_static_") {
-        Some(rest) => rest.rfind("__Z").map_or(symbol, |at| &rest[at + 1..]),
-        None => symbol,
-    };
-    let Some(mut rest) = mangled.strip_prefix("_Z") else { return symbol };
-    rest = rest.trim_start_matches(['L', 'N', 'K']);
-    let mut last = symbol;
-    loop {
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let Ok(len) = rest[..digits].parse::<usize>() else { return last };
-        let Some(name) = rest.get(digits..digits + len) else { return last };
-        last = name;
-        rest = &rest[digits + len..];
-        if !rest.starts_with(|c: char| c.is_ascii_digit()) {
-            return last;
-        }
+    let inner = itanium::nv_static_parts(symbol).map_or(symbol, |(_, inner)| inner);
+    if !itanium::is_mangled(inner) {
+        return inner;
     }
+    itanium::last_source_name(inner).unwrap_or(symbol)
 }
 
 /// [`declaration_places`] for a source no HIR describes (CUDA C++, compiled by Clang): each
@@ -334,6 +325,16 @@ mod text_tests {
         assert_eq!(source_name("_ZN3cfg5tableE"), "table");
         assert_eq!(source_name("__nv_static_24__14fcf5b7_5_nv_cu__Z1kPi__Z2skPi"), "sk");
         assert_eq!(source_name("counter"), "counter");
+        // A `static` variable's name in nvcc 13.5's form, `__nv_static_<n>_<id>_<identifier>`,
+        // with the module id of the kernel's name above: the identifier, not the `__Z` in the id.
+        assert_eq!(source_name("__nv_static_24__14fcf5b7_5_nv_cu__Z1kPi_counter"), "counter");
+        // c++filt: `kern(S)`, `A<int>::f()`, `sk(int*)`, `A::f() const`.
+        assert_eq!(source_name("_Z4kern1S"), "kern");
+        assert_eq!(source_name("_ZN1AIiE1fEv"), "f");
+        assert_eq!(source_name("_ZL2skPi"), "sk");
+        assert_eq!(source_name("_ZNK1A1fEv"), "f");
+        // c++filt: `main::x`, a local name, which is not read.
+        assert_eq!(source_name("_ZZ4mainE1x"), "_ZZ4mainE1x");
     }
 
     #[test]

@@ -24,6 +24,7 @@
 //! Afterwards no symbol contains `__device_stub__` and every registered name is the device
 //! code's.
 
+use super::itanium;
 use super::names::{nvcc_symbol, unsuffixed, Kind};
 use crate::back::c_string;
 use crate::llvm::operand;
@@ -42,20 +43,7 @@ pub fn stub_symbol(stub: &str) -> Option<String> {
     if let Some(plain) = stub.strip_prefix(STUB) {
         return (!plain.is_empty()).then(|| plain.to_string());
     }
-    if !stub.starts_with("_Z") {
-        return None;
-    }
-    let at = stub.find(STUB)?;
-    let digits = stub[..at].bytes().rev().take_while(u8::is_ascii_digit).count();
-    let after = &stub[at + STUB.len()..];
-    (1..=digits).find_map(|width| {
-        let start = at - width;
-        let text = &stub[start..at];
-        let n: usize = text.parse().ok().filter(|_| !text.starts_with('0'))?;
-        let len = n.checked_sub(STUB.len()).filter(|&l| l > 0 && l <= after.len())?;
-        let id = &after[..len];
-        id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_').then(|| format!("{}{len}{}", &stub[..start], &stub[at + STUB.len()..]))
-    })
+    itanium::without_identifier_prefix(stub, STUB)
 }
 
 /// Gives Clang's host IR nvcc's names (module docs) under module id `id`. `Err` says what in

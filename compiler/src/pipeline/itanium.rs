@@ -16,6 +16,22 @@
 //! `_Z2akITnDaLi5EEvPi`, the `TnDa` before the argument); nvcc (EDG) writes the older form
 //! without them (`_Z2akILi5EEvPi`). [`edg_spelling`] removes them where that changes nothing
 //! else in the symbol.
+//!
+//! The passes, the link check (`driver::symbols`) and the launch passes' messages ask this
+//! reader what a symbol names rather than reading `_Z...` text themselves. Besides [`entity`]:
+//!
+//! - the parts of an entity's name as the source spells them ([`name_parts`]), its qualified
+//!   name for messages ([`qualified_name`]: `ns::child` for `_ZN2ns5childEv`) and the
+//!   identifier the source declares it by ([`last_source_name`]: `helper` for `_Z6helperi`);
+//! - the identifier of a variable of file scope ([`file_scope_identifier`]: `counter` for
+//!   `_Z7counter` and `_ZL7counter`), and a symbol without the `L` that Clang writes for a
+//!   `static` name of file scope ([`without_static_marker`],
+//!   [`local_without_static_marker`]), which nvcc does not write;
+//! - a nested name moved into one more outermost namespace ([`in_outer_namespace`]) and a
+//!   prefix taken off one of a symbol's source names ([`without_identifier_prefix`]);
+//! - nvcc's name of an internal kernel or variable, `__nv_static_<n>_<module id>_<symbol>`,
+//!   split into its module id and the symbol inside ([`nv_static_parts`]; the name is written
+//!   by `hir::mangle::nv_static_symbol`).
 
 /// What [`entity`] read of a symbol.
 #[derive(Debug, PartialEq, Eq)]
@@ -63,8 +79,7 @@ pub const ANONYMOUS_NAMESPACE: &str = "12_GLOBAL__N_1";
 /// Reads the name of the Itanium symbol `symbol` (`_Z...`); `None` for a symbol that is not
 /// mangled or holds what this reader does not read (module docs).
 pub fn entity(symbol: &str) -> Option<Entity> {
-    let rest = symbol.strip_prefix("_Z")?;
-    let mut p = Reader { s: symbol.as_bytes(), i: symbol.len() - rest.len(), markers: Vec::new(), substitutions: false, anonymous: Vec::new(), depth: 0, own_args_end: None, param_decls: Vec::new() };
+    let mut p = Reader::new(symbol)?;
     p.name()?;
     let (name_end, internal_markers, substitutions, named) = (p.i, std::mem::take(&mut p.markers), p.substitutions, p.anonymous.len());
     // The name's own arguments end it, or its nested name's `E` right after them.
@@ -104,6 +119,131 @@ pub fn edg_spelling(symbol: &str) -> Option<String> {
     Some(out)
 }
 
+/// Whether `symbol` is an Itanium C++ symbol (`_Z...`) rather than a name of C's kind.
+pub fn is_mangled(symbol: &str) -> bool {
+    symbol.starts_with("_Z")
+}
+
+/// The parts of the entity's name in `symbol` (`_Z...`), outermost first: the namespaces and
+/// classes it is declared in, then its own name, each as its identifier where it is a source
+/// name (`ns`, `child` of `_ZN2ns5childEv`, which c++filt reads `ns::child()`; `std` for the
+/// abbreviation `St`) and `None` where it is not (a constructor, an operator, a closure type, a
+/// substitution, a template parameter). Template arguments, ABI tags and `L` markers are no
+/// parts. `None` for a symbol whose name this reader does not read ([`entity`]), except an
+/// unscoped name whose template arguments it does not read, whose parts are known before them
+/// (`pk` of `_Z2pkIXadL_Z2evEEEvv`).
+pub fn name_parts(symbol: &str) -> Option<Vec<Option<&str>>> {
+    let mut p = Reader::new(symbol)?;
+    p.naming = true;
+    let nested = p.peek() == Some(b'N');
+    if p.name().is_none() && (nested || p.parts.is_empty()) {
+        return None;
+    }
+    Some(
+        p.parts
+            .into_iter()
+            .map(|part| match part {
+                Part::Source(range) => symbol.get(range),
+                Part::Std => Some("std"),
+                Part::Other => None,
+            })
+            .collect(),
+    )
+}
+
+/// The entity's name qualified as the source writes it, without template arguments, for
+/// messages: `ns::child` for `_ZN2ns5childEv`, `child` for `_Z5childIiEvPT_` and `_ZL2skPi`;
+/// `None` where a part is no source name ([`name_parts`]) or the name is not read.
+pub fn qualified_name(symbol: &str) -> Option<String> {
+    let parts: Option<Vec<&str>> = name_parts(symbol)?.into_iter().collect();
+    parts.filter(|p| !p.is_empty()).map(|p| p.join("::"))
+}
+
+/// The last source name of the entity's name ([`name_parts`]): the identifier the source
+/// declares it by (`helper` for `_Z6helperi`, `f` for `_ZN1AIiE1fEv`), or the class's where
+/// the entity's own name is none (`V` for `V::operator[]`, `_ZN1VixEi`).
+pub fn last_source_name(symbol: &str) -> Option<&str> {
+    name_parts(symbol)?.into_iter().rev().flatten().next()
+}
+
+/// The identifier of a variable of file scope whose symbol is its name alone: `counter` for
+/// `_Z7counter` and for `_ZL7counter` (declared `static`).
+pub fn file_scope_identifier(symbol: &str) -> Option<&str> {
+    let rest = symbol.strip_prefix("_Z")?;
+    let rest = rest.strip_prefix('L').unwrap_or(rest);
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let len: usize = rest[..digits].parse().ok()?;
+    (digits.checked_add(len) == Some(rest.len())).then(|| &rest[digits..])
+}
+
+/// `symbol` without the `L` (internal linkage) of its unscoped name, which Clang writes for a
+/// name of file scope declared `static` and nvcc does not: `_Z2skPi` for `_ZL2skPi`. `None`
+/// where the name has no such marker.
+pub fn without_static_marker(symbol: &str) -> Option<String> {
+    symbol.strip_prefix("_ZL").map(|rest| format!("_Z{rest}"))
+}
+
+/// The symbol of a local entity (`_ZZ <function> E <name>`) of a function declared `static`,
+/// without the function's `L`: `_ZZ2skPiE1c` for `_ZZL2skPiE1c` (`sk(int*)::c`). `None` for
+/// any other symbol.
+pub fn local_without_static_marker(symbol: &str) -> Option<String> {
+    symbol.strip_prefix("_ZZL").map(|rest| format!("_ZZ{rest}"))
+}
+
+/// The symbol of the same entity of a nested name (`_ZN ... E`) declared inside one more
+/// namespace, `namespace`, outside all of its own: `_ZN9_INTERNAL1n1tE` for `_ZN1n1tE` and
+/// `_INTERNAL`. `None` for a name that is not nested. Substitutions (`S_`) are not renumbered:
+/// the caller sees to it that the symbol has none ([`Entity::substitutions`]).
+pub fn in_outer_namespace(symbol: &str, namespace: &str) -> Option<String> {
+    let rest = symbol.strip_prefix("_ZN")?;
+    Some(format!("_ZN{}{namespace}{rest}", namespace.len()))
+}
+
+/// `symbol` (`_Z...`) with `prefix` taken off the front of one of its source names, at the
+/// first place `prefix` appears: `<n><prefix><id>` becomes `<n - length of prefix><id>`. Of
+/// the lengths the digits before `prefix` can be read as (a namespace's name may end in a
+/// digit: `_ZN2v216__device_stub__kEPi`), the shortest whose identifier fits the symbol and is
+/// one (ASCII letters, digits, `_`). `None` where `prefix` starts no such source name.
+pub fn without_identifier_prefix(symbol: &str, prefix: &str) -> Option<String> {
+    if !is_mangled(symbol) || prefix.is_empty() {
+        return None;
+    }
+    let at = symbol.find(prefix)?;
+    let digits = symbol[..at].bytes().rev().take_while(u8::is_ascii_digit).count();
+    let after = &symbol[at + prefix.len()..];
+    (1..=digits).find_map(|width| {
+        let start = at - width;
+        let text = &symbol[start..at];
+        let n: usize = text.parse().ok().filter(|_| !text.starts_with('0'))?;
+        let len = n.checked_sub(prefix.len()).filter(|&l| l > 0 && l <= after.len())?;
+        let id = after.get(..len)?;
+        id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_').then(|| format!("{}{len}{after}", &symbol[..start]))
+    })
+}
+
+/// The module id and the symbol inside nvcc's name of an internal kernel or variable,
+/// `__nv_static_<n>_<module id>_<symbol>` with `<n>` the id's length:
+/// `("_14fcf5b7_5_nv_cu__Z1kPi", "_Z2skPi")` for `__nv_static_24__14fcf5b7_5_nv_cu__Z1kPi__Z2skPi`.
+/// `None` for any other name.
+pub fn nv_static_parts(symbol: &str) -> Option<(&str, &str)> {
+    let rest = symbol.strip_prefix("__nv_static_")?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let len: usize = rest[..digits].parse().ok()?;
+    let id = rest[digits..].strip_prefix('_')?.get(..len)?;
+    let inner = rest[digits + 1 + len..].strip_prefix('_')?;
+    (!inner.is_empty()).then_some((id, inner))
+}
+
+/// A part of the entity's name ([`name_parts`]).
+enum Part {
+    /// A source name: its identifier's bytes.
+    Source(std::ops::Range<usize>),
+    /// `St`, the namespace `std`.
+    Std,
+    /// Anything else.
+    Other,
+}
+
 /// A recursive-descent reader over the grammar's productions that can appear in a kernel's or
 /// variable's name; each returns `None` where the text is not one it reads.
 struct Reader<'a> {
@@ -117,12 +257,41 @@ struct Reader<'a> {
     own_args_end: Option<usize>,
     /// [`Entity::param_decls`].
     param_decls: Vec<(std::ops::Range<usize>, bool)>,
+    /// Whether the parts of the entity's name are kept ([`name_parts`]).
+    naming: bool,
+    /// The parts of the entity's name read so far, when `naming`.
+    parts: Vec<Part>,
 }
 
 /// How deep template arguments and types may nest before the reader gives up.
 const MAX_DEPTH: u32 = 64;
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
+    /// A reader of `symbol` after its `_Z`; `None` for a symbol without one.
+    fn new(symbol: &'a str) -> Option<Self> {
+        symbol.strip_prefix("_Z")?;
+        Some(Reader {
+            s: symbol.as_bytes(),
+            i: 2,
+            markers: Vec::new(),
+            substitutions: false,
+            anonymous: Vec::new(),
+            depth: 0,
+            own_args_end: None,
+            param_decls: Vec::new(),
+            naming: false,
+            parts: Vec::new(),
+        })
+    }
+
+    /// Keeps `part` when it is a part of the entity's own name: read by [`Self::name`] for
+    /// [`name_parts`], not inside a template argument or a type.
+    fn part(&mut self, part: Part) {
+        if self.naming && self.depth == 0 {
+            self.parts.push(part);
+        }
+    }
+
     fn peek(&self) -> Option<u8> {
         self.s.get(self.i).copied()
     }
@@ -151,16 +320,17 @@ impl Reader<'_> {
         std::str::from_utf8(&self.s[start..self.i]).ok()?.parse().ok()
     }
 
-    /// `<source-name> ::= <length> <identifier>`
-    fn source_name(&mut self) -> Option<()> {
+    /// `<source-name> ::= <length> <identifier>`; returns where the identifier is.
+    fn source_name(&mut self) -> Option<std::ops::Range<usize>> {
         let start = self.i;
         let n = self.number()?;
         let end = self.i.checked_add(n).filter(|&end| n > 0 && end <= self.s.len())?;
+        let identifier = self.i..end;
         self.i = end;
         if &self.s[start..self.i] == ANONYMOUS_NAMESPACE.as_bytes() {
             self.anonymous.push(start);
         }
-        Some(())
+        Some(identifier)
     }
 
     /// `<name>`: nested, `St`-scoped, unscoped, or an unscoped template's; a local name is
@@ -172,10 +342,11 @@ impl Reader<'_> {
             b'S' if self.peek_at(1) == Some(b't') => self.std_name(),
             b'S' => {
                 self.substitution()?;
+                self.part(Part::Other);
                 self.template_args()
             }
             _ => {
-                self.unqualified_name()?;
+                self.named_part()?;
                 self.optional_template_args()
             }
         }
@@ -184,8 +355,16 @@ impl Reader<'_> {
     /// `St <unqualified-name> [<template-args>]`, a name of namespace `std`.
     fn std_name(&mut self) -> Option<()> {
         self.i += 2;
-        self.unqualified_name()?;
+        self.part(Part::Std);
+        self.named_part()?;
         self.optional_template_args()
+    }
+
+    /// An `<unqualified-name>`, kept as a part of the entity's name ([`Self::part`]).
+    fn named_part(&mut self) -> Option<()> {
+        let identifier = self.unqualified_name()?;
+        self.part(identifier.map_or(Part::Other, Part::Source));
+        Some(())
     }
 
     /// `N [<CV-qualifiers>] [<ref-qualifier>] <prefix> <unqualified-name> E`
@@ -205,10 +384,17 @@ impl Reader<'_> {
                     return Some(());
                 }
                 b'I' if components > 0 => self.template_args()?,
-                b'S' => self.substitution()?,
-                b'T' => self.template_param()?,
+                b'S' => {
+                    let std = self.peek_at(1) == Some(b't');
+                    self.substitution()?;
+                    self.part(if std { Part::Std } else { Part::Other });
+                }
+                b'T' => {
+                    self.template_param()?;
+                    self.part(Part::Other);
+                }
                 b'M' if components > 0 => self.i += 1,
-                _ => self.unqualified_name()?,
+                _ => self.named_part()?,
             }
             components += 1;
         }
@@ -239,14 +425,15 @@ impl Reader<'_> {
     }
 
     /// `<unqualified-name>` with an optional `L` (internal linkage) before it and ABI tags
-    /// after it.
-    fn unqualified_name(&mut self) -> Option<()> {
+    /// after it; returns where its identifier is when it is a source name.
+    fn unqualified_name(&mut self) -> Option<Option<std::ops::Range<usize>>> {
         if self.peek() == Some(b'L') {
             self.markers.push(self.i);
             self.i += 1;
         }
+        let mut identifier = None;
         match self.peek()? {
-            b'0'..=b'9' => self.source_name()?,
+            b'0'..=b'9' => identifier = Some(self.source_name()?),
             b'C' if matches!(self.peek_at(1), Some(b'1'..=b'5')) => self.i += 2,
             b'D' if matches!(self.peek_at(1), Some(b'0'..=b'5')) => self.i += 2,
             b'U' if self.peek_at(1) == Some(b't') => {
@@ -279,7 +466,7 @@ impl Reader<'_> {
             self.i += 1;
             self.source_name()?;
         }
-        Some(())
+        Some(identifier)
     }
 
     /// `S_`, `S<seq-id>_` and the abbreviations `St`, `Sa`, `Sb`, `Ss`, `Si`, `So`, `Sd`.
@@ -386,7 +573,7 @@ impl Reader<'_> {
             }
             b'u' => {
                 self.i += 1;
-                self.source_name()
+                self.source_name().map(drop)
             }
             b'D' => {
                 let next = self.peek_at(1)?;
@@ -558,6 +745,8 @@ mod tests {
             "_ZZ4mainE1x",
             "_Z2akITnDaL5Color1EEvPi",
             "_Z2tkIiTnT_Li3EEvPS0_S1_",
+            "_ZN2v216__device_stub__kEPi",
+            "__nv_static_24__14fcf5b7_5_nv_cu__Z1kPi__Z2skPi",
         ];
         let alphabet: Vec<char> = "_ZNLEISTJXDFAMPKRVOvifnyc0123456789ab\u{e9}\u{1F600}".chars().collect();
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
@@ -589,6 +778,11 @@ mod tests {
             if let Some(edg) = edg_spelling(&text) {
                 assert!(edg.len() < text.len(), "{text} -> {edg}");
             }
+            if let Some(parts) = name_parts(&text) {
+                assert!(parts.iter().flatten().all(|p| !p.is_empty() && (*p == "std" || text.contains(p))), "{text}");
+            }
+            let _ = (qualified_name(&text), last_source_name(&text), file_scope_identifier(&text), nv_static_parts(&text));
+            let _ = (without_identifier_prefix(&text, "__device_stub__"), without_identifier_prefix(&text, "1"));
             let _ = crate::pipeline::names::nvcc_symbol(&text, crate::pipeline::names::Kind::Kernel, "_ab_1_x_cu_cdpc");
             let _ = crate::pipeline::names::nvcc_symbol(&text, crate::pipeline::names::Kind::Variable, "_ab_1_x_cu_cdpc");
         }
@@ -610,5 +804,111 @@ mod tests {
         // Types that are not read: the name's part alone, and not whole.
         let e = entity("_ZN12_GLOBAL__N_12k1EXadL_Z1xEE").unwrap();
         assert_eq!((e.anonymous, e.whole), (vec![3], false));
+    }
+
+    /// The parts of names as c++filt (GNU binutils) reads them, written after each symbol.
+    #[test]
+    fn name_parts_are_the_source_names_cxxfilt_reads() {
+        for (symbol, parts) in [
+            // ns::child()
+            ("_ZN2ns5childEv", vec![Some("ns"), Some("child")]),
+            // void child<int>(int*)
+            ("_Z5childIiEvPT_", vec![Some("child")]),
+            // void ns::k<int>(int*)
+            ("_ZN2ns1kIiEEvPT_", vec![Some("ns"), Some("k")]),
+            // child(int*, char, S, double): a parameter's class is no part
+            ("_Z5childPic1Sd", vec![Some("child")]),
+            // kern(S)
+            ("_Z4kern1S", vec![Some("kern")]),
+            // sk(int*), n::sk(int*): `static`, the `L` is no part
+            ("_ZL2skPi", vec![Some("sk")]),
+            ("_ZN1nL2skEPi", vec![Some("n"), Some("sk")]),
+            // A<int>::f(), A::f() const
+            ("_ZN1AIiE1fEv", vec![Some("A"), Some("f")]),
+            ("_ZNK1A1fEv", vec![Some("A"), Some("f")]),
+            // V::operator[](int), A::B::B()
+            ("_ZN1VixEi", vec![Some("V"), None]),
+            ("_ZN1A1BC2Ev", vec![Some("A"), Some("B"), None]),
+            // void std::swap<int>(int&, int&), void std::__1::swap[abi:ne190000]<int>(int&, int&)
+            ("_ZSt4swapIiEvRT_S1_", vec![Some("std"), Some("swap")]),
+            ("_ZNSt3__14swapB8ne190000IiEEvRT_S2_", vec![Some("std"), Some("__1"), Some("swap")]),
+            // (anonymous namespace)::inner::k4(int*)
+            ("_ZN12_GLOBAL__N_15inner2k4EPi", vec![Some("_GLOBAL__N_1"), Some("inner"), Some("k4")]),
+            // void thrust::cuda_cub::core::_kernel_agent<thrust::complex<float> >(thrust::complex<float>)
+            ("_ZN6thrust8cuda_cub4core13_kernel_agentINS_7complexIfEEEEvT_", vec![Some("thrust"), Some("cuda_cub"), Some("core"), Some("_kernel_agent")]),
+            // void apply<host(int*)::{lambda(int)#1}>(int*, host(int*)::{lambda(int)#1})
+            ("_Z5applyIZ4hostPiEUliE_EvS0_T_", vec![Some("apply")]),
+            // cfg::table, counter
+            ("_ZN3cfg5tableE", vec![Some("cfg"), Some("table")]),
+            ("_ZL7counter", vec![Some("counter")]),
+            // void pk<&ev>(): the argument is not read, the name before it is
+            ("_Z2pkIXadL_Z2evEEEvv", vec![Some("pk")]),
+        ] {
+            assert_eq!(name_parts(symbol), Some(parts), "{symbol}");
+        }
+        // main::x, a local name; a nested name whose arguments are not read; C names; cut ones.
+        for symbol in ["_ZZ4mainE1x", "_ZN2ns2pkIXadL_Z2evEEE1fEv", "counter", "_Z", "_Z99x", "_ZN2ns"] {
+            assert_eq!(name_parts(symbol), None, "{symbol}");
+        }
+    }
+
+    #[test]
+    fn qualified_and_last_source_names() {
+        assert_eq!(qualified_name("_ZN2ns5childEv").as_deref(), Some("ns::child"));
+        assert_eq!(qualified_name("_Z5childPi").as_deref(), Some("child"));
+        assert_eq!(qualified_name("_ZN5outer5inner6tchildIfEEvPT_S2_").as_deref(), Some("outer::inner::tchild"));
+        assert_eq!(qualified_name("_ZN1VixEi"), None);
+        assert_eq!(qualified_name("child"), None);
+        assert_eq!(last_source_name("_Z6helperi"), Some("helper"));
+        assert_eq!(last_source_name("_ZN1n3fooEv"), Some("foo"));
+        assert_eq!(last_source_name("_ZN1AIiE1fEv"), Some("f"));
+        assert_eq!(last_source_name("_ZN1VixEi"), Some("V"));
+        assert_eq!(last_source_name("_ZZ4mainE1x"), None);
+    }
+
+    /// c++filt: `_Z7counter` and `_ZL7counter` are `counter`; `_ZZL2skPiE1c` and `_ZZ2skPiE1c`
+    /// both `sk(int*)::c`; `_ZN9_INTERNAL1n1tE` is `_INTERNAL::n::t`.
+    #[test]
+    fn markers_and_namespaces_of_file_scope_names() {
+        assert_eq!(file_scope_identifier("_Z7counter"), Some("counter"));
+        assert_eq!(file_scope_identifier("_ZL7counter"), Some("counter"));
+        for symbol in ["_ZL7counterX", "_ZN1n5tableE", "_Z2skPi", "counter", "_Z"] {
+            assert_eq!(file_scope_identifier(symbol), None, "{symbol}");
+        }
+        assert_eq!(without_static_marker("_ZL2skPi").as_deref(), Some("_Z2skPi"));
+        assert_eq!(without_static_marker("_ZN1nL2skEPi"), None);
+        assert_eq!(local_without_static_marker("_ZZL2skPiE1c").as_deref(), Some("_ZZ2skPiE1c"));
+        assert_eq!(local_without_static_marker("_ZZ2skPiE1c"), None);
+        assert_eq!(in_outer_namespace("_ZN1n1tE", "_INTERNAL").as_deref(), Some("_ZN9_INTERNAL1n1tE"));
+        assert_eq!(in_outer_namespace("_Z1tv", "_INTERNAL"), None);
+    }
+
+    /// c++filt: `_ZN2v216__device_stub__kEPi` is `v2::__device_stub__k(int*)`, `_ZN2v21kEPi`
+    /// `v2::k(int*)`.
+    #[test]
+    fn a_prefix_is_taken_off_a_source_name() {
+        let prefix = "__device_stub__";
+        assert_eq!(without_identifier_prefix("_ZN2v216__device_stub__kEPi", prefix).as_deref(), Some("_ZN2v21kEPi"));
+        assert_eq!(without_identifier_prefix("_Z20__device_stub__childPi", prefix).as_deref(), Some("_Z5childPi"));
+        for symbol in ["_Z5childPi", "_Z15__device_stub__", "__device_stub__k", "_Z5__device_stub__k"] {
+            assert_eq!(without_identifier_prefix(symbol, prefix), None, "{symbol}");
+        }
+    }
+
+    /// nvcc 13.5's names of internal kernels and variables (`nvcc -rdc=true -ptx`; the second
+    /// from NVIDIA's `cdpAdvancedQuicksort` sample), and the names `hir::mangle` writes.
+    #[test]
+    fn nvcc_static_names_are_split() {
+        assert_eq!(nv_static_parts("__nv_static_24__14fcf5b7_5_nv_cu__Z1kPi__Z2skPi"), Some(("_14fcf5b7_5_nv_cu__Z1kPi", "_Z2skPi")));
+        assert_eq!(
+            nv_static_parts("__nv_static_45__22b94195_23_cdpAdvancedQuicksort_cu_1c7c59e6__ZN54_INTERNAL_22b94195_23_cdpAdvancedQuicksort_cu_1c7c59e66thrust23THRUST_300001_SM_900_NS3seqE"),
+            Some(("_22b94195_23_cdpAdvancedQuicksort_cu_1c7c59e6", "_ZN54_INTERNAL_22b94195_23_cdpAdvancedQuicksort_cu_1c7c59e66thrust23THRUST_300001_SM_900_NS3seqE"))
+        );
+        for (id, name) in [("_ab12_6_x_cu_cdpc", "_Z4stepPi"), ("_ab12_6_x_cu_cdpc", "bias")] {
+            assert_eq!(nv_static_parts(&crate::hir::mangle::nv_static_symbol(id, name)), Some((id, name)));
+        }
+        for symbol in ["_Z2skPi", "__nv_static_", "__nv_static_99__x__Z1kv", "__nv_static_3__ab_", "__nv_static_x_abc__Z1kv"] {
+            assert_eq!(nv_static_parts(symbol), None, "{symbol}");
+        }
     }
 }

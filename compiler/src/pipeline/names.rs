@@ -44,15 +44,11 @@ pub fn unsuffixed(symbol: &str) -> Option<&str> {
 /// writes `_ZL2skPi`) and names a file-scope `static` variable by its identifier (`counter`,
 /// not `_ZL7counter`); anything else keeps its symbol.
 pub fn nvcc_static_name(mangled: &str, is_function: bool) -> String {
-    let Some(rest) = mangled.strip_prefix("_ZL") else { return mangled.to_string() };
+    let Some(unmarked) = itanium::without_static_marker(mangled) else { return mangled.to_string() };
     if is_function {
-        return format!("_Z{rest}");
+        return unmarked;
     }
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    match rest[..digits].parse::<usize>() {
-        Ok(len) if digits > 0 && digits.checked_add(len) == Some(rest.len()) => rest[digits..].to_string(),
-        _ => mangled.to_string(),
-    }
+    itanium::file_scope_identifier(mangled).map_or_else(|| mangled.to_string(), str::to_string)
 }
 
 /// What a symbol names, for nvcc's scheme.
@@ -89,7 +85,7 @@ pub fn nvcc_symbol(plain: &str, kind: Kind, id: &str) -> (String, NvccLinkage) {
     let edg = itanium::edg_spelling(plain);
     let plain = edg.as_deref().unwrap_or(plain);
     let anonymous = format!("{}_GLOBAL__N_{id}", "_GLOBAL__N_".len() + id.len());
-    if !plain.starts_with("_Z") {
+    if !itanium::is_mangled(plain) {
         // A name of C's kind: internal in Clang only for its type (`static` would be `_ZL`).
         return (plain.to_string(), NvccLinkage::Strong);
     }
@@ -117,9 +113,9 @@ pub fn nvcc_symbol(plain: &str, kind: Kind, id: &str) -> (String, NvccLinkage) {
     }
     let symbol = match kind {
         Kind::Kernel => symbol,
-        Kind::Variable => match (file_scope_identifier(&symbol), symbol.strip_prefix("_ZN")) {
+        Kind::Variable => match (itanium::file_scope_identifier(&symbol), itanium::in_outer_namespace(&symbol, &format!("_INTERNAL{id}"))) {
             (Some(name), _) => name.to_string(),
-            (None, Some(rest)) if !entity.substitutions => format!("_ZN{}_INTERNAL{id}{rest}", "_INTERNAL".len() + id.len()),
+            (None, Some(internal)) if !entity.substitutions => internal,
             _ => symbol,
         },
     };
@@ -131,14 +127,6 @@ pub fn nvcc_symbol(plain: &str, kind: Kind, id: &str) -> (String, NvccLinkage) {
 /// `__PRETTY_FUNCTION__._Z1kv`, `.str`).
 fn is_symbol_of_source(symbol: &str) -> bool {
     !symbol.is_empty() && symbol.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
-}
-
-/// `name` of the symbol `_Z<n><name>` (a variable of file scope), if it is one.
-fn file_scope_identifier(symbol: &str) -> Option<&str> {
-    let rest = symbol.strip_prefix("_Z")?;
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    let len: usize = rest[..digits].parse().ok()?;
-    (digits > 0 && digits.checked_add(len) == Some(rest.len())).then(|| &rest[digits..])
 }
 
 /// `symbol` (with Clang's suffix or not) as nvcc spells a template instance's arguments
@@ -218,7 +206,7 @@ pub fn externalised_statics(module: &Module<'_>, nv_module_id: Option<&str>) {
                 }
                 rename(global, new_name(plain, Kind::Kernel));
             }
-            None if name.starts_with("_ZL") && function.get_linkage() == Linkage::Internal => rename(global, new_name(&name, Kind::Kernel)),
+            None if itanium::without_static_marker(&name).is_some() && function.get_linkage() == Linkage::Internal => rename(global, new_name(&name, Kind::Kernel)),
             None => continue,
         }
         // Host code finds kernels by name; nothing in the device code may refer to them.
@@ -232,7 +220,7 @@ pub fn externalised_statics(module: &Module<'_>, nv_module_id: Option<&str>) {
         let name = global.get_name().to_string_lossy().into_owned();
         // A `static` variable of a `static` function: Clang marks the function internal in the
         // name (`_ZZL2skPiE1c`), nvcc does not (`_ZZ2skPiE1c`, measured with nvcc 13.5).
-        let local_of_internal = name.strip_prefix("_ZZL").map(|rest| format!("_ZZ{rest}")).filter(|n| module.get_global(n).is_none());
+        let local_of_internal = itanium::local_without_static_marker(&name).filter(|n| module.get_global(n).is_none());
         let internal = global.get_linkage() == Linkage::Internal;
         match (unsuffixed(&name), local_of_internal) {
             (Some(plain), _) => {
@@ -254,7 +242,7 @@ pub fn externalised_statics(module: &Module<'_>, nv_module_id: Option<&str>) {
                 externalised.push(global);
             }
             (None, Some(nvcc)) if internal => global.set_name(&nvcc),
-            (None, _) if internal && (name.starts_with("_ZL") || nv_module_id.is_some() && itanium::entity(&name).is_some_and(|e| e.named_internal())) => {
+            (None, _) if internal && (itanium::without_static_marker(&name).is_some() || nv_module_id.is_some() && itanium::entity(&name).is_some_and(|e| e.named_internal())) => {
                 rename(global, new_name(&name, Kind::Variable))
             }
             (None, _) => {}

@@ -3,10 +3,11 @@
 //! parameter layout, the always-inline helper a site calls and the launch it makes as
 //! documented, a launch's configuration read at run time, and the register cap of the kernels
 //! they change. It imports only the pipeline's lower pieces (`emit`, `clone`, `launch`,
-//! `copies`, `location`).
+//! `copies`, `location`, `itanium`).
 
 use super::clone::{self, as_function, called_function, value_name};
 use super::emit::ok;
+use super::itanium;
 use super::launch::{self, Launch};
 use crate::back::device_launch::LAUNCH_SKIPPED_STATUS;
 use crate::llvm::{block_operand, operand};
@@ -39,25 +40,10 @@ const GRID_LIMITS: [u64; 3] = [(1 << 31) - 1, 65535, 65535];
 const BLOCK_LIMITS: [u64; 3] = [1024, 1024, 64];
 const MAX_BLOCK_THREADS: u64 = 1024;
 
-/// The source name of a kernel for messages: `_Z5childPi` is `child`, `_ZN2ns1kEv` `ns::k`.
+/// The source name of a kernel for messages: `_Z5childPi` is `child`, `_ZN2ns1kEv` `ns::k`
+/// ([`itanium::qualified_name`]); a symbol that has none is shown as it is.
 pub(crate) fn source_name(mangled: &str) -> String {
-    fn parts(mut s: &str, nested: bool) -> Option<Vec<&str>> {
-        let mut out = Vec::new();
-        loop {
-            let digits = s.bytes().take_while(u8::is_ascii_digit).count();
-            if digits == 0 {
-                return (!out.is_empty() && (!nested || s.starts_with('E'))).then_some(out);
-            }
-            let n: usize = s[..digits].parse().ok()?;
-            out.push(s.get(digits..digits + n)?);
-            s = &s[digits + n..];
-            if !nested {
-                return Some(out);
-            }
-        }
-    }
-    let found = if let Some(rest) = mangled.strip_prefix("_ZN") { parts(rest, true) } else { mangled.strip_prefix("_Z").and_then(|r| parts(r, false)) };
-    found.map_or_else(|| mangled.to_string(), |p| p.join("::"))
+    itanium::qualified_name(mangled).unwrap_or_else(|| mangled.to_string())
 }
 
 /// The successors of a block.
