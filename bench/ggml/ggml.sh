@@ -15,7 +15,7 @@
 # collect) copies what there is so far to $OUT: device.txt, summary.txt (times, exit codes, the
 # comparison), ops-cdpc.txt.xz, ops-nvcc.txt.xz, reruns.txt.xz, logs.tar.xz.
 #
-# The older modes, as the first two runs in results/ggml-cuda-backend used them: both builds at
+# The older modes, as the first two recorded runs used them: both builds at
 # once (nvcc's with NVCC_TOO=1), then both tested at once for at most OPS_SECONDS (default 240):
 #   bash bench/ggml/ggml.sh start WAIT     # start the builds, wait up to WAIT s, then test
 #   bash bench/ggml/ggml.sh wait WAIT      # a later call: wait for builds already started

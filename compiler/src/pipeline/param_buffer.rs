@@ -191,27 +191,10 @@ fn kernel_name(kernel: FunctionValue<'_>) -> String {
 }
 
 /// The source names an Itanium symbol's name starts with (`_ZN2ns4kernI...` is `ns`, `kern`),
-/// read up to anything else (template arguments, a substitution); empty for a symbol that is
-/// not one (a C name).
+/// up to the first part that is no source name ([`super::itanium::name_parts`]); empty for a
+/// symbol that is not one (a C name) or that the reader does not read.
 fn symbol_parts(symbol: &str) -> Vec<String> {
-    let Some(rest) = symbol.strip_prefix("_Z") else { return Vec::new() };
-    let rest = rest.strip_prefix('L').unwrap_or(rest);
-    let (mut rest, nested) = match rest.strip_prefix('N') {
-        Some(r) => (r, true),
-        None => (rest, false),
-    };
-    let mut parts = Vec::new();
-    loop {
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let Some(len) = rest[..digits].parse::<usize>().ok().filter(|_| digits > 0) else { break };
-        let Some(part) = rest.get(digits..digits + len) else { break };
-        parts.push(part.to_string());
-        rest = &rest[digits + len..];
-        if !nested {
-            break;
-        }
-    }
-    parts
+    super::itanium::name_parts(symbol).unwrap_or_default().into_iter().map_while(|part| part.map(str::to_string)).collect()
 }
 
 /// The launch expression that starts with the name at `name` in `text`
