@@ -5,7 +5,8 @@
 //! adds `E0804` naming the objects from their symbol tables and what to change
 //! (`driver::program::foreign_link_failure`). The exit status is the linker's.
 
-use super::{fail_with_code, ErrorFormat};
+use super::command_line::ErrorFormat;
+use super::report::fail_with_code;
 use cdpc::render::{self, Color};
 use cdpc::Code;
 use std::io::{IsTerminal, Read, Write};

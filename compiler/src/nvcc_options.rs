@@ -5,7 +5,7 @@
 //! nvcc spells every option two ways, `--long-name` and `-short` (`--gpu-architecture` and
 //! `-arch`), and gives a value as `-opt=value` or `-opt value`; list options take values
 //! separated by commas (`-Xcompiler -fPIC,-Wall`). [`translate`] rewrites the arguments it
-//! knows into the long options clap parses (`Cli` in main.rs) and leaves every other argument
+//! knows into the long options clap parses (`Cli`, command_line.rs) and leaves every other argument
 //! as it is, so cdpc's own spellings (`-O3`, `-Idir`, `-DNAME`, `-o file`) keep working.
 //!
 //! What cdpc accepts and ignores is listed in [`NVCC`] with the reason: options about nvcc's
@@ -195,7 +195,7 @@ const NVCC: &[NvccOption] = &[
     opt("--run", "-run", false, Same("--run")),
     // Link-time optimisation of device code (CMake's `INTERPROCEDURAL_OPTIMIZATION` for CUDA):
     // not in cdpc, which compiles each file's device code whole and links it as without it
-    // (warning `W0709`, main.rs); `code=lto_XX` is then `code=sm_XX` ([`architectures`]).
+    // (warning `W0709`, plan.rs); `code=lto_XX` is then `code=sm_XX` ([`architectures`]).
     opt("--dlink-time-opt", "-dlto", false, Becomes(&[NO_DEVICE_LTO])),
     opt("--lto", "-lto", false, Becomes(&[NO_DEVICE_LTO])),
     // Static libraries, as nvcc makes them: each input's object, then the host's archiver.
@@ -320,7 +320,7 @@ const GPU_CODE: &str = "--gpu-code";
 /// takes them in either order): `-arch=compute_XX -code=LIST` is `--gencode
 /// arch=compute_XX,code=[LIST]` (`-code` without a virtual `-arch` is `E0708`, nvcc's "must be a
 /// virtual code architecture" and "-arch option not specified"); `-arch=all`, `all-major` and
-/// `native` are `--arch-set`, which the driver makes a `-gencode` list of (`main.rs`).
+/// `native` are `--arch-set`, which the plan makes a `-gencode` list of (`plan.rs`).
 fn architectures(args: Vec<String>) -> Result<Vec<String>, Refused> {
     let codes: Vec<&str> = args.iter().filter_map(|a| a.strip_prefix(GPU_CODE).and_then(|v| v.strip_prefix('='))).collect();
     let arch = args.iter().rev().find_map(|a| a.strip_prefix("--arch="));
@@ -647,7 +647,7 @@ mod tests {
     /// `args` translated, then read as [`forward_unknown`] reads them against cdpc's own options.
     fn forwarded(args: &[&str]) -> Result<Vec<String>, Refused> {
         let translated = translate(std::iter::once("cdpc").chain(args.iter().copied()).map(String::from)).unwrap();
-        forward_unknown(translated, <super::super::Cli as clap::CommandFactory>::command()).map(|a| a[1..].to_vec())
+        forward_unknown(translated, <super::super::command_line::Cli as clap::CommandFactory>::command()).map(|a| a[1..].to_vec())
     }
 
     #[test]
@@ -749,7 +749,7 @@ mod tests {
     #[test]
     fn every_option_made_cdpcs_is_one_cdpc_reads() {
         use clap::CommandFactory;
-        let cli = super::super::Cli::command();
+        let cli = super::super::command_line::Cli::command();
         let known = |name: &str| cli.get_arguments().any(|a| a.get_long() == name.strip_prefix("--") || a.get_short().map(|c| format!("-{c}")).as_deref() == Some(name));
         for option in NVCC {
             let names: Vec<&str> = match option.action {
@@ -790,9 +790,9 @@ mod tests {
                 }
                 args.push(word);
             }
-            match translate(args.clone()).and_then(|translated| forward_unknown(translated, super::super::Cli::command())) {
+            match translate(args.clone()).and_then(|translated| forward_unknown(translated, super::super::command_line::Cli::command())) {
                 Ok(translated) => {
-                    let _ = super::super::Cli::command().try_get_matches_from(translated);
+                    let _ = super::super::command_line::Cli::command().try_get_matches_from(translated);
                 }
                 Err(refused) => assert!(matches!(refused.code, Code::OptionUnsupported | Code::OptionInvalid), "{args:?}: {refused:?}"),
             }

@@ -1,16 +1,21 @@
 //! The command line's plan: every decision about what it asks for, made before anything runs
-//! ([`plan`], which reports every usage error), as a list of tasks that `main` then runs in
-//! order ([`run_task`]) or, with `-###` (nvcc's `-dryrun`), prints as their jobs
-//! ([`Task::jobs`], `cdpc::driver::jobs`).
+//! ([`plan`], which reports every usage error): the architectures built, the compile options
+//! and a list of tasks, which `main` then runs in order (`runner.rs`) or, with `-###` (nvcc's
+//! `-dryrun`), prints as their jobs ([`Task::jobs`], `cdpc::driver::jobs`). The plan runs no
+//! task: the runner imports it, never the other way round.
 
-use super::{
-    build_fatbin, compile_one, default_output, dependency_path, dependency_target, fail, generate_dependencies, link_inputs, output_extension, preprocess_cmd, report_built, run_arguments,
-    run_program, runnable, verbose_header, write_dependencies, Cli,
-};
-use cdpc::driver::{self, CompileOptions, Emit, Input, LinkOptions};
+use super::command_line::{AddressSizeArg, Cli, ColorArg, EmitArg, ErrorFormat};
+use super::outputs::{default_output, dependency_path, dependency_target, output_extension, run_arguments, runnable};
+use super::preprocess_cmd;
+use super::report::{fail, fail_with_code};
+use super::toolkit::{architecture_set, cuda_release, host_fortify, verbose_header};
+use cdpc::driver::{self, CompileOptions, Emit, Input, WarningPolicy};
 use cdpc::preprocess::PreprocessOptions;
-use cdpc::render::Color;
+use cdpc::render::{self, Color};
+use cdpc::toolchain::ToolSearch;
+use cdpc::{AddressSize, Code, Target};
 use clap::ArgMatches;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -43,7 +48,7 @@ pub(crate) enum Task {
 }
 
 /// What a program's, library's and device link's build takes besides the compile options.
-pub(crate) fn program_options(cli: &Cli, matches: &ArgMatches) -> driver::program::ProgramOptions {
+fn program_options(cli: &Cli, matches: &ArgMatches) -> driver::program::ProgramOptions {
     driver::program::ProgramOptions {
         host_compiler: cli.ccbin.clone(),
         libraries: cli.library.clone(),
@@ -56,11 +61,209 @@ pub(crate) fn program_options(cli: &Cli, matches: &ArgMatches) -> driver::progra
     }
 }
 
+/// The command line's plan ([`plan`]): its tasks in the order they run, and what every task
+/// runs with.
+pub(crate) struct Plan {
+    pub tasks: Vec<Task>,
+    pub options: CompileOptions,
+    pub program: driver::program::ProgramOptions,
+    pub color: Color,
+}
+
+/// The plan of the command line, or its usage error (reported, with the status to exit with):
+/// every decision about what the command line asks for, made before anything runs, so that
+/// `--dry-run` prints what a run would do and refuses what it would refuse. `cli` is rewritten
+/// into what is built: nvcc's `-arch=all`, `all-major` and `native` become `--arch` and
+/// `-gencode`'s images, `-fatbin` without `-gencode` gets `--arch`'s, and `-ptx` or `-cubin`
+/// with `-gencode` the one architecture they name. `format` is the diagnostics' format the
+/// arguments asked for ([`super::command_line::requested_format`]).
+pub(crate) fn plan(cli: &mut Cli, matches: &ArgMatches, format: ErrorFormat) -> Result<Plan, ExitCode> {
+    let mut fallbacks: Vec<String> = Vec::new();
+    if cli.no_device_lto {
+        fallbacks.push("link-time optimisation of device code (nvcc's `-dlto`, `code=lto_XX`) is not in cdpc: each file's device code is compiled whole to a cubin and linked as without it (the program is the same; `code=lto_XX` is `code=sm_XX`)".into());
+    }
+    if let Some(set) = cli.arch_set.clone() {
+        match architecture_set(cli, &set) {
+            Ok(Err(fallback)) => fallbacks.push(fallback),
+            // One GPU's architecture (`native`): that `--arch`, as `-arch=sm_XX` builds it.
+            Ok(Ok(images)) if images.len() == 1 && matches!(images[0], cdpc::driver::fatbin::Image::Cubin(_)) => {
+                if let cdpc::driver::fatbin::Image::Cubin(sm) = images[0] {
+                    cli.arch = sm;
+                }
+            }
+            Ok(Ok(images)) => {
+                if let Some(image) = images.first() {
+                    cli.arch = image.sm();
+                }
+                cli.gencode.push(images);
+            }
+            Err(message) => {
+                fail(format, "<command line>", &message);
+                return Err(ExitCode::from(1));
+            }
+        }
+    }
+    // W0709: what an option asked for that cdpc does otherwise, as nvcc's warning says of
+    // `-arch=native`; an error with `-Werror`, nothing with `-w`.
+    for fallback in &fallbacks {
+        match cli.error_format {
+            _ if cli.werror => {
+                fail_with_code(format, "<command line>", Some(Code::OptionFallback), fallback);
+                return Err(ExitCode::from(1));
+            }
+            ErrorFormat::Json => eprint!("{}", render::json_warning_with_code(Code::OptionFallback, "<command line>", fallback)),
+            ErrorFormat::Human if !cli.disable_warnings => eprintln!("warning[{}]: {fallback}", Code::OptionFallback),
+            ErrorFormat::Human => {}
+        }
+    }
+    // nvcc's `-fatbin` without `-gencode`: `--arch`'s cubin and its PTX, what nvcc's
+    // `-arch=sm_XX` stands for.
+    if cli.fatbin && cli.gencode.is_empty() {
+        cli.gencode.push(vec![cdpc::driver::fatbin::Image::Cubin(cli.arch), cdpc::driver::fatbin::Image::Ptx(cli.arch)]);
+    }
+    let fatbin_named = output_extension(cli) == Some("fatbin");
+    // nvcc's `-ptx` and `-cubin` with `-gencode` (CMake's CUDA_PTX_COMPILATION and
+    // CUDA_CUBIN_COMPILATION): one architecture's PTX, one image's cubin, as nvcc 13.5 allows;
+    // more is nvcc's error too. (`--emit cubin` into a `.fatbin` stays a fat binary.)
+    if !cli.gencode.is_empty() && !cli.fatbin && !fatbin_named && !cli.device_c && !cli.device_link && matches!(cli.emit, Some(EmitArg::Ptx | EmitArg::Cubin)) {
+        let images = cli.gencode.concat();
+        let archs = cdpc::driver::fatbin::architectures(&images);
+        let one = match (cli.emit, images.as_slice()) {
+            (Some(EmitArg::Ptx), _) if archs.len() == 1 => Some(archs[0]),
+            (Some(EmitArg::Cubin), [cdpc::driver::fatbin::Image::Cubin(sm)]) => Some(*sm),
+            _ => None,
+        };
+        let Some(sm) = one else {
+            let message = if matches!(cli.emit, Some(EmitArg::Ptx)) {
+                "`-ptx` writes the PTX of one architecture, and these `-gencode` options name several (nvcc refuses them too): compile once per architecture, or write a fat binary (`-fatbin`)"
+            } else {
+                "`-cubin` writes one cubin, and these `-gencode` options name several images (nvcc refuses them too): give one `code=sm_XX`, or write a fat binary (`-fatbin`)"
+            };
+            fail(format, &cli.inputs[0].display().to_string(), message);
+            return Err(ExitCode::from(2));
+        };
+        cli.arch = sm;
+        cli.gencode.clear();
+    }
+    // nvcc's `-v` lines for an input that is no file (CMake's `cdpc -v __cmake_determine_cuda`).
+    if cli.verbose && cli.inputs.iter().any(|i| !i.exists()) {
+        eprint!("{}", verbose_header(cli));
+    }
+    let color = match cli.color {
+        ColorArg::Always => Color::Always,
+        ColorArg::Never => Color::Never,
+        ColorArg::Auto if std::io::stderr().is_terminal() => Color::Always,
+        ColorArg::Auto => Color::Never,
+    };
+    let mut warnings = WarningPolicy { deny_all: cli.werror, silence_all: cli.disable_warnings, ..Default::default() };
+    match (parse_codes(&cli.deny), parse_codes(&cli.allow)) {
+        (Ok(deny), Ok(allow)) => {
+            warnings.deny = deny;
+            warnings.allow = allow;
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("error: {e}");
+            return Err(ExitCode::from(2));
+        }
+    }
+    if cli.strict_param_limit {
+        warnings.deny.push(Code::ParamBufferOver4K);
+    }
+    let emit = match cli.emit.unwrap_or(EmitArg::Cubin) {
+        EmitArg::Cubin => Emit::Cubin,
+        EmitArg::Obj => Emit::Object,
+        EmitArg::HostObj => Emit::HostObject,
+        EmitArg::Ptx => Emit::Ptx,
+        EmitArg::LlvmIr => Emit::LlvmIr,
+    };
+    let address_size = match cli.address_size {
+        AddressSizeArg::Bits32 => AddressSize::Bits32,
+        AddressSizeArg::Bits64 => AddressSize::Bits64,
+    };
+    let switch = if cli.launch_optimizations {
+        Some(true)
+    } else if cli.no_launch_optimizations {
+        Some(false)
+    } else {
+        None
+    };
+    let launches = driver::LaunchOptimizations::resolve(cli.opt_level, cli.device_debug, switch, cli.launch_threshold, cli.aggregate_launches);
+    let options = CompileOptions {
+        aggregate: launches.aggregate,
+        launch_threshold: launches.threshold,
+        target: Target { sm: cli.arch, address_size, launch_abi: cli.launch_abi, default_stream: cli.default_stream },
+        opt_level: cli.opt_level,
+        emit,
+        // nvcc's `-w` silences ptxas and nvlink too.
+        ptxas_args: cli.xptxas.iter().cloned().chain(cli.disable_warnings.then(|| "--disable-warnings".to_string())).collect(),
+        nvlink_args: cli.xnvlink.iter().cloned().chain(cli.disable_warnings.then(|| "--disable-warnings".to_string())).collect(),
+        warnings,
+        tools: ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() },
+        malloc_pool: cli.device_malloc_pool,
+        legacy_warp_intrinsics: cli.legacy_warp_intrinsics,
+        pass_remarks: !cli.rpass.is_empty() || cli.remarks.iter().any(|r| r == "all"),
+        header_remarks: !cli.remarks.is_empty(),
+        tool_timeout: cli.tool_timeout.0,
+        overwrite: if cli.overwrite { driver::Overwrite::Any } else { driver::Overwrite::CompilerOutputs },
+        preprocess: cli.preprocess.options(matches, &cli.inputs[0]),
+        debug: if cli.device_debug {
+            Some(driver::DebugLevel::Full)
+        } else if cli.lineinfo {
+            Some(driver::DebugLevel::LineTables)
+        } else {
+            None
+        },
+        // Relocatable device code written as text or a device object (`-ptx -rdc=true`, as
+        // CMake's `CUDA_PTX_COMPILATION` with separable compilation asks): another file's
+        // functions are `.extern`, left to the link, as nvcc leaves them.
+        separate: cli.rdc && matches!(emit, Emit::Ptx | Emit::LlvmIr | Emit::Object),
+        nv_module_id: cli.nv_module_id.clone(),
+        fmad: if cli.fmad { cdpc::back::Fmad::Contract } else { cdpc::back::Fmad::Separate },
+        // nvcc's rule, measured: an explicit `-ftz`, `-prec-div` or `-prec-sqrt` wins over
+        // `--use_fast_math`'s, on either side of it.
+        float_math: cdpc::back::FloatMath {
+            ftz: cli.ftz.unwrap_or(cli.use_fast_math),
+            prec_div: cli.prec_div.unwrap_or(!cli.use_fast_math),
+            prec_sqrt: cli.prec_sqrt.unwrap_or(!cli.use_fast_math),
+            fast_library: cli.use_fast_math,
+        },
+        language: cli.language,
+        clang: cdpc::clang::ClangSearch { clang: cli.clang.clone() },
+        cuda_cxx: cdpc::clang::CudaCxxOptions {
+            std: cli.std,
+            host_args: cli.xcompiler.clone(),
+            warning_args: cli.no_deprecation_warnings.then(|| "-Wno-deprecated-declarations".to_string()).into_iter().collect(),
+            host_fortify: None,
+        },
+        host_object_images: Vec::new(),
+        whole_program: false,
+        list_headers: if cli.dependencies || cli.generate_dependencies {
+            driver::HeaderList::All
+        } else if cli.user_dependencies || cli.generate_user_dependencies {
+            driver::HeaderList::User
+        } else {
+            driver::HeaderList::None
+        },
+    };
+    let mut options = options;
+    if cli.inputs.iter().any(|i| driver::program::is_cmake_identification(i)) {
+        let release = cdpc::toolchain::Toolchain::discover(&options.tools).ok().as_ref().and_then(cuda_release);
+        options.cuda_cxx.host_args.extend(release.map(driver::program::identity_macros).unwrap_or_default());
+    }
+    options.cuda_cxx.host_fortify = host_fortify(cli, matches, &options.preprocess);
+    let tasks = tasks(cli, matches, &options)?;
+    let program = program_options(cli, matches);
+    Ok(Plan { tasks, options, program, color })
+}
+
+/// `--deny`'s and `--allow`'s diagnostic codes.
+fn parse_codes(names: &[String]) -> Result<Vec<Code>, String> {
+    names.iter().map(|n| Code::parse(n).ok_or_else(|| format!("unknown diagnostic code `{n}`"))).collect()
+}
+
 /// The tasks of the command line, in the order they run, or its usage error (reported, with
-/// the status to exit with): every decision about what the command line asks for, made before
-/// anything runs, so that `--dry-run` prints what a run would do and refuses what it would
-/// refuse.
-pub(crate) fn plan(cli: &Cli, matches: &ArgMatches, options: &CompileOptions) -> Result<Vec<Task>, ExitCode> {
+/// the status to exit with).
+fn tasks(cli: &Cli, matches: &ArgMatches, options: &CompileOptions) -> Result<Vec<Task>, ExitCode> {
     let format = cli.error_format;
     let usage = |message: &str| {
         fail(format, &cli.inputs[0].display().to_string(), message);
@@ -73,7 +276,7 @@ pub(crate) fn plan(cli: &Cli, matches: &ArgMatches, options: &CompileOptions) ->
     // `-dc` writes what `nvcc -dc` writes: a host object (`--emit obj`: the device object alone).
     let dc_emit = if emit == Emit::Cubin { Emit::HostObject } else { emit };
     if cli.preprocess_only {
-        preprocess_cmd::check(&preprocess_request(cli), options)?;
+        preprocess_cmd::check(&preprocess_cmd::request(cli), options)?;
         let listing = (options.list_headers != driver::HeaderList::None).then(|| {
             // The compilation `-c` makes of the source (a compiler cache keeps `-E -MD`'s list
             // for a cached `-c`): nvcc's `-c` is a whole program's unless `-rdc=true`.
@@ -257,11 +460,6 @@ fn compile_each(cli: &Cli, matches: &ArgMatches, inputs: &[Input], dc_emit: Emit
     Ok(tasks)
 }
 
-/// `-E`'s request, from the command line.
-fn preprocess_request(cli: &Cli) -> preprocess_cmd::Request<'_> {
-    preprocess_cmd::Request { inputs: &cli.inputs, output: cli.output.as_deref(), language: cli.language, images: cli.gencode.concat(), format: cli.error_format, verbose: cli.verbose }
-}
-
 impl Task {
     /// The jobs this task runs, as `--dry-run` prints them ([`driver::jobs`]).
     pub(crate) fn jobs(&self, cli: &Cli, program: &driver::program::ProgramOptions, options: &CompileOptions) -> Vec<driver::jobs::Job> {
@@ -341,60 +539,6 @@ impl Task {
                 Output::File(output.clone()),
                 format!("each source compiled to a device object, then nvlink with libcudadevrt: a cubin for {}", options.target.sm),
             )],
-        }
-    }
-}
-
-/// Runs one task of [`plan`]'s, reporting what it says; its exit status.
-pub(crate) fn run_task(cli: &Cli, task: Task, program: &driver::program::ProgramOptions, options: &CompileOptions, color: Color) -> ExitCode {
-    match task {
-        Task::Preprocess { listing } => {
-            let status = preprocess_cmd::run(&preprocess_request(cli), program, options, color);
-            // `-E -MD`: the dependency list too, once the text was written.
-            match listing {
-                Some(compile) if status == ExitCode::SUCCESS => preprocess_cmd::write_header_list(cli, program, &compile, color),
-                _ => status,
-            }
-        }
-        Task::ListDependencies { emit } => generate_dependencies(cli, &cli.inputs, emit, program, options, color),
-        Task::Library { output, options } => {
-            let inputs: Vec<driver::program::ProgramInput> = cli.inputs.iter().map(|p| driver::program::ProgramInput::classify(p, cli.language.is_some())).collect();
-            let result = driver::program::build_library(&inputs, &output, program, cli.archiver.as_deref(), &cli.xarchive, &options);
-            report_built(cli, &output, result, color)
-        }
-        Task::DeviceLink { output, options } => {
-            let result = driver::program::device_link_to_file(&cli.inputs, &output, program, &options);
-            report_built(cli, &output, result, color)
-        }
-        Task::Program { output, options } => {
-            if cli.verbose {
-                eprint!("{}", verbose_header(cli));
-            }
-            let inputs: Vec<driver::program::ProgramInput> = cli.inputs.iter().map(|p| driver::program::ProgramInput::classify(p, cli.language.is_some())).collect();
-            let result = driver::program::build_program(&inputs, &output, program, &options);
-            report_built(cli, &output, result, color)
-        }
-        Task::Run { program } => run_program(cli, &program),
-        Task::HostCompile { source, output } => {
-            let lists = options.list_headers != driver::HeaderList::None;
-            let result = driver::program::compile_host_file(&source, &output, program, options).and_then(|(built, headers)| {
-                if lists {
-                    write_dependencies(cli, &source, Some(&output), &headers, options.overwrite)?;
-                }
-                Ok(built)
-            });
-            report_built(cli, &output, result, color)
-        }
-        Task::Compile { source, output, options } => compile_one(cli, &source, output, &options, color),
-        Task::Fatbin { output, options } => {
-            let inputs: Vec<Input> = cli.inputs.iter().map(|p| Input::classify(p)).collect();
-            let link = LinkOptions { libraries: cli.library.clone(), library_dirs: cli.library_dir.clone() };
-            build_fatbin(cli, &inputs, &link, &cli.gencode.concat(), &output, &options, color)
-        }
-        Task::Link { output } => {
-            let inputs: Vec<Input> = cli.inputs.iter().map(|p| Input::classify(p)).collect();
-            let link = LinkOptions { libraries: cli.library.clone(), library_dirs: cli.library_dir.clone() };
-            link_inputs(cli, &inputs, &link, &output, options, color)
         }
     }
 }

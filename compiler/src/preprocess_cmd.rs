@@ -6,7 +6,10 @@
 //! mode runs it and hashes the text (docs/CCACHE.md); sccache runs it on a C file to tell what
 //! compiler cdpc is, and on each source to hash it (docs/SCCACHE.md).
 
-use super::{dependency_rule, dependency_target, fail, fail_with_code, read_input, report_build, report_errors, show_tool_runs, Cli, ErrorFormat};
+use super::command_line::{Cli, ErrorFormat};
+use super::outputs::{dependency_rule, dependency_target};
+use super::report::{fail, fail_with_code, read_input, report_build, report_errors, show_tool_runs, write_stdout};
+use super::toolkit::cuda_release;
 use cdpc::driver::{self, CompileError, CompileOptions, Language};
 use cdpc::render::{self, Color};
 use cdpc::Code;
@@ -22,6 +25,11 @@ pub(crate) struct Request<'a> {
     pub images: Vec<driver::fatbin::Image>,
     pub format: ErrorFormat,
     pub verbose: bool,
+}
+
+/// `-E`'s request, from the command line.
+pub(crate) fn request(cli: &Cli) -> Request<'_> {
+    Request { inputs: &cli.inputs, output: cli.output.as_deref(), language: cli.language, images: cli.gencode.concat(), format: cli.error_format, verbose: cli.verbose }
 }
 
 impl Request<'_> {
@@ -75,7 +83,7 @@ fn run_host(request: &Request<'_>, program: &driver::program::ProgramOptions, op
     // nvcc's identity macros, as nvcc's `-E` of a host file gives its host compiler: sccache
     // tells nvcc by them, and runs cdpc's steps as it runs nvcc's (`sccache_steps.rs`).
     let mut options = options.clone();
-    let release = cdpc::toolchain::Toolchain::discover(&options.tools).ok().as_ref().and_then(super::cuda_release);
+    let release = cdpc::toolchain::Toolchain::discover(&options.tools).ok().as_ref().and_then(cuda_release);
     let identity = release.map(driver::program::identity_macros).unwrap_or_default();
     options.preprocess.macros.splice(0..0, identity.iter().map(|m| cdpc::preprocess::MacroOption::Define(m.trim_start_matches("-D").to_string())));
     let options = &options;
@@ -86,7 +94,7 @@ fn run_host(request: &Request<'_>, program: &driver::program::ProgramOptions, op
                 let out = cdpc::toolchain::OutputFile::prepare_guarded(path, guard).map_err(CompileError::from)?;
                 out.commit(&text).map_err(CompileError::from)?;
             }
-            None => super::write_stdout(&text).map_err(CompileError::from)?,
+            None => write_stdout(&text).map_err(CompileError::from)?,
         }
         Ok(tool_runs)
     });
@@ -189,7 +197,7 @@ pub(crate) fn run(request: &Request<'_>, program: &driver::program::ProgramOptio
                 let out = cdpc::toolchain::OutputFile::prepare_guarded(path, guard)?;
                 out.commit(done.text.as_bytes())?;
             }
-            None => super::write_stdout(done.text.as_bytes())?,
+            None => write_stdout(done.text.as_bytes())?,
         }
         Ok(done)
     });

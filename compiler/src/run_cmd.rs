@@ -3,6 +3,8 @@
 //! `cdpc ./run`). The host side is runtime-shim's loader: libcuda is opened at run time, so
 //! without a driver this is an error, not a crash.
 
+use super::command_line::{ErrorFormat, PreprocessArgs};
+use super::report::show_tool_runs;
 use cdpc::driver::{self, CompileError, CompileOptions, Emit};
 use cdpc::render::{self, Color};
 use cdpc::toolchain::ToolSearch;
@@ -24,7 +26,7 @@ struct RunCli {
     /// The source file
     input: PathBuf,
     #[command(flatten)]
-    preprocess: crate::PreprocessArgs,
+    preprocess: PreprocessArgs,
     /// Run as this sample manifest says (samples/MANIFEST.md) and check the result
     #[arg(long, value_name = "FILE", conflicts_with_all = ["kernel", "buf", "arg", "global"])]
     manifest: Option<PathBuf>,
@@ -151,7 +153,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
     let source = &input.shown;
     let cubin = match input.compile(&options) {
         Ok(compiled) => {
-            crate::show_tool_runs(&compiled.tool_runs, cli.verbose, crate::ErrorFormat::Human, &file_name);
+            show_tool_runs(&compiled.tool_runs, cli.verbose, ErrorFormat::Human, &file_name);
             if !compiled.warnings.is_empty() {
                 eprint!("{}", render::human(&compiled.warnings, &file_name, source, color));
             }

@@ -35,7 +35,8 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-use super::{fail_with_code, ErrorFormat};
+use super::command_line::{requested_format, ErrorFormat};
+use super::report::fail_with_code;
 use cdpc::driver::jobs::{Action, Job, Output};
 use cdpc::Code;
 
@@ -58,9 +59,10 @@ const KEEP_DIR: [&str; 2] = ["--keep-dir", "-keep-dir"];
 const OUTPUT: [&str; 2] = ["-o", "--output-file"];
 
 /// The internal steps ([`STEP_BUNDLE`], [`STEP_COMPILE`], [`STEP_WHOLE`]): `Some` with the
-/// status when `args` is one of them.
-pub(crate) fn intercept(args: &[String]) -> Option<ExitCode> {
-    let format = super::requested_format(args);
+/// status when `args` is one of them. `whole` is the whole command (`main_with_args`), which
+/// [`STEP_WHOLE`] runs on the command line after its marks.
+pub(crate) fn intercept(args: &[String], whole: impl FnOnce(Vec<String>) -> ExitCode) -> Option<ExitCode> {
+    let format = requested_format(args);
     match args.get(1).map(String::as_str) {
         Some(STEP_BUNDLE) => Some(write_bundle(args, format)),
         Some(STEP_COMPILE) => Some(compile_bundle(args, format)),
@@ -68,8 +70,8 @@ pub(crate) fn intercept(args: &[String]) -> Option<ExitCode> {
             let Some(rest) = args.get(2..).and_then(|rest| rest.strip_prefix(&HOST_STEP_MARKS.map(String::from)[..])) else {
                 return Some(malformed(format, STEP_WHOLE));
             };
-            let whole: Vec<String> = std::iter::once(args[0].clone()).chain(rest.iter().cloned()).collect();
-            Some(super::main_with_args(whole))
+            let command: Vec<String> = std::iter::once(args[0].clone()).chain(rest.iter().cloned()).collect();
+            Some(whole(command))
         }
         _ => None,
     }

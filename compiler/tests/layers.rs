@@ -4,8 +4,12 @@
 //! ([`LAYERS`]).
 //!
 //! An import is a `crate::NAME` path outside comments and outside `#[cfg(test)]` modules, in any
-//! file under `compiler/src/` but `lib.rs` and `main.rs` (the crate root sees every module) and
-//! the test modules' files (`tests.rs`, `*_tests.rs`).
+//! file under `compiler/src/` but `lib.rs` and `main.rs` (the crate root sees every module), the
+//! binary's own modules and the test modules' files (`tests.rs`, `*_tests.rs`).
+//!
+//! The launch pipeline's modules keep an order of their own ([`PIPELINE_LAYERS`]), and so do the
+//! binary's, the modules `main.rs` declares ([`BINARY_LAYERS`]): none imports an item of
+//! `main.rs`, the entry that plans the command line and runs the plan.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -14,6 +18,7 @@ use std::path::Path;
 /// The top-level modules each top-level module imports (itself excluded).
 fn imports() -> BTreeMap<String, BTreeSet<String>> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let binary = binary_modules();
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut stack = vec![src.clone()];
     while let Some(dir) = stack.pop() {
@@ -29,8 +34,8 @@ fn imports() -> BTreeMap<String, BTreeSet<String>> {
             let relative = path.strip_prefix(&src).unwrap();
             let first = relative.components().next().unwrap().as_os_str().to_str().unwrap().trim_end_matches(".rs").to_string();
             let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
-            if first == "lib" || first == "main" || stem == "tests" || stem.ends_with("_tests") {
-                continue; // the crate root, and test modules kept in files of their own
+            if first == "lib" || first == "main" || binary.contains(&first) || stem == "tests" || stem.ends_with("_tests") {
+                continue; // the crate roots, the binary's modules (whose `crate::` is `main.rs`), and test modules kept in files of their own
             }
             let text = fs::read_to_string(&path).unwrap();
             let used = graph.entry(first.clone()).or_default();
@@ -145,7 +150,6 @@ fn no_module_imports_a_higher_layer() {
     let graph = imports();
     let layer = |module: &str| LAYERS.iter().position(|l| l.contains(&module));
     for (module, used) in &graph {
-        // The binary's own files (`run_cmd`, `signals`, `nvcc_options`) sit above the library.
         let Some(own) = layer(module) else { continue };
         let higher: Vec<&String> = used.iter().filter(|m| layer(m).is_some_and(|l| l > own)).collect();
         assert!(higher.is_empty(), "`{module}` imports the higher layers {higher:?} (ARCHITECTURE.md, \"Layers\")");
@@ -231,6 +235,13 @@ fn pipeline_files() -> BTreeMap<String, String> {
 /// its module's, and one of the root's own items an import of the root (``), which sits above
 /// every layer.
 fn pipeline_imports(files: &BTreeMap<String, String>) -> BTreeMap<String, BTreeSet<String>> {
+    module_imports(files, &["crate", "pipeline"], true)
+}
+
+/// [`pipeline_imports`] of the modules below a root, which `root` names (`crate::pipeline`,
+/// or `crate` for the binary's `main.rs`); with `root_exports`, a name the root re-exports is
+/// its module's, else an import of the root.
+fn module_imports(files: &BTreeMap<String, String>, root: &[&str], root_exports: bool) -> BTreeMap<String, BTreeSet<String>> {
     let known: BTreeSet<&str> = files.keys().map(String::as_str).collect();
     let join = |base: &str, name: &str| if base.is_empty() { name.to_string() } else { format!("{base}::{name}") };
     // `name`'s module below `base`, through as many of `rest`'s segments as are modules.
@@ -245,8 +256,9 @@ fn pipeline_imports(files: &BTreeMap<String, String>) -> BTreeMap<String, BTreeS
         }
         at
     };
-    let root_exports: BTreeMap<String, String> = paths_in(&files[""], "")
+    let root_exports: BTreeMap<String, String> = paths_in(&files[""], "", root)
         .into_iter()
+        .filter(|_| root_exports)
         .filter(|(_, segments)| segments.len() > 1 && known.contains(segments[0].as_str()))
         .map(|(_, segments)| (segments.last().unwrap().clone(), segments[0].clone()))
         .collect();
@@ -254,7 +266,7 @@ fn pipeline_imports(files: &BTreeMap<String, String>) -> BTreeMap<String, BTreeS
     for (module, code) in files.iter().filter(|(m, _)| !m.is_empty()) {
         let used = graph.entry(module.clone()).or_default();
         let children: Vec<&str> = known.iter().filter_map(|k| k.strip_prefix(module.as_str()).and_then(|r| r.strip_prefix("::"))).filter(|r| !r.contains("::")).collect();
-        for (depth, segments) in paths_in(code, module) {
+        for (depth, segments) in paths_in(code, module, root) {
             let parent: Vec<&str> = module.split("::").collect();
             let base = match depth {
                 Some(up) if up <= parent.len() => parent[..parent.len() - up].join("::"),
@@ -277,10 +289,10 @@ fn pipeline_imports(files: &BTreeMap<String, String>) -> BTreeMap<String, BTreeS
     graph
 }
 
-/// Every path in `code` that starts with `super::` (how many: `Some(n)`), `crate::pipeline::`
-/// (`Some(` the depth of `module` `)`, the root) or a bare name followed by `::` (`None`), as
-/// its segments; a `use` group (`super::{a, b::c}`) gives a path per name.
-fn paths_in(code: &str, module: &str) -> Vec<(Option<usize>, Vec<String>)> {
+/// Every path in `code` that starts with `super::` (how many: `Some(n)`), the root's path
+/// (`root`: `crate::pipeline::`; `Some(` the depth of `module` `)`) or a bare name followed by
+/// `::` (`None`), as its segments; a `use` group (`super::{a, b::c}`) gives a path per name.
+fn paths_in(code: &str, module: &str, root: &[&str]) -> Vec<(Option<usize>, Vec<String>)> {
     let ident = |c: char| c.is_alphanumeric() || c == '_';
     let bytes: Vec<char> = code.chars().collect();
     let depth_of_root = if module.is_empty() { 0 } else { module.split("::").count() };
@@ -334,8 +346,8 @@ fn paths_in(code: &str, module: &str) -> Vec<(Option<usize>, Vec<String>)> {
         let supers = segments.iter().take_while(|s| *s == "super").count();
         let (depth, rest) = if supers > 0 {
             (Some(supers), segments[supers..].to_vec())
-        } else if segments.len() >= 2 && segments[0] == "crate" && segments[1] == "pipeline" {
-            (Some(depth_of_root), segments[2..].to_vec())
+        } else if segments.len() >= root.len() && segments.iter().zip(root).all(|(s, r)| s == r) {
+            (Some(depth_of_root), segments[root.len()..].to_vec())
         } else if segments[0] == "crate" || segments[0] == "self" {
             continue;
         } else {
@@ -413,6 +425,90 @@ fn finds_pipeline_imports() {
     assert_eq!(graph["sites"], set(&["emit", "location"]));
     assert_eq!(graph["aggregate"], set(&["aggregate::block", "sites"]));
     assert_eq!(graph["aggregate::block"], set(&["aggregate", "callgraph"]));
+}
+
+/// The binary's modules, the `mod` items of `main.rs`, lowest first (ARCHITECTURE.md, "Layers"):
+/// the command line's type and the pieces every command shares (how it reports, its outputs'
+/// names, what the toolkit says) below the commands that use them, the plan (`plan`, which
+/// decides everything a command line asks for) below the runner of its tasks (`runner`), which
+/// the plan never imports. A module may import a lower layer's, or one of its own layer's where
+/// that makes no cycle; never a higher one. `main.rs`, the entry that plans the command line
+/// and runs the plan, is in no layer, and no module imports its items: what two modules share
+/// lives in the lower one.
+const BINARY_LAYERS: &[&[&str]] =
+    &[&["command_line", "nvcc_options", "signals"], &["outputs", "report"], &["toolkit"], &["link_launcher", "preprocess_cmd", "run_cmd", "sccache_steps"], &["plan"], &["runner"]];
+
+/// The names of the modules `main.rs` declares (`mod plan;`, `pub(crate) mod signals;`).
+fn binary_modules() -> BTreeSet<String> {
+    let text = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/main.rs")).unwrap();
+    declared_modules(&text)
+}
+
+/// The modules a file declares with `mod NAME;`, outside comments and test modules.
+fn declared_modules(text: &str) -> BTreeSet<String> {
+    code_lines(text)
+        .filter_map(|line| {
+            let line = line.trim();
+            let line = line.strip_prefix("pub(crate) ").or_else(|| line.strip_prefix("pub ")).unwrap_or(line);
+            line.strip_prefix("mod ")?.strip_suffix(';').map(|name| name.trim().to_string())
+        })
+        .collect()
+}
+
+/// The binary's files: `main.rs` as the root (``) and each module it declares, `src/NAME.rs`,
+/// each with its code (no comments, no test module).
+fn binary_files() -> BTreeMap<String, String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let code = |path: &Path| code_lines(&fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).collect::<Vec<_>>().join("\n");
+    let mut files: BTreeMap<String, String> = binary_modules().into_iter().map(|m| (m.clone(), code(&src.join(format!("{m}.rs"))))).collect();
+    files.insert(String::new(), code(&src.join("main.rs")));
+    files
+}
+
+/// The modules of the binary's `files` that each imports, as [`pipeline_imports`] finds them
+/// below `crate`: any path to an item of `main.rs` (`super::fail`, `crate::Cli`), re-exported
+/// there or not, is an import of the root (``).
+fn binary_imports(files: &BTreeMap<String, String>) -> BTreeMap<String, BTreeSet<String>> {
+    module_imports(files, &["crate"], false)
+}
+
+#[test]
+fn binary_modules_import_only_lower_layers() {
+    let files = binary_files();
+    let graph = binary_imports(&files);
+    assert!(graph.contains_key("plan") && graph.contains_key("preprocess_cmd"), "modules not found: {graph:?}");
+    if let Some(cycle) = cycle(&graph) {
+        panic!("import cycle between the binary's modules: {}", cycle.join(" -> "));
+    }
+    let layer = |module: &str| BINARY_LAYERS.iter().position(|l| l.contains(&module));
+    for (module, used) in &graph {
+        assert!(!used.contains(""), "`{module}` imports an item of `main.rs`, the binary's entry: move the item into the module below that owns it");
+        let own = layer(module).unwrap_or_else(|| panic!("`{module}`, a module of the binary, is in no layer of BINARY_LAYERS"));
+        let higher: Vec<&String> = used.iter().filter(|m| layer(m).is_none_or(|l| l > own)).collect();
+        assert!(higher.is_empty(), "`{module}` imports the higher layers {higher:?} (ARCHITECTURE.md, \"Layers\")");
+    }
+    assert!(!graph["plan"].contains("runner"), "the plan imports the runner of its tasks");
+}
+
+#[test]
+fn finds_binary_imports() {
+    assert_eq!(declared_modules("mod plan;\n// mod old;\npub(crate) mod signals;\nuse plan::Task;\n"), ["plan".to_string(), "signals".to_string()].into());
+    let files: BTreeMap<String, String> = [
+        ("", "mod plan;\nmod report;\npub(crate) use report::show_tool_runs;\nfn fail() {}\nstruct Cli;"),
+        ("plan", "use super::{fail, preprocess_cmd, Cli};\nuse super::report::show_tool_runs;"),
+        ("run_cmd", "fn f() { crate::show_tool_runs(); }\nstruct R { p: crate::report::Args }"),
+        ("runner", "use super::show_tool_runs;\nuse super::plan::Task;"),
+        ("preprocess_cmd", ""),
+        ("report", ""),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let graph = binary_imports(&files);
+    let set = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+    assert_eq!(graph["plan"], set(&["", "preprocess_cmd", "report"]));
+    assert_eq!(graph["run_cmd"], set(&["", "report"]));
+    assert_eq!(graph["runner"], set(&["", "plan"]));
 }
 
 /// ARCHITECTURE.md, "Invariants": LLVM's pass pipelines and code generation run inside its
