@@ -15,7 +15,7 @@ pub(crate) struct Cli {
     /// Source files (a subset of CUDA C), relocatable device objects (`.o`, from cdpc or
     /// `nvcc -dc`) and static archives of them (`.a`). One source alone compiles as a whole
     /// program; several inputs, an object or `-l` are compiled separately and linked
-    #[arg(required_unless_present_any = ["list_gpu_arch", "list_gpu_code"], value_name = "INPUT")]
+    #[arg(required_unless_present_any = ["list_gpu_arch", "list_gpu_code", "cache_status"], value_name = "INPUT")]
     pub(crate) inputs: Vec<PathBuf>,
     /// Output file; `-` writes PTX or LLVM IR to standard output [default: the first INPUT's
     /// name with the extension of --emit, with -dc each source's with `.o`, in the current
@@ -151,6 +151,10 @@ pub(crate) struct Cli {
     /// stop (nvcc's `--list-gpu-code`)
     #[arg(long = "list-gpu-code")]
     pub(crate) list_gpu_code: bool,
+    /// Print where cdpc's cache folder is (`CDPC_CACHE_DIR`), what it holds against its bound
+    /// (`CDPC_CACHE_MAX_SIZE`) and the fillers making headers in it now, and stop
+    #[arg(long = "cache-status")]
+    pub(crate) cache_status: bool,
     /// The CUDA runtime a program links (nvcc's `--cudart`): static (the default), shared or none
     #[arg(long = "cudart", value_name = "static|shared|none", default_value = "static", value_parser = parse_cudart)]
     pub(crate) cudart: driver::program::Cudart,

@@ -6,6 +6,7 @@
 //! status. The modules it declares import each other without a cycle, and none imports from
 //! this file (ARCHITECTURE.md, "Layers").
 
+mod cache_cmd;
 mod command_line;
 mod link_launcher;
 mod nvcc_options;
@@ -39,6 +40,14 @@ fn main() -> ExitCode {
     cdpc::clang::cache::set_deferred(true);
     cdpc::driver::crash::install();
     let args: Vec<String> = std::env::args().collect();
+    // A crash by a signal in LLVM's or Clang's code outside their recovery contexts: reported
+    // as a panic is, then the work files removed; the process ends with the report's status.
+    let crash_args = args.clone();
+    cdpc::driver::crash::catch_fatal_signals(Box::new(move || {
+        report_crash(&crash_args);
+        cdpc::toolchain::interrupt();
+        70
+    }));
     let status = match std::panic::catch_unwind(|| main_with_args(args.clone())) {
         Ok(status) => status,
         Err(_) => report_crash(&args),
@@ -195,6 +204,18 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
     };
     if cli.list_gpu_arch || cli.list_gpu_code {
         return toolkit::list_gpus(&cli, format);
+    }
+    if cli.cache_status {
+        return match cache_cmd::status(&cdpc::clang::cache::CacheEnv::from_process()) {
+            Ok(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(message) => {
+                fail_with_code(format, "<environment>", Some(Code::CacheSizeInvalid), &message);
+                ExitCode::FAILURE
+            }
+        };
     }
     if let Some(status) = toolkit::host_compiler_query(&cli, format) {
         return status;

@@ -436,7 +436,7 @@ fn finds_pipeline_imports() {
 /// and runs the plan, is in no layer, and no module imports its items: what two modules share
 /// lives in the lower one.
 const BINARY_LAYERS: &[&[&str]] =
-    &[&["command_line", "nvcc_options", "signals"], &["outputs", "report"], &["toolkit"], &["link_launcher", "preprocess_cmd", "run_cmd", "sccache_steps"], &["plan"], &["runner"]];
+    &[&["cache_cmd", "command_line", "nvcc_options", "signals"], &["outputs", "report"], &["toolkit"], &["link_launcher", "preprocess_cmd", "run_cmd", "sccache_steps"], &["plan"], &["runner"]];
 
 /// The names of the modules `main.rs` declares (`mod plan;`, `pub(crate) mod signals;`).
 fn binary_modules() -> BTreeSet<String> {

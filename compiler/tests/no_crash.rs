@@ -130,6 +130,43 @@ fn a_crash_is_e1025_with_a_reproducer_that_compiles() {
     assert_eq!(lines[0]["code"], "E1025", "{}", stderr(&out));
 }
 
+/// A crash outside Rust (a signal in LLVM's or Clang's code, forced with `CDPC_DEBUG_CRASH=segv`
+/// or `abort` at the point where a compilation notes its reproducer) is `E1025` too: exit
+/// status 70, not death by the signal, the input named, a reproducer that compiles, no output
+/// file and no work folder left.
+#[test]
+fn a_crash_by_signal_is_e1025_with_a_reproducer_and_nothing_left() {
+    if tool_dir().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let crashes = dir.path().join("crashes");
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&crashes).unwrap();
+    std::fs::create_dir(&tmp).unwrap();
+    std::fs::write(dir.path().join("k.cu"), RESTRICT).unwrap();
+    std::fs::copy(repo_root().join("fuzz/seeds/ir/every_operand_kind.ll"), dir.path().join("odd.ll")).unwrap();
+    for (how, signal) in [("segv", "SIGSEGV"), ("abort", "SIGABRT")] {
+        for (input, extension) in [("k.cu", "bc"), ("odd.ll", "ll")] {
+            let env = [("CDPC_DEBUG_CRASH", how), ("CDPC_CRASH_DIR", crashes.to_str().unwrap()), ("TMPDIR", tmp.to_str().unwrap())];
+            let out = cdpc_env(dir.path(), &["-arch=sm_90", "-c", input, "-o", "out.o"], &env);
+            let text = stderr(&out);
+            assert_eq!(out.status.code(), Some(70), "{how} {input}: {text}");
+            assert!(text.starts_with(&format!("error[E1025]: internal compiler error: cdpc stopped on {signal}")), "{how} {input}: {text}");
+            assert!(text.contains(&format!("seen while compiling `{input}`")) || text.contains(&format!("/{input}`")), "{how} {input}: {text}");
+            assert!(!dir.path().join("out.o").exists(), "{how} {input}: a partial output");
+            let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().map(|e| e.file_name()).collect();
+            assert!(left.is_empty(), "{how} {input}: left in TMPDIR: {left:?}");
+            let repro = reproducer_dir(&text);
+            assert!(repro.starts_with(&crashes), "{}", repro.display());
+            assert!(std::fs::read_to_string(repro.join("message.txt")).unwrap().contains(signal));
+            let file = repro.join(format!("{}.{extension}", input.split('.').next().unwrap()));
+            let out = cdpc(&repro, &["-arch=sm_90", "--emit", "ptx", "-o", "-", file.to_str().unwrap()]);
+            assert!(out.status.success(), "{how} {input}'s reproducer {}: {}", file.display(), stderr(&out));
+        }
+    }
+}
+
 /// The passes read operands and users through `cdpc::llvm`, never inkwell's calls that panic
 /// on metadata, tokens and labels (ARCHITECTURE.md, "No panic on any module").
 #[test]

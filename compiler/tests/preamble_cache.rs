@@ -218,7 +218,15 @@ fn a_cache_folder_removed_under_a_waiting_filler_stops_it_and_stays_removed() {
     }
     let p = Project::new(1000);
     let mut holder = compile_with_the_filler_held(&p, 4);
-    assert_eq!(fillers(&p).len(), 1, "a filler waits for make.lock");
+    let waiting = fillers(&p);
+    assert_eq!(waiting.len(), 1, "a filler waits for make.lock");
+    // `cdpc --cache-status` lists it: its process, what it makes and its compilation.
+    let status = p.cdpc(&["--cache-status"], &[]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    assert!(text.starts_with(&format!("cache: {} (from CDPC_CACHE_DIR)\n", p.cache().display())), "{text}");
+    assert!(text.contains("fillers running: 1\n"), "{text}");
+    assert!(text.contains(&format!("  pid {}, ", waiting[0])) && text.contains(", making the CUDA wrapper's header: ") && text.contains(" main.cu --emit ptx -DSCALE=1 -o "), "{text}");
     std::fs::remove_dir_all(p.cache()).expect("the cache folder is removed while its filler runs");
     // The filler runs at the idle priority: on a loaded machine it may wait for a core.
     assert!(fillers_end_within(&p, Duration::from_secs(20)), "the filler stopped");

@@ -1,7 +1,7 @@
 //! The jobs of one command line, said before any of them runs: what `cdpc -###` (nvcc's
 //! `-dryrun`) prints, one line a job, in the order they run, and then runs none of them.
 //!
-//! The `cdpc` program plans its command line into tasks first (`compiler/src/main.rs`, `plan`),
+//! The `cdpc` program plans its command line into tasks first (`compiler/src/plan.rs`),
 //! every usage error found there, and then runs the tasks one after the other or prints their
 //! jobs; a task that builds a program or a library lists its own jobs
 //! ([`super::program::program_jobs`], [`super::program::library_jobs`]), from the same
