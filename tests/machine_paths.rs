@@ -35,14 +35,14 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("samples/harness/corpus-timing.py", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there, timing the programs); CUDA_HOME overrides it"),
     ("compiler/tests/docs_commands.rs", "usr/local/cuda", "quotes SETUP.md's `export CUDA_HOME=...` example, which the test does not run, with the reason"),
     ("samples/harness/dc-gpu.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there, relinking cdpc's -dc objects); CUDA_HOME overrides it"),
-    ("results/malloc-pool/bt-pool.sh", "usr/local/cuda", "the GPU machine's own toolkit (its `run` stage runs only there, building KLAP's BT with nvcc alone); CUDA_HOME overrides it"),
+    ("bench/malloc-pool/bt-pool.sh", "usr/local/cuda", "the GPU machine's own toolkit (its `run` stage runs only there, building KLAP's BT with nvcc alone); CUDA_HOME overrides it"),
     (
         "compiler/src/toolchain/discover.rs",
         "usr/local/cuda",
         "the last rule of the documented tool search (SETUP.md), the standard toolkit folder: every earlier rule comes first, and tests replace it (SearchEnv::standard_dirs)",
     ),
     ("compiler/src/main.rs", "usr/local/cuda", "`cdpc --version`'s list of the places that tool search looks at"),
-    ("results/dc-empty-cache/h200-host.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script ran only there, timing its nvcc beside the carried cdpc)"),
+    ("bench/dc/empty_state_h200.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script ran only there, timing its nvcc beside the carried cdpc)"),
     ("results/dc-empty-cache/h200-host.log", "usr/local/cuda", "the GPU machine's own toolkit, as cdpc -v printed its commands there"),
     ("samples/harness/corpus-gpu.sh", "usr/local/cuda", "the GPU machine's own toolkit, tried first; CUDA_HOME and NVCC override it, and the checkout's .cuda/ is the fallback"),
 ];

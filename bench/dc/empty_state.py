@@ -1,7 +1,7 @@
 """`-dc` with an empty cache: cdpc before and after the device side leaves out Clang's texture
 intrinsics, against nvcc, interleaved (the order rotated each round).
 
-    python3 results/dc-empty-cache/empty_state.py OLD_CDPC NEW_CDPC NVCC ROUNDS FILE...
+    python3 bench/dc/empty_state.py OLD_CDPC NEW_CDPC NVCC ROUNDS FILE...
 
 Reads bench/dc/dc_states.py's table (tests/corpus-programs.txt, the Makefiles' options) and its
 timing; each cdpc run gets a new cache folder, and its filler (the process that makes the
@@ -11,7 +11,7 @@ Prints every run and, per file, the medians and nvcc/cdpc with a 95% bootstrap i
 the rounds (ratio of medians, 4,000 resamples).
 """
 import os, random, statistics, subprocess, sys, tempfile
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../bench/dc"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dc_states as d
 
 old, new, nvcc, rounds, names = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:]

@@ -6,8 +6,8 @@
 #   inline      the child's threads run in the launching thread (what -flaunch-threshold=128 does
 #               to BT: every child is at most 32 threads)
 #   inlinepool  both
-#   bash results/malloc-pool/bt-pool.sh stage   (here: copies the corpus files into gpu-stage/bt-pool)
-#   bash results/malloc-pool/bt-pool.sh run     (the GPU machine, carrying gpu-stage/bt-pool)
+#   bash bench/malloc-pool/bt-pool.sh stage   (here: copies the corpus files into gpu-stage/bt-pool)
+#   bash bench/malloc-pool/bt-pool.sh run     (the GPU machine, carrying gpu-stage/bt-pool)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 STAGE=$ROOT/gpu-stage/bt-pool
@@ -15,7 +15,7 @@ case "${1:?usage: bt-pool.sh stage | run}" in
 stage)
     rm -rf "$STAGE" && mkdir -p "$STAGE"
     cp "$ROOT"/../shared/corpus/klap/test/BT/{common.h,kernel.base.cu,main.cu,verify.cu,verify.h} "$STAGE"/
-    cp "$ROOT"/results/malloc-pool/bt-pool.h "$STAGE"/pool.h
+    cp "$ROOT"/bench/malloc-pool/bt-pool.h "$STAGE"/pool.h
     python3 - "$STAGE" <<'PY'
 import sys, os
 d = sys.argv[1]

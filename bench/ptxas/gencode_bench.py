@@ -1,5 +1,5 @@
-# Usage: PTXAS=<ptxas> python3 gencode_bench.py ROUNDS, beside a folder gencode/ of NAME_80.ptx
-# and NAME_90.ptx (`cdpc -dc -arch=sm_XX FILE --emit ptx`).
+# Usage: PTXAS=<ptxas> python3 CHECKOUT/bench/ptxas/gencode_bench.py ROUNDS, beside a folder
+# gencode/ of NAME_80.ptx and NAME_90.ptx (`cdpc -dc -arch=sm_XX FILE --emit ptx`).
 # Two architectures' ptxas -c of one module: one after the other, as a -gencode build ran
 # them, against both at once, as the driver's threads now run them.
 import subprocess, time, os, sys, glob, statistics, math

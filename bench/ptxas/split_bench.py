@@ -1,6 +1,7 @@
 # ptxas -c of each sample's PTX (sm_90) without and with -split-compile 2, interleaved and
 # alternating which goes first; prints each file's medians (ms) and their ratio.
-# Usage: PTXAS=<ptxas> python3 split_bench.py ROUNDS, in a folder of the samples' PTX.
+# Usage: PTXAS=<ptxas> python3 CHECKOUT/bench/ptxas/split_bench.py ROUNDS, in a folder of the
+# samples' PTX.
 import subprocess, time, os, sys, glob, statistics
 ptxas = os.environ.get("PTXAS", "ptxas")
 env = dict(os.environ, GLIBC_TUNABLES="glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864")
