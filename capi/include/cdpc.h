@@ -85,8 +85,13 @@ void cdpc_options_free(struct CdpcOptions *options);
 // | `lineinfo` | `true`: line tables (`-lineinfo`) |
 // | `device-debug` | `true`: full DWARF at -O0 (`-G`) |
 // | `separate` | `true`: one of several files (`-dc`): declared but undefined device functions and `extern` variables are left to a link |
+// | `use-fast-math` | `true`, `false` (the default): nvcc's `--use_fast_math` (denormals flushed, approximate division and square root, the fast `sinf`, `expf`, ...) |
+// | `std` | CUDA C++'s dialect, as nvcc's `-std`: `c++03`, `c++11`, `c++14`, `c++17`, `c++20`, `c++23` (default: C++17 with GNU extensions) |
 // | `library` | `NAME`: link `libNAME.a` in [`cdpc_link_files`] (`-l`, repeatable) |
 // | `library-dir` | a folder searched for `library` (`-L`, repeatable, in order) |
+//
+// Every key but `library` and `library-dir` means what it means to the Python package and the
+// `cdpc-build` crate: the compiler's `cdpc::driver::option_pairs` reads them for all three.
 //
 // On failure returns [`CdpcStatus::InvalidArgument`], leaves the options unchanged and, when
 // `error` is not NULL, stores a message there (free it with [`cdpc_string_free`]).

@@ -31,10 +31,9 @@
 //! cdpc_options_free(options);
 //! ```
 
-use cdpc::driver::{self, CompileError, CompileOptions, Emit};
-use cdpc::preprocess::MacroOption;
+use cdpc::driver::{self, option_pairs, CompileError, CompileOptions};
 use cdpc::render::{self, Color};
-use cdpc::{AddressSize, Code, Diagnostic, LaunchAbi};
+use cdpc::Diagnostic;
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -119,107 +118,20 @@ pub unsafe extern "C" fn cdpc_options_free(options: *mut CdpcOptions) {
     }
 }
 
+/// Sets one option: the link's `library` and `library-dir` here, the rest through
+/// [`option_pairs::set`], the reading the Python bindings and `cdpc-build` share. `file-name`
+/// is also the name the result's diagnostics are rendered under.
 fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
-    let codes = |v: &str| -> Result<Vec<Code>, String> { v.split(',').filter(|s| !s.is_empty()).map(|c| Code::parse(c.trim()).ok_or_else(|| format!("unknown diagnostic code `{c}`"))).collect() };
-    let flag = |v: &str| match v {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(format!("`{v}` is not a boolean for `{key}`; use true or false")),
-    };
-    let options = &mut o.options;
     match key {
-        "arch" => options.target.sm = value.parse()?,
-        "launch-abi" => options.target.launch_abi = value.parse::<LaunchAbi>()?,
-        "default-stream" => options.target.default_stream = value.parse::<cdpc::DefaultStream>()?,
-        "address-size" => {
-            options.target.address_size = match value {
-                "32" => AddressSize::Bits32,
-                "64" => AddressSize::Bits64,
-                _ => return Err(format!("address size `{value}` does not exist; use 32 or 64")),
-            }
-        }
-        "opt-level" => {
-            options.opt_level = match value.trim_start_matches("-O").parse::<u8>() {
-                Ok(n) if n <= 3 => n,
-                _ => return Err(format!("optimisation level `{value}` does not exist; use 0 to 3")),
-            }
-        }
-        "emit" => {
-            options.emit = match value {
-                "cubin" => Emit::Cubin,
-                "obj" | "object" => Emit::Object,
-                "ptx" => Emit::Ptx,
-                "llvm-ir" => Emit::LlvmIr,
-                "host-obj" => Emit::HostObject,
-                _ => return Err(format!("unknown output `{value}`; use cubin, obj, ptx, llvm-ir or host-obj")),
-            }
-        }
-        "language" => {
-            options.language = Some(match value {
-                "cu" | "cuda" => driver::Language::Cuda,
-                "cdp" => driver::Language::Cdp,
-                "ir" | "llvm-ir" => driver::Language::Ir,
-                _ => return Err(format!("unknown language `{value}`; use cu, cdp or ir")),
-            })
-        }
-        "cuda-home" => options.tools.cuda_home = Some(PathBuf::from(value)),
-        "ptxas-arg" => options.ptxas_args.push(value.to_string()),
-        "nvlink-arg" => options.nvlink_args.push(value.to_string()),
-        "werror" => options.warnings.deny_all = flag(value)?,
-        "strict-param-limit" => {
-            if flag(value)? {
-                options.warnings.deny.push(Code::ParamBufferOver4K);
-            }
-        }
-        "aggregate-launches" => options.aggregate = value.parse()?,
-        "device-malloc-pool" => options.malloc_pool = flag(value)?,
-        "legacy-warp-intrinsics" => options.legacy_warp_intrinsics = flag(value)?,
-        "launch-threshold" => options.launch_threshold = value.parse().map_err(|_| format!("`launch-threshold` takes a thread count, not `{value}`"))?,
-        "pass-remarks" => {
-            options.pass_remarks = match value {
-                "aggregate" => true,
-                "" | "none" => false,
-                _ => return Err(format!("no pass `{value}` reports remarks; use aggregate or none")),
-            }
-        }
-        "remarks" => match value {
-            "skipped-headers" => options.header_remarks = true,
-            "all" => {
-                options.header_remarks = true;
-                options.pass_remarks = true;
-            }
-            "" | "none" => options.header_remarks = false,
-            _ => return Err(format!("no remark group `{value}`; use skipped-headers, all or none")),
-        },
-        "deny" => options.warnings.deny.extend(codes(value)?),
-        "allow" => options.warnings.allow.extend(codes(value)?),
-        "tool-timeout" => options.tool_timeout = driver::parse_tool_timeout(value)?,
-        "file-name" => {
-            o.file_name = value.to_string();
-            options.preprocess.input_name = Some(value.to_string());
-        }
-        "input-path" => options.preprocess.input = Some(PathBuf::from(value)),
-        "define" | "undefine" => {
-            let name = value.split_once('=').map_or(value, |(n, _)| n);
-            if name.is_empty() || !name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
-                return Err(format!("`{value}` does not start with a macro name"));
-            }
-            options.preprocess.macros.push(if key == "define" { MacroOption::Define(value.to_string()) } else { MacroOption::Undefine(value.to_string()) });
-        }
-        "include-dir" => options.preprocess.include_dirs.push(PathBuf::from(value)),
-        "lineinfo" => options.debug = flag(value)?.then_some(driver::DebugLevel::LineTables),
-        "device-debug" => options.debug = flag(value)?.then_some(driver::DebugLevel::Full),
-        "separate" => options.separate = flag(value)?,
         "library" => o.link.libraries.push(value.to_string()),
         "library-dir" => o.link.library_dirs.push(PathBuf::from(value)),
-        _ => {
-            return Err(format!(
-                "unknown option `{key}`; the options are arch, launch-abi, default-stream, address-size, opt-level, emit, cuda-home, \
-                 language, ptxas-arg, nvlink-arg, werror, strict-param-limit, aggregate-launches, launch-threshold, device-malloc-pool, legacy-warp-intrinsics, pass-remarks, deny, allow, \
-                  file-name, input-path, define, undefine, include-dir, tool-timeout, lineinfo, device-debug, separate, \
-                  library, library-dir"
-            ))
+        _ if option_pairs::KEYS.contains(&key) => {
+            option_pairs::set(&mut o.options, key, value)?;
+            if key == "file-name" {
+                o.file_name = value.to_string();
+            }
         }
+        _ => return Err(format!("unknown option `{key}`; the options are {}, library, library-dir", option_pairs::KEYS.join(", "))),
     }
     Ok(())
 }
@@ -254,8 +166,13 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
 /// | `lineinfo` | `true`: line tables (`-lineinfo`) |
 /// | `device-debug` | `true`: full DWARF at -O0 (`-G`) |
 /// | `separate` | `true`: one of several files (`-dc`): declared but undefined device functions and `extern` variables are left to a link |
+/// | `use-fast-math` | `true`, `false` (the default): nvcc's `--use_fast_math` (denormals flushed, approximate division and square root, the fast `sinf`, `expf`, ...) |
+/// | `std` | CUDA C++'s dialect, as nvcc's `-std`: `c++03`, `c++11`, `c++14`, `c++17`, `c++20`, `c++23` (default: C++17 with GNU extensions) |
 /// | `library` | `NAME`: link `libNAME.a` in [`cdpc_link_files`] (`-l`, repeatable) |
 /// | `library-dir` | a folder searched for `library` (`-L`, repeatable, in order) |
+///
+/// Every key but `library` and `library-dir` means what it means to the Python package and the
+/// `cdpc-build` crate: the compiler's `cdpc::driver::option_pairs` reads them for all three.
 ///
 /// On failure returns [`CdpcStatus::InvalidArgument`], leaves the options unchanged and, when
 /// `error` is not NULL, stores a message there (free it with [`cdpc_string_free`]).
@@ -652,6 +569,39 @@ mod tests {
     fn set(options: *mut CdpcOptions, key: &str, value: &str) -> CdpcStatus {
         let (key, value) = (CString::new(key).unwrap(), CString::new(value).unwrap());
         unsafe { cdpc_options_set(options, key.as_ptr(), value.as_ptr(), std::ptr::null_mut()) }
+    }
+
+    /// Every key the compiler's pairs read, and the link's, has a row in `cdpc_options_set`'s
+    /// table (in the header C programmers read); an unknown key is refused with them all.
+    #[test]
+    fn every_key_is_documented_and_listed() {
+        let header = include_str!("../include/cdpc.h");
+        // A row's first cell: "`ptxas-arg`, `nvlink-arg`".
+        let first_cells: Vec<&str> = header.lines().filter_map(|l| l.strip_prefix("// | ")).filter_map(|row| row.split(" | ").next()).collect();
+        for key in option_pairs::KEYS.iter().chain(&["library", "library-dir"]) {
+            assert!(first_cells.iter().any(|cell| cell.split(", ").any(|k| k == format!("`{key}`"))), "`{key}` has no row in cdpc_options_set's table");
+        }
+        let options = cdpc_options_new();
+        let (key, value) = (CString::new("optimize").unwrap(), CString::new("3").unwrap());
+        let mut error = std::ptr::null_mut();
+        assert_eq!(unsafe { cdpc_options_set(options, key.as_ptr(), value.as_ptr(), &mut error) }, CdpcStatus::InvalidArgument);
+        let message = unsafe { CString::from_raw(error) }.into_string().unwrap();
+        assert!(message.starts_with("unknown option `optimize`; the options are arch, launch-abi, "), "{message}");
+        assert!(message.ends_with(", use-fast-math, std, library, library-dir"), "{message}");
+        unsafe { cdpc_options_free(options) };
+    }
+
+    /// `std` and `use-fast-math` reach CUDA C++; a dialect nvcc lacks is refused.
+    #[test]
+    fn cuda_cxx_options() {
+        let options = cdpc_options_new();
+        assert_eq!(set(options, "std", "c++99"), CdpcStatus::InvalidArgument);
+        assert_eq!(set(options, "use-fast-math", "true"), CdpcStatus::Ok);
+        assert_eq!(set(options, "std", "c++20"), CdpcStatus::Ok);
+        let o = unsafe { &*options };
+        assert_eq!(o.options.cuda_cxx.std, Some(cdpc::clang::CxxStandard::Cxx20));
+        assert_eq!(o.options.float_math, cdpc::back::FloatMath { ftz: true, prec_div: false, prec_sqrt: false, fast_library: true });
+        unsafe { cdpc_options_free(options) };
     }
 
     /// `define`, `undefine` and `include-dir` reach the preprocessor, in order.

@@ -38,10 +38,9 @@
 //! as `cargo:rerun-if-changed`. ptxas, nvlink and libcudadevrt are found as by `cdpc` (SETUP.md):
 //! [`Build::cuda_home`], then `CUDA_HOME`, then a project's `.cuda/`, then `PATH`.
 
-use cdpc::driver::{compile_artifacts, CompileError, CompileOptions, WarningPolicy};
+use cdpc::driver::{compile_artifacts, option_pairs, CompileError, CompileOptions};
 use cdpc::signature::{FunctionKind, Scalar, Signature, ValueKind};
-use cdpc::toolchain::ToolSearch;
-use cdpc::{LaunchAbi, SmVersion, Target};
+use cdpc::SmVersion;
 use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
 
@@ -186,24 +185,28 @@ impl Build {
         self
     }
 
+    /// The options as name/value pairs read by [`cdpc::driver::option_pairs`], which the C API
+    /// and the Python package read theirs with: the same values are taken and refused alike.
     fn options(&self) -> Result<CompileOptions, Error> {
         if !self.defines.is_empty() || !self.include_dirs.is_empty() {
             return Err(Error::Unsupported("define() and include() need cdpc's preprocessor (-D/-I), which this version of cdpc does not have yet".into()));
         }
-        let mut target = Target::default();
+        let mut pairs: Vec<(&str, String)> = Vec::new();
         if let Some(arch) = &self.arch {
-            target.sm = arch.parse::<SmVersion>().map_err(Error::Option)?;
+            pairs.push(("arch", arch.clone()));
         }
         if let Some(abi) = &self.launch_abi {
-            target.launch_abi = abi.parse::<LaunchAbi>().map_err(Error::Option)?;
+            pairs.push(("launch-abi", abi.clone()));
         }
-        Ok(CompileOptions {
-            target,
-            opt_level: self.opt_level.unwrap_or(3),
-            warnings: WarningPolicy { deny_all: self.warnings_as_errors, ..Default::default() },
-            tools: ToolSearch { cuda_home: self.cuda_home.clone(), ..Default::default() },
-            ..CompileOptions::default()
-        })
+        if let Some(level) = self.opt_level {
+            pairs.push(("opt-level", level.to_string()));
+        }
+        if let Some(dir) = &self.cuda_home {
+            let dir = dir.to_str().ok_or_else(|| Error::Option(format!("cuda_home {} is not UTF-8", dir.display())))?;
+            pairs.push(("cuda-home", dir.to_string()));
+        }
+        pairs.push(("werror", self.warnings_as_errors.to_string()));
+        option_pairs::from_pairs(pairs.iter().map(|(key, value)| (*key, value.as_str()))).map_err(Error::Option)
     }
 
     /// Compiles every file and writes `OUT_DIR/NAME.rs`; panics with the rendered diagnostics
@@ -450,6 +453,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let e = Build::new().arch("sm_1").out_dir(dir.path()).try_compile("k").unwrap_err();
         assert!(matches!(e, Error::Option(ref m) if m.contains("sm_1")), "{e}");
+        let e = Build::new().opt_level(4).out_dir(dir.path()).try_compile("k").unwrap_err();
+        assert!(matches!(e, Error::Option(ref m) if m == "optimisation level `4` does not exist; use 0 to 3"), "{e}");
+        let e = Build::new().launch_abi("v3").out_dir(dir.path()).try_compile("k").unwrap_err();
+        assert!(matches!(e, Error::Option(ref m) if m.contains("v3")), "{e}");
         let e = Build::new().out_dir(dir.path()).try_compile("not-an-ident").unwrap_err();
         assert!(e.to_string().contains("not a Rust identifier"));
         let e = Build::new().define("N", Some("4")).out_dir(dir.path()).try_compile("k").unwrap_err();

@@ -24,12 +24,14 @@ from __future__ import annotations
 # private names (tests/test_api.py checks).
 import json as _json
 import os as _os
+from collections.abc import Callable as _Callable
 from collections.abc import Iterable as _Iterable
 from collections.abc import Mapping as _Mapping
 from collections.abc import Sequence as _Sequence
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from pathlib import Path as _Path
+from typing import Any as _Any
 from typing import Literal as _Literal
 from typing import Union as _Union
 
@@ -406,71 +408,60 @@ def compile_ir(
     if not isinstance(ir, (str, bytes, bytearray, memoryview)):
         raise TypeError(f"ir is str or bytes, not {type(ir).__name__}")
     source = bytes(ir) if isinstance(ir, (bytearray, memoryview)) else ir
-    return _compile(source, True, defines=None, include_dirs=None, std=None, legacy_warp_intrinsics=False, **{k: v for k, v in locals().items() if k not in ("ir", "source")})
+    return _compile(source, True, **{k: v for k, v in locals().items() if k not in ("ir", "source")})
 
 
-def _compile(
-    source: str | bytes,
-    ir: bool,
-    *,
-    arch: str | int,
-    opt_level: int,
-    launch_abi: str,
-    default_stream: str,
-    address_size: int,
-    defines: Defines | None,
-    include_dirs: _Sequence[str | _os.PathLike[str]] | None,
-    aggregate_launches: str,
-    launch_threshold: int,
-    device_malloc_pool: bool,
-    pass_remarks: bool,
-    warnings_as_errors: bool,
-    deny: _Sequence[str],
-    allow: _Sequence[str],
-    ptxas_args: _Sequence[str],
-    nvlink_args: _Sequence[str],
-    cuda_home: str | _os.PathLike[str] | None,
-    tool_timeout: float | None,
-    build_cubin: bool,
-    filename: str,
-    lineinfo: bool,
-    device_debug: bool,
-    separate: bool,
-    use_fast_math: bool,
-    std: str | None,
-    legacy_warp_intrinsics: bool,
-) -> Compiled:
-    home = _toolkit_home(cuda_home)
-    arch = _arch(arch)
-    result = _cdpc.compile(
-        source,
-        ir=ir,
-        file_name=filename,
-        arch=arch,
-        opt_level=int(opt_level),
-        launch_abi=launch_abi,
-        default_stream=default_stream,
-        address_size=int(address_size),
-        aggregate_launches=aggregate_launches,
-        launch_threshold=int(launch_threshold),
-        device_malloc_pool=bool(device_malloc_pool),
-        pass_remarks=bool(pass_remarks),
-        warnings_as_errors=bool(warnings_as_errors),
-        deny=list(deny),
-        allow=list(allow),
-        ptxas_args=list(ptxas_args),
-        nvlink_args=list(nvlink_args),
-        cuda_home=None if home is None else str(home),
-        build_cubin=bool(build_cubin),
-        defines=_defines(defines),
-        include_dirs=[_os.fspath(d) for d in include_dirs or ()],
-        tool_timeout=None if tool_timeout is None else float(tool_timeout),
-        debug=_debug(lineinfo, device_debug),
-        separate=bool(separate),
-        use_fast_math=bool(use_fast_math),
-        std=std,
-        legacy_warp_intrinsics=bool(legacy_warp_intrinsics),
-    )
+def _flag(value: object) -> str:
+    return "true" if value else "false"
+
+
+def _cuda_home_pairs(explicit: str | _os.PathLike[str] | None) -> list[tuple[str, str]]:
+    home = _toolkit_home(explicit)
+    return [] if home is None else [("cuda-home", str(home))]
+
+
+# How each keyword argument of compile, compile_ir and link becomes name/value pairs of the
+# compiler's options, which the extension module reads with the C API's reading
+# (cdpc::driver::option_pairs). In this order: `device_debug` comes after `lineinfo` and wins.
+_OPTION_PAIRS: dict[str, _Callable[[_Any], list[tuple[str, str]]]] = {
+    "arch": lambda v: [("arch", _arch(v))],
+    "opt_level": lambda v: [("opt-level", str(int(v)))],
+    "launch_abi": lambda v: [("launch-abi", v)],
+    "default_stream": lambda v: [("default-stream", v)],
+    "address_size": lambda v: [("address-size", str(int(v)))],
+    "defines": lambda v: [("define", name if value is None else f"{name}={value}") for name, value in _defines(v)],
+    "include_dirs": lambda v: [("include-dir", _os.fspath(d)) for d in v or ()],
+    "aggregate_launches": lambda v: [("aggregate-launches", v)],
+    "launch_threshold": lambda v: [("launch-threshold", str(int(v)))],
+    "device_malloc_pool": lambda v: [("device-malloc-pool", _flag(v))],
+    "pass_remarks": lambda v: [("pass-remarks", "aggregate" if v else "none")],
+    "warnings_as_errors": lambda v: [("werror", _flag(v))],
+    "deny": lambda v: [("deny", code) for code in v],
+    "allow": lambda v: [("allow", code) for code in v],
+    "ptxas_args": lambda v: [("ptxas-arg", arg) for arg in v],
+    "nvlink_args": lambda v: [("nvlink-arg", arg) for arg in v],
+    "cuda_home": _cuda_home_pairs,
+    "tool_timeout": lambda v: [] if v is None else [("tool-timeout", str(float(v)))],
+    "lineinfo": lambda v: [("lineinfo", "true")] if v else [],
+    "device_debug": lambda v: [("device-debug", "true")] if v else [],
+    "separate": lambda v: [("separate", _flag(v))],
+    "use_fast_math": lambda v: [("use-fast-math", _flag(v))],
+    "std": lambda v: [] if v is None else [("std", v)],
+    "legacy_warp_intrinsics": lambda v: [("legacy-warp-intrinsics", _flag(v))],
+}
+
+
+def _option_pairs(options: dict[str, _Any]) -> list[tuple[str, str, str]]:
+    """The options as ``(keyword, key, value)``: the extension module's ValueError for a value
+    the compiler refuses names the keyword."""
+    unknown = options.keys() - _OPTION_PAIRS.keys()
+    if unknown:
+        raise TypeError(f"no compiler option is named {', '.join(sorted(unknown))}")
+    return [(name, key, value) for name, to_pairs in _OPTION_PAIRS.items() if name in options for key, value in to_pairs(options[name])]
+
+
+def _compile(source: str | bytes, ir: bool, *, filename: str, build_cubin: bool, **options: _Any) -> Compiled:
+    result = _cdpc.compile(source, ir=ir, file_name=filename, build_cubin=bool(build_cubin), options=_option_pairs(options))
     diagnostics = Diagnostic._from_json_lines(result["diagnostics_json"])
     if not result["ok"]:
         raise CompileError(result["rendered"], diagnostics, result["error_kind"])
@@ -482,15 +473,9 @@ def _compile(
         signatures=tuple(Signature._from_dict(s) for s in result["signatures"]),
         warnings=tuple(diagnostics),
         tool_runs=tuple(ToolRun(**r) for r in result["tool_runs"]),
-        arch=arch,
+        arch=_arch(options["arch"]),
         rendered_warnings=result["rendered"],
     )
-
-
-def _debug(lineinfo: bool, device_debug: bool) -> str:
-    if device_debug:
-        return "full"
-    return "lineinfo" if lineinfo else "none"
 
 
 def link(
@@ -528,25 +513,12 @@ def link(
     :raises CompileError: a source has errors, the link found duplicate or missing symbols, or
         a tool failed.
     """
-    home = _toolkit_home(cuda_home)
+    options = {k: v for k, v in locals().items() if k not in ("paths", "libraries", "library_dirs")}
     result = _cdpc.link(
         [_os.fspath(p) for p in paths],
-        arch=_arch(arch),
-        opt_level=int(opt_level),
-        debug=_debug(lineinfo, device_debug),
         libraries=list(libraries),
         library_dirs=[_os.fspath(d) for d in library_dirs],
-        cuda_home=None if home is None else str(home),
-        defines=_defines(defines),
-        include_dirs=[_os.fspath(d) for d in include_dirs or ()],
-        tool_timeout=None if tool_timeout is None else float(tool_timeout),
-        launch_abi=launch_abi,
-        aggregate_launches=aggregate_launches,
-        launch_threshold=int(launch_threshold),
-        device_malloc_pool=bool(device_malloc_pool),
-        use_fast_math=bool(use_fast_math),
-        std=std,
-        legacy_warp_intrinsics=bool(legacy_warp_intrinsics),
+        options=_option_pairs(options),
     )
     if not result["ok"]:
         diagnostics = Diagnostic._from_json_lines(result["diagnostics_json"])

@@ -1,4 +1,8 @@
-"""Type stubs of the extension module (python/src/lib.rs). Use the ``cdpc`` package instead."""
+"""Type stubs of the extension module (python/src/lib.rs). Use the ``cdpc`` package instead.
+
+``options`` are ``(keyword, key, value)``: a name/value pair of the compiler's options
+(``cdpc::driver::option_pairs``, the C API's ``cdpc_options_set`` keys) and the keyword argument
+of the ``cdpc`` package it comes from, which a ValueError names."""
 
 from typing import Any
 
@@ -9,49 +13,14 @@ def compile(
     *,
     ir: bool,
     file_name: str,
-    arch: str,
-    opt_level: int,
-    launch_abi: str,
-    default_stream: str,
-    address_size: int,
-    aggregate_launches: str,
-    launch_threshold: int,
-    device_malloc_pool: bool,
-    pass_remarks: bool,
-    warnings_as_errors: bool,
-    deny: list[str],
-    allow: list[str],
-    ptxas_args: list[str],
-    nvlink_args: list[str],
-    cuda_home: str | None,
     build_cubin: bool,
-    defines: list[tuple[str, str | None]],
-    include_dirs: list[str],
-    tool_timeout: float | None,
-    debug: str,
-    separate: bool,
-    use_fast_math: bool,
-    std: str | None,
-    legacy_warp_intrinsics: bool,
+    options: list[tuple[str, str, str]],
 ) -> dict[str, Any]: ...
 def link(
     paths: list[str],
     *,
-    arch: str,
-    opt_level: int,
-    debug: str,
     libraries: list[str],
     library_dirs: list[str],
-    cuda_home: str | None,
-    defines: list[tuple[str, str | None]],
-    include_dirs: list[str],
-    tool_timeout: float | None,
-    launch_abi: str,
-    aggregate_launches: str,
-    launch_threshold: int,
-    device_malloc_pool: bool,
-    use_fast_math: bool,
-    std: str | None,
-    legacy_warp_intrinsics: bool,
+    options: list[tuple[str, str, str]],
 ) -> dict[str, Any]: ...
 def main(argv: list[str]) -> int: ...

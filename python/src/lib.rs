@@ -1,17 +1,17 @@
 //! `cdpc._cdpc`, the extension module under the `cdpc` Python package. It is deliberately thin:
-//! it turns keyword arguments into [`CompileOptions`], runs one compilation with the GIL
-//! released, and returns plain data (dicts, bytes, strings). The Python half (`cdpc/`) owns the
-//! public types (`Compiled`, `Diagnostic`, `CompileError`) and finding the NVIDIA wheels.
+//! it reads the options as the name/value pairs of [`option_pairs`] (the C API's reading, so
+//! both take and refuse the same values), runs one compilation with the GIL released, and
+//! returns plain data (dicts, bytes, strings). The Python half (`cdpc/`) owns the public types
+//! (`Compiled`, `Diagnostic`, `CompileError`), turns its keyword arguments into those pairs and
+//! finds the NVIDIA wheels.
 //!
 //! Diagnostics cross the boundary as the JSON lines of [`cdpc::render::json`], the format
 //! `cdpc --error-format json` prints, so Python sees exactly what machines see on the command
 //! line; the rendered text comes from [`cdpc::render::human`].
 
-use cdpc::driver::{compile_artifacts, CompileError, CompileOptions, WarningPolicy};
+use cdpc::driver::{compile_artifacts, option_pairs, CompileError, CompileOptions};
 use cdpc::render::{self, Color};
 use cdpc::signature::{FunctionKind, Signature, ValueKind};
-use cdpc::toolchain::ToolSearch;
-use cdpc::{AddressSize, Code, LaunchAbi, SmVersion, Target};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -28,15 +28,16 @@ mod capi;
 #[allow(dead_code)]
 #[path = "../../compiler/src/main.rs"]
 mod cli;
-// run_cmd.rs (a child of main.rs) names these from the crate root, which main.rs is in the binary.
-use cli::{show_tool_runs, ErrorFormat, PreprocessArgs};
 
-fn codes(names: &[String]) -> PyResult<Vec<Code>> {
-    names.iter().map(|n| Code::parse(n).ok_or_else(|| PyValueError::new_err(format!("unknown diagnostic code `{n}`")))).collect()
-}
-
-fn value<T>(r: Result<T, String>) -> PyResult<T> {
-    r.map_err(PyValueError::new_err)
+/// The options `(name, key, value)` say: each `key` and `value` read by [`option_pairs::set`]
+/// in order, `name` the keyword argument of the `cdpc` package they come from, which the
+/// ValueError of a refused value begins with.
+fn options_of(options: &[(String, String, String)]) -> PyResult<CompileOptions> {
+    let mut o = CompileOptions::default();
+    for (name, key, value) in options {
+        option_pairs::set(&mut o, key, value).map_err(|e| PyValueError::new_err(format!("{name}: {e}")))?;
+    }
+    Ok(o)
 }
 
 fn kind_dict<'py>(py: Python<'py>, kind: &ValueKind) -> PyResult<Bound<'py, PyDict>> {
@@ -81,94 +82,12 @@ fn signature_dict<'py>(py: Python<'py>, s: &Signature) -> PyResult<Bound<'py, Py
 /// (`diagnostics_json`, `rendered`); on failure `ok` is false, `error_kind` says which
 /// (`diagnostics`, `usage`, `tool`, `internal`) and the diagnostics say what.
 #[pyfunction]
-#[pyo3(signature = (
-    source, *, ir, file_name, arch, opt_level, launch_abi, default_stream, address_size, aggregate_launches,
-    launch_threshold, device_malloc_pool, pass_remarks, warnings_as_errors, deny, allow, ptxas_args, nvlink_args, cuda_home,
-    build_cubin, defines, include_dirs, tool_timeout, debug, separate, use_fast_math, std, legacy_warp_intrinsics
-))]
-#[allow(clippy::too_many_arguments)]
-fn compile<'py>(
-    py: Python<'py>,
-    source: &Bound<'py, PyAny>,
-    ir: bool,
-    file_name: &str,
-    arch: &str,
-    opt_level: u8,
-    launch_abi: &str,
-    default_stream: &str,
-    address_size: u32,
-    aggregate_launches: &str,
-    launch_threshold: u32,
-    device_malloc_pool: bool,
-    pass_remarks: bool,
-    warnings_as_errors: bool,
-    deny: Vec<String>,
-    allow: Vec<String>,
-    ptxas_args: Vec<String>,
-    nvlink_args: Vec<String>,
-    cuda_home: Option<PathBuf>,
-    build_cubin: bool,
-    defines: Vec<(String, Option<String>)>,
-    include_dirs: Vec<PathBuf>,
-    tool_timeout: Option<f64>,
-    debug: &str,
-    separate: bool,
-    use_fast_math: bool,
-    std: Option<String>,
-    legacy_warp_intrinsics: bool,
-) -> PyResult<Bound<'py, PyDict>> {
-    let tool_timeout = match tool_timeout {
-        None => cdpc::driver::CompileOptions::default().tool_timeout,
-        Some(t) if t.is_finite() && t == 0.0 => None,
-        Some(t) if t.is_finite() && t > 0.0 => Some(std::time::Duration::from_secs_f64(t)),
-        Some(t) => return Err(PyValueError::new_err(format!("tool_timeout {t} is not a number of seconds (0 for no limit)"))),
-    };
-    let preprocess = cdpc::preprocess::PreprocessOptions {
-        input_name: Some(file_name.to_string()),
-        macros: defines
-            .into_iter()
-            .map(|(name, v)| {
-                cdpc::preprocess::MacroOption::Define(match v {
-                    Some(v) => format!("{name}={v}"),
-                    None => name,
-                })
-            })
-            .collect(),
-        include_dirs,
-        ..Default::default()
-    };
-    let address_size = match address_size {
-        32 => AddressSize::Bits32,
-        64 => AddressSize::Bits64,
-        other => return Err(PyValueError::new_err(format!("address size {other} does not exist; use 32 or 64"))),
-    };
-    let options = CompileOptions {
-        target: Target {
-            sm: value(arch.parse::<SmVersion>())?,
-            address_size,
-            launch_abi: value(launch_abi.parse::<LaunchAbi>())?,
-            default_stream: value(default_stream.parse::<cdpc::DefaultStream>())?,
-        },
-        opt_level,
-        ptxas_args,
-        nvlink_args,
-        warnings: WarningPolicy { deny_all: warnings_as_errors, deny: codes(&deny)?, allow: codes(&allow)?, ..Default::default() },
-        tools: ToolSearch { cuda_home, ..Default::default() },
-        aggregate: value(aggregate_launches.parse())?,
-        launch_threshold,
-        malloc_pool: device_malloc_pool,
-        pass_remarks,
-        tool_timeout,
-        preprocess,
-        debug: debug_level(debug)?,
-        separate,
-        // The language by the name's extension, as for files: `.cu` is CUDA C++ (Clang's).
-        language: (!ir).then(|| cdpc::driver::Language::of_path(std::path::Path::new(file_name))),
-        float_math: if use_fast_math { cdpc::back::FloatMath::fast() } else { cdpc::back::FloatMath::default() },
-        cuda_cxx: cuda_cxx_options(std)?,
-        legacy_warp_intrinsics,
-        ..CompileOptions::default()
-    };
+#[pyo3(signature = (source, *, ir, file_name, build_cubin, options))]
+fn compile<'py>(py: Python<'py>, source: &Bound<'py, PyAny>, ir: bool, file_name: &str, build_cubin: bool, options: Vec<(String, String, String)>) -> PyResult<Bound<'py, PyDict>> {
+    let mut options = options_of(&options)?;
+    option_pairs::set(&mut options, "file-name", file_name).map_err(PyValueError::new_err)?;
+    // The language by the name's extension, as for files: `.cu` is CUDA C++ (Clang's).
+    options.language = (!ir).then(|| cdpc::driver::Language::of_path(std::path::Path::new(file_name)));
     // LLVM IR (`ir`) is text or bitcode bytes, rendered against its text (none for bitcode);
     // other sources are text.
     let (bytes, shown) = if ir {
@@ -234,84 +153,14 @@ fn compile<'py>(
     Ok(d)
 }
 
-/// CUDA C++'s options from `std` (nvcc's `-std`: `"c++17"`, ...; `None`: cdpc's default).
-fn cuda_cxx_options(std: Option<String>) -> PyResult<cdpc::clang::CudaCxxOptions> {
-    let std = match std.as_deref() {
-        None => None,
-        Some(text) => {
-            Some(cdpc::clang::CxxStandard::parse(text).ok_or_else(|| PyValueError::new_err(format!("std `{text}` is not one of nvcc's dialects: c++03, c++11, c++14, c++17, c++20 or c++23")))?)
-        }
-    };
-    Ok(cdpc::clang::CudaCxxOptions { std, ..Default::default() })
-}
-
-/// `"none"`, `"lineinfo"` (`-lineinfo`) or `"full"` (`-G`).
-fn debug_level(text: &str) -> PyResult<Option<cdpc::driver::DebugLevel>> {
-    match text {
-        "none" => Ok(None),
-        "lineinfo" => Ok(Some(cdpc::driver::DebugLevel::LineTables)),
-        "full" => Ok(Some(cdpc::driver::DebugLevel::Full)),
-        other => Err(PyValueError::new_err(format!("debug `{other}` does not exist; use none, lineinfo or full"))),
-    }
-}
-
 /// Links several files (sources compiled separately, objects, archives, `libraries`) into
 /// one cubin and returns a dict: `ok`, `cubin` (bytes), the warnings or errors
 /// (`diagnostics_json`, `rendered`), `error_kind` on failure.
 #[pyfunction]
-#[pyo3(signature = (paths, *, arch, opt_level, debug, libraries, library_dirs, cuda_home, defines, include_dirs, tool_timeout, launch_abi, aggregate_launches, launch_threshold, device_malloc_pool, use_fast_math, std, legacy_warp_intrinsics))]
-#[allow(clippy::too_many_arguments)]
-fn link<'py>(
-    py: Python<'py>,
-    paths: Vec<PathBuf>,
-    arch: &str,
-    opt_level: u8,
-    debug: &str,
-    libraries: Vec<String>,
-    library_dirs: Vec<PathBuf>,
-    cuda_home: Option<PathBuf>,
-    defines: Vec<(String, Option<String>)>,
-    include_dirs: Vec<PathBuf>,
-    tool_timeout: Option<f64>,
-    launch_abi: &str,
-    aggregate_launches: &str,
-    launch_threshold: u32,
-    device_malloc_pool: bool,
-    use_fast_math: bool,
-    std: Option<String>,
-    legacy_warp_intrinsics: bool,
-) -> PyResult<Bound<'py, PyDict>> {
-    // What `compile` takes that the sources of a link are compiled with too (the launch
-    // pipeline's passes, nvcc's fast math, the C++ dialect), as the command line's link does.
-    let mut options = CompileOptions {
-        target: Target { sm: value(arch.parse::<SmVersion>())?, launch_abi: value(launch_abi.parse::<LaunchAbi>())?, ..Target::default() },
-        opt_level,
-        debug: debug_level(debug)?,
-        tools: ToolSearch { cuda_home, ..Default::default() },
-        aggregate: value(aggregate_launches.parse())?,
-        launch_threshold,
-        malloc_pool: device_malloc_pool,
-        float_math: if use_fast_math { cdpc::back::FloatMath::fast() } else { cdpc::back::FloatMath::default() },
-        cuda_cxx: cuda_cxx_options(std)?,
-        legacy_warp_intrinsics,
-        ..CompileOptions::default()
-    };
-    options.preprocess.include_dirs = include_dirs;
-    options.preprocess.macros = defines
-        .into_iter()
-        .map(|(name, v)| {
-            cdpc::preprocess::MacroOption::Define(match v {
-                Some(v) => format!("{name}={v}"),
-                None => name,
-            })
-        })
-        .collect();
-    match tool_timeout {
-        None => {}
-        Some(t) if t.is_finite() && t == 0.0 => options.tool_timeout = None,
-        Some(t) if t.is_finite() && t > 0.0 => options.tool_timeout = Some(std::time::Duration::from_secs_f64(t)),
-        Some(t) => return Err(PyValueError::new_err(format!("tool_timeout {t} is not a number of seconds (0 for no limit)"))),
-    }
+#[pyo3(signature = (paths, *, libraries, library_dirs, options))]
+fn link<'py>(py: Python<'py>, paths: Vec<PathBuf>, libraries: Vec<String>, library_dirs: Vec<PathBuf>, options: Vec<(String, String, String)>) -> PyResult<Bound<'py, PyDict>> {
+    // What the sources of the link are compiled with, as the command line's link compiles them.
+    let options = options_of(&options)?;
     let inputs: Vec<cdpc::driver::Input> = paths.iter().map(|p| cdpc::driver::Input::classify(p)).collect();
     let link = cdpc::driver::LinkOptions { libraries, library_dirs };
     let result = py.detach(move || cdpc::driver::link(&inputs, &link, &options));

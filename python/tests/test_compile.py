@@ -129,6 +129,49 @@ def test_defines_accept_mappings_and_lists() -> None:
         _defines("N=4")
 
 
+def test_keywords_become_the_compilers_option_pairs() -> None:
+    from cdpc import _option_pairs
+
+    pairs = _option_pairs(
+        {"arch": 80, "defines": {"N": 4, "D": None}, "pass_remarks": True, "deny": ["W0209"], "tool_timeout": 0.5, "lineinfo": True, "device_debug": False, "std": None}
+    )
+    assert pairs == [
+        ("arch", "arch", "sm_80"),
+        ("defines", "define", "N=4"),
+        ("defines", "define", "D"),
+        ("pass_remarks", "pass-remarks", "aggregate"),
+        ("deny", "deny", "W0209"),
+        ("tool_timeout", "tool-timeout", "0.5"),
+        ("lineinfo", "lineinfo", "true"),
+    ]
+    # `device_debug` comes after `lineinfo`, so that it wins
+    assert _option_pairs({"device_debug": True, "lineinfo": True}) == [("lineinfo", "lineinfo", "true"), ("device_debug", "device-debug", "true")]
+    with pytest.raises(TypeError, match="optimise"):
+        _option_pairs({"optimise": 3})
+
+
+def test_every_keyword_is_a_compiler_option() -> None:
+    import inspect
+
+    from cdpc import _option_pairs
+
+    not_options = {"source", "ir", "paths", "filename", "build_cubin", "libraries", "library_dirs"}
+    for function in (cdpc.compile, cdpc.compile_ir, cdpc.link):
+        defaults = {name: p.default for name, p in inspect.signature(function).parameters.items() if name not in not_options}
+        _option_pairs(defaults)
+
+
+def test_a_refused_value_names_its_keyword() -> None:
+    with pytest.raises(ValueError, match="^opt_level: optimisation level `4` does not exist; use 0 to 3$"):
+        cdpc.compile(PARENT_CHILD, opt_level=4, build_cubin=False)
+    with pytest.raises(ValueError, match="^address_size: address size `16` does not exist; use 32 or 64$"):
+        cdpc.compile(PARENT_CHILD, address_size=16, build_cubin=False)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="^defines: `=1` does not start with a macro name$"):
+        cdpc.compile(PARENT_CHILD, defines=["=1"], build_cubin=False)
+    with pytest.raises(ValueError, match="^arch: "):
+        cdpc.link([], arch="sm_1")
+
+
 def test_lineinfo_and_separate_reach_the_ptx() -> None:
     source = 'extern __device__ int counter;\nextern "C" __global__ void k(int *p) {\n    p[0] = counter;\n}\n'
     c = cdpc.compile(source, build_cubin=False, lineinfo=True, separate=True)

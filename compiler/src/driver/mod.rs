@@ -84,6 +84,7 @@ pub mod host;
 pub mod ir;
 pub mod jobs;
 pub mod link;
+pub mod option_pairs;
 pub mod program;
 mod ptxas_asm;
 pub mod symbols;
