@@ -41,7 +41,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "usr/local/cuda",
         "the last rule of the documented tool search (SETUP.md), the standard toolkit folder: every earlier rule comes first, and tests replace it (SearchEnv::standard_dirs)",
     ),
-    ("compiler/src/main.rs", "usr/local/cuda", "`cdpc --version`'s list of the places that tool search looks at"),
+    ("compiler/src/toolkit.rs", "usr/local/cuda", "`cdpc --version`'s list of the places that tool search looks at"),
     ("bench/dc/empty_state_h200.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script ran only there, timing its nvcc beside the carried cdpc)"),
     ("results/dc-empty-cache/h200-host.log", "usr/local/cuda", "the GPU machine's own toolkit, as cdpc -v printed its commands there"),
     ("samples/harness/corpus-gpu.sh", "usr/local/cuda", "the GPU machine's own toolkit, tried first; CUDA_HOME and NVCC override it, and the checkout's .cuda/ is the fallback"),

@@ -262,8 +262,8 @@ mod tests {
 
     #[test]
     fn tools_and_their_arguments() {
-        let o = with(&[("cuda-home", "/opt/cuda"), ("ptxas-arg", "-v"), ("ptxas-arg", "--warn-on-spills"), ("nvlink-arg", "-w"), ("tool-timeout", "2.5")]);
-        assert_eq!(o.tools.cuda_home, Some(PathBuf::from("/opt/cuda")));
+        let o = with(&[("cuda-home", "/srv/toolkit"), ("ptxas-arg", "-v"), ("ptxas-arg", "--warn-on-spills"), ("nvlink-arg", "-w"), ("tool-timeout", "2.5")]);
+        assert_eq!(o.tools.cuda_home, Some(PathBuf::from("/srv/toolkit")));
         assert_eq!(o.ptxas_args, ["-v", "--warn-on-spills"]);
         assert_eq!(o.nvlink_args, ["-w"]);
         assert_eq!(o.tool_timeout, Some(Duration::from_millis(2500)));
@@ -353,7 +353,7 @@ mod tests {
             ("address-size", "64"),
             ("opt-level", "3"),
             ("emit", "cubin"),
-            ("cuda-home", "/usr/local/cuda"),
+            ("cuda-home", "/srv/toolkit"),
             ("language", "cdp"),
             ("ptxas-arg", "-v"),
             ("nvlink-arg", "-v"),
