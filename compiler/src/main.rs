@@ -23,16 +23,9 @@ mod toolkit;
 
 use cdpc::Code;
 use clap::{CommandFactory, FromArgMatches};
-use command_line::{requested_format, Cli};
+use command_line::{requested_format, Cli, ErrorFormat};
 use report::fail_with_code;
 use std::process::ExitCode;
-
-// The Python package imports these names from this module (python/src/lib.rs).
-#[allow(unused_imports)]
-pub(crate) use {
-    command_line::{ErrorFormat, PreprocessArgs},
-    report::show_tool_runs,
-};
 
 fn main() -> ExitCode {
     signals::install();

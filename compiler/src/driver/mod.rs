@@ -59,7 +59,7 @@
 //! compilation, cdpc's files left out, `cuda.rs`) or the kernel language's preprocessor's
 //! (`preprocess::Header`), tidied by `tidy_headers`; a host file's is its host compiler's
 //! (`program::compile_host_file`, `program::host_file_headers` for `-M`). The `cdpc` program
-//! writes the dependency file from it (`main.rs`, `write_dependencies`).
+//! writes the dependency file from it (`runner.rs`, `write_dependencies`).
 
 pub use crate::back::DebugLevel;
 use crate::back::{self, BackendError, CodegenOptions};
