@@ -188,10 +188,14 @@ impl Build {
     /// The options as name/value pairs read by [`cdpc::driver::option_pairs`], which the C API
     /// and the Python package read theirs with: the same values are taken and refused alike.
     fn options(&self) -> Result<CompileOptions, Error> {
-        if !self.defines.is_empty() || !self.include_dirs.is_empty() {
-            return Err(Error::Unsupported("define() and include() need cdpc's preprocessor (-D/-I), which this version of cdpc does not have yet".into()));
-        }
         let mut pairs: Vec<(&str, String)> = Vec::new();
+        for (name, value) in &self.defines {
+            pairs.push(("define", value.as_ref().map_or_else(|| name.clone(), |v| format!("{name}={v}"))));
+        }
+        for dir in &self.include_dirs {
+            let dir = dir.to_str().ok_or_else(|| Error::Option(format!("include folder {} is not UTF-8", dir.display())))?;
+            pairs.push(("include-dir", dir.to_string()));
+        }
         if let Some(arch) = &self.arch {
             pairs.push(("arch", arch.clone()));
         }
@@ -459,7 +463,33 @@ mod tests {
         assert!(matches!(e, Error::Option(ref m) if m.contains("v3")), "{e}");
         let e = Build::new().out_dir(dir.path()).try_compile("not-an-ident").unwrap_err();
         assert!(e.to_string().contains("not a Rust identifier"));
-        let e = Build::new().define("N", Some("4")).out_dir(dir.path()).try_compile("k").unwrap_err();
-        assert!(matches!(e, Error::Unsupported(_)));
+        let e = Build::new().define("4N", None).out_dir(dir.path()).try_compile("k").unwrap_err();
+        assert!(matches!(e, Error::Option(ref m) if m.contains("4N")), "{e}");
+    }
+
+    /// `define()` and `include()` are the preprocessor's `-D` and `-I`: a kernel named by a
+    /// macro, and one from a header found in the folder given.
+    #[test]
+    fn defines_and_include_folders_reach_the_preprocessor() {
+        let dir = tempfile::tempdir().unwrap();
+        let inc = dir.path().join("inc");
+        std::fs::create_dir(&inc).unwrap();
+        std::fs::write(inc.join("extra.h"), "extern \"C\" __global__ void from_header(int *p) { p[0] = 1; }\n").unwrap();
+        let file = dir.path().join("k.cdp");
+        std::fs::write(&file, "#include \"extra.h\"\nextern \"C\" __global__ void NAME(int *p) { p[0] = SCALE; }\n").unwrap();
+        let out = Build::new()
+            .file(&file)
+            .define("NAME", Some("scaled"))
+            .define("SCALE", Some("3"))
+            .include(&inc)
+            .out_dir(dir.path())
+            .tools_optional(true)
+            .cargo_metadata(false)
+            .try_compile("kernels")
+            .unwrap();
+        let rust = std::fs::read_to_string(&out.rust_file).unwrap();
+        assert!(rust.contains("pub unsafe fn scaled(") && rust.contains("pub unsafe fn from_header("), "{rust}");
+        let e = Build::new().file(&file).include(&inc).out_dir(dir.path()).tools_optional(true).cargo_metadata(false).try_compile("kernels").unwrap_err();
+        assert!(e.to_string().contains("NAME") || e.to_string().contains("SCALE"), "without the macros: {e}");
     }
 }
