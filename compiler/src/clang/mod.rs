@@ -884,6 +884,7 @@ pub const FRONT_END_SOURCES: &[(&str, &str)] = &[
     ("additions.h", include_str!("additions.h")),
     ("cache.rs", include_str!("cache.rs")),
     ("diagnostics.rs", include_str!("diagnostics.rs")),
+    ("filler.rs", include_str!("filler.rs")),
     ("hidden_macros.rs", include_str!("hidden_macros.rs")),
     ("in_process.rs", include_str!("in_process.rs")),
     ("mend.rs", include_str!("mend.rs")),
