@@ -17,8 +17,7 @@ mod report;
 mod run_cmd;
 mod runner;
 mod sccache_steps;
-// `pub(crate)`: the Python package, which holds this file as its module `cli`, uses it too.
-pub(crate) mod signals;
+mod signals;
 mod toolkit;
 
 use cdpc::Code;
@@ -28,11 +27,17 @@ use report::fail_with_code;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    run_program(std::env::args().collect())
+}
+
+/// The `cdpc` program with `args` (its name first), as a process of its own runs it: signals
+/// handled, panics and crashes reported as `E1025`, the cache's headers made after the output.
+/// The binary's `main`, and the release archive's `bin/cdpc` (python/src/lib.rs, `cdpc_main`).
+pub(crate) fn run_program(args: Vec<String>) -> ExitCode {
     signals::install();
     // The cache's headers a compilation misses are made after it (`fill_cache`).
     cdpc::clang::cache::set_deferred(true);
     cdpc::driver::crash::install();
-    let args: Vec<String> = std::env::args().collect();
     // A crash by a signal in LLVM's or Clang's code outside their recovery contexts: reported
     // as a panic is, then the work files removed; the process ends with the report's status.
     let crash_args = args.clone();
@@ -76,7 +81,7 @@ fn option_error(format: ErrorFormat, e: clap::Error) -> ExitCode {
 /// Reports a panic of cdpc's as `E1025`, naming the input and where cdpc failed, with the
 /// folder of its reproducer (`driver::crash`). The exit status is 70 (`EX_SOFTWARE`, an
 /// internal error), never Rust's 101.
-fn report_crash(args: &[String]) -> ExitCode {
+pub(crate) fn report_crash(args: &[String]) -> ExitCode {
     let format = requested_format(args);
     let crash = cdpc::driver::crash::Crash::take();
     let (message, location, input) = match &crash {

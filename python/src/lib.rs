@@ -225,15 +225,18 @@ fn link<'py>(py: Python<'py>, paths: Vec<PathBuf>, libraries: Vec<String>, libra
 
 /// Runs the `cdpc` command line with `argv` (program name first) and returns its exit status.
 /// It prints to the process's stdout and stderr, like the binary.
+/// A panic is `E1025` with its reproducer and exit status 70, as in the binary
+/// (`cdpc::driver::crash`); the signals stay the interpreter's.
 #[pyfunction]
 fn main(py: Python<'_>, argv: Vec<String>) -> i32 {
-    let code = py.detach(|| cli::main_with_args(argv));
+    static CRASH_HOOK: std::sync::Once = std::sync::Once::new();
+    CRASH_HOOK.call_once(cdpc::driver::crash::install);
+    let code = py.detach(|| match std::panic::catch_unwind(|| cli::main_with_args(argv.clone())) {
+        Ok(code) => code,
+        Err(_) => cli::report_crash(&argv),
+    });
     (0..=255u8).find(|c| std::process::ExitCode::from(*c) == code).map_or(1, i32::from)
 }
-
-/// The `cdpc` binary's signal handling (compiler/src/signals.rs, a module of the binary's
-/// `main.rs`, which is `cli` here), for [`cdpc_main`].
-use cli::signals;
 
 /// The `cdpc` command, as the binary runs it (signals included), for the release archive's
 /// `bin/cdpc` (`cargo xtask dist`), a small program that calls this in the library. Not part of
@@ -244,12 +247,9 @@ use cli::signals;
 #[no_mangle]
 pub unsafe extern "C" fn cdpc_main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
     let args: Vec<String> = (0..usize::try_from(argc).unwrap_or(0)).map(|i| unsafe { std::ffi::CStr::from_ptr(*argv.add(i)) }.to_string_lossy().into_owned()).collect();
-    signals::install();
-    // As the `cdpc` binary: the cache's headers a compilation misses are made after it.
-    cdpc::clang::cache::set_deferred(true);
-    let code = cli::main_with_args(args);
-    cli::fill_cache();
-    signals::settle();
+    // As the `cdpc` binary runs: signals, panics and crashes as `E1025`, the cache's headers
+    // made after the output.
+    let code = cli::run_program(args);
     (0..=255u8).find(|c| std::process::ExitCode::from(*c) == code).map_or(1, std::ffi::c_int::from)
 }
 

@@ -81,6 +81,16 @@ def test_console_script(tools: None, tmp_path: Path) -> None:
     # cdpc's own line first, then what CMake reads of nvcc's (docs/CMAKE.md).
     assert version.returncode == 0 and version.stdout.splitlines()[0] == f"cdpc {cdpc.__version__}"
     assert "nvcc: NVIDIA (R) Cuda compiler driver" in version.stdout
+    # A panic of cdpc's is E1025 with a reproducer and exit status 70, as from the binary.
+    crashes = tmp_path / "crashes"
+    crashes.mkdir()
+    crash_env = {**env, "CDPC_DEBUG_CRASH": "1", "CDPC_CRASH_DIR": str(crashes)}
+    crash = subprocess.run([str(script), "app.cdp", "-o", "crash.cubin"], cwd=tmp_path, env=crash_env, capture_output=True, text=True)
+    assert crash.returncode == 70, crash.stderr
+    assert crash.stderr.startswith("error[E1025]: internal compiler error: CDPC_DEBUG_CRASH=1 asked for a crash"), crash.stderr
+    assert "Traceback" not in crash.stderr and "panicked" not in crash.stderr
+    assert [p.name.startswith("cdpc-crash-app-") for p in crashes.iterdir()] == [True]
+    assert not (tmp_path / "crash.cubin").exists()
 
 
 def test_main_returns_the_exit_status(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:

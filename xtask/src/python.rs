@@ -370,6 +370,15 @@ fn check_archive(root: &Path, archive: &Archive) -> Result<()> {
     if !text.contains("__cudaCDP2LaunchDeviceV2") {
         return Err("bin/cdpc's PTX of samples/hello.cdp has no device-side launch".into());
     }
+    // A crash (a signal, as one in LLVM's code would raise) is E1025 with status 70, as from
+    // the cdpc binary: bin/cdpc runs the same entry (`cdpc_main`).
+    let mut crash = Command::new(&cdpc);
+    env_with(crash.arg(root.join("samples/hello.cdp")).args(["--emit", "ptx", "-o"]).arg(empty.join("crash.ptx")).env("CDPC_DEBUG_CRASH", "segv"), None);
+    let out = crash.output().map_err(|e| format!("running {}: {e}", cdpc.display()))?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() != Some(70) || !stderr.starts_with("error[E1025]: internal compiler error: cdpc stopped on SIGSEGV") || empty.join("crash.ptx").exists() {
+        return Err(format!("bin/cdpc's crash is not E1025 with status 70 and no output ({}): {stderr}", out.status));
+    }
 
     let nvidia = root.join(CUDA_DIR).join("nvidia");
     let have = nvidia.join("cu13/bin/ptxas").is_file();
