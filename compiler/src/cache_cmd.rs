@@ -12,12 +12,14 @@ pub(crate) fn status(env: &CacheEnv) -> Result<String, String> {
     let cache = Cache::from_env(env).map_err(|d| d.message.clone())?;
     let mut out = String::new();
     let Some(cache) = cache else {
+        let set = |v: &Option<std::ffi::OsString>| v.as_ref().is_some_and(|v| !v.is_empty());
+        // `Cache::from_env`'s reasons, in its order: a folder is found or not, then the bound.
         let why = if env.cache_dir.as_ref().is_some_and(|d| d.is_empty()) {
             "`CDPC_CACHE_DIR` is empty"
-        } else if env.max_size.as_ref().is_some_and(|s| !s.is_empty()) {
-            "`CDPC_CACHE_MAX_SIZE` is 0"
-        } else {
+        } else if env.cache_dir.is_none() && !set(&env.xdg_cache_home) && !set(&env.home) {
             "no `CDPC_CACHE_DIR`, `XDG_CACHE_HOME` or `HOME`"
+        } else {
+            "`CDPC_CACHE_MAX_SIZE` is 0"
         };
         let _ = writeln!(out, "cache: none ({why})");
         return Ok(out);
@@ -87,6 +89,10 @@ mod tests {
         assert!(text.ends_with("fillers running: 0\n"), "{text}");
         let off = CacheEnv { cache_dir: Some("".into()), ..CacheEnv::default() };
         assert_eq!(status(&off).unwrap(), "cache: none (`CDPC_CACHE_DIR` is empty)\n");
+        let homeless = CacheEnv { max_size: Some("5G".into()), ..CacheEnv::default() };
+        assert_eq!(status(&homeless).unwrap(), "cache: none (no `CDPC_CACHE_DIR`, `XDG_CACHE_HOME` or `HOME`)\n");
+        let nothing_kept = CacheEnv { cache_dir: Some(dir.path().into()), max_size: Some("0".into()), ..CacheEnv::default() };
+        assert_eq!(status(&nothing_kept).unwrap(), "cache: none (`CDPC_CACHE_MAX_SIZE` is 0)\n");
         let bad = CacheEnv { cache_dir: Some(dir.path().into()), max_size: Some("lots".into()), ..CacheEnv::default() };
         assert!(status(&bad).unwrap_err().contains("CDPC_CACHE_MAX_SIZE=lots"));
     }

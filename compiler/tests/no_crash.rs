@@ -88,16 +88,23 @@ fn reproducer_dir(text: &str) -> std::path::PathBuf {
     std::path::PathBuf::from(&text[at..at + end])
 }
 
-#[test]
-fn a_crash_is_e1025_with_a_reproducer_that_compiles() {
-    if tool_dir().is_none() {
-        return;
-    }
+/// A folder with the inputs the crash tests compile (`k.cu`, the lines; `odd.ll`, the
+/// IR seed with every operand kind) and an empty `crashes/` for the reproducers.
+fn crash_inputs() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let crashes = dir.path().join("crashes");
     std::fs::create_dir(&crashes).unwrap();
     std::fs::write(dir.path().join("k.cu"), RESTRICT).unwrap();
     std::fs::copy(repo_root().join("fuzz/seeds/ir/every_operand_kind.ll"), dir.path().join("odd.ll")).unwrap();
+    (dir, crashes)
+}
+
+#[test]
+fn a_crash_is_e1025_with_a_reproducer_that_compiles() {
+    if tool_dir().is_none() {
+        return;
+    }
+    let (dir, crashes) = crash_inputs();
     std::fs::copy(repo_root().join("samples/bfs.cdp"), dir.path().join("v.cdp")).ok();
     let env = [("CDPC_DEBUG_CRASH", "1"), ("CDPC_CRASH_DIR", crashes.to_str().unwrap())];
     let mut inputs = vec![("k.cu", "bc"), ("odd.ll", "ll")];
@@ -139,13 +146,9 @@ fn a_crash_by_signal_is_e1025_with_a_reproducer_and_nothing_left() {
     if tool_dir().is_none() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let crashes = dir.path().join("crashes");
+    let (dir, crashes) = crash_inputs();
     let tmp = dir.path().join("tmp");
-    std::fs::create_dir(&crashes).unwrap();
     std::fs::create_dir(&tmp).unwrap();
-    std::fs::write(dir.path().join("k.cu"), RESTRICT).unwrap();
-    std::fs::copy(repo_root().join("fuzz/seeds/ir/every_operand_kind.ll"), dir.path().join("odd.ll")).unwrap();
     for (how, signal) in [("segv", "SIGSEGV"), ("abort", "SIGABRT")] {
         for (input, extension) in [("k.cu", "bc"), ("odd.ll", "ll")] {
             let env = [("CDPC_DEBUG_CRASH", how), ("CDPC_CRASH_DIR", crashes.to_str().unwrap()), ("TMPDIR", tmp.to_str().unwrap())];

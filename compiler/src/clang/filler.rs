@@ -85,8 +85,8 @@ fn stop() -> ! {
     unsafe { libc::_exit(0) }
 }
 
-/// The watching thread: inotify's events on `dir` and its folders, and the folder's identity
-/// every [`POLL`]; returns only when inotify is unavailable and the poll alone watches.
+/// The watching thread, for the rest of the process: inotify's events on `dir` and its
+/// folders, and the folder's identity every [`POLL`] (alone where inotify is unavailable).
 fn watch_thread(dir: &Path) {
     // SAFETY: inotify_init1 takes flags and returns a descriptor or -1.
     let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC | libc::IN_NONBLOCK) };
