@@ -106,9 +106,12 @@ fn watch_thread(dir: &Path) {
             std::thread::sleep(POLL);
             continue;
         }
-        // The kinds' folders made since (adding a watch again returns the same one).
+        // The kinds' folders made since (adding a watch again returns the same one). In
+        // `include/` compilations remove and make files again themselves (a damaged copy), so
+        // only the folder's own removal counts there.
         for folder in FOLDERS {
-            add(&dir.join(folder), removed | libc::IN_DELETE | libc::IN_MOVED_FROM);
+            let entries = if folder == "include" { 0 } else { libc::IN_DELETE | libc::IN_MOVED_FROM };
+            add(&dir.join(folder), removed | entries);
         }
         let mut poll = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
         // SAFETY: one pollfd of ours.
