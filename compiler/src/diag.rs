@@ -232,6 +232,15 @@ pub enum Code {
     // nvcc's dialect bridged in the CUDA C++ front end (`clang::shared_storage`): a `__shared__`
     // variable whose construction and destruction are left out, as nvcc leaves them: W1030
     SharedConstructionLeftOut,
+    // Clang's refusals where nvcc's front end differs, recognised (`clang::diagnostics`): a
+    // braced list assigned to `__half2` or `__nv_bfloat162` outside device code, which nvcc's
+    // host compiler refuses too (E1031; device code takes nvcc's choice, `clang::nvcc_text`),
+    // a `__device__` lambda whose captures' copy constructors are host-only copied in device
+    // code (E1032), a name CUTLASS declares only where its SM100+ macros are, which it leaves
+    // undefined under Clang (E1033)
+    BracedAssignmentAmbiguous,
+    LambdaCopyHostCapture,
+    CutlassClangCuda,
     // cdpc itself failed (a panic: a bug of cdpc's, never the input's fault), reported with a
     // reproducer (`driver::crash`): E1025
     InternalError,
@@ -368,6 +377,9 @@ impl Code {
             ArchitectureLacksOperation => "E1024",
             InternalError => "E1025",
             SharedConstructionLeftOut => "W1030",
+            BracedAssignmentAmbiguous => "E1031",
+            LambdaCopyHostCapture => "E1032",
+            CutlassClangCuda => "E1033",
         }
     }
 
@@ -510,6 +522,9 @@ impl Code {
         Code::LlvmStopped,
         Code::ArchitectureLacksOperation,
         Code::SharedConstructionLeftOut,
+        Code::BracedAssignmentAmbiguous,
+        Code::LambdaCopyHostCapture,
+        Code::CutlassClangCuda,
         Code::InternalError,
     ];
 

@@ -421,8 +421,9 @@ pub fn host_ir(ir: &str) {
 
 /// nvcc's forms made Clang's ([`crate::clang::nvcc_text::rewrite`]) on arbitrary bytes: no
 /// panic; the text keeps its line breaks and grows only by bytes put in, each a blank, `,` or
-/// `%`, with the brackets of a launch moved; a second rewrite changes nothing; text without a
-/// candidate pattern is left alone.
+/// `%` (or a half pair's assignment from a braced list after CUDA's declaration, rule 7), with
+/// the brackets of a launch moved; a second rewrite changes nothing; text without a candidate
+/// pattern is left alone.
 pub fn nvcc_text(data: &[u8]) {
     use crate::clang::nvcc_text::{may_need_rewriting, rewrite};
     let Some(text) = rewrite(data) else { return };
@@ -434,7 +435,16 @@ pub fn nvcc_text(data: &[u8]) {
     assert_eq!(lines(&text), lines(data), "a line break moved or was made");
     let count = |t: &[u8], keep: fn(u8) -> bool| t.iter().filter(|&&b| keep(b)).count();
     let ordinary = |b: u8| !matches!(b, b' ' | b'\t' | b',' | b'%' | b'<' | b'>');
-    assert_eq!(count(&text, ordinary), count(data, ordinary), "bytes other than those put in or moved changed");
+    // Rule 7's text, put in after a declaration of CUDA's: counted apart.
+    let put_in: usize = crate::clang::nvcc_text::BRACED_LIST_ASSIGNMENTS
+        .iter()
+        .map(|(ty, half, _)| {
+            let with = crate::clang::nvcc_text::braced_list_assignment(ty, half);
+            let occurrences = |t: &[u8]| t.windows(with.len()).filter(|w| *w == with.as_bytes()).count();
+            occurrences(&text).saturating_sub(occurrences(data)) * count(with.as_bytes(), ordinary)
+        })
+        .sum();
+    assert_eq!(count(&text, ordinary), count(data, ordinary) + put_in, "bytes other than those put in or moved changed");
     assert!(rewrite(&text).is_none(), "a second rewrite changed {:?}", String::from_utf8_lossy(&text));
 }
 

@@ -978,3 +978,123 @@ int main() {
         }
     }
 }
+
+/// A braced list assigned to `__half2` or `__nv_bfloat162` in device code, `x = {};` or
+/// `x = {a, b};` (HeCBench's quant3MatMul): nvcc's front end takes the copy assignment where
+/// Clang found `operator=` for `const T &`, `const T &&` and the raw type equally good; cdpc
+/// takes it too (clang/nvcc_text.rs, rule 7), and the kernels store what nvcc's store, a list
+/// of one (the raw assignment) and `{raw}` included. `__half` and `__nv_bfloat16` are refused,
+/// as nvcc refuses them, and so are host and `__host__ __device__` code, which nvcc's host
+/// compiler refuses as ambiguous: `E1031`, whose spelling both compilers take.
+#[test]
+fn a_braced_list_assigned_to_a_half_pair_compiles_as_nvcc_compiles_it() {
+    let source = r#"#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+__device__ half2 zero() { half2 x; x = {}; return x; }
+template <class T, class H> __device__ T pair(H v) { T x; x = {v, v}; return x; }
+__global__ void k(unsigned *o, __half2_raw r) {
+  const __half h = __half_raw{0x4400};
+  half2 x = __half2_raw{7, 7};
+  x = {}; o[0] = *(unsigned *)&x;
+  x = {h, h}; o[1] = *(unsigned *)&x;
+  x = {1, 2}; o[2] = *(unsigned *)&x;
+  x = {h}; o[3] = *(unsigned *)&x;
+  x = {1}; o[4] = *(unsigned *)&x;
+  x = {r}; o[5] = *(unsigned *)&x;
+  __nv_bfloat162 y;
+  y = {}; o[6] = *(unsigned *)&y;
+  y = {__nv_bfloat16_raw{0x4080}, __nv_bfloat16_raw{0x4040}}; o[7] = *(unsigned *)&y;
+  x = zero(); o[8] = *(unsigned *)&x;
+  y = pair<__nv_bfloat162>(__nv_bfloat16(__nv_bfloat16_raw{0x3f80})); o[9] = *(unsigned *)&y;
+}
+"#;
+    compiles_like_nvcc("half_pairs.cu", source, &[]);
+    let ptx = crate::build_common::cdpc_ptx("half_pairs.cu", source);
+    // The constants stored: `{}` (0), `{h, h}` (0x44004400), `{1}` (the raw assignment's bits,
+    // 1), the bf16 pairs (0x40404080, 0x3f803f80): as nvcc's PTX stores them.
+    for stored in ["[%rd2], 0;", "1140868096;", "+16], 1;", "1077952640;", "1065369472;"] {
+        assert!(ptx.contains(stored), "{stored}:\n{ptx}");
+    }
+    if let Some(theirs) = crate::build_common::nvcc_ptx(source) {
+        for constant in ["1140868096", "1077952640", "cvt.rn.f16.s32", "cvt.rzi.u16.f16"] {
+            assert!(theirs.contains(constant) && ptx.contains(constant), "{constant}: nvcc's\n{theirs}\ncdpc's\n{ptx}");
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // One file each: cdpc's device side refuses host code before its host side runs.
+    for (name, code) in
+        [("both.cu", "__host__ __device__ half2 both() { half2 x; x = {}; return x; }\n"), ("host.cu", "__nv_bfloat162 host(__nv_bfloat16 v) { __nv_bfloat162 y; y = {v, v}; return y; }\n")]
+    {
+        let said = refused_at(dir.path(), name, &format!("#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n{code}"), &[], &[3]);
+        assert!(said.contains("error[E1031]") && said.contains("{a, b};`"), "{said}");
+    }
+    let singles = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n__global__ void k(__half *a, __nv_bfloat16 *b) {\n  __half z; z = {}; *a = z;\n  __nv_bfloat16 w; w = {}; *b = w;\n}\n";
+    let said = refused_at(dir.path(), "singles.cu", singles, &[], &[4, 5]);
+    assert!(!said.contains("E1031"), "{said}");
+    let named = "#include <cuda_fp16.h>\n__host__ __device__ half2 both(__half h) { half2 x; x = half2{}; x = half2{h, h}; return x; }\n";
+    compiles_like_nvcc("named.cu", named, &[]);
+}
+
+/// A `__device__` lambda capturing an object whose copy constructor is host-only, copied in
+/// device code (gunrock's copy_ctor experiment, where Thrust copies it): nvcc copies the lambda
+/// without the capture's copy constructor (warning #20011-D) and compiles; Clang's copy of the
+/// lambda calls it, a host function, and refuses: `E1032`, at the copy, with the lambda
+/// labelled. Capturing what the lambda uses compiles with both.
+#[test]
+fn a_device_lambda_copied_with_a_host_only_capture_is_e1032() {
+    let head = r#"struct Holder {
+  Holder() {}
+  Holder(const Holder &other) : value(other.value) {}
+  __host__ __device__ int get() const { return value; }
+  int value = 0;
+};
+template <class F> __device__ int copy_and_call(const F &f) {
+  F copy = f;
+  return copy(1);
+}
+template <class F> __global__ void apply(F f, int *out) { *out = copy_and_call(f); }
+"#;
+    let refused = format!("{head}void launch(Holder h, int *out) {{\n  auto op = [=] __device__(int i) {{ return h.get() + i; }};\n  apply<<<1, 1>>>(op, out);\n}}\n");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("lambda.cu"), &refused).unwrap();
+    let out = cdpc(dir.path(), &["-std=c++17", "--extended-lambda", "-dc", "lambda.cu", "-o", "cdpc.o"]);
+    let said = stderr(&out);
+    assert!(!out.status.success() && said.contains("error[E1032]") && said.contains("#20011-D"), "{said}");
+    assert_eq!(error_lines(&said, "lambda.cu"), [8], "{said}");
+    if let Some(nvcc) = nvcc() {
+        let out = run(&nvcc, dir.path(), &["-std=c++17", "-arch=sm_90", "-rdc=true", "--extended-lambda", "-c", "lambda.cu", "-o", "nvcc.o"]);
+        assert!(stderr(&out).contains("20011"), "nvcc warns: {}", stderr(&out));
+    }
+    let captured = format!("{head}void launch(Holder h, int *out) {{\n  int value = h.get();\n  auto op = [=] __device__(int i) {{ return value + i; }};\n  apply<<<1, 1>>>(op, out);\n}}\n");
+    compiles_like_nvcc("captured.cu", &captured, &["--extended-lambda"]);
+}
+
+/// CUTLASS's `config.h` defines its macros of SM100 and later only where `CUTLASS_CLANG_CUDA`
+/// is not set, which its `platform.h` sets wherever `__clang__` and `__CUDA__` are (its CUDA
+/// example 87c declares a type under such a macro and uses it outside): nvcc compiles it, cdpc's
+/// Clang does not, `E1033` at the use with the declaration labelled. Used only under the same
+/// condition, the name compiles with both.
+#[test]
+fn a_name_cutlass_declares_for_nvcc_alone_is_e1033() {
+    let config = "#if defined(__clang__) && defined(__CUDA__)\n#define CUTLASS_CLANG_CUDA 1\n#endif\n\
+#if !CUTLASS_CLANG_CUDA && (__CUDACC_VER_MAJOR__ >= 13)\n#define CUTLASS_ARCH_MMA_SM120_SUPPORTED 1\n#endif\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.h"), config).unwrap();
+    let body = "#include \"config.h\"\n#if defined(CUTLASS_ARCH_MMA_SM120_SUPPORTED)\nusing ProblemShape = int;\n#endif\n";
+    let refused = format!("{body}__global__ void k(int *out) {{ *out = sizeof(ProblemShape); }}\n");
+    std::fs::write(dir.path().join("sm120.cu"), &refused).unwrap();
+    let out = cdpc(dir.path(), &["-std=c++17", "-dc", "sm120.cu", "-o", "cdpc.o"]);
+    let said = stderr(&out);
+    assert!(!out.status.success() && said.contains("error[E1033]") && said.contains("CUTLASS_CLANG_CUDA"), "{said}");
+    assert_eq!(error_lines(&said, "sm120.cu"), [5], "{said}");
+    if let Some(nvcc) = nvcc() {
+        run(&nvcc, dir.path(), &["-std=c++17", "-arch=sm_90", "-rdc=true", "-c", "sm120.cu", "-o", "nvcc.o"]);
+    }
+    let guarded = format!("{body}#if defined(CUTLASS_ARCH_MMA_SM120_SUPPORTED)\n__global__ void k(int *out) {{ *out = sizeof(ProblemShape); }}\n#endif\n");
+    std::fs::write(dir.path().join("guarded.cu"), &guarded).unwrap();
+    let out = cdpc(dir.path(), &["-std=c++17", "-dc", "guarded.cu", "-o", "cdpc.o"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    if let Some(nvcc) = nvcc() {
+        run(&nvcc, dir.path(), &["-std=c++17", "-arch=sm_90", "-rdc=true", "-c", "guarded.cu", "-o", "nvcc.o"]);
+    }
+}

@@ -165,6 +165,159 @@ fn device_synchronize_removed(d: Diagnostic, main_text: &str) -> Diagnostic {
     e
 }
 
+/// The type of Clang's ambiguous assignment of a braced list (`x = {}`, `x = {a, b}`: the
+/// list's type is `void` in the message) when it is `__half2` or `__nv_bfloat162`, whose
+/// `operator=` for `const T &`, `const T &&` and the raw type (`__half2_raw`) Clang finds
+/// equally good: in device code cdpc takes nvcc's choice (`nvcc_text`, rule 7), in host and
+/// `__host__ __device__` code nvcc's host compiler refuses it too (`E1031`).
+fn braced_assignment_type(message: &str) -> Option<&'static str> {
+    let types = message.strip_prefix("use of overloaded operator '=' is ambiguous (with operand types '")?.strip_suffix(" and 'void')")?;
+    ["__half2", "__nv_bfloat162"].into_iter().find(|t| types == format!("{t}'") || types.ends_with(&format!("(aka '{t}')")))
+}
+
+/// `E1031`: Clang's refusal of a braced list assigned to `__half2` or `__nv_bfloat162` outside
+/// device code, with what nvcc does and the spelling both compilers take.
+fn braced_assignment(mut d: Diagnostic, ty: &str) -> Diagnostic {
+    d.code = Code::BracedAssignmentAmbiguous;
+    if let Some(l) = d.labels.iter_mut().find(|l| l.primary) {
+        l.message = format!("a braced list assigned to `{ty}` outside device code");
+    }
+    let raw = if ty == "__half2" { "__half2_raw" } else { "__nv_bfloat162_raw" };
+    d.with_note(format!(
+        "the list converts as well to `const {ty} &` as to `const {ty} &&` and `const {raw} &`, the parameters of \
+         `{ty}`'s `operator=`: in device code nvcc's front end takes the copy assignment, and so does cdpc; in host \
+         and `__host__ __device__` code nvcc's host compiler, g++, refuses it as ambiguous, as Clang does (for Clang \
+         a lambda without `__device__` is `__host__ __device__` code, even in a kernel)"
+    ))
+    .with_note(format!("name the type, `x = {ty}{{}};` or `x = {ty}{{a, b}};`, which nvcc and cdpc both take everywhere"))
+}
+
+/// Clang's error at a copy of a lambda ([`LAMBDA_COPY_FROM_DEVICE`] follows it: `E1032`).
+const NO_MATCHING_LAMBDA_CONSTRUCTOR: &str = "no matching constructor for initialization of '(lambda at ";
+/// The note that makes [`NO_MATCHING_LAMBDA_CONSTRUCTOR`] `E1032`: the lambda's implicit copy
+/// constructor is host-only (a capture's is) and the copy is in device code.
+const LAMBDA_COPY_FROM_DEVICE: &str = "candidate constructor (the implicit copy constructor) not viable: call to __host__ function from __";
+
+/// Whether Clang's [`NO_MATCHING_LAMBDA_CONSTRUCTOR`] `message` names a lambda annotated
+/// `__device__` (an extended lambda, which nvcc copies in device code): the words from the
+/// lambda's place to its body's `{` hold `__device__`. An unannotated lambda is host-only for
+/// nvcc, which refuses its use in device code.
+fn device_lambda(message: &str, main_canon: &Path, main_text: &str) -> bool {
+    let Some(place) = message.strip_prefix(NO_MATCHING_LAMBDA_CONSTRUCTOR).and_then(|rest| rest.strip_suffix(")'")) else { return false };
+    let mut parts = place.rsplitn(3, ':');
+    let (Some(Ok(col)), Some(Ok(row)), Some(file)) = (parts.next().map(str::parse::<usize>), parts.next().map(str::parse::<usize>), parts.next()) else { return false };
+    let path = Path::new(file);
+    let read;
+    let text = if path.canonicalize().unwrap_or_else(|_| path.to_path_buf()) == main_canon {
+        main_text
+    } else {
+        match std::fs::read_to_string(path) {
+            Ok(t) => {
+                read = t;
+                read.as_str()
+            }
+            Err(_) => return false,
+        }
+    };
+    let head = &text[span_at(text, row, col).start as usize..];
+    head.find('{').is_some_and(|body| head[..body].contains("__device__"))
+}
+
+/// `E1032`: a `__device__` lambda copied in device code whose captures' copy constructors are
+/// host-only, which nvcc copies without them.
+fn lambda_copy_host_capture(d: &mut Diagnostic) {
+    d.code = Code::LambdaCopyHostCapture;
+    if let Some(l) = d.labels.iter_mut().find(|l| l.primary) {
+        l.message = "a `__device__` lambda copied in device code".to_string();
+    }
+    d.notes.push(
+        "nvcc copies a `__device__` lambda in device code without its captures' copy constructors (with its \
+         warning #20011-D, \"calling a __host__ function from a __host__ __device__ function is not allowed\"); \
+         Clang's copy of the lambda calls each capture's, and a capture's here is `__host__` only"
+            .to_string(),
+    );
+    d.notes.push(
+        "capture only what the lambda uses on the device (a pointer or a field copied into a local before \
+         the lambda), or make the captured type's copy constructor `__host__ __device__` (or leave it implicit): \
+         then nvcc and cdpc both compile it"
+            .to_string(),
+    );
+}
+
+/// Whether `condition` (a conditional directive's text) names one of the macros CUTLASS's
+/// `cutlass/arch/config.h` defines only where `CUTLASS_CLANG_CUDA` is not set: those of SM100
+/// and later, `CUTLASS_ARCH_MMA_SM1xx...`.
+fn names_cutlass_sm100_macro(condition: &str) -> bool {
+    condition.match_indices("CUTLASS_ARCH_MMA_SM1").any(|(at, m)| {
+        let rest = &condition[at + m.len()..];
+        rest.len() >= 2 && rest.as_bytes()[..2].iter().all(u8::is_ascii_digit)
+    })
+}
+
+/// The first place in `text` where the word `name` stands inside a conditional group whose
+/// condition names a CUTLASS SM100+ macro ([`names_cutlass_sm100_macro`]), and that condition.
+fn under_cutlass_sm100_condition(text: &str, name: &str) -> Option<(Span, String)> {
+    // The conditions of the open groups; `None` for an `#else` branch.
+    let mut open: Vec<Option<String>> = Vec::new();
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        let trimmed = line.trim_start();
+        if let Some(directive) = trimmed.strip_prefix('#').map(str::trim_start) {
+            let word: String = directive.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+            let rest = directive[word.len()..].trim().to_string();
+            match word.as_str() {
+                "if" | "ifdef" | "ifndef" => open.push(Some(rest)),
+                "elif" | "elifdef" | "elifndef" => {
+                    if let Some(top) = open.last_mut() {
+                        *top = Some(rest);
+                    }
+                }
+                "else" => {
+                    if let Some(top) = open.last_mut() {
+                        *top = None;
+                    }
+                }
+                "endif" => {
+                    open.pop();
+                }
+                _ => {}
+            }
+            continue;
+        }
+        let Some(condition) = open.iter().flatten().find(|c| names_cutlass_sm100_macro(c)) else { continue };
+        let found = line.match_indices(name).find(|(i, _)| {
+            let before = line[..*i].chars().next_back();
+            let after = line[i + name.len()..].chars().next();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_') && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        });
+        if let Some((i, _)) = found {
+            return Some((Span::new(start + i, start + i + name.len()), condition.clone()));
+        }
+    }
+    None
+}
+
+/// The name of Clang's "use of undeclared identifier 'X'" or "unknown type name 'X'".
+fn undeclared_name(message: &str) -> Option<&str> {
+    ["use of undeclared identifier '", "unknown type name '"].iter().find_map(|p| message.strip_prefix(p)).and_then(|rest| rest.strip_suffix('\''))
+}
+
+/// `E1033`: a name the same file declares only under a CUTLASS SM100+ macro, used outside it.
+fn cutlass_clang_cuda(d: &mut Diagnostic, name: &str, file: Option<Arc<SourceFile>>, declared: Span, condition: &str) {
+    d.code = Code::CutlassClangCuda;
+    d.labels.push(Label { span: declared, message: format!("declared only under `#if {condition}`"), primary: false, file });
+    d.notes.push(format!(
+        "CUTLASS's `cutlass/arch/config.h` defines its macros of SM100 and later (CUDA 12.8 on) only where \
+         `CUTLASS_CLANG_CUDA` is not set, and `cutlass/platform/platform.h` sets it wherever `__clang__` and \
+         `__CUDA__` are defined: under nvcc, whose passes define neither, the condition holds and `{name}` is \
+         declared; cdpc's CUDA C++ front end is Clang, for which CUTLASS leaves those architectures out, as for any \
+         Clang"
+    ));
+    d.notes.push(format!("use `{name}` only under the same condition (`#if {condition}`), so that the file compiles wherever CUTLASS leaves those architectures out"));
+}
+
 fn convert<'a>(lines: impl Iterator<Item = Line<'a>>, main: &Path, main_text: &str) -> Vec<Diagnostic> {
     let main_canon = main.canonicalize().unwrap_or_else(|_| main.to_path_buf());
     let mut files: HashMap<PathBuf, Option<Arc<SourceFile>>> = HashMap::new();
@@ -185,8 +338,11 @@ fn convert<'a>(lines: impl Iterator<Item = Line<'a>>, main: &Path, main_text: &s
             let Some(last) = out.last_mut() else { continue };
             // cdpc's own diagnostic says all there is: Clang's candidates and declarations in
             // CUDA's header are not the user's concern.
-            if last.code == Code::DeviceSynchronizeRemoved {
+            if matches!(last.code, Code::DeviceSynchronizeRemoved | Code::BracedAssignmentAmbiguous) {
                 continue;
+            }
+            if last.code == Code::ClangError && line.message.starts_with(LAMBDA_COPY_FROM_DEVICE) && device_lambda(&last.message, &main_canon, main_text) {
+                lambda_copy_host_capture(last);
             }
             if last.code == Code::ClangError && last.message == NO_MATCHING_DEVICE_SYNCHRONIZE && line.message.starts_with(HOST_CANDIDATE_FROM_DEVICE) {
                 *last = device_synchronize_removed(std::mem::replace(last, Diagnostic::new(Code::ClangError, Span::new(0, 0), String::new())), main_text);
@@ -230,6 +386,20 @@ fn convert<'a>(lines: impl Iterator<Item = Line<'a>>, main: &Path, main_text: &s
         }
         if severity == Severity::Error && is_device_synchronize_reference(line.message) {
             d = device_synchronize_removed(d, main_text);
+        }
+        if severity == Severity::Error {
+            if let Some(ty) = braced_assignment_type(line.message) {
+                d = braced_assignment(d, ty);
+            }
+        }
+        if let (Severity::Error, Some(name)) = (severity, undeclared_name(line.message)) {
+            let file = d.labels.iter().find(|l| l.primary).map(|l| l.file.clone());
+            if let Some(file) = file {
+                let text = file.as_ref().map_or(main_text, |f| f.text.as_str());
+                if let Some((declared, condition)) = under_cutlass_sm100_condition(text, name) {
+                    cutlass_clang_cuda(&mut d, name, file, declared, &condition);
+                }
+            }
         }
         out.push(d);
     }
@@ -348,6 +518,45 @@ mod tests {
         assert_eq!(d[0].notes, [crate::diag::words::DEVICE_SYNCHRONIZE_NOTE]);
         assert_eq!((&text[d[1].labels[0].span.range()], d[1].labels.len()), ("cudaDeviceSynchronize", 1));
         assert_eq!(d[2].labels.len(), 2);
+    }
+
+    /// Clang's refusals of what nvcc's front end takes, recognised: a braced list assigned to
+    /// `__half2` (not to `__half`, which nvcc refuses too), a `__device__` lambda whose copy in
+    /// device code needs a capture's host-only copy constructor, and a name declared only under
+    /// a CUTLASS SM100+ macro (not under another macro, nor in an `#else`).
+    #[test]
+    fn refusals_of_what_nvcc_takes_get_their_codes() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("k.cu");
+        let text =
+            "#if defined(CUTLASS_ARCH_MMA_SM120_SUPPORTED)\nusing Shape = int;\n#else\nusing Other = int;\n#endif\n#ifdef MINE\nusing Mine = int;\n#endif\nShape a; Other b; Mine c;\n  x = {};\nauto f = [=] __device__(int i) { return i; }, g = [=](int i) { return i; };\n";
+        std::fs::write(&main, text).unwrap();
+        let m = main.display();
+        let stderr = format!(
+            "{m}:10:5: error: use of overloaded operator '=' is ambiguous (with operand types 'half2' (aka '__half2') and 'void')\n\
+             {m}:1:1: note: candidate function\n\
+             {m}:10:5: error: use of overloaded operator '=' is ambiguous (with operand types '__half' and 'void')\n\
+             {m}:10:5: error: use of overloaded operator '=' is ambiguous (with operand types '__nv_bfloat162' and 'void')\n\
+             {m}:10:3: error: no matching constructor for initialization of '(lambda at {m}:11:10)'\n\
+             {m}:11:10: note: candidate constructor (the implicit copy constructor) not viable: call to __host__ function from __device__ function\n\
+             {m}:10:3: error: no matching constructor for initialization of '(lambda at {m}:11:51)'\n\
+             {m}:11:51: note: candidate constructor (the implicit copy constructor) not viable: call to __host__ function from __device__ function\n\
+             {m}:9:1: error: unknown type name 'Shape'\n\
+             {m}:9:10: error: unknown type name 'Other'\n\
+             {m}:9:19: error: unknown type name 'Mine'\n"
+        );
+        let d = parse(&stderr, &main, text);
+        use Code::*;
+        assert_eq!(
+            d.iter().map(|d| d.code).collect::<Vec<_>>(),
+            [BracedAssignmentAmbiguous, ClangError, BracedAssignmentAmbiguous, LambdaCopyHostCapture, ClangError, CutlassClangCuda, ClangError, ClangError]
+        );
+        assert_eq!(d[0].labels.len(), 1, "{:?}", d[0].labels);
+        assert!(d[0].notes.iter().any(|n| n.contains("`x = __half2{};`")), "{:?}", d[0].notes);
+        assert!(d[2].notes.iter().any(|n| n.contains("__nv_bfloat162_raw")), "{:?}", d[2].notes);
+        assert!(d[3].notes.iter().any(|n| n.contains("#20011-D")) && d[3].labels.len() == 2, "{:?}", d[3]);
+        let declared = d[5].labels.iter().find(|l| !l.primary).unwrap();
+        assert_eq!((&text[declared.span.range()], declared.message.as_str()), ("Shape", "declared only under `#if defined(CUTLASS_ARCH_MMA_SM120_SUPPORTED)`"));
     }
 
     #[test]

@@ -41,6 +41,22 @@
 //!    name alone) becomes blanks, so that Clang's own declaration stands (Clang's wrapper
 //!    header makes the same declarations of `curand_mtgp32_kernel.h` its own types' instead).
 //!
+//! 7. **A braced list assigned to `__half2` or `__nv_bfloat162`** in device code, `x = {};` or
+//!    `x = {a, b};`: the list converts as well to `operator=`'s `const __half2 &` as to its
+//!    `const __half2 &&` and `const __half2_raw &` (each a user-defined conversion), which
+//!    Clang calls ambiguous; nvcc's front end takes the copy assignment, and its host compiler
+//!    refuses the same line in host and `__host__ __device__` code. After the declaration of
+//!    the raw assignment in CUDA's `cuda_fp16.h` (`cuda_bf16.h`), on its line, comes a
+//!    `__device__` assignment from a braced list, [`BRACED_LIST_ASSIGNMENTS`]: its parameter
+//!    is a class whose constructors are the type's own from a list (none, or two halves), so the
+//!    list converts to it exactly as well as to the others, and Clang's last rule between
+//!    candidates otherwise equal, the caller's side first, takes it in device code and, in host
+//!    code, cannot call it. It assigns what the type's constructor makes of the list: nvcc's
+//!    copy assignment. Host and `__host__ __device__` code is refused as before (Clang's host
+//!    side); any other argument (a value, `{raw}`, a list of one or of three) does not convert
+//!    to the class and is assigned as before. The rule looks for the declaration's exact text, as
+//!    CUDA 13 spells it, comments included.
+//!
 //! Rules 1 and 6 keep the text's length; the others make it longer by the characters they put in
 //! (Clang accepts a buffer longer than the file's size, never a shorter one). No rule moves a
 //! line break, so Clang's lines, `__LINE__`, debug lines and a precompiled header's checks of
@@ -70,6 +86,10 @@ pub fn rewrite(text: &[u8]) -> Option<Vec<u8>> {
         out = new;
         moved = true;
     }
+    if let Some(with_lists) = braced_list_assignments(&out) {
+        out = with_lists;
+        moved = true;
+    }
     let inserted = insertions(&out);
     if inserted.is_empty() {
         return moved.then_some(out);
@@ -83,6 +103,54 @@ pub fn rewrite(text: &[u8]) -> Option<Vec<u8>> {
     }
     grown.extend_from_slice(&out[from..]);
     Some(grown)
+}
+
+/// Rule 7 (module docs): each declaration of CUDA's raw assignment (the type, its half, the
+/// declaration as `cuda_fp16.h` and `cuda_bf16.h` spell it) and what follows it on its line.
+pub const BRACED_LIST_ASSIGNMENTS: [(&str, &str, &str); 2] = [
+    ("__half2", "__half", "__CUDA_HOSTDEVICE__ __half2 &operator=(const __half2_raw &h2r);"),
+    ("__nv_bfloat162", "__nv_bfloat16", "__CUDA_HOSTDEVICE__ __nv_bfloat162 &operator=(const __nv_bfloat162_raw &h2r);"),
+];
+
+/// The device-side assignment from a braced list that rule 7 puts after `ty`'s raw assignment:
+/// one line's text, no line break.
+pub(crate) fn braced_list_assignment(ty: &str, half: &str) -> String {
+    format!(
+        " struct __cdpc_braced_list {{ {half} x, y; __device__ __cdpc_braced_list() : x(), y() {{}} \
+         __device__ __cdpc_braced_list(const {half} &__a, const {half} &__b) : x(__a), y(__b) {{}} }}; \
+         __device__ {ty} &operator=(__cdpc_braced_list &&__l) {{ this->x = __l.x; this->y = __l.y; return *this; }}"
+    )
+}
+
+/// Rule 7 (module docs): `text` with the assignments from a braced list put in, or `None`
+/// where it declares no raw assignment of CUDA's.
+fn braced_list_assignments(text: &[u8]) -> Option<Vec<u8>> {
+    let mut inserted: Vec<(usize, String)> = Vec::new();
+    for (ty, half, declaration) in BRACED_LIST_ASSIGNMENTS {
+        let mut from = 0;
+        let assignment = braced_list_assignment(ty, half);
+        while let Some(p) = text[from..].windows(declaration.len()).position(|w| w == declaration.as_bytes()) {
+            let end = from + p + declaration.len();
+            // A text rewritten already keeps its assignment.
+            if !text[end..].starts_with(assignment.as_bytes()) {
+                inserted.push((end, assignment.clone()));
+            }
+            from = end;
+        }
+    }
+    if inserted.is_empty() {
+        return None;
+    }
+    inserted.sort_by_key(|(at, _)| *at);
+    let mut out = Vec::with_capacity(text.len() + inserted.iter().map(|(_, s)| s.len()).sum::<usize>());
+    let mut from = 0;
+    for (at, with) in inserted {
+        out.extend_from_slice(&text[from..at]);
+        out.extend_from_slice(with.as_bytes());
+        from = at;
+    }
+    out.extend_from_slice(&text[from..]);
+    Some(out)
 }
 
 /// Rule 1 (module docs), in place; whether anything changed.
@@ -407,6 +475,10 @@ pub fn may_need_rewriting(text: &[u8]) -> bool {
     if text.windows(2).any(|w| w == b"\"_") || text.windows(3).any(|w| w == b"asm") {
         return true;
     }
+    // Rule 7: CUDA's headers of half types (which hold `asm` as well).
+    if BRACED_LIST_ASSIGNMENTS.iter().any(|(_, _, d)| text.windows(d.len()).any(|w| w == d.as_bytes())) {
+        return true;
+    }
     // Rules 5 and 6: `pragma` on a line with `define`; `dim3` or `uint3` on a line with `extern`.
     let on_a_line_with = |word: &[u8], with: &[u8]| {
         let mut from = 0;
@@ -699,6 +771,25 @@ mod tests {
 
     fn after(source: &str) -> String {
         String::from_utf8(rewrite(source.as_bytes()).unwrap_or_else(|| source.as_bytes().to_vec())).unwrap()
+    }
+
+    /// Rule 7: after CUDA's declaration of `__half2`'s (`__nv_bfloat162`'s) raw assignment, on
+    /// its line, the device-side assignment from a braced list; nothing else changes, no line
+    /// moves, and a text without the declaration (another spelling of it) is left alone.
+    #[test]
+    fn half_pairs_get_a_device_assignment_from_a_braced_list() {
+        for (ty, half, declaration) in super::BRACED_LIST_ASSIGNMENTS {
+            let source = format!("struct {ty} {{\n    {declaration}\n    int z;\n}};\n");
+            let out = after(&source);
+            assert_eq!(out.lines().count(), source.lines().count(), "{out}");
+            let line = out.lines().nth(1).unwrap();
+            assert!(line.starts_with(&format!("    {declaration} struct __cdpc_braced_list {{ {half} x, y;")), "{line}");
+            assert!(line.ends_with(&format!("__device__ {ty} &operator=(__cdpc_braced_list &&__l) {{ this->x = __l.x; this->y = __l.y; return *this; }}")), "{line}");
+            assert!(out.ends_with("\n    int z;\n};\n"), "{out}");
+            assert_eq!(rewrite(out.as_bytes()), None, "a second rewrite changes nothing");
+            let other = source.replace("&h2r", "&raw");
+            assert_eq!(rewrite(other.as_bytes()), None);
+        }
     }
 
     #[test]
