@@ -159,10 +159,18 @@ fn a_hung_tool_is_killed_after_tool_timeout() {
 /// Starts `cdpc` with TMPDIR in `d/tmp`, waits until its work folder exists, sends `signal`,
 /// and returns how it ended.
 #[cfg(unix)]
-fn interrupt_when_working(d: &Path, args: &[&str], signal: i32) -> std::process::ExitStatus {
+fn interrupt_when_working(d: &Path, args: &[&str], env: &[(&str, &str)], signal: i32) -> std::process::ExitStatus {
     let tmp = d.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cdpc")).current_dir(d).env("TMPDIR", &tmp).args(args).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cdpc"))
+        .current_dir(d)
+        .env("TMPDIR", &tmp)
+        .envs(env.iter().copied())
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
     let started = std::time::Instant::now();
     while names(&tmp).is_empty() {
         assert!(child.try_wait().unwrap().is_none(), "cdpc ended before its work folder appeared");
@@ -187,7 +195,7 @@ fn a_signal_removes_the_work_folder_and_kills_the_tool() {
         let cuda = fake_cuda(d, &binary, "sleep 60", "write");
         let cuda_arg = cuda.display().to_string();
         let started = std::time::Instant::now();
-        let status = interrupt_when_working(d, &["app.cdp", "-o", "app.cubin", "--cuda-home", &cuda_arg], signal);
+        let status = interrupt_when_working(d, &["app.cdp", "-o", "app.cubin", "--cuda-home", &cuda_arg], &[], signal);
         assert_eq!(status.signal(), Some(signal), "cdpc dies of the signal: {status:?}");
         assert!(started.elapsed() < std::time::Duration::from_secs(30), "the hung ptxas was killed");
         assert!(names(&d.join("tmp")).is_empty(), "signal {signal}: the work folder is removed");
@@ -197,6 +205,30 @@ fn a_signal_removes_the_work_folder_and_kills_the_tool() {
     let ours = std::process::Command::new("pgrep").args(["-f", &d.join("cuda/bin/ptxas").display().to_string()]).output();
     if let Ok(out) = ours {
         assert!(out.stdout.is_empty(), "a killed ptxas still runs: {}", String::from_utf8_lossy(&out.stdout));
+    }
+}
+
+/// A CUDA C++ compilation whose cdpc headers (the additions to Clang's, the macro-hiding files)
+/// live in a folder of its own, there being no cache to hold them or the cache's folder not
+/// being one that can be made: SIGTERM as soon as that folder appears (before Clang runs)
+/// removes it too, as every work folder of the process is recorded for the interrupt.
+#[cfg(unix)]
+#[test]
+fn a_signal_removes_the_folder_of_cdpcs_headers() {
+    use std::os::unix::process::ExitStatusExt;
+    if !crate::cuda_cxx::tools_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("app.cu"), "__global__ void k(int *p) { p[threadIdx.x] = N; }\n").unwrap();
+    std::fs::write(d.join("not-a-folder"), "").unwrap();
+    let under_a_file = d.join("not-a-folder/cache").display().to_string();
+    for cache in ["", under_a_file.as_str()] {
+        let status = interrupt_when_working(d, &["app.cu", "-DN=3", "-c", "-o", "app.o"], &[("CDPC_CACHE_DIR", cache)], libc::SIGTERM);
+        assert_eq!(status.signal(), Some(libc::SIGTERM), "cache {cache:?}: {status:?}");
+        assert!(names(&d.join("tmp")).is_empty(), "cache {cache:?}: work folders left: {:?}", names(&d.join("tmp")));
+        assert_eq!(names(d), ["app.cu", "not-a-folder", "tmp"], "cache {cache:?}: no output, no temporary output");
     }
 }
 
@@ -218,7 +250,7 @@ fn a_signal_during_a_real_compile_leaves_nothing_behind() {
     }
     source.push_str("}\n");
     std::fs::write(d.join("app.cdp"), source).unwrap();
-    let status = interrupt_when_working(d, &["app.cdp", "-o", "app.cubin"], libc::SIGTERM);
+    let status = interrupt_when_working(d, &["app.cdp", "-o", "app.cubin"], &[], libc::SIGTERM);
     assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
     assert!(names(&d.join("tmp")).is_empty(), "the work folder is removed");
     assert_eq!(names(d), ["app.cdp", "tmp"], "no output, no temporary output");

@@ -752,10 +752,9 @@ pub fn generated_header(dir: &Path, name: &str, text: &str) -> std::io::Result<P
     if ours() {
         return Ok(path);
     }
-    // Removed when dropped unless persisted, in every case.
-    let mut partial = tempfile::Builder::new().prefix(".cdpc-additions-").suffix(".tmp").tempfile_in(dir)?;
-    std::io::Write::write_all(&mut partial, text.as_bytes())?;
-    partial.persist(&path).map_err(|e| e.error)?;
+    // A temporary file renamed into place, recorded while it exists: a stopped filler leaves
+    // none (`cache::write_atomic`).
+    cache::write_atomic(&path, text.as_bytes())?;
     Ok(path)
 }
 

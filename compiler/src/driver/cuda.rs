@@ -9,7 +9,7 @@ use crate::clang::{self, preamble, ClangEngine, ClangEnv, ClangInvocation};
 use crate::diag::{Code, Diagnostic, Span};
 use crate::pipeline::{self, SourceText};
 use crate::preprocess::MacroOption;
-use crate::toolchain::{command_line, run_front_end, BuildOptions, ToolError, ToolRun, Toolchain};
+use crate::toolchain::{command_line, run_front_end, BuildOptions, ToolError, ToolRun, Toolchain, WorkDir};
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::Module;
@@ -568,14 +568,11 @@ struct ClangOutput {
     headers: Vec<PathBuf>,
 }
 
-/// A folder of this compilation's own in the temporary folder, named so that an interrupted
-/// run's is removed later (`toolchain::stale_work_dirs`), removed when dropped.
-fn work_folder() -> Result<tempfile::TempDir, CompileError> {
-    tempfile::Builder::new().prefix(&crate::toolchain::cleanup::work_dir_prefix()).tempdir().map_err(|error| CompileError::Io {
-        path: std::env::temp_dir(),
-        action: "cannot make a work folder in",
-        error,
-    })
+/// A folder of this compilation's own in the temporary folder: a work folder
+/// ([`crate::toolchain::work_dir_in`]), removed when dropped, on an interrupt, or, after a
+/// SIGKILL, by a later compilation's sweep.
+fn work_folder() -> Result<WorkDir, CompileError> {
+    crate::toolchain::work_dir_in(&std::env::temp_dir()).map_err(CompileError::from)
 }
 
 /// What every Clang run over one source shares: Clang, CUDA's folders, the source's folder,
@@ -589,7 +586,7 @@ struct ClangSetup {
     /// clone of the setup.
     additions: PathBuf,
     /// Held for its drop (the folder's removal); `headers_read` leaves its files out.
-    _additions_dir: Option<std::sync::Arc<tempfile::TempDir>>,
+    _additions_dir: Option<std::sync::Arc<WorkDir>>,
     root: PathBuf,
     system_includes: Vec<PathBuf>,
     /// The host compiler's own include folder ([`crate::toolchain::host_compiler_include`]).
@@ -617,7 +614,7 @@ struct ClangSetup {
     hiding: Vec<(PathBuf, String)>,
     /// Held for its drop: the folder of [`ClangSetup::hiding`]'s files where the cache's could
     /// not take them.
-    _hiding_dir: Option<std::sync::Arc<tempfile::TempDir>>,
+    _hiding_dir: Option<std::sync::Arc<WorkDir>>,
     /// The source is cdpc's own `-E` output ([`crate::toolchain::PREPROCESSED_START`]): Clang's
     /// CUDA wrapper and cdpc's additions are in it already, and no precompiled header stands in.
     preprocessed: bool,
@@ -812,8 +809,8 @@ impl ClangSetup {
     /// of its own (removed when the folder is dropped), for a run that cannot rely on the
     /// cache's: the folder, the two paths, and the `-D` options with the macro-hiding files
     /// ([`ClangSetup::hiding`]) made there too.
-    fn own_includes(&self) -> Option<(tempfile::TempDir, PathBuf, Option<PathBuf>, Vec<String>)> {
-        let dir = tempfile::Builder::new().prefix(&crate::toolchain::cleanup::work_dir_prefix()).tempdir().ok()?;
+    fn own_includes(&self) -> Option<(WorkDir, PathBuf, Option<PathBuf>, Vec<String>)> {
+        let dir = crate::toolchain::work_dir_in(&std::env::temp_dir()).ok()?;
         let additions = clang::additions_header(dir.path()).ok()?;
         let mut macros = self.macros.clone();
         if !self.hiding.is_empty() {
@@ -1137,7 +1134,7 @@ impl ClangSetup {
             Ok((bitcode, said)) => {
                 let warnings = said.diagnostics(&compiled_path, source);
                 let mut headers = match &depfile {
-                    Some((path, _)) => self.headers_read(path, &compiled_path, &work_dir.into_inner(), own_includes.as_ref().map(tempfile::TempDir::path)),
+                    Some((path, _)) => self.headers_read(path, &compiled_path, &work_dir.into_inner(), own_includes.as_ref().map(WorkDir::path)),
                     None => Vec::new(),
                 };
                 // The header left out is one the program's object depends on as the whole

@@ -86,15 +86,24 @@ pub fn interrupt() -> usize {
     paths.iter().filter(|(_, path)| remove_path(path)).count()
 }
 
+/// How long [`interrupt`] tries to remove a work folder that other threads of the process are
+/// still writing files into.
+const REMOVE_GRACE: Duration = Duration::from_secs(2);
+
 /// Removes a file or a folder with its contents; another thread may be removing it at the same
 /// time, so a vanished entry is not a failure. True when something was there.
+///
+/// A folder is removed again until it is gone (for at most [`REMOVE_GRACE`]): a thread that
+/// was compiling when the interrupt came may still write a file into it between the listing of
+/// its files and the removal of the emptied folder, which then fails ("Directory not empty").
+/// Once the folder is gone, no thread makes it again (a new work folder is refused after the
+/// interrupt), and their writes fail.
 fn remove_path(path: &Path) -> bool {
     let Ok(meta) = std::fs::symlink_metadata(path) else { return false };
     if meta.is_dir() {
-        for _ in 0..3 {
-            if std::fs::remove_dir_all(path).is_ok() || !path.exists() {
-                break;
-            }
+        let deadline = Instant::now() + REMOVE_GRACE;
+        while std::fs::remove_dir_all(path).is_err() && path.exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
         }
     } else {
         let _ = std::fs::remove_file(path);

@@ -68,8 +68,8 @@ pub use error::{command_line, io_message, shell_quote, ExitKind, ToolError, CAPT
 pub use overwrite::{OutputGuard, Overwrite, PREPROCESSED_START};
 pub use program::{Archiver, DeviceLinked, HostCompiler};
 pub use run::{
-    fortify_level, host_compiler_fortify, host_compiler_include, nvlink_args, ptxas_architectures, ptxas_args, run_front_end, version_output, work_dir, BuildOptions, FatbinImage, FrontEndRun,
-    OutputFile, ToolLog, ToolRun, WorkDir, DEFAULT_TOOL_TIMEOUT,
+    fortify_level, host_compiler_fortify, host_compiler_include, nvlink_args, ptxas_architectures, ptxas_args, run_front_end, version_output, work_dir, work_dir_in, BuildOptions, FatbinImage,
+    FrontEndRun, OutputFile, ToolLog, ToolRun, WorkDir, DEFAULT_TOOL_TIMEOUT,
 };
 
 #[cfg(test)]

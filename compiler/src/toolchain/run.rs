@@ -390,7 +390,14 @@ impl WorkDir {
 /// A new work folder under [`BuildOptions::temp_root`] (else `$TMPDIR`), removed when dropped
 /// and also when the process is interrupted.
 pub fn work_dir(opts: &BuildOptions) -> Result<WorkDir, ToolError> {
-    let root = opts.temp_root.clone().unwrap_or_else(std::env::temp_dir);
+    work_dir_in(&opts.temp_root.clone().unwrap_or_else(std::env::temp_dir))
+}
+
+/// A new work folder in `root`, removed when dropped and also when the process is interrupted
+/// (or stopped as a filler: `crate::clang::filler`): every work folder of the process is made
+/// here, so that a stop leaves none behind.
+pub fn work_dir_in(root: &Path) -> Result<WorkDir, ToolError> {
+    let root = root.to_path_buf();
     // What processes killed by SIGKILL left here goes now (once per process).
     cleanup::sweep_stale_work_dirs(&root);
     let create = || tempfile::Builder::new().prefix(&cleanup::work_dir_prefix()).tempdir_in(&root).map_err(|e| ToolError::io("creating a temporary work folder in", &root, e));
