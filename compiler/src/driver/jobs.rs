@@ -3,10 +3,10 @@
 //!
 //! The `cdpc` program plans its command line into tasks first (`compiler/src/plan.rs`),
 //! every usage error found there, and then runs the tasks one after the other or prints their
-//! jobs; a task that builds a program or a library lists its own jobs
-//! ([`super::program::program_jobs`], [`super::program::library_jobs`]), from the same
-//! decisions its build takes (the names of its intermediate files, which inputs the host
-//! compiler compiles, whether a device link runs). Clang's compilations and LLVM run inside
+//! jobs; a task that builds a program or a library prints the steps its build runs
+//! ([`super::program::program_jobs`], [`super::program::library_jobs`]: the names of its
+//! intermediate files, which inputs the host compiler compiles, whether a device link runs),
+//! planned once for both. Clang's compilations and LLVM run inside
 //! cdpc, so a job is a step of cdpc's (a source compiled, a device link, a host link), not one
 //! tool's command line; `-v` prints the command lines of the tools each job runs, as it runs
 //! them.

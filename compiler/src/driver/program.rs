@@ -15,8 +15,10 @@
 //! linked already, unless `-rdc=true` ([`ProgramOptions::relocatable`]); the kernel language's
 //! and LLVM IR's device code is relocatable. The device link runs where relocatable device code
 //! takes part, as nvcc's. The intermediate files live in a work folder removed in every case;
-//! the output appears only when the whole build succeeded. `cdpc -###` prints these jobs without
-//! running them ([`program_jobs`], [`library_jobs`], from the same decisions as the build).
+//! the output appears only when the whole build succeeded. A build is planned into [`Step`]s
+//! first, every decision taken there (which objects each link takes, whether the device link
+//! runs), and then runs them in order; `cdpc -###` prints the same steps without running them
+//! ([`program_jobs`], [`library_jobs`]).
 
 use super::archive;
 use super::jobs::{self, Action, Job, Output};
@@ -153,20 +155,18 @@ pub fn identity_macros((major, minor, build): (u32, u32, u32)) -> Vec<String> {
     vec!["-D__NVCC__".into(), format!("-D__CUDACC_VER_MAJOR__={major}"), format!("-D__CUDACC_VER_MINOR__={minor}"), format!("-D__CUDACC_VER_BUILD__={build}")]
 }
 
-/// Compiles one source to its object (`-dc`'s host object; for LLVM IR, which has no host
-/// code, the device object), in `work`.
-fn compile_source(path: &Path, index: usize, work: &Path, options: &CompileOptions, relocatable: bool) -> Result<(Object, SourceWarnings, Vec<ToolRun>, Timings), BuildError> {
+/// Compiles one source with `options` (its [`source_options`]) to its object at `object`
+/// (`-dc`'s host object; for LLVM IR, which has no host code, the device object).
+fn compile_source(path: &Path, options: &CompileOptions, object: &Path) -> Result<(Object, SourceWarnings, Vec<ToolRun>, Timings), BuildError> {
     let name = path.display().to_string();
-    let options = source_options(path, options, relocatable);
-    let file = match InputFile::read(path, &options) {
+    let file = match InputFile::read(path, options) {
         Ok(file) => file,
         Err(CompileError::NotUtf8(e)) => return Err(BuildError::Source { name, text: e.shown.clone(), error: CompileError::NotUtf8(e) }),
         Err(error) => return Err(BuildError::Source { name, text: String::new(), error }),
     };
-    let compiled = file.compile(&options).map_err(|error| BuildError::Source { name: name.clone(), text: file.shown.clone(), error })?;
-    let object = work.join(object_name(index, path));
-    std::fs::write(&object, &compiled.output).map_err(|e| CompileError::from(ToolError::io("writing an object of the program", &object, e)))?;
-    let object = Object::of(object, &compiled.output);
+    let compiled = file.compile(options).map_err(|error| BuildError::Source { name: name.clone(), text: file.shown.clone(), error })?;
+    std::fs::write(object, &compiled.output).map_err(|e| CompileError::from(ToolError::io("writing an object of the program", object, e)))?;
+    let object = Object::of(object.to_path_buf(), &compiled.output);
     Ok((object, SourceWarnings { name, text: file.shown, warnings: compiled.warnings }, compiled.tool_runs, compiled.timings))
 }
 
@@ -314,14 +314,15 @@ pub fn device_link_to_file(objects: &[PathBuf], output: &Path, program: &Program
 /// `-l` libraries that are static archives in a `-L` folder also go to nvlink, as device
 /// libraries may be among them.
 fn add_device_libraries(program: &ProgramOptions, build: &mut BuildOptions) {
+    build.link_libraries.extend(device_libraries(program));
+}
+
+/// The static archives of `-l` found in the `-L` folders: what nvlink takes besides the objects.
+fn device_libraries(program: &ProgramOptions) -> Vec<PathBuf> {
     // The runtime's and the C library's are host code (libcudadevrt nvlink always links).
     const HOST_ONLY: &[&str] = &["cudadevrt", "cudart", "cudart_static", "rt", "pthread", "dl", "m", "c"];
-    for name in program.libraries.iter().filter(|n| !HOST_ONLY.contains(&n.as_str())) {
-        let file = format!("lib{name}.a");
-        if let Some(found) = program.library_dirs.iter().map(|d| d.join(&file)).find(|p| p.is_file()) {
-            build.link_libraries.push(found);
-        }
-    }
+    let found = |name: &String| program.library_dirs.iter().map(|d| d.join(format!("lib{name}.a"))).find(|p| p.is_file());
+    program.libraries.iter().filter(|n| !HOST_ONLY.contains(&n.as_str())).filter_map(found).collect()
 }
 
 /// What one run of the host compiler over a host file needs: the compiler (`-ccbin`), the
@@ -433,53 +434,25 @@ fn library_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions
     let guard = OutputGuard { inputs: inputs.iter().map(|i| i.path().to_path_buf()).collect(), overwrite: options.overwrite };
     let out_file = OutputFile::prepare_guarded(output, guard).map_err(CompileError::from)?;
     let archiver = crate::toolchain::Archiver::find(archiver).map_err(CompileError::from)?;
-    let build = build_options(options);
-    let work = work_dir(&build).map_err(CompileError::from)?;
-    let members_dir = work.path().join("members");
+    let mut run = StepRun::new(program, options, None, None)?;
+    let members_dir = run.work.path().join("members");
     std::fs::create_dir(&members_dir).map_err(|e| CompileError::from(ToolError::io("making the library's folder", &members_dir, e)))?;
-    let mut warnings = Vec::new();
-    let mut timings = Timings::default();
-    let mut tool_runs = Vec::new();
-    let mut members: Vec<PathBuf> = Vec::new();
-    // The host compiler and CUDA's headers, looked for at the first host file.
-    let mut host: Option<(HostCompiler, Option<PathBuf>)> = None;
-    let names = member_names(inputs);
-    for ((index, input), name) in inputs.iter().enumerate().zip(&names) {
-        let member = members_dir.join(name);
-        match input {
-            ProgramInput::Source(path) => {
-                let (object, source_warnings, runs, source_timings) = compile_source(path, index, work.path(), options, program.relocatable)?;
-                warnings.push(source_warnings);
-                tool_runs.extend(runs);
-                timings.0.extend(source_timings.0);
-                std::fs::rename(&object.path, &member).map_err(|e| CompileError::from(ToolError::io("placing an object in the library's folder", &member, e)))?;
+    let archive = run.work.path().join("library.a");
+    for step in library_steps(inputs, output, program, options) {
+        match step {
+            Step::Archive { members, .. } => {
+                let mut args: Vec<OsString> = vec!["cr".into()];
+                args.extend(archive_args.iter().map(OsString::from));
+                args.push(archive.clone().into());
+                args.extend(members.iter().map(|m| run.place(m).into_os_string()));
+                archiver.run(&args, &run.build).map_err(CompileError::from)?;
             }
-            ProgramInput::Host(path) => {
-                if host.is_none() {
-                    let compiler = HostCompiler::find(program.host_compiler.as_deref()).map_err(CompileError::from)?;
-                    host = Some((compiler, Toolchain::discover(&options.tools).ok().and_then(|t| t.cuda_include_dir())));
-                }
-                let (compiler, include) = host.as_ref().expect("found above");
-                compiler.run("host compiler", &host_compile_args(path, &member, options, program, include.as_deref()), &build).map_err(CompileError::from)?;
-            }
-            ProgramInput::Object(path) => {
-                std::fs::copy(path, &member).map_err(|e| CompileError::from(ToolError::io("reading an object for the library", path, e)))?;
-            }
+            step => run.run(step)?,
         }
-        members.push(member);
     }
-    let archive = work.path().join("library.a");
-    let mut args: Vec<OsString> = vec!["cr".into()];
-    args.extend(archive_args.iter().map(OsString::from));
-    args.push(archive.clone().into());
-    args.extend(members.iter().map(OsString::from));
-    archiver.run(&args, &build).map_err(CompileError::from)?;
     let bytes = std::fs::read(&archive).map_err(|e| CompileError::from(ToolError::io("reading the archive", &archive, e)))?;
     out_file.commit(&bytes).map_err(CompileError::from)?;
-    let runs = build.log.take();
-    timings.add_tool_runs(&runs);
-    tool_runs.extend(runs);
-    Ok(Built { warnings, tool_runs, timings })
+    Ok(run.finish())
 }
 
 /// The library's member names of `inputs` ([`build_library`]): each input's stem with `.o`
@@ -497,22 +470,27 @@ fn member_names(inputs: &[ProgramInput]) -> Vec<String> {
     names
 }
 
-/// The jobs of [`build_library`], for `cdpc -###`: each source compiled and each host file
-/// compiled into the library's folder, then the archiver over the members.
-pub fn library_jobs(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, options: &CompileOptions) -> Vec<Job> {
-    let mut jobs = Vec::new();
+/// The steps of [`build_library`]: each source compiled and each host file compiled into the
+/// library's folder, each object copied there, then the archiver over the members.
+fn library_steps(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, options: &CompileOptions) -> Vec<Step> {
+    let mut steps = Vec::new();
     let mut members = Vec::new();
     for (input, name) in inputs.iter().zip(member_names(inputs)) {
         let member = jobs::in_work(&format!("members/{name}"));
-        match input {
-            ProgramInput::Source(path) => jobs.push(Job::compile(path, Output::File(member.clone()), &source_options(path, options, program.relocatable))),
-            ProgramInput::Host(path) => jobs.push(host_compile_job(path, &member)),
-            ProgramInput::Object(path) => jobs.push(Job::new(Action::Archive, vec![path.clone()], Output::File(member.clone()), "copied as it is")),
-        }
+        steps.push(match input {
+            ProgramInput::Source(path) => Step::Compile { source: path.clone(), options: source_options(path, options, program.relocatable), object: member.clone() },
+            ProgramInput::Host(path) => Step::HostCompile { source: path.clone(), object: member.clone() },
+            ProgramInput::Object(path) => Step::Copy { object: path.clone(), member: member.clone() },
+        });
         members.push(member);
     }
-    jobs.push(Job::new(Action::Archive, members, Output::File(output.to_path_buf()), "the archiver's `cr`: a static library"));
-    jobs
+    steps.push(Step::Archive { members, output: output.to_path_buf() });
+    steps
+}
+
+/// The jobs of [`build_library`], for `cdpc -###`: its steps, as it runs them.
+pub fn library_jobs(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, options: &CompileOptions) -> Vec<Job> {
+    library_steps(inputs, output, program, options).iter().map(Step::job).collect()
 }
 
 fn host_compile_job(path: &Path, object: &Path) -> Job {
@@ -533,14 +511,17 @@ fn take_object(path: &Path, host_objects: &mut Vec<PathBuf>, device_objects: &mu
     object.relocatable
 }
 
-/// The jobs of [`build_program`], for `cdpc -###`: each source compiled and each host file
-/// compiled into the work folder, the device link where relocatable device code takes part (as
-/// the build decides it: an input that holds such code, or a device library among `-l`), then
-/// the host link.
-pub fn program_jobs(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, options: &CompileOptions) -> Vec<Job> {
-    let mut jobs = Vec::new();
+/// The steps of [`build_program`]: each source compiled and each host file compiled into the
+/// work folder, the device link where relocatable device code takes part (an input that holds
+/// such code, or a device library among `-l`), then the host link. Every decision of the build
+/// is taken here, before anything runs.
+fn program_steps(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, options: &CompileOptions) -> Vec<Step> {
+    let mut steps = Vec::new();
+    // The objects, in input order: what the host link takes; device-only objects go to nvlink alone.
     let mut host_objects: Vec<PathBuf> = Vec::new();
     let mut device_objects: Vec<PathBuf> = Vec::new();
+    // The device link, where relocatable device code takes part (nvcc's `-rdc=true` link; a
+    // program of whole-program objects has none, as nvcc's).
     let mut relocatable = program.relocatable;
     for (index, input) in inputs.iter().enumerate() {
         match input {
@@ -552,30 +533,30 @@ pub fn program_jobs(inputs: &[ProgramInput], output: &Path, program: &ProgramOpt
                     host_objects.push(object.clone());
                 }
                 device_objects.push(object.clone());
-                jobs.push(Job::compile(path, Output::File(object), &source));
+                steps.push(Step::Compile { source: path.clone(), options: source, object });
             }
             ProgramInput::Host(path) => {
                 let object = jobs::in_work(&object_name(index, path));
-                jobs.push(host_compile_job(path, &object));
+                steps.push(Step::HostCompile { source: path.clone(), object: object.clone() });
                 host_objects.push(object.clone());
                 device_objects.push(object);
             }
             ProgramInput::Object(path) => relocatable |= take_object(path, &mut host_objects, &mut device_objects),
         }
     }
-    let mut build = build_options(options);
-    add_device_libraries(program, &mut build);
-    relocatable |= build.link_libraries.iter().any(|l| std::fs::read(l).is_ok_and(|bytes| holds_relocatable_device_code(&bytes)));
-    device_objects.extend(build.link_libraries);
-    if relocatable {
-        let archs: Vec<String> = link_archs(options).iter().map(ToString::to_string).collect();
-        let stub = jobs::in_work("dlink.o");
-        jobs.push(Job::new(Action::DeviceLink, device_objects, Output::File(stub.clone()), format!("nvlink for {} with libcudadevrt, and the registration object", archs.join(", "))));
-        host_objects.insert(0, stub);
+    let libraries = device_libraries(program);
+    relocatable |= libraries.iter().any(|l| std::fs::read(l).is_ok_and(|bytes| holds_relocatable_device_code(&bytes)));
+    let stub = relocatable.then(|| jobs::in_work("dlink.o"));
+    if let Some(stub) = &stub {
+        steps.push(Step::DeviceLink { objects: device_objects, libraries, archs: link_archs(options), output: stub.clone() });
     }
-    let what = if program.shared { "a shared library" } else { "a program" };
-    jobs.push(Job::new(Action::HostLink, host_objects, Output::File(output.to_path_buf()), format!("the host compiler as linker: {what}")));
-    jobs
+    steps.push(Step::HostLink { stub, objects: host_objects, output: output.to_path_buf(), shared: program.shared });
+    steps
+}
+
+/// The jobs of [`build_program`], for `cdpc -###`: its steps, as it runs them.
+pub fn program_jobs(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, options: &CompileOptions) -> Vec<Job> {
+    program_steps(inputs, output, program, options).iter().map(Step::job).collect()
 }
 
 /// Builds the program (or with `program.shared` the shared library) of `inputs` at `output`.
@@ -589,75 +570,191 @@ fn build_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, 
     }
     let guard = OutputGuard { inputs: inputs.iter().map(|i| i.path().to_path_buf()).collect(), overwrite: options.overwrite };
     let out_file = OutputFile::prepare_guarded(output, guard).map_err(CompileError::from)?;
+    // Both links need the tools and the host compiler: looked for before anything compiles.
     let tools = Toolchain::discover(&options.tools).map_err(CompileError::from)?;
     let host = HostCompiler::find(program.host_compiler.as_deref()).map_err(CompileError::from)?;
-    let mut build = build_options(options);
-    let work = work_dir(&build).map_err(CompileError::from)?;
-    let mut warnings = Vec::new();
-    let mut timings = Timings::default();
-    let mut tool_runs = Vec::new();
-    // The objects, in input order: what the host link takes; device-only objects go to nvlink alone.
-    let mut host_objects: Vec<PathBuf> = Vec::new();
-    let mut device_objects: Vec<PathBuf> = Vec::new();
-    // Each source's object as nvlink names it, and the source's name.
-    let mut names: Vec<(String, String)> = Vec::new();
-    // The device link, where relocatable device code takes part (nvcc's `-rdc=true` link; a
-    // program of whole-program objects has none, as nvcc's).
-    let mut relocatable = program.relocatable;
-    for (index, input) in inputs.iter().enumerate() {
-        match input {
-            ProgramInput::Source(path) => {
-                let (object, source_warnings, runs, source_timings) = compile_source(path, index, work.path(), options, program.relocatable)?;
-                names.push((object.path.display().to_string(), source_warnings.name.clone()));
-                warnings.push(source_warnings);
-                tool_runs.extend(runs);
-                timings.0.extend(source_timings.0);
-                relocatable |= object.relocatable;
-                if !object.device_only {
-                    host_objects.push(object.path.clone());
+    let mut run = StepRun::new(program, options, Some(tools), Some(host))?;
+    let linked = run.work.path().join("program");
+    for step in program_steps(inputs, output, program, options) {
+        match step {
+            Step::HostLink { stub, objects, .. } => {
+                let stub = stub.map(|s| run.place(&s));
+                let objects: Vec<PathBuf> = objects.iter().map(|o| run.place(o)).collect();
+                run.find_tools_and_host()?;
+                let (Some(tools), Some(host)) = (&run.tools, &run.host) else { return Err(not_found()) };
+                let cuda_lib = tools.cuda_lib_dir();
+                let mut args = host_link_args(stub.as_deref(), &objects, &linked, program, options, &cuda_lib);
+                // Without libomp the host side was compiled without OpenMP's code (`W0807`), and the host
+                // compiler's `-fopenmp` links its own runtime for `omp.h`'s functions.
+                if let (true, Ok(dir)) = (asks_for_openmp(&options.cuda_cxx.host_args), libomp_dir()) {
+                    args = with_libomp(args, &dir);
                 }
-                device_objects.push(object.path);
+                host.run("host linker", &args, &run.build).map_err(link_failure)?;
+                // The link line as nvcc's `-v` shows it, which CMake reads for its implicit link folders
+                // (the `LIBRARIES` value, quoted) and its host linker: the output where it went.
+                let lib = format!(" -L{} ", cuda_lib.display());
+                for mut logged in run.build.log.take() {
+                    if logged.tool == "host linker" {
+                        logged.command = logged.command.replace(&lib, &format!(" \"{}\" ", lib.trim())).replace(&format!("-o {}", linked.display()), &format!("-o \"{}\"", output.display()));
+                    }
+                    run.build.log.push(logged);
+                }
             }
-            ProgramInput::Host(path) => {
-                let object = work.path().join(object_name(index, path));
-                let args = host_compile_args(path, &object, options, program, tools.cuda_include_dir().as_deref());
-                host.run("host compiler", &args, &build).map_err(CompileError::from)?;
-                host_objects.push(object.clone());
-                device_objects.push(object);
-            }
-            ProgramInput::Object(path) => relocatable |= take_object(path, &mut host_objects, &mut device_objects),
+            step => run.run(step)?,
         }
-    }
-    add_device_libraries(program, &mut build);
-    relocatable |= build.link_libraries.iter().any(|l| std::fs::read(l).is_ok_and(|bytes| holds_relocatable_device_code(&bytes)));
-    let stub_path = work.path().join("dlink.o");
-    if relocatable {
-        let stub = device_link_object(&tools, &device_objects, &link_archs(options), &build).map_err(|e| device_link_failure(e, &warnings, &names))?;
-        std::fs::write(&stub_path, &stub).map_err(|e| CompileError::from(ToolError::io("writing the device link's object", &stub_path, e)))?;
-    }
-    let linked = work.path().join("program");
-    let mut args = host_link_args(relocatable.then_some(stub_path.as_path()), &host_objects, &linked, program, options, tools.cuda_lib_dir());
-    // Without libomp the host side was compiled without OpenMP's code (`W0807`), and the host
-    // compiler's `-fopenmp` links its own runtime for `omp.h`'s functions.
-    if let (true, Ok(dir)) = (asks_for_openmp(&options.cuda_cxx.host_args), libomp_dir()) {
-        args = with_libomp(args, &dir);
-    }
-    if let Err(e) = host.run("host linker", &args, &build) {
-        return Err(link_failure(e));
     }
     let bytes = std::fs::read(&linked).map_err(|e| CompileError::from(ToolError::io("reading the linked program", &linked, e)))?;
     out_file.commit(&bytes).map_err(CompileError::from)?;
     make_executable(output).map_err(|e| CompileError::from(ToolError::OutputIo { path: output.to_path_buf(), source: e }))?;
-    let mut runs = build.log.take();
-    // The link line as nvcc's `-v` shows it, which CMake reads for its implicit link folders
-    // (the `LIBRARIES` value, quoted) and its host linker: the output where it went.
-    let lib = format!(" -L{} ", tools.cuda_lib_dir().display());
-    for run in runs.iter_mut().filter(|r| r.tool == "host linker") {
-        run.command = run.command.replace(&lib, &format!(" \"{}\" ", lib.trim())).replace(&format!("-o {}", linked.display()), &format!("-o \"{}\"", output.display()));
+    Ok(run.finish())
+}
+
+/// One step of a program's or a library's build, with the decisions the build takes (which
+/// objects each link takes, whether a device link runs) made before anything runs: the build
+/// runs these steps in order and `cdpc -###` prints them ([`Step::job`]), so what is printed is
+/// what runs. Paths in the work folder are written `$WORK/...` ([`jobs::in_work`]) until the
+/// build places them in its folder ([`StepRun::place`]).
+#[derive(Clone, Debug)]
+enum Step {
+    /// A source compiled by cdpc with the options a program's sources take ([`source_options`]).
+    Compile { source: PathBuf, options: CompileOptions, object: PathBuf },
+    /// A host file compiled by the host compiler.
+    HostCompile { source: PathBuf, object: PathBuf },
+    /// An object taken into a library's folder as it is.
+    Copy { object: PathBuf, member: PathBuf },
+    /// nvlink over `objects` and the device libraries among `-l` for each of `archs`, then the
+    /// registration object at `output`.
+    DeviceLink { objects: Vec<PathBuf>, libraries: Vec<PathBuf>, archs: Vec<SmVersion>, output: PathBuf },
+    /// The host compiler as linker: the device link's object first, where there is one.
+    HostLink { stub: Option<PathBuf>, objects: Vec<PathBuf>, output: PathBuf, shared: bool },
+    /// The archiver's `cr` over a library's members.
+    Archive { members: Vec<PathBuf>, output: PathBuf },
+}
+
+impl Step {
+    /// The step as `cdpc -###` prints it.
+    fn job(&self) -> Job {
+        match self {
+            Step::Compile { source, options, object } => Job::compile(source, Output::File(object.clone()), options),
+            Step::HostCompile { source, object } => host_compile_job(source, object),
+            Step::Copy { object, member } => Job::new(Action::Archive, vec![object.clone()], Output::File(member.clone()), "copied as it is"),
+            Step::DeviceLink { objects, libraries, archs, output } => {
+                let archs: Vec<String> = archs.iter().map(ToString::to_string).collect();
+                let inputs = objects.iter().chain(libraries).cloned().collect();
+                Job::new(Action::DeviceLink, inputs, Output::File(output.clone()), format!("nvlink for {} with libcudadevrt, and the registration object", archs.join(", ")))
+            }
+            Step::HostLink { stub, objects, output, shared } => {
+                let what = if *shared { "a shared library" } else { "a program" };
+                Job::new(Action::HostLink, stub.iter().chain(objects).cloned().collect(), Output::File(output.clone()), format!("the host compiler as linker: {what}"))
+            }
+            Step::Archive { members, output } => Job::new(Action::Archive, members.clone(), Output::File(output.clone()), "the archiver's `cr`: a static library"),
+        }
     }
-    timings.add_tool_runs(&runs);
-    tool_runs.extend(runs);
-    Ok(Built { warnings, tool_runs, timings })
+}
+
+/// What [`StepRun::find_tools_and_host`] rules out.
+fn not_found() -> BuildError {
+    CompileError::Usage("the NVIDIA tools or the host compiler were not found".into()).into()
+}
+
+/// A build running its [`Step`]s: its work folder, its options (the tools' log) and what the
+/// steps so far said.
+struct StepRun<'a> {
+    program: &'a ProgramOptions,
+    options: &'a CompileOptions,
+    build: BuildOptions,
+    work: crate::toolchain::WorkDir,
+    tools: Option<Toolchain>,
+    host: Option<HostCompiler>,
+    warnings: Vec<SourceWarnings>,
+    tool_runs: Vec<ToolRun>,
+    timings: Timings,
+    /// Each source's object as nvlink names it, and the source's name.
+    names: Vec<(String, String)>,
+}
+
+impl<'a> StepRun<'a> {
+    fn new(program: &'a ProgramOptions, options: &'a CompileOptions, tools: Option<Toolchain>, host: Option<HostCompiler>) -> Result<StepRun<'a>, BuildError> {
+        let build = build_options(options);
+        let work = work_dir(&build).map_err(CompileError::from)?;
+        Ok(StepRun { program, options, build, work, tools, host, warnings: Vec::new(), tool_runs: Vec::new(), timings: Timings::default(), names: Vec::new() })
+    }
+
+    /// A step's path where the build puts it: `$WORK/...` in the work folder.
+    fn place(&self, path: &Path) -> PathBuf {
+        match path.strip_prefix(jobs::WORK) {
+            Ok(rest) => self.work.path().join(rest),
+            Err(_) => path.to_path_buf(),
+        }
+    }
+
+    /// The tools and the host compiler, looked for at their first use where the build did not
+    /// look for them first (a library's host files): the fields hold them once this succeeds.
+    fn find_tools_and_host(&mut self) -> Result<(), BuildError> {
+        if self.tools.is_none() {
+            self.tools = Some(Toolchain::discover(&self.options.tools).map_err(CompileError::from)?);
+        }
+        if self.host.is_none() {
+            self.host = Some(HostCompiler::find(self.program.host_compiler.as_deref()).map_err(CompileError::from)?);
+        }
+        Ok(())
+    }
+
+    /// Runs a compile, a host compile, a copy or a device link; the links' outputs are the
+    /// caller's to commit.
+    fn run(&mut self, step: Step) -> Result<(), BuildError> {
+        match step {
+            Step::Compile { source, options, object } => {
+                let object = self.place(&object);
+                let (compiled, warnings, runs, timings) = compile_source(&source, &options, &object)?;
+                debug_assert_eq!(compiled.relocatable, !options.whole_program, "the plan's device link is the object's: {}", source.display());
+                debug_assert_eq!(compiled.device_only, options.emit != Emit::HostObject, "the plan's host link is the object's: {}", source.display());
+                self.names.push((compiled.path.display().to_string(), warnings.name.clone()));
+                self.warnings.push(warnings);
+                self.tool_runs.extend(runs);
+                self.timings.0.extend(timings.0);
+            }
+            Step::HostCompile { source, object } => {
+                let object = self.place(&object);
+                // CUDA's headers' folder where the toolkit has one (a library's build does not
+                // need the toolkit otherwise).
+                let include = match &self.tools {
+                    Some(tools) => tools.cuda_include_dir(),
+                    None => Toolchain::discover(&self.options.tools).ok().and_then(|t| t.cuda_include_dir()),
+                };
+                let args = host_compile_args(&source, &object, self.options, self.program, include.as_deref());
+                if self.host.is_none() {
+                    self.host = Some(HostCompiler::find(self.program.host_compiler.as_deref()).map_err(CompileError::from)?);
+                }
+                if let Some(host) = &self.host {
+                    host.run("host compiler", &args, &self.build).map_err(CompileError::from)?;
+                }
+            }
+            Step::Copy { object, member } => {
+                let member = self.place(&member);
+                std::fs::copy(&object, &member).map_err(|e| CompileError::from(ToolError::io("reading an object for the library", &object, e)))?;
+            }
+            Step::DeviceLink { objects, libraries, archs, output } => {
+                let objects: Vec<PathBuf> = objects.iter().map(|o| self.place(o)).collect();
+                let output = self.place(&output);
+                self.build.link_libraries.extend(libraries);
+                self.find_tools_and_host()?;
+                let Some(tools) = &self.tools else { return Err(not_found()) };
+                let stub = device_link_object(tools, &objects, &archs, &self.build).map_err(|e| device_link_failure(e, &self.warnings, &self.names))?;
+                std::fs::write(&output, &stub).map_err(|e| CompileError::from(ToolError::io("writing the device link's object", &output, e)))?;
+            }
+            Step::HostLink { .. } | Step::Archive { .. } => return Err(CompileError::Usage("a link step is run by its build, which commits the output".into()).into()),
+        }
+        Ok(())
+    }
+
+    /// What the build said and ran.
+    fn finish(mut self) -> Built {
+        let runs = self.build.log.take();
+        self.timings.add_tool_runs(&runs);
+        self.tool_runs.extend(runs);
+        Built { warnings: self.warnings, tool_runs: self.tool_runs, timings: self.timings }
+    }
 }
 
 /// Whether the object or archive at `path` holds host code: an x86-64 ELF object (`EM_X86_64`,
