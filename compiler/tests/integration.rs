@@ -74,6 +74,7 @@ mod struct_copy_sass;
 mod system_header_warnings;
 mod threshold_cdp;
 mod toolchain_faults;
+mod unroll_ptx;
 mod vector_ptx;
 mod volatile_ptx;
 mod wrapper_header;
