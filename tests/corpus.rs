@@ -225,10 +225,10 @@ fn symbols(ptx: &str) -> (BTreeSet<String>, BTreeSet<String>) {
         } else if words.first().is_some_and(|w| *w == ".global" || *w == ".visible" || *w == ".weak") && words.contains(&".global") && !words.contains(&".extern") {
             // `.visible .global .align 4 .b32 name[4] = {...};`: the word before `=`, `;` or `[`.
             let decl = line.split(['=', ';']).next().unwrap_or("");
-            // String literals (`$str`, or `_$_str` as NVPTX spells Clang's `.str`) are the
+            // String literals (`$str`, `$str$1`, ... in nvcc's PTX and cdpc's) are the
             // compiler's own, not the program's variables.
             if let Some(name) = decl.split_whitespace().last().map(|w| w.split('[').next().unwrap()) {
-                if !name.starts_with('$') && !name.starts_with("_$_") {
+                if !name.starts_with('$') {
                     variables.insert(name.to_string());
                 }
             }

@@ -2,7 +2,8 @@
 //! it: the data the compiler makes for `__PRETTY_FUNCTION__` and `__func__` (what `assert`
 //! writes), in `static` and template kernels, in anonymous namespaces and in lambdas, under
 //! every way of compiling (`-c` whole program with nvcc's module id, `-dc`, `-rdc=true -c`,
-//! `-ptx`). nvcc is the oracle for linkage: it keeps all such data internal.
+//! `-ptx`). nvcc is the oracle for linkage, names and order: it keeps all such data internal,
+//! under the names `__unnamed_<n>` and `$str$<n>`.
 
 use crate::build_common::{cdpc, nvcc_ptx, stderr};
 
@@ -73,10 +74,17 @@ fn compiler_made_names_assemble_in_every_mode() {
         assert!(is_ptx_identifier(name), "`{name}` is no PTX identifier");
         assert!(!visible, "`{name}` is visible; nvcc keeps compiler-made data internal");
     }
+    // nvcc's names, in nvcc's order (nvcc 13.5, `nvcc -ptx -rdc=true -arch=sm_90`): the texts of
+    // `__PRETTY_FUNCTION__` and `__func__` numbered in the module's order, then the string
+    // literals (pipeline/names.rs, `nvcc_data_names`).
+    let names: Vec<&str> = ours.iter().map(|(_, name)| name.as_str()).collect();
+    let nvccs = ["__unnamed_1", "__unnamed_2", "__unnamed_3", "__unnamed_4", "__unnamed_5", "__unnamed_6", "__unnamed_7", "$str", "$str$1", "$str$2", "$str$3", "$str$4"];
+    assert_eq!(names, nvccs);
     if let Some(theirs) = nvcc_ptx(SOURCE) {
-        // The oracle: nvcc makes the same strings, none of them visible.
+        // The oracle: nvcc makes the same strings under the same names, none of them visible.
         let theirs = globals(&theirs);
         assert!(!theirs.is_empty() && theirs.iter().all(|(visible, _)| !visible), "{theirs:?}");
+        assert_eq!(theirs.iter().map(|(_, name)| name.as_str()).collect::<Vec<_>>(), nvccs);
     }
 }
 

@@ -202,6 +202,7 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
     diagnostics.extend(launch::lower(module, &options.target, source));
     launch::dims_by_value(module).map_err(unrewritten("a runtime entry point's `dim3` could not be passed by value"))?;
     names::drop_clang_host_list(module);
+    names::nvcc_data_names(module);
     if diagnostics.iter().any(Diagnostic::is_error) {
         Err(diagnostics)
     } else {

@@ -280,6 +280,51 @@ pub(crate) fn append_used<'ctx>(module: &Module<'ctx>, values: &[PointerValue<'c
     set_used_list(module, "llvm.used", &elements);
 }
 
+/// nvcc's names for the data the compiler makes, which ptxas reads under them (and a PTX
+/// snapshot shows): Clang's string literals `.str`, `.str.1`, ... become `$str`, `$str$1`, ...,
+/// and the texts of `__PRETTY_FUNCTION__`, `__func__` and `__FUNCTION__` (Clang's
+/// `__PRETTY_FUNCTION__.<function>`) `__unnamed_1`, `__unnamed_2`, ..., numbered in the module's
+/// order. Both keep Clang's order, which is nvcc's: of `static` and template kernels, a kernel
+/// method's template and a kernel with a non-type template argument, each string literal and
+/// each function's text has nvcc 13.5's name (`compiler/tests/ptx_names.rs` compares them
+/// where nvcc is present). NVPTX would otherwise write them `_$_str1` and
+/// `__PRETTY_FUNCTION___$_<function>`; and the literals come last, as in nvcc's PTX. Only data of this module's own (private or internal
+/// linkage) is renamed; the texts are left as they are where the module holds a global without
+/// a name, which NVPTX itself calls `__unnamed_<n>`.
+pub fn nvcc_data_names(module: &Module<'_>) {
+    let own = |g: &GlobalValue<'_>| matches!(g.get_linkage(), Linkage::Private | Linkage::Internal);
+    let anonymous = module.get_globals().any(|g| g.get_name().to_bytes().is_empty()) || module.get_functions().any(|f| f.get_name().to_bytes().is_empty());
+    let mut texts = 0;
+    let mut literals = Vec::new();
+    for global in module.get_globals().filter(own) {
+        let name = global.get_name().to_string_lossy().into_owned();
+        if let Some(number) = string_literal_number(&name) {
+            global.set_name(&match number {
+                0 => "$str".to_string(),
+                n => format!("$str${n}"),
+            });
+            literals.push((number, global));
+        } else if !anonymous && ["__PRETTY_FUNCTION__.", "__func__.", "__FUNCTION__."].iter().any(|p| name.starts_with(p)) {
+            texts += 1;
+            global.set_name(&format!("__unnamed_{texts}"));
+        }
+    }
+    // nvcc writes the string literals last, in their numbers' order.
+    literals.sort_by_key(|(number, _)| *number);
+    for (_, global) in literals {
+        crate::back::move_global_to_end(global);
+    }
+}
+
+/// The number of Clang's string literal `name`: 0 for `.str`, `n` for `.str.n` or `.strn`.
+fn string_literal_number(name: &str) -> Option<u32> {
+    match name.strip_prefix(".str")? {
+        "" => Some(0),
+        // `.str.1` as Clang names them, `.str1` once LLVM has made a name unique again.
+        rest => Some(rest.strip_prefix('.').unwrap_or(rest)).filter(|n| !n.starts_with('0') && n.bytes().all(|b| b.is_ascii_digit())).and_then(|n| n.parse().ok()),
+    }
+}
+
 /// Clang's `@__clang_gpu_used_external` lists the kernels of other files this one launches,
 /// for Clang's own host compilation; in device code it is an unused array that the PTX would
 /// carry as a variable nvcc's has not. Removed, with its entry in `@llvm.compiler.used`.
@@ -348,6 +393,34 @@ declare void @_Z2dkITnDcLi4EEvPi(ptr)
         assert!(text.contains("define weak_odr ptx_kernel void @_Z2akILi5EEvPi(") && text.contains("define weak_odr ptx_kernel void @_Z2dkILi4EEvPi("), "{text}");
         assert!(text.contains("[ptr @_Z2akILi5EEvPi, ptr @_Z2dkILi4EEvPi]") && !text.contains("Tn"), "{text}");
         assert_eq!(edg_symbol("_Z2akITnDaLi5EEvPi__intern__0123abcd").as_deref(), Some("_Z2akILi5EEvPi__intern__0123abcd"));
+    }
+
+    /// The compiler's data under nvcc's names, in nvcc's order (the literals last); the
+    /// program's own variables and external data keep theirs; a module with a global without
+    /// a name (NVPTX's own `__unnamed_<n>`) keeps Clang's names for the texts.
+    #[test]
+    fn the_compilers_data_gets_nvccs_names() {
+        let ir = r#"
+target triple = "nvptx64-nvidia-cuda"
+@.str = private unnamed_addr constant [4 x i8] c"%d\0A\00"
+@__PRETTY_FUNCTION__._Z1kIfEvPT_ = private unnamed_addr constant [2 x i8] c"k\00"
+@.str.1 = private unnamed_addr constant [2 x i8] c"a\00"
+@__func__._Z1kIfEvPT_ = private unnamed_addr constant [2 x i8] c"k\00"
+@.str2 = internal constant [2 x i8] c"b\00"
+@.str.02 = private constant [2 x i8] c"c\00"
+@counter = addrspace(1) global i32 0
+@.str.9 = external global [2 x i8]
+"#;
+        let context = inkwell::context::Context::create();
+        let load = |ir: &str| context.create_module_from_ir(inkwell::memory_buffer::MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "t")).unwrap();
+        let module = load(ir);
+        nvcc_data_names(&module);
+        module.verify().unwrap();
+        let names: Vec<String> = module.get_globals().map(|g| g.get_name().to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["__unnamed_1", "__unnamed_2", ".str.02", "counter", ".str.9", "$str", "$str$1", "$str$2"]);
+        let anonymous = load(&format!("{ir}@0 = private constant i8 0\n"));
+        nvcc_data_names(&anonymous);
+        assert!(anonymous.get_global("__PRETTY_FUNCTION__._Z1kIfEvPT_").is_some() && anonymous.get_global("$str$1").is_some());
     }
 
     #[test]
