@@ -157,7 +157,7 @@ pub fn identity_macros((major, minor, build): (u32, u32, u32)) -> Vec<String> {
 
 /// Compiles one source with `options` (its [`source_options`]) to its object at `object`
 /// (`-dc`'s host object; for LLVM IR, which has no host code, the device object).
-fn compile_source(path: &Path, options: &CompileOptions, object: &Path) -> Result<(Object, SourceWarnings, Vec<ToolRun>, Timings), BuildError> {
+fn compile_source(path: &Path, options: &CompileOptions, object: &Path) -> Result<(SourceWarnings, Vec<ToolRun>, Timings), BuildError> {
     let name = path.display().to_string();
     let file = match InputFile::read(path, options) {
         Ok(file) => file,
@@ -166,8 +166,7 @@ fn compile_source(path: &Path, options: &CompileOptions, object: &Path) -> Resul
     };
     let compiled = file.compile(options).map_err(|error| BuildError::Source { name: name.clone(), text: file.shown.clone(), error })?;
     std::fs::write(object, &compiled.output).map_err(|e| CompileError::from(ToolError::io("writing an object of the program", object, e)))?;
-    let object = Object::of(object.to_path_buf(), &compiled.output);
-    Ok((object, SourceWarnings { name, text: file.shown, warnings: compiled.warnings }, compiled.tool_runs, compiled.timings))
+    Ok((SourceWarnings { name, text: file.shown, warnings: compiled.warnings }, compiled.tool_runs, compiled.timings))
 }
 
 fn stem(path: &Path) -> String {
@@ -194,9 +193,8 @@ fn source_options(path: &Path, options: &CompileOptions, relocatable: bool) -> C
     options
 }
 
-/// An object of the program and what it holds, read once.
+/// What an object given to a program holds, read once.
 struct Object {
-    path: PathBuf,
     /// A bare device object (`EM_CUDA`), which only nvlink takes.
     device_only: bool,
     /// Relocatable device code, which needs the device link.
@@ -204,8 +202,8 @@ struct Object {
 }
 
 impl Object {
-    fn of(path: PathBuf, bytes: &[u8]) -> Object {
-        Object { path, device_only: archive::is_device_object(bytes), relocatable: holds_relocatable_device_code(bytes) }
+    fn of(bytes: &[u8]) -> Object {
+        Object { device_only: archive::is_device_object(bytes), relocatable: holds_relocatable_device_code(bytes) }
     }
 }
 
@@ -434,7 +432,10 @@ fn library_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions
     let guard = OutputGuard { inputs: inputs.iter().map(|i| i.path().to_path_buf()).collect(), overwrite: options.overwrite };
     let out_file = OutputFile::prepare_guarded(output, guard).map_err(CompileError::from)?;
     let archiver = crate::toolchain::Archiver::find(archiver).map_err(CompileError::from)?;
-    let mut run = StepRun::new(program, options, None, None)?;
+    // CUDA's headers' folder for the host files, where a toolkit is found (a library needs it
+    // for nothing else); the host compiler is looked for at the first host file.
+    let tools = inputs.iter().any(|i| matches!(i, ProgramInput::Host(_))).then(|| Toolchain::discover(&options.tools).ok()).flatten();
+    let mut run = StepRun::new(program, options, tools, None)?;
     let members_dir = run.work.path().join("members");
     std::fs::create_dir(&members_dir).map_err(|e| CompileError::from(ToolError::io("making the library's folder", &members_dir, e)))?;
     let archive = run.work.path().join("library.a");
@@ -501,7 +502,7 @@ fn host_compile_job(path: &Path, object: &Path) -> Job {
 /// unless it is a bare device object, the device link unless it is a shared library; whether it
 /// holds relocatable device code. An input the linkers cannot read is theirs to report.
 fn take_object(path: &Path, host_objects: &mut Vec<PathBuf>, device_objects: &mut Vec<PathBuf>) -> bool {
-    let object = Object::of(path.to_path_buf(), &std::fs::read(path).unwrap_or_default());
+    let object = Object::of(&std::fs::read(path).unwrap_or_default());
     if !object.device_only {
         host_objects.push(path.to_path_buf());
     }
@@ -580,7 +581,6 @@ fn build_here(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, 
             Step::HostLink { stub, objects, .. } => {
                 let stub = stub.map(|s| run.place(&s));
                 let objects: Vec<PathBuf> = objects.iter().map(|o| run.place(o)).collect();
-                run.find_tools_and_host()?;
                 let (Some(tools), Some(host)) = (&run.tools, &run.host) else { return Err(not_found()) };
                 let cuda_lib = tools.cuda_lib_dir();
                 let mut args = host_link_args(stub.as_deref(), &objects, &linked, program, options, &cuda_lib);
@@ -652,7 +652,7 @@ impl Step {
     }
 }
 
-/// What [`StepRun::find_tools_and_host`] rules out.
+/// What a program's build rules out by finding the tools and the host compiler first.
 fn not_found() -> BuildError {
     CompileError::Usage("the NVIDIA tools or the host compiler were not found".into()).into()
 }
@@ -688,12 +688,9 @@ impl<'a> StepRun<'a> {
         }
     }
 
-    /// The tools and the host compiler, looked for at their first use where the build did not
-    /// look for them first (a library's host files): the fields hold them once this succeeds.
-    fn find_tools_and_host(&mut self) -> Result<(), BuildError> {
-        if self.tools.is_none() {
-            self.tools = Some(Toolchain::discover(&self.options.tools).map_err(CompileError::from)?);
-        }
+    /// The host compiler, looked for at the first host file where the build did not look for
+    /// it first (a library's): the field holds it once this succeeds.
+    fn find_host(&mut self) -> Result<(), BuildError> {
         if self.host.is_none() {
             self.host = Some(HostCompiler::find(self.program.host_compiler.as_deref()).map_err(CompileError::from)?);
         }
@@ -706,29 +703,20 @@ impl<'a> StepRun<'a> {
         match step {
             Step::Compile { source, options, object } => {
                 let object = self.place(&object);
-                let (compiled, warnings, runs, timings) = compile_source(&source, &options, &object)?;
-                debug_assert_eq!(compiled.relocatable, !options.whole_program, "the plan's device link is the object's: {}", source.display());
-                debug_assert_eq!(compiled.device_only, options.emit != Emit::HostObject, "the plan's host link is the object's: {}", source.display());
-                self.names.push((compiled.path.display().to_string(), warnings.name.clone()));
+                let (warnings, runs, timings) = compile_source(&source, &options, &object)?;
+                self.names.push((object.display().to_string(), warnings.name.clone()));
                 self.warnings.push(warnings);
                 self.tool_runs.extend(runs);
                 self.timings.0.extend(timings.0);
             }
             Step::HostCompile { source, object } => {
                 let object = self.place(&object);
-                // CUDA's headers' folder where the toolkit has one (a library's build does not
-                // need the toolkit otherwise).
-                let include = match &self.tools {
-                    Some(tools) => tools.cuda_include_dir(),
-                    None => Toolchain::discover(&self.options.tools).ok().and_then(|t| t.cuda_include_dir()),
-                };
+                // CUDA's headers' folder where the toolkit has one.
+                let include = self.tools.as_ref().and_then(Toolchain::cuda_include_dir);
                 let args = host_compile_args(&source, &object, self.options, self.program, include.as_deref());
-                if self.host.is_none() {
-                    self.host = Some(HostCompiler::find(self.program.host_compiler.as_deref()).map_err(CompileError::from)?);
-                }
-                if let Some(host) = &self.host {
-                    host.run("host compiler", &args, &self.build).map_err(CompileError::from)?;
-                }
+                self.find_host()?;
+                let Some(host) = &self.host else { return Err(not_found()) };
+                host.run("host compiler", &args, &self.build).map_err(CompileError::from)?;
             }
             Step::Copy { object, member } => {
                 let member = self.place(&member);
@@ -738,7 +726,6 @@ impl<'a> StepRun<'a> {
                 let objects: Vec<PathBuf> = objects.iter().map(|o| self.place(o)).collect();
                 let output = self.place(&output);
                 self.build.link_libraries.extend(libraries);
-                self.find_tools_and_host()?;
                 let Some(tools) = &self.tools else { return Err(not_found()) };
                 let stub = device_link_object(tools, &objects, &archs, &self.build).map_err(|e| device_link_failure(e, &self.warnings, &self.names))?;
                 std::fs::write(&output, &stub).map_err(|e| CompileError::from(ToolError::io("writing the device link's object", &output, e)))?;
