@@ -239,7 +239,7 @@ pub(crate) fn intact(path: &std::path::Path) -> bool {
 /// Writes a copy and then its sum, each whole and renamed into place (a concurrent
 /// compilation writes the same bytes, so any mix of the two is intact).
 fn keep(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    std::fs::create_dir_all(path.parent().unwrap_or(std::path::Path::new(".")))?;
+    crate::toolchain::cleanup::make_dirs(path.parent().unwrap_or(std::path::Path::new(".")))?;
     crate::clang::cache::write_atomic(path, bytes)?;
     crate::clang::cache::write_atomic(&sum_path(path), sum_of(bytes).as_bytes())
 }

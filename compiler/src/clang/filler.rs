@@ -57,10 +57,14 @@ pub fn folder_gone() -> bool {
 /// Creates the folder `dir` and those above it that are missing, as `create_dir_all`, except
 /// in a filler for a folder inside its cache folder: there the cache folder must still be the
 /// one the filler started with, and the folders below it are made one level at a time, so that
-/// a cache folder removed meanwhile makes this fail instead of coming back.
+/// a cache folder removed meanwhile makes this fail instead of coming back. Once the process is
+/// interrupted it makes nothing ([`crate::toolchain::cleanup::make_dirs`]).
 pub fn make_dir(dir: &Path) -> std::io::Result<()> {
-    let Some((root, ..)) = WATCHED.get() else { return std::fs::create_dir_all(dir) };
-    let Ok(below) = dir.strip_prefix(root) else { return std::fs::create_dir_all(dir) };
+    let Some((root, ..)) = WATCHED.get() else { return crate::toolchain::cleanup::make_dirs(dir) };
+    let Ok(below) = dir.strip_prefix(root) else { return crate::toolchain::cleanup::make_dirs(dir) };
+    if crate::toolchain::cleanup::interrupted() {
+        return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "the compilation was interrupted"));
+    }
     if folder_gone() {
         return Err(std::io::Error::new(std::io::ErrorKind::NotFound, "the cache folder was removed"));
     }

@@ -111,6 +111,19 @@ fn remove_path(path: &Path) -> bool {
     true
 }
 
+/// Creates `dir` and the folders above it that are missing, as `create_dir_all`, unless the
+/// process is interrupted, under the lock [`interrupt`] takes: a thread still writing into a
+/// work folder when the interrupt removed it must not make that folder again, which nothing
+/// would then remove (headers written into a folder of the compilation's own recreated it
+/// this way, seen as a work folder left after SIGTERM).
+pub(crate) fn make_dirs(dir: &Path) -> std::io::Result<()> {
+    let _s = state();
+    if interrupted() {
+        return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "the compilation was interrupted"));
+    }
+    std::fs::create_dir_all(dir)
+}
+
 /// A recorded work path; dropping it forgets the path (after the owner removed it).
 #[derive(Debug)]
 pub(crate) struct Tracked(u64);
