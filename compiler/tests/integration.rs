@@ -34,6 +34,7 @@ mod fuzz_smoke;
 mod host_object;
 mod host_template_launch;
 mod host_visibility;
+mod host_warning_options;
 mod hostile;
 mod inkwell_frontend;
 mod ir_frontend;

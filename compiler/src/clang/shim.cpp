@@ -8,6 +8,8 @@
 // column, text with its `[-Wflag]`), never to stderr. The device side's compilation skips the
 // bodies of the C++ standard library's host functions, which it never needs (SkipLibraryBodies).
 
+#include <algorithm>
+
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/DeclFriend.h"
@@ -130,7 +132,7 @@ public:
         text += "]";
       }
     }
-    Held message{code, {}, 0, 0, std::string(text)};
+    Held message{code, {}, 0, 0, std::string(text), info.getLocation()};
     if (forgive_host_calls)
       mark_host_call(level, info, message);
     if (info.getLocation().isValid() && info.hasSourceManager()) {
@@ -165,6 +167,29 @@ public:
     held.clear();
     held_errors = held_host_calls = 0;
     clear();
+  }
+
+  // Whether a warning is held.
+  bool holds_warnings() const {
+    return std::any_of(held.begin(), held.end(), [](const Held &m) { return m.level == 2; });
+  }
+
+  // Forgets the held warnings, with their notes, whose place `inside` takes (a `SourceLocation`
+  // of this run).
+  template <typename Inside> void drop_warnings(Inside inside) {
+    std::vector<Held> kept;
+    bool dropping_notes = false;
+    for (Held &m : held) {
+      if (m.level != 0)
+        dropping_notes = m.level == 2 && m.loc.isValid() && inside(m.loc);
+      if (!dropping_notes) {
+        kept.push_back(std::move(m));
+      } else if (m.level == 2 && NumWarnings > 0) {
+        --NumWarnings;
+      }
+    }
+    held = std::move(kept);
+    last_error = SIZE_MAX;
   }
 
   // A fatal message without a place, for what the in-process compilation cannot do.
@@ -275,6 +300,8 @@ private:
     std::string file;
     unsigned line, column;
     std::string text;
+    // Where it arose, while the run lasts (`drop_warnings`).
+    clang::SourceLocation loc;
     // An error that nvcc does not give (`forgive_host_calls`): a call (or reference) from host
     // code to a `__device__` function, dropped; or a narrowing it warns of (`as_warning`).
     bool host_call = false;
@@ -1049,6 +1076,75 @@ private:
   Forward &forward;
 };
 
+// The host side's warnings in device code, dropped at the end of the file: nvcc's host
+// compiler never sees the definition of a `__global__` or `__device__` (not also `__host__`)
+// function (cudafe++ leaves it a kernel's stub alone), so the host options' warnings
+// (`-Xcompiler -Wall -Wextra`) are of host and `__host__ __device__` code only, and the device
+// side gives device code's own. A warning is in device code where its place (the macro's use,
+// for one inside a macro) lies within such a function's definition, parameters included, or a
+// device lambda's; a template's instantiations warn at the template's place. The definitions
+// are looked for only where the run holds a warning, and only among the declarations this run
+// parsed (a precompiled header's are never read for it: their warnings are not this run's).
+class HostWarningsInDeviceCode : public clang::ASTConsumer, public clang::RecursiveASTVisitor<HostWarningsInDeviceCode> {
+public:
+  explicit HostWarningsInDeviceCode(Forward &forward) : forward(forward) {}
+
+  bool HandleTopLevelDecl(clang::DeclGroupRef group) override {
+    parsed.insert(parsed.end(), group.begin(), group.end());
+    return true;
+  }
+
+  void HandleTranslationUnit(clang::ASTContext &c) override {
+    if (!forward.holds_warnings())
+      return;
+    sources = &c.getSourceManager();
+    for (clang::Decl *decl : parsed)
+      TraverseDecl(decl);
+    forward.drop_warnings([&](clang::SourceLocation at) {
+      auto [file, offset] = sources->getDecomposedLoc(sources->getExpansionLoc(at));
+      return std::any_of(definitions.begin(), definitions.end(),
+                         [&](const Definition &d) { return d.file == file && d.begin <= offset && offset <= d.end; });
+    });
+  }
+
+  bool shouldVisitTemplateInstantiations() const { return false; }
+
+  bool VisitFunctionDecl(clang::FunctionDecl *function) {
+    if (function->doesThisDeclarationHaveABody() && device_only(function))
+      add(function->getSourceRange());
+    return true;
+  }
+
+  bool VisitLambdaExpr(clang::LambdaExpr *lambda) {
+    if (clang::CXXMethodDecl *call = lambda->getCallOperator(); call && device_only(call))
+      add(lambda->getSourceRange());
+    return true;
+  }
+
+private:
+  struct Definition {
+    clang::FileID file;
+    unsigned begin, end;
+  };
+
+  static bool device_only(const clang::FunctionDecl *function) {
+    return function->hasAttr<clang::CUDAGlobalAttr>() ||
+           (function->hasAttr<clang::CUDADeviceAttr>() && !function->hasAttr<clang::CUDAHostAttr>());
+  }
+
+  void add(clang::SourceRange range) {
+    auto [file, begin] = sources->getDecomposedLoc(sources->getExpansionLoc(range.getBegin()));
+    auto [end_file, end] = sources->getDecomposedLoc(sources->getExpansionLoc(range.getEnd()));
+    if (file.isValid() && file == end_file && begin <= end)
+      definitions.push_back({file, begin, end});
+  }
+
+  Forward &forward;
+  std::vector<clang::Decl *> parsed;
+  const clang::SourceManager *sources = nullptr;
+  std::vector<Definition> definitions;
+};
+
 // Clang's `-emit-llvm -c`, either side: on the device side skipping the library's bodies
 // (above) where `skip` and forgiving calls from host code (above) where `forward` asks, on the
 // host side giving nvcc's visibility (above), and checking nvcc's rules (above).
@@ -1063,6 +1159,8 @@ protected:
     auto action = in_front(std::make_unique<HiddenDeviceEntities>(instance.getPreprocessorOpts()),
                            clang::EmitBCAction::CreateASTConsumer(instance, file));
     if (forward && forward->forgive_host_calls) {
+      if (!forward->device_side)
+        action = in_front(std::make_unique<HostWarningsInDeviceCode>(*forward), std::move(action));
       action = in_front(std::make_unique<ForgiveHostCalls>(*forward, instance.getDiagnostics()), std::move(action));
       action = in_front(std::make_unique<SemaForForward>(*forward), std::move(action));
     }
