@@ -78,4 +78,5 @@ mod toolchain_faults;
 mod unroll_ptx;
 mod vector_ptx;
 mod volatile_ptx;
+mod whole_program_linkage;
 mod wrapper_header;

@@ -902,6 +902,8 @@ pub fn pipeline_options(options: &CompileOptions, cuda_cxx: bool) -> crate::pipe
         malloc_pool: options.malloc_pool,
         refuse_legacy_warp: cuda_cxx && !options.legacy_warp_intrinsics,
         nvcc_dialect: cuda_cxx,
+        // nvcc's whole program: a `-c` object without `-rdc`, or `-ptx`/`-cubin` of one file.
+        whole_program: cuda_cxx && (options.whole_program || !options.separate),
     }
 }
 

@@ -84,8 +84,17 @@ fn through_the_pipeline_the_warps_launch_stays_v1_and_the_others_follow_the_abi(
         let context = Context::create();
         let module = parse(&context, &program());
         let target = Target { launch_abi: abi, ..Target::default() };
-        let options =
-            PipelineOptions { target, nv_module_id: None, launch_threshold: 0, aggregate: Granularity::Warp, pass_remarks: true, malloc_pool: false, refuse_legacy_warp: false, nvcc_dialect: false };
+        let options = PipelineOptions {
+            target,
+            nv_module_id: None,
+            launch_threshold: 0,
+            aggregate: Granularity::Warp,
+            pass_remarks: true,
+            malloc_pool: false,
+            refuse_legacy_warp: false,
+            nvcc_dialect: false,
+            whole_program: false,
+        };
         assert!(run(&module, &options, &SourceText::default()).unwrap().is_empty());
         cleanup(&module, &crate::back::target_machine(&target, 3).unwrap(), true).unwrap();
         module.verify().unwrap();
@@ -152,6 +161,7 @@ fn thresholding_then_aggregation_aggregates_the_launch_left_for_large_grids() {
         malloc_pool: false,
         refuse_legacy_warp: false,
         nvcc_dialect: false,
+        whole_program: false,
     };
     assert!(run(&module, &options, &SourceText::default()).unwrap().is_empty());
     module.verify().unwrap();
@@ -187,6 +197,7 @@ fn through_pipeline(ir: &str, asked: Granularity, threshold: u32) -> (String, Ve
         malloc_pool: false,
         refuse_legacy_warp: false,
         nvcc_dialect: false,
+        whole_program: false,
     };
     let remarks = run(&module, &options, &SourceText::default()).expect("the pipeline accepts the module");
     module.verify().unwrap();

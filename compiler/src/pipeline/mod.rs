@@ -57,6 +57,10 @@
 //!    launch calls the target ABI's entry points, but a call marked `!cdpc.launch.v1` (a
 //!    warp's aggregated launch, [`launch::KEEP_V1`]), which stays V1; a shape it cannot prove
 //!    safe is `E1010`.
+//! 8. [`names::nvcc_data_names`]: the compiler's data get nvcc's names; in a whole program's
+//!    device code (CUDA C++ without `-rdc`), [`names::whole_program_linkage`] then makes every
+//!    definition but the kernels internal, its variables kept; afterwards only kernels are
+//!    visible outside such a module.
 //!
 //! Then [`cleanup`] runs the few LLVM passes that fold what the rewrites left (the launch
 //! helper inlined, the local argument block split into stores into the runtime's buffer),
@@ -165,6 +169,9 @@ pub struct PipelineOptions {
     /// memory passed to a child is `W0317`, a warning as nvcc's, not the kernel language's
     /// `E0307` ([`param_buffer`]).
     pub nvcc_dialect: bool,
+    /// The module is a whole program's device code (CUDA C++ without `-rdc`): every definition
+    /// but the kernels internal to it, as nvcc writes it ([`names::whole_program_linkage`]).
+    pub whole_program: bool,
 }
 
 /// Runs the passes in order. Returns the warnings; `Err` holds every diagnostic when one is
@@ -203,6 +210,9 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
     launch::dims_by_value(module).map_err(unrewritten("a runtime entry point's `dim3` could not be passed by value"))?;
     names::drop_clang_host_list(module);
     names::nvcc_data_names(module);
+    if options.whole_program {
+        names::whole_program_linkage(module);
+    }
     if diagnostics.iter().any(Diagnostic::is_error) {
         Err(diagnostics)
     } else {

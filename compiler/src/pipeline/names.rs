@@ -280,6 +280,43 @@ pub(crate) fn append_used<'ctx>(module: &Module<'ctx>, values: &[PointerValue<'c
     set_used_list(module, "llvm.used", &elements);
 }
 
+/// The linkage nvcc gives whole-program device code (a CUDA C++ file compiled without `-rdc`:
+/// `-c`, `-ptx`, `-cubin`), which no other module links against: every function but the
+/// kernels, and every `__device__`, `__constant__` and `__managed__` variable, internal to the
+/// module (PTX without `.visible` or `.weak`; LOCAL symbols in the cubin), as nvcc 13.5 writes
+/// them. The variables all stay, used or not, under their names (`@llvm.used`): host code finds
+/// them by name (`cudaMemcpyToSymbol`, the registration of a managed variable) and nvcc keeps
+/// each one. A function nothing calls any more goes with the cleanup's `globaldce`: a device
+/// function inlined into its kernels is not compiled again on its own. Afterwards no definition
+/// but a kernel's can be seen from another module; declarations (the device runtime's entry
+/// points, `vprintf`) and `__shared__` variables are left as they are.
+pub fn whole_program_linkage(module: &Module<'_>) {
+    let shared = |g: &GlobalValue<'_>| matches!(g.get_linkage(), Linkage::External | Linkage::WeakAny | Linkage::WeakODR | Linkage::LinkOnceAny | Linkage::LinkOnceODR | Linkage::Common);
+    let internalize = |global: GlobalValue<'_>| {
+        // SAFETY: detaching a comdat is always valid.
+        unsafe { LLVMSetComdat(global.as_value_ref(), std::ptr::null_mut()) };
+        global.set_linkage(Linkage::Internal);
+        global.set_visibility(inkwell::GlobalVisibility::Default);
+    };
+    for function in module.get_functions() {
+        let kernel = function.get_call_conventions() == crate::back::device_launch::PTX_KERNEL_CALL_CONV;
+        if !kernel && function.count_basic_blocks() > 0 && shared(&function.as_global_value()) {
+            internalize(function.as_global_value());
+        }
+    }
+    let mut kept = Vec::new();
+    for global in module.get_globals() {
+        // NVPTX's global (1) and constant (4) memory: `__device__`, `__constant__`.
+        let space = global.as_pointer_value().get_type().get_address_space();
+        let variable = space == AddressSpace::from(1u16) || space == AddressSpace::from(4u16);
+        if variable && global.get_initializer().is_some() && !global.get_name().to_bytes().starts_with(b"llvm.") && shared(&global) {
+            internalize(global);
+            kept.push(global.as_pointer_value());
+        }
+    }
+    append_used(module, &kept);
+}
+
 /// nvcc's names for the data the compiler makes, which ptxas reads under them (and a PTX
 /// snapshot shows): Clang's string literals `.str`, `.str.1`, ... become `$str`, `$str$1`, ...,
 /// and the texts of `__PRETTY_FUNCTION__`, `__func__` and `__FUNCTION__` (Clang's
