@@ -120,7 +120,8 @@ fn cdpc_compile(program: &Program, corpus: &Path, shim: &Path, nv_module_id: Opt
         macros: vec![MacroOption::Define(format!("{}={}", COMPAT_DEFINE.0, COMPAT_DEFINE.1))],
         ..Default::default()
     };
-    let options = CompileOptions { emit: Emit::Ptx, target, preprocess, nv_module_id, legacy_warp_intrinsics: program.legacy_warp, ..CompileOptions::default() };
+    // Relocatable PTX, as nvcc's below (`-rdc=true`).
+    let options = CompileOptions { emit: Emit::Ptx, target, preprocess, nv_module_id, legacy_warp_intrinsics: program.legacy_warp, separate: true, ..CompileOptions::default() };
     driver::compile(&source, &options).map(|c| String::from_utf8(c.output).unwrap())
 }
 

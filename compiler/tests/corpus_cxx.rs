@@ -90,7 +90,8 @@ fn cdpc_ptx(klap_root: &Path, name: &str) -> Result<String, Vec<String>> {
     // host code calls, and Clang reads the host code too.
     let macros = vec![cdpc::preprocess::MacroOption::Define("cudaThreadSynchronize=cudaDeviceSynchronize".into())];
     let preprocess = PreprocessOptions { input: Some(input), include_dirs: vec![dir, klap_root.join("include")], macros, ..Default::default() };
-    let options = CompileOptions { emit: Emit::Ptx, preprocess, ..CompileOptions::default() };
+    // Relocatable PTX, as nvcc's (`-rdc=true`).
+    let options = CompileOptions { emit: Emit::Ptx, preprocess, separate: true, ..CompileOptions::default() };
     match driver::compile(&source, &options) {
         Ok(compiled) => Ok(String::from_utf8(compiled.output).unwrap()),
         Err(CompileError::Diagnostics(d)) => Err(d.iter().filter(|d| d.is_error()).map(|d| format!("{}: {}", d.code, d.message)).collect()),
@@ -229,7 +230,8 @@ fn functions(ptx: &str) -> BTreeSet<String> {
 /// Members, namespaces and references: CUDA C++, through Clang.
 #[test]
 fn cxx_member_namespace_and_reference_symbols_are_nvccs() {
-    let options = CompileOptions { emit: Emit::Ptx, language: Some(driver::Language::Cuda), ..CompileOptions::default() };
+    // Relocatable PTX, as nvcc's below (`-rdc=true`): every device function stays.
+    let options = CompileOptions { emit: Emit::Ptx, language: Some(driver::Language::Cuda), separate: true, ..CompileOptions::default() };
     let ptx = match driver::compile(CXX_SOURCE, &options) {
         Ok(c) => String::from_utf8(c.output).unwrap(),
         Err(CompileError::Diagnostics(d)) => panic!("cdpc failed: {:#?}", d.iter().filter(|d| d.is_error()).collect::<Vec<_>>()),

@@ -121,7 +121,7 @@ fn template_instances_are_named_as_nvcc_names_them() {
     assert_eq!(expected.len(), 19, "nvcc's PTX should name every instance and function: {expected:#?}");
 
     let cdpc_source = TEMPLATES.to_string();
-    let options = CompileOptions { emit: Emit::Ptx, language: Some(driver::Language::Cuda), ..CompileOptions::default() };
+    let options = CompileOptions { emit: Emit::Ptx, language: Some(driver::Language::Cuda), separate: true, ..CompileOptions::default() };
     let compiled = driver::compile(&cdpc_source, &options).unwrap_or_else(|e| panic!("cdpc failed: {e}\n{cdpc_source}"));
     let got = functions(&String::from_utf8(compiled.output).unwrap());
     let missing: Vec<_> = expected.difference(&got).collect();
@@ -179,7 +179,7 @@ fn templates_in_namespaces_and_classes_are_named_as_nvcc_names_them() {
     }
 
     let cdpc_source = SCOPED_TEMPLATES.to_string();
-    let options = CompileOptions { emit: Emit::Ptx, language: Some(driver::Language::Cuda), ..CompileOptions::default() };
+    let options = CompileOptions { emit: Emit::Ptx, language: Some(driver::Language::Cuda), separate: true, ..CompileOptions::default() };
     let compiled = driver::compile(&cdpc_source, &options).unwrap_or_else(|e| panic!("cdpc failed: {e}\n{cdpc_source}"));
     let got = functions(&String::from_utf8(compiled.output).unwrap());
     let missing: Vec<_> = expected.difference(&got).collect();
@@ -202,7 +202,7 @@ fn corpus_targets_compile_or_fail_only_on_other_features() {
         let path = samples.join(file);
         let source = std::fs::read_to_string(&path).unwrap();
         let include_dirs = vec![path.parent().unwrap().to_path_buf(), samples.join("Common")];
-        let mut options = CompileOptions { emit: Emit::Ptx, ..CompileOptions::default() };
+        let mut options = CompileOptions { emit: Emit::Ptx, separate: true, ..CompileOptions::default() };
         options.preprocess.input = Some(path.clone());
         options.preprocess.include_dirs = include_dirs.clone();
         match driver::compile(&source, &options) {

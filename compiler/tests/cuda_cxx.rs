@@ -104,11 +104,11 @@ fn unused_virtual_table(symbol: &str) -> bool {
     symbol.starts_with("variable .weak _ZTV")
 }
 
-/// PTX of `file` with cdpc's defaults, read from where it lies, and nvcc's macro of
-/// `--extended-lambda` (the option nvcc compiles these files with: `nvcc_ptx`).
+/// Relocatable PTX of `file` (as nvcc's, `-rdc=true`), read from where it lies, and nvcc's
+/// macro of `--extended-lambda` (the option nvcc compiles these files with: `nvcc_ptx`).
 fn ptx_options(file: &Path) -> CompileOptions {
     let macros = vec![cdpc::preprocess::MacroOption::Define("__CUDACC_EXTENDED_LAMBDA__=1".into())];
-    CompileOptions { emit: Emit::Ptx, preprocess: PreprocessOptions { input: Some(file.to_path_buf()), macros, ..Default::default() }, ..CompileOptions::default() }
+    CompileOptions { emit: Emit::Ptx, preprocess: PreprocessOptions { input: Some(file.to_path_buf()), macros, ..Default::default() }, separate: true, ..CompileOptions::default() }
 }
 
 /// One of `compiler/tests/cuda_cxx/`'s files and its text.

@@ -52,9 +52,10 @@ fn cdpc_ptx(source: &str) -> String {
     cdpc_ptx_as(Language::Cuda, source)
 }
 
-/// The kernel language's cases (enums, arrays) go through cdpc's own front end.
+/// The kernel language's cases (enums, arrays) go through cdpc's own front end. Relocatable
+/// PTX (`separate`), as nvcc's oracle is (`-rdc=true`): every definition stays visible.
 fn cdpc_ptx_as(language: Language, source: &str) -> String {
-    let options = CompileOptions { emit: Emit::Ptx, language: Some(language), ..CompileOptions::default() };
+    let options = CompileOptions { emit: Emit::Ptx, language: Some(language), separate: true, ..CompileOptions::default() };
     match driver::compile(source, &options) {
         Ok(compiled) => String::from_utf8(compiled.output).unwrap(),
         Err(e) => panic!("cdpc failed: {e}\n{source}"),

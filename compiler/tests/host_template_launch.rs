@@ -17,7 +17,7 @@ use cdpc::driver::{self, CompileOptions, Emit};
 use std::collections::BTreeSet;
 
 fn cdpc_compile(source: &str) -> (BTreeSet<(String, String)>, Vec<cdpc::Diagnostic>) {
-    let options = CompileOptions { emit: Emit::Ptx, language: Some(driver::Language::Cuda), ..CompileOptions::default() };
+    let options = CompileOptions { emit: Emit::Ptx, language: Some(driver::Language::Cuda), separate: true, ..CompileOptions::default() };
     match driver::compile(source, &options) {
         Ok(compiled) => (functions(&String::from_utf8(compiled.output).unwrap()), compiled.warnings),
         Err(e) => panic!("cdpc failed: {e:?}\n{source}"),

@@ -200,7 +200,8 @@ fn nvccs_hints_compile_without_a_warning() {
     let Some(theirs) = nvcc_ptx(source) else { return };
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("h.cu"), source).unwrap();
-    let out = cdpc(dir.path(), &["h.cu", "--emit", "ptx", "-o", "-", "-Werror"]);
+    // Relocatable, as nvcc's (`-rdc=true`): the device functions stay visible.
+    let out = cdpc(dir.path(), &["h.cu", "-rdc=true", "--emit", "ptx", "-o", "-", "-Werror"]);
     assert!(out.status.success() && stderr(&out).is_empty(), "{}", stderr(&out));
     let ours = String::from_utf8_lossy(&out.stdout).into_owned();
     assert_eq!(crate::build_common::ptx_functions(&ours), crate::build_common::ptx_functions(&theirs));

@@ -63,7 +63,7 @@ fn check_against_nvcc(name: &str, source: &str) {
     let out = Command::new(&nvcc).args(["-arch=sm_90", "-rdc=true", "-ptx"]).arg(&cu).arg("-o").arg(&ptx).output().unwrap();
     assert!(out.status.success(), "nvcc failed: {}", String::from_utf8_lossy(&out.stderr));
     let expected = functions_and_calls(&std::fs::read_to_string(&ptx).unwrap());
-    let options = CompileOptions { emit: Emit::Ptx, language: Some(driver::Language::Cuda), ..CompileOptions::default() };
+    let options = CompileOptions { emit: Emit::Ptx, language: Some(driver::Language::Cuda), separate: true, ..CompileOptions::default() };
     let compiled = driver::compile(source, &options).unwrap_or_else(|e| panic!("cdpc failed: {e}"));
     let mut got = functions_and_calls(&String::from_utf8(compiled.output).unwrap());
     // A constructor's base-object variant (`C2`), which Clang writes beside the complete one
@@ -208,7 +208,7 @@ __global__ void k(float2 *p, float3 *q, int2 *r, float *s) {
     p[11] = lerp(a, b, 0.5f); p[12] = clamp(a, 0.0f, 1.0f); q[0] = cross(q[1], q[2]); r[0] = make_int2(p[0]);
 }
 "#;
-    let mut options = CompileOptions { emit: Emit::Ptx, language: Some(driver::Language::Cuda), ..CompileOptions::default() };
+    let mut options = CompileOptions { emit: Emit::Ptx, language: Some(driver::Language::Cuda), separate: true, ..CompileOptions::default() };
     options.preprocess.include_dirs.push(corpus);
     let compiled = driver::compile(source, &options).unwrap_or_else(|e| panic!("cdpc failed: {e}"));
     let ptx = String::from_utf8(compiled.output).unwrap();
