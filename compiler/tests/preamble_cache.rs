@@ -172,15 +172,24 @@ fn wait_for_fillers(p: &Project) {
     cdpc::clang::cache::wait_for_fillers(&p.cache());
 }
 
-/// Holds the cache's `make.lock` for `seconds` (a `flock` process), then compiles once with
-/// the filler in the background: the filler waits at the lock while the test looks at it.
-/// Returns the holder, for the test to wait for.
-fn compile_with_the_filler_held(p: &Project, seconds: u32) -> std::process::Child {
+/// Holds the cache's `make.lock` (a `flock` process), then compiles once with the filler in
+/// the background: the filler waits at the lock while the test looks at it, however long the
+/// compilation took on a loaded machine. Returns the holder, which [`release`] ends.
+fn compile_with_the_filler_held(p: &Project) -> std::process::Child {
     std::fs::create_dir_all(p.cache()).unwrap();
-    let holder = std::process::Command::new("flock").arg("-x").arg(p.cache().join("make.lock")).args(["sleep", &seconds.to_string()]).spawn().unwrap();
+    // `cat` reads the pipe until the test closes it (or drops the holder, as a failed test
+    // does): then it, `flock` and the lock end, and no process is left behind.
+    let lock = p.cache().join("make.lock");
+    let holder = std::process::Command::new("flock").arg("-x").arg(lock).arg("cat").stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::null()).spawn().unwrap();
     std::thread::sleep(Duration::from_millis(300));
     p.compile(1, &[("CDPC_CACHE_BACKGROUND", "1")]);
     holder
+}
+
+/// Frees the lock [`compile_with_the_filler_held`] holds: its `cat` reads the end of its input.
+fn release(mut holder: std::process::Child) {
+    drop(holder.stdin.take());
+    holder.wait().unwrap();
 }
 
 /// The running fillers of `p`'s cache: processes whose environment names its folder and
@@ -217,7 +226,7 @@ fn a_cache_folder_removed_under_a_waiting_filler_stops_it_and_stays_removed() {
         return println!("skipped: no tools, no flock or no /proc");
     }
     let p = Project::new(1000);
-    let mut holder = compile_with_the_filler_held(&p, 4);
+    let holder = compile_with_the_filler_held(&p);
     let waiting = fillers(&p);
     assert_eq!(waiting.len(), 1, "a filler waits for make.lock");
     // `cdpc --cache-status` lists it: its process, what it makes and its compilation.
@@ -230,7 +239,7 @@ fn a_cache_folder_removed_under_a_waiting_filler_stops_it_and_stays_removed() {
     std::fs::remove_dir_all(p.cache()).expect("the cache folder is removed while its filler runs");
     // The filler runs at the idle priority: on a loaded machine it may wait for a core.
     assert!(fillers_end_within(&p, Duration::from_secs(20)), "the filler stopped");
-    holder.wait().unwrap();
+    release(holder);
     std::thread::sleep(Duration::from_millis(300));
     assert!(!p.cache().exists(), "the cache folder came back");
     assert_eq!(std::fs::read_dir(p.path("tmp")).unwrap().count(), 0, "work files left");
@@ -265,13 +274,13 @@ fn a_filler_puts_nothing_beside_the_output_while_it_runs() {
         return println!("skipped: no tools or no flock");
     }
     let p = Project::new(1000);
-    let mut holder = compile_with_the_filler_held(&p, 3);
+    let holder = compile_with_the_filler_held(&p);
     let beside = || -> Vec<String> { std::fs::read_dir(p.dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).filter(|n| n.ends_with(".tmp")).collect() };
     for _ in 0..10 {
         assert_eq!(beside(), Vec::<String>::new(), "a filler's file beside the output");
         std::thread::sleep(Duration::from_millis(100));
     }
-    holder.wait().unwrap();
+    release(holder);
     wait_for_fillers(&p);
     assert_eq!(p.files("pch", "pch").len(), 1, "the filler made the wrapper's header once the lock was free");
     assert_eq!(beside(), Vec::<String>::new());
@@ -290,7 +299,7 @@ fn a_filler_runs_at_the_lowest_priority_in_its_own_scheduling_group() {
         return println!("skipped: no tools, no flock or no /proc");
     }
     let p = Project::new(1000);
-    let mut holder = compile_with_the_filler_held(&p, 5);
+    let holder = compile_with_the_filler_held(&p);
     let pid = *fillers(&p).first().expect("a filler waiting for make.lock");
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
@@ -302,7 +311,7 @@ fn a_filler_runs_at_the_lowest_priority_in_its_own_scheduling_group() {
         Ok(group) if autogroups => assert!(group.trim_end().ends_with("nice 19"), "{group}"),
         _ => println!("no autogroup scheduling here: the group's nice is not checked"),
     }
-    holder.wait().unwrap();
+    release(holder);
     wait_for_fillers(&p);
     assert_eq!(p.files("pch", "pch").len(), 1, "the filler made the wrapper's header once the lock was free");
     p.assert_clean();
