@@ -432,6 +432,66 @@ declare void @_Z2dkITnDcLi4EEvPi(ptr)
         assert_eq!(edg_symbol("_Z2akITnDaLi5EEvPi__intern__0123abcd").as_deref(), Some("_Z2akILi5EEvPi__intern__0123abcd"));
     }
 
+    /// A whole program's linkage, IR in, IR out: every defined function but the kernels and
+    /// every defined `__device__`/`__constant__` variable internal (comdats and hidden
+    /// visibility gone), the variables kept in `@llvm.used` with what it held; kernels,
+    /// declarations, `__shared__` variables and LLVM's own lists as they were. A second run
+    /// changes nothing.
+    #[test]
+    fn a_whole_programs_definitions_but_its_kernels_are_internal() {
+        let ir = r#"
+target triple = "nvptx64-nvidia-cuda"
+$_Z3twoIiET_S0_ = comdat any
+@g = addrspace(1) externally_initialized global i32 0, align 4
+@c = addrspace(4) externally_initialized global [2 x float] zeroinitializer, align 4
+@tv = linkonce_odr addrspace(1) global i32 7, comdat($_Z3twoIiET_S0_), align 4
+@w = weak addrspace(1) global i32 1, align 4
+@s = internal addrspace(1) global i32 0, align 4
+@tile = addrspace(3) global [32 x i32] undef, align 4
+@ext = external addrspace(1) global i32, align 4
+@llvm.used = appending global [1 x ptr] [ptr addrspacecast (ptr addrspace(1) @s to ptr)], section "llvm.metadata"
+declare i32 @vprintf(ptr, ptr)
+define hidden i32 @_Z4funci(i32 %x) { ret i32 %x }
+define linkonce_odr i32 @_Z3twoIiET_S0_(i32 %x) comdat { ret i32 %x }
+define weak_odr ptx_kernel void @_Z1kIiEvPi(ptr %p) { ret void }
+define ptx_kernel void @k(ptr %p) {
+  %a = call i32 @_Z4funci(i32 1)
+  %b = call i32 @_Z3twoIiET_S0_(i32 %a)
+  %l = load i32, ptr addrspace(1) @ext
+  store i32 %b, ptr %p
+  ret void
+}
+"#;
+        let context = inkwell::context::Context::create();
+        let module = context.create_module_from_ir(inkwell::memory_buffer::MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "t")).unwrap();
+        whole_program_linkage(&module);
+        module.verify().unwrap();
+        let text = module.print_to_string().to_string();
+        for line in [
+            "@g = internal addrspace(1) externally_initialized global i32 0",
+            "@c = internal addrspace(4) externally_initialized global [2 x float] zeroinitializer",
+            "@tv = internal addrspace(1) global i32 7, align 4",
+            "@w = internal addrspace(1) global i32 1",
+            "@s = internal addrspace(1) global i32 0",
+            "@tile = addrspace(3) global [32 x i32] undef",
+            "@ext = external addrspace(1) global i32",
+            "define internal i32 @_Z4funci(",
+            "define internal i32 @_Z3twoIiET_S0_(",
+            "define weak_odr ptx_kernel void @_Z1kIiEvPi(",
+            "define ptx_kernel void @k(",
+            "declare i32 @vprintf(",
+        ] {
+            assert!(text.contains(line), "`{line}` missing:\n{text}");
+        }
+        let used = text.lines().find(|l| l.starts_with("@llvm.used")).unwrap_or_default().to_string();
+        for kept in ["@s to ptr", "@g to ptr", "@c to ptr", "@tv to ptr", "@w to ptr"] {
+            assert!(used.contains(kept), "{kept} not kept: {used}");
+        }
+        assert!(!used.contains("@tile") && !used.contains("@ext"), "{used}");
+        whole_program_linkage(&module);
+        assert_eq!(module.print_to_string().to_string(), text, "a second run changed the module");
+    }
+
     /// The compiler's data under nvcc's names, in nvcc's order (the literals last); the
     /// program's own variables and external data keep theirs; a module with a global without
     /// a name (NVPTX's own `__unnamed_<n>`) keeps Clang's names for the texts.
