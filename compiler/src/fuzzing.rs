@@ -209,17 +209,7 @@ pub fn ir_pipeline(ir: &str) {
         let malloc_pool = round % 2 == 1;
         // A whole program's linkage every other pair of rounds.
         let whole_program = round % 4 >= 2;
-        let options = crate::pipeline::PipelineOptions {
-            target,
-            nv_module_id: None,
-            launch_threshold,
-            aggregate,
-            pass_remarks: true,
-            malloc_pool,
-            refuse_legacy_warp: false,
-            nvcc_dialect: false,
-            whole_program,
-        };
+        let options = crate::pipeline::PipelineOptions { target, launch_threshold, aggregate, pass_remarks: true, malloc_pool, whole_program, ..Default::default() };
         match crate::pipeline::run(&module, &options, &source) {
             Ok(warnings) => {
                 assert!(!warnings.iter().any(Diagnostic::is_error));

@@ -84,17 +84,7 @@ fn through_the_pipeline_the_warps_launch_stays_v1_and_the_others_follow_the_abi(
         let context = Context::create();
         let module = parse(&context, &program());
         let target = Target { launch_abi: abi, ..Target::default() };
-        let options = PipelineOptions {
-            target,
-            nv_module_id: None,
-            launch_threshold: 0,
-            aggregate: Granularity::Warp,
-            pass_remarks: true,
-            malloc_pool: false,
-            refuse_legacy_warp: false,
-            nvcc_dialect: false,
-            whole_program: false,
-        };
+        let options = PipelineOptions { target, launch_threshold: 0, aggregate: Granularity::Warp, pass_remarks: true, ..PipelineOptions::default() };
         assert!(run(&module, &options, &SourceText::default()).unwrap().is_empty());
         cleanup(&module, &crate::back::target_machine(&target, 3).unwrap(), true).unwrap();
         module.verify().unwrap();
@@ -152,17 +142,7 @@ fn streams_and_dynamic_sizes_are_left_with_r0500() {
 fn thresholding_then_aggregation_aggregates_the_launch_left_for_large_grids() {
     let context = Context::create();
     let module = parse(&context, &super::threshold_tests::at_site(&program()));
-    let options = PipelineOptions {
-        target: Target::default(),
-        nv_module_id: None,
-        launch_threshold: 128,
-        aggregate: Granularity::Warp,
-        pass_remarks: true,
-        malloc_pool: false,
-        refuse_legacy_warp: false,
-        nvcc_dialect: false,
-        whole_program: false,
-    };
+    let options = PipelineOptions { target: Target::default(), launch_threshold: 128, aggregate: Granularity::Warp, pass_remarks: true, ..PipelineOptions::default() };
     assert!(run(&module, &options, &SourceText::default()).unwrap().is_empty());
     module.verify().unwrap();
     let ir = module.print_to_string().to_string();
@@ -188,17 +168,7 @@ fn tables_come_from_a_static_pool_then_the_heap() {
 fn through_pipeline(ir: &str, asked: Granularity, threshold: u32) -> (String, Vec<String>) {
     let context = Context::create();
     let module = parse(&context, ir);
-    let options = PipelineOptions {
-        target: Target::default(),
-        nv_module_id: None,
-        launch_threshold: threshold,
-        aggregate: asked,
-        pass_remarks: true,
-        malloc_pool: false,
-        refuse_legacy_warp: false,
-        nvcc_dialect: false,
-        whole_program: false,
-    };
+    let options = PipelineOptions { target: Target::default(), launch_threshold: threshold, aggregate: asked, pass_remarks: true, ..PipelineOptions::default() };
     let remarks = run(&module, &options, &SourceText::default()).expect("the pipeline accepts the module");
     module.verify().unwrap();
     (module.print_to_string().to_string(), remarks.iter().map(|d| format!("{}: {}: {}", d.code.as_str(), d.message, d.labels[0].message)).collect())

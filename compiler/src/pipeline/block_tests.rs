@@ -13,17 +13,7 @@ fn piped(ir: &str, asked: Granularity, threshold: u32) -> String {
     let context = Context::create();
     let module = parse(&context, ir);
     let target = Target::default();
-    let options = PipelineOptions {
-        target,
-        nv_module_id: None,
-        launch_threshold: threshold,
-        aggregate: asked,
-        pass_remarks: true,
-        malloc_pool: false,
-        refuse_legacy_warp: false,
-        nvcc_dialect: false,
-        whole_program: false,
-    };
+    let options = PipelineOptions { target, launch_threshold: threshold, aggregate: asked, pass_remarks: true, ..PipelineOptions::default() };
     run(&module, &options, &SourceText::default()).expect("the pipeline accepts the module");
     cleanup(&module, &crate::back::target_machine(&target, 3).unwrap(), true).unwrap();
     module.verify().unwrap();
@@ -251,17 +241,7 @@ fn through_the_pipeline_every_launch_is_lowered_to_v2_and_thresholding_comes_fir
     // recorded in the kernel that calls it.
     let context = Context::create();
     let module = parse(&context, &super::threshold_tests::at_site(&program()));
-    let options = PipelineOptions {
-        target: Target::default(),
-        nv_module_id: None,
-        launch_threshold: 128,
-        aggregate: Granularity::Block,
-        pass_remarks: true,
-        malloc_pool: false,
-        refuse_legacy_warp: false,
-        nvcc_dialect: false,
-        whole_program: false,
-    };
+    let options = PipelineOptions { target: Target::default(), launch_threshold: 128, aggregate: Granularity::Block, pass_remarks: true, ..PipelineOptions::default() };
     assert!(run(&module, &options, &SourceText::default()).unwrap().is_empty());
     let ir = module.print_to_string().to_string();
     assert!(function(&ir, "child__threshold").contains("call i32 @parent__agg0_record(ptr"), "{ir}");
