@@ -4,9 +4,10 @@
 //! units), else by the largest divisor of the trip count that fits. nvcc's optimiser follows
 //! the same rule with a budget and costs of its own (`docs/CUDA-CXX.md`, "`#pragma unroll`
 //! without a count"): for plain arithmetic the two agree (nvcc allows somewhat more), but nvcc
-//! counts a tensor-core operation (`wmma::load_matrix_sync`, `wmma::mma_sync`) as about six
-//! instructions where LLVM counts about one, so loops of such operations are unrolled further
-//! by cdpc. The expected counts are nvcc 13.5's, measured with `nvcc -arch=sm_90 -rdc=true
+//! weighs a tensor-core operation (`wmma::load_matrix_sync`, `wmma::mma_sync`) by the values its
+//! fragments hold where LLVM counts it as about one instruction, and cdpc gives loops of such
+//! operations nvcc's count before LLVM's unroller sees them (`clang/shim.cpp`,
+//! `TensorCoreUnrollCounts`). The expected counts are nvcc 13.5's, measured with `nvcc -arch=sm_90 -rdc=true
 //! -ptx` on this source; where nvcc is present the test compares with it live too.
 //! `#pragma unroll N` and `#pragma unroll 1` are unrolled as written by both.
 
@@ -126,7 +127,7 @@ const NVCC: [(&str, usize, usize); 5] = [
     ("counted", 5, 0),
     // 64 trips of 8 tensor-core products: unrolled completely.
     ("products64", 0, 512),
-    // 256 trips of 8 products: nvcc unrolls by 128 (a loop is kept); see below for cdpc.
+    // 256 trips of 8 products: nvcc unrolls by 128 (a loop is kept).
     ("products256", 0, 1024),
 ];
 
@@ -140,16 +141,15 @@ fn pragma_unroll_unrolls_as_nvcc_does() {
             assert_eq!((f, m), (fma, mma), "nvcc's {kernel} no longer unrolls as measured");
         }
         let (f, m, branches) = ours[kernel];
-        if kernel == "products256" {
-            // The known difference: LLVM's cost of a tensor-core operation is about a sixth of
-            // nvcc's, so the 256 trips (2048 products) fit LLVM's budget and are unrolled
-            // completely.
-            assert_eq!((f, m, branches), (0, 2048, 0), "{kernel}");
-            continue;
-        }
         assert_eq!((f, m), (fma, mma), "{kernel}");
         if kernel == "counted" {
             assert!(branches >= 2, "both counted loops stay loops: {branches} branches");
+        }
+        if kernel == "products256" {
+            // LLVM alone counts a tensor-core operation as about a sixth of nvcc's cost and
+            // unrolled the 256 trips completely (2048 products); with nvcc's costs
+            // (shim.cpp, `TensorCoreUnrollCounts`) the loop stays, unrolled by 128.
+            assert!(branches >= 1, "{kernel} stays a loop: {branches} branches");
         }
     }
 }

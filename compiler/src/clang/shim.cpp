@@ -37,6 +37,10 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CrashRecoveryContext.h"
+#include "llvm/Analysis/ScalarEvolution.h"
+#include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -44,6 +48,8 @@
 #include "llvm/Support/VirtualFileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/Transforms/Scalar/LoopPassManager.h"
+#include "llvm/Transforms/Utils/LoopUtils.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -1145,6 +1151,82 @@ private:
   std::vector<Definition> definitions;
 };
 
+// `#pragma unroll` without a count over tensor-core operations, unrolled as far as nvcc
+// unrolls it (docs/CUDA-CXX.md, "`#pragma unroll` without a count"). LLVM unrolls a loop of
+// known trip count completely where its cost model says the result stays small, and counts a
+// tensor-core load or product (`wmma::load_matrix_sync`, `wmma::mma_sync`) as about one
+// instruction, whatever its fragments hold: it unrolled cuda-samples' bf16TensorCoreGemm's
+// 64-trip loop of 144 such operations completely (4,096 products), where nvcc unrolls it by 8,
+// and took minutes to compile it. A loop Clang marks `llvm.loop.unroll.enable` whose body holds
+// such an operation is weighed here as nvcc weighs it, before LLVM's unrollers read it (inner
+// loops are unrolled first, so an outer loop's body is weighed as it will be copied): each value
+// a tensor-core operation's fragment yields (an `extractvalue`) 1, the operation itself 2, and
+// every other instruction that stays one in PTX 1; what becomes registers or addressing weighs
+// nothing (`phi`, `insertvalue`, casts, `getelementptr`, branches, the loads and stores of a
+// local array that SROA takes apart once the loop is unrolled). A loop of at most 128 trips
+// weighing at most 55,000 in all is left to LLVM, which unrolls it completely; any other gets
+// `llvm.loop.unroll.count`: the largest divisor of its trip count whose copies weigh at most
+// 19,000. Fitted to nvcc 13.5's counts of the loops of compiler/tests/unroll_ptx.rs (64 trips of
+// 17 operations unrolled completely, 256 by 128) and of cuda-samples' five tensor-core GEMMs
+// (bf16 and tf32 by 8, dmma by 16, half and int8 completely).
+class TensorCoreUnrollCounts : public llvm::PassInfoMixin<TensorCoreUnrollCounts> {
+public:
+  static constexpr uint64_t full_trips = 128, full_budget = 55000, budget = 19000, tensor_cost = 2;
+
+  llvm::PreservedAnalyses run(llvm::Loop &loop, llvm::LoopAnalysisManager &, llvm::LoopStandardAnalysisResults &results,
+                              llvm::LPMUpdater &) {
+    if (!llvm::getBooleanLoopAttribute(&loop, "llvm.loop.unroll.enable") || llvm::findOptionMDForLoop(&loop, "llvm.loop.unroll.count") ||
+        llvm::getBooleanLoopAttribute(&loop, "llvm.loop.unroll.full") || llvm::getBooleanLoopAttribute(&loop, "llvm.loop.unroll.disable"))
+      return llvm::PreservedAnalyses::all();
+    uint64_t trips = results.SE.getSmallConstantTripCount(&loop);
+    if (trips < 2)
+      return llvm::PreservedAnalyses::all();
+    uint64_t weight = 0;
+    bool tensor = false;
+    for (llvm::BasicBlock *block : loop.blocks()) {
+      for (llvm::Instruction &instruction : *block)
+        weight += weight_of(instruction, tensor);
+    }
+    if (!tensor || weight == 0 || (trips <= full_trips && trips * weight <= full_budget))
+      return llvm::PreservedAnalyses::all();
+    // At most budget / weight copies fit: the search is short whatever the trip count.
+    uint64_t count = 1;
+    for (uint64_t divisor = std::min(trips / 2, budget / weight); divisor >= 2; --divisor) {
+      if (trips % divisor == 0) {
+        count = divisor;
+        break;
+      }
+    }
+    llvm::addStringMetadataToLoop(&loop, "llvm.loop.unroll.count", static_cast<unsigned>(count));
+    return llvm::PreservedAnalyses::all();
+  }
+
+private:
+  // Whether `pointer` is into a local array (an `alloca`), which becomes registers.
+  static bool local(const llvm::Value *pointer) { return llvm::isa<llvm::AllocaInst>(llvm::getUnderlyingObject(pointer)); }
+
+  static uint64_t weight_of(const llvm::Instruction &instruction, bool &tensor) {
+    if (llvm::isa<llvm::PHINode, llvm::InsertValueInst, llvm::CastInst, llvm::GetElementPtrInst, llvm::BranchInst>(instruction))
+      return 0;
+    if (auto *load = llvm::dyn_cast<llvm::LoadInst>(&instruction))
+      return local(load->getPointerOperand()) ? 0 : 1;
+    if (auto *store = llvm::dyn_cast<llvm::StoreInst>(&instruction))
+      return local(store->getPointerOperand()) ? 0 : 1;
+    if (auto *call = llvm::dyn_cast<llvm::IntrinsicInst>(&instruction)) {
+      if (call->isAssumeLikeIntrinsic() || call->isLifetimeStartOrEnd() || llvm::isa<llvm::DbgInfoIntrinsic>(call))
+        return 0;
+      if (auto *copy = llvm::dyn_cast<llvm::MemTransferInst>(call))
+        return local(copy->getRawDest()) && local(copy->getRawSource()) ? 0 : 1;
+      llvm::StringRef name = call->getCalledFunction() ? call->getCalledFunction()->getName() : "";
+      if (name.starts_with("llvm.nvvm.wmma.") || name.starts_with("llvm.nvvm.mma.") || name.starts_with("llvm.nvvm.ldmatrix.")) {
+        tensor = true;
+        return tensor_cost;
+      }
+    }
+    return 1;
+  }
+};
+
 // Clang's `-emit-llvm -c`, either side: on the device side skipping the library's bodies
 // (above) where `skip` and forgiving calls from host code (above) where `forward` asks, on the
 // host side giving nvcc's visibility (above), and checking nvcc's rules (above).
@@ -1334,6 +1416,11 @@ bool run_cc1(const llvm::opt::ArgStringList &cc1_args, const char *argv0, Forwar
   if (invocation->getFrontendOpts().ProgramAction != clang::frontend::EmitBC)
     return execute(std::move(invocation), forward, filter, false, needs_bodies);
   forward.device_side = invocation->getLangOpts().CUDAIsDevice;
+  if (forward.device_side)
+    invocation->getCodeGenOpts().PassBuilderCallbacks.push_back([](llvm::PassBuilder &builder) {
+      builder.registerLateLoopOptimizationsEPCallback(
+          [](llvm::LoopPassManager &loops, llvm::OptimizationLevel) { loops.addPass(TensorCoreUnrollCounts()); });
+    });
   if (!forward.device_side) {
     // The host side: narrowings in device code are nvcc's warnings (Forward).
     forward.forgive_host_calls = true;
