@@ -410,6 +410,7 @@ fn set_used_list<'ctx>(module: &Module<'ctx>, name: &str, elements: &[PointerVal
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::threshold_tests::parse;
 
     /// Template instances get nvcc's spelling of their arguments, definitions and their uses
     /// alike; a declaration under Clang's spelling gives way to the definition under nvcc's.
@@ -423,7 +424,7 @@ declare void @_Z2dkITnDcLi4EEvPi(ptr)
 @table = global [2 x ptr] [ptr @_Z2akITnDaLi5EEvPi, ptr @_Z2dkITnDcLi4EEvPi]
 "#;
         let context = inkwell::context::Context::create();
-        let module = context.create_module_from_ir(inkwell::memory_buffer::MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "t")).unwrap();
+        let module = parse(&context, ir);
         edg_spellings(&module);
         module.verify().unwrap();
         let text = module.print_to_string().to_string();
@@ -463,7 +464,7 @@ define ptx_kernel void @k(ptr %p) {
 }
 "#;
         let context = inkwell::context::Context::create();
-        let module = context.create_module_from_ir(inkwell::memory_buffer::MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "t")).unwrap();
+        let module = parse(&context, ir);
         whole_program_linkage(&module);
         module.verify().unwrap();
         let text = module.print_to_string().to_string();
@@ -509,13 +510,12 @@ target triple = "nvptx64-nvidia-cuda"
 @.str.9 = external global [2 x i8]
 "#;
         let context = inkwell::context::Context::create();
-        let load = |ir: &str| context.create_module_from_ir(inkwell::memory_buffer::MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "t")).unwrap();
-        let module = load(ir);
+        let module = parse(&context, ir);
         nvcc_data_names(&module);
         module.verify().unwrap();
         let names: Vec<String> = module.get_globals().map(|g| g.get_name().to_string_lossy().into_owned()).collect();
         assert_eq!(names, ["__unnamed_1", "__unnamed_2", ".str.02", "counter", ".str.9", "$str", "$str$1", "$str$2"]);
-        let anonymous = load(&format!("{ir}@0 = private constant i8 0\n"));
+        let anonymous = parse(&context, &format!("{ir}@0 = private constant i8 0\n"));
         nvcc_data_names(&anonymous);
         assert!(anonymous.get_global("__PRETTY_FUNCTION__._Z1kIfEvPT_").is_some() && anonymous.get_global("$str$1").is_some());
     }
