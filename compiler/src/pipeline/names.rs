@@ -291,7 +291,7 @@ pub(crate) fn append_used<'ctx>(module: &Module<'ctx>, values: &[PointerValue<'c
 /// but a kernel's can be seen from another module; declarations (the device runtime's entry
 /// points, `vprintf`) and `__shared__` variables are left as they are.
 pub fn whole_program_linkage(module: &Module<'_>) {
-    let shared = |g: &GlobalValue<'_>| matches!(g.get_linkage(), Linkage::External | Linkage::WeakAny | Linkage::WeakODR | Linkage::LinkOnceAny | Linkage::LinkOnceODR | Linkage::Common);
+    let linked_elsewhere = |g: &GlobalValue<'_>| matches!(g.get_linkage(), Linkage::External | Linkage::WeakAny | Linkage::WeakODR | Linkage::LinkOnceAny | Linkage::LinkOnceODR | Linkage::Common);
     let internalize = |global: GlobalValue<'_>| {
         // SAFETY: detaching a comdat is always valid.
         unsafe { LLVMSetComdat(global.as_value_ref(), std::ptr::null_mut()) };
@@ -300,7 +300,7 @@ pub fn whole_program_linkage(module: &Module<'_>) {
     };
     for function in module.get_functions() {
         let kernel = function.get_call_conventions() == crate::back::device_launch::PTX_KERNEL_CALL_CONV;
-        if !kernel && function.count_basic_blocks() > 0 && shared(&function.as_global_value()) {
+        if !kernel && function.count_basic_blocks() > 0 && linked_elsewhere(&function.as_global_value()) {
             internalize(function.as_global_value());
         }
     }
@@ -309,7 +309,7 @@ pub fn whole_program_linkage(module: &Module<'_>) {
         // NVPTX's global (1) and constant (4) memory: `__device__`, `__constant__`.
         let space = global.as_pointer_value().get_type().get_address_space();
         let variable = space == AddressSpace::from(1u16) || space == AddressSpace::from(4u16);
-        if variable && global.get_initializer().is_some() && !global.get_name().to_bytes().starts_with(b"llvm.") && shared(&global) {
+        if variable && global.get_initializer().is_some() && !global.get_name().to_bytes().starts_with(b"llvm.") && linked_elsewhere(&global) {
             internalize(global);
             kept.push(global.as_pointer_value());
         }
