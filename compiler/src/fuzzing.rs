@@ -165,7 +165,7 @@ pub fn clang_message_data(messages: &[crate::clang::in_process::Message], main_t
     render_both(main_text, &diagnostics);
 }
 
-/// The launch pipeline on arbitrary LLVM IR text: what LLVM cannot parse is not the
+/// The launch pipeline on arbitrary LLVM IR, text or bitcode: what LLVM cannot parse is not the
 /// pipeline's; what it can goes through the passes on Clang's IR (`atomicCAS`,
 /// `pipeline::atomics`; the vtables' pure slots, `pipeline::cxx_abi`; the kernel qualifiers'
 /// annotations, `pipeline::qualifiers`, which on a refusal leaves the module as it was), each
@@ -173,13 +173,13 @@ pub fn clang_message_data(messages: &[crate::clang::in_process::Message], main_t
 /// aggregation at warp, block and grid granularity off and on (with their remarks) and the device heap's pool off and on (no
 /// runtime allocation call left outside its wrappers), and a module the pipeline accepts (no error
 /// diagnostic) still verifies after the clean-up passes.
-pub fn ir_pipeline(ir: &str) {
+pub fn ir_pipeline(ir: &[u8]) {
     use crate::pipeline::aggregate::Granularity;
     use inkwell::context::Context;
     use inkwell::memory_buffer::MemoryBuffer;
     for (round, (launch_threshold, aggregate)) in [(0, Granularity::Off), (128, Granularity::Warp), (0, Granularity::Block), (128, Granularity::Grid)].into_iter().enumerate() {
         let context = Context::create();
-        let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "fuzz");
+        let buffer = MemoryBuffer::create_from_memory_range_copy(ir, "fuzz");
         let Ok(module) = context.create_module_from_ir(buffer) else { return };
         if module.verify().is_err() {
             return;

@@ -513,7 +513,7 @@ fn preprocessor_mutations_never_panic() {
 /// `cdpc::fuzzing::ir_pipeline` is the oracle.
 #[test]
 fn ir_pipeline_mutations_never_panic() {
-    ir_mutations_never_panic("fuzz/seeds/ir", cdpc::fuzzing::ir_pipeline);
+    ir_mutations_never_panic("fuzz/seeds/ir", |text| cdpc::fuzzing::ir_pipeline(text.as_bytes()));
 }
 
 /// nvcc's names for Clang's host-side IR (`pipeline/host_names.rs`): the host-IR seeds

@@ -244,8 +244,8 @@ fn llvm_nvptx_tests_go_through_every_pass() {
     let started = std::time::Instant::now();
     let mut failures = Vec::new();
     for file in &files {
-        let text = String::from_utf8_lossy(&std::fs::read(file).unwrap()).into_owned();
-        if std::panic::catch_unwind(|| cdpc::fuzzing::ir_pipeline(&text)).is_err() {
+        let bytes = std::fs::read(file).unwrap();
+        if std::panic::catch_unwind(|| cdpc::fuzzing::ir_pipeline(&bytes)).is_err() {
             failures.push(file.file_name().unwrap().to_string_lossy().into_owned());
         }
     }

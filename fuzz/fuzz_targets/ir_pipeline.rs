@@ -6,6 +6,5 @@ use libfuzzer_sys::fuzz_target;
 mod seeds;
 
 fuzz_target!(init: seeds::install(seeds::Kind::IrText), |data: &[u8]| {
-    let text = String::from_utf8_lossy(data);
-    cdpc::fuzzing::ir_pipeline(&text);
+    cdpc::fuzzing::ir_pipeline(data);
 });
