@@ -1,4 +1,4 @@
-//! The `.cdp` grammar (lalrpop), Clang in process (`src/clang/shim.cpp`, linked like LLVM) and
+//! The `.cdp` grammar (lalrpop), Clang in process (`src/front/cuda/shim.cpp`, linked like LLVM) and
 //! the little of LLVM's C++ API the back end needs (`src/back/llvm_shim.cpp`).
 //!
 //! Clang's libraries come from the LLVM 22 that llvm-sys links (`llvm-config`, found as
@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
-    // The grammar lives beside the lexer in src/front/; lalrpop writes the parser into OUT_DIR.
+    // The grammar lives beside the lexer in src/front/cdp/syntax/; lalrpop writes the parser into OUT_DIR.
     // Said here because the shim's own `rerun-if-changed` lines replace cargo's default (rerun
     // on any change), so a grammar edit would otherwise keep a stale parser.
-    println!("cargo:rerun-if-changed=src/front/grammar.lalrpop");
+    println!("cargo:rerun-if-changed=src/front/cdp/syntax/grammar.lalrpop");
     lalrpop::Configuration::new().use_cargo_dir_conventions().process().expect("lalrpop grammar failed to generate");
     clang_shim();
     // The `cdpc` binary is a position-dependent executable on Linux: as a PIE its 185,000
@@ -35,7 +35,7 @@ fn main() {
 const CLANG_ROOTS: &[&str] = &["clangCodeGen", "clangFrontend", "clangDriver"];
 
 fn clang_shim() {
-    println!("cargo:rerun-if-changed=src/clang/shim.cpp");
+    println!("cargo:rerun-if-changed=src/front/cuda/shim.cpp");
     println!("cargo:rerun-if-changed=src/back/llvm_shim.cpp");
     println!("cargo:rerun-if-env-changed=LLVM_SYS_221_PREFIX");
     let config = llvm_config();
@@ -46,7 +46,7 @@ fn clang_shim() {
     };
     let libdir = PathBuf::from(query("--libdir"));
     let mut build = cc::Build::new();
-    build.cpp(true).file("src/clang/shim.cpp").file("src/back/llvm_shim.cpp").warnings(false);
+    build.cpp(true).file("src/front/cuda/shim.cpp").file("src/back/llvm_shim.cpp").warnings(false);
     for flag in query("--cxxflags").split_whitespace() {
         // LLVM's build flags minus its own warnings and optimisation choices.
         if flag.starts_with("-W") || flag.starts_with("-O") || flag.starts_with("-g") {

@@ -13,7 +13,7 @@
 //! them. Both skip with a printed reason when the corpus or nvcc is absent.
 
 use cdpc::driver::{self, CompileOptions, Emit};
-use cdpc::preprocess::{MacroOption, PreprocessOptions};
+use cdpc::front::cdp::preprocess::{MacroOption, PreprocessOptions};
 use cdpc::toolchain::{ToolSearch, Toolchain};
 use cdpc::{DefaultStream, Target};
 use std::collections::BTreeSet;

@@ -9,7 +9,7 @@
 //! beside ptxas (`cargo xtask setup` installs it).
 
 use cdpc::driver::{self, CompileOptions, Emit};
-use cdpc::sema::cuda_types::builtin_struct_layout;
+use cdpc::front::cdp::sema::cuda_types::builtin_struct_layout;
 use cdpc::toolchain::{ToolSearch, Toolchain};
 use cdpc::{DefaultStream, Target};
 use runtime_shim::entry_points::{CType, InlinePtx, Lowering, RuntimeFn};

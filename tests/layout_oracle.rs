@@ -42,7 +42,7 @@
 //! reason when nvcc or cuobjdump cannot be found (`cargo xtask setup` installs both).
 
 use cdpc::driver::{self, CompileError, CompileOptions};
-use cdpc::hir::FunctionKind;
+use cdpc::front::cdp::hir::FunctionKind;
 use cdpc::Code;
 use cdpc_tests::NvidiaTools;
 use std::collections::{BTreeMap, HashMap};

@@ -15,11 +15,11 @@ use std::path::{Path, PathBuf};
 const ALLOWED: &[(&str, &str, &str)] = &[
     ("xtask/src/main.rs", "usr/lib/llvm-22", "where apt's llvm-22-dev installs LLVM; set-up installs it there and LLVM_SYS_221_PREFIX overrides it"),
     (
-        "compiler/src/clang/in_process.rs",
+        "compiler/src/front/cuda/in_process.rs",
         "usr/lib/llvm-22",
         "the last entry of the documented list where Clang's resource headers are looked for (apt's libclang-common-22-dev); the earlier entries override it",
     ),
-    ("compiler/src/clang/mod.rs", "usr/lib/llvm-22", "the module documentation's copy of that ordered list"),
+    ("compiler/src/front/cuda/mod.rs", "usr/lib/llvm-22", "the module documentation's copy of that ordered list"),
     (
         "compiler/src/driver/program.rs",
         "usr/lib/llvm-22",

@@ -122,7 +122,7 @@ fn diagnostics_match_their_snapshots() {
 /// where Clang 22 or the NVIDIA tools are missing.
 #[test]
 fn clang_diagnostics_match_their_snapshots() {
-    use cdpc::clang::{find_engine, ClangEnv, ClangSearch};
+    use cdpc::front::cuda::{find_engine, ClangEnv, ClangSearch};
     if let Err(d) = find_engine(&ClangSearch::default(), &ClangEnv::from_process()) {
         return println!("skipped: {}", d.message);
     }
@@ -269,12 +269,12 @@ fn every_code_has_a_ui_test() {
     // link: compiler/tests/program_build.rs's `a_program_without_main_says_what_to_write_instead`.
     // E1025 (cdpc's own crash) is no input's: compiler/tests/no_crash.rs forces it with
     // `CDPC_DEBUG_CRASH=1` and checks its message, status and reproducer.
-    // E1003 (CUDA's headers incomplete) is about the installation: `cdpc::clang`'s unit tests.
+    // E1003 (CUDA's headers incomplete) is about the installation: `cdpc::front::cuda`'s unit tests.
     // E1004 (Clang crashed) needs a crash: compiler/tests/cuda_cxx.rs's
     // `a_clang_crash_is_e1004_and_leaves_nothing` makes the shim abort inside Clang's run.
     // E1005 (a malformed `CDPC_CACHE_MAX_SIZE`) is about the environment, which a ui test in this
     // process cannot set for itself alone: compiler/tests/preamble_cache.rs's
-    // `a_malformed_bound_is_e1005_...` runs cdpc with it, and `cdpc::clang::cache`'s unit tests.
+    // `a_malformed_bound_is_e1005_...` runs cdpc with it, and `cdpc::front::cuda::cache`'s unit tests.
     let generated = [
         Code::SourceTooLarge,
         Code::OutputIsInput,

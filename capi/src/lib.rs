@@ -599,7 +599,7 @@ mod tests {
         assert_eq!(set(options, "use-fast-math", "true"), CdpcStatus::Ok);
         assert_eq!(set(options, "std", "c++20"), CdpcStatus::Ok);
         let o = unsafe { &*options };
-        assert_eq!(o.options.cuda_cxx.std, Some(cdpc::clang::CxxStandard::Cxx20));
+        assert_eq!(o.options.cuda_cxx.std, Some(cdpc::front::cuda::CxxStandard::Cxx20));
         assert_eq!(o.options.float_math, cdpc::back::FloatMath { ftz: true, prec_div: false, prec_sqrt: false, fast_library: true });
         unsafe { cdpc_options_free(options) };
     }

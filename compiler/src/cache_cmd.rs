@@ -1,8 +1,8 @@
 //! `cdpc --cache-status`: where cdpc's cache folder is, what it holds against its bound, and the
-//! fillers making headers in it now (`cdpc::clang::cache`, `cdpc::clang::filler`).
+//! fillers making headers in it now (`cdpc::front::cuda::cache`, `cdpc::front::cuda::filler`).
 
-use cdpc::clang::cache::{self, Cache, CacheEnv, Fill};
-use cdpc::clang::filler;
+use cdpc::front::cuda::cache::{self, Cache, CacheEnv, Fill};
+use cdpc::front::cuda::filler;
 use std::fmt::Write;
 
 /// The report, as printed: one line for the folder, one per kind of entry, the total, then the

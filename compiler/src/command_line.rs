@@ -2,7 +2,7 @@
 //! diagnostics' format it asks for, read before clap parses it ([`requested_format`]).
 
 use cdpc::driver;
-use cdpc::preprocess::{MacroOption, PreprocessOptions};
+use cdpc::front::cdp::preprocess::{MacroOption, PreprocessOptions};
 use cdpc::{DefaultStream, LaunchAbi, SmVersion};
 use clap::{ArgMatches, Parser, ValueEnum};
 use std::path::PathBuf;
@@ -194,7 +194,7 @@ pub(crate) struct Cli {
     /// The C++ dialect of CUDA C++ files, as nvcc's `-std` (default: C++17 with GNU extensions,
     /// as nvcc with g++); the kernel language (`.cdp`) is C whatever this says
     #[arg(long, value_name = "c++03|c++11|c++14|c++17|c++20|c++23", value_parser = parse_std)]
-    pub(crate) std: Option<cdpc::clang::CxxStandard>,
+    pub(crate) std: Option<cdpc::front::cuda::CxxStandard>,
     /// Report no warnings (nvcc's `-w`): cdpc's, Clang's, ptxas's and nvlink's
     #[arg(short = 'w', long = "disable-warnings")]
     pub(crate) disable_warnings: bool,
@@ -345,8 +345,8 @@ pub(crate) fn parse_cudart(text: &str) -> Result<driver::program::Cudart, String
 }
 
 /// `--std c++20`: nvcc's dialects.
-pub(crate) fn parse_std(text: &str) -> Result<cdpc::clang::CxxStandard, String> {
-    cdpc::clang::CxxStandard::parse(text).ok_or_else(|| format!("`{text}` is not one of nvcc's dialects: c++03, c++11, c++14, c++17, c++20 or c++23"))
+pub(crate) fn parse_std(text: &str) -> Result<cdpc::front::cuda::CxxStandard, String> {
+    cdpc::front::cuda::CxxStandard::parse(text).ok_or_else(|| format!("`{text}` is not one of nvcc's dialects: c++03, c++11, c++14, c++17, c++20 or c++23"))
 }
 
 pub(crate) fn parse_time_limit(text: &str) -> Result<TimeLimit, String> {

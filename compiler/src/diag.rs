@@ -709,7 +709,7 @@ impl Diagnostics {
 }
 
 /// The words of the dynamic-parallelism diagnostics that more than one front end gives: the
-/// kernel language's sema, Clang's messages for CUDA C++ ([`crate::clang::diagnostics`]) and
+/// kernel language's sema, Clang's messages for CUDA C++ ([`crate::front::cuda::diagnostics`]) and
 /// the launch pipeline on LLVM IR ([`crate::pipeline::param_buffer`]), so that one program says
 /// the same thing whichever way it is compiled.
 pub(crate) mod words {

@@ -13,7 +13,8 @@
 use crate::back::{self, BackendError, CodegenOptions};
 use crate::diag::Diagnostic;
 use crate::driver::{self, CompileError, CompileOptions};
-use crate::{front, hir, render};
+use crate::front::cdp::{hir, syntax};
+use crate::render;
 
 /// Panics unless every label of every diagnostic lies inside its file (`source`, or the header
 /// the label names), on char boundaries.
@@ -38,7 +39,7 @@ fn render_both(source: &str, diagnostics: &[Diagnostic]) {
 
 /// The lexer alone: tokens in order, inside the source, on char boundaries.
 pub fn lex(source: &str) {
-    let (tokens, diagnostics) = front::lex_only(source);
+    let (tokens, diagnostics) = syntax::lex_only(source);
     let mut previous_end = 0;
     for t in &tokens {
         assert!(previous_end <= t.start && t.start < t.end && t.end <= source.len(), "token {t:?} out of order or bounds");
@@ -50,7 +51,7 @@ pub fn lex(source: &str) {
 
 /// Lexer and parser: a tree exactly when there is no error.
 pub fn parse(source: &str) {
-    let (tree, diagnostics) = front::parse(source);
+    let (tree, diagnostics) = syntax::parse(source);
     assert_spans_valid(source, &diagnostics);
     let has_error = diagnostics.iter().any(Diagnostic::is_error);
     assert_eq!(tree.is_some(), !has_error, "a tree must come back exactly when there is no error: {diagnostics:?}");
@@ -60,7 +61,7 @@ pub fn parse(source: &str) {
 /// their files, a failure only with an error, output within the limit and free of directives
 /// other than `#pragma`, every output range mapping inside a file, both renderings succeed.
 pub fn preprocess(source: &str) {
-    use crate::preprocess::{self as pp, FileAccess, PreprocessOptions};
+    use crate::front::cdp::preprocess::{self as pp, FileAccess, PreprocessOptions};
     let options = PreprocessOptions { files: FileAccess::ShippedOnly, ..Default::default() };
     let result = driver::on_large_stack(|| pp::preprocess(source, &options, &Default::default()));
     assert_spans_valid(source, &result.diagnostics);
@@ -82,7 +83,7 @@ pub fn preprocess(source: &str) {
 /// disk; the checked module when it passed.
 pub fn check_with(source: &str, options: &CompileOptions) -> Option<hir::Module> {
     let mut options = options.clone();
-    options.preprocess.files = crate::preprocess::FileAccess::ShippedOnly;
+    options.preprocess.files = crate::front::cdp::preprocess::FileAccess::ShippedOnly;
     let options = &options;
     match driver::check(source, options) {
         Ok(checked) => {
@@ -130,7 +131,7 @@ pub fn codegen(source: &str, options: &CompileOptions) {
     if check_with(source, options).is_some() {
         // As the driver generates code: `back`, then the launch pipeline on its IR.
         let mut options = options.clone();
-        options.preprocess.files = crate::preprocess::FileAccess::ShippedOnly;
+        options.preprocess.files = crate::front::cdp::preprocess::FileAccess::ShippedOnly;
         let Ok(checked) = driver::check(source, &options) else { panic!("a checked program checks again") };
         let codegen = CodegenOptions { opt_level: options.opt_level, libdevice: None, debug: None, fmad: options.fmad, math: options.float_math };
         match driver::on_large_stack(|| driver::generate_cdp(&checked, &options, &codegen, back::Outputs { llvm_ir: false, ptx: true })) {
@@ -151,16 +152,16 @@ pub fn codegen(source: &str, options: &CompileOptions) {
 /// with a primary label inside its file, both renderings succeed.
 pub fn clang_messages(stderr: &str, main_text: &str) {
     let main = std::path::Path::new("/nonexistent/fuzz.cu");
-    let diagnostics = crate::clang::diagnostics::parse(stderr, main, main_text);
+    let diagnostics = crate::front::cuda::diagnostics::parse(stderr, main, main_text);
     assert_spans_valid(main_text, &diagnostics);
     render_both(main_text, &diagnostics);
 }
 
 /// The messages of the Clang inside cdpc (data, not text: any file name, any line and column),
 /// read against `main_text`: the same checks as [`clang_messages`].
-pub fn clang_message_data(messages: &[crate::clang::in_process::Message], main_text: &str) {
+pub fn clang_message_data(messages: &[crate::front::cuda::in_process::Message], main_text: &str) {
     let main = std::path::Path::new("/nonexistent/fuzz.cu");
-    let diagnostics = crate::clang::diagnostics::from_messages(messages, main, main_text);
+    let diagnostics = crate::front::cuda::diagnostics::from_messages(messages, main, main_text);
     assert_spans_valid(main_text, &diagnostics);
     render_both(main_text, &diagnostics);
 }
@@ -421,13 +422,13 @@ pub fn host_ir(ir: &str) {
     }
 }
 
-/// nvcc's forms made Clang's ([`crate::clang::nvcc_text::rewrite`]) on arbitrary bytes: no
+/// nvcc's forms made Clang's ([`crate::front::cuda::nvcc_text::rewrite`]) on arbitrary bytes: no
 /// panic; the text keeps its line breaks and grows only by bytes put in, each a blank, `,` or
 /// `%` (or a half pair's assignment from a braced list after CUDA's declaration, rule 7), with
 /// the brackets of a launch moved; a second rewrite changes nothing; text without a candidate
 /// pattern is left alone.
 pub fn nvcc_text(data: &[u8]) {
-    use crate::clang::nvcc_text::{may_need_rewriting, rewrite};
+    use crate::front::cuda::nvcc_text::{may_need_rewriting, rewrite};
     let Some(text) = rewrite(data) else { return };
     assert!(may_need_rewriting(data), "a change where the cheap test saw nothing");
     assert!(!data.contains(&0), "a binary file (a NUL byte) changed");
@@ -438,10 +439,10 @@ pub fn nvcc_text(data: &[u8]) {
     let count = |t: &[u8], keep: fn(u8) -> bool| t.iter().filter(|&&b| keep(b)).count();
     let ordinary = |b: u8| !matches!(b, b' ' | b'\t' | b',' | b'%' | b'<' | b'>');
     // Rule 7's text, put in after a declaration of CUDA's: counted apart.
-    let put_in: usize = crate::clang::nvcc_text::BRACED_LIST_ASSIGNMENTS
+    let put_in: usize = crate::front::cuda::nvcc_text::BRACED_LIST_ASSIGNMENTS
         .iter()
         .map(|(ty, half, _)| {
-            let with = crate::clang::nvcc_text::braced_list_assignment(ty, half);
+            let with = crate::front::cuda::nvcc_text::braced_list_assignment(ty, half);
             let occurrences = |t: &[u8]| t.windows(with.len()).filter(|w| *w == with.as_bytes()).count();
             occurrences(&text).saturating_sub(occurrences(data)) * count(with.as_bytes(), ordinary)
         })
@@ -450,13 +451,13 @@ pub fn nvcc_text(data: &[u8]) {
     assert!(rewrite(&text).is_none(), "a second rewrite changed {:?}", String::from_utf8_lossy(&text));
 }
 
-/// `data` with `inserted` applied ([`crate::clang::mend`]'s invariants, asserted): insertions in
+/// `data` with `inserted` applied ([`crate::front::cuda::mend`]'s invariants, asserted): insertions in
 /// order, none with a line break, the text before the first unchanged, and every input byte
 /// kept, in order (the input is a subsequence of the output).
 fn inserted_only(data: &[u8], inserted: &[(usize, String)]) -> Vec<u8> {
     assert!(inserted.windows(2).all(|w| w[0].0 <= w[1].0), "insertions in order");
     assert!(!inserted.iter().any(|(_, s)| s.contains('\n')), "a line break made");
-    let text = crate::clang::mend::apply(data, inserted);
+    let text = crate::front::cuda::mend::apply(data, inserted);
     let first = inserted.first().map_or(data.len(), |(at, _)| *at);
     assert_eq!(&text[..first], &data[..first], "text before the first insertion changed");
     let mut rest = data.iter().peekable();
@@ -469,13 +470,13 @@ fn inserted_only(data: &[u8], inserted: &[(usize, String)]) -> Vec<u8> {
     text
 }
 
-/// `__shared__` declarations made raw storage ([`crate::clang::shared_storage`]) on arbitrary
+/// `__shared__` declarations made raw storage ([`crate::front::cuda::shared_storage`]) on arbitrary
 /// bytes, at every place a name starts (the places Clang would give): no panic; where the
 /// declarations are read, only text is put in (every byte of the input kept, in order), no line
 /// break is made, the input's text up to the first insertion is unchanged, and each rewritten
 /// name is declared again as a reference.
 pub fn shared_storage(data: &[u8]) {
-    use crate::clang::shared_storage::insertions;
+    use crate::front::cuda::shared_storage::insertions;
     let names: Vec<usize> = (0..data.len()).filter(|&i| (data[i].is_ascii_alphabetic() || data[i] == b'_') && (i == 0 || !(data[i - 1].is_ascii_alphanumeric() || data[i - 1] == b'_'))).collect();
     for &at in names.iter().take(64) {
         let Some(inserted) = insertions(data, &[at]) else { continue };
@@ -487,12 +488,12 @@ pub fn shared_storage(data: &[u8]) {
 }
 
 /// Initialised variable-length arrays filled by a second declarator
-/// ([`crate::clang::vla_init`]) on arbitrary bytes, with every byte's offset as Clang's place of
+/// ([`crate::front::cuda::vla_init`]) on arbitrary bytes, with every byte's offset as Clang's place of
 /// a bound: no panic; where the declaration is read, only text is put in (every byte of the
 /// input kept, in order), no line break is made, the text before the first insertion is
 /// unchanged, and the filler is called with the array's own name.
 pub fn vla_init(data: &[u8]) {
-    use crate::clang::vla_init::insertions;
+    use crate::front::cuda::vla_init::insertions;
     for at in (0..data.len()).take(64) {
         let Some(inserted) = insertions(data, &[at]) else { continue };
         assert_eq!(inserted.len(), 3, "three insertions per declaration");

@@ -78,24 +78,15 @@
 //! `docs/EMBEDDING.md` shows the same three levels, and the C API (`capi/`) wraps level 1.
 
 pub mod back;
-pub mod clang;
 pub mod diag;
 pub mod driver;
-// The phases' internal data structures (syntax tree, HIR, C types) are public for tests and
-// for `back::emit_ptx`, but are not documented item by item.
-#[allow(missing_docs)]
 pub mod front;
 #[doc(hidden)]
 pub mod fuzzing;
-#[allow(missing_docs)]
-pub mod hir;
 pub mod layout;
 pub mod llvm;
 pub mod pipeline;
-pub mod preprocess;
 pub mod render;
-#[allow(missing_docs)]
-pub mod sema;
 pub mod signature;
 pub mod target;
 pub mod toolchain;

@@ -36,7 +36,7 @@ fn main() -> ExitCode {
 pub(crate) fn run_program(args: Vec<String>) -> ExitCode {
     signals::install();
     // The cache's headers a compilation misses are made after it (`fill_cache`).
-    cdpc::clang::cache::set_deferred(true);
+    cdpc::front::cuda::cache::set_deferred(true);
     cdpc::driver::crash::install();
     // A crash by a signal in LLVM's or Clang's code outside their recovery contexts: reported
     // as a panic is, then the work files removed; the process ends with the report's status.
@@ -106,7 +106,7 @@ pub(crate) fn report_crash(args: &[String]) -> ExitCode {
 }
 
 /// Makes the cache's headers that this process's compilations left for later
-/// (`cdpc::clang::cache::Fill`), once its outputs are written and its messages said, whatever
+/// (`cdpc::front::cuda::cache::Fill`), once its outputs are written and its messages said, whatever
 /// its status (a file with errors keeps its preamble): cdpc again, with this process's
 /// arguments and `CDPC_CACHE_FILL` (which makes Clang make the headers and compile nothing,
 /// writes no output and says nothing, its output nowhere), detached from the terminal (`setsid`) at the
@@ -115,7 +115,7 @@ pub(crate) fn report_crash(args: &[String]) -> ExitCode {
 /// with `CDPC_CACHE_BACKGROUND=0` waited for. A filler that cannot start leaves them to the next
 /// compilation, which notes them again.
 pub(crate) fn fill_cache() {
-    use cdpc::clang::cache;
+    use cdpc::front::cuda::cache;
     if cache::filling() != 0 {
         return;
     }
@@ -204,7 +204,7 @@ pub(crate) fn main_with_args(args: impl IntoIterator<Item = String>) -> ExitCode
         return toolkit::list_gpus(&cli, format);
     }
     if cli.cache_status {
-        return match cache_cmd::status(&cdpc::clang::cache::CacheEnv::from_process()) {
+        return match cache_cmd::status(&cdpc::front::cuda::cache::CacheEnv::from_process()) {
             Ok(text) => {
                 print!("{text}");
                 ExitCode::SUCCESS

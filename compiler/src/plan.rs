@@ -10,7 +10,7 @@ use super::preprocess_cmd;
 use super::report::{fail, fail_with_code};
 use super::toolkit::{architecture_set, cuda_release, host_fortify, verbose_header};
 use cdpc::driver::{self, CompileOptions, Emit, Input, WarningPolicy};
-use cdpc::preprocess::PreprocessOptions;
+use cdpc::front::cdp::preprocess::PreprocessOptions;
 use cdpc::render::{self, Color};
 use cdpc::toolchain::ToolSearch;
 use cdpc::{AddressSize, Code, Target};
@@ -228,8 +228,8 @@ pub(crate) fn plan(cli: &mut Cli, matches: &ArgMatches, format: ErrorFormat) -> 
             fast_library: cli.use_fast_math,
         },
         language: cli.language,
-        clang: cdpc::clang::ClangSearch { clang: cli.clang.clone() },
-        cuda_cxx: cdpc::clang::CudaCxxOptions {
+        clang: cdpc::front::cuda::ClangSearch { clang: cli.clang.clone() },
+        cuda_cxx: cdpc::front::cuda::CudaCxxOptions {
             std: cli.std,
             host_args: cli.xcompiler.clone(),
             warning_args: cli.no_deprecation_warnings.then(|| "-Wno-deprecated-declarations".to_string()).into_iter().collect(),

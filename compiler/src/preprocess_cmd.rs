@@ -85,7 +85,7 @@ fn run_host(request: &Request<'_>, program: &driver::program::ProgramOptions, op
     let mut options = options.clone();
     let release = cdpc::toolchain::Toolchain::discover(&options.tools).ok().as_ref().and_then(cuda_release);
     let identity = release.map(driver::program::identity_macros).unwrap_or_default();
-    options.preprocess.macros.splice(0..0, identity.iter().map(|m| cdpc::preprocess::MacroOption::Define(m.trim_start_matches("-D").to_string())));
+    options.preprocess.macros.splice(0..0, identity.iter().map(|m| cdpc::front::cdp::preprocess::MacroOption::Define(m.trim_start_matches("-D").to_string())));
     let options = &options;
     let result = driver::program::preprocess_host_file(input, program, options).and_then(|(text, tool_runs)| {
         match request.output.filter(|o| *o != Path::new("-")) {

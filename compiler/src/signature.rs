@@ -26,7 +26,7 @@
 //! assert_eq!(parent.params[2].kind, ValueKind::Scalar(Scalar::I8));
 //! ```
 
-use crate::hir;
+use crate::front::cdp::hir;
 use crate::layout::param_layout;
 use crate::types::{DisplayType, FloatKind, IntKind, Type};
 

@@ -5,7 +5,7 @@
 
 use super::command_line::{Cli, ErrorFormat};
 use super::report::{fail, fail_with_code};
-use cdpc::preprocess::{MacroOption, PreprocessOptions};
+use cdpc::front::cdp::preprocess::{MacroOption, PreprocessOptions};
 use cdpc::toolchain::ToolSearch;
 use cdpc::SmVersion;
 use std::process::ExitCode;

@@ -1,5 +1,5 @@
 //! The cache folder that cannot be written, on a full disk, and fuzzed: a compilation
-//! never fails because of its cache (compiler/src/clang/cache.rs, "Damaged entries").
+//! never fails because of its cache (compiler/src/front/cuda/cache.rs, "Damaged entries").
 //!
 //! - Read-only: a cache folder under a regular file (every `mkdir` fails with `ENOTDIR`, for any
 //!   user, root included, whom permissions do not stop), and a warm cache made read-only (a
@@ -303,7 +303,7 @@ fn a_cache_on_a_full_disk_compiles_without_caching() {
     let p = Project::new(&jobs);
     let disk = p.path("disk");
     // Room for the entries of JOBS (three wrapper headers and three preambles of 11 MB each)
-    // and [`cdpc::clang::cache::MIN_ROOM`] besides.
+    // and [`cdpc::front::cuda::cache::MIN_ROOM`] besides.
     let _mounted = match small_file_system(&disk, 160) {
         Ok(m) => m,
         Err(why) => return println!("skipped: no small file system to fill ({why})"),
@@ -315,7 +315,7 @@ fn a_cache_on_a_full_disk_compiles_without_caching() {
         let cache = disk.join(format!("cache{i}"));
         fill(&disk, leave);
         p.check(&format!("{leave} bytes free, cold"), &JOBS, &cache, &[]);
-        if leave > cdpc::clang::cache::MIN_ROOM {
+        if leave > cdpc::front::cuda::cache::MIN_ROOM {
             p.check(&format!("{leave} bytes free, second sight"), &JOBS, &cache, &[]);
             p.check(&format!("{leave} bytes free, third"), &JOBS, &cache, &[]);
         }
@@ -507,7 +507,7 @@ fn garbage_name(rng: &mut Rng, files: &[(PathBuf, u64)]) -> String {
         }
         1 => format!(".tmp{:06x}", rng.below(1 << 24)),
         2 => format!("junk-{}", rng.below(100)),
-        _ => format!("{:016x}-{}.{ext}", rng.next(), cdpc::clang::cache::version_tag()),
+        _ => format!("{:016x}-{}.{ext}", rng.next(), cdpc::front::cuda::cache::version_tag()),
     }
 }
 

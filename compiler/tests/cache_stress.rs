@@ -1,5 +1,5 @@
 //! Many cdpc processes over one cache folder: `make -j` never fails because of the
-//! other compilations or of a damaged cache (compiler/src/clang/cache.rs, "Damaged entries").
+//! other compilations or of a damaged cache (compiler/src/front/cuda/cache.rs, "Damaged entries").
 //! Four compilations at a time (two of them of the same file and options, so that they share
 //! every entry) over one `CDPC_CACHE_DIR`: cold, warm, with the cache's files truncated,
 //! overwritten and removed between the runs and while they run, under a bound that trims the

@@ -16,7 +16,7 @@
 //! replacement).
 
 use cdpc::driver::{self, CompileError, CompileOptions, Emit};
-use cdpc::preprocess::PreprocessOptions;
+use cdpc::front::cdp::preprocess::PreprocessOptions;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -88,7 +88,7 @@ fn cdpc_ptx(klap_root: &Path, name: &str) -> Result<String, Vec<String>> {
     let source = std::fs::read_to_string(&input).unwrap();
     // nvcc gets the same define (below): CUDA 13 removed `cudaThreadSynchronize`, which the
     // host code calls, and Clang reads the host code too.
-    let macros = vec![cdpc::preprocess::MacroOption::Define("cudaThreadSynchronize=cudaDeviceSynchronize".into())];
+    let macros = vec![cdpc::front::cdp::preprocess::MacroOption::Define("cudaThreadSynchronize=cudaDeviceSynchronize".into())];
     let preprocess = PreprocessOptions { input: Some(input), include_dirs: vec![dir, klap_root.join("include")], macros, ..Default::default() };
     // Relocatable PTX, as nvcc's (`-rdc=true`).
     let options = CompileOptions { emit: Emit::Ptx, preprocess, separate: true, ..CompileOptions::default() };

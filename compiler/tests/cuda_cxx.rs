@@ -14,9 +14,9 @@
 //! `static` kernels and variables get the same `__nv_static_` names). Skipped with a printed
 //! reason where Clang 22 or the NVIDIA tools are missing.
 
-use cdpc::clang::{find_engine, ClangEnv, ClangSearch};
 use cdpc::driver::{self, CompileOptions, Emit};
-use cdpc::preprocess::PreprocessOptions;
+use cdpc::front::cdp::preprocess::PreprocessOptions;
+use cdpc::front::cuda::{find_engine, ClangEnv, ClangSearch};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -107,7 +107,7 @@ fn unused_virtual_table(symbol: &str) -> bool {
 /// Relocatable PTX of `file` (as nvcc's, `-rdc=true`), read from where it lies, and nvcc's
 /// macro of `--extended-lambda` (the option nvcc compiles these files with: `nvcc_ptx`).
 fn ptx_options(file: &Path) -> CompileOptions {
-    let macros = vec![cdpc::preprocess::MacroOption::Define("__CUDACC_EXTENDED_LAMBDA__=1".into())];
+    let macros = vec![cdpc::front::cdp::preprocess::MacroOption::Define("__CUDACC_EXTENDED_LAMBDA__=1".into())];
     CompileOptions { emit: Emit::Ptx, preprocess: PreprocessOptions { input: Some(file.to_path_buf()), macros, ..Default::default() }, separate: true, ..CompileOptions::default() }
 }
 
@@ -482,8 +482,8 @@ fn stopped_inside_clang(flag: &str) -> Option<(Option<i32>, String)> {
 /// while longer (the C++ standard library).
 #[test]
 fn a_crash_beside_a_compilation_does_not_fail_it() {
-    use cdpc::clang::in_process::{compile, Outcome};
-    use cdpc::clang::ClangEngine;
+    use cdpc::front::cuda::in_process::{compile, Outcome};
+    use cdpc::front::cuda::ClangEngine;
     let Ok(ClangEngine::InProcess { resource_dir }) = find_engine(&ClangSearch::default(), &ClangEnv::from_process()) else {
         return println!("skipped: no linked Clang");
     };

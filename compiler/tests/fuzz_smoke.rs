@@ -672,7 +672,7 @@ fn clang_message_parsing_never_panics() {
     }
     // The same messages as the Clang inside cdpc hands them over: any level, file, line and
     // column (up to u32's), a note first.
-    use cdpc::clang::in_process::{Level, Message};
+    use cdpc::front::cuda::in_process::{Level, Message};
     let levels = [Level::Note, Level::Remark, Level::Warning, Level::Error, Level::Fatal];
     for _ in 0..3000 {
         let messages: Vec<Message> = (0..1 + rng.below(4))
@@ -689,12 +689,12 @@ fn clang_message_parsing_never_panics() {
     }
 }
 
-/// The preamble scan (compiler/src/clang/preamble.rs) on random lines of directives, comments,
+/// The preamble scan (compiler/src/front/cuda/preamble.rs) on random lines of directives, comments,
 /// literals and code: never a panic, and a preamble ends at a line start and is its own
 /// preamble. Depfile parsing on random bytes never panics.
 #[test]
 fn preamble_bounds_never_panic_and_end_at_a_line() {
-    use cdpc::clang::preamble::{bounds, parse_depfile};
+    use cdpc::front::cuda::preamble::{bounds, parse_depfile};
     let mut rng = Rng(0x9e3b_1e55 | 1);
     let pieces = [
         "#include <a.h>\n",
@@ -738,12 +738,12 @@ fn preamble_bounds_never_panic_and_end_at_a_line() {
     }
 }
 
-/// The size of cdpc's cache (`CDPC_CACHE_MAX_SIZE`, compiler/src/clang/cache.rs) on random
+/// The size of cdpc's cache (`CDPC_CACHE_MAX_SIZE`, compiler/src/front/cuda/cache.rs) on random
 /// strings of digits, units, signs and spaces: never a panic, an accepted size starts with a
 /// digit and reads back the same in bytes, a refusal says why.
 #[test]
 fn cache_sizes_never_panic() {
-    use cdpc::clang::cache::parse_size;
+    use cdpc::front::cuda::cache::parse_size;
     let mut rng = Rng(0x5eed_ca5e | 1);
     let pieces = ["0", "1", "9", "99999999999", "k", "M", "g", "T", "B", "iB", "i", " ", "\t", ".", "-", "+", "é", "x", "\u{0}"];
     let mut accepted = 0;
@@ -855,7 +855,7 @@ fn library_host_program(rng: &mut Rng) -> String {
     s
 }
 
-/// nvcc's forms made Clang's (compiler/src/clang/nvcc_text.rs) on random text made of brackets,
+/// nvcc's forms made Clang's (compiler/src/front/cuda/nvcc_text.rs) on random text made of brackets,
 /// blanks, comments, literals, `asm` statements' pieces and line breaks: `cdpc::fuzzing::nvcc_text`'s
 /// invariants (no panic, line breaks kept, only blanks, commas and `%` put in, a second rewrite
 /// changes nothing).
@@ -870,12 +870,12 @@ fn nvcc_text_rewrite_keeps_its_invariants_on_random_text() {
     for _ in 0..60000 {
         let text: String = (0..rng.below(16)).map(|_| pieces[rng.below(pieces.len())]).collect();
         let Ok(()) = catch_unwind(AssertUnwindSafe(|| cdpc::fuzzing::nvcc_text(text.as_bytes()))) else { panic!("{text:?}") };
-        changed += cdpc::clang::nvcc_text::rewrite(text.as_bytes()).is_some() as usize;
+        changed += cdpc::front::cuda::nvcc_text::rewrite(text.as_bytes()).is_some() as usize;
     }
     assert!(changed > 100, "the generator makes spaced launches too: {changed}");
 }
 
-/// `__shared__` declarations made raw storage (compiler/src/clang/shared_storage.rs) on random
+/// `__shared__` declarations made raw storage (compiler/src/front/cuda/shared_storage.rs) on random
 /// text of declarations' pieces, comments, directives and line breaks:
 /// `cdpc::fuzzing::shared_storage`'s invariants (no panic, only text put in, no line break made,
 /// the reference declared).
@@ -923,14 +923,14 @@ fn shared_storage_rewrite_keeps_its_invariants_on_random_text() {
         let text = format!("{before}{}__shared__ {type_} bar;{after}", ["", ";", "{", "\n"][rng.below(4)]);
         let Ok(()) = catch_unwind(AssertUnwindSafe(|| cdpc::fuzzing::shared_storage(text.as_bytes()))) else { panic!("{text:?}") };
         if let Some(at) = text.rfind(" bar;") {
-            rewritten += cdpc::clang::shared_storage::insertions(text.as_bytes(), &[at + 1]).is_some() as usize;
+            rewritten += cdpc::front::cuda::shared_storage::insertions(text.as_bytes(), &[at + 1]).is_some() as usize;
         }
     }
     assert!(rewritten > 20, "the generator makes readable declarations too: {rewritten}");
 }
 
 /// Initialised variable-length arrays filled by a second declarator
-/// (compiler/src/clang/vla_init.rs) on random text of declarations' pieces, comments,
+/// (compiler/src/front/cuda/vla_init.rs) on random text of declarations' pieces, comments,
 /// directives and line breaks: `cdpc::fuzzing::vla_init`'s invariants (no panic, only text put
 /// in, no line break made, the filler names the array).
 #[test]
@@ -945,13 +945,13 @@ fn vla_init_rewrite_keeps_its_invariants_on_random_text() {
         let text = format!("{before}{}{type_} v[n{bound}] = {{{list}}}{}{after}", ["", ";", "{", "\n"][rng.below(4)], [";", ",", ""][rng.below(3)]);
         let Ok(()) = catch_unwind(AssertUnwindSafe(|| cdpc::fuzzing::vla_init(text.as_bytes()))) else { panic!("{text:?}") };
         if let Some(at) = text.rfind(" v[n") {
-            rewritten += cdpc::clang::vla_init::insertions(text.as_bytes(), &[at + 3]).is_some() as usize;
+            rewritten += cdpc::front::cuda::vla_init::insertions(text.as_bytes(), &[at + 3]).is_some() as usize;
         }
     }
     assert!(rewritten > 20, "the generator makes readable declarations too: {rewritten}");
 }
 
-/// The names a wrapper's file may look headers up by (compiler/src/clang/mod.rs,
+/// The names a wrapper's file may look headers up by (compiler/src/front/cuda/mod.rs,
 /// `header_names`) on random text of brackets, quotes, path characters, non-ASCII letters and
 /// line breaks: no panic, and every name is one a `<...>` or `"..."` in the text holds, relative,
 /// of path characters only, with a letter or digit.
@@ -963,7 +963,7 @@ fn header_names_never_panic_and_are_bracketed_path_names() {
     for _ in 0..40000 {
         let text: String = (0..rng.below(14)).map(|_| pieces[rng.below(pieces.len())]).collect();
         let mut names = std::collections::BTreeSet::new();
-        let Ok(()) = catch_unwind(AssertUnwindSafe(|| cdpc::clang::header_names(&text, &mut names))) else { panic!("{text:?}") };
+        let Ok(()) = catch_unwind(AssertUnwindSafe(|| cdpc::front::cuda::header_names(&text, &mut names))) else { panic!("{text:?}") };
         for name in &names {
             let path_like = name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_./+-".contains(&b));
             assert!(path_like && !name.starts_with('/') && !name.ends_with('/') && name.bytes().any(|b| b.is_ascii_alphanumeric()), "{text:?}: {name:?}");

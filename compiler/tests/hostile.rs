@@ -1,6 +1,6 @@
 //! Hostile and extreme sources: each gives a diagnostic with a code and a span, or compiles;
 //! none panics, overflows the stack, hangs or takes unbounded memory. The limits are those of
-//! `cdpc::front` (docs/KERNEL-LANGUAGE.md, "Limits"). Each test runs on a thread with the test harness's usual
+//! `cdpc::front::cdp::syntax` (docs/KERNEL-LANGUAGE.md, "Limits"). Each test runs on a thread with the test harness's usual
 //! 2 MiB stack and a generous time bound; the CLI cases also run under `ulimit -v`.
 
 use cdpc::driver::{self, CompileError, CompileOptions};
@@ -336,7 +336,7 @@ fn cli_fifty_megabytes_of_deep_nesting_after_a_define_is_refused_quickly() {
 #[test]
 fn regression_comment_lines_overflowed_the_lexer_stack() {
     let src = "// a comment line\n/* a block */\n#pragma x\n".repeat(200_000);
-    let (tokens, diags) = std::thread::Builder::new().stack_size(256 << 10).spawn(move || cdpc::front::lex_only(&src)).unwrap().join().expect("the lexer ran on a 256 KiB stack");
+    let (tokens, diags) = std::thread::Builder::new().stack_size(256 << 10).spawn(move || cdpc::front::cdp::syntax::lex_only(&src)).unwrap().join().expect("the lexer ran on a 256 KiB stack");
     assert!(tokens.is_empty() && diags.is_empty());
 }
 
@@ -366,7 +366,7 @@ fn regression_many_errors_on_a_long_line_are_capped_and_not_printed_whole() {
     assert_code(&diags, Code::UnknownName);
 }
 
-// The preprocessor's limits (docs/KERNEL-LANGUAGE.md, "Limits"; `cdpc::preprocess`).
+// The preprocessor's limits (docs/KERNEL-LANGUAGE.md, "Limits"; `cdpc::front::cdp::preprocess`).
 
 /// Checks `source`, whose `"..."` headers are looked up in `dir`.
 fn check_in(dir: &std::path::Path, source: String) -> Vec<Diagnostic> {

@@ -5,8 +5,8 @@
 //! the same parameters, and the same launch sequence in the parent.
 
 use crate::build_common::{cdpc, nvcc_ptx, stderr, tool_dir};
-use cdpc::clang::{find_engine, ClangEnv, ClangSearch};
 use cdpc::driver::{self, CompileOptions, Emit};
+use cdpc::front::cuda::{find_engine, ClangEnv, ClangSearch};
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
@@ -121,7 +121,7 @@ fn the_ir_gives_the_kernels_and_launch_sequence_of_the_same_program_in_cuda_cxx(
     }
     let Some(oracle) = nvcc_ptx(&std::fs::read_to_string(fixture("launch.cu")).unwrap()) else { return };
     let cu = fixture("launch.cu");
-    let options = CompileOptions { preprocess: cdpc::preprocess::PreprocessOptions { input: Some(cu.clone()), ..Default::default() }, ..ptx_options() };
+    let options = CompileOptions { preprocess: cdpc::front::cdp::preprocess::PreprocessOptions { input: Some(cu.clone()), ..Default::default() }, ..ptx_options() };
     let from_cu = String::from_utf8(driver::compile(&std::fs::read_to_string(&cu).unwrap(), &options).unwrap().output).unwrap();
     for (what, other) in [("cdpc's Clang path", &from_cu), ("nvcc", &oracle)] {
         assert_eq!(entries(&from_ir), entries(other), "kernels against {what}:\n{from_ir}\n{other}");

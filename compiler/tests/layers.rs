@@ -1,13 +1,15 @@
 //! The compiler crate's top-level modules import each other without a cycle: a lower layer
-//! (`target`, `diag`, `types`, `layout`, `hir`, ...) never imports a higher one (`front`, `sema`,
-//! `back`, `pipeline`, `driver`, ...). ARCHITECTURE.md ("Layers") lists the order this test keeps
+//! (`target`, `diag`, `types`, `layout`, ...) never imports a higher one (`front`, `back`,
+//! `pipeline`, `driver`, ...). ARCHITECTURE.md ("Layers") lists the order this test keeps
 //! ([`LAYERS`]).
 //!
 //! An import is a `crate::NAME` path outside comments and outside `#[cfg(test)]` modules, in any
 //! file under `compiler/src/` but `lib.rs` and `main.rs` (the crate root sees every module), the
 //! binary's own modules and the test modules' files (`tests.rs`, `*_tests.rs`).
 //!
-//! The launch pipeline's modules keep an order of their own ([`PIPELINE_LAYERS`]), and so do the
+//! The front ends' modules keep an order of their own ([`FRONT_LAYERS`]: the kernel language's
+//! phases in order, CUDA C++ beside them, neither importing the other), the launch pipeline's
+//! too ([`PIPELINE_LAYERS`]), and so do the
 //! binary's, the modules `main.rs` declares ([`BINARY_LAYERS`]): none imports an item of
 //! `main.rs`, the entry that plans the command line and runs the plan.
 
@@ -114,7 +116,7 @@ fn cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
 #[test]
 fn top_level_modules_form_no_import_cycle() {
     let graph = imports();
-    assert!(graph.contains_key("types") && graph.contains_key("hir") && graph.contains_key("driver"), "modules not found: {graph:?}");
+    assert!(graph.contains_key("types") && graph.contains_key("front") && graph.contains_key("driver"), "modules not found: {graph:?}");
     if let Some(cycle) = cycle(&graph) {
         panic!("import cycle between top-level modules: {}", cycle.join(" -> "));
     }
@@ -123,7 +125,7 @@ fn top_level_modules_form_no_import_cycle() {
 #[test]
 fn the_lowest_layers_import_only_lower_ones() {
     let graph = imports();
-    let allowed: &[(&str, &[&str])] = &[("target", &[]), ("diag", &[]), ("types", &["target"]), ("layout", &["target", "types"]), ("hir", &["diag", "layout", "target", "types"])];
+    let allowed: &[(&str, &[&str])] = &[("target", &[]), ("diag", &[]), ("types", &["target"]), ("layout", &["target", "types"])];
     for (module, may) in allowed {
         let extra: Vec<_> = graph[*module].iter().filter(|m| !may.contains(&m.as_str())).collect();
         assert!(extra.is_empty(), "`{module}` imports higher layers: {extra:?}");
@@ -132,18 +134,7 @@ fn the_lowest_layers_import_only_lower_ones() {
 
 /// ARCHITECTURE.md's order of the layers, lowest first; modules of one layer may import each
 /// other, but only when that makes no cycle (the test above).
-const LAYERS: &[&[&str]] = &[
-    &["target", "diag", "llvm"],
-    &["types"],
-    &["layout", "render", "toolchain"],
-    &["hir"],
-    &["front", "clang"],
-    &["preprocess", "sema", "signature"],
-    &["back"],
-    &["pipeline"],
-    &["driver"],
-    &["fuzzing"],
-];
+const LAYERS: &[&[&str]] = &[&["target", "diag", "llvm"], &["types"], &["layout", "render", "toolchain"], &["front"], &["signature"], &["back"], &["pipeline"], &["driver"], &["fuzzing"]];
 
 #[test]
 fn no_module_imports_a_higher_layer() {
@@ -154,14 +145,14 @@ fn no_module_imports_a_higher_layer() {
         let higher: Vec<&String> = used.iter().filter(|m| layer(m).is_some_and(|l| l > own)).collect();
         assert!(higher.is_empty(), "`{module}` imports the higher layers {higher:?} (ARCHITECTURE.md, \"Layers\")");
     }
-    for module in ["back", "clang", "driver", "pipeline", "preprocess", "toolchain"] {
+    for module in ["back", "front", "driver", "pipeline", "toolchain"] {
         assert!(layer(module).is_some() && graph.contains_key(module), "`{module}` is in no layer");
     }
 }
 
 #[test]
 fn mangling_is_a_leaf_below_hir() {
-    let text = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/hir/mangle.rs")).unwrap();
+    let text = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/front/cdp/hir/mangle.rs")).unwrap();
     let used: BTreeSet<String> = crate_paths(&text).into_iter().collect();
     assert!(used.iter().all(|m| m == "types"), "`hir::mangle` imports {used:?}");
     assert!(!code_lines(&text).any(|l| l.contains("super::")), "`hir::mangle` imports its parent `hir`");
@@ -169,8 +160,8 @@ fn mangling_is_a_leaf_below_hir() {
 
 #[test]
 fn finds_imports_and_cycles() {
-    let text = "use crate::hir::Function;\n// crate::driver in a comment\nfn f() { $crate::x; crate::types::size_align(); }\n#[cfg(test)]\nmod tests { use crate::sema; }\n";
-    assert_eq!(crate_paths(text), ["hir", "types"]);
+    let text = "use crate::front::cdp::hir::Function;\n// crate::driver in a comment\nfn f() { $crate::x; crate::types::size_align(); }\n#[cfg(test)]\nmod tests { use crate::front::cdp::sema; }\n";
+    assert_eq!(crate_paths(text), ["front", "types"]);
     let graph: BTreeMap<String, BTreeSet<String>> = [("a", &["b"][..]), ("b", &["c"]), ("c", &["a"])].iter().map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect())).collect();
     assert_eq!(cycle(&graph), Some(vec!["a".into(), "b".into(), "c".into(), "a".into()]));
 }
@@ -204,7 +195,12 @@ const PIPELINE_LAYERS: &[&[&str]] = &[
 /// `aggregate::block`, `aggregate` for `aggregate/mod.rs`; the root `mod.rs` is ``), each with
 /// its file's code (no comments, no test module). Test modules' files are left out.
 fn pipeline_files() -> BTreeMap<String, String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/pipeline");
+    files_under("pipeline")
+}
+
+/// [`pipeline_files`] of the folder `compiler/src/<folder>`.
+fn files_under(folder: &str) -> BTreeMap<String, String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(folder);
     let mut files = BTreeMap::new();
     let mut stack = vec![dir.clone()];
     while let Some(at) = stack.pop() {
@@ -384,6 +380,40 @@ fn paths_in(code: &str, module: &str, root: &[&str]) -> Vec<(Option<usize>, Vec<
         }
     }
     out
+}
+
+/// The front ends' modules (`compiler/src/front/`), lowest first: the kernel language's typed
+/// IR, the phases that lead to it, and CUDA C++'s Clang front end, which shares nothing with
+/// the kernel language's. A module of a front-end folder (`cdp::sema::expr`) is in its
+/// folder's layer (`cdp::sema`); the folders of one layer import each other without a cycle
+/// (the preprocessor reads the syntax's size limit, sema its tree).
+const FRONT_LAYERS: &[&[&str]] = &[&["cdp::hir", "cuda"], &["cdp::preprocess", "cdp::syntax", "cdp::sema"], &["cdp"]];
+
+/// `module`'s entry in FRONT_LAYERS: itself, or the folder it lies in.
+fn front_layer(module: &str) -> Option<usize> {
+    FRONT_LAYERS.iter().position(|l| l.iter().any(|m| module == *m || module.starts_with(&format!("{m}::"))))
+}
+
+#[test]
+fn front_ends_import_only_lower_layers_and_not_each_other() {
+    let files = files_under("front");
+    let graph = module_imports(&files, &["crate", "front"], true);
+    assert!(graph.contains_key("cdp::sema") && graph.contains_key("cuda::cache") && graph.contains_key("cdp::hir::mangle"), "modules not found: {graph:?}");
+    let folder = |m: &str| -> String { m.split("::").take(if m.starts_with("cdp") { 2 } else { 1 }).collect::<Vec<_>>().join("::") };
+    let mut folders: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (module, used) in &graph {
+        let own = front_layer(module).unwrap_or_else(|| panic!("`front::{module}` is in no layer of FRONT_LAYERS"));
+        // Within one phase's folder its modules import each other freely (as a module's files).
+        let higher: Vec<&String> = used.iter().filter(|m| folder(m) != folder(module) && front_layer(m).is_none_or(|l| l > own)).collect();
+        assert!(higher.is_empty(), "`front::{module}` imports the higher layers {higher:?} (ARCHITECTURE.md, \"Layers\")");
+        let other = if module.starts_with("cuda") { "cdp" } else { "cuda" };
+        folders.entry(folder(module)).or_default().extend(used.iter().map(|m| folder(m)).filter(|m| *m != folder(module)));
+        let across: Vec<&String> = used.iter().filter(|m| m.starts_with(other)).collect();
+        assert!(across.is_empty(), "`front::{module}` imports the other front end: {across:?}");
+    }
+    if let Some(cycle) = cycle(&folders) {
+        panic!("import cycle between the front ends' folders: {}", cycle.join(" -> "));
+    }
 }
 
 #[test]

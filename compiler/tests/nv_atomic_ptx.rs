@@ -1,4 +1,4 @@
-//! CUDA 12.8's `__nv_atomic_*` built-ins through Clang (cdpc's `clang/additions.h`, section 6),
+//! CUDA 12.8's `__nv_atomic_*` built-ins through Clang (cdpc's `front/cuda/additions.h`, section 6),
 //! nvcc 13.5's PTX of the same source the oracle. nvcc writes each as inline assembly of the
 //! operation's semantics and scope (`atom.add.release.gpu.s32 %r1,[%rd1],%r2;`); Clang 22 knows
 //! none of them, and its own scoped built-ins lose both the scope and, through LLVM 22's NVPTX,

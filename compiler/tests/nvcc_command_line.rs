@@ -407,9 +407,9 @@ fn sources_with_headers(dir: &Path, file: &str) {
     std::fs::write(dir.join(file), "#include \"local.h\"\n#include <v.h>\n#include <s.h>\n__global__ void k(int *p) { *p = LOCAL + V + S; }\n").unwrap();
 }
 
-/// The paths of a Make rule's prerequisites, as `cdpc::clang::preamble::parse_depfile` reads them.
+/// The paths of a Make rule's prerequisites, as `cdpc::front::cuda::preamble::parse_depfile` reads them.
 fn prerequisites(text: &str) -> Vec<String> {
-    cdpc::clang::preamble::parse_depfile(text).iter().map(|p| p.display().to_string()).collect()
+    cdpc::front::cuda::preamble::parse_depfile(text).iter().map(|p| p.display().to_string()).collect()
 }
 
 #[test]

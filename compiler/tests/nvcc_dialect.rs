@@ -244,7 +244,7 @@ fn a_bounded_kernels_callees_are_inlined_as_nvcc_inlines_them() {
     }
 }
 
-/// What nvcc's front end reads and Clang's lexer and parser did not (compiler/src/clang/
+/// What nvcc's front end reads and Clang's lexer and parser did not (compiler/src/front/cuda/
 /// nvcc_text.rs), and `register` in C++17: each line is from a real program nvcc compiles
 /// (bench/acceptance: NVIDIA's grcuda and cuda-vmm blog samples, cuda-samples'
 /// conjugateGradientMultiDeviceCG and cudaGraphsPerfScaling).

@@ -1,9 +1,9 @@
-//! The cached precompiled preamble of a CUDA C++ file (compiler/src/clang/preamble.rs): made on
+//! The cached precompiled preamble of a CUDA C++ file (compiler/src/front/cuda/preamble.rs): made on
 //! the second compilation, used on the next ones while the header and the options are as they
 //! were, made again when they change or the cache file is damaged, safe under concurrent
 //! compilations, with the header's warnings on every compilation and no temporary files left;
 //! made after the compilation's output, by default in a process the compilation does not wait
-//! for; and the bound on the cache folder (compiler/src/clang/cache.rs: `CDPC_CACHE_MAX_SIZE`, the
+//! for; and the bound on the cache folder (compiler/src/front/cuda/cache.rs: `CDPC_CACHE_MAX_SIZE`, the
 //! least recently used entries trimmed after a compilation that wrote one).
 //! Each test has a cache folder of its own (`CDPC_CACHE_DIR`) and runs cdpc as a process.
 
@@ -114,7 +114,7 @@ impl Project {
         // cdpc's additions to Clang's CUDA headers, one a build (`clang::additions_header`).
         if let Ok(dir) = std::fs::read_dir(self.cache().join("include")) {
             let names: Vec<String> = dir.map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
-            assert_eq!(names, [cdpc::clang::additions_file_name()], "left in the cache's include/");
+            assert_eq!(names, [cdpc::front::cuda::additions_file_name()], "left in the cache's include/");
             assert!(names[0].starts_with(&format!("cdpc-{version}-")), "{names:?}");
         }
         assert_eq!(std::fs::read_dir(self.path("tmp")).unwrap().count(), 0, "work files left");
@@ -167,9 +167,9 @@ fn the_preamble_is_made_on_the_second_compilation_used_while_its_header_is_uncha
     p.assert_clean();
 }
 
-/// Waits for the cache's fillers (compiler/src/clang/cache.rs, `FILL_LOCK`).
+/// Waits for the cache's fillers (compiler/src/front/cuda/cache.rs, `FILL_LOCK`).
 fn wait_for_fillers(p: &Project) {
-    cdpc::clang::cache::wait_for_fillers(&p.cache());
+    cdpc::front::cuda::cache::wait_for_fillers(&p.cache());
 }
 
 /// Holds the cache's `make.lock` (a `flock` process), then compiles once with the filler in
@@ -219,7 +219,7 @@ fn fillers_end_within(p: &Project, limit: Duration) -> bool {
 
 /// A cache folder removed while its filler waits to make a header (held at `make.lock`): the
 /// removal succeeds, the filler stops without waiting for the lock, and nothing comes back
-/// (compiler/src/clang/filler.rs): no cache folder once the lock is free, no work files.
+/// (compiler/src/front/cuda/filler.rs): no cache folder once the lock is free, no work files.
 #[test]
 fn a_cache_folder_removed_under_a_waiting_filler_stops_it_and_stays_removed() {
     if !crate::cuda_cxx::tools_ready() || !crate::build_common::have("flock") || !std::path::Path::new("/proc/self/environ").exists() {
@@ -479,7 +479,7 @@ fn a_host_function_called_from_device_code_in_a_precompiled_header_is_clangs_err
     // the header's line on the first compilation (the wrapper's header), the second (the
     // preamble made and used) and the third (the preamble from the cache), in text and in JSON,
     // as without the preamble. Precompiled headers also drop the deferred-diagnostic roots that
-    // cannot matter (compiler/src/clang/shim.cpp); the header in `sys/` is a system header to
+    // cannot matter (compiler/src/front/cuda/shim.cpp); the header in `sys/` is a system header to
     // Clang (`#pragma GCC system_header`), as CUDA's are.
     if !crate::cuda_cxx::tools_ready() {
         return;

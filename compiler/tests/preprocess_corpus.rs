@@ -9,7 +9,7 @@
 //! `expansion_matches_gcc`: tricky macro cases, preprocessed by cdpc and by `gcc -E -P` (the
 //! oracle; skipped when gcc is absent), must give the same tokens.
 
-use cdpc::preprocess::{preprocess, FileAccess, PreprocessOptions};
+use cdpc::front::cdp::preprocess::{preprocess, FileAccess, PreprocessOptions};
 use cdpc::{Code, Target};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -72,7 +72,7 @@ fn corpus_preprocesses_without_errors() {
 /// The tokens of `text`, one per line, comments and line structure dropped: what both
 /// preprocessors must agree on.
 fn tokens(text: &str) -> Vec<String> {
-    let (ranges, _) = cdpc::front::lex_only(text);
+    let (ranges, _) = cdpc::front::cdp::syntax::lex_only(text);
     ranges.into_iter().map(|r| text[r].to_string()).collect()
 }
 

@@ -6,7 +6,7 @@
 //! without a count"): for plain arithmetic the two agree (nvcc allows somewhat more), but nvcc
 //! weighs a tensor-core operation (`wmma::load_matrix_sync`, `wmma::mma_sync`) by the values its
 //! fragments hold where LLVM counts it as about one instruction, and cdpc gives loops of such
-//! operations nvcc's count before LLVM's unroller sees them (`clang/shim.cpp`,
+//! operations nvcc's count before LLVM's unroller sees them (`front/cuda/shim.cpp`,
 //! `TensorCoreUnrollCounts`). The expected counts are nvcc 13.5's, measured with `nvcc -arch=sm_90 -rdc=true
 //! -ptx` on this source; where nvcc is present the test compares with it live too.
 //! `#pragma unroll N` and `#pragma unroll 1` are unrolled as written by both.

@@ -1,4 +1,4 @@
-//! See `cdpc::clang::nvcc_text` (nvcc's forms that Clang does not read) and `cdpc::fuzzing::nvcc_text`.
+//! See `cdpc::front::cuda::nvcc_text` (nvcc's forms that Clang does not read) and `cdpc::fuzzing::nvcc_text`.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 

@@ -42,8 +42,7 @@ pub fn repo_root() -> PathBuf {
 /// The `.cdp` files of `dir`, sorted; none if it cannot be read.
 fn cdp_files(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
-    let mut files: Vec<PathBuf> =
-        entries.flatten().map(|e| e.path()).filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "cdp")).collect();
+    let mut files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "cdp")).collect();
     files.sort();
     files
 }

@@ -1,4 +1,4 @@
-//! See `cdpc::clang::shared_storage` (`__shared__` declarations made raw storage) and
+//! See `cdpc::front::cuda::shared_storage` (`__shared__` declarations made raw storage) and
 //! `cdpc::fuzzing::shared_storage`.
 #![no_main]
 use libfuzzer_sys::fuzz_target;

@@ -1,4 +1,4 @@
-//! See `cdpc::clang::vla_init` (initialised variable-length arrays filled by a second
+//! See `cdpc::front::cuda::vla_init` (initialised variable-length arrays filled by a second
 //! declarator) and `cdpc::fuzzing::vla_init`.
 #![no_main]
 use libfuzzer_sys::fuzz_target;

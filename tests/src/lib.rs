@@ -41,7 +41,7 @@ pub fn options_from_header(source: &str) -> CompileOptions {
             "-Rskipped-headers" => options.header_remarks = true,
             "-fdevice-malloc-pool" => options.malloc_pool = true,
             // nvcc's option, as `cdpc` reads it: its macro.
-            "--extended-lambda" => options.preprocess.macros.push(cdpc::preprocess::MacroOption::Define("__CUDACC_EXTENDED_LAMBDA__=1".into())),
+            "--extended-lambda" => options.preprocess.macros.push(cdpc::front::cdp::preprocess::MacroOption::Define("__CUDACC_EXTENDED_LAMBDA__=1".into())),
             _ if flag.starts_with("-faggregate-launches=") => options.aggregate = flag["-faggregate-launches=".len()..].parse().expect("warp, block or off"),
             _ if flag.starts_with("-flaunch-threshold=") => options.launch_threshold = flag["-flaunch-threshold=".len()..].parse().expect("a thread count"),
             other => panic!("unknown flag `{other}` in a test header"),

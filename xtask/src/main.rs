@@ -563,7 +563,7 @@ fn test(root: &Path, args: &[OsString]) -> Result<ExitCode> {
     cmd.args(["test", "--workspace"]).args(args).env("TMPDIR", &tmp);
     // The cache's headers made in each compilation's own process, after its output, not by a
     // filler that could outlive the test that started it (and leave its work folder in `tmp`
-    // for a moment): compiler/src/clang/cache.rs, `Fill`. The tests of fillers ask for them.
+    // for a moment): compiler/src/front/cuda/cache.rs, `Fill`. The tests of fillers ask for them.
     cmd.env("CDPC_CACHE_BACKGROUND", "0");
     println!("test: TMPDIR={} cargo test --workspace {}", tmp.display(), args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" "));
     let status = cmd.status().map_err(|e| format!("running cargo: {e}"));

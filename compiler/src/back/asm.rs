@@ -1,4 +1,4 @@
-//! GCC-style inline PTX (`hir::InlineAsm`, checked in `sema/asm.rs`) as an LLVM inline-asm
+//! GCC-style inline PTX (`hir::InlineAsm`, checked in `front/cdp/sema/asm.rs`) as an LLVM inline-asm
 //! call, the way clang lowers it and NVPTX prints it between `// begin inline asm` and
 //! `// end inline asm`:
 //!
@@ -16,7 +16,7 @@
 //! 64-bit integers.
 
 use super::{internal, Codegen, R};
-use crate::hir::{AsmConstraint, AsmPiece, InlineAsm};
+use crate::front::cdp::hir::{AsmConstraint, AsmPiece, InlineAsm};
 use crate::types::Type;
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, ValueKind};

@@ -4,7 +4,7 @@
 //! member is never written; a write is a read-modify-write of them, as nvcc's is.
 
 use super::{internal, Codegen, R};
-use crate::hir::{BitField, Expr, ExprKind};
+use crate::front::cdp::hir::{BitField, Expr, ExprKind};
 use crate::types::Type;
 use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use inkwell::IntPredicate;

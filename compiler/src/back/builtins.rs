@@ -3,7 +3,7 @@
 
 use super::function::Class;
 use super::{internal, BackendError, Codegen, R};
-use crate::hir::{AtomicOp, AtomicScope, Axis, Builtin, Expr, MathFn, SpecialReg, WarpOp};
+use crate::front::cdp::hir::{AtomicOp, AtomicScope, Axis, Builtin, Expr, MathFn, SpecialReg, WarpOp};
 use crate::types::{FloatKind, Type};
 use inkwell::intrinsics::Intrinsic;
 use inkwell::llvm_sys::core::{LLVMBuildAtomicCmpXchgSyncScope, LLVMBuildAtomicRMWSyncScope, LLVMBuildFenceSyncScope, LLVMGetModuleContext, LLVMGetSyncScopeID};

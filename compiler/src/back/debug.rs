@@ -8,7 +8,7 @@
 
 use super::Codegen;
 use crate::diag::Span;
-use crate::hir;
+use crate::front::cdp::hir;
 use crate::types::{FloatKind, IntKind, Type};
 use inkwell::debug_info::{AsDIScope, DIFile, DIFlags, DIFlagsConstants, DISubprogram, DIType, DWARFEmissionKind, DWARFSourceLanguage, DebugInfoBuilder};
 use inkwell::module::FlagBehavior;

@@ -5,7 +5,7 @@
 
 use super::globals::poison;
 use super::{internal, Codegen, FnState, R};
-use crate::hir::{BinaryOp, Block, Expr, ExprKind, FunctionKind, Init, Stmt, UnaryOp};
+use crate::front::cdp::hir::{BinaryOp, Block, Expr, ExprKind, FunctionKind, Init, Stmt, UnaryOp};
 use crate::types::{FloatKind, IntKind, Type};
 use inkwell::module::Linkage;
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
@@ -86,7 +86,7 @@ impl<'ctx> Codegen<'ctx, '_> {
     /// merges or moves calls across branches that decide which threads run them (two calls in
     /// the two arms of an `if` must stay two). LLVM drops the attribute itself from functions
     /// that call nothing convergent.
-    fn function_attributes(&self, fv: inkwell::values::FunctionValue<'ctx>, attrs: &crate::hir::FnAttrs) {
+    fn function_attributes(&self, fv: inkwell::values::FunctionValue<'ctx>, attrs: &crate::front::cdp::hir::FnAttrs) {
         use inkwell::attributes::{Attribute, AttributeLoc};
         let convergent = Attribute::get_named_enum_kind_id("convergent");
         fv.add_attribute(AttributeLoc::Function, self.ctx.create_enum_attribute(convergent, 0));
@@ -208,7 +208,7 @@ impl<'ctx> Codegen<'ctx, '_> {
     }
 
     /// The block of label `id`.
-    fn label_block(&mut self, id: crate::hir::LabelId) -> R<inkwell::basic_block::BasicBlock<'ctx>> {
+    fn label_block(&mut self, id: crate::front::cdp::hir::LabelId) -> R<inkwell::basic_block::BasicBlock<'ctx>> {
         if let Some(bb) = self.fs()?.labels.get(&id) {
             return Ok(*bb);
         }
@@ -532,7 +532,7 @@ impl<'ctx> Codegen<'ctx, '_> {
     /// Whether accesses to the place `e` are volatile (`hir::is_volatile_place`).
     pub(crate) fn is_volatile(&self, e: &Expr) -> R<bool> {
         let f = &self.hir.functions[self.fs()?.index];
-        Ok(crate::hir::is_volatile_place(e, &f.locals, &self.hir.globals, &self.hir.structs))
+        Ok(crate::front::cdp::hir::is_volatile_place(e, &f.locals, &self.hir.globals, &self.hir.structs))
     }
 
     fn set_volatile(&self, inst: Option<inkwell::values::InstructionValue<'ctx>>, volatile: bool) -> R<()> {
@@ -546,7 +546,7 @@ impl<'ctx> Codegen<'ctx, '_> {
     /// struct or array that is not volatile and holds no union (a union's other members may
     /// overlap its first member's padding, which an element-wise copy would not carry).
     fn split_access(&self, ty: &Type, volatile: bool) -> bool {
-        fn holds_union(hir: &crate::hir::Module, ty: &Type) -> bool {
+        fn holds_union(hir: &crate::front::cdp::hir::Module, ty: &Type) -> bool {
             match ty {
                 Type::Struct(id) => hir.structs.get(id.0 as usize).is_none_or(|def| def.union || def.fields.iter().any(|f| holds_union(hir, &f.ty))),
                 Type::Array { elem, .. } => holds_union(hir, elem),
@@ -1164,7 +1164,7 @@ fn stmt_span(stmt: &Stmt) -> Option<crate::diag::Span> {
         Stmt::Expr(e) | Stmt::If { cond: e, .. } | Stmt::Return(Some(e)) => Some(e.span),
         Stmt::Loop { cond: Some(e), .. } => Some(e.span),
         Stmt::Asm(a) => Some(a.span),
-        Stmt::Decl { init: Some(crate::hir::Init::Expr(e)), .. } => Some(e.span),
+        Stmt::Decl { init: Some(crate::front::cdp::hir::Init::Expr(e)), .. } => Some(e.span),
         _ => None,
     }
 }

@@ -2,7 +2,7 @@
 //! CUDA memory space, with constant initializers built from `ConstInit`.
 
 use super::{internal, Codegen, R};
-use crate::hir::{ConstInit, GlobalId, GlobalSpace};
+use crate::front::cdp::hir::{ConstInit, GlobalId, GlobalSpace};
 use crate::types::{FloatKind, Type};
 use inkwell::module::Linkage;
 use inkwell::types::{AsTypeRef, BasicTypeEnum};
@@ -177,7 +177,7 @@ impl<'ctx> Codegen<'ctx, '_> {
 impl Codegen<'_, '_> {
     /// The bytes of a struct constant that its bit-fields' values set (empty without
     /// bit-fields); each value is cut to its width, as a store would.
-    fn bit_field_image(&self, def: &crate::hir::StructDef, inits: &[ConstInit]) -> R<Vec<u8>> {
+    fn bit_field_image(&self, def: &crate::front::cdp::hir::StructDef, inits: &[ConstInit]) -> R<Vec<u8>> {
         if def.fields.iter().all(|f| f.bits.is_none()) {
             return Ok(Vec::new());
         }

@@ -1,8 +1,8 @@
-//! CUDA's integer and warp intrinsics (`hir::Intrinsic`, checked in `sema/intrinsics.rs`), as
+//! CUDA's integer and warp intrinsics (`hir::Intrinsic`, checked in `front/cdp/sema/intrinsics.rs`), as
 //! LLVM's bit-manipulation intrinsics and NVVM's warp vote, shuffle and `fns` intrinsics.
 
 use super::{internal, Codegen, R};
-use crate::hir::{BitOp, Intrinsic, ShuffleKind, Vote};
+use crate::front::cdp::hir::{BitOp, Intrinsic, ShuffleKind, Vote};
 use crate::types::Type;
 use inkwell::values::{BasicValueEnum, IntValue};
 use inkwell::IntPredicate;

@@ -26,7 +26,7 @@
 use super::device_launch::{build_device_launch, build_launch_through, DeviceRuntime, LaunchArg, LaunchOperands, LaunchSite};
 use super::{internal, Codegen, R};
 use crate::diag::Span;
-use crate::hir::{Launch, LaunchTarget};
+use crate::front::cdp::hir::{Launch, LaunchTarget};
 use crate::layout::ParamLayout;
 use crate::target::{LaunchAbi, Target};
 use inkwell::attributes::{Attribute, AttributeLoc};

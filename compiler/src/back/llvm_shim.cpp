@@ -21,7 +21,7 @@
 #include <mutex>
 #include <string>
 
-// Shared with the Clang shim (compiler/src/clang/shim.cpp), which runs Clang in the same
+// Shared with the Clang shim (compiler/src/front/cuda/shim.cpp), which runs Clang in the same
 // recovery.
 void cdpc_enable_recovery();
 std::string cdpc_take_fatal_reason();

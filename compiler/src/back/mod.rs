@@ -88,7 +88,7 @@ pub use precision::FloatMath;
 #[cfg(test)]
 mod tests;
 
-use crate::hir;
+use crate::front::cdp::hir;
 use crate::target::{AddressSize, Target};
 use inkwell::builder::{Builder, BuilderError};
 use inkwell::context::Context;
@@ -667,7 +667,7 @@ pub(crate) struct FnState<'ctx> {
     /// continue target: `continue` goes to the nearest loop's).
     pub loops: Vec<(Option<inkwell::basic_block::BasicBlock<'ctx>>, inkwell::basic_block::BasicBlock<'ctx>)>,
     /// The block of each label (`case`, `default`, named), made on first mention.
-    pub labels: std::collections::HashMap<crate::hir::LabelId, inkwell::basic_block::BasicBlock<'ctx>>,
+    pub labels: std::collections::HashMap<crate::front::cdp::hir::LabelId, inkwell::basic_block::BasicBlock<'ctx>>,
     /// Launch sites lowered so far in this function (`launch.rs` outlines those past a bound).
     pub launches: usize,
 }

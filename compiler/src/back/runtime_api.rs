@@ -3,7 +3,7 @@
 //! inline functions (programmatic dependent launch, `cudaGetCurrentGraphExec`).
 
 use super::{internal, Codegen, R};
-use crate::hir::RuntimeFn;
+use crate::front::cdp::hir::RuntimeFn;
 use crate::types::Type;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum};
 use runtime_shim::entry_points::{InlinePtx, Lowering};

@@ -2,7 +2,7 @@
 
 use super::{emit_llvm_ir, emit_ptx, BackendError, CodegenOptions};
 use crate::diag::Span;
-use crate::hir::*;
+use crate::front::cdp::hir::*;
 use crate::layout::param_layout;
 use crate::target::{LaunchAbi, SmVersion, Target};
 use crate::toolchain::{ToolSearch, Toolchain};
@@ -74,7 +74,7 @@ impl F {
             f: Function {
                 name: name.into(),
                 kind,
-                linkage: crate::hir::Linkage::C,
+                linkage: crate::front::cdp::hir::Linkage::C,
                 return_type: ret,
                 params: vec![],
                 locals: vec![],
@@ -428,7 +428,7 @@ fn memory_spaces_module() -> Module {
         assign(elem(0, 64, t()), e(ExprKind::FloatConst(1.0), Type::FLOAT)),
         Stmt::Expr(builtin(Builtin::SyncThreads, vec![], Type::Void)),
         assign(deref(out), sum),
-        Stmt::Expr(builtin(Builtin::Atomic(AtomicOp::Add, crate::hir::AtomicScope::Device), vec![e(ExprKind::AddrOf(b(counter)), int_ptr()), int(1)], Type::INT)),
+        Stmt::Expr(builtin(Builtin::Atomic(AtomicOp::Add, crate::front::cdp::hir::AtomicScope::Device), vec![e(ExprKind::AddrOf(b(counter)), int_ptr()), int(1)], Type::INT)),
         Stmt::Expr(builtin(Builtin::ThreadFence, vec![], Type::Void)),
     ];
     add(&mut m, k.body(stmts));
@@ -455,7 +455,7 @@ fn atomics_module() -> Module {
     let p = k.param("p", int_ptr());
     let u = k.param("u", Type::pointer_to(Type::UINT));
     let f = k.param("f", Type::pointer_to(Type::FLOAT));
-    let at = |op, args: Vec<Expr>, ty: Type| Stmt::Expr(builtin(Builtin::Atomic(op, crate::hir::AtomicScope::Device), args, ty));
+    let at = |op, args: Vec<Expr>, ty: Type| Stmt::Expr(builtin(Builtin::Atomic(op, crate::front::cdp::hir::AtomicScope::Device), args, ty));
     let uv = |v| uint(v);
     let stmts = vec![
         at(AtomicOp::Add, vec![p.clone(), int(1)], Type::INT),

@@ -5,7 +5,7 @@
 //! in memory, as in clang. Pointers are opaque generic `ptr` (address space 0).
 
 use super::{internal, BackendError, R};
-use crate::hir;
+use crate::front::cdp::hir;
 use crate::types::{round_up, FloatKind, IntKind, Type};
 use inkwell::context::Context;
 use inkwell::targets::TargetData;

@@ -1,14 +1,14 @@
-//! CUDA C++ sources (`.cu`): Clang's device compilation to LLVM bitcode ([`crate::clang`]),
+//! CUDA C++ sources (`.cu`): Clang's device compilation to LLVM bitcode ([`crate::front::cuda`]),
 //! the launch pipeline on the IR ([`crate::pipeline`]), then PTX, as for `.cdp` sources.
 
 use super::{CompileError, CompileOptions, HeaderList, Phase, Timings};
 use crate::back::{self, BackendError, DebugLevel};
-use crate::clang::cache::{self, Cache, CacheEnv, FileIdentity, InUse};
-use crate::clang::in_process::{self, NotRun, Outcome};
-use crate::clang::{self, preamble, ClangEngine, ClangEnv, ClangInvocation};
 use crate::diag::{Code, Diagnostic, Span};
+use crate::front::cdp::preprocess::MacroOption;
+use crate::front::cuda::cache::{self, Cache, CacheEnv, FileIdentity, InUse};
+use crate::front::cuda::in_process::{self, NotRun, Outcome};
+use crate::front::cuda::{self, preamble, ClangEngine, ClangEnv, ClangInvocation};
 use crate::pipeline::{self, SourceText};
-use crate::preprocess::MacroOption;
 use crate::toolchain::{command_line, run_front_end, BuildOptions, ToolError, ToolRun, Toolchain, WorkDir};
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
@@ -190,8 +190,8 @@ enum Said {
 impl Said {
     fn diagnostics(&self, main: &Path, main_text: &str) -> Vec<Diagnostic> {
         match self {
-            Said::Text(stderr) => clang::diagnostics::parse(stderr, main, main_text),
-            Said::Messages(messages) => clang::diagnostics::from_messages(messages, main, main_text),
+            Said::Text(stderr) => cuda::diagnostics::parse(stderr, main, main_text),
+            Said::Messages(messages) => cuda::diagnostics::from_messages(messages, main, main_text),
         }
     }
 
@@ -357,7 +357,7 @@ fn failed_run(command: &str, how: &str, started: Instant) -> ToolRun {
 /// With the linked Clang, the header is made without the user's `-I` folders (the key of the
 /// same options without them), so that one header serves every project with the same macros
 /// and options: such a header is read where none of this compilation's `-I` folders holds a
-/// file that a lookup of the wrapper's could find ([`clang::shadowing_file`]: Clang itself
+/// file that a lookup of the wrapper's could find ([`cuda::shadowing_file`]: Clang itself
 /// does not check, measured with clang++-22: a `-I` folder holding its own `vector` was
 /// ignored in favour of the header's). Where one does, the header of every option, `-I`
 /// folders included, is read instead (made by the next compilation where this one made the
@@ -367,10 +367,10 @@ fn wrapper_header(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &
     let mut make_all = make;
     if matches!(engine, ClangEngine::InProcess { .. }) && !template.includes.is_empty() {
         let shared = ClangInvocation { includes: &[], ..template.clone() };
-        let path = clang::pch_path(cache, identity, &shared);
+        let path = cuda::pch_path(cache, identity, &shared);
         let made_before = *wrote;
         match ensure_pch(engine, &shared, cache, &path, build, make, wrote) {
-            Some((held, manifest)) => match manifest.names.as_deref().map(|names| clang::shadowing_file(names, template.includes)) {
+            Some((held, manifest)) => match manifest.names.as_deref().map(|names| cuda::shadowing_file(names, template.includes)) {
                 Some(None) => return Some((path, held)),
                 // Shadowed: this compilation's header is the other; made now only if this
                 // compilation has not just made one.
@@ -379,7 +379,7 @@ fn wrapper_header(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &
             None => return None,
         }
     }
-    let path = clang::pch_path(cache, identity, template);
+    let path = cuda::pch_path(cache, identity, template);
     ensure_pch(engine, template, cache, &path, build, make_all, wrote).map(|(held, _)| (path, held))
 }
 
@@ -452,7 +452,7 @@ fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &Cach
         let mut names = std::collections::BTreeSet::new();
         for file in preamble::parse_depfile(&depfile) {
             // A file gone or unreadable since: its names unknown, the header not kept.
-            clang::header_names(&String::from_utf8_lossy(&std::fs::read(&file).ok()?), &mut names);
+            cuda::header_names(&String::from_utf8_lossy(&std::fs::read(&file).ok()?), &mut names);
         }
         Some(names.into_iter().collect())
     } else {
@@ -481,7 +481,7 @@ const HOST_DEFERRED_DIAGNOSTICS: &str = "cdpc: not precompiled: the host side ho
 /// preamble's length, and the messages of its making.
 type HeldPreamble = (preamble::Entry, InUse, usize, Vec<in_process::Message>);
 
-/// The source's precompiled preamble for `template`'s options ([`clang::preamble`]), when it
+/// The source's precompiled preamble for `template`'s options ([`cuda::preamble`]), when it
 /// has one and the cache holds it, or, with `make`, when it has been seen before (then it is made
 /// here, and `wrote` says so; without `make` it is left for a filler, [`cache::Fill`]). `None`:
 /// compile without. Only the linked Clang makes preambles (it hands its messages back as data).
@@ -581,7 +581,7 @@ fn work_folder() -> Result<WorkDir, CompileError> {
 struct ClangSetup {
     engine: ClangEngine,
     cache: Option<Cache>,
-    /// cdpc's additions to Clang's CUDA headers ([`clang::additions_header`]): in the cache's
+    /// cdpc's additions to Clang's CUDA headers ([`cuda::additions_header`]): in the cache's
     /// `include/`, or in `additions_dir`, a folder of this compilation removed with the last
     /// clone of the setup.
     additions: PathBuf,
@@ -599,16 +599,16 @@ struct ClangSetup {
     includes: Vec<PathBuf>,
     /// libdevice as the compilation's single-precision options make it
     /// ([`back::precision::libdevice_variant`]), in place of the toolkit's, and the toolkit's
-    /// version as Clang gives it ([`clang::sdk_version`]); `None` for nvcc's defaults.
+    /// version as Clang gives it ([`cuda::sdk_version`]); `None` for nvcc's defaults.
     libdevice: Option<(PathBuf, Option<String>)>,
     /// The toolkit's libdevice and the options its copy is made for, to make the copy again
     /// ([`ClangSetup::own_includes`]).
     libdevice_source: Option<(PathBuf, back::FloatMath)>,
     /// Texts Clang reads in place of files' own: the CUDA wrapper's includes of CUDA's
-    /// headers by path ([`clang::wrapper_includes`]).
-    replacements: std::sync::Arc<clang::nvcc_text::Replacements>,
+    /// headers by path ([`cuda::wrapper_includes`]).
+    replacements: std::sync::Arc<cuda::nvcc_text::Replacements>,
     /// The files that keep the command line's macros out of the headers nvcc does not read
-    /// ([`clang::hidden_macros`]), beside `additions`, with their texts (the toggle first, then
+    /// ([`cuda::hidden_macros`]), beside `additions`, with their texts (the toggle first, then
     /// the headers' stand-ins, which name the toggle beside them and the headers by path, so
     /// that the texts serve in any folder); none where no macro is to be hidden.
     hiding: Vec<(PathBuf, String)>,
@@ -622,16 +622,16 @@ struct ClangSetup {
 
 impl ClangSetup {
     fn new(source: &str, options: &CompileOptions, tools: &Toolchain) -> Result<ClangSetup, CompileError> {
-        let engine = clang::find_engine(&options.clang, &ClangEnv::from_process()).map_err(|d| CompileError::Diagnostics(vec![d]))?;
+        let engine = cuda::find_engine(&options.clang, &ClangEnv::from_process()).map_err(|d| CompileError::Diagnostics(vec![d]))?;
         let cache = Cache::from_env(&CacheEnv::from_process()).map_err(|d| CompileError::Diagnostics(vec![d]))?;
         // A filler stops when its cache folder is removed (and never makes it again).
         if let Some(cache) = &cache {
-            clang::filler::watch(cache);
+            cuda::filler::watch(cache);
         }
         let root = tools.root();
         // The user's `-isystem` folders before CUDA's own (CCCL's), as nvcc orders them.
         let mut system_includes = options.preprocess.system_include_dirs.clone();
-        system_includes.extend(clang::cuda_include_dirs(&root).map_err(|d| CompileError::Diagnostics(vec![d]))?);
+        system_includes.extend(cuda::cuda_include_dirs(&root).map_err(|d| CompileError::Diagnostics(vec![d]))?);
         let (on_disk, on_disk_not_utf8) = input_on_disk(source, options).map_or((None, false), |(path, not_utf8)| (Some(path), not_utf8));
         // Headers beside the input are found as if Clang read it where it lies.
         let mut includes: Vec<PathBuf> = Vec::new();
@@ -643,12 +643,12 @@ impl ClangSetup {
         includes.extend(options.preprocess.include_dirs.iter().cloned());
         // In the cache when there is one (precompiled headers read it at a path that lasts);
         // else, or when the cache folder cannot take it, in a folder of this compilation.
-        let in_cache = cache.as_ref().and_then(|c| clang::additions_header(&c.dir.join("include")).ok());
+        let in_cache = cache.as_ref().and_then(|c| cuda::additions_header(&c.dir.join("include")).ok());
         let (additions, additions_dir) = match in_cache {
             Some(path) => (path, None),
             None => {
                 let dir = work_folder()?;
-                let path = clang::additions_header(dir.path()).map_err(|error| CompileError::Io { path: dir.path().to_path_buf(), action: "cannot write Clang's extra header in", error })?;
+                let path = cuda::additions_header(dir.path()).map_err(|error| CompileError::Io { path: dir.path().to_path_buf(), action: "cannot write Clang's extra header in", error })?;
                 (path, Some(std::sync::Arc::new(dir)))
             }
         };
@@ -659,7 +659,7 @@ impl ClangSetup {
                 CompileError::from(BackendError::Libdevice("-prec-sqrt=false and --use_fast_math change libdevice.10.bc, which was not found: install the `nvidia-nvvm` wheel".into()))
             })?;
             let dir = additions.parent().unwrap_or(Path::new("."));
-            Some((back::precision::libdevice_variant(dir, original, options.float_math).map_err(BackendError::Libdevice)?, clang::sdk_version(&root)))
+            Some((back::precision::libdevice_variant(dir, original, options.float_math).map_err(BackendError::Libdevice)?, cuda::sdk_version(&root)))
         } else {
             None
         };
@@ -668,30 +668,30 @@ impl ClangSetup {
         let preprocessed = source.starts_with(crate::toolchain::PREPROCESSED_START);
         let cache = if preprocessed { None } else { cache };
         let (replacements, mut macros) = match &engine {
-            ClangEngine::InProcess { resource_dir } if !preprocessed => clang::wrapper_includes(resource_dir, &root),
+            ClangEngine::InProcess { resource_dir } if !preprocessed => cuda::wrapper_includes(resource_dir, &root),
             _ => Default::default(),
         };
         let replacements = std::sync::Arc::new(replacements);
         let user_macros: Vec<String> = macro_args(options).into_iter().chain(options.cuda_cxx.preprocessor_args()).collect();
         // The wrapper's includes go through `macros` only in process (`wrapper_includes`).
         let candidates = match &engine {
-            ClangEngine::InProcess { resource_dir } if !preprocessed => clang::hidden_macros::hidden_headers(&root.join("include"), &resource_dir.join("include")),
+            ClangEngine::InProcess { resource_dir } if !preprocessed => cuda::hidden_macros::hidden_headers(&root.join("include"), &resource_dir.join("include")),
             _ => Vec::new(),
         };
-        let plan = if candidates.is_empty() { None } else { clang::hidden_macros::plan(&user_macros, &candidates, clang::ADDITIONS) };
+        let plan = if candidates.is_empty() { None } else { cuda::hidden_macros::plan(&user_macros, &candidates, cuda::ADDITIONS) };
         let mut hiding_dir = None;
         let hiding = match plan {
             None => Vec::new(),
             Some(plan) => {
-                let files = clang::hidden_macros::hiding_files(&plan.names, &plan.headers);
+                let files = cuda::hidden_macros::hiding_files(&plan.names, &plan.headers);
                 let dir = additions.parent().unwrap_or(Path::new(".")).to_path_buf();
                 // Beside the additions; where that folder (the cache's) cannot take them, in a
                 // folder of this compilation, as the additions.
-                let hiding = match clang::hidden_macros::install(&files, &plan.headers, &dir, &mut macros) {
+                let hiding = match cuda::hidden_macros::install(&files, &plan.headers, &dir, &mut macros) {
                     Ok(hiding) => hiding,
                     Err(_) => {
                         let own = work_folder()?;
-                        let hiding = clang::hidden_macros::install(&files, &plan.headers, own.path(), &mut macros).map_err(|error| CompileError::Io {
+                        let hiding = cuda::hidden_macros::install(&files, &plan.headers, own.path(), &mut macros).map_err(|error| CompileError::Io {
                             path: own.path().to_path_buf(),
                             action: "cannot write Clang's extra header in",
                             error,
@@ -786,7 +786,7 @@ impl ClangSetup {
                 let before = FileIdentity::of(path)?;
                 let hiding = self.hiding.iter().find(|(p, _)| p == path).map(|(_, text)| text.as_bytes());
                 let good = if path == self.additions {
-                    std::fs::read(path).is_ok_and(|b| b == clang::ADDITIONS.as_bytes())
+                    std::fs::read(path).is_ok_and(|b| b == cuda::ADDITIONS.as_bytes())
                 } else if let Some(text) = hiding {
                     std::fs::read(path).is_ok_and(|b| b == text)
                 } else {
@@ -811,13 +811,13 @@ impl ClangSetup {
     /// ([`ClangSetup::hiding`]) made there too.
     fn own_includes(&self) -> Option<(WorkDir, PathBuf, Option<PathBuf>, Vec<String>)> {
         let dir = crate::toolchain::work_dir_in(&std::env::temp_dir()).ok()?;
-        let additions = clang::additions_header(dir.path()).ok()?;
+        let additions = cuda::additions_header(dir.path()).ok()?;
         let mut macros = self.macros.clone();
         if !self.hiding.is_empty() {
             // The stand-ins replaced by copies in this folder.
             let files: Vec<(String, String)> = self.hiding.iter().map(|(path, text)| Some((path.file_name()?.to_string_lossy().into_owned(), text.clone()))).collect::<Option<_>>()?;
             let from: Vec<PathBuf> = self.hiding.iter().skip(1).map(|(p, _)| p.clone()).collect();
-            clang::hidden_macros::install(&files, &from, dir.path(), &mut macros).ok()?;
+            cuda::hidden_macros::install(&files, &from, dir.path(), &mut macros).ok()?;
         }
         let libdevice = match (&self.libdevice, &self.libdevice_source) {
             (None, _) => None,
@@ -848,13 +848,13 @@ impl ClangSetup {
     fn preprocess(
         &self,
         template: &ClangInvocation<'_>,
-        side: clang::Side,
+        side: cuda::Side,
         source: &str,
         options: &CompileOptions,
         build: &BuildOptions,
         depfile: Option<(&Path, bool)>,
     ) -> Result<(String, Vec<Diagnostic>, Vec<PathBuf>), CompileError> {
-        let _replacing = clang::nvcc_text::replace_texts(Some(self.replacements.clone()));
+        let _replacing = cuda::nvcc_text::replace_texts(Some(self.replacements.clone()));
         let compiled_path = std::cell::RefCell::new(PathBuf::new());
         let work_dir = std::cell::RefCell::new(PathBuf::new());
         let ran = run_clang(
@@ -891,7 +891,7 @@ impl ClangSetup {
     /// warnings and the path it compiled; its errors are `E1000` diagnostics, a crash the
     /// tool's error with the command line.
     fn run(&self, template: &ClangInvocation<'_>, source: &str, options: &CompileOptions, build: &BuildOptions, host_fatbin: Option<&[u8]>) -> Result<ClangOutput, CompileError> {
-        let _replacing = clang::nvcc_text::replace_texts(Some(self.replacements.clone()));
+        let _replacing = cuda::nvcc_text::replace_texts(Some(self.replacements.clone()));
         let compiled_path = std::cell::RefCell::new(PathBuf::new());
         // Whether the last run (the one whose result is returned) read a precompiled header.
         let precompiled = std::cell::Cell::new(false);
@@ -985,7 +985,7 @@ impl ClangSetup {
         // intrinsics, and where they are.
         let mut left_out_texture_intrinsics = false;
         let texture_intrinsics = match &self.engine {
-            ClangEngine::InProcess { resource_dir } => Some(resource_dir.join("include").join(clang::TEXTURE_INTRINSICS)),
+            ClangEngine::InProcess { resource_dir } => Some(resource_dir.join("include").join(cuda::TEXTURE_INTRINSICS)),
             ClangEngine::Process(_) => None,
         };
         if let Some((entry, _, bytes, messages)) = &preamble {
@@ -1014,7 +1014,7 @@ impl ClangSetup {
                 };
                 // With no header to read, the device side first parses the wrapper without
                 // its texture intrinsics, and again whole where that fails
-                // ([`clang::WITHOUT_TEXTURE_INTRINSICS`]). Not with debug information, whose
+                // ([`cuda::WITHOUT_TEXTURE_INTRINSICS`]). Not with debug information, whose
                 // list of files would lack the header; `-MD`'s list names it as the whole
                 // wrapper's does (below), where its path is known (the linked Clang's).
                 let lean = pch.is_none()
@@ -1024,7 +1024,7 @@ impl ClangSetup {
                     && options.debug.is_none()
                     && (options.list_headers != HeaderList::All || texture_intrinsics.is_some());
                 let mut result = if lean {
-                    let macros: Vec<String> = template.macros.iter().cloned().chain([clang::WITHOUT_TEXTURE_INTRINSICS.to_string()]).collect();
+                    let macros: Vec<String> = template.macros.iter().cloned().chain([cuda::WITHOUT_TEXTURE_INTRINSICS.to_string()]).collect();
                     match run_as(&ClangInvocation { macros: &macros, ..template.clone() }, None, None) {
                         Ok(output) => {
                             left_out_texture_intrinsics = true;
@@ -1098,16 +1098,16 @@ impl ClangSetup {
         // Declarations nvcc compiles and Clang refuses (a `__shared__` variable whose type
         // constructs, an initialised variable-length array): when those are Clang's only
         // errors, the compilation runs again, once, without precompiled headers, with the
-        // declarations rewritten (clang::mend); else Clang's errors stand.
+        // declarations rewritten (cuda::mend); else Clang's errors stand.
         let run_result = match run_result {
             Err(Failure::Errors { said: Said::Messages(messages), command }) if matches!(self.engine, ClangEngine::InProcess { .. }) => {
                 let failed_on = compiled_path.borrow().clone();
                 let raw = self.on_disk.as_ref().and_then(|p| std::fs::read(p).ok()).unwrap_or_else(|| source.as_bytes().to_vec());
-                match clang::mend::plan(&messages, &failed_on, &raw) {
+                match cuda::mend::plan(&messages, &failed_on, &raw) {
                     Some(plan) => {
                         let mut both = (*self.replacements).clone();
                         both.extend(&plan.replacements);
-                        let replacing = clang::nvcc_text::replace_texts(Some(std::sync::Arc::new(both)));
+                        let replacing = cuda::nvcc_text::replace_texts(Some(std::sync::Arc::new(both)));
                         let again = run_as(template, None, None);
                         drop(replacing);
                         match again {
@@ -1157,7 +1157,7 @@ impl ClangSetup {
         let text = std::fs::read_to_string(depfile).unwrap_or_default();
         let cache = self.cache.as_ref().map(|c| c.dir.as_path());
         let mut out: Vec<PathBuf> = Vec::new();
-        for path in clang::preamble::parse_depfile(&text) {
+        for path in cuda::preamble::parse_depfile(&text) {
             let ours = path == compiled
                 || path == self.additions
                 || (!work.as_os_str().is_empty() && path.starts_with(work))
@@ -1232,7 +1232,7 @@ pub fn preprocess_cuda(source: &str, options: &CompileOptions, archs: &[crate::t
         arch_options.target.sm = *arch;
         let template = setup.template(&arch_options);
         let listed = depfile(i);
-        let (side, found, read) = setup.preprocess(&template, clang::Side::Device, source, &arch_options, &build, listed.as_ref().map(|(p, all)| (p.as_path(), *all)))?;
+        let (side, found, read) = setup.preprocess(&template, cuda::Side::Device, source, &arch_options, &build, listed.as_ref().map(|(p, all)| (p.as_path(), *all)))?;
         add_warnings(found, &mut warnings);
         add_headers(read);
         // `sm_90a` defines `__CUDA_ARCH_FEAT_SM90_ALL`, `sm_90` does not: the two are told apart.
@@ -1245,7 +1245,7 @@ pub fn preprocess_cuda(source: &str, options: &CompileOptions, archs: &[crate::t
         }
     }
     let listed = depfile(archs.len());
-    let (host, found, read) = setup.preprocess(&setup.template(options), clang::Side::Host, source, options, &build, listed.as_ref().map(|(p, all)| (p.as_path(), *all)))?;
+    let (host, found, read) = setup.preprocess(&setup.template(options), cuda::Side::Host, source, options, &build, listed.as_ref().map(|(p, all)| (p.as_path(), *all)))?;
     add_warnings(found, &mut warnings);
     add_headers(read);
     text.push_str("#elif !defined(__CUDA_ARCH__)\n");
@@ -1453,7 +1453,7 @@ fn serial_openmp(options: &CompileOptions) -> Option<(CompileOptions, Diagnostic
         return None;
     }
     let mut serial = options.clone();
-    serial.cuda_cxx.host_args = host_args.iter().filter(|a| !asked(a)).cloned().chain(clang::openmp_macro(host_args)).collect();
+    serial.cuda_cxx.host_args = host_args.iter().filter(|a| !asked(a)).cloned().chain(cuda::openmp_macro(host_args)).collect();
     let mut warning = Diagnostic::new(
         Code::OpenMpRegionsSerial,
         Span::default(),
@@ -1528,7 +1528,7 @@ fn qualifier_refused(source: &str, compiled: &std::path::Path, refused: &pipelin
     };
     let whole_word = |name: &str| super::symbols::first_mention(text, name).map(|s| s.start as usize);
     let column = whole_word(refused.qualifier).or_else(|| whole_word(&kernel)).or_else(|| text.find(|c: char| !c.is_whitespace())).unwrap_or(0) + 1;
-    let span = clang::diagnostics::span_at(source, line, column);
+    let span = cuda::diagnostics::span_at(source, line, column);
     Diagnostic::new(Code::KernelQualifierRefused, span, message)
 }
 
@@ -1561,7 +1561,7 @@ mod tests {
     /// preamble that depends on nothing, used after its headers change.
     #[test]
     fn a_file_list_clang_did_not_write_fails_the_run() {
-        let Ok(engine @ ClangEngine::InProcess { .. }) = clang::find_engine(&Default::default(), &ClangEnv::from_process()) else {
+        let Ok(engine @ ClangEngine::InProcess { .. }) = cuda::find_engine(&Default::default(), &ClangEnv::from_process()) else {
             return println!("skipped: no linked Clang");
         };
         let ClangEngine::InProcess { resource_dir } = &engine else { unreachable!() };

@@ -4,7 +4,7 @@
 
 use crate::back::{DebugInfo, DebugLevel};
 use crate::diag::Span;
-use crate::preprocess::SourceMap;
+use crate::front::cdp::preprocess::SourceMap;
 use std::path::Path;
 use std::sync::Arc;
 

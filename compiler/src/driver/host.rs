@@ -8,7 +8,7 @@
 
 use crate::back::host_object::{self, Aggregate, HostKernel, HostObjectSpec, HostParam, Leaf};
 use crate::diag::{Code, Diagnostic, Label};
-use crate::hir;
+use crate::front::cdp::hir;
 use crate::signature::{self, Scalar, ValueKind};
 use crate::toolchain::{BuildOptions, FatbinImage, Toolchain};
 use crate::types::{FloatKind, Type};

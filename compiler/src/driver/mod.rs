@@ -64,10 +64,10 @@
 pub use crate::back::DebugLevel;
 use crate::back::{self, BackendError, CodegenOptions};
 use crate::diag::{Code, Diagnostic, Severity};
-use crate::hir;
+use crate::front::cdp::hir;
+use crate::front::cdp::preprocess::{self, PreprocessOptions};
+use crate::front::cdp::sema::{self, SemaOptions};
 use crate::pipeline::aggregate::Granularity;
-use crate::preprocess::{self, PreprocessOptions};
-use crate::sema::{self, SemaOptions};
 use crate::target::{AddressSize, SmVersion, Target};
 use crate::toolchain::{BuildOptions, FatbinImage, OutputFile, OutputGuard, ToolError, ToolRun, ToolSearch, Toolchain};
 pub use crate::toolchain::{Overwrite, DEFAULT_TOOL_TIMEOUT};
@@ -133,7 +133,7 @@ impl Emit {
 pub enum Language {
     /// The kernel language: C with CUDA's qualifiers and `<<<>>>`, read by cdpc's own front end.
     Cdp,
-    /// CUDA C++, read by Clang ([`crate::clang`]).
+    /// CUDA C++, read by Clang ([`crate::front::cuda`]).
     Cuda,
     /// LLVM IR, textual (`.ll`) or bitcode (`.bc`), under the contract of docs/IR-INPUT.md
     /// ([`ir`]).
@@ -289,10 +289,10 @@ pub struct CompileOptions {
     /// The source's language (`-x cu`, `-x cdp`, `-x ir`); `None`: by the input's extension
     /// ([`Language::of`]).
     pub language: Option<Language>,
-    /// Where to look for Clang, which compiles CUDA C++ ([`crate::clang::find_engine`]).
-    pub clang: crate::clang::ClangSearch,
+    /// Where to look for Clang, which compiles CUDA C++ ([`crate::front::cuda::find_engine`]).
+    pub clang: crate::front::cuda::ClangSearch,
     /// What only the CUDA C++ front end reads: `-std`, the host compiler's options.
-    pub cuda_cxx: crate::clang::CudaCxxOptions,
+    pub cuda_cxx: crate::front::cuda::CudaCxxOptions,
     /// Which headers to list in [`Compiled::headers`] (`-MD`, `-MMD`).
     pub list_headers: HeaderList,
     /// The images of a CUDA C++ host object's fat binary (`-dc` with nvcc's `-gencode`: a
@@ -331,8 +331,8 @@ impl Default for CompileOptions {
             fmad: crate::back::Fmad::Contract,
             float_math: crate::back::FloatMath::default(),
             language: None,
-            clang: crate::clang::ClangSearch::default(),
-            cuda_cxx: crate::clang::CudaCxxOptions::default(),
+            clang: crate::front::cuda::ClangSearch::default(),
+            cuda_cxx: crate::front::cuda::CudaCxxOptions::default(),
             list_headers: HeaderList::None,
             host_object_images: Vec::new(),
             whole_program: false,
@@ -513,7 +513,7 @@ impl Timings {
 }
 
 /// The stack the phases run on. Sema and code generation recurse over the tree, which the front
-/// end lets grow [`crate::front::MAX_TREE_DEPTH`] deep; an unoptimised build needs about 10 KiB
+/// end lets grow [`crate::front::cdp::syntax::MAX_TREE_DEPTH`] deep; an unoptimised build needs about 10 KiB
 /// a level, more than the 2 MiB a test thread (or any spawned thread) has by default.
 pub const STACK_BYTES: usize = 64 << 20;
 
@@ -564,7 +564,7 @@ fn check_here(source: &str, options: &CompileOptions) -> Result<Checked, Compile
     let mut timings = Timings::default();
     let started = Instant::now();
     // An oversized source is refused by the front end before any work (E0401).
-    let pp = (source.len() <= crate::front::MAX_SOURCE_BYTES).then(|| preprocess::preprocess(source, &options.preprocess, &options.target));
+    let pp = (source.len() <= crate::front::cdp::syntax::MAX_SOURCE_BYTES).then(|| preprocess::preprocess(source, &options.preprocess, &options.target));
     let mut diagnostics = Vec::new();
     let text = match &pp {
         Some(pp) => {
@@ -578,7 +578,7 @@ fn check_here(source: &str, options: &CompileOptions) -> Result<Checked, Compile
         None => source,
     };
     let preprocessed = timings.record(Phase::Preprocess, started);
-    let (unit, mut found) = crate::front::parse(text);
+    let (unit, mut found) = crate::front::cdp::syntax::parse(text);
     let parsed = timings.record(Phase::Parse, preprocessed);
     let mut module = None;
     if let Some(unit) = unit {

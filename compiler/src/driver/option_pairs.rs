@@ -46,7 +46,7 @@
 //! ```
 
 use super::{parse_tool_timeout, CompileOptions, DebugLevel, Emit, Language};
-use crate::preprocess::MacroOption;
+use crate::front::cdp::preprocess::MacroOption;
 use crate::{AddressSize, Code, DefaultStream, LaunchAbi};
 use std::path::PathBuf;
 
@@ -178,7 +178,7 @@ pub fn set(options: &mut CompileOptions, key: &str, value: &str) -> Result<(), S
         "separate" => options.separate = flag(value)?,
         "use-fast-math" => options.float_math = if flag(value)? { crate::back::FloatMath::fast() } else { crate::back::FloatMath::default() },
         "std" => {
-            let std = crate::clang::CxxStandard::parse(value).ok_or_else(|| format!("std `{value}` is not one of nvcc's dialects: c++03, c++11, c++14, c++17, c++20 or c++23"))?;
+            let std = crate::front::cuda::CxxStandard::parse(value).ok_or_else(|| format!("std `{value}` is not one of nvcc's dialects: c++03, c++11, c++14, c++17, c++20 or c++23"))?;
             options.cuda_cxx.std = Some(std);
         }
         _ => return Err(format!("unknown option `{key}`; the options are {}", KEYS.join(", "))),
@@ -204,7 +204,7 @@ fn codes(value: &str) -> Result<Vec<Code>, String> {
 mod tests {
     use super::*;
     use crate::back::FloatMath;
-    use crate::clang::CxxStandard;
+    use crate::front::cuda::CxxStandard;
     use crate::pipeline::aggregate::Granularity;
     use crate::SmVersion;
     use std::time::Duration;

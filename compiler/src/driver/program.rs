@@ -25,7 +25,7 @@ use super::jobs::{self, Action, Job, Output};
 use super::link::{BuildError, SourceWarnings};
 use super::{build_options, fatbin, symbols, CompileError, CompileOptions, Emit, HeaderList, InputFile, Language, Timings};
 use crate::diag::{Code, Diagnostic, SourceFile, Span};
-use crate::preprocess::MacroOption;
+use crate::front::cdp::preprocess::MacroOption;
 use crate::target::SmVersion;
 use crate::toolchain::{work_dir, BuildOptions, FatbinImage, HostCompiler, OutputFile, OutputGuard, ToolError, ToolRun, Toolchain};
 use std::ffi::OsString;
@@ -409,7 +409,7 @@ pub fn preprocess_host_file(input: &Path, program: &ProgramOptions, options: &Co
 /// are ([`super::tidy_headers`]): its prerequisites but the first, the source it compiled.
 fn host_headers(depfile: &Path) -> Result<Vec<PathBuf>, BuildError> {
     let text = std::fs::read_to_string(depfile).map_err(|e| CompileError::from(ToolError::io("reading the host compiler's dependency list", depfile, e)))?;
-    Ok(super::tidy_headers(crate::clang::preamble::parse_depfile(&text).into_iter().skip(1).collect()))
+    Ok(super::tidy_headers(crate::front::cuda::preamble::parse_depfile(&text).into_iter().skip(1).collect()))
 }
 
 /// `--lib` (nvcc's `-lib`): the static library of `inputs` at `output`, as nvcc makes one.
@@ -825,11 +825,11 @@ pub fn libomp_dir() -> Result<PathBuf, Vec<String>> {
     match std::env::var_os("CDPC_LIBOMP_DIR").filter(|d| !d.is_empty()) {
         Some(dir) => candidates.push((PathBuf::from(dir), "CDPC_LIBOMP_DIR".into())),
         None => {
-            let resource = crate::clang::in_process::find_resource_dir(std::env::var_os("CDPC_CLANG_RESOURCE_DIR").as_deref(), std::env::var_os("LLVM_SYS_221_PREFIX").as_deref());
+            let resource = crate::front::cuda::in_process::find_resource_dir(std::env::var_os("CDPC_CLANG_RESOURCE_DIR").as_deref(), std::env::var_os("LLVM_SYS_221_PREFIX").as_deref());
             if let Some(lib) = resource.ok().as_deref().and_then(Path::parent).and_then(Path::parent) {
                 candidates.push((lib.to_path_buf(), "the LLVM of Clang's resource headers".into()));
             }
-            candidates.push((PathBuf::from(crate::clang::in_process::BUILT_LLVM_LIBDIR), "the LLVM cdpc was built with".into()));
+            candidates.push((PathBuf::from(crate::front::cuda::in_process::BUILT_LLVM_LIBDIR), "the LLVM cdpc was built with".into()));
             candidates.push((PathBuf::from("/usr/lib/llvm-22/lib"), "the system's LLVM 22".into()));
         }
     }

@@ -8,10 +8,10 @@
 //! spans, mapped back through the source map.
 
 use crate::diag::{Code, Diagnostic, Label, SourceFile, Span};
-use crate::hir;
-use crate::hir::GlobalSpace;
+use crate::front::cdp::hir;
+use crate::front::cdp::hir::GlobalSpace;
+use crate::front::cdp::preprocess::SourceMap;
 use crate::pipeline::itanium;
-use crate::preprocess::SourceMap;
 use std::collections::HashMap;
 use std::sync::Arc;
 

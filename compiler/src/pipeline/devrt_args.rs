@@ -1,5 +1,5 @@
 //! The device runtime's rules on constant arguments, checked on any front end's IR as the
-//! kernel language's sema checks them (`sema/builtins.rs`), so that CUDA C++ and LLVM IR get
+//! kernel language's sema checks them (`front/cdp/sema/builtins.rs`), so that CUDA C++ and LLVM IR get
 //! the same errors at the call:
 //!
 //! - `E0309`: a stream created in device code must be `cudaStreamNonBlocking`, an event

@@ -905,7 +905,7 @@ mod tests {
             Some(("_22b94195_23_cdpAdvancedQuicksort_cu_1c7c59e6", "_ZN54_INTERNAL_22b94195_23_cdpAdvancedQuicksort_cu_1c7c59e66thrust23THRUST_300001_SM_900_NS3seqE"))
         );
         for (id, name) in [("_ab12_6_x_cu_cdpc", "_Z4stepPi"), ("_ab12_6_x_cu_cdpc", "bias")] {
-            assert_eq!(nv_static_parts(&crate::hir::mangle::nv_static_symbol(id, name)), Some((id, name)));
+            assert_eq!(nv_static_parts(&crate::front::cdp::hir::mangle::nv_static_symbol(id, name)), Some((id, name)));
         }
         for symbol in ["_Z2skPi", "__nv_static_", "__nv_static_99__x__Z1kv", "__nv_static_3__ab_", "__nv_static_x_abc__Z1kv"] {
             assert_eq!(nv_static_parts(symbol), None, "{symbol}");

@@ -1,8 +1,8 @@
 //! Where an instruction came from, as a diagnostic's label: its debug location (file, line,
 //! column) turned into a span of the main file or of another file.
 
-use crate::clang::diagnostics::span_at;
 use crate::diag::{Diagnostic, Label, SourceFile, Span};
+use crate::front::cuda::diagnostics::span_at;
 use crate::llvm::operand;
 use inkwell::llvm_sys::core::LLVMIsAInstruction;
 use inkwell::llvm_sys::debuginfo::{

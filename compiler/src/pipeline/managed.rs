@@ -34,7 +34,7 @@ use inkwell::values::{AsValueRef, BasicValue, FunctionValue, GlobalValue};
 use inkwell::{AddressSpace, GlobalVisibility};
 use std::collections::HashMap;
 
-/// The section cdpc's `__managed__` macro puts a variable in (compiler/src/clang/additions.h).
+/// The section cdpc's `__managed__` macro puts a variable in (compiler/src/front/cuda/additions.h).
 pub const MARKER: &str = "cdpc.managed";
 
 /// The section nvcc's host code keeps managed variables' pointers in.

@@ -1,5 +1,5 @@
 //! The launch pipeline on LLVM IR: what happens to a module between a front end that wrote
-//! LLVM IR (Clang for CUDA C++, see [`crate::clang`]; cdpc's own `.cdp` code generation,
+//! LLVM IR (Clang for CUDA C++, see [`crate::front::cuda`]; cdpc's own `.cdp` code generation,
 //! [`crate::back`], whose launches it lowers to the ABI asked for; another front end's IR)
 //! and the NVPTX back end.
 //!

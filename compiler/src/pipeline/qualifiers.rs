@@ -20,7 +20,7 @@
 //!   only, so a module with one has every function's `+ptx` feature raised to 9.0, which
 //!   CUDA 13's ptxas reads.
 //!
-//! cdpc's additions to Clang's headers (`clang/additions.h`, section 8) define the macros as
+//! cdpc's additions to Clang's headers (`front/cuda/additions.h`, section 8) define the macros as
 //! annotations (`annotate("cdpc.cluster_dims", x, y, z)`, `annotate("cdpc.maxnreg", n)`,
 //! `annotate("cdpc.block_size", x, y, z)` and `annotate("cdpc.block_cluster", cx, cy, cz)`),
 //! which Clang keeps with their evaluated arguments (templates' included) in
@@ -41,7 +41,7 @@ use inkwell::llvm_sys::prelude::LLVMValueRef;
 use inkwell::module::Module;
 use inkwell::values::{AsValueRef, FunctionValue};
 
-/// The annotation cdpc's `__cluster_dims__` writes (compiler/src/clang/additions.h).
+/// The annotation cdpc's `__cluster_dims__` writes (compiler/src/front/cuda/additions.h).
 pub const CLUSTER_DIMS: &str = "cdpc.cluster_dims";
 
 /// The annotation cdpc's `__maxnreg__` writes.

@@ -5,7 +5,7 @@
 //! architecture is older). Both front ends ask here: LLVM IR from another one (Rust's
 //! `AtomicU128`) and CUDA C++ (`__atomic_compare_exchange_n` of 16 bytes, which nvcc refuses
 //! below sm_90 too, "calling a __host__ function ... __atomic_compare_exchange_16"); CUDA's
-//! 128-bit `atomicCAS` is inline PTX (`clang/additions.h`), declared from sm_90 on only.
+//! 128-bit `atomicCAS` is inline PTX (`front/cuda/additions.h`), declared from sm_90 on only.
 //!
 //! Changes nothing but the PTX version ([`require_ptx`]); [`refused`] is the diagnostic.
 

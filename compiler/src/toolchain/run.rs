@@ -313,7 +313,7 @@ pub fn host_compiler_include() -> Option<PathBuf> {
 /// (24.04) whenever it optimises, Debian's and upstream GCC none. nvcc passes its host `-O` on to
 /// that compiler, so a host program nvcc builds with `-O2` on Ubuntu stops at a fortified
 /// overflow (`*** buffer overflow detected ***`); cdpc's host side is Clang's, which defines
-/// nothing, and is given this level instead ([`crate::clang::CudaCxxOptions::host_fortify`]).
+/// nothing, and is given this level instead ([`crate::front::cuda::CudaCxxOptions::host_fortify`]).
 /// Asked once per process and level (`program -dM -E -O<level> -x c++ /dev/null`, about 10 ms);
 /// `None` when it defines none, or does not answer within 10 seconds.
 pub fn host_compiler_fortify(program: &Path, level: u8) -> Option<u32> {
@@ -367,7 +367,7 @@ pub fn run_front_end(tool: &str, program: &Path, args: impl FnOnce(&Path) -> Res
 
 /// Runs `f` in a work folder of its own (the one [`run_front_end`] makes), removed in every
 /// case when `f` returns: for a front end that runs inside this process
-/// ([`crate::clang::in_process`]).
+/// ([`crate::front::cuda::in_process`]).
 pub(crate) fn in_work_dir<T>(opts: &BuildOptions, f: impl FnOnce(&Path) -> Result<T, ToolError>) -> Result<T, ToolError> {
     let work = work_dir(opts)?;
     f(work.path())
@@ -394,7 +394,7 @@ pub fn work_dir(opts: &BuildOptions) -> Result<WorkDir, ToolError> {
 }
 
 /// A new work folder in `root`, removed when dropped and also when the process is interrupted
-/// (or stopped as a filler: `crate::clang::filler`): every work folder of the process is made
+/// (or stopped as a filler: `crate::front::cuda::filler`): every work folder of the process is made
 /// here, so that a stop leaves none behind.
 pub fn work_dir_in(root: &Path) -> Result<WorkDir, ToolError> {
     let root = root.to_path_buf();

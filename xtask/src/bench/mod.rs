@@ -441,7 +441,7 @@ fn timed(cmd: &mut Command) -> Result<Run> {
 }
 
 /// Waits until no filler of cdpc's cache folder `cache` runs (an exclusive `flock` on its
-/// `fill.lock`, which each filler holds shared: compiler/src/clang/cache.rs, `Fill`): the headers
+/// `fill.lock`, which each filler holds shared: compiler/src/front/cuda/cache.rs, `Fill`): the headers
 /// a compilation leaves for later are made by a process of their own after it, which the
 /// compilation's time does not include, and the next compilation timed must find the cache as
 /// that compilation left it (not half made, nor a filler beside it on the CPU).
