@@ -36,13 +36,14 @@ pub(crate) enum Task {
     Program { output: PathBuf, options: CompileOptions },
     /// `-run`: a program run.
     Run { program: PathBuf },
-    /// `-c` of a host file: the host compiler's object.
-    HostCompile { source: PathBuf, output: PathBuf },
+    /// `-c` of a host file: the host compiler's object, and with `-MD` its dependency list.
+    HostCompile { source: PathBuf, output: PathBuf, dependencies: Option<PathBuf> },
     /// One source compiled on its own: each source of `-dc`, and a single source's whole
-    /// compile; `None`: the default output.
-    Compile { source: PathBuf, output: Option<PathBuf>, options: CompileOptions },
-    /// `-gencode`, `-fatbin`: a fat binary of the inputs.
-    Fatbin { output: PathBuf, options: CompileOptions },
+    /// compile, to a file or standard output; with `-MD` its dependency list.
+    Compile { source: PathBuf, output: driver::jobs::Output, dependencies: Option<PathBuf>, options: CompileOptions },
+    /// `-gencode`, `-fatbin`: a fat binary of the inputs; with `-MD` and one input its
+    /// dependency list.
+    Fatbin { output: PathBuf, dependencies: Option<PathBuf>, options: CompileOptions },
     /// Several inputs, objects or libraries: one linked cubin.
     Link { output: PathBuf },
 }
@@ -387,7 +388,11 @@ fn tasks(cli: &Cli, matches: &ArgMatches, options: &CompileOptions) -> Result<Ve
             return Err(usage("`-gencode` writes a fat binary; `--emit` other than cubin takes one `--arch` instead"));
         }
         let output = cli.output.clone().unwrap_or_else(|| default_output(cli, &cli.inputs[0], "fatbin"));
-        return Ok(vec![Task::Fatbin { output, options: CompileOptions { emit: Emit::Cubin, ..options.clone() } }]);
+        let dependencies = match cli.inputs.as_slice() {
+            [input] => dependency_file(cli, options, input, Some(&output)),
+            _ => None,
+        };
+        return Ok(vec![Task::Fatbin { output, dependencies, options: CompileOptions { emit: Emit::Cubin, ..options.clone() } }]);
     }
     if cli.device_link || inputs.len() > 1 || sources.len() != inputs.len() || !cli.library.is_empty() {
         if cli.output.as_deref() == Some(std::path::Path::new("-")) {
@@ -399,7 +404,24 @@ fn tasks(cli: &Cli, matches: &ArgMatches, options: &CompileOptions) -> Result<Ve
     if cli.output.as_deref() == Some(std::path::Path::new("-")) && matches!(emit, Emit::Cubin | Emit::Object | Emit::HostObject) {
         return Err(usage("`-o -` writes text; binary output needs a file name"));
     }
-    Ok(vec![Task::Compile { source: cli.inputs[0].clone(), output: cli.output.clone(), options: options.clone() }])
+    let source = cli.inputs[0].clone();
+    let path = cli.output.clone().unwrap_or_else(|| default_output(cli, &source, options.emit.extension()));
+    Ok(vec![compile_task(cli, source, path, options.clone())])
+}
+
+/// The task that compiles `source` to `path` (`-`: standard output), with the dependency list
+/// `options` asks for beside it.
+fn compile_task(cli: &Cli, source: PathBuf, path: PathBuf, options: CompileOptions) -> Task {
+    let to_stdout = path == std::path::Path::new("-");
+    let dependencies = dependency_file(cli, &options, &source, (!to_stdout).then_some(path.as_path()));
+    let output = if to_stdout { driver::jobs::Output::Stdout } else { driver::jobs::Output::File(path) };
+    Task::Compile { source, output, dependencies, options }
+}
+
+/// Where `-MD`'s (`-MMD`'s) dependency list of `source`'s compilation to `output` goes, when
+/// `options` asks for one ([`dependency_path`]).
+fn dependency_file(cli: &Cli, options: &CompileOptions, source: &std::path::Path, output: Option<&std::path::Path>) -> Option<PathBuf> {
+    (options.list_headers != driver::HeaderList::None).then(|| dependency_path(cli, source, output))
 }
 
 /// `-dc` (and `-c`): each source on its own, as one of several translation units; a host
@@ -439,7 +461,8 @@ fn compile_each(cli: &Cli, matches: &ArgMatches, inputs: &[Input], dc_emit: Emit
         if cli.language.is_none() && driver::program::ProgramInput::is_host_file(source) {
             // nvcc's `-c main.cpp`: the host compiler's object.
             let output = cli.output.clone().unwrap_or_else(|| object_dir.join(PathBuf::from(source.file_name().unwrap_or_default()).with_extension("o")));
-            tasks.push(Task::HostCompile { source: source.to_path_buf(), output });
+            let dependencies = dependency_file(cli, options, source, Some(&output));
+            tasks.push(Task::HostCompile { source: source.to_path_buf(), output, dependencies });
             continue;
         }
         // LLVM IR for the device has no host code: its `-dc` object is the device object.
@@ -455,7 +478,7 @@ fn compile_each(cli: &Cli, matches: &ArgMatches, inputs: &[Input], dc_emit: Emit
         if output == std::path::Path::new("-") && emit != Emit::Ptx && emit != Emit::LlvmIr {
             return Err(usage("`-o -` writes text; binary output needs a file name"));
         }
-        tasks.push(Task::Compile { source: source.to_path_buf(), output: Some(output), options });
+        tasks.push(compile_task(cli, source.to_path_buf(), output, options));
     }
     Ok(tasks)
 }
@@ -508,29 +531,21 @@ impl Task {
                 let args = run_arguments(cli);
                 vec![Job::new(Action::Run, vec![runnable(program)], Output::Nothing, if args.is_empty() { String::new() } else { format!("arguments: {}", args.join(" ")) })]
             }
-            Task::HostCompile { source, output } => {
+            Task::HostCompile { source, output, dependencies } => {
                 let mut job = Job::new(Action::HostCompile, vec![source.clone()], Output::File(output.clone()), "the host compiler's object");
-                if options.list_headers != driver::HeaderList::None {
-                    job.also.push(dependency_path(cli, source, Some(output)));
-                }
+                job.also.extend(dependencies.clone());
                 vec![job]
             }
-            Task::Compile { source, output, options } => {
-                let output_path = output.clone().unwrap_or_else(|| default_output(cli, source, options.emit.extension()));
-                let mut job = driver::jobs::Job::compile(source, file(&output_path), options);
-                if options.list_headers != driver::HeaderList::None {
-                    let written = (output_path != std::path::Path::new("-")).then_some(output_path.as_path());
-                    job.also.push(dependency_path(cli, source, written));
-                }
+            Task::Compile { source, output, dependencies, options } => {
+                let mut job = driver::jobs::Job::compile(source, output.clone(), options);
+                job.also.extend(dependencies.clone());
                 job.also.extend(cli.host_header.clone());
                 vec![job]
             }
-            Task::Fatbin { output, .. } => {
+            Task::Fatbin { output, dependencies, .. } => {
                 let images: Vec<String> = cli.gencode.concat().iter().map(ToString::to_string).collect();
                 let mut job = Job::new(Action::Fatbin, cli.inputs.clone(), Output::File(output.clone()), format!("each input compiled and linked for each image: {}", images.join(", ")));
-                if let (true, [input]) = (options.list_headers != driver::HeaderList::None, cli.inputs.as_slice()) {
-                    job.also.push(dependency_path(cli, input, Some(output)));
-                }
+                job.also.extend(dependencies.clone());
                 vec![job]
             }
             Task::Link { output } => vec![Job::new(

@@ -3,7 +3,7 @@
 //! plan decided before (`plan.rs`).
 
 use super::command_line::Cli;
-use super::outputs::{default_output, dependency_path, dependency_rule, dependency_target, make_escaped, run_arguments, runnable};
+use super::outputs::{dependency_rule, dependency_target, make_escaped, run_arguments, runnable};
 use super::plan::Task;
 use super::preprocess_cmd;
 use super::report::{fail, fail_with_code, read_input, report_build, report_built, report_errors, report_warnings, show_timings, show_tool_runs, write_stdout};
@@ -43,21 +43,20 @@ pub(crate) fn run_task(cli: &Cli, task: Task, program: &driver::program::Program
             report_built(cli, &output, result, color)
         }
         Task::Run { program } => run_program(cli, &program),
-        Task::HostCompile { source, output } => {
-            let lists = options.list_headers != driver::HeaderList::None;
+        Task::HostCompile { source, output, dependencies } => {
             let result = driver::program::compile_host_file(&source, &output, program, options).and_then(|(built, headers)| {
-                if lists {
-                    write_dependencies(cli, &source, Some(&output), &headers, options.overwrite)?;
+                if let Some(path) = &dependencies {
+                    write_dependencies(cli, &source, Some(&output), path, &headers, options.overwrite)?;
                 }
                 Ok(built)
             });
             report_built(cli, &output, result, color)
         }
-        Task::Compile { source, output, options } => compile_one(cli, &source, output, &options, color),
-        Task::Fatbin { output, options } => {
+        Task::Compile { source, output, dependencies, options } => compile_one(cli, &source, &output, dependencies.as_deref(), &options, color),
+        Task::Fatbin { output, dependencies, options } => {
             let inputs: Vec<Input> = cli.inputs.iter().map(|p| Input::classify(p)).collect();
             let link = LinkOptions { libraries: cli.library.clone(), library_dirs: cli.library_dir.clone() };
-            build_fatbin(cli, &inputs, &link, &cli.gencode.concat(), &output, &options, color)
+            build_fatbin(cli, &inputs, &link, &cli.gencode.concat(), &output, dependencies.as_deref(), &options, color)
         }
         Task::Link { output } => {
             let inputs: Vec<Input> = cli.inputs.iter().map(|p| Input::classify(p)).collect();
@@ -68,9 +67,9 @@ pub(crate) fn run_task(cli: &Cli, task: Task, program: &driver::program::Program
 }
 
 /// One source, compiled on its own to what `options.emit` names: the whole-program compile,
-/// and each file of `-dc`.
-pub(crate) fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<PathBuf>, options: &CompileOptions, color: Color) -> ExitCode {
-    let emit = options.emit;
+/// and each file of `-dc`; its dependency list to `dependencies` (the plan's paths, those
+/// `-###` prints).
+pub(crate) fn compile_one(cli: &Cli, input: &std::path::Path, output: &driver::jobs::Output, dependencies: Option<&std::path::Path>, options: &CompileOptions, color: Color) -> ExitCode {
     let file_name = input.display().to_string();
     let format = cli.error_format;
     let read_started = std::time::Instant::now();
@@ -80,22 +79,18 @@ pub(crate) fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<Pat
     };
     let source = file.shown.as_str();
     let read_time = read_started.elapsed();
-    let to_stdout = output.as_deref() == Some(std::path::Path::new("-"));
     // The output's path as a dependency list's target names it (what `make` builds).
-    let output_path = match &output {
-        Some(_) if to_stdout => None,
-        Some(o) => Some(o.clone()),
-        None => Some(default_output(cli, input, emit.extension())),
+    let output_path = match output {
+        driver::jobs::Output::File(path) => Some(path.as_path()),
+        _ => None,
     };
     // `plan` refused binary output to stdout.
-    let result = if to_stdout {
-        file.compile(options).and_then(|compiled| {
+    let result = match output_path {
+        None => file.compile(options).and_then(|compiled| {
             write_stdout(&compiled.output)?;
             Ok(compiled)
-        })
-    } else {
-        let output = output.unwrap_or_else(|| default_output(cli, input, emit.extension()));
-        file.compile_to_file(&[input], &output, options)
+        }),
+        Some(path) => file.compile_to_file(&[input], path, options),
     };
     let result = result.and_then(|compiled| match (&cli.host_header, &compiled.header) {
         (Some(path), Some(header)) => {
@@ -107,15 +102,15 @@ pub(crate) fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<Pat
         _ => Ok(compiled),
     });
     let result = result.and_then(|compiled| {
-        if options.list_headers != driver::HeaderList::None {
-            write_dependencies(cli, input, output_path.as_deref(), &compiled.headers, options.overwrite)?;
+        if let Some(path) = dependencies {
+            write_dependencies(cli, input, output_path, path, &compiled.headers, options.overwrite)?;
         }
         Ok(compiled)
     });
     let result = result.and_then(|mut compiled| {
         show_tool_runs(&compiled.tool_runs, cli.verbose, format, &file_name);
         compiled.timings.0.insert(0, (driver::Phase::Read, read_time));
-        show_timings(cli, &compiled.timings, Some(input), output_path.as_deref())?;
+        show_timings(cli, &compiled.timings, Some(input), output_path)?;
         Ok(compiled.warnings)
     });
     match result {
@@ -131,11 +126,16 @@ pub(crate) fn compile_one(cli: &Cli, input: &std::path::Path, output: Option<Pat
     }
 }
 
-/// Writes the dependency list of `input`'s compilation (`-MD`): [`dependency_rule`] for
-/// `-MT`'s target or the output; to `-MF`'s file, or the output's name with `.d` (the input's,
-/// in the current folder, for output to stdout).
-pub(crate) fn write_dependencies(cli: &Cli, input: &std::path::Path, output: Option<&std::path::Path>, headers: &[PathBuf], overwrite: driver::Overwrite) -> Result<(), CompileError> {
-    let path = dependency_path(cli, input, output);
+/// Writes the dependency list of `input`'s compilation (`-MD`) to `path` (the plan's,
+/// `outputs::dependency_path`): [`dependency_rule`] for `-MT`'s target or the output.
+pub(crate) fn write_dependencies(
+    cli: &Cli,
+    input: &std::path::Path,
+    output: Option<&std::path::Path>,
+    path: &std::path::Path,
+    headers: &[PathBuf],
+    overwrite: driver::Overwrite,
+) -> Result<(), CompileError> {
     let target = match (&cli.dependency_target, output) {
         (Some(target), _) => target.clone(),
         (None, Some(output)) => make_escaped(&output.display().to_string()),
@@ -143,7 +143,7 @@ pub(crate) fn write_dependencies(cli: &Cli, input: &std::path::Path, output: Opt
     };
     let text = dependency_rule(cli, &target, input, headers);
     let guard = cdpc::toolchain::OutputGuard { inputs: vec![input.to_path_buf()], overwrite };
-    let file = cdpc::toolchain::OutputFile::prepare_guarded(&path, guard)?;
+    let file = cdpc::toolchain::OutputFile::prepare_guarded(path, guard)?;
     file.commit(text.as_bytes())?;
     Ok(())
 }
@@ -235,13 +235,22 @@ pub(crate) fn link_inputs(cli: &Cli, inputs: &[Input], link: &LinkOptions, outpu
 }
 
 /// `-gencode`: a fat binary of the inputs, written to `output` only when it is complete.
-pub(crate) fn build_fatbin(cli: &Cli, inputs: &[Input], link: &LinkOptions, images: &[cdpc::driver::fatbin::Image], output: &std::path::Path, options: &CompileOptions, color: Color) -> ExitCode {
+pub(crate) fn build_fatbin(
+    cli: &Cli,
+    inputs: &[Input],
+    link: &LinkOptions,
+    images: &[cdpc::driver::fatbin::Image],
+    output: &std::path::Path,
+    dependencies: Option<&std::path::Path>,
+    options: &CompileOptions,
+    color: Color,
+) -> ExitCode {
     let guard = cdpc::toolchain::OutputGuard { inputs: cli.inputs.clone(), overwrite: options.overwrite };
     let result = cdpc::toolchain::OutputFile::prepare_guarded(output, guard).map_err(|e| BuildError::Other(e.into())).and_then(|file| {
         let fatbin = cdpc::driver::fatbin::fatbin(inputs, link, images, options)?;
         file.commit(&fatbin.bytes).map_err(|e| BuildError::Other(e.into()))?;
-        if let (true, [input]) = (options.list_headers != driver::HeaderList::None, inputs) {
-            write_dependencies(cli, input.path(), Some(output), &fatbin.headers, options.overwrite)?;
+        if let (Some(path), [input]) = (dependencies, inputs) {
+            write_dependencies(cli, input.path(), Some(output), path, &fatbin.headers, options.overwrite)?;
         }
         Ok((fatbin.tool_runs, fatbin.warnings))
     });
