@@ -454,13 +454,12 @@ fn compile_each(cli: &Cli, matches: &ArgMatches, inputs: &[Input], dc_emit: Emit
     }
     // nvcc's `-c` without `-rdc`: a whole program's object (of CUDA C++); otherwise `-dc`.
     let whole_compile = cli.compile && !cli.device_c && !cli.rdc;
-    // nvcc's `-odir`: where each object goes when `-o` does not name it.
-    let object_dir = cli.output_directory.clone().unwrap_or_default();
     let mut tasks = Vec::new();
     for source in sources {
         if cli.language.is_none() && driver::program::ProgramInput::is_host_file(source) {
             // nvcc's `-c main.cpp`: the host compiler's object.
-            let output = cli.output.clone().unwrap_or_else(|| object_dir.join(PathBuf::from(source.file_name().unwrap_or_default()).with_extension("o")));
+            // Without `-o`, each object goes to `-odir`'s folder (`default_output`).
+            let output = cli.output.clone().unwrap_or_else(|| default_output(cli, source, "o"));
             let dependencies = dependency_file(cli, options, source, Some(&output));
             tasks.push(Task::HostCompile { source: source.to_path_buf(), output, dependencies });
             continue;
@@ -468,7 +467,7 @@ fn compile_each(cli: &Cli, matches: &ArgMatches, inputs: &[Input], dc_emit: Emit
         // LLVM IR for the device has no host code: its `-dc` object is the device object.
         let language = cli.language.unwrap_or_else(|| driver::Language::of_path(source));
         let emit = if language == driver::Language::Ir && dc_emit == Emit::HostObject { Emit::Object } else { dc_emit };
-        let output = cli.output.clone().unwrap_or_else(|| object_dir.join(PathBuf::from(source.file_name().unwrap_or_default()).with_extension(emit.extension())));
+        let output = cli.output.clone().unwrap_or_else(|| default_output(cli, source, emit.extension()));
         let whole_program = whole_compile && emit == Emit::HostObject && language == driver::Language::Cuda;
         let mut options = CompileOptions { emit, separate: true, preprocess: cli.preprocess.options(matches, source), host_object_images: images.clone(), whole_program, ..options.clone() };
         // The first image's architecture compiles the host side and that image.

@@ -406,8 +406,8 @@ fn front_ends_import_only_lower_layers_and_not_each_other() {
         // Within one phase's folder its modules import each other freely (as a module's files).
         let higher: Vec<&String> = used.iter().filter(|m| folder(m) != folder(module) && front_layer(m).is_none_or(|l| l > own)).collect();
         assert!(higher.is_empty(), "`front::{module}` imports the higher layers {higher:?} (ARCHITECTURE.md, \"Layers\")");
-        let other = if module.starts_with("cuda") { "cdp" } else { "cuda" };
         folders.entry(folder(module)).or_default().extend(used.iter().map(|m| folder(m)).filter(|m| *m != folder(module)));
+        let other = if module.starts_with("cuda") { "cdp" } else { "cuda" };
         let across: Vec<&String> = used.iter().filter(|m| m.starts_with(other)).collect();
         assert!(across.is_empty(), "`front::{module}` imports the other front end: {across:?}");
     }
