@@ -739,3 +739,32 @@ pub(crate) mod words {
         format!("the limit for {sm} at {bits}-bit addresses is {limit} bytes; pass large data through a pointer to global memory")
     }
 }
+
+/// How warnings are treated: `-Werror`, `--deny CODE`, `--allow CODE`.
+#[derive(Clone, Debug, Default)]
+pub struct WarningPolicy {
+    /// Every warning becomes an error.
+    pub deny_all: bool,
+    /// These warnings become errors.
+    pub deny: Vec<Code>,
+    /// These warnings are not reported.
+    pub allow: Vec<Code>,
+    /// No warning is reported (nvcc's `-w`); errors and remarks asked for are.
+    pub silence_all: bool,
+}
+
+impl WarningPolicy {
+    /// Applies the policy: silenced warnings disappear, denied ones become errors.
+    pub fn apply(&self, diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+        diagnostics
+            .into_iter()
+            .filter(|d| d.severity == Severity::Error || !(self.allow.contains(&d.code) || self.silence_all && d.severity == Severity::Warning))
+            .map(|mut d| {
+                if d.severity == Severity::Warning && (self.deny_all || self.deny.contains(&d.code)) {
+                    d.severity = Severity::Error;
+                }
+                d
+            })
+            .collect()
+    }
+}

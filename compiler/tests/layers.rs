@@ -12,6 +12,10 @@
 //! too ([`PIPELINE_LAYERS`]), and so do the
 //! binary's, the modules `main.rs` declares ([`BINARY_LAYERS`]): none imports an item of
 //! `main.rs`, the entry that plans the command line and runs the plan.
+//!
+//! The device-side passes are called from one schedule, `pipeline::lower`: no module outside
+//! the pipeline, `back` (the kernel language's optimisation tail) and `fuzzing` (the per-pass
+//! oracle) calls one ([`SCHEDULED_PASSES`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -570,4 +574,54 @@ fn llvm_runs_passes_and_code_generation_only_through_back_safely() {
         }
     }
     assert!(found.is_empty(), "LLVM run outside `back::safely`: {found:#?}");
+}
+
+/// The device-side passes that `pipeline::lower`, the schedule, calls, as code calls them.
+const SCHEDULED_PASSES: [&str; 19] = [
+    "pipeline::run(",
+    "pipeline::cleanup(",
+    "pipeline::promote_locals(",
+    "atomics::atomics_as_nvcc(",
+    "cxx_abi::null_slots(",
+    "qualifiers::apply(",
+    "qualifiers::raise_ptx_version(",
+    "wide_atomics::require_ptx(",
+    "math::intrinsics_as_libdevice(",
+    "math::canonicalize_as_selected(",
+    "wide_conversions::wide_conversions(",
+    "divisions_as_nvcc(",
+    "contract_as_nvcc(",
+    "flush_denormals(",
+    "mark_contractable",
+    "threshold::threshold(",
+    "aggregate::aggregate_with(",
+    "malloc_pool::pool(",
+    "launch::lower(",
+];
+
+/// The modules allowed to call a device-side pass themselves: the pipeline (the schedule and
+/// the passes' own calls of each other), `back` (the kernel language's optimisation tail, run
+/// after the schedule) and `fuzzing` (the oracle that checks each pass's invariant on its own).
+fn may_call_passes(module: &str) -> bool {
+    module == "pipeline" || module.starts_with("pipeline::") || module == "back" || module.starts_with("back::") || module == "fuzzing"
+}
+
+#[test]
+fn device_passes_are_called_from_the_schedule_alone() {
+    let files = files_under(".");
+    let schedule = files.get("pipeline").expect("pipeline/mod.rs");
+    for pass in SCHEDULED_PASSES {
+        let own = pass.strip_prefix("pipeline::").unwrap_or(pass);
+        assert!(schedule.contains(own), "`{own}` is not called in pipeline/mod.rs: SCHEDULED_PASSES names a pass the schedule no longer calls");
+    }
+    let mut found = Vec::new();
+    for (module, code) in &files {
+        if may_call_passes(module) {
+            continue;
+        }
+        for pass in SCHEDULED_PASSES.iter().filter(|p| code.contains(*p)) {
+            found.push(format!("{module} calls `{pass}`"));
+        }
+    }
+    assert!(found.is_empty(), "device-side passes called outside `pipeline::lower`, the one schedule:\n{}", found.join("\n"));
 }

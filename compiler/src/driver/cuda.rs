@@ -1290,96 +1290,59 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
     let front = timings.record(Phase::Parse, started);
 
     let shown = SourceText { path: Some(compiled_path.clone()), text: source.to_string() };
-    // CUDA's `atomicCAS` as nvcc compiles it, relaxed and of device scope: Clang's headers
-    // write it sequentially consistent in the system scope (a `fence.sc.sys` each).
-    pipeline::atomics::atomics_as_nvcc(&module);
-    // Pure and deleted virtual functions' vtable slots as nvcc's null: the device has no C++
-    // runtime to define `__cxa_pure_virtual`.
-    pipeline::cxx_abi::null_slots(&module);
-    // `__cluster_dims__`, `__maxnreg__` and `__block_size__`, which Clang drops for NVPTX:
-    // cdpc's header writes them as annotations, here NVPTX's attributes for nvcc's directives.
-    if let Err(refused) = pipeline::qualifiers::apply(&module) {
-        let mut all = clang_warnings;
-        all.extend(refused.iter().map(|r| qualifier_refused(source, &compiled_path, r)));
-        return Err(CompileError::Diagnostics(options.warnings.apply(all)));
-    }
-    // 128-bit atomics of Clang's `__atomic` built-ins below sm_90, which NVPTX stopped on (nvcc
-    // refuses them too); from sm_90 PTX ISA 8.4 at least.
-    if let Some(refused) = pipeline::wide_atomics::refused(&module, options.target.sm, &shown) {
-        let mut all = clang_warnings;
-        all.push(refused);
-        return Err(CompileError::Diagnostics(options.warnings.apply(all)));
-    }
-    pipeline::wide_atomics::require_ptx(&module, options.target.sm);
-    // libdevice's operations, which Clang linked and inlined without `contract`, contracted by
-    // nvcc's rule as the program's are (`back::contract`): nvcc's `-fmad=true` covers both.
-    if options.fmad == back::Fmad::Contract {
-        module.get_functions().for_each(back::mark_contractable);
-    }
-    // LLVM's math intrinsics that NVPTX cannot select (`__builtin_tan`'s `llvm.tan.f64`), as
-    // libdevice's functions, linked here: Clang linked only those the source called.
-    if pipeline::math::intrinsics_as_libdevice(&module) {
+    let link = |module: &_| {
         let tm = back::target_machine(&options.target, super::opt_level(options))?;
-        super::ir::link_libdevice(&context, &module, options, Some(&tools), &tm)?;
-    }
-    let front = Front { warnings: clang_warnings, timings, since: front, optimize: false, cuda_cxx: true };
-    let generated = lower(&module, options, &shown, front, outputs)?;
+        super::ir::link_libdevice(&context, module, options, Some(&tools), &tm)
+    };
+    let front = Front { warnings: clang_warnings, timings, since: front, origin: pipeline::Origin::Clang };
+    let refused_at = |refused: &[pipeline::qualifiers::Refused]| refused.iter().map(|r| qualifier_refused(source, &compiled_path, r)).collect();
+    let generated = lower(&module, options, &shown, front, outputs, link, refused_at)?;
     Ok(Generated { headers, ..generated })
 }
 
-/// What a front end hands [`lower`]: its warnings, the phases it timed, when it finished,
-/// whether its IR still needs LLVM's optimisation pipeline (Clang's has had it), and whether it
-/// was CUDA C++ (nvcc's dialect, whose refusals the pipeline then keeps).
+/// What a front end hands [`lower`]: its warnings, the phases it timed, when it finished, and
+/// which front end it is ([`pipeline::Origin`]: what the schedule runs around the launch
+/// passes).
 pub(crate) struct Front {
     pub warnings: Vec<Diagnostic>,
     pub timings: Timings,
     pub since: Instant,
-    pub optimize: bool,
-    pub cuda_cxx: bool,
+    pub origin: pipeline::Origin,
 }
 
 /// The back half of every front end that writes LLVM IR (Clang's bitcode, IR input): the
-/// launch pipeline, the target machine with the module's PTX features, the cleanup passes,
-/// nvcc's multiply-add rule, the whole-program `E0104` check, debug information as asked,
-/// then LLVM IR and/or PTX. `shown` is the text diagnostics are placed in.
-pub(crate) fn lower(module: &Module<'_>, options: &CompileOptions, shown: &SourceText, front: Front, outputs: back::Outputs) -> Result<Generated, CompileError> {
-    let Front { warnings: mut all, mut timings, since, optimize, cuda_cxx } = front;
-    match pipeline::run(module, &super::pipeline_options(options, cuda_cxx), shown) {
-        Ok(more) => all.extend(more),
-        Err(errors) => {
-            all.extend(errors);
-            return Err(CompileError::Diagnostics(options.warnings.apply(all)));
-        }
+/// pipeline's schedule ([`pipeline::lower`], with `link` linking libdevice where it needs it and
+/// `refused_at` placing refused kernel qualifiers), the whole-program `E0104` check, debug
+/// information as asked, then LLVM IR and/or PTX. `shown` is the text diagnostics are placed in.
+pub(crate) fn lower<'ctx>(
+    module: &Module<'ctx>,
+    options: &CompileOptions,
+    shown: &SourceText,
+    front: Front,
+    outputs: back::Outputs,
+    link: impl FnOnce(&Module<'ctx>) -> Result<(), CompileError>,
+    refused_at: impl FnOnce(&[pipeline::qualifiers::Refused]) -> Vec<Diagnostic>,
+) -> Result<Generated, CompileError> {
+    let Front { warnings: front_warnings, mut timings, since, origin } = front;
+    let mut all = options.warnings.apply(front_warnings);
+    let stopped = |mut all: Vec<Diagnostic>, more: Vec<Diagnostic>| {
+        all.extend(more);
+        CompileError::Diagnostics(all)
+    };
+    let lowered = match pipeline::lower(module, origin, &super::pipeline_options(options, origin == pipeline::Origin::Clang), shown, None, link) {
+        Ok(lowered) => lowered,
+        Err(pipeline::Stop::Diagnostics(found)) => return Err(stopped(all, found)),
+        Err(pipeline::Stop::Qualifiers(refused)) => return Err(stopped(all, options.warnings.apply(refused_at(&refused)))),
+        Err(pipeline::Stop::Backend(e)) => return Err(e.into()),
+        Err(pipeline::Stop::Link(e)) => return Err(e),
+    };
+    let front_refused = all.iter().any(Diagnostic::is_error);
+    all.extend(lowered.warnings);
+    if front_refused {
+        return Err(CompileError::Diagnostics(all));
     }
-    let warnings = options.warnings.apply(all);
-    if warnings.iter().any(Diagnostic::is_error) {
-        return Err(CompileError::Diagnostics(warnings));
-    }
-    // Clang gives each function the PTX version it needs (`+ptx87`; for the architectures
-    // after sm_90 at least the oldest NVPTX takes, `ClangInvocation`'s `-target-feature`);
-    // NVPTX writes the `.version` of the target machine's features, so it gets the module's.
-    let features = module
-        .get_functions()
-        .find_map(|f| f.get_string_attribute(inkwell::attributes::AttributeLoc::Function, "target-features"))
-        .map(|a| a.get_string_value().to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tm = back::target_machine_with_features(&options.target, super::opt_level(options), &features)?;
-    pipeline::cleanup(module, &tm, super::opt_level(options) > 0)?;
-    if optimize {
-        back::optimize(module, &tm, super::opt_level(options))?;
-    }
-    // After the optimisation, which would make vectors of the lanes again.
-    pipeline::math::canonicalize_as_selected(module);
-    // `__int128` and `double`, `u128 as f64`: NVPTX has neither instructions nor a library.
-    pipeline::wide_conversions::wide_conversions(module);
-    // `-prec-div=false` and the fast math library's divisions (Clang writes IEEE `fdiv`s).
-    back::precision::divisions_as_nvcc(module, options.float_math);
-    if options.fmad == back::Fmad::Contract {
-        // Clang marks every float operation `contract` (-ffp-contract=fast, its CUDA
-        // default); nvcc's rule decides which pairs become `fma` (back/contract.rs), and no
-        // flag is left for NVPTX to fuse more.
-        back::contract_as_nvcc(module)?;
-    }
+    let warnings = all;
+    let Some(tm) = lowered.machine else { return Err(BackendError::Internal("the pipeline made no target machine".into()).into()) };
     if !options.separate {
         let missing = undefined_user_symbols(module, &shown.text);
         if !missing.is_empty() {

@@ -36,8 +36,9 @@
 //! that are not UTF-8 (`E1018`: the input's inline assembly or file names, as written;
 //! `back::write_ptx` finds them, and the driver's `From<BackendError>` makes the diagnostic).
 //!
-//! The entry point is `driver::compile_ir`; after the checks, `cuda::lower` runs with LLVM's `-O`
-//! pipeline. The tests, IR in and codes out, are in `ir/tests.rs`.
+//! The entry point is `driver::compile_ir`; after the checks, `cuda::lower` runs the pipeline's
+//! schedule for another front end's IR (`pipeline::Origin::Ir`: the PTX version raised, the
+//! libdevice link below, `-ftz`, the launch passes, LLVM's `-O` pipeline). The tests, IR in and codes out, are in `ir/tests.rs`.
 
 use super::cuda::{self, Front, Generated};
 use super::{CompileError, CompileOptions, Phase, Timings};
@@ -128,23 +129,15 @@ fn compile<'ctx>(
 ) -> Result<Generated, CompileError> {
     let mut timings = Timings::default();
     let tm = back::target_machine(&options.target, super::opt_level(options))?;
-    // A `+ptx` feature another front end wrote below what NVPTX takes for the architecture
-    // would stop NVPTX (`SmVersion::min_ptx`).
-    crate::pipeline::qualifiers::raise_ptx_version(&module, options.target.sm.min_ptx());
     let warnings = options.warnings.apply(check(&module, options, &tm, shown));
-    // 128-bit atomics: PTX ISA 8.4 at least (`check` refused them below sm_90).
-    crate::pipeline::wide_atomics::require_ptx(&module, options.target.sm);
     if warnings.iter().any(Diagnostic::is_error) {
         return Err(CompileError::Diagnostics(warnings));
     }
-    // Math as LLVM's intrinsics that NVPTX cannot select, as libdevice's functions (linked next).
-    crate::pipeline::math::intrinsics_as_libdevice(&module);
-    link_libdevice(context, &module, options, tools, &tm)?;
-    if options.float_math.ftz {
-        back::precision::flush_denormals(&module);
-    }
     let since = timings.record(Phase::Parse, started);
-    cuda::lower(&module, options, shown, Front { warnings, timings, since, optimize: true, cuda_cxx: false }, outputs)
+    let link = |module: &_| link_libdevice(context, module, options, tools, &tm);
+    let front = Front { warnings, timings, since, origin: crate::pipeline::Origin::Ir };
+    // No kernel qualifier is refused in IR: only Clang's annotations are read.
+    cuda::lower(&module, options, shown, front, outputs, link, |_| Vec::new())
 }
 
 /// Whether the module calls a libdevice function (`__nv_*` declared and used).

@@ -63,7 +63,8 @@
 
 pub use crate::back::DebugLevel;
 use crate::back::{self, BackendError, CodegenOptions};
-use crate::diag::{Code, Diagnostic, Severity};
+pub use crate::diag::WarningPolicy;
+use crate::diag::{Code, Diagnostic};
 use crate::front::cdp::hir;
 use crate::front::cdp::preprocess::{self, PreprocessOptions};
 use crate::front::cdp::sema::{self, SemaOptions};
@@ -156,35 +157,6 @@ impl Language {
     pub fn of(options: &CompileOptions) -> Language {
         let by_name = || options.preprocess.input.as_deref().map(Language::of_path);
         options.language.or_else(by_name).unwrap_or(Language::Cdp)
-    }
-}
-
-/// How warnings are treated: `-Werror`, `--deny CODE`, `--allow CODE`.
-#[derive(Clone, Debug, Default)]
-pub struct WarningPolicy {
-    /// Every warning becomes an error.
-    pub deny_all: bool,
-    /// These warnings become errors.
-    pub deny: Vec<Code>,
-    /// These warnings are not reported.
-    pub allow: Vec<Code>,
-    /// No warning is reported (nvcc's `-w`); errors and remarks asked for are.
-    pub silence_all: bool,
-}
-
-impl WarningPolicy {
-    /// Applies the policy: silenced warnings disappear, denied ones become errors.
-    pub fn apply(&self, diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
-        diagnostics
-            .into_iter()
-            .filter(|d| d.severity == Severity::Error || !(self.allow.contains(&d.code) || self.silence_all && d.severity == Severity::Warning))
-            .map(|mut d| {
-                if d.severity == Severity::Warning && (self.deny_all || self.deny.contains(&d.code)) {
-                    d.severity = Severity::Error;
-                }
-                d
-            })
-            .collect()
     }
 }
 
@@ -844,48 +816,38 @@ impl CudaInput<'_> {
 }
 
 /// Code generation of a checked `.cdp` program: `back` writes its launches as the documented
-/// V1 sequence, then the launch pipeline on LLVM IR ([`crate::pipeline::run`], as for Clang's
-/// IR) lowers them to the ABI asked for, before LLVM's optimisation. Returns what was
-/// generated and the checked program's warnings with the pipeline's, placed in the source
-/// through the source map; an error among the pipeline's is `Err` with all of them.
+/// V1 sequence, then the pipeline's schedule ([`crate::pipeline::lower`], as for Clang's IR)
+/// lowers them to the ABI asked for, before LLVM's optimisation. Returns what was generated and
+/// the checked program's warnings with the pipeline's, placed in the source through the source
+/// map; an error among the pipeline's is `Err` with all of them.
 pub(crate) fn generate_cdp(checked: &Checked, options: &CompileOptions, codegen: &CodegenOptions, outputs: back::Outputs) -> Result<(back::Generated, Vec<Diagnostic>), CompileError> {
-    // Thresholding, aggregation and the launch ABI: the same passes as every front end's IR.
+    use crate::pipeline::{Origin, Stop};
     let pipeline = pipeline_options(options, false);
     let mut warnings = checked.warnings.clone();
-    let rewrites = pipeline.launch_threshold > 0 || pipeline.aggregate != Granularity::Off;
+    let place = |found: Vec<Diagnostic>| -> Vec<Diagnostic> {
+        found
+            .into_iter()
+            .map(|d| match &checked.map {
+                Some(map) => map.remap(d),
+                None => d,
+            })
+            .collect()
+    };
     let generated = back::generate_lowered(&checked.module, codegen, outputs, |module, tm| {
-        // `back`'s locals are allocas until LLVM's optimisation, after the pipeline; Clang's IR
-        // reaches it optimised. Thresholding reads a child's loops, so it gets them as an
-        // optimising front end writes them (a counter in a `phi`), from both front ends alike.
-        // Every optimising build does it, launch optimisations on or off, so that a function
-        // the passes leave alone reaches LLVM's optimisation as the same IR and comes out as
-        // the same PTX in every build (the plain build's and the default's).
-        if opt_level(options) > 0 {
-            crate::pipeline::promote_locals(module, tm).map_err(CompileError::from)?;
+        let no_library = |_: &_| Ok::<(), CompileError>(());
+        match crate::pipeline::lower(module, Origin::KernelLanguage, &pipeline, &crate::pipeline::SourceText::default(), Some(tm), no_library) {
+            Ok(lowered) => {
+                warnings.extend(place(lowered.warnings));
+                Ok(())
+            }
+            Err(Stop::Diagnostics(found)) => {
+                warnings.extend(place(found));
+                Err(CompileError::Diagnostics(std::mem::take(&mut warnings)))
+            }
+            Err(Stop::Backend(e)) => Err(e.into()),
+            Err(Stop::Link(e)) => Err(e),
+            Err(Stop::Qualifiers(_)) => Err(BackendError::Internal("a kernel qualifier refused in the kernel language's IR".into()).into()),
         }
-        let result = crate::pipeline::run(module, &pipeline, &crate::pipeline::SourceText::default());
-        crate::pipeline::strip_cdp_spans(module);
-        let found = result.unwrap_or_else(|errors| errors);
-        let placed = found.into_iter().map(|d| match &checked.map {
-            Some(map) => map.remap(d),
-            None => d,
-        });
-        warnings.extend(options.warnings.apply(placed.collect()));
-        if warnings.iter().any(Diagnostic::is_error) {
-            return Err(CompileError::Diagnostics(std::mem::take(&mut warnings)));
-        }
-        // At `-O0` without thresholding or aggregation, no `pipeline::cleanup`: `.cdp` launches
-        // are lowered in place (`pipeline::launch`), and LLVM's pipeline at every level
-        // inlines the always-inline launch helper; the rest of cleanup's passes would change
-        // `-O0`'s code of every function. With them, cleanup takes the rewrites' argument
-        // blocks and record copies apart, as for every front end (NVPTX would copy a record of
-        // 128 bytes or more a byte at a time). Every optimising build runs it, launch
-        // optimisations on or off (as for CUDA C++), so that a function the passes leave alone
-        // comes out as the same PTX in the plain build and the default one.
-        if rewrites || opt_level(options) > 0 {
-            crate::pipeline::cleanup(module, tm, opt_level(options) > 0).map_err(CompileError::from)?;
-        }
-        Ok(())
     })?;
     Ok((generated, warnings))
 }
@@ -904,6 +866,10 @@ pub fn pipeline_options(options: &CompileOptions, cuda_cxx: bool) -> crate::pipe
         nvcc_dialect: cuda_cxx,
         // nvcc's whole program: a `-c` object without `-rdc`, or `-ptx`/`-cubin` of one file.
         whole_program: cuda_cxx && (options.whole_program || !options.separate),
+        opt_level: opt_level(options),
+        fmad: options.fmad,
+        float_math: options.float_math,
+        warnings: options.warnings.clone(),
     }
 }
 

@@ -92,9 +92,14 @@
 //! (`launch::dims_by_value`, after the lowering: Clang's `byval` dims went through a local-memory
 //! frame in PTX).
 //!
-//! `math`, `wide_conversions`, `wide_atomics`, `atomics`, `cxx_abi`, `qualifiers`, `managed::host`
-//! and `host_names` are run by the driver where they apply (`driver/cuda.rs`, `driver/ir.rs`), not
-//! by `run`. Below the passes, `compiler/tests/layers.rs` (`PIPELINE_LAYERS`) keeps the order of
+//! [`lower`] is the schedule: the steps a front end's IR needs before the launch passes
+//! (`atomics`, `cxx_abi`, `qualifiers`, `wide_atomics`, `math`, libdevice), [`run`] (the launch
+//! passes above), then `cleanup` and what NVPTX needs after optimisation (`math`,
+//! `wide_conversions`, nvcc's divisions and contraction); every front end that writes IR goes
+//! through it. The kernel language's code generation ([`crate::back`]) ends with an
+//! optimisation tail of its own after `lower` (the denormal mode, LLVM's pipeline, divisions,
+//! contraction), which its API without the pipeline ([`crate::back::generate`]) runs too. On the host side, `managed::host`
+//! and `host_names` are run by the driver's host compile (`driver/cuda.rs`). Below the passes, `compiler/tests/layers.rs` (`PIPELINE_LAYERS`) keeps the order of
 //! imports: `emit` (how the passes write IR), `location` (a `.cdp` launch's `!cdpc.span`, else
 //! debug locations, else the instruction's text, as a diagnostic's labels), `itanium` (reading
 //! Itanium symbols), `clone` (function copies, and what the passes ask of a value, `users`),
@@ -132,8 +137,8 @@ pub mod warp;
 pub mod wide_atomics;
 pub mod wide_conversions;
 
-use crate::back::{safely, BackendError};
-use crate::diag::Diagnostic;
+use crate::back::{safely, BackendError, FloatMath, Fmad};
+use crate::diag::{Diagnostic, WarningPolicy};
 use crate::target::Target;
 use inkwell::module::Module;
 use inkwell::targets::TargetMachine;
@@ -172,6 +177,174 @@ pub struct PipelineOptions {
     /// The module is a whole program's device code (CUDA C++ without `-rdc`): every definition
     /// but the kernels internal to it, as nvcc writes it ([`names::whole_program_linkage`]).
     pub whole_program: bool,
+    /// LLVM's optimisation level, 0 to 3 ([`lower`]: locals promoted, the launch helpers
+    /// inlined by cost, another front end's IR optimised).
+    pub opt_level: u8,
+    /// nvcc's `-fmad`: with [`Fmad::Contract`], Clang's operations and libdevice's contracted
+    /// by nvcc's rule ([`lower`]).
+    pub fmad: Fmad,
+    /// nvcc's `-ftz`, `-prec-div`, `-prec-sqrt` and fast library ([`lower`]).
+    pub float_math: FloatMath,
+    /// Which warnings are silenced or made errors (`-w`, `-Werror`, `--allow`, `--deny`),
+    /// applied to the launch passes' diagnostics ([`lower`]).
+    pub warnings: WarningPolicy,
+}
+
+/// Which front end wrote the module: the steps of [`lower`] before and after the launch
+/// passes depend on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// cdpc's code generation of a `.cdp` program ([`crate::back`]): unoptimised IR whose
+    /// launches are the documented V1 sequence, each with its `!cdpc.span`. LLVM's
+    /// optimisation follows [`lower`], in `back`.
+    KernelLanguage,
+    /// Clang's device IR of CUDA C++, optimised by Clang's pipeline.
+    Clang,
+    /// IR another front end wrote, which the driver checked (`driver/ir.rs`); LLVM's
+    /// optimisation pipeline runs on it after the launch passes.
+    Ir,
+}
+
+/// Why [`lower`] stopped.
+#[derive(Debug)]
+pub enum Stop<E> {
+    /// Diagnostics with an error among them (the warnings found with it included), as the
+    /// warning policy left them.
+    Diagnostics(Vec<Diagnostic>),
+    /// Kernel qualifiers that NVPTX cannot take ([`qualifiers::apply`]), for the front end to
+    /// place in its source.
+    Qualifiers(Vec<qualifiers::Refused>),
+    /// An LLVM pass or the target machine failed.
+    Backend(BackendError),
+    /// Linking libdevice failed.
+    Link(E),
+}
+
+impl<E> From<BackendError> for Stop<E> {
+    fn from(e: BackendError) -> Stop<E> {
+        Stop::Backend(e)
+    }
+}
+
+/// What [`lower`] leaves: the launch passes' warnings, and the target machine it made for a
+/// module whose caller gave none (from the module's PTX features), which writes its PTX.
+pub struct Lowered {
+    /// The launch passes' warnings and remarks, through the warning policy.
+    pub warnings: Vec<Diagnostic>,
+    /// The target machine made from the module's PTX features when none was given.
+    pub machine: Option<TargetMachine>,
+}
+
+/// The schedule: every pass between a front end's IR and NVPTX, in order, for the module's
+/// `origin`. The one place the passes are called from.
+///
+/// 1. What the front end's IR needs first. Clang's: CUDA's `atomicCAS` in nvcc's order and
+///    scope ([`atomics`]), pure virtual functions' vtable slots null ([`cxx_abi`]), the
+///    kernel qualifiers Clang drops as NVPTX's attributes ([`qualifiers::apply`], or
+///    [`Stop::Qualifiers`]), 128-bit atomics refused below sm_90 and given PTX ISA 8.4 from it
+///    ([`wide_atomics`]), every function marked contractable under `-fmad=true`, LLVM's math
+///    intrinsics that NVPTX cannot select as libdevice's functions ([`math`]), then
+///    `link_libdevice` when some were. Another front end's IR: its PTX version raised to what
+///    the architecture takes, 128-bit atomics' PTX ISA, the math intrinsics as libdevice's,
+///    `link_libdevice` (which links it where the module calls it), `-ftz=true`'s denormal
+///    mode on every function. The kernel language's: none.
+/// 2. The target machine: `machine`, else one with the module's PTX features (Clang gives each
+///    function the version it needs; NVPTX writes the `.version` of the machine's features).
+/// 3. The kernel language's locals promoted in an optimising build ([`promote_locals`]).
+/// 4. The launch passes ([`run`]), their diagnostics through the warning policy; an error
+///    stops here ([`Stop::Diagnostics`]). The kernel language's `!cdpc.span`s are then
+///    dropped ([`strip_cdp_spans`]).
+/// 5. [`cleanup`] (for the kernel language only where a launch pass rewrote or the build
+///    optimises: at `-O0` its launches are lowered in place and the rest of cleanup would
+///    change `-O0`'s code). For Clang's IR and another front end's, then: LLVM's optimisation
+///    pipeline (another front end's IR only), the math intrinsics in the forms NVPTX selects
+///    ([`math::canonicalize_as_selected`], after the optimisation, which would make vectors of
+///    lanes again), 128-bit conversions ([`wide_conversions`]), single-precision division as
+///    nvcc writes it under `float_math`, and nvcc's contraction rule under `-fmad=true` (no
+///    `contract` flag left for NVPTX to fuse more).
+pub fn lower<'ctx, E>(
+    module: &Module<'ctx>,
+    origin: Origin,
+    options: &PipelineOptions,
+    source: &SourceText,
+    machine: Option<&TargetMachine>,
+    link_libdevice: impl FnOnce(&Module<'ctx>) -> Result<(), E>,
+) -> Result<Lowered, Stop<E>> {
+    let sm = options.target.sm;
+    match origin {
+        Origin::KernelLanguage => {}
+        Origin::Clang => {
+            atomics::atomics_as_nvcc(module);
+            cxx_abi::null_slots(module);
+            qualifiers::apply(module).map_err(Stop::Qualifiers)?;
+            if let Some(refused) = wide_atomics::refused(module, sm, source) {
+                return Err(Stop::Diagnostics(options.warnings.apply(vec![refused])));
+            }
+            wide_atomics::require_ptx(module, sm);
+            // libdevice's operations, which Clang linked and inlined without `contract`, are
+            // contracted by nvcc's rule as the program's are: nvcc's `-fmad=true` covers both.
+            if options.fmad == Fmad::Contract {
+                module.get_functions().for_each(crate::back::mark_contractable);
+            }
+            if math::intrinsics_as_libdevice(module) {
+                link_libdevice(module).map_err(Stop::Link)?;
+            }
+        }
+        Origin::Ir => {
+            qualifiers::raise_ptx_version(module, sm.min_ptx());
+            wide_atomics::require_ptx(module, sm);
+            math::intrinsics_as_libdevice(module);
+            link_libdevice(module).map_err(Stop::Link)?;
+            if options.float_math.ftz {
+                crate::back::precision::flush_denormals(module);
+            }
+        }
+    }
+    let mut made = None;
+    let tm: &TargetMachine = match machine {
+        Some(tm) => tm,
+        None => made.insert(crate::back::target_machine_with_features(&options.target, options.opt_level, &ptx_features(module))?),
+    };
+    if origin == Origin::KernelLanguage && options.opt_level > 0 {
+        promote_locals(module, tm)?;
+    }
+    let found = run(module, options, source);
+    if origin == Origin::KernelLanguage {
+        strip_cdp_spans(module);
+    }
+    let warnings = options.warnings.apply(found.unwrap_or_else(|errors| errors));
+    if warnings.iter().any(Diagnostic::is_error) {
+        return Err(Stop::Diagnostics(warnings));
+    }
+    let optimize = options.opt_level > 0;
+    if origin == Origin::KernelLanguage {
+        let rewrites = options.launch_threshold > 0 || options.aggregate != aggregate::Granularity::Off;
+        if rewrites || optimize {
+            cleanup(module, tm, optimize)?;
+        }
+        return Ok(Lowered { warnings, machine: made });
+    }
+    cleanup(module, tm, optimize)?;
+    if origin == Origin::Ir {
+        crate::back::optimize(module, tm, options.opt_level)?;
+    }
+    math::canonicalize_as_selected(module);
+    // `__int128` and `double`, `u128 as f64`: NVPTX has neither instructions nor a library.
+    wide_conversions::wide_conversions(module);
+    crate::back::precision::divisions_as_nvcc(module, options.float_math);
+    if options.fmad == Fmad::Contract {
+        crate::back::contract_as_nvcc(module)?;
+    }
+    Ok(Lowered { warnings, machine: made })
+}
+
+/// The PTX features a module's functions ask for (the first function's that has some).
+fn ptx_features(module: &Module<'_>) -> String {
+    module
+        .get_functions()
+        .find_map(|f| f.get_string_attribute(inkwell::attributes::AttributeLoc::Function, "target-features"))
+        .map(|a| a.get_string_value().to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// Runs the passes in order. Returns the warnings; `Err` holds every diagnostic when one is
