@@ -625,3 +625,20 @@ fn device_passes_are_called_from_the_schedule_alone() {
     }
     assert!(found.is_empty(), "device-side passes called outside `pipeline::lower`, the one schedule:\n{}", found.join("\n"));
 }
+
+#[test]
+fn launch_sites_are_recognised_by_the_schedule_alone() {
+    let files = pipeline_files();
+    let mut found = Vec::new();
+    for (module, code) in &files {
+        // `launch` defines the table; thresholding's stream marks read the sites its own
+        // rewrite made (`stream_order::mark`).
+        let recognises = code.contains("recognise(") && !matches!(module.as_str(), "launch" | "stream_order");
+        let builds_table = code.contains("Sites::of(") && !matches!(module.as_str(), "" | "launch");
+        if recognises || builds_table {
+            found.push(module.clone());
+        }
+    }
+    assert!(found.is_empty(), "pipeline modules that recognise launch sites themselves instead of reading the schedule's table (`launch::Sites`): {found:?}");
+    assert!(files[""].contains("launch::Sites::of("), "the schedule (pipeline/mod.rs) no longer builds the launch-site table");
+}

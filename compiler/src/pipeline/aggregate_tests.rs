@@ -11,7 +11,9 @@ use inkwell::context::Context;
 pub(super) fn aggregated(ir: &str, asked: Granularity) -> (String, Vec<String>) {
     let context = Context::create();
     let module = parse(&context, ir);
-    let remarks = aggregate::aggregate(&module, asked, &SourceText::default());
+    let source = SourceText::default();
+    let readers = aggregate::index_readers(&module);
+    let remarks = aggregate::aggregate_with(&module, &launch::Sites::of(&module, &source), asked, &source, &readers);
     module.verify().unwrap_or_else(|e| panic!("aggregation left an invalid module: {e}\n{}", module.print_to_string()));
     (module.print_to_string().to_string(), remarks.iter().map(|d| format!("{}: {}: {}", d.code.as_str(), d.message, d.labels[0].message)).collect())
 }

@@ -209,6 +209,26 @@ fn user_calls<'ctx>(module: &Module<'ctx>) -> Vec<(FunctionValue<'ctx>, Instruct
     calls
 }
 
+/// The module's launch sites as [`recognise`] found them: the table the launch passes share.
+/// The schedule ([`super::run`]) recognises them once before the passes and again after a pass
+/// that rewrote sites; a pass reads the table it is given and never recognises launches
+/// itself, but for thresholding's stream marks, which read the sites its own rewrite made.
+pub struct Sites<'ctx> {
+    /// Every launch in the documented shape.
+    pub launches: Vec<Launch<'ctx>>,
+    /// `E1010` for each launch call not in that shape: with any, no pass rewrites a site and
+    /// [`lower`] reports them.
+    pub refused: Vec<Diagnostic>,
+}
+
+impl<'ctx> Sites<'ctx> {
+    /// The launch sites of `module` ([`recognise`]).
+    pub fn of(module: &Module<'ctx>, source: &SourceText) -> Sites<'ctx> {
+        let (launches, refused) = recognise(module, source);
+        Sites { launches, refused }
+    }
+}
+
 /// Finds every launch in the module; the launches it cannot take are `E1010`.
 pub fn recognise<'ctx>(module: &Module<'ctx>, source: &SourceText) -> (Vec<Launch<'ctx>>, Vec<Diagnostic>) {
     let mut launches = Vec::new();
@@ -438,16 +458,18 @@ fn copy_metadata(from: InstructionValue<'_>, to: InstructionValue<'_>) {
     }
 }
 
-/// Recognises the launches and lowers them to `target`'s ABI (module docs).
-pub fn lower(module: &Module<'_>, target: &Target, source: &SourceText) -> Vec<Diagnostic> {
-    let (launches, mut diagnostics) = recognise(module, source);
-    if !diagnostics.is_empty() {
-        return diagnostics;
+/// Lowers the launches of `sites`, the module's as they are now, to `target`'s ABI (module
+/// docs); with a launch refused, returns the refusals and changes nothing.
+pub fn lower<'ctx>(module: &Module<'ctx>, sites: &Sites<'ctx>, target: &Target, source: &SourceText) -> Vec<Diagnostic> {
+    if !sites.refused.is_empty() {
+        return sites.refused.clone();
     }
+    let launches = &sites.launches;
+    let mut diagnostics = Vec::new();
     // A kernel defined in another file is declared here without the kernel calling
     // convention (Clang's declaration of a `__global__` function it only launches): it must
     // be an `.extern .entry` in the PTX, as nvcc writes it, for nvlink to join the two.
-    for l in &launches {
+    for l in launches {
         let kernel = operand(l.call, 0).and_then(|k| module.get_function(&k.get_name().to_string_lossy()));
         if let Some(k) = kernel.filter(|k| k.count_basic_blocks() == 0 && !k.get_name().to_bytes().starts_with(b"llvm.")) {
             crate::back::device_launch::mark_kernel(k);

@@ -80,6 +80,12 @@
 //!
 //! # Invariants and helpers
 //!
+//! The launch sites are recognised by [`run`] into one table, [`launch::Sites`], that the passes
+//! read (the parameter-buffer checks, `uniform`, `threshold`, `aggregate`, `launch`'s
+//! lowering), recognised again only after a pass that rewrote sites; no pass recognises them
+//! itself but thresholding's stream marks, which read the sites its own rewrite made
+//! (`compiler/tests/layers.rs` keeps this).
+//!
 //! Each pass states its invariant afterwards: no Clang suffix on a symbol (`names`), no global in
 //! the `cdpc.managed` section (`managed`, on both sides), no legacy warp intrinsic (`warp`), no
 //! sequentially consistent system-scope `cmpxchg` in Clang's IR (`atomics`), no annotation of
@@ -360,18 +366,24 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
     let mut diagnostics = in_source_order(warp::legacy_to_sync(module, source, options.refuse_legacy_warp && options.target.sm.number >= 70));
     diagnostics.extend(devrt_missing::warn(module, source));
     diagnostics.extend(devrt_args::check(module, source));
-    diagnostics.extend(param_buffer::check(module, &options.target, source, options.nvcc_dialect));
-    if options.launch_threshold > 0 || options.aggregate != aggregate::Granularity::Off {
-        let (launches, errors) = launch::recognise(module, source);
-        if errors.is_empty() {
-            uniform::fold_launches(&launches);
-        }
+    // The launch sites, recognised here for the passes that read them, and again after each
+    // pass that rewrote some (thresholding's helpers, aggregation's records): no pass
+    // recognises them itself.
+    let mut sites = launch::Sites::of(module, source);
+    diagnostics.extend(param_buffer::check(module, &sites, &options.target, source, options.nvcc_dialect));
+    let thresholding = options.launch_threshold > 0;
+    let aggregating = options.aggregate != aggregate::Granularity::Off;
+    if (thresholding || aggregating) && sites.refused.is_empty() {
+        uniform::fold_launches(&sites.launches);
     }
     // Which kernels read an index, as the program wrote them: before thresholding's helpers and
     // tags read them everywhere.
-    let index_readers = if options.aggregate != aggregate::Granularity::Off { aggregate::index_readers(module) } else { Default::default() };
-    let mut remarks = in_source_order(threshold::threshold(module, options.launch_threshold, &options.target, source));
-    remarks.extend(in_source_order(aggregate::aggregate_with(module, options.aggregate, source, &index_readers)));
+    let index_readers = if aggregating { aggregate::index_readers(module) } else { Default::default() };
+    let mut remarks = in_source_order(threshold::threshold(module, &sites, options.launch_threshold, &options.target, source));
+    if thresholding {
+        sites = launch::Sites::of(module, source);
+    }
+    remarks.extend(in_source_order(aggregate::aggregate_with(module, &sites, options.aggregate, source, &index_readers)));
     if options.pass_remarks {
         diagnostics.extend(remarks);
     }
@@ -379,7 +391,10 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
         let (_, warnings) = malloc_pool::pool(module, source).map_err(unrewritten("the device heap's pool could not be linked"))?;
         diagnostics.extend(warnings);
     }
-    diagnostics.extend(launch::lower(module, &options.target, source));
+    if aggregating || options.malloc_pool {
+        sites = launch::Sites::of(module, source);
+    }
+    diagnostics.extend(launch::lower(module, &sites, &options.target, source));
     launch::dims_by_value(module).map_err(unrewritten("a runtime entry point's `dim3` could not be passed by value"))?;
     names::drop_clang_host_list(module);
     names::nvcc_data_names(module);

@@ -32,10 +32,9 @@ use inkwell::values::FunctionValue;
 /// At each recognised launch with a parameter buffer: `W0305` or `E0304` where the buffer is
 /// over the limits of `target`, `E0307` (`W0317` in nvcc's dialect) for each pointer to the
 /// parent's local or shared memory stored into it (module docs).
-pub fn check(module: &inkwell::module::Module<'_>, target: &Target, source: &SourceText, nvcc_dialect: bool) -> Vec<Diagnostic> {
-    let (launches, _) = super::launch::recognise(module, source);
+pub fn check<'ctx>(module: &inkwell::module::Module<'ctx>, sites: &super::launch::Sites<'ctx>, target: &Target, source: &SourceText, nvcc_dialect: bool) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    for l in launches.iter().filter(|l| l.buffer.is_some() && !super::location::is_cdp_launch(l.call)) {
+    for l in sites.launches.iter().filter(|l| l.buffer.is_some() && !super::location::is_cdp_launch(l.call)) {
         out.extend(buffer_size(module, l, target, source));
         out.extend(child_pointers(l, source, if nvcc_dialect { Code::ParentMemoryToChild } else { Code::LocalPointerToChild }));
     }

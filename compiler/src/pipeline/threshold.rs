@@ -467,22 +467,20 @@ unsafe fn local_dims(slot: LLVMValueRef) -> Option<[u64; 3]> {
     Some([field(0)?, field(1)?, field(2)?])
 }
 
-/// Runs the launches of `module` whose grids have at most `max_threads` threads in place
-/// (module docs); returns the `R0502` remarks of the launches it leaves alone.
-pub fn threshold(module: &Module<'_>, max_threads: u32, target: &Target, source: &SourceText) -> Vec<Diagnostic> {
-    if max_threads == 0 {
+/// Runs the launches of `sites`, the module's as they are now, whose grids have at most
+/// `max_threads` threads in place (module docs); returns the `R0502` remarks of the launches
+/// it leaves alone.
+pub fn threshold<'ctx>(module: &Module<'ctx>, sites: &launch::Sites<'ctx>, max_threads: u32, target: &Target, source: &SourceText) -> Vec<Diagnostic> {
+    if max_threads == 0 || !sites.refused.is_empty() {
+        // With a launch refused, the launch pass reports it; nothing is changed.
         return Vec::new();
     }
-    let (launches, errors) = launch::recognise(module, source);
-    if !errors.is_empty() {
-        // The launch pass reports them; nothing is changed.
-        return Vec::new();
-    }
+    let launches = &sites.launches;
     let data = TargetData::create(&module.get_data_layout().as_str().to_string_lossy());
     let mut remarks = Vec::new();
     let mut children: HashMap<LLVMValueRef, Option<String>> = HashMap::new();
     let mut taken = Vec::new();
-    for l in &launches {
+    for l in launches {
         let kernel = operand(l.call, 0);
         let child = kernel.and_then(|k| as_function(k.as_value_ref()));
         let why = match child {

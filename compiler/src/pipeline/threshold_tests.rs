@@ -99,7 +99,7 @@ pub(super) fn parse<'ctx>(context: &'ctx Context, ir: &str) -> inkwell::module::
 pub(super) fn thresholded(ir: &str, n: u32, target: Target) -> (String, Vec<String>) {
     let context = Context::create();
     let module = parse(&context, ir);
-    let remarks = threshold::threshold(&module, n, &target, &SourceText::default());
+    let remarks = threshold::threshold(&module, &launch::Sites::of(&module, &SourceText::default()), n, &target, &SourceText::default());
     module.verify().unwrap_or_else(|e| panic!("thresholding left an invalid module: {e}\n{}", module.print_to_string()));
     assert!(remarks.iter().all(|d| d.code == crate::diag::Code::ThresholdRemark));
     (module.print_to_string().to_string(), remarks.iter().map(|d| format!("{}: {}", d.message, d.labels[0].message)).collect())

@@ -1,6 +1,6 @@
 //! Launch aggregation on LLVM IR (`-faggregate-launches=`, docs/AGGREGATION.md), for every
 //! front end: cdpc's `.cdp` code generation, Clang for CUDA C++, and LLVM IR given as input.
-//! This file decides which launches are taken ([`aggregate`]) and builds the aggregated kernel
+//! This file decides which launches are taken ([`aggregate_with`]) and builds the aggregated kernel
 //! `C__agg` of each child; [`warp`] meets the warp at the launch; [`block`] records a kernel's
 //! launches and launches them at the end of the block; [`grid`] hands each block's records on
 //! to the grid's last block. Below them, [`child`] holds what one child's aggregation needs (its
@@ -133,14 +133,6 @@ fn why_not(l: &Launch<'_>, data: &TargetData, taken_reads_ids: bool) -> Option<S
     None
 }
 
-/// Aggregates launches at `asked` granularity (module docs, [`block`], [`grid`]); returns the
-/// `R0500` remarks of the launches it leaves alone and the `R0501` remarks of those it
-/// aggregates per warp instead of per block or grid.
-pub fn aggregate<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &SourceText) -> Vec<Diagnostic> {
-    let readers = choose::index_readers(module);
-    aggregate_with(module, asked, source, &readers)
-}
-
 /// The kernels of `module` that read a thread or block index, as the program wrote them: taken
 /// before thresholding, whose helpers read both, for [`aggregate_with`]: the launches of the
 /// other kernels are left alone at every granularity.
@@ -148,16 +140,16 @@ pub fn index_readers(module: &Module<'_>) -> std::collections::HashSet<String> {
     choose::index_readers(module)
 }
 
-/// [`aggregate`], with the kernels that read an index as [`index_readers`] found them before
-/// the passes that ran since.
-pub fn aggregate_with<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &SourceText, index_readers: &std::collections::HashSet<String>) -> Vec<Diagnostic> {
-    if asked == Granularity::Off {
+/// Aggregates the launches of `sites`, the module's as they are now, at `asked` granularity
+/// (module docs, [`block`], [`grid`]), with the kernels that read an index as
+/// [`index_readers`] found them before the passes that ran since; returns the `R0500` remarks
+/// of the launches it leaves alone and the `R0501` remarks of those it aggregates per warp
+/// instead of per block or grid.
+pub fn aggregate_with<'ctx>(module: &Module<'ctx>, sites: &launch::Sites<'ctx>, asked: Granularity, source: &SourceText, index_readers: &std::collections::HashSet<String>) -> Vec<Diagnostic> {
+    if asked == Granularity::Off || !sites.refused.is_empty() {
         return Vec::new();
     }
-    let (launches, errors) = launch::recognise(module, source);
-    if !errors.is_empty() {
-        return Vec::new();
-    }
+    let launches = &sites.launches;
     let data = TargetData::create(&module.get_data_layout().as_str().to_string_lossy());
     // A launch in a helper (thresholding's) is placed at the helper's call, where its line is.
     let place = |d: Diagnostic, l: &Launch<'ctx>| {
@@ -173,7 +165,7 @@ pub fn aggregate_with<'ctx>(module: &Module<'ctx>, asked: Granularity, source: &
     // supports (ABI-NOTES.md), and the records, tables and arenas are laid out for 64-bit
     // pointers and `size_t`.
     let narrow = data.get_pointer_byte_size(None) != 8;
-    for l in &launches {
+    for l in launches {
         let why = if narrow {
             Some("aggregation is done at the 64-bit address size only (32-bit PTX is for reading: ptxas assembles no 32-bit code for sm_90)".to_string())
         } else {
