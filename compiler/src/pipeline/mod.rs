@@ -256,13 +256,20 @@ pub struct Lowered {
 ///    mode on every function. The kernel language's: none.
 /// 2. The target machine: `machine`, else one with the module's PTX features (Clang gives each
 ///    function the version it needs; NVPTX writes the `.version` of the machine's features).
-/// 3. The kernel language's locals promoted in an optimising build ([`promote_locals`]).
+/// 3. The kernel language's locals promoted in an optimising build ([`promote_locals`]): its
+///    locals are allocas until LLVM's optimisation, and thresholding reads a child's loops as
+///    an optimising front end writes them (a counter in a `phi`). Every optimising build does
+///    it, launch optimisations on or off, so that a function the passes leave alone reaches
+///    LLVM's optimisation as the same IR and comes out as the same PTX in the plain build and
+///    the default one.
 /// 4. The launch passes ([`run`]), their diagnostics through the warning policy; an error
 ///    stops here ([`Stop::Diagnostics`]). The kernel language's `!cdpc.span`s are then
 ///    dropped ([`strip_cdp_spans`]).
-/// 5. [`cleanup`] (for the kernel language only where a launch pass rewrote or the build
-///    optimises: at `-O0` its launches are lowered in place and the rest of cleanup would
-///    change `-O0`'s code). For Clang's IR and another front end's, then: LLVM's optimisation
+/// 5. [`cleanup`] (for the kernel language only where a launch pass may have rewritten or the
+///    build optimises: at `-O0` its launches are lowered in place, LLVM's pipeline at every
+///    level inlines the always-inline launch helper, and the rest of cleanup would change
+///    `-O0`'s code; with rewrites, cleanup takes their argument blocks and record copies apart,
+///    which NVPTX would copy a byte at a time from 128 bytes). For Clang's IR and another front end's, then: LLVM's optimisation
 ///    pipeline (another front end's IR only), the math intrinsics in the forms NVPTX selects
 ///    ([`math::canonicalize_as_selected`], after the optimisation, which would make vectors of
 ///    lanes again), 128-bit conversions ([`wide_conversions`]), single-precision division as
