@@ -193,8 +193,10 @@ pub struct Running {
 
 /// The fillers of the cache folder `dir` that run now, oldest first: the processes holding its
 /// `fill.lock` (every filler inherits it from its compilation and holds it to its end) with
-/// `CDPC_CACHE_FILL` in their environment. Only this user's processes can be seen, through
-/// Linux's `/proc`; elsewhere the list is empty.
+/// `CDPC_CACHE_FILL` in their environment, but for those whose parent is one: a process a
+/// filler starts (the Python that finds the toolkit's wheels, say) inherits both, and at the
+/// filler's idle priority may live for seconds on a loaded machine. Only this user's processes
+/// can be seen, through Linux's `/proc`; elsewhere the list is empty.
 pub fn running(dir: &Path) -> Vec<Running> {
     let lock = std::fs::canonicalize(dir.join(FILL_LOCK)).unwrap_or_else(|_| dir.join(FILL_LOCK));
     let Ok(procs) = std::fs::read_dir("/proc") else { return Vec::new() };
@@ -220,13 +222,17 @@ pub fn running(dir: &Path) -> Vec<Running> {
         // stat(5): the start time (field 22, in clock ticks after boot) comes after the name,
         // which may hold spaces and parentheses: fields are counted from the last `)`.
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let started = stat.rfind(')').and_then(|at| stat[at + 1..].split_whitespace().nth(22 - 3)?.parse::<f64>().ok());
+        let field = |n: usize| stat.rfind(')').and_then(|at| stat[at + 1..].split_whitespace().nth(n - 3));
+        let parent = field(4).and_then(|p| p.parse::<u32>().ok()).unwrap_or(0);
+        let started = field(22).and_then(|t| t.parse::<f64>().ok());
         let age = match (uptime, started) {
             (Some(up), Some(start)) => Duration::from_secs_f64((up - start / ticks).max(0.0)),
             _ => Duration::ZERO,
         };
-        found.push(Running { pid, making, age, command });
+        found.push((parent, Running { pid, making, age, command }));
     }
+    let pids: std::collections::HashSet<u32> = found.iter().map(|(_, r)| r.pid).collect();
+    let mut found: Vec<Running> = found.into_iter().filter(|(parent, _)| !pids.contains(parent)).map(|(_, r)| r).collect();
     found.sort_by(|a, b| b.age.cmp(&a.age).then(a.pid.cmp(&b.pid)));
     found
 }
@@ -253,17 +259,19 @@ mod tests {
     }
 
     /// A process holding the folder's `fill.lock` with `CDPC_CACHE_FILL` is listed; one without
-    /// the variable is not.
+    /// the variable is not, nor a process the filler started, which inherits both.
     #[test]
     fn running_fillers_are_the_holders_of_fill_lock() {
+        use std::os::unix::process::CommandExt;
         if !Path::new("/proc/self/fd").exists() {
             return println!("skipped: no /proc");
         }
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(FILL_LOCK), "").unwrap();
+        // Each holder is a process group of its own, so that its children end with it.
         let hold = |making: Option<&str>| {
             let mut c = std::process::Command::new("sh");
-            c.args(["-c", "exec 3<\"$0\"; exec sleep 30"]).arg(dir.path().join(FILL_LOCK)).env_remove("CDPC_CACHE_FILL");
+            c.args(["-c", "exec 3<\"$0\"; sleep 30 & exec sleep 30"]).arg(dir.path().join(FILL_LOCK)).env_remove("CDPC_CACHE_FILL").process_group(0);
             if let Some(m) = making {
                 c.env("CDPC_CACHE_FILL", m);
             }
@@ -271,13 +279,19 @@ mod tests {
         };
         let mut filler = hold(Some("2"));
         let mut other = hold(None);
+        // Both holders and their children started: the children hold the lock too.
+        std::thread::sleep(Duration::from_millis(300));
         let start = std::time::Instant::now();
         let mut seen = running(dir.path());
         while seen.is_empty() && start.elapsed() < Duration::from_secs(10) {
             std::thread::sleep(Duration::from_millis(20));
             seen = running(dir.path());
         }
-        let _ = (filler.kill(), other.kill(), filler.wait(), other.wait());
+        for holder in [&filler, &other] {
+            // SAFETY: kill takes a process group id and a signal.
+            unsafe { libc::kill(-(holder.id() as i32), libc::SIGKILL) };
+        }
+        let _ = (filler.wait(), other.wait());
         assert_eq!(seen.len(), 1, "{seen:?}");
         assert_eq!((seen[0].pid, seen[0].making), (filler.id(), 2));
         assert_eq!(seen[0].command.first().map(String::as_str), Some("sleep"));
