@@ -38,7 +38,8 @@
 //!
 //! The entry point is `driver::compile_ir`; after the checks, `cuda::lower` runs the pipeline's
 //! schedule for another front end's IR (`pipeline::Origin::Ir`: the PTX version raised, the
-//! libdevice link below, `-ftz`, the launch passes, LLVM's `-O` pipeline). The tests, IR in and codes out, are in `ir/tests.rs`.
+//! libdevice link below, `-ftz`, the launch passes, LLVM's `-O` pipeline). The tests, IR in and
+//! codes out, are in `ir/tests.rs`.
 
 use super::cuda::{self, Front, Generated};
 use super::{CompileError, CompileOptions, Phase, Timings};

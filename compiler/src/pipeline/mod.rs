@@ -104,10 +104,12 @@
 //! `wide_conversions`, nvcc's divisions and contraction); every front end that writes IR goes
 //! through it. The kernel language's code generation ([`crate::back`]) ends with an
 //! optimisation tail of its own after `lower` (the denormal mode, LLVM's pipeline, divisions,
-//! contraction), which its API without the pipeline ([`crate::back::generate`]) runs too. On the host side, `managed::host`
-//! and `host_names` are run by the driver's host compile (`driver/cuda.rs`). Below the passes, `compiler/tests/layers.rs` (`PIPELINE_LAYERS`) keeps the order of
-//! imports: `emit` (how the passes write IR), `location` (a `.cdp` launch's `!cdpc.span`, else
-//! debug locations, else the instruction's text, as a diagnostic's labels), `itanium` (reading
+//! contraction), which its API without the pipeline ([`crate::back::generate`]) runs too. On
+//! the host side, `managed::host` and `host_names` are run by the driver's host compile
+//! (`driver/cuda.rs`). Below the passes, `compiler/tests/layers.rs` (`PIPELINE_LAYERS`) keeps
+//! the order of imports: `emit` (how the passes write IR), `location` (a `.cdp` launch's
+//! `!cdpc.span`, else debug locations, else the instruction's text, as a diagnostic's
+//! labels), `itanium` (reading
 //! Itanium symbols), `clone` (function copies, and what the passes ask of a value, `users`),
 //! `copies`, `callgraph`, `sites` (what the passes that rewrite a launch site share) and
 //! `in_place` (the thresholding helper). `promote_locals` runs before the passes for `.cdp`'s
@@ -269,9 +271,10 @@ pub struct Lowered {
 ///    build optimises: at `-O0` its launches are lowered in place, LLVM's pipeline at every
 ///    level inlines the always-inline launch helper, and the rest of cleanup would change
 ///    `-O0`'s code; with rewrites, cleanup takes their argument blocks and record copies apart,
-///    which NVPTX would copy a byte at a time from 128 bytes). For Clang's IR and another front end's, then: LLVM's optimisation
-///    pipeline (another front end's IR only), the math intrinsics in the forms NVPTX selects
-///    ([`math::canonicalize_as_selected`], after the optimisation, which would make vectors of
+///    which NVPTX would copy a byte at a time from 128 bytes). For Clang's IR and another
+///    front end's, then: LLVM's optimisation pipeline (another front end's IR only), the math
+///    intrinsics in the forms NVPTX selects ([`math::canonicalize_as_selected`], after the
+///    optimisation, which would make vectors of
 ///    lanes again), 128-bit conversions ([`wide_conversions`]), single-precision division as
 ///    nvcc writes it under `float_math`, and nvcc's contraction rule under `-fmad=true` (no
 ///    `contract` flag left for NVPTX to fuse more).
