@@ -6,7 +6,7 @@
 //! templates without operands, concatenated literals), each constraint letter as input and
 //! output, `+` operands sharing one register, `n` immediates, and a non-volatile asm whose
 //! output is unused (dropped by both). Not compared: two identical non-volatile statements
-//! (nvcc keeps both, LLVM merges them; see `back/asm.rs`) and asm in loops (unrolling
+//! (nvcc keeps both, LLVM merges them; see `front/cdp/codegen/asm.rs`) and asm in loops (unrolling
 //! differs). Skipped with a printed reason when nvcc cannot be found.
 
 use crate::build_common::nvcc_ptx;

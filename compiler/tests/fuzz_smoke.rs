@@ -203,7 +203,7 @@ const TROUBLE: &[&str] = &[
     "__launch_bounds__(256, 2, 4)",
     "__forceinline__",
     "__noinline__",
-    // Inline PTX assembly (front/asm.rs, sema/asm.rs, back/asm.rs).
+    // Inline PTX assembly (front/asm.rs, sema/asm.rs, front/cdp/codegen/asm.rs).
     "asm(",
     "asm volatile(",
     "__asm__ __volatile__(",
@@ -267,7 +267,7 @@ const TROUBLE: &[&str] = &[
     "extern __constant__ float table[4];",
     "__device__ int helper(int);",
     "extern",
-    // C's jumps and unions (sema/jumps.rs, back/types.rs's unions).
+    // C's jumps and unions (sema/jumps.rs, front/cdp/codegen/types.rs's unions).
     "switch (x) {",
     "case 1:",
     "case 1 ... 3:",
@@ -286,7 +286,7 @@ const TROUBLE: &[&str] = &[
     "...",
     "int y = 1; L:",
     "switch (i) { case 0: k<<<1, 1>>>(p); break; }",
-    // Bit-fields (sema/bit_fields.rs, back/bit_fields.rs) and pointers to functions
+    // Bit-fields (sema/bit_fields.rs, front/cdp/codegen/bit_fields.rs) and pointers to functions
     // (front/fn_pointers.rs, sema/fn_pointers.rs).
     "unsigned a : 3;",
     "int : 0;",

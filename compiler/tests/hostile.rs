@@ -213,7 +213,7 @@ fn ten_thousand_launches_in_one_function() {
     assert!(launch_sites(&ptx) >= 10_000);
 }
 
-/// Launches in the PTX: in place, or (past `cdpc::back::INLINE_LAUNCHES` in one function) as
+/// Launches in the PTX: in place, or (past `cdpc::front::cdp::codegen::INLINE_LAUNCHES` in one function) as
 /// calls of the shared helper.
 fn launch_sites(ptx: &str) -> usize {
     // The helper is named after the child's symbol (`__cdpc_launch__Z5childPi` when mangled);

@@ -1,9 +1,9 @@
-//! Kernels with many launches: past `back::INLINE_LAUNCHES` sites in one function, the
+//! Kernels with many launches: past `front::cdp::codegen::INLINE_LAUNCHES` sites in one function, the
 //! launch sequence lives once in a shared helper per child kernel, so that ptxas's time and
 //! memory stay near linear (BENCHMARKS.md, "Launches per kernel"). Fewer sites are unchanged.
 
-use cdpc::back::INLINE_LAUNCHES;
 use cdpc::driver::{compile, CompileOptions, Emit};
+use cdpc::front::cdp::codegen::INLINE_LAUNCHES;
 use cdpc::{LaunchAbi, Target};
 
 /// A parent with `n` launches of `child` (on the fire-and-forget stream under V2) and `m` of

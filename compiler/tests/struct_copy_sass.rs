@@ -5,7 +5,7 @@
 //! makes a copy of 128 bytes or more a loop of single bytes (an aggregated launch's 144-byte
 //! record would cost 144 one-byte loads and stores, in the block's and the grid's copies alike) and
 //! stored an `int4` member into the parameter buffer as four 4-byte stores where nvcc writes one
-//! 16-byte store. `back/function.rs` copies a struct from place to place in chunks of its
+//! 16-byte store. `front/cdp/codegen/function.rs` copies a struct from place to place in chunks of its
 //! alignment, as nvcc does, and `back/split.rs` loads and stores struct values element by
 //! element, so that LLVM's load-store vectorizer merges them. The oracle is nvcc's SASS of the
 //! same source; aggregated code, which nvcc has no counterpart of, must have no byte-copy loop.

@@ -1,6 +1,6 @@
 //! Device-side launches for any front end that builds LLVM IR with inkwell.
 //!
-//! This is the code the `.cdp` front end's `<<<>>>` lowering runs (`back/launch.rs` evaluates
+//! This is the code the `.cdp` front end's `<<<>>>` lowering runs (`front/cdp/codegen/launch.rs` evaluates
 //! the HIR operands and calls [`build_device_launch`]); a compiler with its own front end calls
 //! the same functions:
 //!

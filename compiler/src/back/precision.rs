@@ -240,8 +240,8 @@ pub(crate) fn intact(path: &std::path::Path) -> bool {
 /// compilation writes the same bytes, so any mix of the two is intact).
 fn keep(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     crate::toolchain::cleanup::make_dirs(path.parent().unwrap_or(std::path::Path::new(".")))?;
-    crate::front::cuda::cache::write_atomic(path, bytes)?;
-    crate::front::cuda::cache::write_atomic(&sum_path(path), sum_of(bytes).as_bytes())
+    crate::toolchain::cleanup::write_atomic(path, bytes)?;
+    crate::toolchain::cleanup::write_atomic(&sum_path(path), sum_of(bytes).as_bytes())
 }
 
 /// A folder of this process for the libdevice copies the cache cannot take: a work folder

@@ -815,7 +815,7 @@ impl CudaInput<'_> {
     }
 }
 
-/// Code generation of a checked `.cdp` program: `back` writes its launches as the documented
+/// Code generation of a checked `.cdp` program: `codegen` writes its launches as the documented
 /// V1 sequence, then the pipeline's schedule ([`crate::pipeline::lower`], as for Clang's IR)
 /// lowers them to the ABI asked for, before LLVM's optimisation. Returns what was generated and
 /// the checked program's warnings with the pipeline's, placed in the source through the source
@@ -833,7 +833,7 @@ pub(crate) fn generate_cdp(checked: &Checked, options: &CompileOptions, codegen:
             })
             .collect()
     };
-    let generated = back::generate_lowered(&checked.module, codegen, outputs, |module, tm| {
+    let generated = crate::front::cdp::codegen::generate_lowered(&checked.module, codegen, outputs, |module, tm| {
         let no_library = |_: &_| Ok::<(), CompileError>(());
         match crate::pipeline::lower(module, Origin::KernelLanguage, &pipeline, &crate::pipeline::SourceText::default(), Some(tm), no_library) {
             Ok(lowered) => {

@@ -2,6 +2,7 @@
 //! column) turned into a span of the main file or of another file.
 
 use crate::diag::{Diagnostic, Label, SourceFile, Span};
+use crate::front::cdp::codegen::{OWN_METADATA, SPAN_METADATA};
 use crate::front::cuda::diagnostics::span_at;
 use crate::llvm::operand;
 use inkwell::llvm_sys::core::LLVMIsAInstruction;
@@ -77,7 +78,7 @@ pub(crate) fn innermost_file(inst: LLVMValueRef) -> Option<String> {
 
 impl SourceText {
     /// A span and, outside the main file, the file: where `inst` came from, when known. A
-    /// `.cdp` launch's span ([`crate::back::SPAN_METADATA`], in the text of `self`) comes first;
+    /// `.cdp` launch's span ([`SPAN_METADATA`], in the text of `self`) comes first;
     /// else the debug location.
     pub(crate) fn locate(&self, inst: InstructionValue<'_>) -> Option<Label> {
         if let Some(span) = cdp_span(inst) {
@@ -288,9 +289,9 @@ fn keyword_line(text: &str, keyword: &str, function: &str) -> Option<Span> {
     Some(Span::new(start, start + text[start..].find('\n').unwrap_or(text.len() - start)))
 }
 
-/// The span a `.cdp` launch call carries ([`crate::back::SPAN_METADATA`]).
+/// The span a `.cdp` launch call carries ([`SPAN_METADATA`]).
 fn cdp_span(inst: InstructionValue<'_>) -> Option<Span> {
-    let kind = inst.get_parent()?.get_context().get_kind_id(crate::back::SPAN_METADATA);
+    let kind = inst.get_parent()?.get_context().get_kind_id(SPAN_METADATA);
     let node = inst.get_metadata(kind)?;
     let ints: Vec<u64> = node
         .get_node_values()?
@@ -306,35 +307,35 @@ fn cdp_span(inst: InstructionValue<'_>) -> Option<Span> {
     }
 }
 
-/// Gives `to` the `.cdp` launch span `from` has, if any ([`crate::back::SPAN_METADATA`]): a
+/// Gives `to` the `.cdp` launch span `from` has, if any ([`SPAN_METADATA`]): a
 /// call that stands for a launch (a pass's helper) is placed where the launch was.
 pub(crate) fn copy_cdp_span(from: InstructionValue<'_>, to: InstructionValue<'_>) {
     let Some(block) = from.get_parent() else { return };
-    let kind = block.get_context().get_kind_id(crate::back::SPAN_METADATA);
+    let kind = block.get_context().get_kind_id(SPAN_METADATA);
     if let Some(node) = from.get_metadata(kind) {
         // Only a non-instruction value refuses metadata.
         let _ = to.set_metadata(node, kind);
     }
 }
 
-/// Whether `call` is a `.cdp` program's launch ([`crate::back::SPAN_METADATA`]), which its
+/// Whether `call` is a `.cdp` program's launch ([`SPAN_METADATA`]), which its
 /// sema has checked already.
 pub(crate) fn is_cdp_launch(call: InstructionValue<'_>) -> bool {
     cdp_span(call).is_some()
 }
 
 /// Whether `call` is a `.cdp` program's own call of a device-runtime entry point
-/// ([`crate::back::OWN_METADATA`]), not a launch.
+/// ([`OWN_METADATA`]), not a launch.
 pub(crate) fn is_own_call(call: InstructionValue<'_>) -> bool {
-    call.get_parent().is_some_and(|b| call.get_metadata(b.get_context().get_kind_id(crate::back::OWN_METADATA)).is_some())
+    call.get_parent().is_some_and(|b| call.get_metadata(b.get_context().get_kind_id(OWN_METADATA)).is_some())
 }
 
-/// Removes every `.cdp` launch span and own-call mark ([`crate::back::SPAN_METADATA`],
-/// [`crate::back::OWN_METADATA`]) from `module`, once the passes that read them have run: the
+/// Removes every `.cdp` launch span and own-call mark ([`SPAN_METADATA`],
+/// [`OWN_METADATA`]) from `module`, once the passes that read them have run: the
 /// IR and PTX are then as without them.
 pub fn strip_cdp_spans(module: &inkwell::module::Module<'_>) {
     use inkwell::llvm_sys::core::LLVMSetMetadata;
-    let kinds = [crate::back::SPAN_METADATA, crate::back::OWN_METADATA].map(|k| module.get_context().get_kind_id(k));
+    let kinds = [SPAN_METADATA, OWN_METADATA].map(|k| module.get_context().get_kind_id(k));
     for function in module.get_functions() {
         for block in function.get_basic_blocks() {
             for inst in block.get_instructions() {

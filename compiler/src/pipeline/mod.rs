@@ -102,9 +102,9 @@
 //! (`atomics`, `cxx_abi`, `qualifiers`, `wide_atomics`, `math`, libdevice), [`run`] (the launch
 //! passes above), then `cleanup` and what NVPTX needs after optimisation (`math`,
 //! `wide_conversions`, nvcc's divisions and contraction); every front end that writes IR goes
-//! through it. The kernel language's code generation ([`crate::back`]) ends with an
-//! optimisation tail of its own after `lower` (the denormal mode, LLVM's pipeline, divisions,
-//! contraction), which its API without the pipeline ([`crate::back::generate`]) runs too. On
+//! through it. The kernel language's code generation (`front::cdp::codegen`) ends with the back
+//! end's optimisation tail after `lower` (`back::optimize_built`: the denormal mode, LLVM's
+//! pipeline, divisions, contraction), which its API without the pipeline runs too. On
 //! the host side, `managed::host` and `host_names` are run by the driver's host compile
 //! (`driver/cuda.rs`). Below the passes, `compiler/tests/layers.rs` (`PIPELINE_LAYERS`) keeps
 //! the order of imports: `emit` (how the passes write IR), `location` (a `.cdp` launch's

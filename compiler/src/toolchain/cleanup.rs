@@ -264,6 +264,25 @@ fn work_dir_pid(name: &OsStr) -> Option<u32> {
     pid.parse().ok()
 }
 
+/// Writes `bytes` to a temporary file in `path`'s folder, then renames it to `path`: a reader
+/// sees the old file, no file, or the whole new one, never part of one (an entry's files are
+/// written so; a write cut short leaves a `.tmp*` file, which the cache's `trim` removes when
+/// stale).
+///
+/// The temporary file is recorded while it exists, so that an interrupted process removes it:
+/// a cache filler whose folder is removed (`front::cuda::filler`) leaves nothing in it.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let create = || tempfile::NamedTempFile::new_in(dir).map_err(|source| ToolError::Io { action: "creating a temporary file in".into(), path: dir.to_path_buf(), source });
+    let (mut file, _recorded) = tracked(create, |file| file.path().to_path_buf()).map_err(|e| match e {
+        ToolError::Io { source, .. } => source,
+        other => std::io::Error::other(other.to_string()),
+    })?;
+    std::io::Write::write_all(&mut file, bytes)?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -353,25 +353,7 @@ pub fn version_tag() -> String {
     format!("{version}+{}", &super::front_end_fingerprint()[..8])
 }
 
-/// Writes `bytes` to a temporary file in `path`'s folder, then renames it to `path`: a reader
-/// sees the old file, no file, or the whole new one, never part of one (an entry's files are
-/// written so; a write cut short leaves a `.tmp*` file, which [`trim`] removes when stale).
-///
-/// The temporary file is recorded while it exists ([`crate::toolchain::cleanup`]), so that an
-/// interrupted process removes it: a filler whose folder is removed ([`super::filler`]) leaves
-/// nothing in it.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use crate::toolchain::ToolError;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let create = || tempfile::NamedTempFile::new_in(dir).map_err(|source| ToolError::Io { action: "creating a temporary file in".into(), path: dir.to_path_buf(), source });
-    let (mut file, _recorded) = crate::toolchain::cleanup::tracked(create, |file| file.path().to_path_buf()).map_err(|e| match e {
-        ToolError::Io { source, .. } => source,
-        other => std::io::Error::other(other.to_string()),
-    })?;
-    std::io::Write::write_all(&mut file, bytes)?;
-    file.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
+pub use crate::toolchain::cleanup::write_atomic;
 
 /// What an entry's manifest records of its precompiled header (a preamble's `.json`, and the
 /// wrapper's, which holds this alone), so that no other file in its place is taken for it:

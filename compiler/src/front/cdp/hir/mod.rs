@@ -17,7 +17,7 @@
 //! and `ConstInit::FunctionAddress` in globals.
 //!
 //! **Where an access is decided volatile**: `is_volatile_place` (a `volatile` variable or member,
-//! or a place reached through a pointer to volatile), which sema and `back` both ask.
+//! or a place reached through a pointer to volatile), which sema and code generation (`codegen`) both ask.
 
 use crate::diag::Span;
 use crate::layout::ParamLayout;
@@ -407,7 +407,7 @@ pub enum Stmt {
     Continue,
     Return(Option<Expr>),
     Block(Block),
-    /// GCC-style inline PTX (`sema::asm` checks it, `back::asm` lowers it).
+    /// GCC-style inline PTX (`sema::asm` checks it, `codegen::asm` lowers it).
     Asm(Box<InlineAsm>),
     /// C's `switch`: jumps to the label of the case whose value equals `cond` (an integer,
     /// promoted; the values are its bits, distinct), else to `default`, else past `body`. Its

@@ -19,7 +19,7 @@
 //! template `%` that is not an operand reference (`%` at the end, modifiers such as `%r1`,
 //! `%[name]`, `%=`).
 //!
-//! Code generation lowers the checked statement in `back/asm.rs`.
+//! Code generation lowers the checked statement in `front/cdp/codegen/asm.rs`.
 
 use super::consteval::{self, Const};
 use super::expr::int_const;

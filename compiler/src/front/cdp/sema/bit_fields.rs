@@ -2,7 +2,7 @@
 //! Itanium C++ ABI, as GCC on x86-64: a bit-field goes at the next free bit unless it would
 //! cross a unit of its declared type's alignment, then at the next such unit; a named one
 //! aligns the struct like its type, an unnamed one does not; `: 0` moves to the next unit).
-//! Their values are read and written by `back` (`back/bit_fields.rs`); `&` of one and `sizeof`
+//! Their values are read and written by code generation (`front/cdp/codegen/bit_fields.rs`); `&` of one and `sizeof`
 //! of one are `E0236`.
 //!
 //! Widths are checked here (`E0235`), and each bit-field's place goes into `hir::Field::bits`.

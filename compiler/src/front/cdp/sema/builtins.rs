@@ -1,7 +1,7 @@
 //! Calls of CUDA's built-in device functions and of the device runtime API.
 //!
 //! The atomic functions carry their scope, `_block` or `_system` (`hir::AtomicScope`), which
-//! `back/builtins.rs` writes as nvcc's instruction of that scope (`scoped_atomic`).
+//! `front/cdp/codegen/builtins.rs` writes as nvcc's instruction of that scope (`scoped_atomic`).
 
 use super::expr::{make, plural};
 use super::Context;

@@ -11,7 +11,7 @@
 //! and its `__any`, `__all` and `__ballot`, deprecated, become PTX that ptxas refuses; cdpc
 //! compiles all of them, so that such programs build unchanged.)
 //!
-//! Code generation lowers them in `back/intrinsics.rs`.
+//! Code generation lowers them in `front/cdp/codegen/intrinsics.rs`.
 
 use super::Context;
 use crate::diag::{Code, Diagnostic, Span};

@@ -20,7 +20,7 @@
 //! - Sema and code generation recurse over the tree, about 10 KiB of stack a level in an
 //!   unoptimised build; [`crate::driver`] therefore runs them on a thread with a 64 MiB stack
 //!   ([`crate::driver::STACK_BYTES`]), so the deepest accepted tree compiles wherever the caller
-//!   runs (a 2 MiB test thread included). Embedders calling `sema` or `back` directly should do
+//!   runs (a 2 MiB test thread included). Embedders calling `sema` or `codegen` directly should do
 //!   the same ([`crate::driver::on_large_stack`]).
 //! - Nothing else is limited: a line may be megabytes long, a function may hold any number of
 //!   statements and launches, a kernel any number of parameters (the launch's parameter buffer

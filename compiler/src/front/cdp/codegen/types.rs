@@ -67,7 +67,7 @@ fn over_aligned_but_natural(def: &hir::StructDef, hir_module: &hir::Module) -> b
 }
 
 /// A struct with bit-fields is laid out packed, its bit-fields' bytes as fillers of bytes
-/// (`back/bit_fields.rs` reads and writes them; `globals.rs` fills them in constants).
+/// (`bit_fields.rs` reads and writes them; `globals.rs` fills them in constants).
 fn has_bit_fields(def: &hir::StructDef) -> bool {
     def.fields.iter().any(|f| f.bits.is_some())
 }
