@@ -33,6 +33,27 @@ impl Span {
     }
 }
 
+/// The byte offset of `line`:`col` (1-based, the column in bytes, as Clang and LLVM count) in `text`, and the
+/// end of the word that starts there (at least one character, never past the line).
+pub fn span_at(text: &str, line: usize, col: usize) -> Span {
+    let mut start = 0;
+    for _ in 1..line.max(1) {
+        match text[start..].find('\n') {
+            Some(nl) => start += nl + 1,
+            None => return Span::new(text.len(), text.len()),
+        }
+    }
+    let line_end = text[start..].find('\n').map_or(text.len(), |nl| start + nl);
+    let mut at = (start + col.saturating_sub(1)).min(line_end);
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let rest = &text[at..line_end];
+    let word = rest.char_indices().find(|(_, c)| !(c.is_alphanumeric() || *c == '_')).map_or(rest.len(), |(i, _)| i);
+    let len = if word > 0 { word } else { rest.chars().next().map_or(0, char::len_utf8) };
+    Span::new(at, at + len)
+}
+
 /// How bad a diagnostic is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {

@@ -380,6 +380,14 @@ pub fn move_global_to_end(global: inkwell::values::GlobalValue<'_>) {
     unsafe { cdpc_move_global_to_end(global.as_value_ref()) }
 }
 
+/// Marks `global` a managed variable as the NVVM IR specification does (`!nvvm.annotations`,
+/// `"managed"`), which NVPTX writes as nvcc does, `.attribute(.managed)`.
+pub(crate) fn annotate_managed<'ctx>(module: &inkwell::module::Module<'ctx>, global: inkwell::values::GlobalValue<'ctx>) {
+    let ctx = module.get_context();
+    let node = ctx.metadata_node(&[global.as_pointer_value().into(), ctx.metadata_string("managed").into(), ctx.i32_type().const_int(1, false).into()]);
+    module.add_global_metadata("nvvm.annotations", &node).expect("a named metadata list takes a metadata node");
+}
+
 /// Gives `module` the triple and data layout of `tm` (`nvptx64-nvidia-cuda` or
 /// `nvptx-nvidia-cuda`), as every module cdpc builds has.
 pub fn configure_module(module: &Module<'_>, tm: &TargetMachine) {

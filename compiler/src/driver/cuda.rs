@@ -1491,7 +1491,7 @@ fn qualifier_refused(source: &str, compiled: &std::path::Path, refused: &pipelin
     };
     let whole_word = |name: &str| super::symbols::first_mention(text, name).map(|s| s.start as usize);
     let column = whole_word(refused.qualifier).or_else(|| whole_word(&kernel)).or_else(|| text.find(|c: char| !c.is_whitespace())).unwrap_or(0) + 1;
-    let span = cuda::diagnostics::span_at(source, line, column);
+    let span = crate::diag::span_at(source, line, column);
     Diagnostic::new(Code::KernelQualifierRefused, span, message)
 }
 

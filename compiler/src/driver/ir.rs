@@ -224,8 +224,7 @@ fn unreadable(message: &str, bitcode: bool, text: &str) -> Diagnostic {
     match place {
         Some((line, col, said)) if !bitcode => {
             let said = said.strip_prefix("error:").unwrap_or(said).trim();
-            Diagnostic::new(Code::IrUnreadable, crate::front::cuda::diagnostics::span_at(text, line, col), format!("the input is not LLVM {what} that LLVM 22 can read: {said}"))
-                .with_primary_message(said.to_string())
+            Diagnostic::new(Code::IrUnreadable, crate::diag::span_at(text, line, col), format!("the input is not LLVM {what} that LLVM 22 can read: {said}")).with_primary_message(said.to_string())
         }
         _ => {
             let said = rest.trim().strip_prefix("error:").unwrap_or(rest).trim();

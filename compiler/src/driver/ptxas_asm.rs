@@ -160,7 +160,7 @@ pub(crate) fn diagnostics(ptx: &str, stderr: &str, command: &str, shown: &Source
         let label = site.loc.and_then(|(file, line, col)| {
             // A file gone since is the work folder's copy of a source compiled from memory.
             let path = file_named(ptx, file).filter(|p| std::path::Path::new(p).exists()).unwrap_or_default();
-            shown.label_in(path, |text| asm_statement(text, crate::front::cuda::diagnostics::span_at(text, line, col.max(1))))
+            shown.label_in(path, |text| asm_statement(text, crate::diag::span_at(text, line, col.max(1))))
         });
         match label {
             Some(mut label) => {

@@ -30,8 +30,8 @@
 //! - a nested name moved into one more outermost namespace ([`in_outer_namespace`]) and a
 //!   prefix taken off one of a symbol's source names ([`without_identifier_prefix`]);
 //! - nvcc's name of an internal kernel or variable, `__nv_static_<n>_<module id>_<symbol>`,
-//!   split into its module id and the symbol inside ([`nv_static_parts`]; the name is written
-//!   by `hir::mangle::nv_static_symbol`).
+//!   split into its module id and the symbol inside ([`nv_static_parts`]), and written
+//!   ([`nv_static_symbol`], for the kernel language's `hir` and Clang's IR alike).
 
 /// What [`entity`] read of a symbol.
 #[derive(Debug, PartialEq, Eq)]
@@ -219,6 +219,13 @@ pub fn without_identifier_prefix(symbol: &str, prefix: &str) -> Option<String> {
         let id = after.get(..len)?;
         id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_').then(|| format!("{}{len}{after}", &symbol[..start]))
     })
+}
+
+/// `__nv_static_<n>_<module id>_<name>`: nvcc's symbol of an internal kernel or variable whose
+/// own symbol is `name`, in the file whose module id is `id`, `n` the id's length (measured
+/// with nvcc 13.5).
+pub fn nv_static_symbol(id: &str, name: &str) -> String {
+    format!("__nv_static_{}_{id}_{name}", id.len())
 }
 
 /// The module id and the symbol inside nvcc's name of an internal kernel or variable,
@@ -896,7 +903,7 @@ mod tests {
     }
 
     /// nvcc 13.5's names of internal kernels and variables (`nvcc -rdc=true -ptx`; the second
-    /// from NVIDIA's `cdpAdvancedQuicksort` sample), and the names `hir::mangle` writes.
+    /// from NVIDIA's `cdpAdvancedQuicksort` sample), and the names [`nv_static_symbol`] writes.
     #[test]
     fn nvcc_static_names_are_split() {
         assert_eq!(nv_static_parts("__nv_static_24__14fcf5b7_5_nv_cu__Z1kPi__Z2skPi"), Some(("_14fcf5b7_5_nv_cu__Z1kPi", "_Z2skPi")));
@@ -905,7 +912,7 @@ mod tests {
             Some(("_22b94195_23_cdpAdvancedQuicksort_cu_1c7c59e6", "_ZN54_INTERNAL_22b94195_23_cdpAdvancedQuicksort_cu_1c7c59e66thrust23THRUST_300001_SM_900_NS3seqE"))
         );
         for (id, name) in [("_ab12_6_x_cu_cdpc", "_Z4stepPi"), ("_ab12_6_x_cu_cdpc", "bias")] {
-            assert_eq!(nv_static_parts(&crate::front::cdp::hir::mangle::nv_static_symbol(id, name)), Some((id, name)));
+            assert_eq!(nv_static_parts(&nv_static_symbol(id, name)), Some((id, name)));
         }
         for symbol in ["_Z2skPi", "__nv_static_", "__nv_static_99__x__Z1kv", "__nv_static_3__ab_", "__nv_static_x_abc__Z1kv"] {
             assert_eq!(nv_static_parts(symbol), None, "{symbol}");

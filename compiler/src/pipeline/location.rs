@@ -1,9 +1,8 @@
 //! Where an instruction came from, as a diagnostic's label: its debug location (file, line,
 //! column) turned into a span of the main file or of another file.
 
+use crate::diag::span_at;
 use crate::diag::{Diagnostic, Label, SourceFile, Span};
-use crate::front::cdp::codegen::{OWN_METADATA, SPAN_METADATA};
-use crate::front::cuda::diagnostics::span_at;
 use crate::llvm::operand;
 use inkwell::llvm_sys::core::LLVMIsAInstruction;
 use inkwell::llvm_sys::debuginfo::{
@@ -14,6 +13,16 @@ use inkwell::llvm_sys::prelude::{LLVMMetadataRef, LLVMValueRef};
 use inkwell::values::{AnyValue, AsValueRef, FunctionValue, InstructionValue};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// The metadata kind of a launch call's source span in `.cdp` code: two integers, the span's
+/// start and end in the preprocessed text, written by the kernel language's code generation
+/// (`front::cdp::codegen`'s `launch.rs`).
+pub const SPAN_METADATA: &str = "cdpc.span";
+
+/// The metadata kind that marks a `.cdp` program's own call of a device-runtime entry point
+/// (`cudaGetParameterBuffer`, `cudaLaunchDevice`, ... called by name, a buffer filled by
+/// hand): no `<<<>>>`, so the launch pipeline leaves it as written. Removed with the spans.
+pub const OWN_METADATA: &str = "cdpc.own";
 
 /// The main file of a compilation, to place diagnostics in.
 #[derive(Clone, Debug, Default)]

@@ -51,7 +51,7 @@ pub fn device(module: &Module<'_>) -> usize {
     let globals = marked(module);
     for global in &globals {
         clear_section(*global);
-        crate::front::cdp::codegen::annotate_managed(module, *global);
+        crate::back::annotate_managed(module, *global);
     }
     globals.len()
 }

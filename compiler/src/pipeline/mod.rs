@@ -153,7 +153,7 @@ use inkwell::targets::TargetMachine;
 
 pub(crate) use clone::{called_function, value_name};
 pub(crate) use location::innermost_file;
-pub use location::{collapse_wrapper_lines, strip_cdp_spans, SourceText};
+pub use location::{collapse_wrapper_lines, strip_cdp_spans, SourceText, OWN_METADATA, SPAN_METADATA};
 
 /// What the pipeline is asked for.
 #[derive(Clone, Debug, Default)]

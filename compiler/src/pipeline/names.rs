@@ -23,8 +23,7 @@ use inkwell::module::{Linkage, Module};
 use inkwell::values::{AsValueRef, BasicValue, GlobalValue, PointerValue};
 use inkwell::AddressSpace;
 
-use super::itanium;
-use crate::front::cdp::hir::mangle::nv_static_symbol;
+use super::itanium::{self, nv_static_symbol};
 
 /// The symbol without Clang's `__intern__<hex>` or `__static__<hex>` suffix, if it has one.
 pub fn unsuffixed(symbol: &str) -> Option<&str> {

@@ -14,7 +14,7 @@
 //! Clang's error at `cudaDeviceSynchronize` in device code (only the host's is declared since
 //! CUDA 12) is the kernel language's `E0308`, in its words ([`crate::diag::words`]), at the call.
 
-use crate::diag::{Code, Diagnostic, Label, Severity, SourceFile, Span};
+use crate::diag::{span_at, Code, Diagnostic, Label, Severity, SourceFile, Span};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -44,27 +44,6 @@ fn parse_line(line: &str) -> Option<Line<'_>> {
         return Some(Line { place, kind, message });
     }
     None
-}
-
-/// The byte offset of `line`:`col` (1-based, col in bytes as Clang counts) in `text`, and the
-/// end of the word that starts there (at least one character, never past the line).
-pub fn span_at(text: &str, line: usize, col: usize) -> Span {
-    let mut start = 0;
-    for _ in 1..line.max(1) {
-        match text[start..].find('\n') {
-            Some(nl) => start += nl + 1,
-            None => return Span::new(text.len(), text.len()),
-        }
-    }
-    let line_end = text[start..].find('\n').map_or(text.len(), |nl| start + nl);
-    let mut at = (start + col.saturating_sub(1)).min(line_end);
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    let rest = &text[at..line_end];
-    let word = rest.char_indices().find(|(_, c)| !(c.is_alphanumeric() || *c == '_')).map_or(rest.len(), |(i, _)| i);
-    let len = if word > 0 { word } else { rest.chars().next().map_or(0, char::len_utf8) };
-    Span::new(at, at + len)
 }
 
 /// Reads Clang's stderr. `main` is the file Clang compiled (as Clang names it) and `main_text`

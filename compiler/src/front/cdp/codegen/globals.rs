@@ -59,7 +59,7 @@ impl<'ctx> Codegen<'ctx, '_> {
                 GlobalSpace::ExternShared => g.set_linkage(Linkage::External),
             }
             if global.managed {
-                annotate_managed(&self.module, g);
+                crate::back::annotate_managed(&self.module, g);
             }
             self.globals.push(g);
         }
@@ -204,14 +204,6 @@ impl Codegen<'_, '_> {
 }
 
 /// `undef` of any first-class type (inkwell only offers it per type kind).
-/// Marks `global` a managed variable as the NVVM IR specification does (`!nvvm.annotations`,
-/// `"managed"`), which NVPTX writes as nvcc does, `.attribute(.managed)`.
-pub(crate) fn annotate_managed<'ctx>(module: &inkwell::module::Module<'ctx>, global: inkwell::values::GlobalValue<'ctx>) {
-    let ctx = module.get_context();
-    let node = ctx.metadata_node(&[global.as_pointer_value().into(), ctx.metadata_string("managed").into(), ctx.i32_type().const_int(1, false).into()]);
-    module.add_global_metadata("nvvm.annotations", &node).expect("a named metadata list takes a metadata node");
-}
-
 pub(crate) fn undef<'ctx>(ty: BasicTypeEnum<'ctx>) -> BasicValueEnum<'ctx> {
     // SAFETY: LLVMGetUndef returns a valid constant of the given valid type.
     unsafe { BasicValueEnum::new(inkwell::llvm_sys::core::LLVMGetUndef(ty.as_type_ref())) }

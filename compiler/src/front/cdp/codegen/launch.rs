@@ -9,8 +9,9 @@
 //! Each launch call carries its source span as `!cdpc.span` metadata ([`SPAN_METADATA`]: two
 //! `i64` byte offsets in the preprocessed text), which the pipeline's diagnostics and remarks
 //! read where there is no debug location; the program's own calls of the runtime's entry
-//! points carry `!cdpc.own` ([`OWN_METADATA`]) and are no launches. The driver removes both
-//! before optimisation, so the IR and PTX are as without them.
+//! points carry `!cdpc.own` ([`crate::pipeline::OWN_METADATA`]) and are no launches. Both kinds
+//! are the pipeline's, which removes them before optimisation, so the IR and PTX are as
+//! without them.
 //!
 //! A function's first [`INLINE_LAUNCHES`] launch sites get the sequence in place, as nvcc
 //! emits it. Later sites call a helper, one per child kernel and operand types, that holds the
@@ -28,6 +29,7 @@ use super::{internal, Codegen, R};
 use crate::diag::Span;
 use crate::front::cdp::hir::{Launch, LaunchTarget};
 use crate::layout::ParamLayout;
+use crate::pipeline::SPAN_METADATA;
 use crate::target::{LaunchAbi, Target};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::module::Linkage;
@@ -38,14 +40,6 @@ use runtime_shim::entry_points::EntryPoint;
 /// How many launch sites of one function are lowered in place before later ones call a shared
 /// helper (see the module documentation).
 pub const INLINE_LAUNCHES: usize = 64;
-
-/// The metadata kind of a launch call's source span in `.cdp` code (module documentation).
-pub const SPAN_METADATA: &str = "cdpc.span";
-
-/// The metadata kind that marks a `.cdp` program's own call of a device-runtime entry point
-/// (`cudaGetParameterBuffer`, `cudaLaunchDevice`, ... called by name, a buffer filled by
-/// hand): no `<<<>>>`, so the launch pipeline leaves it as written. Removed with the spans.
-pub const OWN_METADATA: &str = "cdpc.own";
 
 impl<'ctx> Codegen<'ctx, '_> {
     /// The device runtime of this module, declaring entry points on first use.

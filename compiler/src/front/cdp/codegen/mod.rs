@@ -35,8 +35,7 @@ mod intrinsics;
 mod launch;
 mod runtime_api;
 mod types;
-pub(crate) use globals::annotate_managed;
-pub use launch::{INLINE_LAUNCHES, OWN_METADATA, SPAN_METADATA};
+pub use launch::INLINE_LAUNCHES;
 
 #[cfg(test)]
 mod tests;

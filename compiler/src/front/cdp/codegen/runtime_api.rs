@@ -28,9 +28,9 @@ impl<'ctx> Codegen<'ctx, '_> {
         }
         let result = self.call(callee, &call_args)?;
         // The program's own call (of `cudaLaunchDevice`, say), not a `<<<>>>`: the launch
-        // pipeline leaves it as written (`launch::OWN_METADATA`).
+        // pipeline leaves it as written (`pipeline::OWN_METADATA`).
         if let Some(call) = result.and_then(|v| inkwell::values::BasicValue::as_instruction_value(&v)) {
-            let _ = call.set_metadata(self.ctx.metadata_node(&[]), self.ctx.get_kind_id(super::launch::OWN_METADATA));
+            let _ = call.set_metadata(self.ctx.metadata_node(&[]), self.ctx.get_kind_id(crate::pipeline::OWN_METADATA));
         }
         match (result, ty) {
             (None, _) | (_, Type::Void) => Ok(None),

@@ -266,7 +266,7 @@ fn launches_are_written_as_the_documented_v1_sequence_with_their_spans() {
     assert_eq!(ir.matches("call i32 @cudaLaunchDevice(").count(), 2, "{ir}");
     // The V2 entry points are only declared (for the pipeline's lowering), never called.
     assert!(!ir.contains("call i32 @__cudaCDP2") && !ir.contains("call ptr @__cudaCDP2"), "{ir}");
-    let marked = ir.lines().filter(|l| l.contains("call i32 @cudaLaunchDevice(") && l.contains(&format!("!{} !", super::SPAN_METADATA))).count();
+    let marked = ir.lines().filter(|l| l.contains("call i32 @cudaLaunchDevice(") && l.contains(&format!("!{} !", crate::pipeline::SPAN_METADATA))).count();
     assert_eq!(marked, 2, "{ir}");
 }
 

@@ -23,13 +23,6 @@
 
 use crate::types::{FloatKind, IntKind, Quals, StructLayouts, Type};
 
-/// `__nv_static_<n>_<module id>_<name>`: nvcc's symbol of an internal kernel or variable whose
-/// own symbol is `name`, in the file whose module id is `id`, `n` the id's length (measured
-/// with nvcc 13.5).
-pub fn nv_static_symbol(id: &str, name: &str) -> String {
-    format!("__nv_static_{}_{id}_{name}", id.len())
-}
-
 /// `<length><name>`, a name as the ABI writes it.
 fn source_name(name: &str) -> String {
     format!("{}{name}", name.len())

@@ -248,7 +248,7 @@ impl Global {
 /// the id's length (measured with nvcc 13.5); the name itself without a module id.
 fn internal_symbol(internal: bool, name: &str, module: &Module) -> String {
     match &module.nv_module_id {
-        Some(id) if internal => mangle::nv_static_symbol(id, name),
+        Some(id) if internal => crate::pipeline::itanium::nv_static_symbol(id, name),
         _ => name.to_string(),
     }
 }
