@@ -207,7 +207,7 @@ fn ir_diagnostics_match_their_snapshots() {
             Err(other) => panic!("{name}: expected diagnostics, got {other}"),
         };
         let shown = format!("tests/ui/ir/{}", path.file_name().unwrap().to_string_lossy());
-        let rendered = render::human(&diagnostics, &shown, &driver::ir::shown_text(&bytes), Color::Never);
+        let rendered = render::human(&diagnostics, &shown, &cdpc::front::ir::shown_text(&bytes), Color::Never);
         let expected_code = name.split('_').next().unwrap();
         assert!(diagnostics.iter().any(|d| d.code.as_str().eq_ignore_ascii_case(expected_code)), "{name}: expected {expected_code}:\n{rendered}");
         insta::with_settings!({ snapshot_path => root.join("tests/ui/out/ir"), prepend_module_to_snapshot => false, omit_expression => true }, {
@@ -229,7 +229,7 @@ fn ir_json_diagnostics_match_their_snapshots() {
         let mut options = driver::CompileOptions { emit: driver::Emit::Ptx, ..Default::default() };
         options.preprocess.input = Some(path.clone());
         let Err(CompileError::Diagnostics(diagnostics)) = driver::compile_ir(&bytes, &options) else { panic!("{file}: expected diagnostics") };
-        let json = render::json(&diagnostics, &format!("tests/ui/ir/{file}"), &driver::ir::shown_text(&bytes));
+        let json = render::json(&diagnostics, &format!("tests/ui/ir/{file}"), &cdpc::front::ir::shown_text(&bytes));
         assert!(json.contains("in function `@parent`, "), "{json}");
         assert_eq!(json.contains("\"line_start\":1,"), file.ends_with(".bc"), "{json}");
         let name = format!("ir_{}", file.replace('.', "_"));

@@ -329,7 +329,7 @@ pub unsafe extern "C" fn cdpc_compile_ir(data: *const u8, len: usize, options: *
         let mut defaults = None;
         let options = &with_wheel_tools(options_or_defaults(options, &mut defaults, "input.ll"));
         let ir = std::slice::from_raw_parts(data, len);
-        result_of(driver::compile_ir(ir, &options.options), driver::ir::shown_text(ir), options)
+        result_of(driver::compile_ir(ir, &options.options), cdpc::front::ir::shown_text(ir), options)
     });
     let status = outcome.status;
     if !result.is_null() {

@@ -225,7 +225,7 @@ pub enum Code {
     ClangCrashed,
     CacheSizeInvalid,
     LaunchNotRecognised,
-    // LLVM IR and bitcode as input (`driver::ir`): E1011-E1019
+    // LLVM IR and bitcode as input (`front::ir`): E1011-E1019
     IrUnreadable,
     IrInvalid,
     IrWrongTriple,

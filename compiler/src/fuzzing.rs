@@ -248,7 +248,7 @@ pub fn ir_pipeline(ir: &[u8]) {
 /// never fails on a module the contract accepted.
 pub fn ir_input(bytes: &[u8]) {
     let options = CompileOptions { emit: driver::Emit::Ptx, ..CompileOptions::default() };
-    let shown = driver::ir::shown_text(bytes);
+    let shown = crate::front::ir::shown_text(bytes);
     match driver::compile_ir(bytes, &options) {
         Ok(compiled) => {
             assert_spans_valid(&shown, &compiled.warnings);

@@ -95,7 +95,7 @@ fn compile<'py>(py: Python<'py>, source: &Bound<'py, PyAny>, ir: bool, file_name
             Ok(text) => text.into_bytes(),
             Err(_) => source.extract::<Vec<u8>>()?,
         };
-        let shown = cdpc::driver::ir::shown_text(&bytes);
+        let shown = cdpc::front::ir::shown_text(&bytes);
         (bytes, shown)
     } else {
         (Vec::new(), source.extract::<String>()?)

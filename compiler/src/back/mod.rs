@@ -41,7 +41,7 @@
 //! `llvm_shim.cpp`, built with the Clang shim by `compiler/build.rs`, is what cdpc needs of LLVM's
 //! C++ API that its C API lacks: moving a global variable to the end of its module
 //! (`move_global_to_end`, with which the names pass and `write_ptx` make the PTX the same on every
-//! run); reading IR inside LLVM's crash recovery (`parse_ir`, with which `driver/ir.rs` turns
+//! run); reading IR inside LLVM's crash recovery (`parse_ir`, with which `front::ir` turns
 //! bitcode that crashes LLVM's reader into `E1011`, the context leaked); constructors in
 //! `.init_array` (`use_init_array`); and pass pipelines and code generation inside the same
 //! recovery with LLVM's fatal-error handler (`safely`, whose handler the Clang shim shares).
@@ -497,7 +497,7 @@ pub(crate) fn optimize_built(module: &Module<'_>, tm: &TargetMachine, options: &
 
 /// Links libdevice into `module` and makes all of its symbols internal, so that only the
 /// functions we call survive and the PTX exports nothing of it (IR input links it too:
-/// driver/ir.rs).
+/// `driver::ir::link_libdevice`).
 pub(crate) fn link_libdevice<'ctx>(context: &'ctx Context, module: &Module<'ctx>, options: &CodegenOptions, ours: &HashSet<String>) -> R<()> {
     let path = options.libdevice.as_ref().ok_or_else(|| {
         BackendError::Libdevice(

@@ -155,7 +155,7 @@ fn compile_source(path: &Path, tools: Option<&Toolchain>, options: &CompileOptio
     options.preprocess.input = Some(path.to_path_buf());
     if super::Language::of(&options) == super::Language::Ir {
         let ir = super::read_ir(path).map_err(|error| BuildError::Source { name: name.clone(), text: String::new(), error })?;
-        let text = super::ir::shown_text(&ir);
+        let text = crate::front::ir::shown_text(&ir);
         let generated = super::ir::generate(&ir, &options, tools, back::Outputs { llvm_ir: false, ptx: true }).map_err(|error| BuildError::Source { name: name.clone(), text: text.clone(), error })?;
         return Ok(from_ptx(name, text, generated));
     }

@@ -743,7 +743,7 @@ fn asm_refused(error: CompileError, source: &str, options: &CompileOptions) -> C
 /// [`asm_refused`] for LLVM IR input, placed in its text ([`ir::shown_text`]) or the files its
 /// debug locations name.
 fn ir_asm_refused(error: CompileError, ir: &[u8], options: &CompileOptions) -> CompileError {
-    let shown = crate::pipeline::SourceText { path: options.preprocess.input.clone(), text: ir::shown_text(ir) };
+    let shown = crate::pipeline::SourceText { path: options.preprocess.input.clone(), text: crate::front::ir::shown_text(ir) };
     ptxas_asm::placed(error, options, &shown, |again| compile_cuda(CudaInput::Ir(ir), again).map(|c| String::from_utf8_lossy(&c.output).into_owned()))
 }
 
@@ -1268,7 +1268,7 @@ impl InputFile {
     pub fn read(path: &Path, options: &CompileOptions) -> Result<InputFile, CompileError> {
         if Language::of(options) == Language::Ir {
             let ir = read_ir(path)?;
-            Ok(InputFile { shown: ir::shown_text(&ir), ir: Some(ir) })
+            Ok(InputFile { shown: crate::front::ir::shown_text(&ir), ir: Some(ir) })
         } else {
             Ok(InputFile { shown: read_source_as(path, Language::of(options))?, ir: None })
         }

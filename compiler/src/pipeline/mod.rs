@@ -208,7 +208,7 @@ pub enum Origin {
     KernelLanguage,
     /// Clang's device IR of CUDA C++, optimised by Clang's pipeline.
     Clang,
-    /// IR another front end wrote, which the driver checked (`driver/ir.rs`); LLVM's
+    /// IR another front end wrote, checked against its contract (`front::ir`); LLVM's
     /// optimisation pipeline runs on it after the launch passes.
     Ir,
 }

@@ -2,7 +2,7 @@
 //! module each check leaves.
 
 use super::*;
-use crate::driver::{CompileOptions, Emit};
+use crate::driver::{CompileError, CompileOptions, Emit};
 use inkwell::memory_buffer::MemoryBuffer;
 
 /// The documented launch sequence (NVVM IR's names), a front end's plain IR: dim3 by value,
