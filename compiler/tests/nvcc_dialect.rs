@@ -768,6 +768,30 @@ __global__ void k(int *o) {\n  auto h = [] (int x) { return x; };\n  o[0] = h(1)
     refused_at(dir.path(), "macro.cu", probe, &["--extended-lambda"], &[]);
 }
 
+/// `new` and `delete` in device code under `--extended-lambda`, as nvcc compiles them: the
+/// option's `cuda_runtime.h` includes `<functional>`, whose `<new>` (Clang's wrapper of it) must
+/// not define the device `operator new` before device code's `malloc` is declared ("reference
+/// to __host__ function 'malloc' in __device__ function"). With no precompiled header (a cold
+/// cache), a header made in the foreground, and one read back.
+#[test]
+fn device_new_compiles_with_extended_lambdas_cold_and_warm() {
+    let source = "struct Node { int v; Node *next; };\n\
+__global__ void child(int *out, Node *n) { out[threadIdx.x] = n->v; }\n\
+__global__ void parent(int *out) { Node *n = new Node{7, nullptr}; child<<<1, 1>>>(out, n); }\n\
+__global__ void cleanup(Node *n) { delete n; int *a = new int[4]; delete[] a; }\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("new.cu"), source).unwrap();
+    let cache = dir.path().join("cache");
+    for (round, background) in [("cold", "1"), ("made in the foreground", "0"), ("warm", "0")] {
+        let args = ["-std=c++17", "--extended-lambda", "-dc", "new.cu", "-o", "new.o"];
+        let out = crate::build_common::cdpc_env(dir.path(), &args, &[("CDPC_CACHE_DIR", cache.to_str().unwrap()), ("CDPC_CACHE_BACKGROUND", background)]);
+        assert!(out.status.success(), "{round}: {}", stderr(&out));
+    }
+    if let Some(nvcc) = nvcc() {
+        run(&nvcc, dir.path(), &["-std=c++17", "--extended-lambda", "-arch=sm_90", "-rdc=true", "-c", "new.cu", "-o", "nvcc.o"]);
+    }
+}
+
 /// `using namespace std;` and device code's `malloc`/`free`, unqualified and as `std::`, as
 /// NPSLab's show-me-dynamic-parallelism writes them: nvcc's `std::malloc` is `::malloc`, where
 /// Clang's wrapper made it a function of its own and the unqualified call ambiguous.

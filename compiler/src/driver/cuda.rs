@@ -41,15 +41,16 @@ fn input_on_disk(source: &str, options: &CompileOptions) -> Option<(PathBuf, boo
     super::decode_source(on_disk).err().is_some_and(|e| e.shown == source).then(|| (input.clone(), true))
 }
 
-/// `-D`/`-U` as Clang spells them, in order.
+/// `-D`/`-U` as Clang spells them, in order, each named as Clang is given it
+/// ([`cuda::macro_for_clang`]).
 fn macro_args(options: &CompileOptions) -> Vec<String> {
     options
         .preprocess
         .macros
         .iter()
         .map(|m| match m {
-            MacroOption::Define(d) => format!("-D{d}"),
-            MacroOption::Undefine(u) => format!("-U{u}"),
+            MacroOption::Define(d) => format!("-D{}", cuda::macro_for_clang(d)),
+            MacroOption::Undefine(u) => format!("-U{}", cuda::macro_for_clang(u)),
         })
         .collect()
 }

@@ -143,8 +143,12 @@
  * declarator that calls `__cdpc_vla_init(a, length)({...})` (clang/vla_init.rs), which fills the
  * array so (the list's elements converted to the array's element type, as an array of it).
  *
- * 15. Extended lambdas. nvcc's `--extended-lambda` defines `__CUDACC_EXTENDED_LAMBDA__` (and so
- * does cdpc's); CCCL's invoke.h then asks nvcc's own traits of a lambda's closure type
+ * 15. Extended lambdas. nvcc's `--extended-lambda` defines `__CUDACC_EXTENDED_LAMBDA__`; cdpc's
+ * gives Clang `__CDPC_EXTENDED_LAMBDA__` in its place, and this header defines the first as the
+ * second and includes what CUDA's cuda_runtime.h includes for it (`<functional>`, `<utility>`,
+ * and its `__nv_lambda_preheader_injection`): inside Clang's wrapper, before device code's
+ * `malloc` is declared, `<functional>` made `new` in device code call the host's `malloc`
+ * (cuda::macro_for_clang). CCCL's invoke.h then asks nvcc's own traits of a lambda's closure type
  * (`__nv_is_extended_device_lambda_closure_type`, ...), which Clang lacks: they answer "no" here,
  * and CCCL's check (a `__device__` lambda's return type asked for in host code) is not made.
  *
@@ -167,6 +171,14 @@
  * `-Wall` or `-Wextra` from them); this one, which nvcc does not read at all, is one too: with
  * `-Wextra` its declarations' unused parameters were warnings in every file. */
 #pragma clang system_header
+#if defined(__CDPC_EXTENDED_LAMBDA__) && !defined(__CUDACC_EXTENDED_LAMBDA__)
+#define __CUDACC_EXTENDED_LAMBDA__ __CDPC_EXTENDED_LAMBDA__
+#if defined(__cplusplus) && defined(__CUDA__)
+#include <functional>
+#include <utility>
+struct __device_builtin__ __nv_lambda_preheader_injection {};
+#endif
+#endif
 #if defined(__cplusplus) && defined(__CUDA__) && defined(__CUDACC_EXTENDED_LAMBDA__) && \
     !defined(__nv_is_extended_device_lambda_closure_type)
 #define __nv_is_extended_device_lambda_closure_type(...) false

@@ -705,6 +705,27 @@ impl ClangInvocation<'_> {
     }
 }
 
+/// The macro nvcc's `--extended-lambda` defines, and the name Clang is given it by
+/// ([`macro_for_clang`]).
+pub const EXTENDED_LAMBDA: (&str, &str) = ("__CUDACC_EXTENDED_LAMBDA__", "__CDPC_EXTENDED_LAMBDA__");
+
+/// A `-D`/`-U` operand (`NAME`, `NAME=value`) as Clang is given it: `__CUDACC_EXTENDED_LAMBDA__`
+/// under another name ([`EXTENDED_LAMBDA`]), which cdpc's additions define it as, any other as
+/// it is. With the macro defined, CUDA's `cuda_runtime.h` includes `<functional>`, and through
+/// it Clang's wrapper of `<new>`, whose device `operator new` calls `::malloc`: inside Clang's
+/// CUDA wrapper, which includes `cuda_runtime.h` before it declares device code's `malloc`, that
+/// was the host's, and every `new` in device code was "reference to __host__ function 'malloc'
+/// in __device__ function", where nvcc's `malloc` is declared for both sides from the start
+/// (measured with nvcc 13.5 and Clang 22). The additions, read after the wrapper, define the
+/// macro and include the two headers as `cuda_runtime.h` would, before the program's first line.
+pub fn macro_for_clang(operand: &str) -> std::borrow::Cow<'_, str> {
+    let (nvccs, ours) = EXTENDED_LAMBDA;
+    match operand.strip_prefix(nvccs) {
+        Some(rest) if rest.is_empty() || rest.starts_with('=') => format!("{ours}{rest}").into(),
+        _ => operand.into(),
+    }
+}
+
 /// cdpc's additions to Clang 22's CUDA headers, where nvcc's headers and front end accept what
 /// Clang's do not; the header's opening comment says why each is there, section by section:
 /// `__managed__` (a device variable in the section [`crate::pipeline::managed::MARKER`], which
@@ -1048,6 +1069,15 @@ pub fn pch_path(cache: &cache::Cache, clang: &Path, invocation: &ClangInvocation
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_extended_lambda_macro_reaches_clang_under_its_other_name_alone() {
+        assert_eq!(macro_for_clang("__CUDACC_EXTENDED_LAMBDA__=1"), "__CDPC_EXTENDED_LAMBDA__=1");
+        assert_eq!(macro_for_clang("__CUDACC_EXTENDED_LAMBDA__"), "__CDPC_EXTENDED_LAMBDA__");
+        assert_eq!(macro_for_clang("__CUDACC_EXTENDED_LAMBDA__X=1"), "__CUDACC_EXTENDED_LAMBDA__X=1");
+        assert_eq!(macro_for_clang("__CUDACC_RELAXED_CONSTEXPR__=1"), "__CUDACC_RELAXED_CONSTEXPR__=1");
+        assert_eq!(macro_for_clang("N=1024"), "N=1024");
+    }
 
     #[test]
     fn the_fingerprint_covers_every_file_of_the_front_end() {

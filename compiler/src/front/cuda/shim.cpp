@@ -779,12 +779,14 @@ std::vector<std::string> library_folders(const clang::HeaderSearchOptions &optio
 //   The option defines `__CUDACC_RELAXED_CONSTEXPR__`, as nvcc's does, and that turns the check
 //   off.
 // - A lambda annotated `__device__` or `__host__` (an extended lambda): nvcc's error without
-//   `--extended-lambda`, wherever the lambda is; the option defines `__CUDACC_EXTENDED_LAMBDA__`.
+//   `--extended-lambda`, wherever the lambda is; the option defines `__CUDACC_EXTENDED_LAMBDA__`
+//   (given Clang as `__CDPC_EXTENDED_LAMBDA__`, which cdpc's additions define it as: the driver's
+//   `cuda::macro_for_clang`).
 class NvccRules : public clang::ASTConsumer, public clang::RecursiveASTVisitor<NvccRules> {
 public:
   explicit NvccRules(const clang::PreprocessorOptions &options)
       : relaxed_constexpr(macro_defined(options, "__CUDACC_RELAXED_CONSTEXPR__")),
-        extended_lambda(macro_defined(options, "__CUDACC_EXTENDED_LAMBDA__")) {}
+        extended_lambda(macro_defined(options, "__CUDACC_EXTENDED_LAMBDA__") || macro_defined(options, "__CDPC_EXTENDED_LAMBDA__")) {}
 
   void Initialize(clang::ASTContext &context) override {
     device = context.getLangOpts().CUDAIsDevice;
