@@ -72,6 +72,6 @@ pub(crate) fn runnable(program: &std::path::Path) -> PathBuf {
 }
 
 /// `--run-args`' words: each value split at commas and white space, as nvcc splits them.
-pub(crate) fn run_arguments(cli: &Cli) -> Vec<&str> {
-    cli.run_args.iter().flat_map(|list| list.split(',')).flat_map(str::split_whitespace).collect()
+pub(crate) fn run_arguments(cli: &Cli) -> Vec<String> {
+    cli.run_args.iter().flat_map(|list| list.split(',')).flat_map(str::split_whitespace).map(String::from).collect()
 }

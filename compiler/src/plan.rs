@@ -9,7 +9,7 @@ use super::outputs::{default_output, dependency_path, dependency_target, output_
 use super::preprocess_cmd;
 use super::report::{fail, fail_with_code};
 use super::toolkit::{architecture_set, cuda_release, host_fortify, verbose_header};
-use cdpc::driver::{self, CompileOptions, Emit, Input, WarningPolicy};
+use cdpc::driver::{self, CompileOptions, Emit, Input, LinkOptions, WarningPolicy};
 use cdpc::front::cdp::preprocess::PreprocessOptions;
 use cdpc::render::{self, Color};
 use cdpc::toolchain::ToolSearch;
@@ -20,32 +20,36 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// One task of a command line ([`plan`]): what `main` runs, in order, or with `--dry-run`
-/// (`-###`, `-dryrun`) prints as its jobs ([`Task::jobs`]).
+/// (`-###`, `-dryrun`) prints as its jobs ([`Task::jobs`]). A task holds everything its run and
+/// its jobs read (inputs as classified, outputs, images, link and archive options): both take
+/// the task alone, never the command line again, so what is printed is what runs.
 pub(crate) enum Task {
     /// `-E`: one source preprocessed (`preprocess_cmd`); with `-MD` or `-MMD` also its
     /// dependency list, from a compilation with these options: those `-c` of the same command
     /// line compiles with.
     Preprocess { listing: Option<CompileOptions> },
-    /// `-M`, `-MM`: every source's headers, one Make rule each.
-    ListDependencies { emit: Emit },
-    /// `-lib`: a static library of the inputs.
-    Library { output: PathBuf, options: CompileOptions },
-    /// `-dlink`: the device link's registration object.
-    DeviceLink { output: PathBuf, options: CompileOptions },
+    /// `-M`, `-MM`: every source's headers, one Make rule each, all to `output`.
+    ListDependencies { sources: Vec<PathBuf>, output: driver::jobs::Output, emit: Emit },
+    /// `-lib`: a static library of the inputs, made by `archiver` (the host's `ar` when `None`)
+    /// with `archive_args` (`-Xarchive`).
+    Library { inputs: Vec<driver::program::ProgramInput>, output: PathBuf, archiver: Option<PathBuf>, archive_args: Vec<String>, options: CompileOptions },
+    /// `-dlink`: the device link's registration object of the objects `inputs`.
+    DeviceLink { inputs: Vec<PathBuf>, output: PathBuf, options: CompileOptions },
     /// nvcc's default: a program (or with `-shared` a shared library).
-    Program { output: PathBuf, options: CompileOptions },
-    /// `-run`: a program run.
-    Run { program: PathBuf },
+    Program { inputs: Vec<driver::program::ProgramInput>, output: PathBuf, options: CompileOptions },
+    /// `-run`: a program run with `--run-args`' words.
+    Run { program: PathBuf, args: Vec<String> },
     /// `-c` of a host file: the host compiler's object, and with `-MD` its dependency list.
     HostCompile { source: PathBuf, output: PathBuf, dependencies: Option<PathBuf> },
     /// One source compiled on its own: each source of `-dc`, and a single source's whole
-    /// compile, to a file or standard output; with `-MD` its dependency list.
-    Compile { source: PathBuf, output: driver::jobs::Output, dependencies: Option<PathBuf>, options: CompileOptions },
-    /// `-gencode`, `-fatbin`: a fat binary of the inputs; with `-MD` and one input its
-    /// dependency list.
-    Fatbin { output: PathBuf, dependencies: Option<PathBuf>, options: CompileOptions },
+    /// compile, to a file or standard output; with `-MD` its dependency list, with
+    /// `--host-header` the header of its launchers.
+    Compile { source: PathBuf, output: driver::jobs::Output, dependencies: Option<PathBuf>, header: Option<PathBuf>, options: CompileOptions },
+    /// `-gencode`, `-fatbin`: a fat binary of `images` of the inputs; with `-MD` and one input
+    /// its dependency list.
+    Fatbin { inputs: Vec<Input>, images: Vec<cdpc::driver::fatbin::Image>, link: LinkOptions, output: PathBuf, dependencies: Option<PathBuf>, options: CompileOptions },
     /// Several inputs, objects or libraries: one linked cubin.
-    Link { output: PathBuf },
+    Link { inputs: Vec<Input>, link: LinkOptions, output: PathBuf },
 }
 
 /// What a program's, library's and device link's build takes besides the compile options.
@@ -60,6 +64,17 @@ fn program_options(cli: &Cli, matches: &ArgMatches) -> driver::program::ProgramO
         host_opt_level: (matches.value_source("opt_level") == Some(clap::parser::ValueSource::CommandLine)).then_some(cli.opt_level),
         relocatable: cli.rdc,
     }
+}
+
+/// The command line's inputs as a program's or a library's build takes them: sources (of the
+/// language `-x` names, or their extension's), host files and objects.
+fn program_inputs(cli: &Cli) -> Vec<driver::program::ProgramInput> {
+    cli.inputs.iter().map(|p| driver::program::ProgramInput::classify(p, cli.language.is_some())).collect()
+}
+
+/// `-l` and `-L` as a link of device code takes them.
+fn link_options(cli: &Cli) -> LinkOptions {
+    LinkOptions { libraries: cli.library.clone(), library_dirs: cli.library_dir.clone() }
 }
 
 /// The command line's plan ([`plan`]): its tasks in the order they run, and what every task
@@ -318,7 +333,9 @@ fn tasks(cli: &Cli, matches: &ArgMatches, options: &CompileOptions) -> Result<Ve
             fail(format, &object.path().display().to_string(), "`-M` lists the headers a source reads; an object or a library reads none");
             return Err(ExitCode::from(2));
         }
-        return Ok(vec![Task::ListDependencies { emit: dc_emit }]);
+        let output = cli.dependency_file.as_ref().or(cli.output.as_ref()).filter(|p| p.as_path() != std::path::Path::new("-"));
+        let output = output.map_or(driver::jobs::Output::Stdout, |p| driver::jobs::Output::File(p.clone()));
+        return Ok(vec![Task::ListDependencies { sources: cli.inputs.clone(), output, emit: dc_emit }]);
     }
     let lists = options.list_headers != driver::HeaderList::None;
     if !lists && (cli.dependency_file.is_some() || cli.dependency_target.is_some() || cli.phony_targets) {
@@ -337,7 +354,7 @@ fn tasks(cli: &Cli, matches: &ArgMatches, options: &CompileOptions) -> Result<Ve
         if output == std::path::Path::new("-") {
             return Err(usage("`-o -` writes text; a library is an archive, which needs a file name"));
         }
-        return Ok(vec![Task::Library { output, options: with_images() }]);
+        return Ok(vec![Task::Library { inputs: program_inputs(cli), output, archiver: cli.archiver.clone(), archive_args: cli.xarchive.clone(), options: with_images() }]);
     }
     // `-o x.cubin` (`.ptx`, `.fatbin`, `.ll`) asks for device code, whatever the inputs.
     let device_output = cli.fatbin || device_named;
@@ -350,7 +367,7 @@ fn tasks(cli: &Cli, matches: &ArgMatches, options: &CompileOptions) -> Result<Ve
         if output == std::path::Path::new("-") {
             return Err(usage("`-o -` writes text; a device link writes an object, which needs a file name"));
         }
-        return Ok(vec![Task::DeviceLink { output, options: with_images() }]);
+        return Ok(vec![Task::DeviceLink { inputs: cli.inputs.clone(), output, options: with_images() }]);
     }
     // nvcc's `-run` of a program already built: run, nothing compiled (nor read as an object).
     if let (true, [only]) = (cli.run, cli.inputs.as_slice()) {
@@ -359,10 +376,10 @@ fn tasks(cli: &Cli, matches: &ArgMatches, options: &CompileOptions) -> Result<Ve
         let built = only.extension().is_none() && std::fs::metadata(only).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
         let mut head = [0u8; 4];
         if built && std::fs::File::open(only).and_then(|mut f| f.read_exact(&mut head)).is_ok() && head == *b"\x7fELF" {
-            return Ok(vec![Task::Run { program: only.clone() }]);
+            return Ok(vec![Task::Run { program: only.clone(), args: run_arguments(cli) }]);
         }
     }
-    let holds_host_code = cli.inputs.iter().map(|p| driver::program::ProgramInput::classify(p, cli.language.is_some())).any(|i| match i {
+    let holds_host_code = program_inputs(cli).into_iter().any(|i| match i {
         driver::program::ProgramInput::Source(p) => cli.language.unwrap_or_else(|| driver::Language::of_path(&p)) == driver::Language::Cuda,
         driver::program::ProgramInput::Host(_) => true,
         driver::program::ProgramInput::Object(p) => driver::program::holds_host_code(&p),
@@ -373,9 +390,9 @@ fn tasks(cli: &Cli, matches: &ArgMatches, options: &CompileOptions) -> Result<Ve
         if output == std::path::Path::new("-") {
             return Err(usage("`-o -` writes text; a program needs a file name"));
         }
-        let mut tasks = vec![Task::Program { output: output.clone(), options: with_images() }];
+        let mut tasks = vec![Task::Program { inputs: program_inputs(cli), output: output.clone(), options: with_images() }];
         if cli.run {
-            tasks.push(Task::Run { program: output });
+            tasks.push(Task::Run { program: output, args: run_arguments(cli) });
         }
         return Ok(tasks);
     }
@@ -392,14 +409,15 @@ fn tasks(cli: &Cli, matches: &ArgMatches, options: &CompileOptions) -> Result<Ve
             [input] => dependency_file(cli, options, input, Some(&output)),
             _ => None,
         };
-        return Ok(vec![Task::Fatbin { output, dependencies, options: CompileOptions { emit: Emit::Cubin, ..options.clone() } }]);
+        let options = CompileOptions { emit: Emit::Cubin, ..options.clone() };
+        return Ok(vec![Task::Fatbin { inputs, images, link: link_options(cli), output, dependencies, options }]);
     }
     if cli.device_link || inputs.len() > 1 || sources.len() != inputs.len() || !cli.library.is_empty() {
         if cli.output.as_deref() == Some(std::path::Path::new("-")) {
             return Err(usage("`-o -` writes text; a link writes a cubin, which needs a file name"));
         }
         let output = cli.output.clone().unwrap_or_else(|| default_output(cli, &cli.inputs[0], Emit::Cubin.extension()));
-        return Ok(vec![Task::Link { output }]);
+        return Ok(vec![Task::Link { inputs, link: link_options(cli), output }]);
     }
     if cli.output.as_deref() == Some(std::path::Path::new("-")) && matches!(emit, Emit::Cubin | Emit::Object | Emit::HostObject) {
         return Err(usage("`-o -` writes text; binary output needs a file name"));
@@ -415,7 +433,7 @@ fn compile_task(cli: &Cli, source: PathBuf, path: PathBuf, options: CompileOptio
     let to_stdout = path == std::path::Path::new("-");
     let dependencies = dependency_file(cli, &options, &source, (!to_stdout).then_some(path.as_path()));
     let output = if to_stdout { driver::jobs::Output::Stdout } else { driver::jobs::Output::File(path) };
-    Task::Compile { source, output, dependencies, options }
+    Task::Compile { source, output, dependencies, header: cli.host_header.clone(), options }
 }
 
 /// Where `-MD`'s (`-MMD`'s) dependency list of `source`'s compilation to `output` goes, when
@@ -483,11 +501,13 @@ fn compile_each(cli: &Cli, matches: &ArgMatches, inputs: &[Input], dc_emit: Emit
 }
 
 impl Task {
-    /// The jobs this task runs, as `--dry-run` prints them ([`driver::jobs`]).
+    /// The jobs this task runs, as `--dry-run` prints them ([`driver::jobs`]): read from the
+    /// task alone, as its run is (`runner::run_task`). `cli` is read only for `-E`, whose plan
+    /// is its command line (`preprocess_cmd::request`).
     pub(crate) fn jobs(&self, cli: &Cli, program: &driver::program::ProgramOptions, options: &CompileOptions) -> Vec<driver::jobs::Job> {
         use driver::jobs::{Action, Job, Output};
         let file = |path: &std::path::Path| if path == std::path::Path::new("-") { Output::Stdout } else { Output::File(path.to_path_buf()) };
-        let program_inputs = || cli.inputs.iter().map(|p| driver::program::ProgramInput::classify(p, cli.language.is_some())).collect::<Vec<_>>();
+        let paths = |inputs: &[Input]| inputs.iter().map(|i| i.path().to_path_buf()).collect::<Vec<_>>();
         let archs = |options: &CompileOptions| {
             let mut archs: Vec<String> = cdpc::driver::fatbin::architectures(&options.host_object_images).iter().map(ToString::to_string).collect();
             if archs.is_empty() {
@@ -505,29 +525,25 @@ impl Task {
                 }
                 vec![job]
             }
-            Task::ListDependencies { emit } => {
-                let output = cli.dependency_file.as_ref().or(cli.output.as_ref()).map_or(Output::Stdout, |p| file(p));
-                cli.inputs
-                    .iter()
-                    .map(|source| {
-                        let how = if cli.language.is_none() && driver::program::ProgramInput::is_host_file(source) {
-                            "the host compiler's `-M`".to_string()
-                        } else {
-                            let preprocess = PreprocessOptions { input: Some(source.clone()), ..options.preprocess.clone() };
-                            driver::jobs::compile_note(&CompileOptions { emit: *emit, separate: true, preprocess, ..options.clone() })
-                        };
-                        let note = format!("the Make rule of {:?}, compiled as {how} and written nowhere", dependency_target(cli, source));
-                        Job::new(Action::ListHeaders, vec![source.clone()], output.clone(), note)
-                    })
-                    .collect()
+            Task::ListDependencies { sources, output, emit } => sources
+                .iter()
+                .map(|source| {
+                    let how = if cli.language.is_none() && driver::program::ProgramInput::is_host_file(source) {
+                        "the host compiler's `-M`".to_string()
+                    } else {
+                        let preprocess = PreprocessOptions { input: Some(source.clone()), ..options.preprocess.clone() };
+                        driver::jobs::compile_note(&CompileOptions { emit: *emit, separate: true, preprocess, ..options.clone() })
+                    };
+                    let note = format!("the Make rule of {:?}, compiled as {how} and written nowhere", dependency_target(cli, source));
+                    Job::new(Action::ListHeaders, vec![source.clone()], output.clone(), note)
+                })
+                .collect(),
+            Task::Library { inputs, output, options, .. } => driver::program::library_jobs(inputs, output, program, options),
+            Task::DeviceLink { inputs, output, options } => {
+                vec![Job::new(Action::DeviceLink, inputs.clone(), Output::File(output.clone()), format!("nvlink for {} with libcudadevrt, and the registration object", archs(options)))]
             }
-            Task::Library { output, options } => driver::program::library_jobs(&program_inputs(), output, program, options),
-            Task::DeviceLink { output, options } => {
-                vec![Job::new(Action::DeviceLink, cli.inputs.clone(), Output::File(output.clone()), format!("nvlink for {} with libcudadevrt, and the registration object", archs(options)))]
-            }
-            Task::Program { output, options } => driver::program::program_jobs(&program_inputs(), output, program, options),
-            Task::Run { program } => {
-                let args = run_arguments(cli);
+            Task::Program { inputs, output, options } => driver::program::program_jobs(inputs, output, program, options),
+            Task::Run { program, args } => {
                 vec![Job::new(Action::Run, vec![runnable(program)], Output::Nothing, if args.is_empty() { String::new() } else { format!("arguments: {}", args.join(" ")) })]
             }
             Task::HostCompile { source, output, dependencies } => {
@@ -535,21 +551,21 @@ impl Task {
                 job.also.extend(dependencies.clone());
                 vec![job]
             }
-            Task::Compile { source, output, dependencies, options } => {
+            Task::Compile { source, output, dependencies, header, options } => {
                 let mut job = driver::jobs::Job::compile(source, output.clone(), options);
                 job.also.extend(dependencies.clone());
-                job.also.extend(cli.host_header.clone());
+                job.also.extend(header.clone());
                 vec![job]
             }
-            Task::Fatbin { output, dependencies, .. } => {
-                let images: Vec<String> = cli.gencode.concat().iter().map(ToString::to_string).collect();
-                let mut job = Job::new(Action::Fatbin, cli.inputs.clone(), Output::File(output.clone()), format!("each input compiled and linked for each image: {}", images.join(", ")));
+            Task::Fatbin { inputs, images, output, dependencies, .. } => {
+                let images: Vec<String> = images.iter().map(ToString::to_string).collect();
+                let mut job = Job::new(Action::Fatbin, paths(inputs), Output::File(output.clone()), format!("each input compiled and linked for each image: {}", images.join(", ")));
                 job.also.extend(dependencies.clone());
                 vec![job]
             }
-            Task::Link { output } => vec![Job::new(
+            Task::Link { inputs, output, .. } => vec![Job::new(
                 Action::Link,
-                cli.inputs.clone(),
+                paths(inputs),
                 Output::File(output.clone()),
                 format!("each source compiled to a device object, then nvlink with libcudadevrt: a cubin for {}", options.target.sm),
             )],

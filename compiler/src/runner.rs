@@ -3,7 +3,7 @@
 //! plan decided before (`plan.rs`).
 
 use super::command_line::Cli;
-use super::outputs::{dependency_rule, dependency_target, make_escaped, run_arguments, runnable};
+use super::outputs::{dependency_rule, dependency_target, make_escaped, runnable};
 use super::plan::Task;
 use super::preprocess_cmd;
 use super::report::{fail, fail_with_code, read_input, report_build, report_built, report_errors, report_warnings, show_timings, show_tool_runs, write_stdout};
@@ -24,25 +24,23 @@ pub(crate) fn run_task(cli: &Cli, task: Task, program: &driver::program::Program
                 _ => status,
             }
         }
-        Task::ListDependencies { emit } => generate_dependencies(cli, &cli.inputs, emit, program, options, color),
-        Task::Library { output, options } => {
-            let inputs: Vec<driver::program::ProgramInput> = cli.inputs.iter().map(|p| driver::program::ProgramInput::classify(p, cli.language.is_some())).collect();
-            let result = driver::program::build_library(&inputs, &output, program, cli.archiver.as_deref(), &cli.xarchive, &options);
+        Task::ListDependencies { sources, output, emit } => generate_dependencies(cli, &sources, &output, emit, program, options, color),
+        Task::Library { inputs, output, archiver, archive_args, options } => {
+            let result = driver::program::build_library(&inputs, &output, program, archiver.as_deref(), &archive_args, &options);
             report_built(cli, &output, result, color)
         }
-        Task::DeviceLink { output, options } => {
-            let result = driver::program::device_link_to_file(&cli.inputs, &output, program, &options);
+        Task::DeviceLink { inputs, output, options } => {
+            let result = driver::program::device_link_to_file(&inputs, &output, program, &options);
             report_built(cli, &output, result, color)
         }
-        Task::Program { output, options } => {
+        Task::Program { inputs, output, options } => {
             if cli.verbose {
                 eprint!("{}", verbose_header(cli));
             }
-            let inputs: Vec<driver::program::ProgramInput> = cli.inputs.iter().map(|p| driver::program::ProgramInput::classify(p, cli.language.is_some())).collect();
             let result = driver::program::build_program(&inputs, &output, program, &options);
             report_built(cli, &output, result, color)
         }
-        Task::Run { program } => run_program(cli, &program),
+        Task::Run { program, args } => run_program(cli, &program, &args),
         Task::HostCompile { source, output, dependencies } => {
             let result = driver::program::compile_host_file(&source, &output, program, options).and_then(|(built, headers)| {
                 if let Some(path) = &dependencies {
@@ -52,24 +50,24 @@ pub(crate) fn run_task(cli: &Cli, task: Task, program: &driver::program::Program
             });
             report_built(cli, &output, result, color)
         }
-        Task::Compile { source, output, dependencies, options } => compile_one(cli, &source, &output, dependencies.as_deref(), &options, color),
-        Task::Fatbin { output, dependencies, options } => {
-            let inputs: Vec<Input> = cli.inputs.iter().map(|p| Input::classify(p)).collect();
-            let link = LinkOptions { libraries: cli.library.clone(), library_dirs: cli.library_dir.clone() };
-            build_fatbin(cli, &inputs, &link, &cli.gencode.concat(), &output, dependencies.as_deref(), &options, color)
-        }
-        Task::Link { output } => {
-            let inputs: Vec<Input> = cli.inputs.iter().map(|p| Input::classify(p)).collect();
-            let link = LinkOptions { libraries: cli.library.clone(), library_dirs: cli.library_dir.clone() };
-            link_inputs(cli, &inputs, &link, &output, options, color)
-        }
+        Task::Compile { source, output, dependencies, header, options } => compile_one(cli, &source, &output, dependencies.as_deref(), header.as_deref(), &options, color),
+        Task::Fatbin { inputs, images, link, output, dependencies, options } => build_fatbin(cli, &inputs, &link, &images, &output, dependencies.as_deref(), &options, color),
+        Task::Link { inputs, link, output } => link_inputs(cli, &inputs, &link, &output, options, color),
     }
 }
 
 /// One source, compiled on its own to what `options.emit` names: the whole-program compile,
-/// and each file of `-dc`; its dependency list to `dependencies` (the plan's paths, those
-/// `-###` prints).
-pub(crate) fn compile_one(cli: &Cli, input: &std::path::Path, output: &driver::jobs::Output, dependencies: Option<&std::path::Path>, options: &CompileOptions, color: Color) -> ExitCode {
+/// and each file of `-dc`; its dependency list to `dependencies` and its launchers' header to
+/// `header` (the plan's paths, those `-###` prints).
+pub(crate) fn compile_one(
+    cli: &Cli,
+    input: &std::path::Path,
+    output: &driver::jobs::Output,
+    dependencies: Option<&std::path::Path>,
+    header: Option<&std::path::Path>,
+    options: &CompileOptions,
+    color: Color,
+) -> ExitCode {
     let file_name = input.display().to_string();
     let format = cli.error_format;
     let read_started = std::time::Instant::now();
@@ -92,7 +90,7 @@ pub(crate) fn compile_one(cli: &Cli, input: &std::path::Path, output: &driver::j
         }),
         Some(path) => file.compile_to_file(&[input], path, options),
     };
-    let result = result.and_then(|compiled| match (&cli.host_header, &compiled.header) {
+    let result = result.and_then(|compiled| match (header, &compiled.header) {
         (Some(path), Some(header)) => {
             let guard = cdpc::toolchain::OutputGuard { inputs: vec![input.to_path_buf()], overwrite: options.overwrite };
             let file = cdpc::toolchain::OutputFile::prepare_guarded(path, guard)?;
@@ -154,9 +152,17 @@ pub(crate) fn write_dependencies(
 /// where nvcc's `-MM` keeps CUDA's), a host file's from its host compiler's `-M` or `-MM`, as
 /// nvcc's; one rule each, for `<stem>.o` in `-odir`'s folder (nvcc's target, measured with nvcc
 /// 13.5) or `-MT`'s, all of them to `-MF`'s file, else `-o`'s, else standard output, written
-/// only when every source compiled.
+/// only when every source compiled (`output`, the plan's).
 /// `plan` refused objects and libraries among `sources`.
-pub(crate) fn generate_dependencies(cli: &Cli, sources: &[PathBuf], dc_emit: Emit, program: &driver::program::ProgramOptions, options: &CompileOptions, color: Color) -> ExitCode {
+pub(crate) fn generate_dependencies(
+    cli: &Cli,
+    sources: &[PathBuf],
+    output: &driver::jobs::Output,
+    dc_emit: Emit,
+    program: &driver::program::ProgramOptions,
+    options: &CompileOptions,
+    color: Color,
+) -> ExitCode {
     let format = cli.error_format;
     let mut text = String::new();
     for source in sources {
@@ -208,12 +214,12 @@ pub(crate) fn generate_dependencies(cli: &Cli, sources: &[PathBuf], dc_emit: Emi
             }
         }
     }
-    let written = match cli.dependency_file.as_ref().or(cli.output.as_ref()).filter(|p| p.as_path() != std::path::Path::new("-")) {
-        Some(path) => {
-            let guard = cdpc::toolchain::OutputGuard { inputs: cli.inputs.clone(), overwrite: options.overwrite };
+    let written = match output {
+        driver::jobs::Output::File(path) => {
+            let guard = cdpc::toolchain::OutputGuard { inputs: sources.to_vec(), overwrite: options.overwrite };
             cdpc::toolchain::OutputFile::prepare_guarded(path, guard).and_then(|file| file.commit(text.as_bytes())).map_err(|e| (path.display().to_string(), e))
         }
-        None => write_stdout(text.as_bytes()).map_err(|e| ("<stdout>".to_string(), e)),
+        _ => write_stdout(text.as_bytes()).map_err(|e| ("<stdout>".to_string(), e)),
     };
     match written {
         Ok(()) => ExitCode::SUCCESS,
@@ -245,7 +251,7 @@ pub(crate) fn build_fatbin(
     options: &CompileOptions,
     color: Color,
 ) -> ExitCode {
-    let guard = cdpc::toolchain::OutputGuard { inputs: cli.inputs.clone(), overwrite: options.overwrite };
+    let guard = cdpc::toolchain::OutputGuard { inputs: inputs.iter().map(|i| i.path().to_path_buf()).collect(), overwrite: options.overwrite };
     let result = cdpc::toolchain::OutputFile::prepare_guarded(output, guard).map_err(|e| BuildError::Other(e.into())).and_then(|file| {
         let fatbin = cdpc::driver::fatbin::fatbin(inputs, link, images, options)?;
         file.commit(&fatbin.bytes).map_err(|e| BuildError::Other(e.into()))?;
@@ -258,11 +264,11 @@ pub(crate) fn build_fatbin(
 }
 
 /// nvcc's `-run`: the program just built, run as `./PROGRAM` (the path as given where it has a
-/// folder) with `--run-args`' words; its exit status is cdpc's (128 + the signal that ended it).
-pub(crate) fn run_program(cli: &Cli, program: &std::path::Path) -> ExitCode {
+/// folder) with `args` (`--run-args`' words); its exit status is cdpc's (128 + the signal that
+/// ended it).
+pub(crate) fn run_program(cli: &Cli, program: &std::path::Path, args: &[String]) -> ExitCode {
     let path = runnable(program);
-    let args = run_arguments(cli);
-    match std::process::Command::new(&path).args(&args).status() {
+    match std::process::Command::new(&path).args(args).status() {
         Ok(status) => {
             use std::os::unix::process::ExitStatusExt;
             let code = status.code().or_else(|| status.signal().map(|s| 128 + s)).unwrap_or(1);

@@ -200,6 +200,7 @@ fn the_printed_jobs_are_the_builds() {
         &["-fatbin", "kernels.cu", "-MD", "-o", "k.fatbin"],
         &["kernel.cdp", "other.cdp", "-o", "both.cubin"],
         &["-dc", "kernel.cdp", "--host-header", "kernel.h"],
+        &["-M", "kernels.cu", "kernel.cdp", "-MF", "all.d"],
     ];
     for args in cases {
         let dir = project();
@@ -215,4 +216,19 @@ fn the_printed_jobs_are_the_builds() {
         let planned = lines.iter().any(|l| l.starts_with("# \"device link\""));
         assert_eq!(linked, planned, "cdpc {args:?}: the device link, against its jobs:\n{}", lines.join("\n"));
     }
+}
+
+/// The runner reads of the command line only how to report (`--error-format`, `-v`), `-MT`'s
+/// target and `-x`: what each task reads and writes is in the task (`compiler/src/plan.rs`,
+/// `Task`), where `Task::jobs` reads it too, so the jobs `-###` prints are the runs'.
+#[test]
+fn the_runner_takes_what_it_runs_from_the_plan() {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/runner.rs")).unwrap();
+    let mut read: BTreeSet<&str> = BTreeSet::new();
+    for (at, _) in text.match_indices("cli.") {
+        let field = text[at + 4..].split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next().unwrap_or_default();
+        read.insert(field);
+    }
+    let allowed: BTreeSet<&str> = ["error_format", "verbose", "dependency_target", "language"].into_iter().collect();
+    assert!(read.is_subset(&allowed), "runner.rs reads the command line's {:?}: put them in the plan's task", read.difference(&allowed).collect::<Vec<_>>());
 }
