@@ -14,8 +14,9 @@
 //! `main.rs`, the entry that plans the command line and runs the plan.
 //!
 //! The device-side passes are called from one schedule, `pipeline::lower`: no module outside
-//! the pipeline, `back` (the kernel language's optimisation tail) and `fuzzing` (the per-pass
-//! oracle) calls one ([`SCHEDULED_PASSES`]).
+//! the pipeline, `back` (which defines the NVPTX end's steps and the kernel language's
+//! optimisation tail the schedule runs) and `fuzzing` (the per-pass oracle) calls one
+//! ([`SCHEDULED_PASSES`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -600,8 +601,9 @@ const SCHEDULED_PASSES: [&str; 19] = [
 ];
 
 /// The modules allowed to call a device-side pass themselves: the pipeline (the schedule and
-/// the passes' own calls of each other), `back` (the kernel language's optimisation tail, run
-/// after the schedule) and `fuzzing` (the oracle that checks each pass's invariant on its own).
+/// the passes' own calls of each other), `back` (which defines the NVPTX end's steps, and
+/// `optimize_built`, the kernel language's optimisation tail the schedule calls) and `fuzzing`
+/// (the oracle that checks each pass's invariant on its own).
 fn may_call_passes(module: &str) -> bool {
     module == "pipeline" || module.starts_with("pipeline::") || module == "back" || module.starts_with("back::") || module == "fuzzing"
 }

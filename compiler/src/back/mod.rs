@@ -7,9 +7,9 @@
 //!   triple and data layout, [`optimize`] runs the pipeline cdpc runs and [`write_ptx`] prints
 //!   PTX; compilers that build their own LLVM IR with inkwell use these and [`device_launch`],
 //!   which declares the device runtime and emits launches.
-//! - The kernel language's code generation (`front::cdp::codegen`) builds its module with these
-//!   and ends with [`optimize_built`]; Clang's IR and another front end's get the same steps from
-//!   the launch pipeline's schedule (`pipeline::lower`).
+//! - The kernel language's code generation (`front::cdp::codegen`) builds its module with these;
+//!   the launch pipeline's schedule (`pipeline::lower`) optimises every front end's module with
+//!   them, the kernel language's through [`optimize_built`].
 //!
 //! ```
 //! use cdpc::back::{configure_module, optimize, target_machine, write_ptx};
@@ -168,7 +168,8 @@ pub struct Outputs {
 pub struct BackendTimings {
     /// Building the LLVM module from the HIR (and linking libdevice).
     pub llvm_ir: std::time::Duration,
-    /// LLVM's optimisation pipeline and PTX emission (or printing the IR).
+    /// The launch pipeline's schedule (the launch passes, LLVM's optimisation pipeline) and PTX
+    /// emission (or printing the IR).
     pub optimize_and_emit: std::time::Duration,
 }
 
@@ -477,17 +478,21 @@ pub(crate) fn c_string(global: inkwell::llvm_sys::prelude::LLVMValueRef) -> Opti
     }
 }
 
-/// LLVM's pipeline at the options' level (the libdevice functions nobody calls are gone
-/// already: `build_ir`).
-pub(crate) fn optimize_built(module: &Module<'_>, tm: &TargetMachine, options: &CodegenOptions) -> R<()> {
-    if options.math.ftz {
+/// The kernel language's optimisation tail, at `opt_level` (0 to 3): `-ftz=true`'s denormal
+/// mode, LLVM's pipeline, single-precision division as nvcc writes it under `math`, and nvcc's
+/// contraction rule under `-fmad=true`. Run by the launch pipeline's schedule
+/// (`pipeline::lower`) after the launch passes, and by code generation without the pipeline
+/// (`front::cdp::codegen::generate`). The libdevice functions nobody calls are gone already
+/// (code generation's `build_ir`).
+pub fn optimize_built(module: &Module<'_>, tm: &TargetMachine, opt_level: u8, math: FloatMath, fmad: Fmad) -> R<()> {
+    if math.ftz {
         // Every function, the launch pipeline's included, before LLVM folds any constant.
         precision::flush_denormals(module);
     }
     // The same pipeline embedders run through `optimize`.
-    optimize(module, tm, opt_level(options))?;
-    precision::divisions_as_nvcc(module, options.math);
-    if options.fmad == Fmad::Contract {
+    optimize(module, tm, opt_level)?;
+    precision::divisions_as_nvcc(module, math);
+    if fmad == Fmad::Contract {
         // nvcc's contraction, not LLVM's (contract.rs); every `contract` flag cleared.
         contract::contract_as_nvcc(module)?;
         module.verify().map_err(|e| BackendError::Verify(format!("after contraction: {e}")))?;

@@ -102,9 +102,8 @@
 //! (`atomics`, `cxx_abi`, `qualifiers`, `wide_atomics`, `math`, libdevice), [`run`] (the launch
 //! passes above), then `cleanup` and what NVPTX needs after optimisation (`math`,
 //! `wide_conversions`, nvcc's divisions and contraction); every front end that writes IR goes
-//! through it. The kernel language's code generation (`front::cdp::codegen`) ends with the back
-//! end's optimisation tail after `lower` (`back::optimize_built`: the denormal mode, LLVM's
-//! pipeline, divisions, contraction), which its API without the pipeline runs too. On
+//! through it, its optimisation included (the kernel language's is `back::optimize_built`, which
+//! code generation's API without the pipeline runs alone). On
 //! the host side, `managed::host` and `host_names` are run by the driver's host compile
 //! (`driver/cuda.rs`). Below the passes, `compiler/tests/layers.rs` (`PIPELINE_LAYERS`) keeps
 //! the order of imports: `emit` (how the passes write IR), `location` (a `.cdp` launch's
@@ -271,13 +270,14 @@ pub struct Lowered {
 ///    build optimises: at `-O0` its launches are lowered in place, LLVM's pipeline at every
 ///    level inlines the always-inline launch helper, and the rest of cleanup would change
 ///    `-O0`'s code; with rewrites, cleanup takes their argument blocks and record copies apart,
-///    which NVPTX would copy a byte at a time from 128 bytes). For Clang's IR and another
-///    front end's, then: LLVM's optimisation pipeline (another front end's IR only), the math
-///    intrinsics in the forms NVPTX selects ([`math::canonicalize_as_selected`], after the
-///    optimisation, which would make vectors of
-///    lanes again), 128-bit conversions ([`wide_conversions`]), single-precision division as
-///    nvcc writes it under `float_math`, and nvcc's contraction rule under `-fmad=true` (no
-///    `contract` flag left for NVPTX to fuse more).
+///    which NVPTX would copy a byte at a time from 128 bytes). For the kernel language, then its
+///    optimisation tail ([`crate::back::optimize_built`]: `-ftz=true`'s denormal mode, LLVM's
+///    pipeline, divisions, contraction). For Clang's IR and another front end's: LLVM's
+///    optimisation pipeline (another front end's IR only), the math intrinsics in the forms
+///    NVPTX selects ([`math::canonicalize_as_selected`], after the optimisation, which would
+///    make vectors of lanes again), 128-bit conversions ([`wide_conversions`]),
+///    single-precision division as nvcc writes it under `float_math`, and nvcc's contraction
+///    rule under `-fmad=true` (no `contract` flag left for NVPTX to fuse more).
 pub fn lower<'ctx, E>(
     module: &Module<'ctx>,
     origin: Origin,
@@ -338,6 +338,7 @@ pub fn lower<'ctx, E>(
         if rewrites || optimize {
             cleanup(module, tm, optimize)?;
         }
+        crate::back::optimize_built(module, tm, options.opt_level, options.float_math, options.fmad)?;
         return Ok(Lowered { warnings, machine: made });
     }
     cleanup(module, tm, optimize)?;

@@ -57,14 +57,17 @@ use std::collections::HashSet;
 ///
 /// Launches are written as the documented V1 sequence and left so: a caller that wants
 /// another ABI lowers them in [`generate_lowered`]'s `lower` (the driver runs the launch
-/// pipeline there).
+/// pipeline's schedule there). The module is optimised as the schedule optimises it
+/// ([`crate::back::optimize_built`]).
 pub fn generate(module: &hir::Module, options: &CodegenOptions, outputs: Outputs) -> Result<Generated, BackendError> {
-    generate_lowered(module, options, outputs, |_, _| Ok(()))
+    generate_lowered(module, options, outputs, |module, tm| optimize_built(module, tm, opt_level(options), options.math, options.fmad))
 }
 
-/// [`generate`] with `lower` run on the module between building it from the HIR and
-/// optimising it, with the target machine PTX is emitted by (the driver's launch pipeline on
-/// LLVM IR, which code generation does not know).
+/// The module built from the HIR, then `lower` run on it with the target machine PTX is
+/// emitted by, then the IR and PTX `outputs` asks for: `lower` is everything between the
+/// module's building and its emission, the driver's launch pipeline's schedule on LLVM IR
+/// (`pipeline::lower`, which code generation does not know: the launch passes, then LLVM's
+/// optimisation), or [`generate`]'s optimisation alone.
 pub fn generate_lowered<E: From<BackendError>>(
     module: &hir::Module,
     options: &CodegenOptions,
@@ -75,9 +78,8 @@ pub fn generate_lowered<E: From<BackendError>>(
     let context = Context::create();
     let tm = target_machine_with_features(&module.target, options.opt_level, ptx_features(module))?;
     let llvm = build_ir(&context, &tm, module, options)?;
-    lower(&llvm, &tm)?;
     let built = std::time::Instant::now();
-    optimize_built(&llvm, &tm, options)?;
+    lower(&llvm, &tm)?;
     let llvm_ir = outputs.llvm_ir.then(|| llvm.print_to_string().to_string());
     let mut ptx = if outputs.ptx { Some(write_ptx(&llvm, &tm)?) } else { None };
     if options.debug.as_ref().is_some_and(|d| d.level == DebugLevel::LineTables) {

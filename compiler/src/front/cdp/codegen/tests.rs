@@ -154,10 +154,11 @@ fn add(m: &mut Module, f: Function) -> FuncId {
 fn ptx(m: &Module, opt_level: u8) -> String {
     let options = CodegenOptions { opt_level, libdevice: libdevice().map(Path::to_path_buf), ..Default::default() };
     let pipeline = crate::pipeline::PipelineOptions { target: m.target, ..Default::default() };
-    let lowered = super::generate_lowered(m, &options, super::Outputs { llvm_ir: false, ptx: true }, |module, _| {
+    let lowered = super::generate_lowered(m, &options, super::Outputs { llvm_ir: false, ptx: true }, |module, tm| {
         let result = crate::pipeline::run(module, &pipeline, &crate::pipeline::SourceText::default());
         crate::pipeline::strip_cdp_spans(module);
-        result.map(drop).map_err(|e| BackendError::Internal(format!("{e:?}")))
+        result.map(drop).map_err(|e| BackendError::Internal(format!("{e:?}")))?;
+        crate::back::optimize_built(module, tm, opt_level, options.math, options.fmad)
     });
     match lowered {
         Ok(p) => p.ptx.expect("asked for PTX"),
