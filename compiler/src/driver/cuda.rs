@@ -5,18 +5,18 @@ use super::{CompileError, CompileOptions, HeaderList, Phase, Timings};
 use crate::back::{self, BackendError, DebugLevel};
 use crate::diag::{Code, Diagnostic, Span};
 use crate::front::cdp::preprocess::MacroOption;
-use crate::front::cuda::cache::{self, Cache, CacheEnv, FileIdentity, InUse};
-use crate::front::cuda::in_process::{self, NotRun, Outcome};
-use crate::front::cuda::{self, preamble, ClangEngine, ClangEnv, ClangInvocation};
+use crate::front::cuda::cache::{self, Cache, CacheEnv, FileIdentity};
+use crate::front::cuda::in_process;
+use crate::front::cuda::run::{ensure_preamble, run_clang, with_replay, wrapper_header, Failure, Said};
+use crate::front::cuda::{self, ClangEngine, ClangEnv, ClangInvocation};
 use crate::pipeline::{self, SourceText};
-use crate::toolchain::{command_line, run_front_end, BuildOptions, ToolError, ToolRun, Toolchain, WorkDir};
+use crate::toolchain::{BuildOptions, ToolError, ToolRun, Toolchain, WorkDir};
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::Module;
 use inkwell::values::BasicValue;
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// What the Clang path produced, before the NVIDIA tools.
 pub(crate) struct Generated {
@@ -182,380 +182,44 @@ fn undefined_user_symbols(module: &Module<'_>, source: &str) -> Vec<Diagnostic> 
         .collect()
 }
 
-/// What Clang said: a Clang program's stderr, or the linked Clang's messages.
-enum Said {
-    Text(String),
-    Messages(Vec<in_process::Message>),
-}
-
-impl Said {
-    fn diagnostics(&self, main: &Path, main_text: &str) -> Vec<Diagnostic> {
-        match self {
-            Said::Text(stderr) => cuda::diagnostics::parse(stderr, main, main_text),
-            Said::Messages(messages) => cuda::diagnostics::from_messages(messages, main, main_text),
-        }
-    }
-
-    fn mentions(&self, word: &str) -> bool {
-        match self {
-            Said::Text(stderr) => stderr.contains(word),
-            Said::Messages(messages) => messages.iter().any(|m| m.text.contains(word) || m.place.as_ref().is_some_and(|(file, _, _)| file.contains(word))),
-        }
-    }
-}
-
-/// How a Clang run failed.
-enum Failure {
-    /// The Clang program failed: its messages, and the tool's error for a failure without one.
-    Program { said: Said, error: ToolError },
-    /// The linked Clang reported errors (or arguments it cannot run).
-    Errors { said: Said, command: String },
-    /// The linked Clang crashed; the crash was caught.
-    Crashed { said: Said, command: String },
-    /// The linked Clang did not finish within `--tool-timeout`.
-    TimedOut { command: String, limit: Duration },
-    /// Anything else (work files, a program that could not start, a time limit, an interrupt).
-    Tool(ToolError),
-}
-
-impl Failure {
-    fn mentions(&self, word: &str) -> bool {
-        match self {
-            Failure::Program { said, .. } | Failure::Errors { said, .. } | Failure::Crashed { said, .. } => said.mentions(word),
-            Failure::TimedOut { .. } | Failure::Tool(_) => false,
-        }
-    }
-
-    /// The error of the compilation: Clang's messages as diagnostics where it gave any.
-    fn into_error(self, main: &Path, main_text: &str, options: &CompileOptions) -> CompileError {
-        let diagnostics = |said: &Said| options.warnings.apply(said.diagnostics(main, main_text));
-        match self {
-            Failure::Program { said, error } => {
-                let found = diagnostics(&said);
-                if found.iter().any(Diagnostic::is_error) {
-                    return CompileError::Diagnostics(found);
-                }
-                // No message Clang could give: a crash, which the error reports with its command.
-                error.into()
+/// The compilation's error of a failed Clang run: Clang's messages as diagnostics where it gave
+/// any.
+fn failure_error(failure: Failure, main: &Path, main_text: &str, options: &CompileOptions) -> CompileError {
+    let diagnostics = |said: &Said| options.warnings.apply(said.diagnostics(main, main_text));
+    match failure {
+        Failure::Program { said, error } => {
+            let found = diagnostics(&said);
+            if found.iter().any(Diagnostic::is_error) {
+                return CompileError::Diagnostics(found);
             }
-            Failure::Errors { said, command } => {
-                let mut found = diagnostics(&said);
-                if !found.iter().any(Diagnostic::is_error) {
-                    found.push(Diagnostic::new(Code::ClangError, Span::new(0, 0), "Clang failed without saying why").with_note(format!("command: {command}")));
-                }
-                CompileError::Diagnostics(found)
+            // No message Clang could give: a crash, which the error reports with its command.
+            error.into()
+        }
+        Failure::Errors { said, command } => {
+            let mut found = diagnostics(&said);
+            if !found.iter().any(Diagnostic::is_error) {
+                found.push(Diagnostic::new(Code::ClangError, Span::new(0, 0), "Clang failed without saying why").with_note(format!("command: {command}")));
             }
-            Failure::Crashed { said, command } => {
-                let mut found = diagnostics(&said);
-                found.push(
-                    Diagnostic::new(Code::ClangCrashed, Span::new(0, 0), "Clang crashed while compiling this file")
-                        .with_primary_message("Clang's CUDA compilation of this file stopped here")
-                        .with_note(format!("command: {command}"))
-                        .with_note("the crash was caught and nothing was written; it is a bug in Clang or in the code cdpc gave it: please report it with the file")
-                        .with_note("the same arguments reproduce it with a Clang 22 program (`clang++-22 ARGS`); `CDPC_CLANG=clang++-22` compiles through that program instead"),
-                );
-                CompileError::Diagnostics(found)
-            }
-            Failure::TimedOut { command, limit } => {
-                CompileError::Diagnostics(vec![Diagnostic::new(Code::ToolTimedOut, Span::new(0, 0), format!("Clang did not finish within {} s", limit.as_secs_f64()))
-                    .with_primary_message("Clang's CUDA compilation of this file")
+            CompileError::Diagnostics(found)
+        }
+        Failure::Crashed { said, command } => {
+            let mut found = diagnostics(&said);
+            found.push(
+                Diagnostic::new(Code::ClangCrashed, Span::new(0, 0), "Clang crashed while compiling this file")
+                    .with_primary_message("Clang's CUDA compilation of this file stopped here")
                     .with_note(format!("command: {command}"))
-                    .with_note("Clang runs inside cdpc, where it cannot be killed: the compilation stops here, and Clang's thread goes on until it returns or the process ends")
-                    .with_note("--tool-timeout SECONDS sets the limit (0: none); `CDPC_CLANG=clang++-22` runs Clang as a process, which the limit kills")])
-            }
-            Failure::Tool(e) => e.into(),
-        }
-    }
-}
-
-/// Runs Clang as `engine` says, in a work folder of its own removed in every case: `args` gets
-/// the folder and returns the arguments (after the program name) and the output file. Returns
-/// the output's bytes and what Clang said. Recorded in the tool log as `clang`.
-fn run_clang(engine: &ClangEngine, args: impl FnOnce(&Path) -> Result<(Vec<OsString>, PathBuf), ToolError>, build: &BuildOptions) -> Result<(Vec<u8>, Said), Failure> {
-    run_clang_with(engine, |work| args(work).map(|(a, o)| (a, o, None)), build).map(|(bytes, _, said)| (bytes, said))
-}
-
-/// [`run_clang`], which also reads a second file Clang writes in the work folder (a dependency
-/// list), when `args` names one: its text (a failure when Clang finished without it; empty
-/// from a Clang program, whose work folder is gone).
-fn run_clang_with(engine: &ClangEngine, args: impl FnOnce(&Path) -> Result<(Vec<OsString>, PathBuf, Option<PathBuf>), ToolError>, build: &BuildOptions) -> Result<(Vec<u8>, String, Said), Failure> {
-    let resource_dir = match engine {
-        ClangEngine::Process(clang) => {
-            let started = Instant::now();
-            let also = std::cell::RefCell::new(None);
-            let ran = run_front_end(
-                "clang",
-                clang,
-                |work| {
-                    let (a, o, extra) = args(work)?;
-                    *also.borrow_mut() = extra;
-                    Ok((a, o))
-                },
-                build,
+                    .with_note("the crash was caught and nothing was written; it is a bug in Clang or in the code cdpc gave it: please report it with the file")
+                    .with_note("the same arguments reproduce it with a Clang 22 program (`clang++-22 ARGS`); `CDPC_CLANG=clang++-22` compiles through that program instead"),
             );
-            // A Clang program's second file is not read (its work folder is gone): the
-            // preamble, which needs it, is the linked Clang's alone.
-            return match ran {
-                Ok(run) => Ok((run.output, String::new(), Said::Text(run.stderr))),
-                Err(ToolError::Failed { tool, command, status, stderr, stdout }) => {
-                    build.log.push(failed_run(&command, &format!("Clang failed ({status})"), started));
-                    Err(Failure::Program { said: Said::Text(stderr.clone()), error: ToolError::Failed { tool, command, status, stderr, stdout } })
-                }
-                Err(e) => Err(Failure::Tool(e)),
-            };
+            CompileError::Diagnostics(found)
         }
-        ClangEngine::InProcess { resource_dir } => resource_dir,
-    };
-    let ran = crate::toolchain::run::in_work_dir(build, |work| {
-        let (args, output, extra) = args(work)?;
-        let command = format!("{} (Clang inside cdpc, resources in {})", command_line(std::ffi::OsStr::new("clang++"), &args), resource_dir.display());
-        let started = Instant::now();
-        let run = match in_process::compile(&args, build.tool_timeout) {
-            Ok(run) => run,
-            Err(NotRun::TimedOut(limit)) => return Ok(Err(Failure::TimedOut { command, limit })),
-            Err(NotRun::Spawn(source)) => return Err(ToolError::Spawn { tool: "clang".into(), command, source }),
-        };
-        let said = Said::Messages(run.messages);
-        match run.outcome {
-            Outcome::Finished => {
-                let bytes = std::fs::read(&output).map_err(|e| ToolError::io("reading what Clang wrote", &output, e))?;
-                // One Clang should have written and did not (another's crash removes the files
-                // of the process, a full disk): no list, rather than an empty one, which would
-                // make a preamble that depends on nothing.
-                let extra = match extra {
-                    Some(path) => std::fs::read_to_string(&path).map_err(|e| ToolError::io("reading Clang's list of the files it read", &path, e))?,
-                    None => String::new(),
-                };
-                build.log.push(ToolRun { tool: "clang".into(), command, stdout: String::new(), stderr: String::new(), elapsed: started.elapsed() });
-                Ok(Ok((bytes, extra, said)))
-            }
-            Outcome::Errors | Outcome::Unsupported => {
-                build.log.push(failed_run(&command, "Clang ended with errors", started));
-                Ok(Err(Failure::Errors { said, command }))
-            }
-            Outcome::Crashed => {
-                build.log.push(failed_run(&command, "Clang crashed", started));
-                Ok(Err(Failure::Crashed { said, command }))
-            }
-        }
-    });
-    ran.unwrap_or_else(|e| Err(Failure::Tool(e)))
-}
-
-/// A run of Clang that failed, as the tool log records it (`-v` shows it, `--time` counts it):
-/// its command, then a comment saying how it ended. Its messages are not in the record: where
-/// the compilation runs Clang again (without a precompiled header it refused, or with the
-/// texture intrinsics it left out) the run after it says what is so, else the compilation's
-/// error reports them.
-fn failed_run(command: &str, how: &str, started: Instant) -> ToolRun {
-    ToolRun { tool: "clang".into(), command: format!("{command}\n# {how}: nothing it wrote is used"), stdout: String::new(), stderr: String::new(), elapsed: started.elapsed() }
-}
-
-/// The precompiled header of Clang's CUDA wrapper that a compilation with `template`'s options
-/// reads, held ([`InUse`]) until it is over, and its path; `None` when there is none to read
-/// (the compilation then parses the wrapper itself, as without a cache).
-///
-/// With the linked Clang, the header is made without the user's `-I` folders (the key of the
-/// same options without them), so that one header serves every project with the same macros
-/// and options: such a header is read where none of this compilation's `-I` folders holds a
-/// file that a lookup of the wrapper's could find ([`cuda::shadowing_file`]: Clang itself
-/// does not check, measured with clang++-22: a `-I` folder holding its own `vector` was
-/// ignored in favour of the header's). Where one does, the header of every option, `-I`
-/// folders included, is read instead (made by the next compilation where this one made the
-/// other). A Clang program's header is always of every option.
-#[allow(clippy::too_many_arguments)]
-fn wrapper_header(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &Cache, identity: &Path, build: &BuildOptions, make: bool, wrote: &mut bool) -> Option<(PathBuf, InUse)> {
-    let mut make_all = make;
-    if matches!(engine, ClangEngine::InProcess { .. }) && !template.includes.is_empty() {
-        let shared = ClangInvocation { includes: &[], ..template.clone() };
-        let path = cuda::pch_path(cache, identity, &shared);
-        let made_before = *wrote;
-        match ensure_pch(engine, &shared, cache, &path, build, make, wrote) {
-            Some((held, manifest)) => match manifest.names.as_deref().map(|names| cuda::shadowing_file(names, template.includes)) {
-                Some(None) => return Some((path, held)),
-                // Shadowed: this compilation's header is the other; made now only if this
-                // compilation has not just made one.
-                _ => make_all = make && *wrote == made_before,
-            },
-            None => return None,
-        }
+        Failure::TimedOut { command, limit } => CompileError::Diagnostics(vec![Diagnostic::new(Code::ToolTimedOut, Span::new(0, 0), format!("Clang did not finish within {} s", limit.as_secs_f64()))
+            .with_primary_message("Clang's CUDA compilation of this file")
+            .with_note(format!("command: {command}"))
+            .with_note("Clang runs inside cdpc, where it cannot be killed: the compilation stops here, and Clang's thread goes on until it returns or the process ends")
+            .with_note("--tool-timeout SECONDS sets the limit (0: none); `CDPC_CLANG=clang++-22` runs Clang as a process, which the limit kills")]),
+        Failure::Tool(e) => e.into(),
     }
-    let path = cuda::pch_path(cache, identity, template);
-    ensure_pch(engine, template, cache, &path, build, make_all, wrote).map(|(held, _)| (path, held))
-}
-
-/// The precompiled header of Clang's CUDA wrapper for `template`'s options at `path` in
-/// `cache`, held ([`InUse`]) until the compilation is over, with its manifest. If it is
-/// missing: with `make`, made there (written whole, then renamed into place, so that a
-/// concurrent compilation never reads half of one; `wrote` says so), else left for a filler
-/// ([`cache::Fill`]). `None` when it is missing and not made here, or cannot be made or is
-/// larger than the cache's bound.
-#[allow(clippy::too_many_arguments)]
-fn ensure_pch(engine: &ClangEngine, template: &ClangInvocation<'_>, cache: &Cache, path: &Path, build: &BuildOptions, make: bool, wrote: &mut bool) -> Option<(InUse, cache::WrapperManifest)> {
-    let mut held = InUse::hold(&path.with_extension("seen"))?;
-    // The header its manifest names (else another file in its place: made again, renamed over).
-    let manifest_path = path.with_extension("json");
-    let manifest = std::fs::read(&manifest_path).ok().and_then(|text| serde_json::from_slice::<cache::WrapperManifest>(&text).ok());
-    if let Some(manifest) = manifest.filter(|m| held.found(path) && m.header.matches(path)) {
-        held.touch();
-        return Some((held, manifest));
-    }
-    if held.too_large(cache.max_size) {
-        return None;
-    }
-    if !make {
-        cache::want(cache, cache::Fill::WRAPPER);
-        return None;
-    }
-    // The header records its source, which must stay where it was: an empty file beside it,
-    // made only where there is none (never truncated again: its time is in the headers made
-    // from it), replaced whole where something else is there (a damaged cache: the header
-    // would hold its text).
-    let empty = path.with_extension("cu");
-    match std::fs::metadata(&empty) {
-        Ok(m) if m.is_file() && m.len() == 0 => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match std::fs::OpenOptions::new().write(true).create_new(true).open(&empty) {
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(_) => return None,
-        },
-        _ => cache::write_atomic(&empty, b"").ok()?,
-    }
-    // The linked Clang lists the files it read, whose names the manifest keeps.
-    let listed = matches!(engine, ClangEngine::InProcess { .. });
-    let made = run_clang_with(
-        engine,
-        |work| {
-            let (output, depfile) = (work.join("cuda-wrapper.pch"), work.join("cuda-wrapper.d"));
-            let listing = ClangInvocation { depfile: listed.then_some((depfile.as_path(), true)), ..template.clone() };
-            Ok((listing.pch_args(&empty, &output), output, listed.then_some(depfile.clone())))
-        },
-        build,
-    );
-    let (made, depfile) = match made {
-        Ok((made, depfile, _)) => (made, depfile),
-        Err(failure) => {
-            if failure.mentions(HOST_DEFERRED_DIAGNOSTICS) {
-                held.mark_not_made();
-            }
-            return None;
-        }
-    };
-    // Its source damaged while Clang read it: a header of something else, not kept.
-    if !std::fs::metadata(&empty).is_ok_and(|m| m.is_file() && m.len() == 0) {
-        return None;
-    }
-    if made.len() as u64 > cache.max_size {
-        held.mark_too_large(made.len() as u64);
-        return None;
-    }
-    let names = if listed {
-        let mut names = std::collections::BTreeSet::new();
-        for file in preamble::parse_depfile(&depfile) {
-            // A file gone or unreadable since: its names unknown, the header not kept.
-            cuda::header_names(&String::from_utf8_lossy(&std::fs::read(&file).ok()?), &mut names);
-        }
-        Some(names.into_iter().collect())
-    } else {
-        None
-    };
-    cache::write_atomic(path, &made).ok()?;
-    // A header kept without its manifest (the manifest's write failed) is a miss, made again.
-    let manifest = cache::WrapperManifest { header: cache::HeaderStamp::written(&made, path)?, names };
-    cache::write_atomic(&manifest_path, &serde_json::to_vec(&manifest).ok()?).ok()?;
-    *wrote = true;
-    held.found(path);
-    held.touch();
-    Some((held, manifest))
-}
-
-/// The start of the linked Clang's error (`shim.cpp`, `PruneDeferredDiagnosticRoots`) when a
-/// host side's precompiled header would hold deferred diagnostics, which a header loses: Clang's
-/// `DeviceDeferredDiags` (on the host side, a `__host__ __device__` function's use of a
-/// `__device__` one) are not written, and no check of the host IR finds what they would have
-/// said, as [`precompiled_header_may_hide_errors`] does for the device side. Such a header is
-/// not made ([`InUse::mark_not_made`]): the host side parses those headers itself, and says
-/// what it says without a cache.
-const HOST_DEFERRED_DIAGNOSTICS: &str = "cdpc: not precompiled: the host side holds deferred diagnostics";
-
-/// A precompiled preamble from the cache: its entry, held until the compilation is over, the
-/// preamble's length, and the messages of its making.
-type HeldPreamble = (preamble::Entry, InUse, usize, Vec<in_process::Message>);
-
-/// The source's precompiled preamble for `template`'s options ([`cuda::preamble`]), when it
-/// has one and the cache holds it, or, with `make`, when it has been seen before (then it is made
-/// here, and `wrote` says so; without `make` it is left for a filler, [`cache::Fill`]). `None`:
-/// compile without. Only the linked Clang makes preambles (it hands its messages back as data).
-#[allow(clippy::too_many_arguments)]
-fn ensure_preamble(
-    engine: &ClangEngine,
-    template: &ClangInvocation<'_>,
-    cache: &Cache,
-    identity: &Path,
-    source_path: &Path,
-    source: &str,
-    build: &BuildOptions,
-    make: bool,
-    wrote: &mut bool,
-) -> Option<HeldPreamble> {
-    if !matches!(engine, ClangEngine::InProcess { .. }) || preamble::disabled() {
-        return None;
-    }
-    let bytes = preamble::bounds(source)?;
-    let source_dir = source_path.canonicalize().ok()?.parent()?.to_path_buf();
-    let quote_dir = preamble::quote_dir(source_path);
-    let key = preamble::Key { text: source[..bytes].to_string(), source_dir, quote_dir: quote_dir.clone(), cwd: std::env::current_dir().ok()?, compiler: template.identity(identity) };
-    let entry = preamble::Entry::new(cache, key);
-    match entry.lookup(cache.max_size) {
-        preamble::Lookup::Hit(messages, held) => Some((entry, held, bytes, messages)),
-        preamble::Lookup::FirstSight | preamble::Lookup::TooLarge | preamble::Lookup::Unusable => None,
-        preamble::Lookup::Build(_) if !make => {
-            cache::want(cache, cache::Fill::PREAMBLE);
-            None
-        }
-        preamble::Lookup::Build(mut held) => {
-            entry.write_copy().ok()?;
-            let made = run_clang_with(
-                engine,
-                |work| {
-                    let (output, depfile) = (work.join("preamble.pch"), work.join("preamble.d"));
-                    Ok((template.preamble_args(&entry.copy, &quote_dir, &output, &depfile), output, Some(depfile)))
-                },
-                build,
-            );
-            // A preamble Clang cannot precompile (an error in a header): the compilation
-            // without it reports the error. One it refuses for the host side's deferred
-            // diagnostics is not tried again.
-            if matches!(&made, Err(failure) if failure.mentions(HOST_DEFERRED_DIAGNOSTICS)) {
-                held.mark_not_made();
-            }
-            let Ok((pch, depfile, Said::Messages(messages))) = made else { return None };
-            if !entry.copy_intact() {
-                return None;
-            }
-            if pch.len() as u64 > cache.max_size {
-                held.mark_too_large(pch.len() as u64);
-                return None;
-            }
-            // A header kept without its manifest (the manifest's write failed) is a miss, made
-            // again (renamed over) by the next compilation, or trimmed.
-            if entry.store(&pch, &depfile, &messages, source_path).is_err() {
-                return None;
-            }
-            *wrote = true;
-            held.found(&entry.pch);
-            held.touch();
-            let messages = entry.in_source(messages, source_path);
-            Some((entry, held, bytes, messages))
-        }
-    }
-}
-
-/// The preamble's messages, but those the compilation gave again, then the compilation's.
-fn with_replay(replay: Vec<in_process::Message>, messages: Vec<in_process::Message>) -> Vec<in_process::Message> {
-    let mut all: Vec<in_process::Message> = replay.into_iter().filter(|m| !messages.contains(m)).collect();
-    all.extend(messages);
-    all
 }
 
 /// What one Clang run over a source gave: its bitcode, its warnings, the path it compiled, and
@@ -883,7 +547,7 @@ impl ClangSetup {
                 let headers = depfile.map(|(path, _)| self.headers_read(path, &compiled_path, &work, None)).unwrap_or_default();
                 Ok((text, options.warnings.apply(said.diagnostics(&compiled_path, source)), headers))
             }
-            Err(failure) => Err(failure.into_error(&compiled_path, source, options)),
+            Err(failure) => Err(failure_error(failure, &compiled_path, source, options)),
         }
     }
 
@@ -1147,7 +811,7 @@ impl ClangSetup {
                 }
                 Ok(ClangOutput { bitcode, warnings, compiled_path, precompiled: precompiled.get(), headers })
             }
-            Err(failure) => Err(failure.into_error(&compiled_path, source, options)),
+            Err(failure) => Err(failure_error(failure, &compiled_path, source, options)),
         }
     }
 
@@ -1514,42 +1178,4 @@ fn managed_address_in_initializer(source: &str, holder: &str, variable: &str) ->
         d = d.with_label(l.span, "the managed variable");
     }
     d
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A list of the files it read that Clang was asked for and did not write (another Clang's
-    /// crash removes the files of the process) fails the run: an empty list would make a
-    /// preamble that depends on nothing, used after its headers change.
-    #[test]
-    fn a_file_list_clang_did_not_write_fails_the_run() {
-        let Ok(engine @ ClangEngine::InProcess { .. }) = cuda::find_engine(&Default::default(), &ClangEnv::from_process()) else {
-            return println!("skipped: no linked Clang");
-        };
-        let ClangEngine::InProcess { resource_dir } = &engine else { unreachable!() };
-        let dir = tempfile::tempdir().unwrap();
-        let source = dir.path().join("a.cpp");
-        std::fs::write(&source, "int f() { return 1; }\n").unwrap();
-        let build = BuildOptions::default();
-        let run = |with_list: bool| {
-            run_clang_with(
-                &engine,
-                |work| {
-                    let (output, list) = (work.join("a.bc"), work.join("a.d"));
-                    let mut args: Vec<OsString> = vec!["-resource-dir".into(), resource_dir.into(), "-c".into(), "-emit-llvm".into(), "-o".into(), output.clone().into()];
-                    if with_list {
-                        args.extend(["-MD".into(), "-MF".into(), list.clone().into()]);
-                    }
-                    args.push(source.clone().into());
-                    Ok((args, output, Some(list)))
-                },
-                &build,
-            )
-        };
-        let Ok((bitcode, list, _)) = run(true) else { panic!("Clang failed") };
-        assert!(bitcode.starts_with(b"BC\xc0\xde") && list.contains("a.cpp"), "{list}");
-        assert!(matches!(run(false), Err(Failure::Tool(ToolError::Io { .. }))), "no list, a failure");
-    }
 }

@@ -74,6 +74,7 @@ pub mod in_process;
 pub mod mend;
 pub mod nvcc_text;
 pub mod preamble;
+pub(crate) mod run;
 pub mod shared_storage;
 pub mod vla_init;
 
@@ -911,6 +912,7 @@ pub const FRONT_END_SOURCES: &[(&str, &str)] = &[
     ("mod.rs", include_str!("mod.rs")),
     ("nvcc_text.rs", include_str!("nvcc_text.rs")),
     ("preamble.rs", include_str!("preamble.rs")),
+    ("run.rs", include_str!("run.rs")),
     ("shared_storage.rs", include_str!("shared_storage.rs")),
     ("shim.cpp", include_str!("shim.cpp")),
     ("vla_init.rs", include_str!("vla_init.rs")),
