@@ -1,10 +1,13 @@
 #![warn(missing_docs)]
-//! cdpc: a compiler backend for CUDA dynamic parallelism.
+//! cdpc: an nvcc-compatible compiler for CUDA dynamic parallelism.
 //!
-//! The pipeline, one module per phase:
-//! `front` (lex, parse: source to [`front::ast`]) → `sema` (names, types, launch checks: AST to
-//! [`hir`]) → `back` (LLVM NVPTX: HIR to LLVM IR and PTX) → `toolchain` (ptxas and nvlink:
-//! PTX to a linked cubin). [`driver`] runs the phases for the `cdpc` binary and for embedders.
+//! The modules in the order a source goes through them: [`driver`] runs a compilation's phases,
+//! for the `cdpc` binary and for embedders; a front end of [`front`] makes an LLVM module of
+//! the input (the kernel language `.cdp`, CUDA C++ through Clang, or LLVM IR another compiler
+//! wrote); [`pipeline`], the launch pipeline on LLVM IR, lowers, thresholds and aggregates
+//! device-side launches and optimises the module; [`back`], the NVPTX end, writes PTX; and
+//! [`toolchain`] runs ptxas and nvlink to a linked cubin. ARCHITECTURE.md has the code map and
+//! the invariants.
 //!
 //! # Embedding cdpc: three levels
 //!

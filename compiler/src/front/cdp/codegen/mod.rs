@@ -1,5 +1,6 @@
 //! The kernel language's code generation: its checked HIR to an LLVM module for the NVPTX end
-//! (`crate::back`), which the launch pipeline then lowers and the back end optimises and prints.
+//! (`crate::back`), which the launch pipeline's schedule then lowers and optimises and the back
+//! end prints.
 //!
 //! The work is split by concern: `types` maps HIR types to LLVM types, `globals` builds
 //! module-scope variables, `function` lowers statements and expressions, `launch` lowers
@@ -10,8 +11,8 @@
 //!
 //! Whole programs go through [`generate`] (or [`emit_llvm_ir`] and [`emit_ptx`]), which take a
 //! checked [`hir::Module`] (from [`crate::driver::check`]); the driver's build runs the launch
-//! pipeline's schedule in [`generate_lowered`]'s `lower`, between building the module and
-//! optimising it.
+//! pipeline's schedule, which optimises the module too, in [`generate_lowered`]'s `lower`,
+//! between building the module and printing it.
 //!
 //! `types.rs` lays a union out as its first member and bytes, behind a zero-length filler of its
 //! alignment, and a struct with bit-fields as its other fields at sema's offsets with the
