@@ -333,8 +333,7 @@ fn tasks(cli: &Cli, matches: &ArgMatches, options: &CompileOptions) -> Result<Ve
             fail(format, &object.path().display().to_string(), "`-M` lists the headers a source reads; an object or a library reads none");
             return Err(ExitCode::from(2));
         }
-        let output = cli.dependency_file.as_ref().or(cli.output.as_ref()).filter(|p| p.as_path() != std::path::Path::new("-"));
-        let output = output.map_or(driver::jobs::Output::Stdout, |p| driver::jobs::Output::File(p.clone()));
+        let output = cli.dependency_file.as_deref().or(cli.output.as_deref()).map_or(driver::jobs::Output::Stdout, output_at);
         return Ok(vec![Task::ListDependencies { sources: cli.inputs.clone(), output, emit: dc_emit }]);
     }
     let lists = options.list_headers != driver::HeaderList::None;
@@ -379,10 +378,11 @@ fn tasks(cli: &Cli, matches: &ArgMatches, options: &CompileOptions) -> Result<Ve
             return Ok(vec![Task::Run { program: only.clone(), args: run_arguments(cli) }]);
         }
     }
-    let holds_host_code = program_inputs(cli).into_iter().any(|i| match i {
-        driver::program::ProgramInput::Source(p) => cli.language.unwrap_or_else(|| driver::Language::of_path(&p)) == driver::Language::Cuda,
+    let inputs_of_program = program_inputs(cli);
+    let holds_host_code = inputs_of_program.iter().any(|i| match i {
+        driver::program::ProgramInput::Source(p) => cli.language.unwrap_or_else(|| driver::Language::of_path(p)) == driver::Language::Cuda,
         driver::program::ProgramInput::Host(_) => true,
-        driver::program::ProgramInput::Object(p) => driver::program::holds_host_code(&p),
+        driver::program::ProgramInput::Object(p) => driver::program::holds_host_code(p),
     });
     if !device_c && !cli.device_link && cli.emit.is_none() && !device_output && holds_host_code {
         // nvcc's default: a program.
@@ -390,7 +390,7 @@ fn tasks(cli: &Cli, matches: &ArgMatches, options: &CompileOptions) -> Result<Ve
         if output == std::path::Path::new("-") {
             return Err(usage("`-o -` writes text; a program needs a file name"));
         }
-        let mut tasks = vec![Task::Program { inputs: program_inputs(cli), output: output.clone(), options: with_images() }];
+        let mut tasks = vec![Task::Program { inputs: inputs_of_program, output: output.clone(), options: with_images() }];
         if cli.run {
             tasks.push(Task::Run { program: output, args: run_arguments(cli) });
         }
@@ -427,12 +427,20 @@ fn tasks(cli: &Cli, matches: &ArgMatches, options: &CompileOptions) -> Result<Ve
     Ok(vec![compile_task(cli, source, path, options.clone())])
 }
 
+/// Where a task writes what `-o` (or `-MF`) names: standard output for `-`, else the file.
+fn output_at(path: &std::path::Path) -> driver::jobs::Output {
+    if path == std::path::Path::new("-") {
+        driver::jobs::Output::Stdout
+    } else {
+        driver::jobs::Output::File(path.to_path_buf())
+    }
+}
+
 /// The task that compiles `source` to `path` (`-`: standard output), with the dependency list
 /// `options` asks for beside it.
 fn compile_task(cli: &Cli, source: PathBuf, path: PathBuf, options: CompileOptions) -> Task {
-    let to_stdout = path == std::path::Path::new("-");
-    let dependencies = dependency_file(cli, &options, &source, (!to_stdout).then_some(path.as_path()));
-    let output = if to_stdout { driver::jobs::Output::Stdout } else { driver::jobs::Output::File(path) };
+    let output = output_at(&path);
+    let dependencies = dependency_file(cli, &options, &source, matches!(output, driver::jobs::Output::File(_)).then_some(path.as_path()));
     Task::Compile { source, output, dependencies, header: cli.host_header.clone(), options }
 }
 
@@ -502,11 +510,11 @@ fn compile_each(cli: &Cli, matches: &ArgMatches, inputs: &[Input], dc_emit: Emit
 
 impl Task {
     /// The jobs this task runs, as `--dry-run` prints them ([`driver::jobs`]): read from the
-    /// task alone, as its run is (`runner::run_task`). `cli` is read only for `-E`, whose plan
-    /// is its command line (`preprocess_cmd::request`).
+    /// task alone, as its run is (`runner::run_task`). `cli` is read for `-E`, whose plan is its
+    /// command line (`preprocess_cmd::request`), and for how `-M`'s rules are named and compiled
+    /// (`-MT`, `-x`), as the runner reads them.
     pub(crate) fn jobs(&self, cli: &Cli, program: &driver::program::ProgramOptions, options: &CompileOptions) -> Vec<driver::jobs::Job> {
         use driver::jobs::{Action, Job, Output};
-        let file = |path: &std::path::Path| if path == std::path::Path::new("-") { Output::Stdout } else { Output::File(path.to_path_buf()) };
         let paths = |inputs: &[Input]| inputs.iter().map(|i| i.path().to_path_buf()).collect::<Vec<_>>();
         let archs = |options: &CompileOptions| {
             let mut archs: Vec<String> = cdpc::driver::fatbin::architectures(&options.host_object_images).iter().map(ToString::to_string).collect();
@@ -517,7 +525,7 @@ impl Task {
         };
         match self {
             Task::Preprocess { .. } => {
-                let output = cli.output.as_deref().map_or(Output::Stdout, file);
+                let output = cli.output.as_deref().map_or(Output::Stdout, output_at);
                 let host = cli.language.is_none() && cli.inputs.first().is_some_and(|i| driver::program::ProgramInput::is_host_file(i));
                 let mut job = Job::new(Action::Preprocess, cli.inputs.clone(), output, if host { "the host compiler's `-E`" } else { "CUDA C++: each device side, then the host side" });
                 if options.list_headers != driver::HeaderList::None {
