@@ -6,8 +6,8 @@
 //! the input (the kernel language `.cdp`, CUDA C++ through Clang, or LLVM IR another compiler
 //! wrote); [`pipeline`], the launch pipeline on LLVM IR, lowers, thresholds and aggregates
 //! device-side launches and optimises the module; [`back`], the NVPTX end, writes PTX; and
-//! [`toolchain`] runs ptxas and nvlink to a linked cubin. ARCHITECTURE.md has the code map and
-//! the invariants.
+//! [`toolchain`] runs ptxas and nvlink to a linked cubin. Every phase reports failure through
+//! one type, [`error::CompileError`]. ARCHITECTURE.md has the code map and the invariants.
 //!
 //! # Embedding cdpc: three levels
 //!
@@ -83,6 +83,7 @@
 pub mod back;
 pub mod diag;
 pub mod driver;
+pub mod error;
 pub mod front;
 #[doc(hidden)]
 pub mod fuzzing;

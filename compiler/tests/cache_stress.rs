@@ -26,7 +26,7 @@ const HEADER: &str = "#pragma once\n__device__ inline int twice(int x) { return 
 /// host side has entries of its own options); the first and fourth share every entry, as do
 /// the last two. Those of `-DSCALE=2` also have `-I inc` (a folder holding a header of another
 /// name): their wrapper's headers are made without it, and each compilation checks them
-/// against it (driver/cuda.rs, `wrapper_header`).
+/// against it (front/cuda/run.rs, `wrapper_header`).
 const JOBS: [(&str, u32, bool); 6] = [("a.cu", 1, false), ("a.cu", 2, false), ("b.cu", 1, false), ("a.cu", 1, false), ("b.cu", 2, true), ("b.cu", 2, true)];
 
 /// The mode bits of `path`.

@@ -503,7 +503,7 @@ fn a_host_function_called_from_device_code_in_a_precompiled_header_is_clangs_err
     // Clang defers "reference to __host__ function" in a `__host__ __device__` function until a
     // kernel reaches it, and does not keep such deferred diagnostics in a precompiled header:
     // the device IR then calls the host function unresolved. cdpc compiles such a file again
-    // without precompiled headers (compiler/src/driver/cuda.rs), so that the error is Clang's at
+    // without precompiled headers (compiler/src/driver/cuda.rs, `precompiled_header_may_hide_errors`), so that the error is Clang's at
     // the header's line on the first compilation (the wrapper's header), the second (the
     // preamble made and used) and the third (the preamble from the cache), in text and in JSON,
     // as without the preamble. Precompiled headers also drop the deferred-diagnostic roots that

@@ -1,4 +1,4 @@
-//! The precompiled header of Clang's CUDA wrapper (compiler/src/driver/cuda.rs,
+//! The precompiled header of Clang's CUDA wrapper (compiler/src/front/cuda/run.rs,
 //! `wrapper_header`): made without the user's `-I` folders, so that one header serves projects
 //! with other `-I` folders, and read only where none of a compilation's `-I` folders holds a
 //! file that a lookup of the wrapper's would find (Clang does not check that itself): a file

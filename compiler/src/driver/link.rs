@@ -177,7 +177,7 @@ fn compile_source(path: &Path, tools: Option<&Toolchain>, options: &CompileOptio
     timings.0.push((super::Phase::LlvmIr, generated.timings.llvm_ir));
     timings.0.push((super::Phase::LlvmOptPtx, generated.timings.optimize_and_emit));
     let file = Arc::new(SourceFile { name: name.clone(), text: text.clone() });
-    let headers = options.list_headers.of(&checked.headers);
+    let headers = super::listed_headers(options.list_headers, &checked.headers);
     Ok(Compiled { unit: Unit { file, symbols: symbols::ptx_symbols(&ptx), places: checked.places }, ptx, warnings: SourceWarnings { name, text, warnings }, timings, headers })
 }
 

@@ -72,5 +72,20 @@ pub use run::{
     FrontEndRun, OutputFile, ToolLog, ToolRun, WorkDir, DEFAULT_TOOL_TIMEOUT,
 };
 
+/// Which headers a compilation lists for a build system's dependency file, as nvcc's and gcc's
+/// `-MD` and `-MMD` do (every front end collects them: Clang's list, the kernel language's
+/// preprocessor's; the host compiler's for host files).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HeaderList {
+    /// None (nothing is collected).
+    #[default]
+    None,
+    /// The user's: not those found in system folders (`-isystem`, CUDA's, Clang's, the C and
+    /// C++ libraries'), as `-MMD`.
+    User,
+    /// Every header read from disk, as `-MD`.
+    All,
+}
+
 #[cfg(test)]
 mod tests;

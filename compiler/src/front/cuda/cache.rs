@@ -39,7 +39,7 @@
 //! A file of an entry may be truncated, overwritten or removed behind cdpc's back (a full disk,
 //! a killed writer of another tool, a person). Nothing in the cache is ever the reason a
 //! compilation fails: a compilation that finds a header Clang refuses (the driver tells it by
-//! Clang's message naming the header, `driver/cuda.rs`) runs again without it, and gives the
+//! Clang's message naming the header, `setup.rs`) runs again without it, and gives the
 //! entry up with [`InUse::discard`], which removes the header only under the exclusive lock,
 //! when no other compilation holds the entry, and only if it is still the file this compilation
 //! found ([`InUse::found`]): a file another compilation may have open, or is about to open, is
@@ -98,7 +98,7 @@
 //! (`FileIdentity`: device, inode, size, change time) is taken before its bytes are compared with
 //! what it should hold, and again after Clang's run; where Clang's failure names one, or one is
 //! gone or no longer that file, the compilation runs again with copies of its own and without
-//! precompiled headers (`driver/cuda.rs`, `ClangSetup::own_includes`, `includes_unchanged`), and
+//! precompiled headers (`setup.rs`, `ClangSetup::own_includes`, `includes_unchanged`), and
 //! gives up a header it made meanwhile. `compiler/tests/cache_stress.rs` runs many cdpc processes
 //! over one folder.
 

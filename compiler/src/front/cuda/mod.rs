@@ -75,6 +75,7 @@ pub mod mend;
 pub mod nvcc_text;
 pub mod preamble;
 pub(crate) mod run;
+pub(crate) mod setup;
 pub mod shared_storage;
 pub mod vla_init;
 
@@ -913,6 +914,7 @@ pub const FRONT_END_SOURCES: &[(&str, &str)] = &[
     ("nvcc_text.rs", include_str!("nvcc_text.rs")),
     ("preamble.rs", include_str!("preamble.rs")),
     ("run.rs", include_str!("run.rs")),
+    ("setup.rs", include_str!("setup.rs")),
     ("shared_storage.rs", include_str!("shared_storage.rs")),
     ("shim.cpp", include_str!("shim.cpp")),
     ("vla_init.rs", include_str!("vla_init.rs")),

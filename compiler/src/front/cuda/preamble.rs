@@ -41,7 +41,7 @@
 //!
 //! # The two sides of `-dc`
 //!
-//! Each side of `-dc` has its own preamble, which `driver/cuda.rs` makes and uses. The host side's
+//! Each side of `-dc` has its own preamble, which `setup.rs` makes and uses. The host side's
 //! (and its wrapper header) is made without `-fpch-instantiate-templates`, which changes the host
 //! object's bytes, and never where the host side holds deferred diagnostics (`shim.cpp` refuses
 //! it, `InUse::mark_not_made`) or with `-Xcompiler -g`; the host side's warnings equal to the
