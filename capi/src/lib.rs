@@ -163,11 +163,21 @@ fn apply(o: &mut CdpcOptions, key: &str, value: &str) -> Result<(), String> {
 /// | `define` | `NAME` or `NAME=VALUE`, like `-D` (repeatable; `define` and `undefine` apply in order) |
 /// | `undefine` | `NAME`, like `-U` (repeatable) |
 /// | `include-dir` | a folder for `#include`, like `-I` (repeatable, searched in order) |
+/// | `system-include-dir` | a folder for `#include`, like `-isystem` (repeatable, searched in order after the `include-dir` folders) |
 /// | `lineinfo` | `true`: line tables (`-lineinfo`) |
 /// | `device-debug` | `true`: full DWARF at -O0 (`-G`) |
 /// | `separate` | `true`: one of several files (`-dc`): declared but undefined device functions and `extern` variables are left to a link |
 /// | `use-fast-math` | `true`, `false` (the default): nvcc's `--use_fast_math` (denormals flushed, approximate division and square root, the fast `sinf`, `expf`, ...) |
 /// | `std` | CUDA C++'s dialect, as nvcc's `-std`: `c++03`, `c++11`, `c++14`, `c++17`, `c++20`, `c++23` (default: C++17 with GNU extensions) |
+/// | `ftz`, `prec-div`, `prec-sqrt` | `true`, `false`: nvcc's `-ftz`, `-prec-div`, `-prec-sqrt` (after `use-fast-math`, which sets all three, to change one) |
+/// | `fmad` | `true` (the default), `false`: nvcc's `-fmad`, a float multiply and add contracted into `fma` |
+/// | `host-arg` | one argument for the host side's compiler, as `-Xcompiler` (repeatable) |
+/// | `deprecation-warnings` | `true` (the default), `false`: nvcc's `-Wno-deprecated-declarations` |
+/// | `disable-warnings` | `true`, `false` (the default): nvcc's `-w`, no warnings, ptxas's and nvlink's included |
+/// | `clang` | a Clang 22 program to compile CUDA C++ with, as `--clang` |
+/// | `nv-module-id` | nvcc's module id of the translation unit (`--nv-module-id`): internal kernels and variables named as nvcc's host stubs expect |
+/// | `list-headers` | `none` (the default), `user`, `all`: which headers a compilation lists (`-MMD`, `-MD`) |
+/// | `overwrite` | `compiler-outputs` (the default), `any`: which existing files an output may replace (`--overwrite`) |
 /// | `library` | `NAME`: link `libNAME.a` in [`cdpc_link_files`] (`-l`, repeatable) |
 /// | `library-dir` | a folder searched for `library` (`-L`, repeatable, in order) |
 ///
@@ -587,7 +597,7 @@ mod tests {
         assert_eq!(unsafe { cdpc_options_set(options, key.as_ptr(), value.as_ptr(), &mut error) }, CdpcStatus::InvalidArgument);
         let message = unsafe { CString::from_raw(error) }.into_string().unwrap();
         assert!(message.starts_with("unknown option `optimize`; the options are arch, launch-abi, "), "{message}");
-        assert!(message.ends_with(", use-fast-math, std, library, library-dir"), "{message}");
+        assert!(message.ends_with(", list-headers, overwrite, library, library-dir"), "{message}");
         unsafe { cdpc_options_free(options) };
     }
 

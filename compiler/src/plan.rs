@@ -9,12 +9,12 @@ use super::outputs::{default_output, dependency_path, dependency_target, output_
 use super::preprocess_cmd;
 use super::report::{fail, fail_with_code};
 use super::toolkit::{architecture_set, cuda_release, host_fortify, verbose_header};
-use cdpc::driver::{self, CompileOptions, Emit, Input, LinkOptions, WarningPolicy};
+use cdpc::driver::{self, CompileOptions, Emit, Input, LinkOptions};
 use cdpc::front::cdp::preprocess::PreprocessOptions;
 use cdpc::render::{self, Color};
-use cdpc::toolchain::ToolSearch;
-use cdpc::{AddressSize, Code, Target};
+use cdpc::{AddressSize, Code};
 use clap::ArgMatches;
+use std::ffi::{OsStr, OsString};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -171,31 +171,142 @@ pub(crate) fn plan(cli: &mut Cli, matches: &ArgMatches, format: ErrorFormat) -> 
         ColorArg::Auto if std::io::stderr().is_terminal() => Color::Always,
         ColorArg::Auto => Color::Never,
     };
-    let mut warnings = WarningPolicy { deny_all: cli.werror, silence_all: cli.disable_warnings, ..Default::default() };
-    match (parse_codes(&cli.deny), parse_codes(&cli.allow)) {
-        (Ok(deny), Ok(allow)) => {
-            warnings.deny = deny;
-            warnings.allow = allow;
-        }
-        (Err(e), _) | (_, Err(e)) => {
+    let pairs = compile_pairs(cli, matches);
+    let mut options = match driver::option_pairs::from_os_pairs(pairs.iter().map(|(key, value)| (*key, value.as_os_str()))) {
+        Ok(options) => options,
+        Err(e) => {
             eprintln!("error: {e}");
             return Err(ExitCode::from(2));
         }
-    }
-    if cli.strict_param_limit {
-        warnings.deny.push(Code::ParamBufferOver4K);
-    }
-    let emit = match cli.emit.unwrap_or(EmitArg::Cubin) {
-        EmitArg::Cubin => Emit::Cubin,
-        EmitArg::Obj => Emit::Object,
-        EmitArg::HostObj => Emit::HostObject,
-        EmitArg::Ptx => Emit::Ptx,
-        EmitArg::LlvmIr => Emit::LlvmIr,
     };
+    if cli.inputs.iter().any(|i| driver::program::is_cmake_identification(i)) {
+        let release = cdpc::toolchain::Toolchain::discover(&options.tools).ok().as_ref().and_then(cuda_release);
+        options.cuda_cxx.host_args.extend(release.map(driver::program::identity_macros).unwrap_or_default());
+    }
+    options.cuda_cxx.host_fortify = host_fortify(cli, matches, &options.preprocess);
+    let tasks = tasks(cli, &options)?;
+    let program = program_options(cli, matches);
+    Ok(Plan { tasks, options, program, color })
+}
+
+/// The command line's compile options as name/value pairs ([`driver::option_pairs`], the reading
+/// the C API, the Python package and `cdpc-build` share), for the first input. Where nvcc has
+/// one option win over another whatever their order, the winner's pair comes last: `-G` after
+/// `-lineinfo`, an explicit `-ftz`, `-prec-div` or `-prec-sqrt` after `--use_fast_math`, `-w`'s
+/// ptxas and nvlink argument after `-Xptxas` and `-Xnvlink`'s. The launch optimizations are
+/// resolved here (`driver::LaunchOptimizations::resolve`: on in optimising builds).
+pub(crate) fn compile_pairs(cli: &Cli, matches: &ArgMatches) -> Vec<(&'static str, OsString)> {
+    let mut pairs: Vec<(&'static str, OsString)> = Vec::new();
+    let mut add = |key: &'static str, value: &dyn AsRef<OsStr>| pairs.push((key, value.as_ref().to_os_string()));
     let address_size = match cli.address_size {
         AddressSizeArg::Bits32 => AddressSize::Bits32,
         AddressSizeArg::Bits64 => AddressSize::Bits64,
     };
+    add("arch", &cli.arch.to_string());
+    add("address-size", &address_size.to_string());
+    add("launch-abi", &cli.launch_abi.to_string());
+    add("default-stream", &cli.default_stream.to_string());
+    add("opt-level", &cli.opt_level.to_string());
+    let emit = match cli.emit.unwrap_or(EmitArg::Cubin) {
+        EmitArg::Cubin => "cubin",
+        EmitArg::Obj => "obj",
+        EmitArg::HostObj => "host-obj",
+        EmitArg::Ptx => "ptx",
+        EmitArg::LlvmIr => "llvm-ir",
+    };
+    add("emit", &emit);
+    for arg in &cli.xptxas {
+        add("ptxas-arg", arg);
+    }
+    for arg in &cli.xnvlink {
+        add("nvlink-arg", arg);
+    }
+    if cli.disable_warnings {
+        add("disable-warnings", &"true");
+    }
+    if cli.werror {
+        add("werror", &"true");
+    }
+    for code in &cli.deny {
+        add("deny", code);
+    }
+    for code in &cli.allow {
+        add("allow", code);
+    }
+    if cli.strict_param_limit {
+        add("strict-param-limit", &"true");
+    }
+    if let Some(home) = &cli.cuda_home {
+        add("cuda-home", home);
+    }
+    if cli.device_malloc_pool {
+        add("device-malloc-pool", &"true");
+    }
+    if cli.legacy_warp_intrinsics {
+        add("legacy-warp-intrinsics", &"true");
+    }
+    for pass in &cli.rpass {
+        add("pass-remarks", pass);
+    }
+    for group in &cli.remarks {
+        add("remarks", group);
+    }
+    add("tool-timeout", &cli.tool_timeout.0.map_or("0".to_string(), |limit| limit.as_secs_f64().to_string()));
+    if cli.overwrite {
+        add("overwrite", &"any");
+    }
+    for (key, value) in cli.preprocess.pairs(matches, &cli.inputs[0]) {
+        add(key, &value);
+    }
+    if cli.lineinfo {
+        add("lineinfo", &"true");
+    }
+    if cli.device_debug {
+        add("device-debug", &"true");
+    }
+    // Relocatable device code written as text or a device object (`-ptx -rdc=true`, as CMake's
+    // `CUDA_PTX_COMPILATION` with separable compilation asks): another file's functions are
+    // `.extern`, left to the link, as nvcc leaves them.
+    if cli.rdc && matches!(emit, "ptx" | "llvm-ir" | "obj") {
+        add("separate", &"true");
+    }
+    if let Some(id) = &cli.nv_module_id {
+        add("nv-module-id", id);
+    }
+    if !cli.fmad {
+        add("fmad", &"false");
+    }
+    if cli.use_fast_math {
+        add("use-fast-math", &"true");
+    }
+    for (key, value) in [("ftz", cli.ftz), ("prec-div", cli.prec_div), ("prec-sqrt", cli.prec_sqrt)] {
+        if let Some(value) = value {
+            add(key, &value.to_string());
+        }
+    }
+    if let Some(language) = cli.language {
+        add("language", &language.name());
+    }
+    if let Some(clang) = &cli.clang {
+        add("clang", clang);
+    }
+    if let Some(std) = cli.std {
+        add("std", &std.as_str());
+    }
+    for arg in &cli.xcompiler {
+        add("host-arg", arg);
+    }
+    if cli.no_deprecation_warnings {
+        add("deprecation-warnings", &"false");
+    }
+    let list = if cli.dependencies || cli.generate_dependencies {
+        "all"
+    } else if cli.user_dependencies || cli.generate_user_dependencies {
+        "user"
+    } else {
+        "none"
+    };
+    add("list-headers", &list);
     let switch = if cli.launch_optimizations {
         Some(true)
     } else if cli.no_launch_optimizations {
@@ -204,82 +315,20 @@ pub(crate) fn plan(cli: &mut Cli, matches: &ArgMatches, format: ErrorFormat) -> 
         None
     };
     let launches = driver::LaunchOptimizations::resolve(cli.opt_level, cli.device_debug, switch, cli.launch_threshold, cli.aggregate_launches);
-    let options = CompileOptions {
-        aggregate: launches.aggregate,
-        launch_threshold: launches.threshold,
-        target: Target { sm: cli.arch, address_size, launch_abi: cli.launch_abi, default_stream: cli.default_stream },
-        opt_level: cli.opt_level,
-        emit,
-        // nvcc's `-w` silences ptxas and nvlink too.
-        ptxas_args: cli.xptxas.iter().cloned().chain(cli.disable_warnings.then(|| "--disable-warnings".to_string())).collect(),
-        nvlink_args: cli.xnvlink.iter().cloned().chain(cli.disable_warnings.then(|| "--disable-warnings".to_string())).collect(),
-        warnings,
-        tools: ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() },
-        malloc_pool: cli.device_malloc_pool,
-        legacy_warp_intrinsics: cli.legacy_warp_intrinsics,
-        pass_remarks: !cli.rpass.is_empty() || cli.remarks.iter().any(|r| r == "all"),
-        header_remarks: !cli.remarks.is_empty(),
-        tool_timeout: cli.tool_timeout.0,
-        overwrite: if cli.overwrite { driver::Overwrite::Any } else { driver::Overwrite::CompilerOutputs },
-        preprocess: cli.preprocess.options(matches, &cli.inputs[0]),
-        debug: if cli.device_debug {
-            Some(driver::DebugLevel::Full)
-        } else if cli.lineinfo {
-            Some(driver::DebugLevel::LineTables)
-        } else {
-            None
-        },
-        // Relocatable device code written as text or a device object (`-ptx -rdc=true`, as
-        // CMake's `CUDA_PTX_COMPILATION` with separable compilation asks): another file's
-        // functions are `.extern`, left to the link, as nvcc leaves them.
-        separate: cli.rdc && matches!(emit, Emit::Ptx | Emit::LlvmIr | Emit::Object),
-        nv_module_id: cli.nv_module_id.clone(),
-        fmad: if cli.fmad { cdpc::back::Fmad::Contract } else { cdpc::back::Fmad::Separate },
-        // nvcc's rule, measured: an explicit `-ftz`, `-prec-div` or `-prec-sqrt` wins over
-        // `--use_fast_math`'s, on either side of it.
-        float_math: cdpc::back::FloatMath {
-            ftz: cli.ftz.unwrap_or(cli.use_fast_math),
-            prec_div: cli.prec_div.unwrap_or(!cli.use_fast_math),
-            prec_sqrt: cli.prec_sqrt.unwrap_or(!cli.use_fast_math),
-            fast_library: cli.use_fast_math,
-        },
-        language: cli.language,
-        clang: cdpc::front::cuda::ClangSearch { clang: cli.clang.clone() },
-        cuda_cxx: cdpc::front::cuda::CudaCxxOptions {
-            std: cli.std,
-            host_args: cli.xcompiler.clone(),
-            warning_args: cli.no_deprecation_warnings.then(|| "-Wno-deprecated-declarations".to_string()).into_iter().collect(),
-            host_fortify: None,
-        },
-        host_object_images: Vec::new(),
-        whole_program: false,
-        list_headers: if cli.dependencies || cli.generate_dependencies {
-            driver::HeaderList::All
-        } else if cli.user_dependencies || cli.generate_user_dependencies {
-            driver::HeaderList::User
-        } else {
-            driver::HeaderList::None
-        },
-    };
-    let mut options = options;
-    if cli.inputs.iter().any(|i| driver::program::is_cmake_identification(i)) {
-        let release = cdpc::toolchain::Toolchain::discover(&options.tools).ok().as_ref().and_then(cuda_release);
-        options.cuda_cxx.host_args.extend(release.map(driver::program::identity_macros).unwrap_or_default());
-    }
-    options.cuda_cxx.host_fortify = host_fortify(cli, matches, &options.preprocess);
-    let tasks = tasks(cli, matches, &options)?;
-    let program = program_options(cli, matches);
-    Ok(Plan { tasks, options, program, color })
+    add("aggregate-launches", &launches.aggregate.to_string());
+    add("launch-threshold", &launches.threshold.to_string());
+    pairs
 }
 
-/// `--deny`'s and `--allow`'s diagnostic codes.
-fn parse_codes(names: &[String]) -> Result<Vec<Code>, String> {
-    names.iter().map(|n| Code::parse(n).ok_or_else(|| format!("unknown diagnostic code `{n}`"))).collect()
+/// The preprocessor's options of `options` with `input` the source: one of a command line's
+/// several inputs.
+fn for_input(options: &CompileOptions, input: &std::path::Path) -> PreprocessOptions {
+    PreprocessOptions { input: Some(input.to_path_buf()), ..options.preprocess.clone() }
 }
 
 /// The tasks of the command line, in the order they run, or its usage error (reported, with
 /// the status to exit with).
-fn tasks(cli: &Cli, matches: &ArgMatches, options: &CompileOptions) -> Result<Vec<Task>, ExitCode> {
+fn tasks(cli: &Cli, options: &CompileOptions) -> Result<Vec<Task>, ExitCode> {
     let format = cli.error_format;
     let usage = |message: &str| {
         fail(format, &cli.inputs[0].display().to_string(), message);
@@ -298,8 +347,7 @@ fn tasks(cli: &Cli, matches: &ArgMatches, options: &CompileOptions) -> Result<Ve
             // for a cached `-c`): nvcc's `-c` is a whole program's unless `-rdc=true`.
             let source = &cli.inputs[0];
             let whole_program = !cli.rdc && !cli.device_c && dc_emit == Emit::HostObject && cli.language.unwrap_or_else(|| driver::Language::of_path(source)) == driver::Language::Cuda;
-            let mut compile =
-                CompileOptions { emit: dc_emit, separate: true, preprocess: cli.preprocess.options(matches, source), host_object_images: images.clone(), whole_program, ..options.clone() };
+            let mut compile = CompileOptions { emit: dc_emit, separate: true, preprocess: for_input(&options, source), host_object_images: images.clone(), whole_program, ..options.clone() };
             if let Some(image) = images.first() {
                 compile.target.sm = image.sm();
             }
@@ -397,7 +445,7 @@ fn tasks(cli: &Cli, matches: &ArgMatches, options: &CompileOptions) -> Result<Ve
         return Ok(tasks);
     }
     if device_c {
-        return compile_each(cli, matches, &inputs, dc_emit, options);
+        return compile_each(cli, &inputs, dc_emit, options);
     }
     if !cli.gencode.is_empty() {
         if emit != Emit::Cubin {
@@ -452,7 +500,7 @@ fn dependency_file(cli: &Cli, options: &CompileOptions, source: &std::path::Path
 
 /// `-dc` (and `-c`): each source on its own, as one of several translation units; a host
 /// file by the host compiler.
-fn compile_each(cli: &Cli, matches: &ArgMatches, inputs: &[Input], dc_emit: Emit, options: &CompileOptions) -> Result<Vec<Task>, ExitCode> {
+fn compile_each(cli: &Cli, inputs: &[Input], dc_emit: Emit, options: &CompileOptions) -> Result<Vec<Task>, ExitCode> {
     let usage = |message: &str| {
         fail(cli.error_format, &cli.inputs[0].display().to_string(), message);
         ExitCode::from(2)
@@ -495,7 +543,7 @@ fn compile_each(cli: &Cli, matches: &ArgMatches, inputs: &[Input], dc_emit: Emit
         let emit = if language == driver::Language::Ir && dc_emit == Emit::HostObject { Emit::Object } else { dc_emit };
         let output = cli.output.clone().unwrap_or_else(|| default_output(cli, source, emit.extension()));
         let whole_program = whole_compile && emit == Emit::HostObject && language == driver::Language::Cuda;
-        let mut options = CompileOptions { emit, separate: true, preprocess: cli.preprocess.options(matches, source), host_object_images: images.clone(), whole_program, ..options.clone() };
+        let mut options = CompileOptions { emit, separate: true, preprocess: for_input(&options, source), host_object_images: images.clone(), whole_program, ..options.clone() };
         // The first image's architecture compiles the host side and that image.
         if let Some(image) = images.first() {
             options.target.sm = image.sm();
@@ -578,5 +626,150 @@ impl Task {
                 format!("each source compiled to a device object, then nvlink with libcudadevrt: a cubin for {}", options.target.sm),
             )],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cdpc::back::{FloatMath, Fmad};
+    use cdpc::front::cdp::preprocess::MacroOption;
+    use cdpc::pipeline::aggregate::Granularity;
+    use cdpc::Target;
+    use clap::{CommandFactory, FromArgMatches};
+    use std::time::Duration;
+
+    /// The compile options of a `cdpc` command line (cdpc's own spellings), read through the
+    /// pairs as `plan` reads them.
+    fn options_of(args: &[&str]) -> CompileOptions {
+        let matches = Cli::command().try_get_matches_from(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        let cli = Cli::from_arg_matches(&matches).unwrap();
+        let pairs = compile_pairs(&cli, &matches);
+        driver::option_pairs::from_os_pairs(pairs.iter().map(|(key, value)| (*key, value.as_os_str()))).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    }
+
+    #[test]
+    fn a_plain_command_line_gets_nvccs_defaults_and_the_launch_optimizations() {
+        let o = options_of(&["cdpc", "a.cu"]);
+        assert_eq!(o.target, Target::default());
+        assert_eq!((o.opt_level, o.emit), (3, Emit::Cubin));
+        assert_eq!((o.aggregate, o.launch_threshold), (Granularity::Auto, 128));
+        assert_eq!(o.fmad, Fmad::Contract);
+        assert_eq!(o.float_math, FloatMath::default());
+        assert_eq!(o.tool_timeout, Some(Duration::from_secs(600)));
+        assert_eq!(o.preprocess.input.as_deref(), Some(std::path::Path::new("a.cu")));
+        assert_eq!((o.debug, o.list_headers, o.language, o.separate), (None, driver::HeaderList::None, None, false));
+        assert!(o.ptxas_args.is_empty() && o.nvlink_args.is_empty() && o.cuda_cxx.host_args.is_empty());
+        assert!(!o.warnings.silence_all && !o.warnings.deny_all && !o.pass_remarks && !o.header_remarks);
+    }
+
+    /// Where nvcc has one option win whatever the order, it wins on either side.
+    #[test]
+    fn nvccs_winners_win_in_either_order() {
+        for args in [["cdpc", "a.cu", "-G", "--lineinfo"], ["cdpc", "a.cu", "--lineinfo", "-G"]] {
+            let o = options_of(&args);
+            assert_eq!(o.debug, Some(cdpc::back::DebugLevel::Full), "{args:?}");
+            // `-G` builds are not optimising builds: no launch optimizations
+            assert_eq!((o.aggregate, o.launch_threshold), (Granularity::Off, 0), "{args:?}");
+        }
+        let fast_but_exact_division = FloatMath { ftz: true, prec_div: true, prec_sqrt: false, fast_library: true };
+        for args in [["cdpc", "a.cu", "--prec-div", "true", "--use-fast-math"], ["cdpc", "a.cu", "--use-fast-math", "--prec-div", "true"]] {
+            assert_eq!(options_of(&args).float_math, fast_but_exact_division, "{args:?}");
+        }
+        // `-w` quiets ptxas and nvlink after their own arguments, whatever the order written
+        let o = options_of(&["cdpc", "a.cu", "-w", "--Xptxas", "-v", "--Xnvlink", "--verbose"]);
+        assert!(o.warnings.silence_all);
+        assert_eq!(o.ptxas_args, ["-v", "--disable-warnings"]);
+        assert_eq!(o.nvlink_args, ["--verbose", "--disable-warnings"]);
+    }
+
+    #[test]
+    fn every_option_reaches_the_compile_options() {
+        let o = options_of(&[
+            "cdpc",
+            "k.cu",
+            "--arch",
+            "sm_80",
+            "--address-size",
+            "32",
+            "--launch-abi",
+            "v1",
+            "--default-stream",
+            "per-thread",
+            "-O",
+            "2",
+            "--emit",
+            "ptx",
+            "--rdc",
+            "-D",
+            "A=1",
+            "-U",
+            "B",
+            "-D",
+            "C",
+            "-I",
+            "inc",
+            "--isystem",
+            "sys",
+            "--fmad",
+            "false",
+            "--ftz",
+            "true",
+            "-x",
+            "cu",
+            "--clang",
+            "/opt/clang++",
+            "--std",
+            "c++20",
+            "--Xcompiler",
+            "-fPIC",
+            "--Wno-deprecated-declarations",
+            "--MMD",
+            "--nv-module-id",
+            "id_1",
+            "--overwrite",
+            "--tool-timeout",
+            "2.5",
+            "--Werror",
+            "--deny",
+            "W0209",
+            "--allow",
+            "W0316",
+            "--strict-param-limit",
+            "--cuda-home",
+            "/srv/cuda",
+            "--fdevice-malloc-pool",
+            "--flegacy-warp-intrinsics",
+            "--Rpass",
+            "aggregate",
+            "--R",
+            "skipped-headers",
+            "--faggregate-launches",
+            "warp",
+        ]);
+        assert_eq!(o.target, Target { sm: "sm_80".parse().unwrap(), address_size: AddressSize::Bits32, launch_abi: cdpc::LaunchAbi::V1, default_stream: cdpc::DefaultStream::PerThread });
+        assert_eq!((o.opt_level, o.emit, o.separate), (2, Emit::Ptx, true));
+        assert_eq!(o.preprocess.macros, [MacroOption::Define("A=1".into()), MacroOption::Undefine("B".into()), MacroOption::Define("C".into())]);
+        assert_eq!((o.preprocess.include_dirs.clone(), o.preprocess.system_include_dirs.clone()), (vec![PathBuf::from("inc")], vec![PathBuf::from("sys")]));
+        assert_eq!(o.fmad, Fmad::Separate);
+        assert_eq!(o.float_math, FloatMath { ftz: true, ..FloatMath::default() });
+        assert_eq!(o.language, Some(driver::Language::Cuda));
+        assert_eq!(o.clang.clang, Some(PathBuf::from("/opt/clang++")));
+        assert_eq!(o.cuda_cxx.std, Some(cdpc::front::cuda::CxxStandard::Cxx20));
+        assert_eq!(o.cuda_cxx.host_args, ["-fPIC"]);
+        assert_eq!(o.cuda_cxx.warning_args, ["-Wno-deprecated-declarations"]);
+        assert_eq!(o.list_headers, driver::HeaderList::User);
+        assert_eq!(o.nv_module_id.as_deref(), Some("id_1"));
+        assert_eq!(o.overwrite, driver::Overwrite::Any);
+        assert_eq!(o.tool_timeout, Some(Duration::from_millis(2500)));
+        assert!(o.warnings.deny_all);
+        assert_eq!(o.warnings.deny, [Code::parse("W0209").unwrap(), Code::ParamBufferOver4K]);
+        assert_eq!(o.warnings.allow, [Code::parse("W0316").unwrap()]);
+        assert_eq!(o.tools.cuda_home, Some(PathBuf::from("/srv/cuda")));
+        assert!(o.malloc_pool && o.legacy_warp_intrinsics && o.pass_remarks && o.header_remarks);
+        // an explicit aggregation chooses exactly: no threshold unless given too
+        assert_eq!((o.aggregate, o.launch_threshold), (Granularity::Warp, 0));
+        assert_eq!(options_of(&["cdpc", "k.cu", "--MD"]).list_headers, driver::HeaderList::All);
+        assert_eq!(options_of(&["cdpc", "k.cu", "--tool-timeout", "0"]).tool_timeout, None);
     }
 }

@@ -5,10 +5,9 @@
 
 use super::command_line::{ErrorFormat, PreprocessArgs};
 use super::report::show_tool_runs;
-use cdpc::driver::{self, CompileError, CompileOptions, Emit};
+use cdpc::driver::{self, CompileError};
 use cdpc::render::{self, Color};
-use cdpc::toolchain::ToolSearch;
-use cdpc::{LaunchAbi, SmVersion, Target};
+use cdpc::{LaunchAbi, SmVersion};
 use clap::{CommandFactory, FromArgMatches};
 use runtime_shim::loader::manifest::{CliLaunch, Limits};
 use runtime_shim::loader::{check_against_manifest, run_sample, LoadError, Manifest, RunOptions};
@@ -130,13 +129,17 @@ pub fn main(args: Vec<String>) -> ExitCode {
 
     let file_name = cli.input.display().to_string();
     let color = if std::io::stderr().is_terminal() { Color::Always } else { Color::Never };
-    let options = CompileOptions {
-        target: Target { sm: cli.arch, launch_abi: cli.launch_abi, ..Target::default() },
-        opt_level: cli.opt_level,
-        emit: Emit::Cubin,
-        tools: ToolSearch { cuda_home: cli.cuda_home.clone(), ..Default::default() },
-        preprocess: cli.preprocess.options(&matches, &cli.input),
-        ..CompileOptions::default()
+    // The compile options as name/value pairs, read as every other caller's are.
+    let mut pairs: Vec<(&str, std::ffi::OsString)> =
+        vec![("arch", cli.arch.to_string().into()), ("launch-abi", cli.launch_abi.to_string().into()), ("opt-level", cli.opt_level.to_string().into()), ("emit", "cubin".into())];
+    pairs.extend(cli.cuda_home.iter().map(|home| ("cuda-home", home.as_os_str().to_os_string())));
+    pairs.extend(cli.preprocess.pairs(&matches, &cli.input));
+    let options = match driver::option_pairs::from_os_pairs(pairs.iter().map(|(key, value)| (*key, value.as_os_str()))) {
+        Ok(options) => options,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
     };
     let input = match driver::InputFile::read(&cli.input, &options) {
         Ok(input) => input,

@@ -209,6 +209,26 @@ impl FromStr for DefaultStream {
     }
 }
 
+impl fmt::Display for DefaultStream {
+    /// As `--default-stream` and [`FromStr`] spell it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DefaultStream::Legacy => "legacy",
+            DefaultStream::PerThread => "per-thread",
+        })
+    }
+}
+
+impl fmt::Display for AddressSize {
+    /// The bits, as `--address-size` spells it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AddressSize::Bits32 => "32",
+            AddressSize::Bits64 => "64",
+        })
+    }
+}
+
 impl fmt::Display for LaunchAbi {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

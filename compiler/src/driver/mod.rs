@@ -153,6 +153,15 @@ impl Language {
         }
     }
 
+    /// The name `-x` gives it: `cdp`, `cu` or `ir`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Cdp => "cdp",
+            Language::Cuda => "cu",
+            Language::Ir => "ir",
+        }
+    }
+
     /// The language of the source `options` describe: [`CompileOptions::language`] when set
     /// (`-x`), else by the input's extension, else the kernel language.
     pub fn of(options: &CompileOptions) -> Language {

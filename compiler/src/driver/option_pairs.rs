@@ -1,6 +1,10 @@
-//! [`CompileOptions`] from name/value pairs of text: the one reading of options that the C API
-//! (`cdpc_options_set`), the Python bindings and the `cdpc-build` crate share, so that a key
-//! means the same thing, takes the same values and is refused with the same message in each.
+//! [`CompileOptions`] from name/value pairs of text: the one reading of options that the `cdpc`
+//! command line, the C API (`cdpc_options_set`), the Python bindings and the `cdpc-build` crate
+//! share, so that a key means the same thing, takes the same values and is refused with the same
+//! message in each. The command line turns what clap read into pairs in an order of its own
+//! (`compile_pairs` in `plan.rs`): nvcc's rules between options, where one wins whatever the
+//! order written (`-G` over `-lineinfo`, an explicit `-ftz` over `--use_fast_math`), are that
+//! order, the winner's pair last.
 //!
 //! The keys and values are spelled as the `cdpc` command line spells them:
 //!
@@ -26,12 +30,22 @@
 //! | `input-path` | the source's path: `#include "..."` looks beside it |
 //! | `define`, `undefine` | `NAME` or `NAME=VALUE`, `NAME`, like `-D` and `-U` (repeatable, in order) |
 //! | `include-dir` | a folder for `#include`, like `-I` (repeatable, in order) |
+//! | `system-include-dir` | a folder for `#include`, like `-isystem` (repeatable, in order) |
 //! | `tool-timeout` | seconds one ptxas or nvlink run may take, `0` for no limit |
 //! | `lineinfo` | a boolean: line tables (`-lineinfo`) |
 //! | `device-debug` | a boolean: full DWARF at -O0 (`-G`) |
 //! | `separate` | a boolean: one of several files (`-dc`) |
-//! | `use-fast-math` | a boolean: nvcc's `--use_fast_math` |
+//! | `use-fast-math` | a boolean: nvcc's `--use_fast_math` (sets the three below and the fast library) |
+//! | `ftz`, `prec-div`, `prec-sqrt` | a boolean: nvcc's `-ftz`, `-prec-div`, `-prec-sqrt` |
+//! | `fmad` | a boolean: nvcc's `-fmad` (contract multiplies and adds; on by default) |
 //! | `std` | CUDA C++'s dialect, as nvcc's `-std`: `c++03` to `c++23` |
+//! | `host-arg` | one argument for the host compiler, as `-Xcompiler` (repeatable) |
+//! | `deprecation-warnings` | a boolean: `false` is nvcc's `-Wno-deprecated-declarations` |
+//! | `disable-warnings` | a boolean: nvcc's `-w`, no warnings, ptxas's and nvlink's included |
+//! | `clang` | a Clang 22 program to compile CUDA C++ with, as `--clang` |
+//! | `nv-module-id` | nvcc's module id of the translation unit (`--nv-module-id`) |
+//! | `list-headers` | `none`, `user` (`-MMD`), `all` (`-MD`): the headers a compilation lists |
+//! | `overwrite` | `compiler-outputs` (the default), `any` (`--overwrite`) |
 //!
 //! A boolean is `true`, `1`, `yes` or `on`, or `false`, `0`, `no` or `off`. Repeatable keys add
 //! to what is there; the others replace it, so the last pair of a key wins. `lineinfo` and
@@ -48,6 +62,7 @@
 use super::{parse_tool_timeout, CompileOptions, DebugLevel, Emit, Language};
 use crate::front::cdp::preprocess::MacroOption;
 use crate::{AddressSize, Code, DefaultStream, LaunchAbi};
+use std::ffi::OsStr;
 use std::path::PathBuf;
 
 /// Every key [`set`] reads, in the order its message for an unknown key lists them.
@@ -77,18 +92,60 @@ pub const KEYS: &[&str] = &[
     "define",
     "undefine",
     "include-dir",
+    "system-include-dir",
     "tool-timeout",
     "lineinfo",
     "device-debug",
     "separate",
     "use-fast-math",
+    "ftz",
+    "prec-div",
+    "prec-sqrt",
+    "fmad",
     "std",
+    "host-arg",
+    "deprecation-warnings",
+    "disable-warnings",
+    "clang",
+    "nv-module-id",
+    "list-headers",
+    "overwrite",
 ];
+
+/// The argument ptxas and nvlink take for nvcc's `-w`.
+const TOOLS_QUIET: &str = "--disable-warnings";
+
+/// The host compiler's argument for `deprecation-warnings=false`.
+const NO_DEPRECATION_WARNINGS: &str = "-Wno-deprecated-declarations";
 
 /// Sets the option `key` of `options` from `value` (the keys of the module's table). On an
 /// unknown key or a value the key does not take, returns the message for the user and leaves
 /// `options` as it was.
 pub fn set(options: &mut CompileOptions, key: &str, value: &str) -> Result<(), String> {
+    set_os(options, key, OsStr::new(value))
+}
+
+/// [`set`] with a value that need not be UTF-8: a path's (`cuda-home`, `input-path`,
+/// `include-dir`, `system-include-dir`, `clang`) is taken as it is, as the command line's
+/// paths are; every other key's value must be text.
+pub fn set_os(options: &mut CompileOptions, key: &str, value: &OsStr) -> Result<(), String> {
+    let path = || PathBuf::from(value);
+    match key {
+        "cuda-home" => options.tools.cuda_home = Some(path()),
+        "input-path" => options.preprocess.input = Some(path()),
+        "include-dir" => options.preprocess.include_dirs.push(path()),
+        "system-include-dir" => options.preprocess.system_include_dirs.push(path()),
+        "clang" => options.clang.clang = Some(path()),
+        _ => {
+            let Some(text) = value.to_str() else { return Err(format!("`{key}` takes text, and `{}` is not UTF-8", value.to_string_lossy())) };
+            return set_text(options, key, text);
+        }
+    }
+    Ok(())
+}
+
+/// [`set`] of a key whose value is text.
+fn set_text(options: &mut CompileOptions, key: &str, value: &str) -> Result<(), String> {
     let flag = |v: &str| match v {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
@@ -129,7 +186,6 @@ pub fn set(options: &mut CompileOptions, key: &str, value: &str) -> Result<(), S
                 _ => return Err(format!("unknown language `{value}`; use cu, cdp or ir")),
             })
         }
-        "cuda-home" => options.tools.cuda_home = Some(PathBuf::from(value)),
         "ptxas-arg" => options.ptxas_args.push(value.to_string()),
         "nvlink-arg" => options.nvlink_args.push(value.to_string()),
         "werror" => options.warnings.deny_all = flag(value)?,
@@ -163,7 +219,6 @@ pub fn set(options: &mut CompileOptions, key: &str, value: &str) -> Result<(), S
         "deny" => options.warnings.deny.extend(codes(value)?),
         "allow" => options.warnings.allow.extend(codes(value)?),
         "file-name" => options.preprocess.input_name = Some(value.to_string()),
-        "input-path" => options.preprocess.input = Some(PathBuf::from(value)),
         "define" | "undefine" => {
             let name = value.split_once('=').map_or(value, |(n, _)| n);
             if name.is_empty() || !name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
@@ -171,7 +226,6 @@ pub fn set(options: &mut CompileOptions, key: &str, value: &str) -> Result<(), S
             }
             options.preprocess.macros.push(if key == "define" { MacroOption::Define(value.to_string()) } else { MacroOption::Undefine(value.to_string()) });
         }
-        "include-dir" => options.preprocess.include_dirs.push(PathBuf::from(value)),
         "tool-timeout" => options.tool_timeout = parse_tool_timeout(value)?,
         "lineinfo" => options.debug = flag(value)?.then_some(DebugLevel::LineTables),
         "device-debug" => options.debug = flag(value)?.then_some(DebugLevel::Full),
@@ -180,6 +234,45 @@ pub fn set(options: &mut CompileOptions, key: &str, value: &str) -> Result<(), S
         "std" => {
             let std = crate::front::cuda::CxxStandard::parse(value).ok_or_else(|| format!("std `{value}` is not one of nvcc's dialects: c++03, c++11, c++14, c++17, c++20 or c++23"))?;
             options.cuda_cxx.std = Some(std);
+        }
+        "ftz" => options.float_math.ftz = flag(value)?,
+        "prec-div" => options.float_math.prec_div = flag(value)?,
+        "prec-sqrt" => options.float_math.prec_sqrt = flag(value)?,
+        "fmad" => options.fmad = if flag(value)? { crate::back::Fmad::Contract } else { crate::back::Fmad::Separate },
+        "host-arg" => options.cuda_cxx.host_args.push(value.to_string()),
+        "deprecation-warnings" => {
+            let on = flag(value)?;
+            options.cuda_cxx.warning_args.retain(|a| a != NO_DEPRECATION_WARNINGS);
+            if !on {
+                options.cuda_cxx.warning_args.push(NO_DEPRECATION_WARNINGS.to_string());
+            }
+        }
+        // As nvcc's `-w`: ptxas and nvlink are told too (after the arguments given so far).
+        "disable-warnings" => {
+            let quiet = flag(value)?;
+            options.warnings.silence_all = quiet;
+            for args in [&mut options.ptxas_args, &mut options.nvlink_args] {
+                args.retain(|a| a != TOOLS_QUIET);
+                if quiet {
+                    args.push(TOOLS_QUIET.to_string());
+                }
+            }
+        }
+        "nv-module-id" => options.nv_module_id = Some(value.to_string()),
+        "list-headers" => {
+            options.list_headers = match value {
+                "none" => super::HeaderList::None,
+                "user" => super::HeaderList::User,
+                "all" => super::HeaderList::All,
+                _ => return Err(format!("unknown header list `{value}`; use none, user or all")),
+            }
+        }
+        "overwrite" => {
+            options.overwrite = match value {
+                "compiler-outputs" => super::Overwrite::CompilerOutputs,
+                "any" => super::Overwrite::Any,
+                _ => return Err(format!("`overwrite` takes compiler-outputs or any, not `{value}`")),
+            }
         }
         _ => return Err(format!("unknown option `{key}`; the options are {}", KEYS.join(", "))),
     }
@@ -191,6 +284,15 @@ pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Re
     let mut options = CompileOptions::default();
     for (key, value) in pairs {
         set(&mut options, key, value)?;
+    }
+    Ok(options)
+}
+
+/// [`from_pairs`] with values that need not be UTF-8 ([`set_os`]): the command line's.
+pub fn from_os_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a OsStr)>) -> Result<CompileOptions, String> {
+    let mut options = CompileOptions::default();
+    for (key, value) in pairs {
+        set_os(&mut options, key, value)?;
     }
     Ok(options)
 }
@@ -343,6 +445,65 @@ mod tests {
         assert_eq!(refused("std", "c++99"), "std `c++99` is not one of nvcc's dialects: c++03, c++11, c++14, c++17, c++20 or c++23");
     }
 
+    /// nvcc's single-precision options: `--use_fast_math` sets all of them, and an explicit
+    /// `-ftz`, `-prec-div` or `-prec-sqrt` after it wins (the command line writes its pairs so).
+    #[test]
+    fn float_math_and_contraction() {
+        let fast = FloatMath::fast();
+        assert_eq!(with(&[("use-fast-math", "true"), ("ftz", "false")]).float_math, FloatMath { ftz: false, ..fast });
+        assert_eq!(with(&[("use-fast-math", "true"), ("prec-div", "true"), ("prec-sqrt", "true")]).float_math, FloatMath { prec_div: true, prec_sqrt: true, ..fast });
+        assert_eq!(with(&[("ftz", "true")]).float_math, FloatMath { ftz: true, ..FloatMath::default() });
+        assert_eq!(with(&[("prec-sqrt", "false")]).float_math, FloatMath { prec_sqrt: false, ..FloatMath::default() });
+        assert_eq!(with(&[]).fmad, crate::back::Fmad::Contract);
+        assert_eq!(with(&[("fmad", "false")]).fmad, crate::back::Fmad::Separate);
+        assert!(refused("ftz", "fast").contains("`ftz`"));
+    }
+
+    /// What the command line's other options become: `-isystem`, `-Xcompiler`, `-w`, `--clang`,
+    /// `--nv-module-id`, `-MD`/`-MMD`, `--overwrite`.
+    #[test]
+    fn command_line_keys() {
+        let o = with(&[("include-dir", "inc"), ("system-include-dir", "sys"), ("system-include-dir", "sys2")]);
+        assert_eq!(o.preprocess.system_include_dirs, [PathBuf::from("sys"), PathBuf::from("sys2")]);
+        assert_eq!(o.preprocess.include_dirs, [PathBuf::from("inc")]);
+        let o = with(&[("host-arg", "-fopenmp"), ("host-arg", "-O2"), ("deprecation-warnings", "false")]);
+        assert_eq!(o.cuda_cxx.host_args, ["-fopenmp", "-O2"]);
+        assert_eq!(o.cuda_cxx.warning_args, ["-Wno-deprecated-declarations"]);
+        assert!(with(&[("deprecation-warnings", "false"), ("deprecation-warnings", "true")]).cuda_cxx.warning_args.is_empty());
+        // nvcc's `-w` quiets ptxas and nvlink too, once, after their own arguments
+        let o = with(&[("ptxas-arg", "-v"), ("disable-warnings", "true"), ("disable-warnings", "yes")]);
+        assert!(o.warnings.silence_all);
+        assert_eq!(o.ptxas_args, ["-v", "--disable-warnings"]);
+        assert_eq!(o.nvlink_args, ["--disable-warnings"]);
+        let o = with(&[("disable-warnings", "true"), ("disable-warnings", "false")]);
+        assert!(!o.warnings.silence_all && o.ptxas_args.is_empty() && o.nvlink_args.is_empty());
+        let o = with(&[("clang", "/opt/clang/bin/clang++"), ("nv-module-id", "0a1b2c_3")]);
+        assert_eq!(o.clang.clang, Some(PathBuf::from("/opt/clang/bin/clang++")));
+        assert_eq!(o.nv_module_id.as_deref(), Some("0a1b2c_3"));
+        assert_eq!(with(&[("list-headers", "all")]).list_headers, super::super::HeaderList::All);
+        assert_eq!(with(&[("list-headers", "user")]).list_headers, super::super::HeaderList::User);
+        assert_eq!(with(&[("list-headers", "user"), ("list-headers", "none")]).list_headers, super::super::HeaderList::None);
+        assert_eq!(refused("list-headers", "system"), "unknown header list `system`; use none, user or all");
+        assert_eq!(with(&[("overwrite", "any")]).overwrite, super::super::Overwrite::Any);
+        assert_eq!(with(&[]).overwrite, super::super::Overwrite::CompilerOutputs);
+        assert_eq!(refused("overwrite", "yes"), "`overwrite` takes compiler-outputs or any, not `yes`");
+    }
+
+    /// A path's value is taken as it is, not UTF-8 included; any other key's must be text.
+    #[test]
+    fn paths_need_not_be_utf8() {
+        use std::os::unix::ffi::OsStrExt;
+        let latin1 = OsStr::from_bytes(b"/srv/caf\xe9");
+        let o = from_os_pairs([("input-path", latin1), ("include-dir", latin1), ("system-include-dir", latin1), ("cuda-home", latin1), ("clang", latin1)]).unwrap();
+        assert_eq!(o.preprocess.input.as_deref(), Some(std::path::Path::new(latin1)));
+        assert_eq!(o.preprocess.include_dirs, [PathBuf::from(latin1)]);
+        assert_eq!(o.preprocess.system_include_dirs, [PathBuf::from(latin1)]);
+        assert_eq!(o.tools.cuda_home, Some(PathBuf::from(latin1)));
+        assert_eq!(o.clang.clang, Some(PathBuf::from(latin1)));
+        let message = from_os_pairs([("define", OsStr::from_bytes(b"N=\xe9"))]).unwrap_err();
+        assert_eq!(message, "`define` takes text, and `N=\u{FFFD}` is not UTF-8");
+    }
+
     /// Every key of [`KEYS`] is read, and an unknown key's message lists them all.
     #[test]
     fn keys() {
@@ -372,12 +533,24 @@ mod tests {
             ("define", "N"),
             ("undefine", "N"),
             ("include-dir", "."),
+            ("system-include-dir", "."),
             ("tool-timeout", "600"),
             ("lineinfo", "false"),
             ("device-debug", "false"),
             ("separate", "false"),
             ("use-fast-math", "false"),
+            ("ftz", "false"),
+            ("prec-div", "true"),
+            ("prec-sqrt", "true"),
+            ("fmad", "true"),
             ("std", "c++17"),
+            ("host-arg", "-O2"),
+            ("deprecation-warnings", "true"),
+            ("disable-warnings", "false"),
+            ("clang", "clang++-22"),
+            ("nv-module-id", "abc"),
+            ("list-headers", "none"),
+            ("overwrite", "compiler-outputs"),
         ];
         assert_eq!(valid.map(|(k, _)| k), KEYS);
         for (key, value) in valid {
@@ -388,7 +561,8 @@ mod tests {
             message,
             "unknown option `optimize`; the options are arch, launch-abi, default-stream, address-size, opt-level, emit, cuda-home, language, ptxas-arg, nvlink-arg, \
              werror, strict-param-limit, aggregate-launches, launch-threshold, device-malloc-pool, legacy-warp-intrinsics, pass-remarks, remarks, deny, allow, file-name, \
-             input-path, define, undefine, include-dir, tool-timeout, lineinfo, device-debug, separate, use-fast-math, std"
+             input-path, define, undefine, include-dir, system-include-dir, tool-timeout, lineinfo, device-debug, separate, use-fast-math, ftz, prec-div, prec-sqrt, fmad, \
+             std, host-arg, deprecation-warnings, disable-warnings, clang, nv-module-id, list-headers, overwrite"
         );
     }
 }

@@ -86,6 +86,19 @@ impl std::str::FromStr for Granularity {
     }
 }
 
+impl std::fmt::Display for Granularity {
+    /// As `-faggregate-launches=` and [`FromStr`](std::str::FromStr) spell it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Granularity::Off => "off",
+            Granularity::Warp => "warp",
+            Granularity::Block => "block",
+            Granularity::Grid => "grid",
+            Granularity::Auto => "auto",
+        })
+    }
+}
+
 pub use super::sites::REGISTER_CAP;
 pub use records::{MAX_BLOCKS_PER_RECORD, RECORD_CAP, SHARED_BUDGET};
 
