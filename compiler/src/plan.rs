@@ -737,7 +737,7 @@ mod tests {
             "W0316",
             "--strict-param-limit",
             "--cuda-home",
-            "/srv/cuda",
+            "/srv/toolkit",
             "--fdevice-malloc-pool",
             "--flegacy-warp-intrinsics",
             "--Rpass",
@@ -765,7 +765,7 @@ mod tests {
         assert!(o.warnings.deny_all);
         assert_eq!(o.warnings.deny, [Code::parse("W0209").unwrap(), Code::ParamBufferOver4K]);
         assert_eq!(o.warnings.allow, [Code::parse("W0316").unwrap()]);
-        assert_eq!(o.tools.cuda_home, Some(PathBuf::from("/srv/cuda")));
+        assert_eq!(o.tools.cuda_home, Some(PathBuf::from("/srv/toolkit")));
         assert!(o.malloc_pool && o.legacy_warp_intrinsics && o.pass_remarks && o.header_remarks);
         // an explicit aggregation chooses exactly: no threshold unless given too
         assert_eq!((o.aggregate, o.launch_threshold), (Granularity::Warp, 0));
