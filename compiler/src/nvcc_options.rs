@@ -792,7 +792,17 @@ mod tests {
             }
             match translate(args.clone()).and_then(|translated| forward_unknown(translated, super::super::command_line::Cli::command())) {
                 Ok(translated) => {
-                    let _ = super::super::command_line::Cli::command().try_get_matches_from(translated);
+                    // What clap takes, the plan reads as pairs: every pair it writes is one the
+                    // pairs' reading takes (their spellings agree), a code `--deny` names aside.
+                    let Ok(matches) = super::super::command_line::Cli::command().try_get_matches_from(translated) else { continue };
+                    let Ok(cli) = <super::super::command_line::Cli as clap::FromArgMatches>::from_arg_matches(&matches) else { continue };
+                    if cli.inputs.is_empty() {
+                        continue;
+                    }
+                    let pairs = super::super::plan::compile_pairs(&cli, &matches);
+                    if let Err(message) = cdpc::driver::option_pairs::from_os_pairs(pairs.iter().map(|(key, value)| (*key, value.as_os_str()))) {
+                        assert!(message.starts_with("unknown diagnostic code"), "{args:?}: {message}");
+                    }
                 }
                 Err(refused) => assert!(matches!(refused.code, Code::OptionUnsupported | Code::OptionInvalid), "{args:?}: {refused:?}"),
             }

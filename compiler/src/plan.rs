@@ -683,6 +683,93 @@ mod tests {
         assert_eq!(o.nvlink_args, ["--verbose", "--disable-warnings"]);
     }
 
+    /// Random command lines of cdpc's own options: every one clap takes becomes pairs that the
+    /// pairs' reading takes, and what clap read arrives (the target, the level, the output,
+    /// the debug level, the single-precision options, the folders).
+    #[test]
+    fn random_command_lines_arrive_through_the_pairs() {
+        const CHOICES: &[&[&str]] = &[
+            &["--arch", "sm_80", "sm_90a", "sm_100", "75"],
+            &["-O", "0", "1", "2", "3"],
+            &["--emit", "cubin", "obj", "host-obj", "ptx", "llvm-ir"],
+            &["--address-size", "32", "64"],
+            &["--launch-abi", "v1", "v2"],
+            &["--default-stream", "legacy", "null", "per-thread"],
+            &["--ftz", "true", "false"],
+            &["--prec-div", "true", "false"],
+            &["--prec-sqrt", "true", "false"],
+            &["--fmad", "true", "false"],
+            &["--std", "c++11", "c++17", "c++23"],
+            &["-x", "cu", "cdp", "ir"],
+            &["--faggregate-launches", "auto", "warp", "block", "grid", "off"],
+            &["--flaunch-threshold", "0", "64", "4096"],
+            &["--tool-timeout", "0", "0.25", "600"],
+            &["--deny", "W0209", "W0305"],
+            &["--Xptxas", "-v", "--warn-on-spills"],
+            &["--Xcompiler", "-fPIC", "-O2"],
+            &["-D", "N=4", "A", "B=x y"],
+            &["-U", "N", "B"],
+            &["-I", "inc", "more/inc"],
+            &["--isystem", "sys"],
+        ];
+        const FLAGS: &[&str] = &[
+            "--use-fast-math",
+            "--lineinfo",
+            "-G",
+            "-w",
+            "--Werror",
+            "--strict-param-limit",
+            "--fdevice-malloc-pool",
+            "--flegacy-warp-intrinsics",
+            "--MD",
+            "--MMD",
+            "--overwrite",
+            "--Wno-deprecated-declarations",
+            "--flaunch-optimizations",
+            "--fno-launch-optimizations",
+            "--rdc",
+        ];
+        let mut seed: u64 = 0x0c0f_fee5;
+        let mut next = move |n: usize| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        for _ in 0..2000 {
+            let mut args: Vec<String> = vec!["cdpc".into(), "k.cu".into()];
+            for _ in 0..next(10) {
+                if next(3) == 0 {
+                    args.push(FLAGS[next(FLAGS.len())].into());
+                } else {
+                    let choice = CHOICES[next(CHOICES.len())];
+                    args.push(choice[0].into());
+                    args.push(choice[1 + next(choice.len() - 1)].into());
+                }
+            }
+            let Ok(matches) = Cli::command().try_get_matches_from(&args) else { continue };
+            let cli = Cli::from_arg_matches(&matches).unwrap();
+            let pairs = compile_pairs(&cli, &matches);
+            let o = driver::option_pairs::from_os_pairs(pairs.iter().map(|(key, value)| (*key, value.as_os_str()))).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+            assert_eq!((o.target.sm, o.target.launch_abi, o.target.default_stream), (cli.arch, cli.launch_abi, cli.default_stream), "{args:?}");
+            assert_eq!(o.target.address_size == AddressSize::Bits32, matches!(cli.address_size, AddressSizeArg::Bits32), "{args:?}");
+            assert_eq!(o.opt_level, cli.opt_level, "{args:?}");
+            assert_eq!(o.language, cli.language, "{args:?}");
+            let debug = if cli.device_debug { Some(cdpc::back::DebugLevel::Full) } else { cli.lineinfo.then_some(cdpc::back::DebugLevel::LineTables) };
+            assert_eq!(o.debug, debug, "{args:?}");
+            assert_eq!(o.float_math.ftz, cli.ftz.unwrap_or(cli.use_fast_math), "{args:?}");
+            assert_eq!(o.float_math.prec_div, cli.prec_div.unwrap_or(!cli.use_fast_math), "{args:?}");
+            assert_eq!(o.float_math.prec_sqrt, cli.prec_sqrt.unwrap_or(!cli.use_fast_math), "{args:?}");
+            assert_eq!(o.float_math.fast_library, cli.use_fast_math, "{args:?}");
+            assert_eq!(o.fmad == Fmad::Contract, cli.fmad, "{args:?}");
+            assert_eq!(o.cuda_cxx.std, cli.std, "{args:?}");
+            assert_eq!(o.tool_timeout, cli.tool_timeout.0, "{args:?}");
+            assert_eq!(o.preprocess.system_include_dirs.len() + o.preprocess.include_dirs.len(), args.iter().filter(|a| *a == "-I" || *a == "--isystem").count(), "{args:?}");
+            assert_eq!(o.preprocess.macros.len(), args.iter().filter(|a| *a == "-D" || *a == "-U").count(), "{args:?}");
+            assert_eq!(o.cuda_cxx.host_args, cli.xcompiler, "{args:?}");
+            assert_eq!(o.malloc_pool, cli.device_malloc_pool, "{args:?}");
+            assert_eq!(o.warnings.silence_all, cli.disable_warnings, "{args:?}");
+        }
+    }
+
     #[test]
     fn every_option_reaches_the_compile_options() {
         let o = options_of(&[
