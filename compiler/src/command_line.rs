@@ -2,7 +2,6 @@
 //! diagnostics' format it asks for, read before clap parses it ([`requested_format`]).
 
 use cdpc::driver;
-
 use cdpc::{DefaultStream, LaunchAbi, SmVersion};
 use clap::{ArgMatches, Parser, ValueEnum};
 use std::path::PathBuf;
@@ -372,16 +371,16 @@ pub(crate) struct PreprocessArgs {
 }
 
 impl PreprocessArgs {
-    /// The options for `input` as name/value pairs (`cdpc::driver::option_pairs`), with `-D` and
-    /// `-U` in the order they were written (clap keeps each option's values apart; their
-    /// indices in `matches` give the order).
-    pub(crate) fn pairs(&self, matches: &ArgMatches, input: &std::path::Path) -> Vec<(&'static str, std::ffi::OsString)> {
+    /// The options for `input` (none with `--list-gpu-arch` and the like) as name/value pairs
+    /// (`cdpc::driver::option_pairs`), with `-D` and `-U` in the order they were written (clap
+    /// keeps each option's values apart; their indices in `matches` give the order).
+    pub(crate) fn pairs(&self, matches: &ArgMatches, input: Option<&std::path::Path>) -> Vec<(&'static str, std::ffi::OsString)> {
         let mut ordered: Vec<(usize, &'static str, &String)> = Vec::new();
         let indices = |id: &str| matches.indices_of(id).map(|i| i.collect::<Vec<_>>()).unwrap_or_default();
         ordered.extend(indices("define").into_iter().zip(&self.define).map(|(i, v)| (i, "define", v)));
         ordered.extend(indices("undefine").into_iter().zip(&self.undefine).map(|(i, v)| (i, "undefine", v)));
         ordered.sort_by_key(|(i, _, _)| *i);
-        let mut pairs = vec![("input-path", input.as_os_str().to_os_string())];
+        let mut pairs: Vec<(&'static str, std::ffi::OsString)> = input.map(|input| ("input-path", input.as_os_str().to_os_string())).into_iter().collect();
         pairs.extend(ordered.into_iter().map(|(_, key, value)| (key, value.into())));
         pairs.extend(self.include.iter().map(|dir| ("include-dir", dir.as_os_str().to_os_string())));
         pairs.extend(self.system_include.iter().map(|dir| ("system-include-dir", dir.as_os_str().to_os_string())));

@@ -171,8 +171,7 @@ pub(crate) fn plan(cli: &mut Cli, matches: &ArgMatches, format: ErrorFormat) -> 
         ColorArg::Auto if std::io::stderr().is_terminal() => Color::Always,
         ColorArg::Auto => Color::Never,
     };
-    let pairs = compile_pairs(cli, matches);
-    let mut options = match driver::option_pairs::from_os_pairs(pairs.iter().map(|(key, value)| (*key, value.as_os_str()))) {
+    let mut options = match driver::option_pairs::from_os_pairs(compile_pairs(cli, matches)) {
         Ok(options) => options,
         Err(e) => {
             eprintln!("error: {e}");
@@ -190,11 +189,12 @@ pub(crate) fn plan(cli: &mut Cli, matches: &ArgMatches, format: ErrorFormat) -> 
 }
 
 /// The command line's compile options as name/value pairs ([`driver::option_pairs`], the reading
-/// the C API, the Python package and `cdpc-build` share), for the first input. Where nvcc has
-/// one option win over another whatever their order, the winner's pair comes last: `-G` after
-/// `-lineinfo`, an explicit `-ftz`, `-prec-div` or `-prec-sqrt` after `--use_fast_math`, `-w`'s
-/// ptxas and nvlink argument after `-Xptxas` and `-Xnvlink`'s. The launch optimizations are
-/// resolved here (`driver::LaunchOptimizations::resolve`: on in optimising builds).
+/// the C API, the Python package and `cdpc-build` share), for the first input where there is
+/// one. Where nvcc has one option win over another whatever their order, the winner's pair
+/// comes last: `-G` after `-lineinfo`, an explicit `-ftz`, `-prec-div` or `-prec-sqrt` after
+/// `--use_fast_math`, `-w`'s ptxas and nvlink argument after `-Xptxas` and `-Xnvlink`'s. The
+/// launch optimizations are resolved here (`driver::LaunchOptimizations::resolve`: on in
+/// optimising builds).
 pub(crate) fn compile_pairs(cli: &Cli, matches: &ArgMatches) -> Vec<(&'static str, OsString)> {
     let mut pairs: Vec<(&'static str, OsString)> = Vec::new();
     let mut add = |key: &'static str, value: &dyn AsRef<OsStr>| pairs.push((key, value.as_ref().to_os_string()));
@@ -255,7 +255,7 @@ pub(crate) fn compile_pairs(cli: &Cli, matches: &ArgMatches) -> Vec<(&'static st
     if cli.overwrite {
         add("overwrite", &"any");
     }
-    for (key, value) in cli.preprocess.pairs(matches, &cli.inputs[0]) {
+    for (key, value) in cli.preprocess.pairs(matches, cli.inputs.first().map(PathBuf::as_path)) {
         add(key, &value);
     }
     if cli.lineinfo {
@@ -644,8 +644,7 @@ mod tests {
     fn options_of(args: &[&str]) -> CompileOptions {
         let matches = Cli::command().try_get_matches_from(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
         let cli = Cli::from_arg_matches(&matches).unwrap();
-        let pairs = compile_pairs(&cli, &matches);
-        driver::option_pairs::from_os_pairs(pairs.iter().map(|(key, value)| (*key, value.as_os_str()))).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+        driver::option_pairs::from_os_pairs(compile_pairs(&cli, &matches)).unwrap_or_else(|e| panic!("{args:?}: {e}"))
     }
 
     #[test]
@@ -747,8 +746,7 @@ mod tests {
             }
             let Ok(matches) = Cli::command().try_get_matches_from(&args) else { continue };
             let cli = Cli::from_arg_matches(&matches).unwrap();
-            let pairs = compile_pairs(&cli, &matches);
-            let o = driver::option_pairs::from_os_pairs(pairs.iter().map(|(key, value)| (*key, value.as_os_str()))).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+            let o = driver::option_pairs::from_os_pairs(compile_pairs(&cli, &matches)).unwrap_or_else(|e| panic!("{args:?}: {e}"));
             assert_eq!((o.target.sm, o.target.launch_abi, o.target.default_stream), (cli.arch, cli.launch_abi, cli.default_stream), "{args:?}");
             assert_eq!(o.target.address_size == AddressSize::Bits32, matches!(cli.address_size, AddressSizeArg::Bits32), "{args:?}");
             assert_eq!(o.opt_level, cli.opt_level, "{args:?}");

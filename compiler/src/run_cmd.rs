@@ -133,8 +133,8 @@ pub fn main(args: Vec<String>) -> ExitCode {
     let mut pairs: Vec<(&str, std::ffi::OsString)> =
         vec![("arch", cli.arch.to_string().into()), ("launch-abi", cli.launch_abi.to_string().into()), ("opt-level", cli.opt_level.to_string().into()), ("emit", "cubin".into())];
     pairs.extend(cli.cuda_home.iter().map(|home| ("cuda-home", home.as_os_str().to_os_string())));
-    pairs.extend(cli.preprocess.pairs(&matches, &cli.input));
-    let options = match driver::option_pairs::from_os_pairs(pairs.iter().map(|(key, value)| (*key, value.as_os_str()))) {
+    pairs.extend(cli.preprocess.pairs(&matches, Some(&cli.input)));
+    let options = match driver::option_pairs::from_os_pairs(pairs) {
         Ok(options) => options,
         Err(e) => {
             eprintln!("error: {e}");

@@ -288,11 +288,12 @@ pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Re
     Ok(options)
 }
 
-/// [`from_pairs`] with values that need not be UTF-8 ([`set_os`]): the command line's.
-pub fn from_os_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a OsStr)>) -> Result<CompileOptions, String> {
+/// [`from_pairs`] with values that need not be UTF-8 ([`set_os`]), owned or borrowed: the
+/// command line's.
+pub fn from_os_pairs<K: AsRef<str>, V: AsRef<OsStr>>(pairs: impl IntoIterator<Item = (K, V)>) -> Result<CompileOptions, String> {
     let mut options = CompileOptions::default();
     for (key, value) in pairs {
-        set_os(&mut options, key, value)?;
+        set_os(&mut options, key.as_ref(), value.as_ref())?;
     }
     Ok(options)
 }
