@@ -234,8 +234,8 @@ fn thresholded_ptx_snapshots() {
 #[test]
 fn pooled_ptx_snapshots() {
     use cdpc::pipeline::aggregate::Granularity;
-    let pool = |o: CompileOptions| CompileOptions { malloc_pool: true, ..o };
-    let grid = |o: CompileOptions| CompileOptions { malloc_pool: true, launch_threshold: 128, aggregate: Granularity::Grid, ..o };
+    let pool = |o: CompileOptions| CompileOptions { malloc_pool: cdpc::driver::MallocPool::On, ..o };
+    let grid = |o: CompileOptions| CompileOptions { malloc_pool: cdpc::driver::MallocPool::On, launch_threshold: 128, aggregate: Granularity::Grid, ..o };
     check_variants("the pool", &["device_heap"], &[("pool", &pool), ("threshold-grid-pool", &grid)]);
 }
 

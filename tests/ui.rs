@@ -275,7 +275,11 @@ fn every_code_has_a_ui_test() {
     // E1005 (a malformed `CDPC_CACHE_MAX_SIZE`) is about the environment, which a ui test in this
     // process cannot set for itself alone: compiler/tests/preamble_cache.rs's
     // `a_malformed_bound_is_e1005_...` runs cdpc with it, and `cdpc::front::cuda::cache`'s unit tests.
+    // R0504 (the device link's pool decision) is a link's, of objects: compiler/tests/malloc_pool.rs's
+    // `by_default_the_device_link_pools_a_program_whose_objects_all_free_through_the_pool`
+    // checks both of its messages.
     let generated = [
+        Code::MallocPoolDecision,
         Code::SourceTooLarge,
         Code::OutputIsInput,
         Code::OutputNotCompilerOutput,

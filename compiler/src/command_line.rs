@@ -284,17 +284,23 @@ pub(crate) struct Cli {
     pub(crate) launch_threshold: Option<u32>,
     /// Serve device-side `malloc` and `cudaMalloc` of at most 16 KiB from a 32 MiB pool in the
     /// program's static memory, the heap when the pool is full (`-fdevice-malloc-pool`): one
-    /// atomic add instead of the heap, which many threads allocating at once make slow. Every device file that frees what another
-    /// allocated must be compiled with it (docs/DEVICE-MALLOC.md)
-    #[arg(long = "fdevice-malloc-pool")]
+    /// atomic add instead of the heap, which many threads allocating at once make slow. Every
+    /// device file that frees what another allocated must be compiled with it. Without either
+    /// option the device link of relocatable code decides: the pool where every device object
+    /// of the program is cdpc's and frees through it (docs/DEVICE-MALLOC.md)
+    #[arg(long = "fdevice-malloc-pool", overrides_with = "no_device_malloc_pool")]
     pub(crate) device_malloc_pool: bool,
+    /// The heap for every device-side allocation, as written: no pool, also not at the link
+    #[arg(long = "fno-device-malloc-pool", overrides_with = "device_malloc_pool")]
+    pub(crate) no_device_malloc_pool: bool,
     /// Compile CUDA C++'s warp functions of before CUDA 9 (`__shfl`, `__any`, `__ballot`, ...)
     /// as their `_sync` forms over the active lanes, with a warning (W0902), where by default
     /// they are an error as nvcc's (E0903: nvcc refuses them for sm_70 and newer)
     #[arg(long = "flegacy-warp-intrinsics")]
     pub(crate) legacy_warp_intrinsics: bool,
-    /// Report optimisation remarks of a pass (`-Rpass=aggregate`: launches left as they are)
-    #[arg(long = "Rpass", value_name = "PASS", value_parser = ["aggregate"])]
+    /// Report optimisation remarks of a pass (`-Rpass=aggregate`: launches left as they are;
+    /// `-Rpass=malloc-pool`: whether the device link pools device-side allocations, and why)
+    #[arg(long = "Rpass", value_name = "PASS", value_parser = ["aggregate", "malloc-pool"])]
     pub(crate) rpass: Vec<String>,
     /// Report remarks, which are off by default as in clang: `-Rskipped-headers` names each
     /// `<...>` header skipped as host-only (R0611), `-Rall` reports every remark (with

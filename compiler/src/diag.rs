@@ -150,6 +150,9 @@ pub enum Code {
     AggregatedPerWarp,
     ThresholdRemark,
     AggregatedPerGrid,
+    /// Whether the device link serves device-side allocations from the pool, and why
+    /// (`-Rpass=malloc-pool`, `driver/pool.rs`).
+    MallocPoolDecision,
     // The user's files and the tools' time, no source span: E07xx
     OutputIsInput,
     OutputNotCompilerOutput,
@@ -339,6 +342,7 @@ impl Code {
             AggregatedPerWarp => "R0501",
             ThresholdRemark => "R0502",
             AggregatedPerGrid => "R0503",
+            MallocPoolDecision => "R0504",
             OutputIsInput => "E0700",
             OutputNotCompilerOutput => "E0701",
             ToolTimedOut => "E0702",
@@ -473,6 +477,7 @@ impl Code {
         Code::AggregatedPerWarp,
         Code::ThresholdRemark,
         Code::AggregatedPerGrid,
+        Code::MallocPoolDecision,
         Code::UnknownDirective,
         Code::MalformedDirective,
         Code::IncludeNotFound,

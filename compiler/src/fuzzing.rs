@@ -206,8 +206,9 @@ pub fn ir_pipeline(ir: &[u8]) {
         }
         let target = crate::Target::default();
         let source = crate::pipeline::SourceText::default();
-        // The device heap's pool every other round.
-        let malloc_pool = round % 2 == 1;
+        // The device heap's pool: none, linked in, left to the link, a round each.
+        use crate::pipeline::malloc_pool::{MallocPool, GIVE};
+        let malloc_pool = [MallocPool::Off, MallocPool::On, MallocPool::AtLink][round % 3];
         // A whole program's linkage every other pair of rounds.
         let whole_program = round % 4 >= 2;
         let options = crate::pipeline::PipelineOptions { target, launch_threshold, aggregate, pass_remarks: true, malloc_pool, whole_program, ..Default::default() };
@@ -215,8 +216,12 @@ pub fn ir_pipeline(ir: &[u8]) {
             Ok(warnings) => {
                 assert!(!warnings.iter().any(Diagnostic::is_error));
                 module.verify().unwrap_or_else(|e| panic!("the pipeline left an invalid module: {e}"));
-                if malloc_pool && !warnings.iter().any(|w| w.code == crate::diag::Code::MallocPoolNotUsed) {
+                if malloc_pool == MallocPool::On && !warnings.iter().any(|w| w.code == crate::diag::Code::MallocPoolNotUsed) {
                     assert_eq!(crate::pipeline::malloc_pool::unpooled_uses(&module), 0, "a runtime allocation call left unpooled");
+                }
+                // Left to the link: routed whole (the weak stand-ins there) or untouched.
+                if malloc_pool == MallocPool::AtLink && module.get_function(GIVE).is_some() {
+                    assert_eq!(crate::pipeline::malloc_pool::unpooled_uses(&module), 0, "a runtime allocation call left outside the wrappers");
                 }
                 // The cleanup passes, the struct-copy expansion among them.
                 let tm = crate::back::target_machine(&target, 3).expect("the NVPTX target machine");

@@ -622,7 +622,7 @@ fn with_value(cdpc: &str, value: Option<&str>) -> Vec<String> {
 /// (`-faggregate-launches=block`, `-fdevice-malloc-pool`, `-fno-launch-optimizations`,
 /// `-Rpass=aggregate`, `-Rskipped-headers`).
 fn legacy(arg: String) -> String {
-    const FLAGS: [&str; 4] = ["-fdevice-malloc-pool", "-flaunch-optimizations", "-fno-launch-optimizations", "-flegacy-warp-intrinsics"];
+    const FLAGS: [&str; 5] = ["-fdevice-malloc-pool", "-fno-device-malloc-pool", "-flaunch-optimizations", "-fno-launch-optimizations", "-flegacy-warp-intrinsics"];
     if arg.starts_with("-faggregate-launches") || arg.starts_with("-flaunch-threshold") || FLAGS.contains(&arg.as_str()) || arg.starts_with("-Rpass") {
         format!("-{arg}")
     } else if let Some(remark) = arg.strip_prefix("-R").filter(|r| !r.is_empty() && !r.starts_with("pass")) {
@@ -870,6 +870,7 @@ mod tests {
     fn cdpcs_own_one_dash_spellings_still_work() {
         assert_eq!(tr(&["-faggregate-launches=block", "-Rpass=aggregate", "-Rskipped-headers", "-R"]), ["--faggregate-launches=block", "--Rpass=aggregate", "--R=skipped-headers", "-R"]);
         assert_eq!(tr(&["-fdevice-malloc-pool", "--fdevice-malloc-pool"]), ["--fdevice-malloc-pool", "--fdevice-malloc-pool"]);
+        assert_eq!(tr(&["-fno-device-malloc-pool"]), ["--fno-device-malloc-pool"]);
         assert_eq!(tr(&["-fno-launch-optimizations", "-flaunch-optimizations"]), ["--fno-launch-optimizations", "--flaunch-optimizations"]);
         assert_eq!(tr(&["-default-stream", "per-thread", "-fmad=false"]), ["--default-stream=per-thread", "--fmad=false"]);
     }

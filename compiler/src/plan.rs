@@ -242,6 +242,9 @@ pub(crate) fn compile_pairs(cli: &Cli, matches: &ArgMatches) -> Vec<(&'static st
     if cli.device_malloc_pool {
         add("device-malloc-pool", &"true");
     }
+    if cli.no_device_malloc_pool {
+        add("device-malloc-pool", &"false");
+    }
     if cli.legacy_warp_intrinsics {
         add("legacy-warp-intrinsics", &"true");
     }
@@ -719,6 +722,7 @@ mod tests {
             "--Werror",
             "--strict-param-limit",
             "--fdevice-malloc-pool",
+            "--fno-device-malloc-pool",
             "--flegacy-warp-intrinsics",
             "--MD",
             "--MMD",
@@ -763,7 +767,14 @@ mod tests {
             assert_eq!(o.preprocess.system_include_dirs.len() + o.preprocess.include_dirs.len(), args.iter().filter(|a| *a == "-I" || *a == "--isystem").count(), "{args:?}");
             assert_eq!(o.preprocess.macros.len(), args.iter().filter(|a| *a == "-D" || *a == "-U").count(), "{args:?}");
             assert_eq!(o.cuda_cxx.host_args, cli.xcompiler, "{args:?}");
-            assert_eq!(o.malloc_pool, cli.device_malloc_pool, "{args:?}");
+            let pool = if cli.device_malloc_pool {
+                driver::MallocPool::On
+            } else if cli.no_device_malloc_pool {
+                driver::MallocPool::Off
+            } else {
+                driver::MallocPool::AtLink
+            };
+            assert_eq!(o.malloc_pool, pool, "{args:?}");
             assert_eq!(o.warnings.silence_all, cli.disable_warnings, "{args:?}");
         }
     }
@@ -851,7 +862,10 @@ mod tests {
         assert_eq!(o.warnings.deny, [Code::parse("W0209").unwrap(), Code::ParamBufferOver4K]);
         assert_eq!(o.warnings.allow, [Code::parse("W0316").unwrap()]);
         assert_eq!(o.tools.cuda_home, Some(PathBuf::from("/srv/toolkit")));
-        assert!(o.malloc_pool && o.legacy_warp_intrinsics && o.pass_remarks && o.header_remarks);
+        assert!(o.malloc_pool == driver::MallocPool::On && o.legacy_warp_intrinsics && o.pass_remarks && o.header_remarks);
+        assert_eq!(options_of(&["cdpc", "k.cu"]).malloc_pool, driver::MallocPool::AtLink);
+        assert_eq!(options_of(&["cdpc", "k.cu", "--fdevice-malloc-pool", "--fno-device-malloc-pool"]).malloc_pool, driver::MallocPool::Off);
+        assert_eq!(options_of(&["cdpc", "k.cu", "--fno-device-malloc-pool", "--fdevice-malloc-pool"]).malloc_pool, driver::MallocPool::On);
         // an explicit aggregation chooses exactly: no threshold unless given too
         assert_eq!((o.aggregate, o.launch_threshold), (Granularity::Warp, 0));
         assert_eq!(options_of(&["cdpc", "k.cu", "--MD"]).list_headers, driver::HeaderList::All);

@@ -1,9 +1,12 @@
 //! `-fdevice-malloc-pool` (`pipeline/malloc_pool.rs`) from the command line: objects of both
 //! front ends compiled with it share one pool when linked, beside an nvcc object that
 //! allocates from the heap; a module whose allocation functions are not the runtime's is left
-//! alone with `W1022`; without the option nothing changes. The GPU check (every allocation
-//! filled, read and freed as in nvcc's build) is samples/device_heap.cdp in the differential
-//! run (docs/DEVICE-MALLOC.md).
+//! alone with `W1022`; a whole program's code without the option is unchanged. By default the
+//! device link decides (`driver/pool.rs`): the pool where every object frees through it, the
+//! heap where one may not (nvcc's, `-fno-device-malloc-pool`'s), and nvcc links cdpc's objects
+//! as they are. The GPU check (every allocation filled, read and freed as in nvcc's build) is
+//! samples/device_heap.cdp in the differential run and KLAP's BT, built by its Makefile with
+//! `NVCC=cdpc` (docs/DEVICE-MALLOC.md).
 
 use crate::build_common::{cdpc, cdpc_ptx, nvcc, run, stderr, tool_dir};
 
@@ -112,4 +115,100 @@ fn allocation_functions_that_are_not_the_runtimes_are_left_alone_with_w1022() {
     let out = cdpc(dir.path(), &["own.ll", "-fdevice-malloc-pool", "--deny", "W1022", "--emit", "ptx", "-o", "denied.ptx"]);
     assert!(!out.status.success() && stderr(&out).contains("error[W1022]"), "{}", stderr(&out));
     assert!(!dir.path().join("denied.ptx").exists());
+}
+
+/// nvcc's own object that frees what it is handed: a pool pointer there would reach the heap.
+const HEAP_FREE_CU: &str = r#"
+__global__ void heap_free(int **blocks) {
+    free(blocks[threadIdx.x]);
+}
+"#;
+
+/// A host `main`, for a program's link.
+const MAIN_CU: &str = r#"
+#include <cstdio>
+__global__ void take(int **out, int n);
+int main() {
+    int **out;
+    cudaMalloc(&out, 32 * sizeof(int *));
+    take<<<1, 32>>>(out, 4);
+    printf("%d\n", (int)cudaDeviceSynchronize());
+}
+"#;
+
+/// Whether `object`'s ELF sections include `name` (readelf's section table).
+fn has_section(object: &std::path::Path, name: &str) -> bool {
+    let out = std::process::Command::new("readelf").arg("-SW").arg(object).output().expect("readelf runs");
+    String::from_utf8_lossy(&out.stdout).split_whitespace().any(|w| w == name)
+}
+
+/// The rows of `cuobjdump -elf`'s symbol tables that name `symbol`.
+fn symbol_rows(file: &std::path::Path, symbol: &str) -> Vec<String> {
+    let cuobjdump = tool_dir().expect("the NVIDIA tools").join("cuobjdump");
+    let out = std::process::Command::new(cuobjdump).arg("-elf").arg(file).output().expect("cuobjdump runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.split_whitespace().last() == Some(symbol)).map(str::to_string).collect()
+}
+
+#[test]
+fn by_default_the_device_link_pools_a_program_whose_objects_all_free_through_the_pool() {
+    let Some(nvcc) = nvcc() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (file, text) in [("take.cu", TAKE_CU), ("give.cdp", GIVE_CDP), ("main.cu", MAIN_CU), ("heap.cu", HEAP_FREE_CU)] {
+        std::fs::write(d.join(file), text).unwrap();
+    }
+    for source in ["take.cu", "give.cdp", "main.cu"] {
+        let out = cdpc(d, &["-dc", "-arch=sm_90", source]);
+        assert!(out.status.success(), "{source}: {}", stderr(&out));
+        // Each says so in its host object: its frees go through the pool's wrappers, or it
+        // frees nothing.
+        assert!(has_section(&d.join(source.replace(".cu", ".o").replace(".cdp", ".o")), "__cdpc_pool_safe"), "{source}");
+    }
+    // The wrappers ask weak functions that serve nothing until the link replaces them.
+    let ptx = String::from_utf8_lossy(&cdpc(d, &["give.cdp", "-dc", "--emit", "ptx", "-o", "-"]).stdout).into_owned();
+    assert!(ptx.contains(".weak .func  (.param .b32 func_retval0) __cdpc_pool_give_v1("), "{ptx}");
+    assert!(!ptx.contains("__cdpc_malloc_pool_v1"), "{ptx}");
+
+    // cdpc's device link of them: the pool, once, and a remark when asked.
+    let out = cdpc(d, &["--device-link", "take.o", "give.o", "main.o", "-o", "all.cubin", "-Rpass=malloc-pool"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("[R0504]: device-side allocations of at most 16 KiB come from cdpc's pool: every device object of the program frees through it"), "{}", stderr(&out));
+    assert_eq!(pool_symbols(&d.join("all.cubin")).len(), 1);
+    // A program's: the same in its linked device code, and nvlink's note about the pool's
+    // object (no host code) not shown.
+    let out = cdpc(d, &["-arch=sm_90", "take.o", "give.o", "main.o", "-o", "app"]);
+    assert!(out.status.success() && stderr(&out).is_empty(), "{}", stderr(&out));
+    assert_eq!(symbol_rows(&d.join("app"), "__cdpc_malloc_pool_v1").len(), 1);
+    let out = cdpc(d, &["-arch=sm_90", "-dlink", "take.o", "give.o", "main.o", "-o", "dlink.o"]);
+    assert!(out.status.success() && stderr(&out).is_empty(), "{}", stderr(&out));
+    assert_eq!(symbol_rows(&d.join("dlink.o"), "__cdpc_malloc_pool_v1").len(), 1);
+
+    // nvcc's object that frees: the heap, and the remark names it.
+    run(&nvcc, d, &["-arch=sm_90", "-dc", "heap.cu", "-o", "heap.o"]);
+    let out = cdpc(d, &["-arch=sm_90", "take.o", "give.o", "main.o", "heap.o", "-o", "mixed", "-Rpass=malloc-pool"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("device-side allocations stay with the heap: `heap.o` holds device code that may free outside cdpc's pool"), "{}", stderr(&out));
+    assert!(symbol_rows(&d.join("mixed"), "__cdpc_malloc_pool_v1").is_empty());
+    // So does a file of cdpc's compiled without the pool, and a link that says no.
+    let out = cdpc(d, &["-dc", "-arch=sm_90", "give.cdp", "-fno-device-malloc-pool", "-o", "give-heap.o"]);
+    assert!(out.status.success() && !has_section(&d.join("give-heap.o"), "__cdpc_pool_safe"), "{}", stderr(&out));
+    let out = cdpc(d, &["-arch=sm_90", "take.o", "give-heap.o", "main.o", "-o", "heap-give", "-Rpass=malloc-pool"]);
+    assert!(stderr(&out).contains("`give-heap.o` holds device code"), "{}", stderr(&out));
+    assert!(symbol_rows(&d.join("heap-give"), "__cdpc_malloc_pool_v1").is_empty());
+    let out = cdpc(d, &["-arch=sm_90", "take.o", "give.o", "main.o", "-o", "no-pool", "-fno-device-malloc-pool"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(symbol_rows(&d.join("no-pool"), "__cdpc_malloc_pool_v1").is_empty());
+
+    // The build without launch optimizations is nvcc's: the heap, at the compile and at the link.
+    let out = cdpc(d, &["-dc", "-arch=sm_90", "give.cdp", "-fno-launch-optimizations", "-o", "give-plain.o"]);
+    assert!(out.status.success() && !has_section(&d.join("give-plain.o"), "__cdpc_pool_safe"), "{}", stderr(&out));
+    let out = cdpc(d, &["-arch=sm_90", "take.o", "give.o", "main.o", "-o", "plain", "-fno-launch-optimizations"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(symbol_rows(&d.join("plain"), "__cdpc_malloc_pool_v1").is_empty());
+
+    // nvcc links cdpc's objects as they are: the weak functions, the heap.
+    run(&nvcc, d, &["-arch=sm_90", "-rdc=true", "take.o", "give.o", "main.o", "-o", "by-nvcc"]);
+    assert!(symbol_rows(&d.join("by-nvcc"), "__cdpc_malloc_pool_v1").is_empty());
+    assert!(!symbol_rows(&d.join("by-nvcc"), "__cdpc_pool_give_v1").is_empty());
 }

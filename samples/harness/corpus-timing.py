@@ -39,6 +39,13 @@ only BFS compiles that way, the other programs' builds fail with E0923.
 Each program's inputs/ and outputs/ folders travel in the bundle (GC, SP, SSSP and MST read
 their graphs and formulas from inputs/ at run time).
 
+--make builds every variant with the program's own Makefile instead (`make base`, as KLAP's
+README builds it): `NVCC=nvcc` for nvcc's, `NVCC="cdpc ARGS"` for a cdpc variant, so that cdpc
+compiles every file and runs the device and host links itself, as a user's build would; the
+Makefile's ARCH is `-arch=sm_90` (its sm_35 and sm_52 are gone from CUDA 13) and its INCLUDE
+carries what every build needs with CUDA 13 (COMPAT, HOST_COMPAT, the cub shim), QT's cdpc
+builds `-flegacy-warp-intrinsics` and nvcc's QT the rewritten warp votes, as below.
+
 Stages. The GPU machine has no Clang (and no Rust or LLVM), and its nvlink (CUDA 13.0)
 refuses objects of the newer nvcc of the build machine, so the executables are built and
 linked where cdpc is, carried, and run there:
@@ -136,11 +143,15 @@ VARIANTS: dict[str, tuple[list[str], dict[str, list[str]]] | None] = {
     # (driver::LaunchOptimizations, docs/AGGREGATION.md "By default").
     "clang-default": ([], {}),
     "clang-default-pool": ([POOL], {}),
+    # The default without the link's device allocation pool (driver/pool.rs): the heap.
+    "clang-default-heap": (["-fno-device-malloc-pool"], {}),
     # The documented rule through Clang and the IR pipeline.
     "clang-rule": ([*T128, WARP], {"GC": [*T128, GRID]}),
     # The rule with device-side allocations from cdpc's pool (pipeline/malloc_pool.rs).
     "clang-rule-pool": ([*T128, WARP, POOL], {"GC": [*T128, GRID, POOL]}),
     "clang-pool": ([PLAIN, POOL], {}),
+    # Plain without the link's device allocation pool: the heap, as nvcc's build.
+    "clang-heap": ([PLAIN, "-fno-device-malloc-pool"], {}),
     "clang-t128-warp": ([*T128, WARP], {}),
     # --clang-block-grid: the IR pipeline's block and grid granularity.
     "clang-block": ([BLOCK], {}),
@@ -231,6 +242,34 @@ def build(root: str, name: str, variant: str, work: str, args: argparse.Namespac
     return (os.path.join(folder, exe) if r.returncode == 0 else None), "\n".join(log)
 
 
+def build_make(name: str, variant: str, work: str, args: argparse.Namespace, shim: str) -> tuple[str | None, str]:
+    """The program's executable for `variant` built by its own Makefile (`make base`) with
+    `NVCC` nvcc or cdpc and the variant's arguments, in a copy of the corpus of its own."""
+    original, edits = REWRITE_ALL.get(name, (name, []))
+    tree = os.path.join(work, "make", variant)
+    folder = os.path.join(tree, "test", name)
+    if not os.path.exists(os.path.join(tree, "include")):
+        shutil.copytree(os.path.join(work, "klap", "include"), os.path.join(tree, "include"))
+    shutil.copytree(os.path.join(work, "klap", "test", original), folder)
+    cdpc = cdpc_arguments(variant, name)
+    rewrites = edits + (NVCC_REWRITE.get(name, []) if cdpc is None else [])
+    source = os.path.join(folder, "kernel.base.cu")
+    os.chmod(source, 0o644)
+    with open(source) as f:
+        text = f.read()
+    for old, new in rewrites:
+        text = text.replace(old, new)
+    with open(source, "w") as f:
+        f.write(text)
+    nvcc = args.nvcc if cdpc is None else " ".join([args.cdpc, *cdpc])
+    include = " ".join(["-I.", "-I../../include", f"-I{shim}", COMPAT, *HOST_COMPAT.get(name, [])])
+    env = dict(os.environ, CUDA_HOME=args.cuda_home)
+    r = subprocess.run(["make", "base", f"NVCC={nvcc}", "ARCH=-arch=sm_90", f"INCLUDE={include}"], cwd=folder, capture_output=True, text=True, env=env)
+    log = r.stdout + r.stderr
+    names = [f for f in os.listdir(folder) if f.endswith(".base") and os.access(os.path.join(folder, f), os.X_OK)]
+    return (os.path.join(folder, names[0]) if r.returncode == 0 and names else None), log
+
+
 def build_all(root: str, programs: list[str], variants: list[str], args: argparse.Namespace, work: str) -> tuple[dict[tuple[str, str], str], list[str]]:
     """Every (program, variant)'s executable in `work` (a copy of the corpus), and the failures."""
     shutil.copytree(os.path.abspath(args.corpus), work, dirs_exist_ok=True)
@@ -243,7 +282,7 @@ def build_all(root: str, programs: list[str], variants: list[str], args: argpars
     for name in programs:
         for variant in variants:
             print(f"corpus-timing: building {name} {variant}", file=sys.stderr, flush=True)
-            exe, log = build(root, name, variant, work, args, shim)
+            exe, log = build_make(name, variant, work, args, shim) if args.make else build(root, name, variant, work, args, shim)
             if exe:
                 exes[(name, variant)] = exe
             else:
@@ -535,9 +574,11 @@ def write_bundle(path: str, work: str, exes: dict[tuple[str, str], str], failed:
             # What the programs read at run time, relative to their folder (GC's, SP's, SSSP's
             # and MST's graphs and formulas under inputs/; GC's outputs/): without them those
             # programs fail or time nothing on the GPU machine.
-            for name in programs:
+            # Each executable's folder's (a Makefile build's has its own copy).
+            folders = {os.path.join(work, "klap", "test", name) for name in programs} | {os.path.dirname(exe) for exe in exes.values()}
+            for program in sorted(folders):
                 for data in DATA_FOLDERS:
-                    folder = os.path.join(work, "klap", "test", name, data)
+                    folder = os.path.join(program, data)
                     if os.path.isdir(folder):
                         tar.add(folder, arcname=os.path.relpath(folder, work))
         os.replace(partial, path)
@@ -582,6 +623,7 @@ def main() -> int:
     parser.add_argument("--run-limit", type=float, default=60)
     parser.add_argument("--variants", help=f"which variants to build or time, comma-separated (default {','.join(DEFAULT_VARIANTS)}; the run stage: every one the archive holds); nvcc's always")
     parser.add_argument("--clang-block-grid", action="store_true", help=f"also {', '.join(BLOCK_GRID_VARIANTS)}")
+    parser.add_argument("--make", action="store_true", help="build stage: every variant by the program's own Makefile, NVCC=nvcc or NVCC=\"cdpc ARGS\"")
     args = parser.parse_args()
     programs = [p for p in args.programs.split(",") if p]
     unknown = [p for p in programs if p not in PROGRAMS]

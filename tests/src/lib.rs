@@ -39,7 +39,7 @@ pub fn options_from_header(source: &str) -> CompileOptions {
             "--strict-param-limit" => options.warnings.deny.push(Code::ParamBufferOver4K),
             "-Rpass=aggregate" => options.pass_remarks = true,
             "-Rskipped-headers" => options.header_remarks = true,
-            "-fdevice-malloc-pool" => options.malloc_pool = true,
+            "-fdevice-malloc-pool" => options.malloc_pool = cdpc::driver::MallocPool::On,
             // nvcc's option, as `cdpc` reads it: its macro.
             "--extended-lambda" => options.preprocess.macros.push(cdpc::front::cdp::preprocess::MacroOption::Define("__CUDACC_EXTENDED_LAMBDA__=1".into())),
             _ if flag.starts_with("-faggregate-launches=") => options.aggregate = flag["-faggregate-launches=".len()..].parse().expect("warp, block or off"),

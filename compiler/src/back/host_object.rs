@@ -155,6 +155,8 @@ pub struct HostObjectSpec<'a> {
     pub fatbin: &'a [u8],
     /// The kernels to register and give host stubs.
     pub kernels: &'a [HostKernel],
+    /// The device code frees only through the pool's wrappers ([`mark_pool_safe`]).
+    pub pool_safe: bool,
 }
 
 /// The magic and version of `__fatBinC_Wrapper_t`.
@@ -225,6 +227,25 @@ pub fn emit_object(module: &Module<'_>) -> R<Vec<u8>> {
     super::safely::emit(module, &tm, FileType::Object)
 }
 
+/// The section of a host object whose device code frees nothing the device link's pool could
+/// have given but through the pool's wrappers (`driver/pool.rs` reads it).
+pub const POOL_SAFE_SECTION: &str = "__cdpc_pool_safe";
+/// What the section holds: a line for someone who finds it in an object.
+pub const POOL_SAFE_TEXT: &str = "cdpc: this object's device code frees device-side allocations only through cdpc's pool wrappers (v1)";
+
+/// Marks `module`'s object as one whose device code frees only through the pool's wrappers:
+/// a private constant in [`POOL_SAFE_SECTION`]. Code generation keeps it (nothing removes
+/// unused globals there); the host linker merges the sections of several objects.
+pub fn mark_pool_safe(module: &Module<'_>) {
+    let ctx = module.get_context();
+    let text = ctx.const_string(POOL_SAFE_TEXT.as_bytes(), true);
+    let global = module.add_global(text.get_type(), None, "__cdpc_pool_safe_mark");
+    global.set_initializer(&text);
+    global.set_linkage(Linkage::Private);
+    global.set_constant(true);
+    global.set_section(Some(POOL_SAFE_SECTION));
+}
+
 /// Builds the object's bytes.
 pub fn host_object(spec: &HostObjectSpec<'_>) -> R<Vec<u8>> {
     let tm = x86_machine()?;
@@ -233,6 +254,9 @@ pub fn host_object(spec: &HostObjectSpec<'_>) -> R<Vec<u8>> {
     super::configure_module(&module, &tm);
     let b = Builder::new(&ctx, &module);
     b.build(spec)?;
+    if spec.pool_safe {
+        mark_pool_safe(&module);
+    }
     module.verify().map_err(|e| BackendError::Verify(format!("host object: {e}")))?;
     super::safely::emit(&module, &tm, FileType::Object)
 }

@@ -79,47 +79,103 @@ pub struct Symbol {
     pub defined: bool,
 }
 
+/// A 64-bit little-endian ELF object's bytes, every read bounds-checked.
+struct Elf<'a>(&'a [u8]);
+
+/// One section header: (name offset, type, offset, size, link, entry size).
+struct Section {
+    name: usize,
+    kind: usize,
+    offset: usize,
+    size: usize,
+    link: usize,
+    entsize: usize,
+}
+
+impl<'a> Elf<'a> {
+    /// `bytes` as an ELFCLASS64, ELFDATA2LSB object, or `None`.
+    fn new(bytes: &'a [u8]) -> Option<Elf<'a>> {
+        (bytes.starts_with(b"\x7fELF") && bytes.get(4) == Some(&2) && bytes.get(5) == Some(&1)).then_some(Elf(bytes))
+    }
+
+    fn u16_at(&self, at: usize) -> Option<usize> {
+        self.0.get(at..at.checked_add(2)?).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)
+    }
+
+    fn u32_at(&self, at: usize) -> Option<usize> {
+        self.0.get(at..at.checked_add(4)?).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    }
+
+    fn u64_at(&self, at: usize) -> Option<usize> {
+        self.0.get(at..at.checked_add(8)?).and_then(|b| usize::try_from(u64::from_le_bytes(b.try_into().ok()?)).ok())
+    }
+
+    /// The section headers, or `None` when the table does not fit in the bytes.
+    fn sections(&self) -> Option<Vec<Section>> {
+        let (shoff, shentsize, shnum) = (self.u64_at(0x28)?, self.u16_at(0x3a)?, self.u16_at(0x3c)?);
+        if shentsize < 64 {
+            return None;
+        }
+        (0..shnum)
+            .map(|i| {
+                // A header's last field is 0x38 on: an offset that far from the end reads nothing.
+                let at = shoff.checked_add(i.checked_mul(shentsize)?).filter(|at| at.checked_add(64).is_some())?;
+                Some(Section {
+                    name: self.u32_at(at)?,
+                    kind: self.u32_at(at + 4)?,
+                    offset: self.u64_at(at + 0x18)?,
+                    size: self.u64_at(at + 0x20)?,
+                    link: self.u32_at(at + 0x28)?,
+                    entsize: self.u64_at(at + 0x38)?,
+                })
+            })
+            .collect()
+    }
+
+    /// The bytes of `section`.
+    fn contents(&self, section: &Section) -> Option<&'a [u8]> {
+        self.0.get(section.offset..section.offset.checked_add(section.size)?)
+    }
+}
+
+/// The NUL-terminated string at `at` of a string table.
+fn string_at(table: &[u8], at: usize) -> Option<String> {
+    let tail = table.get(at..)?;
+    let end = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
+    Some(String::from_utf8_lossy(&tail[..end]).into_owned())
+}
+
 /// The symbols of a 64-bit little-endian ELF object (`.symtab`, else `.dynsym` of a shared
 /// library), or `None` for anything else or a table that does not fit in `bytes`.
 pub fn elf_symbols(bytes: &[u8]) -> Option<Vec<Symbol>> {
-    // ELFCLASS64, ELFDATA2LSB.
-    if !bytes.starts_with(b"\x7fELF") || bytes.get(4) != Some(&2) || bytes.get(5) != Some(&1) {
-        return None;
-    }
-    let u16_at = |at: usize| bytes.get(at..at + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize);
-    let u32_at = |at: usize| bytes.get(at..at + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
-    let u64_at = |at: usize| bytes.get(at..at + 8).and_then(|b| usize::try_from(u64::from_le_bytes(b.try_into().ok()?)).ok());
-    let (shoff, shentsize, shnum) = (u64_at(0x28)?, u16_at(0x3a)?, u16_at(0x3c)?);
-    if shentsize < 64 {
-        return None;
-    }
-    let section = |i: usize| {
-        let at = shoff.checked_add(i.checked_mul(shentsize)?)?;
-        // (type, offset, size, link, entry size)
-        Some((u32_at(at + 4)?, u64_at(at + 0x18)?, u64_at(at + 0x20)?, u32_at(at + 0x28)?, u64_at(at + 0x38)?))
-    };
     const SHT_SYMTAB: usize = 2;
     const SHT_DYNSYM: usize = 11;
-    let sections: Vec<_> = (0..shnum).filter_map(section).collect();
-    let table = sections.iter().find(|s| s.0 == SHT_SYMTAB).or_else(|| sections.iter().find(|s| s.0 == SHT_DYNSYM))?;
-    let (_, offset, size, link, entsize) = *table;
-    let strings = sections.get(link)?;
-    let names = bytes.get(strings.1..strings.1.checked_add(strings.2)?)?;
-    if entsize < 24 {
+    let elf = Elf::new(bytes)?;
+    let sections = elf.sections()?;
+    let table = sections.iter().find(|s| s.kind == SHT_SYMTAB).or_else(|| sections.iter().find(|s| s.kind == SHT_DYNSYM))?;
+    let names = elf.contents(sections.get(table.link)?)?;
+    if table.entsize < 24 {
         return None;
     }
     let mut out = Vec::new();
-    for i in 1..size / entsize {
-        let at = offset.checked_add(i * entsize)?;
-        let name = u32_at(at)?;
-        let shndx = u16_at(at + 6)?;
-        let tail = names.get(name..)?;
-        let end = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
-        if end > 0 {
-            out.push(Symbol { name: String::from_utf8_lossy(&tail[..end]).into_owned(), defined: shndx != 0 });
+    for i in 1..table.size / table.entsize {
+        let at = table.offset.checked_add(i * table.entsize).filter(|at| at.checked_add(24).is_some())?;
+        let name = string_at(names, elf.u32_at(at)?)?;
+        let shndx = elf.u16_at(at + 6)?;
+        if !name.is_empty() {
+            out.push(Symbol { name, defined: shndx != 0 });
         }
     }
     Some(out)
+}
+
+/// The section names of a 64-bit little-endian ELF object, or `None` for anything else or a
+/// section table that does not fit in `bytes`.
+pub fn elf_section_names(bytes: &[u8]) -> Option<Vec<String>> {
+    let elf = Elf::new(bytes)?;
+    let sections = elf.sections()?;
+    let names = elf.contents(sections.get(elf.u16_at(0x3e)?)?)?;
+    sections.iter().map(|s| string_at(names, s.name)).collect()
 }
 
 #[cfg(test)]

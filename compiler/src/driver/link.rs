@@ -287,6 +287,11 @@ fn link_here(inputs: &[Input], link: &LinkOptions, options: &CompileOptions) -> 
             None => build.link_libraries.push(path),
         }
     }
+    // The device allocation pool where every input frees through it (`driver/pool.rs`).
+    let (pool, remark) = super::program::pool_decision_of(&in_memory, &build.link_libraries, options);
+    if pool {
+        in_memory.push(("cdpc's device allocation pool".into(), super::pool::object(&tools, &options.target, options.target.sm, &build)?));
+    }
     let names: Vec<(String, String)> = in_memory.iter().enumerate().map(|(index, (name, _))| (format!("input{index}.o"), name.clone())).collect();
     let objects: Vec<&[u8]> = in_memory.iter().map(|(_, bytes)| bytes.as_slice()).collect();
     let cubin = match tools.link_objects(&objects, &build) {
@@ -303,6 +308,7 @@ fn link_here(inputs: &[Input], link: &LinkOptions, options: &CompileOptions) -> 
     let mut timings = Timings::default();
     let mut warnings = Vec::new();
     let mut headers: Vec<PathBuf> = Vec::new();
+    warnings.extend(remark.map(|r| SourceWarnings { name: "device link".into(), text: String::new(), warnings: vec![r] }));
     for c in compiled {
         timings.0.extend(c.timings.0);
         warnings.push(c.warnings);

@@ -71,6 +71,7 @@ use crate::front::cdp::hir;
 use crate::front::cdp::preprocess::{self, PreprocessOptions};
 use crate::front::cdp::sema::{self, SemaOptions};
 use crate::pipeline::aggregate::Granularity;
+pub use crate::pipeline::malloc_pool::MallocPool;
 use crate::target::{AddressSize, SmVersion, Target};
 use crate::toolchain::{BuildOptions, FatbinImage, OutputFile, OutputGuard, ToolRun, ToolSearch, Toolchain};
 pub use crate::toolchain::{HeaderList, Overwrite, DEFAULT_TOOL_TIMEOUT};
@@ -87,6 +88,7 @@ pub mod ir;
 pub mod jobs;
 pub mod link;
 pub mod option_pairs;
+pub mod pool;
 pub mod program;
 mod ptxas_asm;
 pub mod symbols;
@@ -232,9 +234,15 @@ pub struct CompileOptions {
     pub launch_threshold: u32,
     /// Report why launches were left alone (`-Rpass=aggregate`): remarks among the warnings.
     pub pass_remarks: bool,
+    /// Say whether the device link serves device-side allocations from the pool, and why
+    /// (`-Rpass=malloc-pool`, `R0504`).
+    pub pool_remarks: bool,
     /// Small device-side allocations (`malloc`, `cudaMalloc`) from a pool in the program's
-    /// static memory (`-fdevice-malloc-pool`, `pipeline/malloc_pool.rs`).
-    pub malloc_pool: bool,
+    /// static memory (`pipeline/malloc_pool.rs`): in every compile (`-fdevice-malloc-pool`,
+    /// [`MallocPool::On`]), never (`-fno-device-malloc-pool`), or, by default, where the device
+    /// link proves that every device object of the program frees through it
+    /// ([`MallocPool::AtLink`], `driver/pool.rs`; relocatable code only).
+    pub malloc_pool: MallocPool,
     /// CUDA C++'s warp functions of before CUDA 9 (`__shfl`, `__any`, ...) compiled as their
     /// `_sync` forms with `W0902` (`-flegacy-warp-intrinsics`), where by default they are
     /// `E0903` as nvcc refuses them; the kernel language and LLVM IR always rewrite them.
@@ -301,7 +309,8 @@ impl Default for CompileOptions {
             aggregate: Granularity::Off,
             launch_threshold: 0,
             pass_remarks: false,
-            malloc_pool: false,
+            pool_remarks: false,
+            malloc_pool: MallocPool::AtLink,
             legacy_warp_intrinsics: false,
             header_remarks: false,
             tool_timeout: Some(DEFAULT_TOOL_TIMEOUT),
@@ -766,6 +775,23 @@ pub(crate) fn generate_cdp(checked: &Checked, options: &CompileOptions, codegen:
     Ok((generated, warnings))
 }
 
+impl CompileOptions {
+    /// Where device-side allocations are served, as [`CompileOptions::malloc_pool`] says, but
+    /// [`MallocPool::AtLink`] is the heap's ([`MallocPool::Off`]) where no launch
+    /// optimization is on (`-fno-launch-optimizations`, `-O0`): the pool belongs to the
+    /// default build's optimizations, and the build without them is nvcc's. Measured
+    /// (docs/DEVICE-MALLOC.md): KLAP's BT with its 25,600 launches as written and its
+    /// allocations pooled stops in the device runtime in some runs, nvcc's build with a pool
+    /// written by hand too, where the heap's slower allocations spread the launches out.
+    pub fn pool_mode(&self) -> MallocPool {
+        let optimizing = self.launch_threshold > 0 || self.aggregate != Granularity::Off;
+        match self.malloc_pool {
+            MallocPool::AtLink if !optimizing => MallocPool::Off,
+            mode => mode,
+        }
+    }
+}
+
 /// The launch pipeline's options from the compilation's: the one place they are mapped, for
 /// every front end that writes IR (`cuda_cxx`: the input is CUDA C++, nvcc's dialect).
 pub fn pipeline_options(options: &CompileOptions, cuda_cxx: bool) -> crate::pipeline::PipelineOptions {
@@ -775,7 +801,11 @@ pub fn pipeline_options(options: &CompileOptions, cuda_cxx: bool) -> crate::pipe
         launch_threshold: options.launch_threshold,
         aggregate: options.aggregate,
         pass_remarks: options.pass_remarks,
-        malloc_pool: options.malloc_pool,
+        // Left to the link only where a device link follows: relocatable code.
+        malloc_pool: match options.pool_mode() {
+            MallocPool::AtLink if !options.separate || (cuda_cxx && options.whole_program) => MallocPool::Off,
+            mode => mode,
+        },
         refuse_legacy_warp: cuda_cxx && !options.legacy_warp_intrinsics,
         nvcc_dialect: cuda_cxx,
         // nvcc's whole program: a `-c` object without `-rdc`, or `-ptx`/`-cubin` of one file.
@@ -855,7 +885,8 @@ fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, b
         (device_side, host)
     });
     let (generated, fatbin) = device_side?;
-    let (output, host_warnings, host_headers) = cuda::host_object(source, options, tools, build, host?, &fatbin, &id, &generated.warnings)?;
+    let pool_safe = generated.ptx.as_deref().is_some_and(pool::ptx_pool_safe);
+    let (output, host_warnings, host_headers) = cuda::host_object(source, options, tools, build, host?, &fatbin, &id, &generated.warnings, pool_safe)?;
     let mut warnings = generated.warnings;
     warnings.extend(host_warnings);
     if warnings.iter().any(Diagnostic::is_error) {

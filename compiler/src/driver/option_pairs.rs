@@ -59,7 +59,7 @@
 //! assert!(option_pairs::from_pairs([("opt-level", "4")]).is_err());
 //! ```
 
-use super::{parse_tool_timeout, CompileOptions, DebugLevel, Emit, Language};
+use super::{parse_tool_timeout, CompileOptions, DebugLevel, Emit, Language, MallocPool};
 use crate::front::cdp::preprocess::MacroOption;
 use crate::{AddressSize, Code, DefaultStream, LaunchAbi};
 use std::ffi::OsStr;
@@ -197,21 +197,27 @@ fn set_text(options: &mut CompileOptions, key: &str, value: &str) -> Result<(), 
         }
         "aggregate-launches" => options.aggregate = value.parse()?,
         "launch-threshold" => options.launch_threshold = value.parse().map_err(|_| format!("`launch-threshold` takes a thread count, not `{value}`"))?,
-        "device-malloc-pool" => options.malloc_pool = flag(value)?,
-        "legacy-warp-intrinsics" => options.legacy_warp_intrinsics = flag(value)?,
-        "pass-remarks" => {
-            options.pass_remarks = match value {
-                "aggregate" => true,
-                "" | "none" => false,
-                _ => return Err(format!("no pass `{value}` reports remarks; use aggregate or none")),
+        "device-malloc-pool" => {
+            options.malloc_pool = match value {
+                "link" => MallocPool::AtLink,
+                _ if flag(value)? => MallocPool::On,
+                _ => MallocPool::Off,
             }
         }
+        "legacy-warp-intrinsics" => options.legacy_warp_intrinsics = flag(value)?,
+        "pass-remarks" => match value {
+            "aggregate" => options.pass_remarks = true,
+            "malloc-pool" => options.pool_remarks = true,
+            "" | "none" => (options.pass_remarks, options.pool_remarks) = (false, false),
+            _ => return Err(format!("no pass `{value}` reports remarks; use aggregate, malloc-pool or none")),
+        },
         // `none` turns off the header remarks alone: pass remarks have their own key.
         "remarks" => match value {
             "skipped-headers" => options.header_remarks = true,
             "all" => {
                 options.header_remarks = true;
                 options.pass_remarks = true;
+                options.pool_remarks = true;
             }
             "" | "none" => options.header_remarks = false,
             _ => return Err(format!("no remark group `{value}`; use skipped-headers, all or none")),
@@ -393,7 +399,11 @@ mod tests {
         let o = with(&[("aggregate-launches", "warp"), ("launch-threshold", "128"), ("device-malloc-pool", "1"), ("legacy-warp-intrinsics", "on")]);
         assert_eq!(o.aggregate, Granularity::Warp);
         assert_eq!(o.launch_threshold, 128);
-        assert!(o.malloc_pool && o.legacy_warp_intrinsics);
+        assert!(o.malloc_pool == MallocPool::On && o.legacy_warp_intrinsics);
+        assert_eq!(with(&[("device-malloc-pool", "false")]).malloc_pool, MallocPool::Off);
+        assert_eq!(with(&[("device-malloc-pool", "true"), ("device-malloc-pool", "link")]).malloc_pool, MallocPool::AtLink);
+        assert_eq!(with(&[]).malloc_pool, MallocPool::AtLink);
+        assert_eq!(refused("device-malloc-pool", "sometimes"), "`sometimes` is not a boolean for `device-malloc-pool`; use true or false");
         assert_eq!(with(&[("aggregate-launches", "off")]).aggregate, Granularity::Off);
         assert_eq!(with(&[("aggregate-launches", "grid")]).aggregate, Granularity::Grid);
         assert!(refused("aggregate-launches", "thread").contains("`thread`"));
@@ -410,11 +420,16 @@ mod tests {
         let o = with(&[("remarks", "skipped-headers")]);
         assert!(o.header_remarks && !o.pass_remarks);
         let o = with(&[("remarks", "all")]);
-        assert!(o.header_remarks && o.pass_remarks);
+        assert!(o.header_remarks && o.pass_remarks && o.pool_remarks);
+        let o = with(&[("pass-remarks", "malloc-pool")]);
+        assert!(o.pool_remarks && !o.pass_remarks);
+        let o = with(&[("pass-remarks", "malloc-pool"), ("pass-remarks", "aggregate")]);
+        assert!(o.pool_remarks && o.pass_remarks);
+        assert!(!with(&[("pass-remarks", "malloc-pool"), ("pass-remarks", "none")]).pool_remarks);
         // `none` is the header remarks' alone
         let o = with(&[("remarks", "all"), ("remarks", "none")]);
         assert!(!o.header_remarks && o.pass_remarks);
-        assert_eq!(refused("pass-remarks", "inline"), "no pass `inline` reports remarks; use aggregate or none");
+        assert_eq!(refused("pass-remarks", "inline"), "no pass `inline` reports remarks; use aggregate, malloc-pool or none");
         assert_eq!(refused("remarks", "some"), "no remark group `some`; use skipped-headers, all or none");
     }
 

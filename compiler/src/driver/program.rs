@@ -23,10 +23,10 @@
 use super::archive;
 use super::jobs::{self, Action, Job, Output};
 use super::link::{BuildError, SourceWarnings};
-use super::{build_options, fatbin, symbols, CompileError, CompileOptions, Emit, HeaderList, InputFile, Language, Timings};
+use super::{build_options, fatbin, pool, symbols, CompileError, CompileOptions, Emit, HeaderList, InputFile, Language, MallocPool, Timings};
 use crate::diag::{Code, Diagnostic, SourceFile, Span};
 use crate::front::cdp::preprocess::MacroOption;
-use crate::target::SmVersion;
+use crate::target::{SmVersion, Target};
 use crate::toolchain::{work_dir, BuildOptions, FatbinImage, HostCompiler, OutputFile, OutputGuard, ToolError, ToolRun, Toolchain};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -258,14 +258,32 @@ fn concat(flag: &str, path: &Path) -> OsString {
 }
 
 /// The device link of `objects` (host objects and archives of `-dc` code, device objects):
-/// nvlink for each architecture, `fatbinary -link`, and the registration object's bytes.
-fn device_link_object(tools: &Toolchain, objects: &[PathBuf], archs: &[SmVersion], build: &BuildOptions) -> Result<Vec<u8>, CompileError> {
+/// nvlink for each architecture (with the pool's object where `pool`, `driver/pool.rs`),
+/// `fatbinary -link`, and the registration object's bytes.
+fn device_link_object(tools: &Toolchain, objects: &[PathBuf], archs: &[SmVersion], build: &BuildOptions, pool: Option<&Target>) -> Result<Vec<u8>, CompileError> {
     let mut images = Vec::new();
     let mut module_ids: Option<Vec<String>> = None;
     for &arch in archs {
         let mut arch_build = build.clone();
         arch_build.arch = arch;
-        let linked = tools.device_link(objects, arch, &arch_build)?;
+        // The pool's object in a work folder of its own, removed after the link.
+        let pool_work = pool.map(|_| work_dir(build)).transpose()?;
+        let mut inputs = objects.to_vec();
+        let pool_file = format!("cdpc-malloc-pool-v1-{arch}.o");
+        if let (Some(target), Some(work)) = (pool, &pool_work) {
+            let path = work.path().join(&pool_file);
+            let object = pool::object(tools, target, arch, &arch_build)?;
+            std::fs::write(&path, object).map_err(|e| ToolError::io("writing the device allocation pool's object", &path, e))?;
+            inputs.push(path);
+        }
+        let mut linked = tools.device_link(&inputs, arch, &arch_build)?;
+        // nvlink's note that the pool's object has no host code: no host code refers to it.
+        arch_build.log.drop_lines_about("nvlink", &pool_file);
+        // nvlink lists a bare device object as a module to register, under its path with
+        // every other character than a letter or digit `_`; no host object registers the
+        // pool's, and the registration waits for every module listed: it is not one.
+        let pool_id: String = pool_file.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+        linked.module_ids.retain(|id| pool.is_none() || !id.ends_with(&pool_id));
         match &module_ids {
             None => module_ids = Some(linked.module_ids),
             Some(ids) if *ids == linked.module_ids => {}
@@ -275,6 +293,48 @@ fn device_link_object(tools: &Toolchain, objects: &[PathBuf], archs: &[SmVersion
     }
     let fatbin = tools.fatbinary_linked(&images, build)?;
     Ok(crate::back::link_stub::object(&module_ids.unwrap_or_default(), &fatbin)?)
+}
+
+/// Whether the device link of `inputs` (its objects, device libraries and the program's shared
+/// libraries) serves device-side allocations from the pool ([`pool_decision_of`]). `names`
+/// gives the command line's name of a work file.
+fn pool_decision(inputs: &[PathBuf], options: &CompileOptions, names: &[(String, String)]) -> (bool, Option<Diagnostic>) {
+    let read: Vec<(String, Vec<u8>)> = inputs
+        .iter()
+        .map(|path| {
+            let shown = path.display().to_string();
+            let name = names.iter().find(|(work, _)| *work == shown).map_or(shown, |(_, source)| source.clone());
+            (name, std::fs::read(path).unwrap_or_default())
+        })
+        .collect();
+    pool_decision_of(&read, &[], options)
+}
+
+/// Whether a device link of `in_memory` (named objects' bytes) and `files` serves device-side
+/// allocations from the pool: always with `-fdevice-malloc-pool`, never with
+/// `-fno-device-malloc-pool` or without launch optimizations ([`CompileOptions::pool_mode`]),
+/// by default where [`pool::decide`] proves it safe. Returns the
+/// decision and, asked for (`-Rpass=malloc-pool`), the remark saying it.
+pub(super) fn pool_decision_of(in_memory: &[(String, Vec<u8>)], files: &[PathBuf], options: &CompileOptions) -> (bool, Option<Diagnostic>) {
+    let decision = match options.pool_mode() {
+        MallocPool::Off => return (false, None),
+        MallocPool::On => pool::Decision::Pool,
+        MallocPool::AtLink => {
+            let read: Vec<(String, Vec<u8>)> = files.iter().map(|path| (path.display().to_string(), std::fs::read(path).unwrap_or_default())).collect();
+            pool::decide(in_memory.iter().chain(&read).map(|(name, bytes)| (name.clone(), bytes.as_slice())))
+        }
+    };
+    let remark = options.pool_remarks.then(|| {
+        let mut d = Diagnostic::new(Code::MallocPoolDecision, Span::default(), decision.message());
+        d.labels.clear();
+        d
+    });
+    (decision == pool::Decision::Pool, remark)
+}
+
+/// The remark of [`pool_decision`] as a build's warnings, under the name `device link`.
+fn link_remark(remark: Option<Diagnostic>) -> Option<SourceWarnings> {
+    remark.map(|r| SourceWarnings { name: "device link".into(), text: String::new(), warnings: vec![r] })
 }
 
 /// The device link's failure, where nvlink's is over runtime functions libcudadevrt lacks, as
@@ -301,12 +361,14 @@ pub fn device_link_to_file(objects: &[PathBuf], output: &Path, program: &Program
     let tools = Toolchain::discover(&options.tools).map_err(CompileError::from)?;
     let mut build = build_options(options);
     add_device_libraries(program, &mut build);
-    let object = device_link_object(&tools, objects, &link_archs(options), &build).map_err(|e| device_link_failure(e, &[], &[]))?;
+    let read: Vec<PathBuf> = objects.iter().chain(&build.link_libraries).cloned().collect();
+    let (pool, remark) = pool_decision(&read, options, &[]);
+    let object = device_link_object(&tools, objects, &link_archs(options), &build, pool.then_some(&options.target)).map_err(|e| device_link_failure(e, &[], &[]))?;
     file.commit(&object).map_err(CompileError::from)?;
     let tool_runs = build.log.take();
     let mut timings = Timings::default();
     timings.add_tool_runs(&tool_runs);
-    Ok(Built { warnings: Vec::new(), tool_runs, timings })
+    Ok(Built { warnings: link_remark(remark).into_iter().collect(), tool_runs, timings })
 }
 
 /// `-l` libraries that are static archives in a `-L` folder also go to nvlink, as device
@@ -549,7 +611,8 @@ fn program_steps(inputs: &[ProgramInput], output: &Path, program: &ProgramOption
     relocatable |= libraries.iter().any(|l| std::fs::read(l).is_ok_and(|bytes| holds_relocatable_device_code(&bytes)));
     let stub = relocatable.then(|| jobs::in_work("dlink.o"));
     if let Some(stub) = &stub {
-        steps.push(Step::DeviceLink { objects: device_objects, libraries, archs: link_archs(options), output: stub.clone() });
+        let shared = host_objects.iter().filter(|o| !device_objects.contains(o)).cloned().collect();
+        steps.push(Step::DeviceLink { objects: device_objects, libraries, shared, archs: link_archs(options), output: stub.clone() });
     }
     steps.push(Step::HostLink { stub, objects: host_objects, output: output.to_path_buf(), shared: program.shared });
     steps
@@ -623,8 +686,9 @@ enum Step {
     /// An object taken into a library's folder as it is.
     Copy { object: PathBuf, member: PathBuf },
     /// nvlink over `objects` and the device libraries among `-l` for each of `archs`, then the
-    /// registration object at `output`.
-    DeviceLink { objects: Vec<PathBuf>, libraries: Vec<PathBuf>, archs: Vec<SmVersion>, output: PathBuf },
+    /// registration object at `output`; the program's `shared` libraries are read for the
+    /// pool's decision alone ([`pool_decision`]).
+    DeviceLink { objects: Vec<PathBuf>, libraries: Vec<PathBuf>, shared: Vec<PathBuf>, archs: Vec<SmVersion>, output: PathBuf },
     /// The host compiler as linker: the device link's object first, where there is one.
     HostLink { stub: Option<PathBuf>, objects: Vec<PathBuf>, output: PathBuf, shared: bool },
     /// The archiver's `cr` over a library's members.
@@ -638,7 +702,7 @@ impl Step {
             Step::Compile { source, options, object } => Job::compile(source, Output::File(object.clone()), options),
             Step::HostCompile { source, object } => host_compile_job(source, object),
             Step::Copy { object, member } => Job::new(Action::Archive, vec![object.clone()], Output::File(member.clone()), "copied as it is"),
-            Step::DeviceLink { objects, libraries, archs, output } => {
+            Step::DeviceLink { objects, libraries, archs, output, .. } => {
                 let archs: Vec<String> = archs.iter().map(ToString::to_string).collect();
                 let inputs = objects.iter().chain(libraries).cloned().collect();
                 Job::new(Action::DeviceLink, inputs, Output::File(output.clone()), format!("nvlink for {} with libcudadevrt, and the registration object", archs.join(", ")))
@@ -722,12 +786,15 @@ impl<'a> StepRun<'a> {
                 let member = self.place(&member);
                 std::fs::copy(&object, &member).map_err(|e| CompileError::from(ToolError::io("reading an object for the library", &object, e)))?;
             }
-            Step::DeviceLink { objects, libraries, archs, output } => {
+            Step::DeviceLink { objects, libraries, shared, archs, output } => {
                 let objects: Vec<PathBuf> = objects.iter().map(|o| self.place(o)).collect();
                 let output = self.place(&output);
                 self.build.link_libraries.extend(libraries);
+                let read: Vec<PathBuf> = objects.iter().chain(&self.build.link_libraries).chain(&shared).cloned().collect();
+                let (pool, remark) = pool_decision(&read, self.options, &self.names);
                 let Some(tools) = &self.tools else { return Err(not_found()) };
-                let stub = device_link_object(tools, &objects, &archs, &self.build).map_err(|e| device_link_failure(e, &self.warnings, &self.names))?;
+                let stub = device_link_object(tools, &objects, &archs, &self.build, pool.then_some(&self.options.target)).map_err(|e| device_link_failure(e, &self.warnings, &self.names))?;
+                self.warnings.extend(link_remark(remark));
                 std::fs::write(&output, &stub).map_err(|e| CompileError::from(ToolError::io("writing the device link's object", &output, e)))?;
             }
             Step::HostLink { .. } | Step::Archive { .. } => return Err(CompileError::Usage("a link step is run by its build, which commits the output".into()).into()),

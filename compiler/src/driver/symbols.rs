@@ -49,7 +49,7 @@ pub fn ptx_symbols(ptx: &str) -> PtxSymbols {
 
 /// The name in the rest of a `.visible`/`.extern` line: after the directives (`.func`,
 /// `.global`, `.align 4`, `.u32`) and a function's return parameter `(.param ...)`.
-fn declared_name(rest: &str) -> Option<&str> {
+pub(super) fn declared_name(rest: &str) -> Option<&str> {
     let mut rest = rest.trim_start();
     loop {
         if let Some(after) = rest.strip_prefix('(') {

@@ -1,7 +1,9 @@
 ; The device heap's pool (`pipeline::malloc_pool`): what the pass links into a module whose code
-; calls `malloc`, `free`, `cudaMalloc` or `cudaFree` on the device. `{capacity}`, `{units}` and
-; `{largest}` are filled in by the pass; each wrapper of a runtime function is written by the
-; pass after these.
+; calls `malloc`, `free`, `cudaMalloc` or `cudaFree` on the device (`{linkage}` internal), and
+; the pool object the device link adds when it pools a program's allocations (`{linkage}`
+; empty: its `take` and `give` replace the weak ones of the objects compiled for the link to
+; decide). `{capacity}`, `{units}`, `{largest}` and `{linkage}` are filled in by the pass; each
+; wrapper of a runtime function is written by the pass after these.
 ;
 ; The pool is {units} blocks of 16 bytes in the program's static memory. Its state is one word:
 ; the high 32 bits count the blocks handed out since the pool was last empty, the low 32 bits
@@ -21,7 +23,7 @@
 
 ; A block of at least %size bytes, 16-byte aligned, or null when the pool cannot give one
 ; (no bytes asked for, more than {largest}, or no room left): the caller then asks the heap.
-define internal ptr @__cdpc_pool_take(i64 %size) {
+define {linkage} ptr @__cdpc_pool_take_v1(i64 %size) {
 entry:
   %less = add i64 %size, -1
   %small = icmp ult i64 %less, {largest}
@@ -83,7 +85,7 @@ done:
 }
 
 ; Whether %pointer is one of the pool's blocks; if it is, it is given back.
-define internal i1 @__cdpc_pool_give(ptr %pointer) {
+define {linkage} i1 @__cdpc_pool_give_v1(ptr %pointer) {
 entry:
   %address = ptrtoint ptr %pointer to i64
   %base = ptrtoint ptr addrspacecast (ptr addrspace(1) @__cdpc_malloc_pool_v1 to ptr) to i64

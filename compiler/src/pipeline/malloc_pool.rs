@@ -29,9 +29,17 @@
 //! untouched, with `W1022`, since pooling some allocations of a program and not the frees
 //! that go with them would hand pool pointers to the heap.
 //!
+//! The pool can also be left to the device link ([`MallocPool::AtLink`], the default of
+//! relocatable code): the wrappers are the same, but the two functions they try first,
+//! `__cdpc_pool_take_v1` and `__cdpc_pool_give_v1`, are `weak` and serve nothing (the heap,
+//! as without the pass). When the device link sees that every device object of the program
+//! hands its frees to such wrappers, it adds [`link_object_ir`]'s module, whose strong
+//! definitions of the two are the pool's (`driver/pool.rs`); otherwise the weak ones stay, and
+//! nvcc's link of the same objects keeps them too.
+//!
 //! Invariant afterwards: every use of the runtime's allocation functions is a wrapper's,
 //! whose fallback call is then the only one; a module that calls none of them, or that was
-//! pooled before, is untouched.
+//! pooled or routed before, is untouched.
 
 use crate::diag::{Code, Diagnostic, Span};
 use inkwell::llvm_sys::core::{LLVMGetBasicBlockParent, LLVMGetInstructionParent, LLVMReplaceAllUsesWith};
@@ -50,7 +58,38 @@ const BLOCK: u64 = 16;
 const HELPERS: &str = include_str!("malloc_pool.ll");
 /// The pool's state, which every pooled module keeps (its helpers may be inlined away): a
 /// module that has it was pooled already.
-const STATE: &str = "__cdpc_malloc_state_v1";
+pub const STATE: &str = "__cdpc_malloc_state_v1";
+/// The function a wrapper asks for a block first: the pool's, or (weak) none.
+pub const TAKE: &str = "__cdpc_pool_take_v1";
+/// The function a wrapper hands a pointer to first: the pool's, or (weak) "not the pool's".
+pub const GIVE: &str = "__cdpc_pool_give_v1";
+/// The names under which device code frees what the runtime allocated.
+pub const FREES: &[&str] = &["free", "cudaFree", "__cudaCDP2Free"];
+
+/// Where a module's device-side allocations are served.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MallocPool {
+    /// By the heap, as the program wrote them (`-fno-device-malloc-pool`; the launch
+    /// pipeline's default, where the driver decides).
+    #[default]
+    Off,
+    /// Through wrappers whose pool the device link adds where it proves it safe (the driver's
+    /// default for relocatable code): `weak` functions that serve nothing until then.
+    AtLink,
+    /// From the pool, linked into the module (`-fdevice-malloc-pool`).
+    On,
+}
+
+impl std::fmt::Display for MallocPool {
+    /// The option pairs' spelling: `false`, `link`, `true`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            MallocPool::Off => "false",
+            MallocPool::AtLink => "link",
+            MallocPool::On => "true",
+        })
+    }
+}
 
 /// What a runtime function does, which says its type and its wrapper.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,12 +108,14 @@ enum Role {
 const RUNTIME: &[(&str, Role)] =
     &[("malloc", Role::Malloc), ("free", Role::Free), ("cudaMalloc", Role::CudaMalloc), ("__cudaCDP2Malloc", Role::CudaMalloc), ("cudaFree", Role::CudaFree), ("__cudaCDP2Free", Role::CudaFree)];
 
-/// Makes the module's device-side allocations use the pool (module docs). Returns how many
-/// runtime functions now go through a wrapper, and `W1022` when a function of a runtime name
-/// is not the runtime's (the module is then untouched); `Err` when LLVM refused the helpers
-/// (a defect of cdpc).
-pub fn pool(module: &Module<'_>, source: &crate::pipeline::SourceText) -> Result<(usize, Vec<Diagnostic>), String> {
-    if module.get_global(STATE).is_some() {
+/// Makes the module's device-side allocations go through the pool's wrappers (module docs):
+/// with `mode` [`MallocPool::On`] the pool is linked in, with [`MallocPool::AtLink`] its
+/// `weak` stand-ins, and [`MallocPool::Off`] changes nothing. Returns how many runtime
+/// functions now go through a wrapper, and `W1022` when a function of a runtime name is not
+/// the runtime's (the module is then untouched; the warning only where the pool was asked
+/// for); `Err` when LLVM refused the helpers (a defect of cdpc).
+pub fn pool(module: &Module<'_>, mode: MallocPool, source: &crate::pipeline::SourceText) -> Result<(usize, Vec<Diagnostic>), String> {
+    if mode == MallocPool::Off || module.get_global(STATE).is_some() || module.get_function(GIVE).is_some() {
         return Ok((0, Vec::new()));
     }
     let size_bits = TargetData::create(&module.get_data_layout().as_str().to_string_lossy()).get_pointer_byte_size(None) * 8;
@@ -105,13 +146,20 @@ pub fn pool(module: &Module<'_>, source: &crate::pipeline::SourceText) -> Result
         return Ok((0, Vec::new()));
     }
     if let Some((what, label, line)) = foreign {
+        if mode == MallocPool::AtLink {
+            // Not asked for: the module's object tells the link it frees outside the pool.
+            return Ok((0, Vec::new()));
+        }
         let warning = Diagnostic::new(Code::MallocPoolNotUsed, line.unwrap_or(Span::new(0, 0)), format!("device allocations not pooled: {what}"))
             .with_primary_message(label)
             .with_note("-fdevice-malloc-pool pools the device runtime's `malloc`, `free`, `cudaMalloc` and `cudaFree`; a function of one of those names that is not the runtime's could be handed a pool pointer, so no allocation of this file is pooled");
         return Ok((0, vec![warning]));
     }
     let wrapper = |name: &str| format!("__cdpc_pool.{name}");
-    let mut text = HELPERS.replace("{capacity}", &CAPACITY.to_string()).replace("{units}", &(CAPACITY / BLOCK).to_string()).replace("{largest}", &LARGEST.to_string());
+    let mut text = match mode {
+        MallocPool::On => helpers("internal"),
+        _ => format!("\ndefine weak ptr @{TAKE}(i64 %size) {{\n  ret ptr null\n}}\n\ndefine weak i1 @{GIVE}(ptr %pointer) {{\n  ret i1 false\n}}\n"),
+    };
     for &(name, role, _) in &used {
         text.push_str(&wrapper_ir(&wrapper(name), name, role, size_bits));
     }
@@ -133,6 +181,19 @@ pub fn pool(module: &Module<'_>, source: &crate::pipeline::SourceText) -> Result
         }
     }
     Ok((used.len(), Vec::new()))
+}
+
+/// The pool's helpers, `take` and `give` of `linkage` (LLVM's word; empty: external).
+fn helpers(linkage: &str) -> String {
+    HELPERS.replace("{capacity}", &CAPACITY.to_string()).replace("{units}", &(CAPACITY / BLOCK).to_string()).replace("{largest}", &LARGEST.to_string()).replace("{linkage}", linkage)
+}
+
+/// The module the device link adds to pool a program whose objects were compiled with
+/// [`MallocPool::AtLink`]: the pool, its state, and external `take` and `give`, which take the
+/// place of the objects' `weak` ones. Target-independent IR: the caller gives it NVPTX's triple
+/// and data layout.
+pub fn link_object_ir() -> String {
+    format!("; cdpc's device allocation pool, added by the device link (pipeline::malloc_pool)\n{}", helpers(""))
 }
 
 /// The uses of the runtime's allocation functions outside the pool's wrappers: none after
@@ -169,16 +230,16 @@ fn wrapper_ir(wrapper: &str, runtime: &str, role: Role, size_bits: u32) -> Strin
     let widen = if size_bits == 64 { "add i64 %size, 0".to_string() } else { format!("zext {size} %size to i64") };
     match role {
         Role::Malloc => format!(
-            "\ndefine ptr @\"{wrapper}\"({size} %size) {{\nentry:\n  %bytes = {widen}\n  %block = call ptr @__cdpc_pool_take(i64 %bytes)\n  %pooled = icmp ne ptr %block, null\n  br i1 %pooled, label %done, label %heap\n\nheap:\n  %other = call ptr @{runtime}({size} %size)\n  br label %done\n\ndone:\n  %result = phi ptr [ %block, %entry ], [ %other, %heap ]\n  ret ptr %result\n}}\n\ndeclare ptr @{runtime}({size})\n"
+            "\ndefine ptr @\"{wrapper}\"({size} %size) {{\nentry:\n  %bytes = {widen}\n  %block = call ptr @__cdpc_pool_take_v1(i64 %bytes)\n  %pooled = icmp ne ptr %block, null\n  br i1 %pooled, label %done, label %heap\n\nheap:\n  %other = call ptr @{runtime}({size} %size)\n  br label %done\n\ndone:\n  %result = phi ptr [ %block, %entry ], [ %other, %heap ]\n  ret ptr %result\n}}\n\ndeclare ptr @{runtime}({size})\n"
         ),
         Role::CudaMalloc => format!(
-            "\ndefine i32 @\"{wrapper}\"(ptr %out, {size} %size) {{\nentry:\n  %bytes = {widen}\n  %block = call ptr @__cdpc_pool_take(i64 %bytes)\n  %pooled = icmp ne ptr %block, null\n  br i1 %pooled, label %store, label %heap\n\nstore:\n  store ptr %block, ptr %out, align {align}\n  ret i32 0\n\nheap:\n  %status = call i32 @{runtime}(ptr %out, {size} %size)\n  ret i32 %status\n}}\n\ndeclare i32 @{runtime}(ptr, {size})\n"
+            "\ndefine i32 @\"{wrapper}\"(ptr %out, {size} %size) {{\nentry:\n  %bytes = {widen}\n  %block = call ptr @__cdpc_pool_take_v1(i64 %bytes)\n  %pooled = icmp ne ptr %block, null\n  br i1 %pooled, label %store, label %heap\n\nstore:\n  store ptr %block, ptr %out, align {align}\n  ret i32 0\n\nheap:\n  %status = call i32 @{runtime}(ptr %out, {size} %size)\n  ret i32 %status\n}}\n\ndeclare i32 @{runtime}(ptr, {size})\n"
         ),
         Role::Free => format!(
-            "\ndefine void @\"{wrapper}\"(ptr %pointer) {{\nentry:\n  %pooled = call i1 @__cdpc_pool_give(ptr %pointer)\n  br i1 %pooled, label %done, label %heap\n\nheap:\n  call void @{runtime}(ptr %pointer)\n  br label %done\n\ndone:\n  ret void\n}}\n\ndeclare void @{runtime}(ptr)\n"
+            "\ndefine void @\"{wrapper}\"(ptr %pointer) {{\nentry:\n  %pooled = call i1 @__cdpc_pool_give_v1(ptr %pointer)\n  br i1 %pooled, label %done, label %heap\n\nheap:\n  call void @{runtime}(ptr %pointer)\n  br label %done\n\ndone:\n  ret void\n}}\n\ndeclare void @{runtime}(ptr)\n"
         ),
         Role::CudaFree => format!(
-            "\ndefine i32 @\"{wrapper}\"(ptr %pointer) {{\nentry:\n  %pooled = call i1 @__cdpc_pool_give(ptr %pointer)\n  br i1 %pooled, label %done, label %heap\n\nheap:\n  %status = call i32 @{runtime}(ptr %pointer)\n  ret i32 %status\n\ndone:\n  ret i32 0\n}}\n\ndeclare i32 @{runtime}(ptr)\n"
+            "\ndefine i32 @\"{wrapper}\"(ptr %pointer) {{\nentry:\n  %pooled = call i1 @__cdpc_pool_give_v1(ptr %pointer)\n  br i1 %pooled, label %done, label %heap\n\nheap:\n  %status = call i32 @{runtime}(ptr %pointer)\n  ret i32 %status\n\ndone:\n  ret i32 0\n}}\n\ndeclare i32 @{runtime}(ptr)\n"
         ),
     }
 }
@@ -245,7 +306,7 @@ declare void @free(ptr allocptr captures(none))
         let context = Context::create();
         let module = module(&context, IR);
         assert_eq!(unpooled_uses(&module), 7);
-        let (wrapped, warnings) = pool(&module, &SourceText::default()).unwrap();
+        let (wrapped, warnings) = pool(&module, MallocPool::On, &SourceText::default()).unwrap();
         assert_eq!((wrapped, warnings.len()), (6, 0));
         module.verify().unwrap();
         assert_eq!(unpooled_uses(&module), 0);
@@ -263,13 +324,13 @@ declare void @free(ptr allocptr captures(none))
         // Pooled once: a second run finds the pool's state and changes nothing, also after the
         // clean-up has inlined the wrappers and helpers and removed them.
         let before = text(&module);
-        assert_eq!(pool(&module, &SourceText::default()).unwrap().0, 0);
+        assert_eq!(pool(&module, MallocPool::On, &SourceText::default()).unwrap().0, 0);
         assert_eq!(text(&module), before);
         let tm = crate::back::target_machine(&crate::Target::default(), 3).unwrap();
         crate::pipeline::cleanup(&module, &tm, true).unwrap();
-        assert!(module.get_function("__cdpc_pool_take").is_none(), "{}", text(&module));
+        assert!(module.get_function("__cdpc_pool_take_v1").is_none(), "{}", text(&module));
         let cleaned = text(&module);
-        assert_eq!(pool(&module, &SourceText::default()).unwrap().0, 0);
+        assert_eq!(pool(&module, MallocPool::On, &SourceText::default()).unwrap().0, 0);
         assert_eq!(text(&module), cleaned);
     }
 
@@ -277,14 +338,63 @@ declare void @free(ptr allocptr captures(none))
     fn the_pool_serves_one_to_16_kib_and_gives_back_only_its_own_blocks() {
         let context = Context::create();
         let module = module(&context, IR);
-        pool(&module, &SourceText::default()).unwrap();
+        pool(&module, MallocPool::On, &SourceText::default()).unwrap();
         let ir = text(&module);
         // The bounds the wrappers rely on: sizes 1 to LARGEST (size - 1 < LARGEST, unsigned),
         // blocks of 16 bytes up to CAPACITY / 16, pointers in [pool, pool + CAPACITY).
-        insta::assert_snapshot!("helpers", ["__cdpc_pool_take", "__cdpc_pool_drop", "__cdpc_pool_give"].map(|f| function(&ir, f)).join("\n"));
-        let take = function(&ir, "__cdpc_pool_take");
+        insta::assert_snapshot!("helpers", ["__cdpc_pool_take_v1", "__cdpc_pool_drop", "__cdpc_pool_give_v1"].map(|f| function(&ir, f)).join("\n"));
+        let take = function(&ir, "__cdpc_pool_take_v1");
         assert!(take.contains(&format!("icmp ult i64 %less, {LARGEST}")) && take.contains(&format!("icmp ule i64 %end, {}", CAPACITY / 16)), "{take}");
-        assert!(function(&ir, "__cdpc_pool_give").contains(&format!("icmp ult i64 %offset, {CAPACITY}")));
+        assert!(function(&ir, "__cdpc_pool_give_v1").contains(&format!("icmp ult i64 %offset, {CAPACITY}")));
+    }
+
+    #[test]
+    fn left_to_the_link_the_wrappers_ask_weak_functions_that_serve_nothing() {
+        let context = Context::create();
+        let module = module(&context, IR);
+        let (wrapped, warnings) = pool(&module, MallocPool::AtLink, &SourceText::default()).unwrap();
+        assert_eq!((wrapped, warnings.len()), (6, 0));
+        module.verify().unwrap();
+        assert_eq!(unpooled_uses(&module), 0);
+        let ir = text(&module);
+        // No pool in the object: the link adds it, or the weak functions stay.
+        assert!(!ir.contains("__cdpc_malloc_pool_v1") && !ir.contains(STATE), "{ir}");
+        assert_eq!(function(&ir, TAKE), "define weak ptr @__cdpc_pool_take_v1(i64 %size) {\n  ret ptr null\n}");
+        assert_eq!(function(&ir, GIVE), "define weak i1 @__cdpc_pool_give_v1(ptr %pointer) {\n  ret i1 false\n}");
+        // The same wrappers as the pool's own.
+        assert!(function(&ir, "__cdpc_pool.free").contains("call i1 @__cdpc_pool_give_v1(ptr %pointer)"));
+        // The optimiser keeps the calls: a weak function may be replaced at the link.
+        let tm = crate::back::target_machine(&crate::Target::default(), 3).unwrap();
+        crate::pipeline::cleanup(&module, &tm, true).unwrap();
+        let cleaned = text(&module);
+        assert!(function(&cleaned, "give").contains("call i1 @__cdpc_pool_give_v1"), "{cleaned}");
+        assert!(function(&cleaned, "take").contains("call ptr @__cdpc_pool_take_v1"), "{cleaned}");
+        // Routed once: a second run changes nothing, also asked for the pool itself.
+        assert_eq!(pool(&module, MallocPool::On, &SourceText::default()).unwrap().0, 0);
+        assert_eq!(text(&module), cleaned);
+    }
+
+    #[test]
+    fn left_to_the_link_a_foreign_free_leaves_the_module_alone_without_a_warning() {
+        let context = Context::create();
+        let module = module(&context, &IR.replace("declare void @free(ptr allocptr captures(none))", "define void @free(ptr %p) {\n  ret void\n}"));
+        let before = text(&module);
+        assert_eq!(pool(&module, MallocPool::AtLink, &SourceText::default()).unwrap(), (0, Vec::new()));
+        assert_eq!(text(&module), before);
+        assert_eq!(pool(&module, MallocPool::Off, &SourceText::default()).unwrap(), (0, Vec::new()));
+    }
+
+    #[test]
+    fn the_links_pool_defines_take_and_give_strongly_over_the_shared_pool() {
+        let context = Context::create();
+        let module = module(&context, &format!("target datalayout = \"e-i64:64-i128:128-v16:16-v32:32-n16:32:64\"\ntarget triple = \"nvptx64-nvidia-cuda\"\n{}", link_object_ir()));
+        module.verify().unwrap();
+        for name in [TAKE, GIVE] {
+            assert_eq!(module.get_function(name).unwrap().get_linkage(), Linkage::External, "{name}");
+        }
+        let ir = text(&module);
+        assert!(ir.contains(&format!("@__cdpc_malloc_pool_v1 = common addrspace(1) global [{CAPACITY} x i8] zeroinitializer, align 16")), "{ir}");
+        assert!(ir.contains("@__cdpc_malloc_state_v1 = common addrspace(1) global i64 0, align 8"), "{ir}");
     }
 
     #[test]
@@ -300,7 +410,7 @@ declare void @free(ptr allocptr captures(none))
             .replace("getelementptr ptr, ptr %out, i64 1", "getelementptr ptr, ptr %out, i32 1")
             .replace("align 8", "align 4");
         let module = module(&context, &ir);
-        assert_eq!(pool(&module, &SourceText::default()).unwrap(), (6, Vec::new()));
+        assert_eq!(pool(&module, MallocPool::On, &SourceText::default()).unwrap(), (6, Vec::new()));
         module.verify().unwrap();
         let ir = text(&module);
         let wrapper = function(&ir, "__cdpc_pool.cudaMalloc");
@@ -317,7 +427,7 @@ declare void @free(ptr allocptr captures(none))
             .join("\ndefine ");
         let module = module(&context, &ir);
         let before = text(&module);
-        assert_eq!(pool(&module, &SourceText::default()).unwrap(), (0, Vec::new()));
+        assert_eq!(pool(&module, MallocPool::On, &SourceText::default()).unwrap(), (0, Vec::new()));
         assert_eq!(text(&module), before);
     }
 
@@ -335,7 +445,7 @@ declare void @free(ptr allocptr captures(none))
                 .replace("call noalias ptr @malloc(i64 %n)", if expected.contains("i32") { "call noalias ptr @malloc(i32 7)" } else { "call noalias ptr @malloc(i64 %n)" });
             let module = module(&context, &ir);
             let before = text(&module);
-            let (wrapped, warnings) = pool(&module, &SourceText::default()).unwrap();
+            let (wrapped, warnings) = pool(&module, MallocPool::On, &SourceText::default()).unwrap();
             assert_eq!(wrapped, 0);
             assert_eq!(warnings.iter().map(|w| w.code.as_str()).collect::<Vec<_>>(), ["W1022"]);
             assert!(

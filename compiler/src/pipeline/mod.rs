@@ -44,12 +44,14 @@
 //!    the others get `R0500`, those of a kernel that reads launch errors are aggregated per
 //!    warp with `R0501`. Off, the module is untouched; afterwards every launch is still in the
 //!    documented shape.
-//! 6. [`malloc_pool`] (`-fdevice-malloc-pool`, off by default): every call of the device
-//!    runtime's `malloc`, `free`, `cudaMalloc` and `cudaFree` calls a wrapper that serves
-//!    small allocations from a pool in the program's static memory and the rest from the heap
-//!    as before; a function of those names that is not the runtime's leaves the module
-//!    untouched with `W1022`. Off, the module is untouched; afterwards no call of the runtime's
-//!    allocation functions is left but the wrappers' own.
+//! 6. [`malloc_pool`] (`-fdevice-malloc-pool`; by default for relocatable code, left to the
+//!    device link): every call of the device runtime's `malloc`, `free`, `cudaMalloc` and
+//!    `cudaFree` calls a wrapper that serves small allocations from a pool in the program's
+//!    static memory (or, left to the link, from what the link gives its `weak` pool
+//!    functions) and the rest from the heap as before; a function of those names that is not
+//!    the runtime's leaves the module untouched (with `W1022` where the pool was asked for).
+//!    Off, the module is untouched; afterwards no call of the runtime's allocation functions
+//!    is left but the wrappers' own.
 //! 7. [`launch`]: every device-side launch in the documented NVVM IR shape (a parameter
 //!    buffer from `cudaGetParameterBuffer`, stores into it, `cudaLaunchDevice`) is recognised
 //!    and lowered to the launch ABI asked for: V2 (nvcc 13's entry points, which alone take
@@ -90,7 +92,7 @@
 //! the `cdpc.managed` section (`managed`, on both sides), no legacy warp intrinsic (`warp`), no
 //! sequentially consistent system-scope `cmpxchg` in Clang's IR (`atomics`), no annotation of
 //! cdpc's kernel qualifiers (`qualifiers`), no use of the runtime's allocation functions but their
-//! pool wrappers' (`malloc_pool`, when asked), no thresholded site that may run in place after a
+//! pool wrappers' (`malloc_pool`, when asked or left to the link), no thresholded site that may run in place after a
 //! NULL-stream launch of its block that is ordered before it (`threshold` with `stream_order`), no
 //! constant naming an undefined C++ ABI placeholder (`cxx_abi`), every launch calling the target
 //! ABI's entry points, but a warp's aggregated launch marked `!cdpc.launch.v1`, which calls V1's,
@@ -170,9 +172,9 @@ pub struct PipelineOptions {
     pub aggregate: aggregate::Granularity,
     /// The remarks of the launches left alone are among the diagnostics (`-Rpass=aggregate`).
     pub pass_remarks: bool,
-    /// Small device-side allocations from a static pool (`-fdevice-malloc-pool`,
-    /// [`malloc_pool`]).
-    pub malloc_pool: bool,
+    /// Small device-side allocations from a static pool (`-fdevice-malloc-pool`), or through
+    /// wrappers the device link may give the pool ([`malloc_pool`]).
+    pub malloc_pool: malloc_pool::MallocPool,
     /// CUDA 8's warp functions without `_sync` are `E0903`, as nvcc refuses them for sm_70 and
     /// newer, instead of `W0902` and their `_sync` forms ([`warp`]): CUDA C++ without
     /// `-flegacy-warp-intrinsics`. Either way none is left.
@@ -398,11 +400,12 @@ pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) 
     if options.pass_remarks {
         diagnostics.extend(remarks);
     }
-    if options.malloc_pool {
-        let (_, warnings) = malloc_pool::pool(module, source).map_err(unrewritten("the device heap's pool could not be linked"))?;
+    let pooling = options.malloc_pool != malloc_pool::MallocPool::Off;
+    if pooling {
+        let (_, warnings) = malloc_pool::pool(module, options.malloc_pool, source).map_err(unrewritten("the device heap's pool could not be linked"))?;
         diagnostics.extend(warnings);
     }
-    if aggregating || options.malloc_pool {
+    if aggregating || pooling {
         sites = launch::Sites::of(module, source);
     }
     diagnostics.extend(launch::lower(module, &sites, &options.target, source));

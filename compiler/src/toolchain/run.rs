@@ -90,6 +90,15 @@ impl ToolLog {
         }
     }
 
+    /// Drops the lines of `tool`'s stderr that mention `needle` (a note about a work file of
+    /// cdpc's own that would only puzzle).
+    pub(crate) fn drop_lines_about(&self, tool: &str, needle: &str) {
+        let mut runs = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        for run in runs.iter_mut().filter(|r| r.tool == tool) {
+            run.stderr = run.stderr.lines().filter(|l| !l.contains(needle)).map(|l| format!("{l}\n")).collect();
+        }
+    }
+
     pub(crate) fn push(&self, run: ToolRun) {
         match self.0.lock() {
             Ok(mut runs) => runs.push(run),

@@ -1,0 +1,244 @@
+//! The device allocation pool at the device link (docs/DEVICE-MALLOC.md, "Decided at the
+//! link").
+//!
+//! A relocatable compile leaves the pool to the link by default ([`MallocPool::AtLink`]): its
+//! device code calls the runtime's allocation functions through wrappers whose two pool
+//! functions are `weak` and serve nothing (`pipeline::malloc_pool`). The device link adds the
+//! pool ([`object`]: the pool, its state and strong definitions of the two functions) when it
+//! proves that no pointer the pool gave can reach a `free` that does not know the pool
+//! ([`decide`]): every input that holds device code frees only through the wrappers, or frees
+//! nothing. One input that is not so, or that cdpc cannot read (nvcc's objects, an object
+//! compiled with `-fno-device-malloc-pool` that frees, a shared library with device code), and
+//! the weak functions stay: the heap, as nvcc's link of the same objects gives.
+//!
+//! How an input shows it:
+//! - a host object (`-dc`'s, `-c`'s) by the section [`POOL_SAFE_SECTION`], which cdpc writes
+//!   where its device code's PTX passes [`ptx_pool_safe`], or by holding no device code;
+//! - a bare device object by its symbols: no runtime `free`, or the wrappers' (the weak or
+//!   strong [`GIVE`], or the pool's state [`STATE`] of `-fdevice-malloc-pool`);
+//! - an archive by each of its members; a shared library only by holding no device code (the
+//!   host linker merges its objects' sections, so a mark there would not speak for all).
+//!
+//! libcudadevrt, which implements the runtime's functions, is not read.
+//!
+//! [`MallocPool::AtLink`]: crate::pipeline::malloc_pool::MallocPool::AtLink
+
+use super::{archive, symbols, CompileError};
+use crate::back::host_object::POOL_SAFE_SECTION;
+use crate::pipeline::malloc_pool::{FREES, GIVE, STATE};
+use crate::target::{SmVersion, Target};
+use crate::toolchain::{BuildOptions, Toolchain};
+use inkwell::context::Context;
+use inkwell::memory_buffer::MemoryBuffer;
+
+/// The sections of a host object or library that hold device code: the relocatable fat binary
+/// (`-dc`) and a whole program's.
+const DEVICE_CODE_SECTIONS: &[&str] = &["__nv_relfatbin", ".nv_fatbin"];
+
+/// Whether a module's PTX frees device-side allocations only through the pool's wrappers: it
+/// declares or defines no runtime `free` ([`FREES`]), or its allocations were routed to the
+/// pool (it has [`GIVE`] or the pool's [`STATE`]).
+pub fn ptx_pool_safe(ptx: &str) -> bool {
+    let mut frees = false;
+    for line in ptx.lines() {
+        let line = line.trim_start();
+        if !line.starts_with('.') || !line.contains(".func") {
+            continue;
+        }
+        match symbols::declared_name(line) {
+            Some(GIVE) => return true,
+            Some(name) if FREES.contains(&name) => frees = true,
+            _ => {}
+        }
+    }
+    !frees || ptx.contains(STATE)
+}
+
+/// What the device link decided.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Every input frees only through the pool's wrappers: the pool is linked in.
+    Pool,
+    /// `input` may free a pool pointer with the heap's `free`: the heap, for `why`.
+    Heap {
+        /// The input as named on the command line (an archive's member as `lib.a(member.o)`).
+        input: String,
+        /// Why it may.
+        why: &'static str,
+    },
+}
+
+impl Decision {
+    /// The decision as a remark's message (`-Rpass=malloc-pool`).
+    pub fn message(&self) -> String {
+        match self {
+            Decision::Pool => "device-side allocations of at most 16 KiB come from cdpc's pool: every device object of the program frees through it".into(),
+            Decision::Heap { input, why } => format!("device-side allocations stay with the heap: `{input}` {why}"),
+        }
+    }
+}
+
+/// Whether the device link of `inputs` (each named, with its bytes) may add the pool.
+pub fn decide<'a>(inputs: impl IntoIterator<Item = (String, &'a [u8])>) -> Decision {
+    for (name, bytes) in inputs {
+        if let Err((input, why)) = verdict(&name, bytes) {
+            return Decision::Heap { input, why };
+        }
+    }
+    Decision::Pool
+}
+
+/// `Ok` when `bytes` (an object, archive or shared library named `name`) frees only through
+/// the pool's wrappers; else which input does not, and why.
+fn verdict(name: &str, bytes: &[u8]) -> Result<(), (String, &'static str)> {
+    if let Some(members) = archive::members(bytes) {
+        return members.iter().try_for_each(|m| verdict(&format!("{name}({})", m.name), &m.bytes));
+    }
+    if archive::is_device_object(bytes) {
+        let Some(found) = archive::elf_symbols(bytes) else { return Err((name.into(), "is a device object whose symbols cdpc cannot read")) };
+        let frees = found.iter().any(|s| FREES.contains(&s.name.as_str()));
+        let pooled = found.iter().any(|s| s.name == GIVE || s.name == STATE);
+        return if !frees || pooled { Ok(()) } else { Err((name.into(), "frees device memory outside cdpc's pool (it was not compiled by cdpc for the pool)")) };
+    }
+    let Some(sections) = archive::elf_section_names(bytes) else { return Err((name.into(), "is not an object cdpc can read")) };
+    if !sections.iter().any(|s| DEVICE_CODE_SECTIONS.contains(&s.as_str())) {
+        return Ok(());
+    }
+    // ET_DYN: a shared library, whose marks the host linker merged.
+    if bytes.get(16) == Some(&3) {
+        return Err((name.into(), "is a shared library with device code"));
+    }
+    if sections.iter().any(|s| s == POOL_SAFE_SECTION) {
+        Ok(())
+    } else {
+        Err((name.into(), "holds device code that may free outside cdpc's pool (not compiled by cdpc, or with `-fno-device-malloc-pool`)"))
+    }
+}
+
+/// The pool as a relocatable device object for `target`'s architecture and address size: the
+/// module of `pipeline::malloc_pool::link_object_ir`, through NVPTX and ptxas.
+pub fn object(tools: &Toolchain, target: &Target, sm: SmVersion, build: &BuildOptions) -> Result<Vec<u8>, CompileError> {
+    let target = Target { sm, ..*target };
+    let context = Context::create();
+    let ir = crate::pipeline::malloc_pool::link_object_ir();
+    let module = context
+        .create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "cdpc-malloc-pool"))
+        .map_err(|e| crate::back::BackendError::Internal(format!("the device allocation pool's IR: {e}")))?;
+    let tm = crate::back::target_machine(&target, 3)?;
+    crate::back::configure_module(&module, &tm);
+    let ptx = crate::back::write_ptx(&module, &tm)?;
+    let mut build = build.clone();
+    build.arch = sm;
+    Ok(tools.assemble(&ptx, &build)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ptx_that_frees_is_safe_only_when_routed_or_pooled() {
+        // What NVPTX writes for a kernel calling the runtime's `free` and `__cudaCDP2Free`.
+        let frees = ".extern .func free\n(\n\t.param .b64 free_param_0\n)\n;\n.extern .func  (.param .b32 func_retval0) __cudaCDP2Free\n(\n\t.param .b64 p\n)\n;\n.visible .entry k(\n";
+        assert!(!ptx_pool_safe(frees));
+        assert!(ptx_pool_safe(&format!("{frees}.weak .func  (.param .b32 func_retval0) __cdpc_pool_give_v1(\n")));
+        assert!(ptx_pool_safe(&format!("{frees}.common .global .align 8 .u64 __cdpc_malloc_state_v1;\n")));
+        // Allocating without freeing hands no pool pointer to a heap's free.
+        assert!(ptx_pool_safe(".extern .func  (.param .b64 func_retval0) malloc\n(\n\t.param .b64 malloc_param_0\n)\n;\n"));
+        // A module's own `free` is not the runtime's: not safe either.
+        assert!(!ptx_pool_safe(".visible .func free(\n\t.param .b64 p\n)\n{\n\tret;\n}\n"));
+        // A call is no declaration.
+        assert!(ptx_pool_safe("\tcall.uni free, (param0);\n"));
+    }
+
+    /// A host (x86-64) ELF object of sections named `names`, empty but for the names' table,
+    /// laid out as an assembler writes it: header, the names, then the section headers.
+    fn host_elf(names: &[&str]) -> Vec<u8> {
+        let mut strings = vec![0u8];
+        let mut offsets = Vec::new();
+        for name in names.iter().chain([&".shstrtab"]) {
+            offsets.push(strings.len());
+            strings.extend(name.as_bytes());
+            strings.push(0);
+        }
+        let shoff = 64 + strings.len();
+        let count = names.len() + 2; // the null section, the names, .shstrtab
+        let mut elf = vec![0u8; 64];
+        elf[..4].copy_from_slice(b"\x7fELF");
+        elf[4] = 2;
+        elf[5] = 1;
+        elf[16] = 1; // ET_REL
+        elf[18] = 62; // EM_X86_64
+        elf[0x28..0x30].copy_from_slice(&(shoff as u64).to_le_bytes());
+        elf[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes());
+        elf[0x3c..0x3e].copy_from_slice(&(count as u16).to_le_bytes());
+        elf[0x3e..0x40].copy_from_slice(&((count - 1) as u16).to_le_bytes());
+        elf.extend(&strings);
+        elf.extend([0u8; 64]);
+        for (i, name) in offsets.iter().enumerate() {
+            let mut header = [0u8; 64];
+            header[..4].copy_from_slice(&(*name as u32).to_le_bytes());
+            header[4..8].copy_from_slice(&(if i == names.len() { 3u32 } else { 1 }).to_le_bytes());
+            if i == names.len() {
+                header[0x18..0x20].copy_from_slice(&64u64.to_le_bytes());
+                header[0x20..0x28].copy_from_slice(&(strings.len() as u64).to_le_bytes());
+            }
+            elf.extend(header);
+        }
+        elf
+    }
+
+    #[test]
+    fn a_host_object_with_device_code_needs_the_mark() {
+        let named = |sections: &[&str]| decide([("a.o".to_string(), host_elf(sections).as_slice())]);
+        assert_eq!(named(&[".text", "__nv_relfatbin", POOL_SAFE_SECTION]), Decision::Pool);
+        assert_eq!(
+            named(&[".text", "__nv_relfatbin"]),
+            Decision::Heap { input: "a.o".into(), why: "holds device code that may free outside cdpc's pool (not compiled by cdpc, or with `-fno-device-malloc-pool`)" }
+        );
+        assert!(matches!(named(&[".nv_fatbin"]), Decision::Heap { .. }));
+        // Host code alone frees nothing of the device's.
+        assert_eq!(named(&[".text", ".data"]), Decision::Pool);
+        // A shared library's marks do not speak for all of its objects.
+        let mut shared = host_elf(&["__nv_relfatbin", POOL_SAFE_SECTION]);
+        shared[16] = 3;
+        assert_eq!(decide([("libx.so".to_string(), shared.as_slice())]), Decision::Heap { input: "libx.so".into(), why: "is a shared library with device code" });
+    }
+
+    #[test]
+    fn damaged_objects_are_refused_without_a_panic() {
+        // Every truncation and many single-byte changes of a marked object: a decision, never a
+        // panic (an out-of-range offset or count is `Heap`).
+        let elf = host_elf(&[".text", "__nv_relfatbin", POOL_SAFE_SECTION]);
+        for end in 0..elf.len() {
+            let _ = decide([("a.o".to_string(), &elf[..end])]);
+        }
+        // Offsets at the end of the address space.
+        for far in [u64::MAX, u64::MAX - 10, u64::MAX - 64, 1 << 63] {
+            let mut damaged = elf.clone();
+            damaged[0x28..0x30].copy_from_slice(&far.to_le_bytes());
+            assert!(matches!(decide([("a.o".to_string(), damaged.as_slice())]), Decision::Heap { .. }));
+        }
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let mut damaged = elf.clone();
+            let at = (state % damaged.len() as u64) as usize;
+            damaged[at] = (state >> 32) as u8;
+            let _ = decide([("a.o".to_string(), damaged.as_slice())]);
+        }
+    }
+
+    #[test]
+    fn unreadable_and_foreign_inputs_keep_the_heap() {
+        assert_eq!(decide([("x.o".to_string(), &b"not an object"[..])]), Decision::Heap { input: "x.o".into(), why: "is not an object cdpc can read" });
+        assert_eq!(decide(std::iter::empty()), Decision::Pool);
+        // An archive is read member by member.
+        let mut archive = b"!<arch>\n".to_vec();
+        archive.extend(format!("{:<16}{:<32}{:<10}`\n", "junk.o/", "", 4).as_bytes());
+        archive.extend(b"junk");
+        assert_eq!(decide([("libx.a".to_string(), archive.as_slice())]), Decision::Heap { input: "libx.a(junk.o)".into(), why: "is not an object cdpc can read" });
+    }
+}
