@@ -207,7 +207,7 @@ pub fn ir_pipeline(ir: &[u8]) {
         let target = crate::Target::default();
         let source = crate::pipeline::SourceText::default();
         // The device heap's pool: none, linked in, left to the link, a round each.
-        use crate::pipeline::malloc_pool::{MallocPool, GIVE};
+        use crate::pipeline::malloc_pool::{MallocPool, GIVE, TAKE};
         let malloc_pool = [MallocPool::Off, MallocPool::On, MallocPool::AtLink][round % 3];
         // A whole program's linkage every other pair of rounds.
         let whole_program = round % 4 >= 2;
@@ -220,7 +220,7 @@ pub fn ir_pipeline(ir: &[u8]) {
                     assert_eq!(crate::pipeline::malloc_pool::unpooled_uses(&module), 0, "a runtime allocation call left unpooled");
                 }
                 // Left to the link: routed whole (the weak stand-ins there) or untouched.
-                if malloc_pool == MallocPool::AtLink && module.get_function(GIVE).is_some() {
+                if malloc_pool == MallocPool::AtLink && (module.get_function(GIVE).is_some() || module.get_function(TAKE).is_some()) {
                     assert_eq!(crate::pipeline::malloc_pool::unpooled_uses(&module), 0, "a runtime allocation call left outside the wrappers");
                 }
                 // The cleanup passes, the struct-copy expansion among them.

@@ -164,6 +164,8 @@ fn by_default_the_device_link_pools_a_program_whose_objects_all_free_through_the
         // Each says so in its host object: its frees go through the pool's wrappers, or it
         // frees nothing.
         assert!(has_section(&d.join(source.replace(".cu", ".o").replace(".cdp", ".o")), "__cdpc_pool_safe"), "{source}");
+        // And whether it allocates through them: the pool is for those that do.
+        assert_eq!(has_section(&d.join(source.replace(".cu", ".o").replace(".cdp", ".o")), "__cdpc_pool_used"), source == "take.cu", "{source}");
     }
     // The wrappers ask weak functions that serve nothing until the link replaces them.
     let ptx = String::from_utf8_lossy(&cdpc(d, &["give.cdp", "-dc", "--emit", "ptx", "-o", "-"]).stdout).into_owned();
@@ -175,6 +177,10 @@ fn by_default_the_device_link_pools_a_program_whose_objects_all_free_through_the
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("[R0504]: device-side allocations of at most 16 KiB come from cdpc's pool: every device object of the program frees through it"), "{}", stderr(&out));
     assert_eq!(pool_symbols(&d.join("all.cubin")).len(), 1);
+    // Nothing allocating through the wrappers, nothing to pool: no 32 MiB for nothing.
+    let out = cdpc(d, &["--device-link", "give.o", "-o", "give.cubin", "-Rpass=malloc-pool"]);
+    assert!(stderr(&out).contains("[R0504]: no pool for device-side allocations: no device object of the program allocates through cdpc's pool wrappers"), "{}", stderr(&out));
+    assert!(pool_symbols(&d.join("give.cubin")).is_empty());
     // A program's: the same in its linked device code, and nvlink's note about the pool's
     // object (no host code) not shown.
     let out = cdpc(d, &["-arch=sm_90", "take.o", "give.o", "main.o", "-o", "app"]);

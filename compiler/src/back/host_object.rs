@@ -155,8 +155,8 @@ pub struct HostObjectSpec<'a> {
     pub fatbin: &'a [u8],
     /// The kernels to register and give host stubs.
     pub kernels: &'a [HostKernel],
-    /// The device code frees only through the pool's wrappers ([`mark_pool_safe`]).
-    pub pool_safe: bool,
+    /// What the device code says to the device link's pool ([`mark_pool`]).
+    pub pool: PoolMark,
 }
 
 /// The magic and version of `__fatBinC_Wrapper_t`.
@@ -230,20 +230,44 @@ pub fn emit_object(module: &Module<'_>) -> R<Vec<u8>> {
 /// The section of a host object whose device code frees nothing the device link's pool could
 /// have given but through the pool's wrappers (`driver/pool.rs` reads it).
 pub const POOL_SAFE_SECTION: &str = "__cdpc_pool_safe";
-/// What the section holds: a line for someone who finds it in an object.
-pub const POOL_SAFE_TEXT: &str = "cdpc: this object's device code frees device-side allocations only through cdpc's pool wrappers (v1)";
+/// The section of a host object whose device code also allocates through the pool's wrappers:
+/// what the device link adds the pool for.
+pub const POOL_USED_SECTION: &str = "__cdpc_pool_used";
 
-/// Marks `module`'s object as one whose device code frees only through the pool's wrappers:
-/// a private constant in [`POOL_SAFE_SECTION`]. Code generation keeps it (nothing removes
-/// unused globals there); the host linker merges the sections of several objects.
-pub fn mark_pool_safe(module: &Module<'_>) {
+/// What a host object's device code says to the device link's pool ([`mark_pool`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PoolMark {
+    /// It may free outside the pool's wrappers: no mark.
+    #[default]
+    None,
+    /// It frees only through the wrappers (or not at all) and allocates nothing through them.
+    Safe,
+    /// It frees only through the wrappers and allocates through them.
+    Used,
+}
+
+/// Marks `module`'s object as `mark` says: private constants in [`POOL_SAFE_SECTION`] and
+/// [`POOL_USED_SECTION`], each a line for someone who finds it in an object. Code generation
+/// keeps them (nothing removes unused globals there); the host linker merges the sections of
+/// several objects.
+pub fn mark_pool(module: &Module<'_>, mark: PoolMark) {
+    let sections: &[(&str, &str)] = match mark {
+        PoolMark::None => &[],
+        PoolMark::Safe => &[(POOL_SAFE_SECTION, "cdpc: this object's device code frees device-side allocations only through cdpc's pool wrappers (v1)")],
+        PoolMark::Used => &[
+            (POOL_SAFE_SECTION, "cdpc: this object's device code frees device-side allocations only through cdpc's pool wrappers (v1)"),
+            (POOL_USED_SECTION, "cdpc: this object's device code allocates through cdpc's pool wrappers (v1)"),
+        ],
+    };
     let ctx = module.get_context();
-    let text = ctx.const_string(POOL_SAFE_TEXT.as_bytes(), true);
-    let global = module.add_global(text.get_type(), None, "__cdpc_pool_safe_mark");
-    global.set_initializer(&text);
-    global.set_linkage(Linkage::Private);
-    global.set_constant(true);
-    global.set_section(Some(POOL_SAFE_SECTION));
+    for (section, line) in sections {
+        let text = ctx.const_string(line.as_bytes(), true);
+        let global = module.add_global(text.get_type(), None, &format!("{section}_mark"));
+        global.set_initializer(&text);
+        global.set_linkage(Linkage::Private);
+        global.set_constant(true);
+        global.set_section(Some(section));
+    }
 }
 
 /// Builds the object's bytes.
@@ -254,9 +278,7 @@ pub fn host_object(spec: &HostObjectSpec<'_>) -> R<Vec<u8>> {
     super::configure_module(&module, &tm);
     let b = Builder::new(&ctx, &module);
     b.build(spec)?;
-    if spec.pool_safe {
-        mark_pool_safe(&module);
-    }
+    mark_pool(&module, spec.pool);
     module.verify().map_err(|e| BackendError::Verify(format!("host object: {e}")))?;
     super::safely::emit(&module, &tm, FileType::Object)
 }

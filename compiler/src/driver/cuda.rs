@@ -352,7 +352,7 @@ fn serial_openmp(options: &CompileOptions) -> Option<(CompileOptions, Diagnostic
 /// compiled with `options.nv_module_id` = `id`, assembled and packed into a relocatable fat
 /// binary) in place of the placeholder in `host` ([`host_bitcode`]), with the file's host code,
 /// its kernels' stubs and their registration; then nvcc's names ([`pipeline::host_names`])
-/// under module id `id`, and x86-64 code, marked for the device link's pool where `pool_safe`
+/// under module id `id`, and x86-64 code, marked for the device link's pool as `pool` says
 /// (`driver/pool.rs`). Returns the object and the host side's warnings that the device side
 /// did not give already.
 #[allow(clippy::too_many_arguments)]
@@ -365,7 +365,7 @@ pub(crate) fn host_object(
     fatbin: &[u8],
     id: &str,
     device_warnings: &[Diagnostic],
-    pool_safe: bool,
+    pool: back::host_object::PoolMark,
 ) -> Result<(Vec<u8>, Vec<Diagnostic>, Vec<PathBuf>), CompileError> {
     let HostBitcode { bitcode, warnings, headers, placeholder } = host;
     // Code both sides compile (`__host__ __device__`, headers) warns twice: once is enough.
@@ -377,7 +377,7 @@ pub(crate) fn host_object(
         // Not Clang's one constant to fill in: the host side again, with the fat binary.
         drop(module);
         let again = host_bitcode(source, options, tools, build, Some(fatbin))?;
-        return host_object(source, options, tools, build, again, fatbin, id, device_warnings, pool_safe);
+        return host_object(source, options, tools, build, again, fatbin, id, device_warnings, pool);
     }
     pipeline::managed::host(&module).map_err(|e| match e {
         pipeline::managed::HostError::Internal(what) => CompileError::from(BackendError::Internal(what)),
@@ -393,9 +393,7 @@ pub(crate) fn host_object(
     if !options.cuda_cxx.host_args.iter().any(|a| a.starts_with("-g") && a != "-g0") {
         module.strip_debug_info();
     }
-    if pool_safe {
-        back::host_object::mark_pool_safe(&module);
-    }
+    back::host_object::mark_pool(&module, pool);
     back::host_object::registration_first(&module);
     let object = back::host_object::emit_object(&module)?;
     Ok((object, warnings, headers))

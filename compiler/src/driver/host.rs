@@ -140,8 +140,8 @@ pub(super) fn host_object(tools: &Toolchain, ptx: &str, module: &hir::Module, pl
     // the id `check` gave the module, under which its `static` kernels are named
     let id = module.nv_module_id.clone().unwrap_or_else(|| module_id(name, &fatbin));
     let (kernels, warnings) = host_kernels(module, places);
-    let pool_safe = super::pool::ptx_pool_safe(ptx);
-    let bytes = host_object::host_object(&HostObjectSpec { module_id: &id, fatbin: &fatbin, kernels: &kernels, pool_safe })?;
+    let pool = super::pool::ptx_mark(ptx);
+    let bytes = host_object::host_object(&HostObjectSpec { module_id: &id, fatbin: &fatbin, kernels: &kernels, pool })?;
     Ok((bytes, warnings))
 }
 

@@ -885,8 +885,8 @@ fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, b
         (device_side, host)
     });
     let (generated, fatbin) = device_side?;
-    let pool_safe = generated.ptx.as_deref().is_some_and(pool::ptx_pool_safe);
-    let (output, host_warnings, host_headers) = cuda::host_object(source, options, tools, build, host?, &fatbin, &id, &generated.warnings, pool_safe)?;
+    let mark = generated.ptx.as_deref().map(pool::ptx_mark).unwrap_or_default();
+    let (output, host_warnings, host_headers) = cuda::host_object(source, options, tools, build, host?, &fatbin, &id, &generated.warnings, mark)?;
     let mut warnings = generated.warnings;
     warnings.extend(host_warnings);
     if warnings.iter().any(Diagnostic::is_error) {

@@ -7,15 +7,18 @@
 //! pool ([`object`]: the pool, its state and strong definitions of the two functions) when it
 //! proves that no pointer the pool gave can reach a `free` that does not know the pool
 //! ([`decide`]): every input that holds device code frees only through the wrappers, or frees
-//! nothing. One input that is not so, or that cdpc cannot read (nvcc's objects, an object
+//! nothing; and when one of them allocates through the wrappers (else the pool's 32 MiB would
+//! serve nothing). One input that is not so, or that cdpc cannot read (nvcc's objects, an object
 //! compiled with `-fno-device-malloc-pool` that frees, a shared library with device code), and
 //! the weak functions stay: the heap, as nvcc's link of the same objects gives.
 //!
 //! How an input shows it:
 //! - a host object (`-dc`'s, `-c`'s) by the section [`POOL_SAFE_SECTION`], which cdpc writes
-//!   where its device code's PTX passes [`ptx_pool_safe`], or by holding no device code;
+//!   as its device code's PTX says ([`ptx_mark`]), or by holding no device code; that it
+//!   allocates through the wrappers by [`POOL_USED_SECTION`];
 //! - a bare device object by its symbols: no runtime `free`, or the wrappers' (the weak or
-//!   strong [`GIVE`], or the pool's state [`STATE`] of `-fdevice-malloc-pool`);
+//!   strong [`GIVE`], or the pool's state [`STATE`] of `-fdevice-malloc-pool`); that it
+//!   allocates through them by [`TAKE`] or the state;
 //! - an archive by each of its members; a shared library only by holding no device code (the
 //!   host linker merges its objects' sections, so a mark there would not speak for all).
 //!
@@ -24,8 +27,8 @@
 //! [`MallocPool::AtLink`]: crate::pipeline::malloc_pool::MallocPool::AtLink
 
 use super::{archive, symbols, CompileError};
-use crate::back::host_object::POOL_SAFE_SECTION;
-use crate::pipeline::malloc_pool::{FREES, GIVE, STATE};
+use crate::back::host_object::{PoolMark, POOL_SAFE_SECTION, POOL_USED_SECTION};
+use crate::pipeline::malloc_pool::{FREES, GIVE, STATE, TAKE};
 use crate::target::{SmVersion, Target};
 use crate::toolchain::{BuildOptions, Toolchain};
 use inkwell::context::Context;
@@ -35,30 +38,43 @@ use inkwell::memory_buffer::MemoryBuffer;
 /// (`-dc`) and a whole program's.
 const DEVICE_CODE_SECTIONS: &[&str] = &["__nv_relfatbin", ".nv_fatbin"];
 
-/// Whether a module's PTX frees device-side allocations only through the pool's wrappers: it
-/// declares or defines no runtime `free` ([`FREES`]), or its allocations were routed to the
-/// pool (it has [`GIVE`] or the pool's [`STATE`]).
-pub fn ptx_pool_safe(ptx: &str) -> bool {
-    let mut frees = false;
+/// What a module's PTX says to the device link's pool: [`PoolMark::None`] where it declares
+/// or defines a runtime `free` ([`FREES`]) and its allocations were not routed to the pool
+/// (it has neither [`GIVE`] nor the pool's [`STATE`]); otherwise [`PoolMark::Used`] where it
+/// allocates through the wrappers ([`TAKE`], or the pool's state of `-fdevice-malloc-pool`),
+/// [`PoolMark::Safe`] where it does not.
+pub fn ptx_mark(ptx: &str) -> PoolMark {
+    let (mut frees, mut routed, mut takes) = (false, false, false);
     for line in ptx.lines() {
         let line = line.trim_start();
         if !line.starts_with('.') || !line.contains(".func") {
             continue;
         }
         match symbols::declared_name(line) {
-            Some(GIVE) => return true,
+            Some(GIVE) => routed = true,
+            Some(TAKE) => takes = true,
             Some(name) if FREES.contains(&name) => frees = true,
             _ => {}
         }
     }
-    !frees || ptx.contains(STATE)
+    let pooled = ptx.contains(STATE);
+    if frees && !routed && !pooled {
+        PoolMark::None
+    } else if takes || pooled {
+        PoolMark::Used
+    } else {
+        PoolMark::Safe
+    }
 }
 
 /// What the device link decided.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
-    /// Every input frees only through the pool's wrappers: the pool is linked in.
+    /// Every input frees only through the pool's wrappers and one allocates through them: the
+    /// pool is linked in.
     Pool,
+    /// No input allocates through the wrappers: no pool (its 32 MiB would serve nothing).
+    Unused,
     /// `input` may free a pool pointer with the heap's `free`: the heap, for `why`.
     Heap {
         /// The input as named on the command line (an archive's member as `lib.a(member.o)`).
@@ -73,43 +89,58 @@ impl Decision {
     pub fn message(&self) -> String {
         match self {
             Decision::Pool => "device-side allocations of at most 16 KiB come from cdpc's pool: every device object of the program frees through it".into(),
+            Decision::Unused => "no pool for device-side allocations: no device object of the program allocates through cdpc's pool wrappers".into(),
             Decision::Heap { input, why } => format!("device-side allocations stay with the heap: `{input}` {why}"),
         }
     }
 }
 
-/// Whether the device link of `inputs` (each named, with its bytes) may add the pool.
+/// Whether the device link of `inputs` (each named, with its bytes) may add the pool, and
+/// whether it has anything to serve.
 pub fn decide<'a>(inputs: impl IntoIterator<Item = (String, &'a [u8])>) -> Decision {
+    let mut used = false;
     for (name, bytes) in inputs {
-        if let Err((input, why)) = verdict(&name, bytes) {
-            return Decision::Heap { input, why };
+        match verdict(&name, bytes) {
+            Ok(uses) => used |= uses,
+            Err((input, why)) => return Decision::Heap { input, why },
         }
     }
-    Decision::Pool
+    if used {
+        Decision::Pool
+    } else {
+        Decision::Unused
+    }
 }
 
 /// `Ok` when `bytes` (an object, archive or shared library named `name`) frees only through
-/// the pool's wrappers; else which input does not, and why.
-fn verdict(name: &str, bytes: &[u8]) -> Result<(), (String, &'static str)> {
+/// the pool's wrappers, with whether it allocates through them; else which input does not,
+/// and why.
+fn verdict(name: &str, bytes: &[u8]) -> Result<bool, (String, &'static str)> {
     if let Some(members) = archive::members(bytes) {
-        return members.iter().try_for_each(|m| verdict(&format!("{name}({})", m.name), &m.bytes));
+        let mut used = false;
+        for m in &members {
+            used |= verdict(&format!("{name}({})", m.name), &m.bytes)?;
+        }
+        return Ok(used);
     }
     if archive::is_device_object(bytes) {
         let Some(found) = archive::elf_symbols(bytes) else { return Err((name.into(), "is a device object whose symbols cdpc cannot read")) };
+        let has = |wanted: &str| found.iter().any(|s| s.name == wanted);
         let frees = found.iter().any(|s| FREES.contains(&s.name.as_str()));
-        let pooled = found.iter().any(|s| s.name == GIVE || s.name == STATE);
-        return if !frees || pooled { Ok(()) } else { Err((name.into(), "frees device memory outside cdpc's pool (it was not compiled by cdpc for the pool)")) };
+        let pooled = has(GIVE) || has(STATE);
+        return if !frees || pooled { Ok(has(TAKE) || has(STATE)) } else { Err((name.into(), "frees device memory outside cdpc's pool (it was not compiled by cdpc for the pool)")) };
     }
     let Some(sections) = archive::elf_section_names(bytes) else { return Err((name.into(), "is not an object cdpc can read")) };
-    if !sections.iter().any(|s| DEVICE_CODE_SECTIONS.contains(&s.as_str())) {
-        return Ok(());
+    let has = |wanted: &str| sections.iter().any(|s| s == wanted);
+    if !DEVICE_CODE_SECTIONS.iter().any(|s| has(s)) {
+        return Ok(false);
     }
     // ET_DYN: a shared library, whose marks the host linker merged.
     if bytes.get(16) == Some(&3) {
         return Err((name.into(), "is a shared library with device code"));
     }
-    if sections.iter().any(|s| s == POOL_SAFE_SECTION) {
-        Ok(())
+    if has(POOL_SAFE_SECTION) {
+        Ok(has(POOL_USED_SECTION))
     } else {
         Err((name.into(), "holds device code that may free outside cdpc's pool (not compiled by cdpc, or with `-fno-device-malloc-pool`)"))
     }
@@ -137,18 +168,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ptx_that_frees_is_safe_only_when_routed_or_pooled() {
+    fn ptx_that_frees_is_marked_only_when_routed_or_pooled() {
         // What NVPTX writes for a kernel calling the runtime's `free` and `__cudaCDP2Free`.
         let frees = ".extern .func free\n(\n\t.param .b64 free_param_0\n)\n;\n.extern .func  (.param .b32 func_retval0) __cudaCDP2Free\n(\n\t.param .b64 p\n)\n;\n.visible .entry k(\n";
-        assert!(!ptx_pool_safe(frees));
-        assert!(ptx_pool_safe(&format!("{frees}.weak .func  (.param .b32 func_retval0) __cdpc_pool_give_v1(\n")));
-        assert!(ptx_pool_safe(&format!("{frees}.common .global .align 8 .u64 __cdpc_malloc_state_v1;\n")));
+        assert_eq!(ptx_mark(frees), PoolMark::None);
+        let routed = format!("{frees}.weak .func  (.param .b32 func_retval0) __cdpc_pool_give_v1(\n");
+        assert_eq!(ptx_mark(&routed), PoolMark::Safe);
+        assert_eq!(ptx_mark(&format!("{routed}.weak .func  (.param .b64 func_retval0) __cdpc_pool_take_v1(\n")), PoolMark::Used);
+        assert_eq!(ptx_mark(&format!("{frees}.common .global .align 8 .u64 __cdpc_malloc_state_v1;\n")), PoolMark::Used);
         // Allocating without freeing hands no pool pointer to a heap's free.
-        assert!(ptx_pool_safe(".extern .func  (.param .b64 func_retval0) malloc\n(\n\t.param .b64 malloc_param_0\n)\n;\n"));
-        // A module's own `free` is not the runtime's: not safe either.
-        assert!(!ptx_pool_safe(".visible .func free(\n\t.param .b64 p\n)\n{\n\tret;\n}\n"));
+        assert_eq!(ptx_mark(".extern .func  (.param .b64 func_retval0) malloc\n(\n\t.param .b64 malloc_param_0\n)\n;\n"), PoolMark::Safe);
+        // A module's own `free` is not the runtime's: no mark.
+        assert_eq!(ptx_mark(".visible .func free(\n\t.param .b64 p\n)\n{\n\tret;\n}\n"), PoolMark::None);
         // A call is no declaration.
-        assert!(ptx_pool_safe("\tcall.uni free, (param0);\n"));
+        assert_eq!(ptx_mark("\tcall.uni free, (param0);\n"), PoolMark::Safe);
     }
 
     /// A host (x86-64) ELF object of sections named `names`, empty but for the names' table,
@@ -191,14 +224,16 @@ mod tests {
     #[test]
     fn a_host_object_with_device_code_needs_the_mark() {
         let named = |sections: &[&str]| decide([("a.o".to_string(), host_elf(sections).as_slice())]);
-        assert_eq!(named(&[".text", "__nv_relfatbin", POOL_SAFE_SECTION]), Decision::Pool);
+        assert_eq!(named(&[".text", "__nv_relfatbin", POOL_SAFE_SECTION, POOL_USED_SECTION]), Decision::Pool);
+        // Safe, but nothing allocates through the wrappers: no pool for nothing.
+        assert_eq!(named(&[".text", "__nv_relfatbin", POOL_SAFE_SECTION]), Decision::Unused);
         assert_eq!(
             named(&[".text", "__nv_relfatbin"]),
             Decision::Heap { input: "a.o".into(), why: "holds device code that may free outside cdpc's pool (not compiled by cdpc, or with `-fno-device-malloc-pool`)" }
         );
         assert!(matches!(named(&[".nv_fatbin"]), Decision::Heap { .. }));
         // Host code alone frees nothing of the device's.
-        assert_eq!(named(&[".text", ".data"]), Decision::Pool);
+        assert_eq!(named(&[".text", ".data"]), Decision::Unused);
         // A shared library's marks do not speak for all of its objects.
         let mut shared = host_elf(&["__nv_relfatbin", POOL_SAFE_SECTION]);
         shared[16] = 3;
@@ -209,7 +244,7 @@ mod tests {
     fn damaged_objects_are_refused_without_a_panic() {
         // Every truncation and many single-byte changes of a marked object: a decision, never a
         // panic (an out-of-range offset or count is `Heap`).
-        let elf = host_elf(&[".text", "__nv_relfatbin", POOL_SAFE_SECTION]);
+        let elf = host_elf(&[".text", "__nv_relfatbin", POOL_SAFE_SECTION, POOL_USED_SECTION]);
         for end in 0..elf.len() {
             let _ = decide([("a.o".to_string(), &elf[..end])]);
         }
@@ -234,7 +269,7 @@ mod tests {
     #[test]
     fn unreadable_and_foreign_inputs_keep_the_heap() {
         assert_eq!(decide([("x.o".to_string(), &b"not an object"[..])]), Decision::Heap { input: "x.o".into(), why: "is not an object cdpc can read" });
-        assert_eq!(decide(std::iter::empty()), Decision::Pool);
+        assert_eq!(decide(std::iter::empty()), Decision::Unused);
         // An archive is read member by member.
         let mut archive = b"!<arch>\n".to_vec();
         archive.extend(format!("{:<16}{:<32}{:<10}`\n", "junk.o/", "", 4).as_bytes());

@@ -115,7 +115,7 @@ const RUNTIME: &[(&str, Role)] =
 /// the runtime's (the module is then untouched; the warning only where the pool was asked
 /// for); `Err` when LLVM refused the helpers (a defect of cdpc).
 pub fn pool(module: &Module<'_>, mode: MallocPool, source: &crate::pipeline::SourceText) -> Result<(usize, Vec<Diagnostic>), String> {
-    if mode == MallocPool::Off || module.get_global(STATE).is_some() || module.get_function(GIVE).is_some() {
+    if mode == MallocPool::Off || module.get_global(STATE).is_some() || module.get_function(GIVE).is_some() || module.get_function(TAKE).is_some() {
         return Ok((0, Vec::new()));
     }
     let size_bits = TargetData::create(&module.get_data_layout().as_str().to_string_lossy()).get_pointer_byte_size(None) * 8;
@@ -158,7 +158,15 @@ pub fn pool(module: &Module<'_>, mode: MallocPool, source: &crate::pipeline::Sou
     let wrapper = |name: &str| format!("__cdpc_pool.{name}");
     let mut text = match mode {
         MallocPool::On => helpers("internal"),
-        _ => format!("\ndefine weak ptr @{TAKE}(i64 %size) {{\n  ret ptr null\n}}\n\ndefine weak i1 @{GIVE}(ptr %pointer) {{\n  ret i1 false\n}}\n"),
+        // Only the stand-ins the wrappers call: a weak definition stays in the object, and the
+        // link reads `take`'s as "allocates through the pool" (`driver/pool.rs`).
+        _ => {
+            let allocates = used.iter().any(|&(_, role, _)| matches!(role, Role::Malloc | Role::CudaMalloc));
+            let frees = used.iter().any(|&(_, role, _)| matches!(role, Role::Free | Role::CudaFree));
+            let take = format!("\ndefine weak ptr @{TAKE}(i64 %size) {{\n  ret ptr null\n}}\n");
+            let give = format!("\ndefine weak i1 @{GIVE}(ptr %pointer) {{\n  ret i1 false\n}}\n");
+            format!("{}{}", if allocates { take.as_str() } else { "" }, if frees { give.as_str() } else { "" })
+        }
     };
     for &(name, role, _) in &used {
         text.push_str(&wrapper_ir(&wrapper(name), name, role, size_bits));
