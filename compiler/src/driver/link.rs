@@ -288,7 +288,9 @@ fn link_here(inputs: &[Input], link: &LinkOptions, options: &CompileOptions) -> 
         }
     }
     // The device allocation pool where every input frees through it (`driver/pool.rs`).
-    let (pool, remark) = super::program::pool_decision_of(&in_memory, &build.link_libraries, options);
+    let inputs = in_memory.iter().map(|(name, bytes)| (name.clone(), super::pool::Input::Bytes(bytes)));
+    let files = build.link_libraries.iter().map(|path| (path.display().to_string(), super::pool::Input::File(path)));
+    let (pool, remark) = super::program::pool_decision_of(inputs.chain(files), options);
     if pool {
         in_memory.push(("cdpc's device allocation pool".into(), super::pool::object(&tools, &options.target, options.target.sm, &build)?));
     }

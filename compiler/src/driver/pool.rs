@@ -33,6 +33,8 @@ use crate::target::{SmVersion, Target};
 use crate::toolchain::{BuildOptions, Toolchain};
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
 
 /// The sections of a host object or library that hold device code: the relocatable fat binary
 /// (`-dc`) and a whole program's.
@@ -95,12 +97,25 @@ impl Decision {
     }
 }
 
-/// Whether the device link of `inputs` (each named, with its bytes) may add the pool, and
-/// whether it has anything to serve.
-pub fn decide<'a>(inputs: impl IntoIterator<Item = (String, &'a [u8])>) -> Decision {
+/// An input of a device link, as the decision reads it.
+#[derive(Clone, Copy, Debug)]
+pub enum Input<'a> {
+    /// Its bytes, already read.
+    Bytes(&'a [u8]),
+    /// A file, read when the decision comes to it (a shared library's headers alone).
+    File(&'a Path),
+}
+
+/// Whether the device link of `inputs` (each named) may add the pool, and whether it has
+/// anything to serve. The inputs are read in order, up to the first that keeps the heap.
+pub fn decide<'a>(inputs: impl IntoIterator<Item = (String, Input<'a>)>) -> Decision {
     let mut used = false;
-    for (name, bytes) in inputs {
-        match verdict(&name, bytes) {
+    for (name, input) in inputs {
+        let verdict = match input {
+            Input::Bytes(bytes) => verdict(&name, bytes),
+            Input::File(path) => file_verdict(&name, path),
+        };
+        match verdict {
             Ok(uses) => used |= uses,
             Err((input, why)) => return Decision::Heap { input, why },
         }
@@ -110,6 +125,59 @@ pub fn decide<'a>(inputs: impl IntoIterator<Item = (String, &'a [u8])>) -> Decis
     } else {
         Decision::Unused
     }
+}
+
+/// [`verdict`] of the file at `path`: a shared library by its section headers alone (it can be
+/// large, and nvlink does not read it), anything else whole.
+fn file_verdict(name: &str, path: &Path) -> Result<bool, (String, &'static str)> {
+    let unreadable = || (name.to_string(), "is not an object cdpc can read");
+    let mut file = std::fs::File::open(path).map_err(|_| unreadable())?;
+    let mut header = [0u8; 64];
+    // ELFCLASS64, ELFDATA2LSB, ET_DYN.
+    let shared = file.read_exact(&mut header).is_ok() && header.starts_with(b"\x7fELF") && header[4] == 2 && header[5] == 1 && header[16] == 3;
+    if !shared {
+        let bytes = std::fs::read(path).map_err(|_| unreadable())?;
+        return verdict(name, &bytes);
+    }
+    match shared_library_sections(&mut file, &header) {
+        Some(sections) if sections.iter().any(|s| DEVICE_CODE_SECTIONS.contains(&s.as_str())) => Err((name.into(), "is a shared library with device code")),
+        Some(_) => Ok(false),
+        None => Err(unreadable()),
+    }
+}
+
+/// The section names of the ELF file whose first 64 bytes are `header`, reading its section
+/// headers and their names' table alone.
+fn shared_library_sections(file: &mut std::fs::File, header: &[u8; 64]) -> Option<Vec<String>> {
+    let u16_at = |at: usize| u64::from(u16::from_le_bytes([header[at], header[at + 1]]));
+    let shoff = u64::from_le_bytes(header[0x28..0x30].try_into().ok()?);
+    let (shentsize, shnum, shstrndx) = (u16_at(0x3a), u16_at(0x3c), u16_at(0x3e));
+    let read_at = |file: &mut std::fs::File, at: u64, len: u64| -> Option<Vec<u8>> {
+        // No section table or names' table of a real library is near this size.
+        if len > 64 << 20 {
+            return None;
+        }
+        let mut bytes = vec![0u8; usize::try_from(len).ok()?];
+        file.seek(SeekFrom::Start(at)).ok()?;
+        file.read_exact(&mut bytes).ok()?;
+        Some(bytes)
+    };
+    if shentsize < 64 {
+        return None;
+    }
+    let table = read_at(file, shoff, shentsize.checked_mul(shnum)?)?;
+    let field = |at: usize| table.get(at..at + 8).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes);
+    let names_header = usize::try_from(shstrndx.checked_mul(shentsize)?).ok()?;
+    let names = read_at(file, field(names_header + 0x18)?, field(names_header + 0x20)?)?;
+    (0..usize::try_from(shnum).ok()?)
+        .map(|i| {
+            let at = i * usize::try_from(shentsize).ok()?;
+            let offset = usize::try_from(u32::from_le_bytes(table.get(at..at + 4)?.try_into().ok()?)).ok()?;
+            let tail = names.get(offset..)?;
+            let end = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
+            Some(String::from_utf8_lossy(&tail[..end]).into_owned())
+        })
+        .collect()
 }
 
 /// `Ok` when `bytes` (an object, archive or shared library named `name`) frees only through
@@ -223,7 +291,7 @@ mod tests {
 
     #[test]
     fn a_host_object_with_device_code_needs_the_mark() {
-        let named = |sections: &[&str]| decide([("a.o".to_string(), host_elf(sections).as_slice())]);
+        let named = |sections: &[&str]| decide([("a.o".to_string(), Input::Bytes(host_elf(sections).as_slice()))]);
         assert_eq!(named(&[".text", "__nv_relfatbin", POOL_SAFE_SECTION, POOL_USED_SECTION]), Decision::Pool);
         // Safe, but nothing allocates through the wrappers: no pool for nothing.
         assert_eq!(named(&[".text", "__nv_relfatbin", POOL_SAFE_SECTION]), Decision::Unused);
@@ -237,7 +305,34 @@ mod tests {
         // A shared library's marks do not speak for all of its objects.
         let mut shared = host_elf(&["__nv_relfatbin", POOL_SAFE_SECTION]);
         shared[16] = 3;
-        assert_eq!(decide([("libx.so".to_string(), shared.as_slice())]), Decision::Heap { input: "libx.so".into(), why: "is a shared library with device code" });
+        assert_eq!(decide([("libx.so".to_string(), Input::Bytes(shared.as_slice()))]), Decision::Heap { input: "libx.so".into(), why: "is a shared library with device code" });
+    }
+
+    #[test]
+    fn files_are_read_as_they_come_a_shared_library_by_its_headers() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, bytes: &[u8]| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            path
+        };
+        let mut with_device = host_elf(&[".text", ".nv_fatbin"]);
+        with_device[16] = 3;
+        let mut host_only = host_elf(&[".text", ".dynsym"]);
+        host_only[16] = 3;
+        let (with_device, host_only) = (write("libd.so", &with_device), write("libh.so", &host_only));
+        let used = write("a.o", &host_elf(&["__nv_relfatbin", POOL_SAFE_SECTION, POOL_USED_SECTION]));
+        let file = |name: &str, path| (name.to_string(), Input::File(path));
+        assert_eq!(decide([file("a.o", &used), file("libh.so", &host_only)]), Decision::Pool);
+        assert_eq!(decide([file("a.o", &used), file("libd.so", &with_device)]), Decision::Heap { input: "libd.so".into(), why: "is a shared library with device code" });
+        // One that cannot be read keeps the heap; the decision stops at the first that does.
+        let missing = dir.path().join("gone.o");
+        assert_eq!(decide([file("gone.o", &missing), file("a.o", &used)]), Decision::Heap { input: "gone.o".into(), why: "is not an object cdpc can read" });
+        // A shared library whose section table lies past its end.
+        let mut short = std::fs::read(&host_only).unwrap();
+        short.truncate(100);
+        let short = write("libs.so", &short);
+        assert!(matches!(decide([file("libs.so", &short)]), Decision::Heap { .. }));
     }
 
     #[test]
@@ -246,13 +341,13 @@ mod tests {
         // panic (an out-of-range offset or count is `Heap`).
         let elf = host_elf(&[".text", "__nv_relfatbin", POOL_SAFE_SECTION, POOL_USED_SECTION]);
         for end in 0..elf.len() {
-            let _ = decide([("a.o".to_string(), &elf[..end])]);
+            let _ = decide([("a.o".to_string(), Input::Bytes(&elf[..end]))]);
         }
         // Offsets at the end of the address space.
         for far in [u64::MAX, u64::MAX - 10, u64::MAX - 64, 1 << 63] {
             let mut damaged = elf.clone();
             damaged[0x28..0x30].copy_from_slice(&far.to_le_bytes());
-            assert!(matches!(decide([("a.o".to_string(), damaged.as_slice())]), Decision::Heap { .. }));
+            assert!(matches!(decide([("a.o".to_string(), Input::Bytes(damaged.as_slice()))]), Decision::Heap { .. }));
         }
         let mut state = 0x2545_f491_4f6c_dd1du64;
         for _ in 0..20_000 {
@@ -262,18 +357,18 @@ mod tests {
             let mut damaged = elf.clone();
             let at = (state % damaged.len() as u64) as usize;
             damaged[at] = (state >> 32) as u8;
-            let _ = decide([("a.o".to_string(), damaged.as_slice())]);
+            let _ = decide([("a.o".to_string(), Input::Bytes(damaged.as_slice()))]);
         }
     }
 
     #[test]
     fn unreadable_and_foreign_inputs_keep_the_heap() {
-        assert_eq!(decide([("x.o".to_string(), &b"not an object"[..])]), Decision::Heap { input: "x.o".into(), why: "is not an object cdpc can read" });
+        assert_eq!(decide([("x.o".to_string(), Input::Bytes(&b"not an object"[..]))]), Decision::Heap { input: "x.o".into(), why: "is not an object cdpc can read" });
         assert_eq!(decide(std::iter::empty()), Decision::Unused);
         // An archive is read member by member.
         let mut archive = b"!<arch>\n".to_vec();
         archive.extend(format!("{:<16}{:<32}{:<10}`\n", "junk.o/", "", 4).as_bytes());
         archive.extend(b"junk");
-        assert_eq!(decide([("libx.a".to_string(), archive.as_slice())]), Decision::Heap { input: "libx.a(junk.o)".into(), why: "is not an object cdpc can read" });
+        assert_eq!(decide([("libx.a".to_string(), Input::Bytes(archive.as_slice()))]), Decision::Heap { input: "libx.a(junk.o)".into(), why: "is not an object cdpc can read" });
     }
 }

@@ -299,30 +299,24 @@ fn device_link_object(tools: &Toolchain, objects: &[PathBuf], archs: &[SmVersion
 /// libraries) serves device-side allocations from the pool ([`pool_decision_of`]). `names`
 /// gives the command line's name of a work file.
 fn pool_decision(inputs: &[PathBuf], options: &CompileOptions, names: &[(String, String)]) -> (bool, Option<Diagnostic>) {
-    let read: Vec<(String, Vec<u8>)> = inputs
-        .iter()
-        .map(|path| {
-            let shown = path.display().to_string();
-            let name = names.iter().find(|(work, _)| *work == shown).map_or(shown, |(_, source)| source.clone());
-            (name, std::fs::read(path).unwrap_or_default())
-        })
-        .collect();
-    pool_decision_of(&read, &[], options)
+    let named = inputs.iter().map(|path| {
+        let shown = path.display().to_string();
+        let name = names.iter().find(|(work, _)| *work == shown).map_or(shown, |(_, source)| source.clone());
+        (name, pool::Input::File(path))
+    });
+    pool_decision_of(named, options)
 }
 
-/// Whether a device link of `in_memory` (named objects' bytes) and `files` serves device-side
-/// allocations from the pool: always with `-fdevice-malloc-pool`, never with
-/// `-fno-device-malloc-pool` or without launch optimizations ([`CompileOptions::pool_mode`]),
-/// by default where [`pool::decide`] proves it safe. Returns the
-/// decision and, asked for (`-Rpass=malloc-pool`), the remark saying it.
-pub(super) fn pool_decision_of(in_memory: &[(String, Vec<u8>)], files: &[PathBuf], options: &CompileOptions) -> (bool, Option<Diagnostic>) {
+/// Whether a device link of `inputs` serves device-side allocations from the pool: always with
+/// `-fdevice-malloc-pool`, never with `-fno-device-malloc-pool` or without launch optimizations
+/// ([`CompileOptions::pool_mode`]), by default where [`pool::decide`] proves it safe (reading
+/// the inputs only then). Returns the decision and, asked for (`-Rpass=malloc-pool`), the
+/// remark saying it.
+pub(super) fn pool_decision_of<'a>(inputs: impl IntoIterator<Item = (String, pool::Input<'a>)>, options: &CompileOptions) -> (bool, Option<Diagnostic>) {
     let decision = match options.pool_mode() {
         MallocPool::Off => return (false, None),
         MallocPool::On => pool::Decision::Pool,
-        MallocPool::AtLink => {
-            let read: Vec<(String, Vec<u8>)> = files.iter().map(|path| (path.display().to_string(), std::fs::read(path).unwrap_or_default())).collect();
-            pool::decide(in_memory.iter().chain(&read).map(|(name, bytes)| (name.clone(), bytes.as_slice())))
-        }
+        MallocPool::AtLink => pool::decide(inputs),
     };
     let remark = options.pool_remarks.then(|| {
         let mut d = Diagnostic::new(Code::MallocPoolDecision, Span::default(), decision.message());
