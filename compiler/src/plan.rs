@@ -599,7 +599,7 @@ impl Task {
                 .collect(),
             Task::Library { inputs, output, options, .. } => driver::program::library_jobs(inputs, output, program, options),
             Task::DeviceLink { inputs, output, options } => {
-                vec![Job::new(Action::DeviceLink, inputs.clone(), Output::File(output.clone()), format!("nvlink for {} with libcudadevrt, and the registration object", archs(options)))]
+                vec![Job::new(Action::DeviceLink, inputs.clone(), Output::File(output.clone()), driver::program::device_link_note(&archs(options), options))]
             }
             Task::Program { inputs, output, options } => driver::program::program_jobs(inputs, output, program, options),
             Task::Run { program, args } => {

@@ -94,6 +94,16 @@ fn the_jobs_are_printed_and_nothing_runs() {
             &[
                 "# \"compile\", inputs: [\"kernels.cu\"], output: \"$WORK/0-kernels.o\" (CUDA C++ to a host object for sm_80, relocatable device code)",
                 "# \"compile\", inputs: [\"kernel.cdp\"], output: \"$WORK/1-kernel.o\" (the kernel language to a host object for sm_80, relocatable device code)",
+                "# \"device link\", inputs: [\"$WORK/0-kernels.o\", \"$WORK/1-kernel.o\"], output: \"$WORK/dlink.o\" (nvlink for sm_80 with libcudadevrt and, where every object frees through it, cdpc's allocation pool, and the registration object)",
+                "# \"host link\", inputs: [\"$WORK/dlink.o\", \"$WORK/0-kernels.o\", \"$WORK/1-kernel.o\"], output: \"app\" (the host compiler as linker: a program)",
+            ],
+        ),
+        (
+            // Without launch optimizations the device link keeps the heap: no pool to add.
+            &["-rdc=true", "kernels.cu", "kernel.cdp", "-o", "app", "-arch=sm_80", "-fno-launch-optimizations"],
+            &[
+                "# \"compile\", inputs: [\"kernels.cu\"], output: \"$WORK/0-kernels.o\" (CUDA C++ to a host object for sm_80, relocatable device code)",
+                "# \"compile\", inputs: [\"kernel.cdp\"], output: \"$WORK/1-kernel.o\" (the kernel language to a host object for sm_80, relocatable device code)",
                 "# \"device link\", inputs: [\"$WORK/0-kernels.o\", \"$WORK/1-kernel.o\"], output: \"$WORK/dlink.o\" (nvlink for sm_80 with libcudadevrt, and the registration object)",
                 "# \"host link\", inputs: [\"$WORK/dlink.o\", \"$WORK/0-kernels.o\", \"$WORK/1-kernel.o\"], output: \"app\" (the host compiler as linker: a program)",
             ],

@@ -326,6 +326,18 @@ pub(super) fn pool_decision_of<'a>(inputs: impl IntoIterator<Item = (String, poo
     (decision == pool::Decision::Pool, remark)
 }
 
+/// What `-###` says a device link for `archs` (`sm_80, sm_90`) does: nvlink with libcudadevrt,
+/// with cdpc's allocation pool as [`CompileOptions::pool_mode`] allows, and the registration
+/// object.
+pub fn device_link_note(archs: &str, options: &CompileOptions) -> String {
+    let pool = match options.pool_mode() {
+        MallocPool::Off => "",
+        MallocPool::AtLink => " and, where every object frees through it, cdpc's allocation pool",
+        MallocPool::On => " and cdpc's allocation pool",
+    };
+    format!("nvlink for {archs} with libcudadevrt{pool}, and the registration object")
+}
+
 /// The remark of [`pool_decision`] as a build's warnings, under the name `device link`.
 fn link_remark(remark: Option<Diagnostic>) -> Option<SourceWarnings> {
     remark.map(|r| SourceWarnings { name: "device link".into(), text: String::new(), warnings: vec![r] })
@@ -547,7 +559,7 @@ fn library_steps(inputs: &[ProgramInput], output: &Path, program: &ProgramOption
 
 /// The jobs of [`build_library`], for `cdpc -###`: its steps, as it runs them.
 pub fn library_jobs(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, options: &CompileOptions) -> Vec<Job> {
-    library_steps(inputs, output, program, options).iter().map(Step::job).collect()
+    library_steps(inputs, output, program, options).iter().map(|step| step.job(options)).collect()
 }
 
 fn host_compile_job(path: &Path, object: &Path) -> Job {
@@ -614,7 +626,7 @@ fn program_steps(inputs: &[ProgramInput], output: &Path, program: &ProgramOption
 
 /// The jobs of [`build_program`], for `cdpc -###`: its steps, as it runs them.
 pub fn program_jobs(inputs: &[ProgramInput], output: &Path, program: &ProgramOptions, options: &CompileOptions) -> Vec<Job> {
-    program_steps(inputs, output, program, options).iter().map(Step::job).collect()
+    program_steps(inputs, output, program, options).iter().map(|step| step.job(options)).collect()
 }
 
 /// Builds the program (or with `program.shared` the shared library) of `inputs` at `output`.
@@ -690,8 +702,8 @@ enum Step {
 }
 
 impl Step {
-    /// The step as `cdpc -###` prints it.
-    fn job(&self) -> Job {
+    /// The step as `cdpc -###` prints it, in a build of `options`.
+    fn job(&self, options: &CompileOptions) -> Job {
         match self {
             Step::Compile { source, options, object } => Job::compile(source, Output::File(object.clone()), options),
             Step::HostCompile { source, object } => host_compile_job(source, object),
@@ -699,7 +711,7 @@ impl Step {
             Step::DeviceLink { objects, libraries, archs, output, .. } => {
                 let archs: Vec<String> = archs.iter().map(ToString::to_string).collect();
                 let inputs = objects.iter().chain(libraries).cloned().collect();
-                Job::new(Action::DeviceLink, inputs, Output::File(output.clone()), format!("nvlink for {} with libcudadevrt, and the registration object", archs.join(", ")))
+                Job::new(Action::DeviceLink, inputs, Output::File(output.clone()), device_link_note(&archs.join(", "), options))
             }
             Step::HostLink { stub, objects, output, shared } => {
                 let what = if *shared { "a shared library" } else { "a program" };
