@@ -139,7 +139,7 @@ impl<'a> Elf<'a> {
 }
 
 /// The NUL-terminated string at `at` of a string table.
-fn string_at(table: &[u8], at: usize) -> Option<String> {
+pub(super) fn string_at(table: &[u8], at: usize) -> Option<String> {
     let tail = table.get(at..)?;
     let end = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
     Some(String::from_utf8_lossy(&tail[..end]).into_owned())

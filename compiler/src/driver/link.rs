@@ -310,7 +310,7 @@ fn link_here(inputs: &[Input], link: &LinkOptions, options: &CompileOptions) -> 
     let mut timings = Timings::default();
     let mut warnings = Vec::new();
     let mut headers: Vec<PathBuf> = Vec::new();
-    warnings.extend(remark.map(|r| SourceWarnings { name: "device link".into(), text: String::new(), warnings: vec![r] }));
+    warnings.extend(super::program::link_remark(remark));
     for c in compiled {
         timings.0.extend(c.timings.0);
         warnings.push(c.warnings);

@@ -173,9 +173,7 @@ fn shared_library_sections(file: &mut std::fs::File, header: &[u8; 64]) -> Optio
         .map(|i| {
             let at = i * usize::try_from(shentsize).ok()?;
             let offset = usize::try_from(u32::from_le_bytes(table.get(at..at + 4)?.try_into().ok()?)).ok()?;
-            let tail = names.get(offset..)?;
-            let end = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
-            Some(String::from_utf8_lossy(&tail[..end]).into_owned())
+            archive::string_at(&names, offset)
         })
         .collect()
 }

@@ -339,7 +339,7 @@ pub fn device_link_note(archs: &str, options: &CompileOptions) -> String {
 }
 
 /// The remark of [`pool_decision`] as a build's warnings, under the name `device link`.
-fn link_remark(remark: Option<Diagnostic>) -> Option<SourceWarnings> {
+pub(super) fn link_remark(remark: Option<Diagnostic>) -> Option<SourceWarnings> {
     remark.map(|r| SourceWarnings { name: "device link".into(), text: String::new(), warnings: vec![r] })
 }
 
