@@ -24,10 +24,45 @@ fn off_or_with_nothing_to_take_the_module_is_untouched() {
     let (after, remarks) = aggregated(&program(), Granularity::Off);
     assert_eq!(after, printed(&program()));
     assert!(remarks.is_empty());
-    let named = format!("{HEAD}{CHILD}{}", launch("child", "%s", "0"));
-    let (after, remarks) = aggregated(&named, Granularity::Warp);
-    assert_eq!(after, printed(&named));
-    assert_eq!(remarks, ["R0500: launch of `child` not aggregated: only launches into the NULL stream are aggregated"]);
+    // The per-thread stream, a constant that is neither the NULL stream nor a named one.
+    let per_thread = format!("{HEAD}{CHILD}{}", launch("child", "inttoptr (i64 2 to ptr)", "0"));
+    let (after, remarks) = aggregated(&per_thread, Granularity::Warp);
+    assert_eq!(after, printed(&per_thread));
+    assert_eq!(remarks, ["R0500: launch of `child` not aggregated: only launches into the NULL stream or a named stream are aggregated"]);
+}
+
+/// A launch into a named stream (a value the thread holds) is aggregated at its site at every
+/// granularity: the lanes whose stream is the first valid lane's make one launch of `C__agg`
+/// into that stream, the others (and every lane where the group falls back) their own launch
+/// into theirs, so that the stream orders each with the thread's other work in it.
+#[test]
+fn a_warps_launches_into_a_named_stream_become_one_launch_into_that_stream() {
+    let ir = format!("{HEAD}{CHILD}{}", launch("child", "%s", "0"));
+    for asked in [Granularity::Warp, Granularity::Auto, Granularity::Block, Granularity::Grid] {
+        let (after, remarks) = aggregated(&ir, asked);
+        let expected: Vec<String> = match asked {
+            Granularity::Block | Granularity::Grid => vec!["R0501: launch of `child` aggregated per warp, at its site: a launch into a named stream is aggregated at its site, into its stream, which orders it with the thread's other launches there".into()],
+            _ => Vec::new(),
+        };
+        assert_eq!(remarks, expected, "{asked:?}");
+        let parent = function(&after, "parent");
+        assert!(parent.contains("call i32 @child__warp(ptr %agg.args, ptr byval(%struct.dim3) align 4 %grid, ptr byval(%struct.dim3) align 4 %block, ptr %s)"), "{asked:?}: {parent}");
+        assert!(!after.contains("parent__agg_end"), "{asked:?}: nothing waits for the end of the block or grid: {after}");
+        let helper = function(&after, "child__warp");
+        assert!(helper.starts_with("define internal i32 @child__warp(ptr %args, ptr byval(%struct.dim3) align 4 %grid.dim, ptr byval(%struct.dim3) align 4 %block.dim, ptr %0)"), "{helper}");
+        // The group: valid lanes whose stream's two words are the first valid lane's.
+        assert!(helper.contains("%first = call i32 @llvm.cttz.i32(i32 %valid.lanes, i1 false)"), "{helper}");
+        assert_eq!(helper.matches("call i32 @llvm.nvvm.shfl.sync.idx.i32(i32 %mask, i32 %stream.").count(), 2, "{helper}");
+        assert!(helper.contains("%group = call i32 @llvm.nvvm.vote.ballot.sync(i32 %mask, i1 %valid.same)"), "{helper}");
+        // Both launches, the aggregated kernel's and the lane's own, go into the stream.
+        let launches: Vec<&str> = helper.lines().filter(|l| l.contains("call i32 @__cudaCDP2LaunchDevice(")).collect();
+        assert_eq!(launches.len(), 2, "{helper}");
+        assert!(launches[0].contains("(ptr @child__agg,") && launches[1].contains("(ptr @child,"), "{launches:?}");
+        assert!(launches.iter().all(|l| l.contains("i32 0, ptr %0)")), "{launches:?}");
+    }
+    // The NULL stream's helper compares no streams.
+    let (null, _) = aggregated(&program(), Granularity::Warp);
+    assert!(!function(&null, "child__warp").contains("stream"), "{null}");
 }
 
 #[test]
@@ -337,7 +372,7 @@ fn references(ir: &str, name: &str) -> usize {
 
 /// A child gets an aggregated kernel (`C__agg`, its record pool and its copy `C__aggregated`)
 /// only where a launch of it is rewritten to launch that kernel, at every granularity: not a
-/// child launched only into a named stream (left alone with `R0500`), nor one no launch names.
+/// child launched only fire-and-forget (left alone with `R0500`), nor one no launch names.
 /// What the pass declares is internal to the module: a separate compilation's other files
 /// launch the child itself, never its aggregated kernel. A launch in a device function that
 /// nothing calls is rewritten too, and the clean-up removes its aggregated kernel with it
@@ -345,15 +380,15 @@ fn references(ir: &str, name: &str) -> usize {
 #[test]
 fn a_child_gets_an_aggregated_kernel_only_where_a_launch_is_rewritten_to_launch_it() {
     let parent = launch("child", "null", "0");
-    let named_stream = launch("named", "%s", "0").replace("@parent(", "@parent_named(");
+    let forgotten = launch("forgotten", "inttoptr (i64 4 to ptr)", "0").replace("@parent(", "@parent_forgotten(");
     let unreached = launch("unreached", "null", "0").replace("define ptx_kernel void @parent(", "define internal void @never_called(");
-    let ir = [HEAD, CHILD, &child_named("named"), &child_named("lonely"), &child_named("unreached"), &parent, &named_stream, &unreached].concat();
+    let ir = [HEAD, CHILD, &child_named("forgotten"), &child_named("lonely"), &child_named("unreached"), &parent, &forgotten, &unreached].concat();
     let not_aggregated = |ir: &str, child: &str| !ir.contains(&format!("@{child}__"));
     for asked in [Granularity::Warp, Granularity::Block, Granularity::Grid, Granularity::Auto] {
         let (after, remarks) = aggregated(&ir, asked);
         // Block and grid granularity take launches in kernels only.
         let in_kernels_only = matches!(asked, Granularity::Block | Granularity::Grid);
-        let mut expected = vec!["R0500: launch of `named` not aggregated: only launches into the NULL stream are aggregated".to_string()];
+        let mut expected = vec!["R0500: launch of `forgotten` not aggregated: fire-and-forget launches (cudaStreamFireAndForget) are not aggregated".to_string()];
         if in_kernels_only {
             expected.push("R0500: launch of `unreached` not aggregated: the launch is in the device function `never_called`; only launches in kernels are aggregated (-faggregate-launches=warp would aggregate it)".into());
         }
@@ -364,7 +399,7 @@ fn a_child_gets_an_aggregated_kernel_only_where_a_launch_is_rewritten_to_launch_
         assert!(after.contains("define internal ptx_kernel void @child__agg(ptr %records, i32 %count)"), "{asked:?}: {after}");
         assert!(after.contains("define internal void @child__aggregated("), "{asked:?}: {after}");
         assert!(after.contains("@child__agg_pool = internal addrspace(1) global"), "{asked:?}: {after}");
-        assert!(not_aggregated(&after, "named") && not_aggregated(&after, "lonely"), "{asked:?}: {after}");
+        assert!(not_aggregated(&after, "forgotten") && not_aggregated(&after, "lonely"), "{asked:?}: {after}");
         // Each taken launch is rewritten: the parent's per warp or at the end of its block or
         // grid, `never_called`'s per warp where warps take a device function's launches.
         assert!(references(&after, "child__agg") > 0, "{asked:?}: {after}");
@@ -384,7 +419,7 @@ fn a_child_gets_an_aggregated_kernel_only_where_a_launch_is_rewritten_to_launch_
         let out = module.print_to_string().to_string();
         assert!(out.contains("define internal ptx_kernel void @child__agg(") && references(&out, "child__agg") > 0, "{asked:?}: {out}");
         assert!(function(&out, "parent").contains("@child__agg") || references(&out, "parent__agg_end") > 0, "{asked:?}: {out}");
-        for child in ["named", "lonely", "unreached"] {
+        for child in ["forgotten", "lonely", "unreached"] {
             assert!(not_aggregated(&out, child), "{asked:?}: {child}: {out}");
             assert!(out.contains(&format!("define ptx_kernel void @{child}(")), "{asked:?}: the kernel {child} itself stays: {out}");
         }

@@ -115,7 +115,7 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, f: FunctionValue<'ctx>, l: &La
     if mode == Mode::End {
         ok(b.build_return(Some(&i32t.const_zero())));
     } else {
-        launch_as_documented(module, f, &b, l, l.buffer, args_ptr, p(1), p(2));
+        launch_as_documented(module, f, &b, l, l.buffer, args_ptr, p(1), p(2), None);
     }
     f
 }

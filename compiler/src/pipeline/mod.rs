@@ -40,9 +40,10 @@
 //!    documented shape.
 //! 5. [`aggregate`] (`-faggregate-launches=`, off by default): the launches into the NULL
 //!    stream that the threads of a warp, a block or a whole grid make become one launch of
-//!    `C__agg` (at the site, at the end of the block, at the end of the grid's last block);
-//!    the others get `R0500`, those of a kernel that reads launch errors are aggregated per
-//!    warp with `R0501`. Off, the module is untouched; afterwards every launch is still in the
+//!    `C__agg` (at the site, at the end of the block, at the end of the grid's last block),
+//!    those into a named stream one launch per warp into that stream, at the site; the others
+//!    get `R0500`, those of a kernel that reads launch errors are aggregated per warp with
+//!    `R0501`. Off, the module is untouched; afterwards every launch is still in the
 //!    documented shape.
 //! 6. [`malloc_pool`] (`-fdevice-malloc-pool`; by default for relocatable code, left to the
 //!    device link): every call of the device runtime's `malloc`, `free`, `cudaMalloc` and

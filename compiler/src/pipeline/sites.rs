@@ -453,8 +453,9 @@ pub(super) fn copy_byval(from: LLVMValueRef, to: LLVMValueRef, pairs: &[(u32, u3
 
 /// At `b`'s position in `f`: the launch `l` as the documented sequence, its arguments copied
 /// from `args` into a new parameter buffer (a copy of `old_buffer`'s call; none without one),
-/// its dims `grid` and `block`, its shared memory and stream `l`'s constants; returns the
-/// launch's status, or [`LAUNCH_SKIPPED_STATUS`] when there is no buffer.
+/// its dims `grid` and `block`, its shared memory `l`'s constant, its stream `l`'s constant or,
+/// for a launch into a named stream, `stream` (the helper's parameter that holds it); returns
+/// the launch's status, or [`LAUNCH_SKIPPED_STATUS`] when there is no buffer.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn launch_as_documented<'ctx>(
     module: &Module<'ctx>,
@@ -465,6 +466,7 @@ pub(super) fn launch_as_documented<'ctx>(
     args: inkwell::values::PointerValue<'ctx>,
     grid: BasicValueEnum<'ctx>,
     block: BasicValueEnum<'ctx>,
+    stream: Option<BasicValueEnum<'ctx>>,
 ) {
     let ctx = module.get_context();
     let i32t = ctx.i32_type();
@@ -496,7 +498,8 @@ pub(super) fn launch_as_documented<'ctx>(
         }
         None => ptr.const_null(),
     };
-    let launch_args: Vec<BasicMetadataValueEnum> = vec![operand(0).into(), buf.into(), grid.into(), block.into(), operand(4).into(), operand(5).into()];
+    let stream = stream.unwrap_or_else(|| operand(5));
+    let launch_args: Vec<BasicMetadataValueEnum> = vec![operand(0).into(), buf.into(), grid.into(), block.into(), operand(4).into(), stream.into()];
     let launch = ok(b.build_call(launch_fn, &launch_args, "status"));
     copy_byval(l.call.as_value_ref(), launch.as_value_ref(), &[(3, 3), (4, 4)]);
     if let Some(inst) = launch.try_as_basic_value().basic().and_then(|v| v.as_instruction_value()) {

@@ -452,7 +452,7 @@ pub(super) fn site_state<'ctx>(module: &Module<'ctx>, kernel: FunctionValue<'ctx
     let b = ctx.create_builder();
     b.position_at_end(ctx.append_basic_block(s.direct, "entry"));
     let p = |i: u32| s.direct.get_nth_param(i).expect("a parameter");
-    launch_as_documented(module, s.direct, &b, l, l.buffer, p(0).into_pointer_value(), p(1), p(2));
+    launch_as_documented(module, s.direct, &b, l, l.buffer, p(0).into_pointer_value(), p(1), p(2), None);
     s
 }
 
@@ -510,7 +510,7 @@ fn record_helper<'ctx>(module: &Module<'ctx>, name: &str, s: &SiteState<'ctx>, c
     ok(b.build_atomicrmw(AtomicRMWBinOp::UMax, s.max_threads, threads, AtomicOrdering::Monotonic));
     ok(b.build_return(Some(&c32(0))));
     b.position_at_end(direct);
-    launch_as_documented(module, f, &b, l, l.buffer, p(0).into_pointer_value(), p(1), p(2));
+    launch_as_documented(module, f, &b, l, l.buffer, p(0).into_pointer_value(), p(1), p(2), None);
     f
 }
 
@@ -669,7 +669,7 @@ pub(super) fn launch_records<'ctx>(
         let blocks = ok(b.build_int_mul(ok(b.build_int_mul(volume[0], volume[1], "m")), volume[2], "last.blocks"));
         let total = ok(b.build_int_add(start, blocks, "total"));
         let threads = largest.unwrap_or_else(|| e.load32(s.max_threads, "max.threads"));
-        let (status, _) = launch_agg_kernel(e.module, b, e.f, &s.launch, c, entries, buffer, count, total, threads);
+        let (status, _) = launch_agg_kernel(e.module, b, e.f, &s.launch, c, entries, buffer, count, total, threads, None);
         let failed = ok(b.build_int_compare(IntPredicate::NE, status, e.c32(0), "failed"));
         ok(b.build_store(failed_slot, failed));
         e.if_then(failed, || {

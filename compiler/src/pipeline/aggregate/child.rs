@@ -20,7 +20,7 @@ use crate::llvm::operand;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::module::{Linkage, Module};
 use inkwell::types::BasicTypeEnum;
-use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValue, FunctionValue, InstructionOpcode, IntValue, PointerValue};
+use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode, IntValue, PointerValue};
 use inkwell::{AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 use std::collections::HashSet;
 
@@ -215,8 +215,8 @@ impl<'ctx> Entries<'ctx> {
     }
 }
 
-/// `C__agg<<<total, threads, S>>>(table, n)` in the documented sequence at `b`'s position;
-/// returns its status (non-zero when the buffer could not be had) and the call of the launch
+/// `C__agg<<<total, threads, S, stream>>>(table, n)` in the documented sequence at `b`'s
+/// position, into the site's stream (`l`'s constant, or `stream` for a named one); returns its status (non-zero when the buffer could not be had) and the call of the launch
 /// entry point (warp granularity marks it to stay V1, `warp.rs`).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn launch_agg_kernel<'ctx>(
@@ -230,6 +230,7 @@ pub(super) fn launch_agg_kernel<'ctx>(
     n: IntValue<'ctx>,
     total: IntValue<'ctx>,
     threads: IntValue<'ctx>,
+    stream: Option<BasicValueEnum<'ctx>>,
 ) -> (IntValue<'ctx>, inkwell::values::InstructionValue<'ctx>) {
     let ctx = module.get_context();
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
@@ -249,7 +250,8 @@ pub(super) fn launch_agg_kernel<'ctx>(
     let grid = dims(total, operand(2).is_pointer_value(), "agg.grid");
     let block = dims(threads, operand(3).is_pointer_value(), "agg.block");
     let launch_callee = crate::llvm::operand(l.call, l.call.get_num_operands() - 1).and_then(|v| as_function(v.as_value_ref())).expect("a launch entry point");
-    let args: Vec<BasicMetadataValueEnum> = vec![c.agg.as_global_value().as_pointer_value().into(), buf.into(), grid.into(), block.into(), operand(4).into(), operand(5).into()];
+    let stream = stream.unwrap_or_else(|| operand(5));
+    let args: Vec<BasicMetadataValueEnum> = vec![c.agg.as_global_value().as_pointer_value().into(), buf.into(), grid.into(), block.into(), operand(4).into(), stream.into()];
     let launch = ok(b.build_call(launch_callee, &args, "agg.status"));
     copy_byval(l.call.as_value_ref(), launch.as_value_ref(), &[(3, 3), (4, 4)]);
     let status = launch.try_as_basic_value().basic().expect("a status").into_int_value();
@@ -578,7 +580,7 @@ impl<'ctx> Bank<'ctx> {
             let slot = e.slot(e.module.get_context().bool_type().into(), "arena.one.by.one");
             ok(b.build_store(slot, e.module.get_context().bool_type().const_int(1, false)));
             e.if_then(wanted, || {
-                let (status, _) = launch_agg_kernel(e.module, b, e.f, &s.launch, c, entries, self.records, n, blocks, largest);
+                let (status, _) = launch_agg_kernel(e.module, b, e.f, &s.launch, c, entries, self.records, n, blocks, largest, None);
                 ok(b.build_store(slot, ok(b.build_int_compare(IntPredicate::NE, status, e.c32(0), "failed"))));
             });
             let one_by_one = ok(b.build_load(e.module.get_context().bool_type(), slot, "one.by.one")).into_int_value();

@@ -589,7 +589,7 @@ fn launch_grid<'ctx>(e: &Emit<'_, 'ctx>, tid: IntValue<'ctx>, nthreads: IntValue
         let flat = e.load_ptr(sg.flat, "flat");
         e.if_then(ok(b.build_is_not_null(flat, "have.flat")), || {
             let blocks = ok(b.build_int_truncate(e.load64(sg.blocks, "blocks"), i32t, "blocks32"));
-            let (status, _) = launch_agg_kernel(e.module, b, e.f, &s.launch, c, entries, flat, e.load32(sg.total, "total"), blocks, e.load32(sg.max_threads, "max"));
+            let (status, _) = launch_agg_kernel(e.module, b, e.f, &s.launch, c, entries, flat, e.load32(sg.total, "total"), blocks, e.load32(sg.max_threads, "max"), None);
             let failed = ok(b.build_int_compare(IntPredicate::NE, status, e.c32(0), "failed"));
             ok(b.build_store(one_by_one, failed));
             e.if_then(failed, || {

@@ -8,8 +8,8 @@
 //! the helpers every granularity writes IR with; each module imports only those below it
 //! (`compiler/tests/layers.rs`).
 //!
-//! What every granularity shares: which launches are taken (tail, fire-and-forget and
-//! named-stream launches, a dynamic shared memory size that is not a constant, made one first
+//! What every granularity shares: which launches are taken (tail and fire-and-forget
+//! launches, a dynamic shared memory size that is not a constant, made one first
 //! where every run agrees on it ([`super::uniform`]: `warpSize`, `const` locals), children
 //! without a definition here, calls not in the documented types get `R0500`), and
 //! `C__agg(records, count)`, which finds its record by binary search on the records' first
@@ -24,7 +24,9 @@
 //!
 //! At block and grid granularity the same `C__agg` runs the records, and the launches block
 //! granularity cannot delay get `R0500` ([`block`]); a kernel that reads launch errors is
-//! aggregated per warp, at its sites, with `R0501`.
+//! aggregated per warp, at its sites, with `R0501`, and so is every launch into a named stream
+//! at every granularity ([`warp`]: into its stream, which orders it with the thread's other
+//! work there).
 //!
 //! Invariant: with aggregation off, or no launch to take, the module is untouched; afterwards
 //! every launch left (the helpers' among them) is in the documented shape. A child gets
@@ -37,7 +39,7 @@ use super::callgraph::is_kernel;
 use super::clone::{self, as_function};
 use super::emit::{intrinsic, ok};
 use super::launch::{self, Launch};
-use super::sites::{builtin_readers, byval_at_call, cap_kernel, cap_registers, documented_shape, load_arguments, parameter_layout, replace_by_helper, source_name, unflatten};
+use super::sites::{builtin_readers, byval_at_call, cap_kernel, cap_registers, documented_shape, load_arguments, parameter_layout, replace_by_helper, replace_by_helper_with, source_name, unflatten};
 use super::SourceText;
 use crate::diag::{Code, Diagnostic, Span};
 use crate::llvm::operand;
@@ -121,7 +123,8 @@ fn why_not(l: &Launch<'_>, data: &TargetData, taken_reads_ids: bool) -> Option<S
         Some(0) => {}
         Some(3) => return Some("tail launches (cudaStreamTailLaunch) are not aggregated".into()),
         Some(4) => return Some("fire-and-forget launches (cudaStreamFireAndForget) are not aggregated".into()),
-        _ => return Some("only launches into the NULL stream are aggregated".into()),
+        None if warp::named_stream(l) => {}
+        _ => return Some("only launches into the NULL stream or a named stream are aggregated".into()),
     }
     if operand(4).and_then(launch::constant_u64).is_none() {
         return Some("the launch's dynamic shared memory is not the same for every thread (a constant, `warpSize`, or a local only its declaration stores): the aggregated grid's blocks would each need their own".into());
@@ -207,6 +210,21 @@ pub fn aggregate_with<'ctx>(module: &Module<'ctx>, sites: &launch::Sites<'ctx>, 
     if taken.is_empty() {
         return remarks;
     }
+    // A launch into a named stream is aggregated at its site, into its stream, where the stream
+    // orders it with its thread's other work there ([`warp`]); those of a kernel aggregated
+    // at the end of its blocks or grid too, since a named stream runs apart from the NULL stream
+    // (the device runtime's streams are non-blocking).
+    let (named, taken): (Vec<Launch>, Vec<Launch>) = taken.into_iter().partition(warp::named_stream);
+    let named_remarks = match asked {
+        Granularity::Block | Granularity::Grid => named
+            .iter()
+            .map(|l| {
+                let why = "a launch into a named stream is aggregated at its site, into its stream, which orders it with the thread's other launches there".to_string();
+                (*l, Code::AggregatedPerWarp, format!("launch of {} aggregated per warp, at its site", name_of(l)), why)
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     let (at_site, kernels, plan_remarks) = match asked {
         Granularity::Warp => (taken.clone(), Vec::new(), Vec::new()),
         // The kernels whose launches gain from waiting for the end of the grid; every other
@@ -224,6 +242,8 @@ pub fn aggregate_with<'ctx>(module: &Module<'ctx>, sites: &launch::Sites<'ctx>, 
             (plan.at_site, plan.kernels, plan.remarks)
         }
     };
+    let at_site: Vec<Launch> = at_site.into_iter().chain(named).collect();
+    let plan_remarks: Vec<_> = plan_remarks.into_iter().chain(named_remarks).collect();
     // What the kernels delayed to their end get: the grid's end where `auto` chose it.
     let asked = if asked == Granularity::Auto { Granularity::Grid } else { asked };
     // A launch that only one lane of a warp makes is left alone at its site: aggregation per
@@ -308,8 +328,8 @@ pub fn aggregate_with<'ctx>(module: &Module<'ctx>, sites: &launch::Sites<'ctx>, 
     let index_of = |l: &Launch| children.iter().position(|c| Some(c.child) == child_of(l)).expect("declared above");
     let mut rewritten = HashSet::new();
     for l in &at_site {
-        let helper = warp::helper(module, l, &children[index_of(l)], &entries);
-        replace_by_helper(module, l, helper, "agg");
+        let (helper, extra) = warp::helper(module, l, &children[index_of(l)], &entries);
+        replace_by_helper_with(module, l, helper, "agg", &extra);
         rewritten.insert(l.function);
     }
     // The end of each block of the kernels aggregated per block or grid, built while their

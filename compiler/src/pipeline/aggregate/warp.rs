@@ -30,6 +30,13 @@
 //! return C<<<g, b, S>>>(args);   // the documented sequence, as before
 //! ```
 //!
+//! A launch into a named stream, `C<<<g, b, S, s>>>(args)` with `s` a value, calls
+//! `C__warp(args block, g, b, s)`, whose group is the valid lanes whose `s` is the first valid
+//! lane's (`valid &= s == __shfl_sync(__activemask(), s, first valid lane)`, a word at a time),
+//! and whose launches, `C__agg`'s and each lane's own, go into `s`: the stream orders them with
+//! the thread's other work in it as it did the lane's own launch (docs/AGGREGATION.md, "Named
+//! streams"). Every granularity aggregates such launches here, at their site.
+//!
 //! A thread's last error: each lane's `cudaGetLastError()` after the launch says what its own
 //! launch did, as without aggregation. A launch of `C__agg` that succeeds leaves every lane's
 //! last error as it was, as each lane's own successful launch would. One that fails sets the
@@ -57,7 +64,7 @@ use super::super::clone::{called_function, value_name};
 use super::super::emit::intrinsic;
 use super::super::emit::ok;
 use super::super::launch::{self, Launch};
-use super::super::sites::{guard_edges, launch_as_documented, new_helper, Config, ARGS_ALIGN};
+use super::super::sites::{guard_edges, launch_as_documented, new_helper_with, Config, ARGS_ALIGN};
 use super::super::uniform;
 use super::block;
 use super::child::{launch_agg_kernel, Child, Entries};
@@ -72,13 +79,25 @@ use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, Int
 use inkwell::IntPredicate;
 use runtime_shim::entry_points::RuntimeFn;
 
-/// The always-inline helper `C__warp(args, grid, block)` of the launch `l` (module docs).
-pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'ctx>, entries: &Entries<'ctx>) -> FunctionValue<'ctx> {
+/// Whether the launch `l` goes into a named stream: one its thread holds as a value, which
+/// is not a constant (the NULL stream, the tail and fire-and-forget streams are).
+pub(super) fn named_stream(l: &Launch<'_>) -> bool {
+    // SAFETY: a query of a live value.
+    operand(l.call, 5).is_some_and(|s| s.is_pointer_value() && unsafe { inkwell::llvm_sys::core::LLVMIsConstant(s.as_value_ref()) } == 0)
+}
+
+/// The always-inline helper `C__warp(args, grid, block)` of the launch `l` (module docs), with
+/// a fourth parameter, the stream, for a launch into a named stream; returns it and the
+/// arguments its call takes after the dims.
+pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'ctx>, entries: &Entries<'ctx>) -> (FunctionValue<'ctx>, Vec<BasicMetadataValueEnum<'ctx>>) {
     let ctx = module.get_context();
     let (i1t, i32t, i64t) = (ctx.bool_type(), ctx.i32_type(), ctx.i64_type());
     let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
-    let f = new_helper(module, l, &format!("{}__warp", c.child.get_name().to_string_lossy()));
+    let named = named_stream(l).then(|| operand(l.call, 5).expect("a launch's stream"));
+    let extra: Vec<inkwell::types::BasicMetadataTypeEnum> = named.iter().map(|s| s.get_type().into()).collect();
+    let f = new_helper_with(module, l, &format!("{}__warp", c.child.get_name().to_string_lossy()), &extra);
     let p = |i: u32| f.get_nth_param(i).expect("a parameter");
+    let stream = named.map(|_| p(3));
     let b = ctx.create_builder();
     let bb = |name: &str| ctx.append_basic_block(f, name);
     let (entry, meet, several, alloc, share, write, lead, count_head, count_body, counted, launch_agg, launched, after_lead, aggregated, direct) = (
@@ -109,7 +128,24 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
     let fits = ok(b.build_int_compare(IntPredicate::ULE, config.blocks, c64(MAX_BLOCKS_PER_RECORD), "fits"));
     let valid = ok(b.build_and(config.valid, fits, "valid"));
     let mask = call("llvm.nvvm.activemask", &[], &[], "mask").expect("a mask").into_int_value();
-    let group = call("llvm.nvvm.vote.ballot.sync", &[], &[mask.into(), valid.into()], "group").expect("a ballot").into_int_value();
+    let ballot = |v: IntValue<'ctx>, name: &str| call("llvm.nvvm.vote.ballot.sync", &[], &[mask.into(), v.into()], name).expect("a ballot").into_int_value();
+    // Into a named stream, the group is the valid lanes whose stream is the first valid lane's:
+    // its launch goes into that stream; the other lanes launch their own.
+    let valid = match stream {
+        None => valid,
+        Some(stream) => {
+            let first = call("llvm.cttz", &[i32t.into()], &[ballot(valid, "valid.lanes").into(), i1t.const_zero().into()], "first").expect("a lane").into_int_value();
+            let bits = ok(b.build_ptr_to_int(stream.into_pointer_value(), i64t, "stream.bits"));
+            let same = |word: IntValue<'ctx>, name: &str| {
+                let theirs = call("llvm.nvvm.shfl.sync.idx.i32", &[], &[mask.into(), word.into(), first.into(), c32(31).into()], name).expect("a lane's value").into_int_value();
+                ok(b.build_int_compare(IntPredicate::EQ, word, theirs, "same"))
+            };
+            let lo = same(ok(b.build_int_truncate(bits, i32t, "stream.lo")), "first.lo");
+            let hi = same(ok(b.build_int_truncate(ok(b.build_right_shift(bits, c64(32), false, "stream.up")), i32t, "stream.hi")), "first.hi");
+            ok(b.build_and(valid, ok(b.build_and(lo, hi, "same.stream")), "valid.same"))
+        }
+    };
+    let group = ballot(valid, "group");
     ok(b.build_conditional_branch(valid, meet, direct));
 
     b.position_at_end(meet);
@@ -201,7 +237,7 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
         ok(b.build_unconditional_branch(launch_agg));
     }
     b.position_at_end(launch_agg);
-    let (status, agg_call) = launch_agg_kernel(module, &b, f, l, c, entries, table, n, total_v, max_v);
+    let (status, agg_call) = launch_agg_kernel(module, &b, f, l, c, entries, table, n, total_v, max_v, stream);
     // V1 under any ABI: the group's lanes wait for it at the shuffle (module docs).
     launch::mark_v1(agg_call);
     let failed = ok(b.build_int_compare(IntPredicate::NE, status, c32(0), "failed"));
@@ -242,8 +278,9 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
 
     // Launched as it was: each thread's launch, and its status.
     b.position_at_end(direct);
-    launch_as_documented(module, f, &b, l, l.buffer, p(0).into_pointer_value(), p(1), p(2));
-    f
+    launch_as_documented(module, f, &b, l, l.buffer, p(0).into_pointer_value(), p(1), p(2), stream);
+    let args = named.into_iter().map(Into::into).collect();
+    (f, args)
 }
 
 /// A call at `b` of the device runtime's `f` (`cudaGetLastError`, `cudaPeekAtLastError`: no
