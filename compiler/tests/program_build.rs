@@ -281,6 +281,12 @@ fn runtime_shared_library_and_host_compiler_options() {
     let bytes = std::fs::read(p.path().join("libdp.so")).unwrap();
     assert_eq!(u16::from_le_bytes([bytes[16], bytes[17]]), 3, "ET_DYN");
     assert!(symbols(&p.path().join("libdp.so")).iter().any(|s| s.starts_with("T ") && s.contains("run_parent")));
+    // The library under the versioned name CMake gives it (`SOVERSION`), which nvcc refuses
+    // ("Don't know what to do with"): an input of the host link, as the host linker takes it.
+    std::fs::rename(p.path().join("libdp.so"), p.path().join("libdp.so.1")).unwrap();
+    ok(&p.cdpc(&["main.cpp", "libdp.so.1", "-o", "versioned"]), "a program linked with libdp.so.1");
+    let needed = String::from_utf8_lossy(&Command::new("readelf").args(["-d"]).arg(p.path().join("versioned")).output().unwrap().stdout).into_owned();
+    assert!(needed.contains("libdp.so.1"), "{needed}");
     // `-ccbin` naming no compiler: where cdpc looked, and nothing written.
     let out = p.cdpc(&["whole.cu", "-ccbin", "/no/such/g++", "-o", "never"]);
     assert!(!out.status.success());

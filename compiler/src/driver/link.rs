@@ -30,9 +30,13 @@ pub enum Input {
 }
 
 impl Input {
-    /// Classifies `path` by its extension.
+    /// Classifies `path` by its extension (a shared library, versioned too, is an object:
+    /// [`super::program::is_shared_library`]).
     pub fn classify(path: &Path) -> Input {
         let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+        if super::program::is_shared_library(path) {
+            return Input::Object(path.to_path_buf());
+        }
         match ext.as_deref() {
             Some("o" | "obj" | "a" | "lib" | "cubin") => Input::Object(path.to_path_buf()),
             _ => Input::Source(path.to_path_buf()),

@@ -43,12 +43,25 @@ pub enum ProgramInput {
     Object(PathBuf),
 }
 
+/// Whether `path` names a shared library: `libx.so`, or with its version as the host linker
+/// takes it, `libx.so.1` or `libx.so.1.2.3` (CMake's names for a library with a `SOVERSION`,
+/// which nvcc refuses: "Don't know what to do with").
+pub fn is_shared_library(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let Some(at) = name.rfind(".so") else { return false };
+    let rest = &name[at + 3..];
+    at > 0 && (rest.is_empty() || rest.split('.').skip(1).all(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())) && rest.starts_with('.'))
+}
+
 impl ProgramInput {
     /// Classifies `path` by its extension; with `-x` every file but an object is a source.
     pub fn classify(path: &Path, language_given: bool) -> ProgramInput {
         let ext = path.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
+        if is_shared_library(path) {
+            return ProgramInput::Object(path.to_path_buf());
+        }
         match ext.as_str() {
-            "o" | "obj" | "a" | "lib" | "so" => ProgramInput::Object(path.to_path_buf()),
+            "o" | "obj" | "a" | "lib" => ProgramInput::Object(path.to_path_buf()),
             _ if language_given => ProgramInput::Source(path.to_path_buf()),
             "cpp" | "cc" | "cxx" | "c++" | "cp" | "CPP" | "C" | "c" | "ii" | "i" => ProgramInput::Host(path.to_path_buf()),
             _ => ProgramInput::Source(path.to_path_buf()),
@@ -574,7 +587,7 @@ fn take_object(path: &Path, host_objects: &mut Vec<PathBuf>, device_objects: &mu
     if !object.device_only {
         host_objects.push(path.to_path_buf());
     }
-    if path.extension().is_none_or(|e| e != "so") {
+    if !is_shared_library(path) {
         device_objects.push(path.to_path_buf());
     }
     object.relocatable
@@ -820,7 +833,7 @@ impl<'a> StepRun<'a> {
 /// Whether the object or archive at `path` holds host code: an x86-64 ELF object (`EM_X86_64`,
 /// 62), or an archive whose first ELF member is one, or a shared library.
 pub fn holds_host_code(path: &Path) -> bool {
-    if path.extension().is_some_and(|e| e == "so") {
+    if is_shared_library(path) {
         return true;
     }
     let Ok(bytes) = std::fs::read(path) else { return false };
@@ -1197,6 +1210,14 @@ mod tests {
         assert_eq!(ProgramInput::classify(Path::new("util.c"), false), ProgramInput::Host("util.c".into()));
         assert_eq!(ProgramInput::classify(Path::new("main.cpp"), true), ProgramInput::Source("main.cpp".into()));
         assert_eq!(ProgramInput::classify(Path::new("libx.a"), true), ProgramInput::Object("libx.a".into()));
+        // Shared libraries, with the version CMake gives them too.
+        for lib in ["libx.so", "libx.so.1", "lib/libzfp.so.0.5.5", "lib.sox.so"] {
+            assert_eq!(ProgramInput::classify(Path::new(lib), false), ProgramInput::Object(lib.into()), "{lib}");
+            assert_eq!(ProgramInput::classify(Path::new(lib), true), ProgramInput::Object(lib.into()), "{lib}");
+        }
+        for source in ["x.so.cu", "libx.so.1a", "libx.so.", "libx.so..1", "x.sol", ".so", "data.sorted.cu"] {
+            assert_eq!(ProgramInput::classify(Path::new(source), false), ProgramInput::Source(source.into()), "{source}");
+        }
     }
 
     #[test]
