@@ -184,7 +184,7 @@ const PIPELINE_LAYERS: &[&[&str]] = &[
     &["emit", "location", "itanium", "cxx_abi", "atomics"],
     &["clone", "copies", "names"],
     &["callgraph", "launch", "host_names", "managed", "math", "qualifiers", "warp", "wide_atomics", "wide_conversions", "devrt_missing", "devrt_args"],
-    &["uniform", "stream_order", "param_buffer", "malloc_pool", "bounded"],
+    &["uniform", "stream_order", "own_stream", "param_buffer", "malloc_pool", "bounded"],
     &["sites"],
     &["in_place"],
     &["defer"],

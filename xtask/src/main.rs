@@ -738,6 +738,7 @@ fn compile_cubin(root: &Path, cdpc: &Path, source: &str, abi: &str, flags: &[&st
 const BENCH_VARIANTS: &[(&str, &str, &[&str], BenchExpect)] = &[
     ("null_stream", "every thread launches child<<<1, 32>>> into the NULL stream", &["v1", "v2"], BenchExpect::NTimes32),
     ("named_stream", "every thread launches child<<<1, 32>>> into its block's non-blocking stream", &["v1", "v2"], BenchExpect::NTimes32),
+    ("own_stream", "every thread launches child<<<1, 32>>> into a non-blocking stream of its own", &["v1", "v2"], BenchExpect::NTimes32),
     ("fire_and_forget", "every thread launches child<<<1, 32>>> into cudaStreamFireAndForget", &["v2"], BenchExpect::NTimes32),
     ("launch_sites", "child<<<1, 32>>> launched in a loop, from a __device__ function and directly, in a divergent branch", &["v1", "v2"], BenchExpect::NTimes32),
     ("padded_structs", "every thread launches child<<<1, 32>>> with two padded structs by value", &["v1", "v2"], BenchExpect::NTimes32),
@@ -841,8 +842,8 @@ fn gpu_bench(root: &Path, cdpc: &Path) -> Result<Vec<String>> {
             fs::write(&path, bench_manifest(variant, description, abis, expect, n)).map_err(|e| format!("writing {}: {e}", path.display()))?;
         }
         let mut configs: Vec<(String, &str, &[&str])> = abis.iter().map(|abi| (format!("cdpc-{abi}"), *abi, &["-fno-launch-optimizations"][..])).collect();
-        // Aggregation leaves the stream launches alone, so named_stream and fire_and_forget do
-        // not change; they are built too so that every label has every cell.
+        // Every variant at every label, so that every label has every cell (aggregation leaves
+        // fire_and_forget alone, and own_stream's lanes each launch into a stream of their own).
         if abis.contains(&"v2") {
             configs.push(("cdpc-v2-agg-block".into(), "v2", &["-faggregate-launches=block"]));
             configs.push(("cdpc-v2-agg-warp".into(), "v2", &["-faggregate-launches=warp"]));

@@ -225,13 +225,13 @@ pub(super) fn keep<'ctx>(module: &Module<'ctx>, k: FunctionValue<'ctx>, sites: &
         for (i, name) in [(3, "kept"), (4, "kept.grid"), (5, "kept.block")] {
             keep.get_nth_param(i).expect("a parameter").set_name(name);
         }
-        let keep = helper(module, keep, l, *serial, max, data, Mode::Keep, owned);
+        let keep = helper(module, keep, l, *serial, max, data, Mode::Keep, owned, false);
         let end = module.add_function(&format!("{child}__end"), i32t.fn_type(&[ptr.into(), ptr.into(), ptr.into(), i1t.into()], false), Some(Linkage::Internal));
         end.add_attribute(AttributeLoc::Function, ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0));
         for (i, name) in ["args", "grid.dim", "block.dim", "kept"].into_iter().enumerate() {
             end.get_nth_param(i as u32).expect("a parameter").set_name(name);
         }
-        let end = helper(module, end, l, *serial, max, data, Mode::End, false);
+        let end = helper(module, end, l, *serial, max, data, Mode::End, false, false);
         // Last: the launch goes.
         let args = replace_by_helper_with(module, l, keep, "thr", &[kept.into(), grid.into(), block.into()]);
         ends.push((end, args));

@@ -39,8 +39,22 @@ pub(super) enum Mode {
 /// `C__threshold(args, grid, block)` of the module docs. A grid runs in place (or is kept) only
 /// where its block has no NULL-stream launch in flight before it ([`super::stream_order`]; `owned`:
 /// and its kernel is one of the module's, for a site that another module's code may reach).
+/// With `own` (a launch into its thread's own stream, [`Mode::Site`] only), the helper's
+/// fourth and fifth parameters are the stream and the stream's flag ([`super::own_stream`]):
+/// the grid runs in place only where the flag is clear, and the helper sets it and launches
+/// into the stream otherwise.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn helper<'ctx>(module: &Module<'ctx>, f: FunctionValue<'ctx>, l: &Launch<'ctx>, serial: FunctionValue<'ctx>, max: u32, data: &TargetData, mode: Mode, owned: bool) -> FunctionValue<'ctx> {
+pub(super) fn helper<'ctx>(
+    module: &Module<'ctx>,
+    f: FunctionValue<'ctx>,
+    l: &Launch<'ctx>,
+    serial: FunctionValue<'ctx>,
+    max: u32,
+    data: &TargetData,
+    mode: Mode,
+    owned: bool,
+    own: bool,
+) -> FunctionValue<'ctx> {
     let ctx = module.get_context();
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
     let operand = |i: u32| operand(l.call, i).expect("a launch's operand");
@@ -62,6 +76,10 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, f: FunctionValue<'ctx>, l: &La
         // Blocks and threads are bounded by now, so the product cannot wrap.
         conds.push(ok(b.build_int_compare(IntPredicate::ULE, ok(b.build_int_mul(blocks, threads, "m")), c64(max.into()), "grid.small")));
         conds.push(stream_order::may_run_in_place(module, &b, owned));
+        if own {
+            let launched = ok(b.build_load(ctx.bool_type(), p(4).into_pointer_value(), "own.stream.launched")).into_int_value();
+            conds.push(ok(b.build_not(launched, "own.stream.idle")));
+        }
         conds.into_iter().reduce(|a, c| ok(b.build_and(a, c, "small"))).expect("conditions")
     };
     let (g, bd) = (config.grid, config.block);
@@ -114,6 +132,9 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, f: FunctionValue<'ctx>, l: &La
     b.position_at_end(launch_bb);
     if mode == Mode::End {
         ok(b.build_return(Some(&i32t.const_zero())));
+    } else if own {
+        ok(b.build_store(p(4).into_pointer_value(), ctx.bool_type().const_all_ones()));
+        launch_as_documented(module, f, &b, l, l.buffer, args_ptr, p(1), p(2), Some(p(3)));
     } else {
         launch_as_documented(module, f, &b, l, l.buffer, args_ptr, p(1), p(2), None);
     }

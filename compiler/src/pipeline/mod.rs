@@ -34,7 +34,9 @@
 //! 4. [`threshold`] (`-flaunch-threshold=N`, off by default): each launch in the documented
 //!    shape whose grid has at most N threads, of a child whose threads need not run together,
 //!    runs its child's threads one after another in the launching thread when the grid is
-//!    that small, and launches as before otherwise; the others get `R0502`. From sm_80 a
+//!    that small, and launches as before otherwise (into a stream only its thread holds, only
+//!    where the thread launched nothing into it before, [`own_stream`]); the others get
+//!    `R0502`. From sm_80 a
 //!    lane's small grid may be kept for the kernel's end and run there by its whole warp
 //!    ([`defer`]). With N = 0 the module is untouched; afterwards every launch is still in the
 //!    documented shape.
@@ -137,6 +139,7 @@ pub mod malloc_pool;
 pub mod managed;
 pub mod math;
 pub mod names;
+mod own_stream;
 pub mod param_buffer;
 pub mod qualifiers;
 mod sites;

@@ -35,8 +35,14 @@
 //! launch the pass leaves, and every call that may launch, in what the kernels that reach a
 //! site reach, writes that mark first.
 //!
-//! Taken: launches into the NULL stream or `cudaStreamFireAndForget` (the latter only under
-//! the V2 ABI; V1 refuses it with `E0306`), with no dynamic shared memory, of a child defined
+//! A launch into a stream that only its thread holds ([`super::own_stream`]: created into a
+//! local whose handle goes only to the function's launches and `cudaStreamDestroy`) runs in
+//! place only where the thread has launched nothing into that stream since creating it: a flag
+//! the stream's other launches set, which its helper reads (and sets where it launches). Such a
+//! site is not kept for the kernel's end.
+//!
+//! Taken: launches into the NULL stream, `cudaStreamFireAndForget` (only under the V2 ABI; V1
+//! refuses it with `E0306`) or the thread's own stream, with no dynamic shared memory, of a child defined
 //! here whose threads do not need each other and each do little: neither it nor anything it
 //! calls uses a barrier, shared memory, a warp-level primitive, the lane, warp or grid id,
 //! inline assembly, stream or event work, launches, calls through pointers or calls
@@ -56,7 +62,10 @@
 use super::clone::{self, as_function, called_function, value_name};
 use super::in_place::{helper, Mode, Team, TEAM_SHUFFLE};
 use super::launch::{self, Launch};
-use super::sites::{builtin_readers, cap_registers, child_name, const_int, documented_shape, new_helper, parameter_layout, replace_by_helper, source_name, successors};
+use super::own_stream;
+use super::sites::{
+    builtin_readers, cap_registers, child_name, const_int, documented_shape, new_helper, new_helper_with, parameter_layout, replace_by_helper, replace_by_helper_with, source_name, successors,
+};
 use super::stream_order;
 use super::SourceText;
 use crate::diag::{Code, Diagnostic, Span};
@@ -68,7 +77,7 @@ use inkwell::llvm_sys::prelude::LLVMValueRef;
 use inkwell::llvm_sys::LLVMIntPredicate;
 use inkwell::module::Module;
 use inkwell::targets::TargetData;
-use inkwell::values::{AsValueRef, FunctionValue, InstructionOpcode};
+use inkwell::values::{AsValueRef, FunctionValue, InstructionOpcode, PointerValue};
 use std::collections::{HashMap, HashSet};
 
 /// The most iterations a loop of a child run in place may have .
@@ -347,7 +356,8 @@ fn why_not_site(l: &Launch<'_>, target: &Target, max_threads: u32) -> Option<Str
         Some(4) if target.launch_abi == LaunchAbi::V2 => {}
         Some(4) => return Some("a fire-and-forget launch under the V1 ABI, which refuses it".into()),
         Some(3) => return Some("a tail launch sees the whole parent grid's writes; run in place it would not".into()),
-        _ => return Some("a launch into a named stream runs after the stream's earlier work, which the thread cannot wait for".into()),
+        _ if own_stream::own_stream(l).is_some() => {}
+        _ => return Some("a launch into a named stream that other threads or functions may hold runs after the stream's earlier work, which the thread cannot wait for".into()),
     }
     if operand(4).and_then(launch::constant_u64) != Some(0) {
         return Some("the launch asks for dynamic shared memory".into());
@@ -517,7 +527,13 @@ pub fn threshold<'ctx>(module: &Module<'ctx>, sites: &launch::Sites<'ctx>, max_t
     let copies = clone::clone_with_builtins(module, &originals, "serial");
     let serial: HashMap<FunctionValue, FunctionValue> = originals.into_iter().zip(copies).collect();
     let team = Team::for_target(target);
+    // A launch into its thread's own stream runs in place only where the stream is idle: a
+    // flag the launches into it keep ([`own_stream`]); such a site is not kept for the
+    // kernel's end.
+    let taken_launches: Vec<Launch> = taken.iter().map(|(l, _)| *l).collect();
+    let own = own_stream::instrument(module, launches, &taken_launches);
     let kept = if team == Team::Warp { super::defer::kept_sites(&taken) } else { HashSet::new() };
+    let kept: HashSet<usize> = kept.into_iter().filter(|&i| !own.contains_key(&taken[i].0.call)).collect();
     // Sites that code of another module may reach also ask whether the block's kernel is ours
     // (`stream_order`, decided before any site is rewritten).
     let outside = stream_order::callable_from_outside(module);
@@ -531,7 +547,7 @@ pub fn threshold<'ctx>(module: &Module<'ctx>, sites: &launch::Sites<'ctx>, max_t
                 None => keep.push((l.function, vec![(*l, serial[c])])),
             }
         } else {
-            rewrite_site(module, l, serial[c], max_threads, &data, team, owned(l));
+            rewrite_site(module, l, serial[c], max_threads, &data, team, owned(l), own.get(&l.call).copied());
         }
         rewritten.insert(l.function);
     }
@@ -544,12 +560,27 @@ pub fn threshold<'ctx>(module: &Module<'ctx>, sites: &launch::Sites<'ctx>, max_t
     remarks
 }
 
-/// Replaces the launch `l` of `child` by a call of its helper (module docs).
+/// Replaces the launch `l` of `child` by a call of its helper (module docs); a launch into its
+/// thread's own stream passes the stream and the stream's flag too ([`own_stream`]).
 #[allow(clippy::too_many_arguments)]
-fn rewrite_site<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, serial: FunctionValue<'ctx>, max: u32, data: &TargetData, team: Team, owned: bool) {
+fn rewrite_site<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, serial: FunctionValue<'ctx>, max: u32, data: &TargetData, team: Team, owned: bool, own: Option<PointerValue<'ctx>>) {
     let name = format!("{}__threshold", child_name(l));
-    let helper = helper(module, new_helper(module, l, &name), l, serial, max, data, Mode::Site(team), owned);
-    replace_by_helper(module, l, helper, "thr");
+    match own {
+        None => {
+            let helper = helper(module, new_helper(module, l, &name), l, serial, max, data, Mode::Site(team), owned, false);
+            replace_by_helper(module, l, helper, "thr");
+        }
+        Some(flag) => {
+            let stream = operand(l.call, 5).expect("a launch's stream");
+            let ptr = module.get_context().ptr_type(inkwell::AddressSpace::default());
+            let f = new_helper_with(module, l, &name, &[stream.get_type().into(), ptr.into()]);
+            for (i, param) in [(3, "stream"), (4, "stream.launched")] {
+                f.get_nth_param(i).expect("the stream and its flag").set_name(param);
+            }
+            let helper = helper(module, f, l, serial, max, data, Mode::Site(team), owned, true);
+            replace_by_helper_with(module, l, helper, "thr", &[stream.into(), flag.into()]);
+        }
+    }
 }
 
 /// Replaces each shuffle of a team ([`TEAM_SHUFFLE`]) whose value is a constant by the

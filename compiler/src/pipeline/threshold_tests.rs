@@ -188,7 +188,7 @@ fn through_the_pipeline_the_launch_left_is_lowered_to_v2_and_the_helper_inlined(
 #[test]
 fn sites_the_runtime_orders_or_sizes_are_left_with_r0502() {
     let cases = [
-        ("%s", "0", "a launch into a named stream runs after the stream's earlier work, which the thread cannot wait for"),
+        ("%s", "0", "a launch into a named stream that other threads or functions may hold runs after the stream's earlier work, which the thread cannot wait for"),
         ("inttoptr (i64 3 to ptr)", "0", "a tail launch sees the whole parent grid's writes; run in place it would not"),
         ("null", "16", "the launch asks for dynamic shared memory"),
     ];
@@ -202,6 +202,70 @@ fn sites_the_runtime_orders_or_sizes_are_left_with_r0502() {
     assert!(thresholded(&ff, 1024, Target::default()).1.is_empty());
     let v1 = Target { launch_abi: crate::target::LaunchAbi::V1, ..Target::default() };
     assert_eq!(thresholded(&ff, 1024, v1).1, ["launch of `child` not run in the launching thread when small: a fire-and-forget launch under the V1 ABI, which refuses it"]);
+}
+
+/// A parent that creates a stream of its own into `%sp` and launches `leaf<<<n, 32, 0, own>>>()`
+/// twice, the second time with 16 bytes of dynamic shared memory (never run in place), then
+/// destroys it; `escape` goes before the `ret` (a use of `%own` that shares the handle).
+fn own_stream_parent(escape: &str) -> String {
+    format!(
+        r#"{HEAD}
+@kept = addrspace(1) global ptr null
+declare i32 @cudaStreamCreateWithFlags(ptr, i32)
+declare i32 @cudaStreamDestroy(ptr)
+define ptx_kernel void @leaf() {{
+  ret void
+}}
+define ptx_kernel void @parent(i32 %n) {{
+entry:
+  %grid = alloca %struct.dim3, align 4
+  %block = alloca %struct.dim3, align 4
+  %sp = alloca ptr, align 8
+  %made = call i32 @cudaStreamCreateWithFlags(ptr %sp, i32 1)
+  %own = load ptr, ptr %sp, align 8
+{DIMS}  %small = call i32 @__cudaCDP2LaunchDevice(ptr @leaf, ptr null, ptr byval(%struct.dim3) align 4 %grid, ptr byval(%struct.dim3) align 4 %block, i32 0, ptr %own)
+  %shared = call i32 @__cudaCDP2LaunchDevice(ptr @leaf, ptr null, ptr byval(%struct.dim3) align 4 %grid, ptr byval(%struct.dim3) align 4 %block, i32 16, ptr %own)
+  %gone = call i32 @cudaStreamDestroy(ptr %own)
+{escape}  ret void
+}}
+"#
+    )
+}
+
+/// A stream only its thread holds (created into a local whose handle goes only to launches
+/// and `cudaStreamDestroy`): a small grid launched into it runs in place where the thread has
+/// launched nothing into it since its creation. The stream's flag is cleared at the function's
+/// entry and after the creation, set before the launch thresholding leaves and by the helper
+/// where it launches; the helper launches into the stream.
+#[test]
+fn a_small_grid_in_a_threads_own_stream_runs_in_place_while_the_stream_is_idle() {
+    let (ir, remarks) = thresholded(&own_stream_parent(""), 1024, Target::default());
+    assert_eq!(remarks, ["launch of `leaf` not run in the launching thread when small: the launch asks for dynamic shared memory"]);
+    let parent = function(&ir, "parent");
+    let lines: Vec<&str> = parent.lines().map(str::trim).collect();
+    let at = |prefix: &str| lines.iter().position(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("no `{prefix}` in {parent}"));
+    assert!(lines[at("%own.stream.launched = alloca i1") + 1] == "store i1 false, ptr %own.stream.launched, align 1", "{parent}");
+    assert_eq!(lines[at("%made = call i32 @cudaStreamCreateWithFlags") + 1], "store i1 false, ptr %own.stream.launched, align 1", "{parent}");
+    let (helper_call, shared) = (at("%thr.status = call i32 @leaf__threshold("), at("%shared = call i32 @__cudaCDP2LaunchDevice"));
+    assert!(lines[helper_call..shared].contains(&"store i1 true, ptr %own.stream.launched, align 1"), "set before the launch left: {parent}");
+    assert!(parent.contains("call i32 @leaf__threshold(ptr null, ptr byval(%struct.dim3) align 4 %grid, ptr byval(%struct.dim3) align 4 %block, ptr %own, ptr %own.stream.launched)"), "{parent}");
+    let helper = function(&ir, "leaf__threshold");
+    assert!(helper.contains("= load i1, ptr %stream.launched"), "the helper reads the flag: {helper}");
+    let launch = helper.lines().position(|l| l.contains("call i32 @__cudaCDP2LaunchDevice(ptr @leaf")).unwrap_or_else(|| panic!("{helper}"));
+    assert!(helper.lines().nth(launch).unwrap().trim_end().ends_with("i32 0, ptr %stream)"), "into the stream: {helper}");
+    assert!(helper.lines().take(launch).any(|l| l.trim() == "store i1 true, ptr %stream.launched, align 1"), "the flag set before the launch: {helper}");
+    // A handle that leaves the function's launches: another thread may put work into the
+    // stream, which the thread cannot wait for.
+    let (ir, remarks) = thresholded(
+        &own_stream_parent(
+            "  store ptr %own, ptr addrspace(1) @kept, align 8
+",
+        ),
+        1024,
+        Target::default(),
+    );
+    assert_eq!(remarks[0], "launch of `leaf` not run in the launching thread when small: a launch into a named stream that other threads or functions may hold runs after the stream's earlier work, which the thread cannot wait for");
+    assert!(!ir.contains("own.stream") && !ir.contains("@leaf__threshold"), "{ir}");
 }
 
 /// A child whose body is the loop `for (i = START; i PRED END; i += STEP) p[i] += 1`, as
