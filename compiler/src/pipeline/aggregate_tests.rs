@@ -307,6 +307,68 @@ fn a_launch_of_one_lane_per_warp_is_left_alone() {
     }
 }
 
+/// A launch made only where the lane equals a constant (`threadIdx.x % 32`, `& 31` as LLVM
+/// folds `& (warpSize - 1)`, the lane id itself: `cdpAdvancedQuicksort`'s `lane_id == 0`) is
+/// one lane's per warp, left alone at warp granularity; the block's warps may still make it
+/// together, so block granularity gathers it.
+#[test]
+fn a_launch_of_one_lane_of_each_warp_is_left_alone_per_warp_only() {
+    let tx = "  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+";
+    let why = "R0500: launch of `child` not aggregated: the launch is made only where the lane (`threadIdx.x % 32`) equals a constant: no two lanes of a warp make it together in blocks of one dimension, so aggregation per warp has nothing to gather";
+    let lanes = [
+        format!(
+            "{tx}  %lane = and i32 %tx, 31
+  %first = icmp eq i32 %lane, 0
+"
+        ),
+        format!(
+            "{tx}  %lane = and i32 31, %tx
+  %first = icmp eq i32 %lane, 3
+"
+        ),
+        format!(
+            "{tx}  %lane = urem i32 %tx, 32
+  %first = icmp eq i32 %lane, 0
+"
+        ),
+        "  %lane = call i32 @llvm.nvvm.read.ptx.sreg.laneid()
+  %first = icmp eq i32 %lane, 0
+"
+        .to_string(),
+    ];
+    for guard in &lanes {
+        let ir = guarded(guard, true)
+            + "declare i32 @llvm.nvvm.read.ptx.sreg.laneid()
+";
+        let (after, remarks) = aggregated(&ir, Granularity::Warp);
+        assert_eq!(remarks, [why], "{guard}");
+        assert_eq!(after, parse(&Context::create(), &ir).print_to_string().to_string(), "left alone, the module is untouched");
+        let (after, remarks) = aggregated(&ir, Granularity::Block);
+        assert!(remarks.is_empty() && after.contains("parent__agg_end"), "{guard}: {remarks:?}");
+    }
+    // Not the lane: another mask, another modulus.
+    for guard in [
+        format!(
+            "{tx}  %lane = and i32 %tx, 15
+  %first = icmp eq i32 %lane, 0
+"
+        ),
+        format!(
+            "{tx}  %lane = urem i32 %tx, 64
+  %first = icmp eq i32 %lane, 0
+"
+        ),
+    ] {
+        let (ir, remarks) = aggregated(&guarded(&guard, true), Granularity::Warp);
+        assert!(
+            remarks.is_empty() && function(&ir, "parent").contains("call i32 @child__warp("),
+            "{guard}
+{remarks:?}"
+        );
+    }
+}
+
 /// At block granularity a kernel whose launches one thread of a block makes is left alone
 /// too (`samples/memory_visibility.cdp`: thread 0 launches, 1.17x nvcc's time aggregated per
 /// block); at grid granularity only where one thread of the grid makes it, since one thread of

@@ -301,8 +301,9 @@ fn call_error_function<'ctx>(module: &Module<'ctx>, b: &inkwell::builder::Builde
 
 /// Why a warp's lanes never make the launch `l` together, when the IR shows it: every path to
 /// the launch takes an edge taken only where the thread's index in its block (`threadIdx.x`,
-/// `threadIdx.y * blockDim.x + threadIdx.x`) or in its grid (`blockIdx.x * blockDim.x +
-/// threadIdx.x`) equals a constant, as in `if (threadIdx.x == 0) child<<<...>>>(...)`. Such
+/// `threadIdx.y * blockDim.x + threadIdx.x`), in its grid (`blockIdx.x * blockDim.x +
+/// threadIdx.x`) or in its warp (`threadIdx.x % 32`, `threadIdx.x & (warpSize - 1)`, the lane
+/// id) equals a constant, as in `if (threadIdx.x == 0) child<<<...>>>(...)`. Such
 /// an index differs from lane to lane of a warp in blocks of one dimension (of one or two for
 /// the two-dimensional index), so the group is the lane alone: the helper would only cost the
 /// parent registers (`samples/mandelbrot.cdp`'s `mandelbrot_block`, whose thread 0 launches:
@@ -407,7 +408,23 @@ fn thread_index<'ctx>(v: BasicValueEnum<'ctx>) -> Option<LoneIndex> {
     if reads(v, "tid.x") {
         return Some(LoneIndex::ThreadX);
     }
+    if reads(v, "laneid") {
+        return Some(LoneIndex::Lane);
+    }
     let operands = |i: InstructionValue<'ctx>| -> Option<[BasicValueEnum<'ctx>; 2]> { Some([operand(i, 0)?, operand(i, 1)?]) };
+    let constant = |v: BasicValueEnum<'ctx>| v.is_int_value() && v.into_int_value().is_const() && v.into_int_value().get_zero_extended_constant().is_some();
+    let constant_is = |v: BasicValueEnum<'ctx>, k: u64| constant(v) && v.into_int_value().get_zero_extended_constant() == Some(k);
+    // `threadIdx.x & 31` (`% 32`, `& (warpSize - 1)` as LLVM folds it): the lane.
+    if let Some(inst) = local(v, 0).and_then(|v| v.as_instruction_value()) {
+        let lane = match (inst.get_opcode(), operands(inst)) {
+            (InstructionOpcode::And, Some([a, b])) => (reads(a, "tid.x") && constant_is(b, 31)) || (reads(b, "tid.x") && constant_is(a, 31)),
+            (InstructionOpcode::URem | InstructionOpcode::SRem, Some([a, b])) => reads(a, "tid.x") && constant_is(b, 32),
+            _ => false,
+        };
+        if lane {
+            return Some(LoneIndex::Lane);
+        }
+    }
     // `a * b` with {a, b} = {x, y}, in either order.
     let product_of = |v: BasicValueEnum<'ctx>, x: &str, y: &str| {
         local(v, 0)
@@ -444,6 +461,9 @@ pub(super) enum LoneIndex {
     /// `blockIdx.x * blockDim.x + threadIdx.x`: one thread of the grid in blocks and grids of
     /// one dimension.
     Global,
+    /// `threadIdx.x % 32` (or the lane id itself): one lane of each warp in blocks of one
+    /// dimension, several in a block.
+    Lane,
 }
 
 /// Who makes a launch together, at each granularity.
@@ -456,10 +476,16 @@ pub(super) enum Among {
 
 impl LoneIndex {
     /// Whether at most one thread of each group `among` makes the launch (in the block shapes
-    /// [`Self::why`] names): every index at warp and block granularity, the global one alone at
-    /// grid granularity (one thread of each block may still launch with the others).
+    /// [`Self::why`] names): every index at warp granularity, every one but the lane at block
+    /// granularity (one lane of each warp of a block may launch with the others), the global
+    /// one alone at grid granularity (one thread of each block may still launch with the
+    /// others).
     pub fn alone_in(self, among: Among) -> bool {
-        among != Among::Grid || self == LoneIndex::Global
+        match self {
+            LoneIndex::Global => true,
+            LoneIndex::Lane => among == Among::Warp,
+            LoneIndex::ThreadX | LoneIndex::Linear2d => among != Among::Grid,
+        }
     }
 
     /// Why aggregation among `among` has nothing to gather, for the remark.
@@ -468,6 +494,7 @@ impl LoneIndex {
             LoneIndex::ThreadX => ("`threadIdx.x`", "blocks of one dimension"),
             LoneIndex::Linear2d => ("`threadIdx.y * blockDim.x + threadIdx.x`", "blocks of one or two dimensions"),
             LoneIndex::Global => ("`blockIdx.x * blockDim.x + threadIdx.x`", "blocks of one dimension"),
+            LoneIndex::Lane => ("the lane (`threadIdx.x % 32`)", "blocks of one dimension"),
         };
         let (who, per) = match among {
             Among::Warp => ("no two lanes of a warp make it together", "warp"),
