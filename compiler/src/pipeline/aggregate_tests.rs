@@ -65,6 +65,43 @@ fn a_warps_launches_into_a_named_stream_become_one_launch_into_that_stream() {
     assert!(!function(&null, "child__warp").contains("stream"), "{null}");
 }
 
+/// A launch into a stream each thread made into a local of its own is left alone with `R0500`:
+/// no two lanes launch into one stream. Also where thresholding's helper holds the launch of a
+/// grid too large to run in place, its stream a parameter of the helper.
+#[test]
+fn a_launch_into_a_stream_each_thread_made_is_left_alone() {
+    let own = format!("{HEAD}{CHILD}{}", launch("child", "%own", "0"))
+        .replace(
+            "  %parent.tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n",
+            "  %own.at = alloca ptr, align 8\n  %made = call i32 @cudaStreamCreateWithFlags(ptr %own.at, i32 1)\n  %own = load ptr, ptr %own.at, align 8\n  %parent.tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n",
+        )
+        + "declare i32 @cudaStreamCreateWithFlags(ptr, i32)\n";
+    let why = "R0500: launch of `child` not aggregated: each thread launches into a stream it made into a local of its own (`cudaStreamCreateWithFlags`): no two lanes of a warp launch into one stream, so aggregation has nothing to gather";
+    for asked in [Granularity::Warp, Granularity::Auto, Granularity::Grid] {
+        let (after, remarks) = aggregated(&own, asked);
+        assert_eq!(remarks, [why], "{asked:?}");
+        assert!(!after.contains("@child__warp") && !after.contains("@child__agg"), "{asked:?}: {after}");
+    }
+    // Through thresholding: the grid of `n` threads may be too large to run in place, and its
+    // launch in `child__threshold` goes into the helper's stream parameter.
+    let context = Context::create();
+    let module = parse(&context, &own);
+    let options = PipelineOptions { aggregate: Granularity::Warp, launch_threshold: 128, pass_remarks: true, ..PipelineOptions::default() };
+    let remarks = run(&module, &options, &SourceText::default()).expect("the pipeline accepts the module");
+    let aggregation: Vec<String> = remarks.iter().filter(|d| d.code == crate::diag::Code::AggregationRemark).map(|d| d.labels[0].message.clone()).collect();
+    assert_eq!(aggregation.len(), 1, "{aggregation:?}");
+    assert!(aggregation[0].starts_with("each thread launches into a stream it made"), "{aggregation:?}");
+    let out = module.print_to_string().to_string();
+    assert!(out.contains("@child__threshold") && !out.contains("@child__warp"), "{out}");
+    // A stream the block shares (loaded from `__shared__` memory) is aggregated as before.
+    let shared = format!("{HEAD}{CHILD}{}", launch("child", "%blk", "0")).replace(
+        "  %parent.tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n",
+        "  %blk = load ptr, ptr addrspace(3) @block.stream, align 8\n  %parent.tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n",
+    ) + "@block.stream = internal addrspace(3) global ptr undef, align 8\n";
+    let (after, remarks) = aggregated(&shared, Granularity::Warp);
+    assert!(remarks.is_empty() && after.contains("@child__warp"), "{remarks:?}");
+}
+
 #[test]
 fn a_warps_launches_become_records_and_one_launch_of_the_aggregated_clone() {
     let (ir, remarks) = aggregated(&program(), Granularity::Warp);

@@ -79,6 +79,21 @@ unsafe fn passes_only_at(call: LLVMValueRef, v: LLVMValueRef, index: u32) -> boo
     index < args && (0..LLVMGetNumOperands(call) as u32).all(|i| (LLVMGetOperand(call, i) == v) == (i == index))
 }
 
+/// Whether `stream` is a handle its thread made: a load of a local that a stream-creation call
+/// writes (each thread's local, so no two threads hold the same stream through it), whatever
+/// else the handle is used for. Aggregation reads it: a warp's lanes never launch into one
+/// such stream together.
+pub(super) fn made_by_its_thread(stream: LLVMValueRef) -> bool {
+    // SAFETY: queries of live values and their uses.
+    unsafe {
+        if LLVMIsALoadInst(stream).is_null() {
+            return false;
+        }
+        let local = LLVMGetOperand(stream, 0);
+        !LLVMIsAAllocaInst(local).is_null() && users(local).into_iter().any(|u| !LLVMIsACallInst(u).is_null() && creates_stream(&callee_name(u)) && passes_only_at(u, local, 0))
+    }
+}
+
 /// The local that holds the stream of the launch `l` when the stream is its thread's own
 /// (module docs); `None` otherwise.
 pub(super) fn own_stream(l: &Launch<'_>) -> Option<LLVMValueRef> {

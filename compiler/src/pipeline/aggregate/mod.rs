@@ -215,6 +215,13 @@ pub fn aggregate_with<'ctx>(module: &Module<'ctx>, sites: &launch::Sites<'ctx>, 
     // at the end of its blocks or grid too, since a named stream runs apart from the NULL stream
     // (the device runtime's streams are non-blocking).
     let (named, taken): (Vec<Launch>, Vec<Launch>) = taken.into_iter().partition(warp::named_stream);
+    // A stream each thread made into a local of its own: no two lanes share one.
+    let (own, named): (Vec<Launch>, Vec<Launch>) = named.into_iter().partition(|l| warp::per_thread_stream(module, l));
+    for l in &own {
+        let why =
+            "each thread launches into a stream it made into a local of its own (`cudaStreamCreateWithFlags`): no two lanes of a warp launch into one stream, so aggregation has nothing to gather";
+        remarks.push(place(Diagnostic::new(Code::AggregationRemark, Span::new(0, 0), format!("launch of {} not aggregated", name_of(l))).with_primary_message(why), l));
+    }
     let named_remarks = match asked {
         Granularity::Block | Granularity::Grid => named
             .iter()

@@ -35,7 +35,9 @@
 //! lane's (`valid &= s == __shfl_sync(__activemask(), s, first valid lane)`, a word at a time),
 //! and whose launches, `C__agg`'s and each lane's own, go into `s`: the stream orders them with
 //! the thread's other work in it as it did the lane's own launch (docs/AGGREGATION.md, "Named
-//! streams"). Every granularity aggregates such launches here, at their site.
+//! streams"). Every granularity aggregates such launches here, at their site, but those into a
+//! stream each thread made into a local of its own ([`per_thread_stream`]), left alone with
+//! `R0500`: its lanes' streams are all different.
 //!
 //! A thread's last error: each lane's `cudaGetLastError()` after the launch says what its own
 //! launch did, as without aggregation. A launch of `C__agg` that succeeds leaves every lane's
@@ -84,6 +86,29 @@ use runtime_shim::entry_points::RuntimeFn;
 pub(super) fn named_stream(l: &Launch<'_>) -> bool {
     // SAFETY: a query of a live value.
     operand(l.call, 5).is_some_and(|s| s.is_pointer_value() && unsafe { inkwell::llvm_sys::core::LLVMIsConstant(s.as_value_ref()) } == 0)
+}
+
+/// Whether the launch `l` goes into a stream its thread made into a local of its own
+/// ([`super::super::own_stream::made_by_its_thread`]), the stream followed from a helper's
+/// parameter to the argument of its call ([`block::chain`]: thresholding's helper holds the
+/// launch of a grid too large to run in place): the lanes of a warp then launch into as many
+/// streams, and a group is one lane.
+pub(super) fn per_thread_stream<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>) -> bool {
+    use inkwell::llvm_sys::core::{LLVMCountParams, LLVMGetOperand, LLVMGetParam, LLVMIsAArgument};
+    let Some(mut stream) = operand(l.call, 5).map(|s| s.as_value_ref()) else { return false };
+    let chain = block::chain(module, l);
+    for pair in chain.windows(2) {
+        let ((helper, _), (_, call)) = (pair[0], pair[1]);
+        // SAFETY: queries of live values: the helper's parameters, the call's operands.
+        unsafe {
+            if LLVMIsAArgument(stream).is_null() {
+                break;
+            }
+            let Some(index) = (0..LLVMCountParams(helper.as_value_ref())).find(|&i| LLVMGetParam(helper.as_value_ref(), i) == stream) else { break };
+            stream = LLVMGetOperand(call.as_value_ref(), index);
+        }
+    }
+    super::super::own_stream::made_by_its_thread(stream)
 }
 
 /// The always-inline helper `C__warp(args, grid, block)` of the launch `l` (module docs), with
