@@ -93,7 +93,7 @@ fn gpu_bench_manifests_launch_n_children() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/gpu");
     let manifests = diff::load_manifests(&dir).unwrap();
     let variants = std::fs::read_dir(&dir).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "cdp")).count();
-    assert_eq!(variants, 7, "null_stream, named_stream, fire_and_forget, launch_sites, padded_structs, branch_sites, lane_sites");
+    assert_eq!(variants, 8, "null_stream, named_stream, own_stream, fire_and_forget, launch_sites, padded_structs, branch_sites, lane_sites");
     assert_eq!(manifests.len(), variants * 4, "every variant at 4 sizes");
     for m in &manifests {
         let (variant, n) = m.name.rsplit_once('_').unwrap();
