@@ -21,7 +21,7 @@
 //! every launch into an own stream that thresholding did not take is preceded by a store of
 //! `true` into that stream's flag.
 
-use super::clone::value_name;
+use super::clone::{called_function, users, value_name};
 use super::emit::ok;
 use super::launch::{self, Launch};
 use crate::llvm::operand;
@@ -43,31 +43,16 @@ fn destroys_stream(name: &str) -> bool {
     name.contains("StreamDestroy")
 }
 
-/// The name of the function `call` calls directly; empty for a call through a pointer.
-///
-/// # Safety
-/// `call` is a live call instruction.
-unsafe fn callee_name(call: LLVMValueRef) -> String {
-    let callee = LLVMGetCalledValue(call);
-    if LLVMIsAFunction(callee).is_null() {
-        String::new()
-    } else {
-        value_name(callee)
-    }
+/// The name of the function `call` calls directly; empty for anything else.
+fn callee_name(call: LLVMValueRef) -> String {
+    called_function(call).map(value_name).unwrap_or_default()
 }
 
-/// The users of `v`.
-///
-/// # Safety
-/// `v` is a live value.
-unsafe fn users(v: LLVMValueRef) -> Vec<LLVMValueRef> {
-    let mut out = Vec::new();
-    let mut u = LLVMGetFirstUse(v);
-    while !u.is_null() {
-        out.push(LLVMGetUser(u));
-        u = LLVMGetNextUse(u);
-    }
-    out
+/// The instructions that use `v`; `None` where anything else does (a constant cannot use an
+/// instruction, so none should).
+fn instruction_users(v: LLVMValueRef) -> Option<Vec<LLVMValueRef>> {
+    let found = users(v);
+    (!found.other && found.globals.is_empty()).then_some(found.instructions)
 }
 
 /// Whether `call` passes `v` as argument `index` and as no other operand.
@@ -84,34 +69,39 @@ unsafe fn passes_only_at(call: LLVMValueRef, v: LLVMValueRef, index: u32) -> boo
 /// else the handle is used for. Aggregation reads it: a warp's lanes never launch into one
 /// such stream together.
 pub(super) fn made_by_its_thread(stream: LLVMValueRef) -> bool {
-    // SAFETY: queries of live values and their uses.
+    // SAFETY: queries of live values.
     unsafe {
         if LLVMIsALoadInst(stream).is_null() {
             return false;
         }
         let local = LLVMGetOperand(stream, 0);
-        !LLVMIsAAllocaInst(local).is_null() && users(local).into_iter().any(|u| !LLVMIsACallInst(u).is_null() && creates_stream(&callee_name(u)) && passes_only_at(u, local, 0))
+        !LLVMIsAAllocaInst(local).is_null() && users(local).instructions.into_iter().any(|u| creation_into(u, local))
     }
+}
+
+/// Whether `call` creates a stream into `local`, its first argument and no other operand.
+fn creation_into(call: LLVMValueRef, local: LLVMValueRef) -> bool {
+    // SAFETY: queries of a live call; `passes_only_at` reads it only where it is one.
+    creates_stream(&callee_name(call)) && unsafe { passes_only_at(call, local, 0) }
 }
 
 /// The local that holds the stream of the launch `l` when the stream is its thread's own
 /// (module docs); `None` otherwise.
 pub(super) fn own_stream(l: &Launch<'_>) -> Option<LLVMValueRef> {
     let stream = operand(l.call, 5)?.as_value_ref();
-    // SAFETY: queries of live values and their uses.
+    if !made_by_its_thread(stream) {
+        return None;
+    }
+    // SAFETY: queries of live values and their uses: `stream` is a load of a local.
     unsafe {
-        if LLVMIsALoadInst(stream).is_null() {
-            return None;
-        }
         let local = LLVMGetOperand(stream, 0);
-        if LLVMIsAAllocaInst(local).is_null() || LLVMGetBasicBlockParent(LLVMGetInstructionParent(local)) != l.function.as_value_ref() {
+        if LLVMGetBasicBlockParent(LLVMGetInstructionParent(local)) != l.function.as_value_ref() {
             return None;
         }
-        let mut created = false;
-        for user in users(local) {
+        for user in instruction_users(local)? {
             match LLVMGetInstructionOpcode(user) {
                 LLVMOpcode::LLVMLoad => {
-                    for handle_user in users(user) {
+                    for handle_user in instruction_users(user)? {
                         if LLVMIsACallInst(handle_user).is_null() {
                             return None;
                         }
@@ -122,18 +112,11 @@ pub(super) fn own_stream(l: &Launch<'_>) -> Option<LLVMValueRef> {
                         }
                     }
                 }
-                LLVMOpcode::LLVMCall => {
-                    let name = callee_name(user);
-                    if creates_stream(&name) && passes_only_at(user, local, 0) {
-                        created = true;
-                    } else if !name.starts_with("llvm.lifetime.") {
-                        return None;
-                    }
-                }
+                LLVMOpcode::LLVMCall if creation_into(user, local) || callee_name(user).starts_with("llvm.lifetime.") => {}
                 _ => return None,
             }
         }
-        created.then_some(local)
+        Some(local)
     }
 }
 
@@ -147,16 +130,15 @@ pub(super) fn instrument<'ctx>(module: &Module<'ctx>, all: &[Launch<'ctx>], take
     let mut flags: HashMap<LLVMValueRef, PointerValue<'ctx>> = HashMap::new();
     let mut out = HashMap::new();
     for l in taken {
-        let Some(local) = own_stream(l) else { continue };
+        let (Some(local), Some(entry)) = (own_stream(l), l.function.get_first_basic_block()) else { continue };
         let flag = *flags.entry(local).or_insert_with(|| {
-            let entry = l.function.get_first_basic_block().expect("a launch is in a function with a body");
             super::clone::position_at_start(&b, entry);
             let flag = ok(b.build_alloca(bool_type, "own.stream.launched"));
             ok(b.build_store(flag, bool_type.const_zero()));
-            // SAFETY: walks the uses of a live local; positions after live calls.
+            // SAFETY: positions after live calls.
             unsafe {
-                for user in users(local) {
-                    if !LLVMIsACallInst(user).is_null() && creates_stream(&callee_name(user)) {
+                for user in users(local).instructions {
+                    if creation_into(user, local) {
                         let next = LLVMGetNextInstruction(user);
                         if next.is_null() {
                             continue; // a call ends no block

@@ -63,9 +63,7 @@ use super::clone::{self, as_function, called_function, value_name};
 use super::in_place::{helper, Mode, Team, TEAM_SHUFFLE};
 use super::launch::{self, Launch};
 use super::own_stream;
-use super::sites::{
-    builtin_readers, cap_registers, child_name, const_int, documented_shape, new_helper, new_helper_with, parameter_layout, replace_by_helper, replace_by_helper_with, source_name, successors,
-};
+use super::sites::{builtin_readers, cap_registers, child_name, const_int, documented_shape, new_helper_with, parameter_layout, replace_by_helper_with, source_name, successors};
 use super::stream_order;
 use super::SourceText;
 use crate::diag::{Code, Diagnostic, Span};
@@ -77,7 +75,8 @@ use inkwell::llvm_sys::prelude::LLVMValueRef;
 use inkwell::llvm_sys::LLVMIntPredicate;
 use inkwell::module::Module;
 use inkwell::targets::TargetData;
-use inkwell::values::{AsValueRef, FunctionValue, InstructionOpcode, PointerValue};
+use inkwell::types::BasicMetadataTypeEnum;
+use inkwell::values::{AsValueRef, BasicMetadataValueEnum, FunctionValue, InstructionOpcode, PointerValue};
 use std::collections::{HashMap, HashSet};
 
 /// The most iterations a loop of a child run in place may have .
@@ -565,22 +564,17 @@ pub fn threshold<'ctx>(module: &Module<'ctx>, sites: &launch::Sites<'ctx>, max_t
 #[allow(clippy::too_many_arguments)]
 fn rewrite_site<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, serial: FunctionValue<'ctx>, max: u32, data: &TargetData, team: Team, owned: bool, own: Option<PointerValue<'ctx>>) {
     let name = format!("{}__threshold", child_name(l));
-    match own {
-        None => {
-            let helper = helper(module, new_helper(module, l, &name), l, serial, max, data, Mode::Site(team), owned, false);
-            replace_by_helper(module, l, helper, "thr");
-        }
-        Some(flag) => {
-            let stream = operand(l.call, 5).expect("a launch's stream");
-            let ptr = module.get_context().ptr_type(inkwell::AddressSpace::default());
-            let f = new_helper_with(module, l, &name, &[stream.get_type().into(), ptr.into()]);
-            for (i, param) in [(3, "stream"), (4, "stream.launched")] {
-                f.get_nth_param(i).expect("the stream and its flag").set_name(param);
-            }
-            let helper = helper(module, f, l, serial, max, data, Mode::Site(team), owned, true);
-            replace_by_helper_with(module, l, helper, "thr", &[stream.into(), flag.into()]);
-        }
+    let ptr = module.get_context().ptr_type(inkwell::AddressSpace::default());
+    let (types, args): (Vec<BasicMetadataTypeEnum>, Vec<BasicMetadataValueEnum>) = match own.zip(operand(l.call, 5)) {
+        Some((flag, stream)) => (vec![stream.get_type().into(), ptr.into()], vec![stream.into(), flag.into()]),
+        None => (Vec::new(), Vec::new()),
+    };
+    let f = new_helper_with(module, l, &name, &types);
+    for (param, name) in f.get_param_iter().skip(3).zip(["stream", "stream.launched"]) {
+        param.set_name(name);
     }
+    let helper = helper(module, f, l, serial, max, data, Mode::Site(team), owned, !args.is_empty());
+    replace_by_helper_with(module, l, helper, "thr", &args);
 }
 
 /// Replaces each shuffle of a team ([`TEAM_SHUFFLE`]) whose value is a constant by the

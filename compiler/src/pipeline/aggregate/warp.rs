@@ -84,8 +84,13 @@ use runtime_shim::entry_points::RuntimeFn;
 /// Whether the launch `l` goes into a named stream: one its thread holds as a value, which
 /// is not a constant (the NULL stream, the tail and fire-and-forget streams are).
 pub(super) fn named_stream(l: &Launch<'_>) -> bool {
+    named_stream_of(l).is_some()
+}
+
+/// The stream of the launch `l` where it is a named one ([`named_stream`]).
+fn named_stream_of<'ctx>(l: &Launch<'ctx>) -> Option<BasicValueEnum<'ctx>> {
     // SAFETY: a query of a live value.
-    operand(l.call, 5).is_some_and(|s| s.is_pointer_value() && unsafe { inkwell::llvm_sys::core::LLVMIsConstant(s.as_value_ref()) } == 0)
+    operand(l.call, 5).filter(|s| s.is_pointer_value() && unsafe { inkwell::llvm_sys::core::LLVMIsConstant(s.as_value_ref()) } == 0)
 }
 
 /// Whether the launch `l` goes into a stream its thread made into a local of its own
@@ -118,7 +123,7 @@ pub(super) fn helper<'ctx>(module: &Module<'ctx>, l: &Launch<'ctx>, c: &Child<'c
     let ctx = module.get_context();
     let (i1t, i32t, i64t) = (ctx.bool_type(), ctx.i32_type(), ctx.i64_type());
     let ptr = ctx.ptr_type(inkwell::AddressSpace::default());
-    let named = named_stream(l).then(|| operand(l.call, 5).expect("a launch's stream"));
+    let named = named_stream_of(l);
     let extra: Vec<inkwell::types::BasicMetadataTypeEnum> = named.iter().map(|s| s.get_type().into()).collect();
     let f = new_helper_with(module, l, &format!("{}__warp", c.child.get_name().to_string_lossy()), &extra);
     let p = |i: u32| f.get_nth_param(i).expect("a parameter");
