@@ -206,9 +206,9 @@ pub fn ir_pipeline(ir: &[u8]) {
         }
         let target = crate::Target::default();
         let source = crate::pipeline::SourceText::default();
-        // The device heap's pool: none, linked in, left to the link, a round each.
+        // The device heap's pool: none, linked in, left to the link, a whole program's, a round each.
         use crate::pipeline::malloc_pool::{MallocPool, GIVE, TAKE};
-        let malloc_pool = [MallocPool::Off, MallocPool::On, MallocPool::AtLink][round % 3];
+        let malloc_pool = [MallocPool::Off, MallocPool::On, MallocPool::AtLink, MallocPool::Program][(round + round / 4) % 4];
         // A whole program's linkage every other pair of rounds.
         let whole_program = round % 4 >= 2;
         let options = crate::pipeline::PipelineOptions { target, launch_threshold, aggregate, pass_remarks: true, malloc_pool, whole_program, ..Default::default() };
@@ -219,8 +219,9 @@ pub fn ir_pipeline(ir: &[u8]) {
                 if malloc_pool == MallocPool::On && !warnings.iter().any(|w| w.code == crate::diag::Code::MallocPoolNotUsed) {
                     assert_eq!(crate::pipeline::malloc_pool::unpooled_uses(&module), 0, "a runtime allocation call left unpooled");
                 }
-                // Left to the link: routed whole (the weak stand-ins there) or untouched.
-                if malloc_pool == MallocPool::AtLink && (module.get_function(GIVE).is_some() || module.get_function(TAKE).is_some()) {
+                // Left to the link, or a whole program's: routed whole (the weak stand-ins or the
+                // pool there) or untouched.
+                if matches!(malloc_pool, MallocPool::AtLink | MallocPool::Program) && (module.get_function(GIVE).is_some() || module.get_function(TAKE).is_some()) {
                     assert_eq!(crate::pipeline::malloc_pool::unpooled_uses(&module), 0, "a runtime allocation call left outside the wrappers");
                 }
                 // The cleanup passes, the struct-copy expansion among them.

@@ -84,7 +84,8 @@ fn the_jobs_are_printed_and_nothing_runs() {
         (
             &["kernels.cu", "main.cpp", "-o", "app"],
             &[
-                "# \"compile\", inputs: [\"kernels.cu\"], output: \"$WORK/0-kernels.o\" (CUDA C++ to a host object for sm_90, whole-program device code (linked))",
+                // The program's one source: its device code is all the program's, which may pool.
+                "# \"compile\", inputs: [\"kernels.cu\"], output: \"$WORK/0-kernels.o\" (CUDA C++ to a host object for sm_90, whole-program device code (linked, with cdpc's allocation pool where it allocates))",
                 "# \"host compile\", inputs: [\"main.cpp\"], output: \"$WORK/1-main.o\" (the host compiler's object)",
                 "# \"host link\", inputs: [\"$WORK/0-kernels.o\", \"$WORK/1-main.o\"], output: \"app\" (the host compiler as linker: a program)",
             ],
@@ -136,7 +137,7 @@ fn the_jobs_are_printed_and_nothing_runs() {
         (
             &["app.cu", "-run", "-run-args", "a,b"],
             &[
-                "# \"compile\", inputs: [\"app.cu\"], output: \"$WORK/0-app.o\" (CUDA C++ to a host object for sm_90, whole-program device code (linked))",
+                "# \"compile\", inputs: [\"app.cu\"], output: \"$WORK/0-app.o\" (CUDA C++ to a host object for sm_90, whole-program device code (linked, with cdpc's allocation pool where it allocates))",
                 "# \"host link\", inputs: [\"$WORK/0-app.o\"], output: \"a.out\" (the host compiler as linker: a program)",
                 "# \"run\", inputs: [\"./a.out\"] (arguments: a b)",
             ],

@@ -218,3 +218,68 @@ fn by_default_the_device_link_pools_a_program_whose_objects_all_free_through_the
     assert!(symbol_rows(&d.join("by-nvcc"), "__cdpc_malloc_pool_v1").is_empty());
     assert!(!symbol_rows(&d.join("by-nvcc"), "__cdpc_pool_give_v1").is_empty());
 }
+
+/// A whole program in one CUDA C++ file: threads allocate, a child frees (KLAP's BT's pattern).
+const WHOLE_CU: &str = r#"
+#include <cstdio>
+__global__ void child(int *buf, int *out, int t) {
+    atomicAdd(&out[t], buf[threadIdx.x]);
+    __syncthreads();
+    if (threadIdx.x == 0) free(buf);
+}
+__global__ void parent(int *out) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    int *buf = (int *)malloc(4 * sizeof(int));
+    for (int i = 0; i < 4; i++) buf[i] = t + i;
+    child<<<1, 4>>>(buf, out, t);
+}
+int main() {
+    int *out;
+    cudaMalloc(&out, 256 * sizeof(int));
+    parent<<<4, 64>>>(out);
+    cudaDeviceSynchronize();
+    return 0;
+}
+"#;
+
+#[test]
+fn a_program_built_from_one_source_pools_its_whole_program_device_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("app.cu"), WHOLE_CU).unwrap();
+    std::fs::write(d.join("host.cpp"), "int host_side(int x) { return x + 1; }\n").unwrap();
+    std::fs::write(d.join("other.cu"), "__global__ void other(int *p) { free(p); }\nvoid run_other(int *p) { other<<<1, 1>>>(p); }\n").unwrap();
+    let pooled = |name: &str| symbol_rows(&d.join(name), "__cdpc_malloc_pool_v1").len();
+    // `cdpc app.cu -o app`: its module is all of the program's device code, so no other
+    // module's `free` can be handed a pool pointer; the pool, with a remark when asked.
+    let out = cdpc(d, &["-arch=sm_90", "app.cu", "-o", "app", "-Rpass=malloc-pool"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("[R0504]: device-side allocations of at most 16 KiB come from cdpc's pool"), "{}", stderr(&out));
+    assert_eq!(pooled("app"), 1);
+    // With a host file beside it, which holds no device code: the same.
+    let out = cdpc(d, &["-arch=sm_90", "app.cu", "host.cpp", "-o", "with-host"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(pooled("with-host"), 1);
+    // Another module of device code (a second source, a whole-program object): each is its
+    // own module, whose `free` would not know the other's pool: the heap, and the remark says
+    // how to get the pool.
+    let out = cdpc(d, &["-arch=sm_90", "app.cu", "other.cu", "-o", "two", "-Rpass=malloc-pool"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("device-side allocations stay with the heap: this whole-program module (no `-rdc=true`)"), "{}", stderr(&out));
+    assert_eq!(pooled("two"), 0);
+    let out = cdpc(d, &["-arch=sm_90", "-c", "other.cu", "-o", "other.o"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = cdpc(d, &["-arch=sm_90", "app.cu", "other.o", "-o", "with-object"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(pooled("with-object"), 0);
+    // nvcc's `-c` object of one file: other modules may join it at the host link.
+    let out = cdpc(d, &["-arch=sm_90", "-c", "app.cu", "-o", "app.o"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(pooled("app.o"), 0);
+    // Asked not to, or without launch optimizations (nvcc's build): the heap.
+    for (flag, name) in [("-fno-device-malloc-pool", "no-pool"), ("-fno-launch-optimizations", "plain")] {
+        let out = cdpc(d, &["-arch=sm_90", "app.cu", flag, "-o", name]);
+        assert!(out.status.success(), "{flag}: {}", stderr(&out));
+        assert_eq!(pooled(name), 0, "{flag}");
+    }
+}

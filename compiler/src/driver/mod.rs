@@ -294,6 +294,12 @@ pub struct CompileOptions {
     /// registering it itself, so that the host linker alone makes a program of it and no
     /// device link takes its code in again ([`crate::back::link_stub::register_whole`]).
     pub whole_program: bool,
+    /// The [`CompileOptions::whole_program`] source's device code is all of its program's (a
+    /// program built from it and inputs without device code, `cdpc app.cu -o app`): by
+    /// default its device-side allocations come from the pool where it allocates
+    /// ([`MallocPool::Program`]), since no other module can free them. Set by the program's
+    /// build (`driver/program.rs`), never by an option.
+    pub sole_device_source: bool,
 }
 
 impl Default for CompileOptions {
@@ -327,6 +333,7 @@ impl Default for CompileOptions {
             list_headers: HeaderList::None,
             host_object_images: Vec::new(),
             whole_program: false,
+            sole_device_source: false,
         }
     }
 }
@@ -803,6 +810,7 @@ pub fn pipeline_options(options: &CompileOptions, cuda_cxx: bool) -> crate::pipe
         pass_remarks: options.pass_remarks,
         // Left to the link only where a device link follows: relocatable code.
         malloc_pool: match options.pool_mode() {
+            MallocPool::AtLink if cuda_cxx && options.whole_program && options.separate && options.sole_device_source => MallocPool::Program,
             MallocPool::AtLink if !options.separate || (cuda_cxx && options.whole_program) => MallocPool::Off,
             mode => mode,
         },
@@ -888,6 +896,7 @@ fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, b
     let mark = generated.ptx.as_deref().map(pool::ptx_mark).unwrap_or_default();
     let (output, host_warnings, host_headers) = cuda::host_object(source, options, tools, build, host?, &fatbin, &id, &generated.warnings, mark)?;
     let mut warnings = generated.warnings;
+    warnings.extend(sole_source_pool_remark(options, mark));
     warnings.extend(host_warnings);
     if warnings.iter().any(Diagnostic::is_error) {
         return Err(CompileError::Diagnostics(warnings));
@@ -895,6 +904,38 @@ fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, b
     let mut headers = generated.headers;
     headers.extend(host_headers);
     Ok((output, warnings, generated.timings, headers))
+}
+
+/// `-Rpass=malloc-pool`'s remark (`R0504`) for whole-program device code: for a program's one
+/// source ([`CompileOptions::sole_device_source`]), whose compile decides the pool as the
+/// device link decides it for relocatable code, from what its device code's PTX says (`mark`);
+/// for any other, that it keeps the heap.
+fn sole_source_pool_remark(options: &CompileOptions, mark: crate::back::host_object::PoolMark) -> Option<Diagnostic> {
+    use crate::back::host_object::PoolMark;
+    if !options.pool_remarks || !options.whole_program || options.pool_mode() != MallocPool::AtLink {
+        return None;
+    }
+    let decision = match mark {
+        _ if !options.sole_device_source => {
+            let mut d = Diagnostic::new(
+                Code::MallocPoolDecision,
+                crate::diag::Span::default(),
+                "device-side allocations stay with the heap: this whole-program module (no `-rdc=true`) may not be all of its program's device code, and another module's `free` would not know the pool",
+            )
+            .with_note("a program built from this one source and inputs without device code gets the pool; with `-rdc=true` the device link decides it for all of the program's objects");
+            d.labels.clear();
+            return Some(d);
+        }
+        PoolMark::Used => pool::Decision::Pool,
+        PoolMark::Safe => pool::Decision::Unused,
+        PoolMark::None => pool::Decision::Heap {
+            input: options.preprocess.input.as_ref().map_or_else(|| "the source".into(), |p| p.display().to_string()),
+            why: "defines or declares a device runtime allocation function of its own",
+        },
+    };
+    let mut d = Diagnostic::new(Code::MallocPoolDecision, crate::diag::Span::default(), decision.message());
+    d.labels.clear();
+    Some(d)
 }
 
 /// The relocatable fat binary of a host object of `images` (nvcc's `-dc -gencode ...`): each

@@ -146,6 +146,31 @@ fn file_verdict(name: &str, path: &Path) -> Result<bool, (String, &'static str)>
     }
 }
 
+/// Whether the file at `path` may hold device code: a bare device object, an archive with such
+/// a member, an object or shared library with a fat binary's section
+/// ([`DEVICE_CODE_SECTIONS`]), or a file cdpc cannot read as an object (a linker script, say).
+/// A shared library is read by its section headers alone.
+pub fn may_hold_device_code(path: &Path) -> bool {
+    let Ok(mut file) = std::fs::File::open(path) else { return true };
+    let mut header = [0u8; 64];
+    let shared = file.read_exact(&mut header).is_ok() && header.starts_with(b"\x7fELF") && header[4] == 2 && header[5] == 1 && header[16] == 3;
+    if shared {
+        return shared_library_sections(&mut file, &header).is_none_or(|sections| sections.iter().any(|s| DEVICE_CODE_SECTIONS.contains(&s.as_str())));
+    }
+    std::fs::read(path).map_or(true, |bytes| bytes_may_hold_device_code(&bytes))
+}
+
+/// [`may_hold_device_code`] of a file's bytes.
+fn bytes_may_hold_device_code(bytes: &[u8]) -> bool {
+    if let Some(members) = archive::members(bytes) {
+        return members.iter().any(|m| bytes_may_hold_device_code(&m.bytes));
+    }
+    if archive::is_device_object(bytes) {
+        return true;
+    }
+    archive::elf_section_names(bytes).is_none_or(|sections| sections.iter().any(|s| DEVICE_CODE_SECTIONS.contains(&s.as_str())))
+}
+
 /// The section names of the ELF file whose first 64 bytes are `header`, reading its section
 /// headers and their names' table alone.
 fn shared_library_sections(file: &mut std::fs::File, header: &[u8; 64]) -> Option<Vec<String>> {

@@ -329,7 +329,7 @@ pub(super) fn pool_decision_of<'a>(inputs: impl IntoIterator<Item = (String, poo
     let decision = match options.pool_mode() {
         MallocPool::Off => return (false, None),
         MallocPool::On => pool::Decision::Pool,
-        MallocPool::AtLink => pool::decide(inputs),
+        MallocPool::AtLink | MallocPool::Program => pool::decide(inputs),
     };
     let remark = options.pool_remarks.then(|| {
         let mut d = Diagnostic::new(Code::MallocPoolDecision, Span::default(), decision.message());
@@ -345,7 +345,7 @@ pub(super) fn pool_decision_of<'a>(inputs: impl IntoIterator<Item = (String, poo
 pub fn device_link_note(archs: &str, options: &CompileOptions) -> String {
     let pool = match options.pool_mode() {
         MallocPool::Off => "",
-        MallocPool::AtLink => " and, where every object frees through it, cdpc's allocation pool",
+        MallocPool::AtLink | MallocPool::Program => " and, where every object frees through it, cdpc's allocation pool",
         MallocPool::On => " and cdpc's allocation pool",
     };
     format!("nvlink for {archs} with libcudadevrt{pool}, and the registration object")
@@ -593,6 +593,19 @@ fn take_object(path: &Path, host_objects: &mut Vec<PathBuf>, device_objects: &mu
     object.relocatable
 }
 
+/// Whether the program of `inputs` (and the `-l` archives `libraries`) has one source and no
+/// other input that may hold device code: its whole-program module is then all of the
+/// program's device code ([`CompileOptions::sole_device_source`]). A host file (C, C++) holds
+/// none; an object, archive or shared library cdpc cannot read may.
+fn sole_device_source(inputs: &[ProgramInput], libraries: &[PathBuf]) -> bool {
+    let sources = inputs.iter().filter(|i| matches!(i, ProgramInput::Source(_))).count();
+    let objects = inputs.iter().filter_map(|i| match i {
+        ProgramInput::Object(path) => Some(path),
+        _ => None,
+    });
+    sources == 1 && !objects.chain(libraries).any(|path| pool::may_hold_device_code(path))
+}
+
 /// The steps of [`build_program`]: each source compiled and each host file compiled into the
 /// work folder, the device link where relocatable device code takes part (an input that holds
 /// such code, or a device library among `-l`), then the host link. Every decision of the build
@@ -628,6 +641,13 @@ fn program_steps(inputs: &[ProgramInput], output: &Path, program: &ProgramOption
     }
     let libraries = device_libraries(program);
     relocatable |= libraries.iter().any(|l| std::fs::read(l).is_ok_and(|bytes| holds_relocatable_device_code(&bytes)));
+    if !relocatable && !program.shared && sole_device_source(inputs, &libraries) {
+        for step in &mut steps {
+            if let Step::Compile { options, .. } = step {
+                options.sole_device_source = options.whole_program;
+            }
+        }
+    }
     let stub = relocatable.then(|| jobs::in_work("dlink.o"));
     if let Some(stub) = &stub {
         let shared = host_objects.iter().filter(|o| !device_objects.contains(o)).cloned().collect();

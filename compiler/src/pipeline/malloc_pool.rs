@@ -78,6 +78,13 @@ pub enum MallocPool {
     AtLink,
     /// From the pool, linked into the module (`-fdevice-malloc-pool`).
     On,
+    /// The module is all of its program's device code (a program built from one CUDA C++
+    /// source without `-rdc`, `cdpc app.cu -o app`: no other module can free what it
+    /// allocates): the pool linked into it where it allocates through the wrappers, as the
+    /// device link decides for relocatable code; the heap, without a warning, where it
+    /// allocates nothing or a function of a runtime name is its own. The driver's choice,
+    /// never an option's.
+    Program,
 }
 
 impl std::fmt::Display for MallocPool {
@@ -85,7 +92,7 @@ impl std::fmt::Display for MallocPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             MallocPool::Off => "false",
-            MallocPool::AtLink => "link",
+            MallocPool::AtLink | MallocPool::Program => "link",
             MallocPool::On => "true",
         })
     }
@@ -110,7 +117,8 @@ const RUNTIME: &[(&str, Role)] =
 
 /// Makes the module's device-side allocations go through the pool's wrappers (module docs):
 /// with `mode` [`MallocPool::On`] the pool is linked in, with [`MallocPool::AtLink`] its
-/// `weak` stand-ins, and [`MallocPool::Off`] changes nothing. Returns how many runtime
+/// `weak` stand-ins, with [`MallocPool::Program`] the pool where the module allocates, and
+/// [`MallocPool::Off`] changes nothing. Returns how many runtime
 /// functions now go through a wrapper, and `W1022` when a function of a runtime name is not
 /// the runtime's (the module is then untouched; the warning only where the pool was asked
 /// for); `Err` when LLVM refused the helpers (a defect of cdpc).
@@ -145,8 +153,13 @@ pub fn pool(module: &Module<'_>, mode: MallocPool, source: &crate::pipeline::Sou
     if used.is_empty() {
         return Ok((0, Vec::new()));
     }
+    let allocates = used.iter().any(|&(_, role, _)| matches!(role, Role::Malloc | Role::CudaMalloc));
+    if mode == MallocPool::Program && !allocates {
+        // Nothing for the pool to serve: the heap, as the link's `Unused` decision.
+        return Ok((0, Vec::new()));
+    }
     if let Some((what, label, line)) = foreign {
-        if mode == MallocPool::AtLink {
+        if matches!(mode, MallocPool::AtLink | MallocPool::Program) {
             // Not asked for: the module's object tells the link it frees outside the pool.
             return Ok((0, Vec::new()));
         }
@@ -157,11 +170,10 @@ pub fn pool(module: &Module<'_>, mode: MallocPool, source: &crate::pipeline::Sou
     }
     let wrapper = |name: &str| format!("__cdpc_pool.{name}");
     let mut text = match mode {
-        MallocPool::On => helpers("internal"),
+        MallocPool::On | MallocPool::Program => helpers("internal"),
         // Only the stand-ins the wrappers call: a weak definition stays in the object, and the
         // link reads `take`'s as "allocates through the pool" (`driver/pool.rs`).
         _ => {
-            let allocates = used.iter().any(|&(_, role, _)| matches!(role, Role::Malloc | Role::CudaMalloc));
             let frees = used.iter().any(|&(_, role, _)| matches!(role, Role::Free | Role::CudaFree));
             let take = format!("\ndefine weak ptr @{TAKE}(i64 %size) {{\n  ret ptr null\n}}\n");
             let give = format!("\ndefine weak i1 @{GIVE}(ptr %pointer) {{\n  ret i1 false\n}}\n");
@@ -390,6 +402,31 @@ declare void @free(ptr allocptr captures(none))
         assert_eq!(pool(&module, MallocPool::AtLink, &SourceText::default()).unwrap(), (0, Vec::new()));
         assert_eq!(text(&module), before);
         assert_eq!(pool(&module, MallocPool::Off, &SourceText::default()).unwrap(), (0, Vec::new()));
+    }
+
+    #[test]
+    fn a_programs_only_module_gets_the_pool_where_it_allocates_and_the_heap_silently_otherwise() {
+        let context = Context::create();
+        // It allocates: the pool linked in, as `-fdevice-malloc-pool` links it.
+        let module = module(&context, IR);
+        assert_eq!(pool(&module, MallocPool::Program, &SourceText::default()).unwrap(), (6, Vec::new()));
+        module.verify().unwrap();
+        assert_eq!(unpooled_uses(&module), 0);
+        let ir = text(&module);
+        assert!(ir.contains(STATE) && !ir.contains("define weak"), "{ir}");
+        assert!(function(&ir, TAKE).starts_with("define internal ptr @__cdpc_pool_take_v1"), "{ir}");
+        // It only frees: nothing for a pool to serve, the module untouched (no 32 MiB for nothing).
+        let frees =
+            "define ptx_kernel void @give(ptr %p, ptr %q) {\n  call void @free(ptr %p)\n  %s = call i32 @cudaFree(ptr %q)\n  ret void\n}\n\ndeclare void @free(ptr)\ndeclare i32 @cudaFree(ptr)\n";
+        let module = self::module(&context, frees);
+        let before = text(&module);
+        assert_eq!(pool(&module, MallocPool::Program, &SourceText::default()).unwrap(), (0, Vec::new()));
+        assert_eq!(text(&module), before);
+        // Its own `free`: untouched, and no warning, which only an asked-for pool gives.
+        let module = self::module(&context, &IR.replace("declare void @free(ptr allocptr captures(none))", "define void @free(ptr %p) {\n  ret void\n}"));
+        let before = text(&module);
+        assert_eq!(pool(&module, MallocPool::Program, &SourceText::default()).unwrap(), (0, Vec::new()));
+        assert_eq!(text(&module), before);
     }
 
     #[test]
