@@ -164,10 +164,11 @@ pub(crate) struct Cli {
     /// nvcc's `-arch=all`, `-arch=all-major`, `-arch=native`, as `--arch` spells them
     #[arg(long = "arch-set", hide = true, value_parser = ["all", "all-major", "native"])]
     pub(crate) arch_set: Option<String>,
-    /// nvcc's `-dlto` (`-lto`, `code=lto_XX`): link-time optimisation of device code, which
-    /// cdpc does not do; warning W0709
-    #[arg(long = "no-device-lto", hide = true)]
-    pub(crate) no_device_lto: bool,
+    /// nvcc's `-dlto` (`-lto`, `code=lto_XX`): link-time optimisation of device code
+    /// (`driver/lto.rs`): `-dc` objects of CUDA C++ carry their device IR beside the cubin, and
+    /// the device link compiles the IR of all of them together
+    #[arg(long = "device-lto", hide = true)]
+    pub(crate) device_lto: bool,
     /// Optimisation level for LLVM and ptxas
     #[arg(short = 'O', default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=3))]
     pub(crate) opt_level: u8,

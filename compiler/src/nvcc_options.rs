@@ -196,8 +196,8 @@ const NVCC: &[NvccOption] = &[
     // Link-time optimisation of device code (CMake's `INTERPROCEDURAL_OPTIMIZATION` for CUDA):
     // not in cdpc, which compiles each file's device code whole and links it as without it
     // (warning `W0709`, plan.rs); `code=lto_XX` is then `code=sm_XX` ([`architectures`]).
-    opt("--dlink-time-opt", "-dlto", false, Becomes(&[NO_DEVICE_LTO])),
-    opt("--lto", "-lto", false, Becomes(&[NO_DEVICE_LTO])),
+    opt("--dlink-time-opt", "-dlto", false, Becomes(&[DEVICE_LTO])),
+    opt("--lto", "-lto", false, Becomes(&[DEVICE_LTO])),
     // Static libraries, as nvcc makes them: each input's object, then the host's archiver.
     opt("--lib", "-lib", false, Same("--lib")),
     opt("--archiver-binary", "-arbin", true, Same("--archiver")),
@@ -310,8 +310,8 @@ const FORWARD_TO_COMPILER: &str = "--forward-unknown-to-host-compiler";
 const FORWARD_TO_LINKER: &str = "--forward-unknown-to-host-linker";
 
 /// What [`translate`] writes for nvcc's `-dlto` and `-lto`, and for `code=lto_XX`: cdpc's hidden
-/// flag, which the driver answers with warning `W0709`.
-const NO_DEVICE_LTO: &str = "--no-device-lto";
+/// flag, link-time optimisation of device code (`driver/lto.rs`).
+const DEVICE_LTO: &str = "--device-lto";
 
 /// What [`translate`] writes for nvcc's `-code` before [`architectures`] reads it.
 const GPU_CODE: &str = "--gpu-code";
@@ -340,7 +340,7 @@ fn architectures(args: Vec<String>) -> Result<Vec<String>, Refused> {
         }
         gencode = Some(format!("--gencode=arch={arch},code=[{}]", codes.join(",")));
     }
-    // `code=lto_XX` (link-time optimisation's IR, not in cdpc): a linked cubin of sm_XX.
+    // `code=lto_XX` (link-time optimisation's IR): a cubin of sm_XX, with the IR beside it.
     let mut lto = false;
     let mut args = args;
     for arg in args.iter_mut().chain(gencode.iter_mut()) {
@@ -349,8 +349,8 @@ fn architectures(args: Vec<String>) -> Result<Vec<String>, Refused> {
             lto = true;
         }
     }
-    if lto && !args.iter().any(|a| a == NO_DEVICE_LTO) {
-        args.push(NO_DEVICE_LTO.to_string());
+    if lto && !args.iter().any(|a| a == DEVICE_LTO) {
+        args.push(DEVICE_LTO.to_string());
     }
     let replaced = gencode.is_some();
     let mut out = Vec::with_capacity(args.len());
@@ -683,9 +683,9 @@ mod tests {
             assert_eq!(tr(&[&format!("-arch={set}")]), [format!("--arch-set={set}")]);
         }
         assert_eq!(tr(&["-arch=sm_80"]), ["--arch=sm_80"]);
-        // Link-time optimisation's IR: a cubin, and the flag the driver warns of.
-        assert_eq!(tr(&["-gencode", "arch=compute_90,code=lto_90", "-dlto"]), ["--gencode=arch=compute_90,code=sm_90", "--no-device-lto"]);
-        assert_eq!(tr(&["-arch=compute_80", "-code=lto_80"]), ["--gencode=arch=compute_80,code=[sm_80]", "--no-device-lto"]);
+        // Link-time optimisation's IR: a cubin, and the flag that carries the IR beside it.
+        assert_eq!(tr(&["-gencode", "arch=compute_90,code=lto_90", "-dlto"]), ["--gencode=arch=compute_90,code=sm_90", "--device-lto"]);
+        assert_eq!(tr(&["-arch=compute_80", "-code=lto_80"]), ["--gencode=arch=compute_80,code=[sm_80]", "--device-lto"]);
     }
 
     #[test]

@@ -95,9 +95,6 @@ pub(crate) struct Plan {
 /// arguments asked for ([`super::command_line::requested_format`]).
 pub(crate) fn plan(cli: &mut Cli, matches: &ArgMatches, format: ErrorFormat) -> Result<Plan, ExitCode> {
     let mut fallbacks: Vec<String> = Vec::new();
-    if cli.no_device_lto {
-        fallbacks.push("link-time optimisation of device code (nvcc's `-dlto`, `code=lto_XX`) is not in cdpc: each file's device code is compiled whole to a cubin and linked as without it (the program is the same; `code=lto_XX` is `code=sm_XX`)".into());
-    }
     if let Some(set) = cli.arch_set.clone() {
         match architecture_set(cli, &set) {
             Ok(Err(fallback)) => fallbacks.push(fallback),
@@ -183,6 +180,7 @@ pub(crate) fn plan(cli: &mut Cli, matches: &ArgMatches, format: ErrorFormat) -> 
         options.cuda_cxx.host_args.extend(release.map(driver::program::identity_macros).unwrap_or_default());
     }
     options.cuda_cxx.host_fortify = host_fortify(cli, matches, &options.preprocess);
+    options.device_lto = cli.device_lto;
     let tasks = tasks(cli, &options)?;
     let program = program_options(cli, matches);
     Ok(Plan { tasks, options, program, color })

@@ -24,6 +24,7 @@ mod cuda_cxx;
 mod cxx_types_ptx;
 mod debug_info;
 mod docs_commands;
+mod device_lto;
 mod dry_run;
 mod elaborated_types_ptx;
 mod embed;

@@ -270,6 +270,19 @@ pub fn mark_pool(module: &Module<'_>, mark: PoolMark) {
     }
 }
 
+/// Adds `bytes` to `module`'s object as the section `section`: a private constant, which code
+/// generation keeps (nothing removes unused globals there), aligned to 16 bytes.
+pub fn add_section(module: &Module<'_>, section: &str, bytes: &[u8]) {
+    let ctx = module.get_context();
+    let data = ctx.const_string(bytes, false);
+    let global = module.add_global(data.get_type(), None, &format!("{section}_data"));
+    global.set_initializer(&data);
+    global.set_linkage(Linkage::Private);
+    global.set_constant(true);
+    global.set_alignment(16);
+    global.set_section(Some(section));
+}
+
 /// Builds the object's bytes.
 pub fn host_object(spec: &HostObjectSpec<'_>) -> R<Vec<u8>> {
     let tm = x86_machine()?;

@@ -169,6 +169,16 @@ pub fn elf_symbols(bytes: &[u8]) -> Option<Vec<Symbol>> {
     Some(out)
 }
 
+/// The bytes of the first section named `name` of a 64-bit little-endian ELF object, or `None`
+/// where there is none or the object does not fit in `bytes`.
+pub fn elf_section<'a>(bytes: &'a [u8], name: &str) -> Option<&'a [u8]> {
+    let elf = Elf::new(bytes)?;
+    let sections = elf.sections()?;
+    let names = elf.contents(sections.get(elf.u16_at(0x3e)?)?)?;
+    let section = sections.iter().find(|s| string_at(names, s.name).as_deref() == Some(name))?;
+    elf.contents(section)
+}
+
 /// The section names of a 64-bit little-endian ELF object, or `None` for anything else or a
 /// section table that does not fit in `bytes`.
 pub fn elf_section_names(bytes: &[u8]) -> Option<Vec<String>> {

@@ -24,6 +24,9 @@ pub(crate) struct Generated {
     pub timings: Timings,
     /// The headers Clang read, as [`CompileOptions::list_headers`] asks.
     pub headers: Vec<PathBuf>,
+    /// Clang's device bitcode as it came, for a `-dc -dlto` object to carry
+    /// ([`super::lto::carried`]); `None` otherwise.
+    pub device_ir: Option<Vec<u8>>,
 }
 
 /// `-D`/`-U` as Clang spells them, in order, each named as Clang is given it
@@ -205,6 +208,7 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
         noted(&clang);
         module = parse(&clang.bitcode)?;
     }
+    let device_ir = super::lto::carried(options).then(|| clang.bitcode.clone());
     let ClangOutput { warnings: clang_warnings, compiled_path, headers, .. } = clang;
     let front = timings.record(Phase::Parse, started);
 
@@ -216,7 +220,7 @@ pub(crate) fn generate(source: &str, options: &CompileOptions, tools: Option<&To
     let front = Front { warnings: clang_warnings, timings, since: front, origin: pipeline::Origin::Clang };
     let refused_at = |refused: &[pipeline::qualifiers::Refused]| refused.iter().map(|r| qualifier_refused(source, &compiled_path, r)).collect();
     let generated = lower(&module, options, &shown, front, outputs, link, refused_at)?;
-    Ok(Generated { headers, ..generated })
+    Ok(Generated { headers, device_ir, ..generated })
 }
 
 /// What a front end hands [`lower`]: its warnings, the phases it timed, when it finished, and
@@ -285,7 +289,7 @@ pub(crate) fn lower<'ctx>(
         ptx = ptx.map(|p| back::lineinfo_ptx(&p));
     }
     timings.record(Phase::LlvmOptPtx, lowered);
-    Ok(Generated { llvm_ir, ptx, warnings, timings, headers: Vec::new() })
+    Ok(Generated { llvm_ir, ptx, warnings, timings, headers: Vec::new(), device_ir: None })
 }
 
 /// The host side's bitcode of a CUDA C++ source ([`host_bitcode`]), before the device side's
@@ -366,6 +370,7 @@ pub(crate) fn host_object(
     id: &str,
     device_warnings: &[Diagnostic],
     pool: back::host_object::PoolMark,
+    device_ir: Option<&[u8]>,
 ) -> Result<(Vec<u8>, Vec<Diagnostic>, Vec<PathBuf>), CompileError> {
     let HostBitcode { bitcode, warnings, headers, placeholder } = host;
     // Code both sides compile (`__host__ __device__`, headers) warns twice: once is enough.
@@ -377,7 +382,7 @@ pub(crate) fn host_object(
         // Not Clang's one constant to fill in: the host side again, with the fat binary.
         drop(module);
         let again = host_bitcode(source, options, tools, build, Some(fatbin))?;
-        return host_object(source, options, tools, build, again, fatbin, id, device_warnings, pool);
+        return host_object(source, options, tools, build, again, fatbin, id, device_warnings, pool, device_ir);
     }
     pipeline::managed::host(&module).map_err(|e| match e {
         pipeline::managed::HostError::Internal(what) => CompileError::from(BackendError::Internal(what)),
@@ -394,6 +399,9 @@ pub(crate) fn host_object(
         module.strip_debug_info();
     }
     back::host_object::mark_pool(&module, pool);
+    if let Some(ir) = device_ir {
+        back::host_object::add_section(&module, super::lto::SECTION, &super::lto::section(options, id, ir));
+    }
     back::host_object::registration_first(&module);
     let object = back::host_object::emit_object(&module)?;
     Ok((object, warnings, headers))

@@ -87,6 +87,7 @@ pub mod host;
 pub mod ir;
 pub mod jobs;
 pub mod link;
+mod lto;
 pub mod option_pairs;
 pub mod pool;
 pub mod program;
@@ -300,6 +301,11 @@ pub struct CompileOptions {
     /// ([`MallocPool::Program`]), since no other module can free them. Set by the program's
     /// build (`driver/program.rs`), never by an option.
     pub sole_device_source: bool,
+    /// Link-time optimisation of device code (nvcc's `-dlto`, `driver/lto.rs`): a `-dc`
+    /// object of CUDA C++ carries its device IR beside its cubin, and a device link that
+    /// cdpc runs compiles the IR its objects carry as one module, so that the launch
+    /// optimizations see launches of another file's kernels. Never by default.
+    pub device_lto: bool,
 }
 
 impl Default for CompileOptions {
@@ -334,6 +340,7 @@ impl Default for CompileOptions {
             host_object_images: Vec::new(),
             whole_program: false,
             sole_device_source: false,
+            device_lto: false,
         }
     }
 }
@@ -894,7 +901,7 @@ fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, b
     });
     let (generated, fatbin) = device_side?;
     let mark = generated.ptx.as_deref().map(pool::ptx_mark).unwrap_or_default();
-    let (output, host_warnings, host_headers) = cuda::host_object(source, options, tools, build, host?, &fatbin, &id, &generated.warnings, mark)?;
+    let (output, host_warnings, host_headers) = cuda::host_object(source, options, tools, build, host?, &fatbin, &id, &generated.warnings, mark, generated.device_ir.as_deref())?;
     let mut warnings = generated.warnings;
     warnings.extend(sole_source_pool_remark(options, mark));
     warnings.extend(host_warnings);

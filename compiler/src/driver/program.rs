@@ -271,17 +271,46 @@ fn concat(flag: &str, path: &Path) -> OsString {
 }
 
 /// The device link of `objects` (host objects and archives of `-dc` code, device objects):
-/// nvlink for each architecture (with the pool's object where `pool`, `driver/pool.rs`),
-/// `fatbinary -link`, and the registration object's bytes.
-fn device_link_object(tools: &Toolchain, objects: &[PathBuf], archs: &[SmVersion], build: &BuildOptions, pool: Option<&Target>) -> Result<Vec<u8>, CompileError> {
+/// nvlink for each architecture (with the pool's object where `pool`, `driver/pool.rs`; with
+/// `lto`, the link's options under `-dlto`, the object of the IR the objects carry in place of
+/// their cubins, `driver/lto.rs`), `fatbinary -link`, and the registration object's bytes,
+/// with what the link-time compile said.
+fn device_link_object(
+    tools: &Toolchain,
+    objects: &[PathBuf],
+    archs: &[SmVersion],
+    build: &BuildOptions,
+    pool: Option<&Target>,
+    lto: Option<&CompileOptions>,
+) -> Result<(Vec<u8>, Vec<Diagnostic>), CompileError> {
     let mut images = Vec::new();
     let mut module_ids: Option<Vec<String>> = None;
+    let mut said = Vec::new();
     for &arch in archs {
         let mut arch_build = build.clone();
         arch_build.arch = arch;
         // The pool's object in a work folder of its own, removed after the link.
         let pool_work = pool.map(|_| work_dir(build)).transpose()?;
         let mut inputs = objects.to_vec();
+        // The link-time object, in a work folder of its own too; the ids it registers.
+        let lto_work = lto.map(|_| work_dir(build)).transpose()?;
+        let lto_file = format!("cdpc-lto-{arch}.o");
+        let mut lto_ids = None;
+        if let (Some(link), Some(work)) = (lto, &lto_work) {
+            match super::lto::compile(objects, arch, link, tools, &arch_build)? {
+                Ok(done) => {
+                    let path = work.path().join(&lto_file);
+                    std::fs::write(&path, &done.object).map_err(|e| ToolError::io("writing the link-time object", &path, e))?;
+                    let at = inputs.iter().position(|o| done.replaced.contains(o)).unwrap_or(0);
+                    inputs.retain(|o| !done.replaced.contains(o));
+                    inputs.insert(at.min(inputs.len()), path);
+                    lto_ids = Some(done.module_ids);
+                    said.extend(done.remarks);
+                }
+                Err(Some(why)) => said.push(super::lto::unchanged_warning(&why)),
+                Err(None) => {}
+            }
+        }
         let pool_file = format!("cdpc-malloc-pool-v1-{arch}.o");
         if let (Some(target), Some(work)) = (pool, &pool_work) {
             let path = work.path().join(&pool_file);
@@ -292,6 +321,15 @@ fn device_link_object(tools: &Toolchain, objects: &[PathBuf], archs: &[SmVersion
         let mut linked = tools.device_link(&inputs, arch, &arch_build)?;
         // nvlink's note that the pool's object has no host code: no host code refers to it.
         arch_build.log.drop_lines_about("nvlink", &pool_file);
+        // The link-time object's: the objects it replaced register its code under their ids.
+        if let Some(ids) = lto_ids {
+            arch_build.log.drop_lines_about("nvlink", &lto_file);
+            let lto_id: String = lto_file.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+            linked.module_ids.retain(|id| !id.ends_with(&lto_id));
+            linked.module_ids.extend(ids);
+            linked.module_ids.sort();
+            linked.module_ids.dedup();
+        }
         // nvlink lists a bare device object as a module to register, under its path with
         // every other character than a letter or digit `_`; no host object registers the
         // pool's, and the registration waits for every module listed: it is not one.
@@ -305,7 +343,7 @@ fn device_link_object(tools: &Toolchain, objects: &[PathBuf], archs: &[SmVersion
         images.push(FatbinImage { ptx: false, sm: arch, bytes: linked.cubin });
     }
     let fatbin = tools.fatbinary_linked(&images, build)?;
-    Ok(crate::back::link_stub::object(&module_ids.unwrap_or_default(), &fatbin)?)
+    Ok((crate::back::link_stub::object(&module_ids.unwrap_or_default(), &fatbin)?, said))
 }
 
 /// Whether the device link of `inputs` (its objects, device libraries and the program's shared
@@ -351,6 +389,11 @@ pub fn device_link_note(archs: &str, options: &CompileOptions) -> String {
     format!("nvlink for {archs} with libcudadevrt{pool}, and the registration object")
 }
 
+/// What the device link's link-time compile said (`-dlto`), under the name `device link`.
+fn link_said(said: Vec<Diagnostic>) -> Option<SourceWarnings> {
+    (!said.is_empty()).then(|| SourceWarnings { name: "device link".into(), text: String::new(), warnings: said })
+}
+
 /// The remark of [`pool_decision`] as a build's warnings, under the name `device link`.
 pub(super) fn link_remark(remark: Option<Diagnostic>) -> Option<SourceWarnings> {
     remark.map(|r| SourceWarnings { name: "device link".into(), text: String::new(), warnings: vec![r] })
@@ -382,12 +425,15 @@ pub fn device_link_to_file(objects: &[PathBuf], output: &Path, program: &Program
     add_device_libraries(program, &mut build);
     let read: Vec<PathBuf> = objects.iter().chain(&build.link_libraries).cloned().collect();
     let (pool, remark) = pool_decision(&read, options, &[]);
-    let object = device_link_object(&tools, objects, &link_archs(options), &build, pool.then_some(&options.target)).map_err(|e| device_link_failure(e, &[], &[]))?;
+    let (object, said) =
+        device_link_object(&tools, objects, &link_archs(options), &build, pool.then_some(&options.target), options.device_lto.then_some(options)).map_err(|e| device_link_failure(e, &[], &[]))?;
     file.commit(&object).map_err(CompileError::from)?;
     let tool_runs = build.log.take();
     let mut timings = Timings::default();
     timings.add_tool_runs(&tool_runs);
-    Ok(Built { warnings: link_remark(remark).into_iter().collect(), tool_runs, timings })
+    let mut warnings: Vec<SourceWarnings> = link_remark(remark).into_iter().collect();
+    warnings.extend(link_said(options.warnings.apply(said)));
+    Ok(Built { warnings, tool_runs, timings })
 }
 
 /// `-l` libraries that are static archives in a `-L` folder also go to nvlink, as device
@@ -832,8 +878,11 @@ impl<'a> StepRun<'a> {
                 let read: Vec<PathBuf> = objects.iter().chain(&self.build.link_libraries).chain(&shared).cloned().collect();
                 let (pool, remark) = pool_decision(&read, self.options, &self.names);
                 let Some(tools) = &self.tools else { return Err(not_found()) };
-                let stub = device_link_object(tools, &objects, &archs, &self.build, pool.then_some(&self.options.target)).map_err(|e| device_link_failure(e, &self.warnings, &self.names))?;
+                let lto = self.options.device_lto.then_some(self.options);
+                let (stub, said) =
+                    device_link_object(tools, &objects, &archs, &self.build, pool.then_some(&self.options.target), lto).map_err(|e| device_link_failure(e, &self.warnings, &self.names))?;
                 self.warnings.extend(link_remark(remark));
+                self.warnings.extend(link_said(self.options.warnings.apply(said)));
                 std::fs::write(&output, &stub).map_err(|e| CompileError::from(ToolError::io("writing the device link's object", &output, e)))?;
             }
             Step::HostLink { .. } | Step::Archive { .. } => return Err(CompileError::Usage("a link step is run by its build, which commits the output".into()).into()),

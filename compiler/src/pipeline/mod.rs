@@ -284,6 +284,10 @@ pub struct Lowered {
 ///    make vectors of lanes again), 128-bit conversions ([`wide_conversions`]),
 ///    single-precision division as nvcc writes it under `float_math`, and nvcc's contraction
 ///    rule under `-fmad=true` (no `contract` flag left for NVPTX to fuse more).
+///
+/// Step 1 and what only the module's own file can say (its `static` names, [`normalize`]) are
+/// [`prepare`]; the rest is [`lower_prepared`], which the device link's link-time compile
+/// (`driver/lto.rs`) runs once on the prepared modules of a program's files linked together.
 pub fn lower<'ctx, E>(
     module: &Module<'ctx>,
     origin: Origin,
@@ -292,6 +296,13 @@ pub fn lower<'ctx, E>(
     machine: Option<&TargetMachine>,
     link_libdevice: impl FnOnce(&Module<'ctx>) -> Result<(), E>,
 ) -> Result<Lowered, Stop<E>> {
+    prepare(module, origin, options, source, link_libdevice)?;
+    lower_prepared(module, origin, options, source, machine)
+}
+
+/// [`lower`]'s step 1 for the module's `origin`, then [`normalize`]: what each file's module
+/// needs on its own, before the launch passes see it alone or linked with others.
+pub fn prepare<'ctx, E>(module: &Module<'ctx>, origin: Origin, options: &PipelineOptions, source: &SourceText, link_libdevice: impl FnOnce(&Module<'ctx>) -> Result<(), E>) -> Result<(), Stop<E>> {
     let sm = options.target.sm;
     match origin {
         Origin::KernelLanguage => {}
@@ -322,6 +333,12 @@ pub fn lower<'ctx, E>(
             }
         }
     }
+    normalize(module, options);
+    Ok(())
+}
+
+/// [`lower`] after [`prepare`]: steps 2 to 5 on a prepared module, or on several linked.
+pub fn lower_prepared<E>(module: &Module<'_>, origin: Origin, options: &PipelineOptions, source: &SourceText, machine: Option<&TargetMachine>) -> Result<Lowered, Stop<E>> {
     let mut made = None;
     let tm: &TargetMachine = match machine {
         Some(tm) => tm,
@@ -330,7 +347,7 @@ pub fn lower<'ctx, E>(
     if origin == Origin::KernelLanguage && options.opt_level > 0 {
         promote_locals(module, tm)?;
     }
-    let found = run(module, options, source);
+    let found = launch_passes(module, options, source);
     if origin == Origin::KernelLanguage {
         strip_cdp_spans(module);
     }
@@ -373,9 +390,22 @@ fn ptx_features(module: &Module<'_>) -> String {
 /// Runs the passes in order. Returns the warnings; `Err` holds every diagnostic when one is
 /// an error. `source` places diagnostics at the lines of the debug locations.
 pub fn run(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
+    normalize(module, options);
+    launch_passes(module, options, source)
+}
+
+/// What a module needs before the launch passes that only its own file can say: convergence
+/// control tokens dropped, EDG's spellings of names, and its `static` kernels and variables
+/// named under its module id (`options.nv_module_id`), so that the modules of several files
+/// can be linked without two of them meeting under one name.
+pub fn normalize(module: &Module<'_>, options: &PipelineOptions) {
     crate::back::drop_convergence_control(module);
     names::edg_spellings(module);
     names::externalised_statics(module, options.nv_module_id.as_deref());
+}
+
+/// [`run`] after [`normalize`]: the launch passes, on one file's module or several linked.
+fn launch_passes(module: &Module<'_>, options: &PipelineOptions, source: &SourceText) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
     // Before the launch passes give kernels caps of their own.
     bounded::inline_into_bounded_kernels(module);
     managed::device(module);
