@@ -108,3 +108,47 @@ fn the_device_link_aggregates_a_launch_of_another_files_kernel_with_dlto() {
         assert!(!aggregated("by-nvcc"));
     }
 }
+
+#[test]
+fn damaged_device_ir_leaves_the_objects_cubins_to_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("child.cu"), CHILD_CU).unwrap();
+    std::fs::write(d.join("parent.cu"), PARENT_CU).unwrap();
+    let out = cdpc(d, &["-dc", "-dlto", "-arch=sm_90", "child.cu", "parent.cu"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let object = std::fs::read(d.join("parent.o")).unwrap();
+    let magic = b"cdpc device IR v1\n";
+    let at = object.windows(magic.len()).position(|w| w == magic).expect("the section's entry");
+    let header = u32::from_le_bytes(object[at + magic.len()..at + magic.len() + 4].try_into().unwrap()) as usize;
+    let bitcode = at + magic.len() + 4 + header + 8;
+    let length = u64::from_le_bytes(object[bitcode - 8..bitcode].try_into().unwrap()) as usize;
+    // Damaged in the header's length, in the bitcode's middle, and at spread bytes of the
+    // whole entry: the link goes on with the cubins, and W0709 says why; never a crash.
+    let mut damaged: Vec<Vec<u8>> = Vec::new();
+    let mut huge = object.clone();
+    huge[at + magic.len()..at + magic.len() + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    damaged.push(huge);
+    let mut middle = object.clone();
+    middle[bitcode + length / 2..bitcode + length / 2 + 64].fill(0xa5);
+    damaged.push(middle);
+    let span = bitcode + length - at;
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    for _ in 0..16 {
+        let mut copy = object.clone();
+        for _ in 0..4 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            copy[at + (seed as usize) % span] ^= 1 << (seed % 8);
+        }
+        damaged.push(copy);
+    }
+    for (n, bytes) in damaged.iter().enumerate() {
+        std::fs::write(d.join("damaged.o"), bytes).unwrap();
+        let out = cdpc(d, &["-dlto", "-arch=sm_90", "child.o", "damaged.o", "-o", "app"]);
+        assert!(out.status.success(), "damage {n}: {}", stderr(&out));
+        // The entry's hash finds every damage.
+        assert!(stderr(&out).starts_with("warning[W0709]: `-dlto`: `damaged.o`'s device IR cannot be read (damaged"), "damage {n}: {}", stderr(&out));
+    }
+}

@@ -131,6 +131,7 @@ pub fn compile_note(options: &CompileOptions) -> String {
         note.push_str(match options.whole_program {
             true if options.sole_device_source && options.pool_mode() == super::MallocPool::AtLink => ", whole-program device code (linked, with cdpc's allocation pool where it allocates)",
             true => ", whole-program device code (linked)",
+            false if super::lto::carried(options) => ", relocatable device code and its IR (-dlto)",
             false => ", relocatable device code",
         });
     }

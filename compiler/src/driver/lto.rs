@@ -20,9 +20,12 @@
 //! options): the link compiles with them, and where two objects differ it links the cubins as
 //! they are, with `W0709` saying why (so does an object whose IR cannot be read).
 //!
-//! The section: [`MAGIC`], then entries to the end, each a little-endian `u32` length and that
-//! many bytes of `key=value` lines, a `u64` length and that many bytes of bitcode. A host
-//! linker's `-r` that merged two objects' sections merges their entries.
+//! The section: entries to the end, each [`MAGIC`], a little-endian `u32` length and that many
+//! bytes of `key=value` lines, a `u64` length and that many bytes of bitcode, and a `u64`
+//! FNV-1a hash of the lines and the bitcode (an entry whose hash differs is damaged, and the
+//! link takes the cubins). A host linker's `-r` that merged two objects' sections merges their
+//! entries. Where the link-time compile fails all the same (IR that reads back but is not what
+//! the compile wrote), the link takes the cubins too, with `W0709` saying why.
 
 use super::{archive, build_options, opt_level, option_pairs, pipeline_options, CompileError, CompileOptions, Emit};
 use crate::back::{self, BackendError};
@@ -31,7 +34,6 @@ use crate::pipeline::{self, Origin, SourceText, Stop};
 use crate::target::SmVersion;
 use crate::toolchain::{BuildOptions, Toolchain};
 use inkwell::context::Context;
-use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::Module;
 use std::path::{Path, PathBuf};
 
@@ -81,7 +83,13 @@ pub(crate) fn section(options: &CompileOptions, id: &str, bitcode: &[u8]) -> Vec
     out.extend(header.as_bytes());
     out.extend((bitcode.len() as u64).to_le_bytes());
     out.extend(bitcode);
+    out.extend(fnv1a(&[header.as_bytes(), bitcode]).to_le_bytes());
     out
+}
+
+/// The 64-bit FNV-1a hash of `parts`, one after another.
+fn fnv1a(parts: &[&[u8]]) -> u64 {
+    parts.iter().flat_map(|p| p.iter()).fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// One entry of the section: its options' pairs and its bitcode.
@@ -115,6 +123,10 @@ fn entries(bytes: &[u8]) -> Option<Vec<Entry>> {
         let (len, tail) = tail.split_at_checked(8)?;
         let len = usize::try_from(u64::from_le_bytes(len.try_into().ok()?)).ok()?;
         let (bitcode, tail) = tail.split_at_checked(len)?;
+        let (hash, tail) = tail.split_at_checked(8)?;
+        if u64::from_le_bytes(hash.try_into().ok()?) != fnv1a(&[header, bitcode]) {
+            return None;
+        }
         out.push(Entry { pairs, bitcode: bitcode.to_vec() });
         // Merged sections may be padded to the next one's alignment.
         rest = &tail[tail.iter().take_while(|&&b| b == 0).count()..];
@@ -135,15 +147,26 @@ pub(crate) struct LinkTime {
 /// objects carry IR for the architecture (nothing to see across), else a warning's text.
 pub(crate) type Unchanged = Option<String>;
 
-/// The link-time compile of `objects` for `arch` (module docs): `Ok(Ok(..))` with its object,
-/// `Ok(Err(..))` where the link takes the cubins as they are, `Err` where compiling failed.
-pub(crate) fn compile(objects: &[PathBuf], arch: SmVersion, link: &CompileOptions, tools: &Toolchain, build: &BuildOptions) -> Result<Result<LinkTime, Unchanged>, CompileError> {
+/// The link-time compile of `objects` for `arch` (module docs): its object, or why the link
+/// takes the cubins as they are.
+pub(crate) fn compile(objects: &[PathBuf], arch: SmVersion, link: &CompileOptions, tools: &Toolchain, build: &BuildOptions) -> Result<LinkTime, Unchanged> {
+    match compile_here(objects, arch, link, tools, build) {
+        Ok(done) => done,
+        // The objects compiled; their IR, read back, did not: their cubins, and why.
+        Err(e) => {
+            let why = e.to_string();
+            Err(Some(format!("the link-time compile failed ({}): each object's cubin is linked as it is", why.lines().next().unwrap_or_default().trim_end_matches(':'))))
+        }
+    }
+}
+
+fn compile_here(objects: &[PathBuf], arch: SmVersion, link: &CompileOptions, tools: &Toolchain, build: &BuildOptions) -> Result<Result<LinkTime, Unchanged>, CompileError> {
     let mut carrying: Vec<(&PathBuf, Entry)> = Vec::new();
     for path in objects {
         let Ok(bytes) = std::fs::read(path) else { continue };
         let Some(section) = archive::elf_section(&bytes, SECTION) else { continue };
         let Some(found) = entries(section) else {
-            return Ok(Err(Some(format!("`{}`'s device IR cannot be read (not written by this cdpc)", shown(path)))));
+            return Ok(Err(Some(format!("`{}`'s device IR cannot be read (damaged, or not written by this cdpc)", shown(path)))));
         };
         carrying.extend(found.into_iter().filter(|e| e.value("arch") == Some(&arch.to_string())).map(|e| (path, e)));
     }
@@ -157,7 +180,9 @@ pub(crate) fn compile(objects: &[PathBuf], arch: SmVersion, link: &CompileOption
     }
     let mut options = link.clone();
     for (key, value) in first.options() {
-        option_pairs::set(&mut options, key, value).map_err(|e| CompileError::Usage(format!("the device IR of `{}`: {e}", shown(first_path))))?;
+        if let Err(e) = option_pairs::set(&mut options, key, value) {
+            return Ok(Err(Some(format!("`{}`'s device IR was compiled with options this cdpc does not take ({e})", shown(first_path)))));
+        }
     }
     options.separate = true;
     options.whole_program = false;
@@ -165,10 +190,33 @@ pub(crate) fn compile(objects: &[PathBuf], arch: SmVersion, link: &CompileOption
     options.debug = None;
     options.emit = Emit::Object;
     let context = Context::create();
-    let mut linked: Option<Module<'_>> = None;
+    // Every module read before any is changed: IR that LLVM cannot read (damaged, or written
+    // by another LLVM) leaves the objects' cubins to the link.
+    let mut modules = Vec::new();
+    let mut crashed = None;
     for (path, entry) in &carrying {
-        let buffer = MemoryBuffer::create_from_memory_range_copy(&entry.bitcode, &shown(path));
-        let module = Module::parse_bitcode_from_buffer(&buffer, &context).map_err(|e| BackendError::Internal(format!("reading the device IR of `{}`: {e}", shown(path))))?;
+        let unreadable = format!("`{}`'s device IR cannot be read (damaged, or not written by this cdpc)", shown(path));
+        // Bitcode alone (LLVM would read text too), inside LLVM's crash recovery.
+        if !crate::front::ir::is_bitcode(&entry.bitcode) {
+            return Ok(Err(Some(unreadable)));
+        }
+        match back::parse_ir(&context, &entry.bitcode, &shown(path)) {
+            Ok(module) if module.verify().is_ok() => modules.push(module),
+            Err(back::ParseFailure::Crashed) => {
+                crashed = Some(unreadable);
+                break;
+            }
+            _ => return Ok(Err(Some(unreadable))),
+        }
+    }
+    if let Some(unreadable) = crashed {
+        // The reader stopped half-way: its context is never used or disposed of again.
+        std::mem::forget(modules);
+        std::mem::forget(context);
+        return Ok(Err(Some(unreadable)));
+    }
+    let mut linked: Option<Module<'_>> = None;
+    for ((path, entry), module) in carrying.iter().zip(modules) {
         let own = CompileOptions { nv_module_id: entry.value(MODULE_ID).map(str::to_string), ..options.clone() };
         let libdevice = |m: &_| {
             let tm = back::target_machine(&own.target, opt_level(&own))?;
@@ -251,9 +299,12 @@ mod tests {
             let cut = entries(&one[..end]);
             assert!(end == 0 && cut == Some(vec![]) || cut.is_none(), "{end}");
         }
-        let mut wrong = one.clone();
-        wrong[MAGIC.len()] = 0xff;
-        assert_eq!(entries(&wrong), None);
+        // Any byte changed anywhere in the entry: damaged, so no entries.
+        for at in 0..one.len() {
+            let mut wrong = one.clone();
+            wrong[at] ^= 0x10;
+            assert_eq!(entries(&wrong), None, "{at}");
+        }
     }
 
     #[test]

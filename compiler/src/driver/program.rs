@@ -297,7 +297,7 @@ fn device_link_object(
         let lto_file = format!("cdpc-lto-{arch}.o");
         let mut lto_ids = None;
         if let (Some(link), Some(work)) = (lto, &lto_work) {
-            match super::lto::compile(objects, arch, link, tools, &arch_build)? {
+            match super::lto::compile(objects, arch, link, tools, &arch_build) {
                 Ok(done) => {
                     let path = work.path().join(&lto_file);
                     std::fs::write(&path, &done.object).map_err(|e| ToolError::io("writing the link-time object", &path, e))?;
@@ -386,7 +386,8 @@ pub fn device_link_note(archs: &str, options: &CompileOptions) -> String {
         MallocPool::AtLink | MallocPool::Program => " and, where every object frees through it, cdpc's allocation pool",
         MallocPool::On => " and cdpc's allocation pool",
     };
-    format!("nvlink for {archs} with libcudadevrt{pool}, and the registration object")
+    let lto = if options.device_lto { ", the device IR the objects carry compiled together first (-dlto)" } else { "" };
+    format!("nvlink for {archs} with libcudadevrt{pool}{lto}, and the registration object")
 }
 
 /// What the device link's link-time compile said (`-dlto`), under the name `device link`.
