@@ -426,3 +426,39 @@ fn the_link_launcher_names_the_object_of_a_cmake_link_without_its_device_link() 
     elf(&dir.join("build/app"), true).unwrap();
     assert_eq!(poisoned.calls(), "", "nvcc ran");
 }
+
+/// CMake's `INTERPROCEDURAL_OPTIMIZATION` for CUDA (`check_ipo_supported` says yes for cdpc as
+/// for nvcc): each object compiled for `lto_90` carries its device IR and the device link runs
+/// with `-dlto`, so that the link sees the other file's child (docs/CMAKE.md).
+#[test]
+fn cmakes_interprocedural_optimization_compiles_the_device_code_at_the_device_link() {
+    if !have("cmake") || !have("c++") {
+        return;
+    }
+    let Some(tools) = tool_dir() else { return };
+    let poisoned = Poisoned::new(tools.parent().expect("the CUDA folder above bin/"));
+    let dir = poisoned.dir.path();
+    let source = dir.join("ipo");
+    std::fs::create_dir_all(&source).unwrap();
+    std::fs::write(source.join("child.cu"), "__global__ void child(int *out, int t) { atomicAdd(&out[t], threadIdx.x + 1); }\n").unwrap();
+    std::fs::write(
+        source.join("parent.cu"),
+        "__global__ void child(int *out, int t);\n__global__ void parent(int *out) { int t = blockIdx.x * blockDim.x + threadIdx.x; child<<<1, 2 + t % 3>>>(out, t); }\nint main() { int *out; cudaMalloc(&out, 1024 * sizeof(int)); parent<<<8, 128>>>(out); return cudaDeviceSynchronize() != cudaSuccess; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        source.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.25)\nproject(ipo LANGUAGES CXX CUDA)\ninclude(CheckIPOSupported)\ncheck_ipo_supported(RESULT ipo OUTPUT why LANGUAGES CUDA)\nif(NOT ipo)\n  message(FATAL_ERROR \"no IPO for CUDA: ${why}\")\nendif()\nadd_executable(app child.cu parent.cu)\nset_target_properties(app PROPERTIES CUDA_SEPARABLE_COMPILATION ON CUDA_ARCHITECTURES 90 INTERPROCEDURAL_OPTIMIZATION ON)\n",
+    )
+    .unwrap();
+    let cdpc = env!("CARGO_BIN_EXE_cdpc");
+    let out = cmake(Path::new("cmake"), &poisoned, dir, &["-S", "ipo", "-B", "build", &format!("-DCMAKE_CUDA_COMPILER={cdpc}"), "-DCMAKE_CUDA_FLAGS=-Rpass=aggregate"]);
+    assert!(out.status.success(), "configuring failed:\n{}", printed(&out));
+    let out = cmake(Path::new("cmake"), &poisoned, dir, &["--build", "build", "--verbose"]);
+    let text = printed(&out);
+    assert!(out.status.success(), "building failed:\n{text}\nnvcc ran: {}", poisoned.calls());
+    // Each compile cannot see the child; the device link, given the IR, aggregates its launch.
+    assert!(text.contains("code=[compute_90,lto_90]") && text.contains(" -dlto "), "{text}");
+    assert!(text.contains("has no definition to clone") && text.contains("launch of `child` aggregated"), "{text}");
+    assert_eq!(poisoned.calls(), "", "nvcc ran");
+}
