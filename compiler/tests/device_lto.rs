@@ -86,6 +86,12 @@ fn the_device_link_aggregates_a_launch_of_another_files_kernel_with_dlto() {
     let out = cdpc(d, &["-dlink", "-dlto", "-arch=sm_90", "child.o", "parent.o", "-o", "dlink.o"]);
     assert!(out.status.success() && stderr(&out).is_empty(), "{}", stderr(&out));
     assert!(aggregated("dlink.o"));
+    // And the device link to a cubin, for the driver API.
+    let out = cdpc(d, &["--device-link", "-dlto", "-arch=sm_90", "child.o", "parent.o", "-o", "all.cubin"]);
+    assert!(out.status.success() && stderr(&out).is_empty(), "{}", stderr(&out));
+    assert!(aggregated("all.cubin"));
+    let out = cdpc(d, &["--device-link", "-arch=sm_90", "child.o", "parent.o", "-o", "plain.cubin"]);
+    assert!(out.status.success() && !aggregated("plain.cubin"), "{}", stderr(&out));
 
     // An object without IR is linked as it is; with one object left carrying IR there is
     // nothing to see across, and nothing to say.

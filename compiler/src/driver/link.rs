@@ -283,7 +283,20 @@ fn link_here(inputs: &[Input], link: &LinkOptions, options: &CompileOptions) -> 
     }
     // nvlink sees cdpc's objects and the members of archives of bare device objects as work
     // files `input0.o`, `input1.o`, ... and the other objects and archives where they are.
-    let others = inputs.iter().filter(|&i| matches!(i, Input::Object(_))).map(|i| i.path().to_path_buf()).chain(libraries);
+    let mut others: Vec<PathBuf> = inputs.iter().filter(|&i| matches!(i, Input::Object(_))).map(|i| i.path().to_path_buf()).chain(libraries).collect();
+    // `-dlto`: the IR the objects carry, compiled together, in place of their cubins (`driver/lto.rs`).
+    let mut said = Vec::new();
+    if options.device_lto {
+        match super::lto::compile(&others, options.target.sm, options, &tools, &build) {
+            Ok(done) => {
+                others.retain(|o| !done.replaced.contains(o));
+                in_memory.push(("the objects' device IR, compiled together (-dlto)".into(), done.object));
+                said.extend(done.remarks);
+            }
+            Err(Some(why)) => said.push(super::lto::unchanged_warning(&why)),
+            Err(None) => {}
+        }
+    }
     for path in others {
         let bytes = std::fs::read(&path).map_err(|error| CompileError::Io { path: path.clone(), action: "cannot read", error })?;
         match archive::device_members(&bytes) {
@@ -315,6 +328,10 @@ fn link_here(inputs: &[Input], link: &LinkOptions, options: &CompileOptions) -> 
     let mut warnings = Vec::new();
     let mut headers: Vec<PathBuf> = Vec::new();
     warnings.extend(super::program::link_remark(remark));
+    let said = options.warnings.apply(said);
+    if !said.is_empty() {
+        warnings.push(SourceWarnings { name: "device link".into(), text: String::new(), warnings: said });
+    }
     for c in compiled {
         timings.0.extend(c.timings.0);
         warnings.push(c.warnings);

@@ -6,7 +6,8 @@
 //! clone"). With `-dc -dlto`, a CUDA C++ object carries its device side's IR (Clang's bitcode,
 //! before the launch pipeline) in the section [`SECTION`] beside its cubin ([`carried`],
 //! [`section`]); any linker takes the object as it takes one without it (nvlink and nvcc's
-//! link read the cubin). A device link that cdpc runs with `-dlto` ([`compile`]) reads the
+//! link read the cubin). A device link that cdpc runs with `-dlto` (a program's, `-dlink`'s,
+//! `--device-link -o x.cubin`'s: [`compile`]) reads the
 //! IR of every object that carries it for the link's architecture, prepares each as its own
 //! compile does (`pipeline::prepare`, its `static` names under its module id), links them
 //! into one module and runs the launch pipeline and LLVM's code generation once over all of
