@@ -280,8 +280,8 @@ const NVCC: &[NvccOption] = &[
     // Refused, with what to do instead.
     opt("--cuda", "-cuda", false, Unsupported("cdpc writes no translated host source: -E preprocesses, -dc compiles")),
     opt("--optix-ir", "-optix-ir", false, Unsupported("cdpc writes PTX (-ptx), cubins and fat binaries, not OptiX IR")),
-    opt("--ltoir", "-ltoir", false, Unsupported("cdpc has no link-time optimisation of device code")),
-    opt("--gen-opt-lto", "-gen-opt-lto", false, Unsupported("cdpc has no link-time optimisation of device code")),
+    opt("--ltoir", "-ltoir", false, Unsupported("cdpc writes no object of NVVM's LTO IR alone: `-dc -dlto` writes the cubin and carries cdpc's own device IR beside it")),
+    opt("--gen-opt-lto", "-gen-opt-lto", false, Unsupported("cdpc's link-time optimisation is `-dlto` at the compile and the device link; it has no separate optimisation of LTO IR")),
     opt("--device-w", "-dw", false, Unsupported("compile with -dc (relocatable device code, which device-side launches need) or -c")),
     opt("--no-device-link", "-nodlink", false, Unsupported("link -dc objects with their -dlink object yourself, or let cdpc link the program")),
     opt("--relocatable-link", "-r", false, Unsupported("combine objects with the host linker's `ld -r`")),
