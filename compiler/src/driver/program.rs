@@ -327,9 +327,11 @@ fn device_link_object(
             let lto_id: String = lto_file.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
             linked.module_ids.retain(|id| !id.ends_with(&lto_id));
             linked.module_ids.extend(ids);
-            linked.module_ids.sort();
-            linked.module_ids.dedup();
         }
+        // As a set: an architecture compiled at the link lists its modules in another order
+        // than one whose cubins nvlink linked (objects carry IR for their first image alone).
+        linked.module_ids.sort();
+        linked.module_ids.dedup();
         // nvlink lists a bare device object as a module to register, under its path with
         // every other character than a letter or digit `_`; no host object registers the
         // pool's, and the registration waits for every module listed: it is not one.
