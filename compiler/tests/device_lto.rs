@@ -3,7 +3,7 @@
 //! of all of them as one module, so that a launch of another file's kernel is aggregated as a
 //! launch of the file's own is. What stays as without it: objects that carry no IR, objects
 //! compiled with other options (`W0709`), a link without `-dlto`, nvcc's link of the objects.
-//! The GPU check (nvcc's output, every run) is `bench/lto/check.sh` (results/device-lto/).
+//! The GPU check (nvcc's output in every run) is `bench/lto/check.sh`.
 
 use crate::build_common::{cdpc, nvcc, run, stderr, tool_dir};
 
