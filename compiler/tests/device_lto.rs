@@ -108,6 +108,15 @@ fn the_device_link_aggregates_a_launch_of_another_files_kernel_with_dlto() {
     assert!(stderr(&out).contains("warning[W0709]: `-dlto`: `child-o2.o` and `parent.o` were compiled with different options (`opt-level` 2 against 3)"), "{}", stderr(&out));
     assert!(!aggregated("differ"));
 
+    // A program cdpc builds from two relocatable CUDA C++ sources: the same by default, without
+    // `-dlto` (the build sees every file), and not without launch optimizations.
+    let out = cdpc(d, &["-rdc=true", "-arch=sm_90", "child.cu", "parent.cu", "-o", "from-sources"]);
+    assert!(out.status.success() && stderr(&out).is_empty(), "{}", stderr(&out));
+    assert!(aggregated("from-sources"));
+    let out = cdpc(d, &["-rdc=true", "-arch=sm_90", "child.cu", "parent.cu", "-o", "from-sources-plain", "-fno-launch-optimizations"]);
+    assert!(out.status.success() && stderr(&out).is_empty(), "{}", stderr(&out));
+    assert!(!aggregated("from-sources-plain"));
+
     // nvcc links the objects as it links any `-dc` object: their cubins.
     if let Some(nvcc) = nvcc() {
         run(&nvcc, d, &["-arch=sm_90", "-rdc=true", "child.o", "parent.o", "-o", "by-nvcc"]);

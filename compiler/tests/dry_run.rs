@@ -109,6 +109,16 @@ fn the_jobs_are_printed_and_nothing_runs() {
             ],
         ),
         (
+            // Two relocatable CUDA C++ sources built here: the device link compiles their IR together by default.
+            &["-rdc=true", "kernels.cu", "app.cu", "-o", "app", "-arch=sm_80"],
+            &[
+                "# \"compile\", inputs: [\"kernels.cu\"], output: \"$WORK/0-kernels.o\" (CUDA C++ to a host object for sm_80, relocatable device code and its IR (-dlto))",
+                "# \"compile\", inputs: [\"app.cu\"], output: \"$WORK/1-app.o\" (CUDA C++ to a host object for sm_80, relocatable device code and its IR (-dlto))",
+                "# \"device link\", inputs: [\"$WORK/0-kernels.o\", \"$WORK/1-app.o\"], output: \"$WORK/dlink.o\" (nvlink for sm_80 with libcudadevrt and, where every object frees through it, cdpc's allocation pool, the device IR the objects carry compiled together first (-dlto), and the registration object)",
+                "# \"host link\", inputs: [\"$WORK/dlink.o\", \"$WORK/0-kernels.o\", \"$WORK/1-app.o\"], output: \"app\" (the host compiler as linker: a program)",
+            ],
+        ),
+        (
             // Without launch optimizations the device link keeps the heap: no pool to add.
             &["-rdc=true", "kernels.cu", "kernel.cdp", "-o", "app", "-arch=sm_80", "-fno-launch-optimizations"],
             &[

@@ -642,6 +642,18 @@ fn take_object(path: &Path, host_objects: &mut Vec<PathBuf>, device_objects: &mu
     object.relocatable
 }
 
+/// Whether a build of `options` optimises launches (`-O2`/`-O3` without
+/// `-fno-launch-optimizations`): what a link-time compile is for.
+fn launch_optimizations(options: &CompileOptions) -> bool {
+    options.launch_threshold > 0 || options.aggregate != crate::pipeline::aggregate::Granularity::Off
+}
+
+/// How many of a program's compile steps compile relocatable CUDA C++ (the sources whose
+/// objects can carry their device IR).
+fn cuda_sources(steps: &[Step]) -> usize {
+    steps.iter().filter(|s| matches!(s, Step::Compile { options, .. } if Language::of(options) == Language::Cuda && !options.whole_program)).count()
+}
+
 /// Whether the program of `inputs` (and the `-l` archives `libraries`) has one source and no
 /// other input that may hold device code: its whole-program module is then all of the
 /// program's device code ([`CompileOptions::sole_device_source`]). A host file (C, C++) holds
@@ -697,10 +709,20 @@ fn program_steps(inputs: &[ProgramInput], output: &Path, program: &ProgramOption
             }
         }
     }
+    // Relocatable CUDA C++ sources compiled and linked here: the device link sees all of them,
+    // and compiles their IR together by default (`-dlto`'s link-time compile, `driver/lto.rs`).
+    let lto = options.device_lto || (relocatable && launch_optimizations(options) && cuda_sources(&steps) >= 2);
+    if lto {
+        for step in &mut steps {
+            if let Step::Compile { options, .. } = step {
+                options.device_lto = true;
+            }
+        }
+    }
     let stub = relocatable.then(|| jobs::in_work("dlink.o"));
     if let Some(stub) = &stub {
         let shared = host_objects.iter().filter(|o| !device_objects.contains(o)).cloned().collect();
-        steps.push(Step::DeviceLink { objects: device_objects, libraries, shared, archs: link_archs(options), output: stub.clone() });
+        steps.push(Step::DeviceLink { objects: device_objects, libraries, shared, archs: link_archs(options), output: stub.clone(), lto });
     }
     steps.push(Step::HostLink { stub, objects: host_objects, output: output.to_path_buf(), shared: program.shared });
     steps
@@ -776,7 +798,9 @@ enum Step {
     /// nvlink over `objects` and the device libraries among `-l` for each of `archs`, then the
     /// registration object at `output`; the program's `shared` libraries are read for the
     /// pool's decision alone ([`pool_decision`]).
-    DeviceLink { objects: Vec<PathBuf>, libraries: Vec<PathBuf>, shared: Vec<PathBuf>, archs: Vec<SmVersion>, output: PathBuf },
+    /// `lto`: the objects' device IR compiled together first (`-dlto`, or by default where
+    /// the build compiled two or more relocatable CUDA C++ sources itself).
+    DeviceLink { objects: Vec<PathBuf>, libraries: Vec<PathBuf>, shared: Vec<PathBuf>, archs: Vec<SmVersion>, output: PathBuf, lto: bool },
     /// The host compiler as linker: the device link's object first, where there is one.
     HostLink { stub: Option<PathBuf>, objects: Vec<PathBuf>, output: PathBuf, shared: bool },
     /// The archiver's `cr` over a library's members.
@@ -790,10 +814,11 @@ impl Step {
             Step::Compile { source, options, object } => Job::compile(source, Output::File(object.clone()), options),
             Step::HostCompile { source, object } => host_compile_job(source, object),
             Step::Copy { object, member } => Job::new(Action::Archive, vec![object.clone()], Output::File(member.clone()), "copied as it is"),
-            Step::DeviceLink { objects, libraries, archs, output, .. } => {
+            Step::DeviceLink { objects, libraries, archs, output, lto, .. } => {
                 let archs: Vec<String> = archs.iter().map(ToString::to_string).collect();
                 let inputs = objects.iter().chain(libraries).cloned().collect();
-                Job::new(Action::DeviceLink, inputs, Output::File(output.clone()), device_link_note(&archs.join(", "), options))
+                let options = CompileOptions { device_lto: *lto, ..options.clone() };
+                Job::new(Action::DeviceLink, inputs, Output::File(output.clone()), device_link_note(&archs.join(", "), &options))
             }
             Step::HostLink { stub, objects, output, shared } => {
                 let what = if *shared { "a shared library" } else { "a program" };
@@ -874,14 +899,15 @@ impl<'a> StepRun<'a> {
                 let member = self.place(&member);
                 std::fs::copy(&object, &member).map_err(|e| CompileError::from(ToolError::io("reading an object for the library", &object, e)))?;
             }
-            Step::DeviceLink { objects, libraries, shared, archs, output } => {
+            Step::DeviceLink { objects, libraries, shared, archs, output, lto } => {
                 let objects: Vec<PathBuf> = objects.iter().map(|o| self.place(o)).collect();
                 let output = self.place(&output);
                 self.build.link_libraries.extend(libraries);
                 let read: Vec<PathBuf> = objects.iter().chain(&self.build.link_libraries).chain(&shared).cloned().collect();
                 let (pool, remark) = pool_decision(&read, self.options, &self.names);
                 let Some(tools) = &self.tools else { return Err(not_found()) };
-                let lto = self.options.device_lto.then_some(self.options);
+                let link = CompileOptions { device_lto: lto, ..self.options.clone() };
+                let lto = lto.then_some(&link);
                 let (stub, said) =
                     device_link_object(tools, &objects, &archs, &self.build, pool.then_some(&self.options.target), lto).map_err(|e| device_link_failure(e, &self.warnings, &self.names))?;
                 self.warnings.extend(link_remark(remark));
