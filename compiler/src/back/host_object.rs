@@ -259,27 +259,19 @@ pub fn mark_pool(module: &Module<'_>, mark: PoolMark) {
             (POOL_USED_SECTION, "cdpc: this object's device code allocates through cdpc's pool wrappers (v1)"),
         ],
     };
-    let ctx = module.get_context();
     for (section, line) in sections {
-        let text = ctx.const_string(line.as_bytes(), true);
-        let global = module.add_global(text.get_type(), None, &format!("{section}_mark"));
-        global.set_initializer(&text);
-        global.set_linkage(Linkage::Private);
-        global.set_constant(true);
-        global.set_section(Some(section));
+        add_section(module, section, format!("{line}\0").as_bytes());
     }
 }
 
 /// Adds `bytes` to `module`'s object as the section `section`: a private constant, which code
-/// generation keeps (nothing removes unused globals there), aligned to 16 bytes.
+/// generation keeps (nothing removes unused globals there).
 pub fn add_section(module: &Module<'_>, section: &str, bytes: &[u8]) {
-    let ctx = module.get_context();
-    let data = ctx.const_string(bytes, false);
+    let data = module.get_context().const_string(bytes, false);
     let global = module.add_global(data.get_type(), None, &format!("{section}_data"));
     global.set_initializer(&data);
     global.set_linkage(Linkage::Private);
     global.set_constant(true);
-    global.set_alignment(16);
     global.set_section(Some(section));
 }
 

@@ -129,7 +129,7 @@ pub fn compile_note(options: &CompileOptions) -> String {
     let mut note = format!("{language} to {what} for {}", archs.join(", "));
     if options.emit == Emit::HostObject {
         note.push_str(match options.whole_program {
-            true if options.sole_device_source && options.pool_mode() == super::MallocPool::AtLink => ", whole-program device code (linked, with cdpc's allocation pool where it allocates)",
+            true if options.pools_its_program() => ", whole-program device code (linked, with cdpc's allocation pool where it allocates)",
             true => ", whole-program device code (linked)",
             false if super::lto::carried(options) => ", relocatable device code and its IR (-dlto)",
             false => ", relocatable device code",

@@ -328,10 +328,7 @@ fn link_here(inputs: &[Input], link: &LinkOptions, options: &CompileOptions) -> 
     let mut warnings = Vec::new();
     let mut headers: Vec<PathBuf> = Vec::new();
     warnings.extend(super::program::link_remark(remark));
-    let said = options.warnings.apply(said);
-    if !said.is_empty() {
-        warnings.push(SourceWarnings { name: "device link".into(), text: String::new(), warnings: said });
-    }
+    warnings.extend(super::program::link_said(options.warnings.apply(said)));
     for c in compiled {
         timings.0.extend(c.timings.0);
         warnings.push(c.warnings);

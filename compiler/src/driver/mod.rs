@@ -798,11 +798,23 @@ impl CompileOptions {
     /// allocations pooled stops in the device runtime in some runs, nvcc's build with a pool
     /// written by hand too, where the heap's slower allocations spread the launches out.
     pub fn pool_mode(&self) -> MallocPool {
-        let optimizing = self.launch_threshold > 0 || self.aggregate != Granularity::Off;
         match self.malloc_pool {
-            MallocPool::AtLink if !optimizing => MallocPool::Off,
+            MallocPool::AtLink if !self.optimizes_launches() => MallocPool::Off,
             mode => mode,
         }
+    }
+
+    /// Whether launches are optimised: thresholding or aggregation on (`-O2`/`-O3` without
+    /// `-fno-launch-optimizations`, or either asked for).
+    pub fn optimizes_launches(&self) -> bool {
+        self.launch_threshold > 0 || self.aggregate != Granularity::Off
+    }
+
+    /// Whether this compile decides the pool for its program itself: whole-program device
+    /// code that is all of the program's ([`CompileOptions::sole_device_source`]), with the
+    /// pool left to the default decision ([`MallocPool::Program`]).
+    pub fn pools_its_program(&self) -> bool {
+        self.whole_program && self.sole_device_source && self.pool_mode() == MallocPool::AtLink
     }
 }
 
@@ -817,7 +829,7 @@ pub fn pipeline_options(options: &CompileOptions, cuda_cxx: bool) -> crate::pipe
         pass_remarks: options.pass_remarks,
         // Left to the link only where a device link follows: relocatable code.
         malloc_pool: match options.pool_mode() {
-            MallocPool::AtLink if cuda_cxx && options.whole_program && options.separate && options.sole_device_source => MallocPool::Program,
+            MallocPool::AtLink if cuda_cxx && options.separate && options.pools_its_program() => MallocPool::Program,
             MallocPool::AtLink if !options.separate || (cuda_cxx && options.whole_program) => MallocPool::Off,
             mode => mode,
         },

@@ -132,18 +132,25 @@ pub fn decide<'a>(inputs: impl IntoIterator<Item = (String, Input<'a>)>) -> Deci
 fn file_verdict(name: &str, path: &Path) -> Result<bool, (String, &'static str)> {
     let unreadable = || (name.to_string(), "is not an object cdpc can read");
     let mut file = std::fs::File::open(path).map_err(|_| unreadable())?;
+    match shared_library_device_code(&mut file) {
+        None => {
+            let bytes = std::fs::read(path).map_err(|_| unreadable())?;
+            verdict(name, &bytes)
+        }
+        Some(Some(true)) => Err((name.into(), "is a shared library with device code")),
+        Some(Some(false)) => Ok(false),
+        Some(None) => Err(unreadable()),
+    }
+}
+
+/// For a shared library (a 64-bit little-endian ELF file of type `ET_DYN`), whether it holds
+/// device code, read from its section headers alone (`None` inside: they cannot be read);
+/// `None` for any other file.
+fn shared_library_device_code(file: &mut std::fs::File) -> Option<Option<bool>> {
     let mut header = [0u8; 64];
     // ELFCLASS64, ELFDATA2LSB, ET_DYN.
     let shared = file.read_exact(&mut header).is_ok() && header.starts_with(b"\x7fELF") && header[4] == 2 && header[5] == 1 && header[16] == 3;
-    if !shared {
-        let bytes = std::fs::read(path).map_err(|_| unreadable())?;
-        return verdict(name, &bytes);
-    }
-    match shared_library_sections(&mut file, &header) {
-        Some(sections) if sections.iter().any(|s| DEVICE_CODE_SECTIONS.contains(&s.as_str())) => Err((name.into(), "is a shared library with device code")),
-        Some(_) => Ok(false),
-        None => Err(unreadable()),
-    }
+    shared.then(|| shared_library_sections(file, &header).map(|sections| sections.iter().any(|s| DEVICE_CODE_SECTIONS.contains(&s.as_str()))))
 }
 
 /// Whether the file at `path` may hold device code: a bare device object, an archive with such
@@ -152,12 +159,10 @@ fn file_verdict(name: &str, path: &Path) -> Result<bool, (String, &'static str)>
 /// A shared library is read by its section headers alone.
 pub fn may_hold_device_code(path: &Path) -> bool {
     let Ok(mut file) = std::fs::File::open(path) else { return true };
-    let mut header = [0u8; 64];
-    let shared = file.read_exact(&mut header).is_ok() && header.starts_with(b"\x7fELF") && header[4] == 2 && header[5] == 1 && header[16] == 3;
-    if shared {
-        return shared_library_sections(&mut file, &header).is_none_or(|sections| sections.iter().any(|s| DEVICE_CODE_SECTIONS.contains(&s.as_str())));
+    match shared_library_device_code(&mut file) {
+        Some(holds) => holds.unwrap_or(true),
+        None => std::fs::read(path).map_or(true, |bytes| bytes_may_hold_device_code(&bytes)),
     }
-    std::fs::read(path).map_or(true, |bytes| bytes_may_hold_device_code(&bytes))
 }
 
 /// [`may_hold_device_code`] of a file's bytes.

@@ -324,7 +324,7 @@ fn device_link_object(
         // The link-time object's: the objects it replaced register its code under their ids.
         if let Some(ids) = lto_ids {
             arch_build.log.drop_lines_about("nvlink", &lto_file);
-            let lto_id: String = lto_file.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+            let lto_id = bare_object_id(&lto_file);
             linked.module_ids.retain(|id| !id.ends_with(&lto_id));
             linked.module_ids.extend(ids);
         }
@@ -332,10 +332,9 @@ fn device_link_object(
         // than one whose cubins nvlink linked (objects carry IR for their first image alone).
         linked.module_ids.sort();
         linked.module_ids.dedup();
-        // nvlink lists a bare device object as a module to register, under its path with
-        // every other character than a letter or digit `_`; no host object registers the
-        // pool's, and the registration waits for every module listed: it is not one.
-        let pool_id: String = pool_file.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+        // No host object registers the pool's object, and the registration waits for every
+        // module listed: it is not one.
+        let pool_id = bare_object_id(&pool_file);
         linked.module_ids.retain(|id| pool.is_none() || !id.ends_with(&pool_id));
         match &module_ids {
             None => module_ids = Some(linked.module_ids),
@@ -346,6 +345,13 @@ fn device_link_object(
     }
     let fatbin = tools.fatbinary_linked(&images, build)?;
     Ok((crate::back::link_stub::object(&module_ids.unwrap_or_default(), &fatbin)?, said))
+}
+
+/// How the end of nvlink's module id of the bare device object `file` reads: nvlink lists such
+/// an object as a module to register, under its path with every other character than a letter
+/// or digit `_`.
+fn bare_object_id(file: &str) -> String {
+    file.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
 }
 
 /// Whether the device link of `inputs` (its objects, device libraries and the program's shared
@@ -393,7 +399,7 @@ pub fn device_link_note(archs: &str, options: &CompileOptions) -> String {
 }
 
 /// What the device link's link-time compile said (`-dlto`), under the name `device link`.
-fn link_said(said: Vec<Diagnostic>) -> Option<SourceWarnings> {
+pub(super) fn link_said(said: Vec<Diagnostic>) -> Option<SourceWarnings> {
     (!said.is_empty()).then(|| SourceWarnings { name: "device link".into(), text: String::new(), warnings: said })
 }
 
@@ -642,12 +648,6 @@ fn take_object(path: &Path, host_objects: &mut Vec<PathBuf>, device_objects: &mu
     object.relocatable
 }
 
-/// Whether a build of `options` optimises launches (`-O2`/`-O3` without
-/// `-fno-launch-optimizations`): what a link-time compile is for.
-fn launch_optimizations(options: &CompileOptions) -> bool {
-    options.launch_threshold > 0 || options.aggregate != crate::pipeline::aggregate::Granularity::Off
-}
-
 /// How many of a program's compile steps compile relocatable CUDA C++ (the sources whose
 /// objects can carry their device IR).
 fn cuda_sources(steps: &[Step]) -> usize {
@@ -711,7 +711,7 @@ fn program_steps(inputs: &[ProgramInput], output: &Path, program: &ProgramOption
     }
     // Relocatable CUDA C++ sources compiled and linked here: the device link sees all of them,
     // and compiles their IR together by default (`-dlto`'s link-time compile, `driver/lto.rs`).
-    let lto = options.device_lto || (relocatable && launch_optimizations(options) && cuda_sources(&steps) >= 2);
+    let lto = options.device_lto || (relocatable && options.optimizes_launches() && cuda_sources(&steps) >= 2);
     if lto {
         for step in &mut steps {
             if let Step::Compile { options, .. } = step {
