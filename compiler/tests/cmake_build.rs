@@ -429,7 +429,7 @@ fn the_link_launcher_names_the_object_of_a_cmake_link_without_its_device_link() 
 
 /// CMake's `INTERPROCEDURAL_OPTIMIZATION` for CUDA (`check_ipo_supported` says yes for cdpc as
 /// for nvcc): each object compiled for `lto_90` carries its device IR and the device link runs
-/// with `-dlto`, so that the link sees the other file's child (docs/CMAKE.md).
+/// with `-dlto`, so that the link sees the child, which a `STATIC` library holds (docs/CMAKE.md).
 #[test]
 fn cmakes_interprocedural_optimization_compiles_the_device_code_at_the_device_link() {
     if !have("cmake") || !have("c++") {
@@ -448,7 +448,7 @@ fn cmakes_interprocedural_optimization_compiles_the_device_code_at_the_device_li
     .unwrap();
     std::fs::write(
         source.join("CMakeLists.txt"),
-        "cmake_minimum_required(VERSION 3.25)\nproject(ipo LANGUAGES CXX CUDA)\ninclude(CheckIPOSupported)\ncheck_ipo_supported(RESULT ipo OUTPUT why LANGUAGES CUDA)\nif(NOT ipo)\n  message(FATAL_ERROR \"no IPO for CUDA: ${why}\")\nendif()\nadd_executable(app child.cu parent.cu)\nset_target_properties(app PROPERTIES CUDA_SEPARABLE_COMPILATION ON CUDA_ARCHITECTURES 90 INTERPROCEDURAL_OPTIMIZATION ON)\n",
+        "cmake_minimum_required(VERSION 3.25)\nproject(ipo LANGUAGES CXX CUDA)\ninclude(CheckIPOSupported)\ncheck_ipo_supported(RESULT ipo OUTPUT why LANGUAGES CUDA)\nif(NOT ipo)\n  message(FATAL_ERROR \"no IPO for CUDA: ${why}\")\nendif()\nadd_library(kids STATIC child.cu)\nadd_executable(app parent.cu)\ntarget_link_libraries(app PRIVATE kids)\nset_target_properties(kids app PROPERTIES CUDA_SEPARABLE_COMPILATION ON CUDA_ARCHITECTURES 90 INTERPROCEDURAL_OPTIMIZATION ON)\n",
     )
     .unwrap();
     let cdpc = env!("CARGO_BIN_EXE_cdpc");

@@ -1,7 +1,9 @@
 //! Link-time optimisation of device code (`-dc -dlto`, a `-dlto` device link:
 //! `driver/lto.rs`): the objects carry their device IR, and cdpc's device link compiles the IR
 //! of all of them as one module, so that a launch of another file's kernel is aggregated as a
-//! launch of the file's own is. What stays as without it: objects that carry no IR, objects
+//! launch of the file's own is, also where the child is in a static library of such objects
+//! (nvlink links every member of an archive that holds device code). What stays as without
+//! it: objects that carry no IR, an archive with a member that carries none, objects
 //! compiled with other options (`W0709`), a link without `-dlto`, nvcc's link of the objects.
 //! The GPU check (nvcc's output in every run) is `bench/lto/check.sh`.
 
@@ -122,6 +124,54 @@ fn the_device_link_aggregates_a_launch_of_another_files_kernel_with_dlto() {
         run(&nvcc, d, &["-arch=sm_90", "-rdc=true", "child.o", "parent.o", "-o", "by-nvcc"]);
         assert!(!aggregated("by-nvcc"));
     }
+}
+
+#[test]
+fn a_static_library_of_dlto_objects_is_compiled_with_the_program_at_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("child.cu"), CHILD_CU).unwrap();
+    std::fs::write(d.join("parent.cu"), PARENT_CU).unwrap();
+    // A kernel nothing launches or calls: nvlink links the member all the same.
+    std::fs::write(d.join("other.cu"), "__global__ void other(int *out) { out[1] = 2; }\nvoid launch_other(int *out) { other<<<1, 1>>>(out); }\n").unwrap();
+    let aggregated = |name: &str| device_functions(&d.join(name)).iter().any(|f| f.starts_with("_Z5childPii__agg"));
+    let out = cdpc(d, &["-dc", "-dlto", "-arch=sm_90", "child.cu", "other.cu", "parent.cu"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    run(std::path::Path::new("ar"), d, &["rcs", "libchild.a", "child.o", "other.o"]);
+    // The library as a file and through `-l`, before the object and after it: the launch is
+    // aggregated, every member's kernels are there, and each module is registered as without
+    // `-dlto`.
+    let out = cdpc(d, &["-arch=sm_90", "parent.o", "libchild.a", "-o", "plain"]);
+    assert!(out.status.success() && stderr(&out).is_empty(), "{}", stderr(&out));
+    assert!(!aggregated("plain"));
+    let plain = registrations(&d.join("plain"));
+    assert!(["_child_cu", "_other_cu", "_parent_cu"].iter().all(|f| plain.iter().any(|r| r.contains(f))), "{plain:?}");
+    for (n, args) in [&["parent.o", "libchild.a"][..], &["parent.o", "-L.", "-lchild"], &["libchild.a", "parent.o"]].iter().enumerate() {
+        let name = format!("app{n}");
+        let mut all = vec!["-dlto", "-arch=sm_90", "-o", &name];
+        all.extend_from_slice(args);
+        let out = cdpc(d, &all);
+        assert!(out.status.success() && stderr(&out).is_empty(), "{args:?}: {}", stderr(&out));
+        assert!(aggregated(&name), "{args:?}");
+        assert!(device_functions(&d.join(&name)).iter().any(|f| f == "_Z5otherPi"), "{args:?}");
+        assert_eq!(registrations(&d.join(&name)), plain, "{args:?}");
+    }
+    // `-dlink` and the device link to a cubin read the library too.
+    let out = cdpc(d, &["-dlink", "-dlto", "-arch=sm_90", "parent.o", "libchild.a", "-o", "dlink.o"]);
+    assert!(out.status.success() && stderr(&out).is_empty(), "{}", stderr(&out));
+    assert!(aggregated("dlink.o"));
+    let out = cdpc(d, &["--device-link", "-dlto", "-arch=sm_90", "parent.o", "libchild.a", "-o", "all.cubin"]);
+    assert!(out.status.success() && stderr(&out).is_empty(), "{}", stderr(&out));
+    assert!(aggregated("all.cubin"));
+    // A member without IR: nvlink links every member's cubin, so the library's IR is left out
+    // (the object alone has nothing to see across).
+    let out = cdpc(d, &["-dc", "-arch=sm_90", "other.cu", "-o", "other-cubin.o"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    run(std::path::Path::new("ar"), d, &["rcs", "libmixed.a", "child.o", "other-cubin.o"]);
+    let out = cdpc(d, &["-dlto", "-arch=sm_90", "parent.o", "libmixed.a", "-o", "mixed"]);
+    assert!(out.status.success() && stderr(&out).is_empty(), "{}", stderr(&out));
+    assert!(!aggregated("mixed"));
+    assert_eq!(registrations(&d.join("mixed")), plain);
 }
 
 #[test]

@@ -12,8 +12,11 @@
 //! compile does (`pipeline::prepare`, its `static` names under its module id), links them
 //! into one module and runs the launch pipeline and LLVM's code generation once over all of
 //! them (`pipeline::lower_prepared`), then ptxas: one relocatable object that nvlink links in
-//! place of those objects' cubins. Objects without IR (nvcc's, the kernel language's,
-//! archives) are linked as they are, and the registration lists the replaced objects' module
+//! place of those objects' cubins. A static library (an archive given as a file or by `-l`)
+//! is read as nvlink reads it, every member that holds device code linked, so its IR takes
+//! part where every such member carries some, and the archive then leaves nvlink's inputs.
+//! Objects without IR (nvcc's, the kernel language's, and archives with such a member) are
+//! linked as they are, and the registration lists the replaced objects' and members' module
 //! ids, so their host code registers the linked image as before.
 //!
 //! The IR carries the options its compile lowered it with, as [`super::option_pairs`] pairs
@@ -36,7 +39,7 @@ use crate::target::SmVersion;
 use crate::toolchain::{BuildOptions, Toolchain};
 use inkwell::context::Context;
 use inkwell::module::Module;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The host object's section that holds the device IR.
 pub const SECTION: &str = "__cdpc_device_ir";
@@ -162,52 +165,67 @@ pub(crate) fn compile(objects: &[PathBuf], arch: SmVersion, link: &CompileOption
 }
 
 fn compile_here(objects: &[PathBuf], arch: SmVersion, link: &CompileOptions, tools: &Toolchain, build: &BuildOptions) -> Result<Result<LinkTime, Unchanged>, CompileError> {
-    let mut carrying: Vec<(&PathBuf, Entry)> = Vec::new();
-    for path in objects {
-        let Ok(bytes) = std::fs::read(path) else { continue };
-        let Some(section) = archive::elf_section(&bytes, SECTION) else { continue };
-        let Some(found) = entries(section) else {
-            return Ok(Err(Some(format!("`{}`'s device IR cannot be read (damaged, or not written by this cdpc)", shown(path)))));
-        };
-        carrying.extend(found.into_iter().filter(|e| e.value("arch") == Some(&arch.to_string())).map(|e| (path, e)));
-    }
-    if carrying.len() < 2 {
-        return Ok(Err(None));
-    }
-    let (first_path, first) = &carrying[0];
-    if let Some((path, other)) = carrying.iter().find(|(_, e)| e.options() != first.options()) {
-        let differs: Vec<String> = other.options().iter().filter(|p| !first.options().contains(p)).map(|(k, v)| format!("`{k}` {} against {v}", first.value(k).unwrap_or("unset"))).collect();
-        return Ok(Err(Some(format!("`{}` and `{}` were compiled with different options ({}): each object's cubin is linked as it is", shown(first_path), shown(path), differs.join(", ")))));
-    }
-    let mut options = link.clone();
-    for (key, value) in first.options() {
-        if let Err(e) = option_pairs::set(&mut options, key, value) {
-            return Ok(Err(Some(format!("`{}`'s device IR was compiled with options this cdpc does not take ({e})", shown(first_path)))));
+    // The inputs in nvlink's order (the objects, then the libraries), each once.
+    let mut paths: Vec<&PathBuf> = Vec::new();
+    for path in objects.iter().chain(&build.link_libraries) {
+        if !paths.contains(&path) {
+            paths.push(path);
         }
     }
-    options.separate = true;
-    options.whole_program = false;
-    options.sole_device_source = false;
-    options.debug = None;
-    options.emit = Emit::Object;
+    let mut carried: Vec<Carried> = Vec::new();
+    let mut replaced: Vec<PathBuf> = Vec::new();
+    for path in paths {
+        let Ok(bytes) = std::fs::read(path) else { continue };
+        // nvlink links every member of an archive that holds device code: the archive's IR
+        // stands for it only where every such member carries IR for the architecture (a
+        // library of `-dc -dlto` objects); otherwise its members' cubins are linked.
+        let (members, archive) = match archive::members(&bytes) {
+            Some(members) => {
+                (members.into_iter().filter(|m| super::pool::bytes_may_hold_device_code(&m.bytes)).map(|m| (Holder::Member { archive: path.clone(), member: m.name }, m.bytes)).collect(), true)
+            }
+            None => (vec![(Holder::Object(path.clone()), bytes)], false),
+        };
+        let mut found = Vec::new();
+        for (origin, bytes) in &members {
+            let Some(section) = archive::elf_section(bytes, SECTION) else { continue };
+            let Some(entries) = entries(section) else {
+                return Ok(Err(Some(format!("`{origin}`'s device IR cannot be read (damaged, or not written by this cdpc)"))));
+            };
+            let entries: Vec<Entry> = entries.into_iter().filter(|e| e.value("arch") == Some(&arch.to_string())).collect();
+            if !entries.is_empty() {
+                found.push(Carried { origin: origin.clone(), entries });
+            }
+        }
+        if found.is_empty() || (archive && found.len() < members.len()) {
+            continue;
+        }
+        replaced.push(path.clone());
+        carried.extend(found);
+    }
     let context = Context::create();
-    // Every module read before any is changed: IR that LLVM cannot read (damaged, or written
-    // by another LLVM) leaves the objects' cubins to the link.
+    // Every entry read before any module is changed: IR that LLVM cannot read (damaged, or
+    // written by another LLVM) leaves the objects' cubins to the link.
+    let mut carrying: Vec<(&Holder, Entry)> = Vec::new();
     let mut modules = Vec::new();
     let mut crashed = None;
-    for (path, entry) in &carrying {
-        let unreadable = format!("`{}`'s device IR cannot be read (damaged, or not written by this cdpc)", shown(path));
-        // Bitcode alone (LLVM would read text too), inside LLVM's crash recovery.
-        if !crate::front::ir::is_bitcode(&entry.bitcode) {
-            return Ok(Err(Some(unreadable)));
-        }
-        match back::parse_ir(&context, &entry.bitcode, &shown(path)) {
-            Ok(module) if module.verify().is_ok() => modules.push(module),
-            Err(back::ParseFailure::Crashed) => {
-                crashed = Some(unreadable);
-                break;
+    'read: for c in &carried {
+        for entry in &c.entries {
+            let unreadable = format!("`{}`'s device IR cannot be read (damaged, or not written by this cdpc)", c.origin);
+            // Bitcode alone (LLVM would read text too), inside LLVM's crash recovery.
+            if !crate::front::ir::is_bitcode(&entry.bitcode) {
+                return Ok(Err(Some(unreadable)));
             }
-            _ => return Ok(Err(Some(unreadable))),
+            match back::parse_ir(&context, &entry.bitcode, &c.origin.to_string()) {
+                Ok(module) if module.verify().is_ok() => {
+                    modules.push(module);
+                    carrying.push((&c.origin, entry.clone()));
+                }
+                Err(back::ParseFailure::Crashed) => {
+                    crashed = Some(unreadable);
+                    break 'read;
+                }
+                _ => return Ok(Err(Some(unreadable))),
+            }
         }
     }
     if let Some(unreadable) = crashed {
@@ -216,6 +234,25 @@ fn compile_here(objects: &[PathBuf], arch: SmVersion, link: &CompileOptions, too
         std::mem::forget(context);
         return Ok(Err(Some(unreadable)));
     }
+    if carrying.len() < 2 {
+        return Ok(Err(None));
+    }
+    let (first_path, first) = &carrying[0];
+    if let Some((path, other)) = carrying.iter().find(|(_, e)| e.options() != first.options()) {
+        let differs: Vec<String> = other.options().iter().filter(|p| !first.options().contains(p)).map(|(k, v)| format!("`{k}` {} against {v}", first.value(k).unwrap_or("unset"))).collect();
+        return Ok(Err(Some(format!("`{first_path}` and `{path}` were compiled with different options ({}): each object's cubin is linked as it is", differs.join(", ")))));
+    }
+    let mut options = link.clone();
+    for (key, value) in first.options() {
+        if let Err(e) = option_pairs::set(&mut options, key, value) {
+            return Ok(Err(Some(format!("`{first_path}`'s device IR was compiled with options this cdpc does not take ({e})"))));
+        }
+    }
+    options.separate = true;
+    options.whole_program = false;
+    options.sole_device_source = false;
+    options.debug = None;
+    options.emit = Emit::Object;
     let mut linked: Option<Module<'_>> = None;
     for ((path, entry), module) in carrying.iter().zip(modules) {
         let own = CompileOptions { nv_module_id: entry.value(MODULE_ID).map(str::to_string), ..options.clone() };
@@ -226,7 +263,7 @@ fn compile_here(objects: &[PathBuf], arch: SmVersion, link: &CompileOptions, too
         pipeline::prepare(&module, Origin::Clang, &pipeline_options(&own, true), &SourceText::default(), libdevice).map_err(|stop| stopped(stop, path))?;
         match &linked {
             None => linked = Some(module),
-            Some(into) => into.link_in_module(module).map_err(|e| BackendError::Internal(format!("linking the device IR of `{}`: {e}", shown(path))))?,
+            Some(into) => into.link_in_module(module).map_err(|e| BackendError::Internal(format!("linking the device IR of `{path}`: {e}")))?,
         }
     }
     let Some(module) = linked else { return Ok(Err(None)) };
@@ -240,10 +277,32 @@ fn compile_here(objects: &[PathBuf], arch: SmVersion, link: &CompileOptions, too
     let object = tools.assemble(&ptx, &build)?;
     // The compiles reported their warnings; the link adds what only it saw, the remarks.
     let remarks = lowered.warnings.into_iter().filter(|d| d.severity == crate::diag::Severity::Remark).collect();
-    let mut replaced: Vec<PathBuf> = carrying.iter().map(|(p, _)| (*p).clone()).collect();
-    replaced.dedup();
     let module_ids = carrying.iter().filter_map(|(_, e)| e.value(MODULE_ID).map(str::to_string)).collect();
     Ok(Ok(LinkTime { object, replaced, module_ids, remarks }))
+}
+
+/// Where an entry of device IR was read: an object of the link, which the link-time object
+/// replaces, or a member of an archive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Holder {
+    Object(PathBuf),
+    Member { archive: PathBuf, member: String },
+}
+
+impl std::fmt::Display for Holder {
+    /// As nvlink and the linkers name them: `a.o`, `libx.a(b.o)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Holder::Object(path) => write!(f, "{}", path.display()),
+            Holder::Member { archive, member } => write!(f, "{}({member})", archive.display()),
+        }
+    }
+}
+
+/// An object or archive member and its entries for the link's architecture.
+struct Carried {
+    origin: Holder,
+    entries: Vec<Entry>,
 }
 
 /// `W0709` for a `-dlto` link that links the cubins as they are, saying `why`.
@@ -254,17 +313,13 @@ pub(crate) fn unchanged_warning(why: &str) -> Diagnostic {
     d
 }
 
-fn shown(path: &Path) -> String {
-    path.display().to_string()
-}
-
 /// A [`pipeline::lower`] stop at the link as the compile's error, naming the object.
-fn stopped(stop: Stop<CompileError>, path: &Path) -> CompileError {
+fn stopped(stop: Stop<CompileError>, path: &Holder) -> CompileError {
     match stop {
         Stop::Diagnostics(found) => CompileError::Diagnostics(found),
         Stop::Backend(e) => e.into(),
         Stop::Link(e) => e,
-        Stop::Qualifiers(_) => CompileError::Usage(format!("the device IR of `{}` has a kernel qualifier its compile refused", shown(path))),
+        Stop::Qualifiers(_) => CompileError::Usage(format!("the device IR of `{path}` has a kernel qualifier its compile refused")),
     }
 }
 

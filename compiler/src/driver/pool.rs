@@ -166,7 +166,7 @@ pub fn may_hold_device_code(path: &Path) -> bool {
 }
 
 /// [`may_hold_device_code`] of a file's bytes.
-fn bytes_may_hold_device_code(bytes: &[u8]) -> bool {
+pub(super) fn bytes_may_hold_device_code(bytes: &[u8]) -> bool {
     if let Some(members) = archive::members(bytes) {
         return members.iter().any(|m| bytes_may_hold_device_code(&m.bytes));
     }

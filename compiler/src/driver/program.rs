@@ -303,6 +303,7 @@ fn device_link_object(
                     std::fs::write(&path, &done.object).map_err(|e| ToolError::io("writing the link-time object", &path, e))?;
                     let at = inputs.iter().position(|o| done.replaced.contains(o)).unwrap_or(0);
                     inputs.retain(|o| !done.replaced.contains(o));
+                    arch_build.link_libraries.retain(|l| !done.replaced.contains(l));
                     inputs.insert(at.min(inputs.len()), path);
                     lto_ids = Some(done.module_ids);
                     said.extend(done.remarks);
