@@ -174,6 +174,38 @@ fn a_static_library_of_dlto_objects_is_compiled_with_the_program_at_the_link() {
     assert_eq!(registrations(&d.join("mixed")), plain);
 }
 
+/// How many of the device images (one an architecture) of `file` define `name`, from
+/// `cuobjdump -elf`'s symbol tables.
+fn images_defining(file: &std::path::Path, name: &str) -> usize {
+    let cuobjdump = tool_dir().expect("the NVIDIA tools").join("cuobjdump");
+    let out = std::process::Command::new(cuobjdump).arg("-elf").arg(file).output().expect("cuobjdump runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split("Fatbin elf code").skip(1).filter(|image| image.lines().any(|l| l.contains("FUNC") && l.split_whitespace().last() == Some(name))).count()
+}
+
+#[test]
+fn every_architecture_of_the_objects_is_compiled_at_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("child.cu"), CHILD_CU).unwrap();
+    std::fs::write(d.join("parent.cu"), PARENT_CU).unwrap();
+    let two = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90"];
+    let with = |args: &[&str]| cdpc(d, &two.iter().chain(args).copied().collect::<Vec<_>>());
+    let out = with(&["-dc", "-dlto", "child.cu", "parent.cu"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Each object carries the IR of both architectures: the link compiles both, and says what
+    // it did once.
+    let out = with(&["-dlto", "child.o", "parent.o", "-o", "app", "-Rpass=aggregate"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out).matches("launch of `child` aggregated").count(), 1, "{}", stderr(&out));
+    assert_eq!(images_defining(&d.join("app"), "_Z5childPii__agg"), 2);
+    assert_eq!(images_defining(&d.join("app"), "_Z5childPii"), 2);
+    let out = with(&["child.o", "parent.o", "-o", "plain"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(images_defining(&d.join("plain"), "_Z5childPii__agg"), 0);
+    assert_eq!(registrations(&d.join("app")), registrations(&d.join("plain")));
+}
+
 #[test]
 fn damaged_device_ir_leaves_the_objects_cubins_to_the_link() {
     let dir = tempfile::tempdir().unwrap();
@@ -189,7 +221,8 @@ fn damaged_device_ir_leaves_the_objects_cubins_to_the_link() {
     let bitcode = at + magic.len() + 4 + header + 8;
     let length = u64::from_le_bytes(object[bitcode - 8..bitcode].try_into().unwrap()) as usize;
     // Damaged in the header's length, in the bitcode's middle, and at spread bytes of the
-    // whole entry: the link goes on with the cubins, and W0709 says why; never a crash.
+    // whole entry, as an object and as a library's member: the link goes on with the cubins,
+    // and W0709 says why; never a crash.
     let mut damaged: Vec<Vec<u8>> = Vec::new();
     let mut huge = object.clone();
     huge[at + magic.len()..at + magic.len() + 4].copy_from_slice(&u32::MAX.to_le_bytes());
@@ -215,5 +248,11 @@ fn damaged_device_ir_leaves_the_objects_cubins_to_the_link() {
         assert!(out.status.success(), "damage {n}: {}", stderr(&out));
         // The entry's hash finds every damage.
         assert!(stderr(&out).starts_with("warning[W0709]: `-dlto`: `damaged.o`'s device IR cannot be read (damaged"), "damage {n}: {}", stderr(&out));
+        // The same object in a static library, named as nvlink names a member.
+        let _ = std::fs::remove_file(d.join("libdamaged.a"));
+        run(std::path::Path::new("ar"), d, &["rcs", "libdamaged.a", "damaged.o"]);
+        let out = cdpc(d, &["-dlto", "-arch=sm_90", "child.o", "-L.", "-ldamaged", "-o", "app"]);
+        assert!(out.status.success(), "damage {n}, in a library: {}", stderr(&out));
+        assert!(stderr(&out).contains("`-dlto`: `") && stderr(&out).contains("libdamaged.a(damaged.o)`'s device IR cannot be read (damaged"), "damage {n}, in a library: {}", stderr(&out));
     }
 }

@@ -370,7 +370,7 @@ pub(crate) fn host_object(
     id: &str,
     device_warnings: &[Diagnostic],
     pool: back::host_object::PoolMark,
-    device_ir: Option<&[u8]>,
+    device_ir: &[(crate::target::SmVersion, Vec<u8>)],
 ) -> Result<(Vec<u8>, Vec<Diagnostic>, Vec<PathBuf>), CompileError> {
     let HostBitcode { bitcode, warnings, headers, placeholder } = host;
     // Code both sides compile (`__host__ __device__`, headers) warns twice: once is enough.
@@ -399,8 +399,10 @@ pub(crate) fn host_object(
         module.strip_debug_info();
     }
     back::host_object::mark_pool(&module, pool);
-    if let Some(ir) = device_ir {
-        back::host_object::add_section(&module, super::lto::SECTION, &super::lto::section(options, id, ir));
+    if !device_ir.is_empty() {
+        // One entry an architecture, each with its options.
+        let entries = device_ir.iter().flat_map(|(sm, ir)| super::lto::section(&CompileOptions { target: crate::target::Target { sm: *sm, ..options.target }, ..options.clone() }, id, ir));
+        back::host_object::add_section(&module, super::lto::SECTION, &entries.collect::<Vec<u8>>());
     }
     back::host_object::registration_first(&module);
     let object = back::host_object::emit_object(&module)?;

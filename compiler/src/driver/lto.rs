@@ -4,8 +4,8 @@
 //! Compiled one file at a time, a launch of a kernel another file defines is left as written:
 //! aggregation and thresholding need the child's body (`R0500`: "has no definition to
 //! clone"). With `-dc -dlto`, a CUDA C++ object carries its device side's IR (Clang's bitcode,
-//! before the launch pipeline) in the section [`SECTION`] beside its cubin ([`carried`],
-//! [`section`]); any linker takes the object as it takes one without it (nvlink and nvcc's
+//! before the launch pipeline; one entry for each architecture it was compiled for) in the
+//! section [`SECTION`] beside its cubins ([`carried`], [`section`]); any linker takes the object as it takes one without it (nvlink and nvcc's
 //! link read the cubin). A device link that cdpc runs with `-dlto` (a program's, `-dlink`'s,
 //! `--device-link -o x.cubin`'s: [`compile`]) reads the
 //! IR of every object that carries it for the link's architecture, prepares each as its own

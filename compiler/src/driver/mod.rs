@@ -901,8 +901,10 @@ fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, b
             // `-dc -arch=sm_XX` is `-gencode arch=compute_XX,code=[sm_XX,compute_XX]`.
             let sm = options.target.sm;
             let images = if options.host_object_images.is_empty() { vec![fatbin::Image::Cubin(sm), fatbin::Image::Ptx(sm)] } else { options.host_object_images.clone() };
-            let fatbin = multi_architecture_fatbin(source, &device, &images, tools, build, (sm, &ptx), options.whole_program, &generated.warnings)?;
-            Ok::<_, CompileError>((generated, fatbin))
+            let (fatbin, other_ir) = multi_architecture_fatbin(source, &device, &images, tools, build, (sm, &ptx), options.whole_program, &generated.warnings)?;
+            // `-dlto`: the device IR of every architecture compiled, for each one's link.
+            let device_ir: Vec<(SmVersion, Vec<u8>)> = generated.device_ir.clone().map(|ir| (sm, ir)).into_iter().chain(other_ir).collect();
+            Ok::<_, CompileError>((generated, fatbin, device_ir))
         })();
         // A thread that could not start: the host side here, after the device side.
         let host = match host {
@@ -911,9 +913,9 @@ fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, b
         };
         (device_side, host)
     });
-    let (generated, fatbin) = device_side?;
+    let (generated, fatbin, device_ir) = device_side?;
     let mark = generated.ptx.as_deref().map(pool::ptx_mark).unwrap_or_default();
-    let (output, host_warnings, host_headers) = cuda::host_object(source, options, tools, build, host?, &fatbin, &id, &generated.warnings, mark, generated.device_ir.as_deref())?;
+    let (output, host_warnings, host_headers) = cuda::host_object(source, options, tools, build, host?, &fatbin, &id, &generated.warnings, mark, &device_ir)?;
     let mut warnings = generated.warnings;
     warnings.extend(sole_source_pool_remark(options, mark));
     warnings.extend(host_warnings);
@@ -978,8 +980,9 @@ fn multi_architecture_fatbin(
     compiled: (SmVersion, &str),
     whole: bool,
     warnings: &[Diagnostic],
-) -> Result<Vec<u8>, CompileError> {
+) -> Result<(Vec<u8>, Vec<(SmVersion, Vec<u8>)>), CompileError> {
     let mut ptx_of: Vec<(SmVersion, String)> = vec![(compiled.0, compiled.1.to_string())];
+    let mut device_ir = Vec::new();
     let mut work: Vec<(fatbin::Image, SmVersion, String)> = Vec::new();
     for &image in images {
         let (sm, ptx) = match image {
@@ -991,6 +994,7 @@ fn multi_architecture_fatbin(
                 let options = CompileOptions { target: Target { sm, ..device.target }, ..device.clone() };
                 let generated = cuda::generate(source, &options, Some(tools), build, back::Outputs { llvm_ir: false, ptx: true })?;
                 let ptx = generated.ptx.expect("asked for PTX");
+                device_ir.extend(generated.device_ir.map(|ir| (sm, ir)));
                 ptx_of.push((sm, ptx.clone()));
                 ptx
             }
@@ -1026,7 +1030,7 @@ fn multi_architecture_fatbin(
         let build = BuildOptions { arch: compiled.0, ..build.clone() };
         packed_images.push(FatbinImage { ptx: false, sm: compiled.0, bytes: whole_cubin(tools, source, compiled.1, &build, warnings)? });
     }
-    Ok(tools.fatbinary(&packed_images, !whole, build)?)
+    Ok((tools.fatbinary(&packed_images, !whole, build)?, device_ir))
 }
 
 /// `job` on each of `items` and its results in the items' order: at the same time, a thread

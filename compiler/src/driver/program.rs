@@ -283,69 +283,93 @@ fn device_link_object(
     pool: Option<&Target>,
     lto: Option<&CompileOptions>,
 ) -> Result<(Vec<u8>, Vec<Diagnostic>), CompileError> {
+    // Each architecture's link at the same time (its link-time compile above all); the first
+    // architecture's error is the one reported, as when they ran one after another.
+    let linked = super::at_once(archs, build, archs.len() >= 2, |&arch, build| device_link_arch(tools, objects, arch, build, pool, lto));
     let mut images = Vec::new();
     let mut module_ids: Option<Vec<String>> = None;
-    let mut said = Vec::new();
-    for &arch in archs {
-        let mut arch_build = build.clone();
-        arch_build.arch = arch;
-        // The pool's object in a work folder of its own, removed after the link.
-        let pool_work = pool.map(|_| work_dir(build)).transpose()?;
-        let mut inputs = objects.to_vec();
-        // The link-time object, in a work folder of its own too; the ids it registers.
-        let lto_work = lto.map(|_| work_dir(build)).transpose()?;
-        let lto_file = format!("cdpc-lto-{arch}.o");
-        let mut lto_ids = None;
-        if let (Some(link), Some(work)) = (lto, &lto_work) {
-            match super::lto::compile(objects, arch, link, tools, &arch_build) {
-                Ok(done) => {
-                    let path = work.path().join(&lto_file);
-                    std::fs::write(&path, &done.object).map_err(|e| ToolError::io("writing the link-time object", &path, e))?;
-                    let at = inputs.iter().position(|o| done.replaced.contains(o)).unwrap_or(0);
-                    inputs.retain(|o| !done.replaced.contains(o));
-                    arch_build.link_libraries.retain(|l| !done.replaced.contains(l));
-                    inputs.insert(at.min(inputs.len()), path);
-                    lto_ids = Some(done.module_ids);
-                    said.extend(done.remarks);
-                }
-                Err(Some(why)) => said.push(super::lto::unchanged_warning(&why)),
-                Err(None) => {}
+    let mut said: Vec<Diagnostic> = Vec::new();
+    for (arch, linked) in archs.iter().zip(linked) {
+        let (cubin, ids, arch_said) = linked?;
+        // Each architecture's compile says the same of the same launches: once.
+        for d in arch_said {
+            if !said.contains(&d) {
+                said.push(d);
             }
         }
-        let pool_file = format!("cdpc-malloc-pool-v1-{arch}.o");
-        if let (Some(target), Some(work)) = (pool, &pool_work) {
-            let path = work.path().join(&pool_file);
-            let object = pool::object(tools, target, arch, &arch_build)?;
-            std::fs::write(&path, object).map_err(|e| ToolError::io("writing the device allocation pool's object", &path, e))?;
-            inputs.push(path);
-        }
-        let mut linked = tools.device_link(&inputs, arch, &arch_build)?;
-        // nvlink's note that the pool's object has no host code: no host code refers to it.
-        arch_build.log.drop_lines_about("nvlink", &pool_file);
-        // The link-time object's: the objects it replaced register its code under their ids.
-        if let Some(ids) = lto_ids {
-            arch_build.log.drop_lines_about("nvlink", &lto_file);
-            let lto_id = bare_object_id(&lto_file);
-            linked.module_ids.retain(|id| !id.ends_with(&lto_id));
-            linked.module_ids.extend(ids);
-        }
-        // As a set: an architecture compiled at the link lists its modules in another order
-        // than one whose cubins nvlink linked (objects carry IR for their first image alone).
-        linked.module_ids.sort();
-        linked.module_ids.dedup();
-        // No host object registers the pool's object, and the registration waits for every
-        // module listed: it is not one.
-        let pool_id = bare_object_id(&pool_file);
-        linked.module_ids.retain(|id| pool.is_none() || !id.ends_with(&pool_id));
         match &module_ids {
-            None => module_ids = Some(linked.module_ids),
-            Some(ids) if *ids == linked.module_ids => {}
+            None => module_ids = Some(ids),
+            Some(known) if *known == ids => {}
             Some(_) => return Err(CompileError::Usage("the device links of the architectures registered different modules; link each architecture separately".into())),
         }
-        images.push(FatbinImage { ptx: false, sm: arch, bytes: linked.cubin });
+        images.push(FatbinImage { ptx: false, sm: *arch, bytes: cubin });
     }
     let fatbin = tools.fatbinary_linked(&images, build)?;
     Ok((crate::back::link_stub::object(&module_ids.unwrap_or_default(), &fatbin)?, said))
+}
+
+/// [`device_link_object`]'s link for `arch`: the linked cubin, the module ids to register (as
+/// a set, sorted) and what the link-time compile said.
+fn device_link_arch(
+    tools: &Toolchain,
+    objects: &[PathBuf],
+    arch: SmVersion,
+    build: &BuildOptions,
+    pool: Option<&Target>,
+    lto: Option<&CompileOptions>,
+) -> Result<(Vec<u8>, Vec<String>, Vec<Diagnostic>), CompileError> {
+    let mut said = Vec::new();
+    let mut arch_build = build.clone();
+    arch_build.arch = arch;
+    // The pool's object in a work folder of its own, removed after the link.
+    let pool_work = pool.map(|_| work_dir(build)).transpose()?;
+    let mut inputs = objects.to_vec();
+    // The link-time object, in a work folder of its own too; the ids it registers.
+    let lto_work = lto.map(|_| work_dir(build)).transpose()?;
+    let lto_file = format!("cdpc-lto-{arch}.o");
+    let mut lto_ids = None;
+    if let (Some(link), Some(work)) = (lto, &lto_work) {
+        match super::lto::compile(objects, arch, link, tools, &arch_build) {
+            Ok(done) => {
+                let path = work.path().join(&lto_file);
+                std::fs::write(&path, &done.object).map_err(|e| ToolError::io("writing the link-time object", &path, e))?;
+                let at = inputs.iter().position(|o| done.replaced.contains(o)).unwrap_or(0);
+                inputs.retain(|o| !done.replaced.contains(o));
+                arch_build.link_libraries.retain(|l| !done.replaced.contains(l));
+                inputs.insert(at.min(inputs.len()), path);
+                lto_ids = Some(done.module_ids);
+                said.extend(done.remarks);
+            }
+            Err(Some(why)) => said.push(super::lto::unchanged_warning(&why)),
+            Err(None) => {}
+        }
+    }
+    let pool_file = format!("cdpc-malloc-pool-v1-{arch}.o");
+    if let (Some(target), Some(work)) = (pool, &pool_work) {
+        let path = work.path().join(&pool_file);
+        let object = pool::object(tools, target, arch, &arch_build)?;
+        std::fs::write(&path, object).map_err(|e| ToolError::io("writing the device allocation pool's object", &path, e))?;
+        inputs.push(path);
+    }
+    let mut linked = tools.device_link(&inputs, arch, &arch_build)?;
+    // nvlink's note that the pool's object has no host code: no host code refers to it.
+    arch_build.log.drop_lines_about("nvlink", &pool_file);
+    // The link-time object's: the objects it replaced register its code under their ids.
+    if let Some(ids) = lto_ids {
+        arch_build.log.drop_lines_about("nvlink", &lto_file);
+        let lto_id = bare_object_id(&lto_file);
+        linked.module_ids.retain(|id| !id.ends_with(&lto_id));
+        linked.module_ids.extend(ids);
+    }
+    // As a set: an architecture compiled at the link lists its modules in another order than
+    // one whose cubins nvlink linked (an architecture whose objects do not all carry IR).
+    linked.module_ids.sort();
+    linked.module_ids.dedup();
+    // No host object registers the pool's object, and the registration waits for every
+    // module listed: it is not one.
+    let pool_id = bare_object_id(&pool_file);
+    linked.module_ids.retain(|id| pool.is_none() || !id.ends_with(&pool_id));
+    Ok((linked.cubin, linked.module_ids, said))
 }
 
 /// How the end of nvlink's module id of the bare device object `file` reads: nvlink lists such
