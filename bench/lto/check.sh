@@ -6,6 +6,7 @@
 #   two-files   bench/lto/parent.cu launches bench/lto/child.cu's kernel from every thread
 #               (aggregated only when the link sees both files)
 #   two-files-lib  the same with child.cu in a static library (nvcc -lib; ar of cdpc's objects)
+#   two-files-arch2  the same built for sm_80 and sm_90 (the GPU runs the sm_90 image)
 #   quicksort   corpus/cuda-samples/cdpAdvancedQuicksort: its quicksort launches
 #               cdpBitonicSort.cu's kernels
 #   bash bench/lto/check.sh build        (here: cdpc and nvcc on PATH; writes gpu-stage/lto.tar.xz)
@@ -21,12 +22,16 @@ build)
     nvcc -rdc=true -arch=sm_90 "$ROOT"/bench/lto/child.cu "$ROOT"/bench/lto/parent.cu -o two-files-nvcc
     mkdir -p nvcc-lib && (cd nvcc-lib && nvcc -rdc=true -arch=sm_90 -lib "$ROOT"/bench/lto/child.cu -o libchild.a &&
         nvcc -rdc=true -arch=sm_90 "$ROOT"/bench/lto/parent.cu -L. -lchild -o ../two-files-lib-nvcc) && rm -rf nvcc-lib
+    TWO=(-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90)
+    nvcc -rdc=true "${TWO[@]}" "$ROOT"/bench/lto/child.cu "$ROOT"/bench/lto/parent.cu -o two-files-arch2-nvcc
     nvcc -rdc=true -arch=sm_90 -I"$Q"/../Common "$Q"/cdpAdvancedQuicksort.cu "$Q"/cdpBitonicSort.cu -o quicksort-nvcc
     for v in plain lto; do
         flag=(); [ $v = lto ] && flag=(-dlto)
         (cd $v && "$CDPC" -dc "${flag[@]}" -arch=sm_90 "$ROOT"/bench/lto/child.cu "$ROOT"/bench/lto/parent.cu &&
             "$CDPC" "${flag[@]}" -arch=sm_90 child.o parent.o -o ../two-files-cdpc-$v &&
             ar rcs libchild.a child.o && "$CDPC" "${flag[@]}" -arch=sm_90 parent.o -L. -lchild -o ../two-files-lib-cdpc-$v &&
+            "$CDPC" -dc "${flag[@]}" "${TWO[@]}" "$ROOT"/bench/lto/child.cu "$ROOT"/bench/lto/parent.cu &&
+            "$CDPC" "${flag[@]}" "${TWO[@]}" child.o parent.o -o ../two-files-arch2-cdpc-$v &&
             "$CDPC" -dc "${flag[@]}" -arch=sm_90 -I"$Q"/../Common "$Q"/cdpAdvancedQuicksort.cu "$Q"/cdpBitonicSort.cu &&
             "$CDPC" "${flag[@]}" -arch=sm_90 cdpAdvancedQuicksort.o cdpBitonicSort.o -o ../quicksort-cdpc-$v)
     done
@@ -40,7 +45,7 @@ run)
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
     : > runs.txt
     for r in $(seq 1 "$ROUNDS"); do
-        for p in two-files two-files-lib quicksort; do
+        for p in two-files two-files-lib two-files-arch2 quicksort; do
             for v in nvcc cdpc-plain cdpc-lto; do
                 set +e
                 out=$(timeout 60 ./$p-$v 2>&1)
@@ -53,7 +58,7 @@ run)
             done
         done
     done
-    for p in two-files two-files-lib quicksort; do
+    for p in two-files two-files-lib two-files-arch2 quicksort; do
         ref=$(awk -v p=$p '$1 == p && $2 == "nvcc" {print $5; exit}' runs.txt)
         for v in nvcc cdpc-plain cdpc-lto; do
             awk -v p=$p -v v=$v -v ref="$ref" '$1 == p && $2 == v {n++; if ($4 == 0 && $5 == ref) same++} END {printf "%s %s: %d runs, %d exit 0 with nvcc'"'"'s output", p, v, n, same}' runs.txt
