@@ -265,6 +265,9 @@ pub enum Code {
     BracedAssignmentAmbiguous,
     LambdaCopyHostCapture,
     CutlassClangCuda,
+    // A `#pragma message`'s text in CUDA C++, a remark as nvcc's (`remark #20200-D`), shown
+    // without asking and never made an error by `-Werror`, where Clang warns (R1034)
+    PragmaMessage,
     // cdpc itself failed (a panic: a bug of cdpc's, never the input's fault), reported with a
     // reproducer (`driver::crash`): E1025
     InternalError,
@@ -405,6 +408,7 @@ impl Code {
             BracedAssignmentAmbiguous => "E1031",
             LambdaCopyHostCapture => "E1032",
             CutlassClangCuda => "E1033",
+            PragmaMessage => "R1034",
         }
     }
 
@@ -551,6 +555,7 @@ impl Code {
         Code::BracedAssignmentAmbiguous,
         Code::LambdaCopyHostCapture,
         Code::CutlassClangCuda,
+        Code::PragmaMessage,
         Code::InternalError,
     ];
 

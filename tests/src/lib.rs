@@ -37,6 +37,7 @@ pub fn options_from_header(source: &str) -> CompileOptions {
             "--address-size" => options.target.address_size = if value() == "32" { AddressSize::Bits32 } else { AddressSize::Bits64 },
             "--arch" => options.target.sm = value().parse().expect("an architecture"),
             "--strict-param-limit" => options.warnings.deny.push(Code::ParamBufferOver4K),
+            "-Werror" => options.warnings.deny_all = true,
             "-Rpass=aggregate" => options.pass_remarks = true,
             "-Rskipped-headers" => options.header_remarks = true,
             "-fdevice-malloc-pool" => options.malloc_pool = cdpc::driver::MallocPool::On,

@@ -278,6 +278,9 @@ fn under_cutlass_sm100_condition(text: &str, name: &str) -> Option<(Span, String
     None
 }
 
+/// How Clang's warning of a `#pragma message` ends: its flag (`R1034`).
+const PRAGMA_MESSAGE_FLAG: &str = " [-W#pragma-messages]";
+
 /// The name of Clang's "use of undeclared identifier 'X'" or "unknown type name 'X'".
 fn undeclared_name(message: &str) -> Option<&str> {
     ["use of undeclared identifier '", "unknown type name '"].iter().find_map(|p| message.strip_prefix(p)).and_then(|rest| rest.strip_suffix('\''))
@@ -340,6 +343,15 @@ fn convert<'a>(lines: impl Iterator<Item = Line<'a>>, main: &Path, main_text: &s
                 }
                 None => last.notes.push(line.message.to_string()),
             }
+            continue;
+        }
+        // `#pragma message ("text")`: nvcc says it as `remark #20200-D: #pragma message: "text"`,
+        // which `-Werror` leaves alone; Clang warns (`-W#pragma-messages`).
+        if let Some(text) = (line.kind == "warning").then(|| line.message.strip_suffix(PRAGMA_MESSAGE_FLAG)).flatten() {
+            let mut d = Diagnostic::new(Code::PragmaMessage, Span::new(0, 0), format!("#pragma message: \"{}\"", text.trim_end()));
+            d.severity = Severity::Remark;
+            d.labels = label.into_iter().collect();
+            out.push(d);
             continue;
         }
         let (code, severity) = match line.kind {
