@@ -265,8 +265,9 @@ pub enum Code {
     BracedAssignmentAmbiguous,
     LambdaCopyHostCapture,
     CutlassClangCuda,
-    // A `#pragma message`'s text in CUDA C++, a remark as nvcc's (`remark #20200-D`), shown
-    // without asking and never made an error by `-Werror`, where Clang warns (R1034)
+    // A `#pragma message`'s text, a remark as nvcc's (`remark #20200-D`), shown without asking
+    // and never made an error by `-Werror` (CUDA C++'s, where Clang warns; the kernel
+    // language's preprocessor's): R1034
     PragmaMessage,
     // cdpc itself failed (a panic: a bug of cdpc's, never the input's fault), reported with a
     // reproducer (`driver::crash`): E1025

@@ -225,6 +225,12 @@ impl Preprocessor<'_> {
             "pragma" => {
                 if args.len() == 1 && args[0].text(text) == "once" {
                     self.includes.pragma_once(file);
+                } else if let Some(said) = pragma_message(text, args) {
+                    // `#pragma message ("text")`: a remark, as nvcc's (`remark #20200-D`) and as
+                    // CUDA C++'s through Clang (`R1034`).
+                    let d = Diagnostic::new(Code::PragmaMessage, loc_of(&args[0]).span(), format!("#pragma message: \"{said}\""));
+                    let d = self.map.located(d, loc_of(&args[0]));
+                    self.report(d);
                 } else {
                     self.copy(file, text, line[0].start as usize, whole.end as usize)?;
                 }
@@ -388,4 +394,19 @@ fn past_line_splices(text: &str, mut at: usize) -> usize {
             _ => return end,
         }
     }
+}
+
+/// The text of `#pragma message ("text")` or `#pragma message "text"` (its literal's contents,
+/// as written), given the tokens after `pragma`; `None` for any other pragma.
+fn pragma_message(text: &str, args: &[RawToken]) -> Option<String> {
+    let (first, rest) = args.split_first()?;
+    if first.text(text) != "message" {
+        return None;
+    }
+    let inner = match rest {
+        [open, inner @ .., close] if open.text(text) == "(" && close.text(text) == ")" => inner,
+        all => all,
+    };
+    let literals = inner.iter().map(|t| t.text(text)).map(|t| t.strip_prefix('"').and_then(|t| t.strip_suffix('"')).map(str::to_string)).collect::<Option<Vec<_>>>()?;
+    (!literals.is_empty()).then(|| literals.concat())
 }

@@ -23,10 +23,11 @@
 //! without directives and macros comes out byte-identical, with an identity map, so spans,
 //! snapshots and PTX do not change.
 //!
-//! `#pragma` lines other than `#pragma once` are kept as they are (the lexer ignores them, so a
-//! later grammar may read `#pragma unroll`); `_Pragma("...")` is not interpreted. `#line` and
-//! `#ident` are accepted and ignored: diagnostics always name the real file and line.
-//! `#warning` is `W0610`, `#error` is `E0603`.
+//! `#pragma` lines other than `#pragma once` and `#pragma message` are kept as they are (the
+//! lexer ignores them, so a later grammar may read `#pragma unroll`); `_Pragma("...")` is not
+//! interpreted. `#line` and `#ident` are accepted and ignored: diagnostics always name the real
+//! file and line. `#warning` is `W0610`, `#error` is `E0603`, `#pragma message` the remark
+//! `R1034` (as nvcc says it, and CUDA C++ through Clang).
 //!
 //! # Predefined macros
 //!

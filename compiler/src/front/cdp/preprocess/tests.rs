@@ -174,6 +174,19 @@ fn directives_that_are_kept_ignored_or_reported() {
     check("#line 10\n# 5 \"x.c\"\n#ident \"x\"\n#\nok", "ok");
     assert_eq!(diagnose("#error stop here\n"), ["E0603"]);
     assert_eq!(diagnose("#warning careful\n"), ["W0610"]);
+    // `#pragma message`, with parentheses or without, its literals joined: the remark R1034 and
+    // no line for the lexer; one whose operand is no string literal is kept as other pragmas.
+    for (input, said) in
+        [("#pragma message (\"a b\")\nok", "#pragma message: \"a b\""), ("#pragma message \"a\"\nok", "#pragma message: \"a\""), ("#pragma message(\"a\" \"b\")\nok", "#pragma message: \"ab\"")]
+    {
+        let p = run(input, &PreprocessOptions { files: FileAccess::ShippedOnly, ..Default::default() });
+        assert_eq!(codes(&p), ["R1034"], "{input}");
+        assert_eq!(p.diagnostics[0].message, said);
+        assert_eq!(p.diagnostics[0].severity, crate::diag::Severity::Remark);
+        assert_eq!(fold(&p.text), "ok", "{input}");
+    }
+    check("#pragma message(FOO)\nok", "#pragma message(FOO)\nok");
+    assert_eq!(diagnose("#pragma message\n#pragma message ()\n"), Vec::<&str>::new());
     assert_eq!(diagnose("#frobnicate\n"), ["E0600"]);
     assert_eq!(diagnose("#define 3 x\n"), ["E0601"]);
     assert_eq!(diagnose("#define F(a, a) a\n"), ["E0601"]);
