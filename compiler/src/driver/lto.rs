@@ -5,16 +5,17 @@
 //! aggregation and thresholding need the child's body (`R0500`: "has no definition to
 //! clone"). With `-dc -dlto`, a CUDA C++ object carries its device side's IR (Clang's bitcode,
 //! before the launch pipeline; one entry for each architecture it was compiled for) in the
-//! section [`SECTION`] beside its cubins ([`carried`], [`section`]); any linker takes the object as it takes one without it (nvlink and nvcc's
-//! link read the cubin). A device link that cdpc runs with `-dlto` (a program's, `-dlink`'s,
-//! `--device-link -o x.cubin`'s: [`compile`]) reads the
-//! IR of every object that carries it for the link's architecture, prepares each as its own
-//! compile does (`pipeline::prepare`, its `static` names under its module id), links them
-//! into one module and runs the launch pipeline and LLVM's code generation once over all of
-//! them (`pipeline::lower_prepared`), then ptxas: one relocatable object that nvlink links in
-//! place of those objects' cubins. A static library (an archive given as a file or by `-l`)
-//! is read as nvlink reads it, every member that holds device code linked, so its IR takes
-//! part where every such member carries some, and the archive then leaves nvlink's inputs.
+//! section [`SECTION`] beside its cubins ([`carried`], [`section`]); any linker takes the
+//! object as it takes one without it (nvlink and nvcc's link read the cubin). A device link
+//! that cdpc runs with `-dlto` (a program's, `-dlink`'s, `--device-link -o x.cubin`'s:
+//! [`compile`]) reads the IR of every object that carries it for the link's architecture,
+//! prepares each as its own compile does (`pipeline::prepare`, its `static` names under its
+//! module id), links them into one module and runs the launch pipeline and LLVM's code
+//! generation once over all of them (`pipeline::lower_prepared`), then ptxas: one relocatable
+//! object that nvlink links in place of those objects' cubins. A static library (an archive
+//! given as a file or by `-l`) is read as nvlink reads it, every member that holds device code
+//! linked, so its IR takes part where every such member carries some, and the archive then
+//! leaves nvlink's inputs.
 //! Objects without IR (nvcc's, the kernel language's, and archives with such a member) are
 //! linked as they are, and the registration lists the replaced objects' and members' module
 //! ids, so their host code registers the linked image as before.
@@ -202,6 +203,9 @@ fn compile_here(objects: &[PathBuf], arch: SmVersion, link: &CompileOptions, too
         replaced.push(path.clone());
         carried.extend(found);
     }
+    if carried.iter().map(|c| c.entries.len()).sum::<usize>() < 2 {
+        return Ok(Err(None));
+    }
     let context = Context::create();
     // Every entry read before any module is changed: IR that LLVM cannot read (damaged, or
     // written by another LLVM) leaves the objects' cubins to the link.
@@ -233,9 +237,6 @@ fn compile_here(objects: &[PathBuf], arch: SmVersion, link: &CompileOptions, too
         std::mem::forget(modules);
         std::mem::forget(context);
         return Ok(Err(Some(unreadable)));
-    }
-    if carrying.len() < 2 {
-        return Ok(Err(None));
     }
     let (first_path, first) = &carrying[0];
     if let Some((path, other)) = carrying.iter().find(|(_, e)| e.options() != first.options()) {
