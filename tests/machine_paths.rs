@@ -28,6 +28,11 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("results/ggml-cuda-backend/device.txt", "usr/local/cuda", "`cdpc --version` as printed on the GPU machine, naming the toolkit it found there"),
     ("bench/acceptance/device.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there, nvcc beside cdpc over the acceptance lists); CUDA_HOME overrides it"),
     ("bench/ggml/ggml.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there, building ggml with nvcc beside cdpc); CUDA_HOME overrides it"),
+    (
+        "bench/acceptance/outside-programs.sh",
+        "usr/local/cuda",
+        "the GPU machine's own toolkit (the script runs only there, building programs from outside the corpus with nvcc beside cdpc); CUDA_HOME overrides it",
+    ),
     ("samples/harness/gpu-run.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there); CUDA_HOME overrides it"),
     ("samples/harness/soak.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there, building nvcc's cubins to soak beside cdpc's); CUDA_HOME overrides it"),
     ("examples/python/gpu-run.sh", "usr/local/cuda", "the GPU machine's own toolkit (the script runs only there); CUDA_HOME overrides it"),

@@ -28,7 +28,7 @@ rm -rf $W && mkdir -p $W/bin && cd $W
 tar -xJf $R/gpu-stage/outside/src.tar.xz
 tar -xJf $R/gpu-stage/outside/clang-resource.tar.xz
 xz -dc $R/gpu-stage/outside/cdpc.xz > bin/cdpc && chmod +x bin/cdpc
-export CDPC_CLANG_RESOURCE_DIR=$W/22 CUDA=/usr/local/cuda
+export CDPC_CLANG_RESOURCE_DIR=$W/22 CUDA=${CUDA_HOME:-/usr/local/cuda}
 NVCC=$CUDA/bin/nvcc
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 $NVCC --version | tail -2
