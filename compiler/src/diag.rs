@@ -740,11 +740,17 @@ impl Diagnostics {
     }
 }
 
-/// The words of the dynamic-parallelism diagnostics that more than one front end gives: the
-/// kernel language's sema, Clang's messages for CUDA C++ ([`crate::front::cuda::diagnostics`]) and
-/// the launch pipeline on LLVM IR ([`crate::pipeline::param_buffer`]), so that one program says
-/// the same thing whichever way it is compiled.
+/// The words of the diagnostics that more than one front end gives (dynamic parallelism's, a
+/// `#pragma message`'s): the kernel language's sema and preprocessor, Clang's messages for
+/// CUDA C++ ([`crate::front::cuda::diagnostics`]) and the launch pipeline on LLVM IR
+/// ([`crate::pipeline::param_buffer`]), so that one program says the same thing whichever way
+/// it is compiled.
 pub(crate) mod words {
+    /// `R1034`'s headline for a `#pragma message` whose literal reads `text`, as nvcc words it.
+    pub fn pragma_message(text: &str) -> String {
+        format!("#pragma message: \"{text}\"")
+    }
+
     /// `E0308`'s headline.
     pub const DEVICE_SYNCHRONIZE: &str = "`cudaDeviceSynchronize` cannot be called from device code";
     /// `E0308`'s primary label.

@@ -209,7 +209,7 @@ fn compile_here(objects: &[PathBuf], arch: SmVersion, link: &CompileOptions, too
     let context = Context::create();
     // Every entry read before any module is changed: IR that LLVM cannot read (damaged, or
     // written by another LLVM) leaves the objects' cubins to the link.
-    let mut carrying: Vec<(&Holder, Entry)> = Vec::new();
+    let mut carrying: Vec<(&Holder, &Entry)> = Vec::new();
     let mut modules = Vec::new();
     let mut crashed = None;
     'read: for c in &carried {
@@ -222,7 +222,7 @@ fn compile_here(objects: &[PathBuf], arch: SmVersion, link: &CompileOptions, too
             match back::parse_ir(&context, &entry.bitcode, &c.origin.to_string()) {
                 Ok(module) if module.verify().is_ok() => {
                     modules.push(module);
-                    carrying.push((&c.origin, entry.clone()));
+                    carrying.push((&c.origin, entry));
                 }
                 Err(back::ParseFailure::Crashed) => {
                     crashed = Some(unreadable);

@@ -896,14 +896,14 @@ fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, b
     let (device_side, host) = std::thread::scope(|scope| {
         let host = std::thread::Builder::new().name("cdpc-host-side".into()).spawn_scoped(scope, || cuda::host_bitcode(source, options, tools, build, None));
         let device_side = (|| {
-            let generated = cuda::generate(source, &device, Some(tools), build, back::Outputs { llvm_ir: false, ptx: true })?;
+            let mut generated = cuda::generate(source, &device, Some(tools), build, back::Outputs { llvm_ir: false, ptx: true })?;
             let ptx = generated.ptx.clone().expect("asked for PTX");
             // `-dc -arch=sm_XX` is `-gencode arch=compute_XX,code=[sm_XX,compute_XX]`.
             let sm = options.target.sm;
             let images = if options.host_object_images.is_empty() { vec![fatbin::Image::Cubin(sm), fatbin::Image::Ptx(sm)] } else { options.host_object_images.clone() };
             let (fatbin, other_ir) = multi_architecture_fatbin(source, &device, &images, tools, build, (sm, &ptx), options.whole_program, &generated.warnings)?;
             // `-dlto`: the device IR of every architecture compiled, for each one's link.
-            let device_ir: Vec<(SmVersion, Vec<u8>)> = generated.device_ir.clone().map(|ir| (sm, ir)).into_iter().chain(other_ir).collect();
+            let device_ir: Vec<(SmVersion, Vec<u8>)> = generated.device_ir.take().map(|ir| (sm, ir)).into_iter().chain(other_ir).collect();
             Ok::<_, CompileError>((generated, fatbin, device_ir))
         })();
         // A thread that could not start: the host side here, after the device side.

@@ -348,7 +348,7 @@ fn convert<'a>(lines: impl Iterator<Item = Line<'a>>, main: &Path, main_text: &s
         // `#pragma message ("text")`: nvcc says it as `remark #20200-D: #pragma message: "text"`,
         // which `-Werror` leaves alone; Clang warns (`-W#pragma-messages`).
         if let Some(text) = (line.kind == "warning").then(|| line.message.strip_suffix(PRAGMA_MESSAGE_FLAG)).flatten() {
-            let mut d = Diagnostic::new(Code::PragmaMessage, Span::new(0, 0), format!("#pragma message: \"{}\"", text.trim_end()));
+            let mut d = Diagnostic::new(Code::PragmaMessage, Span::new(0, 0), crate::diag::words::pragma_message(text.trim_end()));
             d.severity = Severity::Remark;
             d.labels = label.into_iter().collect();
             out.push(d);

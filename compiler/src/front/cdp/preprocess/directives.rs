@@ -228,7 +228,7 @@ impl Preprocessor<'_> {
                 } else if let Some(said) = pragma_message(text, args) {
                     // `#pragma message ("text")`: a remark, as nvcc's (`remark #20200-D`) and as
                     // CUDA C++'s through Clang (`R1034`).
-                    let d = Diagnostic::new(Code::PragmaMessage, loc_of(&args[0]).span(), format!("#pragma message: \"{said}\""));
+                    let d = Diagnostic::new(Code::PragmaMessage, loc_of(&args[0]).span(), crate::diag::words::pragma_message(&said));
                     let d = self.map.located(d, loc_of(&args[0]));
                     self.report(d);
                 } else {
