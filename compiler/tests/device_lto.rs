@@ -35,6 +35,19 @@ int main() {
 }
 "#;
 
+/// A folder holding `child.cu` and `parent.cu`.
+fn two_files() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("child.cu"), CHILD_CU).unwrap();
+    std::fs::write(dir.path().join("parent.cu"), PARENT_CU).unwrap();
+    dir
+}
+
+/// Whether the device code of `name` in `d` holds the child's aggregated kernel.
+fn aggregated(d: &std::path::Path, name: &str) -> bool {
+    device_functions(&d.join(name)).iter().any(|f| f.starts_with("_Z5childPii__agg"))
+}
+
 /// The names of the functions in the device code of `file` (a program or object), from
 /// `cuobjdump -elf`'s symbol tables.
 fn device_functions(file: &std::path::Path) -> Vec<String> {
@@ -58,11 +71,9 @@ fn registrations(file: &std::path::Path) -> Vec<String> {
 
 #[test]
 fn the_device_link_aggregates_a_launch_of_another_files_kernel_with_dlto() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = two_files();
     let d = dir.path();
-    std::fs::write(d.join("child.cu"), CHILD_CU).unwrap();
-    std::fs::write(d.join("parent.cu"), PARENT_CU).unwrap();
-    let aggregated = |name: &str| device_functions(&d.join(name)).iter().any(|f| f.starts_with("_Z5childPii__agg"));
+    let aggregated = |name: &str| aggregated(d, name);
 
     // One file at a time, the child has no body to clone: left as written, and said.
     let out = cdpc(d, &["-dc", "-dlto", "-arch=sm_90", "child.cu", "parent.cu", "-Rpass=aggregate"]);
@@ -128,13 +139,11 @@ fn the_device_link_aggregates_a_launch_of_another_files_kernel_with_dlto() {
 
 #[test]
 fn a_static_library_of_dlto_objects_is_compiled_with_the_program_at_the_link() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = two_files();
     let d = dir.path();
-    std::fs::write(d.join("child.cu"), CHILD_CU).unwrap();
-    std::fs::write(d.join("parent.cu"), PARENT_CU).unwrap();
     // A kernel nothing launches or calls: nvlink links the member all the same.
     std::fs::write(d.join("other.cu"), "__global__ void other(int *out) { out[1] = 2; }\nvoid launch_other(int *out) { other<<<1, 1>>>(out); }\n").unwrap();
-    let aggregated = |name: &str| device_functions(&d.join(name)).iter().any(|f| f.starts_with("_Z5childPii__agg"));
+    let aggregated = |name: &str| aggregated(d, name);
     let out = cdpc(d, &["-dc", "-dlto", "-arch=sm_90", "child.cu", "other.cu", "parent.cu"]);
     assert!(out.status.success(), "{}", stderr(&out));
     run(std::path::Path::new("ar"), d, &["rcs", "libchild.a", "child.o", "other.o"]);
@@ -185,10 +194,8 @@ fn images_defining(file: &std::path::Path, name: &str) -> usize {
 
 #[test]
 fn every_architecture_of_the_objects_is_compiled_at_the_link() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = two_files();
     let d = dir.path();
-    std::fs::write(d.join("child.cu"), CHILD_CU).unwrap();
-    std::fs::write(d.join("parent.cu"), PARENT_CU).unwrap();
     let two = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90"];
     let with = |args: &[&str]| cdpc(d, &two.iter().chain(args).copied().collect::<Vec<_>>());
     let out = with(&["-dc", "-dlto", "child.cu", "parent.cu"]);
@@ -208,10 +215,8 @@ fn every_architecture_of_the_objects_is_compiled_at_the_link() {
 
 #[test]
 fn damaged_device_ir_leaves_the_objects_cubins_to_the_link() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = two_files();
     let d = dir.path();
-    std::fs::write(d.join("child.cu"), CHILD_CU).unwrap();
-    std::fs::write(d.join("parent.cu"), PARENT_CU).unwrap();
     let out = cdpc(d, &["-dc", "-dlto", "-arch=sm_90", "child.cu", "parent.cu"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let object = std::fs::read(d.join("parent.o")).unwrap();
