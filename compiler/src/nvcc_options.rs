@@ -170,7 +170,7 @@ const NVCC: &[NvccOption] = &[
     opt("--m64", "-m64", false, Ignored),
     // How nvcc runs its own steps.
     opt("--threads", "-t", true, Ignored),
-    opt("--split-compile", "-split-compile", true, Ignored),
+    opt("--split-compile", "-split-compile", true, Same("--split-compile")),
     opt("--keep", "-keep", false, Ignored),
     opt("--keep-dir", "-keep-dir", true, Ignored),
     opt("--save-temps", "-save-temps", false, Ignored),
@@ -808,6 +808,7 @@ mod tests {
     #[test]
     fn register_limits_and_resource_usage_go_to_ptxas() {
         assert_eq!(tr(&["-maxrregcount=32", "-res-usage"]), ["--Xptxas=--maxrregcount=32", "--Xptxas=-v"]);
+        assert_eq!(tr(&["-split-compile=4"]), ["--split-compile=4"], "nvcc's parallel assembly, cdpc's too");
         assert_eq!(tr(&["-g"]), ["--Xcompiler=-g"]);
     }
 

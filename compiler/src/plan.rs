@@ -253,6 +253,9 @@ pub(crate) fn compile_pairs(cli: &Cli, matches: &ArgMatches) -> Vec<(&'static st
         add("remarks", group);
     }
     add("tool-timeout", &cli.tool_timeout.0.map_or("0".to_string(), |limit| limit.as_secs_f64().to_string()));
+    if let Some(parts) = cli.split_compile {
+        add("split-compile", &parts.to_string());
+    }
     if cli.overwrite {
         add("overwrite", &"any");
     }

@@ -104,7 +104,7 @@ fn the_jobs_are_printed_and_nothing_runs() {
             &["-rdc=true", "-dlto", "kernels.cu", "-o", "app", "-arch=sm_80"],
             &[
                 "# \"compile\", inputs: [\"kernels.cu\"], output: \"$WORK/0-kernels.o\" (CUDA C++ to a host object for sm_80, relocatable device code and its IR (-dlto))",
-                "# \"device link\", inputs: [\"$WORK/0-kernels.o\"], output: \"$WORK/dlink.o\" (nvlink for sm_80 with libcudadevrt and, where every object frees through it, cdpc's allocation pool, the device IR the objects carry compiled together first (-dlto), and the registration object)",
+                "# \"device link\", inputs: [\"$WORK/0-kernels.o\"], output: \"$WORK/dlink.o\" (nvlink for sm_80 with libcudadevrt and, where every object frees through it, cdpc's allocation pool, the device IR the objects and static libraries carry compiled together first (-dlto), and the registration object)",
                 "# \"host link\", inputs: [\"$WORK/dlink.o\", \"$WORK/0-kernels.o\"], output: \"app\" (the host compiler as linker: a program)",
             ],
         ),
@@ -114,7 +114,7 @@ fn the_jobs_are_printed_and_nothing_runs() {
             &[
                 "# \"compile\", inputs: [\"kernels.cu\"], output: \"$WORK/0-kernels.o\" (CUDA C++ to a host object for sm_80, relocatable device code and its IR (-dlto))",
                 "# \"compile\", inputs: [\"app.cu\"], output: \"$WORK/1-app.o\" (CUDA C++ to a host object for sm_80, relocatable device code and its IR (-dlto))",
-                "# \"device link\", inputs: [\"$WORK/0-kernels.o\", \"$WORK/1-app.o\"], output: \"$WORK/dlink.o\" (nvlink for sm_80 with libcudadevrt and, where every object frees through it, cdpc's allocation pool, the device IR the objects carry compiled together first (-dlto), and the registration object)",
+                "# \"device link\", inputs: [\"$WORK/0-kernels.o\", \"$WORK/1-app.o\"], output: \"$WORK/dlink.o\" (nvlink for sm_80 with libcudadevrt and, where every object frees through it, cdpc's allocation pool, the device IR the objects and static libraries carry compiled together first (-dlto), and the registration object)",
                 "# \"host link\", inputs: [\"$WORK/dlink.o\", \"$WORK/0-kernels.o\", \"$WORK/1-app.o\"], output: \"app\" (the host compiler as linker: a program)",
             ],
         ),

@@ -66,6 +66,7 @@ mod preprocess_corpus;
 mod preprocess_only;
 mod program_build;
 mod ptx_names;
+mod ptx_parts;
 mod real_device_ir;
 mod register_cap;
 mod results_index;

@@ -62,7 +62,7 @@ if [ -z "${NVCC_CUBINS:-}" ]; then
 fi
 # LABELS="cdpc-clang-v2-agg-block ..." runs only those builds beside nvcc's (the whole list
 # below takes longer than one 10-minute call at REPEAT=30).
-ALL_LABELS="cdpc-v2 cdpc-v2-default cdpc-clang-v2-default cdpc-v1 cdpc-v2-agg-block cdpc-v2-agg-warp cdpc-v1-agg-block cdpc-v1-agg-warp
+ALL_LABELS="cdpc-v2 cdpc-v2-default cdpc-v2-default-parts cdpc-clang-v2-default cdpc-clang-v2-default-parts cdpc-v1 cdpc-v2-agg-block cdpc-v2-agg-warp cdpc-v1-agg-block cdpc-v1-agg-warp
     cdpc-v2-agg-grid cdpc-v1-agg-grid cdpc-v2-threshold cdpc-v2-threshold-warp
     cdpc-clang-v2 cdpc-clang-v1 cdpc-clang-v2-threshold cdpc-clang-v1-threshold
     cdpc-clang-v2-agg-warp cdpc-clang-v1-agg-warp cdpc-clang-v2-threshold-warp

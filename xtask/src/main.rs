@@ -632,10 +632,13 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
     // device-side allocations from cdpc's pool (pipeline/malloc_pool.rs), plain and with grid
     // aggregation, whose heap nodes it pools too. The plain labels (`cdpc-v2`, `cdpc-clang-v2`,
     // ...) say `-fno-launch-optimizations`; `-default` is what a build with no option gets
-    // (thresholding at 128, aggregation chosen per kernel: driver::LaunchOptimizations).
-    let configs: [(&str, &str, &[&str]); 25] = [
+    // (thresholding at 128, aggregation chosen per kernel: driver::LaunchOptimizations);
+    // `-default-parts` the same assembled in as many parts as the module allows, up to 8
+    // (`--split-compile 8`, toolchain/ptx_parts.rs), whatever their size.
+    let configs: [(&str, &str, &[&str]); 27] = [
         ("cdpc-clang-v2", "v2", &["-x", "cu", "-fno-launch-optimizations"]),
         ("cdpc-clang-v2-default", "v2", &["-x", "cu"]),
+        ("cdpc-clang-v2-default-parts", "v2", &["-x", "cu", "--split-compile", "8"]),
         ("cdpc-clang-v1", "v1", &["-x", "cu", "-fno-launch-optimizations"]),
         ("cdpc-clang-v2-threshold", "v2", &["-x", "cu", "-flaunch-threshold=1024"]),
         ("cdpc-clang-v1-threshold", "v1", &["-x", "cu", "-flaunch-threshold=1024"]),
@@ -649,6 +652,7 @@ fn gpu_bundle(root: &Path) -> Result<ExitCode> {
         ("cdpc-clang-v2-threshold-grid-pool", "v2", &["-x", "cu", "-flaunch-threshold=128", "-faggregate-launches=grid", "-fdevice-malloc-pool"]),
         ("cdpc-v2", "v2", &["-fno-launch-optimizations"]),
         ("cdpc-v2-default", "v2", &[]),
+        ("cdpc-v2-default-parts", "v2", &["--split-compile", "8"]),
         ("cdpc-v2-pool", "v2", &["-fno-launch-optimizations", "-fdevice-malloc-pool"]),
         ("cdpc-v1", "v1", &["-fno-launch-optimizations"]),
         ("cdpc-v2-agg-block", "v2", &["-faggregate-launches=block"]),

@@ -255,6 +255,11 @@ pub struct CompileOptions {
     /// How long one run of ptxas or nvlink may take before it is killed and the compilation
     /// fails (`E0702`); `None` waits for ever (`--tool-timeout`, [`DEFAULT_TOOL_TIMEOUT`]).
     pub tool_timeout: Option<Duration>,
+    /// How a linked cubin's PTX is cut for ptxas runs at the same time
+    /// ([`crate::toolchain::ptx_parts`]): `None` as cdpc decides (a large module in up to 4
+    /// parts, the same on every machine); nvcc's `--split-compile N`: at most `N` parts, `0`
+    /// one a core, `1` the module whole.
+    pub split_compile: Option<usize>,
     /// Which existing files [`compile_file`] and its siblings may replace (`--overwrite`);
     /// an input never.
     pub overwrite: Overwrite,
@@ -326,6 +331,7 @@ impl Default for CompileOptions {
             legacy_warp_intrinsics: false,
             header_remarks: false,
             tool_timeout: Some(DEFAULT_TOOL_TIMEOUT),
+            split_compile: None,
             overwrite: Overwrite::CompilerOutputs,
             preprocess: PreprocessOptions::default(),
             debug: None,
@@ -1241,6 +1247,7 @@ fn build_options(options: &CompileOptions) -> BuildOptions {
     build.ptxas_args.extend(options.ptxas_args.iter().map(Into::into));
     build.nvlink_args.extend(options.nvlink_args.iter().map(Into::into));
     build.tool_timeout = options.tool_timeout;
+    build.ptxas_parts = options.split_compile.map_or(crate::toolchain::ptx_parts::Parts::AUTO, crate::toolchain::ptx_parts::Parts::at_most);
     build
 }
 

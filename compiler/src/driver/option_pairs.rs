@@ -233,6 +233,7 @@ fn set_text(options: &mut CompileOptions, key: &str, value: &str) -> Result<(), 
             options.preprocess.macros.push(if key == "define" { MacroOption::Define(value.to_string()) } else { MacroOption::Undefine(value.to_string()) });
         }
         "tool-timeout" => options.tool_timeout = parse_tool_timeout(value)?,
+        "split-compile" => options.split_compile = Some(value.parse().map_err(|_| format!("`{value}` is not a number of parts (0: one for each core)"))?),
         "lineinfo" => options.debug = flag(value)?.then_some(DebugLevel::LineTables),
         "device-debug" => options.debug = flag(value)?.then_some(DebugLevel::Full),
         "separate" => options.separate = flag(value)?,

@@ -419,7 +419,7 @@ pub fn device_link_note(archs: &str, options: &CompileOptions) -> String {
         MallocPool::AtLink | MallocPool::Program => " and, where every object frees through it, cdpc's allocation pool",
         MallocPool::On => " and cdpc's allocation pool",
     };
-    let lto = if options.device_lto { ", the device IR the objects carry compiled together first (-dlto)" } else { "" };
+    let lto = if options.device_lto { ", the device IR the objects and static libraries carry compiled together first (-dlto)" } else { "" };
     format!("nvlink for {archs} with libcudadevrt{pool}{lto}, and the registration object")
 }
 

@@ -34,6 +34,7 @@ use std::time::{Duration, Instant};
 use super::discover::Toolchain;
 use super::error::{command_line, ToolError};
 use super::process::{self, Started};
+use super::ptx_parts;
 use super::register_cap;
 use super::run::{nvlink_args, ptxas_args, read, record, run_tool, work_dir, BuildOptions, WorkDir};
 
@@ -214,7 +215,20 @@ impl StartedBuild<'_> {
     /// Assembles `ptx` (and links it) and returns the object's (or the cubin's) bytes. The
     /// launch passes' marked register caps are left out, and kept only for the kernels that
     /// need more registers without them (a second ptxas run; [`super::register_cap`]).
+    ///
+    /// A linked cubin's PTX that [`ptx_parts::split`] cuts is assembled in parts at the same
+    /// time and linked from them; if the tools refuse a part, the module is built whole, and
+    /// that build's result (its errors) is the one returned.
     pub fn finish(mut self, ptx: &str) -> Result<Vec<u8>, ToolError> {
+        if self.link {
+            if let Some(parts) = ptx_parts::split(ptx, self.opts.ptxas_parts) {
+                let own = BuildOptions { log: super::ToolLog::new(), ..self.opts.clone() };
+                if let Ok(cubin) = self.finish_parts(&parts, &own) {
+                    own.log.take().into_iter().for_each(|run| self.opts.log.push(run));
+                    return Ok(cubin);
+                }
+            }
+        }
         let work = self.work.path().to_path_buf();
         let opts = self.opts;
         let (input, object) = Self::ptxas_files(&work, self.link);
@@ -264,15 +278,74 @@ impl StartedBuild<'_> {
     /// marked caps) and a marked kernel needed more registers than its cap, ptxas's object of
     /// `ptx` with those kernels' caps alone, assembled again into `object`.
     fn recap(&self, ptx: &str, uncapped: bool, object: &Path) -> Result<Vec<u8>, ToolError> {
-        let assembled = read(object, "reading the object ptxas wrote")?;
-        let Some(capped) = uncapped.then(|| register_cap::recapped(ptx, &assembled)).flatten() else {
-            return Ok(assembled);
-        };
-        let input = self.work.path().join(CAPPED_PTX_NAME);
-        std::fs::write(&input, capped).map_err(|e| ToolError::io("writing the PTX for ptxas", &input, e))?;
-        run_tool("ptxas", &self.tools.ptxas, &ptxas_args(self.opts, &input, object), self.opts)?;
-        read(object, "reading the object ptxas wrote")
+        recap(self.tools, ptx, uncapped, object, &self.work.path().join(CAPPED_PTX_NAME), self.opts)
     }
+
+    /// The cubin of a module's `parts`: each assembled by a ptxas of its own, all at the same
+    /// time (the first by the ptxas started early, if any), then linked by nvlink.
+    fn finish_parts(&mut self, parts: &[String], opts: &BuildOptions) -> Result<Vec<u8>, ToolError> {
+        let work = self.work.path().to_path_buf();
+        let (input, object) = Self::ptxas_files(&work, true);
+        let files: Vec<(PathBuf, PathBuf)> =
+            (0..parts.len()).map(|i| if i == 0 { (input.clone(), object.clone()) } else { (work.join(format!("part{i}.ptx")), work.join(format!("part{i}.o"))) }).collect();
+        let early = self.ptxas.take();
+        let tools = self.tools;
+        let assembled: Vec<Result<(), ToolError>> = std::thread::scope(|scope| {
+            let others: Vec<_> = parts
+                .iter()
+                .zip(&files)
+                .enumerate()
+                .skip(1)
+                .map(|(i, (ptx, (input, object)))| {
+                    let capped = work.join(format!("capped{i}.ptx"));
+                    std::thread::Builder::new().name("cdpc-ptxas".into()).spawn_scoped(scope, move || assemble_part(tools, ptx, input, object, &capped, None, opts))
+                })
+                .collect();
+            let first = assemble_part(tools, &parts[0], &input, &object, &work.join(CAPPED_PTX_NAME), early, opts);
+            let mut all = vec![first];
+            for (i, thread) in others.into_iter().enumerate() {
+                let (input, object) = &files[i + 1];
+                all.push(match thread {
+                    Ok(thread) => thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                    Err(_) => assemble_part(tools, &parts[i + 1], input, object, &work.join(format!("capped{}.ptx", i + 1)), None, opts),
+                });
+            }
+            all
+        });
+        assembled.into_iter().collect::<Result<Vec<()>, ToolError>>()?;
+        let cubin = work.join(CUBIN_NAME);
+        let objects: Vec<&Path> = files.iter().map(|(_, object)| object.as_path()).collect();
+        run_tool("nvlink", &tools.nvlink, &nvlink_args(opts, &objects, &tools.cudadevrt_dir, &cubin), opts)?;
+        read(&cubin, "reading the cubin nvlink wrote")
+    }
+}
+
+/// One part of a module assembled into `object` (by `early`, a ptxas already waiting for
+/// `input`, if given), its register caps kept where its kernels need them.
+fn assemble_part(tools: &Toolchain, ptx: &str, input: &Path, object: &Path, capped: &Path, early: Option<EarlyTool>, opts: &BuildOptions) -> Result<(), ToolError> {
+    let what = "writing the PTX for ptxas";
+    let uncapped = register_cap::uncapped(ptx);
+    let first = uncapped.as_deref().unwrap_or(ptx);
+    match early {
+        Some(ptxas) => ptxas.finish(first.as_bytes(), what, input, opts)?,
+        None => {
+            std::fs::write(input, first).map_err(|e| ToolError::io(what, input, e))?;
+            run_tool("ptxas", &tools.ptxas, &ptxas_args(opts, input, object), opts)?;
+        }
+    }
+    // ptxas's second run, if any, writes `object` again.
+    recap(tools, ptx, uncapped.is_some(), object, capped, opts).map(drop)
+}
+
+/// [`StartedBuild::recap`] with the capped PTX written to `capped`.
+fn recap(tools: &Toolchain, ptx: &str, uncapped: bool, object: &Path, capped_input: &Path, opts: &BuildOptions) -> Result<Vec<u8>, ToolError> {
+    let assembled = read(object, "reading the object ptxas wrote")?;
+    let Some(capped) = uncapped.then(|| register_cap::recapped(ptx, &assembled)).flatten() else {
+        return Ok(assembled);
+    };
+    std::fs::write(capped_input, capped).map_err(|e| ToolError::io("writing the PTX for ptxas", capped_input, e))?;
+    run_tool("ptxas", &tools.ptxas, &ptxas_args(opts, capped_input, object), opts)?;
+    read(object, "reading the object ptxas wrote")
 }
 
 #[cfg(test)]

@@ -43,6 +43,9 @@ pub struct BuildOptions {
     /// How long one run of ptxas or nvlink may take before it is killed and the build fails
     /// with [`ToolError::TimedOut`]; `None` waits for ever. [`DEFAULT_TOOL_TIMEOUT`] by default.
     pub tool_timeout: Option<Duration>,
+    /// How a linked cubin's PTX may be cut for ptxas runs at the same time
+    /// ([`super::ptx_parts`]); [`Parts::WHOLE`](super::ptx_parts::Parts::WHOLE) by default.
+    pub ptxas_parts: super::ptx_parts::Parts,
 }
 
 /// The default bound on one tool run: 10 minutes. The largest kernels measured (BENCHMARKS.md,
@@ -127,6 +130,7 @@ impl BuildOptions {
             link_libraries: Vec::new(),
             log: ToolLog::new(),
             tool_timeout: Some(DEFAULT_TOOL_TIMEOUT),
+            ptxas_parts: super::ptx_parts::Parts::WHOLE,
         }
     }
 }
