@@ -325,7 +325,7 @@ pub(crate) struct Cli {
     /// Fail (E0702) when one run of ptxas, nvlink or Clang takes longer than this (a process is killed; the Clang inside cdpc is abandoned); 0: no limit
     #[arg(long, value_name = "SECONDS", default_value = "600", value_parser = parse_time_limit)]
     pub(crate) tool_timeout: TimeLimit,
-    /// Assemble a linked cubin's PTX in at most N parts at the same time, one ptxas each, linked by nvlink (nvcc's option; 0: one part per core, 1: never) [default: a large module in up to 4 parts, each of 800 lines of PTX or more, the same on every machine]
+    /// Assemble a module's PTX in at most N parts at the same time, one ptxas each, joined by nvlink (`-r` for an object; nvcc's option; 0: one part per core, 1: never) [default: a large module in up to 4 parts, each of 400 lines of PTX or more, the same on every machine]
     #[arg(long, value_name = "N")]
     pub(crate) split_compile: Option<usize>,
     /// Replace an existing output file even when it is no compiler output (E0701); the input

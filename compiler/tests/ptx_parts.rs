@@ -97,3 +97,58 @@ fn a_part_the_tools_refuse_leaves_the_whole_modules_build_and_its_errors() {
     assert!(whole.contains("E0968"), "{whole}");
     assert_eq!(refusal(&["--split-compile", "2"]), whole, "the same errors as the module whole");
 }
+
+/// A `-dc` file with a `static` kernel and variable (host code names them), a `static` device
+/// function two kernels call, and kernels that name none of them.
+const RELOCATABLE: &str = "static __device__ int bias = 3;\n\
+__device__ __noinline__ static int helper(int a) { return a * 2 + bias; }\n\
+static __global__ void hidden(int *p) { p[threadIdx.x] += helper(1); }\n\
+__global__ void one(int *p) { p[threadIdx.x] = helper(p[threadIdx.x]); }\n\
+__global__ void two(int *p) { p[threadIdx.x] = helper(p[threadIdx.x]) + 1; hidden<<<1, 4>>>(p); }\n\
+__global__ void three(int *p) { for (int i = 0; i < 4; i++) p[i] += i; }\n\
+__global__ void four(int *p) { p[threadIdx.x] *= 3; }\n\
+void run_a(int *p) { one<<<1, 4>>>(p); two<<<1, 4>>>(p); three<<<1, 1>>>(p); four<<<1, 4>>>(p); hidden<<<1, 4>>>(p);\n\
+    int b = 5; cudaMemcpyToSymbol(bias, &b, sizeof b); one<<<1, 4>>>(p); }\n";
+
+#[test]
+fn a_relocatable_object_in_parts_links_as_the_whole_one_does() {
+    let Some(tools) = tools() else { return };
+    let home = tools.parent().unwrap().to_str().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.cu"), RELOCATABLE).unwrap();
+    std::fs::write(
+        dir.path().join("b.cu"),
+        "#include <cstdio>\nvoid run_a(int *p);\nint main() { int *p; cudaMallocManaged(&p, 16); for (int i = 0; i < 4; i++) p[i] = i;\n\
+         run_a(p); cudaDeviceSynchronize(); for (int i = 0; i < 4; i++) printf(\"%d\\n\", p[i]); return 0; }\n",
+    )
+    .unwrap();
+    let cdpc_ok = |args: &[&str]| {
+        let out = cdpc(dir.path(), &[&["--cuda-home", home.as_str()][..], args].concat());
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        stderr(&out)
+    };
+    cdpc_ok(&["-dc", "b.cu", "-o", "b.o"]);
+    let mut functions_of = Vec::new();
+    for (name, parts) in [("whole", "1"), ("parts", "3")] {
+        let object = format!("a-{name}.o");
+        let log = cdpc_ok(&["-dc", "a.cu", "--split-compile", parts, "-v", "-o", &object]);
+        let ptxas = log.lines().filter(|l| l.contains("ptxas") && l.contains("-arch=sm_")).count();
+        let joined = log.lines().any(|l| l.contains("nvlink") && l.split_whitespace().any(|w| w == "-r"));
+        if name == "whole" {
+            assert_eq!((ptxas, joined), (1, false), "{log}");
+        } else {
+            assert!(ptxas >= 2 && joined, "one ptxas a part, joined by `nvlink -r`:\n{log}");
+        }
+        let app = format!("app-{name}");
+        cdpc_ok(&[object.as_str(), "b.o", "-o", &app]);
+        // The renamed internal device function, named as it was.
+        let found: BTreeSet<String> = functions(&tools, &dir.path().join(&app)).into_iter().map(|f| f.split("__cdpc_part_").next().unwrap().to_string()).collect();
+        functions_of.push(found);
+        if let Some(nvcc) = crate::build_common::nvcc() {
+            let out = run(&nvcc, dir.path(), &["-dlink", "-arch=sm_90", object.as_str(), "b.o", "-o", &format!("dlink-{name}.o")]);
+            assert!(out.status.success(), "nvcc -dlink of the {name} object: {}", stderr(&out));
+        }
+    }
+    assert_eq!(functions_of[0], functions_of[1], "the same functions in the program");
+    assert!(functions_of[0].iter().any(|f| f.ends_with("hiddenPi")) && functions_of[0].contains("_Z4fourPi"), "{:?}", functions_of[0]);
+}

@@ -255,7 +255,7 @@ pub struct CompileOptions {
     /// How long one run of ptxas or nvlink may take before it is killed and the compilation
     /// fails (`E0702`); `None` waits for ever (`--tool-timeout`, [`DEFAULT_TOOL_TIMEOUT`]).
     pub tool_timeout: Option<Duration>,
-    /// How a linked cubin's PTX is cut for ptxas runs at the same time
+    /// How a module's PTX is cut for ptxas runs at the same time
     /// ([`crate::toolchain::ptx_parts`]): `None` as cdpc decides (a large module in up to 4
     /// parts, the same on every machine); nvcc's `--split-compile N`: at most `N` parts, `0`
     /// one a core, `1` the module whole.

@@ -46,6 +46,8 @@ const CAPPED_PTX_NAME: &str = "capped.ptx";
 const ASSEMBLED_NAME: &str = "assembled.o";
 const OBJECT_NAME: &str = "module.o";
 const CUBIN_NAME: &str = "module.cubin";
+/// The relocatable object `nvlink -r` makes of a module's parts.
+const JOINED_NAME: &str = "joined.o";
 
 /// A file that a tool started now will open: created empty under a write lease, so that the
 /// tool's `open` waits until [`LeasedInput::release`].
@@ -216,17 +218,16 @@ impl StartedBuild<'_> {
     /// launch passes' marked register caps are left out, and kept only for the kernels that
     /// need more registers without them (a second ptxas run; [`super::register_cap`]).
     ///
-    /// A linked cubin's PTX that [`ptx_parts::split`] cuts is assembled in parts at the same
-    /// time and linked from them; if the tools refuse a part, the module is built whole, and
-    /// that build's result (its errors) is the one returned.
+    /// PTX that [`ptx_parts::split`] cuts is assembled in parts at the same time and linked
+    /// from them (into a cubin, or by `nvlink -r` into one relocatable object); if the tools
+    /// refuse a part, the module is built whole, and that build's result (its errors) is the
+    /// one returned.
     pub fn finish(mut self, ptx: &str) -> Result<Vec<u8>, ToolError> {
-        if self.link {
-            if let Some(parts) = ptx_parts::split(ptx, self.opts.ptxas_parts) {
-                let own = BuildOptions { log: super::ToolLog::new(), ..self.opts.clone() };
-                if let Ok(cubin) = self.finish_parts(&parts, &own) {
-                    own.log.take().into_iter().for_each(|run| self.opts.log.push(run));
-                    return Ok(cubin);
-                }
+        if let Some(parts) = ptx_parts::split(ptx, self.opts.ptxas_parts, !self.link) {
+            let own = BuildOptions { log: super::ToolLog::new(), ..self.opts.clone() };
+            if let Ok(output) = self.finish_parts(&parts, &own) {
+                own.log.take().into_iter().for_each(|run| self.opts.log.push(run));
+                return Ok(output);
             }
         }
         let work = self.work.path().to_path_buf();
@@ -281,40 +282,54 @@ impl StartedBuild<'_> {
         recap(self.tools, ptx, uncapped, object, &self.work.path().join(CAPPED_PTX_NAME), self.opts)
     }
 
-    /// The cubin of a module's `parts`: each assembled by a ptxas of its own, all at the same
-    /// time (the first by the ptxas started early, if any), then linked by nvlink.
+    /// The cubin (or relocatable object) of a module's `parts`: each assembled by a ptxas of
+    /// its own, all at the same time (the first by the ptxas started early, if any), then
+    /// linked by nvlink (with libcudadevrt, or `-r`).
     fn finish_parts(&mut self, parts: &[String], opts: &BuildOptions) -> Result<Vec<u8>, ToolError> {
         let work = self.work.path().to_path_buf();
-        let (input, object) = Self::ptxas_files(&work, true);
+        let (input, object) = Self::ptxas_files(&work, self.link);
         let files: Vec<(PathBuf, PathBuf)> =
             (0..parts.len()).map(|i| if i == 0 { (input.clone(), object.clone()) } else { (work.join(format!("part{i}.ptx")), work.join(format!("part{i}.o"))) }).collect();
         let early = self.ptxas.take();
         let tools = self.tools;
+        // Each part's runs in a log of its own, appended in the parts' order: `-v` lists them
+        // the same way every time.
+        let logs: Vec<BuildOptions> = parts.iter().map(|_| BuildOptions { log: super::ToolLog::new(), ..opts.clone() }).collect();
         let assembled: Vec<Result<(), ToolError>> = std::thread::scope(|scope| {
             let others: Vec<_> = parts
                 .iter()
                 .zip(&files)
+                .zip(&logs)
                 .enumerate()
                 .skip(1)
-                .map(|(i, (ptx, (input, object)))| {
+                .map(|(i, ((ptx, (input, object)), own))| {
                     let capped = work.join(format!("capped{i}.ptx"));
-                    std::thread::Builder::new().name("cdpc-ptxas".into()).spawn_scoped(scope, move || assemble_part(tools, ptx, input, object, &capped, None, opts))
+                    std::thread::Builder::new().name("cdpc-ptxas".into()).spawn_scoped(scope, move || assemble_part(tools, ptx, input, object, &capped, None, own))
                 })
                 .collect();
-            let first = assemble_part(tools, &parts[0], &input, &object, &work.join(CAPPED_PTX_NAME), early, opts);
+            let first = assemble_part(tools, &parts[0], &input, &object, &work.join(CAPPED_PTX_NAME), early, &logs[0]);
             let mut all = vec![first];
             for (i, thread) in others.into_iter().enumerate() {
                 let (input, object) = &files[i + 1];
                 all.push(match thread {
                     Ok(thread) => thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                    Err(_) => assemble_part(tools, &parts[i + 1], input, object, &work.join(format!("capped{}.ptx", i + 1)), None, opts),
+                    Err(_) => assemble_part(tools, &parts[i + 1], input, object, &work.join(format!("capped{}.ptx", i + 1)), None, &logs[i + 1]),
                 });
             }
             all
         });
+        logs.iter().flat_map(|own| own.log.take()).for_each(|run| opts.log.push(run));
         assembled.into_iter().collect::<Result<Vec<()>, ToolError>>()?;
-        let cubin = work.join(CUBIN_NAME);
         let objects: Vec<&Path> = files.iter().map(|(_, object)| object.as_path()).collect();
+        if !self.link {
+            let joined = work.join(JOINED_NAME);
+            let mut args: Vec<std::ffi::OsString> = vec![format!("-arch={}", opts.arch).into(), "-r".into()];
+            args.extend(objects.iter().map(std::ffi::OsString::from));
+            args.extend(["-o".into(), joined.clone().into()]);
+            run_tool("nvlink", &tools.nvlink, &args, opts)?;
+            return read(&joined, "reading the object nvlink wrote");
+        }
+        let cubin = work.join(CUBIN_NAME);
         run_tool("nvlink", &tools.nvlink, &nvlink_args(opts, &objects, &tools.cudadevrt_dir, &cubin), opts)?;
         read(&cubin, "reading the cubin nvlink wrote")
     }

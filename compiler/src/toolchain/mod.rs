@@ -36,10 +36,10 @@
 //! `// cdpc.register-cap 64 <kernel>` marks (written by `pipeline::sites::cap_kernel`) make
 //! `StartedBuild::finish` assemble without the marked `.maxnreg` lines, and again with those of
 //! the kernels whose `EIATTR_REGCOUNT` then exceeds the cap; a cap without a mark, the user's, is
-//! never touched. **Where a large module is assembled in parts** is `ptx_parts.rs`: a linked
-//! cubin's PTX cut into parts of whole functions (a `.shared` variable with its users), one
-//! ptxas each at the same time, nvlink linking them (`StartedBuild::finish`; the module whole
-//! again if the tools refuse a part). `overwrite.rs` says what an output may replace (E0700/E0701); `cleanup.rs` is
+//! never touched. **Where a large module is assembled in parts** is `ptx_parts.rs`: its PTX
+//! cut into parts of whole functions (a `.shared` variable with its users), one ptxas each at
+//! the same time, nvlink joining them into the cubin or, `-r`, one relocatable object
+//! (`StartedBuild::finish`; the module whole again if the tools refuse a part). `overwrite.rs` says what an output may replace (E0700/E0701); `cleanup.rs` is
 //! the process-wide record of live work files, which `interrupt()` removes on a signal, and of
 //! early-started tools, which it kills through their pidfds.
 //!

@@ -6,20 +6,26 @@
 //! declares what it uses of the others (`.extern`), as the files of a `-rdc` program are: so
 //! [`split`] cuts a module's PTX, as LLVM's NVPTX back end writes it, into parts of about the
 //! same size, each with whole functions, and the build assembles the parts at once (`ptxas -c`
-//! each) and links them with nvlink, which it runs for a device-side launch's libcudadevrt
-//! anyway.
+//! each) and joins them with nvlink: into the cubin, with libcudadevrt, as it links one
+//! module anyway, or into one relocatable object (`nvlink -r`) for `-dc` and `--emit obj`.
 //!
 //! **What stays together.** Each function is whole in one part. A `.shared` variable, a managed
 //! one (`.attribute`), a texture, surface or sampler, and any module-scope variable the parser
-//! does not know, is in the part of every function that uses it (CUDA gives `extern __shared__`
-//! to the dynamic shared array alone, and Clang refuses it for any other `__shared__`
-//! variable, so an `.extern .shared` declaration of a sized variable is never relied on); a variable whose initializer
-//! names a function or variable of the module is in that one's part. Every other variable is in
-//! the part of its first user and is `.extern` in the others. A name of internal linkage (no
-//! `.visible`) becomes `.visible` in its part so that the others can name it: the module's own
-//! names, unique in the module, and the parts are linked into a whole program only (with
-//! libcudadevrt, whose names are the runtime's), never into a relocatable object that other
-//! modules join. The register-cap marks ([`super::register_cap`]) go with their kernels.
+//! does not know, is in the part of every function that uses it (CUDA gives `extern
+//! __shared__` to the dynamic shared array alone, and Clang refuses it for any other
+//! `__shared__` variable, so no part declares another's); a variable whose initializer names a
+//! function or variable of the module is in that one's part. Every other variable is in the
+//! part of its first user and is `.extern` in the others.
+//!
+//! **Names.** A name of internal linkage (no `.visible`) that another part uses must become a
+//! symbol the link resolves. In a linked cubin it becomes `.visible` under its own name: the
+//! module's names are unique in it, and the only other code is libcudadevrt's. In a relocatable
+//! object, which other modules join, an internal kernel or variable keeps its name and linkage
+//! (host code names a `static` one: nvcc's `__nv_static_` kernels are registered by name), so it
+//! stays in the part of every function that names it, as a `.shared` variable does; an internal
+//! device function (`.func`) is made `.visible` with a suffix from a hash of the module's PTX
+//! ([`suffix`]), so that it cannot meet another module's function of the same name. The
+//! register-cap marks ([`super::register_cap`]) go with their kernels, under their new names.
 //!
 //! **What is not cut.** PTX with debug information (`.file`, `.loc`, `.section`), with a
 //! statement the parser does not know, or with fewer than two groups of functions: [`split`]
@@ -40,10 +46,13 @@ pub struct Parts {
     pub min_lines: usize,
 }
 
-/// The smallest part worth a ptxas run of its own when cdpc decides alone: about 25 ms of
-/// ptxas on the development machine, twice what starting another ptxas and linking one more
-/// object cost.
-pub const MIN_LINES: usize = 800;
+/// The smallest part worth a ptxas run of its own when cdpc decides alone: 10 to 20 ms of
+/// ptxas on the development machine, at least what starting another ptxas costs (about 10 ms
+/// of a core), so that a build whose other cores are busy loses little and one with a free core
+/// gains (over the samples on the 2-core development machine, 2026-12-01: 1.024x with one core
+/// idle, 1.0x with it busy; 200 lines gained more idle, 1.037x, and lost up to 13% on small
+/// files with the core busy; BENCHMARKS.md).
+pub const MIN_LINES: usize = 400;
 
 impl Parts {
     /// One part: the module whole.
@@ -72,6 +81,10 @@ struct Statement<'a> {
     name: Option<&'a str>,
     /// The names its text mentions (identifiers outside comments).
     mentions: BTreeSet<&'a str>,
+    /// It has no linkage word (`.visible`, `.weak`, `.extern`): the name is the module's own.
+    internal: bool,
+    /// A kernel (`.entry`).
+    entry: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,8 +105,11 @@ enum Kind {
     Bound,
 }
 
-/// The module's parts, each whole PTX, or `None` where it is not cut (module docs).
-pub fn split(ptx: &str, parts: Parts) -> Option<Vec<String>> {
+/// The module's parts, each whole PTX, or `None` where it is not cut (module docs). For a
+/// relocatable object (`relocatable`: the parts joined by `nvlink -r`, then linked with other
+/// modules), each internal name of the module gets a suffix from a hash of the PTX
+/// ([`suffix`]), so that it cannot meet another module's name of the same spelling.
+pub fn split(ptx: &str, parts: Parts, relocatable: bool) -> Option<Vec<String>> {
     if parts.most < 2 {
         return None;
     }
@@ -111,8 +127,24 @@ pub fn split(ptx: &str, parts: Parts) -> Option<Vec<String>> {
             }
         }
     }
+    // A relocatable module's internal kernels and variables keep their names and linkage (host
+    // code may name them: a `static` kernel's launch, a `static __device__` variable's copy),
+    // so they stay with every function that names them.
+    let kept: HashSet<&str> = if relocatable {
+        statements.iter().filter(|s| s.internal && (matches!(s.kind, Kind::Variable | Kind::Bound) || (s.kind == Kind::Function && s.entry))).filter_map(|s| s.name).collect()
+    } else {
+        HashSet::new()
+    };
     let mut groups = UnionFind::new(statements.len());
     for (i, s) in statements.iter().enumerate() {
+        if s.name.is_some_and(|n| kept.contains(n)) && s.kind != Kind::Forward {
+            let name = s.name?;
+            for &f in &functions {
+                if f != i && statements[f].mentions.contains(name) {
+                    groups.join(i, f);
+                }
+            }
+        }
         match s.kind {
             Kind::Bound => {
                 for &f in &functions {
@@ -164,12 +196,73 @@ pub fn split(ptx: &str, parts: Parts) -> Option<Vec<String>> {
             _ => None,
         })
         .collect();
+    let renamed: HashMap<&str, String> = if relocatable {
+        let suffix = suffix(ptx);
+        statements.iter().filter(|s| s.internal && matches!(s.kind, Kind::Function | Kind::Forward)).filter_map(|s| s.name).filter(|n| !kept.contains(n)).map(|n| (n, format!("{n}{suffix}"))).collect()
+    } else {
+        HashMap::new()
+    };
     let function_owner: HashMap<&str, usize> = statements.iter().enumerate().filter(|(_, s)| s.kind == Kind::Function).filter_map(|(i, s)| Some((s.name?, owners[i]?))).collect();
-    Some((0..count).map(|p| write_part(&statements, &owners, &function_owner, p)).collect())
+    Some((0..count).map(|p| rename(&write_part(&statements, &owners, &function_owner, &kept, p), &renamed)).collect())
+}
+
+/// The suffix of a relocatable module's internal names: `__cdpc_part_` and 16 hex digits of
+/// the FNV-1a hash of its PTX (the same module, the same names).
+pub fn suffix(ptx: &str) -> String {
+    let hash = ptx.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3));
+    format!("__cdpc_part_{hash:016x}")
+}
+
+/// `ptx` with each name of `renamed` (an identifier outside comments, not a register or a
+/// directive) written as its new name.
+fn rename(ptx: &str, renamed: &HashMap<&str, String>) -> String {
+    if renamed.is_empty() {
+        return ptx.to_string();
+    }
+    let mut out = String::with_capacity(ptx.len() + ptx.len() / 8);
+    for line in ptx.split_inclusive('\n') {
+        // A register cap's mark names its kernel in a comment.
+        if let Some(rest) = line.trim_start().strip_prefix(register_cap::MARK) {
+            let mut words: Vec<&str> = rest.split_whitespace().collect();
+            if let Some(new) = words.last().and_then(|k| renamed.get(k)) {
+                words.pop();
+                out.push_str(&format!("{} {} {new}\n", register_cap::MARK, words.join(" ")));
+                continue;
+            }
+        }
+        let code_end = line.find("//").unwrap_or(line.len());
+        let bytes = line.as_bytes();
+        let mut i = 0;
+        let mut copied = 0;
+        while i < code_end {
+            let c = bytes[i];
+            if c.is_ascii_alphabetic() || c == b'_' || c == b'$' {
+                let start = i;
+                while i < code_end && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'$') {
+                    i += 1;
+                }
+                if start == 0 || !matches!(bytes[start - 1], b'%' | b'.') {
+                    if let Some(new) = renamed.get(&line[start..i]) {
+                        out.push_str(&line[copied..start]);
+                        out.push_str(new);
+                        copied = i;
+                    }
+                }
+            } else if c.is_ascii_digit() {
+                while i < code_end && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'.') {
+                    i += 1;
+                }
+            } else {
+                i += 1;
+            }
+        }
+        out.push_str(&line[copied..]);
+    }
+    out
 }
 
 /// The PTX of part `p`.
-fn write_part(statements: &[Statement<'_>], owners: &[Option<usize>], function_owner: &HashMap<&str, usize>, p: usize) -> String {
+fn write_part(statements: &[Statement<'_>], owners: &[Option<usize>], function_owner: &HashMap<&str, usize>, kept: &HashSet<&str>, p: usize) -> String {
     // What the part's own statements name.
     let mut named: HashSet<&str> = HashSet::new();
     for (i, s) in statements.iter().enumerate() {
@@ -180,6 +273,17 @@ fn write_part(statements: &[Statement<'_>], owners: &[Option<usize>], function_o
     let mut out = String::new();
     let mut declared: HashSet<&str> = HashSet::new();
     for (i, s) in statements.iter().enumerate() {
+        if let Some(name) = s.name.filter(|n| kept.contains(n)) {
+            // Internal and with all its users here, or not in this part at all.
+            let here = match s.kind {
+                Kind::Forward => function_owner.get(name) == Some(&p),
+                _ => owners[i] == Some(p),
+            };
+            if here {
+                s.lines.iter().for_each(|l| out.push_str(l));
+            }
+            continue;
+        }
         match s.kind {
             Kind::Preamble | Kind::Extern => s.lines.iter().for_each(|l| out.push_str(l)),
             Kind::Trivia => {
@@ -304,11 +408,11 @@ fn parse(ptx: &str) -> Option<Vec<Statement<'_>>> {
     while let Some(line) = lines.next() {
         let text = line.trim();
         if text.is_empty() || text.starts_with("//") {
-            statements.push(Statement { lines: vec![line], kind: Kind::Trivia, name: None, mentions: BTreeSet::new() });
+            statements.push(Statement { lines: vec![line], kind: Kind::Trivia, name: None, mentions: BTreeSet::new(), internal: false, entry: false });
             continue;
         }
         if [".version", ".target", ".address_size"].iter().any(|d| starts_with_word(text, d)) {
-            statements.push(Statement { lines: vec![line], kind: Kind::Preamble, name: None, mentions: BTreeSet::new() });
+            statements.push(Statement { lines: vec![line], kind: Kind::Preamble, name: None, mentions: BTreeSet::new(), internal: false, entry: false });
             continue;
         }
         // A statement: to a line that ends with `;` outside braces, or to the `}` that closes
@@ -359,7 +463,7 @@ fn classify(lines: Vec<&str>, has_body: bool) -> Option<Statement<'_>> {
             (false, Some(".extern")) => Kind::Extern,
             (false, _) => Kind::Forward,
         };
-        return Some(Statement { lines, kind, name: Some(name), mentions });
+        return Some(Statement { lines, kind, name: Some(name), mentions, internal: linkage.is_none(), entry: kind_word == ".entry" });
     }
     if has_body || lines.len() != 1 {
         return None;
@@ -373,7 +477,7 @@ fn classify(lines: Vec<&str>, has_body: bool) -> Option<Statement<'_>> {
         (_, ".global" | ".const" | ".shared" | ".tex" | ".surfref" | ".texref" | ".samplerref") => Kind::Bound,
         _ => return None,
     };
-    Some(Statement { lines, kind, name: Some(name), mentions })
+    Some(Statement { lines, kind, name: Some(name), mentions, internal: linkage.is_none(), entry: false })
 }
 
 /// The name after `.entry` or `.func` (and a function's return parameters).

@@ -43,7 +43,7 @@ pub struct BuildOptions {
     /// How long one run of ptxas or nvlink may take before it is killed and the build fails
     /// with [`ToolError::TimedOut`]; `None` waits for ever. [`DEFAULT_TOOL_TIMEOUT`] by default.
     pub tool_timeout: Option<Duration>,
-    /// How a linked cubin's PTX may be cut for ptxas runs at the same time
+    /// How a module's PTX may be cut for ptxas runs at the same time
     /// ([`super::ptx_parts`]); [`Parts::WHOLE`](super::ptx_parts::Parts::WHOLE) by default.
     pub ptxas_parts: super::ptx_parts::Parts,
 }

@@ -127,7 +127,7 @@ fn part_defining<'p>(parts: &'p [String], name: &str) -> &'p str {
 
 #[test]
 fn every_function_and_variable_is_defined_in_exactly_one_part() {
-    let parts = split(MODULE, any()).expect("cut");
+    let parts = split(MODULE, any(), false).expect("cut");
     assert!(parts.len() >= 2, "{parts:?}");
     for name in ["big", "helper", "other", "child__agg", "target", "lone", "counter", "table", "tile", "$str"] {
         part_defining(&parts, name);
@@ -140,7 +140,7 @@ fn every_function_and_variable_is_defined_in_exactly_one_part() {
 
 #[test]
 fn the_users_of_a_shared_variable_stay_together_and_a_table_stays_with_its_functions() {
-    let parts = split(MODULE, any()).expect("cut");
+    let parts = split(MODULE, any(), false).expect("cut");
     let big = part_defining(&parts, "big");
     assert_eq!(part_defining(&parts, "other"), big, "`tile` is shared by big and other");
     assert_eq!(part_defining(&parts, "tile"), big);
@@ -152,7 +152,7 @@ fn the_users_of_a_shared_variable_stay_together_and_a_table_stays_with_its_funct
 
 #[test]
 fn a_name_of_another_part_is_declared_extern_and_internal_names_become_visible() {
-    let parts = split(MODULE, any()).expect("cut");
+    let parts = split(MODULE, any(), false).expect("cut");
     let big = part_defining(&parts, "big");
     let agg = part_defining(&parts, "child__agg");
     if big != agg {
@@ -175,7 +175,7 @@ fn a_name_of_another_part_is_declared_extern_and_internal_names_become_visible()
 
 #[test]
 fn a_register_caps_mark_goes_with_its_kernel() {
-    let parts = split(MODULE, any()).expect("cut");
+    let parts = split(MODULE, any(), false).expect("cut");
     for part in &parts {
         let marks = register_cap::marks(part);
         for kernel in marks.keys() {
@@ -187,33 +187,66 @@ fn a_register_caps_mark_goes_with_its_kernel() {
 
 #[test]
 fn the_parts_are_balanced_by_lines_and_no_smaller_than_asked() {
-    let two = split(MODULE, Parts { most: 2, min_lines: 0 }).expect("cut");
+    let two = split(MODULE, Parts { most: 2, min_lines: 0 }, false).expect("cut");
     assert_eq!(two.len(), 2);
     let lines = |part: &str| parse(part).unwrap().iter().filter(|s| s.kind == Kind::Function).map(|s| s.lines.len()).sum::<usize>();
     let whole = lines(MODULE);
     assert_eq!(two.iter().map(|p| lines(p)).sum::<usize>(), whole, "every function once");
-    assert!(split(MODULE, Parts { most: 2, min_lines: whole }).is_none(), "no part can be that big");
-    assert!(split(MODULE, Parts::WHOLE).is_none());
-    assert!(split(MODULE, Parts { most: 1, min_lines: 0 }).is_none());
+    assert!(split(MODULE, Parts { most: 2, min_lines: whole }, false).is_none(), "no part can be that big");
+    assert!(split(MODULE, Parts::WHOLE, false).is_none());
+    assert!(split(MODULE, Parts { most: 1, min_lines: 0 }, false).is_none());
 }
 
 #[test]
 fn ptx_it_does_not_know_is_left_whole() {
     let debug = MODULE.replace(".address_size 64\n", ".address_size 64\n.file\t1 \"/tmp/a.cu\"\n");
-    assert!(split(&debug, any()).is_none(), "debug information");
+    assert!(split(&debug, any(), false).is_none(), "debug information");
     let section = format!("{MODULE}\t.section\t.debug_abbrev\n\t{{\n.b8 1\n\t}}\n");
-    assert!(split(&section, any()).is_none(), "DWARF sections");
+    assert!(split(&section, any(), false).is_none(), "DWARF sections");
     let alias = MODULE.replace(".global .align 4 .u32 counter;\n", ".global .align 4 .u32 counter;\n.alias other_name, counter;\n");
-    assert!(split(&alias, any()).is_none(), "an alias");
+    assert!(split(&alias, any(), false).is_none(), "an alias");
     let unclosed = MODULE.trim_end().trim_end_matches("// -- End function").trim_end().trim_end_matches('}');
-    assert!(split(unclosed, any()).is_none(), "a body never closed");
+    assert!(split(unclosed, any(), false).is_none(), "a body never closed");
     let one = "\n.version 7.8\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n";
-    assert!(split(one, any()).is_none(), "one function");
+    assert!(split(one, any(), false).is_none(), "one function");
 }
 
 #[test]
 fn every_prefix_of_the_module_is_cut_or_left_whole_without_a_panic() {
     for end in (0..MODULE.len()).filter(|&i| MODULE.is_char_boundary(i)) {
-        let _ = split(&MODULE[..end], any());
+        let _ = split(&MODULE[..end], any(), false);
     }
+}
+
+#[test]
+fn a_relocatable_modules_internal_functions_get_its_suffix_and_its_internal_kernels_and_variables_stay_with_their_users() {
+    let parts = split(MODULE, any(), true).expect("cut");
+    assert!(parts.len() >= 2);
+    let own = suffix(MODULE);
+    assert!(own.starts_with("__cdpc_part_") && own.len() == "__cdpc_part_".len() + 16, "{own}");
+    let all = parts.concat();
+    // An internal device function: renamed in every part, visible where it is defined.
+    let helper = format!("helper{own}");
+    let bare = parse(&all).unwrap().iter().flat_map(|s| s.mentions.clone()).any(|m| m == "helper");
+    assert!(!bare, "helper left under its own name somewhere:\n{all}");
+    assert!(part_defining(&parts, &helper).contains(&format!(".visible .func  (.param .b32 func_retval0) {helper}(")));
+    // Internal kernels and variables (host code may name a `static` one): their names and
+    // linkage as they were, in the part of every function that names them, declared nowhere else.
+    for kept in ["child__agg", "counter", "tile", "$str"] {
+        let home = part_defining(&parts, kept);
+        for part in &parts {
+            let statements = parse(part).unwrap();
+            let users = statements.iter().filter(|s| s.kind == Kind::Function && s.name != Some(kept) && s.mentions.contains(kept));
+            for user in users {
+                assert!(std::ptr::eq(part.as_str(), home), "{kept} is named by {:?} in another part", user.name);
+            }
+            assert!(!part.contains(&format!("{kept}{own}")), "{kept} keeps its name");
+        }
+        assert!(!home.contains(&format!(".visible .global .align 4 .u32 {kept}")) && !home.contains(&format!(".visible .entry {kept}")), "{kept} stays internal");
+    }
+    for visible in ["big", "other", "lone", "table", "target", "vprintf"] {
+        assert!(!all.contains(&format!("{visible}{own}")), "{visible} keeps its name");
+    }
+    assert_eq!(parts.iter().map(|p| register_cap::marks(p).len()).sum::<usize>(), 2, "the marks as they were");
+    assert_eq!(split(MODULE, any(), true), split(MODULE, any(), true), "the same module, the same parts");
 }
