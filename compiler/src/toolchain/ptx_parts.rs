@@ -107,8 +107,9 @@ enum Kind {
 
 /// The module's parts, each whole PTX, or `None` where it is not cut (module docs). For a
 /// relocatable object (`relocatable`: the parts joined by `nvlink -r`, then linked with other
-/// modules), each internal name of the module gets a suffix from a hash of the PTX
-/// ([`suffix`]), so that it cannot meet another module's name of the same spelling.
+/// modules), each internal device function gets a suffix from a hash of the PTX ([`suffix`]),
+/// so that it cannot meet another module's function of the same name, and each internal
+/// kernel and variable stays, under its own name, with the functions that name it.
 pub fn split(ptx: &str, parts: Parts, relocatable: bool) -> Option<Vec<String>> {
     if parts.most < 2 {
         return None;
