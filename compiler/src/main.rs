@@ -34,6 +34,7 @@ fn main() -> ExitCode {
 /// handled, panics and crashes reported as `E1025`, the cache's headers made after the output.
 /// The binary's `main`, and the release archive's `bin/cdpc` (python/src/lib.rs, `cdpc_main`).
 pub(crate) fn run_program(args: Vec<String>) -> ExitCode {
+    report::mark_start();
     signals::install();
     // The cache's headers a compilation misses are made after it (`fill_cache`).
     cdpc::front::cuda::cache::set_deferred(true);

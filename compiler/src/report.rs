@@ -133,14 +133,31 @@ pub(crate) fn show_tool_runs(runs: &[cdpc::toolchain::ToolRun], verbose: bool, f
     }
 }
 
+/// When this run of cdpc started ([`mark_start`]), for the total that `--time` prints.
+static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
+/// Notes the start of this run of cdpc: `--time`'s total counts from here.
+pub(crate) fn mark_start() {
+    STARTED.get_or_init(std::time::Instant::now);
+}
+
+/// The whole run's wall-clock time so far, from [`mark_start`]; the phases' sum where no start
+/// was noted. Not the phases' sum: the ptxas runs of a module cut in parts, of several
+/// architectures or of several files run at the same time, and the tools started early wait
+/// while code is generated, so the phases overlap.
+fn total(timings: &driver::Timings) -> std::time::Duration {
+    STARTED.get().map_or_else(|| timings.total(), |started| started.elapsed())
+}
+
 /// The phases' times, as the command line asks: `--time`, one line a phase to standard error,
-/// then the total, in seconds; nvcc's `-time FILE` ([`time_table`]), appended to the file.
+/// then the total (the run's wall-clock time, [`total`]), in seconds; nvcc's `-time FILE`
+/// ([`time_table`]), appended to the file.
 pub(crate) fn show_timings(cli: &Cli, timings: &driver::Timings, source: Option<&std::path::Path>, output: Option<&std::path::Path>) -> Result<(), cdpc::toolchain::ToolError> {
     if cli.time {
         for (phase, duration) in &timings.0 {
             eprintln!("time: {} {:.6}", phase.name(), duration.as_secs_f64());
         }
-        eprintln!("time: total {:.6}", timings.total().as_secs_f64());
+        eprintln!("time: total {:.6}", total(timings).as_secs_f64());
     }
     let Some(file) = &cli.time_file else { return Ok(()) };
     if file == std::path::Path::new("-") {
@@ -168,7 +185,7 @@ pub(crate) fn time_table(timings: &driver::Timings, source: Option<&std::path::P
     for (phase, duration) in &timings.0 {
         table.push_str(&format!("{source} , {} , {source}  , {output} , {arch} , cdpc , {:.4} , ms\n", phase.name(), duration.as_secs_f64() * 1e3));
     }
-    table.push_str(&format!(" , cdpc (total) ,  , {output} ,  , cdpc , {:.4} , ms\n", timings.total().as_secs_f64() * 1e3));
+    table.push_str(&format!(" , cdpc (total) ,  , {output} ,  , cdpc , {:.4} , ms\n", total(timings).as_secs_f64() * 1e3));
     table
 }
 

@@ -120,18 +120,25 @@ fn cubin_and_object_with_verbose_tool_lines() {
 #[test]
 fn time_prints_each_phase_in_order() {
     let (dir, _) = workspace();
+    let started = std::time::Instant::now();
     let out = cdpc(dir.path(), &["app.cdp", "--emit", "ptx", "-o", "-", "--time"]);
+    let wall = started.elapsed().as_secs_f64();
     assert!(out.status.success(), "{}", stderr(&out));
-    let phases: Vec<String> = stderr(&out)
+    let times: Vec<(String, f64)> = stderr(&out)
         .lines()
         .filter_map(|l| l.strip_prefix("time: "))
         .map(|l| {
             let (phase, seconds) = l.split_once(' ').expect("`time: PHASE SECONDS`");
-            assert!(seconds.parse::<f64>().is_ok_and(|s| s >= 0.0), "{l}");
-            phase.to_string()
+            let seconds = seconds.parse::<f64>().unwrap_or(-1.0);
+            assert!(seconds >= 0.0, "{l}");
+            (phase.to_string(), seconds)
         })
         .collect();
+    let phases: Vec<&str> = times.iter().map(|(p, _)| p.as_str()).collect();
     assert_eq!(phases, ["read", "preprocess", "parse", "sema", "llvm-ir", "llvm-opt-ptx", "total"]);
+    // The total is the run's wall-clock time: at least each phase, at most the process's life.
+    let (total, longest) = (times[times.len() - 1].1, times[..times.len() - 1].iter().map(|t| t.1).fold(0.0, f64::max));
+    assert!(longest <= total && total <= wall, "phases up to {longest} s, total {total} s, the process {wall} s");
 }
 
 /// `-D`, `-U` and `-I` (both spellings) reach the preprocessor, `-D`/`-U` in the order written,

@@ -15,6 +15,7 @@ use super::symbols::{self, Unit};
 use super::{build_options, check_here, codegen_options, validate, CompileError, CompileOptions, Emit, Timings};
 use crate::back;
 use crate::diag::{Code, Diagnostic, SourceFile, Span};
+use crate::toolchain::run::at_once;
 use crate::toolchain::{OutputFile, OutputGuard, ToolError, ToolRun, Toolchain};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -265,7 +266,7 @@ fn link_here(inputs: &[Input], link: &LinkOptions, options: &CompileOptions) -> 
     let mut in_memory: Vec<(String, Vec<u8>)> = Vec::new();
     // Each file's ptxas at the same time (the modules are independent); the first file's error
     // is the one reported, as when they ran one after another.
-    let objects = super::at_once(&compiled, &build, compiled.len() >= 2, |c, build| tools.assemble(&c.ptx, build));
+    let objects = at_once(&compiled, &build, compiled.len() >= 2, |c, build| tools.assemble(&c.ptx, build));
     for (c, object) in compiled.iter().zip(objects) {
         let object = object.map_err(|e| {
             // ptxas's errors in the source's inline assembly, placed at its `asm` statements.

@@ -73,6 +73,7 @@ use crate::front::cdp::sema::{self, SemaOptions};
 use crate::pipeline::aggregate::Granularity;
 pub use crate::pipeline::malloc_pool::MallocPool;
 use crate::target::{AddressSize, SmVersion, Target};
+use crate::toolchain::run::at_once;
 use crate::toolchain::{BuildOptions, FatbinImage, OutputFile, OutputGuard, ToolRun, ToolSearch, Toolchain};
 pub use crate::toolchain::{HeaderList, Overwrite, DEFAULT_TOOL_TIMEOUT};
 use std::path::{Path, PathBuf};
@@ -1037,45 +1038,6 @@ fn multi_architecture_fatbin(
         packed_images.push(FatbinImage { ptx: false, sm: compiled.0, bytes: whole_cubin(tools, source, compiled.1, &build, warnings)? });
     }
     Ok((tools.fatbinary(&packed_images, !whole, build)?, device_ir))
-}
-
-/// `job` on each of `items` and its results in the items' order: at the same time, a thread
-/// each, where `parallel` (the tool runs of independent modules, such as each architecture's
-/// or each file's ptxas, which a build ran one after another), else one after another here.
-/// Each job gets `build` with a tool log of its own, appended to `build`'s in the items'
-/// order, so that `-v` lists the runs as a sequential build does; a job whose thread could not
-/// start runs here.
-pub(crate) fn at_once<I: Sync, T: Send>(items: &[I], build: &BuildOptions, parallel: bool, job: impl Fn(&I, &BuildOptions) -> T + Sync) -> Vec<T> {
-    if !parallel {
-        return items.iter().map(|item| job(item, build)).collect();
-    }
-    let job = &job;
-    std::thread::scope(|scope| {
-        let started: Vec<_> = items
-            .iter()
-            .map(|item| {
-                let own = BuildOptions { log: crate::toolchain::ToolLog::new(), ..build.clone() };
-                let thread = std::thread::Builder::new().name("cdpc-tool".into()).spawn_scoped(scope, {
-                    let own = own.clone();
-                    move || job(item, &own)
-                });
-                (item, own, thread)
-            })
-            .collect();
-        started
-            .into_iter()
-            .map(|(item, own, thread)| {
-                let result = match thread {
-                    Ok(thread) => thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                    Err(_) => job(item, &own),
-                };
-                for run in own.log.take() {
-                    build.log.push(run);
-                }
-                result
-            })
-            .collect()
-    })
 }
 
 /// Whether `ptx` declares a function of the device runtime's library (`cudaLaunchDeviceV2`,

@@ -27,6 +27,7 @@ use super::{build_options, fatbin, pool, symbols, CompileError, CompileOptions, 
 use crate::diag::{Code, Diagnostic, SourceFile, Span};
 use crate::front::cdp::preprocess::MacroOption;
 use crate::target::{SmVersion, Target};
+use crate::toolchain::run::at_once;
 use crate::toolchain::{work_dir, BuildOptions, FatbinImage, HostCompiler, OutputFile, OutputGuard, ToolError, ToolRun, Toolchain};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -285,7 +286,7 @@ fn device_link_object(
 ) -> Result<(Vec<u8>, Vec<Diagnostic>), CompileError> {
     // Each architecture's link at the same time (its link-time compile above all); the first
     // architecture's error is the one reported, as when they ran one after another.
-    let linked = super::at_once(archs, build, archs.len() >= 2, |&arch, build| device_link_arch(tools, objects, arch, build, pool, lto));
+    let linked = at_once(archs, build, archs.len() >= 2, |&arch, build| device_link_arch(tools, objects, arch, build, pool, lto));
     let mut images = Vec::new();
     let mut module_ids: Option<Vec<String>> = None;
     let mut said: Vec<Diagnostic> = Vec::new();

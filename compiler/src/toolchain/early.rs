@@ -29,6 +29,7 @@
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::discover::Toolchain;
@@ -36,7 +37,7 @@ use super::error::{command_line, ToolError};
 use super::process::{self, Started};
 use super::ptx_parts;
 use super::register_cap;
-use super::run::{nvlink_args, ptxas_args, read, record, run_tool, work_dir, BuildOptions, WorkDir};
+use super::run::{at_once, nvlink_args, ptxas_args, read, record, run_tool, work_dir, BuildOptions, WorkDir};
 
 const PTX_NAME: &str = "module.ptx";
 /// The PTX of ptxas's second run, with the register caps a kernel needs ([`StartedBuild::recap`]).
@@ -224,6 +225,8 @@ impl StartedBuild<'_> {
     /// one returned.
     pub fn finish(mut self, ptx: &str) -> Result<Vec<u8>, ToolError> {
         if let Some(parts) = ptx_parts::split(ptx, self.opts.ptxas_parts, !self.link) {
+            // The parts' runs are logged only if they built the module: after a refusal the
+            // whole build's runs are the ones `-v` lists.
             let own = BuildOptions { log: super::ToolLog::new(), ..self.opts.clone() };
             if let Ok(output) = self.finish_parts(&parts, &own) {
                 own.log.take().into_iter().for_each(|run| self.opts.log.push(run));
@@ -283,44 +286,29 @@ impl StartedBuild<'_> {
     }
 
     /// The cubin (or relocatable object) of a module's `parts`: each assembled by a ptxas of
-    /// its own, all at the same time (the first by the ptxas started early, if any), then
-    /// linked by nvlink (with libcudadevrt, or `-r`).
+    /// its own, all at the same time ([`at_once`]; the first by the ptxas started early, if
+    /// any), then linked by nvlink (with libcudadevrt, or `-r`).
     fn finish_parts(&mut self, parts: &[String], opts: &BuildOptions) -> Result<Vec<u8>, ToolError> {
-        let work = self.work.path().to_path_buf();
-        let (input, object) = Self::ptxas_files(&work, self.link);
-        let files: Vec<(PathBuf, PathBuf)> =
-            (0..parts.len()).map(|i| if i == 0 { (input.clone(), object.clone()) } else { (work.join(format!("part{i}.ptx")), work.join(format!("part{i}.o"))) }).collect();
-        let early = self.ptxas.take();
-        let tools = self.tools;
-        // Each part's runs in a log of its own, appended in the parts' order: `-v` lists them
-        // the same way every time.
-        let logs: Vec<BuildOptions> = parts.iter().map(|_| BuildOptions { log: super::ToolLog::new(), ..opts.clone() }).collect();
-        let assembled: Vec<Result<(), ToolError>> = std::thread::scope(|scope| {
-            let others: Vec<_> = parts
-                .iter()
-                .zip(&files)
-                .zip(&logs)
-                .enumerate()
-                .skip(1)
-                .map(|(i, ((ptx, (input, object)), own))| {
-                    let capped = work.join(format!("capped{i}.ptx"));
-                    std::thread::Builder::new().name("cdpc-ptxas".into()).spawn_scoped(scope, move || assemble_part(tools, ptx, input, object, &capped, None, own))
-                })
-                .collect();
-            let first = assemble_part(tools, &parts[0], &input, &object, &work.join(CAPPED_PTX_NAME), early, &logs[0]);
-            let mut all = vec![first];
-            for (i, thread) in others.into_iter().enumerate() {
-                let (input, object) = &files[i + 1];
-                all.push(match thread {
-                    Ok(thread) => thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                    Err(_) => assemble_part(tools, &parts[i + 1], input, object, &work.join(format!("capped{}.ptx", i + 1)), None, &logs[i + 1]),
-                });
+        let work = self.work.path();
+        let files = |i: usize| {
+            let (input, object) = Self::ptxas_files(work, self.link);
+            if i == 0 {
+                (input, object, work.join(CAPPED_PTX_NAME))
+            } else {
+                (work.join(format!("part{i}.ptx")), work.join(format!("part{i}.o")), work.join(format!("capped{i}.ptx")))
             }
-            all
+        };
+        let early = Mutex::new(self.ptxas.take());
+        let tools = self.tools;
+        let indices: Vec<usize> = (0..parts.len()).collect();
+        let assembled = at_once(&indices, opts, true, |&i, own| {
+            let (input, object, capped) = files(i);
+            let early = if i == 0 { early.lock().ok().and_then(|mut e| e.take()) } else { None };
+            assemble_part(tools, &parts[i], &input, &object, &capped, early, own)
         });
-        logs.iter().flat_map(|own| own.log.take()).for_each(|run| opts.log.push(run));
         assembled.into_iter().collect::<Result<Vec<()>, ToolError>>()?;
-        let objects: Vec<&Path> = files.iter().map(|(_, object)| object.as_path()).collect();
+        let objects: Vec<PathBuf> = indices.iter().map(|&i| files(i).1).collect();
+        let objects: Vec<&Path> = objects.iter().map(PathBuf::as_path).collect();
         if !self.link {
             let joined = work.join(JOINED_NAME);
             let mut args: Vec<std::ffi::OsString> = vec![format!("-arch={}", opts.arch).into(), "-r".into()];

@@ -34,6 +34,7 @@
 //! ([`super::StartedBuild::finish`]).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::ops::Range;
 
 use super::register_cap;
 
@@ -111,7 +112,9 @@ enum Kind {
 /// so that it cannot meet another module's function of the same name, and each internal
 /// kernel and variable stays, under its own name, with the functions that name it.
 pub fn split(ptx: &str, parts: Parts, relocatable: bool) -> Option<Vec<String>> {
-    if parts.most < 2 {
+    // Two parts of `min_lines` each need at least twice that many lines: most modules are
+    // smaller, and are not parsed.
+    if parts.most < 2 || ptx.lines().count() < 2 * parts.min_lines.max(1) {
         return None;
     }
     let statements = parse(ptx)?;
@@ -231,30 +234,12 @@ fn rename(ptx: &str, renamed: &HashMap<&str, String>) -> String {
                 continue;
             }
         }
-        let code_end = line.find("//").unwrap_or(line.len());
-        let bytes = line.as_bytes();
-        let mut i = 0;
         let mut copied = 0;
-        while i < code_end {
-            let c = bytes[i];
-            if c.is_ascii_alphabetic() || c == b'_' || c == b'$' {
-                let start = i;
-                while i < code_end && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'$') {
-                    i += 1;
-                }
-                if start == 0 || !matches!(bytes[start - 1], b'%' | b'.') {
-                    if let Some(new) = renamed.get(&line[start..i]) {
-                        out.push_str(&line[copied..start]);
-                        out.push_str(new);
-                        copied = i;
-                    }
-                }
-            } else if c.is_ascii_digit() {
-                while i < code_end && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'.') {
-                    i += 1;
-                }
-            } else {
-                i += 1;
+        for name in names(without_comment(line)) {
+            if let Some(new) = renamed.get(&line[name.clone()]) {
+                out.push_str(&line[copied..name.start]);
+                out.push_str(new);
+                copied = name.end;
             }
         }
         out.push_str(&line[copied..]);
@@ -510,21 +495,32 @@ fn is_identifier(word: &str) -> bool {
 
 /// The identifiers of `lines` outside comments (register names, `%r1`, are not).
 fn mentions<'a>(lines: &[&'a str]) -> BTreeSet<&'a str> {
-    let mut names = BTreeSet::new();
-    for line in lines {
-        let code = without_comment(line);
-        let bytes = code.as_bytes();
-        let mut i = 0;
+    lines
+        .iter()
+        .flat_map(|line| {
+            let code = without_comment(line);
+            names(code).map(move |name| &code[name])
+        })
+        .collect()
+}
+
+/// Where the names of `code` (a line without its comment) lie: identifiers (`[A-Za-z_$]`, then
+/// those and digits) that are not a register (`%r1`) or a directive (`.reg`); a number's
+/// letters (`0f3F800000`, `1.5e3`) are no name.
+fn names(code: &str) -> impl Iterator<Item = Range<usize>> + '_ {
+    let bytes = code.as_bytes();
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$';
+    let mut i = 0;
+    std::iter::from_fn(move || {
         while i < bytes.len() {
             let c = bytes[i];
+            let start = i;
             if c.is_ascii_alphabetic() || c == b'_' || c == b'$' {
-                let start = i;
-                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'$') {
+                while i < bytes.len() && word(bytes[i]) {
                     i += 1;
                 }
-                // A register (`%r1`) or a directive (`.reg`) is not a name.
                 if start == 0 || !matches!(bytes[start - 1], b'%' | b'.') {
-                    names.insert(&code[start..i]);
+                    return Some(start..i);
                 }
             } else if c.is_ascii_digit() {
                 while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'.') {
@@ -534,8 +530,8 @@ fn mentions<'a>(lines: &[&'a str]) -> BTreeSet<&'a str> {
                 i += 1;
             }
         }
-    }
-    names
+        None
+    })
 }
 
 /// Groups of statements, joined.

@@ -142,6 +142,45 @@ impl Default for BuildOptions {
     }
 }
 
+/// `job` on each of `items` and its results in the items' order: at the same time, a thread
+/// each, where `parallel` (the tool runs of independent modules, such as each architecture's
+/// or each file's ptxas, which a build ran one after another), else one after another here.
+/// Each job gets `build` with a tool log of its own, appended to `build`'s in the items'
+/// order, so that `-v` lists the runs as a sequential build does; a job whose thread could not
+/// start runs here.
+pub(crate) fn at_once<I: Sync, T: Send>(items: &[I], build: &BuildOptions, parallel: bool, job: impl Fn(&I, &BuildOptions) -> T + Sync) -> Vec<T> {
+    if !parallel {
+        return items.iter().map(|item| job(item, build)).collect();
+    }
+    let job = &job;
+    std::thread::scope(|scope| {
+        let started: Vec<_> = items
+            .iter()
+            .map(|item| {
+                let own = BuildOptions { log: ToolLog::new(), ..build.clone() };
+                let thread = std::thread::Builder::new().name("cdpc-tool".into()).spawn_scoped(scope, {
+                    let own = own.clone();
+                    move || job(item, &own)
+                });
+                (item, own, thread)
+            })
+            .collect();
+        started
+            .into_iter()
+            .map(|(item, own, thread)| {
+                let result = match thread {
+                    Ok(thread) => thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                    Err(_) => job(item, &own),
+                };
+                for run in own.log.take() {
+                    build.log.push(run);
+                }
+                result
+            })
+            .collect()
+    })
+}
+
 /// ptxas's arguments: `-arch=sm_XX -c [-O N] [extra...] -o OUTPUT INPUT`.
 /// `-c` makes relocatable device code (nvcc's `-rdc`), which device-side launches need.
 pub fn ptxas_args(opts: &BuildOptions, input: &Path, output: &Path) -> Vec<OsString> {
