@@ -87,3 +87,54 @@ fn host_warning_options_warn_on_host_code_as_nvccs_host_compiler() {
     gcc.dedup();
     assert_eq!(gcc, pairs(NVCC), "nvcc: {}", stderr(&theirs));
 }
+
+/// Host functions with one mistake each that Clang warns about, and whether nvcc 13.5 (g++
+/// 12.2 its host compiler) fails on each under `-Xcompiler -Werror`, `-Xcompiler -Wall,-Werror`
+/// and `-Werror all-warnings` (measured 2026-12-01; checked again below where nvcc is here).
+const WERROR_PROBES: &[(&str, &str, [bool; 3])] = &[
+    // EDG's #174-D, and g++'s -Wunused-value under -Wall.
+    ("unused_value", "int f(int a) { 255 - 194 * a; return a; }", [false, true, true]),
+    // g++'s -Wformat under -Wall; EDG says nothing.
+    ("format", "int f(int a) { printf(\"%s\\n\", a); return 0; }", [false, true, false]),
+    // Neither: cudafe++ writes the braces out.
+    ("dangling_else", "int f(int a, int b) { if (a) if (b) return 1; else return 2; return 0; }", [false, false, false]),
+    // Neither: no warning of g++'s or EDG's.
+    ("literal_conversion", "int f() { int x = 3.5; return x; }", [false, false, false]),
+    // g++ without options, and EDG's #940-D.
+    ("return_type", "int f(int a) { if (a) return 1; }", [true, true, true]),
+    // g++'s -Wswitch under -Wall.
+    ("switch", "enum E { A, B }; int f(E e) { switch (e) { case A: return 1; } return 0; }", [false, true, false]),
+];
+
+/// What each `-Werror` asks for, as nvcc is given it.
+const WERRORS: [&[&str]; 3] = [&["-Xcompiler", "-Werror"], &["-Xcompiler", "-Wall,-Werror"], &["-Werror", "all-warnings"]];
+
+/// Under each `-Werror`, cdpc fails on a host-code warning where nvcc's build fails and builds
+/// where nvcc's builds (`front::cuda::host_warnings`): Clang warns about more than nvcc's
+/// front end and g++ do, and by default about more than g++ without options.
+#[test]
+fn werror_fails_a_build_where_nvccs_fails_and_no_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let oracle = nvcc().filter(|_| crate::build_common::have("g++"));
+    for (name, code, fails) in WERROR_PROBES {
+        let file = format!("{name}.cu");
+        std::fs::write(d.join(&file), format!("#include <cstdio>\n__global__ void k(int *p) {{ p[0] = 1; }}\n{code}\nint main() {{ k<<<1, 1>>>(nullptr); return 0; }}\n")).unwrap();
+        for (werror, &fails) in WERRORS.iter().zip(fails) {
+            let args = [&["-arch=sm_90", "-c", file.as_str(), "-o", "x.o"][..], werror].concat();
+            let out = cdpc(d, &args);
+            assert_eq!(!out.status.success(), fails, "cdpc {}: {}", args.join(" "), stderr(&out));
+            if let Some(nvcc) = &oracle {
+                let theirs = nvcc_status(nvcc, d, &args);
+                assert_eq!(!theirs.status.success(), fails, "nvcc {}: {}", args.join(" "), stderr(&theirs));
+            }
+        }
+    }
+}
+
+/// nvcc's run in `dir`, failed or not, with the NVIDIA tools on `PATH`.
+fn nvcc_status(nvcc: &std::path::Path, dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let tools = crate::build_common::tool_dir().expect("the NVIDIA tools");
+    let path = format!("{}:{}", tools.display(), std::env::var("PATH").unwrap_or_default());
+    std::process::Command::new(nvcc).current_dir(dir).env("PATH", path).args(args).output().expect("nvcc runs")
+}

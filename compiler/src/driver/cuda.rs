@@ -352,13 +352,25 @@ fn serial_openmp(options: &CompileOptions) -> Option<(CompileOptions, Diagnostic
     Some((serial, warning))
 }
 
+/// What [`host_object`] made.
+pub(crate) struct HostObject {
+    pub object: Vec<u8>,
+    /// The host side's warnings the device side did not give.
+    pub warnings: Vec<Diagnostic>,
+    /// The host side's warnings that are errors under the host compiler's `-Werror`.
+    pub werror: Vec<Diagnostic>,
+    /// The headers the host side read.
+    pub headers: Vec<PathBuf>,
+}
+
 /// The host object of a CUDA C++ source, like `nvcc -dc`'s: `fatbin` (the device side,
 /// compiled with `options.nv_module_id` = `id`, assembled and packed into a relocatable fat
 /// binary) in place of the placeholder in `host` ([`host_bitcode`]), with the file's host code,
 /// its kernels' stubs and their registration; then nvcc's names ([`pipeline::host_names`])
 /// under module id `id`, and x86-64 code, marked for the device link's pool as `pool` says
-/// (`driver/pool.rs`). Returns the object and the host side's warnings that the device side
-/// did not give already.
+/// (`driver/pool.rs`). Returns the object, the host side's warnings that the device side
+/// did not give already, and the host side's warnings that the host compiler's `-Werror` makes
+/// errors ([`cuda::host_warnings::werror_promotes`]: the device side's copy of one is too).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn host_object(
     source: &str,
@@ -371,10 +383,12 @@ pub(crate) fn host_object(
     device_warnings: &[Diagnostic],
     pool: back::host_object::PoolMark,
     device_ir: &[(crate::target::SmVersion, Vec<u8>)],
-) -> Result<(Vec<u8>, Vec<Diagnostic>, Vec<PathBuf>), CompileError> {
+) -> Result<HostObject, CompileError> {
     let HostBitcode { bitcode, warnings, headers, placeholder } = host;
+    let warnings = options.warnings.apply(warnings);
+    let werror: Vec<Diagnostic> = warnings.iter().filter(|d| cuda::host_warnings::werror_promotes(d, &options.cuda_cxx)).cloned().collect();
     // Code both sides compile (`__host__ __device__`, headers) warns twice: once is enough.
-    let warnings: Vec<Diagnostic> = options.warnings.apply(warnings).into_iter().filter(|w| !device_warnings.contains(w)).collect();
+    let warnings: Vec<Diagnostic> = warnings.into_iter().filter(|w| !device_warnings.contains(w)).collect();
     let context = Context::create();
     let buffer = MemoryBuffer::create_from_memory_range_copy(&bitcode, "clang-host");
     let module = Module::parse_bitcode_from_buffer(&buffer, &context).map_err(|e| BackendError::Internal(format!("reading Clang's host bitcode: {e}")))?;
@@ -406,7 +420,7 @@ pub(crate) fn host_object(
     }
     back::host_object::registration_first(&module);
     let object = back::host_object::emit_object(&module)?;
-    Ok((object, warnings, headers))
+    Ok(HostObject { object, warnings, werror, headers })
 }
 
 /// `E1021`: a kernel qualifier nvcc refuses, at the line Clang recorded for the kernel's

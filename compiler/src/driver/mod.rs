@@ -922,10 +922,15 @@ fn cuda_host_object(source: &str, options: &CompileOptions, tools: &Toolchain, b
     });
     let (generated, fatbin, device_ir) = device_side?;
     let mark = generated.ptx.as_deref().map(pool::ptx_mark).unwrap_or_default();
-    let (output, host_warnings, host_headers) = cuda::host_object(source, options, tools, build, host?, &fatbin, &id, &generated.warnings, mark, &device_ir)?;
+    let cuda::HostObject { object: output, warnings: host_warnings, werror, headers: host_headers } =
+        cuda::host_object(source, options, tools, build, host?, &fatbin, &id, &generated.warnings, mark, &device_ir)?;
     let mut warnings = generated.warnings;
     warnings.extend(sole_source_pool_remark(options, mark));
     warnings.extend(host_warnings);
+    // The host compiler's `-Werror`: the host side's warnings that g++ would give, errors.
+    for w in warnings.iter_mut().filter(|w| werror.contains(w)) {
+        w.severity = crate::diag::Severity::Error;
+    }
     if warnings.iter().any(Diagnostic::is_error) {
         return Err(CompileError::Diagnostics(warnings));
     }

@@ -70,6 +70,7 @@ pub mod cache;
 pub mod diagnostics;
 pub mod filler;
 pub mod hidden_macros;
+pub mod host_warnings;
 pub mod in_process;
 pub mod mend;
 pub mod nvcc_text;
@@ -700,7 +701,10 @@ impl ClangInvocation<'_> {
             // left out too): `-D`/`-U` again would expand what `-E` kept from them.
             host_compiler = without_macro_options(host_compiler);
         }
-        for arg in host_compiler {
+        // The host compiler's `-Werror` is the driver's (`host_warnings::werror_promotes`),
+        // after the warnings inside device code, which nvcc's g++ never sees, are dropped: Clang
+        // would make them errors first.
+        for arg in host_compiler.into_iter().filter(|a| !(host && a == host_warnings::WERROR)) {
             push(arg);
         }
         a
@@ -908,6 +912,7 @@ pub const FRONT_END_SOURCES: &[(&str, &str)] = &[
     ("diagnostics.rs", include_str!("diagnostics.rs")),
     ("filler.rs", include_str!("filler.rs")),
     ("hidden_macros.rs", include_str!("hidden_macros.rs")),
+    ("host_warnings.rs", include_str!("host_warnings.rs")),
     ("in_process.rs", include_str!("in_process.rs")),
     ("mend.rs", include_str!("mend.rs")),
     ("mod.rs", include_str!("mod.rs")),

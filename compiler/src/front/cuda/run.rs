@@ -6,7 +6,7 @@
 
 use super::cache::{self, Cache, InUse};
 use super::in_process::{self, NotRun, Outcome};
-use super::{preamble, ClangEngine, ClangInvocation};
+use super::{preamble, ClangEngine, ClangInvocation, CudaCxxOptions};
 use crate::diag::Diagnostic;
 use crate::toolchain::{command_line, run_front_end, BuildOptions, ToolError, ToolRun};
 use std::ffi::OsString;
@@ -22,12 +22,15 @@ pub(crate) enum Said {
 }
 
 impl Said {
-    /// Its messages as diagnostics: `main` is the file Clang compiled, with `main_text`.
-    pub(crate) fn diagnostics(&self, main: &Path, main_text: &str) -> Vec<Diagnostic> {
-        match self {
+    /// Its messages as diagnostics: `main` is the file Clang compiled, with `main_text`; the
+    /// warnings nvcc's build would not give under `cxx`'s options are `W1035`
+    /// ([`super::host_warnings::as_nvcc`]).
+    pub(crate) fn diagnostics(&self, main: &Path, main_text: &str, cxx: &CudaCxxOptions) -> Vec<Diagnostic> {
+        let said = match self {
             Said::Text(stderr) => super::diagnostics::parse(stderr, main, main_text),
             Said::Messages(messages) => super::diagnostics::from_messages(messages, main, main_text),
-        }
+        };
+        super::host_warnings::as_nvcc(said, cxx)
     }
 
     /// Whether a message (or the file it names) holds `word`.

@@ -167,8 +167,8 @@ pub(crate) fn precompiled_header_may_hide_errors(module: &Module<'_>, main: &Pat
 
 /// The compilation's error of a failed Clang run: Clang's messages as diagnostics where it gave
 /// any.
-pub(crate) fn failure_error(failure: Failure, main: &Path, main_text: &str, warnings: &WarningPolicy) -> CompileError {
-    let diagnostics = |said: &Said| warnings.apply(said.diagnostics(main, main_text));
+pub(crate) fn failure_error(failure: Failure, main: &Path, main_text: &str, warnings: &WarningPolicy, cxx: &CudaCxxOptions) -> CompileError {
+    let diagnostics = |said: &Said| warnings.apply(said.diagnostics(main, main_text, cxx));
     match failure {
         Failure::Program { said, error } => {
             let found = diagnostics(&said);
@@ -533,9 +533,9 @@ impl ClangSetup {
                     }
                 }
                 let headers = depfile.map(|(path, _)| self.headers_read(path, &compiled_path, &work, None)).unwrap_or_default();
-                Ok((text, request.warnings.apply(said.diagnostics(&compiled_path, source)), headers))
+                Ok((text, request.warnings.apply(said.diagnostics(&compiled_path, source, request.cxx)), headers))
             }
-            Err(failure) => Err(failure_error(failure, &compiled_path, source, request.warnings)),
+            Err(failure) => Err(failure_error(failure, &compiled_path, source, request.warnings, request.cxx)),
         }
     }
 
@@ -785,7 +785,7 @@ impl ClangSetup {
         let compiled_path = compiled_path.into_inner();
         match run_result {
             Ok((bitcode, said)) => {
-                let warnings = said.diagnostics(&compiled_path, source);
+                let warnings = said.diagnostics(&compiled_path, source, request.cxx);
                 let mut headers = match &depfile {
                     Some((path, _)) => self.headers_read(path, &compiled_path, &work_dir.into_inner(), own_includes.as_ref().map(WorkDir::path)),
                     None => Vec::new(),
@@ -799,7 +799,7 @@ impl ClangSetup {
                 }
                 Ok(ClangOutput { bitcode, warnings, compiled_path, precompiled: precompiled.get(), headers })
             }
-            Err(failure) => Err(failure_error(failure, &compiled_path, source, request.warnings)),
+            Err(failure) => Err(failure_error(failure, &compiled_path, source, request.warnings, request.cxx)),
         }
     }
 
