@@ -1122,3 +1122,31 @@ fn a_name_cutlass_declares_for_nvcc_alone_is_e1033() {
         run(&nvcc, dir.path(), &["-std=c++17", "-arch=sm_90", "-rdc=true", "-c", "guarded.cu", "-o", "nvcc.o"]);
     }
 }
+
+/// A program sees the include guard of `curand.h` or `cuda.h` only once it includes the header,
+/// as with nvcc, though Clang's CUDA wrapper reads both first (`front/cuda/nvcc_text.rs`, rule
+/// 8): NVIDIA's `helper_cuda.h` compiles a `static` function for each library header it finds
+/// so, and `-Xcompiler -Wall,-Werror` failed on the unused ones where nvcc builds.
+#[test]
+fn headers_only_clangs_wrapper_reads_are_not_included_for_the_program() {
+    const GUARDS: &str = r#"#include <cstdio>
+#if defined(CURAND_H_) || defined(__cuda_cuda_h__) || defined(CURAND_MTGP32_H) || defined(CURAND_MTGP32_KERNEL_H)
+#error "a header the program did not include"
+#endif
+static const char *status_name(int s) { return s ? "error" : "success"; }
+#include <curand.h>
+#include <cuda.h>
+#include <curand_kernel.h>
+#if !defined(CURAND_H_) || !defined(__cuda_cuda_h__)
+#error "the program's own includes"
+#endif
+__global__ void seed(curandState *s, unsigned long long n) { curand_init(n, threadIdx.x, 0, &s[threadIdx.x]); }
+int main() {
+  curandStatus_t st = CURAND_STATUS_SUCCESS;
+  CUresult r = CUDA_SUCCESS;
+  printf("%s %d\n", status_name((int)st), (int)r);
+  return 0;
+}
+"#;
+    compiles_like_nvcc("guards.cu", GUARDS, &["-Xcompiler", "-Wall,-Werror"]);
+}

@@ -57,6 +57,17 @@
 //!    to the class and is assigned as before. The rule looks for the declaration's exact text, as
 //!    CUDA 13 spells it, comments included.
 //!
+//! 8. **The include guards of the headers Clang's wrapper includes and nvcc's compilation does
+//!    not** (`cuda.h`, `curand.h`, `curand_mtgp32.h`, `curand_mtgp32_kernel.h`:
+//!    [`super::hidden_macros::NOT_NVCCS`] and what they include): with nvcc, a program's
+//!    `#ifdef CURAND_H_` or `#ifdef __cuda_cuda_h__` is false unless the program included the
+//!    header, and NVIDIA's samples' `helper_cuda.h` compiles a `static` function for each
+//!    library's header it finds so (with Clang's, `-Wall -Werror` failed on the unused ones
+//!    where nvcc builds). Each header's guard, [`WRAPPER_ONLY_GUARDS`], becomes a name of cdpc's
+//!    (`__CDPC_GUARD_` and the name) and the guard's own name is defined at the end of the
+//!    file; cdpc's additions, read after the wrapper, undefine it where the header was read so.
+//!    A program that includes the header defines it again, without its declarations twice.
+//!
 //! Rules 1 and 6 keep the text's length; the others make it longer by the characters they put in
 //! (Clang accepts a buffer longer than the file's size, never a shorter one). No rule moves a
 //! line break, so Clang's lines, `__LINE__`, debug lines and a precompiled header's checks of
@@ -86,6 +97,10 @@ pub fn rewrite(text: &[u8]) -> Option<Vec<u8>> {
         out = new;
         moved = true;
     }
+    if let Some(guarded) = private_guards(&out) {
+        out = guarded;
+        moved = true;
+    }
     if let Some(with_lists) = braced_list_assignments(&out) {
         out = with_lists;
         moved = true;
@@ -103,6 +118,37 @@ pub fn rewrite(text: &[u8]) -> Option<Vec<u8>> {
     }
     grown.extend_from_slice(&out[from..]);
     Some(grown)
+}
+
+/// Rule 8 (module docs): the guard lines of each header that Clang's CUDA wrapper includes and
+/// nvcc's compilation does not, as CUDA 13 writes them, and the guard's name.
+pub const WRAPPER_ONLY_GUARDS: [(&str, &str); 4] = [
+    ("#ifndef __cuda_cuda_h__\n#define __cuda_cuda_h__\n", "__cuda_cuda_h__"),
+    ("#if !defined(CURAND_H_)\n#define CURAND_H_\n", "CURAND_H_"),
+    ("#ifndef CURAND_MTGP32_H\n#define CURAND_MTGP32_H\n", "CURAND_MTGP32_H"),
+    ("#if !defined CURAND_MTGP32_KERNEL_H\n#define CURAND_MTGP32_KERNEL_H\n", "CURAND_MTGP32_KERNEL_H"),
+];
+
+/// The name rule 8 guards a header with in place of its own `guard`.
+pub fn private_guard(guard: &str) -> String {
+    format!("__CDPC_GUARD_{guard}")
+}
+
+/// Rule 8 (module docs): `text` guarded by cdpc's name and defining its own guard at its end,
+/// or `None` where it has none of [`WRAPPER_ONLY_GUARDS`] at a line's start.
+fn private_guards(text: &[u8]) -> Option<Vec<u8>> {
+    let (lines, guard) = WRAPPER_ONLY_GUARDS.iter().find(|(lines, _)| text.windows(lines.len()).position(|w| w == lines.as_bytes()).is_some_and(|at| line_start(text, at)))?;
+    let at = text.windows(lines.len()).position(|w| w == lines.as_bytes())?;
+    let private = private_guard(guard);
+    let mut out = Vec::with_capacity(text.len() + 2 * private.len() + guard.len() + 16);
+    out.extend_from_slice(&text[..at]);
+    out.extend_from_slice(format!("#ifndef {private}\n#define {private}\n").as_bytes());
+    out.extend_from_slice(&text[at + lines.len()..]);
+    if !out.ends_with(b"\n") {
+        out.push(b'\n');
+    }
+    out.extend_from_slice(format!("#define {guard}\n").as_bytes());
+    Some(out)
 }
 
 /// Rule 7 (module docs): each declaration of CUDA's raw assignment (the type, its half, the
@@ -475,6 +521,10 @@ pub fn may_need_rewriting(text: &[u8]) -> bool {
     if text.windows(2).any(|w| w == b"\"_") || text.windows(3).any(|w| w == b"asm") {
         return true;
     }
+    // Rule 8: the headers only Clang's wrapper includes.
+    if WRAPPER_ONLY_GUARDS.iter().any(|(lines, _)| text.windows(lines.len()).any(|w| w == lines.as_bytes())) {
+        return true;
+    }
     // Rule 7: CUDA's headers of half types (which hold `asm` as well).
     if BRACED_LIST_ASSIGNMENTS.iter().any(|(_, _, d)| text.windows(d.len()).any(|w| w == d.as_bytes())) {
         return true;
@@ -771,6 +821,25 @@ mod tests {
 
     fn after(source: &str) -> String {
         String::from_utf8(rewrite(source.as_bytes()).unwrap_or_else(|| source.as_bytes().to_vec())).unwrap()
+    }
+
+    /// Rule 8: a header only Clang's wrapper includes is guarded by cdpc's name, its lines where
+    /// they were, and defines its own guard at its end; its guard elsewhere than at a line's
+    /// start, or in another spelling, is left alone.
+    #[test]
+    fn wrapper_only_headers_are_guarded_by_cdpcs_name() {
+        let header = "/* curand */\n#if !defined(CURAND_H_)\n#define CURAND_H_\ntypedef int curandStatus_t;\n#endif /* !defined(CURAND_H_) */\n";
+        let out = after(header);
+        assert_eq!(out, "/* curand */\n#ifndef __CDPC_GUARD_CURAND_H_\n#define __CDPC_GUARD_CURAND_H_\ntypedef int curandStatus_t;\n#endif /* !defined(CURAND_H_) */\n#define CURAND_H_\n");
+        // Read again (a program's own `#include`): nothing more changes.
+        assert_eq!(after(&out), out);
+        for (lines, guard) in super::WRAPPER_ONLY_GUARDS {
+            let text = format!("{lines}int x;\n#endif");
+            assert_eq!(after(&text), format!("#ifndef __CDPC_GUARD_{guard}\n#define __CDPC_GUARD_{guard}\nint x;\n#endif\n#define {guard}\n"));
+        }
+        for unchanged in ["int a; #if !defined(CURAND_H_)\n#define CURAND_H_\n#endif\n", "#ifndef CURAND_H_\n#define CURAND_H_\n#endif\n"] {
+            assert_eq!(after(unchanged), unchanged);
+        }
     }
 
     /// Rule 7: after CUDA's declaration of `__half2`'s (`__nv_bfloat162`'s) raw assignment, on
