@@ -4,13 +4,13 @@
 //!
 //! nvcc's front end (EDG, in cudafe++ and cicc) gives warnings of its own (`#177-D`, a variable
 //! never referenced), then g++ compiles the host code cudafe++ writes out: expressions with
-//! every parenthesis written, unused declarations gone, unknown `#pragma`s dropped. So g++ never
-//! sees much of what it would warn about in the source, and gives the rest only at the levels
-//! its options ask for (`-Wall`, `-Wextra`). Clang in cdpc reads the source itself and warns
-//! about more, many by default. nvcc's `-Xcompiler -Werror` makes g++'s warnings errors, its
-//! `-Werror all-warnings` both its own and g++'s. cdpc does the same with [`TABLE`], measured
-//! with nvcc 13.5 and g++ 12.2 on a probe of each warning in host code
-//! (`compiler/tests/host_warning_options.rs` compiles the probes with both):
+//! every parenthesis written, unused declarations gone. So g++ never sees much of what it would
+//! warn about in the source, and gives the rest only at the levels its options ask for
+//! (`-Wall`, `-Wextra`). Clang in cdpc reads the source itself and warns about more, many by
+//! default. nvcc's `-Xcompiler -Werror` makes g++'s warnings errors, its `-Werror all-warnings`
+//! both its own and g++'s. cdpc does the same with [`TABLE`], measured with nvcc 13.5 and g++
+//! 12.2 on a probe of each warning in host code, a file each (`bench/werror/compare.py probes`
+//! compiles them with both; `compiler/tests/host_warning_options.rs` checks six against nvcc):
 //!
 //! - under the host compiler's `-Werror`, a warning g++ would not give at the options' level
 //!   stays a warning, and so does every warning inside device code ([`werror_promotes`]);
