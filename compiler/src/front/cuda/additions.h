@@ -1064,22 +1064,6 @@ extern "C" inline __device__ void *__nv_aligned_device_malloc(size_t __size, siz
 #undef __CDPC_NV_PTR_TY
 #endif
 
-/* The include guards of the headers Clang's wrapper includes and nvcc's compilation does not,
- * read under cdpc's guards (nvcc_text.rs, rule 8): undefined, as with nvcc, until the program
- * includes one of them itself. */
-#ifdef __CDPC_GUARD___cuda_cuda_h__
-#undef __cuda_cuda_h__
-#endif
-#ifdef __CDPC_GUARD_CURAND_H_
-#undef CURAND_H_
-#endif
-#ifdef __CDPC_GUARD_CURAND_MTGP32_H
-#undef CURAND_MTGP32_H
-#endif
-#ifdef __CDPC_GUARD_CURAND_MTGP32_KERNEL_H
-#undef CURAND_MTGP32_KERNEL_H
-#endif
-
 /* The command line's macros again. */
 #ifdef __CDPC_HIDE
 #include __CDPC_HIDE
