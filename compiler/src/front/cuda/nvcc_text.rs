@@ -137,8 +137,10 @@ pub fn private_guard(guard: &str) -> String {
 /// Rule 8 (module docs): `text` guarded by cdpc's name and defining its own guard at its end,
 /// or `None` where it has none of [`WRAPPER_ONLY_GUARDS`] at a line's start.
 fn private_guards(text: &[u8]) -> Option<Vec<u8>> {
-    let (lines, guard) = WRAPPER_ONLY_GUARDS.iter().find(|(lines, _)| text.windows(lines.len()).position(|w| w == lines.as_bytes()).is_some_and(|at| line_start(text, at)))?;
-    let at = text.windows(lines.len()).position(|w| w == lines.as_bytes())?;
+    let (at, lines, guard) = WRAPPER_ONLY_GUARDS.iter().find_map(|(lines, guard)| {
+        let at = text.windows(lines.len()).position(|w| w == lines.as_bytes())?;
+        line_start(text, at).then_some((at, lines, guard))
+    })?;
     let private = private_guard(guard);
     let mut out = Vec::with_capacity(text.len() + 2 * private.len() + guard.len() + 16);
     out.extend_from_slice(&text[..at]);
