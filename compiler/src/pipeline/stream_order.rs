@@ -8,12 +8,17 @@
 //! has launched nothing into the NULL stream before, as far as the thread can know:
 //!
 //! - a launch (or a grid recorded for aggregation, which stays before the site) into the NULL
-//!   stream, the per-thread stream or a stream known at run time only, a call through a
-//!   pointer, a call of a function without a definition here that may launch, and a call of a
+//!   stream or the per-thread stream (where the stream is known at run time only, where its
+//!   handle is one of those), a call through a pointer, a call of a function without a definition here that may launch, and a call of a
 //!   definition the linker may replace (`linkonce`, `weak`) that may launch first write the
 //!   block's tag into `__cdpc_null_launched`, a `__shared__` word ([`mark`]);
 //! - a thresholding helper runs a grid in place (or keeps it for the warp's end) only where that
 //!   word is not the block's tag ([`may_run_in_place`]).
+//!
+//! A launch into a named stream marks nothing: device code must create its streams with
+//! `cudaStreamNonBlocking`, so "work launched into the NULL stream will not insert an implicit
+//! dependency on pending work in any other streams" (the CUDA 5 dynamic parallelism guide,
+//! "The Implicit (NULL) Stream"), and a small grid may run in place after one.
 //!
 //! The tag is `%gridid + (block's linear index) * 0x9E3779B97F4A7C15`: different for every
 //! block of a grid, so no clearing is needed, and so no barrier: the word is the block's tag
@@ -137,9 +142,15 @@ enum Stream<'ctx> {
     Null,
     /// Fire-and-forget or tail launch: unordered with the NULL stream, not marked.
     Other,
-    /// Known at run time only: marked where it is the NULL stream.
+    /// Known at run time only: marked where it is the NULL stream (a handle at most
+    /// [`ORDERED_HANDLES`]), not where it is a named stream or fire-and-forget or tail launch.
     Unknown(BasicValueEnum<'ctx>),
 }
+
+/// The largest handle the NULL stream orders: the NULL stream (0), `cudaStreamLegacy` (1) and
+/// `cudaStreamPerThread` (2). Tail launch (3) and fire-and-forget (4) are not ordered with it,
+/// and a named stream is a pointer the device runtime made.
+const ORDERED_HANDLES: u64 = 2;
 
 fn stream_of<'ctx>(l: &Launch<'ctx>) -> Stream<'ctx> {
     let Some(s) = operand(l.call, 5) else { return Stream::Null };
@@ -243,10 +254,7 @@ pub(super) fn mark<'ctx>(module: &Module<'ctx>, source: &super::SourceText, owne
                 b.position_before(&l.call);
                 let i64t = module.get_context().i64_type();
                 let handle = if s.is_pointer_value() { ok(b.build_ptr_to_int(s.into_pointer_value(), i64t, "stream")) } else { s.into_int_value() };
-                // Fire-and-forget and tail launches are the only handles the NULL stream does not order.
-                let other = [runtime_shim::streams::TAIL_LAUNCH, runtime_shim::streams::FIRE_AND_FORGET]
-                    .map(|v| ok(b.build_int_compare(inkwell::IntPredicate::EQ, handle, handle.get_type().const_int(v, false), "stream.unordered")));
-                let ordered = ok(b.build_not(ok(b.build_or(other[0], other[1], "stream.unordered")), "stream.ordered"));
+                let ordered = ok(b.build_int_compare(inkwell::IntPredicate::ULE, handle, handle.get_type().const_int(ORDERED_HANDLES, false), "stream.ordered"));
                 write_tag(module, l.call, LAUNCHED, Some(ordered));
             }
         }

@@ -135,3 +135,26 @@ fn a_site_is_not_kept_for_the_warps_end_where_its_thread_may_synchronise_after_i
     let keep = function(&kept_ir, "child__keep");
     assert!(keep.contains("%null.quiet = icmp ne i64 %null.launched, %block.tag"), "{keep}");
 }
+
+#[test]
+fn a_launch_into_a_named_stream_marks_only_where_its_handle_is_the_null_streams() {
+    // Before the site: `child<<<n, 32, 0, s>>>` with `s` known at run time only.
+    let ir = at_site(&program()).replace(
+        "  %parent.tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n",
+        "  %parent.tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %early = call i32 @__cudaCDP2LaunchDevice(ptr @child, ptr null, ptr byval(%struct.dim3) align 4 %grid, ptr byval(%struct.dim3) align 4 %block, i32 0, ptr %s)\n",
+    );
+    let (ir, _) = thresholded(&ir, 128, Target::default());
+    let parent = function(&ir, "parent");
+    // A named stream, which device code must create non-blocking, is not ordered with the NULL
+    // stream: the tag goes to the block's word only where the handle is the NULL stream's
+    // (0), `cudaStreamLegacy` (1) or `cudaStreamPerThread` (2), into the sink otherwise.
+    let mark = between(parent, "%stream = ptrtoint ptr %s to i64", "%early = call");
+    for needle in [
+        "%stream.ordered = icmp ule i64 %stream, 2",
+        &format!("%null.mark.at = select i1 %stream.ordered, {LAUNCHED}, ptr addrspacecast (ptr addrspace(3) @__cdpc_null_sink to ptr)"),
+        "store volatile i64 %block.tag, ptr %null.mark.at, align 8",
+    ] {
+        assert!(mark.contains(needle), "{needle}\n{parent}");
+    }
+    assert_eq!(parent.matches("store volatile i64").count(), 1, "{parent}");
+}
