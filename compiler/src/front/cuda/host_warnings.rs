@@ -172,7 +172,7 @@ pub fn werror_promotes(warning: &Diagnostic, cxx: &CudaCxxOptions) -> bool {
         return false;
     }
     let level = level(&cxx.host_args);
-    flag_of(&warning.message).and_then(|flag| TABLE.iter().find(|w| w.flag == flag)).is_none_or(|w| gcc_gives(w, level))
+    known(&warning.message).is_none_or(|w| gcc_gives(w, level))
 }
 
 /// What a `W1035` says of itself.
@@ -183,6 +183,12 @@ fn flag_of(message: &str) -> Option<&str> {
     message.strip_suffix(']')?.rsplit_once(" [-W").map(|(_, flag)| flag)
 }
 
+/// The table's entry for the Clang warning whose message is `message`, by its flag.
+fn known(message: &str) -> Option<&'static HostWarning> {
+    let flag = flag_of(message)?;
+    TABLE.iter().find(|w| w.flag == flag)
+}
+
 /// `diagnostics` with each Clang warning nvcc would not give at all (neither its front end nor
 /// g++ at the level of `cxx`'s host options) as `W1035`, which `-Werror` leaves a warning.
 pub fn as_nvcc(mut diagnostics: Vec<Diagnostic>, cxx: &CudaCxxOptions) -> Vec<Diagnostic> {
@@ -191,8 +197,7 @@ pub fn as_nvcc(mut diagnostics: Vec<Diagnostic>, cxx: &CudaCxxOptions) -> Vec<Di
         if d.code != Code::ClangWarning {
             continue;
         }
-        let Some(flag) = flag_of(&d.message) else { continue };
-        if TABLE.iter().any(|w| w.flag == flag && w.edg.is_none() && !gcc_gives(w, level)) {
+        if known(&d.message).is_some_and(|w| w.edg.is_none() && !gcc_gives(w, level)) {
             d.code = Code::ClangOnlyWarning;
             d.notes.push(NOTE.to_string());
         }
