@@ -38,6 +38,16 @@ fn first_line(cmd: &mut Command, containing: &str) -> String {
     crate::output_of(cmd).and_then(|o| o.lines().find(|l| l.contains(containing)).or_else(|| o.lines().next()).map(|l| l.trim().to_string())).unwrap_or_else(|| "unknown".into())
 }
 
+/// How the measured cdpc holds LLVM: the `llvm-static` build (the default) or `llvm-dynamic`'s,
+/// which loads libLLVM.so (as `ldd` lists its libraries).
+fn llvm_link(cdpc: &std::path::Path) -> &'static str {
+    match crate::output_of(Command::new("ldd").arg(cdpc)) {
+        Some(libs) if libs.contains("libLLVM") => "libLLVM.so, loaded by cdpc at start-up (the llvm-dynamic feature)",
+        Some(_) => "linked statically into cdpc (the llvm-static feature)",
+        None => "how cdpc links it unknown: ldd failed",
+    }
+}
+
 impl Environment {
     pub fn collect(tools: &Tools, loads: Vec<[f64; 3]>) -> Environment {
         let lscpu = crate::output_of(&mut Command::new("lscpu")).unwrap_or_default();
@@ -55,7 +65,7 @@ impl Environment {
             cores: format!("{} logical CPU(s), {} thread(s) per core", field("CPU(s)"), field("Thread(s) per core")),
             os: format!("{pretty}, {kernel}"),
             rustc: first_line(Command::new("rustc").arg("--version"), ""),
-            llvm: format!("LLVM {llvm} (libLLVM, linked dynamically by cdpc through inkwell)"),
+            llvm: format!("LLVM {llvm} ({})", llvm_link(&tools.cdpc)),
             nvidia: format!("nvcc: {nvcc}; ptxas: {ptxas}; nvlink: {nvlink} (PyPI wheels, `.cuda/nvidia/cu13`)"),
             loads,
         }
