@@ -598,7 +598,8 @@ fn time_alone_times_each_cubin_by_itself() {
         Ok(Interleaved { times_ms: times, problems: vec![Vec::new(); names.len()] })
     };
     let run = |_: &Path, m: &Manifest| Ok(Some(perfect_output(m)));
-    let results = diff::run_all(&[h.clone(), pending.clone()], &labels, run, time, |_| {});
+    let mut lines = Vec::new();
+    let results = diff::run_all(&[h.clone(), pending.clone()], &labels, run, time, |l| lines.push(l.to_string()));
     let calls = calls.into_inner();
     let alone: Vec<Vec<String>> = calls.iter().filter(|(n, _)| n == "err_pending_limit").map(|(_, c)| c.clone()).collect();
     assert_eq!(alone, [vec!["nvcc"], vec!["cdpc-v2"], vec!["cdpc-v1"]]);
@@ -617,6 +618,8 @@ fn time_alone_times_each_cubin_by_itself() {
     // the failed call: cdpc-v1's cell of err_pending_limit fails with its reason, no other
     assert!(matches!(&results[1].cells[2], Cell::Ran { reasons, .. } if reasons == &["timing: stopped after 180 s"]));
     assert!(results[1].cells[..2].iter().all(Cell::is_ok));
+    // and its progress line says why, as the results file would
+    assert!(lines.contains(&"FAIL  err_pending_limit from cdpc-v1: timing: stopped after 180 s".to_string()), "{lines:#?}");
     let notes = diff::timing_notes(&results);
     assert!(notes.starts_with("- **err_pending_limit**: each compiler's cubin timed in a process of its own"), "{notes}");
     assert_eq!(notes.lines().count(), 1, "{notes}");

@@ -65,6 +65,15 @@ impl Cell {
         }
     }
 
+    /// Why the cell failed: its reasons, or why it could not run (`None` for a cell that passed).
+    pub fn why(&self) -> Option<String> {
+        match self {
+            Cell::Ran { reasons, .. } if !reasons.is_empty() => Some(reasons.join("; ")),
+            Cell::Failed(e) => Some(e.clone()),
+            _ => None,
+        }
+    }
+
     fn output(&self) -> Option<&RunOutput> {
         match self {
             Cell::Ran { output, checked: true, .. } => Some(output),
@@ -137,7 +146,7 @@ pub struct SampleResult {
 /// `Ok(None)`: not checked, the cubin is only timed, as `cdpc-run diff --no-check` asks), then the cubins that passed, timed together with `time` (interleaved, `cuda::time_interleaved`),
 /// or, for a manifest with `time_alone`, each by itself with its own call of `time` (`cdpc-run`:
 /// its own process), one label after another; the outputs are compared either way.
-/// `progress` gets one line per cell.
+/// `progress` gets one line per cell, a failure's with its reasons.
 pub fn run_all(
     manifests: &[Manifest],
     labels: &[Label],
@@ -185,7 +194,10 @@ pub fn run_all(
             }
             for (cell, label) in cells.iter().zip(labels) {
                 let time = cell.summary().map(|s| format!(", median {:.3} ms (min {:.3}, max {:.3}, {} runs)", s.median, s.min, s.max, s.runs)).unwrap_or_default();
-                progress(&format!("{:<5} {} from {}{time}", if cell.is_ok() { "ok" } else { "FAIL" }, m.name, label.name));
+                // a failure says why here too: a run stopped before the results file is written
+                // leaves these lines alone
+                let why = cell.why().map(|w| format!(": {w}")).unwrap_or_default();
+                progress(&format!("{:<5} {} from {}{time}{why}", if cell.is_ok() { "ok" } else { "FAIL" }, m.name, label.name));
             }
             SampleResult { manifest: m.clone(), cells }
         })
