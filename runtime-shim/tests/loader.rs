@@ -599,7 +599,13 @@ fn time_alone_times_each_cubin_by_itself() {
     };
     let run = |_: &Path, m: &Manifest| Ok(Some(perfect_output(m)));
     let mut lines = Vec::new();
-    let results = diff::run_all(&[h.clone(), pending.clone()], &labels, run, time, |l| lines.push(l.to_string()));
+    let mut done = Vec::new();
+    let results =
+        diff::run_all(&[h.clone(), pending.clone()], &labels, run, time, |l| lines.push(l.to_string()), |so_far| done.push(so_far.iter().map(|r| r.manifest.name.clone()).collect::<Vec<_>>()));
+    // the results so far after each sample, for a run stopped early, whose file says so
+    assert_eq!(done, [vec!["hello"], vec!["hello", "err_pending_limit"]]);
+    assert_eq!(diff::verdict(&results[..1], 0, true, 2).1, "unfinished, 1 of 2 samples so far; all samples passed");
+    assert_eq!(diff::verdict(&results, 0, true, 2).1, "some samples FAILED");
     let calls = calls.into_inner();
     let alone: Vec<Vec<String>> = calls.iter().filter(|(n, _)| n == "err_pending_limit").map(|(_, c)| c.clone()).collect();
     assert_eq!(alone, [vec!["nvcc"], vec!["cdpc-v2"], vec!["cdpc-v1"]]);
@@ -640,7 +646,7 @@ fn unchecked_cells_are_timed_and_compared_with_nothing() {
         timed.borrow_mut().push(cubins.len());
         Ok(Interleaved { times_ms: vec![vec![1.0, 2.0, 3.0]; cubins.len()], problems: vec![Vec::new(); cubins.len()] })
     };
-    let results = diff::run_all(std::slice::from_ref(&h), &labels, |_, _| Ok(None), time, |_| {});
+    let results = diff::run_all(std::slice::from_ref(&h), &labels, |_, _| Ok(None), time, |_| {}, |_| {});
     assert_eq!(timed.into_inner(), [2], "the two present cubins, timed together");
     let cells = &results[0].cells;
     assert!(matches!(&cells[0], Cell::Ran { checked: false, output, .. } if output.times_ms == [1.0, 2.0, 3.0]), "{cells:?}");

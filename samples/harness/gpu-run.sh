@@ -15,7 +15,8 @@
 # A sample whose manifest says `time_alone` (err_pending_limit: its interleaved timing stopped
 # making progress) is timed one compiler's cubin at a time, each in its own process.
 # The results file goes to $OUT/gpu-diff.md (and results/gpu-diff.md in this copy of the
-# repository). Exit status 0 when all passed.
+# repository), written again after each sample: a run cut short keeps the samples it finished,
+# its `result:` line saying how many. Exit status 0 when all passed.
 #
 # Then the launch-throughput benchmark (bench/gpu, docs/gpu-benchmarks.md), when build/gpu/bench
 # is there (gpu-bundle and gpu-bench-bundle make it): each bench/gpu/VARIANT.cdp built with nvcc

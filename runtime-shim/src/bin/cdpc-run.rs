@@ -286,7 +286,30 @@ fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
     };
     let timing = TimingOptions { warmup: common.options.warmup, rounds: common.options.repeat, seed: common.seed };
     let time = |m: &Manifest, cubins: &[&std::path::Path]| isolate::time_in_child(&exe, &manifests_dir.join(format!("{}.toml", m.name)), cubins, &timing, isolate::TIME_TIMEOUT);
-    let results = diff::run_all(&manifests, &labels, run, time, |line| println!("{line}"));
+    let command = argv.iter().map(|a| if a.contains(' ') { format!("'{a}'") } else { a.clone() }).collect::<Vec<_>>().join(" ");
+    let report = Report { labels: &labels, reference, common: &common, check, device: &device.to_string(), command: &command, samples: manifests.len() };
+    // The results file is written again after each sample, so that a run stopped early (a
+    // device call's time limit) leaves the samples it finished.
+    let write = |results: &[diff::SampleResult]| -> Result<(), String> {
+        let Some(path) = &results_file else { return Ok(()) };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        std::fs::write(path, report.text(results)).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    };
+    let mut unwritten = None;
+    let results = diff::run_all(
+        &manifests,
+        &labels,
+        run,
+        time,
+        |line| println!("{line}"),
+        |so_far| {
+            if let Err(e) = write(so_far) {
+                unwritten.get_or_insert(e);
+            }
+        },
+    );
     let table = diff::table(&results, &labels, reference, common.seed);
     let summary = diff::summary(&results, &labels, reference, common.seed);
     let details = diff::details(&results, &labels, reference);
@@ -304,17 +327,46 @@ fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
         println!();
         print!("{details}");
     }
-    // What the run says at its end, and the results file's `result:` line.
-    let (said, verdict) = match (passed, check) {
-        (true, true) => ("all samples passed", "all samples passed"),
-        (true, false) => ("timed only (--no-check): outputs not checked or compared", "timed only (--no-check): outputs not checked or compared"),
-        (false, _) => ("SOME SAMPLES FAILED", "some samples FAILED"),
-    };
-    println!("\n{said}");
-    if let Some(path) = results_file {
-        let command = argv.iter().map(|a| if a.contains(' ') { format!("'{a}'") } else { a.clone() }).collect::<Vec<_>>().join(" ");
+    println!("\n{}", report.verdict(&results).0);
+    if let Some(e) = unwritten {
+        return Err(e);
+    }
+    if let Some(path) = &results_file {
+        // written after the last sample
+        println!("results written to {}", path.display());
+    }
+    Ok(if passed { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// What a `diff` run's results file says of the run, beside its results.
+struct Report<'a> {
+    labels: &'a [Label],
+    reference: usize,
+    common: &'a Common,
+    check: bool,
+    device: &'a str,
+    command: &'a str,
+    /// The samples the run has to do.
+    samples: usize,
+}
+
+impl Report<'_> {
+    /// What the run says at its end, and the results file's `result:` line; a run with
+    /// samples still to do says so there.
+    fn verdict(&self, results: &[diff::SampleResult]) -> (&'static str, String) {
+        diff::verdict(results, self.reference, self.check, self.samples)
+    }
+
+    /// The results file for `results`.
+    fn text(&self, results: &[diff::SampleResult]) -> String {
+        let (labels, reference, check, device, command) = (self.labels, self.reference, self.check, self.device, self.command);
+        let table = diff::table(results, labels, reference, self.common.seed);
+        let summary = diff::summary(results, labels, reference, self.common.seed);
+        let details = diff::details(results, labels, reference);
+        let notes = diff::timing_notes(results);
+        let verdict = self.verdict(results).1;
         let labels_text = labels.iter().map(|l| format!("`{}` = {}", l.name, l.dir.display())).collect::<Vec<_>>().join(", ");
-        let text = format!(
+        format!(
             "# Differential GPU run: cdpc against {reference_name}\n\n\
              - date: {date}\n\
              - device: {device}\n\
@@ -331,9 +383,9 @@ fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
              {table}\n{notes_section}## Summary\n\n{summary}\n{details_heading}{details}",
             reference_name = labels[reference].name,
             date = diff::today(),
-            repeat = common.options.repeat,
-            warmup = common.options.warmup,
-            seed = common.seed,
+            repeat = self.common.options.repeat,
+            warmup = self.common.options.warmup,
+            seed = self.common.seed,
             resamples = stats::RESAMPLES,
             identical = match check {
                 true => format!("buffers, `__device__` globals and printed output compared byte for byte with {}'s run", labels[reference].name),
@@ -341,12 +393,6 @@ fn diff_cmd(argv: &[String]) -> Result<ExitCode, String> {
             },
             details_heading = if details.is_empty() { "" } else { "## Details\n\n" },
             notes_section = if notes.is_empty() { String::new() } else { format!("## Timed one compiler at a time\n\n{notes}\n") },
-        );
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            let _ = std::fs::create_dir_all(parent);
-        }
-        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        println!("results written to {}", path.display());
+        )
     }
-    Ok(if passed { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

@@ -146,17 +146,19 @@ pub struct SampleResult {
 /// `Ok(None)`: not checked, the cubin is only timed, as `cdpc-run diff --no-check` asks), then the cubins that passed, timed together with `time` (interleaved, `cuda::time_interleaved`),
 /// or, for a manifest with `time_alone`, each by itself with its own call of `time` (`cdpc-run`:
 /// its own process), one label after another; the outputs are compared either way.
-/// `progress` gets one line per cell, a failure's with its reasons.
+/// `progress` gets one line per cell, a failure's with its reasons; `sample_done` the results so
+/// far after each sample (`cdpc-run diff` writes its results file there).
 pub fn run_all(
     manifests: &[Manifest],
     labels: &[Label],
     run: impl Fn(&Path, &Manifest) -> Result<Option<super::RunOutput>, LoadError>,
     time: impl Fn(&Manifest, &[&Path]) -> Result<Interleaved, LoadError>,
     mut progress: impl FnMut(&str),
+    mut sample_done: impl FnMut(&[SampleResult]),
 ) -> Vec<SampleResult> {
-    manifests
-        .iter()
-        .map(|m| {
+    let mut results = Vec::with_capacity(manifests.len());
+    for m in manifests {
+        results.push({
             let paths: Vec<PathBuf> = labels.iter().map(|l| l.dir.join(format!("{}.cubin", m.name))).collect();
             let mut cells: Vec<Cell> = labels
                 .iter()
@@ -200,8 +202,26 @@ pub fn run_all(
                 progress(&format!("{:<5} {} from {}{time}{why}", if cell.is_ok() { "ok" } else { "FAIL" }, m.name, label.name));
             }
             SampleResult { manifest: m.clone(), cells }
-        })
-        .collect()
+        });
+        sample_done(&results);
+    }
+    results
+}
+
+/// What a `diff` run says at its end, and its results file's `result:` line: whether every
+/// sample of `results` passed (`check`: their outputs were checked), and, where `results` holds
+/// fewer than the run's `samples` (a run stopped early, or a file written after each sample),
+/// how many it has.
+pub fn verdict(results: &[SampleResult], reference: usize, check: bool, samples: usize) -> (&'static str, String) {
+    let (said, verdict) = match (all_passed(results, reference), check) {
+        (true, true) => ("all samples passed", "all samples passed"),
+        (true, false) => ("timed only (--no-check): outputs not checked or compared", "timed only (--no-check): outputs not checked or compared"),
+        (false, _) => ("SOME SAMPLES FAILED", "some samples FAILED"),
+    };
+    match results.len() < samples {
+        true => (said, format!("unfinished, {} of {samples} samples so far; {verdict}", results.len())),
+        false => (said, verdict.to_string()),
+    }
 }
 
 /// Whether two cells' outputs are identical: `Some(diffs)` when both ran (empty: identical).
