@@ -243,8 +243,23 @@ fn ms_text(s: Option<Summary>) -> String {
 }
 
 /// A cell's ratio of medians to the reference's, with its 95% bootstrap interval (`seed`).
+/// `c`'s ratio to `reference` with its bootstrap interval. A pure function of the two cells'
+/// times and the seed, kept once computed: the table and the summary ask for the same ratios,
+/// and `cdpc-run diff` writes its results file after every sample (its own bootstrap of 2,000
+/// resamples for each cell each time, otherwise: minutes of a device call over a whole run).
 fn ratio(c: &Cell, reference: &Cell, seed: u64) -> Option<RatioInterval> {
-    stats::bootstrap_ratio(c.times(), reference.times(), 0.95, stats::RESAMPLES, seed)
+    type Key = (Vec<u64>, Vec<u64>, u64);
+    thread_local! {
+        static KEPT: std::cell::RefCell<std::collections::HashMap<Key, Option<RatioInterval>>> = Default::default();
+    }
+    let bits = |times: &[f64]| times.iter().map(|t| t.to_bits()).collect::<Vec<u64>>();
+    let key = (bits(c.times()), bits(reference.times()), seed);
+    if let Some(kept) = KEPT.with(|k| k.borrow().get(&key).copied()) {
+        return kept;
+    }
+    let r = stats::bootstrap_ratio(c.times(), reference.times(), 0.95, stats::RESAMPLES, seed);
+    KEPT.with(|k| k.borrow_mut().insert(key, r));
+    r
 }
 
 /// The table: one row per sample and compared label, against the reference label. Times are
