@@ -62,6 +62,9 @@ pub struct SearchEnv {
     pub home: Option<PathBuf>,
     /// `PYTHONUSERBASE`, which moves the user's site folder from `~/.local`.
     pub python_user_base: Option<OsString>,
+    /// `PYENV_VERSION` and `PYENV_DIR`, which choose the Python pyenv's shim runs.
+    pub pyenv_version: Option<OsString>,
+    pub pyenv_dir: Option<OsString>,
     /// Whether `python3` may be run to name its site folders where its files do not tell them
     /// (a launcher script such as pyenv's); tests leave it off.
     pub ask_python: bool,
@@ -79,14 +82,16 @@ impl SearchEnv {
     /// The standard toolkit folder, the last rule of the search.
     pub const STANDARD_TOOLKIT: &'static str = "/usr/local/cuda";
 
-    /// Reads `CUDA_HOME`, `CUDA_PATH`, `PATH`, `HOME`, `PYTHONUSERBASE`, the current directory
-    /// and the running executable's path.
+    /// Reads `CUDA_HOME`, `CUDA_PATH`, `PATH`, `HOME`, `PYTHONUSERBASE`, `PYENV_VERSION`,
+    /// `PYENV_DIR`, the current directory and the running executable's path.
     pub fn from_process() -> SearchEnv {
         SearchEnv {
             cuda_home: std::env::var_os("CUDA_HOME"),
             cuda_path: std::env::var_os("CUDA_PATH"),
             home: std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from),
             python_user_base: std::env::var_os("PYTHONUSERBASE"),
+            pyenv_version: std::env::var_os("PYENV_VERSION"),
+            pyenv_dir: std::env::var_os("PYENV_DIR"),
             ask_python: true,
             standard_dirs: vec![PathBuf::from(SearchEnv::STANDARD_TOOLKIT)],
             path: std::env::var_os("PATH"),

@@ -404,6 +404,91 @@ fn a_python3_launcher_whose_folders_files_do_not_tell_is_not_run_unless_allowed(
     assert_eq!(tc.source, ToolSource::PipWheels(site.join("nvidia/cu13")));
 }
 
+/// pyenv's layout under `root`: `libexec/pyenv`, the shim `shims/python3` (were it run, it
+/// would name no site folder), and each version of `versions` installed as [`fake_python`]
+/// makes one, with the tools in its site folder; the global version file names `global`.
+#[cfg(unix)]
+fn fake_pyenv(root: &Path, versions: &[&str], global: &str) -> PathBuf {
+    write_script(&root.join("libexec/pyenv"), "exit 1");
+    write_script(&root.join("shims/python3"), "exit 1");
+    for v in versions {
+        let prefix = root.join("versions").join(v);
+        fake_python(&prefix);
+        fake_prefix(&prefix.join("lib/python3.12/site-packages/nvidia/cu13"), "lib");
+    }
+    fs::write(root.join("version"), format!("{global}\n")).unwrap();
+    root.join("shims")
+}
+
+#[cfg(unix)]
+#[test]
+fn pyenvs_shim_is_followed_to_the_python_its_version_files_choose_without_running_it() {
+    let dir = TempDir::new().unwrap();
+    let r = dir.path();
+    let shims = fake_pyenv(&r.join("pyenv"), &["3.12.1", "3.12.7"], "3.12.1");
+    let project = r.join("project/src");
+    fs::create_dir_all(&project).unwrap();
+    let env = SearchEnv { path: Some(shims.clone().into()), current_dir: Some(project.clone()), ..SearchEnv::default() };
+    let wheels = |v: &str| r.join("pyenv/versions").join(v).join("lib/python3.12/site-packages/nvidia/cu13");
+    let found = |env: &SearchEnv| Toolchain::discover_with(&ToolSearch::default(), env).map(|t| t.source).map_err(|e| e.to_string());
+
+    // The global version file.
+    assert_eq!(found(&env), Ok(ToolSource::PipWheels(wheels("3.12.1"))));
+    let sites = super::pip_wheels::python_sites(&env);
+    assert_eq!(sites.python, Some(shims.join("python3")), "the shim is the python3 named");
+    assert!(sites.how.contains("pyenv's shim for version 3.12.1"), "{}", sites.how);
+    // A `.python-version` above the current folder: comments, blank lines and paths skipped.
+    fs::write(r.join("project/.python-version"), "# pinned\n\n../x\n3.12.7 extra words\n").unwrap();
+    assert_eq!(found(&env), Ok(ToolSource::PipWheels(wheels("3.12.7"))));
+    // PYENV_VERSION before the files; of several, the first with a python3.
+    fs::create_dir_all(r.join("pyenv/versions/pypy3.10/bin")).unwrap();
+    let with = |v: &str| SearchEnv { pyenv_version: Some(v.into()), ..env.clone() };
+    assert_eq!(found(&with("3.12.1")), Ok(ToolSource::PipWheels(wheels("3.12.1"))));
+    assert_eq!(found(&with("pypy3.10:3.12.7")), Ok(ToolSource::PipWheels(wheels("3.12.7"))));
+    // PYENV_DIR's file before the current folder's.
+    fs::create_dir_all(r.join("other")).unwrap();
+    fs::write(r.join("other/.python-version"), "3.12.1\n").unwrap();
+    assert_eq!(found(&SearchEnv { pyenv_dir: Some(r.join("other").into()), ..env.clone() }), Ok(ToolSource::PipWheels(wheels("3.12.1"))));
+    // What the files do not settle is left to the shim, which the tests do not run.
+    for unsettled in ["system", "3.12", "3.13.0"] {
+        let err = found(&with(unsettled)).unwrap_err();
+        assert!(err.contains("whose files do not tell them (a launcher, not run)"), "{unsettled}: {err}");
+    }
+    // Not pyenv's: a `shims` folder without pyenv beside it.
+    fs::remove_file(r.join("pyenv/libexec/pyenv")).unwrap();
+    assert!(found(&env).unwrap_err().contains("a launcher, not run"));
+}
+
+/// The oracle is pyenv itself: on a machine whose `python3` is pyenv's shim, for every version
+/// installed, the site folders read from pyenv's files are the ones that version's Python
+/// names when the shim runs it (those that exist).
+#[cfg(unix)]
+#[test]
+fn pyenvs_shim_read_from_files_names_the_folders_its_python_names() {
+    let env = SearchEnv { ask_python: false, ..SearchEnv::from_process() };
+    let shim = super::pip_wheels::python_sites(&env);
+    if !shim.how.contains("pyenv's shim") {
+        eprintln!("skipped: the python3 on PATH is not pyenv's shim ({})", shim.how);
+        return;
+    }
+    let root = shim.python.as_deref().and_then(Path::parent).and_then(Path::parent).expect("ROOT/shims/python3").to_path_buf();
+    let mut versions: Vec<String> = fs::read_dir(root.join("versions")).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    versions.sort();
+    let mut compared = 0;
+    for v in versions.iter().filter(|v| root.join("versions").join(v.as_str()).join("bin/python3").exists()) {
+        let ours = super::pip_wheels::python_sites(&SearchEnv { pyenv_version: Some(v.into()), ..env.clone() });
+        assert!(ours.how.contains(&format!("pyenv's shim for version {v}")), "{v}: {}", ours.how);
+        let script = "import site\nuser = [site.getusersitepackages()] if site.ENABLE_USER_SITE else []\nprint('\\n'.join(user + list(site.getsitepackages())))\n";
+        let out = std::process::Command::new(shim.python.as_ref().unwrap()).args(["-c", script]).env("PYENV_VERSION", v).output().unwrap();
+        assert!(out.status.success(), "{v}: {}", String::from_utf8_lossy(&out.stderr));
+        let theirs: Vec<PathBuf> = String::from_utf8_lossy(&out.stdout).lines().map(PathBuf::from).filter(|p| p.is_dir()).collect();
+        assert_eq!(ours.sites, theirs, "pyenv's {v}");
+        compared += 1;
+    }
+    assert!(compared > 0, "no version of pyenv's with a python3 under {}", root.display());
+    eprintln!("pyenv's {compared} versions: the same site folders as each Python names");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Fake tools
 
