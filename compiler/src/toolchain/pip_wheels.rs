@@ -119,7 +119,8 @@ fn from_files(python: &Path, env: &SearchEnv) -> Option<(String, Vec<PathBuf>)> 
 /// The Python that pyenv's shim `python` runs, found as pyenv finds it (`pyenv version-name`,
 /// then `pyenv which`), and the version's name; `None` where the files do not settle it (not
 /// pyenv's shim, the version `system`, a version not installed under its own name), and
-/// `python3` is then asked. The shim is `ROOT/shims/python3` beside `ROOT/versions/`; the
+/// `python3` is then asked. The shim is `ROOT/shims/python3`, a script that exports
+/// `PYENV_ROOT="ROOT"`, beside `ROOT/versions/`; the
 /// version is `PYENV_VERSION`, else the first `.python-version` file in `PYENV_DIR` or a folder
 /// above it, then in the current folder or one above it, else `ROOT/version`: its first words, one a
 /// line, skipping blank lines, `#` comments and names with `/` or `..`; of several, the first
@@ -128,7 +129,10 @@ fn from_files(python: &Path, env: &SearchEnv) -> Option<(String, Vec<PathBuf>)> 
 fn pyenv_python(python: &Path, env: &SearchEnv) -> Option<(String, PathBuf)> {
     let shims = python.parent()?;
     let root = shims.parent()?;
-    if shims.file_name()? != "shims" || !root.join("versions").is_dir() || !root.join("libexec/pyenv").is_file() {
+    // pyenv writes its root into each shim, wherever pyenv itself is installed.
+    let shim = std::fs::read(python).ok().filter(|text| text.len() <= 64 * 1024)?;
+    let names_root = String::from_utf8_lossy(&shim).contains(&format!("export PYENV_ROOT=\"{}\"", root.display()));
+    if shims.file_name()? != "shims" || !names_root || !root.join("versions").is_dir() {
         return None;
     }
     let names: Vec<String> = match env.pyenv_version.as_ref().filter(|v| !v.is_empty()) {

@@ -404,13 +404,14 @@ fn a_python3_launcher_whose_folders_files_do_not_tell_is_not_run_unless_allowed(
     assert_eq!(tc.source, ToolSource::PipWheels(site.join("nvidia/cu13")));
 }
 
-/// pyenv's layout under `root`: `libexec/pyenv`, the shim `shims/python3` (were it run, it
-/// would name no site folder), and each version of `versions` installed as [`fake_python`]
-/// makes one, with the tools in its site folder; the global version file names `global`.
+/// pyenv's layout under `root`: the shim `shims/python3` as pyenv writes it (were it run, it
+/// would fail: no pyenv is installed), and each version of `versions` installed as
+/// [`fake_python`] makes one, with the tools in its site folder; the global version file names
+/// `global`.
 #[cfg(unix)]
 fn fake_pyenv(root: &Path, versions: &[&str], global: &str) -> PathBuf {
-    write_script(&root.join("libexec/pyenv"), "exit 1");
-    write_script(&root.join("shims/python3"), "exit 1");
+    let shim = format!("set -e\nprogram=\"${{0##*/}}\"\nexport PYENV_ROOT=\"{}\"\nexec \"{}/libexec/pyenv\" exec \"$program\" \"$@\"", root.display(), root.display());
+    write_script(&root.join("shims/python3"), &shim);
     for v in versions {
         let prefix = root.join("versions").join(v);
         fake_python(&prefix);
@@ -454,8 +455,8 @@ fn pyenvs_shim_is_followed_to_the_python_its_version_files_choose_without_runnin
         let err = found(&with(unsettled)).unwrap_err();
         assert!(err.contains("whose files do not tell them (a launcher, not run)"), "{unsettled}: {err}");
     }
-    // Not pyenv's: a `shims` folder without pyenv beside it.
-    fs::remove_file(r.join("pyenv/libexec/pyenv")).unwrap();
+    // Not pyenv's: a `shims` folder whose script names another root.
+    write_script(&shims.join("python3"), "export PYENV_ROOT=\"/elsewhere\"\nexit 1");
     assert!(found(&env).unwrap_err().contains("a launcher, not run"));
 }
 
