@@ -62,8 +62,9 @@ pub struct SearchEnv {
     pub home: Option<PathBuf>,
     /// `PYTHONUSERBASE`, which moves the user's site folder from `~/.local`.
     pub python_user_base: Option<OsString>,
-    /// `PYENV_VERSION` and `PYENV_DIR`, which choose the Python pyenv's shim runs.
+    /// `PYENV_VERSION`, the Python pyenv's shim runs, before its version files.
     pub pyenv_version: Option<OsString>,
+    /// `PYENV_DIR`, where pyenv's shim looks for a `.python-version` before the current folder.
     pub pyenv_dir: Option<OsString>,
     /// Whether `python3` may be run to name its site folders where its files do not tell them
     /// (a launcher script such as pyenv's); tests leave it off.

@@ -120,19 +120,20 @@ fn from_files(python: &Path, env: &SearchEnv) -> Option<(String, Vec<PathBuf>)> 
 /// then `pyenv which`), and the version's name; `None` where the files do not settle it (not
 /// pyenv's shim, the version `system`, a version not installed under its own name), and
 /// `python3` is then asked. The shim is `ROOT/shims/python3`, a script that exports
-/// `PYENV_ROOT="ROOT"`, beside `ROOT/versions/`; the
-/// version is `PYENV_VERSION`, else the first `.python-version` file in `PYENV_DIR` or a folder
-/// above it, then in the current folder or one above it, else `ROOT/version`: its first words, one a
-/// line, skipping blank lines, `#` comments and names with `/` or `..`; of several, the first
-/// installed with a `bin/python3`. Running the shim instead costs a start of pyenv's scripts
+/// `PYENV_ROOT="ROOT"`, beside `ROOT/versions/`; the version is `PYENV_VERSION`, else the first
+/// `.python-version` file in `PYENV_DIR` or a folder above it, then in the current folder or
+/// one above it, else `ROOT/version`: its first words, one a line, skipping blank lines, `#`
+/// comments and names with `/` or `..`; of several, the first installed with a `bin/python3`. Running the shim instead costs a start of pyenv's scripts
 /// and of Python, about 0.1 s, on every compilation.
 fn pyenv_python(python: &Path, env: &SearchEnv) -> Option<(String, PathBuf)> {
     let shims = python.parent()?;
     let root = shims.parent()?;
+    if shims.file_name()? != "shims" || !root.join("versions").is_dir() {
+        return None;
+    }
     // pyenv writes its root into each shim, wherever pyenv itself is installed.
     let shim = std::fs::read(python).ok().filter(|text| text.len() <= 64 * 1024)?;
-    let names_root = String::from_utf8_lossy(&shim).contains(&format!("export PYENV_ROOT=\"{}\"", root.display()));
-    if shims.file_name()? != "shims" || !names_root || !root.join("versions").is_dir() {
+    if !String::from_utf8_lossy(&shim).contains(&format!("export PYENV_ROOT=\"{}\"", root.display())) {
         return None;
     }
     let names: Vec<String> = match env.pyenv_version.as_ref().filter(|v| !v.is_empty()) {
@@ -255,12 +256,14 @@ fn cfg_value<'a>(cfg: &'a str, key: &str) -> Option<&'a str> {
     })
 }
 
+/// What `python3 -c` prints to name its site folders, one a line (user first, as on `sys.path`).
+pub(super) const ASK_SCRIPT: &str = "import site\n\
+    user = [site.getusersitepackages()] if site.ENABLE_USER_SITE else []\n\
+    print('\\n'.join(user + list(site.getsitepackages())))\n";
+
 /// Asks `python` for its site folders (user first, as on `sys.path`).
 fn ask(python: &Path) -> Result<Vec<PathBuf>, String> {
-    const SCRIPT: &str = "import site\n\
-        user = [site.getusersitepackages()] if site.ENABLE_USER_SITE else []\n\
-        print('\\n'.join(user + list(site.getsitepackages())))\n";
-    let mut child = Command::new(python).args(["-c", SCRIPT]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().map_err(|e| format!("could not run it: {e}"))?;
+    let mut child = Command::new(python).args(["-c", ASK_SCRIPT]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().map_err(|e| format!("could not run it: {e}"))?;
     let started = Instant::now();
     loop {
         match child.try_wait() {

@@ -479,8 +479,7 @@ fn pyenvs_shim_read_from_files_names_the_folders_its_python_names() {
     for v in versions.iter().filter(|v| root.join("versions").join(v.as_str()).join("bin/python3").exists()) {
         let ours = super::pip_wheels::python_sites(&SearchEnv { pyenv_version: Some(v.into()), ..env.clone() });
         assert!(ours.how.contains(&format!("pyenv's shim for version {v}")), "{v}: {}", ours.how);
-        let script = "import site\nuser = [site.getusersitepackages()] if site.ENABLE_USER_SITE else []\nprint('\\n'.join(user + list(site.getsitepackages())))\n";
-        let out = std::process::Command::new(shim.python.as_ref().unwrap()).args(["-c", script]).env("PYENV_VERSION", v).output().unwrap();
+        let out = std::process::Command::new(shim.python.as_ref().unwrap()).args(["-c", super::pip_wheels::ASK_SCRIPT]).env("PYENV_VERSION", v).output().unwrap();
         assert!(out.status.success(), "{v}: {}", String::from_utf8_lossy(&out.stderr));
         let theirs: Vec<PathBuf> = String::from_utf8_lossy(&out.stdout).lines().map(PathBuf::from).filter(|p| p.is_dir()).collect();
         assert_eq!(ours.sites, theirs, "pyenv's {v}");
