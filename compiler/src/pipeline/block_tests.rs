@@ -119,6 +119,31 @@ fn grid_granularity_hands_each_blocks_records_to_the_grids_last_block() {
     );
 }
 
+/// The machinery's fallbacks hold no copies of a site's launch as it was, and its loops stay
+/// rolled: at grid granularity, after LLVM's `-O3`, the parent launches `child` itself in one
+/// place alone (its record helper's, for a launch that cannot wait), every fallback (the end
+/// of a one-block grid, the grid's last block over the arena, the nodes and the flat table)
+/// calling `parent__agg0_direct`, and no loop of the parent's is unrolled or peeled.
+#[test]
+fn the_fallbacks_share_one_launch_as_it_was_and_their_loops_stay_rolled() {
+    let context = Context::create();
+    let module = parse(&context, &program());
+    let target = Target::default();
+    let options = PipelineOptions { target, aggregate: Granularity::Grid, ..PipelineOptions::default() };
+    run(&module, &options, &SourceText::default()).expect("the pipeline accepts the module");
+    let tm = crate::back::target_machine(&target, 3).unwrap();
+    cleanup(&module, &tm, true).unwrap();
+    crate::back::optimize(&module, &tm, 3).unwrap();
+    module.verify().unwrap();
+    let ir = module.print_to_string().to_string();
+    let launches_of_child = |f: &str| f.matches("GetParameterBufferV2(ptr nonnull @child,").count();
+    let parent = function(&ir, "parent");
+    assert_eq!(launches_of_child(&parent), 1, "{parent}");
+    assert_eq!(parent.matches("call fastcc void @parent__agg0_direct(").count(), 4, "{parent}");
+    assert_eq!(launches_of_child(&function(&ir, "parent__agg0_direct")), 1, "{ir}");
+    assert!(!parent.contains(".epil") && !parent.contains("unr-lcssa") && !parent.contains(".peel"), "{parent}");
+}
+
 #[test]
 fn loops_device_functions_and_other_null_stream_launches_are_left_alone_with_r0500() {
     let hint = "(-faggregate-launches=warp would aggregate it)";

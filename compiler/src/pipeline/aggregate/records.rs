@@ -200,7 +200,8 @@ impl<'ctx> Emit<'_, 'ctx> {
         body(iv);
         let next = ok(self.b.build_int_add(iv, step, "i.next"));
         let latch = self.b.get_insert_block().expect("positioned");
-        ok(self.b.build_unconditional_branch(head));
+        let back = ok(self.b.build_unconditional_branch(head));
+        no_unrolling(back);
         i.add_incoming(&[(&start, before), (&next, latch)]);
         self.b.position_at_end(exit);
     }
@@ -268,4 +269,29 @@ fn relaxed_read<'ctx>(e: &Emit<'_, 'ctx>, p: PointerValue<'ctx>, ty: inkwell::ty
     load.set_atomic_ordering(AtomicOrdering::Monotonic).expect("an atomic load");
     super::super::atomics::set_scope(&e.module.get_context(), load, "device");
     value
+}
+
+/// Marks the loop whose back edge is `back` not to be unrolled (`llvm.loop.unroll.disable`):
+/// the launch machinery's loops run on its cold paths or copy memory, and each unrolled copy
+/// of a launch costs LLVM's and ptxas's time in every module that carries it.
+pub(super) fn no_unrolling(back: inkwell::values::InstructionValue<'_>) {
+    use inkwell::llvm_sys::core::{LLVMGetMDKindIDInContext, LLVMGetTypeContext, LLVMMDNodeInContext2, LLVMMDStringInContext2, LLVMMetadataAsValue, LLVMSetMetadata, LLVMTypeOf};
+    use inkwell::llvm_sys::debuginfo::{LLVMMetadataReplaceAllUsesWith, LLVMTemporaryMDNode};
+    use inkwell::values::AsValueRef;
+    const DISABLE: &str = "llvm.loop.unroll.disable";
+    const KIND: &str = "llvm.loop";
+    // SAFETY: metadata made in the instruction's context: `!{!self, !{!"llvm.loop.unroll.disable"}}`,
+    // its first operand the node itself (LLVM's loop ids), through a temporary node replaced once.
+    unsafe {
+        let ctx = LLVMGetTypeContext(LLVMTypeOf(back.as_value_ref()));
+        let name = LLVMMDStringInContext2(ctx, DISABLE.as_ptr().cast(), DISABLE.len());
+        let mut inner = [name];
+        let disable = LLVMMDNodeInContext2(ctx, inner.as_mut_ptr(), 1);
+        let temp = LLVMTemporaryMDNode(ctx, std::ptr::null_mut(), 0);
+        let mut ops = [temp, disable];
+        let id = LLVMMDNodeInContext2(ctx, ops.as_mut_ptr(), 2);
+        LLVMMetadataReplaceAllUsesWith(temp, id);
+        let kind = LLVMGetMDKindIDInContext(ctx, KIND.as_ptr().cast(), KIND.len() as u32);
+        LLVMSetMetadata(back.as_value_ref(), kind, LLVMMetadataAsValue(ctx, id));
+    }
 }
